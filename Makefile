@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make            modules for every target kernel + daemon, tools, selftests
+# make check      the whole test suite, in a TCG guest per kernel
+# make bench      the benchmarks, in one guest boot per kernel
+# make sparse     sparse over the module sources (C=2)
+# make checkpatch checkpatch.pl --no-tree over our C sources
+# make install    module, daemon, CLI, systemd unit, modules-load entry
+#
+# Target kernels: KDIR=<kernel build dir> picks one; otherwise the running
+# kernel if its build dir exists, else every kernel with headers installed.
+
+SHELL := /bin/bash
+RT_CACHE ?= /var/cache/ringtrace
+# Per-kernel module trees land in $(BUILD)/<kver>/.
+BUILD ?= $(CURDIR)/build
+export RT_CACHE BUILD
+
+ifneq ($(KDIR),)
+KVERS := $(shell $(MAKE) -s -C $(KDIR) kernelrelease)
+kdir = $(KDIR)
+else
+running := $(shell uname -r)
+KVERS ?= $(if $(wildcard /lib/modules/$(running)/build),$(running),\
+	   $(sort $(patsubst /lib/modules/%/build,%,$(wildcard /lib/modules/*/build))))
+kdir = /lib/modules/$(1)/build
+endif
+
+# Sources kbuild needs, mirrored as symlinks into build/<kver>/.
+KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
+
+USER_DIRS := daemon tools selftests
+
+.PHONY: all modules userspace check bench sparse checkpatch install clean $(USER_DIRS)
+
+all: modules userspace
+
+modules:
+	@test -n "$(strip $(KVERS))" || { echo "no kernel headers found: run tools/install-deps" >&2; exit 1; }
+	@set -e; for k in $(KVERS); do \
+		d="$(BUILD)/$$k"; mkdir -p "$$d"; \
+		for s in $(KBUILD_SRCS); do \
+			mkdir -p "$$d/$$(dirname $$s)"; \
+			cp -rsf "$(CURDIR)/$$s" "$$d/$$(dirname $$s)/"; \
+		done; \
+		echo "  MODULES $$k"; \
+		$(MAKE) -s -C "$(call kdir,$$k)" M="$$d" W=1 modules; \
+	done
+
+userspace: $(USER_DIRS)
+$(USER_DIRS):
+	$(MAKE) -C $@
+
+check: all
+	tools/run-tests
+
+bench: all
+	tools/bench/run-bench
+
+sparse:
+	@set -e; for k in $(KVERS); do \
+		$(MAKE) -s -C "$(call kdir,$$k)" M="$(BUILD)/$$k" W=1 C=2 modules; \
+	done
+
+checkpatch:
+	tools/checkpatch
+
+install: all
+	tools/install-ringtrace
+
+clean:
+	rm -rf build
+	@for d in $(USER_DIRS); do $(MAKE) -C $$d clean; done

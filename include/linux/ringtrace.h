@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ringtrace in-kernel writer API.
+ *
+ * Any kernel code (tracepoint probes in ringtrace.ko, other modules) writes
+ * events with an inline reserve/commit pair:
+ *
+ *	struct ringtrace_reservation r;
+ *	struct my_payload *p = ringtrace_reserve(&r, my_event.id, sizeof(*p));
+ *	if (p) {
+ *		p->field = ...;
+ *		ringtrace_commit(&r);
+ *	}
+ *
+ * or with the one-call ringtrace_write().  Between reserve and commit the
+ * caller runs with preemption disabled and must not sleep; reservations
+ * nest (task < softirq < irq < NMI, or the same context reserving again)
+ * up to RINGTRACE_MAX_NESTING deep.  An event type is described to the
+ * trace (CTF metadata) with ringtrace_event_register().
+ *
+ * The design, the diagram and the memory-ordering argument are in
+ * module/ring.c and Documentation/ringtrace/design.rst.  Barriers are
+ * labelled [Bn] here and there and in include/uapi/linux/ringtrace.h.
+ */
+#ifndef _LINUX_RINGTRACE_H
+#define _LINUX_RINGTRACE_H
+
+#include <linux/atomic.h>
+#include <linux/cache.h>
+#include <linux/compiler.h>
+#include <linux/irq_work.h>
+#include <linux/jump_label.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <asm/local.h>
+#include <uapi/linux/ringtrace.h>
+
+#define RINGTRACE_MAX_NESTING		4
+#define RINGTRACE_PACKET_HEADER_SIZE	sizeof(struct ringtrace_packet_header)
+
+/* Writer state of one sub-buffer slot. */
+struct ringtrace_slot {
+	/*
+	 * Bytes committed to this slot since the buffer was allocated:
+	 * header, events and end padding of every generation.  Generation g
+	 * of the slot is complete when it reaches (g + 1) * subbuf_size.
+	 */
+	local_t commit;
+	/*
+	 * Events committed to the slot and not yet retired.  Never reset at
+	 * open: a nested writer may open the slot and commit before the reset
+	 * would land.  Whoever retires a generation (the consumer at PUT, or an
+	 * overwriting writer) subtracts what it counted instead.
+	 */
+	local_t events;
+	/* Cumulative lost count (all but overruns) when the packet closed. */
+	u64 discarded;
+};
+
+/*
+ * One per possible CPU.  Fields are grouped by who touches them; everything
+ * in the first group is written only by writers running on the owning CPU.
+ */
+struct ringtrace_buffer {
+	/* Hot: every event, owning CPU only. */
+	local_t offset;			/* free-running reserve position */
+	local_t nesting;		/* reservations not yet committed */
+	local_t written;		/* reserve attempts while tracing */
+	u64 last_ts;			/* timestamp of a recent event */
+
+	/* Read-mostly geometry, set at allocation. */
+	u8 *data;			/* sub-buffer 0 (kernel mapping) */
+	struct ringtrace_slot *slots;
+	unsigned long subbuf_size;
+	unsigned long subbuf_mask;	/* subbuf_size - 1 */
+	unsigned long buf_mask;		/* subbuf_size * num_subbufs - 1 */
+	unsigned int subbuf_order;
+	unsigned int num_order;		/* log2(num_subbufs) */
+	unsigned int max_payload;	/* largest payload that can fit */
+	unsigned int cpu;
+	bool overwrite;
+
+	/* Writer slow path, owning CPU only. */
+	local_t lost_full ____cacheline_aligned_in_smp;
+	local_t lost_overrun;
+	local_t lost_held;
+	local_t lost_nested;
+	local_t lost_too_big;
+	u64 lost_reported;		/* discarded count of the last close */
+	int disabled;			/* an invariant broke: no more writes */
+
+	/* Shared between the writer slow path and the consumer. */
+	atomic_long_t consumed ____cacheline_aligned_in_smp;
+
+	/* Consumer side, serialised by consumer_lock. */
+	struct mutex consumer_lock ____cacheline_aligned_in_smp;
+	u64 delivered;
+	u64 subbufs_delivered;
+	u64 bytes_delivered;
+	bool open;			/* one consumer at a time */
+
+	wait_queue_head_t waitq;
+	struct irq_work wakeup;		/* deferred wakeup [W1] */
+
+	/* Memory. */
+	struct ringtrace_meta *meta;	/* page 0 of pages[] */
+	struct page **pages;
+	unsigned int nr_pages;
+};
+
+/* Describes one event type in the CTF metadata. */
+struct ringtrace_event {
+	const char *name;		/* CTF event name */
+	const char *fields;		/* TSDL struct body, e.g. "uint64_t seq;" */
+	/* Owned by ringtrace: */
+	unsigned int id;
+	struct list_head node;
+};
+
+int ringtrace_event_register(struct ringtrace_event *ev);
+void ringtrace_event_unregister(struct ringtrace_event *ev);
+
+DECLARE_STATIC_KEY_FALSE(ringtrace_tracing_key);
+DECLARE_PER_CPU(struct ringtrace_buffer *, ringtrace_cpu_buffer);
+
+/* Filled by ringtrace_reserve(), consumed by ringtrace_commit(). */
+struct ringtrace_reservation {
+	struct ringtrace_buffer *buf;
+	unsigned long pos;		/* position of the record's first byte */
+	unsigned int len;		/* header + payload */
+};
+
+void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
+			     struct ringtrace_buffer *buf, unsigned int id,
+			     unsigned int payload_len);
+void ringtrace_drop_nested(struct ringtrace_buffer *buf);
+void ringtrace_subbuf_done(struct ringtrace_buffer *buf);
+
+/* NMI-safe, monotonic, comparable across CPUs. */
+static __always_inline u64 ringtrace_clock(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+/*
+ * The fast-path clock read, clamped so that time never goes back within a
+ * buffer: the fast accessor may step back a little when an NMI hits a
+ * timekeeper update, and the 27-bit compact encoding must never be read as
+ * a wrap.
+ */
+static __always_inline u64 ringtrace_buffer_clock(struct ringtrace_buffer *buf,
+						   u64 *last)
+{
+	u64 ts = ringtrace_clock();
+
+	*last = READ_ONCE(buf->last_ts);
+	if (unlikely((s64)(ts - *last) < 0))
+		ts = *last;
+	return ts;
+}
+
+static __always_inline unsigned int
+ringtrace_header_len(unsigned int id, u64 ts, u64 last)
+{
+	if (likely(id < RINGTRACE_EVENT_ID_EXTENDED &&
+		   ts - last < (1ULL << RINGTRACE_COMPACT_TS_BITS)))
+		return RINGTRACE_COMPACT_HEADER_SIZE;
+	return RINGTRACE_EXTENDED_HEADER_SIZE;
+}
+
+/* Writes the event header at @rec, returns where the payload goes. */
+static __always_inline void *ringtrace_put_header(u8 *rec, unsigned int hlen,
+						  unsigned int id, u64 ts)
+{
+	u32 word;
+
+	if (likely(hlen == RINGTRACE_COMPACT_HEADER_SIZE)) {
+		word = id | ((u32)ts << RINGTRACE_EVENT_ID_BITS);
+		memcpy(rec, &word, sizeof(word));
+	} else {
+		struct ringtrace_extended_header ext = {
+			.word = RINGTRACE_EVENT_ID_EXTENDED |
+				id << RINGTRACE_EVENT_ID_BITS,
+			.timestamp_lo = (u32)ts,
+			.timestamp_hi = ts >> 32,
+		};
+
+		memcpy(rec, &ext, sizeof(ext));
+	}
+	return rec + hlen;
+}
+
+/*
+ * Reserve room for one event of @payload_len bytes on this CPU.  Returns
+ * the payload area, or NULL when tracing is off or the event was dropped
+ * (and counted).  Only a non-NULL return must be followed by
+ * ringtrace_commit().
+ */
+static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
+					       unsigned int id,
+					       unsigned int payload_len)
+{
+	struct ringtrace_buffer *buf;
+	unsigned long old, off;
+	unsigned int hlen;
+	u64 ts, last;
+
+	/*
+	 * Preemption goes off before the key is tested: stopping tracing
+	 * clears the key and then waits for every preempt-off section with
+	 * synchronize_rcu() before it flushes or frees buffers.
+	 */
+	preempt_disable_notrace();
+	if (!static_branch_unlikely(&ringtrace_tracing_key))
+		goto off;
+	buf = this_cpu_read(ringtrace_cpu_buffer);
+	local_inc(&buf->written);
+	if (unlikely(local_inc_return(&buf->nesting) > RINGTRACE_MAX_NESTING)) {
+		ringtrace_drop_nested(buf);
+		goto off;
+	}
+
+	/*
+	 * A nested writer that reserves between our read of the offset and
+	 * the cmpxchg makes the cmpxchg fail; the retry reads the clock again,
+	 * so timestamps never decrease in buffer order.
+	 */
+	do {
+		old = local_read(&buf->offset);
+		ts = ringtrace_buffer_clock(buf, &last);
+		hlen = ringtrace_header_len(id, ts, last);
+		off = old & buf->subbuf_mask;
+		/*
+		 * Opening a packet, or not fitting with a byte to spare, is a
+		 * sub-buffer switch.  Keeping the spare byte means the offset
+		 * sits on a sub-buffer boundary exactly when no packet is open.
+		 */
+		if (unlikely(off == 0 ||
+			     off + hlen + payload_len >= buf->subbuf_size))
+			return ringtrace_reserve_slow(r, buf, id, payload_len);
+	} while (unlikely(local_cmpxchg(&buf->offset, old,
+					old + hlen + payload_len) != old));
+
+	WRITE_ONCE(buf->last_ts, ts);
+	r->buf = buf;
+	r->pos = old;
+	r->len = hlen + payload_len;
+	return ringtrace_put_header(buf->data + (old & buf->buf_mask), hlen,
+				    id, ts);
+off:
+	preempt_enable_notrace();
+	return NULL;
+}
+
+/* Commit count at which the generation holding @pos is complete. */
+static __always_inline unsigned long
+ringtrace_commit_target(const struct ringtrace_buffer *buf, unsigned long pos)
+{
+	return ((pos >> buf->num_order) & ~buf->subbuf_mask) + buf->subbuf_size;
+}
+
+static __always_inline struct ringtrace_slot *
+ringtrace_pos_slot(const struct ringtrace_buffer *buf, unsigned long pos)
+{
+	return &buf->slots[(pos & buf->buf_mask) >> buf->subbuf_order];
+}
+
+/* Account @len committed bytes at @pos; the last one delivers the packet. */
+static __always_inline void ringtrace_commit_bytes(struct ringtrace_buffer *buf,
+						   unsigned long pos,
+						   unsigned long len)
+{
+	struct ringtrace_slot *slot = ringtrace_pos_slot(buf, pos);
+
+	/*
+	 * [B1] Every byte of the record (and of the packet header for the
+	 * open/close paths) is stored before the commit count covers it.
+	 * Pairs with the smp_rmb() after reading the count in
+	 * ringtrace_slot_complete() (GET_SUBBUF, poll, overwrite push).
+	 */
+	smp_wmb();
+	if (unlikely((unsigned long)local_add_return(len, &slot->commit) ==
+		     ringtrace_commit_target(buf, pos)))
+		ringtrace_subbuf_done(buf);
+}
+
+/* Make the reserved event visible to the consumer. */
+static __always_inline void ringtrace_commit(struct ringtrace_reservation *r)
+{
+	struct ringtrace_buffer *buf = r->buf;
+
+	local_inc(&ringtrace_pos_slot(buf, r->pos)->events);
+	ringtrace_commit_bytes(buf, r->pos, r->len);
+	local_dec(&buf->nesting);
+	preempt_enable_notrace();
+}
+
+/* Reserve, copy @len bytes of @payload, commit.  False if not recorded. */
+static __always_inline bool ringtrace_write(unsigned int id,
+					    const void *payload,
+					    unsigned int len)
+{
+	struct ringtrace_reservation r;
+	void *p = ringtrace_reserve(&r, id, len);
+
+	if (!p)
+		return false;
+	memcpy(p, payload, len);
+	ringtrace_commit(&r);
+	return true;
+}
+
+#endif /* _LINUX_RINGTRACE_H */

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * ringtrace user ABI: the per-CPU buffer files under
+ * /sys/kernel/debug/ringtrace/cpu/<N>/buffer, their mmap layout, their
+ * ioctls, and the byte layout of what the consumer copies out (CTF 1.8
+ * packets).  Shared verbatim by the module, ringtraced, the tools and the
+ * selftests.
+ *
+ * Mapping of a CPU buffer file (read-only, MAP_SHARED, offset 0):
+ *
+ *   0                  meta_page_size
+ *   +------------------+-----------+-----------+-----+-----------+
+ *   | ringtrace_meta   | subbuf 0  | subbuf 1  | ... | subbuf N-1|
+ *   +------------------+-----------+-----------+-----+-----------+
+ *                       <-subbuf_size->
+ *
+ * The length must be exactly meta_page_size + num_subbufs * subbuf_size
+ * (read both from the meta page, which can be mapped alone first).
+ *
+ * Consumer protocol, two syscalls per sub-buffer:
+ *
+ *   ioctl(fd, RINGTRACE_IOC_GET_SUBBUF, &sb)   -> sb.pos, sb.offset, sb.content_size
+ *   copy map[sb.offset .. sb.offset + sb.content_size)   (a whole CTF packet)
+ *   ioctl(fd, RINGTRACE_IOC_PUT_SUBBUF, &sb)   -> the slot may be reused
+ *
+ * Memory ordering, userspace half:
+ *  - Bytes of a sub-buffer returned by GET_SUBBUF may be read as soon as the
+ *    ioctl returns: the kernel checked completeness with an acquire load of
+ *    the sub-buffer's commit count (pairs with the writer's smp_wmb() before
+ *    its commit), and the syscall return orders the caller's later loads.
+ *  - All reads of the sub-buffer must be done before PUT_SUBBUF: the kernel
+ *    publishes the new consumed position with smp_store_release(), which
+ *    pairs with the writer's smp_load_acquire() before it reuses the slot.
+ *    Reading after PUT may observe new data (a torn packet).
+ *  - Fields of struct ringtrace_meta are written by the kernel with
+ *    WRITE_ONCE() at sub-buffer switch, GET, PUT and FLUSH time.  Read them
+ *    with one 64-bit load each (__atomic_load_n(p, __ATOMIC_ACQUIRE)); the
+ *    kernel updates consumed_pos with a release store after the data it
+ *    guards.  They are a snapshot for monitoring, never a substitute for
+ *    GET_SUBBUF.
+ *
+ * Rules for every ioctl argument struct: the caller sets @size to
+ * sizeof(struct) as it knows it (at least the *_SIZE_VER0 below) and zeroes
+ * @flags and every reserved field; otherwise -EINVAL.  The kernel fills at
+ * most @size bytes and writes back the size it knows.  Unknown commands fail
+ * with -ENOTTY.
+ */
+#ifndef _UAPI_LINUX_RINGTRACE_H
+#define _UAPI_LINUX_RINGTRACE_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>	/* _IOWR() and friends; no libc types */
+
+#define RINGTRACE_ABI_VERSION		1
+
+/* ------------------------------------------------------------------ */
+/* CTF 1.8 packet header at the start of every sub-buffer              */
+/* ------------------------------------------------------------------ */
+
+#define RINGTRACE_CTF_MAGIC		0xC1FC1FC1U
+#define RINGTRACE_STREAM_ID		0
+
+/*
+ * trace.packet.header followed by stream.packet.context, little endian,
+ * naturally aligned, exactly as the TSDL in the `metadata` file declares.
+ * timestamp_* are nanoseconds of the trace clock (CLOCK_MONOTONIC via the
+ * NMI-safe fast accessor); sizes are in bits as CTF wants them.
+ * events_discarded is a per-CPU cumulative count of lost events: the
+ * difference between two consecutive packets is what was lost between them.
+ */
+struct ringtrace_packet_header {
+	/* trace.packet.header */
+	__u32 magic;			/* RINGTRACE_CTF_MAGIC */
+	__u8  uuid[16];			/* trace uuid, as in metadata */
+	__u32 stream_id;		/* RINGTRACE_STREAM_ID */
+	__u64 stream_instance_id;	/* == cpu_id */
+	/* stream.packet.context */
+	__u64 timestamp_begin;		/* first event's timestamp */
+	__u64 timestamp_end;		/* >= last event's timestamp */
+	__u64 content_size;		/* bits of header + events */
+	__u64 packet_size;		/* bits: subbuf_size * 8 */
+	__u64 packet_seq_num;		/* position / subbuf_size */
+	__u64 events_discarded;		/* cumulative lost events */
+	__u32 cpu_id;
+	__u32 events;			/* events in this packet */
+};
+
+/* ------------------------------------------------------------------ */
+/* Event records                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every event starts at a byte boundary with one little-endian u32:
+ *
+ *    bits 0..4   event id (0..30), or 31 = extended header follows
+ *    bits 5..31  low 27 bits of the timestamp (ns)
+ *
+ * The compact form is used when the id is below 31 and less than 2^27 ns
+ * passed since the previous event of the same buffer (or since the packet's
+ * timestamp_begin); a reader rebuilds the full time by replacing the low 27
+ * bits of the previous timestamp, adding 2^27 if the value went backwards.
+ * Otherwise the extended form is used: the u32 holds 31 in bits 0..4 and
+ * the event id in bits 5..31, then the full u64 timestamp follows, unaligned
+ * (12 bytes in all).
+ * The payload follows, byte aligned, in the layout the metadata gives.
+ */
+#define RINGTRACE_EVENT_ID_BITS		5
+#define RINGTRACE_EVENT_ID_EXTENDED	31
+#define RINGTRACE_COMPACT_TS_BITS	27
+#define RINGTRACE_COMPACT_HEADER_SIZE	4
+#define RINGTRACE_EXTENDED_HEADER_SIZE	12
+
+struct ringtrace_extended_header {
+	__u32 word;			/* RINGTRACE_EVENT_ID_EXTENDED | id << 5 */
+	__u32 timestamp_lo;		/* full timestamp, low half */
+	__u32 timestamp_hi;		/* full timestamp, high half */
+};
+
+/* Event ids that never change. */
+#define RINGTRACE_EVENT_MARKER		0	/* payload: u16 len, u8 data[len] */
+
+/* ------------------------------------------------------------------ */
+/* Meta page: first page(s) of the mapping                             */
+/* ------------------------------------------------------------------ */
+
+#define RINGTRACE_MODE_DISCARD		0	/* drop new events when full */
+#define RINGTRACE_MODE_OVERWRITE	1	/* flight recorder */
+
+/* Bit set in consumed_pos while the consumer holds a sub-buffer. */
+#define RINGTRACE_POS_HELD		1ULL
+
+struct ringtrace_meta {
+	__u32 meta_size;		/* sizeof(struct ringtrace_meta) */
+	__u32 meta_page_size;		/* offset of sub-buffer 0 */
+	__u32 subbuf_size;		/* bytes, power of two */
+	__u32 num_subbufs;		/* power of two */
+	__u32 cpu;
+	__u32 mode;			/* RINGTRACE_MODE_* */
+	__u64 reserved0;
+	/* Snapshots; see "Memory ordering" above. */
+	__u64 write_pos;		/* bytes ever reserved (free running) */
+	__u64 consumed_pos;		/* next sub-buffer to consume | HELD */
+	__u64 written;			/* events offered while tracing on */
+	__u64 delivered;		/* events in sub-buffers put back */
+	__u64 lost;			/* events lost, all causes */
+	__u64 reserved1[3];
+};
+
+/* ------------------------------------------------------------------ */
+/* ioctls on a CPU buffer file                                          */
+/* ------------------------------------------------------------------ */
+
+#define RINGTRACE_IOC_TYPE		0xB9
+
+/* GET_SUBBUF (out) and PUT_SUBBUF (in: size, flags, pos). */
+struct ringtrace_subbuf {
+	__u32 size;			/* in: sizeof; out: kernel's sizeof */
+	__u32 flags;			/* in: must be 0 */
+	__u64 pos;			/* position: hand back to PUT */
+	__u64 offset;			/* offset of the packet in the mapping */
+	__u64 content_size;		/* bytes to copy (header + events) */
+	__u64 packet_size;		/* bytes of the sub-buffer */
+	__u64 events;			/* events in the packet */
+	__u64 events_discarded;		/* the packet's cumulative count */
+};
+#define RINGTRACE_SUBBUF_SIZE_VER0	56
+
+/* Read-position snapshot, consistent for one CPU. */
+struct ringtrace_positions {
+	__u32 size;
+	__u32 flags;			/* in: must be 0 */
+	__u64 write_pos;		/* next reservation */
+	__u64 consumed_pos;		/* RINGTRACE_POS_HELD may be set */
+	__u64 subbuf_size;
+	__u64 num_subbufs;
+};
+#define RINGTRACE_POSITIONS_SIZE_VER0	40
+
+/*
+ * Per-CPU counters.  Once tracing is off and the buffer has been drained,
+ *   written == delivered + lost_full + lost_overrun + lost_held +
+ *              lost_nested + lost_too_big
+ * holds exactly.
+ */
+struct ringtrace_stats {
+	__u32 size;
+	__u32 flags;			/* in: must be 0 */
+	__u64 written;			/* reserve attempts while tracing on */
+	__u64 delivered;		/* events in sub-buffers put back */
+	__u64 lost_full;		/* discard mode: no free sub-buffer */
+	__u64 lost_overrun;		/* overwrite mode: overwritten unread */
+	__u64 lost_held;		/* overwrite mode: next slot held by reader */
+	__u64 lost_nested;		/* nesting too deep, or a nested writer
+					 * still owns the slot to reuse */
+	__u64 lost_too_big;		/* event larger than a sub-buffer */
+	__u64 subbufs_delivered;	/* sub-buffers put back */
+	__u64 bytes_delivered;		/* their content bytes */
+	__u64 reserved[4];
+};
+#define RINGTRACE_STATS_SIZE_VER0	112
+
+/*
+ * GET_SUBBUF: hand the oldest complete sub-buffer to the caller.
+ *   -EAGAIN   none complete yet (poll for POLLIN)
+ *   -ENODATA  tracing is off and everything has been consumed
+ *   -EBUSY    the caller already holds one (PUT it first)
+ * PUT_SUBBUF: give it back; @pos must be the held position, else -EINVAL.
+ * FLUSH: close the partly filled sub-buffer of this CPU (runs on that CPU)
+ *   so that it becomes available to GET; a no-op when nothing is open.
+ */
+#define RINGTRACE_IOC_GET_SUBBUF	_IOWR(RINGTRACE_IOC_TYPE, 0x01, struct ringtrace_subbuf)
+#define RINGTRACE_IOC_PUT_SUBBUF	_IOW(RINGTRACE_IOC_TYPE, 0x02, struct ringtrace_subbuf)
+#define RINGTRACE_IOC_FLUSH		_IO(RINGTRACE_IOC_TYPE, 0x03)
+#define RINGTRACE_IOC_GET_POSITIONS	_IOWR(RINGTRACE_IOC_TYPE, 0x04, struct ringtrace_positions)
+#define RINGTRACE_IOC_GET_STATS		_IOWR(RINGTRACE_IOC_TYPE, 0x05, struct ringtrace_stats)
+
+/* Limits of the control files. */
+#define RINGTRACE_MIN_SUBBUFS		2
+#define RINGTRACE_MAX_SUBBUFS		4096
+#define RINGTRACE_MAX_SUBBUF_SIZE	(64U << 20)
+#define RINGTRACE_MARKER_MAX		4096	/* bytes per marker write */
+
+#endif /* _UAPI_LINUX_RINGTRACE_H */

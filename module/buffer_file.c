@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: cpu/<N>/buffer, the consumer's file: read-only mmap of the
+ * meta page and the sub-buffers, poll, and the GET/PUT/FLUSH/positions/
+ * stats ioctls of include/uapi/linux/ringtrace.h.  One opener at a time.
+ */
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/uaccess.h>
+
+#include "compat.h"
+#include "internal.h"
+
+static struct ringtrace_buffer *rt_file_buffer(struct file *file)
+{
+	return file->private_data;
+}
+
+static int rt_buffer_open(struct inode *inode, struct file *file)
+{
+	unsigned long cpu = (unsigned long)inode->i_private;
+	struct ringtrace_buffer *buf;
+	int ret = 0;
+
+	mutex_lock(&rt_control_lock);
+	buf = per_cpu(ringtrace_cpu_buffer, cpu);
+	if (buf->open) {
+		ret = -EBUSY;
+		goto unlock;
+	}
+	buf->open = true;
+	rt.open_buffers++;
+	file->private_data = buf;
+unlock:
+	mutex_unlock(&rt_control_lock);
+	return ret ?: nonseekable_open(inode, file);
+}
+
+static int rt_buffer_release(struct inode *inode, struct file *file)
+{
+	struct ringtrace_buffer *buf = rt_file_buffer(file);
+
+	mutex_lock(&buf->consumer_lock);
+	rt_buffer_unhold(buf);
+	mutex_unlock(&buf->consumer_lock);
+
+	mutex_lock(&rt_control_lock);
+	buf->open = false;
+	rt.open_buffers--;
+	mutex_unlock(&rt_control_lock);
+	return 0;
+}
+
+/*
+ * The mapping is the meta page alone or the whole buffer, read-only and
+ * shared.  VM_MAYWRITE goes so that mprotect() cannot add write later.
+ */
+static int rt_buffer_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct ringtrace_buffer *buf = rt_file_buffer(file);
+	unsigned long len = vma->vm_end - vma->vm_start;
+	unsigned int i, nr;
+	int ret;
+
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC) ||
+	    !(vma->vm_flags & VM_MAYSHARE))
+		return -EPERM;
+	if (vma->vm_pgoff)
+		return -EINVAL;
+	if (len == PAGE_SIZE)
+		nr = 1;
+	else if (len == (unsigned long)buf->nr_pages << PAGE_SHIFT)
+		nr = buf->nr_pages;
+	else
+		return -EINVAL;
+
+	rt_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
+			VM_MAYWRITE | VM_MAYEXEC);
+	for (i = 0; i < nr; i++) {
+		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
+				     buf->pages[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static __poll_t rt_buffer_poll(struct file *file, poll_table *wait)
+{
+	struct ringtrace_buffer *buf = rt_file_buffer(file);
+
+	poll_wait(file, &buf->waitq, wait);
+	return rt_buffer_ready(buf) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+/*
+ * Copy in an argument struct that starts with {__u32 size; __u32 flags;}:
+ * at least @min bytes, any bytes we do not know must be zero, flags zero.
+ */
+static int rt_arg_in(void *karg, size_t ksize, size_t min,
+		     const void __user *uarg, u32 *usize)
+{
+	u32 hdr[2];
+	int ret;
+
+	if (copy_from_user(hdr, uarg, sizeof(hdr)))
+		return -EFAULT;
+	if (hdr[0] < min)
+		return -EINVAL;
+	ret = copy_struct_from_user(karg, ksize, uarg, hdr[0]);
+	if (ret)
+		return ret == -E2BIG ? -EINVAL : ret;
+	if (hdr[1])
+		return -EINVAL;
+	*usize = hdr[0];
+	return 0;
+}
+
+static int rt_arg_out(void __user *uarg, void *karg, size_t ksize, u32 usize)
+{
+	*(u32 *)karg = ksize;
+	return copy_to_user(uarg, karg, min_t(size_t, ksize, usize)) ?
+	       -EFAULT : 0;
+}
+
+static bool rt_zero(const u64 *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* GET; when tracing is off, first close whatever is still open. */
+static int rt_ioctl_get(struct ringtrace_buffer *buf, void __user *uarg)
+{
+	struct ringtrace_subbuf sb;
+	u32 usize;
+	int ret;
+
+	ret = rt_arg_in(&sb, sizeof(sb), RINGTRACE_SUBBUF_SIZE_VER0, uarg,
+			&usize);
+	if (ret)
+		return ret;
+	ret = rt_buffer_get(buf, &sb);
+	if (ret == -EAGAIN) {
+		mutex_lock(&rt_control_lock);
+		if (!rt.tracing_on) {
+			/* Writers are quiet [R3]: finish the trace's tail. */
+			rt_buffer_flush_local(buf);
+			ret = rt_buffer_get(buf, &sb);
+			if (ret == -EAGAIN && rt_buffer_drained(buf))
+				ret = -ENODATA;
+		}
+		mutex_unlock(&rt_control_lock);
+	}
+	if (ret)
+		return ret;
+	return rt_arg_out(uarg, &sb, sizeof(sb), usize);
+}
+
+static int rt_ioctl_put(struct ringtrace_buffer *buf, void __user *uarg)
+{
+	struct ringtrace_subbuf sb;
+	u32 usize;
+	int ret;
+
+	ret = rt_arg_in(&sb, sizeof(sb), RINGTRACE_SUBBUF_SIZE_VER0, uarg,
+			&usize);
+	if (ret)
+		return ret;
+	return rt_buffer_put(buf, sb.pos);
+}
+
+static int rt_ioctl_positions(struct ringtrace_buffer *buf, void __user *uarg)
+{
+	struct ringtrace_positions p;
+	u32 usize;
+	int ret;
+
+	ret = rt_arg_in(&p, sizeof(p), RINGTRACE_POSITIONS_SIZE_VER0, uarg,
+			&usize);
+	if (ret)
+		return ret;
+	rt_buffer_positions(buf, &p);
+	return rt_arg_out(uarg, &p, sizeof(p), usize);
+}
+
+static int rt_ioctl_stats(struct ringtrace_buffer *buf, void __user *uarg)
+{
+	struct ringtrace_stats st;
+	u32 usize;
+	int ret;
+
+	ret = rt_arg_in(&st, sizeof(st), RINGTRACE_STATS_SIZE_VER0, uarg,
+			&usize);
+	if (ret)
+		return ret;
+	if (!rt_zero(st.reserved, ARRAY_SIZE(st.reserved)))
+		return -EINVAL;
+	rt_buffer_stats(buf, &st);
+	return rt_arg_out(uarg, &st, sizeof(st), usize);
+}
+
+static long rt_buffer_ioctl(struct file *file, unsigned int cmd,
+			    unsigned long arg)
+{
+	struct ringtrace_buffer *buf = rt_file_buffer(file);
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	mutex_lock(&buf->consumer_lock);
+	switch (cmd) {
+	case RINGTRACE_IOC_GET_SUBBUF:
+		ret = rt_ioctl_get(buf, uarg);
+		break;
+	case RINGTRACE_IOC_PUT_SUBBUF:
+		ret = rt_ioctl_put(buf, uarg);
+		break;
+	case RINGTRACE_IOC_FLUSH:
+		rt_buffer_flush(buf);
+		ret = 0;
+		break;
+	case RINGTRACE_IOC_GET_POSITIONS:
+		ret = rt_ioctl_positions(buf, uarg);
+		break;
+	case RINGTRACE_IOC_GET_STATS:
+		ret = rt_ioctl_stats(buf, uarg);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+	mutex_unlock(&buf->consumer_lock);
+	return ret;
+}
+
+const struct file_operations rt_buffer_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_buffer_open,
+	.release = rt_buffer_release,
+	.mmap = rt_buffer_mmap,
+	.poll = rt_buffer_poll,
+	.unlocked_ioctl = rt_buffer_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};

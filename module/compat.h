@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Differences between the kernels ringtrace supports (6.1 .. 6.12), as
+ * static inline wrappers.  This is the only place that tests versions.
+ */
+#ifndef _RINGTRACE_COMPAT_H
+#define _RINGTRACE_COMPAT_H
+
+#include <linux/mm.h>
+#include <linux/version.h>
+
+/* vm_flags became read-only behind vm_flags_{set,clear,mod}() in 6.3. */
+static inline void rt_vm_flags_mod(struct vm_area_struct *vma,
+				   vm_flags_t set, vm_flags_t clear)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_mod(vma, set, clear);
+#else
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+#endif
+}
+
+#endif /* _RINGTRACE_COMPAT_H */

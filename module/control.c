@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: the debugfs tree a person drives from a shell.
+ *
+ *   /sys/kernel/debug/ringtrace/
+ *     tracing_on  mode  subbuf_size  num_subbufs  clear
+ *     metadata  marker  stats  cpu/<N>/buffer
+ *
+ * A write either takes effect entirely or fails with nothing changed.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+static struct dentry *rt_dir;
+
+/* Reads a short control word from userspace, without trailing newline. */
+static int rt_read_word(const char __user *ubuf, size_t count, char *word,
+			size_t size)
+{
+	if (!count || count >= size)
+		return -EINVAL;
+	if (copy_from_user(word, ubuf, count))
+		return -EFAULT;
+	word[count] = '\0';
+	strim(word);
+	return 0;
+}
+
+/* --- tracing_on, mode, subbuf_size, num_subbufs, clear --------------- */
+
+enum rt_control {
+	RT_CTL_TRACING_ON,
+	RT_CTL_MODE,
+	RT_CTL_SUBBUF_SIZE,
+	RT_CTL_NUM_SUBBUFS,
+	RT_CTL_CLEAR,
+};
+
+static int rt_control_show(struct seq_file *m, void *unused)
+{
+	mutex_lock(&rt_control_lock);
+	switch ((unsigned long)m->private) {
+	case RT_CTL_TRACING_ON:
+		seq_printf(m, "%d\n", rt.tracing_on);
+		break;
+	case RT_CTL_MODE:
+		seq_puts(m, rt.overwrite ? "overwrite\n" : "discard\n");
+		break;
+	case RT_CTL_SUBBUF_SIZE:
+		seq_printf(m, "%lu\n", rt.subbuf_size);
+		break;
+	case RT_CTL_NUM_SUBBUFS:
+		seq_printf(m, "%u\n", rt.num_subbufs);
+		break;
+	}
+	mutex_unlock(&rt_control_lock);
+	return 0;
+}
+
+static int rt_control_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_control_show, inode->i_private);
+}
+
+/* "0"/"1" only: a tracer's switch should not guess. */
+static int rt_parse_bit(const char *word, bool *bit)
+{
+	if (!strcmp(word, "0") || !strcmp(word, "1")) {
+		*bit = word[0] == '1';
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int rt_control_apply(unsigned long which, const char *word)
+{
+	unsigned long val;
+	bool bit;
+	int ret;
+
+	switch (which) {
+	case RT_CTL_TRACING_ON:
+		ret = rt_parse_bit(word, &bit);
+		return ret ?: rt_set_tracing(bit);
+	case RT_CTL_MODE:
+		if (!strcmp(word, "discard"))
+			return rt_set_mode(false);
+		if (!strcmp(word, "overwrite"))
+			return rt_set_mode(true);
+		return -EINVAL;
+	case RT_CTL_SUBBUF_SIZE:
+		ret = kstrtoul(word, 0, &val);
+		return ret ?: rt_set_geometry(val, rt.num_subbufs);
+	case RT_CTL_NUM_SUBBUFS:
+		ret = kstrtoul(word, 0, &val);
+		if (ret)
+			return ret;
+		if (val > RINGTRACE_MAX_SUBBUFS)
+			return -EINVAL;
+		return rt_set_geometry(rt.subbuf_size, val);
+	case RT_CTL_CLEAR:
+		ret = rt_parse_bit(word, &bit);
+		if (ret || !bit)
+			return -EINVAL;
+		return rt_clear();
+	}
+	return -EINVAL;
+}
+
+static ssize_t rt_control_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	unsigned long which = (unsigned long)file_inode(file)->i_private;
+	char word[32];
+	int ret;
+
+	ret = rt_read_word(ubuf, count, word, sizeof(word));
+	if (ret)
+		return ret;
+	mutex_lock(&rt_control_lock);
+	ret = rt_control_apply(which, word);
+	mutex_unlock(&rt_control_lock);
+	return ret ?: count;
+}
+
+static const struct file_operations rt_control_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_control_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rt_control_write,
+};
+
+/* --- metadata --------------------------------------------------------- */
+
+static int rt_metadata_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_metadata_show, NULL);
+}
+
+static const struct file_operations rt_metadata_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_metadata_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* --- marker: each write() is one event -------------------------------- */
+
+struct rt_marker_payload {
+	u16 len;
+	u8 data[];
+} __packed;
+
+static ssize_t rt_marker_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct rt_marker_payload *p;
+	size_t size = sizeof(*p) + count;
+	ssize_t ret = count;
+
+	/* Refuse what the buffer could only count as too big. */
+	if (!count || count > RINGTRACE_MARKER_MAX ||
+	    size > READ_ONCE(rt.subbuf_size) - RINGTRACE_PACKET_HEADER_SIZE -
+		   RINGTRACE_EXTENDED_HEADER_SIZE - 1)
+		return -EINVAL;
+	/*
+	 * Copy first: a fault must not leave a half-written event, and the
+	 * reservation may not sleep.
+	 */
+	p = kmalloc(size, GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	if (copy_from_user(p->data, ubuf, count)) {
+		ret = -EFAULT;
+		goto free;
+	}
+	p->len = count;
+	ringtrace_write(rt_marker_event.id, p, size);
+free:
+	kfree(p);
+	return ret;
+}
+
+static const struct file_operations rt_marker_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = rt_marker_write,
+	.llseek = noop_llseek,
+};
+
+/* --- stats ------------------------------------------------------------ */
+
+static int rt_stats_show(struct seq_file *m, void *unused)
+{
+	struct ringtrace_stats st;
+	unsigned int cpu;
+
+	mutex_lock(&rt_control_lock);
+	for_each_possible_cpu(cpu) {
+		rt_buffer_stats(per_cpu(ringtrace_cpu_buffer, cpu), &st);
+		seq_printf(m, "cpu%u written=%llu delivered=%llu lost_full=%llu "
+			   "lost_overrun=%llu lost_held=%llu lost_nested=%llu "
+			   "lost_too_big=%llu subbufs=%llu bytes=%llu\n", cpu,
+			   st.written, st.delivered, st.lost_full,
+			   st.lost_overrun, st.lost_held, st.lost_nested,
+			   st.lost_too_big, st.subbufs_delivered,
+			   st.bytes_delivered);
+	}
+	mutex_unlock(&rt_control_lock);
+	return 0;
+}
+
+static int rt_stats_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_stats_show, NULL);
+}
+
+static const struct file_operations rt_stats_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_stats_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* --- the tree --------------------------------------------------------- */
+
+static void rt_create(const char *name, umode_t mode, struct dentry *parent,
+		      unsigned long data, const struct file_operations *fops)
+{
+	debugfs_create_file_unsafe(name, mode, parent, (void *)data, fops);
+}
+
+int rt_debugfs_init(void)
+{
+	struct dentry *cpus, *dir;
+	unsigned long cpu;
+	char name[16];
+
+	rt_dir = debugfs_create_dir("ringtrace", NULL);
+	if (IS_ERR(rt_dir))
+		return PTR_ERR(rt_dir);
+	rt_create("tracing_on", 0600, rt_dir, RT_CTL_TRACING_ON, &rt_control_fops);
+	rt_create("mode", 0600, rt_dir, RT_CTL_MODE, &rt_control_fops);
+	rt_create("subbuf_size", 0600, rt_dir, RT_CTL_SUBBUF_SIZE, &rt_control_fops);
+	rt_create("num_subbufs", 0600, rt_dir, RT_CTL_NUM_SUBBUFS, &rt_control_fops);
+	rt_create("clear", 0200, rt_dir, RT_CTL_CLEAR, &rt_control_fops);
+	rt_create("metadata", 0400, rt_dir, 0, &rt_metadata_fops);
+	rt_create("marker", 0200, rt_dir, 0, &rt_marker_fops);
+	rt_create("stats", 0400, rt_dir, 0, &rt_stats_fops);
+
+	cpus = debugfs_create_dir("cpu", rt_dir);
+	for_each_possible_cpu(cpu) {
+		snprintf(name, sizeof(name), "%lu", cpu);
+		dir = debugfs_create_dir(name, cpus);
+		rt_create("buffer", 0400, dir, cpu, &rt_buffer_fops);
+	}
+	return 0;
+}
+
+void rt_debugfs_exit(void)
+{
+	debugfs_remove_recursive(rt_dir);
+}

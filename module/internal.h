@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Declarations shared by the files of ringtrace.ko; not an API. */
+#ifndef _RINGTRACE_INTERNAL_H
+#define _RINGTRACE_INTERNAL_H
+
+#include <linux/mutex.h>
+#include <linux/ringtrace.h>
+#include <linux/seq_file.h>
+#include <linux/uuid.h>
+
+#define RT_DEFAULT_SUBBUF_SIZE	(256UL << 10)
+#define RT_DEFAULT_NUM_SUBBUFS	4
+#define RT_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
+
+/* main.c: global state, changed only under rt_control_lock. */
+struct rt_state {
+	unsigned long subbuf_size;
+	unsigned int num_subbufs;
+	bool overwrite;
+	bool tracing_on;
+	unsigned int open_buffers;	/* cpu buffer files open */
+	u8 uuid[UUID_SIZE];		/* this trace's uuid */
+};
+
+extern struct rt_state rt;
+extern struct mutex rt_control_lock;
+
+int rt_set_tracing(bool on);
+int rt_set_mode(bool overwrite);
+int rt_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs);
+int rt_clear(void);
+
+/* ring.c: one CPU's buffer. */
+struct ringtrace_buffer *rt_buffer_alloc(unsigned int cpu,
+					 unsigned long subbuf_size,
+					 unsigned int num_subbufs,
+					 bool overwrite);
+void rt_buffer_free(struct ringtrace_buffer *buf);
+void rt_buffer_flush_local(struct ringtrace_buffer *buf);
+void rt_buffer_flush(struct ringtrace_buffer *buf);
+int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb);
+int rt_buffer_put(struct ringtrace_buffer *buf, u64 pos);
+void rt_buffer_unhold(struct ringtrace_buffer *buf);
+bool rt_buffer_ready(struct ringtrace_buffer *buf);
+bool rt_buffer_drained(struct ringtrace_buffer *buf);
+void rt_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st);
+void rt_buffer_positions(struct ringtrace_buffer *buf,
+			 struct ringtrace_positions *p);
+
+/* ctf.c: event registry and TSDL metadata. */
+int rt_events_init(void);
+void rt_events_exit(void);
+int rt_metadata_show(struct seq_file *m, void *unused);
+extern struct ringtrace_event rt_marker_event;
+
+/* buffer_file.c and control.c: debugfs. */
+int rt_debugfs_init(void);
+void rt_debugfs_exit(void);
+extern const struct file_operations rt_buffer_fops;
+
+#endif /* _RINGTRACE_INTERNAL_H */

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: module init/exit and the global state the control files
+ * change: tracing on/off, mode, geometry.  Every change happens under
+ * rt_control_lock; writers never take it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpumask.h>
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+
+#include "internal.h"
+
+DEFINE_STATIC_KEY_FALSE(ringtrace_tracing_key);
+EXPORT_SYMBOL_GPL(ringtrace_tracing_key);
+
+DEFINE_PER_CPU(struct ringtrace_buffer *, ringtrace_cpu_buffer);
+EXPORT_PER_CPU_SYMBOL_GPL(ringtrace_cpu_buffer);
+
+DEFINE_MUTEX(rt_control_lock);
+
+struct rt_state rt = {
+	.subbuf_size = RT_DEFAULT_SUBBUF_SIZE,
+	.num_subbufs = RT_DEFAULT_NUM_SUBBUFS,
+};
+
+/* Stop every writer and wait for those in flight [R3]. */
+static void rt_quiesce(void)
+{
+	static_branch_disable(&ringtrace_tracing_key);
+	synchronize_rcu();
+}
+
+int rt_set_tracing(bool on)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&rt_control_lock);
+	if (on == rt.tracing_on)
+		return 0;
+	if (on) {
+		rt.tracing_on = true;
+		static_branch_enable(&ringtrace_tracing_key);
+		return 0;
+	}
+	rt_quiesce();
+	rt.tracing_on = false;
+	/* No writer anywhere: close every open packet for the consumer. */
+	for_each_possible_cpu(cpu)
+		rt_buffer_flush(per_cpu(ringtrace_cpu_buffer, cpu));
+	return 0;
+}
+
+int rt_set_mode(bool overwrite)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&rt_control_lock);
+	if (rt.tracing_on)
+		return -EBUSY;
+	rt.overwrite = overwrite;
+	for_each_possible_cpu(cpu)
+		per_cpu(ringtrace_cpu_buffer, cpu)->overwrite = overwrite;
+	return 0;
+}
+
+static void rt_free_buffers(struct ringtrace_buffer **bufs)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		rt_buffer_free(bufs[cpu]);
+	kfree(bufs);
+}
+
+/* All or nothing: on failure nothing changed. */
+static int rt_replace_buffers(unsigned long subbuf_size,
+			      unsigned int num_subbufs)
+{
+	struct ringtrace_buffer **bufs;
+	unsigned int cpu;
+
+	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
+	if (!bufs)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		bufs[cpu] = rt_buffer_alloc(cpu, subbuf_size, num_subbufs,
+					    rt.overwrite);
+		if (!bufs[cpu]) {
+			rt_free_buffers(bufs);
+			return -ENOMEM;
+		}
+	}
+	/* Writers are stopped [R3]; swap, then free the old set. */
+	for_each_possible_cpu(cpu)
+		swap(bufs[cpu], per_cpu(ringtrace_cpu_buffer, cpu));
+	rt_free_buffers(bufs);
+	rt.subbuf_size = subbuf_size;
+	rt.num_subbufs = num_subbufs;
+	return 0;
+}
+
+int rt_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
+{
+	lockdep_assert_held(&rt_control_lock);
+	if (subbuf_size < PAGE_SIZE || !is_power_of_2(subbuf_size) ||
+	    subbuf_size > RINGTRACE_MAX_SUBBUF_SIZE ||
+	    num_subbufs < RINGTRACE_MIN_SUBBUFS ||
+	    !is_power_of_2(num_subbufs) ||
+	    num_subbufs > RINGTRACE_MAX_SUBBUFS)
+		return -EINVAL;
+	if (rt.tracing_on || rt.open_buffers)
+		return -EBUSY;
+	return rt_replace_buffers(subbuf_size, num_subbufs);
+}
+
+int rt_clear(void)
+{
+	lockdep_assert_held(&rt_control_lock);
+	if (rt.tracing_on || rt.open_buffers)
+		return -EBUSY;
+	return rt_replace_buffers(rt.subbuf_size, rt.num_subbufs);
+}
+
+static void rt_free_percpu_buffers(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		rt_buffer_free(per_cpu(ringtrace_cpu_buffer, cpu));
+		per_cpu(ringtrace_cpu_buffer, cpu) = NULL;
+	}
+}
+
+static int __init ringtrace_init(void)
+{
+	int ret;
+
+	generate_random_uuid(rt.uuid);
+	ret = rt_events_init();
+	if (ret)
+		return ret;
+	mutex_lock(&rt_control_lock);
+	ret = rt_replace_buffers(rt.subbuf_size, rt.num_subbufs);
+	mutex_unlock(&rt_control_lock);
+	if (ret)
+		goto exit_events;
+	ret = rt_debugfs_init();
+	if (ret)
+		goto free_buffers;
+	pr_info("loaded: %u cpus, %lu x %u bytes per cpu\n", num_possible_cpus(),
+		rt.subbuf_size, rt.num_subbufs);
+	return 0;
+
+free_buffers:
+	rt_free_percpu_buffers();
+exit_events:
+	rt_events_exit();
+	return ret;
+}
+
+static void __exit ringtrace_exit(void)
+{
+	rt_debugfs_exit();
+	rt_quiesce();
+	rt_free_percpu_buffers();
+	rt_events_exit();
+}
+
+module_init(ringtrace_init);
+module_exit(ringtrace_exit);
+MODULE_DESCRIPTION("ringtrace: lockless per-CPU CTF ring buffer tracer");
+MODULE_AUTHOR("ringtrace developers");
+MODULE_LICENSE("GPL");
