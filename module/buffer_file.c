@@ -219,7 +219,13 @@ static long rt_buffer_ioctl(struct file *file, unsigned int cmd,
 		ret = rt_ioctl_put(buf, uarg);
 		break;
 	case RINGTRACE_IOC_FLUSH:
+		/*
+		 * An offline CPU's buffer is flushed from here, not by IPI:
+		 * the control lock keeps the stop path's flush off it.
+		 */
+		mutex_lock(&rt_control_lock);
 		rt_buffer_flush(buf);
+		mutex_unlock(&rt_control_lock);
 		ret = 0;
 		break;
 	case RINGTRACE_IOC_GET_POSITIONS:

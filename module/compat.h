@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Differences between the kernels ringtrace supports (6.1 .. 6.12), as
- * static inline wrappers.  This is the only place that tests versions.
+ * static inline wrappers.  This is the only place that tests versions
+ * (checkpatch's LINUX_VERSION_CODE warnings here are the point of the file:
+ * an out-of-tree module has no single version to be merged into).
  */
 #ifndef _RINGTRACE_COMPAT_H
 #define _RINGTRACE_COMPAT_H

@@ -198,6 +198,31 @@ static const struct file_operations rt_marker_fops = {
 
 /* --- stats ------------------------------------------------------------ */
 
+static void rt_stats_print(struct seq_file *m, unsigned int cpu,
+			   const struct ringtrace_stats *st)
+{
+	const struct {
+		const char *name;
+		u64 value;
+	} field[] = {
+		{ "written", st->written },
+		{ "delivered", st->delivered },
+		{ "lost_full", st->lost_full },
+		{ "lost_overrun", st->lost_overrun },
+		{ "lost_held", st->lost_held },
+		{ "lost_nested", st->lost_nested },
+		{ "lost_too_big", st->lost_too_big },
+		{ "subbufs", st->subbufs_delivered },
+		{ "bytes", st->bytes_delivered },
+	};
+	unsigned int i;
+
+	seq_printf(m, "cpu%u", cpu);
+	for (i = 0; i < ARRAY_SIZE(field); i++)
+		seq_printf(m, " %s=%llu", field[i].name, field[i].value);
+	seq_putc(m, '\n');
+}
+
 static int rt_stats_show(struct seq_file *m, void *unused)
 {
 	struct ringtrace_stats st;
@@ -206,13 +231,7 @@ static int rt_stats_show(struct seq_file *m, void *unused)
 	mutex_lock(&rt_control_lock);
 	for_each_possible_cpu(cpu) {
 		rt_buffer_stats(per_cpu(ringtrace_cpu_buffer, cpu), &st);
-		seq_printf(m, "cpu%u written=%llu delivered=%llu lost_full=%llu "
-			   "lost_overrun=%llu lost_held=%llu lost_nested=%llu "
-			   "lost_too_big=%llu subbufs=%llu bytes=%llu\n", cpu,
-			   st.written, st.delivered, st.lost_full,
-			   st.lost_overrun, st.lost_held, st.lost_nested,
-			   st.lost_too_big, st.subbufs_delivered,
-			   st.bytes_delivered);
+		rt_stats_print(m, cpu, &st);
 	}
 	mutex_unlock(&rt_control_lock);
 	return 0;

@@ -370,9 +370,14 @@ static void rt_flush_ipi(void *info)
 	rt_buffer_flush_local(info);
 }
 
-/* Flush from any context that may sleep. */
+/*
+ * Flush from process context.  Callers hold rt_control_lock, which
+ * serialises the local flush of an offline CPU's buffer: local_t is only
+ * atomic against its own CPU.
+ */
 void rt_buffer_flush(struct ringtrace_buffer *buf)
 {
+	lockdep_assert_held(&rt_control_lock);
 	cpus_read_lock();
 	if (cpu_online(buf->cpu))
 		smp_call_function_single(buf->cpu, rt_flush_ipi, buf, 1);
