@@ -13,7 +13,7 @@
 SHELL := /bin/bash
 RT_CACHE ?= /var/cache/ringtrace
 # Per-kernel module trees land in $(BUILD)/<kver>/.
-BUILD ?= $(CURDIR)/build
+BUILD ?= $(RT_CACHE)/build
 export RT_CACHE BUILD
 
 ifneq ($(KDIR),)
@@ -51,7 +51,7 @@ userspace: $(USER_DIRS)
 $(USER_DIRS):
 	$(MAKE) -C $@
 
-check: all
+check:
 	tools/run-tests
 
 bench: all

@@ -190,8 +190,7 @@ struct ringtrace_stats {
 	__u64 lost_full;		/* discard mode: no free sub-buffer */
 	__u64 lost_overrun;		/* overwrite mode: overwritten unread */
 	__u64 lost_held;		/* overwrite mode: next slot held by reader */
-	__u64 lost_nested;		/* nesting too deep, or a nested writer
-					 * still owns the slot to reuse */
+	__u64 lost_nested;		/* nesting too deep, or slot in use */
 	__u64 lost_too_big;		/* event larger than a sub-buffer */
 	__u64 subbufs_delivered;	/* sub-buffers put back */
 	__u64 bytes_delivered;		/* their content bytes */
