@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-bench.sh MODROOT ITERATIONS REPS
+#
+# Runs inside a tools/vm/vmtest guest (started by tools/bench/run-bench);
+# not meant for the host.  Loads ringtrace.ko and ringtrace_bench.ko from
+# MODROOT/$RT_KVER/ and runs, all in this one boot:
+#
+#   default    ringtrace's default geometry, overwrite mode, nobody
+#              consuming: ringtrace vs the kernel ring buffer vs the floor,
+#              plus the p-* profile loops; one CPU, then all CPUs.
+#   subbuf4k   the same with 4 KiB x 256 sub-buffers, i.e. ringtrace sized
+#              like the kernel ring buffer's page-sized sub-buffers (same
+#              1 MiB per CPU): shows what sub-buffer switches cost.
+#   discard    default geometry in discard mode (the kernel ring buffer
+#              without RB_FL_OVERWRITE), nobody consuming: once full, every
+#              reserve is dropped, so this times the drop path of both.
+#   consumer   only if daemon/ringtraced exists: ringtrace on one CPU while
+#              ringtraced, pinned to another CPU, drains every buffer.
+#
+# Each case leaves NAME.txt (the bench module's `result`) and NAME.stats
+# (ringtrace's `stats` after tracing off, counting that case only) in
+# $RT_VM_OUT.
+
+set -euo pipefail
+
+(($# == 3)) || { echo "usage: $0 MODROOT ITERATIONS REPS" >&2; exit 2; }
+out=${RT_VM_OUT:?not in a vmtest guest}
+moddir=$1/${RT_KVER:?not in a vmtest guest} iters=$2 reps=$3
+RT=/sys/kernel/debug/ringtrace
+BENCH=/sys/kernel/debug/ringtrace_bench
+
+say() { echo "guest-bench: $*"; }
+
+rt_set() {
+	printf '%s\n' "$2" >"$RT/$1" || { say "cannot write '$2' to $RT/$1"; exit 1; }
+}
+
+# run_case NAME RUN-ARGS: one benchmark run with tracing on around it.
+run_case() {
+	local name=$1 args=$2 start
+	say "$name: $args (mode $(<"$RT/mode"), $(<"$RT/subbuf_size") x $(<"$RT/num_subbufs") bytes per cpu)"
+	start=$SECONDS
+	rt_set tracing_on 1
+	if ! printf '%s\n' "$args" >"$BENCH/run"; then
+		rt_set tracing_on 0
+		say "$name: the benchmark run failed"
+		exit 1
+	fi
+	rt_set tracing_on 0
+	cat "$BENCH/result" >"$out/$name.txt"
+	cat "$RT/stats" >"$out/$name.stats"
+	say "$name: done in $((SECONDS - start)) s"
+}
+
+for m in ringtrace ringtrace_bench; do
+	[[ -f $moddir/$m.ko ]] || { say "missing $moddir/$m.ko"; exit 1; }
+	insmod "$moddir/$m.ko"
+done
+
+nproc >"$out/nproc"
+rt_set mode overwrite
+run_case default "iterations=$iters reps=$reps profile=1 cpus=both"
+
+default_size=$(<"$RT/subbuf_size") default_num=$(<"$RT/num_subbufs")
+rt_set subbuf_size 4096
+rt_set num_subbufs $((default_size * default_num / 4096))
+run_case subbuf4k "iterations=$iters reps=$reps profile=0 cpus=both"
+rt_set subbuf_size "$default_size"
+rt_set num_subbufs "$default_num"
+
+rt_set mode discard
+rt_set clear 1		# stats per case: the mode change keeps the counters
+run_case discard "iterations=$iters reps=$reps profile=0 cpus=both"
+rt_set mode overwrite
+
+daemon=$PWD/daemon/ringtraced
+if [[ -x $daemon ]] && (($(nproc) > 1)); then
+	# The bench writes on the first online CPU, the daemon runs on the last.
+	trace=/tmp/bench-trace	# the guest's tmpfs
+	rt_set clear 1		# before the daemon opens the buffers (-EBUSY after)
+	taskset -c "$(($(nproc) - 1))" "$daemon" --no-start -o "$trace" \
+		>"$out/consumer.log" 2>&1 &
+	dpid=$!
+	for _ in $(seq 100); do
+		[[ -e $trace/metadata ]] || ! kill -0 "$dpid" 2>/dev/null && break
+		sleep 0.2
+	done
+	if [[ -e $trace/metadata ]]; then
+		run_case consumer "iterations=$iters reps=$reps profile=0 cpus=one"
+	else
+		say "consumer: ringtraced did not start, see consumer.log"
+	fi
+	kill -TERM "$dpid" 2>/dev/null || true
+	drc=0
+	wait "$dpid" || drc=$?
+	echo "ringtraced exit status $drc; trace size $(du -sk "$trace" | cut -f1) KiB" \
+		>>"$out/consumer.log"
+	# Everything the daemon drained after tracing stopped counts too.
+	[[ -e $out/consumer.txt ]] && cat "$RT/stats" >"$out/consumer.stats"
+else
+	say "consumer: skipped (no executable $daemon or only one CPU)"
+fi
+
+rmmod ringtrace_bench
+rmmod ringtrace
