@@ -16,7 +16,7 @@
 
 #include "internal.h"
 
-static struct dentry *rt_dir;
+struct dentry *rt_dir;
 
 /* Reads a short control word from userspace, without trailing newline. */
 static int rt_read_word(const char __user *ubuf, size_t count, char *word,

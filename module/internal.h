@@ -57,5 +57,6 @@ extern struct ringtrace_event rt_marker_event;
 int rt_debugfs_init(void);
 void rt_debugfs_exit(void);
 extern const struct file_operations rt_buffer_fops;
+extern struct dentry *rt_dir;
 
 #endif /* _RINGTRACE_INTERNAL_H */

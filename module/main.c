@@ -12,10 +12,10 @@
 #include <linux/rcupdate.h>
 
 #include "internal.h"
+#include "probes.h"
 
-/* Tested by every writer; checkpatch misreads the export below it. */
-DEFINE_STATIC_KEY_FALSE(ringtrace_tracing_key);
-EXPORT_SYMBOL_GPL(ringtrace_tracing_key);
+int ringtrace_tracing;
+EXPORT_SYMBOL_GPL(ringtrace_tracing);
 
 DEFINE_PER_CPU(struct ringtrace_buffer *, ringtrace_cpu_buffer);
 EXPORT_PER_CPU_SYMBOL_GPL(ringtrace_cpu_buffer);
@@ -30,7 +30,7 @@ struct rt_state rt = {
 /* Stop every writer and wait for those in flight [R3]. */
 static void rt_quiesce(void)
 {
-	static_branch_disable(&ringtrace_tracing_key);
+	WRITE_ONCE(ringtrace_tracing, 0);
 	synchronize_rcu();
 }
 
@@ -43,7 +43,7 @@ int rt_set_tracing(bool on)
 		return 0;
 	if (on) {
 		rt.tracing_on = true;
-		static_branch_enable(&ringtrace_tracing_key);
+		WRITE_ONCE(ringtrace_tracing, 1);
 		return 0;
 	}
 	rt_quiesce();
@@ -151,10 +151,15 @@ static int __init ringtrace_init(void)
 	ret = rt_debugfs_init();
 	if (ret)
 		goto free_buffers;
+	ret = rt_probes_init();
+	if (ret)
+		goto exit_debugfs;
 	pr_info("loaded: %u cpus, %lu x %u bytes per cpu\n", num_possible_cpus(),
 		rt.subbuf_size, rt.num_subbufs);
 	return 0;
 
+exit_debugfs:
+	rt_debugfs_exit();
 free_buffers:
 	rt_free_percpu_buffers();
 exit_events:
@@ -164,6 +169,7 @@ exit_events:
 
 static void __exit ringtrace_exit(void)
 {
+	rt_probes_exit();
 	rt_debugfs_exit();
 	rt_quiesce();
 	rt_free_percpu_buffers();

@@ -84,9 +84,9 @@
  *       because a nested writer moved the offset: the pushed packet is
  *       counted lost and gone either way, and the slot is free for
  *       whoever opens it next.
- *  [R3] Stopping clears the static key, then synchronize_rcu() waits for
- *       every writer (they run with preemption off from before the key
- *       test), so the stop flush runs with no writer anywhere.
+ *  [R3] Stopping clears ringtrace_tracing, then synchronize_rcu() waits
+ *       for every writer (they run with preemption off from before the
+ *       flag test), so the stop flush runs with no writer anywhere.
  */
 
 #include <linux/cpu.h>

@@ -29,7 +29,6 @@
 #include <linux/cache.h>
 #include <linux/compiler.h>
 #include <linux/irq_work.h>
-#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -126,7 +125,12 @@ struct ringtrace_event {
 int ringtrace_event_register(struct ringtrace_event *ev);
 void ringtrace_event_unregister(struct ringtrace_event *ev);
 
-DECLARE_STATIC_KEY_FALSE(ringtrace_tracing_key);
+/*
+ * Non-zero while tracing.  A plain flag rather than a static key: toggling
+ * it must not patch kernel text (and the test against it is one load next
+ * to a ~50 ns clock read).
+ */
+extern int ringtrace_tracing;
 DECLARE_PER_CPU(struct ringtrace_buffer *, ringtrace_cpu_buffer);
 
 /* Filled by ringtrace_reserve(), consumed by ringtrace_commit(). */
@@ -212,12 +216,12 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 	u64 ts, last;
 
 	/*
-	 * Preemption goes off before the key is tested: stopping tracing
-	 * clears the key and then waits for every preempt-off section with
-	 * synchronize_rcu() before it flushes or frees buffers.
+	 * Preemption goes off before the flag is tested: stopping tracing
+	 * clears the flag and then waits for every preempt-off section with
+	 * synchronize_rcu() before it flushes or frees buffers [R3].
 	 */
 	preempt_disable_notrace();
-	if (!static_branch_unlikely(&ringtrace_tracing_key))
+	if (unlikely(!READ_ONCE(ringtrace_tracing)))
 		goto off;
 	buf = this_cpu_read(ringtrace_cpu_buffer);
 	local_inc(&buf->written);
@@ -272,17 +276,16 @@ ringtrace_pos_slot(const struct ringtrace_buffer *buf, unsigned long pos)
 }
 
 /* Account @len committed bytes at @pos; the last one delivers the packet. */
-static __always_inline void ringtrace_commit_bytes(struct ringtrace_buffer *buf,
-						   unsigned long pos,
-						   unsigned long len)
+static __always_inline void ringtrace_commit_slot(struct ringtrace_buffer *buf,
+						  struct ringtrace_slot *slot,
+						  unsigned long pos,
+						  unsigned long len)
 {
-	struct ringtrace_slot *slot = ringtrace_pos_slot(buf, pos);
-
 	/*
 	 * [B1] Every byte of the record (and of the packet header for the
 	 * open/close paths) is stored before the commit count covers it.
 	 * Pairs with the smp_rmb() after reading the count in
-	 * ringtrace_slot_complete() (GET_SUBBUF, poll, overwrite push).
+	 * rt_slot_complete() (GET_SUBBUF, poll, overwrite push).
 	 */
 	smp_wmb();
 	if (unlikely((unsigned long)local_add_return(len, &slot->commit) ==
@@ -290,13 +293,21 @@ static __always_inline void ringtrace_commit_bytes(struct ringtrace_buffer *buf,
 		ringtrace_subbuf_done(buf);
 }
 
+static __always_inline void ringtrace_commit_bytes(struct ringtrace_buffer *buf,
+						   unsigned long pos,
+						   unsigned long len)
+{
+	ringtrace_commit_slot(buf, ringtrace_pos_slot(buf, pos), pos, len);
+}
+
 /* Make the reserved event visible to the consumer. */
 static __always_inline void ringtrace_commit(struct ringtrace_reservation *r)
 {
 	struct ringtrace_buffer *buf = r->buf;
+	struct ringtrace_slot *slot = ringtrace_pos_slot(buf, r->pos);
 
-	local_inc(&ringtrace_pos_slot(buf, r->pos)->events);
-	ringtrace_commit_bytes(buf, r->pos, r->len);
+	local_inc(&slot->events);
+	ringtrace_commit_slot(buf, slot, r->pos, r->len);
 	local_dec(&buf->nesting);
 	preempt_enable_notrace();
 }

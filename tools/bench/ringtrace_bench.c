@@ -33,7 +33,7 @@
  *   p-store        the floor without the clock read
  *   p-localclock   the floor with the kernel ring buffer's clock
  *                  (trace_clock_local) instead of ringtrace's
- *   p-preempt      floor + preempt off/on + static key + this_cpu_read
+ *   p-preempt      floor + preempt off/on + tracing flag + this_cpu_read
  *   p-counters     + written/nesting/events local_t updates
  *   p-reserve      + clamped clock, header choice, local_cmpxchg on the
  *                  offset, record stored into the shadow buffer (as big as
@@ -214,7 +214,7 @@ static __always_inline bool op_p_preempt(struct bench_thread *t,
 	struct bench_cpu *bc;
 
 	preempt_disable_notrace();
-	if (!static_branch_unlikely(&ringtrace_tracing_key)) {
+	if (unlikely(!READ_ONCE(ringtrace_tracing))) {
 		preempt_enable_notrace();
 		return false;
 	}
@@ -252,7 +252,7 @@ static __always_inline bool op_p_steps(const struct bench_payload *pl,
 	void *p;
 
 	preempt_disable_notrace();
-	if (!static_branch_unlikely(&ringtrace_tracing_key))
+	if (unlikely(!READ_ONCE(ringtrace_tracing)))
 		goto off;
 	bc = this_cpu_read(bench_cpu_ptr);
 	b = &bc->shadow;
@@ -631,7 +631,7 @@ static int bench_read_geometry(const struct cpumask *online,
 	int ret = -ENODATA;
 
 	preempt_disable();
-	if (!static_key_enabled(&ringtrace_tracing_key))
+	if (!READ_ONCE(ringtrace_tracing))
 		goto out;
 	for_each_cpu(cpu, online) {
 		rt = per_cpu(ringtrace_cpu_buffer, cpu);

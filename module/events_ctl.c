@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: the shell's switches for the tracepoint events of probes.c.
+ *
+ *   /sys/kernel/debug/ringtrace/
+ *     available_events       "<id> <name>" per event this kernel can trace
+ *     set_event              enabled event names; write "name" or "!name"
+ *     set_event_pid          the pid filter: pids separated by spaces
+ *     events/enable          0, 1 or X (some); write 0 or 1 for all
+ *     events/<name>/enable   0 or 1
+ *     events/<name>/id       the event's id in the trace
+ *
+ * A write takes effect entirely or fails with nothing changed: unknown
+ * names and malformed values give -EINVAL.  Writers serialise on
+ * rt_probes_lock; probes never take it.
+ */
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+#include <linux/threads.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+#include "probes.h"
+
+/* Longest accepted write to any of these files. */
+#define RT_CTL_WRITE_MAX	4096
+/* Pids one filter can hold; ~1 KiB, searched in at most 9 steps. */
+#define RT_PID_FILTER_MAX	256
+
+struct rt_pid_filter __rcu *rt_pid_filter;
+
+static struct dentry *rt_events_dir;
+static struct dentry *rt_available_file;
+static struct dentry *rt_set_event_file;
+static struct dentry *rt_set_event_pid_file;
+
+/* A NUL-terminated kernel copy of one write, or an ERR_PTR. */
+static char *rt_ctl_copy(const char __user *ubuf, size_t count)
+{
+	if (count >= RT_CTL_WRITE_MAX)
+		return ERR_PTR(-EINVAL);
+	return memdup_user_nul(ubuf, count);
+}
+
+/* "0" or "1", with an optional trailing newline. */
+static int rt_ctl_parse_bit(const char __user *ubuf, size_t count, bool *bit)
+{
+	char word[4];
+
+	if (!count || count >= sizeof(word))
+		return -EINVAL;
+	if (copy_from_user(word, ubuf, count))
+		return -EFAULT;
+	word[count] = '\0';
+	strim(word);
+	if (strcmp(word, "0") && strcmp(word, "1"))
+		return -EINVAL;
+	*bit = word[0] == '1';
+	return 0;
+}
+
+static int rt_probe_lookup(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < RT_NR_PROBES; i++)
+		if (rt_probe_available(&rt_probes[i]) &&
+		    !strcmp(rt_probes[i].event.name, name))
+			return i;
+	return -EINVAL;
+}
+
+static void rt_available_mask(unsigned long *mask)
+{
+	unsigned int i;
+
+	bitmap_zero(mask, RT_NR_PROBES);
+	for (i = 0; i < RT_NR_PROBES; i++)
+		if (rt_probe_available(&rt_probes[i]))
+			__set_bit(i, mask);
+}
+
+static int rt_ctl_set(const unsigned long *mask, const unsigned long *on)
+{
+	int ret;
+
+	mutex_lock(&rt_probes_lock);
+	ret = rt_probes_set(mask, on);
+	mutex_unlock(&rt_probes_lock);
+	return ret;
+}
+
+/* --- available_events ----------------------------------------------- */
+
+static int rt_available_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	for (i = 0; i < RT_NR_PROBES; i++)
+		if (rt_probe_available(&rt_probes[i]))
+			seq_printf(m, "%u %s\n", rt_probes[i].event.id,
+				   rt_probes[i].event.name);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(rt_available);
+
+/* --- set_event --------------------------------------------------------- */
+
+static int rt_set_event_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	mutex_lock(&rt_probes_lock);
+	for (i = 0; i < RT_NR_PROBES; i++)
+		if (rt_probes[i].enabled)
+			seq_printf(m, "%s\n", rt_probes[i].event.name);
+	mutex_unlock(&rt_probes_lock);
+	return 0;
+}
+
+static int rt_set_event_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_set_event_show, NULL);
+}
+
+/* Words "name" enable, "!name" disable; the last word for a name wins. */
+static ssize_t rt_set_event_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	DECLARE_BITMAP(mask, RT_NR_PROBES);
+	DECLARE_BITMAP(on, RT_NR_PROBES);
+	char *buf, *cur, *word;
+	bool enable;
+	int i, ret;
+
+	buf = rt_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	bitmap_zero(mask, RT_NR_PROBES);
+	bitmap_zero(on, RT_NR_PROBES);
+	cur = buf;
+	while ((word = strsep(&cur, " \t\n"))) {
+		if (!*word)
+			continue;
+		enable = *word != '!';
+		i = rt_probe_lookup(enable ? word : word + 1);
+		if (i < 0) {
+			ret = i;
+			goto free;
+		}
+		__set_bit(i, mask);
+		__assign_bit(i, on, enable);
+	}
+	ret = bitmap_empty(mask, RT_NR_PROBES) ? -EINVAL : rt_ctl_set(mask, on);
+free:
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations rt_set_event_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_set_event_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rt_set_event_write,
+};
+
+/* --- events/enable and events/<name>/enable --------------------------- */
+
+/* i_private: the struct rt_probe, or NULL for events/enable. */
+static int rt_enable_show(struct seq_file *m, void *unused)
+{
+	const struct rt_probe *probe = m->private;
+	unsigned int i, on = 0, avail = 0;
+
+	mutex_lock(&rt_probes_lock);
+	if (probe) {
+		seq_printf(m, "%d\n", probe->enabled);
+		goto unlock;
+	}
+	for (i = 0; i < RT_NR_PROBES; i++) {
+		avail += rt_probe_available(&rt_probes[i]);
+		on += rt_probes[i].enabled;
+	}
+	seq_puts(m, !on ? "0\n" : on == avail ? "1\n" : "X\n");
+unlock:
+	mutex_unlock(&rt_probes_lock);
+	return 0;
+}
+
+static int rt_enable_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_enable_show, inode->i_private);
+}
+
+static ssize_t rt_enable_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	const struct rt_probe *probe = file_inode(file)->i_private;
+	DECLARE_BITMAP(mask, RT_NR_PROBES);
+	DECLARE_BITMAP(on, RT_NR_PROBES);
+	bool bit;
+	int ret;
+
+	ret = rt_ctl_parse_bit(ubuf, count, &bit);
+	if (ret)
+		return ret;
+	if (probe) {
+		bitmap_zero(mask, RT_NR_PROBES);
+		__set_bit(probe - rt_probes, mask);
+	} else {
+		rt_available_mask(mask);
+	}
+	if (bit)
+		bitmap_copy(on, mask, RT_NR_PROBES);
+	else
+		bitmap_zero(on, RT_NR_PROBES);
+	ret = rt_ctl_set(mask, on);
+	return ret ?: count;
+}
+
+static const struct file_operations rt_enable_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_enable_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rt_enable_write,
+};
+
+/* --- events/<name>/id ----------------------------------------------- */
+
+static int rt_id_show(struct seq_file *m, void *unused)
+{
+	const struct rt_probe *probe = m->private;
+
+	seq_printf(m, "%u\n", probe->event.id);
+	return 0;
+}
+
+static int rt_id_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_id_show, inode->i_private);
+}
+
+static const struct file_operations rt_id_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_id_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
+
+/* --- set_event_pid ---------------------------------------------------- */
+
+static bool rt_pid_filter_has(const struct rt_pid_filter *f, pid_t pid)
+{
+	unsigned int lo = 0, hi = f->nr, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (f->pids[mid] == pid)
+			return true;
+		if (f->pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* A task matches by its thread id or by its process (thread group) id. */
+bool rt_pid_filter_match(const struct rt_pid_filter *f,
+			 const struct task_struct *t)
+{
+	return rt_pid_filter_has(f, t->pid) ||
+	       (t->tgid != t->pid && rt_pid_filter_has(f, t->tgid));
+}
+
+static int rt_pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int rt_set_event_pid_show(struct seq_file *m, void *unused)
+{
+	const struct rt_pid_filter *f;
+	unsigned int i;
+
+	mutex_lock(&rt_probes_lock);
+	f = rcu_dereference_protected(rt_pid_filter,
+				      lockdep_is_held(&rt_probes_lock));
+	if (f) {
+		for (i = 0; i < f->nr; i++)
+			seq_printf(m, "%s%d", i ? " " : "", f->pids[i]);
+		seq_putc(m, '\n');
+	}
+	mutex_unlock(&rt_probes_lock);
+	return 0;
+}
+
+static int rt_set_event_pid_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rt_set_event_pid_show, NULL);
+}
+
+/* Append the pids of @buf to @f (unsorted). */
+static int rt_pid_filter_parse(char *buf, struct rt_pid_filter *f)
+{
+	char *word;
+	int pid;
+
+	while ((word = strsep(&buf, " \t\n"))) {
+		if (!*word)
+			continue;
+		if (kstrtoint(word, 10, &pid) || pid < 0 ||
+		    pid > PID_MAX_LIMIT || f->nr == RT_PID_FILTER_MAX)
+			return -EINVAL;
+		f->pids[f->nr++] = pid;
+	}
+	return 0;
+}
+
+/* Sort, drop duplicates; false if more than the filter can hold remain. */
+static bool rt_pid_filter_normalize(struct rt_pid_filter *f,
+				    const struct rt_pid_filter *old)
+{
+	unsigned int i, n;
+
+	/* @f has room for 2 * RT_PID_FILTER_MAX: both sides are capped. */
+	for (i = 0; old && i < old->nr; i++)
+		f->pids[f->nr++] = old->pids[i];
+	sort(f->pids, f->nr, sizeof(f->pids[0]), rt_pid_cmp, NULL);
+	for (i = 0, n = 0; i < f->nr; i++)
+		if (!n || f->pids[n - 1] != f->pids[i])
+			f->pids[n++] = f->pids[i];
+	f->nr = n;
+	return n <= RT_PID_FILTER_MAX;
+}
+
+/*
+ * Replaces the filter, or adds to it when opened with O_APPEND (">>").
+ * A write of blanks only clears it (or, appending, changes nothing).
+ */
+static ssize_t rt_set_event_pid_write(struct file *file,
+				      const char __user *ubuf, size_t count,
+				      loff_t *ppos)
+{
+	struct rt_pid_filter *f, *old;
+	char *buf;
+	int ret;
+
+	buf = rt_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	/* Room for a full filter and a full write, merged before the cap. */
+	f = kmalloc(struct_size(f, pids, 2 * RT_PID_FILTER_MAX), GFP_KERNEL);
+	if (!f) {
+		ret = -ENOMEM;
+		goto free_buf;
+	}
+	f->nr = 0;
+	ret = rt_pid_filter_parse(buf, f);
+	if (ret)
+		goto free_filter;
+
+	mutex_lock(&rt_probes_lock);
+	old = rcu_dereference_protected(rt_pid_filter,
+					lockdep_is_held(&rt_probes_lock));
+	if (!rt_pid_filter_normalize(f, file->f_flags & O_APPEND ? old : NULL)) {
+		ret = -EINVAL;
+		goto unlock;
+	}
+	if (!f->nr) {
+		kfree(f);
+		f = NULL;
+	}
+	/* Pairs with rcu_dereference_sched() in the probes. */
+	rcu_assign_pointer(rt_pid_filter, f);
+	/* Probes run with preemption off: an RCU grace period covers them. */
+	if (old)
+		kfree_rcu(old, rcu);
+	f = NULL;
+unlock:
+	mutex_unlock(&rt_probes_lock);
+free_filter:
+	kfree(f);
+free_buf:
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations rt_set_event_pid_fops = {
+	.owner = THIS_MODULE,
+	.open = rt_set_event_pid_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rt_set_event_pid_write,
+};
+
+/* Only once no probe can run (after tracepoint_synchronize_unregister()). */
+void rt_pid_filter_free(void)
+{
+	kfree(rcu_replace_pointer(rt_pid_filter, NULL, true));
+}
+
+/* --- the tree --------------------------------------------------------- */
+
+int rt_events_ctl_init(void)
+{
+	struct rt_probe *probe;
+	struct dentry *dir;
+	unsigned int i;
+
+	rt_events_dir = debugfs_create_dir("events", rt_dir);
+	if (IS_ERR(rt_events_dir))
+		return PTR_ERR(rt_events_dir);
+	debugfs_create_file_unsafe("enable", 0600, rt_events_dir, NULL,
+				   &rt_enable_fops);
+	for (i = 0; i < RT_NR_PROBES; i++) {
+		probe = &rt_probes[i];
+		if (!rt_probe_available(probe))
+			continue;
+		dir = debugfs_create_dir(probe->event.name, rt_events_dir);
+		debugfs_create_file_unsafe("enable", 0600, dir, probe,
+					   &rt_enable_fops);
+		debugfs_create_file_unsafe("id", 0400, dir, probe, &rt_id_fops);
+	}
+	rt_available_file = debugfs_create_file_unsafe("available_events",
+						       0400, rt_dir, NULL,
+						       &rt_available_fops);
+	rt_set_event_file = debugfs_create_file_unsafe("set_event", 0600,
+						       rt_dir, NULL,
+						       &rt_set_event_fops);
+	rt_set_event_pid_file = debugfs_create_file_unsafe("set_event_pid",
+							   0600, rt_dir, NULL,
+							   &rt_set_event_pid_fops);
+	return 0;
+}
+
+void rt_events_ctl_exit(void)
+{
+	debugfs_remove(rt_set_event_pid_file);
+	debugfs_remove(rt_set_event_file);
+	debugfs_remove(rt_available_file);
+	debugfs_remove_recursive(rt_events_dir);
+}
