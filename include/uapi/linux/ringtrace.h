@@ -67,6 +67,8 @@
  * NMI-safe fast accessor); sizes are in bits as CTF wants them.
  * events_discarded is a per-CPU cumulative count of lost events: the
  * difference between two consecutive packets is what was lost between them.
+ * packet_size equals content_size: a packet is exactly the content_size
+ * bytes GET_SUBBUF reports, with no padding to copy or store.
  */
 struct ringtrace_packet_header {
 	/* trace.packet.header */
@@ -78,7 +80,7 @@ struct ringtrace_packet_header {
 	__u64 timestamp_begin;		/* first event's timestamp */
 	__u64 timestamp_end;		/* >= last event's timestamp */
 	__u64 content_size;		/* bits of header + events */
-	__u64 packet_size;		/* bits: subbuf_size * 8 */
+	__u64 packet_size;		/* bits: == content_size, see below */
 	__u64 packet_seq_num;		/* position / subbuf_size */
 	__u64 events_discarded;		/* cumulative lost events */
 	__u32 cpu_id;

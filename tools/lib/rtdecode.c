@@ -1,0 +1,978 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Stream decoding: files -> bytes (plain or zstd) -> packets -> events.
+ *
+ * Each packet is read whole, then checked whole (header, continuity with
+ * the previous packet, every event) before anything of it is handed out;
+ * a second pass hands out the events.  Timestamps are rebuilt as CTF
+ * does: the clock starts at timestamp_begin in every packet, a compact
+ * header replaces the low 27 bits of the clock (adding 2^27 when they went
+ * backwards), an extended header (id in bits 5..31, then the unaligned
+ * 64-bit time) sets all 64 bits.
+ *
+ * A stream file is CTF: each packet takes packet_size bytes.  ringtrace.ko
+ * writes packet_size == content_size, so the daemon's verbatim copies of
+ * content_size bytes are whole packets; padded packets read the same way.
+ *
+ * A stream made of several files (rotation) is read file by file; frames
+ * and packets never straddle files, so whatever is incomplete at the end
+ * of one file (a killed daemon) is dropped, noted, and reading goes on
+ * with the next file.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <linux/ringtrace.h>
+#include "internal.h"
+
+#define HDR_SIZE	sizeof(struct ringtrace_packet_header)
+#define IN_BUF_SIZE	(128 * 1024)
+#define TS_MASK		((1ULL << RINGTRACE_COMPACT_TS_BITS) - 1)
+
+int rt_fail(struct rt_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* ---- byte sources ----------------------------------------------------------- */
+
+struct source {
+	const char *path;
+	int fd;
+	bool zst;
+	bool eof;			/* read() returned 0 */
+	uint64_t out_off;		/* stream bytes handed out */
+	/* zstd only */
+	ZSTD_DStream *zds;
+	uint8_t *in;
+	size_t in_len, in_pos;
+	uint64_t comp_off;		/* file offset of in[0] */
+	uint64_t frame_start;		/* file offset of the current frame */
+	bool in_frame;			/* a frame is started, not finished */
+};
+
+enum state { NEED_PACKET, GIVE_PACKET, GIVE_LOST, GIVE_EVENTS, AT_END };
+
+struct rt_stream {
+	const struct rt_metadata *md;
+	char **paths;
+	unsigned int nr_paths, next_path;
+	int cpu;			/* promised by the file names, or -1 */
+	struct source src;
+	bool src_open;
+
+	uint8_t *pkt;
+	size_t pkt_cap;
+	struct rt_packet_info info;
+	bool have_prev;
+	struct rt_packet_info prev;	/* previous packet's header (raw = NULL) */
+	uint64_t prev_last_ts;		/* last event of the previous packet */
+	uint32_t stream_cpu;
+	bool have_cpu;
+
+	enum state state;
+	uint64_t pos;			/* next event in the packet */
+	uint64_t clock;			/* current clock value */
+	unsigned int events_given;
+	struct rt_field_value *values;
+	uint64_t lost_events, lost_packets;
+	bool lost_first;
+
+	struct rt_stream_stats stats;
+	char **notes;
+	unsigned int nr_notes;
+};
+
+static int note(struct rt_stream *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int note(struct rt_stream *s, const char *fmt, ...)
+{
+	char **n = realloc(s->notes, (s->nr_notes + 1) * sizeof(*n));
+	va_list ap;
+	int r;
+
+	if (!n)
+		return -1;
+	s->notes = n;
+	va_start(ap, fmt);
+	r = vasprintf(&n[s->nr_notes], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -1;
+	s->nr_notes++;
+	return 0;
+}
+
+static int src_open(struct rt_stream *s, const char *path, struct rt_error *err)
+{
+	struct source *src = &s->src;
+	size_t l = strlen(path);
+
+	memset(src, 0, sizeof(*src));
+	src->path = path;
+	src->zst = l > 4 && !strcmp(path + l - 4, ".zst");
+	src->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (src->fd < 0)
+		return rt_fail(err, "%s: %s", path, strerror(errno));
+	if (src->zst) {
+		src->zds = ZSTD_createDStream();
+		src->in = malloc(IN_BUF_SIZE);
+		if (!src->zds || !src->in || ZSTD_isError(ZSTD_initDStream(src->zds))) {
+			ZSTD_freeDStream(src->zds);
+			free(src->in);
+			close(src->fd);
+			return rt_fail(err, "%s: cannot set up zstd", path);
+		}
+	}
+	s->src_open = true;
+	return 0;
+}
+
+static void src_close(struct rt_stream *s)
+{
+	if (!s->src_open)
+		return;
+	close(s->src.fd);
+	ZSTD_freeDStream(s->src.zds);
+	free(s->src.in);
+	s->src_open = false;
+}
+
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += r;
+	}
+	return got;
+}
+
+/* Reads up to n stream bytes; fewer only at the end of the file. */
+static ssize_t src_read(struct rt_stream *s, void *buf, size_t n,
+			struct rt_error *err)
+{
+	struct source *src = &s->src;
+	ZSTD_outBuffer out = { buf, n, 0 };
+
+	if (!src->zst) {
+		ssize_t r = read_full(src->fd, buf, n);
+
+		if (r < 0)
+			return rt_fail(err, "%s: %s", src->path, strerror(errno));
+		src->out_off += r;
+		return r;
+	}
+	while (out.pos < out.size) {
+		ZSTD_inBuffer in;
+		size_t ret, before_out = out.pos;
+
+		if (src->in_pos == src->in_len && !src->eof) {
+			ssize_t r = read_full(src->fd, src->in, IN_BUF_SIZE);
+
+			if (r < 0)
+				return rt_fail(err, "%s: %s", src->path, strerror(errno));
+			src->comp_off += src->in_len;
+			src->in_len = r;
+			src->in_pos = 0;
+			if (r == 0)
+				src->eof = true;
+		}
+		in = (ZSTD_inBuffer){ src->in, src->in_len, src->in_pos };
+		ret = ZSTD_decompressStream(src->zds, &out, &in);
+		if (ZSTD_isError(ret))
+			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
+				       src->path, ZSTD_getErrorName(ret),
+				       src->frame_start);
+		if (in.pos > src->in_pos)
+			src->in_frame = true;
+		src->in_pos = in.pos;
+		if (ret == 0 && src->in_frame) {
+			src->in_frame = false;
+			src->frame_start = src->comp_off + src->in_pos;
+		}
+		if (src->eof && src->in_pos == src->in_len && out.pos == before_out)
+			break;
+	}
+	src->out_off += out.pos;
+	return out.pos;
+}
+
+/* Offsets in messages count stream bytes, after decompression. */
+static const char *off_kind(const struct rt_stream *s)
+{
+	return s->src.zst ? "uncompressed " : "";
+}
+
+/* ---- packets ------------------------------------------------------------------ */
+
+static uint32_t le32(const uint8_t *p)
+{
+	return rt_get_le(p, 4);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+	return rt_get_le(p, 8);
+}
+
+#define FIELD(buf, f) \
+	rt_get_le((buf) + offsetof(struct ringtrace_packet_header, f), \
+		  sizeof(((struct ringtrace_packet_header *)0)->f))
+
+static void parse_header(const uint8_t *h, struct rt_packet_info *pi)
+{
+	pi->timestamp_begin = FIELD(h, timestamp_begin);
+	pi->timestamp_end = FIELD(h, timestamp_end);
+	pi->content_bytes = FIELD(h, content_size) / 8;
+	pi->packet_bytes = FIELD(h, packet_size) / 8;
+	pi->seq = FIELD(h, packet_seq_num);
+	pi->events_discarded = FIELD(h, events_discarded);
+	pi->cpu = FIELD(h, cpu_id);
+	pi->events = FIELD(h, events);
+}
+
+/* What can be checked from the header alone. */
+static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
+			struct rt_error *err)
+{
+	const char *path = s->src.path;
+	uint64_t csize = FIELD(h, content_size), psize = FIELD(h, packet_size);
+	uint32_t magic = FIELD(h, magic);
+
+	if (magic != RINGTRACE_CTF_MAGIC) {
+		static const uint8_t magic_le[4] = { 0xc1, 0x1f, 0xfc, 0xc1 };
+		const struct rt_packet_info *pv = &s->info;
+		uint64_t pad = pv->packet_bytes - pv->content_bytes;
+		/* The previous packet's padding starts like a packet header. */
+		bool cut = s->stats.packets && pad >= 2 &&
+			   !memcmp(s->pkt + pv->content_bytes, magic_le,
+				   pad < 4 ? pad : 4);
+
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad packet magic 0x%08x (expected 0x%08x)%s",
+			       path, off_kind(s), off, magic, RINGTRACE_CTF_MAGIC,
+			       cut ? "; the packet before was cut to its content_size but its packet_size is larger" : "");
+	}
+	if (s->md->has_uuid &&
+	    memcmp(h + offsetof(struct ringtrace_packet_header, uuid),
+		   s->md->uuid, 16))
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet uuid differs from the metadata's trace uuid",
+			       path, off_kind(s), off);
+	if (FIELD(h, stream_id) != s->md->stream_id)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown stream id %" PRIu64,
+			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_id));
+	if (csize % 8 || psize % 8 || csize < HDR_SIZE * 8 || csize > psize ||
+	    psize > (uint64_t)RINGTRACE_MAX_SUBBUF_SIZE * 8)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad sizes: content_size %" PRIu64 " bits, packet_size %" PRIu64 " bits",
+			       path, off_kind(s), off, csize, psize);
+	if (FIELD(h, timestamp_end) < FIELD(h, timestamp_begin))
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp_end %" PRIu64 " before timestamp_begin %" PRIu64,
+			       path, off_kind(s), off, (uint64_t)FIELD(h, timestamp_end),
+			       (uint64_t)FIELD(h, timestamp_begin));
+	if (FIELD(h, stream_instance_id) != FIELD(h, cpu_id))
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": stream_instance_id %" PRIu64 " differs from cpu_id %u",
+			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_instance_id),
+			       (unsigned int)FIELD(h, cpu_id));
+	return 0;
+}
+
+/* Continuity with the previous packet of the stream. */
+static int check_sequence(struct rt_stream *s, struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &s->info, *pv = &s->prev;
+	const char *path = pi->file;
+	uint64_t off = pi->offset;
+
+	if (s->cpu >= 0 && pi->cpu != (uint32_t)s->cpu)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet of cpu %u in a stream of cpu %d",
+			       path, off_kind(s), off, pi->cpu, s->cpu);
+	if (s->have_cpu && pi->cpu != s->stream_cpu)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": cpu_id changed from %u to %u",
+			       path, off_kind(s), off, s->stream_cpu, pi->cpu);
+	s->have_cpu = true;
+	s->stream_cpu = pi->cpu;
+	if (!s->have_prev) {
+		s->lost_packets = pi->seq;
+		s->lost_events = pi->events_discarded;
+		s->lost_first = true;
+		return 0;
+	}
+	s->lost_first = false;
+	if (pi->seq <= pv->seq)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet_seq_num %" PRIu64 " does not follow %" PRIu64,
+			       path, off_kind(s), off, pi->seq, pv->seq);
+	if (pi->events_discarded < pv->events_discarded)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": events_discarded went down from %" PRIu64 " to %" PRIu64,
+			       path, off_kind(s), off, pv->events_discarded, pi->events_discarded);
+	if (pi->timestamp_begin < pv->timestamp_end)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp_begin %" PRIu64 " is before the previous packet's timestamp_end %" PRIu64,
+			       path, off_kind(s), off, pi->timestamp_begin, pv->timestamp_end);
+	s->lost_packets = pi->seq - pv->seq - 1;
+	s->lost_events = pi->events_discarded - pv->events_discarded;
+	return 0;
+}
+
+/*
+ * Decodes the event at s->pos into *item and advances.  The payload must
+ * lie within content_size; every field length is checked.
+ */
+static int decode_event(struct rt_stream *s, struct rt_item *item,
+			struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &s->info;
+	const uint8_t *pkt = s->pkt;
+	uint64_t end = pi->content_bytes, pos = s->pos, hoff = s->pos;
+	const struct rt_event_desc *ev;
+	uint32_t word, id;
+	uint64_t ts;
+
+	if (end - pos < RINGTRACE_COMPACT_HEADER_SIZE)
+		goto short_event;
+	word = le32(pkt + pos);
+	id = word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1);
+	if (id != RINGTRACE_EVENT_ID_EXTENDED) {
+		uint64_t low = word >> RINGTRACE_EVENT_ID_BITS;
+
+		ts = (s->clock & ~TS_MASK) | low;
+		if (low < (s->clock & TS_MASK))
+			ts += TS_MASK + 1;
+		if (ts < s->clock)	/* the 64-bit clock wrapped */
+			return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp overflows 64 bits",
+				       pi->file, off_kind(s), pi->offset + hoff);
+		pos += RINGTRACE_COMPACT_HEADER_SIZE;
+	} else {
+		if (end - pos < RINGTRACE_EXTENDED_HEADER_SIZE)
+			goto short_event;
+		id = word >> RINGTRACE_EVENT_ID_BITS;
+		ts = le64(pkt + pos + 4);
+		if (ts < s->clock)
+			return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " goes back from %" PRIu64,
+				       pi->file, off_kind(s), pi->offset + hoff, ts, s->clock);
+		pos += RINGTRACE_EXTENDED_HEADER_SIZE;
+	}
+	ev = rt_metadata_event(s->md, id);
+	if (!ev)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown event id %u",
+			       pi->file, off_kind(s), pi->offset + hoff, id);
+	if (ev->unsupported)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": event '%s' cannot be decoded: %s",
+			       pi->file, off_kind(s), pi->offset + hoff, ev->name, ev->unsupported);
+	if (ts > pi->timestamp_end)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " is after the packet's timestamp_end %" PRIu64,
+			       pi->file, off_kind(s), pi->offset + hoff, ts, pi->timestamp_end);
+
+	/* Payload: CTF alignment is relative to the packet start. */
+	pos = (pos + ev->align - 1) / ev->align * ev->align;
+	if (pos > end)
+		goto short_payload;
+	item->payload = pkt + pos;
+	for (unsigned int i = 0; i < ev->nr_fields; i++) {
+		const struct rt_field_desc *f = &ev->fields[i];
+		struct rt_field_value *v = &s->values[i];
+		uint64_t count = 1, bytes;
+
+		pos = (pos + f->align - 1) / f->align * f->align;
+		if (pos > end)
+			goto short_payload;
+		v->desc = f;
+		v->data = pkt + pos;
+		if (f->kind == RT_FIELD_STRING) {
+			const uint8_t *nul = memchr(pkt + pos, 0, end - pos);
+
+			if (!nul)
+				goto short_payload;
+			v->count = nul - (pkt + pos);
+			pos += v->count + 1;
+			continue;
+		}
+		if (f->kind == RT_FIELD_ARRAY)
+			count = f->length;
+		else if (f->kind == RT_FIELD_SEQUENCE) {
+			const struct rt_field_value *lv = &s->values[f->length_field];
+
+			if (lv->desc->is_signed && rt_field_s64(lv, 0) < 0)
+				return rt_fail(err, "%s: %soffset %" PRIu64 ": event '%s': negative length %" PRId64 " for '%s'",
+					       pi->file, off_kind(s), pi->offset + hoff, ev->name,
+					       rt_field_s64(lv, 0), f->name);
+			count = rt_field_u64(lv, 0);
+		}
+		if (count > (end - pos) / (f->bits / 8))
+			goto short_payload;
+		bytes = count * (f->bits / 8);
+		v->count = count;
+		pos += bytes;
+	}
+	item->type = RT_ITEM_EVENT;
+	item->timestamp = ts;
+	item->cpu = pi->cpu;
+	item->packet = pi;
+	item->event = ev;
+	item->offset = pi->offset + hoff;
+	item->payload_len = pkt + pos - item->payload;
+	item->nr_fields = ev->nr_fields;
+	item->fields = s->values;
+	s->clock = ts;
+	s->pos = pos;
+	return 0;
+
+short_event:
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event header cut by content_size (%" PRIu64 " bytes left)",
+		       pi->file, off_kind(s), pi->offset + hoff, end - pos);
+short_payload:
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": payload of event '%s' runs past content_size",
+		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
+}
+
+/* Checks every event of the loaded packet without handing any out. */
+static int check_events(struct rt_stream *s, struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &s->info;
+	struct rt_item item;
+	uint64_t n = 0;
+
+	s->pos = HDR_SIZE;
+	s->clock = pi->timestamp_begin;
+	while (s->pos < pi->content_bytes) {
+		if (decode_event(s, &item, err))
+			return -1;
+		n++;
+	}
+	if (n != pi->events)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
+			       pi->file, off_kind(s), pi->offset, n, pi->events);
+	s->pos = HDR_SIZE;
+	s->clock = pi->timestamp_begin;
+	return 0;
+}
+
+static void end_of_file(struct rt_stream *s)
+{
+	struct source *src = &s->src;
+
+	if (src->zst && src->in_frame) {
+		struct stat st;
+		uint64_t size = fstat(src->fd, &st) ? 0 : st.st_size;
+
+		note(s, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): its complete blocks were read",
+		     src->path, src->frame_start, size - src->frame_start);
+		s->stats.truncations++;
+	}
+	src_close(s);
+}
+
+/* Returns 1 with a checked packet loaded, 0 at the end, -1 on error. */
+static int load_packet(struct rt_stream *s, struct rt_error *err)
+{
+	for (;;) {
+		struct source *src = &s->src;
+		uint8_t hdr[HDR_SIZE];
+		uint64_t off, psize;
+		ssize_t got;
+
+		if (!s->src_open) {
+			if (s->next_path == s->nr_paths)
+				return 0;
+			if (src_open(s, s->paths[s->next_path++], err))
+				return -1;
+		}
+		off = src->out_off;
+		got = src_read(s, hdr, HDR_SIZE, err);
+		if (got < 0)
+			return -1;
+		if (got == 0) {
+			end_of_file(s);
+			continue;
+		}
+		if ((size_t)got < HDR_SIZE) {
+			note(s, "%s: trailing partial packet at %soffset %" PRIu64 " (%zd header bytes) dropped",
+			     src->path, off_kind(s), off, got);
+			s->stats.truncations++;
+			end_of_file(s);
+			continue;
+		}
+		if (check_header(s, hdr, off, err))
+			return -1;
+		psize = FIELD(hdr, packet_size) / 8;
+		if (psize > s->pkt_cap) {
+			uint8_t *n = realloc(s->pkt, psize);
+
+			if (!n)
+				return rt_fail(err, "%s: out of memory", src->path);
+			s->pkt = n;
+			s->pkt_cap = psize;
+		}
+		memcpy(s->pkt, hdr, HDR_SIZE);
+		got = src_read(s, s->pkt + HDR_SIZE, psize - HDR_SIZE, err);
+		if (got < 0)
+			return -1;
+		if ((uint64_t)got < psize - HDR_SIZE) {
+			note(s, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
+			     src->path, off_kind(s), off, HDR_SIZE + got, psize);
+			s->stats.truncations++;
+			end_of_file(s);
+			continue;
+		}
+		memset(&s->info, 0, sizeof(s->info));
+		parse_header(s->pkt, &s->info);
+		s->info.file = src->path;
+		s->info.offset = off;
+		s->info.raw = s->pkt;
+		if (check_sequence(s, err) || check_events(s, err))
+			return -1;
+		s->stats.packets++;
+		s->stats.bytes += psize;
+		s->stats.discarded = s->info.events_discarded;
+		s->stats.lost_packets += s->lost_packets;
+		return 1;
+	}
+}
+
+int rt_stream_next(struct rt_stream *s, struct rt_item *item,
+		   struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &s->info;
+	int r;
+
+	memset(item, 0, sizeof(*item));
+	for (;;) {
+		switch (s->state) {
+		case AT_END:
+			return 0;
+		case NEED_PACKET:
+			if (s->have_prev || s->stats.packets) {
+				s->prev = s->info;
+				s->prev.raw = NULL;
+				s->have_prev = true;
+			}
+			r = load_packet(s, err);
+			if (r <= 0) {
+				s->state = AT_END;
+				return r;
+			}
+			s->state = GIVE_PACKET;
+			continue;
+		case GIVE_PACKET:
+			item->type = RT_ITEM_PACKET;
+			item->timestamp = pi->timestamp_begin;
+			item->cpu = pi->cpu;
+			item->packet = pi;
+			s->state = GIVE_LOST;
+			return 1;
+		case GIVE_LOST:
+			s->state = GIVE_EVENTS;
+			if (!s->lost_events && !s->lost_packets)
+				continue;
+			item->type = RT_ITEM_LOST;
+			item->timestamp = pi->timestamp_begin;
+			item->cpu = pi->cpu;
+			item->packet = pi;
+			item->lost_events = s->lost_events;
+			item->lost_packets = s->lost_packets;
+			item->lost_first = s->lost_first;
+			return 1;
+		case GIVE_EVENTS:
+			if (s->pos >= pi->content_bytes) {
+				s->state = NEED_PACKET;
+				continue;
+			}
+			/* Checked by check_events(): cannot fail here. */
+			if (decode_event(s, item, err)) {
+				s->state = AT_END;
+				return -1;
+			}
+			if (!s->stats.events)
+				s->stats.first_ts = item->timestamp;
+			s->stats.last_ts = item->timestamp;
+			s->stats.events++;
+			return 1;
+		}
+	}
+}
+
+int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
+		   const char *const *paths, unsigned int nr_paths, int cpu,
+		   struct rt_error *err)
+{
+	struct rt_stream *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return rt_fail(err, "out of memory");
+	s->md = md;
+	s->cpu = cpu;
+	s->values = calloc(md->max_fields ? md->max_fields : 1, sizeof(*s->values));
+	s->paths = calloc(nr_paths ? nr_paths : 1, sizeof(*s->paths));
+	if (!s->values || !s->paths)
+		goto oom;
+	for (unsigned int i = 0; i < nr_paths; i++) {
+		s->paths[i] = strdup(paths[i]);
+		if (!s->paths[i])
+			goto oom;
+		s->nr_paths++;
+	}
+	*out = s;
+	return 0;
+oom:
+	rt_stream_close(s);
+	return rt_fail(err, "out of memory");
+}
+
+void rt_stream_close(struct rt_stream *s)
+{
+	if (!s)
+		return;
+	src_close(s);
+	for (unsigned int i = 0; i < s->nr_paths; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	for (unsigned int i = 0; i < s->nr_notes; i++)
+		free(s->notes[i]);
+	free(s->notes);
+	free(s->values);
+	free(s->pkt);
+	free(s);
+}
+
+const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s)
+{
+	return &s->stats;
+}
+
+unsigned int rt_stream_nr_notes(const struct rt_stream *s)
+{
+	return s->nr_notes;
+}
+
+const char *rt_stream_note(const struct rt_stream *s, unsigned int i)
+{
+	return i < s->nr_notes ? s->notes[i] : NULL;
+}
+
+int rt_stream_cpu(const struct rt_stream *s)
+{
+	return s->cpu;
+}
+
+/* ---- trace directories ------------------------------------------------------------ */
+
+struct found {
+	char *name;
+	int cpu;
+	int64_t part;			/* -1: no -K suffix */
+	bool zst;
+};
+
+/* cpuN, cpuN.zst, cpuN-K, cpuN-K.zst with decimal N and K. */
+static bool parse_stream_name(const char *name, struct found *f)
+{
+	const char *p = name + 3;
+	char *endp;
+	unsigned long cpu, part;
+
+	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)*p))
+		return false;
+	errno = 0;
+	cpu = strtoul(p, &endp, 10);
+	if (errno || cpu > INT32_MAX)
+		return false;
+	f->cpu = cpu;
+	f->part = -1;
+	p = endp;
+	if (*p == '-') {
+		if (!isdigit((unsigned char)p[1]))
+			return false;
+		part = strtoul(p + 1, &endp, 10);
+		if (errno || part > INT64_MAX / 2)
+			return false;
+		f->part = part;
+		p = endp;
+	}
+	f->zst = !strcmp(p, ".zst");
+	return f->zst || !*p;
+}
+
+static int found_cmp(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->part != y->part)
+		return x->part < y->part ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void rt_trace_close(struct rt_trace *t)
+{
+	if (!t)
+		return;
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		for (unsigned int j = 0; j < t->cpus[i].nr_paths; j++)
+			free(t->cpus[i].paths[j]);
+		free(t->cpus[i].paths);
+		rt_stream_close(t->cpus[i].stream);
+	}
+	free(t->cpus);
+	rt_metadata_free(t->md);
+	free(t->dir);
+	free(t);
+}
+
+int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err)
+{
+	struct found *found = NULL;
+	size_t nr = 0, cap = 0;
+	struct rt_trace *t;
+	struct dirent *de;
+	char *path = NULL;
+	int ret = -1, list_err = 0;
+	DIR *d;
+
+	*out = NULL;
+	t = calloc(1, sizeof(*t));
+	if (t)
+		t->dir = strdup(dir);
+	if (!t || !t->dir) {
+		free(t);
+		return rt_fail(err, "out of memory");
+	}
+	if (asprintf(&path, "%s/metadata", dir) < 0) {
+		rt_trace_close(t);
+		return rt_fail(err, "out of memory");
+	}
+	if (rt_metadata_load(path, &t->md, err))
+		goto out;
+
+	d = opendir(dir);
+	if (!d) {
+		rt_fail(err, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		struct found f;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			list_err = errno;
+			break;
+		}
+		if (!parse_stream_name(de->d_name, &f))
+			continue;
+		if (nr == cap) {
+			size_t ncap = cap ? 2 * cap : 16;
+			struct found *n = realloc(found, ncap * sizeof(*n));
+
+			if (!n)
+				break;
+			found = n;
+			cap = ncap;
+		}
+		f.name = strdup(de->d_name);
+		if (!f.name)
+			break;
+		found[nr++] = f;
+	}
+	closedir(d);
+	if (de || list_err) {
+		rt_fail(err, "%s: cannot list: %s", dir,
+			de ? "out of memory" : strerror(list_err));
+		goto out;
+	}
+	if (!nr) {
+		rt_fail(err, "%s: no stream files (cpuN, cpuN.zst, cpuN-K.zst)", dir);
+		goto out;
+	}
+	qsort(found, nr, sizeof(*found), found_cmp);
+
+	for (size_t i = 0; i < nr; ) {
+		struct rt_trace_cpu *c;
+		size_t j = i;
+
+		while (j < nr && found[j].cpu == found[i].cpu)
+			j++;
+		c = realloc(t->cpus, (t->nr_cpus + 1) * sizeof(*c));
+		if (!c) {
+			rt_fail(err, "out of memory");
+			goto out;
+		}
+		t->cpus = c;
+		c += t->nr_cpus++;
+		memset(c, 0, sizeof(*c));
+		c->cpu = found[i].cpu;
+		c->compressed = found[i].zst;
+		c->paths = calloc(j - i, sizeof(*c->paths));
+		if (!c->paths) {
+			rt_fail(err, "out of memory");
+			goto out;
+		}
+		for (size_t k = i; k < j; k++) {
+			if (found[k].zst != c->compressed ||
+			    (k > i && found[k].part == found[k - 1].part)) {
+				rt_fail(err, "%s: both %s and %s hold cpu %d data: keep one kind",
+					dir, found[k - 1].name, found[k].name, c->cpu);
+				goto out;
+			}
+			if (asprintf(&c->paths[c->nr_paths], "%s/%s", dir, found[k].name) < 0) {
+				rt_fail(err, "out of memory");
+				goto out;
+			}
+			c->nr_paths++;
+		}
+		if (rt_stream_open(&c->stream, t->md, (const char *const *)c->paths,
+				   c->nr_paths, c->cpu, err))
+			goto out;
+		i = j;
+	}
+	*out = t;
+	t = NULL;
+	ret = 0;
+out:
+	for (size_t i = 0; i < nr; i++)
+		free(found[i].name);
+	free(found);
+	free(path);
+	rt_trace_close(t);
+	return ret;
+}
+
+/* ---- values and printing -------------------------------------------------------------- */
+
+uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i)
+{
+	unsigned int b = f->desc->bits / 8;
+
+	return rt_get_le(f->data + i * b, b);
+}
+
+int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i)
+{
+	unsigned int bits = f->desc->bits;
+	uint64_t v = rt_field_u64(f, i);
+
+	if (bits < 64 && (v >> (bits - 1)) & 1)
+		v |= ~0ULL << bits;
+	return (int64_t)v;
+}
+
+void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
+		  uint64_t cycles, bool wall)
+{
+	uint64_t freq = md->clock_freq ? md->clock_freq : 1000000000;
+	unsigned __int128 ns = (unsigned __int128)cycles * 1000000000 / freq;
+	__int128 t = (__int128)ns;
+
+
+	if (wall)
+		t += (__int128)md->clock_offset_s * 1000000000 +
+		     (__int128)md->clock_offset * 1000000000 / (__int128)freq;
+	if (t < 0)
+		snprintf(buf, len, "[-%" PRIu64 ".%09u]", (uint64_t)(-t / 1000000000),
+			 (unsigned int)(-t % 1000000000));
+	else
+		snprintf(buf, len, "[%" PRIu64 ".%09u]", (uint64_t)(t / 1000000000),
+			 (unsigned int)(t % 1000000000));
+}
+
+void rt_print_text(FILE *f, const uint8_t *s, size_t len)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < len && s[i]; i++) {
+		uint8_t c = s[i];
+
+		switch (c) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\x%02x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static void print_int(FILE *f, const struct rt_field_value *v, uint64_t i)
+{
+	const struct rt_field_desc *d = v->desc;
+	uint64_t u = rt_field_u64(v, i);
+
+	switch (d->base) {
+	case 16:
+		fprintf(f, "0x%" PRIx64, u);
+		return;
+	case 8:
+		fprintf(f, "0%" PRIo64, u);
+		return;
+	case 2:
+		fputs("0b", f);
+		for (int b = d->bits - 1; b >= 0; b--)
+			fputc('0' + ((u >> b) & 1), f);
+		return;
+	}
+	if (d->is_signed)
+		fprintf(f, "%" PRId64, rt_field_s64(v, i));
+	else
+		fprintf(f, "%" PRIu64, u);
+}
+
+void rt_print_fields(FILE *f, const struct rt_item *ev)
+{
+	for (unsigned int i = 0; i < ev->nr_fields; i++) {
+		const struct rt_field_value *v = &ev->fields[i];
+
+		fprintf(f, "%s%s=", i ? ", " : "", v->desc->name);
+		if (v->desc->kind == RT_FIELD_INT) {
+			print_int(f, v, 0);
+		} else if (v->desc->is_text) {
+			rt_print_text(f, v->data, v->count);
+		} else {
+			fputc('[', f);
+			for (uint64_t j = 0; j < v->count; j++) {
+				if (j)
+					fputs(", ", f);
+				print_int(f, v, j);
+			}
+			fputc(']', f);
+		}
+	}
+}

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rtdecode: reader for ringtrace trace directories.
+ *
+ * A trace directory holds `metadata` (CTF 1.8 TSDL written by ringtrace.ko)
+ * and one stream per CPU: `cpuN`, or zstd-compressed `cpuN.zst`, or rotated
+ * `cpuN-K` / `cpuN-K.zst` read in increasing K (an unnumbered file first;
+ * plain and compressed files of one CPU must not be mixed).  A stream is a
+ * sequence of CTF packets: struct ringtrace_packet_header, events up to
+ * content_size, padding up to packet_size; the next packet starts
+ * packet_size bytes after this one, as in CTF (ringtrace.ko writes
+ * packet_size == content_size: no padding).
+ *
+ * Counters are the module's: events_discarded is cumulative since the
+ * module was loaded or cleared, packet_seq_num counts sub-buffers since
+ * then.  What the first packet of a stream already counts is reported as
+ * lost "before the first packet" (it may belong to an earlier recording).
+ *
+ * Everything read is checked: a corrupt trace gives an error naming the file
+ * and the byte offset (in the decompressed stream for .zst files).  What a
+ * killed daemon leaves behind (a trailing partial zstd frame, a trailing
+ * partial packet) is not an error: the incomplete part is dropped and a
+ * note is kept in the stream's notes.
+ *
+ * A packet is handed out only once all of it has been checked, so a caller
+ * never sees half of a corrupt packet.
+ */
+#ifndef RTDECODE_H
+#define RTDECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RT_ERR_MAX	512
+
+struct rt_error {
+	char msg[RT_ERR_MAX];
+};
+
+/* ---- metadata -------------------------------------------------------- */
+
+enum rt_field_kind {
+	RT_FIELD_INT,		/* one integer */
+	RT_FIELD_ARRAY,		/* fixed number of integers */
+	RT_FIELD_SEQUENCE,	/* integers, count in an earlier field */
+	RT_FIELD_STRING,	/* NUL-terminated string */
+};
+
+struct rt_field_desc {
+	char *name;
+	enum rt_field_kind kind;
+	unsigned int bits;		/* element size: 8, 16, 32 or 64 */
+	unsigned int align;		/* element alignment, bytes */
+	bool is_signed;
+	bool is_text;			/* 8-bit UTF-8/ASCII elements */
+	unsigned int base;		/* 10, 16, 8 or 2: how to print */
+	uint64_t length;		/* RT_FIELD_ARRAY */
+	unsigned int length_field;	/* RT_FIELD_SEQUENCE: earlier field */
+};
+
+struct rt_event_desc {
+	char *name;
+	uint32_t id;
+	unsigned int nr_fields;
+	struct rt_field_desc *fields;
+	unsigned int align;		/* payload alignment, bytes */
+	char *unsupported;		/* why it cannot be decoded, or NULL */
+};
+
+struct rt_env {
+	char *key;
+	char *value;			/* numbers as decimal text */
+	bool is_string;
+};
+
+struct rt_metadata {
+	uint8_t uuid[16];
+	bool has_uuid;
+	uint64_t stream_id;
+	uint64_t clock_freq;		/* Hz */
+	int64_t clock_offset_s;
+	int64_t clock_offset;		/* cycles */
+	char *clock_name;
+	unsigned int nr_env;
+	struct rt_env *env;
+	unsigned int nr_events;
+	struct rt_event_desc *events;	/* sorted by id */
+	unsigned int max_fields;
+};
+
+/* Parses TSDL text; on failure returns -1 with err naming the line. */
+int rt_metadata_parse(const char *text, size_t len, const char *name,
+		      struct rt_metadata **out, struct rt_error *err);
+int rt_metadata_load(const char *path, struct rt_metadata **out,
+		     struct rt_error *err);
+void rt_metadata_free(struct rt_metadata *md);
+const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
+					      uint32_t id);
+const char *rt_metadata_env(const struct rt_metadata *md, const char *key);
+
+/* ---- streams ---------------------------------------------------------- */
+
+/* One decoded field of an event; data points into the packet. */
+struct rt_field_value {
+	const struct rt_field_desc *desc;
+	uint64_t count;			/* elements (1 for RT_FIELD_INT) */
+	const uint8_t *data;		/* first element, little endian */
+};
+
+struct rt_packet_info {
+	const char *file;		/* display name of the file */
+	uint64_t offset;		/* of the packet in the (decompressed) file */
+	const uint8_t *raw;		/* whole packet: packet_size bytes */
+	uint64_t content_bytes;
+	uint64_t packet_bytes;
+	uint64_t timestamp_begin;
+	uint64_t timestamp_end;
+	uint64_t seq;
+	uint64_t events_discarded;	/* cumulative */
+	uint32_t cpu;
+	uint32_t events;
+};
+
+enum rt_item_type {
+	RT_ITEM_PACKET = 1,		/* a new packet starts; its events follow */
+	RT_ITEM_LOST,			/* loss reported before this packet */
+	RT_ITEM_EVENT,
+};
+
+struct rt_item {
+	enum rt_item_type type;
+	uint64_t timestamp;		/* clock cycles; merge key */
+	uint32_t cpu;
+	const struct rt_packet_info *packet;	/* every item */
+	/* RT_ITEM_LOST */
+	uint64_t lost_events;		/* events_discarded increase */
+	uint64_t lost_packets;		/* packet_seq_num gap */
+	bool lost_first;		/* counted before the first packet */
+	/* RT_ITEM_EVENT */
+	const struct rt_event_desc *event;
+	uint64_t offset;		/* of the event header in the file */
+	const uint8_t *payload;
+	size_t payload_len;
+	unsigned int nr_fields;
+	const struct rt_field_value *fields;
+};
+
+struct rt_stream_stats {
+	uint64_t packets;
+	uint64_t events;
+	uint64_t discarded;		/* last packet's events_discarded */
+	uint64_t lost_packets;		/* sequence numbers never seen */
+	uint64_t first_ts, last_ts;	/* of events; valid if events != 0 */
+	uint64_t bytes;			/* packet bytes read */
+	unsigned int truncations;	/* partial frames / packets dropped */
+};
+
+struct rt_stream;
+
+/*
+ * Opens the files of one stream, read one after another.  @cpu is the CPU
+ * the file names promise (every packet's cpu_id must match), or -1.
+ */
+int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
+		   const char *const *paths, unsigned int nr_paths, int cpu,
+		   struct rt_error *err);
+/*
+ * Returns 1 with *item filled, 0 at the end of the stream, -1 on error.
+ * Pointers in *item stay valid until the next call on this stream.
+ */
+int rt_stream_next(struct rt_stream *s, struct rt_item *item,
+		   struct rt_error *err);
+const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
+unsigned int rt_stream_nr_notes(const struct rt_stream *s);
+const char *rt_stream_note(const struct rt_stream *s, unsigned int i);
+int rt_stream_cpu(const struct rt_stream *s);
+void rt_stream_close(struct rt_stream *s);
+
+/* ---- trace directories -------------------------------------------------- */
+
+struct rt_trace_cpu {
+	int cpu;
+	bool compressed;
+	unsigned int nr_paths;
+	char **paths;
+	struct rt_stream *stream;
+};
+
+struct rt_trace {
+	char *dir;
+	struct rt_metadata *md;
+	unsigned int nr_cpus;
+	struct rt_trace_cpu *cpus;	/* sorted by cpu */
+};
+
+/* Loads DIR/metadata and opens a stream per CPU found in DIR. */
+int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err);
+void rt_trace_close(struct rt_trace *t);
+
+/* ---- values and printing ------------------------------------------------ */
+
+uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i);
+int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
+/* "[seconds.nanoseconds]"; wall adds the clock's offset (epoch time). */
+void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
+		  uint64_t cycles, bool wall);
+/* Prints `name=value, ...`; text as a quoted string up to its first NUL. */
+void rt_print_fields(FILE *f, const struct rt_item *ev);
+void rt_print_text(FILE *f, const uint8_t *s, size_t len);
+
+#endif /* RTDECODE_H */

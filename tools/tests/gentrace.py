@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Write a synthetic ringtrace trace directory, plus what a reader must see.
+
+The output is what ringtraced would write: `metadata` (the TSDL of
+module/ctf.c) and one stream per CPU made of CTF packets laid out as
+struct ringtrace_packet_header (include/uapi/linux/ringtrace.h) followed by
+events with compact (u32: 5-bit id, 27-bit time) or extended (12 bytes)
+headers, encoded with the kernel's rule: compact when the id is below 31 and
+less than 2^27 ns passed since the previous event of the buffer.
+
+Beside the trace (in --expect-dir, never inside the trace directory) it
+writes:
+  expected.txt    the event lines `ringtrace report` prints, merged by time
+  expected.json   per-CPU packet/event/discard counts and what was cut off
+
+Python standard library only; compression goes through the zstd program.
+"""
+
+import argparse
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+
+MAGIC = 0xC1FC1FC1
+HEADER = struct.Struct('<I16sIQQQQQQQII')   # struct ringtrace_packet_header
+assert HEADER.size == 88
+TS_BITS = 27
+EXTENDED = 31
+
+INT_TYPES = {
+    'uint8_t': ('<B', False), 'uint16_t': ('<H', False),
+    'uint32_t': ('<I', False), 'uint64_t': ('<Q', False),
+    'int8_t': ('<b', True), 'int16_t': ('<h', True),
+    'int32_t': ('<i', True), 'int64_t': ('<q', True),
+    'utf8_t': ('<B', False),
+}
+
+# (id, name, [(type, name, None | fixed length | length field name)])
+EVENTS = [
+    (0, 'ringtrace_marker', [('uint16_t', 'len', None),
+                             ('utf8_t', 'data', 'len')]),
+    (1, 'test_scalars', [('uint8_t', 'u8', None), ('uint16_t', 'u16', None),
+                         ('uint32_t', 'u32', None), ('uint64_t', 'u64', None),
+                         ('int8_t', 's8', None), ('int16_t', 's16', None),
+                         ('int32_t', 's32', None), ('int64_t', 's64', None)]),
+    (2, 'test_arrays', [('uint32_t', 'fixed', 3), ('uint8_t', 'n', None),
+                        ('int16_t', 'seq', 'n'), ('utf8_t', 'comm', 16)]),
+    (3, 'test_empty', []),
+    (40, 'test_bigid', [('uint64_t', 'seq', None)]),
+]
+
+
+def tsdl_fields(fields):
+    out = []
+    for typ, name, arg in fields:
+        if arg is None:
+            out.append('%s %s;' % (typ, name))
+        else:
+            out.append('%s %s[%s];' % (typ, name, arg))
+    return ' '.join(out)
+
+
+# The TSDL of module/ctf.c, byte for byte (only hostname, release, uuid and
+# clock offset vary).
+TSDL_TYPES = (
+    'typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n'
+    'typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n'
+    'typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n'
+    'typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n'
+    'typealias integer { size = 8; align = 8; signed = true; } := int8_t;\n'
+    'typealias integer { size = 16; align = 8; signed = true; } := int16_t;\n'
+    'typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n'
+    'typealias integer { size = 64; align = 8; signed = true; } := int64_t;\n'
+    'typealias integer { size = 8; align = 8; signed = false; encoding = UTF8; } := utf8_t;\n'
+    'typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n'
+    'typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; } := uint27_clock_monotonic_t;\n'
+    'typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n'
+    'typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_monotonic_t;\n'
+    'typealias integer { size = 64; align = 1; signed = false; map = clock.monotonic.value; } := uint64_bits_clock_monotonic_t;\n\n')
+
+TSDL_STREAM = (
+    'stream {\n'
+    '\tid = 0;\n'
+    '\tpacket.context := struct {\n'
+    '\t\tuint64_clock_monotonic_t timestamp_begin;\n'
+    '\t\tuint64_clock_monotonic_t timestamp_end;\n'
+    '\t\tuint64_t content_size;\n'
+    '\t\tuint64_t packet_size;\n'
+    '\t\tuint64_t packet_seq_num;\n'
+    '\t\tuint64_t events_discarded;\n'
+    '\t\tuint32_t cpu_id;\n'
+    '\t\tuint32_t events;\n'
+    '\t};\n'
+    '\tevent.header := struct {\n'
+    '\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n'
+    '\t\tvariant <id> {\n'
+    '\t\t\tstruct { uint27_clock_monotonic_t timestamp; } compact;\n'
+    '\t\t\tstruct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended;\n'
+    '\t\t} v;\n'
+    '\t};\n'
+    '};\n\n')
+
+
+def metadata(uuid, offset_s, offset_ns, events):
+    u = uuid.hex()
+    us = '%s-%s-%s-%s-%s' % (u[0:8], u[8:12], u[12:16], u[16:20], u[20:32])
+    out = '/* CTF 1.8 */\n\n' + TSDL_TYPES
+    out += ('trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = "%s";\n'
+            '\tbyte_order = le;\n'
+            '\tpacket.header := struct {\n'
+            '\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n'
+            '\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n'
+            '\t};\n};\n\n' % us)
+    out += ('env {\n\tdomain = "kernel";\n\tsysname = "Linux";\n'
+            '\thostname = "gentrace";\n\tkernel_release = "6.12.0-synthetic";\n'
+            '\ttracer_name = "ringtrace";\n\ttracer_major = 1;\n'
+            '\ttracer_minor = 0;\n};\n\n')
+    out += ('clock {\n\tname = "monotonic";\n\tuuid = "%s";\n'
+            '\tdescription = "CLOCK_MONOTONIC";\n\tfreq = 1000000000;\n'
+            '\tprecision = 1;\n\toffset_s = %d;\n\toffset = %d;\n'
+            '\tabsolute = TRUE;\n};\n\n' % (us, offset_s, offset_ns))
+    out += TSDL_STREAM
+    for eid, name, fields in events:
+        out += ('event {\n\tname = "%s";\n\tid = %d;\n'
+                '\tstream_id = 0;\n\tfields := struct { %s };\n};\n\n'
+                % (name, eid, tsdl_fields(fields)))
+    return out
+
+
+def quote_text(raw):
+    """How ringtrace report prints a utf8_t array: up to the first NUL."""
+    raw = raw.split(b'\0', 1)[0]
+    out = ['"']
+    for b in raw:
+        c = chr(b)
+        if c == '"':
+            out.append('\\"')
+        elif c == '\\':
+            out.append('\\\\')
+        elif c == '\n':
+            out.append('\\n')
+        elif c == '\t':
+            out.append('\\t')
+        elif c == '\r':
+            out.append('\\r')
+        elif b < 0x20 or b == 0x7f:
+            out.append('\\x%02x' % b)
+        else:
+            out.append(c)
+    out.append('"')
+    return ''.join(out)
+
+
+TEXT_CHARS = b'abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789_-"\\\n\t:.'
+
+
+def random_payload(rng, fields):
+    """Returns (payload bytes, formatted fields) for one event."""
+    vals = {}
+    buf = bytearray()
+    shown = []
+    for typ, name, arg in fields:
+        fmt, signed = INT_TYPES[typ]
+        size = struct.calcsize(fmt)
+        bits = size * 8
+
+        def one():
+            r = rng.random()
+            if signed:
+                lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            else:
+                lo, hi = 0, (1 << bits) - 1
+            if r < 0.15:
+                return lo
+            if r < 0.3:
+                return hi
+            return rng.randint(lo, hi)
+
+        if arg is None:
+            v = one()
+            vals[name] = v
+            buf += struct.pack(fmt, v)
+            shown.append('%s=%d' % (name, v))
+            continue
+        if isinstance(arg, int):
+            n = arg
+        else:
+            n = vals[arg]
+        if typ == 'utf8_t':
+            if isinstance(arg, int):
+                k = rng.randint(0, n)
+                raw = bytes(rng.choice(TEXT_CHARS) for _ in range(k))
+                raw += b'\0' * (n - k)
+            else:
+                raw = bytes(rng.choice(TEXT_CHARS) for _ in range(n))
+            buf += raw
+            shown.append('%s=%s' % (name, quote_text(raw)))
+        else:
+            items = [one() for _ in range(n)]
+            for v in items:
+                buf += struct.pack(fmt, v)
+            shown.append('%s=[%s]' % (name, ', '.join(str(v) for v in items)))
+    return bytes(buf), ', '.join(shown)
+
+
+def make_fields_for(rng, eid, name, fields):
+    """Sequence lengths must be chosen before random_payload sees them."""
+    if name == 'ringtrace_marker':
+        n = rng.choice([1, 2, 5, 17, rng.randint(1, 200)])
+        raw = bytes(rng.choice(TEXT_CHARS) for _ in range(n))
+        payload = struct.pack('<H', n) + raw
+        return payload, 'len=%d, data=%s' % (n, quote_text(raw))
+    if name == 'test_arrays':
+        # n is a uint8_t length field: keep it small but sometimes 0
+        fixed = [rng.randint(0, 2**32 - 1) for _ in range(3)]
+        n = rng.choice([0, 1, 3, rng.randint(0, 20)])
+        seq = [rng.randint(-32768, 32767) for _ in range(n)]
+        k = rng.randint(0, 16)
+        comm = bytes(rng.choice(TEXT_CHARS) for _ in range(k)) + b'\0' * (16 - k)
+        payload = struct.pack('<3I', *fixed) + struct.pack('<B', n) + \
+            struct.pack('<%dh' % n, *seq) + comm
+        shown = 'fixed=[%s], n=%d, seq=[%s], comm=%s' % (
+            ', '.join(map(str, fixed)), n, ', '.join(map(str, seq)),
+            quote_text(comm))
+        return payload, shown
+    return random_payload(rng, fields)
+
+
+def fmt_ts(ts):
+    return '[%d.%09d]' % (ts // 1000000000, ts % 1000000000)
+
+
+def gen_times(rng, count, start, used):
+    """Strictly increasing times with small steps, 27-bit wraps, edge cases
+    around 2^27 and long gaps that force the extended header."""
+    t = start
+    out = []
+    special = [2**27 - 1, 2**27, 2**27 + 1, 2**27 - 2, 3 * 2**26]
+    for i in range(count):
+        r = rng.random()
+        if i == 0:
+            step = 0
+        elif r < 0.80:
+            step = rng.randint(1, 5000)
+        elif r < 0.90:
+            step = rng.randint(10**6, 2**27 - 1)
+        elif r < 0.95:
+            step = rng.choice(special)
+        else:
+            step = rng.randint(2**27, 5 * 10**9)
+        t += step
+        while t in used:
+            t += 1
+        used.add(t)
+        out.append(t)
+    return out
+
+
+class Packetizer:
+    """Lays events out in packets exactly as the module does."""
+
+    def __init__(self, args, rng, uuid, cpu):
+        self.args = args
+        self.rng = rng
+        self.uuid = uuid
+        self.cpu = cpu
+        self.size = args.subbuf
+        self.packets = []      # (bytes, [expected lines], events, header info)
+        self.cur = None
+        self.seq = 0
+        self.discarded = 0
+        self.last_ts = None    # previous event of the buffer
+        self.prev_end = 0
+        self.counts = {'compact': 0, 'extended': 0, 'wraps': 0}
+
+    def open(self, ts):
+        back = self.rng.randint(0, 1000) if self.rng.random() < 0.5 else 0
+        begin = max(self.prev_end, ts - back)
+        self.cur = {'begin': begin, 'data': bytearray(HEADER.size),
+                    'events': 0, 'lines': [], 'last': begin}
+
+    def close(self, next_ts):
+        c = self.cur
+        if c is None:
+            return
+        end = c['last']
+        if self.rng.random() < 0.5:
+            room = (next_ts - end) if next_ts is not None else 1000
+            end += self.rng.randint(0, max(0, min(room, 1000)))
+        content = len(c['data'])
+        psize = content if self.args.layout == 'exact' else self.size
+        HEADER.pack_into(c['data'], 0, MAGIC, self.uuid, 0, self.cpu,
+                         c['begin'], end, content * 8, psize * 8, self.seq,
+                         self.discarded, self.cpu, c['events'])
+        raw = bytes(c['data'])
+        if self.args.layout == 'padded':
+            raw += b'\0' * (self.size - content)
+        self.packets.append({'raw': raw, 'lines': c['lines'],
+                             'begin': c['begin'],
+                             'events': c['events'], 'seq': self.seq,
+                             'discarded': self.discarded})
+        self.seq += 1
+        self.prev_end = end
+        self.cur = None
+
+    def add(self, ts, eid, payload, line):
+        if self.last_ts is not None and eid < EXTENDED and \
+                ts - self.last_ts < 2**TS_BITS:
+            hdr = struct.pack('<I', eid | ((ts & (2**TS_BITS - 1)) << 5))
+        else:
+            hdr = struct.pack('<IQ', EXTENDED | eid << 5, ts)
+        need = len(hdr) + len(payload)
+        if HEADER.size + need >= self.size:
+            raise SystemExit('gentrace: event too big for --subbuf')
+        if self.cur is not None and len(self.cur['data']) + need >= self.size:
+            self.close(ts)
+        if self.cur is None:
+            self.open(ts)
+            # The first event is read against timestamp_begin: re-encode.
+            if eid < EXTENDED and ts - self.cur['begin'] < 2**TS_BITS:
+                hdr = struct.pack('<I', eid | ((ts & (2**TS_BITS - 1)) << 5))
+            else:
+                hdr = struct.pack('<IQ', EXTENDED | eid << 5, ts)
+        if len(hdr) == 4:
+            ref = self.cur['last']
+            self.counts['compact'] += 1
+            if (ts & (2**TS_BITS - 1)) < (ref & (2**TS_BITS - 1)):
+                self.counts['wraps'] += 1
+        else:
+            self.counts['extended'] += 1
+        self.cur['data'] += hdr + payload
+        self.cur['events'] += 1
+        self.cur['lines'].append((ts, line))
+        self.cur['last'] = ts
+        self.last_ts = ts
+
+    def lose(self, n):
+        self.discarded += n
+
+
+def zstd_frame(data, level=3):
+    return subprocess.run(['zstd', '-q', '-c', '-%d' % level], input=data,
+                          stdout=subprocess.PIPE, check=True).stdout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('outdir')
+    ap.add_argument('--expect-dir', help='where expected.* go (default OUTDIR.expect)')
+    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--cpus', type=int, default=2)
+    ap.add_argument('--events', type=int, default=200, help='per CPU')
+    ap.add_argument('--subbuf', type=int, default=4096, help='packet bytes')
+    ap.add_argument('--layout', choices=['exact', 'padded', 'cut'],
+                    default='exact',
+                    help='exact: packet_size == content_size (what ringtrace.ko '
+                    'writes); padded: whole sub-buffers, zero padding; cut: '
+                    'content only but packet_size = sub-buffer (not valid CTF)')
+    ap.add_argument('--lose', type=float, default=0.0,
+                    help='probability that an event is discarded')
+    ap.add_argument('--drop-packets', type=float, default=0.0,
+                    help='probability that a packet is overwritten '
+                    '(sequence gap, its events counted as discarded)')
+    ap.add_argument('--zstd', choices=['none', 'single', 'rotate'], default='none')
+    ap.add_argument('--frame-packets', type=int, default=1,
+                    help='packets per zstd frame')
+    ap.add_argument('--rotate-frames', type=int, default=3,
+                    help='frames per rotated file')
+    ap.add_argument('--cut-frame', action='store_true',
+                    help='cut the last zstd frame of cpu0 in half (SIGKILL)')
+    ap.add_argument('--partial-packet', action='store_true',
+                    help='append half a packet to the stream of cpu0')
+    ap.add_argument('--offset-s', type=int, default=1700000000)
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    uuid = bytes(rng.getrandbits(8) for _ in range(16))
+    os.makedirs(args.outdir, exist_ok=True)
+    expect_dir = args.expect_dir or args.outdir.rstrip('/') + '.expect'
+    os.makedirs(expect_dir, exist_ok=True)
+    offset_ns = rng.randint(0, 999999999)
+    with open(os.path.join(args.outdir, 'metadata'), 'w') as f:
+        f.write(metadata(uuid, args.offset_s, offset_ns, EVENTS))
+
+    used = set()
+    all_lines = []
+    summary = {}
+    start = rng.randint(10**9, 10**12)
+    for cpu in range(args.cpus):
+        times = gen_times(rng, args.events, start + rng.randint(0, 10**6), used)
+        pk = Packetizer(args, rng, uuid, cpu)
+        for ts in times:
+            eid, name, fields = rng.choice(EVENTS)
+            payload, shown = make_fields_for(rng, eid, name, fields)
+            line = '%s cpu%d %s:%s' % (fmt_ts(ts), cpu, name,
+                                       (' ' + shown) if shown else '')
+            if args.lose and rng.random() < args.lose and pk.cur is not None:
+                pk.lose(1)
+                continue
+            pk.add(ts, eid, payload, line)
+        pk.close(None)
+
+        # Overwrite mode: some packets never reach the file.
+        kept = []
+        for i, p in enumerate(pk.packets):
+            if args.drop_packets and 0 < i < len(pk.packets) - 1 and \
+                    rng.random() < args.drop_packets:
+                continue
+            kept.append(p)
+        # Events of overwritten packets are counted by the next packets.
+        extra = 0
+        final = []
+        for p in pk.packets:
+            if p not in kept:
+                extra += p['events']
+                continue
+            raw = bytearray(p['raw'])
+            disc = p['discarded'] + extra
+            struct.pack_into('<Q', raw, 72, disc)
+            p = dict(p, raw=bytes(raw), discarded=disc)
+            final.append(p)
+
+        cut_packets = 0
+        stream = [p['raw'] for p in final]
+        tail = b''
+        if args.partial_packet and cpu == 0:
+            # Half a packet: a valid header, part of its events.
+            last = final[-1]
+            tail = bytes(last['raw'][:HEADER.size + 10])
+            hdr = list(HEADER.unpack_from(tail))
+            hdr[8] = last['seq'] + 1       # packet_seq_num
+            tail = HEADER.pack(*hdr) + tail[HEADER.size:]
+
+        files = {}
+        if args.zstd == 'none':
+            files['cpu%d' % cpu] = b''.join(stream) + tail
+        else:
+            frames = []
+            for i in range(0, len(stream), args.frame_packets):
+                frames.append((b''.join(stream[i:i + args.frame_packets]),
+                               len(stream[i:i + args.frame_packets])))
+            if tail:
+                frames.append((tail, 0))
+            cframes = [[zstd_frame(d), n] for d, n in frames]
+            if args.cut_frame and cpu == 0:
+                last = cframes[-1]
+                last[0] = last[0][:len(last[0]) // 2]
+                cut_packets = last[1]
+            if args.zstd == 'single':
+                files['cpu%d.zst' % cpu] = b''.join(c for c, _ in cframes)
+            else:
+                for k in range(0, len(cframes), args.rotate_frames):
+                    files['cpu%d-%06d.zst' % (cpu, k // args.rotate_frames)] = \
+                        b''.join(c for c, _ in cframes[k:k + args.rotate_frames])
+        for name, data in files.items():
+            with open(os.path.join(args.outdir, name), 'wb') as f:
+                f.write(data)
+
+        if cut_packets:
+            final = final[:len(final) - cut_packets]
+        n = 0
+        for i, p in enumerate(final):
+            lost_ev = p['discarded'] - (final[i - 1]['discarded'] if i else 0)
+            lost_pk = p['seq'] - (final[i - 1]['seq'] + 1 if i else 0)
+            if lost_ev or lost_pk:
+                all_lines.append((p['begin'], cpu, n,
+                                  '%s cpu%d -- lost events=%d packets=%d%s' % (
+                                      fmt_ts(p['begin']), cpu, lost_ev, lost_pk,
+                                      '' if i else ' before the first packet')))
+                n += 1
+            for ts, line in p['lines']:
+                all_lines.append((ts, cpu, n, line))
+                n += 1
+        summary['cpu%d' % cpu] = {
+            'packets': len(final),
+            'events': sum(p['events'] for p in final),
+            'discarded': final[-1]['discarded'] if final else 0,
+            'lost_packets': (final[0]['seq'] if final else 0) +
+            sum(final[i]['seq'] - final[i - 1]['seq'] - 1
+                for i in range(1, len(final))),
+            'first': min((t for p in final for t, _ in p['lines']), default=None),
+            'last': max((t for p in final for t, _ in p['lines']), default=None),
+            'truncated': bool(tail) or bool(cut_packets),
+            'headers': pk.counts,
+            'discard_steps': [final[i]['discarded'] -
+                              (final[i - 1]['discarded'] if i else 0)
+                              for i in range(len(final))],
+        }
+
+    all_lines.sort()
+    with open(os.path.join(expect_dir, 'expected-summary.txt'), 'w') as f:
+        for cpu in range(args.cpus):
+            c = summary['cpu%d' % cpu]
+            f.write('cpu%d: packets=%d events=%d discarded=%d lost_packets=%d '
+                    'first=%s last=%s\n' % (
+                        cpu, c['packets'], c['events'], c['discarded'],
+                        c['lost_packets'],
+                        fmt_ts(c['first']) if c['events'] else '-',
+                        fmt_ts(c['last']) if c['events'] else '-'))
+    with open(os.path.join(expect_dir, 'expected.txt'), 'w') as f:
+        for _, _, _, line in all_lines:
+            f.write(line + '\n')
+    with open(os.path.join(expect_dir, 'expected.json'), 'w') as f:
+        json.dump({'cpus': summary, 'offset_s': args.offset_s,
+                   'offset_ns': offset_ns}, f, indent=1, sort_keys=True)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

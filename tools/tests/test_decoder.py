@@ -1,0 +1,725 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the trace decoder and the ringtrace CLI (no kernel needed).
+
+Synthetic traces from gentrace.py are read by `ringtrace` and compared with
+what the generator says they hold, and with what babeltrace2 reads from the
+same files (or from `ringtrace unpack` output).  Corrupt traces must give a
+clean error; random corruption must never crash the ASan/UBSan build.
+
+Usage: test_decoder.py [--fuzz N] [-k SUBSTRING] [-v]
+Last line: `decoder: N passed, M failed`.
+"""
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.dirname(HERE)
+REPO = os.path.dirname(TOOLS)
+RINGTRACE = os.path.join(TOOLS, 'ringtrace')
+RINGTRACE_ASAN = os.path.join(TOOLS, 'ringtrace-asan')
+GENTRACE = os.path.join(HERE, 'gentrace.py')
+HEADER = struct.Struct('<I16sIQQQQQQQII')
+OFF = {'magic': 0, 'uuid': 4, 'stream_id': 20, 'instance': 24, 'begin': 32,
+       'end': 40, 'content': 48, 'size': 56, 'seq': 64, 'discarded': 72,
+       'cpu': 80, 'events': 84}
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def run(args, **kw):
+    return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, errors='replace', **kw)
+
+
+class Ctx:
+    def __init__(self, tmp, args):
+        self.tmp = tmp
+        self.args = args
+        self.n = 0
+
+    def gen(self, *opts, events=400, cpus=3, subbuf=1024, seed=None):
+        """Generates a trace; returns (dir, expect dir)."""
+        self.n += 1
+        d = os.path.join(self.tmp, 't%03d' % self.n)
+        e = d + '.expect'
+        args = [sys.executable, GENTRACE, d, '--expect-dir', e,
+                '--events', str(events), '--cpus', str(cpus),
+                '--subbuf', str(subbuf), '--seed', str(seed or self.n)]
+        r = run(args + list(opts))
+        check(r.returncode == 0, 'gentrace failed: ' + r.stderr)
+        return d, e
+
+    def copy(self, d):
+        self.n += 1
+        n = os.path.join(self.tmp, 'c%03d' % self.n)
+        shutil.copytree(d, n)
+        return n
+
+
+def rt(*args, asan=False):
+    return run([RINGTRACE_ASAN if asan else RINGTRACE] + [str(a) for a in args])
+
+
+def expected(e):
+    with open(os.path.join(e, 'expected.txt')) as f:
+        lines = f.read().splitlines()
+    with open(os.path.join(e, 'expected-summary.txt')) as f:
+        summary = f.read().splitlines()
+    with open(os.path.join(e, 'expected.json')) as f:
+        info = json.load(f)
+    return lines, summary, info
+
+
+def report_ok(d, e, *extra):
+    """`ringtrace report` prints exactly the expected lines and summary."""
+    r = rt('report', *extra, d, asan=True)
+    check(r.returncode == 0, 'report failed: %s' % r.stderr)
+    check('runtime error' not in r.stderr, 'UBSan: ' + r.stderr)
+    out = r.stdout.splitlines()
+    lines, summary, info = expected(e)
+    got = [l for l in out if l.startswith('[')]
+    if got != lines:
+        for i, (a, b) in enumerate(zip(got, lines)):
+            if a != b:
+                raise Fail('report line %d:\n  got      %s\n  expected %s' % (i, a, b))
+        raise Fail('report has %d event lines, expected %d' % (len(got), len(lines)))
+    got_sum = [l for l in out if re.match(r'cpu\d+: packets=', l)]
+    check(got_sum == summary, 'summary differs:\n%s\nexpected\n%s' %
+          ('\n'.join(got_sum), '\n'.join(summary)))
+    trunc = {l.split(':')[0] for l in out if ': truncated: ' in l}
+    want = {c for c, v in info['cpus'].items() if v['truncated']}
+    check(trunc == want, 'truncation notes for %s, expected %s' %
+          (sorted(trunc), sorted(want)))
+    return r
+
+
+# ---- babeltrace2 -------------------------------------------------------------
+
+BT_EVENT = re.compile(r'^\[(\d+)\] (?:\S+ )?(\w+): \{ cpu_id = (\d+)[,} ]')
+BT_WARN = re.compile(r'stream "[^"]*/cpu(\d+)"')
+
+
+def bt2(d, *opts):
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta'] + list(opts) + [d])
+    check(r.returncode == 0, 'babeltrace2 failed on %s: %s' %
+          (d, r.stderr[-2000:]))
+    events = []
+    for l in r.stdout.splitlines():
+        m = BT_EVENT.match(l)
+        check(m, 'unexpected babeltrace2 line: ' + l)
+        events.append((int(m.group(1)), int(m.group(3)), m.group(2)))
+    lost = {}
+    for l in r.stderr.splitlines():
+        m = BT_WARN.search(l)
+        if not m or not l.startswith('WARNING'):
+            continue
+        c = lost.setdefault(int(m.group(1)), {'events': 0, 'may': 0, 'packets': 0})
+        m2 = re.search(r'Tracer discarded (\d+) events?', l)
+        m3 = re.search(r'Tracer discarded (\d+) packets?', l)
+        if m2:
+            c['events'] += int(m2.group(1))
+        elif m3:
+            c['packets'] += int(m3.group(1))
+        elif 'may have discarded events' in l:
+            c['may'] += 1
+        else:
+            raise Fail('unexpected babeltrace2 warning: ' + l)
+    return events, lost
+
+
+def parse_ts(s):
+    sec, ns = s.strip('[]').split('.')
+    return int(sec) * 1000000000 + int(ns)
+
+
+def bt2_agrees(d, e):
+    """babeltrace2 sees the same events, in the same order, at the same
+    times, and the same losses as the generator (and so as ringtrace)."""
+    events, lost = bt2(d)
+    lines, _, info = expected(e)
+    want = []
+    for l in lines:
+        if ' -- lost ' in l:
+            continue
+        ts, cpu, name = l.split(' ')[:3]
+        want.append((parse_ts(ts), int(cpu[3:]), name.rstrip(':')))
+    check(len(events) == len(want), 'babeltrace2 read %d events, expected %d' %
+          (len(events), len(want)))
+    for i, (a, b) in enumerate(zip(events, want)):
+        check(a == b, 'babeltrace2 event %d is %s, expected %s' % (i, a, b))
+    for cpu, v in info['cpus'].items():
+        c = lost.get(int(cpu[3:]), {'events': 0, 'may': 0, 'packets': 0})
+        steps = v['discard_steps']
+        # babeltrace2 cannot count what was lost before the first packet.
+        check(c['events'] == sum(steps[1:]),
+              '%s: babeltrace2 reports %d discarded events, expected %d' %
+              (cpu, c['events'], sum(steps[1:])))
+        check(c['may'] == (1 if steps and steps[0] else 0),
+              '%s: babeltrace2 "may have discarded" %d times' % (cpu, c['may']))
+        check(c['packets'] == v['lost_packets'],
+              '%s: babeltrace2 reports %d discarded packets, expected %d' %
+              (cpu, c['packets'], v['lost_packets']))
+    return len(events)
+
+
+# ---- tests -------------------------------------------------------------------
+
+@test
+def generator_tsdl_is_the_modules(ctx):
+    """gentrace.py writes the TSDL of module/ctf.c, string for string."""
+    path = os.path.join(REPO, 'module', 'ctf.c')
+    check(os.path.exists(path), 'module/ctf.c missing')
+    src = open(path).read()
+    d, _ = ctx.gen(events=10, cpus=1)
+    meta = open(os.path.join(d, 'metadata')).read()
+    for var in ('rt_tsdl_types', 'rt_tsdl_stream'):
+        m = re.search(r'%s\[\]\s*=\s*((?:\s*"(?:[^"\\]|\\.)*")+)\s*;' % var, src)
+        check(m, '%s not found in module/ctf.c' % var)
+        text = ''.join(json.loads('"%s"' % s) for s in
+                       re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+        check(text in meta, '%s of module/ctf.c is not in the generated metadata' % var)
+    for frag in re.findall(r'"((?:[^"\\]|\\.)*)"', src[src.index('rt_metadata_show'):]):
+        frag = json.loads('"%s"' % frag).split('%')[0]
+        check(frag in meta, 'module/ctf.c text %r is not in the generated metadata' % frag)
+
+
+@test
+def report_plain_streams(ctx):
+    d, e = ctx.gen(events=3000)
+    report_ok(d, e)
+    _, _, info = expected(e)
+    h = {k: sum(c['headers'][k] for c in info['cpus'].values())
+         for k in ('compact', 'extended', 'wraps')}
+    check(min(h.values()) > 20, 'trace lacks compact/extended/wrap cases: %s' % h)
+    bt2_agrees(d, e)
+
+
+@test
+def report_padded_packets(ctx):
+    d, e = ctx.gen('--layout', 'padded', events=1500)
+    report_ok(d, e)
+    bt2_agrees(d, e)
+
+
+@test
+def report_one_cpu_big_packets(ctx):
+    d, e = ctx.gen(events=5000, cpus=1, subbuf=65536)
+    report_ok(d, e)
+    bt2_agrees(d, e)
+
+
+@test
+def report_many_cpus(ctx):
+    d, e = ctx.gen(events=300, cpus=12, subbuf=512)
+    report_ok(d, e)
+    bt2_agrees(d, e)
+
+
+@test
+def discarded_events(ctx):
+    d, e = ctx.gen('--lose', '0.02', events=3000)
+    r = report_ok(d, e)
+    check(' -- lost events=' in r.stdout, 'no loss reported')
+    bt2_agrees(d, e)
+
+
+@test
+def overwritten_packets(ctx):
+    d, e = ctx.gen('--lose', '0.01', '--drop-packets', '0.08', events=3000)
+    _, _, info = expected(e)
+    check(sum(c['lost_packets'] for c in info['cpus'].values()) > 0,
+          'generator dropped no packet')
+    report_ok(d, e)
+    bt2_agrees(d, e)
+
+
+@test
+def wall_clock(ctx):
+    d, e = ctx.gen(events=200)
+    r = rt('report', '--wall', d)
+    check(r.returncode == 0, r.stderr)
+    got = [l.split(' ')[0] for l in r.stdout.splitlines() if ' cpu' in l and ' -- ' not in l]
+    b = run(['babeltrace2', '--clock-seconds', '--no-delta', d])
+    check(b.returncode == 0, b.stderr)
+    want = [l.split(' ')[0] for l in b.stdout.splitlines()]
+    check(got == want, 'wall-clock times differ from babeltrace2 --clock-seconds '
+          '(first: %s vs %s)' % (got[:1], want[:1]))
+
+
+@test
+def zstd_single(ctx):
+    d, e = ctx.gen('--zstd', 'single', '--frame-packets', '3', '--lose', '0.01')
+    report_ok(d, e)
+
+
+@test
+def zstd_rotated(ctx):
+    d, e = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', '--rotate-frames', '2')
+    check(len([f for f in os.listdir(d) if f.startswith('cpu0-')]) > 2,
+          'too few rotated files')
+    report_ok(d, e)
+
+
+@test
+def zstd_killed_daemon(ctx):
+    """A partial last frame is dropped and noted; check still succeeds."""
+    d, e = ctx.gen('--zstd', 'rotate', '--cut-frame', '--frame-packets', '2')
+    r = report_ok(d, e)
+    check('ends inside the zstd frame' in r.stdout, 'no frame note:\n' + r.stdout)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 0, 'check failed on a truncated trace: ' + r.stderr)
+    check('truncated:' in r.stdout, 'check does not mention the truncation')
+
+
+@test
+def partial_packet_plain(ctx):
+    d, e = ctx.gen('--partial-packet')
+    r = report_ok(d, e)
+    check('trailing partial packet' in r.stdout, 'no partial packet note')
+
+
+@test
+def partial_packet_zstd(ctx):
+    d, e = ctx.gen('--partial-packet', '--zstd', 'single')
+    r = report_ok(d, e)
+    check('trailing partial packet' in r.stdout, 'no partial packet note')
+
+
+@test
+def unpack_for_babeltrace2(ctx):
+    """`ringtrace unpack` of a compressed, rotated, SIGKILLed trace gives a
+    directory that babeltrace2 reads completely."""
+    d, e = ctx.gen('--zstd', 'rotate', '--cut-frame', '--partial-packet',
+                   '--lose', '0.01', '--drop-packets', '0.05', events=1500)
+    out = d + '-ctf'
+    r = rt('unpack', d, asan=True)
+    check(r.returncode == 0, 'unpack failed: ' + r.stderr)
+    check('babeltrace2 ' + out in r.stdout, 'unpack does not say how to read it')
+    check(sorted(os.listdir(out)) == ['cpu0', 'cpu1', 'cpu2', 'metadata'],
+          'unpack wrote %s' % os.listdir(out))
+    bt2_agrees(out, e)
+    r = rt('report', out)
+    lines, _, _ = expected(e)
+    check(r.returncode == 0 and [l for l in r.stdout.splitlines() if l.startswith('[')]
+          == lines, 'report of the unpacked trace differs from the expected events')
+    r = rt('check', out)
+    check(r.returncode == 0 and 'truncated' not in r.stdout,
+          'unpacked trace does not check clean: ' + r.stdout + r.stderr)
+    r = rt('unpack', d)
+    check(r.returncode == 1 and 'not empty' in r.stderr, 'unpack overwrote ' + out)
+    r = rt('unpack', '--force', d, out)
+    check(r.returncode == 0, 'unpack --force failed: ' + r.stderr)
+    r = rt('unpack', d, d)
+    check(r.returncode == 1, 'unpack into the trace itself did not fail')
+
+
+@test
+def check_summary(ctx):
+    d, e = ctx.gen('--lose', '0.01', events=800)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 0, r.stderr)
+    _, summary, _ = expected(e)
+    check(r.stdout.splitlines() == summary, 'check output:\n' + r.stdout)
+    r = rt('check', '-v', d)
+    check(r.returncode == 0 and ' seq=0 ' in r.stdout, 'check -v lists no packets')
+
+
+# Corruptions of the first stream: (name, how, expected message part).
+def patch_header(field, value, packet=1, fmt='<Q'):
+    def f(data, pkts):
+        struct.pack_into(fmt, data, pkts[packet] + OFF[field], value(data, pkts[packet]))
+    return f
+
+
+def hdr_get(data, off, field, fmt='<Q'):
+    return struct.unpack_from(fmt, data, off + OFF[field])[0]
+
+
+CORRUPTIONS = [
+    ('magic', patch_header('magic', lambda d, o: 0xdeadbeef, fmt='<I'), 'bad packet magic'),
+    ('uuid', patch_header('uuid', lambda d, o: 0x1234, fmt='<I'), 'uuid differs'),
+    ('stream_id', patch_header('stream_id', lambda d, o: 3, fmt='<I'), 'unknown stream id'),
+    ('content>packet', patch_header('content', lambda d, o: hdr_get(d, o, 'size') + 8),
+     'bad sizes'),
+    ('content<header', patch_header('content', lambda d, o: 80 * 8), 'bad sizes'),
+    ('content%8', patch_header('content', lambda d, o: hdr_get(d, o, 'content') - 3),
+     'bad sizes'),
+    ('huge packet', patch_header('size', lambda d, o: 1 << 40), 'bad sizes'),
+    ('end<begin', patch_header('end', lambda d, o: hdr_get(d, o, 'begin') - 1),
+     'before timestamp_begin'),
+    ('begin<prev end', patch_header('begin', lambda d, o: 5), 'before the previous packet'),
+    ('seq back', patch_header('seq', lambda d, o: 0), 'does not follow'),
+    ('discarded down', patch_header('discarded', lambda d, o: 5), 'went down from 5'),
+    ('events field', patch_header('events', lambda d, o: hdr_get(d, o, 'events', '<I') + 1,
+                                  fmt='<I'), 'its header says'),
+    ('cpu_id', patch_header('cpu', lambda d, o: 7, fmt='<I'), 'differs from cpu_id'),
+    ('cpu_id+instance', lambda d, p: (struct.pack_into('<Q', d, p[1] + OFF['instance'], 7),
+                                      struct.pack_into('<I', d, p[1] + OFF['cpu'], 7)),
+     'packet of cpu 7 in a stream of cpu 0'),
+    ('unknown event id', lambda d, p: struct.pack_into('<I', d, p[1] + 88, 29),
+     'unknown event id 29'),
+    ('event after end', patch_header('end', lambda d, o: hdr_get(d, o, 'begin')),
+     "after the packet's timestamp_end"),
+]
+
+
+def packets_of(data):
+    offs, o = [], 0
+    while o + HEADER.size <= len(data):
+        offs.append(o)
+        o += struct.unpack_from('<Q', data, o + OFF['size'])[0] // 8
+    return offs
+
+
+@test
+def corrupt_streams(ctx):
+    # Every event a marker, so that the first event's payload is known.
+    d, _ = ctx.gen(events=600, cpus=2, seed=77)
+    for name, how, msg in CORRUPTIONS:
+        c = ctx.copy(d)
+        path = os.path.join(c, 'cpu0')
+        data = bytearray(open(path, 'rb').read())
+        pkts = packets_of(data)
+        check(len(pkts) > 3, 'trace too small')
+        how(data, pkts)
+        open(path, 'wb').write(data)
+        for cmd in ('check', 'report'):
+            r = rt(cmd, c, asan=True)
+            check(r.returncode == 1, '%s: %s exit %d (stderr %s)' %
+                  (name, cmd, r.returncode, r.stderr))
+            check(r.stderr.startswith('ringtrace: %s/cpu0: ' % c) and msg in r.stderr,
+                  '%s: %s said %r, expected %r' % (name, cmd, r.stderr, msg))
+            check('Sanitizer' not in r.stderr and 'runtime error' not in r.stderr,
+                  '%s: sanitizer: %s' % (name, r.stderr))
+            check(r.stderr.count('\n') == 1, '%s: %s printed more than one message' %
+                  (name, cmd))
+
+
+@test
+def corrupt_payload_length(ctx):
+    """A marker whose length runs past content_size."""
+    d, _ = ctx.gen(events=300, cpus=1, seed=5)
+    meta = open(os.path.join(d, 'metadata')).read()
+    check('ringtrace_marker' in meta, 'no marker event')
+    path = os.path.join(d, 'cpu0')
+    data = bytearray(open(path, 'rb').read())
+    # Find a compact marker event header: id 0 then u16 len.
+    for o in packets_of(data)[1:]:
+        hdr = HEADER.unpack_from(data, o)
+        pos, end = o + 88, o + hdr[6] // 8
+        if struct.unpack_from('<I', data, pos)[0] & 31 == 0:
+            struct.pack_into('<H', data, pos + 4, 0xffff)
+            break
+    else:
+        raise Fail('no packet starting with a compact marker')
+    open(path, 'wb').write(data)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 1 and 'runs past content_size' in r.stderr,
+          'bad length: %r' % r.stderr)
+
+
+@test
+def cut_packets_are_rejected_like_babeltrace2(ctx):
+    """content_size bytes written for packets whose packet_size is larger:
+    babeltrace2 rejects such a stream, and so does ringtrace, saying why."""
+    d, _ = ctx.gen('--layout', 'cut', events=500, cpus=1)
+    r = run(['babeltrace2', d])
+    check(r.returncode != 0, 'babeltrace2 accepted cut packets')
+    r = rt('check', d, asan=True)
+    check(r.returncode == 1 and 'cut to its content_size' in r.stderr,
+          'ringtrace: %r' % r.stderr)
+
+
+@test
+def corrupt_zstd(ctx):
+    d, _ = ctx.gen('--zstd', 'single', '--frame-packets', '4', cpus=1, events=800)
+    path = os.path.join(d, 'cpu0.zst')
+    data = bytearray(open(path, 'rb').read())
+    data[len(data) // 2:len(data) // 2 + 64] = bytes(64)
+    open(path, 'wb').write(data)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 1 and r.stderr.startswith('ringtrace: %s: ' % path),
+          'corrupt zstd: exit %d %r' % (r.returncode, r.stderr))
+    check('zstd' in r.stderr or 'offset' in r.stderr, r.stderr)
+
+
+BRIEF_EXTENDED = ('struct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended;',
+                  'struct { uint27_t _pad; uint32_t id; uint64_clock_monotonic_t timestamp; } extended;')
+
+METADATA_CORRUPTIONS = [
+    ('not CTF', lambda m: m.replace('/* CTF 1.8 */', '/* CTF 2 */'), 'does not start with'),
+    ('syntax', lambda m: m.replace('trace {', 'trace {{'), 'metadata:'),
+    ('unknown type', lambda m: m.replace('uint32_t magic;', 'uint33_t magic;'),
+     "unknown type 'uint33_t'"),
+    ('header layout', lambda m: m.replace('uint32_t stream_id;', 'uint64_t stream_id;'),
+     'packet.header field 2 must be `stream_id`'),
+    ('context layout', lambda m: m.replace('uint32_t events;', ''),
+     'packet.context has 7 fields'),
+    ('byte-aligned extended header', lambda m: m.replace(*BRIEF_EXTENDED),
+     'extended option must be a struct of 2 fields with alignment 1'),
+    ('big endian', lambda m: m.replace('byte_order = le;', 'byte_order = be;'),
+     'byte_order must be le'),
+    ('uuid', lambda m: re.sub(r'uuid = "[^"]*";', 'uuid = "xyz";', m, count=1),
+     'malformed trace uuid'),
+    ('duplicate id', lambda m: m.replace('id = 3;', 'id = 2;'), 'share id 2'),
+    ('unterminated comment', lambda m: m + '/* x', 'unterminated comment'),
+    ('binary', lambda m: m.replace('env {', 'env \x01{'), 'unexpected byte 0x01'),
+]
+
+
+@test
+def corrupt_metadata(ctx):
+    d, _ = ctx.gen(events=50, cpus=1)
+    meta = open(os.path.join(d, 'metadata')).read()
+    for name, how, msg in METADATA_CORRUPTIONS:
+        c = ctx.copy(d)
+        m = how(meta)
+        check(m != meta, '%s: corruption did not apply' % name)
+        open(os.path.join(c, 'metadata'), 'w').write(m)
+        r = rt('report', c, asan=True)
+        check(r.returncode == 1 and r.stderr.startswith('ringtrace: %s/metadata' % c)
+              and msg in r.stderr, '%s: %r (expected %r)' % (name, r.stderr, msg))
+
+
+@test
+def unsupported_event_fields(ctx):
+    """An event whose fields ringtrace cannot lay out fails only when met."""
+    d, _ = ctx.gen(events=200, cpus=1)
+    p = os.path.join(d, 'metadata')
+    m = open(p).read().replace('fields := struct { uint64_t seq; };',
+                               'fields := struct { floating_point { exp_dig = 8; mant_dig = 24; align = 8; } seq; };')
+    open(p, 'w').write(m)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 1 and "event 'test_bigid' cannot be decoded" in r.stderr,
+          repr(r.stderr))
+
+
+@test
+def directory_errors(ctx):
+    d, _ = ctx.gen(events=50, cpus=2)
+    c = ctx.copy(d)
+    shutil.copy(os.path.join(c, 'cpu0'), os.path.join(c, 'cpu0.zst'))
+    r = rt('report', c)
+    check(r.returncode == 1 and 'keep one kind' in r.stderr, repr(r.stderr))
+    c = ctx.copy(d)
+    os.unlink(os.path.join(c, 'metadata'))
+    r = rt('check', c)
+    check(r.returncode == 1 and 'metadata: No such file' in r.stderr, repr(r.stderr))
+    c = ctx.copy(d)
+    for f in os.listdir(c):
+        if f != 'metadata':
+            os.unlink(os.path.join(c, f))
+    r = rt('check', c)
+    check(r.returncode == 1 and 'no stream files' in r.stderr, repr(r.stderr))
+    r = rt('check', os.path.join(ctx.tmp, 'nonexistent'))
+    check(r.returncode == 1 and r.stderr.startswith('ringtrace: '), repr(r.stderr))
+    # Empty stream files (a CPU that recorded nothing) are fine.
+    c = ctx.copy(d)
+    open(os.path.join(c, 'cpu5'), 'wb').close()
+    r = rt('check', c)
+    check(r.returncode == 0 and 'cpu5: packets=0 events=0' in r.stdout, r.stdout + r.stderr)
+
+
+@test
+def cli_usage(ctx):
+    r = rt('--help')
+    check(r.returncode == 0 and 'report' in r.stdout and 'unpack' in r.stdout, r.stdout)
+    r = rt('report', '--help')
+    check(r.returncode == 0 and 'Usage' in r.stdout, r.stdout)
+    for args, msg in ((['frobnicate'], "unknown command 'frobnicate'"),
+                      (['report'], 'report needs one trace directory'),
+                      (['report', '--bogus', 'x'], 'bad usage'),
+                      (['check', 'a', 'b'], 'check needs one trace directory'),
+                      (['stats', 'extra'], 'takes no arguments')):
+        r = rt(*args)
+        check(r.returncode == 1 and 'ringtrace: ' in r.stderr and msg in r.stderr,
+              '%s: %r' % (args, r.stderr))
+    r = rt()
+    check(r.returncode == 1 and 'Usage' in r.stderr, 'no-argument usage')
+
+
+@test
+def cli_control_files(ctx):
+    debugfs = os.path.join(ctx.tmp, 'debugfs')
+    fake = os.path.join(debugfs, 'ringtrace')
+    os.makedirs(fake)
+    for name, text in (('tracing_on', '1\n'), ('mode', 'discard\n'),
+                       ('subbuf_size', '262144\n'), ('num_subbufs', '4\n')):
+        open(os.path.join(fake, name), 'w').write(text)
+    stats = ''.join('cpu%d written=%d delivered=%d lost_full=%d lost_overrun=0 '
+                    'lost_held=0 lost_nested=%d lost_too_big=0 subbufs=%d bytes=%d\n'
+                    % (c, 1000 + c, 900, 50 + c, c, 3, 70000) for c in range(2))
+    open(os.path.join(fake, 'stats'), 'w').write(stats)
+    r = rt('stats', '--debugfs', debugfs)
+    check(r.returncode == 0, r.stderr)
+    lines = r.stdout.splitlines()
+    check(lines[0] == 'tracing_on=1 mode=discard subbuf_size=262144 num_subbufs=4',
+          lines[0])
+    cols = lines[1].split()
+    check(cols[0] == 'written' and cols[-1] == 'in_buffer', lines[1])
+    rows = {l.split()[0]: l.split()[1:] for l in lines[2:]}
+    check(rows['cpu1'][0] == '1001' and rows['cpu1'][-1] == str(1001 - 900 - 51 - 1),
+          'cpu1 row: %s' % rows['cpu1'])
+    check(rows['total'][0] == '2001' and rows['total'][-1] == str(50 + 49),
+          'total row: %s' % rows['total'])
+    r = rt('stop', '-d', debugfs)
+    check(r.returncode == 0 and open(os.path.join(fake, 'tracing_on')).read() == '0\n',
+          'stop: ' + r.stderr)
+    r = rt('start', '-d', debugfs)
+    check(r.returncode == 0 and open(os.path.join(fake, 'tracing_on')).read() == '1\n',
+          'start: ' + r.stderr)
+    r = rt('start', '-d', os.path.join(ctx.tmp, 'nope'))
+    check(r.returncode == 1 and 'is ringtrace.ko loaded' in r.stderr, repr(r.stderr))
+    r = rt('stats', '-d', os.path.join(ctx.tmp, 'nope'))
+    check(r.returncode == 1 and 'ringtrace: ' in r.stderr, repr(r.stderr))
+
+
+def mutate(rng, data):
+    data = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        k = rng.random()
+        if not data:
+            break
+        i = rng.randrange(len(data))
+        if k < 0.5:
+            data[i] ^= 1 << rng.randrange(8)
+        elif k < 0.7:
+            data[i] = rng.choice([0, 0xff, 0x7f, 0x80, 31])
+        elif k < 0.8:
+            del data[i:i + rng.randint(1, 64)]
+        elif k < 0.9:
+            data[i:i] = bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 16)))
+        else:
+            del data[i:]
+    return bytes(data)
+
+
+FUZZ_DECODER = os.path.join(HERE, 'fuzz_decoder')
+
+
+@test
+def fuzz_library(ctx):
+    """tests/fuzz_decoder (ASan/UBSan, in process): mutated streams, zstd
+    files and metadata, decoded to the end."""
+    check(os.access(FUZZ_DECODER, os.X_OK), 'tests/fuzz_decoder not built (make -C tools asan)')
+    plain, _ = ctx.gen('--lose', '0.02', '--drop-packets', '0.05', events=300,
+                       cpus=2, subbuf=512)
+    comp, _ = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', events=300,
+                      cpus=1, subbuf=512)
+    for i, src in enumerate((plain, comp)):
+        work = os.path.join(ctx.tmp, 'work%d' % i)
+        os.makedirs(work)
+        r = run([FUZZ_DECODER, src, work, str(ctx.args.fuzz_lib), str(1000 + i)])
+        check(r.returncode == 0 and 'iterations' in r.stdout,
+              'fuzz_decoder on %s: exit %d\n%s' % (src, r.returncode, r.stderr[-3000:]))
+
+
+@test
+def fuzz(ctx):
+    """Random corruption of streams (plain and zstd) and metadata: the
+    ASan/UBSan CLI exits 0 or 1 with a `ringtrace:` message, never crashes."""
+    rng = random.Random(12345)
+    plain, _ = ctx.gen('--lose', '0.02', events=300, cpus=2, subbuf=512)
+    comp, _ = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', events=300,
+                      cpus=1, subbuf=512)
+    bad = []
+    for i in range(ctx.args.fuzz):
+        src = plain if i % 3 else comp
+        c = os.path.join(ctx.tmp, 'fuzz')
+        shutil.rmtree(c, ignore_errors=True)
+        shutil.copytree(src, c)
+        files = sorted(os.listdir(c))
+        target = os.path.join(c, rng.choice(files) if i % 5 else 'metadata')
+        data = open(target, 'rb').read()
+        open(target, 'wb').write(mutate(rng, data))
+        cmd = ('check', 'report', 'unpack')[i % 3]
+        args = [cmd, c] + ([c + '-out', ] if cmd == 'unpack' else [])
+        shutil.rmtree(c + '-out', ignore_errors=True)
+        r = rt(*args, asan=True)
+        if r.returncode not in (0, 1) or 'Sanitizer' in r.stderr or \
+                'runtime error' in r.stderr or \
+                (r.returncode == 1 and not r.stderr.startswith('ringtrace: ')):
+            keep = os.path.join(ctx.tmp, 'fuzz-fail-%d' % i)
+            shutil.copytree(c, keep)
+            bad.append('%s %s: exit %d: %s' % (cmd, keep, r.returncode, r.stderr[-600:]))
+    check(not bad, '%d of %d fuzz cases failed:\n%s' % (len(bad), ctx.args.fuzz,
+                                                       '\n'.join(bad[:3])))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--fuzz', type=int, default=100,
+                    help='CLI fuzz cases (one process each)')
+    ap.add_argument('--fuzz-lib', type=int, default=3000,
+                    help='in-process fuzz iterations per trace')
+    ap.add_argument('-k', help='only tests whose name contains this')
+    ap.add_argument('-v', action='store_true', help='show tracebacks')
+    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
+    args = ap.parse_args()
+
+    for b in (RINGTRACE, RINGTRACE_ASAN):
+        if not os.access(b, os.X_OK):
+            print('decoder: %s missing: run make -C tools ringtrace ringtrace-asan' % b)
+            print('decoder: 0 passed, 1 failed')
+            return 1
+    for prog in ('babeltrace2', 'zstd'):
+        if not shutil.which(prog):
+            print('decoder: %s is not installed (tools/install-deps)' % prog)
+            print('decoder: 0 passed, 1 failed')
+            return 1
+
+    tmp = tempfile.mkdtemp(prefix='rt-decoder-')
+    passed = failed = 0
+    try:
+        for fn in TESTS:
+            if args.k and args.k not in fn.__name__:
+                continue
+            ctx = Ctx(os.path.join(tmp, fn.__name__), args)
+            os.makedirs(ctx.tmp)
+            try:
+                fn(ctx)
+                passed += 1
+                print('ok     %s' % fn.__name__)
+            except Fail as e:
+                failed += 1
+                print('FAIL   %s: %s' % (fn.__name__, e))
+            except Exception:
+                failed += 1
+                print('ERROR  %s:\n%s' % (fn.__name__, traceback.format_exc()))
+            sys.stdout.flush()
+    finally:
+        if args.keep or failed:
+            print('(files kept in %s)' % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print('decoder: %d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
