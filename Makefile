@@ -26,7 +26,8 @@ KVERS ?= $(if $(wildcard /lib/modules/$(running)/build),$(running),\
 kdir = /lib/modules/$(1)/build
 endif
 
-# Sources kbuild needs, mirrored as symlinks into build/<kver>/.
+# Sources kbuild needs, mirrored file by file as symlinks into
+# $(BUILD)/<kver>/ (only sources: kbuild writes its output next to them).
 KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
 
 USER_DIRS := daemon tools selftests
@@ -39,9 +40,11 @@ modules:
 	@test -n "$(strip $(KVERS))" || { echo "no kernel headers found: run tools/install-deps" >&2; exit 1; }
 	@set -e; for k in $(KVERS); do \
 		d="$(BUILD)/$$k"; mkdir -p "$$d"; \
-		for s in $(KBUILD_SRCS); do \
-			mkdir -p "$$d/$$(dirname $$s)"; \
-			cp -rsf "$(CURDIR)/$$s" "$$d/$$(dirname $$s)/"; \
+		cd "$(CURDIR)"; \
+		find $(KBUILD_SRCS) \( -name '*.[ch]' -o -name Kbuild \) -print | \
+		while read -r f; do \
+			mkdir -p "$$d/$$(dirname "$$f")"; \
+			ln -sfn "$(CURDIR)/$$f" "$$d/$$f"; \
 		done; \
 		echo "  MODULES $$k"; \
 		$(MAKE) -s -C "$(call kdir,$$k)" M="$$d" W=1 modules; \

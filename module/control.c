@@ -94,13 +94,12 @@ static int rt_control_apply(unsigned long which, const char *word)
 			return rt_set_mode(true);
 		return -EINVAL;
 	case RT_CTL_SUBBUF_SIZE:
-		ret = kstrtoul(word, 0, &val);
-		return ret ?: rt_set_geometry(val, rt.num_subbufs);
+		/* Overflow is just another bad number: -EINVAL, not -ERANGE. */
+		if (kstrtoul(word, 0, &val))
+			return -EINVAL;
+		return rt_set_geometry(val, rt.num_subbufs);
 	case RT_CTL_NUM_SUBBUFS:
-		ret = kstrtoul(word, 0, &val);
-		if (ret)
-			return ret;
-		if (val > RINGTRACE_MAX_SUBBUFS)
+		if (kstrtoul(word, 0, &val) || val > RINGTRACE_MAX_SUBBUFS)
 			return -EINVAL;
 		return rt_set_geometry(rt.subbuf_size, val);
 	case RT_CTL_CLEAR:

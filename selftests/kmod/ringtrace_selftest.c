@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace_selftest.ko: writers for the ringtrace selftests.
+ *
+ * A client of the public writer API only (include/linux/ringtrace.h), like
+ * any other module that traces with ringtrace.  It produces self-checking
+ * records (see ringtrace_selftest.h) from every context that can nest on a
+ * CPU, so that the userspace stress test can prove that under load every
+ * accepted event arrives intact, exactly once and in order, and that every
+ * other one is counted as lost:
+ *
+ *   task      a kthread bound to each CPU, writing in a loop
+ *   softirq   a pinned timer_list per CPU
+ *   hardirq   a pinned hard hrtimer per CPU, an irq_work it queues, and
+ *             IPIs sent to every other CPU by a sender kthread per CPU
+ *
+ * This mirrors the kernel's ring buffer startup test (one writer per CPU
+ * plus IPI writers nesting over it), with more contexts.  Two deterministic
+ * tests complete it: reservations nested one deeper than the API allows,
+ * and an event too big for a sub-buffer.  The protocol with userspace is
+ * described in ringtrace_selftest.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
+#include <linux/irqflags.h>
+#include <linux/kernel.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/ringtrace.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/timer.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <asm/byteorder.h>
+
+#include "ringtrace_selftest.h"
+
+/*
+ * The hrtimer period is short so that hard interrupts often land inside a
+ * task writer's reservation (the case the ring buffer must get right), but
+ * long enough that a TCG guest still makes progress between them.
+ */
+#define RTST_HRTIMER_PERIOD_NS	(200 * NSEC_PER_USEC)
+/* Events per interrupt-context callback: consecutive nested records. */
+#define RTST_IRQ_BURST		2
+/* The softirq timer fires once a jiffy: more per call to keep pace. */
+#define RTST_SOFTIRQ_BURST	8
+#define RTST_MAX_SECONDS	600
+
+struct rtst_producer {
+	u32 id;			/* cpu * RTST_NR_KINDS + kind */
+	bool active;		/* writes in this run */
+	bool done;		/* made max_per_producer attempts */
+	u64 seq;		/* attempts so far: the next sequence number */
+	u64 accepted;		/* attempts the ring buffer accepted */
+	u64 nested;		/* accepted while another record was open here */
+};
+
+/*
+ * Everything of one CPU.  A producer's counters are only touched from its
+ * own context on its own CPU, and read after the run has been stopped
+ * synchronously, so they need no atomics.
+ */
+struct rtst_cpu {
+	struct task_struct *writer;	/* bound: task producer, arms timers */
+	struct task_struct *ipi_sender;	/* bound: IPIs every other CPU */
+	struct hrtimer hrtimer;
+	struct timer_list timer;
+	struct irq_work work;
+	struct rtst_producer prod[RTST_NR_KINDS];
+};
+
+static struct rtst_cpu *rtst_cpus;	/* nr_cpu_ids entries */
+
+/* Records of this module open (reserved, not committed) on this CPU. */
+static DEFINE_PER_CPU(unsigned int, rtst_inflight);
+
+static struct ringtrace_event rtst_record_ev = {
+	.name = RTST_RECORD_NAME,
+	.fields = RTST_RECORD_FIELDS,
+};
+
+static struct ringtrace_event rtst_nest_ev = {
+	.name = RTST_NEST_NAME,
+	.fields = RTST_NEST_FIELDS,
+};
+
+static struct ringtrace_event rtst_blob_ev = {
+	.name = RTST_BLOB_NAME,
+	.fields = RTST_BLOB_FIELDS,
+};
+
+/*
+ * One run, nesting or oversize test at a time; also keeps the result files
+ * from reading counters that are still moving.
+ */
+static DEFINE_MUTEX(rtst_lock);
+
+/* Parameters of the current or last run, set before any writer starts. */
+static struct cpumask rtst_run_cpus;
+static unsigned int rtst_run_seconds;
+static unsigned int rtst_run_flags;
+static u64 rtst_run_max;
+static unsigned int rtst_nr_active;
+static const char *rtst_run_state = "idle";
+
+/* Writers stop at the next check once this is set. */
+static bool rtst_stop;
+/* Producers that made their max attempts, in all and per kind. */
+static atomic_t rtst_nr_done;
+static atomic_t rtst_kind_done[RTST_NR_KINDS];
+static unsigned int rtst_kind_active[RTST_NR_KINDS];
+static DECLARE_WAIT_QUEUE_HEAD(rtst_done_wq);
+
+/* Outcome of the last nest / oversize write. */
+static struct {
+	int cpu;
+	unsigned int accepted;
+	unsigned int refused;
+} rtst_nest_result = { .cpu = -1 };
+
+static struct {
+	int cpu;
+	unsigned int len;
+	bool accepted;
+} rtst_oversize_result = { .cpu = -1 };
+
+static struct dentry *rtst_dir;
+
+static unsigned int rtst_context(void)
+{
+	unsigned int off = irqs_disabled() ? RTST_CTX_IRQS_OFF : 0;
+
+	if (in_nmi())
+		return RTST_CTX_NMI | off;
+	if (in_hardirq())
+		return RTST_CTX_HARDIRQ | off;
+	if (in_serving_softirq())
+		return RTST_CTX_SOFTIRQ | off;
+	return RTST_CTX_TASK | off;
+}
+
+static bool rtst_want(const struct rtst_producer *p)
+{
+	return p->active && !p->done && !READ_ONCE(rtst_stop);
+}
+
+/* Called after every attempt: counts the producer done at its limit. */
+static void rtst_attempted(struct rtst_producer *p)
+{
+	if (!rtst_run_max || p->done || p->seq < rtst_run_max)
+		return;
+	p->done = true;
+	atomic_inc(&rtst_kind_done[p->id % RTST_NR_KINDS]);
+	if (atomic_inc_return(&rtst_nr_done) == rtst_nr_active)
+		wake_up(&rtst_done_wq);
+}
+
+/*
+ * Fill a whole record at @rec (in the ring or on the stack).  Runs with
+ * preemption disabled, so the CPU number is the one of the buffer.
+ */
+static void rtst_fill(u8 *rec, const struct rtst_producer *p, u64 seq,
+		      unsigned int len, u64 h)
+{
+	__le32 producer = cpu_to_le32(p->id), sum;
+	__le16 cpu = cpu_to_le16(smp_processor_id());
+	__le16 plen = cpu_to_le16(len);
+	__le64 lseq = cpu_to_le64(seq);
+	unsigned int i;
+
+	memcpy(rec + RTST_OFF_PRODUCER, &producer, sizeof(producer));
+	rec[RTST_OFF_CONTEXT] = rtst_context();
+	rec[RTST_OFF_KIND] = p->id % RTST_NR_KINDS;
+	memcpy(rec + RTST_OFF_CPU, &cpu, sizeof(cpu));
+	memcpy(rec + RTST_OFF_SEQ, &lseq, sizeof(lseq));
+	memcpy(rec + RTST_OFF_LEN, &plen, sizeof(plen));
+	for (i = 0; i < len; i++)
+		rec[RTST_RECORD_HEAD + i] = rtst_payload_byte(h, i);
+	sum = cpu_to_le32(rtst_checksum(rec, RTST_RECORD_HEAD + len));
+	memcpy(rec + RTST_RECORD_HEAD + len, &sum, sizeof(sum));
+}
+
+/* One attempt with reserve/commit, writing the record in place. */
+static void rtst_emit(struct rtst_producer *p)
+{
+	struct ringtrace_reservation r;
+	u64 seq = p->seq++;
+	u64 h = rtst_hash(p->id, seq);
+	unsigned int len = rtst_payload_len(p->id, h);
+	u8 *rec;
+
+	rec = ringtrace_reserve(&r, rtst_record_ev.id, RTST_RECORD_FIXED + len);
+	if (rec) {
+		/* Preemption is off until the commit: this_cpu ops are safe. */
+		if (this_cpu_inc_return(rtst_inflight) > 1)
+			p->nested++;
+		rtst_fill(rec, p, seq, len, h);
+		this_cpu_dec(rtst_inflight);
+		ringtrace_commit(&r);
+		p->accepted++;
+	}
+	rtst_attempted(p);
+}
+
+/* One attempt with ringtrace_write(): the record is built on the stack. */
+static void rtst_emit_copy(struct rtst_producer *p)
+{
+	u8 rec[RTST_RECORD_FIXED + 48];
+	u64 seq = p->seq++;
+	u64 h = rtst_hash(p->id, seq);
+	unsigned int len = rtst_payload_len(p->id, h);
+	bool nested = this_cpu_read(rtst_inflight) > 0;
+
+	/* rtst_max_payload() of interrupt kinds bounds len; checked anyway. */
+	if (!WARN_ON_ONCE(RTST_RECORD_FIXED + len > sizeof(rec))) {
+		rtst_fill(rec, p, seq, len, h);
+		if (ringtrace_write(rtst_record_ev.id, rec,
+				    RTST_RECORD_FIXED + len)) {
+			p->accepted++;
+			p->nested += nested;
+		}
+	}
+	rtst_attempted(p);
+}
+
+static struct rtst_cpu *rtst_this_cpu(void)
+{
+	return &rtst_cpus[smp_processor_id()];
+}
+
+static enum hrtimer_restart rtst_hrtimer_fn(struct hrtimer *t)
+{
+	struct rtst_cpu *c = container_of(t, struct rtst_cpu, hrtimer);
+	struct rtst_producer *p = &c->prod[RTST_KIND_HRTIMER];
+	unsigned int i;
+
+	if (READ_ONCE(rtst_stop))
+		return HRTIMER_NORESTART;
+	for (i = 0; i < RTST_IRQ_BURST && rtst_want(p); i++)
+		rtst_emit(p);
+	/* Raised here, it runs right after this handler, in hard irq. */
+	if (rtst_want(&c->prod[RTST_KIND_IRQ_WORK]))
+		irq_work_queue(&c->work);
+	hrtimer_forward_now(t, ns_to_ktime(RTST_HRTIMER_PERIOD_NS));
+	return HRTIMER_RESTART;
+}
+
+static void rtst_irq_work_fn(struct irq_work *w)
+{
+	struct rtst_cpu *c = container_of(w, struct rtst_cpu, work);
+	struct rtst_producer *p = &c->prod[RTST_KIND_IRQ_WORK];
+	unsigned int i;
+
+	for (i = 0; i < RTST_IRQ_BURST && rtst_want(p); i++)
+		rtst_emit(p);
+}
+
+static void rtst_timer_fn(struct timer_list *t)
+{
+	struct rtst_cpu *c = from_timer(c, t, timer);
+	struct rtst_producer *p = &c->prod[RTST_KIND_SOFTIRQ];
+	unsigned int i;
+
+	if (READ_ONCE(rtst_stop))
+		return;
+	for (i = 0; i < RTST_SOFTIRQ_BURST && rtst_want(p); i++)
+		rtst_emit(p);
+	/* TIMER_PINNED: re-armed on this CPU. */
+	mod_timer(t, jiffies + 1);
+}
+
+static void rtst_ipi_fn(void *info)
+{
+	struct rtst_producer *p = &rtst_this_cpu()->prod[RTST_KIND_IPI];
+	unsigned int i;
+
+	for (i = 0; i < RTST_IRQ_BURST && rtst_want(p); i++)
+		rtst_emit_copy(p);
+}
+
+/* Sleep until kthread_stop(). */
+static void rtst_park(void)
+{
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+}
+
+/* Bound to its CPU: arms the CPU's timers, then is the task producer. */
+static int rtst_writer_fn(void *data)
+{
+	struct rtst_cpu *c = data;
+	struct rtst_producer *p = &c->prod[RTST_KIND_TASK];
+
+	/*
+	 * Armed from the CPU they must fire on (pinned).  A stop that comes
+	 * first makes the first expiry a no-op; the run's teardown cancels
+	 * them only after this thread has exited.
+	 */
+	if (c->prod[RTST_KIND_HRTIMER].active || c->prod[RTST_KIND_IRQ_WORK].active)
+		hrtimer_start(&c->hrtimer, ns_to_ktime(RTST_HRTIMER_PERIOD_NS),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+	if (c->prod[RTST_KIND_SOFTIRQ].active)
+		mod_timer(&c->timer, jiffies + 1);
+
+	while (!kthread_should_stop() && rtst_want(p)) {
+		rtst_emit(p);
+		cond_resched();
+	}
+	rtst_park();
+	return 0;
+}
+
+/* Bound to its CPU: interrupts every other CPU, which then writes. */
+static int rtst_ipi_sender_fn(void *data)
+{
+	while (!kthread_should_stop() && !READ_ONCE(rtst_stop) &&
+	       atomic_read(&rtst_kind_done[RTST_KIND_IPI]) <
+	       rtst_kind_active[RTST_KIND_IPI]) {
+		/* smp_call_function_many() wants preemption off; skips us. */
+		preempt_disable();
+		smp_call_function_many(&rtst_run_cpus, rtst_ipi_fn, NULL, true);
+		preempt_enable();
+		usleep_range(50, 100);
+	}
+	rtst_park();
+	return 0;
+}
+
+/*
+ * Stop every writer of the run and wait until none can run any more.
+ * Threads go first: the writer thread arms the timers, so once it has
+ * exited a cancel cannot be followed by a late start.
+ */
+static void rtst_stop_run(void)
+{
+	unsigned int cpu;
+
+	WRITE_ONCE(rtst_stop, true);
+	for_each_cpu(cpu, &rtst_run_cpus) {
+		struct rtst_cpu *c = &rtst_cpus[cpu];
+
+		if (c->ipi_sender)
+			kthread_stop(c->ipi_sender);
+		c->ipi_sender = NULL;
+	}
+	for_each_cpu(cpu, &rtst_run_cpus) {
+		struct rtst_cpu *c = &rtst_cpus[cpu];
+
+		if (c->writer)
+			kthread_stop(c->writer);
+		c->writer = NULL;
+	}
+	for_each_cpu(cpu, &rtst_run_cpus) {
+		struct rtst_cpu *c = &rtst_cpus[cpu];
+
+		hrtimer_cancel(&c->hrtimer);
+		/* The hrtimer queues the irq_work: sync it after the cancel. */
+		irq_work_sync(&c->work);
+		timer_delete_sync(&c->timer);
+	}
+}
+
+static int rtst_run(unsigned int seconds, u64 max, unsigned int flags)
+{
+	unsigned int cpu, kind, nr_cpus;
+	long left;
+	int ret = 0;
+
+	cpumask_copy(&rtst_run_cpus, cpu_online_mask);
+	nr_cpus = cpumask_weight(&rtst_run_cpus);
+	rtst_run_seconds = seconds;
+	rtst_run_max = max;
+	rtst_run_flags = flags;
+	rtst_nr_active = 0;
+	atomic_set(&rtst_nr_done, 0);
+	for (kind = 0; kind < RTST_NR_KINDS; kind++) {
+		atomic_set(&rtst_kind_done[kind], 0);
+		rtst_kind_active[kind] = 0;
+	}
+	WRITE_ONCE(rtst_stop, false);
+
+	for_each_possible_cpu(cpu) {
+		struct rtst_cpu *c = &rtst_cpus[cpu];
+
+		for (kind = 0; kind < RTST_NR_KINDS; kind++) {
+			struct rtst_producer *p = &c->prod[kind];
+
+			p->seq = 0;
+			p->accepted = 0;
+			p->nested = 0;
+			p->done = false;
+			/* An IPI needs another CPU to come from. */
+			p->active = cpumask_test_cpu(cpu, &rtst_run_cpus) &&
+				    (flags & RTST_FLAG(kind)) &&
+				    (kind != RTST_KIND_IPI || nr_cpus > 1);
+			if (p->active) {
+				rtst_nr_active++;
+				rtst_kind_active[kind]++;
+			}
+		}
+	}
+	rtst_run_state = "running";
+
+	for_each_cpu(cpu, &rtst_run_cpus) {
+		struct rtst_cpu *c = &rtst_cpus[cpu];
+		struct task_struct *t;
+
+		t = kthread_create_on_cpu(rtst_writer_fn, c, cpu, "rtst_writer/%u");
+		if (IS_ERR(t)) {
+			ret = PTR_ERR(t);
+			goto stop;
+		}
+		c->writer = t;
+		if (!rtst_kind_active[RTST_KIND_IPI])
+			continue;
+		t = kthread_create_on_cpu(rtst_ipi_sender_fn, c, cpu, "rtst_ipi/%u");
+		if (IS_ERR(t)) {
+			ret = PTR_ERR(t);
+			goto stop;
+		}
+		c->ipi_sender = t;
+	}
+	for_each_cpu(cpu, &rtst_run_cpus) {
+		wake_up_process(rtst_cpus[cpu].writer);
+		if (rtst_cpus[cpu].ipi_sender)
+			wake_up_process(rtst_cpus[cpu].ipi_sender);
+	}
+
+	/* Killable so that a test harness timing out can end the run. */
+	left = wait_event_killable_timeout(rtst_done_wq,
+					   rtst_run_max &&
+					   atomic_read(&rtst_nr_done) == rtst_nr_active,
+					   (long)seconds * HZ);
+	if (left < 0)
+		ret = -EINTR;
+stop:
+	rtst_stop_run();
+	rtst_run_state = ret ? "failed" : "done";
+	return ret;
+}
+
+/* Copy a short command from userspace, NUL-terminated. */
+static int rtst_copy_cmd(char *buf, size_t size, const char __user *ubuf,
+			 size_t count)
+{
+	if (!count || count >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	return 0;
+}
+
+static ssize_t rtst_run_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	unsigned int seconds, flags;
+	char buf[64], extra;
+	u64 max;
+	int ret;
+
+	ret = rtst_copy_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
+	/* Exactly three numbers; the %c catches trailing garbage. */
+	if (sscanf(buf, "%u %llu %u %c", &seconds, &max, &flags, &extra) != 3)
+		return -EINVAL;
+	if (!seconds || seconds > RTST_MAX_SECONDS || !flags ||
+	    (flags & ~RTST_FLAGS_ALL))
+		return -EINVAL;
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	ret = rtst_run(seconds, max, flags);
+	mutex_unlock(&rtst_lock);
+	return ret ? ret : count;
+}
+
+static int rtst_run_show(struct seq_file *m, void *v)
+{
+	if (!mutex_trylock(&rtst_lock)) {
+		seq_puts(m, "state=running\n");
+		return 0;
+	}
+	seq_printf(m, "state=%s seconds=%u max=%llu flags=%#x cpus=%*pbl\n",
+		   rtst_run_state, rtst_run_seconds, rtst_run_max,
+		   rtst_run_flags, cpumask_pr_args(&rtst_run_cpus));
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
+static int rtst_result_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu, kind;
+
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	for_each_possible_cpu(cpu) {
+		for (kind = 0; kind < RTST_NR_KINDS; kind++) {
+			const struct rtst_producer *p = &rtst_cpus[cpu].prod[kind];
+
+			if (!p->active)
+				continue;
+			seq_printf(m, "producer=%u cpu=%u kind=%u attempted=%llu accepted=%llu nested=%llu\n",
+				   p->id, cpu, kind, p->seq, p->accepted,
+				   p->nested);
+		}
+	}
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
+static int rtst_events_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "%s %u\n", rtst_record_ev.name, rtst_record_ev.id);
+	seq_printf(m, "%s %u\n", rtst_nest_ev.name, rtst_nest_ev.id);
+	seq_printf(m, "%s %u\n", rtst_blob_ev.name, rtst_blob_ev.id);
+	return 0;
+}
+
+static void rtst_fill_nest(u8 *rec, u32 level, u64 token)
+{
+	__le32 l = cpu_to_le32(level);
+	__le64 t = cpu_to_le64(token);
+
+	memcpy(rec, &l, sizeof(l));
+	memcpy(rec + sizeof(l), &t, sizeof(t));
+}
+
+/*
+ * RINGTRACE_MAX_NESTING + 1 reservations, each nested in the previous one,
+ * with interrupts off so that nothing else on this CPU nests in between and
+ * the outcome is exact: all but the last accepted, the last refused and
+ * counted in lost_nested.  Commit order is the reverse, as a real nesting
+ * stack unwinds.
+ */
+static ssize_t rtst_nest_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct ringtrace_reservation r[RINGTRACE_MAX_NESTING + 1];
+	void *rec[RINGTRACE_MAX_NESTING + 1];
+	unsigned int accepted = 0, refused = 0;
+	unsigned long irqflags;
+	u64 token;
+	int i, ret;
+
+	ret = kstrtou64_from_user(ubuf, count, 0, &token);
+	if (ret)
+		return ret;
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	local_irq_save(irqflags);
+	for (i = 0; i <= RINGTRACE_MAX_NESTING; i++) {
+		rec[i] = ringtrace_reserve(&r[i], rtst_nest_ev.id,
+					   RTST_NEST_SIZE);
+		if (rec[i]) {
+			rtst_fill_nest(rec[i], i, token);
+			accepted++;
+		} else {
+			refused++;
+		}
+	}
+	for (i = RINGTRACE_MAX_NESTING; i >= 0; i--)
+		if (rec[i])
+			ringtrace_commit(&r[i]);
+	rtst_nest_result.cpu = smp_processor_id();
+	local_irq_restore(irqflags);
+	rtst_nest_result.accepted = accepted;
+	rtst_nest_result.refused = refused;
+	mutex_unlock(&rtst_lock);
+	return count;
+}
+
+static int rtst_nest_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&rtst_lock);
+	seq_printf(m, "cpu=%d max_nesting=%d accepted=%u refused=%u\n",
+		   rtst_nest_result.cpu, RINGTRACE_MAX_NESTING,
+		   rtst_nest_result.accepted, rtst_nest_result.refused);
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
+/* One blob of n data bytes; sizes past a sub-buffer must be refused. */
+static ssize_t rtst_oversize_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	struct ringtrace_reservation r;
+	unsigned long irqflags;
+	unsigned int n, i;
+	bool accepted;
+	__le32 len;
+	u8 *rec;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, count, 0, &n);
+	if (ret)
+		return ret;
+	/* Keeps 4 + n far from overflowing; nothing larger can ever fit. */
+	if (n > RINGTRACE_MAX_SUBBUF_SIZE)
+		return -EINVAL;
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	local_irq_save(irqflags);
+	rec = ringtrace_reserve(&r, rtst_blob_ev.id, sizeof(len) + n);
+	accepted = rec;
+	if (rec) {
+		len = cpu_to_le32(n);
+		memcpy(rec, &len, sizeof(len));
+		for (i = 0; i < n; i++)
+			rec[sizeof(len) + i] = rtst_blob_byte(i);
+		ringtrace_commit(&r);
+	}
+	rtst_oversize_result.cpu = smp_processor_id();
+	local_irq_restore(irqflags);
+	rtst_oversize_result.len = n;
+	rtst_oversize_result.accepted = accepted;
+	mutex_unlock(&rtst_lock);
+	return count;
+}
+
+static int rtst_oversize_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&rtst_lock);
+	seq_printf(m, "cpu=%d len=%u accepted=%d\n", rtst_oversize_result.cpu,
+		   rtst_oversize_result.len, rtst_oversize_result.accepted);
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
+#define RTST_RW_FOPS(name)						\
+static int rtst_##name##_open(struct inode *inode, struct file *file)	\
+{									\
+	return single_open(file, rtst_##name##_show, NULL);		\
+}									\
+static const struct file_operations rtst_##name##_fops = {		\
+	.owner = THIS_MODULE,						\
+	.open = rtst_##name##_open,					\
+	.read = seq_read,						\
+	.write = rtst_##name##_write,					\
+	.llseek = seq_lseek,						\
+	.release = single_release,					\
+}
+
+RTST_RW_FOPS(run);
+RTST_RW_FOPS(nest);
+RTST_RW_FOPS(oversize);
+DEFINE_SHOW_ATTRIBUTE(rtst_result);
+DEFINE_SHOW_ATTRIBUTE(rtst_events);
+
+static int __init rtst_init(void)
+{
+	unsigned int cpu, kind;
+	int ret;
+
+	rtst_cpus = kcalloc(nr_cpu_ids, sizeof(*rtst_cpus), GFP_KERNEL);
+	if (!rtst_cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct rtst_cpu *c = &rtst_cpus[cpu];
+
+		hrtimer_init(&c->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+		c->hrtimer.function = rtst_hrtimer_fn;
+		timer_setup(&c->timer, rtst_timer_fn, TIMER_PINNED);
+		/* Hard: runs in hard irq context on PREEMPT_RT too. */
+		c->work = IRQ_WORK_INIT_HARD(rtst_irq_work_fn);
+		for (kind = 0; kind < RTST_NR_KINDS; kind++)
+			c->prod[kind].id = cpu * RTST_NR_KINDS + kind;
+	}
+
+	ret = ringtrace_event_register(&rtst_record_ev);
+	if (ret)
+		goto err_free;
+	ret = ringtrace_event_register(&rtst_nest_ev);
+	if (ret)
+		goto err_unregister_record;
+	ret = ringtrace_event_register(&rtst_blob_ev);
+	if (ret)
+		goto err_unregister_nest;
+
+	rtst_dir = debugfs_create_dir(RTST_DEBUGFS_DIR, NULL);
+	if (IS_ERR(rtst_dir)) {
+		ret = PTR_ERR(rtst_dir);
+		goto err_unregister_blob;
+	}
+	/* debugfs creation errors are not fatal by design (see debugfs.h). */
+	debugfs_create_file("run", 0600, rtst_dir, NULL, &rtst_run_fops);
+	debugfs_create_file("result", 0400, rtst_dir, NULL, &rtst_result_fops);
+	debugfs_create_file("events", 0400, rtst_dir, NULL, &rtst_events_fops);
+	debugfs_create_file("nest", 0600, rtst_dir, NULL, &rtst_nest_fops);
+	debugfs_create_file("oversize", 0600, rtst_dir, NULL,
+			    &rtst_oversize_fops);
+	return 0;
+
+err_unregister_blob:
+	ringtrace_event_unregister(&rtst_blob_ev);
+err_unregister_nest:
+	ringtrace_event_unregister(&rtst_nest_ev);
+err_unregister_record:
+	ringtrace_event_unregister(&rtst_record_ev);
+err_free:
+	kfree(rtst_cpus);
+	return ret;
+}
+
+/*
+ * Every writer of this module is stopped synchronously before the write
+ * that started it returns, and an open debugfs file holds a module
+ * reference, so nothing of ours runs or is in a buffer reservation here.
+ */
+static void __exit rtst_exit(void)
+{
+	debugfs_remove_recursive(rtst_dir);
+	ringtrace_event_unregister(&rtst_blob_ev);
+	ringtrace_event_unregister(&rtst_nest_ev);
+	ringtrace_event_unregister(&rtst_record_ev);
+	kfree(rtst_cpus);
+}
+
+module_init(rtst_init);
+module_exit(rtst_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("ringtrace selftest writers: every context, self-checking records");

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deterministic writer-API tests driven through ringtrace_selftest.ko:
+ * reservations nested one deeper than RINGTRACE_MAX_NESTING, and events
+ * too big for a sub-buffer.  Each outcome is checked in the module's
+ * report, in ringtrace's counters and in the packets.
+ */
+#include "ringtrace_test.h"
+
+
+#define SUBBUF	16384U
+
+FIXTURE(kmod) {
+	int cpu;
+	struct rt_buf b;
+	struct rt_meta *m;
+	int nest_id, blob_id, record_id;
+};
+
+FIXTURE_SETUP(kmod)
+{
+	self->b.fd = -1;
+	RTST_REQUIRE();
+	self->cpu = rt_test_cpu();
+	ASSERT_LE(0, self->cpu);
+	/* The module's tests run on the CPU of the writing thread. */
+	ASSERT_EQ(0, rt_pin(self->cpu));
+	ASSERT_EQ(0, rt_prepare("discard", SUBBUF, 4));
+	ASSERT_EQ(0, rt_buf_open(&self->b, self->cpu));
+	self->m = rt_meta_load_file();
+	ASSERT_NE(NULL, self->m);
+	self->nest_id = rt_meta_find(self->m, RTST_NEST_NAME);
+	self->blob_id = rt_meta_find(self->m, RTST_BLOB_NAME);
+	self->record_id = rt_meta_find(self->m, RTST_RECORD_NAME);
+	ASSERT_LE(0, self->nest_id);
+	ASSERT_LE(0, self->blob_id);
+	ASSERT_LE(0, self->record_id);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+}
+
+FIXTURE_TEARDOWN(kmod)
+{
+	rt_ctl_write("tracing_on", "0");
+	rt_buf_close(&self->b);
+	free(self->m);
+	rt_reset();
+}
+
+static ssize_t rtst_write(const char *file, const char *text)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), RTST_DIR "/%s", file);
+	return rt_write_file(path, text, strlen(text));
+}
+
+static int rtst_read(const char *file, char *buf, size_t size)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), RTST_DIR "/%s", file);
+	return rt_read_file(path, buf, size) < 0 ? -1 : 0;
+}
+
+/* The module's events are in the metadata with the layout it writes. */
+TEST_F(kmod, events_in_metadata)
+{
+	const struct rt_event_desc *d;
+	char text[512], name[RT_NAME_MAX];
+	int id, n, off = 0, seen = 0;
+
+	ASSERT_EQ(0, rtst_read("events", text, sizeof(text)));
+	while (sscanf(text + off, "%63s %d\n%n", name, &id, &n) == 2) {
+		EXPECT_EQ(id, rt_meta_find(self->m, name)) TH_LOG("%s", name);
+		off += n;
+		seen++;
+	}
+	EXPECT_EQ(3, seen);
+
+	d = &self->m->ev[self->record_id];
+	ASSERT_TRUE(d->decodable);
+	ASSERT_EQ(8, d->nfields);
+	EXPECT_EQ(RT_SEQUENCE, d->field[6].kind);
+	d = &self->m->ev[self->nest_id];
+	ASSERT_TRUE(d->decodable);
+	EXPECT_EQ(2, d->nfields);
+	d = &self->m->ev[self->blob_id];
+	ASSERT_TRUE(d->decodable);
+	EXPECT_EQ(RT_SEQUENCE, d->field[1].kind);
+}
+
+struct nest_events {
+	int nest_id;
+	unsigned int count;
+	uint32_t level[16];
+	uint64_t token[16];
+	unsigned int other;
+};
+
+static int collect_nest(void *arg, const struct rt_event *ev, char *msg,
+			size_t msg_size)
+{
+	struct nest_events *n = arg;
+
+	if ((int)ev->id != n->nest_id) {
+		n->other++;
+		return 0;
+	}
+	if (ev->payload_len != RTST_NEST_SIZE)
+		RT_FAIL("nest event of %zu bytes", ev->payload_len);
+	if (n->count < RT_ARRAY_SIZE(n->level)) {
+		n->level[n->count] = rt_le(ev->payload, 4);
+		n->token[n->count] = rt_le(ev->payload + 4, 8);
+	}
+	n->count++;
+	return 0;
+}
+
+TEST_F(kmod, nesting_limit)
+{
+	struct nest_events ev = { .nest_id = self->nest_id };
+	struct rt_stats before, after;
+	int cpu, max, accepted, refused;
+	struct rt_drain dr = { 0 };
+	char text[256];
+	int i;
+
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &before));
+	ASSERT_EQ(6, rtst_write("nest", "424242"));
+	ASSERT_EQ(0, rtst_read("nest", text, sizeof(text)));
+	ASSERT_EQ(4, sscanf(text, "cpu=%d max_nesting=%d accepted=%d refused=%d",
+			    &cpu, &max, &accepted, &refused)) TH_LOG("%s", text);
+	EXPECT_EQ(self->cpu, cpu);
+	ASSERT_LT(0, max);
+	/* All the allowed levels went in, the one past the limit did not... */
+	EXPECT_EQ(max, accepted);
+	EXPECT_EQ(1, refused);
+	/* ...and was counted as exactly one nested loss. */
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &after));
+	EXPECT_EQ(before.written + max + 1, after.written);
+	EXPECT_EQ(before.lost_nested + 1, after.lost_nested);
+	EXPECT_EQ(rt_stats_lost(&before) + 1, rt_stats_lost(&after));
+
+	/* The accepted ones, committed in reverse, read back in order. */
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	ASSERT_EQ(-EAGAIN, rt_drain(self->m, &self->b, collect_nest, &ev, &dr,
+				    text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ((unsigned int)max, ev.count);
+	EXPECT_EQ(0, ev.other);
+	for (i = 0; i < max && i < 16; i++) {
+		EXPECT_EQ(i, ev.level[i]);
+		EXPECT_EQ(424242, ev.token[i]);
+	}
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &after));
+	EXPECT_EQ(before.delivered + max, after.delivered);
+	EXPECT_EQ(after.written, after.delivered + rt_stats_lost(&after));
+
+	/* Bad tokens are refused by the module itself. */
+	EXPECT_EQ(-EINVAL, rtst_write("nest", "x"));
+	EXPECT_EQ(-EINVAL, rtst_write("nest", ""));
+}
+
+/* Tracing off: every reservation returns NULL and nothing is counted. */
+TEST_F(kmod, nesting_tracing_off)
+{
+	struct rt_stats before, after;
+	int cpu, max, accepted, refused;
+	char text[256];
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &before));
+	ASSERT_EQ(1, rtst_write("nest", "7"));
+	ASSERT_EQ(0, rtst_read("nest", text, sizeof(text)));
+	ASSERT_EQ(4, sscanf(text, "cpu=%d max_nesting=%d accepted=%d refused=%d",
+			    &cpu, &max, &accepted, &refused)) TH_LOG("%s", text);
+	EXPECT_EQ(0, accepted);
+	EXPECT_EQ(max + 1, refused);
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &after));
+	EXPECT_TRUE(rt_stats_equal(&before, &after));
+}
+
+/* Run "oversize <n>": 1 if accepted, 0 if refused, -1 on error. */
+static int oversize(int expect_cpu, unsigned int n)
+{
+	char text[128];
+	int cpu, accepted;
+	unsigned int len;
+
+	snprintf(text, sizeof(text), "%u", n);
+	if (rtst_write("oversize", text) != (ssize_t)strlen(text) ||
+	    rtst_read("oversize", text, sizeof(text)) ||
+	    sscanf(text, "cpu=%d len=%u accepted=%d", &cpu, &len,
+		   &accepted) != 3 || cpu != expect_cpu || len != n)
+		return -1;
+	return accepted;
+}
+
+struct blobs {
+	int blob_id;
+	unsigned int count, bad;
+	size_t len[8];
+};
+
+static int collect_blob(void *arg, const struct rt_event *ev, char *msg,
+			size_t msg_size)
+{
+	struct blobs *b = arg;
+	size_t n, i;
+
+	if ((int)ev->id != b->blob_id)
+		RT_FAIL("unexpected event id %u", ev->id);
+	n = rt_le(ev->payload, 4);
+	if (ev->payload_len != 4 + n)
+		RT_FAIL("blob of %zu bytes says %zu", ev->payload_len, n);
+	for (i = 0; i < n; i++)
+		if (ev->payload[4 + i] != rtst_blob_byte(i))
+			b->bad++;
+	if (b->count < RT_ARRAY_SIZE(b->len))
+		b->len[b->count] = n;
+	b->count++;
+	return 0;
+}
+
+TEST_F(kmod, too_big)
+{
+	const unsigned int hdr = sizeof(struct ringtrace_packet_header);
+	/* Payload = 4-byte length + data; a blob of n data bytes needs 4 + n. */
+	const unsigned int never_fits = SUBBUF - hdr;	/* no room for any event header */
+	const unsigned int fits = SUBBUF - hdr - RINGTRACE_EXTENDED_HEADER_SIZE - 1 - 4;
+	struct blobs got = { .blob_id = self->blob_id };
+	struct rt_stats before, after;
+	char msg[256];
+
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &before));
+	EXPECT_EQ(0, oversize(self->cpu, SUBBUF));
+	EXPECT_EQ(0, oversize(self->cpu, never_fits));
+	EXPECT_EQ(0, oversize(self->cpu, RINGTRACE_MAX_SUBBUF_SIZE));
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &after));
+	EXPECT_EQ(before.written + 3, after.written);
+	EXPECT_EQ(before.lost_too_big + 3, after.lost_too_big);
+	EXPECT_EQ(rt_stats_lost(&before) + 3, rt_stats_lost(&after));
+
+	/* The largest event that fits behind any event header is taken... */
+	EXPECT_EQ(1, oversize(self->cpu, fits));
+	/* ...and so is an empty one. */
+	EXPECT_EQ(1, oversize(self->cpu, 0));
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &after));
+	EXPECT_EQ(before.lost_too_big + 3, after.lost_too_big);
+
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	ASSERT_EQ(-EAGAIN, rt_drain(self->m, &self->b, collect_blob, &got, NULL,
+				    msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(2, got.count);
+	EXPECT_EQ(fits, got.len[0]);
+	EXPECT_EQ(0, got.len[1]);
+	EXPECT_EQ(0, got.bad);
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &after));
+	EXPECT_EQ(after.written, after.delivered + rt_stats_lost(&after));
+
+	/* Sizes no sub-buffer can hold are refused by the module itself. */
+	EXPECT_EQ(-EINVAL, rtst_write("oversize", "67108865"));
+	EXPECT_EQ(-EINVAL, rtst_write("oversize", "-1"));
+}
+
+TEST_HARNESS_MAIN
