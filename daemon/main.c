@@ -1,0 +1,1111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtraced: record ringtrace's per-CPU buffers into a trace directory.
+ *
+ *   setup:  block signals -> signalfd; open and map every selected CPU
+ *           buffer; create the output directory, copy `metadata`, open one
+ *           zstd stream per CPU; epoll over the CPU fds, the signalfd and a
+ *           timerfd; turn tracing on (--start).
+ *   loop:   a CPU fd is readable -> GET_SUBBUF, write the packet, PUT_SUBBUF
+ *           until -EAGAIN (two ioctls per sub-buffer, never an event parsed);
+ *           timer -> FLUSH CPUs with an open packet, drain, end the frames;
+ *           SIGHUP -> rotate; SIGUSR1 -> statistics; SIGINT/SIGTERM -> stop.
+ *   stop:   tracing off (if we started it) or FLUSH, drain to the end, end
+ *           the frames, fsync files and directory, print the summary.
+ *
+ * Errors print one line "ringtraced: <what>: <why>" and exit 1 after
+ * ending what frames can be ended; usage errors exit 2.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "ringtraced.h"
+
+#define ARRAY_SIZE(a)		((int)(sizeof(a) / sizeof((a)[0])))
+#define DEBUGFS_MAGIC		0x64626720
+#define DEFAULT_LEVEL		1
+#define DEFAULT_FLUSH_MS	1000
+#define SERVICE_DIR		"/var/lib/ringtrace"
+
+enum { EXIT_USAGE = 2 };
+
+/* epoll tags besides CPU indexes. */
+#define TAG_SIGNAL	(UINT32_MAX - 1)
+#define TAG_TIMER	(UINT32_MAX - 2)
+
+struct cpu {
+	struct rt_buffer buf;
+	struct stream out;
+};
+
+static struct {
+	const char *debugfs;
+	const char *output;
+	const char *cpus;
+	int level;
+	unsigned int flush_ms;
+	uint64_t max_size;
+	unsigned int max_files;
+	bool start;
+	bool stop_on_exit;
+	uint64_t subbuf_size;		/* 0: leave as is */
+	uint64_t num_subbufs;		/* 0: leave as is */
+	const char *mode;		/* NULL: leave as is */
+	unsigned int delay_us;		/* testing: slow consumer */
+} opt = {
+	.debugfs = "/sys/kernel/debug",
+	.level = DEFAULT_LEVEL,
+	.flush_ms = DEFAULT_FLUSH_MS,
+	.start = true,
+};
+
+static struct stream_config stream_cfg;
+static char rtdir[PATH_MAX];		/* <debugfs>/ringtrace */
+static char outdir[PATH_MAX];
+static int outdirfd = -1;
+static struct cpu *cpus;
+static unsigned int ncpus;
+static int epfd = -1, sigfd = -1, timerfd = -1;
+
+/* ------------------------------------------------------------------ */
+/* Options                                                              */
+/* ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [OPTION]...\n"
+"Record ringtrace's per-CPU buffers into a trace directory: the CTF metadata\n"
+"and one zstd-compressed stream of packets per CPU, copied verbatim.\n"
+"`ringtrace unpack DIR OUT` (or `zstd -d` on each .zst file) gives a CTF 1.8\n"
+"trace that babeltrace2 reads.\n"
+"\n"
+"Output:\n"
+"  -o, --output=DIR          trace directory to create; it must not exist or be\n"
+"                            empty (default ./ringtrace-YYYYmmdd-HHMMSS, or\n"
+"                            " SERVICE_DIR "/YYYYmmdd-HHMMSS with --service)\n"
+"  -l, --level=N             zstd level, %d..%d; negative is faster (default %d)\n"
+"  -s, --max-size=SIZE       start a new file per CPU once the current one has\n"
+"                            SIZE bytes (suffix K, M, G); files are then named\n"
+"                            cpuN-000001.zst, cpuN-000002.zst, ...\n"
+"  -n, --max-files=N         keep at most N files per CPU, removing the oldest\n"
+"                            (numbered files as with --max-size)\n"
+"  -f, --flush-interval=MS   every MS milliseconds close the CPUs' open packets\n"
+"                            and end the zstd frames, so that a crash loses at\n"
+"                            most that much; 0 = only at rotation and stop\n"
+"                            (default %d)\n"
+"\n"
+"What to record:\n"
+"  -c, --cpus=LIST           CPUs to record, e.g. 0-3,8 (default: all)\n"
+"      --start               turn tracing on at start and off at exit (default)\n"
+"      --no-start            leave tracing_on alone: record whatever is traced\n"
+"      --stop-on-exit        turn tracing off at exit even with --no-start\n"
+"      --subbuf-size=SIZE    set the module's sub-buffer size first\n"
+"      --num-subbufs=N       set the number of sub-buffers per CPU first\n"
+"      --mode=MODE           set the buffer mode first: discard or overwrite\n"
+"                            (these three are written only when they differ\n"
+"                            from the current values: a change drops unread data\n"
+"                            and needs tracing off)\n"
+"      --debugfs=DIR         where debugfs is mounted (default /sys/kernel/debug)\n"
+"\n"
+"Running:\n"
+"      --service             run under systemd (Type=notify): log with syslog\n"
+"                            priorities, notify readiness, default output dir\n"
+"                            under " SERVICE_DIR "; without it the daemon also\n"
+"                            stays in the foreground and logs to stderr\n"
+"      --test-delay-us=US    testing: sleep US microseconds per sub-buffer to\n"
+"                            play a slow disk (losses are counted by the module)\n"
+"  -h, --help                print this help and exit\n"
+"\n"
+"Signals: SIGINT/SIGTERM stop (flush, drain, fsync, print the summary),\n"
+"SIGHUP rotates the files now, SIGUSR1 prints statistics.\n"
+"Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
+		ZSTD_minCLevel(), ZSTD_maxCLevel(), DEFAULT_LEVEL, DEFAULT_FLUSH_MS);
+}
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry '" PROG " --help' for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/* Unsigned decimal with an optional K/M/G suffix (powers of 1024). */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return false;
+	switch (toupper((unsigned char)*end)) {
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	}
+	if (*end || v > (UINT64_MAX >> shift))
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
+
+static bool parse_uint(const char *s, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > UINT_MAX)
+		return false;
+	*out = (unsigned int)v;
+	return true;
+}
+
+static bool parse_int(const char *s, int *out)
+{
+	long v;
+	char *end;
+
+	if (!*s)
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < INT_MIN || v > INT_MAX)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/*
+ * "0-3,8" -> calls @fn for every CPU in it; false on a syntax error.  With
+ * @fn NULL only the syntax is checked.
+ */
+static bool parse_cpu_list(const char *list, void (*fn)(unsigned int))
+{
+	const char *p = list;
+	unsigned long a, b;
+	char *end;
+
+	if (!*p)
+		return false;
+	for (;;) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		a = strtoul(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			if (!isdigit((unsigned char)*p))
+				return false;
+			b = strtoul(p, &end, 10);
+		}
+		if (a > b || b >= 1U << 20)
+			return false;
+		for (; fn && a <= b; a++)
+			fn((unsigned int)a);
+		if (!*end)
+			return true;
+		if (*end != ',')
+			return false;
+		p = end + 1;
+	}
+}
+
+enum {
+	OPT_START = 256,
+	OPT_NO_START,
+	OPT_STOP_ON_EXIT,
+	OPT_SUBBUF_SIZE,
+	OPT_NUM_SUBBUFS,
+	OPT_MODE,
+	OPT_DEBUGFS,
+	OPT_SERVICE,
+	OPT_TEST_DELAY,
+};
+
+static void parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output",		required_argument, NULL, 'o' },
+		{ "level",		required_argument, NULL, 'l' },
+		{ "max-size",		required_argument, NULL, 's' },
+		{ "max-files",		required_argument, NULL, 'n' },
+		{ "flush-interval",	required_argument, NULL, 'f' },
+		{ "cpus",		required_argument, NULL, 'c' },
+		{ "start",		no_argument,	   NULL, OPT_START },
+		{ "no-start",		no_argument,	   NULL, OPT_NO_START },
+		{ "stop-on-exit",	no_argument,	   NULL, OPT_STOP_ON_EXIT },
+		{ "subbuf-size",	required_argument, NULL, OPT_SUBBUF_SIZE },
+		{ "num-subbufs",	required_argument, NULL, OPT_NUM_SUBBUFS },
+		{ "mode",		required_argument, NULL, OPT_MODE },
+		{ "debugfs",		required_argument, NULL, OPT_DEBUGFS },
+		{ "service",		no_argument,	   NULL, OPT_SERVICE },
+		{ "test-delay-us",	required_argument, NULL, OPT_TEST_DELAY },
+		{ "help",		no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:l:s:n:f:c:h", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				usage_error("--output: empty directory name");
+			opt.output = optarg;
+			break;
+		case 'l':
+			if (!parse_int(optarg, &opt.level) ||
+			    opt.level < ZSTD_minCLevel() ||
+			    opt.level > ZSTD_maxCLevel())
+				usage_error("--level: '%s' is not a zstd level (%d..%d)",
+					    optarg, ZSTD_minCLevel(),
+					    ZSTD_maxCLevel());
+			break;
+		case 's':
+			if (!parse_size(optarg, &opt.max_size) || !opt.max_size)
+				usage_error("--max-size: '%s' is not a size in bytes (e.g. 64M)",
+					    optarg);
+			break;
+		case 'n':
+			if (!parse_uint(optarg, &opt.max_files) || !opt.max_files)
+				usage_error("--max-files: '%s' is not a number of files >= 1",
+					    optarg);
+			break;
+		case 'f':
+			if (!parse_uint(optarg, &opt.flush_ms) ||
+			    opt.flush_ms > 3600 * 1000)
+				usage_error("--flush-interval: '%s' is not a number of milliseconds (0..3600000)",
+					    optarg);
+			break;
+		case 'c':
+			if (!parse_cpu_list(optarg, NULL))
+				usage_error("--cpus: '%s' is not a CPU list (e.g. 0-3,8)",
+					    optarg);
+			opt.cpus = optarg;
+			break;
+		case OPT_START:
+			opt.start = true;
+			break;
+		case OPT_NO_START:
+			opt.start = false;
+			break;
+		case OPT_STOP_ON_EXIT:
+			opt.stop_on_exit = true;
+			break;
+		case OPT_SUBBUF_SIZE:
+			if (!parse_size(optarg, &opt.subbuf_size) ||
+			    !opt.subbuf_size)
+				usage_error("--subbuf-size: '%s' is not a size in bytes",
+					    optarg);
+			break;
+		case OPT_NUM_SUBBUFS:
+			if (!parse_size(optarg, &opt.num_subbufs) ||
+			    !opt.num_subbufs)
+				usage_error("--num-subbufs: '%s' is not a number",
+					    optarg);
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "discard") && strcmp(optarg, "overwrite"))
+				usage_error("--mode: '%s' is neither discard nor overwrite",
+					    optarg);
+			opt.mode = optarg;
+			break;
+		case OPT_DEBUGFS:
+			if (!*optarg)
+				usage_error("--debugfs: empty directory name");
+			opt.debugfs = optarg;
+			break;
+		case OPT_SERVICE:
+			log_service = true;
+			break;
+		case OPT_TEST_DELAY:
+			if (!parse_uint(optarg, &opt.delay_us) ||
+			    opt.delay_us > 10 * 1000 * 1000)
+				usage_error("--test-delay-us: '%s' is not a number of microseconds (0..10000000)",
+					    optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			/* getopt_long() already said what was wrong. */
+			fputs("Try '" PROG " --help' for more information.\n",
+			      stderr);
+			exit(EXIT_USAGE);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+
+	stream_cfg.level = opt.level;
+	stream_cfg.max_size = opt.max_size;
+	stream_cfg.max_files = opt.max_files;
+	stream_cfg.numbered = opt.max_size || opt.max_files;
+}
+
+/* ------------------------------------------------------------------ */
+/* Control files                                                        */
+/* ------------------------------------------------------------------ */
+
+static int read_control(const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX + 32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", rtdir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int write_control(const char *name, const char *value)
+{
+	char path[PATH_MAX + 32];
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", rtdir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, value, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+static void die_control(const char *name, int err)
+{
+	die("%s/%s: %s%s", rtdir, name, strerror(-err),
+	    err == -EBUSY ? " (tracing is on or a buffer is open)" : "");
+}
+
+/* Write @value to @name unless it already reads so. */
+static void set_control(const char *name, const char *value)
+{
+	char cur[64];
+	int err;
+
+	err = read_control(name, cur, sizeof(cur));
+	if (err)
+		die_control(name, err);
+	if (!strcmp(cur, value))
+		return;
+	err = write_control(name, value);
+	if (err)
+		die_control(name, err);
+	info("%s set to %s (was %s)", name, value, cur);
+}
+
+/* Where ringtrace lives, or a one-line reason why it cannot be used. */
+static void check_ringtrace(void)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (statfs(opt.debugfs, &sfs) < 0)
+		die("%s: %s", opt.debugfs, strerror(errno));
+	if ((unsigned long)sfs.f_type != DEBUGFS_MAGIC)
+		die("%s: debugfs is not mounted there (mount -t debugfs none %s)",
+		    opt.debugfs, opt.debugfs);
+	snprintf(rtdir, sizeof(rtdir), "%s/ringtrace", opt.debugfs);
+	if (stat(rtdir, &st) < 0) {
+		int err = errno;
+
+		die("%s: %s%s", rtdir, strerror(err),
+		    err == ENOENT ? " (is ringtrace.ko loaded?)" :
+		    err == EACCES ? " (ringtrace needs root)" : "");
+	}
+	if (!S_ISDIR(st.st_mode))
+		die("%s: %s", rtdir, strerror(ENOTDIR));
+
+	if (opt.mode)
+		set_control("mode", opt.mode);
+	if (opt.subbuf_size || opt.num_subbufs) {
+		char v[32];
+
+		/* num_subbufs first or last: both reallocate; order is moot. */
+		if (opt.subbuf_size) {
+			snprintf(v, sizeof(v), "%llu",
+				 (unsigned long long)opt.subbuf_size);
+			set_control("subbuf_size", v);
+		}
+		if (opt.num_subbufs) {
+			snprintf(v, sizeof(v), "%llu",
+				 (unsigned long long)opt.num_subbufs);
+			set_control("num_subbufs", v);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* CPU buffers                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The CPUs that have a buffer (numeric entries of <rtdir>/cpu), sorted. */
+static unsigned int *cpu_ids;
+static unsigned int ncpu_ids;
+static bool *cpu_wanted;		/* indexed like cpu_ids */
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void list_cpus(void)
+{
+	char path[PATH_MAX + 8];
+	unsigned int cap = 0, cpu;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cpu", rtdir);
+	d = opendir(path);
+	if (!d)
+		die("%s: %s", path, strerror(errno));
+	while ((de = readdir(d))) {
+		if (!parse_uint(de->d_name, &cpu))
+			continue;
+		if (ncpu_ids == cap) {
+			cap = cap ? 2 * cap : 64;
+			cpu_ids = realloc(cpu_ids, cap * sizeof(*cpu_ids));
+			if (!cpu_ids)
+				die("%s", strerror(ENOMEM));
+		}
+		cpu_ids[ncpu_ids++] = cpu;
+	}
+	closedir(d);
+	if (!ncpu_ids)
+		die("%s: no CPU buffers", path);
+	qsort(cpu_ids, ncpu_ids, sizeof(*cpu_ids), cmp_uint);
+}
+
+static void want_cpu(unsigned int cpu)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncpu_ids; i++) {
+		if (cpu_ids[i] == cpu) {
+			cpu_wanted[i] = true;
+			return;
+		}
+	}
+	die("CPU %u: no buffer in %s/cpu (CPUs with a buffer: %u-%u)", cpu,
+	    rtdir, cpu_ids[0], cpu_ids[ncpu_ids - 1]);
+}
+
+static void open_buffers(void)
+{
+	unsigned int i;
+	int err;
+
+	list_cpus();
+	cpu_wanted = calloc(ncpu_ids, sizeof(*cpu_wanted));
+	cpus = calloc(ncpu_ids, sizeof(*cpus));
+	if (!cpu_wanted || !cpus)
+		die("%s", strerror(ENOMEM));
+	if (opt.cpus)
+		parse_cpu_list(opt.cpus, want_cpu);
+	else
+		memset(cpu_wanted, true, ncpu_ids * sizeof(*cpu_wanted));
+
+	for (i = 0; i < ncpu_ids; i++) {
+		struct cpu *c = &cpus[ncpus];
+
+		if (!cpu_wanted[i])
+			continue;
+		c->buf.fd = -1;
+		c->out.fd = -1;
+		err = buffer_open(&c->buf, rtdir, cpu_ids[i]);
+		if (err == -EPROTO)
+			die("%s: unexpected meta page (module and daemon from different versions?)",
+			    c->buf.path);
+		if (err)
+			die("%s: %s%s", c->buf.path, strerror(-err),
+			    err == -EBUSY ? " (another consumer has it open)" :
+			    err == -EACCES ? " (ringtrace needs root)" : "");
+		ncpus++;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Output directory                                                     */
+/* ------------------------------------------------------------------ */
+
+static bool dir_is_empty(const char *path)
+{
+	struct dirent *de;
+	bool empty = true;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return false;
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+static void make_outdir(void)
+{
+	char stamp[32];
+	struct tm tm;
+	time_t now = time(NULL);
+	unsigned int i;
+
+	if (opt.output) {
+		snprintf(outdir, sizeof(outdir), "%s", opt.output);
+		if (mkdir(outdir, 0750) < 0) {
+			if (errno != EEXIST)
+				die("%s: %s", outdir, strerror(errno));
+			if (!dir_is_empty(outdir))
+				die("%s: exists and is not an empty directory",
+				    outdir);
+		}
+	} else {
+		const char *base = log_service ? SERVICE_DIR : ".";
+		const char *prefix = log_service ? "" : "ringtrace-";
+
+		if (log_service && mkdir(base, 0750) < 0 && errno != EEXIST)
+			die("%s: %s", base, strerror(errno));
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		for (i = 0;; i++) {
+			if (i)
+				snprintf(outdir, sizeof(outdir), "%s/%s%s.%u",
+					 base, prefix, stamp, i);
+			else
+				snprintf(outdir, sizeof(outdir), "%s/%s%s",
+					 base, prefix, stamp);
+			if (mkdir(outdir, 0750) == 0)
+				break;
+			if (errno != EEXIST || i == 1000)
+				die("%s: %s", outdir, strerror(errno));
+		}
+	}
+	outdirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (outdirfd < 0)
+		die("%s: %s", outdir, strerror(errno));
+}
+
+/* The trace's TSDL, copied once: events register before the trace starts. */
+static void copy_metadata(void)
+{
+	char src[PATH_MAX + 16];
+	size_t len = 0, cap = 1 << 16;
+	char *text = malloc(cap);
+	ssize_t n;
+	int in, out, err = 0;
+
+	snprintf(src, sizeof(src), "%s/metadata", rtdir);
+	if (!text)
+		die("%s", strerror(ENOMEM));
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		die("%s: %s", src, strerror(errno));
+	for (;;) {
+		if (len == cap) {
+			cap *= 2;
+			text = realloc(text, cap);
+			if (!text)
+				die("%s", strerror(ENOMEM));
+		}
+		n = read(in, text + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("%s: %s", src, strerror(errno));
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	close(in);
+	if (len < 13 || memcmp(text, "/* CTF 1.8 */", 13))
+		die("%s: not CTF 1.8 metadata", src);
+
+	out = openat(outdirfd, "metadata",
+		     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	if (out < 0)
+		die("%s/metadata: %s", outdir, strerror(errno));
+	for (size_t off = 0; off < len; off += (size_t)n) {
+		n = write(out, text + off, len - off);
+		if (n < 0) {
+			if (errno == EINTR) {
+				n = 0;
+				continue;
+			}
+			err = errno;
+			break;
+		}
+	}
+	if (!err && fdatasync(out) < 0)
+		err = errno;
+	close(out);
+	free(text);
+	if (err)
+		die("%s/metadata: %s", outdir, strerror(err));
+}
+
+static void open_streams(void)
+{
+	uint32_t max = 0;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ncpus; i++)
+		if (cpus[i].buf.subbuf_size > max)
+			max = cpus[i].buf.subbuf_size;
+	if (stream_init(max))
+		die("%s", strerror(ENOMEM));
+	for (i = 0; i < ncpus; i++) {
+		err = stream_open(&cpus[i].out, &stream_cfg, outdirfd,
+				  cpus[i].buf.cpu);
+		if (err)
+			die("%s/%s: %s", outdir, cpus[i].out.name,
+			    strerror(-err));
+	}
+	if (fsync(outdirfd) < 0)
+		die("%s: %s", outdir, strerror(errno));
+}
+
+/* ------------------------------------------------------------------ */
+/* Draining                                                             */
+/* ------------------------------------------------------------------ */
+
+enum drain_result {
+	DRAIN_EMPTY,		/* -EAGAIN: nothing complete right now */
+	DRAIN_MORE,		/* budget used up, more may be ready */
+	DRAIN_END,		/* -ENODATA: tracing off and all consumed */
+};
+
+static void die_output(struct cpu *c, int err)
+{
+	die("%s/%s: %s", outdir, c->out.name, strerror(-err));
+}
+
+/* GET, write, PUT: two ioctls per sub-buffer besides the write. */
+static enum drain_result drain(struct cpu *c, unsigned int budget)
+{
+	struct ringtrace_subbuf sb;
+	int err;
+
+	while (budget--) {
+		err = buffer_get(&c->buf, &sb);
+		if (err == -EAGAIN)
+			return DRAIN_EMPTY;
+		if (err == -ENODATA)
+			return DRAIN_END;
+		if (err == -EPROTO)
+			die("%s: GET_SUBBUF: sub-buffer at offset %llu with %llu bytes is outside the mapping",
+			    c->buf.path, (unsigned long long)sb.offset,
+			    (unsigned long long)sb.content_size);
+		if (err)
+			die("%s: GET_SUBBUF: %s%s", c->buf.path, strerror(-err),
+			    err == -EIO ? " (the module disabled this buffer, see dmesg)" : "");
+
+		err = stream_packet(&c->out, c->buf.map + sb.offset,
+				    sb.content_size);
+		if (err)
+			die_output(c, err);	/* the packet stays in the kernel */
+		if (opt.delay_us)
+			usleep(opt.delay_us);
+
+		err = buffer_put(&c->buf, &sb);
+		if (err)
+			die("%s: PUT_SUBBUF: %s", c->buf.path, strerror(-err));
+	}
+	return DRAIN_MORE;
+}
+
+/* Everything complete now goes out; packets still open stay open. */
+static unsigned int drain_budget(const struct cpu *c)
+{
+	return c->buf.num_subbufs + 2;
+}
+
+/* Close the open packet of @c, if any, so that it can be drained. */
+static void flush_cpu(struct cpu *c, bool always)
+{
+	struct ringtrace_positions pos;
+	int err;
+
+	if (!always) {
+		/* An idle CPU is not interrupted for nothing. */
+		err = buffer_positions(&c->buf, &pos);
+		if (err)
+			die("%s: GET_POSITIONS: %s", c->buf.path, strerror(-err));
+		if (!positions_packet_open(&pos))
+			return;
+	}
+	err = buffer_flush(&c->buf);
+	if (err)
+		die("%s: FLUSH: %s", c->buf.path, strerror(-err));
+}
+
+/* Periodic: whatever was traced so far becomes decodable in the files. */
+static void flush_all(void)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ncpus; i++) {
+		flush_cpu(&cpus[i], false);
+		drain(&cpus[i], drain_budget(&cpus[i]));
+		err = stream_end_frame(&cpus[i].out);
+		if (err)
+			die_output(&cpus[i], err);
+	}
+}
+
+static void rotate_all(void)
+{
+	unsigned int i;
+	int err;
+
+	flush_all();
+	for (i = 0; i < ncpus; i++) {
+		err = stream_rotate(&cpus[i].out);
+		if (err)
+			die_output(&cpus[i], err);
+	}
+	info("rotated: now writing %s/%s ...", outdir,
+	     ncpus ? cpus[0].out.name : "");
+}
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                              */
+/* ------------------------------------------------------------------ */
+
+static double ratio(uint64_t in, uint64_t out)
+{
+	return out ? (double)in / (double)out : 0.0;
+}
+
+static void print_report(const char *title)
+{
+	uint64_t packets = 0, in = 0, out = 0, lost_all = 0;
+	struct ringtrace_stats st;
+	unsigned int i;
+	int err;
+
+	report("%s", title);
+	for (i = 0; i < ncpus; i++) {
+		struct cpu *c = &cpus[i];
+		uint64_t lost;
+
+		report("CPU %u: %llu sub-buffers, %llu bytes in, %llu bytes out, ratio %.2f",
+		       c->buf.cpu, (unsigned long long)c->out.packets,
+		       (unsigned long long)c->out.bytes_in,
+		       (unsigned long long)c->out.bytes_out,
+		       ratio(c->out.bytes_in, c->out.bytes_out));
+		packets += c->out.packets;
+		in += c->out.bytes_in;
+		out += c->out.bytes_out;
+
+		err = buffer_stats(&c->buf, &st);
+		if (err) {
+			report("CPU %u: GET_STATS: %s", c->buf.cpu,
+			       strerror(-err));
+			continue;
+		}
+		lost = st.lost_full + st.lost_overrun + st.lost_held +
+		       st.lost_nested + st.lost_too_big;
+		lost_all += lost;
+		report("CPU %u: %llu events lost (full %llu, overrun %llu, held %llu, nested %llu, too big %llu); %llu written, %llu delivered",
+		       c->buf.cpu, (unsigned long long)lost,
+		       (unsigned long long)st.lost_full,
+		       (unsigned long long)st.lost_overrun,
+		       (unsigned long long)st.lost_held,
+		       (unsigned long long)st.lost_nested,
+		       (unsigned long long)st.lost_too_big,
+		       (unsigned long long)st.written,
+		       (unsigned long long)st.delivered);
+	}
+	report("total: %llu sub-buffers, %llu bytes in, %llu bytes out, ratio %.2f, %llu events lost",
+	       (unsigned long long)packets, (unsigned long long)in,
+	       (unsigned long long)out, ratio(in, out),
+	       (unsigned long long)lost_all);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stop                                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * With tracing off, GET itself closes what is still open and reports
+ * -ENODATA once everything is consumed; a loss-report packet that found no
+ * room earlier is emitted once the buffer has been drained, hence the
+ * retries.  With tracing on, FLUSH closes the open packet and what is
+ * complete then is drained; later events stay in the kernel for the next
+ * consumer.
+ */
+static void drain_for_stop(struct cpu *c, bool tracing_off)
+{
+	enum drain_result r;
+	unsigned int round;
+
+	if (!tracing_off) {
+		flush_cpu(c, true);
+		drain(c, drain_budget(c));
+		return;
+	}
+	for (round = 0; round < 8; round++) {
+		r = drain(c, 2 * drain_budget(c));
+		if (r == DRAIN_END)
+			return;
+	}
+	warn("CPU %u: not drained to the end after tracing stopped (tracing turned on again?)",
+	     c->buf.cpu);
+}
+
+static void stop(void)
+{
+	bool off = opt.start || opt.stop_on_exit;
+	char title[PATH_MAX + 64];
+	unsigned int i;
+	int err;
+
+	notify_systemd("STOPPING=1");
+	if (off) {
+		err = write_control("tracing_on", "0");
+		if (err) {
+			warn("%s/tracing_on: %s (flushing instead)", rtdir,
+			     strerror(-err));
+			off = false;
+		}
+	}
+	for (i = 0; i < ncpus; i++)
+		drain_for_stop(&cpus[i], off);
+	for (i = 0; i < ncpus; i++) {
+		err = stream_sync(&cpus[i].out);
+		if (err)
+			die_output(&cpus[i], err);
+	}
+	if (fsync(outdirfd) < 0)
+		die("%s: %s", outdir, strerror(errno));
+	snprintf(title, sizeof(title), "ringtraced: stopped, trace in %s", outdir);
+	print_report(title);
+	for (i = 0; i < ncpus; i++) {
+		stream_close(&cpus[i].out);
+		buffer_close(&cpus[i].buf);
+	}
+}
+
+/* die() hook: end the frames that can be ended; tracing is left as is. */
+static void emergency_close(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncpus; i++) {
+		stream_close(&cpus[i].out);
+		buffer_close(&cpus[i].buf);
+	}
+	if (outdirfd >= 0)
+		fsync(outdirfd);
+}
+
+/* ------------------------------------------------------------------ */
+/* Main loop                                                            */
+/* ------------------------------------------------------------------ */
+
+static void setup_signals(void)
+{
+	sigset_t set;
+
+	/* Blocked before anything else runs, then read from the signalfd. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		die("sigprocmask: %s", strerror(errno));
+	sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sigfd < 0)
+		die("signalfd: %s", strerror(errno));
+	/* A closed stdout must give EPIPE, not kill us mid-trace. */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static void epoll_add(int fd, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+}
+
+static void setup_epoll(void)
+{
+	unsigned int i;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		die("epoll_create1: %s", strerror(errno));
+	for (i = 0; i < ncpus; i++)
+		epoll_add(cpus[i].buf.fd, i);
+	epoll_add(sigfd, TAG_SIGNAL);
+
+	if (opt.flush_ms) {
+		struct itimerspec its = {
+			.it_interval.tv_sec = opt.flush_ms / 1000,
+			.it_interval.tv_nsec = (long)(opt.flush_ms % 1000) * 1000000,
+		};
+
+		its.it_value = its.it_interval;
+		timerfd = timerfd_create(CLOCK_MONOTONIC,
+					 TFD_NONBLOCK | TFD_CLOEXEC);
+		if (timerfd < 0)
+			die("timerfd_create: %s", strerror(errno));
+		if (timerfd_settime(timerfd, 0, &its, NULL) < 0)
+			die("timerfd_settime: %s", strerror(errno));
+		epoll_add(timerfd, TAG_TIMER);
+	}
+}
+
+/* Returns true when asked to stop. */
+static bool handle_signals(void)
+{
+	struct signalfd_siginfo si;
+	bool quit = false;
+	ssize_t n;
+
+	while ((n = read(sigfd, &si, sizeof(si))) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGINT:
+		case SIGTERM:
+			quit = true;
+			break;
+		case SIGHUP:
+			rotate_all();
+			break;
+		case SIGUSR1:
+			print_report("ringtraced: statistics");
+			break;
+		}
+	}
+	if (n < 0 && errno != EAGAIN && errno != EINTR)
+		die("signalfd: %s", strerror(errno));
+	return quit;
+}
+
+static void run(void)
+{
+	struct epoll_event evs[64];
+	uint64_t ticks;
+	bool quit = false;
+	int n, i;
+
+	while (!quit) {
+		n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_wait: %s", strerror(errno));
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t tag = evs[i].data.u32;
+
+			if (tag == TAG_SIGNAL) {
+				quit |= handle_signals();
+			} else if (tag == TAG_TIMER) {
+				if (read(timerfd, &ticks, sizeof(ticks)) > 0)
+					flush_all();
+			} else if (tag < ncpus) {
+				/* Level-triggered: a CPU left with more comes back. */
+				drain(&cpus[tag], drain_budget(&cpus[tag]));
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int err;
+
+	parse_options(argc, argv);
+	setup_signals();
+	set_die_hook(emergency_close);
+
+	check_ringtrace();
+	open_buffers();
+	make_outdir();
+	copy_metadata();
+	open_streams();
+	setup_epoll();
+
+	if (opt.start) {
+		err = write_control("tracing_on", "1");
+		if (err)
+			die("%s/tracing_on: %s", rtdir, strerror(-err));
+	}
+	info("recording %u CPU%s (%u x %u bytes each) into %s, zstd level %d%s",
+	     ncpus, ncpus == 1 ? "" : "s", cpus[0].buf.num_subbufs,
+	     cpus[0].buf.subbuf_size, outdir, opt.level,
+	     opt.start ? ", tracing on" : "");
+	notify_systemd("READY=1");
+
+	run();
+	stop();
+	return 0;
+}

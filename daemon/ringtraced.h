@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ringtraced: declarations shared by its files.
+ *
+ *   main.c     options, setup, the epoll loop, signals, shutdown
+ *   buffer.c   one CPU buffer file of ringtrace.ko: mmap and the ioctls
+ *   stream.c   one CPU's compressed output: zstd frames, files, rotation
+ *   log.c      messages, die(), systemd readiness notification
+ */
+#ifndef RINGTRACED_H
+#define RINGTRACED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/ringtrace.h>
+
+#define PROG "ringtraced"
+
+/* ------------------------------------------------------------------ */
+/* log.c                                                                */
+/* ------------------------------------------------------------------ */
+
+/* Under systemd: prefix lines with <N> priorities and notify readiness. */
+extern bool log_service;
+
+/*
+ * die() prints "ringtraced: <message>" and exits 1 after running the hook
+ * set here once (main.c closes what can be closed so that everything
+ * already written stays decodable).  The hook runs at most once, so an
+ * error inside it exits directly.
+ */
+void set_die_hook(void (*hook)(void));
+__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
+/* The report (summary, stats) goes to stdout, unprefixed. */
+__attribute__((format(printf, 1, 2))) void report(const char *fmt, ...);
+void notify_systemd(const char *state);
+
+/* ------------------------------------------------------------------ */
+/* buffer.c                                                             */
+/* ------------------------------------------------------------------ */
+
+struct rt_buffer {
+	unsigned int cpu;
+	int fd;
+	const uint8_t *map;		/* meta page + sub-buffers, read-only */
+	size_t map_len;
+	const struct ringtrace_meta *meta;
+	uint32_t meta_page_size;
+	uint32_t subbuf_size;
+	uint32_t num_subbufs;
+	char path[96];
+};
+
+/* All return 0 or -errno; @b->path names the file for messages. */
+int buffer_open(struct rt_buffer *b, const char *rtdir, unsigned int cpu);
+void buffer_close(struct rt_buffer *b);
+int buffer_get(struct rt_buffer *b, struct ringtrace_subbuf *sb);
+int buffer_put(struct rt_buffer *b, const struct ringtrace_subbuf *sb);
+int buffer_flush(struct rt_buffer *b);
+int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p);
+int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st);
+/* True when the positions say a packet is open (being written). */
+bool positions_packet_open(const struct ringtrace_positions *p);
+
+/* ------------------------------------------------------------------ */
+/* stream.c                                                             */
+/* ------------------------------------------------------------------ */
+
+struct stream_config {
+	int level;			/* zstd compression level */
+	uint64_t max_size;		/* rotate past this many bytes; 0: never */
+	unsigned int max_files;		/* files kept per CPU; 0: all */
+	bool numbered;			/* cpuN-000001.zst rather than cpuN.zst */
+};
+
+struct stream {
+	const struct stream_config *cfg;
+	int dirfd;
+	int fd;
+	unsigned int cpu;
+	unsigned int seq;		/* numbered: index of the current file */
+	unsigned int oldest;		/* numbered: oldest index still on disk */
+	off_t file_size;		/* bytes of whole blocks in the current file */
+	bool frame_open;		/* packets since the last frame end */
+	void *cctx;			/* ZSTD_CCtx */
+	uint64_t packets;		/* packets written (all files) */
+	uint64_t bytes_in;		/* their bytes */
+	uint64_t bytes_out;		/* compressed bytes written (all files) */
+	uint64_t packets_unsaved;	/* lost by a failed write (see stream.c) */
+	char name[64];			/* current file name, for messages */
+};
+
+/* Call once before stream_open(): @max_packet sizes the output buffer. */
+int stream_init(size_t max_packet);
+int stream_open(struct stream *s, const struct stream_config *cfg, int dirfd,
+		unsigned int cpu);
+int stream_packet(struct stream *s, const void *data, size_t len);
+int stream_end_frame(struct stream *s);
+int stream_rotate(struct stream *s);
+int stream_sync(struct stream *s);
+/* Best effort: end the frame, close; for exit paths, never fails. */
+void stream_close(struct stream *s);
+
+#endif /* RINGTRACED_H */

@@ -1,0 +1,718 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ringtraced tests, run as root inside the test VM in one boot:
+#
+#   make modules BUILD=DIR && make -C daemon
+#   tools/vm/vmtest -- env BUILD=DIR daemon/tests/run_guest.sh
+#
+# BUILD (default <repo>/build) holds the modules in $BUILD/$RT_KVER/.  The
+# trace of each test is decoded with `tools/ringtrace unpack` when that is
+# built, else with zstd -d and daemon/tests/rt-trim, and read with
+# babeltrace2.  Prints "ok - ..." / "FAIL - ..." per assertion and ends with
+# "daemon: N passed, M failed"; exits 1 if anything failed.  Daemon logs and
+# outputs of the tests are copied to $RT_VM_OUT/daemon-tests/ when set.
+
+set -u
+
+REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
+BUILD=${BUILD:-$REPO/build}
+KVER=${RT_KVER:-$(uname -r)}
+KO=$BUILD/$KVER
+DAEMON=$REPO/daemon/ringtraced
+MARKERS=$REPO/daemon/tests/rt-markers
+TRIM=$REPO/daemon/tests/rt-trim
+CLI=$REPO/tools/ringtrace
+DBG=/sys/kernel/debug
+RT=$DBG/ringtrace
+ST=$DBG/ringtrace_selftest
+W=$(mktemp -d /tmp/ringtraced-tests.XXXXXX)
+CPUS=()
+
+passed=0
+failed=0
+
+pass() { passed=$((passed + 1)); echo "ok - $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
+note() { echo "# $*"; }
+# check DESCRIPTION COMMAND...: one assertion.
+check() {
+	local d=$1
+	shift
+	if "$@"; then pass "$d"; else fail "$d"; fi
+}
+# eq DESCRIPTION GOT WANT
+eq() {
+	if [[ $2 == "$3" ]]; then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+# --------------------------------------------------------------------
+# Module state
+# --------------------------------------------------------------------
+
+# Tracing off, discard mode, default geometry, counters zeroed.
+reset_module() {
+	echo 0 >"$RT/tracing_on"
+	echo discard >"$RT/mode"
+	echo 262144 >"$RT/subbuf_size"
+	echo 4 >"$RT/num_subbufs"
+	echo 1 >"$RT/clear"
+}
+
+# stat CPU FIELD: one counter of the stats file.
+stat() {
+	awk -v cpu="cpu$1" -v f="$2" '$1 == cpu {
+		for (i = 2; i <= NF; i++)
+			if (substr($i, 1, length(f) + 1) == f "=")
+				print substr($i, length(f) + 2)
+	}' "$RT/stats"
+}
+
+lost_of() {
+	local c=$1
+	echo $(($(stat "$c" lost_full) + $(stat "$c" lost_overrun) +
+		$(stat "$c" lost_held) + $(stat "$c" lost_nested) +
+		$(stat "$c" lost_too_big)))
+}
+
+# --------------------------------------------------------------------
+# The daemon
+# --------------------------------------------------------------------
+
+DPID=
+WRAP=()		# a command to run the daemon under (strace)
+
+# start_daemon NAME ARGS...: stdout/stderr in $W/NAME.{out,err}; returns
+# once the daemon says it is recording.
+start_daemon() {
+	local name=$1 i
+	shift
+	"${WRAP[@]}" "$DAEMON" "$@" >"$W/$name.out" 2>"$W/$name.err" &
+	DPID=$!
+	for ((i = 0; i < 600; i++)); do
+		grep -q 'recording' "$W/$name.err" && return 0
+		if ! kill -0 "$DPID" 2>/dev/null; then
+			wait "$DPID"
+			note "daemon $name exited early: $(cat "$W/$name.err")"
+			DPID=
+			return 1
+		fi
+		sleep 0.1
+	done
+	note "daemon $name not ready after 60 s"
+	return 1
+}
+
+# wait_exit PID SECONDS: the exit status, or 124 after killing it on timeout.
+wait_exit() {
+	local pid=$1 i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid"
+		return 124
+	fi
+	wait "$pid"
+}
+
+# stop_daemon: SIGTERM, returns the exit status.
+stop_daemon() {
+	local rc=0
+	kill -TERM "$DPID"
+	wait_exit "$DPID" 120 || rc=$?
+	DPID=
+	return "$rc"
+}
+
+# run_markers TAG COUNT ARGS...: rt-markers on every CPU at once; fails if any did.
+run_markers() {
+	local tag=$1 count=$2 c rc=0
+	local -a pids=()
+	shift 2
+	for c in "${CPUS[@]}"; do
+		"$MARKERS" "$@" "$c" "$count" "$tag" &
+		pids+=($!)
+	done
+	for c in "${pids[@]}"; do
+		wait "$c" || rc=1
+	done
+	return "$rc"
+}
+
+# --------------------------------------------------------------------
+# Reading traces
+# --------------------------------------------------------------------
+
+# RT_UNPACK=zstd forces the fallback decoder.
+USE_CLI=0
+if [[ ${RT_UNPACK:-} != zstd && -x $CLI ]] && "$CLI" --help 2>&1 | grep -q unpack; then
+	USE_CLI=1
+fi
+
+# unpack TRACE OUT: a plain CTF trace, trailing partial frame/packet dropped.
+unpack() {
+	local src=$1 dst=$2 f b
+	if ((USE_CLI)); then
+		"$CLI" unpack "$src" "$dst" >"$dst.unpack.log" 2>&1 && return 0
+		note "$CLI unpack $src $dst failed: $(head -c 500 "$dst.unpack.log")"
+		return 1
+	fi
+	mkdir -p "$dst" && cp "$src/metadata" "$dst/" || return 1
+	for f in "$src"/*.zst; do
+		[[ -e $f ]] || continue
+		b=$(basename "$f" .zst)
+		# A frame cut by a kill: keep what decoded, then whole packets.
+		zstd -qdc -- "$f" >"$dst/$b" 2>>"$dst.unpack.log"
+		"$TRIM" "$dst/$b" >>"$dst.unpack.log" || return 1
+	done
+}
+
+# bt TRACE OUT: babeltrace2's text in OUT, its stderr in OUT.err.
+bt() {
+	babeltrace2 "$1" >"$2" 2>"$2.err"
+}
+
+# cpu_trace TRACE CPU OUT: a trace dir with only CPU's stream files, so
+# that babeltrace2's discarded-event warnings can be attributed to a CPU.
+cpu_trace() {
+	local f
+	mkdir -p "$3" && cp "$1/metadata" "$3/" || return 1
+	for f in "$1"/cpu"$2" "$1"/cpu"$2"-*; do
+		[[ -e $f ]] && cp "$f" "$3/"
+	done
+	return 0
+}
+
+# discarded BTOUT: events babeltrace2 says the tracer discarded (stdout and stderr).
+discarded() {
+	cat "$1" "$1.err" | grep -o 'discarded [0-9]* event' |
+		awk '{ s += $2 } END { print s + 0 }'
+}
+
+# markers BTOUT TAG: "<cpu_id> <cpu in payload> <seq>" per marker with TAG.
+markers() {
+	sed -nE "s/.* ringtrace_marker: \{ cpu_id = ([0-9]+),.* data = \"$2 cpu=([0-9]+) seq=([0-9]+)[ \"].*/\1 \2 \3/p" "$1"
+}
+
+# seqs MARKERS CPU: "<count> <first> <last> <bad>" of CPU's markers; bad
+# counts payloads from another CPU and seqs that do not increase.
+seqs() {
+	awk -v c="$2" '$1 == c {
+		n++
+		if ($2 != c) bad++
+		if (n > 1 && $3 <= last) bad++
+		if (n == 1) first = $3
+		last = $3
+	} END { printf "%d %d %d %d\n", n, n ? first : -1, n ? last : -1, bad }' "$1"
+}
+
+# --------------------------------------------------------------------
+# Tests
+# --------------------------------------------------------------------
+
+test_no_module() {
+	local rc=0
+	note "no module loaded"
+	"$DAEMON" -o "$W/nomod" >/dev/null 2>"$W/nomod.err" || rc=$?
+	eq "no module: exit status" "$rc" 1
+	check "no module: says the module is not loaded" \
+		grep -q "^ringtraced: $RT: No such file or directory (is ringtrace.ko loaded?)$" "$W/nomod.err"
+	check "no module: no output directory made" test ! -e "$W/nomod"
+}
+
+# usage_rc WANT_RC MESSAGE_REGEX ARGS...
+usage_case() {
+	local want=$1 re=$2 rc=0
+	shift 2
+	"$DAEMON" "$@" >"$W/usage.out" 2>"$W/usage.err" || rc=$?
+	if [[ $rc == "$want" ]] && grep -Eq -- "$re" "$W/usage.err"; then
+		pass "usage: ringtraced $* -> $rc"
+	else
+		fail "usage: ringtraced $*: exit $rc, want $want and /$re/ in: $(head -c 300 "$W/usage.err")"
+	fi
+}
+
+test_usage() {
+	local sub
+	note "usage errors"
+	reset_module
+	sub=$(cat "$RT/subbuf_size")
+	usage_case 2 "unrecognized option '--bogus'" --bogus
+	usage_case 2 "invalid option -- 'x'" -x
+	usage_case 2 "option requires an argument" -o
+	usage_case 2 "--level: 'fast' is not a zstd level" --level fast
+	usage_case 2 "--level: '99' is not a zstd level" -l 99
+	usage_case 2 "--cpus: '1-0' is not a CPU list" --cpus 1-0
+	usage_case 2 "--cpus: 'a' is not a CPU list" -c a
+	usage_case 2 "--max-size: '0' is not a size" --max-size 0
+	usage_case 2 "--max-size: '12Q' is not a size" -s 12Q
+	usage_case 2 "--max-files: '-1' is not a number" --max-files -1
+	usage_case 2 "--flush-interval: 'soon' is not a number" -f soon
+	usage_case 2 "--mode: 'ring' is neither" --mode ring
+	usage_case 2 "unexpected argument 'extra'" -o "$W/u1" extra
+	usage_case 2 "--output: empty directory name" -o ""
+	check "usage: nothing created on usage errors" test ! -e "$W/u1"
+
+	mkdir -p "$W/full" && touch "$W/full/x" "$W/file"
+	usage_case 1 "^ringtraced: $W/full: exists and is not an empty directory$" -o "$W/full"
+	usage_case 1 "^ringtraced: $W/file: exists and is not an empty directory$" -o "$W/file"
+	usage_case 1 "^ringtraced: $W/missing/x: No such file or directory$" -o "$W/missing/x"
+	usage_case 1 "^ringtraced: CPU 4000: no buffer in $RT/cpu" -c 4000 -o "$W/u2"
+	usage_case 1 "^ringtraced: $W: debugfs is not mounted there" --debugfs "$W" -o "$W/u3"
+	usage_case 1 "^ringtraced: $RT/subbuf_size: Invalid argument$" --subbuf-size 1000 -o "$W/u4"
+	check "usage: no output directory for errors found first" \
+		test ! -e "$W/u2" -a ! -e "$W/u3" -a ! -e "$W/u4"
+	eq "usage: a refused --subbuf-size leaves the geometry" "$(cat "$RT/subbuf_size")" "$sub"
+
+}
+
+test_usage_root_only() {
+	local rc=0
+	command -v setpriv >/dev/null || { note "setpriv missing: skipping the non-root case"; return; }
+	chmod 0755 "$W"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$DAEMON" -o "$W/nobody" >/dev/null 2>"$W/nobody.err" || rc=$?
+	eq "non-root: exit status" "$rc" 1
+	check "non-root: one line naming the permission problem" \
+		grep -Eq "^ringtraced: $DBG(/ringtrace)?: Permission denied" "$W/nobody.err"
+	eq "non-root: tracing stays off" "$(cat "$RT/tracing_on")" 0
+}
+
+test_busy() {
+	local rc=0
+	note "a second daemon"
+	reset_module
+	start_daemon busy1 -o "$W/busy1" || { fail "busy: first daemon did not start"; return; }
+	"$DAEMON" -o "$W/busy2" >/dev/null 2>"$W/busy2.err" || rc=$?
+	eq "busy: second daemon's exit status" "$rc" 1
+	check "busy: says the buffer is in use" \
+		grep -q "^ringtraced: $RT/cpu/[0-9]*/buffer: Device or resource busy (another consumer has it open)$" "$W/busy2.err"
+	check "busy: second daemon made no output directory" test ! -e "$W/busy2"
+	rc=0
+	stop_daemon || rc=$?
+	eq "busy: first daemon stops cleanly" "$rc" 0
+}
+
+# N marker events pinned on every CPU come back exactly, in order, with
+# their payloads, and nothing is reported lost.
+test_end_to_end() {
+	local n=10000 c rc=0 s got
+	note "end to end: $n markers per CPU"
+	reset_module
+	start_daemon e2e -o "$W/e2e" || { fail "e2e: daemon did not start"; return; }
+	check "e2e: tracing turned on by the daemon" grep -qx 1 "$RT/tracing_on"
+	check "e2e: markers written on every CPU" run_markers e2e "$n" -s 48
+	stop_daemon || rc=$?
+	eq "e2e: daemon exit status after SIGTERM" "$rc" 0
+	eq "e2e: tracing turned off at exit" "$(cat "$RT/tracing_on")" 0
+	# The clock offset is computed at each read of the file: skip it.
+	grep -v 'offset' "$W/e2e/metadata" >"$W/e2e.meta.copy"
+	grep -v 'offset' "$RT/metadata" >"$W/e2e.meta.module"
+	check "e2e: metadata copied from the module" cmp -s "$W/e2e.meta.copy" "$W/e2e.meta.module"
+	check "e2e: every .zst file tests good with zstd -t" zstd -qt "$W"/e2e/*.zst
+	check "e2e: unpack" unpack "$W/e2e" "$W/e2e.ctf"
+	check "e2e: babeltrace2 reads the trace" bt "$W/e2e.ctf" "$W/e2e.txt"
+	eq "e2e: babeltrace2 stderr is empty" "$(head -c 300 "$W/e2e.txt.err")" ""
+	eq "e2e: no discarded events reported" "$(discarded "$W/e2e.txt")" 0
+	markers "$W/e2e.txt" e2e >"$W/e2e.markers"
+	for c in "${CPUS[@]}"; do
+		eq "e2e: CPU $c: count first last bad" "$(seqs "$W/e2e.markers" "$c")" "$n 0 $((n - 1)) 0"
+		eq "e2e: CPU $c: module written" "$(stat "$c" written)" "$n"
+		eq "e2e: CPU $c: module lost" "$(lost_of "$c")" 0
+		s=$(stat "$c" subbufs)
+		got=$(sed -n "s/^CPU $c: \([0-9]*\) sub-buffers, \([0-9]*\) bytes in.*/\1 \2/p" "$W/e2e.out")
+		eq "e2e: CPU $c: summary sub-buffers and bytes match the module" "$got" "$s $(stat "$c" bytes)"
+		check "e2e: CPU $c: summary has the lost line" grep -q "^CPU $c: 0 events lost (" "$W/e2e.out"
+	done
+	# Payload bytes exactly as written, padding included.
+	for c in "${CPUS[@]}"; do
+		local want="e2e cpu=$c seq=$((n - 1)) "
+		while ((${#want} < 48)); do want+=.; done
+		check "e2e: CPU $c: last payload read back verbatim" \
+			grep -qF "{ len = 48, data = \"$want\" }" "$W/e2e.txt"
+	done
+}
+
+# Events from the kernel (ringtrace_selftest.ko's bound writer threads)
+# arrive exactly as the module counted them.
+test_kernel_generator() {
+	local rc=0 c acc att got lost
+	[[ -d $ST ]] || { note "ringtrace_selftest.ko not loaded: skipping the kernel generator"; return; }
+	note "end to end: kernel-side writers"
+	reset_module
+	start_daemon gen -o "$W/gen" || { fail "gen: daemon did not start"; return; }
+	check "gen: kernel writers ran" sh -c "echo '120 5000 1' >$ST/run"
+	stop_daemon || rc=$?
+	eq "gen: daemon exit status" "$rc" 0
+	cat "$ST/result" >"$W/gen.result"
+	check "gen: unpack" unpack "$W/gen" "$W/gen.ctf"
+	check "gen: babeltrace2 reads the trace" bt "$W/gen.ctf" "$W/gen.txt"
+	sed -nE 's/.* rt_selftest_record: \{ cpu_id = ([0-9]+),.* producer = ([0-9]+),.* seq = ([0-9]+),.*/\1 \2 \3/p' \
+		"$W/gen.txt" >"$W/gen.recs"
+	for c in "${CPUS[@]}"; do
+		acc=$(sed -n "s/.* cpu=$c kind=0 .*accepted=\([0-9]*\).*/\1/p" "$W/gen.result")
+		att=$(sed -n "s/.* cpu=$c kind=0 attempted=\([0-9]*\).*/\1/p" "$W/gen.result")
+		got=$(awk -v c="$c" '$1 == c { n++; if (n > 1 && $3 <= last) bad++; last = $3 }
+			END { print n + 0, bad + 0 }' "$W/gen.recs")
+		lost=$(lost_of "$c")
+		eq "gen: CPU $c: records in the trace, out-of-order" "$got" "$acc 0"
+		eq "gen: CPU $c: written = attempted" "$(stat "$c" written)" "$att"
+		eq "gen: CPU $c: delivered = accepted" "$(stat "$c" delivered)" "$acc"
+		cpu_trace "$W/gen.ctf" "$c" "$W/gen.cpu$c"
+		bt "$W/gen.cpu$c" "$W/gen.cpu$c.txt"
+		eq "gen: CPU $c: babeltrace2 discarded = module lost" "$(discarded "$W/gen.cpu$c.txt")" "$lost"
+		note "gen: CPU $c: attempted $att, accepted $acc, lost $lost"
+	done
+}
+
+# Tiny buffers and a slow daemon: losses, and babeltrace2 reports exactly
+# the module's counts per CPU.
+test_losses() {
+	local n=2000 c rc=0 lost got
+	note "losses: 2 x 4096-byte sub-buffers, 10 ms per sub-buffer"
+	reset_module
+	start_daemon loss -o "$W/loss" --subbuf-size 4096 --num-subbufs 2 \
+		--test-delay-us 10000 -f 100 || { fail "loss: daemon did not start"; return; }
+	eq "loss: --subbuf-size applied" "$(cat "$RT/subbuf_size")" 4096
+	eq "loss: --num-subbufs applied" "$(cat "$RT/num_subbufs")" 2
+	check "loss: markers written" run_markers loss "$n" -s 200
+	stop_daemon || rc=$?
+	eq "loss: daemon exit status" "$rc" 0
+	check "loss: unpack" unpack "$W/loss" "$W/loss.ctf"
+	check "loss: babeltrace2 reads the trace" bt "$W/loss.ctf" "$W/loss.txt"
+	markers "$W/loss.txt" loss >"$W/loss.markers"
+	for c in "${CPUS[@]}"; do
+		lost=$(lost_of "$c")
+		check "loss: CPU $c: events were lost ($lost)" test "$lost" -gt 0
+		eq "loss: CPU $c: module written" "$(stat "$c" written)" "$n"
+		got=$(seqs "$W/loss.markers" "$c")
+		eq "loss: CPU $c: events in trace = written - lost" "${got%% *}" "$((n - lost))"
+		eq "loss: CPU $c: events in trace = delivered" "${got%% *}" "$(stat "$c" delivered)"
+		eq "loss: CPU $c: in order, own payloads" "${got##* }" 0
+		cpu_trace "$W/loss.ctf" "$c" "$W/loss.cpu$c"
+		check "loss: CPU $c: babeltrace2 reads the CPU's stream" bt "$W/loss.cpu$c" "$W/loss.cpu$c.txt"
+		eq "loss: CPU $c: babeltrace2 discarded = module lost" "$(discarded "$W/loss.cpu$c.txt")" "$lost"
+		check "loss: CPU $c: summary line" grep -q "^CPU $c: $lost events lost (full $lost," "$W/loss.out"
+	done
+	reset_module
+}
+
+# SIGKILL mid-trace, restart into a new directory: everything the first
+# daemon wrote decodes, and both together hold written - lost events.
+test_sigkill() {
+	local n=6000 c rc=0 c1 c2 all uniq over lost i
+	local -a pids=()
+	note "SIGKILL mid-trace and restart"
+	reset_module
+	start_daemon k1 -o "$W/k1" -f 200 || { fail "kill: first daemon did not start"; return; }
+	# About 6 s of writing at least; the kill lands early in it.
+	for c in "${CPUS[@]}"; do
+		"$MARKERS" -s 32 -d 1000 "$c" "$n" kill &
+		pids+=($!)
+	done
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(find "$W/k1" -name 'cpu*.zst' -size +0c) ]] && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -KILL "$DPID"
+	wait "$DPID"
+	DPID=
+	note "kill: first daemon killed; files: $(cd "$W/k1" && ls -l | awk 'NR > 1 { printf "%s=%s ", $9, $5 }')"
+	start_daemon k2 -o "$W/k2" -f 200 || { fail "kill: second daemon did not start"; return; }
+	for c in "${pids[@]}"; do
+		wait "$c" || fail "kill: marker writer failed"
+	done
+	stop_daemon || rc=$?
+	eq "kill: second daemon exit status" "$rc" 0
+	check "kill: unpack the killed daemon's trace" unpack "$W/k1" "$W/k1.ctf"
+	check "kill: babeltrace2 reads the killed daemon's trace" bt "$W/k1.ctf" "$W/k1.txt"
+	check "kill: unpack the second trace" unpack "$W/k2" "$W/k2.ctf"
+	check "kill: babeltrace2 reads the second trace" bt "$W/k2.ctf" "$W/k2.txt"
+	markers "$W/k1.txt" kill >"$W/k1.markers"
+	markers "$W/k2.txt" kill >"$W/k2.markers"
+	for c in "${CPUS[@]}"; do
+		lost=$(lost_of "$c")
+		c1=$(seqs "$W/k1.markers" "$c")
+		c2=$(seqs "$W/k2.markers" "$c")
+		check "kill: CPU $c: the killed daemon recorded events (${c1%% *})" test "${c1%% *}" -gt 0
+		check "kill: CPU $c: the restarted daemon recorded the rest (${c2%% *})" test "${c2%% *}" -gt 0
+		eq "kill: CPU $c: first trace in order" "${c1##* }" 0
+		eq "kill: CPU $c: second trace in order" "${c2##* }" 0
+		all=$(cat "$W/k1.markers" "$W/k2.markers" | awk -v c="$c" '$1 == c' | wc -l)
+		uniq=$(cat "$W/k1.markers" "$W/k2.markers" | awk -v c="$c" '$1 == c { print $3 }' | sort -u | wc -l)
+		over=$((all - uniq))
+		eq "kill: CPU $c: events in both traces = written - lost" "$uniq" "$(($(stat "$c" written) - lost))"
+		eq "kill: CPU $c: module written" "$(stat "$c" written)" "$n"
+		# A kill between a packet's write and its PUT leaves that packet
+		# in both traces (the kernel hands it out again): at most one.
+		check "kill: CPU $c: at most one packet in both traces ($over events)" \
+			test "$over" -le $((262144 / 40))
+		note "kill: CPU $c: first ${c1}, second ${c2}, lost $lost, duplicated $over"
+	done
+}
+
+# The output file system fills up: clean error, files decodable, the
+# kernel side keeps tracing, and a new daemon picks up what was not written.
+test_enospc() {
+	local n=3000 c rc=0 err all uniq lost t
+	note "ENOSPC on a 256 KiB tmpfs"
+	reset_module
+	mkdir -p "$W/small"
+	mount -t tmpfs -o size=256k tmpfs "$W/small" || { fail "enospc: cannot mount tmpfs"; return; }
+	start_daemon nospc -o "$W/small/t" -f 100 || { fail "enospc: daemon did not start"; umount "$W/small"; return; }
+	run_markers nospc "$n" -r -s 1000 || fail "enospc: marker writers failed"
+	wait_exit "$DPID" 60 || rc=$?
+	DPID=
+	eq "enospc: daemon exit status" "$rc" 1
+	err=$(tail -n1 "$W/nospc.err")
+	check "enospc: one line naming the file and the cause: $err" \
+		grep -Eq "^ringtraced: $W/small/t/cpu[0-9]+\.zst: No space left on device$" <<<"$err"
+	check "enospc: every .zst file still tests good with zstd -t" zstd -qt "$W"/small/t/*.zst
+	check "enospc: unpack" unpack "$W/small/t" "$W/nospc.ctf"
+	check "enospc: babeltrace2 reads what was written" bt "$W/nospc.ctf" "$W/nospc.txt"
+	eq "enospc: tracing still on (the kernel side keeps running)" "$(cat "$RT/tracing_on")" 1
+	check "enospc: markers still accepted" run_markers nospc2 10
+	start_daemon after -o "$W/after" -f 100 || { fail "enospc: next daemon did not start"; umount "$W/small"; return; }
+	rc=0
+	stop_daemon || rc=$?
+	eq "enospc: next daemon exit status" "$rc" 0
+	check "enospc: unpack the next trace" unpack "$W/after" "$W/after.ctf"
+	check "enospc: babeltrace2 reads the next trace" bt "$W/after.ctf" "$W/after.txt"
+	markers "$W/nospc.txt" nospc >"$W/nospc.markers"
+	markers "$W/after.txt" nospc >"$W/after.markers"
+	markers "$W/after.txt" nospc2 >"$W/after2.markers"
+	t=0
+	for c in "${CPUS[@]}"; do
+		lost=$(lost_of "$c")
+		t=$((t + $(seqs "$W/nospc.markers" "$c" | cut -d' ' -f1)))
+		eq "enospc: CPU $c: in order before the error" "$(seqs "$W/nospc.markers" "$c" | cut -d' ' -f4)" 0
+		all=$(cat "$W/nospc.markers" "$W/after.markers" | awk -v c="$c" '$1 == c' | wc -l)
+		uniq=$(cat "$W/nospc.markers" "$W/after.markers" | awk -v c="$c" '$1 == c { print $3 }' | sort -u | wc -l)
+		eq "enospc: CPU $c: no packet in both traces" "$((all - uniq))" 0
+		# The 10 nospc2 markers written while no daemon ran count too.
+		eq "enospc: CPU $c: both traces hold written - lost" \
+			"$((uniq + $(seqs "$W/after2.markers" "$c" | cut -d' ' -f1)))" \
+			"$(($(stat "$c" written) - lost))"
+	done
+	check "enospc: events were written before the error ($t)" test "$t" -gt 0
+	umount "$W/small"
+}
+
+# Size/count rotation, SIGHUP, SIGUSR1.
+test_rotation() {
+	local n=1500 c rc=0 files top got i
+	note "rotation: 16 KiB packets, --max-size 16K --max-files 3"
+	reset_module
+	start_daemon rot -o "$W/rot" -s 16K -n 3 -f 100 --subbuf-size 16K \
+		--num-subbufs 64 || { fail "rot: daemon did not start"; return; }
+	check "rot: markers written" run_markers rot "$n" -r -s 300
+	kill -USR1 "$DPID"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^ringtraced: statistics' "$W/rot.out" && break
+		sleep 0.1
+	done
+	# Seen while the daemon runs: stdout is flushed even when not a tty.
+	check "rot: SIGUSR1 printed statistics" grep -q '^ringtraced: statistics' "$W/rot.out"
+	kill -HUP "$DPID"
+	sleep 2
+	stop_daemon || rc=$?
+	eq "rot: daemon exit status" "$rc" 0
+	check "rot: SIGHUP rotated" grep -q 'rotated' "$W/rot.err"
+	check "rot: every file tests good with zstd -t" zstd -qt "$W"/rot/*.zst
+	check "rot: unpack" unpack "$W/rot" "$W/rot.ctf"
+	check "rot: babeltrace2 reads the rotated trace" bt "$W/rot.ctf" "$W/rot.txt"
+	markers "$W/rot.txt" rot >"$W/rot.markers"
+	for c in "${CPUS[@]}"; do
+		files=$(cd "$W/rot" && ls | grep -c "^cpu$c-[0-9]\{6\}\.zst$")
+		top=$(cd "$W/rot" && ls | sed -n "s/^cpu$c-0*\([0-9][0-9]*\)\.zst$/\1/p" | sort -n | tail -n1)
+		check "rot: CPU $c: 1..3 files kept ($files)" test "$files" -ge 1 -a "$files" -le 3
+		check "rot: CPU $c: older files were removed (newest is #$top)" test "${top:-0}" -gt 3
+		check "rot: CPU $c: no unnumbered file" test ! -e "$W/rot/cpu$c.zst"
+		got=$(seqs "$W/rot.markers" "$c")
+		read -r cnt first last bad <<<"$got"
+		eq "rot: CPU $c: newest events kept, contiguous, in order" \
+			"$last $bad $cnt" "$((n - 1)) 0 $((last - first + 1))"
+		eq "rot: CPU $c: nothing lost" "$(lost_of "$c")" 0
+	done
+	reset_module
+}
+
+# SIGHUP without numbered files: logrotate moves cpuN.zst away, the daemon
+# starts a new one; a second SIGHUP appends a new frame to the same file.
+test_hup_reopen() {
+	local c rc=0 i
+	note "SIGHUP reopens cpuN.zst"
+	reset_module
+	start_daemon hup -o "$W/hup" -f 100 || { fail "hup: daemon did not start"; return; }
+	check "hup: first markers" run_markers hup1 100
+	mkdir -p "$W/hup-old" && cp "$W/hup/metadata" "$W/hup-old/"
+	mv "$W"/hup/cpu*.zst "$W/hup-old/"
+	kill -HUP "$DPID"
+	for ((i = 0; i < 100; i++)); do
+		[[ $(grep -c rotated "$W/hup.err") -ge 1 ]] && break
+		sleep 0.1
+	done
+	check "hup: second markers" run_markers hup2 100
+	kill -HUP "$DPID"
+	for ((i = 0; i < 100; i++)); do
+		[[ $(grep -c rotated "$W/hup.err") -ge 2 ]] && break
+		sleep 0.1
+	done
+	check "hup: third markers" run_markers hup3 100
+	stop_daemon || rc=$?
+	eq "hup: daemon exit status" "$rc" 0
+	eq "hup: files after two SIGHUPs" "$(cd "$W/hup" && ls | tr '\n' ' ')" \
+		"$(for c in "${CPUS[@]}"; do printf 'cpu%s.zst ' "$c"; done)metadata "
+	check "hup: moved-away files test good" zstd -qt "$W"/hup-old/*.zst
+	check "hup: reopened files test good (two frames appended)" zstd -qt "$W"/hup/*.zst
+	check "hup: unpack the moved-away files" unpack "$W/hup-old" "$W/hup-old.ctf"
+	check "hup: unpack the new files" unpack "$W/hup" "$W/hup.ctf"
+	check "hup: babeltrace2 reads the old part" bt "$W/hup-old.ctf" "$W/hup-old.txt"
+	check "hup: babeltrace2 reads the new part" bt "$W/hup.ctf" "$W/hup.txt"
+	for c in "${CPUS[@]}"; do
+		eq "hup: CPU $c: before the first SIGHUP, in the moved file" \
+			"$(markers "$W/hup-old.txt" hup1 >"$W/h.m"; seqs "$W/h.m" "$c") $(markers "$W/hup-old.txt" hup2 >"$W/h.m"; seqs "$W/h.m" "$c" | cut -d' ' -f1)" \
+			"100 0 99 0 0"
+		eq "hup: CPU $c: after it, in the new file" \
+			"$(markers "$W/hup.txt" hup2 >"$W/h.m"; seqs "$W/h.m" "$c") $(markers "$W/hup.txt" hup3 >"$W/h.m"; seqs "$W/h.m" "$c")" \
+			"100 0 99 0 100 0 99 0"
+	done
+}
+
+# --service: syslog priorities on stderr, READY=1/STOPPING=1 through
+# $NOTIFY_SOCKET, a new directory under /var/lib/ringtrace.
+test_service() {
+	local c rc=0 i dirs
+	note "--service"
+	reset_module
+	rm -rf /var/lib/ringtrace
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(300)
+with open(sys.argv[2], "w") as out:
+    while True:
+        m = s.recv(4096).decode()
+        out.write(m + "\n")
+        out.flush()
+        if "STOPPING=1" in m:
+            break
+' "$W/notify.sock" "$W/notify.log" &
+	local lpid=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $W/notify.sock ]] && break
+		sleep 0.1
+	done
+	export NOTIFY_SOCKET=$W/notify.sock
+	start_daemon svc --service -f 200 || { fail "service: daemon did not start"; unset NOTIFY_SOCKET; kill "$lpid"; return; }
+	unset NOTIFY_SOCKET
+	for ((i = 0; i < 100; i++)); do
+		grep -q READY=1 "$W/notify.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	check "service: READY=1 sent" grep -qx READY=1 "$W/notify.log"
+	check "service: markers" run_markers svc 100
+	stop_daemon || rc=$?
+	eq "service: exit status" "$rc" 0
+	wait_exit "$lpid" 30
+	check "service: STOPPING=1 sent" grep -qx STOPPING=1 "$W/notify.log"
+	check "service: every stderr line has a syslog priority" \
+		test "$(grep -cv '^<[0-7]>ringtraced: ' "$W/svc.err")" = 0
+	dirs=$(ls -d /var/lib/ringtrace/2* 2>/dev/null | wc -l)
+	eq "service: one trace directory under /var/lib/ringtrace" "$dirs" 1
+	check "service: unpack" unpack /var/lib/ringtrace/2* "$W/svc.ctf"
+	check "service: babeltrace2 reads it" bt "$W/svc.ctf" "$W/svc.txt"
+	markers "$W/svc.txt" svc >"$W/svc.markers"
+	for c in "${CPUS[@]}"; do
+		eq "service: CPU $c markers" "$(seqs "$W/svc.markers" "$c")" "100 0 99 0"
+	done
+	rm -rf /var/lib/ringtrace
+}
+
+# Per sub-buffer: one GET that succeeds, one write, one PUT (strace).
+test_syscalls() {
+	local rc=0 pid get put again other writes packets
+	command -v strace >/dev/null || { note "strace missing: skipping the syscall count"; return; }
+	note "syscalls per sub-buffer (strace)"
+	reset_module
+	WRAP=(strace -f -y -qq -o "$W/strace.txt" -e trace=ioctl,write)
+	start_daemon sys -o "$W/sys" -f 0 || { WRAP=(); fail "sys: daemon did not start"; return; }
+	WRAP=()
+	check "sys: markers" run_markers sys 20000 -s 48
+	pid=$(pgrep -P "$DPID" -x ringtraced)
+	kill -TERM "$pid"
+	wait_exit "$DPID" 120 || rc=$?
+	DPID=
+	eq "sys: exit status under strace" "$rc" 0
+	packets=$(sed -n 's/^total: \([0-9]*\) sub-buffers.*/\1/p' "$W/sys.out")
+	get=$(grep -c ', 0xb9, 0x1, .* = 0$' "$W/strace.txt")
+	again=$(grep -c ', 0xb9, 0x1, .* = -1 E' "$W/strace.txt")
+	put=$(grep -c ', 0xb9, 0x2, .* = 0$' "$W/strace.txt")
+	other=$(grep -c ', 0xb9, 0x[345], ' "$W/strace.txt")
+	writes=$(grep -c '^[0-9]* *write([0-9]*<[^>]*\.zst>' "$W/strace.txt")
+	check "sys: sub-buffers recorded ($packets)" test "${packets:-0}" -gt 4
+	eq "sys: one successful GET_SUBBUF per sub-buffer" "$get" "$packets"
+	eq "sys: one PUT_SUBBUF per sub-buffer" "$put" "$packets"
+	# One write per packet, plus one per frame end at stop.
+	eq "sys: writes to stream files = sub-buffers + one frame end per CPU" \
+		"$writes" "$((packets + ${#CPUS[@]}))"
+	note "sys: $packets sub-buffers: $get GET + $put PUT, $again GET -> EAGAIN/ENODATA (one per wakeup), $other FLUSH/POSITIONS/STATS, $writes writes"
+}
+
+test_install() {
+	local d=$W/inst
+	note "make install layout"
+	check "install: make install DESTDIR" make -s -C "$REPO/daemon" install DESTDIR="$d" >/dev/null
+	check "install: binary" test -x "$d/usr/local/sbin/ringtraced"
+	check "install: unit names the installed binary" \
+		grep -q '^ExecStart=/usr/local/sbin/ringtraced --service' "$d/etc/systemd/system/ringtraced.service"
+	check "install: modules-load entry" grep -qx ringtrace "$d/etc/modules-load.d/ringtrace.conf"
+	check "install: options file" grep -q '^RINGTRACED_OPTS=' "$d/etc/default/ringtraced"
+}
+
+# --------------------------------------------------------------------
+
+main() {
+	local c t
+	for f in "$DAEMON" "$MARKERS" "$TRIM"; do
+		[[ -x $f ]] || { echo "$f missing: run make -C daemon first"; echo "daemon: 0 passed, 1 failed"; exit 1; }
+	done
+	[[ -f $KO/ringtrace.ko ]] || { echo "$KO/ringtrace.ko missing: make modules BUILD=$BUILD"; echo "daemon: 0 passed, 1 failed"; exit 1; }
+	note "kernel $KVER, modules from $KO, decoder: $( ((USE_CLI)) && echo "$CLI unpack" || echo "zstd -d + rt-trim")"
+
+	test_no_module
+	check "insmod ringtrace.ko" insmod "$KO/ringtrace.ko"
+	[[ -d $RT ]] || { echo "daemon: $passed passed, $((failed + 1)) failed"; exit 1; }
+	if [[ -f $KO/ringtrace_selftest.ko ]]; then
+		check "insmod ringtrace_selftest.ko" insmod "$KO/ringtrace_selftest.ko"
+	fi
+	# (no process substitution: the guest has no /dev/fd)
+	CPUS=($(ls "$RT/cpu" | sort -n))
+	note "CPUs: ${CPUS[*]}"
+
+	for t in test_usage test_usage_root_only test_busy test_end_to_end \
+		 test_kernel_generator test_losses test_sigkill test_enospc \
+		 test_rotation test_hup_reopen test_service test_syscalls \
+		 test_install; do
+		local t0=$SECONDS
+		"$t"
+		note "$t: $((SECONDS - t0)) s"
+	done
+
+	reset_module
+	[[ -d $ST ]] && check "rmmod ringtrace_selftest" rmmod ringtrace_selftest
+	check "rmmod ringtrace" rmmod ringtrace
+	if [[ -n ${RT_VM_OUT:-} ]]; then
+		mkdir -p "$RT_VM_OUT/daemon-tests"
+		cp "$W"/*.out "$W"/*.err "$W"/*.txt.err "$RT_VM_OUT/daemon-tests/" 2>/dev/null
+	fi
+	echo "daemon: $passed passed, $failed failed"
+	((failed == 0))
+}
+
+main "$@"
