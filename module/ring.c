@@ -226,24 +226,29 @@ static void rt_close_packet(struct ringtrace_buffer *buf, unsigned long end,
 	ringtrace_commit_bytes(buf, end, buf->subbuf_size - used);
 }
 
+/*
+ * The fast path hands over the offset it read and the clock it read after
+ * it: a valid pair for the first attempt (a drop then costs one clock
+ * read).  Every retry reads both again, offset first.
+ */
 void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 			     struct ringtrace_buffer *buf, unsigned int id,
-			     unsigned int payload_len)
+			     unsigned int payload_len, unsigned long old,
+			     u64 ts, u64 last)
 {
-	unsigned long old, off, begin, next = 0;
+	unsigned long off, begin, next = 0;
 	bool close, open;
 	enum rt_lost why;
 	unsigned int hlen;
-	u64 ts, last, lost;
+	u64 lost;
 
 	if (unlikely(payload_len > buf->max_payload)) {
 		why = RT_LOST_TOO_BIG;
 		goto drop;
 	}
 
-	for (;;) {
-		old = local_read(&buf->offset);
-		ts = ringtrace_buffer_clock(buf, &last);
+	for (;; old = local_read(&buf->offset),
+		ts = ringtrace_buffer_clock(buf, &last)) {
 		lost = rt_lost_dropped(buf);
 		off = old & buf->subbuf_mask;
 		hlen = ringtrace_header_len(id, ts, last);

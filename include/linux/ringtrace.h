@@ -142,7 +142,8 @@ struct ringtrace_reservation {
 
 void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 			     struct ringtrace_buffer *buf, unsigned int id,
-			     unsigned int payload_len);
+			     unsigned int payload_len, unsigned long old,
+			     u64 ts, u64 last);
 void ringtrace_drop_nested(struct ringtrace_buffer *buf);
 void ringtrace_subbuf_done(struct ringtrace_buffer *buf);
 
@@ -247,7 +248,8 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 		 */
 		if (unlikely(off == 0 ||
 			     off + hlen + payload_len >= buf->subbuf_size))
-			return ringtrace_reserve_slow(r, buf, id, payload_len);
+			return ringtrace_reserve_slow(r, buf, id, payload_len,
+						      old, ts, last);
 	} while (unlikely(local_cmpxchg(&buf->offset, old,
 					old + hlen + payload_len) != old));
 
