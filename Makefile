@@ -30,7 +30,7 @@ endif
 # $(BUILD)/<kver>/ (only sources: kbuild writes its output next to them).
 KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
 
-USER_DIRS := daemon tools selftests
+USER_DIRS := daemon tools selftests selftests/probes
 
 .PHONY: all modules userspace check bench sparse checkpatch install clean $(USER_DIRS)
 

@@ -322,7 +322,7 @@ static int rt_pid_filter_parse(char *buf, struct rt_pid_filter *f)
 		if (!*word)
 			continue;
 		if (kstrtoint(word, 10, &pid) || pid < 0 ||
-		    pid > PID_MAX_LIMIT || f->nr == RT_PID_FILTER_MAX)
+		    pid >= PID_MAX_LIMIT || f->nr == RT_PID_FILTER_MAX)
 			return -EINVAL;
 		f->pids[f->nr++] = pid;
 	}

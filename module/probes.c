@@ -40,6 +40,7 @@
 
 static_assert(TASK_COMM_LEN == RT_COMM_LEN);
 
+/* Serialises attach/detach and pid filter updates; probes never take it. */
 DEFINE_MUTEX(rt_probes_lock);
 
 /* --- payloads ---------------------------------------------------------- */
@@ -188,6 +189,14 @@ static __always_inline unsigned int rt_strlen(const char *s, unsigned int max)
 	return s ? strnlen(s, max) : 0;
 }
 
+/* A NULL string (len 0) is recorded as an empty one. */
+static __always_inline void rt_strcpy(char *dst, const char *s,
+				      unsigned int len)
+{
+	if (len)
+		memcpy(dst, s, len);
+}
+
 /* --- probes ------------------------------------------------------------- */
 
 /* @data is always the struct rt_probe the probe was registered with. */
@@ -274,7 +283,7 @@ static void rt_probe_sched_process_exec(void *data, struct task_struct *t,
 	p->tid = t->pid;
 	p->old_tid = old_pid;
 	p->filename_len = len;
-	memcpy(p->filename, bprm->filename, len);
+	rt_strcpy(p->filename, bprm->filename, len);
 	ringtrace_commit(&r);
 }
 
@@ -307,7 +316,7 @@ static void rt_probe_irq_handler_entry(void *data, int irq,
 		return;
 	p->irq = irq;
 	p->name_len = len;
-	memcpy(p->name, action->name, len);
+	rt_strcpy(p->name, action->name, len);
 	ringtrace_commit(&r);
 }
 

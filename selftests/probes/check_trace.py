@@ -1,0 +1,231 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check a ringtrace probe trace, as babeltrace2 prints it, against what
+rt_workload did.  Prints one "ok - ..." or "not ok - ..." line per check
+and exits non-zero if any check failed.
+
+  check_trace.py main   BT_TEXT WORKLOAD_LINE
+      full trace of `rt_workload -n N`: syscall pairs of parent, its
+      thread and child, fork/exec/exit of the child, sched_switch chains,
+      irq and softirq.
+  check_trace.py filter BT_TEXT WORKLOAD_LINE
+      trace taken with set_event_pid = the workload's parent pid: nothing
+      about another task, everything about that process (its thread too).
+
+The events carry no pid of their own (like LTTng without contexts): a
+syscall is attributed to the task that the last sched_switch on its CPU
+switched in (before a CPU's first switch: to that switch's prev_tid),
+which also tests that the switches chain.
+"""
+import re
+import sys
+
+LINE = re.compile(r'^\[[^\]]*\] \([^)]*\) \S+ (\w+): \{ ([^}]*) \}, \{ (.*) \}$')
+STRING = re.compile(r'(\w+) = "((?:[^"\\]|\\.)*)"')
+INT = re.compile(r'(\w+) = (-?\d+)')
+
+# Softirq vector of the timer wheel (include/linux/interrupt.h).
+TIMER_SOFTIRQ = 1
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(('ok - ' if ok else 'not ok - ') + what)
+    if not ok:
+        failures += 1
+
+
+def parse(path):
+    """Yield (name, cpu, fields) for every event line."""
+    with open(path, errors='replace') as f:
+        for line in f:
+            m = LINE.match(line.rstrip('\n'))
+            if not m:
+                continue
+            ctx = dict((k, int(v)) for k, v in INT.findall(m.group(2)))
+            body = m.group(3)
+            fields = dict(STRING.findall(body))
+            for k, v in INT.findall(STRING.sub('', body)):
+                fields.setdefault(k, int(v))
+            yield m.group(1), ctx.get('cpu_id', -1), fields
+
+
+def workload(line):
+    return dict((k, int(v)) for k, v in re.findall(r'(\w+)=(-?\d+)', line))
+
+
+class Replay:
+    """Per-CPU current task from sched_switch; syscall pairs per task."""
+
+    def __init__(self, nr):
+        self.nr = nr
+        self.current = {}          # cpu -> tid switched in last
+        self.early = {}            # cpu -> syscalls before its 1st switch
+        self.switches = {}         # cpu -> count
+        self.breaks = []           # (cpu, expected prev_tid, got)
+        self.pending = {}          # tid -> entered getppid
+        self.pairs = {}            # tid -> completed getppid pairs
+        self.rets = {}             # tid -> set of getppid return values
+        self.syscalls_by = {}      # tid (None: unknown) -> syscall events
+        self.irq_open = {}         # cpu -> irq of the handler running
+        self.irq_mismatch = 0
+        self.events = []
+
+    def feed(self, name, cpu, f):
+        self.events.append((name, cpu, f))
+        if name == 'sched_switch':
+            if cpu not in self.current:
+                # Whatever ran before the first switch is its prev.
+                self.current[cpu] = f['prev_tid']
+                for ename, efields in self.early.pop(cpu, []):
+                    self.syscall(ename, f['prev_tid'], efields)
+            elif self.current[cpu] != f['prev_tid']:
+                self.breaks.append((cpu, self.current[cpu], f['prev_tid']))
+            self.current[cpu] = f['next_tid']
+            self.switches[cpu] = self.switches.get(cpu, 0) + 1
+        elif name in ('syscall_entry', 'syscall_exit'):
+            if cpu in self.current:
+                self.syscall(name, self.current[cpu], f)
+            else:
+                self.early.setdefault(cpu, []).append((name, f))
+        elif name == 'irq_handler_entry':
+            self.irq_open[cpu] = f['irq']
+        elif name == 'irq_handler_exit':
+            if self.irq_open.pop(cpu, None) != f['irq']:
+                self.irq_mismatch += 1
+
+    def syscall(self, name, tid, f):
+        self.syscalls_by[tid] = self.syscalls_by.get(tid, 0) + 1
+        if tid is None or f['id'] != self.nr:
+            return
+        if name == 'syscall_entry':
+            self.pending[tid] = True
+        elif self.pending.pop(tid, False):
+            self.pairs[tid] = self.pairs.get(tid, 0) + 1
+            self.rets.setdefault(tid, set()).add(f['ret'])
+
+    def end(self):
+        """Syscalls of CPUs that never switched stay unattributed."""
+        for cpu, early in sorted(self.early.items()):
+            for name, f in early:
+                self.syscall(name, None, f)
+        self.early = {}
+
+    def find(self, name, **want):
+        return [f for n, _, f in self.events
+                if n == name and all(f.get(k) == v for k, v in want.items())]
+
+    def count(self, name):
+        return sum(1 for n, _, _ in self.events if n == name)
+
+
+def check_main(r, w):
+    parent, child, calls = w['parent'], w['child'], w['calls']
+    check(sum(r.switches.values()) >= 10,
+          'sched_switch events: %d' % sum(r.switches.values()))
+    check(not r.breaks,
+          'sched_switch prev_tid continues the last next_tid per CPU '
+          '(%d breaks%s)' % (len(r.breaks),
+                             ': first cpu %d expected %d got %d' % r.breaks[0]
+                             if r.breaks else ''))
+    check(r.pairs.get(parent, 0) >= calls,
+          'parent %d: %d getppid entry/exit pairs, want >= %d'
+          % (parent, r.pairs.get(parent, 0), calls))
+    check(r.pairs.get(w['thread'], 0) >= calls,
+          'thread %d: %d getppid entry/exit pairs, want >= %d'
+          % (w['thread'], r.pairs.get(w['thread'], 0), calls))
+    check(r.pairs.get(child, 0) >= calls,
+          'child %d: %d getppid entry/exit pairs, want >= %d'
+          % (child, r.pairs.get(child, 0), calls))
+    check(r.rets.get(child) == {parent},
+          'child getppid() returned the parent pid in syscall_exit.ret: %s'
+          % sorted(r.rets.get(child, set()))[:5])
+    check(r.rets.get(parent) == {w['ppid']} and
+          r.rets.get(w['thread']) == {w['ppid']},
+          'parent and thread getppid() returned the ppid %d: %s %s'
+          % (w['ppid'], sorted(r.rets.get(parent, set()))[:5],
+             sorted(r.rets.get(w['thread'], set()))[:5]))
+    check(len(r.find('sched_process_fork', parent_tid=parent,
+                     parent_pid=parent, child_tid=child,
+                     child_pid=child)) == 1,
+          'one sched_process_fork %d -> %d' % (parent, child))
+    execs = r.find('sched_process_exec', tid=child, old_tid=child)
+    check(len(execs) == 1 and
+          execs[0].get('filename', '').endswith('/rt_workload') and
+          execs[0].get('filename_len') == len(execs[0].get('filename', '')),
+          'one sched_process_exec of the child: %s' % execs)
+    check(len(r.find('sched_wakeup_new', tid=child)) == 1,
+          'one sched_wakeup_new of the child')
+    check(len(r.find('sched_process_exit', tid=child,
+                     comm='rt_workload')) == 1,
+          'one sched_process_exit of the child, comm rt_workload')
+    check(r.count('sched_wakeup') > 0,
+          'sched_wakeup events: %d' % r.count('sched_wakeup'))
+    check(r.count('irq_handler_entry') > 0 and
+          r.count('irq_handler_exit') > 0 and r.irq_mismatch == 0,
+          'irq_handler_entry/exit: %d/%d, %d exits not matching the entry'
+          % (r.count('irq_handler_entry'), r.count('irq_handler_exit'),
+             r.irq_mismatch))
+    check(len(r.find('irq_softirq_entry', vec=TIMER_SOFTIRQ)) > 0 and
+          len(r.find('irq_softirq_exit', vec=TIMER_SOFTIRQ)) > 0,
+          'timer softirq entry/exit: %d/%d'
+          % (len(r.find('irq_softirq_entry', vec=TIMER_SOFTIRQ)),
+             len(r.find('irq_softirq_exit', vec=TIMER_SOFTIRQ))))
+
+
+def check_filter(r, w):
+    pid, child, calls = w['parent'], w['child'], w['calls']
+    ours = (pid, w['thread'])      # the filter matches threads by tgid
+    foreign = [f for f in r.find('sched_switch')
+               if f['prev_tid'] not in ours and f['next_tid'] not in ours]
+    check(r.count('sched_switch') >= 2 and not foreign,
+          'all %d sched_switch events involve %s (%d do not)'
+          % (r.count('sched_switch'), ours, len(foreign)))
+    others = dict((t, n) for t, n in r.syscalls_by.items() if t not in ours)
+    check(not others,
+          'syscall events only while %s runs (others: %s)' % (ours, others))
+    for tid in ours:
+        check(r.pairs.get(tid, 0) >= calls,
+              '%d: %d getppid pairs, want >= %d'
+              % (tid, r.pairs.get(tid, 0), calls))
+    wakeups = [f for f in r.find('sched_wakeup') + r.find('sched_wakeup_new')
+               if f['tid'] not in ours]
+    check(not wakeups, 'no wakeup of another task: %s' % wakeups[:3])
+    check(len(r.find('sched_process_fork', parent_tid=pid,
+                     child_tid=child)) == 1,
+          'the fork %d -> %d is kept (its parent matches)' % (pid, child))
+    check(len(r.find('sched_process_exec', tid=pid)) == 1 and
+          not r.find('sched_process_exec', tid=child),
+          'exec of %d kept, exec of the child %d filtered' % (pid, child))
+    check(not r.find('sched_process_exit', tid=child),
+          'exit of the child %d filtered' % child)
+    check(r.count('irq_softirq_entry') > 0,
+          'softirq events are not filtered: %d'
+          % r.count('irq_softirq_entry'))
+
+
+def main():
+    if len(sys.argv) != 4 or sys.argv[1] not in ('main', 'filter'):
+        print(__doc__, file=sys.stderr)
+        return 2
+    w = workload(sys.argv[3])
+    for k in ('parent', 'ppid', 'thread', 'child', 'calls', 'nr'):
+        if k not in w:
+            print('not ok - workload line lacks %s: %r' % (k, sys.argv[3]))
+            return 1
+    r = Replay(w['nr'])
+    for name, cpu, fields in parse(sys.argv[2]):
+        r.feed(name, cpu, fields)
+    r.end()
+    check(len(r.events) > 0, 'babeltrace2 printed %d events' % len(r.events))
+    if sys.argv[1] == 'main':
+        check_main(r, w)
+    else:
+        check_filter(r, w)
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,303 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of ringtrace.ko's tracepoint probes and their debugfs controls.
+# Runs as root in a vmtest guest (it loads and unloads the module):
+#
+#   tools/vm/vmtest -- env BUILD=/var/tmp/probes-build selftests/probes/run_guest.sh
+#
+# BUILD (default: <repo>/build) holds $BUILD/$RT_KVER/ringtrace.ko.  The
+# helpers of this directory are built first if needed.  What it checks:
+#   - available_events, events/*/id and the metadata agree; ids 1..30
+#   - bad writes to every control file give an error and change nothing
+#   - a traced rt_workload, drained by rt_drain and read by babeltrace2:
+#     getppid pairs, fork/exec/exit, sched_switch chains, irq, softirq
+#     (check_trace.py main)
+#   - the same with set_event_pid (check_trace.py filter)
+#   - every event switched on and off while a writer load runs, then rmmod
+#     with probes attached and tracing on
+# Ends with "probes: N passed, M failed"; exits 1 if any failed.
+#
+# PROBES_SMP: QEMU 7.2's multi-threaded TCG, which vmtest uses, mis-emulates
+# cross-modifying code.  When one vCPU patches kernel text (a static key or
+# tracepoint switched on or off) while another runs it, the other now and
+# then keeps executing the int3 that text_poke_bp() put there for a moment:
+# the guest dies with "Oops: int3" (6.12) or livelocks re-executing it
+# (6.1), in core kernel code (wake_up_new_task, syscall_trace_enter) as well
+# as in ours.  So by default only CPU 0 stays online while anything is
+# switched ("solo" below); the traced workloads themselves run on every
+# CPU.  PROBES_SMP=1 keeps every CPU online throughout, for KVM, real
+# hardware or single-threaded TCG (-accel tcg,thread=single).
+
+set -u
+
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+repo=$(cd -- "$here/../.." && pwd -P)
+BUILD=${BUILD:-$repo/build}
+KVER=${RT_KVER:-$(uname -r)}
+KO=$BUILD/$KVER/ringtrace.ko
+R=/sys/kernel/debug/ringtrace
+OUT=${RT_VM_OUT:-}
+WORK=$(mktemp -d /var/tmp/rt-probes.XXXXXX) || exit 1
+WORKLOAD=$here/rt_workload
+DRAIN=$here/rt_drain
+# Seconds of enable/disable churn in the stress test.
+STRESS_SECONDS=${STRESS_SECONDS:-20}
+PROBES_SMP=${PROBES_SMP:-0}
+
+pass=0
+fail=0
+offlined=()			# CPUs solo took offline
+
+ok() { echo "ok - $*"; pass=$((pass + 1)); }
+not_ok() { echo "not ok - $*"; fail=$((fail + 1)); }
+# expect DESCRIPTION COMMAND...: the command must succeed.
+expect() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+# refuse DESCRIPTION COMMAND...: the command must fail.
+refuse() { local d=$1; shift; if "$@" 2>/dev/null; then not_ok "$d"; else ok "$d"; fi; }
+# wr FILE TEXT: one write(2) of TEXT and a newline; fails as the write does.
+wr() { echo "$2" > "$1"; }
+# ap FILE TEXT: the same, opened with O_APPEND (">>").
+ap() { echo "$2" >> "$1"; }
+# is FILE TEXT: the file reads exactly TEXT.
+is() { [ "$(cat "$1")" = "$2" ]; }
+
+finish() {
+	local f
+	# Leave every CPU online for whatever runs next in this guest.
+	for f in "${offlined[@]}"; do
+		echo 1 > "$f" 2>/dev/null
+	done
+	echo "probes: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+
+bail() {
+	not_ok "$*"
+	finish
+}
+
+events() { cut -d' ' -f2 "$R/available_events"; }
+
+# solo: only CPU 0 online (unless PROBES_SMP=1); tutti: all back online.
+solo() {
+	local f
+	[ "$PROBES_SMP" = 1 ] && return
+	for f in /sys/devices/system/cpu/cpu[1-9]*/online; do
+		if [ "$(cat "$f")" = 1 ]; then
+			wr "$f" 0 || bail "offline $f"
+			offlined+=("$f")
+		fi
+	done
+}
+tutti() {
+	local f
+	for f in "${offlined[@]}"; do
+		wr "$f" 1 || bail "online $f"
+	done
+	offlined=()
+}
+
+# ---------------------------------------------------------------------------
+
+make -s -C "$here" >/dev/null || bail "build the helpers in $here"
+[ -r "$KO" ] || bail "no module $KO (make modules BUILD=$BUILD)"
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+echo "# cpus online: $(cat /sys/devices/system/cpu/online), PROBES_SMP=$PROBES_SMP"
+solo
+insmod "$KO" || bail "insmod $KO"
+ok "insmod $KO"
+
+# --- ids ---------------------------------------------------------------------
+
+want="sched_switch sched_wakeup sched_wakeup_new sched_process_fork sched_process_exec sched_process_exit irq_handler_entry irq_handler_exit irq_softirq_entry irq_softirq_exit syscall_entry syscall_exit"
+expect "available_events lists the 12 events in id order" \
+	[ "$(events | tr '\n' ' ')" = "$want " ]
+cat "$R/metadata" > "$WORK/metadata"
+ids_ok=1
+declare -A seen=()
+while read -r id name; do
+	if [ "$id" -lt 1 ] || [ "$id" -gt 30 ] || [ -n "${seen[$id]:-}" ] ||
+	   ! is "$R/events/$name/id" "$id" ||
+	   ! grep -Pzq "name = \"$name\";\n\tid = $id;\n" "$WORK/metadata"; then
+		echo "# bad id $id for $name" >&2
+		ids_ok=0
+	fi
+	seen[$id]=1
+done < "$R/available_events"
+expect "ids unique, compact (1..30), same in events/*/id and metadata" \
+	[ "$ids_ok" = 1 ]
+
+# --- control files -----------------------------------------------------------
+
+expect "all events start disabled" is "$R/events/enable" 0
+refuse "enable: '2' refused" wr "$R/events/sched_switch/enable" 2
+refuse "enable: 'on' refused" wr "$R/events/sched_switch/enable" on
+refuse "events/enable: '' refused" wr "$R/events/enable" ""
+refuse "set_event: unknown name refused" \
+	wr "$R/set_event" "sched_switch no_such_event"
+refuse "set_event: blank write refused" wr "$R/set_event" ""
+refuse "set_event: '!' alone refused" wr "$R/set_event" "!"
+expect "after refused writes nothing is enabled" \
+	eval 'is "$R/events/enable" 0 && is "$R/events/sched_switch/enable" 0 && is "$R/set_event" ""'
+expect "set_event: enable and disable in one write" \
+	wr "$R/set_event" "sched_switch syscall_exit !syscall_exit"
+expect "set_event lists sched_switch only, events/enable reads X" \
+	eval 'is "$R/set_event" sched_switch && is "$R/events/enable" X && is "$R/events/sched_switch/enable" 1'
+expect "events/enable 1 enables all" \
+	eval 'wr "$R/events/enable" 1 && is "$R/events/enable" 1 && [ "$(cat "$R/set_event")" = "$(events)" ]'
+expect "events/<name>/enable 0 disables one" \
+	eval 'wr "$R/events/syscall_exit/enable" 0 && is "$R/events/syscall_exit/enable" 0 && is "$R/events/enable" X'
+expect "events/enable 0 disables all" \
+	eval 'wr "$R/events/enable" 0 && is "$R/events/enable" 0 && is "$R/set_event" ""'
+
+expect "set_event_pid: empty at load" is "$R/set_event_pid" ""
+expect "set_event_pid: sorted, duplicates merged" \
+	eval 'wr "$R/set_event_pid" "12 3 3  7" && is "$R/set_event_pid" "3 7 12"'
+for bad in abc -1 "5 x" 4194304 99999999999 "1.5" "0x10"; do
+	refuse "set_event_pid: '$bad' refused" wr "$R/set_event_pid" "$bad"
+done
+expect "set_event_pid: 0 and 4194303 (PID_MAX_LIMIT - 1) accepted" \
+	eval 'wr "$R/set_event_pid" "4194303 0" && is "$R/set_event_pid" "0 4194303"'
+refuse "set_event_pid: 257 pids refused" wr "$R/set_event_pid" "$(seq -s' ' 1 257)"
+expect "set_event_pid: 256 pids accepted" \
+	eval 'wr "$R/set_event_pid" "$(seq -s" " 1 256)" && [ "$(wc -w < "$R/set_event_pid")" = 256 ]'
+expect "set_event_pid: refused writes left the filter alone" \
+	eval 'wr "$R/set_event_pid" "3 7 12" && ! wr "$R/set_event_pid" "4 bad" 2>/dev/null && is "$R/set_event_pid" "3 7 12"'
+expect "set_event_pid: '>>' adds to the filter" \
+	eval 'ap "$R/set_event_pid" "5 3" && is "$R/set_event_pid" "3 5 7 12"'
+expect "set_event_pid: '>>' of blanks changes nothing" \
+	eval 'ap "$R/set_event_pid" "" && is "$R/set_event_pid" "3 5 7 12"'
+refuse "set_event_pid: '>>' past 256 pids refused" \
+	ap "$R/set_event_pid" "$(seq -s' ' 100 352)"
+expect "set_event_pid: ... and left the filter alone" \
+	is "$R/set_event_pid" "3 5 7 12"
+expect "set_event_pid: a blank write clears it" \
+	eval 'wr "$R/set_event_pid" "" && is "$R/set_event_pid" ""'
+
+# --- a traced workload -------------------------------------------------------
+
+# trace NAME COMMAND...: trace COMMAND with the enabled events into
+# $WORK/NAME, leave babeltrace2's text in $WORK/NAME.txt and the last
+# line COMMAND printed in $WORK/NAME.line.  False if a step failed.
+trace() {
+	local name=$1 dir=$WORK/$1 drain; shift
+	wr "$R/tracing_on" 1 || return 1
+	tutti
+	"$DRAIN" "$dir" > "$WORK/$name.drain" 2>&1 &
+	drain=$!
+	"$@" > "$WORK/$name.out"
+	local rc=$?
+	# An offline CPU's buffer stays readable: rt_drain goes on with it.
+	solo
+	wr "$R/tracing_on" 0
+	wait "$drain" || { cat "$WORK/$name.drain" >&2; return 1; }
+	[ $rc -eq 0 ] || return 1
+	tail -n1 "$WORK/$name.out" > "$WORK/$name.line"
+	cat "$R/stats" > "$WORK/$name.stats"
+	babeltrace2 "$dir" > "$WORK/$name.txt" 2> "$WORK/$name.bterr"
+}
+
+# no_loss NAME: every lost_* counter of the trace's stats is 0.
+no_loss() { ! grep -Eq 'lost_[a-z_]+=[1-9]' "$WORK/$1.stats"; }
+
+save() { [ -n "$OUT" ] && cp "$WORK/$1".* "$OUT/" 2>/dev/null; true; }
+
+# Small packets, so that rt_drain takes several while the workload runs.
+expect "geometry 64 KiB x 32 for the traces" \
+	eval 'wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32'
+wr "$R/events/enable" 1
+expect "trace rt_workload with every event enabled" \
+	trace main "$WORKLOAD" -n 1000
+echo "# $(cat "$WORK/main.line"); $(cat "$WORK/main.drain")"
+save main
+expect "main trace: nothing lost ($(tr '\n' ' ' < "$WORK/main.stats"))" no_loss main
+expect "main trace: babeltrace2 read it without a warning" \
+	[ ! -s "$WORK/main.bterr" ]
+"$here/check_trace.py" main "$WORK/main.txt" "$(cat "$WORK/main.line")" > "$WORK/main.check"
+cat "$WORK/main.check"
+pass=$((pass + $(grep -c '^ok' "$WORK/main.check")))
+fail=$((fail + $(grep -c '^not ok' "$WORK/main.check")))
+[ -s "$WORK/main.check" ] || not_ok "check_trace.py main printed nothing"
+
+# --- the pid filter ----------------------------------------------------------
+
+expect "clear before the filtered trace" wr "$R/clear" 1
+mkfifo "$WORK/go"
+# The subshell waits for "go", then becomes rt_workload with the same pid.
+( read -r _ < "$WORK/go"; exec "$WORKLOAD" -n 500 ) > "$WORK/victim.out" &
+victim=$!
+expect "set_event_pid $victim" wr "$R/set_event_pid" "$victim"
+filtered_run() {
+	echo go > "$WORK/go"
+	wait "$victim" || return 1
+	cat "$WORK/victim.out"
+}
+expect "trace rt_workload restricted to its pid" trace filtered filtered_run
+save filtered
+expect "filtered trace: the workload ran as pid $victim" \
+	grep -q "parent=$victim " "$WORK/filtered.line"
+"$here/check_trace.py" filter "$WORK/filtered.txt" "$(cat "$WORK/filtered.line")" > "$WORK/filtered.check"
+cat "$WORK/filtered.check"
+pass=$((pass + $(grep -c '^ok' "$WORK/filtered.check")))
+fail=$((fail + $(grep -c '^not ok' "$WORK/filtered.check")))
+[ -s "$WORK/filtered.check" ] || not_ok "check_trace.py filter printed nothing"
+wr "$R/set_event_pid" ""
+wr "$R/events/enable" 0
+
+# --- enable/disable under load, then rmmod -----------------------------------
+
+expect "overwrite mode for the stress test" wr "$R/mode" overwrite
+echo "# stress with cpus $(cat /sys/devices/system/cpu/online) online"
+wr "$R/tracing_on" 1
+"$WORKLOAD" --load $((STRESS_SECONDS + 5)) &
+load=$!
+rounds=0 errors=0
+end=$((SECONDS + STRESS_SECONDS))
+while [ $SECONDS -lt $end ]; do
+	for e in $(events); do
+		wr "$R/events/$e/enable" 1 || errors=$((errors + 1))
+	done
+	wr "$R/set_event_pid" "$load 1" || errors=$((errors + 1))
+	for e in $(events); do
+		wr "$R/events/$e/enable" 0 || errors=$((errors + 1))
+	done
+	wr "$R/events/enable" 1 || errors=$((errors + 1))
+	wr "$R/set_event_pid" "" || errors=$((errors + 1))
+	wr "$R/set_event" "!sched_switch !syscall_entry" || errors=$((errors + 1))
+	wr "$R/tracing_on" $((rounds % 2)) || errors=$((errors + 1))
+	wr "$R/events/enable" 0 || errors=$((errors + 1))
+	rounds=$((rounds + 1))
+done
+echo "# $rounds rounds of enable/disable in ${STRESS_SECONDS}s"
+expect "stress: $rounds rounds, no write failed ($errors)" \
+	[ "$rounds" -gt 0 -a "$errors" -eq 0 ]
+expect "stress: the writer load still runs" kill -0 "$load"
+# Unload with probes attached, a pid filter, tracing on and writers busy.
+wr "$R/events/enable" 1
+wr "$R/set_event_pid" "$load"
+wr "$R/tracing_on" 1
+sleep 1
+cat "$R/stats" > "$WORK/stress.stats"
+expect "stress: events were written ($(awk '{s += substr($2, 9)} END {print s}' "$WORK/stress.stats"))" \
+	awk '{s += substr($2, 9)} END {exit !(s > 0)}' "$WORK/stress.stats"
+expect "rmmod with events enabled and tracing on" rmmod ringtrace
+expect "module gone" eval '! grep -q "^ringtrace " /proc/modules'
+wait "$load"
+load_rc=$?
+expect "writer load finished cleanly" [ "$load_rc" -eq 0 ]
+
+# Load and unload once more: nothing was left registered.
+expect "insmod again" insmod "$KO"
+expect "events start disabled after reload" is "$R/events/enable" 0
+expect "rmmod again" rmmod ringtrace
+tutti
+
+if dmesg | grep -E 'WARNING:|BUG:|Oops|Call Trace:|lockdep|RCU stall|refcount_t:' > "$WORK/splat"; then
+	cat "$WORK/splat"
+	not_ok "no kernel splat in dmesg"
+else
+	ok "no kernel splat in dmesg"
+fi
+finish
