@@ -10,7 +10,8 @@
 # helpers of this directory are built first if needed.  What it checks:
 #   - available_events, events/*/id and the metadata agree; ids 1..30
 #   - bad writes to every control file give an error and change nothing
-#   - a traced rt_workload, drained by rt_drain and read by babeltrace2:
+#   - a traced rt_workload, recorded by ringtraced, read by babeltrace2 and
+#     by ringtrace report:
 #     getppid pairs, fork/exec/exit, sched_switch chains, irq, softirq
 #     (check_trace.py main)
 #   - the same with set_event_pid (check_trace.py filter)
@@ -40,7 +41,9 @@ R=/sys/kernel/debug/ringtrace
 OUT=${RT_VM_OUT:-}
 WORK=$(mktemp -d /var/tmp/rt-probes.XXXXXX) || exit 1
 WORKLOAD=$here/rt_workload
-DRAIN=$here/rt_drain
+ROOT=$(cd -- "$here/../.." && pwd -P)
+DAEMON=$ROOT/daemon/ringtraced
+RINGTRACE=$ROOT/tools/ringtrace
 # Seconds of enable/disable churn in the stress test.
 STRESS_SECONDS=${STRESS_SECONDS:-20}
 PROBES_SMP=${PROBES_SMP:-0}
@@ -178,25 +181,39 @@ expect "set_event_pid: a blank write clears it" \
 
 # --- a traced workload -------------------------------------------------------
 
-# trace NAME COMMAND...: trace COMMAND with the enabled events into
-# $WORK/NAME, leave babeltrace2's text in $WORK/NAME.txt and the last
-# line COMMAND printed in $WORK/NAME.line.  False if a step failed.
+# trace NAME COMMAND...: trace COMMAND with the enabled events, recorded
+# by ringtraced into $WORK/NAME.rec and unpacked to plain CTF in
+# $WORK/NAME; leave babeltrace2's text in $WORK/NAME.txt, our decoder's
+# in $WORK/NAME.report and the last line COMMAND printed in
+# $WORK/NAME.line.  False if a step failed.
 trace() {
-	local name=$1 dir=$WORK/$1 drain; shift
+	local name=$1 dir=$WORK/$1 daemon; shift
 	wr "$R/tracing_on" 1 || return 1
 	tutti
-	"$DRAIN" "$dir" > "$WORK/$name.drain" 2>&1 &
-	drain=$!
+	"$DAEMON" --no-start -f 200 -o "$dir.rec" > "$WORK/$name.daemon" 2>&1 &
+	daemon=$!
 	"$@" > "$WORK/$name.out"
 	local rc=$?
-	# An offline CPU's buffer stays readable: rt_drain goes on with it.
+	# An offline CPU's buffer stays readable: the daemon drains it too.
 	solo
 	wr "$R/tracing_on" 0
-	wait "$drain" || { cat "$WORK/$name.drain" >&2; return 1; }
+	kill -TERM "$daemon"
+	wait "$daemon" || { cat "$WORK/$name.daemon" >&2; return 1; }
 	[ $rc -eq 0 ] || return 1
 	tail -n1 "$WORK/$name.out" > "$WORK/$name.line"
 	cat "$R/stats" > "$WORK/$name.stats"
+	"$RINGTRACE" unpack -f "$dir.rec" "$dir" > /dev/null || return 1
+	"$RINGTRACE" report "$dir" > "$WORK/$name.report" || return 1
 	babeltrace2 "$dir" > "$WORK/$name.txt" 2> "$WORK/$name.bterr"
+}
+
+# same_events NAME: our decoder and babeltrace2 saw the same events.
+same_events() {
+	local ours theirs
+	ours=$(grep -cE '^\[[0-9]+\.[0-9]+\] cpu[0-9]+ [a-z_]+:' "$WORK/$1.report")
+	theirs=$(grep -c '^\[' "$WORK/$1.txt")
+	echo "# $1: ringtrace report $ours events, babeltrace2 $theirs"
+	[ "$ours" -gt 0 ] && [ "$ours" -eq "$theirs" ]
 }
 
 # no_loss NAME: every lost_* counter of the trace's stats is 0.
@@ -204,17 +221,18 @@ no_loss() { ! grep -Eq 'lost_[a-z_]+=[1-9]' "$WORK/$1.stats"; }
 
 save() { [ -n "$OUT" ] && cp "$WORK/$1".* "$OUT/" 2>/dev/null; true; }
 
-# Small packets, so that rt_drain takes several while the workload runs.
+# Small packets, so that the daemon takes several while the workload runs.
 expect "geometry 64 KiB x 32 for the traces" \
 	eval 'wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32'
 wr "$R/events/enable" 1
 expect "trace rt_workload with every event enabled" \
 	trace main "$WORKLOAD" -n 1000
-echo "# $(cat "$WORK/main.line"); $(cat "$WORK/main.drain")"
+echo "# $(cat "$WORK/main.line")"
 save main
 expect "main trace: nothing lost ($(tr '\n' ' ' < "$WORK/main.stats"))" no_loss main
 expect "main trace: babeltrace2 read it without a warning" \
 	[ ! -s "$WORK/main.bterr" ]
+expect "main trace: ringtrace report and babeltrace2 agree" same_events main
 "$here/check_trace.py" main "$WORK/main.txt" "$(cat "$WORK/main.line")" > "$WORK/main.check"
 cat "$WORK/main.check"
 pass=$((pass + $(grep -c '^ok' "$WORK/main.check")))
