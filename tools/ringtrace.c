@@ -25,19 +25,12 @@
 #define DEFAULT_DEBUGFS	"/sys/kernel/debug"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void die(const char *fmt, ...)
+static void vwarn(const char *fmt, va_list ap)
 {
-	va_list ap;
-
 	fflush(stdout);
 	fputs("ringtrace: ", stderr);
-	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
-	va_end(ap);
 	fputc('\n', stderr);
-	exit(1);
 }
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -46,12 +39,21 @@ static void warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs("ringtrace: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+}
+
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	exit(1);
 }
 
 static const char usage_text[] =

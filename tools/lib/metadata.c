@@ -1007,6 +1007,19 @@ static int parse_typedef(struct parser *p)
 	return add_name(p, &p->aliases, name, t);
 }
 
+/*
+ * A typealias or typedef inside a block: 1 if one was parsed, 0 if the
+ * next declaration is something else, -1 on error.
+ */
+static int parse_local_alias(struct parser *p)
+{
+	if (is_ident(peek(p, 0), "typealias"))
+		return parse_typealias(p) ? -1 : 1;
+	if (is_ident(peek(p, 0), "typedef"))
+		return parse_typedef(p) ? -1 : 1;
+	return 0;
+}
+
 static int parse_members(struct parser *p, struct ty *t)
 {
 	struct member **tail = &t->members;
@@ -1016,14 +1029,10 @@ static int parse_members(struct parser *p, struct ty *t)
 	while (!is_punct(peek(p, 0), "}")) {
 		struct ty *base;
 
-		if (is_ident(peek(p, 0), "typealias")) {
-			if (parse_typealias(p))
-				return -1;
-			continue;
-		}
-		if (is_ident(peek(p, 0), "typedef")) {
-			if (parse_typedef(p))
-				return -1;
+		switch (parse_local_alias(p)) {
+		case -1:
+			return -1;
+		case 1:
 			continue;
 		}
 		base = parse_type(p);
@@ -1074,14 +1083,10 @@ static int parse_block(struct parser *p, const char *kind)
 	while (!is_punct(peek(p, 0), "}")) {
 		struct item *it;
 
-		if (is_ident(peek(p, 0), "typealias")) {
-			if (parse_typealias(p))
-				return -1;
-			continue;
-		}
-		if (is_ident(peek(p, 0), "typedef")) {
-			if (parse_typedef(p))
-				return -1;
+		switch (parse_local_alias(p)) {
+		case -1:
+			return -1;
+		case 1:
 			continue;
 		}
 		it = palloc(p, sizeof(*it));
