@@ -1,12 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# guest-bench.sh MODROOT ITERATIONS REPS
+# guest-bench.sh MODROOT ITERATIONS REPS [PARTS [CALLS ROUNDS DURATION_MS]]
 #
 # Runs inside a tools/vm/vmtest guest (started by tools/bench/run-bench);
 # not meant for the host.  Loads ringtrace.ko and ringtrace_bench.ko from
-# MODROOT/$RT_KVER/ and runs, all in this one boot:
+# MODROOT/$RT_KVER/ and runs, all in this one boot, the PARTS asked for
+# (a comma-separated list, default ring,overhead,pipeline):
 #
+# ring: the writer-cost cases below.
 #   default    ringtrace's default geometry, overwrite mode, nobody
 #              consuming: ringtrace vs the kernel ring buffer vs the floor,
 #              plus the p-* profile loops; one CPU, then all CPUs.
@@ -22,12 +24,28 @@
 # Each case leaves NAME.txt (the bench module's `result`) and NAME.stats
 # (ringtrace's `stats` after tracing off, counting that case only) in
 # $RT_VM_OUT.
+#
+# overhead: guest-overhead.sh, getppid() untraced and traced by ringtrace
+#           (+ ringtraced), trace-cmd and perf: $RT_VM_OUT/overhead.txt.
+#           CALLS per loop (default 300000), ROUNDS (default 3).
+# pipeline: guest-pipeline.sh, the highest zero-loss event rate through
+#           ringtrace -> ringtraced -> zstd and through ftrace -> trace-cmd:
+#           $RT_VM_OUT/pipeline.txt; DURATION_MS per step (default 2000).
+#
+# A part that fails does not stop the others; the exit status is that of
+# the first failure.
 
 set -euo pipefail
 
-(($# == 3)) || { echo "usage: $0 MODROOT ITERATIONS REPS" >&2; exit 2; }
+(($# == 3 || $# == 4 || $# == 7)) || {
+	echo "usage: $0 MODROOT ITERATIONS REPS [PARTS [CALLS ROUNDS DURATION_MS]]" >&2
+	exit 2
+}
 out=${RT_VM_OUT:?not in a vmtest guest}
 moddir=$1/${RT_KVER:?not in a vmtest guest} iters=$2 reps=$3
+parts=,${4:-ring,overhead,pipeline}, calls=${5:-300000} rounds=${6:-3}
+duration=${7:-2000}
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 RT=/sys/kernel/debug/ringtrace
 BENCH=/sys/kernel/debug/ringtrace_bench
 
@@ -60,48 +78,78 @@ for m in ringtrace ringtrace_bench; do
 done
 
 nproc >"$out/nproc"
-rt_set mode overwrite
-run_case default "iterations=$iters reps=$reps profile=1 cpus=both"
+status=0
 
-default_size=$(<"$RT/subbuf_size") default_num=$(<"$RT/num_subbufs")
-rt_set subbuf_size 4096
-rt_set num_subbufs $((default_size * default_num / 4096))
-run_case subbuf4k "iterations=$iters reps=$reps profile=0 cpus=both"
-rt_set subbuf_size "$default_size"
-rt_set num_subbufs "$default_num"
+# The other parts run whatever happens here, so the ring cases run in a
+# subshell: its `exit 1` ends only them.
+ring_cases() {
+	rt_set mode overwrite
+	run_case default "iterations=$iters reps=$reps profile=1 cpus=both"
 
-rt_set mode discard
-rt_set clear 1		# stats per case: the mode change keeps the counters
-run_case discard "iterations=$iters reps=$reps profile=0 cpus=both"
-rt_set mode overwrite
+	default_size=$(<"$RT/subbuf_size") default_num=$(<"$RT/num_subbufs")
+	rt_set subbuf_size 4096
+	rt_set num_subbufs $((default_size * default_num / 4096))
+	run_case subbuf4k "iterations=$iters reps=$reps profile=0 cpus=both"
+	rt_set subbuf_size "$default_size"
+	rt_set num_subbufs "$default_num"
 
-daemon=$PWD/daemon/ringtraced
-if [[ -x $daemon ]] && (($(nproc) > 1)); then
-	# The bench writes on the first online CPU, the daemon runs on the last.
-	trace=/tmp/bench-trace	# the guest's tmpfs
-	rt_set clear 1		# before the daemon opens the buffers (-EBUSY after)
-	taskset -c "$(($(nproc) - 1))" "$daemon" --no-start -o "$trace" \
-		>"$out/consumer.log" 2>&1 &
-	dpid=$!
-	for _ in $(seq 100); do
-		[[ -e $trace/metadata ]] || ! kill -0 "$dpid" 2>/dev/null && break
-		sleep 0.2
-	done
-	if [[ -e $trace/metadata ]]; then
-		run_case consumer "iterations=$iters reps=$reps profile=0 cpus=one"
+	rt_set mode discard
+	rt_set clear 1		# stats per case: the mode change keeps the counters
+	run_case discard "iterations=$iters reps=$reps profile=0 cpus=both"
+	rt_set mode overwrite
+
+	daemon=$PWD/daemon/ringtraced
+	if [[ -x $daemon ]] && (($(nproc) > 1)); then
+		# The bench writes on the first online CPU, the daemon runs on the last.
+		trace=/tmp/bench-trace	# the guest's tmpfs
+		rt_set clear 1		# before the daemon opens the buffers (-EBUSY after)
+		taskset -c "$(($(nproc) - 1))" "$daemon" --no-start -o "$trace" \
+			>"$out/consumer.log" 2>&1 &
+		dpid=$!
+		for _ in $(seq 100); do
+			[[ -e $trace/metadata ]] || ! kill -0 "$dpid" 2>/dev/null && break
+			sleep 0.2
+		done
+		if [[ -e $trace/metadata ]]; then
+			run_case consumer "iterations=$iters reps=$reps profile=0 cpus=one"
+		else
+			say "consumer: ringtraced did not start, see consumer.log"
+		fi
+		kill -TERM "$dpid" 2>/dev/null || true
+		drc=0
+		wait "$dpid" || drc=$?
+		echo "ringtraced exit status $drc; trace size $(du -sk "$trace" | cut -f1) KiB" \
+			>>"$out/consumer.log"
+		# Everything the daemon drained after tracing stopped counts too.
+		[[ -e $out/consumer.txt ]] && cat "$RT/stats" >"$out/consumer.stats"
 	else
-		say "consumer: ringtraced did not start, see consumer.log"
+		say "consumer: skipped (no executable $daemon or only one CPU)"
 	fi
-	kill -TERM "$dpid" 2>/dev/null || true
-	drc=0
-	wait "$dpid" || drc=$?
-	echo "ringtraced exit status $drc; trace size $(du -sk "$trace" | cut -f1) KiB" \
-		>>"$out/consumer.log"
-	# Everything the daemon drained after tracing stopped counts too.
-	[[ -e $out/consumer.txt ]] && cat "$RT/stats" >"$out/consumer.stats"
-else
-	say "consumer: skipped (no executable $daemon or only one CPU)"
-fi
+}
+
+# run_part NAME COMMAND...: run one part, remember the first failure.
+run_part() {
+	local name=$1 start=$SECONDS rc=0
+	shift
+	[[ $parts == *",$name,"* ]] || return 0
+	say "$name: start"
+	# Not `(...) || rc=$?`: that would switch off set -e inside.
+	set +e
+	(set -e; "$@")
+	rc=$?
+	set -e
+	if ((rc)); then
+		say "$name: FAILED (status $rc) after $((SECONDS - start)) s"
+		((status)) || status=$rc
+	else
+		say "$name: done in $((SECONDS - start)) s"
+	fi
+}
+
+run_part ring ring_cases
+run_part overhead "$here/guest-overhead.sh" "$out" "$calls" "$rounds"
+run_part pipeline "$here/guest-pipeline.sh" "$out" "$duration"
 
 rmmod ringtrace_bench
 rmmod ringtrace
+exit "$status"

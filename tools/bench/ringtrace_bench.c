@@ -42,6 +42,18 @@
  *   p-noclock      p-commit without the clock read (timestamp = last + 1):
  *                  what the fast path costs besides the clock
  *
+ * Rate mode (run key rate=N) is a load generator for the pipeline benchmark
+ * instead: one kthread per CPU writes N events per second for a fixed time,
+ * each event a 24-byte payload that looks like trace data (a tid, a small
+ * return value, a cache-line aligned kernel address, a growing offset; see
+ * bench_rate_next()).  target=ringtrace writes them as the ringtrace event
+ * "ringtrace_bench_rate"; target=ftrace fires the module's own trace event
+ * ringtrace_bench:bench_rate (ringtrace_bench_trace.h) with the same
+ * payload, for trace-cmd to record.  Every millisecond each thread writes
+ * the events that are due and sleeps to the next millisecond boundary
+ * (absolute deadlines: a late wakeup is caught up), so the CPU is free in
+ * between for whoever consumes the buffers.
+ *
  * Interface, /sys/kernel/debug/ringtrace_bench/ (root only):
  *   run      write "key=value ..." (all optional) to run a benchmark; the
  *            write returns when it is done (seconds to minutes under TCG).
@@ -49,6 +61,12 @@
  *              reps=N         timed batches per method   (default 9)
  *              profile=0|1    also run the p-* loops     (default 1)
  *              cpus=one|all|both                         (default both)
+ *            or, for a rate run:
+ *              rate=N         events per second per CPU, 1000..100000000
+ *              duration_ms=N  how long, 100..60000       (default 2000)
+ *              target=ringtrace|ftrace                   (default ringtrace)
+ *              cpus=one|all                              (default all)
+ *            (mixing the keys of the two kinds is EINVAL).
  *   result   read the last run's results (-ENODATA before the first run):
  *              config ...                      the setup, one line
  *              result cpus=1|all method=M ns_per_op=X min=X max=X nulls=N
@@ -58,6 +76,15 @@
  *            (batch time / iterations, averaged over the writers of the
  *            batch); nulls counts reserves that returned NULL.  cpus=1 is
  *            the first online CPU.
+ *            After a rate run:
+ *              rateconfig kernel=K online_cpus=N target=T rate=N
+ *                         duration_ms=N payload=24 event_id=N tick_us=N
+ *              rate cpu=C events=N nulls=N elapsed_ns=N achieved=N
+ *            events is what the thread offered (rate x duration), nulls the
+ *            ringtrace reserves that returned NULL (dropped; ftrace gives no
+ *            such answer), elapsed_ns from start to the last event written,
+ *            achieved = events per second over elapsed_ns: below rate when
+ *            the generator could not keep up.
  */
 
 #include <linux/atomic.h>
@@ -89,6 +116,9 @@
 
 #include "bench_compat.h"
 
+#define CREATE_TRACE_POINTS
+#include "ringtrace_bench_trace.h"
+
 struct bench_payload {
 	u64 seq;
 	u64 value;
@@ -101,6 +131,20 @@ struct bench_payload {
 static struct ringtrace_event bench_event = {
 	.name = "ringtrace_bench",
 	.fields = "uint64_t seq; uint64_t value;",
+};
+
+/* Rate mode's event; ringtrace_bench_trace.h has the same fields. */
+struct bench_rate_payload {
+	u32 tid;
+	s32 ret;
+	u64 addr;
+	u64 value;
+} __packed;
+static_assert(sizeof(struct bench_rate_payload) == 24);
+
+static struct ringtrace_event bench_rate_event = {
+	.name = "ringtrace_bench_rate",
+	.fields = "uint32_t tid; int32_t ret; uint64_t addr; uint64_t value;",
 };
 
 /* Per-CPU state of the floor and profile loops; ringtrace.ko never sees it. */
@@ -719,10 +763,21 @@ struct bench_args {
 	bool profile;
 	bool one;
 	bool all;
+	/* Rate mode. */
+	bool rate_mode;
+	bool ftrace;
+	u64 rate;
+	unsigned int duration_ms;
 };
+
+/* Which kind of run the keys of a `run` line ask for. */
+#define BENCH_KEYS_BATCH	1
+#define BENCH_KEYS_RATE		2
 
 static int bench_parse(char *line, struct bench_args *a)
 {
+	unsigned int kinds = 0;
+	const char *cpus = NULL;
 	char *tok, *val;
 	int ret = 0;
 
@@ -734,25 +789,58 @@ static int bench_parse(char *line, struct bench_args *a)
 			return -EINVAL;
 		*val++ = '\0';
 		if (!strcmp(tok, "iterations")) {
+			kinds |= BENCH_KEYS_BATCH;
 			ret = kstrtoul(val, 10, &a->iters);
 			if (!ret && (a->iters < 1000 || a->iters > 100000000))
 				ret = -EINVAL;
 		} else if (!strcmp(tok, "reps")) {
+			kinds |= BENCH_KEYS_BATCH;
 			ret = kstrtouint(val, 10, &a->reps);
 			if (!ret && (a->reps < 1 || a->reps > 101))
 				ret = -EINVAL;
 		} else if (!strcmp(tok, "profile")) {
+			kinds |= BENCH_KEYS_BATCH;
 			ret = kstrtobool(val, &a->profile);
+		} else if (!strcmp(tok, "rate")) {
+			kinds |= BENCH_KEYS_RATE;
+			ret = kstrtou64(val, 10, &a->rate);
+			if (!ret && (a->rate < 1000 || a->rate > 100000000))
+				ret = -EINVAL;
+		} else if (!strcmp(tok, "duration_ms")) {
+			kinds |= BENCH_KEYS_RATE;
+			ret = kstrtouint(val, 10, &a->duration_ms);
+			if (!ret && (a->duration_ms < 100 ||
+				     a->duration_ms > 60000))
+				ret = -EINVAL;
+		} else if (!strcmp(tok, "target")) {
+			kinds |= BENCH_KEYS_RATE;
+			a->ftrace = !strcmp(val, "ftrace");
+			if (!a->ftrace && strcmp(val, "ringtrace"))
+				ret = -EINVAL;
 		} else if (!strcmp(tok, "cpus")) {
-			a->one = !strcmp(val, "one") || !strcmp(val, "both");
-			a->all = !strcmp(val, "all") || !strcmp(val, "both");
-			if (!a->one && !a->all)
+			cpus = val;
+			if (strcmp(val, "one") && strcmp(val, "all") &&
+			    strcmp(val, "both"))
 				ret = -EINVAL;
 		} else {
 			ret = -EINVAL;
 		}
 		if (ret)
 			return ret;
+	}
+	if (kinds == (BENCH_KEYS_BATCH | BENCH_KEYS_RATE))
+		return -EINVAL;
+	a->rate_mode = kinds == BENCH_KEYS_RATE;
+	if (a->rate_mode && !a->rate)
+		return -EINVAL;		/* duration or target without a rate */
+	if (a->rate_mode && !cpus)
+		cpus = "all";
+	if (cpus) {
+		a->one = !strcmp(cpus, "one") || !strcmp(cpus, "both");
+		a->all = !strcmp(cpus, "all") || !strcmp(cpus, "both");
+		/* A rate run has one set of writers. */
+		if (a->rate_mode && a->one && a->all)
+			return -EINVAL;
 	}
 	return 0;
 }
@@ -874,6 +962,259 @@ free_online:
 	return ret;
 }
 
+/* --- rate mode ----------------------------------------------------------- */
+
+#define RATE_TICK_NS		NSEC_PER_MSEC
+#define RATE_SLACK_NS		(20 * NSEC_PER_USEC)
+
+/* What one generator thread writes; the same sequence for both targets. */
+struct rate_gen {
+	u64 prng;			/* xorshift64 state, never 0 */
+	u64 value;
+	u32 tid;
+};
+
+/*
+ * Fields with the spread of real trace data: one task per CPU, a return
+ * value of 0..255, a cache-line aligned address in a 4 GiB window of the
+ * direct map, an offset that grows by 0..4095.  About 46 random bits per
+ * event, so a compressor cannot make it vanish.
+ */
+static __always_inline void bench_rate_next(struct rate_gen *g,
+					    struct bench_rate_payload *p)
+{
+	u64 x = g->prng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	g->prng = x;
+	g->value += (x >> 40) & 0xfff;
+	p->tid = g->tid;
+	p->ret = x & 0xff;
+	p->addr = 0xffff888000000000ULL | ((x >> 8) & 0x3ffffff) << 6;
+	p->value = g->value;
+}
+
+static __always_inline bool rate_write_ringtrace(const struct bench_rate_payload *p)
+{
+	return ringtrace_write(bench_rate_event.id, p, sizeof(*p));
+}
+
+static __always_inline bool rate_write_ftrace(const struct bench_rate_payload *p)
+{
+	trace_bench_rate(p->tid, p->ret, p->addr, p->value);
+	return true;
+}
+
+#define RATE_BATCH(target)						\
+static noinline u64 rate_batch_##target(struct rate_gen *g, u64 n)	\
+{									\
+	struct bench_rate_payload p;					\
+	u64 i, nulls = 0;						\
+									\
+	for (i = 0; i < n; i++) {					\
+		bench_rate_next(g, &p);					\
+		if (unlikely(!rate_write_##target(&p)))			\
+			nulls++;					\
+		/* A catch-up burst can be long: let others run. */	\
+		if (unlikely((i & 255) == 255))				\
+			cond_resched();					\
+	}								\
+	return nulls;							\
+}
+
+RATE_BATCH(ringtrace)
+RATE_BATCH(ftrace)
+
+struct rate_run;
+
+struct rate_thread {
+	struct rate_run *run;
+	struct task_struct *task;
+	unsigned int cpu;
+	u64 events;
+	u64 nulls;
+	u64 elapsed_ns;
+};
+
+struct rate_run {
+	u64 rate;			/* events per second per thread */
+	u64 duration_ns;
+	bool ftrace;
+	unsigned int nthreads;
+	struct rate_thread *threads;
+	atomic_t arrived;
+	atomic_t running;
+	struct completion done;
+	bool abort;
+};
+
+/* Events due @elapsed ns after the start; rate <= 1e8, elapsed <= 6e10. */
+static u64 rate_due(const struct rate_run *run, u64 elapsed)
+{
+	return div64_u64(run->rate * elapsed, NSEC_PER_SEC);
+}
+
+static int rate_thread_fn(void *arg)
+{
+	struct rate_thread *t = arg;
+	struct rate_run *run = t->run;
+	struct rate_gen g = {
+		.prng = 0x9e3779b97f4a7c15ULL * (t->cpu + 1),
+		.tid = task_pid_nr(current),
+	};
+	u64 start, end, now, want, done = 0;
+	ktime_t next;
+	bool last;
+
+	/* Start together: every thread has arrived before any writes. */
+	atomic_inc(&run->arrived);
+	while (atomic_read(&run->arrived) < (int)run->nthreads) {
+		cpu_relax();
+		cond_resched();
+	}
+	start = ktime_get_ns();
+	end = start + run->duration_ns;
+	for (;;) {
+		now = ktime_get_ns();
+		last = now >= end || READ_ONCE(run->abort);
+		want = rate_due(run, min(now, end) - start);
+		t->nulls += run->ftrace ? rate_batch_ftrace(&g, want - done) :
+			    rate_batch_ringtrace(&g, want - done);
+		done = want;
+		if (last)
+			break;
+		/* Sleep to the next tick boundary after the start. */
+		next = ns_to_ktime(start + (div64_u64(now - start, RATE_TICK_NS) + 1) *
+				   RATE_TICK_NS);
+		set_current_state(TASK_INTERRUPTIBLE);
+		schedule_hrtimeout_range(&next, RATE_SLACK_NS, HRTIMER_MODE_ABS);
+	}
+	t->elapsed_ns = ktime_get_ns() - start;
+	t->events = done;
+
+	/* Ordered like bench_thread_fn()'s results. */
+	if (atomic_dec_and_test(&run->running))
+		complete(&run->done);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/* bench_wait() for a rate run: a fatal signal ends the run early. */
+static void rate_wait(struct rate_run *run)
+{
+	long ret;
+
+	for (;;) {
+		ret = wait_for_completion_killable_timeout(&run->done, HZ);
+		if (ret > 0)
+			return;
+		if (ret < 0)
+			break;
+	}
+	WRITE_ONCE(run->abort, true);
+	while (!wait_for_completion_timeout(&run->done, HZ))
+		;
+}
+
+/* One rate run on the first online CPU or on all of them.  bench_lock held. */
+static int bench_rate_run(const struct bench_args *a)
+{
+	struct rate_run run = {
+		.rate = a->rate,
+		.duration_ns = (u64)a->duration_ms * NSEC_PER_MSEC,
+		.ftrace = a->ftrace,
+	};
+	struct bench_text txt = { };
+	struct rate_thread *t;
+	cpumask_var_t mask;
+	unsigned int cpu, i = 0, created = 0;
+	int ret;
+
+	/* Checked once: if tracing stops during the run, nulls show it. */
+	if (!a->ftrace && !READ_ONCE(ringtrace_tracing))
+		return -ENODATA;
+	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
+		return -ENOMEM;
+	cpus_read_lock();
+	if (a->all)
+		cpumask_copy(mask, cpu_online_mask);
+	else
+		cpumask_set_cpu(cpumask_first(cpu_online_mask), mask);
+	cpus_read_unlock();
+
+	ret = -ENOMEM;
+	run.nthreads = cpumask_weight(mask);
+	run.threads = kcalloc(run.nthreads, sizeof(*run.threads), GFP_KERNEL);
+	txt.size = 512 + run.nthreads * 128;
+	txt.buf = kvmalloc(txt.size, GFP_KERNEL);
+	if (!run.threads || !txt.buf)
+		goto free;
+
+	atomic_set(&run.arrived, 0);
+	atomic_set(&run.running, run.nthreads);
+	init_completion(&run.done);
+	for_each_cpu(cpu, mask) {
+		t = &run.threads[i++];
+		t->run = &run;
+		t->cpu = cpu;
+		t->task = kthread_create_on_node(rate_thread_fn, t,
+						 cpu_to_node(cpu),
+						 "rt_rate/%u", cpu);
+		if (IS_ERR(t->task)) {
+			ret = PTR_ERR(t->task);
+			goto stop_created;
+		}
+		kthread_bind(t->task, cpu);
+		created++;
+	}
+	for (i = 0; i < created; i++)
+		wake_up_process(run.threads[i].task);
+	rate_wait(&run);
+	ret = READ_ONCE(run.abort) ? -EINTR : 0;
+
+stop_created:
+	/* A thread never woken returns at once without running its function. */
+	for (i = 0; i < created; i++)
+		kthread_stop(run.threads[i].task);
+	if (ret)
+		goto free;
+
+	bench_printf(&txt, "rateconfig kernel=%s online_cpus=%u target=%s rate=%llu duration_ms=%u payload=%zu event_id=%u tick_us=%lu\n",
+		     utsname()->release, num_online_cpus(),
+		     a->ftrace ? "ftrace" : "ringtrace", a->rate,
+		     a->duration_ms, sizeof(struct bench_rate_payload),
+		     bench_rate_event.id, RATE_TICK_NS / NSEC_PER_USEC);
+	for (i = 0; i < run.nthreads; i++) {
+		t = &run.threads[i];
+		bench_printf(&txt, "rate cpu=%u events=%llu nulls=%llu elapsed_ns=%llu achieved=%llu\n",
+			     t->cpu, t->events, t->nulls, t->elapsed_ns,
+			     t->elapsed_ns ?
+			     div64_u64(t->events * NSEC_PER_SEC, t->elapsed_ns) : 0);
+	}
+	if (txt.overflow) {
+		ret = -EOVERFLOW;
+		goto free;
+	}
+	kvfree(bench_result);
+	bench_result = txt.buf;
+	bench_result_len = txt.len;
+	txt.buf = NULL;
+
+free:
+	kvfree(txt.buf);
+	kfree(run.threads);
+	free_cpumask_var(mask);
+	return ret;
+}
+
 static ssize_t bench_run_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
@@ -883,6 +1224,7 @@ static ssize_t bench_run_write(struct file *file, const char __user *ubuf,
 		.profile = true,
 		.one = true,
 		.all = true,
+		.duration_ms = 2000,
 	};
 	char line[128];
 	int ret;
@@ -899,7 +1241,7 @@ static ssize_t bench_run_write(struct file *file, const char __user *ubuf,
 	ret = mutex_lock_interruptible(&bench_lock);
 	if (ret)
 		return ret;
-	ret = bench_run(&a);
+	ret = a.rate_mode ? bench_rate_run(&a) : bench_run(&a);
 	mutex_unlock(&bench_lock);
 	return ret ? ret : count;
 }
@@ -944,16 +1286,21 @@ static int __init ringtrace_bench_init(void)
 	ret = ringtrace_event_register(&bench_event);
 	if (ret)
 		return ret;
+	ret = ringtrace_event_register(&bench_rate_event);
+	if (ret)
+		goto unregister_event;
 	bench_dir = debugfs_create_dir("ringtrace_bench", NULL);
 	if (IS_ERR(bench_dir)) {
 		ret = PTR_ERR(bench_dir);
-		goto unregister_event;
+		goto unregister_rate_event;
 	}
 	debugfs_create_file("run", 0200, bench_dir, NULL, &bench_run_fops);
 	debugfs_create_file("result", 0400, bench_dir, NULL,
 			    &bench_result_fops);
 	return 0;
 
+unregister_rate_event:
+	ringtrace_event_unregister(&bench_rate_event);
 unregister_event:
 	ringtrace_event_unregister(&bench_event);
 	return ret;
@@ -963,6 +1310,7 @@ static void __exit ringtrace_bench_exit(void)
 {
 	/* Waits for every reader and writer of the files to leave. */
 	debugfs_remove_recursive(bench_dir);
+	ringtrace_event_unregister(&bench_rate_event);
 	ringtrace_event_unregister(&bench_event);
 	kvfree(bench_result);
 }

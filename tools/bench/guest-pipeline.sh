@@ -1,0 +1,261 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-pipeline.sh OUTDIR [DURATION_MS]
+#
+# The pipeline benchmark of `make bench` (issue 3), run by guest-bench.sh in
+# its guest with ringtrace.ko and ringtrace_bench.ko loaded; not meant for
+# the host.  Finds the highest rate (events per second per CPU, on every
+# online CPU at once) that each tracer records with zero loss:
+#
+#   ringtrace   ringtrace_bench's rate generator (target=ringtrace) writes
+#               ringtrace_bench_rate events; ringtraced with its defaults
+#               (zstd level 1, 1 s flush) records them to the guest's tmpfs;
+#               ringtrace's default geometry and mode (4 x 256 KiB per CPU,
+#               discard).
+#   trace-cmd   the same generator (target=ftrace) fires the module's trace
+#               event ringtrace_bench:bench_rate with the same payloads;
+#               `trace-cmd record -e ringtrace_bench:bench_rate -b 1024`
+#               records them (the same 1 MiB per CPU; ftrace's default
+#               overwrite mode; trace-cmd 3.1's default zstd-compressed
+#               trace.dat) to the same tmpfs.
+#
+# Each step generates DURATION_MS (default 2000) of load at one rate.  The
+# rate doubles from 50000 until a step loses events, then bisects until the
+# bracket is within 10 %.  A lossless step whose generator could not keep
+# the rate (achieved < 97 % on some CPU) counts as lossless at the rate it
+# did offer; two such steps in a row end the search: the tracer's limit is
+# then above what the generator can offer.
+#
+# One line per step goes to OUTDIR/pipeline.txt:
+#   pipe tracer=T rate=R cpus=N duration_ms=D offered=N lost=N
+#        achieved_min=N consumer_ticks=N clk_tck=N wall_ms=N events=N
+#        data_in=N data_out=N file_bytes=N
+# lost counts every event the tracer lost (ringtrace: all lost_* of its
+# stats; ftrace: overrun + commit overrun + dropped events as trace-cmd
+# saved them); consumer_ticks is utime+stime of ringtraced (of trace-cmd and
+# its per-CPU recorders) from /proc/PID/stat, from just before the load
+# starts to just after it ends; events is what reached the trace; data_in
+# the trace bytes before compression (ringtrace: packets delivered;
+# trace-cmd: its per-CPU data "uncompressed" size); data_out the
+# compressed per-CPU data (sum of cpu*.zst; trace-cmd's per-CPU data in
+# trace.dat); file_bytes everything on disk (plus metadata; the whole
+# trace.dat).  Raw material of each step is kept in OUTDIR/pipeline/.
+#
+# Last, `zstd -b1` on 8 MiB of what ringtraced compressed at its highest
+# zero-loss rate (OUTDIR/zstd-guest.txt); the sample is left in
+# OUTDIR/pipeline/zsample for run-bench to time the same on the host.
+
+set -euo pipefail
+shopt -s inherit_errexit
+
+(($# >= 1 && $# <= 2)) || { echo "usage: $0 OUTDIR [DURATION_MS]" >&2; exit 2; }
+out=$1 duration=${2:-2000}
+RT=/sys/kernel/debug/ringtrace
+BENCH=/sys/kernel/debug/ringtrace_bench
+T=/sys/kernel/tracing
+REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
+DAEMON=$REPO/daemon/ringtraced
+WORK=/tmp/pipeline		# the guest's tmpfs
+RAW=$out/pipeline
+START_RATE=50000
+MAX_STEPS=12
+CLK_TCK=$(getconf CLK_TCK)
+
+say() { echo "guest-bench: pipeline: $*"; }
+fail() { say "$*"; exit 1; }
+
+rt_set() {
+	printf '%s\n' "$2" >"$RT/$1" || fail "cannot write '$2' to $RT/$1"
+}
+
+# utime + stime of the given pids, in clock ticks (fields 14 and 15 of
+# /proc/PID/stat; the comm field of our consumers has no blanks).
+cpu_ticks() {
+	local p sum=0
+	local -a st
+	for p; do
+		read -r -a st <"/proc/$p/stat" 2>/dev/null || continue
+		((sum += st[13] + st[14]))
+	done
+	echo "$sum"
+}
+
+# The generator: rate $1 per CPU, target $2; leaves its result in $3.
+generate() {
+	printf 'rate=%s duration_ms=%s target=%s\n' "$1" "$duration" "$2" \
+		>"$BENCH/run" || fail "rate run ($2, $1/s) failed"
+	cat "$BENCH/result" >"$3"
+}
+
+# offered and the lowest achieved rate of a generator result file $1.
+gen_summary() {
+	awk '$1 == "rate" {
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		off += v["events"]
+		if (min == "" || v["achieved"] + 0 < min) min = v["achieved"] + 0
+	} END { printf "%d %d\n", off, min }' "$1"
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+step_ringtrace() {
+	local rate=$1 raw=$RAW/ringtrace-$1 dir=$WORK/rt dpid t0 t1 w0 w1
+	local offered achieved lost events data_in data_out file_bytes
+	mkdir -p "$raw"
+	rm -rf "$dir"
+	rt_set clear 1
+	"$DAEMON" -o "$dir" >"$raw/daemon.out" 2>"$raw/daemon.err" &
+	dpid=$!
+	for _ in $(seq 300); do
+		grep -q recording "$raw/daemon.err" && break
+		kill -0 "$dpid" 2>/dev/null || fail "ringtraced died: $(cat "$raw/daemon.err")"
+		sleep 0.1
+	done
+	grep -q recording "$raw/daemon.err" || fail "ringtraced did not start"
+	w0=$(now_ms)
+	t0=$(cpu_ticks "$dpid")
+	generate "$rate" ringtrace "$raw/gen.txt"
+	t1=$(cpu_ticks "$dpid")
+	w1=$(now_ms)
+	kill -TERM "$dpid"
+	wait "$dpid" || fail "ringtraced exited with status $?: $(tail -3 "$raw/daemon.err")"
+	cat "$RT/stats" >"$raw/stats"
+	# (No process substitution: the guest has no /dev/fd.)
+	read -r offered achieved <<<"$(gen_summary "$raw/gen.txt")"
+	read -r lost events data_in <<<"$(awk '{
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		lost += v["lost_full"] + v["lost_overrun"] + v["lost_held"] + v["lost_nested"] + v["lost_too_big"]
+		ev += v["delivered"]; by += v["bytes"]
+	} END { printf "%d %d %d\n", lost, ev, by }' "$raw/stats")"
+	data_out=$(cat "$dir"/cpu*.zst | wc -c)
+	file_bytes=$(cat "$dir"/* | wc -c)
+	ls -l "$dir" >"$raw/files"
+	# What the daemon compressed at the highest zero-loss rate so far:
+	# the sample for the zstd speed check at the end.
+	if ((lost == 0)); then
+		# head closes the pipe early: zstd's SIGPIPE is expected.
+		zstd -qdc "$dir/cpu0.zst" | head -c $((8 << 20)) >"$WORK/zsample" || true
+	fi
+	rm -rf "$dir"
+	echo "pipe tracer=ringtrace rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes"
+}
+
+# Pids of trace-cmd and of the recorder processes it forked.
+tc_pids() {
+	local kids
+	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null || true)
+	# shellcheck disable=SC2086 # one word per pid
+	echo "$1" $kids
+}
+
+step_tracecmd() {
+	local rate=$1 raw=$RAW/trace-cmd-$1 dir=$WORK/tc tpid t0 t1 w0 w1 pids
+	local offered achieved lost events stat_events data_in data_out file_bytes
+	mkdir -p "$raw" "$dir"
+	rm -f "$dir"/*
+	(cd "$dir" && exec trace-cmd record -e ringtrace_bench:bench_rate \
+		-b 1024 -o "$dir/trace.dat") >"$raw/record.out" 2>&1 &
+	tpid=$!
+	# Ready once the event is on, tracing is on and the recorders exist.
+	for _ in $(seq 300); do
+		[[ $(<"$T/tracing_on") == 1 &&
+			$(<"$T/events/ringtrace_bench/bench_rate/enable") == 1 ]] &&
+			(($(wc -w <<<"$(tc_pids "$tpid")") > $(nproc))) && break
+		kill -0 "$tpid" 2>/dev/null || fail "trace-cmd died: $(cat "$raw/record.out")"
+		sleep 0.1
+	done
+	pids=$(tc_pids "$tpid")
+	w0=$(now_ms)
+	# shellcheck disable=SC2086 # a list of pids
+	t0=$(cpu_ticks $pids)
+	generate "$rate" ftrace "$raw/gen.txt"
+	# shellcheck disable=SC2086
+	t1=$(cpu_ticks $pids)
+	w1=$(now_ms)
+	kill -INT "$tpid"
+	wait "$tpid" || fail "trace-cmd exited with status $?: $(tail -3 "$raw/record.out")"
+	trace-cmd report --stat -i "$dir/trace.dat" >"$raw/stat.txt" 2>&1 ||
+		fail "trace-cmd report --stat failed"
+	read -r offered achieved <<<"$(gen_summary "$raw/gen.txt")"
+	# Per CPU: events read while recording + entries still in the buffer
+	# when the stats were taken (recorded by the final flush); losses.
+	read -r lost stat_events <<<"$(awk -F: '
+		$1 == "entries" || $1 == "read events" { ev += $2 }
+		$1 == "overrun" || $1 == "commit overrun" || $1 == "dropped events" { lost += $2 }
+		END { printf "%d %d\n", lost, ev }' "$raw/stat.txt")"
+	# Only the generator writes this event: what it offered minus what
+	# ftrace lost is what the trace holds.  (The stats' read + entries,
+	# kept as stat_events, are snapshots taken while trace-cmd flushes
+	# and can be off by a few hundred.)
+	events=$((offered - lost))
+	# "    N bytes in size (M uncompressed)", one per CPU.
+	read -r data_out data_in <<<"$(awk '/bytes in size/ {
+		o += $1; u += ($5 == "" ? $1 : substr($5, 2))
+	} END { printf "%d %d\n", o, u }' "$raw/record.out")"
+	file_bytes=$(stat -c %s "$dir/trace.dat")
+	rm -f "$dir"/*
+	echo "pipe tracer=trace-cmd rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes stat_events=$stat_events"
+}
+
+# search TRACER: double, then bisect; every step appends to pipeline.txt.
+search() {
+	local tracer=$1 rate=$START_RATE lo=0 hi=0 n line lost achieved short=0
+	for ((n = 0; n < MAX_STEPS; n++)); do
+		line=$("step_${tracer//-/}" "$rate")
+		echo "$line" >>"$out/pipeline.txt"
+		lost=$(sed 's/.* lost=\([0-9]*\) .*/\1/' <<<"$line")
+		achieved=$(sed 's/.* achieved_min=\([0-9]*\) .*/\1/' <<<"$line")
+		say "$tracer: $rate/s per CPU: lost $lost, generator achieved >= $achieved/s"
+		if ((lost > 0)); then
+			hi=$rate short=0
+		elif ((achieved * 100 < rate * 97)); then
+			# Once can be the host; twice in a row is the generator.
+			if ((short)); then
+				say "$tracer: the generator cannot offer more; no loss up to here"
+				return
+			fi
+			lo=$rate short=1
+		else
+			lo=$rate short=0
+		fi
+		if ((hi == 0)); then
+			rate=$((rate * 2))
+		elif ((lo == 0)); then
+			rate=$((rate / 2))
+			((rate >= 1000)) || return
+		else
+			((hi - lo <= hi / 10)) && return
+			# shellcheck disable=SC2017 # rounded down to a multiple of 1000
+			rate=$(((lo + hi) / 2000 * 1000))
+		fi
+	done
+}
+
+command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"
+[[ -x $DAEMON ]] || fail "no $DAEMON (make -C daemon)"
+[[ -d $T/events/ringtrace_bench/bench_rate ]] ||
+	fail "no ringtrace_bench:bench_rate in $T/events"
+mkdir -p "$RAW" "$WORK"
+: >"$out/pipeline.txt"
+
+# ringtrace's defaults, whatever the earlier cases left.
+rt_set tracing_on 0
+echo 0 >"$RT/events/enable"
+rt_set mode discard
+rt_set subbuf_size 262144
+rt_set num_subbufs 4
+echo 0 >"$T/tracing_on"
+
+search ringtrace
+search trace-cmd
+
+# How fast zstd level 1 (the daemon's default) is in this guest, on the
+# daemon's own input; run-bench runs the same on the host with the same
+# sample, to show how much TCG slows the compressor.
+if [[ -s $WORK/zsample ]]; then
+	cp "$WORK/zsample" "$RAW/zsample"
+	zstd -b1 -i1 "$WORK/zsample" >"$out/zstd-guest.txt" 2>&1 ||
+		say "zstd -b1 failed: $(tail -1 "$out/zstd-guest.txt")"
+fi
+rm -rf "$WORK"
