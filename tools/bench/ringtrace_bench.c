@@ -185,6 +185,46 @@ struct bench_run {
 };
 
 /*
+ * The end of every bench kthread: the last one wakes the waiter, then each
+ * stays until kthread_stop(), since module text must outlive the thread.
+ */
+static int bench_thread_done(atomic_t *running, struct completion *done)
+{
+	if (atomic_dec_and_test(running))
+		complete(done);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	return 0;
+}
+
+/*
+ * Wait for a set of kthreads.  Short timed sleeps keep the hung-task
+ * detector quiet on slow guests; a fatal signal sets *abort so that the
+ * threads finish early (they still pass every barrier).
+ */
+static void bench_wait_done(struct completion *done, bool *abort)
+{
+	long ret;
+
+	for (;;) {
+		ret = wait_for_completion_killable_timeout(done, HZ);
+		if (ret > 0)
+			return;
+		if (ret < 0)
+			break;
+	}
+	WRITE_ONCE(*abort, true);
+	while (!wait_for_completion_timeout(done, HZ))
+		;
+}
+
+
+/*
  * The loops.  Every method is one __always_inline "op" that records one
  * payload and says whether it was recorded; BENCH_BATCH wraps each op in the
  * same loop, so all methods pay the same loop, payload set-up and call.
@@ -483,17 +523,7 @@ static int bench_thread_fn(void *arg)
 	 * complete() comes after every thread's results, and the waiter reads
 	 * them after wait_for_completion().
 	 */
-	if (atomic_dec_and_test(&run->running))
-		complete(&run->done);
-	/* Stay until kthread_stop(): module text must outlive the thread. */
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return bench_thread_done(&run->running, &run->done);
 }
 
 /*
@@ -503,18 +533,7 @@ static int bench_thread_fn(void *arg)
  */
 static void bench_wait(struct bench_run *run)
 {
-	long ret;
-
-	for (;;) {
-		ret = wait_for_completion_killable_timeout(&run->done, HZ);
-		if (ret > 0)
-			return;
-		if (ret < 0)
-			break;
-	}
-	WRITE_ONCE(run->abort, true);
-	while (!wait_for_completion_timeout(&run->done, HZ))
-		;
+	bench_wait_done(&run->done, &run->abort);
 }
 
 /* Run every method on the CPUs of @mask at once; results in run->threads. */
@@ -1095,33 +1114,13 @@ static int rate_thread_fn(void *arg)
 	t->events = done;
 
 	/* Ordered like bench_thread_fn()'s results. */
-	if (atomic_dec_and_test(&run->running))
-		complete(&run->done);
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (kthread_should_stop())
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-	return 0;
+	return bench_thread_done(&run->running, &run->done);
 }
 
 /* bench_wait() for a rate run: a fatal signal ends the run early. */
 static void rate_wait(struct rate_run *run)
 {
-	long ret;
-
-	for (;;) {
-		ret = wait_for_completion_killable_timeout(&run->done, HZ);
-		if (ret > 0)
-			return;
-		if (ret < 0)
-			break;
-	}
-	WRITE_ONCE(run->abort, true);
-	while (!wait_for_completion_timeout(&run->done, HZ))
-		;
+	bench_wait_done(&run->done, &run->abort);
 }
 
 /* One rate run on the first online CPU or on all of them.  bench_lock held. */
