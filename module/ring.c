@@ -440,7 +440,7 @@ int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 		      "ringtrace: cpu%u: corrupt packet at %lu, buffer disabled\n",
 		      buf->cpu, cons)) {
 		WRITE_ONCE(buf->disabled, 1);
-		atomic_long_set(&buf->consumed, cons);
+		rt_buffer_unhold(buf);
 		return -EIO;
 	}
 
@@ -491,6 +491,11 @@ void rt_buffer_unhold(struct ringtrace_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
+	/*
+	 * [B2] Pairs with atomic_long_read_acquire() in rt_make_room(): an
+	 * overwriting writer may push this packet once HELD is gone, and the
+	 * consumer's reads of it must be done by then.
+	 */
 	if (cons & RT_POS_HELD)
 		atomic_long_set_release(&buf->consumed, cons & ~RT_POS_HELD);
 }
