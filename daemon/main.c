@@ -42,6 +42,7 @@
 #define ARRAY_SIZE(a)		((int)(sizeof(a) / sizeof((a)[0])))
 #define DEBUGFS_MAGIC		0x64626720
 #define DEFAULT_LEVEL		1
+#define DEFAULT_MIN_LEVEL	(-1024)
 #define DEFAULT_FLUSH_MS	1000
 #define SERVICE_DIR		"/var/lib/ringtrace"
 
@@ -54,6 +55,7 @@ enum { EXIT_USAGE = 2 };
 struct cpu {
 	struct rt_buffer buf;
 	struct stream out;
+	struct adapt adapt;
 };
 
 static struct {
@@ -61,6 +63,8 @@ static struct {
 	const char *output;
 	const char *cpus;
 	int level;
+	int min_level;
+	bool min_level_set;
 	unsigned int flush_ms;
 	uint64_t max_size;
 	unsigned int max_files;
@@ -73,6 +77,7 @@ static struct {
 } opt = {
 	.debugfs = "/sys/kernel/debug",
 	.level = DEFAULT_LEVEL,
+	.min_level = DEFAULT_MIN_LEVEL,
 	.flush_ms = DEFAULT_FLUSH_MS,
 	.start = true,
 };
@@ -102,7 +107,13 @@ static void usage(FILE *f)
 "  -o, --output=DIR          trace directory to create; it must not exist or be\n"
 "                            empty (default ./ringtrace-YYYYmmdd-HHMMSS, or\n"
 "                            " SERVICE_DIR "/YYYYmmdd-HHMMSS with --service)\n"
-"  -l, --level=N             zstd level, %d..%d; negative is faster (default %d)\n"
+"  -l, --level=N             zstd level, %d..%d; negative is faster, 0 means\n"
+"                            zstd's default, 3 (default %d)\n"
+"  -L, --min-level=N         when a CPU writes faster than zstd compresses at\n"
+"                            --level, compress its packets at faster levels, down\n"
+"                            to N, until the daemon has caught up, rather than\n"
+"                            let the buffer fill and lose events (default %d;\n"
+"                            N equal to --level keeps the level fixed)\n"
 "  -s, --max-size=SIZE       start a new file per CPU once the current one has\n"
 "                            SIZE bytes (suffix K, M, G); files are then named\n"
 "                            cpuN-000001.zst, cpuN-000002.zst, ...\n"
@@ -138,7 +149,8 @@ static void usage(FILE *f)
 "Signals: SIGINT/SIGTERM stop (flush, drain, fsync, print the summary),\n"
 "SIGHUP rotates the files now, SIGUSR1 prints statistics.\n"
 "Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
-		ZSTD_minCLevel(), ZSTD_maxCLevel(), DEFAULT_LEVEL, DEFAULT_FLUSH_MS);
+		ZSTD_minCLevel(), ZSTD_maxCLevel(), DEFAULT_LEVEL,
+		DEFAULT_MIN_LEVEL, DEFAULT_FLUSH_MS);
 }
 
 __attribute__((noreturn, format(printf, 1, 2)))
@@ -269,6 +281,7 @@ static void parse_options(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output",		required_argument, NULL, 'o' },
 		{ "level",		required_argument, NULL, 'l' },
+		{ "min-level",		required_argument, NULL, 'L' },
 		{ "max-size",		required_argument, NULL, 's' },
 		{ "max-files",		required_argument, NULL, 'n' },
 		{ "flush-interval",	required_argument, NULL, 'f' },
@@ -287,7 +300,7 @@ static void parse_options(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:l:s:n:f:c:h", longopts,
+	while ((c = getopt_long(argc, argv, "o:l:L:s:n:f:c:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -302,6 +315,19 @@ static void parse_options(int argc, char **argv)
 				usage_error("--level: '%s' is not a zstd level (%d..%d)",
 					    optarg, ZSTD_minCLevel(),
 					    ZSTD_maxCLevel());
+			if (!opt.level)
+				opt.level = ZSTD_CLEVEL_DEFAULT;
+			break;
+		case 'L':
+			if (!parse_int(optarg, &opt.min_level) ||
+			    opt.min_level < ZSTD_minCLevel() ||
+			    opt.min_level > ZSTD_maxCLevel())
+				usage_error("--min-level: '%s' is not a zstd level (%d..%d)",
+					    optarg, ZSTD_minCLevel(),
+					    ZSTD_maxCLevel());
+			if (!opt.min_level)
+				opt.min_level = ZSTD_CLEVEL_DEFAULT;
+			opt.min_level_set = true;
 			break;
 		case 's':
 			if (!parse_size(optarg, &opt.max_size) || !opt.max_size)
@@ -378,6 +404,9 @@ static void parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt.min_level_set && opt.min_level > opt.level)
+		usage_error("--min-level %d is above --level %d: it is the fastest level allowed",
+			    opt.min_level, opt.level);
 
 	stream_cfg.level = opt.level;
 	stream_cfg.max_size = opt.max_size;
@@ -718,6 +747,8 @@ static void open_streams(void)
 	if (stream_init(max))
 		die("%s", strerror(ENOMEM));
 	for (i = 0; i < ncpus; i++) {
+		adapt_init(&cpus[i].adapt, opt.level, opt.min_level,
+			   buffer_lost(&cpus[i].buf));
 		err = stream_open(&cpus[i].out, &stream_cfg, outdirfd,
 				  cpus[i].buf.cpu);
 		if (err)
@@ -763,8 +794,13 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 			die("%s: GET_SUBBUF: %s%s", c->buf.path, strerror(-err),
 			    err == -EIO ? " (the module disabled this buffer, see dmesg)" : "");
 
-		err = stream_packet(&c->out, c->buf.map + sb.offset,
-				    sb.content_size);
+		err = stream_set_level(&c->out, adapt_level(&c->adapt,
+				buffer_waiting(&c->buf, &sb),
+				(uint64_t)(c->buf.num_subbufs - 1) *
+				c->buf.subbuf_size, buffer_lost(&c->buf)));
+		if (!err)
+			err = stream_packet(&c->out, c->buf.map + sb.offset,
+					    sb.content_size);
 		if (err)
 			die_output(c, err);	/* the packet stays in the kernel */
 		if (opt.delay_us)
@@ -843,7 +879,7 @@ static double ratio(uint64_t in, uint64_t out)
 
 static void print_report(const char *title)
 {
-	uint64_t packets = 0, in = 0, out = 0, lost_all = 0;
+	uint64_t packets = 0, in = 0, out = 0, lost_all = 0, faster = 0;
 	struct ringtrace_stats st;
 	unsigned int i;
 	int err;
@@ -858,7 +894,13 @@ static void print_report(const char *title)
 		       (unsigned long long)c->out.bytes_in,
 		       (unsigned long long)c->out.bytes_out,
 		       ratio(c->out.bytes_in, c->out.bytes_out));
+		if (c->out.packets_faster)
+			report("CPU %u: %llu sub-buffers compressed faster than level %d to keep up (down to level %d)",
+			       c->buf.cpu,
+			       (unsigned long long)c->out.packets_faster,
+			       opt.level, c->out.lowest_level);
 		packets += c->out.packets;
+		faster += c->out.packets_faster;
 		in += c->out.bytes_in;
 		out += c->out.bytes_out;
 
@@ -881,10 +923,10 @@ static void print_report(const char *title)
 		       (unsigned long long)st.written,
 		       (unsigned long long)st.delivered);
 	}
-	report("total: %llu sub-buffers, %llu bytes in, %llu bytes out, ratio %.2f, %llu events lost",
+	report("total: %llu sub-buffers, %llu bytes in, %llu bytes out, ratio %.2f, %llu events lost, %llu sub-buffers at faster levels",
 	       (unsigned long long)packets, (unsigned long long)in,
 	       (unsigned long long)out, ratio(in, out),
-	       (unsigned long long)lost_all);
+	       (unsigned long long)lost_all, (unsigned long long)faster);
 }
 
 /* ------------------------------------------------------------------ */
@@ -985,6 +1027,8 @@ static void setup_signals(void)
 		die("signalfd: %s", strerror(errno));
 	/* A closed stdout must give EPIPE, not kill us mid-trace. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Past a file size limit, write() fails with EFBIG: a clean error. */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 static void epoll_add(int fd, uint32_t tag)
@@ -1081,6 +1125,7 @@ static void run(void)
 
 int main(int argc, char **argv)
 {
+	char levels[48];
 	int err;
 
 	parse_options(argc, argv);
@@ -1099,9 +1144,11 @@ int main(int argc, char **argv)
 		if (err)
 			die("%s/tracing_on: %s", rtdir, strerror(-err));
 	}
-	info("recording %u CPU%s (%u x %u bytes each) into %s, zstd level %d%s",
+	snprintf(levels, sizeof(levels), opt.min_level < opt.level ?
+		 " (down to %d when behind)" : "", opt.min_level);
+	info("recording %u CPU%s (%u x %u bytes each) into %s, zstd level %d%s%s",
 	     ncpus, ncpus == 1 ? "" : "s", cpus[0].buf.num_subbufs,
-	     cpus[0].buf.subbuf_size, outdir, opt.level,
+	     cpus[0].buf.subbuf_size, outdir, opt.level, levels,
 	     opt.start ? ", tracing on" : "");
 	notify_systemd("READY=1");
 

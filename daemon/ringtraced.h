@@ -5,6 +5,7 @@
  *   main.c     options, setup, the epoll loop, signals, shutdown
  *   buffer.c   one CPU buffer file of ringtrace.ko: mmap and the ioctls
  *   stream.c   one CPU's compressed output: zstd frames, files, rotation
+ *   adapt.c    the compression level that keeps up with a CPU's writers
  *   log.c      messages, die(), systemd readiness notification
  */
 #ifndef RINGTRACED_H
@@ -66,6 +67,11 @@ int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p);
 int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st);
 /* True when the positions say a packet is open (being written). */
 bool positions_packet_open(const struct ringtrace_positions *p);
+/* Bytes written behind the packet @sb holds, as GET left the meta page. */
+uint64_t buffer_waiting(const struct rt_buffer *b,
+			const struct ringtrace_subbuf *sb);
+/* Events lost so far, all causes, as the meta page last showed. */
+uint64_t buffer_lost(const struct rt_buffer *b);
 
 /* ------------------------------------------------------------------ */
 /* stream.c                                                             */
@@ -88,7 +94,12 @@ struct stream {
 	off_t file_size;		/* bytes of whole blocks in the current file */
 	bool frame_open;		/* packets since the last frame end */
 	void *cctx;			/* ZSTD_CCtx */
+	int level;			/* zstd level of the next packet */
+	uint8_t tail[16];		/* end of the frame a level change closed, */
+	size_t tail_len;		/* written with the next packet */
+	int lowest_level;		/* lowest level used so far */
 	uint64_t packets;		/* packets written (all files) */
+	uint64_t packets_faster;	/* of which below cfg->level */
 	uint64_t bytes_in;		/* their bytes */
 	uint64_t bytes_out;		/* compressed bytes written (all files) */
 	uint64_t packets_unsaved;	/* lost by a failed write (see stream.c) */
@@ -99,11 +110,33 @@ struct stream {
 int stream_init(size_t max_packet);
 int stream_open(struct stream *s, const struct stream_config *cfg, int dirfd,
 		unsigned int cpu);
+int stream_set_level(struct stream *s, int level);
 int stream_packet(struct stream *s, const void *data, size_t len);
 int stream_end_frame(struct stream *s);
 int stream_rotate(struct stream *s);
 int stream_sync(struct stream *s);
 /* Best effort: end the frame, close; for exit paths, never fails. */
 void stream_close(struct stream *s);
+
+/* ------------------------------------------------------------------ */
+/* adapt.c                                                              */
+/* ------------------------------------------------------------------ */
+
+struct adapt {
+	int preferred;			/* --level */
+	int fastest;			/* --min-level; == preferred: fixed */
+	int level;			/* the level of the last packet */
+	uint64_t lost;			/* the buffer's lost count seen last */
+};
+
+/* @lost: the buffer's lost count now (losses before us are not ours). */
+void adapt_init(struct adapt *a, int preferred, int fastest, uint64_t lost);
+/*
+ * The level for the packet just taken, given the bytes @waiting behind it,
+ * the @room there is behind it ((num_subbufs - 1) sub-buffers) and the
+ * buffer's count of @lost events, all as GET_SUBBUF left the meta page.
+ */
+int adapt_level(struct adapt *a, uint64_t waiting, uint64_t room,
+		uint64_t lost);
 
 #endif /* RINGTRACED_H */

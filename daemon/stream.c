@@ -16,6 +16,9 @@
  * The frame is ended (ZSTD_e_end) at every periodic flush, rotation and
  * stop, so files are plain concatenations of complete zstd frames whenever
  * the daemon is idle or gone cleanly; `zstd -d` reads them as they are.
+ * It is also ended when the level changes (adapt.c), because zstd applies
+ * a new level only to a new frame; that epilogue goes out in the same
+ * write() as the next packet, so adapting costs no system call.
  * The frame checksum is off on purpose: the error path below ends a frame
  * after dropping the blocks of a packet that could not be written, which a
  * content checksum would then reject.
@@ -107,6 +110,8 @@ int stream_open(struct stream *s, const struct stream_config *cfg, int dirfd,
 	s->cpu = cpu;
 	s->seq = 1;
 	s->oldest = 1;
+	s->level = cfg->level;
+	s->lowest_level = cfg->level;
 	stream_file_name(s, s->seq, s->name, sizeof(s->name));
 
 	cctx = ZSTD_createCCtx();
@@ -148,6 +153,27 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 	return 0;
 }
 
+/* Write the pending end of the frame a level change closed, if any. */
+static int stream_write_tail(struct stream *s)
+{
+	int err;
+
+	if (!s->tail_len)
+		return 0;
+	err = write_all(s->fd, s->tail, s->tail_len);
+	if (err) {
+		/* Back to whole blocks; decoders drop a partial one if not. */
+		int cut = ftruncate(s->fd, s->file_size);
+
+		(void)cut;
+		return err;
+	}
+	s->file_size += (off_t)s->tail_len;
+	s->bytes_out += s->tail_len;
+	s->tail_len = 0;
+	return 0;
+}
+
 /*
  * A write failed (ENOSPC, EIO, EFBIG...) somewhere in the bytes of the
  * packet that started at @good.  Cut the file back to @good, which is a
@@ -170,6 +196,15 @@ static void stream_salvage(struct stream *s, off_t good)
 		goto reset;
 	}
 	s->file_size = good;
+	if (s->tail_len) {
+		/*
+		 * The packet was the first of a new frame, after a level
+		 * change: end the frame before it after all.  Best effort;
+		 * the failed packet's bytes just freed room for 3 bytes.
+		 */
+		stream_write_tail(s);
+		goto reset;
+	}
 	if (!s->frame_open)
 		goto reset;
 	/* Discard what the compressor still holds for the dropped packet. */
@@ -189,8 +224,52 @@ static void stream_salvage(struct stream *s, off_t good)
 		s->bytes_out += out.pos;
 	}
 reset:
+	s->tail_len = 0;
 	ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
 	s->frame_open = false;
+}
+
+/*
+ * Compress the next packets at @level.  Single-threaded zstd (1.5.x) takes
+ * a new level only at the start of a frame: one set mid-frame is accepted
+ * and silently ignored (measured), so the open frame is ended first.
+ */
+int stream_set_level(struct stream *s, int level)
+{
+	ZSTD_inBuffer in = { NULL, 0, 0 };
+	ZSTD_outBuffer out = { s->tail, sizeof(s->tail), 0 };
+	size_t r;
+	int err;
+
+	if (level == s->level)
+		return 0;
+	if (s->frame_open) {
+		/*
+		 * After the last packet's ZSTD_e_flush this is one empty last
+		 * block: 3 bytes without the checksum.  Kept for the next
+		 * packet's write; the file meanwhile ends after whole blocks,
+		 * as after any packet.
+		 */
+		r = ZSTD_compressStream2(s->cctx, &out, &in, ZSTD_e_end);
+		if (ZSTD_isError(r))
+			return zstd_fail(s, r);
+		s->tail_len = out.pos;
+		s->frame_open = false;
+		if (r) {
+			/* More than the tail holds (never seen): write it all. */
+			s->frame_open = true;
+			err = stream_write_tail(s);
+			if (!err)
+				err = stream_end_frame(s);
+			if (err)
+				return err;
+		}
+	}
+	r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel, level);
+	if (ZSTD_isError(r))
+		return zstd_fail(s, r);
+	s->level = level;
+	return 0;
 }
 
 int stream_packet(struct stream *s, const void *data, size_t len)
@@ -208,6 +287,9 @@ int stream_packet(struct stream *s, const void *data, size_t len)
 			return err;
 		start = s->file_size;
 	}
+	/* The end of the previous frame, if a level change closed it. */
+	memcpy(obuf, s->tail, s->tail_len);
+	out.pos = s->tail_len;
 
 	/*
 	 * On return every byte of @data has been read (consumed into the
@@ -233,10 +315,16 @@ int stream_packet(struct stream *s, const void *data, size_t len)
 		goto salvage;
 	done += out.pos;
 
+	s->tail_len = 0;
 	s->file_size += (off_t)done;
 	s->bytes_out += done;
 	s->bytes_in += len;
 	s->packets++;
+	if (s->level < s->cfg->level) {
+		s->packets_faster++;
+		if (s->level < s->lowest_level)
+			s->lowest_level = s->level;
+	}
 	s->frame_open = true;
 	return 0;
 
@@ -255,7 +343,7 @@ int stream_end_frame(struct stream *s)
 	int err = 0;
 
 	if (!s->frame_open)
-		return 0;
+		return stream_write_tail(s);
 	do {
 		out = (ZSTD_outBuffer){ obuf, obuf_cap, 0 };
 		left = ZSTD_compressStream2(s->cctx, &out, &in, ZSTD_e_end);
@@ -294,7 +382,7 @@ static int stream_finish_frame(struct stream *s)
 	size_t left;
 	int err;
 
-	if (s->frame_open || s->file_size)
+	if (s->frame_open || s->tail_len || s->file_size)
 		return stream_end_frame(s);
 	left = ZSTD_compressStream2(s->cctx, &out, &in, ZSTD_e_end);
 	if (ZSTD_isError(left) || left) {

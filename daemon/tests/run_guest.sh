@@ -245,6 +245,9 @@ test_usage() {
 	usage_case 2 "option requires an argument" -o
 	usage_case 2 "--level: 'fast' is not a zstd level" --level fast
 	usage_case 2 "--level: '99' is not a zstd level" -l 99
+	usage_case 2 "--min-level: 'x' is not a zstd level" --min-level x
+	usage_case 2 "--min-level 3 is above --level 1" -L 3
+	usage_case 2 "--min-level -5 is above --level -9" -l -9 -L -5
 	usage_case 2 "--cpus: '1-0' is not a CPU list" --cpus 1-0
 	usage_case 2 "--cpus: 'a' is not a CPU list" -c a
 	usage_case 2 "--max-size: '0' is not a size" --max-size 0
@@ -396,7 +399,28 @@ test_losses() {
 		check "loss: CPU $c: babeltrace2 reads the CPU's stream" bt "$W/loss.cpu$c" "$W/loss.cpu$c.txt"
 		eq "loss: CPU $c: babeltrace2 discarded = module lost" "$(discarded "$W/loss.cpu$c.txt")" "$lost"
 		check "loss: CPU $c: summary line" grep -q "^CPU $c: $lost events lost (full $lost," "$W/loss.out"
+		# The daemon fell behind, so it compressed at faster levels,
+		# down to the fastest; frames of every level decoded above.
+		check "loss: CPU $c: compressed faster to keep up" \
+			grep -Eq "^CPU $c: [1-9][0-9]* sub-buffers compressed faster than level 1 to keep up \(down to level -1024\)$" "$W/loss.out"
 	done
+
+	# The same slow daemon with the level fixed: never a faster level.
+	note "losses: the same with --min-level 1 (fixed level)"
+	reset_module
+	start_daemon fixed -o "$W/fixed" --subbuf-size 4096 --num-subbufs 2 \
+		--test-delay-us 10000 -f 100 --min-level 1 ||
+		{ fail "fixed: daemon did not start"; return; }
+	check "fixed: markers written" run_markers fixed 500 -s 200
+	rc=0
+	stop_daemon || rc=$?
+	eq "fixed: daemon exit status" "$rc" 0
+	check "fixed: no sub-buffer at a faster level" \
+		grep -Eq "^total: [1-9][0-9]* sub-buffers, .*, 0 sub-buffers at faster levels$" "$W/fixed.out"
+	eq "fixed: no per-CPU faster-level line" \
+		"$(grep -c 'compressed faster' "$W/fixed.out" || true)" 0
+	check "fixed: unpack" unpack "$W/fixed" "$W/fixed.ctf"
+	check "fixed: babeltrace2 reads the trace" bt "$W/fixed.ctf" "$W/fixed.txt"
 	reset_module
 }
 
@@ -459,10 +483,12 @@ test_sigkill() {
 # kernel side keeps tracing, and a new daemon picks up what was not written.
 test_enospc() {
 	local n=3000 c rc=0 err all uniq lost t
-	note "ENOSPC on a 256 KiB tmpfs"
+	# 1 MiB: room for a few packets even when a busy daemon stores them
+	# nearly raw at a fast level; the 6 MB the writers produce do not fit.
+	note "ENOSPC on a 1 MiB tmpfs"
 	reset_module
 	mkdir -p "$W/small"
-	mount -t tmpfs -o size=256k tmpfs "$W/small" || { fail "enospc: cannot mount tmpfs"; return; }
+	mount -t tmpfs -o size=1m tmpfs "$W/small" || { fail "enospc: cannot mount tmpfs"; return; }
 	start_daemon nospc -o "$W/small/t" -f 100 || { fail "enospc: daemon did not start"; umount "$W/small"; return; }
 	run_markers nospc "$n" -r -s 1000 || fail "enospc: marker writers failed"
 	wait_exit "$DPID" 60 || rc=$?

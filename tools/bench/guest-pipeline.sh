@@ -10,7 +10,9 @@
 #
 #   ringtrace   ringtrace_bench's rate generator (target=ringtrace) writes
 #               ringtrace_bench_rate events; ringtraced with its defaults
-#               (zstd level 1, 1 s flush) records them to the guest's tmpfs;
+#               (zstd level 1, faster levels down to -1024 while a CPU's
+#               buffer fills faster than it compresses, 1 s flush) records
+#               them to the guest's tmpfs;
 #               ringtrace's default geometry and mode (4 x 256 KiB per CPU,
 #               discard).
 #   trace-cmd   the same generator (target=ftrace) fires the module's trace
@@ -30,7 +32,7 @@
 # One line per step goes to OUTDIR/pipeline.txt:
 #   pipe tracer=T rate=R cpus=N duration_ms=D offered=N lost=N
 #        achieved_min=N consumer_ticks=N clk_tck=N wall_ms=N events=N
-#        data_in=N data_out=N file_bytes=N
+#        data_in=N data_out=N file_bytes=N [packets=N faster=N]
 # lost counts every event the tracer lost (ringtrace: all lost_* of its
 # stats; ftrace: overrun + commit overrun + dropped events as trace-cmd
 # saved them); consumer_ticks is utime+stime of ringtraced (of trace-cmd and
@@ -40,7 +42,9 @@
 # trace-cmd: its per-CPU data "uncompressed" size); data_out the
 # compressed per-CPU data (sum of cpu*.zst; trace-cmd's per-CPU data in
 # trace.dat); file_bytes everything on disk (plus metadata; the whole
-# trace.dat).  Raw material of each step is kept in OUTDIR/pipeline/.
+# trace.dat); ringtrace only: packets the sub-buffers recorded, faster
+# how many of them ringtraced compressed below level 1 to keep up.  Raw
+# material of each step is kept in OUTDIR/pipeline/.
 #
 # Last, `zstd -b1` on 8 MiB of what ringtraced compressed at its highest
 # zero-loss rate (OUTDIR/zstd-guest.txt); the sample is left in
@@ -101,7 +105,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 step_ringtrace() {
 	local rate=$1 raw=$RAW/ringtrace-$1 dir=$WORK/rt dpid t0 t1 w0 w1
-	local offered achieved lost events data_in data_out file_bytes
+	local offered achieved lost events data_in data_out file_bytes packets faster
 	mkdir -p "$raw"
 	rm -rf "$dir"
 	rt_set clear 1
@@ -131,6 +135,9 @@ step_ringtrace() {
 	data_out=$(cat "$dir"/cpu*.zst | wc -c)
 	file_bytes=$(cat "$dir"/* | wc -c)
 	ls -l "$dir" >"$raw/files"
+	# "total: N sub-buffers, ..., M sub-buffers at faster levels"
+	read -r packets faster <<<"$(sed -n 's/^total: \([0-9]*\) sub-buffers,.*, \([0-9]*\) sub-buffers at faster levels$/\1 \2/p' "$raw/daemon.out")"
+	[[ -n $faster ]] || fail "no summary line in $raw/daemon.out"
 	# What the daemon compressed at the highest zero-loss rate so far:
 	# the sample for the zstd speed check at the end.
 	if ((lost == 0)); then
@@ -138,7 +145,7 @@ step_ringtrace() {
 		zstd -qdc "$dir/cpu0.zst" | head -c $((8 << 20)) >"$WORK/zsample" || true
 	fi
 	rm -rf "$dir"
-	echo "pipe tracer=ringtrace rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes"
+	echo "pipe tracer=ringtrace rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes packets=$packets faster=$faster"
 }
 
 # Pids of trace-cmd and of the recorder processes it forked.
