@@ -24,14 +24,16 @@
  *   waiting == 0          caught up: one step back toward --level
  *   otherwise             stay
  *
- * The steps are --level, 1, -1, -4, -16, -64, -256, -1024, ... clamped to
- * --min-level; negative levels trade ratio for speed until, on data that
- * does not compress, zstd stores raw blocks at close to memcpy speed
- * (measured on the host, libzstd 1.5.4, 256 KiB packets of the benchmark's
- * events: level 1 350 MB/s, -64 2300 MB/s, -1024 3500 MB/s).  Stepping
- * back one level per packet that found nothing waiting keeps a steady load
- * near the fastest level that holds it, without changing level, and so
- * ending the frame (stream_set_level()), on every packet.
+ * The steps are --level, 1, -1, -4, -16, -64, -256 and then "store",
+ * clamped to --min-level.  Negative levels trade ratio for speed; store
+ * skips zstd altogether and writes the packet as raw zstd blocks straight
+ * from the mapping (stream.c), which costs the daemon no more than the
+ * kernel's copy into the file.  Measured on the host (libzstd 1.5.4, 256
+ * KiB packets of the benchmark's generator events): level 1 350 MB/s,
+ * -64 2300 MB/s, -1024 3500 MB/s (and still ~1.0x: no gain left but speed).
+ * Stepping back one level per packet that found nothing waiting keeps a
+ * steady load near the fastest level that holds it, without changing
+ * level, and so ending the frame (stream_set_level()), on every packet.
  */
 #include "ringtraced.h"
 
@@ -43,30 +45,31 @@ void adapt_init(struct adapt *a, int preferred, int fastest, uint64_t lost)
 	a->lost = lost;
 }
 
+/* From slowest to fastest; RT_LEVEL_STORE is below every zstd level. */
+static const int ladder[] = { 1, -1, -4, -16, -64, -256, RT_LEVEL_STORE };
+
+#define LADDER_STEPS	((int)(sizeof(ladder) / sizeof(ladder[0])))
+
+/* The first step faster than the current level, never past --min-level. */
 static int step_faster(const struct adapt *a)
 {
-	int next;
+	int i;
 
-	if (a->level > 1)
-		next = 1;
-	else if (a->level == 1)
-		next = -1;
-	else
-		next = a->level * 4;
-	return next < a->fastest ? a->fastest : next;
+	for (i = 0; i < LADDER_STEPS; i++)
+		if (ladder[i] < a->level)
+			return ladder[i] < a->fastest ? a->fastest : ladder[i];
+	return a->level;
 }
 
+/* The first step slower than the current level, never past --level. */
 static int step_slower(const struct adapt *a)
 {
-	int next;
+	int i;
 
-	if (a->level >= 1)
-		next = a->preferred;
-	else if (a->level == -1)
-		next = 1;
-	else
-		next = a->level / 4 ? a->level / 4 : -1;
-	return next > a->preferred ? a->preferred : next;
+	for (i = LADDER_STEPS - 1; i >= 0; i--)
+		if (ladder[i] > a->level)
+			return ladder[i] > a->preferred ? a->preferred : ladder[i];
+	return a->preferred;
 }
 
 int adapt_level(struct adapt *a, uint64_t waiting, uint64_t room,

@@ -6,8 +6,9 @@
  *           buffer; create the output directory, copy `metadata`, open one
  *           zstd stream per CPU; epoll over the CPU fds, the signalfd and a
  *           timerfd; turn tracing on (--start).
- *   loop:   a CPU fd is readable -> GET_SUBBUF, write the packet, PUT_SUBBUF
- *           until -EAGAIN (two ioctls per sub-buffer, never an event parsed);
+ *   loop:   a CPU fd is readable -> GET_SUBBUF, write the packet, PUT_SUBBUF,
+ *           one packet per ready CPU per round (two ioctls per sub-buffer,
+ *           never an event parsed; the level adapts to the backlog);
  *           timer -> FLUSH CPUs with an open packet, drain, end the frames;
  *           SIGHUP -> rotate; SIGUSR1 -> statistics; SIGINT/SIGTERM -> stop.
  *   stop:   tracing off (if we started it) or FLUSH, drain to the end, end
@@ -42,7 +43,7 @@
 #define ARRAY_SIZE(a)		((int)(sizeof(a) / sizeof((a)[0])))
 #define DEBUGFS_MAGIC		0x64626720
 #define DEFAULT_LEVEL		1
-#define DEFAULT_MIN_LEVEL	(-1024)
+#define DEFAULT_MIN_LEVEL	RT_LEVEL_STORE
 #define DEFAULT_FLUSH_MS	1000
 #define SERVICE_DIR		"/var/lib/ringtrace"
 
@@ -108,11 +109,12 @@ static void usage(FILE *f)
 "                            empty (default ./ringtrace-YYYYmmdd-HHMMSS, or\n"
 "                            " SERVICE_DIR "/YYYYmmdd-HHMMSS with --service)\n"
 "  -l, --level=N             zstd level, %d..%d; negative is faster, 0 means\n"
-"                            zstd's default, 3 (default %d)\n"
+"                            zstd's default, 3; 'store' writes packets\n"
+"                            uncompressed in zstd frames (default %d)\n"
 "  -L, --min-level=N         when a CPU writes faster than zstd compresses at\n"
 "                            --level, compress its packets at faster levels, down\n"
 "                            to N, until the daemon has caught up, rather than\n"
-"                            let the buffer fill and lose events (default %d;\n"
+"                            let the buffer fill and lose events (default store;\n"
 "                            N equal to --level keeps the level fixed)\n"
 "  -s, --max-size=SIZE       start a new file per CPU once the current one has\n"
 "                            SIZE bytes (suffix K, M, G); files are then named\n"
@@ -150,7 +152,7 @@ static void usage(FILE *f)
 "SIGHUP rotates the files now, SIGUSR1 prints statistics.\n"
 "Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
 		ZSTD_minCLevel(), ZSTD_maxCLevel(), DEFAULT_LEVEL,
-		DEFAULT_MIN_LEVEL, DEFAULT_FLUSH_MS);
+		DEFAULT_FLUSH_MS);
 }
 
 __attribute__((noreturn, format(printf, 1, 2)))
@@ -227,6 +229,36 @@ static bool parse_int(const char *s, int *out)
 		return false;
 	*out = (int)v;
 	return true;
+}
+
+/* A zstd level, 0 meaning zstd's default as it does, or "store". */
+static bool parse_level(const char *s, int *out)
+{
+	if (!strcmp(s, "store")) {
+		*out = RT_LEVEL_STORE;
+		return true;
+	}
+	if (!parse_int(s, out) || *out < ZSTD_minCLevel() ||
+	    *out > ZSTD_maxCLevel())
+		return false;
+	if (!*out)
+		*out = ZSTD_CLEVEL_DEFAULT;
+	return true;
+}
+
+struct level_name {
+	char s[16];
+};
+
+static struct level_name level_name(int level)
+{
+	struct level_name n;
+
+	if (level == RT_LEVEL_STORE)
+		snprintf(n.s, sizeof(n.s), "store");
+	else
+		snprintf(n.s, sizeof(n.s), "%d", level);
+	return n;
 }
 
 /*
@@ -309,24 +341,16 @@ static void parse_options(int argc, char **argv)
 			opt.output = optarg;
 			break;
 		case 'l':
-			if (!parse_int(optarg, &opt.level) ||
-			    opt.level < ZSTD_minCLevel() ||
-			    opt.level > ZSTD_maxCLevel())
-				usage_error("--level: '%s' is not a zstd level (%d..%d)",
+			if (!parse_level(optarg, &opt.level))
+				usage_error("--level: '%s' is not a zstd level (%d..%d) or 'store'",
 					    optarg, ZSTD_minCLevel(),
 					    ZSTD_maxCLevel());
-			if (!opt.level)
-				opt.level = ZSTD_CLEVEL_DEFAULT;
 			break;
 		case 'L':
-			if (!parse_int(optarg, &opt.min_level) ||
-			    opt.min_level < ZSTD_minCLevel() ||
-			    opt.min_level > ZSTD_maxCLevel())
-				usage_error("--min-level: '%s' is not a zstd level (%d..%d)",
+			if (!parse_level(optarg, &opt.min_level))
+				usage_error("--min-level: '%s' is not a zstd level (%d..%d) or 'store'",
 					    optarg, ZSTD_minCLevel(),
 					    ZSTD_maxCLevel());
-			if (!opt.min_level)
-				opt.min_level = ZSTD_CLEVEL_DEFAULT;
 			opt.min_level_set = true;
 			break;
 		case 's':
@@ -405,8 +429,8 @@ static void parse_options(int argc, char **argv)
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (opt.min_level_set && opt.min_level > opt.level)
-		usage_error("--min-level %d is above --level %d: it is the fastest level allowed",
-			    opt.min_level, opt.level);
+		usage_error("--min-level %s is above --level %s: it is the fastest level allowed",
+			    level_name(opt.min_level).s, level_name(opt.level).s);
 
 	stream_cfg.level = opt.level;
 	stream_cfg.max_size = opt.max_size;
@@ -895,10 +919,13 @@ static void print_report(const char *title)
 		       (unsigned long long)c->out.bytes_out,
 		       ratio(c->out.bytes_in, c->out.bytes_out));
 		if (c->out.packets_faster)
-			report("CPU %u: %llu sub-buffers compressed faster than level %d to keep up (down to level %d)",
+			report("CPU %u: %llu sub-buffers compressed faster than level %s to keep up (down to %s%s)",
 			       c->buf.cpu,
 			       (unsigned long long)c->out.packets_faster,
-			       opt.level, c->out.lowest_level);
+			       level_name(opt.level).s,
+			       c->out.lowest_level == RT_LEVEL_STORE ?
+			       "" : "level ",
+			       level_name(c->out.lowest_level).s);
 		packets += c->out.packets;
 		faster += c->out.packets_faster;
 		in += c->out.bytes_in;
@@ -1116,8 +1143,14 @@ static void run(void)
 				if (read(timerfd, &ticks, sizeof(ticks)) > 0)
 					flush_all();
 			} else if (tag < ncpus) {
-				/* Level-triggered: a CPU left with more comes back. */
-				drain(&cpus[tag], drain_budget(&cpus[tag]));
+				/*
+				 * One packet per ready CPU per round, so that a
+				 * CPU whose packets are slow to compress cannot
+				 * keep the daemon from the others while their
+				 * rings fill.  Level-triggered: a CPU left with
+				 * more is in the next round.
+				 */
+				drain(&cpus[tag], 1);
 			}
 		}
 	}
@@ -1145,10 +1178,10 @@ int main(int argc, char **argv)
 			die("%s/tracing_on: %s", rtdir, strerror(-err));
 	}
 	snprintf(levels, sizeof(levels), opt.min_level < opt.level ?
-		 " (down to %d when behind)" : "", opt.min_level);
-	info("recording %u CPU%s (%u x %u bytes each) into %s, zstd level %d%s%s",
+		 " (down to %s when behind)" : "", level_name(opt.min_level).s);
+	info("recording %u CPU%s (%u x %u bytes each) into %s, zstd level %s%s%s",
 	     ncpus, ncpus == 1 ? "" : "s", cpus[0].buf.num_subbufs,
-	     cpus[0].buf.subbuf_size, outdir, opt.level, levels,
+	     cpus[0].buf.subbuf_size, outdir, level_name(opt.level).s, levels,
 	     opt.start ? ", tracing on" : "");
 	notify_systemd("READY=1");
 

@@ -11,6 +11,7 @@
 #ifndef RINGTRACED_H
 #define RINGTRACED_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,8 +78,14 @@ uint64_t buffer_lost(const struct rt_buffer *b);
 /* stream.c                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A "level" below every zstd level: no compression, the packet goes out as
+ * raw blocks of a zstd frame of its own, written straight from the mapping.
+ */
+#define RT_LEVEL_STORE		INT_MIN
+
 struct stream_config {
-	int level;			/* zstd compression level */
+	int level;			/* zstd level, or RT_LEVEL_STORE */
 	uint64_t max_size;		/* rotate past this many bytes; 0: never */
 	unsigned int max_files;		/* files kept per CPU; 0: all */
 	bool numbered;			/* cpuN-000001.zst rather than cpuN.zst */
@@ -94,7 +101,7 @@ struct stream {
 	off_t file_size;		/* bytes of whole blocks in the current file */
 	bool frame_open;		/* packets since the last frame end */
 	void *cctx;			/* ZSTD_CCtx */
-	int level;			/* zstd level of the next packet */
+	int level;			/* of the next packet, or RT_LEVEL_STORE */
 	uint8_t tail[16];		/* end of the frame a level change closed, */
 	size_t tail_len;		/* written with the next packet */
 	int lowest_level;		/* lowest level used so far */

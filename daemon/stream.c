@@ -19,6 +19,11 @@
  * It is also ended when the level changes (adapt.c), because zstd applies
  * a new level only to a new frame; that epilogue goes out in the same
  * write() as the next packet, so adapting costs no system call.
+ *
+ * At RT_LEVEL_STORE zstd is not called at all: each packet becomes a frame
+ * of its own made of raw blocks, written with one writev() straight from
+ * the mapping (stream_store_packet()), so the only copy is the kernel's
+ * into the file.
  * The frame checksum is off on purpose: the error path below ends a frame
  * after dropping the blocks of a packet that could not be written, which a
  * content checksum would then reject.
@@ -36,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -47,12 +53,33 @@
 static uint8_t *obuf;
 static size_t obuf_cap;
 
+/*
+ * A stored packet (RFC 8878, 3.1.1): the frame header -- magic, then a
+ * descriptor saying Single_Segment with a 4-byte Frame_Content_Size and no
+ * checksum or dictionary, then that size -- and blocks of at most 128 KiB,
+ * each behind a 3-byte header (Last_Block, Block_Type 0 = raw, Block_Size).
+ */
+#define ZSTD_FRAME_MAGIC	0xFD2FB528U
+#define STORE_DESCRIPTOR	0xA0	/* FCS_Field_Size 2 (4 bytes), Single_Segment */
+#define STORE_FRAME_HEADER	9
+#define RAW_BLOCK_MAX		(128U << 10)
+
+static uint8_t (*block_headers)[3];
+static struct iovec *store_iov;
+static size_t store_blocks_max;
+
 int stream_init(size_t max_packet)
 {
 	free(obuf);
+	free(block_headers);
+	free(store_iov);
 	obuf_cap = ZSTD_compressBound(max_packet) + ZSTD_CStreamOutSize();
 	obuf = malloc(obuf_cap);
-	return obuf ? 0 : -ENOMEM;
+	store_blocks_max = (max_packet + RAW_BLOCK_MAX - 1) / RAW_BLOCK_MAX;
+	block_headers = calloc(store_blocks_max, sizeof(*block_headers));
+	/* the end of a frame, the frame header, a header and data per block */
+	store_iov = calloc(2 + 2 * store_blocks_max, sizeof(*store_iov));
+	return obuf && block_headers && store_iov ? 0 : -ENOMEM;
 }
 
 static void stream_file_name(const struct stream *s, unsigned int seq,
@@ -117,9 +144,10 @@ int stream_open(struct stream *s, const struct stream_config *cfg, int dirfd,
 	cctx = ZSTD_createCCtx();
 	if (!cctx)
 		return -ENOMEM;
-	r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, cfg->level);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
+	r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
+	if (!ZSTD_isError(r) && cfg->level != RT_LEVEL_STORE)
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
+					   cfg->level);
 	if (ZSTD_isError(r)) {
 		err = zstd_fail(s, r);
 		ZSTD_freeCCtx(cctx);
@@ -149,6 +177,28 @@ static int write_all(int fd, const uint8_t *p, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* writev() all of it, or -errno with the file possibly extended in part. */
+static int writev_all(int fd, struct iovec *iov, int cnt)
+{
+	ssize_t n;
+
+	while (cnt) {
+		n = writev(fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (; cnt && (size_t)n >= iov->iov_len; iov++, cnt--)
+			n -= (ssize_t)iov->iov_len;
+		if (cnt) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
 	}
 	return 0;
 }
@@ -265,11 +315,75 @@ int stream_set_level(struct stream *s, int level)
 				return err;
 		}
 	}
-	r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel, level);
-	if (ZSTD_isError(r))
-		return zstd_fail(s, r);
+	if (level != RT_LEVEL_STORE) {
+		/* No frame is open: the level applies from the next packet. */
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel,
+					   level);
+		if (ZSTD_isError(r))
+			return zstd_fail(s, r);
+	}
 	s->level = level;
 	return 0;
+}
+
+/* A packet of @len bytes is in the file, @done bytes with what preceded it. */
+static void stream_account(struct stream *s, size_t len, size_t done)
+{
+	s->tail_len = 0;
+	s->file_size += (off_t)done;
+	s->bytes_out += done;
+	s->bytes_in += len;
+	s->packets++;
+	if (s->level < s->cfg->level) {
+		s->packets_faster++;
+		if (s->level < s->lowest_level)
+			s->lowest_level = s->level;
+	}
+}
+
+/* RT_LEVEL_STORE: one frame of raw blocks, one writev(), no copy here. */
+static int stream_store_packet(struct stream *s, const uint8_t *data,
+			       size_t len, off_t start)
+{
+	uint8_t frame[STORE_FRAME_HEADER];
+	uint32_t magic = ZSTD_FRAME_MAGIC, fcs = (uint32_t)len;
+	size_t off, chunk, done = s->tail_len + sizeof(frame);
+	struct iovec *iov = store_iov;
+	unsigned int b = 0;
+	uint32_t bh;
+	int err;
+
+	if (len > store_blocks_max * RAW_BLOCK_MAX || len > UINT32_MAX) {
+		err = -EMSGSIZE;	/* larger than stream_init() was told */
+		goto salvage;
+	}
+	if (s->tail_len)
+		*iov++ = (struct iovec){ s->tail, s->tail_len };
+	/* The format is little endian, like every machine we build for. */
+	memcpy(frame, &magic, 4);
+	frame[4] = STORE_DESCRIPTOR;
+	memcpy(frame + 5, &fcs, 4);
+	*iov++ = (struct iovec){ frame, sizeof(frame) };
+	for (off = 0; off < len; off += chunk, b++) {
+		chunk = len - off < RAW_BLOCK_MAX ? len - off : RAW_BLOCK_MAX;
+		bh = (uint32_t)chunk << 3 | (off + chunk == len);
+		block_headers[b][0] = (uint8_t)bh;
+		block_headers[b][1] = (uint8_t)(bh >> 8);
+		block_headers[b][2] = (uint8_t)(bh >> 16);
+		*iov++ = (struct iovec){ block_headers[b], 3 };
+		*iov++ = (struct iovec){ (void *)(data + off), chunk };
+		done += 3 + chunk;
+	}
+	err = writev_all(s->fd, store_iov, (int)(iov - store_iov));
+	if (err)
+		goto salvage;
+	stream_account(s, len, done);
+	return 0;
+
+salvage:
+	s->packets_unsaved++;
+	stream_salvage(s, start);
+	return err;
 }
 
 int stream_packet(struct stream *s, const void *data, size_t len)
@@ -287,6 +401,8 @@ int stream_packet(struct stream *s, const void *data, size_t len)
 			return err;
 		start = s->file_size;
 	}
+	if (s->level == RT_LEVEL_STORE)
+		return stream_store_packet(s, data, len, start);
 	/* The end of the previous frame, if a level change closed it. */
 	memcpy(obuf, s->tail, s->tail_len);
 	out.pos = s->tail_len;
@@ -315,16 +431,7 @@ int stream_packet(struct stream *s, const void *data, size_t len)
 		goto salvage;
 	done += out.pos;
 
-	s->tail_len = 0;
-	s->file_size += (off_t)done;
-	s->bytes_out += done;
-	s->bytes_in += len;
-	s->packets++;
-	if (s->level < s->cfg->level) {
-		s->packets_faster++;
-		if (s->level < s->lowest_level)
-			s->lowest_level = s->level;
-	}
+	stream_account(s, len, done);
 	s->frame_open = true;
 	return 0;
 

@@ -26,6 +26,7 @@
 
 #define ROOM		(3 * 262144ULL)	/* 4 sub-buffers of 256 KiB */
 #define PACKET		65536
+#define S		RT_LEVEL_STORE
 
 static unsigned int passed, failed;
 
@@ -63,37 +64,37 @@ static int same(const int *got, const int *want, int n)
 
 static void test_ladder(void)
 {
-	static const int down[] = { -1, -4, -16, -64, -256, -1024, -1024 };
+	static const int down[] = { -1, -4, -16, -64, -256, S, S };
 	static const int up[] = { -256, -64, -16, -4, -1, 1, 1 };
-	static const int odd_up[] = { -250, -62, -15, -3, -1, 1 };
+	static const int odd_up[] = { -256, -64, -16, -4, -1, 1 };
 	struct adapt a;
 	int got[8];
 
-	adapt_init(&a, 1, -1024, 0);
+	adapt_init(&a, 1, S, 0);
 	check(adapt_level(&a, ROOM / 2 - 1, ROOM, 0) == 1,
 	      "less than half the room waiting: stays at --level");
 	run(&a, ROOM / 2, 7, got);
 	check(same(got, down, 7),
-	      "half the room waiting: one step faster per packet, 1 -> -1024 (got %d %d %d %d %d %d %d)",
+	      "half the room waiting: one step faster per packet, 1 -> store (got %d %d %d %d %d %d %d)",
 	      got[0], got[1], got[2], got[3], got[4], got[5], got[6]);
 	run(&a, ROOM / 3, 2, got);
-	check(got[0] == -1024 && got[1] == -1024,
+	check(got[0] == S && got[1] == S,
 	      "a third of the room waiting: the level stays");
 	run(&a, 0, 7, got);
 	check(same(got, up, 7),
-	      "nothing waiting: one step back per packet, -1024 -> 1 (got %d %d %d %d %d %d %d)",
+	      "nothing waiting: one step back per packet, store -> 1 (got %d %d %d %d %d %d %d)",
 	      got[0], got[1], got[2], got[3], got[4], got[5], got[6]);
 
-	adapt_init(&a, 1, -1024, 0);
-	check(adapt_level(&a, ROOM, ROOM, 0) == -1024,
+	adapt_init(&a, 1, S, 0);
+	check(adapt_level(&a, ROOM, ROOM, 0) == S,
 	      "the room full: the fastest level at once");
-	check(adapt_level(&a, ROOM + 12345, ROOM, 0) == -1024,
+	check(adapt_level(&a, ROOM + 12345, ROOM, 0) == S,
 	      "more than the room (an open packet too): the fastest level");
 
-	adapt_init(&a, 1, -1024, 500);
+	adapt_init(&a, 1, S, 500);
 	check(adapt_level(&a, 0, ROOM, 500) == 1,
 	      "losses from before the daemon started do not count");
-	check(adapt_level(&a, 0, ROOM, 501) == -1024,
+	check(adapt_level(&a, 0, ROOM, 501) == S,
 	      "an event lost since the last packet: the fastest level at once, whatever the backlog");
 	check(adapt_level(&a, 0, ROOM, 501) == -256,
 	      "no new loss and nothing waiting: one step back");
@@ -101,10 +102,10 @@ static void test_ladder(void)
 	adapt_init(&a, 1, -1000, 0);
 	run(&a, ROOM, 1, got);
 	run(&a, 0, 6, got);
-	check(got[0] == -1000 / 4 && same(got, odd_up, 6),
-	      "a --min-level off the ladder is reached and left by the same steps");
+	check(same(got, odd_up, 6),
+	      "a --min-level off the ladder (-1000) is left by the ladder's steps");
 
-	adapt_init(&a, 9, -1024, 0);
+	adapt_init(&a, 9, S, 0);
 	check(adapt_level(&a, ROOM / 2, ROOM, 0) == 1 &&
 	      adapt_level(&a, ROOM / 2, ROOM, 0) == -1,
 	      "--level 9: the first step faster is level 1, then -1");
@@ -113,13 +114,17 @@ static void test_ladder(void)
 
 	adapt_init(&a, -5, -100, 0);
 	run(&a, ROOM / 2, 4, got);
-	check(got[0] == -20 && got[1] == -80 && got[2] == -100 &&
+	check(got[0] == -16 && got[1] == -64 && got[2] == -100 &&
 	      got[3] == -100,
-	      "--level -5 --min-level -100: -20, -80, then clamped at -100");
+	      "--level -5 --min-level -100: -16, -64, then clamped at -100");
 	run(&a, 0, 4, got);
-	check(got[0] == -25 && got[1] == -6 && got[2] == -5 && got[3] == -5,
+	check(got[0] == -64 && got[1] == -16 && got[2] == -5 && got[3] == -5,
 	      "--level -5: back up, never above --level");
 
+	adapt_init(&a, S, S, 0);
+	check(adapt_level(&a, ROOM, ROOM, 0) == S &&
+	      adapt_level(&a, 0, ROOM, 0) == S,
+	      "--level store: always store");
 	adapt_init(&a, 3, 3, 0);
 	check(adapt_level(&a, ROOM, ROOM, 0) == 3 &&
 	      adapt_level(&a, ROOM / 2, ROOM, 0) == 3,
@@ -161,7 +166,7 @@ static int read_file(int dirfd, const char *name, uint8_t **data, size_t *len)
 
 static void test_stream(const char *dir)
 {
-	static const int levels[] = { 1, 1, -1024, -1024, -4, 1, 1 };
+	static const int levels[] = { 1, 1, S, S, -4, 1, 1 };
 	enum { N = sizeof(levels) / sizeof(levels[0]) };
 	struct stream_config cfg = { .level = 1 };
 	uint64_t out_at[N + 1];
@@ -188,23 +193,31 @@ static void test_stream(const char *dir)
 			bad = err;
 	}
 	out_at[N] = s.bytes_out;
-	check(!bad, "7 packets written at levels 1 1 -1024 -1024 -4 1 1 (%s)",
+	check(!bad, "7 packets written at levels 1 1 store store -4 1 1 (%s)",
 	      bad ? strerror(-bad) : "no error");
-	check(s.packets_faster == 3 && s.lowest_level == -1024,
-	      "the stream counts 3 packets below --level, lowest -1024 (got %llu, %d)",
+	check(s.packets_faster == 3 && s.lowest_level == S,
+	      "the stream counts 3 packets below --level, lowest store (got %llu, %d)",
 	      (unsigned long long)s.packets_faster, s.lowest_level);
 	/*
-	 * The level took effect: a packet at -1024 costs far more bytes than
-	 * the same kind of packet at level 1 (a level set mid-frame would be
-	 * ignored by zstd, which is why stream_set_level() ends the frame).
+	 * Stored: the end of the level-1 frame (3 bytes), a 9-byte frame
+	 * header and one 3-byte raw block header around the 64 KiB; the
+	 * next stored packet the same without the 3 bytes before it.
 	 */
-	check(out_at[3] - out_at[2] > 4 * (out_at[2] - out_at[1]),
-	      "a packet at level -1024 is stored nearly raw, one at level 1 compressed (%llu vs %llu bytes)",
-	      (unsigned long long)(out_at[3] - out_at[2]),
-	      (unsigned long long)(out_at[2] - out_at[1]));
-	check(out_at[7] - out_at[6] < (out_at[3] - out_at[2]) / 4,
-	      "back at level 1 the packets are compressed again (%llu bytes)",
-	      (unsigned long long)(out_at[7] - out_at[6]));
+	check(out_at[3] - out_at[2] == PACKET + 15 &&
+	      out_at[4] - out_at[3] == PACKET + 12,
+	      "a stored packet is its bytes plus 12 (+3 ending the frame before) (%llu, %llu)",
+	      (unsigned long long)(out_at[3] - out_at[2] - PACKET),
+	      (unsigned long long)(out_at[4] - out_at[3] - PACKET));
+	/*
+	 * The level took effect: -4 and 1 compress (a level set mid-frame
+	 * would be ignored by zstd, which is why stream_set_level() ends the
+	 * frame), and level 1 more than -4.
+	 */
+	check(out_at[6] - out_at[5] < out_at[5] - out_at[4] &&
+	      out_at[5] - out_at[4] < PACKET / 4,
+	      "after store, -4 and then 1 compress again, 1 more (%llu, %llu bytes)",
+	      (unsigned long long)(out_at[5] - out_at[4]),
+	      (unsigned long long)(out_at[6] - out_at[5]));
 	stream_close(&s);
 
 	if (read_file(dirfd, "cpu0.zst", &file, &flen)) {
@@ -213,7 +226,7 @@ static void test_stream(const char *dir)
 	}
 	dlen = ZSTD_decompress(dec, cap + 1, file, flen);
 	check(!ZSTD_isError(dlen) && dlen == cap && !memcmp(dec, in, cap),
-	      "the file (%zu bytes, several frames) decompresses to the 7 packets exactly",
+	      "the file (%zu bytes, several frames, stored ones too) decompresses to the 7 packets exactly",
 	      flen);
 	free(file);
 	unlinkat(dirfd, "cpu0.zst", 0);
@@ -270,7 +283,7 @@ static void test_salvage(const char *dir)
 		return;
 	}
 	for (i = 0; i < N && failed_at < 0; i++) {
-		err = stream_set_level(&s, i % 2 ? -1024 : 1);
+		err = stream_set_level(&s, i % 2 ? S : 1);
 		if (!err)
 			err = stream_packet(&s, in + (size_t)i * PACKET, PACKET);
 		if (err) {
@@ -279,7 +292,7 @@ static void test_salvage(const char *dir)
 		}
 	}
 	check(failed_at == 3 && fail_err == -EFBIG,
-	      "the 4th packet (first of a new frame) fails with EFBIG (at %d: %s)",
+	      "the 4th packet (stored, after a level-1 frame) fails with EFBIG (at %d: %s)",
 	      failed_at, strerror(-fail_err));
 	check(s.packets == 3 && s.packets_unsaved == 1,
 	      "3 packets counted written, 1 unsaved (%llu, %llu)",
@@ -304,6 +317,47 @@ static void test_salvage(const char *dir)
 	free(dec);
 }
 
+/* A stored packet larger than a block: 3 raw blocks, the last one short. */
+static void test_store_blocks(const char *dir)
+{
+	enum { BIG = 300000 };
+	struct stream_config cfg = { .level = RT_LEVEL_STORE };
+	uint64_t x = 2463534242ULL;
+	uint8_t *in, *file, *dec;
+	size_t flen, dlen;
+	struct stream s;
+	int dirfd, err;
+
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	in = malloc(BIG);
+	dec = malloc(BIG + 1);
+	if (dirfd < 0 || !in || !dec || stream_init(BIG) ||
+	    stream_open(&s, &cfg, dirfd, 2)) {
+		check(0, "store set-up in %s: %s", dir, strerror(errno));
+		return;
+	}
+	fill_random(in, BIG, &x);
+	err = stream_packet(&s, in, BIG);
+	check(!err && s.bytes_out == BIG + 9 + 3 * 3 && !s.packets_faster,
+	      "--level store: a %d-byte packet is one frame of 3 raw blocks (%llu bytes out, %llu faster)",
+	      BIG, (unsigned long long)s.bytes_out,
+	      (unsigned long long)s.packets_faster);
+	stream_close(&s);
+	if (read_file(dirfd, "cpu2.zst", &file, &flen)) {
+		check(0, "read %s/cpu2.zst: %s", dir, strerror(errno));
+		return;
+	}
+	dlen = ZSTD_decompress(dec, BIG + 1, file, flen);
+	check(!ZSTD_isError(dlen) && dlen == BIG && !memcmp(dec, in, BIG) &&
+	      ZSTD_getFrameContentSize(file, flen) == BIG,
+	      "libzstd reads it back exactly, content size in the frame header");
+	free(file);
+	unlinkat(dirfd, "cpu2.zst", 0);
+	close(dirfd);
+	free(in);
+	free(dec);
+}
+
 int main(int argc, char **argv)
 {
 	char tmpl[] = "/var/tmp/rt-adapt.XXXXXX";
@@ -316,6 +370,7 @@ int main(int argc, char **argv)
 	test_ladder();
 	test_stream(dir);
 	test_salvage(dir);
+	test_store_blocks(dir);
 	if (argc <= 1)
 		rmdir(dir);
 	printf("adapt: %u passed, %u failed\n", passed, failed);

@@ -4,6 +4,8 @@
  *
  *   rt-zbench [-e PACKETS] [-d DIR] LEVEL[,LEVEL...] STREAM...
  *
+ * A LEVEL of "store" is the daemon's uncompressed raw-block frames.
+ *
  * STREAM files are decompressed ringtrace streams (whole CTF packets, as
  * `ringtrace unpack` writes them).  For each level, every stream is written
  * again through the daemon's own stream.c (one zstd context per stream,
@@ -265,13 +267,21 @@ int main(int argc, char **argv)
 	printf("%6s %12s %8s %10s | %12s %8s %10s\n", "level", "flush/pkt", "ratio",
 	       "MB/s", "continue", "ratio", "MB/s");
 	for (tok = strtok(levels, ","); tok; tok = strtok(NULL, ",")) {
-		int level = atoi(tok);
+		/* "store": the daemon's raw frames; nothing to continue. */
+		bool store = !strcmp(tok, "store");
+		int level = store ? RT_LEVEL_STORE : atoi(tok);
 		double td = run_daemon(dirfd, level, every, &out_d);
-		double tc = run_continue(dirfd, level, every, &out_c);
+		double tc;
 
-		printf("%6d %12llu %8.2f %10.0f | %12llu %8.2f %10.0f\n", level,
-		       (unsigned long long)out_d, (double)in / out_d, in / td / 1e6,
-		       (unsigned long long)out_c, (double)in / out_c, in / tc / 1e6);
+		printf("%6s %12llu %8.2f %10.0f | ", tok,
+		       (unsigned long long)out_d, (double)in / out_d, in / td / 1e6);
+		if (store) {
+			printf("%12s %8s %10s\n", "-", "-", "-");
+			continue;
+		}
+		tc = run_continue(dirfd, level, every, &out_c);
+		printf("%12llu %8.2f %10.0f\n", (unsigned long long)out_c,
+		       (double)in / out_c, in / tc / 1e6);
 	}
 	for (i = 0; i < ninputs; i++) {
 		char name[64];
