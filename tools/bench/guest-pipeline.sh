@@ -46,6 +46,10 @@
 # how many of them ringtraced compressed below level 1 to keep up.  Raw
 # material of each step is kept in OUTDIR/pipeline/.
 #
+# For experiments, the environment can change ringtrace's geometry
+# (PIPE_SUBBUF_SIZE, PIPE_NUM_SUBBUFS; default the module's 262144 x 4) and
+# the tracers searched (PIPE_TRACERS, default "ringtrace trace-cmd").
+#
 # Last, `zstd -b1` on 8 MiB of what ringtraced compressed at its highest
 # zero-loss rate (OUTDIR/zstd-guest.txt); the sample is left in
 # OUTDIR/pipeline/zsample for run-bench to time the same on the host.
@@ -250,12 +254,13 @@ mkdir -p "$RAW" "$WORK"
 rt_set tracing_on 0
 echo 0 >"$RT/events/enable"
 rt_set mode discard
-rt_set subbuf_size 262144
-rt_set num_subbufs 4
+rt_set subbuf_size "${PIPE_SUBBUF_SIZE:-262144}"
+rt_set num_subbufs "${PIPE_NUM_SUBBUFS:-4}"
 echo 0 >"$T/tracing_on"
 
-search ringtrace
-search trace-cmd
+for tracer in ${PIPE_TRACERS:-ringtrace trace-cmd}; do
+	search "$tracer"
+done
 
 # How fast zstd level 1 (the daemon's default) is in this guest, on the
 # daemon's own input; run-bench runs the same on the host with the same
