@@ -8,8 +8,15 @@
 #include <linux/seq_file.h>
 #include <linux/uuid.h>
 
-#define RT_DEFAULT_SUBBUF_SIZE	(256UL << 10)
-#define RT_DEFAULT_NUM_SUBBUFS	4
+/*
+ * 1 MiB per CPU in 16 packets: a packet reaches the consumer after 64 KiB,
+ * and while the consumer holds one the writers still have 15/16 of the
+ * ring (3/4 with 4 x 256 KiB, the default before): more room for a
+ * consumer that falls behind for a moment, for ~0.5 ns per event of
+ * sub-buffer switches (Documentation/ringtrace/benchmarks.rst).
+ */
+#define RT_DEFAULT_SUBBUF_SIZE	(64UL << 10)
+#define RT_DEFAULT_NUM_SUBBUFS	16
 #define RT_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
 
 /* main.c: global state, changed only under rt_control_lock. */

@@ -223,13 +223,14 @@ TEST_F(control, subbuf_size)
 	snprintf(page_plus, sizeof(page_plus), "%ld", page + 1);
 	snprintf(three_pages, sizeof(three_pages), "%ld", 3 * page);
 
-	expect_value(_metadata, "subbuf_size", "262144\n");
+	expect_value(_metadata, "subbuf_size", "65536\n");
 	expect_all_rejected(_metadata, "subbuf_size", bad, RT_ARRAY_SIZE(bad),
 			    EINVAL);
 	for (i = 0; i < RT_ARRAY_SIZE(good); i++) {
 		ASSERT_EQ(0, rt_ctl_write_num("subbuf_size", good[i]));
 		EXPECT_EQ(good[i], rt_ctl_read_num("subbuf_size"));
-		EXPECT_EQ(4, rt_ctl_read_num("num_subbufs"));
+		EXPECT_EQ(RT_DEFAULT_NUM_SUBBUFS,
+			  rt_ctl_read_num("num_subbufs"));
 	}
 	/* A trailing newline, as echo writes it. */
 	ASSERT_EQ(0, rt_ctl_write("subbuf_size", "8192\n"));
@@ -269,7 +270,7 @@ TEST_F(control, num_subbufs)
 	const unsigned int good[] = { 2, 8, 16, 256 };
 	size_t i;
 
-	expect_value(_metadata, "num_subbufs", "4\n");
+	expect_value(_metadata, "num_subbufs", "16\n");
 	expect_all_rejected(_metadata, "num_subbufs", bad, RT_ARRAY_SIZE(bad),
 			    EINVAL);
 	for (i = 0; i < RT_ARRAY_SIZE(good); i++) {

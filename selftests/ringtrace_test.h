@@ -45,8 +45,8 @@
 #define RT_DIR		"/sys/kernel/debug/ringtrace"
 #define RTST_DIR	"/sys/kernel/debug/" RTST_DEBUGFS_DIR
 
-#define RT_DEFAULT_SUBBUF_SIZE	(256U << 10)
-#define RT_DEFAULT_NUM_SUBBUFS	4
+#define RT_DEFAULT_SUBBUF_SIZE	(64U << 10)
+#define RT_DEFAULT_NUM_SUBBUFS	16
 
 #define RT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -216,7 +216,7 @@ static inline const char *rtst_unavailable(void)
 /*
  * Each write reallocates every buffer: change the two values in the order
  * whose intermediate pair is the smaller, so that going from 4 KiB x 4096
- * to 256 KiB x 4 never asks for 1 GiB per CPU on the way.
+ * to 64 KiB x 16 never asks for 256 MiB per CPU on the way.
  */
 static inline int rt_set_geometry(unsigned int subbuf_size,
 				  unsigned int num_subbufs)

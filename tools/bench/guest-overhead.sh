@@ -234,8 +234,8 @@ mkdir -p "$RAW" "$WORK"
 
 rt_set tracing_on 0
 rt_set mode discard
-rt_set subbuf_size 262144
-rt_set num_subbufs 4
+rt_set subbuf_size 65536
+rt_set num_subbufs 16
 echo 0 >"$RT/events/enable"
 rt_set set_event 'syscall_entry syscall_exit'
 echo 0 >"$T/tracing_on"

@@ -13,7 +13,7 @@
 #               (zstd level 1, faster levels down to -1024 while a CPU's
 #               buffer fills faster than it compresses, 1 s flush) records
 #               them to the guest's tmpfs;
-#               ringtrace's default geometry and mode (4 x 256 KiB per CPU,
+#               ringtrace's default geometry and mode (16 x 64 KiB per CPU,
 #               discard).
 #   trace-cmd   the same generator (target=ftrace) fires the module's trace
 #               event ringtrace_bench:bench_rate with the same payloads;
@@ -47,7 +47,7 @@
 # material of each step is kept in OUTDIR/pipeline/.
 #
 # For experiments, the environment can change ringtrace's geometry
-# (PIPE_SUBBUF_SIZE, PIPE_NUM_SUBBUFS; default the module's 262144 x 4) and
+# (PIPE_SUBBUF_SIZE, PIPE_NUM_SUBBUFS; default the module's 65536 x 16) and
 # the tracers searched (PIPE_TRACERS, default "ringtrace trace-cmd").
 #
 # Last, `zstd -b1` on 8 MiB of what ringtraced compressed at its highest
@@ -254,8 +254,8 @@ mkdir -p "$RAW" "$WORK"
 rt_set tracing_on 0
 echo 0 >"$RT/events/enable"
 rt_set mode discard
-rt_set subbuf_size "${PIPE_SUBBUF_SIZE:-262144}"
-rt_set num_subbufs "${PIPE_NUM_SUBBUFS:-4}"
+rt_set subbuf_size "${PIPE_SUBBUF_SIZE:-65536}"
+rt_set num_subbufs "${PIPE_NUM_SUBBUFS:-16}"
 echo 0 >"$T/tracing_on"
 
 for tracer in ${PIPE_TRACERS:-ringtrace trace-cmd}; do
