@@ -76,6 +76,8 @@ int stream_init(size_t max_packet)
 	obuf_cap = ZSTD_compressBound(max_packet) + ZSTD_CStreamOutSize();
 	obuf = malloc(obuf_cap);
 	store_blocks_max = (max_packet + RAW_BLOCK_MAX - 1) / RAW_BLOCK_MAX;
+	if (!store_blocks_max)
+		store_blocks_max = 1;
 	block_headers = calloc(store_blocks_max, sizeof(*block_headers));
 	/* the end of a frame, the frame header, a header and data per block */
 	store_iov = calloc(2 + 2 * store_blocks_max, sizeof(*store_iov));
@@ -341,13 +343,20 @@ static void stream_account(struct stream *s, size_t len, size_t done)
 	}
 }
 
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
 /* RT_LEVEL_STORE: one frame of raw blocks, one writev(), no copy here. */
 static int stream_store_packet(struct stream *s, const uint8_t *data,
 			       size_t len, off_t start)
 {
 	uint8_t frame[STORE_FRAME_HEADER];
-	uint32_t magic = ZSTD_FRAME_MAGIC, fcs = (uint32_t)len;
-	size_t off, chunk, done = s->tail_len + sizeof(frame);
+	size_t off = 0, chunk, done = s->tail_len + sizeof(frame);
 	struct iovec *iov = store_iov;
 	unsigned int b = 0;
 	uint32_t bh;
@@ -359,21 +368,25 @@ static int stream_store_packet(struct stream *s, const uint8_t *data,
 	}
 	if (s->tail_len)
 		*iov++ = (struct iovec){ s->tail, s->tail_len };
-	/* The format is little endian, like every machine we build for. */
-	memcpy(frame, &magic, 4);
+	/* Little endian, whatever the host. */
+	put_le32(frame, ZSTD_FRAME_MAGIC);
 	frame[4] = STORE_DESCRIPTOR;
-	memcpy(frame + 5, &fcs, 4);
+	put_le32(frame + 5, (uint32_t)len);
 	*iov++ = (struct iovec){ frame, sizeof(frame) };
-	for (off = 0; off < len; off += chunk, b++) {
+	/* At least one block: an empty packet is one empty last block. */
+	do {
 		chunk = len - off < RAW_BLOCK_MAX ? len - off : RAW_BLOCK_MAX;
 		bh = (uint32_t)chunk << 3 | (off + chunk == len);
 		block_headers[b][0] = (uint8_t)bh;
 		block_headers[b][1] = (uint8_t)(bh >> 8);
 		block_headers[b][2] = (uint8_t)(bh >> 16);
 		*iov++ = (struct iovec){ block_headers[b], 3 };
-		*iov++ = (struct iovec){ (void *)(data + off), chunk };
+		if (chunk)
+			*iov++ = (struct iovec){ (void *)(data + off), chunk };
 		done += 3 + chunk;
-	}
+		off += chunk;
+		b++;
+	} while (off < len);
 	err = writev_all(s->fd, store_iov, (int)(iov - store_iov));
 	if (err)
 		goto salvage;

@@ -342,6 +342,10 @@ static void test_store_blocks(const char *dir)
 	      "--level store: a %d-byte packet is one frame of 3 raw blocks (%llu bytes out, %llu faster)",
 	      BIG, (unsigned long long)s.bytes_out,
 	      (unsigned long long)s.packets_faster);
+	err = stream_packet(&s, in, 0);
+	check(!err && s.bytes_out == BIG + 9 + 3 * 3 + 9 + 3,
+	      "an empty packet is a frame with one empty last block (%llu bytes out)",
+	      (unsigned long long)s.bytes_out);
 	stream_close(&s);
 	if (read_file(dirfd, "cpu2.zst", &file, &flen)) {
 		check(0, "read %s/cpu2.zst: %s", dir, strerror(errno));
@@ -350,7 +354,7 @@ static void test_store_blocks(const char *dir)
 	dlen = ZSTD_decompress(dec, BIG + 1, file, flen);
 	check(!ZSTD_isError(dlen) && dlen == BIG && !memcmp(dec, in, BIG) &&
 	      ZSTD_getFrameContentSize(file, flen) == BIG,
-	      "libzstd reads it back exactly, content size in the frame header");
+	      "libzstd reads both back exactly, content size in the frame header");
 	free(file);
 	unlinkat(dirfd, "cpu2.zst", 0);
 	close(dirfd);
