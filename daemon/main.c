@@ -862,15 +862,26 @@ static void flush_cpu(struct cpu *c, bool always)
 		die("%s: FLUSH: %s", c->buf.path, strerror(-err));
 }
 
-/* Periodic: whatever was traced so far becomes decodable in the files. */
+/*
+ * Periodic: whatever was traced so far becomes decodable in the files.
+ * The packets the flush completed are drained one per CPU per round, as
+ * in run(), so that a CPU slow to compress does not hold up the others.
+ */
 static void flush_all(void)
 {
-	unsigned int i;
+	unsigned int i, round, rounds = ncpus ? drain_budget(&cpus[0]) : 0;
+	bool more = true;
 	int err;
 
-	for (i = 0; i < ncpus; i++) {
+	for (i = 0; i < ncpus; i++)
 		flush_cpu(&cpus[i], false);
-		drain(&cpus[i], drain_budget(&cpus[i]));
+	for (round = 0; more && round < rounds; round++) {
+		more = false;
+		for (i = 0; i < ncpus; i++)
+			if (drain(&cpus[i], 1) == DRAIN_MORE)
+				more = true;
+	}
+	for (i = 0; i < ncpus; i++) {
 		err = stream_end_frame(&cpus[i].out);
 		if (err)
 			die_output(&cpus[i], err);
