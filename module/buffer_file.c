@@ -12,43 +12,43 @@
 #include "compat.h"
 #include "internal.h"
 
-static struct ringtrace_buffer *rt_file_buffer(struct file *file)
+static struct ringtrace_buffer *rtr_file_buffer(struct file *file)
 {
 	return file->private_data;
 }
 
-static int rt_buffer_open(struct inode *inode, struct file *file)
+static int rtr_buffer_open(struct inode *inode, struct file *file)
 {
 	unsigned long cpu = (unsigned long)inode->i_private;
 	struct ringtrace_buffer *buf;
 	int ret = 0;
 
-	mutex_lock(&rt_control_lock);
+	mutex_lock(&rtr_control_lock);
 	buf = per_cpu(ringtrace_cpu_buffer, cpu);
 	if (buf->open) {
 		ret = -EBUSY;
 		goto unlock;
 	}
 	buf->open = true;
-	rt.open_buffers++;
+	rtr_trace.open_buffers++;
 	file->private_data = buf;
 unlock:
-	mutex_unlock(&rt_control_lock);
+	mutex_unlock(&rtr_control_lock);
 	return ret ?: nonseekable_open(inode, file);
 }
 
-static int rt_buffer_release(struct inode *inode, struct file *file)
+static int rtr_buffer_release(struct inode *inode, struct file *file)
 {
-	struct ringtrace_buffer *buf = rt_file_buffer(file);
+	struct ringtrace_buffer *buf = rtr_file_buffer(file);
 
 	mutex_lock(&buf->consumer_lock);
-	rt_buffer_unhold(buf);
+	rtr_buffer_unhold(buf);
 	mutex_unlock(&buf->consumer_lock);
 
-	mutex_lock(&rt_control_lock);
+	mutex_lock(&rtr_control_lock);
 	buf->open = false;
-	rt.open_buffers--;
-	mutex_unlock(&rt_control_lock);
+	rtr_trace.open_buffers--;
+	mutex_unlock(&rtr_control_lock);
 	return 0;
 }
 
@@ -56,9 +56,9 @@ static int rt_buffer_release(struct inode *inode, struct file *file)
  * The mapping is the meta page alone or the whole buffer, read-only and
  * shared.  VM_MAYWRITE goes so that mprotect() cannot add write later.
  */
-static int rt_buffer_mmap(struct file *file, struct vm_area_struct *vma)
+static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct ringtrace_buffer *buf = rt_file_buffer(file);
+	struct ringtrace_buffer *buf = rtr_file_buffer(file);
 	unsigned long len = vma->vm_end - vma->vm_start;
 	unsigned int i, nr;
 	int ret;
@@ -75,7 +75,7 @@ static int rt_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 	else
 		return -EINVAL;
 
-	rt_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
+	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
 			VM_MAYWRITE | VM_MAYEXEC);
 	for (i = 0; i < nr; i++) {
 		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
@@ -86,19 +86,19 @@ static int rt_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
-static __poll_t rt_buffer_poll(struct file *file, poll_table *wait)
+static __poll_t rtr_buffer_poll(struct file *file, poll_table *wait)
 {
-	struct ringtrace_buffer *buf = rt_file_buffer(file);
+	struct ringtrace_buffer *buf = rtr_file_buffer(file);
 
 	poll_wait(file, &buf->waitq, wait);
-	return rt_buffer_ready(buf) ? EPOLLIN | EPOLLRDNORM : 0;
+	return rtr_buffer_ready(buf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /*
  * Copy in an argument struct that starts with {__u32 size; __u32 flags;}:
  * at least @min bytes, any bytes we do not know must be zero, flags zero.
  */
-static int rt_arg_in(void *karg, size_t ksize, size_t min,
+static int rtr_arg_in(void *karg, size_t ksize, size_t min,
 		     const void __user *uarg, u32 *usize)
 {
 	u32 hdr[2];
@@ -117,14 +117,14 @@ static int rt_arg_in(void *karg, size_t ksize, size_t min,
 	return 0;
 }
 
-static int rt_arg_out(void __user *uarg, void *karg, size_t ksize, u32 usize)
+static int rtr_arg_out(void __user *uarg, void *karg, size_t ksize, u32 usize)
 {
 	*(u32 *)karg = ksize;
 	return copy_to_user(uarg, karg, min_t(size_t, ksize, usize)) ?
 	       -EFAULT : 0;
 }
 
-static bool rt_zero(const u64 *p, size_t n)
+static bool rtr_zero(const u64 *p, size_t n)
 {
 	while (n--)
 		if (*p++)
@@ -133,106 +133,106 @@ static bool rt_zero(const u64 *p, size_t n)
 }
 
 /* GET; when tracing is off, first close whatever is still open. */
-static int rt_ioctl_get(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_get(struct ringtrace_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_subbuf sb;
 	u32 usize;
 	int ret;
 
-	ret = rt_arg_in(&sb, sizeof(sb), RINGTRACE_SUBBUF_SIZE_VER0, uarg,
+	ret = rtr_arg_in(&sb, sizeof(sb), RINGTRACE_SUBBUF_SIZE_VER0, uarg,
 			&usize);
 	if (ret)
 		return ret;
-	ret = rt_buffer_get(buf, &sb);
+	ret = rtr_buffer_get(buf, &sb);
 	if (ret == -EAGAIN) {
-		mutex_lock(&rt_control_lock);
-		if (!rt.tracing_on) {
+		mutex_lock(&rtr_control_lock);
+		if (!rtr_trace.tracing_on) {
 			/* Writers are quiet [R3]: finish the trace's tail. */
-			rt_buffer_flush_local(buf);
-			ret = rt_buffer_get(buf, &sb);
-			if (ret == -EAGAIN && rt_buffer_drained(buf))
+			rtr_buffer_flush_local(buf);
+			ret = rtr_buffer_get(buf, &sb);
+			if (ret == -EAGAIN && rtr_buffer_drained(buf))
 				ret = -ENODATA;
 		}
-		mutex_unlock(&rt_control_lock);
+		mutex_unlock(&rtr_control_lock);
 	}
 	if (ret)
 		return ret;
-	return rt_arg_out(uarg, &sb, sizeof(sb), usize);
+	return rtr_arg_out(uarg, &sb, sizeof(sb), usize);
 }
 
-static int rt_ioctl_put(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_put(struct ringtrace_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_subbuf sb;
 	u32 usize;
 	int ret;
 
-	ret = rt_arg_in(&sb, sizeof(sb), RINGTRACE_SUBBUF_SIZE_VER0, uarg,
+	ret = rtr_arg_in(&sb, sizeof(sb), RINGTRACE_SUBBUF_SIZE_VER0, uarg,
 			&usize);
 	if (ret)
 		return ret;
-	return rt_buffer_put(buf, sb.pos);
+	return rtr_buffer_put(buf, sb.pos);
 }
 
-static int rt_ioctl_positions(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_positions(struct ringtrace_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_positions p;
 	u32 usize;
 	int ret;
 
-	ret = rt_arg_in(&p, sizeof(p), RINGTRACE_POSITIONS_SIZE_VER0, uarg,
+	ret = rtr_arg_in(&p, sizeof(p), RINGTRACE_POSITIONS_SIZE_VER0, uarg,
 			&usize);
 	if (ret)
 		return ret;
-	rt_buffer_positions(buf, &p);
-	return rt_arg_out(uarg, &p, sizeof(p), usize);
+	rtr_buffer_positions(buf, &p);
+	return rtr_arg_out(uarg, &p, sizeof(p), usize);
 }
 
-static int rt_ioctl_stats(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_stats(struct ringtrace_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_stats st;
 	u32 usize;
 	int ret;
 
-	ret = rt_arg_in(&st, sizeof(st), RINGTRACE_STATS_SIZE_VER0, uarg,
+	ret = rtr_arg_in(&st, sizeof(st), RINGTRACE_STATS_SIZE_VER0, uarg,
 			&usize);
 	if (ret)
 		return ret;
-	if (!rt_zero(st.reserved, ARRAY_SIZE(st.reserved)))
+	if (!rtr_zero(st.reserved, ARRAY_SIZE(st.reserved)))
 		return -EINVAL;
-	rt_buffer_stats(buf, &st);
-	return rt_arg_out(uarg, &st, sizeof(st), usize);
+	rtr_buffer_stats(buf, &st);
+	return rtr_arg_out(uarg, &st, sizeof(st), usize);
 }
 
-static long rt_buffer_ioctl(struct file *file, unsigned int cmd,
+static long rtr_buffer_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct ringtrace_buffer *buf = rt_file_buffer(file);
+	struct ringtrace_buffer *buf = rtr_file_buffer(file);
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
 	mutex_lock(&buf->consumer_lock);
 	switch (cmd) {
 	case RINGTRACE_IOC_GET_SUBBUF:
-		ret = rt_ioctl_get(buf, uarg);
+		ret = rtr_ioctl_get(buf, uarg);
 		break;
 	case RINGTRACE_IOC_PUT_SUBBUF:
-		ret = rt_ioctl_put(buf, uarg);
+		ret = rtr_ioctl_put(buf, uarg);
 		break;
 	case RINGTRACE_IOC_FLUSH:
 		/*
 		 * An offline CPU's buffer is flushed from here, not by IPI:
 		 * the control lock keeps the stop path's flush off it.
 		 */
-		mutex_lock(&rt_control_lock);
-		rt_buffer_flush(buf);
-		mutex_unlock(&rt_control_lock);
+		mutex_lock(&rtr_control_lock);
+		rtr_buffer_flush(buf);
+		mutex_unlock(&rtr_control_lock);
 		ret = 0;
 		break;
 	case RINGTRACE_IOC_GET_POSITIONS:
-		ret = rt_ioctl_positions(buf, uarg);
+		ret = rtr_ioctl_positions(buf, uarg);
 		break;
 	case RINGTRACE_IOC_GET_STATS:
-		ret = rt_ioctl_stats(buf, uarg);
+		ret = rtr_ioctl_stats(buf, uarg);
 		break;
 	default:
 		ret = -ENOTTY;
@@ -241,12 +241,12 @@ static long rt_buffer_ioctl(struct file *file, unsigned int cmd,
 	return ret;
 }
 
-const struct file_operations rt_buffer_fops = {
+const struct file_operations rtr_buffer_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_buffer_open,
-	.release = rt_buffer_release,
-	.mmap = rt_buffer_mmap,
-	.poll = rt_buffer_poll,
-	.unlocked_ioctl = rt_buffer_ioctl,
+	.open = rtr_buffer_open,
+	.release = rtr_buffer_release,
+	.mmap = rtr_buffer_mmap,
+	.poll = rtr_buffer_poll,
+	.unlocked_ioctl = rtr_buffer_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };

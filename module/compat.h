@@ -12,7 +12,7 @@
 #include <linux/version.h>
 
 /* vm_flags became read-only behind vm_flags_{set,clear,mod}() in 6.3. */
-static inline void rt_vm_flags_mod(struct vm_area_struct *vma,
+static inline void rtr_vm_flags_mod(struct vm_area_struct *vma,
 				   vm_flags_t set, vm_flags_t clear)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)

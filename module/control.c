@@ -16,10 +16,10 @@
 
 #include "internal.h"
 
-struct dentry *rt_dir;
+struct dentry *rtr_dir;
 
 /* Reads a short control word from userspace, without trailing newline. */
-static int rt_read_word(const char __user *ubuf, size_t count, char *word,
+static int rtr_read_word(const char __user *ubuf, size_t count, char *word,
 			size_t size)
 {
 	if (!count || count >= size)
@@ -33,42 +33,42 @@ static int rt_read_word(const char __user *ubuf, size_t count, char *word,
 
 /* --- tracing_on, mode, subbuf_size, num_subbufs, clear --------------- */
 
-enum rt_control {
-	RT_CTL_TRACING_ON,
-	RT_CTL_MODE,
-	RT_CTL_SUBBUF_SIZE,
-	RT_CTL_NUM_SUBBUFS,
-	RT_CTL_CLEAR,
+enum rtr_control {
+	RTR_CTL_TRACING_ON,
+	RTR_CTL_MODE,
+	RTR_CTL_SUBBUF_SIZE,
+	RTR_CTL_NUM_SUBBUFS,
+	RTR_CTL_CLEAR,
 };
 
-static int rt_control_show(struct seq_file *m, void *unused)
+static int rtr_control_show(struct seq_file *m, void *unused)
 {
-	mutex_lock(&rt_control_lock);
+	mutex_lock(&rtr_control_lock);
 	switch ((unsigned long)m->private) {
-	case RT_CTL_TRACING_ON:
-		seq_printf(m, "%d\n", rt.tracing_on);
+	case RTR_CTL_TRACING_ON:
+		seq_printf(m, "%d\n", rtr_trace.tracing_on);
 		break;
-	case RT_CTL_MODE:
-		seq_puts(m, rt.overwrite ? "overwrite\n" : "discard\n");
+	case RTR_CTL_MODE:
+		seq_puts(m, rtr_trace.overwrite ? "overwrite\n" : "discard\n");
 		break;
-	case RT_CTL_SUBBUF_SIZE:
-		seq_printf(m, "%lu\n", rt.subbuf_size);
+	case RTR_CTL_SUBBUF_SIZE:
+		seq_printf(m, "%lu\n", rtr_trace.subbuf_size);
 		break;
-	case RT_CTL_NUM_SUBBUFS:
-		seq_printf(m, "%u\n", rt.num_subbufs);
+	case RTR_CTL_NUM_SUBBUFS:
+		seq_printf(m, "%u\n", rtr_trace.num_subbufs);
 		break;
 	}
-	mutex_unlock(&rt_control_lock);
+	mutex_unlock(&rtr_control_lock);
 	return 0;
 }
 
-static int rt_control_open(struct inode *inode, struct file *file)
+static int rtr_control_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_control_show, inode->i_private);
+	return single_open(file, rtr_control_show, inode->i_private);
 }
 
 /* "0"/"1" only: a tracer's switch should not guess. */
-static int rt_parse_bit(const char *word, bool *bit)
+static int rtr_parse_bit(const char *word, bool *bit)
 {
 	if (!strcmp(word, "0") || !strcmp(word, "1")) {
 		*bit = word[0] == '1';
@@ -77,75 +77,75 @@ static int rt_parse_bit(const char *word, bool *bit)
 	return -EINVAL;
 }
 
-static int rt_control_apply(unsigned long which, const char *word)
+static int rtr_control_apply(unsigned long which, const char *word)
 {
 	unsigned long val;
 	bool bit;
 	int ret;
 
 	switch (which) {
-	case RT_CTL_TRACING_ON:
-		ret = rt_parse_bit(word, &bit);
-		return ret ?: rt_set_tracing(bit);
-	case RT_CTL_MODE:
+	case RTR_CTL_TRACING_ON:
+		ret = rtr_parse_bit(word, &bit);
+		return ret ?: rtr_set_tracing(bit);
+	case RTR_CTL_MODE:
 		if (!strcmp(word, "discard"))
-			return rt_set_mode(false);
+			return rtr_set_mode(false);
 		if (!strcmp(word, "overwrite"))
-			return rt_set_mode(true);
+			return rtr_set_mode(true);
 		return -EINVAL;
-	case RT_CTL_SUBBUF_SIZE:
+	case RTR_CTL_SUBBUF_SIZE:
 		/* Overflow is just another bad number: -EINVAL, not -ERANGE. */
 		if (kstrtoul(word, 0, &val))
 			return -EINVAL;
-		return rt_set_geometry(val, rt.num_subbufs);
-	case RT_CTL_NUM_SUBBUFS:
+		return rtr_set_geometry(val, rtr_trace.num_subbufs);
+	case RTR_CTL_NUM_SUBBUFS:
 		if (kstrtoul(word, 0, &val) || val > RINGTRACE_MAX_SUBBUFS)
 			return -EINVAL;
-		return rt_set_geometry(rt.subbuf_size, val);
-	case RT_CTL_CLEAR:
-		ret = rt_parse_bit(word, &bit);
+		return rtr_set_geometry(rtr_trace.subbuf_size, val);
+	case RTR_CTL_CLEAR:
+		ret = rtr_parse_bit(word, &bit);
 		if (ret || !bit)
 			return -EINVAL;
-		return rt_clear();
+		return rtr_clear();
 	}
 	return -EINVAL;
 }
 
-static ssize_t rt_control_write(struct file *file, const char __user *ubuf,
+static ssize_t rtr_control_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
 	unsigned long which = (unsigned long)file_inode(file)->i_private;
 	char word[32];
 	int ret;
 
-	ret = rt_read_word(ubuf, count, word, sizeof(word));
+	ret = rtr_read_word(ubuf, count, word, sizeof(word));
 	if (ret)
 		return ret;
-	mutex_lock(&rt_control_lock);
-	ret = rt_control_apply(which, word);
-	mutex_unlock(&rt_control_lock);
+	mutex_lock(&rtr_control_lock);
+	ret = rtr_control_apply(which, word);
+	mutex_unlock(&rtr_control_lock);
 	return ret ?: count;
 }
 
-static const struct file_operations rt_control_fops = {
+static const struct file_operations rtr_control_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_control_open,
+	.open = rtr_control_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
-	.write = rt_control_write,
+	.write = rtr_control_write,
 };
 
 /* --- metadata --------------------------------------------------------- */
 
-static int rt_metadata_open(struct inode *inode, struct file *file)
+static int rtr_metadata_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_metadata_show, NULL);
+	return single_open(file, rtr_metadata_show, NULL);
 }
 
-static const struct file_operations rt_metadata_fops = {
+static const struct file_operations rtr_metadata_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_metadata_open,
+	.open = rtr_metadata_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
@@ -153,21 +153,21 @@ static const struct file_operations rt_metadata_fops = {
 
 /* --- marker: each write() is one event -------------------------------- */
 
-struct rt_marker_payload {
+struct rtr_marker_payload {
 	u16 len;
 	u8 data[];
 } __packed;
 
-static ssize_t rt_marker_write(struct file *file, const char __user *ubuf,
+static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
-	struct rt_marker_payload *p;
+	struct rtr_marker_payload *p;
 	size_t size = sizeof(*p) + count;
 	ssize_t ret = count;
 
 	/* Refuse what the buffer could only count as too big. */
 	if (!count || count > RINGTRACE_MARKER_MAX ||
-	    size > READ_ONCE(rt.subbuf_size) - RINGTRACE_PACKET_HEADER_SIZE -
+	    size > READ_ONCE(rtr_trace.subbuf_size) - RINGTRACE_PACKET_HEADER_SIZE -
 		   RINGTRACE_EXTENDED_HEADER_SIZE - 1)
 		return -EINVAL;
 	/*
@@ -182,22 +182,22 @@ static ssize_t rt_marker_write(struct file *file, const char __user *ubuf,
 		goto free;
 	}
 	p->len = count;
-	ringtrace_write(rt_marker_event.id, p, size);
+	ringtrace_write(rtr_marker_event.id, p, size);
 free:
 	kfree(p);
 	return ret;
 }
 
-static const struct file_operations rt_marker_fops = {
+static const struct file_operations rtr_marker_fops = {
 	.owner = THIS_MODULE,
 	.open = simple_open,
-	.write = rt_marker_write,
+	.write = rtr_marker_write,
 	.llseek = noop_llseek,
 };
 
 /* --- stats ------------------------------------------------------------ */
 
-static void rt_stats_print(struct seq_file *m, unsigned int cpu,
+static void rtr_stats_print(struct seq_file *m, unsigned int cpu,
 			   const struct ringtrace_stats *st)
 {
 	const struct {
@@ -222,28 +222,28 @@ static void rt_stats_print(struct seq_file *m, unsigned int cpu,
 	seq_putc(m, '\n');
 }
 
-static int rt_stats_show(struct seq_file *m, void *unused)
+static int rtr_stats_show(struct seq_file *m, void *unused)
 {
 	struct ringtrace_stats st;
 	unsigned int cpu;
 
-	mutex_lock(&rt_control_lock);
+	mutex_lock(&rtr_control_lock);
 	for_each_possible_cpu(cpu) {
-		rt_buffer_stats(per_cpu(ringtrace_cpu_buffer, cpu), &st);
-		rt_stats_print(m, cpu, &st);
+		rtr_buffer_stats(per_cpu(ringtrace_cpu_buffer, cpu), &st);
+		rtr_stats_print(m, cpu, &st);
 	}
-	mutex_unlock(&rt_control_lock);
+	mutex_unlock(&rtr_control_lock);
 	return 0;
 }
 
-static int rt_stats_open(struct inode *inode, struct file *file)
+static int rtr_stats_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_stats_show, NULL);
+	return single_open(file, rtr_stats_show, NULL);
 }
 
-static const struct file_operations rt_stats_fops = {
+static const struct file_operations rtr_stats_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_stats_open,
+	.open = rtr_stats_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
@@ -251,40 +251,40 @@ static const struct file_operations rt_stats_fops = {
 
 /* --- the tree --------------------------------------------------------- */
 
-static void rt_create(const char *name, umode_t mode, struct dentry *parent,
+static void rtr_create(const char *name, umode_t mode, struct dentry *parent,
 		      unsigned long data, const struct file_operations *fops)
 {
 	debugfs_create_file_unsafe(name, mode, parent, (void *)data, fops);
 }
 
-int rt_debugfs_init(void)
+int rtr_debugfs_init(void)
 {
 	struct dentry *cpus, *dir;
 	unsigned long cpu;
 	char name[16];
 
-	rt_dir = debugfs_create_dir("ringtrace", NULL);
-	if (IS_ERR(rt_dir))
-		return PTR_ERR(rt_dir);
-	rt_create("tracing_on", 0600, rt_dir, RT_CTL_TRACING_ON, &rt_control_fops);
-	rt_create("mode", 0600, rt_dir, RT_CTL_MODE, &rt_control_fops);
-	rt_create("subbuf_size", 0600, rt_dir, RT_CTL_SUBBUF_SIZE, &rt_control_fops);
-	rt_create("num_subbufs", 0600, rt_dir, RT_CTL_NUM_SUBBUFS, &rt_control_fops);
-	rt_create("clear", 0200, rt_dir, RT_CTL_CLEAR, &rt_control_fops);
-	rt_create("metadata", 0400, rt_dir, 0, &rt_metadata_fops);
-	rt_create("marker", 0200, rt_dir, 0, &rt_marker_fops);
-	rt_create("stats", 0400, rt_dir, 0, &rt_stats_fops);
+	rtr_dir = debugfs_create_dir("ringtrace", NULL);
+	if (IS_ERR(rtr_dir))
+		return PTR_ERR(rtr_dir);
+	rtr_create("tracing_on", 0600, rtr_dir, RTR_CTL_TRACING_ON, &rtr_control_fops);
+	rtr_create("mode", 0600, rtr_dir, RTR_CTL_MODE, &rtr_control_fops);
+	rtr_create("subbuf_size", 0600, rtr_dir, RTR_CTL_SUBBUF_SIZE, &rtr_control_fops);
+	rtr_create("num_subbufs", 0600, rtr_dir, RTR_CTL_NUM_SUBBUFS, &rtr_control_fops);
+	rtr_create("clear", 0200, rtr_dir, RTR_CTL_CLEAR, &rtr_control_fops);
+	rtr_create("metadata", 0400, rtr_dir, 0, &rtr_metadata_fops);
+	rtr_create("marker", 0200, rtr_dir, 0, &rtr_marker_fops);
+	rtr_create("stats", 0400, rtr_dir, 0, &rtr_stats_fops);
 
-	cpus = debugfs_create_dir("cpu", rt_dir);
+	cpus = debugfs_create_dir("cpu", rtr_dir);
 	for_each_possible_cpu(cpu) {
 		snprintf(name, sizeof(name), "%lu", cpu);
 		dir = debugfs_create_dir(name, cpus);
-		rt_create("buffer", 0400, dir, cpu, &rt_buffer_fops);
+		rtr_create("buffer", 0400, dir, cpu, &rtr_buffer_fops);
 	}
 	return 0;
 }
 
-void rt_debugfs_exit(void)
+void rtr_debugfs_exit(void)
 {
-	debugfs_remove_recursive(rt_dir);
+	debugfs_remove_recursive(rtr_dir);
 }

@@ -13,19 +13,19 @@
 
 #include "internal.h"
 
-#define RT_MAX_EVENTS	1024
+#define RTR_MAX_EVENTS	1024
 
-static DEFINE_MUTEX(rt_events_lock);
-static LIST_HEAD(rt_events);
-static DECLARE_BITMAP(rt_event_ids, RT_MAX_EVENTS);
+static DEFINE_MUTEX(rtr_events_lock);
+static LIST_HEAD(rtr_events);
+static DECLARE_BITMAP(rtr_event_ids, RTR_MAX_EVENTS);
 
-struct ringtrace_event rt_marker_event = {
+struct ringtrace_event rtr_marker_event = {
 	.name = "ringtrace_marker",
 	.fields = "uint16_t len; utf8_t data[len];",
 	.id = RINGTRACE_EVENT_MARKER,
 };
 
-static bool rt_valid_name(const char *name)
+static bool rtr_valid_name(const char *name)
 {
 	if (!name || !*name)
 		return false;
@@ -35,10 +35,10 @@ static bool rt_valid_name(const char *name)
 	return true;
 }
 
-static void rt_event_link(struct ringtrace_event *ev)
+static void rtr_event_link(struct ringtrace_event *ev)
 {
-	__set_bit(ev->id, rt_event_ids);
-	list_add_tail(&ev->node, &rt_events);
+	__set_bit(ev->id, rtr_event_ids);
+	list_add_tail(&ev->node, &rtr_events);
 }
 
 /*
@@ -52,46 +52,46 @@ int ringtrace_event_register(struct ringtrace_event *ev)
 	unsigned int id;
 	int ret = 0;
 
-	if (!rt_valid_name(ev->name) || !ev->fields)
+	if (!rtr_valid_name(ev->name) || !ev->fields)
 		return -EINVAL;
-	mutex_lock(&rt_events_lock);
-	id = find_first_zero_bit(rt_event_ids, RT_MAX_EVENTS);
-	if (id >= RT_MAX_EVENTS) {
+	mutex_lock(&rtr_events_lock);
+	id = find_first_zero_bit(rtr_event_ids, RTR_MAX_EVENTS);
+	if (id >= RTR_MAX_EVENTS) {
 		ret = -ENOSPC;
 		goto unlock;
 	}
 	ev->id = id;
-	rt_event_link(ev);
+	rtr_event_link(ev);
 unlock:
-	mutex_unlock(&rt_events_lock);
+	mutex_unlock(&rtr_events_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_register);
 
 void ringtrace_event_unregister(struct ringtrace_event *ev)
 {
-	mutex_lock(&rt_events_lock);
+	mutex_lock(&rtr_events_lock);
 	list_del(&ev->node);
-	__clear_bit(ev->id, rt_event_ids);
-	mutex_unlock(&rt_events_lock);
+	__clear_bit(ev->id, rtr_event_ids);
+	mutex_unlock(&rtr_events_lock);
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_unregister);
 
-int rt_events_init(void)
+int rtr_events_init(void)
 {
-	mutex_lock(&rt_events_lock);
-	rt_event_link(&rt_marker_event);
-	mutex_unlock(&rt_events_lock);
+	mutex_lock(&rtr_events_lock);
+	rtr_event_link(&rtr_marker_event);
+	mutex_unlock(&rtr_events_lock);
 	return 0;
 }
 
-void rt_events_exit(void)
+void rtr_events_exit(void)
 {
-	ringtrace_event_unregister(&rt_marker_event);
+	ringtrace_event_unregister(&rtr_marker_event);
 }
 
 /* TSDL strings: drop what would end or escape the literal. */
-static void rt_put_tsdl_string(struct seq_file *m, const char *s)
+static void rtr_put_tsdl_string(struct seq_file *m, const char *s)
 {
 	seq_putc(m, '"');
 	for (; *s; s++)
@@ -100,7 +100,7 @@ static void rt_put_tsdl_string(struct seq_file *m, const char *s)
 	seq_putc(m, '"');
 }
 
-static const char rt_tsdl_types[] =
+static const char rtr_tsdl_types[] =
 	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
 	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
 	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
@@ -122,7 +122,7 @@ static const char rt_tsdl_types[] =
  * every field of the event header is bit aligned: a byte-aligned member
  * would move the whole variant option to the next byte.
  */
-static const char rt_tsdl_stream[] =
+static const char rtr_tsdl_stream[] =
 	"stream {\n"
 	"\tid = 0;\n"
 	"\tpacket.context := struct {\n"
@@ -144,38 +144,38 @@ static const char rt_tsdl_stream[] =
 	"\t};\n"
 	"};\n\n";
 
-int rt_metadata_show(struct seq_file *m, void *unused)
+int rtr_metadata_show(struct seq_file *m, void *unused)
 {
 	/* Wall time of monotonic zero, for the clock's offset. */
 	u64 offset = ktime_get_real_ns() - ktime_get_mono_fast_ns();
 	struct ringtrace_event *ev;
 
 	seq_puts(m, "/* CTF 1.8 */\n\n");
-	seq_puts(m, rt_tsdl_types);
+	seq_puts(m, rtr_tsdl_types);
 	seq_printf(m, "trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = \"%pUb\";\n"
 		   "\tbyte_order = le;\n"
 		   "\tpacket.header := struct {\n"
 		   "\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
 		   "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n"
-		   "\t};\n};\n\n", rt.uuid);
+		   "\t};\n};\n\n", rtr_trace.uuid);
 	seq_puts(m, "env {\n\tdomain = \"kernel\";\n\tsysname = \"Linux\";\n\thostname = ");
-	rt_put_tsdl_string(m, utsname()->nodename);
+	rtr_put_tsdl_string(m, utsname()->nodename);
 	seq_puts(m, ";\n\tkernel_release = ");
-	rt_put_tsdl_string(m, utsname()->release);
+	rtr_put_tsdl_string(m, utsname()->release);
 	seq_printf(m, ";\n\ttracer_name = \"ringtrace\";\n\ttracer_major = %d;\n"
 		   "\ttracer_minor = 0;\n};\n\n", RINGTRACE_ABI_VERSION);
 	seq_printf(m, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%pUb\";\n"
 		   "\tdescription = \"CLOCK_MONOTONIC\";\n\tfreq = 1000000000;\n"
 		   "\tprecision = 1;\n\toffset_s = %llu;\n\toffset = %llu;\n"
-		   "\tabsolute = TRUE;\n};\n\n", rt.uuid,
+		   "\tabsolute = TRUE;\n};\n\n", rtr_trace.uuid,
 		   offset / NSEC_PER_SEC, offset % NSEC_PER_SEC);
-	seq_puts(m, rt_tsdl_stream);
+	seq_puts(m, rtr_tsdl_stream);
 
-	mutex_lock(&rt_events_lock);
-	list_for_each_entry(ev, &rt_events, node)
+	mutex_lock(&rtr_events_lock);
+	list_for_each_entry(ev, &rtr_events, node)
 		seq_printf(m, "event {\n\tname = \"%s\";\n\tid = %u;\n"
 			   "\tstream_id = 0;\n\tfields := struct { %s };\n};\n\n",
 			   ev->name, ev->id, ev->fields);
-	mutex_unlock(&rt_events_lock);
+	mutex_unlock(&rtr_events_lock);
 	return 0;
 }

@@ -12,7 +12,7 @@
  *
  * A write takes effect entirely or fails with nothing changed: unknown
  * names and malformed values give -EINVAL.  Writers serialise on
- * rt_probes_lock; probes never take it.
+ * rtr_probes_lock; probes never take it.
  */
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -28,27 +28,27 @@
 #include "probes.h"
 
 /* Longest accepted write to any of these files. */
-#define RT_CTL_WRITE_MAX	4096
+#define RTR_CTL_WRITE_MAX	4096
 /* Pids one filter can hold; ~1 KiB, searched in at most 9 steps. */
-#define RT_PID_FILTER_MAX	256
+#define RTR_PID_FILTER_MAX	256
 
-struct rt_pid_filter __rcu *rt_pid_filter;
+struct rtr_pid_filter __rcu *rtr_pid_filter;
 
-static struct dentry *rt_events_dir;
-static struct dentry *rt_available_file;
-static struct dentry *rt_set_event_file;
-static struct dentry *rt_set_event_pid_file;
+static struct dentry *rtr_events_dir;
+static struct dentry *rtr_available_file;
+static struct dentry *rtr_set_event_file;
+static struct dentry *rtr_set_event_pid_file;
 
 /* A NUL-terminated kernel copy of one write, or an ERR_PTR. */
-static char *rt_ctl_copy(const char __user *ubuf, size_t count)
+static char *rtr_ctl_copy(const char __user *ubuf, size_t count)
 {
-	if (count >= RT_CTL_WRITE_MAX)
+	if (count >= RTR_CTL_WRITE_MAX)
 		return ERR_PTR(-EINVAL);
 	return memdup_user_nul(ubuf, count);
 }
 
 /* "0" or "1", with an optional trailing newline. */
-static int rt_ctl_parse_bit(const char __user *ubuf, size_t count, bool *bit)
+static int rtr_ctl_parse_bit(const char __user *ubuf, size_t count, bool *bit)
 {
 	char word[4];
 
@@ -64,91 +64,91 @@ static int rt_ctl_parse_bit(const char __user *ubuf, size_t count, bool *bit)
 	return 0;
 }
 
-static int rt_probe_lookup(const char *name)
+static int rtr_probe_lookup(const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < RT_NR_PROBES; i++)
-		if (rt_probe_available(&rt_probes[i]) &&
-		    !strcmp(rt_probes[i].event.name, name))
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (rtr_probe_available(&rtr_probes[i]) &&
+		    !strcmp(rtr_probes[i].event.name, name))
 			return i;
 	return -EINVAL;
 }
 
-static void rt_available_mask(unsigned long *mask)
+static void rtr_available_mask(unsigned long *mask)
 {
 	unsigned int i;
 
-	bitmap_zero(mask, RT_NR_PROBES);
-	for (i = 0; i < RT_NR_PROBES; i++)
-		if (rt_probe_available(&rt_probes[i]))
+	bitmap_zero(mask, RTR_NR_PROBES);
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (rtr_probe_available(&rtr_probes[i]))
 			__set_bit(i, mask);
 }
 
-static int rt_ctl_set(const unsigned long *mask, const unsigned long *on)
+static int rtr_ctl_set(const unsigned long *mask, const unsigned long *on)
 {
 	int ret;
 
-	mutex_lock(&rt_probes_lock);
-	ret = rt_probes_set(mask, on);
-	mutex_unlock(&rt_probes_lock);
+	mutex_lock(&rtr_probes_lock);
+	ret = rtr_probes_set(mask, on);
+	mutex_unlock(&rtr_probes_lock);
 	return ret;
 }
 
 /* --- available_events ----------------------------------------------- */
 
-static int rt_available_show(struct seq_file *m, void *unused)
+static int rtr_available_show(struct seq_file *m, void *unused)
 {
 	unsigned int i;
 
-	for (i = 0; i < RT_NR_PROBES; i++)
-		if (rt_probe_available(&rt_probes[i]))
-			seq_printf(m, "%u %s\n", rt_probes[i].event.id,
-				   rt_probes[i].event.name);
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (rtr_probe_available(&rtr_probes[i]))
+			seq_printf(m, "%u %s\n", rtr_probes[i].event.id,
+				   rtr_probes[i].event.name);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(rt_available);
+DEFINE_SHOW_ATTRIBUTE(rtr_available);
 
 /* --- set_event --------------------------------------------------------- */
 
-static int rt_set_event_show(struct seq_file *m, void *unused)
+static int rtr_set_event_show(struct seq_file *m, void *unused)
 {
 	unsigned int i;
 
-	mutex_lock(&rt_probes_lock);
-	for (i = 0; i < RT_NR_PROBES; i++)
-		if (rt_probes[i].enabled)
-			seq_printf(m, "%s\n", rt_probes[i].event.name);
-	mutex_unlock(&rt_probes_lock);
+	mutex_lock(&rtr_probes_lock);
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (rtr_probes[i].enabled)
+			seq_printf(m, "%s\n", rtr_probes[i].event.name);
+	mutex_unlock(&rtr_probes_lock);
 	return 0;
 }
 
-static int rt_set_event_open(struct inode *inode, struct file *file)
+static int rtr_set_event_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_set_event_show, NULL);
+	return single_open(file, rtr_set_event_show, NULL);
 }
 
 /* Words "name" enable, "!name" disable; the last word for a name wins. */
-static ssize_t rt_set_event_write(struct file *file, const char __user *ubuf,
+static ssize_t rtr_set_event_write(struct file *file, const char __user *ubuf,
 				  size_t count, loff_t *ppos)
 {
-	DECLARE_BITMAP(mask, RT_NR_PROBES);
-	DECLARE_BITMAP(on, RT_NR_PROBES);
+	DECLARE_BITMAP(mask, RTR_NR_PROBES);
+	DECLARE_BITMAP(on, RTR_NR_PROBES);
 	char *buf, *cur, *word;
 	bool enable;
 	int i, ret;
 
-	buf = rt_ctl_copy(ubuf, count);
+	buf = rtr_ctl_copy(ubuf, count);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	bitmap_zero(mask, RT_NR_PROBES);
-	bitmap_zero(on, RT_NR_PROBES);
+	bitmap_zero(mask, RTR_NR_PROBES);
+	bitmap_zero(on, RTR_NR_PROBES);
 	cur = buf;
 	while ((word = strsep(&cur, " \t\n"))) {
 		if (!*word)
 			continue;
 		enable = *word != '!';
-		i = rt_probe_lookup(enable ? word : word + 1);
+		i = rtr_probe_lookup(enable ? word : word + 1);
 		if (i < 0) {
 			ret = i;
 			goto free;
@@ -156,102 +156,102 @@ static ssize_t rt_set_event_write(struct file *file, const char __user *ubuf,
 		__set_bit(i, mask);
 		__assign_bit(i, on, enable);
 	}
-	ret = bitmap_empty(mask, RT_NR_PROBES) ? -EINVAL : rt_ctl_set(mask, on);
+	ret = bitmap_empty(mask, RTR_NR_PROBES) ? -EINVAL : rtr_ctl_set(mask, on);
 free:
 	kfree(buf);
 	return ret ?: count;
 }
 
-static const struct file_operations rt_set_event_fops = {
+static const struct file_operations rtr_set_event_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_set_event_open,
+	.open = rtr_set_event_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
-	.write = rt_set_event_write,
+	.write = rtr_set_event_write,
 };
 
 /* --- events/enable and events/<name>/enable --------------------------- */
 
-/* i_private: the struct rt_probe, or NULL for events/enable. */
-static int rt_enable_show(struct seq_file *m, void *unused)
+/* i_private: the struct rtr_probe, or NULL for events/enable. */
+static int rtr_enable_show(struct seq_file *m, void *unused)
 {
-	const struct rt_probe *probe = m->private;
+	const struct rtr_probe *probe = m->private;
 	unsigned int i, on = 0, avail = 0;
 
-	mutex_lock(&rt_probes_lock);
+	mutex_lock(&rtr_probes_lock);
 	if (probe) {
 		seq_printf(m, "%d\n", probe->enabled);
 		goto unlock;
 	}
-	for (i = 0; i < RT_NR_PROBES; i++) {
-		avail += rt_probe_available(&rt_probes[i]);
-		on += rt_probes[i].enabled;
+	for (i = 0; i < RTR_NR_PROBES; i++) {
+		avail += rtr_probe_available(&rtr_probes[i]);
+		on += rtr_probes[i].enabled;
 	}
 	seq_puts(m, !on ? "0\n" : on == avail ? "1\n" : "X\n");
 unlock:
-	mutex_unlock(&rt_probes_lock);
+	mutex_unlock(&rtr_probes_lock);
 	return 0;
 }
 
-static int rt_enable_open(struct inode *inode, struct file *file)
+static int rtr_enable_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_enable_show, inode->i_private);
+	return single_open(file, rtr_enable_show, inode->i_private);
 }
 
-static ssize_t rt_enable_write(struct file *file, const char __user *ubuf,
+static ssize_t rtr_enable_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
-	const struct rt_probe *probe = file_inode(file)->i_private;
-	DECLARE_BITMAP(mask, RT_NR_PROBES);
-	DECLARE_BITMAP(on, RT_NR_PROBES);
+	const struct rtr_probe *probe = file_inode(file)->i_private;
+	DECLARE_BITMAP(mask, RTR_NR_PROBES);
+	DECLARE_BITMAP(on, RTR_NR_PROBES);
 	bool bit;
 	int ret;
 
-	ret = rt_ctl_parse_bit(ubuf, count, &bit);
+	ret = rtr_ctl_parse_bit(ubuf, count, &bit);
 	if (ret)
 		return ret;
 	if (probe) {
-		bitmap_zero(mask, RT_NR_PROBES);
-		__set_bit(probe - rt_probes, mask);
+		bitmap_zero(mask, RTR_NR_PROBES);
+		__set_bit(probe - rtr_probes, mask);
 	} else {
-		rt_available_mask(mask);
+		rtr_available_mask(mask);
 	}
 	if (bit)
-		bitmap_copy(on, mask, RT_NR_PROBES);
+		bitmap_copy(on, mask, RTR_NR_PROBES);
 	else
-		bitmap_zero(on, RT_NR_PROBES);
-	ret = rt_ctl_set(mask, on);
+		bitmap_zero(on, RTR_NR_PROBES);
+	ret = rtr_ctl_set(mask, on);
 	return ret ?: count;
 }
 
-static const struct file_operations rt_enable_fops = {
+static const struct file_operations rtr_enable_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_enable_open,
+	.open = rtr_enable_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
-	.write = rt_enable_write,
+	.write = rtr_enable_write,
 };
 
 /* --- events/<name>/id ----------------------------------------------- */
 
-static int rt_id_show(struct seq_file *m, void *unused)
+static int rtr_id_show(struct seq_file *m, void *unused)
 {
-	const struct rt_probe *probe = m->private;
+	const struct rtr_probe *probe = m->private;
 
 	seq_printf(m, "%u\n", probe->event.id);
 	return 0;
 }
 
-static int rt_id_open(struct inode *inode, struct file *file)
+static int rtr_id_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_id_show, inode->i_private);
+	return single_open(file, rtr_id_show, inode->i_private);
 }
 
-static const struct file_operations rt_id_fops = {
+static const struct file_operations rtr_id_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_id_open,
+	.open = rtr_id_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
@@ -259,7 +259,7 @@ static const struct file_operations rt_id_fops = {
 
 /* --- set_event_pid ---------------------------------------------------- */
 
-static bool rt_pid_filter_has(const struct rt_pid_filter *f, pid_t pid)
+static bool rtr_pid_filter_has(const struct rtr_pid_filter *f, pid_t pid)
 {
 	unsigned int lo = 0, hi = f->nr, mid;
 
@@ -276,44 +276,44 @@ static bool rt_pid_filter_has(const struct rt_pid_filter *f, pid_t pid)
 }
 
 /* A task matches by its thread id or by its process (thread group) id. */
-bool rt_pid_filter_match(const struct rt_pid_filter *f,
+bool rtr_pid_filter_match(const struct rtr_pid_filter *f,
 			 const struct task_struct *t)
 {
-	return rt_pid_filter_has(f, t->pid) ||
-	       (t->tgid != t->pid && rt_pid_filter_has(f, t->tgid));
+	return rtr_pid_filter_has(f, t->pid) ||
+	       (t->tgid != t->pid && rtr_pid_filter_has(f, t->tgid));
 }
 
-static int rt_pid_cmp(const void *a, const void *b)
+static int rtr_pid_cmp(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
 	return (x > y) - (x < y);
 }
 
-static int rt_set_event_pid_show(struct seq_file *m, void *unused)
+static int rtr_set_event_pid_show(struct seq_file *m, void *unused)
 {
-	const struct rt_pid_filter *f;
+	const struct rtr_pid_filter *f;
 	unsigned int i;
 
-	mutex_lock(&rt_probes_lock);
-	f = rcu_dereference_protected(rt_pid_filter,
-				      lockdep_is_held(&rt_probes_lock));
+	mutex_lock(&rtr_probes_lock);
+	f = rcu_dereference_protected(rtr_pid_filter,
+				      lockdep_is_held(&rtr_probes_lock));
 	if (f) {
 		for (i = 0; i < f->nr; i++)
 			seq_printf(m, "%s%d", i ? " " : "", f->pids[i]);
 		seq_putc(m, '\n');
 	}
-	mutex_unlock(&rt_probes_lock);
+	mutex_unlock(&rtr_probes_lock);
 	return 0;
 }
 
-static int rt_set_event_pid_open(struct inode *inode, struct file *file)
+static int rtr_set_event_pid_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rt_set_event_pid_show, NULL);
+	return single_open(file, rtr_set_event_pid_show, NULL);
 }
 
 /* Append the pids of @buf to @f (unsorted). */
-static int rt_pid_filter_parse(char *buf, struct rt_pid_filter *f)
+static int rtr_pid_filter_parse(char *buf, struct rtr_pid_filter *f)
 {
 	char *word;
 	int pid;
@@ -322,7 +322,7 @@ static int rt_pid_filter_parse(char *buf, struct rt_pid_filter *f)
 		if (!*word)
 			continue;
 		if (kstrtoint(word, 10, &pid) || pid < 0 ||
-		    pid >= PID_MAX_LIMIT || f->nr == RT_PID_FILTER_MAX)
+		    pid >= PID_MAX_LIMIT || f->nr == RTR_PID_FILTER_MAX)
 			return -EINVAL;
 		f->pids[f->nr++] = pid;
 	}
@@ -330,52 +330,52 @@ static int rt_pid_filter_parse(char *buf, struct rt_pid_filter *f)
 }
 
 /* Sort, drop duplicates; false if more than the filter can hold remain. */
-static bool rt_pid_filter_normalize(struct rt_pid_filter *f,
-				    const struct rt_pid_filter *old)
+static bool rtr_pid_filter_normalize(struct rtr_pid_filter *f,
+				    const struct rtr_pid_filter *old)
 {
 	unsigned int i, n;
 
-	/* @f has room for 2 * RT_PID_FILTER_MAX: both sides are capped. */
+	/* @f has room for 2 * RTR_PID_FILTER_MAX: both sides are capped. */
 	for (i = 0; old && i < old->nr; i++)
 		f->pids[f->nr++] = old->pids[i];
-	sort(f->pids, f->nr, sizeof(f->pids[0]), rt_pid_cmp, NULL);
+	sort(f->pids, f->nr, sizeof(f->pids[0]), rtr_pid_cmp, NULL);
 	for (i = 0, n = 0; i < f->nr; i++)
 		if (!n || f->pids[n - 1] != f->pids[i])
 			f->pids[n++] = f->pids[i];
 	f->nr = n;
-	return n <= RT_PID_FILTER_MAX;
+	return n <= RTR_PID_FILTER_MAX;
 }
 
 /*
  * Replaces the filter, or adds to it when opened with O_APPEND (">>").
  * A write of blanks only clears it (or, appending, changes nothing).
  */
-static ssize_t rt_set_event_pid_write(struct file *file,
+static ssize_t rtr_set_event_pid_write(struct file *file,
 				      const char __user *ubuf, size_t count,
 				      loff_t *ppos)
 {
-	struct rt_pid_filter *f, *old;
+	struct rtr_pid_filter *f, *old;
 	char *buf;
 	int ret;
 
-	buf = rt_ctl_copy(ubuf, count);
+	buf = rtr_ctl_copy(ubuf, count);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
 	/* Room for a full filter and a full write, merged before the cap. */
-	f = kmalloc(struct_size(f, pids, 2 * RT_PID_FILTER_MAX), GFP_KERNEL);
+	f = kmalloc(struct_size(f, pids, 2 * RTR_PID_FILTER_MAX), GFP_KERNEL);
 	if (!f) {
 		ret = -ENOMEM;
 		goto free_buf;
 	}
 	f->nr = 0;
-	ret = rt_pid_filter_parse(buf, f);
+	ret = rtr_pid_filter_parse(buf, f);
 	if (ret)
 		goto free_filter;
 
-	mutex_lock(&rt_probes_lock);
-	old = rcu_dereference_protected(rt_pid_filter,
-					lockdep_is_held(&rt_probes_lock));
-	if (!rt_pid_filter_normalize(f, file->f_flags & O_APPEND ? old : NULL)) {
+	mutex_lock(&rtr_probes_lock);
+	old = rcu_dereference_protected(rtr_pid_filter,
+					lockdep_is_held(&rtr_probes_lock));
+	if (!rtr_pid_filter_normalize(f, file->f_flags & O_APPEND ? old : NULL)) {
 		ret = -EINVAL;
 		goto unlock;
 	}
@@ -384,13 +384,13 @@ static ssize_t rt_set_event_pid_write(struct file *file,
 		f = NULL;
 	}
 	/* Pairs with rcu_dereference_sched() in the probes. */
-	rcu_assign_pointer(rt_pid_filter, f);
+	rcu_assign_pointer(rtr_pid_filter, f);
 	/* Probes run with preemption off: an RCU grace period covers them. */
 	if (old)
 		kfree_rcu(old, rcu);
 	f = NULL;
 unlock:
-	mutex_unlock(&rt_probes_lock);
+	mutex_unlock(&rtr_probes_lock);
 free_filter:
 	kfree(f);
 free_buf:
@@ -398,59 +398,59 @@ free_buf:
 	return ret ?: count;
 }
 
-static const struct file_operations rt_set_event_pid_fops = {
+static const struct file_operations rtr_set_event_pid_fops = {
 	.owner = THIS_MODULE,
-	.open = rt_set_event_pid_open,
+	.open = rtr_set_event_pid_open,
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
-	.write = rt_set_event_pid_write,
+	.write = rtr_set_event_pid_write,
 };
 
 /* Only once no probe can run (after tracepoint_synchronize_unregister()). */
-void rt_pid_filter_free(void)
+void rtr_pid_filter_free(void)
 {
-	kfree(rcu_replace_pointer(rt_pid_filter, NULL, true));
+	kfree(rcu_replace_pointer(rtr_pid_filter, NULL, true));
 }
 
 /* --- the tree --------------------------------------------------------- */
 
-int rt_events_ctl_init(void)
+int rtr_events_ctl_init(void)
 {
-	struct rt_probe *probe;
+	struct rtr_probe *probe;
 	struct dentry *dir;
 	unsigned int i;
 
-	rt_events_dir = debugfs_create_dir("events", rt_dir);
-	if (IS_ERR(rt_events_dir))
-		return PTR_ERR(rt_events_dir);
-	debugfs_create_file_unsafe("enable", 0600, rt_events_dir, NULL,
-				   &rt_enable_fops);
-	for (i = 0; i < RT_NR_PROBES; i++) {
-		probe = &rt_probes[i];
-		if (!rt_probe_available(probe))
+	rtr_events_dir = debugfs_create_dir("events", rtr_dir);
+	if (IS_ERR(rtr_events_dir))
+		return PTR_ERR(rtr_events_dir);
+	debugfs_create_file_unsafe("enable", 0600, rtr_events_dir, NULL,
+				   &rtr_enable_fops);
+	for (i = 0; i < RTR_NR_PROBES; i++) {
+		probe = &rtr_probes[i];
+		if (!rtr_probe_available(probe))
 			continue;
-		dir = debugfs_create_dir(probe->event.name, rt_events_dir);
+		dir = debugfs_create_dir(probe->event.name, rtr_events_dir);
 		debugfs_create_file_unsafe("enable", 0600, dir, probe,
-					   &rt_enable_fops);
-		debugfs_create_file_unsafe("id", 0400, dir, probe, &rt_id_fops);
+					   &rtr_enable_fops);
+		debugfs_create_file_unsafe("id", 0400, dir, probe, &rtr_id_fops);
 	}
-	rt_available_file = debugfs_create_file_unsafe("available_events",
-						       0400, rt_dir, NULL,
-						       &rt_available_fops);
-	rt_set_event_file = debugfs_create_file_unsafe("set_event", 0600,
-						       rt_dir, NULL,
-						       &rt_set_event_fops);
-	rt_set_event_pid_file = debugfs_create_file_unsafe("set_event_pid",
-							   0600, rt_dir, NULL,
-							   &rt_set_event_pid_fops);
+	rtr_available_file = debugfs_create_file_unsafe("available_events",
+						       0400, rtr_dir, NULL,
+						       &rtr_available_fops);
+	rtr_set_event_file = debugfs_create_file_unsafe("set_event", 0600,
+						       rtr_dir, NULL,
+						       &rtr_set_event_fops);
+	rtr_set_event_pid_file = debugfs_create_file_unsafe("set_event_pid",
+							   0600, rtr_dir, NULL,
+							   &rtr_set_event_pid_fops);
 	return 0;
 }
 
-void rt_events_ctl_exit(void)
+void rtr_events_ctl_exit(void)
 {
-	debugfs_remove(rt_set_event_pid_file);
-	debugfs_remove(rt_set_event_file);
-	debugfs_remove(rt_available_file);
-	debugfs_remove_recursive(rt_events_dir);
+	debugfs_remove(rtr_set_event_pid_file);
+	debugfs_remove(rtr_set_event_file);
+	debugfs_remove(rtr_available_file);
+	debugfs_remove_recursive(rtr_events_dir);
 }

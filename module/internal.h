@@ -15,12 +15,12 @@
  * consumer that falls behind for a moment, for ~0.5 ns per event of
  * sub-buffer switches (Documentation/ringtrace/benchmarks.rst).
  */
-#define RT_DEFAULT_SUBBUF_SIZE	(64UL << 10)
-#define RT_DEFAULT_NUM_SUBBUFS	16
-#define RT_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
+#define RTR_DEFAULT_SUBBUF_SIZE	(64UL << 10)
+#define RTR_DEFAULT_NUM_SUBBUFS	16
+#define RTR_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
 
-/* main.c: global state, changed only under rt_control_lock. */
-struct rt_state {
+/* main.c: global state, changed only under rtr_control_lock. */
+struct rtr_trace_state {
 	unsigned long subbuf_size;
 	unsigned int num_subbufs;
 	bool overwrite;
@@ -29,41 +29,41 @@ struct rt_state {
 	u8 uuid[UUID_SIZE];		/* this trace's uuid */
 };
 
-extern struct rt_state rt;
-extern struct mutex rt_control_lock;
+extern struct rtr_trace_state rtr_trace;
+extern struct mutex rtr_control_lock;
 
-int rt_set_tracing(bool on);
-int rt_set_mode(bool overwrite);
-int rt_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs);
-int rt_clear(void);
+int rtr_set_tracing(bool on);
+int rtr_set_mode(bool overwrite);
+int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs);
+int rtr_clear(void);
 
 /* ring.c: one CPU's buffer. */
-struct ringtrace_buffer *rt_buffer_alloc(unsigned int cpu,
+struct ringtrace_buffer *rtr_buffer_alloc(unsigned int cpu,
 					 unsigned long subbuf_size,
 					 unsigned int num_subbufs,
 					 bool overwrite);
-void rt_buffer_free(struct ringtrace_buffer *buf);
-void rt_buffer_flush_local(struct ringtrace_buffer *buf);
-void rt_buffer_flush(struct ringtrace_buffer *buf);
-int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb);
-int rt_buffer_put(struct ringtrace_buffer *buf, u64 pos);
-void rt_buffer_unhold(struct ringtrace_buffer *buf);
-bool rt_buffer_ready(struct ringtrace_buffer *buf);
-bool rt_buffer_drained(struct ringtrace_buffer *buf);
-void rt_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st);
-void rt_buffer_positions(struct ringtrace_buffer *buf,
+void rtr_buffer_free(struct ringtrace_buffer *buf);
+void rtr_buffer_flush_local(struct ringtrace_buffer *buf);
+void rtr_buffer_flush(struct ringtrace_buffer *buf);
+int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb);
+int rtr_buffer_put(struct ringtrace_buffer *buf, u64 pos);
+void rtr_buffer_unhold(struct ringtrace_buffer *buf);
+bool rtr_buffer_ready(struct ringtrace_buffer *buf);
+bool rtr_buffer_drained(struct ringtrace_buffer *buf);
+void rtr_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st);
+void rtr_buffer_positions(struct ringtrace_buffer *buf,
 			 struct ringtrace_positions *p);
 
 /* ctf.c: event registry and TSDL metadata. */
-int rt_events_init(void);
-void rt_events_exit(void);
-int rt_metadata_show(struct seq_file *m, void *unused);
-extern struct ringtrace_event rt_marker_event;
+int rtr_events_init(void);
+void rtr_events_exit(void);
+int rtr_metadata_show(struct seq_file *m, void *unused);
+extern struct ringtrace_event rtr_marker_event;
 
 /* buffer_file.c and control.c: debugfs. */
-int rt_debugfs_init(void);
-void rt_debugfs_exit(void);
-extern const struct file_operations rt_buffer_fops;
-extern struct dentry *rt_dir;
+int rtr_debugfs_init(void);
+void rtr_debugfs_exit(void);
+extern const struct file_operations rtr_buffer_fops;
+extern struct dentry *rtr_dir;
 
 #endif /* _RINGTRACE_INTERNAL_H */

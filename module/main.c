@@ -2,7 +2,7 @@
 /*
  * ringtrace: module init/exit and the global state the control files
  * change: tracing on/off, mode, geometry.  Every change happens under
- * rt_control_lock; writers never take it.
+ * rtr_control_lock; writers never take it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,64 +20,64 @@ EXPORT_SYMBOL_GPL(ringtrace_tracing);
 DEFINE_PER_CPU(struct ringtrace_buffer *, ringtrace_cpu_buffer);
 EXPORT_PER_CPU_SYMBOL_GPL(ringtrace_cpu_buffer);
 
-DEFINE_MUTEX(rt_control_lock);
+DEFINE_MUTEX(rtr_control_lock);
 
-struct rt_state rt = {
-	.subbuf_size = RT_DEFAULT_SUBBUF_SIZE,
-	.num_subbufs = RT_DEFAULT_NUM_SUBBUFS,
+struct rtr_trace_state rtr_trace = {
+	.subbuf_size = RTR_DEFAULT_SUBBUF_SIZE,
+	.num_subbufs = RTR_DEFAULT_NUM_SUBBUFS,
 };
 
 /* Stop every writer and wait for those in flight [R3]. */
-static void rt_quiesce(void)
+static void rtr_quiesce(void)
 {
 	WRITE_ONCE(ringtrace_tracing, 0);
 	synchronize_rcu();
 }
 
-int rt_set_tracing(bool on)
+int rtr_set_tracing(bool on)
 {
 	unsigned int cpu;
 
-	lockdep_assert_held(&rt_control_lock);
-	if (on == rt.tracing_on)
+	lockdep_assert_held(&rtr_control_lock);
+	if (on == rtr_trace.tracing_on)
 		return 0;
 	if (on) {
-		rt.tracing_on = true;
+		rtr_trace.tracing_on = true;
 		WRITE_ONCE(ringtrace_tracing, 1);
 		return 0;
 	}
-	rt_quiesce();
-	rt.tracing_on = false;
+	rtr_quiesce();
+	rtr_trace.tracing_on = false;
 	/* No writer anywhere: close every open packet for the consumer. */
 	for_each_possible_cpu(cpu)
-		rt_buffer_flush(per_cpu(ringtrace_cpu_buffer, cpu));
+		rtr_buffer_flush(per_cpu(ringtrace_cpu_buffer, cpu));
 	return 0;
 }
 
-int rt_set_mode(bool overwrite)
+int rtr_set_mode(bool overwrite)
 {
 	unsigned int cpu;
 
-	lockdep_assert_held(&rt_control_lock);
-	if (rt.tracing_on)
+	lockdep_assert_held(&rtr_control_lock);
+	if (rtr_trace.tracing_on)
 		return -EBUSY;
-	rt.overwrite = overwrite;
+	rtr_trace.overwrite = overwrite;
 	for_each_possible_cpu(cpu)
 		per_cpu(ringtrace_cpu_buffer, cpu)->overwrite = overwrite;
 	return 0;
 }
 
-static void rt_free_buffers(struct ringtrace_buffer **bufs)
+static void rtr_free_buffers(struct ringtrace_buffer **bufs)
 {
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu)
-		rt_buffer_free(bufs[cpu]);
+		rtr_buffer_free(bufs[cpu]);
 	kfree(bufs);
 }
 
 /* All or nothing: on failure nothing changed. */
-static int rt_replace_buffers(unsigned long subbuf_size,
+static int rtr_replace_buffers(unsigned long subbuf_size,
 			      unsigned int num_subbufs)
 {
 	struct ringtrace_buffer **bufs;
@@ -87,50 +87,50 @@ static int rt_replace_buffers(unsigned long subbuf_size,
 	if (!bufs)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		bufs[cpu] = rt_buffer_alloc(cpu, subbuf_size, num_subbufs,
-					    rt.overwrite);
+		bufs[cpu] = rtr_buffer_alloc(cpu, subbuf_size, num_subbufs,
+					    rtr_trace.overwrite);
 		if (!bufs[cpu]) {
-			rt_free_buffers(bufs);
+			rtr_free_buffers(bufs);
 			return -ENOMEM;
 		}
 	}
 	/* Writers are stopped [R3]; swap, then free the old set. */
 	for_each_possible_cpu(cpu)
 		swap(bufs[cpu], per_cpu(ringtrace_cpu_buffer, cpu));
-	rt_free_buffers(bufs);
-	rt.subbuf_size = subbuf_size;
-	rt.num_subbufs = num_subbufs;
+	rtr_free_buffers(bufs);
+	rtr_trace.subbuf_size = subbuf_size;
+	rtr_trace.num_subbufs = num_subbufs;
 	return 0;
 }
 
-int rt_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
+int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
 {
-	lockdep_assert_held(&rt_control_lock);
+	lockdep_assert_held(&rtr_control_lock);
 	if (subbuf_size < PAGE_SIZE || !is_power_of_2(subbuf_size) ||
 	    subbuf_size > RINGTRACE_MAX_SUBBUF_SIZE ||
 	    num_subbufs < RINGTRACE_MIN_SUBBUFS ||
 	    !is_power_of_2(num_subbufs) ||
 	    num_subbufs > RINGTRACE_MAX_SUBBUFS)
 		return -EINVAL;
-	if (rt.tracing_on || rt.open_buffers)
+	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
 		return -EBUSY;
-	return rt_replace_buffers(subbuf_size, num_subbufs);
+	return rtr_replace_buffers(subbuf_size, num_subbufs);
 }
 
-int rt_clear(void)
+int rtr_clear(void)
 {
-	lockdep_assert_held(&rt_control_lock);
-	if (rt.tracing_on || rt.open_buffers)
+	lockdep_assert_held(&rtr_control_lock);
+	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
 		return -EBUSY;
-	return rt_replace_buffers(rt.subbuf_size, rt.num_subbufs);
+	return rtr_replace_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 }
 
-static void rt_free_percpu_buffers(void)
+static void rtr_free_percpu_buffers(void)
 {
 	unsigned int cpu;
 
 	for_each_possible_cpu(cpu) {
-		rt_buffer_free(per_cpu(ringtrace_cpu_buffer, cpu));
+		rtr_buffer_free(per_cpu(ringtrace_cpu_buffer, cpu));
 		per_cpu(ringtrace_cpu_buffer, cpu) = NULL;
 	}
 }
@@ -139,41 +139,41 @@ static int __init ringtrace_init(void)
 {
 	int ret;
 
-	generate_random_uuid(rt.uuid);
-	ret = rt_events_init();
+	generate_random_uuid(rtr_trace.uuid);
+	ret = rtr_events_init();
 	if (ret)
 		return ret;
-	mutex_lock(&rt_control_lock);
-	ret = rt_replace_buffers(rt.subbuf_size, rt.num_subbufs);
-	mutex_unlock(&rt_control_lock);
+	mutex_lock(&rtr_control_lock);
+	ret = rtr_replace_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
+	mutex_unlock(&rtr_control_lock);
 	if (ret)
 		goto exit_events;
-	ret = rt_debugfs_init();
+	ret = rtr_debugfs_init();
 	if (ret)
 		goto free_buffers;
-	ret = rt_probes_init();
+	ret = rtr_probes_init();
 	if (ret)
 		goto exit_debugfs;
 	pr_info("loaded: %u cpus, %lu x %u bytes per cpu\n", num_possible_cpus(),
-		rt.subbuf_size, rt.num_subbufs);
+		rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
 
 exit_debugfs:
-	rt_debugfs_exit();
+	rtr_debugfs_exit();
 free_buffers:
-	rt_free_percpu_buffers();
+	rtr_free_percpu_buffers();
 exit_events:
-	rt_events_exit();
+	rtr_events_exit();
 	return ret;
 }
 
 static void __exit ringtrace_exit(void)
 {
-	rt_probes_exit();
-	rt_debugfs_exit();
-	rt_quiesce();
-	rt_free_percpu_buffers();
-	rt_events_exit();
+	rtr_probes_exit();
+	rtr_debugfs_exit();
+	rtr_quiesce();
+	rtr_free_percpu_buffers();
+	rtr_events_exit();
 }
 
 module_init(ringtrace_init);

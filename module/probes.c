@@ -32,112 +32,112 @@
 
 #include "probes.h"
 
-#define RT_COMM_LEN		16
-#define RT_NR_SYSCALL_ARGS	6
+#define RTR_COMM_LEN		16
+#define RTR_NR_SYSCALL_ARGS	6
 /* Longer strings are cut: an event must fit in the smallest sub-buffer. */
-#define RT_EXEC_FILENAME_MAX	1024
-#define RT_IRQ_NAME_MAX		64
+#define RTR_EXEC_FILENAME_MAX	1024
+#define RTR_IRQ_NAME_MAX		64
 
-static_assert(TASK_COMM_LEN == RT_COMM_LEN);
+static_assert(TASK_COMM_LEN == RTR_COMM_LEN);
 
 /* Serialises attach/detach and pid filter updates; probes never take it. */
-DEFINE_MUTEX(rt_probes_lock);
+DEFINE_MUTEX(rtr_probes_lock);
 
 /* --- payloads ---------------------------------------------------------- */
 
-struct rt_sched_switch {
-	char prev_comm[RT_COMM_LEN];
+struct rtr_sched_switch {
+	char prev_comm[RTR_COMM_LEN];
 	s32 prev_tid;
 	s32 prev_prio;
 	s64 prev_state;
-	char next_comm[RT_COMM_LEN];
+	char next_comm[RTR_COMM_LEN];
 	s32 next_tid;
 	s32 next_prio;
 } __packed;
-static_assert(sizeof(struct rt_sched_switch) == 56);
-#define RT_SCHED_SWITCH_FIELDS						\
+static_assert(sizeof(struct rtr_sched_switch) == 56);
+#define RTR_SCHED_SWITCH_FIELDS						\
 	"utf8_t prev_comm[16]; int32_t prev_tid; int32_t prev_prio; "	\
 	"int64_t prev_state; utf8_t next_comm[16]; int32_t next_tid; "	\
 	"int32_t next_prio;"
 
-struct rt_sched_wakeup {
-	char comm[RT_COMM_LEN];
+struct rtr_sched_wakeup {
+	char comm[RTR_COMM_LEN];
 	s32 tid;
 	s32 prio;
 	s32 target_cpu;
 } __packed;
-static_assert(sizeof(struct rt_sched_wakeup) == 28);
-#define RT_SCHED_WAKEUP_FIELDS						\
+static_assert(sizeof(struct rtr_sched_wakeup) == 28);
+#define RTR_SCHED_WAKEUP_FIELDS						\
 	"utf8_t comm[16]; int32_t tid; int32_t prio; int32_t target_cpu;"
 
-struct rt_sched_fork {
-	char parent_comm[RT_COMM_LEN];
+struct rtr_sched_fork {
+	char parent_comm[RTR_COMM_LEN];
 	s32 parent_tid;
 	s32 parent_pid;
-	char child_comm[RT_COMM_LEN];
+	char child_comm[RTR_COMM_LEN];
 	s32 child_tid;
 	s32 child_pid;
 } __packed;
-static_assert(sizeof(struct rt_sched_fork) == 48);
-#define RT_SCHED_FORK_FIELDS						\
+static_assert(sizeof(struct rtr_sched_fork) == 48);
+#define RTR_SCHED_FORK_FIELDS						\
 	"utf8_t parent_comm[16]; int32_t parent_tid; int32_t parent_pid; " \
 	"utf8_t child_comm[16]; int32_t child_tid; int32_t child_pid;"
 
 /* The string goes last so that the struct keeps a fixed layout. */
-struct rt_sched_exec {
+struct rtr_sched_exec {
 	s32 tid;
 	s32 old_tid;
 	u16 filename_len;
 	char filename[];
 } __packed;
-static_assert(sizeof(struct rt_sched_exec) == 10);
-#define RT_SCHED_EXEC_FIELDS						\
+static_assert(sizeof(struct rtr_sched_exec) == 10);
+#define RTR_SCHED_EXEC_FIELDS						\
 	"int32_t tid; int32_t old_tid; uint16_t filename_len; "		\
 	"utf8_t filename[filename_len];"
 
-struct rt_sched_exit {
-	char comm[RT_COMM_LEN];
+struct rtr_sched_exit {
+	char comm[RTR_COMM_LEN];
 	s32 tid;
 	s32 prio;
 } __packed;
-static_assert(sizeof(struct rt_sched_exit) == 24);
-#define RT_SCHED_EXIT_FIELDS "utf8_t comm[16]; int32_t tid; int32_t prio;"
+static_assert(sizeof(struct rtr_sched_exit) == 24);
+#define RTR_SCHED_EXIT_FIELDS "utf8_t comm[16]; int32_t tid; int32_t prio;"
 
-struct rt_irq_entry {
+struct rtr_irq_entry {
 	s32 irq;
 	u16 name_len;
 	char name[];
 } __packed;
-static_assert(sizeof(struct rt_irq_entry) == 6);
-#define RT_IRQ_ENTRY_FIELDS						\
+static_assert(sizeof(struct rtr_irq_entry) == 6);
+#define RTR_IRQ_ENTRY_FIELDS						\
 	"int32_t irq; uint16_t name_len; utf8_t name[name_len];"
 
-struct rt_irq_exit {
+struct rtr_irq_exit {
 	s32 irq;
 	s32 ret;
 } __packed;
-static_assert(sizeof(struct rt_irq_exit) == 8);
-#define RT_IRQ_EXIT_FIELDS "int32_t irq; int32_t ret;"
+static_assert(sizeof(struct rtr_irq_exit) == 8);
+#define RTR_IRQ_EXIT_FIELDS "int32_t irq; int32_t ret;"
 
-struct rt_softirq {
+struct rtr_softirq {
 	u32 vec;
 } __packed;
-static_assert(sizeof(struct rt_softirq) == 4);
-#define RT_SOFTIRQ_FIELDS "uint32_t vec;"
+static_assert(sizeof(struct rtr_softirq) == 4);
+#define RTR_SOFTIRQ_FIELDS "uint32_t vec;"
 
-struct rt_syscall_entry {
+struct rtr_syscall_entry {
 	s64 id;
-	u64 args[RT_NR_SYSCALL_ARGS];
+	u64 args[RTR_NR_SYSCALL_ARGS];
 } __packed;
-static_assert(sizeof(struct rt_syscall_entry) == 56);
-#define RT_SYSCALL_ENTRY_FIELDS "int64_t id; uint64_t args[6];"
+static_assert(sizeof(struct rtr_syscall_entry) == 56);
+#define RTR_SYSCALL_ENTRY_FIELDS "int64_t id; uint64_t args[6];"
 
-struct rt_syscall_exit {
+struct rtr_syscall_exit {
 	s64 id;
 	s64 ret;
 } __packed;
-static_assert(sizeof(struct rt_syscall_exit) == 16);
-#define RT_SYSCALL_EXIT_FIELDS "int64_t id; int64_t ret;"
+static_assert(sizeof(struct rtr_syscall_exit) == 16);
+#define RTR_SYSCALL_EXIT_FIELDS "int64_t id; int64_t ret;"
 
 /* --- helpers ------------------------------------------------------------ */
 
@@ -146,24 +146,24 @@ static_assert(sizeof(struct rt_syscall_exit) == 16);
  * is kept if any task it names matches.  Empty filter: one load and a
  * predicted branch.
  */
-static __always_inline bool rt_task_traced(const struct task_struct *t)
+static __always_inline bool rtr_task_traced(const struct task_struct *t)
 {
-	const struct rt_pid_filter *f = rcu_dereference_sched(rt_pid_filter);
+	const struct rtr_pid_filter *f = rcu_dereference_sched(rtr_pid_filter);
 
-	return likely(!f) || rt_pid_filter_match(f, t);
+	return likely(!f) || rtr_pid_filter_match(f, t);
 }
 
-static __always_inline bool rt_tasks_traced(const struct task_struct *a,
+static __always_inline bool rtr_tasks_traced(const struct task_struct *a,
 					    const struct task_struct *b)
 {
-	const struct rt_pid_filter *f = rcu_dereference_sched(rt_pid_filter);
+	const struct rtr_pid_filter *f = rcu_dereference_sched(rtr_pid_filter);
 
-	return likely(!f) || rt_pid_filter_match(f, a) ||
-	       rt_pid_filter_match(f, b);
+	return likely(!f) || rtr_pid_filter_match(f, a) ||
+	       rtr_pid_filter_match(f, b);
 }
 
 /* LTTng's priority: the kernel's prio minus MAX_RT_PRIO (nice 0 is 20). */
-static __always_inline s32 rt_probe_prio(const struct task_struct *t)
+static __always_inline s32 rtr_probe_prio(const struct task_struct *t)
 {
 	return t->prio - MAX_RT_PRIO;
 }
@@ -173,7 +173,7 @@ static __always_inline s32 rt_probe_prio(const struct task_struct *t)
  * 1 << (task state index - 1) (1 S, 2 D, 4 T, 8 t, 16 X, 32 Z, 64 P,
  * 128 I), and TASK_REPORT_MAX when the task was preempted while runnable.
  */
-static __always_inline s64 rt_switch_state(bool preempt, unsigned int state,
+static __always_inline s64 rtr_switch_state(bool preempt, unsigned int state,
 					   const struct task_struct *prev)
 {
 	unsigned int idx;
@@ -184,13 +184,13 @@ static __always_inline s64 rt_switch_state(bool preempt, unsigned int state,
 	return idx ? 1 << (idx - 1) : 0;
 }
 
-static __always_inline unsigned int rt_strlen(const char *s, unsigned int max)
+static __always_inline unsigned int rtr_strlen(const char *s, unsigned int max)
 {
 	return s ? strnlen(s, max) : 0;
 }
 
 /* A NULL string (len 0) is recorded as an empty one. */
-static __always_inline void rt_strcpy(char *dst, const char *s,
+static __always_inline void rtr_strcpy(char *dst, const char *s,
 				      unsigned int len)
 {
 	if (len)
@@ -199,134 +199,134 @@ static __always_inline void rt_strcpy(char *dst, const char *s,
 
 /* --- probes ------------------------------------------------------------- */
 
-/* @data is always the struct rt_probe the probe was registered with. */
-static __always_inline unsigned int rt_probe_id(const void *data)
+/* @data is always the struct rtr_probe the probe was registered with. */
+static __always_inline unsigned int rtr_probe_id(const void *data)
 {
-	return ((const struct rt_probe *)data)->event.id;
+	return ((const struct rtr_probe *)data)->event.id;
 }
 
-static void rt_probe_sched_switch(void *data, bool preempt,
+static void rtr_probe_sched_switch(void *data, bool preempt,
 				  struct task_struct *prev,
 				  struct task_struct *next,
 				  unsigned int prev_state)
 {
 	struct ringtrace_reservation r;
-	struct rt_sched_switch *p;
+	struct rtr_sched_switch *p;
 
-	if (!rt_tasks_traced(prev, next))
+	if (!rtr_tasks_traced(prev, next))
 		return;
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
-	memcpy(p->prev_comm, prev->comm, RT_COMM_LEN);
+	memcpy(p->prev_comm, prev->comm, RTR_COMM_LEN);
 	p->prev_tid = prev->pid;
-	p->prev_prio = rt_probe_prio(prev);
-	p->prev_state = rt_switch_state(preempt, prev_state, prev);
-	memcpy(p->next_comm, next->comm, RT_COMM_LEN);
+	p->prev_prio = rtr_probe_prio(prev);
+	p->prev_state = rtr_switch_state(preempt, prev_state, prev);
+	memcpy(p->next_comm, next->comm, RTR_COMM_LEN);
 	p->next_tid = next->pid;
-	p->next_prio = rt_probe_prio(next);
+	p->next_prio = rtr_probe_prio(next);
 	ringtrace_commit(&r);
 }
 
 /* sched_wakeup and sched_wakeup_new: same payload, @data tells them apart. */
-static void rt_probe_sched_wakeup(void *data, struct task_struct *t)
+static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
 {
 	struct ringtrace_reservation r;
-	struct rt_sched_wakeup *p;
+	struct rtr_sched_wakeup *p;
 
-	if (!rt_task_traced(t))
+	if (!rtr_task_traced(t))
 		return;
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
-	memcpy(p->comm, t->comm, RT_COMM_LEN);
+	memcpy(p->comm, t->comm, RTR_COMM_LEN);
 	p->tid = t->pid;
-	p->prio = rt_probe_prio(t);
+	p->prio = rtr_probe_prio(t);
 	p->target_cpu = task_cpu(t);
 	ringtrace_commit(&r);
 }
 
-static void rt_probe_sched_process_fork(void *data, struct task_struct *parent,
+static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 					struct task_struct *child)
 {
 	struct ringtrace_reservation r;
-	struct rt_sched_fork *p;
+	struct rtr_sched_fork *p;
 
-	if (!rt_tasks_traced(parent, child))
+	if (!rtr_tasks_traced(parent, child))
 		return;
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
-	memcpy(p->parent_comm, parent->comm, RT_COMM_LEN);
+	memcpy(p->parent_comm, parent->comm, RTR_COMM_LEN);
 	p->parent_tid = parent->pid;
 	p->parent_pid = parent->tgid;
-	memcpy(p->child_comm, child->comm, RT_COMM_LEN);
+	memcpy(p->child_comm, child->comm, RTR_COMM_LEN);
 	p->child_tid = child->pid;
 	p->child_pid = child->tgid;
 	ringtrace_commit(&r);
 }
 
-static void rt_probe_sched_process_exec(void *data, struct task_struct *t,
+static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 					pid_t old_pid,
 					struct linux_binprm *bprm)
 {
 	struct ringtrace_reservation r;
-	struct rt_sched_exec *p;
+	struct rtr_sched_exec *p;
 	unsigned int len;
 
-	if (!rt_task_traced(t))
+	if (!rtr_task_traced(t))
 		return;
-	len = rt_strlen(bprm->filename, RT_EXEC_FILENAME_MAX);
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p) + len);
+	len = rtr_strlen(bprm->filename, RTR_EXEC_FILENAME_MAX);
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p) + len);
 	if (!p)
 		return;
 	p->tid = t->pid;
 	p->old_tid = old_pid;
 	p->filename_len = len;
-	rt_strcpy(p->filename, bprm->filename, len);
+	rtr_strcpy(p->filename, bprm->filename, len);
 	ringtrace_commit(&r);
 }
 
-static void rt_probe_sched_process_exit(void *data, struct task_struct *t)
+static void rtr_probe_sched_process_exit(void *data, struct task_struct *t)
 {
 	struct ringtrace_reservation r;
-	struct rt_sched_exit *p;
+	struct rtr_sched_exit *p;
 
-	if (!rt_task_traced(t))
+	if (!rtr_task_traced(t))
 		return;
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
-	memcpy(p->comm, t->comm, RT_COMM_LEN);
+	memcpy(p->comm, t->comm, RTR_COMM_LEN);
 	p->tid = t->pid;
-	p->prio = rt_probe_prio(t);
+	p->prio = rtr_probe_prio(t);
 	ringtrace_commit(&r);
 }
 
 /* Interrupt events describe no task: the pid filter does not apply. */
-static void rt_probe_irq_handler_entry(void *data, int irq,
+static void rtr_probe_irq_handler_entry(void *data, int irq,
 				       struct irqaction *action)
 {
-	unsigned int len = rt_strlen(action->name, RT_IRQ_NAME_MAX);
+	unsigned int len = rtr_strlen(action->name, RTR_IRQ_NAME_MAX);
 	struct ringtrace_reservation r;
-	struct rt_irq_entry *p;
+	struct rtr_irq_entry *p;
 
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p) + len);
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p) + len);
 	if (!p)
 		return;
 	p->irq = irq;
 	p->name_len = len;
-	rt_strcpy(p->name, action->name, len);
+	rtr_strcpy(p->name, action->name, len);
 	ringtrace_commit(&r);
 }
 
-static void rt_probe_irq_handler_exit(void *data, int irq,
+static void rtr_probe_irq_handler_exit(void *data, int irq,
 				      struct irqaction *action, int ret)
 {
 	struct ringtrace_reservation r;
-	struct rt_irq_exit *p;
+	struct rtr_irq_exit *p;
 
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
 	p->irq = irq;
@@ -335,46 +335,46 @@ static void rt_probe_irq_handler_exit(void *data, int irq,
 }
 
 /* softirq_entry and softirq_exit. */
-static void rt_probe_softirq(void *data, unsigned int vec_nr)
+static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 {
 	struct ringtrace_reservation r;
-	struct rt_softirq *p;
+	struct rtr_softirq *p;
 
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
 	p->vec = vec_nr;
 	ringtrace_commit(&r);
 }
 
-static void rt_probe_sys_enter(void *data, struct pt_regs *regs, long id)
+static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 {
-	unsigned long args[RT_NR_SYSCALL_ARGS];
+	unsigned long args[RTR_NR_SYSCALL_ARGS];
 	struct ringtrace_reservation r;
-	struct rt_syscall_entry *p;
+	struct rtr_syscall_entry *p;
 	unsigned int i;
 
-	if (!rt_task_traced(current))
+	if (!rtr_task_traced(current))
 		return;
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
 	p->id = id;
 	/* The arch helper fills an aligned array; the record is unaligned. */
 	syscall_get_arguments(current, regs, args);
-	for (i = 0; i < RT_NR_SYSCALL_ARGS; i++)
+	for (i = 0; i < RTR_NR_SYSCALL_ARGS; i++)
 		p->args[i] = args[i];
 	ringtrace_commit(&r);
 }
 
-static void rt_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
+static void rtr_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	struct ringtrace_reservation r;
-	struct rt_syscall_exit *p;
+	struct rtr_syscall_exit *p;
 
-	if (!rt_task_traced(current))
+	if (!rtr_task_traced(current))
 		return;
-	p = ringtrace_reserve(&r, rt_probe_id(data), sizeof(*p));
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
 	p->id = syscall_get_nr(current, regs);
@@ -387,68 +387,68 @@ static void rt_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
  * fail instead if a kernel changes a TP_PROTO under one of our probes.
  * These helpers come with every tracepoint declaration and do nothing.
  */
-static void __init rt_probes_check_types(void)
+static void __init rtr_probes_check_types(void)
 {
-	check_trace_callback_type_sched_switch(rt_probe_sched_switch);
-	check_trace_callback_type_sched_wakeup(rt_probe_sched_wakeup);
-	check_trace_callback_type_sched_wakeup_new(rt_probe_sched_wakeup);
-	check_trace_callback_type_sched_process_fork(rt_probe_sched_process_fork);
-	check_trace_callback_type_sched_process_exec(rt_probe_sched_process_exec);
-	check_trace_callback_type_sched_process_exit(rt_probe_sched_process_exit);
-	check_trace_callback_type_irq_handler_entry(rt_probe_irq_handler_entry);
-	check_trace_callback_type_irq_handler_exit(rt_probe_irq_handler_exit);
-	check_trace_callback_type_softirq_entry(rt_probe_softirq);
-	check_trace_callback_type_softirq_exit(rt_probe_softirq);
+	check_trace_callback_type_sched_switch(rtr_probe_sched_switch);
+	check_trace_callback_type_sched_wakeup(rtr_probe_sched_wakeup);
+	check_trace_callback_type_sched_wakeup_new(rtr_probe_sched_wakeup);
+	check_trace_callback_type_sched_process_fork(rtr_probe_sched_process_fork);
+	check_trace_callback_type_sched_process_exec(rtr_probe_sched_process_exec);
+	check_trace_callback_type_sched_process_exit(rtr_probe_sched_process_exit);
+	check_trace_callback_type_irq_handler_entry(rtr_probe_irq_handler_entry);
+	check_trace_callback_type_irq_handler_exit(rtr_probe_irq_handler_exit);
+	check_trace_callback_type_softirq_entry(rtr_probe_softirq);
+	check_trace_callback_type_softirq_exit(rtr_probe_softirq);
 #ifdef CONFIG_HAVE_SYSCALL_TRACEPOINTS
-	check_trace_callback_type_sys_enter(rt_probe_sys_enter);
-	check_trace_callback_type_sys_exit(rt_probe_sys_exit);
+	check_trace_callback_type_sys_enter(rtr_probe_sys_enter);
+	check_trace_callback_type_sys_exit(rtr_probe_sys_exit);
 #endif
 }
 
-#define RT_PROBE(idx, ev_name, tp, fn, tsdl)				\
+#define RTR_PROBE(idx, ev_name, tp, fn, tsdl)				\
 	[idx] = {							\
 		.event = { .name = ev_name, .fields = tsdl },		\
 		.tp_name = tp,						\
 		.func = (void *)(fn),					\
 	}
 
-struct rt_probe rt_probes[RT_NR_PROBES] = {
-	RT_PROBE(RT_PROBE_SCHED_SWITCH, "sched_switch", "sched_switch",
-		 rt_probe_sched_switch, RT_SCHED_SWITCH_FIELDS),
-	RT_PROBE(RT_PROBE_SCHED_WAKEUP, "sched_wakeup", "sched_wakeup",
-		 rt_probe_sched_wakeup, RT_SCHED_WAKEUP_FIELDS),
-	RT_PROBE(RT_PROBE_SCHED_WAKEUP_NEW, "sched_wakeup_new",
-		 "sched_wakeup_new", rt_probe_sched_wakeup,
-		 RT_SCHED_WAKEUP_FIELDS),
-	RT_PROBE(RT_PROBE_SCHED_PROCESS_FORK, "sched_process_fork",
-		 "sched_process_fork", rt_probe_sched_process_fork,
-		 RT_SCHED_FORK_FIELDS),
-	RT_PROBE(RT_PROBE_SCHED_PROCESS_EXEC, "sched_process_exec",
-		 "sched_process_exec", rt_probe_sched_process_exec,
-		 RT_SCHED_EXEC_FIELDS),
-	RT_PROBE(RT_PROBE_SCHED_PROCESS_EXIT, "sched_process_exit",
-		 "sched_process_exit", rt_probe_sched_process_exit,
-		 RT_SCHED_EXIT_FIELDS),
-	RT_PROBE(RT_PROBE_IRQ_HANDLER_ENTRY, "irq_handler_entry",
-		 "irq_handler_entry", rt_probe_irq_handler_entry,
-		 RT_IRQ_ENTRY_FIELDS),
-	RT_PROBE(RT_PROBE_IRQ_HANDLER_EXIT, "irq_handler_exit",
-		 "irq_handler_exit", rt_probe_irq_handler_exit,
-		 RT_IRQ_EXIT_FIELDS),
+struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
+	RTR_PROBE(RTR_PROBE_SCHED_SWITCH, "sched_switch", "sched_switch",
+		 rtr_probe_sched_switch, RTR_SCHED_SWITCH_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_WAKEUP, "sched_wakeup", "sched_wakeup",
+		 rtr_probe_sched_wakeup, RTR_SCHED_WAKEUP_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_WAKEUP_NEW, "sched_wakeup_new",
+		 "sched_wakeup_new", rtr_probe_sched_wakeup,
+		 RTR_SCHED_WAKEUP_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_FORK, "sched_process_fork",
+		 "sched_process_fork", rtr_probe_sched_process_fork,
+		 RTR_SCHED_FORK_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_EXEC, "sched_process_exec",
+		 "sched_process_exec", rtr_probe_sched_process_exec,
+		 RTR_SCHED_EXEC_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_EXIT, "sched_process_exit",
+		 "sched_process_exit", rtr_probe_sched_process_exit,
+		 RTR_SCHED_EXIT_FIELDS),
+	RTR_PROBE(RTR_PROBE_IRQ_HANDLER_ENTRY, "irq_handler_entry",
+		 "irq_handler_entry", rtr_probe_irq_handler_entry,
+		 RTR_IRQ_ENTRY_FIELDS),
+	RTR_PROBE(RTR_PROBE_IRQ_HANDLER_EXIT, "irq_handler_exit",
+		 "irq_handler_exit", rtr_probe_irq_handler_exit,
+		 RTR_IRQ_EXIT_FIELDS),
 	/* LTTng's names for the softirq tracepoints. */
-	RT_PROBE(RT_PROBE_SOFTIRQ_ENTRY, "irq_softirq_entry", "softirq_entry",
-		 rt_probe_softirq, RT_SOFTIRQ_FIELDS),
-	RT_PROBE(RT_PROBE_SOFTIRQ_EXIT, "irq_softirq_exit", "softirq_exit",
-		 rt_probe_softirq, RT_SOFTIRQ_FIELDS),
-	RT_PROBE(RT_PROBE_SYSCALL_ENTRY, "syscall_entry", "sys_enter",
-		 rt_probe_sys_enter, RT_SYSCALL_ENTRY_FIELDS),
-	RT_PROBE(RT_PROBE_SYSCALL_EXIT, "syscall_exit", "sys_exit",
-		 rt_probe_sys_exit, RT_SYSCALL_EXIT_FIELDS),
+	RTR_PROBE(RTR_PROBE_SOFTIRQ_ENTRY, "irq_softirq_entry", "softirq_entry",
+		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS),
+	RTR_PROBE(RTR_PROBE_SOFTIRQ_EXIT, "irq_softirq_exit", "softirq_exit",
+		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS),
+	RTR_PROBE(RTR_PROBE_SYSCALL_ENTRY, "syscall_entry", "sys_enter",
+		 rtr_probe_sys_enter, RTR_SYSCALL_ENTRY_FIELDS),
+	RTR_PROBE(RTR_PROBE_SYSCALL_EXIT, "syscall_exit", "sys_exit",
+		 rtr_probe_sys_exit, RTR_SYSCALL_EXIT_FIELDS),
 };
 
 /* --- attach and detach ---------------------------------------------------- */
 
-static int rt_probe_attach(struct rt_probe *p, bool on)
+static int rtr_probe_attach(struct rtr_probe *p, bool on)
 {
 	int ret;
 
@@ -469,94 +469,94 @@ static int rt_probe_attach(struct rt_probe *p, bool on)
  * can fail (memory); detaching cannot once attached, so attach first and
  * undo those attaches on failure.  Every index in @mask must be available.
  */
-int rt_probes_set(const unsigned long *mask, const unsigned long *on)
+int rtr_probes_set(const unsigned long *mask, const unsigned long *on)
 {
-	DECLARE_BITMAP(attached, RT_NR_PROBES);
-	struct rt_probe *p;
+	DECLARE_BITMAP(attached, RTR_NR_PROBES);
+	struct rtr_probe *p;
 	unsigned int i;
 	int ret;
 
-	lockdep_assert_held(&rt_probes_lock);
-	bitmap_zero(attached, RT_NR_PROBES);
-	for_each_set_bit(i, mask, RT_NR_PROBES) {
-		p = &rt_probes[i];
+	lockdep_assert_held(&rtr_probes_lock);
+	bitmap_zero(attached, RTR_NR_PROBES);
+	for_each_set_bit(i, mask, RTR_NR_PROBES) {
+		p = &rtr_probes[i];
 		if (!test_bit(i, on) || p->enabled)
 			continue;
-		ret = rt_probe_attach(p, true);
+		ret = rtr_probe_attach(p, true);
 		if (ret)
 			goto undo;
 		__set_bit(i, attached);
 	}
-	for_each_set_bit(i, mask, RT_NR_PROBES) {
-		p = &rt_probes[i];
+	for_each_set_bit(i, mask, RTR_NR_PROBES) {
+		p = &rtr_probes[i];
 		if (!test_bit(i, on) && p->enabled)
-			rt_probe_attach(p, false);
+			rtr_probe_attach(p, false);
 	}
 	return 0;
 
 undo:
-	for_each_set_bit(i, attached, RT_NR_PROBES)
-		rt_probe_attach(&rt_probes[i], false);
+	for_each_set_bit(i, attached, RTR_NR_PROBES)
+		rtr_probe_attach(&rtr_probes[i], false);
 	return ret;
 }
 
-static void rt_probe_find(struct tracepoint *tp, void *unused)
+static void rtr_probe_find(struct tracepoint *tp, void *unused)
 {
 	unsigned int i;
 
-	for (i = 0; i < RT_NR_PROBES; i++)
-		if (!strcmp(tp->name, rt_probes[i].tp_name))
-			rt_probes[i].tp = tp;
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (!strcmp(tp->name, rtr_probes[i].tp_name))
+			rtr_probes[i].tp = tp;
 }
 
-static void rt_probes_unregister_events(unsigned int n)
+static void rtr_probes_unregister_events(unsigned int n)
 {
 	while (n--)
-		if (rt_probe_available(&rt_probes[n]))
-			ringtrace_event_unregister(&rt_probes[n].event);
+		if (rtr_probe_available(&rtr_probes[n]))
+			ringtrace_event_unregister(&rtr_probes[n].event);
 }
 
-int __init rt_probes_init(void)
+int __init rtr_probes_init(void)
 {
 	unsigned int i;
 	int ret;
 
-	rt_probes_check_types();
-	for_each_kernel_tracepoint(rt_probe_find, NULL);
+	rtr_probes_check_types();
+	for_each_kernel_tracepoint(rtr_probe_find, NULL);
 	/* In id order: the metadata lists them, enabled or not. */
-	for (i = 0; i < RT_NR_PROBES; i++) {
-		if (!rt_probe_available(&rt_probes[i])) {
+	for (i = 0; i < RTR_NR_PROBES; i++) {
+		if (!rtr_probe_available(&rtr_probes[i])) {
 			pr_info("no tracepoint %s: event %s unavailable\n",
-				rt_probes[i].tp_name, rt_probes[i].event.name);
+				rtr_probes[i].tp_name, rtr_probes[i].event.name);
 			continue;
 		}
-		ret = ringtrace_event_register(&rt_probes[i].event);
+		ret = ringtrace_event_register(&rtr_probes[i].event);
 		if (ret)
 			goto unregister_events;
 	}
-	ret = rt_events_ctl_init();
+	ret = rtr_events_ctl_init();
 	if (ret)
 		goto unregister_events;
 	return 0;
 
 unregister_events:
-	rt_probes_unregister_events(i);
+	rtr_probes_unregister_events(i);
 	return ret;
 }
 
-void rt_probes_exit(void)
+void rtr_probes_exit(void)
 {
 	unsigned int i;
 
 	/* No file can be open now: each open holds a module reference. */
-	rt_events_ctl_exit();
-	mutex_lock(&rt_probes_lock);
-	for (i = 0; i < RT_NR_PROBES; i++)
-		if (rt_probes[i].enabled)
-			rt_probe_attach(&rt_probes[i], false);
-	mutex_unlock(&rt_probes_lock);
+	rtr_events_ctl_exit();
+	mutex_lock(&rtr_probes_lock);
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (rtr_probes[i].enabled)
+			rtr_probe_attach(&rtr_probes[i], false);
+	mutex_unlock(&rtr_probes_lock);
 	/* No probe of ours runs anywhere after this. */
 	tracepoint_synchronize_unregister();
-	rt_pid_filter_free();
-	rt_probes_unregister_events(RT_NR_PROBES);
+	rtr_pid_filter_free();
+	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

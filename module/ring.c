@@ -100,33 +100,33 @@
 #include "internal.h"
 
 /* Why a reservation failed: indexes the lost_* counters. */
-enum rt_lost {
-	RT_ROOM,
-	RT_LOST_FULL,
-	RT_LOST_HELD,
-	RT_LOST_NESTED,
-	RT_LOST_TOO_BIG,
+enum rtr_lost {
+	RTR_ROOM,
+	RTR_LOST_FULL,
+	RTR_LOST_HELD,
+	RTR_LOST_NESTED,
+	RTR_LOST_TOO_BIG,
 };
 
-static unsigned long rt_buf_size(const struct ringtrace_buffer *buf)
+static unsigned long rtr_buf_size(const struct ringtrace_buffer *buf)
 {
 	return buf->buf_mask + 1;
 }
 
 static struct ringtrace_packet_header *
-rt_packet(const struct ringtrace_buffer *buf, unsigned long pos)
+rtr_packet(const struct ringtrace_buffer *buf, unsigned long pos)
 {
 	return (void *)(buf->data + (pos & buf->buf_mask & ~buf->subbuf_mask));
 }
 
-static local_t *rt_lost_counter(struct ringtrace_buffer *buf, enum rt_lost why)
+static local_t *rtr_lost_counter(struct ringtrace_buffer *buf, enum rtr_lost why)
 {
 	switch (why) {
-	case RT_LOST_HELD:
+	case RTR_LOST_HELD:
 		return &buf->lost_held;
-	case RT_LOST_NESTED:
+	case RTR_LOST_NESTED:
 		return &buf->lost_nested;
-	case RT_LOST_TOO_BIG:
+	case RTR_LOST_TOO_BIG:
 		return &buf->lost_too_big;
 	default:
 		return &buf->lost_full;
@@ -134,14 +134,14 @@ static local_t *rt_lost_counter(struct ringtrace_buffer *buf, enum rt_lost why)
 }
 
 /* Lost events a packet header reports; overruns are added at GET. */
-static u64 rt_lost_dropped(struct ringtrace_buffer *buf)
+static u64 rtr_lost_dropped(struct ringtrace_buffer *buf)
 {
 	return local_read(&buf->lost_full) + local_read(&buf->lost_held) +
 	       local_read(&buf->lost_nested) + local_read(&buf->lost_too_big);
 }
 
 /* Is the generation of @pos's slot fully committed? */
-static bool rt_slot_complete(const struct ringtrace_buffer *buf,
+static bool rtr_slot_complete(const struct ringtrace_buffer *buf,
 			     unsigned long pos)
 {
 	unsigned long commit = local_read(&ringtrace_pos_slot(buf, pos)->commit);
@@ -155,7 +155,7 @@ static bool rt_slot_complete(const struct ringtrace_buffer *buf,
  * May a packet open at boundary @pos?  In overwrite mode (and when
  * @may_overwrite) make room by retiring the oldest packet.
  */
-static enum rt_lost rt_make_room(struct ringtrace_buffer *buf,
+static enum rtr_lost rtr_make_room(struct ringtrace_buffer *buf,
 				 unsigned long pos, bool may_overwrite)
 {
 	struct ringtrace_slot *slot;
@@ -163,20 +163,20 @@ static enum rt_lost rt_make_room(struct ringtrace_buffer *buf,
 	long events;
 
 	for (;;) {
-		/* [B2] Pairs with atomic_long_set_release() in rt_buffer_put(). */
+		/* [B2] Pairs with atomic_long_set_release() in rtr_buffer_put(). */
 		cons = atomic_long_read_acquire(&buf->consumed);
-		if (pos - (cons & ~RT_POS_HELD) < rt_buf_size(buf))
-			return RT_ROOM;
+		if (pos - (cons & ~RTR_POS_HELD) < rtr_buf_size(buf))
+			return RTR_ROOM;
 		if (!buf->overwrite || !may_overwrite)
-			return RT_LOST_FULL;
-		if (cons & RT_POS_HELD)
-			return RT_LOST_HELD;
-		if (!rt_slot_complete(buf, cons))
-			return RT_LOST_NESTED;
+			return RTR_LOST_FULL;
+		if (cons & RTR_POS_HELD)
+			return RTR_LOST_HELD;
+		if (!rtr_slot_complete(buf, cons))
+			return RTR_LOST_NESTED;
 		slot = ringtrace_pos_slot(buf, cons);
 		/* Stable: the slot cannot reopen before the push below. */
 		events = local_read(&slot->events);
-		/* [B3] Pairs with the cmpxchg in rt_buffer_get(). */
+		/* [B3] Pairs with the cmpxchg in rtr_buffer_get(). */
 		if (atomic_long_cmpxchg(&buf->consumed, cons,
 					cons + buf->subbuf_size) != cons)
 			continue;
@@ -186,18 +186,18 @@ static enum rt_lost rt_make_room(struct ringtrace_buffer *buf,
 		 */
 		local_sub(events, &slot->events);
 		local_add(events, &buf->lost_overrun);
-		return RT_ROOM;
+		return RTR_ROOM;
 	}
 }
 
-static void rt_open_packet(struct ringtrace_buffer *buf, unsigned long pos,
+static void rtr_open_packet(struct ringtrace_buffer *buf, unsigned long pos,
 			   u64 ts)
 {
-	struct ringtrace_packet_header *ph = rt_packet(buf, pos);
+	struct ringtrace_packet_header *ph = rtr_packet(buf, pos);
 
 	/* End fields belong to the closer, who may already have run [R1]. */
 	ph->magic = RINGTRACE_CTF_MAGIC;
-	memcpy(ph->uuid, rt.uuid, sizeof(ph->uuid));
+	memcpy(ph->uuid, rtr_trace.uuid, sizeof(ph->uuid));
 	ph->stream_id = RINGTRACE_STREAM_ID;
 	ph->stream_instance_id = buf->cpu;
 	ph->timestamp_begin = ts;
@@ -211,11 +211,11 @@ static void rt_open_packet(struct ringtrace_buffer *buf, unsigned long pos,
  * The packet is exactly its content: packet_size == content_size, so the
  * consumer writes content_size bytes and has a whole CTF packet.
  */
-static void rt_close_packet(struct ringtrace_buffer *buf, unsigned long end,
+static void rtr_close_packet(struct ringtrace_buffer *buf, unsigned long end,
 			    u64 ts, u64 discarded)
 {
 	unsigned long used = end & buf->subbuf_mask;
-	struct ringtrace_packet_header *ph = rt_packet(buf, end);
+	struct ringtrace_packet_header *ph = rtr_packet(buf, end);
 
 	ph->timestamp_end = ts;
 	ph->content_size = (u64)used * 8;
@@ -238,18 +238,18 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 {
 	unsigned long off, begin, next = 0;
 	bool close, open;
-	enum rt_lost why;
+	enum rtr_lost why;
 	unsigned int hlen;
 	u64 lost;
 
 	if (unlikely(payload_len > buf->max_payload)) {
-		why = RT_LOST_TOO_BIG;
+		why = RTR_LOST_TOO_BIG;
 		goto drop;
 	}
 
 	for (;; old = local_read(&buf->offset),
 		ts = ringtrace_buffer_clock(buf, &last)) {
-		lost = rt_lost_dropped(buf);
+		lost = rtr_lost_dropped(buf);
 		off = old & buf->subbuf_mask;
 		hlen = ringtrace_header_len(id, ts, last);
 		close = off && off + hlen + payload_len >= buf->subbuf_size;
@@ -257,15 +257,15 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 		begin = old;
 		if (open) {
 			next = close ? old - off + buf->subbuf_size : old;
-			why = READ_ONCE(buf->disabled) ? RT_LOST_FULL :
-			      rt_make_room(buf, next, true);
-			if (why != RT_ROOM) {
+			why = READ_ONCE(buf->disabled) ? RTR_LOST_FULL :
+			      rtr_make_room(buf, next, true);
+			if (why != RTR_ROOM) {
 				/* No room: still close, so the consumer gets it. */
 				if (close && local_cmpxchg(&buf->offset, old,
 							   next) != old)
 					continue;
 				if (close)
-					rt_close_packet(buf, old, ts, lost);
+					rtr_close_packet(buf, old, ts, lost);
 				goto drop;
 			}
 			/* First event: its time is timestamp_begin. */
@@ -278,9 +278,9 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 	}
 
 	if (close)
-		rt_close_packet(buf, old, ts, lost);
+		rtr_close_packet(buf, old, ts, lost);
 	if (open)
-		rt_open_packet(buf, next, ts);
+		rtr_open_packet(buf, next, ts);
 	WRITE_ONCE(buf->last_ts, ts);
 	r->buf = buf;
 	r->pos = begin;
@@ -288,7 +288,7 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 	return ringtrace_put_header(buf->data + (begin & buf->buf_mask), hlen,
 				    id, ts);
 drop:
-	local_inc(rt_lost_counter(buf, why));
+	local_inc(rtr_lost_counter(buf, why));
 	local_dec(&buf->nesting);
 	preempt_enable_notrace();
 	return NULL;
@@ -309,13 +309,13 @@ void ringtrace_subbuf_done(struct ringtrace_buffer *buf)
 }
 EXPORT_SYMBOL_GPL(ringtrace_subbuf_done);
 
-static void rt_meta_update(struct ringtrace_buffer *buf)
+static void rtr_meta_update(struct ringtrace_buffer *buf)
 {
 	struct ringtrace_meta *meta = buf->meta;
 
 	WRITE_ONCE(meta->write_pos, local_read(&buf->offset));
 	WRITE_ONCE(meta->written, local_read(&buf->written));
-	WRITE_ONCE(meta->lost, rt_lost_dropped(buf) +
+	WRITE_ONCE(meta->lost, rtr_lost_dropped(buf) +
 			       local_read(&buf->lost_overrun));
 	WRITE_ONCE(meta->delivered, READ_ONCE(buf->delivered));
 	WRITE_ONCE(meta->mode, buf->overwrite ? RINGTRACE_MODE_OVERWRITE :
@@ -326,12 +326,12 @@ static void rt_meta_update(struct ringtrace_buffer *buf)
 }
 
 /* [W1] irq_work: runs after the writer that completed a packet returned. */
-static void rt_wakeup(struct irq_work *work)
+static void rtr_wakeup(struct irq_work *work)
 {
 	struct ringtrace_buffer *buf =
 		container_of(work, struct ringtrace_buffer, wakeup);
 
-	rt_meta_update(buf);
+	rtr_meta_update(buf);
 	wake_up_all(&buf->waitq);
 }
 
@@ -341,7 +341,7 @@ static void rt_wakeup(struct irq_work *work)
  * consumer retries once it has drained).  Runs on the owning CPU, or where
  * no writer can run (CPU offline, or tracing stopped [R3]).
  */
-void rt_buffer_flush_local(struct ringtrace_buffer *buf)
+void rtr_buffer_flush_local(struct ringtrace_buffer *buf)
 {
 	unsigned long old, off, next;
 	u64 ts, last, lost;
@@ -349,58 +349,58 @@ void rt_buffer_flush_local(struct ringtrace_buffer *buf)
 	for (;;) {
 		old = local_read(&buf->offset);
 		ts = ringtrace_buffer_clock(buf, &last);
-		lost = rt_lost_dropped(buf);
+		lost = rtr_lost_dropped(buf);
 		off = old & buf->subbuf_mask;
 		if (off) {
 			next = old - off + buf->subbuf_size;
 			if (local_cmpxchg(&buf->offset, old, next) != old)
 				continue;
-			rt_close_packet(buf, old, ts, lost);
+			rtr_close_packet(buf, old, ts, lost);
 			return;
 		}
 		if (lost == READ_ONCE(buf->lost_reported) ||
 		    READ_ONCE(buf->disabled) ||
-		    rt_make_room(buf, old, false) != RT_ROOM)
+		    rtr_make_room(buf, old, false) != RTR_ROOM)
 			return;
 		next = old + RINGTRACE_PACKET_HEADER_SIZE;
 		if (local_cmpxchg(&buf->offset, old, next) != old)
 			continue;
-		rt_open_packet(buf, old, ts);
+		rtr_open_packet(buf, old, ts);
 		/* Re-enter the close path for the now open, empty packet. */
 	}
 }
 
-static void rt_flush_ipi(void *info)
+static void rtr_flush_ipi(void *info)
 {
-	rt_buffer_flush_local(info);
+	rtr_buffer_flush_local(info);
 }
 
 /*
- * Flush from process context.  Callers hold rt_control_lock, which
+ * Flush from process context.  Callers hold rtr_control_lock, which
  * serialises the local flush of an offline CPU's buffer: local_t is only
  * atomic against its own CPU.
  */
-void rt_buffer_flush(struct ringtrace_buffer *buf)
+void rtr_buffer_flush(struct ringtrace_buffer *buf)
 {
-	lockdep_assert_held(&rt_control_lock);
+	lockdep_assert_held(&rtr_control_lock);
 	cpus_read_lock();
 	if (cpu_online(buf->cpu))
-		smp_call_function_single(buf->cpu, rt_flush_ipi, buf, 1);
+		smp_call_function_single(buf->cpu, rtr_flush_ipi, buf, 1);
 	else
-		rt_buffer_flush_local(buf);
+		rtr_buffer_flush_local(buf);
 	cpus_read_unlock();
-	rt_meta_update(buf);
+	rtr_meta_update(buf);
 }
 
-bool rt_buffer_ready(struct ringtrace_buffer *buf)
+bool rtr_buffer_ready(struct ringtrace_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
-	return !(cons & RT_POS_HELD) && rt_slot_complete(buf, cons);
+	return !(cons & RTR_POS_HELD) && rtr_slot_complete(buf, cons);
 }
 
 /* Nothing left for the consumer (meaningful once writers are quiet). */
-bool rt_buffer_drained(struct ringtrace_buffer *buf)
+bool rtr_buffer_drained(struct ringtrace_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
@@ -408,7 +408,7 @@ bool rt_buffer_drained(struct ringtrace_buffer *buf)
 }
 
 /* Caller holds buf->consumer_lock. */
-int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
+int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 {
 	struct ringtrace_packet_header *ph;
 	struct ringtrace_slot *slot;
@@ -420,17 +420,17 @@ int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 		return -EIO;
 	for (;;) {
 		cons = atomic_long_read(&buf->consumed);
-		if (cons & RT_POS_HELD)
+		if (cons & RTR_POS_HELD)
 			return -EBUSY;
-		if (!rt_slot_complete(buf, cons))
+		if (!rtr_slot_complete(buf, cons))
 			return -EAGAIN;
-		/* [B3] Pairs with the push cmpxchg in rt_make_room(). */
+		/* [B3] Pairs with the push cmpxchg in rtr_make_room(). */
 		if (atomic_long_cmpxchg(&buf->consumed, cons,
-					cons | RT_POS_HELD) == cons)
+					cons | RTR_POS_HELD) == cons)
 			break;
 	}
 
-	ph = rt_packet(buf, cons);
+	ph = rtr_packet(buf, cons);
 	slot = ringtrace_pos_slot(buf, cons);
 	content = ph->content_size / 8;
 	if (WARN_ONCE(ph->magic != RINGTRACE_CTF_MAGIC ||
@@ -440,7 +440,7 @@ int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 		      "ringtrace: cpu%u: corrupt packet at %lu, buffer disabled\n",
 		      buf->cpu, cons)) {
 		WRITE_ONCE(buf->disabled, 1);
-		rt_buffer_unhold(buf);
+		rtr_buffer_unhold(buf);
 		return -EIO;
 	}
 
@@ -456,12 +456,12 @@ int rt_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 	sb->packet_size = buf->subbuf_size;
 	sb->events = ph->events;
 	sb->events_discarded = ph->events_discarded;
-	rt_meta_update(buf);
+	rtr_meta_update(buf);
 	return 0;
 }
 
 /* Caller holds buf->consumer_lock. */
-int rt_buffer_put(struct ringtrace_buffer *buf, u64 pos)
+int rtr_buffer_put(struct ringtrace_buffer *buf, u64 pos)
 {
 	struct ringtrace_slot *slot;
 	unsigned long cons;
@@ -469,7 +469,7 @@ int rt_buffer_put(struct ringtrace_buffer *buf, u64 pos)
 
 	lockdep_assert_held(&buf->consumer_lock);
 	cons = atomic_long_read(&buf->consumed);
-	if (!(cons & RT_POS_HELD) || (cons & ~RT_POS_HELD) != pos)
+	if (!(cons & RTR_POS_HELD) || (cons & ~RTR_POS_HELD) != pos)
 		return -EINVAL;
 
 	slot = ringtrace_pos_slot(buf, pos);
@@ -477,30 +477,30 @@ int rt_buffer_put(struct ringtrace_buffer *buf, u64 pos)
 	WRITE_ONCE(buf->delivered, buf->delivered + events);
 	WRITE_ONCE(buf->subbufs_delivered, buf->subbufs_delivered + 1);
 	WRITE_ONCE(buf->bytes_delivered, buf->bytes_delivered +
-			rt_packet(buf, pos)->content_size / 8);
+			rtr_packet(buf, pos)->content_size / 8);
 	/* No writer touches the slot before the release below. */
 	local_sub(events, &slot->events);
-	/* [B2] Pairs with atomic_long_read_acquire() in rt_make_room(). */
+	/* [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(). */
 	atomic_long_set_release(&buf->consumed, pos + buf->subbuf_size);
-	rt_meta_update(buf);
+	rtr_meta_update(buf);
 	return 0;
 }
 
 /* The consumer went away holding a packet: hand it back unconsumed. */
-void rt_buffer_unhold(struct ringtrace_buffer *buf)
+void rtr_buffer_unhold(struct ringtrace_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
 	/*
-	 * [B2] Pairs with atomic_long_read_acquire() in rt_make_room(): an
+	 * [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(): an
 	 * overwriting writer may push this packet once HELD is gone, and the
 	 * consumer's reads of it must be done by then.
 	 */
-	if (cons & RT_POS_HELD)
-		atomic_long_set_release(&buf->consumed, cons & ~RT_POS_HELD);
+	if (cons & RTR_POS_HELD)
+		atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
 }
 
-void rt_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st)
+void rtr_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st)
 {
 	st->written = local_read(&buf->written);
 	st->lost_full = local_read(&buf->lost_full);
@@ -513,16 +513,16 @@ void rt_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st)
 	st->bytes_delivered = READ_ONCE(buf->bytes_delivered);
 }
 
-void rt_buffer_positions(struct ringtrace_buffer *buf,
+void rtr_buffer_positions(struct ringtrace_buffer *buf,
 			 struct ringtrace_positions *p)
 {
 	p->consumed_pos = atomic_long_read(&buf->consumed);
 	p->write_pos = local_read(&buf->offset);
 	p->subbuf_size = buf->subbuf_size;
-	p->num_subbufs = rt_buf_size(buf) >> buf->subbuf_order;
+	p->num_subbufs = rtr_buf_size(buf) >> buf->subbuf_order;
 }
 
-struct ringtrace_buffer *rt_buffer_alloc(unsigned int cpu,
+struct ringtrace_buffer *rtr_buffer_alloc(unsigned int cpu,
 					 unsigned long subbuf_size,
 					 unsigned int num_subbufs,
 					 bool overwrite)
@@ -568,7 +568,7 @@ struct ringtrace_buffer *rt_buffer_alloc(unsigned int cpu,
 	buf->overwrite = overwrite;
 	mutex_init(&buf->consumer_lock);
 	init_waitqueue_head(&buf->waitq);
-	init_irq_work(&buf->wakeup, rt_wakeup);
+	init_irq_work(&buf->wakeup, rtr_wakeup);
 
 	meta = buf->meta;
 	meta->meta_size = sizeof(*meta);
@@ -576,7 +576,7 @@ struct ringtrace_buffer *rt_buffer_alloc(unsigned int cpu,
 	meta->subbuf_size = subbuf_size;
 	meta->num_subbufs = num_subbufs;
 	meta->cpu = cpu;
-	rt_meta_update(buf);
+	rtr_meta_update(buf);
 	return buf;
 
 free_pages:
@@ -590,7 +590,7 @@ free_buf:
 	return NULL;
 }
 
-void rt_buffer_free(struct ringtrace_buffer *buf)
+void rtr_buffer_free(struct ringtrace_buffer *buf)
 {
 	unsigned int i;
 

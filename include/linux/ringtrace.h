@@ -287,7 +287,7 @@ static __always_inline void ringtrace_commit_slot(struct ringtrace_buffer *buf,
 	 * [B1] Every byte of the record (and of the packet header for the
 	 * open/close paths) is stored before the commit count covers it.
 	 * Pairs with the smp_rmb() after reading the count in
-	 * rt_slot_complete() (GET_SUBBUF, poll, overwrite push).
+	 * rtr_slot_complete() (GET_SUBBUF, poll, overwrite push).
 	 */
 	smp_wmb();
 	if (unlikely((unsigned long)local_add_return(len, &slot->commit) ==

@@ -197,13 +197,13 @@ def generator_tsdl_is_the_modules(ctx):
     src = open(path).read()
     d, _ = ctx.gen(events=10, cpus=1)
     meta = open(os.path.join(d, 'metadata')).read()
-    for var in ('rt_tsdl_types', 'rt_tsdl_stream'):
+    for var in ('rtr_tsdl_types', 'rtr_tsdl_stream'):
         m = re.search(r'%s\[\]\s*=\s*((?:\s*"(?:[^"\\]|\\.)*")+)\s*;' % var, src)
         check(m, '%s not found in module/ctf.c' % var)
         text = ''.join(json.loads('"%s"' % s) for s in
                        re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
         check(text in meta, '%s of module/ctf.c is not in the generated metadata' % var)
-    for frag in re.findall(r'"((?:[^"\\]|\\.)*)"', src[src.index('rt_metadata_show'):]):
+    for frag in re.findall(r'"((?:[^"\\]|\\.)*)"', src[src.index('rtr_metadata_show'):]):
         frag = json.loads('"%s"' % frag).split('%')[0]
         check(frag in meta, 'module/ctf.c text %r is not in the generated metadata' % frag)
 
