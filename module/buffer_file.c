@@ -3,7 +3,10 @@
  * ringtrace: cpu/<N>/buffer, the consumer's file: read-only mmap of the
  * meta page and the sub-buffers, poll, and the GET/PUT/FLUSH/positions/
  * stats ioctls of include/uapi/linux/ringtrace.h.  One opener at a time.
+ * Nothing here takes the global control lock on the read path: consumers
+ * of different CPUs never wait for each other.
  */
+#include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
@@ -12,19 +15,27 @@
 #include "compat.h"
 #include "internal.h"
 
-static struct ringtrace_buffer *rtr_file_buffer(struct file *file)
+/* Pages mapped between two chances to reschedule. */
+#define RTR_MMAP_BATCH		512
+
+static struct rtr_buffer *rtr_file_buffer(struct file *file)
 {
 	return file->private_data;
 }
 
 static int rtr_buffer_open(struct inode *inode, struct file *file)
 {
-	unsigned long cpu = (unsigned long)inode->i_private;
-	struct ringtrace_buffer *buf;
+	unsigned long cpu = (unsigned long)rtr_file_data(inode);
+	struct rtr_buffer *buf;
 	int ret = 0;
 
 	mutex_lock(&rtr_control_lock);
-	buf = per_cpu(ringtrace_cpu_buffer, cpu);
+	/* No buffer yet: this CPU has not been online since the load. */
+	buf = rtr_cpu_buffer(cpu);
+	if (!buf) {
+		ret = -ENODEV;
+		goto unlock;
+	}
 	if (buf->open) {
 		ret = -EBUSY;
 		goto unlock;
@@ -39,7 +50,7 @@ unlock:
 
 static int rtr_buffer_release(struct inode *inode, struct file *file)
 {
-	struct ringtrace_buffer *buf = rtr_file_buffer(file);
+	struct rtr_buffer *buf = rtr_file_buffer(file);
 
 	mutex_lock(&buf->consumer_lock);
 	rtr_buffer_unhold(buf);
@@ -58,9 +69,9 @@ static int rtr_buffer_release(struct inode *inode, struct file *file)
  */
 static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct ringtrace_buffer *buf = rtr_file_buffer(file);
+	struct rtr_buffer *buf = rtr_file_buffer(file);
 	unsigned long len = vma->vm_end - vma->vm_start;
-	unsigned int i, nr;
+	unsigned long i, nr, batch, left;
 	int ret;
 
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC) ||
@@ -77,21 +88,41 @@ static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 
 	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
 			VM_MAYWRITE | VM_MAYEXEC);
-	for (i = 0; i < nr; i++) {
-		ret = vm_insert_page(vma, vma->vm_start + i * PAGE_SIZE,
-				     buf->pages[i]);
+	/* In batches, with a chance to reschedule: a map may be 256 GiB. */
+	for (i = 0; i < nr; i += batch) {
+		batch = min_t(unsigned long, nr - i, RTR_MMAP_BATCH);
+		left = batch;
+		ret = vm_insert_pages(vma, vma->vm_start + i * PAGE_SIZE,
+				      buf->pages + i, &left);
 		if (ret)
 			return ret;
+		cond_resched();
 	}
 	return 0;
 }
 
+/*
+ * EPOLLIN: GET has a packet (or, tracing stopped, a tail to close).
+ * EPOLLHUP: tracing is stopped and everything has been consumed; it lasts
+ * until tracing starts again.  EPOLLERR: the buffer was disabled (GET
+ * gives -EIO).  The stop path and every completed packet wake the queue.
+ */
 static __poll_t rtr_buffer_poll(struct file *file, poll_table *wait)
 {
-	struct ringtrace_buffer *buf = rtr_file_buffer(file);
+	struct rtr_buffer *buf = rtr_file_buffer(file);
 
 	poll_wait(file, &buf->waitq, wait);
-	return rtr_buffer_ready(buf) ? EPOLLIN | EPOLLRDNORM : 0;
+	if (rtr_buffer_ready(buf))
+		return EPOLLIN | EPOLLRDNORM;
+	if (READ_ONCE(buf->disabled))
+		return EPOLLERR;
+	if (rtr_is_stopped()) {
+		if (rtr_buffer_flush_wanted(buf))
+			return EPOLLIN | EPOLLRDNORM;
+		if (rtr_buffer_drained(buf))
+			return EPOLLHUP;
+	}
+	return 0;
 }
 
 /*
@@ -108,6 +139,13 @@ static int rtr_arg_in(void *karg, size_t ksize, size_t min,
 		return -EFAULT;
 	if (hdr[0] < min)
 		return -EINVAL;
+	/*
+	 * Like perf_event_open() and sched_setattr(): a struct larger than a
+	 * page is not a newer version of ours, and checking that its tail is
+	 * zero could scan gigabytes of user memory.
+	 */
+	if (hdr[0] > PAGE_SIZE)
+		return -E2BIG;
 	ret = copy_struct_from_user(karg, ksize, uarg, hdr[0]);
 	if (ret)
 		return ret == -E2BIG ? -EINVAL : ret;
@@ -132,8 +170,15 @@ static bool rtr_zero(const u64 *p, size_t n)
 	return true;
 }
 
-/* GET; when tracing is off, first close whatever is still open. */
-static int rtr_ioctl_get(struct ringtrace_buffer *buf, void __user *uarg)
+static void rtr_ioctl_flush(struct rtr_buffer *buf)
+{
+	cpus_read_lock();
+	rtr_buffer_flush(buf);
+	cpus_read_unlock();
+}
+
+/* GET; when tracing is stopped, first close whatever is still open. */
+static int rtr_ioctl_get(struct rtr_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_subbuf sb;
 	u32 usize;
@@ -144,23 +189,21 @@ static int rtr_ioctl_get(struct ringtrace_buffer *buf, void __user *uarg)
 	if (ret)
 		return ret;
 	ret = rtr_buffer_get(buf, &sb);
-	if (ret == -EAGAIN) {
-		mutex_lock(&rtr_control_lock);
-		if (!rtr_trace.tracing_on) {
-			/* Writers are quiet [R3]: finish the trace's tail. */
-			rtr_buffer_flush_local(buf);
-			ret = rtr_buffer_get(buf, &sb);
-			if (ret == -EAGAIN && rtr_buffer_drained(buf))
-				ret = -ENODATA;
-		}
-		mutex_unlock(&rtr_control_lock);
+	if (ret == -EAGAIN && rtr_is_stopped()) {
+		/* Writers are gone [R3]: finish the trace's tail. */
+		rtr_ioctl_flush(buf);
+		ret = rtr_buffer_get(buf, &sb);
+		/* Drained, and still stopped: nothing can come any more. */
+		if (ret == -EAGAIN && rtr_buffer_drained(buf) &&
+		    rtr_is_stopped())
+			ret = -ENODATA;
 	}
 	if (ret)
 		return ret;
 	return rtr_arg_out(uarg, &sb, sizeof(sb), usize);
 }
 
-static int rtr_ioctl_put(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_put(struct rtr_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_subbuf sb;
 	u32 usize;
@@ -173,7 +216,7 @@ static int rtr_ioctl_put(struct ringtrace_buffer *buf, void __user *uarg)
 	return rtr_buffer_put(buf, sb.pos);
 }
 
-static int rtr_ioctl_positions(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_positions(struct rtr_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_positions p;
 	u32 usize;
@@ -187,7 +230,7 @@ static int rtr_ioctl_positions(struct ringtrace_buffer *buf, void __user *uarg)
 	return rtr_arg_out(uarg, &p, sizeof(p), usize);
 }
 
-static int rtr_ioctl_stats(struct ringtrace_buffer *buf, void __user *uarg)
+static int rtr_ioctl_stats(struct rtr_buffer *buf, void __user *uarg)
 {
 	struct ringtrace_stats st;
 	u32 usize;
@@ -206,7 +249,7 @@ static int rtr_ioctl_stats(struct ringtrace_buffer *buf, void __user *uarg)
 static long rtr_buffer_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
-	struct ringtrace_buffer *buf = rtr_file_buffer(file);
+	struct rtr_buffer *buf = rtr_file_buffer(file);
 	void __user *uarg = (void __user *)arg;
 	long ret;
 
@@ -219,13 +262,7 @@ static long rtr_buffer_ioctl(struct file *file, unsigned int cmd,
 		ret = rtr_ioctl_put(buf, uarg);
 		break;
 	case RINGTRACE_IOC_FLUSH:
-		/*
-		 * An offline CPU's buffer is flushed from here, not by IPI:
-		 * the control lock keeps the stop path's flush off it.
-		 */
-		mutex_lock(&rtr_control_lock);
-		rtr_buffer_flush(buf);
-		mutex_unlock(&rtr_control_lock);
+		rtr_ioctl_flush(buf);
 		ret = 0;
 		break;
 	case RINGTRACE_IOC_GET_POSITIONS:

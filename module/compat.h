@@ -8,6 +8,7 @@
 #ifndef _RINGTRACE_COMPAT_H
 #define _RINGTRACE_COMPAT_H
 
+#include <linux/device.h>
 #include <linux/mm.h>
 #include <linux/version.h>
 
@@ -21,5 +22,16 @@ static inline void rtr_vm_flags_mod(struct vm_area_struct *vma,
 	vma->vm_flags = (vma->vm_flags | set) & ~clear;
 #endif
 }
+
+/*
+ * struct class's devnode() takes a const struct device from 6.2.  A
+ * typedef (checkpatch's NEW_TYPEDEFS warning) because the difference is in
+ * a callback's prototype, which no inline wrapper can hide.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+typedef const struct device rtr_devnode_device;
+#else
+typedef struct device rtr_devnode_device;
+#endif
 
 #endif /* _RINGTRACE_COMPAT_H */

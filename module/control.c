@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ringtrace: the debugfs tree a person drives from a shell.
+ * ringtrace: the control files a person drives from a shell.
  *
- *   /sys/kernel/debug/ringtrace/
+ *   /sys/kernel/debug/ringtrace/   (and the same under /dev/ringtrace/)
  *     tracing_on  mode  subbuf_size  num_subbufs  clear
  *     metadata  marker  stats  cpu/<N>/buffer
  *
  * A write either takes effect entirely or fails with nothing changed.
  */
-#include <linux/debugfs.h>
+#include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -16,11 +16,12 @@
 
 #include "internal.h"
 
-struct dentry *rtr_dir;
-
-/* Reads a short control word from userspace, without trailing newline. */
-static int rtr_read_word(const char __user *ubuf, size_t count, char *word,
-			size_t size)
+/*
+ * The one parser of short control words (here and in events_ctl.c): at
+ * most @size - 1 bytes, blanks and the newline of `echo` trimmed.
+ */
+int rtr_read_word(const char __user *ubuf, size_t count, char *word,
+		  size_t size)
 {
 	if (!count || count >= size)
 		return -EINVAL;
@@ -64,11 +65,11 @@ static int rtr_control_show(struct seq_file *m, void *unused)
 
 static int rtr_control_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_control_show, inode->i_private);
+	return single_open(file, rtr_control_show, rtr_file_data(inode));
 }
 
 /* "0"/"1" only: a tracer's switch should not guess. */
-static int rtr_parse_bit(const char *word, bool *bit)
+int rtr_parse_bit(const char *word, bool *bit)
 {
 	if (!strcmp(word, "0") || !strcmp(word, "1")) {
 		*bit = word[0] == '1';
@@ -114,16 +115,19 @@ static int rtr_control_apply(unsigned long which, const char *word)
 static ssize_t rtr_control_write(struct file *file, const char __user *ubuf,
 				size_t count, loff_t *ppos)
 {
-	unsigned long which = (unsigned long)file_inode(file)->i_private;
+	unsigned long which = (unsigned long)rtr_file_data(file_inode(file));
 	char word[32];
 	int ret;
 
 	ret = rtr_read_word(ubuf, count, word, sizeof(word));
 	if (ret)
 		return ret;
+	/* Lock order: see module/main.c. */
+	cpus_read_lock();
 	mutex_lock(&rtr_control_lock);
 	ret = rtr_control_apply(which, word);
 	mutex_unlock(&rtr_control_lock);
+	cpus_read_unlock();
 	return ret ?: count;
 }
 
@@ -225,11 +229,12 @@ static void rtr_stats_print(struct seq_file *m, unsigned int cpu,
 static int rtr_stats_show(struct seq_file *m, void *unused)
 {
 	struct ringtrace_stats st;
+	struct rtr_buffer *buf;
 	unsigned int cpu;
 
 	mutex_lock(&rtr_control_lock);
-	for_each_possible_cpu(cpu) {
-		rtr_buffer_stats(per_cpu(ringtrace_cpu_buffer, cpu), &st);
+	for_each_rtr_buffer(cpu, buf) {
+		rtr_buffer_stats(buf, &st);
 		rtr_stats_print(m, cpu, &st);
 	}
 	mutex_unlock(&rtr_control_lock);
@@ -251,40 +256,51 @@ static const struct file_operations rtr_stats_fops = {
 
 /* --- the tree --------------------------------------------------------- */
 
-static void rtr_create(const char *name, umode_t mode, struct dentry *parent,
-		      unsigned long data, const struct file_operations *fops)
-{
-	debugfs_create_file_unsafe(name, mode, parent, (void *)data, fops);
-}
+static const struct {
+	const char *name;
+	umode_t mode;
+	unsigned long data;
+	const struct file_operations *fops;
+} rtr_control_files[] = {
+	{ "tracing_on", 0600, RTR_CTL_TRACING_ON, &rtr_control_fops },
+	{ "mode", 0600, RTR_CTL_MODE, &rtr_control_fops },
+	{ "subbuf_size", 0600, RTR_CTL_SUBBUF_SIZE, &rtr_control_fops },
+	{ "num_subbufs", 0600, RTR_CTL_NUM_SUBBUFS, &rtr_control_fops },
+	{ "clear", 0200, RTR_CTL_CLEAR, &rtr_control_fops },
+	{ "metadata", 0400, 0, &rtr_metadata_fops },
+	{ "marker", 0200, 0, &rtr_marker_fops },
+	{ "stats", 0400, 0, &rtr_stats_fops },
+};
 
-int rtr_debugfs_init(void)
+/*
+ * A buffer file for every possible CPU: one that has not been online yet
+ * has no buffer, and its file says so at open (-ENODEV).
+ */
+int rtr_control_files_init(void)
 {
 	struct dentry *cpus, *dir;
+	char path[32], name[16];
 	unsigned long cpu;
-	char name[16];
+	unsigned int i;
+	int ret;
 
-	rtr_dir = debugfs_create_dir("ringtrace", NULL);
-	if (IS_ERR(rtr_dir))
-		return PTR_ERR(rtr_dir);
-	rtr_create("tracing_on", 0600, rtr_dir, RTR_CTL_TRACING_ON, &rtr_control_fops);
-	rtr_create("mode", 0600, rtr_dir, RTR_CTL_MODE, &rtr_control_fops);
-	rtr_create("subbuf_size", 0600, rtr_dir, RTR_CTL_SUBBUF_SIZE, &rtr_control_fops);
-	rtr_create("num_subbufs", 0600, rtr_dir, RTR_CTL_NUM_SUBBUFS, &rtr_control_fops);
-	rtr_create("clear", 0200, rtr_dir, RTR_CTL_CLEAR, &rtr_control_fops);
-	rtr_create("metadata", 0400, rtr_dir, 0, &rtr_metadata_fops);
-	rtr_create("marker", 0200, rtr_dir, 0, &rtr_marker_fops);
-	rtr_create("stats", 0400, rtr_dir, 0, &rtr_stats_fops);
-
-	cpus = debugfs_create_dir("cpu", rtr_dir);
+	for (i = 0; i < ARRAY_SIZE(rtr_control_files); i++) {
+		ret = rtr_file_create(rtr_dir, rtr_control_files[i].name,
+				      rtr_control_files[i].mode,
+				      (void *)rtr_control_files[i].data,
+				      rtr_control_files[i].fops);
+		if (ret)
+			return ret;
+	}
+	cpus = rtr_files_mkdir(rtr_dir, "cpu");
 	for_each_possible_cpu(cpu) {
 		snprintf(name, sizeof(name), "%lu", cpu);
-		dir = debugfs_create_dir(name, cpus);
-		rtr_create("buffer", 0400, dir, cpu, &rtr_buffer_fops);
+		snprintf(path, sizeof(path), "cpu/%lu/buffer", cpu);
+		dir = rtr_files_mkdir(cpus, name);
+		ret = rtr_file_create(dir, path, 0400, (void *)cpu,
+				      &rtr_buffer_fops);
+		if (ret)
+			return ret;
 	}
 	return 0;
-}
-
-void rtr_debugfs_exit(void)
-{
-	debugfs_remove_recursive(rtr_dir);
 }

@@ -10,11 +10,10 @@
  *     events/<name>/enable   0 or 1
  *     events/<name>/id       the event's id in the trace
  *
- * A write takes effect entirely or fails with nothing changed: unknown
- * names and malformed values give -EINVAL.  Writers serialise on
- * rtr_probes_lock; probes never take it.
+ * (and the same under /dev/ringtrace/).  A write takes effect entirely or
+ * fails with nothing changed: unknown names and malformed values give
+ * -EINVAL.  Writers serialise on rtr_probes_lock; probes never take it.
  */
-#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
@@ -34,10 +33,6 @@
 
 struct rtr_pid_filter __rcu *rtr_pid_filter;
 
-static struct dentry *rtr_events_dir;
-static struct dentry *rtr_available_file;
-static struct dentry *rtr_set_event_file;
-static struct dentry *rtr_set_event_pid_file;
 
 /* A NUL-terminated kernel copy of one write, or an ERR_PTR. */
 static char *rtr_ctl_copy(const char __user *ubuf, size_t count)
@@ -52,16 +47,8 @@ static int rtr_ctl_parse_bit(const char __user *ubuf, size_t count, bool *bit)
 {
 	char word[4];
 
-	if (!count || count >= sizeof(word))
-		return -EINVAL;
-	if (copy_from_user(word, ubuf, count))
-		return -EFAULT;
-	word[count] = '\0';
-	strim(word);
-	if (strcmp(word, "0") && strcmp(word, "1"))
-		return -EINVAL;
-	*bit = word[0] == '1';
-	return 0;
+	return rtr_read_word(ubuf, count, word, sizeof(word)) ?:
+	       rtr_parse_bit(word, bit);
 }
 
 static int rtr_probe_lookup(const char *name)
@@ -173,7 +160,7 @@ static const struct file_operations rtr_set_event_fops = {
 
 /* --- events/enable and events/<name>/enable --------------------------- */
 
-/* i_private: the struct rtr_probe, or NULL for events/enable. */
+/* The file's data: the struct rtr_probe, or NULL for events/enable. */
 static int rtr_enable_show(struct seq_file *m, void *unused)
 {
 	const struct rtr_probe *probe = m->private;
@@ -196,13 +183,13 @@ unlock:
 
 static int rtr_enable_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_enable_show, inode->i_private);
+	return single_open(file, rtr_enable_show, rtr_file_data(inode));
 }
 
 static ssize_t rtr_enable_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
-	const struct rtr_probe *probe = file_inode(file)->i_private;
+	const struct rtr_probe *probe = rtr_file_data(file_inode(file));
 	DECLARE_BITMAP(mask, RTR_NR_PROBES);
 	DECLARE_BITMAP(on, RTR_NR_PROBES);
 	bool bit;
@@ -246,7 +233,7 @@ static int rtr_id_show(struct seq_file *m, void *unused)
 
 static int rtr_id_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_id_show, inode->i_private);
+	return single_open(file, rtr_id_show, rtr_file_data(inode));
 }
 
 static const struct file_operations rtr_id_fops = {
@@ -417,40 +404,33 @@ void rtr_pid_filter_free(void)
 
 int rtr_events_ctl_init(void)
 {
+	struct dentry *events, *dir;
 	struct rtr_probe *probe;
-	struct dentry *dir;
+	char path[80];
 	unsigned int i;
+	int ret;
 
-	rtr_events_dir = debugfs_create_dir("events", rtr_dir);
-	if (IS_ERR(rtr_events_dir))
-		return PTR_ERR(rtr_events_dir);
-	debugfs_create_file_unsafe("enable", 0600, rtr_events_dir, NULL,
-				   &rtr_enable_fops);
-	for (i = 0; i < RTR_NR_PROBES; i++) {
+	events = rtr_files_mkdir(rtr_dir, "events");
+	ret = rtr_file_create(events, "events/enable", 0600, NULL,
+			      &rtr_enable_fops);
+	for (i = 0; !ret && i < RTR_NR_PROBES; i++) {
 		probe = &rtr_probes[i];
 		if (!rtr_probe_available(probe))
 			continue;
-		dir = debugfs_create_dir(probe->event.name, rtr_events_dir);
-		debugfs_create_file_unsafe("enable", 0600, dir, probe,
-					   &rtr_enable_fops);
-		debugfs_create_file_unsafe("id", 0400, dir, probe, &rtr_id_fops);
+		dir = rtr_files_mkdir(events, probe->event.name);
+		snprintf(path, sizeof(path), "events/%s/enable",
+			 probe->event.name);
+		ret = rtr_file_create(dir, path, 0600, probe, &rtr_enable_fops);
+		if (ret)
+			break;
+		snprintf(path, sizeof(path), "events/%s/id", probe->event.name);
+		ret = rtr_file_create(dir, path, 0400, probe, &rtr_id_fops);
 	}
-	rtr_available_file = debugfs_create_file_unsafe("available_events",
-						       0400, rtr_dir, NULL,
-						       &rtr_available_fops);
-	rtr_set_event_file = debugfs_create_file_unsafe("set_event", 0600,
-						       rtr_dir, NULL,
-						       &rtr_set_event_fops);
-	rtr_set_event_pid_file = debugfs_create_file_unsafe("set_event_pid",
-							   0600, rtr_dir, NULL,
-							   &rtr_set_event_pid_fops);
-	return 0;
-}
-
-void rtr_events_ctl_exit(void)
-{
-	debugfs_remove(rtr_set_event_pid_file);
-	debugfs_remove(rtr_set_event_file);
-	debugfs_remove(rtr_available_file);
-	debugfs_remove_recursive(rtr_events_dir);
+	return ret ?:
+	       rtr_file_create(rtr_dir, "available_events", 0400, NULL,
+			       &rtr_available_fops) ?:
+	       rtr_file_create(rtr_dir, "set_event", 0600, NULL,
+			       &rtr_set_event_fops) ?:
+	       rtr_file_create(rtr_dir, "set_event_pid", 0600, NULL,
+			       &rtr_set_event_pid_fops);
 }

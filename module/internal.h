@@ -3,10 +3,15 @@
 #ifndef _RINGTRACE_INTERNAL_H
 #define _RINGTRACE_INTERNAL_H
 
+#include <linux/cache.h>
+#include <linux/cpumask.h>
+#include <linux/fs.h>
+#include <linux/irq_work.h>
 #include <linux/mutex.h>
 #include <linux/ringtrace.h>
 #include <linux/seq_file.h>
 #include <linux/uuid.h>
+#include <linux/wait.h>
 
 /*
  * 1 MiB per CPU in 16 packets: a packet reaches the consumer after 64 KiB,
@@ -18,6 +23,98 @@
 #define RTR_DEFAULT_SUBBUF_SIZE	(64UL << 10)
 #define RTR_DEFAULT_NUM_SUBBUFS	16
 #define RTR_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
+
+/* What the slow path and the consumer keep per slot, beside its counters. */
+struct rtr_slot_info {
+	/* Cumulative lost count (all but overruns) when the packet closed. */
+	u64 discarded;
+	/*
+	 * slot->events when the slot's last generation was retired: written
+	 * only by whoever retires it (the consumer at PUT, the owning CPU's
+	 * overwrite push), while no writer can open the slot [B2][B5].
+	 */
+	unsigned long retired;
+};
+
+/*
+ * One CPU's buffer.  @w is what the inline writers of <linux/ringtrace.h>
+ * see (ringtrace_cpu_buffer points at it); the rest is the slow path's and
+ * the consumer's.  Fields are grouped by who touches them.
+ */
+struct rtr_buffer {
+	struct ringtrace_buffer w;	/* first: the writers' view */
+
+	/* Read-mostly, set at allocation (@overwrite: by the mode switch). */
+	unsigned int max_payload;	/* largest payload that can fit */
+	unsigned int cpu;
+	bool overwrite;
+
+	/* Writer slow path, owning CPU only (see "Counting" in ring.c). */
+	local_t lost_full ____cacheline_aligned_in_smp;
+	local_t lost_overrun;
+	local_t lost_held;
+	local_t lost_nested;
+	local_t lost_too_big;
+	local_t lost_reported;		/* discarded count of the newest close */
+	int retiring;			/* an overwrite push is in its window [R2] */
+	int disabled;			/* an invariant broke: no more writes */
+	/* The owner CPU is up: completed packets wake through irq_work [W1]. */
+	bool irq_wakeup;
+
+	/* Shared between the writer slow path and the consumer. */
+	atomic_long_t consumed ____cacheline_aligned_in_smp;
+	struct rtr_slot_info *slot_info;
+
+	/* Consumer side, serialised by consumer_lock. */
+	struct mutex consumer_lock ____cacheline_aligned_in_smp;
+	u64 delivered;
+	u64 subbufs_delivered;
+	u64 bytes_delivered;
+	bool open;			/* one consumer at a time; control lock */
+	/* Serialises flushes of this buffer that do not run as a writer. */
+	struct mutex flush_lock;
+
+	wait_queue_head_t waitq;
+	struct irq_work wakeup;		/* deferred wakeup [W1] */
+
+	/* Memory. */
+	struct ringtrace_meta *meta;	/* page 0 of pages[] */
+	struct page **pages;
+	unsigned int nr_pages;
+};
+
+static inline struct rtr_buffer *rtr_buf(struct ringtrace_buffer *w)
+{
+	return container_of(w, struct rtr_buffer, w);
+}
+
+/* The buffer of @cpu, or NULL: only CPUs online since load have one. */
+static inline struct rtr_buffer *rtr_cpu_buffer(unsigned int cpu)
+{
+	struct ringtrace_buffer *w = READ_ONCE(per_cpu(ringtrace_cpu_buffer, cpu));
+
+	return w ? rtr_buf(w) : NULL;
+}
+
+/* The first CPU after @cpu that has a buffer (in *@buf), or nr_cpu_ids. */
+static inline unsigned int rtr_next_buffer(int cpu, struct rtr_buffer **buf)
+{
+	unsigned int next = cpu;
+
+	for (;;) {
+		next = cpumask_next((int)next, cpu_possible_mask);
+		if (next >= nr_cpu_ids)
+			return next;
+		*buf = rtr_cpu_buffer(next);
+		if (*buf)
+			return next;
+	}
+}
+
+/* Every CPU that has a buffer, and its buffer. */
+#define for_each_rtr_buffer(cpu, buf)					\
+	for ((cpu) = rtr_next_buffer(-1, &(buf)); (cpu) < nr_cpu_ids;	\
+	     (cpu) = rtr_next_buffer((cpu), &(buf)))
 
 /* main.c: global state, changed only under rtr_control_lock. */
 struct rtr_trace_state {
@@ -31,6 +128,18 @@ struct rtr_trace_state {
 
 extern struct rtr_trace_state rtr_trace;
 extern struct mutex rtr_control_lock;
+/*
+ * Tracing is off and every writer that saw it on has finished [R3]: a
+ * buffer may then be flushed from any CPU.  Written under rtr_control_lock,
+ * read locklessly by the consumer's GET and poll.
+ */
+extern bool rtr_stopped;
+
+static inline bool rtr_is_stopped(void)
+{
+	/* [B4] Pairs with smp_store_release() in rtr_quiesce(). */
+	return smp_load_acquire(&rtr_stopped);
+}
 
 int rtr_set_tracing(bool on);
 int rtr_set_mode(bool overwrite);
@@ -38,21 +147,22 @@ int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs);
 int rtr_clear(void);
 
 /* ring.c: one CPU's buffer. */
-struct ringtrace_buffer *rtr_buffer_alloc(unsigned int cpu,
-					 unsigned long subbuf_size,
-					 unsigned int num_subbufs,
-					 bool overwrite);
-void rtr_buffer_free(struct ringtrace_buffer *buf);
-void rtr_buffer_flush_local(struct ringtrace_buffer *buf);
-void rtr_buffer_flush(struct ringtrace_buffer *buf);
-int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb);
-int rtr_buffer_put(struct ringtrace_buffer *buf, u64 pos);
-void rtr_buffer_unhold(struct ringtrace_buffer *buf);
-bool rtr_buffer_ready(struct ringtrace_buffer *buf);
-bool rtr_buffer_drained(struct ringtrace_buffer *buf);
-void rtr_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st);
-void rtr_buffer_positions(struct ringtrace_buffer *buf,
-			 struct ringtrace_positions *p);
+struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
+				    unsigned int num_subbufs, bool overwrite);
+void rtr_buffer_free(struct rtr_buffer *buf);
+unsigned long rtr_buffer_pages(unsigned long subbuf_size,
+			       unsigned int num_subbufs);
+void rtr_buffer_flush(struct rtr_buffer *buf);
+void rtr_buffer_wake(struct rtr_buffer *buf);
+int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb);
+int rtr_buffer_put(struct rtr_buffer *buf, u64 pos);
+void rtr_buffer_unhold(struct rtr_buffer *buf);
+bool rtr_buffer_ready(struct rtr_buffer *buf);
+bool rtr_buffer_flush_wanted(struct rtr_buffer *buf);
+bool rtr_buffer_drained(struct rtr_buffer *buf);
+void rtr_buffer_stats(struct rtr_buffer *buf, struct ringtrace_stats *st);
+void rtr_buffer_positions(struct rtr_buffer *buf, struct ringtrace_positions *p);
+void rtr_buffer_set_irq_wakeup(struct rtr_buffer *buf, bool on);
 
 /* ctf.c: event registry and TSDL metadata. */
 int rtr_events_init(void);
@@ -60,10 +170,28 @@ void rtr_events_exit(void);
 int rtr_metadata_show(struct seq_file *m, void *unused);
 extern struct ringtrace_event rtr_marker_event;
 
-/* buffer_file.c and control.c: debugfs. */
-int rtr_debugfs_init(void);
-void rtr_debugfs_exit(void);
+/*
+ * files.c: every control and buffer file exists twice with the same
+ * operations -- in debugfs under /sys/kernel/debug/ringtrace/, and as a
+ * character device under /dev/ringtrace/, which Secure Boot's lockdown
+ * does not refuse.  Open handlers find their file's data with
+ * rtr_file_data() whichever tree the inode belongs to.
+ */
+struct dentry;
+extern struct dentry *rtr_dir;		/* /sys/kernel/debug/ringtrace */
+int rtr_files_init(void);
+void rtr_files_exit(void);
+struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name);
+int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
+		    void *data, const struct file_operations *fops);
+void *rtr_file_data(const struct inode *inode);
+
+/* control.c: the control files; buffer_file.c: cpu/<N>/buffer. */
+int rtr_control_files_init(void);
 extern const struct file_operations rtr_buffer_fops;
-extern struct dentry *rtr_dir;
+/* A short control word from userspace, NUL-terminated, blanks trimmed. */
+int rtr_read_word(const char __user *ubuf, size_t count, char *word,
+		  size_t size);
+int rtr_parse_bit(const char *word, bool *bit);
 
 #endif /* _RINGTRACE_INTERNAL_H */

@@ -1,15 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ringtrace: module init/exit and the global state the control files
- * change: tracing on/off, mode, geometry.  Every change happens under
- * rtr_control_lock; writers never take it.
+ * ringtrace: module init/exit, CPU hotplug, and the global state the
+ * control files change: tracing on/off, mode, geometry.
+ *
+ * Buffers exist for the CPUs that have been online since the module
+ * loaded: one is allocated when a CPU comes up (or at load for the online
+ * ones) and kept when it goes down, so that what it wrote stays readable.
+ *
+ * Locks, outermost first; writers take none of them:
+ *
+ *   buf->consumer_lock	one consumer's ioctls on its buffer file
+ *   cpus_read_lock()	the set of online CPUs (hotplug callbacks run
+ *			under its write side and take nothing below)
+ *   rtr_control_lock	tracing on/off, mode, geometry, open files
+ *   buf->flush_lock	one flush of a buffer at a time
+ *
+ * Every change of geometry or mode holds cpus_read_lock(), so the hotplug
+ * prepare callback reads them without the control lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/oom.h>
 #include <linux/random.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 
 #include "internal.h"
 #include "probes.h"
@@ -27,21 +46,39 @@ struct rtr_trace_state rtr_trace = {
 	.num_subbufs = RTR_DEFAULT_NUM_SUBBUFS,
 };
 
+bool rtr_stopped = true;
+
+/* Dynamic hotplug states, for their removal at exit. */
+static int rtr_cpuhp_prepare;
+static int rtr_cpuhp_online;
+
 /* Stop every writer and wait for those in flight [R3]. */
 static void rtr_quiesce(void)
 {
 	WRITE_ONCE(ringtrace_tracing, 0);
 	synchronize_rcu();
+	/* [B4] Pairs with smp_load_acquire() in GET, poll and flush. */
+	smp_store_release(&rtr_stopped, true);
 }
 
 int rtr_set_tracing(bool on)
 {
+	struct rtr_buffer *buf;
 	unsigned int cpu;
 
 	lockdep_assert_held(&rtr_control_lock);
 	if (on == rtr_trace.tracing_on)
 		return 0;
 	if (on) {
+		WRITE_ONCE(rtr_stopped, false);
+		/*
+		 * A remote flush that saw rtr_stopped set is done once its
+		 * flush_lock is free; later ones see it clear [R4].
+		 */
+		for_each_rtr_buffer(cpu, buf) {
+			mutex_lock(&buf->flush_lock);
+			mutex_unlock(&buf->flush_lock);
+		}
 		rtr_trace.tracing_on = true;
 		WRITE_ONCE(ringtrace_tracing, 1);
 		return 0;
@@ -49,25 +86,26 @@ int rtr_set_tracing(bool on)
 	rtr_quiesce();
 	rtr_trace.tracing_on = false;
 	/* No writer anywhere: close every open packet for the consumer. */
-	for_each_possible_cpu(cpu)
-		rtr_buffer_flush(per_cpu(ringtrace_cpu_buffer, cpu));
+	for_each_rtr_buffer(cpu, buf)
+		rtr_buffer_flush(buf);
 	return 0;
 }
 
 int rtr_set_mode(bool overwrite)
 {
+	struct rtr_buffer *buf;
 	unsigned int cpu;
 
 	lockdep_assert_held(&rtr_control_lock);
 	if (rtr_trace.tracing_on)
 		return -EBUSY;
 	rtr_trace.overwrite = overwrite;
-	for_each_possible_cpu(cpu)
-		per_cpu(ringtrace_cpu_buffer, cpu)->overwrite = overwrite;
+	for_each_rtr_buffer(cpu, buf)
+		WRITE_ONCE(buf->overwrite, overwrite);
 	return 0;
 }
 
-static void rtr_free_buffers(struct ringtrace_buffer **bufs)
+static void rtr_free_buffers(struct rtr_buffer **bufs)
 {
 	unsigned int cpu;
 
@@ -76,27 +114,80 @@ static void rtr_free_buffers(struct ringtrace_buffer **bufs)
 	kfree(bufs);
 }
 
+static struct rtr_buffer *rtr_alloc_cpu(unsigned int cpu,
+					unsigned long subbuf_size,
+					unsigned int num_subbufs)
+{
+	struct rtr_buffer *buf;
+
+	buf = rtr_buffer_alloc(cpu, subbuf_size, num_subbufs,
+			       rtr_trace.overwrite);
+	if (buf)
+		buf->irq_wakeup = cpu_online(cpu);
+	return buf;
+}
+
+/*
+ * Refuse what memory cannot hold, the way the kernel's own ring buffer
+ * does: the new buffers are allocated before the old ones are freed (a
+ * failure must leave the trace as it was), so they must fit in what is
+ * available now, beside them.
+ */
+static int rtr_check_memory(unsigned long subbuf_size,
+			    unsigned int num_subbufs, unsigned int nr_bufs)
+{
+	unsigned long pages = rtr_buffer_pages(subbuf_size, num_subbufs);
+
+	if (pages > si_mem_available() / nr_bufs) {
+		pr_info("%u buffers of %lu x %u bytes would need %lu MiB, %lu MiB are available\n",
+			nr_bufs, subbuf_size, num_subbufs,
+			(pages * nr_bufs) >> (20 - PAGE_SHIFT),
+			si_mem_available() >> (20 - PAGE_SHIFT));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* All or nothing: on failure nothing changed. */
 static int rtr_replace_buffers(unsigned long subbuf_size,
-			      unsigned int num_subbufs)
+			       unsigned int num_subbufs)
 {
-	struct ringtrace_buffer **bufs;
-	unsigned int cpu;
+	struct rtr_buffer **bufs, *buf;
+	unsigned int cpu, nr = 0;
+	int ret;
 
+	for_each_rtr_buffer(cpu, buf)
+		nr++;
+	ret = rtr_check_memory(subbuf_size, num_subbufs, nr);
+	if (ret)
+		return ret;
 	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
 	if (!bufs)
 		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		bufs[cpu] = rtr_buffer_alloc(cpu, subbuf_size, num_subbufs,
-					    rtr_trace.overwrite);
-		if (!bufs[cpu]) {
+	/* Make the OOM killer pick us, not a bystander, if memory runs out. */
+	set_current_oom_origin();
+	for_each_rtr_buffer(cpu, buf) {
+		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs);
+		if (!bufs[cpu] || fatal_signal_pending(current)) {
+			clear_current_oom_origin();
 			rtr_free_buffers(bufs);
 			return -ENOMEM;
 		}
 	}
+	clear_current_oom_origin();
 	/* Writers are stopped [R3]; swap, then free the old set. */
-	for_each_possible_cpu(cpu)
-		swap(bufs[cpu], per_cpu(ringtrace_cpu_buffer, cpu));
+	for_each_possible_cpu(cpu) {
+		if (!bufs[cpu])
+			continue;
+		buf = rtr_cpu_buffer(cpu);
+		/*
+		 * The buffer is whole before it is seen: pairs with the
+		 * address dependency of READ_ONCE() in rtr_cpu_buffer().
+		 */
+		smp_store_release(per_cpu_ptr(&ringtrace_cpu_buffer, cpu),
+				  &bufs[cpu]->w);
+		bufs[cpu] = buf;
+	}
 	rtr_free_buffers(bufs);
 	rtr_trace.subbuf_size = subbuf_size;
 	rtr_trace.num_subbufs = num_subbufs;
@@ -125,14 +216,85 @@ int rtr_clear(void)
 	return rtr_replace_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 }
 
+/*
+ * CPU hotplug.  A CPU that comes up for the first time gets its buffer
+ * before it runs anything (on the CPU bringing it up; a failure keeps it
+ * down, as for the kernel's ring buffer).  A CPU that goes down keeps its
+ * buffer: its consumer drains it, and it is used again if the CPU returns.
+ */
+static int rtr_cpu_prepare(unsigned int cpu)
+{
+	struct rtr_buffer *buf;
+
+	if (rtr_cpu_buffer(cpu))
+		return 0;
+	/* Geometry and mode change only with cpus_read_lock() held. */
+	buf = rtr_alloc_cpu(cpu, rtr_trace.subbuf_size, rtr_trace.num_subbufs);
+	if (!buf)
+		return -ENOMEM;
+	/* Pairs with READ_ONCE() in rtr_cpu_buffer(), as above. */
+	smp_store_release(per_cpu_ptr(&ringtrace_cpu_buffer, cpu), &buf->w);
+	return 0;
+}
+
+/* On the CPU, when it has come up and when it starts going down. */
+static int rtr_cpu_online(unsigned int cpu)
+{
+	rtr_buffer_set_irq_wakeup(rtr_cpu_buffer(cpu), true);
+	return 0;
+}
+
+static int rtr_cpu_offline(unsigned int cpu)
+{
+	rtr_buffer_set_irq_wakeup(rtr_cpu_buffer(cpu), false);
+	return 0;
+}
+
+/*
+ * On another CPU once the CPU is dead: packets it completed after its
+ * offline callback queued no wakeup (ringtrace_subbuf_done()).
+ */
+static int rtr_cpu_dead(unsigned int cpu)
+{
+	rtr_buffer_wake(rtr_cpu_buffer(cpu));
+	return 0;
+}
+
 static void rtr_free_percpu_buffers(void)
 {
+	struct rtr_buffer *buf;
 	unsigned int cpu;
 
-	for_each_possible_cpu(cpu) {
-		rtr_buffer_free(per_cpu(ringtrace_cpu_buffer, cpu));
+	for_each_rtr_buffer(cpu, buf) {
 		per_cpu(ringtrace_cpu_buffer, cpu) = NULL;
+		rtr_buffer_free(buf);
 	}
+}
+
+static int rtr_hotplug_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "ringtrace:prepare",
+				rtr_cpu_prepare, rtr_cpu_dead);
+	if (ret < 0)
+		return ret;
+	rtr_cpuhp_prepare = ret;
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "ringtrace:online",
+				rtr_cpu_online, rtr_cpu_offline);
+	if (ret < 0) {
+		cpuhp_remove_state_nocalls(rtr_cpuhp_prepare);
+		return ret;
+	}
+	rtr_cpuhp_online = ret;
+	return 0;
+}
+
+/* Every CPU stops queueing wakeups; buffers stay for the caller to free. */
+static void rtr_hotplug_exit(void)
+{
+	cpuhp_remove_state(rtr_cpuhp_online);
+	cpuhp_remove_state_nocalls(rtr_cpuhp_prepare);
 }
 
 static int __init ringtrace_init(void)
@@ -143,26 +305,26 @@ static int __init ringtrace_init(void)
 	ret = rtr_events_init();
 	if (ret)
 		return ret;
-	mutex_lock(&rtr_control_lock);
-	ret = rtr_replace_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
-	mutex_unlock(&rtr_control_lock);
-	if (ret)
-		goto exit_events;
-	ret = rtr_debugfs_init();
+	ret = rtr_hotplug_init();
 	if (ret)
 		goto free_buffers;
+	ret = rtr_files_init();
+	if (ret)
+		goto exit_hotplug;
 	ret = rtr_probes_init();
 	if (ret)
-		goto exit_debugfs;
-	pr_info("loaded: %u cpus, %lu x %u bytes per cpu\n", num_possible_cpus(),
-		rtr_trace.subbuf_size, rtr_trace.num_subbufs);
+		goto exit_files;
+	pr_info("loaded: %u cpus online, %lu x %u bytes per cpu\n",
+		num_online_cpus(), rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
 
-exit_debugfs:
-	rtr_debugfs_exit();
+exit_files:
+	rtr_files_exit();
+exit_hotplug:
+	rtr_hotplug_exit();
 free_buffers:
+	/* Also what a failed setup of the prepare state allocated. */
 	rtr_free_percpu_buffers();
-exit_events:
 	rtr_events_exit();
 	return ret;
 }
@@ -170,8 +332,9 @@ exit_events:
 static void __exit ringtrace_exit(void)
 {
 	rtr_probes_exit();
-	rtr_debugfs_exit();
+	rtr_files_exit();
 	rtr_quiesce();
+	rtr_hotplug_exit();
 	rtr_free_percpu_buffers();
 	rtr_events_exit();
 }

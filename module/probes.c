@@ -549,7 +549,6 @@ void rtr_probes_exit(void)
 	unsigned int i;
 
 	/* No file can be open now: each open holds a module reference. */
-	rtr_events_ctl_exit();
 	mutex_lock(&rtr_probes_lock);
 	for (i = 0; i < RTR_NR_PROBES; i++)
 		if (rtr_probes[i].enabled)

@@ -56,7 +56,7 @@ static inline bool rtr_probe_available(const struct rtr_probe *p)
 }
 
 /*
- * events_ctl.c: the debugfs files, and the pid filter they set.  The
+ * events_ctl.c: the control files, and the pid filter they set.  The
  * filter is NULL when empty; probes read it with rcu_dereference_sched()
  * (tracepoint probes run with preemption off).
  */
@@ -71,7 +71,6 @@ extern struct rtr_pid_filter __rcu *rtr_pid_filter;
 bool rtr_pid_filter_match(const struct rtr_pid_filter *f,
 			 const struct task_struct *t);
 int rtr_events_ctl_init(void);
-void rtr_events_ctl_exit(void);
 void rtr_pid_filter_free(void);
 
 #endif /* _RINGTRACE_PROBES_H */

@@ -2,10 +2,11 @@
 /*
  * ringtrace: lockless per-CPU ring buffer of CTF packets.
  *
- * Each possible CPU owns one buffer: a meta page followed by num_subbufs
- * sub-buffers ("slots") of subbuf_size bytes, all powers of two.  Writers
- * run only on the owning CPU and may nest (task < softirq < irq < NMI).
- * One consumer per buffer, on any CPU, takes whole sub-buffers.
+ * Each CPU that has been online since the module loaded owns one buffer: a
+ * meta page followed by num_subbufs sub-buffers ("slots") of subbuf_size
+ * bytes, all powers of two.  Writers run only on the owning CPU and may
+ * nest (task < softirq < irq < NMI).  One consumer per buffer, on any CPU,
+ * takes whole sub-buffers.
  *
  *   pages:  [meta][ slot 0 ][ slot 1 ][ slot 2 ][ slot 3 ]
  *                  |hdr|ev|ev|ev|....pad|
@@ -21,9 +22,11 @@
  * p / (subbuf_size * num_subbufs).  A packet is a slot's generation: a CTF
  * packet header (struct ringtrace_packet_header), events, and padding.
  *
- * Writer state is local_t, touched only on the owning CPU: no locked
+ * Writer state is local_t, modified only on the owning CPU: no locked
  * instruction on the fast path.  The fast path (include/linux/ringtrace.h)
- * is one local_cmpxchg() on @offset; a record never straddles slots.
+ * is one local_cmpxchg() on @offset; a record never straddles slots.  The
+ * few places that modify a buffer from another CPU say why nothing else
+ * can touch it at that moment ([R4]).
  *
  * Open and close.  @offset sits on a slot boundary exactly when no packet
  * is open (the fast path keeps one spare byte so an event never ends on a
@@ -56,9 +59,12 @@
  *
  * Counting.  Every reserve attempt while tracing counts in @written; it
  * ends as an event committed to a slot or in a lost_* counter.  A slot's
- * @events is retired by subtraction (see struct ringtrace_slot) and added
- * to @delivered (PUT) or lost_overrun (push), so once drained
- * written == delivered + all lost_* exactly.
+ * @events only grows; a generation holds the difference to the count at
+ * which the slot was last retired (rtr_slot_info.retired).  Retiring a
+ * generation -- PUT, or the overwrite push -- adds that difference to
+ * @delivered or lost_overrun and moves @retired up to the count, before
+ * any writer may open the slot again ([B2] for PUT, [R2] for the push).
+ * So once drained, written == delivered + all lost_* exactly.
  *
  * Timestamps.  The clock is read inside the reserve retry loop, after the
  * offset: a nested reservation makes the outer cmpxchg fail and re-read the
@@ -75,24 +81,43 @@
  *       writer: atomic_long_read_acquire(consumed), then reuse the slot
  *  [B3] consumer cmpxchg(consumed, c, c | HELD) vs overwrite push
  *       cmpxchg(consumed, c, c + subbuf_size): fully ordered, one wins
+ *  [B4] stop: writers gone (synchronize_rcu()), smp_store_release(stopped)
+ *       GET, poll: smp_load_acquire(stopped), then flush from any CPU
+ *  [B5] push: retiring = 1, cmpxchg(consumed), add lost_overrun,
+ *       smp_store_release(retiring, 0)
+ *       GET: cmpxchg(consumed), smp_load_acquire(retiring) until 0, read
+ *       lost_overrun
  *
  * Race windows:
  *  [R1] An interrupt between a writer's offset cmpxchg and its header
  *       writes may fill and close the packet first: header fields are
  *       split between opener and closer and completion waits for both.
- *  [R2] A push may succeed and the writer's offset cmpxchg then fail
- *       because a nested writer moved the offset: the pushed packet is
- *       counted lost and gone either way, and the slot is free for
- *       whoever opens it next.
+ *  [R2] An overwrite push frees the slot with its cmpxchg on @consumed and
+ *       retires the slot's events just after.  A writer nested in between
+ *       could open the freed slot, wrap the whole ring and push the same
+ *       slot again, retiring old and new events together.  So the pusher
+ *       raises @retiring first, and every writer nested inside the window
+ *       that would open a packet drops its event (lost_nested) instead.
+ *       The push may then succeed and the writer's own offset cmpxchg
+ *       fail because a nested writer closed the open packet: the pushed
+ *       packet is counted lost either way, and the slot is free for whoever
+ *       opens it next.
  *  [R3] Stopping clears ringtrace_tracing, then synchronize_rcu() waits
  *       for every writer (they run with preemption off from before the
  *       flag test), so the stop flush runs with no writer anywhere.
+ *  [R4] A flush runs as a writer on the owning CPU (IPI) while writers may
+ *       run there, else from the caller's CPU: when the owner is offline
+ *       (cpus_read_lock() keeps it so) or tracing is stopped [B4].  One
+ *       flush at a time per buffer (flush_lock), so such a remote flush
+ *       is the only one modifying the buffer's local_t.
  */
 
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/irq_work.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/vmalloc.h>
@@ -108,18 +133,25 @@ enum rtr_lost {
 	RTR_LOST_TOO_BIG,
 };
 
-static unsigned long rtr_buf_size(const struct ringtrace_buffer *buf)
+static unsigned long rtr_buf_size(const struct rtr_buffer *buf)
 {
-	return buf->buf_mask + 1;
+	return buf->w.buf_mask + 1;
+}
+
+static unsigned int rtr_slot_index(const struct rtr_buffer *buf,
+				   unsigned long pos)
+{
+	return (pos & buf->w.buf_mask) >> buf->w.subbuf_order;
 }
 
 static struct ringtrace_packet_header *
-rtr_packet(const struct ringtrace_buffer *buf, unsigned long pos)
+rtr_packet(const struct rtr_buffer *buf, unsigned long pos)
 {
-	return (void *)(buf->data + (pos & buf->buf_mask & ~buf->subbuf_mask));
+	return (void *)(buf->w.data +
+			(pos & buf->w.buf_mask & ~buf->w.subbuf_mask));
 }
 
-static local_t *rtr_lost_counter(struct ringtrace_buffer *buf, enum rtr_lost why)
+static local_t *rtr_lost_counter(struct rtr_buffer *buf, enum rtr_lost why)
 {
 	switch (why) {
 	case RTR_LOST_HELD:
@@ -134,34 +166,112 @@ static local_t *rtr_lost_counter(struct ringtrace_buffer *buf, enum rtr_lost why
 }
 
 /* Lost events a packet header reports; overruns are added at GET. */
-static u64 rtr_lost_dropped(struct ringtrace_buffer *buf)
+static u64 rtr_lost_dropped(struct rtr_buffer *buf)
 {
 	return local_read(&buf->lost_full) + local_read(&buf->lost_held) +
 	       local_read(&buf->lost_nested) + local_read(&buf->lost_too_big);
 }
 
 /* Is the generation of @pos's slot fully committed? */
-static bool rtr_slot_complete(const struct ringtrace_buffer *buf,
-			     unsigned long pos)
+static bool rtr_slot_complete(const struct rtr_buffer *buf, unsigned long pos)
 {
-	unsigned long commit = local_read(&ringtrace_pos_slot(buf, pos)->commit);
+	unsigned long commit =
+		local_read(&ringtrace_pos_slot(&buf->w, pos)->commit);
 
-	/* [B1] Pairs with smp_wmb() in ringtrace_commit_bytes(). */
+	/* [B1] Pairs with smp_wmb() in ringtrace_commit_slot(). */
 	smp_rmb();
-	return commit == ringtrace_commit_target(buf, pos);
+	return commit == ringtrace_commit_target(&buf->w, pos);
+}
+
+/*
+ * Events of the generation at @pos not yet retired.  Exact once that
+ * generation is complete and no writer can open the slot again.
+ */
+static unsigned long rtr_slot_events(const struct rtr_buffer *buf,
+				     unsigned long pos)
+{
+	return local_read(&ringtrace_pos_slot(&buf->w, pos)->events) -
+	       buf->slot_info[rtr_slot_index(buf, pos)].retired;
+}
+
+/*
+ * Fault injection for the selftests: with inject_push_nesting=N, an
+ * outermost overwrite push writes N markers of 1500 bytes inside its
+ * window, exactly as interrupts nesting there would [R2] -- a window of a
+ * few instructions that real interrupts hit too rarely for a test to
+ * rely on.  Off (0) by default; at most RTR_INJECT_MAX.
+ */
+#define RTR_INJECT_MAX		16
+#define RTR_INJECT_LEN		1500
+
+static unsigned int rtr_inject_push_nesting;
+module_param_named(inject_push_nesting, rtr_inject_push_nesting, uint, 0600);
+MODULE_PARM_DESC(inject_push_nesting,
+		 "test only: markers written inside each overwrite push (0..16)");
+
+static const struct {
+	u16 len;
+	u8 data[RTR_INJECT_LEN];
+} __packed rtr_inject_marker = {
+	.len = RTR_INJECT_LEN,
+	.data = "ringtrace: nested in an overwrite push",
+};
+
+static void rtr_inject_push_window(struct rtr_buffer *buf)
+{
+	unsigned int n = min(READ_ONCE(rtr_inject_push_nesting),
+			     RTR_INJECT_MAX);
+
+	if (likely(!n) || local_read(&buf->w.nesting) != 1)
+		return;
+	while (n--)
+		ringtrace_write(rtr_marker_event.id, &rtr_inject_marker,
+				sizeof(rtr_inject_marker));
+}
+
+/*
+ * Overwrite push: retire the oldest packet, at @cons, to make room.  Runs
+ * only on the owning CPU, as a writer.  The window between the cmpxchg
+ * that frees the slot and the retirement of its events is closed to
+ * nested writers that would open a packet [R2].
+ */
+static bool rtr_push(struct rtr_buffer *buf, unsigned long cons)
+{
+	struct rtr_slot_info *info = &buf->slot_info[rtr_slot_index(buf, cons)];
+	unsigned long events;
+	bool pushed;
+
+	WRITE_ONCE(buf->retiring, 1);
+	/*
+	 * Stable: the generation is complete, and no writer can open the
+	 * slot before @consumed moves past it.
+	 */
+	events = local_read(&ringtrace_pos_slot(&buf->w, cons)->events);
+	/* [B3] Pairs with the cmpxchg in rtr_buffer_get(). */
+	pushed = atomic_long_cmpxchg(&buf->consumed, cons,
+				     cons + buf->w.subbuf_size) == cons;
+	if (pushed) {
+		rtr_inject_push_window(buf);
+		local_add(events - info->retired, &buf->lost_overrun);
+		info->retired = events;
+	}
+	/* [B5] Pairs with smp_load_acquire() in rtr_buffer_get(). */
+	smp_store_release(&buf->retiring, 0);
+	return pushed;
 }
 
 /*
  * May a packet open at boundary @pos?  In overwrite mode (and when
  * @may_overwrite) make room by retiring the oldest packet.
  */
-static enum rtr_lost rtr_make_room(struct ringtrace_buffer *buf,
-				 unsigned long pos, bool may_overwrite)
+static enum rtr_lost rtr_make_room(struct rtr_buffer *buf, unsigned long pos,
+				   bool may_overwrite)
 {
-	struct ringtrace_slot *slot;
 	unsigned long cons;
-	long events;
 
+	/* Nested inside a push's window: the slot being retired is ours [R2]. */
+	if (READ_ONCE(buf->retiring))
+		return RTR_LOST_NESTED;
 	for (;;) {
 		/* [B2] Pairs with atomic_long_set_release() in rtr_buffer_put(). */
 		cons = atomic_long_read_acquire(&buf->consumed);
@@ -173,25 +283,13 @@ static enum rtr_lost rtr_make_room(struct ringtrace_buffer *buf,
 			return RTR_LOST_HELD;
 		if (!rtr_slot_complete(buf, cons))
 			return RTR_LOST_NESTED;
-		slot = ringtrace_pos_slot(buf, cons);
-		/* Stable: the slot cannot reopen before the push below. */
-		events = local_read(&slot->events);
-		/* [B3] Pairs with the cmpxchg in rtr_buffer_get(). */
-		if (atomic_long_cmpxchg(&buf->consumed, cons,
-					cons + buf->subbuf_size) != cons)
-			continue;
-		/*
-		 * A nested writer may already have reopened the slot and
-		 * counted new events [R2]: subtract, never reset.
-		 */
-		local_sub(events, &slot->events);
-		local_add(events, &buf->lost_overrun);
-		return RTR_ROOM;
+		if (rtr_push(buf, cons))
+			return RTR_ROOM;
+		/* The consumer took or released a packet meanwhile: look again. */
 	}
 }
 
-static void rtr_open_packet(struct ringtrace_buffer *buf, unsigned long pos,
-			   u64 ts)
+static void rtr_open_packet(struct rtr_buffer *buf, unsigned long pos, u64 ts)
 {
 	struct ringtrace_packet_header *ph = rtr_packet(buf, pos);
 
@@ -201,9 +299,26 @@ static void rtr_open_packet(struct ringtrace_buffer *buf, unsigned long pos,
 	ph->stream_id = RINGTRACE_STREAM_ID;
 	ph->stream_instance_id = buf->cpu;
 	ph->timestamp_begin = ts;
-	ph->packet_seq_num = pos >> buf->subbuf_order;
+	ph->packet_seq_num = pos >> buf->w.subbuf_order;
 	ph->cpu_id = buf->cpu;
-	ringtrace_commit_bytes(buf, pos, RINGTRACE_PACKET_HEADER_SIZE);
+	ringtrace_commit_bytes(&buf->w, pos, RINGTRACE_PACKET_HEADER_SIZE);
+}
+
+/*
+ * lost_reported only grows: a closer interrupted after its snapshot of the
+ * lost count must not write it over a nested closer's newer one, or a
+ * later flush would emit an empty packet for losses already reported.
+ */
+static void rtr_report_lost(struct rtr_buffer *buf, u64 discarded)
+{
+	long old = local_read(&buf->lost_reported), cur;
+
+	while ((u64)old < discarded) {
+		cur = local_cmpxchg(&buf->lost_reported, old, discarded);
+		if (cur == old)
+			break;
+		old = cur;
+	}
 }
 
 /*
@@ -211,19 +326,19 @@ static void rtr_open_packet(struct ringtrace_buffer *buf, unsigned long pos,
  * The packet is exactly its content: packet_size == content_size, so the
  * consumer writes content_size bytes and has a whole CTF packet.
  */
-static void rtr_close_packet(struct ringtrace_buffer *buf, unsigned long end,
-			    u64 ts, u64 discarded)
+static void rtr_close_packet(struct rtr_buffer *buf, unsigned long end,
+			     u64 ts, u64 discarded)
 {
-	unsigned long used = end & buf->subbuf_mask;
+	unsigned long used = end & buf->w.subbuf_mask;
 	struct ringtrace_packet_header *ph = rtr_packet(buf, end);
 
 	ph->timestamp_end = ts;
 	ph->content_size = (u64)used * 8;
 	ph->packet_size = (u64)used * 8;
 	ph->events_discarded = discarded;
-	ringtrace_pos_slot(buf, end)->discarded = discarded;
-	WRITE_ONCE(buf->lost_reported, discarded);
-	ringtrace_commit_bytes(buf, end, buf->subbuf_size - used);
+	buf->slot_info[rtr_slot_index(buf, end)].discarded = discarded;
+	rtr_report_lost(buf, discarded);
+	ringtrace_commit_bytes(&buf->w, end, buf->w.subbuf_size - used);
 }
 
 /*
@@ -232,10 +347,11 @@ static void rtr_close_packet(struct ringtrace_buffer *buf, unsigned long end,
  * read).  Every retry reads both again, offset first.
  */
 void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
-			     struct ringtrace_buffer *buf, unsigned int id,
+			     struct ringtrace_buffer *w, unsigned int id,
 			     unsigned int payload_len, unsigned long old,
 			     u64 ts, u64 last)
 {
+	struct rtr_buffer *buf = rtr_buf(w);
 	unsigned long off, begin, next = 0;
 	bool close, open;
 	enum rtr_lost why;
@@ -247,21 +363,21 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 		goto drop;
 	}
 
-	for (;; old = local_read(&buf->offset),
-		ts = ringtrace_buffer_clock(buf, &last)) {
+	for (;; old = local_read(&w->offset),
+		ts = ringtrace_buffer_clock(w, &last)) {
 		lost = rtr_lost_dropped(buf);
-		off = old & buf->subbuf_mask;
+		off = old & w->subbuf_mask;
 		hlen = ringtrace_header_len(id, ts, last);
-		close = off && off + hlen + payload_len >= buf->subbuf_size;
+		close = off && off + hlen + payload_len >= w->subbuf_size;
 		open = !off || close;
 		begin = old;
 		if (open) {
-			next = close ? old - off + buf->subbuf_size : old;
+			next = close ? old - off + w->subbuf_size : old;
 			why = READ_ONCE(buf->disabled) ? RTR_LOST_FULL :
 			      rtr_make_room(buf, next, true);
 			if (why != RTR_ROOM) {
 				/* No room: still close, so the consumer gets it. */
-				if (close && local_cmpxchg(&buf->offset, old,
+				if (close && local_cmpxchg(&w->offset, old,
 							   next) != old)
 					continue;
 				if (close)
@@ -272,7 +388,7 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 			hlen = ringtrace_header_len(id, ts, ts);
 			begin = next + RINGTRACE_PACKET_HEADER_SIZE;
 		}
-		if (local_cmpxchg(&buf->offset, old,
+		if (local_cmpxchg(&w->offset, old,
 				  begin + hlen + payload_len) == old)
 			break;
 	}
@@ -281,89 +397,117 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 		rtr_close_packet(buf, old, ts, lost);
 	if (open)
 		rtr_open_packet(buf, next, ts);
-	WRITE_ONCE(buf->last_ts, ts);
-	r->buf = buf;
+	WRITE_ONCE(w->last_ts, ts);
+	r->buf = w;
 	r->pos = begin;
 	r->len = hlen + payload_len;
-	return ringtrace_put_header(buf->data + (begin & buf->buf_mask), hlen,
+	return ringtrace_put_header(w->data + (begin & w->buf_mask), hlen,
 				    id, ts);
 drop:
 	local_inc(rtr_lost_counter(buf, why));
-	local_dec(&buf->nesting);
+	local_dec(&w->nesting);
 	preempt_enable_notrace();
 	return NULL;
 }
 EXPORT_SYMBOL_GPL(ringtrace_reserve_slow);
 
-void ringtrace_drop_nested(struct ringtrace_buffer *buf)
+void ringtrace_drop_nested(struct ringtrace_buffer *w)
 {
-	local_inc(&buf->lost_nested);
-	local_dec(&buf->nesting);
+	local_inc(&rtr_buf(w)->lost_nested);
+	local_dec(&w->nesting);
 }
 EXPORT_SYMBOL_GPL(ringtrace_drop_nested);
 
-/* A packet is complete: wake the consumer later, from irq_work [W1]. */
-void ringtrace_subbuf_done(struct ringtrace_buffer *buf)
+/*
+ * A packet is complete: wake the consumer later, from irq_work [W1].
+ * Only on the owning CPU, and only while it is up: an irq_work queued on a
+ * CPU past the point where it runs its last ones would stay pending for
+ * good, and irq_work_sync() in rtr_buffer_free() would wait for it forever.
+ * A flush from another CPU wakes the consumer itself (rtr_buffer_wake()),
+ * and so does the CPU hotplug callback for a CPU that went down.
+ */
+void ringtrace_subbuf_done(struct ringtrace_buffer *w)
 {
-	irq_work_queue(&buf->wakeup);
+	struct rtr_buffer *buf = rtr_buf(w);
+
+	if (likely(READ_ONCE(buf->irq_wakeup)) &&
+	    buf->cpu == smp_processor_id())
+		irq_work_queue(&buf->wakeup);
 }
 EXPORT_SYMBOL_GPL(ringtrace_subbuf_done);
 
-static void rtr_meta_update(struct ringtrace_buffer *buf)
+static void rtr_meta_update(struct rtr_buffer *buf)
 {
 	struct ringtrace_meta *meta = buf->meta;
 
-	WRITE_ONCE(meta->write_pos, local_read(&buf->offset));
-	WRITE_ONCE(meta->written, local_read(&buf->written));
+	WRITE_ONCE(meta->write_pos, local_read(&buf->w.offset));
+	WRITE_ONCE(meta->written, local_read(&buf->w.written));
 	WRITE_ONCE(meta->lost, rtr_lost_dropped(buf) +
 			       local_read(&buf->lost_overrun));
 	WRITE_ONCE(meta->delivered, READ_ONCE(buf->delivered));
-	WRITE_ONCE(meta->mode, buf->overwrite ? RINGTRACE_MODE_OVERWRITE :
-						RINGTRACE_MODE_DISCARD);
+	WRITE_ONCE(meta->mode, READ_ONCE(buf->overwrite) ?
+			       RINGTRACE_MODE_OVERWRITE :
+			       RINGTRACE_MODE_DISCARD);
 	/* Pairs with the reader's acquire load (uapi header). */
 	smp_store_release(&meta->consumed_pos,
 			  (u64)atomic_long_read(&buf->consumed));
 }
 
+/* Refresh the meta page and wake the consumer's poll. */
+void rtr_buffer_wake(struct rtr_buffer *buf)
+{
+	rtr_meta_update(buf);
+	wake_up_all(&buf->waitq);
+}
+
 /* [W1] irq_work: runs after the writer that completed a packet returned. */
 static void rtr_wakeup(struct irq_work *work)
 {
-	struct ringtrace_buffer *buf =
-		container_of(work, struct ringtrace_buffer, wakeup);
+	rtr_buffer_wake(container_of(work, struct rtr_buffer, wakeup));
+}
 
-	rtr_meta_update(buf);
-	wake_up_all(&buf->waitq);
+/*
+ * Called on the owning CPU by its hotplug callbacks: with @on false (the
+ * CPU is going down), writers stop queueing the irq_work, and the one
+ * already queued has run when this returns.
+ */
+void rtr_buffer_set_irq_wakeup(struct rtr_buffer *buf, bool on)
+{
+	WRITE_ONCE(buf->irq_wakeup, on);
+	if (!on)
+		irq_work_sync(&buf->wakeup);
 }
 
 /*
  * Close the open packet, or, if losses happened since the last packet was
  * closed, emit an empty packet that reports them (when there is room; the
- * consumer retries once it has drained).  Runs on the owning CPU, or where
- * no writer can run (CPU offline, or tracing stopped [R3]).
+ * consumer retries once it has drained).  Runs as a writer on the owning
+ * CPU, or where no writer can run [R4].
  */
-void rtr_buffer_flush_local(struct ringtrace_buffer *buf)
+static void rtr_buffer_flush_local(struct rtr_buffer *buf)
 {
+	struct ringtrace_buffer *w = &buf->w;
 	unsigned long old, off, next;
 	u64 ts, last, lost;
 
 	for (;;) {
-		old = local_read(&buf->offset);
-		ts = ringtrace_buffer_clock(buf, &last);
+		old = local_read(&w->offset);
+		ts = ringtrace_buffer_clock(w, &last);
 		lost = rtr_lost_dropped(buf);
-		off = old & buf->subbuf_mask;
+		off = old & w->subbuf_mask;
 		if (off) {
-			next = old - off + buf->subbuf_size;
-			if (local_cmpxchg(&buf->offset, old, next) != old)
+			next = old - off + w->subbuf_size;
+			if (local_cmpxchg(&w->offset, old, next) != old)
 				continue;
 			rtr_close_packet(buf, old, ts, lost);
 			return;
 		}
-		if (lost == READ_ONCE(buf->lost_reported) ||
+		if (lost == (u64)local_read(&buf->lost_reported) ||
 		    READ_ONCE(buf->disabled) ||
 		    rtr_make_room(buf, old, false) != RTR_ROOM)
 			return;
 		next = old + RINGTRACE_PACKET_HEADER_SIZE;
-		if (local_cmpxchg(&buf->offset, old, next) != old)
+		if (local_cmpxchg(&w->offset, old, next) != old)
 			continue;
 		rtr_open_packet(buf, old, ts);
 		/* Re-enter the close path for the now open, empty packet. */
@@ -376,23 +520,44 @@ static void rtr_flush_ipi(void *info)
 }
 
 /*
- * Flush from process context.  Callers hold rtr_control_lock, which
- * serialises the local flush of an offline CPU's buffer: local_t is only
- * atomic against its own CPU.
+ * Has a flush anything to do: a packet open, or losses that no packet
+ * reported yet?  Read from any CPU: a packet that opens meanwhile is one
+ * the flush did not promise to close.
  */
-void rtr_buffer_flush(struct ringtrace_buffer *buf)
+bool rtr_buffer_flush_wanted(struct rtr_buffer *buf)
 {
-	lockdep_assert_held(&rtr_control_lock);
-	cpus_read_lock();
-	if (cpu_online(buf->cpu))
-		smp_call_function_single(buf->cpu, rtr_flush_ipi, buf, 1);
-	else
-		rtr_buffer_flush_local(buf);
-	cpus_read_unlock();
-	rtr_meta_update(buf);
+	return (local_read(&buf->w.offset) & buf->w.subbuf_mask) ||
+	       rtr_lost_dropped(buf) != (u64)local_read(&buf->lost_reported);
 }
 
-bool rtr_buffer_ready(struct ringtrace_buffer *buf)
+/*
+ * Close the open packet for the consumer, from process context.  Decided
+ * here first, so that an idle CPU gets no IPI and no empty packet.  The
+ * caller holds cpus_read_lock(): an offline owner stays offline [R4].
+ */
+void rtr_buffer_flush(struct rtr_buffer *buf)
+{
+	mutex_lock(&buf->flush_lock);
+	if (!rtr_buffer_flush_wanted(buf))
+		goto unlock;
+	if (cpu_online(buf->cpu) && !rtr_is_stopped()) {
+		smp_call_function_single(buf->cpu, rtr_flush_ipi, buf, 1);
+	} else {
+		/*
+		 * [R4] No writer can run on this buffer and flush_lock keeps
+		 * other flushes off.  Preemption off, as for any writer, so
+		 * that ringtrace_subbuf_done() knows where it runs.
+		 */
+		preempt_disable();
+		rtr_buffer_flush_local(buf);
+		preempt_enable();
+	}
+unlock:
+	mutex_unlock(&buf->flush_lock);
+	rtr_buffer_wake(buf);
+}
+
+bool rtr_buffer_ready(struct rtr_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
@@ -400,18 +565,17 @@ bool rtr_buffer_ready(struct ringtrace_buffer *buf)
 }
 
 /* Nothing left for the consumer (meaningful once writers are quiet). */
-bool rtr_buffer_drained(struct ringtrace_buffer *buf)
+bool rtr_buffer_drained(struct rtr_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
-	return cons == (unsigned long)local_read(&buf->offset);
+	return cons == (unsigned long)local_read(&buf->w.offset);
 }
 
 /* Caller holds buf->consumer_lock. */
-int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
+int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb)
 {
 	struct ringtrace_packet_header *ph;
-	struct ringtrace_slot *slot;
 	unsigned long cons;
 	u64 content;
 
@@ -424,19 +588,18 @@ int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 			return -EBUSY;
 		if (!rtr_slot_complete(buf, cons))
 			return -EAGAIN;
-		/* [B3] Pairs with the push cmpxchg in rtr_make_room(). */
+		/* [B3] Pairs with the push cmpxchg in rtr_push(). */
 		if (atomic_long_cmpxchg(&buf->consumed, cons,
 					cons | RTR_POS_HELD) == cons)
 			break;
 	}
 
 	ph = rtr_packet(buf, cons);
-	slot = ringtrace_pos_slot(buf, cons);
 	content = ph->content_size / 8;
 	if (WARN_ONCE(ph->magic != RINGTRACE_CTF_MAGIC ||
 		      content < RINGTRACE_PACKET_HEADER_SIZE ||
-		      content >= buf->subbuf_size ||
-		      ph->packet_seq_num != cons >> buf->subbuf_order,
+		      content >= buf->w.subbuf_size ||
+		      ph->packet_seq_num != cons >> buf->w.subbuf_order,
 		      "ringtrace: cpu%u: corrupt packet at %lu, buffer disabled\n",
 		      buf->cpu, cons)) {
 		WRITE_ONCE(buf->disabled, 1);
@@ -444,16 +607,26 @@ int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 		return -EIO;
 	}
 
+	/*
+	 * [B5] The push that freed the packet before this one may still be
+	 * in its window, its overrun not yet counted.  The window is a few
+	 * instructions of a writer that cannot be preempted: wait for it, so
+	 * that this packet reports that overrun and not the next one.
+	 */
+	while (smp_load_acquire(&buf->retiring))
+		cpu_relax();
+
 	/* Exact now that the packet is complete and held. */
-	ph->events = local_read(&slot->events);
-	ph->events_discarded = slot->discarded +
-			       local_read(&buf->lost_overrun);
+	ph->events = rtr_slot_events(buf, cons);
+	ph->events_discarded =
+		buf->slot_info[rtr_slot_index(buf, cons)].discarded +
+		local_read(&buf->lost_overrun);
 
 	sb->size = sizeof(*sb);
 	sb->pos = cons;
-	sb->offset = PAGE_SIZE + (cons & buf->buf_mask);
+	sb->offset = PAGE_SIZE + (cons & buf->w.buf_mask);
 	sb->content_size = content;
-	sb->packet_size = buf->subbuf_size;
+	sb->packet_size = buf->w.subbuf_size;
 	sb->events = ph->events;
 	sb->events_discarded = ph->events_discarded;
 	rtr_meta_update(buf);
@@ -461,33 +634,36 @@ int rtr_buffer_get(struct ringtrace_buffer *buf, struct ringtrace_subbuf *sb)
 }
 
 /* Caller holds buf->consumer_lock. */
-int rtr_buffer_put(struct ringtrace_buffer *buf, u64 pos)
+int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 {
-	struct ringtrace_slot *slot;
-	unsigned long cons;
-	long events;
+	struct rtr_slot_info *info;
+	unsigned long cons, total;
 
 	lockdep_assert_held(&buf->consumer_lock);
 	cons = atomic_long_read(&buf->consumed);
 	if (!(cons & RTR_POS_HELD) || (cons & ~RTR_POS_HELD) != pos)
 		return -EINVAL;
 
-	slot = ringtrace_pos_slot(buf, pos);
-	events = local_read(&slot->events);
-	WRITE_ONCE(buf->delivered, buf->delivered + events);
+	/*
+	 * The packet is held: no writer can open its slot, and every writer
+	 * of this generation has committed, so the count is stable and
+	 * @retired is ours to move until the release below [B2].
+	 */
+	info = &buf->slot_info[rtr_slot_index(buf, pos)];
+	total = local_read(&ringtrace_pos_slot(&buf->w, pos)->events);
+	WRITE_ONCE(buf->delivered, buf->delivered + (total - info->retired));
 	WRITE_ONCE(buf->subbufs_delivered, buf->subbufs_delivered + 1);
 	WRITE_ONCE(buf->bytes_delivered, buf->bytes_delivered +
 			rtr_packet(buf, pos)->content_size / 8);
-	/* No writer touches the slot before the release below. */
-	local_sub(events, &slot->events);
+	info->retired = total;
 	/* [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(). */
-	atomic_long_set_release(&buf->consumed, pos + buf->subbuf_size);
+	atomic_long_set_release(&buf->consumed, pos + buf->w.subbuf_size);
 	rtr_meta_update(buf);
 	return 0;
 }
 
 /* The consumer went away holding a packet: hand it back unconsumed. */
-void rtr_buffer_unhold(struct ringtrace_buffer *buf)
+void rtr_buffer_unhold(struct rtr_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
@@ -500,9 +676,9 @@ void rtr_buffer_unhold(struct ringtrace_buffer *buf)
 		atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
 }
 
-void rtr_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st)
+void rtr_buffer_stats(struct rtr_buffer *buf, struct ringtrace_stats *st)
 {
-	st->written = local_read(&buf->written);
+	st->written = local_read(&buf->w.written);
 	st->lost_full = local_read(&buf->lost_full);
 	st->lost_overrun = local_read(&buf->lost_overrun);
 	st->lost_held = local_read(&buf->lost_held);
@@ -513,36 +689,52 @@ void rtr_buffer_stats(struct ringtrace_buffer *buf, struct ringtrace_stats *st)
 	st->bytes_delivered = READ_ONCE(buf->bytes_delivered);
 }
 
-void rtr_buffer_positions(struct ringtrace_buffer *buf,
-			 struct ringtrace_positions *p)
+/* Two separate reads: consistent only while the writers are quiet. */
+void rtr_buffer_positions(struct rtr_buffer *buf, struct ringtrace_positions *p)
 {
 	p->consumed_pos = atomic_long_read(&buf->consumed);
-	p->write_pos = local_read(&buf->offset);
-	p->subbuf_size = buf->subbuf_size;
-	p->num_subbufs = rtr_buf_size(buf) >> buf->subbuf_order;
+	p->write_pos = local_read(&buf->w.offset);
+	p->subbuf_size = buf->w.subbuf_size;
+	p->num_subbufs = rtr_buf_size(buf) >> buf->w.subbuf_order;
 }
 
-struct ringtrace_buffer *rtr_buffer_alloc(unsigned int cpu,
-					 unsigned long subbuf_size,
-					 unsigned int num_subbufs,
-					 bool overwrite)
+/* Pages of one buffer: the meta page and the sub-buffers. */
+unsigned long rtr_buffer_pages(unsigned long subbuf_size,
+			       unsigned int num_subbufs)
+{
+	return 1 + ((subbuf_size * num_subbufs) >> PAGE_SHIFT);
+}
+
+static void rtr_free_pages(struct page **pages, unsigned int nr)
+{
+	while (nr--) {
+		__free_page(pages[nr]);
+		cond_resched();
+	}
+	kvfree(pages);
+}
+
+struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
+				    unsigned int num_subbufs, bool overwrite)
 {
 	const gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
 			  __GFP_RETRY_MAYFAIL;
 	int node = cpu_to_node(cpu);
-	struct ringtrace_buffer *buf;
 	struct ringtrace_meta *meta;
+	struct rtr_buffer *buf;
 	unsigned int i;
 	void *vaddr;
 
 	buf = kzalloc_node(sizeof(*buf), GFP_KERNEL, node);
 	if (!buf)
 		return NULL;
-	buf->slots = kcalloc_node(num_subbufs, sizeof(*buf->slots),
-				  GFP_KERNEL, node);
-	if (!buf->slots)
-		goto free_buf;
-	buf->nr_pages = 1 + ((subbuf_size * num_subbufs) >> PAGE_SHIFT);
+	buf->w.slots = kcalloc_node(num_subbufs, sizeof(*buf->w.slots),
+				    GFP_KERNEL, node);
+	buf->slot_info = kcalloc_node(num_subbufs, sizeof(*buf->slot_info),
+				      GFP_KERNEL, node);
+	if (!buf->w.slots || !buf->slot_info)
+		goto free_slots;
+	buf->nr_pages = rtr_buffer_pages(subbuf_size, num_subbufs);
 	buf->pages = kvcalloc(buf->nr_pages, sizeof(*buf->pages), GFP_KERNEL);
 	if (!buf->pages)
 		goto free_slots;
@@ -550,23 +742,25 @@ struct ringtrace_buffer *rtr_buffer_alloc(unsigned int cpu,
 		buf->pages[i] = alloc_pages_node(node, gfp, 0);
 		if (!buf->pages[i])
 			goto free_pages;
+		cond_resched();
 	}
 	vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP, PAGE_KERNEL);
 	if (!vaddr)
 		goto free_pages;
 
 	buf->meta = vaddr;
-	buf->data = (u8 *)vaddr + PAGE_SIZE;
-	buf->subbuf_size = subbuf_size;
-	buf->subbuf_mask = subbuf_size - 1;
-	buf->buf_mask = subbuf_size * num_subbufs - 1;
-	buf->subbuf_order = ilog2(subbuf_size);
-	buf->num_order = ilog2(num_subbufs);
+	buf->w.data = (u8 *)vaddr + PAGE_SIZE;
+	buf->w.subbuf_size = subbuf_size;
+	buf->w.subbuf_mask = subbuf_size - 1;
+	buf->w.buf_mask = subbuf_size * num_subbufs - 1;
+	buf->w.subbuf_order = ilog2(subbuf_size);
+	buf->w.num_order = ilog2(num_subbufs);
 	buf->max_payload = subbuf_size - RINGTRACE_PACKET_HEADER_SIZE -
 			   RINGTRACE_EXTENDED_HEADER_SIZE - 1;
 	buf->cpu = cpu;
 	buf->overwrite = overwrite;
 	mutex_init(&buf->consumer_lock);
+	mutex_init(&buf->flush_lock);
 	init_waitqueue_head(&buf->waitq);
 	init_irq_work(&buf->wakeup, rtr_wakeup);
 
@@ -580,27 +774,26 @@ struct ringtrace_buffer *rtr_buffer_alloc(unsigned int cpu,
 	return buf;
 
 free_pages:
-	while (i--)
-		__free_page(buf->pages[i]);
-	kvfree(buf->pages);
+	rtr_free_pages(buf->pages, i);
 free_slots:
-	kfree(buf->slots);
-free_buf:
+	kfree(buf->slot_info);
+	kfree(buf->w.slots);
 	kfree(buf);
 	return NULL;
 }
 
-void rtr_buffer_free(struct ringtrace_buffer *buf)
+/*
+ * The owning CPU queued its last irq_work before it went down, or is up
+ * (rtr_buffer_set_irq_wakeup()): the sync below always ends.
+ */
+void rtr_buffer_free(struct rtr_buffer *buf)
 {
-	unsigned int i;
-
 	if (!buf)
 		return;
 	irq_work_sync(&buf->wakeup);
 	vunmap(buf->meta);
-	for (i = 0; i < buf->nr_pages; i++)
-		__free_page(buf->pages[i]);
-	kvfree(buf->pages);
-	kfree(buf->slots);
+	rtr_free_pages(buf->pages, buf->nr_pages);
+	kfree(buf->slot_info);
+	kfree(buf->w.slots);
 	kfree(buf);
 }

@@ -18,6 +18,13 @@
  * up to RINGTRACE_MAX_NESTING deep.  An event type is described to the
  * trace (CTF metadata) with ringtrace_event_register().
  *
+ * What this header exports, and why: reserve and commit are inline so that
+ * an event costs no function call, so they need the tracing flag, the
+ * per-CPU buffer pointer and the writer's part of a buffer (struct
+ * ringtrace_buffer below: positions, counters, geometry).  Everything else
+ * -- the sub-buffer switch, drops, the consumer side -- stays inside
+ * ringtrace.ko behind three exported functions of the slow path.
+ *
  * The design, the diagram and the memory-ordering argument are in
  * module/ring.c and Documentation/ringtrace/design.rst.  Barriers are
  * labelled [Bn] here and there and in include/uapi/linux/ringtrace.h.
@@ -25,25 +32,39 @@
 #ifndef _LINUX_RINGTRACE_H
 #define _LINUX_RINGTRACE_H
 
-#include <linux/atomic.h>
-#include <linux/cache.h>
 #include <linux/compiler.h>
-#include <linux/irq_work.h>
 #include <linux/list.h>
-#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/types.h>
-#include <linux/wait.h>
+#include <asm/bitsperlong.h>
+#include <asm/byteorder.h>
 #include <asm/local.h>
 #include <uapi/linux/ringtrace.h>
+
+/*
+ * Where ringtrace may run.  Positions are free-running unsigned longs that
+ * must never wrap within a trace, and every byte of a packet is written in
+ * the little-endian layout the metadata declares: refuse to build where
+ * either would silently break (i386, armhf, big-endian machines).
+ */
+#if BITS_PER_LONG != 64
+#error "ringtrace needs a 64-bit kernel: its buffer positions are unsigned long and would wrap after 4 GiB"
+#endif
+#ifdef __BIG_ENDIAN
+#error "ringtrace writes little-endian CTF packets in native byte order: big-endian kernels are not supported"
+#endif
 
 #define RINGTRACE_MAX_NESTING		4
 #define RINGTRACE_PACKET_HEADER_SIZE	sizeof(struct ringtrace_packet_header)
 
-/* Writer state of one sub-buffer slot. */
+/*
+ * The writer counters of one sub-buffer slot: touched by the inline fast
+ * path, so they are part of this header.  Only writers on the owning CPU
+ * modify them (local_t); others only read them.
+ */
 struct ringtrace_slot {
 	/*
 	 * Bytes committed to this slot since the buffer was allocated:
@@ -52,19 +73,19 @@ struct ringtrace_slot {
 	 */
 	local_t commit;
 	/*
-	 * Events committed to the slot and not yet retired.  Never reset at
-	 * open: a nested writer may open the slot and commit before the reset
-	 * would land.  Whoever retires a generation (the consumer at PUT, or an
-	 * overwriting writer) subtracts what it counted instead.
+	 * Events committed to this slot since the buffer was allocated.  A
+	 * generation holds the difference to the count at which the previous
+	 * generation was retired (module/ring.c keeps that count).
 	 */
 	local_t events;
-	/* Cumulative lost count (all but overruns) when the packet closed. */
-	u64 discarded;
 };
 
 /*
- * One per possible CPU.  Fields are grouped by who touches them; everything
- * in the first group is written only by writers running on the owning CPU.
+ * The part of a CPU buffer that inline writers touch, and nothing else:
+ * the consumer side (locks, wait queue, pages, loss counters) lives in
+ * ringtrace.ko (struct rtr_buffer in module/internal.h), around this one.
+ * Everything here is written only by writers running on the owning CPU;
+ * the geometry below it is set at allocation and read-only afterwards.
  */
 struct ringtrace_buffer {
 	/* Hot: every event, owning CPU only. */
@@ -81,36 +102,6 @@ struct ringtrace_buffer {
 	unsigned long buf_mask;		/* subbuf_size * num_subbufs - 1 */
 	unsigned int subbuf_order;
 	unsigned int num_order;		/* log2(num_subbufs) */
-	unsigned int max_payload;	/* largest payload that can fit */
-	unsigned int cpu;
-	bool overwrite;
-
-	/* Writer slow path, owning CPU only. */
-	local_t lost_full ____cacheline_aligned_in_smp;
-	local_t lost_overrun;
-	local_t lost_held;
-	local_t lost_nested;
-	local_t lost_too_big;
-	u64 lost_reported;		/* discarded count of the last close */
-	int disabled;			/* an invariant broke: no more writes */
-
-	/* Shared between the writer slow path and the consumer. */
-	atomic_long_t consumed ____cacheline_aligned_in_smp;
-
-	/* Consumer side, serialised by consumer_lock. */
-	struct mutex consumer_lock ____cacheline_aligned_in_smp;
-	u64 delivered;
-	u64 subbufs_delivered;
-	u64 bytes_delivered;
-	bool open;			/* one consumer at a time */
-
-	wait_queue_head_t waitq;
-	struct irq_work wakeup;		/* deferred wakeup [W1] */
-
-	/* Memory. */
-	struct ringtrace_meta *meta;	/* page 0 of pages[] */
-	struct page **pages;
-	unsigned int nr_pages;
 };
 
 /* Describes one event type in the CTF metadata. */
@@ -226,7 +217,14 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 		goto off;
 	buf = this_cpu_read(ringtrace_cpu_buffer);
 	local_inc(&buf->written);
-	if (unlikely(local_inc_return(&buf->nesting) > RINGTRACE_MAX_NESTING)) {
+	/*
+	 * local_cmpxchg() is only NMI-safe where the architecture says so;
+	 * elsewhere an NMI writer could corrupt the interrupted one's update
+	 * (compiled out on x86, arm64, ...).  Counted as lost_nested.
+	 */
+	if (unlikely(local_inc_return(&buf->nesting) > RINGTRACE_MAX_NESTING ||
+		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
+		      in_nmi()))) {
 		ringtrace_drop_nested(buf);
 		goto off;
 	}

@@ -61,7 +61,8 @@ run_case() {
 	say "$name: $args (mode $(<"$RT/mode"), $(<"$RT/subbuf_size") x $(<"$RT/num_subbufs") bytes per cpu)"
 	start=$SECONDS
 	rt_set tracing_on 1
-	if ! printf '%s\n' "$args" >"$BENCH/run"; then
+	# The kernel ring buffer it is compared with copies ringtrace's mode.
+	if ! printf '%s mode=%s\n' "$args" "$(<"$RT/mode")" >"$BENCH/run"; then
 		rt_set tracing_on 0
 		say "$name: the benchmark run failed"
 		exit 1

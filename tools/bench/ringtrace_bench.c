@@ -61,6 +61,8 @@
  *              reps=N         timed batches per method   (default 9)
  *              profile=0|1    also run the p-* loops     (default 1)
  *              cpus=one|all|both                         (default both)
+ *              mode=discard|overwrite  kernel-rb's mode: pass ringtrace's
+ *                                      (default discard)
  *            or, for a rate run:
  *              rate=N         events per second per CPU, 1000..100000000
  *              duration_ms=N  how long, 100..60000       (default 2000)
@@ -675,8 +677,6 @@ struct bench_geometry {
 	unsigned long buf_mask;
 	unsigned int subbuf_order;
 	unsigned int num_order;
-	unsigned int max_payload;
-	bool overwrite;
 };
 
 /*
@@ -708,8 +708,6 @@ static int bench_read_geometry(const struct cpumask *online,
 	geo->buf_mask = rt->buf_mask;
 	geo->subbuf_order = rt->subbuf_order;
 	geo->num_order = rt->num_order;
-	geo->max_payload = rt->max_payload;
-	geo->overwrite = rt->overwrite;
 	ret = 0;
 out:
 	preempt_enable();
@@ -760,9 +758,6 @@ static int bench_alloc_cpus(const struct cpumask *mask,
 		b->buf_mask = rt->buf_mask;
 		b->subbuf_order = rt->subbuf_order;
 		b->num_order = rt->num_order;
-		b->overwrite = rt->overwrite;
-		b->cpu = cpu;
-		b->max_payload = rt->max_payload;
 		b->data = vzalloc_node(bytes, node);
 		b->slots = kcalloc_node(1UL << rt->num_order,
 					sizeof(*b->slots), GFP_KERNEL, node);
@@ -785,6 +780,8 @@ struct bench_args {
 	/* Rate mode. */
 	bool rate_mode;
 	bool ftrace;
+	/* ringtrace's mode, which the kernel ring buffer copies. */
+	bool overwrite;
 	u64 rate;
 	unsigned int duration_ms;
 };
@@ -835,6 +832,10 @@ static int bench_parse(char *line, struct bench_args *a)
 			kinds |= BENCH_KEYS_RATE;
 			a->ftrace = !strcmp(val, "ftrace");
 			if (!a->ftrace && strcmp(val, "ringtrace"))
+				ret = -EINVAL;
+		} else if (!strcmp(tok, "mode")) {
+			a->overwrite = !strcmp(val, "overwrite");
+			if (!a->overwrite && strcmp(val, "discard"))
 				ret = -EINVAL;
 		} else if (!strcmp(tok, "cpus")) {
 			cpus = val;
@@ -900,7 +901,7 @@ static int bench_run(const struct bench_args *a)
 	run.warmup = max_t(unsigned long, a->iters,
 			   DIV_ROUND_UP(2 * bytes, BENCH_RECORD_SIZE));
 
-	run.krb = ring_buffer_alloc(bytes, geo.overwrite ? RB_FL_OVERWRITE : 0);
+	run.krb = ring_buffer_alloc(bytes, a->overwrite ? RB_FL_OVERWRITE : 0);
 	if (!run.krb) {
 		ret = -ENOMEM;
 		goto free_one;
@@ -931,7 +932,7 @@ static int bench_run(const struct bench_args *a)
 	bench_printf(&txt, "config kernel=%s online_cpus=%u iterations=%lu reps=%u warmup=%lu payload=%zu event_id=%u mode=%s rt_subbuf_size=%lu rt_num_subbufs=%lu rt_bytes_per_cpu=%lu krb_bytes_per_cpu=%lu krb_clock=trace_clock_local rt_clock=ktime_get_mono_fast_ns\n",
 		     utsname()->release, n, a->iters, a->reps, run.warmup,
 		     sizeof(struct bench_payload), bench_event.id,
-		     geo.overwrite ? "overwrite" : "discard", geo.subbuf_size,
+		     a->overwrite ? "overwrite" : "discard", geo.subbuf_size,
 		     1UL << geo.num_order, bytes,
 		     ring_buffer_size(run.krb, cpumask_first(online)));
 

@@ -6,6 +6,13 @@
  * packets).  Shared verbatim by the module, ringtraced, the tools and the
  * selftests.
  *
+ * Every file of /sys/kernel/debug/ringtrace/ also exists, with the same
+ * behaviour, as a character device of the same relative path under
+ * /dev/ringtrace/ (for kernels in Secure Boot's lockdown=integrity, where
+ * debugfs refuses writable, mappable and ioctl files).  A CPU that has not
+ * been online since the module loaded has no buffer: its file fails to
+ * open with ENODEV.
+ *
  * Mapping of a CPU buffer file (read-only, MAP_SHARED, offset 0):
  *
  *   0                  meta_page_size
@@ -23,15 +30,17 @@
  *   copy map[sb.offset .. sb.offset + sb.content_size)   (a whole CTF packet)
  *   ioctl(fd, RINGTRACE_IOC_PUT_SUBBUF, &sb)   -> the slot may be reused
  *
- * Memory ordering, userspace half:
+ * Memory ordering, userspace half (labels as in module/ring.c):
  *  - Bytes of a sub-buffer returned by GET_SUBBUF may be read as soon as the
- *    ioctl returns: the kernel checked completeness with an acquire load of
- *    the sub-buffer's commit count (pairs with the writer's smp_wmb() before
- *    its commit), and the syscall return orders the caller's later loads.
+ *    ioctl returns: the kernel read the sub-buffer's commit count and then
+ *    issued smp_rmb() [B1], pairing with the smp_wmb() every writer issues
+ *    before adding to that count (ringtrace_commit_slot()), and the syscall
+ *    return orders the caller's later loads.
  *  - All reads of the sub-buffer must be done before PUT_SUBBUF: the kernel
- *    publishes the new consumed position with smp_store_release(), which
- *    pairs with the writer's smp_load_acquire() before it reuses the slot.
- *    Reading after PUT may observe new data (a torn packet).
+ *    publishes the new consumed position with atomic_long_set_release()
+ *    [B2], which pairs with the atomic_long_read_acquire() a writer does
+ *    before it reuses the slot.  Reading after PUT may observe new data (a
+ *    torn packet).
  *  - Fields of struct ringtrace_meta are written by the kernel with
  *    WRITE_ONCE() at sub-buffer switch, GET, PUT and FLUSH time.  Read them
  *    with one 64-bit load each (__atomic_load_n(p, __ATOMIC_ACQUIRE)); the
@@ -41,9 +50,18 @@
  *
  * Rules for every ioctl argument struct: the caller sets @size to
  * sizeof(struct) as it knows it (at least the *_SIZE_VER0 below) and zeroes
- * @flags and every reserved field; otherwise -EINVAL.  The kernel fills at
- * most @size bytes and writes back the size it knows.  Unknown commands fail
- * with -ENOTTY.
+ * @flags, every reserved field and every byte past the kernel's struct;
+ * otherwise -EINVAL.  A @size above the page size fails with -E2BIG.  The
+ * kernel fills at most @size bytes and writes back the size it knows.
+ * Unknown commands fail with -ENOTTY.
+ *
+ * poll()/epoll on a buffer file:
+ *   EPOLLIN   GET_SUBBUF has a sub-buffer (or, tracing stopped, a last
+ *             partly filled one to close and hand out)
+ *   EPOLLHUP  tracing is stopped and everything has been consumed; until
+ *             tracing starts again (a consumer that stays should stop
+ *             polling the file and look again later)
+ *   EPOLLERR  the buffer was disabled after a broken invariant (GET: -EIO)
  */
 #ifndef _UAPI_LINUX_RINGTRACE_H
 #define _UAPI_LINUX_RINGTRACE_H
@@ -167,7 +185,10 @@ struct ringtrace_subbuf {
 };
 #define RINGTRACE_SUBBUF_SIZE_VER0	56
 
-/* Read-position snapshot, consistent for one CPU. */
+/*
+ * Read and write positions of one CPU: two separate reads, consistent only
+ * while no writer runs (tracing stopped).
+ */
 struct ringtrace_positions {
 	__u32 size;
 	__u32 flags;			/* in: must be 0 */
@@ -205,9 +226,13 @@ struct ringtrace_stats {
  *   -EAGAIN   none complete yet (poll for POLLIN)
  *   -ENODATA  tracing is off and everything has been consumed
  *   -EBUSY    the caller already holds one (PUT it first)
+ *   -EIO      the buffer was disabled after a broken invariant
  * PUT_SUBBUF: give it back; @pos must be the held position, else -EINVAL.
- * FLUSH: close the partly filled sub-buffer of this CPU (runs on that CPU)
- *   so that it becomes available to GET; a no-op when nothing is open.
+ * FLUSH: close the partly filled sub-buffer of this CPU so that it becomes
+ *   available to GET (as a writer on that CPU while tracing, else from the
+ *   caller's).  With nothing open but events lost since the last sub-buffer
+ *   closed, it emits an empty sub-buffer that reports them.  With neither,
+ *   it does nothing at all: no interrupt to that CPU, no sub-buffer.
  */
 #define RINGTRACE_IOC_GET_SUBBUF	_IOWR(RINGTRACE_IOC_TYPE, 0x01, struct ringtrace_subbuf)
 #define RINGTRACE_IOC_PUT_SUBBUF	_IOW(RINGTRACE_IOC_TYPE, 0x02, struct ringtrace_subbuf)

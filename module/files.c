@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: where the control and buffer files live.
+ *
+ * Every file exists twice, with the same file_operations and behaviour:
+ *
+ *   /sys/kernel/debug/ringtrace/<path>   debugfs: what people use from a shell
+ *   /dev/ringtrace/<path>                a character device per file
+ *
+ * Why twice: under Secure Boot, Debian's kernels run with lockdown=integrity,
+ * and debugfs then refuses to open any file that can be written, mapped or
+ * ioctl'd -- every ringtrace file but the read-only ones.  The kernel's own
+ * tracer moved to tracefs for this reason, but a module cannot create
+ * tracefs files (tracefs_create_file() is not exported).  Character devices
+ * are not refused under lockdown=integrity; like tracefs they are refused
+ * under lockdown=confidentiality, where a trace could reveal what kernel
+ * memory holds.
+ *
+ * One region of minors serves the whole /dev tree: minor i is rtr_nodes[i].
+ * The cdev's open looks the node up, checks lockdown, installs the node's
+ * file_operations and calls their open, the way misc devices do.  The
+ * device named "ringtrace!events!sched_switch!enable" becomes the node
+ * /dev/ringtrace/events/sched_switch/enable.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cdev.h>
+#include <linux/debugfs.h>
+#include <linux/device.h>
+#include <linux/fs.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "compat.h"
+#include "internal.h"
+
+/* Control files, event files (2 per event, 1024 events) and cpu buffers. */
+#define RTR_MAX_FILES		(64 + 2 * 1024)
+#define RTR_PATH_MAX		64
+
+struct rtr_node {
+	const struct file_operations *fops;
+	void *data;
+	umode_t mode;
+	struct device *dev;
+};
+
+struct dentry *rtr_dir;
+
+static struct rtr_node *rtr_nodes;
+static unsigned int rtr_nr_nodes, rtr_max_nodes;
+static dev_t rtr_devt;
+static struct cdev rtr_cdev;
+
+/* devtmpfs asks for the node's permissions; its name comes from the device. */
+static char *rtr_devnode(rtr_devnode_device *dev, umode_t *mode)
+{
+	const struct rtr_node *node = dev_get_drvdata(dev);
+
+	if (mode && node)
+		*mode = node->mode;
+	return NULL;
+}
+
+static struct class rtr_class = {
+	.name = "ringtrace",
+	.devnode = rtr_devnode,
+};
+
+static bool rtr_inode_is_dev(const struct inode *inode)
+{
+	/* Pairs with smp_store_release() in rtr_file_create(). */
+	return S_ISCHR(inode->i_mode) && imajor(inode) == MAJOR(rtr_devt) &&
+	       iminor(inode) < smp_load_acquire(&rtr_nr_nodes);
+}
+
+/* What the file was created with, in either tree. */
+void *rtr_file_data(const struct inode *inode)
+{
+	if (rtr_inode_is_dev(inode))
+		return rtr_nodes[iminor(inode)].data;
+	return inode->i_private;
+}
+
+static int rtr_dev_open(struct inode *inode, struct file *file)
+{
+	const struct file_operations *fops;
+	int ret;
+
+	if (!rtr_inode_is_dev(inode))
+		return -ENODEV;
+	ret = security_locked_down(LOCKDOWN_TRACEFS);
+	if (ret)
+		return ret;
+	fops = fops_get(rtr_nodes[iminor(inode)].fops);
+	if (!fops)
+		return -ENODEV;
+	replace_fops(file, fops);
+	return fops->open ? fops->open(inode, file) : 0;
+}
+
+static const struct file_operations rtr_dev_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_dev_open,
+	.llseek = noop_llseek,
+};
+
+struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name)
+{
+	return debugfs_create_dir(name, parent);
+}
+
+/*
+ * @path is relative to the tree's root ("events/sched_switch/enable");
+ * @dir is the file's debugfs directory.  Debugfs failures are not errors
+ * (debugfs may be disabled); a /dev node that cannot be made is one.
+ */
+int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
+		    void *data, const struct file_operations *fops)
+{
+	const char *name = strrchr(path, '/');
+	char devname[RTR_PATH_MAX + sizeof("ringtrace!")];
+	struct rtr_node *node;
+	struct device *dev;
+
+	debugfs_create_file_unsafe(name ? name + 1 : path, mode, dir, data,
+				   fops);
+
+	if (rtr_nr_nodes == rtr_max_nodes ||
+	    snprintf(devname, sizeof(devname), "ringtrace/%s", path) >=
+	    sizeof(devname)) {
+		pr_err("cannot create /dev/%s: too many files or name too long\n",
+		       path);
+		return -ENOSPC;
+	}
+	strreplace(devname, '/', '!');
+	node = &rtr_nodes[rtr_nr_nodes];
+	node->fops = fops;
+	node->data = data;
+	node->mode = mode;
+	/* The node is complete before an open can find it. */
+	smp_store_release(&rtr_nr_nodes, rtr_nr_nodes + 1);
+	dev = device_create(&rtr_class, NULL, MKDEV(MAJOR(rtr_devt),
+						    rtr_nr_nodes - 1),
+			    node, "%s", devname);
+	if (IS_ERR(dev)) {
+		rtr_nr_nodes--;
+		pr_err("cannot create /dev/%s: %ld\n", path, PTR_ERR(dev));
+		return PTR_ERR(dev);
+	}
+	node->dev = dev;
+	return 0;
+}
+
+static void rtr_dev_exit(void)
+{
+	while (rtr_nr_nodes)
+		device_destroy(&rtr_class, MKDEV(MAJOR(rtr_devt), --rtr_nr_nodes));
+	class_unregister(&rtr_class);
+	cdev_del(&rtr_cdev);
+	unregister_chrdev_region(rtr_devt, rtr_max_nodes);
+	kfree(rtr_nodes);
+}
+
+static int rtr_dev_init(void)
+{
+	int ret;
+
+	rtr_max_nodes = RTR_MAX_FILES + nr_cpu_ids;
+	rtr_nodes = kcalloc(rtr_max_nodes, sizeof(*rtr_nodes), GFP_KERNEL);
+	if (!rtr_nodes)
+		return -ENOMEM;
+	ret = alloc_chrdev_region(&rtr_devt, 0, rtr_max_nodes, "ringtrace");
+	if (ret)
+		goto free_nodes;
+	cdev_init(&rtr_cdev, &rtr_dev_fops);
+	rtr_cdev.owner = THIS_MODULE;
+	ret = cdev_add(&rtr_cdev, rtr_devt, rtr_max_nodes);
+	if (ret)
+		goto unregister_region;
+	ret = class_register(&rtr_class);
+	if (ret)
+		goto del_cdev;
+	return 0;
+
+del_cdev:
+	cdev_del(&rtr_cdev);
+unregister_region:
+	unregister_chrdev_region(rtr_devt, rtr_max_nodes);
+free_nodes:
+	kfree(rtr_nodes);
+	return ret;
+}
+
+int rtr_files_init(void)
+{
+	int ret;
+
+	ret = rtr_dev_init();
+	if (ret)
+		return ret;
+	rtr_dir = debugfs_create_dir("ringtrace", NULL);
+	ret = rtr_control_files_init();
+	if (ret)
+		rtr_files_exit();
+	return ret;
+}
+
+/* No file can be open: each one pins the module. */
+void rtr_files_exit(void)
+{
+	debugfs_remove_recursive(rtr_dir);
+	rtr_dev_exit();
+}
