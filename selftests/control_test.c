@@ -7,6 +7,8 @@
  */
 #include "ringtrace_test.h"
 
+#include <sys/klog.h>
+
 #include <dirent.h>
 #include <sys/wait.h>
 
@@ -41,7 +43,7 @@ static void snapshot_take(struct snapshot *s)
 	rt_ctl_read("mode", s->mode, sizeof(s->mode));
 	rt_ctl_read("subbuf_size", s->subbuf_size, sizeof(s->subbuf_size));
 	rt_ctl_read("num_subbufs", s->num_subbufs, sizeof(s->num_subbufs));
-	s->stats = rt_slurp(RT_DIR "/stats");
+	s->stats = rt_slurp(rt_path("stats"));
 }
 
 /*
@@ -56,7 +58,7 @@ static void expect_rejected(struct __test_metadata *_metadata,
 	char path[256];
 
 	snapshot_take(&before);
-	snprintf(path, sizeof(path), RT_DIR "/%s", file);
+	snprintf(path, sizeof(path), "%s/%s", rt_dir(), file);
 	EXPECT_EQ(-err, rt_write_file(path, bad, len)) {
 		TH_LOG("%s: write of \"%.*s\" (%zu bytes)", file, (int)len,
 		       bad, len);
@@ -330,6 +332,45 @@ TEST_F(control, clear)
 	expect_markers(_metadata, self->cpu, 0);
 }
 
+/* The kernel log's tail, or NULL. */
+static char *kernel_log(void)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf;
+
+	if (len <= 0)
+		return NULL;
+	buf = calloc(1, len + 1);
+	if (buf && klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
+}
+
+/*
+ * Geometry that memory cannot hold is refused at once with ENOMEM and a
+ * kernel log line that says why; values, counters and data stay.  4096
+ * sub-buffers of 64 MiB are 256 GiB per CPU.
+ */
+TEST_F(control, huge_geometry_refused)
+{
+	const char *why = "would need";
+	char *log, *hit;
+
+	ASSERT_EQ(0, rt_set_geometry(4096, RINGTRACE_MAX_SUBBUFS));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	write_markers(_metadata, 3);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	expect_rejected(_metadata, "subbuf_size", "67108864", 8, ENOMEM);
+	expect_markers(_metadata, self->cpu, 3);
+	log = kernel_log();
+	ASSERT_NE(NULL, log);
+	hit = strstr(log, why);
+	EXPECT_NE(NULL, hit) TH_LOG("no \"%s\" line in the kernel log", why);
+	free(log);
+}
+
 /* Failed geometry writes keep the recorded data, not just the values. */
 TEST_F(control, bad_writes_keep_data)
 {
@@ -382,7 +423,7 @@ TEST_F(control, busy_while_buffer_open)
 
 TEST_F(control, stats_format)
 {
-	char *text = rt_slurp(RT_DIR "/stats"), *line, *next;
+	char *text = rt_slurp(rt_path("stats")), *line, *next;
 	struct rt_stats s, io;
 	int expect_cpu = -1, cpu, n = 0, fd;
 	cpu_set_t cpus;
@@ -421,7 +462,7 @@ TEST_F(control, stats_format)
 
 TEST_F(control, metadata)
 {
-	char *text = rt_slurp(RT_DIR "/metadata"), *text2;
+	char *text = rt_slurp(rt_path("metadata")), *text2;
 	struct rt_meta *m = calloc(1, sizeof(*m));
 	const struct rt_event_desc *d;
 	char line[256];
@@ -447,7 +488,7 @@ TEST_F(control, metadata)
 	EXPECT_EQ(0, d->field[1].len_field);
 
 	/* Same trace, same text (the clock offset aside: none changed). */
-	text2 = rt_slurp(RT_DIR "/metadata");
+	text2 = rt_slurp(rt_path("metadata"));
 	ASSERT_NE(NULL, text2);
 	EXPECT_EQ(0, strncmp(text, text2, strstr(text, "clock {") ?
 			     (size_t)(strstr(text, "clock {") - text) : strlen(text)));
@@ -483,14 +524,14 @@ TEST_F(control, buffer_files)
 	DIR *dir;
 
 	ASSERT_LT(0, rt_possible_cpus(&cpus));
-	dir = opendir(RT_DIR "/cpu");
+	dir = opendir(rt_path("cpu"));
 	ASSERT_NE(NULL, dir);
 	while ((de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
 		cpu = atoi(de->d_name);
 		EXPECT_TRUE(CPU_ISSET(cpu, &cpus)) TH_LOG("cpu/%s", de->d_name);
-		snprintf(path, sizeof(path), RT_DIR "/cpu/%s/buffer", de->d_name);
+		snprintf(path, sizeof(path), "%s/cpu/%s/buffer", rt_dir(), de->d_name);
 		EXPECT_EQ(0, access(path, R_OK));
 		n++;
 	}
@@ -504,9 +545,9 @@ TEST_F(control, wrong_direction)
 	char buf[64];
 	int fd;
 
-	EXPECT_GT(0, rt_write_file(RT_DIR "/stats", "1", 1));
-	EXPECT_GT(0, rt_write_file(RT_DIR "/metadata", "1", 1));
-	fd = open(RT_DIR "/marker", O_RDONLY);
+	EXPECT_GT(0, rt_write_file(rt_path("stats"), "1", 1));
+	EXPECT_GT(0, rt_write_file(rt_path("metadata"), "1", 1));
+	fd = open(rt_path("marker"), O_RDONLY);
 	if (fd >= 0) {
 		EXPECT_GT(0, read(fd, buf, sizeof(buf)));
 		close(fd);

@@ -220,6 +220,36 @@ TEST_F(ioc, double_get)
 }
 
 /* Argument structs: size, flags and reserved rules of the uapi header. */
+/*
+ * A size larger than a page is refused at once with E2BIG, even when
+ * every byte of it is there and zero (a newer struct that large cannot be
+ * ours; checking it would scan user memory of any size).
+ */
+static void expect_size_capped(struct __test_metadata *_metadata, int fd)
+{
+	const long page = sysconf(_SC_PAGESIZE);
+	const uint32_t sizes[] = { page + 8, 64 * page, UINT32_MAX };
+	struct ringtrace_subbuf *sb;
+	unsigned int i;
+	void *zeros;
+
+	zeros = mmap(NULL, 64 * page, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, zeros);
+	sb = zeros;
+	for (i = 0; i < RT_ARRAY_SIZE(sizes); i++) {
+		sb->size = sizes[i];
+		EXPECT_EQ(-1, ioctl(fd, RINGTRACE_IOC_GET_SUBBUF, sb));
+		EXPECT_EQ(E2BIG, errno) TH_LOG("size %u", sizes[i]);
+		EXPECT_EQ(-1, ioctl(fd, RINGTRACE_IOC_GET_STATS, sb));
+		EXPECT_EQ(E2BIG, errno) TH_LOG("size %u", sizes[i]);
+	}
+	/* The largest size that is accepted: a page, zero past our struct. */
+	sb->size = page;
+	EXPECT_EQ(0, ioctl(fd, RINGTRACE_IOC_GET_POSITIONS, sb));
+	munmap(zeros, 64 * page);
+}
+
 TEST_F(ioc, bad_arguments)
 {
 	struct {
@@ -256,6 +286,7 @@ TEST_F(ioc, bad_arguments)
 	EXPECT_EQ(EFAULT, errno);
 
 	/* None of that took the packet: it is still there to GET. */
+	expect_size_capped(_metadata, self->b.fd);
 	big.extra = 0;
 	ASSERT_EQ(0, ioctl(self->b.fd, RINGTRACE_IOC_GET_SUBBUF, &big));
 	EXPECT_EQ(sizeof(struct ringtrace_subbuf), big.sb.size);
@@ -306,6 +337,70 @@ TEST_F(ioc, bad_arguments)
 	EXPECT_EQ(sizeof(st), st.size);
 	EXPECT_EQ(1, st.written);
 	EXPECT_EQ(1, st.delivered);
+}
+
+/* The "Function call interrupts" a CPU has taken so far, or -1. */
+static long long call_ipis(int cpu)
+{
+	char *text = rt_slurp("/proc/interrupts"), *line, *p, *end;
+	long long n = -1;
+	int col = -1, i;
+
+	if (!text)
+		return -1;
+	/* Header: "CPU0 CPU1 ...": the column of @cpu. */
+	for (p = text, i = 0; *p && *p != '\n'; i++) {
+		while (*p == ' ')
+			p++;
+		if (strtol(p + 3, &end, 10) == cpu && !strncmp(p, "CPU", 3))
+			col = i;
+		while (*p && *p != ' ' && *p != '\n')
+			p++;
+	}
+	line = strstr(text, "\n CAL:");
+	if (!line)
+		line = strstr(text, "\nCAL:");
+	if (line && col >= 0) {
+		p = strchr(line, ':') + 1;
+		for (i = 0; i <= col; i++)
+			n = strtoll(p, &p, 10);
+	}
+	free(text);
+	return n;
+}
+
+/*
+ * FLUSH of an idle CPU's buffer (tracing on, nothing open, nothing lost):
+ * no packet, no position moved, and no interrupt sent to that CPU.
+ */
+TEST_F(ioc, flush_idle_cpu)
+{
+	struct ringtrace_positions before, after;
+	struct ringtrace_subbuf sb;
+	long long ipis0, ipis1;
+	struct rt_buf other;
+	int cpu, i;
+
+	cpu = rt_other_cpu(self->cpu);
+	if (cpu < 0)
+		SKIP(return, "one CPU online: no other CPU to interrupt");
+	ASSERT_EQ(0, rt_buf_open(&other, cpu));
+	ASSERT_EQ(0, rt_positions(other.fd, &before));
+	ipis0 = call_ipis(cpu);
+	ASSERT_LE(0, ipis0);
+	for (i = 0; i < 200; i++)
+		ASSERT_EQ(0, rt_flush(other.fd));
+	ipis1 = call_ipis(cpu);
+	ASSERT_EQ(0, rt_positions(other.fd, &after));
+	EXPECT_EQ(before.write_pos, after.write_pos);
+	EXPECT_EQ(before.consumed_pos, after.consumed_pos);
+	EXPECT_EQ(-EAGAIN, rt_get(other.fd, &sb));
+	/* One IPI per FLUSH before; a few from elsewhere are tolerated. */
+	EXPECT_GT(50, ipis1 - ipis0) {
+		TH_LOG("cpu %d took %lld function-call IPIs during 200 FLUSHes",
+		       cpu, ipis1 - ipis0);
+	}
+	rt_buf_close(&other);
 }
 
 TEST_F(ioc, unknown_command)

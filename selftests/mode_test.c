@@ -231,6 +231,50 @@ TEST_F(mode, overwrite_never_touches_held)
 	rt_markers_free(&rest);
 }
 
+/*
+ * [R2] Writers nested inside an overwrite push: between the cmpxchg that
+ * frees the oldest slot and the retirement of its events.  Real interrupts
+ * land in that window too rarely for a test, so the module's fault
+ * injection writes 8 markers of 1500 bytes there -- three times the
+ * two-packet ring -- at every push of a stream of user markers.  Every
+ * packet must hold exactly the events its header counts, and the counters
+ * must balance exactly.  (The landed code counted the freed slot's events
+ * twice here: a packet claimed ~4e9 events.)
+ */
+TEST_F(mode, overwrite_push_window_nesting)
+{
+	struct rt_markers c = { 0 };
+	struct rt_drain dr = { 0 };
+	struct rt_stats s;
+	char msg[256];
+
+	ASSERT_EQ(0, rt_prepare("overwrite", 4096, 2));
+	ASSERT_EQ(0, rt_buf_open(&self->b, self->cpu));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(1, rt_write_file(RT_INJECT_PARAM, "8", 1));
+	write_seq(_metadata, self, 0, MARKERS);
+	ASSERT_EQ(1, rt_write_file(RT_INJECT_PARAM, "0", 1));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &s));
+	/* The injection ran: more attempts than the user's markers. */
+	EXPECT_LT(MARKERS, s.written);
+	EXPECT_LT(0, s.lost_overrun);
+	/* rt_drain() checks every packet's event count against its events. */
+	ASSERT_EQ(-ENODATA, rt_drain(self->m, &self->b, rt_collect_marker, &c,
+				     &dr, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &s));
+	EXPECT_EQ(c.count, s.delivered);
+	EXPECT_EQ(dr.events, s.delivered);
+	EXPECT_EQ(s.written, s.delivered + rt_stats_lost(&s));
+	EXPECT_EQ(rt_stats_lost(&s), dr.last.events_discarded);
+	TH_LOG("written %llu delivered %llu overrun %llu nested %llu",
+	       (unsigned long long)s.written, (unsigned long long)s.delivered,
+	       (unsigned long long)s.lost_overrun,
+	       (unsigned long long)s.lost_nested);
+	rt_markers_free(&c);
+}
+
 /* New geometry and mode: meta page, mapping size, packets all follow. */
 TEST_F(mode, geometry_takes_effect)
 {

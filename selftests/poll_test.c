@@ -124,6 +124,60 @@ TEST_F(poll, readable_after_stop)
 	EXPECT_EQ(POLLIN | POLLRDNORM, rev);
 }
 
+/*
+ * Stopped and drained: POLLHUP (end of data) with GET giving -ENODATA;
+ * tracing on again: no longer.
+ */
+TEST_F(poll, hup_when_stopped_and_drained)
+{
+	struct ringtrace_subbuf sb;
+	short rev;
+
+	ASSERT_EQ(4, write(self->marker, "tail", 4));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(1, poll_in(self->b.fd, 5000, &rev));
+	EXPECT_EQ(POLLIN | POLLRDNORM, rev);
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	EXPECT_EQ(1, sb.events);
+	/* Held: not drained yet, nothing to get either. */
+	EXPECT_EQ(0, poll_in(self->b.fd, 100, &rev));
+	ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+	ASSERT_EQ(1, poll_in(self->b.fd, 5000, &rev));
+	EXPECT_EQ(POLLHUP, rev);
+	EXPECT_EQ(-ENODATA, rt_get(self->b.fd, &sb));
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	EXPECT_EQ(0, poll_in(self->b.fd, 100, &rev));
+	EXPECT_EQ(0, rev);
+}
+
+/* Events lost since the last packet: a stopped buffer still has a tail. */
+TEST_F(poll, readable_when_stopped_with_losses)
+{
+	struct ringtrace_subbuf sb;
+	short rev;
+	int n;
+
+	/*
+	 * Three markers fill a packet: twelve fill the four packets of the
+	 * buffer, the next two are lost (discard mode, no consumer yet).
+	 */
+	write_big(_metadata, self, 14);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	/* Drain, then the loss-only packet, then end of data. */
+	for (n = 0; n < 16; n++) {
+		ASSERT_EQ(1, poll_in(self->b.fd, 5000, &rev));
+		if (rev & POLLHUP)
+			break;
+		EXPECT_EQ(POLLIN | POLLRDNORM, rev);
+		ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+		ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+	}
+	EXPECT_EQ(POLLHUP, rev);
+	EXPECT_LT(0, sb.events_discarded);
+	EXPECT_EQ(0, sb.events) TH_LOG("the last packet only reports losses");
+}
+
 struct sleeper {
 	int fd;
 	int ret;
@@ -151,6 +205,20 @@ TEST_F(poll, wakes_sleeper)
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(1, s.ret);
 	EXPECT_EQ(POLLIN | POLLRDNORM, s.revents);
+}
+
+/* A consumer asleep in poll() learns that tracing stopped. */
+TEST_F(poll, stop_wakes_sleeper)
+{
+	struct sleeper s = { .fd = self->b.fd, .ret = -2 };
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, sleep_in_poll, &s));
+	usleep(200000);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(1, s.ret);
+	EXPECT_EQ(POLLHUP, s.revents);
 }
 
 TEST_F(poll, epoll)

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -42,7 +43,6 @@
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
 
-#define RT_DIR		"/sys/kernel/debug/ringtrace"
 #define RTST_DIR	"/sys/kernel/debug/" RTST_DEBUGFS_DIR
 
 #define RT_DEFAULT_SUBBUF_SIZE	(64U << 10)
@@ -71,13 +71,33 @@ static inline ssize_t rt_write_file(const char *path, const void *buf,
 	return ret;
 }
 
-/* Write string @s to control file RT_DIR/@name: 0 or -errno. */
+/*
+ * The ringtrace directory under test: /sys/kernel/debug/ringtrace, or what
+ * RT_ROOT says (/dev/ringtrace: the same files as character devices).
+ */
+static inline const char *rt_dir(void)
+{
+	const char *dir = getenv("RT_ROOT");
+
+	return dir && *dir ? dir : "/sys/kernel/debug/ringtrace";
+}
+
+/* rt_dir()/@name, in a buffer that the next call reuses. */
+static inline const char *rt_path(const char *name)
+{
+	static __thread char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", rt_dir(), name);
+	return path;
+}
+
+/* Write string @s to control file rt_dir()/@name: 0 or -errno. */
 static inline int rt_ctl_write(const char *name, const char *s)
 {
 	char path[256];
 	ssize_t ret;
 
-	snprintf(path, sizeof(path), RT_DIR "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", rt_dir(), name);
 	ret = rt_write_file(path, s, strlen(s));
 	if (ret < 0)
 		return ret;
@@ -152,7 +172,7 @@ static inline ssize_t rt_ctl_read(const char *name, char *buf, size_t size)
 {
 	char path[256];
 
-	snprintf(path, sizeof(path), RT_DIR "/%s", name);
+	snprintf(path, sizeof(path), "%s/%s", rt_dir(), name);
 	return rt_read_file(path, buf, size);
 }
 
@@ -184,8 +204,8 @@ static inline const char *rt_unavailable(void)
 {
 	if (geteuid())
 		return "needs root";
-	if (access(RT_DIR "/tracing_on", F_OK))
-		return "ringtrace.ko not loaded (no " RT_DIR ")";
+	if (access(rt_path("tracing_on"), F_OK))
+		return "ringtrace.ko not loaded (no ringtrace directory)";
 	return NULL;
 }
 
@@ -240,13 +260,19 @@ static inline int rt_set_geometry(unsigned int subbuf_size,
  * Back to the state a fresh module has, with no data: tracing off,
  * discard mode, default geometry, counters zero.  0 or -errno.
  */
+#define RT_INJECT_PARAM	"/sys/module/ringtrace/parameters/inject_push_nesting"
+
 static inline int rt_reset(void)
 {
 	int ret;
 
+	/* The fault injection of overwrite pushes, if a test left it on. */
+	if (!access(RT_INJECT_PARAM, F_OK) &&
+	    rt_write_file(RT_INJECT_PARAM, "0", 1) < 0)
+		return -EIO;
 	ret = rt_ctl_write("tracing_on", "0");
 	/* Tracepoint events off: the tests' writers are the only ones. */
-	if (!ret && !access(RT_DIR "/events/enable", F_OK))
+	if (!ret && !access(rt_path("events/enable"), F_OK))
 		ret = rt_ctl_write("events/enable", "0");
 	if (!ret)
 		ret = rt_ctl_write("mode", "discard");
@@ -349,6 +375,22 @@ static inline int rt_test_cpu(void)
 	return -1;
 }
 
+/* An online CPU other than @cpu (whatever our affinity), or -1. */
+static inline int rt_other_cpu(int cpu)
+{
+	cpu_set_t set;
+	char buf[256];
+	int i;
+
+	if (rt_read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) <= 0 ||
+	    rt_parse_cpulist(buf, &set) <= 0)
+		return -1;
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (i != cpu && CPU_ISSET(i, &set))
+			return i;
+	return -1;
+}
+
 /* Pin the calling thread: its marker writes land in @cpu's buffer. */
 static inline int rt_pin(int cpu)
 {
@@ -400,7 +442,7 @@ static inline int rt_parse_stats_line(const char *line, struct rt_stats *s)
 /* Stats of @cpu from the `stats` file: 0 or -errno. */
 static inline int rt_read_stats(int cpu, struct rt_stats *s)
 {
-	char *text = rt_slurp(RT_DIR "/stats"), *line;
+	char *text = rt_slurp(rt_path("stats")), *line;
 	int ret = -ENOENT;
 
 	memset(s, 0, sizeof(*s));
@@ -456,7 +498,7 @@ struct rt_buf {
 
 static inline void rt_buf_path(char *path, size_t size, int cpu)
 {
-	snprintf(path, size, RT_DIR "/cpu/%d/buffer", cpu);
+	snprintf(path, size, "%s/cpu/%d/buffer", rt_dir(), cpu);
 }
 
 static inline int rt_buf_open_fd(int cpu, int flags)
@@ -880,7 +922,7 @@ static inline int rt_meta_parse(struct rt_meta *m, const char *text)
 static inline struct rt_meta *rt_meta_load_file(void)
 {
 	struct rt_meta *m = calloc(1, sizeof(*m));
-	char *text = rt_slurp(RT_DIR "/metadata");
+	char *text = rt_slurp(rt_path("metadata"));
 
 	if (!m || !text || rt_meta_parse(m, text)) {
 		free(m);
@@ -1185,7 +1227,7 @@ static inline ssize_t rt_write_seq_marker(int fd, unsigned long long seq,
 
 static inline int rt_marker_open(void)
 {
-	int fd = open(RT_DIR "/marker", O_WRONLY | O_CLOEXEC);
+	int fd = open(rt_path("marker"), O_WRONLY | O_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }

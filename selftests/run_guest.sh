@@ -33,6 +33,10 @@ readonly KO_DIR=$BUILD/$KVER
 readonly DEBUGFS=/sys/kernel/debug
 read -r -a TESTS <<<"${RT_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test kmod_test stress_test}"
 readonly TESTS
+# The suites that only need ringtrace.ko, run again through /dev/ringtrace.
+read -r -a DEV_TESTS <<<"${RT_DEV_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test}"
+readonly DEV_TESTS
+readonly DEVDIR=/dev/ringtrace
 # Per binary, far above its own harness timeouts: a hung binary must not
 # eat the guest's whole time limit.
 readonly BINARY_TIMEOUT=900
@@ -128,9 +132,53 @@ no_kernel_splat() {
 	return 0
 }
 
+# The files of the debugfs tree and of the /dev tree, as relative paths:
+# the same list, files only (debugfs directories are /dev directories).
+same_trees() {
+	local a b
+	a=$(cd "$DEBUGFS/ringtrace" && find . -type f | sort)
+	b=$(cd "$DEVDIR" && find . -type c | sort)
+	if [[ -z $a || $a != "$b" ]]; then
+		diff <(echo "$a") <(echo "$b") | sed 's/^/# /'
+		return 1
+	fi
+}
+
+# Modes of the /dev nodes: what debugfs gives the same files.
+same_modes() {
+	local f a b ret=0
+	while read -r f; do
+		a=$(stat -c %a "$DEBUGFS/ringtrace/$f")
+		b=$(stat -c %a "$DEVDIR/$f")
+		if [[ $a != "$b" ]]; then
+			echo "# $f: debugfs $a, /dev $b"
+			ret=1
+		fi
+	done < <(cd "$DEBUGFS/ringtrace" && find . -type f)
+	return $ret
+}
+
+# Load ringtrace.ko with the highest CPU offline, for hotplug_test: it
+# then sees that CPU come up for the first time.
+hotplug_suite() {
+	local cpu online
+	online=$(cat /sys/devices/system/cpu/online)
+	cpu=$(ls -d /sys/devices/system/cpu/cpu[0-9]* | sed 's/.*cpu//' | sort -n | tail -n1)
+	if [[ $cpu == 0 || ! -w /sys/devices/system/cpu/cpu$cpu/online ]]; then
+		echo "# no CPU can go offline ($online): hotplug_test not run"
+		return
+	fi
+	check "cpu${cpu}_offline" sh -c "echo 0 > /sys/devices/system/cpu/cpu$cpu/online"
+	check insmod_ringtrace_cpu${cpu}_offline load ringtrace || return
+	run_binary hotplug_test
+	echo 1 > "/sys/devices/system/cpu/cpu$cpu/online"
+	check "cpus_online_again" test "$(cat /sys/devices/system/cpu/online)" = "$online"
+	check rmmod_ringtrace_after_hotplug timeout 60 rmmod ringtrace
+}
+
 run_binary() {
 	local name=$1 bin=$SELFTESTS_DIR/$1 out status start secs
-	echo "# selftests: $name"
+	echo "# selftests: $name${RT_ROOT:+ (RT_ROOT=$RT_ROOT)}"
 	if [[ ! -x $bin ]]; then
 		echo "# $bin missing: run make -C selftests on the host"
 		echo "not ok 1 $name # binary missing"
@@ -169,6 +217,13 @@ main() {
 		for t in "${TESTS[@]}"; do
 			run_binary "$t"
 		done
+		check dev_tree_mirrors_debugfs same_trees
+		check dev_modes_match_debugfs same_modes
+		export RT_ROOT=$DEVDIR
+		for t in "${DEV_TESTS[@]}"; do
+			run_binary "$t"
+		done
+		unset RT_ROOT
 	else
 		echo "# modules not loaded: selftests not run"
 	fi
@@ -179,7 +234,9 @@ main() {
 		check rmmod_refused_while_buffer_open rmmod_refused_while_open
 		check rmmod_ringtrace unload ringtrace
 		check debugfs_dir_removed test ! -e "$DEBUGFS/ringtrace"
+		check dev_dir_removed test ! -e "$DEVDIR"
 	fi
+	((loaded)) && hotplug_suite
 	check no_kernel_splat no_kernel_splat
 
 	((skipped)) && echo "# $skipped test cases skipped"

@@ -53,8 +53,14 @@
  * long enough that a TCG guest still makes progress between them.
  */
 #define RTST_HRTIMER_PERIOD_NS	(200 * NSEC_PER_USEC)
-/* Events per interrupt-context callback: consecutive nested records. */
+/*
+ * Events per hard-interrupt callback (hrtimer, irq_work): consecutive
+ * nested records.  A run may ask for more, up to RTST_MAX_IRQ_BURST, so
+ * that one interrupt fills the whole ring of a small buffer while the
+ * task writer it interrupted is in the middle of a sub-buffer switch.
+ */
 #define RTST_IRQ_BURST		2
+#define RTST_MAX_IRQ_BURST	4096
 /* The softirq timer fires once a jiffy: more per call to keep pace. */
 #define RTST_SOFTIRQ_BURST	8
 #define RTST_MAX_SECONDS	600
@@ -112,6 +118,7 @@ static DEFINE_MUTEX(rtst_lock);
 static struct cpumask rtst_run_cpus;
 static unsigned int rtst_run_seconds;
 static unsigned int rtst_run_flags;
+static unsigned int rtst_run_burst = RTST_IRQ_BURST;
 static u64 rtst_run_max;
 static unsigned int rtst_nr_active;
 static const char *rtst_run_state = "idle";
@@ -249,7 +256,7 @@ static enum hrtimer_restart rtst_hrtimer_fn(struct hrtimer *t)
 
 	if (READ_ONCE(rtst_stop))
 		return HRTIMER_NORESTART;
-	for (i = 0; i < RTST_IRQ_BURST && rtst_want(p); i++)
+	for (i = 0; i < rtst_run_burst && rtst_want(p); i++)
 		rtst_emit(p);
 	/* Raised here, it runs right after this handler, in hard irq. */
 	if (rtst_want(&c->prod[RTST_KIND_IRQ_WORK]))
@@ -264,7 +271,7 @@ static void rtst_irq_work_fn(struct irq_work *w)
 	struct rtst_producer *p = &c->prod[RTST_KIND_IRQ_WORK];
 	unsigned int i;
 
-	for (i = 0; i < RTST_IRQ_BURST && rtst_want(p); i++)
+	for (i = 0; i < rtst_run_burst && rtst_want(p); i++)
 		rtst_emit(p);
 }
 
@@ -377,7 +384,8 @@ static void rtst_stop_run(void)
 	}
 }
 
-static int rtst_run(unsigned int seconds, u64 max, unsigned int flags)
+static int rtst_run(unsigned int seconds, u64 max, unsigned int flags,
+		    unsigned int burst)
 {
 	unsigned int cpu, kind, nr_cpus;
 	long left;
@@ -388,6 +396,7 @@ static int rtst_run(unsigned int seconds, u64 max, unsigned int flags)
 	rtst_run_seconds = seconds;
 	rtst_run_max = max;
 	rtst_run_flags = flags;
+	rtst_run_burst = burst;
 	rtst_nr_active = 0;
 	atomic_set(&rtst_nr_done, 0);
 	for (kind = 0; kind < RTST_NR_KINDS; kind++) {
@@ -471,23 +480,25 @@ static int rtst_copy_cmd(char *buf, size_t size, const char __user *ubuf,
 static ssize_t rtst_run_write(struct file *file, const char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
-	unsigned int seconds, flags;
+	unsigned int seconds, flags, burst = RTST_IRQ_BURST;
 	char buf[64], extra;
+	int ret, n;
 	u64 max;
-	int ret;
 
 	ret = rtst_copy_cmd(buf, sizeof(buf), ubuf, count);
 	if (ret)
 		return ret;
-	/* Exactly three numbers; the %c catches trailing garbage. */
-	if (sscanf(buf, "%u %llu %u %c", &seconds, &max, &flags, &extra) != 3)
+	/* Three or four numbers; the %c catches trailing garbage. */
+	n = sscanf(buf, "%u %llu %u %u %c", &seconds, &max, &flags, &burst,
+		   &extra);
+	if (n != 3 && n != 4)
 		return -EINVAL;
 	if (!seconds || seconds > RTST_MAX_SECONDS || !flags ||
-	    (flags & ~RTST_FLAGS_ALL))
+	    (flags & ~RTST_FLAGS_ALL) || !burst || burst > RTST_MAX_IRQ_BURST)
 		return -EINVAL;
 	if (!mutex_trylock(&rtst_lock))
 		return -EBUSY;
-	ret = rtst_run(seconds, max, flags);
+	ret = rtst_run(seconds, max, flags, burst);
 	mutex_unlock(&rtst_lock);
 	return ret ? ret : count;
 }
@@ -498,9 +509,10 @@ static int rtst_run_show(struct seq_file *m, void *v)
 		seq_puts(m, "state=running\n");
 		return 0;
 	}
-	seq_printf(m, "state=%s seconds=%u max=%llu flags=%#x cpus=%*pbl\n",
+	seq_printf(m, "state=%s seconds=%u max=%llu flags=%#x burst=%u cpus=%*pbl\n",
 		   rtst_run_state, rtst_run_seconds, rtst_run_max,
-		   rtst_run_flags, cpumask_pr_args(&rtst_run_cpus));
+		   rtst_run_flags, rtst_run_burst,
+		   cpumask_pr_args(&rtst_run_cpus));
 	mutex_unlock(&rtst_lock);
 	return 0;
 }

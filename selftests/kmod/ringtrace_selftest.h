@@ -7,9 +7,11 @@
  *
  * debugfs: /sys/kernel/debug/ringtrace_selftest/
  *
- *   run       write "<seconds> <max_per_producer> <flags>": start the
+ *   run       write "<seconds> <max_per_producer> <flags> [<burst>]": start the
  *             writers, block until every producer has made max_per_producer
  *             attempts (0 = no limit) or <seconds> passed, stop them, return.
+ *             <burst> (default 2, at most 4096) is the number of records
+ *             each hrtimer and irq_work callback writes back to back.
  *             -EBUSY while another run is active; a fatal signal stops the
  *             run early (-EINTR).  read: parameters and state of the last run.
  *   result    read: "producer=<p> cpu=<c> kind=<k> attempted=<n>
