@@ -57,6 +57,8 @@ struct cpu {
 	struct rt_buffer buf;
 	struct stream out;
 	struct adapt adapt;
+	/* Tracing stopped and all read (EPOLLHUP): out of the epoll set. */
+	bool parked;
 };
 
 static struct {
@@ -84,7 +86,8 @@ static struct {
 };
 
 static struct stream_config stream_cfg;
-static char rtdir[PATH_MAX];		/* <debugfs>/ringtrace */
+static char rtdir[PATH_MAX];		/* <debugfs>/ringtrace or /dev/ringtrace */
+static bool debugfs_given;		/* --debugfs: no fallback to /dev */
 static char outdir[PATH_MAX];
 static int outdirfd = -1;
 static struct cpu *cpus;
@@ -137,7 +140,10 @@ static void usage(FILE *f)
 "                            (these three are written only when they differ\n"
 "                            from the current values: a change drops unread data\n"
 "                            and needs tracing off)\n"
-"      --debugfs=DIR         where debugfs is mounted (default /sys/kernel/debug)\n"
+"      --debugfs=DIR         where debugfs is mounted (default /sys/kernel/debug);\n"
+"                            without it, /dev/ringtrace when debugfs refuses\n"
+"                            ringtrace's files (Secure Boot lockdown) or is\n"
+"                            not mounted\n"
 "\n"
 "Running:\n"
 "      --service             run under systemd (Type=notify): log with syslog\n"
@@ -406,6 +412,7 @@ static void parse_options(int argc, char **argv)
 			if (!*optarg)
 				usage_error("--debugfs: empty directory name");
 			opt.debugfs = optarg;
+			debugfs_given = true;
 			break;
 		case OPT_SERVICE:
 			log_service = true;
@@ -487,7 +494,8 @@ static int write_control(const char *name, const char *value)
 static void die_control(const char *name, int err)
 {
 	die("%s/%s: %s%s", rtdir, name, strerror(-err),
-	    err == -EBUSY ? " (tracing is on or a buffer is open)" : "");
+	    err == -EBUSY ? " (tracing is on or a buffer is open)" :
+	    err == -EPERM ? " (refused by kernel lockdown: see /sys/kernel/security/lockdown)" : "");
 }
 
 /* Write @value to @name unless it already reads so. */
@@ -507,12 +515,43 @@ static void set_control(const char *name, const char *value)
 	info("%s set to %s (was %s)", name, value, cur);
 }
 
+/*
+ * debugfs refuses ringtrace's writable, mapped and ioctl files under
+ * Secure Boot's lockdown=integrity (EPERM at open); ringtrace.ko offers
+ * the same files as character devices under /dev/ringtrace then.
+ */
+#define DEV_RINGTRACE	"/dev/ringtrace"
+
+static bool debugfs_usable(void)
+{
+	struct statfs sfs;
+	char path[PATH_MAX];
+	int fd;
+
+	if (statfs(opt.debugfs, &sfs) < 0 ||
+	    (unsigned long)sfs.f_type != DEBUGFS_MAGIC)
+		return false;
+	snprintf(path, sizeof(path), "%s/ringtrace/tracing_on", opt.debugfs);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno != EPERM;
+	close(fd);
+	return true;
+}
+
 /* Where ringtrace lives, or a one-line reason why it cannot be used. */
 static void check_ringtrace(void)
 {
 	struct statfs sfs;
 	struct stat st;
 
+	if (!debugfs_given && !debugfs_usable() &&
+	    !stat(DEV_RINGTRACE, &st)) {
+		snprintf(rtdir, sizeof(rtdir), "%s", DEV_RINGTRACE);
+		info("using %s (debugfs is not mounted or refuses: lockdown?)",
+		     rtdir);
+		goto found;
+	}
 	if (statfs(opt.debugfs, &sfs) < 0)
 		die("%s: %s", opt.debugfs, strerror(errno));
 	if ((unsigned long)sfs.f_type != DEBUGFS_MAGIC)
@@ -528,7 +567,10 @@ static void check_ringtrace(void)
 	}
 	if (!S_ISDIR(st.st_mode))
 		die("%s: %s", rtdir, strerror(ENOTDIR));
-
+	if (!debugfs_usable())
+		die("%s: %s (Secure Boot lockdown refuses debugfs, and %s is missing: load a ringtrace.ko that provides it)",
+		    rtdir, strerror(EPERM), DEV_RINGTRACE);
+found:
 	if (opt.mode)
 		set_control("mode", opt.mode);
 	if (opt.subbuf_size || opt.num_subbufs) {
@@ -629,13 +671,20 @@ static void open_buffers(void)
 		c->buf.fd = -1;
 		c->out.fd = -1;
 		err = buffer_open(&c->buf, rtdir, cpu_ids[i]);
+		/* A CPU not online since the module loaded has no buffer. */
+		if (err == -ENODEV && !opt.cpus) {
+			info("CPU %u: no buffer (not online since ringtrace.ko loaded): not recorded",
+			     cpu_ids[i]);
+			continue;
+		}
 		if (err == -EPROTO)
 			die("%s: unexpected meta page (module and daemon from different versions?)",
 			    c->buf.path);
 		if (err)
 			die("%s: %s%s", c->buf.path, strerror(-err),
 			    err == -EBUSY ? " (another consumer has it open)" :
-			    err == -EACCES ? " (ringtrace needs root)" : "");
+			    err == -EACCES ? " (ringtrace needs root)" :
+			    err == -EPERM ? " (refused by kernel lockdown: see /sys/kernel/security/lockdown)" : "");
 		ncpus++;
 	}
 }
@@ -1077,6 +1126,30 @@ static void epoll_add(int fd, uint32_t tag)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
+/*
+ * A CPU buffer reports EPOLLHUP while tracing is stopped and all of it
+ * was read, whatever the events asked for: such a CPU leaves the epoll set
+ * and comes back at the next flush tick to see if tracing started again.
+ */
+static void park_cpu(unsigned int i)
+{
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, cpus[i].buf.fd, NULL) < 0)
+		die("epoll_ctl: %s", strerror(errno));
+	cpus[i].parked = true;
+}
+
+static void unpark_cpus(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncpus; i++) {
+		if (!cpus[i].parked)
+			continue;
+		epoll_add(cpus[i].buf.fd, i);
+		cpus[i].parked = false;
+	}
+}
+
 static void setup_epoll(void)
 {
 	unsigned int i;
@@ -1131,6 +1204,19 @@ static bool handle_signals(void)
 	return quit;
 }
 
+/* epoll_wait()'s timeout: parked CPUs need a tick when there is no timer. */
+static int parked_wait_ms(void)
+{
+	unsigned int i;
+
+	if (opt.flush_ms)
+		return -1;
+	for (i = 0; i < ncpus; i++)
+		if (cpus[i].parked)
+			return 1000;
+	return -1;
+}
+
 static void run(void)
 {
 	struct epoll_event evs[64];
@@ -1139,7 +1225,7 @@ static void run(void)
 	int n, i;
 
 	while (!quit) {
-		n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), -1);
+		n = epoll_wait(epfd, evs, ARRAY_SIZE(evs), parked_wait_ms());
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1153,6 +1239,10 @@ static void run(void)
 			} else if (tag == TAG_TIMER) {
 				if (read(timerfd, &ticks, sizeof(ticks)) > 0)
 					flush_all();
+				unpark_cpus();
+			} else if (tag < ncpus && (evs[i].events & EPOLLHUP) &&
+				   !(evs[i].events & EPOLLIN)) {
+				park_cpu(tag);
 			} else if (tag < ncpus) {
 				/*
 				 * One packet per ready CPU per round, so that a
@@ -1164,6 +1254,9 @@ static void run(void)
 				drain(&cpus[tag], 1);
 			}
 		}
+		/* Without a flush timer, parked CPUs come back every second. */
+		if (!n && !opt.flush_ms)
+			unpark_cpus();
 	}
 }
 

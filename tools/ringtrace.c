@@ -23,6 +23,7 @@
 #include "lib/rtdecode.h"
 
 #define DEFAULT_DEBUGFS	"/sys/kernel/debug"
+#define DEV_RINGTRACE	"/dev/ringtrace"
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static void vwarn(const char *fmt, va_list ap)
@@ -80,11 +81,13 @@ static const char usage_text[] =
 	"                         babeltrace2 OUT\n"
 	"      -f, --force        reuse an existing OUT, replacing its streams\n"
 	"\n"
-	"Commands on the running tracer (root; debugfs mounted):\n"
+	"Commands on the running tracer (root):\n"
 	"  stats                  per-CPU counters of ringtrace.ko\n"
 	"  start | stop           write 1 or 0 to tracing_on\n"
 	"      -d, --debugfs DIR  where debugfs is mounted (default " DEFAULT_DEBUGFS ");\n"
-	"                         the files are in DIR/ringtrace\n"
+	"                         the files are in DIR/ringtrace.  Without -d,\n"
+	"                         " DEV_RINGTRACE " when debugfs refuses them (Secure\n"
+	"                         Boot lockdown) or is not mounted\n"
 	"\n"
 	"  -h, --help             this text (also after a command)\n";
 
@@ -461,16 +464,40 @@ static char *debugfs_opts(int argc, char **argv, const char *what)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = DEFAULT_DEBUGFS;
+	bool given = false;
 	char *rtdir;
-	int c;
+	int c, fd;
 
 	while ((c = parse_opts(argc, argv, "+d:h", opts, NULL)) != -1)
-		if (c == 'd')
+		if (c == 'd') {
 			dir = optarg;
+			given = true;
+		}
 	if (optind != argc)
 		die("%s takes no arguments (see ringtrace --help)", what);
 	if (asprintf(&rtdir, "%s/ringtrace", dir) < 0)
 		die("out of memory");
+	/*
+	 * Secure Boot's lockdown makes debugfs refuse ringtrace's writable
+	 * files (EPERM even to read them); the module offers the same files
+	 * under /dev/ringtrace.
+	 */
+	if (!given && access(DEV_RINGTRACE, F_OK) == 0) {
+		char *probe;
+
+		if (asprintf(&probe, "%s/tracing_on", rtdir) < 0)
+			die("out of memory");
+		fd = open(probe, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		free(probe);
+		if (fd < 0) {
+			free(rtdir);
+			rtdir = strdup(DEV_RINGTRACE);
+			if (!rtdir)
+				die("out of memory");
+		}
+	}
 	return rtdir;
 }
 
