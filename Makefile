@@ -27,7 +27,8 @@ kdir = /lib/modules/$(1)/build
 endif
 
 # Sources kbuild needs, mirrored file by file as symlinks into
-# $(BUILD)/<kver>/ (only sources: kbuild writes its output next to them).
+# $(BUILD)/<kver>/ (only sources: kbuild writes its output next to them):
+# C files, Kbuild, and module/'s generator scripts.
 KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
 
 USER_DIRS := daemon tools selftests selftests/probes
@@ -41,7 +42,8 @@ modules:
 	@set -e; for k in $(KVERS); do \
 		d="$(BUILD)/$$k"; mkdir -p "$$d"; \
 		cd "$(CURDIR)"; \
-		find $(KBUILD_SRCS) \( -name '*.[ch]' -o -name Kbuild \) -print | \
+		find $(KBUILD_SRCS) \( -name '*.[ch]' -o -name Kbuild \
+			-o -path 'module/*.sh' \) -print | \
 		while read -r f; do \
 			mkdir -p "$$d/$$(dirname "$$f")"; \
 			ln -sfn "$(CURDIR)/$$f" "$$d/$$f"; \

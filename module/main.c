@@ -81,6 +81,7 @@ int rtr_set_tracing(bool on)
 		}
 		rtr_trace.tracing_on = true;
 		WRITE_ONCE(ringtrace_tracing, 1);
+		rtr_statedump();
 		return 0;
 	}
 	rtr_quiesce();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ringtrace: probes on the kernel's sched, irq, softirq and raw_syscalls
- * tracepoints, each writing one fixed-layout event with the inline
+ * tracepoints (and the state dump's two events, written by statedump.c
+ * when tracing starts), each writing one fixed-layout event with the inline
  * reserve/commit of include/linux/ringtrace.h straight into the per-CPU
  * buffer.  Event and field names are LTTng's where LTTng has the same event,
  * so that tools written for LTTng kernel traces read ours.
@@ -31,6 +32,7 @@
 #include <trace/events/syscalls.h>
 
 #include "probes.h"
+#include "syscall_enum.h"
 
 #define RTR_COMM_LEN		16
 #define RTR_NR_SYSCALL_ARGS	6
@@ -125,34 +127,32 @@ struct rtr_softirq {
 static_assert(sizeof(struct rtr_softirq) == 4);
 #define RTR_SOFTIRQ_FIELDS "uint32_t vec;"
 
+/*
+ * The system call number, as an enum of the names of this kernel's own
+ * <asm/unistd.h> (syscall_enum.h, generated at build time): readers print
+ * "getppid" next to 110.  Numbers without a name (a 32-bit task's compat
+ * call, which reports its own ABI's number) print as numbers.
+ */
+#define RTR_SYSCALL_ID_FIELD						\
+	"enum : int64_t { " RTR_SYSCALL_ENUMERATORS " } id;"
+
 struct rtr_syscall_entry {
 	s64 id;
 	u64 args[RTR_NR_SYSCALL_ARGS];
 } __packed;
 static_assert(sizeof(struct rtr_syscall_entry) == 56);
-#define RTR_SYSCALL_ENTRY_FIELDS "int64_t id; uint64_t args[6];"
+#define RTR_SYSCALL_ENTRY_FIELDS RTR_SYSCALL_ID_FIELD " uint64_t args[6];"
 
 struct rtr_syscall_exit {
 	s64 id;
 	s64 ret;
 } __packed;
 static_assert(sizeof(struct rtr_syscall_exit) == 16);
-#define RTR_SYSCALL_EXIT_FIELDS "int64_t id; int64_t ret;"
+#define RTR_SYSCALL_EXIT_FIELDS RTR_SYSCALL_ID_FIELD " int64_t ret;"
 
 /* --- helpers ------------------------------------------------------------ */
 
-/*
- * The pid filter (events_ctl.c) applies to events about tasks; an event
- * is kept if any task it names matches.  Empty filter: one load and a
- * predicted branch.
- */
-static __always_inline bool rtr_task_traced(const struct task_struct *t)
-{
-	const struct rtr_pid_filter *f = rcu_dereference_sched(rtr_pid_filter);
-
-	return likely(!f) || rtr_pid_filter_match(f, t);
-}
-
+/* Either task named by the event (rtr_task_traced() in probes.h). */
 static __always_inline bool rtr_tasks_traced(const struct task_struct *a,
 					    const struct task_struct *b)
 {
@@ -444,6 +444,11 @@ struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 		 rtr_probe_sys_enter, RTR_SYSCALL_ENTRY_FIELDS),
 	RTR_PROBE(RTR_PROBE_SYSCALL_EXIT, "syscall_exit", "sys_exit",
 		 rtr_probe_sys_exit, RTR_SYSCALL_EXIT_FIELDS),
+	/* No tracepoint: statedump.c writes them when tracing starts. */
+	RTR_PROBE(RTR_PROBE_STATEDUMP_TASK, "ringtrace_statedump_task", NULL,
+		 NULL, RTR_STATEDUMP_TASK_FIELDS),
+	RTR_PROBE(RTR_PROBE_STATEDUMP_CPU, "ringtrace_statedump_cpu", NULL,
+		 NULL, RTR_STATEDUMP_CPU_FIELDS),
 };
 
 /* --- attach and detach ---------------------------------------------------- */
@@ -452,7 +457,9 @@ static int rtr_probe_attach(struct rtr_probe *p, bool on)
 {
 	int ret;
 
-	if (on)
+	if (!p->tp_name)
+		ret = 0;
+	else if (on)
 		ret = tracepoint_probe_register(p->tp, p->func, p);
 	else
 		ret = tracepoint_probe_unregister(p->tp, p->func, p);
@@ -460,7 +467,7 @@ static int rtr_probe_attach(struct rtr_probe *p, bool on)
 		pr_err("%s %s: %d\n", on ? "attaching" : "detaching",
 		       p->event.name, ret);
 	else
-		p->enabled = on;
+		WRITE_ONCE(p->enabled, on);
 	return ret;
 }
 
@@ -505,7 +512,8 @@ static void rtr_probe_find(struct tracepoint *tp, void *unused)
 	unsigned int i;
 
 	for (i = 0; i < RTR_NR_PROBES; i++)
-		if (!strcmp(tp->name, rtr_probes[i].tp_name))
+		if (rtr_probes[i].tp_name &&
+		    !strcmp(tp->name, rtr_probes[i].tp_name))
 			rtr_probes[i].tp = tp;
 }
 

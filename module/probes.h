@@ -16,7 +16,11 @@
 struct task_struct;
 struct tracepoint;
 
-/* The events, in id order (the marker holds id 0, so these get 1..12). */
+/*
+ * The events, in id order (the marker holds id 0, so these get 1..14).
+ * The last two are the state dump (statedump.c): no tracepoint, written
+ * when tracing starts.
+ */
 enum rtr_probe_index {
 	RTR_PROBE_SCHED_SWITCH,
 	RTR_PROBE_SCHED_WAKEUP,
@@ -30,13 +34,15 @@ enum rtr_probe_index {
 	RTR_PROBE_SOFTIRQ_EXIT,
 	RTR_PROBE_SYSCALL_ENTRY,
 	RTR_PROBE_SYSCALL_EXIT,
+	RTR_PROBE_STATEDUMP_TASK,
+	RTR_PROBE_STATEDUMP_CPU,
 	RTR_NR_PROBES
 };
 
 /* One kernel tracepoint feeding one ringtrace event. */
 struct rtr_probe {
 	struct ringtrace_event event;	/* name, TSDL fields, id */
-	const char *tp_name;		/* the kernel's tracepoint */
+	const char *tp_name;		/* the kernel's tracepoint, or NULL */
 	void *func;			/* our probe on it */
 	struct tracepoint *tp;		/* NULL: this kernel lacks it */
 	bool enabled;			/* registered; under rtr_probes_lock */
@@ -50,9 +56,10 @@ int rtr_probes_init(void);
 void rtr_probes_exit(void);
 int rtr_probes_set(const unsigned long *mask, const unsigned long *on);
 
+/* An event without a tracepoint (the state dump) is always there. */
 static inline bool rtr_probe_available(const struct rtr_probe *p)
 {
-	return p->tp;
+	return p->tp || !p->tp_name;
 }
 
 /*
@@ -70,7 +77,25 @@ extern struct rtr_pid_filter __rcu *rtr_pid_filter;
 
 bool rtr_pid_filter_match(const struct rtr_pid_filter *f,
 			 const struct task_struct *t);
+
+/*
+ * The pid filter applies to events about tasks; an event is kept if a task
+ * it names matches.  Empty filter: one load and a predicted branch.  With
+ * preemption off (a tracepoint probe, or a writer's section).
+ */
+static __always_inline bool rtr_task_traced(const struct task_struct *t)
+{
+	const struct rtr_pid_filter *f = rcu_dereference_sched(rtr_pid_filter);
+
+	return likely(!f) || rtr_pid_filter_match(f, t);
+}
 int rtr_events_ctl_init(void);
 void rtr_pid_filter_free(void);
+
+/* statedump.c: the task on each CPU and every task, at tracing start. */
+#define RTR_STATEDUMP_TASK_FIELDS					\
+	"int32_t tid; int32_t pid; int32_t ppid; utf8_t comm[16];"
+#define RTR_STATEDUMP_CPU_FIELDS "int32_t tid; int32_t pid; utf8_t comm[16];"
+void rtr_statedump(void);
 
 #endif /* _RINGTRACE_PROBES_H */

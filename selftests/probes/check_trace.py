@@ -4,10 +4,12 @@
 rt_workload did.  Prints one "ok - ..." or "not ok - ..." line per check
 and exits non-zero if any check failed.
 
+  (WORKLOAD_LINE: what rt_workload printed, plus cpus=N online CPUs)
+
   check_trace.py main   BT_TEXT WORKLOAD_LINE
       full trace of `rt_workload -n N`: syscall pairs of parent, its
       thread and child, fork/exec/exit of the child, sched_switch chains,
-      irq and softirq.
+      irq and softirq; syscall names; the state dump.
   check_trace.py filter BT_TEXT WORKLOAD_LINE
       trace taken with set_event_pid = the workload's parent pid: nothing
       about another task, everything about that process (its thread too).
@@ -23,6 +25,9 @@ import sys
 LINE = re.compile(r'^\[[^\]]*\] \([^)]*\) \S+ (\w+): \{ ([^}]*) \}, \{ (.*) \}$')
 STRING = re.compile(r'(\w+) = "((?:[^"\\]|\\.)*)"')
 INT = re.compile(r'(\w+) = (-?\d+)')
+# An enum field: `id = ( "getppid" : container = 110 )`, or without a label
+# `id = ( <unknown> : container = 999 )`.
+ENUM = re.compile(r'(\w+) = \( (?:"([^"]*)"|<unknown>) : container = (-?\d+) \)')
 
 # Softirq vector of the timer wheel (include/linux/interrupt.h).
 TIMER_SOFTIRQ = 1
@@ -46,7 +51,12 @@ def parse(path):
                 continue
             ctx = dict((k, int(v)) for k, v in INT.findall(m.group(2)))
             body = m.group(3)
-            fields = dict(STRING.findall(body))
+            fields = {}
+            for k, label, v in ENUM.findall(body):
+                fields[k] = int(v)
+                fields[k + '_label'] = label or None
+            body = ENUM.sub('', body)
+            fields.update(STRING.findall(body))
             for k, v in INT.findall(STRING.sub('', body)):
                 fields.setdefault(k, int(v))
             yield m.group(1), ctx.get('cpu_id', -1), fields
@@ -121,8 +131,34 @@ class Replay:
         return sum(1 for n, _, _ in self.events if n == name)
 
 
+def check_names(r, w):
+    """Syscall ids carry the kernel's names; the state dump names tasks."""
+    calls = r.find('syscall_entry') + r.find('syscall_exit')
+    # -1 is "no system call" (an exit through a signal return, say).
+    unnamed = [f['id'] for f in calls if f['id'] >= 0 and not f.get('id_label')]
+    check(calls and not unnamed,
+          'every one of %d syscall events with an id >= 0 has a name '
+          '(unnamed ids: %s)' % (len(calls), sorted(set(unnamed))[:10]))
+    getppid = [f for f in calls if f['id'] == w['nr']]
+    check(getppid and all(f['id_label'] == 'getppid' for f in getppid),
+          'syscall %d is "getppid" in all %d of its events'
+          % (w['nr'], len(getppid)))
+    by_cpu = sorted(c for n, c, _ in r.events
+                    if n == 'ringtrace_statedump_cpu')
+    check(by_cpu == list(range(w['cpus'])),
+          'one ringtrace_statedump_cpu on each of the %d CPUs: %s'
+          % (w['cpus'], by_cpu))
+    shell = r.find('ringtrace_statedump_task', tid=w['ppid'], pid=w['ppid'])
+    check(len(shell) == 1,
+          'the state dump names the shell %d (that existed at start): %s'
+          % (w['ppid'], shell))
+    init = r.find('ringtrace_statedump_task', tid=1, pid=1, ppid=0)
+    check(len(init) == 1, 'the state dump names pid 1: %s' % init)
+
+
 def check_main(r, w):
     parent, child, calls = w['parent'], w['child'], w['calls']
+    check_names(r, w)
     check(sum(r.switches.values()) >= 10,
           'sched_switch events: %d' % sum(r.switches.values()))
     check(not r.breaks,
@@ -204,6 +240,9 @@ def check_filter(r, w):
     check(r.count('irq_softirq_entry') > 0,
           'softirq events are not filtered: %d'
           % r.count('irq_softirq_entry'))
+    dumped = r.find('ringtrace_statedump_task')
+    check(len(dumped) == 1 and dumped[0]['tid'] == pid,
+          'the state dump names only the filtered pid %d: %s' % (pid, dumped))
 
 
 def main():
@@ -211,7 +250,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     w = workload(sys.argv[3])
-    for k in ('parent', 'ppid', 'thread', 'child', 'calls', 'nr'):
+    for k in ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus'):
         if k not in w:
             print('not ok - workload line lacks %s: %r' % (k, sys.argv[3]))
             return 1
