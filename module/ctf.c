@@ -5,19 +5,44 @@
  * registered event.  babeltrace2 reads a trace directory made of this text
  * and the verbatim packets.
  */
-#include <linux/bitmap.h>
 #include <linux/ctype.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/utsname.h>
 
 #include "internal.h"
 
+/*
+ * Ids handed out while the module stays loaded: 1024, the registrations of
+ * one load (the marker's and the probes' included).
+ */
 #define RTR_MAX_EVENTS	1024
 
+/*
+ * Every event registered since the module loaded keeps its id and its
+ * declaration, also once unregistered:
+ *   - ids are never reused, so a trace that spans an unregister and a new
+ *     registration never reads one event's bytes with another's layout;
+ *   - the metadata keeps describing an unregistered event, whose events may
+ *     still sit in the buffers or in a trace being recorded.
+ * The declaration is a copy: the registering module may go away.
+ * rtr_events_gen changes with every registration and unregistration; the
+ * meta page carries it, so a consumer learns at GET, without a syscall,
+ * that the metadata has new declarations to append.
+ */
+struct rtr_event_decl {
+	struct list_head node;
+	unsigned int id;
+	bool live;			/* registered now */
+	const char *name;
+	const char *fields;
+};
+
 static DEFINE_MUTEX(rtr_events_lock);
-static LIST_HEAD(rtr_events);
-static DECLARE_BITMAP(rtr_event_ids, RTR_MAX_EVENTS);
+static LIST_HEAD(rtr_decls);		/* in id order */
+static unsigned int rtr_next_id;	/* ids handed out so far */
+u64 rtr_events_gen;			/* under rtr_events_lock; read anywhere */
 
 struct ringtrace_event rtr_marker_event = {
 	.name = "ringtrace_marker",
@@ -35,59 +60,110 @@ static bool rtr_valid_name(const char *name)
 	return true;
 }
 
-static void rtr_event_link(struct ringtrace_event *ev)
+static void rtr_decl_free(struct rtr_event_decl *d)
 {
-	__set_bit(ev->id, rtr_event_ids);
-	list_add_tail(&ev->node, &rtr_events);
+	kfree(d->name);
+	kfree(d->fields);
+	kfree(d);
+}
+
+static struct rtr_event_decl *rtr_decl_alloc(const struct ringtrace_event *ev)
+{
+	struct rtr_event_decl *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return NULL;
+	d->name = kstrdup(ev->name, GFP_KERNEL);
+	d->fields = kstrdup(ev->fields, GFP_KERNEL);
+	if (!d->name || !d->fields) {
+		rtr_decl_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* Caller holds rtr_events_lock. */
+static void rtr_events_changed(void)
+{
+	WRITE_ONCE(rtr_events_gen, rtr_events_gen + 1);
 }
 
 /*
- * Give @ev the lowest free id (ids below 31 get the 4-byte compact event
- * header) and describe it in the metadata from now on.  A consumer that
- * copied the metadata earlier does not know the event: register before
- * starting the trace.
+ * Give @ev the next id never used since the module loaded (ids below 31
+ * get the 4-byte compact event header) and describe it in the metadata
+ * from now on.  A consumer learns of it from events_gen in the meta page
+ * (include/uapi/linux/ringtrace.h) and appends its declaration.
  */
 int ringtrace_event_register(struct ringtrace_event *ev)
 {
-	unsigned int id;
+	struct rtr_event_decl *d;
 	int ret = 0;
 
 	if (!rtr_valid_name(ev->name) || !ev->fields)
 		return -EINVAL;
+	d = rtr_decl_alloc(ev);
+	if (!d)
+		return -ENOMEM;
 	mutex_lock(&rtr_events_lock);
-	id = find_first_zero_bit(rtr_event_ids, RTR_MAX_EVENTS);
-	if (id >= RTR_MAX_EVENTS) {
+	if (rtr_next_id >= RTR_MAX_EVENTS) {
+		pr_warn("ringtrace: no event id left for %s: %u registrations since the module loaded\n",
+			ev->name, RTR_MAX_EVENTS);
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	ev->id = id;
-	rtr_event_link(ev);
+	d->id = rtr_next_id++;
+	d->live = true;
+	list_add_tail(&d->node, &rtr_decls);
+	ev->id = d->id;
+	rtr_events_changed();
+	d = NULL;
 unlock:
 	mutex_unlock(&rtr_events_lock);
+	if (d)
+		rtr_decl_free(d);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_register);
 
+/*
+ * The id stays taken and the declaration stays in the metadata.  The
+ * caller must not write @ev's events any more.
+ */
 void ringtrace_event_unregister(struct ringtrace_event *ev)
 {
+	struct rtr_event_decl *d;
+
 	mutex_lock(&rtr_events_lock);
-	list_del(&ev->node);
-	__clear_bit(ev->id, rtr_event_ids);
+	list_for_each_entry(d, &rtr_decls, node) {
+		if (d->id == ev->id && d->live) {
+			d->live = false;
+			rtr_events_changed();
+			break;
+		}
+	}
 	mutex_unlock(&rtr_events_lock);
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_unregister);
 
+/* The marker takes id 0, the first one. */
 int rtr_events_init(void)
 {
-	mutex_lock(&rtr_events_lock);
-	rtr_event_link(&rtr_marker_event);
-	mutex_unlock(&rtr_events_lock);
-	return 0;
+	int ret = ringtrace_event_register(&rtr_marker_event);
+
+	if (!ret && rtr_marker_event.id != RINGTRACE_EVENT_MARKER)
+		ret = -EINVAL;
+	return ret;
 }
 
 void rtr_events_exit(void)
 {
-	ringtrace_event_unregister(&rtr_marker_event);
+	struct rtr_event_decl *d, *tmp;
+
+	list_for_each_entry_safe(d, tmp, &rtr_decls, node) {
+		list_del(&d->node);
+		rtr_decl_free(d);
+	}
+	rtr_next_id = 0;
 }
 
 /* TSDL strings: drop what would end or escape the literal. */
@@ -148,7 +224,7 @@ int rtr_metadata_show(struct seq_file *m, void *unused)
 {
 	/* Wall time of monotonic zero, for the clock's offset. */
 	u64 offset = ktime_get_real_ns() - ktime_get_mono_fast_ns();
-	struct ringtrace_event *ev;
+	struct rtr_event_decl *d;
 
 	seq_puts(m, "/* CTF 1.8 */\n\n");
 	seq_puts(m, rtr_tsdl_types);
@@ -171,11 +247,12 @@ int rtr_metadata_show(struct seq_file *m, void *unused)
 		   offset / NSEC_PER_SEC, offset % NSEC_PER_SEC);
 	seq_puts(m, rtr_tsdl_stream);
 
+	/* Unregistered events too: their events may still be read. */
 	mutex_lock(&rtr_events_lock);
-	list_for_each_entry(ev, &rtr_events, node)
+	list_for_each_entry(d, &rtr_decls, node)
 		seq_printf(m, "event {\n\tname = \"%s\";\n\tid = %u;\n"
 			   "\tstream_id = 0;\n\tfields := struct { %s };\n};\n\n",
-			   ev->name, ev->id, ev->fields);
+			   d->name, d->id, d->fields);
 	mutex_unlock(&rtr_events_lock);
 	return 0;
 }

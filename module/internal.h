@@ -165,6 +165,7 @@ void rtr_buffer_positions(struct rtr_buffer *buf, struct ringtrace_positions *p)
 void rtr_buffer_set_irq_wakeup(struct rtr_buffer *buf, bool on);
 
 /* ctf.c: event registry and TSDL metadata. */
+extern u64 rtr_events_gen;		/* see struct ringtrace_meta */
 int rtr_events_init(void);
 void rtr_events_exit(void);
 int rtr_metadata_show(struct seq_file *m, void *unused);

@@ -448,6 +448,7 @@ static void rtr_meta_update(struct rtr_buffer *buf)
 	WRITE_ONCE(meta->mode, READ_ONCE(buf->overwrite) ?
 			       RINGTRACE_MODE_OVERWRITE :
 			       RINGTRACE_MODE_DISCARD);
+	WRITE_ONCE(meta->events_gen, READ_ONCE(rtr_events_gen));
 	/* Pairs with the reader's acquire load (uapi header). */
 	smp_store_release(&meta->consumed_pos,
 			  (u64)atomic_long_read(&buf->consumed));

@@ -262,4 +262,108 @@ TEST_F(kmod, too_big)
 	EXPECT_EQ(-EINVAL, rtst_write("oversize", "-1"));
 }
 
+/* The dyn file's view: registered, its layout, id and next seq. */
+static int dyn_state(char *layout, int *id, uint64_t *seq)
+{
+	char text[128];
+
+	if (rtst_read("dyn", text, sizeof(text)))
+		return -1;
+	if (!strncmp(text, "registered=0", 12))
+		return 0;
+	return sscanf(text, "registered=1 layout=%c id=%d seq=%" SCNu64,
+		      layout, id, seq) == 3 ? 1 : -1;
+}
+
+struct dyn_events {
+	int id_a, id_b;
+	unsigned int a, b, bad, other;
+	uint64_t next_seq;
+};
+
+/* Layout a: u32 seq, u32 magic; layout b: u64 seq, "dynB". */
+static int collect_dyn(void *arg, const struct rt_event *ev, char *msg,
+		       size_t msg_size)
+{
+	struct dyn_events *d = arg;
+	const uint8_t *p = ev->payload;
+
+	(void)msg;
+	(void)msg_size;
+	if ((int)ev->id == d->id_a) {
+		if (ev->payload_len != 8 || rt_le(p, 4) != d->next_seq ||
+		    rt_le(p + 4, 4) != RTST_DYN_A_MAGIC)
+			d->bad++;
+		d->a++;
+	} else if ((int)ev->id == d->id_b) {
+		if (ev->payload_len != 12 || rt_le(p, 8) != d->next_seq ||
+		    memcmp(p + 8, RTST_DYN_B_TAG, 4))
+			d->bad++;
+		d->b++;
+	} else {
+		d->other++;
+		return 0;
+	}
+	d->next_seq++;
+	return 0;
+}
+
+/*
+ * An event that is unregistered and registered again with another layout
+ * gets a new id, and the metadata keeps both declarations: a trace that
+ * holds both decodes each with its own layout.  events_gen in the meta
+ * page follows every change.
+ */
+TEST_F(kmod, event_ids_never_reused)
+{
+	const struct ringtrace_meta *meta = rt_buf_meta(&self->b);
+	struct dyn_events d = { 0 };
+	struct rt_drain dr = { 0 };
+	uint64_t gen0, gen1, gen2, seq;
+	char layout, msg[256];
+	struct rt_meta *m;
+	int id;
+
+	if (dyn_state(&layout, &id, &seq) == 1)
+		ASSERT_LT(0, rtst_write("dyn", "unregister"));
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	gen0 = __atomic_load_n(&meta->events_gen, __ATOMIC_ACQUIRE);
+
+	ASSERT_LT(0, rtst_write("dyn", "register a"));
+	ASSERT_EQ(1, dyn_state(&layout, &d.id_a, &d.next_seq));
+	EXPECT_EQ('a', layout);
+	ASSERT_LT(0, rtst_write("dyn", "write 5"));
+	ASSERT_LT(0, rtst_write("dyn", "unregister"));
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	gen1 = __atomic_load_n(&meta->events_gen, __ATOMIC_ACQUIRE);
+	EXPECT_EQ(gen0 + 2, gen1);
+
+	ASSERT_LT(0, rtst_write("dyn", "register b"));
+	ASSERT_EQ(1, dyn_state(&layout, &d.id_b, &seq));
+	EXPECT_EQ('b', layout);
+	EXPECT_NE(d.id_a, d.id_b);
+	ASSERT_LT(0, rtst_write("dyn", "write 5"));
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	gen2 = __atomic_load_n(&meta->events_gen, __ATOMIC_ACQUIRE);
+	EXPECT_EQ(gen1 + 1, gen2);
+
+	/* Both declarations, each with its layout. */
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	ASSERT_TRUE(m->ev[d.id_a].present && m->ev[d.id_b].present);
+	EXPECT_STREQ(RTST_DYN_NAME, m->ev[d.id_a].name);
+	EXPECT_STREQ(RTST_DYN_NAME, m->ev[d.id_b].name);
+	EXPECT_EQ(2, m->ev[d.id_a].nfields);
+	EXPECT_EQ(2, m->ev[d.id_b].nfields);
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(-ENODATA, rt_drain(m, &self->b, collect_dyn, &d, &dr, msg,
+				     sizeof(msg))) TH_LOG("%s", msg);
+	EXPECT_EQ(5, d.a);
+	EXPECT_EQ(5, d.b);
+	EXPECT_EQ(0, d.bad);
+	ASSERT_LT(0, rtst_write("dyn", "unregister"));
+	free(m);
+}
+
 TEST_HARNESS_MAIN

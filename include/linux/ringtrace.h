@@ -33,7 +33,6 @@
 #define _LINUX_RINGTRACE_H
 
 #include <linux/compiler.h>
-#include <linux/list.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/string.h>
@@ -108,9 +107,8 @@ struct ringtrace_buffer {
 struct ringtrace_event {
 	const char *name;		/* CTF event name */
 	const char *fields;		/* TSDL struct body, e.g. "uint64_t seq;" */
-	/* Owned by ringtrace: */
+	/* Set by ringtrace_event_register(): */
 	unsigned int id;
-	struct list_head node;
 };
 
 int ringtrace_event_register(struct ringtrace_event *ev);

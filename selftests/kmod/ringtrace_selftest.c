@@ -656,6 +656,79 @@ static int rtst_oversize_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/*
+ * An event registered and unregistered at will, under one name with two
+ * layouts, for the tests of events that come and go during a recording.
+ */
+static struct ringtrace_event rtst_dyn_ev[2] = {
+	{ .name = RTST_DYN_NAME, .fields = RTST_DYN_A_FIELDS },
+	{ .name = RTST_DYN_NAME, .fields = RTST_DYN_B_FIELDS },
+};
+static int rtst_dyn_layout = -1;	/* the one registered, or -1 */
+static u64 rtst_dyn_seq;
+
+static void rtst_dyn_emit(unsigned int layout)
+{
+	struct rtst_dyn_a a;
+	struct rtst_dyn_b b;
+
+	if (layout == 0) {
+		a.seq = cpu_to_le32(rtst_dyn_seq);
+		a.magic = cpu_to_le32(RTST_DYN_A_MAGIC);
+		ringtrace_write(rtst_dyn_ev[0].id, &a, sizeof(a));
+	} else {
+		b.seq = cpu_to_le64(rtst_dyn_seq);
+		memcpy(b.tag, RTST_DYN_B_TAG, sizeof(b.tag));
+		ringtrace_write(rtst_dyn_ev[1].id, &b, sizeof(b));
+	}
+	rtst_dyn_seq++;
+}
+
+/* "register a", "register b", "unregister", or "write <n>". */
+static ssize_t rtst_dyn_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	char buf[32], layout;
+	unsigned int n;
+	int ret = 0;
+
+	ret = rtst_copy_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
+	strim(buf);
+	mutex_lock(&rtst_lock);
+	if (sscanf(buf, "register %c", &layout) == 1 &&
+	    (layout == 'a' || layout == 'b') && rtst_dyn_layout < 0) {
+		ret = ringtrace_event_register(&rtst_dyn_ev[layout - 'a']);
+		if (!ret)
+			rtst_dyn_layout = layout - 'a';
+	} else if (!strcmp(buf, "unregister") && rtst_dyn_layout >= 0) {
+		ringtrace_event_unregister(&rtst_dyn_ev[rtst_dyn_layout]);
+		rtst_dyn_layout = -1;
+	} else if (sscanf(buf, "write %u", &n) == 1 && rtst_dyn_layout >= 0 &&
+		   n <= 100000) {
+		while (n--)
+			rtst_dyn_emit(rtst_dyn_layout);
+	} else {
+		ret = -EINVAL;
+	}
+	mutex_unlock(&rtst_lock);
+	return ret ?: count;
+}
+
+static int rtst_dyn_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&rtst_lock);
+	if (rtst_dyn_layout < 0)
+		seq_puts(m, "registered=0\n");
+	else
+		seq_printf(m, "registered=1 layout=%c id=%u seq=%llu\n",
+			   'a' + rtst_dyn_layout,
+			   rtst_dyn_ev[rtst_dyn_layout].id, rtst_dyn_seq);
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
 #define RTST_RW_FOPS(name)						\
 static int rtst_##name##_open(struct inode *inode, struct file *file)	\
 {									\
@@ -673,6 +746,7 @@ static const struct file_operations rtst_##name##_fops = {		\
 RTST_RW_FOPS(run);
 RTST_RW_FOPS(nest);
 RTST_RW_FOPS(oversize);
+RTST_RW_FOPS(dyn);
 DEFINE_SHOW_ATTRIBUTE(rtst_result);
 DEFINE_SHOW_ATTRIBUTE(rtst_events);
 
@@ -718,6 +792,7 @@ static int __init rtst_init(void)
 	debugfs_create_file("nest", 0600, rtst_dir, NULL, &rtst_nest_fops);
 	debugfs_create_file("oversize", 0600, rtst_dir, NULL,
 			    &rtst_oversize_fops);
+	debugfs_create_file("dyn", 0600, rtst_dir, NULL, &rtst_dyn_fops);
 	return 0;
 
 err_unregister_blob:
@@ -739,6 +814,8 @@ err_free:
 static void __exit rtst_exit(void)
 {
 	debugfs_remove_recursive(rtst_dir);
+	if (rtst_dyn_layout >= 0)
+		ringtrace_event_unregister(&rtst_dyn_ev[rtst_dyn_layout]);
 	ringtrace_event_unregister(&rtst_blob_ev);
 	ringtrace_event_unregister(&rtst_nest_ev);
 	ringtrace_event_unregister(&rtst_record_ev);

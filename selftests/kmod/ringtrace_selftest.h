@@ -27,6 +27,12 @@
  *             write one rt_selftest_blob with n data bytes.  read: "cpu=<c>
  *             len=<n> accepted=<0|1>" of the last write.
  *
+ *   dyn       write "register a" / "register b": register rt_selftest_dyn
+ *             with layout a or b (one at a time); "write <n>": write n of
+ *             it from the calling CPU, seq counting on across both;
+ *             "unregister".  read: "registered=0", or "registered=1
+ *             layout=<a|b> id=<id> seq=<next seq>".
+ *
  * Producers: each online CPU has one producer of each kind below; its id is
  * cpu * RTST_NR_KINDS + kind.  Each numbers its attempts (calls of
  * ringtrace_reserve()/ringtrace_write()) from 0 in the record's seq field,
@@ -93,6 +99,28 @@
 /* Event rt_selftest_blob: u32 len; u8 data[len], data[i] == rtst_blob_byte(i). */
 #define RTST_BLOB_NAME		"rt_selftest_blob"
 #define RTST_BLOB_FIELDS	"uint32_t len; uint8_t data[len];"
+
+/*
+ * Event rt_selftest_dyn, under one name with two layouts (little endian):
+ *   a: u32 seq; u32 magic (RTST_DYN_A_MAGIC)
+ *   b: u64 seq; u8 tag[4] ("dynB")
+ * Read with the wrong layout, either one gives itself away.
+ */
+#define RTST_DYN_NAME		"rt_selftest_dyn"
+#define RTST_DYN_A_FIELDS	"uint32_t seq; uint32_t magic;"
+#define RTST_DYN_B_FIELDS	"uint64_t seq; utf8_t tag[4];"
+#define RTST_DYN_A_MAGIC	0xda7aa0a0U
+#define RTST_DYN_B_TAG		"dynB"
+
+struct rtst_dyn_a {
+	__le32 seq;
+	__le32 magic;
+} __attribute__((packed));
+
+struct rtst_dyn_b {
+	__le64 seq;
+	__u8 tag[4];
+} __attribute__((packed));
 
 /* Largest payload per kind: interrupt writers stay short, as real ones do. */
 static inline unsigned int rtst_max_payload(unsigned int kind)

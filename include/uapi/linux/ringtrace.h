@@ -42,7 +42,14 @@
  *    before it reuses the slot.  Reading after PUT may observe new data (a
  *    torn packet).
  *  - Fields of struct ringtrace_meta are written by the kernel with
- *    WRITE_ONCE() at sub-buffer switch, GET, PUT and FLUSH time.  Read them
+ *    WRITE_ONCE() at sub-buffer switch, GET, PUT and FLUSH time.
+ *  - events_gen changes whenever an event is registered or unregistered
+ *    (another module's, through the writer API).  Ids are never reused
+ *    while the module is loaded, and the metadata file keeps every
+ *    declaration, unregistered ones too: a consumer that sees events_gen
+ *    change after a GET appends the metadata's new event declarations to
+ *    its copy before it writes that sub-buffer, and every event of it has
+ *    a declaration.  Read them
  *    with one 64-bit load each (__atomic_load_n(p, __ATOMIC_ACQUIRE)); the
  *    kernel updates consumed_pos with a release store after the data it
  *    guards.  They are a snapshot for monitoring, never a substitute for
@@ -156,7 +163,7 @@ struct ringtrace_meta {
 	__u32 num_subbufs;		/* power of two */
 	__u32 cpu;
 	__u32 mode;			/* RINGTRACE_MODE_* */
-	__u64 reserved0;
+	__u64 events_gen;		/* the event set's generation, below */
 	/* Snapshots; see "Memory ordering" above. */
 	__u64 write_pos;		/* bytes ever reserved (free running) */
 	__u64 consumed_pos;		/* next sub-buffer to consume | HELD */
