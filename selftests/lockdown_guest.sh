@@ -28,24 +28,10 @@ readonly DEV=/dev/ringtrace
 readonly LOCKDOWN=/sys/kernel/security/lockdown
 readonly WORK=$(mktemp -d /tmp/rt-lockdown.XXXXXX)
 
-passed=0
-failed=0
-
-check() {
-	local desc=$1
-	shift
-	if "$@"; then
-		echo "ok - $desc"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $desc"
-		failed=$((failed + 1))
-	fi
-}
+. tools/tests/check.sh
 
 finish() {
-	echo "lockdown: $passed passed, $failed failed"
-	((failed == 0))
+	check_summary lockdown
 	exit
 }
 

@@ -35,20 +35,7 @@ declare -A REFUSAL=(
 	[s390]="big-endian kernels are not supported"
 )
 
-passed=0
-failed=0
-
-check() {
-	local desc=$1
-	shift
-	if "$@"; then
-		echo "ok - $desc"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $desc"
-		failed=$((failed + 1))
-	fi
-}
+. tools/tests/check.sh
 
 # The inputs that a prepared tree depends on.
 stamp() {
@@ -102,5 +89,4 @@ for arch in "${ARCHES[@]}"; do
 	check "$arch: build refused with \"${REFUSAL[$arch]}\"" refused "$arch"
 done
 
-echo "arch-guard: $passed passed, $failed failed"
-((failed == 0))
+check_summary arch-guard
