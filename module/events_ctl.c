@@ -6,6 +6,7 @@
  *     available_events       "<id> <name>" per event this kernel can trace
  *     set_event              enabled event names; write "name" or "!name"
  *     set_event_pid          the pid filter: pids separated by spaces
+ *     event_fork             1: the filter follows forks (pidfilter.c)
  *     events/enable          0, 1 or X (some); write 0 or 1 for all
  *     events/<name>/enable   0 or 1
  *     events/<name>/id       the event's id in the trace
@@ -18,7 +19,6 @@
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/threads.h>
 #include <linux/uaccess.h>
@@ -28,10 +28,6 @@
 
 /* Longest accepted write to any of these files. */
 #define RTR_CTL_WRITE_MAX	4096
-/* Pids one filter can hold; ~1 KiB, searched in at most 9 steps. */
-#define RTR_PID_FILTER_MAX	256
-
-struct rtr_pid_filter __rcu *rtr_pid_filter;
 
 
 /* A NUL-terminated kernel copy of one write, or an ERR_PTR. */
@@ -244,53 +240,11 @@ static const struct file_operations rtr_id_fops = {
 	.release = single_release,
 };
 
-/* --- set_event_pid ---------------------------------------------------- */
-
-static bool rtr_pid_filter_has(const struct rtr_pid_filter *f, pid_t pid)
-{
-	unsigned int lo = 0, hi = f->nr, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (f->pids[mid] == pid)
-			return true;
-		if (f->pids[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
-/* A task matches by its thread id or by its process (thread group) id. */
-bool rtr_pid_filter_match(const struct rtr_pid_filter *f,
-			 const struct task_struct *t)
-{
-	return rtr_pid_filter_has(f, t->pid) ||
-	       (t->tgid != t->pid && rtr_pid_filter_has(f, t->tgid));
-}
-
-static int rtr_pid_cmp(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
+/* --- set_event_pid, event_fork ----------------------------------------- */
 
 static int rtr_set_event_pid_show(struct seq_file *m, void *unused)
 {
-	const struct rtr_pid_filter *f;
-	unsigned int i;
-
-	mutex_lock(&rtr_probes_lock);
-	f = rcu_dereference_protected(rtr_pid_filter,
-				      lockdep_is_held(&rtr_probes_lock));
-	if (f) {
-		for (i = 0; i < f->nr; i++)
-			seq_printf(m, "%s%d", i ? " " : "", f->pids[i]);
-		seq_putc(m, '\n');
-	}
-	mutex_unlock(&rtr_probes_lock);
+	rtr_pid_filter_show(m);
 	return 0;
 }
 
@@ -299,38 +253,22 @@ static int rtr_set_event_pid_open(struct inode *inode, struct file *file)
 	return single_open(file, rtr_set_event_pid_show, NULL);
 }
 
-/* Append the pids of @buf to @f (unsorted). */
-static int rtr_pid_filter_parse(char *buf, struct rtr_pid_filter *f)
+/* The pids of @buf, at most RTR_PID_FILTER_MAX, into @pids. */
+static int rtr_pid_parse(char *buf, pid_t *pids, unsigned int *nr)
 {
 	char *word;
 	int pid;
 
+	*nr = 0;
 	while ((word = strsep(&buf, " \t\n"))) {
 		if (!*word)
 			continue;
 		if (kstrtoint(word, 10, &pid) || pid < 0 ||
-		    pid >= PID_MAX_LIMIT || f->nr == RTR_PID_FILTER_MAX)
+		    pid >= PID_MAX_LIMIT || *nr == RTR_PID_FILTER_MAX)
 			return -EINVAL;
-		f->pids[f->nr++] = pid;
+		pids[(*nr)++] = pid;
 	}
 	return 0;
-}
-
-/* Sort, drop duplicates; false if more than the filter can hold remain. */
-static bool rtr_pid_filter_normalize(struct rtr_pid_filter *f,
-				    const struct rtr_pid_filter *old)
-{
-	unsigned int i, n;
-
-	/* @f has room for 2 * RTR_PID_FILTER_MAX: both sides are capped. */
-	for (i = 0; old && i < old->nr; i++)
-		f->pids[f->nr++] = old->pids[i];
-	sort(f->pids, f->nr, sizeof(f->pids[0]), rtr_pid_cmp, NULL);
-	for (i = 0, n = 0; i < f->nr; i++)
-		if (!n || f->pids[n - 1] != f->pids[i])
-			f->pids[n++] = f->pids[i];
-	f->nr = n;
-	return n <= RTR_PID_FILTER_MAX;
 }
 
 /*
@@ -341,49 +279,59 @@ static ssize_t rtr_set_event_pid_write(struct file *file,
 				      const char __user *ubuf, size_t count,
 				      loff_t *ppos)
 {
-	struct rtr_pid_filter *f, *old;
+	unsigned int nr;
+	pid_t *pids;
 	char *buf;
 	int ret;
 
 	buf = rtr_ctl_copy(ubuf, count);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	/* Room for a full filter and a full write, merged before the cap. */
-	f = kmalloc(struct_size(f, pids, 2 * RTR_PID_FILTER_MAX), GFP_KERNEL);
-	if (!f) {
+	pids = kmalloc_array(RTR_PID_FILTER_MAX, sizeof(*pids), GFP_KERNEL);
+	if (!pids) {
 		ret = -ENOMEM;
 		goto free_buf;
 	}
-	f->nr = 0;
-	ret = rtr_pid_filter_parse(buf, f);
-	if (ret)
-		goto free_filter;
-
-	mutex_lock(&rtr_probes_lock);
-	old = rcu_dereference_protected(rtr_pid_filter,
-					lockdep_is_held(&rtr_probes_lock));
-	if (!rtr_pid_filter_normalize(f, file->f_flags & O_APPEND ? old : NULL)) {
-		ret = -EINVAL;
-		goto unlock;
-	}
-	if (!f->nr) {
-		kfree(f);
-		f = NULL;
-	}
-	/* Pairs with rcu_dereference_sched() in the probes. */
-	rcu_assign_pointer(rtr_pid_filter, f);
-	/* Probes run with preemption off: an RCU grace period covers them. */
-	if (old)
-		kfree_rcu(old, rcu);
-	f = NULL;
-unlock:
-	mutex_unlock(&rtr_probes_lock);
-free_filter:
-	kfree(f);
+	ret = rtr_pid_parse(buf, pids, &nr);
+	if (!ret)
+		ret = rtr_pid_filter_set(pids, nr, file->f_flags & O_APPEND);
+	kfree(pids);
 free_buf:
 	kfree(buf);
 	return ret ?: count;
 }
+
+static int rtr_event_fork_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%d\n", rtr_pid_follow_get());
+	return 0;
+}
+
+static int rtr_event_fork_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rtr_event_fork_show, NULL);
+}
+
+static ssize_t rtr_event_fork_write(struct file *file, const char __user *ubuf,
+				    size_t count, loff_t *ppos)
+{
+	bool bit;
+	int ret;
+
+	ret = rtr_ctl_parse_bit(ubuf, count, &bit);
+	if (!ret)
+		ret = rtr_pid_follow_set(bit);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_event_fork_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_event_fork_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_event_fork_write,
+};
 
 static const struct file_operations rtr_set_event_pid_fops = {
 	.owner = THIS_MODULE,
@@ -393,12 +341,6 @@ static const struct file_operations rtr_set_event_pid_fops = {
 	.release = single_release,
 	.write = rtr_set_event_pid_write,
 };
-
-/* Only once no probe can run (after tracepoint_synchronize_unregister()). */
-void rtr_pid_filter_free(void)
-{
-	kfree(rcu_replace_pointer(rtr_pid_filter, NULL, true));
-}
 
 /* --- the tree --------------------------------------------------------- */
 
@@ -432,5 +374,7 @@ int rtr_events_ctl_init(void)
 	       rtr_file_create(rtr_dir, "set_event", 0600, NULL,
 			       &rtr_set_event_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event_pid", 0600, NULL,
-			       &rtr_set_event_pid_fops);
+			       &rtr_set_event_pid_fops) ?:
+	       rtr_file_create(rtr_dir, "event_fork", 0600, NULL,
+			       &rtr_event_fork_fops);
 }

@@ -30,6 +30,7 @@
 #include <trace/events/irq.h>
 #include <trace/events/sched.h>
 #include <trace/events/syscalls.h>
+#include <trace/events/task.h>
 
 #include "probes.h"
 #include "syscall_enum.h"
@@ -104,6 +105,18 @@ struct rtr_sched_exit {
 } __packed;
 static_assert(sizeof(struct rtr_sched_exit) == 24);
 #define RTR_SCHED_EXIT_FIELDS "utf8_t comm[16]; int32_t tid; int32_t prio;"
+
+/* prctl(PR_SET_NAME), a write to /proc/PID/comm, and exec. */
+struct rtr_task_rename {
+	s32 tid;
+	char oldcomm[RTR_COMM_LEN];
+	char newcomm[RTR_COMM_LEN];
+	s16 oom_score_adj;
+} __packed;
+static_assert(sizeof(struct rtr_task_rename) == 38);
+#define RTR_TASK_RENAME_FIELDS						\
+	"int32_t tid; utf8_t oldcomm[16]; utf8_t newcomm[16]; "		\
+	"int16_t oom_score_adj;"
 
 struct rtr_irq_entry {
 	s32 irq;
@@ -303,6 +316,29 @@ static void rtr_probe_sched_process_exit(void *data, struct task_struct *t)
 	ringtrace_commit(&r);
 }
 
+/*
+ * Called under the task's lock, before the new name is stored: the
+ * event carries both, like the kernel's own task_rename.  The task may
+ * be another one than current (a write to /proc/PID/comm).
+ */
+static void rtr_probe_task_rename(void *data, struct task_struct *t,
+				  const char *comm)
+{
+	struct ringtrace_reservation r;
+	struct rtr_task_rename *p;
+
+	if (!rtr_task_traced(t))
+		return;
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	if (!p)
+		return;
+	p->tid = t->pid;
+	memcpy(p->oldcomm, t->comm, RTR_COMM_LEN);
+	strscpy_pad(p->newcomm, comm, RTR_COMM_LEN);
+	p->oom_score_adj = t->signal->oom_score_adj;
+	ringtrace_commit(&r);
+}
+
 /* Interrupt events describe no task: the pid filter does not apply. */
 static void rtr_probe_irq_handler_entry(void *data, int irq,
 				       struct irqaction *action)
@@ -395,6 +431,7 @@ static void __init rtr_probes_check_types(void)
 	check_trace_callback_type_sched_process_fork(rtr_probe_sched_process_fork);
 	check_trace_callback_type_sched_process_exec(rtr_probe_sched_process_exec);
 	check_trace_callback_type_sched_process_exit(rtr_probe_sched_process_exit);
+	check_trace_callback_type_task_rename(rtr_probe_task_rename);
 	check_trace_callback_type_irq_handler_entry(rtr_probe_irq_handler_entry);
 	check_trace_callback_type_irq_handler_exit(rtr_probe_irq_handler_exit);
 	check_trace_callback_type_softirq_entry(rtr_probe_softirq);
@@ -449,6 +486,9 @@ struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 		 NULL, RTR_STATEDUMP_TASK_FIELDS),
 	RTR_PROBE(RTR_PROBE_STATEDUMP_CPU, "ringtrace_statedump_cpu", NULL,
 		 NULL, RTR_STATEDUMP_CPU_FIELDS),
+	/* After the state dump: the ids of the events before stay as they were. */
+	RTR_PROBE(RTR_PROBE_TASK_RENAME, "task_rename", "task_rename",
+		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS),
 };
 
 /* --- attach and detach ---------------------------------------------------- */
@@ -530,6 +570,7 @@ int __init rtr_probes_init(void)
 	int ret;
 
 	rtr_probes_check_types();
+	rtr_pid_filter_init();
 	for_each_kernel_tracepoint(rtr_probe_find, NULL);
 	/* In id order: the metadata lists them, enabled or not. */
 	for (i = 0; i < RTR_NR_PROBES; i++) {
@@ -562,6 +603,7 @@ void rtr_probes_exit(void)
 		if (rtr_probes[i].enabled)
 			rtr_probe_attach(&rtr_probes[i], false);
 	mutex_unlock(&rtr_probes_lock);
+	rtr_pid_follow_exit();
 	/* No probe of ours runs anywhere after this. */
 	tracepoint_synchronize_unregister();
 	rtr_pid_filter_free();

@@ -10,6 +10,7 @@
 #include <linux/bitmap.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
+#include <linux/seq_file.h>
 #include <linux/ringtrace.h>
 #include <linux/types.h>
 
@@ -17,8 +18,8 @@ struct task_struct;
 struct tracepoint;
 
 /*
- * The events, in id order (the marker holds id 0, so these get 1..14).
- * The last two are the state dump (statedump.c): no tracepoint, written
+ * The events, in id order (the marker holds id 0, so these get 1..15).
+ * The state dump's two (statedump.c) have no tracepoint: they are written
  * when tracing starts.
  */
 enum rtr_probe_index {
@@ -36,6 +37,7 @@ enum rtr_probe_index {
 	RTR_PROBE_SYSCALL_EXIT,
 	RTR_PROBE_STATEDUMP_TASK,
 	RTR_PROBE_STATEDUMP_CPU,
+	RTR_PROBE_TASK_RENAME,
 	RTR_NR_PROBES
 };
 
@@ -67,16 +69,30 @@ static inline bool rtr_probe_available(const struct rtr_probe *p)
  * filter is NULL when empty; probes read it with rcu_dereference_sched()
  * (tracepoint probes run with preemption off).
  */
+/* Pids one filter can hold; ~1 KiB, searched in at most 9 steps. */
+#define RTR_PID_FILTER_MAX	256
+
 struct rtr_pid_filter {
 	struct rcu_head rcu;
+	/* event_fork: descendants of kept tasks, PID_MAX_LIMIT bits, or NULL */
+	unsigned long *followed;
 	unsigned int nr;
 	pid_t pids[];			/* ascending, no duplicates */
 };
 
 extern struct rtr_pid_filter __rcu *rtr_pid_filter;
 
+/* pidfilter.c */
 bool rtr_pid_filter_match(const struct rtr_pid_filter *f,
 			 const struct task_struct *t);
+void rtr_pid_filter_show(struct seq_file *m);
+int rtr_pid_filter_set(const pid_t *pids, unsigned int nr, bool append);
+bool rtr_pid_follow_get(void);
+int rtr_pid_follow_set(bool on);
+void rtr_pid_filter_init(void);
+/* Detaches the fork probes; then, once no probe runs, free. */
+void rtr_pid_follow_exit(void);
+void rtr_pid_filter_free(void);
 
 /*
  * The pid filter applies to events about tasks; an event is kept if a task

@@ -115,8 +115,8 @@ ok "insmod $KO"
 
 # --- ids ---------------------------------------------------------------------
 
-want="sched_switch sched_wakeup sched_wakeup_new sched_process_fork sched_process_exec sched_process_exit irq_handler_entry irq_handler_exit irq_softirq_entry irq_softirq_exit syscall_entry syscall_exit ringtrace_statedump_task ringtrace_statedump_cpu"
-expect "available_events lists the 14 events in id order" \
+want="sched_switch sched_wakeup sched_wakeup_new sched_process_fork sched_process_exec sched_process_exit irq_handler_entry irq_handler_exit irq_softirq_entry irq_softirq_exit syscall_entry syscall_exit ringtrace_statedump_task ringtrace_statedump_cpu task_rename"
+expect "available_events lists the 15 events in id order" \
 	[ "$(events | tr '\n' ' ')" = "$want " ]
 cat "$R/metadata" > "$WORK/metadata"
 ids_ok=1
@@ -230,7 +230,7 @@ trace() {
 # same_events NAME: our decoder and babeltrace2 saw the same events.
 same_events() {
 	local ours theirs
-	ours=$(grep -cE '^\[[0-9]+\.[0-9]+\] cpu[0-9]+ [a-z_]+:' "$WORK/$1.report")
+	ours=$(grep -cE '^\[[0-9]+\.[0-9]+\] cpu[0-9]+ [^ ]+ [a-z_]+:' "$WORK/$1.report")
 	theirs=$(grep -c '^\[' "$WORK/$1.txt")
 	echo "# $1: ringtrace report $ours events, babeltrace2 $theirs"
 	[ "$ours" -gt 0 ] && [ "$ours" -eq "$theirs" ]
@@ -284,6 +284,47 @@ fail=$((fail + $(grep -c '^not ok' "$WORK/filtered.check")))
 wr "$R/set_event_pid" ""
 wr "$R/events/enable" 0
 
+# --- event_fork: the filter follows forks ------------------------------------
+
+expect "event_fork: 0 at load" is "$R/event_fork" 0
+for bad in 2 x "" "1 1" -1; do
+	refuse "event_fork: '$bad' refused" wr "$R/event_fork" "$bad"
+done
+expect "event_fork: refused writes left it 0" is "$R/event_fork" 0
+wr "$R/set_event" "syscall_entry sched_process_fork"
+# A process whose grandchild makes system calls; the filter names only
+# the process.  With event_fork the grandchild is traced, without not.
+for follow in 0 1; do
+	wr "$R/clear" 1
+	rm -f "$WORK/go" && mkfifo "$WORK/go"
+	( read -r _ < "$WORK/go"
+	  sh -c 'sh -c "echo \$\$ > $1; cat /proc/version > /dev/null"; true' sh "$WORK/gc$follow"
+	) > /dev/null &
+	victim=$!
+	expect "event_fork $follow, set_event_pid $victim" \
+		eval 'wr "$R/event_fork" $follow && wr "$R/set_event_pid" "$victim"'
+	fork_run() {
+		echo go > "$WORK/go"
+		wait "$victim"
+	}
+	expect "event_fork $follow: trace a process with a grandchild" trace fork$follow fork_run
+	save fork$follow
+	gc=$(cat "$WORK/gc$follow")
+	n=$(grep -cE -- "-$gc syscall_entry:" "$WORK/fork$follow.report")
+	others=$(grep -E ' syscall_entry:' "$WORK/fork$follow.report" |
+		grep -cE -- "-($$|1) syscall_entry:")
+	if [ $follow = 1 ]; then
+		expect "event_fork 1: the grandchild's system calls are traced ($n)" [ "$n" -gt 0 ]
+	else
+		expect "event_fork 0: the grandchild's are not ($n)" [ "$n" -eq 0 ]
+	fi
+	expect "event_fork $follow: no system call of this shell or init ($others)" \
+		[ "$others" -eq 0 ]
+done
+expect "event_fork: back to 0" eval 'wr "$R/event_fork" 0 && is "$R/event_fork" 0'
+wr "$R/set_event_pid" ""
+wr "$R/events/enable" 0
+
 # --- enable/disable under load, then rmmod -----------------------------------
 
 expect "overwrite mode for the stress test" wr "$R/mode" overwrite
@@ -298,6 +339,7 @@ while [ $SECONDS -lt $end ]; do
 		wr "$R/events/$e/enable" 1 || errors=$((errors + 1))
 	done
 	wr "$R/set_event_pid" "$load 1" || errors=$((errors + 1))
+	wr "$R/event_fork" $((rounds % 2)) || errors=$((errors + 1))
 	for e in $(events); do
 		wr "$R/events/$e/enable" 0 || errors=$((errors + 1))
 	done
