@@ -40,8 +40,6 @@
 
 #include "ringtraced.h"
 
-#define ARRAY_SIZE(a)		((int)(sizeof(a) / sizeof((a)[0])))
-#define DEBUGFS_MAGIC		0x64626720
 #define DEFAULT_LEVEL		1
 #define DEFAULT_MIN_LEVEL	RT_LEVEL_STORE
 #define DEFAULT_FLUSH_MS	1000
@@ -73,12 +71,12 @@ static struct {
 	unsigned int max_files;
 	bool start;
 	bool stop_on_exit;
+	bool once;			/* drain what is there, then exit */
 	uint64_t subbuf_size;		/* 0: leave as is */
 	uint64_t num_subbufs;		/* 0: leave as is */
 	const char *mode;		/* NULL: leave as is */
 	unsigned int delay_us;		/* testing: slow consumer */
 } opt = {
-	.debugfs = "/sys/kernel/debug",
 	.level = DEFAULT_LEVEL,
 	.min_level = DEFAULT_MIN_LEVEL,
 	.flush_ms = DEFAULT_FLUSH_MS,
@@ -86,8 +84,7 @@ static struct {
 };
 
 static struct stream_config stream_cfg;
-static char rtdir[PATH_MAX];		/* <debugfs>/ringtrace or /dev/ringtrace */
-static bool debugfs_given;		/* --debugfs: no fallback to /dev */
+static struct ctl ctl;			/* where ringtrace's files are */
 static char outdir[PATH_MAX];
 static int outdirfd = -1;
 static struct cpu *cpus;
@@ -134,6 +131,8 @@ static void usage(FILE *f)
 "      --start               turn tracing on at start and off at exit (default)\n"
 "      --no-start            leave tracing_on alone: record whatever is traced\n"
 "      --stop-on-exit        turn tracing off at exit even with --no-start\n"
+"      --once                record what the buffers hold now, then exit\n"
+"                            (a snapshot: implies --no-start, tracing goes on)\n"
 "      --subbuf-size=SIZE    set the module's sub-buffer size first\n"
 "      --num-subbufs=N       set the number of sub-buffers per CPU first\n"
 "      --mode=MODE           set the buffer mode first: discard or overwrite\n"
@@ -150,9 +149,11 @@ static void usage(FILE *f)
 "                            priorities, notify readiness, default output dir\n"
 "                            under " SERVICE_DIR "; without it the daemon also\n"
 "                            stays in the foreground and logs to stderr\n"
+"  -q, --quiet               no notes on stderr (errors and warnings still)\n"
 "      --test-delay-us=US    testing: sleep US microseconds per sub-buffer to\n"
 "                            play a slow disk (losses are counted by the module)\n"
 "  -h, --help                print this help and exit\n"
+"  -V, --version             print the version and exit\n"
 "\n"
 "Signals: SIGINT/SIGTERM stop (flush, drain, fsync, print the summary),\n"
 "SIGHUP rotates the files now, SIGUSR1 prints statistics.\n"
@@ -172,69 +173,6 @@ static void usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputs("\nTry '" PROG " --help' for more information.\n", stderr);
 	exit(EXIT_USAGE);
-}
-
-/* Unsigned decimal with an optional K/M/G suffix (powers of 1024). */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return false;
-	switch (toupper((unsigned char)*end)) {
-	case 'K':
-		shift = 10;
-		end++;
-		break;
-	case 'M':
-		shift = 20;
-		end++;
-		break;
-	case 'G':
-		shift = 30;
-		end++;
-		break;
-	}
-	if (*end || v > (UINT64_MAX >> shift))
-		return false;
-	*out = (uint64_t)v << shift;
-	return true;
-}
-
-static bool parse_uint(const char *s, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > UINT_MAX)
-		return false;
-	*out = (unsigned int)v;
-	return true;
-}
-
-static bool parse_int(const char *s, int *out)
-{
-	long v;
-	char *end;
-
-	if (!*s)
-		return false;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < INT_MIN || v > INT_MAX)
-		return false;
-	*out = (int)v;
-	return true;
 }
 
 /* A zstd level, 0 meaning zstd's default as it does, or "store". */
@@ -267,44 +205,10 @@ static struct level_name level_name(int level)
 	return n;
 }
 
-/*
- * "0-3,8" -> calls @fn for every CPU in it; false on a syntax error.  With
- * @fn NULL only the syntax is checked.
- */
-static bool parse_cpu_list(const char *list, void (*fn)(unsigned int))
-{
-	const char *p = list;
-	unsigned long a, b;
-	char *end;
-
-	if (!*p)
-		return false;
-	for (;;) {
-		if (!isdigit((unsigned char)*p))
-			return false;
-		a = strtoul(p, &end, 10);
-		b = a;
-		if (*end == '-') {
-			p = end + 1;
-			if (!isdigit((unsigned char)*p))
-				return false;
-			b = strtoul(p, &end, 10);
-		}
-		if (a > b || b >= 1U << 20)
-			return false;
-		for (; fn && a <= b; a++)
-			fn((unsigned int)a);
-		if (!*end)
-			return true;
-		if (*end != ',')
-			return false;
-		p = end + 1;
-	}
-}
-
 enum {
 	OPT_START = 256,
 	OPT_NO_START,
+	OPT_ONCE,
 	OPT_STOP_ON_EXIT,
 	OPT_SUBBUF_SIZE,
 	OPT_NUM_SUBBUFS,
@@ -327,6 +231,9 @@ static void parse_options(int argc, char **argv)
 		{ "start",		no_argument,	   NULL, OPT_START },
 		{ "no-start",		no_argument,	   NULL, OPT_NO_START },
 		{ "stop-on-exit",	no_argument,	   NULL, OPT_STOP_ON_EXIT },
+		{ "once",		no_argument,	   NULL, OPT_ONCE },
+		{ "quiet",		no_argument,	   NULL, 'q' },
+		{ "version",		no_argument,	   NULL, 'V' },
 		{ "subbuf-size",	required_argument, NULL, OPT_SUBBUF_SIZE },
 		{ "num-subbufs",	required_argument, NULL, OPT_NUM_SUBBUFS },
 		{ "mode",		required_argument, NULL, OPT_MODE },
@@ -338,7 +245,7 @@ static void parse_options(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "o:l:L:s:n:f:c:h", longopts,
+	while ((c = getopt_long(argc, argv, "o:l:L:s:n:f:c:qhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -376,7 +283,7 @@ static void parse_options(int argc, char **argv)
 					    optarg);
 			break;
 		case 'c':
-			if (!parse_cpu_list(optarg, NULL))
+			if (!parse_cpu_list(optarg, NULL, NULL))
 				usage_error("--cpus: '%s' is not a CPU list (e.g. 0-3,8)",
 					    optarg);
 			opt.cpus = optarg;
@@ -387,6 +294,16 @@ static void parse_options(int argc, char **argv)
 		case OPT_NO_START:
 			opt.start = false;
 			break;
+		case OPT_ONCE:
+			opt.once = true;
+			opt.start = false;
+			break;
+		case 'q':
+			msg_quiet = true;
+			break;
+		case 'V':
+			printf(PROG " %s\n", RINGTRACE_VERSION);
+			exit(0);
 		case OPT_STOP_ON_EXIT:
 			opt.stop_on_exit = true;
 			break;
@@ -412,10 +329,9 @@ static void parse_options(int argc, char **argv)
 			if (!*optarg)
 				usage_error("--debugfs: empty directory name");
 			opt.debugfs = optarg;
-			debugfs_given = true;
 			break;
 		case OPT_SERVICE:
-			log_service = true;
+			msg_service = true;
 			break;
 		case OPT_TEST_DELAY:
 			if (!parse_uint(optarg, &opt.delay_us) ||
@@ -449,51 +365,9 @@ static void parse_options(int argc, char **argv)
 /* Control files                                                        */
 /* ------------------------------------------------------------------ */
 
-static int read_control(const char *name, char *buf, size_t size)
-{
-	char path[PATH_MAX + 32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", rtdir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return (int)n;
-	}
-	close(fd);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-static int write_control(const char *name, const char *value)
-{
-	char path[PATH_MAX + 32];
-	size_t len = strlen(value);
-	ssize_t n;
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", rtdir, name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, value, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;
-	close(fd);
-	return err;
-}
-
 static void die_control(const char *name, int err)
 {
-	die("%s/%s: %s%s", rtdir, name, strerror(-err),
+	die("%s/%s: %s%s", ctl.dir, name, strerror(-err),
 	    err == -EBUSY ? " (tracing is on or a buffer is open)" :
 	    err == -EPERM ? " (refused by kernel lockdown: see /sys/kernel/security/lockdown)" : "");
 }
@@ -504,73 +378,27 @@ static void set_control(const char *name, const char *value)
 	char cur[64];
 	int err;
 
-	err = read_control(name, cur, sizeof(cur));
-	if (err)
+	err = ctl_read(&ctl, name, cur, sizeof(cur));
+	if (err < 0)
 		die_control(name, err);
 	if (!strcmp(cur, value))
 		return;
-	err = write_control(name, value);
+	err = ctl_write(&ctl, name, value);
 	if (err)
 		die_control(name, err);
 	info("%s set to %s (was %s)", name, value, cur);
 }
 
-/*
- * debugfs refuses ringtrace's writable, mapped and ioctl files under
- * Secure Boot's lockdown=integrity (EPERM at open); ringtrace.ko offers
- * the same files as character devices under /dev/ringtrace then.
- */
-#define DEV_RINGTRACE	"/dev/ringtrace"
-
-static bool debugfs_usable(void)
-{
-	struct statfs sfs;
-	char path[PATH_MAX];
-	int fd;
-
-	if (statfs(opt.debugfs, &sfs) < 0 ||
-	    (unsigned long)sfs.f_type != DEBUGFS_MAGIC)
-		return false;
-	snprintf(path, sizeof(path), "%s/ringtrace/tracing_on", opt.debugfs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != EPERM;
-	close(fd);
-	return true;
-}
-
 /* Where ringtrace lives, or a one-line reason why it cannot be used. */
 static void check_ringtrace(void)
 {
-	struct statfs sfs;
-	struct stat st;
+	char why[512];
 
-	if (!debugfs_given && !debugfs_usable() &&
-	    !stat(DEV_RINGTRACE, &st)) {
-		snprintf(rtdir, sizeof(rtdir), "%s", DEV_RINGTRACE);
+	if (ctl_find(&ctl, opt.debugfs, why, sizeof(why)))
+		die("%s", why);
+	if (ctl.dev)
 		info("using %s (debugfs is not mounted or refuses: lockdown?)",
-		     rtdir);
-		goto found;
-	}
-	if (statfs(opt.debugfs, &sfs) < 0)
-		die("%s: %s", opt.debugfs, strerror(errno));
-	if ((unsigned long)sfs.f_type != DEBUGFS_MAGIC)
-		die("%s: debugfs is not mounted there (mount -t debugfs none %s)",
-		    opt.debugfs, opt.debugfs);
-	snprintf(rtdir, sizeof(rtdir), "%s/ringtrace", opt.debugfs);
-	if (stat(rtdir, &st) < 0) {
-		int err = errno;
-
-		die("%s: %s%s", rtdir, strerror(err),
-		    err == ENOENT ? " (is ringtrace.ko loaded?)" :
-		    err == EACCES ? " (ringtrace needs root)" : "");
-	}
-	if (!S_ISDIR(st.st_mode))
-		die("%s: %s", rtdir, strerror(ENOTDIR));
-	if (!debugfs_usable())
-		die("%s: %s (Secure Boot lockdown refuses debugfs, and %s is missing: load a ringtrace.ko that provides it)",
-		    rtdir, strerror(EPERM), DEV_RINGTRACE);
-found:
+		     ctl.dir);
 	if (opt.mode)
 		set_control("mode", opt.mode);
 	if (opt.subbuf_size || opt.num_subbufs) {
@@ -594,7 +422,7 @@ found:
 /* CPU buffers                                                          */
 /* ------------------------------------------------------------------ */
 
-/* The CPUs that have a buffer (numeric entries of <rtdir>/cpu), sorted. */
+/* The CPUs that have a buffer (numeric entries of <ctl.dir>/cpu), sorted. */
 static unsigned int *cpu_ids;
 static unsigned int ncpu_ids;
 static bool *cpu_wanted;		/* indexed like cpu_ids */
@@ -613,7 +441,7 @@ static void list_cpus(void)
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/cpu", rtdir);
+	snprintf(path, sizeof(path), "%s/cpu", ctl.dir);
 	d = opendir(path);
 	if (!d)
 		die("%s: %s", path, strerror(errno));
@@ -634,7 +462,7 @@ static void list_cpus(void)
 	qsort(cpu_ids, ncpu_ids, sizeof(*cpu_ids), cmp_uint);
 }
 
-static void want_cpu(unsigned int cpu)
+static void want_cpu(unsigned int cpu, void *unused __attribute__((unused)))
 {
 	unsigned int i;
 
@@ -645,7 +473,7 @@ static void want_cpu(unsigned int cpu)
 		}
 	}
 	die("CPU %u: no buffer in %s/cpu (CPUs with a buffer: %u-%u)", cpu,
-	    rtdir, cpu_ids[0], cpu_ids[ncpu_ids - 1]);
+	    ctl.dir, cpu_ids[0], cpu_ids[ncpu_ids - 1]);
 }
 
 static void open_buffers(void)
@@ -659,7 +487,7 @@ static void open_buffers(void)
 	if (!cpu_wanted || !cpus)
 		die("%s", strerror(ENOMEM));
 	if (opt.cpus)
-		parse_cpu_list(opt.cpus, want_cpu);
+		parse_cpu_list(opt.cpus, want_cpu, NULL);
 	else
 		memset(cpu_wanted, true, ncpu_ids * sizeof(*cpu_wanted));
 
@@ -670,7 +498,7 @@ static void open_buffers(void)
 			continue;
 		c->buf.fd = -1;
 		c->out.fd = -1;
-		err = buffer_open(&c->buf, rtdir, cpu_ids[i]);
+		err = buffer_open(&c->buf, ctl.dir, cpu_ids[i]);
 		/* A CPU not online since the module loaded has no buffer. */
 		if (err == -ENODEV && !opt.cpus) {
 			info("CPU %u: no buffer (not online since ringtrace.ko loaded): not recorded",
@@ -724,10 +552,10 @@ static void make_outdir(void)
 				    outdir);
 		}
 	} else {
-		const char *base = log_service ? SERVICE_DIR : ".";
-		const char *prefix = log_service ? "" : "ringtrace-";
+		const char *base = msg_service ? SERVICE_DIR : ".";
+		const char *prefix = msg_service ? "" : "ringtrace-";
 
-		if (log_service && mkdir(base, 0750) < 0 && errno != EEXIST)
+		if (msg_service && mkdir(base, 0750) < 0 && errno != EEXIST)
 			die("%s: %s", base, strerror(errno));
 		localtime_r(&now, &tm);
 		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
@@ -758,7 +586,7 @@ static void copy_metadata(void)
 	ssize_t n;
 	int in, out, err = 0;
 
-	snprintf(src, sizeof(src), "%s/metadata", rtdir);
+	snprintf(src, sizeof(src), "%s/metadata", ctl.dir);
 	if (!text)
 		die("%s", strerror(ENOMEM));
 	in = open(src, O_RDONLY | O_CLOEXEC);
@@ -1056,9 +884,9 @@ static void stop(void)
 
 	notify_systemd("STOPPING=1");
 	if (off) {
-		err = write_control("tracing_on", "0");
+		err = ctl_write(&ctl, "tracing_on", "0");
 		if (err) {
-			warn("%s/tracing_on: %s (flushing instead)", rtdir,
+			warn("%s/tracing_on: %s (flushing instead)", ctl.dir,
 			     strerror(-err));
 			off = false;
 		}
@@ -1265,6 +1093,7 @@ int main(int argc, char **argv)
 	char levels[48];
 	int err;
 
+	msg_prog = PROG;
 	parse_options(argc, argv);
 	setup_signals();
 	set_die_hook(emergency_close);
@@ -1277,9 +1106,9 @@ int main(int argc, char **argv)
 	setup_epoll();
 
 	if (opt.start) {
-		err = write_control("tracing_on", "1");
+		err = ctl_write(&ctl, "tracing_on", "1");
 		if (err)
-			die("%s/tracing_on: %s", rtdir, strerror(-err));
+			die("%s/tracing_on: %s", ctl.dir, strerror(-err));
 	}
 	snprintf(levels, sizeof(levels), opt.min_level < opt.level ?
 		 " (down to %s when behind)" : "", level_name(opt.min_level).s);
@@ -1289,7 +1118,8 @@ int main(int argc, char **argv)
 	     opt.start ? ", tracing on" : "");
 	notify_systemd("READY=1");
 
-	run();
+	if (!opt.once)
+		run();
 	stop();
 	return 0;
 }

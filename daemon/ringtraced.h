@@ -6,7 +6,9 @@
  *   buffer.c   one CPU buffer file of ringtrace.ko: mmap and the ioctls
  *   stream.c   one CPU's compressed output: zstd frames, files, rotation
  *   adapt.c    the compression level that keeps up with a CPU's writers
- *   log.c      messages, die(), systemd readiness notification
+ *
+ * and, shared with the ringtrace CLI, ../lib/: messages (msg.c), parsers
+ * (parse.c), the control files (ctl.c).
  */
 #ifndef RINGTRACED_H
 #define RINGTRACED_H
@@ -19,28 +21,11 @@
 
 #include <linux/ringtrace.h>
 
+#include "../lib/ctl.h"
+#include "../lib/msg.h"
+#include "../lib/parse.h"
+
 #define PROG "ringtraced"
-
-/* ------------------------------------------------------------------ */
-/* log.c                                                                */
-/* ------------------------------------------------------------------ */
-
-/* Under systemd: prefix lines with <N> priorities and notify readiness. */
-extern bool log_service;
-
-/*
- * die() prints "ringtraced: <message>" and exits 1 after running the hook
- * set here once (main.c closes what can be closed so that everything
- * already written stays decodable).  The hook runs at most once, so an
- * error inside it exits directly.
- */
-void set_die_hook(void (*hook)(void));
-__attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
-__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
-__attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
-/* The report (summary, stats) goes to stdout, unprefixed. */
-__attribute__((format(printf, 1, 2))) void report(const char *fmt, ...);
-void notify_systemd(const char *state);
 
 /* ------------------------------------------------------------------ */
 /* buffer.c                                                             */

@@ -165,24 +165,6 @@ int stream_open(struct stream *s, const struct stream_config *cfg, int dirfd,
 	return err;
 }
 
-/* write() all of it, or -errno with the file possibly extended in part. */
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* writev() all of it, or -errno with the file possibly extended in part. */
 static int writev_all(int fd, struct iovec *iov, int cnt)
 {

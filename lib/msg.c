@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ringtraced: messages.  Errors and notes go to stderr as one line
- * "ringtraced: ..." each; under systemd (--service) the line starts with a
- * syslog priority "<N>" that journald turns into the entry's priority.
+ * Messages of ringtraced and ringtrace (msg.h).  Errors and notes go to
+ * stderr as one line "<program>: ..." each; under systemd the line starts
+ * with a syslog priority "<N>" that journald turns into its priority.
  * The summary and statistics go to stdout.
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "ringtraced.h"
+#include "msg.h"
 
-bool log_service;
+const char *msg_prog = "ringtrace";
+bool msg_service;
+bool msg_quiet;
 
 static void (*die_hook)(void);
 
@@ -31,10 +34,12 @@ static void vlog(int prio, const char *fmt, va_list ap)
 
 	/* One write per line so that concurrent writers do not interleave. */
 	vsnprintf(line, sizeof(line), fmt, ap);
-	if (log_service)
-		fprintf(stderr, "<%d>" PROG ": %s\n", prio, line);
+	/* What went to stdout so far comes first, in a terminal too. */
+	fflush(stdout);
+	if (msg_service)
+		fprintf(stderr, "<%d>%s: %s\n", prio, msg_prog, line);
 	else
-		fprintf(stderr, PROG ": %s\n", line);
+		fprintf(stderr, "%s: %s\n", msg_prog, line);
 }
 
 void die(const char *fmt, ...)
@@ -64,6 +69,8 @@ void info(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (msg_quiet)
+		return;
 	va_start(ap, fmt);
 	vlog(6, fmt, ap);
 	va_end(ap);
@@ -93,7 +100,7 @@ void notify_systemd(const char *state)
 	size_t len;
 	int fd, saved = errno;
 
-	if (!log_service || !path || !*path)
+	if (!msg_service || !path || !*path)
 		return;
 	len = strlen(path);
 	if (len >= sizeof(sa.sun_path) || (path[0] != '/' && path[0] != '@'))
