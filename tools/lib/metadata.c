@@ -13,7 +13,6 @@
  * sequences of them (8-bit UTF-8 or ASCII ones are text) and strings.  An
  * event using anything else is marked unsupported; decoding one fails.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -1391,6 +1390,59 @@ static bool plain_int(const struct ty *t)
 	       (t->size == 8 || t->size == 16 || t->size == 32 || t->size == 64);
 }
 
+static int label_cmp(const void *a, const void *b)
+{
+	const struct rt_enum_label *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* An enum field keeps its labels, sorted for rt_field_label(). */
+static int copy_labels(struct parser *p, const struct ty *t,
+		       struct rt_field_desc *f)
+{
+	unsigned int n = 0;
+
+	for (const struct enumerator *e = t->enums; e; e = e->next)
+		n++;
+	if (!n)
+		return 0;
+	f->labels = calloc(n, sizeof(*f->labels));
+	if (!f->labels)
+		return rt_fail(p->err, "%s: out of memory", p->name);
+	for (const struct enumerator *e = t->enums; e; e = e->next) {
+		struct rt_enum_label *l = &f->labels[f->nr_labels];
+
+		l->label = strdup(e->name);
+		if (!l->label)
+			return rt_fail(p->err, "%s: out of memory", p->name);
+		l->lo = e->lo;
+		l->hi = e->hi;
+		f->nr_labels++;
+	}
+	qsort(f->labels, f->nr_labels, sizeof(*f->labels), label_cmp);
+	return 0;
+}
+
+const char *rt_field_label(const struct rt_field_desc *d, int64_t value)
+{
+	unsigned int lo = 0, hi = d->nr_labels;
+
+	/* Sorted by lo; ranges of one enum do not overlap in our metadata. */
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+		const struct rt_enum_label *l = &d->labels[mid];
+
+		if (value < l->lo)
+			hi = mid;
+		else if (value > l->hi)
+			lo = mid + 1;
+		else
+			return l->label;
+	}
+	return NULL;
+}
+
 static int convert_fields(struct parser *p, const struct ty *st,
 			  struct rt_event_desc *ev)
 {
@@ -1440,6 +1492,8 @@ static int convert_fields(struct parser *p, const struct ty *st,
 		if (t->kind == TY_INT || t->kind == TY_ENUM) {
 			f->kind = RT_FIELD_INT;
 			f->length = 1;
+			if (t->kind == TY_ENUM && copy_labels(p, t, f))
+				return -1;
 		} else if (t->kind == TY_ARRAY) {
 			f->kind = RT_FIELD_ARRAY;
 			f->length = t->length;
@@ -1652,8 +1706,14 @@ void rt_metadata_free(struct rt_metadata *md)
 	for (unsigned int i = 0; i < md->nr_events; i++) {
 		struct rt_event_desc *ev = &md->events[i];
 
-		for (unsigned int j = 0; j < ev->nr_fields; j++)
-			free(ev->fields[j].name);
+		for (unsigned int j = 0; j < ev->nr_fields; j++) {
+			struct rt_field_desc *f = &ev->fields[j];
+
+			for (unsigned int k = 0; k < f->nr_labels; k++)
+				free(f->labels[k].label);
+			free(f->labels);
+			free(f->name);
+		}
 		free(ev->fields);
 		free(ev->name);
 		free(ev->unsupported);

@@ -19,7 +19,6 @@
  * of one file (a killed daemon) is dropped, noted, and reading goes on
  * with the next file.
  */
-#define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -65,6 +64,9 @@ struct source {
 	uint64_t comp_off;		/* file offset of in[0] */
 	uint64_t frame_start;		/* file offset of the current frame */
 	bool in_frame;			/* a frame is started, not finished */
+	/* Bytes handed back by a resync, read again before the file. */
+	uint8_t *pb;
+	size_t pb_len, pb_pos;
 };
 
 enum state { NEED_PACKET, GIVE_PACKET, GIVE_LOST, GIVE_EVENTS, AT_END };
@@ -97,6 +99,11 @@ struct rt_stream {
 	struct rt_stream_stats stats;
 	char **notes;
 	unsigned int nr_notes;
+	/* Read past damage (rt_stream_set_tolerant()), and what was skipped. */
+	bool tolerant;
+	bool hard;			/* the error is ours, not damage */
+	char **damage;
+	unsigned int nr_damage;
 };
 
 static int note(struct rt_stream *s, const char *fmt, ...)
@@ -117,6 +124,28 @@ static int note(struct rt_stream *s, const char *fmt, ...)
 	if (r < 0)
 		return -1;
 	s->nr_notes++;
+	return 0;
+}
+
+static int add_damage(struct rt_stream *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int add_damage(struct rt_stream *s, const char *fmt, ...)
+{
+	char **n = realloc(s->damage, (s->nr_damage + 1) * sizeof(*n));
+	va_list ap;
+	int r;
+
+	if (!n)
+		return -1;
+	s->damage = n;
+	va_start(ap, fmt);
+	r = vasprintf(&n[s->nr_damage], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -1;
+	s->nr_damage++;
+	s->stats.damaged++;
 	return 0;
 }
 
@@ -152,6 +181,7 @@ static void src_close(struct rt_stream *s)
 	close(s->src.fd);
 	ZSTD_freeDStream(s->src.zds);
 	free(s->src.in);
+	free(s->src.pb);
 	s->src_open = false;
 }
 
@@ -173,6 +203,85 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 	return got;
 }
 
+/* Hand @n bytes back: the next reads return them first. */
+static int src_unread(struct source *src, const uint8_t *buf, size_t n)
+{
+	uint8_t *pb;
+	size_t left = src->pb_len - src->pb_pos;
+
+	if (!n)
+		return 0;
+	pb = malloc(n + left);
+	if (!pb)
+		return -1;
+	memcpy(pb, buf, n);
+	if (left)
+		memcpy(pb + n, src->pb + src->pb_pos, left);
+	free(src->pb);
+	src->pb = pb;
+	src->pb_len = n + left;
+	src->pb_pos = 0;
+	src->out_off -= n;
+	return 0;
+}
+
+/*
+ * A corrupt zstd frame: skip to the next frame's magic in the compressed
+ * bytes and start decoding there (ringtraced's frames end on packet
+ * boundaries).  Returns 0, or -1 at the end of the file.
+ */
+static int zst_skip_frame(struct rt_stream *s, const char *what)
+{
+	static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	struct source *src = &s->src;
+	uint64_t from = src->frame_start, to;
+	for (;;) {
+		size_t start = src->in_pos;
+		uint8_t *hit = NULL;
+
+		/* Past the magic of the broken frame itself (at @from). */
+		if (start < src->in_len)
+			hit = memmem(src->in + start, src->in_len - start, magic,
+				     sizeof(magic));
+		if (hit && (uint64_t)(src->comp_off + (hit - src->in)) > from) {
+			src->in_pos = (size_t)(hit - src->in);
+			break;
+		}
+		/* Keep 3 bytes: the magic may straddle two reads. */
+		if (src->eof) {
+			src->in_pos = src->in_len;
+			break;
+		}
+		if (src->in_len > 3) {
+			memmove(src->in, src->in + src->in_len - 3, 3);
+			src->comp_off += src->in_len - 3;
+			src->in_len = 3;
+		}
+		{
+			ssize_t r = read_full(src->fd, src->in + src->in_len,
+					      IN_BUF_SIZE - src->in_len);
+
+			if (r <= 0) {
+				src->eof = true;
+				src->in_pos = src->in_len;
+				break;
+			}
+			src->in_len += (size_t)r;
+			src->in_pos = 0;
+		}
+	}
+	to = src->comp_off + src->in_pos;
+	add_damage(s, "%s: zstd: %s in the frame at compressed offset %" PRIu64
+		   ": skipped %" PRIu64 " compressed bytes%s", src->path, what,
+		   from, to - from,
+		   src->eof && src->in_pos == src->in_len ? ", to the end of the file" :
+		   ", to the next frame");
+	ZSTD_DCtx_reset(src->zds, ZSTD_reset_session_only);
+	src->in_frame = false;
+	src->frame_start = to;
+	return src->eof && src->in_pos == src->in_len ? -1 : 0;
+}
+
 /* Reads up to n stream bytes; fewer only at the end of the file. */
 static ssize_t src_read(struct rt_stream *s, void *buf, size_t n,
 			struct rt_error *err)
@@ -180,6 +289,22 @@ static ssize_t src_read(struct rt_stream *s, void *buf, size_t n,
 	struct source *src = &s->src;
 	ZSTD_outBuffer out = { buf, n, 0 };
 
+	if (src->pb_pos < src->pb_len) {
+		size_t k = src->pb_len - src->pb_pos;
+
+		k = k < n ? k : n;
+		memcpy(buf, src->pb + src->pb_pos, k);
+		src->pb_pos += k;
+		src->out_off += k;
+		if (k == n)
+			return (ssize_t)k;
+		/* The rest from the file, as usual. */
+		{
+			ssize_t r = src_read(s, (uint8_t *)buf + k, n - k, err);
+
+			return r < 0 ? r : (ssize_t)k + r;
+		}
+	}
 	if (!src->zst) {
 		ssize_t r = read_full(src->fd, buf, n);
 
@@ -205,6 +330,11 @@ static ssize_t src_read(struct rt_stream *s, void *buf, size_t n,
 		}
 		in = (ZSTD_inBuffer){ src->in, src->in_len, src->in_pos };
 		ret = ZSTD_decompressStream(src->zds, &out, &in);
+		if (ZSTD_isError(ret) && s->tolerant) {
+			if (zst_skip_frame(s, ZSTD_getErrorName(ret)))
+				break;
+			continue;
+		}
 		if (ZSTD_isError(ret))
 			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
 				       src->path, ZSTD_getErrorName(ret),
@@ -379,9 +509,12 @@ static int decode_event(struct rt_stream *s, struct rt_item *item,
 	if (!ev)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown event id %u",
 			       pi->file, off_kind(s), pi->offset + hoff, id);
-	if (ev->unsupported)
+	if (ev->unsupported) {
+		/* A layout this reader does not know: not damage. */
+		s->hard = true;
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": event '%s' cannot be decoded: %s",
 			       pi->file, off_kind(s), pi->offset + hoff, ev->name, ev->unsupported);
+	}
 	if (ts > pi->timestamp_end)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " is after the packet's timestamp_end %" PRIu64,
 			       pi->file, off_kind(s), pi->offset + hoff, ts, pi->timestamp_end);
@@ -485,6 +618,61 @@ static void end_of_file(struct rt_stream *s)
 	src_close(s);
 }
 
+/*
+ * Damage at stream offset @off (the packet there is bad, @why says how):
+ * skip to the next packet signature -- its magic and the trace's uuid --
+ * and hand the bytes from there back to the source.  At the end of the
+ * file everything left is skipped (a zero-filled tail).
+ */
+static int resync(struct rt_stream *s, uint64_t off, const char *why,
+		  struct rt_error *err)
+{
+	enum { CHUNK = 65536 };
+	uint8_t sig[4 + 16], *buf, *hit;
+	size_t siglen = 4, carry = 0, n;
+	uint64_t skipped = 0;
+	ssize_t got;
+	int ret = 0;
+
+	sig[0] = 0xc1; sig[1] = 0x1f; sig[2] = 0xfc; sig[3] = 0xc1;
+	if (s->md->has_uuid) {
+		memcpy(sig + 4, s->md->uuid, 16);
+		siglen += 16;
+	}
+	buf = malloc(CHUNK + sizeof(sig));
+	if (!buf)
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	for (;;) {
+		got = src_read(s, buf + carry, CHUNK, err);
+		if (got < 0) {
+			ret = -1;
+			break;
+		}
+		n = carry + (size_t)got;
+		hit = memmem(buf, n, sig, siglen);
+		if (hit) {
+			skipped += (uint64_t)(hit - buf);
+			if (src_unread(&s->src, hit, n - (size_t)(hit - buf)))
+				ret = rt_fail(err, "%s: out of memory", s->src.path);
+			add_damage(s, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the next packet",
+				   why, skipped, off_kind(s), off);
+			break;
+		}
+		if (!got) {
+			skipped += n;
+			add_damage(s, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the end of the file",
+				   why, skipped, off_kind(s), off);
+			break;
+		}
+		carry = n < siglen - 1 ? n : siglen - 1;
+		skipped += n - carry;
+		memmove(buf, buf + n - carry, carry);
+	}
+	free(buf);
+	s->stats.skipped_bytes += skipped;
+	return ret;
+}
+
 /* Returns 1 with a checked packet loaded, 0 at the end, -1 on error. */
 static int load_packet(struct rt_stream *s, struct rt_error *err)
 {
@@ -515,8 +703,15 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 			end_of_file(s);
 			continue;
 		}
-		if (check_header(s, hdr, off, err))
-			return -1;
+		if (check_header(s, hdr, off, err)) {
+			if (!s->tolerant)
+				return -1;
+			/* The next packet may start anywhere after this byte. */
+			if (src_unread(src, hdr + 1, HDR_SIZE - 1) ||
+			    resync(s, off, err->msg, err))
+				return -1;
+			continue;
+		}
 		psize = FIELD(hdr, packet_size) / 8;
 		if (psize > s->pkt_cap) {
 			uint8_t *n = realloc(s->pkt, psize);
@@ -542,8 +737,15 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 		s->info.file = src->path;
 		s->info.offset = off;
 		s->info.raw = s->pkt;
-		if (check_sequence(s, err) || check_events(s, err))
-			return -1;
+		if (check_sequence(s, err) || check_events(s, err)) {
+			if (!s->tolerant || s->hard)
+				return -1;
+			/* A whole packet that does not hold together: skipped. */
+			add_damage(s, "%s; the packet (%" PRIu64 " bytes) skipped",
+				   err->msg, psize);
+			s->stats.skipped_bytes += psize;
+			continue;
+		}
 		s->stats.packets++;
 		s->stats.bytes += psize;
 		s->stats.discarded = s->info.events_discarded;
@@ -653,6 +855,9 @@ void rt_stream_close(struct rt_stream *s)
 	for (unsigned int i = 0; i < s->nr_notes; i++)
 		free(s->notes[i]);
 	free(s->notes);
+	for (unsigned int i = 0; i < s->nr_damage; i++)
+		free(s->damage[i]);
+	free(s->damage);
 	free(s->values);
 	free(s->pkt);
 	free(s);
@@ -671,6 +876,21 @@ unsigned int rt_stream_nr_notes(const struct rt_stream *s)
 const char *rt_stream_note(const struct rt_stream *s, unsigned int i)
 {
 	return i < s->nr_notes ? s->notes[i] : NULL;
+}
+
+void rt_stream_set_tolerant(struct rt_stream *s, bool on)
+{
+	s->tolerant = on;
+}
+
+unsigned int rt_stream_nr_damage(const struct rt_stream *s)
+{
+	return s->nr_damage;
+}
+
+const char *rt_stream_damage(const struct rt_stream *s, unsigned int i)
+{
+	return i < s->nr_damage ? s->damage[i] : NULL;
 }
 
 int rt_stream_cpu(const struct rt_stream *s)
@@ -962,7 +1182,14 @@ void rt_print_fields(FILE *f, const struct rt_item *ev)
 
 		fprintf(f, "%s%s=", i ? ", " : "", v->desc->name);
 		if (v->desc->kind == RT_FIELD_INT) {
+			const char *label = v->desc->nr_labels ?
+				rt_field_label(v->desc, rt_field_s64(v, 0)) : NULL;
+
+			if (label)
+				fprintf(f, "%s(", label);
 			print_int(f, v, 0);
+			if (label)
+				fputc(')', f);
 		} else if (v->desc->is_text) {
 			rt_print_text(f, v->data, v->count);
 		} else {

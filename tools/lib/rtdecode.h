@@ -48,6 +48,12 @@ enum rt_field_kind {
 	RT_FIELD_STRING,	/* NUL-terminated string */
 };
 
+/* One label of an enum field: values lo..hi print as it. */
+struct rt_enum_label {
+	char *label;
+	int64_t lo, hi;
+};
+
 struct rt_field_desc {
 	char *name;
 	enum rt_field_kind kind;
@@ -58,6 +64,9 @@ struct rt_field_desc {
 	unsigned int base;		/* 10, 16, 8 or 2: how to print */
 	uint64_t length;		/* RT_FIELD_ARRAY */
 	unsigned int length_field;	/* RT_FIELD_SEQUENCE: earlier field */
+	/* An RT_FIELD_INT declared as an enum: its labels, sorted by lo. */
+	unsigned int nr_labels;
+	struct rt_enum_label *labels;
 };
 
 struct rt_event_desc {
@@ -155,6 +164,8 @@ struct rt_stream_stats {
 	uint64_t first_ts, last_ts;	/* of events; valid if events != 0 */
 	uint64_t bytes;			/* packet bytes read */
 	unsigned int truncations;	/* partial frames / packets dropped */
+	unsigned int damaged;		/* damaged places read past (tolerant) */
+	uint64_t skipped_bytes;		/* and the bytes skipped there */
 };
 
 struct rt_stream;
@@ -173,6 +184,16 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 		   struct rt_error *err);
 const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
+/*
+ * Tolerant: read past damage instead of failing -- a packet whose header or
+ * events do not check (skipped whole, or up to the next packet signature:
+ * its magic and the trace's uuid), a zero-filled tail, a corrupt zstd frame
+ * (skipped to the next frame).  Each place read past is described, with
+ * its file and offset, by rt_stream_damage().  Off by default.
+ */
+void rt_stream_set_tolerant(struct rt_stream *s, bool on);
+unsigned int rt_stream_nr_damage(const struct rt_stream *s);
+const char *rt_stream_damage(const struct rt_stream *s, unsigned int i);
 unsigned int rt_stream_nr_notes(const struct rt_stream *s);
 const char *rt_stream_note(const struct rt_stream *s, unsigned int i);
 int rt_stream_cpu(const struct rt_stream *s);
@@ -199,14 +220,45 @@ struct rt_trace {
 int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err);
 void rt_trace_close(struct rt_trace *t);
 
+/* ---- threads (threads.c) ------------------------------------------------ */
+
+/*
+ * Who did it: fed every event in time order, tells the thread running on a
+ * CPU (the one an event there belongs to, interrupts included) and each
+ * thread's pid and comm, from sched_switch, the state dump, fork, exec,
+ * exit and wakeups.  Ask rt_threads_current() before feeding an event: a
+ * sched_switch belongs to the task it switches out.
+ */
+struct rt_threads;
+
+struct rt_threads *rt_threads_new(const struct rt_metadata *md);
+void rt_threads_free(struct rt_threads *th);
+void rt_threads_feed(struct rt_threads *th, const struct rt_item *it);
+/* The tid running on @cpu, or -1 when nothing said yet. */
+int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
+/*
+ * The thread @it belongs to (ask before feeding it): the one running on
+ * its CPU; before the CPU said, a sched_switch's prev_tid or a state dump
+ * CPU event's tid; else -1.
+ */
+int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it);
+/* NULL / -1 when unknown. */
+const char *rt_threads_comm(const struct rt_threads *th, int32_t tid);
+int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid);
+
 /* ---- values and printing ------------------------------------------------ */
 
 uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i);
+/* The enum label of @value for field @d, or NULL (not an enum, no label). */
+const char *rt_field_label(const struct rt_field_desc *d, int64_t value);
 int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
 /* "[seconds.nanoseconds]"; wall adds the clock's offset (epoch time). */
 void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 		  uint64_t cycles, bool wall);
-/* Prints `name=value, ...`; text as a quoted string up to its first NUL. */
+/*
+ * Prints `name=value, ...`; text as a quoted string up to its first NUL,
+ * an enum value that has a label as `label(value)`.
+ */
 void rt_print_fields(FILE *f, const struct rt_item *ev);
 void rt_print_text(FILE *f, const uint8_t *s, size_t len);
 

@@ -13,7 +13,6 @@
  * Half of the iterations also feed a mutated metadata text straight to
  * rt_metadata_parse().
  */
-#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>

@@ -396,7 +396,8 @@ def main():
         for ts in times:
             eid, name, fields = rng.choice(EVENTS)
             payload, shown = make_fields_for(rng, eid, name, fields)
-            line = '%s cpu%d %s:%s' % (fmt_ts(ts), cpu, name,
+            # No sched_switch in these traces: the thread is unknown, '-'.
+            line = '%s cpu%d - %s:%s' % (fmt_ts(ts), cpu, name,
                                        (' ' + shown) if shown else '')
             if args.lose and rng.random() < args.lose and pk.cur is not None:
                 pk.lose(1)

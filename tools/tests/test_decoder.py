@@ -82,7 +82,12 @@ class Ctx:
 
 
 def rt(*args, asan=False):
-    return run([RINGTRACE_ASAN if asan else RINGTRACE] + [str(a) for a in args])
+    r = run([RINGTRACE_ASAN if asan else RINGTRACE] + [str(a) for a in args])
+    # Messages name the command ("ringtrace report: ..."); the checks
+    # compare what follows.
+    r.stderr = re.sub(r'^ringtrace [a-z]+: ', 'ringtrace: ', r.stderr,
+                      flags=re.M)
+    return r
 
 
 def expected(e):
@@ -166,7 +171,7 @@ def bt2_agrees(d, e):
     for l in lines:
         if ' -- lost ' in l:
             continue
-        ts, cpu, name = l.split(' ')[:3]
+        ts, cpu, _, name = l.split(' ')[:4]
         want.append((parse_ts(ts), int(cpu[3:]), name.rstrip(':')))
     check(len(events) == len(want), 'babeltrace2 read %d events, expected %d' %
           (len(events), len(want)))
@@ -320,7 +325,7 @@ def unpack_for_babeltrace2(ctx):
     r = rt('unpack', d, asan=True)
     check(r.returncode == 0, 'unpack failed: ' + r.stderr)
     check('babeltrace2 ' + out in r.stdout, 'unpack does not say how to read it')
-    check(sorted(os.listdir(out)) == ['cpu0', 'cpu1', 'cpu2', 'metadata'],
+    check(sorted(os.listdir(out)) == ['.ringtrace-unpack', 'cpu0', 'cpu1', 'cpu2', 'metadata'],
           'unpack wrote %s' % os.listdir(out))
     bt2_agrees(out, e)
     r = rt('report', out)
@@ -331,11 +336,26 @@ def unpack_for_babeltrace2(ctx):
     check(r.returncode == 0 and 'truncated' not in r.stdout,
           'unpacked trace does not check clean: ' + r.stdout + r.stderr)
     r = rt('unpack', d)
-    check(r.returncode == 1 and 'not empty' in r.stderr, 'unpack overwrote ' + out)
+    check(r.returncode == 1 and 'exists' in r.stderr, 'unpack overwrote ' + out)
     r = rt('unpack', '--force', d, out)
     check(r.returncode == 0, 'unpack --force failed: ' + r.stderr)
+    # --force replaces only what an earlier unpack wrote, nothing else.
+    open(os.path.join(out, 'notes.txt'), 'w').write('mine\n')
+    r = rt('unpack', '--force', d, out)
+    check(r.returncode == 1 and 'did not write' in r.stderr and
+          os.path.exists(os.path.join(out, 'notes.txt')),
+          'unpack --force touched a directory with other files: ' + r.stderr)
     r = rt('unpack', d, d)
     check(r.returncode == 1, 'unpack into the trace itself did not fail')
+    # A failure leaves nothing behind: no output, no temporary directory.
+    bad = os.path.join(ctx.tmp, 'bad')
+    os.makedirs(bad)
+    open(os.path.join(bad, 'metadata'), 'w').write(open(os.path.join(d, 'metadata')).read())
+    open(os.path.join(bad, 'cpu0'), 'wb').write(b'\xde\xad\xbe\xef' * 64)
+    before = set(os.listdir(ctx.tmp))
+    r = rt('unpack', '--strict', bad, os.path.join(ctx.tmp, 'bad-out'))
+    check(r.returncode == 1 and set(os.listdir(ctx.tmp)) == before,
+          'a failed unpack left %s' % (set(os.listdir(ctx.tmp)) - before))
 
 
 @test
@@ -409,8 +429,9 @@ def corrupt_streams(ctx):
         how(data, pkts)
         open(path, 'wb').write(data)
         for cmd in ('check', 'report'):
-            r = rt(cmd, c, asan=True)
-            check(r.returncode == 1, '%s: %s exit %d (stderr %s)' %
+            # --strict: an error, one message naming file and offset.
+            r = rt(cmd, '--strict', c, asan=True)
+            check(r.returncode == 1, '%s: %s --strict exit %d (stderr %s)' %
                   (name, cmd, r.returncode, r.stderr))
             check(r.stderr.startswith('ringtrace: %s/cpu0: ' % c) and msg in r.stderr,
                   '%s: %s said %r, expected %r' % (name, cmd, r.stderr, msg))
@@ -418,6 +439,76 @@ def corrupt_streams(ctx):
                   '%s: sanitizer: %s' % (name, r.stderr))
             check(r.stderr.count('\n') == 1, '%s: %s printed more than one message' %
                   (name, cmd))
+            # Default: read past it, say what was skipped, exit 3.
+            r = rt(cmd, c, asan=True)
+            check(r.returncode == 3 and 'damaged: %s/cpu0: ' % c in r.stderr
+                  and msg in r.stderr and 'skipped' in r.stderr,
+                  '%s: %s exit %d, said %r' % (name, cmd, r.returncode, r.stderr))
+            check('Sanitizer' not in r.stderr and 'runtime error' not in r.stderr,
+                  '%s: sanitizer: %s' % (name, r.stderr))
+            check(cmd != 'report' or r.stdout.count('ringtrace_marker') > 10,
+                  '%s: report printed no events past the damage' % name)
+
+
+@test
+def damaged_files(ctx):
+    """What a power loss or a bad disk leaves: report, check and unpack read
+    past it, name file and offset of what they skipped, exit 3; --strict
+    fails; a failed unpack leaves nothing."""
+    d, e = ctx.gen(events=900, cpus=2, seed=11)
+    lines, _, _ = expected(e)
+    cases = []
+    # A zero-filled tail: what an unsynced file holds after a power loss.
+    c = ctx.copy(d)
+    with open(os.path.join(c, 'cpu0'), 'ab') as f:
+        f.write(bytes(65536))
+    cases.append(('zero-filled tail', c, 'cpu0', 'to the end of the file'))
+    # A corrupt packet in the middle: its header is garbage.
+    c = ctx.copy(d)
+    path = os.path.join(c, 'cpu1')
+    data = bytearray(open(path, 'rb').read())
+    mid = packets_of(data)[len(packets_of(data)) // 2]
+    data[mid:mid + 64] = b'\x55' * 64
+    open(path, 'wb').write(data)
+    cases.append(('corrupt middle packet', c, 'cpu1', 'to the next packet'))
+    for name, c, cpu, where in cases:
+        for cmd in ('check', 'report'):
+            r = rt(cmd, c, asan=True)
+            check(r.returncode == 3, '%s: %s exit %d: %s' % (name, cmd, r.returncode, r.stderr))
+            check(('damaged: %s/%s: offset ' % (c, cpu)) in r.stderr and where in r.stderr,
+                  '%s: %s said %r' % (name, cmd, r.stderr))
+            check('runtime error' not in r.stderr, r.stderr)
+            r = rt(cmd, '--strict', c)
+            check(r.returncode == 1, '%s: %s --strict exit %d' % (name, cmd, r.returncode))
+        # Everything before and after the damage is still there.
+        r = rt('report', c)
+        got = [l for l in r.stdout.splitlines() if l.startswith('[')]
+        check(len(got) < len(lines) and len(got) > len(lines) // 2 if 'middle' in name
+              else got == lines, '%s: report has %d of %d events' % (name, len(got), len(lines)))
+        out = c + '-out'
+        r = rt('unpack', c, out, asan=True)
+        check(r.returncode == 3 and os.path.isdir(out), '%s: unpack exit %d: %s'
+              % (name, r.returncode, r.stderr))
+        bt2(out)
+        before = set(os.listdir(ctx.tmp))
+        r = rt('unpack', '--strict', c, c + '-strict')
+        check(r.returncode == 1 and set(os.listdir(ctx.tmp)) == before,
+              '%s: a failed unpack left %s' % (name, set(os.listdir(ctx.tmp)) - before))
+    # An empty stream file is no damage: nothing in it.
+    c = ctx.copy(d)
+    open(os.path.join(c, 'cpu5'), 'wb').close()
+    r = rt('check', c, asan=True)
+    check(r.returncode == 0 and 'cpu5: packets=0 events=0' in r.stdout,
+          'empty file: exit %d %s %s' % (r.returncode, r.stdout, r.stderr))
+    # A zero-filled tail of a zstd file: skipped to its end.
+    z, _ = ctx.gen('--zstd', 'single', cpus=1, events=300, seed=3)
+    path = os.path.join(z, 'cpu0.zst')
+    with open(path, 'ab') as f:
+        f.write(bytes(30000))
+    r = rt('check', z, asan=True)
+    check(r.returncode == 3 and 'damaged: %s: zstd' % path in r.stderr and
+          'to the end of the file' in r.stderr, 'zstd zero tail: exit %d %r'
+          % (r.returncode, r.stderr))
 
 
 @test
@@ -438,9 +529,13 @@ def corrupt_payload_length(ctx):
     else:
         raise Fail('no packet starting with a compact marker')
     open(path, 'wb').write(data)
-    r = rt('check', d, asan=True)
+    r = rt('check', '--strict', d, asan=True)
     check(r.returncode == 1 and 'runs past content_size' in r.stderr,
           'bad length: %r' % r.stderr)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 3 and 'runs past content_size' in r.stderr and
+          'the packet' in r.stderr and 'skipped' in r.stderr,
+          'bad length, tolerant: %r' % r.stderr)
 
 
 @test
@@ -450,7 +545,7 @@ def cut_packets_are_rejected_like_babeltrace2(ctx):
     d, _ = ctx.gen('--layout', 'cut', events=500, cpus=1)
     r = run(['babeltrace2', d])
     check(r.returncode != 0, 'babeltrace2 accepted cut packets')
-    r = rt('check', d, asan=True)
+    r = rt('check', '--strict', d, asan=True)
     check(r.returncode == 1 and 'cut to its content_size' in r.stderr,
           'ringtrace: %r' % r.stderr)
 
@@ -462,10 +557,14 @@ def corrupt_zstd(ctx):
     data = bytearray(open(path, 'rb').read())
     data[len(data) // 2:len(data) // 2 + 64] = bytes(64)
     open(path, 'wb').write(data)
-    r = rt('check', d, asan=True)
+    r = rt('check', '--strict', d, asan=True)
     check(r.returncode == 1 and r.stderr.startswith('ringtrace: %s: ' % path),
           'corrupt zstd: exit %d %r' % (r.returncode, r.stderr))
     check('zstd' in r.stderr or 'offset' in r.stderr, r.stderr)
+    r = rt('check', d, asan=True)
+    check(r.returncode == 3 and 'damaged: %s: zstd' % path in r.stderr and
+          'skipped' in r.stderr, 'corrupt zstd, tolerant: exit %d %r'
+          % (r.returncode, r.stderr))
 
 
 BRIEF_EXTENDED = ('struct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended;',
@@ -551,16 +650,22 @@ def cli_usage(ctx):
     check(r.returncode == 0 and 'report' in r.stdout and 'unpack' in r.stdout, r.stdout)
     r = rt('report', '--help')
     check(r.returncode == 0 and 'Usage' in r.stdout, r.stdout)
+    r = rt('--version')
+    check(r.returncode == 0 and re.match(r'ringtrace \d+\.\d+', r.stdout), r.stdout)
+    d, _ = ctx.gen(events=10, cpus=1)
+    # Usage errors: exit 2, one line naming the problem, then the hint.
     for args, msg in ((['frobnicate'], "unknown command 'frobnicate'"),
-                      (['report'], 'report needs one trace directory'),
-                      (['report', '--bogus', 'x'], 'bad usage'),
-                      (['check', 'a', 'b'], 'check needs one trace directory'),
-                      (['stats', 'extra'], 'takes no arguments')):
+                      (['report'], 'one trace directory is needed'),
+                      (['report', '--bogus', 'x'], 'bad option'),
+                      (['report', '-e', 'test_scalar', d],
+                       "unknown event 'test_scalar' (closest: test_scalars"),
+                      (['check', 'a', 'b'], 'one trace directory is needed'),
+                      (['stats', 'extra'], 'no arguments are taken')):
         r = rt(*args)
-        check(r.returncode == 1 and 'ringtrace: ' in r.stderr and msg in r.stderr,
-              '%s: %r' % (args, r.stderr))
+        check(r.returncode == 2 and 'ringtrace' in r.stderr and msg in r.stderr
+              and '--help' in r.stderr, '%s: %r' % (args, r.stderr))
     r = rt()
-    check(r.returncode == 1 and 'Usage' in r.stderr, 'no-argument usage')
+    check(r.returncode == 2 and 'command is needed' in r.stderr, 'no-argument usage')
 
 
 @test
@@ -661,9 +766,9 @@ def fuzz(ctx):
         args = [cmd, c] + ([c + '-out', ] if cmd == 'unpack' else [])
         shutil.rmtree(c + '-out', ignore_errors=True)
         r = rt(*args, asan=True)
-        if r.returncode not in (0, 1) or 'Sanitizer' in r.stderr or \
+        if r.returncode not in (0, 1, 3) or 'Sanitizer' in r.stderr or \
                 'runtime error' in r.stderr or \
-                (r.returncode == 1 and not r.stderr.startswith('ringtrace: ')):
+                (r.returncode in (1, 3) and not r.stderr.startswith('ringtrace: ')):
             keep = os.path.join(ctx.tmp, 'fuzz-fail-%d' % i)
             shutil.copytree(c, keep)
             bad.append('%s %s: exit %d: %s' % (cmd, keep, r.returncode, r.stderr[-600:]))

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Who did it: the thread each event belongs to, and thread names.
+ *
+ * ringtrace's events carry no thread id (Documentation/ringtrace/events.rst):
+ * the task running on a CPU is the next_tid of that CPU's last
+ * sched_switch, and before the first one the tid of the CPU's
+ * ringtrace_statedump_cpu.  Names and thread groups come from the state
+ * dump, then from fork, exec, task_rename (prctl(PR_SET_NAME), a write to
+ * /proc/PID/comm) and the comm fields of switches and wakeups.
+ * Events in interrupt context belong to the task they interrupted, as in
+ * ftrace.  Fed every event in time order (report, export), this keeps:
+ *
+ *   - per CPU, the tid running now (-1 until a switch or the dump says);
+ *   - per tid, its pid (thread group) and comm, in an open-addressing hash
+ *     table that grows with the number of threads, not of events.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rtdecode.h"
+
+#define COMM_LEN	16
+
+struct thread {
+	int32_t tid;			/* 0 marks a free slot: tid 0 is kept aside */
+	int32_t pid;
+	char comm[COMM_LEN + 1];
+};
+
+/* What an event kind tells: field indexes, looked up once per event id. */
+enum kind { K_NONE, K_SWITCH, K_WAKEUP, K_FORK, K_EXEC, K_EXIT, K_RENAME,
+	    K_DUMP_TASK, K_DUMP_CPU };
+
+struct event_kind {
+	enum kind kind;
+	int f[6];			/* field indexes, per kind below */
+};
+
+struct rt_threads {
+	const struct rt_metadata *md;
+	struct event_kind *kinds;	/* by position in md->events */
+	int32_t *current;		/* per CPU */
+	unsigned int nr_cpus;
+	struct thread *slots;
+	size_t cap, used;
+	struct thread idle;		/* tid 0: swapper */
+};
+
+static int field_index(const struct rt_event_desc *ev, const char *name)
+{
+	for (unsigned int i = 0; i < ev->nr_fields; i++)
+		if (!strcmp(ev->fields[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Index every field named in @names, or leave the event unused. */
+static void classify(struct event_kind *k, const struct rt_event_desc *ev,
+		     enum kind kind, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++) {
+		k->f[i] = field_index(ev, names[i]);
+		if (k->f[i] < 0)
+			return;
+	}
+	k->kind = kind;
+}
+
+struct rt_threads *rt_threads_new(const struct rt_metadata *md)
+{
+	static const char *const sw[] = { "prev_comm", "prev_tid", "next_comm",
+					   "next_tid" };
+	static const char *const wk[] = { "comm", "tid" };
+	static const char *const fk[] = { "parent_comm", "parent_tid", "parent_pid",
+					   "child_comm", "child_tid", "child_pid" };
+	static const char *const ex[] = { "tid", "filename", "filename_len" };
+	static const char *const dt[] = { "tid", "pid", "comm" };
+	static const char *const rn[] = { "newcomm", "tid" };
+	struct rt_threads *th = calloc(1, sizeof(*th));
+
+	if (!th)
+		return NULL;
+	th->md = md;
+	th->kinds = calloc(md->nr_events ? md->nr_events : 1, sizeof(*th->kinds));
+	th->cap = 1024;
+	th->slots = calloc(th->cap, sizeof(*th->slots));
+	if (!th->kinds || !th->slots) {
+		rt_threads_free(th);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < md->nr_events; i++) {
+		const struct rt_event_desc *ev = &md->events[i];
+		struct event_kind *k = &th->kinds[i];
+
+		if (ev->unsupported)
+			continue;
+		if (!strcmp(ev->name, "sched_switch"))
+			classify(k, ev, K_SWITCH, sw, 4);
+		else if (!strcmp(ev->name, "sched_wakeup") ||
+			 !strcmp(ev->name, "sched_wakeup_new"))
+			classify(k, ev, K_WAKEUP, wk, 2);
+		else if (!strcmp(ev->name, "sched_process_fork"))
+			classify(k, ev, K_FORK, fk, 6);
+		else if (!strcmp(ev->name, "sched_process_exec"))
+			classify(k, ev, K_EXEC, ex, 3);
+		else if (!strcmp(ev->name, "sched_process_exit"))
+			classify(k, ev, K_EXIT, wk, 2);
+		else if (!strcmp(ev->name, "task_rename"))
+			classify(k, ev, K_RENAME, rn, 2);
+		else if (!strcmp(ev->name, "ringtrace_statedump_task"))
+			classify(k, ev, K_DUMP_TASK, dt, 3);
+		else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
+			classify(k, ev, K_DUMP_CPU, dt, 3);
+	}
+	th->idle.tid = 0;
+	th->idle.pid = 0;
+	strcpy(th->idle.comm, "swapper");
+	return th;
+}
+
+void rt_threads_free(struct rt_threads *th)
+{
+	if (!th)
+		return;
+	free(th->kinds);
+	free(th->current);
+	free(th->slots);
+	free(th);
+}
+
+static size_t hash(int32_t tid, size_t cap)
+{
+	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+}
+
+static struct thread *find_slot(struct thread *slots, size_t cap, int32_t tid)
+{
+	size_t i = hash(tid, cap);
+
+	while (slots[i].tid && slots[i].tid != tid)
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
+static struct thread *lookup(const struct rt_threads *th, int32_t tid)
+{
+	struct thread *t;
+
+	if (tid == 0)
+		return (struct thread *)&th->idle;
+	if (tid < 0)
+		return NULL;
+	t = find_slot(th->slots, th->cap, tid);
+	return t->tid ? t : NULL;
+}
+
+/* The entry of @tid, made if new (pid unknown: -1); NULL out of memory. */
+static struct thread *get(struct rt_threads *th, int32_t tid)
+{
+	struct thread *t;
+
+	if (tid == 0)
+		return &th->idle;
+	if (tid < 0)
+		return NULL;
+	if (2 * (th->used + 1) > th->cap) {
+		size_t cap = 2 * th->cap;
+		struct thread *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			return NULL;
+		for (size_t i = 0; i < th->cap; i++)
+			if (th->slots[i].tid)
+				*find_slot(slots, cap, th->slots[i].tid) = th->slots[i];
+		free(th->slots);
+		th->slots = slots;
+		th->cap = cap;
+	}
+	t = find_slot(th->slots, th->cap, tid);
+	if (!t->tid) {
+		t->tid = tid;
+		t->pid = -1;
+		th->used++;
+	}
+	return t;
+}
+
+static void set_comm(struct thread *t, const struct rt_field_value *v)
+{
+	size_t n;
+
+	if (!t || !v || !v->desc->is_text)
+		return;
+	n = strnlen((const char *)v->data, v->count < COMM_LEN ? v->count : COMM_LEN);
+	if (!n)
+		return;
+	memcpy(t->comm, v->data, n);
+	t->comm[n] = '\0';
+}
+
+static int32_t ival(const struct rt_item *it, int f)
+{
+	return (int32_t)rt_field_s64(&it->fields[f], 0);
+}
+
+static void set_current(struct rt_threads *th, uint32_t cpu, int32_t tid)
+{
+	if (cpu >= th->nr_cpus) {
+		unsigned int n = cpu + 1;
+		int32_t *cur = realloc(th->current, n * sizeof(*cur));
+
+		if (!cur)
+			return;
+		for (unsigned int i = th->nr_cpus; i < n; i++)
+			cur[i] = -1;
+		th->current = cur;
+		th->nr_cpus = n;
+	}
+	th->current[cpu] = tid;
+}
+
+int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu)
+{
+	return cpu < th->nr_cpus ? th->current[cpu] : -1;
+}
+
+void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
+{
+	const struct event_kind *k;
+	struct thread *t;
+	size_t idx;
+
+	if (it->type != RT_ITEM_EVENT)
+		return;
+	idx = (size_t)(it->event - th->md->events);
+	if (idx >= th->md->nr_events)
+		return;
+	k = &th->kinds[idx];
+	switch (k->kind) {
+	case K_SWITCH:
+		set_comm(get(th, ival(it, k->f[1])), &it->fields[k->f[0]]);
+		set_comm(get(th, ival(it, k->f[3])), &it->fields[k->f[2]]);
+		set_current(th, it->cpu, ival(it, k->f[3]));
+		break;
+	case K_WAKEUP:
+	case K_EXIT:
+	case K_RENAME:
+		set_comm(get(th, ival(it, k->f[1])), &it->fields[k->f[0]]);
+		break;
+	case K_FORK:
+		t = get(th, ival(it, k->f[1]));
+		if (t)
+			t->pid = ival(it, k->f[2]);
+		set_comm(t, &it->fields[k->f[0]]);
+		t = get(th, ival(it, k->f[4]));
+		if (t)
+			t->pid = ival(it, k->f[5]);
+		set_comm(t, &it->fields[k->f[3]]);
+		break;
+	case K_EXEC: {
+		/* The kernel names the task after the file's last component. */
+		const struct rt_field_value *v = &it->fields[k->f[1]];
+		const char *s = (const char *)v->data, *base = s;
+		size_t n = v->count;
+
+		t = get(th, ival(it, k->f[0]));
+		for (size_t i = 0; i < n; i++)
+			if (s[i] == '/')
+				base = s + i + 1;
+		n -= (size_t)(base - s);
+		if (t && n) {
+			n = n < COMM_LEN - 1 ? n : COMM_LEN - 1;
+			memcpy(t->comm, base, n);
+			t->comm[n] = '\0';
+		}
+		break;
+	}
+	case K_DUMP_TASK:
+		t = get(th, ival(it, k->f[0]));
+		if (t)
+			t->pid = ival(it, k->f[1]);
+		set_comm(t, &it->fields[k->f[2]]);
+		break;
+	case K_DUMP_CPU:
+		t = get(th, ival(it, k->f[0]));
+		if (t)
+			t->pid = ival(it, k->f[1]);
+		set_comm(t, &it->fields[k->f[2]]);
+		/* Only until the CPU's first switch says better. */
+		if (rt_threads_current(th, it->cpu) < 0)
+			set_current(th, it->cpu, ival(it, k->f[0]));
+		break;
+	case K_NONE:
+		break;
+	}
+}
+
+int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it)
+{
+	int32_t tid = it->type == RT_ITEM_EVENT ?
+		      rt_threads_current(th, it->cpu) : -1;
+	const struct event_kind *k;
+	size_t idx;
+
+	if (tid >= 0 || it->type != RT_ITEM_EVENT)
+		return tid;
+	/* Before the CPU said: these two tell who runs there themselves. */
+	idx = (size_t)(it->event - th->md->events);
+	if (idx >= th->md->nr_events)
+		return -1;
+	k = &th->kinds[idx];
+	if (k->kind == K_SWITCH)
+		return ival(it, k->f[1]);
+	if (k->kind == K_DUMP_CPU)
+		return ival(it, k->f[0]);
+	return -1;
+}
+
+const char *rt_threads_comm(const struct rt_threads *th, int32_t tid)
+{
+	const struct thread *t = lookup(th, tid);
+
+	return t && t->comm[0] ? t->comm : NULL;
+}
+
+int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid)
+{
+	const struct thread *t = lookup(th, tid);
+
+	return t ? t->pid : -1;
+}
