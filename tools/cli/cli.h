@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ringtrace, the command-line tool: one file per command, this header for
+ * what they share.  main.c dispatches argv[1] to a struct command.
+ *
+ * Exit statuses, the same for every command (and ringtraced's usage
+ * errors): 0 done; 1 error; 2 usage error; 3 a trace was read but damage
+ * was skipped (report, check, unpack without --strict).  `record` exits
+ * with its command's status instead, once the recording is done.
+ */
+#ifndef RINGTRACE_CLI_H
+#define RINGTRACE_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../../lib/ctl.h"
+#include "../../lib/msg.h"
+#include "../../lib/parse.h"
+#include "../lib/rtdecode.h"
+
+#define EXIT_USAGE	2
+#define EXIT_DAMAGED	3
+
+struct command {
+	const char *name;
+	const char *summary;		/* one line for `ringtrace --help` */
+	const char *help;		/* `ringtrace NAME --help` */
+	int (*run)(int argc, char **argv);
+};
+
+extern const struct command cmd_record, cmd_snapshot, cmd_list, cmd_report,
+	cmd_export, cmd_check, cmd_unpack, cmd_stats, cmd_start, cmd_stop;
+
+/* The command being run, for messages and --help. */
+extern const struct command *current_cmd;
+
+/*
+ * getopt_long() for a command: --help prints its help and exits 0; a bad
+ * option exits 2 with a hint.  Stops at the first non-option when @stop.
+ */
+int cmd_getopt(int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+__attribute__((noreturn, format(printf, 1, 2)))
+void usage_error(const char *fmt, ...);
+
+/* trace.c: reading trace directories. */
+/*
+ * Opens a trace directory or dies with the decoder's reason.  Not @strict:
+ * its streams read past damage (rt_stream_set_tolerant()).
+ */
+struct rt_trace *open_trace(const char *dir, bool strict);
+/* Each damaged place read past, on stderr; how many. */
+unsigned int damage_report(const struct rt_trace *t);
+/*
+ * Items of every CPU merged by time (losses included; packet items when
+ * @packets): merge_next() returns NULL at the end; an item stays valid
+ * until the next call.
+ */
+struct merge;
+struct merge *merge_open(struct rt_trace *t, bool packets);
+const struct rt_item *merge_next(struct merge *m);
+void merge_close(struct merge *m);
+
+/* "cpuN: packets=... events=..." and the stream's notes. */
+void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
+		       FILE *f);
+
+/*
+ * events.c: "-e" lists of event names, globs ("sched_*"), groups (sched,
+ * irq, softirq, syscalls, statedump, marker) and "all", resolved against
+ * the @n names known: sets sel[i] for each match.  An element matching
+ * nothing: -1, with a sentence naming the closest known names in @why.
+ */
+int select_events(const char *spec, const char *const *names, size_t n,
+		  bool *sel, char *why, size_t size);
+/* The groups, for --help texts. */
+#define EVENT_GROUPS "sched, task, irq, softirq, syscalls, statedump, marker, all"
+
+/*
+ * daemon.c: start ringtraced with @args (NULL-terminated, without argv[0])
+ * in its own process group; its pid.
+ */
+pid_t start_daemon(char *const *args);
+
+/*
+ * The running tracer's control files: -d/--debugfs DIR if given, else
+ * debugfs or /dev/ringtrace (lib/ctl.c); dies with the reason.
+ */
+void find_control(struct ctl *c, const char *debugfs);
+
+#endif /* RINGTRACE_CLI_H */

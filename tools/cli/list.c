@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace list: the events the running ringtrace.ko offers, with their
+ * fields and types (from its metadata) and whether each is enabled.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void print_type(const struct rt_field_desc *f)
+{
+	if (f->kind == RT_FIELD_STRING) {
+		fputs("string", stdout);
+		return;
+	}
+	if (f->is_text)
+		fputs("text", stdout);
+	else
+		printf("%sint%u", f->is_signed ? "" : "u", f->bits);
+	if (f->nr_labels)
+		printf(" enum (%u names)", f->nr_labels);
+	if (f->kind == RT_FIELD_ARRAY)
+		printf("[%" PRIu64 "]", f->length);
+}
+
+/* Enabled events: one name per line of set_event. */
+static bool enabled(const char *set_event, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = set_event; p && *p; ) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "debugfs", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *debugfs = NULL, *pattern = NULL;
+	char *text, *set_event, *avail;
+	struct rt_metadata *md;
+	struct rt_error err;
+	unsigned int shown = 0;
+	struct ctl ctl;
+	int c;
+
+	while ((c = cmd_getopt(argc, argv, "d:h", opts)) != -1)
+		if (c == 'd')
+			debugfs = optarg;
+	if (argc - optind > 1)
+		usage_error("at most one pattern is taken");
+	if (argc - optind == 1)
+		pattern = argv[optind];
+	find_control(&ctl, debugfs);
+	text = ctl_read_alloc(&ctl, "metadata");
+	if (!text)
+		die("%s/metadata: %s", ctl.dir, strerror(errno));
+	if (rt_metadata_parse(text, strlen(text), "metadata", &md, &err))
+		die("%s", err.msg);
+	set_event = ctl_read_alloc(&ctl, "set_event");
+	avail = ctl_read_alloc(&ctl, "available_events");
+	if (!set_event || !avail)
+		die("%s: %s (ringtrace.ko without its probes?)", ctl.dir,
+		    strerror(errno));
+
+	for (unsigned int i = 0; i < md->nr_events; i++) {
+		const struct rt_event_desc *ev = &md->events[i];
+		char line[128];
+		bool probe;
+
+		if (pattern && fnmatch(pattern, ev->name, 0))
+			continue;
+		/* Switchable: listed in available_events ("<id> <name>"). */
+		snprintf(line, sizeof(line), "%u %s\n", ev->id, ev->name);
+		probe = strstr(avail, line) != NULL;
+		printf("%-28s id %-4u %s\n", ev->name, ev->id,
+		       !probe ? "(always on)" :
+		       enabled(set_event, ev->name) ? "enabled" : "disabled");
+		for (unsigned int j = 0; j < ev->nr_fields; j++) {
+			printf("    %-24s ", ev->fields[j].name);
+			print_type(&ev->fields[j]);
+			putchar('\n');
+		}
+		if (ev->unsupported)
+			printf("    (fields not decodable by ringtrace: %s)\n",
+			       ev->unsupported);
+		shown++;
+	}
+	if (pattern && !shown)
+		die("no event matches '%s'", pattern);
+	free(text);
+	free(set_event);
+	free(avail);
+	rt_metadata_free(md);
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	return 0;
+}
+
+const struct command cmd_list = {
+	.name = "list",
+	.summary = "the events ringtrace.ko offers, their fields, and which are on",
+	.help =
+"Usage: ringtrace list [-d DIR] [PATTERN]\n"
+"\n"
+"Every event the running ringtrace.ko describes (or those whose name\n"
+"matches the glob PATTERN): its id, whether it is enabled, and its fields\n"
+"with their types.  Events that other modules register through the\n"
+"writer API are always on: they write when their module does.\n"
+"\n"
+"  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"
+"                      /dev/ringtrace when debugfs refuses)\n"
+"  -h, --help          this text\n",
+	.run = run,
+};

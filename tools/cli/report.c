@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace report: the events of a trace directory, all CPUs merged by
+ * time, each with the thread it belongs to; filters; and --stat, the
+ * summaries people ask a trace first: events per name and CPU, losses,
+ * system calls by count and latency, threads by CPU time, wakeup latency.
+ *
+ * One pass in time order; memory grows with the number of threads,
+ * system call names and wakeup samples (--stat), not with the events.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct filter {
+	bool *events;			/* by position in md->events; NULL: all */
+	bool *cpus;			/* NULL: all */
+	unsigned int nr_cpu_sel;
+	int32_t *pids, *tids;
+	unsigned int nr_pids, nr_tids;
+	const char *const *comms;
+	unsigned int nr_comms;
+	bool has_begin, has_end;
+	uint64_t begin, end;		/* clock cycles */
+};
+
+struct opts {
+	bool wall, stat, strict;
+	const char *events, *cpus, *begin, *end;
+	int32_t *pids, *tids;
+	unsigned int nr_pids, nr_tids;
+	const char **comms;
+	unsigned int nr_comms;
+};
+
+/* ---- options ------------------------------------------------------------ */
+
+static void add_id(int32_t **v, unsigned int *n, const char *s, const char *what)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	int x;
+
+	if (!copy)
+		die("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!parse_int(tok, &x) || x < 0)
+			usage_error("%s: '%s' is not a number", what, tok);
+		*v = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!*v)
+			die("out of memory");
+		(*v)[(*n)++] = x;
+	}
+	free(copy);
+}
+
+static void add_comm(struct opts *o, const char *s)
+{
+	o->comms = realloc(o->comms, (o->nr_comms + 1) * sizeof(*o->comms));
+	if (!o->comms)
+		die("out of memory");
+	o->comms[o->nr_comms++] = s;
+}
+
+/*
+ * A time of --begin/--end: "+DURATION" from the trace's first event, or
+ * seconds as report prints them ("123.456789"; with --wall, epoch seconds).
+ */
+static uint64_t parse_time(const char *s, const char *what,
+			   const struct rt_metadata *md, uint64_t start,
+			   bool wall)
+{
+	double secs, cycles, off = 0;
+	uint64_t ms;
+	char *end;
+
+	if (*s == '+') {
+		if (!parse_duration_ms(s + 1, &ms))
+			usage_error("%s: '%s' is not +DURATION (like +1.5s, +200ms)",
+				    what, s);
+		return start + (uint64_t)((double)ms / 1e3 * (double)md->clock_freq);
+	}
+	errno = 0;
+	secs = strtod(s, &end);
+	if (errno || end == s || *end || secs < 0)
+		usage_error("%s: '%s' is neither +DURATION nor seconds", what, s);
+	if (wall)
+		off = (double)md->clock_offset_s +
+		      (double)md->clock_offset / (double)md->clock_freq;
+	cycles = (secs - off) * (double)md->clock_freq;
+	return cycles < 0 ? 0 : (uint64_t)cycles;
+}
+
+/* ---- filtering ------------------------------------------------------------ */
+
+static bool in_list(const int32_t *v, unsigned int n, int32_t x)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (v[i] == x)
+			return true;
+	return false;
+}
+
+static bool wanted(const struct filter *f, const struct rt_item *it,
+		   const struct rt_trace *t, const struct rt_threads *th,
+		   int32_t tid)
+{
+	if (f->has_begin && it->timestamp < f->begin)
+		return false;
+	if (f->has_end && it->timestamp > f->end)
+		return false;
+	if (f->cpus && (it->cpu >= f->nr_cpu_sel || !f->cpus[it->cpu]))
+		return false;
+	if (it->type != RT_ITEM_EVENT)
+		return !f->events && !f->nr_tids && !f->nr_pids && !f->nr_comms;
+	if (f->events && !f->events[it->event - t->md->events])
+		return false;
+	if (f->nr_tids && !in_list(f->tids, f->nr_tids, tid))
+		return false;
+	if (f->nr_pids && !in_list(f->pids, f->nr_pids,
+				   rt_threads_pid(th, tid)))
+		return false;
+	if (f->nr_comms) {
+		const char *comm = rt_threads_comm(th, tid);
+		bool hit = false;
+
+		for (unsigned int i = 0; comm && i < f->nr_comms; i++)
+			hit |= !fnmatch(f->comms[i], comm, 0);
+		if (!hit)
+			return false;
+	}
+	return true;
+}
+
+static void cpu_sel(unsigned int cpu, void *arg)
+{
+	struct filter *f = arg;
+
+	if (cpu >= f->nr_cpu_sel) {
+		f->cpus = realloc(f->cpus, (cpu + 1) * sizeof(*f->cpus));
+		if (!f->cpus)
+			die("out of memory");
+		memset(f->cpus + f->nr_cpu_sel, 0, cpu + 1 - f->nr_cpu_sel);
+		f->nr_cpu_sel = cpu + 1;
+	}
+	f->cpus[cpu] = true;
+}
+
+/* The first event's time, for +DURATION: one look at each CPU's start. */
+static uint64_t trace_start(const char *dir)
+{
+	struct rt_trace *t = open_trace(dir, false);
+	uint64_t start = UINT64_MAX;
+
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		struct rt_error err;
+		struct rt_item it;
+		int r;
+
+		while ((r = rt_stream_next(t->cpus[i].stream, &it, &err)) > 0)
+			if (it.type == RT_ITEM_EVENT)
+				break;
+		if (r > 0 && it.timestamp < start)
+			start = it.timestamp;
+	}
+	rt_trace_close(t);
+	return start == UINT64_MAX ? 0 : start;
+}
+
+static void make_filter(struct filter *f, const struct opts *o,
+			const struct rt_trace *t, const char *dir)
+{
+	const struct rt_metadata *md = t->md;
+	uint64_t start = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (o->events) {
+		const char **names = calloc(md->nr_events + 1, sizeof(*names));
+		char why[512];
+
+		f->events = calloc(md->nr_events + 1, sizeof(*f->events));
+		if (!names || !f->events)
+			die("out of memory");
+		for (unsigned int i = 0; i < md->nr_events; i++)
+			names[i] = md->events[i].name;
+		if (select_events(o->events, names, md->nr_events, f->events,
+				  why, sizeof(why)))
+			usage_error("%s", why);
+		free(names);
+	}
+	if (o->cpus && !parse_cpu_list(o->cpus, cpu_sel, f))
+		usage_error("--cpu: '%s' is not a CPU list like 0-3,8", o->cpus);
+	f->pids = o->pids;
+	f->nr_pids = o->nr_pids;
+	f->tids = o->tids;
+	f->nr_tids = o->nr_tids;
+	f->comms = o->comms;
+	f->nr_comms = o->nr_comms;
+	if ((o->begin && *o->begin == '+') || (o->end && *o->end == '+'))
+		start = trace_start(dir);
+	if (o->begin) {
+		f->has_begin = true;
+		f->begin = parse_time(o->begin, "--begin", md, start, o->wall);
+	}
+	if (o->end) {
+		f->has_end = true;
+		f->end = parse_time(o->end, "--end", md, start, o->wall);
+	}
+	if (f->has_begin && f->has_end && f->end < f->begin)
+		usage_error("--end is before --begin");
+}
+
+/* ---- printing --------------------------------------------------------------- */
+
+static void print_thread(const struct rt_threads *th, int32_t tid)
+{
+	const char *comm = rt_threads_comm(th, tid);
+
+	if (tid < 0)
+		fputs(" -", stdout);
+	else
+		printf(" %s-%" PRId32, comm ? comm : "<...>", tid);
+}
+
+static void print_item(const struct rt_trace *t, const struct rt_item *it,
+		       const struct rt_threads *th, int32_t tid, bool wall)
+{
+	char ts[48];
+
+	rt_format_ts(ts, sizeof(ts), t->md, it->timestamp, wall);
+	if (it->type == RT_ITEM_LOST) {
+		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64 "%s\n",
+		       ts, it->cpu, it->lost_events, it->lost_packets,
+		       it->lost_first ? " before the first packet" : "");
+		return;
+	}
+	printf("%s cpu%u", ts, it->cpu);
+	print_thread(th, tid);
+	printf(" %s:", it->event->name);
+	if (it->nr_fields) {
+		putchar(' ');
+		rt_print_fields(stdout, it);
+	}
+	putchar('\n');
+}
+
+/* ---- --stat -------------------------------------------------------------------- */
+
+struct syscall_stat {
+	uint64_t count, total, max;	/* latency in clock cycles */
+};
+
+/* A thread's open system call and scheduling state. */
+struct tstate {
+	bool used;
+	int32_t tid;
+	int64_t sc_id;			/* -1: not in a syscall */
+	uint64_t sc_start;
+	uint64_t on_cpu;		/* cycles on a CPU */
+	uint64_t woken;			/* wakeup time waiting for a switch in */
+	uint64_t switches;
+};
+
+/* Who runs on a CPU since when, as its switches say. */
+struct cpu_run {
+	int32_t tid;			/* -1: unknown */
+	uint64_t since;
+};
+
+struct stat_state {
+	struct cpu_run *run;		/* per CPU */
+	const struct rt_trace *t;
+	const struct rt_threads *th;
+	uint64_t *per_event;		/* [event][cpu] */
+	unsigned int nr_cpus;
+	uint64_t lost_events[1024], lost_packets[1024];
+	struct syscall_stat *sys;	/* by id, 0..nr_sys-1 */
+	size_t nr_sys;
+	struct tstate *ts;		/* open-addressed by tid */
+	size_t ts_cap, ts_used;
+	uint64_t *wake;			/* wakeup latencies */
+	size_t nr_wake, wake_cap;
+	int ev_entry, ev_exit, ev_switch, ev_wakeup, ev_wakeup_new;
+	uint64_t first, last;
+};
+
+static int event_pos(const struct rt_metadata *md, const char *name)
+{
+	for (unsigned int i = 0; i < md->nr_events; i++)
+		if (!strcmp(md->events[i].name, name) && !md->events[i].unsupported)
+			return (int)i;
+	return -1;
+}
+
+static struct tstate *tstate(struct stat_state *s, int32_t tid)
+{
+	size_t i;
+
+	if (2 * (s->ts_used + 1) > s->ts_cap) {
+		size_t cap = s->ts_cap ? 2 * s->ts_cap : 1024;
+		struct tstate *n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		for (size_t j = 0; j < s->ts_cap; j++) {
+			if (!s->ts[j].used)
+				continue;
+			i = ((uint32_t)s->ts[j].tid * 2654435761u) & (cap - 1);
+			while (n[i].used)
+				i = (i + 1) & (cap - 1);
+			n[i] = s->ts[j];
+		}
+		free(s->ts);
+		s->ts = n;
+		s->ts_cap = cap;
+	}
+	i = ((uint32_t)tid * 2654435761u) & (s->ts_cap - 1);
+	while (s->ts[i].used && s->ts[i].tid != tid)
+		i = (i + 1) & (s->ts_cap - 1);
+	if (!s->ts[i].used) {
+		s->ts[i].used = true;
+		s->ts[i].tid = tid;
+		s->ts[i].sc_id = -1;
+		s->ts_used++;
+	}
+	return &s->ts[i];
+}
+
+static int64_t field_s(const struct rt_item *it, const char *name)
+{
+	for (unsigned int i = 0; i < it->nr_fields; i++)
+		if (!strcmp(it->fields[i].desc->name, name))
+			return rt_field_s64(&it->fields[i], 0);
+	return -1;
+}
+
+static void stat_feed(struct stat_state *s, const struct rt_item *it,
+		      int32_t tid)
+{
+	const struct rt_metadata *md = s->t->md;
+	int pos;
+
+	if (!s->first)
+		s->first = it->timestamp;
+	s->last = it->timestamp;
+	if (it->type == RT_ITEM_LOST) {
+		if (it->cpu < 1024) {
+			s->lost_events[it->cpu] += it->lost_events;
+			s->lost_packets[it->cpu] += it->lost_packets;
+		}
+		return;
+	}
+	pos = (int)(it->event - md->events);
+	if (it->cpu < s->nr_cpus)
+		s->per_event[(size_t)pos * s->nr_cpus + it->cpu]++;
+	if ((pos == s->ev_entry || pos == s->ev_exit) && tid >= 0) {
+		struct tstate *t = tstate(s, tid);
+		int64_t id = field_s(it, "id");
+
+		if (pos == s->ev_entry) {
+			t->sc_id = id;
+			t->sc_start = it->timestamp;
+		} else if (t->sc_id == id && id >= 0) {
+			uint64_t lat = it->timestamp - t->sc_start;
+
+			if ((size_t)id >= s->nr_sys) {
+				size_t n = (size_t)id + 1;
+
+				s->sys = realloc(s->sys, n * sizeof(*s->sys));
+				if (!s->sys)
+					die("out of memory");
+				memset(s->sys + s->nr_sys, 0,
+				       (n - s->nr_sys) * sizeof(*s->sys));
+				s->nr_sys = n;
+			}
+			s->sys[id].count++;
+			s->sys[id].total += lat;
+			if (lat > s->sys[id].max)
+				s->sys[id].max = lat;
+			t->sc_id = -1;
+		}
+	} else if (pos == s->ev_switch && it->cpu < s->nr_cpus) {
+		int32_t prev = (int32_t)field_s(it, "prev_tid");
+		int32_t next = (int32_t)field_s(it, "next_tid");
+		struct cpu_run *r = &s->run[it->cpu];
+		struct tstate *n;
+
+		/*
+		 * Time on a CPU counts only between two switches of it that
+		 * chain: with a pid filter, switches between two other
+		 * threads are not in the trace.
+		 */
+		if (r->tid >= 0 && r->tid == prev)
+			tstate(s, prev)->on_cpu += it->timestamp - r->since;
+		r->tid = next;
+		r->since = it->timestamp;
+		n = tstate(s, next);
+		n->switches++;
+		if (n->woken && next > 0) {
+			if (s->nr_wake == s->wake_cap) {
+				s->wake_cap = s->wake_cap ? 2 * s->wake_cap : 4096;
+				s->wake = realloc(s->wake, s->wake_cap * sizeof(*s->wake));
+				if (!s->wake)
+					die("out of memory");
+			}
+			s->wake[s->nr_wake++] = it->timestamp - n->woken;
+			n->woken = 0;
+		}
+	} else if (pos == s->ev_wakeup || pos == s->ev_wakeup_new) {
+		struct tstate *w = tstate(s, (int32_t)field_s(it, "tid"));
+
+		if (!w->woken)
+			w->woken = it->timestamp;
+	}
+}
+
+static double cyc_us(const struct rt_metadata *md, uint64_t c)
+{
+	return (double)c * 1e6 / (double)md->clock_freq;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct rank {
+	size_t i;
+	uint64_t key;
+};
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+
+	return x->key < y->key ? 1 : x->key > y->key ? -1 :
+	       (x->i > y->i) - (x->i < y->i);
+}
+
+static void stat_print(struct stat_state *s)
+{
+	const struct rt_metadata *md = s->t->md;
+	const struct rt_field_desc *idf = NULL;
+	struct rank *r;
+	size_t n;
+
+	printf("events by name and CPU (%.6f s)\n",
+	       (double)(s->last - s->first) / (double)md->clock_freq);
+	printf("  %-28s %12s", "event", "total");
+	for (unsigned int c = 0; c < s->nr_cpus; c++)
+		printf(" %10s%u", "cpu", c);
+	putchar('\n');
+	for (unsigned int e = 0; e < md->nr_events; e++) {
+		uint64_t total = 0;
+
+		for (unsigned int c = 0; c < s->nr_cpus; c++)
+			total += s->per_event[(size_t)e * s->nr_cpus + c];
+		if (!total)
+			continue;
+		printf("  %-28s %12" PRIu64, md->events[e].name, total);
+		for (unsigned int c = 0; c < s->nr_cpus; c++)
+			printf(" %11" PRIu64, s->per_event[(size_t)e * s->nr_cpus + c]);
+		putchar('\n');
+	}
+
+	printf("\nlosses\n");
+	for (unsigned int c = 0; c < s->nr_cpus && c < 1024; c++)
+		printf("  CPU %u: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
+		       c, s->lost_events[c], s->lost_packets[c]);
+
+	if (s->ev_entry >= 0) {
+		const struct rt_event_desc *ev = &md->events[s->ev_entry];
+
+		for (unsigned int i = 0; i < ev->nr_fields; i++)
+			if (!strcmp(ev->fields[i].name, "id"))
+				idf = &ev->fields[i];
+	}
+	r = calloc(s->nr_sys + 1, sizeof(*r));
+	if (!r)
+		die("out of memory");
+	for (size_t pass = 0; pass < 2; pass++) {
+		n = 0;
+		for (size_t i = 0; i < s->nr_sys; i++)
+			if (s->sys[i].count)
+				r[n++] = (struct rank){ i, pass ? s->sys[i].total :
+							s->sys[i].count };
+		qsort(r, n, sizeof(*r), cmp_rank);
+		printf("\nsystem calls by %s (entry to exit of the same thread)\n",
+		       pass ? "total latency" : "count");
+		printf("  %-24s %10s %14s %12s %12s\n", "syscall", "count",
+		       "total_us", "avg_us", "max_us");
+		for (size_t k = 0; k < n && k < 25; k++) {
+			const struct syscall_stat *st = &s->sys[r[k].i];
+			const char *name = idf ? rt_field_label(idf, (int64_t)r[k].i) : NULL;
+			char num[24];
+
+			snprintf(num, sizeof(num), "%zu", r[k].i);
+			printf("  %-24s %10" PRIu64 " %14.1f %12.2f %12.2f\n",
+			       name ? name : num, st->count,
+			       cyc_us(md, st->total),
+			       cyc_us(md, st->total) / (double)st->count,
+			       cyc_us(md, st->max));
+		}
+	}
+	free(r);
+
+	/* Close the slices of threads still on a CPU at the end. */
+	for (unsigned int c = 0; c < s->nr_cpus; c++)
+		if (s->run[c].tid >= 0)
+			tstate(s, s->run[c].tid)->on_cpu += s->last - s->run[c].since;
+	r = calloc(s->ts_cap + 1, sizeof(*r));
+	if (!r)
+		die("out of memory");
+	n = 0;
+	for (size_t i = 0; i < s->ts_cap; i++) {
+		struct tstate *t = &s->ts[i];
+
+		if (!t->used)
+			continue;
+		if (t->on_cpu && t->tid > 0)
+			r[n++] = (struct rank){ i, t->on_cpu };
+	}
+	qsort(r, n, sizeof(*r), cmp_rank);
+	printf("\nthreads by on-CPU time (from sched_switch)\n");
+	printf("  %-20s %8s %8s %14s %10s\n", "comm", "tid", "pid", "on_cpu_ms",
+	       "switches");
+	for (size_t k = 0; k < n && k < 25; k++) {
+		const struct tstate *t = &s->ts[r[k].i];
+		const char *comm = rt_threads_comm(s->th, t->tid);
+
+		int32_t pid = rt_threads_pid(s->th, t->tid);
+		char pids[16] = "-";
+
+		if (pid >= 0)
+			snprintf(pids, sizeof(pids), "%" PRId32, pid);
+		printf("  %-20s %8" PRId32 " %8s %14.3f %10" PRIu64 "\n",
+		       comm ? comm : "<...>", t->tid, pids,
+		       cyc_us(md, t->on_cpu) / 1e3, t->switches);
+	}
+	free(r);
+
+	printf("\nwakeup to run latency (sched_wakeup to the sched_switch in)\n");
+	if (!s->nr_wake) {
+		printf("  no wakeup followed by a switch in\n");
+		return;
+	}
+	qsort(s->wake, s->nr_wake, sizeof(*s->wake), cmp_u64);
+	printf("  samples %zu", s->nr_wake);
+	{
+		static const double pct[] = { 50, 90, 99, 99.9, 100 };
+
+		for (int i = 0; i < ARRAY_SIZE(pct); i++) {
+			size_t k = (size_t)ceil(pct[i] / 100 * (double)s->nr_wake);
+
+			k = k ? k - 1 : 0;
+			printf("  p%g %.2f us", pct[i], cyc_us(md, s->wake[k]));
+		}
+	}
+	putchar('\n');
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static int run(int argc, char **argv)
+{
+	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
+	       O_STRICT };
+	static const struct option lopts[] = {
+		{ "wall", no_argument, NULL, 'w' },
+		{ "events", required_argument, NULL, 'e' },
+		{ "cpu", required_argument, NULL, O_CPU },
+		{ "pid", required_argument, NULL, O_PID },
+		{ "tid", required_argument, NULL, O_TID },
+		{ "comm", required_argument, NULL, O_COMM },
+		{ "begin", required_argument, NULL, O_BEGIN },
+		{ "end", required_argument, NULL, O_END },
+		{ "stat", no_argument, NULL, O_STAT },
+		{ "strict", no_argument, NULL, O_STRICT },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct stat_state st = { 0 };
+	struct opts o = { 0 };
+	const struct rt_item *it;
+	struct rt_threads *th;
+	struct filter f;
+	struct merge *m;
+	struct rt_trace *t;
+	int c;
+
+	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
+		switch (c) {
+		case 'w':
+			o.wall = true;
+			break;
+		case 'e':
+			o.events = optarg;
+			break;
+		case O_CPU:
+			o.cpus = optarg;
+			break;
+		case O_PID:
+			add_id(&o.pids, &o.nr_pids, optarg, "--pid");
+			break;
+		case O_TID:
+			add_id(&o.tids, &o.nr_tids, optarg, "--tid");
+			break;
+		case O_COMM:
+			add_comm(&o, optarg);
+			break;
+		case O_BEGIN:
+			o.begin = optarg;
+			break;
+		case O_END:
+			o.end = optarg;
+			break;
+		case O_STAT:
+			o.stat = true;
+			break;
+		case O_STRICT:
+			o.strict = true;
+			break;
+		}
+	}
+	if (argc - optind != 1)
+		usage_error("one trace directory is needed");
+	t = open_trace(argv[optind], o.strict);
+	make_filter(&f, &o, t, argv[optind]);
+	th = rt_threads_new(t->md);
+	if (!th)
+		die("out of memory");
+	if (o.stat) {
+		st.t = t;
+		st.th = th;
+		for (unsigned int i = 0; i < t->nr_cpus; i++)
+			if ((unsigned int)t->cpus[i].cpu + 1 > st.nr_cpus)
+				st.nr_cpus = (unsigned int)t->cpus[i].cpu + 1;
+		st.per_event = calloc((size_t)t->md->nr_events * st.nr_cpus + 1,
+				      sizeof(*st.per_event));
+		st.run = calloc(st.nr_cpus + 1, sizeof(*st.run));
+		if (!st.per_event || !st.run)
+			die("out of memory");
+		for (unsigned int i = 0; i < st.nr_cpus; i++)
+			st.run[i].tid = -1;
+		st.ev_entry = event_pos(t->md, "syscall_entry");
+		st.ev_exit = event_pos(t->md, "syscall_exit");
+		st.ev_switch = event_pos(t->md, "sched_switch");
+		st.ev_wakeup = event_pos(t->md, "sched_wakeup");
+		st.ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
+	}
+
+	m = merge_open(t, false);
+	while ((it = merge_next(m))) {
+		int32_t tid = rt_threads_owner(th, it);
+		bool keep = wanted(&f, it, t, th, tid);
+
+		if (keep && o.stat)
+			stat_feed(&st, it, tid);
+		else if (keep)
+			print_item(t, it, th, tid, o.wall);
+		rt_threads_feed(th, it);
+	}
+	merge_close(m);
+
+	if (o.stat) {
+		stat_print(&st);
+	} else {
+		putchar('\n');
+		for (unsigned int i = 0; i < t->nr_cpus; i++)
+			print_cpu_summary(t, &t->cpus[i], stdout);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	c = damage_report(t) ? EXIT_DAMAGED : 0;
+	rt_threads_free(th);
+	rt_trace_close(t);
+	return c;
+}
+
+const struct command cmd_report = {
+	.name = "report",
+	.summary = "print a trace's events, filtered, or its summaries (--stat)",
+	.help =
+"Usage: ringtrace report [OPTIONS] DIR\n"
+"\n"
+"Print every event of the trace directory DIR, all CPUs merged by time:\n"
+"  [seconds.nanoseconds] cpuN COMM-TID name: field=value, ...\n"
+"COMM-TID is the thread the event belongs to (the one running on the CPU,\n"
+"interrupts included), '-' when the trace does not tell yet; an enum\n"
+"value prints as label(value), text up to its first NUL.  Losses print as\n"
+"  [seconds.nanoseconds] cpuN -- lost events=N packets=M\n"
+"then one summary line per CPU.  Diagnostics go to stderr.\n"
+"\n"
+"  -e, --events LIST   only these events: names, globs (sched_*), groups\n"
+"                      (" EVENT_GROUPS "), comma separated\n"
+"      --cpu LIST      only these CPUs (0-3,8)\n"
+"      --pid PID       only threads of these processes (repeat, or a,b)\n"
+"      --tid TID       only these threads\n"
+"      --comm NAME     only threads of this name (a glob; repeatable)\n"
+"      --begin TIME    from TIME: seconds as printed (with -w: since the\n"
+"                      epoch), or +DURATION from the first event (+1.5s)\n"
+"      --end TIME      up to TIME, the same way\n"
+"      --stat          instead of the events: events per name and CPU,\n"
+"                      losses, system calls by count and by total and max\n"
+"                      latency, threads by on-CPU time, wakeup-to-run\n"
+"                      latency percentiles (of what the filters keep)\n"
+"  -w, --wall          times since the epoch (default: CLOCK_MONOTONIC)\n"
+"      --strict        damage in the trace is an error (default: read past\n"
+"                      it, say on stderr what was skipped, exit status 3)\n"
+"  -h, --help          this text\n",
+	.run = run,
+};

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/* ringtrace: what the commands that read trace directories share. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+struct rt_trace *open_trace(const char *dir, bool strict)
+{
+	struct rt_error err;
+	struct rt_trace *t;
+
+	if (rt_trace_open(dir, &t, &err))
+		die("%s", err.msg);
+	for (unsigned int i = 0; i < t->nr_cpus; i++)
+		rt_stream_set_tolerant(t->cpus[i].stream, !strict);
+	return t;
+}
+
+unsigned int damage_report(const struct rt_trace *t)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		const struct rt_stream *s = t->cpus[i].stream;
+
+		for (unsigned int j = 0; j < rt_stream_nr_damage(s); j++, n++)
+			warn("damaged: %s", rt_stream_damage(s, j));
+	}
+	if (n)
+		warn("%u damaged place%s read past (--strict fails instead)",
+		     n, n == 1 ? "" : "s");
+	return n;
+}
+
+void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
+		       FILE *f)
+{
+	const struct rt_stream_stats *st = rt_stream_stats(c->stream);
+	char first[48] = "-", last[48] = "-";
+
+	if (st->events) {
+		rt_format_ts(first, sizeof(first), t->md, st->first_ts, false);
+		rt_format_ts(last, sizeof(last), t->md, st->last_ts, false);
+	}
+	fprintf(f, "cpu%d: packets=%" PRIu64 " events=%" PRIu64 " discarded=%" PRIu64
+		" lost_packets=%" PRIu64 " first=%s last=%s\n", c->cpu, st->packets,
+		st->events, st->discarded, st->lost_packets, first, last);
+	for (unsigned int i = 0; i < rt_stream_nr_notes(c->stream); i++)
+		fprintf(f, "cpu%d: truncated: %s\n", c->cpu,
+			rt_stream_note(c->stream, i));
+}
+
+/* ---- all CPUs merged by time ------------------------------------------------ */
+
+struct head {
+	struct rt_trace_cpu *c;
+	struct rt_item item;
+};
+
+struct merge {
+	struct rt_trace *t;
+	bool packets;
+	size_t n;
+	bool primed;
+	struct head *heap;
+	struct rt_item cur;
+};
+
+static bool head_less(const struct head *a, const struct head *b)
+{
+	if (a->item.timestamp != b->item.timestamp)
+		return a->item.timestamp < b->item.timestamp;
+	return a->c->cpu < b->c->cpu;
+}
+
+static void sift_down(struct head *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct head tmp;
+
+		if (l < n && head_less(&h[l], &h[m]))
+			m = l;
+		if (l + 1 < n && head_less(&h[l + 1], &h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+/* The CPU's next item worth merging; false at the end of its stream. */
+static bool advance(struct merge *m, struct head *h)
+{
+	struct rt_error err;
+	int r;
+
+	do {
+		r = rt_stream_next(h->c->stream, &h->item, &err);
+		if (r < 0)
+			die("%s", err.msg);
+	} while (r > 0 && h->item.type == RT_ITEM_PACKET && !m->packets);
+	return r > 0;
+}
+
+struct merge *merge_open(struct rt_trace *t, bool packets)
+{
+	struct merge *m = calloc(1, sizeof(*m));
+
+	if (!m || !(m->heap = calloc(t->nr_cpus ? t->nr_cpus : 1, sizeof(*m->heap))))
+		die("out of memory");
+	m->t = t;
+	m->packets = packets;
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		m->heap[m->n].c = &t->cpus[i];
+		if (advance(m, &m->heap[m->n]))
+			m->n++;
+	}
+	for (size_t i = m->n / 2; i-- > 0; )
+		sift_down(m->heap, m->n, i);
+	return m;
+}
+
+/*
+ * The next item of all CPUs in time order, or NULL at the end.  Its
+ * pointers stay valid until the next call (the stream keeps its packet).
+ */
+const struct rt_item *merge_next(struct merge *m)
+{
+	/* The item handed out last is replaced only now. */
+	if (m->primed) {
+		if (!advance(m, &m->heap[0]))
+			m->heap[0] = m->heap[--m->n];
+		sift_down(m->heap, m->n, 0);
+	}
+	if (!m->n)
+		return NULL;
+	m->primed = true;
+	m->cur = m->heap[0].item;
+	return &m->cur;
+}
+
+void merge_close(struct merge *m)
+{
+	if (!m)
+		return;
+	free(m->heap);
+	free(m);
+}
