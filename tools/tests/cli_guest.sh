@@ -1,0 +1,465 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The ringtrace CLI as a user runs it, in the test guest (tools/guest-tests),
+# as root, starting with ringtrace.ko not loaded:
+#
+#   record     loads the module itself; -- CMD: CMD's exit status, each
+#              known thread's getppid calls attributed to its tid and comm,
+#              --stat's count; -F: the command's tree and nothing else;
+#              every control file as it was after a normal exit, Ctrl-C, a
+#              failing command and every refused start; one line per error
+#   list, report's filters and --stat, against babeltrace2's view
+#   snapshot   the newest markers, contiguous, while tracing goes on
+#   export     systrace lines parse like the kernel's own ftrace lines of
+#              the same events (recorded in the same boot); chrome-json is
+#              JSON with the workload's system calls on the right threads
+#
+# Ends with "cli: N passed, M failed".
+
+set -u
+
+cd "$(dirname "$0")/../.."
+readonly REPO=$PWD
+readonly KVER=${RT_KVER:-$(uname -r)}
+export BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
+readonly RT=/sys/kernel/debug/ringtrace
+readonly CLI=$REPO/tools/ringtrace
+readonly WL=$REPO/tools/tests/cli-workload
+readonly W=$(mktemp -d /tmp/rt-cli.XXXXXX)
+# getppid calls per thread of the workload
+readonly N=200
+export RINGTRACED=$REPO/daemon/ringtraced
+
+. tools/tests/check.sh
+
+note() { echo "# $*"; }
+
+# Every control file that record may change, one "name: value" line each.
+state() {
+	local f
+	for f in tracing_on mode subbuf_size num_subbufs set_event \
+		 set_event_pid event_fork; do
+		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
+	done
+}
+
+same_state() {
+	local now
+	now=$(state)
+	[[ $now == "$1" ]] && return 0
+	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
+	return 1
+}
+
+# one_line FILE: the error is exactly one line.
+one_line() {
+	local n
+	n=$(wc -l <"$1")
+	((n == 1)) && return 0
+	sed 's/^/# stderr: /' "$1"
+	return 1
+}
+
+# The unpacked CTF trace of a trace directory, for babeltrace2.
+unpacked() {
+	[[ -d $1.ctf ]] || "$CLI" unpack "$1" "$1.ctf" >/dev/null || return 1
+	echo "$1.ctf"
+}
+
+# The event lines of report's output (not losses, not the summary).
+events_only() { grep -E '^\[[0-9.]+\] cpu[0-9]+ [^-]' | grep -v ' -- lost'; }
+
+# count_lines PATTERN FILE
+count_lines() { grep -cE -- "$1" "$2"; }
+
+# ---- record, as a newcomer runs it ----------------------------------------------
+
+test_loads_module() {
+	local out=$W/t0
+	rmmod ringtrace 2>/dev/null
+	"$CLI" record -o "$out" -- true >"$W/t0.out" 2>"$W/t0.err"
+	check "record with the module unloaded exits 0" test $? -eq 0
+	check "record loaded ringtrace.ko itself" grep -q '^ringtrace ' /proc/modules
+	check "record wrote a trace directory" test -s "$out/metadata"
+	check "record printed where the trace is" grep -q "ringtrace report $out" "$W/t0.out"
+	check "record's summary has a 'CPU n: N events lost' line per CPU" \
+		grep -qE '^CPU 0: [0-9]+ events lost' "$W/t0.out"
+}
+
+# A state that is not the default, so that a restore to defaults fails.
+set_odd_state() {
+	echo overwrite >"$RT/mode"
+	echo 8 >"$RT/num_subbufs"
+	echo 32768 >"$RT/subbuf_size"
+	echo 0 >"$RT/events/enable"
+	echo sched_wakeup >"$RT/set_event"
+	echo irq_handler_entry >"$RT/set_event"
+	echo 1 >"$RT/set_event_pid"
+}
+
+# tids FILE: the workload's "tid pid comm" lines.
+test_attribution() {
+	local out=$W/t1 before rc tid pid comm n x
+	before=$(state)
+	"$CLI" record -e syscalls,sched -o "$out" -- "$WL" $N "$W/tids1" 7 \
+		>"$W/t1.out" 2>"$W/t1.err"
+	rc=$?
+	check "record exits with the command's status (7)" test $rc -eq 7
+	check "every control file is as before record" same_state "$before"
+	check "the workload wrote its 5 tid lines" test "$(wc -l <"$W/tids1")" -eq 5
+	"$CLI" report "$out" >"$W/t1.report" 2>"$W/t1.report.err"
+	check "report reads the trace" test $? -eq 0
+	while read -r tid pid comm; do
+		n=$(count_lines " $comm-$tid syscall_entry: .*id=getppid\(" "$W/t1.report")
+		check "$comm-$tid: $N getppid entries attributed (got $n)" test "$n" -eq $N
+		x=$(count_lines " $comm-$tid syscall_exit: .*id=getppid\(" "$W/t1.report")
+		check "$comm-$tid: $N getppid exits attributed (got $x)" test "$x" -eq $N
+	done <"$W/tids1"
+	# No getppid of a workload tid under another name: the exec'd child
+	# has the binary's name, its earlier half rtw-child.
+	n=$(count_lines " syscall_entry: .*id=getppid\(" "$W/t1.report")
+	check "report: at least 5N getppid entries ($n)" test "$n" -ge $((5 * N))
+	"$CLI" report --stat "$out" >"$W/t1.stat" 2>/dev/null
+	n=$(awk '$1 == "getppid" { print $2; exit }' "$W/t1.stat")
+	check "--stat counts getppid ($n >= $((5 * N)))" test "${n:-0}" -ge $((5 * N))
+}
+
+test_follow() {
+	local out=$W/t2 before rc n others tids
+	before=$(state)
+	"$CLI" record -F -e syscalls -o "$out" -- "$WL" $N "$W/tids2" \
+		>/dev/null 2>"$W/t2.err"
+	rc=$?
+	check "record -F exits 0" test $rc -eq 0
+	check "record -F: control files as before" same_state "$before"
+	"$CLI" report "$out" >"$W/t2.report" 2>/dev/null
+	tids=$(awk '{ print $1 }' "$W/tids2" | sort -u | paste -sd'|')
+	others=$(grep -E ' syscall_(entry|exit):' "$W/t2.report" |
+		grep -vcE -- "-($tids) syscall_")
+	check "-F: no system call of another thread ($others lines)" test "$others" -eq 0
+	grep -E ' syscall_(entry|exit):' "$W/t2.report" | grep -vE -- "-($tids) syscall_" |
+		head -3 | sed 's/^/# /'
+	n=$("$CLI" report --stat "$out" 2>/dev/null | awk '$1 == "getppid" { print $2; exit }')
+	check "-F: --stat counts exactly 5N getppid calls ($n)" test "${n:-0}" -eq $((5 * N))
+}
+
+test_ctrl_c() {
+	local out=$W/t3 before pid rc i
+	before=$(state)
+	# Ctrl-C signals the terminal's foreground group: record and command.
+	setsid "$CLI" record -o "$out" -- sleep 100 >/dev/null 2>"$W/t3.err" &
+	pid=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -x sleep >/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -INT -- -"$pid"
+	wait "$pid"
+	rc=$?
+	check "Ctrl-C: record exits like the command (130, got $rc)" test $rc -eq 130
+	check "Ctrl-C: control files as before" same_state "$before"
+	check "Ctrl-C: the trace is readable" "$CLI" check "$out"
+}
+
+test_failing_cmd() {
+	local before rc
+	before=$(state)
+	"$CLI" record -o "$W/t4" -- false >/dev/null 2>"$W/t4.err"
+	rc=$?
+	check "a failing command: record exits 1 (got $rc)" test $rc -eq 1
+	check "a failing command: control files as before" same_state "$before"
+	"$CLI" record -o "$W/t5" -- /nonexistent/cmd >/dev/null 2>"$W/t5.err"
+	rc=$?
+	check "a command that cannot run: non-zero exit ($rc)" test $rc -ne 0
+	check "a command that cannot run: one line" one_line "$W/t5.err"
+	check "a command that cannot run: says why" grep -q 'No such file' "$W/t5.err"
+	check "a command that cannot run: control files as before" same_state "$before"
+}
+
+# refused DESC CHECK-PATTERN ARGS...: one line matching, non-zero, no change.
+refused() {
+	local desc=$1 pat=$2 before rc
+	shift 2
+	before=$(state)
+	"$@" >/dev/null 2>"$W/err"
+	rc=$?
+	check "$desc: non-zero exit ($rc)" test $rc -ne 0
+	check "$desc: one line" one_line "$W/err"
+	check "$desc: says '$pat'" grep -qiE -- "$pat" "$W/err"
+	check "$desc: control files as before" same_state "$before"
+}
+
+test_errors() {
+	refused "unknown event" "sched_switch" \
+		"$CLI" record -e sched_swich -o "$W/e1" -- true
+	check "unknown event: no trace directory" test ! -e "$W/e1"
+	refused "not root" "root" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$CLI" record -o "$W/e2" -- true
+	refused "existing -o" "exists" "$CLI" record -o "$W" -- true
+	refused "bad -m" "discard or overwrite" "$CLI" record -m fast -- true
+	refused "bad -b" "size" "$CLI" record -b 12Q -- true
+	refused "huge -b" "memory|Cannot allocate" \
+		"$CLI" record -b 1T -o "$W/e3" -- true
+	rmmod ringtrace
+	BUILD=$W/nowhere "$CLI" record -o "$W/e4" -- true >/dev/null 2>"$W/err"
+	check "no module for this kernel: non-zero exit" test $? -ne 0
+	check "no module for this kernel: one line" one_line "$W/err"
+	check "no module for this kernel: names the kernel" grep -q "$KVER" "$W/err"
+	check "no module for this kernel: nothing loaded" \
+		test -z "$(grep '^ringtrace ' /proc/modules)"
+	insmod "$BUILD/$KVER/ringtrace.ko"
+}
+
+# ---- list, report's filters, --stat: against babeltrace2 --------------------------
+
+test_list() {
+	"$CLI" list >"$W/list" 2>&1
+	check "list exits 0" test $? -eq 0
+	# Every event of the module's own list is in ringtrace list.
+	local name missing=0
+	while read -r _ name; do
+		grep -q "^$name" "$W/list" || { note "list lacks $name"; missing=1; }
+	done <"$RT/available_events"
+	check "list names every available event" test $missing -eq 0
+	"$CLI" list 'sched_sw*' >"$W/list2"
+	check "list PATTERN: sched_switch and its prev_tid field" \
+		grep -q 'prev_tid' "$W/list2"
+	check "list PATTERN: no other event" test "$(grep -c '^sched_wakeup' "$W/list2")" -eq 0
+	echo sched_switch >"$RT/set_event"
+	check "list shows which events are enabled" \
+		grep -qE '^sched_switch.*enabled' <("$CLI" list sched_switch)
+}
+
+# Counts of babeltrace2's text per event name: "name count" lines.
+bt_counts() {
+	babeltrace2 "$1" | sed -nE 's/^\[[^]]*\] \([^)]*\) [^ ]+ ([a-z_0-9]+): .*/\1/p' |
+		sort | uniq -c | awk '{ print $2, $1 }'
+}
+
+test_filters() {
+	local out=$W/t1 ctf name count got total bt e
+	ctf=$(unpacked "$out") || { check "unpack t1" false; return; }
+	bt_counts "$ctf" >"$W/bt.counts"
+	check "babeltrace2 reads the recorded trace" test -s "$W/bt.counts"
+	# --stat's events by name: the same totals as babeltrace2's.
+	"$CLI" report --stat "$out" 2>/dev/null |
+		awk '/^events by name/ { on = 1; next } on && NF == 0 { exit }
+		     on && $1 != "event" { print $1, $2 }' | sort >"$W/stat.counts"
+	check "--stat's events per name equal babeltrace2's" \
+		diff <(sort "$W/bt.counts") "$W/stat.counts"
+	# -e: the lines of one event, as many as babeltrace2 has.
+	for e in sched_switch syscall_entry; do
+		"$CLI" report -e "$e" "$out" 2>/dev/null | events_only >"$W/e.$e"
+		got=$(grep -c " $e:" "$W/e.$e")
+		total=$(wc -l <"$W/e.$e")
+		count=$(awk -v e="$e" '$1 == e { print $2 }' "$W/bt.counts")
+		check "report -e $e: $got lines, babeltrace2 $count" test "$got" -eq "${count:-0}"
+		check "report -e $e: only $e ($total lines)" test "$got" -eq "$total"
+	done
+	# --cpu: the events of CPU 1 are babeltrace2's with cpu_id = 1.
+	got=$("$CLI" report --cpu 1 "$out" 2>/dev/null | events_only | wc -l)
+	count=$(babeltrace2 "$ctf" | grep -cE 'cpu_id = 1[ ,}]')
+	check "report --cpu 1: $got events, babeltrace2 $count" test "$got" -eq "$count"
+	# --tid and --comm select one thread's lines.
+	read -r tid _ comm < <(grep ' rtw-t1$' "$W/tids1")
+	got=$("$CLI" report --tid "$tid" -e syscall_entry "$out" 2>/dev/null | grep -c 'getppid(')
+	check "report --tid $tid: $N getppid entries ($got)" test "$got" -eq $N
+	"$CLI" report --comm rtw-t1 -e syscall_entry "$out" 2>/dev/null | events_only >"$W/comm"
+	got=$(grep -vc ' rtw-t1-' "$W/comm")
+	check "report --comm rtw-t1: lines ($(wc -l <"$W/comm")), no other comm ($got)" \
+		test "$got" -eq 0 -a "$(wc -l <"$W/comm")" -gt $N
+	# --begin/--end: exactly the lines between two of report's timestamps.
+	"$CLI" report "$out" 2>/dev/null | events_only >"$W/all"
+	total=$(wc -l <"$W/all")
+	local b e_ts
+	b=$(sed -n "$((total / 3))p" "$W/all" | sed -E 's/^\[([0-9.]+)\].*/\1/')
+	e_ts=$(sed -n "$((2 * total / 3))p" "$W/all" | sed -E 's/^\[([0-9.]+)\].*/\1/')
+	awk -v b="$b" -v e="$e_ts" '{ t = substr($1, 2) + 0 } t >= b + 0 && t <= e + 0' \
+		"$W/all" >"$W/range.want"
+	"$CLI" report --begin "$b" --end "$e_ts" "$out" 2>/dev/null | events_only >"$W/range.got"
+	check "report --begin $b --end $e_ts: the lines between ($(wc -l <"$W/range.got") of $total)" \
+		cmp -s "$W/range.want" "$W/range.got"
+	got=$("$CLI" report --begin +0s "$out" 2>/dev/null | events_only | wc -l)
+	check "report --begin +0s: every line ($got)" test "$got" -eq "$total"
+	got=$("$CLI" report --end +0s "$out" 2>/dev/null | events_only | wc -l)
+	check "report --end +0s: the first instant only ($got)" test "$got" -lt 10
+	"$CLI" report --cpu 1x "$out" >/dev/null 2>"$W/err"
+	check "report --cpu 1x: usage error (exit 2)" test $? -eq 2
+	check "report --cpu 1x: one line" one_line "$W/err"
+}
+
+# ---- snapshot ------------------------------------------------------------------------
+
+test_snapshot() {
+	local out=$W/snap writer before first last n gaps
+	echo 0 >"$RT/tracing_on"
+	echo overwrite >"$RT/mode"
+	echo 16 >"$RT/num_subbufs"
+	echo 16384 >"$RT/subbuf_size"
+	echo 0 >"$RT/events/enable"
+	echo 1 >"$RT/clear"
+	echo 1 >"$RT/tracing_on"
+	# One writer on CPU 0, numbered markers, as fast as a shell goes.
+	taskset -c 0 bash -c 'i=0; while :; do echo "snap $i" >'"$RT"'/marker; i=$((i+1)); done' &
+	writer=$!
+	sleep 3
+	before=$(awk '$1 == "cpu0" { for (i = 2; i <= NF; i++) if ($i ~ /^written=/) print substr($i, 9) }' "$RT/stats")
+	"$CLI" snapshot -o "$out" >/dev/null 2>"$W/snap.err"
+	check "snapshot exits 0" test $? -eq 0
+	sleep 1
+	check "tracing goes on after snapshot" test "$(cat "$RT/tracing_on")" = 1
+	kill "$writer"
+	wait "$writer" 2>/dev/null
+	"$CLI" report "$out" 2>/dev/null | sed -nE 's/.* ringtrace_marker: .*"snap ([0-9]+)\\n".*/\1/p; s/.* ringtrace_marker: .*"snap ([0-9]+)".*/\1/p' >"$W/snap.seq"
+	n=$(wc -l <"$W/snap.seq")
+	first=$(head -1 "$W/snap.seq")
+	last=$(tail -1 "$W/snap.seq")
+	note "snapshot: $n markers, snap ${first:-?}..${last:-?}; cpu0 had written $before events before"
+	check "snapshot holds markers" test "$n" -gt 100
+	gaps=$(awk 'NR > 1 && $1 != prev + 1 { g++ } { prev = $1 } END { print g + 0 }' "$W/snap.seq")
+	check "snapshot's markers are contiguous ($gaps gaps)" test "$gaps" -eq 0
+	# The newest: the last marker is at least the count written before
+	# snapshot started (markers are numbered from 0, one event each).
+	check "snapshot holds the newest markers (last $last >= $before - 1)" \
+		test "${last:-0}" -ge $((before - 1))
+	check "snapshot: overwrite leaves older markers out (first $first > 0)" \
+		test "${first:-0}" -gt 0
+	echo 0 >"$RT/tracing_on"
+	echo discard >"$RT/mode"
+}
+
+# ---- export ------------------------------------------------------------------------------
+
+# The export workload: the tree with known tids, and reads through 9p
+# (virtio interrupts, softirqs).
+export_workload() {
+	ls -l /usr/bin /usr/lib >/dev/null 2>&1 && "$WL" 20 "$1" >/dev/null
+	return 0
+}
+
+# The kernel's own ftrace of the export workload, in this boot.
+ftrace_workload() {
+	local T=/sys/kernel/tracing
+	echo 0 >"$T/tracing_on"
+	echo >"$T/trace"
+	echo nop >"$T/current_tracer"
+	# Room for the whole workload: an overwritten start loses the forks.
+	local size
+	size=$(cat "$T/buffer_size_kb")
+	echo 16384 >"$T/buffer_size_kb"
+	echo 1 >"$T/events/sched/sched_switch/enable"
+	echo 1 >"$T/events/sched/sched_wakeup/enable"
+	echo 1 >"$T/events/sched/sched_wakeup_new/enable"
+	echo 1 >"$T/events/sched/sched_process_fork/enable"
+	echo 1 >"$T/events/sched/sched_process_exec/enable"
+	echo 1 >"$T/events/sched/sched_process_exit/enable"
+	echo 1 >"$T/events/task/task_rename/enable"
+	echo 1 >"$T/events/raw_syscalls/enable"
+	echo 1 >"$T/events/irq/enable"
+	echo 1 >"$T/tracing_on"
+	export_workload "$W/tids-ftrace"
+	echo 0 >"$T/tracing_on"
+	cat "$T/trace" >"$W/ftrace.txt"
+	echo 0 >"$T/events/enable"
+	echo >"$T/trace"
+	echo "${size%% *}" >"$T/buffer_size_kb"
+}
+
+# shape: each line with its values replaced by # (a decimal number) or S
+# (anything else), keeping names, order and layout.
+shape() {
+	sed -E 's/^ *.{1,16}-[0-9]+ +\[[0-9]+\] [^ ]+ +[0-9]+\.[0-9]+: //;
+		s/=-?[0-9]+( |\]|$)/=#\1/g; s/=[^ #][^ ]*/=S/g;
+		s/^([a-z_]+): NR [0-9-]+ \(.*\)$/\1: NR V (ARGS)/;
+		s/^([a-z_]+): NR [0-9-]+ = [0-9-]+$/\1: NR V = V/'
+}
+
+test_export() {
+	local out=$W/t6 ev kpat n bad total
+	ftrace_workload
+	"$CLI" record -e all -o "$out" -- bash -c "$(declare -f export_workload); WL=$WL export_workload $W/tids6" \
+		>/dev/null 2>"$W/t6.err"
+	check "record -e all of the export workload" test $? -eq 0
+	"$CLI" export "$out" -f systrace -o "$W/export.txt" 2>"$W/export.err"
+	check "export -f systrace exits 0" test $? -eq 0
+	check "systrace starts with '# tracer: nop'" \
+		test "$(head -1 "$W/export.txt")" = "# tracer: nop"
+	# The line prefix: comm-tid [cpu] flags timestamp: event:
+	total=$(grep -vc '^#' "$W/export.txt")
+	bad=$(grep -v '^#' "$W/export.txt" |
+		grep -cvE '^ *.{1,16}-[0-9]+ +\[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{6}: [a-z_]+: ')
+	check "every systrace line has ftrace's prefix ($bad of $total not)" test "$bad" -eq 0
+	for ev in sched_switch sched_wakeup sched_wakeup_new sched_process_fork \
+		  sched_process_exec sched_process_exit task_rename sys_enter \
+		  sys_exit irq_handler_entry irq_handler_exit softirq_entry \
+		  softirq_exit; do
+		kpat=$(grep -m1 " $ev: " "$W/ftrace.txt" | shape)
+		if [[ -z $kpat ]]; then
+			# Interrupts depend on the guest's devices; the rest
+			# the workload makes for sure.
+			case $ev in
+			irq_*|softirq_*) note "ftrace printed no $ev in this boot: not compared" ;;
+			*) check "ftrace printed $ev for the workload" false ;;
+			esac
+			continue
+		fi
+		n=$(grep " $ev: " "$W/export.txt" | wc -l)
+		bad=$(grep " $ev: " "$W/export.txt" | shape | grep -cvxF -- "$kpat")
+		check "systrace $ev lines ($n) have the kernel's layout '$kpat' ($bad differ)" \
+			test "$n" -gt 0 -a "$bad" -eq 0
+		grep " $ev: " "$W/export.txt" | shape | grep -vxF -- "$kpat" | head -2 | sed 's/^/# ours: /'
+	done
+	"$CLI" export "$W/t1" -f chrome-json -o "$W/export.json" 2>/dev/null
+	check "export -f chrome-json exits 0" test $? -eq 0
+	python3 - "$W/export.json" "$W/tids1" $N <<'EOF'
+import json, sys
+events = json.load(open(sys.argv[1]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+n = int(sys.argv[3])
+ok = True
+for line in open(sys.argv[2]):
+    tid, pid, comm = line.split()
+    slices = [e for e in events if e.get("ph") == "X" and e.get("name") == "getppid"
+              and e.get("tid") == int(tid)]
+    # the exec'd child has two lines (two names): 2N slices for its tid
+    want = n * sum(1 for l in open(sys.argv[2]) if l.split()[0] == tid)
+    if len(slices) != want:
+        print(f"# tid {tid} ({comm}): {len(slices)} getppid slices, want {want}")
+        ok = False
+    names = [e for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
+             and e.get("tid") == int(tid)]
+    if not names:
+        print(f"# tid {tid}: no thread_name")
+        ok = False
+sys.exit(0 if ok else 1)
+EOF
+	check "chrome-json: JSON, N getppid slices on each workload thread, threads named" test $? -eq 0
+}
+
+main() {
+	note "kernel $KVER, $(nproc) CPUs, work in $W"
+	test_loads_module
+	set_odd_state
+	test_attribution
+	test_follow
+	test_ctrl_c
+	test_failing_cmd
+	test_errors
+	test_list
+	test_filters
+	test_snapshot
+	test_export
+	echo 0 >"$RT/tracing_on" 2>/dev/null
+	rmmod ringtrace 2>/dev/null
+	# What the tests wrote, for a look after a failure (not the traces).
+	if [[ -n ${RT_VM_OUT:-} ]]; then
+		mkdir -p "$RT_VM_OUT/cli-tests"
+		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/cli-tests/" \;
+	fi
+	check_summary cli
+}
+
+main
