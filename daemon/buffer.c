@@ -172,3 +172,8 @@ uint64_t buffer_lost(const struct rt_buffer *b)
 {
 	return __atomic_load_n(&b->meta->lost, __ATOMIC_ACQUIRE);
 }
+
+uint64_t buffer_events_gen(const struct rt_buffer *b)
+{
+	return __atomic_load_n(&b->meta->events_gen, __ATOMIC_ACQUIRE);
+}

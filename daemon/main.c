@@ -75,6 +75,8 @@ static struct {
 	uint64_t subbuf_size;		/* 0: leave as is */
 	uint64_t num_subbufs;		/* 0: leave as is */
 	const char *mode;		/* NULL: leave as is */
+	const char *root;		/* a trace directory per start in it */
+	uint64_t max_total;		/* 0: no budget for root's traces */
 	unsigned int delay_us;		/* testing: slow consumer */
 } opt = {
 	.level = DEFAULT_LEVEL,
@@ -86,6 +88,7 @@ static struct {
 static struct stream_config stream_cfg;
 static struct ctl ctl;			/* where ringtrace's files are */
 static char outdir[PATH_MAX];
+static const char *outname;		/* outdir's name in its root */
 static int outdirfd = -1;
 static struct cpu *cpus;
 static unsigned int ncpus;
@@ -121,6 +124,13 @@ static void usage(FILE *f)
 "                            cpuN-000001.zst, cpuN-000002.zst, ...\n"
 "  -n, --max-files=N         keep at most N files per CPU, removing the oldest\n"
 "                            (numbered files as with --max-size)\n"
+"      --root=DIR            make the trace directory in DIR, a new one per\n"
+"                            start, named YYYYmmdd-HHMMSS (default with\n"
+"                            --service: " SERVICE_DIR ")\n"
+"      --max-total=SIZE      keep the traces in --root's directory under SIZE\n"
+"                            bytes together, removing the oldest whole traces\n"
+"                            first (the running one is bounded by --max-size x\n"
+"                            --max-files per CPU)\n"
 "  -f, --flush-interval=MS   every MS milliseconds close the CPUs' open packets\n"
 "                            and end the zstd frames, so that a crash loses at\n"
 "                            most that much; 0 = only at rotation and stop\n"
@@ -215,6 +225,8 @@ enum {
 	OPT_MODE,
 	OPT_DEBUGFS,
 	OPT_SERVICE,
+	OPT_ROOT,
+	OPT_MAX_TOTAL,
 	OPT_TEST_DELAY,
 };
 
@@ -239,6 +251,8 @@ static void parse_options(int argc, char **argv)
 		{ "mode",		required_argument, NULL, OPT_MODE },
 		{ "debugfs",		required_argument, NULL, OPT_DEBUGFS },
 		{ "service",		no_argument,	   NULL, OPT_SERVICE },
+		{ "root",		required_argument, NULL, OPT_ROOT },
+		{ "max-total",		required_argument, NULL, OPT_MAX_TOTAL },
 		{ "test-delay-us",	required_argument, NULL, OPT_TEST_DELAY },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -333,6 +347,16 @@ static void parse_options(int argc, char **argv)
 		case OPT_SERVICE:
 			msg_service = true;
 			break;
+		case OPT_ROOT:
+			if (!*optarg)
+				usage_error("--root: empty directory name");
+			opt.root = optarg;
+			break;
+		case OPT_MAX_TOTAL:
+			if (!parse_size(optarg, &opt.max_total) || !opt.max_total)
+				usage_error("--max-total: '%s' is not a size in bytes (e.g. 4G)",
+					    optarg);
+			break;
 		case OPT_TEST_DELAY:
 			if (!parse_uint(optarg, &opt.delay_us) ||
 			    opt.delay_us > 10 * 1000 * 1000)
@@ -351,6 +375,13 @@ static void parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt.output && opt.root)
+		usage_error("--output and --root: one or the other");
+	if (opt.max_total && (opt.output || opt.once))
+		usage_error("--max-total budgets the traces of --root (or --service's %s), not --output's",
+			    SERVICE_DIR);
+	if (opt.max_total && !opt.root && !msg_service)
+		usage_error("--max-total needs --root (or --service)");
 	if (opt.min_level_set && opt.min_level > opt.level)
 		usage_error("--min-level %s is above --level %s: it is the fastest level allowed",
 			    level_name(opt.min_level).s, level_name(opt.level).s);
@@ -552,10 +583,12 @@ static void make_outdir(void)
 				    outdir);
 		}
 	} else {
-		const char *base = msg_service ? SERVICE_DIR : ".";
-		const char *prefix = msg_service ? "" : "ringtrace-";
+		const char *base = opt.root ? opt.root :
+				   msg_service ? SERVICE_DIR : ".";
+		const char *prefix = opt.root || msg_service ? "" : "ringtrace-";
 
-		if (msg_service && mkdir(base, 0750) < 0 && errno != EEXIST)
+		opt.root = base;
+		if (strcmp(base, ".") && mkdir(base, 0750) < 0 && errno != EEXIST)
 			die("%s: %s", base, strerror(errno));
 		localtime_r(&now, &tm);
 		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
@@ -575,65 +608,57 @@ static void make_outdir(void)
 	outdirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (outdirfd < 0)
 		die("%s: %s", outdir, strerror(errno));
+	outname = strrchr(outdir, '/') ? strrchr(outdir, '/') + 1 : outdir;
 }
 
-/* The trace's TSDL, copied once: events register before the trace starts. */
+/*
+ * --max-total, at start and then every 10 s from the flush tick.  The
+ * running trace alone over the budget is said once, not at every tick.
+ */
+static void apply_retention(void)
+{
+	static struct timespec last;
+	static bool said;
+	struct timespec now;
+	int err;
+
+	if (!opt.max_total || !opt.root)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last.tv_sec && now.tv_sec - last.tv_sec < 10)
+		return;
+	last = now;
+	err = retention_prune(opt.root, outname, opt.max_total);
+	if (err == -ENOSPC && !said)
+		warn("--max-total: the running trace alone is over %llu bytes: lower --max-size or --max-files",
+		     (unsigned long long)opt.max_total);
+	else if (err && err != -ENOSPC)
+		warn("--max-total: %s: %s", opt.root, strerror(-err));
+	said |= err == -ENOSPC;
+}
+
+static char metadata_src[PATH_MAX + 16];	/* the module's metadata file */
+
+/*
+ * The trace's metadata (metadata.c), as of the newest event set any
+ * buffer's meta page shows: a stale page only makes the first GET refresh
+ * the copy for nothing.
+ */
 static void copy_metadata(void)
 {
-	char src[PATH_MAX + 16];
-	size_t len = 0, cap = 1 << 16;
-	char *text = malloc(cap);
-	ssize_t n;
-	int in, out, err = 0;
+	uint64_t gen = 0;
+	unsigned int i;
+	int err;
 
-	snprintf(src, sizeof(src), "%s/metadata", ctl.dir);
-	if (!text)
-		die("%s", strerror(ENOMEM));
-	in = open(src, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
-		die("%s: %s", src, strerror(errno));
-	for (;;) {
-		if (len == cap) {
-			cap *= 2;
-			text = realloc(text, cap);
-			if (!text)
-				die("%s", strerror(ENOMEM));
-		}
-		n = read(in, text + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			die("%s: %s", src, strerror(errno));
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(in);
-	if (len < 13 || memcmp(text, "/* CTF 1.8 */", 13))
-		die("%s: not CTF 1.8 metadata", src);
-
-	out = openat(outdirfd, "metadata",
-		     O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-	if (out < 0)
-		die("%s/metadata: %s", outdir, strerror(errno));
-	for (size_t off = 0; off < len; off += (size_t)n) {
-		n = write(out, text + off, len - off);
-		if (n < 0) {
-			if (errno == EINTR) {
-				n = 0;
-				continue;
-			}
-			err = errno;
-			break;
-		}
-	}
-	if (!err && fdatasync(out) < 0)
-		err = errno;
-	close(out);
-	free(text);
+	snprintf(metadata_src, sizeof(metadata_src), "%s/metadata", ctl.dir);
+	for (i = 0; i < ncpus; i++)
+		if (buffer_events_gen(&cpus[i].buf) > gen)
+			gen = buffer_events_gen(&cpus[i].buf);
+	err = metadata_start(metadata_src, outdirfd, gen);
+	if (err == -EPROTO)
+		die("%s: not CTF 1.8 metadata", metadata_src);
 	if (err)
-		die("%s/metadata: %s", outdir, strerror(err));
+		die("%s/metadata: %s", outdir, strerror(-err));
 }
 
 static void open_streams(void)
@@ -694,6 +719,13 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 		if (err)
 			die("%s: GET_SUBBUF: %s%s", c->buf.path, strerror(-err),
 			    err == -EIO ? " (the module disabled this buffer, see dmesg)" : "");
+
+		/* An event registered since: its declaration first. */
+		err = metadata_follow(metadata_src, outdirfd,
+				      buffer_events_gen(&c->buf));
+		if (err)
+			warn("%s/metadata: the new events' declarations: %s",
+			     outdir, strerror(-err));
 
 		err = stream_set_level(&c->out, adapt_level(&c->adapt,
 				buffer_waiting(&c->buf, &sb),
@@ -1068,6 +1100,7 @@ static void run(void)
 				if (read(timerfd, &ticks, sizeof(ticks)) > 0)
 					flush_all();
 				unpark_cpus();
+				apply_retention();
 			} else if (tag < ncpus && (evs[i].events & EPOLLHUP) &&
 				   !(evs[i].events & EPOLLIN)) {
 				park_cpu(tag);
@@ -1101,6 +1134,7 @@ int main(int argc, char **argv)
 	check_ringtrace();
 	open_buffers();
 	make_outdir();
+	apply_retention();
 	copy_metadata();
 	open_streams();
 	setup_epoll();

@@ -58,6 +58,8 @@ uint64_t buffer_waiting(const struct rt_buffer *b,
 			const struct ringtrace_subbuf *sb);
 /* Events lost so far, all causes, as the meta page last showed. */
 uint64_t buffer_lost(const struct rt_buffer *b);
+/* The event set's generation, as the meta page last showed. */
+uint64_t buffer_events_gen(const struct rt_buffer *b);
 
 /* ------------------------------------------------------------------ */
 /* stream.c                                                             */
@@ -130,5 +132,26 @@ void adapt_init(struct adapt *a, int preferred, int fastest, uint64_t lost);
  */
 int adapt_level(struct adapt *a, uint64_t waiting, uint64_t room,
 		uint64_t lost);
+
+/* ------------------------------------------------------------------ */
+/* metadata.c                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Copy the module's metadata @src to dirfd/metadata (new), as of @gen. */
+int metadata_start(const char *src, int dirfd, uint64_t gen);
+/* After a GET that showed @gen: bring the copy up to date if it is newer. */
+int metadata_follow(const char *src, int dirfd, uint64_t gen);
+void metadata_free(void);
+
+/* ------------------------------------------------------------------ */
+/* retention.c                                                          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Remove the oldest trace directories under @root, never @current (a name
+ * in @root), until all of them together take at most @max_total bytes.
+ * -ENOSPC if @current alone is over; other -errno on failure.
+ */
+int retention_prune(const char *root, const char *current, uint64_t max_total);
 
 #endif /* RINGTRACED_H */

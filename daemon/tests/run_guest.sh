@@ -689,6 +689,91 @@ sys_run() {
 	note "$name: $packets sub-buffers: $get GET + $put PUT, $again GET -> EAGAIN/ENODATA (one per wakeup), $other FLUSH/POSITIONS/STATS, $writes write + $writevs writev"
 }
 
+# An event registered by another module during the recording, written,
+# unregistered, then the same name registered with another layout: the
+# daemon must put each declaration in the trace's metadata before a packet
+# holding the event, and both readers decode each event with its layout.
+test_dyn_events() {
+	local rc=0 bt rep a b
+	note "events registered and unregistered while recording"
+	[[ -d $ST ]] || { note "no ringtrace_selftest.ko: skipped"; return; }
+	reset_module
+	start_daemon dyn -o "$W/dyn" -f 200 || { fail "dyn: daemon did not start"; return; }
+	check "dyn: register layout a" eval 'echo "register a" >"$ST/dyn"'
+	check "dyn: write 60" eval 'echo "write 60" >"$ST/dyn"'
+	check "dyn: unregister a" eval 'echo unregister >"$ST/dyn"'
+	check "dyn: register layout b" eval 'echo "register b" >"$ST/dyn"'
+	check "dyn: write 40" eval 'echo "write 40" >"$ST/dyn"'
+	check "dyn: unregister b" eval 'echo unregister >"$ST/dyn"'
+	stop_daemon || rc=$?
+	eq "dyn: daemon exit status" "$rc" 0
+	eq "dyn: two declarations of rt_selftest_dyn in the trace's metadata" \
+		"$(grep -c 'name = "rt_selftest_dyn"' "$W/dyn/metadata")" 2
+	check "dyn: no metadata.new left" test ! -e "$W/dyn/metadata.new"
+	check "dyn: unpack" unpack "$W/dyn" "$W/dyn.ctf"
+	bt=$(babeltrace2 "$W/dyn.ctf" 2>"$W/dyn.bt.err" | grep ' rt_selftest_dyn: ')
+	a=$(grep -c 'magic = 3665469600' <<<"$bt")
+	b=$(grep -c 'tag = "dynB"' <<<"$bt")
+	eq "dyn: babeltrace2 decodes the 60 events of layout a" "$a" 60
+	eq "dyn: babeltrace2 decodes the 40 events of layout b" "$b" 40
+	eq "dyn: babeltrace2: seq 0..99, each once" \
+		"$(sed -nE 's/.*seq = ([0-9]+).*/\1/p' <<<"$bt" | sort -n | uniq | tr '\n' ' ')" \
+		"$(seq -s ' ' 0 99) "
+	if ((USE_CLI)); then
+		rep=$("$CLI" report -e rt_selftest_dyn "$W/dyn" 2>/dev/null)
+		eq "dyn: ringtrace report decodes layout a" \
+			"$(grep -c 'magic=3665469600' <<<"$rep")" 60
+		eq "dyn: ringtrace report decodes layout b" \
+			"$(grep -c 'tag="dynB"' <<<"$rep")" 40
+	fi
+}
+
+# Bytes on disk of the files of the trace directories in $1, newest last:
+# "name bytes" lines.
+trace_sizes() {
+	local d
+	for d in "$1"/2*/; do
+		[[ -d $d ]] || continue
+		echo "$(basename "$d") $(du -s -B1 "$d" | cut -f1)"
+	done
+}
+
+test_retention() {
+	local root=$W/root cap=$((256 * 1024)) run older newest n rc
+	note "--root and --max-total: repeated starts"
+	reset_module
+	rm -rf "$root"
+	mkdir -p "$root/notatrace" "$root/20200101-000000"
+	echo keep >"$root/notatrace/file"
+	# A directory with our name but no metadata is not a trace: kept.
+	echo keep >"$root/20200101-000000/file"
+	for run in 1 2 3 4 5 6; do
+		start_daemon ret$run --root "$root" --max-total $cap -f 200 -l store ||
+			{ fail "retention: start $run"; return; }
+		run_markers ret$run 400 -s 200 || fail "retention: markers of run $run"
+		rc=0
+		stop_daemon || rc=$?
+		[[ $rc == 0 ]] || fail "retention: run $run exit status $rc"
+		sleep 1.1	# the next start's name is a new second
+	done
+	trace_sizes "$root" >"$W/ret.sizes"
+	sed 's/^/# /' "$W/ret.sizes"
+	newest=$(tail -n1 "$W/ret.sizes" | cut -d' ' -f1)
+	older=$(head -n -1 "$W/ret.sizes" | awk '{ s += $2 } END { print s + 0 }')
+	n=$(wc -l <"$W/ret.sizes")
+	check "retention: the older traces fit in --max-total ($older <= $cap)" \
+		test "$older" -le "$cap"
+	check "retention: old traces were removed ($n directories left of 7)" test "$n" -lt 7
+	check "retention: the newest trace is whole" unpack "$root/$newest" "$W/ret.ctf"
+	check "retention: a directory that is not a trace stays" test -f "$root/notatrace/file"
+	check "retention: a trace-named directory without metadata stays" \
+		test -f "$root/20200101-000000/file"
+	check "retention: the removals are logged" grep -q 'removed the oldest trace' "$W"/ret*.err
+	usage_case 2 "--max-total budgets the traces of --root" -o "$W/x" --max-total 1M
+	usage_case 2 "--output and --root: one or the other" -o "$W/x" --root "$root"
+	rm -rf "$root"
+}
+
 test_syscalls() {
 	local get put again other writes writevs packets
 	command -v strace >/dev/null || { note "strace missing: skipping the syscall count"; return; }
@@ -748,8 +833,9 @@ main() {
 
 	for t in test_usage test_usage_root_only test_busy test_end_to_end \
 		 test_kernel_generator test_losses test_sigkill test_enospc \
-		 test_rotation test_hup_reopen test_service test_syscalls \
-		 test_install; do
+		 test_rotation test_hup_reopen test_service test_retention \
+		 test_dyn_events \
+		 test_syscalls test_install; do
 		local t0=$SECONDS
 		"$t"
 		note "$t: $((SECONDS - t0)) s"

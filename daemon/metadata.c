@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The trace's metadata: a copy of the module's TSDL, kept up to date with
+ * the event set while recording.
+ *
+ * Another module may register an event (the writer API) or unregister one
+ * during a recording.  ringtrace.ko never reuses an id while it is loaded
+ * and its metadata keeps every declaration, so the module's metadata only
+ * ever grows by event blocks at its end, and each change bumps events_gen
+ * in every buffer's meta page (include/uapi/linux/ringtrace.h).  After
+ * each GET, the drain loop compares that generation with the one the copy
+ * was made at (metadata_follow()): a newer one makes it append what the
+ * module's metadata gained before the sub-buffer is written, so every
+ * event on disk has its declaration on disk first.
+ *
+ * The copy is replaced whole, never appended to: written to metadata.new,
+ * synced, renamed over, the directory synced.  A crash at any moment leaves
+ * the old copy or the new one, each a valid TSDL file; the old one lacks
+ * only declarations of events that no packet on disk holds yet.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ringtraced.h"
+
+static char *copy;			/* what the trace's metadata holds */
+static size_t copy_len;
+static uint64_t copy_gen;		/* the events_gen it is up to date with */
+
+/* The module's metadata file, whole, into a new buffer. */
+static int read_all(const char *path, char **text, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap), *nb;
+	ssize_t r;
+	int fd;
+
+	if (!buf)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(buf);
+		return -errno;
+	}
+	for (;;) {
+		if (n == cap) {
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			r = r < 0 ? -errno : 0;
+			break;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return (int)r;
+	}
+	if (n < 13 || memcmp(buf, "/* CTF 1.8 */", 13)) {
+		free(buf);
+		return -EPROTO;
+	}
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* Write @len bytes as dirfd/@name (flags: O_EXCL or O_TRUNC) and sync. */
+static int write_file(int dirfd, const char *name, int flags, const char *text,
+		      size_t len)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC | flags,
+			0640);
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	err = write_all(fd, text, len);
+	if (!err && fdatasync(fd) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int metadata_start(const char *src, int dirfd, uint64_t gen)
+{
+	int err = read_all(src, &copy, &copy_len);
+
+	if (err)
+		return err;
+	copy_gen = gen;
+	return write_file(dirfd, "metadata", O_EXCL, copy, copy_len);
+}
+
+int metadata_follow(const char *src, int dirfd, uint64_t gen)
+{
+	size_t len;
+	char *text;
+	int err;
+
+	if (gen <= copy_gen)
+		return 0;
+	err = read_all(src, &text, &len);
+	if (err)
+		return err;
+	/* The module's metadata only grows: no change, nothing to write. */
+	if (len == copy_len && !memcmp(text, copy, len))
+		goto done;
+	err = write_file(dirfd, "metadata.new", O_TRUNC, text, len);
+	if (!err && renameat(dirfd, "metadata.new", dirfd, "metadata") < 0)
+		err = -errno;
+	if (!err && fsync(dirfd) < 0)
+		err = -errno;
+	if (err)
+		goto out;
+done:
+	free(copy);
+	copy = text;
+	copy_len = len;
+	copy_gen = gen;
+	return 0;
+out:
+	free(text);
+	return err;
+}
+
+void metadata_free(void)
+{
+	free(copy);
+	copy = NULL;
+	copy_len = 0;
+}
