@@ -6,6 +6,7 @@
 # make sparse     sparse over the module sources (C=2)
 # make checkpatch checkpatch.pl --no-tree over our C sources
 # make install    module, daemon, CLI, systemd unit, modules-load entry
+# make deb        ringtrace-dkms and ringtrace .debs in $(RT_CACHE)/deb/
 #
 # Target kernels: KDIR=<kernel build dir> picks one; otherwise the running
 # kernel if its build dir exists, else every kernel with headers installed.
@@ -33,7 +34,7 @@ KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
 
 USER_DIRS := daemon tools selftests selftests/probes
 
-.PHONY: all modules userspace check bench sparse checkpatch install clean $(USER_DIRS)
+.PHONY: all modules userspace check bench sparse checkpatch install deb clean $(USER_DIRS)
 
 all: modules userspace
 
@@ -72,6 +73,9 @@ checkpatch:
 
 install: all
 	tools/install-ringtrace
+
+deb:
+	tools/build-deb
 
 clean:
 	rm -rf build

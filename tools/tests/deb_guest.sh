@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The .deb packages (tools/build-deb, in $RT_CACHE/deb) installed the way an
+# SRE installs them, in the test guest (its writable overlay takes dpkg's
+# changes; they vanish with the guest):
+#
+#   dpkg -i ringtrace-dkms ringtrace   DKMS builds ringtrace.ko for this
+#                                      kernel; modprobe loads it
+#   ringtrace record -- CMD            records with the installed programs
+#   systemd-analyze verify             the installed unit
+#   bash completion                    completes commands and options
+#   dpkg -r, dpkg -P                   the module leaves every kernel; traces
+#                                      in /var/lib/ringtrace stay until purge
+#
+# The guest's init is not systemd: the unit is checked with
+# systemd-analyze verify, not started.  Ends with "deb: N passed, M failed".
+
+set -u
+cd "$(dirname "$0")/../.."
+readonly KVER=${RT_KVER:-$(uname -r)}
+readonly DEB=${RT_DEB:-${RT_CACHE:-/var/cache/ringtrace}/deb}
+readonly W=$(mktemp -d /tmp/rt-deb.XXXXXX)
+
+. tools/tests/check.sh
+
+note() { echo "# $*"; }
+
+installed_ko() { ls /lib/modules/*/updates/dkms/ringtrace.ko* 2>/dev/null; }
+
+main() {
+	local dkms_deb tools_deb
+	dkms_deb=$(ls "$DEB"/ringtrace-dkms_*_all.deb 2>/dev/null | head -1)
+	tools_deb=$(ls "$DEB"/ringtrace_*_*.deb 2>/dev/null | head -1)
+	if [[ -z $dkms_deb || -z $tools_deb ]]; then
+		check "packages built in $DEB (make deb)" false
+		check_summary deb
+		return
+	fi
+	note "kernel $KVER; installing $(basename "$dkms_deb") $(basename "$tools_deb")"
+	grep -q '^ringtrace ' /proc/modules && rmmod ringtrace
+
+	dpkg -i "$dkms_deb" "$tools_deb" >"$W/install.log" 2>&1
+	check "dpkg -i ringtrace-dkms ringtrace" test $? -eq 0
+	grep -E 'Building|Installing|Error|error' "$W/install.log" | head -8 | sed 's/^/# /'
+	# DKMS builds for the running kernel and the newest one with headers.
+	dkms status ringtrace >"$W/dkms.status" 2>&1
+	sed 's/^/# /' "$W/dkms.status"
+	local k newest
+	newest=$(ls -v /lib/modules | tail -n1)
+	for k in $(printf '%s\n' "$KVER" "$newest" | sort -u); do
+		[[ -d /lib/modules/$k/build ]] || continue
+		check "dkms status: ringtrace installed for $k" \
+			eval 'grep -F ", $k, " "$W/dkms.status" | grep -q ": installed"'
+	done
+	check "modprobe ringtrace" modprobe ringtrace
+	check "the loaded module is DKMS's" \
+		grep -q "/updates/dkms/" <(modinfo -n ringtrace)
+	check "ringtrace --version" grep -q "^ringtrace [0-9]" <(ringtrace --version)
+	check "ringtraced --version" grep -q "^ringtraced [0-9]" <(ringtraced --version)
+	check "man ringtrace and ringtraced are installed" \
+		test -s /usr/share/man/man1/ringtrace.1.gz -a -s /usr/share/man/man8/ringtraced.8.gz
+
+	# Recording with what the packages installed, from a directory
+	# outside the source tree (ringtraced is found through PATH).
+	(cd "$W" && ringtrace record -e syscalls -o "$W/trace" -- cat /proc/version) \
+		>"$W/record.out" 2>"$W/record.err"
+	check "ringtrace record -- cat: exit 0" test $? -eq 0
+	check "report: cat's read system calls, named" \
+		grep -qE ' cat-[0-9]+ syscall_entry: id=read\(' <(ringtrace report "$W/trace" 2>/dev/null)
+	check "babeltrace2 reads the unpacked trace" \
+		eval 'ringtrace unpack "$W/trace" "$W/ctf" >/dev/null && babeltrace2 "$W/ctf" | grep -q syscall_entry'
+
+	systemd-analyze verify /lib/systemd/system/ringtraced.service >"$W/verify" 2>&1
+	check "systemd-analyze verify ringtraced.service" test $? -eq 0
+	sed 's/^/# /' "$W/verify" | head -5
+	check "the unit is installed, not enabled" \
+		test ! -e /etc/systemd/system/multi-user.target.wants/ringtraced.service
+
+	if [[ -r /usr/share/bash-completion/bash_completion ]]; then
+		local got
+		got=$(bash -c '. /usr/share/bash-completion/bash_completion
+			. /usr/share/bash-completion/completions/ringtrace
+			COMP_WORDS=(ringtrace rep); COMP_CWORD=1; COMP_LINE="ringtrace rep"
+			COMP_POINT=${#COMP_LINE}; _ringtrace; echo "${COMPREPLY[*]}"
+			COMP_WORDS=(ringtrace record --dur); COMP_CWORD=2
+			COMP_LINE="ringtrace record --dur"; COMP_POINT=${#COMP_LINE}
+			_ringtrace; echo "${COMPREPLY[*]}"' 2>&1)
+		check "bash completion: 'rep' -> report, 'record --dur' -> --duration" \
+			test "$got" = $'report\n--duration'
+		[[ $got == $'report\n--duration' ]] || note "completion gave: $got"
+	else
+		note "bash-completion is not installed: completion not tried"
+	fi
+
+	rmmod ringtrace
+	mkdir -p /var/lib/ringtrace/20260101-000000 && touch /var/lib/ringtrace/20260101-000000/metadata
+	dpkg -r ringtrace ringtrace-dkms >"$W/remove.log" 2>&1
+	check "dpkg -r ringtrace ringtrace-dkms" test $? -eq 0
+	check "the module left every kernel" test -z "$(installed_ko)"
+	check "dkms knows no ringtrace any more" test -z "$(dkms status ringtrace 2>/dev/null)"
+	check "traces in /var/lib/ringtrace stay after a removal" \
+		test -e /var/lib/ringtrace/20260101-000000/metadata
+	dpkg -P ringtrace >/dev/null 2>&1
+	check "a purge removes /var/lib/ringtrace" test ! -e /var/lib/ringtrace
+	check_summary deb
+}
+
+main
