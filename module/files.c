@@ -70,9 +70,13 @@ static struct class rtr_class = {
 
 static bool rtr_inode_is_dev(const struct inode *inode)
 {
+	unsigned int nr;
+
+	if (!S_ISCHR(inode->i_mode) || imajor(inode) != MAJOR(rtr_devt))
+		return false;
 	/* Pairs with smp_store_release() in rtr_file_create(). */
-	return S_ISCHR(inode->i_mode) && imajor(inode) == MAJOR(rtr_devt) &&
-	       iminor(inode) < smp_load_acquire(&rtr_nr_nodes);
+	nr = smp_load_acquire(&rtr_nr_nodes);
+	return iminor(inode) < nr;
 }
 
 /* What the file was created with, in either tree. */

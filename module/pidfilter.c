@@ -125,7 +125,7 @@ static struct rtr_pid_filter *rtr_pid_filter_build(const pid_t *pids,
 		return ERR_PTR(-EINVAL);
 	}
 	if (follow && f->nr) {
-		f->followed = kvzalloc(BITS_TO_LONGS(PID_MAX_LIMIT) *
+		f->followed = kvcalloc(BITS_TO_LONGS(PID_MAX_LIMIT),
 				       sizeof(long), GFP_KERNEL);
 		if (!f->followed) {
 			kfree(f);

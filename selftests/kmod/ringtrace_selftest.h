@@ -112,6 +112,7 @@
 #define RTST_DYN_A_MAGIC	0xda7aa0a0U
 #define RTST_DYN_B_TAG		"dynB"
 
+/* __attribute__((packed)), not __packed: userspace includes this too. */
 struct rtst_dyn_a {
 	__le32 seq;
 	__le32 magic;
