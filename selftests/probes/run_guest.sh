@@ -291,7 +291,7 @@ for bad in 2 x "" "1 1" -1; do
 	refuse "event_fork: '$bad' refused" wr "$R/event_fork" "$bad"
 done
 expect "event_fork: refused writes left it 0" is "$R/event_fork" 0
-wr "$R/set_event" "syscall_entry sched_process_fork"
+wr "$R/set_event" "syscall_entry sched_process_fork sched_switch"
 # A process whose grandchild makes system calls; the filter names only
 # the process.  With event_fork the grandchild is traced, without not.
 for follow in 0 1; do
