@@ -144,6 +144,21 @@ int metadata_follow(const char *src, int dirfd, uint64_t gen);
 void metadata_free(void);
 
 /* ------------------------------------------------------------------ */
+/* syncer.c                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The fdatasync thread, for rounds of at most @max_files files. */
+int syncer_start(unsigned int max_files);
+/*
+ * Sync (a dup of) each of @fds, then @dirfd, on the thread; -EBUSY while
+ * the previous round runs (nothing taken: ask again later).
+ */
+int syncer_request(const int *fds, unsigned int nr, int dirfd);
+void syncer_status(uint64_t *rounds, uint64_t *failures, int *last_err);
+/* Waits for a round in progress, then ends the thread. */
+void syncer_stop(void);
+
+/* ------------------------------------------------------------------ */
 /* retention.c                                                          */
 /* ------------------------------------------------------------------ */
 

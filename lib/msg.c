@@ -91,7 +91,10 @@ void report(const char *fmt, ...)
 /*
  * sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET.  A
  * leading '@' names an abstract socket.  Failures are ignored: systemd
- * then times the start out, which says more than we could.
+ * then times the start out, which says more than we could.  Hand-written
+ * because the protocol is one of systemd's documented stable interfaces
+ * and this is all of it: libsystemd would be a dependency of a daemon
+ * (and a CLI, which shares this file) that mostly runs without systemd.
  */
 void notify_systemd(const char *state)
 {
