@@ -655,7 +655,7 @@ static void apply_retention(void)
 	if (last.tv_sec && now.tv_sec - last.tv_sec < 10)
 		return;
 	last = now;
-	err = retention_prune(opt.root, outname, opt.max_total);
+	err = retention_prune(opt.root, outname, opt.max_total, NULL);
 	if (err == -ENOSPC && !said)
 		warn("--max-total: the running trace alone is over %llu bytes: lower --max-size or --max-files",
 		     (unsigned long long)opt.max_total);
@@ -722,9 +722,21 @@ enum drain_result {
 	DRAIN_END,		/* -ENODATA: tracing off and all consumed */
 };
 
+/*
+ * A write failed: the sub-buffer was not given back, so the next daemon
+ * starts with it and the kernel counts whatever is lost meanwhile.  On a
+ * full disk with --max-total, first remove every older trace (all the
+ * budget allows removing), so that a restart (the unit's Restart=) has
+ * room.
+ */
 static void die_output(struct cpu *c, int err)
 {
-	die("%s/%s: %s", outdir, c->out.name, strerror(-err));
+	unsigned int removed = 0;
+
+	if (err == -ENOSPC && opt.max_total && opt.root && outname)
+		retention_prune(opt.root, outname, 0, &removed);
+	die("%s/%s: %s%s", outdir, c->out.name, strerror(-err),
+	    removed ? " (older traces removed to make room: a restart goes on where this stopped)" : "");
 }
 
 /* GET, write, PUT: two ioctls per sub-buffer besides the write. */

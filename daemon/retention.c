@@ -49,22 +49,30 @@ static bool ours(const char *name)
 	return !*p;
 }
 
-/* Bytes on disk of the files of one (flat) trace directory; -errno. */
-static int64_t dir_bytes(int rootfd, const char *name)
+/* The directory @name of @rootfd, for reading; NULL with errno. */
+static DIR *open_at(int rootfd, const char *name)
 {
 	int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	struct stat st;
-	uint64_t sum = 0;
 	DIR *d;
 
 	if (fd < 0)
-		return -errno;
+		return NULL;
 	d = fdopendir(fd);
-	if (!d) {
+	if (!d)
 		close(fd);
+	return d;
+}
+
+/* Bytes on disk of the files of one (flat) trace directory; -errno. */
+static int64_t dir_bytes(int rootfd, const char *name)
+{
+	DIR *d = open_at(rootfd, name);
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+
+	if (!d)
 		return -errno;
-	}
 	while ((de = readdir(d)))
 		if (!fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
 		    S_ISREG(st.st_mode))
@@ -76,18 +84,12 @@ static int64_t dir_bytes(int rootfd, const char *name)
 /* Remove a flat trace directory: its files, then itself. */
 static int remove_trace(int rootfd, const char *name)
 {
-	int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = open_at(rootfd, name);
 	struct dirent *de;
 	int err = 0;
-	DIR *d;
 
-	if (fd < 0)
+	if (!d)
 		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -106,7 +108,8 @@ static int by_name(const void *a, const void *b)
 		      ((const struct trace_dir *)b)->name);
 }
 
-int retention_prune(const char *root, const char *current, uint64_t max_total)
+int retention_prune(const char *root, const char *current, uint64_t max_total,
+		    unsigned int *removed)
 {
 	struct trace_dir *t = NULL;
 	size_t n = 0, cap = 0, i;
@@ -116,6 +119,8 @@ int retention_prune(const char *root, const char *current, uint64_t max_total)
 	int rootfd, err = 0;
 	DIR *d;
 
+	if (removed)
+		*removed = 0;
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
@@ -171,6 +176,8 @@ int retention_prune(const char *root, const char *current, uint64_t max_total)
 			break;
 		}
 		total -= t[i].bytes;
+		if (removed)
+			(*removed)++;
 		info("--max-total: removed the oldest trace %s/%s (%llu bytes)",
 		     root, t[i].name, (unsigned long long)t[i].bytes);
 	}

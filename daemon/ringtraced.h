@@ -164,9 +164,11 @@ void syncer_stop(void);
 
 /*
  * Remove the oldest trace directories under @root, never @current (a name
- * in @root), until all of them together take at most @max_total bytes.
- * -ENOSPC if @current alone is over; other -errno on failure.
+ * in @root), until all of them together take at most @max_total bytes;
+ * how many went in *@removed (may be NULL).  -ENOSPC if @current alone is
+ * over; other -errno on failure.
  */
-int retention_prune(const char *root, const char *current, uint64_t max_total);
+int retention_prune(const char *root, const char *current, uint64_t max_total,
+		    unsigned int *removed);
 
 #endif /* RINGTRACED_H */

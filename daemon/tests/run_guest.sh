@@ -769,6 +769,30 @@ test_retention() {
 	check "retention: a trace-named directory without metadata stays" \
 		test -f "$root/20200101-000000/file"
 	check "retention: the removals are logged" grep -q 'removed the oldest trace' "$W"/ret*.err
+	# A full disk: the older traces go, the daemon stops with a line
+	# that says so, and the next start under the same --root records.
+	mkdir -p "$W/full2" && mount -t tmpfs -o size=1m tmpfs "$W/full2" || {
+		fail "retention: cannot mount a tmpfs"; return; }
+	mkdir "$W/full2/20200101-000000"
+	head -c 600000 /dev/zero >"$W/full2/20200101-000000/cpu0.zst"
+	touch "$W/full2/20200101-000000/metadata"
+	reset_module
+	start_daemon retfull --root "$W/full2" --max-total 1G -f 100 ||
+		{ fail "retention: start on the small disk"; umount "$W/full2"; return; }
+	run_markers retfull 3000 -r -s 1000
+	rc=0
+	wait_exit "$DPID" 60 || rc=$?
+	DPID=
+	eq "retention: a full disk stops the daemon" "$rc" 1
+	check "retention: ... saying it removed the older traces" \
+		grep -q 'No space left on device (older traces removed to make room' "$W/retfull.err"
+	check "retention: the older trace is gone" test ! -e "$W/full2/20200101-000000"
+	start_daemon retfull2 --root "$W/full2" --max-total 1G -f 100 ||
+		fail "retention: restart on the freed disk"
+	rc=0
+	stop_daemon || rc=$?
+	eq "retention: the restart records and stops cleanly" "$rc" 0
+	umount "$W/full2"
 	usage_case 2 "--max-total budgets the traces of --root" -o "$W/x" --max-total 1M
 	usage_case 2 "--output and --root: one or the other" -o "$W/x" --root "$root"
 	rm -rf "$root"

@@ -75,6 +75,8 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
  * the @n names known: sets sel[i] for each match.  An element matching
  * nothing: -1, with a sentence naming the closest known names in @why.
  */
+/* True if @text (a control file's lines, set_event say) has the line @line. */
+bool has_line(const char *text, const char *line);
 int select_events(const char *spec, const char *const *names, size_t n,
 		  bool *sel, char *why, size_t size);
 /* The groups, for --help texts. */

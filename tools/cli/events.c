@@ -114,3 +114,18 @@ int select_events(const char *spec, const char *const *names, size_t n,
 	free(copy);
 	return 0;
 }
+
+bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; p && *p; ) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len == n && !strncmp(p, line, n))
+			return true;
+		p = nl ? nl + 1 : NULL;
+	}
+	return false;
+}

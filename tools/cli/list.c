@@ -28,22 +28,6 @@ static void print_type(const struct rt_field_desc *f)
 		printf("[%" PRIu64 "]", f->length);
 }
 
-/* Enabled events: one name per line of set_event. */
-static bool enabled(const char *set_event, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = set_event; p && *p; ) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (len == n && !strncmp(p, name, n))
-			return true;
-		p = nl ? nl + 1 : NULL;
-	}
-	return false;
-}
-
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -90,7 +74,7 @@ static int run(int argc, char **argv)
 		probe = strstr(avail, line) != NULL;
 		printf("%-28s id %-4u %s\n", ev->name, ev->id,
 		       !probe ? "(always on)" :
-		       enabled(set_event, ev->name) ? "enabled" : "disabled");
+		       has_line(set_event, ev->name) ? "enabled" : "disabled");
 		for (unsigned int j = 0; j < ev->nr_fields; j++) {
 			printf("    %-24s ", ev->fields[j].name);
 			print_type(&ev->fields[j]);

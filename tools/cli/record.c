@@ -122,21 +122,6 @@ static int write_events(const bool *on)
 	return err;
 }
 
-static bool in_lines(const char *text, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = text; p && *p; ) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (len == n && !strncmp(p, name, n))
-			return true;
-		p = nl ? nl + 1 : NULL;
-	}
-	return false;
-}
-
 static void restore_one(const char *name, const char *value)
 {
 	int err = ctl_write(&ctl, name, value);
@@ -158,7 +143,7 @@ static void restore_state(void)
 	on = calloc(nr_names + 1, sizeof(*on));
 	if (on) {
 		for (size_t i = 0; i < nr_names; i++)
-			on[i] = in_lines(saved.set_event, names[i]);
+			on[i] = has_line(saved.set_event, names[i]);
 		if (write_events(on))
 			warn("could not restore the enabled events");
 		free(on);
