@@ -39,20 +39,23 @@ main() {
 	fi
 	note "kernel $KVER; installing $(basename "$dkms_deb") $(basename "$tools_deb")"
 	grep -q '^ringtrace ' /proc/modules && rmmod ringtrace
+	# DKMS builds for the running kernel and the newest one with headers.
+	# The guest of each kernel checks its own: the others' module trees
+	# are hidden (a bind mount in the guest's overlay), which halves the
+	# time DKMS takes under TCG where the newest kernel is another one.
+	local k
+	mkdir -p "$W/empty"
+	for k in /lib/modules/*; do
+		[[ ${k##*/} == "$KVER" ]] || mount --bind "$W/empty" "$k"
+	done
 
 	dpkg -i "$dkms_deb" "$tools_deb" >"$W/install.log" 2>&1
 	check "dpkg -i ringtrace-dkms ringtrace" test $? -eq 0
 	grep -E 'Building|Installing|Error|error' "$W/install.log" | head -8 | sed 's/^/# /'
-	# DKMS builds for the running kernel and the newest one with headers.
 	dkms status ringtrace >"$W/dkms.status" 2>&1
 	sed 's/^/# /' "$W/dkms.status"
-	local k newest
-	newest=$(ls -v /lib/modules | tail -n1)
-	for k in $(printf '%s\n' "$KVER" "$newest" | sort -u); do
-		[[ -d /lib/modules/$k/build ]] || continue
-		check "dkms status: ringtrace installed for $k" \
-			eval 'grep -F ", $k, " "$W/dkms.status" | grep -q ": installed"'
-	done
+	check "dkms status: ringtrace installed for $KVER" \
+		eval 'grep -F ", $KVER, " "$W/dkms.status" | grep -q ": installed"' 
 	check "modprobe ringtrace" modprobe ringtrace
 	check "the loaded module is DKMS's" \
 		grep -q "/updates/dkms/" <(modinfo -n ringtrace)
@@ -103,6 +106,9 @@ main() {
 		test -e /var/lib/ringtrace/20260101-000000/metadata
 	dpkg -P ringtrace >/dev/null 2>&1
 	check "a purge removes /var/lib/ringtrace" test ! -e /var/lib/ringtrace
+	for k in /lib/modules/*; do
+		[[ ${k##*/} == "$KVER" ]] || umount "$k"
+	done
 	check_summary deb
 }
 
