@@ -1085,15 +1085,24 @@ static void setup_epoll(void)
  */
 static void request_sync(void)
 {
+	static uint64_t synced_bytes;
+	uint64_t bytes = 0;
 	static int *fds;
 	unsigned int i;
 	int err;
 
+	/* Nothing written since the last round: an idle disk stays idle. */
+	for (i = 0; i < ncpus; i++)
+		bytes += cpus[i].out.bytes_out;
+	if (bytes == synced_bytes)
+		return;
 	if (!fds && !(fds = calloc(ncpus ? ncpus : 1, sizeof(*fds))))
 		return;
 	for (i = 0; i < ncpus; i++)
 		fds[i] = cpus[i].out.fd;
 	err = syncer_request(fds, ncpus, outdirfd);
+	if (!err)
+		synced_bytes = bytes;
 	if (err && err != -EBUSY && err != -ENOTCONN)
 		warn("%s: cannot sync: %s", outdir, strerror(-err));
 }

@@ -13,8 +13,9 @@
 #   dpkg -r, dpkg -P                   the module leaves every kernel; traces
 #                                      in /var/lib/ringtrace stay until purge
 #
-# The guest's init is not systemd: the unit is checked with
-# systemd-analyze verify, not started.  Ends with "deb: N passed, M failed".
+# This guest's init is vmtest's own: the unit is checked with
+# systemd-analyze verify here, and started under systemd by
+# tools/tests/systemd.sh.  Ends with "deb: N passed, M failed".
 
 set -u
 cd "$(dirname "$0")/../.."

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ringtraced.service in a guest booted with systemd as PID 1, on the newest
+# installed kernel: tools/tests/systemd_guest.sh enables and starts it from
+# the installed package, writes markers, and the guest shuts down through
+# systemd, which stops the service.  Then, on the host: the trace it left
+# is whole (ringtrace check: no damage) and holds every marker.
+#
+#   tools/tests/systemd.sh [-k KVER]
+#
+# Needs the packages of make deb in $RT_CACHE/deb.  Prints
+# "systemd-shutdown: N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+cache=${RT_CACHE:-/var/cache/ringtrace}
+build=${BUILD:-$cache/build}
+k=$(ls /lib/modules | sort -V | tail -n1)
+[[ ${1:-} == -k ]] && k=$2
+out=$cache/vm-runs/systemd
+. tools/tests/check.sh
+
+RT_VM_INIT=systemd tools/vm/vmtest -k "$k" -t 900 -o "$out" -- \
+	env BUILD="$build" RT_DEB="$cache/deb" tools/tests/systemd_guest.sh \
+	>"$out.log" 2>&1
+grep -E '^(ok|not ok|#) |^systemd: ' "$out/$k/console.log"
+check "the guest with systemd as init ran the test and powered off" \
+	grep -q ': PASS$' "$out/$k/result"
+trace=$(ls -d "$out/$k"/svc/2* 2>/dev/null | tail -n1)
+check "the service left a trace directory" test -n "$trace"
+if [[ -n $trace ]]; then
+	tools/ringtrace check "$trace" >"$out.check" 2>&1
+	check "stopped at shutdown: the trace is whole (ringtrace check exit 0)" test $? -eq 0
+	n=$(tools/ringtrace report -e marker "$trace" 2>/dev/null | grep -c 'data="svc [0-9]*')
+	check "the trace holds the 100 markers ($n)" test "$n" -eq 100
+fi
+check_summary systemd-shutdown
