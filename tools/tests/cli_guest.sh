@@ -305,7 +305,14 @@ test_snapshot() {
 	# One writer on CPU 0, numbered markers, as fast as a shell goes.
 	taskset -c 0 bash -c 'i=0; while :; do echo "snap $i" >'"$RT"'/marker; i=$((i+1)); done' &
 	writer=$!
-	sleep 3
+	# Until the ring has wrapped (overwrite counted losses): then it holds
+	# only the newest markers.  Slow kernels (KASAN) take longer.
+	local i
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'lost_overrun=[1-9]' "$RT/stats" && break
+		sleep 0.1
+	done
+	sleep 1
 	before=$(awk '$1 == "cpu0" { for (i = 2; i <= NF; i++) if ($i ~ /^written=/) print substr($i, 9) }' "$RT/stats")
 	"$CLI" snapshot -o "$out" >/dev/null 2>"$W/snap.err"
 	check "snapshot exits 0" test $? -eq 0
