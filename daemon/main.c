@@ -638,23 +638,32 @@ static void make_outdir(void)
 	sync_parent(outdir);
 }
 
+/* True the first time, then once 10 s have passed since it last was. */
+static bool due_every_10s(time_t *last)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (*last && now.tv_sec - *last < 10)
+		return false;
+	*last = now.tv_sec;
+	return true;
+}
+
 /*
  * --max-total, at start and then every 10 s from the flush tick.  The
  * running trace alone over the budget is said once, not at every tick.
  */
 static void apply_retention(void)
 {
-	static struct timespec last;
+	static time_t last;
 	static bool said;
-	struct timespec now;
 	int err;
 
 	if (!opt.max_total || !opt.root)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (last.tv_sec && now.tv_sec - last.tv_sec < 10)
+	if (!due_every_10s(&last))
 		return;
-	last = now;
 	err = retention_prune(opt.root, outname, opt.max_total, NULL);
 	if (err == -ENOSPC && !said)
 		warn("--max-total: the running trace alone is over %llu bytes: lower --max-size or --max-files",
@@ -663,8 +672,6 @@ static void apply_retention(void)
 		warn("--max-total: %s: %s", opt.root, strerror(-err));
 	said |= err == -ENOSPC;
 }
-
-static char metadata_src[PATH_MAX + 16];	/* the module's metadata file */
 
 /*
  * The trace's metadata (metadata.c), as of the newest event set any
@@ -677,13 +684,12 @@ static void copy_metadata(void)
 	unsigned int i;
 	int err;
 
-	snprintf(metadata_src, sizeof(metadata_src), "%s/metadata", ctl.dir);
 	for (i = 0; i < ncpus; i++)
 		if (buffer_events_gen(&cpus[i].buf) > gen)
 			gen = buffer_events_gen(&cpus[i].buf);
-	err = metadata_start(metadata_src, outdirfd, gen);
+	err = metadata_start(&ctl, outdirfd, gen);
 	if (err == -EPROTO)
-		die("%s: not CTF 1.8 metadata", metadata_src);
+		die("%s/metadata: not CTF 1.8 metadata", ctl.dir);
 	if (err)
 		die("%s/metadata: %s", outdir, strerror(-err));
 }
@@ -760,7 +766,7 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 			    err == -EIO ? " (the module disabled this buffer, see dmesg)" : "");
 
 		/* An event registered since: its declaration first. */
-		err = metadata_follow(metadata_src, outdirfd,
+		err = metadata_follow(&ctl, outdirfd,
 				      buffer_events_gen(&c->buf));
 		if (err)
 			warn("%s/metadata: the new events' declarations: %s",
@@ -1110,19 +1116,16 @@ static void request_sync(void)
 /* systemd's STATUS=, every 10 s: what a `systemctl status` shows. */
 static void service_status(void)
 {
-	static struct timespec last;
+	static time_t last;
 	uint64_t packets = 0, bytes = 0, lost = 0, rounds, failures;
-	struct timespec now;
 	char status[512];
 	int last_err;
 	unsigned int i;
 
 	if (!msg_service)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (last.tv_sec && now.tv_sec - last.tv_sec < 10)
+	if (!due_every_10s(&last))
 		return;
-	last = now;
 	for (i = 0; i < ncpus; i++) {
 		packets += cpus[i].out.packets;
 		bytes += cpus[i].out.bytes_out;

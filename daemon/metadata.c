@@ -31,51 +31,19 @@ static char *copy;			/* what the trace's metadata holds */
 static size_t copy_len;
 static uint64_t copy_gen;		/* the events_gen it is up to date with */
 
-/* The module's metadata file, whole, into a new buffer. */
-static int read_all(const char *path, char **text, size_t *len)
+/* The module's metadata, whole (ctl_read_alloc()), checked to be TSDL. */
+static int read_module(const struct ctl *ctl, char **text, size_t *len)
 {
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap), *nb;
-	ssize_t r;
-	int fd;
+	char *buf = ctl_read_alloc(ctl, "metadata");
 
 	if (!buf)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
 		return -errno;
-	}
-	for (;;) {
-		if (n == cap) {
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			r = r < 0 ? -errno : 0;
-			break;
-		}
-		n += (size_t)r;
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return (int)r;
-	}
-	if (n < 13 || memcmp(buf, "/* CTF 1.8 */", 13)) {
+	*len = strlen(buf);
+	if (*len < 13 || memcmp(buf, "/* CTF 1.8 */", 13)) {
 		free(buf);
 		return -EPROTO;
 	}
 	*text = buf;
-	*len = n;
 	return 0;
 }
 
@@ -96,9 +64,9 @@ static int write_file(int dirfd, const char *name, int flags, const char *text,
 	return err;
 }
 
-int metadata_start(const char *src, int dirfd, uint64_t gen)
+int metadata_start(const struct ctl *ctl, int dirfd, uint64_t gen)
 {
-	int err = read_all(src, &copy, &copy_len);
+	int err = read_module(ctl, &copy, &copy_len);
 
 	if (err)
 		return err;
@@ -106,7 +74,7 @@ int metadata_start(const char *src, int dirfd, uint64_t gen)
 	return write_file(dirfd, "metadata", O_EXCL, copy, copy_len);
 }
 
-int metadata_follow(const char *src, int dirfd, uint64_t gen)
+int metadata_follow(const struct ctl *ctl, int dirfd, uint64_t gen)
 {
 	size_t len;
 	char *text;
@@ -114,7 +82,7 @@ int metadata_follow(const char *src, int dirfd, uint64_t gen)
 
 	if (gen <= copy_gen)
 		return 0;
-	err = read_all(src, &text, &len);
+	err = read_module(ctl, &text, &len);
 	if (err)
 		return err;
 	/* The module's metadata only grows: no change, nothing to write. */

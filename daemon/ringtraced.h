@@ -137,10 +137,10 @@ int adapt_level(struct adapt *a, uint64_t waiting, uint64_t room,
 /* metadata.c                                                           */
 /* ------------------------------------------------------------------ */
 
-/* Copy the module's metadata @src to dirfd/metadata (new), as of @gen. */
-int metadata_start(const char *src, int dirfd, uint64_t gen);
+/* Copy the module's metadata to dirfd/metadata (new), as of @gen. */
+int metadata_start(const struct ctl *ctl, int dirfd, uint64_t gen);
 /* After a GET that showed @gen: bring the copy up to date if it is newer. */
-int metadata_follow(const char *src, int dirfd, uint64_t gen);
+int metadata_follow(const struct ctl *ctl, int dirfd, uint64_t gen);
 void metadata_free(void);
 
 /* ------------------------------------------------------------------ */
