@@ -595,7 +595,6 @@ static int run(int argc, char **argv)
 	if (i == 3000)
 		die("ringtraced did not start tracing within 30 s");
 	start = tprev = now_s();
-	read_counts(prev, ARRAY_SIZE(prev));
 	nprev = read_counts(prev, ARRAY_SIZE(prev));
 	if (child > 0) {
 		char c = 'g', e;
