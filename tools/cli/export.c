@@ -254,7 +254,7 @@ static void json_str(FILE *f, const void *s, size_t n)
 
 /* Threads already named in the output, and their open system call. */
 struct jthread {
-	int32_t tid;			/* 0: free slot */
+	int32_t tid;			/* first: the tidmap's key */
 	char named[17];
 	int64_t sc_id;			/* -1: none */
 	uint64_t sc_start;
@@ -265,46 +265,21 @@ struct json {
 	FILE *f;
 	const struct rt_metadata *md;
 	const struct rt_threads *th;
-	struct jthread *t;
-	size_t cap, used;
+	struct rt_tidmap t;		/* struct jthread by tid */
 	bool first;
 	const struct rt_field_desc *idf;
 };
 
 static struct jthread *jthread(struct json *j, int32_t tid)
 {
-	size_t i;
+	bool created;
+	struct jthread *t = rt_tidmap_get(&j->t, tid, &created);
 
-	if (2 * (j->used + 1) > j->cap) {
-		size_t cap = j->cap ? 2 * j->cap : 1024;
-		struct jthread *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			die("out of memory");
-		for (size_t k = 0; k < j->cap; k++) {
-			if (!j->t[k].tid)
-				continue;
-			i = ((uint32_t)j->t[k].tid * 2654435761u) & (cap - 1);
-			while (n[i].tid)
-				i = (i + 1) & (cap - 1);
-			n[i] = j->t[k];
-		}
-		free(j->t);
-		j->t = n;
-		j->cap = cap;
-	}
-	/* tid 0 (idle) is stored as INT32_MIN: 0 marks a free slot. */
-	if (!tid)
-		tid = INT32_MIN;
-	i = ((uint32_t)tid * 2654435761u) & (j->cap - 1);
-	while (j->t[i].tid && j->t[i].tid != tid)
-		i = (i + 1) & (j->cap - 1);
-	if (!j->t[i].tid) {
-		j->t[i].tid = tid;
-		j->t[i].sc_id = -1;
-		j->used++;
-	}
-	return &j->t[i];
+	if (!t)
+		die("out of memory");
+	if (created)
+		t->sc_id = -1;
+	return t;
 }
 
 static double json_us(const struct json *j, uint64_t cycles)
@@ -405,6 +380,8 @@ static int run(int argc, char **argv)
 	bool strict = false;
 	int c;
 
+	rt_tidmap_init(&j.t, sizeof(struct jthread));
+
 	while ((c = cmd_getopt(argc, argv, "f:o:h", opts)) != -1) {
 		if (c == 'f')
 			format = optarg;
@@ -479,7 +456,7 @@ static int run(int argc, char **argv)
 		warn("the trace reports %" PRIu64 " events lost while recording",
 		     skipped);
 	c = damage_report(t) ? EXIT_DAMAGED : 0;
-	free(j.t);
+	rt_tidmap_free(&j.t);
 	rt_threads_free(th);
 	rt_trace_close(t);
 	return c;

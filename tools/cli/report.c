@@ -257,8 +257,7 @@ struct syscall_stat {
 
 /* A thread's open system call and scheduling state. */
 struct tstate {
-	bool used;
-	int32_t tid;
+	int32_t tid;			/* first: the tidmap's key */
 	int64_t sc_id;			/* -1: not in a syscall */
 	uint64_t sc_start;
 	uint64_t on_cpu;		/* cycles on a CPU */
@@ -281,8 +280,7 @@ struct stat_state {
 	uint64_t lost_events[1024], lost_packets[1024];
 	struct syscall_stat *sys;	/* by id, 0..nr_sys-1 */
 	size_t nr_sys;
-	struct tstate *ts;		/* open-addressed by tid */
-	size_t ts_cap, ts_used;
+	struct rt_tidmap ts;		/* struct tstate by tid */
 	uint64_t *wake;			/* wakeup latencies */
 	size_t nr_wake, wake_cap;
 	int ev_entry, ev_exit, ev_switch, ev_wakeup, ev_wakeup_new;
@@ -299,36 +297,14 @@ static int event_pos(const struct rt_metadata *md, const char *name)
 
 static struct tstate *tstate(struct stat_state *s, int32_t tid)
 {
-	size_t i;
+	bool created;
+	struct tstate *t = rt_tidmap_get(&s->ts, tid, &created);
 
-	if (2 * (s->ts_used + 1) > s->ts_cap) {
-		size_t cap = s->ts_cap ? 2 * s->ts_cap : 1024;
-		struct tstate *n = calloc(cap, sizeof(*n));
-
-		if (!n)
-			die("out of memory");
-		for (size_t j = 0; j < s->ts_cap; j++) {
-			if (!s->ts[j].used)
-				continue;
-			i = ((uint32_t)s->ts[j].tid * 2654435761u) & (cap - 1);
-			while (n[i].used)
-				i = (i + 1) & (cap - 1);
-			n[i] = s->ts[j];
-		}
-		free(s->ts);
-		s->ts = n;
-		s->ts_cap = cap;
-	}
-	i = ((uint32_t)tid * 2654435761u) & (s->ts_cap - 1);
-	while (s->ts[i].used && s->ts[i].tid != tid)
-		i = (i + 1) & (s->ts_cap - 1);
-	if (!s->ts[i].used) {
-		s->ts[i].used = true;
-		s->ts[i].tid = tid;
-		s->ts[i].sc_id = -1;
-		s->ts_used++;
-	}
-	return &s->ts[i];
+	if (!t)
+		die("out of memory");
+	if (created)
+		t->sc_id = -1;
+	return t;
 }
 
 static int64_t field_s(const struct rt_item *it, const char *name)
@@ -515,16 +491,14 @@ static void stat_print(struct stat_state *s)
 	for (unsigned int c = 0; c < s->nr_cpus; c++)
 		if (s->run[c].tid >= 0)
 			tstate(s, s->run[c].tid)->on_cpu += s->last - s->run[c].since;
-	r = calloc(s->ts_cap + 1, sizeof(*r));
+	r = calloc(s->ts.used + 1, sizeof(*r));
 	if (!r)
 		die("out of memory");
 	n = 0;
-	for (size_t i = 0; i < s->ts_cap; i++) {
-		struct tstate *t = &s->ts[i];
+	for (size_t i = 0; i < s->ts.cap; i++) {
+		const struct tstate *t = rt_tidmap_slot(&s->ts, i);
 
-		if (!t->used)
-			continue;
-		if (t->on_cpu && t->tid > 0)
+		if (t && t->on_cpu && t->tid > 0)
 			r[n++] = (struct rank){ i, t->on_cpu };
 	}
 	qsort(r, n, sizeof(*r), cmp_rank);
@@ -532,7 +506,7 @@ static void stat_print(struct stat_state *s)
 	printf("  %-20s %8s %8s %14s %10s\n", "comm", "tid", "pid", "on_cpu_ms",
 	       "switches");
 	for (size_t k = 0; k < n && k < 25; k++) {
-		const struct tstate *t = &s->ts[r[k].i];
+		const struct tstate *t = rt_tidmap_slot(&s->ts, r[k].i);
 		const char *comm = rt_threads_comm(s->th, t->tid);
 
 		int32_t pid = rt_threads_pid(s->th, t->tid);
@@ -639,6 +613,7 @@ static int run(int argc, char **argv)
 	if (o.stat) {
 		st.t = t;
 		st.th = th;
+		rt_tidmap_init(&st.ts, sizeof(struct tstate));
 		for (unsigned int i = 0; i < t->nr_cpus; i++)
 			if ((unsigned int)t->cpus[i].cpu + 1 > st.nr_cpus)
 				st.nr_cpus = (unsigned int)t->cpus[i].cpu + 1;

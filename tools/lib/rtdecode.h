@@ -220,6 +220,28 @@ struct rt_trace {
 int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err);
 void rt_trace_close(struct rt_trace *t);
 
+/* ---- per-thread tables (tidmap.c) ---------------------------------------- */
+
+/*
+ * tidmap.c: a table keyed by thread id that grows with the threads.  Its
+ * elements are @elem bytes and start with their int32_t tid.
+ */
+#define RT_TIDMAP_FREE	INT32_MIN
+
+struct rt_tidmap {
+	char *slots;
+	size_t elem, cap, used;
+};
+
+void rt_tidmap_init(struct rt_tidmap *m, size_t elem);
+void rt_tidmap_free(struct rt_tidmap *m);
+/* The element of @tid, or NULL. */
+void *rt_tidmap_find(const struct rt_tidmap *m, int32_t tid);
+/* The element of @tid, made (zeroed) if new; NULL out of memory. */
+void *rt_tidmap_get(struct rt_tidmap *m, int32_t tid, bool *created);
+/* Slot @i (below cap): its element, or NULL when free. */
+void *rt_tidmap_slot(const struct rt_tidmap *m, size_t i);
+
 /* ---- threads (threads.c) ------------------------------------------------ */
 
 /*

@@ -23,7 +23,7 @@
 #define COMM_LEN	16
 
 struct thread {
-	int32_t tid;			/* 0 marks a free slot: tid 0 is kept aside */
+	int32_t tid;			/* first: the tidmap's key */
 	int32_t pid;
 	char comm[COMM_LEN + 1];
 };
@@ -42,9 +42,8 @@ struct rt_threads {
 	struct event_kind *kinds;	/* by position in md->events */
 	int32_t *current;		/* per CPU */
 	unsigned int nr_cpus;
-	struct thread *slots;
-	size_t cap, used;
-	struct thread idle;		/* tid 0: swapper */
+	struct rt_tidmap map;		/* of struct thread */
+	struct thread idle;		/* tid 0: swapper, named here */
 };
 
 static int field_index(const struct rt_event_desc *ev, const char *name)
@@ -83,9 +82,8 @@ struct rt_threads *rt_threads_new(const struct rt_metadata *md)
 		return NULL;
 	th->md = md;
 	th->kinds = calloc(md->nr_events ? md->nr_events : 1, sizeof(*th->kinds));
-	th->cap = 1024;
-	th->slots = calloc(th->cap, sizeof(*th->slots));
-	if (!th->kinds || !th->slots) {
+	rt_tidmap_init(&th->map, sizeof(struct thread));
+	if (!th->kinds) {
 		rt_threads_free(th);
 		return NULL;
 	}
@@ -125,64 +123,30 @@ void rt_threads_free(struct rt_threads *th)
 		return;
 	free(th->kinds);
 	free(th->current);
-	free(th->slots);
+	rt_tidmap_free(&th->map);
 	free(th);
-}
-
-static size_t hash(int32_t tid, size_t cap)
-{
-	return ((uint32_t)tid * 2654435761u) & (cap - 1);
-}
-
-static struct thread *find_slot(struct thread *slots, size_t cap, int32_t tid)
-{
-	size_t i = hash(tid, cap);
-
-	while (slots[i].tid && slots[i].tid != tid)
-		i = (i + 1) & (cap - 1);
-	return &slots[i];
 }
 
 static struct thread *lookup(const struct rt_threads *th, int32_t tid)
 {
-	struct thread *t;
-
 	if (tid == 0)
 		return (struct thread *)&th->idle;
-	if (tid < 0)
-		return NULL;
-	t = find_slot(th->slots, th->cap, tid);
-	return t->tid ? t : NULL;
+	return tid < 0 ? NULL : rt_tidmap_find(&th->map, tid);
 }
 
 /* The entry of @tid, made if new (pid unknown: -1); NULL out of memory. */
 static struct thread *get(struct rt_threads *th, int32_t tid)
 {
 	struct thread *t;
+	bool created;
 
 	if (tid == 0)
 		return &th->idle;
 	if (tid < 0)
 		return NULL;
-	if (2 * (th->used + 1) > th->cap) {
-		size_t cap = 2 * th->cap;
-		struct thread *slots = calloc(cap, sizeof(*slots));
-
-		if (!slots)
-			return NULL;
-		for (size_t i = 0; i < th->cap; i++)
-			if (th->slots[i].tid)
-				*find_slot(slots, cap, th->slots[i].tid) = th->slots[i];
-		free(th->slots);
-		th->slots = slots;
-		th->cap = cap;
-	}
-	t = find_slot(th->slots, th->cap, tid);
-	if (!t->tid) {
-		t->tid = tid;
+	t = rt_tidmap_get(&th->map, tid, &created);
+	if (t && created)
 		t->pid = -1;
-		th->used++;
-	}
 	return t;
 }
 
