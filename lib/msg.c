@@ -56,6 +56,15 @@ void die(const char *fmt, ...)
 	exit(1);
 }
 
+void error_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(3, fmt, ap);
+	va_end(ap);
+}
+
 void warn(const char *fmt, ...)
 {
 	va_list ap;

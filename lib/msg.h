@@ -23,6 +23,8 @@ extern bool msg_quiet;
  */
 void set_die_hook(void (*hook)(void));
 __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+/* die()'s line without the exit, for a program that ends by itself. */
+__attribute__((format(printf, 1, 2))) void error_line(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
 /* To stdout, flushed per line (under systemd stdout is a pipe). */

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Chunks: stored frames on the way in, packing on the way out (chunk.h).
+ *
+ * The stored frame is written by hand because it is the one thing libzstd
+ * cannot do without a copy: its compressor wants the packet in its own
+ * window even at its fastest setting, while a stored frame is three small
+ * headers around the kernel's own pages, handed to one writev().  Reading
+ * stored frames back, and everything about compressed frames, is libzstd's.
+ */
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_estimateCStreamSize_usingCCtxParams() */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "chunk.h"
+#include "parse.h"
+
+#define ZSTD_FRAME_MAGIC	0xFD2FB528U
+/* Frame_Header_Descriptor: FCS_Field_Size 2 (4 bytes), Single_Segment. */
+#define STORED_DESCRIPTOR	0xA0
+
+void chunk_name(char *buf, size_t size, unsigned int cpu, unsigned int seq)
+{
+	snprintf(buf, size, "cpu%u-%06u.zst", cpu, seq);
+}
+
+/* Hidden: the trace readers list cpu<N>... names only. */
+void chunk_tmp_name(char *buf, size_t size, const char *name)
+{
+	snprintf(buf, size, ".%s.tmp", name);
+}
+
+/* Decimal digits only, at most UINT_MAX: the value, and where it ended. */
+static bool parse_decimal(const char *s, unsigned int *v, const char **end)
+{
+	unsigned long long n = 0;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		n = n * 10 + (unsigned int)(*s - '0');
+		if (n > UINT_MAX)
+			return false;
+	}
+	*v = (unsigned int)n;
+	*end = s;
+	return true;
+}
+
+bool chunk_parse_name(const char *name, unsigned int *cpu, unsigned int *seq)
+{
+	unsigned int c, s;
+	const char *p;
+
+	if (strncmp(name, "cpu", 3) || !parse_decimal(name + 3, &c, &p) ||
+	    *p != '-' || !parse_decimal(p + 1, &s, &p) || strcmp(p, ".zst"))
+		return false;
+	*cpu = c;
+	*seq = s;
+	return true;
+}
+
+/* ---- stored frames ------------------------------------------------------------- */
+
+static unsigned int raw_blocks(size_t len)
+{
+	return len ? (unsigned int)((len + CHUNK_RAW_BLOCK_MAX - 1) /
+				    CHUNK_RAW_BLOCK_MAX) : 1;
+}
+
+unsigned int chunk_stored_iovcnt(size_t len)
+{
+	/* the frame header, then a header and (unless empty) data per block */
+	return 1 + raw_blocks(len) * (len ? 2 : 1);
+}
+
+uint64_t chunk_stored_size(size_t len)
+{
+	return CHUNK_STORED_FRAME_HEADER + 3ULL * raw_blocks(len) + len;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+unsigned int chunk_stored_iov(struct iovec *iov, struct chunk_stored_hdrs *h,
+			      const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	unsigned int n = 0, b = 0;
+	size_t off = 0, part;
+	uint32_t bh;
+
+	/* Little endian whatever the host; the size fits: packets <= 64 MiB. */
+	put_le32(h->frame, ZSTD_FRAME_MAGIC);
+	h->frame[4] = STORED_DESCRIPTOR;
+	put_le32(h->frame + 5, (uint32_t)len);
+	iov[n++] = (struct iovec){ h->frame, sizeof(h->frame) };
+	do {
+		part = len - off < CHUNK_RAW_BLOCK_MAX ? len - off :
+		       CHUNK_RAW_BLOCK_MAX;
+		/* Block_Size << 3 | Block_Type 0 (raw) << 1 | Last_Block */
+		bh = (uint32_t)part << 3 | (off + part == len);
+		h->blocks[b][0] = (uint8_t)bh;
+		h->blocks[b][1] = (uint8_t)(bh >> 8);
+		h->blocks[b][2] = (uint8_t)(bh >> 16);
+		iov[n++] = (struct iovec){ h->blocks[b], 3 };
+		if (part)
+			iov[n++] = (struct iovec){ (void *)(p + off), part };
+		off += part;
+		b++;
+	} while (off < len);
+	return n;
+}
+
+int chunk_kind(int fd)
+{
+	uint8_t h[5];
+	ssize_t n;
+
+	do
+		n = pread(fd, h, sizeof(h), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return CHUNK_KIND_EMPTY;
+	if (n < (ssize_t)sizeof(h) ||
+	    (h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24) != ZSTD_FRAME_MAGIC)
+		return -EBADMSG;
+	return h[4] == STORED_DESCRIPTOR ? CHUNK_KIND_STORED : CHUNK_KIND_PACKED;
+}
+
+/* ---- packing ------------------------------------------------------------------- */
+
+struct chunk_packer {
+	ZSTD_CCtx *cctx;
+	ZSTD_DCtx *dctx;
+	uint8_t *pkt;			/* one decoded packet */
+	size_t pkt_cap;
+	uint8_t *out;			/* compressed bytes on their way out */
+	size_t out_cap;
+	size_t frame_bytes;		/* a packed frame ends past this much */
+};
+
+static unsigned int umin(unsigned int a, unsigned int b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The level's own parameters, with the window, chain and hash tables held
+ * to CHUNK_PACK_WINDOW_LOG: the cap on memory that the level alone would
+ * not give (level 22 wants 770 MiB per compressor, with the window alone
+ * capped still 640 MiB).
+ */
+static ZSTD_compressionParameters pack_cparams(int level)
+{
+	ZSTD_compressionParameters cp = ZSTD_getCParams(level, 0, 0);
+
+	cp.windowLog = umin(cp.windowLog, CHUNK_PACK_WINDOW_LOG);
+	cp.chainLog = umin(cp.chainLog, CHUNK_PACK_WINDOW_LOG);
+	cp.hashLog = umin(cp.hashLog, CHUNK_PACK_WINDOW_LOG - 1);
+	return cp;
+}
+
+static size_t set_params(ZSTD_CCtx *cctx, int level)
+{
+	ZSTD_compressionParameters cp = pack_cparams(level);
+	size_t r;
+
+	r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, (int)cp.windowLog);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_chainLog, (int)cp.chainLog);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, (int)cp.hashLog);
+	/* Packed frames are checked by every reader, and unlike stored ones. */
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	return r;
+}
+
+size_t chunk_pack_memory(int level)
+{
+	ZSTD_compressionParameters cp = pack_cparams(level);
+	ZSTD_CCtx_params *params = ZSTD_createCCtxParams();
+	size_t bytes;
+
+	if (!params)
+		return 0;
+	ZSTD_CCtxParams_init(params, level);
+	ZSTD_CCtxParams_setParameter(params, ZSTD_c_windowLog, (int)cp.windowLog);
+	ZSTD_CCtxParams_setParameter(params, ZSTD_c_chainLog, (int)cp.chainLog);
+	ZSTD_CCtxParams_setParameter(params, ZSTD_c_hashLog, (int)cp.hashLog);
+	bytes = ZSTD_estimateCStreamSize_usingCCtxParams(params) +
+		ZSTD_estimateDCtxSize() + ZSTD_CStreamOutSize();
+	ZSTD_freeCCtxParams(params);
+	return bytes;
+}
+
+struct chunk_packer *chunk_packer_new(int level)
+{
+	struct chunk_packer *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->cctx = ZSTD_createCCtx();
+	p->dctx = ZSTD_createDCtx();
+	p->out_cap = ZSTD_CStreamOutSize();
+	p->frame_bytes = CHUNK_PACK_FRAME_BYTES;
+	p->out = malloc(p->out_cap);
+	if (!p->cctx || !p->dctx || !p->out ||
+	    ZSTD_isError(set_params(p->cctx, level))) {
+		chunk_packer_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void chunk_packer_set_frame_bytes(struct chunk_packer *p, size_t bytes)
+{
+	p->frame_bytes = bytes ? bytes : CHUNK_PACK_FRAME_BYTES;
+}
+
+void chunk_packer_free(struct chunk_packer *p)
+{
+	if (!p)
+		return;
+	ZSTD_freeCCtx(p->cctx);
+	ZSTD_freeDCtx(p->dctx);
+	free(p->pkt);
+	free(p->out);
+	free(p);
+}
+
+/* The stored frame at @f (of at most @left bytes): its size and content. */
+static int stored_frame(const uint8_t *f, size_t left, size_t *fsize,
+			uint64_t *content)
+{
+	unsigned long long cs;
+	size_t n;
+
+	if (left < CHUNK_STORED_FRAME_HEADER + 3 || f[4] != STORED_DESCRIPTOR)
+		return -EBADMSG;
+	n = ZSTD_findFrameCompressedSize(f, left);
+	if (ZSTD_isError(n))
+		return -EBADMSG;
+	cs = ZSTD_getFrameContentSize(f, n);
+	if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR)
+		return -EBADMSG;
+	*fsize = n;
+	*content = cs;
+	return 0;
+}
+
+/* The compressor's output so far goes to @fd. */
+static int flush_out(ZSTD_outBuffer *out, int fd,
+		     struct chunk_pack_result *res)
+{
+	int err = write_all(fd, out->dst, out->pos);
+
+	if (err)
+		return err;
+	res->out += out->pos;
+	out->pos = 0;
+	return 0;
+}
+
+/* Compress @len bytes of @data, ending the frame with @end. */
+static int compress(struct chunk_packer *p, const void *data, size_t len,
+		    bool end, int fd, struct chunk_pack_result *res)
+{
+	ZSTD_inBuffer in = { data, len, 0 };
+	ZSTD_outBuffer out = { p->out, p->out_cap, 0 };
+	ZSTD_EndDirective mode = end ? ZSTD_e_end : ZSTD_e_continue;
+	size_t left;
+	int err;
+
+	for (;;) {
+		left = ZSTD_compressStream2(p->cctx, &out, &in, mode);
+		if (ZSTD_isError(left))
+			return ZSTD_getErrorCode(left) == ZSTD_error_memory_allocation ?
+			       -ENOMEM : -EPROTO;
+		if (out.pos == out.size || (end && !left) ||
+		    (!end && in.pos == in.size)) {
+			err = flush_out(&out, fd, res);
+			if (err)
+				return err;
+		}
+		if (end ? !left : in.pos == in.size)
+			return 0;
+	}
+}
+
+/*
+ * The frames of @map, grouped: each packed frame takes stored frames until
+ * p->frame_bytes of packets are in it, so that it ends on a packet
+ * boundary (a reader that resynchronises after damage starts on a packet)
+ * and says its content size (pledged from the stored frames' headers).
+ */
+static int pack_map(struct chunk_packer *p, const uint8_t *map, size_t size,
+		    int fd, const bool *cancel, struct chunk_pack_result *res)
+{
+	size_t off = 0, g, f, fsize;
+	uint64_t total, content;
+	int err;
+
+	while (off < size) {
+		for (g = off, total = 0; g < size && total < p->frame_bytes;
+		     g += fsize, total += content) {
+			err = stored_frame(map + g, size - g, &fsize, &content);
+			if (err)
+				return err;
+		}
+		if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(p->cctx, total)))
+			return -EPROTO;
+		for (f = off; f < g; f += fsize) {
+			size_t got;
+
+			if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
+				return -ECANCELED;
+			stored_frame(map + f, size - f, &fsize, &content);
+			if (content > p->pkt_cap) {
+				uint8_t *n = realloc(p->pkt, content);
+
+				if (!n)
+					return -ENOMEM;
+				p->pkt = n;
+				p->pkt_cap = content;
+			}
+			got = ZSTD_decompressDCtx(p->dctx, p->pkt, p->pkt_cap,
+						  map + f, fsize);
+			if (ZSTD_isError(got) || got != content)
+				return -EBADMSG;
+			err = compress(p, p->pkt, got, f + fsize == g, fd, res);
+			if (err)
+				return err;
+			res->packets++;
+			res->content += got;
+		}
+		off = g;
+	}
+	return 0;
+}
+
+int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
+	       const char *tmpname, const bool *cancel,
+	       struct chunk_pack_result *res)
+{
+	struct stat st;
+	void *map = MAP_FAILED;
+	int in, out = -1, err;
+
+	memset(res, 0, sizeof(*res));
+	in = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -errno;
+	if (fstat(in, &st) < 0) {
+		err = -errno;
+		goto close_in;
+	}
+	if (!st.st_size) {
+		err = -ENODATA;
+		goto close_in;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto close_in;
+	}
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	out = openat(dirfd, tmpname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		     0640);
+	if (out < 0) {
+		err = -errno;
+		goto unmap;
+	}
+	/* A failed earlier call may have left the compressor mid-frame. */
+	ZSTD_CCtx_reset(p->cctx, ZSTD_reset_session_only);
+	err = pack_map(p, map, (size_t)st.st_size, out, cancel, res);
+	if (!err && fdatasync(out) < 0)
+		err = -errno;
+	if (close(out) < 0 && !err)
+		err = -errno;
+	if (err)
+		unlinkat(dirfd, tmpname, 0);
+	else
+		res->in = (uint64_t)st.st_size;
+unmap:
+	munmap(map, (size_t)st.st_size);
+close_in:
+	close(in);
+	return err;
+}
