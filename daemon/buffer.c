@@ -153,21 +153,6 @@ bool positions_packet_open(const struct ringtrace_positions *p)
 	return p->subbuf_size && (p->write_pos & (p->subbuf_size - 1));
 }
 
-/*
- * GET_SUBBUF refreshed the meta page (write_pos included) before it
- * returned, so this is the backlog at that moment; writers only add to it.
- * The acquire load is the one the uapi header asks for; nothing here
- * depends on its ordering.
- */
-uint64_t buffer_waiting(const struct rt_buffer *b,
-			const struct ringtrace_subbuf *sb)
-{
-	uint64_t w = __atomic_load_n(&b->meta->write_pos, __ATOMIC_ACQUIRE);
-	uint64_t end = sb->pos + b->subbuf_size;
-
-	return w > end ? w - end : 0;
-}
-
 uint64_t buffer_lost(const struct rt_buffer *b)
 {
 	return __atomic_load_n(&b->meta->lost, __ATOMIC_ACQUIRE);

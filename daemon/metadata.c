@@ -13,6 +13,13 @@
  * module's metadata gained before the sub-buffer is written, so every
  * event on disk has its declaration on disk first.
  *
+ * Every CPU's drain thread asks.  The generation of the copy is read
+ * without the lock (the common case: nothing new); the first thread that
+ * sees a newer one brings the copy up to date under the lock, and the
+ * others wait for it there: their packet may hold the new events too.
+ * This is the one place a drain thread waits for a disk sync, and only
+ * when the event set changed.
+ *
  * The copy is replaced whole, never appended to: written to metadata.new,
  * synced, renamed over, the directory synced.  A crash at any moment leaves
  * the old copy or the new one, each a valid TSDL file; the old one lacks
@@ -20,6 +27,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +35,11 @@
 
 #include "ringtraced.h"
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *copy;			/* what the trace's metadata holds */
 static size_t copy_len;
-static uint64_t copy_gen;		/* the events_gen it is up to date with */
+/* The events_gen it is up to date with: written under @lock (release). */
+static uint64_t copy_gen;
 
 /* The module's metadata, whole (ctl_read_alloc()), checked to be TSDL. */
 static int read_module(const struct ctl *ctl, char **text, size_t *len)
@@ -80,11 +90,17 @@ int metadata_follow(const struct ctl *ctl, int dirfd, uint64_t gen)
 	char *text;
 	int err;
 
-	if (gen <= copy_gen)
+	/* Pairs with the release below: a newer copy_gen means it is on disk. */
+	if (gen <= __atomic_load_n(&copy_gen, __ATOMIC_ACQUIRE))
 		return 0;
+	pthread_mutex_lock(&lock);
+	if (gen <= copy_gen) {
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
 	err = read_module(ctl, &text, &len);
 	if (err)
-		return err;
+		goto unlock;
 	/* The module's metadata only grows: no change, nothing to write. */
 	if (len == copy_len && !memcmp(text, copy, len))
 		goto done;
@@ -99,10 +115,13 @@ done:
 	free(copy);
 	copy = text;
 	copy_len = len;
-	copy_gen = gen;
+	__atomic_store_n(&copy_gen, gen, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
 	return 0;
 out:
 	free(text);
+unlock:
+	pthread_mutex_unlock(&lock);
 	return err;
 }
 

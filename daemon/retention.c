@@ -6,8 +6,9 @@
  *
  * The budget counts every trace directory there, the running one
  * included.  When the sum is over it, the oldest whole traces other than
- * the running one are removed, oldest first, until it is not; the running
- * trace is bounded by --max-size x --max-files per CPU.  Only directories
+ * the running one are removed, oldest first, until it is not; if the
+ * running trace alone is still over, the caller removes its oldest closed
+ * chunks (outdir.c).  Only directories
  * that ringtraced itself names (YYYYmmdd-HHMMSS, optionally with a .N
  * suffix or a "ringtrace-" prefix) and that hold a metadata file are ever
  * touched.  Called at start and then from the flush tick.
@@ -109,7 +110,7 @@ static int by_name(const void *a, const void *b)
 }
 
 int retention_prune(const char *root, const char *current, uint64_t max_total,
-		    unsigned int *removed)
+		    unsigned int *removed, uint64_t *over)
 {
 	struct trace_dir *t = NULL;
 	size_t n = 0, cap = 0, i;
@@ -121,6 +122,8 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 
 	if (removed)
 		*removed = 0;
+	if (over)
+		*over = 0;
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
@@ -130,11 +133,14 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 		goto out;
 	}
 	while ((de = readdir(d))) {
+		char meta[PATH_MAX];
 		int64_t bytes;
 
+		/* Not a trace (no metadata): neither counted nor removed. */
+		snprintf(meta, sizeof(meta), "%s/metadata", de->d_name);
 		if (!ours(de->d_name) ||
 		    fstatat(rootfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISDIR(st.st_mode))
+		    !S_ISDIR(st.st_mode) || faccessat(rootfd, meta, F_OK, 0))
 			continue;
 		bytes = dir_bytes(rootfd, de->d_name);
 		if (bytes < 0)
@@ -163,12 +169,6 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 	/* Names are start times: the oldest sorts first. */
 	qsort(t, n, sizeof(*t), by_name);
 	for (i = 0; i < n && total > max_total; i++) {
-		char meta[PATH_MAX];
-
-		/* Not a trace (no metadata): not ours to remove. */
-		snprintf(meta, sizeof(meta), "%s/metadata", t[i].name);
-		if (faccessat(rootfd, meta, F_OK, 0))
-			continue;
 		err = remove_trace(rootfd, t[i].name);
 		if (err) {
 			warn("--max-total: cannot remove %s/%s: %s", root,
@@ -183,8 +183,11 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 	}
 	if (i && fsync(rootfd) < 0 && !err)
 		err = -errno;
-	if (!err && total > max_total)
+	if (!err && total > max_total) {
 		err = -ENOSPC;
+		if (over)
+			*over = total - max_total;
+	}
 out:
 	free(t);
 	close(rootfd);

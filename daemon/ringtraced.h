@@ -2,30 +2,120 @@
 /*
  * ringtraced: declarations shared by its files.
  *
- *   main.c     options, setup, the epoll loop, signals, shutdown
- *   buffer.c   one CPU buffer file of ringtrace.ko: mmap and the ioctls
- *   stream.c   one CPU's compressed output: zstd frames, files, rotation
- *   adapt.c    the compression level that keeps up with a CPU's writers
+ *   main.c       startup, the control loop (signals, the flush tick, what
+ *                the drain threads report), stop and exit status
+ *   options.c    --help, and the command line into `opt`
+ *   control.c    ringtrace's control files: mode, geometry, tracing_on
+ *   outdir.c     the trace directory: create it, --max-total
+ *   drain.c      one thread per CPU: GET, write, PUT; flush, roll, stop
+ *   buffer.c     one CPU buffer file of ringtrace.ko: mmap and the ioctls
+ *   chunks.c     one CPU's chunk files: stored frames, rolling, --max-files
+ *   packer.c     the worker threads that pack closed chunks, and their queue
+ *   syncer.c     the thread that makes written data durable
+ *   metadata.c   the trace's copy of the metadata, following the event set
+ *   retention.c  removing the oldest traces of --root
+ *   report.c     the summary, SIGUSR1's statistics, systemd's STATUS=
  *
  * and, shared with the ringtrace CLI, ../lib/: messages (msg.c), parsers
- * (parse.c), the control files (ctl.c).
+ * (parse.c), the control files (ctl.c), chunks and packing (chunk.c).
+ *
+ * Threads, and what they share:
+ *
+ *   main ---- requests (flush, rotate, stop) ----> drain thread, one per CPU
+ *        <--- acknowledgements, errors (eventfd) --
+ *   drain threads --- closed chunks ---> packer queue ---> packer threads
+ *   drain threads --- closed chunk fds --> syncer <--- rounds --- main
+ *
+ * A drain thread never waits for a packer, the syncer or another CPU: it
+ * takes at most a mutex held for a pointer swap or a dup().
  */
 #ifndef RINGTRACED_H
 #define RINGTRACED_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <linux/ringtrace.h>
 
+#include "../lib/chunk.h"
 #include "../lib/ctl.h"
 #include "../lib/msg.h"
 #include "../lib/parse.h"
 
 #define PROG "ringtraced"
+
+/* A level below every zstd level: chunks stay stored, nothing is packed. */
+#define RT_LEVEL_STORE		INT_MIN
+
+/* Counters one thread writes and others read: whole 64-bit loads/stores. */
+#define COUNTER_READ(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define COUNTER_ADD(x, v)	__atomic_store_n(&(x), (x) + (v), __ATOMIC_RELAXED)
+
+/* ------------------------------------------------------------------ */
+/* options.c                                                            */
+/* ------------------------------------------------------------------ */
+
+#define SERVICE_DIR		"/var/lib/ringtrace"
+
+struct options {
+	const char *debugfs;
+	const char *output;
+	const char *cpus;
+	int level;			/* zstd level, or RT_LEVEL_STORE */
+	unsigned int workers;		/* packer threads */
+	unsigned int flush_ms;
+	uint64_t max_size;		/* bytes per chunk */
+	uint64_t chunk_ms;		/* close a chunk this old; 0: never */
+	unsigned int max_files;		/* chunks kept per CPU; 0: all */
+	bool start;
+	bool stop_on_exit;
+	bool once;			/* drain what is there, then exit */
+	uint64_t subbuf_size;		/* 0: leave as is */
+	uint64_t num_subbufs;		/* 0: leave as is */
+	const char *mode;		/* NULL: leave as is */
+	const char *root;		/* a trace directory per start in it */
+	uint64_t max_total;		/* 0: no budget for root's traces */
+	unsigned int delay_us;		/* testing: slow consumer */
+};
+extern struct options opt;
+
+void parse_options(int argc, char **argv);
+/* "3", "-5", "store". */
+struct level_name {
+	char s[16];
+};
+struct level_name level_name(int level);
+
+/* ------------------------------------------------------------------ */
+/* control.c                                                            */
+/* ------------------------------------------------------------------ */
+
+extern struct ctl ctl;			/* where ringtrace's files are */
+
+/* Find ringtrace, apply --mode/--subbuf-size/--num-subbufs; dies on error. */
+void control_setup(void);
+
+/* ------------------------------------------------------------------ */
+/* outdir.c                                                             */
+/* ------------------------------------------------------------------ */
+
+extern char outdir[PATH_MAX];
+extern const char *outname;		/* outdir's name in its root */
+extern int outdirfd;
+
+/* Create the trace directory (dies on error); its parent is synced. */
+void outdir_create(void);
+/* --max-total, at most every 10 s (the first call at once). */
+void outdir_retention(void);
+/* After ENOSPC: remove every older trace --max-total may remove; how many. */
+unsigned int outdir_make_room(void);
+/* True the first time, then once 10 s have passed since it last was. */
+bool due_every_10s(time_t *last);
 
 /* ------------------------------------------------------------------ */
 /* buffer.c                                                             */
@@ -53,85 +143,176 @@ int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p);
 int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st);
 /* True when the positions say a packet is open (being written). */
 bool positions_packet_open(const struct ringtrace_positions *p);
-/* Bytes written behind the packet @sb holds, as GET left the meta page. */
-uint64_t buffer_waiting(const struct rt_buffer *b,
-			const struct ringtrace_subbuf *sb);
 /* Events lost so far, all causes, as the meta page last showed. */
 uint64_t buffer_lost(const struct rt_buffer *b);
 /* The event set's generation, as the meta page last showed. */
 uint64_t buffer_events_gen(const struct rt_buffer *b);
 
 /* ------------------------------------------------------------------ */
-/* stream.c                                                             */
+/* packer.c: the chunk table and the workers                            */
 /* ------------------------------------------------------------------ */
 
-/*
- * A "level" below every zstd level: no compression, the packet goes out as
- * raw blocks of a zstd frame of its own, written straight from the mapping.
- */
-#define RT_LEVEL_STORE		INT_MIN
-
-struct stream_config {
-	int level;			/* zstd level, or RT_LEVEL_STORE */
-	uint64_t max_size;		/* rotate past this many bytes; 0: never */
-	unsigned int max_files;		/* files kept per CPU; 0: all */
-	bool numbered;			/* cpuN-000001.zst rather than cpuN.zst */
+enum chunk_state {
+	CHUNK_OPEN,			/* its drain thread appends to it */
+	CHUNK_QUEUED,			/* closed, stored, waiting for a packer */
+	CHUNK_PACKING,			/* a packer reads it */
+	CHUNK_RENAMING,			/* the packed file is replacing it */
+	CHUNK_PACKED,			/* packed, on disk */
+	CHUNK_KEPT,			/* stays stored (--level store, or why) */
 };
 
-struct stream {
-	const struct stream_config *cfg;
-	int dirfd;
+/* One chunk file; fields under the table's lock unless said. */
+struct chunk {
+	struct chunk *next;		/* its CPU's list, oldest first */
+	struct chunk *qnext;		/* the packers' queue, oldest first */
+	unsigned int cpu_index;		/* constant */
+	unsigned int cpu;		/* constant */
+	unsigned int seq;		/* constant */
+	enum chunk_state state;
+	bool removed;			/* --max-files took it from a packer */
+	uint64_t closed;		/* the order in which chunks closed */
+	uint64_t stored;		/* bytes when closed */
+	uint64_t packed;		/* bytes once packed */
+};
+
+struct packer_stats {
+	unsigned int workers, busy;
+	uint64_t queued, queued_bytes;	/* closed, waiting for a packer */
+	uint64_t packing_bytes;		/* stored bytes being packed now */
+	uint64_t packed, packed_in, packed_out;
+	uint64_t kept, kept_bytes;	/* stay stored: store, failed, stopped */
+	uint64_t failed;		/* of them: packing failed */
+	uint64_t left, left_bytes;	/* of them: a stop came first */
+	double cpu_s;			/* the workers' CPU time */
+};
+
+/*
+ * The table for @ncpus CPUs and, unless @level is RT_LEVEL_STORE,
+ * @workers packer threads for @dirfd's chunks (they start at once, idle).
+ */
+int packer_start(unsigned int ncpus, unsigned int workers, int level,
+		 int dirfd);
+/* A new chunk of CPU @cpu_index; the CPU's drain thread owns it. */
+struct chunk *packer_chunk_new(unsigned int cpu_index, unsigned int cpu,
+			       unsigned int seq);
+/* Chunks of CPU @cpu_index in the table: on disk, the open one included. */
+unsigned int packer_chunks_on_disk(unsigned int cpu_index);
+/* Closed at @bytes: queued for packing, or kept (store, or empty). */
+void packer_chunk_closed(struct chunk *c, uint64_t bytes, bool pack);
+/* Closed and empty: its file is gone, forget it. */
+void packer_chunk_drop(struct chunk *c);
+/*
+ * --max-total: the oldest closed chunk of any CPU leaves the table.  True
+ * with its CPU and number when the caller must unlink it; false when there
+ * is none, or (*@cpu set to UINT_MAX) when its packer removes it.
+ */
+bool packer_take_oldest(unsigned int *cpu, unsigned int *seq);
+/*
+ * --max-files: the oldest chunks of @cpu_index beyond @keep leave the
+ * table; their names go to @gone (up to @max, the caller unlinks them).
+ * One that a packer holds is marked and its packer removes it.
+ */
+unsigned int packer_prune(unsigned int cpu_index, unsigned int keep,
+			  unsigned int *gone, unsigned int max);
+void packer_stats(struct packer_stats *st);
+/* The recording is over: run at normal priority to finish sooner. */
+void packer_boost(void);
+/* Nothing queued and no packer busy. */
+bool packer_idle(void);
+/* Stop packing: the chunk in hand stays stored; join the threads. */
+void packer_stop(bool abandon);
+
+/* ------------------------------------------------------------------ */
+/* chunks.c: one CPU's chunk files, used by its drain thread             */
+/* ------------------------------------------------------------------ */
+
+struct chunk_writer {
+	unsigned int cpu;		/* constant */
+	unsigned int cpu_index;		/* constant */
+	int dirfd;			/* constant */
+	/* The current chunk; @fd and @name change under @fd_lock. */
+	pthread_mutex_t fd_lock;
 	int fd;
-	unsigned int cpu;
-	unsigned int seq;		/* numbered: index of the current file */
-	unsigned int oldest;		/* numbered: oldest index still on disk */
-	off_t file_size;		/* bytes of whole blocks in the current file */
-	bool frame_open;		/* packets since the last frame end */
-	void *cctx;			/* ZSTD_CCtx */
-	int level;			/* of the next packet, or RT_LEVEL_STORE */
-	uint8_t tail[16];		/* end of the frame a level change closed, */
-	size_t tail_len;		/* written with the next packet */
-	int lowest_level;		/* lowest level used so far */
-	uint64_t packets;		/* packets written (all files) */
-	uint64_t packets_faster;	/* of which below cfg->level */
-	uint64_t bytes_in;		/* their bytes */
-	uint64_t bytes_out;		/* compressed bytes written (all files) */
-	uint64_t packets_unsaved;	/* lost by a failed write (see stream.c) */
-	char name[64];			/* current file name, for messages */
+	char name[CHUNK_NAME_MAX];
+	struct chunk *cur;
+	unsigned int seq;
+	uint64_t size;			/* bytes in it */
+	uint64_t first_ms;		/* CLOCK_MONOTONIC, its first packet */
+	bool prune_due;			/* --max-files once it holds a packet */
+	/* Scratch for one stored frame. */
+	struct iovec *iov;
+	struct chunk_stored_hdrs hdrs;
+	size_t max_packet;
+	/* Written by the drain thread, read by reports (COUNTER_*). */
+	uint64_t packets;
+	uint64_t bytes_in;		/* packet bytes */
+	uint64_t bytes_out;		/* stored bytes written */
+	uint64_t chunks;		/* chunks opened */
+	uint64_t packets_unsaved;	/* cut back after a failed write */
 };
 
-/* Call once before stream_open(): @max_packet sizes the output buffer. */
-int stream_init(size_t max_packet);
-int stream_open(struct stream *s, const struct stream_config *cfg, int dirfd,
-		unsigned int cpu);
-int stream_set_level(struct stream *s, int level);
-int stream_packet(struct stream *s, const void *data, size_t len);
-int stream_end_frame(struct stream *s);
-int stream_rotate(struct stream *s);
-int stream_sync(struct stream *s);
-/* Best effort: end the frame, close; for exit paths, never fails. */
-void stream_close(struct stream *s);
-
-/* ------------------------------------------------------------------ */
-/* adapt.c                                                              */
-/* ------------------------------------------------------------------ */
-
-struct adapt {
-	int preferred;			/* --level */
-	int fastest;			/* --min-level; == preferred: fixed */
-	int level;			/* the level of the last packet */
-	uint64_t lost;			/* the buffer's lost count seen last */
-};
-
-/* @lost: the buffer's lost count now (losses before us are not ours). */
-void adapt_init(struct adapt *a, int preferred, int fastest, uint64_t lost);
+/* Chunk 1 of CPU @cpu, for packets of at most @max_packet bytes. */
+int chunks_open(struct chunk_writer *w, unsigned int cpu,
+		unsigned int cpu_index, int dirfd, size_t max_packet);
+/* One packet as a stored frame: whole, or -errno with the file cut back. */
+int chunks_write(struct chunk_writer *w, const void *data, size_t len);
 /*
- * The level for the packet just taken, given the bytes @waiting behind it,
- * the @room there is behind it ((num_subbufs - 1) sub-buffers) and the
- * buffer's count of @lost events, all as GET_SUBBUF left the meta page.
+ * After a PUT: apply --max-files if this chunk just got its first packet;
+ * close the chunk if full or old enough, open the next.
  */
-int adapt_level(struct adapt *a, uint64_t waiting, uint64_t room,
-		uint64_t lost);
+int chunks_roll_if_due(struct chunk_writer *w, uint64_t now_ms);
+/* Close the chunk now (SIGHUP) and open the next. */
+int chunks_roll(struct chunk_writer *w);
+/* At stop: close the last chunk for packing; never fails. */
+void chunks_finish(struct chunk_writer *w);
+/* A dup() of the current chunk's fd for a sync round, or -1. */
+int chunks_dup_fd(struct chunk_writer *w);
+/* Milliseconds of CLOCK_MONOTONIC. */
+uint64_t now_ms(void);
+/* The calling thread's CPU time, and another running thread's. */
+double thread_cpu_s(void);
+double pthread_cpu_s(pthread_t t);
+
+/* ------------------------------------------------------------------ */
+/* drain.c                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Requests of main to a drain thread (bits of cpu->req). */
+#define REQ_FLUSH	0x1		/* close the open packet, drain, ack */
+#define REQ_ROTATE	0x2		/* flush, then start a new chunk, ack */
+#define REQ_STOP	0x4		/* drain to the end, finish, exit */
+#define REQ_ABORT	0x8		/* finish at once, exit */
+
+struct cpu {
+	struct rt_buffer buf;
+	struct chunk_writer out;
+	pthread_t thread;
+	bool started;
+	int evfd;			/* main -> thread: look at @req */
+	/* Written by main, read by the thread. */
+	unsigned int req;		/* REQ_* (atomic or/exchange) */
+	uint64_t flush_gen;		/* the generation REQ_FLUSH asks for */
+	bool tracing_off;		/* REQ_STOP: main turned tracing off */
+	/* Written by the thread, read by main (acquire/release). */
+	uint64_t flush_done;		/* flush_gen last acknowledged */
+	uint64_t rotate_done;		/* rotations acknowledged */
+	bool exited;
+	int err;			/* what ended the thread, or 0 */
+	char errmsg[PATH_MAX + 128];
+	double cpu_s;			/* its CPU time, once exited */
+};
+
+extern struct cpu *cpus;
+extern unsigned int ncpus;
+
+/* Open every CPU buffer to record (dies on error). */
+void drain_open_buffers(void);
+/* Start the threads; each writes main's @notify_fd when it has news. */
+int drain_start(int notify_fd);
+/* Ask @c for @req (REQ_*). */
+void drain_request(struct cpu *c, unsigned int req);
+/* Wait for every thread to exit. */
+void drain_join(void);
 
 /* ------------------------------------------------------------------ */
 /* metadata.c                                                           */
@@ -139,7 +320,10 @@ int adapt_level(struct adapt *a, uint64_t waiting, uint64_t room,
 
 /* Copy the module's metadata to dirfd/metadata (new), as of @gen. */
 int metadata_start(const struct ctl *ctl, int dirfd, uint64_t gen);
-/* After a GET that showed @gen: bring the copy up to date if it is newer. */
+/*
+ * After a GET that showed @gen: bring the copy up to date if it is newer.
+ * Called by every drain thread; the first to see a generation does it.
+ */
 int metadata_follow(const struct ctl *ctl, int dirfd, uint64_t gen);
 void metadata_free(void);
 
@@ -147,16 +331,18 @@ void metadata_free(void);
 /* syncer.c                                                             */
 /* ------------------------------------------------------------------ */
 
-/* The fdatasync thread, for rounds of at most @max_files files. */
-int syncer_start(unsigned int max_files);
+int syncer_start(void);
 /*
- * Sync (a dup of) each of @fds, then @dirfd, on the thread; -EBUSY while
- * the previous round runs (nothing taken: ask again later).
+ * A round: fdatasync each of @fds (taken over: closed by the syncer), the
+ * closed chunks adopted since the last round, then fsync @dirfd.  -EBUSY
+ * while the previous round runs (the fds are closed, nothing taken).
  */
-int syncer_request(const int *fds, unsigned int nr, int dirfd);
+int syncer_request(int *fds, unsigned int nr, int dirfd);
+/* A closed chunk's fd: synced and closed by the next round. */
+void syncer_adopt(int fd);
 void syncer_status(uint64_t *rounds, uint64_t *failures, int *last_err);
-/* Waits for a round in progress, then ends the thread. */
-void syncer_stop(void);
+/* Waits for a round in progress, syncs what was adopted, ends the thread. */
+int syncer_stop(int dirfd);
 
 /* ------------------------------------------------------------------ */
 /* retention.c                                                          */
@@ -166,9 +352,20 @@ void syncer_stop(void);
  * Remove the oldest trace directories under @root, never @current (a name
  * in @root), until all of them together take at most @max_total bytes;
  * how many went in *@removed (may be NULL).  -ENOSPC if @current alone is
- * over; other -errno on failure.
+ * over, by *@over bytes (may be NULL); other -errno on failure.
  */
 int retention_prune(const char *root, const char *current, uint64_t max_total,
-		    unsigned int *removed);
+		    unsigned int *removed, uint64_t *over);
+
+/* ------------------------------------------------------------------ */
+/* report.c                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Per CPU and in all: packets, bytes, losses; chunks and packers. */
+void report_print(const char *title);
+/* systemd's STATUS=, every 10 s. */
+void report_status(void);
+/* One line on the packers' backlog, for the wait at stop. */
+void report_backlog(const char *what);
 
 #endif /* RINGTRACED_H */

@@ -2,26 +2,28 @@
 /*
  * Durability off the drain path: one thread that does the fdatasync()s.
  *
- * At every flush tick the loop has ended each CPU's zstd frame (so the
- * files are whole frames); it then hands syncer_request() a dup() of each
- * CPU's file and of the trace directory, and goes back to draining.  This
- * thread syncs the files, then the directory (names made by rotations),
- * and closes the dups.  The dups are the thread's own: a rotation that
- * closes and replaces a file meanwhile changes nothing for it, and the
- * data written before the dup is what it makes durable.
+ * At every flush tick, once every drain thread has drained what the tick
+ * closed (main.c), main hands syncer_request() a dup() of each CPU's
+ * current chunk, and the drain threads have handed over (syncer_adopt())
+ * the fds of the chunks they closed since the last round.  This thread
+ * syncs all of them, then the trace directory (the chunks' names), and
+ * closes them.  The fds are the thread's own: a drain thread that closes a
+ * chunk and opens the next meanwhile changes nothing for it.
  *
- *   loop (main thread)                    syncer thread
- *   flush_all(): frames ended
- *   syncer_request(dup(fd) per CPU)  --->  fdatasync(each), fsync(dir)
- *   drain, drain, ...                       close(each); round done
+ *   main                     drain threads             syncer thread
+ *   tick: REQ_FLUSH -------> FLUSH, drain, ack
+ *   all acked: dup(current)                       --->  fdatasync(each),
+ *                            close chunk: adopt(fd) -->  adopted too,
+ *                                                       fsync(dir), close
  *
  * A request while the previous round still runs (a slow disk) is refused
- * and the loop tries again at the next tick: requests never pile up, and
- * what is on disk after a power loss is everything written before the
- * last completed round began: at most one flush interval plus one round
- * old.  The loop never waits for a disk sync, except at rotation and stop.
+ * and main tries again at the next tick: requests never pile up, and what
+ * is on disk after a power loss is everything written before the last
+ * completed round began: at most one flush interval plus one round old.
+ * Nobody waits for a disk sync but this thread, and main at stop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +31,20 @@
 
 #include "ringtraced.h"
 
+/* A growable list of fds. */
+struct fds {
+	int *fd;
+	unsigned int nr, cap;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t thread;
 	bool running, stop, busy;
-	int *fds;			/* the round's files, then the directory */
-	unsigned int nr;
-	/* Written by the thread, read by the loop (statistics). */
+	struct fds round;		/* being synced: files, then the dir */
+	struct fds adopted;		/* closed chunks, for the next round */
+	/* Written by the thread, read by main (statistics). */
 	uint64_t rounds, failures;
 	int last_err;
 } sy = {
@@ -44,9 +52,52 @@ static struct {
 	.cond = PTHREAD_COND_INITIALIZER,
 };
 
+/* Room for @more fds in @l. */
+static int fds_reserve(struct fds *l, unsigned int more)
+{
+	unsigned int cap = l->cap ? l->cap : 16;
+	int *n;
+
+	while (cap < l->nr + more)
+		cap *= 2;
+	if (cap == l->cap)
+		return 0;
+	n = realloc(l->fd, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	l->fd = n;
+	l->cap = cap;
+	return 0;
+}
+
+static int fds_add(struct fds *l, int fd)
+{
+	int err = fds_reserve(l, 1);
+
+	if (!err)
+		l->fd[l->nr++] = fd;
+	return err;
+}
+
+/* Sync and close every fd of @l, the last one (the directory) with fsync. */
+static int sync_all(struct fds *l)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i < l->nr; i++) {
+		if ((i + 1 < l->nr ? fdatasync(l->fd[i]) : fsync(l->fd[i])) < 0 &&
+		    !err)
+			err = errno;
+		close(l->fd[i]);
+	}
+	l->nr = 0;
+	return err;
+}
+
 static void *syncer_main(void *unused)
 {
 	(void)unused;
+	pthread_setname_np(pthread_self(), "rtd-sync");
 	pthread_mutex_lock(&sy.lock);
 	for (;;) {
 		while (!sy.busy && !sy.stop)
@@ -55,15 +106,7 @@ static void *syncer_main(void *unused)
 			break;
 		pthread_mutex_unlock(&sy.lock);
 
-		int err = 0;
-
-		for (unsigned int i = 0; i < sy.nr; i++) {
-			/* The last fd is the directory: fsync, not fdatasync. */
-			if ((i + 1 < sy.nr ? fdatasync(sy.fds[i]) :
-					     fsync(sy.fds[i])) < 0 && !err)
-				err = errno;
-			close(sy.fds[i]);
-		}
+		int err = sync_all(&sy.round);
 
 		pthread_mutex_lock(&sy.lock);
 		sy.rounds++;
@@ -78,53 +121,74 @@ static void *syncer_main(void *unused)
 	return NULL;
 }
 
-int syncer_start(unsigned int max_files)
+int syncer_start(void)
 {
 	int err;
 
-	sy.fds = calloc(max_files + 1, sizeof(*sy.fds));
-	if (!sy.fds)
-		return -ENOMEM;
+	sy.stop = sy.busy = false;
 	err = pthread_create(&sy.thread, NULL, syncer_main, NULL);
-	if (err) {
-		free(sy.fds);
-		sy.fds = NULL;
+
+	if (err)
 		return -err;
-	}
 	sy.running = true;
 	return 0;
 }
 
-int syncer_request(const int *fds, unsigned int nr, int dirfd)
+static void close_fds(int *fds, unsigned int nr)
 {
-	unsigned int i, n = 0;
-	int err = 0;
+	while (nr)
+		close(fds[--nr]);
+}
 
-	if (!sy.running)
-		return -ENOTCONN;
+int syncer_request(int *fds, unsigned int nr, int dirfd)
+{
+	unsigned int i;
+	int err, d;
+
 	pthread_mutex_lock(&sy.lock);
-	if (sy.busy) {
-		pthread_mutex_unlock(&sy.lock);
-		return -EBUSY;
+	if (!sy.running || sy.busy) {
+		err = sy.running ? -EBUSY : -ENOTCONN;
+		goto refuse;
 	}
-	for (i = 0; i <= nr && !err; i++) {
-		int fd = dup(i < nr ? fds[i] : dirfd);
-
-		if (fd < 0)
-			err = -errno;
-		else
-			sy.fds[n++] = fd;
+	/* The round is empty: room for all, then nothing can fail. */
+	err = fds_reserve(&sy.round, nr + sy.adopted.nr + 1);
+	if (err)
+		goto refuse;
+	d = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (d < 0) {
+		err = -errno;
+		goto refuse;
 	}
-	if (err) {
-		while (n)
-			close(sy.fds[--n]);
-	} else {
-		sy.nr = n;
-		sy.busy = true;
-		pthread_cond_signal(&sy.cond);
-	}
+	for (i = 0; i < nr; i++)
+		sy.round.fd[sy.round.nr++] = fds[i];
+	for (i = 0; i < sy.adopted.nr; i++)
+		sy.round.fd[sy.round.nr++] = sy.adopted.fd[i];
+	sy.adopted.nr = 0;
+	sy.round.fd[sy.round.nr++] = d;
+	sy.busy = true;
+	pthread_cond_signal(&sy.cond);
 	pthread_mutex_unlock(&sy.lock);
+	return 0;
+
+refuse:
+	/* The adopted fds wait for the next round; these are not needed. */
+	pthread_mutex_unlock(&sy.lock);
+	close_fds(fds, nr);
 	return err;
+}
+
+void syncer_adopt(int fd)
+{
+	int err;
+
+	pthread_mutex_lock(&sy.lock);
+	err = fds_add(&sy.adopted, fd);
+	pthread_mutex_unlock(&sy.lock);
+	if (err) {
+		/* No memory for the list: sync it here, rather than never. */
+		fdatasync(fd);
+		close(fd);
+	}
 }
 
 void syncer_status(uint64_t *rounds, uint64_t *failures, int *last_err)
@@ -136,17 +200,26 @@ void syncer_status(uint64_t *rounds, uint64_t *failures, int *last_err)
 	pthread_mutex_unlock(&sy.lock);
 }
 
-void syncer_stop(void)
+int syncer_stop(int dirfd)
 {
-	if (!sy.running)
-		return;
-	pthread_mutex_lock(&sy.lock);
-	sy.stop = true;
-	pthread_cond_signal(&sy.cond);
-	pthread_mutex_unlock(&sy.lock);
-	/* A round in progress completes first: its data was asked for. */
-	pthread_join(sy.thread, NULL);
-	sy.running = false;
-	free(sy.fds);
-	sy.fds = NULL;
+	int err;
+
+	if (sy.running) {
+		pthread_mutex_lock(&sy.lock);
+		sy.stop = true;
+		pthread_cond_signal(&sy.cond);
+		pthread_mutex_unlock(&sy.lock);
+		/* A round in progress completes first: its data was asked for. */
+		pthread_join(sy.thread, NULL);
+		sy.running = false;
+	}
+	/* What was closed since: every chunk, at stop; then the directory. */
+	err = fds_add(&sy.adopted, fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
+	if (!err)
+		err = -sync_all(&sy.adopted);
+	free(sy.adopted.fd);
+	free(sy.round.fd);
+	memset(&sy.adopted, 0, sizeof(sy.adopted));
+	memset(&sy.round, 0, sizeof(sy.round));
+	return err;
 }

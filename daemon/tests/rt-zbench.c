@@ -1,298 +1,211 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rt-zbench: compression levels of ringtraced on recorded packets.
+ * rt-zbench: how ringtraced's packers compress recorded packets.
  *
- *   rt-zbench [-e PACKETS] [-d DIR] LEVEL[,LEVEL...] STREAM...
- *
- * A LEVEL of "store" is the daemon's uncompressed raw-block frames.
+ *   rt-zbench [-f FRAME[,FRAME...]] [-r ROUNDS] [-d DIR] LEVEL[,LEVEL...] STREAM...
  *
  * STREAM files are decompressed ringtrace streams (whole CTF packets, as
- * `ringtrace unpack` writes them).  For each level, every stream is written
- * again through the daemon's own stream.c (one zstd context per stream,
- * ZSTD_e_flush per packet, frame ended every PACKETS packets and at the end)
- * into DIR (default a new directory in /dev/shm), and rt-zbench prints
- * bytes in, bytes out, ratio, and the compressor's throughput in MB/s of
- * input per CPU second (best of 3 rounds).  The same is done with
- * ZSTD_e_continue per packet (what the daemon would do without its per-
- * packet crash guarantee) to show what that guarantee costs.  Every output
- * is decompressed and compared with its input.
+ * `ringtrace unpack` writes them).  Each is written as a stored chunk into
+ * DIR (default a new directory under /dev/shm), exactly as a drain thread
+ * writes it, then packed at every LEVEL and packed-frame size FRAME
+ * (bytes, suffix K/M; default the packers' own) by lib/chunk.c, the code
+ * the packers run.  For each it prints the packets' bytes, the packed
+ * bytes, the ratio and the packer's speed in MB of packets per CPU second
+ * (the best of ROUNDS, default 3), all streams together; every packed
+ * chunk is decompressed and compared with the packets.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <zstd.h>
 
-#include "../ringtraced.h"
+#include <linux/ringtrace.h>
+
+#include "../../lib/chunk.h"
+#include "../../lib/parse.h"
 
 struct input {
 	uint8_t *data;
 	size_t len;
-	size_t *offs;		/* packet starts, then len */
-	size_t npackets;
+	char name[CHUNK_NAME_MAX];
 };
 
 static struct input *inputs;
 static int ninputs;
+static int dirfd = -1;
 
-static void fail(const char *what)
+__attribute__((noreturn)) static void fail(const char *what, int err)
 {
-	fprintf(stderr, "rt-zbench: %s: %s\n", what, strerror(errno));
+	fprintf(stderr, "rt-zbench: %s: %s\n", what, strerror(err));
 	exit(1);
 }
 
-static void load(struct input *in, const char *path)
+/* Read STREAM and write it as stored chunk number @i. */
+static void load(struct input *in, const char *path, int i)
 {
 	struct ringtrace_packet_header h;
+	struct chunk_stored_hdrs hdrs;
+	struct iovec *iov;
 	struct stat st;
-	size_t off = 0, cap = 0;
-	int fd = open(path, O_RDONLY);
+	size_t off = 0, n;
+	int fd = open(path, O_RDONLY), out;
 
 	if (fd < 0 || fstat(fd, &st) < 0)
-		fail(path);
+		fail(path, errno);
 	in->len = (size_t)st.st_size;
 	in->data = malloc(in->len + 1);
 	if (!in->data || read(fd, in->data, in->len) != (ssize_t)in->len)
-		fail(path);
+		fail(path, errno ? errno : EIO);
 	close(fd);
+	chunk_name(in->name, sizeof(in->name), (unsigned int)i, 1);
+	out = openat(dirfd, in->name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (out < 0)
+		fail(in->name, errno);
 	while (in->len - off >= sizeof(h)) {
 		memcpy(&h, in->data + off, sizeof(h));
-		if (h.magic != RINGTRACE_CTF_MAGIC || h.packet_size / 8 < sizeof(h) ||
-		    h.packet_size / 8 > in->len - off) {
+		n = h.packet_size / 8;
+		if (h.magic != RINGTRACE_CTF_MAGIC || n < sizeof(h) ||
+		    n > in->len - off) {
 			fprintf(stderr, "rt-zbench: %s: bad packet at %zu\n", path, off);
 			exit(1);
 		}
-		if (in->npackets + 2 > cap) {
-			cap = cap ? 2 * cap : 256;
-			in->offs = realloc(in->offs, cap * sizeof(*in->offs));
-			if (!in->offs)
-				fail("realloc");
-		}
-		in->offs[in->npackets++] = off;
-		off += h.packet_size / 8;
+		iov = calloc(chunk_stored_iovcnt(n), sizeof(*iov));
+		hdrs.blocks = calloc(chunk_stored_iovcnt(n), 3);
+		if (!iov || !hdrs.blocks)
+			fail("calloc", ENOMEM);
+		if (writev(out, iov, (int)chunk_stored_iov(iov, &hdrs,
+							   in->data + off, n)) < 0)
+			fail(in->name, errno);
+		free(iov);
+		free(hdrs.blocks);
+		off += n;
 	}
 	in->len = off;
-	in->offs[in->npackets] = off;
+	close(out);
 }
 
-static double cpu_seconds(void)
+static double cpu_s(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Decompress @path and compare it with @in. */
-static void verify(int dirfd, const char *name, const struct input *in)
+/* The packed chunk decompresses to exactly the packets. */
+static void verify(const struct input *in, const char *tmp)
 {
-	int fd = openat(dirfd, name, O_RDONLY);
 	struct stat st;
-	uint8_t *z, *out;
-	size_t n;
+	uint8_t *z, *d = malloc(in->len + 1);
+	size_t got;
+	int fd = openat(dirfd, tmp, O_RDONLY);
 
-	if (fd < 0 || fstat(fd, &st) < 0)
-		fail(name);
-	z = malloc((size_t)st.st_size + 1);
-	out = malloc(in->len + 1);
-	if (!z || !out || read(fd, z, (size_t)st.st_size) != st.st_size)
-		fail(name);
+	if (fd < 0 || fstat(fd, &st) < 0 || !d)
+		fail(tmp, errno);
+	z = malloc((size_t)st.st_size);
+	if (!z || read(fd, z, (size_t)st.st_size) != st.st_size)
+		fail(tmp, EIO);
 	close(fd);
-	n = ZSTD_decompress(out, in->len + 1, z, (size_t)st.st_size);
-	if (ZSTD_isError(n) || n != in->len || memcmp(out, in->data, n)) {
-		fprintf(stderr, "rt-zbench: %s does not decompress to its input\n", name);
+	got = ZSTD_decompress(d, in->len + 1, z, (size_t)st.st_size);
+	if (ZSTD_isError(got) || got != in->len || memcmp(d, in->data, in->len)) {
+		fprintf(stderr, "rt-zbench: %s: does not decompress to its packets\n", tmp);
 		exit(1);
 	}
 	free(z);
-	free(out);
+	free(d);
 }
 
-/* The daemon's path: stream.c. */
-static double run_daemon(int dirfd, int level, size_t every, uint64_t *out)
+static void run(int level, size_t frame, int rounds)
 {
-	struct stream_config cfg = { .level = level };
-	struct stream s;
-	char name[64];
-	double t, best = 1e30;
-	int i, err, round;
+	struct chunk_packer *p = chunk_packer_new(level);
+	struct chunk_pack_result res;
+	uint64_t in = 0, out = 0;
+	double best = 0;
+	char tmp[64];
+	int r, i, err;
 
-	for (round = 0; round < 3; round++) {
-		*out = 0;
-		t = 0;
+	if (!p)
+		fail("chunk_packer_new", ENOMEM);
+	chunk_packer_set_frame_bytes(p, frame);
+	for (r = 0; r < rounds; r++) {
+		double t = cpu_s();
+
+		in = out = 0;
 		for (i = 0; i < ninputs; i++) {
-			struct input *in = &inputs[i];
-			double t0;
-
-			snprintf(name, sizeof(name), "cpu%d.zst", i);
-			unlinkat(dirfd, name, 0);
-			err = stream_open(&s, &cfg, dirfd, (unsigned int)i);
-			if (err) {
-				errno = -err;
-				fail("stream_open");
-			}
-			t0 = cpu_seconds();
-			for (size_t p = 0; p < in->npackets; p++) {
-				err = stream_packet(&s, in->data + in->offs[p],
-						    in->offs[p + 1] - in->offs[p]);
-				if (!err && every && (p + 1) % every == 0)
-					err = stream_end_frame(&s);
-				if (err) {
-					errno = -err;
-					fail("stream_packet");
-				}
-			}
-			err = stream_end_frame(&s);
-			t += cpu_seconds() - t0;
-			if (err) {
-				errno = -err;
-				fail("stream_end_frame");
-			}
-			*out += s.bytes_out;
-			stream_close(&s);
-			verify(dirfd, name, in);
+			snprintf(tmp, sizeof(tmp), "packed-%d", i);
+			err = chunk_pack(p, dirfd, inputs[i].name, tmp, NULL, &res);
+			if (err)
+				fail(inputs[i].name, -err);
+			in += res.content;
+			out += res.out;
+			if (!r)
+				verify(&inputs[i], tmp);
 		}
-		if (t < best)
+		t = cpu_s() - t;
+		if (!r || t < best)
 			best = t;
 	}
-	return best;
-}
-
-/* Without the per-packet flush: ZSTD_e_continue, written as it comes. */
-static double run_continue(int dirfd, int level, size_t every, uint64_t *out)
-{
-	size_t cap = ZSTD_CStreamOutSize();
-	uint8_t *buf = malloc(cap);
-	double t, best = 1e30;
-	char name[64];
-	int i, round;
-
-	for (round = 0; round < 3; round++) {
-		*out = 0;
-		t = 0;
-		for (i = 0; i < ninputs; i++) {
-			struct input *in = &inputs[i];
-			ZSTD_CCtx *cctx = ZSTD_createCCtx();
-			double t0;
-			int fd;
-
-			snprintf(name, sizeof(name), "cont%d.zst", i);
-			fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-			if (fd < 0 || !cctx || !buf)
-				fail(name);
-			ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
-			t0 = cpu_seconds();
-			for (size_t p = 0; p <= in->npackets; p++) {
-				bool last = p == in->npackets;
-				bool end = last || (every && (p + 1) % every == 0);
-				ZSTD_inBuffer zin = { in->data + (last ? in->len : in->offs[p]),
-					last ? 0 : in->offs[p + 1] - in->offs[p], 0 };
-				size_t left;
-
-				do {
-					ZSTD_outBuffer zo = { buf, cap, 0 };
-
-					left = ZSTD_compressStream2(cctx, &zo, &zin,
-								    end ? ZSTD_e_end : ZSTD_e_continue);
-					if (ZSTD_isError(left))
-						fail("ZSTD_compressStream2");
-					if (zo.pos && write(fd, buf, zo.pos) != (ssize_t)zo.pos)
-						fail(name);
-					*out += zo.pos;
-				} while (end ? left != 0 : zin.pos < zin.size);
-			}
-			t += cpu_seconds() - t0;
-			close(fd);
-			ZSTD_freeCCtx(cctx);
-			verify(dirfd, name, in);
-			unlinkat(dirfd, name, 0);
-		}
-		if (t < best)
-			best = t;
-	}
-	free(buf);
-	return best;
+	printf("%6d %9zu %12llu %12llu %7.3f %9.1f\n", level, frame,
+	       (unsigned long long)in, (unsigned long long)out,
+	       out ? (double)in / (double)out : 0.0,
+	       best > 0 ? (double)in / best / 1e6 : 0.0);
+	chunk_packer_free(p);
 }
 
 int main(int argc, char **argv)
 {
-	char tmpl[] = "/dev/shm/rt-zbench.XXXXXX";
-	const char *dir = NULL;
-	size_t every = 0, maxp = 0, packets = 0;
-	uint64_t in = 0, out_d, out_c;
-	char *levels, *tok;
-	int c, dirfd, i;
+	char dir[] = "/dev/shm/rt-zbench.XXXXXX", *levels, *frames = NULL, *tok, *save;
+	const char *d = NULL;
+	int c, i, rounds = 3;
 
-	while ((c = getopt(argc, argv, "e:d:")) != -1) {
+	while ((c = getopt(argc, argv, "f:r:d:")) != -1) {
 		switch (c) {
-		case 'e':
-			every = strtoul(optarg, NULL, 10);
-			break;
-		case 'd':
-			dir = optarg;
-			break;
-		default:
-			goto usage;
+		case 'f': frames = optarg; break;
+		case 'r': rounds = atoi(optarg); break;
+		case 'd': d = optarg; break;
+		default: goto usage;
 		}
 	}
-	if (argc - optind < 2)
+	if (argc - optind < 2 || rounds < 1)
 		goto usage;
+	if (!d && !(d = mkdtemp(dir)))
+		fail("mkdtemp", errno);
+	dirfd = open(d, O_RDONLY | O_DIRECTORY);
+	if (dirfd < 0)
+		fail(d, errno);
 	levels = argv[optind++];
 	ninputs = argc - optind;
 	inputs = calloc((size_t)ninputs, sizeof(*inputs));
-	for (i = 0; i < ninputs; i++) {
-		load(&inputs[i], argv[optind + i]);
-		in += inputs[i].len;
-		packets += inputs[i].npackets;
-		for (size_t p = 0; p < inputs[i].npackets; p++)
-			if (inputs[i].offs[p + 1] - inputs[i].offs[p] > maxp)
-				maxp = inputs[i].offs[p + 1] - inputs[i].offs[p];
-	}
-	if (!dir) {
-		dir = mkdtemp(tmpl);
-		if (!dir)
-			fail("mkdtemp");
-	}
-	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (dirfd < 0 || stream_init(maxp))
-		fail(dir);
+	for (i = 0; i < ninputs; i++)
+		load(&inputs[i], argv[optind + i], i);
+	printf(" level     frame     bytes in    bytes out   ratio      MB/s\n");
+	for (tok = strtok_r(levels, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *f = frames ? strdup(frames) : NULL, *fs = NULL, *ft;
 
-	printf("%zu packets, %llu bytes in %d streams; frame ended every %zu packets%s\n",
-	       packets, (unsigned long long)in, ninputs, every,
-	       every ? "" : " (only at the end)");
-	printf("%6s %12s %8s %10s | %12s %8s %10s\n", "level", "flush/pkt", "ratio",
-	       "MB/s", "continue", "ratio", "MB/s");
-	for (tok = strtok(levels, ","); tok; tok = strtok(NULL, ",")) {
-		/* "store": the daemon's raw frames; nothing to continue. */
-		bool store = !strcmp(tok, "store");
-		int level = store ? RT_LEVEL_STORE : atoi(tok);
-		double td = run_daemon(dirfd, level, every, &out_d);
-		double tc;
-
-		printf("%6s %12llu %8.2f %10.0f | ", tok,
-		       (unsigned long long)out_d, (double)in / out_d, in / td / 1e6);
-		if (store) {
-			printf("%12s %8s %10s\n", "-", "-", "-");
+		if (!f) {
+			run(atoi(tok), CHUNK_PACK_FRAME_BYTES, rounds);
 			continue;
 		}
-		tc = run_continue(dirfd, level, every, &out_c);
-		printf("%12llu %8.2f %10.0f\n", (unsigned long long)out_c,
-		       (double)in / out_c, in / tc / 1e6);
-	}
-	for (i = 0; i < ninputs; i++) {
-		char name[64];
+		for (ft = strtok_r(f, ",", &fs); ft; ft = strtok_r(NULL, ",", &fs)) {
+			uint64_t bytes;
 
-		snprintf(name, sizeof(name), "cpu%d.zst", i);
-		unlinkat(dirfd, name, 0);
+			if (!parse_size(ft, &bytes))
+				goto usage;
+			run(atoi(tok), (size_t)bytes, rounds);
+		}
+		free(f);
 	}
-	if (dir == tmpl)
-		rmdir(tmpl);
+	printf("rt-zbench: chunks in %s\n", d);
 	return 0;
 usage:
-	fprintf(stderr, "usage: rt-zbench [-e PACKETS] [-d DIR] LEVEL[,LEVEL...] STREAM...\n");
+	fprintf(stderr, "usage: rt-zbench [-f FRAME[,FRAME...]] [-r ROUNDS] [-d DIR] LEVEL[,LEVEL...] STREAM...\n");
 	return 2;
 }

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One CPU's chunk files, written by that CPU's drain thread (drain.c).
+ *
+ * Every packet becomes one stored zstd frame (lib/chunk.c) appended to the
+ * current chunk with one writev() from the kernel's mapping, before the
+ * sub-buffer goes back to the kernel.  So at any instant:
+ *
+ *   - every packet the kernel counts as delivered is in a chunk as a whole
+ *     frame (a SIGKILL loses nothing the module did not count);
+ *   - a chunk ends on a frame boundary, except for a write cut short by a
+ *     kill itself (the readers drop a trailing partial frame).
+ *
+ * A chunk closes when the next packet might not fit under --max-size, when
+ * it has held packets for --chunk-time, at SIGHUP and at stop.  Closing is
+ * cheap by design, because it happens between a PUT and the next GET:
+ * the fd goes to the syncer (which fdatasync()s and closes it in its next
+ * round), the chunk to the packers' queue (packer.c), and the next chunk is
+ * created.  Nothing here waits for a disk sync or for a packer.
+ *
+ * --max-files is applied once a new chunk holds its first packet, after
+ * that packet's PUT: the oldest chunks of the CPU beyond the limit are
+ * removed, the new one counted (packer.c decides, under its lock, what a
+ * packer still holds).  Not when the chunk is created: a recording that
+ * stops before a packet reaches it removes it again, and the chunk pruned
+ * for it would be gone for nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringtraced.h"
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double pthread_cpu_s(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (pthread_getcpuclockid(t, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* writev() all of it, or -errno with the file possibly extended in part. */
+static int writev_all(int fd, struct iovec *iov, int cnt)
+{
+	ssize_t n;
+
+	while (cnt) {
+		n = writev(fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (; cnt && (size_t)n >= iov->iov_len; iov++, cnt--)
+			n -= (ssize_t)iov->iov_len;
+		if (cnt) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+/* The oldest chunks beyond --max-files leave the table and the disk. */
+static void prune(struct chunk_writer *w)
+{
+	unsigned int gone[16], n, i;
+	char name[CHUNK_NAME_MAX];
+
+	if (!opt.max_files)
+		return;
+	do {
+		n = packer_prune(w->cpu_index, opt.max_files, gone,
+				 ARRAY_SIZE(gone));
+		for (i = 0; i < n; i++) {
+			chunk_name(name, sizeof(name), w->cpu, gone[i]);
+			if (unlinkat(w->dirfd, name, 0) < 0 && errno != ENOENT)
+				warn("%s/%s: cannot remove: %s", outdir, name,
+				     strerror(errno));
+		}
+	} while (n == ARRAY_SIZE(gone));
+}
+
+static int open_next(struct chunk_writer *w)
+{
+	char name[CHUNK_NAME_MAX];
+	unsigned int seq = w->seq + 1;
+	struct chunk *c;
+	int fd;
+
+	chunk_name(name, sizeof(name), w->cpu, seq);
+	fd = openat(w->dirfd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	c = packer_chunk_new(w->cpu_index, w->cpu, seq);
+	if (!c) {
+		close(fd);
+		unlinkat(w->dirfd, name, 0);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&w->fd_lock);
+	w->fd = fd;
+	memcpy(w->name, name, sizeof(name));
+	pthread_mutex_unlock(&w->fd_lock);
+	w->cur = c;
+	w->seq = seq;
+	w->size = 0;
+	w->first_ms = 0;
+	w->prune_due = true;
+	COUNTER_ADD(w->chunks, 1);
+	return 0;
+}
+
+/*
+ * The current chunk is done: to the syncer and the packers.  An empty one
+ * goes away, unless it would leave the CPU without a file (zstd -d needs a
+ * frame: it gets one empty stored frame, which gives an empty stream file,
+ * and babeltrace2 skips those).
+ */
+static void close_current(struct chunk_writer *w)
+{
+	struct chunk_stored_hdrs h;
+	uint8_t block[1][3];
+	struct iovec iov[2];
+	int fd;
+
+	if (!w->cur)
+		return;
+	pthread_mutex_lock(&w->fd_lock);
+	fd = w->fd;
+	w->fd = -1;
+	pthread_mutex_unlock(&w->fd_lock);
+
+	if (!w->size && packer_chunks_on_disk(w->cpu_index) > 1) {
+		close(fd);
+		unlinkat(w->dirfd, w->name, 0);
+		packer_chunk_drop(w->cur);
+		w->cur = NULL;
+		return;
+	}
+	if (!w->size) {
+		h.blocks = block;
+		if (!writev_all(fd, iov, (int)chunk_stored_iov(iov, &h, NULL, 0)))
+			w->size = chunk_stored_size(0);
+	}
+	packer_chunk_closed(w->cur, w->size, w->size > chunk_stored_size(0));
+	w->cur = NULL;
+	syncer_adopt(fd);
+}
+
+int chunks_open(struct chunk_writer *w, unsigned int cpu,
+		unsigned int cpu_index, int dirfd, size_t max_packet)
+{
+	unsigned int niov = chunk_stored_iovcnt(max_packet);
+
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->fd_lock, NULL);
+	w->cpu = cpu;
+	w->cpu_index = cpu_index;
+	w->dirfd = dirfd;
+	w->fd = -1;
+	w->max_packet = max_packet;
+	w->iov = calloc(niov, sizeof(*w->iov));
+	w->hdrs.blocks = calloc(niov, sizeof(*w->hdrs.blocks));
+	if (!w->iov || !w->hdrs.blocks)
+		return -ENOMEM;
+	return open_next(w);
+}
+
+int chunks_write(struct chunk_writer *w, const void *data, size_t len)
+{
+	uint64_t start = w->size;
+	int err;
+
+	if (len > w->max_packet)
+		return -EMSGSIZE;	/* larger than the geometry allows */
+	err = writev_all(w->fd, w->iov,
+			 (int)chunk_stored_iov(w->iov, &w->hdrs, data, len));
+	if (err) {
+		/*
+		 * ENOSPC, EIO, EFBIG... somewhere in this packet's frame: cut
+		 * the chunk back to the frame before it.  The packet was not
+		 * given back to the kernel, so it is not lost: it stays there
+		 * for the next consumer.  If the cut fails, the partial frame
+		 * stays at the end, which the readers drop.
+		 */
+		if (ftruncate(w->fd, (off_t)start) < 0)
+			warn("%s/%s: cannot cut back to %llu bytes: %s", outdir,
+			     w->name, (unsigned long long)start,
+			     strerror(errno));
+		COUNTER_ADD(w->packets_unsaved, 1);
+		return err;
+	}
+	if (!w->size)
+		w->first_ms = now_ms();
+	w->size += chunk_stored_size(len);
+	COUNTER_ADD(w->packets, 1);
+	COUNTER_ADD(w->bytes_in, len);
+	COUNTER_ADD(w->bytes_out, chunk_stored_size(len));
+	return 0;
+}
+
+int chunks_roll(struct chunk_writer *w)
+{
+	close_current(w);
+	return open_next(w);
+}
+
+int chunks_roll_if_due(struct chunk_writer *w, uint64_t now)
+{
+	bool full, old;
+
+	if (!w->size)
+		return 0;
+	if (w->prune_due) {
+		prune(w);
+		w->prune_due = false;
+	}
+	/* Full: the largest packet might not fit, so it never has to. */
+	full = w->size + chunk_stored_size(w->max_packet) > opt.max_size;
+	old = opt.chunk_ms && now - w->first_ms >= opt.chunk_ms;
+	return full || old ? chunks_roll(w) : 0;
+}
+
+void chunks_finish(struct chunk_writer *w)
+{
+	close_current(w);
+	free(w->iov);
+	free(w->hdrs.blocks);
+	w->iov = NULL;
+	w->hdrs.blocks = NULL;
+}
+
+int chunks_dup_fd(struct chunk_writer *w)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&w->fd_lock);
+	if (w->fd >= 0)
+		fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&w->fd_lock);
+	return fd;
+}

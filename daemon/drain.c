@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Draining: one thread per recorded CPU, each on its own buffer file.
+ *
+ *   loop:  poll(buffer fd, request eventfd)
+ *          readable -> GET_SUBBUF, write the packet as a stored frame
+ *                      (chunks.c, one writev() from the mapping),
+ *                      PUT_SUBBUF; until GET says -EAGAIN.  After a PUT,
+ *                      close the chunk if it is full (between sub-buffers,
+ *                      never while one is held)
+ *          request  -> FLUSH:  close the open packet (GET_POSITIONS first:
+ *                              an idle CPU gets no IPI), drain, acknowledge
+ *                      ROTATE: the same, then close the chunk, acknowledge
+ *                      STOP:   drain to the end, close the chunk, exit
+ *                      ABORT:  close the chunk, exit
+ *          POLLHUP  -> tracing stopped and all read: stop polling the
+ *                      buffer ("parked") until the next request, or for a
+ *                      second without a flush timer
+ *
+ * Two ioctls and one writev per sub-buffer, never an event parsed, never a
+ * compressor: draining costs what copying the packet out costs, whatever
+ * the level the packers use.  Threads rather than one loop over every CPU
+ * because a loop drains nothing while its one thread does not run, and a
+ * thread per CPU drains each buffer as soon as any CPU is free (measured:
+ * Documentation/ringtrace/benchmarks.rst).
+ *
+ * Errors end the thread, not the process: it records what failed in
+ * cpu->err/errmsg, closes its chunk and tells main, which decides.  The
+ * sub-buffer held when a write failed is not given back, so it stays in the
+ * kernel for the next consumer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "ringtraced.h"
+
+struct cpu *cpus;
+unsigned int ncpus;
+
+static int notify_fd = -1;
+
+/* ---- setup ---------------------------------------------------------------------- */
+
+/* The CPUs that have a buffer (numeric entries of <ctl.dir>/cpu), sorted. */
+static unsigned int *cpu_ids;
+static unsigned int ncpu_ids;
+static bool *cpu_wanted;		/* indexed like cpu_ids */
+
+static int cmp_uint(const void *a, const void *b)
+{
+	unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void list_cpus(void)
+{
+	char path[PATH_MAX + 8];
+	unsigned int cap = 0, cpu;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cpu", ctl.dir);
+	d = opendir(path);
+	if (!d)
+		die("%s: %s", path, strerror(errno));
+	while ((de = readdir(d))) {
+		if (!parse_uint(de->d_name, &cpu))
+			continue;
+		if (ncpu_ids == cap) {
+			cap = cap ? 2 * cap : 64;
+			cpu_ids = realloc(cpu_ids, cap * sizeof(*cpu_ids));
+			if (!cpu_ids)
+				die("%s", strerror(ENOMEM));
+		}
+		cpu_ids[ncpu_ids++] = cpu;
+	}
+	closedir(d);
+	if (!ncpu_ids)
+		die("%s: no CPU buffers", path);
+	qsort(cpu_ids, ncpu_ids, sizeof(*cpu_ids), cmp_uint);
+}
+
+static void want_cpu(unsigned int cpu, void *unused __attribute__((unused)))
+{
+	unsigned int i;
+
+	for (i = 0; i < ncpu_ids; i++) {
+		if (cpu_ids[i] == cpu) {
+			cpu_wanted[i] = true;
+			return;
+		}
+	}
+	die("CPU %u: no buffer in %s/cpu (CPUs with a buffer: %u-%u)", cpu,
+	    ctl.dir, cpu_ids[0], cpu_ids[ncpu_ids - 1]);
+}
+
+void drain_open_buffers(void)
+{
+	unsigned int i;
+	int err;
+
+	list_cpus();
+	cpu_wanted = calloc(ncpu_ids, sizeof(*cpu_wanted));
+	cpus = calloc(ncpu_ids, sizeof(*cpus));
+	if (!cpu_wanted || !cpus)
+		die("%s", strerror(ENOMEM));
+	if (opt.cpus)
+		parse_cpu_list(opt.cpus, want_cpu, NULL);
+	else
+		memset(cpu_wanted, true, ncpu_ids * sizeof(*cpu_wanted));
+
+	for (i = 0; i < ncpu_ids; i++) {
+		struct cpu *c = &cpus[ncpus];
+
+		if (!cpu_wanted[i])
+			continue;
+		c->buf.fd = -1;
+		c->out.fd = -1;
+		c->evfd = -1;
+		err = buffer_open(&c->buf, ctl.dir, cpu_ids[i]);
+		/* A CPU not online since the module loaded has no buffer. */
+		if (err == -ENODEV && !opt.cpus) {
+			info("CPU %u: no buffer (not online since ringtrace.ko loaded): not recorded",
+			     cpu_ids[i]);
+			continue;
+		}
+		if (err == -EPROTO)
+			die("%s: unexpected meta page (module and daemon from different versions?)",
+			    c->buf.path);
+		if (err)
+			die("%s: %s%s", c->buf.path, strerror(-err),
+			    err == -EBUSY ? " (another consumer has it open)" :
+			    err == -EACCES ? " (ringtrace needs root)" :
+			    err == -EPERM ? " (refused by kernel lockdown: see /sys/kernel/security/lockdown)" : "");
+		ncpus++;
+	}
+	free(cpu_wanted);
+	free(cpu_ids);
+}
+
+/* ---- the thread --------------------------------------------------------------------- */
+
+enum drain_result {
+	DRAIN_EMPTY,		/* -EAGAIN: nothing complete right now */
+	DRAIN_MORE,		/* budget used up, more may be ready */
+	DRAIN_END,		/* -ENODATA: tracing off and all consumed */
+	DRAIN_FAILED,		/* c->err and c->errmsg say what */
+};
+
+static void notify_main(void)
+{
+	uint64_t one = 1;
+
+	if (write(notify_fd, &one, sizeof(one)) < 0) {
+		/* A full counter still wakes main: nothing is lost. */
+	}
+}
+
+__attribute__((format(printf, 3, 4)))
+static enum drain_result fail(struct cpu *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->errmsg, sizeof(c->errmsg), fmt, ap);
+	va_end(ap);
+	c->err = err;
+	return DRAIN_FAILED;
+}
+
+/* GET, write, PUT: two ioctls and one writev per sub-buffer. */
+static enum drain_result drain(struct cpu *c, unsigned int budget)
+{
+	struct ringtrace_subbuf sb;
+	int err;
+
+	while (budget--) {
+		err = buffer_get(&c->buf, &sb);
+		if (err == -EAGAIN)
+			return DRAIN_EMPTY;
+		if (err == -ENODATA)
+			return DRAIN_END;
+		if (err == -EPROTO)
+			return fail(c, err, "%s: GET_SUBBUF: sub-buffer at offset %llu with %llu bytes is outside the mapping",
+				    c->buf.path, (unsigned long long)sb.offset,
+				    (unsigned long long)sb.content_size);
+		if (err)
+			return fail(c, err, "%s: GET_SUBBUF: %s%s", c->buf.path,
+				    strerror(-err), err == -EIO ?
+				    " (the module disabled this buffer, see dmesg)" : "");
+
+		/* An event registered since: its declaration first. */
+		err = metadata_follow(&ctl, outdirfd, buffer_events_gen(&c->buf));
+		if (err)
+			warn("%s/metadata: the new events' declarations: %s",
+			     outdir, strerror(-err));
+
+		err = chunks_write(&c->out, c->buf.map + sb.offset,
+				   sb.content_size);
+		if (err)	/* the packet stays in the kernel */
+			return fail(c, err, "%s/%s: %s", outdir, c->out.name,
+				    strerror(-err));
+		if (opt.delay_us)
+			usleep(opt.delay_us);
+
+		err = buffer_put(&c->buf, &sb);
+		if (err)
+			return fail(c, err, "%s: PUT_SUBBUF: %s", c->buf.path,
+				    strerror(-err));
+
+		/* Between sub-buffers: a full chunk closes now, not later. */
+		err = chunks_roll_if_due(&c->out, now_ms());
+		if (err)
+			return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir,
+				    c->out.cpu, c->out.seq + 1, strerror(-err));
+	}
+	return DRAIN_MORE;
+}
+
+/* Everything complete now goes out; packets still open stay open. */
+static unsigned int drain_budget(const struct cpu *c)
+{
+	return c->buf.num_subbufs + 2;
+}
+
+/* Close the open packet of @c, if any, so that it can be drained. */
+static int flush_cpu(struct cpu *c, bool always)
+{
+	struct ringtrace_positions pos;
+	int err;
+
+	if (!always) {
+		/* An idle CPU is not interrupted for nothing. */
+		err = buffer_positions(&c->buf, &pos);
+		if (err) {
+			fail(c, err, "%s: GET_POSITIONS: %s", c->buf.path,
+			     strerror(-err));
+			return err;
+		}
+		if (!positions_packet_open(&pos))
+			return 0;
+	}
+	err = buffer_flush(&c->buf);
+	if (err)
+		fail(c, err, "%s: FLUSH: %s", c->buf.path, strerror(-err));
+	return err;
+}
+
+/*
+ * With tracing off, GET itself closes what is still open and reports
+ * -ENODATA once everything is consumed; a loss-report packet that found no
+ * room earlier is emitted once the buffer has been drained, hence the
+ * retries.  With tracing on, FLUSH closes the open packet and what is
+ * complete then is drained; later events stay in the kernel for the next
+ * consumer.
+ */
+static enum drain_result drain_for_stop(struct cpu *c, bool tracing_off)
+{
+	enum drain_result r = DRAIN_MORE;
+	unsigned int round;
+
+	if (!tracing_off) {
+		if (flush_cpu(c, true))
+			return DRAIN_FAILED;
+		r = drain(c, drain_budget(c));
+		return r == DRAIN_FAILED ? r : DRAIN_END;
+	}
+	for (round = 0; round < 8; round++) {
+		r = drain(c, 2 * drain_budget(c));
+		if (r == DRAIN_END || r == DRAIN_FAILED)
+			return r;
+	}
+	warn("CPU %u: not drained to the end after tracing stopped (tracing turned on again?)",
+	     c->buf.cpu);
+	return DRAIN_END;
+}
+
+/* FLUSH or ROTATE: close the open packet, drain, maybe roll, acknowledge. */
+static enum drain_result flush_request(struct cpu *c, unsigned int req)
+{
+	enum drain_result r;
+	int err;
+
+	if (flush_cpu(c, req & REQ_ROTATE))
+		return DRAIN_FAILED;
+	r = drain(c, drain_budget(c));
+	if (r == DRAIN_FAILED)
+		return r;
+	err = req & REQ_ROTATE ? chunks_roll(&c->out) :
+	      chunks_roll_if_due(&c->out, now_ms());
+	if (err)
+		return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir, c->out.cpu,
+			    c->out.seq + 1, strerror(-err));
+	/* Pairs with main's acquire loads in all_acked()/rotated(). */
+	if (req & REQ_FLUSH)
+		__atomic_store_n(&c->flush_done,
+				 __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+	if (req & REQ_ROTATE)
+		__atomic_store_n(&c->rotate_done, c->rotate_done + 1,
+				 __ATOMIC_RELEASE);
+	notify_main();
+	return r;
+}
+
+static void *drain_main(void *arg)
+{
+	struct cpu *c = arg;
+	enum drain_result r = DRAIN_MORE;
+	bool parked = false;
+	unsigned int req;
+	char tname[16];
+	uint64_t v;
+
+	snprintf(tname, sizeof(tname), "rtd-drain/%u", c->buf.cpu);
+	pthread_setname_np(pthread_self(), tname);
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = c->evfd, .events = POLLIN },
+			{ .fd = c->buf.fd, .events = POLLIN },
+		};
+		/* A parked CPU looks again every second without a flush tick. */
+		int timeout = parked && !opt.flush_ms ? 1000 : -1;
+		int n;
+
+		/* --chunk-time: wake up to close a chunk that grew old. */
+		if (opt.chunk_ms && c->out.size) {
+			uint64_t now = now_ms(), due = c->out.first_ms + opt.chunk_ms;
+			int left = due > now ? (int)(due - now) : 0;
+
+			if (timeout < 0 || left < timeout)
+				timeout = left;
+		}
+		n = poll(p, parked ? 1 : 2, timeout);
+		if (n < 0 && errno != EINTR) {
+			fail(c, -errno, "poll: %s", strerror(errno));
+			break;
+		}
+		if (n == 0 && parked && !opt.flush_ms)
+			parked = false;
+		if (p[0].revents & POLLIN) {
+			if (read(c->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
+				fail(c, -errno, "eventfd: %s", strerror(errno));
+				break;
+			}
+		}
+		req = __atomic_exchange_n(&c->req, 0, __ATOMIC_ACQUIRE);
+		if (req & REQ_ABORT)
+			break;
+		if (req & REQ_STOP) {
+			r = drain_for_stop(c, __atomic_load_n(&c->tracing_off,
+							      __ATOMIC_ACQUIRE));
+			break;
+		}
+		if (req & (REQ_FLUSH | REQ_ROTATE)) {
+			parked = false;
+			r = flush_request(c, req);
+		} else if (!parked && (p[1].revents & POLLHUP) &&
+			   !(p[1].revents & POLLIN)) {
+			parked = true;
+		} else if (!parked && p[1].revents) {
+			/* POLLIN, or POLLERR: GET says -EIO then. */
+			r = drain(c, drain_budget(c));
+		}
+		if (r != DRAIN_FAILED && opt.chunk_ms) {
+			int err = chunks_roll_if_due(&c->out, now_ms());
+
+			if (err)
+				r = fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir,
+					 c->out.cpu, c->out.seq + 1,
+					 strerror(-err));
+		}
+		if (r == DRAIN_FAILED)
+			break;
+	}
+	chunks_finish(&c->out);
+	c->cpu_s = thread_cpu_s();
+	/* Pairs with main's acquire: err, errmsg and cpu_s are set. */
+	__atomic_store_n(&c->exited, true, __ATOMIC_RELEASE);
+	notify_main();
+	return NULL;
+}
+
+int drain_start(int notify)
+{
+	unsigned int i;
+	int err;
+
+	notify_fd = notify;
+	for (i = 0; i < ncpus; i++) {
+		struct cpu *c = &cpus[i];
+
+		c->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (c->evfd < 0)
+			return -errno;
+		err = chunks_open(&c->out, c->buf.cpu, i, outdirfd,
+				  c->buf.subbuf_size);
+		if (err) {
+			snprintf(c->errmsg, sizeof(c->errmsg), "%s/cpu%u-%06u.zst: %s",
+				 outdir, c->buf.cpu, 1U, strerror(-err));
+			return err;
+		}
+	}
+	for (i = 0; i < ncpus; i++) {
+		err = pthread_create(&cpus[i].thread, NULL, drain_main, &cpus[i]);
+		if (err)
+			return -err;
+		cpus[i].started = true;
+	}
+	return 0;
+}
+
+void drain_request(struct cpu *c, unsigned int req)
+{
+	uint64_t one = 1;
+
+	__atomic_fetch_or(&c->req, req, __ATOMIC_RELEASE);
+	if (write(c->evfd, &one, sizeof(one)) < 0) {
+		/* The counter is already non-zero: the thread will look. */
+	}
+}
+
+void drain_join(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ncpus; i++) {
+		if (cpus[i].started)
+			pthread_join(cpus[i].thread, NULL);
+		cpus[i].started = false;
+	}
+}

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtraced's command line: --help, and getopt_long() into `opt`.
+ * Usage errors print one line and exit 2.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "ringtraced.h"
+
+#define DEFAULT_LEVEL		3
+#define DEFAULT_FLUSH_MS	1000
+#define DEFAULT_MAX_SIZE	(64ULL << 20)
+#define MAX_WORKERS		64
+
+enum { EXIT_USAGE = 2 };
+
+struct options opt = {
+	.level = DEFAULT_LEVEL,
+	.flush_ms = DEFAULT_FLUSH_MS,
+	.max_size = DEFAULT_MAX_SIZE,
+	.start = true,
+};
+
+struct level_name level_name(int level)
+{
+	struct level_name n;
+
+	if (level == RT_LEVEL_STORE)
+		snprintf(n.s, sizeof(n.s), "store");
+	else
+		snprintf(n.s, sizeof(n.s), "%d", level);
+	return n;
+}
+
+/* One packer per online CPU, at most four: they only use idle time. */
+static unsigned int default_workers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 4 ? 4 : (unsigned int)n;
+}
+
+/*
+ * "1: 1.5  3: 3.7 ..." MiB per packer, from libzstd's own estimate, four
+ * levels to a line of --help.
+ */
+static void memory_table(char *buf, size_t size)
+{
+	static const int levels[] = { 1, 3, 6, 9, 12, 15, 19, 22 };
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < ARRAY_SIZE(levels) && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%3d: %4.1f",
+					 !i ? "" : i % 4 ? "   " :
+					 "\n                             ",
+					 levels[i],
+					 (double)chunk_pack_memory(levels[i]) /
+					 (1 << 20));
+}
+
+static void usage(FILE *f)
+{
+	char mem[256];
+
+	memory_table(mem, sizeof(mem));
+	fprintf(f,
+"Usage: " PROG " [OPTION]...\n"
+"Record ringtrace's per-CPU buffers into a trace directory: the CTF metadata\n"
+"and, per CPU, chunk files cpuN-000001.zst, cpuN-000002.zst, ... of whole\n"
+"packets copied verbatim.  A thread per CPU writes each packet into its chunk\n"
+"uncompressed, as fast as it can be copied (a 'stored' zstd frame); once a\n"
+"chunk closes, a worker thread compresses it on idle CPU time and replaces it\n"
+"in one rename.  Either kind is a zstd file: `ringtrace unpack DIR OUT` (or\n"
+"`zstd -d` on each file, with the metadata) gives a CTF 1.8 trace that\n"
+"babeltrace2 reads.\n"
+"\n"
+"Output:\n"
+"  -o, --output=DIR          trace directory to create; it must not exist or be\n"
+"                            empty (default ./ringtrace-YYYYmmdd-HHMMSS, or\n"
+"                            " SERVICE_DIR "/YYYYmmdd-HHMMSS with --service)\n"
+"  -l, --level=N             zstd level the workers compress closed chunks at,\n"
+"                            %d..%d (negative is faster, 0 is zstd's default,\n"
+"                            3), or 'store' to keep them uncompressed\n"
+"                            (default %d).  Memory per worker in MiB, by level\n"
+"                            (the zstd window is at most %u MiB):\n"
+"                              %s\n"
+"                            Draining needs no memory of its own per CPU: it\n"
+"                            writes from the kernel's mapping\n"
+"  -j, --workers=N           compression threads, 1..%d (default: one per\n"
+"                            online CPU, at most 4, here %u); they run at idle\n"
+"                            priority while recording, so a load that leaves\n"
+"                            no CPU idle costs disk (chunks stay uncompressed\n"
+"                            until it lets up), never events\n"
+"  -s, --max-size=SIZE       close a chunk before it grows past SIZE bytes\n"
+"                            (suffix K, M, G; default 64M); a compressed chunk\n"
+"                            is smaller still\n"
+"  -t, --chunk-time=TIME     also close a chunk TIME after its first packet\n"
+"                            (200ms, 10s, 5m; default: only by size)\n"
+"  -n, --max-files=N         keep at most N chunks per CPU, removing the oldest\n"
+"                            (default: all)\n"
+"      --root=DIR            make the trace directory in DIR, a new one per\n"
+"                            start, named YYYYmmdd-HHMMSS (default with\n"
+"                            --service: " SERVICE_DIR ")\n"
+"      --max-total=SIZE      keep the traces in --root's directory under SIZE\n"
+"                            bytes together, checked every 10 s: the oldest\n"
+"                            whole traces go first, then the running trace's\n"
+"                            oldest closed chunks, whatever their CPU\n"
+"  -f, --flush-interval=MS   every MS milliseconds close the CPUs' open packets\n"
+"                            and have a thread of its own fdatasync the files\n"
+"                            (0 = only at stop; default %d).  What survives: a\n"
+"                            kill of the daemon (even SIGKILL) loses nothing\n"
+"                            the module counts as delivered; a power loss\n"
+"                            loses at most the last MS milliseconds and one\n"
+"                            sync's time.  Each chunk is always whole, either\n"
+"                            stored or compressed, never half\n"
+"\n"
+"What to record:\n"
+"  -c, --cpus=LIST           CPUs to record, e.g. 0-3,8 (default: all)\n"
+"      --start               turn tracing on at start and off at exit (default)\n"
+"      --no-start            leave tracing_on alone: record whatever is traced\n"
+"      --stop-on-exit        turn tracing off at exit even with --no-start\n"
+"      --once                record what the buffers hold now, then exit\n"
+"                            (a snapshot: implies --no-start, tracing goes on)\n"
+"      --subbuf-size=SIZE    set the module's sub-buffer size first\n"
+"      --num-subbufs=N       set the number of sub-buffers per CPU first\n"
+"      --mode=MODE           set the buffer mode first: discard or overwrite\n"
+"                            (these three are written only when they differ\n"
+"                            from the current values: a change drops unread data\n"
+"                            and needs tracing off)\n"
+"      --debugfs=DIR         where debugfs is mounted (default /sys/kernel/debug);\n"
+"                            without it, /dev/ringtrace when debugfs refuses\n"
+"                            ringtrace's files (Secure Boot lockdown) or is\n"
+"                            not mounted\n"
+"\n"
+"Running:\n"
+"      --service             run under systemd (Type=notify): log with syslog\n"
+"                            priorities, notify readiness, default output dir\n"
+"                            under " SERVICE_DIR "; without it the daemon also\n"
+"                            stays in the foreground and logs to stderr\n"
+"  -q, --quiet               no notes on stderr (errors and warnings still)\n"
+"      --test-delay-us=US    testing: sleep US microseconds per sub-buffer to\n"
+"                            play a slow disk (losses are counted by the module)\n"
+"  -h, --help                print this help and exit\n"
+"  -V, --version             print the version and exit\n"
+"\n"
+"Signals: SIGINT/SIGTERM stop: tracing off (or a flush), drain, fsync, then\n"
+"compress what is left uncompressed, with progress every few seconds; a\n"
+"second SIGINT/SIGTERM leaves the rest uncompressed (readable as it is) and\n"
+"exits.  SIGHUP closes every CPU's chunk now; SIGUSR1 prints statistics.\n"
+"Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
+		ZSTD_minCLevel(), ZSTD_maxCLevel(), DEFAULT_LEVEL,
+		1U << (CHUNK_PACK_WINDOW_LOG - 20), mem, MAX_WORKERS,
+		default_workers(), DEFAULT_FLUSH_MS);
+}
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry '" PROG " --help' for more information.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/* A zstd level, 0 meaning zstd's default as it does, or "store". */
+static bool parse_level(const char *s, int *out)
+{
+	if (!strcmp(s, "store")) {
+		*out = RT_LEVEL_STORE;
+		return true;
+	}
+	if (!parse_int(s, out) || *out < ZSTD_minCLevel() ||
+	    *out > ZSTD_maxCLevel())
+		return false;
+	if (!*out)
+		*out = ZSTD_CLEVEL_DEFAULT;
+	return true;
+}
+
+enum {
+	OPT_START = 256,
+	OPT_NO_START,
+	OPT_ONCE,
+	OPT_STOP_ON_EXIT,
+	OPT_SUBBUF_SIZE,
+	OPT_NUM_SUBBUFS,
+	OPT_MODE,
+	OPT_DEBUGFS,
+	OPT_SERVICE,
+	OPT_ROOT,
+	OPT_MAX_TOTAL,
+	OPT_TEST_DELAY,
+};
+
+void parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output",		required_argument, NULL, 'o' },
+		{ "level",		required_argument, NULL, 'l' },
+		{ "workers",		required_argument, NULL, 'j' },
+		{ "max-size",		required_argument, NULL, 's' },
+		{ "chunk-time",		required_argument, NULL, 't' },
+		{ "max-files",		required_argument, NULL, 'n' },
+		{ "flush-interval",	required_argument, NULL, 'f' },
+		{ "cpus",		required_argument, NULL, 'c' },
+		{ "start",		no_argument,	   NULL, OPT_START },
+		{ "no-start",		no_argument,	   NULL, OPT_NO_START },
+		{ "stop-on-exit",	no_argument,	   NULL, OPT_STOP_ON_EXIT },
+		{ "once",		no_argument,	   NULL, OPT_ONCE },
+		{ "quiet",		no_argument,	   NULL, 'q' },
+		{ "version",		no_argument,	   NULL, 'V' },
+		{ "subbuf-size",	required_argument, NULL, OPT_SUBBUF_SIZE },
+		{ "num-subbufs",	required_argument, NULL, OPT_NUM_SUBBUFS },
+		{ "mode",		required_argument, NULL, OPT_MODE },
+		{ "debugfs",		required_argument, NULL, OPT_DEBUGFS },
+		{ "service",		no_argument,	   NULL, OPT_SERVICE },
+		{ "root",		required_argument, NULL, OPT_ROOT },
+		{ "max-total",		required_argument, NULL, OPT_MAX_TOTAL },
+		{ "test-delay-us",	required_argument, NULL, OPT_TEST_DELAY },
+		{ "help",		no_argument,	   NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	opt.workers = default_workers();
+	while ((c = getopt_long(argc, argv, "o:l:j:s:t:n:f:c:qhV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				usage_error("--output: empty directory name");
+			opt.output = optarg;
+			break;
+		case 'l':
+			if (!parse_level(optarg, &opt.level))
+				usage_error("--level: '%s' is not a zstd level (%d..%d) or 'store'",
+					    optarg, ZSTD_minCLevel(),
+					    ZSTD_maxCLevel());
+			break;
+		case 'j':
+			if (!parse_uint(optarg, &opt.workers) || !opt.workers ||
+			    opt.workers > MAX_WORKERS)
+				usage_error("--workers: '%s' is not a number of threads (1..%d)",
+					    optarg, MAX_WORKERS);
+			break;
+		case 's':
+			if (!parse_size(optarg, &opt.max_size) || !opt.max_size)
+				usage_error("--max-size: '%s' is not a size in bytes (e.g. 64M)",
+					    optarg);
+			break;
+		case 't':
+			if (!parse_duration_ms(optarg, &opt.chunk_ms) ||
+			    !opt.chunk_ms)
+				usage_error("--chunk-time: '%s' is not a duration (e.g. 500ms, 10s)",
+					    optarg);
+			break;
+		case 'n':
+			if (!parse_uint(optarg, &opt.max_files) || !opt.max_files)
+				usage_error("--max-files: '%s' is not a number of files >= 1",
+					    optarg);
+			break;
+		case 'f':
+			if (!parse_uint(optarg, &opt.flush_ms) ||
+			    opt.flush_ms > 3600 * 1000)
+				usage_error("--flush-interval: '%s' is not a number of milliseconds (0..3600000)",
+					    optarg);
+			break;
+		case 'c':
+			if (!parse_cpu_list(optarg, NULL, NULL))
+				usage_error("--cpus: '%s' is not a CPU list (e.g. 0-3,8)",
+					    optarg);
+			opt.cpus = optarg;
+			break;
+		case OPT_START:
+			opt.start = true;
+			break;
+		case OPT_NO_START:
+			opt.start = false;
+			break;
+		case OPT_ONCE:
+			opt.once = true;
+			opt.start = false;
+			break;
+		case 'q':
+			msg_quiet = true;
+			break;
+		case 'V':
+			printf(PROG " %s\n", RINGTRACE_VERSION);
+			exit(0);
+		case OPT_STOP_ON_EXIT:
+			opt.stop_on_exit = true;
+			break;
+		case OPT_SUBBUF_SIZE:
+			if (!parse_size(optarg, &opt.subbuf_size) ||
+			    !opt.subbuf_size)
+				usage_error("--subbuf-size: '%s' is not a size in bytes",
+					    optarg);
+			break;
+		case OPT_NUM_SUBBUFS:
+			if (!parse_size(optarg, &opt.num_subbufs) ||
+			    !opt.num_subbufs)
+				usage_error("--num-subbufs: '%s' is not a number",
+					    optarg);
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "discard") && strcmp(optarg, "overwrite"))
+				usage_error("--mode: '%s' is neither discard nor overwrite",
+					    optarg);
+			opt.mode = optarg;
+			break;
+		case OPT_DEBUGFS:
+			if (!*optarg)
+				usage_error("--debugfs: empty directory name");
+			opt.debugfs = optarg;
+			break;
+		case OPT_SERVICE:
+			msg_service = true;
+			break;
+		case OPT_ROOT:
+			if (!*optarg)
+				usage_error("--root: empty directory name");
+			opt.root = optarg;
+			break;
+		case OPT_MAX_TOTAL:
+			if (!parse_size(optarg, &opt.max_total) || !opt.max_total)
+				usage_error("--max-total: '%s' is not a size in bytes (e.g. 4G)",
+					    optarg);
+			break;
+		case OPT_TEST_DELAY:
+			if (!parse_uint(optarg, &opt.delay_us) ||
+			    opt.delay_us > 10 * 1000 * 1000)
+				usage_error("--test-delay-us: '%s' is not a number of microseconds (0..10000000)",
+					    optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			/* getopt_long() already said what was wrong. */
+			fputs("Try '" PROG " --help' for more information.\n",
+			      stderr);
+			exit(EXIT_USAGE);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (opt.output && opt.root)
+		usage_error("--output and --root: one or the other");
+	if (opt.max_total && (opt.output || opt.once))
+		usage_error("--max-total budgets the traces of --root (or --service's %s), not --output's",
+			    SERVICE_DIR);
+	if (opt.max_total && !opt.root && !msg_service)
+		usage_error("--max-total needs --root (or --service)");
+}

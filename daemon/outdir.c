@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The trace directory: a new one per start (-o, or a time-stamped name in
+ * --root), its entry made durable in its parent; and --max-total, the disk
+ * budget of the traces in --root (retention.c removes them).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ringtraced.h"
+
+char outdir[PATH_MAX];
+const char *outname;
+int outdirfd = -1;
+
+static bool dir_is_empty(const char *path)
+{
+	struct dirent *de;
+	bool empty = true;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return false;
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* The directory entry of @path survives a power loss once this returns. */
+static void sync_parent(const char *path)
+{
+	char parent[PATH_MAX];
+	char *slash;
+	int fd;
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		snprintf(parent, sizeof(parent), ".");
+	else if (slash == parent)
+		parent[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) < 0)
+		warn("%s: %s (the trace directory may not survive a power loss)",
+		     parent, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+void outdir_create(void)
+{
+	char stamp[32];
+	struct tm tm;
+	time_t now = time(NULL);
+	unsigned int i;
+
+	if (opt.output) {
+		snprintf(outdir, sizeof(outdir), "%s", opt.output);
+		if (mkdir(outdir, 0750) < 0) {
+			if (errno != EEXIST)
+				die("%s: %s", outdir, strerror(errno));
+			if (!dir_is_empty(outdir))
+				die("%s: exists and is not an empty directory",
+				    outdir);
+		}
+	} else {
+		const char *base = opt.root ? opt.root :
+				   msg_service ? SERVICE_DIR : ".";
+		const char *prefix = opt.root || msg_service ? "" : "ringtrace-";
+
+		opt.root = base;
+		if (strcmp(base, ".") && mkdir(base, 0750) < 0 && errno != EEXIST)
+			die("%s: %s", base, strerror(errno));
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		for (i = 0;; i++) {
+			if (i)
+				snprintf(outdir, sizeof(outdir), "%s/%s%s.%u",
+					 base, prefix, stamp, i);
+			else
+				snprintf(outdir, sizeof(outdir), "%s/%s%s",
+					 base, prefix, stamp);
+			if (mkdir(outdir, 0750) == 0)
+				break;
+			if (errno != EEXIST || i == 1000)
+				die("%s: %s", outdir, strerror(errno));
+		}
+	}
+	outdirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (outdirfd < 0)
+		die("%s: %s", outdir, strerror(errno));
+	/*
+	 * Ours while we run (the kernel drops it when we die, SIGKILL too):
+	 * `ringtrace compress` must not pack a chunk still being written.
+	 */
+	if (flock(outdirfd, LOCK_EX | LOCK_NB) < 0)
+		die("%s: %s", outdir, errno == EWOULDBLOCK ?
+		    "in use (ringtrace compress?)" : strerror(errno));
+	outname = strrchr(outdir, '/') ? strrchr(outdir, '/') + 1 : outdir;
+	sync_parent(outdir);
+}
+
+bool due_every_10s(time_t *last)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (*last && now.tv_sec - *last < 10)
+		return false;
+	*last = now.tv_sec;
+	return true;
+}
+
+/*
+ * The running trace alone is over the budget by @over bytes: its oldest
+ * closed chunks go, oldest first whatever their CPU, as a flight recorder
+ * on disk.  The chunks being written are never removed.
+ */
+static void trim_running(uint64_t over)
+{
+	static bool said;
+	char name[CHUNK_NAME_MAX];
+	unsigned int cpu, seq, n = 0;
+	struct stat st;
+
+	while (over && packer_take_oldest(&cpu, &seq)) {
+		n++;
+		if (cpu == UINT_MAX)
+			continue;	/* its packer removes it */
+		chunk_name(name, sizeof(name), cpu, seq);
+		if (fstatat(outdirfd, name, &st, 0) == 0)
+			over -= (uint64_t)st.st_blocks * 512 < over ?
+				(uint64_t)st.st_blocks * 512 : over;
+		if (unlinkat(outdirfd, name, 0) < 0 && errno != ENOENT)
+			warn("%s/%s: cannot remove: %s", outdir, name,
+			     strerror(errno));
+	}
+	if (n && !said)
+		info("--max-total: the running trace alone is over %llu bytes: its oldest chunks are removed as new ones close",
+		     (unsigned long long)opt.max_total);
+	said |= n > 0;
+	if (over && !n)
+		warn("--max-total: the chunks being written alone are over %llu bytes: lower --max-size",
+		     (unsigned long long)opt.max_total);
+}
+
+void outdir_retention(void)
+{
+	static time_t last;
+	uint64_t over;
+	int err;
+
+	if (!opt.max_total || !opt.root)
+		return;
+	if (!due_every_10s(&last))
+		return;
+	err = retention_prune(opt.root, outname, opt.max_total, NULL, &over);
+	if (err == -ENOSPC)
+		trim_running(over);
+	else if (err)
+		warn("--max-total: %s: %s", opt.root, strerror(-err));
+}
+
+unsigned int outdir_make_room(void)
+{
+	unsigned int removed = 0;
+
+	if (opt.max_total && opt.root && outname)
+		retention_prune(opt.root, outname, 0, &removed, NULL);
+	return removed;
+}

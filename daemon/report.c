@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What ringtraced tells: the summary at stop and on SIGUSR1 (stdout),
+ * systemd's STATUS= line, and the progress of the compression backlog.
+ *
+ * The summary, per CPU then in all:
+ *   CPU n: P sub-buffers, B bytes in, S bytes stored, C chunks
+ *   CPU n: L events lost (full .., overrun .., held .., nested .., too big ..); W written, D delivered
+ *   total: P sub-buffers, B bytes in, S bytes stored, L events lost
+ *   chunks: N closed: K compressed (I -> O bytes, ratio R), Q waiting (..
+ *           bytes stored), U uncompressed; W workers, X busy
+ *   cpu time: drain D s, compression C s
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ringtraced.h"
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1 << 20);
+}
+
+static double ratio(uint64_t in, uint64_t out)
+{
+	return out ? (double)in / (double)out : 0.0;
+}
+
+/* The drain threads' CPU time: their own once exited. */
+static double drain_cpu_s(void)
+{
+	double s = 0;
+
+	for (unsigned int i = 0; i < ncpus; i++)
+		s += __atomic_load_n(&cpus[i].exited, __ATOMIC_ACQUIRE) ?
+		     cpus[i].cpu_s : cpus[i].started ?
+		     pthread_cpu_s(cpus[i].thread) : 0;
+	return s;
+}
+
+void report_print(const char *title)
+{
+	uint64_t packets = 0, in = 0, out = 0, lost_all = 0;
+	struct packer_stats ps;
+	struct ringtrace_stats st;
+	unsigned int i;
+	int err;
+
+	report("%s", title);
+	for (i = 0; i < ncpus; i++) {
+		struct chunk_writer *w = &cpus[i].out;
+		uint64_t lost;
+
+		report("CPU %u: %llu sub-buffers, %llu bytes in, %llu bytes stored, %llu chunks",
+		       w->cpu, (unsigned long long)COUNTER_READ(w->packets),
+		       (unsigned long long)COUNTER_READ(w->bytes_in),
+		       (unsigned long long)COUNTER_READ(w->bytes_out),
+		       (unsigned long long)COUNTER_READ(w->chunks));
+		packets += COUNTER_READ(w->packets);
+		in += COUNTER_READ(w->bytes_in);
+		out += COUNTER_READ(w->bytes_out);
+
+		err = buffer_stats(&cpus[i].buf, &st);
+		if (err) {
+			report("CPU %u: GET_STATS: %s", w->cpu, strerror(-err));
+			continue;
+		}
+		lost = st.lost_full + st.lost_overrun + st.lost_held +
+		       st.lost_nested + st.lost_too_big;
+		lost_all += lost;
+		report("CPU %u: %llu events lost (full %llu, overrun %llu, held %llu, nested %llu, too big %llu); %llu written, %llu delivered",
+		       w->cpu, (unsigned long long)lost,
+		       (unsigned long long)st.lost_full,
+		       (unsigned long long)st.lost_overrun,
+		       (unsigned long long)st.lost_held,
+		       (unsigned long long)st.lost_nested,
+		       (unsigned long long)st.lost_too_big,
+		       (unsigned long long)st.written,
+		       (unsigned long long)st.delivered);
+	}
+	report("total: %llu sub-buffers, %llu bytes in, %llu bytes stored, %llu events lost",
+	       (unsigned long long)packets, (unsigned long long)in,
+	       (unsigned long long)out, (unsigned long long)lost_all);
+	packer_stats(&ps);
+	report("chunks: %llu compressed (%llu -> %llu bytes, ratio %.2f), %llu waiting (%llu bytes stored), %llu uncompressed (%llu bytes); %u workers, %u busy",
+	       (unsigned long long)ps.packed, (unsigned long long)ps.packed_in,
+	       (unsigned long long)ps.packed_out,
+	       ratio(ps.packed_in, ps.packed_out),
+	       (unsigned long long)ps.queued + ps.busy,
+	       (unsigned long long)ps.queued_bytes + ps.packing_bytes,
+	       (unsigned long long)ps.kept,
+	       (unsigned long long)ps.kept_bytes, ps.workers, ps.busy);
+	report("cpu time: drain %.3f s, compression %.3f s", drain_cpu_s(),
+	       ps.cpu_s);
+}
+
+void report_status(void)
+{
+	static time_t last;
+	uint64_t packets = 0, bytes = 0, lost = 0, rounds, failures;
+	struct packer_stats ps;
+	char status[512];
+	int last_err;
+	unsigned int i;
+
+	if (!msg_service || !due_every_10s(&last))
+		return;
+	for (i = 0; i < ncpus; i++) {
+		packets += COUNTER_READ(cpus[i].out.packets);
+		bytes += COUNTER_READ(cpus[i].out.bytes_out);
+		lost += buffer_lost(&cpus[i].buf);
+	}
+	packer_stats(&ps);
+	syncer_status(&rounds, &failures, &last_err);
+	snprintf(status, sizeof(status),
+		 "STATUS=%s: %llu packets, %.1f MiB written, %llu events lost, %llu syncs%s%s; %llu chunks compressed, %llu waiting (%.1f MiB stored)",
+		 outname, (unsigned long long)packets, mib(bytes),
+		 (unsigned long long)lost, (unsigned long long)rounds,
+		 failures ? ", sync failed: " : "",
+		 failures ? strerror(last_err) : "",
+		 (unsigned long long)ps.packed,
+		 (unsigned long long)ps.queued + ps.busy,
+		 mib(ps.queued_bytes + ps.packing_bytes));
+	notify_systemd(status);
+}
+
+/*
+ * Progress of the compression left at stop.  On a terminal it is shown
+ * even with --quiet: `ringtrace record` runs the daemon quietly, and a
+ * user waiting at a prompt wants to know why.
+ */
+void report_backlog(const char *what)
+{
+	struct packer_stats ps;
+
+	if (msg_quiet && !isatty(STDERR_FILENO))
+		return;
+	packer_stats(&ps);
+	fprintf(stderr, "%s: compressing: %llu chunks (%.1f MiB) left, %u of %u workers busy%s%s\n",
+		PROG, (unsigned long long)ps.queued + ps.busy,
+		mib(ps.queued_bytes + ps.packing_bytes), ps.busy, ps.workers,
+		what ? "; " : "", what ? what : "");
+}

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rt-chunk: host tests of chunk files: the stored frames and packing of
+ * lib/chunk.c, and ringtraced's chunk writer and packers (chunks.c,
+ * packer.c, with the syncer) as its drain threads use them.
+ *
+ *   rt-chunk [DIR]     DIR for the files (default: a new directory in
+ *                      /var/tmp, removed at the end)
+ *
+ * Prints one "ok N - ..." / "not ok N - ..." line per check and ends with
+ * "chunk: N passed, M failed"; the exit status is 1 if any failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "../ringtraced.h"
+
+/* What the daemon's other files would define. */
+struct options opt;
+char outdir[PATH_MAX];
+
+static unsigned int passed, failed;
+static char dir[PATH_MAX];
+static int dfd;
+
+__attribute__((format(printf, 2, 3)))
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %u - ", ok ? "ok" : "not ok", passed + failed + 1);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+/* ---- packets --------------------------------------------------------------------- */
+
+/*
+ * A CTF packet of @len bytes (>= the header): header fields set, then
+ * event-like bytes that compress (a counter, a few random bits).
+ */
+static uint8_t *make_packet(size_t len, uint64_t seq, unsigned int cpu)
+{
+	struct ringtrace_packet_header h = {
+		.magic = RINGTRACE_CTF_MAGIC,
+		.stream_instance_id = cpu,
+		.content_size = len * 8,
+		.packet_size = len * 8,
+		.packet_seq_num = seq,
+		.cpu_id = cpu,
+	};
+	uint8_t *p = malloc(len);
+	uint32_t x = (uint32_t)(seq * 2654435761U + 1);
+
+	memcpy(p, &h, sizeof(h));
+	for (size_t i = sizeof(h); i + 8 <= len; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		uint64_t v = (i / 8) << 8 | (x & 0x3);
+
+		memcpy(p + i, &v, 8);
+	}
+	return p;
+}
+
+/* Write @n packets of @len bytes as stored frames into @name; their bytes. */
+static uint8_t *write_stored(const char *name, unsigned int n, size_t len,
+			     size_t *total)
+{
+	struct chunk_stored_hdrs h;
+	struct iovec iov[64];
+	uint8_t blocks[64][3], *all = malloc((size_t)n * len + 1);
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	h.blocks = blocks;
+	for (unsigned int i = 0; i < n; i++) {
+		uint8_t *p = make_packet(len, i, 0);
+		unsigned int cnt = chunk_stored_iov(iov, &h, p, len);
+
+		if (writev(fd, iov, (int)cnt) < 0)
+			perror("writev");
+		memcpy(all + (size_t)i * len, p, len);
+		free(p);
+	}
+	close(fd);
+	*total = (size_t)n * len;
+	return all;
+}
+
+static uint8_t *read_file(const char *name, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd = openat(dfd, name, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	buf = malloc((size_t)st.st_size + 1);
+	if (read(fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+/* The file decompresses (libzstd, any frame kind) to exactly @want. */
+static bool decompresses_to(const char *name, const uint8_t *want, size_t len)
+{
+	size_t zlen, got;
+	uint8_t *z = read_file(name, &zlen), *d = malloc(len + 1);
+	bool ok;
+
+	if (!z || !d)
+		return false;
+	got = ZSTD_decompress(d, len + 1, z, zlen);
+	ok = !ZSTD_isError(got) && got == len && !memcmp(d, want, len);
+	free(z);
+	free(d);
+	return ok;
+}
+
+static int kind_of(const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY), k;
+
+	if (fd < 0)
+		return -errno;
+	k = chunk_kind(fd);
+	close(fd);
+	return k;
+}
+
+static bool exists(const char *name)
+{
+	return !faccessat(dfd, name, F_OK, 0);
+}
+
+/* ---- lib/chunk.c ----------------------------------------------------------------- */
+
+static void test_names(void)
+{
+	unsigned int c, s;
+	char name[CHUNK_NAME_MAX], tmp[CHUNK_NAME_MAX + 8];
+
+	chunk_name(name, sizeof(name), 3, 17);
+	chunk_tmp_name(tmp, sizeof(tmp), name);
+	check(!strcmp(name, "cpu3-000017.zst") && !strcmp(tmp, ".cpu3-000017.zst.tmp"),
+	      "names: %s, %s", name, tmp);
+	check(chunk_parse_name("cpu12-000345.zst", &c, &s) && c == 12 && s == 345,
+	      "cpu12-000345.zst parses as CPU 12, chunk 345");
+	check(!chunk_parse_name("cpu1.zst", &c, &s) &&
+	      !chunk_parse_name("cpu1-.zst", &c, &s) &&
+	      !chunk_parse_name("cpu-1-2.zst", &c, &s) &&
+	      !chunk_parse_name("cpu1-+2.zst", &c, &s) &&
+	      !chunk_parse_name("cpu1-2.zst.tmp", &c, &s) &&
+	      !chunk_parse_name(".cpu1-2.zst.tmp", &c, &s) &&
+	      !chunk_parse_name("cpu1-99999999999.zst", &c, &s),
+	      "unnumbered, signed, hidden, temporary and overflowing names do not parse");
+}
+
+static void test_stored(void)
+{
+	size_t total;
+	uint8_t *all;
+
+	check(chunk_stored_size(0) == 12 && chunk_stored_size(65536) == 65536 + 12 &&
+	      chunk_stored_size(300000) == 300000 + 9 + 3 * 3,
+	      "stored frame sizes: 12 bytes for an empty packet, 12 more per packet up to 128 KiB, 3 more per further block");
+	check(chunk_stored_iovcnt(0) == 2 && chunk_stored_iovcnt(65536) == 3 &&
+	      chunk_stored_iovcnt(300000) == 7,
+	      "stored frame iovecs: header, then header+data per block");
+	all = write_stored("stored-1.zst", 40, 65536, &total);
+	check(decompresses_to("stored-1.zst", all, total),
+	      "40 stored 64 KiB packets decompress to themselves with libzstd");
+	check(kind_of("stored-1.zst") == CHUNK_KIND_STORED, "chunk_kind(): stored");
+	free(all);
+	all = write_stored("stored-2.zst", 3, 300000, &total);
+	check(decompresses_to("stored-2.zst", all, total),
+	      "stored packets of three raw blocks each decompress to themselves");
+	free(all);
+}
+
+/* The packed frames end on packet boundaries and carry checksums. */
+static bool frames_on_packet_boundaries(const char *name, size_t packet,
+					unsigned int *frames)
+{
+	size_t len, off = 0;
+	uint8_t *z = read_file(name, &len);
+	bool ok = z != NULL;
+
+	*frames = 0;
+	while (ok && off < len) {
+		size_t n = ZSTD_findFrameCompressedSize(z + off, len - off);
+		unsigned long long cs = ZSTD_isError(n) ? ZSTD_CONTENTSIZE_ERROR :
+					ZSTD_getFrameContentSize(z + off, n);
+
+		ok = !ZSTD_isError(n) && cs != ZSTD_CONTENTSIZE_ERROR &&
+		     cs != ZSTD_CONTENTSIZE_UNKNOWN && cs % packet == 0 &&
+		     (z[off + 4] & 0x04);	/* Content_Checksum_flag */
+		off += ZSTD_isError(n) ? len : n;
+		(*frames)++;
+	}
+	free(z);
+	return ok;
+}
+
+static void test_pack(void)
+{
+	struct chunk_packer *p = chunk_packer_new(3);
+	struct chunk_pack_result res;
+	unsigned int frames;
+	size_t total, len;
+	uint8_t *all, *z;
+	struct rlimit rl, old;
+	bool cancel = true, ok;
+	int err, fd;
+
+	all = write_stored("cpu0-000001.zst", 200, 65536, &total);
+	err = chunk_pack(p, dfd, "cpu0-000001.zst", ".cpu0-000001.zst.tmp", NULL, &res);
+	check(!err && res.packets == 200 && res.content == total &&
+	      res.in == chunk_stored_size(65536) * 200 && res.out < total / 2,
+	      "pack 200 packets at level 3: %d, %llu packets, %llu -> %llu bytes", err,
+	      (unsigned long long)res.packets, (unsigned long long)res.in,
+	      (unsigned long long)res.out);
+	check(decompresses_to(".cpu0-000001.zst.tmp", all, total),
+	      "the packed file decompresses to the same packets, byte for byte");
+	check(kind_of(".cpu0-000001.zst.tmp") == CHUNK_KIND_PACKED &&
+	      kind_of("cpu0-000001.zst") == CHUNK_KIND_STORED,
+	      "chunk_kind() tells the packed file from the stored chunk it came from");
+	ok = frames_on_packet_boundaries(".cpu0-000001.zst.tmp", 65536, &frames);
+	check(ok && frames == (total + CHUNK_PACK_FRAME_BYTES - 1) / CHUNK_PACK_FRAME_BYTES,
+	      "%u packed frames of %u MiB of packets, each on a packet boundary, with its content size and a checksum",
+	      frames, CHUNK_PACK_FRAME_BYTES >> 20);
+	err = chunk_pack(p, dfd, ".cpu0-000001.zst.tmp", "again.tmp", NULL, &res);
+	check(err == -EBADMSG && !exists("again.tmp"),
+	      "a packed chunk is not packed again (-EBADMSG, nothing left behind)");
+
+	/* Cut short: a kill mid-write leaves a partial frame at the end. */
+	z = read_file("cpu0-000001.zst", &len);
+	fd = openat(dfd, "cut.zst", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (write(fd, z, len - 1000) < 0)
+		perror("write");
+	close(fd);
+	err = chunk_pack(p, dfd, "cut.zst", "cut.tmp", NULL, &res);
+	check(err == -EBADMSG && !exists("cut.tmp") && kind_of("cut.zst") == CHUNK_KIND_STORED,
+	      "a stored chunk cut short stays as it is (-EBADMSG, no temporary file)");
+	free(z);
+
+	err = chunk_pack(p, dfd, "cpu0-000001.zst", "cancel.tmp", &cancel, &res);
+	check(err == -ECANCELED && !exists("cancel.tmp"),
+	      "a cancelled pack leaves no temporary file (%d)", err);
+
+	/* A write that fails: EFBIG past RLIMIT_FSIZE (SIGXFSZ ignored). */
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	rl = old;
+	rl.rlim_cur = 100000;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	err = chunk_pack(p, dfd, "cpu0-000001.zst", "full.tmp", NULL, &res);
+	setrlimit(RLIMIT_FSIZE, &old);
+	check(err == -EFBIG && !exists("full.tmp") &&
+	      decompresses_to("cpu0-000001.zst", all, total),
+	      "a write that fails (EFBIG) leaves the stored chunk whole and no temporary file (%d)",
+	      err);
+
+	fd = openat(dfd, "empty.zst", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	close(fd);
+	check(kind_of("empty.zst") == CHUNK_KIND_EMPTY &&
+	      chunk_pack(p, dfd, "empty.zst", "empty.tmp", NULL, &res) == -ENODATA,
+	      "an empty file is neither stored nor packed, and not packed (-ENODATA)");
+	check(chunk_pack_memory(22) < (32U << 20) && chunk_pack_memory(1) < (2U << 20),
+	      "packer memory: level 1 %.1f MiB, level 22 %.1f MiB (window capped)",
+	      chunk_pack_memory(1) / 1048576.0, chunk_pack_memory(22) / 1048576.0);
+	chunk_packer_free(p);
+	free(all);
+}
+
+/*
+ * The crash guarantee of packing: a packer killed at any moment leaves the
+ * chunk stored or packed, whole.  A child packs the chunk, then renames,
+ * as a packer does; it is killed at moments spread over twice what a
+ * whole pack takes here (measured first: the host may be busy); every
+ * time the chunk must decompress to its packets.
+ */
+static void pack_and_rename(void)
+{
+	struct chunk_packer *p = chunk_packer_new(6);
+	struct chunk_pack_result res;
+
+	if (!chunk_pack(p, dfd, "cpu1-000001.zst", ".cpu1-000001.zst.tmp",
+			NULL, &res))
+		renameat(dfd, ".cpu1-000001.zst.tmp", dfd, "cpu1-000001.zst");
+	chunk_packer_free(p);
+}
+
+static void test_kill_while_packing(void)
+{
+	unsigned int kills = 0, stored = 0, packed = 0, bad = 0, tmps = 0;
+	struct timespec ts;
+	uint64_t whole, ns;
+	size_t total;
+	uint8_t *all;
+
+	srand((unsigned int)time(NULL));
+	/* A whole pack, in a child as below: fork and page faults included. */
+	free(write_stored("cpu1-000001.zst", 48, 65536, &total));
+	whole = now_ms();
+	if (!fork()) {
+		pack_and_rename();
+		_exit(0);
+	}
+	wait(NULL);
+	whole = now_ms() - whole + 1;
+	for (int round = 0; round < 24; round++) {
+		pid_t pid;
+
+		all = write_stored("cpu1-000001.zst", 48, 65536, &total);
+		pid = fork();
+		if (!pid) {
+			pack_and_rename();
+			_exit(0);
+		}
+		/* Spread over twice a whole pack: before, during and after. */
+		ns = (uint64_t)round * whole * 2000000 / 24 +
+		     (uint64_t)(rand() % 1000) * whole;
+		ts.tv_sec = (time_t)(ns / 1000000000);
+		ts.tv_nsec = (long)(ns % 1000000000);
+		nanosleep(&ts, NULL);
+		if (!kill(pid, SIGKILL))
+			kills++;
+		waitpid(pid, NULL, 0);
+		tmps += exists(".cpu1-000001.zst.tmp");
+		switch (kind_of("cpu1-000001.zst")) {
+		case CHUNK_KIND_STORED: stored++; break;
+		case CHUNK_KIND_PACKED: packed++; break;
+		default: bad++;
+		}
+		if (!decompresses_to("cpu1-000001.zst", all, total))
+			bad++;
+		unlinkat(dfd, ".cpu1-000001.zst.tmp", 0);
+		free(all);
+	}
+	check(!bad, "%u kills while packing at level 6 (%llu ms a pack): every time the chunk was whole (%u stored, %u packed, %u left a temporary file)",
+	      kills, (unsigned long long)whole, stored, packed, tmps);
+	check(tmps > 0 && stored > 0 && packed > 0,
+	      "kills landed before, during and after packing (%u of %u left a temporary file)",
+	      tmps, kills);
+}
+
+/* ---- ringtraced's chunks.c and packer.c ------------------------------------------ */
+
+/* Names of the chunk files of @cpu on disk, as "1 2 3". */
+static void chunk_list(unsigned int cpu, char *buf, size_t size)
+{
+	unsigned int seqs[256], n = 0, c, s;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t used = 0;
+
+	while (d && (de = readdir(d)))
+		if (chunk_parse_name(de->d_name, &c, &s) && c == cpu && n < 256)
+			seqs[n++] = s;
+	if (d)
+		closedir(d);
+	for (unsigned int i = 0; i < n; i++)
+		for (unsigned int j = i + 1; j < n; j++)
+			if (seqs[j] < seqs[i]) {
+				s = seqs[i];
+				seqs[i] = seqs[j];
+				seqs[j] = s;
+			}
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < n && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%u",
+					 i ? " " : "", seqs[i]);
+}
+
+/* As the daemon at stop: packers at normal priority (the host may be busy). */
+static void wait_idle(void)
+{
+	packer_boost();
+	for (int i = 0; i < 6000 && !packer_idle(); i++)
+		usleep(10000);
+}
+
+static void test_writer(void)
+{
+	struct chunk_writer w;
+	struct packer_stats ps;
+	char list[256], name[CHUNK_NAME_MAX];
+	uint8_t *pkt, *all;
+	size_t off = 0;
+	bool ok = true;
+	int err = 0, dd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	/* 16 KiB packets, chunks of at most 100 KiB: 6 packets per chunk. */
+	opt.max_size = 100 * 1024;
+	opt.max_files = 0;
+	check(!packer_start(2, 2, 3, dd) && !syncer_start() &&
+	      !chunks_open(&w, 5, 0, dd, 16384), "writer of CPU 5 and two packers start");
+	all = malloc(60 * 16384);
+	for (unsigned int i = 0; i < 60 && !err; i++) {
+		pkt = make_packet(16384, i, 5);
+		err = chunks_write(&w, pkt, 16384);
+		memcpy(all + (size_t)i * 16384, pkt, 16384);
+		free(pkt);
+		if (!err)
+			err = chunks_roll_if_due(&w, now_ms());
+	}
+	check(!err, "60 packets written, rolling by size");
+	check(w.size <= opt.max_size && w.seq == 11,
+	      "chunks close before the next packet could pass --max-size: chunk %u open, %llu bytes",
+	      w.seq, (unsigned long long)w.size);
+	chunks_finish(&w);
+	wait_idle();
+	packer_stats(&ps);
+	check(ps.packed == 10 && !ps.queued && !ps.busy && ps.kept == 0,
+	      "the packers compressed the 10 closed chunks (%llu packed, %llu queued, %llu kept)",
+	      (unsigned long long)ps.packed, (unsigned long long)ps.queued,
+	      (unsigned long long)ps.kept);
+	/* Chunk 11 was open and empty at the end: gone, the 10 others packed. */
+	chunk_list(5, list, sizeof(list));
+	check(!strcmp(list, "1 2 3 4 5 6 7 8 9 10"),
+	      "files: chunks 1..10, the empty last one removed (%s)", list);
+	for (unsigned int s = 1; s <= 10; s++) {
+		chunk_name(name, sizeof(name), 5, s);
+		ok &= kind_of(name) == CHUNK_KIND_PACKED;
+		ok &= decompresses_to(name, all + off, 6 * 16384);
+		off += 6 * 16384;
+	}
+	check(ok, "every chunk is packed and holds its 6 packets in order");
+	packer_stop(false);
+	syncer_stop(dd);
+	free(all);
+
+	/* --max-files 3: only the newest three chunks stay, packed or not. */
+	opt.max_files = 3;
+	check(!packer_start(2, 1, 19, dd) && !syncer_start() &&
+	      !chunks_open(&w, 6, 1, dd, 16384), "writer of CPU 6, one level-19 packer");
+	for (unsigned int i = 0; i < 60 && !err; i++) {
+		pkt = make_packet(16384, i, 6);
+		err = chunks_write(&w, pkt, 16384);
+		free(pkt);
+		if (!err)
+			err = chunks_roll_if_due(&w, now_ms());
+	}
+	chunks_finish(&w);
+	wait_idle();
+	chunk_list(6, list, sizeof(list));
+	check(!err && !strcmp(list, "8 9 10"),
+	      "--max-files 3 keeps chunks 8, 9, 10 while a packer works (%s)", list);
+	check(!exists(".cpu6-000001.zst.tmp") && !exists(".cpu6-000007.zst.tmp"),
+	      "no temporary file of a removed chunk is left");
+	packer_stop(false);
+	syncer_stop(dd);
+
+	/* --level store: nothing is packed, everything stays whole. */
+	opt.max_files = 0;
+	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) && !syncer_start() &&
+	      !chunks_open(&w, 7, 0, dd, 16384), "writer of CPU 7 with --level store");
+	for (unsigned int i = 0; i < 12 && !err; i++) {
+		pkt = make_packet(16384, i, 7);
+		err = chunks_write(&w, pkt, 16384);
+		free(pkt);
+		if (!err)
+			err = chunks_roll_if_due(&w, now_ms());
+	}
+	chunks_finish(&w);
+	packer_stats(&ps);
+	chunk_list(7, list, sizeof(list));
+	check(!err && !ps.packed && ps.kept == 2 && !strcmp(list, "1 2") &&
+	      kind_of("cpu7-000001.zst") == CHUNK_KIND_STORED,
+	      "--level store: two chunks, both stored (%s)", list);
+	packer_stop(false);
+	syncer_stop(dd);
+
+	/* A CPU that recorded nothing keeps one empty frame: zstd -d reads it. */
+	check(!packer_start(1, 1, 3, dd) && !syncer_start() &&
+	      !chunks_open(&w, 8, 0, dd, 16384), "writer of CPU 8");
+	chunks_finish(&w);
+	check(decompresses_to("cpu8-000001.zst", (const uint8_t *)"", 0) &&
+	      kind_of("cpu8-000001.zst") == CHUNK_KIND_STORED,
+	      "a CPU without packets has one chunk of one empty frame");
+	packer_stop(false);
+	syncer_stop(dd);
+	close(dd);
+}
+
+static void remove_dir(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	while (d && (de = readdir(d)))
+		unlinkat(dfd, de->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	bool own = argc < 2;
+
+	msg_prog = "rt-chunk";
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (own) {
+		snprintf(dir, sizeof(dir), "/var/tmp/rt-chunk.XXXXXX");
+		if (!mkdtemp(dir)) {
+			perror("mkdtemp");
+			return 1;
+		}
+	} else {
+		snprintf(dir, sizeof(dir), "%s", argv[1]);
+	}
+	snprintf(outdir, sizeof(outdir), "%s", dir);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dfd < 0) {
+		perror(dir);
+		return 1;
+	}
+	test_names();
+	test_stored();
+	test_pack();
+	test_kill_while_packing();
+	test_writer();
+	if (own)
+		remove_dir();
+	printf("chunk: %u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
