@@ -16,7 +16,8 @@ const struct command *current_cmd;
 
 static const struct command *const commands[] = {
 	&cmd_record, &cmd_snapshot, &cmd_list, &cmd_report, &cmd_export,
-	&cmd_check, &cmd_unpack, &cmd_stats, &cmd_start, &cmd_stop,
+	&cmd_check, &cmd_unpack, &cmd_compress, &cmd_stats, &cmd_start,
+	&cmd_stop,
 };
 
 static void usage(FILE *f)

@@ -316,6 +316,31 @@ static pid_t spawn(int *go, int *err)
 	return pid;
 }
 
+/*
+ * Wait for ringtraced to exit; SIGINT/SIGTERM that reach us meanwhile are
+ * passed on (the daemon's second one leaves the rest uncompressed).
+ */
+static void wait_daemon(int sfd, pid_t daemon, int *status)
+{
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		pid_t r = waitpid(daemon, status, WNOHANG);
+
+		if (r == daemon || (r < 0 && errno != EINTR)) {
+			if (r < 0)
+				*status = 1 << 8;	/* as exit(1) */
+			return;
+		}
+		if (poll(&pfd, 1, 200) <= 0)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
+				kill(daemon, SIGINT);
+	}
+}
+
 /* ---- status line ------------------------------------------------------------------ */
 
 struct cpu_count {
@@ -653,10 +678,14 @@ static int run(int argc, char **argv)
 	if (tty)
 		fputs("\r\033[K", stderr);
 
-	/* ringtraced stops tracing, drains, prints the per-CPU summary. */
+	/*
+	 * ringtraced stops tracing, drains, compresses what is still stored
+	 * (it shows progress on the terminal) and prints the summary.  A
+	 * Ctrl-C meanwhile is passed on: the rest stays uncompressed.
+	 */
 	kill(daemon, SIGINT);
-	if (waitpid(daemon, &daemon_status, 0) != daemon ||
-	    !WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status))
+	wait_daemon(sfd, daemon, &daemon_status);
+	if (!WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status))
 		warn("ringtraced did not stop cleanly: the trace may be short");
 	restore_state();
 	if (mounted_here)
@@ -694,7 +723,11 @@ const struct command cmd_record = {
 "installed module, else the one 'make' built) and mounts debugfs if it is\n"
 "not mounted; everything else it changes -- enabled events, tracing_on,\n"
 "geometry, mode, pid filter -- is put back at exit, after Ctrl-C or an\n"
-"error too.  Records with ringtraced, as a child process.\n"
+"error too.  Records with ringtraced, as a child process: a thread per CPU\n"
+"writes the packets uncompressed as fast as they can be copied, and worker\n"
+"threads compress them behind, on idle CPU time.  What is left when the\n"
+"recording stops is compressed then, with progress on the terminal; a\n"
+"Ctrl-C meanwhile leaves it uncompressed ('ringtrace compress DIR' later).\n"
 "\n"
 "  -e, --events LIST     events: names, globs (sched_*) and groups, comma\n"
 "                        separated (default " DEFAULT_EVENTS "); groups:\n"
@@ -713,7 +746,8 @@ const struct command cmd_record = {
 "  -o, --output DIR      the trace directory, new (default\n"
 "                        ./ringtrace-YYYYmmdd-HHMMSS)\n"
 "      --duration TIME   stop after TIME (10s, 500ms, 2m)\n"
-"      --level N         ringtraced's zstd level (see ringtraced --help)\n"
+"      --level N         the zstd level of the compressed chunks, or store\n"
+"                        (see ringtraced --help)\n"
 "  -v, --verbose         the status line per CPU too\n"
 "  -h, --help            this text\n"
 "\n"
