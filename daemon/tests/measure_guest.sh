@@ -5,7 +5,7 @@
 # the test VM (not a test; the numbers come from rt-zbench on the host):
 #
 #   tools/vm/vmtest -k KVER -- env BUILD=DIR daemon/tests/measure_guest.sh
-#   daemon/tests/rt-zbench -e 64 -5,-3,-1,1,3 OUTDIR/KVER/measure/cpu*
+#   daemon/tests/rt-zbench 1,3,6,9 OUTDIR/KVER/measure/cpu[0-9]*
 #
 # 1. ftrace records real kernel activity of a small workload (sched_switch,
 #    sched_wakeup, irq and softirq entry/exit, raw_syscalls sys_enter/exit).
@@ -84,8 +84,8 @@ if [[ -x $REPO/tools/ringtrace ]]; then
 else
 	mkdir -p "$W/ctf"
 	cp "$W/trace/metadata" "$W/ctf/"
-	for f in "$W"/trace/*.zst; do
-		zstd -qdc "$f" >"$W/ctf/$(basename "$f" .zst)"
+	for c in $(ls "$RT/cpu" | sort -n); do
+		cat "$W"/trace/cpu"$c"-*.zst | zstd -qdc >"$W/ctf/cpu$c"
 	done
 fi
 cp "$W"/ctf/* "$OUT/"

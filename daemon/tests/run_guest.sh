@@ -12,6 +12,7 @@
 # babeltrace2.  Prints "ok - ..." / "FAIL - ..." per assertion and ends with
 # "daemon: N passed, M failed"; exits 1 if anything failed.  Daemon logs and
 # outputs of the tests are copied to $RT_VM_OUT/daemon-tests/ when set.
+# RT_DAEMON_TESTS="test_a test_b" runs only those.
 
 set -u
 
@@ -245,9 +246,11 @@ test_usage() {
 	usage_case 2 "option requires an argument" -o
 	usage_case 2 "--level: 'fast' is not a zstd level" --level fast
 	usage_case 2 "--level: '99' is not a zstd level" -l 99
-	usage_case 2 "--min-level: 'x' is not a zstd level" --min-level x
-	usage_case 2 "--min-level 3 is above --level 1" -L 3
-	usage_case 2 "--min-level -5 is above --level -9" -l -9 -L -5
+	usage_case 2 "unrecognized option '--min-level'" --min-level 1
+	usage_case 2 "--workers: '0' is not a number of threads" -j 0
+	usage_case 2 "--workers: '65' is not a number of threads" --workers 65
+	usage_case 2 "--chunk-time: '0' is not a duration" -t 0
+	usage_case 2 "--chunk-time: 'soon' is not a duration" --chunk-time soon
 	usage_case 2 "--cpus: '1-0' is not a CPU list" --cpus 1-0
 	usage_case 2 "--cpus: 'a' is not a CPU list" -c a
 	usage_case 2 "--max-size: '0' is not a size" --max-size 0
@@ -399,28 +402,7 @@ test_losses() {
 		check "loss: CPU $c: babeltrace2 reads the CPU's stream" bt "$W/loss.cpu$c" "$W/loss.cpu$c.txt"
 		eq "loss: CPU $c: babeltrace2 discarded = module lost" "$(discarded "$W/loss.cpu$c.txt")" "$lost"
 		check "loss: CPU $c: summary line" grep -q "^CPU $c: $lost events lost (full $lost," "$W/loss.out"
-		# The daemon fell behind, so it compressed at faster levels,
-		# down to the fastest; frames of every level decoded above.
-		check "loss: CPU $c: compressed faster to keep up" \
-			grep -Eq "^CPU $c: [1-9][0-9]* sub-buffers compressed faster than level 1 to keep up \(down to store\)$" "$W/loss.out"
 	done
-
-	# The same slow daemon with the level fixed: never a faster level.
-	note "losses: the same with --min-level 1 (fixed level)"
-	reset_module
-	start_daemon fixed -o "$W/fixed" --subbuf-size 4096 --num-subbufs 2 \
-		--test-delay-us 10000 -f 100 --min-level 1 ||
-		{ fail "fixed: daemon did not start"; return; }
-	check "fixed: markers written" run_markers fixed 500 -s 200
-	rc=0
-	stop_daemon || rc=$?
-	eq "fixed: daemon exit status" "$rc" 0
-	check "fixed: no sub-buffer at a faster level" \
-		grep -Eq "^total: [1-9][0-9]* sub-buffers, .*, 0 sub-buffers at faster levels$" "$W/fixed.out"
-	eq "fixed: no per-CPU faster-level line" \
-		"$(grep -c 'compressed faster' "$W/fixed.out" || true)" 0
-	check "fixed: unpack" unpack "$W/fixed" "$W/fixed.ctf"
-	check "fixed: babeltrace2 reads the trace" bt "$W/fixed.ctf" "$W/fixed.txt"
 	reset_module
 }
 
@@ -496,7 +478,7 @@ test_enospc() {
 	eq "enospc: daemon exit status" "$rc" 1
 	err=$(tail -n1 "$W/nospc.err")
 	check "enospc: one line naming the file and the cause: $err" \
-		grep -Eq "^ringtraced: $W/small/t/cpu[0-9]+\.zst: No space left on device$" <<<"$err"
+		grep -Eq "^ringtraced: $W/small/t/cpu[0-9]+-[0-9]{6}\.zst: No space left on device$" <<<"$err"
 	check "enospc: every .zst file still tests good with zstd -t" zstd -qt "$W"/small/t/*.zst
 	check "enospc: unpack" unpack "$W/small/t" "$W/nospc.ctf"
 	check "enospc: babeltrace2 reads what was written" bt "$W/nospc.ctf" "$W/nospc.txt"
@@ -567,46 +549,207 @@ test_rotation() {
 	reset_module
 }
 
-# SIGHUP without numbered files: logrotate moves cpuN.zst away, the daemon
-# starts a new one; a second SIGHUP appends a new frame to the same file.
-test_hup_reopen() {
+# stored FILE: the chunk starts with a stored frame (descriptor 0xa0, no
+# checksum); a packed chunk's frames carry a checksum.
+stored() {
+	[[ $(od -An -tx1 -j4 -N1 "$1" | tr -d ' ') == a0 ]]
+}
+
+# chunks DIR CPU: the sequence numbers of CPU's chunk files, "1 2 3".
+chunks() {
+	(cd "$1" && ls) | sed -n "s/^cpu$2-0*\([0-9][0-9]*\)\.zst$/\1/p" | sort -n |
+		tr '\n' ' ' | sed 's/ $//'
+}
+
+# only_chunk TRACE CPU SEQ OUT: a trace directory with that one chunk.
+only_chunk() {
+	mkdir -p "$4" && cp "$1/metadata" "$4/" &&
+		cp "$1/$(printf 'cpu%s-%06d.zst' "$2" "$3")" "$4/"
+}
+
+# SIGHUP closes every CPU's chunk: what was written before it is in the
+# first chunk, packed once closed, what came after in the next.
+test_hup() {
 	local c rc=0 i
-	note "SIGHUP reopens cpuN.zst"
+	note "SIGHUP closes the chunks"
 	reset_module
 	start_daemon hup -o "$W/hup" -f 100 || { fail "hup: daemon did not start"; return; }
 	check "hup: first markers" run_markers hup1 100
-	mkdir -p "$W/hup-old" && cp "$W/hup/metadata" "$W/hup-old/"
-	mv "$W"/hup/cpu*.zst "$W/hup-old/"
 	kill -HUP "$DPID"
 	for ((i = 0; i < 100; i++)); do
-		[[ $(grep -c rotated "$W/hup.err") -ge 1 ]] && break
+		grep -q rotated "$W/hup.err" && break
 		sleep 0.1
 	done
+	check "hup: the daemon says the chunks were closed" grep -q rotated "$W/hup.err"
 	check "hup: second markers" run_markers hup2 100
-	kill -HUP "$DPID"
-	for ((i = 0; i < 100; i++)); do
-		[[ $(grep -c rotated "$W/hup.err") -ge 2 ]] && break
-		sleep 0.1
-	done
-	check "hup: third markers" run_markers hup3 100
 	stop_daemon || rc=$?
 	eq "hup: daemon exit status" "$rc" 0
-	eq "hup: files after two SIGHUPs" "$(cd "$W/hup" && ls | tr '\n' ' ')" \
-		"$(for c in "${CPUS[@]}"; do printf 'cpu%s.zst ' "$c"; done)metadata "
-	check "hup: moved-away files test good" zstd -qt "$W"/hup-old/*.zst
-	check "hup: reopened files test good (two frames appended)" zstd -qt "$W"/hup/*.zst
-	check "hup: unpack the moved-away files" unpack "$W/hup-old" "$W/hup-old.ctf"
-	check "hup: unpack the new files" unpack "$W/hup" "$W/hup.ctf"
-	check "hup: babeltrace2 reads the old part" bt "$W/hup-old.ctf" "$W/hup-old.txt"
-	check "hup: babeltrace2 reads the new part" bt "$W/hup.ctf" "$W/hup.txt"
 	for c in "${CPUS[@]}"; do
-		eq "hup: CPU $c: before the first SIGHUP, in the moved file" \
-			"$(markers "$W/hup-old.txt" hup1 >"$W/h.m"; seqs "$W/h.m" "$c") $(markers "$W/hup-old.txt" hup2 >"$W/h.m"; seqs "$W/h.m" "$c" | cut -d' ' -f1)" \
+		eq "hup: CPU $c: two chunks" "$(chunks "$W/hup" "$c")" "1 2"
+		check "hup: CPU $c: both were packed at stop" \
+			eval '! stored "$W/hup/cpu$c-000001.zst" && ! stored "$W/hup/cpu$c-000002.zst"'
+		only_chunk "$W/hup" "$c" 1 "$W/hup$c.1" && unpack "$W/hup$c.1" "$W/hup$c.1.ctf" &&
+			bt "$W/hup$c.1.ctf" "$W/hup$c.1.txt"
+		only_chunk "$W/hup" "$c" 2 "$W/hup$c.2" && unpack "$W/hup$c.2" "$W/hup$c.2.ctf" &&
+			bt "$W/hup$c.2.ctf" "$W/hup$c.2.txt"
+		eq "hup: CPU $c: chunk 1 holds the markers before SIGHUP, in order" \
+			"$(markers "$W/hup$c.1.txt" hup1 >"$W/h.m"; seqs "$W/h.m" "$c") $(markers "$W/hup$c.1.txt" hup2 | wc -l)" \
 			"100 0 99 0 0"
-		eq "hup: CPU $c: after it, in the new file" \
-			"$(markers "$W/hup.txt" hup2 >"$W/h.m"; seqs "$W/h.m" "$c") $(markers "$W/hup.txt" hup3 >"$W/h.m"; seqs "$W/h.m" "$c")" \
-			"100 0 99 0 100 0 99 0"
+		eq "hup: CPU $c: chunk 2 the markers after it" \
+			"$(markers "$W/hup$c.2.txt" hup2 >"$W/h.m"; seqs "$W/h.m" "$c") $(markers "$W/hup$c.2.txt" hup1 | wc -l)" \
+			"100 0 99 0 0"
 	done
+}
+
+# --chunk-time: a slow writer's chunks close by age, not by size.
+test_chunk_time() {
+	local c rc=0 n
+	note "--chunk-time 300ms"
+	reset_module
+	start_daemon age -o "$W/age" -t 300ms -f 100 || { fail "age: daemon did not start"; return; }
+	check "age: 40 markers per CPU over 2 s" run_markers age 40 -d 50000
+	stop_daemon || rc=$?
+	eq "age: daemon exit status" "$rc" 0
+	check "age: unpack" unpack "$W/age" "$W/age.ctf"
+	check "age: babeltrace2 reads it" bt "$W/age.ctf" "$W/age.txt"
+	markers "$W/age.txt" age >"$W/age.markers"
+	for c in "${CPUS[@]}"; do
+		n=$(chunks "$W/age" "$c" | wc -w)
+		check "age: CPU $c: closed by age into several chunks ($n)" test "$n" -ge 3
+		eq "age: CPU $c: every marker, in order" "$(seqs "$W/age.markers" "$c")" "40 0 39 0"
+	done
+}
+
+# A load above what the packers compress: nothing is lost while the
+# stored backlog grows; once the load stops it is all compressed.  The
+# load never lets up: a busy loop on every CPU leaves the idle-priority
+# packer no time at all, while paced markers are recorded.
+test_backlog() {
+	local c rc=0 i waiting packed
+	local -a hogs=()
+	note "backlog: CPUs kept busy, markers recorded, one level-19 packer"
+	reset_module
+	start_daemon blog -o "$W/blog" -s 256K -l 19 -j 1 -f 200 ||
+		{ fail "backlog: daemon did not start"; return; }
+	for c in "${CPUS[@]}"; do
+		taskset -c "$c" sh -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	check "backlog: markers written" run_markers blog 6000 -r -s 400 -d 200
+	kill -USR1 "$DPID"
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^chunks: ' "$W/blog.out" && break
+		sleep 0.1
+	done
+	kill "${hogs[@]}"
+	wait "${hogs[@]}" 2>/dev/null
+	waiting=$(sed -n 's/^chunks: .*), \([0-9]*\) waiting (\([0-9]*\) bytes stored).*/\1 \2/p' "$W/blog.out" | head -n1)
+	note "backlog: at the end of the load: $(grep -m1 '^chunks: ' "$W/blog.out")"
+	check "backlog: the stored backlog grew during the load (${waiting:-none})" \
+		test "${waiting%% *}" -gt 4
+	for c in "${CPUS[@]}"; do
+		eq "backlog: CPU $c: nothing lost while it grew" "$(lost_of "$c")" 0
+	done
+	stop_daemon || rc=$?
+	eq "backlog: daemon exit status" "$rc" 0
+	check "backlog: progress shown while the backlog was compressed" \
+		grep -q 'compressing: [0-9]* chunks' "$W/blog.err"
+	check "backlog: nothing waits after the stop" \
+		grep -Eq '^chunks: [0-9]+ compressed .*, 0 waiting \(0 bytes stored\), 0 uncompressed' "$W/blog.out"
+	packed=0
+	for f in "$W"/blog/cpu*.zst; do
+		stored "$f" || packed=$((packed + 1))
+	done
+	eq "backlog: every chunk packed" "$packed" "$(ls "$W"/blog/cpu*.zst | wc -l)"
+	check "backlog: no temporary file left" test -z "$(ls -A "$W/blog" | grep '\.tmp$')"
+	check "backlog: unpack" unpack "$W/blog" "$W/blog.ctf"
+	check "backlog: babeltrace2 reads it" bt "$W/blog.ctf" "$W/blog.txt"
+	markers "$W/blog.txt" blog >"$W/blog.markers"
+	for c in "${CPUS[@]}"; do
+		eq "backlog: CPU $c: every marker, in order" "$(seqs "$W/blog.markers" "$c")" "6000 0 5999 0"
+	done
+}
+
+# SIGKILL at random moments while chunks close every few hundred ms and a
+# slow packer works on them, restart after each: every chunk of every run
+# decodes, none is missing, and all runs together hold written - lost.
+test_kill_packing() {
+	local k kills=20 rc c d n tmps=0 seqs_ok=1 all uniq rep lost s t0=$SECONDS
+	local -a closed
+	local -a pids=()
+	note "SIGKILL while packing: $kills kills"
+	reset_module
+	for c in "${CPUS[@]}"; do
+		"$MARKERS" -s 200 -r -d 800 "$c" 10000000 kp >/dev/null 2>&1 &
+		pids+=($!)
+	done
+	for ((k = 1; k <= kills; k++)); do
+		start_daemon kp$k -o "$W/kp$k" -s 64K --subbuf-size 16K -l 19 -j 1 -f 100 ||
+			{ fail "kill-pack: daemon $k did not start"; break; }
+		sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.3 + r / 32768 * 0.9 }')"
+		kill -KILL "$DPID"
+		wait "$DPID" 2>/dev/null
+		DPID=
+		ls -A "$W/kp$k" | grep -q '\.tmp$' && tmps=$((tmps + 1))
+	done
+	kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+	note "kill-pack: $kills kills in $((SECONDS - t0)) s"
+	t0=$SECONDS
+	# The last daemon drains what the kernel holds and stops cleanly.
+	start_daemon kp0 -o "$W/kp0" --subbuf-size 16K -l 19 -j 1 -f 100 || fail "kill-pack: last daemon"
+	rc=0
+	stop_daemon || rc=$?
+	eq "kill-pack: the last daemon's exit status" "$rc" 0
+	check "kill-pack: kills landed while a chunk was being packed ($tmps of $kills)" \
+		test "$tmps" -ge $((kills / 2))
+	# ringtrace check -v decodes every packet of every chunk and lists
+	# each one (file, seq, events): the totals come from there.
+	: >"$W/kp.packets"
+	for ((k = 0; k <= kills; k++)); do
+		d=$W/kp$k
+		[[ -d $d ]] || continue
+		for c in "${CPUS[@]}"; do
+			s=$(chunks "$d" "$c")
+			[[ $s == "$(seq -s ' ' 1 "$(wc -w <<<"$s")")" ]] ||
+				{ seqs_ok=0; note "kill-pack: $d CPU $c chunks: $s"; }
+		done
+		"$CLI" check -v "$d" >"$d.check" 2>&1 ||
+			fail "kill-pack: ringtrace check $d: $(tail -n2 "$d.check")"
+		sed -nE 's|^  .*/cpu([0-9]+)-[0-9]+\.zst offset=[0-9]+ seq=([0-9]+) events=([0-9]+) .*|\1 \2 \3|p' \
+			"$d.check" >>"$W/kp.packets"
+		# Every chunk but the newest of each CPU is closed: whole frames.
+		closed=()
+		for c in "${CPUS[@]}"; do
+			n=$(chunks "$d" "$c" | wc -w)
+			for s in $(chunks "$d" "$c"); do
+				((s < n)) && closed+=("$(printf '%s/cpu%s-%06d.zst' "$d" "$c" "$s")")
+			done
+		done
+		((${#closed[@]} == 0)) || zstd -qt "${closed[@]}" ||
+			fail "kill-pack: $d: a closed chunk does not decode"
+		if ((k == 0 || k == 1 || k == kills / 2)); then
+			if unpack "$d" "$d.ctf" && bt "$d.ctf" "$d.txt"; then
+				pass "kill-pack: babeltrace2 reads run $k"
+			else
+				fail "kill-pack: babeltrace2 reads run $k: $(head -c 300 "$d.txt.err")"
+			fi
+		fi
+	done
+	note "kill-pack: every run checked in $((SECONDS - t0)) s"
+	eq "kill-pack: no chunk missing in any run (numbers contiguous)" "$seqs_ok" 1
+	for c in "${CPUS[@]}"; do
+		lost=$(lost_of "$c")
+		# A packet that a kill caught between its write and its PUT is
+		# in two runs with the same seq: counted once.
+		read -r all uniq rep <<<"$(awk -v c="$c" '$1 == c {
+			all += $3; n[$2]++; if (n[$2] == 1) { u += $3 } else { r++ }
+		} END { printf "%d %d %d\n", all, u, r }' "$W/kp.packets")"
+		eq "kill-pack: CPU $c: all runs hold written - lost events" "$uniq" "$(($(stat "$c" written) - lost))"
+		check "kill-pack: CPU $c: at most one packet repeated per kill ($rep)" test "$rep" -le "$kills"
+		note "kill-pack: CPU $c: $uniq events, $lost lost, $rep packets repeated ($((all - uniq)) events)"
+	done
+	reset_module
 }
 
 # --service: syslog priorities on stderr, READY=1/STOPPING=1 through
@@ -660,13 +803,14 @@ with open(sys.argv[2], "w") as out:
 	rm -rf /var/lib/ringtrace
 }
 
-# Per sub-buffer: one GET that succeeds, one write, one PUT (strace).
-# sys_run NAME LEVEL-OPTIONS...: one strace'd daemon run; sets the counts.
+# Per sub-buffer: one GET that succeeds, one writev, one PUT (strace).
+# sys_run NAME OPTIONS...: one strace'd daemon run; sets the counts.
 sys_run() {
 	local name=$1 rc=0 pid
 	shift
 	reset_module
-	WRAP=(strace -f -y -qq -o "$W/$name.strace" -e trace=ioctl,write,writev)
+	# -ff: a file per thread, so that no call is split in two lines.
+	WRAP=(strace -ff -y -qq -o "$W/$name.strace" -e trace=ioctl,write,writev)
 	start_daemon "$name" -o "$W/$name" -f 0 "$@" ||
 		{ WRAP=(); fail "$name: daemon did not start"; return 1; }
 	WRAP=()
@@ -677,12 +821,13 @@ sys_run() {
 	DPID=
 	eq "$name: exit status under strace" "$rc" 0
 	packets=$(sed -n 's/^total: \([0-9]*\) sub-buffers.*/\1/p' "$W/$name.out")
+	cat "$W/$name.strace".* >"$W/$name.strace"
 	get=$(grep -c ', 0xb9, 0x1, .* = 0$' "$W/$name.strace")
 	again=$(grep -c ', 0xb9, 0x1, .* = -1 E' "$W/$name.strace")
 	put=$(grep -c ', 0xb9, 0x2, .* = 0$' "$W/$name.strace")
 	other=$(grep -c ', 0xb9, 0x[345], ' "$W/$name.strace")
-	writes=$(grep -c '^[0-9]* *write([0-9]*<[^>]*\.zst>' "$W/$name.strace")
-	writevs=$(grep -c '^[0-9]* *writev([0-9]*<[^>]*\.zst>' "$W/$name.strace")
+	writes=$(grep -c '^write([0-9]*<[^>]*\.zst>' "$W/$name.strace")
+	writevs=$(grep -c '^writev([0-9]*<[^>]*\.zst>' "$W/$name.strace")
 	check "$name: sub-buffers recorded ($packets)" test "${packets:-0}" -gt 4
 	eq "$name: one successful GET_SUBBUF per sub-buffer" "$get" "$packets"
 	eq "$name: one PUT_SUBBUF per sub-buffer" "$put" "$packets"
@@ -807,33 +952,57 @@ test_retention() {
 	check "retention: ... and its trace is whole" \
 		unpack "$(ls -d "$W"/full2/2* | tail -n1)" "$W/retfull.ctf"
 	umount "$W/full2"
+	test_retention_running
 	usage_case 2 "--max-total budgets the traces of --root" -o "$W/x" --max-total 1M
 	usage_case 2 "--output and --root: one or the other" -o "$W/x" --root "$root"
+	rm -rf "$root"
+}
+
+# The running trace alone over --max-total: its oldest closed chunks go,
+# the newest events stay.
+test_retention_running() {
+	local root=$W/rroot c rc=0 got cnt first last bad
+	note "--max-total: the running trace alone is over it"
+	reset_module
+	rm -rf "$root"
+	start_daemon rrun --root "$root" --max-total 512K -s 64K -l store -f 200 ||
+		{ fail "retention-running: daemon did not start"; return; }
+	# About 1.6 MB over 12 s: more than the budget, across a 10 s check.
+	check "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 3000
+	rc=0
+	stop_daemon || rc=$?
+	eq "retention-running: exit status" "$rc" 0
+	check "retention-running: the daemon says the oldest chunks go" \
+		grep -q "running trace alone is over 524288 bytes: its oldest chunks are removed" "$W/rrun.err"
+	check "retention-running: unpack" unpack "$root"/2* "$W/rrun.ctf"
+	check "retention-running: babeltrace2 reads it" bt "$W/rrun.ctf" "$W/rrun.txt"
+	markers "$W/rrun.txt" rrun >"$W/rrun.markers"
+	for c in "${CPUS[@]}"; do
+		check "retention-running: CPU $c: chunk 1 was removed" \
+			test ! -e "$(echo "$root"/2*)/cpu$c-000001.zst"
+		got=$(seqs "$W/rrun.markers" "$c")
+		read -r cnt first last bad <<<"$got"
+		eq "retention-running: CPU $c: the newest markers kept, contiguous" \
+			"$last $bad $cnt" "3999 0 $((3999 - first + 1))"
+		check "retention-running: CPU $c: older ones are gone (first kept: $first)" test "$first" -gt 0
+	done
 	rm -rf "$root"
 }
 
 test_syscalls() {
 	local get put again other writes writevs packets
 	command -v strace >/dev/null || { note "strace missing: skipping the syscall count"; return; }
-	# The level fixed, so that the count does not depend on how far
-	# strace slows the daemon down: every packet compressed.
-	note "syscalls per sub-buffer (strace), level 1 fixed"
-	sys_run sys --min-level 1 || return
-	eq "sys: writes to stream files = sub-buffers + one frame end per CPU" \
-		"$writes" "$((packets + ${#CPUS[@]}))"
-	eq "sys: no writev at a compressed level" "$writevs" 0
-	# Every packet stored: one writev each, straight from the mapping,
-	# and no frame to end at stop.
-	note "syscalls per sub-buffer (strace), --level store"
-	sys_run store --level store || return
-	eq "store: one writev per sub-buffer" "$writevs" "$packets"
-	eq "store: no other write to the stream files" "$writes" 0
-	check "store: unpack" unpack "$W/store" "$W/store.ctf"
-	check "store: babeltrace2 reads the stored trace" bt "$W/store.ctf" "$W/store.txt"
-	markers "$W/store.txt" store >"$W/store.markers"
+	note "syscalls per sub-buffer (strace)"
+	sys_run sys || return
+	eq "sys: one writev per sub-buffer into the chunks, straight from the mapping" \
+		"$writevs" "$packets"
+	eq "sys: no other write to a chunk (the packers write their temporary files)" "$writes" 0
+	check "sys: unpack" unpack "$W/sys" "$W/sys.ctf"
+	check "sys: babeltrace2 reads the trace" bt "$W/sys.ctf" "$W/sys.txt"
+	markers "$W/sys.txt" sys >"$W/sys.markers"
 	for c in "${CPUS[@]}"; do
-		eq "store: CPU $c: events in trace = written - lost" \
-			"$(seqs "$W/store.markers" "$c" | cut -d' ' -f1)" \
+		eq "sys: CPU $c: events in trace = written - lost" \
+			"$(seqs "$W/sys.markers" "$c" | cut -d' ' -f1)" \
 			"$(($(stat "$c" written) - $(lost_of "$c")))"
 	done
 }
@@ -869,11 +1038,11 @@ main() {
 	CPUS=($(ls "$RT/cpu" | sort -n))
 	note "CPUs: ${CPUS[*]}"
 
-	for t in test_usage test_usage_root_only test_busy test_end_to_end \
-		 test_kernel_generator test_losses test_sigkill test_enospc \
-		 test_rotation test_hup_reopen test_service test_retention \
-		 test_dyn_events \
-		 test_syscalls test_install; do
+	for t in ${RT_DAEMON_TESTS:-test_usage test_usage_root_only test_busy \
+		 test_end_to_end test_kernel_generator test_losses test_sigkill \
+		 test_enospc test_rotation test_hup test_chunk_time test_backlog \
+		 test_kill_packing test_service test_retention test_dyn_events \
+		 test_syscalls test_install}; do
 		local t0=$SECONDS
 		"$t"
 		note "$t: $((SECONDS - t0)) s"
