@@ -10,7 +10,8 @@
 # tracepoints system-wide with its defaults and 1 MiB of buffer per CPU:
 #
 #   ringtrace   events syscall_entry + syscall_exit, ringtraced recording
-#               (zstd level 1) to the guest's tmpfs; discard mode
+#               to the guest's tmpfs with its defaults (stored chunks,
+#               compressed at zstd level 3 behind the drain); discard mode
 #   trace-cmd   trace-cmd record -e raw_syscalls:sys_enter
 #               -e raw_syscalls:sys_exit -b 1024
 #   perf        perf record -a -e raw_syscalls:sys_enter
@@ -31,11 +32,15 @@
 # Results in OUTDIR/overhead.txt:
 #   loop tracer=T round=R calls=N ns_per_call=X
 #   session tracer=T round=R events=N lost=N data_bytes=N file_bytes=N
-#           ready_s=N consumer_ticks=N clk_tck=N loops_ms=N
+#           rec_bytes=N stop_ms=N ready_s=N consumer_ticks=N clk_tck=N
+#           loops_ms=N
 # events: what the trace holds (every process's syscalls, the tracer's
 # own included); lost: what the tracer counted as lost; data_bytes: the
-# event data on disk (ringtrace: cpu*.zst; trace-cmd: its per-CPU data in
-# trace.dat; perf: perf.data), file_bytes: everything on disk;
+# event data on disk once the tracer stopped and finished its files
+# (ringtrace: cpu*.zst; trace-cmd: its per-CPU data in trace.dat; perf:
+# perf.data), file_bytes: everything on disk then; rec_bytes: what was on
+# disk while recording, after the loops (ringtrace: stored and compressed
+# chunks; trace-cmd: its raw per-CPU files); stop_ms: the time to stop;
 # consumer_ticks: utime+stime of the consumer processes (/proc/PID/stat)
 # over the loops, which took loops_ms.  The raw output of each session is
 # kept in OUTDIR/overhead/.
@@ -72,9 +77,15 @@ loop() {
 	say "$1: $line"
 }
 
+# session_line TRACER ROUND EVENTS LOST DATA FILE READY_S TICKS MS REC STOP_MS
 session_line() {
-	echo "session tracer=$1 round=$2 events=$3 lost=$4 data_bytes=$5 file_bytes=$6 ready_s=$7 consumer_ticks=$8 clk_tck=$CLK_TCK loops_ms=$9" \
+	echo "session tracer=$1 round=$2 events=$3 lost=$4 data_bytes=$5 file_bytes=$6 rec_bytes=${10} stop_ms=${11} ready_s=$7 consumer_ticks=$8 clk_tck=$CLK_TCK loops_ms=$9" \
 		>>"$out/overhead.txt"
+}
+
+# Bytes of the regular files in directory $1.
+dir_bytes() {
+	find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
 }
 
 # utime + stime of pid $1 and of its children, in clock ticks.
@@ -109,7 +120,7 @@ timed_loops() {
 # --- ringtrace + ringtraced ---------------------------------------------
 session_ringtrace() {
 	local round=$1 raw=$RAW/ringtrace-$1 dir=$WORK/rt dpid t0 ticks ms
-	local lost events
+	local lost events rec s0 stop
 	mkdir -p "$raw"
 	rm -rf "$dir"
 	rt_set clear 1
@@ -124,8 +135,11 @@ session_ringtrace() {
 	done
 	grep -q recording "$raw/daemon.err" || fail "ringtraced did not start"
 	timed_loops ringtrace "$round" "$dpid"
+	rec=$(dir_bytes "$dir")
+	s0=$(now_ms)
 	kill -TERM "$dpid"
 	wait "$dpid" || fail "ringtraced exited with status $?"
+	stop=$(($(now_ms) - s0))
 	cat "$RT/stats" >"$raw/stats"
 	read -r lost events <<<"$(awk '{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -133,8 +147,8 @@ session_ringtrace() {
 		ev += v["delivered"]
 	} END { printf "%d %d\n", lost, ev }' "$raw/stats")"
 	session_line ringtrace "$round" "$events" "$lost" \
-		"$(cat "$dir"/cpu*.zst | wc -c)" "$(cat "$dir"/* | wc -c)" \
-		$((SECONDS - t0)) "$ticks" "$ms"
+		"$(cat "$dir"/cpu*.zst | wc -c)" "$(dir_bytes "$dir")" \
+		$((SECONDS - t0)) "$ticks" "$ms" "$rec" "$stop"
 	rm -rf "$dir"
 }
 
@@ -150,7 +164,7 @@ session_rtoff() {
 # --- trace-cmd ------------------------------------------------------------
 session_tracecmd() {
 	local round=$1 raw=$RAW/trace-cmd-$1 dir=$WORK/tc tpid t0 kids ticks ms
-	local lost events data
+	local lost events data rec s0 stop
 	mkdir -p "$raw" "$dir"
 	rm -f "$dir"/*
 	t0=$SECONDS
@@ -169,8 +183,11 @@ session_tracecmd() {
 		sleep 0.1
 	done
 	timed_loops trace-cmd "$round" "$tpid"
+	rec=$(dir_bytes "$dir")
+	s0=$(now_ms)
 	kill -INT "$tpid"
 	wait "$tpid" || fail "trace-cmd exited with status $?"
+	stop=$(($(now_ms) - s0))
 	trace-cmd report --stat -i "$dir/trace.dat" >"$raw/stat.txt" 2>&1 ||
 		fail "trace-cmd report --stat failed"
 	read -r lost events <<<"$(awk -F: '
@@ -179,14 +196,15 @@ session_tracecmd() {
 		END { printf "%d %d\n", lost, ev }' "$raw/stat.txt")"
 	data=$(awk '/bytes in size/ { o += $1 } END { printf "%d\n", o }' "$raw/record.out")
 	session_line trace-cmd "$round" "$events" "$lost" "$data" \
-		"$(stat -c %s "$dir/trace.dat")" $((SECONDS - t0)) "$ticks" "$ms"
+		"$(stat -c %s "$dir/trace.dat")" $((SECONDS - t0)) "$ticks" "$ms" \
+		"$rec" "$stop"
 	rm -f "$dir"/*
 }
 
 # --- perf -----------------------------------------------------------------
 session_perf() {
 	local round=$1 raw=$RAW/perf-$1 dir=$WORK/perf ppid t0 ack rc ticks ms
-	local lost events
+	local lost events rec s0 stop
 	mkdir -p "$raw" "$dir"
 	rm -f "$dir"/*
 	mkfifo "$dir/ctl" "$dir/ack"
@@ -203,9 +221,12 @@ session_perf() {
 	exec 7<&-
 	[[ $ack == ack ]] || fail "perf did not start: $(cat "$raw/record.out")"
 	timed_loops perf "$round" "$ppid"
+	rec=$(stat -c %s "$dir/perf.data")
+	s0=$(now_ms)
 	kill -INT "$ppid"
 	rc=0
 	wait "$ppid" || rc=$?
+	stop=$(($(now_ms) - s0))
 	# perf exits by re-raising SIGINT: 130 is its normal end here.
 	((rc == 0 || rc == 130)) || fail "perf exited with status $rc: $(tail -3 "$raw/record.out")"
 	perf report -i "$dir/perf.data" --stats >"$raw/stats.txt" 2>&1 ||
@@ -218,7 +239,7 @@ session_perf() {
 		END { printf "%d %d\n", lost, ev }' "$raw/stats.txt")"
 	session_line perf "$round" "$events" "$lost" \
 		"$(stat -c %s "$dir/perf.data")" "$(stat -c %s "$dir/perf.data")" \
-		$((SECONDS - t0)) "$ticks" "$ms"
+		$((SECONDS - t0)) "$ticks" "$ms" "$rec" "$stop"
 	rm -f "$dir"/*
 }
 

@@ -10,9 +10,9 @@
 #
 #   ringtrace   ringtrace_bench's rate generator (target=ringtrace) writes
 #               ringtrace_bench_rate events; ringtraced with its defaults
-#               (zstd level 1, faster levels down to -1024 while a CPU's
-#               buffer fills faster than it compresses, 1 s flush) records
-#               them to the guest's tmpfs;
+#               (a drain thread per CPU writing stored chunks, workers
+#               compressing closed chunks at zstd level 3 on idle CPU time,
+#               1 s flush) records them to the guest's tmpfs;
 #               ringtrace's default geometry and mode (16 x 64 KiB per CPU,
 #               discard).
 #   trace-cmd   the same generator (target=ftrace) fires the module's trace
@@ -32,7 +32,8 @@
 # One line per step goes to OUTDIR/pipeline.txt:
 #   pipe tracer=T rate=R cpus=N duration_ms=D offered=N lost=N
 #        achieved_min=N consumer_ticks=N clk_tck=N wall_ms=N events=N
-#        data_in=N data_out=N file_bytes=N [packets=N faster=N]
+#        data_in=N data_out=N file_bytes=N rec_bytes=N stop_ms=N
+#        [packets=N drain_ticks=N pack_ticks=N drain_s=X pack_s=X]
 # lost counts every event the tracer lost (ringtrace: all lost_* of its
 # stats; ftrace: overrun + commit overrun + dropped events as trace-cmd
 # saved them); consumer_ticks is utime+stime of ringtraced (of trace-cmd and
@@ -41,16 +42,26 @@
 # the trace bytes before compression (ringtrace: packets delivered;
 # trace-cmd: its per-CPU data "uncompressed" size); data_out the
 # compressed per-CPU data (sum of cpu*.zst; trace-cmd's per-CPU data in
-# trace.dat); file_bytes everything on disk (plus metadata; the whole
-# trace.dat); ringtrace only: packets the sub-buffers recorded, faster
-# how many of them ringtraced compressed below level 1 to keep up.  Raw
+# trace.dat), once the tracer stopped and finished its files; file_bytes
+# everything on disk then (plus metadata; the whole trace.dat); rec_bytes
+# what was on disk at the end of the load, while recording (ringtrace:
+# stored and compressed chunks; trace-cmd: its raw per-CPU temporary
+# files); stop_ms how long the tracer took to stop and finish its files
+# (ringtraced compresses what is left, trace-cmd writes trace.dat).
+# ringtrace only: packets the sub-buffers recorded; drain_ticks and
+# pack_ticks the consumer_ticks of ringtraced's drain threads and of its
+# compression workers over the load; drain_s and pack_s their CPU time
+# over the whole run, stop included, as ringtraced reports it.  Raw
 # material of each step is kept in OUTDIR/pipeline/.
 #
 # For experiments, the environment can change ringtrace's geometry
-# (PIPE_SUBBUF_SIZE, PIPE_NUM_SUBBUFS; default the module's 65536 x 16) and
-# the tracers searched (PIPE_TRACERS, default "ringtrace trace-cmd").
+# (PIPE_SUBBUF_SIZE, PIPE_NUM_SUBBUFS; default the module's 65536 x 16),
+# the tracers searched (PIPE_TRACERS, default "ringtrace trace-cmd"), the
+# ringtraced options (PIPE_RT_ARGS), and add a tracer "ringtrace-alt"
+# that runs another ringtraced binary (PIPE_ALT_DAEMON) with its own
+# options (PIPE_ALT_ARGS), to compare two daemons in one boot.
 #
-# Last, `zstd -b1` on 8 MiB of what ringtraced compressed at its highest
+# Last, `zstd -b3` on 8 MiB of what ringtraced recorded at its highest
 # zero-loss rate (OUTDIR/zstd-guest.txt); the sample is left in
 # OUTDIR/pipeline/zsample for run-bench to time the same on the host.
 
@@ -89,6 +100,24 @@ cpu_ticks() {
 	echo "$sum"
 }
 
+# The same for the threads of pid $1 whose name starts with $2.
+thread_ticks() {
+	local t sum=0 comm
+	local -a st
+	for t in /proc/"$1"/task/*; do
+		comm=$(cat "$t/comm" 2>/dev/null) || continue
+		[[ $comm == "$2"* ]] || continue
+		read -r -a st <"$t/stat" 2>/dev/null || continue
+		((sum += st[13] + st[14]))
+	done
+	echo "$sum"
+}
+
+# Bytes of the regular files in directory $1 (0 when it is empty).
+dir_bytes() {
+	find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'
+}
+
 # The generator: rate $1 per CPU, target $2; leaves its result in $3.
 generate() {
 	printf 'rate=%s duration_ms=%s target=%s\n' "$1" "$duration" "$2" \
@@ -107,13 +136,22 @@ gen_summary() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# step_ringtrace RATE [alt]: ringtraced, or PIPE_ALT_DAEMON for "alt".
 step_ringtrace() {
-	local rate=$1 raw=$RAW/ringtrace-$1 dir=$WORK/rt dpid t0 t1 w0 w1
-	local offered achieved lost events data_in data_out file_bytes packets faster
+	local rate=$1 tracer=ringtrace${2:+-$2} raw dir=$WORK/rt dpid t0 t1 w0 w1
+	local offered achieved lost events data_in data_out file_bytes packets
+	local rec_bytes s0 stop_ms d0 d1 p0 p1 drain_s pack_s daemon=$DAEMON
+	local -a args
+	read -r -a args <<<"${PIPE_RT_ARGS:-}"
+	if [[ -n ${2:-} ]]; then
+		daemon=${PIPE_ALT_DAEMON:?ringtrace-alt needs PIPE_ALT_DAEMON}
+		read -r -a args <<<"${PIPE_ALT_ARGS:-}"
+	fi
+	raw=$RAW/$tracer-$rate
 	mkdir -p "$raw"
 	rm -rf "$dir"
 	rt_set clear 1
-	"$DAEMON" -o "$dir" >"$raw/daemon.out" 2>"$raw/daemon.err" &
+	"$daemon" -o "$dir" "${args[@]}" >"$raw/daemon.out" 2>"$raw/daemon.err" &
 	dpid=$!
 	for _ in $(seq 300); do
 		grep -q recording "$raw/daemon.err" && break
@@ -123,11 +161,18 @@ step_ringtrace() {
 	grep -q recording "$raw/daemon.err" || fail "ringtraced did not start"
 	w0=$(now_ms)
 	t0=$(cpu_ticks "$dpid")
+	d0=$(thread_ticks "$dpid" rtd-drain)
+	p0=$(thread_ticks "$dpid" rtd-pack)
 	generate "$rate" ringtrace "$raw/gen.txt"
 	t1=$(cpu_ticks "$dpid")
+	d1=$(thread_ticks "$dpid" rtd-drain)
+	p1=$(thread_ticks "$dpid" rtd-pack)
 	w1=$(now_ms)
+	rec_bytes=$(dir_bytes "$dir")
+	s0=$(now_ms)
 	kill -TERM "$dpid"
 	wait "$dpid" || fail "ringtraced exited with status $?: $(tail -3 "$raw/daemon.err")"
+	stop_ms=$(($(now_ms) - s0))
 	cat "$RT/stats" >"$raw/stats"
 	# (No process substitution: the guest has no /dev/fd.)
 	read -r offered achieved <<<"$(gen_summary "$raw/gen.txt")"
@@ -137,19 +182,24 @@ step_ringtrace() {
 		ev += v["delivered"]; by += v["bytes"]
 	} END { printf "%d %d %d\n", lost, ev, by }' "$raw/stats")"
 	data_out=$(cat "$dir"/cpu*.zst | wc -c)
-	file_bytes=$(cat "$dir"/* | wc -c)
+	file_bytes=$(dir_bytes "$dir")
 	ls -l "$dir" >"$raw/files"
-	# "total: N sub-buffers, ..., M sub-buffers at faster levels"
-	read -r packets faster <<<"$(sed -n 's/^total: \([0-9]*\) sub-buffers,.*, \([0-9]*\) sub-buffers at faster levels$/\1 \2/p' "$raw/daemon.out")"
-	[[ -n $faster ]] || fail "no summary line in $raw/daemon.out"
-	# What the daemon compressed at the highest zero-loss rate so far:
+	# "total: N sub-buffers, ..." and "cpu time: drain X s, compression Y s"
+	packets=$(sed -n 's/^total: \([0-9]*\) sub-buffers,.*/\1/p' "$raw/daemon.out")
+	read -r drain_s pack_s <<<"$(sed -n 's/^cpu time: drain \([0-9.]*\) s, compression \([0-9.]*\) s$/\1 \2/p' "$raw/daemon.out")"
+	[[ -n $packets ]] || fail "no summary line in $raw/daemon.out"
+	# What the daemon recorded at the highest zero-loss rate so far:
 	# the sample for the zstd speed check at the end.
-	if ((lost == 0)); then
+	if ((lost == 0)) && [[ -z ${2:-} ]]; then
 		# head closes the pipe early: zstd's SIGPIPE is expected.
-		zstd -qdc "$dir/cpu0.zst" | head -c $((8 << 20)) >"$WORK/zsample" || true
+		cat "$dir"/cpu0-*.zst | zstd -qdc | head -c $((8 << 20)) >"$WORK/zsample" || true
 	fi
 	rm -rf "$dir"
-	echo "pipe tracer=ringtrace rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes packets=$packets faster=$faster"
+	echo "pipe tracer=$tracer rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes rec_bytes=$rec_bytes stop_ms=$stop_ms packets=$packets drain_ticks=$((d1 - d0)) pack_ticks=$((p1 - p0)) drain_s=${drain_s:-0} pack_s=${pack_s:-0}"
+}
+
+step_ringtracealt() {
+	step_ringtrace "$1" alt
 }
 
 # Pids of trace-cmd and of the recorder processes it forked.
@@ -163,6 +213,7 @@ tc_pids() {
 step_tracecmd() {
 	local rate=$1 raw=$RAW/trace-cmd-$1 dir=$WORK/tc tpid t0 t1 w0 w1 pids
 	local offered achieved lost events stat_events data_in data_out file_bytes
+	local rec_bytes s0 stop_ms
 	mkdir -p "$raw" "$dir"
 	rm -f "$dir"/*
 	(cd "$dir" && exec trace-cmd record -e ringtrace_bench:bench_rate \
@@ -184,8 +235,12 @@ step_tracecmd() {
 	# shellcheck disable=SC2086
 	t1=$(cpu_ticks $pids)
 	w1=$(now_ms)
+	# While recording, trace-cmd has its raw per-CPU files on disk.
+	rec_bytes=$(dir_bytes "$dir")
+	s0=$(now_ms)
 	kill -INT "$tpid"
 	wait "$tpid" || fail "trace-cmd exited with status $?: $(tail -3 "$raw/record.out")"
+	stop_ms=$(($(now_ms) - s0))
 	trace-cmd report --stat -i "$dir/trace.dat" >"$raw/stat.txt" 2>&1 ||
 		fail "trace-cmd report --stat failed"
 	read -r offered achieved <<<"$(gen_summary "$raw/gen.txt")"
@@ -206,7 +261,7 @@ step_tracecmd() {
 	} END { printf "%d %d\n", o, u }' "$raw/record.out")"
 	file_bytes=$(stat -c %s "$dir/trace.dat")
 	rm -f "$dir"/*
-	echo "pipe tracer=trace-cmd rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes stat_events=$stat_events"
+	echo "pipe tracer=trace-cmd rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes rec_bytes=$rec_bytes stop_ms=$stop_ms stat_events=$stat_events"
 }
 
 # search TRACER: double, then bisect; every step appends to pipeline.txt.
@@ -262,12 +317,12 @@ for tracer in ${PIPE_TRACERS:-ringtrace trace-cmd}; do
 	search "$tracer"
 done
 
-# How fast zstd level 1 (the daemon's default) is in this guest, on the
+# How fast zstd level 3 (the workers' default) is in this guest, on the
 # daemon's own input; run-bench runs the same on the host with the same
 # sample, to show how much TCG slows the compressor.
 if [[ -s $WORK/zsample ]]; then
 	cp "$WORK/zsample" "$RAW/zsample"
-	zstd -b1 -i1 "$WORK/zsample" >"$out/zstd-guest.txt" 2>&1 ||
-		say "zstd -b1 failed: $(tail -1 "$out/zstd-guest.txt")"
+	zstd -b3 -i1 "$WORK/zsample" >"$out/zstd-guest.txt" 2>&1 ||
+		say "zstd -b3 failed: $(tail -1 "$out/zstd-guest.txt")"
 fi
 rm -rf "$WORK"
