@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,6 +276,8 @@ static enum run_end run(void)
  * The packers finish what the recording left uncompressed, now at normal
  * priority.  Progress every 5 s (every second on a terminal); a second
  * SIGINT/SIGTERM leaves the rest stored.  True when all of it was done.
+ * The drain threads are gone and the tick is over: only the signals are
+ * waited for here.
  */
 static bool finish_packing(void)
 {
@@ -284,14 +287,14 @@ static bool finish_packing(void)
 
 	packer_boost();
 	while (!packer_idle()) {
-		struct epoll_event ev;
+		struct pollfd p = { .fd = sigfd, .events = POLLIN };
 
 		if (now_ms() - start >= 1000 && now_ms() - said >= (uint64_t)every) {
 			report_backlog(said ? NULL :
 				       "SIGINT or SIGTERM leaves the rest uncompressed");
 			said = now_ms();
 		}
-		if (epoll_wait(epfd, &ev, 1, 200) <= 0 || ev.data.u32 != TAG_SIGNAL)
+		if (poll(&p, 1, 200) <= 0)
 			continue;
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si))
 			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
@@ -330,7 +333,7 @@ static int stop(enum run_end end)
 		warn("%s: cannot sync: %s", outdir, strerror(-err));
 
 	snprintf(title, sizeof(title), "ringtraced: stopped, trace in %s", outdir);
-	if (end == RUN_STOP)
+	if (end == RUN_STOP && !bad)
 		packed_all = finish_packing();
 	packer_stop(!packed_all);
 	report_print(title);

@@ -620,40 +620,69 @@ test_chunk_time() {
 	done
 }
 
+# hogs_start / hogs_stop: a busy loop on every CPU, at the workload's
+# priority: the idle-priority packers get no CPU time at all.
+HOGS=()
+hogs_start() {
+	local c
+	for c in "${CPUS[@]}"; do
+		taskset -c "$c" sh -c 'while :; do :; done' &
+		HOGS+=($!)
+	done
+}
+hogs_stop() {
+	((${#HOGS[@]})) || return 0
+	kill "${HOGS[@]}"
+	wait "${HOGS[@]}" 2>/dev/null
+	HOGS=()
+}
+
+# waiting OUT: "N B" of the last "chunks: ... N waiting (B bytes stored)".
+waiting() {
+	sed -n 's/^chunks: .*), \([0-9]*\) waiting (\([0-9]*\) bytes stored).*/\1 \2/p' "$1" | tail -n1
+}
+
+# stats_now NAME: SIGUSR1 to the daemon, wait for one more "chunks:" line.
+stats_now() {
+	local n i
+	n=$(grep -c '^chunks: ' "$W/$1.out")
+	kill -USR1 "$DPID"
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -c '^chunks: ' "$W/$1.out") > n)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # A load above what the packers compress: nothing is lost while the
-# stored backlog grows; once the load stops it is all compressed.  The
-# load never lets up: a busy loop on every CPU leaves the idle-priority
-# packer no time at all, while paced markers are recorded.
+# stored backlog grows; once the load stops, the packers catch up while
+# recording goes on, and babeltrace2 reads every chunk.
 test_backlog() {
-	local c rc=0 i waiting packed
-	local -a hogs=()
+	local c rc=0 i w packed
 	note "backlog: CPUs kept busy, markers recorded, one level-19 packer"
 	reset_module
 	start_daemon blog -o "$W/blog" -s 256K -l 19 -j 1 -f 200 ||
 		{ fail "backlog: daemon did not start"; return; }
-	for c in "${CPUS[@]}"; do
-		taskset -c "$c" sh -c 'while :; do :; done' &
-		hogs+=($!)
-	done
+	hogs_start
 	check "backlog: markers written" run_markers blog 6000 -r -s 400 -d 200
-	kill -USR1 "$DPID"
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^chunks: ' "$W/blog.out" && break
-		sleep 0.1
-	done
-	kill "${hogs[@]}"
-	wait "${hogs[@]}" 2>/dev/null
-	waiting=$(sed -n 's/^chunks: .*), \([0-9]*\) waiting (\([0-9]*\) bytes stored).*/\1 \2/p' "$W/blog.out" | head -n1)
-	note "backlog: at the end of the load: $(grep -m1 '^chunks: ' "$W/blog.out")"
-	check "backlog: the stored backlog grew during the load (${waiting:-none})" \
-		test "${waiting%% *}" -gt 4
+	stats_now blog
+	hogs_stop
+	w=$(waiting "$W/blog.out")
+	note "backlog: at the end of the load: $(grep '^chunks: ' "$W/blog.out" | tail -n1)"
+	check "backlog: the stored backlog grew during the load (${w:-none})" test "${w%% *}" -gt 4
 	for c in "${CPUS[@]}"; do
 		eq "backlog: CPU $c: nothing lost while it grew" "$(lost_of "$c")" 0
 	done
+	# The load stopped: idle CPU time, the packer catches up.
+	for ((i = 0; i < 90; i++)); do
+		sleep 2
+		stats_now blog
+		[[ $(waiting "$W/blog.out") == "0 0" ]] && break
+	done
+	note "backlog: $((i * 2 + 2)) s later: $(grep '^chunks: ' "$W/blog.out" | tail -n1)"
+	eq "backlog: compressed while still recording once the load stopped" "$(waiting "$W/blog.out")" "0 0"
 	stop_daemon || rc=$?
 	eq "backlog: daemon exit status" "$rc" 0
-	check "backlog: progress shown while the backlog was compressed" \
-		grep -q 'compressing: [0-9]* chunks' "$W/blog.err"
 	check "backlog: nothing waits after the stop" \
 		grep -Eq '^chunks: [0-9]+ compressed .*, 0 waiting \(0 bytes stored\), 0 uncompressed' "$W/blog.out"
 	packed=0
@@ -667,6 +696,58 @@ test_backlog() {
 	markers "$W/blog.txt" blog >"$W/blog.markers"
 	for c in "${CPUS[@]}"; do
 		eq "backlog: CPU $c: every marker, in order" "$(seqs "$W/blog.markers" "$c")" "6000 0 5999 0"
+	done
+}
+
+# The stop compresses what is left, with progress; a second SIGTERM
+# leaves the rest stored and readable, and ringtrace compress finishes it
+# (it refuses the directory while the daemon records into it).
+test_second_signal() {
+	local c rc=0 i before after left
+	note "a second SIGTERM while the backlog is compressed at stop"
+	reset_module
+	start_daemon sig2 -o "$W/sig2" -s 256K -l 19 -j 1 -f 200 ||
+		{ fail "sig2: daemon did not start"; return; }
+	if ((USE_CLI)); then
+		rc=0
+		"$CLI" compress "$W/sig2" >/dev/null 2>"$W/sig2.compress-busy" || rc=$?
+		eq "sig2: ringtrace compress refuses a directory being recorded" "$rc" 1
+		check "sig2: ... and says why" grep -q 'ringtraced is recording into it' "$W/sig2.compress-busy"
+	fi
+	hogs_start
+	check "sig2: markers written" run_markers sig2 6000 -r -s 400 -d 200
+	# The hogs stay: at normal priority at stop, the packer gets half a CPU.
+	kill -TERM "$DPID"
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'compressing: [0-9]* chunks' "$W/sig2.err" && break
+		sleep 0.1
+	done
+	check "sig2: progress while compressing at stop" grep -q 'compressing: [0-9]* chunks' "$W/sig2.err"
+	check "sig2: the progress says how to leave the rest" grep -q 'SIGINT or SIGTERM leaves the rest uncompressed' "$W/sig2.err"
+	kill -TERM "$DPID"
+	rc=0
+	wait_exit "$DPID" 30 || rc=$?
+	DPID=
+	hogs_stop
+	eq "sig2: a second SIGTERM stops at once, cleanly" "$rc" 0
+	left=$(sed -n 's/^ringtraced: \([0-9]*\) chunks (.*) left uncompressed.*/\1/p' "$W/sig2.err")
+	check "sig2: it says how many chunks are left uncompressed (${left:-none})" test "${left:-0}" -gt 0
+	check "sig2: no temporary file left" test -z "$(ls -A "$W/sig2" | grep '\.tmp$')"
+	((USE_CLI)) || return 0
+	check "sig2: ringtrace check reads the trace as it is" sh -c "'$CLI' check '$W/sig2' >'$W/sig2.check1'"
+	check "sig2: ... and counts the stored chunks" grep -q "^chunks: [0-9]* compressed, $left stored" "$W/sig2.check1"
+	before=$("$CLI" report -e ringtrace_marker "$W/sig2" 2>/dev/null | md5sum)
+	check "sig2: ringtrace compress compresses them" sh -c "'$CLI' compress '$W/sig2' >'$W/sig2.compress'"
+	check "sig2: ... and says how many" grep -q "^$W/sig2: $left chunks compressed" "$W/sig2.compress"
+	"$CLI" check "$W/sig2" >"$W/sig2.check2" 2>&1
+	check "sig2: none is stored afterwards" grep -Eq '^chunks: [0-9]+ compressed$' "$W/sig2.check2"
+	after=$("$CLI" report -e ringtrace_marker "$W/sig2" 2>/dev/null | md5sum)
+	eq "sig2: the same events before and after" "$after" "$before"
+	check "sig2: unpack" unpack "$W/sig2" "$W/sig2.ctf"
+	check "sig2: babeltrace2 reads it" bt "$W/sig2.ctf" "$W/sig2.txt"
+	markers "$W/sig2.txt" sig2 >"$W/sig2.markers"
+	for c in "${CPUS[@]}"; do
+		eq "sig2: CPU $c: every marker, in order" "$(seqs "$W/sig2.markers" "$c")" "6000 0 5999 0"
 	done
 }
 
@@ -1041,7 +1122,8 @@ main() {
 	for t in ${RT_DAEMON_TESTS:-test_usage test_usage_root_only test_busy \
 		 test_end_to_end test_kernel_generator test_losses test_sigkill \
 		 test_enospc test_rotation test_hup test_chunk_time test_backlog \
-		 test_kill_packing test_service test_retention test_dyn_events \
+		 test_second_signal test_kill_packing test_service test_retention \
+		 test_dyn_events \
 		 test_syscalls test_install}; do
 		local t0=$SECONDS
 		"$t"

@@ -22,6 +22,15 @@
 #               overwrite mode; trace-cmd 3.1's default zstd-compressed
 #               trace.dat) to the same tmpfs.
 #
+# The generator runs on every online CPU ("all"), then on the first one
+# only ("one"; PIPE_CPUS picks, default "all one").  With every CPU
+# writing, the consumers share the CPUs with the writers and, on a small
+# machine, the slower writer path (ftrace's) saturates them before its
+# consumer loses anything: that tracer's limit is then above what the
+# generator can offer.  With one CPU writing, the other CPUs are free for
+# the consumers, and the limit found is what one CPU's buffer and its
+# consumer sustain.
+#
 # Each step generates DURATION_MS (default 2000) of load at one rate.  The
 # rate doubles from 50000 until a step loses events, then bisects until the
 # bracket is within 10 %.  A lossless step whose generator could not keep
@@ -30,7 +39,7 @@
 # then above what the generator can offer.
 #
 # One line per step goes to OUTDIR/pipeline.txt:
-#   pipe tracer=T rate=R cpus=N duration_ms=D offered=N lost=N
+#   pipe tracer=T gen=G rate=R cpus=N duration_ms=D offered=N lost=N
 #        achieved_min=N consumer_ticks=N clk_tck=N wall_ms=N events=N
 #        data_in=N data_out=N file_bytes=N rec_bytes=N stop_ms=N
 #        [packets=N drain_ticks=N pack_ticks=N drain_s=X pack_s=X]
@@ -120,7 +129,7 @@ dir_bytes() {
 
 # The generator: rate $1 per CPU, target $2; leaves its result in $3.
 generate() {
-	printf 'rate=%s duration_ms=%s target=%s\n' "$1" "$duration" "$2" \
+	printf 'rate=%s duration_ms=%s target=%s cpus=%s\n' "$1" "$duration" "$2" "$GEN" \
 		>"$BENCH/run" || fail "rate run ($2, $1/s) failed"
 	cat "$BENCH/result" >"$3"
 }
@@ -195,7 +204,7 @@ step_ringtrace() {
 		cat "$dir"/cpu0-*.zst | zstd -qdc | head -c $((8 << 20)) >"$WORK/zsample" || true
 	fi
 	rm -rf "$dir"
-	echo "pipe tracer=$tracer rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes rec_bytes=$rec_bytes stop_ms=$stop_ms packets=$packets drain_ticks=$((d1 - d0)) pack_ticks=$((p1 - p0)) drain_s=${drain_s:-0} pack_s=${pack_s:-0}"
+	echo "pipe tracer=$tracer gen=$GEN rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes rec_bytes=$rec_bytes stop_ms=$stop_ms packets=$packets drain_ticks=$((d1 - d0)) pack_ticks=$((p1 - p0)) drain_s=${drain_s:-0} pack_s=${pack_s:-0}"
 }
 
 step_ringtracealt() {
@@ -261,7 +270,7 @@ step_tracecmd() {
 	} END { printf "%d %d\n", o, u }' "$raw/record.out")"
 	file_bytes=$(stat -c %s "$dir/trace.dat")
 	rm -f "$dir"/*
-	echo "pipe tracer=trace-cmd rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes rec_bytes=$rec_bytes stop_ms=$stop_ms stat_events=$stat_events"
+	echo "pipe tracer=trace-cmd gen=$GEN rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$data_in data_out=$data_out file_bytes=$file_bytes rec_bytes=$rec_bytes stop_ms=$stop_ms stat_events=$stat_events"
 }
 
 # search TRACER: double, then bisect; every step appends to pipeline.txt.
@@ -313,8 +322,11 @@ rt_set subbuf_size "${PIPE_SUBBUF_SIZE:-65536}"
 rt_set num_subbufs "${PIPE_NUM_SUBBUFS:-16}"
 echo 0 >"$T/tracing_on"
 
-for tracer in ${PIPE_TRACERS:-ringtrace trace-cmd}; do
-	search "$tracer"
+for GEN in ${PIPE_CPUS:-all one}; do
+	for tracer in ${PIPE_TRACERS:-ringtrace trace-cmd}; do
+		say "generator on $GEN CPU(s)"
+		search "$tracer"
+	done
 done
 
 # How fast zstd level 3 (the workers' default) is in this guest, on the

@@ -1,10 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ringtrace check: validate every packet and event of a trace directory. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "../../lib/chunk.h"
 #include "cli.h"
+
+/*
+ * "chunks: N compressed, M stored": what `ringtrace compress` would do.  A
+ * stored chunk of one empty frame (a CPU that recorded nothing) is not
+ * counted: there is nothing in it to compress.
+ */
+static void chunk_summary(const struct rt_trace *t, const char *dir)
+{
+	unsigned int packed = 0, stored = 0;
+	struct stat st;
+
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		for (unsigned int j = 0; j < t->cpus[i].nr_paths; j++) {
+			int fd = open(t->cpus[i].paths[j], O_RDONLY | O_CLOEXEC);
+
+			if (fd < 0)
+				continue;
+			switch (chunk_kind(fd)) {
+			case CHUNK_KIND_PACKED:
+				packed++;
+				break;
+			case CHUNK_KIND_STORED:
+				stored += !fstat(fd, &st) &&
+					  (uint64_t)st.st_size > chunk_stored_size(0);
+				break;
+			}
+			close(fd);
+		}
+	}
+	if (stored)
+		printf("chunks: %u compressed, %u stored: 'ringtrace compress %s' compresses them\n",
+		       packed, stored, dir);
+	else if (packed)
+		printf("chunks: %u compressed\n", packed);
+}
 
 static int run(int argc, char **argv)
 {
@@ -55,6 +94,7 @@ static int run(int argc, char **argv)
 		print_cpu_summary(t, tc, stdout);
 	}
 	damaged = damage_report(t);
+	chunk_summary(t, argv[optind]);
 	rt_trace_close(t);
 	if (fflush(stdout) || ferror(stdout))
 		die("write error: %s", strerror(errno));
@@ -74,7 +114,8 @@ const struct command cmd_check = {
 "packets, events, discarded (the last\n"
 "packet's events_discarded: lost since the module was loaded or cleared),\n"
 "lost_packets (sequence numbers missing), the first and last event time,\n"
-"and what a killed writer cut.\n"
+"and what a killed writer cut; then how many chunks are compressed and\n"
+"how many are still stored (uncompressed).\n"
 "\n"
 "  -v, --verbose   also list every packet\n"
 "      --strict    any damage is an error\n"
