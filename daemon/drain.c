@@ -14,8 +14,14 @@
  *                      STOP:   drain to the end, close the chunk, exit
  *                      ABORT:  close the chunk, exit
  *          POLLHUP  -> tracing stopped and all read: stop polling the
- *                      buffer ("parked") until the next request, or for a
- *                      second without a flush timer
+ *                      buffer ("parked": it would report POLLHUP at once,
+ *                      again and again) and look again after 100 ms, then
+ *                      less often up to every second while tracing stays
+ *                      off, or at the next request: main's REQ_WAKE as
+ *                      soon as it turned tracing on itself.  Every thread parks at start,
+ *                      before tracing is on; a parked thread that waited
+ *                      for the flush tick lost the first second of a fast
+ *                      writer.
  *
  * Two ioctls and one writev per sub-buffer, never an event parsed, never a
  * compressor: draining costs what copying the packet out costs, whatever
@@ -45,6 +51,10 @@ struct cpu *cpus;
 unsigned int ncpus;
 
 static int notify_fd = -1;
+
+/* How long a parked thread waits before it looks at its buffer again. */
+#define PARKED_MIN_MS	100
+#define PARKED_MAX_MS	1000
 
 /* ---- setup ---------------------------------------------------------------------- */
 
@@ -316,6 +326,7 @@ static void *drain_main(void *arg)
 	struct cpu *c = arg;
 	enum drain_result r = DRAIN_MORE;
 	bool parked = false;
+	int park_ms = PARKED_MIN_MS;
 	unsigned int req;
 	char tname[16];
 	uint64_t v;
@@ -327,8 +338,8 @@ static void *drain_main(void *arg)
 			{ .fd = c->evfd, .events = POLLIN },
 			{ .fd = c->buf.fd, .events = POLLIN },
 		};
-		/* A parked CPU looks again every second without a flush tick. */
-		int timeout = parked && !opt.flush_ms ? 1000 : -1;
+		/* A parked CPU looks again soon: tracing may start any time. */
+		int timeout = parked ? park_ms : -1;
 		int n;
 
 		/* --chunk-time: wake up to close a chunk that grew old. */
@@ -344,8 +355,12 @@ static void *drain_main(void *arg)
 			fail(c, -errno, "poll: %s", strerror(errno));
 			break;
 		}
-		if (n == 0 && parked && !opt.flush_ms)
+		if (n == 0 && parked) {
 			parked = false;
+			/* Still off next time: look less often. */
+			park_ms = park_ms * 2 > PARKED_MAX_MS ? PARKED_MAX_MS :
+				  park_ms * 2;
+		}
 		if (p[0].revents & POLLIN) {
 			if (read(c->evfd, &v, sizeof(v)) < 0 && errno != EAGAIN) {
 				fail(c, -errno, "eventfd: %s", strerror(errno));
@@ -355,6 +370,10 @@ static void *drain_main(void *arg)
 		req = __atomic_exchange_n(&c->req, 0, __ATOMIC_ACQUIRE);
 		if (req & REQ_ABORT)
 			break;
+		if (req & REQ_WAKE) {
+			parked = false;
+			park_ms = PARKED_MIN_MS;
+		}
 		if (req & REQ_STOP) {
 			r = drain_for_stop(c, __atomic_load_n(&c->tracing_off,
 							      __ATOMIC_ACQUIRE));
@@ -369,6 +388,7 @@ static void *drain_main(void *arg)
 		} else if (!parked && p[1].revents) {
 			/* POLLIN, or POLLERR: GET says -EIO then. */
 			r = drain(c, drain_budget(c));
+			park_ms = PARKED_MIN_MS;
 		}
 		if (r != DRAIN_FAILED && opt.chunk_ms) {
 			int err = chunks_roll_if_due(&c->out, now_ms());

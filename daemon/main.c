@@ -395,6 +395,9 @@ int main(int argc, char **argv)
 			error_line("%s/tracing_on: %s", ctl.dir, strerror(-err));
 			return 1;
 		}
+		/* They parked on the stopped, empty buffers: drain now. */
+		for (unsigned int i = 0; i < ncpus; i++)
+			drain_request(&cpus[i], REQ_WAKE);
 	}
 	if (opt.level == RT_LEVEL_STORE)
 		snprintf(levels, sizeof(levels), "uncompressed");

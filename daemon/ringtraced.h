@@ -282,6 +282,7 @@ double pthread_cpu_s(pthread_t t);
 #define REQ_ROTATE	0x2		/* flush, then start a new chunk, ack */
 #define REQ_STOP	0x4		/* drain to the end, finish, exit */
 #define REQ_ABORT	0x8		/* finish at once, exit */
+#define REQ_WAKE	0x10		/* tracing was turned on: stop parking */
 
 struct cpu {
 	struct rt_buffer buf;

@@ -342,6 +342,39 @@ test_end_to_end() {
 	done
 }
 
+# The first events after tracing starts, more than a ring holds: the
+# drain threads must be draining from that moment.  They park on the
+# buffers while tracing is off (the kernel says POLLHUP); a parked thread
+# that waited for the flush tick, 10 s away here, lost all but the first
+# 1 MiB.  With --no-start every thread has parked for sure when the test
+# turns tracing on; with --start (the default) main wakes them itself.
+test_start_burst() {
+	local c rc=0 how
+	for how in no-start start; do
+		note "a burst right after tracing starts ($how)"
+		reset_module
+		if [[ $how == no-start ]]; then
+			start_daemon burst-$how -o "$W/burst-$how" -f 10000 --no-start ||
+				{ fail "burst ($how): daemon did not start"; return; }
+			sleep 1		# every drain thread parks
+			echo 1 >"$RT/tracing_on"
+		else
+			start_daemon burst-$how -o "$W/burst-$how" -f 10000 ||
+				{ fail "burst ($how): daemon did not start"; return; }
+		fi
+		check "burst ($how): 8000 markers of 400 bytes per CPU (3.2 MB, the ring holds 1 MiB)" \
+			run_markers burst 8000 -r -s 400 -d 200
+		echo 0 >"$RT/tracing_on"
+		rc=0
+		stop_daemon || rc=$?
+		eq "burst ($how): daemon exit status" "$rc" 0
+		for c in "${CPUS[@]}"; do
+			eq "burst ($how): CPU $c: nothing lost" "$(lost_of "$c")" 0
+			eq "burst ($how): CPU $c: all delivered" "$(stat "$c" delivered)" 8000
+		done
+	done
+}
+
 # Events from the kernel (ringtrace_selftest.ko's bound writer threads)
 # arrive exactly as the module counted them.
 test_kernel_generator() {
@@ -1120,7 +1153,7 @@ main() {
 	note "CPUs: ${CPUS[*]}"
 
 	for t in ${RT_DAEMON_TESTS:-test_usage test_usage_root_only test_busy \
-		 test_end_to_end test_kernel_generator test_losses test_sigkill \
+		 test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill \
 		 test_enospc test_rotation test_hup test_chunk_time test_backlog \
 		 test_second_signal test_kill_packing test_service test_retention \
 		 test_dyn_events \
