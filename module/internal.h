@@ -10,6 +10,7 @@
 #include <linux/mutex.h>
 #include <linux/ringtrace.h>
 #include <linux/seq_file.h>
+#include <linux/spinlock.h>
 #include <linux/uuid.h>
 #include <linux/wait.h>
 
@@ -76,6 +77,13 @@ struct rtr_buffer {
 
 	wait_queue_head_t waitq;
 	struct irq_work wakeup;		/* deferred wakeup [W1] */
+	/*
+	 * Serialises the meta page's snapshots (rtr_meta_update()), whose
+	 * writers nothing else serialises: the wakeup irq_work, GET and
+	 * PUT, flushes from the control file and from hotplug [W2].  Raw:
+	 * without PREEMPT_RT the irq_work runs in hard interrupt context.
+	 */
+	raw_spinlock_t meta_lock;
 
 	/* Memory. */
 	struct ringtrace_meta *meta;	/* page 0 of pages[] */

@@ -110,6 +110,16 @@
  *       (cpus_read_lock() keeps it so) or tracing is stopped [B4].  One
  *       flush at a time per buffer (flush_lock), so such a remote flush
  *       is the only one modifying the buffer's local_t.
+ *  [W2] The meta page is refreshed by the wakeup irq_work, GET, PUT and
+ *       flushes, unserialised.  A refresh that read the counters, then
+ *       stalled before its stores, would store them over a newer
+ *       refresh's: the consumer could read, after GET, an events_gen
+ *       older than the packet's events.  On PREEMPT_RT the irq_work runs
+ *       in a preemptible per-CPU thread, where the stall is a preemption
+ *       by any higher-priority thread, while the writers of that CPU go
+ *       on.  So each refresh is one critical section of meta_lock, a raw
+ *       spinlock that the hard-interrupt irq_work (no PREEMPT_RT) may
+ *       take too.
  */
 
 #include <linux/cpu.h>
@@ -436,10 +446,17 @@ void ringtrace_subbuf_done(struct ringtrace_buffer *w)
 }
 EXPORT_SYMBOL_GPL(ringtrace_subbuf_done);
 
+/*
+ * Snapshot the counters into the meta page.  Reads and stores are one
+ * section under meta_lock, so that the last snapshot written is the
+ * newest [W2].
+ */
 static void rtr_meta_update(struct rtr_buffer *buf)
 {
 	struct ringtrace_meta *meta = buf->meta;
+	unsigned long flags;
 
+	raw_spin_lock_irqsave(&buf->meta_lock, flags);
 	WRITE_ONCE(meta->write_pos, local_read(&buf->w.offset));
 	WRITE_ONCE(meta->written, local_read(&buf->w.written));
 	WRITE_ONCE(meta->lost, rtr_lost_dropped(buf) +
@@ -452,6 +469,7 @@ static void rtr_meta_update(struct rtr_buffer *buf)
 	/* Pairs with the reader's acquire load (uapi header). */
 	smp_store_release(&meta->consumed_pos,
 			  (u64)atomic_long_read(&buf->consumed));
+	raw_spin_unlock_irqrestore(&buf->meta_lock, flags);
 }
 
 /* Refresh the meta page and wake the consumer's poll. */
@@ -764,6 +782,7 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	mutex_init(&buf->flush_lock);
 	init_waitqueue_head(&buf->waitq);
 	init_irq_work(&buf->wakeup, rtr_wakeup);
+	raw_spin_lock_init(&buf->meta_lock);
 
 	meta = buf->meta;
 	meta->meta_size = sizeof(*meta);

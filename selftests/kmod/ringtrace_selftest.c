@@ -23,6 +23,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -42,7 +43,6 @@
 #include <linux/smp.h>
 #include <linux/timer.h>
 #include <linux/uaccess.h>
-#include <linux/wait.h>
 #include <asm/byteorder.h>
 
 #include "ringtrace_selftest.h"
@@ -129,7 +129,13 @@ static bool rtst_stop;
 static atomic_t rtst_nr_done;
 static atomic_t rtst_kind_done[RTST_NR_KINDS];
 static unsigned int rtst_kind_active[RTST_NR_KINDS];
-static DECLARE_WAIT_QUEUE_HEAD(rtst_done_wq);
+/*
+ * Completed by the producer that makes the last of them done.  Not a wait
+ * queue: producers run in hard interrupt context (hrtimer, irq_work, IPI),
+ * where a wait queue's spinlock_t must not be taken on PREEMPT_RT (it
+ * sleeps there); a completion's lock is a raw one.
+ */
+static DECLARE_COMPLETION(rtst_done);
 
 /* Outcome of the last nest / oversize write. */
 static struct {
@@ -172,7 +178,7 @@ static void rtst_attempted(struct rtst_producer *p)
 	p->done = true;
 	atomic_inc(&rtst_kind_done[p->id % RTST_NR_KINDS]);
 	if (atomic_inc_return(&rtst_nr_done) == rtst_nr_active)
-		wake_up(&rtst_done_wq);
+		complete(&rtst_done);
 }
 
 /*
@@ -399,6 +405,7 @@ static int rtst_run(unsigned int seconds, u64 max, unsigned int flags,
 	rtst_run_burst = burst;
 	rtst_nr_active = 0;
 	atomic_set(&rtst_nr_done, 0);
+	reinit_completion(&rtst_done);
 	for (kind = 0; kind < RTST_NR_KINDS; kind++) {
 		atomic_set(&rtst_kind_done[kind], 0);
 		rtst_kind_active[kind] = 0;
@@ -453,12 +460,12 @@ static int rtst_run(unsigned int seconds, u64 max, unsigned int flags,
 	}
 
 	/* Killable so that a test harness timing out can end the run. */
-	left = wait_event_killable_timeout(rtst_done_wq,
-					   rtst_run_max &&
-					   atomic_read(&rtst_nr_done) == rtst_nr_active,
-					   (long)seconds * HZ);
-	if (left < 0)
-		ret = -EINTR;
+	if (!rtst_run_max || rtst_nr_active) {
+		left = wait_for_completion_killable_timeout(&rtst_done,
+							    (long)seconds * HZ);
+		if (left < 0)
+			ret = -EINTR;
+	}
 stop:
 	rtst_stop_run();
 	rtst_run_state = ret ? "failed" : "done";

@@ -2,26 +2,30 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # ringtraced.service in a guest booted with systemd as PID 1, on the newest
-# installed kernel: tools/tests/systemd_guest.sh enables and starts it from
-# the installed package, writes markers, and the guest shuts down through
-# systemd, which stops the service.  Then, on the host: the trace it left
-# is whole (ringtrace check: no damage) and holds every marker.
+# installed kernel without PREEMPT_RT (or -k KVER):
+# tools/tests/systemd_guest.sh enables and starts it from the installed
+# package, writes markers, and the guest shuts down through systemd, which
+# stops the service.  Then, on the host: the trace it left is whole
+# (ringtrace check: no damage) and holds every marker.
 #
 #   tools/tests/systemd.sh [-k KVER]
 #
-# Needs the packages of make deb in $RT_CACHE/deb.  Prints
-# "systemd-shutdown: N passed, M failed".
+# Needs the packages of make deb in $RT_DEB (default $RT_CACHE/deb).
+# Prints "systemd-shutdown: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 cache=${RT_CACHE:-/var/cache/ringtrace}
 build=${BUILD:-$cache/build}
-k=$(ls /lib/modules | sort -V | tail -n1)
+# The newest kernel without PREEMPT_RT: the version sort puts
+# 6.12.117+deb12-rt-amd64 after 6.12.117+deb12-amd64, and the rt flavour is
+# not the kernel a service is most often installed on.  -k picks any.
+k=$(ls /lib/modules | grep -v -- '-rt-' | sort -V | tail -n1)
 [[ ${1:-} == -k ]] && k=$2
 out=$cache/vm-runs/systemd
 . tools/tests/check.sh
 
 RT_VM_INIT=systemd tools/vm/vmtest -k "$k" -t 900 -o "$out" -- \
-	env BUILD="$build" RT_DEB="$cache/deb" tools/tests/systemd_guest.sh \
+	env BUILD="$build" RT_DEB="${RT_DEB:-$cache/deb}" tools/tests/systemd_guest.sh \
 	>"$out.log" 2>&1
 grep -E '^(ok|not ok|#) |^systemd: ' "$out/$k/console.log"
 check "the guest with systemd as init ran the test and powered off" \
