@@ -200,7 +200,14 @@ static int rtr_ioctl_get(struct rtr_buffer *buf, void __user *uarg)
 	}
 	if (ret)
 		return ret;
-	return rtr_arg_out(uarg, &sb, sizeof(sb), usize);
+	ret = rtr_arg_out(uarg, &sb, sizeof(sb), usize);
+	/*
+	 * The caller cannot learn which packet it holds, so it could never
+	 * PUT it: give it back, as if this GET had not happened.
+	 */
+	if (ret)
+		rtr_buffer_unhold(buf);
+	return ret;
 }
 
 static int rtr_ioctl_put(struct rtr_buffer *buf, void __user *uarg)
