@@ -66,6 +66,10 @@ static int rtr_buffer_release(struct inode *inode, struct file *file)
 /*
  * The mapping is the meta page alone or the whole buffer, read-only and
  * shared.  VM_MAYWRITE goes so that mprotect() cannot add write later.
+ * VM_DONTCOPY keeps it out of forked children, and VM_IO keeps it that
+ * way: madvise(MADV_DOFORK) clears VM_DONTCOPY on any other mapping.
+ * VM_IO also turns get_user_pages() away, which a consumer reading the
+ * packets with plain loads (or write(2) from the mapping) never needs.
  */
 static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -86,7 +90,7 @@ static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 	else
 		return -EINVAL;
 
-	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
+	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP | VM_IO,
 			VM_MAYWRITE | VM_MAYEXEC);
 	/* In batches, with a chance to reschedule: a map may be 256 GiB. */
 	for (i = 0; i < nr; i += batch) {
