@@ -26,6 +26,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -478,6 +479,58 @@ static void fz_ioc_session_open(struct fz_thread *t, struct fz_ioc *s)
 	s->ops_left = fz_range(r, 10, 200);
 }
 
+/*
+ * A buffer file has no read or write method and cannot seek: EINVAL for
+ * read, EBADF for write on a read-only fd, ESPIPE for lseek and pread.
+ */
+static void fz_ioc_file_ops(struct fz_thread *t, struct fz_ioc *s)
+{
+	uint8_t buf[64];
+	long ret;
+
+	fz_op(t, FZ_OP_IOC_FILE_OPS);
+	ret = read(s->fd, buf, sizeof(buf));
+	FZ_EXPECT(t, "read of a buffer file", ret < 0 ? -errno : ret, -EINVAL);
+	ret = write(s->fd, buf, sizeof(buf));
+	FZ_EXPECT(t, "write to a read-only buffer fd", ret < 0 ? -errno : ret,
+		  -EBADF);
+	ret = lseek(s->fd, 4096, SEEK_SET);
+	FZ_EXPECT(t, "lseek of a buffer file", ret < 0 ? -errno : ret, -ESPIPE);
+	ret = pread(s->fd, buf, sizeof(buf), 0);
+	FZ_EXPECT(t, "pread of a buffer file", ret < 0 ? -errno : ret, -ESPIPE);
+	fz_desc(t, "read/write/lseek/pread refused");
+	fz_refused(t);
+	fz_ioc_check_held(t, s, "read/write/lseek");
+}
+
+/*
+ * An epoll set that outlives the files in it: the consumer's file goes in
+ * and is closed later by its session; the set is waited on throughout.
+ */
+static void fz_ioc_epoll(struct fz_thread *t, int fd)
+{
+	static int ep = -1;
+	struct epoll_event ev[4] = { { .events = EPOLLIN | EPOLLPRI } };
+	long ret;
+
+	fz_op(t, FZ_OP_IOC_EPOLL);
+	if (ep < 0)
+		ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return;
+	if (fd >= 0) {
+		ret = epoll_ctl(ep, EPOLL_CTL_ADD, fd, ev) ? -errno : 0;
+		/* The same fd number may already be there, for this file. */
+		FZ_EXPECT(t, "EPOLL_CTL_ADD of a buffer file", ret, 0, -EEXIST);
+	}
+	ret = epoll_wait(ep, ev, 4, 0);
+	fz_desc(t, "epoll_wait -> %ld", ret < 0 ? -errno : ret);
+	FZ_CHECK(t, ret >= 0, "epoll_wait: %s", fz_err(-errno));
+	for (int i = 0; i < ret; i++)
+		FZ_CHECK(t, !(ev[i].events & EPOLLERR),
+			 "a buffer file polls EPOLLERR (%#x)", ev[i].events);
+}
+
 /* Calls on the consumer's file, lent: no GET or PUT there. */
 static void fz_ioc_lent(struct fz_thread *t)
 {
@@ -499,6 +552,8 @@ static void fz_ioc_lent(struct fz_thread *t)
 	}
 	fz_desc(t, "lent cpu%d: ", fz.lend_cpu);
 	if (fz_chance(r, 20)) {
+		fz_ioc_epoll(t, fz.lend_fd);
+	} else if (fz_chance(r, 20)) {
 		cmd = fz_unknown_cmd(r);
 		ret = ioctl(fz.lend_fd, cmd, fz_place(t, fz_pick_ptr(r), NULL, 0,
 						      64).p) ? -errno : 0;
@@ -544,7 +599,13 @@ void fz_ioctl_op(struct fz_thread *t)
 		fz_ioctl_end(t);
 		return;
 	}
-	switch (fz_below(r, 20)) {
+	switch (fz_below(r, 22)) {
+	case 20:
+		fz_ioc_file_ops(t, s);
+		return;
+	case 21:
+		fz_ioc_epoll(t, fz_chance(r, 50) ? s->fd : -1);
+		return;
 	case 0:
 		fz_ioc_fork(t, s);
 		return;

@@ -26,6 +26,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -1107,12 +1109,49 @@ static void fz_check_devnode(struct fz_thread *t)
 		  -EBUSY);
 }
 
+/* Control files have no mmap (ENODEV) and no ioctl (ENOTTY). */
+static void fz_check_not_file_ops(struct fz_thread *t)
+{
+	static const unsigned int cmds[] = {
+		RINGTRACE_IOC_GET_SUBBUF, RINGTRACE_IOC_FLUSH,
+		RINGTRACE_IOC_GET_STATS, _IO(RINGTRACE_IOC_TYPE, 0x7f), 0xdeadbeef,
+	};
+	struct fz_rng *r = &t->rng;
+	const struct fz_ctl *c = &fz_ctls[fz_below(r, fz_nctls)];
+	const char *rel = fz_chance(r, 10) ? "marker" : c->rel;
+	bool wr = !strcmp(rel, "marker") || c->kind == K_CLEAR;
+	unsigned int cmd = fz_pick(r, cmds);
+	long ret;
+	void *p;
+	int fd;
+
+	fz_op(t, FZ_OP_CTL_NOT_FILE_OPS);
+	fd = fz_open(t, fz_chance(r, 30), rel, wr ? O_WRONLY : O_RDONLY);
+	if (!FZ_CHECK(t, fd >= 0, "open %s: %s", rel, fz_err(fd)))
+		return;
+	p = mmap(NULL, fz.page, PROT_READ, MAP_SHARED, fd, 0);
+	ret = p == MAP_FAILED ? -errno : 0;
+	if (!ret)
+		munmap(p, fz.page);
+	fz_desc(t, "%s: mmap -> %s", rel, fz_err(ret));
+	/* Opened write-only, the VFS refuses a shared mapping first. */
+	FZ_EXPECT(t, "mmap of a control file", ret, wr ? -EACCES : -ENODEV);
+	ret = ioctl(fd, cmd, t->mem.scratch) ? -errno : 0;
+	fz_desc(t, ", ioctl %#x -> %s", cmd, fz_err(ret));
+	FZ_EXPECT(t, "ioctl on a control file", ret, -ENOTTY);
+	fz_refused(t);
+	close(fd);
+}
+
 void fz_check_op(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
 
 	pthread_once(&fz_ctls_once, fz_ctls_init);
-	switch (fz_below(r, 10)) {
+	switch (fz_below(r, 11)) {
+	case 10:
+		fz_check_not_file_ops(t);
+		break;
 	case 0:
 		fz_check_devnode(t);
 		break;
@@ -1250,9 +1289,58 @@ static void fz_tracing_flip(struct fz_thread *t)
 	fz_sleep_ms(fz_below(&t->rng, 200));
 }
 
+/*
+ * The module's fault injection (abi.rst "Test knob"): any uint is taken
+ * (the module caps it at 16), anything else refused.  Mostly 0: it makes
+ * every overwrite push write markers inside its window [R2].
+ */
+static void fz_inject_param(struct fz_thread *t)
+{
+	static const char *const bad[] = { "-1", "x", "4294967296", " 1", "" };
+	struct fz_rng *r = &t->rng;
+	char val[32], path[] = "/sys/module/ringtrace/parameters/inject_push_nesting";
+	long ret, back;
+	bool valid = fz_chance(r, 85);
+	int fd;
+
+	fz_op(t, FZ_OP_INJECT_PARAM);
+	if (valid)
+		snprintf(val, sizeof(val), "%u\n", fz_chance(r, 70) ? 0 :
+			 (unsigned int)fz_below(r, 21));
+	else
+		snprintf(val, sizeof(val), "%s", fz_pick(r, bad));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (!FZ_CHECK(t, fd >= 0, "open %s: %s", path, fz_err(-errno)))
+		return;
+	ret = write(fd, val, strlen(val));
+	ret = ret < 0 ? -errno : ret;
+	close(fd);
+	fz_desc(t, "inject_push_nesting \"%.12s\" -> %s", val, fz_err(ret));
+	if (!valid) {
+		FZ_EXPECT(t, "a bad inject_push_nesting", ret, -EINVAL, -ERANGE);
+		fz_refused(t);
+		return;
+	}
+	FZ_EXPECT(t, "inject_push_nesting", ret, 0);
+	{
+		char buf[32];
+		FILE *f = fopen(path, "r");
+
+		back = f && fgets(buf, sizeof(buf), f) ? strtol(buf, NULL, 10) : -1;
+		if (f)
+			fclose(f);
+	}
+	FZ_CHECK(t, back == strtol(val, NULL, 10),
+		 "inject_push_nesting reads %ld after writing %s", back, val);
+}
+
 void fz_geom_op(struct fz_thread *t)
 {
 	pthread_once(&fz_ctls_once, fz_ctls_init);
+	if (fz_chance(&t->rng, 5)) {
+		fz_inject_param(t);
+		return;
+	}
 	switch (fz_below(&t->rng, 10)) {
 	case 0:
 	case 1:

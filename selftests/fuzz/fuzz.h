@@ -100,9 +100,11 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(CTL_REFUSED, "ctl.refused_unchanged")				\
 	X(CTL_READ, "ctl.read")						\
 	X(CTL_DEVNODE, "ctl.devnode")					\
+	X(CTL_NOT_FILE_OPS, "ctl.mmap_ioctl_refused")			\
 	X(GEOM_QUIET, "geometry.quiesced")				\
 	X(GEOM_RACE, "geometry.while_open")				\
 	X(TRACING_FLIP, "tracing.flip")					\
+	X(INJECT_PARAM, "geometry.inject_push_nesting")			\
 	X(EVENT_TOGGLE, "events.toggle")				\
 	X(EVENT_SAFE, "events.no_text_patch")				\
 	X(PID_FILTER, "events.pid_filter")				\
@@ -118,6 +120,8 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(IOC_CMD, "ioctl.unknown_cmd")					\
 	X(IOC_SHARED, "ioctl.shared_file")				\
 	X(IOC_OPEN, "ioctl.open")					\
+	X(IOC_FILE_OPS, "ioctl.read_write_seek")			\
+	X(IOC_EPOLL, "ioctl.epoll_outlives_file")			\
 	X(MMAP_MAP, "mmap.map")						\
 	X(MMAP_PROTECT, "mmap.mprotect")				\
 	X(MMAP_REMAP, "mmap.mremap")					\
@@ -128,13 +132,15 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(MARKER, "marker.write")					\
 	X(MARKER_FAULT, "marker.faulting")				\
 	X(MARKER_VEC, "marker.writev")					\
+	X(MARKER_SPLICE, "marker.splice")				\
 	X(KMOD_RUN, "kmod.run")						\
 	X(KMOD_NEST, "kmod.nest")					\
 	X(KMOD_OVERSIZE, "kmod.oversize")				\
 	X(KMOD_DYN, "kmod.dyn")						\
 	X(RMMOD_BUSY, "module.rmmod_refused")				\
 	X(RMMOD_CYCLE, "module.unload_reload")				\
-	X(INSMOD_DUP, "module.insmod_loaded")
+	X(INSMOD_DUP, "module.insmod_loaded")				\
+	X(CPU_HOTPLUG, "module.cpu_hotplug")
 
 #define FZ_OP_ENUM(id, name)	FZ_OP_##id,
 enum fz_op { FZ_OPS(FZ_OP_ENUM) FZ_NR_OPS };
@@ -252,6 +258,11 @@ struct fz_global {
 	/* Forked children alive, and forks ever: children hold every fd. */
 	atomic_int children;
 	_Atomic uint64_t forks;
+	/*
+	 * CPU hotplug and ringtrace_selftest's runs, one at a time: its
+	 * writers are bound to the CPUs online when a run starts.
+	 */
+	pthread_mutex_t hotplug_lock;
 	/* Module loads since the start (0: the one run_guest.sh made). */
 	_Atomic uint64_t mod_gen;
 	_Atomic uint64_t tokens;

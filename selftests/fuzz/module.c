@@ -44,6 +44,22 @@ static long fz_load_module(const char *path)
 	return ret;
 }
 
+/* Write @on to cpu/<cpu>/online: 0 or -errno. */
+static long fz_cpu_set(unsigned int cpu, bool on)
+{
+	char path[64];
+	long ret;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%u/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, on ? "1" : "0", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
 static bool fz_loaded(const char *name)
 {
 	char path[128];
@@ -293,6 +309,34 @@ static void fz_cycle(struct fz_thread *t)
 	pthread_rwlock_unlock(&fz.mod_lock);
 }
 
+/*
+ * A CPU goes offline for a moment while everything runs, and comes back:
+ * its buffer stays, readable and flushable from other CPUs.
+ */
+static void fz_cpu_hotplug(struct fz_thread *t)
+{
+	unsigned int cpu = 1 + fz_below(&t->rng, fz.ncpus - 1);
+	long ret;
+	int i;
+
+	fz_op(t, FZ_OP_CPU_HOTPLUG);
+	pthread_mutex_lock(&fz.hotplug_lock);
+	ret = fz_cpu_set(cpu, false);
+	fz_desc(t, "cpu%u offline -> %s", cpu, fz_err(ret));
+	FZ_EXPECT(t, "CPU offline", ret, 0, -EBUSY);
+	if (!ret)
+		fz_sleep_ms(fz_below(&t->rng, 500));
+	for (i = 0; i < 10; i++) {
+		ret = fz_cpu_set(cpu, true);
+		if (!ret)
+			break;
+		fz_sleep_ms(100);
+	}
+	fz_desc(t, ", online -> %s", fz_err(ret));
+	FZ_EXPECT(t, "CPU online again", ret, 0);
+	pthread_mutex_unlock(&fz.hotplug_lock);
+}
+
 void fz_module_op(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
@@ -303,7 +347,9 @@ void fz_module_op(struct fz_thread *t)
 		return;
 	}
 	fz_mod_hold(t);
-	if (pick < 50)
+	if (pick < 10 && fz.ncpus > 1)
+		fz_cpu_hotplug(t);
+	else if (pick < 50)
 		fz_rmmod_busy(t);
 	else if (pick < 85 || !fz.ko)
 		fz_rmmod_mapped(t);

@@ -34,6 +34,7 @@ struct fz_global fz = {
 	.seconds = 60,
 	.only = (1U << FZ_NR_ROLES) - 1,
 	.log_lock = PTHREAD_MUTEX_INITIALIZER,
+	.hotplug_lock = PTHREAD_MUTEX_INITIALIZER,
 	.lend_fd = -1,
 };
 

@@ -190,6 +190,26 @@ static void fz_marker_vec(struct fz_thread *t, struct fz_writer *w, int fd)
 		fz_refused(t);
 }
 
+/* The marker has no splice_write: splice() and sendfile() refuse it. */
+static void fz_marker_splice(struct fz_thread *t, int fd)
+{
+	int pipefd[2];
+	long ret;
+
+	fz_op(t, FZ_OP_MARKER_SPLICE);
+	if (pipe2(pipefd, O_CLOEXEC))
+		return;
+	if (write(pipefd[1], "spliced marker", 14) == 14) {
+		ret = splice(pipefd[0], NULL, fd, NULL, 14, 0);
+		ret = ret < 0 ? -errno : ret;
+		fz_desc(t, "splice -> %s ", fz_err(ret));
+		FZ_EXPECT(t, "splice into the marker", ret, -EINVAL);
+		fz_refused(t);
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
 void fz_marker_op(struct fz_thread *t)
 {
 	struct fz_writer *w = &fz_writers[t->idx];
@@ -202,7 +222,9 @@ void fz_marker_op(struct fz_thread *t)
 	if (!FZ_CHECK(t, fd >= 0, "open marker: %s", fz_err(fd)))
 		return;
 	for (i = 0; i < n; i++) {
-		if (fz_chance(r, 5))
+		if (fz_chance(r, 1))
+			fz_marker_splice(t, fd);
+		else if (fz_chance(r, 5))
 			fz_marker_vec(t, w, fd);
 		else
 			fz_marker_one(t, w, fd, fz_chance(r, 8));
@@ -272,7 +294,9 @@ static void fz_kmod_run(struct fz_thread *t)
 		 fz_chance(r, 50) ? 0 : (unsigned int)fz_range(r, 100, 20000),
 		 (unsigned int)fz_range(r, 1, RTST_FLAGS_ALL),
 		 fz_chance(r, 10) ? 400 : (unsigned int)fz_range(r, 1, 64));
+	pthread_mutex_lock(&fz.hotplug_lock);
 	ret = fz_kmod_write("run", cmd);
+	pthread_mutex_unlock(&fz.hotplug_lock);
 	fz_desc(t, "run \"%s\" -> %s", cmd, fz_err(ret));
 	FZ_EXPECT(t, "run", ret, 0);
 }
