@@ -103,6 +103,25 @@ run_fuzzer() {
 		"$W/fuzz.out" && ((rc == 0))
 }
 
+# One seed, twice: every thread issues the same operations (what the kernel
+# answers may differ, so results are cut from the log lines).
+replay() {
+	local seed=${RT_FUZZ_SEED:-4242} i th a b
+	for i in 1 2; do
+		"$FUZZ" --seed "$seed" --ops 300 --only ctl0,check --tmpdir "$W" \
+			--log "$W/replay$i.log" >"$W/replay$i.out" 2>&1 ||
+			{ cat "$W/replay$i.out"; return 1; }
+		reset_module || return 1
+	done
+	for th in ctl0 check; do
+		a=$(grep -a "^$th " "$W/replay1.log" | sed -E 's/ -> [^ ]*//g')
+		b=$(grep -a "^$th " "$W/replay2.log" | sed -E 's/ -> [^ ]*//g')
+		note "replay: $th: $(grep -c . <<<"$a") operations each time"
+		[[ -n $a && $a == "$b" && $(grep -c . <<<"$a") -eq 300 ]] ||
+			{ diff <(echo "$a") <(echo "$b") | head -n 10; return 1; }
+	done
+}
+
 # The kselftest-harness stress test; every test case must pass.
 run_stress() {
 	local out=$W/stress.out rc plan ok notok
@@ -178,6 +197,7 @@ main() {
 	loaded ringtrace || insmod "$KO"
 	loaded ringtrace_selftest || insmod "$ST_KO"
 	check "state reset after the fuzzer" reset_module
+	check "rt_fuzz replays a seed's operations" replay
 	if [[ ${RT_FUZZ_STRESS:-1} != 0 ]]; then
 		check "stress_test in the same boot: every case passes" run_stress
 	fi
