@@ -47,7 +47,7 @@ struct fz_cons {
 	struct ringtrace_stats st;	/* last counters seen */
 	uint64_t last_pos, last_discarded;
 	bool have_pos;
-	int record_id, dyn_ids_seen;
+	int record_id;			/* rt_selftest_record, or -1 */
 };
 
 static struct fz_cons fz_cons;

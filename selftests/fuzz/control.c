@@ -942,8 +942,6 @@ static bool fz_valid_pid_list(const char *s)
 	}
 }
 
-int fz_meta_check(const char *text);	/* consumer.c */
-
 /* Read a file in random chunks (through pread too) and check its format. */
 static void fz_check_read(struct fz_thread *t)
 {

@@ -281,9 +281,9 @@ struct fz_global {
 	bool have_kmod;			/* ringtrace_selftest.ko loaded */
 	_Atomic uint64_t fails;
 	_Atomic uint64_t printed;
-	/* A subbuf_size a writer saw set last (markers' size limit). */
+	/* The subbuf_size a writer saw set last (for picking marker sizes). */
 	_Atomic uint64_t subbuf_hint;
-	/* Markers a writer saw refused for faulting; the consumer checks. */
+	/* Markers refused for faulting (the consumer must never see one). */
 	_Atomic uint64_t poison_written;
 };
 
@@ -419,7 +419,7 @@ void fz_buf_racy(unsigned int cpu, int delta);
 void fz_mod_hold(struct fz_thread *t);
 void fz_mod_release(struct fz_thread *t);
 
-/* Thread bodies: one operation each; return false when nothing ran. */
+/* Thread bodies: one operation each (fz_op() says of what kind). */
 void fz_ctl_op(struct fz_thread *t);
 void fz_check_op(struct fz_thread *t);
 void fz_geom_op(struct fz_thread *t);
@@ -430,15 +430,16 @@ void fz_mmap_op(struct fz_thread *t);
 void fz_marker_op(struct fz_thread *t);
 void fz_kmod_op(struct fz_thread *t);
 void fz_module_op(struct fz_thread *t);
-/* End a role's open session (at the deadline, before a cycle). */
+/* End a role's open session (at the deadline). */
 void fz_consumer_end(struct fz_thread *t);
 void fz_ioctl_end(struct fz_thread *t);
 void fz_mmap_end(struct fz_thread *t);
 
 /* consumer.c: after the threads, drain everything and check the books. */
 int fz_final_drain(struct fz_thread *t);
-/* consumer.c: counters of markers seen by the consumer. */
+/* consumer.c: what the consumer saw. */
 void fz_consumer_report(void);
-
+/* consumer.c: 0 if @text is metadata the selftests' decoder reads. */
+int fz_meta_check(const char *text);
 
 #endif /* _RT_FUZZ_H */

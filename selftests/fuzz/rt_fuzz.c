@@ -511,11 +511,6 @@ static void *fz_thread_main(void *arg)
 /* Setup and report                                                    */
 /* ------------------------------------------------------------------ */
 
-bool fz_event_is_statedump(unsigned int i)
-{
-	return !fz.event_has_tp[i];
-}
-
 static int fz_discover(void)
 {
 	char buf[4096], *line, *save = NULL, rel[64];
