@@ -1289,12 +1289,13 @@ static void fz_tracing_flip(struct fz_thread *t)
 
 /*
  * The module's fault injection (abi.rst "Test knob"): any uint is taken
- * (the module caps it at 16), anything else refused.  Mostly 0: it makes
+ * (the module caps it at 16), anything else refused -- but sysfs answers
+ * an empty write with 0 before the parameter sees it.  Mostly 0: it makes
  * every overwrite push write markers inside its window [R2].
  */
 static void fz_inject_param(struct fz_thread *t)
 {
-	static const char *const bad[] = { "-1", "x", "4294967296", " 1", "" };
+	static const char *const bad[] = { "-1", "x", "4294967296", " 1" };
 	struct fz_rng *r = &t->rng;
 	char val[32], path[] = "/sys/module/ringtrace/parameters/inject_push_nesting";
 	long ret, back;
@@ -1302,7 +1303,9 @@ static void fz_inject_param(struct fz_thread *t)
 	int fd;
 
 	fz_op(t, FZ_OP_INJECT_PARAM);
-	if (valid)
+	if (fz_chance(r, 5))
+		val[0] = '\0';
+	else if (valid)
 		snprintf(val, sizeof(val), "%u\n", fz_chance(r, 70) ? 0 :
 			 (unsigned int)fz_below(r, 21));
 	else
@@ -1314,6 +1317,10 @@ static void fz_inject_param(struct fz_thread *t)
 	ret = ret < 0 ? -errno : ret;
 	close(fd);
 	fz_desc(t, "inject_push_nesting \"%.12s\" -> %s", val, fz_err(ret));
+	if (!val[0]) {
+		FZ_EXPECT(t, "an empty write to inject_push_nesting", ret, 0);
+		return;
+	}
 	if (!valid) {
 		FZ_EXPECT(t, "a bad inject_push_nesting", ret, -EINVAL, -ERANGE);
 		fz_refused(t);
