@@ -63,6 +63,7 @@ no_kernel_splat() {
 		echo scan >/sys/kernel/debug/kmemleak
 		sleep 1
 		echo scan >/sys/kernel/debug/kmemleak
+		note "kmemleak scanned: $(grep -c '^unreferenced object' /sys/kernel/debug/kmemleak) unreferenced objects"
 		cat /sys/kernel/debug/kmemleak
 	fi
 	! dmesg | tail -n +$((DMESG_START + 1)) | grep -E -- "$re"
@@ -183,6 +184,9 @@ unload() {
 
 main() {
 	note "rt_fuzz on $KVER, modules from $BUILD/$KVER, toggle=$TOGGLE"
+	# A TSC calibrated under host load makes the guest clock (and so
+	# every duration here) run fast: say what it got.
+	note "guest clock: $(dmesg | grep -m1 -o 'tsc: Detected.*')"
 	[[ $EUID -eq 0 ]] || bail "must run as root (in the test guest)"
 	[[ -x $FUZZ ]] || make -s -C "$here" >/dev/null || bail "build $FUZZ"
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
