@@ -71,6 +71,7 @@ struct fz_arg {
 	size_t len;
 	uint32_t usize, flags;
 	bool tail_dirty, reserved_dirty;
+	size_t dirty_at;		/* the tail's nonzero byte */
 };
 
 /*
@@ -90,7 +91,15 @@ static long fz_ioc_input(enum fz_cmd c, const struct fz_arg *a,
 		return -EINVAL;
 	if (a->usize > 4096)
 		return -E2BIG;
+	/*
+	 * The tail is scanned from its start (check_zeroed_user()): a nonzero
+	 * byte found before the first unreadable one is EINVAL, else a fault
+	 * is EFAULT.  (The unreadable part starts on a page boundary, so
+	 * word-sized reads see every readable byte.)
+	 */
 	if (a->usize > ksize) {
+		if (a->tail_dirty && a->dirty_at < p->readable)
+			return -EINVAL;
 		if (p->readable < a->usize)
 			return -EFAULT;
 		if (a->tail_dirty)
@@ -143,7 +152,8 @@ static void fz_arg_build(struct fz_rng *r, enum fz_cmd c, uint64_t pos,
 			a->usize = ksize + 8 * fz_range(r, 1, 64);
 			if (fz_chance(r, 50)) {
 				a->tail_dirty = true;
-				a->b[ksize + fz_below(r, a->usize - ksize)] = 0x5a;
+				a->dirty_at = ksize + fz_below(r, a->usize - ksize);
+				a->b[a->dirty_at] = 0x5a;
 			}
 		}
 	}
