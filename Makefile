@@ -32,7 +32,7 @@ endif
 # C files, Kbuild, and module/'s generator scripts.
 KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
 
-USER_DIRS := daemon tools selftests selftests/probes
+USER_DIRS := daemon tools selftests selftests/probes selftests/fuzz
 
 .PHONY: all modules userspace check bench sparse checkpatch install deb clean $(USER_DIRS)
 

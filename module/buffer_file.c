@@ -66,6 +66,10 @@ static int rtr_buffer_release(struct inode *inode, struct file *file)
 /*
  * The mapping is the meta page alone or the whole buffer, read-only and
  * shared.  VM_MAYWRITE goes so that mprotect() cannot add write later.
+ * VM_DONTCOPY keeps it out of forked children, and VM_IO keeps it that
+ * way: madvise(MADV_DOFORK) clears VM_DONTCOPY on any other mapping.
+ * VM_IO also turns get_user_pages() away, which a consumer reading the
+ * packets with plain loads (or write(2) from the mapping) never needs.
  */
 static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -86,7 +90,7 @@ static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 	else
 		return -EINVAL;
 
-	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
+	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP | VM_IO,
 			VM_MAYWRITE | VM_MAYEXEC);
 	/* In batches, with a chance to reschedule: a map may be 256 GiB. */
 	for (i = 0; i < nr; i += batch) {
@@ -200,7 +204,14 @@ static int rtr_ioctl_get(struct rtr_buffer *buf, void __user *uarg)
 	}
 	if (ret)
 		return ret;
-	return rtr_arg_out(uarg, &sb, sizeof(sb), usize);
+	ret = rtr_arg_out(uarg, &sb, sizeof(sb), usize);
+	/*
+	 * The caller cannot learn which packet it holds, so it could never
+	 * PUT it: give it back, as if this GET had not happened.
+	 */
+	if (ret)
+		rtr_buffer_unhold(buf);
+	return ret;
 }
 
 static int rtr_ioctl_put(struct rtr_buffer *buf, void __user *uarg)

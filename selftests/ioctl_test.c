@@ -250,6 +250,40 @@ static void expect_size_capped(struct __test_metadata *_metadata, int fd)
 	munmap(zeros, 64 * page);
 }
 
+/*
+ * A GET whose argument can be read but not written back fails with EFAULT
+ * and holds nothing: the caller never learnt the position to PUT.  Before
+ * the fix it kept the packet held, and every later GET gave EBUSY (found
+ * by rt_fuzz).
+ */
+TEST_F(ioc, get_into_readonly_memory)
+{
+	struct ringtrace_positions p;
+	struct ringtrace_subbuf *ro, sb;
+	long page = sysconf(_SC_PAGESIZE);
+
+	one_packet(_metadata, self, "kept");
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ro->size = sizeof(*ro);
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+
+	EXPECT_EQ(-1, ioctl(self->b.fd, RINGTRACE_IOC_GET_SUBBUF, ro));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, rt_positions(self->b.fd, &p));
+	EXPECT_EQ(0, p.consumed_pos & RINGTRACE_POS_HELD);
+	/* The packet is still the next one, and GET works. */
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	EXPECT_EQ(p.consumed_pos, sb.pos);
+	EXPECT_EQ(1, sb.events);
+	EXPECT_EQ(0, rt_put(self->b.fd, sb.pos));
+	/* PUT only reads its argument: read-only memory is fine there. */
+	EXPECT_EQ(-1, ioctl(self->b.fd, RINGTRACE_IOC_PUT_SUBBUF, ro));
+	EXPECT_EQ(EINVAL, errno);
+	munmap(ro, page);
+}
+
 TEST_F(ioc, bad_arguments)
 {
 	struct {

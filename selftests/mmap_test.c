@@ -272,6 +272,72 @@ TEST_F(map, no_mremap_grow)
 	       q == MAP_FAILED ? self->full : self->full + self->page);
 }
 
+/* Can the kernel read a byte at @p?  (No signal when it cannot.) */
+static bool readable(const void *p)
+{
+	int fds[2];
+	bool ok;
+
+	if (pipe(fds))
+		return false;
+	ok = write(fds[1], p, 1) == 1;
+	close(fds[0]);
+	close(fds[1]);
+	return ok;
+}
+
+/*
+ * A forked child has no mapping of the buffer, and madvise(MADV_DOFORK)
+ * cannot change that.  Before VM_IO, MADV_DOFORK cleared VM_DONTCOPY and
+ * the child inherited the mapping (found by rt_fuzz).
+ */
+TEST_F(map, not_inherited)
+{
+	int i, status;
+	pid_t pid;
+	void *p;
+
+	p = mmap(NULL, self->full, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < 2; i++) {
+		if (i) {
+			EXPECT_EQ(-1, madvise(p, self->full, MADV_DOFORK));
+			EXPECT_EQ(EINVAL, errno);
+		}
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(readable(p) || readable((uint8_t *)p + self->page) ?
+			      1 : 0);
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("%s: the child has the mapping",
+			       i ? "after MADV_DOFORK" : "plain fork");
+	}
+	/* The parent's mapping is untouched by all that. */
+	EXPECT_TRUE(readable(p));
+	EXPECT_EQ(sizeof(struct ringtrace_meta),
+		  ((const struct ringtrace_meta *)p)->meta_size);
+	munmap(p, self->full);
+}
+
+/* Pages dropped by MADV_DONTNEED are gone; a new mapping has them. */
+TEST_F(map, dontneed_then_map_again)
+{
+	void *p;
+
+	p = mmap(NULL, self->full, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, madvise(p, self->full, MADV_DONTNEED));
+	EXPECT_FALSE(readable(p));
+	munmap(p, self->full);
+	p = mmap(NULL, self->full, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(sizeof(struct ringtrace_meta),
+		  ((const struct ringtrace_meta *)p)->meta_size);
+	munmap(p, self->full);
+}
+
 /* What the kernel writes into the buffer shows in the mapping. */
 TEST_F(map, data_visible)
 {

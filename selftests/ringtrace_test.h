@@ -765,10 +765,24 @@ static inline bool rt_parse_fields(struct rt_lexer *l, struct rt_event_desc *d)
 			return false;
 		f = &d->field[d->nfields];
 		memset(f, 0, sizeof(*f));
-		f->size = rt_type_size(l->tok);
-		if (!f->size)
-			return false;
-		rt_lex(l);
+		/* `enum : int64_t { a = 0, ... } name;` reads as its integer. */
+		if (!strcmp(l->tok, "enum")) {
+			rt_lex(l);
+			if (l->type != ':')
+				return false;
+			rt_lex(l);
+			f->size = rt_type_size(l->tok);
+			rt_lex(l);
+			if (!f->size || l->type != '{')
+				return false;
+			rt_lex(l);
+			rt_skip_block(l);
+		} else {
+			f->size = rt_type_size(l->tok);
+			if (!f->size)
+				return false;
+			rt_lex(l);
+		}
 		if (l->type != 'i')
 			return false;
 		rt_copy_str(f->name, l->tok, sizeof(f->name));

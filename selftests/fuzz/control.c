@@ -1,0 +1,1453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rt_fuzz: the control files -- random and boundary values, huge, empty,
+ * unterminated and faulting writes from two writers at once, a checker
+ * that makes refused writes and reads everything back, geometry and mode
+ * changes (with and without buffer files open), and the event switches.
+ *
+ * Every write is judged by fz_ctl_model(), which computes from the bytes,
+ * the pointer and the count what the ABI says the write must return:
+ *
+ *   - files without a write method (metadata, stats, ...): EINVAL
+ *   - an address range outside user space: EFAULT (access_ok, in the VFS)
+ *   - count 0 or too long for the file: EINVAL, before anything is read
+ *   - bytes that cannot be read: EFAULT
+ *   - then the word: the bytes up to the first NUL with trailing blanks
+ *     removed (leading blanks stay, and are refused like any bad word);
+ *     set_event and set_event_pid split their text at space, tab and
+ *     newline.  Numbers follow kstrtoul(base 0) / kstrtoint(base 10).
+ *
+ * A write the input makes invalid must fail that way and change nothing
+ * (read back in a solo window); a valid one may still meet EBUSY/ENOMEM
+ * where the state of the moment allows it, and what it set reads back.
+ */
+#include "fuzz.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define FZ_WORD_LIMIT		32	/* rtr_read_word() buffer of control.c */
+#define FZ_BIT_LIMIT		4	/* the same, events_ctl.c's bits */
+#define FZ_TEXT_LIMIT		4096	/* set_event, set_event_pid */
+#define FZ_PID_MAX		256	/* RTR_PID_FILTER_MAX */
+#define FZ_PID_LIMIT		4194304	/* PID_MAX_LIMIT on 64-bit */
+/* Geometry the writers pick when it should work: at most 16 MiB per CPU. */
+#define FZ_SMALL_SUBBUF_MAX	(256U << 10)
+#define FZ_SMALL_NUM_MAX	64
+
+enum fz_ctl_kind {
+	K_TRACING, K_MODE, K_SUBBUF, K_NUM, K_CLEAR, K_PIDS, K_FORK,
+	K_SET_EVENT, K_ENABLE_ALL, K_ENABLE_ONE, K_RO, K_NR_KINDS
+};
+
+struct fz_ctl {
+	char rel[80];
+	enum fz_ctl_kind kind;
+	int event;			/* K_ENABLE_ONE and ids: fz.events index */
+};
+
+#define FZ_MAX_CTLS		(16 + 2 * FZ_MAX_EVENTS)
+static struct fz_ctl fz_ctls[FZ_MAX_CTLS];
+static unsigned int fz_nctls;
+static pthread_once_t fz_ctls_once = PTHREAD_ONCE_INIT;
+
+static void fz_ctls_add(const char *rel, enum fz_ctl_kind kind, int event)
+{
+	struct fz_ctl *c = &fz_ctls[fz_nctls++];
+
+	snprintf(c->rel, sizeof(c->rel), "%s", rel);
+	c->kind = kind;
+	c->event = event;
+}
+
+static void fz_ctls_init(void)
+{
+	static const struct {
+		const char *rel;
+		enum fz_ctl_kind kind;
+	} fixed[] = {
+		{ "tracing_on", K_TRACING }, { "mode", K_MODE },
+		{ "subbuf_size", K_SUBBUF }, { "num_subbufs", K_NUM },
+		{ "clear", K_CLEAR }, { "set_event_pid", K_PIDS },
+		{ "event_fork", K_FORK }, { "set_event", K_SET_EVENT },
+		{ "events/enable", K_ENABLE_ALL }, { "metadata", K_RO },
+		{ "stats", K_RO }, { "available_events", K_RO },
+	};
+	char rel[80];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		fz_ctls_add(fixed[i].rel, fixed[i].kind, -1);
+	for (i = 0; i < fz.nevents; i++) {
+		snprintf(rel, sizeof(rel), "events/%s/enable", fz.events[i]);
+		fz_ctls_add(rel, K_ENABLE_ONE, i);
+		snprintf(rel, sizeof(rel), "events/%s/id", fz.events[i]);
+		fz_ctls_add(rel, K_RO, i);
+	}
+}
+
+static const struct fz_ctl *fz_ctl_find(enum fz_ctl_kind kind)
+{
+	unsigned int i;
+
+	for (i = 0; i < fz_nctls; i++)
+		if (fz_ctls[i].kind == kind)
+			return &fz_ctls[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The kernel's isspace(): lib/ctype.c marks Latin-1 NBSP (0xa0) too. */
+static bool fz_kspace(unsigned char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r') || c == 0xa0;
+}
+
+/* What rtr_read_word() leaves: up to the first NUL, trailing blanks cut. */
+static void fz_word(const uint8_t *b, size_t count, char *word, size_t size)
+{
+	size_t n = strnlen((const char *)b, count);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(word, b, n);
+	word[n] = '\0';
+	while (n && fz_kspace(word[n - 1]))
+		word[--n] = '\0';
+}
+
+static int fz_digit(char c, unsigned int base)
+{
+	int v;
+
+	if (c >= '0' && c <= '9')
+		v = c - '0';
+	else if (c >= 'a' && c <= 'f')
+		v = c - 'a' + 10;
+	else if (c >= 'A' && c <= 'F')
+		v = c - 'A' + 10;
+	else
+		return -1;
+	return v < (int)base ? v : -1;
+}
+
+/* kstrtoull(s, base, ...) on a word: false for anything it refuses. */
+static bool fz_kstrtoull(const char *s, unsigned int base, uint64_t *val)
+{
+	uint64_t v = 0;
+	int d;
+
+	if (*s == '+')
+		s++;
+	if (!base) {
+		if (s[0] == '0' && (s[1] | 0x20) == 'x' && fz_digit(s[2], 16) >= 0)
+			base = 16;
+		else
+			base = s[0] == '0' ? 8 : 10;
+	}
+	if (base == 16 && s[0] == '0' && (s[1] | 0x20) == 'x')
+		s += 2;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		d = fz_digit(*s, base);
+		if (d < 0 || v > (UINT64_MAX - d) / base)
+			return false;
+		v = v * base + d;
+	}
+	*val = v;
+	return true;
+}
+
+/* kstrtoint(s, 10, ...) */
+static bool fz_kstrtoint(const char *s, int *val)
+{
+	uint64_t v;
+
+	if (*s == '-') {
+		if (!fz_kstrtoull(s + 1, 10, &v) || v > (uint64_t)INT32_MAX + 1)
+			return false;
+		*val = (int)-(int64_t)v;
+		return true;
+	}
+	if (!fz_kstrtoull(s, 10, &v) || v > INT32_MAX)
+		return false;
+	*val = (int)v;
+	return true;
+}
+
+static bool fz_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* What a write must do, and what it would change. */
+struct fz_expect {
+	long ret;			/* decided by the input alone: 0 or -errno */
+	bool busy_ok, nomem_ok;		/* valid, but the moment may refuse */
+	bool append_ok;			/* EINVAL possible: the merged filter */
+	uint64_t value;			/* K_SUBBUF, K_NUM, bits, mode */
+	uint64_t ev_mask, ev_on;	/* K_SET_EVENT, K_ENABLE_* */
+	int pids[FZ_PID_MAX];
+	unsigned int npids;
+	bool patches_text;		/* would attach a tracepoint probe */
+};
+
+static int fz_event_lookup(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < fz.nevents; i++)
+		if (!strcmp(fz.events[i], name))
+			return i;
+	return -1;
+}
+
+static uint64_t fz_all_events(void)
+{
+	return fz.nevents >= 64 ? ~0ULL : (1ULL << fz.nevents) - 1;
+}
+
+static uint64_t fz_tp_events(void)
+{
+	uint64_t m = 0;
+	unsigned int i;
+
+	for (i = 0; i < fz.nevents; i++)
+		if (fz.event_has_tp[i])
+			m |= 1ULL << i;
+	return m;
+}
+
+static int fz_pid_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static long fz_model_text(const struct fz_ctl *c, const char *text,
+			  struct fz_expect *e)
+{
+	char *copy = strdup(text), *cur = copy, *w;
+	long ret = 0;
+	int i, pid;
+
+	while ((w = strsep(&cur, " \t\n"))) {
+		if (!*w)
+			continue;
+		if (c->kind == K_PIDS) {
+			if (!fz_kstrtoint(w, &pid) || pid < 0 ||
+			    pid >= FZ_PID_LIMIT || e->npids == FZ_PID_MAX) {
+				ret = -EINVAL;
+				break;
+			}
+			e->pids[e->npids++] = pid;
+			continue;
+		}
+		i = fz_event_lookup(*w == '!' ? w + 1 : w);
+		if (i < 0) {
+			ret = -EINVAL;
+			break;
+		}
+		e->ev_mask |= 1ULL << i;
+		if (*w == '!')
+			e->ev_on &= ~(1ULL << i);
+		else
+			e->ev_on |= 1ULL << i;
+	}
+	free(copy);
+	if (!ret && c->kind == K_SET_EVENT && !e->ev_mask)
+		ret = -EINVAL;
+	if (!ret && c->kind == K_PIDS)
+		qsort(e->pids, e->npids, sizeof(int), fz_pid_cmp);
+	return ret;
+}
+
+/*
+ * The verdict on write(fd of @c, @p, @count) where @b holds the bytes
+ * (at least min(count, readable)).
+ */
+static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
+			 const uint8_t *b, size_t count, bool append,
+			 struct fz_expect *e)
+{
+	size_t limit = c->kind == K_PIDS || c->kind == K_SET_EVENT ?
+		       FZ_TEXT_LIMIT :
+		       c->kind == K_FORK || c->kind == K_ENABLE_ALL ||
+		       c->kind == K_ENABLE_ONE ? FZ_BIT_LIMIT : FZ_WORD_LIMIT;
+	char word[FZ_TEXT_LIMIT + 1];
+	bool text = limit == FZ_TEXT_LIMIT;
+
+	memset(e, 0, sizeof(*e));
+	if (c->kind == K_RO) {
+		e->ret = -EINVAL;
+		return;
+	}
+	if (p->not_user || (uintptr_t)p->p + count > FZ_USER_TOP) {
+		e->ret = -EFAULT;
+		return;
+	}
+	if ((!count && !text) || count >= limit) {
+		e->ret = -EINVAL;
+		return;
+	}
+	if (p->readable < count) {
+		e->ret = -EFAULT;
+		return;
+	}
+	if (text) {
+		size_t n = strnlen((const char *)b, count);
+
+		memcpy(word, b, n);
+		word[n] = '\0';
+		e->ret = fz_model_text(c, word, e);
+		if (!e->ret && c->kind == K_PIDS && append)
+			e->append_ok = true;
+		if (!e->ret && c->kind == K_SET_EVENT)
+			e->patches_text = e->ev_on & e->ev_mask & fz_tp_events();
+		return;
+	}
+	fz_word(b, count, word, sizeof(word));
+	switch (c->kind) {
+	case K_TRACING:
+	case K_CLEAR:
+	case K_FORK:
+	case K_ENABLE_ALL:
+	case K_ENABLE_ONE:
+		if (strcmp(word, "0") && strcmp(word, "1")) {
+			e->ret = -EINVAL;
+			break;
+		}
+		e->value = word[0] == '1';
+		if (c->kind == K_CLEAR) {
+			e->ret = e->value ? 0 : -EINVAL;
+			e->busy_ok = true;
+		} else if (c->kind == K_FORK) {
+			e->patches_text = e->value;
+		} else if (c->kind == K_ENABLE_ALL) {
+			e->ev_mask = fz_all_events();
+			e->ev_on = e->value ? e->ev_mask : 0;
+			e->patches_text = e->value;
+		} else if (c->kind == K_ENABLE_ONE) {
+			e->ev_mask = 1ULL << c->event;
+			e->ev_on = e->value ? e->ev_mask : 0;
+			e->patches_text = e->value &&
+					  fz.event_has_tp[c->event];
+		}
+		break;
+	case K_MODE:
+		if (!strcmp(word, "discard") || !strcmp(word, "overwrite")) {
+			e->value = word[0] == 'o';
+			e->busy_ok = true;
+		} else {
+			e->ret = -EINVAL;
+		}
+		break;
+	case K_SUBBUF:
+		if (!fz_kstrtoull(word, 0, &e->value) || !fz_pow2(e->value) ||
+		    e->value < fz.page || e->value > RINGTRACE_MAX_SUBBUF_SIZE) {
+			e->ret = -EINVAL;
+			break;
+		}
+		e->busy_ok = e->nomem_ok = true;
+		break;
+	case K_NUM:
+		if (!fz_kstrtoull(word, 0, &e->value) || !fz_pow2(e->value) ||
+		    e->value < RINGTRACE_MIN_SUBBUFS ||
+		    e->value > RINGTRACE_MAX_SUBBUFS) {
+			e->ret = -EINVAL;
+			break;
+		}
+		e->busy_ok = e->nomem_ok = true;
+		break;
+	default:
+		e->ret = -EINVAL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Values                                                              */
+/* ------------------------------------------------------------------ */
+
+static size_t fz_put(uint8_t *b, size_t cap, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > cap)
+		n = cap;
+	memcpy(b, s, n);
+	return n;
+}
+
+/* Random bytes, mostly printable, sometimes anything. */
+static size_t fz_junk(struct fz_rng *r, uint8_t *b, size_t n)
+{
+	static const char set[] = "0123456789abcdefxX+-! \t\n\rsodiwvrte_";
+	bool any = fz_chance(r, 20);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		b[i] = any ? (uint8_t)fz_next(r) : (uint8_t)fz_pick(r, set);
+	return n;
+}
+
+static size_t fz_gen_number(struct fz_rng *r, uint64_t v, uint8_t *b,
+			    size_t cap)
+{
+	char s[96];
+
+	switch (fz_below(r, 8)) {
+	case 0:
+		snprintf(s, sizeof(s), "%#" PRIx64, v);
+		break;
+	case 1:
+		snprintf(s, sizeof(s), "0%" PRIo64, v);
+		break;
+	case 2:
+		snprintf(s, sizeof(s), "+%" PRIu64 "\n", v);
+		break;
+	case 3:
+		snprintf(s, sizeof(s), "-%" PRIu64, v);
+		break;
+	case 4:
+		snprintf(s, sizeof(s), " %" PRIu64, v);
+		break;
+	default:
+		snprintf(s, sizeof(s), "%" PRIu64 "%s", v,
+			 fz_chance(r, 50) ? "\n" : "");
+	}
+	return fz_put(b, cap, s);
+}
+
+static uint64_t fz_pick_subbuf(struct fz_rng *r, bool small)
+{
+	static const uint64_t odd[] = {
+		0, 1, 2048, 4095, 4097, 65535, 65537, 3 << 12,
+		RINGTRACE_MAX_SUBBUF_SIZE, 2ULL * RINGTRACE_MAX_SUBBUF_SIZE,
+		1ULL << 32, 1ULL << 63, UINT64_MAX,
+	};
+
+	if (small || fz_chance(r, 70))
+		return (uint64_t)fz.page << fz_below(r, 7);	/* 4 K .. 256 K */
+	return fz_pick(r, odd);
+}
+
+static uint64_t fz_pick_num(struct fz_rng *r, bool small)
+{
+	static const uint64_t odd[] = {
+		0, 1, 3, 4096, 4097, 8192, 6, (1ULL << 32) + 2, UINT64_MAX,
+	};
+
+	if (small || fz_chance(r, 70))
+		return 2ULL << fz_below(r, 6);			/* 2 .. 64 */
+	return fz_pick(r, odd);
+}
+
+/* A pid list: valid, too long, negative, huge, junk. */
+static size_t fz_gen_pids(struct fz_rng *r, uint8_t *b, size_t cap)
+{
+	size_t len = 0, n, i;
+	char s[32];
+
+	n = fz_chance(r, 10) ? fz_range(r, 250, 300) : fz_below(r, 6);
+	for (i = 0; i < n && len + 16 < cap; i++) {
+		switch (fz_below(r, 12)) {
+		case 0:
+			snprintf(s, sizeof(s), "-%u", (unsigned int)fz_below(r, 9));
+			break;
+		case 1:
+			snprintf(s, sizeof(s), "%u", FZ_PID_LIMIT -
+				 (unsigned int)fz_below(r, 2));
+			break;
+		case 2:
+			snprintf(s, sizeof(s), "99999999999");
+			break;
+		case 3:
+			snprintf(s, sizeof(s), "%ux", (unsigned int)fz_below(r, 99));
+			break;
+		case 4:
+			snprintf(s, sizeof(s), "%d", getpid());
+			break;
+		default:
+			snprintf(s, sizeof(s), "%u", (unsigned int)fz_below(r, 40000));
+		}
+		len += fz_put(b + len, cap - len, s);
+		b[len++] = fz_pick(r, " \t\n");
+	}
+	return len;
+}
+
+/* A set_event text: names, negations, unknown names. */
+static size_t fz_gen_events(struct fz_rng *r, uint8_t *b, size_t cap)
+{
+	size_t len = 0, n = fz_range(r, 1, 5), i;
+	unsigned int e;
+
+	for (i = 0; i < n && len + 64 < cap; i++) {
+		e = fz_below(r, fz.nevents);
+		if (fz_chance(r, 40))
+			b[len++] = '!';
+		if (fz_chance(r, 10))
+			len += fz_put(b + len, cap - len, "no_such_event");
+		else
+			len += fz_put(b + len, cap - len, fz.events[e]);
+		if (fz_chance(r, 5))
+			b[len++] = 'X';
+		b[len++] = fz_pick(r, " \t\n");
+	}
+	return len;
+}
+
+/*
+ * Bytes for a write to @c: the usual values, their near misses, and junk.
+ * Returns the count to write (it may exceed what @b holds: the model and
+ * the pointer decide what the kernel can read).
+ */
+static size_t fz_gen_value(struct fz_thread *t, const struct fz_ctl *c,
+			   uint8_t *b, size_t cap)
+{
+	static const char *const bits[] = {
+		"0", "1", "0\n", "1\n", "1 \n", " 1", "2", "-1", "01", "10",
+		"1\n\n", "x", "0x1", "\n", "on", "1\t",
+	};
+	static const char *const modes[] = {
+		"discard", "overwrite", "discard\n", "overwrite\n",
+		" discard", "Discard", "discar", "overwritee", "overwrite \t\n",
+		"flight", "",
+	};
+	struct fz_rng *r = &t->rng;
+	size_t len;
+
+	/* Sizes at and around every limit, and far beyond. */
+	switch (fz_below(r, 16)) {
+	case 0:
+		return 0;
+	case 1:
+		return fz_junk(r, b, fz_range(r, 1, 40));
+	case 2:
+		memset(b, fz_chance(r, 50) ? ' ' : '1', cap);
+		return fz_pick(r, ((const size_t[]){ 3, 4, 5, 31, 32, 33,
+						      4095, 4096, 4097 }));
+	case 3:
+		/* Long counts the kernel must refuse before reading. */
+		return fz_pick(r, ((const size_t[]){ 1U << 20, 1U << 30 }));
+	default:
+		break;
+	}
+	switch (c->kind) {
+	case K_TRACING:
+	case K_CLEAR:
+	case K_FORK:
+	case K_ENABLE_ALL:
+	case K_ENABLE_ONE:
+		len = fz_put(b, cap, fz_pick(r, bits));
+		break;
+	case K_MODE:
+		len = fz_put(b, cap, fz_pick(r, modes));
+		break;
+	case K_SUBBUF:
+		len = fz_gen_number(r, fz_pick_subbuf(r, false), b, cap);
+		break;
+	case K_NUM:
+		len = fz_gen_number(r, fz_pick_num(r, false), b, cap);
+		break;
+	case K_PIDS:
+		len = fz_gen_pids(r, b, cap);
+		break;
+	case K_SET_EVENT:
+		len = fz_gen_events(r, b, cap);
+		break;
+	default:
+		len = fz_put(b, cap, fz_pick(r, bits));
+	}
+	/* An embedded NUL: the kernel's word ends there. */
+	if (len && len < cap - 8 && fz_chance(r, 5)) {
+		b[len++] = '\0';
+		len += fz_put(b + len, cap - len, "junk");
+	}
+	return len;
+}
+
+/* A printable rendering of the first bytes, for the operation log. */
+static void fz_desc_bytes(struct fz_thread *t, const uint8_t *b, size_t n)
+{
+	char s[48];
+	size_t i, j = 0;
+
+	for (i = 0; i < n && i < 20 && j < sizeof(s) - 5; i++) {
+		if (b[i] >= 0x20 && b[i] < 0x7f && b[i] != '\\')
+			s[j++] = b[i];
+		else
+			j += snprintf(s + j, sizeof(s) - j, "\\x%02x", b[i]);
+	}
+	s[j] = '\0';
+	fz_desc(t, "\"%s%s\"", s, n > 20 ? "..." : "");
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading the state back                                              */
+/* ------------------------------------------------------------------ */
+
+/* The text of @c as a reader sees it now ("" for write-only files). */
+static long fz_ctl_snapshot(const struct fz_ctl *c, char *buf, size_t size)
+{
+	switch (c->kind) {
+	case K_CLEAR:
+	case K_RO:
+		buf[0] = '\0';
+		return 0;
+	default:
+		return fz_read(false, c->rel, buf, size);
+	}
+}
+
+/* Bit i set: event i is in set_event. */
+static long fz_enabled_events(uint64_t *mask)
+{
+	char buf[4096], *line, *save = NULL;
+	long ret = fz_read(false, "set_event", buf, sizeof(buf));
+	int i;
+
+	*mask = 0;
+	if (ret < 0)
+		return ret;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		i = fz_event_lookup(line);
+		if (i < 0)
+			return -EPROTO;
+		*mask |= 1ULL << i;
+	}
+	return 0;
+}
+
+/* Say why, and fail the readback (in fz_ctl_readback() only). */
+#define FZ_RB(cond, ...) do {						\
+	if (!(cond)) {							\
+		snprintf(msg, msg_size, __VA_ARGS__);			\
+		return false;						\
+	}								\
+} while (0)
+
+/*
+ * After a successful write: does it read back as written?  Judged by the
+ * caller only if no other writer ran meanwhile.
+ */
+static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
+			    bool append, uint64_t ev_before, char *msg,
+			    size_t msg_size)
+{
+	char buf[4096], want[64], list[FZ_PID_MAX * 12 + 2];
+	size_t len;
+	uint64_t on;
+	unsigned int i;
+	long ret;
+
+	switch (c->kind) {
+	case K_TRACING:
+	case K_FORK:
+	case K_ENABLE_ONE:
+		snprintf(want, sizeof(want), "%d\n", (int)e->value);
+		ret = fz_read(false, c->rel, buf, sizeof(buf));
+		FZ_RB(ret >= 0 && !strcmp(buf, want),
+		      "%s reads \"%.40s\" after writing %d", c->rel,
+		      ret >= 0 ? buf : fz_err(ret), (int)e->value);
+		break;
+	case K_MODE:
+		ret = fz_read(false, c->rel, buf, sizeof(buf));
+		FZ_RB(ret >= 0 &&
+		      !strcmp(buf, e->value ? "overwrite\n" : "discard\n"),
+		      "mode reads \"%.40s\" after a successful write",
+		      ret >= 0 ? buf : fz_err(ret));
+		break;
+	case K_SUBBUF:
+	case K_NUM:
+		ret = fz_read_num(false, c->rel);
+		FZ_RB(ret == (long)e->value,
+		      "%s reads %ld after writing %" PRIu64, c->rel, ret,
+		      e->value);
+		break;
+	case K_PIDS:
+		ret = fz_read(false, c->rel, buf, sizeof(buf));
+		if (append || ret < 0) {
+			FZ_RB(ret >= 0, "set_event_pid: %s", fz_err(ret));
+			break;
+		}
+		/* Sorted, without duplicates, one line (none if empty). */
+		len = 0;
+		list[0] = '\0';
+		for (i = 0; i < e->npids; i++)
+			if (!i || e->pids[i] != e->pids[i - 1])
+				len += snprintf(list + len, sizeof(list) - len,
+						"%s%d", len ? " " : "", e->pids[i]);
+		if (len)
+			snprintf(list + len, sizeof(list) - len, "\n");
+		FZ_RB(!strcmp(buf, list),
+		      "set_event_pid reads \"%.60s\", wrote \"%.60s\"", buf,
+		      list);
+		break;
+	case K_SET_EVENT:
+	case K_ENABLE_ALL:
+		ret = fz_enabled_events(&on);
+		FZ_RB(!ret && on == ((ev_before & ~e->ev_mask) |
+		      (e->ev_on & e->ev_mask)),
+		      "set_event holds %#" PRIx64 " after setting %#" PRIx64
+		      " of %#" PRIx64 " (before %#" PRIx64 ")", on, e->ev_on,
+		      e->ev_mask, ev_before);
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* One write                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Write @count bytes of @b to @c through a pointer of @kind; judge it.
+ * The caller brackets it with fz_ctl_begin()/fz_ctl_end() unless the
+ * model says the input refuses it.
+ */
+static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
+				const uint8_t *b, size_t have, size_t count,
+				enum fz_ptr_kind kind, bool dev, bool append,
+				int own)
+{
+	char before[4096], after[4096], msg[256];
+	bool unchanged = true, readback = true;
+	struct fz_expect e;
+	struct fz_window w;
+	struct fz_ptr p;
+	uint64_t ev_before = 0;
+	long ret, tr0 = -1, tr1 = -1, snap;
+	int fd;
+
+	p = fz_place(t, kind, b, have, count);
+	fz_ctl_model(c, &p, b, count, append, &e);
+	fz_desc(t, "%s%s %s count=%zu ", dev ? "dev:" : "", c->rel,
+		fz_ptr_name(kind), count);
+	fz_desc_bytes(t, b, count < have ? count : have);
+
+	fd = fz_open(t, dev, c->rel, O_WRONLY | (append ? O_APPEND : 0));
+	if (!FZ_CHECK(t, fd >= 0, "open %s for writing: %s", c->rel,
+		      fz_err(fd)))
+		return fd;
+	fz_window_open(&w);
+	snap = fz_ctl_snapshot(c, before, sizeof(before));
+	if (c->kind == K_SET_EVENT || c->kind == K_ENABLE_ALL)
+		fz_enabled_events(&ev_before);
+	if (c->kind == K_MODE)
+		tr0 = fz_read_num(false, "tracing_on");
+	ret = fz_ret(write(fd, p.p, count));
+	if (c->kind == K_MODE)
+		tr1 = fz_read_num(false, "tracing_on");
+	close(fd);
+	fz_desc(t, " -> %s", fz_err(ret));
+
+	if (e.ret) {
+		FZ_EXPECT(t, "write", ret, e.ret);
+	} else if (c->kind == K_PIDS && e.append_ok) {
+		FZ_EXPECT(t, "append to set_event_pid", ret, 0, -EINVAL);
+	} else if (e.busy_ok && e.nomem_ok) {
+		FZ_EXPECT(t, "geometry write", ret, 0, -EBUSY, -ENOMEM);
+	} else if (e.busy_ok) {
+		FZ_EXPECT(t, "write", ret, 0, -EBUSY);
+	} else {
+		FZ_EXPECT(t, "write", ret, 0);
+	}
+	if (ret >= 0)
+		FZ_CHECK(t, (size_t)ret == count, "write returned %ld of %zu",
+			 ret, count);
+	else
+		fz_refused(t);
+
+	/* What the state is now, read before the window closes. */
+	if (ret < 0 && snap >= 0)
+		unchanged = fz_ctl_snapshot(c, after, sizeof(after)) < 0 ||
+			    !strcmp(before, after);
+	else if (ret >= 0)
+		readback = fz_ctl_readback(c, &e, append, ev_before, msg,
+					   sizeof(msg));
+	if (!fz_window_solo(&w, own))
+		return ret;
+	/* Nobody else wrote a control file meanwhile: the state is ours. */
+	if (c->kind == K_MODE && !e.ret && tr0 == tr1 && tr0 >= 0)
+		FZ_EXPECT(t, tr0 ? "mode while tracing" : "mode while stopped",
+			  ret, tr0 ? -EBUSY : 0);
+	FZ_CHECK(t, unchanged,
+		 "refused write (%s) changed %s from \"%.40s\" to \"%.40s\"",
+		 fz_err(ret), c->rel, before, after);
+	FZ_CHECK(t, readback, "%s", msg);
+	if (ret >= 0 && c->kind == K_SUBBUF)
+		atomic_store(&fz.subbuf_hint, e.value);
+	return ret;
+}
+
+static bool fz_ctl_allowed(const struct fz_expect *e)
+{
+	/* Tracepoint attach/detach patches kernel text: --toggle only. */
+	return fz.toggle || !e->patches_text;
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads ctl0/ctl1: random writes, two at a time                     */
+/* ------------------------------------------------------------------ */
+
+void fz_ctl_op(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	uint8_t b[FZ_TEXT_LIMIT + 64];
+	const struct fz_ctl *c;
+	enum fz_ptr_kind kind;
+	struct fz_expect e;
+	struct fz_ptr probe = { .kind = FZ_PTR_GOOD, .p = b };
+	size_t count;
+	bool dev = fz_chance(r, 30), append;
+
+	pthread_once(&fz_ctls_once, fz_ctls_init);
+	fz_op(t, FZ_OP_CTL_WRITE);
+	c = &fz_ctls[fz_below(r, fz_nctls)];
+	/* Geometry and tracing are mostly the geometry thread's. */
+	if ((c->kind == K_SUBBUF || c->kind == K_NUM) && fz_chance(r, 50))
+		c = &fz_ctls[fz_below(r, fz_nctls)];
+	count = fz_gen_value(t, c, b, sizeof(b));
+	kind = fz_chance(r, 80) ? FZ_PTR_GOOD : fz_pick_ptr(r);
+	append = c->kind == K_PIDS && fz_chance(r, 30);
+	probe.readable = count < sizeof(b) ? count : sizeof(b);
+	fz_ctl_model(c, &probe, b, count, append, &e);
+	if (!fz_ctl_allowed(&e)) {
+		fz_desc(t, "skip %s: would attach a tracepoint", c->rel);
+		return;
+	}
+	fz_ctl_begin();
+	fz_ctl_write_judged(t, c, b, sizeof(b), count, kind, dev, append, 1);
+	fz_ctl_end();
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread check: refused writes change nothing; every file reads well  */
+/* ------------------------------------------------------------------ */
+
+/* Bytes meant to be invalid for any file (the model has the last word). */
+static size_t fz_gen_invalid(struct fz_thread *t, uint8_t *b, size_t cap,
+			     enum fz_ptr_kind *kind)
+{
+	struct fz_rng *r = &t->rng;
+	static const char *const words[] = {
+		" 1", "2", "-0", "overwrit", "0x", "4096k", "08", "1 1",
+		"!", "!!sched_switch", "no_such_event", "1e3", "0.5",
+	};
+
+	*kind = FZ_PTR_GOOD;
+	switch (fz_below(r, 7)) {
+	case 0:
+		return 0;			/* empty */
+	case 1:
+		memset(b, '1', cap);
+		return fz_range(r, FZ_TEXT_LIMIT, 2 * FZ_TEXT_LIMIT);
+	case 2:
+		*kind = fz_pick(r, ((const enum fz_ptr_kind[]){
+			FZ_PTR_NULL, FZ_PTR_UNMAPPED, FZ_PTR_KERNEL,
+			FZ_PTR_NONCANON, FZ_PTR_EDGE, FZ_PTR_NONE }));
+		memset(b, '1', 4);
+		b[1] = '\n';
+		return fz_range(r, 1, 3);
+	default:
+		return fz_put(b, cap, fz_pick(r, words));
+	}
+}
+
+static void fz_check_refused(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	uint8_t b[2 * FZ_TEXT_LIMIT];
+	const struct fz_ctl *c;
+	enum fz_ptr_kind kind;
+	struct fz_expect e;
+	struct fz_ptr p;
+	size_t count;
+
+	fz_op(t, FZ_OP_CTL_REFUSED);
+	c = &fz_ctls[fz_below(r, fz_nctls)];
+	count = fz_gen_invalid(t, b, sizeof(b), &kind);
+	p = fz_place(t, kind, b, sizeof(b), count);
+	fz_ctl_model(c, &p, b, count, false, &e);
+	if (!e.ret) {
+		/* Valid after all ("!x" names an event, "-0" is pid 0). */
+		fz_desc(t, "skip %s: valid", c->rel);
+		return;
+	}
+	fz_ctl_write_judged(t, c, b, sizeof(b), count, kind, fz_chance(r, 30),
+			    false, 0);
+}
+
+static bool fz_valid_num_line(const char *s, uint64_t lo, uint64_t hi,
+			      bool pow2)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 10);
+
+	return end != s && !strcmp(end, "\n") && v >= lo && v <= hi &&
+	       (!pow2 || fz_pow2(v));
+}
+
+static bool fz_valid_stats(const char *s)
+{
+	const char *line = s;
+	unsigned long long v[9];
+	unsigned int cpu;
+	int last = -1, n;
+
+	while (*line) {
+		if (sscanf(line, "cpu%u written=%llu delivered=%llu lost_full=%llu lost_overrun=%llu lost_held=%llu lost_nested=%llu lost_too_big=%llu subbufs=%llu bytes=%llu%n",
+			   &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7], &v[8], &n) != 10 || line[n] != '\n' ||
+		    (int)cpu <= last || cpu >= fz.ncpus)
+			return false;
+		last = cpu;
+		line += n + 1;
+	}
+	return last >= 0;
+}
+
+static bool fz_valid_pid_list(const char *s)
+{
+	long last = -1, v;
+	char *end;
+
+	if (!*s)
+		return true;
+	for (;;) {
+		v = strtol(s, &end, 10);
+		if (end == s || v <= last)
+			return false;
+		last = v;
+		if (*end == '\n')
+			return !end[1];
+		if (*end != ' ')
+			return false;
+		s = end + 1;
+	}
+}
+
+/* Read a file in random chunks (through pread too) and check its format. */
+static void fz_check_read(struct fz_thread *t)
+{
+	static char buf[1 << 20];
+	struct fz_rng *r = &t->rng;
+	const struct fz_ctl *c = &fz_ctls[fz_below(r, fz_nctls)];
+	bool dev = fz_chance(r, 30), ok = true, use_pread;
+	size_t len = 0, chunk = fz_pick(r, ((const size_t[]){ 1, 7, 64, 4096, 65536 }));
+	const char *rel = c->rel;
+	ssize_t n;
+	int fd;
+
+	fz_op(t, FZ_OP_CTL_READ);
+	if (fz_chance(r, 10))
+		rel = "marker";
+	fz_desc(t, "%s%s chunk=%zu", dev ? "dev:" : "", rel, chunk);
+	fd = fz_open(t, dev, rel, O_RDONLY);
+	if (!FZ_CHECK(t, fd >= 0, "open %s: %s", rel, fz_err(fd)))
+		return;
+	if (!strcmp(rel, "marker")) {
+		n = fz_ret(read(fd, buf, 16));
+		FZ_EXPECT(t, "read of marker", n, -EINVAL);
+		fz_refused(t);
+		close(fd);
+		return;
+	}
+	if (fz_chance(r, 10)) {
+		/* Into memory the kernel cannot write. */
+		struct fz_ptr p = fz_place(t, fz_pick(r, ((const enum fz_ptr_kind[]){
+			FZ_PTR_RO, FZ_PTR_NULL, FZ_PTR_KERNEL, FZ_PTR_NONE })),
+			NULL, 0, 64);
+
+		n = fz_ret(read(fd, p.p, 64));
+		fz_desc(t, " into %s -> %s", fz_ptr_name(p.kind), fz_err(n));
+		/* An empty file has nothing to copy: 0 is fine then. */
+		FZ_EXPECT(t, "read into a bad pointer", n, -EFAULT, 0);
+		fz_refused(t);
+		close(fd);
+		return;
+	}
+	use_pread = fz_chance(r, 20);
+	for (;;) {
+		if (len + chunk >= sizeof(buf))
+			break;
+		/* pread() leaves the file position: never mix the two. */
+		n = use_pread ? pread(fd, buf + len, chunk, len) :
+				read(fd, buf + len, chunk);
+		if (n < 0) {
+			ok = FZ_CHECK(t, false, "read %s at %zu: %s", rel, len,
+				      fz_err(-errno));
+			break;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (!ok)
+		return;
+	switch (c->kind) {
+	case K_TRACING:
+	case K_FORK:
+	case K_ENABLE_ONE:
+		ok = !strcmp(buf, "0\n") || !strcmp(buf, "1\n");
+		break;
+	case K_ENABLE_ALL:
+		ok = !strcmp(buf, "0\n") || !strcmp(buf, "1\n") ||
+		     !strcmp(buf, "X\n");
+		break;
+	case K_MODE:
+		ok = !strcmp(buf, "discard\n") || !strcmp(buf, "overwrite\n");
+		break;
+	case K_SUBBUF:
+		ok = fz_valid_num_line(buf, fz.page, RINGTRACE_MAX_SUBBUF_SIZE,
+				       true);
+		break;
+	case K_NUM:
+		ok = fz_valid_num_line(buf, RINGTRACE_MIN_SUBBUFS,
+				       RINGTRACE_MAX_SUBBUFS, true);
+		break;
+	case K_CLEAR:
+		ok = !len;
+		break;
+	case K_PIDS:
+		ok = fz_valid_pid_list(buf);
+		break;
+	case K_SET_EVENT: {
+		char *line, *save = NULL;
+
+		for (line = strtok_r(buf, "\n", &save); line && ok;
+		     line = strtok_r(NULL, "\n", &save))
+			ok = fz_event_lookup(line) >= 0;
+		break;
+	}
+	case K_RO:
+		if (!strcmp(rel, "stats"))
+			ok = fz_valid_stats(buf);
+		else if (!strcmp(rel, "metadata"))
+			ok = !fz_meta_check(buf);
+		else if (!strcmp(rel, "available_events"))
+			ok = len > 0;
+		else
+			ok = fz_valid_num_line(buf, 0, 1023, false);
+		break;
+	default:
+		break;
+	}
+	FZ_CHECK(t, ok, "%s reads \"%.80s\"", rel, buf);
+}
+
+/*
+ * /dev/ringtrace's minors: a node of ringtrace's major made by hand opens
+ * the file of that minor, or fails (ENODEV past the last file, ENXIO past
+ * the region), never anything worse.
+ */
+static void fz_check_devnode(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	char path[256], node[256];
+	unsigned int minor, cpu;
+	struct stat st;
+	long ret;
+	int fd;
+
+	fz_op(t, FZ_OP_CTL_DEVNODE);
+	if (stat(fz_path(path, sizeof(path), true, "tracing_on"), &st) ||
+	    !S_ISCHR(st.st_mode)) {
+		fz_desc(t, "no /dev tree");
+		return;
+	}
+	minor = fz_chance(r, 50) ? fz_below(r, 200) : fz_below(r, 4 * 4096);
+	snprintf(node, sizeof(node), "%s/rt_fuzz-node-%u", fz.tmpdir, t->idx);
+	unlink(node);
+	if (mknod(node, S_IFCHR | 0600, makedev(major(st.st_rdev), minor))) {
+		fz_desc(t, "mknod: %s", fz_err(-errno));
+		return;
+	}
+	/* The minor may be a buffer file's: for the others, an opener. */
+	for (cpu = 0; cpu < fz.ncpus; cpu++)
+		fz_buf_racy(cpu, 1);
+	fd = open(node, (fz_chance(r, 50) ? O_RDONLY : O_WRONLY) | O_CLOEXEC |
+		  O_NONBLOCK);
+	ret = fd < 0 ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	for (cpu = 0; cpu < fz.ncpus; cpu++)
+		fz_buf_racy(cpu, -1);
+	fz_desc(t, "minor %u -> %s", minor, fz_err(ret));
+	unlink(node);
+	if (ret == -EACCES) {
+		/* A tmpdir mounted nodev: nothing to learn here. */
+		fz_desc(t, " (nodev?)");
+		return;
+	}
+	if (ret)
+		fz_refused(t);
+	/*
+	 * A minor of a buffer file may be busy (EBUSY) or have no CPU
+	 * (ENODEV); a read-only file opened for writing is fine for root.
+	 */
+	FZ_EXPECT(t, "open of a hand-made node", ret, 0, -ENODEV, -ENXIO,
+		  -EBUSY);
+}
+
+/* Control files have no mmap (ENODEV) and no ioctl (ENOTTY). */
+static void fz_check_not_file_ops(struct fz_thread *t)
+{
+	static const unsigned int cmds[] = {
+		RINGTRACE_IOC_GET_SUBBUF, RINGTRACE_IOC_FLUSH,
+		RINGTRACE_IOC_GET_STATS, _IO(RINGTRACE_IOC_TYPE, 0x7f), 0xdeadbeef,
+	};
+	struct fz_rng *r = &t->rng;
+	const struct fz_ctl *c = &fz_ctls[fz_below(r, fz_nctls)];
+	const char *rel = fz_chance(r, 10) ? "marker" : c->rel;
+	bool wr = !strcmp(rel, "marker") || c->kind == K_CLEAR;
+	unsigned int cmd = fz_pick(r, cmds);
+	long ret;
+	void *p;
+	int fd;
+
+	fz_op(t, FZ_OP_CTL_NOT_FILE_OPS);
+	fd = fz_open(t, fz_chance(r, 30), rel, wr ? O_WRONLY : O_RDONLY);
+	if (!FZ_CHECK(t, fd >= 0, "open %s: %s", rel, fz_err(fd)))
+		return;
+	p = mmap(NULL, fz.page, PROT_READ, MAP_SHARED, fd, 0);
+	ret = p == MAP_FAILED ? -errno : 0;
+	if (!ret)
+		munmap(p, fz.page);
+	fz_desc(t, "%s: mmap -> %s", rel, fz_err(ret));
+	/* Opened write-only, the VFS refuses a shared mapping first. */
+	FZ_EXPECT(t, "mmap of a control file", ret, wr ? -EACCES : -ENODEV);
+	ret = ioctl(fd, cmd, t->mem.scratch) ? -errno : 0;
+	fz_desc(t, ", ioctl %#x -> %s", cmd, fz_err(ret));
+	FZ_EXPECT(t, "ioctl on a control file", ret, -ENOTTY);
+	fz_refused(t);
+	close(fd);
+}
+
+void fz_check_op(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+
+	pthread_once(&fz_ctls_once, fz_ctls_init);
+	switch (fz_below(r, 11)) {
+	case 10:
+		fz_check_not_file_ops(t);
+		break;
+	case 0:
+		fz_check_devnode(t);
+		break;
+	case 1:
+	case 2:
+	case 3:
+	case 4:
+		fz_check_refused(t);
+		break;
+	default:
+		fz_check_read(t);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread geometry: tracing, mode, geometry, clear                     */
+/* ------------------------------------------------------------------ */
+
+/* Write a valid @val to the file of @kind, judged: 0 or -errno. */
+static long fz_ctl_set(struct fz_thread *t, enum fz_ctl_kind kind,
+		       const char *val, int own)
+{
+	const struct fz_ctl *c = fz_ctl_find(kind);
+	long ret;
+
+	ret = fz_ctl_write_judged(t, c, (const uint8_t *)val, strlen(val),
+				  strlen(val), FZ_PTR_GOOD,
+				  fz_chance(&t->rng, 30), false, own);
+	return ret < 0 ? ret : 0;
+}
+
+static bool fz_bufs_quiet(void)
+{
+	return !atomic_load(&fz.bufs_maybe_open) && !atomic_load(&fz.children);
+}
+
+/*
+ * With every buffer session excluded (buf_lock written): tracing off,
+ * new geometry, a mode, clear, and maybe tracing on again.  In a solo
+ * window with no buffer file open, every step must work.
+ */
+static void fz_geom_quiet(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	uint64_t size = fz_pick_subbuf(r, true), num = fz_pick_num(r, true);
+	bool strict, big = fz_chance(r, 4);
+	char vsize[32], vnum[32], vmax[32];
+	struct fz_window w;
+	uint64_t gen0;
+	long ret;
+
+	fz_op(t, FZ_OP_GEOM_QUIET);
+	snprintf(vsize, sizeof(vsize), "%" PRIu64, size);
+	snprintf(vnum, sizeof(vnum), "%" PRIu64, num);
+	snprintf(vmax, sizeof(vmax), "%u", RINGTRACE_MAX_SUBBUF_SIZE);
+	pthread_rwlock_wrlock(&fz.buf_lock);
+	fz_ctl_begin();
+	fz_window_open(&w);
+	gen0 = atomic_load(&fz.bufs_gen);
+	strict = fz_bufs_quiet();
+	fz_desc(t, "%s x %s%s: ", vsize, vnum, big ? " after 64 MiB ones" : "");
+
+	ret = fz_ctl_set(t, K_TRACING, "0", 1);
+	if (big) {
+		/* 64 MiB x 2 per CPU: may not fit (ENOMEM); nothing else. */
+		fz_ctl_set(t, K_SUBBUF, "4096", 1);
+		fz_ctl_set(t, K_NUM, "2", 1);
+		if (fz_ctl_set(t, K_SUBBUF, vmax, 1) == 0) {
+			/* 64 MiB x 64 per CPU fits in no test guest. */
+			ret = fz_ctl_set(t, K_NUM, "64", 1);
+			if (fz_window_solo(&w, 1))
+				FZ_EXPECT(t, "4 GiB per CPU", ret, -ENOMEM);
+		}
+	}
+	/* Smallest first: no step holds two large geometries at once. */
+	ret = fz_ctl_set(t, K_SUBBUF, "4096", 1);
+	ret = ret ?: fz_ctl_set(t, K_NUM, "2", 1);
+	ret = ret ?: fz_ctl_set(t, K_SUBBUF, vsize, 1);
+	ret = ret ?: fz_ctl_set(t, K_NUM, vnum, 1);
+	if (strict && fz_window_solo(&w, 1) && fz_bufs_quiet() &&
+	    atomic_load(&fz.bufs_gen) == gen0)
+		FZ_CHECK(t, ret == 0,
+			 "geometry %s x %s refused (%s) with tracing off and no file open",
+			 vsize, vnum, fz_err(ret));
+	fz_ctl_set(t, K_MODE, fz_chance(r, 50) ? "overwrite" : "discard", 1);
+	ret = fz_ctl_set(t, K_CLEAR, "1", 1);
+	if (strict && fz_window_solo(&w, 1) && fz_bufs_quiet() &&
+	    atomic_load(&fz.bufs_gen) == gen0)
+		FZ_CHECK(t, ret == 0, "clear refused (%s) with nothing open",
+			 fz_err(ret));
+	if (fz_chance(r, 70))
+		fz_ctl_set(t, K_TRACING, "1", 1);
+	fz_ctl_end();
+	pthread_rwlock_unlock(&fz.buf_lock);
+}
+
+/* Geometry and clear while a session holds a buffer file: EBUSY. */
+static void fz_geom_race(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	uint64_t held[FZ_MAX_CPUS];
+	unsigned int cpu;
+	char v[32];
+	long ret;
+	bool open_throughout = false;
+	enum fz_ctl_kind kind = fz_pick(r, ((const enum fz_ctl_kind[]){
+		K_SUBBUF, K_NUM, K_CLEAR }));
+
+	fz_op(t, FZ_OP_GEOM_RACE);
+	for (cpu = 0; cpu < fz.ncpus; cpu++)
+		held[cpu] = atomic_load(&fz.cpu[cpu].held);
+	if (kind == K_CLEAR)
+		snprintf(v, sizeof(v), "1");
+	else if (kind == K_SUBBUF)
+		snprintf(v, sizeof(v), "%" PRIu64, fz_pick_subbuf(r, true));
+	else
+		snprintf(v, sizeof(v), "%" PRIu64, fz_pick_num(r, true));
+	fz_ctl_begin();
+	ret = fz_ctl_set(t, kind, v, 1);
+	fz_ctl_end();
+	for (cpu = 0; cpu < fz.ncpus; cpu++)
+		if (held[cpu] && atomic_load(&fz.cpu[cpu].held) == held[cpu])
+			open_throughout = true;
+	if (open_throughout)
+		FZ_EXPECT(t, "geometry change with a buffer file open", ret,
+			  -EBUSY);
+}
+
+static void fz_tracing_flip(struct fz_thread *t)
+{
+	fz_op(t, FZ_OP_TRACING_FLIP);
+	fz_ctl_begin();
+	fz_ctl_set(t, K_TRACING, fz_chance(&t->rng, 60) ? "1" : "0", 1);
+	fz_ctl_end();
+	fz_sleep_ms(fz_below(&t->rng, 200));
+}
+
+/*
+ * The module's fault injection (abi.rst "Test knob"): any uint is taken
+ * (the module caps it at 16), anything else refused -- but sysfs answers
+ * an empty write with 0 before the parameter sees it.  Mostly 0: it makes
+ * every overwrite push write markers inside its window [R2].
+ */
+static void fz_inject_param(struct fz_thread *t)
+{
+	static const char *const bad[] = { "-1", "x", "4294967296", " 1" };
+	struct fz_rng *r = &t->rng;
+	char val[32], path[] = "/sys/module/ringtrace/parameters/inject_push_nesting";
+	long ret, back;
+	bool valid = fz_chance(r, 85);
+	int fd;
+
+	fz_op(t, FZ_OP_INJECT_PARAM);
+	if (fz_chance(r, 5))
+		val[0] = '\0';
+	else if (valid)
+		snprintf(val, sizeof(val), "%u\n", fz_chance(r, 70) ? 0 :
+			 (unsigned int)fz_below(r, 21));
+	else
+		snprintf(val, sizeof(val), "%s", fz_pick(r, bad));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (!FZ_CHECK(t, fd >= 0, "open %s: %s", path, fz_err(-errno)))
+		return;
+	ret = write(fd, val, strlen(val));
+	ret = ret < 0 ? -errno : ret;
+	close(fd);
+	fz_desc(t, "inject_push_nesting \"%.12s\" -> %s", val, fz_err(ret));
+	if (!val[0]) {
+		FZ_EXPECT(t, "an empty write to inject_push_nesting", ret, 0);
+		return;
+	}
+	if (!valid) {
+		FZ_EXPECT(t, "a bad inject_push_nesting", ret, -EINVAL, -ERANGE);
+		fz_refused(t);
+		return;
+	}
+	FZ_EXPECT(t, "inject_push_nesting", ret, 0);
+	{
+		char buf[32];
+		FILE *f = fopen(path, "r");
+
+		back = f && fgets(buf, sizeof(buf), f) ? strtol(buf, NULL, 10) : -1;
+		if (f)
+			fclose(f);
+	}
+	FZ_CHECK(t, back == strtol(val, NULL, 10),
+		 "inject_push_nesting reads %ld after writing %s", back, val);
+}
+
+void fz_geom_op(struct fz_thread *t)
+{
+	pthread_once(&fz_ctls_once, fz_ctls_init);
+	if (fz_chance(&t->rng, 5)) {
+		fz_inject_param(t);
+		return;
+	}
+	switch (fz_below(&t->rng, 10)) {
+	case 0:
+	case 1:
+		fz_geom_quiet(t);
+		fz_sleep_ms(fz_below(&t->rng, 300));
+		break;
+	case 2:
+	case 3:
+		fz_geom_race(t);
+		break;
+	default:
+		fz_tracing_flip(t);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread events: enable/disable churn, the pid filter                 */
+/* ------------------------------------------------------------------ */
+
+static void fz_events_pids(struct fz_thread *t)
+{
+	const struct fz_ctl *c = fz_ctl_find(K_PIDS);
+	struct fz_rng *r = &t->rng;
+	uint8_t b[FZ_TEXT_LIMIT];
+	size_t n;
+	bool append = fz_chance(r, 30);
+
+	fz_op(t, FZ_OP_PID_FILTER);
+	/* Mostly no filter, or one that keeps the fuzzer: data keeps coming. */
+	if (fz_chance(r, 50))
+		n = fz_put(b, sizeof(b), fz_chance(r, 50) ? "" : "\n");
+	else if (fz_chance(r, 50))
+		n = snprintf((char *)b, sizeof(b), "%d 1", getpid());
+	else
+		n = fz_gen_pids(r, b, sizeof(b));
+	fz_ctl_begin();
+	fz_ctl_write_judged(t, c, b, n, n, FZ_PTR_GOOD, fz_chance(r, 30),
+			    append, 1);
+	fz_ctl_end();
+}
+
+void fz_events_op(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	const struct fz_ctl *c;
+	uint8_t b[FZ_TEXT_LIMIT];
+	struct fz_expect e;
+	struct fz_ptr probe = { .kind = FZ_PTR_GOOD };
+	size_t n;
+	unsigned int i;
+
+	pthread_once(&fz_ctls_once, fz_ctls_init);
+	if (fz_chance(r, 15)) {
+		fz_events_pids(t);
+		return;
+	}
+	fz_op(t, fz.toggle ? FZ_OP_EVENT_TOGGLE : FZ_OP_EVENT_SAFE);
+	switch (fz_below(r, 4)) {
+	case 0:
+		c = fz_ctl_find(K_SET_EVENT);
+		n = fz_gen_events(r, b, sizeof(b));
+		break;
+	case 1:
+		c = fz_ctl_find(K_ENABLE_ALL);
+		n = fz_put(b, sizeof(b), fz_chance(r, 70) ? "0\n" : "1\n");
+		break;
+	case 2:
+		c = fz_ctl_find(K_FORK);
+		n = fz_put(b, sizeof(b), fz_chance(r, 50) ? "0" : "1");
+		break;
+	default:
+		i = fz_below(r, fz.nevents);
+		c = NULL;
+		for (unsigned int j = 0; j < fz_nctls; j++)
+			if (fz_ctls[j].kind == K_ENABLE_ONE &&
+			    fz_ctls[j].event == (int)i)
+				c = &fz_ctls[j];
+		n = fz_put(b, sizeof(b), fz_chance(r, 50) ? "1" : "0");
+		break;
+	}
+	probe.p = b;
+	probe.readable = n;
+	fz_ctl_model(c, &probe, b, n, false, &e);
+	if (!fz_ctl_allowed(&e)) {
+		/* Without --toggle: the state dump's events, which patch nothing. */
+		unsigned int sd[FZ_MAX_EVENTS], nsd = 0;
+
+		for (i = 0; i < fz.nevents; i++)
+			if (!fz.event_has_tp[i])
+				sd[nsd++] = i;
+		if (!nsd)
+			return;
+		c = fz_ctl_find(K_SET_EVENT);
+		n = snprintf((char *)b, sizeof(b), "%s%s\n",
+			     fz_chance(r, 50) ? "!" : "",
+			     fz.events[sd[fz_below(r, nsd)]]);
+	}
+	fz_ctl_begin();
+	fz_ctl_write_judged(t, c, b, n, n, FZ_PTR_GOOD, fz_chance(r, 30), false,
+			    1);
+	fz_ctl_end();
+	/* Toggling patches text on every CPU: give the others some air. */
+	if (fz.toggle)
+		fz_sleep_ms(fz_below(r, 30));
+}
