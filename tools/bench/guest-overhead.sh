@@ -94,7 +94,7 @@ consumer_ticks() {
 	local -a st
 	for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null || true); do
 		read -r -a st <"/proc/$p/stat" 2>/dev/null || continue
-		((sum += st[13] + st[14]))
+		sum=$((sum + st[13] + st[14]))
 	done
 	echo "$sum"
 }

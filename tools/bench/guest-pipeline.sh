@@ -91,7 +91,8 @@ MAX_STEPS=12
 CLK_TCK=$(getconf CLK_TCK)
 
 say() { echo "guest-bench: pipeline: $*"; }
-fail() { say "$*"; exit 1; }
+# To stderr: a step runs inside $(...), whose stdout is its result line.
+fail() { say "$*" >&2; exit 1; }
 
 rt_set() {
 	printf '%s\n' "$2" >"$RT/$1" || fail "cannot write '$2' to $RT/$1"
@@ -104,7 +105,7 @@ cpu_ticks() {
 	local -a st
 	for p; do
 		read -r -a st <"/proc/$p/stat" 2>/dev/null || continue
-		((sum += st[13] + st[14]))
+		sum=$((sum + st[13] + st[14]))
 	done
 	echo "$sum"
 }
@@ -117,7 +118,7 @@ thread_ticks() {
 		comm=$(cat "$t/comm" 2>/dev/null) || continue
 		[[ $comm == "$2"* ]] || continue
 		read -r -a st <"$t/stat" 2>/dev/null || continue
-		((sum += st[13] + st[14]))
+		sum=$((sum + st[13] + st[14]))
 	done
 	echo "$sum"
 }
