@@ -14,7 +14,7 @@
 
 #include "ringtraced.h"
 
-#define DEFAULT_LEVEL		3
+#define DEFAULT_LEVEL		6
 #define DEFAULT_FLUSH_MS	1000
 #define DEFAULT_MAX_SIZE	(64ULL << 20)
 #define MAX_WORKERS		64
@@ -174,21 +174,6 @@ static void usage_error(const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-/* A zstd level, 0 meaning zstd's default as it does, or "store". */
-static bool parse_level(const char *s, int *out)
-{
-	if (!strcmp(s, "store")) {
-		*out = RT_LEVEL_STORE;
-		return true;
-	}
-	if (!parse_int(s, out) || *out < ZSTD_minCLevel() ||
-	    *out > ZSTD_maxCLevel())
-		return false;
-	if (!*out)
-		*out = ZSTD_CLEVEL_DEFAULT;
-	return true;
-}
-
 enum {
 	OPT_START = 256,
 	OPT_NO_START,
@@ -244,7 +229,8 @@ void parse_options(int argc, char **argv)
 			opt.output = optarg;
 			break;
 		case 'l':
-			if (!parse_level(optarg, &opt.level))
+			if (!chunk_parse_level(optarg, &opt.level, true,
+					       RT_LEVEL_STORE))
 				usage_error("--level: '%s' is not a zstd level (%d..%d) or 'store'",
 					    optarg, ZSTD_minCLevel(),
 					    ZSTD_maxCLevel());

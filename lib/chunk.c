@@ -147,6 +147,21 @@ int chunk_kind(int fd)
 
 /* ---- packing ------------------------------------------------------------------- */
 
+bool chunk_parse_level(const char *s, int *out, bool store_ok, int store_value)
+{
+	int level;
+
+	if (store_ok && !strcmp(s, "store")) {
+		*out = store_value;
+		return true;
+	}
+	if (!parse_int(s, &level) || level < ZSTD_minCLevel() ||
+	    level > ZSTD_maxCLevel())
+		return false;
+	*out = level ? level : ZSTD_CLEVEL_DEFAULT;
+	return true;
+}
+
 struct chunk_packer {
 	ZSTD_CCtx *cctx;
 	ZSTD_DCtx *dctx;

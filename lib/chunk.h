@@ -79,6 +79,13 @@ int chunk_kind(int fd);
 
 struct chunk_packer;
 
+/*
+ * A zstd level on a command line: an integer of zstd's range, 0 meaning
+ * zstd's own default (3) as it does for zstd; "store" (when @store_ok) is
+ * @store_value.  False, *@out untouched, for anything else.
+ */
+bool chunk_parse_level(const char *s, int *out, bool store_ok, int store_value);
+
 /* A packer for @level (zstd's range; not "store"): NULL if out of memory. */
 struct chunk_packer *chunk_packer_new(int level);
 void chunk_packer_free(struct chunk_packer *p);

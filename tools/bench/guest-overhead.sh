@@ -11,7 +11,7 @@
 #
 #   ringtrace   events syscall_entry + syscall_exit, ringtraced recording
 #               to the guest's tmpfs with its defaults (stored chunks,
-#               compressed at zstd level 3 behind the drain); discard mode
+#               compressed at zstd level 6 behind the drain); discard mode
 #   trace-cmd   trace-cmd record -e raw_syscalls:sys_enter
 #               -e raw_syscalls:sys_exit -b 1024
 #   perf        perf record -a -e raw_syscalls:sys_enter

@@ -11,7 +11,7 @@
 #   ringtrace   ringtrace_bench's rate generator (target=ringtrace) writes
 #               ringtrace_bench_rate events; ringtraced with its defaults
 #               (a drain thread per CPU writing stored chunks, workers
-#               compressing closed chunks at zstd level 3 on idle CPU time,
+#               compressing closed chunks at zstd level 6 on idle CPU time,
 #               1 s flush) records them to the guest's tmpfs;
 #               ringtrace's default geometry and mode (16 x 64 KiB per CPU,
 #               discard).
@@ -70,7 +70,7 @@
 # that runs another ringtraced binary (PIPE_ALT_DAEMON) with its own
 # options (PIPE_ALT_ARGS), to compare two daemons in one boot.
 #
-# Last, `zstd -b3` on 8 MiB of what ringtraced recorded at its highest
+# Last, `zstd -b6` on 8 MiB of what ringtraced recorded at its highest
 # zero-loss rate (OUTDIR/zstd-guest.txt); the sample is left in
 # OUTDIR/pipeline/zsample for run-bench to time the same on the host.
 
@@ -330,12 +330,12 @@ for GEN in ${PIPE_CPUS:-all one}; do
 	done
 done
 
-# How fast zstd level 3 (the workers' default) is in this guest, on the
+# How fast zstd level 6 (the workers' default) is in this guest, on the
 # daemon's own input; run-bench runs the same on the host with the same
 # sample, to show how much TCG slows the compressor.
 if [[ -s $WORK/zsample ]]; then
 	cp "$WORK/zsample" "$RAW/zsample"
-	zstd -b3 -i1 "$WORK/zsample" >"$out/zstd-guest.txt" 2>&1 ||
-		say "zstd -b3 failed: $(tail -1 "$out/zstd-guest.txt")"
+	zstd -b6 -i1 "$WORK/zsample" >"$out/zstd-guest.txt" 2>&1 ||
+		say "zstd -b6 failed: $(tail -1 "$out/zstd-guest.txt")"
 fi
 rm -rf "$WORK"

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "../../lib/chunk.h"
 #include "cli.h"
 
@@ -233,16 +235,13 @@ static int run(int argc, char **argv)
 	unsigned int jobs = ncpu > 0 ? (unsigned int)ncpu : 1;
 	int c, status = 0;
 
-	w.level = 3;
+	w.level = 6;
 	while ((c = cmd_getopt(argc, argv, "l:j:h", opts)) != -1) {
 		switch (c) {
 		case 'l':
-			if (!parse_int(optarg, &w.level) || w.level < -131072 ||
-			    w.level > 22)
-				usage_error("--level: '%s' is not a zstd level (-131072..22)",
-					    optarg);
-			if (!w.level)
-				w.level = 3;
+			if (!chunk_parse_level(optarg, &w.level, false, 0))
+				usage_error("--level: '%s' is not a zstd level (%d..%d; 0 is zstd's default, 3)",
+					    optarg, ZSTD_minCLevel(), ZSTD_maxCLevel());
 			break;
 		case 'j':
 			if (!parse_uint(optarg, &jobs) || !jobs || jobs > 64)
@@ -275,7 +274,7 @@ const struct command cmd_compress = {
 "still recording into is refused.  A chunk cut short by a kill stays as it\n"
 "is (ringtrace reads it; exit status 1).\n"
 "\n"
-"  -l, --level LEVEL  zstd level (default 3, ringtraced's)\n"
+"  -l, --level LEVEL  zstd level (default 6, ringtraced's)\n"
 "  -j, --jobs N       threads (default: one per online CPU)\n"
 "  -h, --help         this text\n",
 	.run = run,

@@ -108,6 +108,10 @@ test_attribution() {
 	check "record exits with the command's status (7)" test $rc -eq 7
 	check "every control file is as before record" same_state "$before"
 	check "the workload wrote its 5 tid lines" test "$(wc -l <"$W/tids1")" -eq 5
+	# record waited for ringtraced to compress what the recording left.
+	"$CLI" check "$out" >"$W/t1.check" 2>&1
+	check "record left no chunk uncompressed: $(grep '^chunks:' "$W/t1.check")" \
+		grep -Eq '^chunks: [1-9][0-9]* compressed$' "$W/t1.check"
 	"$CLI" report "$out" >"$W/t1.report" 2>"$W/t1.report.err"
 	check "report reads the trace" test $? -eq 0
 	while read -r tid pid comm; do
