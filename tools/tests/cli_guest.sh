@@ -68,7 +68,9 @@ unpacked() {
 }
 
 # The event lines of report's output (not losses, not the summary).
-events_only() { grep -E '^\[[0-9.]+\] cpu[0-9]+ [^-]' | grep -v ' -- lost'; }
+# An event's thread is " -" until its CPU said who runs there (report's print_thread):
+# those are events too; only the "-- lost" lines are not.
+events_only() { grep -E '^\[[0-9.]+\] cpu[0-9]+ ' | grep -vE '^\[[0-9.]+\] cpu[0-9]+ -- lost'; }
 
 # count_lines PATTERN FILE
 count_lines() { grep -cE -- "$1" "$2"; }
