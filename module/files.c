@@ -110,6 +110,21 @@ static const struct file_operations rtr_dev_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * Debugfs may be off (debugfs=off: -EPERM) or not built (-ENODEV); then
+ * /dev/ringtrace is the only tree.  Any other error (no memory) fails the
+ * load: a tree with a control file missing is not a working ringtrace.
+ */
+static bool rtr_debugfs_failed(const struct dentry *dentry)
+{
+	return IS_ERR(dentry) && PTR_ERR(dentry) != -EPERM &&
+	       PTR_ERR(dentry) != -ENODEV;
+}
+
+/*
+ * A directory that could not be made makes its files fail with its error
+ * (debugfs returns an ERR_PTR parent as the child): checked there.
+ */
 struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name)
 {
 	return debugfs_create_dir(name, parent);
@@ -117,19 +132,25 @@ struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name)
 
 /*
  * @path is relative to the tree's root ("events/sched_switch/enable");
- * @dir is the file's debugfs directory.  Debugfs failures are not errors
- * (debugfs may be disabled); a /dev node that cannot be made is one.
+ * @dir is the file's debugfs directory.  Files already made are removed
+ * by rtr_files_exit().
  */
 int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
 		    void *data, const struct file_operations *fops)
 {
 	const char *name = strrchr(path, '/');
 	char devname[RTR_PATH_MAX + sizeof("ringtrace!")];
+	struct dentry *dentry;
 	struct rtr_node *node;
 	struct device *dev;
 
-	debugfs_create_file_unsafe(name ? name + 1 : path, mode, dir, data,
-				   fops);
+	dentry = debugfs_create_file_unsafe(name ? name + 1 : path, mode, dir,
+					    data, fops);
+	if (rtr_debugfs_failed(dentry)) {
+		pr_err("cannot create %s in debugfs: %ld\n", path,
+		       PTR_ERR(dentry));
+		return PTR_ERR(dentry);
+	}
 
 	if (rtr_nr_nodes == rtr_max_nodes ||
 	    snprintf(devname, sizeof(devname), "ringtrace/%s", path) >=
@@ -205,7 +226,8 @@ int rtr_files_init(void)
 	if (ret)
 		return ret;
 	rtr_dir = debugfs_create_dir("ringtrace", NULL);
-	ret = rtr_control_files_init();
+	ret = rtr_debugfs_failed(rtr_dir) ? PTR_ERR(rtr_dir) :
+	      rtr_control_files_init();
 	if (ret)
 		rtr_files_exit();
 	return ret;
