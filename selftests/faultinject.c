@@ -67,6 +67,8 @@
 
 #include <linux/ringtrace.h>
 
+#include "rt_files.h"
+
 #define DEBUGFS		"/sys/kernel/debug"
 #define ROOT		DEBUGFS "/ringtrace"
 #define DEVROOT		"/dev/ringtrace"
@@ -107,45 +109,12 @@ static void diag(const char *fmt, ...)
 	fflush(stdout);
 }
 
-/* Read a whole (small) file: length, or -errno. */
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	close(fd);
-	return len;
-}
-
-/* One write() of @s: 0 or -errno. */
+/* One write() of all of @s: 0 or -errno. */
 static int write_str(const char *path, const char *s)
 {
-	ssize_t n;
-	int fd;
+	ssize_t n = rt_write_file(path, s, strlen(s));
 
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	n = n < 0 ? -errno : n == (ssize_t)strlen(s) ? 0 : -EIO;
-	close(fd);
-	return n;
+	return n < 0 ? n : n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
 static int ctl_write(const char *name, const char *s)
@@ -161,7 +130,7 @@ static ssize_t ctl_read(const char *name, char *buf, size_t size)
 	char path[256];
 
 	snprintf(path, sizeof(path), ROOT "/%s", name);
-	return read_file(path, buf, size);
+	return rt_read_file(path, buf, size);
 }
 
 static bool exists(const char *path)
@@ -289,7 +258,7 @@ static bool file_mentions(const char *path, const char *word)
 {
 	char buf[16384];
 
-	if (read_file(path, buf, sizeof(buf)) < 0)
+	if (rt_read_file(path, buf, sizeof(buf)) < 0)
 		return false;
 	return strstr(buf, word);
 }
@@ -696,7 +665,7 @@ static bool cpu1_online(void)
 {
 	char val[8];
 
-	return read_file(CPU1_ONLINE, val, sizeof(val)) > 0 && val[0] == '1';
+	return rt_read_file(CPU1_ONLINE, val, sizeof(val)) > 0 && val[0] == '1';
 }
 
 static int online_prepare(void)

@@ -36,6 +36,7 @@
 #include <linux/ringtrace.h>
 
 #include "kmod/ringtrace_selftest.h"
+#include "rt_files.h"
 
 /* The harness's SIGALRM handler ignores a parameter: -Wextra, not us. */
 #pragma GCC diagnostic push
@@ -53,23 +54,6 @@
 /* ------------------------------------------------------------------ */
 /* Files                                                               */
 /* ------------------------------------------------------------------ */
-
-/* One write() of @len bytes: its return value, or -errno. */
-static inline ssize_t rt_write_file(const char *path, const void *buf,
-				    size_t len)
-{
-	ssize_t ret;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, buf, len);
-	if (ret < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 /*
  * The ringtrace directory under test: /sys/kernel/debug/ringtrace, or what
@@ -102,70 +86,6 @@ static inline int rt_ctl_write(const char *name, const char *s)
 	if (ret < 0)
 		return ret;
 	return ret == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-/* Read a whole file into a NUL-terminated buffer: length or -errno. */
-static inline ssize_t rt_read_file(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	close(fd);
-	return len;
-}
-
-/* Read a file of any size into a malloc()ed string, or NULL. */
-static inline char *rt_slurp(const char *path)
-{
-	size_t size = 1 << 16, len = 0;
-	char *buf = malloc(size), *nbuf;
-	ssize_t n;
-	int fd;
-
-	if (!buf)
-		return NULL;
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		goto err;
-	for (;;) {
-		if (len + 1 >= size) {
-			size *= 2;
-			nbuf = realloc(buf, size);
-			if (!nbuf)
-				goto err_close;
-			buf = nbuf;
-		}
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0)
-			goto err_close;
-		if (!n)
-			break;
-		len += n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-err_close:
-	close(fd);
-err:
-	free(buf);
-	return NULL;
 }
 
 static inline ssize_t rt_ctl_read(const char *name, char *buf, size_t size)

@@ -13,6 +13,7 @@
  * failures"; exits 1 on any failure.
  */
 #include "fuzz.h"
+#include "../rt_files.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -187,27 +188,8 @@ int fz_open(struct fz_thread *t, bool dev, const char *rel, int flags)
 long fz_read(bool dev, const char *rel, char *buf, size_t size)
 {
 	char path[256];
-	size_t len = 0;
-	ssize_t n;
-	int fd;
 
-	fd = open(fz_path(path, sizeof(path), dev, rel), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len + 1 < size) {
-		n = read(fd, buf + len, size - 1 - len);
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (!n)
-			break;
-		len += n;
-	}
-	buf[len] = '\0';
-	close(fd);
-	return len;
+	return rt_read_file(fz_path(path, sizeof(path), dev, rel), buf, size);
 }
 
 long fz_write(bool dev, const char *rel, const void *p, size_t len, int flags)
