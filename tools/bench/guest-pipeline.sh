@@ -130,8 +130,23 @@ dir_bytes() {
 
 # The generator: rate $1 per CPU, target $2; leaves its result in $3.
 generate() {
+	local gpid i limit=$((duration / 100 + 300))	# tenths of a second
 	printf 'rate=%s duration_ms=%s target=%s cpus=%s\n' "$1" "$duration" "$2" "$GEN" \
-		>"$BENCH/run" || fail "rate run ($2, $1/s) failed"
+		>"$BENCH/run" &
+	gpid=$!
+	# A run takes its duration and a little catching up.  One that is
+	# still going 30 s later is stuck: say where every CPU is (sysrq l
+	# prints their backtraces to the console) rather than wait for
+	# vmtest's limit to kill the boot and every result after this one.
+	for ((i = 0; i < limit; i++)); do
+		kill -0 "$gpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$gpid" 2>/dev/null; then
+		echo l >/proc/sysrq-trigger
+		fail "rate run ($2, $1/s) still running after $((limit / 10)) s"
+	fi
+	wait "$gpid" || fail "rate run ($2, $1/s) failed"
 	cat "$BENCH/result" >"$3"
 }
 
