@@ -128,8 +128,9 @@ static void list_stored(DIR *d)
 			if (!w.jobs)
 				die("%s", strerror(ENOMEM));
 		}
-		snprintf(w.jobs[w.njobs].name, sizeof(w.jobs[0].name), "%s",
-			 de->d_name);
+		if (l >= sizeof(w.jobs[0].name))
+			continue;	/* chunk_parse_name() accepted it: never */
+		memcpy(w.jobs[w.njobs].name, de->d_name, l + 1);
 		w.jobs[w.njobs].bytes = (uint64_t)st.st_size;
 		w.left += (uint64_t)st.st_size;
 		w.njobs++;
