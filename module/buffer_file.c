@@ -66,10 +66,15 @@ static int rtr_buffer_release(struct inode *inode, struct file *file)
 /*
  * The mapping is the meta page alone or the whole buffer, read-only and
  * shared.  VM_MAYWRITE goes so that mprotect() cannot add write later.
- * VM_DONTCOPY keeps it out of forked children, and VM_IO keeps it that
- * way: madvise(MADV_DOFORK) clears VM_DONTCOPY on any other mapping.
- * VM_IO also turns get_user_pages() away, which a consumer reading the
- * packets with plain loads (or write(2) from the mapping) never needs.
+ * VM_DONTCOPY keeps it out of forked children unless the owner asks for
+ * them with madvise(MADV_DOFORK): the child's copy then holds page
+ * references and the file, so the buffer stays busy (no geometry change)
+ * until the child unmaps or exits, as with the parent's own mapping.
+ *
+ * Not VM_IO, although that would make VM_DONTCOPY sticky: VM_IO turns
+ * get_user_pages() away, and writing the mapping to a file on 9p,
+ * virtiofs, FUSE or with O_DIRECT pins the user pages -- ringtraced
+ * writes its stored frames straight from here (EFAULT otherwise).
  */
 static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -90,7 +95,7 @@ static int rtr_buffer_mmap(struct file *file, struct vm_area_struct *vma)
 	else
 		return -EINVAL;
 
-	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP | VM_IO,
+	rtr_vm_flags_mod(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP,
 			VM_MAYWRITE | VM_MAYEXEC);
 	/* In batches, with a chance to reschedule: a map may be 256 GiB. */
 	for (i = 0; i < nr; i += batch) {

@@ -975,8 +975,8 @@ static void fz_mm_unmap(struct fz_thread *t, struct fz_mm *m)
 }
 
 /*
- * madvise(): whatever it answers, the kernel stays sound.  MADV_DOFORK
- * must not make the mapping inherited (abi.rst: VM_DONTCOPY).
+ * madvise(): whatever it answers, the kernel stays sound.  A mapping that
+ * MADV_DOFORK accepted is inherited, one it refused is not (abi.rst).
  */
 static void fz_mm_advise(struct fz_thread *t, struct fz_mm *m)
 {
@@ -1029,9 +1029,11 @@ static void fz_mm_advise(struct fz_thread *t, struct fz_mm *m)
 	atomic_fetch_sub(&fz.children, 1);
 	fz_desc(t, "; child %s it", pid > 0 && WIFEXITED(status) &&
 		WEXITSTATUS(status) == 1 ? "inherited" : "did not inherit");
-	FZ_CHECK(t, pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "after madvise(MADV_DOFORK) %s, a child inherited the buffer mapping "
-		 "(status %#x)", fz_err(ret), pid > 0 ? status : -1);
+	FZ_CHECK(t, pid > 0 && WIFEXITED(status) &&
+		 WEXITSTATUS(status) == (ret ? 0 : 1),
+		 "after madvise(MADV_DOFORK) %s, a child %s the buffer mapping "
+		 "(status %#x)", fz_err(ret), ret ? "inherited" : "did not inherit",
+		 pid > 0 ? status : -1);
 	/* Whatever it did to the vma, the next fork must not see it. */
 	fz_mm_drop(m, i);
 }
