@@ -68,7 +68,9 @@
 # the tracers searched (PIPE_TRACERS, default "ringtrace trace-cmd"), the
 # ringtraced options (PIPE_RT_ARGS), and add a tracer "ringtrace-alt"
 # that runs another ringtraced binary (PIPE_ALT_DAEMON) with its own
-# options (PIPE_ALT_ARGS), to compare two daemons in one boot.
+# options (PIPE_ALT_ARGS), to compare two daemons in one boot, or
+# "ringtrace-store", ringtraced with --level store: what the drain threads
+# take with no packer running beside them.
 #
 # Last, `zstd -b6` on 8 MiB of what ringtraced recorded at its highest
 # zero-loss rate (OUTDIR/zstd-guest.txt); the sample is left in
@@ -161,17 +163,22 @@ gen_summary() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# step_ringtrace RATE [alt]: ringtraced, or PIPE_ALT_DAEMON for "alt".
+# step_ringtrace RATE [alt|store]: ringtraced; for "alt" PIPE_ALT_DAEMON
+# with PIPE_ALT_ARGS instead; for "store" ringtraced with --level store
+# (the drain threads without packers).
 step_ringtrace() {
 	local rate=$1 tracer=ringtrace${2:+-$2} raw dir=$WORK/rt dpid t0 t1 w0 w1
 	local offered achieved lost events data_in data_out file_bytes packets
 	local rec_bytes s0 stop_ms d0 d1 p0 p1 drain_s pack_s daemon=$DAEMON
 	local -a args
 	read -r -a args <<<"${PIPE_RT_ARGS:-}"
-	if [[ -n ${2:-} ]]; then
+	case ${2:-} in
+	alt)
 		daemon=${PIPE_ALT_DAEMON:?ringtrace-alt needs PIPE_ALT_DAEMON}
-		read -r -a args <<<"${PIPE_ALT_ARGS:-}"
-	fi
+		read -r -a args <<<"${PIPE_ALT_ARGS:-}" ;;
+	store)
+		args+=(--level store) ;;
+	esac
 	raw=$RAW/$tracer-$rate
 	mkdir -p "$raw"
 	rm -rf "$dir"
@@ -225,6 +232,10 @@ step_ringtrace() {
 
 step_ringtracealt() {
 	step_ringtrace "$1" alt
+}
+
+step_ringtracestore() {
+	step_ringtrace "$1" store
 }
 
 # Pids of trace-cmd and of the recorder processes it forked.
