@@ -38,6 +38,8 @@
 
 #include <linux/ringtrace.h>
 
+#include "../kmod/ringtrace_selftest.h"
+
 #define FZ_MAX_CPUS		64
 #define FZ_HIST			32	/* recent operations kept per thread */
 #define FZ_DESC_MAX		240
@@ -54,12 +56,7 @@
 
 static inline uint64_t fz_mix(uint64_t x)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
+	return rtst_mix(x);
 }
 
 /* splitmix64: one add and a mix per draw, good enough to fuzz with. */

@@ -129,18 +129,22 @@ static inline unsigned int rtst_max_payload(unsigned int kind)
 	return kind == RTST_KIND_TASK ? 240 : 48;
 }
 
-/* splitmix64 finaliser: every (producer, seq) gets its own length and bytes. */
-static inline __u64 rtst_hash(__u32 producer, __u64 seq)
+/* splitmix64's finaliser (also rt_fuzz's random numbers). */
+static inline __u64 rtst_mix(__u64 x)
 {
-	__u64 x = seq * 0x9e3779b97f4a7c15ULL + ((__u64)producer << 40) +
-		  producer;
-
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ULL;
 	x ^= x >> 27;
 	x *= 0x94d049bb133111ebULL;
 	x ^= x >> 31;
 	return x;
+}
+
+/* Every (producer, seq) gets its own length and bytes. */
+static inline __u64 rtst_hash(__u32 producer, __u64 seq)
+{
+	return rtst_mix(seq * 0x9e3779b97f4a7c15ULL + ((__u64)producer << 40) +
+			producer);
 }
 
 /* Length of the payload of (producer, seq), from h = rtst_hash(producer, seq). */
