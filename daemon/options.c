@@ -14,7 +14,6 @@
 
 #include "ringtraced.h"
 
-#define DEFAULT_LEVEL		6
 #define DEFAULT_FLUSH_MS	1000
 #define DEFAULT_MAX_SIZE	(64ULL << 20)
 #define MAX_WORKERS		64
@@ -22,7 +21,7 @@
 enum { EXIT_USAGE = 2 };
 
 struct options opt = {
-	.level = DEFAULT_LEVEL,
+	.level = CHUNK_DEFAULT_LEVEL,
 	.flush_ms = DEFAULT_FLUSH_MS,
 	.max_size = DEFAULT_MAX_SIZE,
 	.start = true,
@@ -156,7 +155,7 @@ static void usage(FILE *f)
 "second SIGINT/SIGTERM leaves the rest uncompressed (readable as it is) and\n"
 "exits.  SIGHUP closes every CPU's chunk now; SIGUSR1 prints statistics.\n"
 "Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
-		ZSTD_minCLevel(), ZSTD_maxCLevel(), DEFAULT_LEVEL,
+		ZSTD_minCLevel(), ZSTD_maxCLevel(), CHUNK_DEFAULT_LEVEL,
 		1U << (CHUNK_PACK_WINDOW_LOG - 20), mem, MAX_WORKERS,
 		default_workers(), DEFAULT_FLUSH_MS);
 }
@@ -229,8 +228,9 @@ void parse_options(int argc, char **argv)
 			opt.output = optarg;
 			break;
 		case 'l':
-			if (!chunk_parse_level(optarg, &opt.level, true,
-					       RT_LEVEL_STORE))
+			if (!strcmp(optarg, "store"))
+				opt.level = RT_LEVEL_STORE;
+			else if (!chunk_parse_level(optarg, &opt.level))
 				usage_error("--level: '%s' is not a zstd level (%d..%d) or 'store'",
 					    optarg, ZSTD_minCLevel(),
 					    ZSTD_maxCLevel());

@@ -147,14 +147,10 @@ int chunk_kind(int fd)
 
 /* ---- packing ------------------------------------------------------------------- */
 
-bool chunk_parse_level(const char *s, int *out, bool store_ok, int store_value)
+bool chunk_parse_level(const char *s, int *out)
 {
 	int level;
 
-	if (store_ok && !strcmp(s, "store")) {
-		*out = store_value;
-		return true;
-	}
 	if (!parse_int(s, &level) || level < ZSTD_minCLevel() ||
 	    level > ZSTD_maxCLevel())
 		return false;

@@ -79,12 +79,15 @@ int chunk_kind(int fd);
 
 struct chunk_packer;
 
+/* The level ringtraced and `ringtrace compress` pack chunks at by default. */
+#define CHUNK_DEFAULT_LEVEL	6
+
 /*
  * A zstd level on a command line: an integer of zstd's range, 0 meaning
- * zstd's own default (3) as it does for zstd; "store" (when @store_ok) is
- * @store_value.  False, *@out untouched, for anything else.
+ * zstd's own default (3) as it does for zstd.  False, *@out untouched, for
+ * anything else.
  */
-bool chunk_parse_level(const char *s, int *out, bool store_ok, int store_value);
+bool chunk_parse_level(const char *s, int *out);
 
 /* A packer for @level (zstd's range; not "store"): NULL if out of memory. */
 struct chunk_packer *chunk_packer_new(int level);

@@ -236,11 +236,11 @@ static int run(int argc, char **argv)
 	unsigned int jobs = ncpu > 0 ? (unsigned int)ncpu : 1;
 	int c, status = 0;
 
-	w.level = 6;
+	w.level = CHUNK_DEFAULT_LEVEL;
 	while ((c = cmd_getopt(argc, argv, "l:j:h", opts)) != -1) {
 		switch (c) {
 		case 'l':
-			if (!chunk_parse_level(optarg, &w.level, false, 0))
+			if (!chunk_parse_level(optarg, &w.level))
 				usage_error("--level: '%s' is not a zstd level (%d..%d; 0 is zstd's default, 3)",
 					    optarg, ZSTD_minCLevel(), ZSTD_maxCLevel());
 			break;
