@@ -40,8 +40,8 @@ readonly BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly KO=$BUILD/$KVER/ringtrace.ko
 readonly HELPER=selftests/faultinject
 readonly DEBUGFS=/sys/kernel/debug
-# The lines tools/vm/vmtest fails a run on (its SPLAT_RE).
-readonly SPLAT_RE='WARNING:|BUG:|Oops|kernel BUG at|general protection fault|Call Trace:|lockdep|possible recursive locking|circular locking|KASAN|UBSAN|stack-protector|list_add corruption|list_del corruption|RCU stall|rcu_.* detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than|refcount_t:|Kernel panic|DEBUG_LOCKS_WARN_ON'
+# The lines tools/vm/vmtest fails a run on: SPLAT_RE.
+. tools/vm/splat-patterns
 
 skip() {
 	echo "ok - faultinject # SKIP $*"

@@ -42,6 +42,7 @@ W=$(mktemp -d /var/tmp/rt-fuzz.XXXXXX) || exit 1
 DMESG_START=$(dmesg | wc -l)
 
 . "$repo/tools/tests/check.sh"
+. "$repo/tools/vm/splat-patterns"
 
 note() { echo "# $*"; }
 
@@ -56,9 +57,10 @@ bail() {
 	finish
 }
 
-# The patterns tools/vm/vmtest fails a run on, since this script started.
+# The patterns tools/vm/vmtest fails a run on, and kmemleak's reports,
+# since this script started.
 no_kernel_splat() {
-	local re='WARNING:|BUG:|Oops|kernel BUG at|general protection fault|Call Trace:|lockdep|possible recursive locking|circular locking|KASAN|UBSAN|kmemleak|stack-protector|list_add corruption|list_del corruption|RCU stall|rcu_.* detected stalls|self-detected stall|soft lockup|hard LOCKUP|blocked for more than|refcount_t:|Kernel panic|DEBUG_LOCKS_WARN_ON'
+	local re="$SPLAT_RE|kmemleak"
 	if [[ -w /sys/kernel/debug/kmemleak ]]; then
 		echo scan >/sys/kernel/debug/kmemleak
 		sleep 1
