@@ -18,10 +18,9 @@
  *                      again and again) and look again after 100 ms, then
  *                      less often up to every second while tracing stays
  *                      off, or at the next request: main's REQ_WAKE as
- *                      soon as it turned tracing on itself.  Every thread parks at start,
- *                      before tracing is on; a parked thread that waited
- *                      for the flush tick lost the first second of a fast
- *                      writer.
+ *                      soon as it turned tracing on itself.  Every thread
+ *                      parks at start, before tracing is on, so that wake
+ *                      is what lets a fast writer's first packets out.
  *
  * Two ioctls and one writev per sub-buffer, never an event parsed, never a
  * compressor: draining costs what copying the packet out costs, whatever
