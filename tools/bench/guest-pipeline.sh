@@ -370,7 +370,7 @@ step_tracecmd() {
 
 step_perf() {
 	local rate=$1 raw=$RAW/perf-$1 dir=$WORK/perf ppid ack rc t0 t1 w0 w1
-	local offered achieved lost events bytes s0 stop_ms lostrec
+	local offered achieved lost events bytes s0 stop_ms lostrec extra
 	mkdir -p "$raw" "$dir"
 	rm -f "$dir"/*
 	mkfifo "$dir/ctl" "$dir/ack"
@@ -405,11 +405,13 @@ step_perf() {
 		/^ *SAMPLE events:/ && !done { ev = $3; done = 1 }
 		/^ *LOST(_SAMPLES)? events:/ { l += $3 }
 		END { printf "%d %d\n", ev, l }' "$raw/stats.txt")"
-	lost=$((offered - events))
-	((lost >= 0)) || fail "perf recorded $events samples of $offered events"
+	# (perf 6.1 under TCG has shown a few more samples than events
+	# offered, 9 in 56100 once: kept as "extra" rather than hidden.)
+	lost=$((offered > events ? offered - events : 0))
+	extra=$((events > offered ? events - offered : 0))
 	keep_first "pipeline-$GEN-perf" "$lost" "$offered" "$dir/perf.data"
 	rm -f "$dir"/*
-	echo "pipe tracer=perf gen=$GEN rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$bytes data_out=$bytes file_bytes=$bytes rec_bytes=$bytes stop_ms=$stop_ms lost_records=$lostrec"
+	echo "pipe tracer=perf gen=$GEN rate=$rate cpus=$(nproc) duration_ms=$duration offered=$offered lost=$lost achieved_min=$achieved consumer_ticks=$((t1 - t0)) clk_tck=$CLK_TCK wall_ms=$((w1 - w0)) events=$events data_in=$bytes data_out=$bytes file_bytes=$bytes rec_bytes=$bytes stop_ms=$stop_ms lost_records=$lostrec extra=$extra"
 }
 
 step_lttng() {
