@@ -32,18 +32,10 @@ static const char *const softirq_names[] = {
 	"SCHED", "HRTIMER", "RCU",
 };
 
-static const struct rt_field_value *fld(const struct rt_item *it,
-					const char *name)
-{
-	for (unsigned int i = 0; i < it->nr_fields; i++)
-		if (!strcmp(it->fields[i].desc->name, name))
-			return &it->fields[i];
-	return NULL;
-}
-
+/* An integer field's value; 0 when the event has no such integer field. */
 static int64_t fint(const struct rt_item *it, const char *name)
 {
-	const struct rt_field_value *v = fld(it, name);
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
 
 	return v ? rt_field_s64(v, 0) : 0;
 }
@@ -52,10 +44,10 @@ static int64_t fint(const struct rt_item *it, const char *name)
 static const char *ftext(const struct rt_item *it, const char *name,
 			 char *buf, size_t size)
 {
-	const struct rt_field_value *v = fld(it, name);
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_TEXT);
 	size_t n = 0;
 
-	if (v && v->desc->is_text)
+	if (v)
 		n = strnlen((const char *)v->data, v->count);
 	if (n >= size)
 		n = size - 1;
@@ -144,7 +136,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 			ftext(it, "parent_comm", a, sizeof(a)), fint(it, "parent_tid"),
 			ftext(it, "child_comm", b, sizeof(b)), fint(it, "child_tid"));
 	} else if (!strcmp(n, "sched_process_exec")) {
-		const struct rt_field_value *v = fld(it, "filename");
+		const struct rt_field_value *v = rt_item_field(it, "filename", RT_USE_TEXT);
 
 		fputs("filename=", f);
 		if (v)
@@ -160,7 +152,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 			fint(it, "tid"), ftext(it, "oldcomm", a, sizeof(a)),
 			ftext(it, "newcomm", b, sizeof(b)), fint(it, "oom_score_adj"));
 	} else if (!strcmp(n, "irq_handler_entry")) {
-		const struct rt_field_value *v = fld(it, "name");
+		const struct rt_field_value *v = rt_item_field(it, "name", RT_USE_TEXT);
 
 		fprintf(f, "irq=%" PRId64 " name=", fint(it, "irq"));
 		if (v)
@@ -176,7 +168,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 			vec >= 0 && vec < ARRAY_SIZE(softirq_names) ?
 			softirq_names[vec] : "UNKNOWN");
 	} else if (!strcmp(n, "syscall_entry")) {
-		const struct rt_field_value *v = fld(it, "args");
+		const struct rt_field_value *v = rt_item_field(it, "args", RT_USE_INTS);
 
 		fprintf(f, "NR %" PRId64 " (", fint(it, "id"));
 		for (uint64_t i = 0; v && i < 6 && i < v->count; i++)
@@ -186,7 +178,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 		fprintf(f, "NR %" PRId64 " = %" PRId64, fint(it, "id"),
 			fint(it, "ret"));
 	} else if (!strcmp(n, "ringtrace_marker")) {
-		const struct rt_field_value *v = fld(it, "data");
+		const struct rt_field_value *v = rt_item_field(it, "data", RT_USE_TEXT);
 		uint64_t len = v ? v->count : 0;
 
 		/* Its trailing newline ends the line, as in ftrace. */
@@ -343,7 +335,7 @@ static void json_event(struct json *j, const struct rt_item *it, int32_t tid)
 			json_pid(j, tid), tid, t->sc_id, fint(it, "ret"));
 		t->sc_id = -1;
 	} else if (!strcmp(n, "ringtrace_marker")) {
-		const struct rt_field_value *v = fld(it, "data");
+		const struct rt_field_value *v = rt_item_field(it, "data", RT_USE_TEXT);
 		uint64_t len = v ? v->count : 0;
 
 		while (len && v->data[len - 1] == '\n')
@@ -416,11 +408,13 @@ static int run(int argc, char **argv)
 	for (unsigned int i = 0; i < t->md->nr_events; i++) {
 		const struct rt_event_desc *ev = &t->md->events[i];
 
+		int k;
+
 		if (strcmp(ev->name, "syscall_entry") || ev->unsupported)
 			continue;
-		for (unsigned int k = 0; k < ev->nr_fields; k++)
-			if (!strcmp(ev->fields[k].name, "id"))
-				j.idf = &ev->fields[k];
+		k = rt_event_field(ev, "id", RT_USE_INT);
+		if (k >= 0)
+			j.idf = &ev->fields[k];
 	}
 	if (fmt == SYSTRACE)
 		systrace_header(f, max_cpu);

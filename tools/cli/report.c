@@ -251,7 +251,9 @@ static void print_item(const struct rt_trace *t, const struct rt_item *it,
 
 /* ---- --stat -------------------------------------------------------------------- */
 
+/* A system call number's latencies (numbers beyond INT32_MAX: not counted). */
 struct syscall_stat {
+	int32_t id;			/* first: the tidmap's key */
 	uint64_t count, total, max;	/* latency in clock cycles */
 };
 
@@ -278,8 +280,7 @@ struct stat_state {
 	uint64_t *per_event;		/* [event][cpu] */
 	unsigned int nr_cpus;
 	uint64_t lost_events[1024], lost_packets[1024];
-	struct syscall_stat *sys;	/* by id, 0..nr_sys-1 */
-	size_t nr_sys;
+	struct rt_tidmap sys;		/* struct syscall_stat by id */
 	struct rt_tidmap ts;		/* struct tstate by tid */
 	uint64_t *wake;			/* wakeup latencies */
 	size_t nr_wake, wake_cap;
@@ -307,12 +308,12 @@ static struct tstate *tstate(struct stat_state *s, int32_t tid)
 	return t;
 }
 
+/* An integer field's value; -1 when the event has no such integer field. */
 static int64_t field_s(const struct rt_item *it, const char *name)
 {
-	for (unsigned int i = 0; i < it->nr_fields; i++)
-		if (!strcmp(it->fields[i].desc->name, name))
-			return rt_field_s64(&it->fields[i], 0);
-	return -1;
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+
+	return v ? rt_field_s64(v, 0) : -1;
 }
 
 static void stat_feed(struct stat_state *s, const struct rt_item *it,
@@ -341,23 +342,18 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 		if (pos == s->ev_entry) {
 			t->sc_id = id;
 			t->sc_start = it->timestamp;
-		} else if (t->sc_id == id && id >= 0) {
+		} else if (t->sc_id == id && id >= 0 && id <= INT32_MAX) {
 			uint64_t lat = it->timestamp - t->sc_start;
+			struct syscall_stat *sc;
+			bool created;
 
-			if ((size_t)id >= s->nr_sys) {
-				size_t n = (size_t)id + 1;
-
-				s->sys = realloc(s->sys, n * sizeof(*s->sys));
-				if (!s->sys)
-					die("out of memory");
-				memset(s->sys + s->nr_sys, 0,
-				       (n - s->nr_sys) * sizeof(*s->sys));
-				s->nr_sys = n;
-			}
-			s->sys[id].count++;
-			s->sys[id].total += lat;
-			if (lat > s->sys[id].max)
-				s->sys[id].max = lat;
+			sc = rt_tidmap_get(&s->sys, (int32_t)id, &created);
+			if (!sc)
+				die("out of memory");
+			sc->count++;
+			sc->total += lat;
+			if (lat > sc->max)
+				sc->max = lat;
 			t->sc_id = -1;
 		}
 	} else if (pos == s->ev_switch && it->cpu < s->nr_cpus) {
@@ -407,9 +403,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A table slot, ranked by key (largest first), ties by id (smallest first). */
 struct rank {
 	size_t i;
 	uint64_t key;
+	int32_t id;
 };
 
 static int cmp_rank(const void *a, const void *b)
@@ -417,7 +415,7 @@ static int cmp_rank(const void *a, const void *b)
 	const struct rank *x = a, *y = b;
 
 	return x->key < y->key ? 1 : x->key > y->key ? -1 :
-	       (x->i > y->i) - (x->i < y->i);
+	       (x->id > y->id) - (x->id < y->id);
 }
 
 static void stat_print(struct stat_state *s)
@@ -453,31 +451,34 @@ static void stat_print(struct stat_state *s)
 
 	if (s->ev_entry >= 0) {
 		const struct rt_event_desc *ev = &md->events[s->ev_entry];
+		int i = rt_event_field(ev, "id", RT_USE_INT);
 
-		for (unsigned int i = 0; i < ev->nr_fields; i++)
-			if (!strcmp(ev->fields[i].name, "id"))
-				idf = &ev->fields[i];
+		if (i >= 0)
+			idf = &ev->fields[i];
 	}
-	r = calloc(s->nr_sys + 1, sizeof(*r));
+	r = calloc(s->sys.used + 1, sizeof(*r));
 	if (!r)
 		die("out of memory");
 	for (size_t pass = 0; pass < 2; pass++) {
 		n = 0;
-		for (size_t i = 0; i < s->nr_sys; i++)
-			if (s->sys[i].count)
-				r[n++] = (struct rank){ i, pass ? s->sys[i].total :
-							s->sys[i].count };
+		for (size_t i = 0; i < s->sys.cap; i++) {
+			const struct syscall_stat *sc = rt_tidmap_slot(&s->sys, i);
+
+			if (sc)
+				r[n++] = (struct rank){ i, pass ? sc->total : sc->count,
+							sc->id };
+		}
 		qsort(r, n, sizeof(*r), cmp_rank);
 		printf("\nsystem calls by %s (entry to exit of the same thread)\n",
 		       pass ? "total latency" : "count");
 		printf("  %-24s %10s %14s %12s %12s\n", "syscall", "count",
 		       "total_us", "avg_us", "max_us");
 		for (size_t k = 0; k < n && k < 25; k++) {
-			const struct syscall_stat *st = &s->sys[r[k].i];
-			const char *name = idf ? rt_field_label(idf, (int64_t)r[k].i) : NULL;
+			const struct syscall_stat *st = rt_tidmap_slot(&s->sys, r[k].i);
+			const char *name = idf ? rt_field_label(idf, st->id) : NULL;
 			char num[24];
 
-			snprintf(num, sizeof(num), "%zu", r[k].i);
+			snprintf(num, sizeof(num), "%" PRId32, st->id);
 			printf("  %-24s %10" PRIu64 " %14.1f %12.2f %12.2f\n",
 			       name ? name : num, st->count,
 			       cyc_us(md, st->total),
@@ -499,7 +500,7 @@ static void stat_print(struct stat_state *s)
 		const struct tstate *t = rt_tidmap_slot(&s->ts, i);
 
 		if (t && t->on_cpu && t->tid > 0)
-			r[n++] = (struct rank){ i, t->on_cpu };
+			r[n++] = (struct rank){ i, t->on_cpu, t->tid };
 	}
 	qsort(r, n, sizeof(*r), cmp_rank);
 	printf("\nthreads by on-CPU time (from sched_switch)\n");
@@ -538,6 +539,15 @@ static void stat_print(struct stat_state *s)
 		}
 	}
 	putchar('\n');
+}
+
+static void stat_free(struct stat_state *s)
+{
+	free(s->run);
+	free(s->per_event);
+	rt_tidmap_free(&s->sys);
+	rt_tidmap_free(&s->ts);
+	free(s->wake);
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -614,6 +624,7 @@ static int run(int argc, char **argv)
 		st.t = t;
 		st.th = th;
 		rt_tidmap_init(&st.ts, sizeof(struct tstate));
+		rt_tidmap_init(&st.sys, sizeof(struct syscall_stat));
 		for (unsigned int i = 0; i < t->nr_cpus; i++)
 			if ((unsigned int)t->cpus[i].cpu + 1 > st.nr_cpus)
 				st.nr_cpus = (unsigned int)t->cpus[i].cpu + 1;
@@ -654,6 +665,7 @@ static int run(int argc, char **argv)
 	if (fflush(stdout) || ferror(stdout))
 		die("write error: %s", strerror(errno));
 	c = damage_report(t) ? EXIT_DAMAGED : 0;
+	stat_free(&st);
 	rt_threads_free(th);
 	rt_trace_close(t);
 	return c;

@@ -1083,10 +1083,25 @@ out:
 
 /* ---- values and printing -------------------------------------------------------------- */
 
+const struct rt_field_value *rt_item_field(const struct rt_item *it,
+					   const char *name,
+					   enum rt_field_use use)
+{
+	int i;
+
+	if (it->type != RT_ITEM_EVENT)
+		return NULL;
+	i = rt_event_field(it->event, name, use);
+	return i < 0 ? NULL : &it->fields[i];
+}
+
 uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i)
 {
 	unsigned int b = f->desc->bits / 8;
 
+	/* decode_event() checked that all count elements are in the packet. */
+	if (i >= f->count)
+		return 0;
 	return rt_get_le(f->data + i * b, b);
 }
 

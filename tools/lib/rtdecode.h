@@ -109,6 +109,19 @@ const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
 					      uint32_t id);
 const char *rt_metadata_env(const struct rt_metadata *md, const char *key);
 
+/*
+ * What a reader takes a field for.  The metadata is as untrusted as the
+ * streams: a field is found by its name only if it is declared that way.
+ */
+enum rt_field_use {
+	RT_USE_INT,		/* one integer (RT_FIELD_INT) */
+	RT_USE_INTS,		/* an array or sequence of integers, not text */
+	RT_USE_TEXT,		/* a string, or an array or sequence of text */
+};
+/* The index of @ev's field @name if it is what @use says, else -1. */
+int rt_event_field(const struct rt_event_desc *ev, const char *name,
+		   enum rt_field_use use);
+
 /* ---- streams ---------------------------------------------------------- */
 
 /* One decoded field of an event; data points into the packet. */
@@ -224,7 +237,8 @@ void rt_trace_close(struct rt_trace *t);
 
 /*
  * tidmap.c: a table keyed by thread id that grows with the threads.  Its
- * elements are @elem bytes and start with their int32_t tid.
+ * elements are @elem bytes and start with their int32_t tid (or another
+ * non-negative int32_t key: report --stat keeps system call numbers so).
  */
 #define RT_TIDMAP_FREE	INT32_MIN
 
@@ -270,10 +284,22 @@ int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid);
 
 /* ---- values and printing ------------------------------------------------ */
 
+/*
+ * The field @name of the event @it (RT_ITEM_EVENT) if its event declares
+ * it as @use says (rt_event_field()), else NULL.
+ */
+const struct rt_field_value *rt_item_field(const struct rt_item *it,
+					   const char *name,
+					   enum rt_field_use use);
+/*
+ * Element @i of a field, zero- or sign-extended; 0 when the field has no
+ * element @i (an array of 0 elements, an empty sequence): never a byte
+ * outside the field.
+ */
 uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i);
+int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
 /* The enum label of @value for field @d, or NULL (not an enum, no label). */
 const char *rt_field_label(const struct rt_field_desc *d, int64_t value);
-int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
 /* "[seconds.nanoseconds]"; wall adds the clock's offset (epoch time). */
 void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 		  uint64_t cycles, bool wall);

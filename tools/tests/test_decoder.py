@@ -192,6 +192,49 @@ def bt2_agrees(d, e):
     return len(events)
 
 
+# ---- hand-made traces --------------------------------------------------------
+
+sys.path.insert(0, HERE)
+import gentrace  # noqa: E402  (its metadata() writes module/ctf.c's TSDL)
+
+SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
+                ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
+                ('utf8_t', 'next_comm', 16), ('int32_t', 'next_tid', None),
+                ('int32_t', 'next_prio', None)]
+
+
+def make_packet(uuid, cpu, seq, events, begin=None):
+    """One packet (packet_size == content_size) of EVENTS, each
+    (time, id, payload), with extended headers."""
+    body = b''.join(struct.pack('<IQ', 31 | eid << 5, ts) + payload
+                    for ts, eid, payload in events)
+    size = HEADER.size + len(body)
+    begin = events[0][0] if begin is None else begin
+    return HEADER.pack(0xC1FC1FC1, uuid, 0, cpu, begin, events[-1][0],
+                       size * 8, size * 8, seq, 0, cpu, len(events)) + body
+
+
+def write_trace(d, events, packets, cpu=0):
+    """A trace directory of one CPU: gentrace's metadata of EVENTS (its
+    EVENTS list format) and a stream of PACKETS (lists of events)."""
+    uuid = bytes(range(16))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(gentrace.metadata(uuid, 1700000000, 0, events))
+    with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+        for seq, p in enumerate(packets):
+            f.write(make_packet(uuid, cpu, seq, p))
+    return d
+
+
+def clean_run(r, what):
+    """No sanitizer report, and an exit status a reader may give."""
+    check('Sanitizer' not in r.stderr and 'runtime error' not in r.stderr,
+          '%s: sanitizer:\n%s' % (what, r.stderr[-3000:]))
+    check(r.returncode in (0, 1, 3), '%s: exit %d: %s' % (what, r.returncode,
+                                                          r.stderr[-1000:]))
+
+
 # ---- tests -------------------------------------------------------------------
 
 @test
@@ -243,6 +286,71 @@ def report_many_cpus(ctx):
     d, e = ctx.gen(events=300, cpus=12, subbuf=512)
     report_ok(d, e)
     bt2_agrees(d, e)
+
+
+
+def marker(text):
+    return struct.pack('<H', len(text)) + text
+
+
+def switch(prev, prev_tid, nxt, next_tid, order=None):
+    """A sched_switch payload in module/probes.c's layout."""
+    return struct.pack('<16siiq16sii', prev, prev_tid, 120, 1, nxt, next_tid, 120)
+
+
+@test
+def typed_field_lookups(ctx):
+    """Threads, report --stat and export look fields up by name: a field
+    declared as something else (an array of 0 elements, a string for an
+    integer, a huge system call number) is not what they take it for, and
+    nothing is read outside the event."""
+    marker_ev = gentrace.EVENTS[0]
+    # next_tid[0] last, so that reading it as an integer runs off the packet.
+    odd_switch = [f for f in SCHED_SWITCH if f[1] != 'next_tid'] + \
+        [('int32_t', 'next_tid', 0)]
+    d = write_trace(os.path.join(ctx.tmp, 'zero-array'),
+                    [marker_ev, (1, 'sched_switch', odd_switch)],
+                    [[(1000, 0, marker(b'a')),
+                      (2000, 1, struct.pack('<16siiq16si', b'a', 7, 120, 1, b'b', 120))],
+                     [(3000, 0, marker(b'after'))]])
+    # Text where an integer is expected, and the other way round.
+    swapped = [('int32_t', 'prev_comm', None), ('string', 'prev_tid', None),
+               ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
+               ('int32_t', 'next_comm', None), ('string', 'next_tid', None)]
+    d2 = write_trace(os.path.join(ctx.tmp, 'swapped'),
+                     [marker_ev, (1, 'sched_switch', swapped)],
+                     [[(1000, 1, struct.pack('<i', 5) + b'\0' +
+                        struct.pack('<iqi', 1, 2, 3) + b'\0'),
+                       (2000, 0, marker(b'after'))]])
+    # System call numbers far beyond any kernel's, on a known thread.
+    sysc = [marker_ev, (1, 'sched_switch', SCHED_SWITCH),
+            (2, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
+            (3, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)])]
+    big = 1 << 62
+    d3 = write_trace(os.path.join(ctx.tmp, 'syscall-ids'), sysc,
+                     [[(1000, 1, switch(b'a', 7, b'worker', 42)),
+                       (2000, 2, struct.pack('<q6Q', big, 1, 2, 3, 4, 5, 6)),
+                       (3000, 3, struct.pack('<qq', big, 0)),
+                       (4000, 2, struct.pack('<q6Q', 1 << 40, 1, 2, 3, 4, 5, 6)),
+                       (5000, 3, struct.pack('<qq', 1 << 40, 0))]])
+    for t in (d, d2, d3):
+        for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
+                     ['export', '-f', 'chrome-json'], ['check']):
+            r = rt(*(args + [t]), asan=True)
+            what = '%s %s' % (' '.join(args), os.path.basename(t))
+            clean_run(r, what)
+            check(r.returncode == 0, '%s: exit %d: %s' % (what, r.returncode, r.stderr))
+    r = rt('report', d)
+    check('next_tid=[]' in r.stdout, 'the empty array: %r' % r.stdout)
+    # Nothing said who runs after the switch: its thread is unknown.
+    check(re.search(r'^\[\S+\] cpu0 - ringtrace_marker: len=5, data="after"$',
+                    r.stdout, re.M), 'thread after the switch: %r' % r.stdout)
+    r = rt('report', d2)
+    check(re.search(r'^\[\S+\] cpu0 - ringtrace_marker: len=5, data="after"$',
+                    r.stdout, re.M), 'swapped types: %r' % r.stdout)
+    r = rt('report', d3)
+    check(re.search(r'^\[\S+\] cpu0 worker-42 syscall_exit: id=%d, ret=0$' % big,
+                    r.stdout, re.M), 'syscall on its thread: %r' % r.stdout)
 
 
 @test
