@@ -111,7 +111,7 @@ static void unpack_cpu(struct unpack *u, const struct rt_trace *t,
 	fd = create(u, name);
 	while ((r = rt_stream_next(tc->stream, &it, &err)) > 0)
 		if (it.type == RT_ITEM_PACKET)
-			put(fd, it.packet->raw, it.packet->packet_bytes, name);
+			put(fd, it.packet->raw, it.packet->content_bytes, name);
 	if (r < 0)
 		die("%s", err.msg);
 	if (fsync(fd) || close(fd))

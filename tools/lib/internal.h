@@ -10,7 +10,7 @@
 int rt_fail(struct rt_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Little-endian loads from possibly unaligned bytes. */
+/* Little-endian loads and stores, possibly unaligned. */
 static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)
 {
 	uint64_t v = 0;
@@ -18,6 +18,12 @@ static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)
 	while (bytes--)
 		v = (v << 8) | p[bytes];
 	return v;
+}
+
+static inline void rt_put_le(uint8_t *p, uint64_t v, unsigned int bytes)
+{
+	for (unsigned int i = 0; i < bytes; i++, v >>= 8)
+		p[i] = (uint8_t)v;
 }
 
 #endif /* RTDECODE_INTERNAL_H */

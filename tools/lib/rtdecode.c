@@ -387,27 +387,21 @@ static void parse_header(const uint8_t *h, struct rt_packet_info *pi)
 	pi->events = FIELD(h, events);
 }
 
-/* What can be checked from the header alone. */
+/*
+ * What can be checked from the header alone.  packet_size is not: a packet
+ * is content_size bytes long, and a packet_size that differs is damage of
+ * its own (load_packet()).
+ */
 static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 			struct rt_error *err)
 {
 	const char *path = s->src.path;
-	uint64_t csize = FIELD(h, content_size), psize = FIELD(h, packet_size);
+	uint64_t csize = FIELD(h, content_size);
 	uint32_t magic = FIELD(h, magic);
 
-	if (magic != RINGTRACE_CTF_MAGIC) {
-		static const uint8_t magic_le[4] = { 0xc1, 0x1f, 0xfc, 0xc1 };
-		const struct rt_packet_info *pv = &s->info;
-		uint64_t pad = pv->packet_bytes - pv->content_bytes;
-		/* The previous packet's padding starts like a packet header. */
-		bool cut = s->stats.packets && pad >= 2 &&
-			   !memcmp(s->pkt + pv->content_bytes, magic_le,
-				   pad < 4 ? pad : 4);
-
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad packet magic 0x%08x (expected 0x%08x)%s",
-			       path, off_kind(s), off, magic, RINGTRACE_CTF_MAGIC,
-			       cut ? "; the packet before was cut to its content_size but its packet_size is larger" : "");
-	}
+	if (magic != RINGTRACE_CTF_MAGIC)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad packet magic 0x%08x (expected 0x%08x)",
+			       path, off_kind(s), off, magic, RINGTRACE_CTF_MAGIC);
 	if (s->md->has_uuid &&
 	    memcmp(h + offsetof(struct ringtrace_packet_header, uuid),
 		   s->md->uuid, 16))
@@ -416,10 +410,11 @@ static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 	if (FIELD(h, stream_id) != s->md->stream_id)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown stream id %" PRIu64,
 			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_id));
-	if (csize % 8 || psize % 8 || csize < HDR_SIZE * 8 || csize > psize ||
-	    psize > (uint64_t)RINGTRACE_MAX_SUBBUF_SIZE * 8)
+	if (csize % 8 || csize < HDR_SIZE * 8 ||
+	    csize > (uint64_t)RINGTRACE_MAX_SUBBUF_SIZE * 8)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad sizes: content_size %" PRIu64 " bits, packet_size %" PRIu64 " bits",
-			       path, off_kind(s), off, csize, psize);
+			       path, off_kind(s), off, csize,
+			       (uint64_t)FIELD(h, packet_size));
 	if (FIELD(h, timestamp_end) < FIELD(h, timestamp_begin))
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp_end %" PRIu64 " before timestamp_begin %" PRIu64,
 			       path, off_kind(s), off, (uint64_t)FIELD(h, timestamp_end),
@@ -429,6 +424,18 @@ static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_instance_id),
 			       (unsigned int)FIELD(h, cpu_id));
 	return 0;
+}
+
+/* ringtrace.ko writes packet_size == content_size: anything else is damage. */
+static int check_packet_size(struct rt_stream *s, const uint8_t *h,
+			     uint64_t off, struct rt_error *err)
+{
+	uint64_t csize = FIELD(h, content_size), psize = FIELD(h, packet_size);
+
+	if (psize == csize)
+		return 0;
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": packet_size %" PRIu64 " bits differs from content_size %" PRIu64 " bits (ringtrace.ko writes them equal)",
+		       s->src.path, off_kind(s), off, psize, csize);
 }
 
 /* Continuity with the previous packet of the stream. */
@@ -619,10 +626,11 @@ static void end_of_file(struct rt_stream *s)
 }
 
 /*
- * Damage at stream offset @off (the packet there is bad, @why says how):
- * skip to the next packet signature -- its magic and the trace's uuid --
- * and hand the bytes from there back to the source.  At the end of the
- * file everything left is skipped (a zero-filled tail).
+ * Damage at stream offset @off (@why says what): skip from there to the
+ * next packet signature -- its magic and the trace's uuid -- and hand the
+ * bytes from there back to the source.  At the end of the file everything
+ * left is skipped (a zero-filled tail).  The damage description counts the
+ * bytes skipped from @off, read already or not.
  */
 static int resync(struct rt_stream *s, uint64_t off, const char *why,
 		  struct rt_error *err)
@@ -630,7 +638,7 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 	enum { CHUNK = 65536 };
 	uint8_t sig[4 + 16], *buf, *hit;
 	size_t siglen = 4, carry = 0, n;
-	uint64_t skipped = 0;
+	uint64_t skipped = s->src.out_off - off;
 	ssize_t got;
 	int ret = 0;
 
@@ -673,13 +681,31 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 	return ret;
 }
 
-/* Returns 1 with a checked packet loaded, 0 at the end, -1 on error. */
+/*
+ * Damage at stream offset @off, the start of a packet that does not hold
+ * together: the @n bytes of it read so far (@buf) go back to the source but
+ * the first, and reading resynchronises from the next byte on.
+ */
+static int skip_packet(struct rt_stream *s, const uint8_t *buf, size_t n,
+		       uint64_t off, struct rt_error *err)
+{
+	if (src_unread(&s->src, buf + 1, n - 1))
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	return resync(s, off, err->msg, err);
+}
+
+/*
+ * Returns 1 with a checked packet loaded, 0 at the end, -1 on error.  A
+ * packet is its content_size bytes: a packet_size that claims more (or
+ * less) never swallows what follows.
+ */
 static int load_packet(struct rt_stream *s, struct rt_error *err)
 {
 	for (;;) {
 		struct source *src = &s->src;
 		uint8_t hdr[HDR_SIZE];
-		uint64_t off, psize;
+		uint64_t off, csize;
+		bool size_bad;
 		ssize_t got;
 
 		if (!s->src_open) {
@@ -704,30 +730,29 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 			continue;
 		}
 		if (check_header(s, hdr, off, err)) {
-			if (!s->tolerant)
-				return -1;
-			/* The next packet may start anywhere after this byte. */
-			if (src_unread(src, hdr + 1, HDR_SIZE - 1) ||
-			    resync(s, off, err->msg, err))
+			if (!s->tolerant || skip_packet(s, hdr, HDR_SIZE, off, err))
 				return -1;
 			continue;
 		}
-		psize = FIELD(hdr, packet_size) / 8;
-		if (psize > s->pkt_cap) {
-			uint8_t *n = realloc(s->pkt, psize);
+		size_bad = check_packet_size(s, hdr, off, err) < 0;
+		if (size_bad && !s->tolerant)
+			return -1;
+		csize = FIELD(hdr, content_size) / 8;
+		if (csize > s->pkt_cap) {
+			uint8_t *n = realloc(s->pkt, csize);
 
 			if (!n)
 				return rt_fail(err, "%s: out of memory", src->path);
 			s->pkt = n;
-			s->pkt_cap = psize;
+			s->pkt_cap = csize;
 		}
 		memcpy(s->pkt, hdr, HDR_SIZE);
-		got = src_read(s, s->pkt + HDR_SIZE, psize - HDR_SIZE, err);
+		got = src_read(s, s->pkt + HDR_SIZE, csize - HDR_SIZE, err);
 		if (got < 0)
 			return -1;
-		if ((uint64_t)got < psize - HDR_SIZE) {
+		if ((uint64_t)got < csize - HDR_SIZE) {
 			note(s, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
-			     src->path, off_kind(s), off, HDR_SIZE + got, psize);
+			     src->path, off_kind(s), off, HDR_SIZE + got, csize);
 			s->stats.truncations++;
 			end_of_file(s);
 			continue;
@@ -740,14 +765,36 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 		if (check_sequence(s, err) || check_events(s, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
-			/* A whole packet that does not hold together: skipped. */
-			add_damage(s, "%s; the packet (%" PRIu64 " bytes) skipped",
-				   err->msg, psize);
-			s->stats.skipped_bytes += psize;
+			if (size_bad) {
+				size_t l = strlen(err->msg);
+
+				snprintf(err->msg + l, sizeof(err->msg) - l,
+					 " (and its packet_size %" PRIu64 " bits differs from content_size)",
+					 (uint64_t)FIELD(hdr, packet_size));
+			}
+			if (skip_packet(s, s->pkt, csize, off, err))
+				return -1;
 			continue;
 		}
+		if (size_bad) {
+			char why[RT_ERR_MAX + 32];
+
+			/*
+			 * The content holds together: keep it, as the packet
+			 * ringtrace.ko wrote, and look for the next packet
+			 * right after it, not where packet_size says.
+			 */
+			check_packet_size(s, hdr, off, err);
+			snprintf(why, sizeof(why), "%s: read to its content_size",
+				 err->msg);
+			rt_put_le(s->pkt + offsetof(struct ringtrace_packet_header, packet_size),
+				  csize * 8, 8);
+			s->info.packet_bytes = csize;
+			if (resync(s, off + csize, why, err))
+				return -1;
+		}
 		s->stats.packets++;
-		s->stats.bytes += psize;
+		s->stats.bytes += csize;
 		s->stats.discarded = s->info.events_discarded;
 		s->stats.lost_packets += s->lost_packets;
 		return 1;

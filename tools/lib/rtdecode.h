@@ -6,10 +6,12 @@
  * and one stream per CPU: `cpuN`, or zstd-compressed `cpuN.zst`, or rotated
  * `cpuN-K` / `cpuN-K.zst` read in increasing K (an unnumbered file first;
  * plain and compressed files of one CPU must not be mixed).  A stream is a
- * sequence of CTF packets: struct ringtrace_packet_header, events up to
- * content_size, padding up to packet_size; the next packet starts
- * packet_size bytes after this one, as in CTF (ringtrace.ko writes
- * packet_size == content_size: no padding).
+ * sequence of CTF packets as ringtrace.ko writes them: struct
+ * ringtrace_packet_header, then events up to content_size, and nothing
+ * else -- packet_size == content_size, the next packet starts right after.
+ * A packet_size that says otherwise (padding, or a damaged header that
+ * claims the packets after it) is damage: the packet is read to its
+ * content_size and the next one is looked for right there.
  *
  * Counters are the module's: events_discarded is cumulative since the
  * module was loaded or cleared, packet_seq_num counts sub-buffers since
@@ -134,9 +136,13 @@ struct rt_field_value {
 struct rt_packet_info {
 	const char *file;		/* display name of the file */
 	uint64_t offset;		/* of the packet in the (decompressed) file */
-	const uint8_t *raw;		/* whole packet: packet_size bytes */
+	/*
+	 * The whole packet, content_bytes long; its header's packet_size
+	 * reads content_size even where the file said otherwise (damage).
+	 */
+	const uint8_t *raw;
 	uint64_t content_bytes;
-	uint64_t packet_bytes;
+	uint64_t packet_bytes;		/* == content_bytes */
 	uint64_t timestamp_begin;
 	uint64_t timestamp_end;
 	uint64_t seq;
@@ -199,10 +205,13 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
 /*
  * Tolerant: read past damage instead of failing -- a packet whose header or
- * events do not check (skipped whole, or up to the next packet signature:
- * its magic and the trace's uuid), a zero-filled tail, a corrupt zstd frame
- * (skipped to the next frame).  Each place read past is described, with
- * its file and offset, by rt_stream_damage().  Off by default.
+ * events do not check (skipped up to the next packet signature: its magic
+ * and the trace's uuid), a packet_size that differs from content_size (the
+ * packet is kept, what follows it up to the next signature skipped), a
+ * zero-filled tail, a corrupt zstd frame (skipped to the next frame).  Each
+ * place read past is described, with its file and offset, by
+ * rt_stream_damage().  Off by default: then the first of these is the
+ * error.
  */
 void rt_stream_set_tolerant(struct rt_stream *s, bool on);
 unsigned int rt_stream_nr_damage(const struct rt_stream *s);

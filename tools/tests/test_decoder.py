@@ -100,10 +100,11 @@ def expected(e):
     return lines, summary, info
 
 
-def report_ok(d, e, *extra):
-    """`ringtrace report` prints exactly the expected lines and summary."""
+def report_ok(d, e, *extra, status=0):
+    """`ringtrace report` prints exactly the expected lines and summary
+    (and exits with @status: 3 when it read past damage)."""
     r = rt('report', *extra, d, asan=True)
-    check(r.returncode == 0, 'report failed: %s' % r.stderr)
+    check(r.returncode == status, 'report exit %d: %s' % (r.returncode, r.stderr[-2000:]))
     check('runtime error' not in r.stderr, 'UBSan: ' + r.stderr)
     out = r.stdout.splitlines()
     lines, summary, info = expected(e)
@@ -269,8 +270,14 @@ def report_plain_streams(ctx):
 
 @test
 def report_padded_packets(ctx):
+    """Padding (valid CTF, but ringtrace.ko never pads) is damage read past:
+    every event is read, the same as babeltrace2 reads them, and each
+    packet_size that differs from its content_size is named."""
     d, e = ctx.gen('--layout', 'padded', events=1500)
-    report_ok(d, e)
+    r = report_ok(d, e, status=3)
+    check(re.search(r'^ringtrace: damaged: %s/cpu0: offset 0: packet_size 8192 bits '
+                    r'differs from content_size \d+ bits' % re.escape(d),
+                    r.stderr, re.M), 'damage line: %r' % r.stderr[:600])
     bt2_agrees(d, e)
 
 
@@ -493,11 +500,11 @@ CORRUPTIONS = [
     ('uuid', patch_header('uuid', lambda d, o: 0x1234, fmt='<I'), 'uuid differs'),
     ('stream_id', patch_header('stream_id', lambda d, o: 3, fmt='<I'), 'unknown stream id'),
     ('content>packet', patch_header('content', lambda d, o: hdr_get(d, o, 'size') + 8),
-     'bad sizes'),
+     'differs from content_size'),
     ('content<header', patch_header('content', lambda d, o: 80 * 8), 'bad sizes'),
     ('content%8', patch_header('content', lambda d, o: hdr_get(d, o, 'content') - 3),
      'bad sizes'),
-    ('huge packet', patch_header('size', lambda d, o: 1 << 40), 'bad sizes'),
+    ('huge packet', patch_header('size', lambda d, o: 1 << 40), 'differs from content_size'),
     ('end<begin', patch_header('end', lambda d, o: hdr_get(d, o, 'begin') - 1),
      'before timestamp_begin'),
     ('begin<prev end', patch_header('begin', lambda d, o: 5), 'before the previous packet'),
@@ -556,6 +563,40 @@ def corrupt_streams(ctx):
                   '%s: sanitizer: %s' % (name, r.stderr))
             check(cmd != 'report' or r.stdout.count('ringtrace_marker') > 10,
                   '%s: report printed no events past the damage' % name)
+
+
+
+@test
+def lying_packet_size(ctx):
+    """ringtrace.ko writes packet_size == content_size.  Packet 2 of a stream
+    claims 100000 bytes, or exactly up to where packet 5 starts: all of it
+    is still read (packet 2 to its content_size), nothing counts as lost,
+    the damage is named where it is, and babeltrace2 reads all of it after
+    unpack."""
+    d, e = ctx.gen(events=3000, cpus=1, subbuf=4096, seed=21)
+    lines, summary, _ = expected(e)
+    data = open(os.path.join(d, 'cpu0'), 'rb').read()
+    pkts = packets_of(data)
+    check(len(pkts) > 8, 'trace too small: %d packets' % len(pkts))
+    for name, size in (('100000 bytes', 100000), ('up to packet 5', pkts[4] - pkts[1])):
+        c = ctx.copy(d)
+        bad = bytearray(data)
+        struct.pack_into('<Q', bad, pkts[1] + OFF['size'], size * 8)
+        open(os.path.join(c, 'cpu0'), 'wb').write(bad)
+        r = report_ok(c, e, status=3)
+        where = ('damaged: %s/cpu0: offset %d: packet_size %d bits differs from '
+                 'content_size %d bits' % (c, pkts[1], size * 8, (pkts[2] - pkts[1]) * 8))
+        check(where in r.stderr and '; skipped 0 bytes at offset %d to the next packet'
+              % pkts[2] in r.stderr, '%s: damage line: %r' % (name, r.stderr))
+        r = rt('check', c, asan=True)
+        check(r.returncode == 3 and r.stdout.splitlines()[0] == summary[0],
+              '%s: check says %r, expected %r' % (name, r.stdout, summary[0]))
+        r = rt('check', '--strict', c)
+        check(r.returncode == 1 and where[len('damaged: '):] in r.stderr,
+              '%s: --strict: %r' % (name, r.stderr))
+        r = rt('unpack', c, c + '-ctf', asan=True)
+        check(r.returncode == 3, '%s: unpack exit %d: %s' % (name, r.returncode, r.stderr))
+        bt2_agrees(c + '-ctf', e)
 
 
 @test
@@ -642,7 +683,7 @@ def corrupt_payload_length(ctx):
           'bad length: %r' % r.stderr)
     r = rt('check', d, asan=True)
     check(r.returncode == 3 and 'runs past content_size' in r.stderr and
-          'the packet' in r.stderr and 'skipped' in r.stderr,
+          'to the next packet' in r.stderr and 'skipped' in r.stderr,
           'bad length, tolerant: %r' % r.stderr)
 
 
@@ -654,8 +695,13 @@ def cut_packets_are_rejected_like_babeltrace2(ctx):
     r = run(['babeltrace2', d])
     check(r.returncode != 0, 'babeltrace2 accepted cut packets')
     r = rt('check', '--strict', d, asan=True)
-    check(r.returncode == 1 and 'cut to its content_size' in r.stderr,
-          'ringtrace: %r' % r.stderr)
+    check(r.returncode == 1 and r.stderr.startswith(
+        'ringtrace: %s/cpu0: offset 0: packet_size 8192 bits differs from content_size'
+        % d), 'ringtrace: %r' % r.stderr)
+    # Without --strict: every packet is read to its content_size.
+    r = rt('check', d, asan=True)
+    check(r.returncode == 3 and 'lost_packets=0' in r.stdout and
+          '; skipped 0 bytes at offset ' in r.stderr, 'tolerant: %r %r' % (r.stdout, r.stderr[:600]))
 
 
 @test
