@@ -23,9 +23,20 @@ unsigned int damage_report(const struct rt_trace *t)
 
 	for (unsigned int i = 0; i < t->nr_cpus; i++) {
 		const struct rt_stream *s = t->cpus[i].stream;
+		unsigned int nr = rt_stream_nr_damage(s), shown = 0;
 
-		for (unsigned int j = 0; j < rt_stream_nr_damage(s); j++, n++)
-			warn("damaged: %s", rt_stream_damage(s, j));
+		for (unsigned int j = 0; j < nr; j++) {
+			const char *d = rt_stream_damage(s, j);
+
+			if (d) {
+				warn("damaged: %s", d);
+				shown++;
+			}
+		}
+		if (shown < nr)
+			warn("damaged: cpu%d: %u more damaged place%s, not described",
+			     t->cpus[i].cpu, nr - shown, nr - shown == 1 ? "" : "s");
+		n += nr;
 	}
 	if (n)
 		warn("%u damaged place%s read past (--strict fails instead)",
@@ -37,6 +48,7 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 		       FILE *f)
 {
 	const struct rt_stream_stats *st = rt_stream_stats(c->stream);
+	unsigned int nr = rt_stream_nr_notes(c->stream);
 	char first[48] = "-", last[48] = "-";
 
 	if (st->events) {
@@ -46,9 +58,16 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 	fprintf(f, "cpu%d: packets=%" PRIu64 " events=%" PRIu64 " discarded=%" PRIu64
 		" lost_packets=%" PRIu64 " first=%s last=%s\n", c->cpu, st->packets,
 		st->events, st->discarded, st->lost_packets, first, last);
-	for (unsigned int i = 0; i < rt_stream_nr_notes(c->stream); i++)
-		fprintf(f, "cpu%d: truncated: %s\n", c->cpu,
-			rt_stream_note(c->stream, i));
+	for (unsigned int i = 0; i < nr; i++) {
+		const char *note = rt_stream_note(c->stream, i);
+
+		if (!note) {
+			fprintf(f, "cpu%d: truncated: %u more, not described\n",
+				c->cpu, nr - i);
+			break;
+		}
+		fprintf(f, "cpu%d: truncated: %s\n", c->cpu, note);
+	}
 }
 
 /* ---- all CPUs merged by time ------------------------------------------------ */

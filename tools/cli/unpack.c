@@ -116,8 +116,16 @@ static void unpack_cpu(struct unpack *u, const struct rt_trace *t,
 		die("%s", err.msg);
 	if (fsync(fd) || close(fd))
 		die("%s: %s", name, strerror(errno));
-	for (unsigned int j = 0; j < rt_stream_nr_notes(tc->stream); j++)
-		warn("note: %s", rt_stream_note(tc->stream, j));
+	for (unsigned int j = 0; j < rt_stream_nr_notes(tc->stream); j++) {
+		const char *note = rt_stream_note(tc->stream, j);
+
+		if (!note) {
+			warn("note: %s: %u more, not described",
+			     name, rt_stream_nr_notes(tc->stream) - j);
+			break;
+		}
+		warn("note: %s", note);
+	}
 	(void)t;
 }
 

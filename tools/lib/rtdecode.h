@@ -182,9 +182,7 @@ struct rt_stream_stats {
 	uint64_t lost_packets;		/* sequence numbers never seen */
 	uint64_t first_ts, last_ts;	/* of events; valid if events != 0 */
 	uint64_t bytes;			/* packet bytes read */
-	unsigned int truncations;	/* partial frames / packets dropped */
-	unsigned int damaged;		/* damaged places read past (tolerant) */
-	uint64_t skipped_bytes;		/* and the bytes skipped there */
+	uint64_t skipped_bytes;		/* in damaged places read past */
 };
 
 struct rt_stream;
@@ -214,6 +212,13 @@ const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
  * error.
  */
 void rt_stream_set_tolerant(struct rt_stream *s, bool on);
+/*
+ * How many damaged places were read past, and what the first RT_MSGS_KEPT
+ * of them were (NULL for the others): the list stays small whatever the
+ * file holds.  Notes -- what a killed writer left and was dropped -- the
+ * same way.
+ */
+#define RT_MSGS_KEPT	10
 unsigned int rt_stream_nr_damage(const struct rt_stream *s);
 const char *rt_stream_damage(const struct rt_stream *s, unsigned int i);
 unsigned int rt_stream_nr_notes(const struct rt_stream *s);

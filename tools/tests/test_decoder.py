@@ -236,6 +236,66 @@ def clean_run(r, what):
                                                           r.stderr[-1000:]))
 
 
+
+# zstd frames by hand: raw blocks and a content checksum, so that a test
+# knows which decompressed byte a flipped byte is (RFC 8878).
+XXH_P = (11400714785074694791, 14029467366897019727, 1609587929392839161,
+         9650029242287828579, 2870177450012600261)
+M64 = (1 << 64) - 1
+
+
+def xxh64(data):
+    """XXH64 with seed 0 (zstd's content checksum is its low 32 bits)."""
+    p1, p2, p3, p4, p5 = XXH_P
+
+    def rotl(x, r):
+        return ((x << r) | (x >> (64 - r))) & M64
+
+    def rnd(acc, v):
+        return rotl((acc + v * p2) & M64, 31) * p1 & M64
+
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(p1 + p2) & M64, p2, 0, -p1 & M64]
+        while i + 32 <= n:
+            v = [rnd(v[k], int.from_bytes(data[i + 8 * k:i + 8 * k + 8], 'little'))
+                 for k in range(4)]
+            i += 32
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M64
+        for x in v:
+            h = ((h ^ rnd(0, x)) * p1 + p4) & M64
+    else:
+        h = p5
+    h = (h + n) & M64
+    while i + 8 <= n:
+        h ^= rnd(0, int.from_bytes(data[i:i + 8], 'little'))
+        h = (rotl(h, 27) * p1 + p4) & M64
+        i += 8
+    if i + 4 <= n:
+        h ^= int.from_bytes(data[i:i + 4], 'little') * p1 & M64
+        h = (rotl(h, 23) * p2 + p3) & M64
+        i += 4
+    while i < n:
+        h ^= data[i] * p5 & M64
+        h = rotl(h, 11) * p1 & M64
+        i += 1
+    h ^= h >> 33
+    h = h * p2 & M64
+    h ^= h >> 29
+    h = h * p3 & M64
+    return h ^ (h >> 32)
+
+
+def raw_zstd_frame(data):
+    """One frame: 4-byte content size, raw blocks, content checksum."""
+    out = struct.pack('<IBI', 0xFD2FB528, 0xA4, len(data))
+    blocks = [data[i:i + 65536] for i in range(0, len(data), 65536)] or [b'']
+    for k, b in enumerate(blocks):
+        last = k == len(blocks) - 1
+        out += struct.pack('<I', len(b) << 3 | last)[:3] + b
+    return out + struct.pack('<I', xxh64(data) & 0xffffffff)
+
+
 # ---- tests -------------------------------------------------------------------
 
 @test
@@ -599,6 +659,30 @@ def lying_packet_size(ctx):
         bt2_agrees(c + '-ctf', e)
 
 
+
+@test
+def damage_is_summarised(ctx):
+    """Every packet damaged: the first places are described, the others
+    counted, whatever the file holds (one message per resync before)."""
+    d, _ = ctx.gen(events=3000, cpus=1, subbuf=512, seed=41)
+    path = os.path.join(d, 'cpu0')
+    data = bytearray(open(path, 'rb').read())
+    pkts = packets_of(data)
+    for o in pkts:
+        struct.pack_into('<I', data, o + OFF['events'], 0)
+    open(path, 'wb').write(data)
+    for cmd in ('check', 'report', 'unpack'):
+        r = rt(cmd, d, *([d + '-' + cmd] if cmd == 'unpack' else []), asan=True)
+        clean_run(r, cmd)
+        described = [l for l in r.stderr.splitlines() if 'its header says 0' in l]
+        check(r.returncode == 3 and len(described) == 10 and
+              'ringtrace: damaged: cpu0: %d more damaged places, not described'
+              % (len(pkts) - 10) in r.stderr and
+              '%d damaged places read past' % len(pkts) in r.stderr,
+              '%s: exit %d, %d places described of %d:\n%s' % (
+                  cmd, r.returncode, len(described), len(pkts), r.stderr[-800:]))
+
+
 @test
 def damaged_files(ctx):
     """What a power loss or a bad disk leaves: report, check and unpack read
@@ -719,6 +803,86 @@ def corrupt_zstd(ctx):
     check(r.returncode == 3 and 'damaged: %s: zstd' % path in r.stderr and
           'skipped' in r.stderr, 'corrupt zstd, tolerant: exit %d %r'
           % (r.returncode, r.stderr))
+
+
+
+# Payload bytes of gentrace's events, by id (gentrace.EVENTS).
+GEN_PAYLOAD = {1: 30, 3: 0, 40: 8}
+
+
+def gen_events_of(data, off):
+    """(offset, id, payload offset) of each event of gentrace's packet at @off."""
+    end = off + struct.unpack_from('<Q', data, off + OFF['content'])[0] // 8
+    pos, out = off + HEADER.size, []
+    while pos < end:
+        word = struct.unpack_from('<I', data, pos)[0]
+        eid, start = word & 31, pos
+        pos += 4
+        if eid == 31:
+            eid, pos = word >> 5, pos + 8
+        if eid == 0:
+            size = 2 + struct.unpack_from('<H', data, pos)[0]
+        elif eid == 2:
+            size = 12 + 1 + 2 * data[pos + 12] + 16
+        else:
+            size = GEN_PAYLOAD[eid]
+        out.append((start, eid, pos))
+        pos += size
+    return out
+
+
+@test
+def zstd_frame_checksum(ctx):
+    """A flipped bit inside a compressed frame: nothing of that frame is
+    printed or unpacked (a frame is checked whole before any of it is
+    parsed), the damage names the frame, and reading goes on with the
+    next one."""
+    d, e = ctx.gen(events=1200, cpus=1, subbuf=1024, seed=31)
+    lines, _, _ = expected(e)
+    data = open(os.path.join(d, 'cpu0'), 'rb').read()
+    pkts = packets_of(data) + [len(data)]
+    # Frames of 4 packets, raw blocks: a byte of the file is a byte of the stream.
+    frames = [(pkts[i], pkts[min(i + 4, len(pkts) - 1)]) for i in range(0, len(pkts) - 1, 4)]
+    check(len(frames) > 4, 'trace too small')
+    mid = len(frames) // 2
+    fstart, fend = frames[mid]
+    # A test_scalars event of the middle frame: its u64 field, one bit flipped.
+    flip = next(p + 7 for o in pkts[pkts.index(fstart):pkts.index(fend)]
+                for _, eid, p in gen_events_of(data, o) if eid == 1)
+    out, foff = b'', None
+    for i, (a, b) in enumerate(frames):
+        if i == mid:
+            foff = len(out)
+            at = len(out) + 9 + 3 + flip - a
+        out += raw_zstd_frame(data[a:b])
+    out = bytearray(out)
+    out[at] ^= 0x10
+    os.unlink(os.path.join(d, 'cpu0'))
+    path = os.path.join(d, 'cpu0.zst')
+    open(path, 'wb').write(out)
+    lost = sum(struct.unpack_from('<I', data, o + OFF['events'])[0]
+               for o in pkts[pkts.index(fstart):pkts.index(fend)])
+
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report')
+    got = [l for l in r.stdout.splitlines() if l.startswith('[') and ' -- lost ' not in l]
+    bad = [l for l in got if l not in set(lines)]
+    check(not bad, 'report printed events of the damaged frame: %s' % bad[:2])
+    check(len(got) == len(lines) - lost, 'report printed %d events, expected %d'
+          % (len(got), len(lines) - lost))
+    check(r.returncode == 3 and 'damaged: %s: zstd: ' % path in r.stderr and
+          'checksum' in r.stderr and 'frame at compressed offset %d' % foff in r.stderr,
+          'report exit %d: %r' % (r.returncode, r.stderr))
+    r = rt('report', '--strict', d)
+    check(r.returncode == 1 and 'checksum' in r.stderr and
+          not [l for l in r.stdout.splitlines() if l not in set(lines)],
+          '--strict: exit %d, %r' % (r.returncode, r.stderr))
+    r = rt('unpack', d, d + '-ctf', asan=True)
+    clean_run(r, 'unpack')
+    check(r.returncode == 3, 'unpack exit %d: %s' % (r.returncode, r.stderr))
+    want = data[:fstart] + data[fend:]
+    check(open(os.path.join(d + '-ctf', 'cpu0'), 'rb').read() == want,
+          'unpack wrote other bytes than the intact frames\' packets')
 
 
 BRIEF_EXTENDED = ('struct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended;',
