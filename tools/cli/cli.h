@@ -57,6 +57,11 @@ struct rt_trace *open_trace(const char *dir, bool strict);
 /* Each damaged place read past, on stderr; how many. */
 unsigned int damage_report(const struct rt_trace *t);
 /*
+ * Where CPU @cpu is in t->cpus, or -1: per-CPU state is kept by that
+ * index, never sized by a CPU number.
+ */
+int trace_cpu_index(const struct rt_trace *t, uint32_t cpu);
+/*
  * Items of every CPU merged by time (losses included; packet items when
  * @packets): merge_next() returns NULL at the end; an item stays valid
  * until the next call.

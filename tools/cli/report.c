@@ -141,6 +141,8 @@ static void cpu_sel(unsigned int cpu, void *arg)
 {
 	struct filter *f = arg;
 
+	if (cpu >= RT_MAX_CPUS)
+		return;			/* in no trace */
 	if (cpu >= f->nr_cpu_sel) {
 		f->cpus = realloc(f->cpus, (cpu + 1) * sizeof(*f->cpus));
 		if (!f->cpus)
@@ -267,19 +269,21 @@ struct tstate {
 	uint64_t switches;
 };
 
-/* Who runs on a CPU since when, as its switches say. */
-struct cpu_run {
+/*
+ * One CPU of the trace (stat_state.cpus is t->cpus' order): who runs
+ * there since when, as its switches say; its events by name; its losses.
+ */
+struct cpu_stat {
 	int32_t tid;			/* -1: unknown */
 	uint64_t since;
+	uint64_t *per_event;		/* by event position; NULL: none yet */
+	uint64_t lost_events, lost_packets;
 };
 
 struct stat_state {
-	struct cpu_run *run;		/* per CPU */
 	const struct rt_trace *t;
 	const struct rt_threads *th;
-	uint64_t *per_event;		/* [event][cpu] */
-	unsigned int nr_cpus;
-	uint64_t lost_events[1024], lost_packets[1024];
+	struct cpu_stat *cpus;
 	struct rt_tidmap sys;		/* struct syscall_stat by id */
 	struct rt_tidmap ts;		/* struct tstate by tid */
 	uint64_t *wake;			/* wakeup latencies */
@@ -296,11 +300,15 @@ static int event_pos(const struct rt_metadata *md, const char *name)
 	return -1;
 }
 
+/* The state of thread @tid; NULL for a negative tid (none, or damage). */
 static struct tstate *tstate(struct stat_state *s, int32_t tid)
 {
+	struct tstate *t;
 	bool created;
-	struct tstate *t = rt_tidmap_get(&s->ts, tid, &created);
 
+	if (tid < 0)
+		return NULL;
+	t = rt_tidmap_get(&s->ts, tid, &created);
 	if (!t)
 		die("out of memory");
 	if (created)
@@ -320,21 +328,26 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 		      int32_t tid)
 {
 	const struct rt_metadata *md = s->t->md;
-	int pos;
+	int i = trace_cpu_index(s->t, it->cpu), pos;
+	struct cpu_stat *c = i < 0 ? NULL : &s->cpus[i];
 
+	if (!c)
+		return;
 	if (!s->first)
 		s->first = it->timestamp;
 	s->last = it->timestamp;
 	if (it->type == RT_ITEM_LOST) {
-		if (it->cpu < 1024) {
-			s->lost_events[it->cpu] += it->lost_events;
-			s->lost_packets[it->cpu] += it->lost_packets;
-		}
+		c->lost_events += it->lost_events;
+		c->lost_packets += it->lost_packets;
 		return;
 	}
 	pos = (int)(it->event - md->events);
-	if (it->cpu < s->nr_cpus)
-		s->per_event[(size_t)pos * s->nr_cpus + it->cpu]++;
+	if (!c->per_event) {
+		c->per_event = calloc(md->nr_events, sizeof(*c->per_event));
+		if (!c->per_event)
+			die("out of memory");
+	}
+	c->per_event[pos]++;
 	if ((pos == s->ev_entry || pos == s->ev_exit) && tid >= 0) {
 		struct tstate *t = tstate(s, tid);
 		int64_t id = field_s(it, "id");
@@ -356,10 +369,9 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 				sc->max = lat;
 			t->sc_id = -1;
 		}
-	} else if (pos == s->ev_switch && it->cpu < s->nr_cpus) {
+	} else if (pos == s->ev_switch) {
 		int32_t prev = (int32_t)field_s(it, "prev_tid");
 		int32_t next = (int32_t)field_s(it, "next_tid");
-		struct cpu_run *r = &s->run[it->cpu];
 		struct tstate *n;
 
 		/*
@@ -367,13 +379,14 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 		 * chain: with a pid filter, switches between two other
 		 * threads are not in the trace.
 		 */
-		if (r->tid >= 0 && r->tid == prev)
-			tstate(s, prev)->on_cpu += it->timestamp - r->since;
-		r->tid = next;
-		r->since = it->timestamp;
+		if (c->tid >= 0 && c->tid == prev)
+			tstate(s, prev)->on_cpu += it->timestamp - c->since;
+		c->tid = next;
+		c->since = it->timestamp;
 		n = tstate(s, next);
-		n->switches++;
-		if (n->woken && next > 0) {
+		if (n)
+			n->switches++;
+		if (n && n->woken && next > 0) {
 			if (s->nr_wake == s->wake_cap) {
 				s->wake_cap = s->wake_cap ? 2 * s->wake_cap : 4096;
 				s->wake = realloc(s->wake, s->wake_cap * sizeof(*s->wake));
@@ -386,7 +399,7 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 	} else if (pos == s->ev_wakeup || pos == s->ev_wakeup_new) {
 		struct tstate *w = tstate(s, (int32_t)field_s(it, "tid"));
 
-		if (!w->woken)
+		if (w && !w->woken)
 			w->woken = it->timestamp;
 	}
 }
@@ -418,9 +431,15 @@ static int cmp_rank(const void *a, const void *b)
 	       (x->id > y->id) - (x->id < y->id);
 }
 
+static uint64_t per_event(const struct cpu_stat *c, unsigned int e)
+{
+	return c->per_event ? c->per_event[e] : 0;
+}
+
 static void stat_print(struct stat_state *s)
 {
 	const struct rt_metadata *md = s->t->md;
+	unsigned int nr_cpus = s->t->nr_cpus;
 	const struct rt_field_desc *idf = NULL;
 	struct rank *r;
 	size_t n;
@@ -428,26 +447,31 @@ static void stat_print(struct stat_state *s)
 	printf("events by name and CPU (%.6f s)\n",
 	       (double)(s->last - s->first) / (double)md->clock_freq);
 	printf("  %-28s %12s", "event", "total");
-	for (unsigned int c = 0; c < s->nr_cpus; c++)
-		printf(" %10s%u", "cpu", c);
+	for (unsigned int c = 0; c < nr_cpus; c++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "cpu%d", s->t->cpus[c].cpu);
+		printf(" %11s", name);
+	}
 	putchar('\n');
 	for (unsigned int e = 0; e < md->nr_events; e++) {
 		uint64_t total = 0;
 
-		for (unsigned int c = 0; c < s->nr_cpus; c++)
-			total += s->per_event[(size_t)e * s->nr_cpus + c];
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			total += per_event(&s->cpus[c], e);
 		if (!total)
 			continue;
 		printf("  %-28s %12" PRIu64, md->events[e].name, total);
-		for (unsigned int c = 0; c < s->nr_cpus; c++)
-			printf(" %11" PRIu64, s->per_event[(size_t)e * s->nr_cpus + c]);
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			printf(" %11" PRIu64, per_event(&s->cpus[c], e));
 		putchar('\n');
 	}
 
 	printf("\nlosses\n");
-	for (unsigned int c = 0; c < s->nr_cpus && c < 1024; c++)
-		printf("  CPU %u: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
-		       c, s->lost_events[c], s->lost_packets[c]);
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		printf("  CPU %d: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
+		       s->t->cpus[c].cpu, s->cpus[c].lost_events,
+		       s->cpus[c].lost_packets);
 
 	if (s->ev_entry >= 0) {
 		const struct rt_event_desc *ev = &md->events[s->ev_entry];
@@ -489,9 +513,9 @@ static void stat_print(struct stat_state *s)
 	free(r);
 
 	/* Close the slices of threads still on a CPU at the end. */
-	for (unsigned int c = 0; c < s->nr_cpus; c++)
-		if (s->run[c].tid >= 0)
-			tstate(s, s->run[c].tid)->on_cpu += s->last - s->run[c].since;
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		if (s->cpus[c].tid >= 0)
+			tstate(s, s->cpus[c].tid)->on_cpu += s->last - s->cpus[c].since;
 	r = calloc(s->ts.used + 1, sizeof(*r));
 	if (!r)
 		die("out of memory");
@@ -543,8 +567,9 @@ static void stat_print(struct stat_state *s)
 
 static void stat_free(struct stat_state *s)
 {
-	free(s->run);
-	free(s->per_event);
+	for (unsigned int c = 0; s->cpus && c < s->t->nr_cpus; c++)
+		free(s->cpus[c].per_event);
+	free(s->cpus);
 	rt_tidmap_free(&s->sys);
 	rt_tidmap_free(&s->ts);
 	free(s->wake);
@@ -625,16 +650,11 @@ static int run(int argc, char **argv)
 		st.th = th;
 		rt_tidmap_init(&st.ts, sizeof(struct tstate));
 		rt_tidmap_init(&st.sys, sizeof(struct syscall_stat));
-		for (unsigned int i = 0; i < t->nr_cpus; i++)
-			if ((unsigned int)t->cpus[i].cpu + 1 > st.nr_cpus)
-				st.nr_cpus = (unsigned int)t->cpus[i].cpu + 1;
-		st.per_event = calloc((size_t)t->md->nr_events * st.nr_cpus + 1,
-				      sizeof(*st.per_event));
-		st.run = calloc(st.nr_cpus + 1, sizeof(*st.run));
-		if (!st.per_event || !st.run)
+		st.cpus = calloc(t->nr_cpus + 1, sizeof(*st.cpus));
+		if (!st.cpus)
 			die("out of memory");
-		for (unsigned int i = 0; i < st.nr_cpus; i++)
-			st.run[i].tid = -1;
+		for (unsigned int i = 0; i < t->nr_cpus; i++)
+			st.cpus[i].tid = -1;
 		st.ev_entry = event_pos(t->md, "syscall_entry");
 		st.ev_exit = event_pos(t->md, "syscall_exit");
 		st.ev_switch = event_pos(t->md, "sched_switch");

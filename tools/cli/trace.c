@@ -17,6 +17,23 @@ struct rt_trace *open_trace(const char *dir, bool strict)
 	return t;
 }
 
+int trace_cpu_index(const struct rt_trace *t, uint32_t cpu)
+{
+	unsigned int lo = 0, hi = t->nr_cpus;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if ((uint32_t)t->cpus[mid].cpu == cpu)
+			return (int)mid;
+		if ((uint32_t)t->cpus[mid].cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 unsigned int damage_report(const struct rt_trace *t)
 {
 	unsigned int n = 0;

@@ -176,6 +176,10 @@ static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": stream_instance_id %" PRIu64 " differs from cpu_id %u",
 			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_instance_id),
 			       (unsigned int)FIELD(h, cpu_id));
+	if (FIELD(h, cpu_id) >= RT_MAX_CPUS)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": cpu_id %u: no kernel has that CPU (at most %u CPUs)",
+			       path, off_kind(s), off, (unsigned int)FIELD(h, cpu_id),
+			       RT_MAX_CPUS);
 	return 0;
 }
 
@@ -693,33 +697,44 @@ struct found {
 	bool zst;
 };
 
-/* cpuN, cpuN.zst, cpuN-K, cpuN-K.zst with decimal N and K. */
-static bool parse_stream_name(const char *name, struct found *f)
+/* A decimal number up to @max; past it, *big is set and @max returned. */
+static uint64_t name_number(const char **p, uint64_t max, bool *big)
+{
+	uint64_t v = 0;
+
+	for (; isdigit((unsigned char)**p); (*p)++) {
+		v = v * 10 + (uint64_t)(**p - '0');
+		if (v > max) {
+			*big = true;
+			v = max;
+		}
+	}
+	return v;
+}
+
+/*
+ * cpuN, cpuN.zst, cpuN-K, cpuN-K.zst with decimal N and K: 1 with *f set,
+ * 0 for any other name, -1 for a stream's name with a CPU N no kernel has
+ * (or a K beyond 2^62).
+ */
+static int parse_stream_name(const char *name, struct found *f)
 {
 	const char *p = name + 3;
-	char *endp;
-	unsigned long cpu, part;
+	bool big_cpu = false, big_part = false;
 
 	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)*p))
-		return false;
-	errno = 0;
-	cpu = strtoul(p, &endp, 10);
-	if (errno || cpu > INT32_MAX)
-		return false;
-	f->cpu = cpu;
+		return 0;
+	f->cpu = (int)name_number(&p, RT_MAX_CPUS - 1, &big_cpu);
 	f->part = -1;
-	p = endp;
 	if (*p == '-') {
-		if (!isdigit((unsigned char)p[1]))
-			return false;
-		part = strtoul(p + 1, &endp, 10);
-		if (errno || part > INT64_MAX / 2)
-			return false;
-		f->part = part;
-		p = endp;
+		if (!isdigit((unsigned char)*++p))
+			return 0;
+		f->part = (int64_t)name_number(&p, INT64_MAX / 2, &big_part);
 	}
 	f->zst = !strcmp(p, ".zst");
-	return f->zst || !*p;
+	if (!f->zst && *p)
+		return 0;
+	return big_cpu || big_part ? -1 : 1;
 }
 
 static int found_cmp(const void *a, const void *b)
@@ -781,6 +796,7 @@ int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err)
 	}
 	for (;;) {
 		struct found f;
+		int r;
 
 		errno = 0;
 		de = readdir(d);
@@ -788,7 +804,14 @@ int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err)
 			list_err = errno;
 			break;
 		}
-		if (!parse_stream_name(de->d_name, &f))
+		r = parse_stream_name(de->d_name, &f);
+		if (r < 0) {
+			rt_fail(err, "%s/%s: no kernel has that CPU or part number (at most %u CPUs): not a stream file",
+				dir, de->d_name, RT_MAX_CPUS);
+			closedir(d);
+			goto out;
+		}
+		if (!r)
 			continue;
 		if (nr == cap) {
 			size_t ncap = cap ? 2 * cap : 16;

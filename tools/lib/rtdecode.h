@@ -126,6 +126,15 @@ int rt_event_field(const struct rt_event_desc *ev, const char *name,
 
 /* ---- streams ---------------------------------------------------------- */
 
+/*
+ * CPU numbers, in file names and packets, are below RT_MAX_CPUS: the
+ * largest NR_CPUS any kernel can be built with (x86's MAXSMP, arm64 and
+ * powerpc stop at or below it).  A larger one in a packet is damage, in a
+ * file name an error.  Readers keep per-CPU state by a CPU's index in
+ * rt_trace.cpus, or at most RT_MAX_CPUS of it.
+ */
+#define RT_MAX_CPUS	8192U
+
 /* One decoded field of an event; data points into the packet. */
 struct rt_field_value {
 	const struct rt_field_desc *desc;

@@ -174,8 +174,11 @@ static int32_t ival(const struct rt_item *it, int f)
 	return (int32_t)rt_field_s64(&it->fields[f], 0);
 }
 
+/* Per CPU up to the highest CPU number seen: at most RT_MAX_CPUS. */
 static void set_current(struct rt_threads *th, uint32_t cpu, int32_t tid)
 {
+	if (cpu >= RT_MAX_CPUS)
+		return;
 	if (cpu >= th->nr_cpus) {
 		unsigned int n = cpu + 1;
 		int32_t *cur = realloc(th->current, n * sizeof(*cur));

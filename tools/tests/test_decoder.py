@@ -683,6 +683,40 @@ def damage_is_summarised(ctx):
                   cmd, r.returncode, len(described), len(pkts), r.stderr[-800:]))
 
 
+
+@test
+def cpu_ids_are_bounded(ctx):
+    """CPU numbers: the largest any kernel has (8191) reads, and --stat
+    has a column for the CPUs the trace has, not for every number below;
+    a file named after a CPU no kernel has is an error naming it, not
+    arrays of that size."""
+    d, _ = ctx.gen(events=200, cpus=1, seed=51)
+    data = bytearray(open(os.path.join(d, 'cpu0'), 'rb').read())
+    for o in packets_of(data):
+        struct.pack_into('<Q', data, o + OFF['instance'], 8191)
+        struct.pack_into('<I', data, o + OFF['cpu'], 8191)
+    c = ctx.copy(d)
+    os.unlink(os.path.join(c, 'cpu0'))
+    open(os.path.join(c, 'cpu8191'), 'wb').write(data)
+    for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
+                 ['export', '-f', 'chrome-json'], ['check']):
+        r = rt(*(args + [c]), asan=True)
+        clean_run(r, ' '.join(args))
+        check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
+    r = rt('report', '--stat', c)
+    head = [l for l in r.stdout.splitlines() if l.strip().startswith('event ')]
+    check(head and head[0].split()[2:] == ['cpu8191'], '--stat columns: %r' % head[:1])
+    for name in ('cpu8192', 'cpu100000000.zst', 'cpu2147483647-000001.zst',
+                 'cpu99999999999999999999'):
+        c = ctx.copy(d)
+        os.rename(os.path.join(c, 'cpu0'), os.path.join(c, name))
+        r = rt('report', '--stat', c, asan=True)
+        clean_run(r, name)
+        check(r.returncode == 1 and r.stderr.startswith('ringtrace: %s/%s: ' % (c, name))
+              and 'at most 8192 CPUs' in r.stderr, '%s: exit %d: %r' % (
+                  name, r.returncode, r.stderr[-600:]))
+
+
 @test
 def damaged_files(ctx):
     """What a power loss or a bad disk leaves: report, check and unpack read
