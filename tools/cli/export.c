@@ -350,49 +350,24 @@ static void json_event(struct json *j, const struct rt_item *it, int32_t tid)
 
 /* ---- the command ----------------------------------------------------------------- */
 
-static int run(int argc, char **argv)
+/* The trace directory @dir as @fmt into @out (NULL: stdout): the exit status. */
+static int export_trace(const char *dir, enum format fmt, const char *out,
+			bool strict)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *format = NULL, *out = NULL;
 	struct json j = { .first = true };
 	uint64_t unknown = 0, skipped = 0;
 	const struct rt_item *it;
 	struct rt_threads *th;
 	struct rt_trace *t;
+	const char *error;
 	struct merge *m;
-	enum format fmt;
 	unsigned int max_cpu = 0;
 	FILE *f = stdout;
-	bool strict = false;
-	int c;
+	int status;
 
-	rt_tidmap_init(&j.t, sizeof(struct jthread));
-
-	while ((c = cmd_getopt(argc, argv, "f:o:h", opts)) != -1) {
-		if (c == 'f')
-			format = optarg;
-		else if (c == 'o')
-			out = optarg;
-		else if (c == 's')
-			strict = true;
-	}
-	if (argc - optind != 1)
-		usage_error("one trace directory is needed");
-	if (!format)
-		usage_error("-f FORMAT is needed: systrace or chrome-json");
-	if (!strcmp(format, "systrace"))
-		fmt = SYSTRACE;
-	else if (!strcmp(format, "chrome-json") || !strcmp(format, "json"))
-		fmt = CHROME_JSON;
-	else
-		usage_error("-f: '%s' is not systrace or chrome-json", format);
-	t = open_trace(argv[optind], strict);
+	t = open_trace(dir, strict);
+	if (!t)
+		return 1;
 	if (out && !(f = fopen(out, "we")))
 		die("%s: %s", out, strerror(errno));
 	th = rt_threads_new(t->md);
@@ -402,12 +377,12 @@ static int run(int argc, char **argv)
 		if ((unsigned int)t->cpus[i].cpu + 1 > max_cpu)
 			max_cpu = (unsigned int)t->cpus[i].cpu + 1;
 
+	rt_tidmap_init(&j.t, sizeof(struct jthread));
 	j.f = f;
 	j.md = t->md;
 	j.th = th;
 	for (unsigned int i = 0; i < t->md->nr_events; i++) {
 		const struct rt_event_desc *ev = &t->md->events[i];
-
 		int k;
 
 		if (strcmp(ev->name, "syscall_entry") || ev->unsupported)
@@ -438,7 +413,7 @@ static int run(int argc, char **argv)
 			json_event(&j, it, tid);
 		rt_threads_feed(th, it);
 	}
-	merge_close(m);
+	error = merge_error(m);
 	if (fmt == CHROME_JSON)
 		fputs("\n]}\n", f);
 	if (fflush(f) || ferror(f) || (out && fclose(f)))
@@ -449,11 +424,51 @@ static int run(int argc, char **argv)
 	if (skipped)
 		warn("the trace reports %" PRIu64 " events lost while recording",
 		     skipped);
-	c = damage_report(t) ? EXIT_DAMAGED : 0;
+	status = damage_report(t) ? EXIT_DAMAGED : 0;
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	merge_close(m);
 	rt_tidmap_free(&j.t);
 	rt_threads_free(th);
 	rt_trace_close(t);
-	return c;
+	return status;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = NULL, *out = NULL;
+	enum format fmt;
+	bool strict = false;
+	int c;
+
+	while ((c = cmd_getopt(argc, argv, "f:o:h", opts)) != -1) {
+		if (c == 'f')
+			format = optarg;
+		else if (c == 'o')
+			out = optarg;
+		else if (c == 's')
+			strict = true;
+	}
+	if (argc - optind != 1)
+		usage_error("one trace directory is needed");
+	if (!format)
+		usage_error("-f FORMAT is needed: systrace or chrome-json");
+	if (!strcmp(format, "systrace"))
+		fmt = SYSTRACE;
+	else if (!strcmp(format, "chrome-json") || !strcmp(format, "json"))
+		fmt = CHROME_JSON;
+	else
+		usage_error("-f: '%s' is not systrace or chrome-json", format);
+	return export_trace(argv[optind], fmt, out, strict);
 }
 
 const struct command cmd_export = {

@@ -159,7 +159,7 @@ static uint64_t trace_start(const char *dir)
 	struct rt_trace *t = open_trace(dir, false);
 	uint64_t start = UINT64_MAX;
 
-	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+	for (unsigned int i = 0; t && i < t->nr_cpus; i++) {
 		struct rt_error err;
 		struct rt_item it;
 		int r;
@@ -577,6 +577,83 @@ static void stat_free(struct stat_state *s)
 
 /* ---- the command ------------------------------------------------------------------ */
 
+static void stat_init(struct stat_state *s, const struct rt_trace *t,
+		      const struct rt_threads *th)
+{
+	s->t = t;
+	s->th = th;
+	rt_tidmap_init(&s->ts, sizeof(struct tstate));
+	rt_tidmap_init(&s->sys, sizeof(struct syscall_stat));
+	s->cpus = calloc(t->nr_cpus + 1, sizeof(*s->cpus));
+	if (!s->cpus)
+		die("out of memory");
+	for (unsigned int i = 0; i < t->nr_cpus; i++)
+		s->cpus[i].tid = -1;
+	s->ev_entry = event_pos(t->md, "syscall_entry");
+	s->ev_exit = event_pos(t->md, "syscall_exit");
+	s->ev_switch = event_pos(t->md, "sched_switch");
+	s->ev_wakeup = event_pos(t->md, "sched_wakeup");
+	s->ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
+}
+
+/* The trace directory @dir, as @o says: the exit status. */
+static int report_trace(const char *dir, const struct opts *o)
+{
+	struct stat_state st = { 0 };
+	const struct rt_item *it;
+	struct rt_threads *th;
+	const char *error;
+	struct filter f;
+	struct merge *m;
+	struct rt_trace *t;
+	int status;
+
+	t = open_trace(dir, o->strict);
+	if (!t)
+		return 1;
+	make_filter(&f, o, t, dir);
+	th = rt_threads_new(t->md);
+	if (!th)
+		die("out of memory");
+	if (o->stat)
+		stat_init(&st, t, th);
+
+	m = merge_open(t, false);
+	while ((it = merge_next(m))) {
+		int32_t tid = rt_threads_owner(th, it);
+		bool keep = wanted(&f, it, t, th, tid);
+
+		if (keep && o->stat)
+			stat_feed(&st, it, tid);
+		else if (keep)
+			print_item(t, it, th, tid, o->wall);
+		rt_threads_feed(th, it);
+	}
+	/* After an error, what was read stays printed; no summaries. */
+	error = merge_error(m);
+	if (!error && o->stat) {
+		stat_print(&st);
+	} else if (!error) {
+		putchar('\n');
+		for (unsigned int i = 0; i < t->nr_cpus; i++)
+			print_cpu_summary(t, &t->cpus[i], stdout);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	status = damage_report(t) ? EXIT_DAMAGED : 0;
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	merge_close(m);
+	stat_free(&st);
+	free(f.events);
+	free(f.cpus);
+	rt_threads_free(th);
+	rt_trace_close(t);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
@@ -595,13 +672,7 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stat_state st = { 0 };
 	struct opts o = { 0 };
-	const struct rt_item *it;
-	struct rt_threads *th;
-	struct filter f;
-	struct merge *m;
-	struct rt_trace *t;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -640,54 +711,10 @@ static int run(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		usage_error("one trace directory is needed");
-	t = open_trace(argv[optind], o.strict);
-	make_filter(&f, &o, t, argv[optind]);
-	th = rt_threads_new(t->md);
-	if (!th)
-		die("out of memory");
-	if (o.stat) {
-		st.t = t;
-		st.th = th;
-		rt_tidmap_init(&st.ts, sizeof(struct tstate));
-		rt_tidmap_init(&st.sys, sizeof(struct syscall_stat));
-		st.cpus = calloc(t->nr_cpus + 1, sizeof(*st.cpus));
-		if (!st.cpus)
-			die("out of memory");
-		for (unsigned int i = 0; i < t->nr_cpus; i++)
-			st.cpus[i].tid = -1;
-		st.ev_entry = event_pos(t->md, "syscall_entry");
-		st.ev_exit = event_pos(t->md, "syscall_exit");
-		st.ev_switch = event_pos(t->md, "sched_switch");
-		st.ev_wakeup = event_pos(t->md, "sched_wakeup");
-		st.ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
-	}
-
-	m = merge_open(t, false);
-	while ((it = merge_next(m))) {
-		int32_t tid = rt_threads_owner(th, it);
-		bool keep = wanted(&f, it, t, th, tid);
-
-		if (keep && o.stat)
-			stat_feed(&st, it, tid);
-		else if (keep)
-			print_item(t, it, th, tid, o.wall);
-		rt_threads_feed(th, it);
-	}
-	merge_close(m);
-
-	if (o.stat) {
-		stat_print(&st);
-	} else {
-		putchar('\n');
-		for (unsigned int i = 0; i < t->nr_cpus; i++)
-			print_cpu_summary(t, &t->cpus[i], stdout);
-	}
-	if (fflush(stdout) || ferror(stdout))
-		die("write error: %s", strerror(errno));
-	c = damage_report(t) ? EXIT_DAMAGED : 0;
-	stat_free(&st);
-	rt_threads_free(th);
-	rt_trace_close(t);
+	c = report_trace(argv[optind], &o);
+	free(o.pids);
+	free(o.tids);
+	free(o.comms);
 	return c;
 }
 

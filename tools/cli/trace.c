@@ -10,8 +10,10 @@ struct rt_trace *open_trace(const char *dir, bool strict)
 	struct rt_error err;
 	struct rt_trace *t;
 
-	if (rt_trace_open(dir, &t, &err))
-		die("%s", err.msg);
+	if (rt_trace_open(dir, &t, &err)) {
+		error_line("%s", err.msg);
+		return NULL;
+	}
 	for (unsigned int i = 0; i < t->nr_cpus; i++)
 		rt_stream_set_tolerant(t->cpus[i].stream, !strict);
 	return t;
@@ -99,6 +101,8 @@ struct merge {
 	bool packets;
 	size_t n;
 	bool primed;
+	bool failed;			/* err says why; nothing more is merged */
+	struct rt_error err;
 	struct head *heap;
 	struct rt_item cur;
 };
@@ -132,13 +136,12 @@ static void sift_down(struct head *h, size_t n, size_t i)
 /* The CPU's next item worth merging; false at the end of its stream. */
 static bool advance(struct merge *m, struct head *h)
 {
-	struct rt_error err;
 	int r;
 
 	do {
-		r = rt_stream_next(h->c->stream, &h->item, &err);
+		r = rt_stream_next(h->c->stream, &h->item, &m->err);
 		if (r < 0)
-			die("%s", err.msg);
+			m->failed = true;
 	} while (r > 0 && h->item.type == RT_ITEM_PACKET && !m->packets);
 	return r > 0;
 }
@@ -151,7 +154,7 @@ struct merge *merge_open(struct rt_trace *t, bool packets)
 		die("out of memory");
 	m->t = t;
 	m->packets = packets;
-	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+	for (unsigned int i = 0; i < t->nr_cpus && !m->failed; i++) {
 		m->heap[m->n].c = &t->cpus[i];
 		if (advance(m, &m->heap[m->n]))
 			m->n++;
@@ -168,16 +171,21 @@ struct merge *merge_open(struct rt_trace *t, bool packets)
 const struct rt_item *merge_next(struct merge *m)
 {
 	/* The item handed out last is replaced only now. */
-	if (m->primed) {
+	if (m->primed && !m->failed) {
 		if (!advance(m, &m->heap[0]))
 			m->heap[0] = m->heap[--m->n];
 		sift_down(m->heap, m->n, 0);
 	}
-	if (!m->n)
+	if (!m->n || m->failed)
 		return NULL;
 	m->primed = true;
 	m->cur = m->heap[0].item;
 	return &m->cur;
+}
+
+const char *merge_error(const struct merge *m)
+{
+	return m->failed ? m->err.msg : NULL;
 }
 
 void merge_close(struct merge *m)

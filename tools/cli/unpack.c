@@ -223,6 +223,10 @@ static int run(int argc, char **argv)
 		u.out = dflt;
 	}
 	t = open_trace(u.in, strict);
+	if (!t) {
+		free(dflt);
+		return 1;
+	}
 
 	/* A sibling of OUT, so that the final rename stays in one file system. */
 	snprintf(u.tmp, sizeof(u.tmp), "%s.unpack-XXXXXX", u.out);
