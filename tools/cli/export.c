@@ -212,14 +212,16 @@ static void systrace_line(FILE *f, const struct rt_metadata *md,
 			  const struct rt_item *it, const char *comm,
 			  int32_t tid)
 {
-	uint64_t ns = (uint64_t)((double)it->timestamp * 1e9 /
-				 (double)md->clock_freq);
+	/* In integers: a slow clock's 64-bit times overflow a double's cast. */
+	unsigned __int128 ns = (unsigned __int128)it->timestamp * 1000000000 /
+			       md->clock_freq;
 
 	if (!systrace_known(it->event->name))
 		return;
 	fprintf(f, "%16s-%-7" PRId32 " [%03u] ..... %5" PRIu64 ".%06" PRIu64
 		": %s: ", tid == 0 ? "<idle>" : comm ? comm : "<...>", tid,
-		it->cpu, ns / 1000000000, ns % 1000000000 / 1000,
+		it->cpu, (uint64_t)(ns / 1000000000),
+		(uint64_t)(ns % 1000000000 / 1000),
 		ftrace_name(it->event->name));
 	systrace_body(f, it);
 	fputc('\n', f);

@@ -67,6 +67,14 @@ static void add_comm(struct opts *o, const char *s)
 	o->comms[o->nr_comms++] = s;
 }
 
+/* Clock cycles from a double: 0 below, UINT64_MAX past the clock's range. */
+static uint64_t to_cycles(double c)
+{
+	if (!(c > 0))
+		return 0;
+	return c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c;
+}
+
 /*
  * A time of --begin/--end: "+DURATION" from the trace's first event, or
  * seconds as report prints them ("123.456789"; with --wall, epoch seconds).
@@ -83,7 +91,9 @@ static uint64_t parse_time(const char *s, const char *what,
 		if (!parse_duration_ms(s + 1, &ms))
 			usage_error("%s: '%s' is not +DURATION (like +1.5s, +200ms)",
 				    what, s);
-		return start + (uint64_t)((double)ms / 1e3 * (double)md->clock_freq);
+		cycles = (double)ms / 1e3 * (double)md->clock_freq;
+		return to_cycles(cycles) > UINT64_MAX - start ? UINT64_MAX :
+		       start + to_cycles(cycles);
 	}
 	errno = 0;
 	secs = strtod(s, &end);
@@ -92,8 +102,7 @@ static uint64_t parse_time(const char *s, const char *what,
 	if (wall)
 		off = (double)md->clock_offset_s +
 		      (double)md->clock_offset / (double)md->clock_freq;
-	cycles = (secs - off) * (double)md->clock_freq;
-	return cycles < 0 ? 0 : (uint64_t)cycles;
+	return to_cycles((secs - off) * (double)md->clock_freq);
 }
 
 /* ---- filtering ------------------------------------------------------------ */

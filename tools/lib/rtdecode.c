@@ -931,7 +931,6 @@ void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 	unsigned __int128 ns = (unsigned __int128)cycles * 1000000000 / freq;
 	__int128 t = (__int128)ns;
 
-
 	if (wall)
 		t += (__int128)md->clock_offset_s * 1000000000 +
 		     (__int128)md->clock_offset * 1000000000 / (__int128)freq;

@@ -421,6 +421,29 @@ def typed_field_lookups(ctx):
 
 
 @test
+def slow_clock(ctx):
+    """A clock of 1 Hz (the metadata says so) and times near 2^64: the
+    times print, in integers, nothing overflows a double's cast."""
+    sysc = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+            (2, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)])]
+    d = write_trace(os.path.join(ctx.tmp, 'slow'), sysc,
+                    [[(1000, 1, switch(b'a', 7, b'worker', 42)),
+                      (1 << 63, 2, struct.pack('<qq', 3, 0)),
+                      ((1 << 64) - 2, 0, marker(b'late'))]])
+    m = os.path.join(d, 'metadata')
+    text = open(m).read().replace('freq = 1000000000;', 'freq = 1;')
+    open(m, 'w').write(text)
+    for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
+                 ['export', '-f', 'chrome-json'], ['report', '--begin', '1e30'],
+                 ['report', '--end', '+8000h']):
+        r = rt(*(args + [d]), asan=True)
+        clean_run(r, ' '.join(args))
+        check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
+    r = rt('export', '-f', 'systrace', d)
+    check(' 9223372036854775808.000000: sys_exit: NR 3 = 0' in r.stdout, r.stdout[-300:])
+
+
+@test
 def discarded_events(ctx):
     d, e = ctx.gen('--lose', '0.02', events=3000)
     r = report_ok(d, e)
