@@ -18,14 +18,18 @@
  * then.  What the first packet of a stream already counts is reported as
  * lost "before the first packet" (it may belong to an earlier recording).
  *
- * Everything read is checked: a corrupt trace gives an error naming the file
- * and the byte offset (in the decompressed stream for .zst files).  What a
- * killed daemon leaves behind (a trailing partial zstd frame, a trailing
- * partial packet) is not an error: the incomplete part is dropped and a
- * note is kept in the stream's notes.
+ * Everything read is checked, metadata included -- a trace is untrusted
+ * input: a corrupt trace gives an error naming the file and the byte
+ * offset (in the decompressed stream for .zst files), and nothing is ever
+ * read outside a packet, whatever the metadata declares.  What a killed
+ * daemon leaves behind (a trailing partial zstd frame, a trailing partial
+ * packet) is not an error: the incomplete part is dropped and a note is
+ * kept in the stream's notes.
  *
- * A packet is handed out only once all of it has been checked, so a caller
- * never sees half of a corrupt packet.
+ * A zstd frame is decoded whole and its checksum verified before any byte
+ * of it is parsed (source.c), and a packet is handed out only once all of
+ * it has been checked, so a caller never sees part of a corrupt frame or
+ * packet.
  */
 #ifndef RTDECODE_H
 #define RTDECODE_H

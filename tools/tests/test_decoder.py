@@ -420,6 +420,7 @@ def typed_field_lookups(ctx):
                     r.stdout, re.M), 'syscall on its thread: %r' % r.stdout)
 
 
+
 @test
 def slow_clock(ctx):
     """A clock of 1 Hz (the metadata says so) and times near 2^64: the
@@ -1102,26 +1103,6 @@ def mutate(rng, data):
     return bytes(data)
 
 
-FUZZ_DECODER = os.path.join(HERE, 'fuzz_decoder')
-
-
-@test
-def fuzz_library(ctx):
-    """tests/fuzz_decoder (ASan/UBSan, in process): mutated streams, zstd
-    files and metadata, decoded to the end."""
-    check(os.access(FUZZ_DECODER, os.X_OK), 'tests/fuzz_decoder not built (make -C tools asan)')
-    plain, _ = ctx.gen('--lose', '0.02', '--drop-packets', '0.05', events=300,
-                       cpus=2, subbuf=512)
-    comp, _ = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', events=300,
-                      cpus=1, subbuf=512)
-    for i, src in enumerate((plain, comp)):
-        work = os.path.join(ctx.tmp, 'work%d' % i)
-        os.makedirs(work)
-        r = run([FUZZ_DECODER, src, work, str(ctx.args.fuzz_lib), str(1000 + i)])
-        check(r.returncode == 0 and 'iterations' in r.stdout,
-              'fuzz_decoder on %s: exit %d\n%s' % (src, r.returncode, r.stderr[-3000:]))
-
-
 @test
 def fuzz(ctx):
     """Random corruption of streams (plain and zstd) and metadata: the
@@ -1158,8 +1139,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--fuzz', type=int, default=100,
                     help='CLI fuzz cases (one process each)')
-    ap.add_argument('--fuzz-lib', type=int, default=3000,
-                    help='in-process fuzz iterations per trace')
     ap.add_argument('-k', help='only tests whose name contains this')
     ap.add_argument('-v', action='store_true', help='show tracebacks')
     ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
