@@ -24,19 +24,15 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include <linux/ringtrace.h>
 #include "internal.h"
 
 #define HDR_SIZE	sizeof(struct ringtrace_packet_header)
-#define IN_BUF_SIZE	(128 * 1024)
 #define TS_MASK		((1ULL << RINGTRACE_COMPACT_TS_BITS) - 1)
 
 int rt_fail(struct rt_error *err, const char *fmt, ...)

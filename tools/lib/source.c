@@ -12,7 +12,8 @@
  *
  * A frame holds at most CHUNK_PACK_FRAME_BYTES of packets plus the packet
  * that crosses that mark (lib/chunk.c), and a packet is at most
- * RINGTRACE_MAX_SUBBUF_SIZE: a frame that decodes to more than that is not
+ * RINGTRACE_MAX_SUBBUF_SIZE: a frame that declares a larger size or window
+ * (looked at before libzstd allocates for it), or decodes to more, is not
  * ringtraced's, and damage too.  That bounds what a reader holds in memory
  * per stream, whatever the file says.
  *
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader() */
 #include <zstd.h>
 
 #include <linux/ringtrace.h>
@@ -210,67 +212,116 @@ static int zst_grow_frame(struct rt_source *src, struct rt_error *err)
 }
 
 /*
- * Decodes the next frame, whole, into src->frame: 1 with bytes there, 0 at
- * the end of the file, -1 on an error (a damaged frame, unless tolerant).
+ * Whether the frame starting at src->in_pos declares a size or a window
+ * beyond FRAME_MAX: 1 (@what says so), 0, -1 on a read error.  Up to its
+ * whole header is read first; anything the header does not tell is left to
+ * libzstd.
+ */
+static int zst_frame_too_big(struct rt_source *src, char *what, size_t size,
+			     struct rt_error *err)
+{
+	ZSTD_frameHeader h;
+
+	if (src->in_len - src->in_pos < ZSTD_FRAMEHEADERSIZE_MAX &&
+	    zst_read_in(src, src->in_len - src->in_pos, err) < 0)
+		return -1;
+	if (ZSTD_getFrameHeader(&h, src->in + src->in_pos,
+				src->in_len - src->in_pos) ||
+	    h.frameType != ZSTD_frame)
+		return 0;
+	if (h.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN &&
+	    h.frameContentSize > FRAME_MAX)
+		snprintf(what, size, "declares %llu bytes, more than the %zu a frame holds",
+			 h.frameContentSize, FRAME_MAX);
+	else if (h.windowSize > FRAME_MAX)
+		snprintf(what, size, "declares a window of %llu bytes, more than the %zu a frame holds",
+			 h.windowSize, FRAME_MAX);
+	else
+		return 0;
+	return 1;
+}
+
+/*
+ * Decodes the frame at src->in_pos, whole, into src->frame: 1 once libzstd
+ * reached its end (and verified its checksum, if it has one); 0 when the
+ * file ends first (a frame begun is noted); 2 for damage, @what saying
+ * what; -1 on a read error.
+ */
+static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
+			    struct rt_error *err)
+{
+	bool started = false;
+	size_t ret;
+	int r;
+
+	src->frame_len = src->frame_pos = 0;
+	r = zst_frame_too_big(src, what, size, err);
+	src->frame_start = src->in_off + src->in_pos;
+	if (r)
+		return r < 0 ? -1 : 2;
+	do {
+		ZSTD_outBuffer out;
+		ZSTD_inBuffer in;
+
+		if (src->in_pos == src->in_len) {
+			ssize_t got = zst_read_in(src, 0, err);
+
+			if (got < 0)
+				return -1;
+			if (got == 0 && started)
+				rt_msgs_add(src->notes, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): dropped, it cannot be checked",
+					    src->path, src->frame_start,
+					    src->in_off + src->in_len - src->frame_start);
+			if (got == 0)
+				return 0;
+		}
+		if (src->frame_len == src->frame_cap) {
+			r = zst_grow_frame(src, err);
+			if (r < 0)
+				return -1;
+			if (r) {
+				snprintf(what, size, "more than the %zu bytes a frame holds",
+					 FRAME_MAX);
+				return 2;
+			}
+		}
+		in = (ZSTD_inBuffer){ src->in, src->in_len, src->in_pos };
+		out = (ZSTD_outBuffer){ src->frame, src->frame_cap, src->frame_len };
+		ret = ZSTD_decompressStream(src->zds, &out, &in);
+		started |= in.pos > src->in_pos;
+		src->in_pos = in.pos;
+		src->frame_len = out.pos;
+		if (ZSTD_isError(ret)) {
+			snprintf(what, size, "%s", ZSTD_getErrorName(ret));
+			return 2;
+		}
+	} while (ret);
+	return 1;
+}
+
+/*
+ * The next frame with bytes, decoded and checked whole into src->frame: 1,
+ * or 0 at the end of the file, -1 on an error (a damaged frame, unless
+ * tolerant: then it is skipped and described).
  */
 static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 {
-	char what[96];
+	char what[128];
 
 	for (;;) {
-		bool started = false;
-		size_t ret = 1;
-		int r;
+		int r = zst_decode_frame(src, what, sizeof(what), err);
 
-		src->frame_len = src->frame_pos = 0;
-		src->frame_start = src->in_off + src->in_pos;
-		what[0] = '\0';
-		while (ret) {
-			ZSTD_outBuffer out;
-			ZSTD_inBuffer in;
-
-			if (src->in_pos == src->in_len) {
-				ssize_t got = zst_read_in(src, 0, err);
-
-				if (got < 0)
-					return -1;
-				if (got == 0 && started)
-					rt_msgs_add(src->notes, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): dropped, it cannot be checked",
-						    src->path, src->frame_start,
-						    src->in_off + src->in_len - src->frame_start);
-				if (got == 0)
-					return 0;
-			}
-			if (src->frame_len == src->frame_cap) {
-				r = zst_grow_frame(src, err);
-				if (r < 0)
-					return -1;
-				if (r) {
-					snprintf(what, sizeof(what), "more than the %zu bytes a frame holds",
-						 FRAME_MAX);
-					break;
-				}
-			}
-			in = (ZSTD_inBuffer){ src->in, src->in_len, src->in_pos };
-			out = (ZSTD_outBuffer){ src->frame, src->frame_cap, src->frame_len };
-			ret = ZSTD_decompressStream(src->zds, &out, &in);
-			started |= in.pos > src->in_pos;
-			src->in_pos = in.pos;
-			src->frame_len = out.pos;
-			if (ZSTD_isError(ret)) {
-				snprintf(what, sizeof(what), "%s", ZSTD_getErrorName(ret));
-				break;
-			}
-		}
-		if (what[0] && !src->tolerant)
+		if (r == 2 && !src->tolerant)
 			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
 				       src->path, what, src->frame_start);
-		if (what[0]) {
+		if (r == 2) {
 			src->frame_len = 0;
 			if (zst_skip_frame(src, what, err))
 				return -1;
 			continue;
 		}
+		if (r <= 0)
+			return r;
 		/* An empty or skippable frame: on to the next. */
 		if (src->frame_len)
 			return 1;

@@ -941,6 +941,19 @@ def zstd_frame_checksum(ctx):
     want = data[:fstart] + data[fend:]
     check(open(os.path.join(d + '-ctf', 'cpu0'), 'rb').read() == want,
           'unpack wrote other bytes than the intact frames\' packets')
+    # A frame whose header declares 100 MiB (more than ringtraced's frames
+    # hold): damage before libzstd allocates for it, the others read.
+    out = bytearray(open(path, 'rb').read())
+    out[at] ^= 0x10
+    struct.pack_into('<I', out, foff + 5, 100 << 20)
+    open(path, 'wb').write(out)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report, 100 MiB frame')
+    got = [l for l in r.stdout.splitlines() if l.startswith('[') and ' -- lost ' not in l]
+    check(r.returncode == 3 and len(got) == len(lines) - lost and
+          'zstd: declares 104857600 bytes, more than the ' in r.stderr and
+          'frame at compressed offset %d' % foff in r.stderr,
+          '100 MiB frame: exit %d, %d events, %r' % (r.returncode, len(got), r.stderr))
 
 
 BRIEF_EXTENDED = ('struct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended;',
