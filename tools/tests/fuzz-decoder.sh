@@ -5,7 +5,7 @@
 # ASan, UBSan, over what report, export and check do with a trace): every
 # regression input (tools/tests/fuzz/regressions, inputs that failed once)
 # and seed (tools/tests/fuzz/seeds, cut from real traces) once, then
-# RT_FUZZ_DECODER_SECONDS (default 60, loading the corpus included) of
+# RT_FUZZ_DECODER_SECONDS (default 90, loading the corpus included) of
 # fuzzing from them and from the corpus earlier runs grew
 # ($RT_CACHE/fuzz-decoder/corpus: each run goes on where the last one
 # stopped).  Any sanitizer report, leak, timeout, exit or unexpected status
@@ -14,7 +14,7 @@
 # "fuzz-decoder: N passed, M failed".
 set -u
 cd "$(dirname "$0")/.." || exit 1
-readonly SECONDS_TO_FUZZ=${RT_FUZZ_DECODER_SECONDS:-60}
+readonly SECONDS_TO_FUZZ=${RT_FUZZ_DECODER_SECONDS:-90}
 readonly KEEP=${RT_CACHE:-/var/cache/ringtrace}/fuzz-decoder
 readonly FUZZ=tests/fuzz_decoder
 work=$(mktemp -d "${TMPDIR:-/tmp}/rt-fuzz-decoder.XXXXXX") || exit 1
