@@ -32,18 +32,10 @@ static const char *const softirq_names[] = {
 	"SCHED", "HRTIMER", "RCU",
 };
 
-static const struct rt_field_value *fld(const struct rt_item *it,
-					const char *name)
-{
-	for (unsigned int i = 0; i < it->nr_fields; i++)
-		if (!strcmp(it->fields[i].desc->name, name))
-			return &it->fields[i];
-	return NULL;
-}
-
+/* An integer field's value; 0 when the event has no such integer field. */
 static int64_t fint(const struct rt_item *it, const char *name)
 {
-	const struct rt_field_value *v = fld(it, name);
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
 
 	return v ? rt_field_s64(v, 0) : 0;
 }
@@ -52,10 +44,10 @@ static int64_t fint(const struct rt_item *it, const char *name)
 static const char *ftext(const struct rt_item *it, const char *name,
 			 char *buf, size_t size)
 {
-	const struct rt_field_value *v = fld(it, name);
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_TEXT);
 	size_t n = 0;
 
-	if (v && v->desc->is_text)
+	if (v)
 		n = strnlen((const char *)v->data, v->count);
 	if (n >= size)
 		n = size - 1;
@@ -144,7 +136,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 			ftext(it, "parent_comm", a, sizeof(a)), fint(it, "parent_tid"),
 			ftext(it, "child_comm", b, sizeof(b)), fint(it, "child_tid"));
 	} else if (!strcmp(n, "sched_process_exec")) {
-		const struct rt_field_value *v = fld(it, "filename");
+		const struct rt_field_value *v = rt_item_field(it, "filename", RT_USE_TEXT);
 
 		fputs("filename=", f);
 		if (v)
@@ -160,7 +152,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 			fint(it, "tid"), ftext(it, "oldcomm", a, sizeof(a)),
 			ftext(it, "newcomm", b, sizeof(b)), fint(it, "oom_score_adj"));
 	} else if (!strcmp(n, "irq_handler_entry")) {
-		const struct rt_field_value *v = fld(it, "name");
+		const struct rt_field_value *v = rt_item_field(it, "name", RT_USE_TEXT);
 
 		fprintf(f, "irq=%" PRId64 " name=", fint(it, "irq"));
 		if (v)
@@ -176,7 +168,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 			vec >= 0 && vec < ARRAY_SIZE(softirq_names) ?
 			softirq_names[vec] : "UNKNOWN");
 	} else if (!strcmp(n, "syscall_entry")) {
-		const struct rt_field_value *v = fld(it, "args");
+		const struct rt_field_value *v = rt_item_field(it, "args", RT_USE_INTS);
 
 		fprintf(f, "NR %" PRId64 " (", fint(it, "id"));
 		for (uint64_t i = 0; v && i < 6 && i < v->count; i++)
@@ -186,7 +178,7 @@ static void systrace_body(FILE *f, const struct rt_item *it)
 		fprintf(f, "NR %" PRId64 " = %" PRId64, fint(it, "id"),
 			fint(it, "ret"));
 	} else if (!strcmp(n, "ringtrace_marker")) {
-		const struct rt_field_value *v = fld(it, "data");
+		const struct rt_field_value *v = rt_item_field(it, "data", RT_USE_TEXT);
 		uint64_t len = v ? v->count : 0;
 
 		/* Its trailing newline ends the line, as in ftrace. */
@@ -220,14 +212,16 @@ static void systrace_line(FILE *f, const struct rt_metadata *md,
 			  const struct rt_item *it, const char *comm,
 			  int32_t tid)
 {
-	uint64_t ns = (uint64_t)((double)it->timestamp * 1e9 /
-				 (double)md->clock_freq);
+	/* In integers: a slow clock's 64-bit times overflow a double's cast. */
+	unsigned __int128 ns = (unsigned __int128)it->timestamp * 1000000000 /
+			       md->clock_freq;
 
 	if (!systrace_known(it->event->name))
 		return;
 	fprintf(f, "%16s-%-7" PRId32 " [%03u] ..... %5" PRIu64 ".%06" PRIu64
 		": %s: ", tid == 0 ? "<idle>" : comm ? comm : "<...>", tid,
-		it->cpu, ns / 1000000000, ns % 1000000000 / 1000,
+		it->cpu, (uint64_t)(ns / 1000000000),
+		(uint64_t)(ns % 1000000000 / 1000),
 		ftrace_name(it->event->name));
 	systrace_body(f, it);
 	fputc('\n', f);
@@ -343,7 +337,7 @@ static void json_event(struct json *j, const struct rt_item *it, int32_t tid)
 			json_pid(j, tid), tid, t->sc_id, fint(it, "ret"));
 		t->sc_id = -1;
 	} else if (!strcmp(n, "ringtrace_marker")) {
-		const struct rt_field_value *v = fld(it, "data");
+		const struct rt_field_value *v = rt_item_field(it, "data", RT_USE_TEXT);
 		uint64_t len = v ? v->count : 0;
 
 		while (len && v->data[len - 1] == '\n')
@@ -358,49 +352,24 @@ static void json_event(struct json *j, const struct rt_item *it, int32_t tid)
 
 /* ---- the command ----------------------------------------------------------------- */
 
-static int run(int argc, char **argv)
+/* The trace directory @dir as @fmt into @out (NULL: stdout): the exit status. */
+static int export_trace(const char *dir, enum format fmt, const char *out,
+			bool strict)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "strict", no_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *format = NULL, *out = NULL;
 	struct json j = { .first = true };
 	uint64_t unknown = 0, skipped = 0;
 	const struct rt_item *it;
 	struct rt_threads *th;
 	struct rt_trace *t;
+	const char *error;
 	struct merge *m;
-	enum format fmt;
 	unsigned int max_cpu = 0;
 	FILE *f = stdout;
-	bool strict = false;
-	int c;
+	int status;
 
-	rt_tidmap_init(&j.t, sizeof(struct jthread));
-
-	while ((c = cmd_getopt(argc, argv, "f:o:h", opts)) != -1) {
-		if (c == 'f')
-			format = optarg;
-		else if (c == 'o')
-			out = optarg;
-		else if (c == 's')
-			strict = true;
-	}
-	if (argc - optind != 1)
-		usage_error("one trace directory is needed");
-	if (!format)
-		usage_error("-f FORMAT is needed: systrace or chrome-json");
-	if (!strcmp(format, "systrace"))
-		fmt = SYSTRACE;
-	else if (!strcmp(format, "chrome-json") || !strcmp(format, "json"))
-		fmt = CHROME_JSON;
-	else
-		usage_error("-f: '%s' is not systrace or chrome-json", format);
-	t = open_trace(argv[optind], strict);
+	t = open_trace(dir, strict);
+	if (!t)
+		return 1;
 	if (out && !(f = fopen(out, "we")))
 		die("%s: %s", out, strerror(errno));
 	th = rt_threads_new(t->md);
@@ -410,17 +379,19 @@ static int run(int argc, char **argv)
 		if ((unsigned int)t->cpus[i].cpu + 1 > max_cpu)
 			max_cpu = (unsigned int)t->cpus[i].cpu + 1;
 
+	rt_tidmap_init(&j.t, sizeof(struct jthread));
 	j.f = f;
 	j.md = t->md;
 	j.th = th;
 	for (unsigned int i = 0; i < t->md->nr_events; i++) {
 		const struct rt_event_desc *ev = &t->md->events[i];
+		int k;
 
 		if (strcmp(ev->name, "syscall_entry") || ev->unsupported)
 			continue;
-		for (unsigned int k = 0; k < ev->nr_fields; k++)
-			if (!strcmp(ev->fields[k].name, "id"))
-				j.idf = &ev->fields[k];
+		k = rt_event_field(ev, "id", RT_USE_INT);
+		if (k >= 0)
+			j.idf = &ev->fields[k];
 	}
 	if (fmt == SYSTRACE)
 		systrace_header(f, max_cpu);
@@ -444,7 +415,7 @@ static int run(int argc, char **argv)
 			json_event(&j, it, tid);
 		rt_threads_feed(th, it);
 	}
-	merge_close(m);
+	error = merge_error(m);
 	if (fmt == CHROME_JSON)
 		fputs("\n]}\n", f);
 	if (fflush(f) || ferror(f) || (out && fclose(f)))
@@ -455,11 +426,51 @@ static int run(int argc, char **argv)
 	if (skipped)
 		warn("the trace reports %" PRIu64 " events lost while recording",
 		     skipped);
-	c = damage_report(t) ? EXIT_DAMAGED : 0;
+	status = damage_report(t) ? EXIT_DAMAGED : 0;
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	merge_close(m);
 	rt_tidmap_free(&j.t);
 	rt_threads_free(th);
 	rt_trace_close(t);
-	return c;
+	return status;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = NULL, *out = NULL;
+	enum format fmt;
+	bool strict = false;
+	int c;
+
+	while ((c = cmd_getopt(argc, argv, "f:o:h", opts)) != -1) {
+		if (c == 'f')
+			format = optarg;
+		else if (c == 'o')
+			out = optarg;
+		else if (c == 's')
+			strict = true;
+	}
+	if (argc - optind != 1)
+		usage_error("one trace directory is needed");
+	if (!format)
+		usage_error("-f FORMAT is needed: systrace or chrome-json");
+	if (!strcmp(format, "systrace"))
+		fmt = SYSTRACE;
+	else if (!strcmp(format, "chrome-json") || !strcmp(format, "json"))
+		fmt = CHROME_JSON;
+	else
+		usage_error("-f: '%s' is not systrace or chrome-json", format);
+	return export_trace(argv[optind], fmt, out, strict);
 }
 
 const struct command cmd_export = {
