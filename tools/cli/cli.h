@@ -29,6 +29,7 @@ struct command {
 	const char *name;
 	const char *summary;		/* one line for `ringtrace --help` */
 	const char *help;		/* `ringtrace NAME --help` */
+	void (*help_fn)(FILE *f);	/* or this, for a text made of parts */
 	int (*run)(int argc, char **argv);
 };
 

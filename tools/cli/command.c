@@ -45,7 +45,10 @@ int cmd_getopt(int argc, char **argv, const char *shortopts,
 	opterr = 0;
 	c = getopt_long(argc, argv, shortopts, longopts, NULL);
 	if (c == 'h') {
-		fputs(current_cmd->help, stdout);
+		if (current_cmd->help_fn)
+			current_cmd->help_fn(stdout);
+		else
+			fputs(current_cmd->help, stdout);
 		exit(0);
 	}
 	if (c == '?') {

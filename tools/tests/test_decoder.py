@@ -441,7 +441,7 @@ def slow_clock(ctx):
         clean_run(r, ' '.join(args))
         check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
     r = rt('export', '-f', 'systrace', d)
-    check(' 9223372036854775808.000000: sys_exit: NR 3 = 0' in r.stdout, r.stdout[-300:])
+    check(' 9223372036854775808.000000000: sys_exit: NR 3 = 0' in r.stdout, r.stdout[-300:])
 
 
 @test
