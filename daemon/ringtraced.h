@@ -351,9 +351,10 @@ int syncer_stop(int dirfd);
 
 /*
  * Remove the oldest trace directories under @root, never @current (a name
- * in @root), until all of them together take at most @max_total bytes;
- * how many went in *@removed (may be NULL).  -ENOSPC if @current alone is
- * over, by *@over bytes (may be NULL); other -errno on failure.
+ * in @root) nor one in use (locked), until all of them together take at
+ * most @max_total bytes; how many went in *@removed (may be NULL).
+ * -ENOSPC if @current alone is over, by *@over bytes (may be NULL), those
+ * in use left out; other -errno on failure.
  */
 int retention_prune(const char *root, const char *current, uint64_t max_total,
 		    unsigned int *removed, uint64_t *over);
