@@ -2,7 +2,9 @@
 /*
  * rt-chunk: host tests of chunk files: the stored frames and packing of
  * lib/chunk.c, and ringtraced's chunk writer and packers (chunks.c,
- * packer.c, with the syncer) as its drain threads use them.
+ * packer.c, with the syncer) as its drain threads use them.  Built with
+ * those files under AddressSanitizer (../Makefile): a use after free is
+ * an abort, not luck.
  *
  *   rt-chunk [DIR]     DIR for the files (default: a new directory in
  *                      /var/tmp, removed at the end)
@@ -508,6 +510,94 @@ static void test_writer(void)
 	close(dd);
 }
 
+/*
+ * A chunk that a packer has just finished is --max-files' and --max-total's
+ * to remove and free, at once: the packer must not touch it after its
+ * counters say it is done.  The window between the two is widened from
+ * outside the code under test: the link wraps pthread_mutex_unlock() (see
+ * the Makefile), and a packer thread sleeps after each unlock while
+ * unlock_delay_us is set.  Under AddressSanitizer a use after free ends
+ * the process: in a child, so that it fails a check.
+ */
+int __real_pthread_mutex_unlock(pthread_mutex_t *m);
+static unsigned int unlock_delay_us;
+
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	int ret = __real_pthread_mutex_unlock(m);
+	char name[16];
+
+	if (__atomic_load_n(&unlock_delay_us, __ATOMIC_RELAXED) &&
+	    !pthread_getname_np(pthread_self(), name, sizeof(name)) &&
+	    !strncmp(name, "rtd-pack/", 9))
+		usleep(__atomic_load_n(&unlock_delay_us, __ATOMIC_RELAXED));
+	return ret;
+}
+
+/* The child: 0 when the packer left the chunk alone and the counters agree. */
+static int remove_just_packed(void)
+{
+	int dd = open(dir, O_RDONLY | O_DIRECTORY);
+	char name[CHUNK_NAME_MAX];
+	struct packer_stats ps = { 0 };
+	struct chunk_writer w;
+	unsigned int cpu, seq;
+	uint8_t *pkt;
+
+	/* Two 16 KiB packets fill a chunk of 40 KiB: chunk 1 closes. */
+	opt.max_size = 40 * 1024;
+	opt.max_files = 0;
+	if (packer_start(1, 1, 1, dd) || syncer_start() ||
+	    chunks_open(&w, 9, 0, dd, 16384))
+		return 10;
+	__atomic_store_n(&unlock_delay_us, 100000, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < 2; i++) {
+		pkt = make_packet(16384, i, 9);
+		if (chunks_write(&w, pkt, 16384) ||
+		    chunks_roll_if_due(&w, now_ms()))
+			return 11;
+		free(pkt);
+	}
+	/* As --max-total: the oldest closed chunk goes once it is packed. */
+	for (int i = 0; i < 5000 && !ps.packed; i++) {
+		usleep(1000);
+		packer_stats(&ps);
+	}
+	if (!ps.packed)
+		return 12;
+	if (!packer_take_oldest(&cpu, &seq) || cpu != 9 || seq != 1)
+		return 13;
+	chunk_name(name, sizeof(name), cpu, seq);
+	unlinkat(dd, name, 0);
+	/* The packer wakes up within 100 ms and is done. */
+	for (int i = 0; i < 5000 && !packer_idle(); i++)
+		usleep(1000);
+	__atomic_store_n(&unlock_delay_us, 0, __ATOMIC_RELAXED);
+	packer_stats(&ps);
+	chunks_finish(&w);
+	packer_stop(false);
+	syncer_stop(dd);
+	close(dd);
+	return ps.busy || ps.packing_bytes || ps.packed != 1 ? 14 : 0;
+}
+
+static void test_remove_just_packed(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(remove_just_packed());
+	waitpid(pid, &status, 0);
+	check(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "a chunk removed (--max-total) right after its packer counted it packed: the packer leaves it alone (child: %s %d)",
+	      WIFEXITED(status) ? "exit" : "signal",
+	      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 static void remove_dir(void)
 {
 	struct dirent *de;
@@ -546,6 +636,7 @@ int main(int argc, char **argv)
 	test_pack();
 	test_kill_while_packing();
 	test_writer();
+	test_remove_just_packed();
 	if (own)
 		remove_dir();
 	printf("chunk: %u passed, %u failed\n", passed, failed);
