@@ -169,7 +169,7 @@ static void close_current(struct chunk_writer *w)
 	}
 	packer_chunk_closed(w->cur, w->size, w->size > chunk_stored_size(0));
 	w->cur = NULL;
-	syncer_adopt(fd);
+	syncer_adopt(fd, w->name);
 }
 
 int chunks_open(struct chunk_writer *w, unsigned int cpu,
@@ -255,13 +255,24 @@ void chunks_finish(struct chunk_writer *w)
 	w->hdrs.blocks = NULL;
 }
 
-int chunks_dup_fd(struct chunk_writer *w)
+int chunks_dup(struct chunk_writer *w, struct sync_file *f)
 {
-	int fd = -1;
+	int err = 0;
 
 	pthread_mutex_lock(&w->fd_lock);
-	if (w->fd >= 0)
-		fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
+	if (w->fd < 0)
+		err = -EBADF;
+	else if ((f->fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		err = -errno;
+	else
+		memcpy(f->name, w->name, sizeof(f->name));
 	pthread_mutex_unlock(&w->fd_lock);
-	return fd;
+	return err;
+}
+
+void chunks_current_name(struct chunk_writer *w, char *buf, size_t size)
+{
+	pthread_mutex_lock(&w->fd_lock);
+	snprintf(buf, size, "%s", w->name);
+	pthread_mutex_unlock(&w->fd_lock);
 }

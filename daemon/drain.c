@@ -113,7 +113,7 @@ static void want_cpu(unsigned int cpu, void *unused __attribute__((unused)))
 
 void drain_open_buffers(void)
 {
-	unsigned int i;
+	unsigned int i, n;
 	int err;
 
 	list_cpus();
@@ -125,6 +125,10 @@ void drain_open_buffers(void)
 		parse_cpu_list(opt.cpus, want_cpu, NULL);
 	else
 		memset(cpu_wanted, true, ncpu_ids * sizeof(*cpu_wanted));
+	/* Too many CPUs for RLIMIT_NOFILE: said now, not half way. */
+	for (i = 0, n = 0; i < ncpu_ids; i++)
+		n += cpu_wanted[i];
+	nofile_budget(n);
 
 	for (i = 0; i < ncpu_ids; i++) {
 		struct cpu *c = &cpus[ncpus];

@@ -332,8 +332,9 @@ static void pack_one(struct worker *w, struct chunk *c)
 			unlinkat(pk.dirfd, tmp, 0);
 			warn("%s/%s: not compressed, left as it is: rename: %s",
 			     outdir, name, strerror(-err));
-		} else {
-			fsync(pk.dirfd);
+		} else if (fsync(pk.dirfd) < 0) {
+			/* The rename may not be on disk: as any failed sync. */
+			syncer_failure(".", -errno);
 		}
 	} else if (err && err != -ECANCELED && !removed) {
 		warn("%s/%s: not compressed, left as it is: %s", outdir, name,

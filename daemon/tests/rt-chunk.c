@@ -420,7 +420,7 @@ static void test_writer(void)
 	/* 16 KiB packets, chunks of at most 100 KiB: 6 packets per chunk. */
 	opt.max_size = 100 * 1024;
 	opt.max_files = 0;
-	check(!packer_start(2, 2, 3, dd) && !syncer_start() &&
+	check(!packer_start(2, 2, 3, dd) && !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 5, 0, dd, 16384), "writer of CPU 5 and two packers start");
 	all = malloc(60 * 16384);
 	for (unsigned int i = 0; i < 60 && !err; i++) {
@@ -454,12 +454,12 @@ static void test_writer(void)
 	}
 	check(ok, "every chunk is packed and holds its 6 packets in order");
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 	free(all);
 
 	/* --max-files 3: only the newest three chunks stay, packed or not. */
 	opt.max_files = 3;
-	check(!packer_start(2, 1, 19, dd) && !syncer_start() &&
+	check(!packer_start(2, 1, 19, dd) && !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 6, 1, dd, 16384), "writer of CPU 6, one level-19 packer");
 	for (unsigned int i = 0; i < 60 && !err; i++) {
 		pkt = make_packet(16384, i, 6);
@@ -476,11 +476,12 @@ static void test_writer(void)
 	check(!exists(".cpu6-000001.zst.tmp") && !exists(".cpu6-000007.zst.tmp"),
 	      "no temporary file of a removed chunk is left");
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 
 	/* --level store: nothing is packed, everything stays whole. */
 	opt.max_files = 0;
-	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) && !syncer_start() &&
+	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) &&
+	      !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 7, 0, dd, 16384), "writer of CPU 7 with --level store");
 	for (unsigned int i = 0; i < 12 && !err; i++) {
 		pkt = make_packet(16384, i, 7);
@@ -496,17 +497,17 @@ static void test_writer(void)
 	      kind_of("cpu7-000001.zst") == CHUNK_KIND_STORED,
 	      "--level store: two chunks, both stored (%s)", list);
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 
 	/* A CPU that recorded nothing keeps one empty frame: zstd -d reads it. */
-	check(!packer_start(1, 1, 3, dd) && !syncer_start() &&
+	check(!packer_start(1, 1, 3, dd) && !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 8, 0, dd, 16384), "writer of CPU 8");
 	chunks_finish(&w);
 	check(decompresses_to("cpu8-000001.zst", (const uint8_t *)"", 0) &&
 	      kind_of("cpu8-000001.zst") == CHUNK_KIND_STORED,
 	      "a CPU without packets has one chunk of one empty frame");
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 	close(dd);
 }
 
@@ -548,7 +549,7 @@ static int remove_just_packed(void)
 	/* Two 16 KiB packets fill a chunk of 40 KiB: chunk 1 closes. */
 	opt.max_size = 40 * 1024;
 	opt.max_files = 0;
-	if (packer_start(1, 1, 1, dd) || syncer_start() ||
+	if (packer_start(1, 1, 1, dd) || syncer_start(dd, -1, 64) ||
 	    chunks_open(&w, 9, 0, dd, 16384))
 		return 10;
 	__atomic_store_n(&unlock_delay_us, 100000, __ATOMIC_RELAXED);
@@ -577,7 +578,7 @@ static int remove_just_packed(void)
 	packer_stats(&ps);
 	chunks_finish(&w);
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 	close(dd);
 	return ps.busy || ps.packing_bytes || ps.packed != 1 ? 14 : 0;
 }
