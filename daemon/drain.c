@@ -210,11 +210,17 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 				    strerror(-err), err == -EIO ?
 				    " (the module disabled this buffer, see dmesg)" : "");
 
-		/* An event registered since: its declaration first. */
+		/*
+		 * An event registered since: its declaration first.  Without
+		 * it the packet's events could not be read: like a failed
+		 * write, the packet stays in the kernel for the next consumer.
+		 */
 		err = metadata_follow(&ctl, outdirfd, buffer_events_gen(&c->buf));
 		if (err)
-			warn("%s/metadata: the new events' declarations: %s",
-			     outdir, strerror(-err));
+			return fail(c, err, "%s/metadata: %s (the new events' declarations; their packets stay in the kernel)",
+				    outdir, err == -EPROTO ?
+				    "the module's metadata is not CTF 1.8" :
+				    strerror(-err));
 
 		err = chunks_write(&c->out, c->buf.map + sb.offset,
 				   sb.content_size);
