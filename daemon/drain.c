@@ -305,6 +305,13 @@ static enum drain_result drain_for_stop(struct cpu *c, bool tracing_off)
 /* FLUSH or ROTATE: close the open packet, drain, maybe roll, acknowledge. */
 static enum drain_result flush_request(struct cpu *c, unsigned int req)
 {
+	/*
+	 * The tick this flush answers: read before it begins.  A tick that
+	 * comes while it drains sets REQ_FLUSH again and is acknowledged by
+	 * the flush that follows, never by this one.  Pairs with the release
+	 * in main's tick().
+	 */
+	uint64_t gen = __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE);
 	enum drain_result r;
 	int err;
 
@@ -318,11 +325,9 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 	if (err)
 		return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir, c->out.cpu,
 			    c->out.seq + 1, strerror(-err));
-	/* Pairs with main's acquire loads in all_acked()/rotated(). */
+	/* Pairs with main's acquire loads in all_flushed()/check_rotated(). */
 	if (req & REQ_FLUSH)
-		__atomic_store_n(&c->flush_done,
-				 __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->flush_done, gen, __ATOMIC_RELEASE);
 	if (req & REQ_ROTATE)
 		__atomic_store_n(&c->rotate_done, c->rotate_done + 1,
 				 __ATOMIC_RELEASE);

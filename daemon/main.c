@@ -157,7 +157,13 @@ static void tick(void)
 		__atomic_store_n(&cpus[i].flush_gen, flush_gen, __ATOMIC_RELEASE);
 		drain_request(&cpus[i], REQ_FLUSH);
 	}
-	sync_gen = flush_gen;
+	/*
+	 * The round waits for every CPU's flush of this tick; while one is
+	 * awaited, a later tick does not take its place: a CPU whose drain
+	 * outlasts a tick would never have flushed for the newest one.
+	 */
+	if (!sync_gen)
+		sync_gen = flush_gen;
 	outdir_retention();
 	report_status();
 }
