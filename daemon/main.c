@@ -247,6 +247,7 @@ static void rotate(void)
 static void check_rotated(void)
 {
 	static uint64_t said;
+	char name[CHUNK_NAME_MAX];
 
 	if (said == rotations)
 		return;
@@ -255,8 +256,10 @@ static void check_rotated(void)
 		    rotations)
 			return;
 	said = rotations;
+	/* CPU 0's thread may be opening its next chunk by now. */
+	chunks_current_name(&cpus[0].out, name, sizeof(name));
 	info("rotated: every CPU's chunk closed, now writing %s/%s ...", outdir,
-	     cpus[0].out.name);
+	     name);
 }
 
 /* ---- the loop -------------------------------------------------------------------- */
