@@ -359,7 +359,7 @@ static void *drain_main(void *arg)
 		/* --chunk-time: wake up to close a chunk that grew old. */
 		if (opt.chunk_ms && c->out.size) {
 			uint64_t now = now_ms(), due = c->out.first_ms + opt.chunk_ms;
-			int left = due > now ? (int)(due - now) : 0;
+			int left = poll_timeout_ms(due > now ? due - now : 0);
 
 			if (timeout < 0 || left < timeout)
 				timeout = left;
