@@ -71,6 +71,7 @@ struct options {
 	unsigned int workers;		/* packer threads */
 	unsigned int flush_ms;
 	uint64_t max_size;		/* bytes per chunk */
+	bool max_size_given;		/* ... by the user */
 	uint64_t chunk_ms;		/* close a chunk this old; 0: never */
 	unsigned int max_files;		/* chunks kept per CPU; 0: all */
 	bool start;
@@ -86,6 +87,9 @@ struct options {
 extern struct options opt;
 
 void parse_options(int argc, char **argv);
+/* A usage error: one line, a hint at --help, exit 2. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void usage_error(const char *fmt, ...);
 /* "3", "-5", "store". */
 struct level_name {
 	char s[16];

@@ -224,11 +224,12 @@ test_no_module() {
 	check "no module: no output directory made" test ! -e "$W/nomod"
 }
 
-# usage_rc WANT_RC MESSAGE_REGEX ARGS...
+# usage_case WANT_RC MESSAGE_REGEX ARGS...: a daemon that would record
+# instead is stopped after 20 s (status 124).
 usage_case() {
 	local want=$1 re=$2 rc=0
 	shift 2
-	"$DAEMON" "$@" >"$W/usage.out" 2>"$W/usage.err" || rc=$?
+	timeout 20 "$DAEMON" "$@" >"$W/usage.out" 2>"$W/usage.err" || rc=$?
 	if [[ $rc == "$want" ]] && grep -Eq -- "$re" "$W/usage.err"; then
 		pass "usage: ringtraced $* -> $rc"
 	else
@@ -255,6 +256,13 @@ test_usage() {
 	usage_case 2 "--cpus: 'a' is not a CPU list" -c a
 	usage_case 2 "--max-size: '0' is not a size" --max-size 0
 	usage_case 2 "--max-size: '12Q' is not a size" -s 12Q
+	# Below one sub-buffer every packet would get a chunk of its own.
+	usage_case 2 "^ringtraced: --max-size: 4096 bytes cannot hold a sub-buffer of $sub bytes \\($((sub + 12)) with its frame header\\)" \
+		-s 4K -o "$W/u5"
+	usage_case 2 "^ringtraced: --max-size: 65536 bytes cannot hold a sub-buffer of 131072 bytes" \
+		-s 64K --subbuf-size 128K -o "$W/u5"
+	check "usage: --max-size refused before anything is made" test ! -e "$W/u5"
+	eq "usage: ... or changed" "$(cat "$RT/subbuf_size")" "$sub"
 	usage_case 2 "--max-files: '-1' is not a number" --max-files -1
 	usage_case 2 "--flush-interval: 'soon' is not a number" -f soon
 	usage_case 2 "--mode: 'ring' is neither" --mode ring
@@ -546,9 +554,9 @@ test_enospc() {
 # Size/count rotation, SIGHUP, SIGUSR1.
 test_rotation() {
 	local n=1500 c rc=0 files top got i
-	note "rotation: 16 KiB packets, --max-size 16K --max-files 3"
+	note "rotation: 16 KiB packets, --max-size 40K (two of them) --max-files 3"
 	reset_module
-	start_daemon rot -o "$W/rot" -s 16K -n 3 -f 100 --subbuf-size 16K \
+	start_daemon rot -o "$W/rot" -s 40K -n 3 -f 100 --subbuf-size 16K \
 		--num-subbufs 64 || { fail "rot: daemon did not start"; return; }
 	check "rot: markers written" run_markers rot "$n" -r -s 300
 	kill -USR1 "$DPID"
@@ -1086,7 +1094,7 @@ test_retention_running() {
 	note "--max-total: the running trace alone is over it"
 	reset_module
 	rm -rf "$root"
-	start_daemon rrun --root "$root" --max-total 512K -s 64K -l store -f 200 ||
+	start_daemon rrun --root "$root" --max-total 512K -s 128K -l store -f 200 ||
 		{ fail "retention-running: daemon did not start"; return; }
 	# About 1.6 MB over 12 s: more than the budget, across a 10 s check.
 	check "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 3000
