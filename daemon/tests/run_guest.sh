@@ -1357,9 +1357,10 @@ nofile_of() {
 
 # RLIMIT_NOFILE: the soft limit is raised to the hard one; the fds of
 # closed chunks are bounded, whatever the sync rounds do (-f 0: none until
-# the stop); a limit too low for the CPUs is said at once.
+# the stop); a dup() for a sync round that fails is said; a limit too low
+# for the CPUs is said at once.
 test_nofile() {
-	local rc=0 c n
+	local rc=0 c n i
 	note "open files: RLIMIT_NOFILE"
 	reset_module
 	WRAP=(bash -c 'ulimit -Hn 4096 && ulimit -Sn 12 && exec "$0" "$@"')
@@ -1396,6 +1397,40 @@ test_nofile() {
 				"$(seqs "$W/nof2.markers" "$c")" "12000 0 11999 0"
 		done
 	fi
+
+	# The limit lowered under a running daemon to the fds it holds: a
+	# sync round's dup() fails.  It is said and counted, and rounds come
+	# back once the limit is.
+	reset_module
+	start_daemon nof4 -o "$W/nof4" -f 200 -l store || { fail "nofile: daemon nof4 did not start"; return; }
+	check "nofile: markers" run_markers nof4a 100
+	local lim fds top
+	lim=$(nofile_of "$DPID")
+	fds=$(ls "/proc/$DPID/fd" | wc -l)
+	top=$(ls "/proc/$DPID/fd" | sort -n | tail -n1)
+	# Dense: no free number below the limit for a dup() to take.
+	eq "nofile: the daemon's fds are 0..N-1" "$fds" "$((top + 1))"
+	prlimit --pid "$DPID" --nofile="$fds:$fds"
+	check "nofile: markers while no fd is left" run_markers nof4b 100
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'no sync round at this tick' "$W/nof4.err" && break
+		sleep 0.1
+	done
+	check "nofile: a failed dup() is said" \
+		grep -Eq "^ringtraced: $W/nof4/cpu[0-9]+-000001\.zst: no sync round at this tick: dup: Too many open files \(tried again at every tick\)$" "$W/nof4.err"
+	prlimit --pid "$DPID" --nofile="${lim% *}:${lim#* }"
+	check "nofile: markers with the limit back" run_markers nof4c 100
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'sync rounds again' "$W/nof4.err" && break
+		sleep 0.1
+	done
+	check "nofile: ... and when rounds come back" \
+		grep -Eq "^ringtraced: sync rounds again, after [1-9][0-9]* skipped$" "$W/nof4.err"
+	rc=0
+	stop_daemon || rc=$?
+	eq "nofile: exit status" "$rc" 0
+	check "nofile: the summary counts the skipped rounds" \
+		grep -Eq "^sync: [1-9][0-9]* rounds, [1-9][0-9]* skipped, 0 failed$" "$W/nof4.out"
 	reset_module
 
 	rc=0
