@@ -599,6 +599,55 @@ static void test_remove_just_packed(void)
 	      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
+/*
+ * A CPU whose first packet finds the disk full: the write fails (EFBIG
+ * here, from RLIMIT_FSIZE 0: a real refusal of the kernel), the chunk is
+ * cut back to nothing, and the one empty frame a CPU without packets gets
+ * at the close fails too.  A file of no bytes is no zstd file (zstd -t
+ * fails on it): none may be left.  In a child, for its file size limit.
+ */
+static int full_disk_first_packet(void)
+{
+	struct rlimit none = { 0, 0 };
+	int dd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct chunk_writer w;
+	uint8_t *pkt;
+	int err;
+
+	signal(SIGXFSZ, SIG_IGN);
+	opt.max_size = 100 * 1024;
+	opt.max_files = 0;
+	if (setrlimit(RLIMIT_FSIZE, &none) || packer_start(1, 1, 3, dd) ||
+	    syncer_start(dd, -1, 64) || chunks_open(&w, 11, 0, dd, 16384))
+		return 10;
+	pkt = make_packet(16384, 0, 11);
+	err = chunks_write(&w, pkt, 16384);
+	free(pkt);
+	chunks_finish(&w);
+	packer_stop(false);
+	syncer_stop();
+	close(dd);
+	if (err != -EFBIG)
+		return 11;
+	return exists("cpu11-000001.zst") ? 12 : 0;
+}
+
+static void test_full_disk(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(full_disk_first_packet());
+	waitpid(pid, &status, 0);
+	check(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "the first packet and the empty frame both refused (a full disk): no empty chunk file is left (child: %s %d)",
+	      WIFEXITED(status) ? "exit" : "signal",
+	      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
 static void remove_dir(void)
 {
 	struct dirent *de;
@@ -638,6 +687,7 @@ int main(int argc, char **argv)
 	test_kill_while_packing();
 	test_writer();
 	test_remove_just_packed();
+	test_full_disk();
 	if (own)
 		remove_dir();
 	printf("chunk: %u passed, %u failed\n", passed, failed);
