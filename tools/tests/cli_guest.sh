@@ -512,19 +512,26 @@ ftrace_workload() {
 	echo 1 >"$T/events/task/task_rename/enable"
 	echo 1 >"$T/events/raw_syscalls/enable"
 	echo 1 >"$T/events/irq/enable"
+	echo 1 >"$T/options/record-tgid"
 	echo 1 >"$T/tracing_on"
 	export_workload "$W/tids-ftrace"
 	echo 0 >"$T/tracing_on"
 	cat "$T/trace" >"$W/ftrace.txt"
 	echo 0 >"$T/events/enable"
+	echo 0 >"$T/options/record-tgid"
 	echo >"$T/trace"
 	echo "${size%% *}" >"$T/buffer_size_kb"
 }
 
+# The line prefix, as the kernel prints it with options/record-tgid:
+# comm-tid (tgid) [cpu] flags seconds: (our seconds have 9 decimals, the
+# kernel's 6: the prefix is matched with either).
+PREFIX=' *.{1,16}-[0-9]+ +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]+: '
+
 # shape: each line with its values replaced by # (a decimal number) or S
 # (anything else), keeping names, order and layout.
 shape() {
-	sed -E 's/^ *.{1,16}-[0-9]+ +\[[0-9]+\] [^ ]+ +[0-9]+\.[0-9]+: //;
+	sed -E "s/^$PREFIX//" | sed -E '
 		s/=-?[0-9]+( |\]|$)/=#\1/g; s/=[^ #][^ ]*/=S/g;
 		s/^([a-z_]+): NR [0-9-]+ \(.*\)$/\1: NR V (ARGS)/;
 		s/^([a-z_]+): NR [0-9-]+ = [0-9-]+$/\1: NR V = V/'
@@ -543,8 +550,20 @@ test_export() {
 	# The line prefix: comm-tid [cpu] flags timestamp: event:
 	total=$(grep -vc '^#' "$W/export.txt")
 	bad=$(grep -v '^#' "$W/export.txt" |
-		grep -cvE '^ *.{1,16}-[0-9]+ +\[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{6}: [a-z_]+: ')
+		grep -cvE "^${PREFIX%: }: [a-z_]+: ")
 	check "every systrace line has ftrace's prefix ($bad of $total not)" test "$bad" -eq 0
+	bad=$(grep -v '^#' "$W/ftrace.txt" | grep -cvE "^${PREFIX%: }: [a-z_]+: ")
+	check "so has every line of the kernel's own, with record-tgid ($bad not)" test "$bad" -eq 0
+	bad=$(grep -v '^#' "$W/export.txt" | grep -cvE '^ *.{1,16}-[0-9]+ +\(.{7}\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{9}: ')
+	check "systrace timestamps have nanoseconds ($bad lines not)" test "$bad" -eq 0
+	# The TGID column: each workload thread's lines name its process.
+	local tid pid comm wrong=0
+	while read -r tid pid comm; do
+		n=$(grep -cE -- "-$tid +\( *$pid\) " "$W/export.txt")
+		x=$(grep -E -- "-$tid +\(" "$W/export.txt" | grep -cvE -- "-$tid +\( *$pid\) ")
+		((n > 0 && x == 0)) || { note "tid $tid: $n lines with tgid $pid, $x with another"; wrong=1; }
+	done <"$W/tids6"
+	check "systrace's TGID column: each workload thread's process" test $wrong -eq 0
 	for ev in sched_switch sched_wakeup sched_wakeup_new sched_process_fork \
 		  sched_process_exec sched_process_exit task_rename sys_enter \
 		  sys_exit irq_handler_entry irq_handler_exit softirq_entry \
