@@ -19,7 +19,7 @@
 #include "export.h"
 
 static const struct export_format *const formats[] = {
-	&export_systrace, &export_chrome_json,
+	&export_systrace, &export_chrome_json, &export_lttng,
 };
 
 /* ---- what the formats share ------------------------------------------------------- */
