@@ -58,42 +58,43 @@ struct lmap {
 };
 
 #define F(n, t)		{ n, t, NULL }
+#define F_END		{ NULL, 0, NULL }
 #define F_FROM(n, t, f)	{ n, t, f }
 
 static const struct lfield f_switch[] = {
 	F("prev_comm", L_COMM), F("prev_tid", L_S32), F("prev_prio", L_S32),
 	F("prev_state", L_S64), F("next_comm", L_COMM), F("next_tid", L_S32),
-	F("next_prio", L_S32), { NULL },
+	F("next_prio", L_S32), F_END,
 };
 static const struct lfield f_wakeup[] = {
 	F("comm", L_COMM), F("tid", L_S32), F("prio", L_S32),
-	F("target_cpu", L_S32), { NULL },
+	F("target_cpu", L_S32), F_END,
 };
 static const struct lfield f_task[] = {
-	F("comm", L_COMM), F("tid", L_S32), F("prio", L_S32), { NULL },
+	F("comm", L_COMM), F("tid", L_S32), F("prio", L_S32), F_END,
 };
 static const struct lfield f_migrate[] = {
 	F("comm", L_COMM), F("tid", L_S32), F("prio", L_S32),
-	F("orig_cpu", L_S32), F("dest_cpu", L_S32), { NULL },
+	F("orig_cpu", L_S32), F("dest_cpu", L_S32), F_END,
 };
 /* The namespace fields have no source: 0. */
 static const struct lfield f_fork[] = {
 	F("parent_comm", L_COMM), F("parent_tid", L_S32), F("parent_pid", L_S32),
 	F("parent_ns_inum", L_U32), F("child_comm", L_COMM), F("child_tid", L_S32),
 	F_FROM("vtids", L_VTIDS, "child_tid"), F("child_pid", L_S32),
-	F("child_ns_inum", L_U32), { NULL },
+	F("child_ns_inum", L_U32), F_END,
 };
 static const struct lfield f_exec[] = {
-	F("filename", L_STR), F("tid", L_S32), F("old_tid", L_S32), { NULL },
+	F("filename", L_STR), F("tid", L_S32), F("old_tid", L_S32), F_END,
 };
 static const struct lfield f_irq_entry[] = {
-	F("irq", L_S32), F("name", L_STR), { NULL },
+	F("irq", L_S32), F("name", L_STR), F_END,
 };
 static const struct lfield f_irq_exit[] = {
-	F("irq", L_S32), F("ret", L_S32), { NULL },
+	F("irq", L_S32), F("ret", L_S32), F_END,
 };
-static const struct lfield f_softirq[] = { F("vec", L_U32), { NULL } };
-static const struct lfield f_logger[] = { F_FROM("msg", L_MSG, "data"), { NULL } };
+static const struct lfield f_softirq[] = { F("vec", L_U32), F_END };
+static const struct lfield f_logger[] = { F_FROM("msg", L_MSG, "data"), F_END };
 
 static const struct lmap maps[] = {
 	{ "sched_switch", "sched_switch", f_switch },
@@ -116,18 +117,18 @@ static const struct lfield f_process_state[] = {
 	F("tid", L_S32), F("pid", L_S32), F("ppid", L_S32), F("name", L_COMM),
 	F("type", L_S32), F("mode", L_S32), F("submode", L_S32),
 	F("status", L_S32), F("cpu", L_U32), F("file_table_address", L_X64),
-	{ NULL },
+	F_END,
 };
-static const struct lfield f_none[] = { { NULL } };
+static const struct lfield f_none[] = { F_END };
 static const struct lfield f_sc_unknown_entry[] = {
-	F("id", L_S32), F("args", L_ARGS), { NULL },
+	F("id", L_S32), F("args", L_ARGS), F_END,
 };
 static const struct lfield f_sc_unknown_exit[] = {
-	F("id", L_S32), F("ret", L_S64), F("args", L_ARGS), { NULL },
+	F("id", L_S32), F("ret", L_S64), F("args", L_ARGS), F_END,
 };
-static const struct lfield f_sc_other_entry[] = { F("args", L_ARGS), { NULL } };
+static const struct lfield f_sc_other_entry[] = { F("args", L_ARGS), F_END };
 static const struct lfield f_sc_other_exit[] = {
-	F("ret", L_S64), F("args", L_ARGS), { NULL },
+	F("ret", L_S64), F("args", L_ARGS), F_END,
 };
 
 /* lttng-statedump-impl.c's values. */
@@ -611,6 +612,7 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 
 	if (stream < 0)
 		return 0;	/* the reader checks every packet's CPU */
+	lw_start_at(l->w, it->timestamp);
 	if (it->packet && it->packet->timestamp_end > l->end)
 		l->end = it->packet->timestamp_end;
 	if (it->type == RT_ITEM_LOST)

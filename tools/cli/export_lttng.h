@@ -99,6 +99,11 @@ int lw_event(struct lwriter *w, unsigned int i, uint64_t ts, int id,
 	     const struct lbuf *payload);
 /* The trace reports @n events lost on stream @i before @ts. */
 int lw_lost(struct lwriter *w, unsigned int i, uint64_t ts, uint64_t n);
+/*
+ * A time of the trace, written or not: streams start at the first one
+ * (every item is told, in time order).
+ */
+void lw_start_at(struct lwriter *w, uint64_t ts);
 /* The latest time of the trace (packet ends included): where streams end. */
 void lw_end_at(struct lwriter *w, uint64_t ts);
 /*

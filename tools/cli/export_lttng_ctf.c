@@ -277,6 +277,8 @@ static int append(struct lwriter *w, struct lstream *s, const void *data, size_t
 {
 	int err;
 
+	if (!len)
+		return 0;
 	if (len > WBUF_SIZE - s->len && write_out(w, s))
 		return -1;
 	if (len > WBUF_SIZE) {
@@ -404,11 +406,22 @@ int lw_lost(struct lwriter *w, unsigned int i, uint64_t ts, uint64_t n)
 	struct lstream *s = &w->s[i];
 
 	first_time(w, ts);
-	/* The packet that counts them starts where they were lost. */
-	if (s->open && s->events && close_packet(w, s, ts))
+	/*
+	 * The packet that counts them starts where they were lost, after one
+	 * that does not: readers count the losses between two packets (a
+	 * stream's first packet can only say events "may" have been lost).
+	 */
+	if (!s->open && !s->seq && open_packet(w, s))
+		return -1;
+	if (s->open && (s->events || !s->seq) && close_packet(w, s, ts))
 		return -1;
 	s->discarded += n;
 	return 0;
+}
+
+void lw_start_at(struct lwriter *w, uint64_t ts)
+{
+	first_time(w, ts);
 }
 
 void lw_end_at(struct lwriter *w, uint64_t ts)

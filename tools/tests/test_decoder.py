@@ -1096,6 +1096,343 @@ def cli_control_files(ctx):
     check(r.returncode == 1 and 'ringtrace: ' in r.stderr, repr(r.stderr))
 
 
+# ---- export -f lttng ---------------------------------------------------------
+
+LTTNG_CHECK = os.path.join(HERE, 'lttng_check.py')
+
+# module/probes.c's and statedump.c's layouts (Documentation/ringtrace/events.rst).
+KERNEL_EVENTS = [
+    gentrace.EVENTS[0],
+    (1, 'sched_switch', SCHED_SWITCH),
+    (2, 'sched_wakeup', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                         ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
+    (4, 'sched_process_fork', [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
+                               ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
+                               ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)]),
+    (5, 'sched_process_exec', [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
+                               ('uint16_t', 'filename_len', None),
+                               ('utf8_t', 'filename', 'filename_len')]),
+    (7, 'irq_handler_entry', [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
+                              ('utf8_t', 'name', 'name_len')]),
+    (8, 'irq_handler_exit', [('int32_t', 'irq', None), ('int32_t', 'ret', None)]),
+    (9, 'irq_softirq_entry', [('uint32_t', 'vec', None)]),
+    (10, 'irq_softirq_exit', [('uint32_t', 'vec', None)]),
+    (11, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
+    (12, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)]),
+    (13, 'ringtrace_statedump_task', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                      ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)]),
+    (14, 'ringtrace_statedump_cpu', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                     ('utf8_t', 'comm', 16)]),
+    (15, 'task_rename', [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
+                         ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)]),
+]
+SYSCALL_ENUM = 'enum : int64_t { "read" = 0, "stat" = 4, "getppid" = 110 } id;'
+
+
+def kpacket(uuid, cpu, seq, events, begin, end, discarded=0):
+    """A packet of (time, id, payload) events with extended headers."""
+    body = b''.join(struct.pack('<IQ', 31 | eid << 5, ts) + payload
+                    for ts, eid, payload in events)
+    size = HEADER.size + len(body)
+    return HEADER.pack(0xC1FC1FC1, uuid, 0, cpu, begin, end, size * 8, size * 8,
+                       seq, discarded, cpu, len(events)) + body
+
+
+def kernel_trace(d, streams):
+    """A trace of KERNEL_EVENTS, the system call ids an enum as the
+    module declares them; streams: {cpu: [(begin, end, discarded, events)]}."""
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
+    meta = meta.replace('fields := struct { int64_t id;',
+                        'fields := struct { %s' % SYSCALL_ENUM)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta)
+    for cpu, packets in streams.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, (b, e, disc, evs) in enumerate(packets):
+                f.write(kpacket(uuid, cpu, seq, evs, b, e, disc))
+    return d
+
+
+def comm(s):
+    return s.encode().ljust(16, b'\0')
+
+
+def lttng_export(ctx, d, status=0, name='lttng'):
+    """export -f lttng of d (ASan build): the output directory, checked by
+    lttng_check.py; its counts."""
+    out = os.path.join(ctx.tmp, name)
+    r = rt('export', '-f', 'lttng', '-o', out, d, asan=True)
+    clean_run(r, 'export -f lttng')
+    check(r.returncode == status, 'export -f lttng exit %d: %s' % (r.returncode, r.stderr[-1500:]))
+    js = out + '.json'
+    c = run([sys.executable, LTTNG_CHECK, out, '--json', js])
+    check(c.returncode == 0, 'lttng_check: %s' % c.stdout[-2000:])
+    return out, json.load(open(js)), r
+
+
+# What report's event names are in LTTng's (None: not an event of its own).
+def lttng_name_of(name):
+    if name.startswith('syscall_entry_'):
+        return 'syscall_entry'
+    if name.startswith('syscall_exit_'):
+        return 'syscall_exit'
+    return {'lttng_logger': 'ringtrace_marker',
+            'lttng_statedump_process_state': 'ringtrace_statedump_task',
+            'lttng_statedump_start': None, 'lttng_statedump_end': None}.get(name, name)
+
+
+def bt2_lttng(out):
+    """(cycles, cpu, name, fields) of each event babeltrace2 reads from an
+    export, and the events it says were discarded per CPU."""
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    check(r.returncode == 0, 'babeltrace2 on the export: %s' % r.stderr[-2000:])
+    events = []
+    for l in r.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, \{ ?(.*?) ?\}$', l)
+        check(m, 'unexpected babeltrace2 line: ' + l)
+        events.append((int(m.group(1)), int(m.group(3)), m.group(2), m.group(4)))
+    lost = {}
+    for l in r.stderr.splitlines():
+        m = re.search(r'Tracer discarded (\d+) events? .*stream "[^"]*/channel0_(\d+)"', l)
+        if m:
+            lost[int(m.group(2))] = lost.get(int(m.group(2)), 0) + int(m.group(1))
+        elif l.startswith('WARNING'):
+            raise Fail('unexpected babeltrace2 warning: ' + l)
+    return events, lost
+
+
+@test
+def export_lttng_kernel_events(ctx):
+    """Each of ringtrace's kernel events as LTTng 2.13 names and lays it
+    out, babeltrace2 reads the values back, the state dump's statuses,
+    losses, every CPU's stream over the whole trace, and lttng-analyses
+    counts the system calls per thread."""
+    T = 10**9
+    getppid = struct.pack('<q6Q', 110, 0, 0, 0, 0, 0, 0)
+    streams = {
+        0: [(T, T + 900, 0, [
+            (T + 10, 14, struct.pack('<ii', 100, 100) + comm('worker')),
+            (T + 20, 13, struct.pack('<iii', 2, 2, 0) + comm('kthreadd')),
+            (T + 21, 13, struct.pack('<iii', 50, 50, 2) + comm('kworker/0:1')),
+            (T + 22, 13, struct.pack('<iii', 100, 100, 1) + comm('worker')),
+            (T + 23, 13, struct.pack('<iii', 101, 100, 1) + comm('worker-t')),
+            (T + 24, 7, struct.pack('<iH', 24, 7) + b'virtio0'),
+            (T + 25, 13, struct.pack('<iii', 1, 1, 0) + comm('init')),
+            (T + 30, 1, struct.pack('<16siiq16sii', comm('x'), 0, 20, 0,
+                                    comm('worker'), 100, 20)),
+            (T + 40, 11, getppid), (T + 41, 12, struct.pack('<qq', 110, 100)),
+            (T + 50, 11, struct.pack('<q6Q', 0, 3, 140000, 4096, 9, 9, 9)),
+            (T + 60, 12, struct.pack('<qq', 0, 17)),
+            (T + 70, 11, struct.pack('<q6Q', 4, 5550000, 777, 0, 0, 0, 0)),
+            (T + 80, 12, struct.pack('<qq', 4, -2)),
+            (T + 90, 11, struct.pack('<q6Q', 999, 1, 2, 3, 4, 5, 6)),
+            (T + 95, 12, struct.pack('<qq', 999, -38)),
+            (T + 100, 0, marker(b'hello\n')),
+            (T + 110, 4, comm('worker') + struct.pack('<ii', 100, 100) + comm('worker') +
+             struct.pack('<ii', 102, 102)),
+            (T + 120, 5, struct.pack('<iiH', 102, 102, 7) + b'/bin/ls'),
+            (T + 130, 15, struct.pack('<i', 101) + comm('worker-t') + comm('named') +
+             struct.pack('<h', -5)),
+            (T + 140, 9, struct.pack('<I', 3)), (T + 150, 10, struct.pack('<I', 3)),
+            (T + 160, 8, struct.pack('<ii', 24, 1)),
+            (T + 170, 2, comm('worker-t') + struct.pack('<iii', 101, 20, 1)),
+        ])],
+        1: [(T + 5, T + 200, 0, [
+            (T + 15, 14, struct.pack('<ii', 0, 0) + comm('swapper/1')),
+            (T + 200, 1, struct.pack('<16siiq16sii', comm('swapper/1'), 0, 20, 0,
+                                     comm('worker-t'), 101, 20))]),
+            (T + 300, T + 2 * T, 4, [
+                (T + 300, 11, getppid), (T + 310, 12, struct.pack('<qq', 110, 100)),
+                (T + 320, 11, getppid), (T + 330, 12, struct.pack('<qq', 110, 100))])],
+        3: [(T + 50, T + 60, 0, [(T + 55, 9, struct.pack('<I', 9))])],
+    }
+    d = kernel_trace(os.path.join(ctx.tmp, 'k'), streams)
+    out, info, r = lttng_export(ctx, d)
+    check('the trace reports 4 events lost' in r.stderr, 'loss warning: %r' % r.stderr)
+    meta = open(os.path.join(out, 'kernel', 'metadata')).read()
+    check(meta.startswith('/* CTF 1.8 */\n'), meta[:100])
+    for line in ('\tdomain = "kernel";', '\ttracer_name = "lttng-modules";',
+                 '\ttracer_major = 2;', '\ttracer_minor = 13;', '\ttracer_patchlevel = 9;',
+                 '\thostname = "gentrace";', '\tkernel_release = "6.12.0-synthetic";',
+                 '\ttrace_name = "k";', '\toffset = 1700000000500000000;'):
+        check(line + '\n' in meta, 'metadata lacks %r' % line)
+    check(sorted(os.listdir(out)) == ['kernel'] and
+          sorted(os.listdir(os.path.join(out, 'kernel'))) ==
+          ['channel0_0', 'channel0_1', 'channel0_3', 'metadata'],
+          'files: %s' % os.listdir(os.path.join(out, 'kernel')))
+    # The streams span the trace: its first event to its last packet end.
+    for cpu, c in info['cpus'].items():
+        check(c['begin'] == T + 10 and c['end'] == 2 * T + T,
+              'CPU %s spans [%s, %s]' % (cpu, c['begin'], c['end']))
+    check(info['cpus']['1']['discarded'] == 4, 'discarded: %s' % info['cpus'])
+    events, lost = bt2_lttng(out)
+    check(lost == {1: 4}, 'babeltrace2 reports discarded events %s' % lost)
+    got = {(e[2], e[3]) for e in events}
+    want = [
+        ('lttng_statedump_process_state', 'tid = 2, pid = 2, ppid = 0, name = "kthreadd", '
+         'type = 1, mode = 5, submode = 0, status = 5, cpu = 0, file_table_address = 0x0'),
+        ('lttng_statedump_process_state', 'tid = 50, pid = 50, ppid = 2, name = "kworker/0:1", '
+         'type = 1, mode = 5, submode = 0, status = 5, cpu = 0, file_table_address = 0x0'),
+        ('lttng_statedump_process_state', 'tid = 100, pid = 100, ppid = 1, name = "worker", '
+         'type = 0, mode = 5, submode = 0, status = 2, cpu = 0, file_table_address = 0x0'),
+        ('lttng_statedump_process_state', 'tid = 101, pid = 100, ppid = 1, name = "worker-t", '
+         'type = 0, mode = 5, submode = 0, status = 5, cpu = 0, file_table_address = 0x0'),
+        ('sched_switch', 'prev_comm = "x", prev_tid = 0, prev_prio = 20, prev_state = 0, '
+         'next_comm = "worker", next_tid = 100, next_prio = 20'),
+        ('syscall_entry_getppid', ''), ('syscall_exit_getppid', 'ret = 100'),
+        ('syscall_entry_read', 'fd = 3, count = 4096'),
+        ('syscall_exit_read', 'ret = 17, buf = 140000'),
+        ('syscall_entry_newstat', 'filename = ""'),
+        ('syscall_exit_newstat', 'ret = -2, statbuf = 777'),
+        ('syscall_entry_unknown', 'id = 999, args = [ [0] = 1, [1] = 2, [2] = 3, [3] = 4, '
+         '[4] = 5, [5] = 6 ]'),
+        ('syscall_exit_unknown', 'id = 999, ret = -38, args = [ [0] = 1, [1] = 2, [2] = 3, '
+         '[3] = 4, [4] = 5, [5] = 6 ]'),
+        ('lttng_logger', '_msg_length = 6, msg = "hello\\n"'),
+        ('sched_process_fork', 'parent_comm = "worker", parent_tid = 100, parent_pid = 100, '
+         'parent_ns_inum = 0, child_comm = "worker", child_tid = 102, _vtids_length = 1, '
+         'vtids = [ [0] = 102 ], child_pid = 102, child_ns_inum = 0'),
+        ('sched_process_exec', 'filename = "/bin/ls", tid = 102, old_tid = 102'),
+        ('task_rename', 'tid = 101, oldcomm = "worker-t", newcomm = "named", '
+         'oom_score_adj = -5'),
+        ('irq_handler_entry', 'irq = 24, name = "virtio0"'),
+        ('irq_handler_exit', 'irq = 24, ret = 1'),
+        ('irq_softirq_entry', 'vec = 3'), ('irq_softirq_exit', 'vec = 3'),
+        ('sched_wakeup', 'comm = "worker-t", tid = 101, prio = 20, target_cpu = 1'),
+        ('lttng_statedump_start', ''), ('lttng_statedump_end', ''),
+    ]
+    for w in want:
+        check(w in got, 'babeltrace2 has no %s: { %s }; it has %s' % (
+            w[0], w[1], sorted(x for x in got if x[0] == w[0])))
+    # The dump: start before its first task, end at the first event that
+    # is not the dump nor an interrupt (the switch at T + 30), on CPU 0.
+    dump = [(e[0], e[1], e[2]) for e in events if e[2].startswith('lttng_statedump')]
+    check(dump[0] == (T + 20, 0, 'lttng_statedump_start') and
+          dump[-1] == (T + 30, 0, 'lttng_statedump_end') and len(dump) == 7,
+          'state dump: %s' % dump)
+    # Every event on its CPU at its time; the names as report's.
+    rep = rt('report', d)
+    want_ev = []
+    for l in rep.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\.(\d+)\] cpu(\d+) \S+ (\w+):', l)
+        if m and m.group(4) != 'ringtrace_statedump_cpu':
+            want_ev.append((int(m.group(1)) * T + int(m.group(2)), int(m.group(3)), m.group(4)))
+    have = [(e[0], e[1], lttng_name_of(e[2])) for e in events if lttng_name_of(e[2])]
+    check(sorted(have) == sorted(want_ev), 'events differ from report:\n%s\n%s' % (
+        sorted(set(have) ^ set(want_ev))[:8], len(have)))
+    # lttng-analyses: the system calls per thread (CPU 1 switched to 101),
+    # in its default intersection mode too (every stream spans the trace).
+    a = os.path.join(ctx.tmp, 'analyses.json')
+    r = run([sys.executable, LTTNG_CHECK, out, '--analyses', a])
+    check(r.returncode == 0, 'lttng-analyses: %s' % r.stdout[-2000:])
+    a = json.load(open(a))
+    want = {'100': {'getppid': 1, 'read': 1, 'newstat': 1, 'unknown': 1}, '101': {'getppid': 2}}
+    check(a['syscalls'] == want and a['intersect_syscalls'] == want,
+          'lttng-syscallstats: %s, in intersection mode %s' % (a['syscalls'],
+                                                                a['intersect_syscalls']))
+    check(a['irqs'] == {'24': {'name': 'virtio0', 'count': 1}}, 'lttng-irqstats: %s' % a['irqs'])
+    check({'100', '101'} <= set(a['cputop']), 'lttng-cputop: %s' % a['cputop'])
+
+
+@test
+def export_lttng_agrees_with_report(ctx):
+    """A large generated trace (events LTTng has no counterpart of, times
+    that need the extended header, losses, packets past 1 MiB): every
+    event at its time and CPU, with the same fields as babeltrace2 reads
+    them from the trace itself, the losses where the trace says them."""
+    d, e = ctx.gen('--lose', '0.01', '--drop-packets', '0.02', events=30000, cpus=3,
+                   subbuf=16384)
+    out, info, _ = lttng_export(ctx, d)
+    check(info['headers'].get('extended', 0) > 100 and
+          max(c['packets'] for c in info['cpus'].values()) > 1,
+          'the export lacks extended headers or several packets: %s %s' % (
+              info['headers'], info['cpus']))
+    events, lost = bt2_lttng(out)
+    lines, _, exp = expected(e)
+    want = []
+    for l in lines:
+        if ' -- lost ' in l:
+            continue
+        ts, cpu, _, name = l.split(' ')[:4]
+        want.append((parse_ts(ts), int(cpu[3:]), lttng_name_of(name.rstrip(':'))
+                     if name != 'ringtrace_marker:' else 'ringtrace_marker'))
+    have = [(t, c, lttng_name_of(n)) for t, c, n, _ in events]
+    check(have == sorted(want, key=lambda x: (x[0], x[1])) or sorted(have) == sorted(want),
+          'babeltrace2 reads %d events from the export, the trace has %d' % (len(have), len(want)))
+    # Same values: the trace's own fields, as babeltrace2 prints both.
+    mine = {}
+    for t, c, n, f in events:
+        if n != 'lttng_logger':
+            mine.setdefault((t, c, n), []).append(f)
+    # babeltrace2 2.0.4 prints an all-NUL text array as whatever text it
+    # printed last: those events (an empty text in report) are not compared.
+    empty = set()
+    for l in rt('report', d).stdout.splitlines():
+        m = re.match(r'^\[(\d+)\.(\d+)\] cpu(\d+) .*=""', l)
+        if m:
+            empty.add((int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3))))
+    src = run(['babeltrace2', '--clock-cycles', '--no-delta', d])
+    diff, first = 0, None
+    for l in src.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+), [^}]*\}, \{ ?(.*?) ?\}$', l)
+        if not m or m.group(2) == 'ringtrace_marker' or \
+                (int(m.group(1)), int(m.group(3))) in empty:
+            continue
+        fields = mine.get((int(m.group(1)), int(m.group(3)), m.group(2)), [])
+        if m.group(4) not in fields:
+            diff += 1
+            first = first or (l, fields)
+    check(diff == 0, '%d events with other fields than the trace\'s, first %s' % (diff, first))
+    for cpu, v in exp['cpus'].items():
+        check(info['cpus'][cpu[3:]]['discarded'] == v['discarded'],
+              '%s: the export counts %d lost events, the trace %d' % (
+                  cpu, info['cpus'][cpu[3:]]['discarded'], v['discarded']))
+        check(lost.get(int(cpu[3:]), 0) == v['discarded'],
+              '%s: babeltrace2 reports %s discarded events, the trace %d' % (
+                  cpu, lost.get(int(cpu[3:])), v['discarded']))
+
+
+@test
+def export_lttng_damaged_and_errors(ctx):
+    """A damaged trace: what is intact is exported, the damage said, exit
+    3; --strict: exit 1 and nothing left.  -o: needed, never an existing
+    non-empty directory (left as it was), an empty one is taken."""
+    d, e = ctx.gen(events=900, cpus=2, seed=11)
+    c = ctx.copy(d)
+    path = os.path.join(c, 'cpu1')
+    data = bytearray(open(path, 'rb').read())
+    mid = packets_of(data)[len(packets_of(data)) // 2]
+    data[mid:mid + 64] = b'\x55' * 64
+    open(path, 'wb').write(data)
+    out, info, r = lttng_export(ctx, c, status=3)
+    check(('damaged: %s/cpu1: offset ' % c) in r.stderr, 'damage not said: %r' % r.stderr)
+    rep = rt('report', c)
+    n = len([l for l in rep.stdout.splitlines() if l.startswith('[') and ' -- lost ' not in l])
+    events, _ = bt2_lttng(out)
+    check(len(events) == n and n < len(expected(e)[0]),
+          'export of the damaged trace: %d events, report %d' % (len(events), n))
+    before = sorted(os.listdir(ctx.tmp))
+    r = rt('export', '--strict', '-f', 'lttng', '-o', os.path.join(ctx.tmp, 'strict'), c)
+    check(r.returncode == 1 and sorted(os.listdir(ctx.tmp)) == before,
+          '--strict: exit %d, left %s' % (r.returncode, set(os.listdir(ctx.tmp)) - set(before)))
+    r = rt('export', '-f', 'lttng', d)
+    check(r.returncode == 2 and '-o' in r.stderr, 'no -o: exit %d %r' % (r.returncode, r.stderr))
+    full = os.path.join(ctx.tmp, 'full')
+    os.makedirs(full)
+    open(os.path.join(full, 'keep'), 'w').write('mine')
+    r = rt('export', '-f', 'lttng', '-o', full, d)
+    check(r.returncode == 1 and 'not empty' in r.stderr and os.listdir(full) == ['keep'],
+          'non-empty -o: exit %d %r %s' % (r.returncode, r.stderr, os.listdir(full)))
+    empty = os.path.join(ctx.tmp, 'empty')
+    os.makedirs(empty)
+    r = rt('export', '-f', 'lttng', '-o', empty, d)
+    check(r.returncode == 0 and os.listdir(empty) == ['kernel'],
+          'empty -o: exit %d %r' % (r.returncode, r.stderr))
+    check(not [f for f in os.listdir(ctx.tmp) if '.lttng-' in f], 'temporary directories left')
+
+
 def mutate(rng, data):
     data = bytearray(data)
     for _ in range(rng.randint(1, 8)):
@@ -1119,7 +1456,8 @@ def mutate(rng, data):
 @test
 def fuzz(ctx):
     """Random corruption of streams (plain and zstd) and metadata: the
-    ASan/UBSan CLI exits 0 or 1 with a `ringtrace:` message, never crashes."""
+    ASan/UBSan CLI (check, report, unpack, export -f lttng) exits 0, 1 or 3
+    with a `ringtrace:` message, never crashes."""
     rng = random.Random(12345)
     plain, _ = ctx.gen('--lose', '0.02', events=300, cpus=2, subbuf=512)
     comp, _ = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', events=300,
@@ -1134,8 +1472,10 @@ def fuzz(ctx):
         target = os.path.join(c, rng.choice(files) if i % 5 else 'metadata')
         data = open(target, 'rb').read()
         open(target, 'wb').write(mutate(rng, data))
-        cmd = ('check', 'report', 'unpack')[i % 3]
+        cmd = ('check', 'report', 'unpack', 'lttng')[i % 4]
         args = [cmd, c] + ([c + '-out', ] if cmd == 'unpack' else [])
+        if cmd == 'lttng':
+            args = ['export', '-f', 'lttng', '-o', c + '-out', c]
         shutil.rmtree(c + '-out', ignore_errors=True)
         r = rt(*args, asan=True)
         if r.returncode not in (0, 1, 3) or 'Sanitizer' in r.stderr or \

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check a trace written by `ringtrace export -f lttng`, byte by byte,
+against LTTng 2.13's kernel layout; count its events and their bytes.
+
+    lttng_check.py OUTDIR [--json FILE]
+
+Reads OUTDIR/kernel/metadata (the TSDL subset the exporter writes:
+integers, char arrays, sequences with a length field, strings) and every
+OUTDIR/kernel/channel0_N, and checks what babeltrace2, Trace Compass and
+lttng-analyses rely on, independently of them:
+
+  - the metadata starts with "/* CTF 1.8", claims lttng-modules 2.13 in
+    env, domain "kernel", the large event header;
+  - every packet: magic, the trace's uuid, stream_id 0,
+    stream_instance_id = cpu_id = N, packet_seq_num 0, 1, 2..., content_size
+    <= packet_size, packet_size a multiple of 4 KiB, zeros after the
+    content, events_discarded never going down, timestamp_begin <= its
+    events <= timestamp_end, each packet starting where the previous
+    ended;
+  - every event: a declared id, its payload inside the content, times
+    rebuilt as CTF does (the low 32 bits of a compact header, one wrap at
+    most) never going back, and compact headers only where less than 2^27
+    cycles passed (LTTng's rule);
+  - every stream starts at the same time and ends at the same time.
+
+Prints one line per problem and exits 1 if any; with --json, writes the
+counts: per event name the events and their bytes (header + payload), the
+compact and extended headers, per CPU the events discarded, packets and
+bytes (content and file).
+
+With --analyses FILE, also runs LTTng's analyses (Debian's
+python3-lttnganalyses, their machine-readable -mi commands) on OUTDIR and
+writes what they found, for tests to assert on:
+
+  syscalls   {tid: {system call: count}}        lttng-syscallstats-mi
+  cputop     {tid: {"name", "ratio"}}           lttng-cputop-mi
+  irqs       {irq: {"name", "count"}}           lttng-irqstats-mi (hard)
+  schedlog   {wakee tid: [[waker tid or null, cpu, prio], ...]}
+                                                lttng-schedlog-mi
+  intersect_syscalls                            syscallstats again, in its
+                                                default intersection mode
+An analysis that fails makes a problem line with its stderr.  Python
+standard library only.
+"""
+
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+PACKET = struct.Struct('<I16sIQQQQQQQI')
+assert PACKET.size == 84
+MAGIC = 0xC1FC1FC1
+
+
+class Bad(Exception):
+    pass
+
+
+def parse_metadata(text):
+    if not text.startswith('/* CTF 1.8'):
+        raise Bad('metadata does not start with "/* CTF 1.8"')
+    env = dict(re.findall(r'^\t(\w+) = "?([^";]*)"?;$',
+                          re.search(r'env \{(.*?)\n\};', text, re.S).group(1), re.M))
+    uuid = re.search(r'trace \{.*?uuid = "([0-9a-f-]+)";', text, re.S).group(1)
+    if 'event.header := struct event_header_large;' not in text:
+        raise Bad('the stream does not use the large event header')
+    events = {}
+    for m in re.finditer(r'event \{\n\tname = "((?:[^"\\]|\\.)*)";\n\tid = (\d+);\n'
+                         r'\tstream_id = 0;\n\tfields := struct \{\n(.*?)\t\};\n\};', text, re.S):
+        fields = []
+        for line in m.group(3).splitlines():
+            line = line.strip()
+            f = re.match(r'^integer \{ size = (\d+); align = 8; signed = ([01]); '
+                         r'encoding = (none|UTF8); base = (\d+); \} _(\w+)(?:\[ ?(\w+) ?\])?;$', line)
+            if f:
+                size = int(f.group(1)) // 8
+                fields.append(('int', f.group(5), size, int(f.group(2)), f.group(6)))
+                continue
+            f = re.match(r'^string _(\w+);$', line)
+            if not f:
+                raise Bad('event %s: a field this checker does not know: %r' % (m.group(1), line))
+            fields.append(('string', f.group(1), 0, 0, None))
+        events[int(m.group(2))] = (m.group(1), fields)
+    return env, uuid, events
+
+
+def payload_size(data, pos, end, fields):
+    """Bytes of one payload at pos; raises Bad when it runs past end."""
+    values = {}
+    start = pos
+    for kind, name, size, signed, count in fields:
+        if kind == 'string':
+            nul = data.find(b'\0', pos, end)
+            if nul < 0:
+                raise Bad('string %s runs past the content' % name)
+            pos = nul + 1
+            continue
+        if count is None:
+            n = 1
+        elif count.isdigit():
+            n = int(count)
+        else:
+            n = values.get(count[1:])  # the TSDL name without its leading _
+            if n is None:
+                raise Bad('sequence %s: no length field %s before it' % (name, count))
+        if pos + n * size > end:
+            raise Bad('field %s runs past the content' % name)
+        if n == 1 and count is None:
+            values[name] = int.from_bytes(data[pos:pos + size], 'little', signed=bool(signed))
+        pos += n * size
+    return pos - start
+
+
+def check_stream(path, cpu, uuid, events, counts, problems):
+    data = open(path, 'rb').read()
+    pos, seq, discarded, prev_end, clock = 0, 0, 0, None, None
+    first_begin = last_end = None
+    info = {'packets': 0, 'content_bytes': 0, 'file_bytes': len(data), 'discarded': 0,
+            'events': 0}
+
+    def bad(msg):
+        problems.append('%s: offset %d: %s' % (os.path.basename(path), pos, msg))
+
+    while pos < len(data):
+        if len(data) - pos < PACKET.size:
+            bad('a packet header cut by the end of the file')
+            break
+        (magic, puuid, sid, inst, begin, end, content, size, pseq, disc,
+         cpu_id) = PACKET.unpack_from(data, pos)
+        content //= 8
+        size //= 8
+        if magic != MAGIC or puuid != uuid or sid != 0:
+            bad('not a packet of this trace (magic %#x, stream_id %d)' % (magic, sid))
+            break
+        if inst != cpu or cpu_id != cpu:
+            bad('stream_instance_id %d / cpu_id %d in the stream of CPU %d' % (inst, cpu_id, cpu))
+        if pseq != seq:
+            bad('packet_seq_num %d, want %d' % (pseq, seq))
+        if disc < discarded:
+            bad('events_discarded goes down: %d after %d' % (disc, discarded))
+        if not PACKET.size <= content <= size or size % 4096 or pos + size > len(data):
+            bad('content_size %d, packet_size %d bytes' % (content, size))
+            break
+        if any(data[pos + content:pos + size]):
+            bad('padding after the content is not zero')
+        if end < begin or (prev_end is not None and begin != prev_end):
+            bad('packet [%d, %d] after a packet ending at %s' % (begin, end, prev_end))
+        if first_begin is None:
+            first_begin = begin
+        clock = begin
+        p = pos + PACKET.size
+        while p < pos + content:
+            if pos + content - p < 6:
+                bad('an event header cut by content_size')
+                break
+            eid, = struct.unpack_from('<H', data, p)
+            if eid == 65535:
+                if pos + content - p < 14:
+                    bad('an extended header cut by content_size')
+                    break
+                eid, ts = struct.unpack_from('<IQ', data, p + 2)
+                hlen, kind = 14, 'extended'
+                if ts < clock:
+                    bad('event time %d goes back from %d' % (ts, clock))
+            else:
+                low, = struct.unpack_from('<I', data, p + 2)
+                ts = (clock & ~0xffffffff) | low
+                if ts < clock:
+                    ts += 1 << 32
+                hlen, kind = 6, 'compact'
+                if ts - clock >= 1 << 27:
+                    bad('compact header %d cycles after the previous event' % (ts - clock))
+            if eid not in events:
+                bad('event id %d not in the metadata' % eid)
+                break
+            name, fields = events[eid]
+            try:
+                plen = payload_size(data, p + hlen, pos + content, fields)
+            except Bad as e:
+                bad('event %s: %s' % (name, e))
+                break
+            if ts > end:
+                bad('event %s at %d after the packet end %d' % (name, ts, end))
+            c = counts.setdefault(name, [0, 0])
+            c[0] += 1
+            c[1] += hlen + plen
+            counts.setdefault('.headers', {}).setdefault(kind, 0)
+            counts['.headers'][kind] += 1
+            info['events'] += 1
+            clock = ts
+            p += hlen + plen
+        info['packets'] += 1
+        info['content_bytes'] += content
+        discarded = disc
+        prev_end = last_end = end
+        seq += 1
+        pos += size
+    info['discarded'] = discarded
+    info['begin'], info['end'] = first_begin, last_end
+    return info
+
+
+def check(outdir):
+    problems, counts, cpus = [], {}, {}
+    kdir = os.path.join(outdir, 'kernel')
+    try:
+        env, uuid, events = parse_metadata(open(os.path.join(kdir, 'metadata')).read())
+    except (Bad, AttributeError, OSError) as e:
+        return ['metadata: %s' % e], {}
+    want = {'domain': 'kernel', 'tracer_name': 'lttng-modules', 'tracer_major': '2',
+            'tracer_minor': '13'}
+    for k, v in want.items():
+        if env.get(k) != v:
+            problems.append('metadata: env %s = %r, want %r' % (k, env.get(k), v))
+    raw = bytes.fromhex(uuid.replace('-', ''))
+    names = sorted(os.listdir(kdir))
+    for n in names:
+        m = re.match(r'^channel0_(\d+)$', n)
+        if n == 'metadata':
+            continue
+        if not m:
+            problems.append('%s: a file readers would take for a stream' % n)
+            continue
+        cpus[int(m.group(1))] = check_stream(os.path.join(kdir, n), int(m.group(1)), raw,
+                                             events, counts, problems)
+    if not cpus:
+        problems.append('no channel0_N stream')
+    spans = {(c['begin'], c['end']) for c in cpus.values()}
+    if len(spans) > 1:
+        problems.append('the streams do not span the same time: %s' % sorted(spans))
+    return problems, {'events': {k: v[0] for k, v in counts.items() if k[0] != '.'},
+                      'bytes': {k: v[1] for k, v in counts.items() if k[0] != '.'},
+                      'headers': counts.get('.headers', {}),
+                      'cpus': {str(k): v for k, v in sorted(cpus.items())},
+                      'env': env, 'classes': {v[0]: [f[1] for f in v[1]]
+                                              for v in events.values()}}
+
+
+def mi(tool, outdir, problems, *opts):
+    """The results of lttng-TOOL-mi on outdir, or [] (a problem said)."""
+    env = dict(os.environ, LC_ALL='C.UTF-8')
+    r = subprocess.run(['lttng-%s-mi' % tool, '--skip-validation'] + list(opts) + [outdir],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, env=env)
+    try:
+        if r.returncode:
+            raise ValueError('exit %d' % r.returncode)
+        return json.loads(r.stdout)['results']
+    except ValueError as e:
+        problems.append('lttng-%s-mi: %s: %s %s' % (tool, e, r.stdout[-300:], r.stderr[-800:]))
+        return []
+
+
+def syscalls(results):
+    out = {}
+    for res in results:
+        title = res['class'].get('title', '') if isinstance(res['class'], dict) else ''
+        m = re.search(r'TID: (\d+)\)\]$', title)
+        if m:
+            out[m.group(1)] = {row[0]['name']: row[1]['value'] for row in res['data']}
+    return out
+
+
+def analyses(outdir, problems):
+    found = {'syscalls': syscalls(mi('syscallstats', outdir, problems, '--no-intersection')),
+             'intersect_syscalls': syscalls(mi('syscallstats', outdir, problems)),
+             'cputop': {}, 'irqs': {}, 'schedlog': {}}
+    for res in mi('cputop', outdir, problems, '--no-intersection'):
+        if res['class'] == 'per-process':
+            for row in res['data']:
+                found['cputop'][str(row[0]['tid'])] = {'name': row[0]['name'],
+                                                      'ratio': row[3]['value']}
+    for res in mi('irqstats', outdir, problems, '--no-intersection'):
+        if res['class'] == 'hard-stats':
+            for row in res['data']:
+                found['irqs'][str(row[0]['nr'])] = {'name': row[0]['name'],
+                                                   'count': row[1]['value']}
+    for res in mi('schedlog', outdir, problems, '--no-intersection'):
+        for row in res['data'] if res['class'] == 'log' else []:
+            waker = row[6]['tid'] if row[6] else None
+            found['schedlog'].setdefault(str(row[5]['tid']), []).append(
+                [waker, row[4]['id'], row[3]['value']])
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('outdir')
+    ap.add_argument('--json', help='write the counts there')
+    ap.add_argument('--analyses', help='run lttng-analyses, write what they found there')
+    args = ap.parse_args()
+    problems, info = check(args.outdir)
+    if args.analyses:
+        with open(args.analyses, 'w') as f:
+            json.dump(analyses(args.outdir, problems), f, indent=1, sort_keys=True)
+    for p in problems[:50]:
+        print('lttng_check: %s' % p)
+    if len(problems) > 50:
+        print('lttng_check: ... %d problems in all' % len(problems))
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(info, f, indent=1, sort_keys=True)
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
