@@ -573,6 +573,7 @@ static int begin(struct export_ctx *x)
 {
 	struct lttng *l = calloc(1, sizeof(*l));
 	uint32_t *cpus = calloc(x->t->nr_cpus ? x->t->nr_cpus : 1, sizeof(*cpus));
+	const char *machine;
 	uint8_t uuid[16];
 
 	x->priv = l;
@@ -599,6 +600,10 @@ static int begin(struct export_ctx *x)
 	uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80);
 	for (unsigned int i = 0; i < x->t->nr_cpus; i++)
 		cpus[i] = (uint32_t)x->t->cpus[i].cpu;
+	machine = rt_metadata_env(x->md, "machine");
+	if (machine && strcmp(machine, "x86_64"))
+		warn("the trace is of a %s machine: system call names are its own, their arguments are laid out as x86_64's (LTTng's table)",
+		     machine);
 	l->w = lw_create(x->out, uuid, cpus, x->t->nr_cpus);
 	free(cpus);
 	return l->w ? 0 : -1;

@@ -30,18 +30,41 @@ compact and extended headers, per CPU the events discarded, packets and
 bytes (content and file).
 
 With --analyses FILE, also runs LTTng's analyses (Debian's
-python3-lttnganalyses, their machine-readable -mi commands) on OUTDIR and
-writes what they found, for tests to assert on:
+python3-lttnganalyses, their machine-readable -mi commands) on OUTDIR as a
+user runs them (in their default "intersection" mode: only the time every
+CPU's stream covers) and writes what they found, for tests to assert on:
 
   syscalls   {tid: {system call: count}}        lttng-syscallstats-mi
   cputop     {tid: {"name", "ratio"}}           lttng-cputop-mi
   irqs       {irq: {"name", "count"}}           lttng-irqstats-mi (hard)
   schedlog   {wakee tid: [[waker tid or null, cpu, prio], ...]}
                                                 lttng-schedlog-mi
-  intersect_syscalls                            syscallstats again, in its
-                                                default intersection mode
-An analysis that fails makes a problem line with its stderr.  Python
-standard library only.
+  syscalls_no_intersection                      with --no-intersection-too:
+                                                syscallstats --no-intersection
+  cputop_ms  {tid: milliseconds on a CPU}       lttng-cputop-mi
+  schedtop_max_us   the largest wakeup latency  lttng-schedtop-mi
+An analysis that fails makes a problem line with its stderr.
+
+With --report TRACE (and --analyses), compares what the analyses found
+with `ringtrace report --stat TRACE` and `ringtrace report TRACE` (the
+trace OUTDIR was exported from), one "ok - ..." or "not ok - ..." line
+each, as a user reading both would:
+
+  - system calls: for each name of --stat's table, lttng-syscallstats'
+    count over all threads is --stat's, less the calls that entered on a
+    CPU before its first sched_switch (the analyses give a system call to
+    the thread a sched_switch put on its CPU, and to no other);
+  - hard IRQs: lttng-irqstats' count per IRQ is report's entries followed
+    by their exit on the same CPU, and in all --stat's irq_handler_exit
+    count give or take one per CPU (a handler cut by the trace's ends);
+  - CPU time: per thread of --stat's table, lttng-cputop's time is
+    --stat's on_cpu_ms (to 2 us), but for a thread already running when
+    its CPU's first sched_switch came, which the analyses also charge
+    from the trace's start: by at most that CPU's time before it;
+  - wakeups: lttng-schedlog's latencies are as many as --stat's samples,
+    and lttng-schedtop's largest is --stat's p100 (to 0.01 us).
+
+Python standard library only.
 """
 
 import argparse
@@ -266,21 +289,32 @@ def syscalls(results):
     return out
 
 
-def analyses(outdir, problems):
-    found = {'syscalls': syscalls(mi('syscallstats', outdir, problems, '--no-intersection')),
-             'intersect_syscalls': syscalls(mi('syscallstats', outdir, problems)),
+def analyses(outdir, problems, no_intersection_too=False):
+    found = {'syscalls': syscalls(mi('syscallstats', outdir, problems)),
              'cputop': {}, 'irqs': {}, 'schedlog': {}}
-    for res in mi('cputop', outdir, problems, '--no-intersection'):
+    if no_intersection_too:
+        found['syscalls_no_intersection'] = syscalls(
+            mi('syscallstats', outdir, problems, '--no-intersection'))
+    found['cputop_ms'] = {}
+    for res in mi('cputop', outdir, problems, '--limit', '1000000'):
         if res['class'] == 'per-process':
+            tr = res['time-range']
+            ms = (tr['end']['value'] - tr['begin']['value']) / 1e6
             for row in res['data']:
                 found['cputop'][str(row[0]['tid'])] = {'name': row[0]['name'],
+                                                      'migrations': row[1]['value'],
                                                       'ratio': row[3]['value']}
-    for res in mi('irqstats', outdir, problems, '--no-intersection'):
+                found['cputop_ms'][str(row[0]['tid'])] = row[3]['value'] * ms
+    found['schedtop_max_us'] = None
+    for res in mi('schedtop', outdir, problems, '--limit', '1'):
+        for row in res['data'] if res['class'] == 'top' else []:
+            found['schedtop_max_us'] = row[2]['value'] / 1e3
+    for res in mi('irqstats', outdir, problems):
         if res['class'] == 'hard-stats':
             for row in res['data']:
                 found['irqs'][str(row[0]['nr'])] = {'name': row[0]['name'],
                                                    'count': row[1]['value']}
-    for res in mi('schedlog', outdir, problems, '--no-intersection'):
+    for res in mi('schedlog', outdir, problems):
         for row in res['data'] if res['class'] == 'log' else []:
             waker = row[6]['tid'] if row[6] else None
             found['schedlog'].setdefault(str(row[5]['tid']), []).append(
@@ -288,16 +322,160 @@ def analyses(outdir, problems):
     return found
 
 
+def sections(text):
+    """report --stat's sections: {title: [rows split in words]}."""
+    out, title = {}, None
+    for line in text.splitlines():
+        if not line.strip():
+            title = None
+        elif not line.startswith(' '):
+            title = line
+            out[title] = []
+        elif title is not None:
+            out[title].append(line.split())
+    return out
+
+
+def section(stat, start):
+    """The rows of the table whose title starts with start, without the
+    column names."""
+    for title, rows in stat.items():
+        if title.startswith(start):
+            return rows[1:]
+    return []
+
+
+def lttng_names():
+    """<asm/unistd.h> name -> LTTng's, from the exporter's table."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    table = open(os.path.join(here, '..', 'cli', 'export_lttng_syscalls.h')).read()
+    return dict(re.findall(r'^\t\{ "(\w+)", "(\w+)",', table, re.M))
+
+
+def against_report(found, trace, ringtrace):
+    """"ok - ..." / "not ok - ..." lines: found against report of trace."""
+    lines = []
+
+    def ok(cond, what):
+        lines.append('%s - %s' % ('ok' if cond else 'not ok', what))
+
+    def run(*args):
+        r = subprocess.run([ringtrace, 'report'] + list(args) + [trace],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        if r.returncode:
+            raise Bad('ringtrace report %s: exit %d: %s' % (' '.join(args), r.returncode,
+                                                            r.stderr[-500:]))
+        return r.stdout
+
+    stat = sections(run('--stat'))
+    clock = re.compile(r'^\[(\d+)\.(\d+)\] cpu(\d+) \S+ (\w+): (.*)$')
+    first_switch, early, irq_cur, irqs, cpus = {}, {}, {}, {}, set()
+    begin = None
+    for line in run().splitlines():
+        m = clock.match(line)
+        if not m:
+            continue
+        ts, cpu, name = int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3)), m.group(4)
+        begin = ts if begin is None else begin
+        cpus.add(cpu)
+        if name == 'sched_switch':
+            first_switch.setdefault(cpu, ts)
+        elif name == 'syscall_entry' and cpu not in first_switch:
+            sc = re.match(r'id=(\w+)\(', m.group(5))
+            if sc:
+                early[sc.group(1)] = early.get(sc.group(1), 0) + 1
+        elif name == 'irq_handler_entry':
+            irq_cur[cpu] = re.match(r'irq=(-?\d+)', m.group(5)).group(1)
+        elif name == 'irq_handler_exit':
+            irq = re.match(r'irq=(-?\d+)', m.group(5)).group(1)
+            if irq_cur.get(cpu) == irq:
+                irqs[irq] = irqs.get(irq, 0) + 1
+            irq_cur[cpu] = None
+
+    # System calls per name, over all threads.
+    names, total = lttng_names(), {}
+    for calls in found['syscalls'].values():
+        for name, n in calls.items():
+            total[name] = total.get(name, 0) + n
+    rows = section(stat, 'system calls by count')
+    diff = {}
+    for row in rows:
+        name, n = row[0], int(row[1])
+        want = n - early.get(name, 0)
+        got = total.get(names.get(name, name), 0)
+        if got != want:
+            diff[name] = (got, n, early.get(name, 0))
+    ok(rows and not diff, 'lttng-syscallstats counts the system calls of report --stat by name '
+       '(%d names, %d calls; %d before their CPU\'s first sched_switch)%s' % (
+           len(rows), sum(int(r[1]) for r in rows), sum(early.values()),
+           ': differ (lttng, --stat, early) %s' % diff if diff else ''))
+
+    # Hard IRQs.
+    got = {k: v['count'] for k, v in found['irqs'].items()}
+    ok(got == irqs and irqs, 'lttng-irqstats: each hard IRQ as often as report has it handled '
+       '(%s; lttng %s)' % (irqs, got))
+    exits = sum(int(r[1]) for r in section(stat, 'events by name') if r[0] == 'irq_handler_exit')
+    ok(abs(sum(got.values()) - exits) <= len(cpus),
+       'lttng-irqstats: %d hard IRQs in all, report --stat %d irq_handler_exit'
+       % (sum(got.values()), exits))
+
+    # CPU time per thread.
+    diff, n = {}, 0
+    slack = max([first_switch.get(c, begin) - begin for c in cpus] + [0]) / 1e6
+    for row in section(stat, 'threads by on-CPU time'):
+        tid, ms = row[-4], float(row[-2])
+        got = found['cputop_ms'].get(tid, 0.0)
+        n += 1
+        if not (abs(got - ms) <= 0.002 or ms - 0.002 <= got <= ms + slack + 0.002):
+            diff[tid] = (round(got, 3), ms)
+    ok(n and not diff, 'lttng-cputop: the on-CPU time of report --stat\'s %d threads '
+       '(to 2 us, or %.3f ms before a CPU\'s first switch)%s' % (
+           n, slack, ': differ (lttng, --stat) %s' % diff if diff else ''))
+
+    # Wakeup latencies.
+    words = [w for t, rows in stat.items() if t.startswith('wakeup to run latency')
+             for r in rows for w in r]
+    samples = int(words[words.index('samples') + 1]) if 'samples' in words else 0
+    p100 = float(words[words.index('p100') + 1]) if 'p100' in words else None
+    got = sum(len(v) for v in found['schedlog'].values())
+    ok(got == samples and samples, 'lttng-schedlog: %d wakeup latencies, report --stat %d'
+       % (got, samples))
+    top = found['schedtop_max_us']
+    ok(top is not None and p100 is not None and abs(top - p100) <= 0.01,
+       'lttng-schedtop: the largest wakeup latency %s us, report --stat\'s p100 %s us'
+       % (top, p100))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('outdir')
     ap.add_argument('--json', help='write the counts there')
     ap.add_argument('--analyses', help='run lttng-analyses, write what they found there')
+    ap.add_argument('--no-intersection-too', action='store_true',
+                    help='also run syscallstats with --no-intersection')
+    ap.add_argument('--report', metavar='TRACE',
+                    help='compare the analyses with ringtrace report of TRACE')
+    ap.add_argument('--ringtrace', default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), '..', 'ringtrace'),
+        help='the ringtrace CLI (default: tools/ringtrace)')
     args = ap.parse_args()
+    if args.report and not args.analyses:
+        ap.error('--report needs --analyses')
     problems, info = check(args.outdir)
     if args.analyses:
+        found = analyses(args.outdir, problems, args.no_intersection_too)
         with open(args.analyses, 'w') as f:
-            json.dump(analyses(args.outdir, problems), f, indent=1, sort_keys=True)
+            json.dump(found, f, indent=1, sort_keys=True)
+        if args.report:
+            try:
+                lines = against_report(found, args.report, args.ringtrace)
+            except (Bad, OSError) as e:
+                lines = ['not ok - compared with report: %s' % e]
+            for line in lines:
+                print(line)
+            problems += [l for l in lines if l.startswith('not ok')]
     for p in problems[:50]:
         print('lttng_check: %s' % p)
     if len(problems) > 50:

@@ -1325,15 +1325,123 @@ def export_lttng_kernel_events(ctx):
     # lttng-analyses: the system calls per thread (CPU 1 switched to 101),
     # in its default intersection mode too (every stream spans the trace).
     a = os.path.join(ctx.tmp, 'analyses.json')
-    r = run([sys.executable, LTTNG_CHECK, out, '--analyses', a])
+    r = run([sys.executable, LTTNG_CHECK, out, '--analyses', a, '--no-intersection-too'])
     check(r.returncode == 0, 'lttng-analyses: %s' % r.stdout[-2000:])
     a = json.load(open(a))
     want = {'100': {'getppid': 1, 'read': 1, 'newstat': 1, 'unknown': 1}, '101': {'getppid': 2}}
-    check(a['syscalls'] == want and a['intersect_syscalls'] == want,
-          'lttng-syscallstats: %s, in intersection mode %s' % (a['syscalls'],
-                                                                a['intersect_syscalls']))
+    check(a['syscalls'] == want and a['syscalls_no_intersection'] == want,
+          'lttng-syscallstats: %s, with --no-intersection %s' % (
+              a['syscalls'], a['syscalls_no_intersection']))
     check(a['irqs'] == {'24': {'name': 'virtio0', 'count': 1}}, 'lttng-irqstats: %s' % a['irqs'])
     check({'100', '101'} <= set(a['cputop']), 'lttng-cputop: %s' % a['cputop'])
+
+
+# The scheduler events ringtrace.ko adds for the viewers, as the module
+# names them, and LTTng 2.13.9's declarations of them (lttng-modules'
+# include/instrumentation/events/sched.h; the same in a real recording).
+SCHED_VIEWER_EVENTS = [
+    (16, 'sched_waking', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                          ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
+    (17, 'sched_process_free', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                                ('int32_t', 'prio', None)]),
+    (18, 'sched_migrate_task', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                                ('int32_t', 'prio', None), ('int32_t', 'orig_cpu', None),
+                                ('int32_t', 'dest_cpu', None)]),
+]
+LTTNG_INT = 'integer { size = %d; align = 8; signed = %d; encoding = %s; base = 10; } _%s;'
+LTTNG_COMM = 'integer { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _comm[16];'
+LTTNG_SCHED_DECLS = {
+    'sched_waking': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
+                                    for f in ('tid', 'prio', 'target_cpu')],
+    'sched_process_free': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
+                                          for f in ('tid', 'prio')],
+    'sched_migrate_task': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
+                                          for f in ('tid', 'prio', 'orig_cpu', 'dest_cpu')],
+}
+
+
+@test
+def export_lttng_scheduler_events(ctx):
+    """sched_waking, sched_process_free and sched_migrate_task, and the
+    env's machine, kernel_version and boottime_offset, as ringtrace.ko
+    writes them: LTTng 2.13's declarations, the values babeltrace2 reads
+    back, the waking attributed to the thread running where it fired
+    (lttng-schedlog's waker, Trace Compass's critical path) and the
+    migration counted by lttng-cputop."""
+    T = 10**9
+
+    def switch(prev, ptid, nxt, ntid, state=0):
+        return struct.pack('<16siiq16sii', comm(prev), ptid, 20, state, comm(nxt), ntid, 20)
+
+    streams = {
+        0: [(T, T + 1000, 0, [
+            (T + 10, 1, switch('swapper/0', 0, 'waker', 200)),
+            (T + 20, 16, comm('sleeper') + struct.pack('<iii', 201, 20, 1)),
+            (T + 25, 18, comm('sleeper') + struct.pack('<iiii', 201, 20, 0, 1)),
+            (T + 60, 17, comm('gone') + struct.pack('<ii', 300, 20)),
+            (T + 900, 1, switch('waker', 200, 'swapper/0', 0, 1)),
+        ])],
+        1: [(T, T + 1000, 0, [
+            (T + 15, 1, switch('sleeper', 201, 'swapper/1', 0, 1)),
+            (T + 30, 2, comm('sleeper') + struct.pack('<iii', 201, 20, 1)),
+            (T + 50, 1, switch('swapper/1', 0, 'sleeper', 201)),
+            (T + 800, 1, switch('sleeper', 201, 'swapper/1', 0, 1)),
+        ])],
+    }
+    uuid = bytes(range(16, 32))
+    d = os.path.join(ctx.tmp, 'sched')
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 0, KERNEL_EVENTS + SCHED_VIEWER_EVENTS)
+    meta = meta.replace('fields := struct { int64_t id;', 'fields := struct { %s' % SYSCALL_ENUM)
+    env_more = ('\tmachine = "x86_64";\n'
+                '\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1";\n'
+                '\tboottime_offset = 4000000000;\n};')
+    check('\ttracer_minor = 0;\n};' in meta, 'gentrace env changed')
+    meta = meta.replace('\ttracer_minor = 0;\n};', '\ttracer_minor = 0;\n' + env_more, 1)
+    open(os.path.join(d, 'metadata'), 'w').write(meta)
+    for cpu, packets in streams.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, (b, e, disc, evs) in enumerate(packets):
+                f.write(kpacket(uuid, cpu, seq, evs, b, e, disc))
+    out, info, r = lttng_export(ctx, d)
+    check('machine' not in r.stderr, 'an x86_64 trace warned: %r' % r.stderr)
+    kmeta = open(os.path.join(out, 'kernel', 'metadata')).read()
+    # LTTng's env: kernel_version passes, machine and boottime_offset are
+    # not LTTng's keys (its kernel clock is the monotonic one).
+    check('\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1";\n' in kmeta and
+          'machine' not in kmeta and 'boottime' not in kmeta,
+          'env: %s' % re.search(r'env \{.*?\};', kmeta, re.S).group(0))
+    for name, decl in LTTNG_SCHED_DECLS.items():
+        m = re.search(r'\tname = "%s";\n\tid = \d+;\n\tstream_id = 0;\n'
+                      r'\tfields := struct \{\n(.*?)\t\};' % name, kmeta, re.S)
+        check(m and [l.strip() for l in m.group(1).splitlines()] == decl,
+              '%s is not declared as LTTng 2.13 does: %s' % (name, m and m.group(1)))
+    events, _ = bt2_lttng(out)
+    got = [(e[0] - T, e[1], e[2], e[3]) for e in events if e[2] != 'sched_switch']
+    want = [
+        (20, 0, 'sched_waking', 'comm = "sleeper", tid = 201, prio = 20, target_cpu = 1'),
+        (25, 0, 'sched_migrate_task', 'comm = "sleeper", tid = 201, prio = 20, orig_cpu = 0, '
+         'dest_cpu = 1'),
+        (30, 1, 'sched_wakeup', 'comm = "sleeper", tid = 201, prio = 20, target_cpu = 1'),
+        (60, 0, 'sched_process_free', 'comm = "gone", tid = 300, prio = 20'),
+    ]
+    check(got == want, 'babeltrace2 reads %s' % got)
+    a = os.path.join(ctx.tmp, 'sched-analyses.json')
+    r = run([sys.executable, LTTNG_CHECK, out, '--analyses', a])
+    check(r.returncode == 0, 'lttng-analyses: %s' % r.stdout[-2000:])
+    a = json.load(open(a))
+    # Woken at T + 20 by waker (200, running on CPU 0), in at T + 50 on CPU 1.
+    check(a['schedlog'].get('201') == [[200, 1, 20]],
+          'lttng-schedlog: sleeper woken by %s' % a['schedlog'])
+    check(a['schedtop_max_us'] == 0.03, 'lttng-schedtop: %s us' % a['schedtop_max_us'])
+    check(a['cputop'].get('201', {}).get('migrations') == 1,
+          'lttng-cputop: the sleeper\'s migrations: %s' % a['cputop'])
+    # A machine other than x86_64: said, exported all the same.
+    d2 = ctx.copy(d)
+    open(os.path.join(d2, 'metadata'), 'w').write(meta.replace('"x86_64"', '"aarch64"'))
+    r = rt('export', '-f', 'lttng', '-o', os.path.join(ctx.tmp, 'arm'), d2)
+    check(r.returncode == 0 and 'aarch64 machine' in r.stderr,
+          'an aarch64 trace: exit %d %r' % (r.returncode, r.stderr))
 
 
 @test
