@@ -1366,7 +1366,7 @@ def export_lttng_scheduler_events(ctx):
     env's machine, kernel_version and boottime_offset, as ringtrace.ko
     writes them: LTTng 2.13's declarations, the values babeltrace2 reads
     back, the waking attributed to the thread running where it fired
-    (lttng-schedlog's waker, Trace Compass's critical path) and the
+    (lttng-schedtop's waker, Trace Compass's critical path) and the
     migration counted by lttng-cputop."""
     T = 10**9
 
@@ -1431,8 +1431,8 @@ def export_lttng_scheduler_events(ctx):
     check(r.returncode == 0, 'lttng-analyses: %s' % r.stdout[-2000:])
     a = json.load(open(a))
     # Woken at T + 20 by waker (200, running on CPU 0), in at T + 50 on CPU 1.
-    check(a['schedlog'].get('201') == [[200, 1, 20]],
-          'lttng-schedlog: sleeper woken by %s' % a['schedlog'])
+    check(a['wakeups'].get('201') == [[200, 1, 20]],
+          'lttng-schedtop: sleeper woken by %s' % a['wakeups'])
     check(a['schedtop_max_us'] == 0.03, 'lttng-schedtop: %s us' % a['schedtop_max_us'])
     check(a['cputop'].get('201', {}).get('migrations') == 1,
           'lttng-cputop: the sleeper\'s migrations: %s' % a['cputop'])
