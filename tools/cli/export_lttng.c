@@ -165,9 +165,13 @@ static const struct lsc *find_syscall(const char *name)
 		       lsc_cmp);
 }
 
-/* A system call number's classes, looked up once. */
+/*
+ * A system call's classes, made at its first event: one pair per label of
+ * the id enum (a label may cover a range of numbers), so that they follow
+ * the trace's metadata, never the number of its events.
+ */
 struct sc_classes {
-	int32_t nr;			/* first: the tidmap's key */
+	bool made;
 	int entry, exit;
 	const struct lsc *sc;		/* NULL: the generic fields */
 	bool unknown;			/* no name: syscall_*_unknown */
@@ -202,8 +206,8 @@ struct event_kind {
 struct lttng {
 	struct lwriter *w;
 	struct event_kind *kinds;	/* by position in md->events */
-	struct rt_tidmap sc_classes;	/* struct sc_classes by number */
-	int sc_unknown_entry, sc_unknown_exit;
+	struct sc_classes *sc_by_label;	/* by label of the id enum */
+	struct sc_classes sc_unknown;	/* every number without a label */
 	struct rt_tidmap threads;	/* struct sc_thread */
 	struct rt_tidmap running;	/* struct dump_running */
 	int dump_start, dump_end, dump_task;
@@ -450,35 +454,25 @@ static int dump_cpu(struct lttng *l, const struct rt_item *it)
 static const struct sc_classes *sc_classes(struct lttng *l, const struct export_ctx *x,
 					   int64_t id)
 {
-	static struct sc_classes scratch;
-	const char *name = ex_syscall_name(x, id);
-	struct sc_classes *c = &scratch;
+	int label = x->syscall_id ? rt_field_label_index(x->syscall_id, id) : -1;
+	const char *name;
+	struct sc_classes *c;
 	char entry[96], exit[96];
-	bool created = true;
 
-	if (!name) {
-		/* One pair of classes for every number without a name. */
-		if (l->sc_unknown_entry < 0 &&
-		    ((l->sc_unknown_entry = add_class(l, "syscall_entry_unknown",
-						      f_sc_unknown_entry)) < 0 ||
-		     (l->sc_unknown_exit = add_class(l, "syscall_exit_unknown",
-						     f_sc_unknown_exit)) < 0))
+	if (label < 0) {
+		c = &l->sc_unknown;
+		if (!c->made &&
+		    ((c->entry = add_class(l, "syscall_entry_unknown", f_sc_unknown_entry)) < 0 ||
+		     (c->exit = add_class(l, "syscall_exit_unknown", f_sc_unknown_exit)) < 0))
 			return NULL;
-		scratch = (struct sc_classes){ .entry = l->sc_unknown_entry,
-					       .exit = l->sc_unknown_exit,
-					       .unknown = true };
-		return &scratch;
-	}
-	/* The enum's values are the metadata's: any 64-bit number. */
-	if (id >= 0 && id <= INT32_MAX) {
-		c = rt_tidmap_get(&l->sc_classes, (int32_t)id, &created);
-		if (!c) {
-			error_line("out of memory");
-			return NULL;
-		}
-	}
-	if (!created)
+		c->made = true;
+		c->unknown = true;
 		return c;
+	}
+	c = &l->sc_by_label[label];
+	if (c->made)
+		return c;
+	name = x->syscall_id->labels[label].label;
 	c->sc = find_syscall(name);
 	c->unknown = false;
 	snprintf(entry, sizeof(entry), "syscall_entry_%s", c->sc ? c->sc->lttng : name);
@@ -501,8 +495,11 @@ static const struct sc_classes *sc_classes(struct lttng *l, const struct export_
 		c->entry = add_class(l, entry, f_sc_other_entry);
 		c->exit = c->entry < 0 ? -1 : add_class(l, exit, f_sc_other_exit);
 	}
-	/* A failure ends the export: what it left in the cache is not used. */
-	return c->entry < 0 || c->exit < 0 ? NULL : c;
+	/* A failure ends the export. */
+	if (c->entry < 0 || c->exit < 0)
+		return NULL;
+	c->made = true;
+	return c;
 }
 
 /* The arguments of the system call @tid is in, for its exit (zeros: unknown). */
@@ -578,15 +575,15 @@ static int begin(struct export_ctx *x)
 
 	x->priv = l;
 	if (!l || !cpus ||
-	    !(l->kinds = calloc(x->md->nr_events ? x->md->nr_events : 1, sizeof(*l->kinds)))) {
+	    !(l->kinds = calloc(x->md->nr_events ? x->md->nr_events : 1, sizeof(*l->kinds))) ||
+	    !(l->sc_by_label = calloc(x->syscall_id && x->syscall_id->nr_labels ?
+				      x->syscall_id->nr_labels : 1, sizeof(*l->sc_by_label)))) {
 		free(cpus);
 		error_line("out of memory");
 		return -1;
 	}
-	rt_tidmap_init(&l->sc_classes, sizeof(struct sc_classes));
 	rt_tidmap_init(&l->threads, sizeof(struct sc_thread));
 	rt_tidmap_init(&l->running, sizeof(struct dump_running));
-	l->sc_unknown_entry = l->sc_unknown_exit = -1;
 	l->dump_start = l->dump_end = l->dump_task = -1;
 	/*
 	 * Not the source trace's uuid, which names the ringtrace trace: the
@@ -699,7 +696,7 @@ static int end(struct export_ctx *x, bool ok)
 			err = -1;
 	}
 	lw_free(l->w);
-	rt_tidmap_free(&l->sc_classes);
+	free(l->sc_by_label);
 	rt_tidmap_free(&l->threads);
 	rt_tidmap_free(&l->running);
 	lb_free(&l->pl);

@@ -1445,6 +1445,35 @@ def export_lttng_scheduler_events(ctx):
 
 
 @test
+def export_lttng_classes_follow_the_metadata(ctx):
+    """A trace is untrusted: an enum label over a range of system call
+    numbers (here 0 ... 1000000) and 3,000 distinct numbers under it give
+    one pair of classes, not a pair per number -- the export's memory and
+    metadata follow the trace's metadata, not its events."""
+    T = 10**9
+    evs = []
+    for i in range(3000):
+        evs.append((T + 10 * i, 11, struct.pack('<q6Q', 1000 + i, 0, 0, 0, 0, 0, 0)))
+        evs.append((T + 10 * i + 5, 12, struct.pack('<qq', 1000 + i, 0)))
+    uuid = bytes(range(16, 32))
+    d = os.path.join(ctx.tmp, 'range')
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 0, KERNEL_EVENTS)
+    meta = meta.replace('fields := struct { int64_t id;', 'fields := struct { enum : '
+                        'int64_t { "getppid" = 110, "many" = 1000 ... 1000000 } id;')
+    open(os.path.join(d, 'metadata'), 'w').write(meta)
+    with open(os.path.join(d, 'cpu0'), 'wb') as f:
+        f.write(kpacket(uuid, 0, 0, evs, T, T + 40000))
+    out, info, _ = lttng_export(ctx, d)
+    kmeta = open(os.path.join(out, 'kernel', 'metadata')).read()
+    names = re.findall(r'\tname = "(syscall_\w+)";', kmeta)
+    check(sorted(names) == ['syscall_entry_many', 'syscall_exit_many'],
+          '%d system call classes: %s' % (len(names), names[:4]))
+    check(info['events'].get('syscall_entry_many') == 3000 and
+          info['events'].get('syscall_exit_many') == 3000, 'events: %s' % info['events'])
+
+
+@test
 def export_lttng_agrees_with_report(ctx):
     """A large generated trace (events LTTng has no counterpart of, times
     that need the extended header, losses, packets past 1 MiB): every
