@@ -65,7 +65,10 @@ each, as a user reading both would:
     its CPU's first sched_switch came, which the analyses also charge
     from the trace's start: by at most that CPU's time before it;
   - wakeups: lttng-schedtop's latencies are as many as --stat's samples,
-    and the largest is --stat's p100 (to 0.01 us).
+    and the largest is --stat's p100 (to 0.01 us).  With sched_waking in
+    the trace the analyses measure from it (a thread's first wakeup
+    event), --stat from sched_wakeup, which follows: the largest is then
+    at least --stat's p100.
 
 Python standard library only.
 """
@@ -378,6 +381,7 @@ def against_report(found, trace, ringtrace):
     stat = sections(run('--stat'))
     clock = re.compile(r'^\[(\d+)\.(\d+)\] cpu(\d+) \S+ (\w+): (.*)$')
     first_switch, early, irq_cur, irqs, cpus = {}, {}, {}, {}, set()
+    waking = False
     begin = None
     for line in run().splitlines():
         m = clock.match(line)
@@ -388,6 +392,8 @@ def against_report(found, trace, ringtrace):
         cpus.add(cpu)
         if name == 'sched_switch':
             first_switch.setdefault(cpu, ts)
+        elif name == 'sched_waking':
+            waking = True
         elif name == 'syscall_entry' and cpu not in first_switch:
             sc = re.match(r'id=(\w+)\(', m.group(5))
             if sc:
@@ -449,9 +455,10 @@ def against_report(found, trace, ringtrace):
     ok(got == samples and samples, 'lttng-schedtop: %d wakeup latencies, report --stat %d'
        % (got, samples))
     top = found['schedtop_max_us']
-    ok(top is not None and p100 is not None and abs(top - p100) <= 0.01,
-       'lttng-schedtop: the largest wakeup latency %s us, report --stat\'s p100 %s us'
-       % (top, p100))
+    ok(top is not None and p100 is not None and
+       (abs(top - p100) <= 0.01 or (waking and top >= p100 - 0.01)),
+       'lttng-schedtop: the largest wakeup latency %s us, report --stat\'s p100 %s us%s'
+       % (top, p100, ' (sched_wakeup\'s; the analyses\' from sched_waking)' if waking else ''))
     return lines
 
 

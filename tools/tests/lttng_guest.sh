@@ -27,14 +27,15 @@
 
 set -u
 
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 readonly REPO=$PWD
 export BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly RT=/sys/kernel/debug/ringtrace
 readonly CLI=$REPO/tools/ringtrace
 readonly WL=$REPO/tools/tests/cli-workload
 readonly CHECK=$REPO/tools/tests/lttng_check.py
-readonly W=$(mktemp -d /tmp/rt-lttng.XXXXXX)
+W=$(mktemp -d /tmp/rt-lttng.XXXXXX) || exit 1
+readonly W
 # getppid calls per thread of the workload
 readonly N=200
 export RINGTRACED=$REPO/daemon/ringtraced
@@ -200,9 +201,9 @@ EOF
 	# report's events but the dump's CPU events; babeltrace2's but the
 	# dump's start and end.
 	n=$("$CLI" report "$c" 2>/dev/null | grep -E '^\[[0-9.]+\] cpu[0-9]+ ' |
-		grep -vE '^\[[0-9.]+\] cpu[0-9]+ -- lost| ringtrace_statedump_cpu: ' | wc -l)
+		grep -cvE '^\[[0-9.]+\] cpu[0-9]+ -- lost| ringtrace_statedump_cpu: ')
 	got=$(babeltrace2 "$W/damaged-lttng" 2>/dev/null |
-		grep -vE ' lttng_statedump_(start|end): ' | wc -l)
+		grep -cvE ' lttng_statedump_(start|end): ')
 	check "... babeltrace2 reads what report reads ($got events, report $n)" \
 		test "$got" -eq "$n" -a "$n" -gt 0
 	"$CLI" export --strict -f lttng -o "$W/strict" "$c" 2>/dev/null
