@@ -29,6 +29,18 @@
  * thread per CPU drains each buffer as soon as any CPU is free (measured:
  * Documentation/ringtrace/benchmarks.rst).
  *
+ * Priority: the drain threads run at nice DRAIN_NICE, above the workload's
+ * SCHED_OTHER threads.  Between a packet's completion and the writer
+ * running out of sub-buffers there is the rest of the ring: 1 MiB at the
+ * defaults, ~0.1 s of a system-call loop (benchmarks.rst, the storm).  At
+ * the workload's nice 0 a woken drain thread waits its turn behind a busy
+ * loop on every CPU, and that wait was longer than the ring at times (the
+ * daemon suite's backlog and second-signal tests lost events on 6.12-rt
+ * with a loop on each CPU).  Its CPU time is what copying the packets out
+ * costs, so the raise takes little from anyone.  Real-time threads still
+ * come first.  Without CAP_SYS_NICE (or RLIMIT_NICE) it stays at nice 0
+ * and says so once.
+ *
  * Errors end the thread, not the process: it records what failed in
  * cpu->err/errmsg, closes its chunk and tells main, which decides.  The
  * sub-buffer held when a write failed is not given back, so it stays in the
@@ -42,6 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ringtraced.h"
@@ -50,6 +64,9 @@ struct cpu *cpus;
 unsigned int ncpus;
 
 static int notify_fd = -1;
+
+/* The drain threads' nice value (see the top of this file). */
+#define DRAIN_NICE	-10
 
 /* How long a parked thread waits before it looks at its buffer again. */
 #define PARKED_MIN_MS	100
@@ -335,6 +352,19 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 	return r;
 }
 
+/* This thread at DRAIN_NICE; said once when the system refuses it. */
+static void raise_priority(void)
+{
+	static bool told;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (setpriority(PRIO_PROCESS, (id_t)tid, DRAIN_NICE) == 0)
+		return;
+	if (!__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
+		warn("drain threads stay at the workload's priority (nice %d refused: %s): a busy system may make them late, and events lost",
+		     DRAIN_NICE, strerror(errno));
+}
+
 static void *drain_main(void *arg)
 {
 	struct cpu *c = arg;
@@ -347,6 +377,7 @@ static void *drain_main(void *arg)
 
 	snprintf(tname, sizeof(tname), "rtd-drain/%u", c->buf.cpu);
 	pthread_setname_np(pthread_self(), tname);
+	raise_priority();
 	for (;;) {
 		struct pollfd p[2] = {
 			{ .fd = c->evfd, .events = POLLIN },

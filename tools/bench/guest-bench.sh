@@ -5,8 +5,10 @@
 #
 # Runs inside a tools/vm/vmtest guest (started by tools/bench/run-bench);
 # not meant for the host.  Loads ringtrace.ko and ringtrace_bench.ko from
-# MODROOT/$RT_KVER/ and runs, all in this one boot, the PARTS asked for
-# (a comma-separated list, default ring,overhead,pipeline):
+# MODROOT/$RT_KVER/, starts LTTng when run-bench built it for this kernel
+# ($RT_LTTNG, see guest-lttng.sh; else OUTDIR/lttng.unavailable says why)
+# and runs, all in this one boot, the PARTS asked for (a comma-separated
+# list, default ring,overhead,storm,pipeline):
 #
 # ring: the writer-cost cases below.
 #   default    ringtrace's default geometry, overwrite mode, nobody
@@ -26,11 +28,19 @@
 # $RT_VM_OUT.
 #
 # overhead: guest-overhead.sh, getppid() untraced and traced by ringtrace
-#           (+ ringtraced), trace-cmd and perf: $RT_VM_OUT/overhead.txt.
-#           CALLS per loop (default 300000), ROUNDS (default 3).
-# pipeline: guest-pipeline.sh, the highest zero-loss event rate through
-#           ringtrace -> ringtraced -> zstd and through ftrace -> trace-cmd:
-#           $RT_VM_OUT/pipeline.txt; DURATION_MS per step (default 2000).
+#           (+ ringtraced), trace-cmd, perf and LTTng:
+#           $RT_VM_OUT/overhead.txt.  CALLS per loop (default 300000),
+#           ROUNDS (default 3).
+# storm:    guest-storm.sh, CALLS getppid() calls on every CPU at once, all
+#           system calls recorded by each tracer at its defaults and at
+#           1 MiB per CPU: what each loses.  $RT_VM_OUT/storm.txt.
+# pipeline: guest-pipeline.sh, the highest zero-loss event rate of each
+#           tracer on the same tracepoint load: $RT_VM_OUT/pipeline.txt;
+#           DURATION_MS per step (default 2000).
+#
+# The defaults the storm restores are saved first: ringtrace's geometry
+# and mode as loaded ($RT_VM_OUT/rt-defaults) and ftrace's buffer size at
+# boot ($RT_VM_OUT/ftrace-defaults).
 #
 # A part that fails does not stop the others; the exit status is that of
 # the first failure.
@@ -43,7 +53,7 @@ set -euo pipefail
 }
 out=${RT_VM_OUT:?not in a vmtest guest}
 moddir=$1/${RT_KVER:?not in a vmtest guest} iters=$2 reps=$3
-parts=,${4:-ring,overhead,pipeline}, calls=${5:-300000} rounds=${6:-3}
+parts=,${4:-ring,overhead,storm,pipeline}, calls=${5:-300000} rounds=${6:-3}
 duration=${7:-2000}
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 RT=/sys/kernel/debug/ringtrace
@@ -80,6 +90,21 @@ done
 
 nproc >"$out/nproc"
 status=0
+echo "$(<"$RT/subbuf_size") $(<"$RT/num_subbufs") $(<"$RT/mode")" >"$out/rt-defaults"
+# Before first use ftrace says "7 (expanded: 1408)": the size it grows to.
+sed 's/.*expanded: \([0-9]*\).*/\1/' /sys/kernel/tracing/buffer_size_kb >"$out/ftrace-defaults"
+{ trace-cmd --version 2>&1 | grep -m1 version; perf version 2>&1; } >"$out/versions.txt" || true
+
+# shellcheck source=tools/bench/guest-lttng.sh
+. "$here/guest-lttng.sh"
+if [[ $parts == *,overhead,* || $parts == *,storm,* || $parts == *,pipeline,* ]]; then
+	say "lttng: starting lttng-sessiond"
+	if lttng_start "$out"; then
+		say "lttng: $(head -1 "$out/lttng-version.txt")"
+	else
+		say "lttng: unavailable: $(cat "$out/lttng.unavailable")"
+	fi
+fi
 
 # The other parts run whatever happens here, so the ring cases run in a
 # subshell: its `exit 1` ends only them.
@@ -149,7 +174,10 @@ run_part() {
 
 run_part ring ring_cases
 run_part overhead "$here/guest-overhead.sh" "$out" "$calls" "$rounds"
+run_part storm "$here/guest-storm.sh" "$out" "$calls"
 run_part pipeline "$here/guest-pipeline.sh" "$out" "$duration"
+
+lttng_stop
 
 rmmod ringtrace_bench
 rmmod ringtrace

@@ -17,6 +17,16 @@
 #   perf        perf record -a -e raw_syscalls:sys_enter
 #               -e raw_syscalls:sys_exit -m 256 (256 pages = 1 MiB per
 #               CPU), --synth=no -B to keep its start and exit short
+#   lttng       lttng enable-event -k --syscall --all: every system call
+#               (the others' two raw_syscalls tracepoints see every system
+#               call too; LTTng records each as its own event, entry and
+#               exit, with the call's decoded arguments), in a kernel
+#               channel of 4 x 256 KiB per CPU (LTTng's default sub-buffer
+#               count, sized to the same 1 MiB; its other attributes at
+#               their defaults: discard mode, splice, 200 ms read timer),
+#               written uncompressed by lttng-consumerd; only when
+#               guest-bench.sh could start LTTng (guest-lttng.sh), else a
+#               line "unavailable tracer=lttng reason=..." says why
 #   rt-off      ringtrace's two probes attached but tracing off: the cost of
 #               the tracepoints being on at all (the syscall slow path that
 #               every tracer of raw_syscalls pays) plus ringtrace's early
@@ -26,8 +36,9 @@
 # round, one untraced loop, then the tracer starts, runs two loops, stops.
 # Every tracer's consumer (ringtraced; trace-cmd and its recorders; perf)
 # is pinned to the last CPU, away from the loop, as one would on a real
-# system: what the loop pays is the writer side.  The consumer's own CPU
-# time during the loops is recorded too.
+# system: what the loop pays is the writer side (LTTng's session and
+# consumer daemons are pinned once the session started).  The consumer's
+# own CPU time during the loops is recorded too.
 #
 # Results in OUTDIR/overhead.txt:
 #   loop tracer=T round=R calls=N ns_per_call=X
@@ -38,12 +49,19 @@
 # own included); lost: what the tracer counted as lost; data_bytes: the
 # event data on disk once the tracer stopped and finished its files
 # (ringtrace: cpu*.zst; trace-cmd: its per-CPU data in trace.dat; perf:
-# perf.data), file_bytes: everything on disk then; rec_bytes: what was on
+# perf.data; LTTng: its trace, uncompressed), file_bytes: everything on
+# disk then; rec_bytes: what was on
 # disk while recording, after the loops (ringtrace: stored and compressed
 # chunks; trace-cmd: its raw per-CPU files); stop_ms: the time to stop;
 # consumer_ticks: utime+stime of the consumer processes (/proc/PID/stat)
 # over the loops, which took loops_ms.  The raw output of each session is
 # kept in OUTDIR/overhead/.
+#
+# For run-bench's self-check (check-traces), the trace of each tracer's
+# first session goes to OUTDIR/traces/overhead-TRACER-0/ with a file
+# "expect": getppid=N, the calls its loops made.  LTTng counts no events
+# itself, so every LTTng session's trace goes there (events=-1 in its
+# session line; check-traces counts them on the host).
 
 set -euo pipefail
 shopt -s inherit_errexit
@@ -57,6 +75,7 @@ DAEMON=$REPO/daemon/ringtraced
 LOOP=$REPO/tools/bench/rt-sysloop
 WORK=/tmp/overhead		# the guest's tmpfs
 RAW=$out/overhead
+TRACES=$out/traces
 LOOPS_PER_SESSION=2
 CLK_TCK=$(getconf CLK_TCK)
 CONSUMER_CPU=$(($(nproc) - 1))
@@ -100,6 +119,24 @@ consumer_ticks() {
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# keep_trace NAME SRC...: copy the files SRC to TRACES/NAME for the host's
+# check, files above 16 MiB compressed; with what the loops called.
+keep_trace() {
+	local name=$1 f d=$TRACES/$1
+	shift
+	mkdir -p "$d"
+	for f; do
+		if [[ -d $f ]]; then
+			cp -r -- "$f" "$d/"
+		elif (($(stat -c %s "$f") > 16 << 20)); then
+			zstd -q -1 -T0 -o "$d/$(basename -- "$f").zst" -- "$f"
+		else
+			cp -- "$f" "$d/"
+		fi
+	done
+	echo "getppid=$((calls * LOOPS_PER_SESSION))" >"$d/expect"
+}
 
 # timed_loops TRACER ROUND PID: the session's loops; sets ticks and ms.
 timed_loops() {
@@ -149,6 +186,7 @@ session_ringtrace() {
 	session_line ringtrace "$round" "$events" "$lost" \
 		"$(cat "$dir"/cpu*.zst | wc -c)" "$(dir_bytes "$dir")" \
 		$((SECONDS - t0)) "$ticks" "$ms" "$rec" "$stop"
+	((round)) || keep_trace overhead-ringtrace-0 "$dir"
 	rm -rf "$dir"
 }
 
@@ -198,6 +236,7 @@ session_tracecmd() {
 	session_line trace-cmd "$round" "$events" "$lost" "$data" \
 		"$(stat -c %s "$dir/trace.dat")" $((SECONDS - t0)) "$ticks" "$ms" \
 		"$rec" "$stop"
+	((round)) || keep_trace overhead-trace-cmd-0 "$dir/trace.dat"
 	rm -f "$dir"/*
 }
 
@@ -240,7 +279,42 @@ session_perf() {
 	session_line perf "$round" "$events" "$lost" \
 		"$(stat -c %s "$dir/perf.data")" "$(stat -c %s "$dir/perf.data")" \
 		$((SECONDS - t0)) "$ticks" "$ms" "$rec" "$stop"
+	((round)) || keep_trace overhead-perf-0 "$dir/perf.data"
 	rm -f "$dir"/*
+}
+
+# --- LTTng ------------------------------------------------------------------
+session_lttng() {
+	local round=$1 raw=$RAW/lttng-$1 dir=$WORK/lttng t0 ticks ms
+	local lost rec s0 stop cpid
+	mkdir -p "$raw"
+	rm -rf "$dir"
+	t0=$SECONDS
+	{
+		lttng create rtbench-oh --output="$dir" &&
+		lttng enable-channel -k --subbuf-size=256K --num-subbuf=4 chan &&
+		lttng enable-event -k --syscall --all -c chan &&
+		lttng start
+	} >"$raw/setup.out" 2>&1 || fail "lttng setup failed: $(tail -3 "$raw/setup.out")"
+	lttng_pin "$CONSUMER_CPU"
+	cpid=$(lttng_consumer_pids | head -1)
+	[[ -n $cpid ]] || fail "no lttng-consumerd"
+	timed_loops lttng "$round" "$cpid"
+	rec=$(du -sb "$dir" | cut -f1)
+	s0=$(now_ms)
+	lttng stop rtbench-oh >"$raw/stop.out" 2>&1 || fail "lttng stop failed: $(cat "$raw/stop.out")"
+	lttng list rtbench-oh >"$raw/list.txt" 2>&1
+	lost=$(lttng_lost rtbench-oh)
+	lttng destroy rtbench-oh >>"$raw/stop.out" 2>&1 || fail "lttng destroy failed"
+	stop=$(($(now_ms) - s0))
+	# Unpin for whoever comes next (the storm and pipeline parts).
+	lttng_pin "0-$CONSUMER_CPU"
+	# LTTng counts no recorded events: check-traces does, from the trace.
+	session_line lttng "$round" -1 "$lost" \
+		"$(find "$dir/kernel" -maxdepth 1 -type f -name 'chan_*' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')" \
+		"$(du -sb "$dir" | cut -f1)" $((SECONDS - t0)) "$ticks" "$ms" "$rec" "$stop"
+	keep_trace "overhead-lttng-$round" "$dir"
+	rm -rf "$dir"
 }
 
 [[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
@@ -250,7 +324,7 @@ command -v perf >/dev/null || fail "perf is not installed"
 perf version >"$out/perf-version.txt" 2>&1 || fail "perf does not run: $(cat "$out/perf-version.txt")"
 [[ -d $RT/events/syscall_entry && -d $RT/events/syscall_exit ]] ||
 	fail "ringtrace has no syscall_entry/syscall_exit events"
-mkdir -p "$RAW" "$WORK"
+mkdir -p "$RAW" "$WORK" "$TRACES"
 : >"$out/overhead.txt"
 
 rt_set tracing_on 0
@@ -262,6 +336,14 @@ rt_set set_event 'syscall_entry syscall_exit'
 echo 0 >"$T/tracing_on"
 
 tracers=(ringtrace trace-cmd perf rt-off)
+# shellcheck source=tools/bench/guest-lttng.sh
+. "$REPO/tools/bench/guest-lttng.sh"
+if lttng_ok; then
+	tracers+=(lttng)
+else
+	echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/overhead.txt"
+	say "lttng: not run: $(lttng_why)"
+fi
 for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < ${#tracers[@]}; k++)); do
 		t=${tracers[(k + r) % ${#tracers[@]}]}

@@ -47,9 +47,14 @@
  * each event a 24-byte payload that looks like trace data (a tid, a small
  * return value, a cache-line aligned kernel address, a growing offset; see
  * bench_rate_next()).  target=ringtrace writes them as the ringtrace event
- * "ringtrace_bench_rate"; target=ftrace fires the module's own trace event
- * ringtrace_bench:bench_rate (ringtrace_bench_trace.h) with the same
- * payload, for trace-cmd to record.  Every millisecond each thread writes
+ * "ringtrace_bench_rate" through ringtrace's API; target=tracepoint fires
+ * the module's own tracepoint ringtrace_bench:bench_rate
+ * (ringtrace_bench_trace.h) with the same payload, for every tracer to
+ * record the way it records any kernel tracepoint: ftrace's trace event
+ * (trace-cmd), perf, LTTng (tools/bench/lttng/, built by build-lttng) and
+ * ringtrace, through a probe of this module attached while the file
+ * rt_probe reads 1 (the same reserve + commit as ringtrace's own tracepoint
+ * probes in module/probes.c).  Every millisecond each thread writes
  * the events that are due and sleeps to the next millisecond boundary
  * (absolute deadlines: a late wakeup is caught up), so the CPU is free in
  * between for whoever consumes the buffers.
@@ -66,9 +71,11 @@
  *            or, for a rate run:
  *              rate=N         events per second per CPU, 1000..100000000
  *              duration_ms=N  how long, 100..60000       (default 2000)
- *              target=ringtrace|ftrace                   (default ringtrace)
+ *              target=ringtrace|tracepoint               (default ringtrace)
  *              cpus=one|all                              (default all)
  *            (mixing the keys of the two kinds is EINVAL).
+ *   rt_probe write 1 to attach ringtrace's probe to the tracepoint bench_rate,
+ *            0 to detach it (waits for running probes); reads 0 or 1.
  *   result   read the last run's results (-ENODATA before the first run):
  *              config ...                      the setup, one line
  *              result cpus=1|all method=M ns_per_op=X min=X max=X nulls=N
@@ -83,7 +90,7 @@
  *                         duration_ms=N payload=24 event_id=N tick_us=N
  *              rate cpu=C events=N nulls=N elapsed_ns=N achieved=N
  *            events is what the thread offered (rate x duration), nulls the
- *            ringtrace reserves that returned NULL (dropped; ftrace gives no
+ *            ringtrace reserves that returned NULL (dropped; a tracepoint gives no
  *            such answer), elapsed_ns from start to the last event written,
  *            achieved = events per second over elapsed_ns: below rate when
  *            the generator could not keep up.
@@ -779,7 +786,7 @@ struct bench_args {
 	bool all;
 	/* Rate mode. */
 	bool rate_mode;
-	bool ftrace;
+	bool tracepoint;
 	/* ringtrace's mode, which the kernel ring buffer copies. */
 	bool overwrite;
 	u64 rate;
@@ -830,8 +837,8 @@ static int bench_parse(char *line, struct bench_args *a)
 				ret = -EINVAL;
 		} else if (!strcmp(tok, "target")) {
 			kinds |= BENCH_KEYS_RATE;
-			a->ftrace = !strcmp(val, "ftrace");
-			if (!a->ftrace && strcmp(val, "ringtrace"))
+			a->tracepoint = !strcmp(val, "tracepoint");
+			if (!a->tracepoint && strcmp(val, "ringtrace"))
 				ret = -EINVAL;
 		} else if (!strcmp(tok, "mode")) {
 			a->overwrite = !strcmp(val, "overwrite");
@@ -1021,7 +1028,7 @@ static __always_inline bool rate_write_ringtrace(const struct bench_rate_payload
 	return ringtrace_write(bench_rate_event.id, p, sizeof(*p));
 }
 
-static __always_inline bool rate_write_ftrace(const struct bench_rate_payload *p)
+static __always_inline bool rate_write_tracepoint(const struct bench_rate_payload *p)
 {
 	trace_bench_rate(p->tid, p->ret, p->addr, p->value);
 	return true;
@@ -1045,7 +1052,53 @@ static noinline u64 rate_batch_##target(struct rate_gen *g, u64 n)	\
 }
 
 RATE_BATCH(ringtrace)
-RATE_BATCH(ftrace)
+RATE_BATCH(tracepoint)
+
+/*
+ * ringtrace's probe on the tracepoint bench_rate, for target=tracepoint:
+ * what the probes of module/probes.c do for the kernel's tracepoints, so
+ * that ringtrace pays the same tracepoint call as the other tracers.
+ */
+static void bench_rate_rt_probe(void *data, u32 tid, s32 ret, u64 addr,
+				u64 value)
+{
+	struct ringtrace_reservation r;
+	struct bench_rate_payload *p;
+
+	p = ringtrace_reserve(&r, bench_rate_event.id, sizeof(*p));
+	if (!p)
+		return;
+	p->tid = tid;
+	p->ret = ret;
+	p->addr = addr;
+	p->value = value;
+	ringtrace_commit(&r);
+}
+
+/* Whether bench_rate_rt_probe is attached; rt_probe_lock serialises it. */
+static DEFINE_MUTEX(rt_probe_lock);
+static bool rt_probe_attached;
+
+static int bench_rt_probe_set(bool on)
+{
+	int ret = 0;
+
+	mutex_lock(&rt_probe_lock);
+	if (on == rt_probe_attached)
+		goto unlock;
+	if (on) {
+		ret = register_trace_bench_rate(bench_rate_rt_probe, NULL);
+	} else {
+		ret = unregister_trace_bench_rate(bench_rate_rt_probe, NULL);
+		/* A probe may still run on another CPU until this returns. */
+		tracepoint_synchronize_unregister();
+	}
+	if (!ret)
+		rt_probe_attached = on;
+unlock:
+	mutex_unlock(&rt_probe_lock);
+	return ret;
+}
 
 struct rate_run;
 
@@ -1061,7 +1114,7 @@ struct rate_thread {
 struct rate_run {
 	u64 rate;			/* events per second per thread */
 	u64 duration_ns;
-	bool ftrace;
+	bool tracepoint;
 	unsigned int nthreads;
 	struct rate_thread *threads;
 	atomic_t arrived;
@@ -1100,7 +1153,7 @@ static int rate_thread_fn(void *arg)
 		now = ktime_get_ns();
 		last = now >= end || READ_ONCE(run->abort);
 		want = rate_due(run, min(now, end) - start);
-		t->nulls += run->ftrace ? rate_batch_ftrace(&g, want - done) :
+		t->nulls += run->tracepoint ? rate_batch_tracepoint(&g, want - done) :
 			    rate_batch_ringtrace(&g, want - done);
 		done = want;
 		if (last)
@@ -1130,7 +1183,7 @@ static int bench_rate_run(const struct bench_args *a)
 	struct rate_run run = {
 		.rate = a->rate,
 		.duration_ns = (u64)a->duration_ms * NSEC_PER_MSEC,
-		.ftrace = a->ftrace,
+		.tracepoint = a->tracepoint,
 	};
 	struct bench_text txt = { };
 	struct rate_thread *t;
@@ -1139,7 +1192,7 @@ static int bench_rate_run(const struct bench_args *a)
 	int ret;
 
 	/* Checked once: if tracing stops during the run, nulls show it. */
-	if (!a->ftrace && !READ_ONCE(ringtrace_tracing))
+	if (!a->tracepoint && !READ_ONCE(ringtrace_tracing))
 		return -ENODATA;
 	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
 		return -ENOMEM;
@@ -1189,7 +1242,7 @@ stop_created:
 
 	bench_printf(&txt, "rateconfig kernel=%s online_cpus=%u target=%s rate=%llu duration_ms=%u payload=%zu event_id=%u tick_us=%lu\n",
 		     utsname()->release, num_online_cpus(),
-		     a->ftrace ? "ftrace" : "ringtrace", a->rate,
+		     a->tracepoint ? "tracepoint" : "ringtrace", a->rate,
 		     a->duration_ms, sizeof(struct bench_rate_payload),
 		     bench_rate_event.id, RATE_TICK_NS / NSEC_PER_USEC);
 	for (i = 0; i < run.nthreads; i++) {
@@ -1277,6 +1330,36 @@ static const struct file_operations bench_result_fops = {
 	.llseek = default_llseek,
 };
 
+static ssize_t bench_rt_probe_write(struct file *file,
+				    const char __user *ubuf, size_t count,
+				    loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &on);
+	if (ret)
+		return ret;
+	ret = bench_rt_probe_set(on);
+	return ret ? ret : count;
+}
+
+static ssize_t bench_rt_probe_read(struct file *file, char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	char buf[2] = { READ_ONCE(rt_probe_attached) ? '1' : '0', '\n' };
+
+	return simple_read_from_buffer(ubuf, count, ppos, buf, sizeof(buf));
+}
+
+static const struct file_operations bench_rt_probe_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.read = bench_rt_probe_read,
+	.write = bench_rt_probe_write,
+	.llseek = default_llseek,
+};
+
 static struct dentry *bench_dir;
 
 static int __init ringtrace_bench_init(void)
@@ -1297,6 +1380,8 @@ static int __init ringtrace_bench_init(void)
 	debugfs_create_file("run", 0200, bench_dir, NULL, &bench_run_fops);
 	debugfs_create_file("result", 0400, bench_dir, NULL,
 			    &bench_result_fops);
+	debugfs_create_file("rt_probe", 0600, bench_dir, NULL,
+			    &bench_rt_probe_fops);
 	return 0;
 
 unregister_rate_event:
@@ -1310,6 +1395,7 @@ static void __exit ringtrace_bench_exit(void)
 {
 	/* Waits for every reader and writer of the files to leave. */
 	debugfs_remove_recursive(bench_dir);
+	bench_rt_probe_set(false);
 	ringtrace_event_unregister(&bench_rate_event);
 	ringtrace_event_unregister(&bench_event);
 	kvfree(bench_result);

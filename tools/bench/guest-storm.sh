@@ -1,0 +1,303 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-storm.sh OUTDIR [CALLS]
+#
+# The system-call storm of `make bench` (issue 19), run by guest-bench.sh in
+# its guest with ringtrace.ko loaded; not meant for the host.  Every tracer
+# records all system calls system-wide while rt-sysloop makes CALLS
+# (default 300000) getppid() calls on every online CPU at once, each loop
+# pinned to its CPU, nothing pinned elsewhere; the question is how many
+# events each tracer loses.  Two configurations (STORM_CONFIGS, default
+# "defaults 1mib"):
+#
+#   defaults  each tracer as a user starts it, nothing but the events
+#             chosen: ringtrace with the module's geometry and mode as
+#             loaded (saved by guest-bench.sh in OUTDIR/rt-defaults) and
+#             ringtraced with no option; `trace-cmd record -e raw_syscalls`
+#             with the kernel's boot-time buffer size (saved in
+#             OUTDIR/ftrace-defaults); `perf record -a -e
+#             raw_syscalls:sys_enter -e raw_syscalls:sys_exit`; `lttng
+#             create; lttng enable-event -k --syscall --all; lttng start`
+#   1mib      the same with 1 MiB of buffer per CPU each: ringtrace 16 x
+#             64 KiB, trace-cmd -b 1024, perf -m 256, LTTng a channel of
+#             4 x 256 KiB
+#
+# perf also gets --synth=no -B and a control fifo (it starts disabled and
+# says when it records), which change its start and end, not its buffers.
+# An untraced storm runs first, for the cost per call.
+#
+# One line per run in OUTDIR/storm.txt:
+#   storm tracer=T config=C cpus=N calls=N ns_per_call=X lost=N events=N
+#         consumer_ticks=N clk_tck=N wall_ms=N bytes=N
+# ns_per_call is the mean over the CPUs' loops; lost what the tracer
+# counted as lost; events what it recorded (-1 for LTTng, which does not
+# say: check-traces counts them on the host); consumer_ticks the CPU time
+# of the tracer's consumer processes over the storm; bytes its output on
+# disk once stopped.  Every run's trace goes to OUTDIR/traces/storm-T-C/
+# with "expect" (getppid=CALLS x CPUs) for run-bench's self-check: each
+# tracer's trace must hold every getppid() call its counters do not
+# account as lost.  A tracer that cannot run gets a line
+# "unavailable tracer=T reason=...".
+
+set -euo pipefail
+shopt -s inherit_errexit
+
+(($# >= 1 && $# <= 2)) || { echo "usage: $0 OUTDIR [CALLS]" >&2; exit 2; }
+out=$1 calls=${2:-300000}
+RT=/sys/kernel/debug/ringtrace
+T=/sys/kernel/tracing
+REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
+DAEMON=$REPO/daemon/ringtraced
+LOOP=$REPO/tools/bench/rt-sysloop
+WORK=/tmp/storm		# the guest's tmpfs
+RAW=$out/storm
+TRACES=$out/traces
+CLK_TCK=$(getconf CLK_TCK)
+NCPU=$(nproc)
+
+# shellcheck source=tools/bench/guest-lttng.sh
+. "$REPO/tools/bench/guest-lttng.sh"
+
+say() { echo "guest-bench: storm: $*"; }
+fail() { say "$*"; exit 1; }
+
+rt_set() {
+	printf '%s\n' "$2" >"$RT/$1" || fail "cannot write '$2' to $RT/$1"
+}
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# utime + stime of the given pids and their children, in clock ticks.
+ticks_of() {
+	local p sum=0
+	local -a st
+	for p in "$@" $(for q; do cat /proc/"$q"/task/*/children 2>/dev/null; done); do
+		read -r -a st <"/proc/$p/stat" 2>/dev/null || continue
+		sum=$((sum + st[13] + st[14]))
+	done
+	echo "$sum"
+}
+
+# storm NAME: rt-sysloop on every CPU at once; sets ns (mean ns per call)
+# and wall (ms).
+storm() {
+	local c w0 pids=() f
+	w0=$(now_ms)
+	for ((c = 0; c < NCPU; c++)); do
+		"$LOOP" -c "$c" -n "$calls" >"$RAW/$1.loop$c" &
+		pids+=($!)
+	done
+	for c in "${pids[@]}"; do
+		wait "$c" || fail "rt-sysloop failed"
+	done
+	wall=$(($(now_ms) - w0))
+	ns=$(for f in "$RAW/$1".loop*; do cat "$f"; done | awk '{
+		for (i = 1; i <= NF; i++) if ($i ~ /^ns_per_call=/) { s += substr($i, 13); n++ }
+	} END { printf "%.1f\n", n ? s / n : 0 }')
+}
+
+line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES
+	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6" \
+		>>"$out/storm.txt"
+	say "$1 ($2): $ns ns/call, lost $3, recorded $4"
+}
+
+# keep NAME SRC...: the trace for check-traces (big files compressed).
+keep() {
+	local name=$1 f d=$TRACES/$1
+	shift
+	mkdir -p "$d"
+	for f; do
+		if [[ -d $f ]]; then
+			cp -r -- "$f" "$d/"
+		elif (($(stat -c %s "$f") > 16 << 20)); then
+			zstd -q -1 -T0 -o "$d/$(basename -- "$f").zst" -- "$f"
+		else
+			cp -- "$f" "$d/"
+		fi
+	done
+	echo "getppid=$((calls * NCPU))" >"$d/expect"
+}
+
+dir_bytes() { du -sb "$1" | cut -f1; }
+
+run_ringtrace() {
+	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt dpid t0 lost events
+	rm -rf "$dir"
+	if [[ $cfg == defaults ]]; then
+		# shellcheck disable=SC2046 # "subbuf_size num_subbufs mode"
+		set -- $(<"$out/rt-defaults")
+		rt_set subbuf_size "$1"
+		rt_set num_subbufs "$2"
+		rt_set mode "$3"
+	else
+		rt_set subbuf_size 65536
+		rt_set num_subbufs 16
+		rt_set mode discard
+	fi
+	rt_set clear 1
+	"$DAEMON" -o "$dir" >"$RAW/$name.out" 2>"$RAW/$name.err" &
+	dpid=$!
+	for _ in $(seq 300); do
+		grep -q recording "$RAW/$name.err" && break
+		kill -0 "$dpid" 2>/dev/null || fail "ringtraced died: $(cat "$RAW/$name.err")"
+		sleep 0.1
+	done
+	t0=$(ticks_of "$dpid")
+	storm "$name"
+	t0=$(($(ticks_of "$dpid") - t0))
+	kill -TERM "$dpid"
+	wait "$dpid" || fail "ringtraced exited with status $?"
+	cat "$RT/stats" >"$RAW/$name.stats"
+	read -r lost events <<<"$(awk '{
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		lost += v["lost_full"] + v["lost_overrun"] + v["lost_held"] + v["lost_nested"] + v["lost_too_big"]
+		ev += v["delivered"]
+	} END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
+	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")"
+	keep "storm-$name" "$dir"
+	rm -rf "$dir"
+}
+
+run_tracecmd() {
+	local cfg=$1 name=trace-cmd-$1 dir=$WORK/tc tpid kids t0 lost events
+	local -a opt=()
+	mkdir -p "$dir"
+	rm -f "$dir"/*
+	if [[ $cfg == defaults ]]; then
+		cat "$out/ftrace-defaults" >"$T/buffer_size_kb"
+	else
+		opt=(-b 1024)
+	fi
+	(cd "$dir" && exec trace-cmd record -e raw_syscalls "${opt[@]}" -o "$dir/trace.dat") \
+		>"$RAW/$name.out" 2>&1 &
+	tpid=$!
+	for _ in $(seq 300); do
+		kids=$(cat /proc/"$tpid"/task/*/children 2>/dev/null || true)
+		[[ $(<"$T/tracing_on") == 1 &&
+			$(<"$T/events/raw_syscalls/sys_enter/enable") == 1 ]] &&
+			(($(wc -w <<<"$kids") >= NCPU)) && break
+		kill -0 "$tpid" 2>/dev/null || fail "trace-cmd died: $(cat "$RAW/$name.out")"
+		sleep 0.1
+	done
+	t0=$(ticks_of "$tpid")
+	storm "$name"
+	t0=$(($(ticks_of "$tpid") - t0))
+	kill -INT "$tpid"
+	wait "$tpid" || fail "trace-cmd exited with status $?"
+	trace-cmd report --stat -i "$dir/trace.dat" >"$RAW/$name.stat" 2>&1 ||
+		fail "trace-cmd report --stat failed"
+	read -r lost events <<<"$(awk -F: '
+		$1 == "entries" || $1 == "read events" { ev += $2 }
+		$1 == "overrun" || $1 == "commit overrun" || $1 == "dropped events" { lost += $2 }
+		END { printf "%d %d\n", lost, ev }' "$RAW/$name.stat")"
+	line trace-cmd "$cfg" "$lost" "$events" "$t0" "$(stat -c %s "$dir/trace.dat")"
+	keep "storm-$name" "$dir/trace.dat"
+	rm -f "$dir"/*
+}
+
+run_perf() {
+	local cfg=$1 name=perf-$1 dir=$WORK/perf ppid ack rc t0 lost events
+	local -a opt=()
+	mkdir -p "$dir"
+	rm -f "$dir"/*
+	[[ $cfg == defaults ]] || opt=(-m 256)
+	mkfifo "$dir/ctl" "$dir/ack"
+	perf record --synth=no -B -a -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit \
+		"${opt[@]}" -o "$dir/perf.data" --control "fifo:$dir/ctl,$dir/ack" -D -1 \
+		>"$RAW/$name.out" 2>&1 &
+	ppid=$!
+	exec 7<>"$dir/ack"
+	echo enable >"$dir/ctl"
+	ack=
+	read -r -t 120 ack <&7 || true
+	exec 7<&-
+	[[ $ack == ack ]] || fail "perf did not start: $(cat "$RAW/$name.out")"
+	t0=$(ticks_of "$ppid")
+	storm "$name"
+	t0=$(($(ticks_of "$ppid") - t0))
+	kill -INT "$ppid"
+	rc=0
+	wait "$ppid" || rc=$?
+	((rc == 0 || rc == 130)) || fail "perf exited with status $rc"
+	perf report -i "$dir/perf.data" --stats >"$RAW/$name.stats" 2>&1 ||
+		fail "perf report --stats failed"
+	# As guest-overhead.sh counts them: LOST and LOST_SAMPLES records
+	# (each stands for one or more samples); check-traces counts the
+	# getppid() events perf did record.
+	read -r lost events <<<"$(awk '
+		/^ *SAMPLE events:/ && !done { ev = $3; done = 1 }
+		/^ *LOST events:/ { lost += $3 }
+		/^ *LOST_SAMPLES events:/ { lost += $3 }
+		END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
+	line perf "$cfg" "$lost" "$events" "$t0" "$(stat -c %s "$dir/perf.data")"
+	keep "storm-$name" "$dir/perf.data"
+	rm -f "$dir"/*
+}
+
+run_lttng() {
+	local cfg=$1 name=lttng-$1 dir=$WORK/lttng t0 lost cpid
+	rm -rf "$dir"
+	{
+		lttng create rtbench-storm --output="$dir" &&
+		if [[ $cfg == defaults ]]; then
+			lttng enable-event -k --syscall --all
+		else
+			lttng enable-channel -k --subbuf-size=256K --num-subbuf=4 chan &&
+			lttng enable-event -k --syscall --all -c chan
+		fi &&
+		lttng start
+	} >"$RAW/$name.setup" 2>&1 || fail "lttng setup failed: $(tail -3 "$RAW/$name.setup")"
+	lttng list rtbench-storm >"$RAW/$name.list-before" 2>&1 || true
+	cpid=$(lttng_consumer_pids | head -1)
+	t0=$(ticks_of "$cpid")
+	storm "$name"
+	t0=$(($(ticks_of "$cpid") - t0))
+	lttng stop rtbench-storm >"$RAW/$name.stop" 2>&1 || fail "lttng stop failed"
+	lttng list rtbench-storm >"$RAW/$name.list" 2>&1
+	lost=$(lttng_lost rtbench-storm)
+	lttng destroy rtbench-storm >>"$RAW/$name.stop" 2>&1 || fail "lttng destroy failed"
+	line lttng "$cfg" "$lost" -1 "$t0" "$(dir_bytes "$dir")"
+	keep "storm-$name" "$dir"
+	rm -rf "$dir"
+}
+
+[[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
+[[ -x $DAEMON ]] || fail "no $DAEMON (make -C daemon)"
+mkdir -p "$RAW" "$WORK" "$TRACES"
+: >"$out/storm.txt"
+
+rt_set tracing_on 0
+echo 0 >"$RT/events/enable"
+rt_set set_event 'syscall_entry syscall_exit'
+echo 0 >"$T/tracing_on"
+
+ns=0 wall=0
+storm untraced
+line untraced - 0 0 0 0
+
+tracers=(ringtrace trace-cmd perf)
+command -v trace-cmd >/dev/null || { tracers=("${tracers[@]/trace-cmd/}"); echo "unavailable tracer=trace-cmd reason=not_installed" >>"$out/storm.txt"; }
+command -v perf >/dev/null || { tracers=("${tracers[@]/perf/}"); echo "unavailable tracer=perf reason=not_installed" >>"$out/storm.txt"; }
+if lttng_ok; then
+	tracers+=(lttng)
+else
+	echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/storm.txt"
+	say "lttng: not run: $(lttng_why)"
+fi
+for cfg in ${STORM_CONFIGS:-defaults 1mib}; do
+	for t in "${tracers[@]}"; do
+		[[ -n $t ]] || continue
+		"run_${t//-/}" "$cfg"
+	done
+done
+# Leave ringtrace and ftrace as the module and the boot had them.
+# shellcheck disable=SC2046
+set -- $(<"$out/rt-defaults")
+rt_set subbuf_size "$1"
+rt_set num_subbufs "$2"
+rt_set mode "$3"
+cat "$out/ftrace-defaults" >"$T/buffer_size_kb"
+echo 0 >"$RT/events/enable"
+rm -rf "$WORK"
