@@ -19,7 +19,7 @@
 #include "cli.h"
 
 /* The -f names, for messages and --help; export.c's table holds them. */
-#define EXPORT_FORMATS	"systrace, chrome-json"
+#define EXPORT_FORMATS	"systrace, chrome-json, perfetto"
 
 struct export_ctx {
 	const char *out;		/* -o, or NULL: stdout */
@@ -45,7 +45,8 @@ struct export_format {
 	int (*end)(struct export_ctx *x, bool ok);
 };
 
-extern const struct export_format export_systrace, export_chrome_json;
+extern const struct export_format export_systrace, export_chrome_json,
+	export_perfetto;
 
 /* ---- what the formats share (export.c) ------------------------------------------- */
 
