@@ -15,9 +15,9 @@
  * entry out.  The files are written into one temporary directory, and the
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, export -f
- * systrace, export -f chrome-json and check -v -- the metadata parser,
- * the packet walk, thread attribution, the reports, --stat and every
- * export format.  Their output goes to /dev/null.
+ * systrace, export -f chrome-json, export -f perfetto and check -v -- the
+ * metadata parser, the packet walk, thread attribution, the reports,
+ * --stat and every export format.  Their output goes to /dev/null.
  *
  * A failure: any sanitizer report or leak, a command that exits (die(),
  * usage_error()) instead of returning its status, or returns anything but
@@ -156,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(&cmd_report, "--stat", NULL);
 	run(&cmd_export, "-f", "systrace");
 	run(&cmd_export, "-f", "chrome-json");
+	run(&cmd_export, "-fperfetto", "-o/dev/null");
 	run(&cmd_check, "-v", NULL);
 	return 0;
 }

@@ -253,7 +253,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         trace = load(args.pftrace, tmp)
     env, clock = metadata(args.trace)
-    boff = int(env('boottime_offset') or 0)
+    # export_perfetto.c's rule: a number of nanoseconds, else 0.
+    boff = env('boottime_offset')
+    boff = int(boff) if boff and re.match(r'^\d+$', boff) else 0
     rep, rep_lost = report(args.trace)
 
     # Clocks and the system.
