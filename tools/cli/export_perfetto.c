@@ -49,7 +49,8 @@
  *
  * Each event's FtraceEvent.pid is the thread that ran (rt_threads); an
  * event whose thread is not known yet is left out, as by the other
- * formats, and counted.
+ * formats, and counted; so are those of CPUs from PERFETTO_MAX_CPUS on,
+ * which trace_processor refuses (with the whole trace).
  *
  * Encoding.  protobuf-c packs every message, from the code protoc-c
  * generates from perfetto.proto at build time.  protobuf-c packs a
@@ -147,10 +148,17 @@ struct perfetto {
 	uint64_t first_ts, last_ts;	/* BOOTTIME of the events written */
 	uint64_t out_of_range;		/* events left out: time too big */
 	uint64_t high_cpu;		/* events left out: CPU >= 1024 */
-	/* One event's strings and generic fields. */
+	/*
+	 * One event's strings, and where each goes once all are in (the
+	 * buffer moves while it grows); a generic event's fields.
+	 */
 	struct pbuf text;
+	struct fixup {
+		char **dst;
+		size_t off;
+	} *fixups;
+	unsigned int nr_fixups;
 	Perfetto__Protos__GenericFtraceEvent__Field *fields, **fieldp;
-	size_t *offsets;
 };
 
 static const struct {
@@ -496,7 +504,10 @@ static int32_t parent_of(const struct export_ctx *x, int32_t pid)
 
 /* ---- bundles ------------------------------------------------------------------------ */
 
-/* CPU @c's open bundle as one packet (also one with no event but a loss). */
+/*
+ * CPU @c's open bundle as one packet (also one with no event but a loss;
+ * none for a CPU Perfetto does not read).
+ */
 static int bundle_flush(struct export_ctx *x, unsigned int c)
 {
 	struct perfetto *p = x->priv;
@@ -507,7 +518,7 @@ static int bundle_flush(struct export_ctx *x, unsigned int c)
 	size_t n, blen;
 	int err;
 
-	if (!pc->nr && !pc->lost)
+	if ((!pc->nr && !pc->lost) || x->t->cpus[c].cpu >= PERFETTO_MAX_CPUS)
 		return 0;
 	if (pc->events.oom) {
 		error_line("out of memory");
@@ -563,25 +574,36 @@ static int32_t kprio(const struct rt_item *it, const char *name)
 	return (int32_t)ex_int(it, name) + 100;
 }
 
-/*
- * A copy of text field @name in the event's strings: its offset (strings
- * move while they grow: str() makes pointers once all are in).
- */
-static size_t text(struct perfetto *p, const struct rt_item *it, const char *name)
+/* The text from @off on (NUL-terminated) is *@dst's, once all are in. */
+static void text_for(struct perfetto *p, size_t off, char **dst)
 {
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_TEXT);
-	size_t off = p->text.len;
-	size_t n = v ? strnlen((const char *)v->data, v->count) : 0;
-
-	if (n)
-		pbuf_append(&p->text.base, n, v->data);
 	pbuf_append(&p->text.base, 1, (const uint8_t *)"");
-	return off;
+	p->fixups[p->nr_fixups++] = (struct fixup){ .dst = dst, .off = off };
 }
 
-static char *str(const struct perfetto *p, size_t off)
+/* Up to the first NUL of @n bytes at @s, as *@dst. */
+static void text_copy(struct perfetto *p, const void *s, size_t n, char **dst)
 {
-	return (char *)p->text.data + off;
+	size_t off = p->text.len;
+
+	pbuf_append(&p->text.base, strnlen(s, n), s);
+	text_for(p, off, dst);
+}
+
+/* Text field @name of @it as *@dst ("" if the event has no such field). */
+static void text(struct perfetto *p, const struct rt_item *it, const char *name,
+		 char **dst)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_TEXT);
+
+	text_copy(p, v ? v->data : (const uint8_t *)"", v ? v->count : 0, dst);
+}
+
+/* Points every string of the event at its place in p->text. */
+static void fix_strings(struct perfetto *p)
+{
+	for (unsigned int i = 0; i < p->nr_fixups; i++)
+		*p->fixups[i].dst = (char *)p->text.data + p->fixups[i].off;
 }
 
 /* An atrace record (Perfetto's systrace parser reads it), @n bytes. */
@@ -606,7 +628,8 @@ static bool is_atrace(const char *s, size_t n)
  * unknown: Perfetto then binds the thread to no process).  An instant's
  * name ends at a '|': each becomes U+00A6 (broken bar).
  */
-static size_t marker(struct perfetto *p, const struct rt_item *it, int32_t tgid)
+static void marker(struct perfetto *p, const struct rt_item *it, int32_t tgid,
+		   char **dst)
 {
 	const struct rt_field_value *v = rt_item_field(it, "data", RT_USE_TEXT);
 	const char *s = v ? (const char *)v->data : "";
@@ -628,13 +651,13 @@ static size_t marker(struct perfetto *p, const struct rt_item *it, int32_t tgid)
 				pbuf_append(&p->text.base, 1, (const uint8_t *)&s[i]);
 		}
 	}
-	pbuf_append(&p->text.base, 1, (const uint8_t *)"");
-	return off;
+	text_for(p, off, dst);
 }
 
-/* "[1, 2, 3]": an integer array or sequence as text. */
-static void int_list(struct perfetto *p, const struct rt_field_value *v)
+/* "[1, 2, 3]": an integer array or sequence as text, as *@dst. */
+static void int_list(struct perfetto *p, const struct rt_field_value *v, char **dst)
 {
+	size_t off = p->text.len;
 	char num[32];
 
 	pbuf_append(&p->text.base, 1, (const uint8_t *)"[");
@@ -645,53 +668,37 @@ static void int_list(struct perfetto *p, const struct rt_field_value *v)
 
 		pbuf_append(&p->text.base, (size_t)n, (const uint8_t *)num);
 	}
-	pbuf_append(&p->text.base, 2, (const uint8_t *)"]");
+	pbuf_append(&p->text.base, 1, (const uint8_t *)"]");
+	text_for(p, off, dst);
 }
 
 /* An event Perfetto has no message for: its name and every field. */
 static void generic(struct perfetto *p, const struct rt_item *it,
 		    Perfetto__Protos__GenericFtraceEvent *g)
 {
-	size_t name_off = p->text.len;
+	const char *name = it->event->name;
 
-	pbuf_append(&p->text.base, strlen(it->event->name) + 1,
-		    (const uint8_t *)it->event->name);
+	text_copy(p, name, strlen(name), &g->event_name);
 	for (unsigned int i = 0; i < it->nr_fields; i++) {
 		const struct rt_field_value *v = &it->fields[i];
 		Perfetto__Protos__GenericFtraceEvent__Field *f = &p->fields[i];
 
 		perfetto__protos__generic_ftrace_event__field__init(f);
-		p->offsets[2 * i] = p->text.len;
-		pbuf_append(&p->text.base, strlen(v->desc->name) + 1,
-			    (const uint8_t *)v->desc->name);
-		p->offsets[2 * i + 1] = p->text.len;
+		text_copy(p, v->desc->name, strlen(v->desc->name), &f->name);
 		if (v->desc->is_text) {
-			size_t n = strnlen((const char *)v->data, v->count);
-
-			pbuf_append(&p->text.base, n, v->data);
-			pbuf_append(&p->text.base, 1, (const uint8_t *)"");
 			f->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE;
-		} else if (v->desc->kind == RT_FIELD_INT && v->desc->is_signed) {
+			text_copy(p, v->data, v->count, &f->str_value);
+		} else if (v->desc->kind != RT_FIELD_INT) {
+			f->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE;
+			int_list(p, v, &f->str_value);
+		} else if (v->desc->is_signed) {
 			f->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_INT_VALUE;
 			f->int_value = rt_field_s64(v, 0);
-		} else if (v->desc->kind == RT_FIELD_INT) {
+		} else {
 			f->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_UINT_VALUE;
 			f->uint_value = rt_field_u64(v, 0);
-		} else {
-			int_list(p, v);
-			f->value_case = PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE;
 		}
 		p->fieldp[i] = f;
-	}
-	if (p->text.oom)
-		return;
-	/* All strings are in: their addresses hold now. */
-	g->event_name = str(p, name_off);
-	for (unsigned int i = 0; i < it->nr_fields; i++) {
-		p->fields[i].name = str(p, p->offsets[2 * i]);
-		if (p->fields[i].value_case ==
-		    PERFETTO__PROTOS__GENERIC_FTRACE_EVENT__FIELD__VALUE_STR_VALUE)
-			p->fields[i].str_value = str(p, p->offsets[2 * i + 1]);
 	}
 	g->n_field = it->nr_fields;
 	g->field = p->fieldp;
@@ -723,23 +730,23 @@ union payload {
 };
 
 /* A wakeup's four fields, the same in its three messages. */
-#define WAKE(m, it, p, comm_off) do {					\
+#define WAKE(m, it, p) do {						\
 	(m).has_pid = (m).has_prio = (m).has_target_cpu = true;		\
 	(m).pid = (int32_t)ex_int(it, "tid");				\
 	(m).prio = kprio(it, "prio");					\
 	(m).target_cpu = (int32_t)ex_int(it, "target_cpu");		\
-	(comm_off) = text(p, it, "comm");				\
+	text(p, it, "comm", &(m).comm);					\
 } while (0)
 
 #define SET(m, f, v)	do { (m).has_##f = true; (m).f = (v); } while (0)
 #define CASE(ev, c)	((ev)->event_case = PERFETTO__PROTOS__FTRACE_EVENT__EVENT_##c)
 
 /*
- * The FtraceEvent of @it (kind @k) into @ev, its payload in @u and its
- * strings in p->text: text offsets in @s, made pointers by the caller.
+ * The FtraceEvent of @it (kind @k) into @ev, its payload in @u, its
+ * strings in p->text (fix_strings() makes them pointers).
  */
 static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
-		 enum kind k, Event *ev, union payload *u, size_t s[2])
+		 enum kind k, Event *ev, union payload *u)
 {
 	struct perfetto *p = x->priv;
 	const struct rt_field_value *v;
@@ -747,8 +754,8 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 	switch (k) {
 	case K_SWITCH:
 		perfetto__protos__sched_switch_ftrace_event__init(&u->sched_switch);
-		s[0] = text(p, it, "prev_comm");
-		s[1] = text(p, it, "next_comm");
+		text(p, it, "prev_comm", &u->sched_switch.prev_comm);
+		text(p, it, "next_comm", &u->sched_switch.next_comm);
 		SET(u->sched_switch, prev_pid, (int32_t)ex_int(it, "prev_tid"));
 		SET(u->sched_switch, prev_prio, kprio(it, "prev_prio"));
 		/* The kernel's TASK_REPORT encoding, as ringtrace records it. */
@@ -760,19 +767,19 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		break;
 	case K_WAKING:
 		perfetto__protos__sched_waking_ftrace_event__init(&u->waking);
-		WAKE(u->waking, it, p, s[0]);
+		WAKE(u->waking, it, p);
 		CASE(ev, SCHED_WAKING);
 		ev->sched_waking = &u->waking;
 		break;
 	case K_WAKEUP:
 		perfetto__protos__sched_wakeup_ftrace_event__init(&u->wakeup);
-		WAKE(u->wakeup, it, p, s[0]);
+		WAKE(u->wakeup, it, p);
 		CASE(ev, SCHED_WAKEUP);
 		ev->sched_wakeup = &u->wakeup;
 		break;
 	case K_WAKEUP_NEW:
 		perfetto__protos__sched_wakeup_new_ftrace_event__init(&u->wakeup_new);
-		WAKE(u->wakeup_new, it, p, s[0]);
+		WAKE(u->wakeup_new, it, p);
 		CASE(ev, SCHED_WAKEUP_NEW);
 		ev->sched_wakeup_new = &u->wakeup_new;
 		break;
@@ -780,7 +787,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		/* The kernel's task_newtask, in the parent, names the child. */
 		perfetto__protos__task_newtask_ftrace_event__init(&u->newtask);
 		SET(u->newtask, pid, (int32_t)ex_int(it, "child_tid"));
-		s[0] = text(p, it, "child_comm");
+		text(p, it, "child_comm", &u->newtask.comm);
 		SET(u->newtask, clone_flags,
 		    ex_int(it, "child_pid") == ex_int(it, "parent_pid") ?
 		    CLONE_VM | CLONE_SIGHAND | CLONE_THREAD : 0);
@@ -789,7 +796,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		break;
 	case K_EXEC:
 		perfetto__protos__sched_process_exec_ftrace_event__init(&u->exec);
-		s[0] = text(p, it, "filename");
+		text(p, it, "filename", &u->exec.filename);
 		SET(u->exec, pid, (int32_t)ex_int(it, "tid"));
 		SET(u->exec, old_pid, (int32_t)ex_int(it, "old_tid"));
 		CASE(ev, SCHED_PROCESS_EXEC);
@@ -800,7 +807,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		int32_t tgid = rt_threads_pid(x->th, pid);
 
 		perfetto__protos__sched_process_exit_ftrace_event__init(&u->exit);
-		s[0] = text(p, it, "comm");
+		text(p, it, "comm", &u->exit.comm);
 		SET(u->exit, pid, pid);
 		if (tgid >= 0)
 			SET(u->exit, tgid, tgid);
@@ -811,7 +818,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 	}
 	case K_FREE:
 		perfetto__protos__sched_process_free_ftrace_event__init(&u->free);
-		s[0] = text(p, it, "comm");
+		text(p, it, "comm", &u->free.comm);
 		SET(u->free, pid, (int32_t)ex_int(it, "tid"));
 		SET(u->free, prio, kprio(it, "prio"));
 		CASE(ev, SCHED_PROCESS_FREE);
@@ -819,7 +826,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		break;
 	case K_MIGRATE:
 		perfetto__protos__sched_migrate_task_ftrace_event__init(&u->migrate);
-		s[0] = text(p, it, "comm");
+		text(p, it, "comm", &u->migrate.comm);
 		SET(u->migrate, pid, (int32_t)ex_int(it, "tid"));
 		SET(u->migrate, prio, kprio(it, "prio"));
 		SET(u->migrate, orig_cpu, (int32_t)ex_int(it, "orig_cpu"));
@@ -830,8 +837,8 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 	case K_RENAME:
 		perfetto__protos__task_rename_ftrace_event__init(&u->rename);
 		SET(u->rename, pid, (int32_t)ex_int(it, "tid"));
-		s[0] = text(p, it, "oldcomm");
-		s[1] = text(p, it, "newcomm");
+		text(p, it, "oldcomm", &u->rename.oldcomm);
+		text(p, it, "newcomm", &u->rename.newcomm);
 		SET(u->rename, oom_score_adj, (int32_t)ex_int(it, "oom_score_adj"));
 		CASE(ev, TASK_RENAME);
 		ev->task_rename = &u->rename;
@@ -839,7 +846,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 	case K_IRQ_ENTRY:
 		perfetto__protos__irq_handler_entry_ftrace_event__init(&u->irq_entry);
 		SET(u->irq_entry, irq, (int32_t)ex_int(it, "irq"));
-		s[0] = text(p, it, "name");
+		text(p, it, "name", &u->irq_entry.name);
 		CASE(ev, IRQ_HANDLER_ENTRY);
 		ev->irq_handler_entry = &u->irq_entry;
 		break;
@@ -888,7 +895,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		int32_t tgid = rt_threads_pid(x->th, tid);
 
 		perfetto__protos__print_ftrace_event__init(&u->print);
-		s[0] = marker(p, it, tgid > 0 ? tgid : 0);
+		marker(p, it, tgid > 0 ? tgid : 0, &u->print.buf);
 		CASE(ev, PRINT);
 		ev->print = &u->print;
 		break;
@@ -901,54 +908,6 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		break;
 	case K_DUMP_TASK:
 	case K_DUMP_CPU:
-		break;
-	}
-}
-
-/* Points the payload's strings at p->text, now that all are in. */
-static void strings(struct perfetto *p, enum kind k, union payload *u,
-		    const size_t s[2])
-{
-	switch (k) {
-	case K_SWITCH:
-		u->sched_switch.prev_comm = str(p, s[0]);
-		u->sched_switch.next_comm = str(p, s[1]);
-		break;
-	case K_WAKING:
-		u->waking.comm = str(p, s[0]);
-		break;
-	case K_WAKEUP:
-		u->wakeup.comm = str(p, s[0]);
-		break;
-	case K_WAKEUP_NEW:
-		u->wakeup_new.comm = str(p, s[0]);
-		break;
-	case K_FORK:
-		u->newtask.comm = str(p, s[0]);
-		break;
-	case K_EXEC:
-		u->exec.filename = str(p, s[0]);
-		break;
-	case K_EXIT:
-		u->exit.comm = str(p, s[0]);
-		break;
-	case K_FREE:
-		u->free.comm = str(p, s[0]);
-		break;
-	case K_MIGRATE:
-		u->migrate.comm = str(p, s[0]);
-		break;
-	case K_RENAME:
-		u->rename.oldcomm = str(p, s[0]);
-		u->rename.newcomm = str(p, s[1]);
-		break;
-	case K_IRQ_ENTRY:
-		u->irq_entry.name = str(p, s[0]);
-		break;
-	case K_MARKER:
-		u->print.buf = str(p, s[0]);
-		break;
-	default:
 		break;
 	}
 }
@@ -1010,7 +969,6 @@ static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 	int c = trace_cpu_index(x->t, it->cpu);
 	Event ev = PERFETTO__PROTOS__FTRACE_EVENT__INIT;
 	union payload u;
-	size_t s[2] = { 0, 0 };
 	uint64_t ts;
 
 	if (c < 0)
@@ -1036,12 +994,13 @@ static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 		return 0;
 	}
 	p->text.len = 0;
-	fill(x, it, tid, k, &ev, &u, s);
+	p->nr_fixups = 0;
+	fill(x, it, tid, k, &ev, &u);
 	if (p->text.oom) {
 		error_line("out of memory");
 		return -1;
 	}
-	strings(p, k, &u, s);
+	fix_strings(p);
 	/* timestamp, pid, then the event: trace_processor's fast path. */
 	ev.has_timestamp = true;
 	ev.timestamp = ts;
@@ -1092,15 +1051,18 @@ static int put_stats(struct export_ctx *x)
 		Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 
 		for (unsigned int i = 0; i < n; i++) {
-			perfetto__protos__ftrace_cpu_stats__init(&st[i]);
-			SET(st[i], cpu, (uint64_t)x->t->cpus[i].cpu);
-			SET(st[i], overrun, phase == 1 ? p->cpus[i].lost_first :
+			Perfetto__Protos__FtraceCpuStats *c = &st[fs.n_cpu_stats];
+
+			if (x->t->cpus[i].cpu >= PERFETTO_MAX_CPUS)
+				continue;
+			perfetto__protos__ftrace_cpu_stats__init(c);
+			SET(*c, cpu, (uint64_t)x->t->cpus[i].cpu);
+			SET(*c, overrun, phase == 1 ? p->cpus[i].lost_first :
 			    p->cpus[i].lost_total);
-			stp[i] = &st[i];
+			stp[fs.n_cpu_stats++] = c;
 		}
 		SET(fs, phase, phase == 1 ? PERFETTO__PROTOS__FTRACE_STATS__PHASE__START_OF_TRACE :
 		    PERFETTO__PROTOS__FTRACE_STATS__PHASE__END_OF_TRACE);
-		fs.n_cpu_stats = n;
 		fs.cpu_stats = stp;
 		pkt.has_timestamp = true;
 		pkt.timestamp = phase == 1 ? p->first_ts : p->last_ts;
@@ -1140,8 +1102,9 @@ static int begin(struct export_ctx *x)
 	p->cpus = calloc(x->t->nr_cpus ? x->t->nr_cpus : 1, sizeof(*p->cpus));
 	p->fields = calloc(nf, sizeof(*p->fields));
 	p->fieldp = calloc(nf, sizeof(*p->fieldp));
-	p->offsets = calloc(2 * nf, sizeof(*p->offsets));
-	if (!p->kinds || !p->cpus || !p->fields || !p->fieldp || !p->offsets) {
+	/* A generic event's name, and two strings per field at most. */
+	p->fixups = calloc(2 * nf + 1, sizeof(*p->fixups));
+	if (!p->kinds || !p->cpus || !p->fields || !p->fieldp || !p->fixups) {
 		error_line("out of memory");
 		return -1;
 	}
@@ -1192,7 +1155,7 @@ static int end(struct export_ctx *x, bool ok)
 	free(p->text.data);
 	free(p->fields);
 	free(p->fieldp);
-	free(p->offsets);
+	free(p->fixups);
 	free(p->cpus);
 	free(p->kinds);
 	free(p);

@@ -26,7 +26,7 @@ Checks, one "ok - ..." / "not ok - ..." line each (tools/tests/check.sh's):
     the forked one's parent the main process), each other tid a thread of
     its pid, each comm a name Perfetto reads for its tid, each thread's
     getppid calls (as many as the file's lines name it, times --calls);
-  - with --marker: a print event with that buffer.
+  - with --marker: a print event with that buffer (its newline aside).
 Exits 1 if a check failed.
 """
 
@@ -392,7 +392,7 @@ def main():
                 want = args.calls * sum(1 for l in lines if int(l[0]) == tid)
                 got = sum(sysno.get((tid, n), 0) for n in getppid)
                 check(got == want, 'thread %d: %d sys_enter getppid (%d)' % (tid, want, got))
-    prints = [text_of(e.print.buf) for evs in pf.values() for e in evs
+    prints = [text_of(e.print.buf).rstrip(b'\n') for evs in pf.values() for e in evs
               if e.WhichOneof('event') == 'print']
     for m in args.marker:
         check(m.encode() in prints, 'a print event "%s"' % m, repr(prints[:10]))
