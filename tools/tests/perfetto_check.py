@@ -26,7 +26,8 @@ Checks, one "ok - ..." / "not ok - ..." line each (tools/tests/check.sh's):
     the forked one's parent the main process), each other tid a thread of
     its pid, each comm a name Perfetto reads for its tid, each thread's
     getppid calls (as many as the file's lines name it, times --calls);
-  - with --marker: a print event with that buffer (its newline aside).
+  - with --marker: a print event with that buffer (its newline aside);
+  - with --require: events of that kind.
 Exits 1 if a check failed.
 """
 
@@ -243,6 +244,8 @@ def main():
     ap.add_argument('--tids')
     ap.add_argument('--calls', type=int, default=0, help='getppid calls per tids line')
     ap.add_argument('--marker', action='append', default=[])
+    ap.add_argument('--require', action='append', default=[],
+                    help='a Perfetto event (sched_waking, ...) the export must have')
     args = ap.parse_args()
 
     r = subprocess.run(['protoc', '--decode=perfetto.protos.Trace', '-I', os.path.dirname(PROTO),
@@ -392,6 +395,13 @@ def main():
                 want = args.calls * sum(1 for l in lines if int(l[0]) == tid)
                 got = sum(sysno.get((tid, n), 0) for n in getppid)
                 check(got == want, 'thread %d: %d sys_enter getppid (%d)' % (tid, want, got))
+    kinds = {}
+    for evs in pf.values():
+        for e in evs:
+            k = e.WhichOneof('event')
+            kinds[k] = kinds.get(k, 0) + 1
+    for k in args.require:
+        check(kinds.get(k, 0) > 0, 'the export has %s events (%d)' % (k, kinds.get(k, 0)))
     prints = [text_of(e.print.buf).rstrip(b'\n') for evs in pf.values() for e in evs
               if e.WhichOneof('event') == 'print']
     for m in args.marker:

@@ -5,15 +5,17 @@
 # as root, starting with ringtrace.ko not loaded:
 #
 #   record -e all of tools/tests/cli-workload (a fork, an exec, threads
-#   that name themselves, N getppid calls each) between markers, one in
-#   atrace's form and one plain; export -f perfetto; then
+#   that name themselves, N getppid calls each) and of file reads (9p:
+#   virtio interrupts, softirqs) between markers, one in atrace's form
+#   and one plain; export -f perfetto; then
 #   tools/tests/perfetto_check.py against report of the same trace:
 #   protoc decodes it, each CPU's events are report's one for one (same
 #   thread, same fields, times within 1 us, never going back), the
 #   sched_switch, sched_waking and sys_enter/sys_exit counts per thread
 #   and CPU are report's, the ProcessTree holds the workload's processes
 #   and threads, its threads' names and N getppid calls each are there,
-#   the markers are print events;
+#   the markers are print events, and there are events of each kind the
+#   workload makes;
 #   a recording in small packets, damaged: the damage said, exit 3, the
 #   intact part exported (the same checks against report of the damaged
 #   trace).
@@ -64,6 +66,7 @@ test_workload() {
 	"$CLI" record -e all -o "$out" -- sh -c '
 		echo $$ >"$1/sh.pid"
 		echo "B|$$|rtw-marker" >"$2/marker"
+		cat /etc/os-release /etc/passwd /usr/bin/sh >/dev/null
 		"$3" "$4" "$1/tids"
 		echo "E|$$" >"$2/marker"
 		echo "rtw plain|marker" >"$2/marker"' sh "$W" "$RT" "$WL" $N \
@@ -76,7 +79,11 @@ test_workload() {
 	pid=$(cat "$W/sh.pid")
 	checker workload --tids "$W/tids" --calls $N \
 		--marker "B|$pid|rtw-marker" --marker "E|$pid" \
-		--marker "I|$pid|rtw plain¦marker" "$out" "$W/trace.pftrace"
+		--marker "I|$pid|rtw plain¦marker" \
+		$(printf -- '--require %s ' sched_switch task_newtask task_rename \
+			sched_process_exec sched_process_exit sys_enter sys_exit \
+			irq_handler_entry irq_handler_exit softirq_entry softirq_exit) \
+		"$out" "$W/trace.pftrace"
 }
 
 # A recording in 4 KiB sub-buffers (packets), plain (unpack), with the
