@@ -113,7 +113,7 @@ static void want_cpu(unsigned int cpu, void *unused __attribute__((unused)))
 
 void drain_open_buffers(void)
 {
-	unsigned int i;
+	unsigned int i, n;
 	int err;
 
 	list_cpus();
@@ -125,6 +125,10 @@ void drain_open_buffers(void)
 		parse_cpu_list(opt.cpus, want_cpu, NULL);
 	else
 		memset(cpu_wanted, true, ncpu_ids * sizeof(*cpu_wanted));
+	/* Too many CPUs for RLIMIT_NOFILE: said now, not half way. */
+	for (i = 0, n = 0; i < ncpu_ids; i++)
+		n += cpu_wanted[i];
+	nofile_budget(n);
 
 	for (i = 0; i < ncpu_ids; i++) {
 		struct cpu *c = &cpus[ncpus];
@@ -206,11 +210,17 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 				    strerror(-err), err == -EIO ?
 				    " (the module disabled this buffer, see dmesg)" : "");
 
-		/* An event registered since: its declaration first. */
+		/*
+		 * An event registered since: its declaration first.  Without
+		 * it the packet's events could not be read: like a failed
+		 * write, the packet stays in the kernel for the next consumer.
+		 */
 		err = metadata_follow(&ctl, outdirfd, buffer_events_gen(&c->buf));
 		if (err)
-			warn("%s/metadata: the new events' declarations: %s",
-			     outdir, strerror(-err));
+			return fail(c, err, "%s/metadata: %s (the new events' declarations; their packets stay in the kernel)",
+				    outdir, err == -EPROTO ?
+				    "the module's metadata is not CTF 1.8" :
+				    strerror(-err));
 
 		err = chunks_write(&c->out, c->buf.map + sb.offset,
 				   sb.content_size);
@@ -295,6 +305,13 @@ static enum drain_result drain_for_stop(struct cpu *c, bool tracing_off)
 /* FLUSH or ROTATE: close the open packet, drain, maybe roll, acknowledge. */
 static enum drain_result flush_request(struct cpu *c, unsigned int req)
 {
+	/*
+	 * The tick this flush answers: read before it begins.  A tick that
+	 * comes while it drains sets REQ_FLUSH again and is acknowledged by
+	 * the flush that follows, never by this one.  Pairs with the release
+	 * in main's tick().
+	 */
+	uint64_t gen = __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE);
 	enum drain_result r;
 	int err;
 
@@ -308,11 +325,9 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 	if (err)
 		return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir, c->out.cpu,
 			    c->out.seq + 1, strerror(-err));
-	/* Pairs with main's acquire loads in all_acked()/rotated(). */
+	/* Pairs with main's acquire loads in all_flushed()/check_rotated(). */
 	if (req & REQ_FLUSH)
-		__atomic_store_n(&c->flush_done,
-				 __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->flush_done, gen, __ATOMIC_RELEASE);
 	if (req & REQ_ROTATE)
 		__atomic_store_n(&c->rotate_done, c->rotate_done + 1,
 				 __ATOMIC_RELEASE);
@@ -344,7 +359,7 @@ static void *drain_main(void *arg)
 		/* --chunk-time: wake up to close a chunk that grew old. */
 		if (opt.chunk_ms && c->out.size) {
 			uint64_t now = now_ms(), due = c->out.first_ms + opt.chunk_ms;
-			int left = due > now ? (int)(due - now) : 0;
+			int left = poll_timeout_ms(due > now ? due - now : 0);
 
 			if (timeout < 0 || left < timeout)
 				timeout = left;

@@ -37,7 +37,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -766,8 +765,7 @@ static void record_loop(void)
 				break;
 			/* Up to a year: far beyond what an int of ms holds. */
 			if (timeout < 0 || left * 1000 < timeout)
-				timeout = left * 1000 < INT_MAX - 1 ?
-					  (int)(left * 1000) + 1 : INT_MAX;
+				timeout = poll_timeout_ms((uint64_t)(left * 1000) + 1);
 		}
 		if (stops && !told) {
 			double left = stopped_at + 2 - now_s();
