@@ -2,14 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check a `ringtrace export -f perfetto` file against `ringtrace report`.
 
-  perfetto_check.py [--tids FILE] [--marker TEXT]... TRACE PFTRACE
+  perfetto_check.py [--schema FILE] [--tids FILE] [--marker TEXT]... TRACE PFTRACE
 
-Needs protoc (Debian's protobuf-compiler) and Python's protobuf (Debian's
-python3-protobuf, for Debian's python3).  The Python module of our schema,
-tools/cli/perfetto.proto, is generated into a temporary directory.
+Needs protoc (Debian's protobuf-compiler), Python's protobuf (Debian's
+python3-protobuf, for Debian's python3) and Perfetto's published schema
+(--schema; by default the one tools/tests/perfetto_schema.py --path
+names).  The file is read through the published schema, never through
+ours (tools/cli/perfetto.proto): a field number or type of ours that is
+not Perfetto's shows as a value that is not report's, or as a field
+Perfetto does not know.  Its Python module is generated into a temporary
+directory.
 
 Checks, one "ok - ..." / "not ok - ..." line each (tools/tests/check.sh's):
-  - `protoc --decode=perfetto.protos.Trace` reads the file;
+  - `protoc --decode=perfetto.protos.Trace` reads the file with the
+    published schema, and finds no field that schema does not know;
+    with ours too;
   - the ClockSnapshot: BOOTTIME - MONOTONIC is the metadata's
     boottime_offset, REALTIME - MONOTONIC the metadata clock's offset;
     SystemInfo: "Linux", the kernel release and machine of the metadata;
@@ -39,7 +46,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROTO = os.path.join(os.path.dirname(HERE), 'cli', 'perfetto.proto')
+sys.path.insert(0, HERE)
+import perfetto_schema  # noqa: E402
+
+PROTO = perfetto_schema.OURS
 RINGTRACE = os.environ.get('RINGTRACE', os.path.join(os.path.dirname(HERE), 'ringtrace'))
 
 failures = 0
@@ -139,12 +149,23 @@ def metadata(trace):
 
 # ---- the export -----------------------------------------------------------------
 
-def load(pftrace, tmp):
-    subprocess.run(['protoc', '-I', os.path.dirname(PROTO), '--python_out=' + tmp, PROTO],
+def decode(schema, pftrace):
+    """protoc's text of @pftrace read with @schema: (exit, text, stderr)."""
+    with open(pftrace, 'rb') as f:
+        r = subprocess.run(['protoc', '--decode=perfetto.protos.Trace', '-I',
+                            os.path.dirname(schema), schema], stdin=f,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, errors='replace')
+    return r.returncode, r.stdout, r.stderr
+
+
+def load(schema, pftrace, tmp):
+    """@pftrace as the Trace of @schema's Python module."""
+    subprocess.run(['protoc', '-I', os.path.dirname(schema), '--python_out=' + tmp, schema],
                    check=True)
     sys.path.insert(0, tmp)
-    import perfetto_pb2
-    trace = perfetto_pb2.Trace()
+    mod = __import__(os.path.splitext(os.path.basename(schema))[0] + '_pb2')
+    trace = mod.Trace()
     with open(pftrace, 'rb') as f:
         trace.ParseFromString(f.read())
     return trace
@@ -239,6 +260,8 @@ def differences(rep, ev, kind, boff):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument('--schema', help='Perfetto\'s perfetto_trace.proto (default: the cached '
+                    'one perfetto_schema.py names)')
     ap.add_argument('trace')
     ap.add_argument('pftrace')
     ap.add_argument('--tids')
@@ -248,13 +271,22 @@ def main():
                     help='a Perfetto event (sched_waking, ...) the export must have')
     args = ap.parse_args()
 
-    r = subprocess.run(['protoc', '--decode=perfetto.protos.Trace', '-I', os.path.dirname(PROTO),
-                        PROTO], stdin=open(args.pftrace, 'rb'), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    check(r.returncode == 0, 'protoc --decode=perfetto.protos.Trace reads %s' %
-          os.path.basename(args.pftrace), r.stderr)
+    schema = args.schema
+    if not schema:
+        try:
+            schema = perfetto_schema.published()
+        except perfetto_schema.Missing as e:
+            check(False, 'Perfetto\'s published schema is there', str(e))
+            return 1
+    name = os.path.basename(args.pftrace)
+    rc, text, err = decode(schema, args.pftrace)
+    unknown = [l for l in text.splitlines() if re.match(r'^\s*\d+(: | \{)', l)]
+    check(rc == 0 and not unknown, 'protoc --decode=perfetto.protos.Trace reads %s with '
+          'Perfetto\'s schema, every field known' % name, err + '\n'.join(unknown[:10]))
+    rc, _, err = decode(PROTO, args.pftrace)
+    check(rc == 0, 'protoc --decode=perfetto.protos.Trace reads %s with ours' % name, err)
     with tempfile.TemporaryDirectory() as tmp:
-        trace = load(args.pftrace, tmp)
+        trace = load(schema, args.pftrace, tmp)
     env, clock = metadata(args.trace)
     # export_perfetto.c's rule: a number of nanoseconds, else 0.
     boff = env('boottime_offset')

@@ -198,6 +198,7 @@ def bt2_agrees(d, e):
 
 sys.path.insert(0, HERE)
 import gentrace  # noqa: E402  (its metadata() writes module/ctf.c's TSDL)
+import perfetto_schema  # noqa: E402
 
 SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
                 ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
@@ -1124,17 +1125,73 @@ def perfetto_check(trace, pftrace, *extra):
     return r.stdout
 
 
+def published_schema():
+    """Perfetto's perfetto_trace.proto, as tools/cli/perfetto.proto names it."""
+    try:
+        return perfetto_schema.published()
+    except perfetto_schema.Missing as e:
+        raise Fail(str(e))
+
+
 def pf_text(pftrace):
-    """protoc's text of a perfetto export."""
+    """protoc's text of a perfetto export, read with Perfetto's schema."""
+    schema = published_schema()
     with open(pftrace, 'rb') as f:
         r = run(['protoc', '--decode=perfetto.protos.Trace', '-I',
-                 os.path.dirname(PERFETTO_PROTO), PERFETTO_PROTO], stdin=f)
+                 os.path.dirname(schema), schema], stdin=f)
     check(r.returncode == 0, 'protoc --decode: %s' % r.stderr)
     return r.stdout
 
 
 def comm(s):
     return s.encode().ljust(16, b'\0')
+
+
+@test
+def perfetto_schema_published(ctx):
+    """tools/cli/perfetto.proto is Perfetto's published schema where it
+    says anything: perfetto_schema.py finds no difference; and it finds
+    each one made in a copy (a field's number, type, packing, oneof, an
+    enum value, a message Perfetto has not)."""
+    py = protobuf_python()
+    script = os.path.join(HERE, 'perfetto_schema.py')
+    r = run([py, script])
+    m = re.search(r'perfetto_schema: (\d+) messages and enums, (\d+) fields, '
+                  r'(\d+) enum values compared, 0 differ\n$', r.stdout)
+    check(r.returncode == 0 and m and int(m.group(2)) > 100,
+          'perfetto_schema.py: exit %d: %s%s' % (r.returncode, r.stdout[-1500:], r.stderr))
+    ours = open(PERFETTO_PROTO).read()
+    wrong = [
+        ('optional bool lost_events = 3;', 'optional bool lost_events = 4;',
+         '.perfetto.protos.FtraceEventBundle.lost_events: ours (number, type, label, '
+         "type name, oneof, packed) (4, 8, 1, '', None, False), theirs (3, 8, 1, '', None, False)"),
+        ('optional int64 prev_state = 4;', 'optional int32 prev_state = 4;',
+         '.perfetto.protos.SchedSwitchFtraceEvent.prev_state: ours'),
+        ('repeated uint64 args = 2;', 'repeated uint64 args = 2 [packed = true];',
+         '.perfetto.protos.SysEnterFtraceEvent.args: ours'),
+        ('  oneof optional_trusted_packet_sequence_id {\n    uint32 trusted_packet_sequence_id = 10;\n  }',
+         '  optional uint32 trusted_packet_sequence_id = 10;',
+         '.perfetto.protos.TracePacket.trusted_packet_sequence_id: ours'),
+        ('BUILTIN_CLOCK_BOOTTIME = 6;', 'BUILTIN_CLOCK_BOOTTIME = 7;',
+         '.perfetto.protos.BuiltinClock.BUILTIN_CLOCK_BOOTTIME = 7: theirs 6'),
+        ('message SoftirqExitFtraceEvent {', 'message SoftirqLeaveFtraceEvent {',
+         '.perfetto.protos.SoftirqLeaveFtraceEvent: not in their schema'),
+    ]
+    for old, new, say in wrong:
+        check(ours.count(old) == 1, 'perfetto.proto has no %r' % old)
+        d = os.path.join(ctx.tmp, 'w%d' % wrong.index((old, new, say)))
+        os.makedirs(d)
+        path = os.path.join(d, 'perfetto.proto')
+        with open(path, 'w') as f:
+            f.write(ours.replace(old, new).replace('SoftirqExitFtraceEvent softirq_exit',
+                                                   'SoftirqLeaveFtraceEvent softirq_exit'
+                                                   if 'Leave' in new else
+                                                   'SoftirqExitFtraceEvent softirq_exit'))
+        r = run([py, script, path])
+        check(r.returncode == 1 and say in r.stdout and
+              re.search(r', [1-9]\d* differ\n$', r.stdout),
+              '%s instead of %s: exit %d: %s%s' % (new, old, r.returncode, r.stdout[-1500:],
+                                                   r.stderr))
 
 
 # The module's events (module/probes.c, Documentation/ringtrace/events.rst),
