@@ -23,9 +23,14 @@
  * Times.  Perfetto reads ftrace timestamps as CLOCK_BOOTTIME; ringtrace's
  * clock is CLOCK_MONOTONIC.  The metadata's env boottime_offset (BOOTTIME
  * - MONOTONIC in nanoseconds when the metadata was written, at trace
- * start) is added to every time; without it (a trace of an older module)
- * the offset is 0, and stderr says so.  A time past what Perfetto's
- * signed 64-bit nanoseconds hold leaves its event out (counted).
+ * start) is added to every time; without it the offset is 0.  A time
+ * past what Perfetto's signed 64-bit nanoseconds hold leaves its event
+ * out (counted).
+ *
+ * A trace of an older ringtrace.ko lacks some of what this needs: env
+ * boottime_offset and machine, events sched_waking and
+ * sched_process_free.  What it has is exported as it is, and one line on
+ * stderr says what is missing and what Perfetto will not show for it.
  *
  * Events (the kernel's ftrace events, with the kernel's values: ringtrace
  * records priorities as LTTng does, prio - 100, and they go back here):
@@ -276,7 +281,8 @@ static bool boottime(const struct export_ctx *x, uint64_t cycles, uint64_t *ns)
 
 /*
  * The env's boottime_offset: nanoseconds, BOOTTIME - MONOTONIC, never
- * negative.  0 when it is absent or is not such a number (said once).
+ * negative.  0 when it is absent (older_module() says so) or is not such
+ * a number (said here).
  */
 static int64_t boottime_offset(const struct rt_metadata *md)
 {
@@ -284,10 +290,8 @@ static int64_t boottime_offset(const struct rt_metadata *md)
 	char *end;
 	long long v;
 
-	if (!s) {
-		warn("the trace has no boottime_offset (a trace of an older ringtrace.ko): its CLOCK_MONOTONIC times are written as BOOTTIME unchanged");
+	if (!s)
 		return 0;
-	}
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || end == s || *end || v < 0) {
@@ -295,6 +299,42 @@ static int64_t boottime_offset(const struct rt_metadata *md)
 		return 0;
 	}
 	return v;
+}
+
+/*
+ * What a trace of an older ringtrace.ko lacks and Perfetto's view needs,
+ * said in one line: the env's boottime_offset and machine, the events
+ * sched_waking and sched_process_free (the metadata declares every event
+ * the module has, recorded or not).
+ */
+static void older_module(const struct rt_metadata *md, const enum kind *kinds)
+{
+	static const struct {
+		const char *env;	/* an env field, or */
+		enum kind event;	/* an event of this kind */
+		const char *what;
+	} needs[] = {
+		{ "boottime_offset", K_GENERIC,
+		  "no env boottime_offset (its CLOCK_MONOTONIC times are written as BOOTTIME)" },
+		{ "machine", K_GENERIC, "no env machine (system calls are named as x86_64's)" },
+		{ NULL, K_WAKING,
+		  "no event sched_waking (Perfetto shows no wakers and no runnable time)" },
+		{ NULL, K_FREE, "no event sched_process_free (Perfetto ends no thread)" },
+	};
+	char line[512];
+	size_t n = 0;
+
+	for (int i = 0; i < ARRAY_SIZE(needs); i++) {
+		bool has = needs[i].env && rt_metadata_env(md, needs[i].env);
+
+		for (unsigned int e = 0; !needs[i].env && e < md->nr_events; e++)
+			has = has || kinds[e] == needs[i].event;
+		if (!has)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s",
+					      n ? ", " : "", needs[i].what);
+	}
+	if (n)
+		warn("the trace is of an older ringtrace.ko: %s", line);
 }
 
 /* ---- the packets that are not events --------------------------------------------------- */
@@ -352,7 +392,8 @@ static int put_system_info(struct export_ctx *x, uint64_t ts)
 	/*
 	 * Perfetto decodes prev_state by the release (without it, as
 	 * Linux 4.4's) and names system calls by the machine.  A trace of a
-	 * module that does not write `machine` yet is taken for x86_64, the
+	 * module that does not write `machine` yet (older_module() says so)
+	 * is taken for x86_64, the
 	 * architecture ringtrace has been built for so far.
 	 */
 	uts.sysname = "Linux";
@@ -1115,6 +1156,7 @@ static int begin(struct export_ctx *x)
 			if (!strcmp(md->events[i].name, kind_names[j].name))
 				p->kinds[i] = kind_names[j].kind;
 	p->boottime_offset = boottime_offset(md);
+	older_module(md, p->kinds);
 	return 0;
 }
 

@@ -1405,22 +1405,44 @@ def perfetto_workload(ctx):
 
 @test
 def perfetto_clock_env(ctx):
-    """Without boottime_offset (an older module's trace) times stay
-    CLOCK_MONOTONIC's, said once on stderr; a boottime_offset that is not
-    a number of nanoseconds is said and taken as 0; without `machine`,
-    x86_64."""
-    for env, say in (('', 'the trace has no boottime_offset'),
-                     ('\tboottime_offset = "-3";\n', "boottime_offset '-3' is not")):
-        d = workload_trace(os.path.join(ctx.tmp, 'e%d' % len(env)), env=env)
+    """A trace of an older module, without boottime_offset and machine:
+    times stay CLOCK_MONOTONIC's, system calls x86_64's, said in one line;
+    without sched_waking (it had sched_wakeup) and sched_process_free, the
+    same line says so too.  A boottime_offset that is not a number of
+    nanoseconds is said and taken as 0."""
+    older = 'the trace is of an older ringtrace.ko: '
+    no_clock = ('no env boottime_offset (its CLOCK_MONOTONIC times are written as BOOTTIME), '
+                'no env machine (system calls are named as x86_64\'s)')
+    no_events = ('no event sched_waking (Perfetto shows no wakers and no runnable time), '
+                 'no event sched_process_free (Perfetto ends no thread)')
+    for i, (env, events, say) in enumerate((
+            ('', True, older + no_clock),
+            ('', False, older + no_clock + ', ' + no_events),
+            ('\tboottime_offset = "-3";\n\tmachine = "x86_64";\n', True,
+             "the trace's boottime_offset '-3' is not a number of nanoseconds: taken as 0"),
+            (SCHED_ENV, False, older + no_events))):
+        d = workload_trace(os.path.join(ctx.tmp, 'e%d' % i), env=env)
+        if not events:
+            # An older module's metadata: sched_wakeup, no sched_process_free.
+            path = os.path.join(d, 'metadata')
+            text = open(path).read()
+            check('"sched_waking"' in text and '"sched_process_free"' in text, 'metadata')
+            open(path, 'w').write(text.replace('"sched_waking"', '"sched_wakeup"').replace(
+                '"sched_process_free"', '"sched_process_gone"'))
         out = d + '.pftrace'
         r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
         clean_run(r, 'export')
-        check(r.returncode == 0 and r.stderr.count('\n') == 1 and say in r.stderr,
+        check(r.returncode == 0 and r.stderr == 'ringtrace: %s\n' % say,
               'exit %d, stderr %r' % (r.returncode, r.stderr))
         perfetto_check(d, out)
         t = pf_text(out)
-        check('clock_id: 6\n      timestamp: 1000000\n' in t and 'machine: "x86_64"' in t,
+        boff = 0 if env != SCHED_ENV else BOFF
+        check('clock_id: 6\n      timestamp: %d\n' % (1000000 + boff) in t and
+              'machine: "%s"' % ('aarch64' if env == SCHED_ENV else 'x86_64') in t,
               'clocks or machine: %s' % t[:800])
+        check(('sched_waking {' in t) == events and ('sched_wakeup {' in t) != events and
+              ('sched_process_free {' in t) == events,
+              'sched_waking, sched_wakeup, sched_process_free: %s' % t)
 
 
 @test
