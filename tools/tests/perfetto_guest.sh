@@ -15,7 +15,9 @@
 #   and CPU are report's, the ProcessTree holds the workload's processes
 #   and threads, its threads' names and N getppid calls each are there,
 #   the markers are print events, and there are events of each kind the
-#   workload makes;
+#   workload makes (sched_waking too where ringtrace.ko has it); the
+#   file is read through Perfetto's published schema
+#   (tools/tests/perfetto_schema.py --path, from $RT_CACHE);
 #   a recording in small packets, damaged: the damage said, exit 3, the
 #   intact part exported (the same checks against report of the damaged
 #   trace).
@@ -77,12 +79,20 @@ test_workload() {
 	check "export -f perfetto exits 0" test $? -eq 0
 	sed 's/^/# stderr: /' "$W/export.err"
 	pid=$(cat "$W/sh.pid")
+	# sched_waking (the waker's side) where ringtrace.ko has it: its
+	# metadata declares every event it has, recorded or not.
+	waking=
+	if grep -qs 'name = "sched_waking"' "$out/metadata"; then
+		waking=sched_waking
+	fi
+	note "sched_waking: ${waking:-not in this ringtrace.ko}"
 	checker workload --tids "$W/tids" --calls $N \
 		--marker "B|$pid|rtw-marker" --marker "E|$pid" \
 		--marker "I|$pid|rtw plain¦marker" \
 		$(printf -- '--require %s ' sched_switch task_newtask task_rename \
 			sched_process_exec sched_process_exit sys_enter sys_exit \
-			irq_handler_entry irq_handler_exit softirq_entry softirq_exit) \
+			irq_handler_entry irq_handler_exit softirq_entry softirq_exit \
+			$waking) \
 		"$out" "$W/trace.pftrace"
 }
 
