@@ -16,9 +16,9 @@
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, export -f
  * systrace, export -f chrome-json, export -f lttng (into a directory
- * beside, removed after each input) and check -v -- the metadata parser,
- * the packet walk, thread attribution, the reports, --stat and every
- * export format.  Their output goes to /dev/null.
+ * beside, removed after each input), export -f perfetto and check -v --
+ * the metadata parser, the packet walk, thread attribution, the reports,
+ * --stat and every export format.  Their output goes to /dev/null.
  *
  * A failure: any sanitizer report or leak, a command that exits (die(),
  * usage_error()) instead of returning its status, or returns anything but
@@ -186,6 +186,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(&cmd_export, "-f", "chrome-json", NULL, NULL);
 	run(&cmd_export, "-f", "lttng", "-o", out);
 	remove_out();
+	run(&cmd_export, "-f", "perfetto", "-o", "/dev/null");
 	run(&cmd_check, "-v", NULL, NULL, NULL);
 	return 0;
 }

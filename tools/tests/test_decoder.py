@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import struct
 import subprocess
@@ -197,6 +198,7 @@ def bt2_agrees(d, e):
 
 sys.path.insert(0, HERE)
 import gentrace  # noqa: E402  (its metadata() writes module/ctf.c's TSDL)
+import perfetto_schema  # noqa: E402
 
 SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
                 ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
@@ -402,7 +404,8 @@ def typed_field_lookups(ctx):
                        (5000, 3, struct.pack('<qq', 1 << 40, 0))]])
     for t in (d, d2, d3):
         for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
-                     ['export', '-f', 'chrome-json'], ['check']):
+                     ['export', '-f', 'chrome-json'],
+                     ['export', '-f', 'perfetto', '-o', t + '.pftrace'], ['check']):
             r = rt(*(args + [t]), asan=True)
             what = '%s %s' % (' '.join(args), os.path.basename(t))
             clean_run(r, what)
@@ -436,6 +439,7 @@ def slow_clock(ctx):
     open(m, 'w').write(text)
     for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
                  ['export', '-f', 'chrome-json'], ['report', '--begin', '1e30'],
+                 ['export', '-f', 'perfetto', '-o', d + '.pftrace'],
                  ['report', '--end', '+8000h']):
         r = rt(*(args + [d]), asan=True)
         clean_run(r, ' '.join(args))
@@ -723,7 +727,8 @@ def cpu_ids_are_bounded(ctx):
     os.unlink(os.path.join(c, 'cpu0'))
     open(os.path.join(c, 'cpu8191'), 'wb').write(data)
     for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
-                 ['export', '-f', 'chrome-json'], ['check']):
+                 ['export', '-f', 'chrome-json'],
+                 ['export', '-f', 'perfetto', '-o', c + '.pftrace'], ['check']):
         r = rt(*(args + [c]), asan=True)
         clean_run(r, ' '.join(args))
         check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
@@ -1570,6 +1575,461 @@ def export_lttng_damaged_and_errors(ctx):
     check(not [f for f in os.listdir(ctx.tmp) if '.lttng-' in f], 'temporary directories left')
 
 
+# ---- export -f perfetto ------------------------------------------------------------
+
+PERFETTO_CHECK = os.path.join(HERE, 'perfetto_check.py')
+PERFETTO_PROTO = os.path.join(TOOLS, 'cli', 'perfetto.proto')
+
+
+def protobuf_python():
+    """A Python with protobuf (Debian's python3-protobuf is Debian's
+    python3's): perfetto_check.py needs it."""
+    for py in (sys.executable, '/usr/bin/python3'):
+        if run([py, '-c', 'import google.protobuf']).returncode == 0:
+            return py
+    raise Fail('no python3 with google.protobuf (python3-protobuf, tools/install-deps)')
+
+
+def perfetto_check(trace, pftrace, *extra):
+    """tools/tests/perfetto_check.py: every check passes."""
+    r = run([protobuf_python(), PERFETTO_CHECK, trace, pftrace] + list(extra),
+            env=dict(os.environ, RINGTRACE=RINGTRACE))
+    check(r.returncode == 0 and 'not ok' not in r.stdout and r.stdout.count('\nok - ') > 8,
+          'perfetto_check %s:\n%s%s' % (pftrace, r.stdout, r.stderr[-1000:]))
+    return r.stdout
+
+
+def published_schema():
+    """Perfetto's perfetto_trace.proto, as tools/cli/perfetto.proto names it."""
+    try:
+        return perfetto_schema.published()
+    except perfetto_schema.Missing as e:
+        raise Fail(str(e))
+
+
+def pf_text(pftrace):
+    """protoc's text of a perfetto export, read with Perfetto's schema."""
+    schema = published_schema()
+    with open(pftrace, 'rb') as f:
+        r = run(['protoc', '--decode=perfetto.protos.Trace', '-I',
+                 os.path.dirname(schema), schema], stdin=f)
+    check(r.returncode == 0, 'protoc --decode: %s' % r.stderr)
+    return r.stdout
+
+
+def comm(s):
+    return s.encode().ljust(16, b'\0')
+
+
+@test
+def perfetto_schema_published(ctx):
+    """tools/cli/perfetto.proto is Perfetto's published schema where it
+    says anything: perfetto_schema.py finds no difference; and it finds
+    each one made in a copy (a field's number, type, packing, oneof, an
+    enum value, a message Perfetto has not)."""
+    py = protobuf_python()
+    script = os.path.join(HERE, 'perfetto_schema.py')
+    r = run([py, script])
+    m = re.search(r'perfetto_schema: (\d+) messages and enums, (\d+) fields, '
+                  r'(\d+) enum values compared, 0 differ\n$', r.stdout)
+    check(r.returncode == 0 and m and int(m.group(2)) > 100,
+          'perfetto_schema.py: exit %d: %s%s' % (r.returncode, r.stdout[-1500:], r.stderr))
+    ours = open(PERFETTO_PROTO).read()
+    wrong = [
+        ('optional bool lost_events = 3;', 'optional bool lost_events = 4;',
+         '.perfetto.protos.FtraceEventBundle.lost_events: ours (number, type, label, '
+         "type name, oneof, packed) (4, 8, 1, '', None, False), theirs (3, 8, 1, '', None, False)"),
+        ('optional int64 prev_state = 4;', 'optional int32 prev_state = 4;',
+         '.perfetto.protos.SchedSwitchFtraceEvent.prev_state: ours'),
+        ('repeated uint64 args = 2;', 'repeated uint64 args = 2 [packed = true];',
+         '.perfetto.protos.SysEnterFtraceEvent.args: ours'),
+        ('  oneof optional_trusted_packet_sequence_id {\n    uint32 trusted_packet_sequence_id = 10;\n  }',
+         '  optional uint32 trusted_packet_sequence_id = 10;',
+         '.perfetto.protos.TracePacket.trusted_packet_sequence_id: ours'),
+        ('BUILTIN_CLOCK_BOOTTIME = 6;', 'BUILTIN_CLOCK_BOOTTIME = 7;',
+         '.perfetto.protos.BuiltinClock.BUILTIN_CLOCK_BOOTTIME = 7: theirs 6'),
+        ('message SoftirqExitFtraceEvent {', 'message SoftirqLeaveFtraceEvent {',
+         '.perfetto.protos.SoftirqLeaveFtraceEvent: not in their schema'),
+    ]
+    for old, new, say in wrong:
+        check(ours.count(old) == 1, 'perfetto.proto has no %r' % old)
+        d = os.path.join(ctx.tmp, 'w%d' % wrong.index((old, new, say)))
+        os.makedirs(d)
+        path = os.path.join(d, 'perfetto.proto')
+        with open(path, 'w') as f:
+            f.write(ours.replace(old, new).replace('SoftirqExitFtraceEvent softirq_exit',
+                                                   'SoftirqLeaveFtraceEvent softirq_exit'
+                                                   if 'Leave' in new else
+                                                   'SoftirqExitFtraceEvent softirq_exit'))
+        r = run([py, script, path])
+        check(r.returncode == 1 and say in r.stdout and
+              re.search(r', [1-9]\d* differ\n$', r.stdout),
+              '%s instead of %s: exit %d: %s%s' % (new, old, r.returncode, r.stdout[-1500:],
+                                                   r.stderr))
+
+
+# The module's events (module/probes.c, Documentation/ringtrace/events.rst),
+# and one it does not have (a module's own, through the writer API).
+SCHED_EVENTS = [
+    gentrace.EVENTS[0],
+    (1, 'sched_switch', SCHED_SWITCH),
+    (2, 'sched_waking', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                         ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
+    (3, 'sched_process_fork', [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
+                               ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
+                               ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)]),
+    (4, 'sched_process_exec', [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
+                               ('uint16_t', 'filename_len', None),
+                               ('utf8_t', 'filename', 'filename_len')]),
+    (5, 'sched_process_exit', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                               ('int32_t', 'prio', None)]),
+    (6, 'sched_process_free', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                               ('int32_t', 'prio', None)]),
+    (7, 'irq_handler_entry', [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
+                              ('utf8_t', 'name', 'name_len')]),
+    (8, 'irq_handler_exit', [('int32_t', 'irq', None), ('int32_t', 'ret', None)]),
+    (9, 'irq_softirq_entry', [('uint32_t', 'vec', None)]),
+    (10, 'irq_softirq_exit', [('uint32_t', 'vec', None)]),
+    (11, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
+    (12, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)]),
+    (13, 'ringtrace_statedump_task', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                      ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)]),
+    (14, 'ringtrace_statedump_cpu', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                     ('utf8_t', 'comm', 16)]),
+    (15, 'task_rename', [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
+                         ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)]),
+    (16, 'sched_migrate_task', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                                ('int32_t', 'prio', None), ('int32_t', 'orig_cpu', None),
+                                ('int32_t', 'dest_cpu', None)]),
+    (17, 'mymod_sample', [('int32_t', 'delta', None), ('uint64_t', 'count', None),
+                          ('utf8_t', 'label', 16), ('uint8_t', 'n', None),
+                          ('int16_t', 'seq', 'n')]),
+]
+
+
+def sw(prev, prev_tid, prev_prio, state, nxt, next_tid, next_prio):
+    return struct.pack('<16siiq16sii', comm(prev), prev_tid, prev_prio, state,
+                       comm(nxt), next_tid, next_prio)
+
+
+def wake(name, tid, prio, cpu):
+    return struct.pack('<16siii', comm(name), tid, prio, cpu)
+
+
+def fork(parent, ptid, ppid, child, ctid, cpid):
+    return struct.pack('<16sii16sii', comm(parent), ptid, ppid, comm(child), ctid, cpid)
+
+
+def text_field(fmt, *vals, text):
+    return struct.pack(fmt, *vals) + struct.pack('<H', len(text)) + text
+
+
+def sched_trace(d, cpus, env='', lost=None):
+    """A trace directory of SCHED_EVENTS: @cpus {cpu: [packet, ...]},
+    each packet a list of (time, event id, payload); @env more env lines;
+    @lost {cpu: {packet index: events_discarded}}."""
+    uuid = bytes(range(16))
+    os.makedirs(d)
+    text = gentrace.metadata(uuid, 1700000000, 250000000, SCHED_EVENTS)
+    text = text.replace('\ttracer_name', env + '\ttracer_name')
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(text)
+    for cpu, packets in cpus.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, p in enumerate(packets):
+                data = bytearray(make_packet(uuid, cpu, seq, p))
+                disc = (lost or {}).get(cpu, {}).get(seq)
+                if disc:
+                    struct.pack_into('<Q', data, OFF['discarded'], disc)
+                f.write(data)
+    return d
+
+
+BOFF = 5000000000
+SCHED_ENV = ('\tboottime_offset = %d;\n\tmachine = "aarch64";\n'
+             '\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.57-1";\n' % BOFF)
+
+
+def workload_trace(d, env=SCHED_ENV, lost=None):
+    """Two CPUs: a shell forks a child that renames itself, execs, starts
+    a thread, makes a system call and exits; markers, an interrupt, a
+    softirq, a migration, an event of another module."""
+    M = 1000000
+    cpu0 = [[
+        (1 * M, 14, struct.pack('<ii16s', 100, 100, comm('shell'))),
+        (1 * M + 100, 13, struct.pack('<iii16s', 1, 1, 0, comm('init'))),
+        (1 * M + 200, 13, struct.pack('<iii16s', 100, 100, 1, comm('shell'))),
+        (1 * M + 300, 13, struct.pack('<iii16s', 101, 100, 1, comm('shell-worker'))),
+        (2 * M, 11, struct.pack('<q6Q', 57, 1, 2, 3, 4, 5, 6)),
+        (2 * M + 100, 3, fork('shell', 100, 100, 'shell', 200, 200)),
+        (2 * M + 200, 2, wake('shell', 200, 20, 1)),
+        (2 * M + 300, 12, struct.pack('<qq', 57, 200)),
+        (2 * M + 400, 0, marker(b'B|100|build')),
+        (2 * M + 500, 0, marker(b'hello|world\n')),
+    ], [
+        (2 * M + 600, 1, sw('shell', 100, 20, 1, 'swapper/0', 0, 20)),
+        (2 * M + 700, 7, text_field('<i', 11, text=b'virtio0')),
+        (2 * M + 800, 8, struct.pack('<ii', 11, 1)),
+        (2 * M + 900, 9, struct.pack('<I', 1)),
+        (2 * M + 1000, 10, struct.pack('<I', 1)),
+        (2 * M + 1100, 16, struct.pack('<16siiii', comm('shell-worker'), 101, 20, 0, 1)),
+        (2 * M + 1200, 17, struct.pack('<iQ16sB2h', -5, 1 << 40, comm('tick'), 2, -1, 7)),
+    ]]
+    cpu1 = [[
+        (1 * M + 50, 14, struct.pack('<ii16s', 0, 0, comm('swapper/1'))),
+        (2 * M + 250, 1, sw('swapper/1', 0, 20, 0, 'shell', 200, 20)),
+        (2 * M + 350, 15, struct.pack('<i16s16sh', 200, comm('shell'), comm('child'), -100)),
+        (2 * M + 450, 4, text_field('<ii', 200, 200, text=b'/usr/bin/child')),
+        (2 * M + 550, 3, fork('child', 200, 200, 'child', 201, 200)),
+        (2 * M + 650, 11, struct.pack('<q6Q', 110, 0, 0, 0, 0, 0, 0)),
+        (2 * M + 750, 12, struct.pack('<qq', 110, 100)),
+    ], [
+        (2 * M + 850, 5, struct.pack('<16sii', comm('child'), 200, -80)),
+        (2 * M + 950, 1, sw('child', 200, -80, 16, 'swapper/1', 0, 20)),
+        (2 * M + 1050, 6, struct.pack('<16sii', comm('child'), 200, -80)),
+    ]]
+    return sched_trace(d, {0: cpu0, 1: cpu1}, env=env, lost=lost)
+
+
+@test
+def perfetto_workload(ctx):
+    """export -f perfetto of a small workload: each event is report's,
+    with its values in the kernel's terms (prio, clone flags), times on
+    BOOTTIME; the processes and threads; markers; the system; a loss."""
+    d = workload_trace(os.path.join(ctx.tmp, 'w'), lost={1: {1: 5}})
+    out = os.path.join(ctx.tmp, 'w.pftrace')
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export -f perfetto')
+    check(r.returncode == 0 and r.stderr == 'ringtrace: the trace reports 5 events lost '
+          'while recording\n', 'exit %d: %r' % (r.returncode, r.stderr))
+    perfetto_check(d, out)
+    t = pf_text(out)
+    boot = lambda ns: 'timestamp: %d' % (ns + BOFF)
+    want = [
+        # The clocks at the first event, 1 ms of CLOCK_MONOTONIC.
+        'clocks {\n      clock_id: 6\n      timestamp: %d\n' % (1000000 + BOFF),
+        'clocks {\n      clock_id: 3\n      timestamp: 1000000\n',
+        'clocks {\n      clock_id: 1\n      timestamp: %d\n' % (1700000000250000000 + 1000000),
+        'utsname {\n      sysname: "Linux"\n      version: "#1 SMP PREEMPT_DYNAMIC Debian '
+        '6.12.57-1"\n      release: "6.12.0-synthetic"\n      machine: "aarch64"\n    }\n'
+        '    tracing_service_version: "ringtrace ',
+        'num_cpus: 2\n',
+        # The state dump: processes with their parent and name, threads.
+        'processes {\n      pid: 1\n      ppid: 0\n      cmdline: "init"\n    }\n'
+        '    processes {\n      pid: 100\n      ppid: 1\n      cmdline: "shell"\n    }\n'
+        '    threads {\n      tid: 101\n      tgid: 100\n    }\n  }\n  ' + boot(1000300),
+        # The fork: task_newtask, then the process just after it.
+        'pid: 100\n      task_newtask {\n        pid: 200\n        comm: "shell"\n'
+        '        clone_flags: 0\n',
+        'processes {\n      pid: 200\n      ppid: 100\n      cmdline: "shell"\n    }\n  }\n  '
+        + boot(2000101),
+        # The exec: the program as its cmdline.
+        'processes {\n      pid: 200\n      ppid: 100\n      cmdline: "/usr/bin/child"\n'
+        '    }\n  }\n  ' + boot(2000450),
+        # A thread: CLONE_THREAD (with CLONE_VM and CLONE_SIGHAND).
+        'task_newtask {\n        pid: 201\n        comm: "child"\n        clone_flags: 67840\n',
+        'threads {\n      tid: 201\n      tgid: 200\n    }\n  }\n  ' + boot(2000551),
+        # Priorities are the kernel's; prev_state as the kernel reports it.
+        boot(2000950) + '\n      pid: 200\n      sched_switch {\n        prev_comm: "child"\n'
+        '        prev_pid: 200\n        prev_prio: 20\n        prev_state: 16\n'
+        '        next_comm: "swapper/1"\n        next_pid: 0\n        next_prio: 120\n',
+        'sched_waking {\n        comm: "shell"\n        pid: 200\n        prio: 120\n'
+        '        target_cpu: 1\n',
+        'sched_process_exit {\n        comm: "child"\n        pid: 200\n        tgid: 200\n'
+        '        prio: 20\n',
+        'sched_process_free {\n        comm: "child"\n        pid: 200\n        prio: 20\n',
+        'sched_migrate_task {\n        comm: "shell-worker"\n        pid: 101\n'
+        '        prio: 120\n        orig_cpu: 0\n        dest_cpu: 1\n',
+        'task_rename {\n        pid: 200\n        oldcomm: "shell"\n        newcomm: "child"\n'
+        '        oom_score_adj: -100\n',
+        'sys_enter {\n        id: 57\n        args: 1\n        args: 2\n        args: 3\n'
+        '        args: 4\n        args: 5\n        args: 6\n      }',
+        'sys_exit {\n        id: 110\n        ret: 100\n',
+        'irq_handler_entry {\n        irq: 11\n        name: "virtio0"\n',
+        'irq_handler_exit {\n        irq: 11\n        ret: 1\n',
+        'softirq_entry {\n        vec: 1\n', 'softirq_exit {\n        vec: 1\n',
+        # Markers: atrace as it is, other text an instant, its | a broken bar.
+        'print {\n        buf: "B|100|build"\n',
+        'print {\n        buf: "I|100|hello\\302\\246world\\n"\n',
+        # Another module's event, generic.
+        'generic {\n        event_name: "mymod_sample"\n        field {\n          name: "delta"\n'
+        '          int_value: -5\n        }\n        field {\n          name: "count"\n'
+        '          uint_value: 1099511627776\n        }\n        field {\n          name: "label"\n'
+        '          str_value: "tick"\n        }\n        field {\n          name: "n"\n'
+        '          uint_value: 2\n        }\n        field {\n          name: "seq"\n'
+        '          str_value: "[-1, 7]"\n',
+        # The loss: counted.
+        'ftrace_stats {\n    phase: START_OF_TRACE\n    cpu_stats {\n      cpu: 0\n'
+        '      overrun: 0\n    }\n    cpu_stats {\n      cpu: 1\n      overrun: 0\n',
+        'ftrace_stats {\n    phase: END_OF_TRACE\n    cpu_stats {\n      cpu: 0\n'
+        '      overrun: 0\n    }\n    cpu_stats {\n      cpu: 1\n      overrun: 5\n',
+    ]
+    missing = [w for w in want if w not in t]
+    check(not missing, 'not in the export:\n%s\n--- export:\n%s' % (
+        '\n'.join(missing[:3]), t[:6000]))
+    # The loss: flagged on CPU 1's first bundle after it, only there.
+    bundles = t.split('ftrace_events {')[1:]
+    lost = [b for b in bundles if 'lost_events: true' in b]
+    check(len(bundles) == 3 and len(lost) == 1 and lost[0].startswith(
+        '\n    cpu: 1\n    event {\n      ' + boot(2000850)),
+          'bundles: %d, with lost_events: %r' % (len(bundles), lost))
+    # The state dump is the ProcessTree, not events.
+    check('statedump' not in t, 'a state dump event in the export')
+
+
+@test
+def perfetto_clock_env(ctx):
+    """A trace of an older module, without boottime_offset and machine:
+    times stay CLOCK_MONOTONIC's, system calls x86_64's, said in one line;
+    without sched_waking (it had sched_wakeup) and sched_process_free, the
+    same line says so too.  A boottime_offset that is not a number of
+    nanoseconds is said and taken as 0."""
+    older = 'the trace is of an older ringtrace.ko: '
+    no_clock = ('no env boottime_offset (its CLOCK_MONOTONIC times are written as BOOTTIME), '
+                'no env machine (system calls are named as x86_64\'s)')
+    no_events = ('no event sched_waking (Perfetto shows no wakers and no runnable time), '
+                 'no event sched_process_free (Perfetto ends no thread)')
+    for i, (env, events, say) in enumerate((
+            ('', True, older + no_clock),
+            ('', False, older + no_clock + ', ' + no_events),
+            ('\tboottime_offset = "-3";\n\tmachine = "x86_64";\n', True,
+             "the trace's boottime_offset '-3' is not a number of nanoseconds: taken as 0"),
+            (SCHED_ENV, False, older + no_events))):
+        d = workload_trace(os.path.join(ctx.tmp, 'e%d' % i), env=env)
+        if not events:
+            # An older module's metadata: sched_wakeup, no sched_process_free.
+            path = os.path.join(d, 'metadata')
+            text = open(path).read()
+            check('"sched_waking"' in text and '"sched_process_free"' in text, 'metadata')
+            open(path, 'w').write(text.replace('"sched_waking"', '"sched_wakeup"').replace(
+                '"sched_process_free"', '"sched_process_gone"'))
+        out = d + '.pftrace'
+        r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+        clean_run(r, 'export')
+        check(r.returncode == 0 and r.stderr == 'ringtrace: %s\n' % say,
+              'exit %d, stderr %r' % (r.returncode, r.stderr))
+        perfetto_check(d, out)
+        t = pf_text(out)
+        boff = 0 if env != SCHED_ENV else BOFF
+        check('clock_id: 6\n      timestamp: %d\n' % (1000000 + boff) in t and
+              'machine: "%s"' % ('aarch64' if env == SCHED_ENV else 'x86_64') in t,
+              'clocks or machine: %s' % t[:800])
+        check(('sched_waking {' in t) == events and ('sched_wakeup {' in t) != events and
+              ('sched_process_free {' in t) == events,
+              'sched_waking, sched_wakeup, sched_process_free: %s' % t)
+
+
+@test
+def perfetto_streams(ctx):
+    """Binary goes to a file or a pipe, not to a terminal; what exports
+    to stdout is what exports to -o; memory stays flat whatever the
+    trace's size (bundles are flushed, never kept)."""
+    import pty
+    d = workload_trace(os.path.join(ctx.tmp, 'w'))
+    out = d + '.pftrace'
+    r = rt('export', '-f', 'perfetto', '-o', out, d)
+    check(r.returncode == 0, r.stderr)
+    r = subprocess.run([RINGTRACE, 'export', '-f', 'perfetto', d], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    check(r.returncode == 0 and r.stdout == open(out, 'rb').read(),
+          'stdout differs from -o: exit %d, %d bytes' % (r.returncode, len(r.stdout)))
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([RINGTRACE, 'export', '-f', 'perfetto', d], stdout=slave,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+    finally:
+        os.close(slave)
+        os.close(master)
+    check(r.returncode == 1 and r.stderr.startswith('ringtrace export: -f perfetto writes a '
+                                                    'binary file: -o FILE names it'),
+          'to a terminal: exit %d, %r' % (r.returncode, r.stderr))
+
+    # 2 x 300k system calls: 14 MB of export, under an 8 MiB limit of data
+    # (heap and anonymous maps: RLIMIT_DATA).  What the exporter keeps is
+    # bounded: it needs less than 1 MiB of it.
+    p = os.path.join(ctx.tmp, 'big')
+    uuid = bytes(range(16))
+    os.makedirs(p)
+    with open(os.path.join(p, 'metadata'), 'w') as f:
+        f.write(gentrace.metadata(uuid, 1700000000, 0, SCHED_EVENTS).replace(
+            '\ttracer_name', SCHED_ENV + '\ttracer_name'))
+    for cpu in (0, 1):
+        with open(os.path.join(p, 'cpu%d' % cpu), 'wb') as f:
+            f.write(make_packet(uuid, cpu, 0, [(1000, 1, sw('a', 0, 20, 0, 'w', 10 + cpu, 20))]))
+            for seq in range(1, 1501):
+                f.write(make_packet(uuid, cpu, seq, [
+                    (2000 + 2 * i, 11, struct.pack('<q6Q', 39, i, 0, 0, 0, 0, 0))
+                    if i % 2 == 0 else (2000 + 2 * i, 12, struct.pack('<qq', 39, i))
+                    for i in range(seq * 200, seq * 200 + 200)]))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (8 << 20, 8 << 20))
+
+    r = subprocess.run([RINGTRACE, 'export', '-f', 'perfetto', '-o', p + '.pftrace', p],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, preexec_fn=limit)
+    size = os.path.getsize(p + '.pftrace') if os.path.exists(p + '.pftrace') else 0
+    check(r.returncode == 0 and size > 12 << 20, '2 x 300k events in 8 MiB of data: exit %d, '
+          '%d bytes written: %s' % (r.returncode, size, r.stderr))
+
+
+@test
+def perfetto_damaged(ctx):
+    """A damaged trace: what is intact is exported (report's events,
+    one for one), the damage said, exit 3; --strict fails."""
+    d = workload_trace(os.path.join(ctx.tmp, 'w'))
+    path = os.path.join(d, 'cpu0')
+    data = bytearray(open(path, 'rb').read())
+    pkts = packets_of(data)
+    struct.pack_into('<I', data, pkts[0] + OFF['magic'], 0xdeadbeef)
+    open(path, 'wb').write(data)
+    out = d + '.pftrace'
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export')
+    check(r.returncode == 3 and 'damaged: %s/cpu0: ' % d in r.stderr,
+          'exit %d: %r' % (r.returncode, r.stderr))
+    perfetto_check(d, out)
+    t = pf_text(out)
+    check('irq_handler_entry' in t and 'task_rename' in t,
+          'the intact packets of both CPUs are not all there')
+    check('pid: 100\n      ppid: 1' not in t, 'the damaged packet\'s state dump is there')
+    r = rt('export', '--strict', '-f', 'perfetto', '-o', out, d, asan=True)
+    check(r.returncode == 1 and 'cpu0' in r.stderr, 'strict: exit %d: %r' % (
+        r.returncode, r.stderr))
+
+
+@test
+def perfetto_high_cpus(ctx):
+    """Perfetto refuses a whole trace with a bundle of CPU 1024 or more:
+    such a CPU's events are left out and counted; times past 2^63 ns
+    too."""
+    d = sched_trace(os.path.join(ctx.tmp, 'h'), {
+        3: [[(1000, 1, sw('a', 7, 20, 0, 'b', 8, 20)), (2000, 12, struct.pack('<qq', 3, 0)),
+             (1 << 40, 12, struct.pack('<qq', 3, 0))]],
+        1500: [[(1000, 1, sw('a', 9, 20, 0, 'c', 10, 20)), (3000, 12, struct.pack('<qq', 3, 0))]],
+    }, env=SCHED_ENV)
+    out = d + '.pftrace'
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export')
+    check(r.returncode == 0 and 'ringtrace: 2 events left out: Perfetto reads CPUs below '
+          '1024 only\n' in r.stderr, 'exit %d: %r' % (r.returncode, r.stderr))
+    t = pf_text(out)
+    check(t.count('ftrace_events {') == 1 and 'cpu: 3\n' in t and 'cpu: 1500\n' not in t
+          .split('ftrace_stats')[0] and 'num_cpus: 1501' in t, t[:3000])
+    m = os.path.join(d, 'metadata')
+    # A clock of 1 Hz: 2^40 cycles are 2^40 s, past 2^63 ns.
+    text = open(m).read().replace('freq = 1000000000;', 'freq = 1;')
+    open(m, 'w').write(text)
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export, 1 Hz')
+    check(r.returncode == 0 and 'ringtrace: 1 events left out: their time is past what '
+          "Perfetto's nanoseconds hold (2^63)\n" in r.stderr, 'exit %d: %r' % (
+              r.returncode, r.stderr))
+    t = pf_text(out)
+    check(t.count('sys_exit {') == 1 and 'timestamp: %d\n' % (2000 * 10**9 + BOFF) in t,
+          'the events of CPU 3 in range: %s' % t[:3000])
+
+
 def mutate(rng, data):
     data = bytearray(data)
     for _ in range(rng.randint(1, 8)):
@@ -1593,8 +2053,8 @@ def mutate(rng, data):
 @test
 def fuzz(ctx):
     """Random corruption of streams (plain and zstd) and metadata: the
-    ASan/UBSan CLI (check, report, unpack, export -f lttng) exits 0, 1 or 3
-    with a `ringtrace:` message, never crashes."""
+    ASan/UBSan CLI (check, report, unpack, export -f lttng and perfetto)
+    exits 0, 1 or 3 with a `ringtrace:` message, never crashes."""
     rng = random.Random(12345)
     plain, _ = ctx.gen('--lose', '0.02', events=300, cpus=2, subbuf=512)
     comp, _ = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', events=300,
@@ -1609,10 +2069,12 @@ def fuzz(ctx):
         target = os.path.join(c, rng.choice(files) if i % 5 else 'metadata')
         data = open(target, 'rb').read()
         open(target, 'wb').write(mutate(rng, data))
-        cmd = ('check', 'report', 'unpack', 'lttng')[i % 4]
+        cmd = ('check', 'report', 'unpack', 'lttng', 'perfetto')[i % 5]
         args = [cmd, c] + ([c + '-out', ] if cmd == 'unpack' else [])
         if cmd == 'lttng':
             args = ['export', '-f', 'lttng', '-o', c + '-out', c]
+        if cmd == 'perfetto':
+            args = ['export', '-f', 'perfetto', '-o', c + '.pftrace', c]
         shutil.rmtree(c + '-out', ignore_errors=True)
         r = rt(*args, asan=True)
         if r.returncode not in (0, 1, 3) or 'Sanitizer' in r.stderr or \
