@@ -2,7 +2,7 @@
 /*
  * ringtrace export: a trace directory in the formats viewers read, one
  * file per format (export.h): systrace (export_systrace.c), chrome-json
- * (export_chrome.c).
+ * (export_chrome.c), perfetto (export_perfetto.c).
  *
  * Every format streams: the CPUs merged in time order, each event with its
  * thread (rt_threads), the format's memory following the number of
@@ -19,7 +19,8 @@
 #include "export.h"
 
 static const struct export_format *const formats[] = {
-	&export_systrace, &export_chrome_json,
+	&export_systrace, &export_chrome_json, &export_lttng,
+	&export_perfetto,
 };
 
 /* ---- what the formats share ------------------------------------------------------- */

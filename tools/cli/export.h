@@ -19,7 +19,7 @@
 #include "cli.h"
 
 /* The -f names, for messages and --help; export.c's table holds them. */
-#define EXPORT_FORMATS	"systrace, chrome-json"
+#define EXPORT_FORMATS	"systrace, chrome-json, lttng, perfetto"
 
 struct export_ctx {
 	const char *out;		/* -o, or NULL: stdout */
@@ -46,6 +46,7 @@ struct export_format {
 };
 
 extern const struct export_format export_systrace, export_chrome_json;
+extern const struct export_format export_lttng, export_perfetto;
 
 /* ---- what the formats share (export.c) ------------------------------------------- */
 

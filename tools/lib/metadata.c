@@ -1424,7 +1424,7 @@ static int copy_labels(struct parser *p, const struct ty *t,
 	return 0;
 }
 
-const char *rt_field_label(const struct rt_field_desc *d, int64_t value)
+int rt_field_label_index(const struct rt_field_desc *d, int64_t value)
 {
 	unsigned int lo = 0, hi = d->nr_labels;
 
@@ -1438,9 +1438,16 @@ const char *rt_field_label(const struct rt_field_desc *d, int64_t value)
 		else if (value > l->hi)
 			lo = mid + 1;
 		else
-			return l->label;
+			return (int)mid;
 	}
-	return NULL;
+	return -1;
+}
+
+const char *rt_field_label(const struct rt_field_desc *d, int64_t value)
+{
+	int i = rt_field_label_index(d, value);
+
+	return i < 0 ? NULL : d->labels[i].label;
 }
 
 static int convert_fields(struct parser *p, const struct ty *st,

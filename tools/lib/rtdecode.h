@@ -327,6 +327,8 @@ uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i);
 int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
 /* The enum label of @value for field @d, or NULL (not an enum, no label). */
 const char *rt_field_label(const struct rt_field_desc *d, int64_t value);
+/* Its index in @d->labels, or -1. */
+int rt_field_label_index(const struct rt_field_desc *d, int64_t value);
 /* "[seconds.nanoseconds]"; wall adds the clock's offset (epoch time). */
 void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 		  uint64_t cycles, bool wall);

@@ -28,6 +28,7 @@ check "the trace is on the host and reads" test $? -eq 0
 check "the CTF copy is on the host and babeltrace2 reads it" \
 	babeltrace2 "${trace%/trace}/ctf" -o dummy
 check "the Perfetto exports are on the host" \
-	test -s "${trace%/trace}/trace.json" -a -s "${trace%/trace}/trace.systrace"
+	test -s "${trace%/trace}/trace.pftrace" -a -s "${trace%/trace}/trace.json" \
+	-a -s "${trace%/trace}/trace.systrace"
 rm -f "$log"
 check_summary demo

@@ -15,9 +15,10 @@
  * entry out.  The files are written into one temporary directory, and the
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, export -f
- * systrace, export -f chrome-json and check -v -- the metadata parser,
- * the packet walk, thread attribution, the reports, --stat and every
- * export format.  Their output goes to /dev/null.
+ * systrace, export -f chrome-json, export -f lttng (into a directory
+ * beside, removed after each input), export -f perfetto and check -v --
+ * the metadata parser, the packet walk, thread attribution, the reports,
+ * --stat and every export format.  Their output goes to /dev/null.
  *
  * A failure: any sanitizer report or leak, a command that exits (die(),
  * usage_error()) instead of returning its status, or returns anything but
@@ -36,6 +37,8 @@
 #define MAX_FILES	32
 
 static char dir[PATH_MAX];
+/* export -f lttng's output: OUT/kernel/{metadata,channel0_N}. */
+static char out[PATH_MAX + 8];
 
 static void remove_files(void)
 {
@@ -54,8 +57,31 @@ static void remove_files(void)
 	closedir(d);
 }
 
+/* What export -f lttng wrote, if it wrote anything. */
+static void remove_out(void)
+{
+	char kernel[PATH_MAX + 16], path[PATH_MAX + NAME_MAX + 32];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(kernel, sizeof(kernel), "%s/kernel", out);
+	d = opendir(kernel);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", kernel, de->d_name);
+			unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(kernel);
+	rmdir(out);
+}
+
 static void remove_dir(void)
 {
+	remove_out();
 	remove_files();
 	rmdir(dir);
 }
@@ -71,6 +97,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		perror(dir);
 		exit(2);
 	}
+	snprintf(out, sizeof(out), "%s-lttng", dir);
 	atexit(remove_dir);
 	if (!freopen("/dev/null", "w", stdout)) {
 		perror("/dev/null");
@@ -126,24 +153,25 @@ static void unpack(const uint8_t *data, size_t size)
 }
 
 /* `ringtrace NAME ARGS... DIR`, as main() runs it. */
-static void run(const struct command *cmd, const char *a1, const char *a2)
+static void run(const struct command *cmd, const char *a1, const char *a2,
+		const char *a3, const char *a4)
 {
-	char *argv[5];
+	const char *args[] = { a1, a2, a3, a4 };
+	char *argv[7];
 	int argc = 0, status;
 
 	argv[argc++] = (char *)cmd->name;
-	if (a1)
-		argv[argc++] = (char *)a1;
-	if (a2)
-		argv[argc++] = (char *)a2;
+	for (int i = 0; i < 4 && args[i]; i++)
+		argv[argc++] = (char *)args[i];
 	argv[argc++] = dir;
 	argv[argc] = NULL;
 	current_cmd = cmd;
 	optind = 0;		/* glibc: start afresh, as for a new argv */
 	status = cmd->run(argc, argv);
 	if (status != 0 && status != 1 && status != EXIT_DAMAGED) {
-		fprintf(stderr, "fuzz_decoder: ringtrace %s %s %s: status %d\n",
-			cmd->name, a1 ? a1 : "", a2 ? a2 : "", status);
+		fprintf(stderr, "fuzz_decoder: ringtrace %s %s %s %s %s: status %d\n",
+			cmd->name, a1 ? a1 : "", a2 ? a2 : "", a3 ? a3 : "",
+			a4 ? a4 : "", status);
 		abort();
 	}
 }
@@ -152,10 +180,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	remove_files();
 	unpack(data, size);
-	run(&cmd_report, NULL, NULL);
-	run(&cmd_report, "--stat", NULL);
-	run(&cmd_export, "-f", "systrace");
-	run(&cmd_export, "-f", "chrome-json");
-	run(&cmd_check, "-v", NULL);
+	run(&cmd_report, NULL, NULL, NULL, NULL);
+	run(&cmd_report, "--stat", NULL, NULL, NULL);
+	run(&cmd_export, "-f", "systrace", NULL, NULL);
+	run(&cmd_export, "-f", "chrome-json", NULL, NULL);
+	run(&cmd_export, "-f", "lttng", "-o", out);
+	remove_out();
+	run(&cmd_export, "-f", "perfetto", "-o", "/dev/null");
+	run(&cmd_check, "-v", NULL, NULL, NULL);
 	return 0;
 }

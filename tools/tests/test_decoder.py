@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import struct
 import subprocess
@@ -197,6 +198,7 @@ def bt2_agrees(d, e):
 
 sys.path.insert(0, HERE)
 import gentrace  # noqa: E402  (its metadata() writes module/ctf.c's TSDL)
+import perfetto_schema  # noqa: E402
 
 SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
                 ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
@@ -402,7 +404,8 @@ def typed_field_lookups(ctx):
                        (5000, 3, struct.pack('<qq', 1 << 40, 0))]])
     for t in (d, d2, d3):
         for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
-                     ['export', '-f', 'chrome-json'], ['check']):
+                     ['export', '-f', 'chrome-json'],
+                     ['export', '-f', 'perfetto', '-o', t + '.pftrace'], ['check']):
             r = rt(*(args + [t]), asan=True)
             what = '%s %s' % (' '.join(args), os.path.basename(t))
             clean_run(r, what)
@@ -436,6 +439,7 @@ def slow_clock(ctx):
     open(m, 'w').write(text)
     for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
                  ['export', '-f', 'chrome-json'], ['report', '--begin', '1e30'],
+                 ['export', '-f', 'perfetto', '-o', d + '.pftrace'],
                  ['report', '--end', '+8000h']):
         r = rt(*(args + [d]), asan=True)
         clean_run(r, ' '.join(args))
@@ -723,7 +727,8 @@ def cpu_ids_are_bounded(ctx):
     os.unlink(os.path.join(c, 'cpu0'))
     open(os.path.join(c, 'cpu8191'), 'wb').write(data)
     for args in (['report'], ['report', '--stat'], ['export', '-f', 'systrace'],
-                 ['export', '-f', 'chrome-json'], ['check']):
+                 ['export', '-f', 'chrome-json'],
+                 ['export', '-f', 'perfetto', '-o', c + '.pftrace'], ['check']):
         r = rt(*(args + [c]), asan=True)
         clean_run(r, ' '.join(args))
         check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
@@ -1096,6 +1101,935 @@ def cli_control_files(ctx):
     check(r.returncode == 1 and 'ringtrace: ' in r.stderr, repr(r.stderr))
 
 
+# ---- export -f lttng ---------------------------------------------------------
+
+LTTNG_CHECK = os.path.join(HERE, 'lttng_check.py')
+
+# module/probes.c's and statedump.c's layouts (Documentation/ringtrace/events.rst).
+KERNEL_EVENTS = [
+    gentrace.EVENTS[0],
+    (1, 'sched_switch', SCHED_SWITCH),
+    (2, 'sched_wakeup', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                         ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
+    (4, 'sched_process_fork', [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
+                               ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
+                               ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)]),
+    (5, 'sched_process_exec', [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
+                               ('uint16_t', 'filename_len', None),
+                               ('utf8_t', 'filename', 'filename_len')]),
+    (7, 'irq_handler_entry', [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
+                              ('utf8_t', 'name', 'name_len')]),
+    (8, 'irq_handler_exit', [('int32_t', 'irq', None), ('int32_t', 'ret', None)]),
+    (9, 'irq_softirq_entry', [('uint32_t', 'vec', None)]),
+    (10, 'irq_softirq_exit', [('uint32_t', 'vec', None)]),
+    (11, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
+    (12, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)]),
+    (13, 'ringtrace_statedump_task', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                      ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)]),
+    (14, 'ringtrace_statedump_cpu', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                     ('utf8_t', 'comm', 16)]),
+    (15, 'task_rename', [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
+                         ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)]),
+]
+SYSCALL_ENUM = 'enum : int64_t { "read" = 0, "stat" = 4, "getppid" = 110 } id;'
+
+
+def kpacket(uuid, cpu, seq, events, begin, end, discarded=0):
+    """A packet of (time, id, payload) events with extended headers."""
+    body = b''.join(struct.pack('<IQ', 31 | eid << 5, ts) + payload
+                    for ts, eid, payload in events)
+    size = HEADER.size + len(body)
+    return HEADER.pack(0xC1FC1FC1, uuid, 0, cpu, begin, end, size * 8, size * 8,
+                       seq, discarded, cpu, len(events)) + body
+
+
+def kernel_trace(d, streams):
+    """A trace of KERNEL_EVENTS, the system call ids an enum as the
+    module declares them; streams: {cpu: [(begin, end, discarded, events)]}."""
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
+    meta = meta.replace('fields := struct { int64_t id;',
+                        'fields := struct { %s' % SYSCALL_ENUM)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta)
+    for cpu, packets in streams.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, (b, e, disc, evs) in enumerate(packets):
+                f.write(kpacket(uuid, cpu, seq, evs, b, e, disc))
+    return d
+
+
+def comm(s):
+    return s.encode().ljust(16, b'\0')
+
+
+def lttng_export(ctx, d, status=0, name='lttng'):
+    """export -f lttng of d (ASan build): the output directory, checked by
+    lttng_check.py; its counts."""
+    out = os.path.join(ctx.tmp, name)
+    r = rt('export', '-f', 'lttng', '-o', out, d, asan=True)
+    clean_run(r, 'export -f lttng')
+    check(r.returncode == status, 'export -f lttng exit %d: %s' % (r.returncode, r.stderr[-1500:]))
+    js = out + '.json'
+    c = run([sys.executable, LTTNG_CHECK, out, '--json', js])
+    check(c.returncode == 0, 'lttng_check: %s' % c.stdout[-2000:])
+    return out, json.load(open(js)), r
+
+
+# What report's event names are in LTTng's (None: not an event of its own).
+def lttng_name_of(name):
+    if name.startswith('syscall_entry_'):
+        return 'syscall_entry'
+    if name.startswith('syscall_exit_'):
+        return 'syscall_exit'
+    return {'lttng_logger': 'ringtrace_marker',
+            'lttng_statedump_process_state': 'ringtrace_statedump_task',
+            'lttng_statedump_start': None, 'lttng_statedump_end': None}.get(name, name)
+
+
+def bt2_lttng(out):
+    """(cycles, cpu, name, fields) of each event babeltrace2 reads from an
+    export, and the events it says were discarded per CPU."""
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    check(r.returncode == 0, 'babeltrace2 on the export: %s' % r.stderr[-2000:])
+    events = []
+    for l in r.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, \{ ?(.*?) ?\}$', l)
+        check(m, 'unexpected babeltrace2 line: ' + l)
+        events.append((int(m.group(1)), int(m.group(3)), m.group(2), m.group(4)))
+    lost = {}
+    for l in r.stderr.splitlines():
+        m = re.search(r'Tracer discarded (\d+) events? .*stream "[^"]*/channel0_(\d+)"', l)
+        if m:
+            lost[int(m.group(2))] = lost.get(int(m.group(2)), 0) + int(m.group(1))
+        elif l.startswith('WARNING'):
+            raise Fail('unexpected babeltrace2 warning: ' + l)
+    return events, lost
+
+
+@test
+def export_lttng_kernel_events(ctx):
+    """Each of ringtrace's kernel events as LTTng 2.13 names and lays it
+    out, babeltrace2 reads the values back, the state dump's statuses,
+    losses, every CPU's stream over the whole trace, and lttng-analyses
+    counts the system calls per thread."""
+    T = 10**9
+    getppid = struct.pack('<q6Q', 110, 0, 0, 0, 0, 0, 0)
+    streams = {
+        0: [(T, T + 900, 0, [
+            (T + 10, 14, struct.pack('<ii', 100, 100) + comm('worker')),
+            (T + 20, 13, struct.pack('<iii', 2, 2, 0) + comm('kthreadd')),
+            (T + 21, 13, struct.pack('<iii', 50, 50, 2) + comm('kworker/0:1')),
+            (T + 22, 13, struct.pack('<iii', 100, 100, 1) + comm('worker')),
+            (T + 23, 13, struct.pack('<iii', 101, 100, 1) + comm('worker-t')),
+            (T + 24, 7, struct.pack('<iH', 24, 7) + b'virtio0'),
+            (T + 25, 13, struct.pack('<iii', 1, 1, 0) + comm('init')),
+            (T + 30, 1, struct.pack('<16siiq16sii', comm('x'), 0, 20, 0,
+                                    comm('worker'), 100, 20)),
+            (T + 40, 11, getppid), (T + 41, 12, struct.pack('<qq', 110, 100)),
+            (T + 50, 11, struct.pack('<q6Q', 0, 3, 140000, 4096, 9, 9, 9)),
+            (T + 60, 12, struct.pack('<qq', 0, 17)),
+            (T + 70, 11, struct.pack('<q6Q', 4, 5550000, 777, 0, 0, 0, 0)),
+            (T + 80, 12, struct.pack('<qq', 4, -2)),
+            (T + 90, 11, struct.pack('<q6Q', 999, 1, 2, 3, 4, 5, 6)),
+            (T + 95, 12, struct.pack('<qq', 999, -38)),
+            (T + 100, 0, marker(b'hello\n')),
+            (T + 110, 4, comm('worker') + struct.pack('<ii', 100, 100) + comm('worker') +
+             struct.pack('<ii', 102, 102)),
+            (T + 120, 5, struct.pack('<iiH', 102, 102, 7) + b'/bin/ls'),
+            (T + 130, 15, struct.pack('<i', 101) + comm('worker-t') + comm('named') +
+             struct.pack('<h', -5)),
+            (T + 140, 9, struct.pack('<I', 3)), (T + 150, 10, struct.pack('<I', 3)),
+            (T + 160, 8, struct.pack('<ii', 24, 1)),
+            (T + 170, 2, comm('worker-t') + struct.pack('<iii', 101, 20, 1)),
+        ])],
+        1: [(T + 5, T + 200, 0, [
+            (T + 15, 14, struct.pack('<ii', 0, 0) + comm('swapper/1')),
+            (T + 200, 1, struct.pack('<16siiq16sii', comm('swapper/1'), 0, 20, 0,
+                                     comm('worker-t'), 101, 20))]),
+            (T + 300, T + 2 * T, 4, [
+                (T + 300, 11, getppid), (T + 310, 12, struct.pack('<qq', 110, 100)),
+                (T + 320, 11, getppid), (T + 330, 12, struct.pack('<qq', 110, 100))])],
+        3: [(T + 50, T + 60, 0, [(T + 55, 9, struct.pack('<I', 9))])],
+    }
+    d = kernel_trace(os.path.join(ctx.tmp, 'k'), streams)
+    out, info, r = lttng_export(ctx, d)
+    check('the trace reports 4 events lost' in r.stderr, 'loss warning: %r' % r.stderr)
+    meta = open(os.path.join(out, 'kernel', 'metadata')).read()
+    check(meta.startswith('/* CTF 1.8 */\n'), meta[:100])
+    for line in ('\tdomain = "kernel";', '\ttracer_name = "lttng-modules";',
+                 '\ttracer_major = 2;', '\ttracer_minor = 13;', '\ttracer_patchlevel = 9;',
+                 '\thostname = "gentrace";', '\tkernel_release = "6.12.0-synthetic";',
+                 '\ttrace_name = "k";', '\toffset = 1700000000500000000;'):
+        check(line + '\n' in meta, 'metadata lacks %r' % line)
+    check(sorted(os.listdir(out)) == ['kernel'] and
+          sorted(os.listdir(os.path.join(out, 'kernel'))) ==
+          ['channel0_0', 'channel0_1', 'channel0_3', 'metadata'],
+          'files: %s' % os.listdir(os.path.join(out, 'kernel')))
+    # The streams span the trace: its first event to its last packet end.
+    for cpu, c in info['cpus'].items():
+        check(c['begin'] == T + 10 and c['end'] == 2 * T + T,
+              'CPU %s spans [%s, %s]' % (cpu, c['begin'], c['end']))
+    check(info['cpus']['1']['discarded'] == 4, 'discarded: %s' % info['cpus'])
+    events, lost = bt2_lttng(out)
+    check(lost == {1: 4}, 'babeltrace2 reports discarded events %s' % lost)
+    got = {(e[2], e[3]) for e in events}
+    want = [
+        ('lttng_statedump_process_state', 'tid = 2, pid = 2, ppid = 0, name = "kthreadd", '
+         'type = 1, mode = 5, submode = 0, status = 5, cpu = 0, file_table_address = 0x0'),
+        ('lttng_statedump_process_state', 'tid = 50, pid = 50, ppid = 2, name = "kworker/0:1", '
+         'type = 1, mode = 5, submode = 0, status = 5, cpu = 0, file_table_address = 0x0'),
+        ('lttng_statedump_process_state', 'tid = 100, pid = 100, ppid = 1, name = "worker", '
+         'type = 0, mode = 5, submode = 0, status = 2, cpu = 0, file_table_address = 0x0'),
+        ('lttng_statedump_process_state', 'tid = 101, pid = 100, ppid = 1, name = "worker-t", '
+         'type = 0, mode = 5, submode = 0, status = 5, cpu = 0, file_table_address = 0x0'),
+        ('sched_switch', 'prev_comm = "x", prev_tid = 0, prev_prio = 20, prev_state = 0, '
+         'next_comm = "worker", next_tid = 100, next_prio = 20'),
+        ('syscall_entry_getppid', ''), ('syscall_exit_getppid', 'ret = 100'),
+        ('syscall_entry_read', 'fd = 3, count = 4096'),
+        ('syscall_exit_read', 'ret = 17, buf = 140000'),
+        ('syscall_entry_newstat', 'filename = ""'),
+        ('syscall_exit_newstat', 'ret = -2, statbuf = 777'),
+        ('syscall_entry_unknown', 'id = 999, args = [ [0] = 1, [1] = 2, [2] = 3, [3] = 4, '
+         '[4] = 5, [5] = 6 ]'),
+        ('syscall_exit_unknown', 'id = 999, ret = -38, args = [ [0] = 1, [1] = 2, [2] = 3, '
+         '[3] = 4, [4] = 5, [5] = 6 ]'),
+        ('lttng_logger', '_msg_length = 6, msg = "hello\\n"'),
+        ('sched_process_fork', 'parent_comm = "worker", parent_tid = 100, parent_pid = 100, '
+         'parent_ns_inum = 0, child_comm = "worker", child_tid = 102, _vtids_length = 1, '
+         'vtids = [ [0] = 102 ], child_pid = 102, child_ns_inum = 0'),
+        ('sched_process_exec', 'filename = "/bin/ls", tid = 102, old_tid = 102'),
+        ('task_rename', 'tid = 101, oldcomm = "worker-t", newcomm = "named", '
+         'oom_score_adj = -5'),
+        ('irq_handler_entry', 'irq = 24, name = "virtio0"'),
+        ('irq_handler_exit', 'irq = 24, ret = 1'),
+        ('irq_softirq_entry', 'vec = 3'), ('irq_softirq_exit', 'vec = 3'),
+        ('sched_wakeup', 'comm = "worker-t", tid = 101, prio = 20, target_cpu = 1'),
+        ('lttng_statedump_start', ''), ('lttng_statedump_end', ''),
+    ]
+    for w in want:
+        check(w in got, 'babeltrace2 has no %s: { %s }; it has %s' % (
+            w[0], w[1], sorted(x for x in got if x[0] == w[0])))
+    # The dump: start before its first task, end at the first event that
+    # is not the dump nor an interrupt (the switch at T + 30), on CPU 0.
+    dump = [(e[0], e[1], e[2]) for e in events if e[2].startswith('lttng_statedump')]
+    check(dump[0] == (T + 20, 0, 'lttng_statedump_start') and
+          dump[-1] == (T + 30, 0, 'lttng_statedump_end') and len(dump) == 7,
+          'state dump: %s' % dump)
+    # Every event on its CPU at its time; the names as report's.
+    rep = rt('report', d)
+    want_ev = []
+    for l in rep.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\.(\d+)\] cpu(\d+) \S+ (\w+):', l)
+        if m and m.group(4) != 'ringtrace_statedump_cpu':
+            want_ev.append((int(m.group(1)) * T + int(m.group(2)), int(m.group(3)), m.group(4)))
+    have = [(e[0], e[1], lttng_name_of(e[2])) for e in events if lttng_name_of(e[2])]
+    check(sorted(have) == sorted(want_ev), 'events differ from report:\n%s\n%s' % (
+        sorted(set(have) ^ set(want_ev))[:8], len(have)))
+    # lttng-analyses: the system calls per thread (CPU 1 switched to 101),
+    # in its default intersection mode too (every stream spans the trace).
+    a = os.path.join(ctx.tmp, 'analyses.json')
+    r = run([sys.executable, LTTNG_CHECK, out, '--analyses', a, '--no-intersection-too'])
+    check(r.returncode == 0, 'lttng-analyses: %s' % r.stdout[-2000:])
+    a = json.load(open(a))
+    want = {'100': {'getppid': 1, 'read': 1, 'newstat': 1, 'unknown': 1}, '101': {'getppid': 2}}
+    check(a['syscalls'] == want and a['syscalls_no_intersection'] == want,
+          'lttng-syscallstats: %s, with --no-intersection %s' % (
+              a['syscalls'], a['syscalls_no_intersection']))
+    check(a['irqs'] == {'24': {'name': 'virtio0', 'count': 1}}, 'lttng-irqstats: %s' % a['irqs'])
+    check({'100', '101'} <= set(a['cputop']), 'lttng-cputop: %s' % a['cputop'])
+
+
+# The scheduler events ringtrace.ko adds for the viewers, as the module
+# names them, and LTTng 2.13.9's declarations of them (lttng-modules'
+# include/instrumentation/events/sched.h; the same in a real recording).
+SCHED_VIEWER_EVENTS = [
+    (16, 'sched_waking', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                          ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
+    (17, 'sched_process_free', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                                ('int32_t', 'prio', None)]),
+    (18, 'sched_migrate_task', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                                ('int32_t', 'prio', None), ('int32_t', 'orig_cpu', None),
+                                ('int32_t', 'dest_cpu', None)]),
+]
+LTTNG_INT = 'integer { size = %d; align = 8; signed = %d; encoding = %s; base = 10; } _%s;'
+LTTNG_COMM = 'integer { size = 8; align = 8; signed = 1; encoding = UTF8; base = 10; } _comm[16];'
+LTTNG_SCHED_DECLS = {
+    'sched_waking': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
+                                    for f in ('tid', 'prio', 'target_cpu')],
+    'sched_process_free': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
+                                          for f in ('tid', 'prio')],
+    'sched_migrate_task': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
+                                          for f in ('tid', 'prio', 'orig_cpu', 'dest_cpu')],
+}
+
+
+@test
+def export_lttng_scheduler_events(ctx):
+    """sched_waking, sched_process_free and sched_migrate_task, and the
+    env's machine, kernel_version and boottime_offset, as ringtrace.ko
+    writes them: LTTng 2.13's declarations, the values babeltrace2 reads
+    back, the waking attributed to the thread running where it fired
+    (lttng-schedtop's waker, Trace Compass's critical path) and the
+    migration counted by lttng-cputop."""
+    T = 10**9
+
+    def switch(prev, ptid, nxt, ntid, state=0):
+        return struct.pack('<16siiq16sii', comm(prev), ptid, 20, state, comm(nxt), ntid, 20)
+
+    streams = {
+        0: [(T, T + 1000, 0, [
+            (T + 10, 1, switch('swapper/0', 0, 'waker', 200)),
+            (T + 20, 16, comm('sleeper') + struct.pack('<iii', 201, 20, 1)),
+            (T + 25, 18, comm('sleeper') + struct.pack('<iiii', 201, 20, 0, 1)),
+            (T + 60, 17, comm('gone') + struct.pack('<ii', 300, 20)),
+            (T + 900, 1, switch('waker', 200, 'swapper/0', 0, 1)),
+        ])],
+        1: [(T, T + 1000, 0, [
+            (T + 15, 1, switch('sleeper', 201, 'swapper/1', 0, 1)),
+            (T + 30, 2, comm('sleeper') + struct.pack('<iii', 201, 20, 1)),
+            (T + 50, 1, switch('swapper/1', 0, 'sleeper', 201)),
+            (T + 800, 1, switch('sleeper', 201, 'swapper/1', 0, 1)),
+        ])],
+    }
+    uuid = bytes(range(16, 32))
+    d = os.path.join(ctx.tmp, 'sched')
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 0, KERNEL_EVENTS + SCHED_VIEWER_EVENTS)
+    meta = meta.replace('fields := struct { int64_t id;', 'fields := struct { %s' % SYSCALL_ENUM)
+    env_more = ('\tmachine = "x86_64";\n'
+                '\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1";\n'
+                '\tboottime_offset = 4000000000;\n};')
+    check('\ttracer_minor = 0;\n};' in meta, 'gentrace env changed')
+    meta = meta.replace('\ttracer_minor = 0;\n};', '\ttracer_minor = 0;\n' + env_more, 1)
+    open(os.path.join(d, 'metadata'), 'w').write(meta)
+    for cpu, packets in streams.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, (b, e, disc, evs) in enumerate(packets):
+                f.write(kpacket(uuid, cpu, seq, evs, b, e, disc))
+    out, info, r = lttng_export(ctx, d)
+    check('machine' not in r.stderr, 'an x86_64 trace warned: %r' % r.stderr)
+    kmeta = open(os.path.join(out, 'kernel', 'metadata')).read()
+    # LTTng's env: kernel_version passes, machine and boottime_offset are
+    # not LTTng's keys (its kernel clock is the monotonic one).
+    check('\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1";\n' in kmeta and
+          'machine' not in kmeta and 'boottime' not in kmeta,
+          'env: %s' % re.search(r'env \{.*?\};', kmeta, re.S).group(0))
+    for name, decl in LTTNG_SCHED_DECLS.items():
+        m = re.search(r'\tname = "%s";\n\tid = \d+;\n\tstream_id = 0;\n'
+                      r'\tfields := struct \{\n(.*?)\t\};' % name, kmeta, re.S)
+        check(m and [l.strip() for l in m.group(1).splitlines()] == decl,
+              '%s is not declared as LTTng 2.13 does: %s' % (name, m and m.group(1)))
+    events, _ = bt2_lttng(out)
+    got = [(e[0] - T, e[1], e[2], e[3]) for e in events if e[2] != 'sched_switch']
+    want = [
+        (20, 0, 'sched_waking', 'comm = "sleeper", tid = 201, prio = 20, target_cpu = 1'),
+        (25, 0, 'sched_migrate_task', 'comm = "sleeper", tid = 201, prio = 20, orig_cpu = 0, '
+         'dest_cpu = 1'),
+        (30, 1, 'sched_wakeup', 'comm = "sleeper", tid = 201, prio = 20, target_cpu = 1'),
+        (60, 0, 'sched_process_free', 'comm = "gone", tid = 300, prio = 20'),
+    ]
+    check(got == want, 'babeltrace2 reads %s' % got)
+    a = os.path.join(ctx.tmp, 'sched-analyses.json')
+    r = run([sys.executable, LTTNG_CHECK, out, '--analyses', a])
+    check(r.returncode == 0, 'lttng-analyses: %s' % r.stdout[-2000:])
+    a = json.load(open(a))
+    # Woken at T + 20 by waker (200, running on CPU 0), in at T + 50 on CPU 1.
+    check(a['wakeups'].get('201') == [[200, 1, 20]],
+          'lttng-schedtop: sleeper woken by %s' % a['wakeups'])
+    check(a['schedtop_max_us'] == 0.03, 'lttng-schedtop: %s us' % a['schedtop_max_us'])
+    check(a['cputop'].get('201', {}).get('migrations') == 1,
+          'lttng-cputop: the sleeper\'s migrations: %s' % a['cputop'])
+    # A machine other than x86_64: said, exported all the same.
+    d2 = ctx.copy(d)
+    open(os.path.join(d2, 'metadata'), 'w').write(meta.replace('"x86_64"', '"aarch64"'))
+    r = rt('export', '-f', 'lttng', '-o', os.path.join(ctx.tmp, 'arm'), d2)
+    check(r.returncode == 0 and 'aarch64 machine' in r.stderr,
+          'an aarch64 trace: exit %d %r' % (r.returncode, r.stderr))
+
+
+@test
+def export_lttng_classes_follow_the_metadata(ctx):
+    """A trace is untrusted: an enum label over a range of system call
+    numbers (here 0 ... 1000000) and 3,000 distinct numbers under it give
+    one pair of classes, not a pair per number -- the export's memory and
+    metadata follow the trace's metadata, not its events."""
+    T = 10**9
+    evs = []
+    for i in range(3000):
+        evs.append((T + 10 * i, 11, struct.pack('<q6Q', 1000 + i, 0, 0, 0, 0, 0, 0)))
+        evs.append((T + 10 * i + 5, 12, struct.pack('<qq', 1000 + i, 0)))
+    uuid = bytes(range(16, 32))
+    d = os.path.join(ctx.tmp, 'range')
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 0, KERNEL_EVENTS)
+    meta = meta.replace('fields := struct { int64_t id;', 'fields := struct { enum : '
+                        'int64_t { "getppid" = 110, "many" = 1000 ... 1000000 } id;')
+    open(os.path.join(d, 'metadata'), 'w').write(meta)
+    with open(os.path.join(d, 'cpu0'), 'wb') as f:
+        f.write(kpacket(uuid, 0, 0, evs, T, T + 40000))
+    out, info, _ = lttng_export(ctx, d)
+    kmeta = open(os.path.join(out, 'kernel', 'metadata')).read()
+    names = re.findall(r'\tname = "(syscall_\w+)";', kmeta)
+    check(sorted(names) == ['syscall_entry_many', 'syscall_exit_many'],
+          '%d system call classes: %s' % (len(names), names[:4]))
+    check(info['events'].get('syscall_entry_many') == 3000 and
+          info['events'].get('syscall_exit_many') == 3000, 'events: %s' % info['events'])
+
+
+@test
+def export_lttng_agrees_with_report(ctx):
+    """A large generated trace (events LTTng has no counterpart of, times
+    that need the extended header, losses, packets past 1 MiB): every
+    event at its time and CPU, with the same fields as babeltrace2 reads
+    them from the trace itself, the losses where the trace says them."""
+    d, e = ctx.gen('--lose', '0.01', '--drop-packets', '0.02', events=30000, cpus=3,
+                   subbuf=16384)
+    out, info, _ = lttng_export(ctx, d)
+    check(info['headers'].get('extended', 0) > 100 and
+          max(c['packets'] for c in info['cpus'].values()) > 1,
+          'the export lacks extended headers or several packets: %s %s' % (
+              info['headers'], info['cpus']))
+    events, lost = bt2_lttng(out)
+    lines, _, exp = expected(e)
+    want = []
+    for l in lines:
+        if ' -- lost ' in l:
+            continue
+        ts, cpu, _, name = l.split(' ')[:4]
+        want.append((parse_ts(ts), int(cpu[3:]), lttng_name_of(name.rstrip(':'))
+                     if name != 'ringtrace_marker:' else 'ringtrace_marker'))
+    have = [(t, c, lttng_name_of(n)) for t, c, n, _ in events]
+    check(have == sorted(want, key=lambda x: (x[0], x[1])) or sorted(have) == sorted(want),
+          'babeltrace2 reads %d events from the export, the trace has %d' % (len(have), len(want)))
+    # Same values: the trace's own fields, as babeltrace2 prints both.
+    mine = {}
+    for t, c, n, f in events:
+        if n != 'lttng_logger':
+            mine.setdefault((t, c, n), []).append(f)
+    # babeltrace2 2.0.4 prints an all-NUL text array as whatever text it
+    # printed last: those events (an empty text in report) are not compared.
+    empty = set()
+    for l in rt('report', d).stdout.splitlines():
+        m = re.match(r'^\[(\d+)\.(\d+)\] cpu(\d+) .*=""', l)
+        if m:
+            empty.add((int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3))))
+    src = run(['babeltrace2', '--clock-cycles', '--no-delta', d])
+    diff, first = 0, None
+    for l in src.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+), [^}]*\}, \{ ?(.*?) ?\}$', l)
+        if not m or m.group(2) == 'ringtrace_marker' or \
+                (int(m.group(1)), int(m.group(3))) in empty:
+            continue
+        fields = mine.get((int(m.group(1)), int(m.group(3)), m.group(2)), [])
+        if m.group(4) not in fields:
+            diff += 1
+            first = first or (l, fields)
+    check(diff == 0, '%d events with other fields than the trace\'s, first %s' % (diff, first))
+    for cpu, v in exp['cpus'].items():
+        check(info['cpus'][cpu[3:]]['discarded'] == v['discarded'],
+              '%s: the export counts %d lost events, the trace %d' % (
+                  cpu, info['cpus'][cpu[3:]]['discarded'], v['discarded']))
+        check(lost.get(int(cpu[3:]), 0) == v['discarded'],
+              '%s: babeltrace2 reports %s discarded events, the trace %d' % (
+                  cpu, lost.get(int(cpu[3:])), v['discarded']))
+
+
+@test
+def export_lttng_damaged_and_errors(ctx):
+    """A damaged trace: what is intact is exported, the damage said, exit
+    3; --strict: exit 1 and nothing left.  -o: needed, never an existing
+    non-empty directory (left as it was), an empty one is taken."""
+    d, e = ctx.gen(events=900, cpus=2, seed=11)
+    c = ctx.copy(d)
+    path = os.path.join(c, 'cpu1')
+    data = bytearray(open(path, 'rb').read())
+    mid = packets_of(data)[len(packets_of(data)) // 2]
+    data[mid:mid + 64] = b'\x55' * 64
+    open(path, 'wb').write(data)
+    out, info, r = lttng_export(ctx, c, status=3)
+    check(('damaged: %s/cpu1: offset ' % c) in r.stderr, 'damage not said: %r' % r.stderr)
+    rep = rt('report', c)
+    n = len([l for l in rep.stdout.splitlines() if l.startswith('[') and ' -- lost ' not in l])
+    events, _ = bt2_lttng(out)
+    check(len(events) == n and n < len(expected(e)[0]),
+          'export of the damaged trace: %d events, report %d' % (len(events), n))
+    before = sorted(os.listdir(ctx.tmp))
+    r = rt('export', '--strict', '-f', 'lttng', '-o', os.path.join(ctx.tmp, 'strict'), c)
+    check(r.returncode == 1 and sorted(os.listdir(ctx.tmp)) == before,
+          '--strict: exit %d, left %s' % (r.returncode, set(os.listdir(ctx.tmp)) - set(before)))
+    r = rt('export', '-f', 'lttng', d)
+    check(r.returncode == 2 and '-o' in r.stderr, 'no -o: exit %d %r' % (r.returncode, r.stderr))
+    full = os.path.join(ctx.tmp, 'full')
+    os.makedirs(full)
+    open(os.path.join(full, 'keep'), 'w').write('mine')
+    r = rt('export', '-f', 'lttng', '-o', full, d)
+    check(r.returncode == 1 and 'not empty' in r.stderr and os.listdir(full) == ['keep'],
+          'non-empty -o: exit %d %r %s' % (r.returncode, r.stderr, os.listdir(full)))
+    empty = os.path.join(ctx.tmp, 'empty')
+    os.makedirs(empty)
+    r = rt('export', '-f', 'lttng', '-o', empty, d)
+    check(r.returncode == 0 and os.listdir(empty) == ['kernel'],
+          'empty -o: exit %d %r' % (r.returncode, r.stderr))
+    check(not [f for f in os.listdir(ctx.tmp) if '.lttng-' in f], 'temporary directories left')
+
+
+# ---- export -f perfetto ------------------------------------------------------------
+
+PERFETTO_CHECK = os.path.join(HERE, 'perfetto_check.py')
+PERFETTO_PROTO = os.path.join(TOOLS, 'cli', 'perfetto.proto')
+
+
+def protobuf_python():
+    """A Python with protobuf (Debian's python3-protobuf is Debian's
+    python3's): perfetto_check.py needs it."""
+    for py in (sys.executable, '/usr/bin/python3'):
+        if run([py, '-c', 'import google.protobuf']).returncode == 0:
+            return py
+    raise Fail('no python3 with google.protobuf (python3-protobuf, tools/install-deps)')
+
+
+def perfetto_check(trace, pftrace, *extra):
+    """tools/tests/perfetto_check.py: every check passes."""
+    r = run([protobuf_python(), PERFETTO_CHECK, trace, pftrace] + list(extra),
+            env=dict(os.environ, RINGTRACE=RINGTRACE))
+    check(r.returncode == 0 and 'not ok' not in r.stdout and r.stdout.count('\nok - ') > 8,
+          'perfetto_check %s:\n%s%s' % (pftrace, r.stdout, r.stderr[-1000:]))
+    return r.stdout
+
+
+def published_schema():
+    """Perfetto's perfetto_trace.proto, as tools/cli/perfetto.proto names it."""
+    try:
+        return perfetto_schema.published()
+    except perfetto_schema.Missing as e:
+        raise Fail(str(e))
+
+
+def pf_text(pftrace):
+    """protoc's text of a perfetto export, read with Perfetto's schema."""
+    schema = published_schema()
+    with open(pftrace, 'rb') as f:
+        r = run(['protoc', '--decode=perfetto.protos.Trace', '-I',
+                 os.path.dirname(schema), schema], stdin=f)
+    check(r.returncode == 0, 'protoc --decode: %s' % r.stderr)
+    return r.stdout
+
+
+def comm(s):
+    return s.encode().ljust(16, b'\0')
+
+
+@test
+def perfetto_schema_published(ctx):
+    """tools/cli/perfetto.proto is Perfetto's published schema where it
+    says anything: perfetto_schema.py finds no difference; and it finds
+    each one made in a copy (a field's number, type, packing, oneof, an
+    enum value, a message Perfetto has not)."""
+    py = protobuf_python()
+    script = os.path.join(HERE, 'perfetto_schema.py')
+    r = run([py, script])
+    m = re.search(r'perfetto_schema: (\d+) messages and enums, (\d+) fields, '
+                  r'(\d+) enum values compared, 0 differ\n$', r.stdout)
+    check(r.returncode == 0 and m and int(m.group(2)) > 100,
+          'perfetto_schema.py: exit %d: %s%s' % (r.returncode, r.stdout[-1500:], r.stderr))
+    ours = open(PERFETTO_PROTO).read()
+    wrong = [
+        ('optional bool lost_events = 3;', 'optional bool lost_events = 4;',
+         '.perfetto.protos.FtraceEventBundle.lost_events: ours (number, type, label, '
+         "type name, oneof, packed) (4, 8, 1, '', None, False), theirs (3, 8, 1, '', None, False)"),
+        ('optional int64 prev_state = 4;', 'optional int32 prev_state = 4;',
+         '.perfetto.protos.SchedSwitchFtraceEvent.prev_state: ours'),
+        ('repeated uint64 args = 2;', 'repeated uint64 args = 2 [packed = true];',
+         '.perfetto.protos.SysEnterFtraceEvent.args: ours'),
+        ('  oneof optional_trusted_packet_sequence_id {\n    uint32 trusted_packet_sequence_id = 10;\n  }',
+         '  optional uint32 trusted_packet_sequence_id = 10;',
+         '.perfetto.protos.TracePacket.trusted_packet_sequence_id: ours'),
+        ('BUILTIN_CLOCK_BOOTTIME = 6;', 'BUILTIN_CLOCK_BOOTTIME = 7;',
+         '.perfetto.protos.BuiltinClock.BUILTIN_CLOCK_BOOTTIME = 7: theirs 6'),
+        ('message SoftirqExitFtraceEvent {', 'message SoftirqLeaveFtraceEvent {',
+         '.perfetto.protos.SoftirqLeaveFtraceEvent: not in their schema'),
+    ]
+    for old, new, say in wrong:
+        check(ours.count(old) == 1, 'perfetto.proto has no %r' % old)
+        d = os.path.join(ctx.tmp, 'w%d' % wrong.index((old, new, say)))
+        os.makedirs(d)
+        path = os.path.join(d, 'perfetto.proto')
+        with open(path, 'w') as f:
+            f.write(ours.replace(old, new).replace('SoftirqExitFtraceEvent softirq_exit',
+                                                   'SoftirqLeaveFtraceEvent softirq_exit'
+                                                   if 'Leave' in new else
+                                                   'SoftirqExitFtraceEvent softirq_exit'))
+        r = run([py, script, path])
+        check(r.returncode == 1 and say in r.stdout and
+              re.search(r', [1-9]\d* differ\n$', r.stdout),
+              '%s instead of %s: exit %d: %s%s' % (new, old, r.returncode, r.stdout[-1500:],
+                                                   r.stderr))
+
+
+# The module's events (module/probes.c, Documentation/ringtrace/events.rst),
+# and one it does not have (a module's own, through the writer API).
+SCHED_EVENTS = [
+    gentrace.EVENTS[0],
+    (1, 'sched_switch', SCHED_SWITCH),
+    (2, 'sched_waking', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                         ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
+    (3, 'sched_process_fork', [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
+                               ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
+                               ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)]),
+    (4, 'sched_process_exec', [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
+                               ('uint16_t', 'filename_len', None),
+                               ('utf8_t', 'filename', 'filename_len')]),
+    (5, 'sched_process_exit', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                               ('int32_t', 'prio', None)]),
+    (6, 'sched_process_free', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                               ('int32_t', 'prio', None)]),
+    (7, 'irq_handler_entry', [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
+                              ('utf8_t', 'name', 'name_len')]),
+    (8, 'irq_handler_exit', [('int32_t', 'irq', None), ('int32_t', 'ret', None)]),
+    (9, 'irq_softirq_entry', [('uint32_t', 'vec', None)]),
+    (10, 'irq_softirq_exit', [('uint32_t', 'vec', None)]),
+    (11, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
+    (12, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)]),
+    (13, 'ringtrace_statedump_task', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                      ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)]),
+    (14, 'ringtrace_statedump_cpu', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                     ('utf8_t', 'comm', 16)]),
+    (15, 'task_rename', [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
+                         ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)]),
+    (16, 'sched_migrate_task', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                                ('int32_t', 'prio', None), ('int32_t', 'orig_cpu', None),
+                                ('int32_t', 'dest_cpu', None)]),
+    (17, 'mymod_sample', [('int32_t', 'delta', None), ('uint64_t', 'count', None),
+                          ('utf8_t', 'label', 16), ('uint8_t', 'n', None),
+                          ('int16_t', 'seq', 'n')]),
+]
+
+
+def sw(prev, prev_tid, prev_prio, state, nxt, next_tid, next_prio):
+    return struct.pack('<16siiq16sii', comm(prev), prev_tid, prev_prio, state,
+                       comm(nxt), next_tid, next_prio)
+
+
+def wake(name, tid, prio, cpu):
+    return struct.pack('<16siii', comm(name), tid, prio, cpu)
+
+
+def fork(parent, ptid, ppid, child, ctid, cpid):
+    return struct.pack('<16sii16sii', comm(parent), ptid, ppid, comm(child), ctid, cpid)
+
+
+def text_field(fmt, *vals, text):
+    return struct.pack(fmt, *vals) + struct.pack('<H', len(text)) + text
+
+
+def sched_trace(d, cpus, env='', lost=None):
+    """A trace directory of SCHED_EVENTS: @cpus {cpu: [packet, ...]},
+    each packet a list of (time, event id, payload); @env more env lines;
+    @lost {cpu: {packet index: events_discarded}}."""
+    uuid = bytes(range(16))
+    os.makedirs(d)
+    text = gentrace.metadata(uuid, 1700000000, 250000000, SCHED_EVENTS)
+    text = text.replace('\ttracer_name', env + '\ttracer_name')
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(text)
+    for cpu, packets in cpus.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, p in enumerate(packets):
+                data = bytearray(make_packet(uuid, cpu, seq, p))
+                disc = (lost or {}).get(cpu, {}).get(seq)
+                if disc:
+                    struct.pack_into('<Q', data, OFF['discarded'], disc)
+                f.write(data)
+    return d
+
+
+BOFF = 5000000000
+SCHED_ENV = ('\tboottime_offset = %d;\n\tmachine = "aarch64";\n'
+             '\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.57-1";\n' % BOFF)
+
+
+def workload_trace(d, env=SCHED_ENV, lost=None):
+    """Two CPUs: a shell forks a child that renames itself, execs, starts
+    a thread, makes a system call and exits; markers, an interrupt, a
+    softirq, a migration, an event of another module."""
+    M = 1000000
+    cpu0 = [[
+        (1 * M, 14, struct.pack('<ii16s', 100, 100, comm('shell'))),
+        (1 * M + 100, 13, struct.pack('<iii16s', 1, 1, 0, comm('init'))),
+        (1 * M + 200, 13, struct.pack('<iii16s', 100, 100, 1, comm('shell'))),
+        (1 * M + 300, 13, struct.pack('<iii16s', 101, 100, 1, comm('shell-worker'))),
+        (2 * M, 11, struct.pack('<q6Q', 57, 1, 2, 3, 4, 5, 6)),
+        (2 * M + 100, 3, fork('shell', 100, 100, 'shell', 200, 200)),
+        (2 * M + 200, 2, wake('shell', 200, 20, 1)),
+        (2 * M + 300, 12, struct.pack('<qq', 57, 200)),
+        (2 * M + 400, 0, marker(b'B|100|build')),
+        (2 * M + 500, 0, marker(b'hello|world\n')),
+    ], [
+        (2 * M + 600, 1, sw('shell', 100, 20, 1, 'swapper/0', 0, 20)),
+        (2 * M + 700, 7, text_field('<i', 11, text=b'virtio0')),
+        (2 * M + 800, 8, struct.pack('<ii', 11, 1)),
+        (2 * M + 900, 9, struct.pack('<I', 1)),
+        (2 * M + 1000, 10, struct.pack('<I', 1)),
+        (2 * M + 1100, 16, struct.pack('<16siiii', comm('shell-worker'), 101, 20, 0, 1)),
+        (2 * M + 1200, 17, struct.pack('<iQ16sB2h', -5, 1 << 40, comm('tick'), 2, -1, 7)),
+    ]]
+    cpu1 = [[
+        (1 * M + 50, 14, struct.pack('<ii16s', 0, 0, comm('swapper/1'))),
+        (2 * M + 250, 1, sw('swapper/1', 0, 20, 0, 'shell', 200, 20)),
+        (2 * M + 350, 15, struct.pack('<i16s16sh', 200, comm('shell'), comm('child'), -100)),
+        (2 * M + 450, 4, text_field('<ii', 200, 200, text=b'/usr/bin/child')),
+        (2 * M + 550, 3, fork('child', 200, 200, 'child', 201, 200)),
+        (2 * M + 650, 11, struct.pack('<q6Q', 110, 0, 0, 0, 0, 0, 0)),
+        (2 * M + 750, 12, struct.pack('<qq', 110, 100)),
+    ], [
+        (2 * M + 850, 5, struct.pack('<16sii', comm('child'), 200, -80)),
+        (2 * M + 950, 1, sw('child', 200, -80, 16, 'swapper/1', 0, 20)),
+        (2 * M + 1050, 6, struct.pack('<16sii', comm('child'), 200, -80)),
+    ]]
+    return sched_trace(d, {0: cpu0, 1: cpu1}, env=env, lost=lost)
+
+
+@test
+def perfetto_workload(ctx):
+    """export -f perfetto of a small workload: each event is report's,
+    with its values in the kernel's terms (prio, clone flags), times on
+    BOOTTIME; the processes and threads; markers; the system; a loss."""
+    d = workload_trace(os.path.join(ctx.tmp, 'w'), lost={1: {1: 5}})
+    out = os.path.join(ctx.tmp, 'w.pftrace')
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export -f perfetto')
+    check(r.returncode == 0 and r.stderr == 'ringtrace: the trace reports 5 events lost '
+          'while recording\n', 'exit %d: %r' % (r.returncode, r.stderr))
+    perfetto_check(d, out)
+    t = pf_text(out)
+    boot = lambda ns: 'timestamp: %d' % (ns + BOFF)
+    want = [
+        # The clocks at the first event, 1 ms of CLOCK_MONOTONIC.
+        'clocks {\n      clock_id: 6\n      timestamp: %d\n' % (1000000 + BOFF),
+        'clocks {\n      clock_id: 3\n      timestamp: 1000000\n',
+        'clocks {\n      clock_id: 1\n      timestamp: %d\n' % (1700000000250000000 + 1000000),
+        'utsname {\n      sysname: "Linux"\n      version: "#1 SMP PREEMPT_DYNAMIC Debian '
+        '6.12.57-1"\n      release: "6.12.0-synthetic"\n      machine: "aarch64"\n    }\n'
+        '    tracing_service_version: "ringtrace ',
+        'num_cpus: 2\n',
+        # The state dump: processes with their parent and name, threads.
+        'processes {\n      pid: 1\n      ppid: 0\n      cmdline: "init"\n    }\n'
+        '    processes {\n      pid: 100\n      ppid: 1\n      cmdline: "shell"\n    }\n'
+        '    threads {\n      tid: 101\n      tgid: 100\n    }\n  }\n  ' + boot(1000300),
+        # The fork: task_newtask, then the process just after it.
+        'pid: 100\n      task_newtask {\n        pid: 200\n        comm: "shell"\n'
+        '        clone_flags: 0\n',
+        'processes {\n      pid: 200\n      ppid: 100\n      cmdline: "shell"\n    }\n  }\n  '
+        + boot(2000101),
+        # The exec: the program as its cmdline.
+        'processes {\n      pid: 200\n      ppid: 100\n      cmdline: "/usr/bin/child"\n'
+        '    }\n  }\n  ' + boot(2000450),
+        # A thread: CLONE_THREAD (with CLONE_VM and CLONE_SIGHAND).
+        'task_newtask {\n        pid: 201\n        comm: "child"\n        clone_flags: 67840\n',
+        'threads {\n      tid: 201\n      tgid: 200\n    }\n  }\n  ' + boot(2000551),
+        # Priorities are the kernel's; prev_state as the kernel reports it.
+        boot(2000950) + '\n      pid: 200\n      sched_switch {\n        prev_comm: "child"\n'
+        '        prev_pid: 200\n        prev_prio: 20\n        prev_state: 16\n'
+        '        next_comm: "swapper/1"\n        next_pid: 0\n        next_prio: 120\n',
+        'sched_waking {\n        comm: "shell"\n        pid: 200\n        prio: 120\n'
+        '        target_cpu: 1\n',
+        'sched_process_exit {\n        comm: "child"\n        pid: 200\n        tgid: 200\n'
+        '        prio: 20\n',
+        'sched_process_free {\n        comm: "child"\n        pid: 200\n        prio: 20\n',
+        'sched_migrate_task {\n        comm: "shell-worker"\n        pid: 101\n'
+        '        prio: 120\n        orig_cpu: 0\n        dest_cpu: 1\n',
+        'task_rename {\n        pid: 200\n        oldcomm: "shell"\n        newcomm: "child"\n'
+        '        oom_score_adj: -100\n',
+        'sys_enter {\n        id: 57\n        args: 1\n        args: 2\n        args: 3\n'
+        '        args: 4\n        args: 5\n        args: 6\n      }',
+        'sys_exit {\n        id: 110\n        ret: 100\n',
+        'irq_handler_entry {\n        irq: 11\n        name: "virtio0"\n',
+        'irq_handler_exit {\n        irq: 11\n        ret: 1\n',
+        'softirq_entry {\n        vec: 1\n', 'softirq_exit {\n        vec: 1\n',
+        # Markers: atrace as it is, other text an instant, its | a broken bar.
+        'print {\n        buf: "B|100|build"\n',
+        'print {\n        buf: "I|100|hello\\302\\246world\\n"\n',
+        # Another module's event, generic.
+        'generic {\n        event_name: "mymod_sample"\n        field {\n          name: "delta"\n'
+        '          int_value: -5\n        }\n        field {\n          name: "count"\n'
+        '          uint_value: 1099511627776\n        }\n        field {\n          name: "label"\n'
+        '          str_value: "tick"\n        }\n        field {\n          name: "n"\n'
+        '          uint_value: 2\n        }\n        field {\n          name: "seq"\n'
+        '          str_value: "[-1, 7]"\n',
+        # The loss: counted.
+        'ftrace_stats {\n    phase: START_OF_TRACE\n    cpu_stats {\n      cpu: 0\n'
+        '      overrun: 0\n    }\n    cpu_stats {\n      cpu: 1\n      overrun: 0\n',
+        'ftrace_stats {\n    phase: END_OF_TRACE\n    cpu_stats {\n      cpu: 0\n'
+        '      overrun: 0\n    }\n    cpu_stats {\n      cpu: 1\n      overrun: 5\n',
+    ]
+    missing = [w for w in want if w not in t]
+    check(not missing, 'not in the export:\n%s\n--- export:\n%s' % (
+        '\n'.join(missing[:3]), t[:6000]))
+    # The loss: flagged on CPU 1's first bundle after it, only there.
+    bundles = t.split('ftrace_events {')[1:]
+    lost = [b for b in bundles if 'lost_events: true' in b]
+    check(len(bundles) == 3 and len(lost) == 1 and lost[0].startswith(
+        '\n    cpu: 1\n    event {\n      ' + boot(2000850)),
+          'bundles: %d, with lost_events: %r' % (len(bundles), lost))
+    # The state dump is the ProcessTree, not events.
+    check('statedump' not in t, 'a state dump event in the export')
+
+
+@test
+def perfetto_clock_env(ctx):
+    """A trace of an older module, without boottime_offset and machine:
+    times stay CLOCK_MONOTONIC's, system calls x86_64's, said in one line;
+    without sched_waking (it had sched_wakeup) and sched_process_free, the
+    same line says so too.  A boottime_offset that is not a number of
+    nanoseconds is said and taken as 0."""
+    older = 'the trace is of an older ringtrace.ko: '
+    no_clock = ('no env boottime_offset (its CLOCK_MONOTONIC times are written as BOOTTIME), '
+                'no env machine (system calls are named as x86_64\'s)')
+    no_events = ('no event sched_waking (Perfetto shows no wakers and no runnable time), '
+                 'no event sched_process_free (Perfetto ends no thread)')
+    for i, (env, events, say) in enumerate((
+            ('', True, older + no_clock),
+            ('', False, older + no_clock + ', ' + no_events),
+            ('\tboottime_offset = "-3";\n\tmachine = "x86_64";\n', True,
+             "the trace's boottime_offset '-3' is not a number of nanoseconds: taken as 0"),
+            (SCHED_ENV, False, older + no_events))):
+        d = workload_trace(os.path.join(ctx.tmp, 'e%d' % i), env=env)
+        if not events:
+            # An older module's metadata: sched_wakeup, no sched_process_free.
+            path = os.path.join(d, 'metadata')
+            text = open(path).read()
+            check('"sched_waking"' in text and '"sched_process_free"' in text, 'metadata')
+            open(path, 'w').write(text.replace('"sched_waking"', '"sched_wakeup"').replace(
+                '"sched_process_free"', '"sched_process_gone"'))
+        out = d + '.pftrace'
+        r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+        clean_run(r, 'export')
+        check(r.returncode == 0 and r.stderr == 'ringtrace: %s\n' % say,
+              'exit %d, stderr %r' % (r.returncode, r.stderr))
+        perfetto_check(d, out)
+        t = pf_text(out)
+        boff = 0 if env != SCHED_ENV else BOFF
+        check('clock_id: 6\n      timestamp: %d\n' % (1000000 + boff) in t and
+              'machine: "%s"' % ('aarch64' if env == SCHED_ENV else 'x86_64') in t,
+              'clocks or machine: %s' % t[:800])
+        check(('sched_waking {' in t) == events and ('sched_wakeup {' in t) != events and
+              ('sched_process_free {' in t) == events,
+              'sched_waking, sched_wakeup, sched_process_free: %s' % t)
+
+
+@test
+def perfetto_streams(ctx):
+    """Binary goes to a file or a pipe, not to a terminal; what exports
+    to stdout is what exports to -o; memory stays flat whatever the
+    trace's size (bundles are flushed, never kept)."""
+    import pty
+    d = workload_trace(os.path.join(ctx.tmp, 'w'))
+    out = d + '.pftrace'
+    r = rt('export', '-f', 'perfetto', '-o', out, d)
+    check(r.returncode == 0, r.stderr)
+    r = subprocess.run([RINGTRACE, 'export', '-f', 'perfetto', d], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    check(r.returncode == 0 and r.stdout == open(out, 'rb').read(),
+          'stdout differs from -o: exit %d, %d bytes' % (r.returncode, len(r.stdout)))
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([RINGTRACE, 'export', '-f', 'perfetto', d], stdout=slave,
+                           stderr=subprocess.PIPE, universal_newlines=True)
+    finally:
+        os.close(slave)
+        os.close(master)
+    check(r.returncode == 1 and r.stderr.startswith('ringtrace export: -f perfetto writes a '
+                                                    'binary file: -o FILE names it'),
+          'to a terminal: exit %d, %r' % (r.returncode, r.stderr))
+
+    # 2 x 300k system calls: 14 MB of export, under an 8 MiB limit of data
+    # (heap and anonymous maps: RLIMIT_DATA).  What the exporter keeps is
+    # bounded: it needs less than 1 MiB of it.
+    p = os.path.join(ctx.tmp, 'big')
+    uuid = bytes(range(16))
+    os.makedirs(p)
+    with open(os.path.join(p, 'metadata'), 'w') as f:
+        f.write(gentrace.metadata(uuid, 1700000000, 0, SCHED_EVENTS).replace(
+            '\ttracer_name', SCHED_ENV + '\ttracer_name'))
+    for cpu in (0, 1):
+        with open(os.path.join(p, 'cpu%d' % cpu), 'wb') as f:
+            f.write(make_packet(uuid, cpu, 0, [(1000, 1, sw('a', 0, 20, 0, 'w', 10 + cpu, 20))]))
+            for seq in range(1, 1501):
+                f.write(make_packet(uuid, cpu, seq, [
+                    (2000 + 2 * i, 11, struct.pack('<q6Q', 39, i, 0, 0, 0, 0, 0))
+                    if i % 2 == 0 else (2000 + 2 * i, 12, struct.pack('<qq', 39, i))
+                    for i in range(seq * 200, seq * 200 + 200)]))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (8 << 20, 8 << 20))
+
+    r = subprocess.run([RINGTRACE, 'export', '-f', 'perfetto', '-o', p + '.pftrace', p],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, preexec_fn=limit)
+    size = os.path.getsize(p + '.pftrace') if os.path.exists(p + '.pftrace') else 0
+    check(r.returncode == 0 and size > 12 << 20, '2 x 300k events in 8 MiB of data: exit %d, '
+          '%d bytes written: %s' % (r.returncode, size, r.stderr))
+
+
+@test
+def perfetto_damaged(ctx):
+    """A damaged trace: what is intact is exported (report's events,
+    one for one), the damage said, exit 3; --strict fails."""
+    d = workload_trace(os.path.join(ctx.tmp, 'w'))
+    path = os.path.join(d, 'cpu0')
+    data = bytearray(open(path, 'rb').read())
+    pkts = packets_of(data)
+    struct.pack_into('<I', data, pkts[0] + OFF['magic'], 0xdeadbeef)
+    open(path, 'wb').write(data)
+    out = d + '.pftrace'
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export')
+    check(r.returncode == 3 and 'damaged: %s/cpu0: ' % d in r.stderr,
+          'exit %d: %r' % (r.returncode, r.stderr))
+    perfetto_check(d, out)
+    t = pf_text(out)
+    check('irq_handler_entry' in t and 'task_rename' in t,
+          'the intact packets of both CPUs are not all there')
+    check('pid: 100\n      ppid: 1' not in t, 'the damaged packet\'s state dump is there')
+    r = rt('export', '--strict', '-f', 'perfetto', '-o', out, d, asan=True)
+    check(r.returncode == 1 and 'cpu0' in r.stderr, 'strict: exit %d: %r' % (
+        r.returncode, r.stderr))
+
+
+@test
+def perfetto_high_cpus(ctx):
+    """Perfetto refuses a whole trace with a bundle of CPU 1024 or more:
+    such a CPU's events are left out and counted; times past 2^63 ns
+    too."""
+    d = sched_trace(os.path.join(ctx.tmp, 'h'), {
+        3: [[(1000, 1, sw('a', 7, 20, 0, 'b', 8, 20)), (2000, 12, struct.pack('<qq', 3, 0)),
+             (1 << 40, 12, struct.pack('<qq', 3, 0))]],
+        1500: [[(1000, 1, sw('a', 9, 20, 0, 'c', 10, 20)), (3000, 12, struct.pack('<qq', 3, 0))]],
+    }, env=SCHED_ENV)
+    out = d + '.pftrace'
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export')
+    check(r.returncode == 0 and 'ringtrace: 2 events left out: Perfetto reads CPUs below '
+          '1024 only\n' in r.stderr, 'exit %d: %r' % (r.returncode, r.stderr))
+    t = pf_text(out)
+    check(t.count('ftrace_events {') == 1 and 'cpu: 3\n' in t and 'cpu: 1500\n' not in t
+          .split('ftrace_stats')[0] and 'num_cpus: 1501' in t, t[:3000])
+    m = os.path.join(d, 'metadata')
+    # A clock of 1 Hz: 2^40 cycles are 2^40 s, past 2^63 ns.
+    text = open(m).read().replace('freq = 1000000000;', 'freq = 1;')
+    open(m, 'w').write(text)
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export, 1 Hz')
+    check(r.returncode == 0 and 'ringtrace: 1 events left out: their time is past what '
+          "Perfetto's nanoseconds hold (2^63)\n" in r.stderr, 'exit %d: %r' % (
+              r.returncode, r.stderr))
+    t = pf_text(out)
+    check(t.count('sys_exit {') == 1 and 'timestamp: %d\n' % (2000 * 10**9 + BOFF) in t,
+          'the events of CPU 3 in range: %s' % t[:3000])
+
+
 def mutate(rng, data):
     data = bytearray(data)
     for _ in range(rng.randint(1, 8)):
@@ -1119,7 +2053,8 @@ def mutate(rng, data):
 @test
 def fuzz(ctx):
     """Random corruption of streams (plain and zstd) and metadata: the
-    ASan/UBSan CLI exits 0 or 1 with a `ringtrace:` message, never crashes."""
+    ASan/UBSan CLI (check, report, unpack, export -f lttng and perfetto)
+    exits 0, 1 or 3 with a `ringtrace:` message, never crashes."""
     rng = random.Random(12345)
     plain, _ = ctx.gen('--lose', '0.02', events=300, cpus=2, subbuf=512)
     comp, _ = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', events=300,
@@ -1134,8 +2069,12 @@ def fuzz(ctx):
         target = os.path.join(c, rng.choice(files) if i % 5 else 'metadata')
         data = open(target, 'rb').read()
         open(target, 'wb').write(mutate(rng, data))
-        cmd = ('check', 'report', 'unpack')[i % 3]
+        cmd = ('check', 'report', 'unpack', 'lttng', 'perfetto')[i % 5]
         args = [cmd, c] + ([c + '-out', ] if cmd == 'unpack' else [])
+        if cmd == 'lttng':
+            args = ['export', '-f', 'lttng', '-o', c + '-out', c]
+        if cmd == 'perfetto':
+            args = ['export', '-f', 'perfetto', '-o', c + '.pftrace', c]
         shutil.rmtree(c + '-out', ignore_errors=True)
         r = rt(*args, asan=True)
         if r.returncode not in (0, 1, 3) or 'Sanitizer' in r.stderr or \

@@ -1,0 +1,504 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check a trace written by `ringtrace export -f lttng`, byte by byte,
+against LTTng 2.13's kernel layout; count its events and their bytes.
+
+    lttng_check.py OUTDIR [--json FILE]
+
+Reads OUTDIR/kernel/metadata (the TSDL subset the exporter writes:
+integers, char arrays, sequences with a length field, strings) and every
+OUTDIR/kernel/channel0_N, and checks what babeltrace2, Trace Compass and
+lttng-analyses rely on, independently of them:
+
+  - the metadata starts with "/* CTF 1.8", claims lttng-modules 2.13 in
+    env, domain "kernel", the large event header;
+  - every packet: magic, the trace's uuid, stream_id 0,
+    stream_instance_id = cpu_id = N, packet_seq_num 0, 1, 2..., content_size
+    <= packet_size, packet_size a multiple of 4 KiB, zeros after the
+    content, events_discarded never going down, timestamp_begin <= its
+    events <= timestamp_end, each packet starting where the previous
+    ended;
+  - every event: a declared id, its payload inside the content, times
+    rebuilt as CTF does (the low 32 bits of a compact header, one wrap at
+    most) never going back, and compact headers only where less than 2^27
+    cycles passed (LTTng's rule);
+  - every stream starts at the same time and ends at the same time.
+
+Prints one line per problem and exits 1 if any; with --json, writes the
+counts: per event name the events and their bytes (header + payload), the
+compact and extended headers, per CPU the events discarded, packets and
+bytes (content and file).
+
+With --analyses FILE, also runs LTTng's analyses (Debian's
+python3-lttnganalyses, their machine-readable -mi commands) on OUTDIR as a
+user runs them (in their default "intersection" mode: only the time every
+CPU's stream covers) and writes what they found, for tests to assert on:
+
+  syscalls   {tid: {system call: count}}        lttng-syscallstats-mi
+  cputop     {tid: {"name", "ratio"}}           lttng-cputop-mi
+  irqs       {irq: {"name", "count"}}           lttng-irqstats-mi (hard)
+  wakeups    {wakee tid: [[waker tid or null, cpu, prio], ...]}
+                                                lttng-schedtop-mi, every
+                                                latency (its --limit)
+  syscalls_no_intersection                      with --no-intersection-too:
+                                                syscallstats --no-intersection
+  cputop_ms  {tid: milliseconds on a CPU}       lttng-cputop-mi
+  schedtop_max_us   the largest wakeup latency  lttng-schedtop-mi
+(lttng-schedlog lists the same latencies in time order: each analysis run
+costs some 15 s in a TCG guest, so the tests run schedtop only.)
+An analysis that fails makes a problem line with its stderr.
+
+With --report TRACE (and --analyses), compares what the analyses found
+with `ringtrace report --stat TRACE` and `ringtrace report TRACE` (the
+trace OUTDIR was exported from), one "ok - ..." or "not ok - ..." line
+each, as a user reading both would:
+
+  - system calls: for each name of --stat's table, lttng-syscallstats'
+    count over all threads is --stat's, less the calls that entered on a
+    CPU before its first sched_switch (the analyses give a system call to
+    the thread a sched_switch put on its CPU, and to no other);
+  - hard IRQs: lttng-irqstats' count per IRQ is report's entries followed
+    by their exit on the same CPU, and in all --stat's irq_handler_exit
+    count give or take one per CPU (a handler cut by the trace's ends);
+  - CPU time: per thread of --stat's table, lttng-cputop's time is
+    --stat's on_cpu_ms (to 2 us), but for a thread already running when
+    its CPU's first sched_switch came, which the analyses also charge
+    from the trace's start: by at most that CPU's time before it;
+  - wakeups: lttng-schedtop's latencies are as many as --stat's samples,
+    and the largest is --stat's p100 (to 0.01 us).  With sched_waking in
+    the trace the analyses measure from it (a thread's first wakeup
+    event), --stat from sched_wakeup, which follows: the largest is then
+    at least --stat's p100.
+
+Python standard library only.
+"""
+
+import argparse
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import time
+
+PACKET = struct.Struct('<I16sIQQQQQQQI')
+assert PACKET.size == 84
+MAGIC = 0xC1FC1FC1
+
+
+class Bad(Exception):
+    pass
+
+
+def parse_metadata(text):
+    if not text.startswith('/* CTF 1.8'):
+        raise Bad('metadata does not start with "/* CTF 1.8"')
+    env = dict(re.findall(r'^\t(\w+) = "?([^";]*)"?;$',
+                          re.search(r'env \{(.*?)\n\};', text, re.S).group(1), re.M))
+    uuid = re.search(r'trace \{.*?uuid = "([0-9a-f-]+)";', text, re.S).group(1)
+    if 'event.header := struct event_header_large;' not in text:
+        raise Bad('the stream does not use the large event header')
+    events = {}
+    for m in re.finditer(r'event \{\n\tname = "((?:[^"\\]|\\.)*)";\n\tid = (\d+);\n'
+                         r'\tstream_id = 0;\n\tfields := struct \{\n(.*?)\t\};\n\};', text, re.S):
+        fields = []
+        for line in m.group(3).splitlines():
+            line = line.strip()
+            f = re.match(r'^integer \{ size = (\d+); align = 8; signed = ([01]); '
+                         r'encoding = (none|UTF8); base = (\d+); \} _(\w+)(?:\[ ?(\w+) ?\])?;$', line)
+            if f:
+                size = int(f.group(1)) // 8
+                fields.append(('int', f.group(5), size, int(f.group(2)), f.group(6)))
+                continue
+            f = re.match(r'^string _(\w+);$', line)
+            if not f:
+                raise Bad('event %s: a field this checker does not know: %r' % (m.group(1), line))
+            fields.append(('string', f.group(1), 0, 0, None))
+        events[int(m.group(2))] = (m.group(1), fields)
+    return env, uuid, events
+
+
+def payload_size(data, pos, end, fields):
+    """Bytes of one payload at pos; raises Bad when it runs past end."""
+    values = {}
+    start = pos
+    for kind, name, size, signed, count in fields:
+        if kind == 'string':
+            nul = data.find(b'\0', pos, end)
+            if nul < 0:
+                raise Bad('string %s runs past the content' % name)
+            pos = nul + 1
+            continue
+        if count is None:
+            n = 1
+        elif count.isdigit():
+            n = int(count)
+        else:
+            n = values.get(count[1:])  # the TSDL name without its leading _
+            if n is None:
+                raise Bad('sequence %s: no length field %s before it' % (name, count))
+        if pos + n * size > end:
+            raise Bad('field %s runs past the content' % name)
+        if n == 1 and count is None:
+            values[name] = int.from_bytes(data[pos:pos + size], 'little', signed=bool(signed))
+        pos += n * size
+    return pos - start
+
+
+def check_stream(path, cpu, uuid, events, counts, problems):
+    data = open(path, 'rb').read()
+    pos, seq, discarded, prev_end, clock = 0, 0, 0, None, None
+    first_begin = last_end = None
+    info = {'packets': 0, 'content_bytes': 0, 'file_bytes': len(data), 'discarded': 0,
+            'events': 0}
+
+    def bad(msg):
+        problems.append('%s: offset %d: %s' % (os.path.basename(path), pos, msg))
+
+    while pos < len(data):
+        if len(data) - pos < PACKET.size:
+            bad('a packet header cut by the end of the file')
+            break
+        (magic, puuid, sid, inst, begin, end, content, size, pseq, disc,
+         cpu_id) = PACKET.unpack_from(data, pos)
+        content //= 8
+        size //= 8
+        if magic != MAGIC or puuid != uuid or sid != 0:
+            bad('not a packet of this trace (magic %#x, stream_id %d)' % (magic, sid))
+            break
+        if inst != cpu or cpu_id != cpu:
+            bad('stream_instance_id %d / cpu_id %d in the stream of CPU %d' % (inst, cpu_id, cpu))
+        if pseq != seq:
+            bad('packet_seq_num %d, want %d' % (pseq, seq))
+        if disc < discarded:
+            bad('events_discarded goes down: %d after %d' % (disc, discarded))
+        if not PACKET.size <= content <= size or size % 4096 or pos + size > len(data):
+            bad('content_size %d, packet_size %d bytes' % (content, size))
+            break
+        if any(data[pos + content:pos + size]):
+            bad('padding after the content is not zero')
+        if end < begin or (prev_end is not None and begin != prev_end):
+            bad('packet [%d, %d] after a packet ending at %s' % (begin, end, prev_end))
+        if first_begin is None:
+            first_begin = begin
+        clock = begin
+        p = pos + PACKET.size
+        while p < pos + content:
+            if pos + content - p < 6:
+                bad('an event header cut by content_size')
+                break
+            eid, = struct.unpack_from('<H', data, p)
+            if eid == 65535:
+                if pos + content - p < 14:
+                    bad('an extended header cut by content_size')
+                    break
+                eid, ts = struct.unpack_from('<IQ', data, p + 2)
+                hlen, kind = 14, 'extended'
+                if ts < clock:
+                    bad('event time %d goes back from %d' % (ts, clock))
+            else:
+                low, = struct.unpack_from('<I', data, p + 2)
+                ts = (clock & ~0xffffffff) | low
+                if ts < clock:
+                    ts += 1 << 32
+                hlen, kind = 6, 'compact'
+                if ts - clock >= 1 << 27:
+                    bad('compact header %d cycles after the previous event' % (ts - clock))
+            if eid not in events:
+                bad('event id %d not in the metadata' % eid)
+                break
+            name, fields = events[eid]
+            try:
+                plen = payload_size(data, p + hlen, pos + content, fields)
+            except Bad as e:
+                bad('event %s: %s' % (name, e))
+                break
+            if ts > end:
+                bad('event %s at %d after the packet end %d' % (name, ts, end))
+            c = counts.setdefault(name, [0, 0])
+            c[0] += 1
+            c[1] += hlen + plen
+            counts.setdefault('.headers', {}).setdefault(kind, 0)
+            counts['.headers'][kind] += 1
+            info['events'] += 1
+            clock = ts
+            p += hlen + plen
+        info['packets'] += 1
+        info['content_bytes'] += content
+        discarded = disc
+        prev_end = last_end = end
+        seq += 1
+        pos += size
+    info['discarded'] = discarded
+    info['begin'], info['end'] = first_begin, last_end
+    return info
+
+
+def check(outdir):
+    problems, counts, cpus = [], {}, {}
+    kdir = os.path.join(outdir, 'kernel')
+    try:
+        env, uuid, events = parse_metadata(open(os.path.join(kdir, 'metadata')).read())
+    except (Bad, AttributeError, OSError) as e:
+        return ['metadata: %s' % e], {}
+    want = {'domain': 'kernel', 'tracer_name': 'lttng-modules', 'tracer_major': '2',
+            'tracer_minor': '13'}
+    for k, v in want.items():
+        if env.get(k) != v:
+            problems.append('metadata: env %s = %r, want %r' % (k, env.get(k), v))
+    raw = bytes.fromhex(uuid.replace('-', ''))
+    names = sorted(os.listdir(kdir))
+    for n in names:
+        m = re.match(r'^channel0_(\d+)$', n)
+        if n == 'metadata':
+            continue
+        if not m:
+            problems.append('%s: a file readers would take for a stream' % n)
+            continue
+        cpus[int(m.group(1))] = check_stream(os.path.join(kdir, n), int(m.group(1)), raw,
+                                             events, counts, problems)
+    if not cpus:
+        problems.append('no channel0_N stream')
+    spans = {(c['begin'], c['end']) for c in cpus.values()}
+    if len(spans) > 1:
+        problems.append('the streams do not span the same time: %s' % sorted(spans))
+    return problems, {'events': {k: v[0] for k, v in counts.items() if k[0] != '.'},
+                      'bytes': {k: v[1] for k, v in counts.items() if k[0] != '.'},
+                      'headers': counts.get('.headers', {}),
+                      'cpus': {str(k): v for k, v in sorted(cpus.items())},
+                      'env': env, 'classes': {v[0]: [f[1] for f in v[1]]
+                                              for v in events.values()}}
+
+
+def mi(tool, outdir, problems, *opts):
+    """The results of lttng-TOOL-mi on outdir, or [] (a problem said)."""
+    env = dict(os.environ, LC_ALL='C.UTF-8')
+    start = time.monotonic()
+    r = subprocess.run(['lttng-%s-mi' % tool, '--skip-validation'] + list(opts) + [outdir],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, env=env)
+    print('# lttng-%s-mi %s: %.1f s' % (tool, ' '.join(opts), time.monotonic() - start),
+          file=sys.stderr)
+    try:
+        if r.returncode:
+            raise ValueError('exit %d' % r.returncode)
+        return json.loads(r.stdout)['results']
+    except ValueError as e:
+        problems.append('lttng-%s-mi: %s: %s %s' % (tool, e, r.stdout[-300:], r.stderr[-800:]))
+        return []
+
+
+def syscalls(results):
+    out = {}
+    for res in results:
+        title = res['class'].get('title', '') if isinstance(res['class'], dict) else ''
+        m = re.search(r'TID: (\d+)\)\]$', title)
+        if m:
+            out[m.group(1)] = {row[0]['name']: row[1]['value'] for row in res['data']}
+    return out
+
+
+def analyses(outdir, problems, no_intersection_too=False):
+    found = {'syscalls': syscalls(mi('syscallstats', outdir, problems)),
+             'cputop': {}, 'irqs': {}, 'wakeups': {}}
+    if no_intersection_too:
+        found['syscalls_no_intersection'] = syscalls(
+            mi('syscallstats', outdir, problems, '--no-intersection'))
+    found['cputop_ms'] = {}
+    for res in mi('cputop', outdir, problems, '--limit', '1000000'):
+        if res['class'] == 'per-process':
+            tr = res['time-range']
+            ms = (tr['end']['value'] - tr['begin']['value']) / 1e6
+            for row in res['data']:
+                found['cputop'][str(row[0]['tid'])] = {'name': row[0]['name'],
+                                                      'migrations': row[1]['value'],
+                                                      'ratio': row[3]['value']}
+                found['cputop_ms'][str(row[0]['tid'])] = row[3]['value'] * ms
+    found['schedtop_max_us'] = None
+    for res in mi('schedtop', outdir, problems, '--limit', '1000000000'):
+        for row in res['data'] if res['class'] == 'top' else []:
+            us = row[2]['value'] / 1e3
+            if found['schedtop_max_us'] is None or us > found['schedtop_max_us']:
+                found['schedtop_max_us'] = us
+            waker = row[6]['tid'] if row[6] else None
+            found['wakeups'].setdefault(str(row[5]['tid']), []).append(
+                [waker, row[4]['id'], row[3]['value']])
+    for res in mi('irqstats', outdir, problems):
+        if res['class'] == 'hard-stats':
+            for row in res['data']:
+                found['irqs'][str(row[0]['nr'])] = {'name': row[0]['name'],
+                                                   'count': row[1]['value']}
+    return found
+
+
+def sections(text):
+    """report --stat's sections: {title: [rows split in words]}."""
+    out, title = {}, None
+    for line in text.splitlines():
+        if not line.strip():
+            title = None
+        elif not line.startswith(' '):
+            title = line
+            out[title] = []
+        elif title is not None:
+            out[title].append(line.split())
+    return out
+
+
+def section(stat, start):
+    """The rows of the table whose title starts with start, without the
+    column names."""
+    for title, rows in stat.items():
+        if title.startswith(start):
+            return rows[1:]
+    return []
+
+
+def lttng_names():
+    """<asm/unistd.h> name -> LTTng's, from the exporter's table."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    table = open(os.path.join(here, '..', 'cli', 'export_lttng_syscalls.h')).read()
+    return dict(re.findall(r'^\t\{ "(\w+)", "(\w+)",', table, re.M))
+
+
+def against_report(found, trace, ringtrace):
+    """"ok - ..." / "not ok - ..." lines: found against report of trace."""
+    lines = []
+
+    def ok(cond, what):
+        lines.append('%s - %s' % ('ok' if cond else 'not ok', what))
+
+    def run(*args):
+        r = subprocess.run([ringtrace, 'report'] + list(args) + [trace],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        if r.returncode:
+            raise Bad('ringtrace report %s: exit %d: %s' % (' '.join(args), r.returncode,
+                                                            r.stderr[-500:]))
+        return r.stdout
+
+    stat = sections(run('--stat'))
+    clock = re.compile(r'^\[(\d+)\.(\d+)\] cpu(\d+) \S+ (\w+): (.*)$')
+    first_switch, early, irq_cur, irqs, cpus = {}, {}, {}, {}, set()
+    waking = False
+    begin = None
+    for line in run().splitlines():
+        m = clock.match(line)
+        if not m:
+            continue
+        ts, cpu, name = int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3)), m.group(4)
+        begin = ts if begin is None else begin
+        cpus.add(cpu)
+        if name == 'sched_switch':
+            first_switch.setdefault(cpu, ts)
+        elif name == 'sched_waking':
+            waking = True
+        elif name == 'syscall_entry' and cpu not in first_switch:
+            sc = re.match(r'id=(\w+)\(', m.group(5))
+            if sc:
+                early[sc.group(1)] = early.get(sc.group(1), 0) + 1
+        elif name == 'irq_handler_entry':
+            irq_cur[cpu] = re.match(r'irq=(-?\d+)', m.group(5)).group(1)
+        elif name == 'irq_handler_exit':
+            irq = re.match(r'irq=(-?\d+)', m.group(5)).group(1)
+            if irq_cur.get(cpu) == irq:
+                irqs[irq] = irqs.get(irq, 0) + 1
+            irq_cur[cpu] = None
+
+    # System calls per name, over all threads.
+    names, total = lttng_names(), {}
+    for calls in found['syscalls'].values():
+        for name, n in calls.items():
+            total[name] = total.get(name, 0) + n
+    rows = section(stat, 'system calls by count')
+    diff = {}
+    for row in rows:
+        name, n = row[0], int(row[1])
+        want = n - early.get(name, 0)
+        got = total.get(names.get(name, name), 0)
+        if got != want:
+            diff[name] = (got, n, early.get(name, 0))
+    ok(rows and not diff, 'lttng-syscallstats counts the system calls of report --stat by name '
+       '(%d names, %d calls; %d before their CPU\'s first sched_switch)%s' % (
+           len(rows), sum(int(r[1]) for r in rows), sum(early.values()),
+           ': differ (lttng, --stat, early) %s' % diff if diff else ''))
+
+    # Hard IRQs.
+    got = {k: v['count'] for k, v in found['irqs'].items()}
+    ok(got == irqs and irqs, 'lttng-irqstats: each hard IRQ as often as report has it handled '
+       '(%s; lttng %s)' % (irqs, got))
+    exits = sum(int(r[1]) for r in section(stat, 'events by name') if r[0] == 'irq_handler_exit')
+    ok(abs(sum(got.values()) - exits) <= len(cpus),
+       'lttng-irqstats: %d hard IRQs in all, report --stat %d irq_handler_exit'
+       % (sum(got.values()), exits))
+
+    # CPU time per thread.
+    diff, n = {}, 0
+    slack = max([first_switch.get(c, begin) - begin for c in cpus] + [0]) / 1e6
+    for row in section(stat, 'threads by on-CPU time'):
+        tid, ms = row[-4], float(row[-2])
+        got = found['cputop_ms'].get(tid, 0.0)
+        n += 1
+        if not (abs(got - ms) <= 0.002 or ms - 0.002 <= got <= ms + slack + 0.002):
+            diff[tid] = (round(got, 3), ms)
+    ok(n and not diff, 'lttng-cputop: the on-CPU time of report --stat\'s %d threads '
+       '(to 2 us, or %.3f ms before a CPU\'s first switch)%s' % (
+           n, slack, ': differ (lttng, --stat) %s' % diff if diff else ''))
+
+    # Wakeup latencies.
+    words = [w for t, rows in stat.items() if t.startswith('wakeup to run latency')
+             for r in rows for w in r]
+    samples = int(words[words.index('samples') + 1]) if 'samples' in words else 0
+    p100 = float(words[words.index('p100') + 1]) if 'p100' in words else None
+    got = sum(len(v) for v in found['wakeups'].values())
+    ok(got == samples and samples, 'lttng-schedtop: %d wakeup latencies, report --stat %d'
+       % (got, samples))
+    top = found['schedtop_max_us']
+    ok(top is not None and p100 is not None and
+       (abs(top - p100) <= 0.01 or (waking and top >= p100 - 0.01)),
+       'lttng-schedtop: the largest wakeup latency %s us, report --stat\'s p100 %s us%s'
+       % (top, p100, ' (sched_wakeup\'s; the analyses\' from sched_waking)' if waking else ''))
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('outdir')
+    ap.add_argument('--json', help='write the counts there')
+    ap.add_argument('--analyses', help='run lttng-analyses, write what they found there')
+    ap.add_argument('--no-intersection-too', action='store_true',
+                    help='also run syscallstats with --no-intersection')
+    ap.add_argument('--report', metavar='TRACE',
+                    help='compare the analyses with ringtrace report of TRACE')
+    ap.add_argument('--ringtrace', default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), '..', 'ringtrace'),
+        help='the ringtrace CLI (default: tools/ringtrace)')
+    args = ap.parse_args()
+    if args.report and not args.analyses:
+        ap.error('--report needs --analyses')
+    problems, info = check(args.outdir)
+    if args.analyses:
+        found = analyses(args.outdir, problems, args.no_intersection_too)
+        with open(args.analyses, 'w') as f:
+            json.dump(found, f, indent=1, sort_keys=True)
+        if args.report:
+            try:
+                lines = against_report(found, args.report, args.ringtrace)
+            except (Bad, OSError) as e:
+                lines = ['not ok - compared with report: %s' % e]
+            for line in lines:
+                print(line)
+            problems += [l for l in lines if l.startswith('not ok')]
+    for p in problems[:50]:
+        print('lttng_check: %s' % p)
+    if len(problems) > 50:
+        print('lttng_check: ... %d problems in all' % len(problems))
+    if args.json:
+        with open(args.json, 'w') as f:
+            json.dump(info, f, indent=1, sort_keys=True)
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
