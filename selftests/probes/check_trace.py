@@ -13,6 +13,10 @@ and exits non-zero if any check failed.
   check_trace.py filter BT_TEXT WORKLOAD_LINE
       trace taken with set_event_pid = the workload's parent pid: nothing
       about another task, everything about that process (its thread too).
+  check_trace.py forks  BT_TEXT WORKLOAD_LINE
+      sched_process_fork of `rt_workload --forks N` with set_event_pid =
+      its pid and event_fork on: every child's fork, and the fork of
+      every child's own child (followed through the child).
 
 The events carry no pid of their own (like LTTng without contexts): a
 syscall is attributed to the task that the last sched_switch on its CPU
@@ -245,24 +249,47 @@ def check_filter(r, w):
           'the state dump names only the filtered pid %d: %s' % (pid, dumped))
 
 
+def check_forks(r, w):
+    parent, n = w['parent'], w['children']
+    children = [f['child_tid'] for f in r.find('sched_process_fork',
+                                               parent_tid=parent)]
+    check(len(children) == n,
+          'the fork of each of the %d children of %d (%d seen)'
+          % (n, parent, len(children)))
+    forked = set(f['parent_tid'] for f in r.find('sched_process_fork'))
+    lost = [c for c in children if c not in forked]
+    check(not lost,
+          'the fork of each child\'s own child, followed through the '
+          'child: %d of %d missing%s'
+          % (len(lost), len(children),
+             ' (children %s)' % lost[:8] if lost else ''))
+
+
+MODES = {
+    'main': (check_main,
+             ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus')),
+    'filter': (check_filter,
+               ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus')),
+    'forks': (check_forks, ('parent', 'children')),
+}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ('main', 'filter'):
+    if len(sys.argv) != 4 or sys.argv[1] not in MODES:
         print(__doc__, file=sys.stderr)
         return 2
+    mode, keys = MODES[sys.argv[1]]
     w = workload(sys.argv[3])
-    for k in ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus'):
+    for k in keys:
         if k not in w:
             print('not ok - workload line lacks %s: %r' % (k, sys.argv[3]))
             return 1
-    r = Replay(w['nr'])
+    r = Replay(w.get('nr', -1))
     for name, cpu, fields in parse(sys.argv[2]):
         r.feed(name, cpu, fields)
     r.end()
     check(len(r.events) > 0, 'babeltrace2 printed %d events' % len(r.events))
-    if sys.argv[1] == 'main':
-        check_main(r, w)
-    else:
-        check_filter(r, w)
+    mode(r, w)
     return 1 if failures else 0
 
 

@@ -12,6 +12,9 @@
  *   rt_workload --load SECONDS
  *	for SECONDS: bursts of getppid() calls and short-lived children,
  *	a writer load that goes through every probe.
+ *   rt_workload --forks N
+ *	N children, up to 8 at a time, each of which forks one grandchild
+ *	that exits at once; prints "rt_workload forks parent=P children=N".
  *
  * getppid() goes through syscall(2) so that no C library can answer it
  * without entering the kernel.
@@ -110,12 +113,55 @@ static int load(double seconds)
 	return 0;
 }
 
+/* A child that forks one grandchild and reaps it. */
+static void fork_grandchild(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		_exit(1);
+	if (!pid)
+		_exit(0);
+	_exit(waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	      WEXITSTATUS(status));
+}
+
+static int forks(long n)
+{
+	long started = 0, reaped = 0;
+	int status;
+	pid_t pid;
+
+	while (reaped < n) {
+		for (; started < n && started - reaped < 8; started++) {
+			pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (!pid)
+				fork_grandchild();
+		}
+		pid = waitpid(-1, &status, 0);
+		if (pid < 0)
+			die("waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "%s: child %d failed (status %#x)\n",
+				prog, pid, status);
+			return 1;
+		}
+		reaped++;
+	}
+	printf("rt_workload forks parent=%d children=%ld\n", getpid(), n);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "calls", required_argument, NULL, 'n' },
 		{ "child", no_argument, NULL, 'c' },
 		{ "load", required_argument, NULL, 'l' },
+		{ "forks", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,8 +181,10 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			return load(strtod(optarg, NULL));
+		case 'f':
+			return forks(strtol(optarg, NULL, 10));
 		default:
-			fprintf(stderr, "usage: %s [-n CALLS] | --load SECONDS\n",
+			fprintf(stderr, "usage: %s [-n CALLS] | --load SECONDS | --forks N\n",
 				prog);
 			return opt == 'h' ? 0 : 2;
 		}
