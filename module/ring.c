@@ -110,6 +110,14 @@
  *       (cpus_read_lock() keeps it so) or tracing is stopped [B4].  One
  *       flush at a time per buffer (flush_lock), so such a remote flush
  *       is the only one modifying the buffer's local_t.
+ *  [R5] A writer reads @offset, then checks the room at the boundary it
+ *       would open against @consumed.  Writers nested in between may fill
+ *       the ring and push @consumed past that boundary (overwrite mode),
+ *       or complete packets that the consumer takes meanwhile.  The
+ *       boundary is then behind @consumed: rtr_make_room() reports room
+ *       instead of pushing a packet that does not stand in the way (or of
+ *       dropping the event), and the writer's cmpxchg on @offset, which
+ *       has moved, fails and retries with the new offset.
  *  [W2] The meta page is refreshed by the wakeup irq_work, GET, PUT and
  *       flushes, unserialised.  A refresh that read the counters, then
  *       stalled before its stores, would store them over a newer
@@ -273,11 +281,16 @@ static bool rtr_push(struct rtr_buffer *buf, unsigned long cons)
 /*
  * May a packet open at boundary @pos?  In overwrite mode (and when
  * @may_overwrite) make room by retiring the oldest packet.
+ *
+ * @pos comes from the caller's read of @offset, and writers nested since
+ * may have moved @consumed past it [R5]: then @pos is stale, and the
+ * caller's cmpxchg on @offset will fail and retry with a fresh one.  Say
+ * there is room rather than push or drop for a position that is gone.
  */
 static enum rtr_lost rtr_make_room(struct rtr_buffer *buf, unsigned long pos,
 				   bool may_overwrite)
 {
-	unsigned long cons;
+	unsigned long cons, oldest;
 
 	/* Nested inside a push's window: the slot being retired is ours [R2]. */
 	if (READ_ONCE(buf->retiring))
@@ -285,7 +298,10 @@ static enum rtr_lost rtr_make_room(struct rtr_buffer *buf, unsigned long pos,
 	for (;;) {
 		/* [B2] Pairs with atomic_long_set_release() in rtr_buffer_put(). */
 		cons = atomic_long_read_acquire(&buf->consumed);
-		if (pos - (cons & ~RTR_POS_HELD) < rtr_buf_size(buf))
+		oldest = cons & ~RTR_POS_HELD;
+		/* Free running: "behind @consumed" is a negative difference. */
+		if ((long)(pos - oldest) < 0 ||
+		    pos - oldest < rtr_buf_size(buf))
 			return RTR_ROOM;
 		if (!buf->overwrite || !may_overwrite)
 			return RTR_LOST_FULL;
