@@ -238,7 +238,12 @@ static int rtr_cpu_prepare(unsigned int cpu)
 	return 0;
 }
 
-/* On the CPU, when it has come up and when it starts going down. */
+/*
+ * On the CPU, when it has come up and when it starts going down.  Coming
+ * up, the CPU ran interrupts and threads before this callback, whose
+ * completed packets queued no wakeup: rtr_buffer_set_irq_wakeup() wakes
+ * the consumer for them [W1].
+ */
 static int rtr_cpu_online(unsigned int cpu)
 {
 	rtr_buffer_set_irq_wakeup(rtr_cpu_buffer(cpu), true);

@@ -118,6 +118,13 @@
  *       instead of pushing a packet that does not stand in the way (or of
  *       dropping the event), and the writer's cmpxchg on @offset, which
  *       has moved, fails and retries with the new offset.
+ *  [W1] Completed packets wake the consumer through irq_work, queued by
+ *       the writer only on its own CPU while that CPU is up (irq_wakeup,
+ *       set by the online callback and cleared by the offline one).  A
+ *       packet completed while it is clear -- a CPU being brought up
+ *       already runs interrupts and threads before its online callback,
+ *       a dying one still does after its offline callback -- queued
+ *       nothing: the online and the dead callbacks wake the consumer.
  *  [W2] The meta page is refreshed by the wakeup irq_work, GET, PUT and
  *       flushes, unserialised.  A refresh that read the counters, then
  *       stalled before its stores, would store them over a newer
@@ -504,13 +511,24 @@ static void rtr_wakeup(struct irq_work *work)
 /*
  * Called on the owning CPU by its hotplug callbacks: with @on false (the
  * CPU is going down), writers stop queueing the irq_work, and the one
- * already queued has run when this returns.
+ * already queued has run when this returns; with @on true (the CPU came
+ * up), they queue it again, and what completed before is woken for.
  */
 void rtr_buffer_set_irq_wakeup(struct rtr_buffer *buf, bool on)
 {
 	WRITE_ONCE(buf->irq_wakeup, on);
-	if (!on)
+	if (!on) {
 		irq_work_sync(&buf->wakeup);
+		return;
+	}
+	/*
+	 * [W1] Packets completed on this CPU before irq_wakeup was set queued
+	 * no wakeup.  Their writers ran here, before the store above in
+	 * this CPU's order, so the wake below refreshes the meta page after
+	 * them, and a consumer that polls afterwards finds them ready;
+	 * later ones queue their own irq_work.
+	 */
+	rtr_buffer_wake(buf);
 }
 
 /*

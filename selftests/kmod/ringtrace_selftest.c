@@ -38,6 +38,7 @@
 #include <linux/percpu.h>
 #include <linux/ringtrace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -771,6 +772,85 @@ static int rtst_stale_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* Outcome of the last online_burst write. */
+static struct {
+	int cpu;
+	bool ran;			/* the IPI ran there */
+	bool active;			/* cpu_active() in the IPI */
+	unsigned int accepted;
+	unsigned int events, len;	/* what to write */
+} rtst_burst = { .cpu = -1 };
+
+static void rtst_burst_ipi(void *unused)
+{
+	unsigned int i;
+
+	rtst_burst.ran = true;
+	rtst_burst.active = cpu_active(smp_processor_id());
+	for (i = 0; i < rtst_burst.events; i++)
+		rtst_burst.accepted += rtst_blob(rtst_burst.len);
+}
+
+/*
+ * "<cpu> <events> <len>": wait (up to a minute) for offline @cpu to come
+ * up, and as soon as it counts as online -- while it still runs its
+ * hotplug callbacks, before it takes ordinary tasks -- write @events
+ * blobs of @len bytes there from an IPI.  The writer spins meanwhile:
+ * bring the CPU up from another thread.
+ */
+static ssize_t rtst_online_burst_write(struct file *file,
+				       const char __user *ubuf, size_t count,
+				       loff_t *ppos)
+{
+	unsigned int cpu, events, len;
+	unsigned long end;
+	char buf[64];
+	int ret;
+
+	ret = rtst_copy_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%u %u %u", &cpu, &events, &len) != 3 ||
+	    cpu >= nr_cpu_ids || !cpu_possible(cpu) || events > 10000 ||
+	    len > 4000)
+		return -EINVAL;
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	rtst_burst.cpu = cpu;
+	rtst_burst.ran = false;
+	rtst_burst.active = false;
+	rtst_burst.accepted = 0;
+	rtst_burst.events = events;
+	rtst_burst.len = len;
+	ret = count;
+	end = jiffies + 60 * HZ;
+	while (!cpu_online(cpu)) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto unlock;
+		}
+		if (time_after(jiffies, end)) {
+			ret = -ETIMEDOUT;
+			goto unlock;
+		}
+		cond_resched();
+	}
+	if (smp_call_function_single(cpu, rtst_burst_ipi, NULL, 1))
+		ret = -ENXIO;
+unlock:
+	mutex_unlock(&rtst_lock);
+	return ret;
+}
+
+static int rtst_online_burst_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&rtst_lock);
+	seq_printf(m, "cpu=%d ran=%d active=%d accepted=%u\n", rtst_burst.cpu,
+		   rtst_burst.ran, rtst_burst.active, rtst_burst.accepted);
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
 /*
  * An event registered and unregistered at will, under one name with two
  * layouts, for the tests of events that come and go during a recording.
@@ -863,6 +943,7 @@ RTST_RW_FOPS(nest);
 RTST_RW_FOPS(oversize);
 RTST_RW_FOPS(dyn);
 RTST_RW_FOPS(stale);
+RTST_RW_FOPS(online_burst);
 DEFINE_SHOW_ATTRIBUTE(rtst_result);
 DEFINE_SHOW_ATTRIBUTE(rtst_events);
 
@@ -910,6 +991,8 @@ static int __init rtst_init(void)
 			    &rtst_oversize_fops);
 	debugfs_create_file("dyn", 0600, rtst_dir, NULL, &rtst_dyn_fops);
 	debugfs_create_file("stale", 0600, rtst_dir, NULL, &rtst_stale_fops);
+	debugfs_create_file("online_burst", 0600, rtst_dir, NULL,
+			    &rtst_online_burst_fops);
 	return 0;
 
 err_unregister_blob:

@@ -40,6 +40,11 @@
  *             -EAGAIN unless tracing is on and the buffer is at a
  *             boundary.  read: "cpu=<c> first=<nested blobs in the first
  *             packet> nested=<n> accepted=<0|1>" of the last write.
+ *   online_burst
+ *             write "<cpu> <events> <len>": wait (up to 60 s) for offline
+ *             <cpu> to come online, then write <events> blobs of <len>
+ *             bytes there from an IPI at once.  read: "cpu=<c> ran=<0|1>
+ *             active=<cpu_active() in the IPI> accepted=<n>".
  *
  * Producers: each online CPU has one producer of each kind below; its id is
  * cpu * RTST_NR_KINDS + kind.  Each numbers its attempts (calls of
