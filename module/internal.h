@@ -165,6 +165,7 @@ void rtr_buffer_wake(struct rtr_buffer *buf);
 int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb);
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos);
 void rtr_buffer_unhold(struct rtr_buffer *buf);
+void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite);
 bool rtr_buffer_ready(struct rtr_buffer *buf);
 bool rtr_buffer_flush_wanted(struct rtr_buffer *buf);
 bool rtr_buffer_drained(struct rtr_buffer *buf);

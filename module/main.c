@@ -102,7 +102,7 @@ int rtr_set_mode(bool overwrite)
 		return -EBUSY;
 	rtr_trace.overwrite = overwrite;
 	for_each_rtr_buffer(cpu, buf)
-		WRITE_ONCE(buf->overwrite, overwrite);
+		rtr_buffer_set_mode(buf, overwrite);
 	return 0;
 }
 

@@ -715,18 +715,31 @@ int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 	return 0;
 }
 
-/* The consumer went away holding a packet: hand it back unconsumed. */
+/*
+ * The consumer went away holding a packet, or cannot learn that it holds
+ * one: hand it back unconsumed.  Caller holds buf->consumer_lock.
+ */
 void rtr_buffer_unhold(struct rtr_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
+	if (!(cons & RTR_POS_HELD))
+		return;
 	/*
 	 * [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(): an
 	 * overwriting writer may push this packet once HELD is gone, and the
 	 * consumer's reads of it must be done by then.
 	 */
-	if (cons & RTR_POS_HELD)
-		atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
+	atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
+	/* The meta page must not go on saying the packet is held. */
+	rtr_meta_update(buf);
+}
+
+/* Mode changes (tracing off): the meta page says which mode is on. */
+void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite)
+{
+	WRITE_ONCE(buf->overwrite, overwrite);
+	rtr_meta_update(buf);
 }
 
 void rtr_buffer_stats(struct rtr_buffer *buf, struct ringtrace_stats *st)
