@@ -156,7 +156,8 @@ int rtr_clear(void);
 
 /* ring.c: one CPU's buffer. */
 struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
-				    unsigned int num_subbufs, bool overwrite);
+				    unsigned int num_subbufs, bool overwrite,
+				    bool killable);
 void rtr_buffer_free(struct rtr_buffer *buf);
 unsigned long rtr_buffer_pages(unsigned long subbuf_size,
 			       unsigned int num_subbufs);

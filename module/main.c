@@ -117,12 +117,12 @@ static void rtr_free_buffers(struct rtr_buffer **bufs)
 
 static struct rtr_buffer *rtr_alloc_cpu(unsigned int cpu,
 					unsigned long subbuf_size,
-					unsigned int num_subbufs)
+					unsigned int num_subbufs, bool killable)
 {
 	struct rtr_buffer *buf;
 
 	buf = rtr_buffer_alloc(cpu, subbuf_size, num_subbufs,
-			       rtr_trace.overwrite);
+			       rtr_trace.overwrite, killable);
 	if (buf)
 		buf->irq_wakeup = cpu_online(cpu);
 	return buf;
@@ -165,14 +165,17 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
 	if (!bufs)
 		return -ENOMEM;
-	/* Make the OOM killer pick us, not a bystander, if memory runs out. */
+	/*
+	 * Make the OOM killer pick us, not a bystander, if memory runs out
+	 * (si_mem_available() is an estimate, and others allocate too); the
+	 * allocation stops at the first page after a fatal signal.
+	 */
 	set_current_oom_origin();
 	for_each_rtr_buffer(cpu, buf) {
-		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs);
-		if (!bufs[cpu] || fatal_signal_pending(current)) {
-			clear_current_oom_origin();
-			rtr_free_buffers(bufs);
-			return -ENOMEM;
+		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs, true);
+		if (!bufs[cpu]) {
+			ret = fatal_signal_pending(current) ? -EINTR : -ENOMEM;
+			goto free_new;
 		}
 	}
 	clear_current_oom_origin();
@@ -193,6 +196,11 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	rtr_trace.subbuf_size = subbuf_size;
 	rtr_trace.num_subbufs = num_subbufs;
 	return 0;
+
+free_new:
+	clear_current_oom_origin();
+	rtr_free_buffers(bufs);
+	return ret;
 }
 
 int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
@@ -229,8 +237,12 @@ static int rtr_cpu_prepare(unsigned int cpu)
 
 	if (rtr_cpu_buffer(cpu))
 		return 0;
-	/* Geometry and mode change only with cpus_read_lock() held. */
-	buf = rtr_alloc_cpu(cpu, rtr_trace.subbuf_size, rtr_trace.num_subbufs);
+	/*
+	 * Geometry and mode change only with cpus_read_lock() held.  Not
+	 * killable: a CPU coming up is not the caller's to abort.
+	 */
+	buf = rtr_alloc_cpu(cpu, rtr_trace.subbuf_size, rtr_trace.num_subbufs,
+			    false);
 	if (!buf)
 		return -ENOMEM;
 	/* Pairs with READ_ONCE() in rtr_cpu_buffer(), as above. */

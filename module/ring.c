@@ -143,6 +143,7 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/vmalloc.h>
@@ -780,8 +781,14 @@ static void rtr_free_pages(struct page **pages, unsigned int nr)
 	kvfree(pages);
 }
 
+/*
+ * A buffer for @cpu, or NULL.  @killable: the caller is a task that asked
+ * for it (a geometry change), and a fatal signal ends the allocation --
+ * it may be the OOM killer's, for all the pages this loop took.
+ */
 struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
-				    unsigned int num_subbufs, bool overwrite)
+				    unsigned int num_subbufs, bool overwrite,
+				    bool killable)
 {
 	const gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
 			  __GFP_RETRY_MAYFAIL;
@@ -805,6 +812,8 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	if (!buf->pages)
 		goto free_slots;
 	for (i = 0; i < buf->nr_pages; i++) {
+		if (killable && fatal_signal_pending(current))
+			goto free_pages;
 		buf->pages[i] = alloc_pages_node(node, gfp, 0);
 		if (!buf->pages[i])
 			goto free_pages;

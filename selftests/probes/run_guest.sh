@@ -17,6 +17,8 @@
 #   - the same with set_event_pid (check_trace.py filter)
 #   - event_fork: a grandchild is followed; forks traced while the filter
 #     is appended to (check_trace.py forks)
+#   - a geometry write killed while it allocates returns EINTR, changes
+#     nothing (seen through tracefs's sys_exit_write)
 #   - every event switched on and off while a writer load runs, then rmmod
 #     with probes attached and tracing on
 # Ends with "probes: N passed, M failed"; exits 1 if any failed.
@@ -365,6 +367,61 @@ fail=$((fail + $(grep -c '^not ok' "$WORK/forks.check")))
 expect "event_fork: back to 0" eval 'wr "$R/event_fork" 0 && is "$R/event_fork" 0'
 wr "$R/set_event_pid" ""
 wr "$R/events/enable" 0
+
+# --- a geometry write killed while it allocates -----------------------------
+
+# The write of a geometry allocates every CPU's buffer page by page; a
+# fatal signal ends it with EINTR (not ENOMEM: memory did not run out),
+# and the old buffers stay.  A killed task never sees its write's return
+# value: the kernel's own sys_exit_write event does.  Up to 8 attempts,
+# each killing a write of 256 MiB per CPU a little earlier or later
+# until the kill lands during the allocation.  Echoes what the write
+# returned: EINTR, ENOMEM, ok, or none (killed before it wrote).
+killed_geometry() {
+	local T=/sys/kernel/tracing ev=/sys/kernel/tracing/events/syscalls/sys_exit_write
+	local delay=300 attempt child ret res=none
+	[ -d "$ev" ] || { echo "no $ev"; return; }
+	wr "$ev/enable" 0
+	wr "$T/tracing_on" 1
+	for attempt in 1 2 3 4 5 6 7 8; do
+		rm -f "$WORK/go" && mkfifo "$WORK/go"
+		( read -r _ < "$WORK/go"; exec sh -c "echo 4 > $R/num_subbufs" ) &
+		child=$!
+		wr "$ev/filter" "common_pid == $child"
+		wr "$ev/enable" 1
+		: > "$T/trace"
+		echo go > "$WORK/go"
+		sleep "$((delay / 1000)).$(printf %03d $((delay % 1000)))"
+		kill -KILL "$child" 2>/dev/null
+		wait "$child" 2>/dev/null
+		wr "$ev/enable" 0
+		ret=$(sed -n 's/.*sys_write -> 0x\([0-9a-f]*\)$/\1/p' "$T/trace" | tail -n1)
+		echo "# attempt $attempt, kill after ${delay} ms: the write returned 0x${ret:-(nothing)}" >&2
+		case $ret in
+		fffffffffffffffc) res=EINTR; break ;;
+		fffffffffffffff4) res=ENOMEM; break ;;
+		"")	# Killed before it wrote: later.
+			res=none
+			delay=$((delay + 250)) ;;
+		*)	# Done before the kill: back to 2 sub-buffers, earlier.
+			res=ok
+			wr "$R/num_subbufs" 2
+			delay=$((delay * 2 / 3)) ;;
+		esac
+	done
+	wr "$ev/filter" 0
+	wr "$T/tracing_on" 0
+	echo "$res"
+}
+expect "64 MiB x 2 sub-buffers" \
+	eval 'wr "$R/num_subbufs" 2 && wr "$R/subbuf_size" 67108864'
+got=$(killed_geometry)
+expect "a geometry write killed while it allocates returns EINTR ($got)" \
+	[ "$got" = EINTR ]
+expect "... and changed nothing (64 MiB x 2)" \
+	eval 'is "$R/subbuf_size" 67108864 && is "$R/num_subbufs" 2'
+expect "back to 64 KiB x 32" \
+	eval 'wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32'
 
 # --- enable/disable under load, then rmmod -----------------------------------
 
