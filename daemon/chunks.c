@@ -139,13 +139,15 @@ static int open_next(struct chunk_writer *w)
  * The current chunk is done: to the syncer and the packers.  An empty one
  * goes away, unless it would leave the CPU without a file (zstd -d needs a
  * frame: it gets one empty stored frame, which gives an empty stream file,
- * and babeltrace2 skips those).
+ * and babeltrace2 skips those).  On a full disk that frame cannot be
+ * written either, and an empty file is no zstd file: it goes away too.
  */
 static void close_current(struct chunk_writer *w)
 {
 	struct chunk_stored_hdrs h;
 	uint8_t block[1][3];
 	struct iovec iov[2];
+	bool drop;
 	int fd;
 
 	if (!w->cur)
@@ -155,21 +157,24 @@ static void close_current(struct chunk_writer *w)
 	w->fd = -1;
 	pthread_mutex_unlock(&w->fd_lock);
 
-	if (!w->size && packer_chunks_on_disk(w->cpu_index) > 1) {
+	drop = !w->size && packer_chunks_on_disk(w->cpu_index) > 1;
+	if (!w->size && !drop) {
+		h.blocks = block;
+		if (!writev_all(fd, iov, (int)chunk_stored_iov(iov, &h, NULL, 0)))
+			w->size = chunk_stored_size(0);
+		else
+			drop = true;
+	}
+	if (drop) {
 		close(fd);
 		unlinkat(w->dirfd, w->name, 0);
 		packer_chunk_drop(w->cur);
 		w->cur = NULL;
 		return;
 	}
-	if (!w->size) {
-		h.blocks = block;
-		if (!writev_all(fd, iov, (int)chunk_stored_iov(iov, &h, NULL, 0)))
-			w->size = chunk_stored_size(0);
-	}
 	packer_chunk_closed(w->cur, w->size, w->size > chunk_stored_size(0));
 	w->cur = NULL;
-	syncer_adopt(fd);
+	syncer_adopt(fd, w->name);
 }
 
 int chunks_open(struct chunk_writer *w, unsigned int cpu,
@@ -255,13 +260,24 @@ void chunks_finish(struct chunk_writer *w)
 	w->hdrs.blocks = NULL;
 }
 
-int chunks_dup_fd(struct chunk_writer *w)
+int chunks_dup(struct chunk_writer *w, struct sync_file *f)
 {
-	int fd = -1;
+	int err = 0;
 
 	pthread_mutex_lock(&w->fd_lock);
-	if (w->fd >= 0)
-		fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0);
+	if (w->fd < 0)
+		err = -EBADF;
+	else if ((f->fd = fcntl(w->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		err = -errno;
+	else
+		memcpy(f->name, w->name, sizeof(f->name));
 	pthread_mutex_unlock(&w->fd_lock);
-	return fd;
+	return err;
+}
+
+void chunks_current_name(struct chunk_writer *w, char *buf, size_t size)
+{
+	pthread_mutex_lock(&w->fd_lock);
+	snprintf(buf, size, "%s", w->name);
+	pthread_mutex_unlock(&w->fd_lock);
 }

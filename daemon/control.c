@@ -36,6 +36,38 @@ static void set_control(const char *name, const char *value)
 	info("%s set to %s (was %s)", name, value, cur);
 }
 
+/*
+ * A chunk closes before a packet might not fit under --max-size: one that
+ * cannot hold a sub-buffer would give every packet a chunk of its own, each
+ * over the size asked for.  Checked against the sub-buffer size about to
+ * be used, before anything is changed; a default too small for
+ * --subbuf-size grows to it.
+ */
+static void check_max_size(void)
+{
+	uint64_t sub = opt.subbuf_size, need;
+	char cur[32];
+	int err;
+
+	if (!sub) {
+		err = ctl_read(&ctl, "subbuf_size", cur, sizeof(cur));
+		if (err < 0)
+			die_control("subbuf_size", err);
+		if (!parse_size(cur, &sub))
+			die("%s/subbuf_size: '%s' is not a size", ctl.dir, cur);
+	}
+	need = chunk_stored_size(sub);
+	if (opt.max_size >= need)
+		return;
+	if (!opt.max_size_given) {
+		opt.max_size = need;
+		return;
+	}
+	usage_error("--max-size: %llu bytes cannot hold a sub-buffer of %llu bytes (%llu with its frame header): a chunk holds whole packets",
+		    (unsigned long long)opt.max_size, (unsigned long long)sub,
+		    (unsigned long long)need);
+}
+
 void control_setup(void)
 {
 	char why[512], v[32];
@@ -45,6 +77,7 @@ void control_setup(void)
 	if (ctl.dev)
 		info("using %s (debugfs is not mounted or refuses: lockdown?)",
 		     ctl.dir);
+	check_max_size();
 	if (opt.mode)
 		set_control("mode", opt.mode);
 	/* Both reallocate the buffers: their order does not matter. */

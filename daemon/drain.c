@@ -29,6 +29,18 @@
  * thread per CPU drains each buffer as soon as any CPU is free (measured:
  * Documentation/ringtrace/benchmarks.rst).
  *
+ * Priority: the drain threads run at nice DRAIN_NICE, above the workload's
+ * SCHED_OTHER threads.  Between a packet's completion and the writer
+ * running out of sub-buffers there is the rest of the ring: 1 MiB at the
+ * defaults, ~0.1 s of a system-call loop (benchmarks.rst, the storm).  At
+ * the workload's nice 0 a woken drain thread waits its turn behind a busy
+ * loop on every CPU, and that wait was longer than the ring at times (the
+ * daemon suite's backlog and second-signal tests lost events on 6.12-rt
+ * with a loop on each CPU).  Its CPU time is what copying the packets out
+ * costs, so the raise takes little from anyone.  Real-time threads still
+ * come first.  Without CAP_SYS_NICE (or RLIMIT_NICE) it stays at nice 0
+ * and says so once.
+ *
  * Errors end the thread, not the process: it records what failed in
  * cpu->err/errmsg, closes its chunk and tells main, which decides.  The
  * sub-buffer held when a write failed is not given back, so it stays in the
@@ -42,6 +54,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ringtraced.h"
@@ -50,6 +64,9 @@ struct cpu *cpus;
 unsigned int ncpus;
 
 static int notify_fd = -1;
+
+/* The drain threads' nice value (see the top of this file). */
+#define DRAIN_NICE	-10
 
 /* How long a parked thread waits before it looks at its buffer again. */
 #define PARKED_MIN_MS	100
@@ -113,7 +130,7 @@ static void want_cpu(unsigned int cpu, void *unused __attribute__((unused)))
 
 void drain_open_buffers(void)
 {
-	unsigned int i;
+	unsigned int i, n;
 	int err;
 
 	list_cpus();
@@ -125,6 +142,10 @@ void drain_open_buffers(void)
 		parse_cpu_list(opt.cpus, want_cpu, NULL);
 	else
 		memset(cpu_wanted, true, ncpu_ids * sizeof(*cpu_wanted));
+	/* Too many CPUs for RLIMIT_NOFILE: said now, not half way. */
+	for (i = 0, n = 0; i < ncpu_ids; i++)
+		n += cpu_wanted[i];
+	nofile_budget(n);
 
 	for (i = 0; i < ncpu_ids; i++) {
 		struct cpu *c = &cpus[ncpus];
@@ -206,11 +227,17 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 				    strerror(-err), err == -EIO ?
 				    " (the module disabled this buffer, see dmesg)" : "");
 
-		/* An event registered since: its declaration first. */
+		/*
+		 * An event registered since: its declaration first.  Without
+		 * it the packet's events could not be read: like a failed
+		 * write, the packet stays in the kernel for the next consumer.
+		 */
 		err = metadata_follow(&ctl, outdirfd, buffer_events_gen(&c->buf));
 		if (err)
-			warn("%s/metadata: the new events' declarations: %s",
-			     outdir, strerror(-err));
+			return fail(c, err, "%s/metadata: %s (the new events' declarations; their packets stay in the kernel)",
+				    outdir, err == -EPROTO ?
+				    "the module's metadata is not CTF 1.8" :
+				    strerror(-err));
 
 		err = chunks_write(&c->out, c->buf.map + sb.offset,
 				   sb.content_size);
@@ -295,6 +322,13 @@ static enum drain_result drain_for_stop(struct cpu *c, bool tracing_off)
 /* FLUSH or ROTATE: close the open packet, drain, maybe roll, acknowledge. */
 static enum drain_result flush_request(struct cpu *c, unsigned int req)
 {
+	/*
+	 * The tick this flush answers: read before it begins.  A tick that
+	 * comes while it drains sets REQ_FLUSH again and is acknowledged by
+	 * the flush that follows, never by this one.  Pairs with the release
+	 * in main's tick().
+	 */
+	uint64_t gen = __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE);
 	enum drain_result r;
 	int err;
 
@@ -308,16 +342,27 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 	if (err)
 		return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir, c->out.cpu,
 			    c->out.seq + 1, strerror(-err));
-	/* Pairs with main's acquire loads in all_acked()/rotated(). */
+	/* Pairs with main's acquire loads in all_flushed()/check_rotated(). */
 	if (req & REQ_FLUSH)
-		__atomic_store_n(&c->flush_done,
-				 __atomic_load_n(&c->flush_gen, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(&c->flush_done, gen, __ATOMIC_RELEASE);
 	if (req & REQ_ROTATE)
 		__atomic_store_n(&c->rotate_done, c->rotate_done + 1,
 				 __ATOMIC_RELEASE);
 	notify_main();
 	return r;
+}
+
+/* This thread at DRAIN_NICE; said once when the system refuses it. */
+static void raise_priority(void)
+{
+	static bool told;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+
+	if (setpriority(PRIO_PROCESS, (id_t)tid, DRAIN_NICE) == 0)
+		return;
+	if (!__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
+		warn("drain threads stay at the workload's priority (nice %d refused: %s): a busy system may make them late, and events lost",
+		     DRAIN_NICE, strerror(errno));
 }
 
 static void *drain_main(void *arg)
@@ -332,6 +377,7 @@ static void *drain_main(void *arg)
 
 	snprintf(tname, sizeof(tname), "rtd-drain/%u", c->buf.cpu);
 	pthread_setname_np(pthread_self(), tname);
+	raise_priority();
 	for (;;) {
 		struct pollfd p[2] = {
 			{ .fd = c->evfd, .events = POLLIN },
@@ -344,7 +390,7 @@ static void *drain_main(void *arg)
 		/* --chunk-time: wake up to close a chunk that grew old. */
 		if (opt.chunk_ms && c->out.size) {
 			uint64_t now = now_ms(), due = c->out.first_ms + opt.chunk_ms;
-			int left = due > now ? (int)(due - now) : 0;
+			int left = poll_timeout_ms(due > now ? due - now : 0);
 
 			if (timeout < 0 || left < timeout)
 				timeout = left;

@@ -2,11 +2,12 @@
 /*
  * ringtraced: record ringtrace's per-CPU buffers into a trace directory.
  *
- *   setup:  block signals -> signalfd; find ringtrace and set the mode and
- *           geometry asked for; open and map every CPU buffer to record;
- *           create the trace directory and copy the metadata; start the
- *           packers, the syncer and a drain thread per CPU (each with its
- *           first chunk); turn tracing on (--start).
+ *   setup:  block signals -> signalfd; raise the open-file limit; find
+ *           ringtrace and set the mode and geometry asked for; open and
+ *           map every CPU buffer to record; create the trace directory
+ *           and copy the metadata; start the packers, the syncer and a
+ *           drain thread per CPU (each with its first chunk); turn
+ *           tracing on (--start).
  *   loop:   this thread only steers (epoll over the signalfd, the flush
  *           timer and the drain threads' eventfd):
  *             timer    -> every drain thread: close the open packet, drain
@@ -14,15 +15,16 @@
  *                         --max-total; systemd's STATUS=
  *             SIGHUP   -> every drain thread: close the chunk (REQ_ROTATE)
  *             SIGUSR1  -> statistics
- *             a drain thread failed, SIGINT/SIGTERM -> stop
+ *             a drain thread failed, a sync failed, SIGINT/SIGTERM -> stop
  *   stop:   tracing off (if we started it) or a flush; every drain thread
  *           drains to the end and closes its chunk; the last sync; then the
  *           packers compress what is left, with progress, until done or a
  *           second SIGINT/SIGTERM; the summary.
  *
  * Errors print one line "ringtraced: <what>: <why>" and exit 1; usage
- * errors exit 2.  After the threads started, an error of a drain thread
- * stops the others where they are, and its line is the last one printed.
+ * errors exit 2.  After the threads started, an error of a drain thread,
+ * or a sync that failed (the data may be gone: syncer.c), stops the drain
+ * threads where they are, and its line is the last one printed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,6 +142,8 @@ static struct cpu *failed_cpu(void)
 static uint64_t flush_gen;		/* the tick's generation */
 static uint64_t sync_gen;		/* the tick whose round is due, or 0 */
 static uint64_t synced_bytes;		/* written when the last round began */
+static struct sync_file *round_files;	/* one per CPU */
+uint64_t sync_skipped;			/* rounds a failed dup() cost */
 
 static void tick(void)
 {
@@ -153,7 +157,13 @@ static void tick(void)
 		__atomic_store_n(&cpus[i].flush_gen, flush_gen, __ATOMIC_RELEASE);
 		drain_request(&cpus[i], REQ_FLUSH);
 	}
-	sync_gen = flush_gen;
+	/*
+	 * The round waits for every CPU's flush of this tick; while one is
+	 * awaited, a later tick does not take its place: a CPU whose drain
+	 * outlasts a tick would never have flushed for the newest one.
+	 */
+	if (!sync_gen)
+		sync_gen = flush_gen;
 	outdir_retention();
 	report_status();
 }
@@ -167,11 +177,16 @@ static bool all_flushed(uint64_t gen)
 	return true;
 }
 
-/* Make what the tick drained durable, on the syncer's thread. */
+/*
+ * Make what the tick drained durable, on the syncer's thread.  Every CPU
+ * or none: a round that left a CPU out would not cover what a completed
+ * round promises, so a failed dup() (no fd left) skips it, and says so.
+ */
 static void sync_round(void)
 {
+	static bool dup_failing;
+	char name[CHUNK_NAME_MAX];
 	uint64_t bytes = 0;
-	static int *fds;
 	unsigned int i, n = 0;
 	int err;
 
@@ -180,19 +195,42 @@ static void sync_round(void)
 		bytes += COUNTER_READ(cpus[i].out.bytes_out);
 	if (bytes == synced_bytes)
 		return;
-	if (!fds && !(fds = calloc(ncpus, sizeof(*fds))))
-		return;
 	for (i = 0; i < ncpus; i++) {
-		int fd = chunks_dup_fd(&cpus[i].out);
-
-		if (fd >= 0)
-			fds[n++] = fd;
+		err = chunks_dup(&cpus[i].out, &round_files[n]);
+		/* Between two chunks: the closed one was adopted already. */
+		if (err == -EBADF)
+			continue;
+		if (err) {
+			while (n)
+				close(round_files[--n].fd);
+			sync_skipped++;
+			chunks_current_name(&cpus[i].out, name, sizeof(name));
+			if (!dup_failing)
+				warn("%s/%s: no sync round at this tick: dup: %s (tried again at every tick)",
+				     outdir, name, strerror(-err));
+			dup_failing = true;
+			return;
+		}
+		n++;
 	}
-	err = syncer_request(fds, n, outdirfd);
+	if (dup_failing)
+		info("sync rounds again, after %llu skipped",
+		     (unsigned long long)sync_skipped);
+	dup_failing = false;
+	err = syncer_request(round_files, n);
 	if (!err)
 		synced_bytes = bytes;
 	else if (err != -EBUSY)
 		warn("%s: cannot sync: %s", outdir, strerror(-err));
+}
+
+/* True when the syncer could not make a file durable. */
+static bool sync_failed(void)
+{
+	struct syncer_stats ss;
+
+	syncer_status(&ss);
+	return ss.failed;
 }
 
 /* ---- SIGHUP ---------------------------------------------------------------------- */
@@ -209,6 +247,7 @@ static void rotate(void)
 static void check_rotated(void)
 {
 	static uint64_t said;
+	char name[CHUNK_NAME_MAX];
 
 	if (said == rotations)
 		return;
@@ -217,8 +256,10 @@ static void check_rotated(void)
 		    rotations)
 			return;
 	said = rotations;
+	/* CPU 0's thread may be opening its next chunk by now. */
+	chunks_current_name(&cpus[0].out, name, sizeof(name));
 	info("rotated: every CPU's chunk closed, now writing %s/%s ...", outdir,
-	     cpus[0].out.name);
+	     name);
 }
 
 /* ---- the loop -------------------------------------------------------------------- */
@@ -257,7 +298,7 @@ static enum run_end run(void)
 			case TAG_NOTIFY:
 				if (read(notifyfd, &v, sizeof(v)) < 0)
 					break;
-				if (failed_cpu())
+				if (failed_cpu() || sync_failed())
 					return RUN_FAILED;
 				if (sync_gen && all_flushed(sync_gen)) {
 					sync_round();
@@ -303,12 +344,24 @@ static bool finish_packing(void)
 	return true;
 }
 
+/* The line that says which file could not be made durable. */
+static void sync_failure_line(const struct syncer_stats *ss)
+{
+	error_line("%s%s%s: %s (%llu failed sync%s: what was written to %s since the sync before may be lost)",
+		   outdir, strcmp(ss->fail_name, ".") ? "/" : "",
+		   strcmp(ss->fail_name, ".") ? ss->fail_name : "",
+		   strerror(-ss->fail_err), (unsigned long long)ss->failed,
+		   ss->failed == 1 ? "" : "s",
+		   ss->failed == 1 ? "it" : "them");
+}
+
 /* The exit status: 1 after a failure, which is then the last line printed. */
 static int stop(enum run_end end)
 {
 	bool off = false, packed_all = false;
 	char title[PATH_MAX + 64];
 	struct packer_stats ps;
+	struct syncer_stats ss;
 	struct cpu *bad;
 	unsigned int i;
 	int err;
@@ -328,12 +381,11 @@ static int stop(enum run_end end)
 	}
 	drain_join();
 	bad = failed_cpu();
-	err = syncer_stop(outdirfd);
-	if (err && !bad)
-		warn("%s: cannot sync: %s", outdir, strerror(-err));
+	/* Its failures, if any, are counted and told below. */
+	syncer_stop();
 
 	snprintf(title, sizeof(title), "ringtraced: stopped, trace in %s", outdir);
-	if (end == RUN_STOP && !bad)
+	if (end == RUN_STOP && !bad && !sync_failed())
 		packed_all = finish_packing();
 	packer_stop(!packed_all);
 	report_print(title);
@@ -344,15 +396,22 @@ static int stop(enum run_end end)
 		     (double)ps.left_bytes / (1 << 20), outdir);
 	for (i = 0; i < ncpus; i++)
 		buffer_close(&cpus[i].buf);
+	syncer_status(&ss);
 	if (bad) {
 		unsigned int removed = bad->err == -ENOSPC ? outdir_make_room() : 0;
 
+		if (ss.failed)
+			sync_failure_line(&ss);
 		/* The line that says why: the last one. */
 		error_line("%s%s", bad->errmsg, removed ?
 			   " (older traces removed to make room: a restart goes on where this stopped)" : "");
 		return 1;
 	}
-	return err || end == RUN_FAILED ? 1 : 0;
+	if (ss.failed) {
+		sync_failure_line(&ss);
+		return 1;
+	}
+	return end == RUN_FAILED ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -364,6 +423,7 @@ int main(int argc, char **argv)
 	msg_prog = PROG;
 	parse_options(argc, argv);
 	setup_signals();
+	nofile_raise();
 
 	control_setup();
 	drain_open_buffers();
@@ -373,12 +433,15 @@ int main(int argc, char **argv)
 	err = packer_start(ncpus, opt.workers, opt.level, outdirfd);
 	if (err)
 		die("the compression threads: %s", strerror(-err));
-	err = syncer_start();
-	if (err)
-		die("the sync thread: %s", strerror(-err));
 	notifyfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (notifyfd < 0)
 		die("eventfd: %s", strerror(errno));
+	round_files = calloc(ncpus, sizeof(*round_files));
+	if (!round_files)
+		die("%s", strerror(ENOMEM));
+	err = syncer_start(outdirfd, notifyfd, nofile_budget(ncpus));
+	if (err)
+		die("the sync thread: %s", strerror(-err));
 	setup_loop();
 	err = drain_start(notifyfd);
 	if (err)

@@ -99,8 +99,9 @@ static void usage(FILE *f)
 "                            no CPU idle costs disk (chunks stay uncompressed\n"
 "                            until it lets up), never events\n"
 "  -s, --max-size=SIZE       close a chunk before it grows past SIZE bytes\n"
-"                            (suffix K, M, G; default 64M); a compressed chunk\n"
-"                            is smaller still\n"
+"                            (suffix K, M, G; default 64M), at least one\n"
+"                            sub-buffer and its frame's few header bytes; a\n"
+"                            compressed chunk is smaller still\n"
 "  -t, --chunk-time=TIME     also close a chunk TIME after its first packet\n"
 "                            (200ms, 10s, 5m; default: only by size)\n"
 "  -n, --max-files=N         keep at most N chunks per CPU, removing the oldest\n"
@@ -110,7 +111,8 @@ static void usage(FILE *f)
 "                            --service: " SERVICE_DIR ")\n"
 "      --max-total=SIZE      keep the traces in --root's directory under SIZE\n"
 "                            bytes together, checked every 10 s: the oldest\n"
-"                            whole traces go first, then the running trace's\n"
+"                            whole traces go first (one in use, by ringtrace\n"
+"                            compress, waits), then the running trace's\n"
 "                            oldest closed chunks, whatever their CPU\n"
 "  -f, --flush-interval=MS   every MS milliseconds close the CPUs' open packets\n"
 "                            and have a thread of its own fdatasync the files\n"
@@ -119,7 +121,9 @@ static void usage(FILE *f)
 "                            the module counts as delivered; a power loss\n"
 "                            loses at most the last MS milliseconds and one\n"
 "                            sync's time.  Each chunk is always whole, either\n"
-"                            stored or compressed, never half\n"
+"                            stored or compressed, never half.  A sync that\n"
+"                            fails (EIO: the data may be gone) stops the\n"
+"                            recording, as a failed write does\n"
 "\n"
 "What to record:\n"
 "  -c, --cpus=LIST           CPUs to record, e.g. 0-3,8 (default: all)\n"
@@ -160,8 +164,7 @@ static void usage(FILE *f)
 		default_workers(), DEFAULT_FLUSH_MS);
 }
 
-__attribute__((noreturn, format(printf, 1, 2)))
-static void usage_error(const char *fmt, ...)
+void usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -245,6 +248,7 @@ void parse_options(int argc, char **argv)
 			if (!parse_size(optarg, &opt.max_size) || !opt.max_size)
 				usage_error("--max-size: '%s' is not a size in bytes (e.g. 64M)",
 					    optarg);
+			opt.max_size_given = true;
 			break;
 		case 't':
 			if (!parse_duration_ms(optarg, &opt.chunk_ms) ||

@@ -29,9 +29,12 @@
  * Locking: one mutex (pk.lock) for the table, the queue and the counters,
  * held only around pointer and state changes, never across I/O.  A drain
  * thread takes it when a chunk opens or closes (once per chunk); a packer
- * when it takes a chunk and when it is done with it.  --max-files may
- * remove a chunk a packer holds: it is only marked, and the packer, which
- * owns it until it is done, removes its files and frees it.
+ * when it takes a chunk and when it is done with it.  --max-files and
+ * --max-total may remove a chunk a packer holds: it is only marked, and
+ * the packer, which owns it until it is done, removes its files and frees
+ * it.  A packer that is done with a chunk says so (its state, the
+ * counters, busy) in one section and never touches it again: from then on
+ * the chunk is theirs to free.
  */
 #include <errno.h>
 #include <limits.h>
@@ -329,8 +332,9 @@ static void pack_one(struct worker *w, struct chunk *c)
 			unlinkat(pk.dirfd, tmp, 0);
 			warn("%s/%s: not compressed, left as it is: rename: %s",
 			     outdir, name, strerror(-err));
-		} else {
-			fsync(pk.dirfd);
+		} else if (fsync(pk.dirfd) < 0) {
+			/* The rename may not be on disk: as any failed sync. */
+			syncer_failure(".", -errno);
 		}
 	} else if (err && err != -ECANCELED && !removed) {
 		warn("%s/%s: not compressed, left as it is: %s", outdir, name,
@@ -339,21 +343,29 @@ static void pack_one(struct worker *w, struct chunk *c)
 	}
 
 	pthread_mutex_lock(&pk.lock);
-	/* --max-files may have taken it while it was being renamed. */
+	/* --max-files or --max-total may have taken it meanwhile. */
 	removed = c->removed;
-	if (!removed)
+	if (!removed) {
+		/*
+		 * Done with it in this one section: once the lock is dropped,
+		 * a PACKED or KEPT chunk is theirs to remove and free
+		 * (packer_prune(), packer_take_oldest()) at any moment.
+		 */
 		account(c, err, &res);
+		pk.st.busy--;
+		pk.st.packing_bytes -= c->stored;
+	}
 	pthread_mutex_unlock(&pk.lock);
-	if (removed)
-		remove_files(name, tmp);
+	if (!removed)
+		return;
 
+	/* Out of every list since it was taken: nobody else has it. */
+	remove_files(name, tmp);
 	pthread_mutex_lock(&pk.lock);
 	pk.st.busy--;
 	pk.st.packing_bytes -= c->stored;
 	pthread_mutex_unlock(&pk.lock);
-	/* Out of every list since packer_prune(): nobody else has it. */
-	if (removed)
-		free(c);
+	free(c);
 }
 
 static void *worker_main(void *arg)

@@ -9,6 +9,7 @@
  *   total: P sub-buffers, B bytes in, S bytes stored, L events lost
  *   chunks: N closed: K compressed (I -> O bytes, ratio R), Q waiting (..
  *           bytes stored), U uncompressed; W workers, X busy
+ *   sync: R rounds, S skipped, F failed[ (first: DIR/FILE: why)]
  *   cpu time: drain D s, compression C s
  */
 #include <errno.h>
@@ -43,6 +44,8 @@ static double drain_cpu_s(void)
 void report_print(const char *title)
 {
 	uint64_t packets = 0, in = 0, out = 0, lost_all = 0;
+	char first[PATH_MAX + 128];
+	struct syncer_stats ss;
 	struct packer_stats ps;
 	struct ringtrace_stats st;
 	unsigned int i;
@@ -92,6 +95,16 @@ void report_print(const char *title)
 	       (unsigned long long)ps.queued_bytes + ps.packing_bytes,
 	       (unsigned long long)ps.kept,
 	       (unsigned long long)ps.kept_bytes, ps.workers, ps.busy);
+	syncer_status(&ss);
+	first[0] = '\0';
+	if (ss.failed)
+		snprintf(first, sizeof(first), " (first: %s%s%s: %s)", outdir,
+			 strcmp(ss.fail_name, ".") ? "/" : "",
+			 strcmp(ss.fail_name, ".") ? ss.fail_name : "",
+			 strerror(-ss.fail_err));
+	report("sync: %llu rounds, %llu skipped, %llu failed%s",
+	       (unsigned long long)ss.rounds, (unsigned long long)sync_skipped,
+	       (unsigned long long)ss.failed, first);
 	report("cpu time: drain %.3f s, compression %.3f s", drain_cpu_s(),
 	       ps.cpu_s);
 }
@@ -99,10 +112,10 @@ void report_print(const char *title)
 void report_status(void)
 {
 	static time_t last;
-	uint64_t packets = 0, bytes = 0, lost = 0, rounds, failures;
+	uint64_t packets = 0, bytes = 0, lost = 0;
+	struct syncer_stats ss;
 	struct packer_stats ps;
 	char status[512];
-	int last_err;
 	unsigned int i;
 
 	if (!msg_service || !due_every_10s(&last))
@@ -113,13 +126,14 @@ void report_status(void)
 		lost += buffer_lost(&cpus[i].buf);
 	}
 	packer_stats(&ps);
-	syncer_status(&rounds, &failures, &last_err);
+	syncer_status(&ss);
 	snprintf(status, sizeof(status),
-		 "STATUS=%s: %llu packets, %.1f MiB written, %llu events lost, %llu syncs%s%s; %llu chunks compressed, %llu waiting (%.1f MiB stored)",
+		 "STATUS=%s: %llu packets, %.1f MiB written, %llu events lost, %llu syncs%s%s%s%s; %llu chunks compressed, %llu waiting (%.1f MiB stored)",
 		 outname, (unsigned long long)packets, mib(bytes),
-		 (unsigned long long)lost, (unsigned long long)rounds,
-		 failures ? ", sync failed: " : "",
-		 failures ? strerror(last_err) : "",
+		 (unsigned long long)lost, (unsigned long long)ss.rounds,
+		 ss.failed ? ", sync failed: " : "",
+		 ss.failed ? ss.fail_name : "", ss.failed ? ": " : "",
+		 ss.failed ? strerror(-ss.fail_err) : "",
 		 (unsigned long long)ps.packed,
 		 (unsigned long long)ps.queued + ps.busy,
 		 mib(ps.queued_bytes + ps.packing_bytes));

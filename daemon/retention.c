@@ -12,6 +12,19 @@
  * that ringtraced itself names (YYYYmmdd-HHMMSS, optionally with a .N
  * suffix or a "ringtrace-" prefix) and that hold a metadata file are ever
  * touched.  Called at start and then from the flush tick.
+ *
+ * A trace is removed so that no moment of it leaves a half trace that
+ * looks whole, or one that is never removed:
+ *
+ *   flock()      a trace locked by its ringtraced or by `ringtrace
+ *                compress` is in use: skipped (still counted); the lock
+ *                is ours until it is gone
+ *   rename       to its tombstone, .removing-NAME: from here on nobody
+ *                reads it as a trace, and a kill leaves only the tombstone
+ *   unlink       its files, the metadata last; then the directory
+ *
+ * Tombstones that a kill left are removed at the next pass, the first one
+ * at start.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -21,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,6 +44,8 @@ struct trace_dir {
 	char name[NAME_MAX + 1];
 	uint64_t bytes;
 };
+
+#define TOMBSTONE	".removing-"
 
 /* YYYYmmdd-HHMMSS[.N], optionally after "ringtrace-". */
 static bool ours(const char *name)
@@ -50,7 +66,11 @@ static bool ours(const char *name)
 	return !*p;
 }
 
-/* The directory @name of @rootfd, for reading; NULL with errno. */
+/*
+ * The directory @name of @rootfd, for reading; NULL with errno.  A new
+ * open file each time ("." for @rootfd itself): a dup() would share the
+ * offset, and a second walk would start where the first one ended.
+ */
 static DIR *open_at(int rootfd, const char *name)
 {
 	int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -82,10 +102,17 @@ static int64_t dir_bytes(int rootfd, const char *name)
 	return (int64_t)sum;
 }
 
-/* Remove a flat trace directory: its files, then itself. */
-static int remove_trace(int rootfd, const char *name)
+static bool is_tombstone(const char *name)
 {
-	DIR *d = open_at(rootfd, name);
+	return !strncmp(name, TOMBSTONE, strlen(TOMBSTONE)) &&
+	       ours(name + strlen(TOMBSTONE));
+}
+
+/* The files of the (flat) directory @fd, its metadata last; -errno. */
+static int remove_files(int fd)
+{
+	DIR *d = open_at(fd, ".");
+	bool meta = false;
 	struct dirent *de;
 	int err = 0;
 
@@ -94,13 +121,123 @@ static int remove_trace(int rootfd, const char *name)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) < 0 && !err)
+		if (!strcmp(de->d_name, "metadata")) {
+			meta = true;
+			continue;
+		}
+		if (unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT && !err)
 			err = -errno;
 	}
 	closedir(d);
-	if (!err && unlinkat(rootfd, name, AT_REMOVEDIR) < 0)
+	if (!err && meta && unlinkat(fd, "metadata", 0) < 0 && errno != ENOENT)
 		err = -errno;
 	return err;
+}
+
+/*
+ * The directory @name of @rootfd, open and locked: -EBUSY when its
+ * ringtraced or a `ringtrace compress` holds it.
+ */
+static int open_locked(int rootfd, const char *name)
+{
+	int fd = openat(rootfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* A tombstone's files, then itself; -EBUSY if another one removes it. */
+static int remove_tombstone(int rootfd, const char *tomb)
+{
+	int fd = open_locked(rootfd, tomb), err;
+
+	if (fd < 0)
+		return fd;
+	err = remove_files(fd);
+	if (!err && unlinkat(rootfd, tomb, AT_REMOVEDIR) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Remove the trace @name: locked (-EBUSY: in use, left alone), renamed to
+ * its tombstone (made durable), emptied metadata last, removed.
+ */
+static int remove_trace(int rootfd, const char *name)
+{
+	char tomb[NAME_MAX + 1];
+	int fd, err;
+
+	if (snprintf(tomb, sizeof(tomb), TOMBSTONE "%s", name) >=
+	    (int)sizeof(tomb))
+		return -ENAMETOOLONG;
+	fd = open_locked(rootfd, name);
+	if (fd < 0)
+		return fd;
+	err = renameat(rootfd, name, rootfd, tomb) < 0 ? -errno : 0;
+	/* A tombstone of the same name (the clock set back): that one first. */
+	if ((err == -EEXIST || err == -ENOTEMPTY) &&
+	    !(err = remove_tombstone(rootfd, tomb)))
+		err = renameat(rootfd, name, rootfd, tomb) < 0 ? -errno : 0;
+	if (!err && fsync(rootfd) < 0)
+		err = -errno;
+	if (!err)
+		err = remove_files(fd);
+	if (!err && unlinkat(rootfd, tomb, AT_REMOVEDIR) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/* The tombstones of @rootfd that a kill left: removed now; how many. */
+static unsigned int remove_tombstones(int rootfd, const char *root)
+{
+	char (*names)[NAME_MAX + 1] = NULL;
+	unsigned int n = 0, cap = 0, gone = 0;
+	DIR *d = open_at(rootfd, ".");
+	struct dirent *de;
+	int err;
+
+	if (!d)
+		return 0;
+	/* Their names first: removing while reading may skip entries. */
+	while ((de = readdir(d))) {
+		if (!is_tombstone(de->d_name))
+			continue;
+		if (n == cap) {
+			void *more = realloc(names, (cap ? 2 * cap : 4) *
+						    sizeof(*names));
+
+			if (!more)
+				break;
+			names = more;
+			cap = cap ? 2 * cap : 4;
+		}
+		snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
+	}
+	closedir(d);
+	for (unsigned int i = 0; i < n; i++) {
+		err = remove_tombstone(rootfd, names[i]);
+		if (!err) {
+			gone++;
+			info("--max-total: removed %s/%s, a removal that was cut short",
+			     root, names[i]);
+		} else if (err != -EBUSY) {
+			warn("--max-total: cannot remove %s/%s: %s", root,
+			     names[i], strerror(-err));
+		}
+	}
+	free(names);
+	return gone;
 }
 
 static int by_name(const void *a, const void *b)
@@ -114,7 +251,8 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 {
 	struct trace_dir *t = NULL;
 	size_t n = 0, cap = 0, i;
-	uint64_t total = 0;
+	unsigned int gone;
+	uint64_t total = 0, busy = 0;
 	struct dirent *de;
 	struct stat st;
 	int rootfd, err = 0;
@@ -127,7 +265,8 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	d = fdopendir(dup(rootfd));
+	gone = remove_tombstones(rootfd, root);
+	d = open_at(rootfd, ".");
 	if (!d) {
 		err = -errno;
 		goto out;
@@ -170,23 +309,33 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 	qsort(t, n, sizeof(*t), by_name);
 	for (i = 0; i < n && total > max_total; i++) {
 		err = remove_trace(rootfd, t[i].name);
+		if (err == -EBUSY) {
+			/* Recorded into, or being compressed: not now. */
+			info("--max-total: %s/%s is in use (ringtrace compress?): kept for now",
+			     root, t[i].name);
+			busy += t[i].bytes;
+			err = 0;
+			continue;
+		}
 		if (err) {
 			warn("--max-total: cannot remove %s/%s: %s", root,
 			     t[i].name, strerror(-err));
 			break;
 		}
 		total -= t[i].bytes;
+		gone++;
 		if (removed)
 			(*removed)++;
 		info("--max-total: removed the oldest trace %s/%s (%llu bytes)",
 		     root, t[i].name, (unsigned long long)t[i].bytes);
 	}
-	if (i && fsync(rootfd) < 0 && !err)
+	if (gone && fsync(rootfd) < 0 && !err)
 		err = -errno;
-	if (!err && total > max_total) {
+	/* Not the running trace's to make up for a trace in use. */
+	if (!err && total - busy > max_total) {
 		err = -ENOSPC;
 		if (over)
-			*over = total - max_total;
+			*over = total - busy - max_total;
 	}
 out:
 	free(t);

@@ -12,6 +12,7 @@
  *   chunks.c     one CPU's chunk files: stored frames, rolling, --max-files
  *   packer.c     the worker threads that pack closed chunks, and their queue
  *   syncer.c     the thread that makes written data durable
+ *   nofile.c     RLIMIT_NOFILE: raised, checked, the syncer's share
  *   metadata.c   the trace's copy of the metadata, following the event set
  *   retention.c  removing the oldest traces of --root
  *   report.c     the summary, SIGUSR1's statistics, systemd's STATUS=
@@ -70,6 +71,7 @@ struct options {
 	unsigned int workers;		/* packer threads */
 	unsigned int flush_ms;
 	uint64_t max_size;		/* bytes per chunk */
+	bool max_size_given;		/* ... by the user */
 	uint64_t chunk_ms;		/* close a chunk this old; 0: never */
 	unsigned int max_files;		/* chunks kept per CPU; 0: all */
 	bool start;
@@ -85,6 +87,9 @@ struct options {
 extern struct options opt;
 
 void parse_options(int argc, char **argv);
+/* A usage error: one line, a hint at --help, exit 2. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void usage_error(const char *fmt, ...);
 /* "3", "-5", "store". */
 struct level_name {
 	char s[16];
@@ -222,6 +227,8 @@ bool packer_idle(void);
 /* Stop packing: the chunk in hand stays stored; join the threads. */
 void packer_stop(bool abandon);
 
+struct sync_file;			/* syncer.c */
+
 /* ------------------------------------------------------------------ */
 /* chunks.c: one CPU's chunk files, used by its drain thread             */
 /* ------------------------------------------------------------------ */
@@ -265,8 +272,13 @@ int chunks_roll_if_due(struct chunk_writer *w, uint64_t now_ms);
 int chunks_roll(struct chunk_writer *w);
 /* At stop: close the last chunk for packing; never fails. */
 void chunks_finish(struct chunk_writer *w);
-/* A dup() of the current chunk's fd for a sync round, or -1. */
-int chunks_dup_fd(struct chunk_writer *w);
+/*
+ * For a sync round: a dup() of the current chunk's fd, and its name.
+ * -EBADF when there is none (closed, the next not yet open), or -errno.
+ */
+int chunks_dup(struct chunk_writer *w, struct sync_file *f);
+/* The current chunk's name, as another thread sees it. */
+void chunks_current_name(struct chunk_writer *w, char *buf, size_t size);
 /* Milliseconds of CLOCK_MONOTONIC. */
 uint64_t now_ms(void);
 /* The calling thread's CPU time, and another running thread's. */
@@ -332,18 +344,57 @@ void metadata_free(void);
 /* syncer.c                                                             */
 /* ------------------------------------------------------------------ */
 
-int syncer_start(void);
+/* A file of a sync round: a chunk, by fd or by name (fd -1), or ".". */
+struct sync_file {
+	int fd;
+	bool held;			/* a closed chunk's fd: budgeted */
+	char name[CHUNK_NAME_MAX];	/* in the trace directory */
+};
+
+struct syncer_stats {
+	uint64_t rounds;		/* completed */
+	uint64_t failed;		/* files whose sync failed */
+	int fail_err;			/* the first failure: -errno */
+	char fail_name[CHUNK_NAME_MAX];	/* its file ("." the dir) */
+};
+
 /*
- * A round: fdatasync each of @fds (taken over: closed by the syncer), the
- * closed chunks adopted since the last round, then fsync @dirfd.  -EBUSY
- * while the previous round runs (the fds are closed, nothing taken).
+ * The thread, for the files of @dirfd.  A failure is written to main's
+ * @notify_fd (-1: none); at most @max_fds fds of closed chunks are held.
  */
-int syncer_request(int *fds, unsigned int nr, int dirfd);
+int syncer_start(int dirfd, int notify_fd, unsigned int max_fds);
+/*
+ * A round: fdatasync each of @files (their fds taken over: closed by the
+ * syncer), the closed chunks adopted since the last round, then fsync the
+ * directory.  -EBUSY while the previous round runs (the fds are closed,
+ * nothing taken).
+ */
+int syncer_request(struct sync_file *files, unsigned int nr);
 /* A closed chunk's fd: synced and closed by the next round. */
-void syncer_adopt(int fd);
-void syncer_status(uint64_t *rounds, uint64_t *failures, int *last_err);
-/* Waits for a round in progress, syncs what was adopted, ends the thread. */
-int syncer_stop(int dirfd);
+void syncer_adopt(int fd, const char *name);
+/* @name (in the trace directory) could not be made durable: -@err. */
+void syncer_failure(const char *name, int err);
+void syncer_status(struct syncer_stats *st);
+/*
+ * Waits for a round in progress, syncs what was adopted and the
+ * directory, ends the thread: the first failure, or 0.
+ */
+int syncer_stop(void);
+
+/* Rounds skipped because a dup() failed (main.c). */
+extern uint64_t sync_skipped;
+
+/* ------------------------------------------------------------------ */
+/* nofile.c                                                             */
+/* ------------------------------------------------------------------ */
+
+/* The soft limit of open files up to the hard one. */
+void nofile_raise(void);
+/*
+ * Dies unless the limit allows @ncpus CPUs and the packers; returns how
+ * many fds of closed chunks the syncer may hold.
+ */
+unsigned int nofile_budget(unsigned int ncpus);
 
 /* ------------------------------------------------------------------ */
 /* retention.c                                                          */
@@ -351,9 +402,10 @@ int syncer_stop(int dirfd);
 
 /*
  * Remove the oldest trace directories under @root, never @current (a name
- * in @root), until all of them together take at most @max_total bytes;
- * how many went in *@removed (may be NULL).  -ENOSPC if @current alone is
- * over, by *@over bytes (may be NULL); other -errno on failure.
+ * in @root) nor one in use (locked), until all of them together take at
+ * most @max_total bytes; how many went in *@removed (may be NULL).
+ * -ENOSPC if @current alone is over, by *@over bytes (may be NULL), those
+ * in use left out; other -errno on failure.
  */
 int retention_prune(const char *root, const char *current, uint64_t max_total,
 		    unsigned int *removed, uint64_t *over);

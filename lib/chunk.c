@@ -7,6 +7,10 @@
  * window even at its fastest setting, while a stored frame is three small
  * headers around the kernel's own pages, handed to one writev().  Reading
  * stored frames back, and everything about compressed frames, is libzstd's.
+ *
+ * A chunk is read with pread(), never mapped: on a disk that fails, a read
+ * of a mapping is a SIGBUS that kills the whole daemon, tracing on, while
+ * pread() says EIO and the chunk is only left as it is.
  */
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_estimateCStreamSize_usingCCtxParams() */
 #include <errno.h>
@@ -15,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,7 +163,9 @@ bool chunk_parse_level(const char *s, int *out)
 
 struct chunk_packer {
 	ZSTD_CCtx *cctx;
-	ZSTD_DCtx *dctx;
+	ZSTD_DCtx *dctx;		/* stable output: writes into @pkt */
+	uint8_t *in;			/* stored bytes read */
+	size_t in_cap;
 	uint8_t *pkt;			/* one decoded packet */
 	size_t pkt_cap;
 	uint8_t *out;			/* compressed bytes on their way out */
@@ -219,8 +224,10 @@ size_t chunk_pack_memory(int level)
 	ZSTD_CCtxParams_setParameter(params, ZSTD_c_windowLog, (int)cp.windowLog);
 	ZSTD_CCtxParams_setParameter(params, ZSTD_c_chainLog, (int)cp.chainLog);
 	ZSTD_CCtxParams_setParameter(params, ZSTD_c_hashLog, (int)cp.hashLog);
+	/* The decompressor buffers one block of input (not its output). */
 	bytes = ZSTD_estimateCStreamSize_usingCCtxParams(params) +
-		ZSTD_estimateDCtxSize() + ZSTD_CStreamOutSize();
+		ZSTD_estimateDCtxSize() + ZSTD_BLOCKSIZE_MAX +
+		ZSTD_DStreamInSize() + ZSTD_CStreamOutSize();
 	ZSTD_freeCCtxParams(params);
 	return bytes;
 }
@@ -233,11 +240,16 @@ struct chunk_packer *chunk_packer_new(int level)
 		return NULL;
 	p->cctx = ZSTD_createCCtx();
 	p->dctx = ZSTD_createDCtx();
+	p->in_cap = ZSTD_DStreamInSize();
 	p->out_cap = ZSTD_CStreamOutSize();
 	p->frame_bytes = CHUNK_PACK_FRAME_BYTES;
+	p->in = malloc(p->in_cap);
 	p->out = malloc(p->out_cap);
-	if (!p->cctx || !p->dctx || !p->out ||
-	    ZSTD_isError(set_params(p->cctx, level))) {
+	/* A packet is decoded straight into @pkt, no window of its own. */
+	if (!p->cctx || !p->dctx || !p->in || !p->out ||
+	    ZSTD_isError(set_params(p->cctx, level)) ||
+	    ZSTD_isError(ZSTD_DCtx_setParameter(p->dctx, ZSTD_d_stableOutBuffer,
+						1))) {
 		chunk_packer_free(p);
 		return NULL;
 	}
@@ -255,29 +267,99 @@ void chunk_packer_free(struct chunk_packer *p)
 		return;
 	ZSTD_freeCCtx(p->cctx);
 	ZSTD_freeDCtx(p->dctx);
+	free(p->in);
 	free(p->pkt);
 	free(p->out);
 	free(p);
 }
 
-/* The stored frame at @f (of at most @left bytes): its size and content. */
-static int stored_frame(const uint8_t *f, size_t left, size_t *fsize,
+/* @len bytes at @off of @fd; -EBADMSG if the file ends first. */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pread(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EBADMSG;
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The stored frame at @off of @fd (@size bytes): its size in the file and
+ * its content size, from its header; -EBADMSG unless it is a stored frame
+ * that ends within the file.  Its blocks are checked as it is decoded.
+ */
+static int stored_frame(int fd, uint64_t off, uint64_t size, uint64_t *fsize,
 			uint64_t *content)
 {
-	unsigned long long cs;
-	size_t n;
+	uint8_t h[CHUNK_STORED_FRAME_HEADER];
+	uint32_t cs;
+	int err;
 
-	if (left < CHUNK_STORED_FRAME_HEADER + 3 || f[4] != STORED_DESCRIPTOR)
+	if (size - off < chunk_stored_size(0))
 		return -EBADMSG;
-	n = ZSTD_findFrameCompressedSize(f, left);
-	if (ZSTD_isError(n))
+	err = read_at(fd, h, sizeof(h), off);
+	if (err)
+		return err;
+	if ((h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24) != ZSTD_FRAME_MAGIC ||
+	    h[4] != STORED_DESCRIPTOR)
 		return -EBADMSG;
-	cs = ZSTD_getFrameContentSize(f, n);
-	if (cs == ZSTD_CONTENTSIZE_UNKNOWN || cs == ZSTD_CONTENTSIZE_ERROR)
-		return -EBADMSG;
-	*fsize = n;
+	cs = h[5] | h[6] << 8 | h[7] << 16 | (uint32_t)h[8] << 24;
+	*fsize = chunk_stored_size(cs);
 	*content = cs;
-	return 0;
+	return *fsize <= size - off ? 0 : -EBADMSG;
+}
+
+/*
+ * Decode the stored frame of @fsize bytes at @off into p->pkt, read a
+ * buffer at a time: whole and exactly @content bytes, or -EBADMSG.
+ */
+static int decode_frame(struct chunk_packer *p, int fd, uint64_t off,
+			uint64_t fsize, uint64_t content)
+{
+	ZSTD_outBuffer out;
+	size_t left = 1, n;
+	uint64_t done;
+	int err;
+
+	if (content > p->pkt_cap || !p->pkt) {
+		uint8_t *n = realloc(p->pkt, content ? content : 1);
+
+		if (!n)
+			return -ENOMEM;
+		p->pkt = n;
+		p->pkt_cap = content;
+	}
+	out = (ZSTD_outBuffer){ p->pkt, content, 0 };
+	ZSTD_DCtx_reset(p->dctx, ZSTD_reset_session_only);
+	for (done = 0; done < fsize; done += n) {
+		ZSTD_inBuffer in = { p->in, 0, 0 };
+
+		n = fsize - done < p->in_cap ? (size_t)(fsize - done) : p->in_cap;
+		err = read_at(fd, p->in, n, off + done);
+		if (err)
+			return err;
+		in.size = n;
+		while (in.pos < in.size) {
+			size_t was_in = in.pos, was_out = out.pos;
+
+			left = ZSTD_decompressStream(p->dctx, &out, &in);
+			/* Damaged: an error, an early end, or stuck. */
+			if (ZSTD_isError(left) || (!left && in.pos < in.size) ||
+			    (in.pos == was_in && out.pos == was_out))
+				return -EBADMSG;
+		}
+	}
+	return !left && out.pos == content ? 0 : -EBADMSG;
 }
 
 /* The compressor's output so far goes to @fd. */
@@ -320,50 +402,40 @@ static int compress(struct chunk_packer *p, const void *data, size_t len,
 }
 
 /*
- * The frames of @map, grouped: each packed frame takes stored frames until
- * p->frame_bytes of packets are in it, so that it ends on a packet
- * boundary (a reader that resynchronises after damage starts on a packet)
- * and says its content size (pledged from the stored frames' headers).
+ * The frames of the chunk at @in (@size bytes), grouped: each packed frame
+ * takes stored frames until p->frame_bytes of packets are in it, so that
+ * it ends on a packet boundary (a reader that resynchronises after damage
+ * starts on a packet) and says its content size (pledged from the stored
+ * frames' headers).
  */
-static int pack_map(struct chunk_packer *p, const uint8_t *map, size_t size,
-		    int fd, const bool *cancel, struct chunk_pack_result *res)
+static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
+		   const bool *cancel, struct chunk_pack_result *res)
 {
-	size_t off = 0, g, f, fsize;
-	uint64_t total, content;
+	uint64_t off = 0, g, f, fsize, total, content;
 	int err;
 
 	while (off < size) {
 		for (g = off, total = 0; g < size && total < p->frame_bytes;
 		     g += fsize, total += content) {
-			err = stored_frame(map + g, size - g, &fsize, &content);
+			err = stored_frame(in, g, size, &fsize, &content);
 			if (err)
 				return err;
 		}
 		if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(p->cctx, total)))
 			return -EPROTO;
 		for (f = off; f < g; f += fsize) {
-			size_t got;
-
 			if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
 				return -ECANCELED;
-			stored_frame(map + f, size - f, &fsize, &content);
-			if (content > p->pkt_cap) {
-				uint8_t *n = realloc(p->pkt, content);
-
-				if (!n)
-					return -ENOMEM;
-				p->pkt = n;
-				p->pkt_cap = content;
-			}
-			got = ZSTD_decompressDCtx(p->dctx, p->pkt, p->pkt_cap,
-						  map + f, fsize);
-			if (ZSTD_isError(got) || got != content)
-				return -EBADMSG;
-			err = compress(p, p->pkt, got, f + fsize == g, fd, res);
+			err = stored_frame(in, f, size, &fsize, &content);
+			if (!err)
+				err = decode_frame(p, in, f, fsize, content);
+			if (!err)
+				err = compress(p, p->pkt, content, f + fsize == g,
+					       fd, res);
 			if (err)
 				return err;
 			res->packets++;
-			res->content += got;
+			res->content += content;
 		}
 		off = g;
 	}
@@ -375,8 +447,7 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	       struct chunk_pack_result *res)
 {
 	struct stat st;
-	void *map = MAP_FAILED;
-	int in, out = -1, err;
+	int in, out, err;
 
 	memset(res, 0, sizeof(*res));
 	in = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -390,21 +461,16 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 		err = -ENODATA;
 		goto close_in;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in, 0);
-	if (map == MAP_FAILED) {
-		err = -errno;
-		goto close_in;
-	}
-	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	posix_fadvise(in, 0, 0, POSIX_FADV_SEQUENTIAL);
 	out = openat(dirfd, tmpname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		     0640);
 	if (out < 0) {
 		err = -errno;
-		goto unmap;
+		goto close_in;
 	}
 	/* A failed earlier call may have left the compressor mid-frame. */
 	ZSTD_CCtx_reset(p->cctx, ZSTD_reset_session_only);
-	err = pack_map(p, map, (size_t)st.st_size, out, cancel, res);
+	err = pack_fd(p, in, (uint64_t)st.st_size, out, cancel, res);
 	if (!err && fdatasync(out) < 0)
 		err = -errno;
 	if (close(out) < 0 && !err)
@@ -413,8 +479,6 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 		unlinkat(dirfd, tmpname, 0);
 	else
 		res->in = (uint64_t)st.st_size;
-unmap:
-	munmap(map, (size_t)st.st_size);
 close_in:
 	close(in);
 	return err;

@@ -100,12 +100,17 @@ bool parse_duration_ms(const char *s, uint64_t *out)
 			continue;
 		ms = v * units[i].ms;
 		/* A year is plenty; beyond that it is a typo. */
-		if (ms > 365.0 * 24 * 3600e3)
+		if (ms > (double)DURATION_MAX_MS)
 			return false;
 		*out = (uint64_t)(ms + 0.5);
 		return true;
 	}
 	return false;
+}
+
+int poll_timeout_ms(uint64_t ms)
+{
+	return ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
 bool parse_cpu_list(const char *list, void (*fn)(unsigned int cpu, void *arg),

@@ -2,7 +2,9 @@
 /*
  * rt-chunk: host tests of chunk files: the stored frames and packing of
  * lib/chunk.c, and ringtraced's chunk writer and packers (chunks.c,
- * packer.c, with the syncer) as its drain threads use them.
+ * packer.c, with the syncer) as its drain threads use them.  Built with
+ * those files under AddressSanitizer (../Makefile): a use after free is
+ * an abort, not luck.
  *
  *   rt-chunk [DIR]     DIR for the files (default: a new directory in
  *                      /var/tmp, removed at the end)
@@ -418,7 +420,7 @@ static void test_writer(void)
 	/* 16 KiB packets, chunks of at most 100 KiB: 6 packets per chunk. */
 	opt.max_size = 100 * 1024;
 	opt.max_files = 0;
-	check(!packer_start(2, 2, 3, dd) && !syncer_start() &&
+	check(!packer_start(2, 2, 3, dd) && !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 5, 0, dd, 16384), "writer of CPU 5 and two packers start");
 	all = malloc(60 * 16384);
 	for (unsigned int i = 0; i < 60 && !err; i++) {
@@ -452,12 +454,12 @@ static void test_writer(void)
 	}
 	check(ok, "every chunk is packed and holds its 6 packets in order");
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 	free(all);
 
 	/* --max-files 3: only the newest three chunks stay, packed or not. */
 	opt.max_files = 3;
-	check(!packer_start(2, 1, 19, dd) && !syncer_start() &&
+	check(!packer_start(2, 1, 19, dd) && !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 6, 1, dd, 16384), "writer of CPU 6, one level-19 packer");
 	for (unsigned int i = 0; i < 60 && !err; i++) {
 		pkt = make_packet(16384, i, 6);
@@ -474,11 +476,12 @@ static void test_writer(void)
 	check(!exists(".cpu6-000001.zst.tmp") && !exists(".cpu6-000007.zst.tmp"),
 	      "no temporary file of a removed chunk is left");
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 
 	/* --level store: nothing is packed, everything stays whole. */
 	opt.max_files = 0;
-	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) && !syncer_start() &&
+	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) &&
+	      !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 7, 0, dd, 16384), "writer of CPU 7 with --level store");
 	for (unsigned int i = 0; i < 12 && !err; i++) {
 		pkt = make_packet(16384, i, 7);
@@ -494,18 +497,155 @@ static void test_writer(void)
 	      kind_of("cpu7-000001.zst") == CHUNK_KIND_STORED,
 	      "--level store: two chunks, both stored (%s)", list);
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 
 	/* A CPU that recorded nothing keeps one empty frame: zstd -d reads it. */
-	check(!packer_start(1, 1, 3, dd) && !syncer_start() &&
+	check(!packer_start(1, 1, 3, dd) && !syncer_start(dd, -1, 64) &&
 	      !chunks_open(&w, 8, 0, dd, 16384), "writer of CPU 8");
 	chunks_finish(&w);
 	check(decompresses_to("cpu8-000001.zst", (const uint8_t *)"", 0) &&
 	      kind_of("cpu8-000001.zst") == CHUNK_KIND_STORED,
 	      "a CPU without packets has one chunk of one empty frame");
 	packer_stop(false);
-	syncer_stop(dd);
+	syncer_stop();
 	close(dd);
+}
+
+/*
+ * A chunk that a packer has just finished is --max-files' and --max-total's
+ * to remove and free, at once: the packer must not touch it after its
+ * counters say it is done.  The window between the two is widened from
+ * outside the code under test: the link wraps pthread_mutex_unlock() (see
+ * the Makefile), and a packer thread sleeps after each unlock while
+ * unlock_delay_us is set.  Under AddressSanitizer a use after free ends
+ * the process: in a child, so that it fails a check.
+ */
+int __real_pthread_mutex_unlock(pthread_mutex_t *m);
+static unsigned int unlock_delay_us;
+
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m);
+int __wrap_pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	int ret = __real_pthread_mutex_unlock(m);
+	char name[16];
+
+	if (__atomic_load_n(&unlock_delay_us, __ATOMIC_RELAXED) &&
+	    !pthread_getname_np(pthread_self(), name, sizeof(name)) &&
+	    !strncmp(name, "rtd-pack/", 9))
+		usleep(__atomic_load_n(&unlock_delay_us, __ATOMIC_RELAXED));
+	return ret;
+}
+
+/* The child: 0 when the packer left the chunk alone and the counters agree. */
+static int remove_just_packed(void)
+{
+	int dd = open(dir, O_RDONLY | O_DIRECTORY);
+	char name[CHUNK_NAME_MAX];
+	struct packer_stats ps = { 0 };
+	struct chunk_writer w;
+	unsigned int cpu, seq;
+	uint8_t *pkt;
+
+	/* Two 16 KiB packets fill a chunk of 40 KiB: chunk 1 closes. */
+	opt.max_size = 40 * 1024;
+	opt.max_files = 0;
+	if (packer_start(1, 1, 1, dd) || syncer_start(dd, -1, 64) ||
+	    chunks_open(&w, 9, 0, dd, 16384))
+		return 10;
+	__atomic_store_n(&unlock_delay_us, 100000, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < 2; i++) {
+		pkt = make_packet(16384, i, 9);
+		if (chunks_write(&w, pkt, 16384) ||
+		    chunks_roll_if_due(&w, now_ms()))
+			return 11;
+		free(pkt);
+	}
+	/* As --max-total: the oldest closed chunk goes once it is packed. */
+	for (int i = 0; i < 5000 && !ps.packed; i++) {
+		usleep(1000);
+		packer_stats(&ps);
+	}
+	if (!ps.packed)
+		return 12;
+	if (!packer_take_oldest(&cpu, &seq) || cpu != 9 || seq != 1)
+		return 13;
+	chunk_name(name, sizeof(name), cpu, seq);
+	unlinkat(dd, name, 0);
+	/* The packer wakes up within 100 ms and is done. */
+	for (int i = 0; i < 5000 && !packer_idle(); i++)
+		usleep(1000);
+	__atomic_store_n(&unlock_delay_us, 0, __ATOMIC_RELAXED);
+	packer_stats(&ps);
+	chunks_finish(&w);
+	packer_stop(false);
+	syncer_stop();
+	close(dd);
+	return ps.busy || ps.packing_bytes || ps.packed != 1 ? 14 : 0;
+}
+
+static void test_remove_just_packed(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(remove_just_packed());
+	waitpid(pid, &status, 0);
+	check(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "a chunk removed (--max-total) right after its packer counted it packed: the packer leaves it alone (child: %s %d)",
+	      WIFEXITED(status) ? "exit" : "signal",
+	      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/*
+ * A CPU whose first packet finds the disk full: the write fails (EFBIG
+ * here, from RLIMIT_FSIZE 0: a real refusal of the kernel), the chunk is
+ * cut back to nothing, and the one empty frame a CPU without packets gets
+ * at the close fails too.  A file of no bytes is no zstd file (zstd -t
+ * fails on it): none may be left.  In a child, for its file size limit.
+ */
+static int full_disk_first_packet(void)
+{
+	struct rlimit none = { 0, 0 };
+	int dd = open(dir, O_RDONLY | O_DIRECTORY);
+	struct chunk_writer w;
+	uint8_t *pkt;
+	int err;
+
+	signal(SIGXFSZ, SIG_IGN);
+	opt.max_size = 100 * 1024;
+	opt.max_files = 0;
+	if (setrlimit(RLIMIT_FSIZE, &none) || packer_start(1, 1, 3, dd) ||
+	    syncer_start(dd, -1, 64) || chunks_open(&w, 11, 0, dd, 16384))
+		return 10;
+	pkt = make_packet(16384, 0, 11);
+	err = chunks_write(&w, pkt, 16384);
+	free(pkt);
+	chunks_finish(&w);
+	packer_stop(false);
+	syncer_stop();
+	close(dd);
+	if (err != -EFBIG)
+		return 11;
+	return exists("cpu11-000001.zst") ? 12 : 0;
+}
+
+static void test_full_disk(void)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(full_disk_first_packet());
+	waitpid(pid, &status, 0);
+	check(WIFEXITED(status) && !WEXITSTATUS(status),
+	      "the first packet and the empty frame both refused (a full disk): no empty chunk file is left (child: %s %d)",
+	      WIFEXITED(status) ? "exit" : "signal",
+	      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
 static void remove_dir(void)
@@ -546,6 +686,8 @@ int main(int argc, char **argv)
 	test_pack();
 	test_kill_while_packing();
 	test_writer();
+	test_remove_just_packed();
+	test_full_disk();
 	if (own)
 		remove_dir();
 	printf("chunk: %u passed, %u failed\n", passed, failed);

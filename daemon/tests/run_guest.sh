@@ -12,7 +12,10 @@
 # babeltrace2.  Prints "ok - ..." / "FAIL - ..." per assertion and ends with
 # "daemon: N passed, M failed"; exits 1 if anything failed.  Daemon logs and
 # outputs of the tests are copied to $RT_VM_OUT/daemon-tests/ when set.
-# RT_DAEMON_TESTS="test_a test_b" runs only those.
+# RT_DAEMON_TESTS="test_a test_b" runs only those; RT_DAEMON_BIN and
+# RT_CLI_BIN run them against another build of ringtraced and ringtrace
+# (an older one, to see a test fail before its fix); RT_DAEMON_TSAN_BIN
+# the one under ThreadSanitizer.
 
 set -u
 
@@ -20,10 +23,11 @@ REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BUILD=${BUILD:-$REPO/build}
 KVER=${RT_KVER:-$(uname -r)}
 KO=$BUILD/$KVER
-DAEMON=$REPO/daemon/ringtraced
+DAEMON=${RT_DAEMON_BIN:-$REPO/daemon/ringtraced}
 MARKERS=$REPO/daemon/tests/rt-markers
 TRIM=$REPO/daemon/tests/rt-trim
-CLI=$REPO/tools/ringtrace
+TSAN=${RT_DAEMON_TSAN_BIN:-$REPO/daemon/tests/ringtraced-tsan}
+CLI=${RT_CLI_BIN:-$REPO/tools/ringtrace}
 DBG=/sys/kernel/debug
 RT=$DBG/ringtrace
 ST=$DBG/ringtrace_selftest
@@ -224,11 +228,12 @@ test_no_module() {
 	check "no module: no output directory made" test ! -e "$W/nomod"
 }
 
-# usage_rc WANT_RC MESSAGE_REGEX ARGS...
+# usage_case WANT_RC MESSAGE_REGEX ARGS...: a daemon that would record
+# instead is stopped after 20 s (status 124).
 usage_case() {
 	local want=$1 re=$2 rc=0
 	shift 2
-	"$DAEMON" "$@" >"$W/usage.out" 2>"$W/usage.err" || rc=$?
+	timeout 20 "$DAEMON" "$@" >"$W/usage.out" 2>"$W/usage.err" || rc=$?
 	if [[ $rc == "$want" ]] && grep -Eq -- "$re" "$W/usage.err"; then
 		pass "usage: ringtraced $* -> $rc"
 	else
@@ -255,6 +260,13 @@ test_usage() {
 	usage_case 2 "--cpus: 'a' is not a CPU list" -c a
 	usage_case 2 "--max-size: '0' is not a size" --max-size 0
 	usage_case 2 "--max-size: '12Q' is not a size" -s 12Q
+	# Below one sub-buffer every packet would get a chunk of its own.
+	usage_case 2 "^ringtraced: --max-size: 4096 bytes cannot hold a sub-buffer of $sub bytes \\($((sub + 12)) with its frame header\\)" \
+		-s 4K -o "$W/u5"
+	usage_case 2 "^ringtraced: --max-size: 65536 bytes cannot hold a sub-buffer of 131072 bytes" \
+		-s 64K --subbuf-size 128K -o "$W/u5"
+	check "usage: --max-size refused before anything is made" test ! -e "$W/u5"
+	eq "usage: ... or changed" "$(cat "$RT/subbuf_size")" "$sub"
 	usage_case 2 "--max-files: '-1' is not a number" --max-files -1
 	usage_case 2 "--flush-interval: 'soon' is not a number" -f soon
 	usage_case 2 "--mode: 'ring' is neither" --mode ring
@@ -311,6 +323,10 @@ test_end_to_end() {
 	start_daemon e2e -o "$W/e2e" || { fail "e2e: daemon did not start"; return; }
 	check "e2e: tracing turned on by the daemon" grep -qx 1 "$RT/tracing_on"
 	check "e2e: markers written on every CPU" run_markers e2e "$n" -s 48
+	# Above the workload: a busy loop on every CPU must not starve them.
+	eq "e2e: drain threads at nice -10, one per CPU" \
+		"$(ps -L -o comm=,nice= -p "$DPID" | awk '$1 ~ /^rtd-drain/ { print $2 }' | sort -u) $(ps -L -o comm= -p "$DPID" | grep -c '^rtd-drain')" \
+		"-10 ${#CPUS[@]}"
 	stop_daemon || rc=$?
 	eq "e2e: daemon exit status after SIGTERM" "$rc" 0
 	eq "e2e: tracing turned off at exit" "$(cat "$RT/tracing_on")" 0
@@ -546,9 +562,9 @@ test_enospc() {
 # Size/count rotation, SIGHUP, SIGUSR1.
 test_rotation() {
 	local n=1500 c rc=0 files top got i
-	note "rotation: 16 KiB packets, --max-size 16K --max-files 3"
+	note "rotation: 16 KiB packets, --max-size 40K (two of them) --max-files 3"
 	reset_module
-	start_daemon rot -o "$W/rot" -s 16K -n 3 -f 100 --subbuf-size 16K \
+	start_daemon rot -o "$W/rot" -s 40K -n 3 -f 100 --subbuf-size 16K \
 		--num-subbufs 64 || { fail "rot: daemon did not start"; return; }
 	check "rot: markers written" run_markers rot "$n" -r -s 300
 	kill -USR1 "$DPID"
@@ -739,7 +755,9 @@ test_second_signal() {
 	local c rc=0 i before after left
 	note "a second SIGTERM while the backlog is compressed at stop"
 	reset_module
-	start_daemon sig2 -o "$W/sig2" -s 256K -l 19 -j 1 -f 200 ||
+	# A ring that holds the whole load (4 MiB per CPU): what is tested is
+	# the stop, not the drain keeping up under the hogs (test_backlog).
+	start_daemon sig2 -o "$W/sig2" -s 256K -l 19 -j 1 -f 200 --num-subbufs 64 ||
 		{ fail "sig2: daemon did not start"; return; }
 	if ((USE_CLI)); then
 		rc=0
@@ -788,7 +806,7 @@ test_second_signal() {
 # slow packer works on them, restart after each: every chunk of every run
 # decodes, none is missing, and all runs together hold written - lost.
 test_kill_packing() {
-	local k kills=20 rc c d n tmps=0 seqs_ok=1 all uniq rep lost s t0=$SECONDS
+	local k kills=10 rc c d n tmps=0 seqs_ok=1 all uniq rep lost s t0=$SECONDS
 	local -a closed
 	local -a pids=()
 	note "SIGKILL while packing: $kills kills"
@@ -1086,7 +1104,7 @@ test_retention_running() {
 	note "--max-total: the running trace alone is over it"
 	reset_module
 	rm -rf "$root"
-	start_daemon rrun --root "$root" --max-total 512K -s 64K -l store -f 200 ||
+	start_daemon rrun --root "$root" --max-total 512K -s 128K -l store -f 200 ||
 		{ fail "retention-running: daemon did not start"; return; }
 	# About 1.6 MB over 12 s: more than the budget, across a 10 s check.
 	check "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 3000
@@ -1108,6 +1126,519 @@ test_retention_running() {
 		check "retention-running: CPU $c: older ones are gone (first kept: $first)" test "$first" -gt 0
 	done
 	rm -rf "$root"
+}
+
+# --------------------------------------------------------------------
+# Failures of the disk and of the system: nothing lost without a word
+# --------------------------------------------------------------------
+
+# A small ext4 (no journal, errors=continue) on a device-mapper device
+# over a loop file in the guest's memory, whose table the I/O error tests
+# switch: linear (a working disk), flakey with error_writes (every write
+# fails, reads work), or error segments over chosen blocks (reads there
+# fail).  The failures are the kernel's own, the daemon is not told.
+DM=rtdaemon-disk
+DM_LOOP=
+DM_SECTORS=0
+
+# dm_setup MOUNTPOINT
+dm_setup() {
+	modprobe -q ext4 && modprobe -q loop && modprobe -q dm-mod &&
+		modprobe -q dm-flakey || return 1
+	truncate -s 128M "$W/disk.img" || return 1
+	DM_LOOP=$(losetup -f --show "$W/disk.img") || return 1
+	DM_SECTORS=$(blockdev --getsz "$DM_LOOP")
+	dmsetup create "$DM" --table "0 $DM_SECTORS linear $DM_LOOP 0" || return 1
+	# No udev in the guest: the node is made by hand.
+	dmsetup mknodes "$DM"
+	mkfs.ext4 -q -F -O ^has_journal -b 4096 "/dev/mapper/$DM" || return 1
+	mkdir -p "$1" && mount -o errors=continue "/dev/mapper/$DM" "$1"
+}
+
+# dm_table < TABLE: switch the device's table (no freeze, no flush: the
+# file system stays as it is, whatever the old table did to writes).
+dm_table() {
+	dmsetup suspend --nolockfs --noflush "$DM" &&
+		dmsetup load "$DM" && dmsetup resume "$DM"
+}
+
+dm_heal() {
+	echo "0 $DM_SECTORS linear $DM_LOOP 0" | dm_table
+}
+
+# dm_teardown MOUNTPOINT
+dm_teardown() {
+	mountpoint -q "$1" && { dm_heal; umount "$1"; }
+	dmsetup info "$DM" >/dev/null 2>&1 && dmsetup remove "$DM"
+	[[ -n $DM_LOOP ]] && losetup -d "$DM_LOOP"
+	DM_LOOP=
+	rm -f "$W/disk.img"
+}
+
+# last_err NAME: the daemon's last line on stderr.
+last_err() {
+	tail -n1 "$W/$1.err"
+}
+
+# A sync round's fdatasync() fails (EIO): the kernel has marked the pages
+# clean and the data may be gone.  The daemon stops as it does for a
+# failed write, naming the file, and counts it in the summary; it never
+# exits 0 after that, even once the disk works again.
+test_sync_eio() {
+	local mnt=$W/seio rc=0 i
+	note "a sync round's fdatasync fails (EIO)"
+	reset_module
+	dm_setup "$mnt" || { fail "sync-eio: no device-mapper disk"; dm_teardown "$mnt"; return; }
+	start_daemon seio -o "$mnt/t" -f 200 ||
+		{ fail "sync-eio: daemon did not start"; dm_teardown "$mnt"; return; }
+	check "sync-eio: markers before the disk fails" run_markers seio1 200
+	sleep 1
+	echo "0 $DM_SECTORS flakey $DM_LOOP 0 0 1 1 error_writes" | dm_table ||
+		fail "sync-eio: cannot make the writes fail"
+	check "sync-eio: markers while writes fail" run_markers seio2 200
+	# A few rounds; then the disk works again, as a flaky one would.
+	for ((i = 0; i < 30; i++)); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.2
+	done
+	dm_heal
+	if kill -0 "$DPID" 2>/dev/null; then
+		note "sync-eio: the daemon still runs: SIGTERM"
+		kill -TERM "$DPID"
+	fi
+	wait_exit "$DPID" 60 || rc=$?
+	DPID=
+	eq "sync-eio: exit status" "$rc" 1
+	check "sync-eio: the last line names the file and the error: $(last_err seio)" \
+		grep -Eq "^ringtraced: $mnt/t(/cpu[0-9]+-[0-9]{6}\.zst)?: Input/output error \([0-9]+ failed syncs?: what was written to (it|them) since the sync before may be lost\)$" \
+		<<<"$(last_err seio)"
+	check "sync-eio: the summary counts the failed syncs" \
+		grep -Eq "^sync: [0-9]+ rounds, 0 skipped, [1-9][0-9]* failed \(first: $mnt/t" "$W/seio.out"
+	eq "sync-eio: tracing stays on: the rest stays in the kernel" "$(cat "$RT/tracing_on")" 1
+	echo 0 >"$RT/tracing_on"
+	dm_teardown "$mnt"
+}
+
+# The trace's metadata cannot follow the event set (no inode left for
+# metadata.new): the packet with the new events is not written without
+# its declaration, it stays in the kernel, the daemon stops; the next
+# daemon records it, declared.
+test_metadata_fail() {
+	local fs=$W/ino rc=0 i a
+	[[ -d $ST ]] || { note "no ringtrace_selftest.ko: skipped"; return; }
+	note "the metadata cannot be updated: the packets stay in the kernel"
+	reset_module
+	mkdir -p "$fs" && mount -t tmpfs -o size=64m,nr_inodes=32 tmpfs "$fs" ||
+		{ fail "metadata-fail: cannot mount a tmpfs"; return; }
+	start_daemon mfail -o "$fs/t" -f 200 ||
+		{ fail "metadata-fail: daemon did not start"; umount "$fs"; return; }
+	# Every inode left goes: the chunks being written still grow.
+	for ((i = 0; i < 64; i++)); do
+		: 2>/dev/null >"$fs/fill$i" || break
+	done
+	check "metadata-fail: markers still go into the chunks" run_markers mf1 50
+	check "metadata-fail: register layout a" eval 'echo "register a" >"$ST/dyn"'
+	check "metadata-fail: write 60" eval 'echo "write 60" >"$ST/dyn"'
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$DPID" 2>/dev/null; then
+		note "metadata-fail: the daemon still runs: SIGTERM"
+		kill -TERM "$DPID"
+	fi
+	wait_exit "$DPID" 60 || rc=$?
+	DPID=
+	eq "metadata-fail: exit status" "$rc" 1
+	check "metadata-fail: the last line names the metadata: $(last_err mfail)" \
+		grep -q "^ringtraced: $fs/t/metadata: No space left on device (the new events' declarations; their packets stay in the kernel)$" \
+		<<<"$(last_err mfail)"
+	check "metadata-fail: unpack what was written" unpack "$fs/t" "$W/mfail.ctf"
+	check "metadata-fail: babeltrace2 reads it: no event without its declaration" \
+		bt "$W/mfail.ctf" "$W/mfail.txt"
+	eq "metadata-fail: no rt_selftest_dyn event in it" \
+		"$(grep -c ' rt_selftest_dyn: ' "$W/mfail.txt")" 0
+	rm -f "$fs"/fill*
+	start_daemon mfail2 -o "$W/mfail2" -f 200 ||
+		{ fail "metadata-fail: next daemon did not start"; umount "$fs"; return; }
+	rc=0
+	stop_daemon || rc=$?
+	eq "metadata-fail: next daemon's exit status" "$rc" 0
+	echo unregister >"$ST/dyn"
+	check "metadata-fail: unpack the next trace" unpack "$W/mfail2" "$W/mfail2.ctf"
+	a=$(babeltrace2 "$W/mfail2.ctf" 2>"$W/mfail2.bt.err" | grep -c 'magic = 3665469600')
+	eq "metadata-fail: the next daemon recorded the 60 events, declared" "$a" 60
+	umount "$fs"
+}
+
+# extents FILE: "first count" per extent, in 4 KiB blocks of the device.
+extents() {
+	filefrag -v "$1" | awk -F'[:. ]+' '/^ *[0-9]+: / {
+		for (i = 1; i <= NF; i++) if ($i != "") f[++n] = $i
+		print f[4], f[6]
+		n = 0
+	}'
+}
+
+# dm_fail_reads FILE...: the device's table with error segments over the
+# blocks of FILEs: reading them fails, everything else works.
+dm_fail_reads() {
+	local f start len at=0
+	for f in "$@"; do
+		extents "$f"
+	done | sort -n | while read -r start len; do
+		start=$((start * 8))
+		len=$((len * 8))
+		((start > at)) && echo "$at $((start - at)) linear $DM_LOOP $at"
+		echo "$start $len error"
+		at=$((start + len))
+	done >"$W/dm.table"
+	at=$(tail -n1 "$W/dm.table" | awk '{ print $1 + $2 }')
+	((at < DM_SECTORS)) && echo "$at $((DM_SECTORS - at)) linear $DM_LOOP $at" >>"$W/dm.table"
+	dm_table <"$W/dm.table"
+}
+
+# A closed chunk cannot be read back for packing (EIO): it stays stored,
+# the packer says so, and the daemon goes on recording.  A mapping of
+# the chunk would turn the error into a SIGBUS that kills the daemon.
+test_pack_eio() {
+	local mnt=$W/peio rc=0 c i f
+	local -a first=()
+	note "a closed chunk cannot be read back for packing (EIO)"
+	reset_module
+	dm_setup "$mnt" || { fail "pack-eio: no device-mapper disk"; dm_teardown "$mnt"; return; }
+	# One slow packer, starved by the hogs while chunk 1 closes.
+	start_daemon peio -o "$mnt/t" -l 19 -j 1 -f 200 ||
+		{ fail "pack-eio: daemon did not start"; dm_teardown "$mnt"; return; }
+	hogs_start
+	check "pack-eio: markers" run_markers peio1 3000 -r -s 400
+	kill -HUP "$DPID"
+	for ((i = 0; i < 100; i++)); do
+		grep -q rotated "$W/peio.err" && break
+		sleep 0.1
+	done
+	for c in "${CPUS[@]}"; do
+		first+=("$mnt/t/cpu$c-000001.zst")
+	done
+	# On the disk, out of the page cache, then unreadable.
+	sync
+	echo 1 >/proc/sys/vm/drop_caches
+	dm_fail_reads "${first[@]}" || fail "pack-eio: cannot make the chunks unreadable"
+	echo 1 >/proc/sys/vm/drop_caches
+	note "pack-eio: table: $(tr '\n' ';' <"$W/dm.table")"
+	hogs_stop
+	for ((i = 0; i < 300; i++)); do
+		[[ $(grep -c 'not compressed, left as it is: Input/output error' "$W/peio.err") -ge ${#CPUS[@]} ]] && break
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	check "pack-eio: the daemon lives on" kill -0 "$DPID"
+	for f in "${first[@]}"; do
+		check "pack-eio: the packer says $(basename "$f") is left stored" \
+			grep -q "^ringtraced: $f: not compressed, left as it is: Input/output error$" "$W/peio.err"
+	done
+	dm_heal
+	check "pack-eio: markers after" run_markers peio2 100
+	stop_daemon || rc=$?
+	eq "pack-eio: exit status" "$rc" 0
+	for f in "${first[@]}"; do
+		check "pack-eio: $(basename "$f") is stored" stored "$f"
+	done
+	check "pack-eio: unpack" unpack "$mnt/t" "$W/peio.ctf"
+	check "pack-eio: babeltrace2 reads it" bt "$W/peio.ctf" "$W/peio.txt"
+	markers "$W/peio.txt" peio1 >"$W/peio1.markers"
+	markers "$W/peio.txt" peio2 >"$W/peio2.markers"
+	for c in "${CPUS[@]}"; do
+		eq "pack-eio: CPU $c: every marker, in order" \
+			"$(seqs "$W/peio1.markers" "$c") $(seqs "$W/peio2.markers" "$c")" \
+			"3000 0 2999 0 100 0 99 0"
+	done
+	dm_teardown "$mnt"
+}
+
+# limits PID: "soft hard" of its open files.
+nofile_of() {
+	awk '/^Max open files/ { print $4, $5 }' "/proc/$1/limits"
+}
+
+# RLIMIT_NOFILE: the soft limit is raised to the hard one; the fds of
+# closed chunks are bounded, whatever the sync rounds do (-f 0: none until
+# the stop); a dup() for a sync round that fails is said; a limit too low
+# for the CPUs is said at once.
+test_nofile() {
+	local rc=0 c n i
+	note "open files: RLIMIT_NOFILE"
+	reset_module
+	WRAP=(bash -c 'ulimit -Hn 4096 && ulimit -Sn 12 && exec "$0" "$@"')
+	start_daemon nof1 -o "$W/nof1" -f 200 || fail "nofile: soft limit 12, hard 4096: daemon did not start"
+	WRAP=()
+	if [[ -n $DPID ]]; then
+		eq "nofile: the soft limit raised to the hard one" "$(nofile_of "$DPID")" "4096 4096"
+		check "nofile: markers" run_markers nof1 100
+		rc=0
+		stop_daemon || rc=$?
+		eq "nofile: exit status" "$rc" 0
+	fi
+
+	# 2 packets of 16 KiB a chunk, no sync round before the stop:
+	# more closed chunks than the limit has fds.
+	reset_module
+	WRAP=(bash -c 'ulimit -n 64 && exec "$0" "$@"')
+	start_daemon nof2 -o "$W/nof2" -f 0 -s 40K --subbuf-size 16K --num-subbufs 64 ||
+		fail "nofile: limit 64: daemon did not start"
+	WRAP=()
+	if [[ -n $DPID ]]; then
+		check "nofile: markers" run_markers nof2 12000 -r -s 200 -d 100
+		rc=0
+		stop_daemon || rc=$?
+		eq "nofile: limit 64, $(ls "$W/nof2" | grep -c '\.zst$') chunks: exit status" "$rc" 0
+		eq "nofile: no error" "$(grep -v 'subbuf_size set\|num_subbufs set\|recording' "$W/nof2.err" | head -c 300)" ""
+		check "nofile: unpack" unpack "$W/nof2" "$W/nof2.ctf"
+		check "nofile: babeltrace2 reads it" bt "$W/nof2.ctf" "$W/nof2.txt"
+		markers "$W/nof2.txt" nof2 >"$W/nof2.markers"
+		for c in "${CPUS[@]}"; do
+			n=$(ls "$W/nof2" | grep -c "^cpu$c-")
+			check "nofile: CPU $c: more chunks than fds ($n)" test "$n" -gt 64
+			eq "nofile: CPU $c: every marker, in order" \
+				"$(seqs "$W/nof2.markers" "$c")" "12000 0 11999 0"
+		done
+	fi
+
+	# The limit lowered under a running daemon to the fds it holds: a
+	# sync round's dup() fails.  It is said and counted, and rounds come
+	# back once the limit is.
+	reset_module
+	start_daemon nof4 -o "$W/nof4" -f 200 -l store || { fail "nofile: daemon nof4 did not start"; return; }
+	check "nofile: markers" run_markers nof4a 100
+	local lim fds top
+	lim=$(nofile_of "$DPID")
+	fds=$(ls "/proc/$DPID/fd" | wc -l)
+	top=$(ls "/proc/$DPID/fd" | sort -n | tail -n1)
+	# Dense: no free number below the limit for a dup() to take.
+	eq "nofile: the daemon's fds are 0..N-1" "$fds" "$((top + 1))"
+	prlimit --pid "$DPID" --nofile="$fds:$fds"
+	check "nofile: markers while no fd is left" run_markers nof4b 100
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'no sync round at this tick' "$W/nof4.err" && break
+		sleep 0.1
+	done
+	check "nofile: a failed dup() is said" \
+		grep -Eq "^ringtraced: $W/nof4/cpu[0-9]+-000001\.zst: no sync round at this tick: dup: Too many open files \(tried again at every tick\)$" "$W/nof4.err"
+	prlimit --pid "$DPID" --nofile="${lim% *}:${lim#* }"
+	check "nofile: markers with the limit back" run_markers nof4c 100
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'sync rounds again' "$W/nof4.err" && break
+		sleep 0.1
+	done
+	check "nofile: ... and when rounds come back" \
+		grep -Eq "^ringtraced: sync rounds again, after [1-9][0-9]* skipped$" "$W/nof4.err"
+	rc=0
+	stop_daemon || rc=$?
+	eq "nofile: exit status" "$rc" 0
+	check "nofile: the summary counts the skipped rounds" \
+		grep -Eq "^sync: [1-9][0-9]* rounds, [1-9][0-9]* skipped, 0 failed$" "$W/nof4.out"
+	reset_module
+
+	rc=0
+	(ulimit -n 30 && exec timeout 20 "$DAEMON" -o "$W/nof3") >"$W/nof3.out" 2>"$W/nof3.err" || rc=$?
+	eq "nofile: limit 30: exit status" "$rc" 1
+	check "nofile: limit 30: says what is needed: $(last_err nof3)" \
+		grep -Eq "^ringtraced: ${#CPUS[@]} CPUs? and [0-9]+ compression threads? need [0-9]+ open files; RLIMIT_NOFILE allows 30 \(hard limit 30\): raise it" \
+		<<<"$(last_err nof3)"
+	check "nofile: limit 30: no output directory" test ! -e "$W/nof3"
+}
+
+# --chunk-time longer than an int of milliseconds (24.8 days): the drain
+# threads' poll() timeout is clamped, never negative ("wait forever").
+test_chunk_time_long() {
+	local rc=0 pid neg max
+	command -v strace >/dev/null || { note "strace missing: skipped"; return; }
+	note "--chunk-time 720h: poll timeouts"
+	reset_module
+	WRAP=(strace -f -qq -o "$W/ctl.strace" -e trace=poll)
+	start_daemon ctl -o "$W/ctl" -t 720h -f 200 ||
+		{ WRAP=(); fail "chunk-time-long: daemon did not start"; return; }
+	WRAP=()
+	check "chunk-time-long: markers" run_markers ctl 100
+	sleep 1
+	pid=$(pgrep -P "$DPID" -x ringtraced)
+	kill -TERM "$pid"
+	wait_exit "$DPID" 120 || rc=$?
+	DPID=
+	eq "chunk-time-long: exit status" "$rc" 0
+	neg=$(grep -Ec '^[0-9]+ +poll\(.*\], [0-9]+, -([02-9]|1[0-9])' "$W/ctl.strace")
+	max=$(grep -Ec '^[0-9]+ +poll\(.*\], [0-9]+, 2147483647[ )]' "$W/ctl.strace")
+	eq "chunk-time-long: no poll() with a negative timeout but -1" "$neg" 0
+	check "chunk-time-long: polls wait at most INT_MAX ms ($max)" test "$max" -gt 0
+}
+
+# A trace is removed safely: renamed to a tombstone first, the metadata
+# last, and a kill in the middle leaves a tombstone that the next start
+# removes, never a trace without metadata that nothing counts again.  A
+# trace locked by `ringtrace compress` is left alone until it is done.
+test_retention_safe() {
+	local root=$W/sroot rc=0 i d half old stored
+	command -v strace >/dev/null || { note "strace missing: skipped"; return; }
+	note "--max-total removes safely: a kill mid-removal, a trace in use"
+	reset_module
+	rm -rf "$root"
+	old=$root/20200101-000000
+	mkdir -p "$old"
+	# The metadata in the middle: whatever order readdir gives, it is
+	# among the first 20 of the 31 files.
+	for ((i = 1; i <= 30; i++)); do
+		((i == 16)) && echo "/* CTF 1.8 */" >"$old/metadata"
+		head -c 65536 /dev/urandom >"$old/$(printf 'cpu0-%06d.zst' "$i")"
+	done
+	# Killed at its 20th unlinkat(), inside the removal (strace injects
+	# SIGKILL there: the daemon makes no other unlinkat() before it).
+	strace -f -qq -o /dev/null -e trace=unlinkat -e inject=unlinkat:signal=SIGKILL:when=20 \
+		"$DAEMON" --root "$root" --max-total 64K -l store >"$W/srk.out" 2>"$W/srk.err" &
+	local spid=$! dpid=
+	for ((i = 0; i < 20; i++)); do
+		dpid=$(pgrep -P "$spid" -x ringtraced) && break
+		sleep 0.05
+	done
+	wait_exit "$spid" 60 || rc=$?
+	# Not killed by the injection: it records; it must not stay.
+	[[ -n $dpid ]] && kill -KILL "$dpid" 2>/dev/null
+	eq "retention-safe: killed in the middle of the removal" "$rc" 137
+	note "retention-safe: after the kill: $(cd "$root" && ls -A | tr '\n' ' ')"
+	start_daemon srs --root "$root" --max-total 64K -l store -f 200 ||
+		{ fail "retention-safe: restart"; return; }
+	rc=0
+	stop_daemon || rc=$?
+	eq "retention-safe: the restart's exit status" "$rc" 0
+	half=
+	for d in "$root"/* "$root"/.[!.]*; do
+		[[ -d $d ]] || continue
+		[[ -e $d/metadata || -z $(ls -A "$d") ]] || half+="$(basename "$d") "
+	done
+	eq "retention-safe: no directory with files but no metadata left" "$half" ""
+	check "retention-safe: no tombstone left" test -z "$(cd "$root" && ls -A | grep '^\.removing-')"
+	check "retention-safe: the old trace is gone" test ! -e "$old"
+
+	# A stored trace that `ringtrace compress` works on: in use.
+	((USE_CLI)) || { rm -rf "$root"; return; }
+	rm -rf "$root"
+	reset_module
+	start_daemon src1 --root "$root" -l store -f 200 || { fail "retention-safe: first trace"; return; }
+	run_markers src 6000 -r -s 400 || fail "retention-safe: markers"
+	stop_daemon || fail "retention-safe: first trace's exit status"
+	old=$(ls -d "$root"/2*)
+	stored=$(ls "$old" | grep -c '\.zst$')
+	sleep 1.1	# the next start's name is a new second
+	"$CLI" compress -l 19 -j 1 "$old" >"$W/src.compress" 2>&1 &
+	local cpid=$!
+	for ((i = 0; i < 200; i++)); do
+		compgen -G "$old/.*.tmp" >/dev/null && break
+		sleep 0.05
+	done
+	start_daemon src2 --root "$root" --max-total 64K -l store -f 200 ||
+		{ fail "retention-safe: second trace"; kill "$cpid"; return; }
+	rc=0
+	wait "$cpid" || rc=$?
+	eq "retention-safe: ringtrace compress finishes its work" "$rc" 0
+	check "retention-safe: the daemon says the trace is in use" \
+		grep -q "^ringtraced: --max-total: $old is in use (ringtrace compress?): kept for now$" "$W/src2.err"
+	check "retention-safe: ... and all its chunks were compressed" \
+		grep -q "^$old: $stored chunks compressed" "$W/src.compress"
+	check "retention-safe: the compressed trace is whole" unpack "$old" "$W/src.ctf"
+	# Not in use any more: the next check (every 10 s) removes it.
+	for ((i = 0; i < 150; i++)); do
+		[[ -e $old ]] || break
+		sleep 0.1
+	done
+	check "retention-safe: once compressed, the budget removes it" test ! -e "$old"
+	rc=0
+	stop_daemon || rc=$?
+	eq "retention-safe: exit status" "$rc" 0
+	rm -rf "$root"
+}
+
+# `ringtrace compress` over a directory of many hidden names: the stack
+# does not grow with each (a small one: 256 KiB).
+test_compress_many() {
+	local d=$W/cmany rc=0
+	((USE_CLI)) || { note "no ringtrace CLI: skipped"; return; }
+	note "ringtrace compress: 3000 hidden .tmp names, a 256 KiB stack"
+	mkdir -p "$d" && echo "/* CTF 1.8 */" >"$d/metadata"
+	# One process makes them: a shell loop takes minutes under TCG.
+	python3 -c 'import sys
+for i in range(3000):
+    open("%s/.%0200d.tmp" % (sys.argv[1], i), "w").close()' "$d"
+	(ulimit -s 256 && exec "$CLI" compress "$d") >"$W/cmany.out" 2>&1 || rc=$?
+	eq "compress-many: exit status" "$rc" 0
+	check "compress-many: nothing to compress" grep -q "nothing to compress" "$W/cmany.out"
+	rm -rf "$d"
+}
+
+# A flush acknowledges the tick it answered, never a later one: a sync
+# round for tick k begins only once every drain thread began a flush after
+# tick k (its GET_POSITIONS).  The first CPU's drains, made slow (20 ms a
+# sub-buffer), span several ticks while the others' are quick; rounds
+# still happen.  strace gives each call's time and thread.
+test_flush_ack() {
+	local rc=0 pid got
+	command -v strace >/dev/null || { note "strace missing: skipped"; return; }
+	note "flush acknowledgements: a sync round after every CPU's flush of its tick"
+	reset_module
+	WRAP=(strace -f -qq -ttt -y -o "$W/fack.strace" -e trace=read,ioctl,fcntl)
+	start_daemon fack -o "$W/fack" -f 100 --subbuf-size 4K --num-subbufs 16 \
+		--test-delay-us 20000 || { WRAP=(); fail "flush-ack: daemon did not start"; return; }
+	WRAP=()
+	check "flush-ack: markers on CPU ${CPUS[0]}" "$MARKERS" -s 100 -d 500 "${CPUS[0]}" 5000 fack
+	pid=$(pgrep -P "$DPID" -x ringtraced)
+	kill -TERM "$pid"
+	wait_exit "$DPID" 120 || rc=$?
+	DPID=
+	eq "flush-ack: exit status" "$rc" 0
+	# "rounds bad": a round is main's first dup of a chunk since the last
+	# one, for the first tick since then (its read of the timerfd); bad,
+	# a drain thread whose last GET_POSITIONS/FLUSH came before that tick.
+	got=$(awk '
+		NR == 1 { main = $1 }
+		$1 == main && /read\([0-9]+<anon_inode:\[timerfd\]>/ { if (!tick) tick = $2; next }
+		$1 == main && /fcntl\([0-9]+<[^>]*\.zst>, F_DUPFD_CLOEXEC/ {
+			if (!tick) next
+			rounds++
+			for (t in last)
+				if (last[t] < tick) bad++
+			tick = 0
+			next
+		}
+		/ioctl\([0-9]+<[^>]*\/buffer>, _IOC\([^,]*, 0xb9, 0x[34],/ { last[$1] = $2 }
+		END { print rounds + 0, bad + 0 }' "$W/fack.strace")
+	check "flush-ack: sync rounds happened (${got% *})" test "${got% *}" -ge 3
+	eq "flush-ack: drain threads acknowledged a tick they had not flushed for" "${got#* }" 0
+}
+
+# The names of the current chunks change under their lock (a drain thread
+# opening its next chunk): main reads one for the line after SIGHUP.
+# ringtraced under ThreadSanitizer, chunks closing by size all the time
+# and SIGHUPs: no data race reported.
+test_races() {
+	local rc=0 i
+	[[ -x $TSAN ]] || { note "$TSAN missing: skipped"; return; }
+	note "data races (ThreadSanitizer): SIGHUP while chunks close by size"
+	reset_module
+	local daemon=$DAEMON
+	DAEMON=$TSAN
+	start_daemon tsan -o "$W/tsan" -f 0 -s 40K --subbuf-size 16K --num-subbufs 64 ||
+		{ DAEMON=$daemon; fail "races: daemon did not start"; return; }
+	DAEMON=$daemon
+	run_markers tsan 20000 -r -s 200 -d 50 &
+	local mpid=$!
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.1
+		kill -HUP "$DPID"
+	done
+	wait "$mpid" || fail "races: markers"
+	stop_daemon || rc=$?
+	eq "races: exit status" "$rc" 0
+	check "races: every SIGHUP's chunks closed" grep -q rotated "$W/tsan.err"
+	eq "races: ThreadSanitizer's reports" "$(grep -c 'WARNING: ThreadSanitizer' "$W/tsan.err")" 0
+	grep -A12 'WARNING: ThreadSanitizer' "$W/tsan.err" | head -40 | sed 's/^/# /'
 }
 
 test_syscalls() {
@@ -1163,7 +1694,9 @@ main() {
 		 test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill \
 		 test_enospc test_rotation test_hup test_chunk_time test_backlog \
 		 test_second_signal test_kill_packing test_service test_retention \
-		 test_dyn_events \
+		 test_dyn_events test_sync_eio test_metadata_fail test_pack_eio \
+		 test_nofile test_chunk_time_long test_retention_safe \
+		 test_compress_many test_flush_ack test_races \
 		 test_syscalls test_install}; do
 		local t0=$SECONDS
 		"$t"

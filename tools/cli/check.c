@@ -67,6 +67,8 @@ static int run(int argc, char **argv)
 	if (argc - optind != 1)
 		usage_error("one trace directory is needed");
 	t = open_trace(argv[optind], strict);
+	if (!t)
+		return 1;
 	for (unsigned int i = 0; i < t->nr_cpus; i++) {
 		struct rt_trace_cpu *tc = &t->cpus[i];
 		struct rt_error err;

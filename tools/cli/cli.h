@@ -29,6 +29,7 @@ struct command {
 	const char *name;
 	const char *summary;		/* one line for `ringtrace --help` */
 	const char *help;		/* `ringtrace NAME --help` */
+	void (*help_fn)(FILE *f);	/* or this, for a text made of parts */
 	int (*run)(int argc, char **argv);
 };
 
@@ -50,20 +51,32 @@ void usage_error(const char *fmt, ...);
 
 /* trace.c: reading trace directories. */
 /*
- * Opens a trace directory or dies with the decoder's reason.  Not @strict:
- * its streams read past damage (rt_stream_set_tolerant()).
+ * The commands that read traces never exit on what a trace holds: errors
+ * are returned to their loop, which prints them last and exits 1, after
+ * freeing what it took (the fuzzer, tools/tests/fuzz_decoder.c, runs the
+ * commands in one process).
+ *
+ * Opens a trace directory, or prints the decoder's reason and returns
+ * NULL.  Not @strict: its streams read past damage
+ * (rt_stream_set_tolerant()).
  */
 struct rt_trace *open_trace(const char *dir, bool strict);
 /* Each damaged place read past, on stderr; how many. */
 unsigned int damage_report(const struct rt_trace *t);
 /*
+ * Where CPU @cpu is in t->cpus, or -1: per-CPU state is kept by that
+ * index, never sized by a CPU number.
+ */
+int trace_cpu_index(const struct rt_trace *t, uint32_t cpu);
+/*
  * Items of every CPU merged by time (losses included; packet items when
- * @packets): merge_next() returns NULL at the end; an item stays valid
- * until the next call.
+ * @packets): merge_next() returns NULL at the end, or at the first error
+ * (merge_error() says it); an item stays valid until the next call.
  */
 struct merge;
 struct merge *merge_open(struct rt_trace *t, bool packets);
 const struct rt_item *merge_next(struct merge *m);
+const char *merge_error(const struct merge *m);
 void merge_close(struct merge *m);
 
 /* "cpuN: packets=... events=..." and the stream's notes. */

@@ -92,6 +92,21 @@ static void *worker(void *arg)
 	}
 }
 
+/* ".cpuN-SSSSSS.zst.tmp": a packer's temporary file (chunk_tmp_name()). */
+static bool is_chunk_tmp(const char *name)
+{
+	char chunk[CHUNK_NAME_MAX];
+	size_t l = strlen(name);
+	unsigned int cpu, seq;
+
+	if (name[0] != '.' || l < 6 || l - 5 >= sizeof(chunk) ||
+	    strcmp(name + l - 4, ".tmp"))
+		return false;
+	memcpy(chunk, name + 1, l - 5);
+	chunk[l - 5] = '\0';
+	return chunk_parse_name(chunk, &cpu, &seq);
+}
+
 /* The stored chunks of the directory into w.jobs; stale temporaries go. */
 static void list_stored(DIR *d)
 {
@@ -104,9 +119,7 @@ static void list_stored(DIR *d)
 	while ((de = readdir(d))) {
 		size_t l = strlen(de->d_name);
 
-		if (de->d_name[0] == '.' && l > 9 &&
-		    !strcmp(de->d_name + l - 4, ".tmp") &&
-		    chunk_parse_name(strndupa(de->d_name + 1, l - 5), &cpu, &seq)) {
+		if (is_chunk_tmp(de->d_name)) {
 			if (unlinkat(w.dirfd, de->d_name, 0) == 0)
 				info("%s/%s: removed (a killed packer's)", w.dir,
 				     de->d_name);

@@ -4,6 +4,10 @@
  * the buffers out with the daemon's own drain loop (verbatim packets into
  * zstd files), never a second copy of it.
  *
+ * It ends with its parent: PR_SET_PDEATHSIG sends it the SIGTERM that stops
+ * it cleanly when the ringtrace that started it is killed (SIGKILL, or a
+ * crash), so that tracing never goes on with nobody to stop it.
+ *
  * Which ringtraced: $RINGTRACED if set; next to this program (installed:
  * /usr/sbin or the same bin directory) or in the source tree's daemon/
  * (tools/ringtrace -> daemon/ringtraced); else the first one in $PATH.
@@ -16,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -56,8 +61,9 @@ static void find_daemon(char *path, size_t size)
 pid_t start_daemon(char *const *args)
 {
 	char path[PATH_MAX], *argv[64];
+	pid_t pid, parent = getpid();
+	sigset_t none;
 	int i, n = 0;
-	pid_t pid;
 
 	find_daemon(path, sizeof(path));
 	argv[n++] = path;
@@ -75,6 +81,16 @@ pid_t start_daemon(char *const *args)
 	 * command, and record stops the daemon when that command is done.
 	 */
 	setpgid(0, 0);
+	/*
+	 * Killed outright, we cannot stop it: the kernel does, with the
+	 * SIGTERM that stops it cleanly (tracing off, files finished).
+	 * Checked again: we may have died before the prctl.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(1);
+	/* It blocks what it takes through its own signalfd. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (!strchr(path, '/')) {
 		const char *p = getenv("PATH");
 		char *full;

@@ -13,10 +13,24 @@
  *   record   with ringtraced as a child: the one drain loop, the same as
  *            the service's.  It turns tracing on; the command, held at a
  *            pipe until then, runs; a status line shows progress.
- *   stop     when the command exits, on Ctrl-C or SIGTERM, or after
- *            --duration: ringtraced turns tracing off, drains, prints the
- *            per-CPU summary.  Everything saved is put back -- after an
- *            error too -- and record exits with the command's status.
+ *   stop     when the command exits, on Ctrl-C, SIGINT, SIGTERM, SIGHUP
+ *            or SIGQUIT, or after --duration: ringtraced turns tracing
+ *            off, drains, prints the per-CPU summary.  Everything saved is
+ *            put back -- after an error too -- and record exits with the
+ *            command's status.
+ *
+ * Signals.  record takes its stop signals through a signalfd, so they are
+ * blocked here; the command gets the mask and dispositions record was
+ * given, as if it had been started without ringtrace.  A signal from the
+ * terminal (Ctrl-C, Ctrl-\, a hangup) reaches the command by itself: it
+ * is in record's process group.  One sent to record alone (kill PID) is
+ * passed on to the command.  Either way recording goes on until the
+ * command has exited, so that its end is in the trace; a second stop
+ * signal stops the recording at once.  A signal record was started with
+ * ignored (nohup's SIGHUP) stays ignored, by record and by the command.
+ * ringtraced, in a process group of its own, is stopped by record -- on
+ * every exit path, before the control files are put back -- or, when
+ * record is killed outright, by the kernel (PR_SET_PDEATHSIG, daemon.c).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -63,6 +77,20 @@ static struct {
 	bool follow, verbose;
 	char **cmd;
 } opt;
+
+/* The signals that stop a recording (SIGCHLD only wakes the loop). */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static struct {
+	sigset_t given;		/* record's signal mask at start: the command's */
+	bool chld_ignored;	/* and SIGCHLD ignored, which waitpid() cannot use */
+	int sfd;		/* the stop signals and SIGCHLD, blocked */
+	pid_t cmd;		/* the command, until reaped */
+	int go;			/* holds the command until tracing is on */
+	int cmd_status;
+	pid_t daemon;		/* ringtraced, until reaped */
+	int daemon_status;
+} run_state = { .sfd = -1, .go = -1 };
 
 static struct ctl ctl;
 static struct saved saved;
@@ -160,13 +188,26 @@ static void restore_state(void)
 		restore_one("tracing_on", saved.tracing_on);
 }
 
-/* die(): put the tracer back as it was, then what this run itself did. */
+static void drop_held_cmd(void);
+static void stop_daemon(bool now);
+
+/*
+ * die(): a command not yet let go ends; ringtraced stops and is reaped
+ * (tracing off, its files finished); then the tracer is put back as it
+ * was, and what this run itself did.  A command already running is left
+ * to run, as it would without ringtrace.
+ */
 static void cleanup(void)
 {
 	fputs("\r\033[K", stderr);
+	drop_held_cmd();
+	stop_daemon(false);
 	restore_state();
 	if (mounted_here)
 		umount2(CTL_DEBUGFS, MNT_DETACH);
+	if (run_state.cmd > 0)
+		warn("%s (pid %d) goes on, no longer traced", opt.cmd[0],
+		     (int)run_state.cmd);
 }
 
 /* A failure before anything was changed but the module load: undo it. */
@@ -280,13 +321,41 @@ static void apply(const bool *on, pid_t child)
 		die("%s/set_event_pid: %s", ctl.dir, strerror(-err));
 }
 
-/* ---- the traced command --------------------------------------------------------- */
+/* ---- the traced command and ringtraced ------------------------------------------- */
 
 /*
- * Forked now, held until go() writes to @go; an exec failure comes back
+ * Blocks the stop signals that record was not given ignored, and SIGCHLD,
+ * and takes them through a signalfd.  Before any child exists: each child
+ * puts back run_state.given itself.
+ */
+static void setup_signals(void)
+{
+	struct sigaction sa;
+	sigset_t mask;
+
+	/* Ignored, SIGCHLD would reap the children before waitpid() could. */
+	if (!sigaction(SIGCHLD, NULL, &sa) && sa.sa_handler == SIG_IGN) {
+		run_state.chld_ignored = true;
+		signal(SIGCHLD, SIG_DFL);
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	for (int i = 0; i < ARRAY_SIZE(stop_signals); i++)
+		if (sigaction(stop_signals[i], NULL, &sa) ||
+		    sa.sa_handler != SIG_IGN)
+			sigaddset(&mask, stop_signals[i]);
+	if (sigprocmask(SIG_BLOCK, &mask, &run_state.given))
+		die("sigprocmask: %s", strerror(errno));
+	run_state.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (run_state.sfd < 0)
+		die("signalfd: %s", strerror(errno));
+}
+
+/*
+ * Forked now, held until release_cmd(); an exec failure comes back
  * through @err (close-on-exec, so EOF means the exec worked).
  */
-static pid_t spawn(int *go, int *err)
+static void spawn(int *err)
 {
 	int gofd[2], errfd[2];
 	pid_t pid;
@@ -299,6 +368,10 @@ static pid_t spawn(int *go, int *err)
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
 	if (!pid) {
+		/* As if started without ringtrace. */
+		if (run_state.chld_ignored)
+			signal(SIGCHLD, SIG_IGN);
+		sigprocmask(SIG_SETMASK, &run_state.given, NULL);
 		close(gofd[1]);
 		close(errfd[0]);
 		if (read(gofd[0], &c, 1) != 1)
@@ -311,33 +384,107 @@ static pid_t spawn(int *go, int *err)
 	}
 	close(gofd[0]);
 	close(errfd[1]);
-	*go = gofd[1];
+	run_state.cmd = pid;
+	run_state.go = gofd[1];
 	*err = errfd[0];
-	return pid;
+}
+
+/* A command never let go (an error before tracing was on) ends unrun. */
+static void drop_held_cmd(void)
+{
+	if (run_state.go < 0)
+		return;
+	close(run_state.go);
+	run_state.go = -1;
+	if (run_state.cmd > 0)
+		waitpid(run_state.cmd, NULL, 0);
+	run_state.cmd = 0;
+}
+
+/* Reaps whichever child has exited; true if either did. */
+static bool reap(void)
+{
+	bool any = false;
+
+	if (run_state.cmd > 0 &&
+	    waitpid(run_state.cmd, &run_state.cmd_status, WNOHANG) == run_state.cmd) {
+		run_state.cmd = 0;
+		any = true;
+	}
+	if (run_state.daemon > 0 &&
+	    waitpid(run_state.daemon, &run_state.daemon_status, WNOHANG) ==
+	    run_state.daemon) {
+		run_state.daemon = 0;
+		any = true;
+	}
+	return any;
 }
 
 /*
- * Wait for ringtraced to exit; SIGINT/SIGTERM that reach us meanwhile are
- * passed on (the daemon's second one leaves the rest uncompressed).
+ * Reads the pending signals; returns how many were stop signals.  One sent
+ * by a process (kill, si_code SI_USER or alike) went to record alone: it
+ * is passed on to the running command.  One from the kernel -- the
+ * terminal's Ctrl-C, Ctrl-\ or hangup -- reached the command's process
+ * group, ours, already.
  */
-static void wait_daemon(int sfd, pid_t daemon, int *status)
+static unsigned int take_signals(void)
 {
 	struct signalfd_siginfo si;
+	unsigned int n = 0;
 
-	for (;;) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		pid_t r = waitpid(daemon, status, WNOHANG);
-
-		if (r == daemon || (r < 0 && errno != EINTR)) {
-			if (r < 0)
-				*status = 1 << 8;	/* as exit(1) */
-			return;
-		}
-		if (poll(&pfd, 1, 200) <= 0)
+	while (read(run_state.sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
 			continue;
-		while (read(sfd, &si, sizeof(si)) == sizeof(si))
-			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
-				kill(daemon, SIGINT);
+		n++;
+		if (run_state.cmd > 0 && run_state.go < 0 &&
+		    si.ssi_code != SI_KERNEL)
+			kill(run_state.cmd, (int)si.ssi_signo);
+	}
+	return n;
+}
+
+/* Waits up to @ms for a signal or a child's exit; returns stop signals. */
+static unsigned int wait_events(int ms)
+{
+	struct pollfd pfd = { .fd = run_state.sfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+		die("poll: %s", strerror(errno));
+	return take_signals();
+}
+
+/*
+ * Stops ringtraced and reaps it: it turns tracing off, drains, compresses
+ * what is still stored (progress on the terminal) and prints the summary.
+ * A stop signal meanwhile is passed on: the daemon's second one leaves the
+ * rest uncompressed.  @now: it never started tracing, kill it outright.
+ */
+static void stop_daemon(bool now)
+{
+	if (run_state.daemon <= 0)
+		return;
+	kill(run_state.daemon, now ? SIGKILL : SIGINT);
+	while (run_state.daemon > 0) {
+		reap();
+		if (run_state.daemon > 0 && wait_events(200))
+			kill(run_state.daemon, SIGINT);
+	}
+}
+
+/*
+ * The recording is over: after it, the command runs on to its end, as it
+ * would without ringtrace; its status is record's.  Stop signals are
+ * passed on meanwhile (take_signals()).
+ */
+static void wait_cmd(void)
+{
+	if (run_state.cmd <= 0)
+		return;
+	info("waiting for %s (pid %d) to exit", opt.cmd[0], (int)run_state.cmd);
+	while (run_state.cmd > 0) {
+		reap();
+		if (run_state.cmd > 0)
+			wait_events(200);
 	}
 }
 
@@ -529,18 +676,131 @@ static void parse(int argc, char **argv)
 		usage_error("-F traces a command: give it after --");
 }
 
+/* The daemon's arguments: into the trace directory, quiet, -c, --level. */
+static pid_t launch_daemon(void)
+{
+	char *dargs[16];
+	int nd = 0;
+
+	dargs[nd++] = "-o";
+	dargs[nd++] = (char *)opt.outdir;
+	dargs[nd++] = "--quiet";
+	if (opt.cpus) {
+		dargs[nd++] = "-c";
+		dargs[nd++] = (char *)opt.cpus;
+	}
+	if (opt.level) {
+		dargs[nd++] = "--level";
+		dargs[nd++] = (char *)opt.level;
+	}
+	dargs[nd] = NULL;
+	return start_daemon(dargs);
+}
+
+/* ringtraced turns tracing on once its buffers are open. */
+static void wait_tracing_on(void)
+{
+	for (int i = 0; i < 3000; i++) {
+		char v[8];
+
+		if (ctl_read(&ctl, "tracing_on", v, sizeof(v)) >= 0 &&
+		    !strcmp(v, "1"))
+			return;
+		if (reap() && !run_state.daemon)
+			die("ringtraced failed (see above)");
+		usleep(10000);
+	}
+	/* Stuck: it has recorded nothing worth a clean stop. */
+	stop_daemon(true);
+	die("ringtraced did not start tracing within 30 s");
+}
+
+/* Lets the held command go; dies if it could not be run. */
+static void release_cmd(int execerr)
+{
+	char c = 'g', e;
+
+	if (!run_state.cmd) {
+		/* A signal ended it while it was held: nothing to let go. */
+		drop_held_cmd();
+		return;
+	}
+	if (write(run_state.go, &c, 1) != 1)
+		die("cannot start %s", opt.cmd[0]);
+	close(run_state.go);
+	run_state.go = -1;
+	/* EOF: the exec worked; a byte: its errno. */
+	if (read(execerr, &e, 1) == 1) {
+		waitpid(run_state.cmd, NULL, 0);
+		run_state.cmd = 0;
+		die("%s: %s", opt.cmd[0], strerror((unsigned char)e));
+	}
+	close(execerr);
+}
+
+/*
+ * Records until the command exits (system-wide: until a stop signal),
+ * --duration passes or ringtraced stops by itself.  The first stop signal
+ * with a command running waits for the command (it got the signal too);
+ * the second stops at once.
+ */
+static void record_loop(void)
+{
+	double start = now_s(), tprev = start, stopped_at = 0;
+	bool tty = isatty(STDERR_FILENO), told = false;
+	struct cpu_count prev[256];
+	unsigned int nprev, stops = 0;
+
+	nprev = read_counts(prev, ARRAY_SIZE(prev));
+	if (!run_state.cmd)
+		info("recording into %s: Ctrl-C stops%s", opt.outdir,
+		     opt.duration_ms ? " (or --duration)" : "");
+	for (;;) {
+		int timeout = tty ? 1000 : -1;
+
+		if (opt.duration_ms) {
+			double left = start + (double)opt.duration_ms / 1e3 - now_s();
+
+			if (left <= 0)
+				break;
+			/* Up to a year: far beyond what an int of ms holds. */
+			if (timeout < 0 || left * 1000 < timeout)
+				timeout = poll_timeout_ms((uint64_t)(left * 1000) + 1);
+		}
+		if (stops && !told) {
+			double left = stopped_at + 2 - now_s();
+
+			if (left <= 0) {
+				fputs(tty ? "\r\033[K" : "", stderr);
+				info("stopping: recording until %s (pid %d) exits; "
+				     "a second Ctrl-C stops now", opt.cmd[0],
+				     (int)run_state.cmd);
+				told = true;
+			} else if (timeout < 0 || left * 1000 < timeout) {
+				timeout = (int)(left * 1000) + 1;
+			}
+		}
+		if (wait_events(timeout) && !stops++)
+			stopped_at = now_s();
+		if (tty)
+			status(start, prev, &nprev, &tprev);
+		reap();
+		if (!run_state.cmd && opt.cmd)
+			break;			/* the command is done */
+		if (!run_state.daemon)
+			break;			/* ringtraced stopped by itself */
+		if (stops > (opt.cmd ? 1 : 0))
+			break;
+	}
+	if (tty)
+		fputs("\r\033[K", stderr);
+}
+
 static int run(int argc, char **argv)
 {
 	char outdir[64], why[512], what[512];
-	struct cpu_count prev[256];
-	unsigned int nprev = 0;
-	int go = -1, execerr = -1, sfd, cmd_status = 0, daemon_status;
-	pid_t child = 0, daemon;
-	double start, tprev;
-	bool *on, stop = false, cmd_done, tty = isatty(STDERR_FILENO);
-	char *dargs[16];
-	int nd = 0, i;
-	sigset_t mask;
+	int execerr = -1, status = 0;
+	bool *on, daemon_failed;
 
 	parse(argc, argv);
 	if (geteuid())
@@ -575,138 +835,45 @@ static int run(int argc, char **argv)
 	}
 	set_die_hook(cleanup);
 
-	/* Signals come through a signalfd: blocked before any child exists. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0)
-		die("signalfd: %s", strerror(errno));
-
+	/* Before any child exists: each child puts the mask back itself. */
+	setup_signals();
 	if (opt.cmd)
-		child = spawn(&go, &execerr);
-	apply(on, opt.follow ? child : 0);
+		spawn(&execerr);
+	apply(on, opt.follow ? run_state.cmd : 0);
+	run_state.daemon = launch_daemon();
+	wait_tracing_on();
+	if (run_state.cmd)
+		release_cmd(execerr);
 
-	dargs[nd++] = "-o";
-	dargs[nd++] = (char *)opt.outdir;
-	dargs[nd++] = "--quiet";
-	if (opt.cpus) {
-		dargs[nd++] = "-c";
-		dargs[nd++] = (char *)opt.cpus;
+	record_loop();
+
+	daemon_failed = !run_state.daemon;
+	if (daemon_failed)
+		error_line("ringtraced stopped (status %d): the recording ended early",
+			   WIFEXITED(run_state.daemon_status) ?
+			   WEXITSTATUS(run_state.daemon_status) :
+			   128 + WTERMSIG(run_state.daemon_status));
+	stop_daemon(false);
+	if (!daemon_failed && (!WIFEXITED(run_state.daemon_status) ||
+			       WEXITSTATUS(run_state.daemon_status))) {
+		error_line("ringtraced did not stop cleanly (see above): the trace may be short");
+		daemon_failed = true;
 	}
-	if (opt.level) {
-		dargs[nd++] = "--level";
-		dargs[nd++] = (char *)opt.level;
-	}
-	dargs[nd] = NULL;
-	daemon = start_daemon(dargs);
-
-	/* ringtraced turns tracing on once its buffers are open. */
-	for (i = 0; i < 3000; i++) {
-		char v[8];
-
-		if (ctl_read(&ctl, "tracing_on", v, sizeof(v)) >= 0 &&
-		    !strcmp(v, "1"))
-			break;
-		if (waitpid(daemon, &daemon_status, WNOHANG) == daemon) {
-			if (child > 0)
-				kill(child, SIGKILL);
-			die("ringtraced failed (see above)");
-		}
-		usleep(10000);
-	}
-	if (i == 3000)
-		die("ringtraced did not start tracing within 30 s");
-	start = tprev = now_s();
-	nprev = read_counts(prev, ARRAY_SIZE(prev));
-	if (child > 0) {
-		char c = 'g', e;
-
-		if (write(go, &c, 1) != 1)
-			die("cannot start %s", opt.cmd[0]);
-		close(go);
-		/* EOF: the exec worked; a byte: its errno. */
-		if (read(execerr, &e, 1) == 1) {
-			waitpid(child, NULL, 0);
-			child = 0;
-			kill(daemon, SIGINT);
-			waitpid(daemon, NULL, 0);
-			die("%s: %s", opt.cmd[0], strerror((unsigned char)e));
-		}
-		close(execerr);
-	}
-	if (!child)
-		info("recording into %s: Ctrl-C stops%s", opt.outdir,
-		     opt.duration_ms ? " (or --duration)" : "");
-
-	cmd_done = !child;
-	while (!stop) {
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
-		struct signalfd_siginfo si;
-		int timeout = tty ? 1000 : -1;
-
-		if (opt.duration_ms) {
-			double left = start + (double)opt.duration_ms / 1e3 - now_s();
-
-			if (left <= 0)
-				break;
-			if (timeout < 0 || left * 1000 < timeout)
-				timeout = (int)(left * 1000) + 1;
-		}
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-			die("poll: %s", strerror(errno));
-		if (tty)
-			status(start, prev, &nprev, &tprev);
-		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
-				stop = true;
-		}
-		if (child > 0 && waitpid(child, &cmd_status, WNOHANG) == child) {
-			cmd_done = true;
-			child = 0;
-			stop = true;
-		}
-		if (waitpid(daemon, &daemon_status, WNOHANG) == daemon) {
-			daemon = 0;
-			die("ringtraced stopped (status %d): the recording ended early",
-			    WIFEXITED(daemon_status) ? WEXITSTATUS(daemon_status) :
-			    128 + WTERMSIG(daemon_status));
-		}
-	}
-	if (tty)
-		fputs("\r\033[K", stderr);
-
-	/*
-	 * ringtraced stops tracing, drains, compresses what is still stored
-	 * (it shows progress on the terminal) and prints the summary.  A
-	 * Ctrl-C meanwhile is passed on: the rest stays uncompressed.
-	 */
-	kill(daemon, SIGINT);
-	wait_daemon(sfd, daemon, &daemon_status);
-	if (!WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status))
-		warn("ringtraced did not stop cleanly: the trace may be short");
+	set_die_hook(NULL);
 	restore_state();
 	if (mounted_here)
 		umount2(CTL_DEBUGFS, MNT_DETACH);
-	/* Ctrl-C went to the command too; give it a moment to end. */
-	for (i = 0; !cmd_done && i < 200; i++) {
-		if (waitpid(child, &cmd_status, WNOHANG) == child)
-			cmd_done = true;
-		else
-			usleep(10000);
-	}
 	printf("trace in %s: ringtrace report %s\n", opt.outdir, opt.outdir);
-	if (!cmd_done) {
-		warn("%s (pid %d) is still running", opt.cmd[0], (int)child);
-		return 130;
-	}
+	fflush(stdout);
+	wait_cmd();
+	if (daemon_failed)
+		return 1;
 	if (!opt.cmd)
 		return 0;
-	if (WIFSIGNALED(cmd_status))
-		return 128 + WTERMSIG(cmd_status);
-	return WEXITSTATUS(cmd_status);
+	status = run_state.cmd_status;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
 }
 
 const struct command cmd_record = {
@@ -718,16 +885,22 @@ const struct command cmd_record = {
 "Record the kernel's events into a trace directory (the same format as\n"
 "ringtraced's: metadata and per-CPU zstd files; 'ringtrace report DIR'\n"
 "reads it).  With CMD: tracing starts, CMD runs, recording stops when CMD\n"
-"exits, and record exits with CMD's status.  Without: until Ctrl-C or\n"
-"--duration.  Needs root.  Loads ringtrace.ko if it is not loaded (the\n"
-"installed module, else the one 'make' built) and mounts debugfs if it is\n"
-"not mounted; everything else it changes -- enabled events, tracing_on,\n"
-"geometry, mode, pid filter -- is put back at exit, after Ctrl-C or an\n"
-"error too.  Records with ringtraced, as a child process: a thread per CPU\n"
-"writes the packets uncompressed as fast as they can be copied, and worker\n"
-"threads compress them behind, on idle CPU time.  What is left when the\n"
-"recording stops is compressed then, with progress on the terminal; a\n"
-"Ctrl-C meanwhile leaves it uncompressed ('ringtrace compress DIR' later).\n"
+"exits, and record exits with CMD's status (1 if the recording failed).\n"
+"Without: until Ctrl-C, SIGTERM, SIGHUP or --duration.  CMD gets the\n"
+"signal mask and ignored signals record was given; a stop signal sent to\n"
+"record alone is passed on to CMD, and recording goes on until CMD exits\n"
+"(a second one stops it at once).\n"
+"\n"
+"Needs root.  Loads ringtrace.ko if it is not loaded (the installed\n"
+"module, else the one 'make' built) and mounts debugfs if it is not\n"
+"mounted; everything else it changes -- enabled events, tracing_on,\n"
+"geometry, mode, pid filter -- is put back at exit, after a signal or an\n"
+"error too.  Records with ringtraced, as a child process: a thread per\n"
+"CPU writes the packets uncompressed as fast as they can be copied, and\n"
+"worker threads compress them behind, on idle CPU time.  What is left\n"
+"when the recording stops is compressed then, with progress on the\n"
+"terminal; a Ctrl-C meanwhile leaves it uncompressed ('ringtrace\n"
+"compress DIR' later).\n"
 "\n"
 "  -e, --events LIST     events: names, globs (sched_*) and groups, comma\n"
 "                        separated (default " DEFAULT_EVENTS "); groups:\n"

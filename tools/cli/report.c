@@ -67,6 +67,14 @@ static void add_comm(struct opts *o, const char *s)
 	o->comms[o->nr_comms++] = s;
 }
 
+/* Clock cycles from a double: 0 below, UINT64_MAX past the clock's range. */
+static uint64_t to_cycles(double c)
+{
+	if (!(c > 0))
+		return 0;
+	return c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c;
+}
+
 /*
  * A time of --begin/--end: "+DURATION" from the trace's first event, or
  * seconds as report prints them ("123.456789"; with --wall, epoch seconds).
@@ -83,7 +91,9 @@ static uint64_t parse_time(const char *s, const char *what,
 		if (!parse_duration_ms(s + 1, &ms))
 			usage_error("%s: '%s' is not +DURATION (like +1.5s, +200ms)",
 				    what, s);
-		return start + (uint64_t)((double)ms / 1e3 * (double)md->clock_freq);
+		cycles = (double)ms / 1e3 * (double)md->clock_freq;
+		return to_cycles(cycles) > UINT64_MAX - start ? UINT64_MAX :
+		       start + to_cycles(cycles);
 	}
 	errno = 0;
 	secs = strtod(s, &end);
@@ -92,8 +102,7 @@ static uint64_t parse_time(const char *s, const char *what,
 	if (wall)
 		off = (double)md->clock_offset_s +
 		      (double)md->clock_offset / (double)md->clock_freq;
-	cycles = (secs - off) * (double)md->clock_freq;
-	return cycles < 0 ? 0 : (uint64_t)cycles;
+	return to_cycles((secs - off) * (double)md->clock_freq);
 }
 
 /* ---- filtering ------------------------------------------------------------ */
@@ -141,6 +150,8 @@ static void cpu_sel(unsigned int cpu, void *arg)
 {
 	struct filter *f = arg;
 
+	if (cpu >= RT_MAX_CPUS)
+		return;			/* in no trace */
 	if (cpu >= f->nr_cpu_sel) {
 		f->cpus = realloc(f->cpus, (cpu + 1) * sizeof(*f->cpus));
 		if (!f->cpus)
@@ -157,7 +168,7 @@ static uint64_t trace_start(const char *dir)
 	struct rt_trace *t = open_trace(dir, false);
 	uint64_t start = UINT64_MAX;
 
-	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+	for (unsigned int i = 0; t && i < t->nr_cpus; i++) {
 		struct rt_error err;
 		struct rt_item it;
 		int r;
@@ -251,7 +262,9 @@ static void print_item(const struct rt_trace *t, const struct rt_item *it,
 
 /* ---- --stat -------------------------------------------------------------------- */
 
+/* A system call number's latencies (numbers beyond INT32_MAX: not counted). */
 struct syscall_stat {
+	int32_t id;			/* first: the tidmap's key */
 	uint64_t count, total, max;	/* latency in clock cycles */
 };
 
@@ -265,21 +278,22 @@ struct tstate {
 	uint64_t switches;
 };
 
-/* Who runs on a CPU since when, as its switches say. */
-struct cpu_run {
+/*
+ * One CPU of the trace (stat_state.cpus is t->cpus' order): who runs
+ * there since when, as its switches say; its events by name; its losses.
+ */
+struct cpu_stat {
 	int32_t tid;			/* -1: unknown */
 	uint64_t since;
+	uint64_t *per_event;		/* by event position; NULL: none yet */
+	uint64_t lost_events, lost_packets;
 };
 
 struct stat_state {
-	struct cpu_run *run;		/* per CPU */
 	const struct rt_trace *t;
 	const struct rt_threads *th;
-	uint64_t *per_event;		/* [event][cpu] */
-	unsigned int nr_cpus;
-	uint64_t lost_events[1024], lost_packets[1024];
-	struct syscall_stat *sys;	/* by id, 0..nr_sys-1 */
-	size_t nr_sys;
+	struct cpu_stat *cpus;
+	struct rt_tidmap sys;		/* struct syscall_stat by id */
 	struct rt_tidmap ts;		/* struct tstate by tid */
 	uint64_t *wake;			/* wakeup latencies */
 	size_t nr_wake, wake_cap;
@@ -295,11 +309,15 @@ static int event_pos(const struct rt_metadata *md, const char *name)
 	return -1;
 }
 
+/* The state of thread @tid; NULL for a negative tid (none, or damage). */
 static struct tstate *tstate(struct stat_state *s, int32_t tid)
 {
+	struct tstate *t;
 	bool created;
-	struct tstate *t = rt_tidmap_get(&s->ts, tid, &created);
 
+	if (tid < 0)
+		return NULL;
+	t = rt_tidmap_get(&s->ts, tid, &created);
 	if (!t)
 		die("out of memory");
 	if (created)
@@ -307,33 +325,38 @@ static struct tstate *tstate(struct stat_state *s, int32_t tid)
 	return t;
 }
 
+/* An integer field's value; -1 when the event has no such integer field. */
 static int64_t field_s(const struct rt_item *it, const char *name)
 {
-	for (unsigned int i = 0; i < it->nr_fields; i++)
-		if (!strcmp(it->fields[i].desc->name, name))
-			return rt_field_s64(&it->fields[i], 0);
-	return -1;
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+
+	return v ? rt_field_s64(v, 0) : -1;
 }
 
 static void stat_feed(struct stat_state *s, const struct rt_item *it,
 		      int32_t tid)
 {
 	const struct rt_metadata *md = s->t->md;
-	int pos;
+	int i = trace_cpu_index(s->t, it->cpu), pos;
+	struct cpu_stat *c = i < 0 ? NULL : &s->cpus[i];
 
+	if (!c)
+		return;
 	if (!s->first)
 		s->first = it->timestamp;
 	s->last = it->timestamp;
 	if (it->type == RT_ITEM_LOST) {
-		if (it->cpu < 1024) {
-			s->lost_events[it->cpu] += it->lost_events;
-			s->lost_packets[it->cpu] += it->lost_packets;
-		}
+		c->lost_events += it->lost_events;
+		c->lost_packets += it->lost_packets;
 		return;
 	}
 	pos = (int)(it->event - md->events);
-	if (it->cpu < s->nr_cpus)
-		s->per_event[(size_t)pos * s->nr_cpus + it->cpu]++;
+	if (!c->per_event) {
+		c->per_event = calloc(md->nr_events, sizeof(*c->per_event));
+		if (!c->per_event)
+			die("out of memory");
+	}
+	c->per_event[pos]++;
 	if ((pos == s->ev_entry || pos == s->ev_exit) && tid >= 0) {
 		struct tstate *t = tstate(s, tid);
 		int64_t id = field_s(it, "id");
@@ -341,29 +364,23 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 		if (pos == s->ev_entry) {
 			t->sc_id = id;
 			t->sc_start = it->timestamp;
-		} else if (t->sc_id == id && id >= 0) {
+		} else if (t->sc_id == id && id >= 0 && id <= INT32_MAX) {
 			uint64_t lat = it->timestamp - t->sc_start;
+			struct syscall_stat *sc;
+			bool created;
 
-			if ((size_t)id >= s->nr_sys) {
-				size_t n = (size_t)id + 1;
-
-				s->sys = realloc(s->sys, n * sizeof(*s->sys));
-				if (!s->sys)
-					die("out of memory");
-				memset(s->sys + s->nr_sys, 0,
-				       (n - s->nr_sys) * sizeof(*s->sys));
-				s->nr_sys = n;
-			}
-			s->sys[id].count++;
-			s->sys[id].total += lat;
-			if (lat > s->sys[id].max)
-				s->sys[id].max = lat;
+			sc = rt_tidmap_get(&s->sys, (int32_t)id, &created);
+			if (!sc)
+				die("out of memory");
+			sc->count++;
+			sc->total += lat;
+			if (lat > sc->max)
+				sc->max = lat;
 			t->sc_id = -1;
 		}
-	} else if (pos == s->ev_switch && it->cpu < s->nr_cpus) {
+	} else if (pos == s->ev_switch) {
 		int32_t prev = (int32_t)field_s(it, "prev_tid");
 		int32_t next = (int32_t)field_s(it, "next_tid");
-		struct cpu_run *r = &s->run[it->cpu];
 		struct tstate *n;
 
 		/*
@@ -371,13 +388,14 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 		 * chain: with a pid filter, switches between two other
 		 * threads are not in the trace.
 		 */
-		if (r->tid >= 0 && r->tid == prev)
-			tstate(s, prev)->on_cpu += it->timestamp - r->since;
-		r->tid = next;
-		r->since = it->timestamp;
+		if (c->tid >= 0 && c->tid == prev)
+			tstate(s, prev)->on_cpu += it->timestamp - c->since;
+		c->tid = next;
+		c->since = it->timestamp;
 		n = tstate(s, next);
-		n->switches++;
-		if (n->woken && next > 0) {
+		if (n)
+			n->switches++;
+		if (n && n->woken && next > 0) {
 			if (s->nr_wake == s->wake_cap) {
 				s->wake_cap = s->wake_cap ? 2 * s->wake_cap : 4096;
 				s->wake = realloc(s->wake, s->wake_cap * sizeof(*s->wake));
@@ -390,7 +408,7 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 	} else if (pos == s->ev_wakeup || pos == s->ev_wakeup_new) {
 		struct tstate *w = tstate(s, (int32_t)field_s(it, "tid"));
 
-		if (!w->woken)
+		if (w && !w->woken)
 			w->woken = it->timestamp;
 	}
 }
@@ -407,9 +425,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A table slot, ranked by key (largest first), ties by id (smallest first). */
 struct rank {
 	size_t i;
 	uint64_t key;
+	int32_t id;
 };
 
 static int cmp_rank(const void *a, const void *b)
@@ -417,12 +437,18 @@ static int cmp_rank(const void *a, const void *b)
 	const struct rank *x = a, *y = b;
 
 	return x->key < y->key ? 1 : x->key > y->key ? -1 :
-	       (x->i > y->i) - (x->i < y->i);
+	       (x->id > y->id) - (x->id < y->id);
+}
+
+static uint64_t per_event(const struct cpu_stat *c, unsigned int e)
+{
+	return c->per_event ? c->per_event[e] : 0;
 }
 
 static void stat_print(struct stat_state *s)
 {
 	const struct rt_metadata *md = s->t->md;
+	unsigned int nr_cpus = s->t->nr_cpus;
 	const struct rt_field_desc *idf = NULL;
 	struct rank *r;
 	size_t n;
@@ -430,54 +456,62 @@ static void stat_print(struct stat_state *s)
 	printf("events by name and CPU (%.6f s)\n",
 	       (double)(s->last - s->first) / (double)md->clock_freq);
 	printf("  %-28s %12s", "event", "total");
-	for (unsigned int c = 0; c < s->nr_cpus; c++)
-		printf(" %10s%u", "cpu", c);
+	for (unsigned int c = 0; c < nr_cpus; c++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "cpu%d", s->t->cpus[c].cpu);
+		printf(" %11s", name);
+	}
 	putchar('\n');
 	for (unsigned int e = 0; e < md->nr_events; e++) {
 		uint64_t total = 0;
 
-		for (unsigned int c = 0; c < s->nr_cpus; c++)
-			total += s->per_event[(size_t)e * s->nr_cpus + c];
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			total += per_event(&s->cpus[c], e);
 		if (!total)
 			continue;
 		printf("  %-28s %12" PRIu64, md->events[e].name, total);
-		for (unsigned int c = 0; c < s->nr_cpus; c++)
-			printf(" %11" PRIu64, s->per_event[(size_t)e * s->nr_cpus + c]);
+		for (unsigned int c = 0; c < nr_cpus; c++)
+			printf(" %11" PRIu64, per_event(&s->cpus[c], e));
 		putchar('\n');
 	}
 
 	printf("\nlosses\n");
-	for (unsigned int c = 0; c < s->nr_cpus && c < 1024; c++)
-		printf("  CPU %u: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
-		       c, s->lost_events[c], s->lost_packets[c]);
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		printf("  CPU %d: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
+		       s->t->cpus[c].cpu, s->cpus[c].lost_events,
+		       s->cpus[c].lost_packets);
 
 	if (s->ev_entry >= 0) {
 		const struct rt_event_desc *ev = &md->events[s->ev_entry];
+		int i = rt_event_field(ev, "id", RT_USE_INT);
 
-		for (unsigned int i = 0; i < ev->nr_fields; i++)
-			if (!strcmp(ev->fields[i].name, "id"))
-				idf = &ev->fields[i];
+		if (i >= 0)
+			idf = &ev->fields[i];
 	}
-	r = calloc(s->nr_sys + 1, sizeof(*r));
+	r = calloc(s->sys.used + 1, sizeof(*r));
 	if (!r)
 		die("out of memory");
 	for (size_t pass = 0; pass < 2; pass++) {
 		n = 0;
-		for (size_t i = 0; i < s->nr_sys; i++)
-			if (s->sys[i].count)
-				r[n++] = (struct rank){ i, pass ? s->sys[i].total :
-							s->sys[i].count };
+		for (size_t i = 0; i < s->sys.cap; i++) {
+			const struct syscall_stat *sc = rt_tidmap_slot(&s->sys, i);
+
+			if (sc)
+				r[n++] = (struct rank){ i, pass ? sc->total : sc->count,
+							sc->id };
+		}
 		qsort(r, n, sizeof(*r), cmp_rank);
 		printf("\nsystem calls by %s (entry to exit of the same thread)\n",
 		       pass ? "total latency" : "count");
 		printf("  %-24s %10s %14s %12s %12s\n", "syscall", "count",
 		       "total_us", "avg_us", "max_us");
 		for (size_t k = 0; k < n && k < 25; k++) {
-			const struct syscall_stat *st = &s->sys[r[k].i];
-			const char *name = idf ? rt_field_label(idf, (int64_t)r[k].i) : NULL;
+			const struct syscall_stat *st = rt_tidmap_slot(&s->sys, r[k].i);
+			const char *name = idf ? rt_field_label(idf, st->id) : NULL;
 			char num[24];
 
-			snprintf(num, sizeof(num), "%zu", r[k].i);
+			snprintf(num, sizeof(num), "%" PRId32, st->id);
 			printf("  %-24s %10" PRIu64 " %14.1f %12.2f %12.2f\n",
 			       name ? name : num, st->count,
 			       cyc_us(md, st->total),
@@ -488,9 +522,9 @@ static void stat_print(struct stat_state *s)
 	free(r);
 
 	/* Close the slices of threads still on a CPU at the end. */
-	for (unsigned int c = 0; c < s->nr_cpus; c++)
-		if (s->run[c].tid >= 0)
-			tstate(s, s->run[c].tid)->on_cpu += s->last - s->run[c].since;
+	for (unsigned int c = 0; c < nr_cpus; c++)
+		if (s->cpus[c].tid >= 0)
+			tstate(s, s->cpus[c].tid)->on_cpu += s->last - s->cpus[c].since;
 	r = calloc(s->ts.used + 1, sizeof(*r));
 	if (!r)
 		die("out of memory");
@@ -499,7 +533,7 @@ static void stat_print(struct stat_state *s)
 		const struct tstate *t = rt_tidmap_slot(&s->ts, i);
 
 		if (t && t->on_cpu && t->tid > 0)
-			r[n++] = (struct rank){ i, t->on_cpu };
+			r[n++] = (struct rank){ i, t->on_cpu, t->tid };
 	}
 	qsort(r, n, sizeof(*r), cmp_rank);
 	printf("\nthreads by on-CPU time (from sched_switch)\n");
@@ -540,7 +574,94 @@ static void stat_print(struct stat_state *s)
 	putchar('\n');
 }
 
+static void stat_free(struct stat_state *s)
+{
+	for (unsigned int c = 0; s->cpus && c < s->t->nr_cpus; c++)
+		free(s->cpus[c].per_event);
+	free(s->cpus);
+	rt_tidmap_free(&s->sys);
+	rt_tidmap_free(&s->ts);
+	free(s->wake);
+}
+
 /* ---- the command ------------------------------------------------------------------ */
+
+static void stat_init(struct stat_state *s, const struct rt_trace *t,
+		      const struct rt_threads *th)
+{
+	s->t = t;
+	s->th = th;
+	rt_tidmap_init(&s->ts, sizeof(struct tstate));
+	rt_tidmap_init(&s->sys, sizeof(struct syscall_stat));
+	s->cpus = calloc(t->nr_cpus + 1, sizeof(*s->cpus));
+	if (!s->cpus)
+		die("out of memory");
+	for (unsigned int i = 0; i < t->nr_cpus; i++)
+		s->cpus[i].tid = -1;
+	s->ev_entry = event_pos(t->md, "syscall_entry");
+	s->ev_exit = event_pos(t->md, "syscall_exit");
+	s->ev_switch = event_pos(t->md, "sched_switch");
+	s->ev_wakeup = event_pos(t->md, "sched_wakeup");
+	s->ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
+}
+
+/* The trace directory @dir, as @o says: the exit status. */
+static int report_trace(const char *dir, const struct opts *o)
+{
+	struct stat_state st = { 0 };
+	const struct rt_item *it;
+	struct rt_threads *th;
+	const char *error;
+	struct filter f;
+	struct merge *m;
+	struct rt_trace *t;
+	int status;
+
+	t = open_trace(dir, o->strict);
+	if (!t)
+		return 1;
+	make_filter(&f, o, t, dir);
+	th = rt_threads_new(t->md);
+	if (!th)
+		die("out of memory");
+	if (o->stat)
+		stat_init(&st, t, th);
+
+	m = merge_open(t, false);
+	while ((it = merge_next(m))) {
+		int32_t tid = rt_threads_owner(th, it);
+		bool keep = wanted(&f, it, t, th, tid);
+
+		if (keep && o->stat)
+			stat_feed(&st, it, tid);
+		else if (keep)
+			print_item(t, it, th, tid, o->wall);
+		rt_threads_feed(th, it);
+	}
+	/* After an error, what was read stays printed; no summaries. */
+	error = merge_error(m);
+	if (!error && o->stat) {
+		stat_print(&st);
+	} else if (!error) {
+		putchar('\n');
+		for (unsigned int i = 0; i < t->nr_cpus; i++)
+			print_cpu_summary(t, &t->cpus[i], stdout);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	status = damage_report(t) ? EXIT_DAMAGED : 0;
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	merge_close(m);
+	stat_free(&st);
+	free(f.events);
+	free(f.cpus);
+	rt_threads_free(th);
+	rt_trace_close(t);
+	return status;
+}
 
 static int run(int argc, char **argv)
 {
@@ -560,13 +681,7 @@ static int run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct stat_state st = { 0 };
 	struct opts o = { 0 };
-	const struct rt_item *it;
-	struct rt_threads *th;
-	struct filter f;
-	struct merge *m;
-	struct rt_trace *t;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -605,57 +720,10 @@ static int run(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		usage_error("one trace directory is needed");
-	t = open_trace(argv[optind], o.strict);
-	make_filter(&f, &o, t, argv[optind]);
-	th = rt_threads_new(t->md);
-	if (!th)
-		die("out of memory");
-	if (o.stat) {
-		st.t = t;
-		st.th = th;
-		rt_tidmap_init(&st.ts, sizeof(struct tstate));
-		for (unsigned int i = 0; i < t->nr_cpus; i++)
-			if ((unsigned int)t->cpus[i].cpu + 1 > st.nr_cpus)
-				st.nr_cpus = (unsigned int)t->cpus[i].cpu + 1;
-		st.per_event = calloc((size_t)t->md->nr_events * st.nr_cpus + 1,
-				      sizeof(*st.per_event));
-		st.run = calloc(st.nr_cpus + 1, sizeof(*st.run));
-		if (!st.per_event || !st.run)
-			die("out of memory");
-		for (unsigned int i = 0; i < st.nr_cpus; i++)
-			st.run[i].tid = -1;
-		st.ev_entry = event_pos(t->md, "syscall_entry");
-		st.ev_exit = event_pos(t->md, "syscall_exit");
-		st.ev_switch = event_pos(t->md, "sched_switch");
-		st.ev_wakeup = event_pos(t->md, "sched_wakeup");
-		st.ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
-	}
-
-	m = merge_open(t, false);
-	while ((it = merge_next(m))) {
-		int32_t tid = rt_threads_owner(th, it);
-		bool keep = wanted(&f, it, t, th, tid);
-
-		if (keep && o.stat)
-			stat_feed(&st, it, tid);
-		else if (keep)
-			print_item(t, it, th, tid, o.wall);
-		rt_threads_feed(th, it);
-	}
-	merge_close(m);
-
-	if (o.stat) {
-		stat_print(&st);
-	} else {
-		putchar('\n');
-		for (unsigned int i = 0; i < t->nr_cpus; i++)
-			print_cpu_summary(t, &t->cpus[i], stdout);
-	}
-	if (fflush(stdout) || ferror(stdout))
-		die("write error: %s", strerror(errno));
-	c = damage_report(t) ? EXIT_DAMAGED : 0;
-	rt_threads_free(th);
-	rt_trace_close(t);
+	c = report_trace(argv[optind], &o);
+	free(o.pids);
+	free(o.tids);
+	free(o.comms);
 	return c;
 }
 

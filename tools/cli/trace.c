@@ -10,11 +10,30 @@ struct rt_trace *open_trace(const char *dir, bool strict)
 	struct rt_error err;
 	struct rt_trace *t;
 
-	if (rt_trace_open(dir, &t, &err))
-		die("%s", err.msg);
+	if (rt_trace_open(dir, &t, &err)) {
+		error_line("%s", err.msg);
+		return NULL;
+	}
 	for (unsigned int i = 0; i < t->nr_cpus; i++)
 		rt_stream_set_tolerant(t->cpus[i].stream, !strict);
 	return t;
+}
+
+int trace_cpu_index(const struct rt_trace *t, uint32_t cpu)
+{
+	unsigned int lo = 0, hi = t->nr_cpus;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if ((uint32_t)t->cpus[mid].cpu == cpu)
+			return (int)mid;
+		if ((uint32_t)t->cpus[mid].cpu < cpu)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 unsigned int damage_report(const struct rt_trace *t)
@@ -23,9 +42,20 @@ unsigned int damage_report(const struct rt_trace *t)
 
 	for (unsigned int i = 0; i < t->nr_cpus; i++) {
 		const struct rt_stream *s = t->cpus[i].stream;
+		unsigned int nr = rt_stream_nr_damage(s), shown = 0;
 
-		for (unsigned int j = 0; j < rt_stream_nr_damage(s); j++, n++)
-			warn("damaged: %s", rt_stream_damage(s, j));
+		for (unsigned int j = 0; j < nr; j++) {
+			const char *d = rt_stream_damage(s, j);
+
+			if (d) {
+				warn("damaged: %s", d);
+				shown++;
+			}
+		}
+		if (shown < nr)
+			warn("damaged: cpu%d: %u more damaged place%s, not described",
+			     t->cpus[i].cpu, nr - shown, nr - shown == 1 ? "" : "s");
+		n += nr;
 	}
 	if (n)
 		warn("%u damaged place%s read past (--strict fails instead)",
@@ -37,6 +67,7 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 		       FILE *f)
 {
 	const struct rt_stream_stats *st = rt_stream_stats(c->stream);
+	unsigned int nr = rt_stream_nr_notes(c->stream);
 	char first[48] = "-", last[48] = "-";
 
 	if (st->events) {
@@ -46,9 +77,16 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 	fprintf(f, "cpu%d: packets=%" PRIu64 " events=%" PRIu64 " discarded=%" PRIu64
 		" lost_packets=%" PRIu64 " first=%s last=%s\n", c->cpu, st->packets,
 		st->events, st->discarded, st->lost_packets, first, last);
-	for (unsigned int i = 0; i < rt_stream_nr_notes(c->stream); i++)
-		fprintf(f, "cpu%d: truncated: %s\n", c->cpu,
-			rt_stream_note(c->stream, i));
+	for (unsigned int i = 0; i < nr; i++) {
+		const char *note = rt_stream_note(c->stream, i);
+
+		if (!note) {
+			fprintf(f, "cpu%d: truncated: %u more, not described\n",
+				c->cpu, nr - i);
+			break;
+		}
+		fprintf(f, "cpu%d: truncated: %s\n", c->cpu, note);
+	}
 }
 
 /* ---- all CPUs merged by time ------------------------------------------------ */
@@ -63,6 +101,8 @@ struct merge {
 	bool packets;
 	size_t n;
 	bool primed;
+	bool failed;			/* err says why; nothing more is merged */
+	struct rt_error err;
 	struct head *heap;
 	struct rt_item cur;
 };
@@ -96,13 +136,12 @@ static void sift_down(struct head *h, size_t n, size_t i)
 /* The CPU's next item worth merging; false at the end of its stream. */
 static bool advance(struct merge *m, struct head *h)
 {
-	struct rt_error err;
 	int r;
 
 	do {
-		r = rt_stream_next(h->c->stream, &h->item, &err);
+		r = rt_stream_next(h->c->stream, &h->item, &m->err);
 		if (r < 0)
-			die("%s", err.msg);
+			m->failed = true;
 	} while (r > 0 && h->item.type == RT_ITEM_PACKET && !m->packets);
 	return r > 0;
 }
@@ -115,7 +154,7 @@ struct merge *merge_open(struct rt_trace *t, bool packets)
 		die("out of memory");
 	m->t = t;
 	m->packets = packets;
-	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+	for (unsigned int i = 0; i < t->nr_cpus && !m->failed; i++) {
 		m->heap[m->n].c = &t->cpus[i];
 		if (advance(m, &m->heap[m->n]))
 			m->n++;
@@ -132,16 +171,21 @@ struct merge *merge_open(struct rt_trace *t, bool packets)
 const struct rt_item *merge_next(struct merge *m)
 {
 	/* The item handed out last is replaced only now. */
-	if (m->primed) {
+	if (m->primed && !m->failed) {
 		if (!advance(m, &m->heap[0]))
 			m->heap[0] = m->heap[--m->n];
 		sift_down(m->heap, m->n, 0);
 	}
-	if (!m->n)
+	if (!m->n || m->failed)
 		return NULL;
 	m->primed = true;
 	m->cur = m->heap[0].item;
 	return &m->cur;
+}
+
+const char *merge_error(const struct merge *m)
+{
+	return m->failed ? m->err.msg : NULL;
 }
 
 void merge_close(struct merge *m)

@@ -111,13 +111,21 @@ static void unpack_cpu(struct unpack *u, const struct rt_trace *t,
 	fd = create(u, name);
 	while ((r = rt_stream_next(tc->stream, &it, &err)) > 0)
 		if (it.type == RT_ITEM_PACKET)
-			put(fd, it.packet->raw, it.packet->packet_bytes, name);
+			put(fd, it.packet->raw, it.packet->content_bytes, name);
 	if (r < 0)
 		die("%s", err.msg);
 	if (fsync(fd) || close(fd))
 		die("%s: %s", name, strerror(errno));
-	for (unsigned int j = 0; j < rt_stream_nr_notes(tc->stream); j++)
-		warn("note: %s", rt_stream_note(tc->stream, j));
+	for (unsigned int j = 0; j < rt_stream_nr_notes(tc->stream); j++) {
+		const char *note = rt_stream_note(tc->stream, j);
+
+		if (!note) {
+			warn("note: %s: %u more, not described",
+			     name, rt_stream_nr_notes(tc->stream) - j);
+			break;
+		}
+		warn("note: %s", note);
+	}
 	(void)t;
 }
 
@@ -215,6 +223,10 @@ static int run(int argc, char **argv)
 		u.out = dflt;
 	}
 	t = open_trace(u.in, strict);
+	if (!t) {
+		free(dflt);
+		return 1;
+	}
 
 	/* A sibling of OUT, so that the final rename stays in one file system. */
 	snprintf(u.tmp, sizeof(u.tmp), "%s.unpack-XXXXXX", u.out);

@@ -4,13 +4,62 @@
 #define RTDECODE_INTERNAL_H
 
 #include <stdarg.h>
+#include <sys/types.h>
 #include "rtdecode.h"
 
 /* Formats the message into @err (if any) and returns -1. */
 int rt_fail(struct rt_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Little-endian loads from possibly unaligned bytes. */
+/*
+ * What a stream says about itself (damage read past, notes): the first
+ * RT_MSGS_KEPT messages, and how many there were.  Bounded whatever the
+ * file holds: a stream of garbage is one resynchronisation after another.
+ */
+struct rt_msgs {
+	char *kept[RT_MSGS_KEPT];
+	unsigned int nr;
+};
+
+void rt_msgs_add(struct rt_msgs *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void rt_msgs_free(struct rt_msgs *m);
+
+/* source.c: the bytes of one stream file, plain or zstd. */
+struct rt_source {
+	/* Set by the owner, kept across files. */
+	bool tolerant;			/* skip a damaged frame, say so */
+	struct rt_msgs *damage, *notes;
+	/* Read by the owner. */
+	const char *path;		/* NULL: no file open */
+	bool zst;
+	uint64_t out_off;		/* stream bytes handed out */
+	/* The rest is source.c's. */
+	int fd;
+	bool eof;
+	uint8_t *pb;			/* bytes handed back, read first */
+	size_t pb_len, pb_pos;
+	struct ZSTD_DCtx_s *zds;
+	uint8_t *in;			/* compressed bytes ... */
+	size_t in_len, in_pos;
+	uint64_t in_off;		/* ... from this file offset */
+	uint8_t *frame;			/* the frame being handed out */
+	size_t frame_len, frame_pos, frame_cap;
+	uint64_t frame_start;		/* its file offset */
+};
+
+/* A closed source: what rt_src_open() starts from. */
+#define RT_SOURCE_INIT(dmg, nts) \
+	((struct rt_source){ .fd = -1, .damage = (dmg), .notes = (nts) })
+int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err);
+/* Up to @n stream bytes; fewer only at the end of the file. */
+ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
+		    struct rt_error *err);
+/* Hands @n bytes back: the next reads return them first.  -1: no memory. */
+int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n);
+void rt_src_close(struct rt_source *src);
+
+/* Little-endian loads and stores, possibly unaligned. */
 static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)
 {
 	uint64_t v = 0;
@@ -18,6 +67,12 @@ static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)
 	while (bytes--)
 		v = (v << 8) | p[bytes];
 	return v;
+}
+
+static inline void rt_put_le(uint8_t *p, uint64_t v, unsigned int bytes)
+{
+	for (unsigned int i = 0; i < bytes; i++, v >>= 8)
+		p[i] = (uint8_t)v;
 }
 
 #endif /* RTDECODE_INTERNAL_H */

@@ -1825,6 +1825,29 @@ const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
 	return NULL;
 }
 
+int rt_event_field(const struct rt_event_desc *ev, const char *name,
+		   enum rt_field_use use)
+{
+	for (unsigned int i = 0; i < ev->nr_fields; i++) {
+		const struct rt_field_desc *f = &ev->fields[i];
+
+		if (strcmp(f->name, name))
+			continue;
+		switch (use) {
+		case RT_USE_INT:
+			return f->kind == RT_FIELD_INT ? (int)i : -1;
+		case RT_USE_INTS:
+			return (f->kind == RT_FIELD_ARRAY ||
+				f->kind == RT_FIELD_SEQUENCE) && !f->is_text ?
+			       (int)i : -1;
+		case RT_USE_TEXT:
+			return f->is_text ? (int)i : -1;
+		}
+		return -1;
+	}
+	return -1;
+}
+
 const char *rt_metadata_env(const struct rt_metadata *md, const char *key)
 {
 	for (unsigned int i = 0; i < md->nr_env; i++)

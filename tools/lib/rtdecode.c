@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Stream decoding: files -> bytes (plain or zstd) -> packets -> events.
+ * Stream decoding: files -> bytes (source.c: plain, or zstd frames checked
+ * whole) -> packets -> events.
  *
  * Each packet is read whole, then checked whole (header, continuity with
  * the previous packet, every event) before anything of it is handed out;
@@ -10,9 +11,10 @@
  * backwards), an extended header (id in bits 5..31, then the unaligned
  * 64-bit time) sets all 64 bits.
  *
- * A stream file is CTF: each packet takes packet_size bytes.  ringtrace.ko
- * writes packet_size == content_size, so the daemon's verbatim copies of
- * content_size bytes are whole packets; padded packets read the same way.
+ * A packet takes content_size bytes: ringtrace.ko writes packet_size ==
+ * content_size, and the daemon's verbatim copies of content_size bytes
+ * are whole packets.  A packet_size that differs is damage, and never
+ * moves where the next packet is looked for (load_packet()).
  *
  * A stream made of several files (rotation) is read file by file; frames
  * and packets never straddle files, so whatever is incomplete at the end
@@ -22,19 +24,15 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include <linux/ringtrace.h>
 #include "internal.h"
 
 #define HDR_SIZE	sizeof(struct ringtrace_packet_header)
-#define IN_BUF_SIZE	(128 * 1024)
 #define TS_MASK		((1ULL << RINGTRACE_COMPACT_TS_BITS) - 1)
 
 int rt_fail(struct rt_error *err, const char *fmt, ...)
@@ -49,26 +47,6 @@ int rt_fail(struct rt_error *err, const char *fmt, ...)
 	return -1;
 }
 
-/* ---- byte sources ----------------------------------------------------------- */
-
-struct source {
-	const char *path;
-	int fd;
-	bool zst;
-	bool eof;			/* read() returned 0 */
-	uint64_t out_off;		/* stream bytes handed out */
-	/* zstd only */
-	ZSTD_DStream *zds;
-	uint8_t *in;
-	size_t in_len, in_pos;
-	uint64_t comp_off;		/* file offset of in[0] */
-	uint64_t frame_start;		/* file offset of the current frame */
-	bool in_frame;			/* a frame is started, not finished */
-	/* Bytes handed back by a resync, read again before the file. */
-	uint8_t *pb;
-	size_t pb_len, pb_pos;
-};
-
 enum state { NEED_PACKET, GIVE_PACKET, GIVE_LOST, GIVE_EVENTS, AT_END };
 
 struct rt_stream {
@@ -76,8 +54,7 @@ struct rt_stream {
 	char **paths;
 	unsigned int nr_paths, next_path;
 	int cpu;			/* promised by the file names, or -1 */
-	struct source src;
-	bool src_open;
+	struct rt_source src;
 
 	uint8_t *pkt;
 	size_t pkt_cap;
@@ -97,260 +74,32 @@ struct rt_stream {
 	bool lost_first;
 
 	struct rt_stream_stats stats;
-	char **notes;
-	unsigned int nr_notes;
+	struct rt_msgs notes;		/* what a killed writer left */
 	/* Read past damage (rt_stream_set_tolerant()), and what was skipped. */
 	bool tolerant;
 	bool hard;			/* the error is ours, not damage */
-	char **damage;
-	unsigned int nr_damage;
+	struct rt_msgs damage;
 };
 
-static int note(struct rt_stream *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int note(struct rt_stream *s, const char *fmt, ...)
+void rt_msgs_add(struct rt_msgs *m, const char *fmt, ...)
 {
-	char **n = realloc(s->notes, (s->nr_notes + 1) * sizeof(*n));
 	va_list ap;
-	int r;
 
-	if (!n)
-		return -1;
-	s->notes = n;
-	va_start(ap, fmt);
-	r = vasprintf(&n[s->nr_notes], fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -1;
-	s->nr_notes++;
-	return 0;
-}
-
-static int add_damage(struct rt_stream *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int add_damage(struct rt_stream *s, const char *fmt, ...)
-{
-	char **n = realloc(s->damage, (s->nr_damage + 1) * sizeof(*n));
-	va_list ap;
-	int r;
-
-	if (!n)
-		return -1;
-	s->damage = n;
-	va_start(ap, fmt);
-	r = vasprintf(&n[s->nr_damage], fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -1;
-	s->nr_damage++;
-	s->stats.damaged++;
-	return 0;
-}
-
-static int src_open(struct rt_stream *s, const char *path, struct rt_error *err)
-{
-	struct source *src = &s->src;
-	size_t l = strlen(path);
-
-	memset(src, 0, sizeof(*src));
-	src->path = path;
-	src->zst = l > 4 && !strcmp(path + l - 4, ".zst");
-	src->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (src->fd < 0)
-		return rt_fail(err, "%s: %s", path, strerror(errno));
-	if (src->zst) {
-		src->zds = ZSTD_createDStream();
-		src->in = malloc(IN_BUF_SIZE);
-		if (!src->zds || !src->in || ZSTD_isError(ZSTD_initDStream(src->zds))) {
-			ZSTD_freeDStream(src->zds);
-			free(src->in);
-			close(src->fd);
-			return rt_fail(err, "%s: cannot set up zstd", path);
-		}
+	if (m->nr < RT_MSGS_KEPT) {
+		va_start(ap, fmt);
+		/* Out of memory: counted, not kept (rt_stream_damage() is NULL). */
+		if (vasprintf(&m->kept[m->nr], fmt, ap) < 0)
+			m->kept[m->nr] = NULL;
+		va_end(ap);
 	}
-	s->src_open = true;
-	return 0;
+	m->nr++;
 }
 
-static void src_close(struct rt_stream *s)
+void rt_msgs_free(struct rt_msgs *m)
 {
-	if (!s->src_open)
-		return;
-	close(s->src.fd);
-	ZSTD_freeDStream(s->src.zds);
-	free(s->src.in);
-	free(s->src.pb);
-	s->src_open = false;
-}
-
-static ssize_t read_full(int fd, void *buf, size_t n)
-{
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += r;
-	}
-	return got;
-}
-
-/* Hand @n bytes back: the next reads return them first. */
-static int src_unread(struct source *src, const uint8_t *buf, size_t n)
-{
-	uint8_t *pb;
-	size_t left = src->pb_len - src->pb_pos;
-
-	if (!n)
-		return 0;
-	pb = malloc(n + left);
-	if (!pb)
-		return -1;
-	memcpy(pb, buf, n);
-	if (left)
-		memcpy(pb + n, src->pb + src->pb_pos, left);
-	free(src->pb);
-	src->pb = pb;
-	src->pb_len = n + left;
-	src->pb_pos = 0;
-	src->out_off -= n;
-	return 0;
-}
-
-/*
- * A corrupt zstd frame: skip to the next frame's magic in the compressed
- * bytes and start decoding there (ringtraced's frames end on packet
- * boundaries).  Returns 0, or -1 at the end of the file.
- */
-static int zst_skip_frame(struct rt_stream *s, const char *what)
-{
-	static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	struct source *src = &s->src;
-	uint64_t from = src->frame_start, to;
-	for (;;) {
-		size_t start = src->in_pos;
-		uint8_t *hit = NULL;
-
-		/* Past the magic of the broken frame itself (at @from). */
-		if (start < src->in_len)
-			hit = memmem(src->in + start, src->in_len - start, magic,
-				     sizeof(magic));
-		if (hit && (uint64_t)(src->comp_off + (hit - src->in)) > from) {
-			src->in_pos = (size_t)(hit - src->in);
-			break;
-		}
-		/* Keep 3 bytes: the magic may straddle two reads. */
-		if (src->eof) {
-			src->in_pos = src->in_len;
-			break;
-		}
-		if (src->in_len > 3) {
-			memmove(src->in, src->in + src->in_len - 3, 3);
-			src->comp_off += src->in_len - 3;
-			src->in_len = 3;
-		}
-		{
-			ssize_t r = read_full(src->fd, src->in + src->in_len,
-					      IN_BUF_SIZE - src->in_len);
-
-			if (r <= 0) {
-				src->eof = true;
-				src->in_pos = src->in_len;
-				break;
-			}
-			src->in_len += (size_t)r;
-			src->in_pos = 0;
-		}
-	}
-	to = src->comp_off + src->in_pos;
-	add_damage(s, "%s: zstd: %s in the frame at compressed offset %" PRIu64
-		   ": skipped %" PRIu64 " compressed bytes%s", src->path, what,
-		   from, to - from,
-		   src->eof && src->in_pos == src->in_len ? ", to the end of the file" :
-		   ", to the next frame");
-	ZSTD_DCtx_reset(src->zds, ZSTD_reset_session_only);
-	src->in_frame = false;
-	src->frame_start = to;
-	return src->eof && src->in_pos == src->in_len ? -1 : 0;
-}
-
-/* Reads up to n stream bytes; fewer only at the end of the file. */
-static ssize_t src_read(struct rt_stream *s, void *buf, size_t n,
-			struct rt_error *err)
-{
-	struct source *src = &s->src;
-	ZSTD_outBuffer out = { buf, n, 0 };
-
-	if (src->pb_pos < src->pb_len) {
-		size_t k = src->pb_len - src->pb_pos;
-
-		k = k < n ? k : n;
-		memcpy(buf, src->pb + src->pb_pos, k);
-		src->pb_pos += k;
-		src->out_off += k;
-		if (k == n)
-			return (ssize_t)k;
-		/* The rest from the file, as usual. */
-		{
-			ssize_t r = src_read(s, (uint8_t *)buf + k, n - k, err);
-
-			return r < 0 ? r : (ssize_t)k + r;
-		}
-	}
-	if (!src->zst) {
-		ssize_t r = read_full(src->fd, buf, n);
-
-		if (r < 0)
-			return rt_fail(err, "%s: %s", src->path, strerror(errno));
-		src->out_off += r;
-		return r;
-	}
-	while (out.pos < out.size) {
-		ZSTD_inBuffer in;
-		size_t ret, before_out = out.pos;
-
-		if (src->in_pos == src->in_len && !src->eof) {
-			ssize_t r = read_full(src->fd, src->in, IN_BUF_SIZE);
-
-			if (r < 0)
-				return rt_fail(err, "%s: %s", src->path, strerror(errno));
-			src->comp_off += src->in_len;
-			src->in_len = r;
-			src->in_pos = 0;
-			if (r == 0)
-				src->eof = true;
-		}
-		in = (ZSTD_inBuffer){ src->in, src->in_len, src->in_pos };
-		ret = ZSTD_decompressStream(src->zds, &out, &in);
-		if (ZSTD_isError(ret) && s->tolerant) {
-			if (zst_skip_frame(s, ZSTD_getErrorName(ret)))
-				break;
-			continue;
-		}
-		if (ZSTD_isError(ret))
-			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
-				       src->path, ZSTD_getErrorName(ret),
-				       src->frame_start);
-		if (in.pos > src->in_pos)
-			src->in_frame = true;
-		src->in_pos = in.pos;
-		if (ret == 0 && src->in_frame) {
-			src->in_frame = false;
-			src->frame_start = src->comp_off + src->in_pos;
-		}
-		if (src->eof && src->in_pos == src->in_len && out.pos == before_out)
-			break;
-	}
-	src->out_off += out.pos;
-	return out.pos;
+	for (unsigned int i = 0; i < m->nr && i < RT_MSGS_KEPT; i++)
+		free(m->kept[i]);
+	m->nr = 0;
 }
 
 /* Offsets in messages count stream bytes, after decompression. */
@@ -387,27 +136,21 @@ static void parse_header(const uint8_t *h, struct rt_packet_info *pi)
 	pi->events = FIELD(h, events);
 }
 
-/* What can be checked from the header alone. */
+/*
+ * What can be checked from the header alone.  packet_size is not: a packet
+ * is content_size bytes long, and a packet_size that differs is damage of
+ * its own (load_packet()).
+ */
 static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 			struct rt_error *err)
 {
 	const char *path = s->src.path;
-	uint64_t csize = FIELD(h, content_size), psize = FIELD(h, packet_size);
+	uint64_t csize = FIELD(h, content_size);
 	uint32_t magic = FIELD(h, magic);
 
-	if (magic != RINGTRACE_CTF_MAGIC) {
-		static const uint8_t magic_le[4] = { 0xc1, 0x1f, 0xfc, 0xc1 };
-		const struct rt_packet_info *pv = &s->info;
-		uint64_t pad = pv->packet_bytes - pv->content_bytes;
-		/* The previous packet's padding starts like a packet header. */
-		bool cut = s->stats.packets && pad >= 2 &&
-			   !memcmp(s->pkt + pv->content_bytes, magic_le,
-				   pad < 4 ? pad : 4);
-
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad packet magic 0x%08x (expected 0x%08x)%s",
-			       path, off_kind(s), off, magic, RINGTRACE_CTF_MAGIC,
-			       cut ? "; the packet before was cut to its content_size but its packet_size is larger" : "");
-	}
+	if (magic != RINGTRACE_CTF_MAGIC)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad packet magic 0x%08x (expected 0x%08x)",
+			       path, off_kind(s), off, magic, RINGTRACE_CTF_MAGIC);
 	if (s->md->has_uuid &&
 	    memcmp(h + offsetof(struct ringtrace_packet_header, uuid),
 		   s->md->uuid, 16))
@@ -416,10 +159,11 @@ static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 	if (FIELD(h, stream_id) != s->md->stream_id)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown stream id %" PRIu64,
 			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_id));
-	if (csize % 8 || psize % 8 || csize < HDR_SIZE * 8 || csize > psize ||
-	    psize > (uint64_t)RINGTRACE_MAX_SUBBUF_SIZE * 8)
+	if (csize % 8 || csize < HDR_SIZE * 8 ||
+	    csize > (uint64_t)RINGTRACE_MAX_SUBBUF_SIZE * 8)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": bad sizes: content_size %" PRIu64 " bits, packet_size %" PRIu64 " bits",
-			       path, off_kind(s), off, csize, psize);
+			       path, off_kind(s), off, csize,
+			       (uint64_t)FIELD(h, packet_size));
 	if (FIELD(h, timestamp_end) < FIELD(h, timestamp_begin))
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp_end %" PRIu64 " before timestamp_begin %" PRIu64,
 			       path, off_kind(s), off, (uint64_t)FIELD(h, timestamp_end),
@@ -428,7 +172,23 @@ static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": stream_instance_id %" PRIu64 " differs from cpu_id %u",
 			       path, off_kind(s), off, (uint64_t)FIELD(h, stream_instance_id),
 			       (unsigned int)FIELD(h, cpu_id));
+	if (FIELD(h, cpu_id) >= RT_MAX_CPUS)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": cpu_id %u: no kernel has that CPU (at most %u CPUs)",
+			       path, off_kind(s), off, (unsigned int)FIELD(h, cpu_id),
+			       RT_MAX_CPUS);
 	return 0;
+}
+
+/* ringtrace.ko writes packet_size == content_size: anything else is damage. */
+static int check_packet_size(struct rt_stream *s, const uint8_t *h,
+			     uint64_t off, struct rt_error *err)
+{
+	uint64_t csize = FIELD(h, content_size), psize = FIELD(h, packet_size);
+
+	if (psize == csize)
+		return 0;
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": packet_size %" PRIu64 " bits differs from content_size %" PRIu64 " bits (ringtrace.ko writes them equal)",
+		       s->src.path, off_kind(s), off, psize, csize);
 }
 
 /* Continuity with the previous packet of the stream. */
@@ -603,26 +363,12 @@ static int check_events(struct rt_stream *s, struct rt_error *err)
 	return 0;
 }
 
-static void end_of_file(struct rt_stream *s)
-{
-	struct source *src = &s->src;
-
-	if (src->zst && src->in_frame) {
-		struct stat st;
-		uint64_t size = fstat(src->fd, &st) ? 0 : st.st_size;
-
-		note(s, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): its complete blocks were read",
-		     src->path, src->frame_start, size - src->frame_start);
-		s->stats.truncations++;
-	}
-	src_close(s);
-}
-
 /*
- * Damage at stream offset @off (the packet there is bad, @why says how):
- * skip to the next packet signature -- its magic and the trace's uuid --
- * and hand the bytes from there back to the source.  At the end of the
- * file everything left is skipped (a zero-filled tail).
+ * Damage at stream offset @off (@why says what): skip from there to the
+ * next packet signature -- its magic and the trace's uuid -- and hand the
+ * bytes from there back to the source.  At the end of the file everything
+ * left is skipped (a zero-filled tail).  The damage description counts the
+ * bytes skipped from @off, read already or not.
  */
 static int resync(struct rt_stream *s, uint64_t off, const char *why,
 		  struct rt_error *err)
@@ -630,7 +376,7 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 	enum { CHUNK = 65536 };
 	uint8_t sig[4 + 16], *buf, *hit;
 	size_t siglen = 4, carry = 0, n;
-	uint64_t skipped = 0;
+	uint64_t skipped = s->src.out_off - off;
 	ssize_t got;
 	int ret = 0;
 
@@ -643,7 +389,7 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 	if (!buf)
 		return rt_fail(err, "%s: out of memory", s->src.path);
 	for (;;) {
-		got = src_read(s, buf + carry, CHUNK, err);
+		got = rt_src_read(&s->src, buf + carry, CHUNK, err);
 		if (got < 0) {
 			ret = -1;
 			break;
@@ -652,15 +398,15 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 		hit = memmem(buf, n, sig, siglen);
 		if (hit) {
 			skipped += (uint64_t)(hit - buf);
-			if (src_unread(&s->src, hit, n - (size_t)(hit - buf)))
+			if (rt_src_unread(&s->src, hit, n - (size_t)(hit - buf)))
 				ret = rt_fail(err, "%s: out of memory", s->src.path);
-			add_damage(s, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the next packet",
+			rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the next packet",
 				   why, skipped, off_kind(s), off);
 			break;
 		}
 		if (!got) {
 			skipped += n;
-			add_damage(s, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the end of the file",
+			rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the end of the file",
 				   why, skipped, off_kind(s), off);
 			break;
 		}
@@ -673,63 +419,78 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 	return ret;
 }
 
-/* Returns 1 with a checked packet loaded, 0 at the end, -1 on error. */
+/*
+ * Damage at stream offset @off, the start of a packet that does not hold
+ * together: the @n bytes of it read so far (@buf) go back to the source but
+ * the first, and reading resynchronises from the next byte on.
+ */
+static int skip_packet(struct rt_stream *s, const uint8_t *buf, size_t n,
+		       uint64_t off, struct rt_error *err)
+{
+	if (rt_src_unread(&s->src, buf + 1, n - 1))
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	return resync(s, off, err->msg, err);
+}
+
+/*
+ * Returns 1 with a checked packet loaded, 0 at the end, -1 on error.  A
+ * packet is its content_size bytes: a packet_size that claims more (or
+ * less) never swallows what follows.
+ */
 static int load_packet(struct rt_stream *s, struct rt_error *err)
 {
 	for (;;) {
-		struct source *src = &s->src;
+		struct rt_source *src = &s->src;
 		uint8_t hdr[HDR_SIZE];
-		uint64_t off, psize;
+		uint64_t off, csize;
+		bool size_bad;
 		ssize_t got;
 
-		if (!s->src_open) {
+		if (!src->path) {
 			if (s->next_path == s->nr_paths)
 				return 0;
-			if (src_open(s, s->paths[s->next_path++], err))
+			if (rt_src_open(src, s->paths[s->next_path++], err))
 				return -1;
 		}
 		off = src->out_off;
-		got = src_read(s, hdr, HDR_SIZE, err);
+		got = rt_src_read(src, hdr, HDR_SIZE, err);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
-			end_of_file(s);
+			rt_src_close(src);
 			continue;
 		}
 		if ((size_t)got < HDR_SIZE) {
-			note(s, "%s: trailing partial packet at %soffset %" PRIu64 " (%zd header bytes) dropped",
-			     src->path, off_kind(s), off, got);
-			s->stats.truncations++;
-			end_of_file(s);
+			rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%zd header bytes) dropped",
+				    src->path, off_kind(s), off, got);
+			rt_src_close(src);
 			continue;
 		}
 		if (check_header(s, hdr, off, err)) {
-			if (!s->tolerant)
-				return -1;
-			/* The next packet may start anywhere after this byte. */
-			if (src_unread(src, hdr + 1, HDR_SIZE - 1) ||
-			    resync(s, off, err->msg, err))
+			if (!s->tolerant || skip_packet(s, hdr, HDR_SIZE, off, err))
 				return -1;
 			continue;
 		}
-		psize = FIELD(hdr, packet_size) / 8;
-		if (psize > s->pkt_cap) {
-			uint8_t *n = realloc(s->pkt, psize);
+		size_bad = check_packet_size(s, hdr, off, err) < 0;
+		if (size_bad && !s->tolerant)
+			return -1;
+		csize = FIELD(hdr, content_size) / 8;
+		if (csize > s->pkt_cap) {
+			uint8_t *n = realloc(s->pkt, csize);
 
 			if (!n)
 				return rt_fail(err, "%s: out of memory", src->path);
 			s->pkt = n;
-			s->pkt_cap = psize;
+			s->pkt_cap = csize;
 		}
 		memcpy(s->pkt, hdr, HDR_SIZE);
-		got = src_read(s, s->pkt + HDR_SIZE, psize - HDR_SIZE, err);
+		got = rt_src_read(src, s->pkt + HDR_SIZE, csize - HDR_SIZE, err);
 		if (got < 0)
 			return -1;
-		if ((uint64_t)got < psize - HDR_SIZE) {
-			note(s, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
-			     src->path, off_kind(s), off, HDR_SIZE + got, psize);
-			s->stats.truncations++;
-			end_of_file(s);
+		if ((uint64_t)got < csize - HDR_SIZE) {
+			rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
+				    src->path, off_kind(s), off, HDR_SIZE + got, csize);
+			rt_src_close(src);
 			continue;
 		}
 		memset(&s->info, 0, sizeof(s->info));
@@ -740,14 +501,36 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 		if (check_sequence(s, err) || check_events(s, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
-			/* A whole packet that does not hold together: skipped. */
-			add_damage(s, "%s; the packet (%" PRIu64 " bytes) skipped",
-				   err->msg, psize);
-			s->stats.skipped_bytes += psize;
+			if (size_bad) {
+				size_t l = strlen(err->msg);
+
+				snprintf(err->msg + l, sizeof(err->msg) - l,
+					 " (and its packet_size %" PRIu64 " bits differs from content_size)",
+					 (uint64_t)FIELD(hdr, packet_size));
+			}
+			if (skip_packet(s, s->pkt, csize, off, err))
+				return -1;
 			continue;
 		}
+		if (size_bad) {
+			char why[RT_ERR_MAX + 32];
+
+			/*
+			 * The content holds together: keep it, as the packet
+			 * ringtrace.ko wrote, and look for the next packet
+			 * right after it, not where packet_size says.
+			 */
+			check_packet_size(s, hdr, off, err);
+			snprintf(why, sizeof(why), "%s: read to its content_size",
+				 err->msg);
+			rt_put_le(s->pkt + offsetof(struct ringtrace_packet_header, packet_size),
+				  csize * 8, 8);
+			s->info.packet_bytes = csize;
+			if (resync(s, off + csize, why, err))
+				return -1;
+		}
 		s->stats.packets++;
-		s->stats.bytes += psize;
+		s->stats.bytes += csize;
 		s->stats.discarded = s->info.events_discarded;
 		s->stats.lost_packets += s->lost_packets;
 		return 1;
@@ -827,6 +610,7 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 		return rt_fail(err, "out of memory");
 	s->md = md;
 	s->cpu = cpu;
+	s->src = RT_SOURCE_INIT(&s->damage, &s->notes);
 	s->values = calloc(md->max_fields ? md->max_fields : 1, sizeof(*s->values));
 	s->paths = calloc(nr_paths ? nr_paths : 1, sizeof(*s->paths));
 	if (!s->values || !s->paths)
@@ -848,16 +632,12 @@ void rt_stream_close(struct rt_stream *s)
 {
 	if (!s)
 		return;
-	src_close(s);
+	rt_src_close(&s->src);
 	for (unsigned int i = 0; i < s->nr_paths; i++)
 		free(s->paths[i]);
 	free(s->paths);
-	for (unsigned int i = 0; i < s->nr_notes; i++)
-		free(s->notes[i]);
-	free(s->notes);
-	for (unsigned int i = 0; i < s->nr_damage; i++)
-		free(s->damage[i]);
-	free(s->damage);
+	rt_msgs_free(&s->notes);
+	rt_msgs_free(&s->damage);
 	free(s->values);
 	free(s->pkt);
 	free(s);
@@ -868,29 +648,35 @@ const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s)
 	return &s->stats;
 }
 
+static const char *msgs_at(const struct rt_msgs *m, unsigned int i)
+{
+	return i < m->nr && i < RT_MSGS_KEPT ? m->kept[i] : NULL;
+}
+
 unsigned int rt_stream_nr_notes(const struct rt_stream *s)
 {
-	return s->nr_notes;
+	return s->notes.nr;
 }
 
 const char *rt_stream_note(const struct rt_stream *s, unsigned int i)
 {
-	return i < s->nr_notes ? s->notes[i] : NULL;
+	return msgs_at(&s->notes, i);
 }
 
 void rt_stream_set_tolerant(struct rt_stream *s, bool on)
 {
 	s->tolerant = on;
+	s->src.tolerant = on;
 }
 
 unsigned int rt_stream_nr_damage(const struct rt_stream *s)
 {
-	return s->nr_damage;
+	return s->damage.nr;
 }
 
 const char *rt_stream_damage(const struct rt_stream *s, unsigned int i)
 {
-	return i < s->nr_damage ? s->damage[i] : NULL;
+	return msgs_at(&s->damage, i);
 }
 
 int rt_stream_cpu(const struct rt_stream *s)
@@ -907,33 +693,44 @@ struct found {
 	bool zst;
 };
 
-/* cpuN, cpuN.zst, cpuN-K, cpuN-K.zst with decimal N and K. */
-static bool parse_stream_name(const char *name, struct found *f)
+/* A decimal number up to @max; past it, *big is set and @max returned. */
+static uint64_t name_number(const char **p, uint64_t max, bool *big)
+{
+	uint64_t v = 0;
+
+	for (; isdigit((unsigned char)**p); (*p)++) {
+		v = v * 10 + (uint64_t)(**p - '0');
+		if (v > max) {
+			*big = true;
+			v = max;
+		}
+	}
+	return v;
+}
+
+/*
+ * cpuN, cpuN.zst, cpuN-K, cpuN-K.zst with decimal N and K: 1 with *f set,
+ * 0 for any other name, -1 for a stream's name with a CPU N no kernel has
+ * (or a K beyond 2^62).
+ */
+static int parse_stream_name(const char *name, struct found *f)
 {
 	const char *p = name + 3;
-	char *endp;
-	unsigned long cpu, part;
+	bool big_cpu = false, big_part = false;
 
 	if (strncmp(name, "cpu", 3) || !isdigit((unsigned char)*p))
-		return false;
-	errno = 0;
-	cpu = strtoul(p, &endp, 10);
-	if (errno || cpu > INT32_MAX)
-		return false;
-	f->cpu = cpu;
+		return 0;
+	f->cpu = (int)name_number(&p, RT_MAX_CPUS - 1, &big_cpu);
 	f->part = -1;
-	p = endp;
 	if (*p == '-') {
-		if (!isdigit((unsigned char)p[1]))
-			return false;
-		part = strtoul(p + 1, &endp, 10);
-		if (errno || part > INT64_MAX / 2)
-			return false;
-		f->part = part;
-		p = endp;
+		if (!isdigit((unsigned char)*++p))
+			return 0;
+		f->part = (int64_t)name_number(&p, INT64_MAX / 2, &big_part);
 	}
 	f->zst = !strcmp(p, ".zst");
-	return f->zst || !*p;
+	if (!f->zst && *p)
+		return 0;
+	return big_cpu || big_part ? -1 : 1;
 }
 
 static int found_cmp(const void *a, const void *b)
@@ -995,6 +792,7 @@ int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err)
 	}
 	for (;;) {
 		struct found f;
+		int r;
 
 		errno = 0;
 		de = readdir(d);
@@ -1002,7 +800,14 @@ int rt_trace_open(const char *dir, struct rt_trace **out, struct rt_error *err)
 			list_err = errno;
 			break;
 		}
-		if (!parse_stream_name(de->d_name, &f))
+		r = parse_stream_name(de->d_name, &f);
+		if (r < 0) {
+			rt_fail(err, "%s/%s: no kernel has that CPU or part number (at most %u CPUs): not a stream file",
+				dir, de->d_name, RT_MAX_CPUS);
+			closedir(d);
+			goto out;
+		}
+		if (!r)
 			continue;
 		if (nr == cap) {
 			size_t ncap = cap ? 2 * cap : 16;
@@ -1083,10 +888,25 @@ out:
 
 /* ---- values and printing -------------------------------------------------------------- */
 
+const struct rt_field_value *rt_item_field(const struct rt_item *it,
+					   const char *name,
+					   enum rt_field_use use)
+{
+	int i;
+
+	if (it->type != RT_ITEM_EVENT)
+		return NULL;
+	i = rt_event_field(it->event, name, use);
+	return i < 0 ? NULL : &it->fields[i];
+}
+
 uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i)
 {
 	unsigned int b = f->desc->bits / 8;
 
+	/* decode_event() checked that all count elements are in the packet. */
+	if (i >= f->count)
+		return 0;
 	return rt_get_le(f->data + i * b, b);
 }
 
@@ -1106,7 +926,6 @@ void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 	uint64_t freq = md->clock_freq ? md->clock_freq : 1000000000;
 	unsigned __int128 ns = (unsigned __int128)cycles * 1000000000 / freq;
 	__int128 t = (__int128)ns;
-
 
 	if (wall)
 		t += (__int128)md->clock_offset_s * 1000000000 +

@@ -6,24 +6,30 @@
  * and one stream per CPU: `cpuN`, or zstd-compressed `cpuN.zst`, or rotated
  * `cpuN-K` / `cpuN-K.zst` read in increasing K (an unnumbered file first;
  * plain and compressed files of one CPU must not be mixed).  A stream is a
- * sequence of CTF packets: struct ringtrace_packet_header, events up to
- * content_size, padding up to packet_size; the next packet starts
- * packet_size bytes after this one, as in CTF (ringtrace.ko writes
- * packet_size == content_size: no padding).
+ * sequence of CTF packets as ringtrace.ko writes them: struct
+ * ringtrace_packet_header, then events up to content_size, and nothing
+ * else -- packet_size == content_size, the next packet starts right after.
+ * A packet_size that says otherwise (padding, or a damaged header that
+ * claims the packets after it) is damage: the packet is read to its
+ * content_size and the next one is looked for right there.
  *
  * Counters are the module's: events_discarded is cumulative since the
  * module was loaded or cleared, packet_seq_num counts sub-buffers since
  * then.  What the first packet of a stream already counts is reported as
  * lost "before the first packet" (it may belong to an earlier recording).
  *
- * Everything read is checked: a corrupt trace gives an error naming the file
- * and the byte offset (in the decompressed stream for .zst files).  What a
- * killed daemon leaves behind (a trailing partial zstd frame, a trailing
- * partial packet) is not an error: the incomplete part is dropped and a
- * note is kept in the stream's notes.
+ * Everything read is checked, metadata included -- a trace is untrusted
+ * input: a corrupt trace gives an error naming the file and the byte
+ * offset (in the decompressed stream for .zst files), and nothing is ever
+ * read outside a packet, whatever the metadata declares.  What a killed
+ * daemon leaves behind (a trailing partial zstd frame, a trailing partial
+ * packet) is not an error: the incomplete part is dropped and a note is
+ * kept in the stream's notes.
  *
- * A packet is handed out only once all of it has been checked, so a caller
- * never sees half of a corrupt packet.
+ * A zstd frame is decoded whole and its checksum verified before any byte
+ * of it is parsed (source.c), and a packet is handed out only once all of
+ * it has been checked, so a caller never sees part of a corrupt frame or
+ * packet.
  */
 #ifndef RTDECODE_H
 #define RTDECODE_H
@@ -109,7 +115,29 @@ const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
 					      uint32_t id);
 const char *rt_metadata_env(const struct rt_metadata *md, const char *key);
 
+/*
+ * What a reader takes a field for.  The metadata is as untrusted as the
+ * streams: a field is found by its name only if it is declared that way.
+ */
+enum rt_field_use {
+	RT_USE_INT,		/* one integer (RT_FIELD_INT) */
+	RT_USE_INTS,		/* an array or sequence of integers, not text */
+	RT_USE_TEXT,		/* a string, or an array or sequence of text */
+};
+/* The index of @ev's field @name if it is what @use says, else -1. */
+int rt_event_field(const struct rt_event_desc *ev, const char *name,
+		   enum rt_field_use use);
+
 /* ---- streams ---------------------------------------------------------- */
+
+/*
+ * CPU numbers, in file names and packets, are below RT_MAX_CPUS: the
+ * largest NR_CPUS any kernel can be built with (x86's MAXSMP, arm64 and
+ * powerpc stop at or below it).  A larger one in a packet is damage, in a
+ * file name an error.  Readers keep per-CPU state by a CPU's index in
+ * rt_trace.cpus, or at most RT_MAX_CPUS of it.
+ */
+#define RT_MAX_CPUS	8192U
 
 /* One decoded field of an event; data points into the packet. */
 struct rt_field_value {
@@ -121,9 +149,13 @@ struct rt_field_value {
 struct rt_packet_info {
 	const char *file;		/* display name of the file */
 	uint64_t offset;		/* of the packet in the (decompressed) file */
-	const uint8_t *raw;		/* whole packet: packet_size bytes */
+	/*
+	 * The whole packet, content_bytes long; its header's packet_size
+	 * reads content_size even where the file said otherwise (damage).
+	 */
+	const uint8_t *raw;
 	uint64_t content_bytes;
-	uint64_t packet_bytes;
+	uint64_t packet_bytes;		/* == content_bytes */
 	uint64_t timestamp_begin;
 	uint64_t timestamp_end;
 	uint64_t seq;
@@ -163,9 +195,7 @@ struct rt_stream_stats {
 	uint64_t lost_packets;		/* sequence numbers never seen */
 	uint64_t first_ts, last_ts;	/* of events; valid if events != 0 */
 	uint64_t bytes;			/* packet bytes read */
-	unsigned int truncations;	/* partial frames / packets dropped */
-	unsigned int damaged;		/* damaged places read past (tolerant) */
-	uint64_t skipped_bytes;		/* and the bytes skipped there */
+	uint64_t skipped_bytes;		/* in damaged places read past */
 };
 
 struct rt_stream;
@@ -186,12 +216,22 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
 /*
  * Tolerant: read past damage instead of failing -- a packet whose header or
- * events do not check (skipped whole, or up to the next packet signature:
- * its magic and the trace's uuid), a zero-filled tail, a corrupt zstd frame
- * (skipped to the next frame).  Each place read past is described, with
- * its file and offset, by rt_stream_damage().  Off by default.
+ * events do not check (skipped up to the next packet signature: its magic
+ * and the trace's uuid), a packet_size that differs from content_size (the
+ * packet is kept, what follows it up to the next signature skipped), a
+ * zero-filled tail, a corrupt zstd frame (skipped to the next frame).  Each
+ * place read past is described, with its file and offset, by
+ * rt_stream_damage().  Off by default: then the first of these is the
+ * error.
  */
 void rt_stream_set_tolerant(struct rt_stream *s, bool on);
+/*
+ * How many damaged places were read past, and what the first RT_MSGS_KEPT
+ * of them were (NULL for the others): the list stays small whatever the
+ * file holds.  Notes -- what a killed writer left and was dropped -- the
+ * same way.
+ */
+#define RT_MSGS_KEPT	10
 unsigned int rt_stream_nr_damage(const struct rt_stream *s);
 const char *rt_stream_damage(const struct rt_stream *s, unsigned int i);
 unsigned int rt_stream_nr_notes(const struct rt_stream *s);
@@ -224,7 +264,8 @@ void rt_trace_close(struct rt_trace *t);
 
 /*
  * tidmap.c: a table keyed by thread id that grows with the threads.  Its
- * elements are @elem bytes and start with their int32_t tid.
+ * elements are @elem bytes and start with their int32_t tid (or another
+ * non-negative int32_t key: report --stat keeps system call numbers so).
  */
 #define RT_TIDMAP_FREE	INT32_MIN
 
@@ -270,10 +311,22 @@ int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid);
 
 /* ---- values and printing ------------------------------------------------ */
 
+/*
+ * The field @name of the event @it (RT_ITEM_EVENT) if its event declares
+ * it as @use says (rt_event_field()), else NULL.
+ */
+const struct rt_field_value *rt_item_field(const struct rt_item *it,
+					   const char *name,
+					   enum rt_field_use use);
+/*
+ * Element @i of a field, zero- or sign-extended; 0 when the field has no
+ * element @i (an array of 0 elements, an empty sequence): never a byte
+ * outside the field.
+ */
 uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i);
+int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
 /* The enum label of @value for field @d, or NULL (not an enum, no label). */
 const char *rt_field_label(const struct rt_field_desc *d, int64_t value);
-int64_t rt_field_s64(const struct rt_field_value *f, uint64_t i);
 /* "[seconds.nanoseconds]"; wall adds the clock's offset (epoch time). */
 void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 		  uint64_t cycles, bool wall);

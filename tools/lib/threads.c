@@ -46,36 +46,41 @@ struct rt_threads {
 	struct thread idle;		/* tid 0: swapper, named here */
 };
 
-static int field_index(const struct rt_event_desc *ev, const char *name)
-{
-	for (unsigned int i = 0; i < ev->nr_fields; i++)
-		if (!strcmp(ev->fields[i].name, name))
-			return (int)i;
-	return -1;
-}
+/* A field an event kind is read through, and what it must be. */
+struct need {
+	const char *name;
+	enum rt_field_use use;
+};
 
-/* Index every field named in @names, or leave the event unused. */
+/*
+ * Index every field of @needs, or leave the event unused: one declared
+ * otherwise (a tid that is text, a comm that is an integer) is no help.
+ */
 static void classify(struct event_kind *k, const struct rt_event_desc *ev,
-		     enum kind kind, const char *const *names, int n)
+		     enum kind kind, const struct need *needs, int n)
 {
 	for (int i = 0; i < n; i++) {
-		k->f[i] = field_index(ev, names[i]);
+		k->f[i] = rt_event_field(ev, needs[i].name, needs[i].use);
 		if (k->f[i] < 0)
 			return;
 	}
 	k->kind = kind;
 }
 
+#define INT(name)	{ name, RT_USE_INT }
+#define TEXT(name)	{ name, RT_USE_TEXT }
+
 struct rt_threads *rt_threads_new(const struct rt_metadata *md)
 {
-	static const char *const sw[] = { "prev_comm", "prev_tid", "next_comm",
-					   "next_tid" };
-	static const char *const wk[] = { "comm", "tid" };
-	static const char *const fk[] = { "parent_comm", "parent_tid", "parent_pid",
-					   "child_comm", "child_tid", "child_pid" };
-	static const char *const ex[] = { "tid", "filename", "filename_len" };
-	static const char *const dt[] = { "tid", "pid", "comm" };
-	static const char *const rn[] = { "newcomm", "tid" };
+	static const struct need sw[] = { TEXT("prev_comm"), INT("prev_tid"),
+					  TEXT("next_comm"), INT("next_tid") };
+	static const struct need wk[] = { TEXT("comm"), INT("tid") };
+	static const struct need fk[] = { TEXT("parent_comm"), INT("parent_tid"),
+					  INT("parent_pid"), TEXT("child_comm"),
+					  INT("child_tid"), INT("child_pid") };
+	static const struct need ex[] = { INT("tid"), TEXT("filename") };
+	static const struct need dt[] = { INT("tid"), INT("pid"), TEXT("comm") };
+	static const struct need rn[] = { TEXT("newcomm"), INT("tid") };
 	struct rt_threads *th = calloc(1, sizeof(*th));
 
 	if (!th)
@@ -101,7 +106,7 @@ struct rt_threads *rt_threads_new(const struct rt_metadata *md)
 		else if (!strcmp(ev->name, "sched_process_fork"))
 			classify(k, ev, K_FORK, fk, 6);
 		else if (!strcmp(ev->name, "sched_process_exec"))
-			classify(k, ev, K_EXEC, ex, 3);
+			classify(k, ev, K_EXEC, ex, 2);
 		else if (!strcmp(ev->name, "sched_process_exit"))
 			classify(k, ev, K_EXIT, wk, 2);
 		else if (!strcmp(ev->name, "task_rename"))
@@ -150,11 +155,12 @@ static struct thread *get(struct rt_threads *th, int32_t tid)
 	return t;
 }
 
+/* @v is text (classify()): count bytes. */
 static void set_comm(struct thread *t, const struct rt_field_value *v)
 {
 	size_t n;
 
-	if (!t || !v || !v->desc->is_text)
+	if (!t)
 		return;
 	n = strnlen((const char *)v->data, v->count < COMM_LEN ? v->count : COMM_LEN);
 	if (!n)
@@ -168,8 +174,11 @@ static int32_t ival(const struct rt_item *it, int f)
 	return (int32_t)rt_field_s64(&it->fields[f], 0);
 }
 
+/* Per CPU up to the highest CPU number seen: at most RT_MAX_CPUS. */
 static void set_current(struct rt_threads *th, uint32_t cpu, int32_t tid)
 {
+	if (cpu >= RT_MAX_CPUS)
+		return;
 	if (cpu >= th->nr_cpus) {
 		unsigned int n = cpu + 1;
 		int32_t *cur = realloc(th->current, n * sizeof(*cur));

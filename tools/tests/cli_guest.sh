@@ -150,23 +150,163 @@ test_follow() {
 	check "-F: --stat counts exactly 5N getppid calls ($n)" test "${n:-0}" -eq $((5 * N))
 }
 
-test_ctrl_c() {
-	local out=$W/t3 before pid rc i
-	before=$(state)
-	# Ctrl-C signals the terminal's foreground group: record and command.
-	setsid "$CLI" record -o "$out" -- sleep 100 >/dev/null 2>"$W/t3.err" &
-	pid=$!
+# ---- record and signals ---------------------------------------------------------------
+
+# Puts the control files back to a state() text: after a test that killed
+# record outright, which cannot restore them itself.
+put_state() {
+	local name value
+	while IFS= read -r line; do
+		name=${line%%: *}
+		value=${line#*: }
+		case $name in
+		set_event)
+			echo 0 >"$RT/events/enable"
+			[[ -n ${value// /} ]] && echo "$value" >"$RT/set_event" ;;
+		set_event_pid) echo "${value:- }" >"$RT/set_event_pid" ;;
+		*) echo "$value" >"$RT/$name" ;;
+		esac
+	done <<<"$1"
+}
+
+# as_job CMD...: CMD as a terminal starts a job: a process group of its
+# own, SIGINT and SIGQUIT not ignored (a script's "&" ignores them) and
+# SIGPIPE as the kernel starts it.  Run it with "&" only: it execs.
+as_job() {
+	exec setsid python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# recording OUT ERR CMD...: starts `record -o OUT -- CMD` in the
+# background, as a terminal's job; sets rec (record's pid) and cmd (the
+# command's) once tracing is on and the command runs.
+recording() {
+	local out=$1 err=$2 i
+	shift 2
+	as_job "$CLI" record -o "$out" -- "$@" >/dev/null 2>"$err" &
+	rec=$!
+	cmd=
 	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -x sleep >/dev/null && break
+		cmd=$(pgrep -P "$rec" -x "$(basename "$1")")
+		[[ $(cat "$RT/tracing_on") == 1 && -n $cmd ]] && break
 		sleep 0.1
 	done
 	sleep 0.5
-	kill -INT -- -"$pid"
-	wait "$pid"
+}
+
+# exited_in TRACE PID: the trace holds PID's sched_process_exit.
+exited_in() {
+	"$CLI" report -e sched_process_exit "$1" 2>/dev/null | grep -qE "sched_process_exit: .*tid=$2(,|$)"
+}
+
+test_sigmask() {
+	local want got
+	# A parent that blocks SIGUSR2 and ignores SIGUSR1: what the command
+	# sees under record must be what it sees without it.
+	local as_given='import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
+signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])'
+	want=$(python3 -c "$as_given" grep -E '^Sig(Blk|Ign)' /proc/self/status)
+	got=$(python3 -c "$as_given" "$CLI" record -o "$W/sm" -- \
+		grep -E '^Sig(Blk|Ign)' /proc/self/status 2>/dev/null | grep -E '^Sig')
+	check "the command's signal mask and ignored signals are record's own" \
+		test "$got" = "$want"
+	[[ $got == "$want" ]] || diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
+}
+
+test_ctrl_c() {
+	local out=$W/t3 before rc
+	before=$(state)
+	# Ctrl-C signals the terminal's foreground group: record and command.
+	recording "$out" "$W/t3.err" sleep 100
+	kill -INT -- -"$rec"
+	wait "$rec"
 	rc=$?
 	check "Ctrl-C: record exits like the command (130, got $rc)" test $rc -eq 130
+	check "Ctrl-C: the command ended (pid $cmd)" test -n "$cmd" -a ! -d "/proc/$cmd"
+	[[ -n $cmd && -d /proc/$cmd ]] && kill -KILL "$cmd"
 	check "Ctrl-C: control files as before" same_state "$before"
 	check "Ctrl-C: the trace is readable" "$CLI" check "$out"
+	check "Ctrl-C: the trace holds the command's exit" exited_in "$out" "$cmd"
+}
+
+# SIGHUP (the ssh session is gone), SIGQUIT and SIGTERM to record alone:
+# recording stops cleanly and the command gets the signal, as it would
+# without ringtrace.
+test_stop_signals() {
+	local sig num out before rc
+	for sig in HUP QUIT TERM; do
+		num=$(kill -l "$sig")
+		out=$W/sig-$sig
+		before=$(state)
+		recording "$out" "$out.err" sleep 100
+		kill -"$sig" "$rec"
+		wait "$rec"
+		rc=$?
+		check "SIG$sig to record: it exits like the command ($((128 + num)), got $rc)" \
+			test $rc -eq $((128 + num))
+		check "SIG$sig to record: the command ended" test -n "$cmd" -a ! -d "/proc/$cmd"
+		[[ -n $cmd && -d /proc/$cmd ]] && kill -KILL "$cmd"
+		check "SIG$sig to record: no ringtraced left" test -z "$(pgrep -x ringtraced)"
+		check "SIG$sig to record: control files as before" same_state "$before"
+		check "SIG$sig to record: the trace is readable" "$CLI" check "$out"
+	done
+	# Started with SIGHUP ignored (nohup), record and command ignore it.
+	before=$(state)
+	as_job nohup "$CLI" record -o "$W/nohup" -- sleep 3 >/dev/null 2>"$W/nohup.err" &
+	rec=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x sleep >/dev/null && break
+		sleep 0.1
+	done
+	kill -HUP "$rec"
+	wait "$rec"
+	rc=$?
+	check "nohup record: SIGHUP ignored, the command's status (0, got $rc)" test $rc -eq 0
+	check "nohup record: control files as before" same_state "$before"
+}
+
+# SIGKILL: record cannot clean up; its ringtraced must not record on with
+# nobody to stop it.
+test_sigkill() {
+	local out=$W/kill before daemon i
+	before=$(state)
+	recording "$out" "$W/kill.err" sleep 100
+	daemon=$(pgrep -P "$rec" -x ringtraced)
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	for ((i = 0; i < 600; i++)); do
+		[[ -n $daemon && -d /proc/$daemon ]] || break
+		sleep 0.1
+	done
+	check "record killed: its ringtraced ($daemon) stopped by itself" \
+		test -n "$daemon" -a ! -d "/proc/$daemon"
+	check "record killed: tracing is off" test "$(cat "$RT/tracing_on")" = 0
+	check "record killed: the trace's files are finished" "$CLI" check "$out"
+	[[ -n $daemon && -d /proc/$daemon ]] && kill -KILL "$daemon"
+	[[ -n $cmd && -d /proc/$cmd ]] && kill -KILL "$cmd"
+	echo 0 >"$RT/tracing_on"
+	put_state "$before"
+}
+
+# A ringtraced that never turns tracing on: record gives up after 30 s,
+# stops and reaps it before it restores the control files.
+test_start_timeout() {
+	local before rc stuck=$W/rt-stuck-daemon
+	printf '#!/bin/sh\nkill -STOP $$\nexec %q "$@"\n' "$RINGTRACED" >"$stuck"
+	chmod +x "$stuck"
+	before=$(state)
+	RINGTRACED=$stuck "$CLI" record -o "$W/stuck" -- true >/dev/null 2>"$W/stuck.err"
+	rc=$?
+	check "ringtraced stuck at start: record fails ($rc)" test $rc -ne 0
+	check "ringtraced stuck at start: says so" grep -q 'did not start tracing' "$W/stuck.err"
+	check "ringtraced stuck at start: it was stopped and reaped" \
+		test -z "$(pgrep -f "$stuck")"
+	pkill -KILL -f "$stuck"
+	check "ringtraced stuck at start: control files as before" same_state "$before"
 }
 
 test_failing_cmd() {
@@ -372,19 +512,26 @@ ftrace_workload() {
 	echo 1 >"$T/events/task/task_rename/enable"
 	echo 1 >"$T/events/raw_syscalls/enable"
 	echo 1 >"$T/events/irq/enable"
+	echo 1 >"$T/options/record-tgid"
 	echo 1 >"$T/tracing_on"
 	export_workload "$W/tids-ftrace"
 	echo 0 >"$T/tracing_on"
 	cat "$T/trace" >"$W/ftrace.txt"
 	echo 0 >"$T/events/enable"
+	echo 0 >"$T/options/record-tgid"
 	echo >"$T/trace"
 	echo "${size%% *}" >"$T/buffer_size_kb"
 }
 
+# The line prefix, as the kernel prints it with options/record-tgid:
+# comm-tid (tgid) [cpu] flags seconds: (our seconds have 9 decimals, the
+# kernel's 6: the prefix is matched with either).
+PREFIX=' *.{1,16}-[0-9]+ +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]+: '
+
 # shape: each line with its values replaced by # (a decimal number) or S
 # (anything else), keeping names, order and layout.
 shape() {
-	sed -E 's/^ *.{1,16}-[0-9]+ +\[[0-9]+\] [^ ]+ +[0-9]+\.[0-9]+: //;
+	sed -E "s/^$PREFIX//" | sed -E '
 		s/=-?[0-9]+( |\]|$)/=#\1/g; s/=[^ #][^ ]*/=S/g;
 		s/^([a-z_]+): NR [0-9-]+ \(.*\)$/\1: NR V (ARGS)/;
 		s/^([a-z_]+): NR [0-9-]+ = [0-9-]+$/\1: NR V = V/'
@@ -403,8 +550,20 @@ test_export() {
 	# The line prefix: comm-tid [cpu] flags timestamp: event:
 	total=$(grep -vc '^#' "$W/export.txt")
 	bad=$(grep -v '^#' "$W/export.txt" |
-		grep -cvE '^ *.{1,16}-[0-9]+ +\[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{6}: [a-z_]+: ')
+		grep -cvE "^${PREFIX%: }: [a-z_]+: ")
 	check "every systrace line has ftrace's prefix ($bad of $total not)" test "$bad" -eq 0
+	bad=$(grep -v '^#' "$W/ftrace.txt" | grep -cvE "^${PREFIX%: }: [a-z_]+: ")
+	check "so has every line of the kernel's own, with record-tgid ($bad not)" test "$bad" -eq 0
+	bad=$(grep -v '^#' "$W/export.txt" | grep -cvE '^ *.{1,16}-[0-9]+ +\(.{7}\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{9}: ')
+	check "systrace timestamps have nanoseconds ($bad lines not)" test "$bad" -eq 0
+	# The TGID column: each workload thread's lines name its process.
+	local tid pid comm wrong=0
+	while read -r tid pid comm; do
+		n=$(grep -cE -- "-$tid +\( *$pid\) " "$W/export.txt")
+		x=$(grep -E -- "-$tid +\(" "$W/export.txt" | grep -cvE -- "-$tid +\( *$pid\) ")
+		((n > 0 && x == 0)) || { note "tid $tid: $n lines with tgid $pid, $x with another"; wrong=1; }
+	done <"$W/tids6"
+	check "systrace's TGID column: each workload thread's process" test $wrong -eq 0
 	for ev in sched_switch sched_wakeup sched_wakeup_new sched_process_fork \
 		  sched_process_exec sched_process_exit task_rename sys_enter \
 		  sys_exit irq_handler_entry irq_handler_exit softirq_entry \
@@ -458,7 +617,11 @@ main() {
 	set_odd_state
 	test_attribution
 	test_follow
+	test_sigmask
 	test_ctrl_c
+	test_stop_signals
+	test_sigkill
+	test_start_timeout
 	test_failing_cmd
 	test_errors
 	test_list

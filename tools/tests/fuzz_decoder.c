@@ -1,239 +1,161 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * In-process mutation fuzzer for tools/lib (built with ASan + UBSan by
- * `make -C tools asan`).
+ * libFuzzer target: the ringtrace CLI's whole read path, on a trace
+ * directory made of each input.  Built with clang, ASan and UBSan
+ * (make -C tools fuzz); tools/tests/fuzz-decoder.sh runs it.
  *
- *   fuzz_decoder TRACE_DIR WORK_DIR ITERATIONS [SEED]
+ * An input is a trace directory, packed as entries one after another
+ * (tools/tests/fuzz_corpus.py packs and unpacks them):
  *
- * Each iteration copies TRACE_DIR's files into WORK_DIR with one of them
- * mutated (bit flips, special values, cuts, insertions, or a packet header
- * field overwritten), then opens the trace and decodes every stream to the
- * end, printing every event to /dev/null.  Decoding errors are expected;
- * any memory or undefined-behaviour error aborts through the sanitizers.
- * Half of the iterations also feed a mutated metadata text straight to
- * rt_metadata_parse().
+ *	u8 name length, name, u32 little-endian data length, data
+ *
+ * A data length past the end takes what is left; the entries end at a
+ * name length of 0 or past the end.  A name a trace directory would not
+ * hold (a slash, a leading dot, more than NAME_LEN bytes) leaves its
+ * entry out.  The files are written into one temporary directory, and the
+ * commands that read traces run on it, in this process, exactly as they run
+ * from the command line (their run()): report, report --stat, export -f
+ * systrace, export -f chrome-json and check -v -- the metadata parser,
+ * the packet walk, thread attribution, the reports, --stat and every
+ * export format.  Their output goes to /dev/null.
+ *
+ * A failure: any sanitizer report or leak, a command that exits (die(),
+ * usage_error()) instead of returning its status, or returns anything but
+ * 0 (read), 1 (an error, said on stderr) or 3 (damage read past).
  */
 #include <dirent.h>
-#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "../lib/rtdecode.h"
+#include "../cli/cli.h"
 
-struct file {
-	char *name;
-	unsigned char *data;
-	size_t len;
-};
+#define NAME_LEN	64
+#define MAX_FILES	32
 
-static struct file files[256];
-static unsigned int nr_files;
-static unsigned long long rng_state;
+static char dir[PATH_MAX];
 
-static unsigned int rnd(unsigned int n)
+static void remove_files(void)
 {
-	/* xorshift64*: deterministic per seed, good enough for mutations */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (unsigned int)((rng_state * 2685821657736338717ULL) >> 33) % (n ? n : 1);
-}
-
-static void fail(const char *what, const char *path)
-{
-	fprintf(stderr, "fuzz_decoder: %s %s: %s\n", what, path, strerror(errno));
-	exit(2);
-}
-
-static void load(const char *dir)
-{
+	char path[PATH_MAX + NAME_MAX + 2];
 	struct dirent *de;
 	DIR *d = opendir(dir);
 
 	if (!d)
-		fail("cannot open", dir);
+		return;
 	while ((de = readdir(d))) {
-		struct file *f;
-		char *path;
-		FILE *fp;
-		long len;
-
-		if (de->d_name[0] == '.' || nr_files == 256)
+		if (de->d_name[0] == '.')
 			continue;
-		f = &files[nr_files++];
-		f->name = strdup(de->d_name);
-		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0 || !f->name)
-			fail("out of memory", dir);
-		fp = fopen(path, "rb");
-		if (!fp || fseek(fp, 0, SEEK_END))
-			fail("cannot read", path);
-		len = ftell(fp);
-		if (len < 0)
-			fail("cannot read", path);
-		rewind(fp);
-		f->data = malloc(len + 1);
-		if (!f->data || fread(f->data, 1, len, fp) != (size_t)len)
-			fail("cannot read", path);
-		f->len = len;
-		fclose(fp);
-		free(path);
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
 	}
 	closedir(d);
 }
 
-static void put(const char *dir, const struct file *f, const unsigned char *data,
-		size_t len)
+static void remove_dir(void)
 {
-	char *path;
-	FILE *fp;
-
-	if (asprintf(&path, "%s/%s", dir, f->name) < 0)
-		fail("out of memory", dir);
-	fp = fopen(path, "wb");
-	if (!fp || fwrite(data, 1, len, fp) != len || fclose(fp))
-		fail("cannot write", path);
-	free(path);
+	remove_files();
+	rmdir(dir);
 }
 
-/* Mutates buf (capacity cap) in place; returns the new length. */
-static size_t mutate(unsigned char *buf, size_t len, size_t cap, bool stream)
+int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	static const unsigned char special[] = { 0, 0xff, 0x7f, 0x80, 31, 1, 0xc1 };
-	unsigned int n = 1 + rnd(6);
+	const char *tmp = getenv("TMPDIR");
 
-	while (n--) {
-		size_t i = len ? rnd(len) : 0, k;
-
-		switch (rnd(stream ? 7 : 6)) {
-		case 0:
-		case 1:
-			if (len)
-				buf[i] ^= 1u << rnd(8);
-			break;
-		case 2:
-			if (len)
-				buf[i] = special[rnd(sizeof(special))];
-			break;
-		case 3:
-			k = 1 + rnd(64);
-			if (i + k > len)
-				k = len - i;
-			memmove(buf + i, buf + i + k, len - i - k);
-			len -= k;
-			break;
-		case 4:
-			k = 1 + rnd(16);
-			if (len + k > cap)
-				break;
-			memmove(buf + i + k, buf + i, len - i);
-			for (size_t j = 0; j < k; j++)
-				buf[i + j] = rnd(256);
-			len += k;
-			break;
-		case 5:
-			if (!rnd(4))
-				len = i;
-			break;
-		case 6: {
-			/*
-			 * A packet header field (packets start 512-byte
-			 * aligned or anywhere: try both) gets a random value.
-			 */
-			size_t at = rnd(2) ? (i & ~(size_t)511) : i;
-			size_t off = 4 * rnd(22);
-			unsigned long long v = ((unsigned long long)rnd(1u << 31) << 33) ^ rnd(1u << 31);
-
-			if (rnd(2))
-				v = rnd(4096);
-			for (unsigned int b = 0; b < 8 && at + off + b < len; b++)
-				buf[at + off + b] = v >> (8 * b);
-			break;
-		}
-		}
+	(void)argc;
+	(void)argv;
+	snprintf(dir, sizeof(dir), "%s/rt-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror(dir);
+		exit(2);
 	}
-	return len;
+	atexit(remove_dir);
+	if (!freopen("/dev/null", "w", stdout)) {
+		perror("/dev/null");
+		exit(2);
+	}
+	msg_prog = "ringtrace";
+	return 0;
 }
 
-static void decode(const char *dir, FILE *null)
+static bool good_name(const char *name)
 {
-	struct rt_error err;
-	struct rt_trace *t;
-
-	if (rt_trace_open(dir, &t, &err))
-		return;
-	for (unsigned int i = 0; i < t->nr_cpus; i++) {
-		struct rt_stream *s = t->cpus[i].stream;
-		struct rt_item it;
-		char ts[64];
-
-		while (rt_stream_next(s, &it, &err) > 0) {
-			rt_format_ts(ts, sizeof(ts), t->md, it.timestamp, true);
-			if (it.type == RT_ITEM_EVENT)
-				rt_print_fields(null, &it);
-		}
-		for (unsigned int j = 0; j < rt_stream_nr_notes(s); j++)
-			fputs(rt_stream_note(s, j), null);
-	}
-	rt_trace_close(t);
+	if (name[0] == '.' || !name[0])
+		return false;
+	for (const char *p = name; *p; p++)
+		if (*p == '/')
+			return false;
+	return true;
 }
 
-int main(int argc, char **argv)
+/* The input's files, written into dir. */
+static void unpack(const uint8_t *data, size_t size)
 {
-	unsigned long iterations;
-	unsigned char *buf;
-	size_t cap = 0;
-	FILE *null;
+	unsigned int files = 0;
 
-	if (argc < 4 || argc > 5) {
-		fprintf(stderr, "usage: fuzz_decoder TRACE_DIR WORK_DIR ITERATIONS [SEED]\n");
-		return 2;
-	}
-	iterations = strtoul(argv[3], NULL, 10);
-	rng_state = argc == 5 ? strtoull(argv[4], NULL, 10) | 1 : 88172645463325252ULL;
-	load(argv[1]);
-	if (!nr_files)
-		fail("no files in", argv[1]);
-	for (unsigned int i = 0; i < nr_files; i++) {
-		put(argv[2], &files[i], files[i].data, files[i].len);
-		if (files[i].len > cap)
-			cap = files[i].len;
-	}
-	cap += 1024;
-	buf = malloc(cap);
-	null = fopen("/dev/null", "w");
-	if (!buf || !null)
-		fail("cannot set up", argv[2]);
+	while (size && files < MAX_FILES) {
+		size_t nlen = data[0], len;
+		char name[NAME_LEN + 1], path[PATH_MAX + NAME_LEN + 2];
+		int fd;
 
-	for (unsigned long it = 0; it < iterations; it++) {
-		struct file *f = &files[rnd(nr_files)];
-		bool stream = strcmp(f->name, "metadata");
-		size_t len;
-
-		memcpy(buf, f->data, f->len);
-		len = mutate(buf, f->len, cap, stream);
-		put(argv[2], f, buf, len);
-		decode(argv[2], null);
-		put(argv[2], f, f->data, f->len);
-
-		if (it % 2) {
-			struct rt_metadata *md;
-			struct rt_error err;
-			struct file *m = NULL;
-
-			for (unsigned int i = 0; i < nr_files; i++)
-				if (!strcmp(files[i].name, "metadata"))
-					m = &files[i];
-			if (!m)
-				continue;
-			memcpy(buf, m->data, m->len);
-			len = mutate(buf, m->len, cap, false);
-			if (!rt_metadata_parse((char *)buf, len, "metadata", &md, &err))
-				rt_metadata_free(md);
+		if (!nlen || size < 1 + nlen + 4)
+			return;
+		memcpy(name, data + 1, nlen < NAME_LEN ? nlen : NAME_LEN);
+		name[nlen < NAME_LEN ? nlen : NAME_LEN] = '\0';
+		len = (size_t)data[1 + nlen] | (size_t)data[2 + nlen] << 8 |
+		      (size_t)data[3 + nlen] << 16 | (size_t)data[4 + nlen] << 24;
+		data += 5 + nlen;
+		size -= 5 + nlen;
+		if (len > size)
+			len = size;
+		if (nlen <= NAME_LEN && strlen(name) == nlen && good_name(name)) {
+			snprintf(path, sizeof(path), "%s/%s", dir, name);
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
+				perror(path);
+				abort();
+			}
+			close(fd);
+			files++;
 		}
+		data += len;
+		size -= len;
 	}
-	printf("fuzz_decoder: %lu iterations over %u files\n", iterations, nr_files);
-	free(buf);
-	fclose(null);
+}
+
+/* `ringtrace NAME ARGS... DIR`, as main() runs it. */
+static void run(const struct command *cmd, const char *a1, const char *a2)
+{
+	char *argv[5];
+	int argc = 0, status;
+
+	argv[argc++] = (char *)cmd->name;
+	if (a1)
+		argv[argc++] = (char *)a1;
+	if (a2)
+		argv[argc++] = (char *)a2;
+	argv[argc++] = dir;
+	argv[argc] = NULL;
+	current_cmd = cmd;
+	optind = 0;		/* glibc: start afresh, as for a new argv */
+	status = cmd->run(argc, argv);
+	if (status != 0 && status != 1 && status != EXIT_DAMAGED) {
+		fprintf(stderr, "fuzz_decoder: ringtrace %s %s %s: status %d\n",
+			cmd->name, a1 ? a1 : "", a2 ? a2 : "", status);
+		abort();
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	remove_files();
+	unpack(data, size);
+	run(&cmd_report, NULL, NULL);
+	run(&cmd_report, "--stat", NULL);
+	run(&cmd_export, "-f", "systrace");
+	run(&cmd_export, "-f", "chrome-json");
+	run(&cmd_check, "-v", NULL);
 	return 0;
 }

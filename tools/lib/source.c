@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bytes of one stream file, plain or zstd-compressed.
+ *
+ * A zstd file is read a whole frame at a time: the frame is decoded into
+ * memory, and only once libzstd has reached its end -- and verified its
+ * content checksum, when it has one -- are any of its bytes handed out.
+ * ringtraced's packed frames all carry a checksum (lib/chunk.c); its stored
+ * frames are raw blocks without one, a packet each.  So a flipped bit
+ * anywhere in a packed frame makes the whole frame damage: none of it is
+ * ever parsed, printed or unpacked.
+ *
+ * A frame holds at most CHUNK_PACK_FRAME_BYTES of packets plus the packet
+ * that crosses that mark (lib/chunk.c), and a packet is at most
+ * RINGTRACE_MAX_SUBBUF_SIZE: a frame that declares a larger size or window
+ * (looked at before libzstd allocates for it), or decodes to more, is not
+ * ringtraced's, and damage too.  That bounds what a reader holds in memory
+ * per stream, whatever the file says.
+ *
+ * Damage, when the owner reads past it (tolerant): a frame that does not
+ * decode, fails its checksum or is too big is skipped to the next frame
+ * magic after its start, and described in the owner's damage list.  A file
+ * that ends inside a frame (a killed writer) drops that frame -- it cannot
+ * be checked -- and says so in the owner's notes.
+ *
+ * A resynchronising reader hands bytes back (rt_src_unread()): they are
+ * read again before anything else.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader() */
+#include <zstd.h>
+
+#include <linux/ringtrace.h>
+#include "../../lib/chunk.h"
+#include "internal.h"
+
+#define IN_BUF_SIZE	(128 * 1024)
+#define FRAME_MAX	((size_t)CHUNK_PACK_FRAME_BYTES + RINGTRACE_MAX_SUBBUF_SIZE)
+#define FRAME_FIRST	(256 * 1024)
+
+static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
+{
+	size_t l = strlen(path);
+
+	src->path = path;
+	src->zst = l > 4 && !strcmp(path + l - 4, ".zst");
+	src->out_off = 0;
+	src->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (src->fd < 0)
+		return rt_fail(err, "%s: %s", path, strerror(errno));
+	if (src->zst) {
+		src->zds = ZSTD_createDStream();
+		src->in = malloc(IN_BUF_SIZE);
+		if (!src->zds || !src->in || ZSTD_isError(ZSTD_initDStream(src->zds))) {
+			rt_src_close(src);
+			return rt_fail(err, "%s: cannot set up zstd", path);
+		}
+	}
+	return 0;
+}
+
+void rt_src_close(struct rt_source *src)
+{
+	bool tolerant;
+
+	if (src->fd >= 0)
+		close(src->fd);
+	ZSTD_freeDStream(src->zds);
+	free(src->in);
+	free(src->frame);
+	free(src->pb);
+	tolerant = src->tolerant;
+	*src = RT_SOURCE_INIT(src->damage, src->notes);
+	src->tolerant = tolerant;
+}
+
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		got += r;
+	}
+	return got;
+}
+
+int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n)
+{
+	size_t left = src->pb_len - src->pb_pos;
+	uint8_t *pb;
+
+	if (!n)
+		return 0;
+	pb = malloc(n + left);
+	if (!pb)
+		return -1;
+	memcpy(pb, buf, n);
+	if (left)
+		memcpy(pb + n, src->pb + src->pb_pos, left);
+	free(src->pb);
+	src->pb = pb;
+	src->pb_len = n + left;
+	src->pb_pos = 0;
+	src->out_off -= n;
+	return 0;
+}
+
+/*
+ * More compressed bytes: src->in keeps only the last @keep bytes it had,
+ * in front, and src->in_pos goes back to 0.  How many bytes came, 0 at the
+ * end of the file, -1 on error.
+ */
+static ssize_t zst_read_in(struct rt_source *src, size_t keep,
+			   struct rt_error *err)
+{
+	size_t want;
+	ssize_t r;
+
+	if (keep > src->in_len)
+		keep = src->in_len;
+	memmove(src->in, src->in + src->in_len - keep, keep);
+	src->in_off += src->in_len - keep;
+	src->in_len = keep;
+	src->in_pos = 0;
+	if (src->eof)
+		return 0;
+	want = IN_BUF_SIZE - keep;
+	r = read_full(src->fd, src->in + keep, want);
+	if (r < 0)
+		return rt_fail(err, "%s: %s", src->path, strerror(errno));
+	if ((size_t)r < want)
+		src->eof = true;
+	src->in_len += (size_t)r;
+	return r;
+}
+
+/*
+ * The frame that started at src->frame_start is damage (@what): skip to
+ * the next frame magic after its first byte, and describe what was
+ * skipped.  Decoding goes on from there (or the file ends).
+ */
+static int zst_skip_frame(struct rt_source *src, const char *what,
+			  struct rt_error *err)
+{
+	uint64_t from = src->frame_start, to;
+	bool at_end = false;
+
+	if (lseek(src->fd, (off_t)(from + 1), SEEK_SET) < 0)
+		return rt_fail(err, "%s: %s", src->path, strerror(errno));
+	src->in_off = from + 1;
+	src->in_len = src->in_pos = 0;
+	src->eof = false;
+	ZSTD_DCtx_reset(src->zds, ZSTD_reset_session_only);
+	for (;;) {
+		const uint8_t *hit = memmem(src->in, src->in_len, zstd_magic,
+					    sizeof(zstd_magic));
+		ssize_t r;
+
+		if (hit) {
+			src->in_pos = (size_t)(hit - src->in);
+			break;
+		}
+		/* Keep 3 bytes: the magic may straddle two reads. */
+		r = zst_read_in(src, sizeof(zstd_magic) - 1, err);
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			src->in_pos = src->in_len;
+			at_end = true;
+			break;
+		}
+	}
+	to = src->in_off + src->in_pos;
+	rt_msgs_add(src->damage, "%s: zstd: %s in the frame at compressed offset %" PRIu64 ": skipped %" PRIu64 " compressed bytes, %s",
+		    src->path, what, from, to - from,
+		    at_end ? "to the end of the file" : "to the next frame");
+	return 0;
+}
+
+/* Room for more of the frame: false when it would exceed FRAME_MAX. */
+static int zst_grow_frame(struct rt_source *src, struct rt_error *err)
+{
+	size_t cap = src->frame_cap ? 2 * src->frame_cap : FRAME_FIRST;
+	uint8_t *n;
+
+	/* One byte more than FRAME_MAX tells a frame that is too big. */
+	if (src->frame_cap == FRAME_MAX + 1)
+		return 1;
+	if (cap > FRAME_MAX + 1)
+		cap = FRAME_MAX + 1;
+	n = realloc(src->frame, cap);
+	if (!n)
+		return rt_fail(err, "%s: out of memory", src->path);
+	src->frame = n;
+	src->frame_cap = cap;
+	return 0;
+}
+
+/*
+ * Whether the frame starting at src->in_pos declares a size or a window
+ * beyond FRAME_MAX: 1 (@what says so), 0, -1 on a read error.  Up to its
+ * whole header is read first; anything the header does not tell is left to
+ * libzstd.
+ */
+static int zst_frame_too_big(struct rt_source *src, char *what, size_t size,
+			     struct rt_error *err)
+{
+	ZSTD_frameHeader h;
+
+	if (src->in_len - src->in_pos < ZSTD_FRAMEHEADERSIZE_MAX &&
+	    zst_read_in(src, src->in_len - src->in_pos, err) < 0)
+		return -1;
+	if (ZSTD_getFrameHeader(&h, src->in + src->in_pos,
+				src->in_len - src->in_pos) ||
+	    h.frameType != ZSTD_frame)
+		return 0;
+	if (h.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN &&
+	    h.frameContentSize > FRAME_MAX)
+		snprintf(what, size, "declares %llu bytes, more than the %zu a frame holds",
+			 h.frameContentSize, FRAME_MAX);
+	else if (h.windowSize > FRAME_MAX)
+		snprintf(what, size, "declares a window of %llu bytes, more than the %zu a frame holds",
+			 h.windowSize, FRAME_MAX);
+	else
+		return 0;
+	return 1;
+}
+
+/*
+ * Decodes the frame at src->in_pos, whole, into src->frame: 1 once libzstd
+ * reached its end (and verified its checksum, if it has one); 0 when the
+ * file ends first (a frame begun is noted); 2 for damage, @what saying
+ * what; -1 on a read error.
+ */
+static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
+			    struct rt_error *err)
+{
+	bool started = false;
+	size_t ret;
+	int r;
+
+	src->frame_len = src->frame_pos = 0;
+	r = zst_frame_too_big(src, what, size, err);
+	src->frame_start = src->in_off + src->in_pos;
+	if (r)
+		return r < 0 ? -1 : 2;
+	do {
+		ZSTD_outBuffer out;
+		ZSTD_inBuffer in;
+
+		if (src->in_pos == src->in_len) {
+			ssize_t got = zst_read_in(src, 0, err);
+
+			if (got < 0)
+				return -1;
+			if (got == 0 && started)
+				rt_msgs_add(src->notes, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): dropped, it cannot be checked",
+					    src->path, src->frame_start,
+					    src->in_off + src->in_len - src->frame_start);
+			if (got == 0)
+				return 0;
+		}
+		if (src->frame_len == src->frame_cap) {
+			r = zst_grow_frame(src, err);
+			if (r < 0)
+				return -1;
+			if (r) {
+				snprintf(what, size, "more than the %zu bytes a frame holds",
+					 FRAME_MAX);
+				return 2;
+			}
+		}
+		in = (ZSTD_inBuffer){ src->in, src->in_len, src->in_pos };
+		out = (ZSTD_outBuffer){ src->frame, src->frame_cap, src->frame_len };
+		ret = ZSTD_decompressStream(src->zds, &out, &in);
+		started |= in.pos > src->in_pos;
+		src->in_pos = in.pos;
+		src->frame_len = out.pos;
+		if (ZSTD_isError(ret)) {
+			snprintf(what, size, "%s", ZSTD_getErrorName(ret));
+			return 2;
+		}
+	} while (ret);
+	return 1;
+}
+
+/*
+ * The next frame with bytes, decoded and checked whole into src->frame: 1,
+ * or 0 at the end of the file, -1 on an error (a damaged frame, unless
+ * tolerant: then it is skipped and described).
+ */
+static int zst_next_frame(struct rt_source *src, struct rt_error *err)
+{
+	char what[128];
+
+	for (;;) {
+		int r = zst_decode_frame(src, what, sizeof(what), err);
+
+		if (r == 2 && !src->tolerant)
+			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
+				       src->path, what, src->frame_start);
+		if (r == 2) {
+			src->frame_len = 0;
+			if (zst_skip_frame(src, what, err))
+				return -1;
+			continue;
+		}
+		if (r <= 0)
+			return r;
+		/* An empty or skippable frame: on to the next. */
+		if (src->frame_len)
+			return 1;
+	}
+}
+
+ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
+		    struct rt_error *err)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+
+	while (got < n) {
+		size_t k;
+
+		if (src->pb_pos < src->pb_len) {
+			k = src->pb_len - src->pb_pos;
+			k = k < n - got ? k : n - got;
+			memcpy(p + got, src->pb + src->pb_pos, k);
+			src->pb_pos += k;
+		} else if (!src->zst) {
+			ssize_t r = read_full(src->fd, p + got, n - got);
+
+			if (r < 0)
+				return rt_fail(err, "%s: %s", src->path, strerror(errno));
+			got += (size_t)r;
+			break;		/* all of it, or the end of the file */
+		} else {
+			if (src->frame_pos == src->frame_len) {
+				int r = zst_next_frame(src, err);
+
+				if (r < 0)
+					return -1;
+				if (!r)
+					break;
+			}
+			k = src->frame_len - src->frame_pos;
+			k = k < n - got ? k : n - got;
+			memcpy(p + got, src->frame + src->frame_pos, k);
+			src->frame_pos += k;
+		}
+		got += k;
+	}
+	src->out_off += got;
+	return (ssize_t)got;
+}
