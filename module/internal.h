@@ -186,12 +186,18 @@ extern struct ringtrace_event rtr_marker_event;
  * operations -- in debugfs under /sys/kernel/debug/ringtrace/, and as a
  * character device under /dev/ringtrace/, which Secure Boot's lockdown
  * does not refuse.  Open handlers find their file's data with
- * rtr_file_data() whichever tree the inode belongs to.
+ * rtr_file_data() whichever tree the inode belongs to, and begin with
+ * rtr_file_open() (or rtr_single_open(), which calls it).
  */
 struct dentry;
 extern struct dentry *rtr_dir;		/* /sys/kernel/debug/ringtrace */
 int rtr_files_init(void);
+void rtr_files_publish(void);
 void rtr_files_exit(void);
+void rtr_files_abort(void);
+int rtr_file_open(void);
+int rtr_single_open(struct inode *inode, struct file *file,
+		    int (*show)(struct seq_file *, void *));
 struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name);
 int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
 		    void *data, const struct file_operations *fops);

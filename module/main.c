@@ -326,18 +326,24 @@ static int __init ringtrace_init(void)
 	ret = rtr_hotplug_init();
 	if (ret)
 		goto free_buffers;
-	ret = rtr_files_init();
-	if (ret)
-		goto exit_hotplug;
 	ret = rtr_probes_init();
 	if (ret)
-		goto exit_files;
+		goto exit_hotplug;
+	/*
+	 * The files last, and nothing that can fail after them: they open
+	 * only once published (files.c), and on failure they are gone with
+	 * no open left in flight.  So no probe was attached either.
+	 */
+	ret = rtr_files_init();
+	if (ret)
+		goto exit_probes;
+	rtr_files_publish();
 	pr_info("loaded: %u cpus online, %lu x %u bytes per cpu\n",
 		num_online_cpus(), rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
 
-exit_files:
-	rtr_files_exit();
+exit_probes:
+	rtr_probes_init_undo();
 exit_hotplug:
 	rtr_hotplug_exit();
 free_buffers:

@@ -580,17 +580,22 @@ int __init rtr_probes_init(void)
 			continue;
 		}
 		ret = ringtrace_event_register(&rtr_probes[i].event);
-		if (ret)
-			goto unregister_events;
+		if (ret) {
+			rtr_probes_unregister_events(i);
+			return ret;
+		}
 	}
-	ret = rtr_events_ctl_init();
-	if (ret)
-		goto unregister_events;
 	return 0;
+}
 
-unregister_events:
-	rtr_probes_unregister_events(i);
-	return ret;
+/*
+ * Undo rtr_probes_init() in a load that fails after it: no probe was ever
+ * attached (that takes a file, and no file opened), so no probe can be
+ * running and there is nothing to wait for.
+ */
+void rtr_probes_init_undo(void)
+{
+	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
 
 void rtr_probes_exit(void)

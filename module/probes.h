@@ -55,6 +55,7 @@ extern struct rtr_probe rtr_probes[RTR_NR_PROBES];
 extern struct mutex rtr_probes_lock;
 
 int rtr_probes_init(void);
+void rtr_probes_init_undo(void);
 void rtr_probes_exit(void);
 int rtr_probes_set(const unsigned long *mask, const unsigned long *on);
 
@@ -105,8 +106,8 @@ static __always_inline bool rtr_task_traced(const struct task_struct *t)
 
 	return likely(!f) || rtr_pid_filter_match(f, t);
 }
+/* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
-void rtr_pid_filter_free(void);
 
 /* statedump.c: the task on each CPU and every task, at tracing start. */
 #define RTR_STATEDUMP_TASK_FIELDS					\
