@@ -128,22 +128,28 @@ static struct rtr_buffer *rtr_alloc_cpu(unsigned int cpu,
 	return buf;
 }
 
+#define RTR_PAGES_KIB(pages)	((pages) << (PAGE_SHIFT - 10))
+
 /*
  * Refuse what memory cannot hold, the way the kernel's own ring buffer
  * does: the new buffers are allocated before the old ones are freed (a
  * failure must leave the trace as it was), so they must fit in what is
- * available now, beside them.
+ * available now, beside them.  The log line gives the very numbers
+ * compared: every ENOMEM of a geometry change says why in the kernel log
+ * (here, or in rtr_replace_buffers() when the allocation itself fails),
+ * and rt_fuzz holds the module to it.
  */
 static int rtr_check_memory(unsigned long subbuf_size,
 			    unsigned int num_subbufs, unsigned int nr_bufs)
 {
-	unsigned long pages = rtr_buffer_pages(subbuf_size, num_subbufs);
+	unsigned long need = rtr_buffer_pages(subbuf_size, num_subbufs) *
+			     nr_bufs;
+	long avail = si_mem_available();
 
-	if (pages > si_mem_available() / nr_bufs) {
-		pr_info("%u buffers of %lu x %u bytes would need %lu MiB, %lu MiB are available\n",
-			nr_bufs, subbuf_size, num_subbufs,
-			(pages * nr_bufs) >> (20 - PAGE_SHIFT),
-			si_mem_available() >> (20 - PAGE_SHIFT));
+	if (need > (unsigned long)avail) {
+		pr_info("%u buffers of %lu x %u bytes would need %lu KiB, %lu KiB are available\n",
+			nr_bufs, subbuf_size, num_subbufs, RTR_PAGES_KIB(need),
+			RTR_PAGES_KIB((unsigned long)avail));
 		return -ENOMEM;
 	}
 	return 0;
@@ -162,6 +168,7 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	ret = rtr_check_memory(subbuf_size, num_subbufs, nr);
 	if (ret)
 		return ret;
+	/* Small: the allocator warns if it fails. */
 	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
 	if (!bufs)
 		return -ENOMEM;
@@ -173,8 +180,15 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	set_current_oom_origin();
 	for_each_rtr_buffer(cpu, buf) {
 		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs, true);
+		if (!bufs[cpu] && fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto free_new;
+		}
 		if (!bufs[cpu]) {
-			ret = fatal_signal_pending(current) ? -EINTR : -ENOMEM;
+			pr_info("cpu%u: out of memory for %lu x %u bytes (%lu KiB available)\n",
+				cpu, subbuf_size, num_subbufs,
+				RTR_PAGES_KIB((unsigned long)si_mem_available()));
+			ret = -ENOMEM;
 			goto free_new;
 		}
 	}

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# run_guest.sh - rt_fuzz in a test guest, then, in the same boot, proof
-# that the module still records and delivers: the integrity stress test,
-# a ringtraced round trip of numbered markers, and a clean unload.
+# run_guest.sh - rt_fuzz in a test guest, then, in the same boot, a replay
+# of one seed, the geometry role with memory short, and proof that the
+# module still records and delivers: the integrity stress test, a
+# ringtraced round trip of numbered markers, and a clean unload.
 #
 #   tools/vm/vmtest -- env BUILD=DIR selftests/fuzz/run_guest.sh
 #   RT_VM_ACCEL=tcg,thread=single tools/vm/vmtest -- \
@@ -125,6 +126,30 @@ replay() {
 	done
 }
 
+# The geometry role with memory short: a tmpfs file leaves ~16 MiB
+# available.  With the seed of the CI run that got ENOMEM for 2 MiB per CPU,
+# its first 120 operations then ask for geometries that do not fit, in
+# windows where nothing else is going on: each ENOMEM must come with
+# ringtrace's kernel log line for that geometry saying memory was short
+# (control.c, fz_geom_quiet()), and at least one must have come.
+pressure() {
+	local fill=$W/fill avail rc explained
+	mkdir -p "$fill" && mount -t tmpfs -o size=100% none "$fill" || return 1
+	avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+	dd if=/dev/zero of="$fill/x" bs=1M count=$((avail - 16)) status=none
+	note "memory short: $(grep '^MemAvailable:' /proc/meminfo)"
+	"$FUZZ" --seed 10207418494557597616 --ops 120 --only geometry \
+		--tmpdir "$W" --log "$W/pressure.log" >"$W/pressure.out" 2>&1
+	rc=$?
+	umount "$fill"
+	explained=$(grep -ac '(kernel: ringtrace: ' "$W/pressure.log")
+	note "memory short: $explained refusals explained by the kernel, rt_fuzz exit $rc"
+	grep -a '(kernel: ringtrace: ' "$W/pressure.log" | head -n 3 | cut -c 1-200
+	grep -q '^rt_fuzz: seed [0-9]*: [0-9]* operations, 0 assertion failures$' \
+		"$W/pressure.out" && ((rc == 0 && explained > 0)) ||
+		{ grep '^# FAIL' -A 2 "$W/pressure.out" | head -n 20; return 1; }
+}
+
 # The kselftest-harness stress test; every test case must pass.
 run_stress() {
 	local out=$W/stress.out rc plan ok notok
@@ -204,6 +229,8 @@ main() {
 	loaded ringtrace_selftest || insmod "$ST_KO"
 	check "state reset after the fuzzer" reset_module
 	check "rt_fuzz replays a seed's operations" replay
+	check "rt_fuzz with memory short: every ENOMEM has the kernel's reason" pressure
+	check "state reset after memory was short" reset_module
 	if [[ ${RT_FUZZ_STRESS:-1} != 0 ]]; then
 		check "stress_test in the same boot: every case passes" run_stress
 	fi
