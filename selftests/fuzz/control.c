@@ -477,7 +477,7 @@ static size_t fz_gen_pids(struct fz_rng *r, uint8_t *b, size_t cap)
 			snprintf(s, sizeof(s), "%ux", (unsigned int)fz_below(r, 99));
 			break;
 		case 4:
-			snprintf(s, sizeof(s), "%d", getpid());
+			snprintf(s, sizeof(s), "%d", fz.own_pid);
 			break;
 		default:
 			snprintf(s, sizeof(s), "%u", (unsigned int)fz_below(r, 40000));
@@ -1523,7 +1523,7 @@ static void fz_events_pids(struct fz_thread *t)
 	if (fz_chance(r, 50))
 		n = fz_put(b, sizeof(b), fz_chance(r, 50) ? "" : "\n");
 	else if (fz_chance(r, 50))
-		n = snprintf((char *)b, sizeof(b), "%d 1", getpid());
+		n = snprintf((char *)b, sizeof(b), "%d 1", fz.own_pid);
 	else
 		n = fz_gen_pids(r, b, sizeof(b));
 	fz_ctl_begin();

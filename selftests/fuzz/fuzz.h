@@ -229,6 +229,7 @@ struct fz_global {
 	const char *devdir;		/* /dev/ringtrace */
 	const char *ko, *st_ko;		/* for the unload/reload cycle */
 	const char *tmpdir;		/* for device nodes */
+	int own_pid;			/* written where the fuzzer names itself */
 	FILE *log;
 	pthread_mutex_t log_lock;
 	unsigned int page;
