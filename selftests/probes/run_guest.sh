@@ -335,7 +335,7 @@ done
 # grandchildren went unfollowed in the run that showed it, on 6.12
 # under single-threaded TCG).  Every child of the workload forks a
 # grandchild: the grandchild's fork must be traced, through the child.
-wr "$R/set_event" "sched_process_fork"
+wr "$R/set_event" "sched_process_fork !sched_switch !syscall_entry"
 wr "$R/clear" 1
 rm -f "$WORK/go" && mkfifo "$WORK/go"
 ( read -r _ < "$WORK/go"; exec "$WORKLOAD" --forks 3000 ) > "$WORK/forks.wl" &
