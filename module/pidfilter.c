@@ -235,7 +235,13 @@ static int rtr_follow_attach(bool on)
 	ret = tracepoint_probe_register(rtr_tp_fork, rtr_follow_fork, NULL);
 	if (ret)
 		return ret;
-	ret = tracepoint_probe_register(rtr_tp_free, rtr_follow_free, NULL);
+	/*
+	 * Below the default priority, so after the sched_process_free
+	 * event's probe (probes.c): a followed task's free is recorded
+	 * before its bit goes.
+	 */
+	ret = tracepoint_probe_register_prio(rtr_tp_free, rtr_follow_free, NULL,
+					     TRACEPOINT_DEFAULT_PRIO - 1);
 	if (ret)
 		tracepoint_probe_unregister(rtr_tp_fork, rtr_follow_fork, NULL);
 	return ret;

@@ -18,9 +18,10 @@ struct task_struct;
 struct tracepoint;
 
 /*
- * The events, in id order (the marker holds id 0, so these get 1..15).
+ * The events, in id order (the marker holds id 0, so these get 1..18).
  * The state dump's two (statedump.c) have no tracepoint: they are written
- * when tracing starts.
+ * when tracing starts.  New events go at the end: the ids of the events
+ * before stay as they were.
  */
 enum rtr_probe_index {
 	RTR_PROBE_SCHED_SWITCH,
@@ -38,6 +39,9 @@ enum rtr_probe_index {
 	RTR_PROBE_STATEDUMP_TASK,
 	RTR_PROBE_STATEDUMP_CPU,
 	RTR_PROBE_TASK_RENAME,
+	RTR_PROBE_SCHED_WAKING,
+	RTR_PROBE_SCHED_PROCESS_FREE,
+	RTR_PROBE_SCHED_MIGRATE_TASK,
 	RTR_NR_PROBES
 };
 
