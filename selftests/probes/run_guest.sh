@@ -14,6 +14,9 @@
 #     by ringtrace report:
 #     getppid pairs, fork/exec/exit, sched_switch chains, irq, softirq
 #     (check_trace.py main)
+#   - sched_waking in the waker's context, sched_migrate_task, the
+#     sched_process_free of a reaped child (check_trace.py sched); the
+#     metadata's env: machine, kernel_version, boottime_offset
 #   - the same with set_event_pid (check_trace.py filter)
 #   - event_fork: a grandchild is followed; forks traced while the filter
 #     is appended to (check_trace.py forks)
@@ -119,8 +122,8 @@ ok "insmod $KO"
 
 # --- ids ---------------------------------------------------------------------
 
-want="sched_switch sched_wakeup sched_wakeup_new sched_process_fork sched_process_exec sched_process_exit irq_handler_entry irq_handler_exit irq_softirq_entry irq_softirq_exit syscall_entry syscall_exit ringtrace_statedump_task ringtrace_statedump_cpu task_rename"
-expect "available_events lists the 15 events in id order" \
+want="sched_switch sched_wakeup sched_wakeup_new sched_process_fork sched_process_exec sched_process_exit irq_handler_entry irq_handler_exit irq_softirq_entry irq_softirq_exit syscall_entry syscall_exit ringtrace_statedump_task ringtrace_statedump_cpu task_rename sched_waking sched_process_free sched_migrate_task"
+expect "available_events lists the 18 events in id order" \
 	[ "$(events | tr '\n' ' ')" = "$want " ]
 cat "$R/metadata" > "$WORK/metadata"
 ids_ok=1
@@ -262,6 +265,94 @@ cat "$WORK/main.check"
 pass=$((pass + $(grep -c '^ok' "$WORK/main.check")))
 fail=$((fail + $(grep -c '^not ok' "$WORK/main.check")))
 [ -s "$WORK/main.check" ] || not_ok "check_trace.py main printed nothing"
+
+# --- the scheduler: sched_waking, sched_migrate_task, sched_process_free ----
+
+# A waker wakes a sleeper on another CPU, moves itself there and back,
+# reaps a child.  The child's task_struct is freed by an RCU callback some
+# time after the reap: the run waits for the kernel's own tracefs event of
+# that free, whose probe was attached after ours and so runs after it.
+T=/sys/kernel/tracing
+SCHED_ROUNDS=50
+sched_run() {
+	local rc reaped
+	"$WORKLOAD" --sched "$SCHED_ROUNDS" > "$WORK/sched.wl" || return 1
+	reaped=$(sed -n 's/.* reaped=\([0-9]*\) .*/\1/p' "$WORK/sched.wl")
+	timeout 30 grep -q -m1 "sched_process_free: comm=rt_reaped pid=$reaped " \
+		"$T/trace_pipe"
+	rc=$?
+	echo "# the kernel's sched_process_free of $reaped: $([ $rc = 0 ] && echo seen || echo 'not seen in 30 s')" >&2
+	cat "$WORK/sched.wl"
+}
+free_ev=$T/events/sched/sched_process_free
+expect "clear before the sched trace" wr "$R/clear" 1
+wr "$R/events/enable" 0
+expect "set_event: the sched events of the test" \
+	wr "$R/set_event" "sched_switch sched_waking sched_migrate_task sched_process_exit sched_process_free"
+expect "tracefs: sched_process_free of rt_reaped, after ours" \
+	eval 'wr "$free_ev/filter" "comm == \"rt_reaped\"" && wr "$free_ev/enable" 1 && : > "$T/trace" && wr "$T/tracing_on" 1'
+expect "trace rt_workload --sched $SCHED_ROUNDS" trace sched sched_run
+wr "$free_ev/enable" 0
+wr "$free_ev/filter" 0
+wr "$T/tracing_on" 0
+echo "# $(cat "$WORK/sched.line")"
+save sched
+expect "sched trace: nothing lost ($(tr '\n' ' ' < "$WORK/sched.stats"))" no_loss sched
+expect "sched trace: babeltrace2 read it without a warning" \
+	[ ! -s "$WORK/sched.bterr" ]
+expect "sched trace: ringtrace report and babeltrace2 agree" same_events sched
+"$here/check_trace.py" sched "$WORK/sched.txt" "$(cat "$WORK/sched.line")" > "$WORK/sched.check"
+cat "$WORK/sched.check"
+pass=$((pass + $(grep -c '^ok' "$WORK/sched.check")))
+fail=$((fail + $(grep -c '^not ok' "$WORK/sched.check")))
+[ -s "$WORK/sched.check" ] || not_ok "check_trace.py sched printed nothing"
+
+# stat_agrees NAME EVENT: report --stat's total for EVENT is babeltrace2's count.
+stat_agrees() {
+	local bt st
+	bt=$(grep -c "\] ([^)]*) [^ ]* $2: " "$WORK/$1.txt")
+	st=$("$RINGTRACE" report --stat "$WORK/$1" | awk -v e="$2" '$1 == e { print $2; exit }')
+	echo "# $2: babeltrace2 $bt, report --stat ${st:-none}" >&2
+	[ "$bt" -gt 0 ] && [ "$bt" = "${st:-}" ]
+}
+for e in sched_waking sched_migrate_task sched_process_free; do
+	expect "report --stat counts $e as babeltrace2 does" stat_agrees sched "$e"
+	expect "ringtrace report prints $e" \
+		grep -Eq "^\[[0-9]+\.[0-9]+\] cpu[0-9]+ [^ ]+ $e:" "$WORK/sched.report"
+done
+
+# The metadata's env, as the trace holds it and babeltrace2 reads it.
+env_of() { sed -n "s/^\t$2 = \(.*\);\$/\1/p" "$WORK/$1/metadata"; }
+expect "env machine = \"$(uname -m)\"" [ "$(env_of sched machine)" = "\"$(uname -m)\"" ]
+expect "env kernel_version = uname -v" \
+	[ "$(env_of sched kernel_version)" = "\"$(uname -v)\"" ]
+# CLOCK_BOOTTIME - CLOCK_MONOTONIC now, exactly and as /proc/uptime
+# (10 ms steps) gives it: nothing suspended since the trace's metadata
+# was read, so both must match the env's value.
+boottime_ok() {
+	python3 - "$1" <<'PY'
+import sys
+import time
+off = int(sys.argv[1])
+exact = (time.clock_gettime_ns(time.CLOCK_BOOTTIME) -
+         time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+with open('/proc/uptime') as f:
+    up = float(f.read().split()[0])
+coarse = up - time.clock_gettime(time.CLOCK_MONOTONIC)
+print('# boottime_offset %d ns; now: CLOCK_BOOTTIME - CLOCK_MONOTONIC %d ns, '
+      '/proc/uptime - CLOCK_MONOTONIC %.3f s' % (off, exact, coarse),
+      file=sys.stderr)
+sys.exit(not (abs(off - exact) < 5000000 and abs(off / 1e9 - coarse) < 0.02))
+PY
+}
+offset=$(env_of sched boottime_offset)
+expect "env boottime_offset ($offset ns) is CLOCK_BOOTTIME - CLOCK_MONOTONIC within 5 ms" \
+	boottime_ok "${offset:-x}"
+babeltrace2 -c src.ctf.fs --params="inputs=[\"$WORK/sched\"]" -c sink.text.details 2>/dev/null |
+	grep -m1 -A16 '^ *Environment' > "$WORK/sched.env"
+expect "babeltrace2's environment: machine $(uname -m), boottime_offset $offset" \
+	eval 'grep -q "^ *machine: $(uname -m)\$" "$WORK/sched.env" && grep -q "^ *boottime_offset: $offset\$" "$WORK/sched.env"'
+wr "$R/events/enable" 1
 
 # --- the pid filter ----------------------------------------------------------
 
