@@ -1297,7 +1297,8 @@ static bool fz_kmsg_explains(int fd, uint64_t size, uint64_t num,
 static void fz_geom_quiet(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
-	uint64_t size = fz_pick_subbuf(r, true), num = fz_pick_num(r, true);
+	uint64_t size = fz.pressure ? 64 * fz.page : fz_pick_subbuf(r, true);
+	uint64_t num = fz.pressure ? 8ULL << fz_below(r, 4) : fz_pick_num(r, true);
 	bool strict, big = fz_chance(r, 4);
 	char vsize[32], vnum[32], vmax[32], why[256] = "";
 	struct fz_window w;

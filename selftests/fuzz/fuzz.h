@@ -224,6 +224,7 @@ struct fz_global {
 	unsigned int seconds;
 	uint64_t max_ops;		/* per thread; 0: no limit */
 	bool toggle;			/* switch tracepoint-backed events */
+	bool pressure;			/* quiet geometries of 4 .. 32 MiB */
 	unsigned int only;		/* bitmask of roles that run */
 	const char *dbgfs;		/* /sys/kernel/debug/ringtrace */
 	const char *devdir;		/* /dev/ringtrace */

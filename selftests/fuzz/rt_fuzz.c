@@ -8,11 +8,16 @@
  *
  *   rt_fuzz [--seed N] [--seconds S] [--ops N] [--toggle] [--only ROLES]
  *           [--log FILE] [--ko PATH --selftest-ko PATH] [--tmpdir DIR]
- *           [--own-pid N]
+ *           [--own-pid N] [--pressure]
  *
  * --own-pid N: the pid the fuzzer writes where it names itself in
  * set_event_pid (default: its own, so that its writers stay traced);
  * replays that must issue the same bytes give the same N.
+ *
+ * --pressure: the geometry role's quiet changes ask for 256 KiB x 8 .. 64
+ * per CPU (4 .. 32 MiB for two CPUs), for runs with memory made short on
+ * purpose (selftests/fuzz/run_guest.sh), where most of them must be
+ * refused, each with its reason.
  *
  * Prints its seed first and, last, "rt_fuzz: N operations, M assertion
  * failures"; exits 1 on any failure.
@@ -591,7 +596,7 @@ static void fz_usage(FILE *f)
 	fprintf(f,
 		"usage: rt_fuzz [--seed N] [--seconds S] [--ops N] [--toggle]\n"
 		"               [--only ROLE,...] [--log FILE] [--ko PATH --selftest-ko PATH]\n"
-		"               [--tmpdir DIR] [--own-pid N]\n"
+		"               [--tmpdir DIR] [--own-pid N] [--pressure]\n"
 		"roles: ctl0 ctl1 check geometry consumer ioctl mmap marker0 marker1\n"
 		"       kmod events module\n");
 }
@@ -609,6 +614,7 @@ int main(int argc, char **argv)
 		{ "selftest-ko", required_argument, NULL, 'K' },
 		{ "tmpdir", required_argument, NULL, 'd' },
 		{ "own-pid", required_argument, NULL, 'p' },
+		{ "pressure", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -656,6 +662,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			fz.own_pid = strtol(optarg, NULL, 10);
+			break;
+		case 'P':
+			fz.pressure = true;
 			break;
 		case 'h':
 			fz_usage(stdout);
