@@ -15,9 +15,9 @@
  * replays that must issue the same bytes give the same N.
  *
  * --pressure: the geometry role's quiet changes ask for 256 KiB x 8 .. 64
- * per CPU (4 .. 32 MiB for two CPUs), for runs with memory made short on
- * purpose (selftests/fuzz/run_guest.sh), where most of them must be
- * refused, each with its reason.
+ * per CPU (4 .. 32 MiB for two CPUs), for runs by hand with memory made
+ * short on purpose, where many of them must be refused, each with its
+ * reason (design.rst, "Memory").
  *
  * Prints its seed first and, last, "rt_fuzz: N operations, M assertion
  * failures"; exits 1 on any failure.

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # run_guest.sh - rt_fuzz in a test guest, then, in the same boot, a replay
-# of one seed, the geometry role with memory short, and proof that the
-# module still records and delivers: the integrity stress test, a
-# ringtraced round trip of numbered markers, and a clean unload.
+# of one seed, and proof that the module still records and delivers: the
+# integrity stress test, a ringtraced round trip of numbered markers, and
+# a clean unload.
 #
 #   tools/vm/vmtest -- env BUILD=DIR selftests/fuzz/run_guest.sh
 #   RT_VM_ACCEL=tcg,thread=single tools/vm/vmtest -- \
@@ -129,46 +129,6 @@ replay() {
 	done
 }
 
-# The geometry role with memory short: the hugetlb pool and tmpfs files
-# leave at most 12 MiB available, and --pressure makes its quiet changes
-# ask for 256 KiB x 8 .. 64 per CPU (4 .. 32 MiB for two CPUs), so that
-# about half do not fit.  Each ENOMEM must come with ringtrace's kernel
-# log line for that geometry and MemAvailable saying memory was short
-# (control.c, fz_geom_quiet()), and some must have come.  The seed is the
-# CI run's that got ENOMEM for 2 MiB per CPU (issue 18).
-mem_avail_mib() { awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo; }
-HUGEPAGES=/proc/sys/vm/nr_hugepages
-pressure() {
-	local fill=$W/fill avail rc explained i=0 huge=0
-	mkdir -p "$fill" && mount -t tmpfs -o size=100% none "$fill" || return 1
-	# Most of it into the hugetlb pool: taken from free memory without
-	# being written (tmpfs pages are zeroed one by one, minutes under TCG).
-	avail=$(mem_avail_mib)
-	if [[ -w $HUGEPAGES ]] && ((avail > 64)); then
-		echo $(((avail - 48) / 2)) >"$HUGEPAGES"
-		huge=$(<"$HUGEPAGES")
-	fi
-	# The rest in tmpfs, in steps: MemAvailable moves as it takes pages.
-	while avail=$(mem_avail_mib) && ((avail > 12 && i < 64)); do
-		dd if=/dev/zero of="$fill/x$i" bs=1M count=$(((avail - 8) / 2 + 1)) \
-			status=none
-		i=$((i + 1))
-	done
-	note "memory short: $(grep '^MemAvailable:' /proc/meminfo), $huge huge pages"
-	"$FUZZ" --seed 10207418494557597616 --ops 60 --only geometry --pressure \
-		--tmpdir "$W" --log "$W/pressure.log" >"$W/pressure.out" 2>&1
-	rc=$?
-	[[ -n ${RT_VM_OUT:-} && -d ${RT_VM_OUT:-} ]] && cp "$W/pressure.log" "$RT_VM_OUT/"
-	umount "$fill"
-	((huge)) && echo 0 >"$HUGEPAGES"
-	explained=$(grep -ac '(kernel: ringtrace: ' "$W/pressure.log")
-	note "memory short: $explained refusals explained by the kernel, rt_fuzz exit $rc"
-	grep -a '(kernel: ringtrace: ' "$W/pressure.log" | head -n 3 | cut -c 1-200
-	grep -q '^rt_fuzz: seed [0-9]*: [0-9]* operations, 0 assertion failures$' \
-		"$W/pressure.out" && ((rc == 0 && explained > 0)) ||
-		{ grep '^# FAIL' -A 2 "$W/pressure.out" | head -n 20; return 1; }
-}
-
 # The kselftest-harness stress test; every test case must pass.
 run_stress() {
 	local out=$W/stress.out rc plan ok notok
@@ -248,8 +208,6 @@ main() {
 	loaded ringtrace_selftest || insmod "$ST_KO"
 	check "state reset after the fuzzer" reset_module
 	check "rt_fuzz replays a seed's operations" replay
-	check "rt_fuzz with memory short: every ENOMEM has the kernel's reason" pressure
-	check "state reset after memory was short" reset_module
 	if [[ ${RT_FUZZ_STRESS:-1} != 0 ]]; then
 		check "stress_test in the same boot: every case passes" run_stress
 	fi
