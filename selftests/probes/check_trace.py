@@ -307,7 +307,7 @@ def check_sched(r, w):
           'the sleeper\'s answers wake the waker from cpu%d: %d, on cpus %s'
           % (scpu, len(back), sorted(set(c for c, _ in back))))
     # Named rt_waker: the moves of its loop (the scheduler may have moved
-    # it before, as rt_workload); at nice 0.
+    # it before, under the shell's name or as rt_workload); at nice 0.
     moves = r.find('sched_migrate_task', tid=waker, comm='rt_waker', prio=20)
     there = [f for f in moves if (f['orig_cpu'], f['dest_cpu']) == (wcpu, scpu)]
     home = [f for f in moves if (f['orig_cpu'], f['dest_cpu']) == (scpu, wcpu)]
@@ -315,10 +315,12 @@ def check_sched(r, w):
           'sched_migrate_task of the waker %d (comm rt_waker, prio 20): '
           'cpu%d -> cpu%d %d times, back %d times, want >= %d each'
           % (waker, wcpu, scpu, len(there), len(home), n))
-    odd = [f for f in r.find('sched_migrate_task', tid=waker)
-           if f.get('comm') not in ('rt_waker', 'rt_workload') or
-           f['prio'] != 20]
-    check(not odd, 'every migration of the waker names it: %s' % odd[:3])
+    all_moves = r.find('sched_migrate_task', tid=waker)
+    named = [i for i, f in enumerate(all_moves) if f.get('comm') == 'rt_waker']
+    odd = [f for f in all_moves[named[0]:] if f.get('comm') != 'rt_waker' or
+           f['prio'] != 20] if named else []
+    check(not odd, 'every migration of the waker once renamed names it: %s'
+          % odd[:3])
     order = [(i, n_) for i, (n_, _, f) in enumerate(r.events)
              if n_ in ('sched_process_exit', 'sched_process_free') and
              f.get('tid') == reaped]
