@@ -27,8 +27,11 @@ static int rtr_buffer_open(struct inode *inode, struct file *file)
 {
 	unsigned long cpu = (unsigned long)rtr_file_data(inode);
 	struct rtr_buffer *buf;
-	int ret = 0;
+	int ret;
 
+	ret = rtr_file_open();
+	if (ret)
+		return ret;
 	mutex_lock(&rtr_control_lock);
 	/* No buffer yet: this CPU has not been online since the load. */
 	buf = rtr_cpu_buffer(cpu);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Differences between the kernels ringtrace supports (6.1 .. 6.12), as
- * static inline wrappers.  This is the only place that tests versions
+ * Differences between the kernels ringtrace supports (6.1 .. 6.12), and
+ * between kernel configurations, as static inline wrappers.  This is the only place that tests versions
  * (checkpatch's LINUX_VERSION_CODE warnings here are the point of the file:
  * an out-of-tree module has no single version to be merged into).
  */
@@ -10,6 +10,7 @@
 
 #include <linux/device.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/version.h>
 
 /* vm_flags became read-only behind vm_flags_{set,clear,mod}() in 6.3. */
@@ -33,5 +34,20 @@ typedef const struct device rtr_devnode_device;
 #else
 typedef struct device rtr_devnode_device;
 #endif
+
+/*
+ * References to @mod, the loader's own during init included.  Without
+ * CONFIG_MODULE_UNLOAD the kernel keeps no count: rtr_files_abort() then
+ * cannot see a /dev open still in flight when a failed load frees the
+ * module (every kernel ringtrace is tested on has the count).
+ */
+static inline int rtr_module_refs(struct module *mod)
+{
+#ifdef CONFIG_MODULE_UNLOAD
+	return module_refcount(mod);
+#else
+	return 0;
+#endif
+}
 
 #endif /* _RINGTRACE_COMPAT_H */

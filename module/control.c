@@ -65,7 +65,7 @@ static int rtr_control_show(struct seq_file *m, void *unused)
 
 static int rtr_control_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_control_show, rtr_file_data(inode));
+	return rtr_single_open(inode, file, rtr_control_show);
 }
 
 /* "0"/"1" only: a tracer's switch should not guess. */
@@ -144,7 +144,7 @@ static const struct file_operations rtr_control_fops = {
 
 static int rtr_metadata_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_metadata_show, NULL);
+	return rtr_single_open(inode, file, rtr_metadata_show);
 }
 
 static const struct file_operations rtr_metadata_fops = {
@@ -192,9 +192,14 @@ free:
 	return ret;
 }
 
+static int rtr_marker_open(struct inode *inode, struct file *file)
+{
+	return rtr_file_open() ?: simple_open(inode, file);
+}
+
 static const struct file_operations rtr_marker_fops = {
 	.owner = THIS_MODULE,
-	.open = simple_open,
+	.open = rtr_marker_open,
 	.write = rtr_marker_write,
 	.llseek = noop_llseek,
 };
@@ -243,7 +248,7 @@ static int rtr_stats_show(struct seq_file *m, void *unused)
 
 static int rtr_stats_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_stats_show, NULL);
+	return rtr_single_open(inode, file, rtr_stats_show);
 }
 
 static const struct file_operations rtr_stats_fops = {

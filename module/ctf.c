@@ -220,6 +220,30 @@ static const char rtr_tsdl_stream[] =
 	"\t};\n"
 	"};\n\n";
 
+/*
+ * The env block.  boottime_offset is CLOCK_BOOTTIME minus CLOCK_MONOTONIC
+ * (the time the system spent suspended), read now: a reader adds it to a
+ * timestamp of the trace's clock to get CLOCK_BOOTTIME, the clock Perfetto
+ * assumes for kernel events.  It holds until the next suspend.
+ */
+static void rtr_metadata_env(struct seq_file *m)
+{
+	s64 boot_offset = ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_BOOT));
+
+	seq_puts(m, "env {\n\tdomain = \"kernel\";\n\tsysname = \"Linux\";\n\thostname = ");
+	rtr_put_tsdl_string(m, utsname()->nodename);
+	seq_puts(m, ";\n\tkernel_release = ");
+	rtr_put_tsdl_string(m, utsname()->release);
+	seq_puts(m, ";\n\tkernel_version = ");
+	rtr_put_tsdl_string(m, utsname()->version);
+	seq_puts(m, ";\n\tmachine = ");
+	rtr_put_tsdl_string(m, utsname()->machine);
+	seq_printf(m, ";\n\tboottime_offset = %lld;\n"
+		   "\ttracer_name = \"ringtrace\";\n\ttracer_major = %d;\n"
+		   "\ttracer_minor = 0;\n};\n\n", boot_offset,
+		   RINGTRACE_ABI_VERSION);
+}
+
 int rtr_metadata_show(struct seq_file *m, void *unused)
 {
 	/* Wall time of monotonic zero, for the clock's offset. */
@@ -234,12 +258,7 @@ int rtr_metadata_show(struct seq_file *m, void *unused)
 		   "\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n"
 		   "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n"
 		   "\t};\n};\n\n", rtr_trace.uuid);
-	seq_puts(m, "env {\n\tdomain = \"kernel\";\n\tsysname = \"Linux\";\n\thostname = ");
-	rtr_put_tsdl_string(m, utsname()->nodename);
-	seq_puts(m, ";\n\tkernel_release = ");
-	rtr_put_tsdl_string(m, utsname()->release);
-	seq_printf(m, ";\n\ttracer_name = \"ringtrace\";\n\ttracer_major = %d;\n"
-		   "\ttracer_minor = 0;\n};\n\n", RINGTRACE_ABI_VERSION);
+	rtr_metadata_env(m);
 	seq_printf(m, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%pUb\";\n"
 		   "\tdescription = \"CLOCK_MONOTONIC\";\n\tfreq = 1000000000;\n"
 		   "\tprecision = 1;\n\toffset_s = %llu;\n\toffset = %llu;\n"

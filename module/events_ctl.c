@@ -90,7 +90,19 @@ static int rtr_available_show(struct seq_file *m, void *unused)
 				   rtr_probes[i].event.name);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(rtr_available);
+
+static int rtr_available_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_available_show);
+}
+
+static const struct file_operations rtr_available_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_available_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+};
 
 /* --- set_event --------------------------------------------------------- */
 
@@ -108,7 +120,7 @@ static int rtr_set_event_show(struct seq_file *m, void *unused)
 
 static int rtr_set_event_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_set_event_show, NULL);
+	return rtr_single_open(inode, file, rtr_set_event_show);
 }
 
 /* Words "name" enable, "!name" disable; the last word for a name wins. */
@@ -179,7 +191,7 @@ unlock:
 
 static int rtr_enable_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_enable_show, rtr_file_data(inode));
+	return rtr_single_open(inode, file, rtr_enable_show);
 }
 
 static ssize_t rtr_enable_write(struct file *file, const char __user *ubuf,
@@ -229,7 +241,7 @@ static int rtr_id_show(struct seq_file *m, void *unused)
 
 static int rtr_id_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_id_show, rtr_file_data(inode));
+	return rtr_single_open(inode, file, rtr_id_show);
 }
 
 static const struct file_operations rtr_id_fops = {
@@ -250,7 +262,7 @@ static int rtr_set_event_pid_show(struct seq_file *m, void *unused)
 
 static int rtr_set_event_pid_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_set_event_pid_show, NULL);
+	return rtr_single_open(inode, file, rtr_set_event_pid_show);
 }
 
 /* The pids of @buf, at most RTR_PID_FILTER_MAX, into @pids. */
@@ -309,7 +321,7 @@ static int rtr_event_fork_show(struct seq_file *m, void *unused)
 
 static int rtr_event_fork_open(struct inode *inode, struct file *file)
 {
-	return single_open(file, rtr_event_fork_show, NULL);
+	return rtr_single_open(inode, file, rtr_event_fork_show);
 }
 
 static ssize_t rtr_event_fork_write(struct file *file, const char __user *ubuf,

@@ -17,23 +17,42 @@
  * memory holds.
  *
  * One region of minors serves the whole /dev tree: minor i is rtr_nodes[i].
- * The cdev's open looks the node up, checks lockdown, installs the node's
- * file_operations and calls their open, the way misc devices do.  The
- * device named "ringtrace!events!sched_switch!enable" becomes the node
+ * The cdev's open looks the node up, installs the node's file_operations
+ * and calls their open, the way misc devices do.  The device named
+ * "ringtrace!events!sched_switch!enable" becomes the node
  * /dev/ringtrace/events/sched_switch/enable.
+ *
+ * Every open, in either tree, goes through rtr_file_open() first:
+ *
+ *   - lockdown=confidentiality refuses every file of both trees, as it
+ *     refuses every tracefs file.  (debugfs itself refuses the files that
+ *     can be written, mapped or ioctl'd from lockdown=integrity on, and
+ *     serves the read-only ones at every level: metadata, stats, ...)
+ *
+ *   - Nothing opens before the load has finished.  The files are made
+ *     last (ringtrace_init()), but making them can itself fail half way,
+ *     and the module loader frees a module whose init failed whatever
+ *     still refers to it: a file opened in that time, or a probe attached
+ *     through it, would run freed code.  So the files stay shut until
+ *     rtr_files_publish(), the last step of a load that can no longer
+ *     fail, and a load that fails after making files waits for the
+ *     refused opens to let go of the module (rtr_files_abort()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cdev.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/module.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 #include "compat.h"
 #include "internal.h"
+#include "probes.h"
 
 /* Control files, event files (2 per event, 1024 events) and cpu buffers. */
 #define RTR_MAX_FILES		(64 + 2 * 1024)
@@ -52,6 +71,8 @@ static struct rtr_node *rtr_nodes;
 static unsigned int rtr_nr_nodes, rtr_max_nodes;
 static dev_t rtr_devt;
 static struct cdev rtr_cdev;
+/* The load has finished: files may open.  Set once, never cleared. */
+static bool rtr_files_live;
 
 /* devtmpfs asks for the node's permissions; its name comes from the device. */
 static char *rtr_devnode(rtr_devnode_device *dev, umode_t *mode)
@@ -87,16 +108,31 @@ void *rtr_file_data(const struct inode *inode)
 	return inode->i_private;
 }
 
+/*
+ * The first step of every open handler of ringtrace's files: -ENODEV
+ * while the module is still loading, -EPERM under lockdown=confidentiality.
+ */
+int rtr_file_open(void)
+{
+	/* Pairs with smp_store_release() in rtr_files_publish(). */
+	if (!smp_load_acquire(&rtr_files_live))
+		return -ENODEV;
+	return security_locked_down(LOCKDOWN_TRACEFS);
+}
+
+/* The open of a seq_file control file: rtr_file_open(), then single_open(). */
+int rtr_single_open(struct inode *inode, struct file *file,
+		    int (*show)(struct seq_file *, void *))
+{
+	return rtr_file_open() ?: single_open(file, show, rtr_file_data(inode));
+}
+
 static int rtr_dev_open(struct inode *inode, struct file *file)
 {
 	const struct file_operations *fops;
-	int ret;
 
 	if (!rtr_inode_is_dev(inode))
 		return -ENODEV;
-	ret = security_locked_down(LOCKDOWN_TRACEFS);
-	if (ret)
-		return ret;
 	fops = fops_get(rtr_nodes[iminor(inode)].fops);
 	if (!fops)
 		return -ENODEV;
@@ -133,7 +169,7 @@ struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name)
 /*
  * @path is relative to the tree's root ("events/sched_switch/enable");
  * @dir is the file's debugfs directory.  Files already made are removed
- * by rtr_files_exit().
+ * by rtr_files_init() when one fails.
  */
 int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
 		    void *data, const struct file_operations *fops)
@@ -178,12 +214,22 @@ int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
 	return 0;
 }
 
-static void rtr_dev_exit(void)
+/*
+ * The /dev nodes and the cdev: once this returns, no open finds them (an
+ * inode that cached the cdev lost it in cdev_del()).  An open that found
+ * them before may still be in rtr_dev_open(), reading rtr_nodes[].
+ */
+static void rtr_dev_remove(void)
 {
 	while (rtr_nr_nodes)
 		device_destroy(&rtr_class, MKDEV(MAJOR(rtr_devt), --rtr_nr_nodes));
-	class_unregister(&rtr_class);
 	cdev_del(&rtr_cdev);
+}
+
+/* What rtr_dev_remove() left, once no open can be in flight. */
+static void rtr_dev_free(void)
+{
+	class_unregister(&rtr_class);
 	unregister_chrdev_region(rtr_devt, rtr_max_nodes);
 	kfree(rtr_nodes);
 }
@@ -218,6 +264,10 @@ free_nodes:
 	return ret;
 }
 
+/*
+ * Both trees, every file, shut until rtr_files_publish().  On failure,
+ * nothing of them is left and nothing refers to the module any more.
+ */
 int rtr_files_init(void)
 {
 	int ret;
@@ -227,15 +277,47 @@ int rtr_files_init(void)
 		return ret;
 	rtr_dir = debugfs_create_dir("ringtrace", NULL);
 	ret = rtr_debugfs_failed(rtr_dir) ? PTR_ERR(rtr_dir) :
-	      rtr_control_files_init();
+	      rtr_control_files_init() ?: rtr_events_ctl_init();
 	if (ret)
-		rtr_files_exit();
+		rtr_files_abort();
 	return ret;
 }
 
-/* No file can be open: each one pins the module. */
+/* The load is complete: open the files. */
+void rtr_files_publish(void)
+{
+	/* Pairs with smp_load_acquire() in rtr_file_open(). */
+	smp_store_release(&rtr_files_live, true);
+}
+
+/*
+ * At unload: no file can be open and no open in flight, each one pins
+ * the module.
+ */
 void rtr_files_exit(void)
 {
 	debugfs_remove_recursive(rtr_dir);
-	rtr_dev_exit();
+	rtr_dev_remove();
+	rtr_dev_free();
+}
+
+/*
+ * A load that fails with files made.  Each open in that time was refused
+ * by rtr_file_open(), but the VFS took a reference to the module before
+ * it called the open handler and drops it after the handler returned --
+ * maybe after the files are gone, and the loader frees the module once
+ * init returns, whatever its count.  debugfs_remove_recursive() waits for
+ * the debugfs opens inside a handler, not for that reference; a /dev open
+ * may still be in rtr_dev_open() (rtr_nodes[]) and holds the cdev too.
+ * Once the files are gone no new open can take a reference: wait for the
+ * ones in flight to drop theirs, then free what they read.  The loader
+ * holds one reference itself until init returns.
+ */
+void rtr_files_abort(void)
+{
+	debugfs_remove_recursive(rtr_dir);
+	rtr_dev_remove();
+	while (rtr_module_refs(THIS_MODULE) > 1)
+		usleep_range(500, 1000);
+	rtr_dev_free();
 }

@@ -156,7 +156,8 @@ int rtr_clear(void);
 
 /* ring.c: one CPU's buffer. */
 struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
-				    unsigned int num_subbufs, bool overwrite);
+				    unsigned int num_subbufs, bool overwrite,
+				    bool killable);
 void rtr_buffer_free(struct rtr_buffer *buf);
 unsigned long rtr_buffer_pages(unsigned long subbuf_size,
 			       unsigned int num_subbufs);
@@ -165,6 +166,7 @@ void rtr_buffer_wake(struct rtr_buffer *buf);
 int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb);
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos);
 void rtr_buffer_unhold(struct rtr_buffer *buf);
+void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite);
 bool rtr_buffer_ready(struct rtr_buffer *buf);
 bool rtr_buffer_flush_wanted(struct rtr_buffer *buf);
 bool rtr_buffer_drained(struct rtr_buffer *buf);
@@ -184,12 +186,18 @@ extern struct ringtrace_event rtr_marker_event;
  * operations -- in debugfs under /sys/kernel/debug/ringtrace/, and as a
  * character device under /dev/ringtrace/, which Secure Boot's lockdown
  * does not refuse.  Open handlers find their file's data with
- * rtr_file_data() whichever tree the inode belongs to.
+ * rtr_file_data() whichever tree the inode belongs to, and begin with
+ * rtr_file_open() (or rtr_single_open(), which calls it).
  */
 struct dentry;
 extern struct dentry *rtr_dir;		/* /sys/kernel/debug/ringtrace */
 int rtr_files_init(void);
+void rtr_files_publish(void);
 void rtr_files_exit(void);
+void rtr_files_abort(void);
+int rtr_file_open(void);
+int rtr_single_open(struct inode *inode, struct file *file,
+		    int (*show)(struct seq_file *, void *));
 struct dentry *rtr_files_mkdir(struct dentry *parent, const char *name);
 int rtr_file_create(struct dentry *dir, const char *path, umode_t mode,
 		    void *data, const struct file_operations *fops);

@@ -102,7 +102,7 @@ int rtr_set_mode(bool overwrite)
 		return -EBUSY;
 	rtr_trace.overwrite = overwrite;
 	for_each_rtr_buffer(cpu, buf)
-		WRITE_ONCE(buf->overwrite, overwrite);
+		rtr_buffer_set_mode(buf, overwrite);
 	return 0;
 }
 
@@ -117,33 +117,39 @@ static void rtr_free_buffers(struct rtr_buffer **bufs)
 
 static struct rtr_buffer *rtr_alloc_cpu(unsigned int cpu,
 					unsigned long subbuf_size,
-					unsigned int num_subbufs)
+					unsigned int num_subbufs, bool killable)
 {
 	struct rtr_buffer *buf;
 
 	buf = rtr_buffer_alloc(cpu, subbuf_size, num_subbufs,
-			       rtr_trace.overwrite);
+			       rtr_trace.overwrite, killable);
 	if (buf)
 		buf->irq_wakeup = cpu_online(cpu);
 	return buf;
 }
 
+#define RTR_PAGES_KIB(pages)	((pages) << (PAGE_SHIFT - 10))
+
 /*
  * Refuse what memory cannot hold, the way the kernel's own ring buffer
  * does: the new buffers are allocated before the old ones are freed (a
  * failure must leave the trace as it was), so they must fit in what is
- * available now, beside them.
+ * available now, beside them.  The log line gives the very numbers
+ * compared: every ENOMEM of a geometry change says why in the kernel log
+ * (here, or in rtr_replace_buffers() when the allocation itself fails),
+ * and rt_fuzz holds the module to it.
  */
 static int rtr_check_memory(unsigned long subbuf_size,
 			    unsigned int num_subbufs, unsigned int nr_bufs)
 {
-	unsigned long pages = rtr_buffer_pages(subbuf_size, num_subbufs);
+	unsigned long need = rtr_buffer_pages(subbuf_size, num_subbufs) *
+			     nr_bufs;
+	long avail = si_mem_available();
 
-	if (pages > si_mem_available() / nr_bufs) {
-		pr_info("%u buffers of %lu x %u bytes would need %lu MiB, %lu MiB are available\n",
-			nr_bufs, subbuf_size, num_subbufs,
-			(pages * nr_bufs) >> (20 - PAGE_SHIFT),
-			si_mem_available() >> (20 - PAGE_SHIFT));
+	if (need > (unsigned long)avail) {
+		pr_info("%u buffers of %lu x %u bytes would need %lu KiB, %lu KiB are available\n",
+			nr_bufs, subbuf_size, num_subbufs, RTR_PAGES_KIB(need),
+			RTR_PAGES_KIB((unsigned long)avail));
 		return -ENOMEM;
 	}
 	return 0;
@@ -162,17 +168,28 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	ret = rtr_check_memory(subbuf_size, num_subbufs, nr);
 	if (ret)
 		return ret;
+	/* Small: the allocator warns if it fails. */
 	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
 	if (!bufs)
 		return -ENOMEM;
-	/* Make the OOM killer pick us, not a bystander, if memory runs out. */
+	/*
+	 * Make the OOM killer pick us, not a bystander, if memory runs out
+	 * (si_mem_available() is an estimate, and others allocate too); the
+	 * allocation stops at the first page after a fatal signal.
+	 */
 	set_current_oom_origin();
 	for_each_rtr_buffer(cpu, buf) {
-		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs);
-		if (!bufs[cpu] || fatal_signal_pending(current)) {
-			clear_current_oom_origin();
-			rtr_free_buffers(bufs);
-			return -ENOMEM;
+		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs, true);
+		if (!bufs[cpu] && fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto free_new;
+		}
+		if (!bufs[cpu]) {
+			pr_info("cpu%u: out of memory for %lu x %u bytes (%lu KiB available)\n",
+				cpu, subbuf_size, num_subbufs,
+				RTR_PAGES_KIB((unsigned long)si_mem_available()));
+			ret = -ENOMEM;
+			goto free_new;
 		}
 	}
 	clear_current_oom_origin();
@@ -193,6 +210,11 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	rtr_trace.subbuf_size = subbuf_size;
 	rtr_trace.num_subbufs = num_subbufs;
 	return 0;
+
+free_new:
+	clear_current_oom_origin();
+	rtr_free_buffers(bufs);
+	return ret;
 }
 
 int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
@@ -229,8 +251,12 @@ static int rtr_cpu_prepare(unsigned int cpu)
 
 	if (rtr_cpu_buffer(cpu))
 		return 0;
-	/* Geometry and mode change only with cpus_read_lock() held. */
-	buf = rtr_alloc_cpu(cpu, rtr_trace.subbuf_size, rtr_trace.num_subbufs);
+	/*
+	 * Geometry and mode change only with cpus_read_lock() held.  Not
+	 * killable: a CPU coming up is not the caller's to abort.
+	 */
+	buf = rtr_alloc_cpu(cpu, rtr_trace.subbuf_size, rtr_trace.num_subbufs,
+			    false);
 	if (!buf)
 		return -ENOMEM;
 	/* Pairs with READ_ONCE() in rtr_cpu_buffer(), as above. */
@@ -238,7 +264,12 @@ static int rtr_cpu_prepare(unsigned int cpu)
 	return 0;
 }
 
-/* On the CPU, when it has come up and when it starts going down. */
+/*
+ * On the CPU, when it has come up and when it starts going down.  Coming
+ * up, the CPU ran interrupts and threads before this callback, whose
+ * completed packets queued no wakeup: rtr_buffer_set_irq_wakeup() wakes
+ * the consumer for them [W1].
+ */
 static int rtr_cpu_online(unsigned int cpu)
 {
 	rtr_buffer_set_irq_wakeup(rtr_cpu_buffer(cpu), true);
@@ -309,18 +340,24 @@ static int __init ringtrace_init(void)
 	ret = rtr_hotplug_init();
 	if (ret)
 		goto free_buffers;
-	ret = rtr_files_init();
-	if (ret)
-		goto exit_hotplug;
 	ret = rtr_probes_init();
 	if (ret)
-		goto exit_files;
+		goto exit_hotplug;
+	/*
+	 * The files last, and nothing that can fail after them: they open
+	 * only once published (files.c), and on failure they are gone with
+	 * no open left in flight.  So no probe was attached either.
+	 */
+	ret = rtr_files_init();
+	if (ret)
+		goto exit_probes;
+	rtr_files_publish();
 	pr_info("loaded: %u cpus online, %lu x %u bytes per cpu\n",
 		num_online_cpus(), rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
 
-exit_files:
-	rtr_files_exit();
+exit_probes:
+	rtr_probes_init_undo();
 exit_hotplug:
 	rtr_hotplug_exit();
 free_buffers:

@@ -15,7 +15,19 @@
  * off (rcu_dereference_sched()); writers serialise on rtr_probes_lock and
  * free the old one after a grace period.  The bitmap (PID_MAX_LIMIT bits,
  * 512 KiB) exists only while event_fork is set and a filter is; its bits
- * change with atomic set_bit()/clear_bit() from the probes.
+ * change only with atomic set_bit()/clear_bit() from the probes.
+ *
+ * The bitmap is not part of what is replaced: appending pids hands the
+ * same bitmap to the new filter, and the old filter gives it up once no
+ * probe can see the old filter any more.  A fork or a free seen through
+ * the old filter or the new one marks the one bitmap, so there is no
+ * window in which a descendant is known to one filter and not the other
+ * (a copy would miss a child forked between the copy and the switch, and
+ * that child's own children, since their fork probes read the new filter;
+ * and merging the copies afterwards is a read-modify-write that undoes
+ * the probes' concurrent set_bit()s).  Writing a new filter (not
+ * appending), or switching event_fork, starts an empty bitmap: the
+ * descendants of the old pids are not the new filter's.
  */
 #include <linux/bitmap.h>
 #include <linux/mm.h>
@@ -81,11 +93,14 @@ void rtr_pid_filter_show(struct seq_file *m)
 	mutex_unlock(&rtr_probes_lock);
 }
 
-static void rtr_pid_filter_destroy(struct rtr_pid_filter *f)
+/* @f and its bitmap, unless @heir (the filter that replaced it) took it. */
+static void rtr_pid_filter_destroy(struct rtr_pid_filter *f,
+				   const struct rtr_pid_filter *heir)
 {
 	if (!f)
 		return;
-	kvfree(f->followed);
+	if (!heir || heir->followed != f->followed)
+		kvfree(f->followed);
 	kfree(f);
 }
 
@@ -98,8 +113,8 @@ static int rtr_pid_cmp(const void *a, const void *b)
 
 /*
  * A new filter holding @pids (and, when @old, its pids and followed
- * descendants), sorted without duplicates; with a bitmap if @follow.
- * ERR_PTR(-EINVAL) past RTR_PID_FILTER_MAX pids.
+ * descendants: @old's bitmap itself), sorted without duplicates; with a
+ * bitmap if @follow.  ERR_PTR(-EINVAL) past RTR_PID_FILTER_MAX pids.
  */
 static struct rtr_pid_filter *rtr_pid_filter_build(const pid_t *pids,
 						   unsigned int nr,
@@ -124,46 +139,35 @@ static struct rtr_pid_filter *rtr_pid_filter_build(const pid_t *pids,
 		kfree(f);
 		return ERR_PTR(-EINVAL);
 	}
-	if (follow && f->nr) {
-		f->followed = kvcalloc(BITS_TO_LONGS(PID_MAX_LIMIT),
-				       sizeof(long), GFP_KERNEL);
-		if (!f->followed) {
-			kfree(f);
-			return ERR_PTR(-ENOMEM);
-		}
-		/* Keeping the filter's roots, keep their descendants too. */
-		if (old && old->followed)
-			bitmap_copy(f->followed, old->followed, PID_MAX_LIMIT);
+	if (!follow || !f->nr)
+		return f;
+	/* Keeping the old filter's roots, keep their descendants too. */
+	if (old && old->followed) {
+		f->followed = old->followed;
+		return f;
+	}
+	f->followed = kvcalloc(BITS_TO_LONGS(PID_MAX_LIMIT), sizeof(long),
+			       GFP_KERNEL);
+	if (!f->followed) {
+		kfree(f);
+		return ERR_PTR(-ENOMEM);
 	}
 	return f;
 }
 
 /*
- * Publish @f (NULL: no filter) and free the old one once unused.  With
- * @carry, @f took the old filter's followed descendants (an append): a
- * fork between that copy and the publication marked its child in the old
- * bitmap only.
- *
- *   writer                               probe on CPU n
- *   bitmap_copy(new, old)
- *                                        fork: set_bit(child, old)
- *   rcu_assign_pointer(filter, new)
- *   synchronize_rcu()                    (every probe on old has returned)
- *   bitmap_or(new, new, old)             the child is in new too
- *
- * The cost of the window is the other way round: a task freed in it may
- * stay marked in @f (its free probe cleared the bit in one bitmap, the OR
- * brings it back) until a later fork or free of that pid; a new task
- * getting that pid is then traced.  Extra events, never missing ones.
+ * Publish @f (NULL: no filter) and free the old one once unused; its
+ * bitmap too, unless @f took it over (an append).
  */
-static void rtr_pid_filter_publish(struct rtr_pid_filter *f, bool carry)
+static void rtr_pid_filter_publish(struct rtr_pid_filter *f)
 {
 	struct rtr_pid_filter *old;
 
 	old = rcu_dereference_protected(rtr_pid_filter,
 					lockdep_is_held(&rtr_probes_lock));
 	if (f && !f->nr) {
-		rtr_pid_filter_destroy(f);
+		/* No pids: no bitmap was made or taken over. */
+		rtr_pid_filter_destroy(f, NULL);
 		f = NULL;
 	}
 	/* Pairs with rcu_dereference_sched() in the probes. */
@@ -171,10 +175,7 @@ static void rtr_pid_filter_publish(struct rtr_pid_filter *f, bool carry)
 	if (old) {
 		/* Probes run with preemption off: a grace period covers them. */
 		synchronize_rcu();
-		if (carry && f && f->followed && old->followed)
-			bitmap_or(f->followed, f->followed, old->followed,
-				  PID_MAX_LIMIT);
-		rtr_pid_filter_destroy(old);
+		rtr_pid_filter_destroy(old, f);
 	}
 }
 
@@ -197,7 +198,7 @@ int rtr_pid_filter_set(const pid_t *pids, unsigned int nr, bool append)
 		ret = PTR_ERR(f);
 		goto unlock;
 	}
-	rtr_pid_filter_publish(f, append);
+	rtr_pid_filter_publish(f);
 unlock:
 	mutex_unlock(&rtr_probes_lock);
 	return ret;
@@ -234,7 +235,13 @@ static int rtr_follow_attach(bool on)
 	ret = tracepoint_probe_register(rtr_tp_fork, rtr_follow_fork, NULL);
 	if (ret)
 		return ret;
-	ret = tracepoint_probe_register(rtr_tp_free, rtr_follow_free, NULL);
+	/*
+	 * Below the default priority, so after the sched_process_free
+	 * event's probe (probes.c): a followed task's free is recorded
+	 * before its bit goes.
+	 */
+	ret = tracepoint_probe_register_prio(rtr_tp_free, rtr_follow_free, NULL,
+					     TRACEPOINT_DEFAULT_PRIO - 1);
 	if (ret)
 		tracepoint_probe_unregister(rtr_tp_fork, rtr_follow_fork, NULL);
 	return ret;
@@ -274,7 +281,7 @@ int rtr_pid_follow_set(bool on)
 	if (on) {
 		ret = rtr_follow_attach(true);
 		if (ret) {
-			rtr_pid_filter_destroy(f);
+			rtr_pid_filter_destroy(f, NULL);
 			goto unlock;
 		}
 	} else {
@@ -282,7 +289,7 @@ int rtr_pid_follow_set(bool on)
 	}
 	rtr_follow = on;
 	if (old)
-		rtr_pid_filter_publish(f, false);
+		rtr_pid_filter_publish(f);
 unlock:
 	mutex_unlock(&rtr_probes_lock);
 	return ret;
@@ -316,5 +323,6 @@ void rtr_pid_follow_exit(void)
 /* Only once no probe can run (after tracepoint_synchronize_unregister()). */
 void rtr_pid_filter_free(void)
 {
-	rtr_pid_filter_destroy(rcu_replace_pointer(rtr_pid_filter, NULL, true));
+	rtr_pid_filter_destroy(rcu_replace_pointer(rtr_pid_filter, NULL, true),
+			       NULL);
 }

@@ -106,6 +106,18 @@ struct rtr_sched_exit {
 static_assert(sizeof(struct rtr_sched_exit) == 24);
 #define RTR_SCHED_EXIT_FIELDS "utf8_t comm[16]; int32_t tid; int32_t prio;"
 
+struct rtr_sched_migrate {
+	char comm[RTR_COMM_LEN];
+	s32 tid;
+	s32 prio;
+	s32 orig_cpu;
+	s32 dest_cpu;
+} __packed;
+static_assert(sizeof(struct rtr_sched_migrate) == 32);
+#define RTR_SCHED_MIGRATE_FIELDS					\
+	"utf8_t comm[16]; int32_t tid; int32_t prio; int32_t orig_cpu; " \
+	"int32_t dest_cpu;"
+
 /* prctl(PR_SET_NAME), a write to /proc/PID/comm, and exec. */
 struct rtr_task_rename {
 	s32 tid;
@@ -259,6 +271,51 @@ static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
 	ringtrace_commit(&r);
 }
 
+/*
+ * sched_waking fires in the waker's context, on its CPU, before the wakee
+ * is given a CPU: target_cpu is the CPU it last ran on (the kernel's own
+ * event says the same).  Kept if the wakee or the waker is traced.
+ */
+static void rtr_probe_sched_waking(void *data, struct task_struct *t)
+{
+	struct ringtrace_reservation r;
+	struct rtr_sched_wakeup *p;
+
+	if (!rtr_tasks_traced(t, current))
+		return;
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	if (!p)
+		return;
+	memcpy(p->comm, t->comm, RTR_COMM_LEN);
+	p->tid = t->pid;
+	p->prio = rtr_probe_prio(t);
+	p->target_cpu = task_cpu(t);
+	ringtrace_commit(&r);
+}
+
+/*
+ * set_task_cpu(), under the task's runqueue lock(s): before the move, so
+ * task_cpu() is still the CPU it leaves.
+ */
+static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
+					 int dest_cpu)
+{
+	struct ringtrace_reservation r;
+	struct rtr_sched_migrate *p;
+
+	if (!rtr_task_traced(t))
+		return;
+	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	if (!p)
+		return;
+	memcpy(p->comm, t->comm, RTR_COMM_LEN);
+	p->tid = t->pid;
+	p->prio = rtr_probe_prio(t);
+	p->orig_cpu = task_cpu(t);
+	p->dest_cpu = dest_cpu;
+	ringtrace_commit(&r);
+}
+
 static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 					struct task_struct *child)
 {
@@ -300,7 +357,12 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 	ringtrace_commit(&r);
 }
 
-static void rtr_probe_sched_process_exit(void *data, struct task_struct *t)
+/*
+ * sched_process_exit and sched_process_free: same payload, @data tells
+ * them apart.  The free comes from an RCU callback once the reaped task's
+ * last reference is gone, in whatever context runs it.
+ */
+static void rtr_probe_sched_process(void *data, struct task_struct *t)
 {
 	struct ringtrace_reservation r;
 	struct rtr_sched_exit *p;
@@ -430,7 +492,10 @@ static void __init rtr_probes_check_types(void)
 	check_trace_callback_type_sched_wakeup_new(rtr_probe_sched_wakeup);
 	check_trace_callback_type_sched_process_fork(rtr_probe_sched_process_fork);
 	check_trace_callback_type_sched_process_exec(rtr_probe_sched_process_exec);
-	check_trace_callback_type_sched_process_exit(rtr_probe_sched_process_exit);
+	check_trace_callback_type_sched_process_exit(rtr_probe_sched_process);
+	check_trace_callback_type_sched_process_free(rtr_probe_sched_process);
+	check_trace_callback_type_sched_waking(rtr_probe_sched_waking);
+	check_trace_callback_type_sched_migrate_task(rtr_probe_sched_migrate_task);
 	check_trace_callback_type_task_rename(rtr_probe_task_rename);
 	check_trace_callback_type_irq_handler_entry(rtr_probe_irq_handler_entry);
 	check_trace_callback_type_irq_handler_exit(rtr_probe_irq_handler_exit);
@@ -464,7 +529,7 @@ struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 		 "sched_process_exec", rtr_probe_sched_process_exec,
 		 RTR_SCHED_EXEC_FIELDS),
 	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_EXIT, "sched_process_exit",
-		 "sched_process_exit", rtr_probe_sched_process_exit,
+		 "sched_process_exit", rtr_probe_sched_process,
 		 RTR_SCHED_EXIT_FIELDS),
 	RTR_PROBE(RTR_PROBE_IRQ_HANDLER_ENTRY, "irq_handler_entry",
 		 "irq_handler_entry", rtr_probe_irq_handler_entry,
@@ -489,6 +554,14 @@ struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 	/* After the state dump: the ids of the events before stay as they were. */
 	RTR_PROBE(RTR_PROBE_TASK_RENAME, "task_rename", "task_rename",
 		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_WAKING, "sched_waking", "sched_waking",
+		 rtr_probe_sched_waking, RTR_SCHED_WAKEUP_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_FREE, "sched_process_free",
+		 "sched_process_free", rtr_probe_sched_process,
+		 RTR_SCHED_EXIT_FIELDS),
+	RTR_PROBE(RTR_PROBE_SCHED_MIGRATE_TASK, "sched_migrate_task",
+		 "sched_migrate_task", rtr_probe_sched_migrate_task,
+		 RTR_SCHED_MIGRATE_FIELDS),
 };
 
 /* --- attach and detach ---------------------------------------------------- */
@@ -580,17 +653,22 @@ int __init rtr_probes_init(void)
 			continue;
 		}
 		ret = ringtrace_event_register(&rtr_probes[i].event);
-		if (ret)
-			goto unregister_events;
+		if (ret) {
+			rtr_probes_unregister_events(i);
+			return ret;
+		}
 	}
-	ret = rtr_events_ctl_init();
-	if (ret)
-		goto unregister_events;
 	return 0;
+}
 
-unregister_events:
-	rtr_probes_unregister_events(i);
-	return ret;
+/*
+ * Undo rtr_probes_init() in a load that fails after it: no probe was ever
+ * attached (that takes a file, and no file opened), so no probe can be
+ * running and there is nothing to wait for.
+ */
+void rtr_probes_init_undo(void)
+{
+	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
 
 void rtr_probes_exit(void)

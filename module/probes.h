@@ -18,9 +18,10 @@ struct task_struct;
 struct tracepoint;
 
 /*
- * The events, in id order (the marker holds id 0, so these get 1..15).
+ * The events, in id order (the marker holds id 0, so these get 1..18).
  * The state dump's two (statedump.c) have no tracepoint: they are written
- * when tracing starts.
+ * when tracing starts.  New events go at the end: the ids of the events
+ * before stay as they were.
  */
 enum rtr_probe_index {
 	RTR_PROBE_SCHED_SWITCH,
@@ -38,6 +39,9 @@ enum rtr_probe_index {
 	RTR_PROBE_STATEDUMP_TASK,
 	RTR_PROBE_STATEDUMP_CPU,
 	RTR_PROBE_TASK_RENAME,
+	RTR_PROBE_SCHED_WAKING,
+	RTR_PROBE_SCHED_PROCESS_FREE,
+	RTR_PROBE_SCHED_MIGRATE_TASK,
 	RTR_NR_PROBES
 };
 
@@ -55,6 +59,7 @@ extern struct rtr_probe rtr_probes[RTR_NR_PROBES];
 extern struct mutex rtr_probes_lock;
 
 int rtr_probes_init(void);
+void rtr_probes_init_undo(void);
 void rtr_probes_exit(void);
 int rtr_probes_set(const unsigned long *mask, const unsigned long *on);
 
@@ -105,8 +110,8 @@ static __always_inline bool rtr_task_traced(const struct task_struct *t)
 
 	return likely(!f) || rtr_pid_filter_match(f, t);
 }
+/* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
-void rtr_pid_filter_free(void);
 
 /* statedump.c: the task on each CPU and every task, at tracing start. */
 #define RTR_STATEDUMP_TASK_FIELDS					\

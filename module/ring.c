@@ -110,6 +110,21 @@
  *       (cpus_read_lock() keeps it so) or tracing is stopped [B4].  One
  *       flush at a time per buffer (flush_lock), so such a remote flush
  *       is the only one modifying the buffer's local_t.
+ *  [R5] A writer reads @offset, then checks the room at the boundary it
+ *       would open against @consumed.  Writers nested in between may fill
+ *       the ring and push @consumed past that boundary (overwrite mode),
+ *       or complete packets that the consumer takes meanwhile.  The
+ *       boundary is then behind @consumed: rtr_make_room() reports room
+ *       instead of pushing a packet that does not stand in the way (or of
+ *       dropping the event), and the writer's cmpxchg on @offset, which
+ *       has moved, fails and retries with the new offset.
+ *  [W1] Completed packets wake the consumer through irq_work, queued by
+ *       the writer only on its own CPU while that CPU is up (irq_wakeup,
+ *       set by the online callback and cleared by the offline one).  A
+ *       packet completed while it is clear -- a CPU being brought up
+ *       already runs interrupts and threads before its online callback,
+ *       a dying one still does after its offline callback -- queued
+ *       nothing: the online and the dead callbacks wake the consumer.
  *  [W2] The meta page is refreshed by the wakeup irq_work, GET, PUT and
  *       flushes, unserialised.  A refresh that read the counters, then
  *       stalled before its stores, would store them over a newer
@@ -128,6 +143,7 @@
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/vmalloc.h>
@@ -273,11 +289,16 @@ static bool rtr_push(struct rtr_buffer *buf, unsigned long cons)
 /*
  * May a packet open at boundary @pos?  In overwrite mode (and when
  * @may_overwrite) make room by retiring the oldest packet.
+ *
+ * @pos comes from the caller's read of @offset, and writers nested since
+ * may have moved @consumed past it [R5]: then @pos is stale, and the
+ * caller's cmpxchg on @offset will fail and retry with a fresh one.  Say
+ * there is room rather than push or drop for a position that is gone.
  */
 static enum rtr_lost rtr_make_room(struct rtr_buffer *buf, unsigned long pos,
 				   bool may_overwrite)
 {
-	unsigned long cons;
+	unsigned long cons, oldest;
 
 	/* Nested inside a push's window: the slot being retired is ours [R2]. */
 	if (READ_ONCE(buf->retiring))
@@ -285,7 +306,10 @@ static enum rtr_lost rtr_make_room(struct rtr_buffer *buf, unsigned long pos,
 	for (;;) {
 		/* [B2] Pairs with atomic_long_set_release() in rtr_buffer_put(). */
 		cons = atomic_long_read_acquire(&buf->consumed);
-		if (pos - (cons & ~RTR_POS_HELD) < rtr_buf_size(buf))
+		oldest = cons & ~RTR_POS_HELD;
+		/* Free running: "behind @consumed" is a negative difference. */
+		if ((long)(pos - oldest) < 0 ||
+		    pos - oldest < rtr_buf_size(buf))
 			return RTR_ROOM;
 		if (!buf->overwrite || !may_overwrite)
 			return RTR_LOST_FULL;
@@ -488,13 +512,24 @@ static void rtr_wakeup(struct irq_work *work)
 /*
  * Called on the owning CPU by its hotplug callbacks: with @on false (the
  * CPU is going down), writers stop queueing the irq_work, and the one
- * already queued has run when this returns.
+ * already queued has run when this returns; with @on true (the CPU came
+ * up), they queue it again, and what completed before is woken for.
  */
 void rtr_buffer_set_irq_wakeup(struct rtr_buffer *buf, bool on)
 {
 	WRITE_ONCE(buf->irq_wakeup, on);
-	if (!on)
+	if (!on) {
 		irq_work_sync(&buf->wakeup);
+		return;
+	}
+	/*
+	 * [W1] Packets completed on this CPU before irq_wakeup was set queued
+	 * no wakeup.  Their writers ran here, before the store above in
+	 * this CPU's order, so the wake below refreshes the meta page after
+	 * them, and a consumer that polls afterwards finds them ready;
+	 * later ones queue their own irq_work.
+	 */
+	rtr_buffer_wake(buf);
 }
 
 /*
@@ -681,18 +716,31 @@ int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 	return 0;
 }
 
-/* The consumer went away holding a packet: hand it back unconsumed. */
+/*
+ * The consumer went away holding a packet, or cannot learn that it holds
+ * one: hand it back unconsumed.  Caller holds buf->consumer_lock.
+ */
 void rtr_buffer_unhold(struct rtr_buffer *buf)
 {
 	unsigned long cons = atomic_long_read(&buf->consumed);
 
+	if (!(cons & RTR_POS_HELD))
+		return;
 	/*
 	 * [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(): an
 	 * overwriting writer may push this packet once HELD is gone, and the
 	 * consumer's reads of it must be done by then.
 	 */
-	if (cons & RTR_POS_HELD)
-		atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
+	atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
+	/* The meta page must not go on saying the packet is held. */
+	rtr_meta_update(buf);
+}
+
+/* Mode changes (tracing off): the meta page says which mode is on. */
+void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite)
+{
+	WRITE_ONCE(buf->overwrite, overwrite);
+	rtr_meta_update(buf);
 }
 
 void rtr_buffer_stats(struct rtr_buffer *buf, struct ringtrace_stats *st)
@@ -733,8 +781,14 @@ static void rtr_free_pages(struct page **pages, unsigned int nr)
 	kvfree(pages);
 }
 
+/*
+ * A buffer for @cpu, or NULL.  @killable: the caller is a task that asked
+ * for it (a geometry change), and a fatal signal ends the allocation --
+ * it may be the OOM killer's, for all the pages this loop took.
+ */
 struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
-				    unsigned int num_subbufs, bool overwrite)
+				    unsigned int num_subbufs, bool overwrite,
+				    bool killable)
 {
 	const gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
 			  __GFP_RETRY_MAYFAIL;
@@ -758,6 +812,8 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	if (!buf->pages)
 		goto free_slots;
 	for (i = 0; i < buf->nr_pages; i++) {
+		if (killable && fatal_signal_pending(current))
+			goto free_pages;
 		buf->pages[i] = alloc_pages_node(node, gfp, 0);
 		if (!buf->pages[i])
 			goto free_pages;

@@ -350,13 +350,16 @@ static char *kernel_log(void)
 
 /*
  * Geometry that memory cannot hold is refused at once with ENOMEM and a
- * kernel log line that says why; values, counters and data stay.  4096
+ * kernel log line that says why, with the numbers compared (rt_fuzz holds
+ * every ENOMEM to such a line); values, counters and data stay.  4096
  * sub-buffers of 64 MiB are 256 GiB per CPU.
  */
 TEST_F(control, huge_geometry_refused)
 {
-	const char *why = "would need";
-	char *log, *hit;
+	const char *why = "67108864 x 4096 bytes would need";
+	unsigned long long need = 0, avail = 0;
+	unsigned int nr = 0;
+	char *log, *hit, *last = NULL;
 
 	ASSERT_EQ(0, rt_set_geometry(4096, RINGTRACE_MAX_SUBBUFS));
 	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
@@ -366,8 +369,20 @@ TEST_F(control, huge_geometry_refused)
 	expect_markers(_metadata, self->cpu, 3);
 	log = kernel_log();
 	ASSERT_NE(NULL, log);
-	hit = strstr(log, why);
-	EXPECT_NE(NULL, hit) TH_LOG("no \"%s\" line in the kernel log", why);
+	for (hit = strstr(log, why); hit; hit = strstr(hit + 1, why))
+		last = hit;
+	ASSERT_NE(NULL, last) TH_LOG("no \"%s\" line in the kernel log", why);
+	/* Back to the start of the line's message. */
+	while (last > log && last[-1] != '\n')
+		last--;
+	last = strstr(last, "ringtrace: ");
+	ASSERT_NE(NULL, last);
+	EXPECT_EQ(3, sscanf(last, "ringtrace: %u buffers of 67108864 x 4096 bytes would need %llu KiB, %llu KiB are available",
+			    &nr, &need, &avail)) TH_LOG("%.120s", last);
+	EXPECT_LT(0, nr);
+	/* 256 GiB and a meta page per buffer, and more than there is. */
+	EXPECT_EQ(nr * ((256ULL << 20) + 4), need);
+	EXPECT_GT(need, avail);
 	free(log);
 }
 

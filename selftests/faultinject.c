@@ -49,9 +49,11 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <pthread.h>
 #include <regex.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -608,23 +610,159 @@ static bool ok_true(void)
 
 /* --- load ------------------------------------------------------------ */
 
+/*
+ * Each load races an opener: a thread that, while init_module() runs,
+ * opens these files as soon as they exist, writes 1 to events/enable
+ * (attaching every probe) once it has it, and keeps what it opened until
+ * the load has returned.  A load that fails must have refused all of it:
+ * the loader frees a module whose init failed, whatever still uses it.
+ */
+static const struct {
+	const char *path;
+	int flags;
+} racer_files[] = {
+	{ ROOT "/tracing_on", O_RDWR },
+	{ ROOT "/events/enable", O_WRONLY },
+	{ DEVROOT "/tracing_on", O_RDWR },
+};
+#define RACER_FILES	(sizeof(racer_files) / sizeof(racer_files[0]))
+
+enum { RACER_IDLE, RACER_RACING, RACER_STOP, RACER_EXIT };
+
+static struct {
+	pthread_t thread;
+	bool started;
+	atomic_int state;		/* RACER_* */
+	atomic_int stopped;		/* the thread saw RACER_STOP */
+	int fd[RACER_FILES];		/* the thread's while racing */
+	unsigned int tries;
+} racer;
+
+static void *racer_main(void *unused)
+{
+	/*
+	 * A round of opens a millisecond: often enough to catch a file in
+	 * the time a load takes to make the next one, not so often that
+	 * the guest does little else.
+	 */
+	const struct timespec pause = { .tv_nsec = 1000000 },
+			      idle = { .tv_nsec = 10000000 };
+	unsigned int i;
+	int state, fd;
+
+	(void)unused;
+	while ((state = atomic_load(&racer.state)) != RACER_EXIT) {
+		if (state == RACER_STOP)
+			atomic_store(&racer.stopped, 1);
+		if (state != RACER_RACING) {
+			nanosleep(&idle, NULL);
+			continue;
+		}
+		for (i = 0; i < RACER_FILES; i++) {
+			if (racer.fd[i] >= 0)
+				continue;
+			racer.tries++;
+			fd = open(racer_files[i].path,
+				  racer_files[i].flags | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			racer.fd[i] = fd;
+			if (racer_files[i].flags == O_WRONLY &&
+			    write(fd, "1", 1) != 1)
+				diag("racer: %s: %s", racer_files[i].path,
+				     strerror(errno));
+		}
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+/* Before the fault is armed: the thread's own setup allocates. */
+static int racer_arm(void)
+{
+	unsigned int i;
+	int ret;
+
+	if (!racer.started) {
+		ret = pthread_create(&racer.thread, NULL, racer_main, NULL);
+		if (ret)
+			return -ret;
+		racer.started = true;
+	}
+	for (i = 0; i < RACER_FILES; i++)
+		racer.fd[i] = -1;
+	racer.tries = 0;
+	return 0;
+}
+
+/* Stop racing; how many of the files it opened (now closed). */
+static unsigned int racer_stop(void)
+{
+	unsigned int i, opened = 0;
+
+	if (atomic_load(&racer.state) != RACER_RACING)
+		return 0;
+	atomic_store(&racer.stopped, 0);
+	atomic_store(&racer.state, RACER_STOP);
+	while (!atomic_load(&racer.stopped))
+		sched_yield();
+	atomic_store(&racer.state, RACER_IDLE);
+	for (i = 0; i < RACER_FILES; i++) {
+		if (racer.fd[i] < 0)
+			continue;
+		opened++;
+		if (racer_files[i].flags == O_WRONLY &&
+		    write(racer.fd[i], "0", 1) != 1)
+			diag("racer: %s: %s", racer_files[i].path,
+			     strerror(errno));
+		close(racer.fd[i]);
+		racer.fd[i] = -1;
+	}
+	return opened;
+}
+
+static void racer_exit(void)
+{
+	if (!racer.started)
+		return;
+	racer_stop();
+	atomic_store(&racer.state, RACER_EXIT);
+	pthread_join(racer.thread, NULL);
+	racer.started = false;
+}
+
 static int load_prepare(void)
 {
-	if (module_loaded())
-		return unload_module();
-	return 0;
+	int ret = module_loaded() ? unload_module() : 0;
+
+	return ret ?: racer_arm();
+}
+
+static long load_op(void)
+{
+	atomic_store(&racer.state, RACER_RACING);
+	return load_module();
 }
 
 static bool load_failed(void)
 {
-	return module_gone();
+	/* racer_stop() first: the thread counts tries until it stops. */
+	unsigned int opened = racer_stop(), tries = racer.tries;
+
+	if (opened)
+		diag("%u files opened during a load that failed (%u tries)",
+		     opened, tries);
+	return module_gone() && !opened;
 }
 
 static bool load_done(void)
 {
-	char *now = tree_list();
-	bool ok = now && ref_tree && !strcmp(now, ref_tree);
+	char *now;
+	bool ok;
 
+	racer_stop();
+	now = tree_list();
+	ok = now && ref_tree && !strcmp(now, ref_tree);
 	if (!ok)
 		diag("the loaded module's files differ from a normal load's");
 	free(now);
@@ -1096,8 +1234,8 @@ static bool metadata_same(void)
 }
 
 static const struct fi_path paths[] = {
-	{ .name = "load", .what = "init_module() of ringtrace.ko",
-	  .prepare = load_prepare, .op = load_module,
+	{ .name = "load", .what = "init_module() of ringtrace.ko, racing opens",
+	  .prepare = load_prepare, .op = load_op,
 	  .failed = load_failed, .done = load_done,
 	  .module_frames = true },
 	{ .name = "unload", .what = "delete_module() of ringtrace",
@@ -1467,6 +1605,7 @@ int main(int argc, char **argv)
 		}
 		sweep(&paths[i]);
 	}
+	racer_exit();
 	/* Leave the module loaded, in its default state, for the caller. */
 	ret = loaded_default();
 	check(!ret, "back to the defaults: %s", strerror(-ret));

@@ -8,10 +8,14 @@
  *   - one that comes up gets one, and records;
  *   - one that goes down keeps it: what it wrote is still delivered;
  *   - CPUs going up and down while they write never leave a wakeup
- *     pending that would hang clear, a geometry change or rmmod.
+ *     pending that would hang clear, a geometry change or rmmod;
+ *   - packets a CPU completes while it comes up wake the consumer (with
+ *     ringtrace_selftest.ko, which run_guest.sh loads for this test).
  */
 #include "ringtrace_test.h"
 
+#include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #define SUBBUF		4096U
@@ -183,6 +187,127 @@ TEST_F_TIMEOUT(hotplug, churn_then_free, 300)
 	ASSERT_EQ(0, rt_set_geometry(8192, 4));
 	ASSERT_EQ(0, set_online(self->cpu, true));
 	ASSERT_EQ(0, rt_set_geometry(SUBBUF, 4));
+}
+
+/* Blobs of 400 bytes in one burst: two packets of SUBBUF. */
+#define BURST		20
+
+struct burst {
+	int cpu;
+	ssize_t ret;			/* of the write to online_burst */
+	char report[128];		/* what online_burst read back */
+};
+
+/* Arms ringtrace_selftest's burst for @b->cpu; returns once it ran. */
+static void *burst_thread(void *arg)
+{
+	struct burst *b = arg;
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "%d %d %d", b->cpu, BURST, 400);
+	b->ret = rt_write_file(RTST_DIR "/online_burst", cmd, strlen(cmd));
+	if (rt_read_file(RTST_DIR "/online_burst", b->report,
+			 sizeof(b->report)) < 0)
+		b->report[0] = '\0';
+	return NULL;
+}
+
+/*
+ * poll()'s timeout.  At its end poll() looks once more and reports the
+ * packet ready either way: what tells a wakeup from none is whether it
+ * returned long before that.
+ */
+#define POLL_TIMEOUT_MS	30000
+
+struct sleeper {
+	int fd;
+	int ready;			/* poll()'s count */
+	short revents;
+	struct timespec slept, woke;
+};
+
+static void *poll_thread(void *arg)
+{
+	struct sleeper *s = arg;
+	struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+
+	clock_gettime(CLOCK_MONOTONIC, &s->slept);
+	s->ready = poll(&pfd, 1, POLL_TIMEOUT_MS);
+	s->revents = pfd.revents;
+	clock_gettime(CLOCK_MONOTONIC, &s->woke);
+	return NULL;
+}
+
+static double ms_since(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1e3 + (b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/*
+ * A CPU that comes up runs interrupts and kernel threads before its
+ * online callback: packets it completes then queue no wakeup (the writer
+ * only queues one while the CPU is up, [W1] in module/ring.c), so the
+ * online callback must wake the consumer for them.  ringtrace_selftest
+ * writes ~8 KiB (two packets) on the CPU from an IPI as soon as it
+ * counts as online; a consumer already asleep in poll() must wake up,
+ * although nothing is written there afterwards.  (Without the online
+ * callback's wakeup it slept until poll()'s timeout, in every round.)
+ * Rounds whose burst came after the CPU was fully up (cpu_active()
+ * already) would pass through the irq_work: the log says how many did.
+ */
+TEST_F_TIMEOUT(hotplug, wakes_for_packets_before_online, 600)
+{
+	struct ringtrace_subbuf sb;
+	struct timespec up;
+	struct sleeper sl;
+	struct burst bu;
+	pthread_t pt, bt;
+	struct rt_buf b;
+	int round, early = 0, ran, active, accepted, cpu, ret;
+
+	if (rtst_unavailable())
+		SKIP(return, "%s", rtst_unavailable());
+	ASSERT_EQ(0, set_online(self->cpu, true));
+	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (round = 0; round < 5; round++) {
+		ASSERT_EQ(0, set_online(self->cpu, false));
+		/* Whatever is complete now is not what this round tests. */
+		while (!(ret = rt_get(b.fd, &sb)))
+			ASSERT_EQ(0, rt_put(b.fd, sb.pos));
+		ASSERT_EQ(-EAGAIN, ret);
+
+		bu = (struct burst){ .cpu = self->cpu };
+		sl = (struct sleeper){ .fd = b.fd };
+		ASSERT_EQ(0, pthread_create(&pt, NULL, poll_thread, &sl));
+		ASSERT_EQ(0, pthread_create(&bt, NULL, burst_thread, &bu));
+		/* Both asleep, in poll() and in the burst's wait. */
+		usleep(200000);
+		ASSERT_EQ(0, set_online(self->cpu, true));
+		clock_gettime(CLOCK_MONOTONIC, &up);
+		ASSERT_EQ(0, pthread_join(bt, NULL));
+		ASSERT_EQ(0, pthread_join(pt, NULL));
+		TH_LOG("round %d: %s, poll woke %.0f ms after the online write returned",
+		       round, bu.report, ms_since(&up, &sl.woke));
+		ASSERT_LT(0, bu.ret) TH_LOG("online_burst: %s",
+					      strerror(-bu.ret));
+		ASSERT_EQ(4, sscanf(bu.report, "cpu=%d ran=%d active=%d accepted=%d",
+				    &cpu, &ran, &active, &accepted))
+			TH_LOG("online_burst reads \"%s\"", bu.report);
+		EXPECT_EQ(self->cpu, cpu);
+		EXPECT_EQ(1, ran);
+		EXPECT_EQ(BURST, accepted);
+		early += !active;
+		EXPECT_EQ(1, sl.ready);
+		EXPECT_TRUE(sl.revents & POLLIN);
+		/* Woken, not timed out: half the timeout is miles away. */
+		EXPECT_GT(POLL_TIMEOUT_MS / 2, ms_since(&sl.slept, &sl.woke))
+			TH_LOG("round %d: no wakeup for cpu%d's packets, burst %s it was active",
+			       round, self->cpu, active ? "after" : "before");
+	}
+	TH_LOG("%d of 5 bursts before cpu%d was active", early, self->cpu);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	rt_buf_close(&b);
 }
 
 TEST_HARNESS_MAIN

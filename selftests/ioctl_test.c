@@ -273,6 +273,9 @@ TEST_F(ioc, get_into_readonly_memory)
 	EXPECT_EQ(EFAULT, errno);
 	ASSERT_EQ(0, rt_positions(self->b.fd, &p));
 	EXPECT_EQ(0, p.consumed_pos & RINGTRACE_POS_HELD);
+	/* The meta page does not go on saying it is held either. */
+	EXPECT_EQ(p.consumed_pos,
+		  rt_meta_load(&rt_buf_meta(&self->b)->consumed_pos));
 	/* The packet is still the next one, and GET works. */
 	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
 	EXPECT_EQ(p.consumed_pos, sb.pos);
@@ -282,6 +285,28 @@ TEST_F(ioc, get_into_readonly_memory)
 	EXPECT_EQ(-1, ioctl(self->b.fd, RINGTRACE_IOC_PUT_SUBBUF, ro));
 	EXPECT_EQ(EINVAL, errno);
 	munmap(ro, page);
+}
+
+/*
+ * Closing the file while holding a packet gives it back: the next opener
+ * finds it in the meta page as neither held nor consumed.
+ */
+TEST_F(ioc, close_while_held)
+{
+	const struct ringtrace_meta *meta;
+	struct ringtrace_subbuf sb;
+
+	one_packet(_metadata, self, "held at close");
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	rt_buf_close(&self->b);
+	ASSERT_EQ(0, rt_buf_open(&self->b, self->cpu));
+	meta = rt_buf_meta(&self->b);
+	EXPECT_EQ(sb.pos, rt_meta_load(&meta->consumed_pos));
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	EXPECT_EQ(sb.pos | RINGTRACE_POS_HELD,
+		  rt_meta_load(&meta->consumed_pos));
+	EXPECT_EQ(1, sb.events);
+	EXPECT_EQ(0, rt_put(self->b.fd, sb.pos));
 }
 
 TEST_F(ioc, bad_arguments)

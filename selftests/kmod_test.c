@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Deterministic writer-API tests driven through ringtrace_selftest.ko:
- * reservations nested one deeper than RINGTRACE_MAX_NESTING, and events
- * too big for a sub-buffer.  Each outcome is checked in the module's
+ * reservations nested one deeper than RINGTRACE_MAX_NESTING, events too
+ * big for a sub-buffer, and a writer whose position goes stale under
+ * nested ones.  Each outcome is checked in the module's
  * report, in ringtrace's counters and in the packets.
  */
 #include "ringtrace_test.h"
@@ -260,6 +261,53 @@ TEST_F(kmod, too_big)
 	/* Sizes no sub-buffer can hold are refused by the module itself. */
 	EXPECT_EQ(-EINVAL, rtst_write("oversize", "67108865"));
 	EXPECT_EQ(-EINVAL, rtst_write("oversize", "-1"));
+}
+
+/*
+ * A writer's position goes stale under nested writers [R5 in
+ * module/ring.c]: overwrite mode, a fresh buffer, and the module's stale
+ * write -- an outer writer that read the offset at a boundary, nested
+ * blobs that wrap the whole ring and open the packet after it (pushing
+ * the first packet, the one overrun there must be), then the outer
+ * writer's slow path with the offset it read.  That position is behind
+ * the consumed one now: it must retry at the new offset, not push the
+ * second packet too.
+ */
+TEST_F(kmod, stale_position_pushes_nothing)
+{
+	struct blobs got = { .blob_id = self->blob_id };
+	struct rt_drain dr = { 0 };
+	unsigned int first, nested;
+	int cpu, accepted;
+	struct rt_stats st;
+	char text[128];
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(0, rt_ctl_write("mode", "overwrite"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(3, rtst_write("stale", "200"));
+	ASSERT_EQ(0, rtst_read("stale", text, sizeof(text)));
+	ASSERT_EQ(4, sscanf(text, "cpu=%d first=%u nested=%u accepted=%d",
+			    &cpu, &first, &nested, &accepted)) TH_LOG("%s", text);
+	EXPECT_EQ(self->cpu, cpu);
+	ASSERT_LT(0, first);
+	ASSERT_LT(first, nested);
+	EXPECT_EQ(1, accepted);
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(-ENODATA, rt_drain(self->m, &self->b, collect_blob, &got,
+				     &dr, text, sizeof(text))) TH_LOG("%s", text);
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &st));
+	/* The first packet was overrun, and only it. */
+	EXPECT_EQ(first, st.lost_overrun);
+	EXPECT_EQ(first, rt_stats_lost(&st));
+	EXPECT_EQ(nested + 1, st.written);
+	EXPECT_EQ(nested + 1 - first, got.count);
+	EXPECT_EQ(0, got.bad);
+	/* Packets 1..4 of the 4-slot ring: none skipped. */
+	EXPECT_EQ(4, dr.packets);
+	EXPECT_EQ(1, dr.first.packet_seq_num);
+	EXPECT_EQ(0, dr.seq_gaps);
 }
 
 /* The dyn file's view: registered, its layout, id and next seq. */

@@ -8,8 +8,8 @@
 # ringtrace.ko offers the same files under /dev/ringtrace, and ringtraced
 # and ringtrace fall back to them.  This suite checks both sides, records
 # a trace through the fallback and reads it with babeltrace2; then, under
-# lockdown=confidentiality, that /dev/ringtrace refuses too, with a clear
-# message.
+# lockdown=confidentiality, that both trees refuse every file, the
+# read-only ones too, with a clear message.
 #
 # Debian's kernels refuse unsigned modules once locked down, so the module
 # is loaded first and lockdown raised at run time (it can only be raised):
@@ -112,11 +112,16 @@ main() {
 	check "babeltrace2 sees all 50 markers" \
 		test "$(grep -c 'locked down' "$WORK/bt.txt")" -eq 50
 
-	# Confidentiality: /dev/ringtrace refuses too, like tracefs.
+	# Confidentiality: every file of both trees is refused, the
+	# read-only ones too, as tracefs refuses all of its files.
 	check "raise lockdown to confidentiality" \
 		sh -c "echo confidentiality > $LOCKDOWN"
 	check "/dev: tracing_on refused" refused "$DEV/tracing_on" '<'
 	check "/dev: cpu/0/buffer refused" refused "$DEV/cpu/0/buffer" '<'
+	for f in metadata stats available_events events/sched_switch/id; do
+		check "debugfs: $f refused" refused "$DBG/$f" '<'
+		check "/dev: $f refused" refused "$DEV/$f" '<'
+	done
 	daemon/ringtraced -o "$WORK/refused" >"$WORK/refused.out" 2>&1
 	check "ringtraced fails (status $?)" test $? -ne 0
 	sed 's/^/# daemon: /' "$WORK/refused.out"

@@ -3,8 +3,8 @@
  * Discard and overwrite modes with a producer that outruns a reader that
  * does not read: discard keeps the oldest data and drops the rest, the
  * flight recorder keeps the newest; a packet held by the reader is never
- * overwritten; every lost event is counted exactly; and new geometry shows
- * in the meta page and in the packets.
+ * overwritten; every lost event is counted exactly; and new geometry and
+ * a new mode show in the meta page (and geometry in the packets).
  */
 #include "ringtrace_test.h"
 
@@ -83,6 +83,30 @@ static void expect_consecutive(struct __test_metadata *_metadata,
 			TH_LOG("marker %zu of %zu", i, c->count);
 		}
 	}
+}
+
+/* The kernel stores the mode with a plain 32-bit store. */
+static uint32_t meta_mode(const struct ringtrace_meta *meta)
+{
+	return __atomic_load_n(&meta->mode, __ATOMIC_RELAXED);
+}
+
+/*
+ * The meta page says which mode is on as soon as it is switched (tracing
+ * off), not only once a packet completes or the consumer calls GET.
+ */
+TEST_F(mode, meta_page_follows_mode)
+{
+	const struct ringtrace_meta *meta;
+
+	start(_metadata, self, "discard");
+	meta = rt_buf_meta(&self->b);
+	EXPECT_EQ(RINGTRACE_MODE_DISCARD, meta_mode(meta));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(0, rt_ctl_write("mode", "overwrite"));
+	EXPECT_EQ(RINGTRACE_MODE_OVERWRITE, meta_mode(meta));
+	ASSERT_EQ(0, rt_ctl_write("mode", "discard"));
+	EXPECT_EQ(RINGTRACE_MODE_DISCARD, meta_mode(meta));
 }
 
 TEST_F(mode, discard_keeps_oldest)

@@ -158,8 +158,9 @@ same_modes() {
 	return $ret
 }
 
-# Load ringtrace.ko with the highest CPU offline, for hotplug_test: it
-# then sees that CPU come up for the first time.
+# Load ringtrace.ko (and ringtrace_selftest.ko) with the highest CPU
+# offline, for hotplug_test: it then sees that CPU come up for the first
+# time.
 hotplug_suite() {
 	local cpu online
 	online=$(cat /sys/devices/system/cpu/online)
@@ -170,9 +171,13 @@ hotplug_suite() {
 	fi
 	check "cpu${cpu}_offline" sh -c "echo 0 > /sys/devices/system/cpu/cpu$cpu/online"
 	check insmod_ringtrace_cpu${cpu}_offline load ringtrace || return
+	# Its writers run on a CPU while it comes up.
+	check insmod_ringtrace_selftest_cpu${cpu}_offline load ringtrace_selftest
 	run_binary hotplug_test
 	echo 1 > "/sys/devices/system/cpu/cpu$cpu/online"
 	check "cpus_online_again" test "$(cat /sys/devices/system/cpu/online)" = "$online"
+	module_loaded ringtrace_selftest &&
+		check rmmod_ringtrace_selftest_after_hotplug unload ringtrace_selftest
 	check rmmod_ringtrace_after_hotplug timeout 60 rmmod ringtrace
 }
 

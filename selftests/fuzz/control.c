@@ -330,8 +330,9 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 		}
 		e->value = word[0] == '1';
 		if (c->kind == K_CLEAR) {
+			/* Clear reallocates the buffers: ENOMEM as for geometry. */
 			e->ret = e->value ? 0 : -EINVAL;
-			e->busy_ok = true;
+			e->busy_ok = e->nomem_ok = true;
 		} else if (c->kind == K_FORK) {
 			e->patches_text = e->value;
 		} else if (c->kind == K_ENABLE_ALL) {
@@ -476,7 +477,7 @@ static size_t fz_gen_pids(struct fz_rng *r, uint8_t *b, size_t cap)
 			snprintf(s, sizeof(s), "%ux", (unsigned int)fz_below(r, 99));
 			break;
 		case 4:
-			snprintf(s, sizeof(s), "%d", getpid());
+			snprintf(s, sizeof(s), "%d", fz.own_pid);
 			break;
 		default:
 			snprintf(s, sizeof(s), "%u", (unsigned int)fz_below(r, 40000));
@@ -1187,19 +1188,124 @@ static bool fz_bufs_quiet(void)
 }
 
 /*
+ * The kernel log from where a window began: /dev/kmsg at its end.  -1 if
+ * it cannot be read (then no ENOMEM can be explained).
+ */
+static int fz_kmsg_from_now(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && lseek(fd, 0, SEEK_END) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* /proc/meminfo's MemAvailable in KiB (the kernel's si_mem_available()), or -1. */
+static long long fz_mem_available_kib(void)
+{
+	long long kib = -1;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * Memory moves between the kernel's comparison and the fuzzer's read of
+ * /proc/meminfo (other threads, the page cache, our own frees): by a few
+ * MiB in the guests.  32 MiB is well above that wobble and far below the
+ * ~1.6 GiB a 2 GiB guest has available when nothing presses on it.
+ */
+#define FZ_NOMEM_SLACK_KIB	(32 * 1024)
+
+/*
+ * Is an ENOMEM for buffers of @size x @num honest?  Only if the memory
+ * really was not there: ringtrace must have logged why since @fd was
+ * opened (module/main.c logs every such refusal, with its numbers):
+ *
+ *   ringtrace: N buffers of S x K bytes would need X KiB, Y KiB are available
+ *   ringtrace: cpuC: out of memory for S x K bytes (Y KiB available)
+ *
+ * and what the fuzzer reads itself right after, MemAvailable
+ * (@avail_after, KiB), must agree that the geometry did not fit: below
+ * what it needs plus FZ_NOMEM_SLACK_KIB.  The first line must also
+ * compare as refused (X > Y).  The second is the page allocator's own
+ * failure (__GFP_RETRY_MAYFAIL: reclaim could not make room), for which
+ * the need is the whole new set, one buffer per CPU.  A module that said
+ * ENOMEM with memory to spare, or without saying why, fails.  The
+ * explaining line goes into @why.
+ */
+static bool fz_kmsg_explains(int fd, uint64_t size, uint64_t num,
+			     long long avail_after, char *why, size_t why_size)
+{
+	unsigned long long s, k, need, avail;
+	unsigned long long per_cpu = (size * num + fz.page) / 1024;
+	unsigned int n, cpu;
+	char rec[1024], *msg;
+	bool found = false;
+	ssize_t len;
+
+	if (avail_after < 0)
+		return false;
+	for (;;) {
+		len = read(fd, rec, sizeof(rec) - 1);
+		if (len < 0 && errno == EPIPE)
+			continue;	/* overwritten records: go on */
+		if (len <= 0)
+			break;
+		rec[len] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg)
+			continue;
+		msg++;
+		msg[strcspn(msg, "\n")] = '\0';
+		if (sscanf(msg, "ringtrace: %u buffers of %llu x %llu bytes would need %llu KiB, %llu KiB are available",
+			   &n, &s, &k, &need, &avail) == 5 &&
+		    s == size && k == num && need > avail &&
+		    (unsigned long long)avail_after < need + FZ_NOMEM_SLACK_KIB)
+			found = true;
+		else if (sscanf(msg, "ringtrace: cpu%u: out of memory for %llu x %llu bytes",
+				&cpu, &s, &k) == 3 && s == size && k == num &&
+			 (unsigned long long)avail_after <
+			 per_cpu * fz.ncpus + FZ_NOMEM_SLACK_KIB)
+			found = true;
+		else
+			continue;
+		snprintf(why, why_size, "%s", msg);
+	}
+	return found;
+}
+
+/*
  * With every buffer session excluded (buf_lock written): tracing off,
  * new geometry, a mode, clear, and maybe tracing on again.  In a solo
- * window with no buffer file open, every step must work.
+ * window with no buffer file open, every step must work -- unless memory
+ * is short at that moment: a 2 GiB guest does not promise the 2 MiB per
+ * CPU of 256 KiB x 8.  So an ENOMEM there must come with ringtrace's
+ * kernel log line for that very geometry, and MemAvailable read right
+ * after must agree that the memory was not there (fz_kmsg_explains());
+ * any other ENOMEM is a failure.
  */
 static void fz_geom_quiet(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
-	uint64_t size = fz_pick_subbuf(r, true), num = fz_pick_num(r, true);
+	uint64_t size = fz.pressure ? 64 * fz.page : fz_pick_subbuf(r, true);
+	uint64_t num = fz.pressure ? 8ULL << fz_below(r, 4) : fz_pick_num(r, true);
 	bool strict, big = fz_chance(r, 4);
-	char vsize[32], vnum[32], vmax[32];
+	char vsize[32], vnum[32], vmax[32], why[256] = "";
 	struct fz_window w;
-	uint64_t gen0;
-	long ret;
+	uint64_t gen0, failed_size = 0, failed_num = 0;
+	long ret, num0;
+	long long mem = -1;
+	int kmsg;
 
 	fz_op(t, FZ_OP_GEOM_QUIET);
 	snprintf(vsize, sizeof(vsize), "%" PRIu64, size);
@@ -1207,6 +1313,7 @@ static void fz_geom_quiet(struct fz_thread *t)
 	snprintf(vmax, sizeof(vmax), "%u", RINGTRACE_MAX_SUBBUF_SIZE);
 	pthread_rwlock_wrlock(&fz.buf_lock);
 	fz_ctl_begin();
+	kmsg = fz_kmsg_from_now();
 	fz_window_open(&w);
 	gen0 = atomic_load(&fz.bufs_gen);
 	strict = fz_bufs_quiet();
@@ -1225,21 +1332,60 @@ static void fz_geom_quiet(struct fz_thread *t)
 		}
 	}
 	/* Smallest first: no step holds two large geometries at once. */
-	ret = fz_ctl_set(t, K_SUBBUF, "4096", 1);
-	ret = ret ?: fz_ctl_set(t, K_NUM, "2", 1);
-	ret = ret ?: fz_ctl_set(t, K_SUBBUF, vsize, 1);
-	ret = ret ?: fz_ctl_set(t, K_NUM, vnum, 1);
+	num0 = fz_read_num(false, "num_subbufs");
+	const struct {
+		enum fz_ctl_kind kind;
+		const char *val;
+		uint64_t size, num;		/* the geometry it asks for */
+	} steps[] = {
+		{ K_SUBBUF, "4096", 4096, num0 > 0 ? (uint64_t)num0 : 0 },
+		{ K_NUM, "2", 4096, 2 },
+		{ K_SUBBUF, vsize, size, 2 },
+		{ K_NUM, vnum, size, num },
+	};
+	for (unsigned int i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		ret = fz_ctl_set(t, steps[i].kind, steps[i].val, 1);
+		mem = fz_mem_available_kib();
+		if (ret) {
+			failed_size = steps[i].size;
+			failed_num = steps[i].num;
+			break;
+		}
+	}
 	if (strict && fz_window_solo(&w, 1) && fz_bufs_quiet() &&
-	    atomic_load(&fz.bufs_gen) == gen0)
-		FZ_CHECK(t, ret == 0,
-			 "geometry %s x %s refused (%s) with tracing off and no file open",
-			 vsize, vnum, fz_err(ret));
+	    atomic_load(&fz.bufs_gen) == gen0) {
+		if (ret == -ENOMEM && kmsg >= 0 &&
+		    fz_kmsg_explains(kmsg, failed_size, failed_num, mem, why,
+				     sizeof(why)))
+			fz_desc(t, " (kernel: %.80s; MemAvailable %lld kB)",
+				why, mem);
+		else
+			FZ_CHECK(t, ret == 0,
+				 "geometry %s x %s refused (%s) with tracing off and no file open%s, MemAvailable %lld kB",
+				 vsize, vnum, fz_err(ret),
+				 ret == -ENOMEM ? ", and no kernel log line shows memory short" : "",
+				 mem);
+	}
 	fz_ctl_set(t, K_MODE, fz_chance(r, 50) ? "overwrite" : "discard", 1);
 	ret = fz_ctl_set(t, K_CLEAR, "1", 1);
+	mem = fz_mem_available_kib();
 	if (strict && fz_window_solo(&w, 1) && fz_bufs_quiet() &&
-	    atomic_load(&fz.bufs_gen) == gen0)
-		FZ_CHECK(t, ret == 0, "clear refused (%s) with nothing open",
-			 fz_err(ret));
+	    atomic_load(&fz.bufs_gen) == gen0) {
+		uint64_t cs = fz_read_num(false, "subbuf_size"),
+			 cn = fz_read_num(false, "num_subbufs");
+
+		if (ret == -ENOMEM && kmsg >= 0 &&
+		    fz_kmsg_explains(kmsg, cs, cn, mem, why, sizeof(why)))
+			fz_desc(t, " (kernel: %.80s; MemAvailable %lld kB)",
+				why, mem);
+		else
+			FZ_CHECK(t, ret == 0, "clear refused (%s) with nothing open%s, MemAvailable %lld kB",
+				 fz_err(ret),
+				 ret == -ENOMEM ? ", and no kernel log line shows memory short" : "",
+				 mem);
+	}
+	if (kmsg >= 0)
+		close(kmsg);
 	if (fz_chance(r, 70))
 		fz_ctl_set(t, K_TRACING, "1", 1);
 	fz_ctl_end();
@@ -1378,7 +1524,7 @@ static void fz_events_pids(struct fz_thread *t)
 	if (fz_chance(r, 50))
 		n = fz_put(b, sizeof(b), fz_chance(r, 50) ? "" : "\n");
 	else if (fz_chance(r, 50))
-		n = snprintf((char *)b, sizeof(b), "%d 1", getpid());
+		n = snprintf((char *)b, sizeof(b), "%d 1", fz.own_pid);
 	else
 		n = fz_gen_pids(r, b, sizeof(b));
 	fz_ctl_begin();

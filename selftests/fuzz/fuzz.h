@@ -224,11 +224,13 @@ struct fz_global {
 	unsigned int seconds;
 	uint64_t max_ops;		/* per thread; 0: no limit */
 	bool toggle;			/* switch tracepoint-backed events */
+	bool pressure;			/* quiet geometries of 4 .. 32 MiB */
 	unsigned int only;		/* bitmask of roles that run */
 	const char *dbgfs;		/* /sys/kernel/debug/ringtrace */
 	const char *devdir;		/* /dev/ringtrace */
 	const char *ko, *st_ko;		/* for the unload/reload cycle */
 	const char *tmpdir;		/* for device nodes */
+	int own_pid;			/* written where the fuzzer names itself */
 	FILE *log;
 	pthread_mutex_t log_lock;
 	unsigned int page;

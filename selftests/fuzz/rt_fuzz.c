@@ -8,6 +8,16 @@
  *
  *   rt_fuzz [--seed N] [--seconds S] [--ops N] [--toggle] [--only ROLES]
  *           [--log FILE] [--ko PATH --selftest-ko PATH] [--tmpdir DIR]
+ *           [--own-pid N] [--pressure]
+ *
+ * --own-pid N: the pid the fuzzer writes where it names itself in
+ * set_event_pid (default: its own, so that its writers stay traced);
+ * replays that must issue the same bytes give the same N.
+ *
+ * --pressure: the geometry role's quiet changes ask for 256 KiB x 8 .. 64
+ * per CPU (4 .. 32 MiB for two CPUs), for runs by hand with memory made
+ * short on purpose, where many of them must be refused, each with its
+ * reason (design.rst, "Memory").
  *
  * Prints its seed first and, last, "rt_fuzz: N operations, M assertion
  * failures"; exits 1 on any failure.
@@ -586,7 +596,7 @@ static void fz_usage(FILE *f)
 	fprintf(f,
 		"usage: rt_fuzz [--seed N] [--seconds S] [--ops N] [--toggle]\n"
 		"               [--only ROLE,...] [--log FILE] [--ko PATH --selftest-ko PATH]\n"
-		"               [--tmpdir DIR]\n"
+		"               [--tmpdir DIR] [--own-pid N] [--pressure]\n"
 		"roles: ctl0 ctl1 check geometry consumer ioctl mmap marker0 marker1\n"
 		"       kmod events module\n");
 }
@@ -603,6 +613,8 @@ int main(int argc, char **argv)
 		{ "ko", required_argument, NULL, 'k' },
 		{ "selftest-ko", required_argument, NULL, 'K' },
 		{ "tmpdir", required_argument, NULL, 'd' },
+		{ "own-pid", required_argument, NULL, 'p' },
+		{ "pressure", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -648,6 +660,12 @@ int main(int argc, char **argv)
 		case 'd':
 			fz.tmpdir = optarg;
 			break;
+		case 'p':
+			fz.own_pid = strtol(optarg, NULL, 10);
+			break;
+		case 'P':
+			fz.pressure = true;
+			break;
 		case 'h':
 			fz_usage(stdout);
 			return 0;
@@ -658,6 +676,8 @@ int main(int argc, char **argv)
 	}
 	if (!seeded)
 		fz.seed = fz_mix((uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
+	if (!fz.own_pid)
+		fz.own_pid = getpid();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("rt_fuzz: seed=%" PRIu64 " seconds=%u ops=%" PRIu64
 	       " toggle=%d\n", fz.seed, fz.seconds, fz.max_ops, fz.toggle);

@@ -38,6 +38,7 @@
 #include <linux/percpu.h>
 #include <linux/ringtrace.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -616,15 +617,39 @@ static int rtst_nest_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/* An rt_selftest_blob of @n data bytes at @rec. */
+static void rtst_fill_blob(u8 *rec, unsigned int n)
+{
+	__le32 len = cpu_to_le32(n);
+	unsigned int i;
+
+	memcpy(rec, &len, sizeof(len));
+	for (i = 0; i < n; i++)
+		rec[sizeof(len) + i] = rtst_blob_byte(i);
+}
+
+/* One blob of @n data bytes on this CPU, with the writer API. */
+static bool rtst_blob(unsigned int n)
+{
+	struct ringtrace_reservation r;
+	u8 *rec;
+
+	rec = ringtrace_reserve(&r, rtst_blob_ev.id, sizeof(__le32) + n);
+	if (!rec)
+		return false;
+	rtst_fill_blob(rec, n);
+	ringtrace_commit(&r);
+	return true;
+}
+
 /* One blob of n data bytes; sizes past a sub-buffer must be refused. */
 static ssize_t rtst_oversize_write(struct file *file, const char __user *ubuf,
 				   size_t count, loff_t *ppos)
 {
 	struct ringtrace_reservation r;
 	unsigned long irqflags;
-	unsigned int n, i;
+	unsigned int n;
 	bool accepted;
-	__le32 len;
 	u8 *rec;
 	int ret;
 
@@ -637,13 +662,10 @@ static ssize_t rtst_oversize_write(struct file *file, const char __user *ubuf,
 	if (!mutex_trylock(&rtst_lock))
 		return -EBUSY;
 	local_irq_save(irqflags);
-	rec = ringtrace_reserve(&r, rtst_blob_ev.id, sizeof(len) + n);
+	rec = ringtrace_reserve(&r, rtst_blob_ev.id, sizeof(__le32) + n);
 	accepted = rec;
 	if (rec) {
-		len = cpu_to_le32(n);
-		memcpy(rec, &len, sizeof(len));
-		for (i = 0; i < n; i++)
-			rec[sizeof(len) + i] = rtst_blob_byte(i);
+		rtst_fill_blob(rec, n);
 		ringtrace_commit(&r);
 	}
 	rtst_oversize_result.cpu = smp_processor_id();
@@ -659,6 +681,172 @@ static int rtst_oversize_show(struct seq_file *m, void *v)
 	mutex_lock(&rtst_lock);
 	seq_printf(m, "cpu=%d len=%u accepted=%d\n", rtst_oversize_result.cpu,
 		   rtst_oversize_result.len, rtst_oversize_result.accepted);
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
+/* Outcome of the last stale write. */
+static struct {
+	int cpu;
+	unsigned int first;		/* nested blobs in the first packet */
+	unsigned int nested;		/* nested blobs in all */
+	bool accepted;			/* the outer blob */
+} rtst_stale_result = { .cpu = -1 };
+
+/*
+ * A writer whose open position goes stale under nested writers, made
+ * exact: with interrupts off, do what ringtrace_reserve() does up to its
+ * slow-path call at a sub-buffer boundary, then -- as an interrupt there
+ * would -- write nested blobs of @n bytes until they have wrapped the
+ * whole ring and opened the packet after it (in overwrite mode, pushing
+ * the packet at that boundary), then take the slow path with the
+ * position read before.  Needs the buffer at a boundary (fresh): -EAGAIN
+ * otherwise.  ringtrace must retry at the new position: no second push.
+ */
+static ssize_t rtst_stale_write(struct file *file, const char __user *ubuf,
+				size_t count, loff_t *ppos)
+{
+	struct ringtrace_reservation r;
+	struct ringtrace_buffer *w;
+	unsigned long irqflags, old, size;
+	unsigned int n, first = 0, nested = 0;
+	u64 ts, last;
+	u8 *rec;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, count, 0, &n);
+	if (ret)
+		return ret;
+	if (n > 1024)
+		return -EINVAL;
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	ret = count;
+	local_irq_save(irqflags);
+	/* ringtrace_reserve(), up to the slow path. */
+	preempt_disable_notrace();
+	w = this_cpu_read(ringtrace_cpu_buffer);
+	if (!READ_ONCE(ringtrace_tracing) || !w ||
+	    (local_read(&w->offset) & w->subbuf_mask)) {
+		preempt_enable_notrace();
+		ret = -EAGAIN;
+		goto out;
+	}
+	local_inc(&w->written);
+	local_inc(&w->nesting);
+	old = local_read(&w->offset);
+	ts = ringtrace_buffer_clock(w, &last);
+	/* The "interrupt": past the whole ring, into the packet after it. */
+	size = w->buf_mask + 1;
+	while (local_read(&w->offset) - old <= size && nested < 100000) {
+		if (!rtst_blob(n))
+			break;
+		nested++;
+		if (local_read(&w->offset) - old < w->subbuf_size)
+			first++;
+	}
+	/* Back in the outer writer, with its stale offset. */
+	rec = ringtrace_reserve_slow(&r, w, rtst_blob_ev.id,
+				     sizeof(__le32) + n, old, ts, last);
+	if (rec) {
+		rtst_fill_blob(rec, n);
+		ringtrace_commit(&r);
+	}
+	rtst_stale_result.cpu = smp_processor_id();
+	rtst_stale_result.first = first;
+	rtst_stale_result.nested = nested;
+	rtst_stale_result.accepted = rec;
+out:
+	local_irq_restore(irqflags);
+	mutex_unlock(&rtst_lock);
+	return ret;
+}
+
+static int rtst_stale_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&rtst_lock);
+	seq_printf(m, "cpu=%d first=%u nested=%u accepted=%d\n",
+		   rtst_stale_result.cpu, rtst_stale_result.first,
+		   rtst_stale_result.nested, rtst_stale_result.accepted);
+	mutex_unlock(&rtst_lock);
+	return 0;
+}
+
+/* Outcome of the last online_burst write. */
+static struct {
+	int cpu;
+	bool ran;			/* the IPI ran there */
+	bool active;			/* cpu_active() in the IPI */
+	unsigned int accepted;
+	unsigned int events, len;	/* what to write */
+} rtst_burst = { .cpu = -1 };
+
+static void rtst_burst_ipi(void *unused)
+{
+	unsigned int i;
+
+	rtst_burst.ran = true;
+	rtst_burst.active = cpu_active(smp_processor_id());
+	for (i = 0; i < rtst_burst.events; i++)
+		rtst_burst.accepted += rtst_blob(rtst_burst.len);
+}
+
+/*
+ * "<cpu> <events> <len>": wait (up to a minute) for offline @cpu to come
+ * up, and as soon as it counts as online -- while it still runs its
+ * hotplug callbacks, before it takes ordinary tasks -- write @events
+ * blobs of @len bytes there from an IPI.  The writer spins meanwhile:
+ * bring the CPU up from another thread.
+ */
+static ssize_t rtst_online_burst_write(struct file *file,
+				       const char __user *ubuf, size_t count,
+				       loff_t *ppos)
+{
+	unsigned int cpu, events, len;
+	unsigned long end;
+	char buf[64];
+	int ret;
+
+	ret = rtst_copy_cmd(buf, sizeof(buf), ubuf, count);
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%u %u %u", &cpu, &events, &len) != 3 ||
+	    cpu >= nr_cpu_ids || !cpu_possible(cpu) || events > 10000 ||
+	    len > 4000)
+		return -EINVAL;
+	if (!mutex_trylock(&rtst_lock))
+		return -EBUSY;
+	rtst_burst.cpu = cpu;
+	rtst_burst.ran = false;
+	rtst_burst.active = false;
+	rtst_burst.accepted = 0;
+	rtst_burst.events = events;
+	rtst_burst.len = len;
+	ret = count;
+	end = jiffies + 60 * HZ;
+	while (!cpu_online(cpu)) {
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto unlock;
+		}
+		if (time_after(jiffies, end)) {
+			ret = -ETIMEDOUT;
+			goto unlock;
+		}
+		cond_resched();
+	}
+	if (smp_call_function_single(cpu, rtst_burst_ipi, NULL, 1))
+		ret = -ENXIO;
+unlock:
+	mutex_unlock(&rtst_lock);
+	return ret;
+}
+
+static int rtst_online_burst_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&rtst_lock);
+	seq_printf(m, "cpu=%d ran=%d active=%d accepted=%u\n", rtst_burst.cpu,
+		   rtst_burst.ran, rtst_burst.active, rtst_burst.accepted);
 	mutex_unlock(&rtst_lock);
 	return 0;
 }
@@ -754,6 +942,8 @@ RTST_RW_FOPS(run);
 RTST_RW_FOPS(nest);
 RTST_RW_FOPS(oversize);
 RTST_RW_FOPS(dyn);
+RTST_RW_FOPS(stale);
+RTST_RW_FOPS(online_burst);
 DEFINE_SHOW_ATTRIBUTE(rtst_result);
 DEFINE_SHOW_ATTRIBUTE(rtst_events);
 
@@ -800,6 +990,9 @@ static int __init rtst_init(void)
 	debugfs_create_file("oversize", 0600, rtst_dir, NULL,
 			    &rtst_oversize_fops);
 	debugfs_create_file("dyn", 0600, rtst_dir, NULL, &rtst_dyn_fops);
+	debugfs_create_file("stale", 0600, rtst_dir, NULL, &rtst_stale_fops);
+	debugfs_create_file("online_burst", 0600, rtst_dir, NULL,
+			    &rtst_online_burst_fops);
 	return 0;
 
 err_unregister_blob:

@@ -32,6 +32,19 @@
  *             it from the calling CPU, seq counting on across both;
  *             "unregister".  read: "registered=0", or "registered=1
  *             layout=<a|b> id=<id> seq=<next seq>".
+ *   stale     write "<n>": on the calling CPU with interrupts off, an
+ *             outer rt_selftest_blob writer reads the offset at a
+ *             sub-buffer boundary, nested blobs of n data bytes wrap the
+ *             whole ring and open the packet after it, then the outer
+ *             writer takes the slow path with the offset it read.
+ *             -EAGAIN unless tracing is on and the buffer is at a
+ *             boundary.  read: "cpu=<c> first=<nested blobs in the first
+ *             packet> nested=<n> accepted=<0|1>" of the last write.
+ *   online_burst
+ *             write "<cpu> <events> <len>": wait (up to 60 s) for offline
+ *             <cpu> to come online, then write <events> blobs of <len>
+ *             bytes there from an IPI at once.  read: "cpu=<c> ran=<0|1>
+ *             active=<cpu_active() in the IPI> accepted=<n>".
  *
  * Producers: each online CPU has one producer of each kind below; its id is
  * cpu * RTST_NR_KINDS + kind.  Each numbers its attempts (calls of

@@ -13,6 +13,15 @@ and exits non-zero if any check failed.
   check_trace.py filter BT_TEXT WORKLOAD_LINE
       trace taken with set_event_pid = the workload's parent pid: nothing
       about another task, everything about that process (its thread too).
+  check_trace.py forks  BT_TEXT WORKLOAD_LINE
+      sched_process_fork of `rt_workload --forks N` with set_event_pid =
+      its pid and event_fork on: every child's fork, and the fork of
+      every child's own child (followed through the child).
+  check_trace.py sched  BT_TEXT WORKLOAD_LINE
+      `rt_workload --sched N`: every sched_waking of the sleeper is on the
+      waker's CPU while the waker runs there, and names the sleeper;
+      sched_migrate_task of the waker between its two CPUs; the
+      sched_process_free of the reaped child, after its exit.
 
 The events carry no pid of their own (like LTTng without contexts): a
 syscall is attributed to the task that the last sched_switch on its CPU
@@ -81,6 +90,7 @@ class Replay:
         self.syscalls_by = {}      # tid (None: unknown) -> syscall events
         self.irq_open = {}         # cpu -> irq of the handler running
         self.irq_mismatch = 0
+        self.wakings = []          # (cpu, task running there, fields)
         self.events = []
 
     def feed(self, name, cpu, f):
@@ -90,14 +100,14 @@ class Replay:
                 # Whatever ran before the first switch is its prev.
                 self.current[cpu] = f['prev_tid']
                 for ename, efields in self.early.pop(cpu, []):
-                    self.syscall(ename, f['prev_tid'], efields)
+                    self.attribute(ename, cpu, f['prev_tid'], efields)
             elif self.current[cpu] != f['prev_tid']:
                 self.breaks.append((cpu, self.current[cpu], f['prev_tid']))
             self.current[cpu] = f['next_tid']
             self.switches[cpu] = self.switches.get(cpu, 0) + 1
-        elif name in ('syscall_entry', 'syscall_exit'):
+        elif name in ('syscall_entry', 'syscall_exit', 'sched_waking'):
             if cpu in self.current:
-                self.syscall(name, self.current[cpu], f)
+                self.attribute(name, cpu, self.current[cpu], f)
             else:
                 self.early.setdefault(cpu, []).append((name, f))
         elif name == 'irq_handler_entry':
@@ -105,6 +115,13 @@ class Replay:
         elif name == 'irq_handler_exit':
             if self.irq_open.pop(cpu, None) != f['irq']:
                 self.irq_mismatch += 1
+
+    def attribute(self, name, cpu, tid, f):
+        """An event of the task @tid, running on @cpu (None: unknown)."""
+        if name == 'sched_waking':
+            self.wakings.append((cpu, tid, f))
+        else:
+            self.syscall(name, tid, f)
 
     def syscall(self, name, tid, f):
         self.syscalls_by[tid] = self.syscalls_by.get(tid, 0) + 1
@@ -120,7 +137,7 @@ class Replay:
         """Syscalls of CPUs that never switched stay unattributed."""
         for cpu, early in sorted(self.early.items()):
             for name, f in early:
-                self.syscall(name, None, f)
+                self.attribute(name, cpu, None, f)
         self.early = {}
 
     def find(self, name, **want):
@@ -245,24 +262,105 @@ def check_filter(r, w):
           'the state dump names only the filtered pid %d: %s' % (pid, dumped))
 
 
+def check_forks(r, w):
+    parent, n = w['parent'], w['children']
+    children = [f['child_tid'] for f in r.find('sched_process_fork',
+                                               parent_tid=parent)]
+    check(len(children) == n,
+          'the fork of each of the %d children of %d (%d seen)'
+          % (n, parent, len(children)))
+    forked = set(f['parent_tid'] for f in r.find('sched_process_fork'))
+    lost = [c for c in children if c not in forked]
+    check(not lost,
+          'the fork of each child\'s own child, followed through the '
+          'child: %d of %d missing%s'
+          % (len(lost), len(children),
+             ' (children %s)' % lost[:8] if lost else ''))
+
+
+def check_sched(r, w):
+    waker, sleeper, n = w['waker'], w['sleeper'], w['rounds']
+    wcpu, scpu, reaped = w['waker_cpu'], w['sleeper_cpu'], w['reaped']
+    check(wcpu != scpu, 'waker and sleeper on two CPUs (%d, %d)'
+          % (wcpu, scpu))
+    woken = [(cpu, cur, f) for cpu, cur, f in r.wakings
+             if f['tid'] == sleeper]
+    # One per round and the last one, that tells the sleeper to stop.
+    check(len(woken) >= n + 1,
+          'sched_waking of the sleeper %d: %d, want >= %d'
+          % (sleeper, len(woken), n + 1))
+    wrong = [(cpu, cur) for cpu, cur, f in woken
+             if cpu != wcpu or cur != waker]
+    check(woken and not wrong,
+          'every sched_waking of the sleeper is on the waker\'s cpu%d while '
+          'the waker %d runs there (%d are not: %s)'
+          % (wcpu, waker, len(wrong), wrong[:4]))
+    bad = [f for _, _, f in woken
+           if f.get('comm') != 'rt_sleeper' or f['prio'] != 20 or
+           f['target_cpu'] != scpu]
+    check(woken and not bad,
+          'they name the sleeper: comm rt_sleeper, prio 20, target_cpu %d '
+          '(%d do not: %s)' % (scpu, len(bad), bad[:2]))
+    back = [(cpu, cur) for cpu, cur, f in r.wakings
+            if f['tid'] == waker and cur == sleeper]
+    check(back and all(cpu == scpu for cpu, _ in back),
+          'the sleeper\'s answers wake the waker from cpu%d: %d, on cpus %s'
+          % (scpu, len(back), sorted(set(c for c, _ in back))))
+    # Named rt_waker: the moves of its loop (the scheduler may have moved
+    # it before, under the shell's name or as rt_workload); at nice 0.
+    moves = r.find('sched_migrate_task', tid=waker, comm='rt_waker', prio=20)
+    there = [f for f in moves if (f['orig_cpu'], f['dest_cpu']) == (wcpu, scpu)]
+    home = [f for f in moves if (f['orig_cpu'], f['dest_cpu']) == (scpu, wcpu)]
+    check(len(there) >= n and len(home) >= n,
+          'sched_migrate_task of the waker %d (comm rt_waker, prio 20): '
+          'cpu%d -> cpu%d %d times, back %d times, want >= %d each'
+          % (waker, wcpu, scpu, len(there), len(home), n))
+    all_moves = r.find('sched_migrate_task', tid=waker)
+    named = [i for i, f in enumerate(all_moves) if f.get('comm') == 'rt_waker']
+    odd = [f for f in all_moves[named[0]:] if f.get('comm') != 'rt_waker' or
+           f['prio'] != 20] if named else []
+    check(not odd, 'every migration of the waker once renamed names it: %s'
+          % odd[:3])
+    order = [(i, n_) for i, (n_, _, f) in enumerate(r.events)
+             if n_ in ('sched_process_exit', 'sched_process_free') and
+             f.get('tid') == reaped]
+    frees = r.find('sched_process_free', tid=reaped)
+    check(len(frees) == 1 and frees[0].get('comm') == 'rt_reaped' and
+          frees[0]['prio'] == 20,
+          'one sched_process_free of the reaped child %d, comm rt_reaped, '
+          'prio 20: %s' % (reaped, frees))
+    check([n_ for _, n_ in order] == ['sched_process_exit',
+                                      'sched_process_free'],
+          'the child\'s exit, then its free: %s' % [n_ for _, n_ in order])
+
+
+MODES = {
+    'main': (check_main,
+             ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus')),
+    'filter': (check_filter,
+               ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus')),
+    'forks': (check_forks, ('parent', 'children')),
+    'sched': (check_sched, ('waker', 'sleeper', 'waker_cpu', 'sleeper_cpu',
+                            'reaped', 'rounds')),
+}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ('main', 'filter'):
+    if len(sys.argv) != 4 or sys.argv[1] not in MODES:
         print(__doc__, file=sys.stderr)
         return 2
+    mode, keys = MODES[sys.argv[1]]
     w = workload(sys.argv[3])
-    for k in ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus'):
+    for k in keys:
         if k not in w:
             print('not ok - workload line lacks %s: %r' % (k, sys.argv[3]))
             return 1
-    r = Replay(w['nr'])
+    r = Replay(w.get('nr', -1))
     for name, cpu, fields in parse(sys.argv[2]):
         r.feed(name, cpu, fields)
     r.end()
     check(len(r.events) > 0, 'babeltrace2 printed %d events' % len(r.events))
-    if sys.argv[1] == 'main':
-        check_main(r, w)
-    else:
-        check_filter(r, w)
+    mode(r, w)
     return 1 if failures else 0
 
 

@@ -12,18 +12,32 @@
  *   rt_workload --load SECONDS
  *	for SECONDS: bursts of getppid() calls and short-lived children,
  *	a writer load that goes through every probe.
+ *   rt_workload --forks N
+ *	N children, up to 8 at a time, each of which forks one grandchild
+ *	that exits at once; prints "rt_workload forks parent=P children=N".
+ *   rt_workload --sched N
+ *	the scheduler events: the main thread, named "rt_waker" and pinned
+ *	to CPU 0, wakes a thread "rt_sleeper" pinned to the last online CPU
+ *	N times, each time only once it sleeps in read(); then moves itself
+ *	to the sleeper's CPU and back N times; then forks a child that names
+ *	itself "rt_reaped" and exits, and reaps it.  Prints
+ *	"rt_workload sched waker=W sleeper=S waker_cpu=0 sleeper_cpu=L
+ *	reaped=C rounds=N".
  *
  * getppid() goes through syscall(2) so that no C library can answer it
  * without entering the kernel.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -110,12 +124,168 @@ static int load(double seconds)
 	return 0;
 }
 
+/* A child that forks one grandchild and reaps it. */
+static void fork_grandchild(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		_exit(1);
+	if (!pid)
+		_exit(0);
+	_exit(waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	      WEXITSTATUS(status));
+}
+
+static int forks(long n)
+{
+	long started = 0, reaped = 0;
+	int status;
+	pid_t pid;
+
+	while (reaped < n) {
+		for (; started < n && started - reaped < 8; started++) {
+			pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (!pid)
+				fork_grandchild();
+		}
+		pid = waitpid(-1, &status, 0);
+		if (pid < 0)
+			die("waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "%s: child %d failed (status %#x)\n",
+				prog, pid, status);
+			return 1;
+		}
+		reaped++;
+	}
+	printf("rt_workload forks parent=%d children=%ld\n", getpid(), n);
+	return 0;
+}
+
+/* Pin the calling thread to @cpu. */
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+struct sleeper {
+	int cpu;
+	int wake[2];		/* the waker writes, the sleeper reads */
+	int done[2];		/* the sleeper answers */
+	pid_t tid;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	char c;
+
+	prctl(PR_SET_NAME, "rt_sleeper");
+	pin(s->cpu);
+	s->tid = syscall(SYS_gettid);
+	for (;;) {
+		if (write(s->done[1], "r", 1) != 1)
+			die("sleeper: write");
+		if (read(s->wake[0], &c, 1) != 1)
+			die("sleeper: read");
+		if (c == 'q')
+			return NULL;
+	}
+}
+
+/* Until @tid sleeps ('S' in its stat): then a write wakes it. */
+static void wait_sleeping(pid_t tid)
+{
+	char path[64], buf[256], *state;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	for (;;) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			die(path);
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			die(path);
+		buf[len] = '\0';
+		/* "tid (comm) S ...": the comm may hold anything but ')'. */
+		state = strrchr(buf, ')');
+		if (state && state[1] == ' ' && state[2] == 'S')
+			return;
+		sched_yield();
+	}
+}
+
+static int sched_events(long rounds)
+{
+	struct sleeper s = { .cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1 };
+	pthread_t thread;
+	pid_t waker, child;
+	char c;
+	long i;
+	int err;
+
+	if (s.cpu < 0 || pipe(s.wake) || pipe(s.done))
+		die("sched: setup");
+	prctl(PR_SET_NAME, "rt_waker");
+	pin(0);
+	waker = syscall(SYS_gettid);
+	err = pthread_create(&thread, NULL, sleeper_main, &s);
+	if (err) {
+		errno = err;
+		die("thread");
+	}
+	for (i = 0; i < rounds; i++) {
+		if (read(s.done[0], &c, 1) != 1)
+			die("waker: read");
+		wait_sleeping(s.tid);
+		if (write(s.wake[1], "w", 1) != 1)
+			die("waker: write");
+	}
+	if (read(s.done[0], &c, 1) != 1)
+		die("waker: read");
+	wait_sleeping(s.tid);
+	if (write(s.wake[1], "q", 1) != 1 || pthread_join(thread, NULL))
+		die("sleeper: stop");
+
+	/* Each change of affinity moves the running thread. */
+	for (i = 0; i < rounds; i++) {
+		pin(s.cpu);
+		pin(0);
+	}
+
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		prctl(PR_SET_NAME, "rt_reaped");
+		_exit(0);
+	}
+	wait_child(child);
+	printf("rt_workload sched waker=%d sleeper=%d waker_cpu=0 sleeper_cpu=%d reaped=%d rounds=%ld\n",
+	       waker, s.tid, s.cpu, child, rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "calls", required_argument, NULL, 'n' },
 		{ "child", no_argument, NULL, 'c' },
 		{ "load", required_argument, NULL, 'l' },
+		{ "forks", required_argument, NULL, 'f' },
+		{ "sched", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,8 +305,12 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			return load(strtod(optarg, NULL));
+		case 'f':
+			return forks(strtol(optarg, NULL, 10));
+		case 's':
+			return sched_events(strtol(optarg, NULL, 10));
 		default:
-			fprintf(stderr, "usage: %s [-n CALLS] | --load SECONDS\n",
+			fprintf(stderr, "usage: %s [-n CALLS] | --load SECONDS | --forks N | --sched N\n",
 				prog);
 			return opt == 'h' ? 0 : 2;
 		}
