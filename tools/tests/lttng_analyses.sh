@@ -19,7 +19,8 @@
 #     lttng-cputop each workload thread;
 #   - lttng-schedtop gives each thread as many wakeup-to-switch latencies
 #     as report's wakeups and switches (a thread's first wakeup while it
-#     runs nowhere, to its next switch-in).
+#     runs nowhere, to its next switch-in), and lttng-schedlog as many
+#     rows.
 # Ends with "lttng-analyses: N passed, M failed".
 
 set -u
@@ -83,6 +84,9 @@ mine = {t: lat[t] for t in tids}
 ok(got == dict(lat) and sum(mine.values()) > 0,
    'lttng-schedtop: as many wakeup latencies per thread as report\'s wakeups and switches '
    '(%d in all, the workload\'s %s)' % (sum(lat.values()), mine))
+ok({int(k): v for k, v in a['schedlog'].items()} == dict(lat) and sum(mine.values()) > 0,
+   'lttng-schedlog: as many switches after a wakeup per thread as report\'s '
+   '(%d rows in all)' % sum(a['schedlog'].values()))
 PY
 }
 

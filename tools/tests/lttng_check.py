@@ -44,8 +44,8 @@ CPU's stream covers) and writes what they found, for tests to assert on:
                                                 syscallstats --no-intersection
   cputop_ms  {tid: milliseconds on a CPU}       lttng-cputop-mi
   schedtop_max_us   the largest wakeup latency  lttng-schedtop-mi
-(lttng-schedlog lists the same latencies in time order: each analysis run
-costs some 15 s in a TCG guest, so the tests run schedtop only.)
+  schedlog   {tid: rows}                        lttng-schedlog-mi (the same
+                                                latencies in time order)
 An analysis that fails makes a problem line with its stderr.
 
 With --report TRACE (and --analyses), compares what the analyses found
@@ -67,8 +67,9 @@ each, as a user reading both would:
   - wakeups: lttng-schedtop's latencies are as many as --stat's samples,
     and the largest is --stat's p100 (to 0.01 us).  With sched_waking in
     the trace the analyses measure from it (a thread's first wakeup
-    event), --stat from sched_wakeup, which follows: the largest is then
-    at least --stat's p100.
+    event), --stat from sched_wakeup: two measures, not compared here
+    (lttng_analyses.sh compares the analyses' per thread with the same
+    measure taken from report's events).
 
 Python standard library only.
 """
@@ -324,6 +325,12 @@ def analyses(outdir, problems, no_intersection_too=False):
             waker = row[6]['tid'] if row[6] else None
             found['wakeups'].setdefault(str(row[5]['tid']), []).append(
                 [waker, row[4]['id'], row[3]['value']])
+    # lttng-schedlog: the same latencies, one row each in time order.
+    found['schedlog'] = {}
+    for res in mi('schedlog', outdir, problems):
+        for row in res['data'] if res['class'] == 'log' else []:
+            tid = str(row[5]['tid'])
+            found['schedlog'][tid] = found['schedlog'].get(tid, 0) + 1
     for res in mi('irqstats', outdir, problems):
         if res['class'] == 'hard-stats':
             for row in res['data']:
@@ -452,13 +459,22 @@ def against_report(found, trace, ringtrace):
     samples = int(words[words.index('samples') + 1]) if 'samples' in words else 0
     p100 = float(words[words.index('p100') + 1]) if 'p100' in words else None
     got = sum(len(v) for v in found['wakeups'].values())
+    top = found['schedtop_max_us']
+    if waking:
+        # Two measures then: the analyses start at a thread's first
+        # wakeup event (sched_waking), --stat at sched_wakeup; a thread
+        # woken twice before it runs, or a waking without its wakeup,
+        # makes them differ by a few (seen on 6.12-rt: 1445 and 1448).
+        # lttng_analyses.sh compares the analyses with their own measure
+        # computed from report's events, thread by thread.
+        lines.append('# lttng-schedtop: %d wakeup latencies (largest %s us); --stat: %d '
+                     'from sched_wakeup (p100 %s us): not compared' % (got, top, samples, p100))
+        return lines
     ok(got == samples and samples, 'lttng-schedtop: %d wakeup latencies, report --stat %d'
        % (got, samples))
-    top = found['schedtop_max_us']
-    ok(top is not None and p100 is not None and
-       (abs(top - p100) <= 0.01 or (waking and top >= p100 - 0.01)),
-       'lttng-schedtop: the largest wakeup latency %s us, report --stat\'s p100 %s us%s'
-       % (top, p100, ' (sched_wakeup\'s; the analyses\' from sched_waking)' if waking else ''))
+    ok(top is not None and p100 is not None and abs(top - p100) <= 0.01,
+       'lttng-schedtop: the largest wakeup latency %s us, report --stat\'s p100 %s us'
+       % (top, p100))
     return lines
 
 
