@@ -123,19 +123,8 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # keep_trace NAME SRC...: copy the files SRC to TRACES/NAME for the host's
 # check, files above 16 MiB compressed; with what the loops called.
 keep_trace() {
-	local name=$1 f d=$TRACES/$1
-	shift
-	mkdir -p "$d"
-	for f; do
-		if [[ -d $f ]]; then
-			cp -r -- "$f" "$d/"
-		elif (($(stat -c %s "$f") > 16 << 20)); then
-			zstd -q -1 -T0 -o "$d/$(basename -- "$f").zst" -- "$f"
-		else
-			cp -- "$f" "$d/"
-		fi
-	done
-	echo "getppid=$((calls * LOOPS_PER_SESSION))" >"$d/expect"
+	keep_files "$TRACES/$1" "${@:2}"
+	echo "getppid=$((calls * LOOPS_PER_SESSION))" >"$TRACES/$1/expect"
 }
 
 # timed_loops TRACER ROUND PID: the session's loops; sets ticks and ms.
@@ -336,6 +325,8 @@ rt_set set_event 'syscall_entry syscall_exit'
 echo 0 >"$T/tracing_on"
 
 tracers=(ringtrace trace-cmd perf rt-off)
+# shellcheck source=tools/bench/guest-keep.sh
+. "$REPO/tools/bench/guest-keep.sh"
 # shellcheck source=tools/bench/guest-lttng.sh
 . "$REPO/tools/bench/guest-lttng.sh"
 if lttng_ok; then

@@ -190,20 +190,10 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 # keep_first NAME LOST OFFERED SRC...: the first lossless step of a tracer
 # keeps its trace for check-traces (files above 16 MiB compressed).
 keep_first() {
-	local name=$1 lost=$2 offered=$3 f d=$out/traces/$1
-	shift 3
-	((lost == 0)) && [[ ! -e $d ]] || return 0
-	mkdir -p "$d"
-	for f; do
-		if [[ -d $f ]]; then
-			cp -r -- "$f" "$d/"
-		elif (($(stat -c %s "$f") > 16 << 20)); then
-			zstd -q -1 -T0 -o "$d/$(basename -- "$f").zst" -- "$f"
-		else
-			cp -- "$f" "$d/"
-		fi
-	done
-	echo "bench_rate=$offered" >"$d/expect"
+	local d=$out/traces/$1
+	(($2 == 0)) && [[ ! -e $d ]] || return 0
+	keep_files "$d" "${@:4}"
+	echo "bench_rate=$3" >"$d/expect"
 }
 
 # The generator alone, flat out, nothing attached to the tracepoint.
@@ -489,6 +479,8 @@ search() {
 	done
 }
 
+# shellcheck source=tools/bench/guest-keep.sh
+. "$REPO/tools/bench/guest-keep.sh"
 # shellcheck source=tools/bench/guest-lttng.sh
 . "$REPO/tools/bench/guest-lttng.sh"
 command -v trace-cmd >/dev/null || fail "trace-cmd is not installed"

@@ -56,6 +56,8 @@ TRACES=$out/traces
 CLK_TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
 
+# shellcheck source=tools/bench/guest-keep.sh
+. "$REPO/tools/bench/guest-keep.sh"
 # shellcheck source=tools/bench/guest-lttng.sh
 . "$REPO/tools/bench/guest-lttng.sh"
 
@@ -105,19 +107,8 @@ line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES
 
 # keep NAME SRC...: the trace for check-traces (big files compressed).
 keep() {
-	local name=$1 f d=$TRACES/$1
-	shift
-	mkdir -p "$d"
-	for f; do
-		if [[ -d $f ]]; then
-			cp -r -- "$f" "$d/"
-		elif (($(stat -c %s "$f") > 16 << 20)); then
-			zstd -q -1 -T0 -o "$d/$(basename -- "$f").zst" -- "$f"
-		else
-			cp -- "$f" "$d/"
-		fi
-	done
-	echo "getppid=$((calls * NCPU))" >"$d/expect"
+	keep_files "$TRACES/$1" "${@:2}"
+	echo "getppid=$((calls * NCPU))" >"$TRACES/$1/expect"
 }
 
 dir_bytes() { du -sb "$1" | cut -f1; }
