@@ -1105,32 +1105,52 @@ def cli_control_files(ctx):
 
 LTTNG_CHECK = os.path.join(HERE, 'lttng_check.py')
 
-# module/probes.c's and statedump.c's layouts (Documentation/ringtrace/events.rst).
-KERNEL_EVENTS = [
-    gentrace.EVENTS[0],
-    (1, 'sched_switch', SCHED_SWITCH),
-    (2, 'sched_wakeup', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
-                         ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
-    (4, 'sched_process_fork', [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
-                               ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
-                               ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)]),
-    (5, 'sched_process_exec', [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
-                               ('uint16_t', 'filename_len', None),
-                               ('utf8_t', 'filename', 'filename_len')]),
-    (7, 'irq_handler_entry', [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
-                              ('utf8_t', 'name', 'name_len')]),
-    (8, 'irq_handler_exit', [('int32_t', 'irq', None), ('int32_t', 'ret', None)]),
-    (9, 'irq_softirq_entry', [('uint32_t', 'vec', None)]),
-    (10, 'irq_softirq_exit', [('uint32_t', 'vec', None)]),
-    (11, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
-    (12, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)]),
-    (13, 'ringtrace_statedump_task', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
-                                      ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)]),
-    (14, 'ringtrace_statedump_cpu', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
-                                     ('utf8_t', 'comm', 16)]),
-    (15, 'task_rename', [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
-                         ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)]),
-]
+# The layouts of module/probes.c's and statedump.c's events, by name
+# (Documentation/ringtrace/events.rst); the export tests pick their events
+# and ids from here.
+MODULE_LAYOUTS = {
+    'sched_switch': SCHED_SWITCH,
+    'sched_wakeup': [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                     ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)],
+    'sched_waking': [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                     ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)],
+    'sched_process_fork': [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
+                           ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
+                           ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)],
+    'sched_process_exec': [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
+                           ('uint16_t', 'filename_len', None),
+                           ('utf8_t', 'filename', 'filename_len')],
+    'sched_process_exit': [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                           ('int32_t', 'prio', None)],
+    'sched_process_free': [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                           ('int32_t', 'prio', None)],
+    'sched_migrate_task': [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
+                           ('int32_t', 'prio', None), ('int32_t', 'orig_cpu', None),
+                           ('int32_t', 'dest_cpu', None)],
+    'irq_handler_entry': [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
+                          ('utf8_t', 'name', 'name_len')],
+    'irq_handler_exit': [('int32_t', 'irq', None), ('int32_t', 'ret', None)],
+    'irq_softirq_entry': [('uint32_t', 'vec', None)],
+    'irq_softirq_exit': [('uint32_t', 'vec', None)],
+    'syscall_entry': [('int64_t', 'id', None), ('uint64_t', 'args', 6)],
+    'syscall_exit': [('int64_t', 'id', None), ('int64_t', 'ret', None)],
+    'ringtrace_statedump_task': [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                 ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)],
+    'ringtrace_statedump_cpu': [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                                ('utf8_t', 'comm', 16)],
+    'task_rename': [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
+                    ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)],
+}
+
+
+# The module's events the LTTng export tests record.
+KERNEL_EVENTS = [gentrace.EVENTS[0]] + [(i, n, MODULE_LAYOUTS[n]) for i, n in (
+    (1, 'sched_switch'), (2, 'sched_wakeup'), (4, 'sched_process_fork'),
+    (5, 'sched_process_exec'), (7, 'irq_handler_entry'), (8, 'irq_handler_exit'),
+    (9, 'irq_softirq_entry'), (10, 'irq_softirq_exit'), (11, 'syscall_entry'),
+    (12, 'syscall_exit'), (13, 'ringtrace_statedump_task'), (14, 'ringtrace_statedump_cpu'),
+    (15, 'task_rename'),
+)]
 SYSCALL_ENUM = 'enum : int64_t { "read" = 0, "stat" = 4, "getppid" = 110 } id;'
 
 
@@ -1670,37 +1690,16 @@ def perfetto_schema_published(ctx):
 
 # The module's events (module/probes.c, Documentation/ringtrace/events.rst),
 # and one it does not have (a module's own, through the writer API).
-SCHED_EVENTS = [
-    gentrace.EVENTS[0],
-    (1, 'sched_switch', SCHED_SWITCH),
-    (2, 'sched_waking', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
-                         ('int32_t', 'prio', None), ('int32_t', 'target_cpu', None)]),
-    (3, 'sched_process_fork', [('utf8_t', 'parent_comm', 16), ('int32_t', 'parent_tid', None),
-                               ('int32_t', 'parent_pid', None), ('utf8_t', 'child_comm', 16),
-                               ('int32_t', 'child_tid', None), ('int32_t', 'child_pid', None)]),
-    (4, 'sched_process_exec', [('int32_t', 'tid', None), ('int32_t', 'old_tid', None),
-                               ('uint16_t', 'filename_len', None),
-                               ('utf8_t', 'filename', 'filename_len')]),
-    (5, 'sched_process_exit', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
-                               ('int32_t', 'prio', None)]),
-    (6, 'sched_process_free', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
-                               ('int32_t', 'prio', None)]),
-    (7, 'irq_handler_entry', [('int32_t', 'irq', None), ('uint16_t', 'name_len', None),
-                              ('utf8_t', 'name', 'name_len')]),
-    (8, 'irq_handler_exit', [('int32_t', 'irq', None), ('int32_t', 'ret', None)]),
-    (9, 'irq_softirq_entry', [('uint32_t', 'vec', None)]),
-    (10, 'irq_softirq_exit', [('uint32_t', 'vec', None)]),
-    (11, 'syscall_entry', [('int64_t', 'id', None), ('uint64_t', 'args', 6)]),
-    (12, 'syscall_exit', [('int64_t', 'id', None), ('int64_t', 'ret', None)]),
-    (13, 'ringtrace_statedump_task', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
-                                      ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)]),
-    (14, 'ringtrace_statedump_cpu', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
-                                     ('utf8_t', 'comm', 16)]),
-    (15, 'task_rename', [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
-                         ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)]),
-    (16, 'sched_migrate_task', [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
-                                ('int32_t', 'prio', None), ('int32_t', 'orig_cpu', None),
-                                ('int32_t', 'dest_cpu', None)]),
+# The module's events (module/probes.c, Documentation/ringtrace/events.rst),
+# and one it does not have (a module's own, through the writer API).
+SCHED_EVENTS = [gentrace.EVENTS[0]] + [(i, n, MODULE_LAYOUTS[n]) for i, n in (
+    (1, 'sched_switch'), (2, 'sched_waking'), (3, 'sched_process_fork'),
+    (4, 'sched_process_exec'), (5, 'sched_process_exit'), (6, 'sched_process_free'),
+    (7, 'irq_handler_entry'), (8, 'irq_handler_exit'), (9, 'irq_softirq_entry'),
+    (10, 'irq_softirq_exit'), (11, 'syscall_entry'), (12, 'syscall_exit'),
+    (13, 'ringtrace_statedump_task'), (14, 'ringtrace_statedump_cpu'), (15, 'task_rename'),
+    (16, 'sched_migrate_task'),
+)] + [
     (17, 'mymod_sample', [('int32_t', 'delta', None), ('uint64_t', 'count', None),
                           ('utf8_t', 'label', 16), ('uint8_t', 'n', None),
                           ('int16_t', 'seq', 'n')]),
