@@ -253,14 +253,13 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 	ringtrace_commit(&r);
 }
 
-/* sched_wakeup and sched_wakeup_new: same payload, @data tells them apart. */
-static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
+/* The payload of sched_wakeup, sched_wakeup_new and sched_waking. */
+static __always_inline void rtr_write_wakeup(const void *data,
+					     struct task_struct *t)
 {
 	struct ringtrace_reservation r;
 	struct rtr_sched_wakeup *p;
 
-	if (!rtr_task_traced(t))
-		return;
 	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
 	if (!p)
 		return;
@@ -271,6 +270,13 @@ static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
 	ringtrace_commit(&r);
 }
 
+/* sched_wakeup and sched_wakeup_new: same payload, @data tells them apart. */
+static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
+{
+	if (rtr_task_traced(t))
+		rtr_write_wakeup(data, t);
+}
+
 /*
  * sched_waking fires in the waker's context, on its CPU, before the wakee
  * is given a CPU: target_cpu is the CPU it last ran on (the kernel's own
@@ -278,19 +284,8 @@ static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
  */
 static void rtr_probe_sched_waking(void *data, struct task_struct *t)
 {
-	struct ringtrace_reservation r;
-	struct rtr_sched_wakeup *p;
-
-	if (!rtr_tasks_traced(t, current))
-		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
-	if (!p)
-		return;
-	memcpy(p->comm, t->comm, RTR_COMM_LEN);
-	p->tid = t->pid;
-	p->prio = rtr_probe_prio(t);
-	p->target_cpu = task_cpu(t);
-	ringtrace_commit(&r);
+	if (rtr_tasks_traced(t, current))
+		rtr_write_wakeup(data, t);
 }
 
 /*
