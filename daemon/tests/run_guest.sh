@@ -1536,14 +1536,23 @@ test_retention_safe() {
 	done
 	start_daemon src2 --root "$root" --max-total 64K -l store -f 200 ||
 		{ fail "retention-safe: second trace"; kill "$cpid"; return; }
+	local inuse="^ringtraced: --max-total: $old is in use (ringtrace compress?): kept for now$"
+	for ((i = 0; i < 200; i++)); do
+		grep -q "$inuse" "$W/src2.err" && break
+		sleep 0.1
+	done
+	check "retention-safe: the daemon says the trace is in use" grep -q "$inuse" "$W/src2.err"
+	# Once compress is done the daemon's next check (every 10 s) may
+	# remove the trace at any moment: the daemon waits, stopped, while
+	# the test reads what compress left.
+	kill -STOP "$DPID"
 	rc=0
 	wait "$cpid" || rc=$?
 	eq "retention-safe: ringtrace compress finishes its work" "$rc" 0
-	check "retention-safe: the daemon says the trace is in use" \
-		grep -q "^ringtraced: --max-total: $old is in use (ringtrace compress?): kept for now$" "$W/src2.err"
 	check "retention-safe: ... and all its chunks were compressed" \
 		grep -q "^$old: $stored chunks compressed" "$W/src.compress"
 	check "retention-safe: the compressed trace is whole" unpack "$old" "$W/src.ctf"
+	kill -CONT "$DPID"
 	# Not in use any more: the next check (every 10 s) removes it.
 	for ((i = 0; i < 150; i++)); do
 		[[ -e $old ]] || break
