@@ -31,8 +31,9 @@
  *
  * Priority: the drain threads run at nice DRAIN_NICE, above the workload's
  * SCHED_OTHER threads.  Between a packet's completion and the writer
- * running out of sub-buffers there is the rest of the ring: 1 MiB at the
- * defaults, ~0.1 s of a system-call loop (benchmarks.rst, the storm).  At
+ * running out of sub-buffers there is the rest of the ring: 4 MiB at the
+ * defaults, ~0.4 s of a system-call loop under TCG (1 MiB, ~0.1 s, before
+ * the default grew; benchmarks.rst, the storm).  At
  * the workload's nice 0 a woken drain thread waits its turn behind a busy
  * loop on every CPU, and that wait was longer than the ring at times (the
  * daemon suite's backlog and second-signal tests lost events on 6.12-rt

@@ -15,14 +15,18 @@
 #include <linux/wait.h>
 
 /*
- * 1 MiB per CPU in 16 packets: a packet reaches the consumer after 64 KiB,
- * and while the consumer holds one the writers still have 15/16 of the
- * ring (3/4 with 4 x 256 KiB, the default before): more room for a
- * consumer that falls behind for a moment, for ~0.5 ns per event of
- * sub-buffer switches (Documentation/ringtrace/benchmarks.rst).
+ * 4 MiB per CPU in 64 packets of 64 KiB.  A packet reaches the consumer
+ * after 64 KiB, and while the consumer holds one the writers still have
+ * 63/64 of the ring: room for a consumer that falls behind for a moment,
+ * for ~0.5 ns per event of sub-buffer switches.  4 MiB rather than the
+ * 1 MiB before: with a system-call loop on every CPU (~64 bytes per
+ * syscall_entry + exit pair) 1 MiB lasted ~0.1 s, less than a drain
+ * thread waited for a CPU at times, and events were lost where LTTng
+ * (4 MiB per CPU by default) lost none.  The storm part of
+ * Documentation/ringtrace/benchmarks.rst has the measurements.
  */
 #define RTR_DEFAULT_SUBBUF_SIZE	(64UL << 10)
-#define RTR_DEFAULT_NUM_SUBBUFS	16
+#define RTR_DEFAULT_NUM_SUBBUFS	64
 #define RTR_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
 
 /* What the slow path and the consumer keep per slot, beside its counters. */

@@ -272,7 +272,7 @@ TEST_F(control, num_subbufs)
 	const unsigned int good[] = { 2, 8, 16, 256 };
 	size_t i;
 
-	expect_value(_metadata, "num_subbufs", "16\n");
+	expect_value(_metadata, "num_subbufs", "64\n");
 	expect_all_rejected(_metadata, "num_subbufs", bad, RT_ARRAY_SIZE(bad),
 			    EINVAL);
 	for (i = 0; i < RT_ARRAY_SIZE(good); i++) {

@@ -47,7 +47,7 @@
 #define RTST_DIR	"/sys/kernel/debug/" RTST_DEBUGFS_DIR
 
 #define RT_DEFAULT_SUBBUF_SIZE	(64U << 10)
-#define RT_DEFAULT_NUM_SUBBUFS	16
+#define RT_DEFAULT_NUM_SUBBUFS	64
 
 #define RT_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 

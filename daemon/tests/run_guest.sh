@@ -55,7 +55,10 @@ eq() {
 # Module state
 # --------------------------------------------------------------------
 
-# Tracing off, discard mode, default geometry, counters zeroed.
+# Tracing off, discard mode, counters zeroed, the suite's geometry:
+# 16 x 64 KiB (1 MiB per CPU; the module's default is 4 MiB), which the
+# tests' "more than the ring holds" arithmetic and the backlog test's
+# "nothing lost under load" are written for.
 reset_module() {
 	echo 0 >"$RT/tracing_on"
 	echo discard >"$RT/mode"

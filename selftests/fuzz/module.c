@@ -300,7 +300,7 @@ static void fz_cycle(struct fz_thread *t)
 		    fz_read(true, "mode", buf, sizeof(buf)) > 0 &&
 		    !strcmp(buf, "discard\n") &&
 		    fz_read_num(false, "subbuf_size") == 65536 &&
-		    fz_read_num(true, "num_subbufs") == 16,
+		    fz_read_num(true, "num_subbufs") == 64,
 		 "the reloaded module is not in its initial state");
 	atomic_store(&fz.subbuf_hint, 65536);
 	/* Something to consume again. */
