@@ -271,16 +271,23 @@ static bool *choose_events(void)
 	return on;
 }
 
-/* -b SIZE per CPU: 16 sub-buffers of a power of two, at least a page. */
+/*
+ * -b SIZE per CPU: at least 16 sub-buffers of a power of two, at least a
+ * page each.  Sub-buffers grow to the module's default 64 KiB first, then
+ * their number (so -b 4M is the default 64 x 64 KiB), then their size
+ * again once there are the most the module takes.
+ */
 static void geometry_for(uint64_t size, char *sb, size_t sbl, char *nb, size_t nbl)
 {
 	uint64_t sub = (uint64_t)sysconf(_SC_PAGESIZE);
 	unsigned int num = 16;
 
-	while (sub * 2 * num <= size && sub < (64ULL << 20))
+	while (sub * 2 * num <= size && sub < (64ULL << 10))
 		sub *= 2;
 	while (sub * num * 2 <= size && num < 4096)
 		num *= 2;
+	while (sub * 2 * num <= size && sub < (64ULL << 20))
+		sub *= 2;
 	snprintf(sb, sbl, "%" PRIu64, sub);
 	snprintf(nb, nbl, "%u", num);
 }
