@@ -22,7 +22,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/binfmts.h>
+#include <linux/compat.h>
 #include <linux/interrupt.h>
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
@@ -161,12 +163,25 @@ static_assert(sizeof(struct rtr_softirq) == 4);
 #define RTR_SYSCALL_ID_FIELD						\
 	"enum : int64_t { " RTR_SYSCALL_ENUMERATORS " } id;"
 
+/*
+ * Only the arguments the call has: getppid() is 13 bytes of payload, not
+ * the 56 of six argument registers, which halves what a system-call loop
+ * writes (entry and exit: 80 -> 37 bytes with the headers) and so doubles
+ * the time the ring lasts under it (benchmarks.rst, the storm).  The count
+ * is the call's sys_NAME() prototype's (RTR_SYSCALL_NARGS, generated from
+ * the kernel's own <linux/syscalls.h>); 6 where there is none, and for a
+ * 32-bit task's call, whose number is its own ABI's.
+ */
 struct rtr_syscall_entry {
 	s64 id;
-	u64 args[RTR_NR_SYSCALL_ARGS];
+	u8 nr_args;
+	u64 args[];
 } __packed;
-static_assert(sizeof(struct rtr_syscall_entry) == 56);
-#define RTR_SYSCALL_ENTRY_FIELDS RTR_SYSCALL_ID_FIELD " uint64_t args[6];"
+static_assert(sizeof(struct rtr_syscall_entry) == 9);
+#define RTR_SYSCALL_ENTRY_FIELDS					\
+	RTR_SYSCALL_ID_FIELD " uint8_t nr_args; uint64_t args[nr_args];"
+
+static const u8 rtr_syscall_nargs[] = RTR_SYSCALL_NARGS;
 
 struct rtr_syscall_exit {
 	s64 id;
@@ -445,17 +460,22 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	unsigned long args[RTR_NR_SYSCALL_ARGS];
 	struct ringtrace_reservation r;
 	struct rtr_syscall_entry *p;
-	unsigned int i;
+	unsigned int i, n = RTR_NR_SYSCALL_ARGS;
 
 	if (!rtr_task_traced(current))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	if (likely((unsigned long)id < ARRAY_SIZE(rtr_syscall_nargs) &&
+		   !in_compat_syscall()))
+		n = rtr_syscall_nargs[id];
+	p = ringtrace_reserve(&r, rtr_probe_id(data),
+			      struct_size(p, args, n));
 	if (!p)
 		return;
 	p->id = id;
+	p->nr_args = n;
 	/* The arch helper fills an aligned array; the record is unaligned. */
 	syscall_get_arguments(current, regs, args);
-	for (i = 0; i < RTR_NR_SYSCALL_ARGS; i++)
+	for (i = 0; i < n; i++)
 		p->args[i] = args[i];
 	ringtrace_commit(&r);
 }

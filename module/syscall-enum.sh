@@ -1,26 +1,87 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# syscall-enum.sh - the target kernel's system call names as the body of a
-# CTF 1.8 enum, for the syscall_entry/syscall_exit events (module/probes.c).
+# syscall-enum.sh - the target kernel's system call table as the
+# syscall_entry/syscall_exit events (module/probes.c) need it.
+#
+# usage: syscall-enum.sh SYSCALLS_H < cpp-dM-output
 #
 # Reads, on stdin, the macro definitions `cpp -dM` gives for the kernel's
-# <asm/unistd.h>, and writes a C header defining RTR_SYSCALL_ENUMERATORS as
+# <asm/unistd.h>, and the kernel's <linux/syscalls.h> (SYSCALLS_H), and
+# writes a C header defining
 #
-#   "\"read\" = 0, \"write\" = 1, ..."
+#   RTR_SYSCALL_ENUMERATORS  the names as the body of a CTF 1.8 enum:
+#                            "\"read\" = 0, \"write\" = 1, ..."
+#                            in ascending numbers;
+#   RTR_SYSCALL_NARGS        { 3, 3, 3, 1, ... }: the number of arguments
+#                            of each call number from 0 to the highest,
+#                            counted in its sys_NAME() prototype; 6 (every
+#                            argument register) for a number without a name
+#                            or a name without a prototype there (the
+#                            arch's own calls: arch_prctl, rt_sigreturn,
+#                            x86-64's mmap).  A name with several
+#                            prototypes (clone's per-arch orders) counts
+#                            the most arguments of them.
 #
-# in ascending numbers.  Only the kernel's native ABI: the compat tables
-# (__NR_ia32_*, __NR_x32_*, __NR_compat_*) and __NR_syscalls (a count) are
-# left out; a name defined as another macro (asm-generic's __NR3264_*) is
-# resolved.  Run by Kbuild; no table is written by hand.
+# Only the kernel's native ABI: the compat tables (__NR_ia32_*, __NR_x32_*,
+# __NR_compat_*) and __NR_syscalls (a count) are left out; a name defined as
+# another macro (asm-generic's __NR3264_*) is resolved.  Run by Kbuild; no
+# table is written by hand.
 set -eu
 
+[ $# -eq 1 ] && [ -r "$1" ] || {
+	echo "usage: syscall-enum.sh SYSCALLS_H < cpp-dM-output" >&2
+	exit 2
+}
+
 awk '
-$1 == "#define" && $2 ~ /^__NR/ {
+# --- <asm/unistd.h> macros (stdin) ---
+FILENAME == "-" && $1 == "#define" && $2 ~ /^__NR/ {
 	def[$2] = $3
 	if ($2 ~ /^__NR_/)
 		names[$2] = 1
+	next
 }
+FILENAME == "-" { next }
+
+# --- <linux/syscalls.h>: "asmlinkage long sys_NAME(...);", maybe on
+# several lines ---
+/^asmlinkage long sys_[a-z0-9_]+\(/ { proto = ""; inproto = 1 }
+inproto {
+	proto = proto " " $0
+	if (proto !~ /\)[ \t]*;/)
+		next
+	inproto = 0
+	name = proto
+	sub(/^ *asmlinkage long sys_/, "", name)
+	sub(/\(.*/, "", name)
+	params = proto
+	sub(/^[^(]*\(/, "", params)
+	sub(/\)[ \t]*;.*$/, "", params)
+	gsub(/[ \t]+/, " ", params)
+	sub(/^ /, "", params)
+	sub(/ $/, "", params)
+	if (params == "void" || params == "")
+		count = 0
+	else {
+		# Commas at parenthesis depth 0 (no prototype takes a function
+		# pointer today; this stays right if one does).
+		count = 1
+		depth = 0
+		for (i = 1; i <= length(params); i++) {
+			c = substr(params, i, 1)
+			if (c == "(")
+				depth++
+			else if (c == ")")
+				depth--
+			else if (c == "," && depth == 0)
+				count++
+		}
+	}
+	if (!(name in nargs) || count > nargs[name])
+		nargs[name] = count
+}
+
 function resolve(v, depth) {
 	while (v in def && depth++ < 8)
 		v = def[v]
@@ -43,6 +104,10 @@ END {
 		print "syscall-enum.sh: no system call numbers in the input" > "/dev/stderr"
 		exit 1
 	}
+	if (!length(nargs)) {
+		print "syscall-enum.sh: no sys_*() prototypes in " ARGV[2] > "/dev/stderr"
+		exit 1
+	}
 	# Insertion sort by number (a few hundred entries).
 	for (i = 1; i < n; i++) {
 		k = num[i]; l = lbl[i]
@@ -56,5 +121,18 @@ END {
 	printf "#define RTR_SYSCALL_ENUMERATORS \\\n"
 	for (i = 0; i < n; i++)
 		printf "\t\"\\\"%s\\\" = %d%s\"%s\n", lbl[i], num[i], i < n - 1 ? ", " : "", i < n - 1 ? " \\" : ""
+	printf "#define RTR_SYSCALL_NARGS { \\\n"
+	j = 0
+	for (v = 0; v <= num[n - 1]; v++) {
+		a = 6
+		if (j < n && num[j] == v) {
+			if (lbl[j] in nargs)
+				a = nargs[lbl[j]]
+			j++
+		}
+		printf "%s%d%s", v % 16 == 0 ? "\t" : "", a, \
+			v == num[n - 1] ? " \\\n" : (v % 16 == 15 ? ", \\\n" : ", ")
+	}
+	print "}"
 }
-'
+' - "$1"

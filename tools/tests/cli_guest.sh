@@ -131,6 +131,23 @@ test_attribution() {
 	check "--stat counts getppid ($n >= $((5 * N)))" test "${n:-0}" -ge $((5 * N))
 }
 
+# A system call's entry carries the arguments it has, no more: getppid()
+# none, read() its three, fd and count as dd passed them.
+test_syscall_args() {
+	local out=$W/sa n
+	"$CLI" record -e syscall_entry -o "$out" -- \
+		dd if=/dev/zero of=/dev/null bs=4097 count=3 status=none >"$W/sa.out" 2>&1
+	check "syscall args: record dd" test $? -eq 0
+	"$CLI" report "$out" >"$W/sa.report" 2>/dev/null
+	n=$(count_lines " dd-[0-9]+ syscall_entry: id=read\(0\), nr_args=3, args=\[0, [0-9]+, 4097\]$" "$W/sa.report")
+	check "syscall args: dd's 3 reads carry fd 0 and count 4097 ($n)" test "$n" -eq 3
+	n=$(count_lines " syscall_entry: id=getppid\(110\), nr_args=0, args=\[\]$" "$W/t1.report")
+	check "syscall args: getppid() entries carry none ($n >= $((5 * N)))" test "$n" -ge $((5 * N))
+	n=$(count_lines " syscall_entry: id=getppid\(" "$W/t1.report")
+	check "syscall args: ... every one of them ($n)" \
+		test "$n" -eq "$(count_lines " syscall_entry: id=getppid\(110\), nr_args=0, args=\[\]$" "$W/t1.report")"
+}
+
 test_follow() {
 	local out=$W/t2 before rc n others tids
 	before=$(state)
@@ -623,6 +640,7 @@ main() {
 	test_loads_module
 	set_odd_state
 	test_attribution
+	test_syscall_args
 	test_follow
 	test_sigmask
 	test_ctrl_c

@@ -1132,7 +1132,8 @@ MODULE_LAYOUTS = {
     'irq_handler_exit': [('int32_t', 'irq', None), ('int32_t', 'ret', None)],
     'irq_softirq_entry': [('uint32_t', 'vec', None)],
     'irq_softirq_exit': [('uint32_t', 'vec', None)],
-    'syscall_entry': [('int64_t', 'id', None), ('uint64_t', 'args', 6)],
+    'syscall_entry': [('int64_t', 'id', None), ('uint8_t', 'nr_args', None),
+                      ('uint64_t', 'args', 'nr_args')],
     'syscall_exit': [('int64_t', 'id', None), ('int64_t', 'ret', None)],
     'ringtrace_statedump_task': [('int32_t', 'tid', None), ('int32_t', 'pid', None),
                                  ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)],
@@ -1141,6 +1142,11 @@ MODULE_LAYOUTS = {
     'task_rename': [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
                     ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)],
 }
+
+
+def sys_entry(nr, *args):
+    """A syscall_entry payload: the call's number and its arguments."""
+    return struct.pack('<qB%dQ' % len(args), nr, len(args), *args)
 
 
 # The module's events the LTTng export tests record.
@@ -1235,7 +1241,7 @@ def export_lttng_kernel_events(ctx):
     losses, every CPU's stream over the whole trace, and lttng-analyses
     counts the system calls per thread."""
     T = 10**9
-    getppid = struct.pack('<q6Q', 110, 0, 0, 0, 0, 0, 0)
+    getppid = sys_entry(110)
     streams = {
         0: [(T, T + 900, 0, [
             (T + 10, 14, struct.pack('<ii', 100, 100) + comm('worker')),
@@ -1248,11 +1254,11 @@ def export_lttng_kernel_events(ctx):
             (T + 30, 1, struct.pack('<16siiq16sii', comm('x'), 0, 20, 0,
                                     comm('worker'), 100, 20)),
             (T + 40, 11, getppid), (T + 41, 12, struct.pack('<qq', 110, 100)),
-            (T + 50, 11, struct.pack('<q6Q', 0, 3, 140000, 4096, 9, 9, 9)),
+            (T + 50, 11, sys_entry(0, 3, 140000, 4096)),
             (T + 60, 12, struct.pack('<qq', 0, 17)),
-            (T + 70, 11, struct.pack('<q6Q', 4, 5550000, 777, 0, 0, 0, 0)),
+            (T + 70, 11, sys_entry(4, 5550000, 777)),
             (T + 80, 12, struct.pack('<qq', 4, -2)),
-            (T + 90, 11, struct.pack('<q6Q', 999, 1, 2, 3, 4, 5, 6)),
+            (T + 90, 11, sys_entry(999, 1, 2, 3, 4, 5, 6)),
             (T + 95, 12, struct.pack('<qq', 999, -38)),
             (T + 100, 0, marker(b'hello\n')),
             (T + 110, 4, comm('worker') + struct.pack('<ii', 100, 100) + comm('worker') +
@@ -1478,7 +1484,7 @@ def export_lttng_classes_follow_the_metadata(ctx):
     T = 10**9
     evs = []
     for i in range(3000):
-        evs.append((T + 10 * i, 11, struct.pack('<q6Q', 1000 + i, 0, 0, 0, 0, 0, 0)))
+        evs.append((T + 10 * i, 11, sys_entry(1000 + i, 0, 0, 0, 0, 0, 0)))
         evs.append((T + 10 * i + 5, 12, struct.pack('<qq', 1000 + i, 0)))
     uuid = bytes(range(16, 32))
     d = os.path.join(ctx.tmp, 'range')
@@ -1759,7 +1765,7 @@ def workload_trace(d, env=SCHED_ENV, lost=None):
         (1 * M + 100, 13, struct.pack('<iii16s', 1, 1, 0, comm('init'))),
         (1 * M + 200, 13, struct.pack('<iii16s', 100, 100, 1, comm('shell'))),
         (1 * M + 300, 13, struct.pack('<iii16s', 101, 100, 1, comm('shell-worker'))),
-        (2 * M, 11, struct.pack('<q6Q', 57, 1, 2, 3, 4, 5, 6)),
+        (2 * M, 11, sys_entry(57, 1, 2, 3, 4, 5, 6)),
         (2 * M + 100, 3, fork('shell', 100, 100, 'shell', 200, 200)),
         (2 * M + 200, 2, wake('shell', 200, 20, 1)),
         (2 * M + 300, 12, struct.pack('<qq', 57, 200)),
@@ -1780,7 +1786,7 @@ def workload_trace(d, env=SCHED_ENV, lost=None):
         (2 * M + 350, 15, struct.pack('<i16s16sh', 200, comm('shell'), comm('child'), -100)),
         (2 * M + 450, 4, text_field('<ii', 200, 200, text=b'/usr/bin/child')),
         (2 * M + 550, 3, fork('child', 200, 200, 'child', 201, 200)),
-        (2 * M + 650, 11, struct.pack('<q6Q', 110, 0, 0, 0, 0, 0, 0)),
+        (2 * M + 650, 11, sys_entry(110)),
         (2 * M + 750, 12, struct.pack('<qq', 110, 100)),
     ], [
         (2 * M + 850, 5, struct.pack('<16sii', comm('child'), 200, -80)),
@@ -1957,7 +1963,7 @@ def perfetto_streams(ctx):
             f.write(make_packet(uuid, cpu, 0, [(1000, 1, sw('a', 0, 20, 0, 'w', 10 + cpu, 20))]))
             for seq in range(1, 1501):
                 f.write(make_packet(uuid, cpu, seq, [
-                    (2000 + 2 * i, 11, struct.pack('<q6Q', 39, i, 0, 0, 0, 0, 0))
+                    (2000 + 2 * i, 11, sys_entry(39, i, 0, 0, 0, 0, 0))
                     if i % 2 == 0 else (2000 + 2 * i, 12, struct.pack('<qq', 39, i))
                     for i in range(seq * 200, seq * 200 + 200)]))
 
