@@ -385,9 +385,9 @@ static __always_inline bool op_p_steps(const struct bench_payload *pl,
 	slot = ringtrace_pos_slot(b, old);
 	local_inc(&slot->events);
 	if (commit) {
-		/* As ringtrace_commit_slot(); nobody reads shadow_done. */
 		unsigned long mask = b->subbuf_mask;
 
+		/* As ringtrace_commit_slot() [B1]; nobody reads the shadow. */
 		smp_wmb();
 		if (unlikely(!((unsigned long)local_add_return(hlen + len,
 							       &slot->commit) &
