@@ -250,7 +250,7 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 				  struct task_struct *next,
 				  unsigned int prev_state)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_sched_switch *p;
 
 	if (!rtr_tasks_traced(prev, next))
@@ -272,7 +272,7 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 static __always_inline void rtr_write_wakeup(const void *data,
 					     struct task_struct *t)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_sched_wakeup *p;
 
 	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
@@ -310,7 +310,7 @@ static void rtr_probe_sched_waking(void *data, struct task_struct *t)
 static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 					 int dest_cpu)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_sched_migrate *p;
 
 	if (!rtr_task_traced(t))
@@ -329,7 +329,7 @@ static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 					struct task_struct *child)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_sched_fork *p;
 
 	if (!rtr_tasks_traced(parent, child))
@@ -350,7 +350,7 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 					pid_t old_pid,
 					struct linux_binprm *bprm)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_sched_exec *p;
 	unsigned int len;
 
@@ -374,7 +374,7 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
  */
 static void rtr_probe_sched_process(void *data, struct task_struct *t)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_sched_exit *p;
 
 	if (!rtr_task_traced(t))
@@ -396,7 +396,7 @@ static void rtr_probe_sched_process(void *data, struct task_struct *t)
 static void rtr_probe_task_rename(void *data, struct task_struct *t,
 				  const char *comm)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_task_rename *p;
 
 	if (!rtr_task_traced(t))
@@ -416,7 +416,7 @@ static void rtr_probe_irq_handler_entry(void *data, int irq,
 				       struct irqaction *action)
 {
 	unsigned int len = rtr_strlen(action->name, RTR_IRQ_NAME_MAX);
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_irq_entry *p;
 
 	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p) + len);
@@ -431,7 +431,7 @@ static void rtr_probe_irq_handler_entry(void *data, int irq,
 static void rtr_probe_irq_handler_exit(void *data, int irq,
 				      struct irqaction *action, int ret)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_irq_exit *p;
 
 	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
@@ -445,7 +445,7 @@ static void rtr_probe_irq_handler_exit(void *data, int irq,
 /* softirq_entry and softirq_exit. */
 static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_softirq *p;
 
 	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
@@ -458,7 +458,7 @@ static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	unsigned long args[RTR_NR_SYSCALL_ARGS];
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_syscall_entry *p;
 	unsigned int i, n = RTR_NR_SYSCALL_ARGS;
 
@@ -482,7 +482,7 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 
 static void rtr_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_syscall_exit *p;
 
 	if (!rtr_task_traced(current))

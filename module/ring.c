@@ -44,8 +44,9 @@
  * Generation g of a slot is complete when the count reaches
  * (g + 1) * subbuf_size: header + events + padding, whatever order the
  * nested writers committed in.  Whoever makes the count reach that value
- * queues the consumer's wakeup through irq_work [W1]; nothing is woken
- * from the writer's own context.
+ * -- the one add that leaves it a multiple of subbuf_size, as
+ * ringtrace_commit_slot() argues -- queues the consumer's wakeup through
+ * irq_work [W1]; nothing is woken from the writer's own context.
  *
  * Space.  A packet may open at P only if the slot's previous generation
  * was retired: P - consumed < buffer size.  In discard mode the event is
@@ -57,14 +58,18 @@
  * consumer sets HELD with a cmpxchg on the same word, so exactly one side
  * takes a packet [B3].
  *
- * Counting.  Every reserve attempt while tracing counts in @written; it
- * ends as an event committed to a slot or in a lost_* counter.  A slot's
- * @events only grows; a generation holds the difference to the count at
- * which the slot was last retired (rtr_slot_info.retired).  Retiring a
- * generation -- PUT, or the overwrite push -- adds that difference to
- * @delivered or lost_overrun and moves @retired up to the count, before
- * any writer may open the slot again ([B2] for PUT, [R2] for the push).
- * So once drained, written == delivered + all lost_* exactly.
+ * Counting.  Every reserve attempt while tracing ends exactly once: as an
+ * event committed to a slot (its @events) or in one of lost_full,
+ * lost_held, lost_nested, lost_too_big.  The fast path counts nothing
+ * else: "written", the attempts, is the sum of those (rtr_written()),
+ * taken when the ABI asks for it.  A slot's @events only grows; a
+ * generation holds the difference to the count at which the slot was last
+ * retired (rtr_slot_info.retired).  Retiring a generation -- PUT, or the
+ * overwrite push -- adds that difference to @delivered or lost_overrun and
+ * moves @retired up to the count, before any writer may open the slot
+ * again ([B2] for PUT, [R2] for the push); the slot's @events stays as it
+ * is, so the sum does not change.  So once drained,
+ * written == delivered + all lost_* exactly.
  *
  * Timestamps.  The clock is read inside the reserve retry loop, after the
  * offset: a nested reservation makes the outer cmpxchg fail and re-read the
@@ -192,10 +197,31 @@ static local_t *rtr_lost_counter(struct rtr_buffer *buf, enum rtr_lost why)
 }
 
 /* Lost events a packet header reports; overruns are added at GET. */
-static u64 rtr_lost_dropped(struct rtr_buffer *buf)
+static u64 rtr_lost_dropped(const struct rtr_buffer *buf)
 {
 	return local_read(&buf->lost_full) + local_read(&buf->lost_held) +
 	       local_read(&buf->lost_nested) + local_read(&buf->lost_too_big);
+}
+
+/*
+ * Reserve attempts while tracing ("Counting" above): the events ever
+ * committed to the slots plus the events dropped before reaching one.
+ * Overruns are not added: a pushed packet's events were committed, and
+ * stay in its slot's count.  Counts only what has finished, so a writer
+ * on the owning CPU between its flag test and its commit or drop is not
+ * in it yet; once the writers are gone it is the number of attempts.
+ * Every term only grows, so two calls in a row (the refreshes under
+ * meta_lock [W2]) never go back.  One read per slot: 16 at the defaults,
+ * RINGTRACE_MAX_SUBBUFS at most.
+ */
+static u64 rtr_written(const struct rtr_buffer *buf)
+{
+	unsigned int i, n = rtr_buf_size(buf) >> buf->w.subbuf_order;
+	u64 events = 0;
+
+	for (i = 0; i < n; i++)
+		events += local_read(&buf->w.slots[i].events);
+	return events + rtr_lost_dropped(buf);
 }
 
 /* Is the generation of @pos's slot fully committed? */
@@ -380,10 +406,10 @@ static void rtr_close_packet(struct rtr_buffer *buf, unsigned long end,
  * it: a valid pair for the first attempt (a drop then costs one clock
  * read).  Every retry reads both again, offset first.
  */
-void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
-			     struct ringtrace_buffer *w, unsigned int id,
-			     unsigned int payload_len, unsigned long old,
-			     u64 ts, u64 last)
+struct ringtrace_slow_reservation
+ringtrace_reserve_slow(struct ringtrace_buffer *w, unsigned int id,
+		       unsigned int payload_len, unsigned long old,
+		       u64 ts, u64 last)
 {
 	struct rtr_buffer *buf = rtr_buf(w);
 	unsigned long off, begin, next = 0;
@@ -432,16 +458,16 @@ void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
 	if (open)
 		rtr_open_packet(buf, next, ts);
 	WRITE_ONCE(w->last_ts, ts);
-	r->buf = w;
-	r->pos = begin;
-	r->len = hlen + payload_len;
-	return ringtrace_put_header(w->data + (begin & w->buf_mask), hlen,
-				    id, ts);
+	return (struct ringtrace_slow_reservation) {
+		.payload = ringtrace_put_header(w->data + (begin & w->buf_mask),
+						hlen, id, ts),
+		.pos = begin,
+	};
 drop:
 	local_inc(rtr_lost_counter(buf, why));
 	local_dec(&w->nesting);
 	preempt_enable_notrace();
-	return NULL;
+	return (struct ringtrace_slow_reservation) { };
 }
 EXPORT_SYMBOL_GPL(ringtrace_reserve_slow);
 
@@ -482,7 +508,7 @@ static void rtr_meta_update(struct rtr_buffer *buf)
 
 	raw_spin_lock_irqsave(&buf->meta_lock, flags);
 	WRITE_ONCE(meta->write_pos, local_read(&buf->w.offset));
-	WRITE_ONCE(meta->written, local_read(&buf->w.written));
+	WRITE_ONCE(meta->written, rtr_written(buf));
 	WRITE_ONCE(meta->lost, rtr_lost_dropped(buf) +
 			       local_read(&buf->lost_overrun));
 	WRITE_ONCE(meta->delivered, READ_ONCE(buf->delivered));
@@ -745,7 +771,7 @@ void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite)
 
 void rtr_buffer_stats(struct rtr_buffer *buf, struct ringtrace_stats *st)
 {
-	st->written = local_read(&buf->w.written);
+	st->written = rtr_written(buf);
 	st->lost_full = local_read(&buf->lost_full);
 	st->lost_overrun = local_read(&buf->lost_overrun);
 	st->lost_held = local_read(&buf->lost_held);

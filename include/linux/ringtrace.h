@@ -5,7 +5,7 @@
  * Any kernel code (tracepoint probes in ringtrace.ko, other modules) writes
  * events with an inline reserve/commit pair:
  *
- *	struct ringtrace_reservation r;
+ *	struct ringtrace_reservation r __uninitialized;
  *	struct my_payload *p = ringtrace_reserve(&r, my_event.id, sizeof(*p));
  *	if (p) {
  *		p->field = ...;
@@ -87,10 +87,14 @@ struct ringtrace_slot {
  * the geometry below it is set at allocation and read-only afterwards.
  */
 struct ringtrace_buffer {
-	/* Hot: every event, owning CPU only. */
+	/*
+	 * Hot: every event, owning CPU only.  There is no count of reserve
+	 * attempts here: every attempt ends as one slot's @events or one
+	 * lost_* count, and ringtrace.ko adds those up when asked
+	 * ("Counting" in module/ring.c).
+	 */
 	local_t offset;			/* free-running reserve position */
 	local_t nesting;		/* reservations not yet committed */
-	local_t written;		/* reserve attempts while tracing */
 	u64 last_ts;			/* timestamp of a recent event */
 
 	/* Read-mostly geometry, set at allocation. */
@@ -122,17 +126,35 @@ void ringtrace_event_unregister(struct ringtrace_event *ev);
 extern int ringtrace_tracing;
 DECLARE_PER_CPU(struct ringtrace_buffer *, ringtrace_cpu_buffer);
 
-/* Filled by ringtrace_reserve(), consumed by ringtrace_commit(). */
+/*
+ * Filled by ringtrace_reserve(), consumed by ringtrace_commit().  Its
+ * address never leaves the inline pair (the slow path returns what it
+ * reserved), so the compiler keeps it in registers instead of storing it
+ * and loading it back per event.  Declare it __uninitialized: reserve
+ * sets every field before commit reads one, and the clearing that
+ * CONFIG_INIT_STACK_ALL_ZERO adds otherwise is three stores per event
+ * that GCC does not remove.
+ */
 struct ringtrace_reservation {
 	struct ringtrace_buffer *buf;
-	unsigned long pos;		/* position of the record's first byte */
+	struct ringtrace_slot *slot;	/* where the record's bytes count */
 	unsigned int len;		/* header + payload */
 };
 
-void *ringtrace_reserve_slow(struct ringtrace_reservation *r,
-			     struct ringtrace_buffer *buf, unsigned int id,
-			     unsigned int payload_len, unsigned long old,
-			     u64 ts, u64 last);
+/*
+ * What the slow path reserved, returned in two registers: the payload
+ * area (NULL: dropped and counted, nesting and preemption undone) and the
+ * record's position.
+ */
+struct ringtrace_slow_reservation {
+	void *payload;
+	unsigned long pos;
+};
+
+struct ringtrace_slow_reservation
+ringtrace_reserve_slow(struct ringtrace_buffer *buf, unsigned int id,
+		       unsigned int payload_len, unsigned long old,
+		       u64 ts, u64 last);
 void ringtrace_drop_nested(struct ringtrace_buffer *buf);
 void ringtrace_subbuf_done(struct ringtrace_buffer *buf);
 
@@ -190,6 +212,42 @@ static __always_inline void *ringtrace_put_header(u8 *rec, unsigned int hlen,
 	return rec + hlen;
 }
 
+/* The slot of the record at @rec, its offset in the ring (pos & buf_mask). */
+static __always_inline struct ringtrace_slot *
+ringtrace_rec_slot(const struct ringtrace_buffer *buf, unsigned long rec)
+{
+	return &buf->slots[rec >> buf->subbuf_order];
+}
+
+static __always_inline struct ringtrace_slot *
+ringtrace_pos_slot(const struct ringtrace_buffer *buf, unsigned long pos)
+{
+	return ringtrace_rec_slot(buf, pos & buf->buf_mask);
+}
+
+/*
+ * The sub-buffer switch (and every drop but the nesting one), out of line.
+ * The record's length is its header's plus the payload's: the header ends
+ * where the payload begins.
+ */
+static __always_inline void *
+ringtrace_reserve_switch(struct ringtrace_reservation *r,
+			 struct ringtrace_buffer *buf, unsigned int id,
+			 unsigned int payload_len, unsigned long old,
+			 u64 ts, u64 last)
+{
+	struct ringtrace_slow_reservation s =
+		ringtrace_reserve_slow(buf, id, payload_len, old, ts, last);
+	unsigned long rec = s.pos & buf->buf_mask;
+
+	if (s.payload) {
+		r->buf = buf;
+		r->slot = ringtrace_rec_slot(buf, rec);
+		r->len = (u8 *)s.payload - (buf->data + rec) + payload_len;
+	}
+	return s.payload;
+}
+
 /*
  * Reserve room for one event of @payload_len bytes on this CPU.  Returns
  * the payload area, or NULL when tracing is off or the event was dropped
@@ -201,7 +259,7 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 					       unsigned int payload_len)
 {
 	struct ringtrace_buffer *buf;
-	unsigned long old, off;
+	unsigned long old, off, rec;
 	unsigned int hlen;
 	u64 ts, last;
 
@@ -214,7 +272,6 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 	if (unlikely(!READ_ONCE(ringtrace_tracing)))
 		goto off;
 	buf = this_cpu_read(ringtrace_cpu_buffer);
-	local_inc(&buf->written);
 	/*
 	 * local_cmpxchg() is only NMI-safe where the architecture says so;
 	 * elsewhere an NMI writer could corrupt the interrupted one's update
@@ -244,17 +301,17 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 		 */
 		if (unlikely(off == 0 ||
 			     off + hlen + payload_len >= buf->subbuf_size))
-			return ringtrace_reserve_slow(r, buf, id, payload_len,
-						      old, ts, last);
+			return ringtrace_reserve_switch(r, buf, id, payload_len,
+							old, ts, last);
 	} while (unlikely(local_cmpxchg(&buf->offset, old,
 					old + hlen + payload_len) != old));
 
 	WRITE_ONCE(buf->last_ts, ts);
+	rec = old & buf->buf_mask;
 	r->buf = buf;
-	r->pos = old;
+	r->slot = ringtrace_rec_slot(buf, rec);
 	r->len = hlen + payload_len;
-	return ringtrace_put_header(buf->data + (old & buf->buf_mask), hlen,
-				    id, ts);
+	return ringtrace_put_header(buf->data + rec, hlen, id, ts);
 off:
 	preempt_enable_notrace();
 	return NULL;
@@ -267,18 +324,24 @@ ringtrace_commit_target(const struct ringtrace_buffer *buf, unsigned long pos)
 	return ((pos >> buf->num_order) & ~buf->subbuf_mask) + buf->subbuf_size;
 }
 
-static __always_inline struct ringtrace_slot *
-ringtrace_pos_slot(const struct ringtrace_buffer *buf, unsigned long pos)
-{
-	return &buf->slots[(pos & buf->buf_mask) >> buf->subbuf_order];
-}
-
-/* Account @len committed bytes at @pos; the last one delivers the packet. */
+/*
+ * Account @len (> 0) committed bytes to @slot; the last one delivers the
+ * packet.  The generation g being committed is complete when the count
+ * reaches ringtrace_commit_target(), (g + 1) * subbuf_size.  Until then
+ * it lies strictly between g * subbuf_size and that: every commit adds a
+ * positive amount, a generation's header, events and padding add up to
+ * exactly subbuf_size, and generation g + 1 cannot open before g is
+ * complete and retired.  So the count is a multiple of subbuf_size
+ * exactly when this add completed the packet: one test of the low bits,
+ * with the mask read before the barrier below keeps it from being read
+ * again.
+ */
 static __always_inline void ringtrace_commit_slot(struct ringtrace_buffer *buf,
 						  struct ringtrace_slot *slot,
-						  unsigned long pos,
 						  unsigned long len)
 {
+	unsigned long mask = buf->subbuf_mask;
+
 	/*
 	 * [B1] Every byte of the record (and of the packet header for the
 	 * open/close paths) is stored before the commit count covers it.
@@ -286,8 +349,8 @@ static __always_inline void ringtrace_commit_slot(struct ringtrace_buffer *buf,
 	 * rtr_slot_complete() (GET_SUBBUF, poll, overwrite push).
 	 */
 	smp_wmb();
-	if (unlikely((unsigned long)local_add_return(len, &slot->commit) ==
-		     ringtrace_commit_target(buf, pos)))
+	if (unlikely(!((unsigned long)local_add_return(len, &slot->commit) &
+		       mask)))
 		ringtrace_subbuf_done(buf);
 }
 
@@ -295,18 +358,15 @@ static __always_inline void ringtrace_commit_bytes(struct ringtrace_buffer *buf,
 						   unsigned long pos,
 						   unsigned long len)
 {
-	ringtrace_commit_slot(buf, ringtrace_pos_slot(buf, pos), pos, len);
+	ringtrace_commit_slot(buf, ringtrace_pos_slot(buf, pos), len);
 }
 
 /* Make the reserved event visible to the consumer. */
 static __always_inline void ringtrace_commit(struct ringtrace_reservation *r)
 {
-	struct ringtrace_buffer *buf = r->buf;
-	struct ringtrace_slot *slot = ringtrace_pos_slot(buf, r->pos);
-
-	local_inc(&slot->events);
-	ringtrace_commit_slot(buf, slot, r->pos, r->len);
-	local_dec(&buf->nesting);
+	local_inc(&r->slot->events);
+	ringtrace_commit_slot(r->buf, r->slot, r->len);
+	local_dec(&r->buf->nesting);
 	preempt_enable_notrace();
 }
 
@@ -315,7 +375,7 @@ static __always_inline bool ringtrace_write(unsigned int id,
 					    const void *payload,
 					    unsigned int len)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	void *p = ringtrace_reserve(&r, id, len);
 
 	if (!p)

@@ -732,7 +732,6 @@ static ssize_t rtst_stale_write(struct file *file, const char __user *ubuf,
 		ret = -EAGAIN;
 		goto out;
 	}
-	local_inc(&w->written);
 	local_inc(&w->nesting);
 	old = local_read(&w->offset);
 	ts = ringtrace_buffer_clock(w, &last);
@@ -746,8 +745,8 @@ static ssize_t rtst_stale_write(struct file *file, const char __user *ubuf,
 			first++;
 	}
 	/* Back in the outer writer, with its stale offset. */
-	rec = ringtrace_reserve_slow(&r, w, rtst_blob_ev.id,
-				     sizeof(__le32) + n, old, ts, last);
+	rec = ringtrace_reserve_switch(&r, w, rtst_blob_ev.id,
+				       sizeof(__le32) + n, old, ts, last);
 	if (rec) {
 		rtst_fill_blob(rec, n);
 		ringtrace_commit(&r);

@@ -34,7 +34,7 @@
  *   p-localclock   the floor with the kernel ring buffer's clock
  *                  (trace_clock_local) instead of ringtrace's
  *   p-preempt      floor + preempt off/on + tracing flag + this_cpu_read
- *   p-counters     + written/nesting/events local_t updates
+ *   p-counters     + nesting/events local_t updates
  *   p-reserve      + clamped clock, header choice, local_cmpxchg on the
  *                  offset, record stored into the shadow buffer (as big as
  *                  ringtrace's) instead of the small array
@@ -256,7 +256,7 @@ static __always_inline void bench_floor_store(struct bench_cpu *bc, u64 ts,
 static __always_inline bool op_ringtrace(struct bench_thread *t,
 					 const struct bench_payload *pl)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	void *p = ringtrace_reserve(&r, bench_event.id, sizeof(*pl));
 
 	if (unlikely(!p))
@@ -349,7 +349,6 @@ static __always_inline bool op_p_steps(const struct bench_payload *pl,
 		goto off;
 	bc = this_cpu_read(bench_cpu_ptr);
 	b = &bc->shadow;
-	local_inc(&b->written);
 	if (unlikely(local_inc_return(&b->nesting) > RINGTRACE_MAX_NESTING)) {
 		local_dec(&b->nesting);
 		goto off;
@@ -386,11 +385,13 @@ static __always_inline bool op_p_steps(const struct bench_payload *pl,
 	slot = ringtrace_pos_slot(b, old);
 	local_inc(&slot->events);
 	if (commit) {
-		/* Same barrier as ringtrace_commit_bytes(); nobody reads it. */
+		unsigned long mask = b->subbuf_mask;
+
+		/* As ringtrace_commit_slot() [B1]; nobody reads the shadow. */
 		smp_wmb();
-		if (unlikely((unsigned long)local_add_return(hlen + len,
-							     &slot->commit) ==
-			     ringtrace_commit_target(b, old)))
+		if (unlikely(!((unsigned long)local_add_return(hlen + len,
+							       &slot->commit) &
+			       mask)))
 			bc->shadow_done++;
 	}
 	local_dec(&b->nesting);
@@ -1062,7 +1063,7 @@ RATE_BATCH(tracepoint)
 static void bench_rate_rt_probe(void *data, u32 tid, s32 ret, u64 addr,
 				u64 value)
 {
-	struct ringtrace_reservation r;
+	struct ringtrace_reservation r __uninitialized;
 	struct bench_rate_payload *p;
 
 	p = ringtrace_reserve(&r, bench_rate_event.id, sizeof(*p));
