@@ -77,10 +77,15 @@ no_probes() {
 	! grep -qwE "$FUNC|$BLACK" "$KLIST" 2>/dev/null || { sed 's/^/# kprobes: /' "$KLIST"; return 1; }
 }
 
-# pe_write CMD: one write of CMD to a fresh open of probe_events; its
-# error message (bash's strerror) in $W/pe.err.
+# pe_write CMD: one write(2) of CMD to a fresh open of probe_events (bash's
+# printf may split it at a newline); the error's strerror in $W/pe.err.
 pe_write() {
-	( printf '%s' "$1" >"$PE" ) 2>"$W/pe.err"
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, sys.argv[2].encode())
+except OSError as e:
+    sys.exit(e.strerror)' "$PE" "$1" 2>"$W/pe.err"
 }
 
 # refused CMD ERRNO-TEXT: the write fails with that error, nothing left.
