@@ -4,7 +4,9 @@
  *
  *   check    root; ringtrace.ko (loaded here if needed: the installed one,
  *            else the one `make` built); debugfs (mounted if needed); the
- *            events asked for.  A failure here changes nothing.
+ *            events asked for; the dynamic probes of -e made (they go
+ *            when record's open of probe_events closes, however record
+ *            ends).  A failure here changes nothing.
  *   save     what it will change: tracing_on, mode, geometry, enabled
  *            events, pid filter, event_fork.
  *   set      the events (and those that say who did what: sched_switch,
@@ -264,7 +266,7 @@ static bool *choose_events(void)
 
 	if (!on)
 		die("out of memory");
-	/* kprobe:... and kretprobe:... are made later, by make_probes(). */
+	/* kprobe:... and kretprobe:...: made by dynprobes_add() in run(). */
 	rest = dynprobes_split(&probes, opt.events, why, sizeof(why));
 	if (!rest)
 		refuse("%s", why);
