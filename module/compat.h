@@ -9,6 +9,7 @@
 #define _RINGTRACE_COMPAT_H
 
 #include <linux/device.h>
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/version.h>
@@ -47,6 +48,21 @@ static inline int rtr_module_refs(struct module *mod)
 	return module_refcount(mod);
 #else
 	return 0;
+#endif
+}
+
+/*
+ * get_kretprobe() exists only with CONFIG_KRETPROBES (the debug kernel has
+ * no kprobes at all); without it register_kretprobe() fails with
+ * -EOPNOTSUPP, so no return handler ever runs.
+ */
+static inline struct kretprobe *
+rtr_get_kretprobe(struct kretprobe_instance *ri)
+{
+#ifdef CONFIG_KRETPROBES
+	return get_kretprobe(ri);
+#else
+	return NULL;
 #endif
 }
 

@@ -112,6 +112,8 @@ static __always_inline bool rtr_task_traced(const struct task_struct *t)
 }
 /* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
+/* dynprobes.c: probe_events, the kprobes made through it. */
+int rtr_dynprobes_init(void);
 
 /* statedump.c: the task on each CPU and every task, at tracing start. */
 #define RTR_STATEDUMP_TASK_FIELDS					\

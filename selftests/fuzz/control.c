@@ -1533,6 +1533,68 @@ static void fz_events_pids(struct fz_thread *t)
 	fz_ctl_end();
 }
 
+/*
+ * probe_events: a kprobe or kretprobe made, hit while the writers run,
+ * removed by "-:NAME" or by the close; bad commands refused with nothing
+ * left.  Another thread may hold the same probe (EEXIST); a kernel without
+ * kprobes refuses every one (EOPNOTSUPP).  kprobes patch text: --toggle
+ * only.
+ */
+#define FZ_DYNPROBES_MAX	200
+static _Atomic unsigned int fz_dynprobes_made;
+
+static void fz_dynprobe(struct fz_thread *t)
+{
+	static const char *const good[] = {
+		"p:vfs_read", "r:vfs_read", "p:ksys_write", "r:ksys_write",
+	};
+	static const char *const bad[] = {
+		"p:", "x:vfs_read", "p:rt_fuzz_no_such_fn", "r:vfs_read+4",
+		"p:notify_die", "-:kprobe_rt_fuzz_none", "p:vfs_read p:vfs_write",
+	};
+	struct fz_rng *r = &t->rng;
+	const char *cmd;
+	char del[64];
+	bool is_bad;
+	long ret;
+	int fd;
+
+	fz_op(t, FZ_OP_DYNPROBE);
+	fd = fz_open(t, fz_chance(r, 50), "probe_events", O_RDWR | O_CLOEXEC);
+	if (!FZ_CHECK(t, fd >= 0, "open probe_events: %s", fz_err(fd)))
+		return;
+	/*
+	 * Each probe made takes an event id for the module's lifetime (1024
+	 * per load, ctf.c): at most FZ_DYNPROBES_MAX of them per run, so that
+	 * the other dynamic events keep theirs.  Refused ones take none.
+	 */
+	is_bad = fz_chance(r, 30) ||
+		 atomic_fetch_add(&fz_dynprobes_made, 1) >= FZ_DYNPROBES_MAX;
+	cmd = is_bad ? fz_pick(r, bad) : fz_pick(r, good);
+	ret = fz_ret(write(fd, cmd, strlen(cmd)));
+	fz_desc(t, "probe_events <- %s -> %s", cmd, fz_err(ret));
+	if (ret < 0)
+		fz_refused(t);
+	if (is_bad) {
+		FZ_EXPECT(t, "a bad probe command", ret, -EINVAL, -ENOENT,
+			  -EOPNOTSUPP);
+		goto close;
+	}
+	FZ_EXPECT(t, "a probe command", ret < 0 ? ret : 0, 0, -EEXIST,
+		  -ENOSPC, -EOPNOTSUPP);
+	if (ret < 0)
+		goto close;
+	fz_sleep_ms(fz_below(r, 20));
+	if (fz_chance(r, 50)) {
+		snprintf(del, sizeof(del), "-:%s_%s",
+			 cmd[0] == 'p' ? "kprobe" : "kretprobe", cmd + 2);
+		ret = fz_ret(write(fd, del, strlen(del)));
+		FZ_EXPECT(t, "removing our own probe", ret < 0 ? ret : 0, 0);
+	}
+close:
+	close(fd);
+}
+
 void fz_events_op(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
@@ -1546,6 +1608,10 @@ void fz_events_op(struct fz_thread *t)
 	pthread_once(&fz_ctls_once, fz_ctls_init);
 	if (fz_chance(r, 15)) {
 		fz_events_pids(t);
+		return;
+	}
+	if (fz.toggle && fz_chance(r, 10)) {
+		fz_dynprobe(t);
 		return;
 	}
 	fz_op(t, fz.toggle ? FZ_OP_EVENT_TOGGLE : FZ_OP_EVENT_SAFE);

@@ -28,6 +28,15 @@ static void print_type(const struct rt_field_desc *f)
 		printf("[%" PRIu64 "]", f->length);
 }
 
+/* True if a line of @text starts with @prefix. */
+static bool line_starts(const char *text, const char *prefix)
+{
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, prefix, strlen(prefix)))
+			return true;
+	return false;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -36,7 +45,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *debugfs = NULL, *pattern = NULL;
-	char *text, *set_event, *avail;
+	char *text, *set_event, *avail, *dyn;
 	struct rt_metadata *md;
 	struct rt_error err;
 	unsigned int shown = 0;
@@ -61,19 +70,27 @@ static int run(int argc, char **argv)
 	if (!set_event || !avail)
 		die("%s: %s (ringtrace.ko without its probes?)", ctl.dir,
 		    strerror(errno));
+	/* "<id> <name> <spec>" per dynamic probe; none on an older module. */
+	dyn = ctl_read_alloc(&ctl, "probe_events");
 
 	for (unsigned int i = 0; i < md->nr_events; i++) {
 		const struct rt_event_desc *ev = &md->events[i];
-		char line[128];
-		bool probe;
+		char line[600];
+		bool probe, dynamic;
 
 		if (pattern && fnmatch(pattern, ev->name, 0))
 			continue;
 		/* Switchable: listed in available_events ("<id> <name>"). */
 		snprintf(line, sizeof(line), "%u %s\n", ev->id, ev->name);
 		probe = strstr(avail, line) != NULL;
+		snprintf(line, sizeof(line), "%u %s ", ev->id, ev->name);
+		dynamic = dyn && line_starts(dyn, line);
+		/* A removed probe's event stays in the metadata: not offered. */
+		if (!dynamic && (!strncmp(ev->name, "kprobe_", 7) ||
+				 !strncmp(ev->name, "kretprobe_", 10)))
+			continue;
 		printf("%-28s id %-4u %s\n", ev->name, ev->id,
-		       !probe ? "(always on)" :
+		       dynamic ? "(dynamic probe)" : !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled");
 		for (unsigned int j = 0; j < ev->nr_fields; j++) {
 			printf("    %-24s ", ev->fields[j].name);
@@ -87,6 +104,11 @@ static int run(int argc, char **argv)
 	}
 	if (pattern && !shown)
 		die("no event matches '%s'", pattern);
+	if (!pattern)
+		puts("\ndynamic probes, made by 'record -e' for one recording:\n"
+		     "    kprobe:FUNC[+OFF]        event kprobe_FUNC[_0xOFF]: arg0..arg5 uint64\n"
+		     "    kretprobe:FUNC           event kretprobe_FUNC: ret uint64");
+	free(dyn);
 	free(text);
 	free(set_event);
 	free(avail);
@@ -105,7 +127,9 @@ const struct command cmd_list = {
 "Every event the running ringtrace.ko describes (or those whose name\n"
 "matches the glob PATTERN): its id, whether it is enabled, and its fields\n"
 "with their types.  Events that other modules register through the\n"
-"writer API are always on: they write when their module does.\n"
+"writer API are always on: they write when their module does.  The\n"
+"dynamic probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
+"'-e kretprobe:FUNC') are listed as such; the syntax ends the list.\n"
 "\n"
 "  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"
 "                      /dev/ringtrace when debugfs refuses)\n"

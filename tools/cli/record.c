@@ -4,7 +4,9 @@
  *
  *   check    root; ringtrace.ko (loaded here if needed: the installed one,
  *            else the one `make` built); debugfs (mounted if needed); the
- *            events asked for.  A failure here changes nothing.
+ *            events asked for; the dynamic probes of -e made (they go
+ *            when record's open of probe_events closes, however record
+ *            ends).  A failure here changes nothing.
  *   save     what it will change: tracing_on, mode, geometry, enabled
  *            events, pid filter, event_fork.
  *   set      the events (and those that say who did what: sched_switch,
@@ -52,6 +54,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dynprobes.h"
 
 /* What record needs for who-did-what, enabled whatever -e says. */
 static const char *const attribution[] = {
@@ -94,6 +97,7 @@ static struct {
 
 static struct ctl ctl;
 static struct saved saved;
+static struct dynprobes probes = { .fd = -1 };
 static bool saved_valid, loaded_here, mounted_here;
 /*
  * available_events, then the events that cannot be switched (the marker):
@@ -202,6 +206,7 @@ static void cleanup(void)
 	fputs("\r\033[K", stderr);
 	drop_held_cmd();
 	stop_daemon(false);
+	dynprobes_remove(&probes);
 	restore_state();
 	if (mounted_here)
 		umount2(CTL_DEBUGFS, MNT_DETACH);
@@ -257,17 +262,22 @@ static void read_names(void)
 static bool *choose_events(void)
 {
 	bool *on = calloc(nr_names + 1, sizeof(*on));
-	char why[512];
+	char why[512], *rest;
 
 	if (!on)
 		die("out of memory");
+	/* kprobe:... and kretprobe:...: made by dynprobes_add() in run(). */
+	rest = dynprobes_split(&probes, opt.events, why, sizeof(why));
+	if (!rest)
+		refuse("%s", why);
 	for (size_t i = 0; i < nr_names; i++)
 		for (int a = 0; a < ARRAY_SIZE(attribution); a++)
 			if (!strcmp(names[i], attribution[a]))
 				on[i] = true;
-	if (select_events(opt.events, (const char *const *)names, nr_names, on,
+	if (select_events(rest, (const char *const *)names, nr_names, on,
 			  why, sizeof(why)))
 		refuse("%s", why);
+	free(rest);
 	return on;
 }
 
@@ -835,6 +845,13 @@ static int run(int argc, char **argv)
 		refuse("%s", why);
 	read_names();
 	on = choose_events();
+	/*
+	 * Before anything is changed: a probe refused leaves nothing behind.
+	 * They exist while probes.fd is open: to record's end, however it
+	 * ends (the kernel closes it after a SIGKILL too).
+	 */
+	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
+		refuse("%s", why);
 	save_state();
 	if (strcmp(saved.tracing_on, "0")) {
 		saved_valid = false;
@@ -867,6 +884,7 @@ static int run(int argc, char **argv)
 		daemon_failed = true;
 	}
 	set_die_hook(NULL);
+	dynprobes_remove(&probes);
 	restore_state();
 	if (mounted_here)
 		umount2(CTL_DEBUGFS, MNT_DETACH);
@@ -914,7 +932,11 @@ const struct command cmd_record = {
 "                        " EVENT_GROUPS ".\n"
 "                        sched_switch, sched_process_fork/exec/exit,\n"
 "                        task_rename and the state dump are always added:\n"
-"                        they say which thread did what\n"
+"                        they say which thread did what.  Dynamic probes,\n"
+"                        made for this recording and removed at its end:\n"
+"                        kprobe:FUNC[+OFF] (event kprobe_FUNC, the first six\n"
+"                        argument registers arg0..arg5) and kretprobe:FUNC\n"
+"                        (event kretprobe_FUNC, the return value ret)\n"
 "  -p, --pid PID         only events of this process (repeatable)\n"
 "  -F, --follow          only CMD and its descendants (the pid filter,\n"
 "                        following forks)\n"

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * record's dynamic probes: the kprobe:FUNC[+OFF] and kretprobe:FUNC
+ * elements of -e, made through ringtrace.ko's probe_events file
+ * (module/dynprobes.c).  The probes belong to the open file: closing it
+ * removes them, and so does the kernel when record dies, however.
+ */
+#ifndef RINGTRACE_CLI_DYNPROBES_H
+#define RINGTRACE_CLI_DYNPROBES_H
+
+#include <stddef.h>
+
+#include "../../lib/ctl.h"
+
+struct dynprobes {
+	char **specs;		/* as given: "kprobe:do_sys_openat2" */
+	size_t n;
+	int fd;			/* probe_events, open while they exist; -1 */
+};
+
+/*
+ * Moves the probe elements of the -e list @events into @dp and returns the
+ * rest (malloc'd, maybe empty); NULL with one sentence in @why for a
+ * malformed probe.
+ */
+char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
+		      size_t size);
+/*
+ * Makes every probe, all or none: -1 with one sentence in @why, nothing
+ * left registered.
+ */
+int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
+		  size_t size);
+/* Removes them (closes the file); idempotent. */
+void dynprobes_remove(struct dynprobes *dp);
+
+#endif /* RINGTRACE_CLI_DYNPROBES_H */

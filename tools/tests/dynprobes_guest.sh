@@ -1,0 +1,357 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Dynamic probes (module/dynprobes.c, record -e kprobe:/kretprobe:), in
+# the test guest (tools/guest-tests), as root:
+#
+#   abi        probe_events: each malformed command, an unknown symbol, a
+#              blacklisted function refused with its errno and nothing
+#              left (no probe, no kprobe, no event in the metadata); a
+#              probe lives as long as the open file that made it; only
+#              that file removes it
+#   record     kprobe on the open path with a thread that opens N files:
+#              exactly N events on that thread (report), and the kretprobe
+#              returns the N fds it got; babeltrace2 reads the trace
+#   exit paths no probe left after a normal end, Ctrl-C, SIGKILL of record
+#   errors     unknown function, blacklisted function, malformed spec: one
+#              line each, nothing registered, control files unchanged
+#
+# On a kernel without kprobes (the debug kernel) the probe commands must
+# fail with EOPNOTSUPP, and record with one line; the rest is skipped.
+# Ends with "dynprobes: N passed, M failed".
+
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+readonly REPO=$PWD
+readonly KVER=${RT_KVER:-$(uname -r)}
+export BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
+readonly RT=/sys/kernel/debug/ringtrace
+readonly PE=$RT/probe_events
+readonly KLIST=/sys/kernel/debug/kprobes/list
+readonly CLI=$REPO/tools/ringtrace
+readonly WL=$REPO/tools/tests/probe-workload
+readonly W=$(mktemp -d /tmp/rt-dynprobes.XXXXXX)
+# files the workload's thread opens
+readonly N=25
+export RINGTRACED=$REPO/daemon/ringtraced
+
+. tools/tests/check.sh
+
+note() { echo "# $*"; }
+
+# The kernel function every open(2) goes through.
+FUNC=do_sys_openat2
+# A function on the kprobe blacklist of every kernel (NOKPROBE_SYMBOL).
+BLACK=notify_die
+
+# Every control file record may change, and the probes.
+state() {
+	local f
+	for f in tracing_on mode subbuf_size num_subbufs set_event \
+		 set_event_pid event_fork probe_events; do
+		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
+	done
+	printf 'kprobes: %s\n' "$(tr '\n' ' ' <"$KLIST" 2>/dev/null)"
+}
+
+same_state() {
+	local now
+	now=$(state)
+	[[ $now == "$1" ]] && return 0
+	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
+	return 1
+}
+
+one_line() {
+	local n
+	n=$(wc -l <"$1")
+	((n == 1)) && return 0
+	sed 's/^/# stderr: /' "$1"
+	return 1
+}
+
+# No probe of ours: probe_events empty and no kprobe on $FUNC.
+no_probes() {
+	[[ -z $(cat "$PE") ]] || { sed 's/^/# probe_events: /' "$PE"; return 1; }
+	! grep -qwE "$FUNC|$BLACK" "$KLIST" 2>/dev/null || { sed 's/^/# kprobes: /' "$KLIST"; return 1; }
+}
+
+# pe_write CMD: one write(2) of CMD to a fresh open of probe_events (bash's
+# printf may split it at a newline); the error's strerror in $W/pe.err.
+pe_write() {
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY)
+try:
+    os.write(fd, sys.argv[2].encode())
+except OSError as e:
+    sys.exit(e.strerror)' "$PE" "$1" 2>"$W/pe.err"
+}
+
+# refused CMD ERRNO-TEXT: the write fails with that error, nothing left.
+refused() {
+	pe_write "$1" && { note "'$1' was taken"; return 1; }
+	grep -q "$2" "$W/pe.err" || { sed 's/^/# /' "$W/pe.err"; return 1; }
+	no_probes
+}
+
+metadata_has() { grep -q "name = \"$1\";" "$RT/metadata"; }
+
+# ---- the control file ----------------------------------------------------------------
+
+test_abi_malformed() {
+	local cmd
+	for cmd in "x:$FUNC" "p:" "p$FUNC" "p:$FUNC extra" "p:a/b" \
+		   "p:$FUNC+" "p:$FUNC+zz" "r:$FUNC+4" "-:" "p:$FUNC
+p:vfs_read"; do
+		check "probe_events: '${cmd//$'\n'/\\n}' is EINVAL, nothing left" \
+			refused "$cmd" "Invalid argument"
+	done
+	check "probe_events: -: of no probe is ENOENT" \
+		refused "-:kprobe_nothing_here" "No such file"
+}
+
+test_abi_no_kprobes() {
+	check "no kprobes: p: is EOPNOTSUPP" refused "p:$FUNC" "not supported"
+	check "no kprobes: r: is EOPNOTSUPP" refused "r:$FUNC" "not supported"
+	check "no kprobes: no event declared" bash -c "! grep -q 'name = \"kprobe_' $RT/metadata"
+}
+
+test_abi() {
+	local id
+	check "probe_events: an unknown symbol is ENOENT, nothing left" \
+		refused "p:rt_no_such_function" "No such file"
+	check "probe_events: ... and no event declared for it" \
+		bash -c "! grep -q rt_no_such_function $RT/metadata"
+	check "$BLACK is on the kprobe blacklist" \
+		grep -qw "$BLACK" /sys/kernel/debug/kprobes/blacklist
+	check "probe_events: a blacklisted function ($BLACK) is EINVAL, nothing left" \
+		refused "p:$BLACK" "Invalid argument"
+	check "probe_events: ... and no event declared for it" \
+		bash -c "! grep -q 'kprobe_$BLACK' $RT/metadata"
+	check "probe_events: an offset inside an instruction is refused" \
+		refused "p:$FUNC+1" "Invalid or incomplete multibyte\|Illegal byte"
+
+	# A probe lives while its file is open; only that file removes it.
+	exec 7<>"$PE"
+	printf 'p:%s' "$FUNC" >&7
+	check "probe_events: p:$FUNC taken" grep -qE "^[0-9]+ kprobe_$FUNC p:$FUNC$" "$PE"
+	check "probe_events: ... a kprobe on $FUNC" grep -qw "$FUNC" "$KLIST"
+	check "probe_events: ... its event in the metadata" metadata_has "kprobe_$FUNC"
+	id=$(awk '{ print $1; exit }' "$PE")
+	check "probe_events: the same probe twice is EEXIST" \
+		bash -c "! printf 'p:%s' $FUNC >&7 2>$W/pe.err && grep -q 'File exists' $W/pe.err"
+	check "probe_events: another file cannot remove it (EPERM)" \
+		bash -c "! printf -- '-:kprobe_$FUNC' >$PE 2>$W/pe.err && grep -q 'not permitted' $W/pe.err"
+	printf 'r:%s\n' "$FUNC" >&7
+	check "probe_events: r:$FUNC taken (newline allowed)" \
+		grep -qE "^[0-9]+ kretprobe_$FUNC r:$FUNC$" "$PE"
+	printf -- '-:kprobe_%s' "$FUNC" >&7
+	check "probe_events: -:kprobe_$FUNC removes the kprobe only" \
+		test "$(awk '{ print $2 }' "$PE")" = "kretprobe_$FUNC"
+	printf 'p:%s' "$FUNC" >&7
+	check "probe_events: the name again takes a new id" \
+		test "$(awk '$2 == "kprobe_'"$FUNC"'" { print $1 }' "$PE")" -gt "$id"
+	exec 7>&-
+	check "probe_events: closing the file removed both probes" no_probes
+
+	# A file that is only read makes nothing and removes nothing.
+	exec 7<>"$PE"
+	printf 'p:%s' "$FUNC" >&7
+	cat "$PE" >/dev/null
+	check "probe_events: a reader's close leaves the writer's probe" \
+		grep -q "kprobe_$FUNC" "$PE"
+	exec 7>&-
+	check "probe_events: ... gone with the writer's" no_probes
+}
+
+# ---- record ---------------------------------------------------------------------------
+
+# events FILE EVENT TID: report's EVENT lines of thread TID.
+events_of() { grep -E -- "-$3 $2: " "$1"; }
+
+test_record() {
+	local out=$W/rec before tid fds n rets babel bn rn
+	before=$(state)
+	rm -rf "$W/files" && mkdir "$W/files"
+	"$CLI" record -e "kprobe:$FUNC,kretprobe:$FUNC" -o "$out" -- \
+		"$WL" $N "$W/files" "$W/wl.out" >"$W/rec.out" 2>"$W/rec.err"
+	check "record -e kprobe:$FUNC,kretprobe:$FUNC exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/rec.err"
+	check "record: control files as before, no probe left" same_state "$before"
+	check "record: no probe left (probe_events, kprobes/list)" no_probes
+	read -r tid fds <"$W/wl.out"
+	"$CLI" report "$out" >"$W/rec.report" 2>"$W/rec.report.err"
+	check "report reads the trace" test $? -eq 0
+	n=$(events_of "$W/rec.report" "kprobe_$FUNC" "$tid" | wc -l)
+	check "kprobe_$FUNC: exactly $N events on rtp-open-$tid (got $n)" test "$n" -eq $N
+	n=$(events_of "$W/rec.report" "kprobe_$FUNC" "$tid" | grep -c ' rtp-open-')
+	check "kprobe_$FUNC: ... named rtp-open ($n)" test "$n" -eq $N
+	n=$(events_of "$W/rec.report" "kprobe_$FUNC" "$tid" |
+		grep -cE 'arg0=[0-9]+, arg1=[0-9]+, arg2=[0-9]+, arg3=[0-9]+, arg4=[0-9]+, arg5=[0-9]+$')
+	check "kprobe_$FUNC: arg0..arg5 in every event ($n)" test "$n" -eq $N
+	rets=$(events_of "$W/rec.report" "kretprobe_$FUNC" "$tid" |
+		sed -nE 's/.* ret=([0-9]+)$/\1/p' | paste -sd' ')
+	check "kretprobe_$FUNC: returns the fds the thread got ($fds)" test "$rets" = "$fds"
+	[[ $rets == "$fds" ]] || note "kretprobe rets: $rets"
+	babel=$("$CLI" unpack "$out" "$out.ctf" >/dev/null && babeltrace2 "$out.ctf" 2>"$W/babel.err")
+	check "babeltrace2 reads the trace" test $? -eq 0
+	bn=$(grep -c "kprobe_$FUNC:" <<<"$babel")
+	rn=$(grep -c " kprobe_$FUNC: " "$W/rec.report")
+	check "babeltrace2 and report see the same $rn kprobe events ($bn)" test "$bn" -eq "$rn" -a "$rn" -ge $N
+	bn=$(grep -c "kretprobe_$FUNC:" <<<"$babel")
+	rn=$(grep -c " kretprobe_$FUNC: " "$W/rec.report")
+	check "babeltrace2 and report see the same $rn kretprobe events ($bn)" test "$bn" -eq "$rn" -a "$rn" -ge $N
+}
+
+# A pid filter (-F) applies to probe events like the others.
+test_record_filter() {
+	local out=$W/recf tid others
+	rm -rf "$W/files" && mkdir "$W/files"
+	"$CLI" record -F -e "kprobe:$FUNC" -o "$out" -- \
+		"$WL" $N "$W/files" "$W/wlf.out" >/dev/null 2>"$W/recf.err"
+	check "record -F -e kprobe:$FUNC exits 0" test $? -eq 0
+	read -r tid _ <"$W/wlf.out"
+	"$CLI" report "$out" >"$W/recf.report" 2>/dev/null
+	n=$(events_of "$W/recf.report" "kprobe_$FUNC" "$tid" | wc -l)
+	check "-F: exactly $N kprobe events on the thread (got $n)" test "$n" -eq $N
+	others=$(grep " kprobe_$FUNC: " "$W/recf.report" | grep -vc "probe-workload-\|rtp-open-")
+	check "-F: no kprobe event of another process ($others)" test "$others" -eq 0
+}
+
+# as_job CMD...: CMD as a terminal's job (SIGINT not ignored, own group).
+as_job() {
+	exec setsid python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# probing OUT: starts a system-wide record with the two probes; sets rec
+# once tracing is on and the probes exist.
+probing() {
+	local i
+	as_job "$CLI" record -e "kprobe:$FUNC,kretprobe:$FUNC" -o "$1" >/dev/null 2>"$1.err" &
+	rec=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == 2 ]] && return 0
+		sleep 0.1
+	done
+	note "record did not start: $(cat "$1.err")"
+	return 1
+}
+
+test_ctrl_c() {
+	local before rc
+	before=$(state)
+	check "Ctrl-C: record with two probes started" probing "$W/int"
+	check "Ctrl-C: ... a kprobe on $FUNC while it records" grep -qw "$FUNC" "$KLIST"
+	kill -INT -- -"$rec"
+	wait "$rec"
+	rc=$?
+	check "Ctrl-C: record exits 0 (got $rc)" test $rc -eq 0
+	check "Ctrl-C: no probe left, control files as before" same_state "$before"
+	check "Ctrl-C: the trace is readable" "$CLI" check "$W/int"
+}
+
+test_sigterm() {
+	local before rc
+	before=$(state)
+	check "SIGTERM: record with two probes started" probing "$W/term"
+	kill -TERM "$rec"
+	wait "$rec"
+	rc=$?
+	check "SIGTERM: record exits 0 (got $rc)" test $rc -eq 0
+	check "SIGTERM: no probe left, control files as before" same_state "$before"
+}
+
+# SIGKILL: record cleans nothing up; the kernel closes probe_events, and
+# the module removes the probes with it.
+test_sigkill() {
+	local before daemon i
+	before=$(state)
+	check "SIGKILL: record with two probes started" probing "$W/kill"
+	daemon=$(pgrep -P "$rec" -x ringtraced)
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	check "SIGKILL: the probes went with record" no_probes
+	for ((i = 0; i < 600; i++)); do
+		[[ -n $daemon && -d /proc/$daemon ]] || break
+		sleep 0.1
+	done
+	[[ -n $daemon && -d /proc/$daemon ]] && kill -KILL "$daemon"
+	echo 0 >"$RT/tracing_on"
+	echo 0 >"$RT/events/enable"
+}
+
+test_errors() {
+	local before spec rc
+	before=$(state)
+	for spec in "kprobe:rt_no_such_function" "kretprobe:rt_no_such_function" \
+		    "kprobe:$BLACK" "kprobe:" "kretprobe:$FUNC+4" "kprobe:$FUNC+x"; do
+		"$CLI" record -e "sched_switch,$spec" -o "$W/bad" -- true >/dev/null 2>"$W/bad.err"
+		rc=$?
+		check "record -e $spec: refused ($rc)" test $rc -ne 0
+		check "record -e $spec: one line" one_line "$W/bad.err"
+		check "record -e $spec: nothing registered, control files as before" \
+			same_state "$before"
+		check "record -e $spec: no trace directory" test ! -e "$W/bad"
+	done
+	"$CLI" record -e "kprobe:rt_no_such_function" -o "$W/bad" -- true 2>"$W/bad.err"
+	check "record: an unknown function is named as such" \
+		grep -q "no function rt_no_such_function in this kernel" "$W/bad.err"
+	"$CLI" record -e "kprobe:$BLACK" -o "$W/bad" -- true 2>"$W/bad.err"
+	check "record: a blacklisted function is named as such" \
+		grep -q "refuses to probe $BLACK" "$W/bad.err"
+}
+
+test_errors_no_kprobes() {
+	local before rc
+	before=$(state)
+	"$CLI" record -e "kprobe:$FUNC" -o "$W/bad" -- true >/dev/null 2>"$W/bad.err"
+	rc=$?
+	check "no kprobes: record -e kprobe: refused ($rc)" test $rc -ne 0
+	check "no kprobes: one line naming CONFIG_KPROBES" \
+		bash -c "one_line() { (( \$(wc -l <\$1) == 1 )); }; one_line $W/bad.err && grep -q CONFIG_KPROBES $W/bad.err"
+	check "no kprobes: control files as before" same_state "$before"
+}
+
+test_list() {
+	"$CLI" list >"$W/list.out" 2>&1
+	check "list shows the probe syntax" grep -q "kprobe:FUNC\[+OFF\]" "$W/list.out"
+	check "list hides the events of removed probes" \
+		bash -c "! grep -qE '^k(ret)?probe_' $W/list.out"
+}
+
+main() {
+	note "kernel $KVER, $(nproc) CPUs, work in $W"
+	grep -q '^ringtrace ' /proc/modules || insmod "$BUILD/$KVER/ringtrace.ko" ||
+		{ echo "dynprobes: 0 passed, 1 failed (insmod)"; exit 1; }
+	test_abi_malformed
+	if grep -q "^CONFIG_KPROBES=y" "/boot/config-$KVER" 2>/dev/null ||
+	   [[ -e /sys/kernel/debug/kprobes/list ]]; then
+		FUNC=$(grep -oE " (do_sys_openat2|do_sys_open)$" /proc/kallsyms | head -1 | tr -d ' ')
+		note "probing $FUNC"
+		test_abi
+		test_record
+		test_record_filter
+		test_ctrl_c
+		test_sigterm
+		test_sigkill
+		test_errors
+		test_list
+	else
+		note "no kprobes in this kernel: the probes must be refused"
+		test_abi_no_kprobes
+		test_errors_no_kprobes
+	fi
+	echo 0 >"$RT/tracing_on" 2>/dev/null
+	rmmod ringtrace 2>/dev/null
+	if [[ -n ${RT_VM_OUT:-} ]]; then
+		mkdir -p "$RT_VM_OUT/dynprobes-tests"
+		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/dynprobes-tests/" \;
+	fi
+	check_summary dynprobes
+}
+
+main
