@@ -160,6 +160,7 @@ static int cmp_wsym(const void *a, const void *b)
 
 static int build_text(struct wtab *t, struct strbuf *b)
 {
+	uint64_t prev = 0;
 	int err, sect = -2;
 
 	qsort(t->syms, t->nr, sizeof(*t->syms), cmp_wsym);
@@ -172,6 +173,7 @@ static int build_text(struct wtab *t, struct strbuf *b)
 			continue;
 		if (s->sect != sect) {
 			sect = s->sect;
+			prev = base;
 			if (sect >= 0)
 				err = sb_printf(b, "M %s %" PRIx64 " %" PRIx64 "\n",
 						t->mods[sect].name,
@@ -179,8 +181,9 @@ static int build_text(struct wtab *t, struct strbuf *b)
 						t->mods[sect].size);
 		}
 		if (!err)
-			err = sb_printf(b, "%" PRIx64 " %s\n", s->addr - base,
+			err = sb_printf(b, "%" PRIx64 " %s\n", s->addr - prev,
 					s->name);
+		prev = s->addr;
 	}
 	return err;
 }
@@ -340,7 +343,7 @@ static int parse(struct ksyms *ks, char *text, size_t len, char *why,
 {
 	char *line = text, *end = text + len, *nl, *p;
 	size_t cap_s = 0, cap_m = 0, lineno = 0;
-	uint64_t a, b, base = 0;
+	uint64_t a, b, at = 0;
 	uint32_t sect = 0;
 
 	while (line < end) {
@@ -379,11 +382,11 @@ static int parse(struct ksyms *ks, char *text, size_t len, char *why,
 					return fail(why, size, -EINVAL, "line %zu: bad M line", lineno);
 				ks->sects[ks->nr_sects] = (struct rsect){ name, a, a + b };
 			}
-			base = ks->sects[ks->nr_sects].base;
+			at = ks->sects[ks->nr_sects].base;
 			sect = (uint32_t)ks->nr_sects++;
 		} else {
 			if (!ks->nr_sects || !parse_hex(&p, &a) || *p++ != ' ' ||
-			    !*p || a > UINT64_MAX - base ||
+			    !*p || a > UINT64_MAX - at ||
 			    (uint64_t)(p - text) > UINT32_MAX)
 				return fail(why, size, -EINVAL, "line %zu: bad symbol", lineno);
 			if (ks->nr == cap_s) {
@@ -392,11 +395,12 @@ static int parse(struct ksyms *ks, char *text, size_t len, char *why,
 				if (!ks->syms)
 					return -ENOMEM;
 			}
-			ks->syms[ks->nr++] = (struct rsym){ base + a, sect,
+			at += a;
+			ks->syms[ks->nr++] = (struct rsym){ at, sect,
 							    (uint32_t)(p - text) };
 			/* vmlinux ends at _etext, where its text does. */
 			if (sect == 0 && !strcmp(p, "_etext"))
-				ks->sects[0].end = base + a;
+				ks->sects[0].end = at;
 		}
 		line = nl + 1;
 	}

@@ -8,13 +8,17 @@
  *
  *	ringtrace-ksyms 1
  *	K <_text, hex>                    the kernel: vmlinux, KASLR base
- *	<offset from _text, hex> <name>   its text symbols, ascending
+ *	<delta, hex> <name>               its text symbols, ascending
  *	M <module> <base, hex> <size, hex>
- *	<offset from base, hex> <name>    the module's, ascending
+ *	<delta, hex> <name>               the module's, ascending
  *	...
  *
- * Offsets, not addresses: a frame is function+offset in vmlinux or in a
- * module, whatever the load addresses were.  The writer (ringtraced, when
+ * A symbol's delta is its offset from the previous symbol of its section
+ * (the first one's: from the section's base): a frame is function+offset
+ * in vmlinux or in a module, whatever the load addresses were, and the
+ * small numbers compress well (Debian's 6.12 with six modules: 109000
+ * symbols, 3.4 MB of text, 580 KB at zstd level 3; 800 KB with offsets
+ * from the base).  The writer (ringtraced, when
  * a trace with stacks starts) reads /proc/kallsyms and /proc/modules; the
  * reader (ringtrace report) never looks at the running kernel.
  */

@@ -122,7 +122,8 @@ static void folds_print_free(struct folds *m)
 	for (size_t i = 0; i < m->cap; i++)
 		if (m->slots[i].key)
 			m->slots[n++] = m->slots[i];
-	qsort(m->slots, n, sizeof(*m->slots), cmp_fold);
+	if (n)
+		qsort(m->slots, n, sizeof(*m->slots), cmp_fold);
 	for (size_t i = 0; i < n; i++) {
 		if (m->slots[i].weight)
 			printf("%s %" PRIu64 "\n", m->slots[i].key,
