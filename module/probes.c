@@ -4,7 +4,8 @@
  * tracepoints (and the state dump's two events, written by statedump.c
  * when tracing starts), each writing one fixed-layout event with the inline
  * reserve/commit of include/linux/ringtrace.h straight into the per-CPU
- * buffer.  Event and field names are LTTng's where LTTng has the same event,
+ * buffer (through rtr_reserve()/rtr_commit(), which add the kernel stack
+ * as a trailer for the events of set_event_stack: stack.c).  Event and field names are LTTng's where LTTng has the same event,
  * so that tools written for LTTng kernel traces read ours.
  *
  * A probe is attached (tracepoint_probe_register()) only while its event is

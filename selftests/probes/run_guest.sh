@@ -22,8 +22,12 @@
 #     is appended to (check_trace.py forks)
 #   - a geometry write killed while it allocates returns EINTR, changes
 #     nothing (seen through tracefs's sys_exit_write)
-#   - every event switched on and off while a writer load runs, then rmmod
-#     with probes attached and tracing on
+#   - kernel stacks (set_event_stack, stack_depth): bad writes refused;
+#     sched_switch and syscall_entry stacks through schedule and
+#     do_syscall_64, named by ringtrace report from the trace's symbols,
+#     at most stack_depth frames
+#   - every event switched on and off while a writer load runs, stacks
+#     too, then rmmod with probes and stacks attached and tracing on
 # Ends with "probes: N passed, M failed"; exits 1 if any failed.
 #
 # PROBES_SMP: QEMU 7.2's multi-threaded TCG, which vmtest uses, mis-emulates
@@ -269,6 +273,38 @@ cat "$WORK/main.check"
 pass=$((pass + $(grep -c '^ok' "$WORK/main.check")))
 fail=$((fail + $(grep -c '^not ok' "$WORK/main.check")))
 [ -s "$WORK/main.check" ] || not_ok "check_trace.py main printed nothing"
+
+# --- kernel stacks -------------------------------------------------------------
+
+wr "$R/events/enable" 0
+wr "$R/set_event" "sched_switch syscall_entry"
+before_stacks=$(cat "$R/set_event_stack" "$R/stack_depth")
+refuse "set_event_stack refuses the state dump" \
+	wr "$R/set_event_stack" "sched_switch ringtrace_statedump_task"
+refuse "set_event_stack refuses an unknown event" wr "$R/set_event_stack" nosuch
+refuse "set_event_stack refuses an empty write" wr "$R/set_event_stack" " "
+refuse "stack_depth refuses 0" wr "$R/stack_depth" 0
+refuse "stack_depth refuses 65" wr "$R/stack_depth" 65
+refuse "stack_depth refuses a word" wr "$R/stack_depth" deep
+expect "refused stack writes changed nothing" \
+	[ "$(cat "$R/set_event_stack" "$R/stack_depth")" = "$before_stacks" ]
+expect "set_event_stack: sched_switch and syscall_entry" \
+	eval 'wr "$R/set_event_stack" "sched_switch syscall_entry" &&
+	      [ "$(cat "$R/set_event_stack" | tr "\n" " ")" = "sched_switch syscall_entry " ]'
+expect "stack_depth 12" eval 'wr "$R/stack_depth" 12 && is "$R/stack_depth" 12'
+expect "trace rt_workload with stacks" trace stacks "$WORKLOAD" -n 200
+save stacks
+expect "stacks: the trace keeps the kernel's symbols" \
+	[ -s "$WORK/stacks.rec/.ringtrace-ksyms.zst" ]
+expect "stacks: a sched_switch stack through schedule" \
+	grep -A12 ' sched_switch: ' "$WORK/stacks.report" | grep -qE '^    schedule\+0x[0-9a-f]+$'
+expect "stacks: a syscall_entry stack from do_syscall_64" \
+	grep -A12 ' syscall_entry: ' "$WORK/stacks.report" | grep -qE '^    do_syscall_64\+0x[0-9a-f]+$'
+expect "stacks: at most stack_depth (12) frames" \
+	awk '/^    / { n++; if (n > 12) bad = 1; next } { n = 0 } END { exit bad }' "$WORK/stacks.report"
+expect "stacks: babeltrace2 reads them" grep -q 'kernel_stack: ' "$WORK/stacks.txt"
+wr "$R/set_event_stack" "!sched_switch !syscall_entry"
+wr "$R/stack_depth" 32
 
 # --- the scheduler: sched_waking, sched_migrate_task, sched_process_free ----
 
@@ -533,12 +569,16 @@ while [ $SECONDS -lt $end ]; do
 	done
 	wr "$R/set_event_pid" "$load 1" || errors=$((errors + 1))
 	wr "$R/event_fork" $((rounds % 2)) || errors=$((errors + 1))
+	wr "$R/stack_depth" $((rounds % 64 + 1)) || errors=$((errors + 1))
+	wr "$R/set_event_stack" "sched_switch syscall_entry irq_handler_entry irq_softirq_entry sched_waking" ||
+		errors=$((errors + 1))
 	for e in $(events); do
 		wr "$R/events/$e/enable" 0 || errors=$((errors + 1))
 	done
 	wr "$R/events/enable" 1 || errors=$((errors + 1))
 	wr "$R/set_event_pid" "" || errors=$((errors + 1))
 	wr "$R/set_event" "!sched_switch !syscall_entry" || errors=$((errors + 1))
+	wr "$R/set_event_stack" "!syscall_entry !irq_handler_entry" || errors=$((errors + 1))
 	wr "$R/tracing_on" $((rounds % 2)) || errors=$((errors + 1))
 	wr "$R/events/enable" 0 || errors=$((errors + 1))
 	rounds=$((rounds + 1))
@@ -547,8 +587,10 @@ echo "# $rounds rounds of enable/disable in ${STRESS_SECONDS}s"
 expect "stress: $rounds rounds, no write failed ($errors)" \
 	[ "$rounds" -gt 0 -a "$errors" -eq 0 ]
 expect "stress: the writer load still runs" kill -0 "$load"
-# Unload with probes attached, a pid filter, tracing on and writers busy.
+# Unload with probes and stacks attached, a pid filter, tracing on and
+# writers busy.
 wr "$R/events/enable" 1
+wr "$R/set_event_stack" "sched_switch syscall_entry"
 wr "$R/set_event_pid" "$load"
 wr "$R/tracing_on" 1
 sleep 1

@@ -162,7 +162,7 @@ test_follow() {
 # Puts the control files back to a state() text: after a test that killed
 # record outright, which cannot restore them itself.
 put_state() {
-	local name value
+	local name value clear
 	while IFS= read -r line; do
 		name=${line%%: *}
 		value=${line#*: }
@@ -171,6 +171,10 @@ put_state() {
 			echo 0 >"$RT/events/enable"
 			[[ -n ${value// /} ]] && echo "$value" >"$RT/set_event" ;;
 		set_event_pid) echo "${value:- }" >"$RT/set_event_pid" ;;
+		set_event_stack)
+			clear=$(sed 's/^/!/' "$RT/set_event_stack" | tr '\n' ' ')
+			[[ -n ${clear// /} ]] && echo "$clear" >"$RT/set_event_stack"
+			[[ -n ${value// /} ]] && echo "$value" >"$RT/set_event_stack" ;;
 		*) echo "$value" >"$RT/$name" ;;
 		esac
 	done <<<"$1"
