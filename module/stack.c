@@ -84,10 +84,17 @@ void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len)
 		skip++;
 	nr = min(nr - skip, depth);
 
+	/*
+	 * A drop here is the event's (counted once, as any drop): it is not
+	 * retried without its stack, which would count it twice.
+	 */
 	p = ringtrace_reserve(&w->r, id, len + RINGTRACE_COMPACT_HEADER_SIZE +
 			      sizeof(struct rtr_stack_head) + nr * sizeof(u64));
-	if (!p)
-		goto plain_level;
+	if (unlikely(!p)) {
+		this_cpu_dec(rtr_stack_level);
+		preempt_enable_notrace();
+		return NULL;
+	}
 	w->ips = ips + skip;
 	w->nr = nr;
 	w->trailer = (u8 *)p + len;

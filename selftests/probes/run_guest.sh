@@ -296,13 +296,40 @@ expect "trace rt_workload with stacks" trace stacks "$WORKLOAD" -n 200
 save stacks
 expect "stacks: the trace keeps the kernel's symbols" \
 	[ -s "$WORK/stacks.rec/.ringtrace-ksyms.zst" ]
-expect "stacks: a sched_switch stack through schedule" \
-	grep -A12 ' sched_switch: ' "$WORK/stacks.report" | grep -qE '^    schedule\+0x[0-9a-f]+$'
+# frame_under EVENT FUNCTION: a stack under an EVENT line has FUNCTION+0xOFF.
+frame_under() {
+	grep -A12 " $1: " "$WORK/stacks.report" | grep -qE "^    $2\+0x[0-9a-f]+\$"
+}
+expect "stacks: a sched_switch stack through schedule" frame_under sched_switch schedule
 expect "stacks: a syscall_entry stack from do_syscall_64" \
-	grep -A12 ' syscall_entry: ' "$WORK/stacks.report" | grep -qE '^    do_syscall_64\+0x[0-9a-f]+$'
+	frame_under syscall_entry do_syscall_64
 expect "stacks: at most stack_depth (12) frames" \
 	awk '/^    / { n++; if (n > 12) bad = 1; next } { n = 0 } END { exit bad }' "$WORK/stacks.report"
 expect "stacks: babeltrace2 reads them" grep -q 'kernel_stack: ' "$WORK/stacks.txt"
+
+# dropped RUN STACK: the stats' "written lost" sums after rt_workload ran,
+# alone in the pid filter, into a 2 x 4 KiB buffer nobody drains (discard
+# mode: nearly every event is dropped), syscall_entry's stack on or off.
+dropped() {
+	wr "$R/set_event_stack" "${1}syscall_entry"
+	wr "$R/clear" 1
+	wr "$R/tracing_on" 1
+	sh -c 'echo $$ > '"$R"'/set_event_pid && exec "$0" -n 1000' "$WORKLOAD" > /dev/null
+	wr "$R/tracing_on" 0
+	wr "$R/set_event_pid" ""
+	awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "=")
+		if (kv[1] == "written") w += kv[2]; else if (kv[1] ~ /^lost_/) l += kv[2] } }
+	     END { print w, l }' "$R/stats"
+}
+wr "$R/set_event" "!sched_switch"
+wr "$R/mode" discard
+wr "$R/subbuf_size" 4096 && wr "$R/num_subbufs" 2
+read -r w_plain l_plain <<< "$(dropped '!')"
+read -r w_stack l_stack <<< "$(dropped '')"
+echo "# 2000+ syscall_entry into 8 KiB: without stacks written=$w_plain lost=$l_plain, with written=$w_stack lost=$l_stack"
+expect "a dropped event with its stack is one loss, not two ($l_stack <= $w_plain + 50)" \
+	[ "$w_plain" -gt 2000 -a "$l_stack" -gt 1000 -a "$l_stack" -le $((w_plain + 50)) ]
+wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32
 wr "$R/set_event_stack" "!sched_switch !syscall_entry"
 wr "$R/stack_depth" 32
 

@@ -36,7 +36,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *debugfs = NULL, *pattern = NULL;
-	char *text, *set_event, *avail;
+	char *text, *set_event, *set_event_stack, *avail;
 	struct rt_metadata *md;
 	struct rt_error err;
 	unsigned int shown = 0;
@@ -57,6 +57,8 @@ static int run(int argc, char **argv)
 	if (rt_metadata_parse(text, strlen(text), "metadata", &md, &err))
 		die("%s", err.msg);
 	set_event = ctl_read_alloc(&ctl, "set_event");
+	/* NULL: a module without stacks. */
+	set_event_stack = ctl_read_alloc(&ctl, "set_event_stack");
 	avail = ctl_read_alloc(&ctl, "available_events");
 	if (!set_event || !avail)
 		die("%s: %s (ringtrace.ko without its probes?)", ctl.dir,
@@ -72,9 +74,13 @@ static int run(int argc, char **argv)
 		/* Switchable: listed in available_events ("<id> <name>"). */
 		snprintf(line, sizeof(line), "%u %s\n", ev->id, ev->name);
 		probe = strstr(avail, line) != NULL;
-		printf("%-28s id %-4u %s\n", ev->name, ev->id,
+		printf("%-28s id %-4u %s%s\n", ev->name, ev->id,
+		       !strcmp(ev->name, "kernel_stack") ?
+		       "(follows each event of set_event_stack)" :
 		       !probe ? "(always on)" :
-		       has_line(set_event, ev->name) ? "enabled" : "disabled");
+		       has_line(set_event, ev->name) ? "enabled" : "disabled",
+		       probe && set_event_stack &&
+		       has_line(set_event_stack, ev->name) ? ", with its stack" : "");
 		for (unsigned int j = 0; j < ev->nr_fields; j++) {
 			printf("    %-24s ", ev->fields[j].name);
 			print_type(&ev->fields[j]);
@@ -89,6 +95,7 @@ static int run(int argc, char **argv)
 		die("no event matches '%s'", pattern);
 	free(text);
 	free(set_event);
+	free(set_event_stack);
 	free(avail);
 	rt_metadata_free(md);
 	if (fflush(stdout) || ferror(stdout))
@@ -105,7 +112,9 @@ const struct command cmd_list = {
 "Every event the running ringtrace.ko describes (or those whose name\n"
 "matches the glob PATTERN): its id, whether it is enabled, and its fields\n"
 "with their types.  Events that other modules register through the\n"
-"writer API are always on: they write when their module does.\n"
+"writer API are always on: they write when their module does.  An\n"
+"event that carries its kernel stack (record --stack) says \"with its\n"
+"stack\"; kernel_stack is that stack, after its event.\n"
 "\n"
 "  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"
 "                      /dev/ringtrace when debugfs refuses)\n"

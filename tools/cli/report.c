@@ -612,6 +612,7 @@ static int report_trace(const char *dir, const struct opts *o)
 	const struct rt_item *it;
 	struct rt_threads *th;
 	struct ksyms *ks = NULL;
+	bool ks_read = false;	/* on the first stack: a trace without says nothing */
 	bool *kept;		/* by CPU: its last event was printed */
 	const char *error;
 	struct filter f;
@@ -629,8 +630,6 @@ static int report_trace(const char *dir, const struct opts *o)
 		die("out of memory");
 	if (o->stat)
 		stat_init(&st, t, th);
-	else if (event_pos(t->md, "kernel_stack") >= 0)
-		ks = stack_symbols(dir);
 
 	m = merge_open(t, false);
 	while ((it = merge_next(m))) {
@@ -640,8 +639,12 @@ static int report_trace(const char *dir, const struct opts *o)
 
 		/* A stack goes with its event: printed under it, or not. */
 		if (ips) {
-			if (kept[it->cpu] && !o->stat)
+			if (kept[it->cpu] && !o->stat) {
+				if (!ks_read)
+					ks = stack_symbols(dir);
+				ks_read = true;
 				stack_print(stdout, ks, ips);
+			}
 			continue;
 		}
 		keep = wanted(&f, it, t, th, tid);

@@ -190,7 +190,9 @@ struct last_event {
 
 struct fold_state {
 	const struct rt_trace *t;
-	const struct ksyms *ks;
+	const char *dir;
+	struct ksyms *ks;
+	bool ks_read;			/* on the first stack */
 	bool off_cpu;
 	struct folds folds;
 	struct rt_tidmap waiting;	/* struct offcpu by tid */
@@ -254,6 +256,9 @@ static void fold_stack(struct fold_state *s, const struct rt_item *it,
 	/* A stack of no known event (its event was lost with a packet). */
 	if (l->ts != it->timestamp || (s->off_cpu && !l->is_switch))
 		return;
+	if (!s->ks_read)
+		s->ks = stack_symbols(s->dir);
+	s->ks_read = true;
 	key = fold_key(l->comm, s->ks, ips);
 	if (!s->off_cpu) {
 		folds_get(&s->folds, key)->weight++;
@@ -275,7 +280,7 @@ static void fold_stack(struct fold_state *s, const struct rt_item *it,
 
 int folded_report(const char *dir, bool off_cpu, bool strict)
 {
-	struct fold_state s = { .off_cpu = off_cpu };
+	struct fold_state s = { .dir = dir, .off_cpu = off_cpu };
 	const struct rt_item *it;
 	struct rt_threads *th;
 	struct rt_trace *t;
@@ -287,7 +292,6 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 	if (!t)
 		return 1;
 	s.t = t;
-	s.ks = stack_symbols(dir);
 	s.last = calloc(RT_MAX_CPUS, sizeof(*s.last));
 	th = rt_threads_new(t->md);
 	if (!s.last || !th)
@@ -323,7 +327,7 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 	merge_close(m);
 	rt_tidmap_free(&s.waiting);
 	free(s.last);
-	ksyms_free((struct ksyms *)s.ks);
+	ksyms_free(s.ks);
 	rt_threads_free(th);
 	rt_trace_close(t);
 	return status;

@@ -9,7 +9,8 @@
  *	st-futex   FUTEX_WAIT                   futex_wait
  *
  * The main thread (st-main) wakes the pipe and futex readers after MS
- * milliseconds of its own sleep.  Output, one line per thread:
+ * milliseconds of its own sleep.  Output, one line per thread, once all
+ * are done:
  *	COMM TID BLOCKED_NS
  *
  * Usage: stack-workload ROUNDS MS
@@ -28,6 +29,12 @@
 #include <unistd.h>
 
 static int rounds, ms;
+/*
+ * Each thread's tid and blocked time, printed by the main thread once all
+ * are done: a thread printing itself could wait for stdout's lock (a
+ * futex) outside the time it measures.
+ */
+static struct { const char *comm; long tid; uint64_t ns; } result[3];
 static int pipefd[2];
 static _Atomic uint32_t futex_word;
 static _Atomic int ready;
@@ -48,9 +55,11 @@ static void sleep_ms(int n)
 		;
 }
 
-static void report(const char *comm, uint64_t ns)
+static void report(int i, const char *comm, uint64_t ns)
 {
-	printf("%s %ld %" PRIu64 "\n", comm, (long)syscall(SYS_gettid), ns);
+	result[i].comm = comm;
+	result[i].tid = (long)syscall(SYS_gettid);
+	result[i].ns = ns;
 }
 
 static void *sleeper(void *arg)
@@ -63,7 +72,7 @@ static void *sleeper(void *arg)
 		sleep_ms(ms);
 		total += now_ns() - t;
 	}
-	report("st-sleep", total);
+	report(0, "st-sleep", total);
 	return arg;
 }
 
@@ -80,7 +89,7 @@ static void *piper(void *arg)
 			exit(2);
 		total += now_ns() - t;
 	}
-	report("st-pipe", total);
+	report(1, "st-pipe", total);
 	return arg;
 }
 
@@ -98,7 +107,7 @@ static void *futexer(void *arg)
 				NULL, NULL, 0);
 		total += now_ns() - t;
 	}
-	report("st-futex", total);
+	report(2, "st-futex", total);
 	return arg;
 }
 
@@ -128,5 +137,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
+	for (int i = 0; i < 3; i++)
+		printf("%s %ld %" PRIu64 "\n", result[i].comm, result[i].tid,
+		       result[i].ns);
 	return 0;
 }

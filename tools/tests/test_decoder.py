@@ -1257,6 +1257,14 @@ def stacks_named_from_the_trace(ctx):
     r = rt('report', '-e', 'sched_wakeup', d, asan=True)
     check(not any(l.startswith('    ') for l in r.stdout.splitlines()),
           'a stack goes with its event when a filter drops it: %s' % r.stdout)
+    # The module declares kernel_stack in every trace: one without stacks
+    # (and so without symbols) reads without a word about symbols.
+    d = stack_trace(os.path.join(ctx.tmp, 'nostacks'), [STACK_EVENTS_OF_A_RUN[2]],
+                    None)
+    for args in ((), ('--folded',), ('--folded', '--off-cpu')):
+        r = rt('report', *args, d, asan=True)
+        check(r.returncode == 0 and r.stderr == '',
+              'report %s of a trace without stacks: %d %r' % (args, r.returncode, r.stderr))
 
 
 @test
