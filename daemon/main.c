@@ -70,6 +70,26 @@ static void setup_signals(void)
 }
 
 /*
+ * A trace whose events carry kernel stacks keeps the kernel's text
+ * symbols, to name their frames on any machine later (lib/ksyms.h).
+ * Without stacks it keeps nothing (~0.5 MB compressed); stacks switched
+ * on after the start are not named.
+ */
+static void save_ksyms(void)
+{
+	char *stacks = ctl_read_alloc(&ctl, "set_event_stack");
+	int err;
+
+	if (stacks && *stacks) {
+		err = ksyms_save(outdirfd);
+		if (err)
+			warn("%s/" KSYMS_FILE ": %s: the stacks will print as addresses",
+			     outdir, strerror(-err));
+	}
+	free(stacks);
+}
+
+/*
  * The trace's metadata (metadata.c), as of the newest event set any
  * buffer's meta page shows: a stale page only makes the first GET refresh
  * the copy for nothing.
@@ -88,6 +108,7 @@ static void copy_metadata(void)
 		die("%s/metadata: not CTF 1.8 metadata", ctl.dir);
 	if (err)
 		die("%s/metadata: %s", outdir, strerror(-err));
+	save_ksyms();
 }
 
 static void epoll_add(int fd, uint32_t tag)

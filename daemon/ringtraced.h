@@ -45,6 +45,7 @@
 
 #include "../lib/chunk.h"
 #include "../lib/ctl.h"
+#include "../lib/ksyms.h"
 #include "../lib/msg.h"
 #include "../lib/parse.h"
 

@@ -5,6 +5,8 @@
  *   /sys/kernel/debug/ringtrace/
  *     available_events       "<id> <name>" per event this kernel can trace
  *     set_event              enabled event names; write "name" or "!name"
+ *     set_event_stack        events that carry the kernel stack; "name" or "!name"
+ *     stack_depth            frames kept per stack, 1..RINGTRACE_STACK_MAX_DEPTH
  *     set_event_pid          the pid filter: pids separated by spaces
  *     event_fork             1: the filter follows forks (pidfilter.c)
  *     events/enable          0, 1 or X (some); write 0 or 1 for all
@@ -164,6 +166,113 @@ static const struct file_operations rtr_set_event_fops = {
 	.llseek = seq_lseek,
 	.release = single_release,
 	.write = rtr_set_event_write,
+};
+
+/* --- set_event_stack, stack_depth (stack.c) ---------------------------- */
+
+static int rtr_set_event_stack_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	mutex_lock(&rtr_probes_lock);
+	for (i = 0; i < RTR_NR_PROBES; i++)
+		if (rtr_probes[i].stack)
+			seq_printf(m, "%s\n", rtr_probes[i].event.name);
+	mutex_unlock(&rtr_probes_lock);
+	return 0;
+}
+
+static int rtr_set_event_stack_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_set_event_stack_show);
+}
+
+/*
+ * Words as set_event's.  Stacks are set independently of enabling: a
+ * stack is taken when the event is both enabled and set here.  An event
+ * without a tracepoint (the state dump) cannot carry one: -EINVAL.
+ */
+static ssize_t rtr_set_event_stack_write(struct file *file,
+					 const char __user *ubuf, size_t count,
+					 loff_t *ppos)
+{
+	DECLARE_BITMAP(mask, RTR_NR_PROBES);
+	DECLARE_BITMAP(on, RTR_NR_PROBES);
+	char *buf, *cur, *word;
+	bool enable;
+	int i, ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	bitmap_zero(mask, RTR_NR_PROBES);
+	bitmap_zero(on, RTR_NR_PROBES);
+	cur = buf;
+	while ((word = strsep(&cur, " \t\n"))) {
+		if (!*word)
+			continue;
+		enable = *word != '!';
+		i = rtr_probe_lookup(enable ? word : word + 1);
+		if (i < 0) {
+			ret = i;
+			goto free;
+		}
+		__set_bit(i, mask);
+		__assign_bit(i, on, enable);
+	}
+	ret = -EINVAL;
+	if (!bitmap_empty(mask, RTR_NR_PROBES)) {
+		mutex_lock(&rtr_probes_lock);
+		ret = rtr_stack_set(mask, on);
+		mutex_unlock(&rtr_probes_lock);
+	}
+free:
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_set_event_stack_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_set_event_stack_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_set_event_stack_write,
+};
+
+static int rtr_stack_depth_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%u\n", READ_ONCE(rtr_stack_depth));
+	return 0;
+}
+
+static int rtr_stack_depth_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_stack_depth_show);
+}
+
+static ssize_t rtr_stack_depth_write(struct file *file,
+				     const char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	unsigned int depth;
+	char word[12];
+	int ret;
+
+	ret = rtr_read_word(ubuf, count, word, sizeof(word));
+	if (!ret)
+		ret = kstrtouint(word, 10, &depth) ? -EINVAL :
+		      rtr_stack_set_depth(depth);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_stack_depth_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_stack_depth_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_stack_depth_write,
 };
 
 /* --- events/enable and events/<name>/enable --------------------------- */
@@ -385,6 +494,10 @@ int rtr_events_ctl_init(void)
 			       &rtr_available_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event", 0600, NULL,
 			       &rtr_set_event_fops) ?:
+	       rtr_file_create(rtr_dir, "set_event_stack", 0600, NULL,
+			       &rtr_set_event_stack_fops) ?:
+	       rtr_file_create(rtr_dir, "stack_depth", 0600, NULL,
+			       &rtr_stack_depth_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event_pid", 0600, NULL,
 			       &rtr_set_event_pid_fops) ?:
 	       rtr_file_create(rtr_dir, "event_fork", 0600, NULL,

@@ -4,7 +4,8 @@
  * tracepoints (and the state dump's two events, written by statedump.c
  * when tracing starts), each writing one fixed-layout event with the inline
  * reserve/commit of include/linux/ringtrace.h straight into the per-CPU
- * buffer.  Event and field names are LTTng's where LTTng has the same event,
+ * buffer (through rtr_reserve()/rtr_commit(), which add the kernel stack
+ * as a trailer for the events of set_event_stack: stack.c).  Event and field names are LTTng's where LTTng has the same event,
  * so that tools written for LTTng kernel traces read ours.
  *
  * A probe is attached (tracepoint_probe_register()) only while its event is
@@ -239,23 +240,17 @@ static __always_inline void rtr_strcpy(char *dst, const char *s,
 
 /* --- probes ------------------------------------------------------------- */
 
-/* @data is always the struct rtr_probe the probe was registered with. */
-static __always_inline unsigned int rtr_probe_id(const void *data)
-{
-	return ((const struct rtr_probe *)data)->event.id;
-}
-
 static void rtr_probe_sched_switch(void *data, bool preempt,
 				  struct task_struct *prev,
 				  struct task_struct *next,
 				  unsigned int prev_state)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_switch *p;
 
 	if (!rtr_tasks_traced(prev, next))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	memcpy(p->prev_comm, prev->comm, RTR_COMM_LEN);
@@ -265,24 +260,24 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 	memcpy(p->next_comm, next->comm, RTR_COMM_LEN);
 	p->next_tid = next->pid;
 	p->next_prio = rtr_probe_prio(next);
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /* The payload of sched_wakeup, sched_wakeup_new and sched_waking. */
 static __always_inline void rtr_write_wakeup(const void *data,
 					     struct task_struct *t)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_wakeup *p;
 
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	memcpy(p->comm, t->comm, RTR_COMM_LEN);
 	p->tid = t->pid;
 	p->prio = rtr_probe_prio(t);
 	p->target_cpu = task_cpu(t);
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /* sched_wakeup and sched_wakeup_new: same payload, @data tells them apart. */
@@ -310,12 +305,12 @@ static void rtr_probe_sched_waking(void *data, struct task_struct *t)
 static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 					 int dest_cpu)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_migrate *p;
 
 	if (!rtr_task_traced(t))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	memcpy(p->comm, t->comm, RTR_COMM_LEN);
@@ -323,18 +318,18 @@ static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 	p->prio = rtr_probe_prio(t);
 	p->orig_cpu = task_cpu(t);
 	p->dest_cpu = dest_cpu;
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 					struct task_struct *child)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_fork *p;
 
 	if (!rtr_tasks_traced(parent, child))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	memcpy(p->parent_comm, parent->comm, RTR_COMM_LEN);
@@ -343,28 +338,28 @@ static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 	memcpy(p->child_comm, child->comm, RTR_COMM_LEN);
 	p->child_tid = child->pid;
 	p->child_pid = child->tgid;
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 					pid_t old_pid,
 					struct linux_binprm *bprm)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_exec *p;
 	unsigned int len;
 
 	if (!rtr_task_traced(t))
 		return;
 	len = rtr_strlen(bprm->filename, RTR_EXEC_FILENAME_MAX);
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p) + len);
+	p = rtr_reserve(&r, data, sizeof(*p) + len);
 	if (!p)
 		return;
 	p->tid = t->pid;
 	p->old_tid = old_pid;
 	p->filename_len = len;
 	rtr_strcpy(p->filename, bprm->filename, len);
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /*
@@ -374,18 +369,18 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
  */
 static void rtr_probe_sched_process(void *data, struct task_struct *t)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_exit *p;
 
 	if (!rtr_task_traced(t))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	memcpy(p->comm, t->comm, RTR_COMM_LEN);
 	p->tid = t->pid;
 	p->prio = rtr_probe_prio(t);
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /*
@@ -396,19 +391,19 @@ static void rtr_probe_sched_process(void *data, struct task_struct *t)
 static void rtr_probe_task_rename(void *data, struct task_struct *t,
 				  const char *comm)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_task_rename *p;
 
 	if (!rtr_task_traced(t))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	p->tid = t->pid;
 	memcpy(p->oldcomm, t->comm, RTR_COMM_LEN);
 	strscpy_pad(p->newcomm, comm, RTR_COMM_LEN);
 	p->oom_score_adj = t->signal->oom_score_adj;
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /* Interrupt events describe no task: the pid filter does not apply. */
@@ -416,49 +411,49 @@ static void rtr_probe_irq_handler_entry(void *data, int irq,
 				       struct irqaction *action)
 {
 	unsigned int len = rtr_strlen(action->name, RTR_IRQ_NAME_MAX);
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_entry *p;
 
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p) + len);
+	p = rtr_reserve(&r, data, sizeof(*p) + len);
 	if (!p)
 		return;
 	p->irq = irq;
 	p->name_len = len;
 	rtr_strcpy(p->name, action->name, len);
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 static void rtr_probe_irq_handler_exit(void *data, int irq,
 				      struct irqaction *action, int ret)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_exit *p;
 
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	p->irq = irq;
 	p->ret = ret;
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /* softirq_entry and softirq_exit. */
 static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_softirq *p;
 
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	p->vec = vec_nr;
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	unsigned long args[RTR_NR_SYSCALL_ARGS];
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_syscall_entry *p;
 	unsigned int i, n = RTR_NR_SYSCALL_ARGS;
 
@@ -467,8 +462,7 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	if (likely((unsigned long)id < ARRAY_SIZE(rtr_syscall_nargs) &&
 		   !in_compat_syscall()))
 		n = rtr_syscall_nargs[id];
-	p = ringtrace_reserve(&r, rtr_probe_id(data),
-			      struct_size(p, args, n));
+	p = rtr_reserve(&r, data, struct_size(p, args, n));
 	if (!p)
 		return;
 	p->id = id;
@@ -477,22 +471,22 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	syscall_get_arguments(current, regs, args);
 	for (i = 0; i < n; i++)
 		p->args[i] = args[i];
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 static void rtr_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
-	struct ringtrace_reservation r __uninitialized;
+	struct rtr_rsv r __uninitialized;
 	struct rtr_syscall_exit *p;
 
 	if (!rtr_task_traced(current))
 		return;
-	p = ringtrace_reserve(&r, rtr_probe_id(data), sizeof(*p));
+	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
 	p->id = syscall_get_nr(current, regs);
 	p->ret = ret;
-	ringtrace_commit(&r);
+	rtr_commit(&r);
 }
 
 /*
@@ -673,7 +667,15 @@ int __init rtr_probes_init(void)
 			return ret;
 		}
 	}
-	return 0;
+	/* After them: an id below 31, for the trailer's compact header. */
+	ret = ringtrace_event_register(&rtr_stack_event);
+	if (!ret && rtr_stack_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
+		ringtrace_event_unregister(&rtr_stack_event);
+		ret = -ENOSPC;
+	}
+	if (ret)
+		rtr_probes_unregister_events(RTR_NR_PROBES);
+	return ret;
 }
 
 /*
@@ -683,6 +685,7 @@ int __init rtr_probes_init(void)
  */
 void rtr_probes_init_undo(void)
 {
+	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
 
@@ -700,5 +703,6 @@ void rtr_probes_exit(void)
 	/* No probe of ours runs anywhere after this. */
 	tracepoint_synchronize_unregister();
 	rtr_pid_filter_free();
+	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

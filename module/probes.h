@@ -52,6 +52,7 @@ struct rtr_probe {
 	void *func;			/* our probe on it */
 	struct tracepoint *tp;		/* NULL: this kernel lacks it */
 	bool enabled;			/* registered; under rtr_probes_lock */
+	bool stack;			/* events carry the kernel stack (stack.c) */
 };
 
 /* probes.c */
@@ -67,6 +68,54 @@ int rtr_probes_set(const unsigned long *mask, const unsigned long *on);
 static inline bool rtr_probe_available(const struct rtr_probe *p)
 {
 	return p->tp || !p->tp_name;
+}
+
+/* The state dump's stacks would be the dump's own: only tracepoints'. */
+static inline bool rtr_probe_can_stack(const struct rtr_probe *p)
+{
+	return p->tp;
+}
+
+/*
+ * stack.c: a probe's reservation, with the stack trailer when its event
+ * has set_event_stack.  Without: one load and a predicted branch more
+ * than ringtrace_reserve(), and the same bytes in the buffer.
+ */
+struct rtr_rsv {
+	struct ringtrace_reservation r;
+	unsigned long *ips;		/* the walked stack, or NULL */
+	unsigned int nr;		/* frames in it */
+	u8 *trailer;			/* where its record goes */
+	void *payload;			/* the event's, as reserved */
+	unsigned int reserved;		/* payload bytes reserved, trailer's too */
+};
+
+extern struct ringtrace_event rtr_stack_event;
+extern unsigned int rtr_stack_depth;
+
+void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len);
+void rtr_stack_commit(struct rtr_rsv *w);
+int rtr_stack_set(const unsigned long *mask, const unsigned long *on);
+int rtr_stack_set_depth(unsigned int depth);
+
+/* @data is the struct rtr_probe a probe was registered with. */
+static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
+					 unsigned int len)
+{
+	const struct rtr_probe *p = data;
+
+	if (unlikely(READ_ONCE(p->stack)))
+		return rtr_stack_reserve(w, p->event.id, len);
+	w->ips = NULL;
+	return ringtrace_reserve(&w->r, p->event.id, len);
+}
+
+static __always_inline void rtr_commit(struct rtr_rsv *w)
+{
+	if (unlikely(w->ips))
+		rtr_stack_commit(w);
+	else
+		ringtrace_commit(&w->r);
 }
 
 /*

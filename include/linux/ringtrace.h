@@ -370,6 +370,42 @@ static __always_inline void ringtrace_commit(struct ringtrace_reservation *r)
 	preempt_enable_notrace();
 }
 
+/*
+ * A trailer: a second record inside the reservation, after the event's own
+ * payload, that says more about that event (a kernel stack, module/stack.c).
+ * The caller reserved @reserved bytes of payload (the event's own, then
+ * RINGTRACE_COMPACT_HEADER_SIZE and the trailer's), got @payload back from
+ * ringtrace_reserve(), and calls this before ringtrace_commit() with @at
+ * the end of the event's own payload; the trailer's payload follows the
+ * returned pointer.  @id must be below RINGTRACE_EVENT_ID_EXTENDED (a
+ * compact header).
+ *
+ * The trailer carries the event's timestamp: the low 27 bits of the
+ * header already written before @payload (the record is r->len bytes, its
+ * header those before the @reserved), so a reader sees no time pass.  It
+ * counts as an event of its own in the packet's events, and so in
+ * written (the sum of the events and the losses): a packet's event count
+ * and written == delivered + lost still hold.
+ */
+static __always_inline void *ringtrace_put_trailer(struct ringtrace_reservation *r,
+						   const void *payload,
+						   unsigned int reserved,
+						   u8 *at, unsigned int id)
+{
+	const u8 *rec = (const u8 *)payload - (r->len - reserved);
+	u32 word, ts;
+
+	memcpy(&word, rec, sizeof(word));
+	if ((word & ((1U << RINGTRACE_EVENT_ID_BITS) - 1)) ==
+	    RINGTRACE_EVENT_ID_EXTENDED)
+		memcpy(&ts, rec + offsetof(struct ringtrace_extended_header,
+					   timestamp_lo), sizeof(ts));
+	else
+		ts = word >> RINGTRACE_EVENT_ID_BITS;
+	local_inc(&r->slot->events);
+	return ringtrace_put_header(at, RINGTRACE_COMPACT_HEADER_SIZE, id, ts);
+}
+
 /* Reserve, copy @len bytes of @payload, commit.  False if not recorded. */
 static __always_inline bool ringtrace_write(unsigned int id,
 					    const void *payload,

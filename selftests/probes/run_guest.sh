@@ -22,8 +22,12 @@
 #     is appended to (check_trace.py forks)
 #   - a geometry write killed while it allocates returns EINTR, changes
 #     nothing (seen through tracefs's sys_exit_write)
-#   - every event switched on and off while a writer load runs, then rmmod
-#     with probes attached and tracing on
+#   - kernel stacks (set_event_stack, stack_depth): bad writes refused;
+#     sched_switch and syscall_entry stacks through schedule and
+#     do_syscall_64, named by ringtrace report from the trace's symbols,
+#     at most stack_depth frames
+#   - every event switched on and off while a writer load runs, stacks
+#     too, then rmmod with probes and stacks attached and tracing on
 # Ends with "probes: N passed, M failed"; exits 1 if any failed.
 #
 # PROBES_SMP: QEMU 7.2's multi-threaded TCG, which vmtest uses, mis-emulates
@@ -269,6 +273,65 @@ cat "$WORK/main.check"
 pass=$((pass + $(grep -c '^ok' "$WORK/main.check")))
 fail=$((fail + $(grep -c '^not ok' "$WORK/main.check")))
 [ -s "$WORK/main.check" ] || not_ok "check_trace.py main printed nothing"
+
+# --- kernel stacks -------------------------------------------------------------
+
+wr "$R/events/enable" 0
+wr "$R/set_event" "sched_switch syscall_entry"
+before_stacks=$(cat "$R/set_event_stack" "$R/stack_depth")
+refuse "set_event_stack refuses the state dump" \
+	wr "$R/set_event_stack" "sched_switch ringtrace_statedump_task"
+refuse "set_event_stack refuses an unknown event" wr "$R/set_event_stack" nosuch
+refuse "set_event_stack refuses an empty write" wr "$R/set_event_stack" " "
+refuse "stack_depth refuses 0" wr "$R/stack_depth" 0
+refuse "stack_depth refuses 65" wr "$R/stack_depth" 65
+refuse "stack_depth refuses a word" wr "$R/stack_depth" deep
+expect "refused stack writes changed nothing" \
+	[ "$(cat "$R/set_event_stack" "$R/stack_depth")" = "$before_stacks" ]
+expect "set_event_stack: sched_switch and syscall_entry" \
+	eval 'wr "$R/set_event_stack" "sched_switch syscall_entry" &&
+	      [ "$(cat "$R/set_event_stack" | tr "\n" " ")" = "sched_switch syscall_entry " ]'
+expect "stack_depth 12" eval 'wr "$R/stack_depth" 12 && is "$R/stack_depth" 12'
+expect "trace rt_workload with stacks" trace stacks "$WORKLOAD" -n 200
+save stacks
+expect "stacks: the trace keeps the kernel's symbols" \
+	[ -s "$WORK/stacks.rec/.ringtrace-ksyms.zst" ]
+# frame_under EVENT FUNCTION: a stack under an EVENT line has FUNCTION+0xOFF.
+frame_under() {
+	grep -A12 " $1: " "$WORK/stacks.report" | grep -qE "^    $2\+0x[0-9a-f]+\$"
+}
+expect "stacks: a sched_switch stack through schedule" frame_under sched_switch schedule
+expect "stacks: a syscall_entry stack from do_syscall_64" \
+	frame_under syscall_entry do_syscall_64
+expect "stacks: at most stack_depth (12) frames" \
+	awk '/^    / { n++; if (n > 12) bad = 1; next } { n = 0 } END { exit bad }' "$WORK/stacks.report"
+expect "stacks: babeltrace2 reads them" grep -q 'kernel_stack: ' "$WORK/stacks.txt"
+
+# dropped RUN STACK: the stats' "written lost" sums after rt_workload ran,
+# alone in the pid filter, into a 2 x 4 KiB buffer nobody drains (discard
+# mode: nearly every event is dropped), syscall_entry's stack on or off.
+dropped() {
+	wr "$R/set_event_stack" "${1}syscall_entry"
+	wr "$R/clear" 1
+	wr "$R/tracing_on" 1
+	sh -c 'echo $$ > '"$R"'/set_event_pid && exec "$0" -n 1000' "$WORKLOAD" > /dev/null
+	wr "$R/tracing_on" 0
+	wr "$R/set_event_pid" ""
+	awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "=")
+		if (kv[1] == "written") w += kv[2]; else if (kv[1] ~ /^lost_/) l += kv[2] } }
+	     END { print w, l }' "$R/stats"
+}
+wr "$R/set_event" "!sched_switch"
+wr "$R/mode" discard
+wr "$R/subbuf_size" 4096 && wr "$R/num_subbufs" 2
+read -r w_plain l_plain <<< "$(dropped '!')"
+read -r w_stack l_stack <<< "$(dropped '')"
+echo "# 2000+ syscall_entry into 8 KiB: without stacks written=$w_plain lost=$l_plain, with written=$w_stack lost=$l_stack"
+expect "a dropped event with its stack is one loss, not two ($l_stack <= $w_plain + 50)" \
+	[ "$w_plain" -gt 2000 -a "$l_stack" -gt 1000 -a "$l_stack" -le $((w_plain + 50)) ]
+wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32
+wr "$R/set_event_stack" "!sched_switch !syscall_entry"
+wr "$R/stack_depth" 32
 
 # --- the scheduler: sched_waking, sched_migrate_task, sched_process_free ----
 
@@ -533,12 +596,16 @@ while [ $SECONDS -lt $end ]; do
 	done
 	wr "$R/set_event_pid" "$load 1" || errors=$((errors + 1))
 	wr "$R/event_fork" $((rounds % 2)) || errors=$((errors + 1))
+	wr "$R/stack_depth" $((rounds % 64 + 1)) || errors=$((errors + 1))
+	wr "$R/set_event_stack" "sched_switch syscall_entry irq_handler_entry irq_softirq_entry sched_waking" ||
+		errors=$((errors + 1))
 	for e in $(events); do
 		wr "$R/events/$e/enable" 0 || errors=$((errors + 1))
 	done
 	wr "$R/events/enable" 1 || errors=$((errors + 1))
 	wr "$R/set_event_pid" "" || errors=$((errors + 1))
 	wr "$R/set_event" "!sched_switch !syscall_entry" || errors=$((errors + 1))
+	wr "$R/set_event_stack" "!syscall_entry !irq_handler_entry" || errors=$((errors + 1))
 	wr "$R/tracing_on" $((rounds % 2)) || errors=$((errors + 1))
 	wr "$R/events/enable" 0 || errors=$((errors + 1))
 	rounds=$((rounds + 1))
@@ -547,8 +614,10 @@ echo "# $rounds rounds of enable/disable in ${STRESS_SECONDS}s"
 expect "stress: $rounds rounds, no write failed ($errors)" \
 	[ "$rounds" -gt 0 -a "$errors" -eq 0 ]
 expect "stress: the writer load still runs" kill -0 "$load"
-# Unload with probes attached, a pid filter, tracing on and writers busy.
+# Unload with probes and stacks attached, a pid filter, tracing on and
+# writers busy.
 wr "$R/events/enable" 1
+wr "$R/set_event_stack" "sched_switch syscall_entry"
 wr "$R/set_event_pid" "$load"
 wr "$R/tracing_on" 1
 sleep 1

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "../../lib/ctl.h"
+#include "../../lib/ksyms.h"
 #include "../../lib/msg.h"
 #include "../../lib/parse.h"
 #include "../lib/rtdecode.h"
@@ -93,6 +94,17 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 bool has_line(const char *text, const char *line);
 int select_events(const char *spec, const char *const *names, size_t n,
 		  bool *sel, char *why, size_t size);
+/*
+ * stacks.c: the kernel_stack records (module/stack.c), each the item right
+ * after its event on the same CPU.  stack_ips(): its frames, leaf first,
+ * or NULL when @it is no stack.  stack_symbols(): the trace's symbols, or
+ * NULL (said on stderr) to print addresses.
+ */
+const struct rt_field_value *stack_ips(const struct rt_item *it);
+struct ksyms *stack_symbols(const char *dir);
+void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *ips);
+/* report --folded [--off-cpu]: the exit status. */
+int folded_report(const char *dir, bool off_cpu, bool strict);
 /* The groups, for --help texts. */
 #define EVENT_GROUPS "sched, task, irq, softirq, syscalls, statedump, marker, all"
 

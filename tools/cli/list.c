@@ -45,7 +45,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *debugfs = NULL, *pattern = NULL;
-	char *text, *set_event, *avail, *dyn;
+	char *text, *set_event, *set_event_stack, *avail, *dyn;
 	struct rt_metadata *md;
 	struct rt_error err;
 	unsigned int shown = 0;
@@ -66,6 +66,8 @@ static int run(int argc, char **argv)
 	if (rt_metadata_parse(text, strlen(text), "metadata", &md, &err))
 		die("%s", err.msg);
 	set_event = ctl_read_alloc(&ctl, "set_event");
+	/* NULL: a module without stacks. */
+	set_event_stack = ctl_read_alloc(&ctl, "set_event_stack");
 	avail = ctl_read_alloc(&ctl, "available_events");
 	if (!set_event || !avail)
 		die("%s: %s (ringtrace.ko without its probes?)", ctl.dir,
@@ -89,9 +91,14 @@ static int run(int argc, char **argv)
 		if (!dynamic && (!strncmp(ev->name, "kprobe_", 7) ||
 				 !strncmp(ev->name, "kretprobe_", 10)))
 			continue;
-		printf("%-28s id %-4u %s\n", ev->name, ev->id,
-		       dynamic ? "(dynamic probe)" : !probe ? "(always on)" :
-		       has_line(set_event, ev->name) ? "enabled" : "disabled");
+		printf("%-28s id %-4u %s%s\n", ev->name, ev->id,
+		       dynamic ? "(dynamic probe)" :
+		       !strcmp(ev->name, "kernel_stack") ?
+		       "(follows each event of set_event_stack)" :
+		       !probe ? "(always on)" :
+		       has_line(set_event, ev->name) ? "enabled" : "disabled",
+		       probe && set_event_stack &&
+		       has_line(set_event_stack, ev->name) ? ", with its stack" : "");
 		for (unsigned int j = 0; j < ev->nr_fields; j++) {
 			printf("    %-24s ", ev->fields[j].name);
 			print_type(&ev->fields[j]);
@@ -111,6 +118,7 @@ static int run(int argc, char **argv)
 	free(dyn);
 	free(text);
 	free(set_event);
+	free(set_event_stack);
 	free(avail);
 	rt_metadata_free(md);
 	if (fflush(stdout) || ferror(stdout))
@@ -127,8 +135,10 @@ const struct command cmd_list = {
 "Every event the running ringtrace.ko describes (or those whose name\n"
 "matches the glob PATTERN): its id, whether it is enabled, and its fields\n"
 "with their types.  Events that other modules register through the\n"
-"writer API are always on: they write when their module does.  The\n"
-"dynamic probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
+"writer API are always on: they write when their module does.  An\n"
+"event that carries its kernel stack (record --stack) says \"with its\n"
+"stack\"; kernel_stack is that stack, after its event.  The dynamic\n"
+"probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
 "'-e kretprobe:FUNC') are listed as such; the syntax ends the list.\n"
 "\n"
 "  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"

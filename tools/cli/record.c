@@ -53,6 +53,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/ringtrace.h>
+
 #include "cli.h"
 #include "dynprobes.h"
 
@@ -70,11 +72,13 @@ struct saved {
 	char tracing_on[8], mode[16], subbuf_size[32], num_subbufs[32];
 	char *set_event, *set_event_pid, event_fork[8];
 	bool have_event_fork;
+	char *set_event_stack, stack_depth[16];	/* NULL: a module without */
 };
 
 static struct {
-	const char *events, *cpus, *mode, *outdir, *level;
+	const char *events, *cpus, *mode, *outdir, *level, *stack;
 	uint64_t buffer_size, duration_ms;
+	unsigned int stack_depth;
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
 	bool follow, verbose;
@@ -130,11 +134,16 @@ static void save_state(void)
 		die("%s: %s", ctl.dir, strerror(errno));
 	saved.have_event_fork = ctl_read(&ctl, "event_fork", saved.event_fork,
 					 sizeof(saved.event_fork)) >= 0;
+	saved.set_event_stack = ctl_read_alloc(&ctl, "set_event_stack");
+	if (saved.set_event_stack &&
+	    (err = ctl_read(&ctl, "stack_depth", saved.stack_depth,
+			    sizeof(saved.stack_depth))) < 0)
+		die("%s/stack_depth: %s", ctl.dir, strerror(-err));
 	saved_valid = true;
 }
 
-/* set_event: "name" on, "!name" off, for every available event. */
-static int write_events(const bool *on)
+/* @file: "name" on, "!name" off, for every available event. */
+static int write_event_set(const char *file, const bool *on)
 {
 	size_t len = 1;
 	char *buf, *p;
@@ -149,9 +158,14 @@ static int write_events(const bool *on)
 	p = buf;
 	for (size_t i = 0; i < nr_switchable; i++)
 		p += sprintf(p, "%s%s ", on[i] ? "" : "!", names[i]);
-	err = ctl_write(&ctl, "set_event", buf);
+	err = ctl_write(&ctl, file, buf);
 	free(buf);
 	return err;
+}
+
+static int write_events(const bool *on)
+{
+	return write_event_set("set_event", on);
 }
 
 static void restore_one(const char *name, const char *value)
@@ -178,10 +192,17 @@ static void restore_state(void)
 			on[i] = has_line(saved.set_event, names[i]);
 		if (write_events(on))
 			warn("could not restore the enabled events");
+		for (size_t i = 0; saved.set_event_stack && i < nr_names; i++)
+			on[i] = has_line(saved.set_event_stack, names[i]);
+		if (saved.set_event_stack &&
+		    write_event_set("set_event_stack", on))
+			warn("could not restore the events' stacks");
 		free(on);
 	}
 	if (saved.have_event_fork)
 		restore_one("event_fork", saved.event_fork);
+	if (saved.set_event_stack)
+		restore_one("stack_depth", saved.stack_depth);
 	/* A blank write clears the filter. */
 	restore_one("set_event_pid", *saved.set_event_pid ?
 		    saved.set_event_pid : " ");
@@ -282,6 +303,36 @@ static bool *choose_events(void)
 }
 
 /*
+ * --stack: which events carry their kernel stack, enabled too.  Only
+ * tracepoints' events can: the marker and the state dump are written by
+ * ringtrace itself, their stack would be its own.
+ */
+static bool *choose_stacks(bool *on)
+{
+	bool *st = calloc(nr_names + 1, sizeof(*st));
+	char why[512], probe[8];
+
+	if (!st)
+		die("out of memory");
+	if (!opt.stack)
+		return st;
+	if (ctl_read(&ctl, "stack_depth", probe, sizeof(probe)) < 0)
+		refuse("--stack: this ringtrace.ko records no stacks (%s has no stack_depth)",
+		       ctl.dir);
+	if (select_events(opt.stack, (const char *const *)names, nr_names, st,
+			  why, sizeof(why)))
+		refuse("--stack: %s", why);
+	for (size_t i = 0; i < nr_names; i++) {
+		if (st[i] && (i >= nr_switchable ||
+			      !strncmp(names[i], "ringtrace_", 10)))
+			refuse("--stack: %s cannot carry a stack (ringtrace writes it, no tracepoint does)",
+			       names[i]);
+		on[i] |= st[i];
+	}
+	return st;
+}
+
+/*
  * -b SIZE per CPU: at least 16 sub-buffers of a power of two, at least a
  * page each.  Sub-buffers grow to the module's default 64 KiB first, then
  * their number (so -b 4M is the default 64 x 64 KiB), then their size
@@ -302,7 +353,7 @@ static void geometry_for(uint64_t size, char *sb, size_t sbl, char *nb, size_t n
 	snprintf(nb, nbl, "%u", num);
 }
 
-static void apply(const bool *on, pid_t child)
+static void apply(const bool *on, const bool *stack, pid_t child)
 {
 	char pids[MAX_PIDS * 12 + 16] = "", sb[32], nb[32];
 	size_t used = 0;
@@ -311,6 +362,18 @@ static void apply(const bool *on, pid_t child)
 	err = write_events(on);
 	if (err)
 		die("%s/set_event: %s", ctl.dir, strerror(-err));
+	if (saved.set_event_stack) {
+		if (opt.stack) {
+			snprintf(sb, sizeof(sb), "%u", opt.stack_depth ?:
+				 RINGTRACE_STACK_DEFAULT_DEPTH);
+			err = ctl_write(&ctl, "stack_depth", sb);
+			if (err)
+				die("%s/stack_depth: %s", ctl.dir, strerror(-err));
+		}
+		err = write_event_set("set_event_stack", stack);
+		if (err)
+			die("%s/set_event_stack: %s", ctl.dir, strerror(-err));
+	}
 	if (opt.mode && (err = ctl_write(&ctl, "mode", opt.mode)))
 		die("%s/mode: %s", ctl.dir, strerror(-err));
 	if (opt.buffer_size) {
@@ -623,7 +686,7 @@ static void status(double start, struct cpu_count *prev, unsigned int *nprev,
 
 static void parse(int argc, char **argv)
 {
-	enum { O_DURATION = 256, O_LEVEL };
+	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH };
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -634,6 +697,8 @@ static void parse(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "level", required_argument, NULL, O_LEVEL },
+		{ "stack", required_argument, NULL, O_STACK },
+		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -682,6 +747,16 @@ static void parse(int argc, char **argv)
 		case O_LEVEL:
 			opt.level = optarg;
 			break;
+		case O_STACK:
+			opt.stack = optarg;
+			break;
+		case O_STACK_DEPTH:
+			if (!parse_int(optarg, &pid) || pid < 1 ||
+			    pid > RINGTRACE_STACK_MAX_DEPTH)
+				usage_error("--stack-depth: '%s' is not a depth from 1 to %d frames",
+					    optarg, RINGTRACE_STACK_MAX_DEPTH);
+			opt.stack_depth = (unsigned int)pid;
+			break;
 		case 'v':
 			opt.verbose = true;
 			break;
@@ -691,6 +766,8 @@ static void parse(int argc, char **argv)
 		opt.cmd = argv + optind;
 	if (opt.follow && !opt.cmd)
 		usage_error("-F traces a command: give it after --");
+	if (opt.stack_depth && !opt.stack)
+		usage_error("--stack-depth needs --stack");
 }
 
 /* The daemon's arguments: into the trace directory, quiet, -c, --level. */
@@ -817,7 +894,7 @@ static int run(int argc, char **argv)
 {
 	char outdir[64], why[512], what[512];
 	int execerr = -1, status = 0;
-	bool *on, daemon_failed;
+	bool *on, *stack, daemon_failed;
 
 	parse(argc, argv);
 	if (geteuid())
@@ -845,6 +922,7 @@ static int run(int argc, char **argv)
 		refuse("%s", why);
 	read_names();
 	on = choose_events();
+	stack = choose_stacks(on);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
 	 * They exist while probes.fd is open: to record's end, however it
@@ -863,7 +941,7 @@ static int run(int argc, char **argv)
 	setup_signals();
 	if (opt.cmd)
 		spawn(&execerr);
-	apply(on, opt.follow ? run_state.cmd : 0);
+	apply(on, stack, opt.follow ? run_state.cmd : 0);
 	run_state.daemon = launch_daemon();
 	wait_tracing_on();
 	if (run_state.cmd)
@@ -950,6 +1028,10 @@ const struct command cmd_record = {
 "      --duration TIME   stop after TIME (10s, 500ms, 2m)\n"
 "      --level N         the zstd level of the compressed chunks, or store\n"
 "                        (see ringtraced --help)\n"
+"      --stack LIST      these events (as -e; enabled too) carry the kernel\n"
+"                        stack they were hit at; the trace keeps the\n"
+"                        kernel's symbols to name its frames\n"
+"      --stack-depth N   frames kept per stack, 1 to 64 (default 32)\n"
 "  -v, --verbose         the status line per CPU too\n"
 "  -h, --help            this text\n"
 "\n"

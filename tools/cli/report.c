@@ -31,7 +31,7 @@ struct filter {
 };
 
 struct opts {
-	bool wall, stat, strict;
+	bool wall, stat, strict, folded, off_cpu;
 	const char *events, *cpus, *begin, *end;
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
@@ -611,6 +611,9 @@ static int report_trace(const char *dir, const struct opts *o)
 	struct stat_state st = { 0 };
 	const struct rt_item *it;
 	struct rt_threads *th;
+	struct ksyms *ks = NULL;
+	bool ks_read = false;	/* on the first stack: a trace without says nothing */
+	bool *kept;		/* by CPU: its last event was printed */
 	const char *error;
 	struct filter f;
 	struct merge *m;
@@ -622,16 +625,30 @@ static int report_trace(const char *dir, const struct opts *o)
 		return 1;
 	make_filter(&f, o, t, dir);
 	th = rt_threads_new(t->md);
-	if (!th)
+	kept = calloc(RT_MAX_CPUS, sizeof(*kept));
+	if (!th || !kept)
 		die("out of memory");
 	if (o->stat)
 		stat_init(&st, t, th);
 
 	m = merge_open(t, false);
 	while ((it = merge_next(m))) {
+		const struct rt_field_value *ips = stack_ips(it);
 		int32_t tid = rt_threads_owner(th, it);
-		bool keep = wanted(&f, it, t, th, tid);
+		bool keep;
 
+		/* A stack goes with its event: printed under it, or not. */
+		if (ips) {
+			if (kept[it->cpu] && !o->stat) {
+				if (!ks_read)
+					ks = stack_symbols(dir);
+				ks_read = true;
+				stack_print(stdout, ks, ips);
+			}
+			continue;
+		}
+		keep = wanted(&f, it, t, th, tid);
+		kept[it->cpu] = keep;
 		if (keep && o->stat)
 			stat_feed(&st, it, tid);
 		else if (keep)
@@ -656,6 +673,8 @@ static int report_trace(const char *dir, const struct opts *o)
 	}
 	merge_close(m);
 	stat_free(&st);
+	ksyms_free(ks);
+	free(kept);
 	free(f.events);
 	free(f.cpus);
 	rt_threads_free(th);
@@ -666,7 +685,7 @@ static int report_trace(const char *dir, const struct opts *o)
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT };
+	       O_STRICT, O_FOLDED, O_OFF_CPU };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -678,6 +697,8 @@ static int run(int argc, char **argv)
 		{ "end", required_argument, NULL, O_END },
 		{ "stat", no_argument, NULL, O_STAT },
 		{ "strict", no_argument, NULL, O_STRICT },
+		{ "folded", no_argument, NULL, O_FOLDED },
+		{ "off-cpu", no_argument, NULL, O_OFF_CPU },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -716,11 +737,25 @@ static int run(int argc, char **argv)
 		case O_STRICT:
 			o.strict = true;
 			break;
+		case O_FOLDED:
+			o.folded = true;
+			break;
+		case O_OFF_CPU:
+			o.off_cpu = true;
+			break;
 		}
 	}
 	if (argc - optind != 1)
 		usage_error("one trace directory is needed");
-	c = report_trace(argv[optind], &o);
+	if (o.off_cpu && !o.folded)
+		usage_error("--off-cpu goes with --folded");
+	if (o.folded && (o.stat || o.events || o.cpus || o.nr_pids ||
+			 o.nr_tids || o.nr_comms || o.begin || o.end))
+		usage_error("--folded takes the whole trace: no --stat or filters");
+	if (o.folded)
+		c = folded_report(argv[optind], o.off_cpu, o.strict);
+	else
+		c = report_trace(argv[optind], &o);
 	free(o.pids);
 	free(o.tids);
 	free(o.comms);
@@ -729,7 +764,7 @@ static int run(int argc, char **argv)
 
 const struct command cmd_report = {
 	.name = "report",
-	.summary = "print a trace's events, filtered, or its summaries (--stat)",
+	.summary = "print a trace's events, filtered, its summaries (--stat) or stacks (--folded)",
 	.help =
 "Usage: ringtrace report [OPTIONS] DIR\n"
 "\n"
@@ -739,7 +774,11 @@ const struct command cmd_report = {
 "interrupts included), '-' when the trace does not tell yet; an enum\n"
 "value prints as label(value), text up to its first NUL.  Losses print as\n"
 "  [seconds.nanoseconds] cpuN -- lost events=N packets=M\n"
-"then one summary line per CPU.  Diagnostics go to stderr.\n"
+"then one summary line per CPU.  An event recorded with its kernel stack\n"
+"(record --stack) has its frames under it, innermost first, one a line:\n"
+"      function+0xoff [module]\n"
+"named from the symbols kept in the trace (no [module] in vmlinux).\n"
+"Diagnostics go to stderr.\n"
 "\n"
 "  -e, --events LIST   only these events: names, globs (sched_*) and\n"
 "                      groups, comma separated; groups:\n"
@@ -756,6 +795,12 @@ const struct command cmd_report = {
 "                      latency, threads by on-CPU time, wakeup-to-run\n"
 "                      latency percentiles (of what the filters keep)\n"
 "  -w, --wall          times since the epoch (default: CLOCK_MONOTONIC)\n"
+"      --folded        instead of the events: the kernel stacks (record\n"
+"                      --stack) folded for flame graphs, root first:\n"
+"                        COMM;frame;...;frame COUNT\n"
+"      --off-cpu       with --folded: sched_switch stacks only, each\n"
+"                      weighted by the nanoseconds until its thread ran\n"
+"                      again (where threads wait, and how long)\n"
 "      --strict        damage in the trace is an error (default: read past\n"
 "                      it, say on stderr what was skipped, exit status 3)\n"
 "  -h, --help          this text\n",

@@ -75,26 +75,29 @@ static void put(int fd, const void *buf, size_t len, const char *what)
 		die("%s: %s", what, strerror(-err));
 }
 
-static void copy_metadata(struct unpack *u)
+/* DIR/@name as it is; one that may be absent (@optional) may be. */
+static void copy_file(struct unpack *u, const char *name, bool optional)
 {
-	char from[PATH_MAX + 16], buf[65536];
+	char from[PATH_MAX + 32], buf[65536];
 	int in, out;
 	ssize_t r;
 
-	snprintf(from, sizeof(from), "%s/metadata", u->in);
+	snprintf(from, sizeof(from), "%s/%s", u->in, name);
 	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0 && optional && errno == ENOENT)
+		return;
 	if (in < 0)
 		die("%s: %s", from, strerror(errno));
-	out = create(u, "metadata");
+	out = create(u, name);
 	while ((r = read(in, buf, sizeof(buf))) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			die("%s: %s", from, strerror(errno));
-		put(out, buf, (size_t)r, "metadata");
+		put(out, buf, (size_t)r, name);
 	}
 	if (fsync(out) || close(out))
-		die("metadata: %s", strerror(errno));
+		die("%s: %s", name, strerror(errno));
 	close(in);
 }
 
@@ -244,7 +247,9 @@ static int run(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < t->nr_cpus; i++)
 		unpack_cpu(&u, t, &t->cpus[i]);
-	copy_metadata(&u);
+	copy_file(&u, "metadata", false);
+	/* The kernel's symbols, hidden from CTF readers, for report. */
+	copy_file(&u, KSYMS_FILE, true);
 	if (fflush(u.list) || fsync(fileno(u.list)) || fclose(u.list))
 		die("%s: %s", LIST_NAME, strerror(errno));
 	u.list = NULL;
@@ -280,7 +285,8 @@ const struct command cmd_unpack = {
 "Usage: ringtrace unpack [-f] DIR [OUT]\n"
 "\n"
 "Write the trace directory DIR as plain CTF 1.8 (metadata and one cpuN\n"
-"file per CPU, whole packets only) to OUT (default DIR-ctf), then:\n"
+"file per CPU, whole packets only; the kernel symbols of a trace with\n"
+"stacks, hidden) to OUT (default DIR-ctf), then:\n"
 "babeltrace2 OUT.  Everything is written into a temporary directory next\n"
 "to OUT and renamed at the end: a failure leaves nothing behind.\n"
 "\n"

@@ -11,6 +11,12 @@
 #              failing command and every refused start; one line per error
 #   list, report's filters and --stat, against babeltrace2's view
 #   snapshot   the newest markers, contiguous, while tracing goes on
+#   stacks     --stack sched_switch on threads blocked in nanosleep, a
+#              pipe read and a futex: their switch-out stacks hold the
+#              functions they block in; --folded --off-cpu weighs them as
+#              long as the threads said they slept (10 %); a frame in
+#              ringtrace.ko prints as function+0xoff [ringtrace]; bad
+#              --stack input; babeltrace2 reads the trace
 #   export     systrace lines parse like the kernel's own ftrace lines of
 #              the same events (recorded in the same boot); chrome-json is
 #              JSON with the workload's system calls on the right threads
@@ -26,6 +32,7 @@ export BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly RT=/sys/kernel/debug/ringtrace
 readonly CLI=$REPO/tools/ringtrace
 readonly WL=$REPO/tools/tests/cli-workload
+readonly SWL=$REPO/tools/tests/stack-workload
 readonly W=$(mktemp -d /tmp/rt-cli.XXXXXX)
 # getppid calls per thread of the workload
 readonly N=200
@@ -39,7 +46,7 @@ note() { echo "# $*"; }
 state() {
 	local f
 	for f in tracing_on mode subbuf_size num_subbufs set_event \
-		 set_event_pid event_fork; do
+		 set_event_pid event_fork set_event_stack stack_depth; do
 		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
 	done
 }
@@ -172,7 +179,7 @@ test_follow() {
 # Puts the control files back to a state() text: after a test that killed
 # record outright, which cannot restore them itself.
 put_state() {
-	local name value
+	local name value clear
 	while IFS= read -r line; do
 		name=${line%%: *}
 		value=${line#*: }
@@ -181,6 +188,10 @@ put_state() {
 			echo 0 >"$RT/events/enable"
 			[[ -n ${value// /} ]] && echo "$value" >"$RT/set_event" ;;
 		set_event_pid) echo "${value:- }" >"$RT/set_event_pid" ;;
+		set_event_stack)
+			clear=$(sed 's/^/!/' "$RT/set_event_stack" | tr '\n' ' ')
+			[[ -n ${clear// /} ]] && echo "$clear" >"$RT/set_event_stack"
+			[[ -n ${value// /} ]] && echo "$value" >"$RT/set_event_stack" ;;
 		*) echo "$value" >"$RT/$name" ;;
 		esac
 	done <<<"$1"
@@ -382,6 +393,80 @@ test_errors() {
 	check "no module for this kernel: nothing loaded" \
 		test -z "$(grep '^ringtrace ' /proc/modules)"
 	insmod "$BUILD/$KVER/ringtrace.ko"
+}
+
+# ---- kernel stacks ----------------------------------------------------------------
+
+# off_cpu_matches FOLDED TIMES COMM PATTERN: the --off-cpu weight of COMM's
+# stacks through a frame matching PATTERN is within 10 % of the time COMM
+# said it was blocked.
+off_cpu_matches() {
+	local want got
+	want=$(awk -v c="$3" '$1 == c { print $3 }' "$2")
+	got=$(awk -v c="$3" -v p="$4" 'index($0, c ";") == 1 && $0 ~ p \
+		{ s += $NF } END { printf "%d", s }' "$1")
+	note "$3: off-CPU through $4: $got ns, blocked $want ns"
+	[[ -n $want && -n $got ]] && ((want > 0)) &&
+		((got * 10 >= want * 9 && got * 10 <= want * 11))
+}
+
+test_stacks() {
+	local out=$W/s1 before ctf
+	before=$(state)
+	# The shell adds itself to the pid filter at the end: it waits for an
+	# RCU grace period in ringtrace.ko (rtr_pid_filter_publish()).
+	"$CLI" record -F --stack sched_switch -o "$out" -- \
+		sh -c "$SWL 3 100 >$W/s1.times && echo \$\$ >>$RT/set_event_pid" \
+		>"$W/s1.out" 2>"$W/s1.err"
+	check "record --stack sched_switch exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/s1.err"
+	check "record --stack: control files as before" same_state "$before"
+	check "the trace keeps the kernel's symbols, hidden" \
+		test -s "$out/.ringtrace-ksyms.zst"
+	"$CLI" report --folded "$out" >"$W/s1.folded" 2>"$W/s1.folded.err"
+	check "report --folded exits 0" test $? -eq 0
+	check "st-sleep's switch-out stack: schedule, do_nanosleep or hrtimer_nanosleep" \
+		grep -qE '^st-sleep;.*;(do_nanosleep|hrtimer_nanosleep);.*schedule' "$W/s1.folded"
+	check "st-pipe's switch-out stack: pipe_read, schedule" \
+		grep -qE '^st-pipe;.*;pipe_read;.*schedule' "$W/s1.folded"
+	check "st-futex's switch-out stack: futex_wait, schedule" \
+		grep -qE '^st-futex;.*;futex_wait[a-z_]*;.*schedule' "$W/s1.folded"
+	"$CLI" report --folded --off-cpu "$out" >"$W/s1.offcpu" 2>/dev/null
+	check "report --folded --off-cpu exits 0" test $? -eq 0
+	check "off-CPU in nanosleep = st-sleep's sleeps (10 %)" off_cpu_matches \
+		"$W/s1.offcpu" "$W/s1.times" st-sleep ';(do_nanosleep|hrtimer_nanosleep);'
+	check "off-CPU in pipe_read = st-pipe's waits (10 %)" off_cpu_matches \
+		"$W/s1.offcpu" "$W/s1.times" st-pipe ';pipe_read;'
+	check "off-CPU in futex_wait = st-futex's waits (10 %)" off_cpu_matches \
+		"$W/s1.offcpu" "$W/s1.times" st-futex ';futex_wait[a-z_]*;'
+	"$CLI" report -e sched_switch "$out" >"$W/s1.report" 2>/dev/null
+	check "report prints frames under their event: '    schedule+0xOFF'" \
+		grep -qE '^    schedule\+0x[0-9a-f]+$' "$W/s1.report"
+	check "a frame of a module: '    function+0xOFF [ringtrace]'" \
+		grep -qE '^    rtr_[a-z_]+\+0x[0-9a-f]+ \[ringtrace\]$' "$W/s1.report"
+	ctf=$(unpacked "$out") || { check "unpack s1" false; return; }
+	babeltrace2 "$ctf" >"$W/s1.bt" 2>&1
+	check "babeltrace2 reads a trace with stacks" \
+		grep -qE 'kernel_stack: .*\{ depth = [0-9]+, ips = \[' "$W/s1.bt"
+	cp -r "$out" "${RT_VM_OUT:-$W}/stack-trace" 2>/dev/null
+}
+
+test_stack_errors() {
+	local before
+	refused "--stack with an unknown event" "sched_swich" \
+		"$CLI" record --stack sched_swich -o "$W/se1" -- true
+	refused "--stack of an event no tracepoint writes" "cannot carry a stack" \
+		"$CLI" record --stack ringtrace_statedump_task -o "$W/se2" -- true
+	refused "--stack-depth too deep" "depth from 1 to 64" \
+		"$CLI" record --stack sched_switch --stack-depth 65 -o "$W/se3" -- true
+	before=$(state)
+	check "set_event_stack refuses the state dump" \
+		sh -c "! echo ringtrace_statedump_task >$RT/set_event_stack"
+	check "set_event_stack refuses an unknown name" \
+		sh -c "! echo 'sched_switch nosuch' >$RT/set_event_stack"
+	check "stack_depth refuses 65 and 0" \
+		sh -c "! echo 65 >$RT/stack_depth && ! echo 0 >$RT/stack_depth"
+	check "refused writes change nothing" same_state "$before"
 }
 
 # ---- list, report's filters, --stat: against babeltrace2 --------------------------
@@ -638,6 +723,16 @@ EOF
 
 main() {
 	note "kernel $KVER, $(nproc) CPUs, work in $W"
+	# CLI_TESTS="test_a test_b": only those (while working on them).
+	if [[ -n ${CLI_TESTS:-} ]]; then
+		insmod "$BUILD/$KVER/ringtrace.ko" 2>/dev/null
+		for t in $CLI_TESTS; do "$t"; done
+		rmmod ringtrace 2>/dev/null
+		[[ -n ${RT_VM_OUT:-} ]] && mkdir -p "$RT_VM_OUT/cli-tests" &&
+			find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/cli-tests/" \;
+		check_summary cli
+		return
+	fi
 	test_loads_module
 	set_odd_state
 	test_attribution
@@ -653,6 +748,8 @@ main() {
 	test_list
 	test_filters
 	test_snapshot
+	test_stacks
+	test_stack_errors
 	test_export
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null

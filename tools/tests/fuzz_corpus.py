@@ -52,9 +52,13 @@ def unpack(blob):
     return files
 
 
+# The one hidden file of a trace directory (lib/ksyms.h).
+KSYMS_FILE = '.ringtrace-ksyms.zst'
+
+
 def read_dir(d):
     return [(f, open(os.path.join(d, f), 'rb').read())
-            for f in sorted(os.listdir(d)) if not f.startswith('.')]
+            for f in sorted(os.listdir(d)) if not f.startswith('.') or f == KSYMS_FILE]
 
 
 def packets(stream, n):
@@ -134,6 +138,11 @@ def seeds(real, out):
         made['gen-padded'] = gentrace(tmp, 'c', '--events', '40', '--cpus', '1',
                                       '--subbuf', '512', '--layout', 'padded',
                                       '--seed', '9')
+        # Kernel stacks and the symbols that name their frames.
+        sys.path.insert(0, HERE)
+        import test_decoder
+        made['gen-stacks'] = read_dir(test_decoder.stack_trace(
+            os.path.join(tmp, 'd'), test_decoder.STACK_EVENTS_OF_A_RUN))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))
@@ -151,7 +160,8 @@ def main():
     elif cmd == 'unpack':
         os.makedirs(b)
         for name, data in unpack(open(a, 'rb').read()):
-            if '/' in name or name.startswith('.') or not name:
+            if '/' in name or not name or (name.startswith('.') and
+                                           name != KSYMS_FILE):
                 continue
             with open(os.path.join(b, name), 'wb') as f:
                 f.write(data)

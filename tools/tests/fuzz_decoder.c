@@ -11,11 +11,11 @@
  *
  * A data length past the end takes what is left; the entries end at a
  * name length of 0 or past the end.  A name a trace directory would not
- * hold (a slash, a leading dot, more than NAME_LEN bytes) leaves its
- * entry out.  The files are written into one temporary directory, and the
+ * hold (a slash, a leading dot but for the kernel symbols' KSYMS_FILE,
+ * more than NAME_LEN bytes) leaves its entry out.  The files are written into one temporary directory, and the
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, export -f
- * systrace, export -f chrome-json, export -f lttng (into a directory
+ * systrace, report --folded [--off-cpu], export -f chrome-json, export -f lttng (into a directory
  * beside, removed after each input), export -f perfetto and check -v --
  * the metadata parser, the packet walk, thread attribution, the reports,
  * --stat and every export format.  Their output goes to /dev/null.
@@ -49,7 +49,7 @@ static void remove_files(void)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		unlink(path);
@@ -109,6 +109,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static bool good_name(const char *name)
 {
+	if (!strcmp(name, KSYMS_FILE))
+		return true;
 	if (name[0] == '.' || !name[0])
 		return false;
 	for (const char *p = name; *p; p++)
@@ -182,6 +184,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unpack(data, size);
 	run(&cmd_report, NULL, NULL, NULL, NULL);
 	run(&cmd_report, "--stat", NULL, NULL, NULL);
+	run(&cmd_report, "--folded", NULL, NULL, NULL);
+	run(&cmd_report, "--folded", "--off-cpu", NULL, NULL);
 	run(&cmd_export, "-f", "systrace", NULL, NULL);
 	run(&cmd_export, "-f", "chrome-json", NULL, NULL);
 	run(&cmd_export, "-f", "lttng", "-o", out);

@@ -1190,6 +1190,139 @@ def comm(s):
     return s.encode().ljust(16, b'\0')
 
 
+# ---- kernel stacks (module/stack.c, lib/ksyms.c, tools/cli/stacks.c) ----------
+
+STACK_ID = 19
+STACK_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+                (STACK_ID, 'kernel_stack', [('uint16_t', 'depth', None),
+                                            ('uint64_t', 'ips', 'depth')])]
+KTEXT = 0xffffffff9a000000              # a KASLR'd _text
+KMOD = 0xffffffffc0a10000               # ringtrace.ko's base
+# The recording machine's symbols, as ringtraced keeps them (lib/ksyms.h).
+# Each symbol's delta from the one before (the first: from the base).
+KSYMS = ('ringtrace-ksyms 1\nK %x\n0 _text\n1000 entry_SYSCALL_64\n'
+         '1000 schedule\n100 do_nanosleep\n6f00 _etext\n'
+         'M ringtrace %x 8000\n400 rtr_pid_filter_set\n') % (KTEXT, KMOD)
+
+
+def kswitch(prev, ptid, nxt, ntid):
+    return (comm(prev) + struct.pack('<iiq', ptid, 120, 1) + comm(nxt) +
+            struct.pack('<ii', ntid, 120))
+
+
+def kstack(*ips):
+    return struct.pack('<H', len(ips)) + b''.join(struct.pack('<Q', i) for i in ips)
+
+
+def stack_trace(d, events, ksyms=KSYMS):
+    """A trace of STACK_EVENTS, the module's kernel_stack TSDL, and its
+    symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
+    write_trace(d, STACK_EVENTS, [events])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    if ksyms is not None:
+        with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+            f.write(raw_zstd_frame(ksyms.encode()) if isinstance(ksyms, str) else ksyms)
+    return d
+
+
+# sleeper (tid 100) switches out in do_nanosleep at 1000 through ringtrace.ko,
+# runs again at 5000; then in do_nanosleep alone at 6000, back at 6500.
+STACK_LEAF = (KTEXT + 0x2010, KTEXT + 0x2134, KMOD + 0x424, KTEXT + 0x1008)
+STACK_EVENTS_OF_A_RUN = [
+    (1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (1000, STACK_ID, kstack(*STACK_LEAF)),
+    (5000, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (6000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (6000, STACK_ID, kstack(KTEXT + 0x2010, KTEXT + 0x2134, KTEXT + 0x1008,
+                           KTEXT + 0x9000 + 0x10)),
+    (6500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+]
+
+
+@test
+def stacks_named_from_the_trace(ctx):
+    """report names frames from the trace's symbols, not the running
+    kernel's: function+0xoff, [module] for a module, 0xADDR past _etext."""
+    d = stack_trace(os.path.join(ctx.tmp, 'stacks'), STACK_EVENTS_OF_A_RUN)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of stacks')
+    check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    first = next(i for i, l in enumerate(lines) if ' sched_switch: ' in l)
+    check(lines[first + 1:first + 5] == [
+        '    schedule+0x10', '    do_nanosleep+0x34',
+        '    rtr_pid_filter_set+0x24 [ringtrace]', '    entry_SYSCALL_64+0x8'],
+        'frames under the first switch: %s' % lines[first:first + 6])
+    check('    0x%x' % (KTEXT + 0x9010) in lines, 'an address past _etext: %s' % lines)
+    check(not any('kernel_stack' in l for l in lines), 'stacks print as frames only')
+    r = rt('report', '-e', 'sched_wakeup', d, asan=True)
+    check(not any(l.startswith('    ') for l in r.stdout.splitlines()),
+          'a stack goes with its event when a filter drops it: %s' % r.stdout)
+    # The module declares kernel_stack in every trace: one without stacks
+    # (and so without symbols) reads without a word about symbols.
+    d = stack_trace(os.path.join(ctx.tmp, 'nostacks'), [STACK_EVENTS_OF_A_RUN[2]],
+                    None)
+    for args in ((), ('--folded',), ('--folded', '--off-cpu')):
+        r = rt('report', *args, d, asan=True)
+        check(r.returncode == 0 and r.stderr == '',
+              'report %s of a trace without stacks: %d %r' % (args, r.returncode, r.stderr))
+
+
+@test
+def stacks_folded(ctx):
+    """--folded: comm;root;...;leaf count; --off-cpu: the ns until the
+    thread ran again."""
+    d = stack_trace(os.path.join(ctx.tmp, 'folded'), STACK_EVENTS_OF_A_RUN)
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded')
+    one = 'sleeper;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule'
+    two = 'sleeper;0x%x;entry_SYSCALL_64;do_nanosleep;schedule' % (KTEXT + 0x9010)
+    check(r.stdout.splitlines() == sorted([one + ' 1', two + ' 1']),
+          '--folded: %s' % r.stdout)
+    r = rt('report', '--folded', '--off-cpu', d, asan=True)
+    clean_run(r, 'report --folded --off-cpu')
+    check(r.stdout.splitlines() == sorted([one + ' 4000', two + ' 500']),
+          '--off-cpu: %s' % r.stdout)
+    r = rt('report', '--off-cpu', d)
+    check(r.returncode == 2 and r.stderr.count('\n') == 1,
+          '--off-cpu alone: %d %s' % (r.returncode, r.stderr))
+
+
+@test
+def stacks_without_or_with_bad_symbols(ctx):
+    """No symbols file, or a damaged one: one warning, addresses, exit 0."""
+    for name, ks in (('none', None), ('garbage', b'not zstd at all'),
+                     ('badtext', 'ringtrace-ksyms 1\nK zz\n'),
+                     ('nomagic', 'K 0\n'),
+                     ('badmod', 'ringtrace-ksyms 1\nK 0\nM x ffff\n')):
+        d = stack_trace(os.path.join(ctx.tmp, 'ks-' + name), STACK_EVENTS_OF_A_RUN, ks)
+        r = rt('report', d, asan=True)
+        clean_run(r, 'report, symbols ' + name)
+        check(r.returncode == 0 and '    0x%x' % STACK_LEAF[0] in r.stdout,
+              '%s: %d %s' % (name, r.returncode, r.stdout[-500:]))
+        check(r.stderr.count('\n') == 1 and 'address' in r.stderr,
+              '%s: one warning: %s' % (name, r.stderr))
+
+
+@test
+def stacks_lying_depth(ctx):
+    """A depth beyond its event is damage, never a read past the packet."""
+    for depth in (3, 1000, 65535):
+        d = stack_trace(os.path.join(ctx.tmp, 'lie%d' % depth), [
+            (1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+            (1000, STACK_ID, struct.pack('<H', depth) + struct.pack('<QQ', KTEXT, KTEXT))])
+        for args in ((), ('--folded',), ('--folded', '--off-cpu')):
+            r = rt('report', *args, d, asan=True)
+            clean_run(r, 'report %s, depth %d' % (args, depth))
+            check(r.returncode == 3 and 'damaged' in r.stderr,
+                  'depth %d %s: exit %d: %s' % (depth, args, r.returncode, r.stderr))
+
+
 def lttng_export(ctx, d, status=0, name='lttng'):
     """export -f lttng of d (ASan build): the output directory, checked by
     lttng_check.py; its counts."""

@@ -252,5 +252,7 @@ struct ringtrace_stats {
 #define RINGTRACE_MAX_SUBBUFS		4096
 #define RINGTRACE_MAX_SUBBUF_SIZE	(64U << 20)
 #define RINGTRACE_MARKER_MAX		4096	/* bytes per marker write */
+#define RINGTRACE_STACK_MAX_DEPTH	64	/* frames: stack_depth */
+#define RINGTRACE_STACK_DEFAULT_DEPTH	32
 
 #endif /* _UAPI_LINUX_RINGTRACE_H */
