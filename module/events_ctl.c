@@ -108,32 +108,30 @@ static const struct file_operations rtr_available_fops = {
 
 /* --- set_event --------------------------------------------------------- */
 
-static int rtr_set_event_show(struct seq_file *m, void *unused)
+/* The names of the enabled probes, or of those whose events carry stacks. */
+static void rtr_show_names(struct seq_file *m, bool stacks)
 {
-	unsigned int i;
+	const struct rtr_probe *p;
 
 	mutex_lock(&rtr_probes_lock);
-	for (i = 0; i < RTR_NR_PROBES; i++)
-		if (rtr_probes[i].enabled)
-			seq_printf(m, "%s\n", rtr_probes[i].event.name);
+	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++)
+		if (stacks ? p->stack : p->enabled)
+			seq_printf(m, "%s\n", p->event.name);
 	mutex_unlock(&rtr_probes_lock);
-	return 0;
 }
 
-static int rtr_set_event_open(struct inode *inode, struct file *file)
+/*
+ * The words of a set_event-style write: "name" sets the probe's bit in
+ * @on, "!name" clears it; @mask has the bit of every name written (the
+ * last word for a name wins).  -EINVAL for an unknown name or a write
+ * without any.
+ */
+static int rtr_event_words(const char __user *ubuf, size_t count,
+			   unsigned long *mask, unsigned long *on)
 {
-	return rtr_single_open(inode, file, rtr_set_event_show);
-}
-
-/* Words "name" enable, "!name" disable; the last word for a name wins. */
-static ssize_t rtr_set_event_write(struct file *file, const char __user *ubuf,
-				  size_t count, loff_t *ppos)
-{
-	DECLARE_BITMAP(mask, RTR_NR_PROBES);
-	DECLARE_BITMAP(on, RTR_NR_PROBES);
 	char *buf, *cur, *word;
 	bool enable;
-	int i, ret;
+	int i, ret = 0;
 
 	buf = rtr_ctl_copy(ubuf, count);
 	if (IS_ERR(buf))
@@ -148,14 +146,39 @@ static ssize_t rtr_set_event_write(struct file *file, const char __user *ubuf,
 		i = rtr_probe_lookup(enable ? word : word + 1);
 		if (i < 0) {
 			ret = i;
-			goto free;
+			break;
 		}
 		__set_bit(i, mask);
 		__assign_bit(i, on, enable);
 	}
-	ret = bitmap_empty(mask, RTR_NR_PROBES) ? -EINVAL : rtr_ctl_set(mask, on);
-free:
 	kfree(buf);
+	if (!ret && bitmap_empty(mask, RTR_NR_PROBES))
+		ret = -EINVAL;
+	return ret;
+}
+
+static int rtr_set_event_show(struct seq_file *m, void *unused)
+{
+	rtr_show_names(m, false);
+	return 0;
+}
+
+static int rtr_set_event_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_set_event_show);
+}
+
+/* Words "name" enable, "!name" disable; the last word for a name wins. */
+static ssize_t rtr_set_event_write(struct file *file, const char __user *ubuf,
+				  size_t count, loff_t *ppos)
+{
+	DECLARE_BITMAP(mask, RTR_NR_PROBES);
+	DECLARE_BITMAP(on, RTR_NR_PROBES);
+	int ret;
+
+	ret = rtr_event_words(ubuf, count, mask, on);
+	if (!ret)
+		ret = rtr_ctl_set(mask, on);
 	return ret ?: count;
 }
 
@@ -172,13 +195,7 @@ static const struct file_operations rtr_set_event_fops = {
 
 static int rtr_set_event_stack_show(struct seq_file *m, void *unused)
 {
-	unsigned int i;
-
-	mutex_lock(&rtr_probes_lock);
-	for (i = 0; i < RTR_NR_PROBES; i++)
-		if (rtr_probes[i].stack)
-			seq_printf(m, "%s\n", rtr_probes[i].event.name);
-	mutex_unlock(&rtr_probes_lock);
+	rtr_show_names(m, true);
 	return 0;
 }
 
@@ -198,36 +215,14 @@ static ssize_t rtr_set_event_stack_write(struct file *file,
 {
 	DECLARE_BITMAP(mask, RTR_NR_PROBES);
 	DECLARE_BITMAP(on, RTR_NR_PROBES);
-	char *buf, *cur, *word;
-	bool enable;
-	int i, ret;
+	int ret;
 
-	buf = rtr_ctl_copy(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	bitmap_zero(mask, RTR_NR_PROBES);
-	bitmap_zero(on, RTR_NR_PROBES);
-	cur = buf;
-	while ((word = strsep(&cur, " \t\n"))) {
-		if (!*word)
-			continue;
-		enable = *word != '!';
-		i = rtr_probe_lookup(enable ? word : word + 1);
-		if (i < 0) {
-			ret = i;
-			goto free;
-		}
-		__set_bit(i, mask);
-		__assign_bit(i, on, enable);
-	}
-	ret = -EINVAL;
-	if (!bitmap_empty(mask, RTR_NR_PROBES)) {
+	ret = rtr_event_words(ubuf, count, mask, on);
+	if (!ret) {
 		mutex_lock(&rtr_probes_lock);
 		ret = rtr_stack_set(mask, on);
 		mutex_unlock(&rtr_probes_lock);
 	}
-free:
-	kfree(buf);
 	return ret ?: count;
 }
 
