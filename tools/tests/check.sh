@@ -6,6 +6,8 @@
 #   . tools/tests/check.sh
 #   check "what is checked" COMMAND [ARGS...]   # passes if COMMAND succeeds
 #   check_summary SUITE                          # prints the line; status 1 on failures
+#   one_line FILE                                # FILE (an error) is one line
+#   same_state BEFORE                            # the suite's state() prints BEFORE again
 
 passed=0
 failed=0
@@ -25,4 +27,23 @@ check() {
 check_summary() {
 	echo "$1: $passed passed, $failed failed"
 	((failed == 0))
+}
+
+# one_line FILE: the error is exactly one line; else shows it.
+one_line() {
+	local n
+	n=$(wc -l <"$1")
+	((n == 1)) && return 0
+	sed 's/^/# stderr: /' "$1"
+	return 1
+}
+
+# same_state BEFORE: state() (the suite's: the control files it cares
+# about, one line each) prints BEFORE again; else shows the difference.
+same_state() {
+	local now
+	now=$(state)
+	[[ $now == "$1" ]] && return 0
+	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
+	return 1
 }

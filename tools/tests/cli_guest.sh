@@ -51,23 +51,6 @@ state() {
 	done
 }
 
-same_state() {
-	local now
-	now=$(state)
-	[[ $now == "$1" ]] && return 0
-	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
-	return 1
-}
-
-# one_line FILE: the error is exactly one line.
-one_line() {
-	local n
-	n=$(wc -l <"$1")
-	((n == 1)) && return 0
-	sed 's/^/# stderr: /' "$1"
-	return 1
-}
-
 # The unpacked CTF trace of a trace directory, for babeltrace2.
 unpacked() {
 	[[ -d $1.ctf ]] || "$CLI" unpack "$1" "$1.ctf" >/dev/null || return 1

@@ -55,22 +55,6 @@ state() {
 	printf 'kprobes: %s\n' "$(tr '\n' ' ' <"$KLIST" 2>/dev/null)"
 }
 
-same_state() {
-	local now
-	now=$(state)
-	[[ $now == "$1" ]] && return 0
-	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
-	return 1
-}
-
-one_line() {
-	local n
-	n=$(wc -l <"$1")
-	((n == 1)) && return 0
-	sed 's/^/# stderr: /' "$1"
-	return 1
-}
-
 # No probe of ours: probe_events empty and no kprobe on $FUNC.
 no_probes() {
 	[[ -z $(cat "$PE") ]] || { sed 's/^/# probe_events: /' "$PE"; return 1; }
