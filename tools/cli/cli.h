@@ -65,6 +65,13 @@ struct rt_trace *open_trace(const char *dir, bool strict);
 /* Each damaged place read past, on stderr; how many. */
 unsigned int damage_report(const struct rt_trace *t);
 /*
+ * The end of a command that printed a trace on stdout: stdout flushed
+ * (dies on a write error), the damage reported, then @error (NULL: none)
+ * as the last line.  The exit status: 1 after an error, EXIT_DAMAGED
+ * after damage, else 0.
+ */
+int print_end(const struct rt_trace *t, const char *error);
+/*
  * Where CPU @cpu is in t->cpus, or -1: per-CPU state is kept by that
  * index, never sized by a CPU number.
  */

@@ -664,13 +664,7 @@ static int report_trace(const char *dir, const struct opts *o)
 		for (unsigned int i = 0; i < t->nr_cpus; i++)
 			print_cpu_summary(t, &t->cpus[i], stdout);
 	}
-	if (fflush(stdout) || ferror(stdout))
-		die("write error: %s", strerror(errno));
-	status = damage_report(t) ? EXIT_DAMAGED : 0;
-	if (error) {
-		error_line("%s", error);
-		status = 1;
-	}
+	status = print_end(t, error);
 	merge_close(m);
 	stat_free(&st);
 	ksyms_free(ks);

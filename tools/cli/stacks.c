@@ -317,13 +317,7 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 			free(w->key);
 	}
 	folds_print_free(&s.folds);
-	if (fflush(stdout) || ferror(stdout))
-		die("write error: %s", strerror(errno));
-	status = damage_report(t) ? EXIT_DAMAGED : 0;
-	if (error) {
-		error_line("%s", error);
-		status = 1;
-	}
+	status = print_end(t, error);
 	merge_close(m);
 	rt_tidmap_free(&s.waiting);
 	free(s.last);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ringtrace: what the commands that read trace directories share. */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -61,6 +64,20 @@ unsigned int damage_report(const struct rt_trace *t)
 		warn("%u damaged place%s read past (--strict fails instead)",
 		     n, n == 1 ? "" : "s");
 	return n;
+}
+
+int print_end(const struct rt_trace *t, const char *error)
+{
+	int status;
+
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	status = damage_report(t) ? EXIT_DAMAGED : 0;
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	return status;
 }
 
 void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
