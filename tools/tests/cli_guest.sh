@@ -51,6 +51,14 @@ state() {
 	done
 }
 
+# same_lines WANT GOT: the files are equal; else their first differences.
+same_lines() {
+	cmp -s "$1" "$2" && return 0
+	echo "# $(wc -l <"$1") lines wanted, $(wc -l <"$2") got; first differences:"
+	diff "$1" "$2" | head -n 8 | sed 's/^/# /'
+	return 1
+}
+
 # The unpacked CTF trace of a trace directory, for babeltrace2.
 unpacked() {
 	[[ -d $1.ctf ]] || "$CLI" unpack "$1" "$1.ctf" >/dev/null || return 1
@@ -520,7 +528,7 @@ test_filters() {
 		"$W/all" >"$W/range.want"
 	"$CLI" report --begin "$b" --end "$e_ts" "$out" 2>/dev/null | events_only >"$W/range.got"
 	check "report --begin $b --end $e_ts: the lines between ($(wc -l <"$W/range.got") of $total)" \
-		cmp -s "$W/range.want" "$W/range.got"
+		same_lines "$W/range.want" "$W/range.got"
 	got=$("$CLI" report --begin +0s "$out" 2>/dev/null | events_only | wc -l)
 	check "report --begin +0s: every line ($got)" test "$got" -eq "$total"
 	got=$("$CLI" report --end +0s "$out" 2>/dev/null | events_only | wc -l)

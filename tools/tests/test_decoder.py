@@ -449,6 +449,22 @@ def slow_clock(ctx):
 
 
 @test
+def report_times_exact(ctx):
+    """--begin/--end take the times report prints to the nanosecond: a
+    double holds 134.410262790 as 134410262789.99998 ns, and --end once
+    left out the very event whose time it was given."""
+    d = write_trace(os.path.join(ctx.tmp, 'exact'), [gentrace.EVENTS[0]],
+                    [[(134410262789, 0, marker(b'before')),
+                      (134410262790, 0, marker(b'at')),
+                      (134410262791, 0, marker(b'after'))]])
+    for opt, want in (('--end', ['before', 'at']), ('--begin', ['at', 'after'])):
+        r = rt('report', opt, '134.410262790', d, asan=True)
+        clean_run(r, 'report ' + opt)
+        got = [w for w in ('before', 'at', 'after') if '"%s' % w in r.stdout]
+        check(got == want, '%s 134.410262790: %s, not %s: %s' % (opt, got, want, r.stdout))
+
+
+@test
 def discarded_events(ctx):
     d, e = ctx.gen('--lose', '0.02', events=3000)
     r = report_ok(d, e)
