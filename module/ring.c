@@ -211,7 +211,7 @@ static u64 rtr_lost_dropped(const struct rtr_buffer *buf)
  * on the owning CPU between its flag test and its commit or drop is not
  * in it yet; once the writers are gone it is the number of attempts.
  * Every term only grows, so two calls in a row (the refreshes under
- * meta_lock [W2]) never go back.  One read per slot: 16 at the defaults,
+ * meta_lock [W2]) never go back.  One read per slot: 64 at the defaults,
  * RINGTRACE_MAX_SUBBUFS at most.
  */
 static u64 rtr_written(const struct rtr_buffer *buf)
