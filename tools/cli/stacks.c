@@ -53,7 +53,11 @@ void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *i
 
 /* ---- folded stacks ------------------------------------------------------- */
 
-/* Folded stack -> weight, open addressing. */
+/*
+ * Folded stack -> weight, open addressing (FNV-1a).  Written here: libc's
+ * hsearch() keeps one global table that cannot be iterated or freed entry
+ * by entry, and the CLI links no container library for this one map.
+ */
 struct fold {
 	char *key;
 	uint64_t weight;
