@@ -167,7 +167,7 @@ run_ringtrace() {
 		kill -0 "$tpid" 2>/dev/null || fail "ringtraced died: $(cat "$RAW/$name.err")"
 		sleep 0.1
 	done
-	dpid=$(cat /proc/"$tpid"/task/*/children)
+	read -r dpid </proc/"$tpid"/task/"$tpid"/children || true	# no newline
 	[[ $dpid =~ ^[0-9]+$ ]] || fail "no ringtraced under time(1): '$dpid'"
 	t0=$(ticks_of "$dpid")
 	read -r d0 p0 <<<"$(split_ticks "$dpid")"
