@@ -8,8 +8,8 @@
 # records all system calls system-wide while rt-sysloop makes CALLS
 # (default 300000) getppid() calls on every online CPU at once, each loop
 # pinned to its CPU, nothing pinned elsewhere; the question is how many
-# events each tracer loses.  Two configurations (STORM_CONFIGS, default
-# "defaults 1mib"):
+# events each tracer loses.  Three configurations (STORM_CONFIGS, default
+# "defaults 1mib store"):
 #
 #   defaults  each tracer as a user starts it, nothing but the events
 #             chosen: ringtrace with the module's geometry and mode as
@@ -22,6 +22,10 @@
 #   1mib      the same with 1 MiB of buffer per CPU each: ringtrace 16 x
 #             64 KiB, trace-cmd -b 1024, perf -m 256, LTTng a channel of
 #             4 x 256 KiB
+#   store     ringtrace only: defaults, ringtraced -l store.  The chunks
+#             stay uncompressed, as LTTng's and trace-cmd's files are: the
+#             consumer does the others' work, copying packets to a file,
+#             and no more (issue 19: "its consumer splices")
 #
 # perf also gets --synth=no -B and a control fifo (it starts disabled and
 # says when it records), which change its start and end, not its buffers.
@@ -30,11 +34,17 @@
 # One line per run in OUTDIR/storm.txt:
 #   storm tracer=T config=C cpus=N calls=N ns_per_call=X lost=N events=N
 #         consumer_ticks=N clk_tck=N wall_ms=N bytes=N
+#         [drain_ticks=N pack_ticks=N life_ticks=N]
 # ns_per_call is the mean over the CPUs' loops; lost what the tracer
 # counted as lost; events what it recorded (-1 for LTTng, which does not
 # say: check-traces counts them on the host); consumer_ticks the CPU time
 # of the tracer's consumer processes over the storm; bytes its output on
-# disk once stopped.  Every run's trace goes to OUTDIR/traces/storm-T-C/
+# disk once stopped.  For ringtraced, the consumer's ticks split by thread
+# (drain_ticks: the rtd-drain/N threads that copy packets out; pack_ticks:
+# the rtd-pack/N compression workers; over the storm, like consumer_ticks)
+# and life_ticks, its CPU time from start to exit (time(1)): the packers
+# finish after the storm, at the stop, and that is part of the cost.
+# Every run's trace goes to OUTDIR/traces/storm-T-C/
 # with "expect" (getppid=CALLS x CPUs) for run-bench's self-check: each
 # tracer's trace must hold every getppid() call its counters do not
 # account as lost.  A tracer that cannot run gets a line
@@ -81,6 +91,23 @@ ticks_of() {
 	echo "$sum"
 }
 
+# split_ticks PID: "DRAIN PACK" -- utime + stime of ringtraced's drain
+# threads and of its packers (threads named by daemon/drain.c, packer.c).
+split_ticks() {
+	local t comm drain=0 pack=0
+	local -a st
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		# comm is field 2 of stat, in parentheses, without spaces here.
+		read -r -a st <"$t/stat" 2>/dev/null || continue
+		case $comm in
+		rtd-drain/*) drain=$((drain + st[13] + st[14])) ;;
+		rtd-pack/*) pack=$((pack + st[13] + st[14])) ;;
+		esac
+	done
+	echo "$drain $pack"
+}
+
 # storm NAME: rt-sysloop on every CPU at once; sets ns (mean ns per call)
 # and wall (ms).
 storm() {
@@ -99,8 +126,8 @@ storm() {
 	} END { printf "%.1f\n", n ? s / n : 0 }')
 }
 
-line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES
-	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6" \
+line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES [KEY=VALUE...]
+	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6${7:+ ${*:7}}" \
 		>>"$out/storm.txt"
 	say "$1 ($2): $ns ns/call, lost $3, recorded $4"
 }
@@ -114,9 +141,12 @@ keep() {
 dir_bytes() { du -sb "$1" | cut -f1; }
 
 run_ringtrace() {
-	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt dpid t0 lost events
+	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt tpid dpid t0 lost events
+	local d0 p0 d1 p1 life
+	local -a level=()
 	rm -rf "$dir"
-	if [[ $cfg == defaults ]]; then
+	[[ $cfg == store ]] && level=(-l store)
+	if [[ $cfg == defaults || $cfg == store ]]; then
 		# shellcheck disable=SC2046 # "subbuf_size num_subbufs mode"
 		set -- $(<"$out/rt-defaults")
 		rt_set subbuf_size "$1"
@@ -128,25 +158,33 @@ run_ringtrace() {
 		rt_set mode discard
 	fi
 	rt_set clear 1
-	"$DAEMON" -o "$dir" >"$RAW/$name.out" 2>"$RAW/$name.err" &
-	dpid=$!
+	# time(1) reports ringtraced's CPU time over its whole life.
+	/usr/bin/time -f '%U %S' -o "$RAW/$name.time" \
+		"$DAEMON" -o "$dir" "${level[@]}" >"$RAW/$name.out" 2>"$RAW/$name.err" &
+	tpid=$!
 	for _ in $(seq 300); do
 		grep -q recording "$RAW/$name.err" && break
-		kill -0 "$dpid" 2>/dev/null || fail "ringtraced died: $(cat "$RAW/$name.err")"
+		kill -0 "$tpid" 2>/dev/null || fail "ringtraced died: $(cat "$RAW/$name.err")"
 		sleep 0.1
 	done
+	read -r dpid </proc/"$tpid"/task/"$tpid"/children || true	# no newline
+	[[ $dpid =~ ^[0-9]+$ ]] || fail "no ringtraced under time(1): '$dpid'"
 	t0=$(ticks_of "$dpid")
+	read -r d0 p0 <<<"$(split_ticks "$dpid")"
 	storm "$name"
 	t0=$(($(ticks_of "$dpid") - t0))
+	read -r d1 p1 <<<"$(split_ticks "$dpid")"
 	kill -TERM "$dpid"
-	wait "$dpid" || fail "ringtraced exited with status $?"
+	wait "$tpid" || fail "ringtraced exited with status $?"
+	life=$(awk -v hz="$CLK_TCK" '{ printf "%d\n", ($1 + $2) * hz + 0.5 }' "$RAW/$name.time")
 	cat "$RT/stats" >"$RAW/$name.stats"
 	read -r lost events <<<"$(awk '{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		lost += v["lost_full"] + v["lost_overrun"] + v["lost_held"] + v["lost_nested"] + v["lost_too_big"]
 		ev += v["delivered"]
 	} END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
-	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")"
+	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")" \
+		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life"
 	keep "storm-$name" "$dir"
 	rm -rf "$dir"
 }
@@ -277,9 +315,10 @@ else
 	echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/storm.txt"
 	say "lttng: not run: $(lttng_why)"
 fi
-for cfg in ${STORM_CONFIGS:-defaults 1mib}; do
+for cfg in ${STORM_CONFIGS:-defaults 1mib store}; do
 	for t in "${tracers[@]}"; do
 		[[ -n $t ]] || continue
+		[[ $cfg != store || $t == ringtrace ]] || continue
 		"run_${t//-/}" "$cfg"
 	done
 done
