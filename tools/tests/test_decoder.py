@@ -199,6 +199,7 @@ def bt2_agrees(d, e):
 sys.path.insert(0, HERE)
 import gentrace  # noqa: E402  (its metadata() writes module/ctf.c's TSDL)
 import perfetto_schema  # noqa: E402
+import perfetto_stacks  # noqa: E402
 
 SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
                 ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
@@ -1393,60 +1394,6 @@ def stacks_in_chrome_json(ctx):
           'a trace without stacks: %d %r %s' % (r.returncode, r.stderr, r.stdout))
 
 
-def pf_fields(text):
-    """protoc --decode's text as nested dicts: each field a list of its
-    values (a message a dict), in the order they come."""
-    root, stack = {}, []
-    cur = root
-    for line in text.splitlines():
-        line = line.strip()
-        if line.endswith('{'):
-            msg = {}
-            cur.setdefault(line[:-1].strip(), []).append(msg)
-            stack.append(cur)
-            cur = msg
-        elif line == '}':
-            cur = stack.pop()
-        elif line:
-            k, v = line.split(':', 1)
-            v = v.strip()
-            cur.setdefault(k, []).append(json.loads(v) if v.startswith('"') else
-                                         int(v) if re.match(r'-?\d+$', v) else v)
-    return root
-
-
-def pf_stacks(pftrace):
-    """The PerfSamples of a perfetto export, each (time, cpu, pid, tid,
-    sequence_flags, its stack leaf first as "function mapping"), the
-    interned data resolved on their sequence as trace_processor does:
-    an iid refers to what a packet of the sequence interned before, or
-    in the same packet."""
-    interned = {k: {} for k in ('function_names', 'frames', 'callstacks',
-                                'mapping_paths', 'mappings')}
-    out = []
-    for pkt in pf_fields(pf_text(pftrace)).get('packet', []):
-        if 'perf_sample' not in pkt:
-            continue
-        check(pkt.get('trusted_packet_sequence_id') == [2],
-              'a PerfSample off the stacks\' sequence: %s' % pkt)
-        for data in pkt.get('interned_data', []):
-            for kind, table in interned.items():
-                for e in data.get(kind, []):
-                    check(e['iid'][0] not in table, '%s iid %d interned twice' % (kind, e['iid'][0]))
-                    table[e['iid'][0]] = e
-        ps = pkt['perf_sample'][0]
-        frames = []
-        for fid in interned['callstacks'][ps['callstack_iid'][0]]['frame_ids']:
-            f = interned['frames'][fid]
-            mapping = interned['mappings'][f['mapping_id'][0]]
-            path = interned['mapping_paths'][mapping['path_string_ids'][0]]['str'][0]
-            frames.append('%s %s' % (interned['function_names'][f['function_name_id'][0]]['str'][0],
-                                     path))
-        out.append((pkt['timestamp'][0], ps['cpu'][0], ps['pid'][0], ps['tid'][0],
-                    pkt['sequence_flags'][0], frames[::-1]))
-    return out
-
-
 @test
 def stacks_in_perfetto(ctx):
     """export -f perfetto: each stack a PerfSample of its event's thread at
@@ -1461,11 +1408,15 @@ def stacks_in_perfetto(ctx):
     check(r.returncode == 0, 'export: exit %d: %s' % (r.returncode, r.stderr))
     names = [[f.replace('[vmlinux]', '[kernel.kallsyms]') for f in stack]
              for stack in STACK_NAMES]
-    got = pf_stacks(out)
-    check(got == [(1000, 0, 100, 100, 3, names[0]), (6000, 0, 100, 100, 2, names[1]),
-                  (7000, 0, 100, 100, 2, names[0])],
-          'PerfSamples: %s' % got)
     text = pf_text(out)
+    try:
+        got = perfetto_stacks.samples(text)
+    except perfetto_stacks.Bad as e:
+        raise Fail(str(e))
+    check(got == [(1000, 0, 100, 100, 3, names[0][::-1]),
+                  (6000, 0, 100, 100, 2, names[1][::-1]),
+                  (7000, 0, 100, 100, 2, names[0][::-1])],
+          'PerfSamples: %s' % got)
     check('kernel_stack' not in text, 'a kernel_stack left as an ftrace event')
     # Five functions (four and an address), two callstacks: the third
     # sample is the first's.
