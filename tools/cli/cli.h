@@ -121,7 +121,7 @@ int folded_report(const char *dir, bool off_cpu, bool strict);
  * from 1 in the order they first come, so that a format writes those past
  * the last it wrote.  stack_tree_event() is told every event with its
  * thread; stack_tree_owner() is the event a stack belongs to (the last of
- * its CPU, same time), or NULL.  stack_tree_add(): the stack's leaf node
+ * its CPU, same time), or NULL, with its thread (a sched_switch's prev).  stack_tree_add(): the stack's leaf node
  * (0: no frames), -1 out of memory; the symbols are read on the first.
  */
 struct stack_frame {

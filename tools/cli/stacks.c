@@ -397,8 +397,17 @@ void stack_tree_free(struct stack_tree *st)
 void stack_tree_event(struct stack_tree *st, const struct rt_item *it,
 		      int32_t tid)
 {
+	const struct rt_field_value *prev;
+
 	if (it->type != RT_ITEM_EVENT || it->cpu >= RT_MAX_CPUS)
 		return;
+	/*
+	 * A switch's stack is its prev's, as report --folded has it, even
+	 * where the CPU's thread as followed disagrees (events lost).
+	 */
+	if (!strcmp(it->event->name, "sched_switch") &&
+	    (prev = rt_item_field(it, "prev_tid", RT_USE_INT)))
+		tid = (int32_t)rt_field_s64(prev, 0);
 	st->last[it->cpu] = (struct stack_owner){
 		.event = it->event, .timestamp = it->timestamp, .tid = tid,
 	};

@@ -1267,6 +1267,12 @@ STACK_EVENTS_AGAIN = STACK_EVENTS_OF_A_RUN + [
     (7000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
     (7000, STACK_ID, kstack(*STACK_LEAF)),
 ]
+# A switch-out of 'waiter' (200) where the CPU, as followed, runs the idle
+# task (the switch in lost): the stack is still the prev's.
+STACK_EVENTS_PREV = STACK_EVENTS_AGAIN + [
+    (8000, 1, kswitch('waiter', 200, 'swapper/0', 0)),
+    (8000, STACK_ID, kstack(*STACK_LEAF)),
+]
 STACK_NAMES = [
     ['schedule [vmlinux]', 'do_nanosleep [vmlinux]',
      'rtr_pid_filter_set [ringtrace]', 'entry_SYSCALL_64 [vmlinux]'],
@@ -1370,7 +1376,7 @@ def stacks_in_chrome_json(ctx):
     name on its thread whose "sf" is the stack's leaf in stackFrames, a
     frame per function under its caller (shared by the two stacks), the
     dictionary after the events; without stacks there is none."""
-    d = stack_trace(os.path.join(ctx.tmp, 'cjstacks'), STACK_EVENTS_AGAIN)
+    d = stack_trace(os.path.join(ctx.tmp, 'cjstacks'), STACK_EVENTS_PREV)
     r = rt('export', '-f', 'chrome-json', d, asan=True)
     clean_run(r, 'export -f chrome-json of stacks')
     check(r.returncode == 0, 'export: exit %d: %s' % (r.returncode, r.stderr))
@@ -1378,10 +1384,11 @@ def stacks_in_chrome_json(ctx):
     frames = doc.get('stackFrames', {})
     stacks = [e for e in doc['traceEvents'] if e.get('cat') == 'stack']
     check([(e['name'], e['ph'], e['tid'], e['ts']) for e in stacks] ==
-          [('sched_switch', 'i', 100, t) for t in (1.0, 6.0, 7.0)],
+          [('sched_switch', 'i', 100, t) for t in (1.0, 6.0, 7.0)] +
+          [('sched_switch', 'i', 200, 8.0)],
           'stack instants: %s' % stacks)
     check([chrome_stack(frames, e['sf']) for e in stacks] == [
-        STACK_NAMES[0], STACK_NAMES[1], STACK_NAMES[0]],
+        STACK_NAMES[0], STACK_NAMES[1], STACK_NAMES[0], STACK_NAMES[0]],
         'the stacks through stackFrames: %s %s' % (stacks, frames))
     # The third stack is the first: the same leaf, no frame more.
     check(stacks[0]['sf'] == stacks[2]['sf'] and len(frames) == 8 and all(
@@ -1401,7 +1408,7 @@ def stacks_in_perfetto(ctx):
     first, each a function interned once, in "[kernel.kallsyms]" or the
     module's mapping), interned on its own sequence, whose first packet
     clears the incremental state; no kernel_stack ftrace event."""
-    d = stack_trace(os.path.join(ctx.tmp, 'pfstacks'), STACK_EVENTS_AGAIN)
+    d = stack_trace(os.path.join(ctx.tmp, 'pfstacks'), STACK_EVENTS_PREV)
     out = os.path.join(ctx.tmp, 'stacks.pftrace')
     r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
     clean_run(r, 'export -f perfetto of stacks')
@@ -1415,7 +1422,8 @@ def stacks_in_perfetto(ctx):
         raise Fail(str(e))
     check(got == [(1000, 0, 100, 100, 3, names[0][::-1]),
                   (6000, 0, 100, 100, 2, names[1][::-1]),
-                  (7000, 0, 100, 100, 2, names[0][::-1])],
+                  (7000, 0, 100, 100, 2, names[0][::-1]),
+                  (8000, 0, 200, 200, 2, names[0][::-1])],
           'PerfSamples: %s' % got)
     check('kernel_stack' not in text, 'a kernel_stack left as an ftrace event')
     # Five functions (four and an address), two callstacks: the third
