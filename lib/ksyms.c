@@ -482,7 +482,7 @@ void ksyms_lookup(const struct ksyms *ks, uint64_t ip, struct ksym_frame *f)
 	const struct rsym *y;
 
 	f->name = f->module = NULL;
-	f->offset = 0;
+	f->offset = f->start = 0;
 	/* The last symbol at or below @ip. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -501,6 +501,7 @@ void ksyms_lookup(const struct ksyms *ks, uint64_t ip, struct ksym_frame *f)
 	f->name = ks->text + y->name;
 	f->module = s->name;
 	f->offset = ip - y->addr;
+	f->start = y->addr - s->base;
 }
 
 void ksyms_format(const struct ksyms *ks, uint64_t ip, char *buf, size_t size)

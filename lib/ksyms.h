@@ -47,6 +47,7 @@ struct ksym_frame {
 	const char *name;		/* NULL: no symbol covers the address */
 	const char *module;		/* NULL: vmlinux */
 	uint64_t offset;		/* from the symbol */
+	uint64_t start;			/* the symbol's, from vmlinux's or the module's base */
 };
 
 void ksyms_lookup(const struct ksyms *ks, uint64_t ip, struct ksym_frame *f);

@@ -674,6 +674,39 @@ static inline unsigned int rt_type_size(const char *type)
 	return 0;
 }
 
+/*
+ * `integer { size = N; align = 8; ... }`, the lexer past "integer": its
+ * size in bytes, 0 for one that is not whole bytes of 8 to 64 bits or
+ * not byte-aligned (kernel_stack's ips, base 16, are such an integer).
+ */
+static inline unsigned int rt_parse_integer(struct rt_lexer *l)
+{
+	unsigned long bits = 0, align = 8;
+	char attr[32];
+
+	if (l->type != '{')
+		return 0;
+	rt_lex(l);
+	while (l->type == 'i') {
+		rt_copy_str(attr, l->tok, sizeof(attr));
+		rt_lex(l);
+		if (l->type != '=')
+			return 0;
+		rt_lex(l);
+		if (!strcmp(attr, "size") && l->type == 'n')
+			bits = strtoul(l->tok, NULL, 0);
+		else if (!strcmp(attr, "align") && l->type == 'n')
+			align = strtoul(l->tok, NULL, 0);
+		rt_skip_statement(l);
+	}
+	if (l->type != '}')
+		return 0;
+	rt_lex(l);
+	if (align != 8 || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+		return 0;
+	return bits / 8;
+}
+
 /* Parse the body of `fields := struct { ... }`; the lexer is past '{'. */
 static inline bool rt_parse_fields(struct rt_lexer *l, struct rt_event_desc *d)
 {
@@ -697,6 +730,11 @@ static inline bool rt_parse_fields(struct rt_lexer *l, struct rt_event_desc *d)
 				return false;
 			rt_lex(l);
 			rt_skip_block(l);
+		} else if (!strcmp(l->tok, "integer")) {
+			rt_lex(l);
+			f->size = rt_parse_integer(l);
+			if (!f->size)
+				return false;
 		} else {
 			f->size = rt_type_size(l->tok);
 			if (!f->size)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #define FZ_WORD_LIMIT		32	/* rtr_read_word() buffer of control.c */
+#define FZ_DEPTH_LIMIT		12	/* the same, events_ctl.c's stack_depth */
 #define FZ_BIT_LIMIT		4	/* the same, events_ctl.c's bits */
 #define FZ_TEXT_LIMIT		4096	/* set_event, set_event_pid */
 #define FZ_PID_MAX		256	/* RTR_PID_FILTER_MAX */
@@ -43,7 +44,8 @@
 
 enum fz_ctl_kind {
 	K_TRACING, K_MODE, K_SUBBUF, K_NUM, K_CLEAR, K_PIDS, K_FORK,
-	K_SET_EVENT, K_ENABLE_ALL, K_ENABLE_ONE, K_RO, K_NR_KINDS
+	K_SET_EVENT, K_ENABLE_ALL, K_ENABLE_ONE, K_SET_STACK, K_STACK_DEPTH,
+	K_RO, K_NR_KINDS
 };
 
 struct fz_ctl {
@@ -76,7 +78,9 @@ static void fz_ctls_init(void)
 		{ "subbuf_size", K_SUBBUF }, { "num_subbufs", K_NUM },
 		{ "clear", K_CLEAR }, { "set_event_pid", K_PIDS },
 		{ "event_fork", K_FORK }, { "set_event", K_SET_EVENT },
-		{ "events/enable", K_ENABLE_ALL }, { "metadata", K_RO },
+		{ "events/enable", K_ENABLE_ALL },
+		{ "set_event_stack", K_SET_STACK },
+		{ "stack_depth", K_STACK_DEPTH }, { "metadata", K_RO },
 		{ "stats", K_RO }, { "available_events", K_RO },
 	};
 	char rel[80];
@@ -195,8 +199,8 @@ struct fz_expect {
 	long ret;			/* decided by the input alone: 0 or -errno */
 	bool busy_ok, nomem_ok;		/* valid, but the moment may refuse */
 	bool append_ok;			/* EINVAL possible: the merged filter */
-	uint64_t value;			/* K_SUBBUF, K_NUM, bits, mode */
-	uint64_t ev_mask, ev_on;	/* K_SET_EVENT, K_ENABLE_* */
+	uint64_t value;			/* K_SUBBUF, K_NUM, bits, mode, depth */
+	uint64_t ev_mask, ev_on;	/* K_SET_EVENT, K_SET_STACK, K_ENABLE_* */
 	int pids[FZ_PID_MAX];
 	unsigned int npids;
 	bool patches_text;		/* would attach a tracepoint probe */
@@ -266,7 +270,11 @@ static long fz_model_text(const struct fz_ctl *c, const char *text,
 			e->ev_on |= 1ULL << i;
 	}
 	free(copy);
-	if (!ret && c->kind == K_SET_EVENT && !e->ev_mask)
+	if (!ret && c->kind != K_PIDS && !e->ev_mask)
+		ret = -EINVAL;
+	/* Only tracepoints' events carry a stack (rtr_probe_can_stack()). */
+	if (!ret && c->kind == K_SET_STACK &&
+	    (e->ev_on & e->ev_mask & ~fz_tp_events()))
 		ret = -EINVAL;
 	if (!ret && c->kind == K_PIDS)
 		qsort(e->pids, e->npids, sizeof(int), fz_pid_cmp);
@@ -281,10 +289,11 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 			 const uint8_t *b, size_t count, bool append,
 			 struct fz_expect *e)
 {
-	size_t limit = c->kind == K_PIDS || c->kind == K_SET_EVENT ?
-		       FZ_TEXT_LIMIT :
+	size_t limit = c->kind == K_PIDS || c->kind == K_SET_EVENT ||
+		       c->kind == K_SET_STACK ? FZ_TEXT_LIMIT :
 		       c->kind == K_FORK || c->kind == K_ENABLE_ALL ||
-		       c->kind == K_ENABLE_ONE ? FZ_BIT_LIMIT : FZ_WORD_LIMIT;
+		       c->kind == K_ENABLE_ONE ? FZ_BIT_LIMIT :
+		       c->kind == K_STACK_DEPTH ? FZ_DEPTH_LIMIT : FZ_WORD_LIMIT;
 	char word[FZ_TEXT_LIMIT + 1];
 	bool text = limit == FZ_TEXT_LIMIT;
 
@@ -370,6 +379,12 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 			break;
 		}
 		e->busy_ok = e->nomem_ok = true;
+		break;
+	case K_STACK_DEPTH:
+		/* kstrtouint(base 10), then 1..RINGTRACE_STACK_MAX_DEPTH. */
+		if (!fz_kstrtoull(word, 10, &e->value) ||
+		    !e->value || e->value > RINGTRACE_STACK_MAX_DEPTH)
+			e->ret = -EINVAL;
 		break;
 	default:
 		e->ret = -EINVAL;
@@ -488,6 +503,27 @@ static size_t fz_gen_pids(struct fz_rng *r, uint8_t *b, size_t cap)
 	return len;
 }
 
+/*
+ * stack_depth: the range, its edges, and what kstrtouint(base 10) refuses
+ * (a sign, hex, overflow).
+ */
+static size_t fz_gen_depth(struct fz_rng *r, uint8_t *b, size_t cap)
+{
+	static const char *const odd[] = {
+		"0", "1", "64", "65", "-1", "+8", "0x10", "010", "4294967297",
+		"deep", "8 8", " 8", "8\n", "",
+	};
+	char s[16];
+
+	if (fz_chance(r, 60)) {
+		snprintf(s, sizeof(s), "%u%s",
+			 (unsigned int)fz_range(r, 1, RINGTRACE_STACK_MAX_DEPTH),
+			 fz_chance(r, 50) ? "\n" : "");
+		return fz_put(b, cap, s);
+	}
+	return fz_put(b, cap, fz_pick(r, odd));
+}
+
 /* A set_event text: names, negations, unknown names. */
 static size_t fz_gen_events(struct fz_rng *r, uint8_t *b, size_t cap)
 {
@@ -566,7 +602,11 @@ static size_t fz_gen_value(struct fz_thread *t, const struct fz_ctl *c,
 		len = fz_gen_pids(r, b, cap);
 		break;
 	case K_SET_EVENT:
+	case K_SET_STACK:
 		len = fz_gen_events(r, b, cap);
+		break;
+	case K_STACK_DEPTH:
+		len = fz_gen_depth(r, b, cap);
 		break;
 	default:
 		len = fz_put(b, cap, fz_pick(r, bits));
@@ -612,11 +652,11 @@ static long fz_ctl_snapshot(const struct fz_ctl *c, char *buf, size_t size)
 	}
 }
 
-/* Bit i set: event i is in set_event. */
-static long fz_enabled_events(uint64_t *mask)
+/* Bit i set: event i is listed in @rel (set_event, set_event_stack). */
+static long fz_listed_events(const char *rel, uint64_t *mask)
 {
 	char buf[4096], *line, *save = NULL;
-	long ret = fz_read(false, "set_event", buf, sizeof(buf));
+	long ret = fz_read(false, rel, buf, sizeof(buf));
 	int i;
 
 	*mask = 0;
@@ -630,6 +670,20 @@ static long fz_enabled_events(uint64_t *mask)
 		*mask |= 1ULL << i;
 	}
 	return 0;
+}
+
+/* The file whose list a write to @c sets, or NULL. */
+static const char *fz_list_file(const struct fz_ctl *c)
+{
+	switch (c->kind) {
+	case K_SET_EVENT:
+	case K_ENABLE_ALL:
+		return "set_event";
+	case K_SET_STACK:
+		return "set_event_stack";
+	default:
+		return NULL;
+	}
 }
 
 /* Say why, and fail the readback (in fz_ctl_readback() only). */
@@ -673,6 +727,7 @@ static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
 		break;
 	case K_SUBBUF:
 	case K_NUM:
+	case K_STACK_DEPTH:
 		ret = fz_read_num(false, c->rel);
 		FZ_RB(ret == (long)e->value,
 		      "%s reads %ld after writing %" PRIu64, c->rel, ret,
@@ -699,12 +754,13 @@ static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
 		break;
 	case K_SET_EVENT:
 	case K_ENABLE_ALL:
-		ret = fz_enabled_events(&on);
+	case K_SET_STACK:
+		ret = fz_listed_events(fz_list_file(c), &on);
 		FZ_RB(!ret && on == ((ev_before & ~e->ev_mask) |
 		      (e->ev_on & e->ev_mask)),
-		      "set_event holds %#" PRIx64 " after setting %#" PRIx64
-		      " of %#" PRIx64 " (before %#" PRIx64 ")", on, e->ev_on,
-		      e->ev_mask, ev_before);
+		      "%s holds %#" PRIx64 " after setting %#" PRIx64
+		      " of %#" PRIx64 " (before %#" PRIx64 ")", fz_list_file(c),
+		      on, e->ev_on, e->ev_mask, ev_before);
 		break;
 	default:
 		break;
@@ -747,8 +803,8 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 		return fd;
 	fz_window_open(&w);
 	snap = fz_ctl_snapshot(c, before, sizeof(before));
-	if (c->kind == K_SET_EVENT || c->kind == K_ENABLE_ALL)
-		fz_enabled_events(&ev_before);
+	if (fz_list_file(c))
+		fz_listed_events(fz_list_file(c), &ev_before);
 	if (c->kind == K_MODE)
 		tr0 = fz_read_num(false, "tracing_on");
 	ret = fz_ret(write(fd, p.p, count));
@@ -1024,13 +1080,17 @@ static void fz_check_read(struct fz_thread *t)
 		ok = fz_valid_num_line(buf, RINGTRACE_MIN_SUBBUFS,
 				       RINGTRACE_MAX_SUBBUFS, true);
 		break;
+	case K_STACK_DEPTH:
+		ok = fz_valid_num_line(buf, 1, RINGTRACE_STACK_MAX_DEPTH, false);
+		break;
 	case K_CLEAR:
 		ok = !len;
 		break;
 	case K_PIDS:
 		ok = fz_valid_pid_list(buf);
 		break;
-	case K_SET_EVENT: {
+	case K_SET_EVENT:
+	case K_SET_STACK: {
 		char *line, *save = NULL;
 
 		for (line = strtok_r(buf, "\n", &save); line && ok;
@@ -1595,6 +1655,44 @@ close:
 	close(fd);
 }
 
+/*
+ * set_event_stack and stack_depth while the writers run: a stack is a
+ * per-probe flag and a depth the writers read once per event (stack.c),
+ * no text patched, so without --toggle too.  Mostly tracepoints' events
+ * on and off and depths in range, so that an enabled event's writers walk
+ * stacks of changing depth; then what must be refused: the state dump's
+ * events, unknown names, depths 0, 65, signed, hex, words.
+ */
+static void fz_event_stack(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	uint8_t b[FZ_TEXT_LIMIT];
+	const struct fz_ctl *c;
+	unsigned int tp[FZ_MAX_EVENTS], ntp = 0, i;
+	size_t n;
+
+	fz_op(t, FZ_OP_EVENT_STACK);
+	for (i = 0; i < fz.nevents; i++)
+		if (fz.event_has_tp[i])
+			tp[ntp++] = i;
+	if (fz_chance(r, 30)) {
+		c = fz_ctl_find(K_STACK_DEPTH);
+		n = fz_gen_depth(r, b, sizeof(b));
+	} else if (ntp && fz_chance(r, 70)) {
+		c = fz_ctl_find(K_SET_STACK);
+		n = snprintf((char *)b, sizeof(b), "%s%s\n",
+			     fz_chance(r, 40) ? "!" : "",
+			     fz.events[tp[fz_below(r, ntp)]]);
+	} else {
+		c = fz_ctl_find(K_SET_STACK);
+		n = fz_gen_events(r, b, sizeof(b));
+	}
+	fz_ctl_begin();
+	fz_ctl_write_judged(t, c, b, n, n, FZ_PTR_GOOD, fz_chance(r, 30), false,
+			    1);
+	fz_ctl_end();
+}
+
 void fz_events_op(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
@@ -1612,6 +1710,10 @@ void fz_events_op(struct fz_thread *t)
 	}
 	if (fz.toggle && fz_chance(r, 10)) {
 		fz_dynprobe(t);
+		return;
+	}
+	if (fz_chance(r, 15)) {
+		fz_event_stack(t);
 		return;
 	}
 	fz_op(t, fz.toggle ? FZ_OP_EVENT_TOGGLE : FZ_OP_EVENT_SAFE);

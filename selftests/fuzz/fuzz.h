@@ -106,6 +106,7 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(EVENT_SAFE, "events.no_text_patch")				\
 	X(PID_FILTER, "events.pid_filter")				\
 	X(DYNPROBE, "events.dynprobe")					\
+	X(EVENT_STACK, "events.stack")					\
 	X(CONS_SESSION, "consumer.session")				\
 	X(CONS_GET, "consumer.get_put")					\
 	X(CONS_POLL, "consumer.poll")					\

@@ -74,12 +74,25 @@ no_kernel_splat() {
 
 loaded() { [[ -d /sys/module/$1 ]]; }
 
-# Back to a fresh module's state, with every event off and no pid filter.
+# No event with a stack ("!name" for each listed), the default depth.
+reset_stacks() {
+	local stacks
+	stacks=$(sed 's/^/!/' "$R/set_event_stack") || return
+	if [[ -n $stacks ]]; then
+		# shellcheck disable=SC2086 # the names, one line
+		echo $stacks >"$R/set_event_stack" || return
+	fi
+	echo 32 >"$R/stack_depth"
+}
+
+# Back to a fresh module's state: every event off, no pid filter, no
+# stacks.
 reset_module() {
 	echo 0 >"$R/tracing_on" &&
 		echo 0 >"$R/events/enable" &&
 		echo 0 >"$R/event_fork" &&
 		echo >"$R/set_event_pid" &&
+		reset_stacks &&
 		echo discard >"$R/mode" &&
 		echo 4096 >"$R/subbuf_size" &&
 		echo 16 >"$R/num_subbufs" &&

@@ -112,6 +112,45 @@ struct ksyms *stack_symbols(const char *dir);
 void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *ips);
 /* report --folded [--off-cpu]: the exit status. */
 int folded_report(const char *dir, bool off_cpu, bool strict);
+/*
+ * stacks.c, for the exporters: a trace's stacks as one call tree.  A node
+ * is a frame (a function, or an address no symbol covers) under its
+ * caller, the same frame under the same caller being one node: a stack is
+ * its leaf's node, and what a format writes of the stacks grows with the
+ * code paths seen, not with the trace.  Frames and nodes are numbered
+ * from 1 in the order they first come, so that a format writes those past
+ * the last it wrote.  stack_tree_event() is told every event with its
+ * thread; stack_tree_owner() is the event a stack belongs to (the last of
+ * its CPU, same time), or NULL, with its thread (a sched_switch's prev).  stack_tree_add(): the stack's leaf node
+ * (0: no frames), -1 out of memory; the symbols are read on the first.
+ */
+struct stack_frame {
+	const char *name;		/* the function, or "0xADDR" */
+	const char *module;		/* NULL: vmlinux */
+	uint64_t start;			/* the function's offset in vmlinux or module */
+	bool owned;			/* name is the tree's own string */
+};
+struct stack_node {
+	uint32_t parent;		/* 0: an outermost frame */
+	uint32_t frame;
+	uint32_t depth;			/* 0 for an outermost frame */
+};
+struct stack_owner {
+	const struct rt_event_desc *event;	/* NULL: none */
+	uint64_t timestamp;
+	int32_t tid;			/* the event's thread, -1 unknown */
+};
+struct stack_tree;
+struct stack_tree *stack_tree_new(const struct rt_trace *t);
+void stack_tree_free(struct stack_tree *st);
+void stack_tree_event(struct stack_tree *st, const struct rt_item *it, int32_t tid);
+const struct stack_owner *stack_tree_owner(const struct stack_tree *st,
+					   const struct rt_item *stack);
+int64_t stack_tree_add(struct stack_tree *st, const struct rt_field_value *ips);
+uint32_t stack_tree_nodes(const struct stack_tree *st);
+uint32_t stack_tree_frames(const struct stack_tree *st);
+const struct stack_node *stack_tree_node(const struct stack_tree *st, uint32_t id);
+const struct stack_frame *stack_tree_frame(const struct stack_tree *st, uint32_t id);
 /* The groups, for --help texts. */
 #define EVENT_GROUPS "sched, task, irq, softirq, syscalls, statedump, marker, all"
 

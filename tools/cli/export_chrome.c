@@ -3,8 +3,13 @@
  * export -f chrome-json: the Trace Event Format (chrome://tracing,
  * Perfetto): threads named ("M" events whenever a name is new or
  * changes), system calls as complete slices ("X") on their thread,
- * markers as instant events ("i").  Times in microseconds, as the format
- * has them.  Memory: one entry per thread (its name, its open system call).
+ * markers as instant events ("i"), and an event with a kernel stack as an
+ * instant of its name on its thread whose "sf" names the stack's leaf in
+ * the stackFrames dictionary, written after the events: a frame
+ * {name, category: vmlinux or the module, parent}, one per function under
+ * the same caller (stacks.c's call tree).  Times in microseconds, as the
+ * format has them.  Memory: one entry per thread (its name, its open
+ * system call), and the call tree of the stacks.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,6 +26,7 @@ struct jthread {
 
 struct json {
 	struct rt_tidmap t;		/* struct jthread by tid */
+	struct stack_tree *stacks;
 	bool first;
 };
 
@@ -92,6 +98,11 @@ static int begin(struct export_ctx *x)
 	rt_tidmap_init(&j->t, sizeof(struct jthread));
 	j->first = true;
 	x->priv = j;
+	j->stacks = stack_tree_new(x->t);
+	if (!j->stacks) {
+		error_line("out of memory");
+		return -1;
+	}
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x->f);
 	return 0;
 }
@@ -116,14 +127,47 @@ static void syscall_slice(struct export_ctx *x, struct jthread *t,
 		pid_of(x, tid), tid, t->sc_id, ex_int(it, "ret"));
 }
 
+/* The stack @ips of the event before it on its CPU: an instant with "sf". */
+static int stack(struct export_ctx *x, const struct rt_item *it,
+		 const struct rt_field_value *ips)
+{
+	struct json *j = x->priv;
+	const struct stack_owner *o = stack_tree_owner(j->stacks, it);
+	int64_t leaf;
+
+	/* Its event left out (thread unknown, counted) or lost with a packet. */
+	if (!o || o->tid < 0)
+		return 0;
+	leaf = stack_tree_add(j->stacks, ips);
+	if (leaf < 0) {
+		error_line("out of memory");
+		return -1;
+	}
+	sep(x);
+	fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"stack\",\"name\":", x->f);
+	json_str(x->f, o->event->name, strlen(o->event->name));
+	json_us(x->f, "ts", ex_ns(x->md, it->timestamp));
+	fprintf(x->f, ",\"pid\":%" PRId32 ",\"tid\":%" PRId32, pid_of(x, o->tid),
+		o->tid);
+	if (leaf)
+		fprintf(x->f, ",\"sf\":%" PRId64, leaf);
+	fputs("}", x->f);
+	return 0;
+}
+
 static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 {
+	const struct rt_field_value *ips;
 	struct json *j = x->priv;
 	struct jthread *t;
 	bool created;
 
 	if (it->type != RT_ITEM_EVENT)
 		return 0;
+	ips = stack_ips(it);
+	if (ips)
+		return stack(x, it, ips);
+	stack_tree_event(j->stacks, it, tid);
 	if (tid < 0) {
 		x->unknown++;
 		return 0;
@@ -159,13 +203,40 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 	return 0;
 }
 
+/* "stackFrames": {"id": {"name", "category", "parent"}, ...}: the call tree. */
+static void stack_frames(struct export_ctx *x, const struct stack_tree *st)
+{
+	uint32_t n = stack_tree_nodes(st);
+
+	fputs(",\n\"stackFrames\":{", x->f);
+	for (uint32_t id = 1; id <= n; id++) {
+		const struct stack_node *node = stack_tree_node(st, id);
+		const struct stack_frame *f = stack_tree_frame(st, node->frame);
+		const char *cat = f->module ? f->module : "vmlinux";
+
+		fprintf(x->f, "%s\n\"%" PRIu32 "\":{\"name\":", id > 1 ? "," : "", id);
+		json_str(x->f, f->name, strlen(f->name));
+		fputs(",\"category\":", x->f);
+		json_str(x->f, cat, strlen(cat));
+		if (node->parent)
+			fprintf(x->f, ",\"parent\":\"%" PRIu32 "\"", node->parent);
+		fputs("}", x->f);
+	}
+	fputs("\n}", x->f);
+}
+
 static int end(struct export_ctx *x, bool ok)
 {
 	struct json *j = x->priv;
 
-	if (ok)
-		fputs("\n]}\n", x->f);
+	if (ok) {
+		fputs("\n]", x->f);
+		if (stack_tree_nodes(j->stacks))
+			stack_frames(x, j->stacks);
+		fputs("}\n", x->f);
+	}
 	if (j) {
+		stack_tree_free(j->stacks);
 		rt_tidmap_free(&j->t);
 		free(j);
 	}
@@ -177,7 +248,9 @@ const struct export_format export_chrome_json = {
 	.help =
 "  chrome-json   the Trace Event Format: threads named, system calls as\n"
 "                complete slices on their thread, markers as instant\n"
-"                events.  Open it in ui.perfetto.dev or chrome://tracing.\n",
+"                events, events with a kernel stack as instants with\n"
+"                their stack (stackFrames, shown by chrome://tracing).\n"
+"                Open it in ui.perfetto.dev or chrome://tracing.\n",
 	.begin = begin,
 	.item = item,
 	.end = end,

@@ -17,6 +17,8 @@
  *   FtraceEventBundle  one CPU's events in time order, up to BUNDLE_EVENTS
  *                      of them; lost_events on the first bundle after a
  *                      loss on that CPU
+ *   PerfSample         each kernel stack, on its own sequence (see
+ *                      below)
  *   FtraceStats        at the end, START and END: per CPU, the events
  *                      lost before the first packet and in all
  *
@@ -50,7 +52,21 @@
  *                                "I|tgid|text", its '|' shown as U+00A6
  *   ringtrace_statedump_task     the ProcessTree, not an event
  *   ringtrace_statedump_cpu      nothing (the CPU's switches say it)
+ *   kernel_stack                 a PerfSample (below), not an event
  *   any other event              generic: its name and its fields
+ *
+ * Kernel stacks.  FtraceEvent has no place for a stack; what Perfetto
+ * reads as stacks of a thread at an instant is the PerfSample (its own
+ * profiler's): trace_processor puts each in its stack samples with the
+ * thread, process and CPU, and the UI shows them on the process's and
+ * the thread's "Callstacks" tracks, a flame graph for a selected span.
+ * So each kernel_stack becomes a PerfSample at its event's time, on its
+ * event's thread, its callstack_iid naming a Callstack interned on the
+ * packets' sequence STACK_SEQUENCE_ID (interning works per sequence):
+ * the frames (a function of vmlinux, "[kernel.kallsyms]", or of a module,
+ * "[name]") and callstacks are stacks.c's call tree, each interned in the
+ * packet of the first sample that uses it.  The first packet of that
+ * sequence clears its incremental state, every one needs it.
  *
  * Each event's FtraceEvent.pid is the thread that ran (rt_threads); an
  * event whose thread is not known yet is left out, as by the other
@@ -71,7 +87,7 @@
  *
  * Memory: per CPU, its open bundle (BUNDLE_EVENTS events or BUNDLE_BYTES
  * at most); per process, its parent's pid; up to TREE_ENTRIES entries of
- * the state dump; one event's strings.
+ * the state dump; one event's strings; the call tree of the stacks.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -96,7 +112,9 @@
 #define TRACE_PACKET		1	/* Trace.packet */
 #define PACKET_FTRACE_EVENTS	1	/* TracePacket.ftrace_events */
 #define BUNDLE_EVENT		2	/* FtraceEventBundle.event */
-#define SEQUENCE_ID		1	/* every packet's trusted sequence */
+#define SEQUENCE_ID		1	/* every packet's trusted sequence... */
+#define STACK_SEQUENCE_ID	2	/* ...but the stacks' */
+#define KERNEL_MAPPING		"[kernel.kallsyms]"
 
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__FtraceEvent Event;
@@ -123,7 +141,7 @@ enum kind {
 	K_GENERIC, K_SWITCH, K_WAKING, K_WAKEUP, K_WAKEUP_NEW, K_FORK, K_EXEC,
 	K_EXIT, K_FREE, K_MIGRATE, K_RENAME, K_IRQ_ENTRY, K_IRQ_EXIT,
 	K_SOFTIRQ_ENTRY, K_SOFTIRQ_EXIT, K_SYS_ENTER, K_SYS_EXIT, K_MARKER,
-	K_DUMP_TASK, K_DUMP_CPU,
+	K_DUMP_TASK, K_DUMP_CPU, K_STACK,
 };
 
 /* A process's parent, as the state dump or its fork said. */
@@ -164,6 +182,14 @@ struct perfetto {
 	} *fixups;
 	unsigned int nr_fixups;
 	Perfetto__Protos__GenericFtraceEvent__Field *fields, **fieldp;
+	/* The stacks: what of their call tree the sequence has interned. */
+	struct stack_tree *stacks;
+	uint32_t frames_interned;	/* frames 1.. of the tree */
+	bool *callstack_interned;	/* by node, those that were a leaf */
+	uint32_t callstacks_cap;
+	const char **mappings;		/* module names (NULL: vmlinux), iid - 1 */
+	uint32_t nr_mappings;
+	bool stack_sequence_started;
 };
 
 static const struct {
@@ -182,6 +208,7 @@ static const struct {
 	{ "ringtrace_marker", K_MARKER },
 	{ "ringtrace_statedump_task", K_DUMP_TASK },
 	{ "ringtrace_statedump_cpu", K_DUMP_CPU },
+	{ "kernel_stack", K_STACK },
 };
 
 /* ---- bytes ------------------------------------------------------------------------- */
@@ -949,6 +976,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		break;
 	case K_DUMP_TASK:
 	case K_DUMP_CPU:
+	case K_STACK:			/* not events: event() says what they are */
 		break;
 	}
 }
@@ -1003,6 +1031,218 @@ static int learn(struct export_ctx *x, const struct rt_item *it, enum kind k,
 	}
 }
 
+/* ---- kernel stacks -------------------------------------------------------------------- */
+
+/* The mapping iid of a frame of @module (NULL: vmlinux); 0 out of memory. */
+static uint32_t mapping_of(struct perfetto *p, const char *module, bool *is_new)
+{
+	const char **m;
+
+	*is_new = false;
+	for (uint32_t i = 0; i < p->nr_mappings; i++)
+		if (p->mappings[i] == module)
+			return i + 1;
+	m = realloc(p->mappings, (p->nr_mappings + 1) * sizeof(*m));
+	if (!m)
+		return 0;
+	p->mappings = m;
+	m[p->nr_mappings++] = module;
+	*is_new = true;
+	return p->nr_mappings;
+}
+
+/* What one PerfSample packet interns: arrays of the messages and their pointers. */
+struct interning {
+	Perfetto__Protos__InternedData data;
+	Perfetto__Protos__InternedString *names, **namep;
+	Perfetto__Protos__InternedString *paths, **pathp;
+	Perfetto__Protos__Frame *frames, **framep;
+	Perfetto__Protos__Mapping *maps, **mapp;
+	uint64_t *path_ids;
+	char **path_text;
+	Perfetto__Protos__Callstack callstack, *callstackp;
+	uint64_t *frame_ids;
+};
+
+static void interning_free(struct interning *in, size_t n)
+{
+	for (size_t i = 0; in->path_text && i < n; i++)
+		free(in->path_text[i]);
+	free(in->names);
+	free(in->namep);
+	free(in->paths);
+	free(in->pathp);
+	free(in->frames);
+	free(in->framep);
+	free(in->maps);
+	free(in->mapp);
+	free(in->path_ids);
+	free(in->path_text);
+	free(in->frame_ids);
+}
+
+/* The frames of the tree new since the last packet, and their mappings. */
+static int intern_frames(struct perfetto *p, struct interning *in)
+{
+	uint32_t first = p->frames_interned + 1, last = stack_tree_frames(p->stacks);
+	size_t n = last - p->frames_interned;
+
+	if (!n)
+		return 0;
+	in->names = calloc(n, sizeof(*in->names));
+	in->namep = calloc(n, sizeof(*in->namep));
+	in->frames = calloc(n, sizeof(*in->frames));
+	in->framep = calloc(n, sizeof(*in->framep));
+	/* At most one new mapping per new frame. */
+	in->paths = calloc(n, sizeof(*in->paths));
+	in->pathp = calloc(n, sizeof(*in->pathp));
+	in->maps = calloc(n, sizeof(*in->maps));
+	in->mapp = calloc(n, sizeof(*in->mapp));
+	in->path_ids = calloc(n, sizeof(*in->path_ids));
+	in->path_text = calloc(n, sizeof(*in->path_text));
+	if (!in->names || !in->namep || !in->frames || !in->framep || !in->paths ||
+	    !in->pathp || !in->maps || !in->mapp || !in->path_ids || !in->path_text)
+		return -1;
+	for (uint32_t id = first; id <= last; id++) {
+		const struct stack_frame *f = stack_tree_frame(p->stacks, id);
+		Perfetto__Protos__InternedString *name = &in->names[id - first];
+		Perfetto__Protos__Frame *fr = &in->frames[id - first];
+		bool new_map;
+		uint32_t map = mapping_of(p, f->module, &new_map);
+
+		if (!map)
+			return -1;
+		if (new_map) {
+			size_t k = in->data.n_mappings;
+			Perfetto__Protos__InternedString *path = &in->paths[k];
+			Perfetto__Protos__Mapping *mp = &in->maps[k];
+			char *text = f->module ? malloc(strlen(f->module) + 3) :
+						 strdup(KERNEL_MAPPING);
+
+			if (!text)
+				return -1;
+			if (f->module)
+				sprintf(text, "[%s]", f->module);
+			in->path_text[k] = text;
+			perfetto__protos__interned_string__init(path);
+			SET(*path, iid, map);
+			SET(*path, str, ((ProtobufCBinaryData){ strlen(text), (uint8_t *)text }));
+			perfetto__protos__mapping__init(mp);
+			SET(*mp, iid, map);
+			in->path_ids[k] = map;
+			mp->n_path_string_ids = 1;
+			mp->path_string_ids = &in->path_ids[k];
+			in->pathp[k] = path;
+			in->mapp[k] = mp;
+			in->data.n_mappings = in->data.n_mapping_paths = k + 1;
+		}
+		perfetto__protos__interned_string__init(name);
+		SET(*name, iid, id);
+		SET(*name, str, ((ProtobufCBinaryData){ strlen(f->name), (uint8_t *)f->name }));
+		perfetto__protos__frame__init(fr);
+		SET(*fr, iid, id);
+		SET(*fr, function_name_id, id);
+		SET(*fr, mapping_id, map);
+		SET(*fr, rel_pc, f->start);
+		in->namep[id - first] = name;
+		in->framep[id - first] = fr;
+	}
+	in->data.n_function_names = in->data.n_frames = n;
+	in->data.function_names = in->namep;
+	in->data.frames = in->framep;
+	in->data.mapping_paths = in->pathp;
+	in->data.mappings = in->mapp;
+	p->frames_interned = last;
+	return 0;
+}
+
+/* The callstack of @leaf, outermost frame first, unless interned already. */
+static int intern_callstack(struct perfetto *p, struct interning *in, uint32_t leaf)
+{
+	const struct stack_node *node = stack_tree_node(p->stacks, leaf);
+	uint32_t nodes = stack_tree_nodes(p->stacks);
+	size_t n = node->depth + 1;
+
+	if (nodes > p->callstacks_cap) {
+		uint32_t cap = 2 * nodes;
+		bool *b = realloc(p->callstack_interned, cap * sizeof(*b));
+
+		if (!b)
+			return -1;
+		memset(b + p->callstacks_cap, 0, (cap - p->callstacks_cap) * sizeof(*b));
+		p->callstack_interned = b;
+		p->callstacks_cap = cap;
+	}
+	if (p->callstack_interned[leaf - 1])
+		return 0;
+	in->frame_ids = calloc(n, sizeof(*in->frame_ids));
+	if (!in->frame_ids)
+		return -1;
+	for (uint32_t id = leaf; id; id = stack_tree_node(p->stacks, id)->parent)
+		in->frame_ids[--n] = stack_tree_node(p->stacks, id)->frame;
+	perfetto__protos__callstack__init(&in->callstack);
+	SET(in->callstack, iid, leaf);
+	in->callstack.n_frame_ids = node->depth + 1;
+	in->callstack.frame_ids = in->frame_ids;
+	in->callstackp = &in->callstack;
+	in->data.n_callstacks = 1;
+	in->data.callstacks = &in->callstackp;
+	p->callstack_interned[leaf - 1] = true;
+	return 0;
+}
+
+/*
+ * A kernel_stack: a PerfSample of its event's thread, at its time, with
+ * what its frames and callstack add to the sequence's interned data.
+ */
+static int stack(struct export_ctx *x, const struct rt_item *it)
+{
+	struct perfetto *p = x->priv;
+	const struct stack_owner *o = stack_tree_owner(p->stacks, it);
+	const struct rt_field_value *ips = stack_ips(it);
+	Perfetto__Protos__PerfSample ps = PERFETTO__PROTOS__PERF_SAMPLE__INIT;
+	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	struct interning in = { .data = PERFETTO__PROTOS__INTERNED_DATA__INIT };
+	uint64_t ts;
+	int64_t leaf;
+	int32_t pid;
+	int err;
+
+	/* Its event was left out (and counted), or lost with a packet. */
+	if (!o || !ips || o->tid < 0 || it->cpu >= PERFETTO_MAX_CPUS ||
+	    !boottime(x, it->timestamp, &ts))
+		return 0;
+	leaf = stack_tree_add(p->stacks, ips);
+	if (leaf < 0 || intern_frames(p, &in) ||
+	    (leaf && intern_callstack(p, &in, (uint32_t)leaf))) {
+		interning_free(&in, in.data.n_mappings);
+		error_line("out of memory");
+		return -1;
+	}
+	SET(ps, cpu, it->cpu);
+	pid = rt_threads_pid(x->th, o->tid);
+	SET(ps, pid, (uint32_t)(pid >= 0 ? pid : o->tid));
+	SET(ps, tid, (uint32_t)o->tid);
+	if (leaf)
+		SET(ps, callstack_iid, (uint64_t)leaf);
+	SET(pkt, timestamp, ts);
+	pkt.optional_trusted_packet_sequence_id_case =
+		PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+	pkt.trusted_packet_sequence_id = STACK_SEQUENCE_ID;
+	SET(pkt, sequence_flags,
+	    PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE |
+	    (p->stack_sequence_started ? 0 :
+	     PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED));
+	p->stack_sequence_started = true;
+	if (in.data.n_frames || in.data.n_callstacks)
+		pkt.interned_data = &in.data;
+	pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_PERF_SAMPLE;
+	pkt.perf_sample = &ps;
+	err = put_packet(x, &pkt, 0);
+	interning_free(&in, in.data.n_mappings);
+	return err;
+}
+
 static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 {
 	struct perfetto *p = x->priv;
@@ -1014,6 +1254,10 @@ static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 
 	if (c < 0)
 		return 0;
+	if (k == K_STACK)
+		return stack(x, it);
+	/* Left out or not, it owns the stack that may follow. */
+	stack_tree_event(p->stacks, it, tid);
 	if (!boottime(x, it->timestamp, &ts)) {
 		p->out_of_range++;
 		return 0;
@@ -1157,6 +1401,11 @@ static int begin(struct export_ctx *x)
 				p->kinds[i] = kind_names[j].kind;
 	p->boottime_offset = boottime_offset(md);
 	older_module(md, p->kinds);
+	p->stacks = stack_tree_new(x->t);
+	if (!p->stacks) {
+		error_line("out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1194,6 +1443,9 @@ static int end(struct export_ctx *x, bool ok)
 	for (unsigned int c = 0; p->cpus && c < x->t->nr_cpus; c++)
 		free(p->cpus[c].events.data);
 	rt_tidmap_free(&p->parents);
+	stack_tree_free(p->stacks);
+	free(p->callstack_interned);
+	free(p->mappings);
 	free(p->text.data);
 	free(p->fields);
 	free(p->fieldp);
@@ -1211,7 +1463,8 @@ const struct export_format export_perfetto = {
 "  perfetto      Perfetto's own protobuf trace (FILE.pftrace): open it in\n"
 "                ui.perfetto.dev or trace_processor for CPU tracks, thread\n"
 "                states with their wakers, system calls on each thread,\n"
-"                IRQ and softirq tracks, processes and markers.  Times\n"
+"                IRQ and softirq tracks, processes and markers, kernel\n"
+"                stacks as callstack samples of their thread.  Times\n"
 "                are CLOCK_BOOTTIME, as Perfetto reads ftrace's.\n",
 	.begin = begin,
 	.item = item,

@@ -77,7 +77,8 @@ static uint64_t hash_str(const char *s)
 	return h;
 }
 
-static struct fold *folds_get(struct folds *m, const char *key)
+/* @key's entry (a new one of weight 0), or NULL out of memory. */
+static struct fold *folds_find(struct folds *m, const char *key)
 {
 	size_t i;
 
@@ -86,7 +87,7 @@ static struct fold *folds_get(struct folds *m, const char *key)
 				   m->cap ? 2 * m->cap : 256, 0 };
 
 		if (!n.slots)
-			die("out of memory");
+			return NULL;
 		for (i = 0; i < m->cap; i++) {
 			size_t j;
 
@@ -107,9 +108,25 @@ static struct fold *folds_get(struct folds *m, const char *key)
 			return &m->slots[i];
 	m->slots[i].key = strdup(key);
 	if (!m->slots[i].key)
-		die("out of memory");
+		return NULL;
 	m->used++;
 	return &m->slots[i];
+}
+
+static struct fold *folds_get(struct folds *m, const char *key)
+{
+	struct fold *f = folds_find(m, key);
+
+	if (!f)
+		die("out of memory");
+	return f;
+}
+
+static void folds_free(struct folds *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
 }
 
 static int cmp_fold(const void *a, const void *b)
@@ -329,4 +346,195 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 	rt_threads_free(th);
 	rt_trace_close(t);
 	return status;
+}
+
+/* ---- stacks for the exporters ------------------------------------------- */
+
+struct stack_tree {
+	const struct rt_trace *t;
+	struct ksyms *ks;
+	bool ks_read;			/* on the first stack */
+	struct stack_owner *last;	/* by CPU number */
+	struct folds frame_ids;		/* "name\tmodule" -> frame id */
+	struct folds node_ids;		/* "parent frame" -> node id */
+	struct stack_frame *frames;	/* [id - 1] */
+	struct stack_node *nodes;	/* [id - 1] */
+	uint32_t nr_frames, nr_nodes;
+	size_t frames_cap, nodes_cap;
+};
+
+struct stack_tree *stack_tree_new(const struct rt_trace *t)
+{
+	struct stack_tree *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return NULL;
+	st->t = t;
+	st->last = calloc(RT_MAX_CPUS, sizeof(*st->last));
+	if (!st->last) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void stack_tree_free(struct stack_tree *st)
+{
+	if (!st)
+		return;
+	for (uint32_t i = 0; i < st->nr_frames; i++)
+		if (st->frames[i].owned)
+			free((char *)st->frames[i].name);
+	free(st->frames);
+	free(st->nodes);
+	folds_free(&st->frame_ids);
+	folds_free(&st->node_ids);
+	free(st->last);
+	ksyms_free(st->ks);
+	free(st);
+}
+
+void stack_tree_event(struct stack_tree *st, const struct rt_item *it,
+		      int32_t tid)
+{
+	const struct rt_field_value *prev;
+
+	if (it->type != RT_ITEM_EVENT || it->cpu >= RT_MAX_CPUS)
+		return;
+	/*
+	 * A switch's stack is its prev's, as report --folded has it, even
+	 * where the CPU's thread as followed disagrees (events lost).
+	 */
+	if (!strcmp(it->event->name, "sched_switch") &&
+	    (prev = rt_item_field(it, "prev_tid", RT_USE_INT)))
+		tid = (int32_t)rt_field_s64(prev, 0);
+	st->last[it->cpu] = (struct stack_owner){
+		.event = it->event, .timestamp = it->timestamp, .tid = tid,
+	};
+}
+
+const struct stack_owner *stack_tree_owner(const struct stack_tree *st,
+					   const struct rt_item *stack)
+{
+	const struct stack_owner *o;
+
+	if (stack->cpu >= RT_MAX_CPUS)
+		return NULL;
+	o = &st->last[stack->cpu];
+	/* None: its event was lost with a packet, or left the merge. */
+	if (!o->event || o->timestamp != stack->timestamp)
+		return NULL;
+	return o;
+}
+
+/* @ip's frame id: its function's (or its address's, with no symbol); 0 out of memory. */
+static uint32_t frame_id(struct stack_tree *st, uint64_t ip)
+{
+	struct ksym_frame f;
+	struct stack_frame *sf;
+	struct fold *e;
+	char addr[24], *key;
+	const char *name, *mod;
+
+	ksyms_lookup(st->ks, ip, &f);
+	snprintf(addr, sizeof(addr), "0x%" PRIx64, ip);
+	name = f.name ? f.name : addr;
+	mod = f.module ? f.module : "";
+	key = malloc(strlen(name) + strlen(mod) + 2);
+	if (!key)
+		return 0;
+	sprintf(key, "%s\t%s", name, mod);
+	e = folds_find(&st->frame_ids, key);
+	free(key);
+	if (!e)
+		return 0;
+	if (e->weight)
+		return (uint32_t)e->weight;
+	if (st->nr_frames == st->frames_cap) {
+		size_t cap = st->frames_cap ? 2 * st->frames_cap : 256;
+		struct stack_frame *p = realloc(st->frames, cap * sizeof(*p));
+
+		if (!p)
+			return 0;
+		st->frames = p;
+		st->frames_cap = cap;
+	}
+	sf = &st->frames[st->nr_frames];
+	*sf = (struct stack_frame){
+		.name = f.name, .module = f.module, .start = f.start,
+	};
+	if (!f.name) {
+		sf->name = strdup(addr);
+		sf->owned = true;
+		if (!sf->name)
+			return 0;
+	}
+	e->weight = ++st->nr_frames;
+	return st->nr_frames;
+}
+
+/* The node of @frame under @parent; 0 out of memory. */
+static uint32_t node_id(struct stack_tree *st, uint32_t parent, uint32_t frame)
+{
+	struct fold *e;
+	char key[24];
+
+	snprintf(key, sizeof(key), "%" PRIx32 " %" PRIx32, parent, frame);
+	e = folds_find(&st->node_ids, key);
+	if (!e)
+		return 0;
+	if (e->weight)
+		return (uint32_t)e->weight;
+	if (st->nr_nodes == st->nodes_cap) {
+		size_t cap = st->nodes_cap ? 2 * st->nodes_cap : 256;
+		struct stack_node *p = realloc(st->nodes, cap * sizeof(*p));
+
+		if (!p)
+			return 0;
+		st->nodes = p;
+		st->nodes_cap = cap;
+	}
+	st->nodes[st->nr_nodes] = (struct stack_node){
+		.parent = parent, .frame = frame,
+		.depth = parent ? st->nodes[parent - 1].depth + 1 : 0,
+	};
+	e->weight = ++st->nr_nodes;
+	return st->nr_nodes;
+}
+
+int64_t stack_tree_add(struct stack_tree *st, const struct rt_field_value *ips)
+{
+	uint32_t node = 0;
+
+	if (!st->ks_read)
+		st->ks = stack_symbols(st->t->dir);
+	st->ks_read = true;
+	/* Recorded leaf first: the tree grows from the outermost caller. */
+	for (uint64_t i = ips->count; i-- > 0;) {
+		uint32_t frame = frame_id(st, rt_field_u64(ips, i));
+
+		if (!frame || !(node = node_id(st, node, frame)))
+			return -1;
+	}
+	return node;
+}
+
+uint32_t stack_tree_nodes(const struct stack_tree *st)
+{
+	return st->nr_nodes;
+}
+
+uint32_t stack_tree_frames(const struct stack_tree *st)
+{
+	return st->nr_frames;
+}
+
+const struct stack_node *stack_tree_node(const struct stack_tree *st, uint32_t id)
+{
+	return id && id <= st->nr_nodes ? &st->nodes[id - 1] : NULL;
+}
+
+const struct stack_frame *stack_tree_frame(const struct stack_tree *st, uint32_t id)
+{
+	return id && id <= st->nr_frames ? &st->frames[id - 1] : NULL;
 }

@@ -15,8 +15,11 @@
 #              pipe read and a futex: their switch-out stacks hold the
 #              functions they block in; --folded --off-cpu weighs them as
 #              long as the threads said they slept (10 %); a frame in
-#              ringtrace.ko prints as function+0xoff [ringtrace]; bad
-#              --stack input; babeltrace2 reads the trace
+#              ringtrace.ko prints as function+0xoff [ringtrace];
+#              export -f chrome-json has the stacks in stackFrames and
+#              export -f perfetto as PerfSamples with interned callstacks,
+#              st-sleep's through nanosleep to schedule, as many in both;
+#              bad --stack input; babeltrace2 reads the trace
 #   export     systrace lines parse like the kernel's own ftrace lines of
 #              the same events (recorded in the same boot); chrome-json is
 #              JSON with the workload's system calls on the right threads
@@ -401,8 +404,35 @@ off_cpu_matches() {
 		((got * 10 >= want * 9 && got * 10 <= want * 11))
 }
 
+# chrome_stacks JSON: "comm;root;...;leaf" for each stack instant of a
+# chrome-json export (comm: its thread's last name); fails if an "sf" or
+# a "parent" names no frame of stackFrames.
+chrome_stacks() {
+	python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+frames = doc.get("stackFrames", {})
+names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+         if e.get("ph") == "M" and e.get("name") == "thread_name"}
+bad = [k for k, f in frames.items() if "parent" in f and f["parent"] not in frames]
+for e in doc["traceEvents"]:
+    if e.get("cat") != "stack":
+        continue
+    sf, out = e.get("sf"), []
+    if str(sf) not in frames:
+        bad.append(sf)
+        continue
+    while sf is not None:
+        out.append(frames[str(sf)]["name"])
+        sf = frames[str(sf)].get("parent")
+    print(";".join([names.get(e["tid"], "?")] + out[::-1]))
+if bad:
+    sys.exit("frames that are not in stackFrames: %r" % bad[:5])
+' "$1"
+}
+
 test_stacks() {
-	local out=$W/s1 before ctf
+	local out=$W/s1 before ctf tid n
 	before=$(state)
 	# The shell adds itself to the pid filter at the end: it waits for an
 	# RCU grace period in ringtrace.ko (rtr_pid_filter_publish()).
@@ -435,6 +465,27 @@ test_stacks() {
 		grep -qE '^    schedule\+0x[0-9a-f]+$' "$W/s1.report"
 	check "a frame of a module: '    function+0xOFF [ringtrace]'" \
 		grep -qE '^    rtr_[a-z_]+\+0x[0-9a-f]+ \[ringtrace\]$' "$W/s1.report"
+	# The exports carry the stacks (Documentation/ringtrace/viewers.rst).
+	"$CLI" export -f chrome-json -o "$W/s1.json" "$out" 2>/dev/null
+	check "export -f chrome-json of a trace with stacks exits 0" test $? -eq 0
+	chrome_stacks "$W/s1.json" >"$W/s1.cjstacks"
+	check "chrome-json: every stack's sf, every frame's parent, is in stackFrames" \
+		test $? -eq 0
+	check "chrome-json: st-sleep's stack instants through nanosleep to schedule" \
+		grep -qE '^st-sleep;.*;(do_nanosleep|hrtimer_nanosleep);.*schedule' "$W/s1.cjstacks"
+	"$CLI" export -f perfetto -o "$W/s1.pftrace" "$out" 2>/dev/null
+	check "export -f perfetto of a trace with stacks exits 0" test $? -eq 0
+	"$REPO/tools/tests/perfetto_stacks.py" "$W/s1.pftrace" >"$W/s1.pfstacks"
+	check "perfetto: each PerfSample's callstack resolves through the interned data" \
+		test $? -eq 0
+	tid=$(awk '$1 == "st-sleep" { print $2 }' "$W/s1.times")
+	check "perfetto: st-sleep's samples through nanosleep to schedule, interned" \
+		grep -qE "^[0-9]+ [0-9]+ [0-9]+ $tid [23] .*(do_nanosleep|hrtimer_nanosleep) \[kernel\.kallsyms\];.*schedule \[kernel\.kallsyms\]" \
+		"$W/s1.pfstacks"
+	n=$(wc -l <"$W/s1.cjstacks")
+	note "stacks: $n in chrome-json, $(wc -l <"$W/s1.pfstacks") in perfetto"
+	check "perfetto has a PerfSample for each stack instant of chrome-json" \
+		test "$n" -gt 0 -a "$(wc -l <"$W/s1.pfstacks")" -eq "$n"
 	ctf=$(unpacked "$out") || { check "unpack s1" false; return; }
 	babeltrace2 "$ctf" >"$W/s1.bt" 2>&1
 	check "babeltrace2 reads a trace with stacks" \

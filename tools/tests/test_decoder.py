@@ -199,6 +199,7 @@ def bt2_agrees(d, e):
 sys.path.insert(0, HERE)
 import gentrace  # noqa: E402  (its metadata() writes module/ctf.c's TSDL)
 import perfetto_schema  # noqa: E402
+import perfetto_stacks  # noqa: E402
 
 SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
                 ('int32_t', 'prev_prio', None), ('int64_t', 'prev_state', None),
@@ -1260,6 +1261,26 @@ STACK_EVENTS_OF_A_RUN = [
 ]
 
 
+# A third switch-out with the first stack; the stacks' frames, leaf first,
+# as the exports name them ("function [module or vmlinux]").
+STACK_EVENTS_AGAIN = STACK_EVENTS_OF_A_RUN + [
+    (7000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (7000, STACK_ID, kstack(*STACK_LEAF)),
+]
+# A switch-out of 'waiter' (200) where the CPU, as followed, runs the idle
+# task (the switch in lost): the stack is still the prev's.
+STACK_EVENTS_PREV = STACK_EVENTS_AGAIN + [
+    (8000, 1, kswitch('waiter', 200, 'swapper/0', 0)),
+    (8000, STACK_ID, kstack(*STACK_LEAF)),
+]
+STACK_NAMES = [
+    ['schedule [vmlinux]', 'do_nanosleep [vmlinux]',
+     'rtr_pid_filter_set [ringtrace]', 'entry_SYSCALL_64 [vmlinux]'],
+    ['schedule [vmlinux]', 'do_nanosleep [vmlinux]',
+     'entry_SYSCALL_64 [vmlinux]', '0x%x [vmlinux]' % (KTEXT + 0x9010)],
+]
+
+
 @test
 def stacks_named_from_the_trace(ctx):
     """report names frames from the trace's symbols, not the running
@@ -1337,6 +1358,79 @@ def stacks_lying_depth(ctx):
             clean_run(r, 'report %s, depth %d' % (args, depth))
             check(r.returncode == 3 and 'damaged' in r.stderr,
                   'depth %d %s: exit %d: %s' % (depth, args, r.returncode, r.stderr))
+
+
+def chrome_stack(frames, sf):
+    """The stack of chrome-json's "sf" id, leaf first, as "name [category]"."""
+    out = []
+    while sf is not None:
+        f = frames[str(sf)]
+        out.append('%s [%s]' % (f['name'], f['category']))
+        sf = f.get('parent')
+    return out
+
+
+@test
+def stacks_in_chrome_json(ctx):
+    """export -f chrome-json: an event with a stack is an instant of its
+    name on its thread whose "sf" is the stack's leaf in stackFrames, a
+    frame per function under its caller (shared by the two stacks), the
+    dictionary after the events; without stacks there is none."""
+    d = stack_trace(os.path.join(ctx.tmp, 'cjstacks'), STACK_EVENTS_PREV)
+    r = rt('export', '-f', 'chrome-json', d, asan=True)
+    clean_run(r, 'export -f chrome-json of stacks')
+    check(r.returncode == 0, 'export: exit %d: %s' % (r.returncode, r.stderr))
+    doc = json.loads(r.stdout)
+    frames = doc.get('stackFrames', {})
+    stacks = [e for e in doc['traceEvents'] if e.get('cat') == 'stack']
+    check([(e['name'], e['ph'], e['tid'], e['ts']) for e in stacks] ==
+          [('sched_switch', 'i', 100, t) for t in (1.0, 6.0, 7.0)] +
+          [('sched_switch', 'i', 200, 8.0)],
+          'stack instants: %s' % stacks)
+    check([chrome_stack(frames, e['sf']) for e in stacks] == [
+        STACK_NAMES[0], STACK_NAMES[1], STACK_NAMES[0], STACK_NAMES[0]],
+        'the stacks through stackFrames: %s %s' % (stacks, frames))
+    # The third stack is the first: the same leaf, no frame more.
+    check(stacks[0]['sf'] == stacks[2]['sf'] and len(frames) == 8 and all(
+        'parent' not in f or f['parent'] in frames for f in frames.values()),
+        'stackFrames: %s' % frames)
+    d = stack_trace(os.path.join(ctx.tmp, 'cjnostacks'), [STACK_EVENTS_OF_A_RUN[2]], None)
+    r = rt('export', '-f', 'chrome-json', d, asan=True)
+    check(r.returncode == 0 and r.stderr == '' and
+          'stackFrames' not in json.loads(r.stdout),
+          'a trace without stacks: %d %r %s' % (r.returncode, r.stderr, r.stdout))
+
+
+@test
+def stacks_in_perfetto(ctx):
+    """export -f perfetto: each stack a PerfSample of its event's thread at
+    its time, its callstack_iid an interned Callstack (frames outermost
+    first, each a function interned once, in "[kernel.kallsyms]" or the
+    module's mapping), interned on its own sequence, whose first packet
+    clears the incremental state; no kernel_stack ftrace event."""
+    d = stack_trace(os.path.join(ctx.tmp, 'pfstacks'), STACK_EVENTS_PREV)
+    out = os.path.join(ctx.tmp, 'stacks.pftrace')
+    r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
+    clean_run(r, 'export -f perfetto of stacks')
+    check(r.returncode == 0, 'export: exit %d: %s' % (r.returncode, r.stderr))
+    names = [[f.replace('[vmlinux]', '[kernel.kallsyms]') for f in stack]
+             for stack in STACK_NAMES]
+    text = pf_text(out)
+    try:
+        got = perfetto_stacks.samples(text)
+    except perfetto_stacks.Bad as e:
+        raise Fail(str(e))
+    check(got == [(1000, 0, 100, 100, 3, names[0][::-1]),
+                  (6000, 0, 100, 100, 2, names[1][::-1]),
+                  (7000, 0, 100, 100, 2, names[0][::-1]),
+                  (8000, 0, 200, 200, 2, names[0][::-1])],
+          'PerfSamples: %s' % got)
+    check('kernel_stack' not in text, 'a kernel_stack left as an ftrace event')
+    # Five functions (four and an address), two callstacks: the third
+    # sample is the first's.
+    check(text.count('function_names {') == 5 and text.count('callstacks {') == 2,
+          'interned: %d names, %d callstacks' % (text.count('function_names {'),
+                                                 text.count('callstacks {')))
 
 
 def lttng_export(ctx, d, status=0, name='lttng'):
