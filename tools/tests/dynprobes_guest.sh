@@ -23,7 +23,8 @@
 #   uprobe record  uprobe:PATH:rtu_work on tools/tests/uprobe-workload,
 #              which calls it N times: exactly N events of its pid, arg0
 #              the values it passed in order, the offset the CLI found is
-#              readelf's; no probe left after the end and after SIGKILL
+#              readelf's, babeltrace2 reads them; no probe left after the
+#              end and after SIGKILL
 #   uprobe errors  missing binary, non-ELF file, unknown symbol, offset
 #              beyond the symbol, malformed spec: one line each, nothing
 #              registered
@@ -70,7 +71,7 @@ state() {
 		 set_event_pid event_fork probe_events; do
 		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
 	done
-	printf 'kprobes: %s\n' "$(tr '\n' ' ' <"$KLIST" 2>/dev/null)"
+	printf 'kprobes: %s\n' "$(tr '\n' ' ' 2>/dev/null <"$KLIST")"
 }
 
 # No probe of ours: probe_events empty and no kprobe on $FUNC.
@@ -95,6 +96,26 @@ refused() {
 	pe_write "$1" && { note "'$1' was taken"; return 1; }
 	grep -q "$2" "$W/pe.err" || { sed 's/^/# /' "$W/pe.err"; return 1; }
 	no_probes
+}
+
+# pe_refuse_all: stdin "CMD|ERRNO-TEXT" lines; each CMD, written in one
+# write(2) through its own open, must fail with that error.
+pe_refuse_all() {
+	local cmd want got
+	while IFS='|' read -r cmd want got; do
+		check "probe_events: '$cmd' is refused: $want${got:+ (got $got)}" \
+			test "$got" = "$want"
+	done < <(python3 -c 'import os, sys
+for line in sys.stdin:
+    cmd, want = line.rstrip("\n").split("|")
+    fd = os.open(sys.argv[1], os.O_WRONLY)
+    try:
+        os.write(fd, cmd.encode())
+        got = "taken"
+    except OSError as e:
+        got = e.strerror
+    os.close(fd)
+    print("%s|%s|%s" % (cmd, want, want if got.startswith(want) else got))' "$PE")
 }
 
 metadata_has() { grep -q "name = \"$1\";" "$RT/metadata"; }
@@ -350,20 +371,26 @@ test_uprobe_abi() {
 	off=$(elf_offset "$UWL" rtu_work)
 	check "readelf finds rtu_work in uprobe-workload ($off)" test -n "$off"
 	size=$(stat -c %s "$UWL")
-	for cmd in "u:" "u:$UWL" "u:$UWL:" "u:$UWL:zz" "u:$UWL:$off@" \
-		   "u:$UWL:$off@a-b" "u:$UWL:$off@x:y" "u:tools/tests/uprobe-workload:$off" \
-		   "u:/:$off" "u:$UWL:-1" "u:$UWL:$off extra"; do
-		check "probe_events: '$cmd' is EINVAL, nothing left" \
-			refused "$cmd" "Invalid argument"
-	done
-	check "probe_events: u: of a missing file is ENOENT, nothing left" \
-		refused "u:$W/no-such-binary:$off" "No such file"
-	check "probe_events: u: of a directory is EINVAL, nothing left" \
-		refused "u:$W:0x0" "Invalid argument"
-	check "probe_events: u: of a device is EINVAL, nothing left" \
-		refused "u:/dev/null:0x0" "Invalid argument"
-	check "probe_events: u: at the file's size is EINVAL, nothing left" \
-		refused "u:$UWL:$size" "Invalid argument"
+	# One python for every refused command (a start of it costs a second
+	# under TCG): each write through a fresh open, its errno checked.
+	pe_refuse_all <<-EOF
+		u:|Invalid argument
+		u:$UWL|Invalid argument
+		u:$UWL:|Invalid argument
+		u:$UWL:zz|Invalid argument
+		u:$UWL:$off extra|Invalid argument
+		u:$UWL:$off@x:y|Invalid argument
+		u:$UWL:$off@|Invalid argument
+		u:$UWL:$off@a-b|Invalid argument
+		u:tools/tests/uprobe-workload:$off|Invalid argument
+		u:/:$off|Invalid argument
+		u:$UWL:-1|Invalid argument
+		u:$W/no-such-binary:$off|No such file
+		u:$W:0x0|Invalid argument
+		u:/dev/null:0x0|Invalid argument
+		u:$UWL:$size|Invalid argument
+	EOF
+	check "probe_events: ... nothing left" no_probes
 	check "probe_events: ... and no uprobe event declared" \
 		bash -c "! grep -q 'name = \"uprobe_' $RT/metadata"
 
@@ -414,6 +441,9 @@ test_uprobe_record() {
 	want=$(seq -s' ' 1000 $((1000 + UN - 1)))
 	check "$UEV: arg0 is what the workload passed, in order" test "$args" = "$want"
 	[[ $args == "$want" ]] || note "arg0: $args"
+	n=$("$CLI" unpack "$out" "$out.ctf" >/dev/null &&
+		babeltrace2 "$out.ctf" 2>"$W/ubabel.err" | grep -c "$UEV: .*arg0 = 10")
+	check "babeltrace2 reads the $UN uprobe events too ($n)" test "$n" -eq $UN
 }
 
 # uprobing OUT: a system-wide record with the uprobe; sets rec once
@@ -469,7 +499,6 @@ test_uprobe_errors() {
 		uprobe:$W/text:main|not an ELF file
 		uprobe:$UWL:rtu_no_such_symbol|no symbol rtu_no_such_symbol
 		uprobe:$UWL:rtu_work+4096|beyond the end of rtu_work
-		uprobe:$W:main|not a regular file
 		uprobe:$UWL|not uprobe:PATH:SYMBOL
 	EOF
 }
@@ -478,6 +507,7 @@ main() {
 	note "kernel $KVER, $(nproc) CPUs, work in $W"
 	grep -q '^ringtrace ' /proc/modules || insmod "$BUILD/$KVER/ringtrace.ko" ||
 		{ echo "dynprobes: 0 passed, 1 failed (insmod)"; exit 1; }
+	note "started at $SECONDS s"
 	test_abi_malformed
 	if grep -q "^CONFIG_KPROBES=y" "/boot/config-$KVER" 2>/dev/null ||
 	   [[ -e /sys/kernel/debug/kprobes/list ]]; then
@@ -496,12 +526,15 @@ main() {
 		test_abi_no_kprobes
 		test_errors_no_kprobes
 	fi
+	note "the kprobe tests ended at $SECONDS s"
 	if [[ -e /sys/kernel/tracing/uprobe_events ]] ||
 	   grep -q "^CONFIG_UPROBES=y" "/boot/config-$KVER" 2>/dev/null; then
+		local t0=$SECONDS
 		test_uprobe_abi
 		test_uprobe_record
 		test_uprobe_sigkill
 		test_uprobe_errors
+		note "the uprobe tests took $((SECONDS - t0)) s"
 	else
 		note "no uprobes in this kernel: u: must be refused"
 		test_uprobe_abi_none
