@@ -30,7 +30,9 @@ static_assert(sizeof(struct rtr_dynprobe_args_payload) == 48);
 	"uint64_t arg0; uint64_t arg1; uint64_t arg2; uint64_t arg3; "	\
 	"uint64_t arg4; uint64_t arg5;"
 
+struct file;
 struct rtr_dynprobe;
+struct seq_file;
 
 struct rtr_dynprobe_ops {
 	/*
