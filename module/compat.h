@@ -12,6 +12,7 @@
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/uprobes.h>
 #include <linux/version.h>
 
 /* vm_flags became read-only behind vm_flags_{set,clear,mod}() in 6.3. */
@@ -63,6 +64,56 @@ rtr_get_kretprobe(struct kretprobe_instance *ri)
 	return get_kretprobe(ri);
 #else
 	return NULL;
+#endif
+}
+
+/*
+ * A registered uprobe consumer, and how to take it out again.  6.12
+ * (uprobes under SRCU) returns the struct uprobe from uprobe_register() and
+ * splits the removal into uprobe_unregister_nosync(), which unlinks the
+ * consumer, and uprobe_unregister_sync(), which waits for the handlers
+ * still running; 6.1 takes inode and offset back and removes under the
+ * uprobe's register_rwsem, which every handler call holds for read, so
+ * its uprobe_unregister() returns once no handler of @uc runs either.
+ * Without CONFIG_UPROBES the probe is refused with -EOPNOTSUPP, as kprobes
+ * are without CONFIG_KPROBES (uprobes.h's stubs say -ENOSYS).
+ */
+struct rtr_uprobe_ref {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct uprobe *uprobe;
+#else
+	struct inode *inode;
+	loff_t offset;
+#endif
+};
+
+static inline int rtr_uprobe_register(struct rtr_uprobe_ref *ref,
+				      struct inode *inode, loff_t offset,
+				      struct uprobe_consumer *uc)
+{
+#ifndef CONFIG_UPROBES
+	return -EOPNOTSUPP;
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	ref->uprobe = uprobe_register(inode, offset, 0, uc);
+	return PTR_ERR_OR_ZERO(ref->uprobe);
+#else
+	ref->inode = inode;
+	ref->offset = offset;
+	return uprobe_register(inode, offset, uc);
+#endif
+}
+
+/* Returns once no handler of @uc runs anywhere. */
+static inline void rtr_uprobe_unregister(struct rtr_uprobe_ref *ref,
+					 struct uprobe_consumer *uc)
+{
+#ifndef CONFIG_UPROBES
+	/* Never registered. */
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	uprobe_unregister_nosync(ref->uprobe, uc);
+	uprobe_unregister_sync();
+#else
+	uprobe_unregister(ref->inode, ref->offset, uc);
 #endif
 }
 

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ringtrace: dynamic probes -- kprobes and kretprobes that ringtrace.ko
- * registers at run time, each feeding an event of its own.
+ * ringtrace: dynamic probes -- kprobes, kretprobes and uprobes that
+ * ringtrace.ko registers at run time, each feeding an event of its own.
  *
  *   /sys/kernel/debug/ringtrace/probe_events   (and /dev/ringtrace/)
  *     write "p:SYMBOL[+OFF]"  a kprobe:    event kprobe_SYMBOL[_0xOFF],
  *                             fields uint64_t arg0 .. arg5
  *           "r:SYMBOL"        a kretprobe: event kretprobe_SYMBOL,
  *                             field uint64_t ret
+ *           "u:PATH:OFFSET[@LABEL]"
+ *                             a uprobe at a file offset of an executable
+ *                             (uprobes.c): event uprobe_BASE_LABEL or
+ *                             uprobe_BASE_0xOFFSET, fields arg0 .. arg5
  *           "-:NAME"          remove the probe of that event
  *     read  "<id> <name> <spec>" per probe, of every opener
  *
@@ -18,8 +22,13 @@
  * unknown symbol (not in kallsyms: misspelt, or inlined everywhere);
  * -EILSEQ an offset inside an instruction; -EEXIST a probe of that name
  * exists; -ENOSPC RTR_DYNPROBES_MAX probes exist; -EOPNOTSUPP a kernel
- * without CONFIG_KPROBES (or KRETPROBES); -EPERM "-:NAME" of a probe
- * another open file made.
+ * without CONFIG_KPROBES (or KRETPROBES, or UPROBES); -EPERM "-:NAME" of a
+ * probe another open file made.  A uprobe's own errors are in uprobes.c.
+ *
+ * Kinds.  Each kind embeds a struct rtr_dynprobe and brings its parser and
+ * its attach/detach/show/free (dynprobes.h); kprobes and kretprobes live
+ * here, uprobes in uprobes.c.  Everything below -- names, ids, arming,
+ * removal, lifetime -- is the same for all.
  *
  * Lifetime.  A probe belongs to the open file it was written through and
  * goes when that file is released: the last close, an exit, or a SIGKILL
@@ -28,18 +37,19 @@
  * module (every open pins it).  A shell keeps its probes with an fd of
  * its own: exec 3>probe_events; echo p:vfs_read >&3.
  *
- * Arming.  The kprobe is registered before its event: registration is
- * what tells whether the symbol can be probed, and a refused symbol must
- * not use up an event id (ids are never reused, ctf.c).  The handler
- * writes nothing until ->armed is set, after the event has its id [D1].
- * Removal is the reverse: unregister_k(ret)probe() returns once no
- * handler runs any more, then the event is unregistered and freed.
+ * Arming.  The probe is attached before its event is registered:
+ * attaching is what tells whether the symbol or file can be probed, and
+ * a refused one must not use up an event id (ids are never reused,
+ * ctf.c).  The handler writes nothing until ->armed is set, after the
+ * event has its id [D1].  Removal is the reverse: ->detach() returns once
+ * no handler runs any more, then the event is unregistered and freed.
  *
- * Handlers run with preemption off (int3 or the ftrace trampoline), never
- * sleep and allocate nothing: the inline reserve/commit of
- * include/linux/ringtrace.h, behind the pid filter like every probe.
- * A hit inside a handler (a probe on a function ringtrace itself calls)
- * is counted as missed by the kprobes core, not recursed into.
+ * Handlers never sleep and allocate nothing: the inline reserve/commit of
+ * include/linux/ringtrace.h, behind the pid filter like every probe, with
+ * preemption off (kprobes: int3 or the ftrace trampoline; uprobes: the
+ * handler turns it off, it runs in the probed task).
+ * A kprobe hit inside a handler (a probe on a function ringtrace itself
+ * calls) is counted as missed by the kprobes core, not recursed into.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,23 +67,14 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
+#include "dynprobes.h"
 #include "internal.h"
 #include "probes.h"
 
 /* Probes at once, over every opener: each takes an event id for good. */
 #define RTR_DYNPROBES_MAX	64
-#define RTR_DYNPROBE_ARGS	6
-/* "kretprobe_" + a symbol + "_0x" + 16 hex digits. */
-#define RTR_DYNPROBE_NAME_MAX	(KSYM_NAME_LEN + 32)
-#define RTR_DYNPROBE_CMD_MAX	(KSYM_NAME_LEN + 32)
-
-struct rtr_kprobe_payload {
-	u64 arg[RTR_DYNPROBE_ARGS];
-} __packed;
-static_assert(sizeof(struct rtr_kprobe_payload) == 48);
-#define RTR_KPROBE_FIELDS						\
-	"uint64_t arg0; uint64_t arg1; uint64_t arg2; uint64_t arg3; "	\
-	"uint64_t arg4; uint64_t arg5;"
+/* The longest command: a uprobe's absolute path, offset and label. */
+#define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN)
 
 struct rtr_kretprobe_payload {
 	u64 ret;
@@ -81,58 +82,31 @@ struct rtr_kretprobe_payload {
 static_assert(sizeof(struct rtr_kretprobe_payload) == 8);
 #define RTR_KRETPROBE_FIELDS "uint64_t ret;"
 
-enum rtr_dynprobe_kind { RTR_DYN_KPROBE, RTR_DYN_KRETPROBE };
-
-struct rtr_dynprobe {
-	/* Read by the handler on every hit. */
-	struct ringtrace_event event;	/* id valid once armed */
-	bool armed;			/* [D1] */
+/* A kprobe or a kretprobe. */
+struct rtr_kprobe {
+	struct rtr_dynprobe dp;		/* first: read on every hit */
 	union {
 		struct kprobe kp;
 		struct kretprobe rp;
 	};
 
-	/* Under rtr_dynprobes_lock. */
-	enum rtr_dynprobe_kind kind;
-	const struct file *owner;	/* the open file that made it */
-	struct list_head node;
-	char name[RTR_DYNPROBE_NAME_MAX];
-	char symbol[KSYM_NAME_LEN];
+	/* Set by the parser, then constant. */
+	bool ret_probe;
 	unsigned int offset;
+	char symbol[KSYM_NAME_LEN];
 };
 
 static DEFINE_MUTEX(rtr_dynprobes_lock);
 static LIST_HEAD(rtr_dynprobes);
 static unsigned int rtr_nr_dynprobes;
 
-/* --- handlers ----------------------------------------------------------- */
-
-/* The event's id, or false while the probe is not armed yet. */
-static __always_inline bool rtr_dynprobe_id(const struct rtr_dynprobe *p,
-					    unsigned int *id)
-{
-	/* [D1] Pairs with smp_store_release() in rtr_dynprobe_add(). */
-	if (!smp_load_acquire(&p->armed))
-		return false;
-	*id = p->event.id;
-	return true;
-}
+/* --- kprobes and kretprobes --------------------------------------------- */
 
 static int rtr_kprobe_handler(struct kprobe *kp, struct pt_regs *regs)
 {
-	struct rtr_dynprobe *p = container_of(kp, struct rtr_dynprobe, kp);
-	struct rtr_kprobe_payload *e;
-	struct ringtrace_reservation r;
-	unsigned int i, id;
+	struct rtr_kprobe *k = container_of(kp, struct rtr_kprobe, kp);
 
-	if (!rtr_dynprobe_id(p, &id) || !rtr_task_traced(current))
-		return 0;
-	e = ringtrace_reserve(&r, id, sizeof(*e));
-	if (!e)
-		return 0;
-	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
-		e->arg[i] = regs_get_kernel_argument(regs, i);
-	ringtrace_commit(&r);
+	rtr_dynprobe_write_args(&k->dp, regs);
 	return 0;
 }
 
@@ -142,13 +116,13 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	struct kretprobe *rp = rtr_get_kretprobe(ri);
 	struct rtr_kretprobe_payload *e;
 	struct ringtrace_reservation r;
-	struct rtr_dynprobe *p;
+	struct rtr_kprobe *k;
 	unsigned int id;
 
 	if (!rp)
 		return 0;
-	p = container_of(rp, struct rtr_dynprobe, rp);
-	if (!rtr_dynprobe_id(p, &id) || !rtr_task_traced(current))
+	k = container_of(rp, struct rtr_kprobe, rp);
+	if (!rtr_dynprobe_id(&k->dp, &id) || !rtr_task_traced(current))
 		return 0;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)
@@ -156,6 +130,99 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	e->ret = regs_return_value(regs);
 	ringtrace_commit(&r);
 	return 0;
+}
+
+static int rtr_kprobe_attach(struct rtr_dynprobe *p)
+{
+	struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
+
+	if (!k->ret_probe) {
+		k->kp.symbol_name = k->symbol;
+		k->kp.offset = k->offset;
+		k->kp.pre_handler = rtr_kprobe_handler;
+		return register_kprobe(&k->kp);
+	}
+	k->rp.kp.symbol_name = k->symbol;
+	k->rp.handler = rtr_kretprobe_handler;
+	return register_kretprobe(&k->rp);
+}
+
+static void rtr_kprobe_detach(struct rtr_dynprobe *p)
+{
+	struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
+
+	if (!k->ret_probe)
+		unregister_kprobe(&k->kp);
+	else
+		unregister_kretprobe(&k->rp);
+}
+
+static void rtr_kprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)
+{
+	const struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
+
+	seq_printf(m, "%c:%s", k->ret_probe ? 'r' : 'p', k->symbol);
+	if (k->offset)
+		seq_printf(m, "+0x%x", k->offset);
+}
+
+static void rtr_kprobe_free(struct rtr_dynprobe *p)
+{
+	kfree(container_of(p, struct rtr_kprobe, dp));
+}
+
+static const struct rtr_dynprobe_ops rtr_kprobe_ops = {
+	.attach = rtr_kprobe_attach,
+	.detach = rtr_kprobe_detach,
+	.show = rtr_kprobe_show,
+	.free = rtr_kprobe_free,
+};
+
+/* Kernel symbols: letters, digits, '_' and '.' (foo.isra.0, foo.cold). */
+static bool rtr_valid_symbol(const char *s)
+{
+	if (!*s || strlen(s) >= KSYM_NAME_LEN)
+		return false;
+	for (; *s; s++)
+		if (!isalnum(*s) && *s != '_' && *s != '.')
+			return false;
+	return true;
+}
+
+/* "p:SYMBOL[+OFF]" or "r:SYMBOL" into a new probe, or an ERR_PTR. */
+static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
+{
+	bool ret_probe = cmd[0] == 'r';
+	char *sym = cmd + 2, *plus;
+	struct rtr_kprobe *k;
+	unsigned int off = 0;
+
+	plus = strchr(sym, '+');
+	if (plus) {
+		*plus = '\0';
+		if (ret_probe || kstrtouint(plus + 1, 0, &off))
+			return ERR_PTR(-EINVAL);
+	}
+	if (!rtr_valid_symbol(sym))
+		return ERR_PTR(-EINVAL);
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return ERR_PTR(-ENOMEM);
+	k->dp.ops = &rtr_kprobe_ops;
+	k->ret_probe = ret_probe;
+	k->offset = off;
+	strscpy(k->symbol, sym, sizeof(k->symbol));
+	if (off)
+		snprintf(k->dp.name, sizeof(k->dp.name), "kprobe_%s_0x%x", sym, off);
+	else
+		snprintf(k->dp.name, sizeof(k->dp.name), "%s_%s",
+			 ret_probe ? "kretprobe" : "kprobe", sym);
+	/* An event name is letters, digits and '_' (ctf.c). */
+	strreplace(k->dp.name, '.', '_');
+	k->dp.event.name = k->dp.name;
+	k->dp.event.fields = ret_probe ? RTR_KRETPROBE_FIELDS :
+					 RTR_DYNPROBE_ARGS_FIELDS;
+	return &k->dp;
 }
 
 /* --- add and remove ------------------------------------------------------- */
@@ -171,36 +238,14 @@ static struct rtr_dynprobe *rtr_dynprobe_find(const char *name)
 	return NULL;
 }
 
-static int rtr_dynprobe_register(struct rtr_dynprobe *p)
-{
-	if (p->kind == RTR_DYN_KPROBE) {
-		p->kp.symbol_name = p->symbol;
-		p->kp.offset = p->offset;
-		p->kp.pre_handler = rtr_kprobe_handler;
-		return register_kprobe(&p->kp);
-	}
-	p->rp.kp.symbol_name = p->symbol;
-	p->rp.handler = rtr_kretprobe_handler;
-	return register_kretprobe(&p->rp);
-}
-
-/* Returns once no handler of @p runs anywhere. */
-static void rtr_dynprobe_unregister(struct rtr_dynprobe *p)
-{
-	if (p->kind == RTR_DYN_KPROBE)
-		unregister_kprobe(&p->kp);
-	else
-		unregister_kretprobe(&p->rp);
-}
-
 static void rtr_dynprobe_remove(struct rtr_dynprobe *p)
 {
 	lockdep_assert_held(&rtr_dynprobes_lock);
-	rtr_dynprobe_unregister(p);
+	p->ops->detach(p);
 	ringtrace_event_unregister(&p->event);
 	list_del(&p->node);
 	rtr_nr_dynprobes--;
-	kfree(p);
+	p->ops->free(p);
 }
 
 static int rtr_dynprobe_add(struct rtr_dynprobe *p)
@@ -214,12 +259,12 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	ret = -ENOSPC;
 	if (rtr_nr_dynprobes == RTR_DYNPROBES_MAX)
 		goto unlock;
-	ret = rtr_dynprobe_register(p);
+	ret = p->ops->attach(p);
 	if (ret)
 		goto unlock;
 	ret = ringtrace_event_register(&p->event);
 	if (ret)
-		goto unregister;
+		goto detach;
 	/* [D1] The id before the handler may use it; pairs with rtr_dynprobe_id(). */
 	smp_store_release(&p->armed, true);
 	list_add_tail(&p->node, &rtr_dynprobes);
@@ -227,8 +272,8 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	mutex_unlock(&rtr_dynprobes_lock);
 	return 0;
 
-unregister:
-	rtr_dynprobe_unregister(p);
+detach:
+	p->ops->detach(p);
 unlock:
 	mutex_unlock(&rtr_dynprobes_lock);
 	return ret;
@@ -253,53 +298,6 @@ static int rtr_dynprobe_del(const struct file *owner, const char *name)
 
 /* --- the command parser --------------------------------------------------- */
 
-/* Kernel symbols: letters, digits, '_' and '.' (foo.isra.0, foo.cold). */
-static bool rtr_valid_symbol(const char *s)
-{
-	if (!*s || strlen(s) >= KSYM_NAME_LEN)
-		return false;
-	for (; *s; s++)
-		if (!isalnum(*s) && *s != '_' && *s != '.')
-			return false;
-	return true;
-}
-
-/* "p:SYMBOL[+OFF]" or "r:SYMBOL" into a new probe, or an ERR_PTR. */
-static struct rtr_dynprobe *rtr_dynprobe_parse(char *cmd,
-					       const struct file *owner)
-{
-	bool ret_probe = cmd[0] == 'r';
-	char *sym = cmd + 2, *plus;
-	struct rtr_dynprobe *p;
-	unsigned int off = 0;
-
-	plus = strchr(sym, '+');
-	if (plus) {
-		*plus = '\0';
-		if (ret_probe || kstrtouint(plus + 1, 0, &off))
-			return ERR_PTR(-EINVAL);
-	}
-	if (!rtr_valid_symbol(sym))
-		return ERR_PTR(-EINVAL);
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return ERR_PTR(-ENOMEM);
-	p->kind = ret_probe ? RTR_DYN_KRETPROBE : RTR_DYN_KPROBE;
-	p->owner = owner;
-	p->offset = off;
-	strscpy(p->symbol, sym, sizeof(p->symbol));
-	if (off)
-		snprintf(p->name, sizeof(p->name), "kprobe_%s_0x%x", sym, off);
-	else
-		snprintf(p->name, sizeof(p->name), "%s_%s",
-			 ret_probe ? "kretprobe" : "kprobe", sym);
-	/* An event name is letters, digits and '_' (ctf.c). */
-	strreplace(p->name, '.', '_');
-	p->event.name = p->name;
-	p->event.fields = ret_probe ? RTR_KRETPROBE_FIELDS : RTR_KPROBE_FIELDS;
-	return p;
-}
-
 static int rtr_dynprobe_cmd(char *cmd, const struct file *owner)
 {
 	struct rtr_dynprobe *p;
@@ -312,16 +310,20 @@ static int rtr_dynprobe_cmd(char *cmd, const struct file *owner)
 		return rtr_dynprobe_del(owner, cmd + 2);
 	case 'p':
 	case 'r':
+		p = rtr_kprobe_parse(cmd);
+		break;
+	case 'u':
+		p = rtr_uprobe_parse(cmd);
 		break;
 	default:
 		return -EINVAL;
 	}
-	p = rtr_dynprobe_parse(cmd, owner);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
+	p->owner = owner;
 	ret = rtr_dynprobe_add(p);
 	if (ret)
-		kfree(p);
+		p->ops->free(p);
 	return ret;
 }
 
@@ -333,10 +335,8 @@ static int rtr_probe_events_show(struct seq_file *m, void *unused)
 
 	mutex_lock(&rtr_dynprobes_lock);
 	list_for_each_entry(p, &rtr_dynprobes, node) {
-		seq_printf(m, "%u %s %c:%s", p->event.id, p->name,
-			   p->kind == RTR_DYN_KPROBE ? 'p' : 'r', p->symbol);
-		if (p->offset)
-			seq_printf(m, "+0x%x", p->offset);
+		seq_printf(m, "%u %s ", p->event.id, p->name);
+		p->ops->show(m, p);
 		seq_putc(m, '\n');
 	}
 	mutex_unlock(&rtr_dynprobes_lock);

@@ -1,28 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * record -e kprobe:FUNC[+OFF] and -e kretprobe:FUNC: checked here, made by
- * ringtrace.ko through its probe_events file ("p:FUNC+OFF", "r:FUNC"),
- * each an event of its own (kprobe_FUNC with arg0..arg5, kretprobe_FUNC
- * with ret).  The file stays open while recording: the module removes the
- * probes when it closes, on every exit path of record, SIGKILL included.
+ * record -e kprobe:FUNC[+OFF], -e kretprobe:FUNC and -e
+ * uprobe:PATH:SYMBOL[+OFF]: checked here, made by ringtrace.ko through its
+ * probe_events file ("p:FUNC+OFF", "r:FUNC", "u:/ABS/PATH:0xFILEOFF@LABEL"),
+ * each an event of its own (kprobe_FUNC and uprobe_BASE_SYMBOL with
+ * arg0..arg5, kretprobe_FUNC with ret).  A uprobe's symbol becomes a file
+ * offset here (elfsym.c), before anything is set up.  The file stays open
+ * while recording: the module removes the probes when it closes, on every
+ * exit path of record, SIGKILL included.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dynprobes.h"
+#include "elfsym.h"
+
+enum kind { KPROBE, KRETPROBE, UPROBE };
 
 static const struct {
 	const char *prefix;	/* in -e */
 	char cmd;		/* in probe_events */
-	bool offset;		/* +OFF allowed */
+	const char *syntax;	/* for errors */
 } kinds[] = {
-	{ "kprobe:", 'p', true },
-	{ "kretprobe:", 'r', false },
+	[KPROBE] = { "kprobe:", 'p', "kprobe:FUNCTION[+OFFSET]" },
+	[KRETPROBE] = { "kretprobe:", 'r', "kretprobe:FUNCTION" },
+	[UPROBE] = { "uprobe:", 'u', "uprobe:PATH:SYMBOL[+OFFSET]" },
 };
 
 static int kind_of(const char *word)
@@ -33,13 +43,17 @@ static int kind_of(const char *word)
 	return -1;
 }
 
-/* Kernel symbols: letters, digits, '_' and '.'; an offset: a number. */
-static bool valid(const char *word, int k)
+/*
+ * SYMBOL[+OFFSET] at @s: symbols are letters, digits, '_' and '.' (kernel
+ * and C or mangled C++ names alike); the offset a number.
+ */
+static bool valid_symbol(const char *s, bool offset, unsigned long *off)
 {
-	const char *s = word + strlen(kinds[k].prefix), *plus = strchr(s, '+');
+	const char *plus = strchr(s, '+');
 	size_t len = plus ? (size_t)(plus - s) : strlen(s);
 	char *end;
 
+	*off = 0;
 	if (!len || len > 200)
 		return false;
 	for (size_t i = 0; i < len; i++)
@@ -47,18 +61,94 @@ static bool valid(const char *word, int k)
 			return false;
 	if (!plus)
 		return true;
-	if (!kinds[k].offset || !isdigit((unsigned char)plus[1]))
+	if (!offset || !isdigit((unsigned char)plus[1]))
 		return false;
 	errno = 0;
-	strtoul(plus + 1, &end, 0);
+	*off = strtoul(plus + 1, &end, 0);
 	return !errno && !*end;
+}
+
+/*
+ * uprobe:PATH:SYMBOL[+OFF] into "u:/ABS/PATH:0xOFFSET@SYMBOL[_0xOFF]": the
+ * ELF file read now, so that a missing file or symbol stops record before
+ * it changes anything.  NULL with one sentence in @why.
+ */
+static char *uprobe_cmd(const char *spec, char *why, size_t size)
+{
+	const char *arg = spec + strlen(kinds[UPROBE].prefix);
+	const char *colon = strrchr(arg, ':'), *sym;
+	char *file = NULL, *abs = NULL, *cmd = NULL, label[256];
+	unsigned long add;
+	uint64_t offset;
+	struct stat st;
+
+	if (!colon || colon == arg || !valid_symbol(colon + 1, true, &add)) {
+		snprintf(why, size, "-e %s: not %s", spec, kinds[UPROBE].syntax);
+		return NULL;
+	}
+	sym = colon + 1;
+	file = strndup(arg, (size_t)(colon - arg));
+	if (!file)
+		goto nomem;
+	/* The module takes absolute paths only: the lookup is its own. */
+	abs = realpath(file, NULL);
+	if (!abs) {
+		snprintf(why, size, "-e %s: %s: %s", spec, file, strerror(errno));
+		goto out;
+	}
+	if (stat(abs, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, size, "-e %s: %s: not a regular file", spec, file);
+		goto out;
+	}
+	snprintf(label, sizeof(label), "%.*s", (int)strcspn(sym, "+"), sym);
+	if (elfsym_offset(abs, label, add, &offset, why, size)) {
+		/* elfsym's sentence, after the spec it is about. */
+		char *msg = strdup(why);
+
+		if (msg)
+			snprintf(why, size, "-e %s: %s", spec, msg);
+		free(msg);
+		goto out;
+	}
+	if (add)
+		snprintf(label + strlen(label), sizeof(label) - strlen(label),
+			 "_0x%lx", add);
+	if (asprintf(&cmd, "u:%s:0x%" PRIx64 "@%s", abs, offset, label) < 0) {
+		cmd = NULL;
+		goto nomem;
+	}
+	goto out;
+nomem:
+	snprintf(why, size, "out of memory");
+out:
+	free(file);
+	free(abs);
+	return cmd;
+}
+
+/* The probe_events command of the kernel probe @spec, or NULL (@why). */
+static char *kprobe_cmd(const char *spec, int k, char *why, size_t size)
+{
+	const char *arg = spec + strlen(kinds[k].prefix);
+	unsigned long off;
+	char *cmd;
+
+	if (!valid_symbol(arg, k == KPROBE, &off)) {
+		snprintf(why, size, "-e %s: not %s", spec, kinds[k].syntax);
+		return NULL;
+	}
+	if (asprintf(&cmd, "%c:%s", kinds[k].cmd, arg) < 0) {
+		snprintf(why, size, "out of memory");
+		return NULL;
+	}
+	return cmd;
 }
 
 char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 		      size_t size)
 {
 	char *copy = strdup(events), *rest = calloc(1, strlen(events) + 1);
-	char *word, *save = NULL;
+	char *word, *save = NULL, *cmd;
 	int k;
 
 	dp->fd = -1;
@@ -73,15 +163,17 @@ char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 			strcat(rest, word);
 			continue;
 		}
-		if (!valid(word, k)) {
-			snprintf(why, size, "-e %s: not %sFUNCTION%s", word,
-				 kinds[k].prefix, kinds[k].offset ? "[+OFFSET]" : "");
+		cmd = k == UPROBE ? uprobe_cmd(word, why, size) :
+				    kprobe_cmd(word, k, why, size);
+		if (!cmd)
 			goto fail;
-		}
 		dp->specs = realloc(dp->specs, (dp->n + 1) * sizeof(*dp->specs));
-		if (!dp->specs || !(dp->specs[dp->n] = strdup(word)))
+		dp->cmds = realloc(dp->cmds, (dp->n + 1) * sizeof(*dp->cmds));
+		if (!dp->specs || !dp->cmds || !(dp->specs[dp->n] = strdup(word))) {
+			free(cmd);
 			goto nomem;
-		dp->n++;
+		}
+		dp->cmds[dp->n++] = cmd;
 	}
 	free(copy);
 	return rest;
@@ -93,11 +185,36 @@ fail:
 	return NULL;
 }
 
+/* One sentence for what the module said to the uprobe @spec. */
+static void explain_uprobe(const char *spec, int err, char *why, size_t size)
+{
+	switch (err) {
+	case ENOENT:
+		snprintf(why, size, "-e %s: the file went away", spec);
+		break;
+	case EINVAL:
+		snprintf(why, size, "-e %s: the kernel refuses a uprobe there "
+			 "(not a regular file, or not an instruction it can probe)",
+			 spec);
+		break;
+	case EOPNOTSUPP:
+		snprintf(why, size, "-e %s: this kernel has no uprobes (CONFIG_UPROBES)",
+			 spec);
+		break;
+	default:
+		snprintf(why, size, "-e %s: %s", spec, strerror(err));
+	}
+}
+
 /* One sentence for what the module said to @spec. */
 static void explain(const char *spec, int err, char *why, size_t size)
 {
 	const char *func = strchr(spec, ':') + 1;
 
+	if (kind_of(spec) == UPROBE && err != EEXIST && err != ENOSPC) {
+		explain_uprobe(spec, err, why, size);
+		return;
+	}
 	switch (err) {
 	case ENOENT:
 		snprintf(why, size, "-e %s: no function %.*s in this kernel's symbols "
@@ -132,7 +249,7 @@ static void explain(const char *spec, int err, char *why, size_t size)
 int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
 		  size_t size)
 {
-	char path[PATH_MAX + 32], cmd[256];
+	char path[PATH_MAX + 32];
 
 	if (!dp->n)
 		return 0;
@@ -146,12 +263,10 @@ int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
 		return -1;
 	}
 	for (size_t i = 0; i < dp->n; i++) {
-		int k = kind_of(dp->specs[i]);
-		int len = snprintf(cmd, sizeof(cmd), "%c:%s", kinds[k].cmd,
-				   dp->specs[i] + strlen(kinds[k].prefix));
+		size_t len = strlen(dp->cmds[i]);
 
 		/* One write, one command: the module takes it whole or not. */
-		if (write(dp->fd, cmd, (size_t)len) != len) {
+		if (write(dp->fd, dp->cmds[i], len) != (ssize_t)len) {
 			explain(dp->specs[i], errno, why, size);
 			dynprobes_remove(dp);
 			return -1;

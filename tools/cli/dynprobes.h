@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * record's dynamic probes: the kprobe:FUNC[+OFF] and kretprobe:FUNC
- * elements of -e, made through ringtrace.ko's probe_events file
+ * record's dynamic probes: the kprobe:FUNC[+OFF], kretprobe:FUNC and
+ * uprobe:PATH:SYMBOL[+OFF] elements of -e, made through ringtrace.ko's
+ * probe_events file
  * (module/dynprobes.c).  The probes belong to the open file: closing it
  * removes them, and so does the kernel when record dies, however.
  */
@@ -14,6 +15,7 @@
 
 struct dynprobes {
 	char **specs;		/* as given: "kprobe:do_sys_openat2" */
+	char **cmds;		/* for probe_events: "p:do_sys_openat2" */
 	size_t n;
 	int fd;			/* probe_events, open while they exist; -1 */
 };
@@ -21,7 +23,7 @@ struct dynprobes {
 /*
  * Moves the probe elements of the -e list @events into @dp and returns the
  * rest (malloc'd, maybe empty); NULL with one sentence in @why for a
- * malformed probe.
+ * malformed probe, or a uprobe whose file or symbol is not there.
  */
 char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 		      size_t size);

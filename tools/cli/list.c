@@ -89,7 +89,8 @@ static int run(int argc, char **argv)
 		dynamic = dyn && line_starts(dyn, line);
 		/* A removed probe's event stays in the metadata: not offered. */
 		if (!dynamic && (!strncmp(ev->name, "kprobe_", 7) ||
-				 !strncmp(ev->name, "kretprobe_", 10)))
+				 !strncmp(ev->name, "kretprobe_", 10) ||
+				 !strncmp(ev->name, "uprobe_", 7)))
 			continue;
 		printf("%-28s id %-4u %s%s\n", ev->name, ev->id,
 		       dynamic ? "(dynamic probe)" :
@@ -114,7 +115,8 @@ static int run(int argc, char **argv)
 	if (!pattern)
 		puts("\ndynamic probes, made by 'record -e' for one recording:\n"
 		     "    kprobe:FUNC[+OFF]        event kprobe_FUNC[_0xOFF]: arg0..arg5 uint64\n"
-		     "    kretprobe:FUNC           event kretprobe_FUNC: ret uint64");
+		     "    kretprobe:FUNC           event kretprobe_FUNC: ret uint64\n"
+		     "    uprobe:PATH:SYMBOL[+OFF] event uprobe_FILE_SYMBOL[_0xOFF]: arg0..arg5 uint64");
 	free(dyn);
 	free(text);
 	free(set_event);
@@ -139,7 +141,8 @@ const struct command cmd_list = {
 "event that carries its kernel stack (record --stack) says \"with its\n"
 "stack\"; kernel_stack is that stack, after its event.  The dynamic\n"
 "probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
-"'-e kretprobe:FUNC') are listed as such; the syntax ends the list.\n"
+"'-e kretprobe:FUNC', '-e uprobe:PATH:SYMBOL[+OFF]') are listed as such;\n"
+"the syntax ends the list.\n"
 "\n"
 "  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"
 "                      /dev/ringtrace when debugfs refuses)\n"

@@ -287,7 +287,7 @@ static bool *choose_events(void)
 
 	if (!on)
 		die("out of memory");
-	/* kprobe:... and kretprobe:...: made by dynprobes_add() in run(). */
+	/* kprobe:, kretprobe: and uprobe:...: made by dynprobes_add() in run(). */
 	rest = dynprobes_split(&probes, opt.events, why, sizeof(why));
 	if (!rest)
 		refuse("%s", why);
@@ -1013,8 +1013,11 @@ const struct command cmd_record = {
 "                        they say which thread did what.  Dynamic probes,\n"
 "                        made for this recording and removed at its end:\n"
 "                        kprobe:FUNC[+OFF] (event kprobe_FUNC, the first six\n"
-"                        argument registers arg0..arg5) and kretprobe:FUNC\n"
-"                        (event kretprobe_FUNC, the return value ret)\n"
+"                        argument registers arg0..arg5), kretprobe:FUNC\n"
+"                        (event kretprobe_FUNC, the return value ret) and\n"
+"                        uprobe:PATH:SYMBOL[+OFF] (event uprobe_FILE_SYMBOL,\n"
+"                        arg0..arg5 of that function of a program or\n"
+"                        library, SYMBOL from its .symtab or .dynsym)\n"
 "  -p, --pid PID         only events of this process (repeatable)\n"
 "  -F, --follow          only CMD and its descendants (the pid filter,\n"
 "                        following forks)\n"

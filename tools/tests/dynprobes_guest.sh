@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Dynamic probes (module/dynprobes.c, record -e kprobe:/kretprobe:), in
-# the test guest (tools/guest-tests), as root:
+# Dynamic probes (module/dynprobes.c and uprobes.c, record -e kprobe:,
+# kretprobe:, uprobe:), in the test guest (tools/guest-tests), as root:
 #
 #   abi        probe_events: each malformed command, an unknown symbol, a
 #              blacklisted function refused with its errno and nothing
@@ -16,8 +16,23 @@
 #   errors     unknown function, blacklisted function, malformed spec: one
 #              line each, nothing registered, control files unchanged
 #
-# On a kernel without kprobes (the debug kernel) the probe commands must
-# fail with EOPNOTSUPP, and record with one line; the rest is skipped.
+#   uprobe abi    probe_events u:PATH:OFFSET[@LABEL]: each malformed
+#              command, a missing file, a directory, a device, an offset
+#              beyond the file refused with its errno and nothing left; a
+#              uprobe lives as long as its file, its event name and spec
+#   uprobe record  uprobe:PATH:rtu_work on tools/tests/uprobe-workload,
+#              which calls it N times: exactly N events of its pid, arg0
+#              the values it passed in order, the offset the CLI found is
+#              readelf's, babeltrace2 reads them; no probe left after the
+#              end and after SIGKILL
+#   uprobe errors  missing binary, non-ELF file, unknown symbol, offset
+#              beyond the symbol, malformed spec: one line each, nothing
+#              registered (not on the debug kernel: user space only)
+#
+# On a kernel without kprobes (the debug kernel) the kprobe commands must
+# fail with EOPNOTSUPP, and record with one line; the kprobe tests are
+# skipped.  The uprobe tests run wherever CONFIG_UPROBES is (all four
+# kernels); without it u: must fail with EOPNOTSUPP.
 # Ends with "dynprobes: N passed, M failed".
 
 set -u
@@ -34,6 +49,10 @@ readonly WL=$REPO/tools/tests/probe-workload
 readonly W=$(mktemp -d /tmp/rt-dynprobes.XXXXXX)
 # files the workload's thread opens
 readonly N=25
+# The uprobe workload, and the calls of rtu_work it makes.
+readonly UWL=$REPO/tools/tests/uprobe-workload
+readonly UN=17
+readonly UEV=uprobe_uprobe_workload_rtu_work
 export RINGTRACED=$REPO/daemon/ringtraced
 
 . tools/tests/check.sh
@@ -52,7 +71,7 @@ state() {
 		 set_event_pid event_fork probe_events; do
 		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
 	done
-	printf 'kprobes: %s\n' "$(tr '\n' ' ' <"$KLIST" 2>/dev/null)"
+	printf 'kprobes: %s\n' "$(tr '\n' ' ' 2>/dev/null <"$KLIST")"
 }
 
 # No probe of ours: probe_events empty and no kprobe on $FUNC.
@@ -77,6 +96,26 @@ refused() {
 	pe_write "$1" && { note "'$1' was taken"; return 1; }
 	grep -q "$2" "$W/pe.err" || { sed 's/^/# /' "$W/pe.err"; return 1; }
 	no_probes
+}
+
+# pe_refuse_all: stdin "CMD|ERRNO-TEXT" lines; each CMD, written in one
+# write(2) through its own open, must fail with that error.
+pe_refuse_all() {
+	local cmd want got
+	while IFS='|' read -r cmd want got; do
+		check "probe_events: '$cmd' is refused: $want${got:+ (got $got)}" \
+			test "$got" = "$want"
+	done < <(python3 -c 'import os, sys
+for line in sys.stdin:
+    cmd, want = line.rstrip("\n").split("|")
+    fd = os.open(sys.argv[1], os.O_WRONLY)
+    try:
+        os.write(fd, cmd.encode())
+        got = "taken"
+    except OSError as e:
+        got = e.strerror
+    os.close(fd)
+    print("%s|%s|%s" % (cmd, want, want if got.startswith(want) else got))' "$PE")
 }
 
 metadata_has() { grep -q "name = \"$1\";" "$RT/metadata"; }
@@ -303,14 +342,172 @@ test_errors_no_kprobes() {
 test_list() {
 	"$CLI" list >"$W/list.out" 2>&1
 	check "list shows the probe syntax" grep -q "kprobe:FUNC\[+OFF\]" "$W/list.out"
+	check "list shows the uprobe syntax" grep -q "uprobe:PATH:SYMBOL\[+OFF\]" "$W/list.out"
 	check "list hides the events of removed probes" \
 		bash -c "! grep -qE '^k(ret)?probe_' $W/list.out"
+}
+
+# ---- uprobes ---------------------------------------------------------------------------
+
+# elf_offset FILE SYMBOL: the symbol's file offset, from readelf (not from
+# the CLI under test): its value through the PT_LOAD that holds it.
+elf_offset() {
+	local v type off va pa fs rest
+	v=$(readelf -Ws "$1" | awk -v s="$2" '$8 == s && $7 != "UND" { print $2; exit }')
+	[[ -n $v ]] || return 1
+	v=$((16#$v))
+	while read -r type off va pa fs rest; do
+		[[ $type == LOAD ]] || continue
+		if ((v >= va && v < va + fs)); then
+			printf '0x%x\n' $((v - va + off))
+			return 0
+		fi
+	done < <(readelf -lW "$1")
+	return 1
+}
+
+test_uprobe_abi() {
+	local off size cmd id
+	off=$(elf_offset "$UWL" rtu_work)
+	check "readelf finds rtu_work in uprobe-workload ($off)" test -n "$off"
+	size=$(stat -c %s "$UWL")
+	# One python for every refused command (a start of it costs a second
+	# under TCG): each write through a fresh open, its errno checked.
+	pe_refuse_all <<-EOF
+		u:|Invalid argument
+		u:$UWL|Invalid argument
+		u:$UWL:|Invalid argument
+		u:$UWL:zz|Invalid argument
+		u:$UWL:$off extra|Invalid argument
+		u:$UWL:$off@x:y|Invalid argument
+		u:$UWL:$off@|Invalid argument
+		u:$UWL:$off@a-b|Invalid argument
+		u:tools/tests/uprobe-workload:$off|Invalid argument
+		u:/:$off|Invalid argument
+		u:$UWL:-1|Invalid argument
+		u:$W/no-such-binary:$off|No such file
+		u:$W:0x0|Invalid argument
+		u:/dev/null:0x0|Invalid argument
+		u:$UWL:$size|Invalid argument
+	EOF
+	check "probe_events: ... nothing left" no_probes
+	check "probe_events: ... and no uprobe event declared" \
+		bash -c "! grep -q 'name = \"uprobe_' $RT/metadata"
+
+	exec 7<>"$PE"
+	printf 'u:%s:%s@rtu_work' "$UWL" "$off" >&7
+	check "probe_events: u:...@rtu_work taken as $UEV" \
+		grep -qE "^[0-9]+ $UEV u:$UWL:$off@rtu_work$" "$PE"
+	check "probe_events: ... its event in the metadata" metadata_has "$UEV"
+	id=$(awk '{ print $1; exit }' "$PE")
+	check "probe_events: the same uprobe twice is EEXIST" \
+		bash -c "! printf 'u:%s:%s@rtu_work' $UWL $off >&7 2>$W/pe.err && grep -q 'File exists' $W/pe.err"
+	check "probe_events: another file cannot remove it (EPERM)" \
+		bash -c "! printf -- '-:$UEV' >$PE 2>$W/pe.err && grep -q 'not permitted' $W/pe.err"
+	printf 'u:%s:%d\n' "$UWL" "$off" >&7
+	check "probe_events: without a label the event is named by the offset" \
+		grep -qE "^[0-9]+ uprobe_uprobe_workload_$off u:$UWL:$off$" "$PE"
+	printf -- '-:%s' "$UEV" >&7
+	check "probe_events: -:$UEV removes that uprobe only" \
+		test "$(awk '{ print $2 }' "$PE")" = "uprobe_uprobe_workload_$off"
+	printf 'u:%s:%s@rtu_work' "$UWL" "$off" >&7
+	check "probe_events: the name again takes a new id" \
+		test "$(awk '$2 == "'"$UEV"'" { print $1 }' "$PE")" -gt "$id"
+	exec 7>&-
+	check "probe_events: closing the file removed both uprobes" no_probes
+}
+
+test_uprobe_abi_none() {
+	check "no uprobes: u: is EOPNOTSUPP" \
+		refused "u:$UWL:$(elf_offset "$UWL" rtu_work)" "not supported"
+}
+
+test_uprobe_record() {
+	local out=$W/urec pid sum n args want
+	"$CLI" record -e "uprobe:$UWL:rtu_work" -o "$out" -- \
+		"$UWL" $UN "$W/uwl.out" >/dev/null 2>"$W/urec.err"
+	check "record -e uprobe:...:rtu_work exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/urec.err"
+	check "record: no uprobe left after the end" no_probes
+	read -r pid sum <"$W/uwl.out"
+	"$CLI" report "$out" >"$W/urec.report" 2>"$W/urec.report.err"
+	check "report reads the uprobe trace" test $? -eq 0
+	n=$(events_of "$W/urec.report" "$UEV" "$pid" | wc -l)
+	check "$UEV: exactly $UN events of the workload's pid $pid (got $n)" test "$n" -eq $UN
+	n=$(grep -c " $UEV: " "$W/urec.report")
+	check "$UEV: no event of another process (all: $n)" test "$n" -eq $UN
+	args=$(events_of "$W/urec.report" "$UEV" "$pid" |
+		sed -nE 's/.* arg0=([0-9]+), arg1=.*/\1/p' | paste -sd' ')
+	want=$(seq -s' ' 1000 $((1000 + UN - 1)))
+	check "$UEV: arg0 is what the workload passed, in order" test "$args" = "$want"
+	[[ $args == "$want" ]] || note "arg0: $args"
+	n=$("$CLI" unpack "$out" "$out.ctf" >/dev/null &&
+		babeltrace2 "$out.ctf" 2>"$W/ubabel.err" | grep -c "$UEV: .*arg0 = 10")
+	check "babeltrace2 reads the $UN uprobe events too ($n)" test "$n" -eq $UN
+}
+
+# uprobing OUT: a system-wide record with the uprobe; sets rec once
+# tracing is on and the probe exists.  At rtu_work+1, to see the CLI add
+# the offset; nothing runs the workload meanwhile, so whether +1 starts an
+# instruction does not matter.
+uprobing() {
+	local i
+	as_job "$CLI" record -e "uprobe:$UWL:rtu_work+1" -o "$1" >/dev/null 2>"$1.err" &
+	rec=$!
+	for ((i = 0; i < 300; i++)); do
+		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == 1 ]] && return 0
+		sleep 0.1
+	done
+	note "record did not start: $(cat "$1.err")"
+	return 1
+}
+
+test_uprobe_sigkill() {
+	local daemon i want
+	want=$(printf '0x%x' $(($(elf_offset "$UWL" rtu_work) + 1)))
+	check "uprobe SIGKILL: record with the uprobe started" uprobing "$W/ukill"
+	check "uprobe SIGKILL: rtu_work+1 at readelf's offset + 1 ($want)" \
+		grep -qE "^[0-9]+ ${UEV}_0x1 u:$UWL:$want@rtu_work_0x1$" "$PE"
+	daemon=$(pgrep -P "$rec" -x ringtraced)
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	check "uprobe SIGKILL: probe_events is empty" test -z "$(cat "$PE")"
+	for ((i = 0; i < 600; i++)); do
+		[[ -n $daemon && -d /proc/$daemon ]] || break
+		sleep 0.1
+	done
+	[[ -n $daemon && -d /proc/$daemon ]] && kill -KILL "$daemon"
+	echo 0 >"$RT/tracing_on"
+	echo 0 >"$RT/events/enable"
+}
+
+test_uprobe_errors() {
+	local before spec rc what
+	before=$(state)
+	printf 'not an elf file\n' >"$W/text"
+	while IFS='|' read -r spec what; do
+		"$CLI" record -e "sched_switch,$spec" -o "$W/bad" -- true >/dev/null 2>"$W/bad.err"
+		rc=$?
+		check "record -e $spec: refused ($rc)" test $rc -ne 0
+		check "record -e $spec: one line" one_line "$W/bad.err"
+		check "record -e $spec: says '$what'" grep -q -- "$what" "$W/bad.err"
+		check "record -e $spec: nothing registered, control files as before" \
+			same_state "$before"
+		check "record -e $spec: no trace directory" test ! -e "$W/bad"
+	done <<-EOF
+		uprobe:$W/no-such-binary:main|No such file or directory
+		uprobe:$W/text:main|not an ELF file
+		uprobe:$UWL:rtu_no_such_symbol|no symbol rtu_no_such_symbol
+		uprobe:$UWL:rtu_work+4096|beyond the end of rtu_work
+		uprobe:$UWL|not uprobe:PATH:SYMBOL
+	EOF
 }
 
 main() {
 	note "kernel $KVER, $(nproc) CPUs, work in $W"
 	grep -q '^ringtrace ' /proc/modules || insmod "$BUILD/$KVER/ringtrace.ko" ||
 		{ echo "dynprobes: 0 passed, 1 failed (insmod)"; exit 1; }
+	note "started at $SECONDS s"
 	test_abi_malformed
 	if grep -q "^CONFIG_KPROBES=y" "/boot/config-$KVER" 2>/dev/null ||
 	   [[ -e /sys/kernel/debug/kprobes/list ]]; then
@@ -328,6 +525,22 @@ main() {
 		note "no kprobes in this kernel: the probes must be refused"
 		test_abi_no_kprobes
 		test_errors_no_kprobes
+	fi
+	note "the kprobe tests ended at $SECONDS s"
+	if [[ -e /sys/kernel/tracing/uprobe_events ]] ||
+	   grep -q "^CONFIG_UPROBES=y" "/boot/config-$KVER" 2>/dev/null; then
+		local t0=$SECONDS
+		test_uprobe_abi
+		test_uprobe_record
+		test_uprobe_sigkill
+		# The CLI's refusals happen in user space, before the module
+		# is asked: the same on every kernel, not again under KASAN
+		# (the debug kernel's boots are CI's longest).
+		[[ $KVER == *debug* ]] || test_uprobe_errors
+		note "the uprobe tests took $((SECONDS - t0)) s"
+	else
+		note "no uprobes in this kernel: u: must be refused"
+		test_uprobe_abi_none
 	fi
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null

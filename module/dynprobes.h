@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The interface between probe_events (dynprobes.c: the list, the file, the
+ * arming and the lifetime of every dynamic probe) and a kind of probe that
+ * lives in a file of its own (uprobes.c).  A kind parses its command into
+ * a struct rtr_dynprobe it embeds, and attaches and detaches it; the rest
+ * is common.
+ */
+#ifndef _RINGTRACE_DYNPROBES_H
+#define _RINGTRACE_DYNPROBES_H
+
+#include <linux/kallsyms.h>
+#include <linux/list.h>
+#include <linux/ptrace.h>
+#include <linux/ringtrace.h>
+#include <linux/sched.h>
+
+#include "probes.h"
+
+#define RTR_DYNPROBE_ARGS	6
+/* "kretprobe_" + a symbol + "_0x" + 16 hex digits; uprobes.c fits in it. */
+#define RTR_DYNPROBE_NAME_MAX	(KSYM_NAME_LEN + 32)
+
+/* Probes that record the first six argument registers (kprobe, uprobe). */
+struct rtr_dynprobe_args_payload {
+	u64 arg[RTR_DYNPROBE_ARGS];
+} __packed;
+static_assert(sizeof(struct rtr_dynprobe_args_payload) == 48);
+#define RTR_DYNPROBE_ARGS_FIELDS					\
+	"uint64_t arg0; uint64_t arg1; uint64_t arg2; uint64_t arg3; "	\
+	"uint64_t arg4; uint64_t arg5;"
+
+struct file;
+struct rtr_dynprobe;
+struct seq_file;
+
+struct rtr_dynprobe_ops {
+	/*
+	 * Puts the probe into the kernel, or fails with nothing left; its
+	 * handler writes nothing until ->armed [D1].
+	 */
+	int (*attach)(struct rtr_dynprobe *p);
+	/* Takes it out; returns once no handler of @p runs anywhere. */
+	void (*detach)(struct rtr_dynprobe *p);
+	/* The command that made it, as read back from probe_events. */
+	void (*show)(struct seq_file *m, const struct rtr_dynprobe *p);
+	/* Frees what the kind's parser allocated, @p included. */
+	void (*free)(struct rtr_dynprobe *p);
+};
+
+/* Embedded first in each kind's own probe; filled by its parser. */
+struct rtr_dynprobe {
+	/* Read by the handler on every hit. */
+	struct ringtrace_event event;	/* id valid once armed */
+	bool armed;			/* [D1] */
+
+	/* Under rtr_dynprobes_lock (dynprobes.c). */
+	const struct rtr_dynprobe_ops *ops;
+	const struct file *owner;	/* the open file that made it */
+	struct list_head node;
+	char name[RTR_DYNPROBE_NAME_MAX];
+};
+
+/* The event's id, or false while the probe is not armed yet. */
+static __always_inline bool rtr_dynprobe_id(const struct rtr_dynprobe *p,
+					    unsigned int *id)
+{
+	/* [D1] Pairs with smp_store_release() in rtr_dynprobe_add(). */
+	if (!smp_load_acquire(&p->armed))
+		return false;
+	*id = p->event.id;
+	return true;
+}
+
+/*
+ * One event of @p with the six argument registers of @regs (x86-64: the
+ * same registers in the kernel's and in the user ABI).  With preemption
+ * off: the pid filter is RCU-sched.
+ */
+static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p,
+						    struct pt_regs *regs)
+{
+	struct rtr_dynprobe_args_payload *e;
+	struct ringtrace_reservation r;
+	unsigned int i, id;
+
+	if (!rtr_dynprobe_id(p, &id) || !rtr_task_traced(current))
+		return;
+	e = ringtrace_reserve(&r, id, sizeof(*e));
+	if (!e)
+		return;
+	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
+		e->arg[i] = regs_get_kernel_argument(regs, i);
+	ringtrace_commit(&r);
+}
+
+/* uprobes.c: "u:PATH:OFFSET[@LABEL]" (@cmd) into a new probe, or an ERR_PTR. */
+struct rtr_dynprobe *rtr_uprobe_parse(char *cmd);
+
+#endif /* _RINGTRACE_DYNPROBES_H */

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A symbol of an ELF executable or shared object to the file offset of its
+ * code, for uprobes (the kernel places them by inode and file offset).
+ */
+#ifndef RINGTRACE_CLI_ELFSYM_H
+#define RINGTRACE_CLI_ELFSYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The file offset of @symbol + @add in the ELF file @path: the symbol is
+ * looked up in .symtab, else in .dynsym, and its address mapped through
+ * the PT_LOAD program headers.  0, or -1 with one sentence in @why (no
+ * such file, not ELF, no such symbol, an offset beyond the symbol, not in
+ * a loaded segment).
+ */
+int elfsym_offset(const char *path, const char *symbol, uint64_t add,
+		  uint64_t *offset, char *why, size_t size);
+
+#endif /* RINGTRACE_CLI_ELFSYM_H */
