@@ -15,10 +15,10 @@
  *
  *   expr  := and { "||" and }
  *   and   := unary { "&&" unary }
- *   unary := "!" unary | "(" expr ")" | pred
- *   pred  := INTFIELD [ "&" NUMBER ] [ CMP NUMBER ]   (a mask alone: != 0)
- *          | STRFIELD ( "==" | "!=" ) GLOB
+ *   unary := "!" unary | "(" expr ")" | test
  *   CMP   := "==" | "!=" | "<" | "<=" | ">" | ">="
+ *   test  := INTFIELD [ "&" NUMBER ] [ CMP NUMBER ]   (a mask alone: != 0)
+ *          | STRFIELD ( "==" | "!=" ) GLOB
  *
  * An integer field compares as a signed 64-bit number; a system call id
  * (syscall_entry's and syscall_exit's "id") also takes this kernel's name
