@@ -523,14 +523,16 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_probe *p,
 	struct rtr_fparse ps = {
 		.pos = text, .probe = p, .err = err, .err_size = err_size,
 	};
-	size_t len = strlen(text);
+	size_t i, len = strlen(text);
 	char why[24];
 	int ret;
 
 	ps.f = kzalloc(sizeof(*ps.f) + len + 1, GFP_KERNEL);
 	if (!ps.f)
 		return ERR_PTR(-ENOMEM);
-	memcpy(ps.f->text, text, len);
+	/* Read back as one line: a newline inside is a blank like any other. */
+	for (i = 0; i < len; i++)
+		ps.f->text[i] = isspace(text[i]) ? ' ' : text[i];
 	if (rtr_fp_or(&ps)) {
 		rtr_fp_skip(&ps);
 		if (*ps.pos)

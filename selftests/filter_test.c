@@ -297,6 +297,9 @@ TEST_F(filter, replace_and_clear)
 	expect_filter(_metadata, "id == getpid", NULL);
 	ASSERT_EQ(0, rt_ctl_write(filter_file, "  id != getpid  \n"));
 	expect_filter(_metadata, "id != getpid", NULL);
+	/* Read back on one line, to be written back as it reads. */
+	ASSERT_EQ(0, rt_ctl_write(filter_file, "id == 1\n||\tid == 2\n"));
+	expect_filter(_metadata, "id == 1 || id == 2", NULL);
 	ASSERT_EQ(0, rt_ctl_write(filter_file, "0"));
 	expect_filter(_metadata, "none", NULL);
 	ASSERT_EQ(0, rt_ctl_write(filter_file, "id == 1"));
