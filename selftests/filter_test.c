@@ -51,7 +51,8 @@ FIXTURE_TEARDOWN(filter)
 /* The child's calls; it inherits the CPU the parent is pinned to. */
 static void child(int sleeps)
 {
-	struct timespec ts = { 0, 1000 * 1000 };
+	/* Long enough that the timer never fires before the task sleeps. */
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	int i;
 
 	prctl(PR_SET_NAME, CHILD_COMM);
