@@ -12,6 +12,7 @@
  *     events/enable          0, 1 or X (some); write 0 or 1 for all
  *     events/<name>/enable   0 or 1
  *     events/<name>/id       the event's id in the trace
+ *     events/<name>/filter   its field predicate, "none" (filter.c)
  *
  * (and the same under /dev/ringtrace/).  A write takes effect entirely or
  * fails with nothing changed: unknown names and malformed values give
@@ -356,6 +357,44 @@ static const struct file_operations rtr_id_fops = {
 	.release = single_release,
 };
 
+/* --- events/<name>/filter (filter.c) ------------------------------------ */
+
+static int rtr_filter_file_show(struct seq_file *m, void *unused)
+{
+	rtr_filter_show(m, m->private);
+	return 0;
+}
+
+static int rtr_filter_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_filter_file_show);
+}
+
+static ssize_t rtr_filter_file_write(struct file *file,
+				     const char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	struct rtr_probe *probe = rtr_file_data(file_inode(file));
+	char *buf;
+	int ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = rtr_filter_write(probe, buf);
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_filter_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_filter_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_filter_file_write,
+};
+
 /* --- set_event_pid, event_fork ----------------------------------------- */
 
 static int rtr_set_event_pid_show(struct seq_file *m, void *unused)
@@ -483,6 +522,11 @@ int rtr_events_ctl_init(void)
 			break;
 		snprintf(path, sizeof(path), "events/%s/id", probe->event.name);
 		ret = rtr_file_create(dir, path, 0400, probe, &rtr_id_fops);
+		if (ret || !probe->nr_ffields)
+			continue;
+		snprintf(path, sizeof(path), "events/%s/filter",
+			 probe->event.name);
+		ret = rtr_file_create(dir, path, 0600, probe, &rtr_filter_fops);
 	}
 	return ret ?:
 	       rtr_file_create(rtr_dir, "available_events", 0400, NULL,

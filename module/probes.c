@@ -24,6 +24,7 @@
 
 #include <linux/binfmts.h>
 #include <linux/compat.h>
+#include <linux/ctype.h>
 #include <linux/interrupt.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
@@ -191,6 +192,107 @@ struct rtr_syscall_exit {
 static_assert(sizeof(struct rtr_syscall_exit) == 16);
 #define RTR_SYSCALL_EXIT_FIELDS RTR_SYSCALL_ID_FIELD " int64_t ret;"
 
+/*
+ * --- what a filter can name (filter.c) --------------------------------
+ *
+ * The payload's fields, in the order the probe passes their values to
+ * rtr_filtered(); a glob sees the whole string, also where the record
+ * cuts it (exec's filename, an irq's name).  Every table has "comm": the
+ * event's own field of that name, or,
+ * for an event without one, the current task's name (the task the event
+ * happens in: prev for sched_switch, the interrupted task for an irq).
+ * syscall_entry's args[] cannot be named yet.
+ */
+#define RTR_FF(n, t)	{ .name = n, .type = RTR_FF_##t }
+
+static const struct rtr_filter_field rtr_ff_sched_switch[] = {
+	RTR_FF("prev_comm", STR), RTR_FF("prev_tid", INT),
+	RTR_FF("prev_prio", INT), RTR_FF("prev_state", INT),
+	RTR_FF("next_comm", STR), RTR_FF("next_tid", INT),
+	RTR_FF("next_prio", INT), RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_sched_wakeup[] = {
+	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
+	RTR_FF("target_cpu", INT),
+};
+
+static const struct rtr_filter_field rtr_ff_sched_migrate[] = {
+	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
+	RTR_FF("orig_cpu", INT), RTR_FF("dest_cpu", INT),
+};
+
+static const struct rtr_filter_field rtr_ff_sched_fork[] = {
+	RTR_FF("parent_comm", STR), RTR_FF("parent_tid", INT),
+	RTR_FF("parent_pid", INT), RTR_FF("child_comm", STR),
+	RTR_FF("child_tid", INT), RTR_FF("child_pid", INT),
+	RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_sched_exec[] = {
+	RTR_FF("tid", INT), RTR_FF("old_tid", INT), RTR_FF("filename", STR),
+	RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_sched_exit[] = {
+	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
+};
+
+static const struct rtr_filter_field rtr_ff_task_rename[] = {
+	RTR_FF("tid", INT), RTR_FF("oldcomm", STR), RTR_FF("newcomm", STR),
+	RTR_FF("oom_score_adj", INT), RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_irq_entry[] = {
+	RTR_FF("irq", INT), RTR_FF("name", STR), RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_irq_exit[] = {
+	RTR_FF("irq", INT), RTR_FF("ret", INT), RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_softirq[] = {
+	RTR_FF("vec", INT), RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_syscall_entry[] = {
+	RTR_FF("id", SYSCALL), RTR_FF("nr_args", INT), RTR_FF("comm", STR),
+};
+
+static const struct rtr_filter_field rtr_ff_syscall_exit[] = {
+	RTR_FF("id", SYSCALL), RTR_FF("ret", INT), RTR_FF("comm", STR),
+};
+
+/*
+ * The names of the syscall events' enum: "\"read\" = 0, \"write\" = 1, ...".
+ * Looked up in the text the metadata declares, so that a filter's name
+ * means what the trace will print.
+ */
+bool rtr_syscall_lookup(const char *name, s64 *nr)
+{
+	static const char enumerators[] = RTR_SYSCALL_ENUMERATORS;
+	const char *s = enumerators, *end, *d;
+	size_t n = strlen(name);
+	s64 v;
+
+	while ((s = strchr(s, '"'))) {
+		s++;
+		end = strchr(s, '"');
+		if (!end)
+			break;
+		if (end - s == n && !memcmp(s, name, n)) {
+			for (d = end + 1; *d == ' ' || *d == '='; d++)
+				;
+			for (v = 0; isdigit(*d); d++)
+				v = v * 10 + (*d - '0');
+			*nr = v;
+			return true;
+		}
+		s = end + 1;
+	}
+	return false;
+}
+
 /* --- helpers ------------------------------------------------------------ */
 
 /* Either task named by the event (rtr_task_traced() in probes.h). */
@@ -238,6 +340,12 @@ static __always_inline void rtr_strcpy(char *dst, const char *s,
 		memcpy(dst, s, len);
 }
 
+/* A NULL string is filtered as the empty one it is recorded as. */
+static __always_inline const char *rtr_fstr(const char *s)
+{
+	return s ?: "";
+}
+
 /* --- probes ------------------------------------------------------------- */
 
 static void rtr_probe_sched_switch(void *data, bool preempt,
@@ -249,6 +357,12 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 	struct rtr_sched_switch *p;
 
 	if (!rtr_tasks_traced(prev, next))
+		return;
+	if (rtr_filtered(data, RTR_FS(prev->comm), RTR_FI(prev->pid),
+			 RTR_FI(rtr_probe_prio(prev)),
+			 RTR_FI(rtr_switch_state(preempt, prev_state, prev)),
+			 RTR_FS(next->comm), RTR_FI(next->pid),
+			 RTR_FI(rtr_probe_prio(next)), RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
@@ -270,6 +384,9 @@ static __always_inline void rtr_write_wakeup(const void *data,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_wakeup *p;
 
+	if (rtr_filtered(data, RTR_FS(t->comm), RTR_FI(t->pid),
+			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t))))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
@@ -310,6 +427,10 @@ static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
+	if (rtr_filtered(data, RTR_FS(t->comm), RTR_FI(t->pid),
+			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t)),
+			 RTR_FI(dest_cpu)))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
@@ -328,6 +449,11 @@ static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 	struct rtr_sched_fork *p;
 
 	if (!rtr_tasks_traced(parent, child))
+		return;
+	if (rtr_filtered(data, RTR_FS(parent->comm), RTR_FI(parent->pid),
+			 RTR_FI(parent->tgid), RTR_FS(child->comm),
+			 RTR_FI(child->pid), RTR_FI(child->tgid),
+			 RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
@@ -350,6 +476,10 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 	unsigned int len;
 
 	if (!rtr_task_traced(t))
+		return;
+	if (rtr_filtered(data, RTR_FI(t->pid), RTR_FI(old_pid),
+			 RTR_FS(rtr_fstr(bprm->filename)),
+			 RTR_FS(current->comm)))
 		return;
 	len = rtr_strlen(bprm->filename, RTR_EXEC_FILENAME_MAX);
 	p = rtr_reserve(&r, data, sizeof(*p) + len);
@@ -374,6 +504,9 @@ static void rtr_probe_sched_process(void *data, struct task_struct *t)
 
 	if (!rtr_task_traced(t))
 		return;
+	if (rtr_filtered(data, RTR_FS(t->comm), RTR_FI(t->pid),
+			 RTR_FI(rtr_probe_prio(t))))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
@@ -396,6 +529,11 @@ static void rtr_probe_task_rename(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
+	if (rtr_filtered(data, RTR_FI(t->pid), RTR_FS(t->comm),
+			 RTR_FS(rtr_fstr(comm)),
+			 RTR_FI(t->signal->oom_score_adj),
+			 RTR_FS(current->comm)))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
@@ -414,6 +552,9 @@ static void rtr_probe_irq_handler_entry(void *data, int irq,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_entry *p;
 
+	if (rtr_filtered(data, RTR_FI(irq), RTR_FS(rtr_fstr(action->name)),
+			 RTR_FS(current->comm)))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p) + len);
 	if (!p)
 		return;
@@ -429,6 +570,9 @@ static void rtr_probe_irq_handler_exit(void *data, int irq,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_exit *p;
 
+	if (rtr_filtered(data, RTR_FI(irq), RTR_FI(ret),
+			 RTR_FS(current->comm)))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
@@ -443,6 +587,8 @@ static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 	struct rtr_rsv r __uninitialized;
 	struct rtr_softirq *p;
 
+	if (rtr_filtered(data, RTR_FI(vec_nr), RTR_FS(current->comm)))
+		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
@@ -462,6 +608,8 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	if (likely((unsigned long)id < ARRAY_SIZE(rtr_syscall_nargs) &&
 		   !in_compat_syscall()))
 		n = rtr_syscall_nargs[id];
+	if (rtr_filtered(data, RTR_FI(id), RTR_FI(n), RTR_FS(current->comm)))
+		return;
 	p = rtr_reserve(&r, data, struct_size(p, args, n));
 	if (!p)
 		return;
@@ -478,13 +626,17 @@ static void rtr_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	struct rtr_rsv r __uninitialized;
 	struct rtr_syscall_exit *p;
+	long id;
 
 	if (!rtr_task_traced(current))
+		return;
+	id = syscall_get_nr(current, regs);
+	if (rtr_filtered(data, RTR_FI(id), RTR_FI(ret), RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
 		return;
-	p->id = syscall_get_nr(current, regs);
+	p->id = id;
 	p->ret = ret;
 	rtr_commit(&r);
 }
@@ -522,55 +674,80 @@ static void __init rtr_probes_check_types(void)
 		.tp_name = tp,						\
 		.func = (void *)(fn),					\
 	}
+/* A probe whose event can be filtered on the fields of @ff. */
+#define RTR_PROBE_F(idx, ev_name, tp, fn, tsdl, ff)			\
+	[idx] = {							\
+		.event = { .name = ev_name, .fields = tsdl },		\
+		.tp_name = tp,						\
+		.func = (void *)(fn),					\
+		.ffields = ff,						\
+		.nr_ffields = ARRAY_SIZE(ff),				\
+	}
 
 struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
-	RTR_PROBE(RTR_PROBE_SCHED_SWITCH, "sched_switch", "sched_switch",
-		 rtr_probe_sched_switch, RTR_SCHED_SWITCH_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_WAKEUP, "sched_wakeup", "sched_wakeup",
-		 rtr_probe_sched_wakeup, RTR_SCHED_WAKEUP_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_WAKEUP_NEW, "sched_wakeup_new",
+	RTR_PROBE_F(RTR_PROBE_SCHED_SWITCH, "sched_switch", "sched_switch",
+		 rtr_probe_sched_switch, RTR_SCHED_SWITCH_FIELDS,
+		 rtr_ff_sched_switch),
+	RTR_PROBE_F(RTR_PROBE_SCHED_WAKEUP, "sched_wakeup", "sched_wakeup",
+		 rtr_probe_sched_wakeup, RTR_SCHED_WAKEUP_FIELDS,
+		 rtr_ff_sched_wakeup),
+	RTR_PROBE_F(RTR_PROBE_SCHED_WAKEUP_NEW, "sched_wakeup_new",
 		 "sched_wakeup_new", rtr_probe_sched_wakeup,
-		 RTR_SCHED_WAKEUP_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_FORK, "sched_process_fork",
+		 RTR_SCHED_WAKEUP_FIELDS,
+		 rtr_ff_sched_wakeup),
+	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_FORK, "sched_process_fork",
 		 "sched_process_fork", rtr_probe_sched_process_fork,
-		 RTR_SCHED_FORK_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_EXEC, "sched_process_exec",
+		 RTR_SCHED_FORK_FIELDS,
+		 rtr_ff_sched_fork),
+	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_EXEC, "sched_process_exec",
 		 "sched_process_exec", rtr_probe_sched_process_exec,
-		 RTR_SCHED_EXEC_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_EXIT, "sched_process_exit",
+		 RTR_SCHED_EXEC_FIELDS,
+		 rtr_ff_sched_exec),
+	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_EXIT, "sched_process_exit",
 		 "sched_process_exit", rtr_probe_sched_process,
-		 RTR_SCHED_EXIT_FIELDS),
-	RTR_PROBE(RTR_PROBE_IRQ_HANDLER_ENTRY, "irq_handler_entry",
+		 RTR_SCHED_EXIT_FIELDS,
+		 rtr_ff_sched_exit),
+	RTR_PROBE_F(RTR_PROBE_IRQ_HANDLER_ENTRY, "irq_handler_entry",
 		 "irq_handler_entry", rtr_probe_irq_handler_entry,
-		 RTR_IRQ_ENTRY_FIELDS),
-	RTR_PROBE(RTR_PROBE_IRQ_HANDLER_EXIT, "irq_handler_exit",
+		 RTR_IRQ_ENTRY_FIELDS,
+		 rtr_ff_irq_entry),
+	RTR_PROBE_F(RTR_PROBE_IRQ_HANDLER_EXIT, "irq_handler_exit",
 		 "irq_handler_exit", rtr_probe_irq_handler_exit,
-		 RTR_IRQ_EXIT_FIELDS),
+		 RTR_IRQ_EXIT_FIELDS,
+		 rtr_ff_irq_exit),
 	/* LTTng's names for the softirq tracepoints. */
-	RTR_PROBE(RTR_PROBE_SOFTIRQ_ENTRY, "irq_softirq_entry", "softirq_entry",
-		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS),
-	RTR_PROBE(RTR_PROBE_SOFTIRQ_EXIT, "irq_softirq_exit", "softirq_exit",
-		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS),
-	RTR_PROBE(RTR_PROBE_SYSCALL_ENTRY, "syscall_entry", "sys_enter",
-		 rtr_probe_sys_enter, RTR_SYSCALL_ENTRY_FIELDS),
-	RTR_PROBE(RTR_PROBE_SYSCALL_EXIT, "syscall_exit", "sys_exit",
-		 rtr_probe_sys_exit, RTR_SYSCALL_EXIT_FIELDS),
+	RTR_PROBE_F(RTR_PROBE_SOFTIRQ_ENTRY, "irq_softirq_entry", "softirq_entry",
+		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS,
+		 rtr_ff_softirq),
+	RTR_PROBE_F(RTR_PROBE_SOFTIRQ_EXIT, "irq_softirq_exit", "softirq_exit",
+		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS,
+		 rtr_ff_softirq),
+	RTR_PROBE_F(RTR_PROBE_SYSCALL_ENTRY, "syscall_entry", "sys_enter",
+		 rtr_probe_sys_enter, RTR_SYSCALL_ENTRY_FIELDS,
+		 rtr_ff_syscall_entry),
+	RTR_PROBE_F(RTR_PROBE_SYSCALL_EXIT, "syscall_exit", "sys_exit",
+		 rtr_probe_sys_exit, RTR_SYSCALL_EXIT_FIELDS,
+		 rtr_ff_syscall_exit),
 	/* No tracepoint: statedump.c writes them when tracing starts. */
 	RTR_PROBE(RTR_PROBE_STATEDUMP_TASK, "ringtrace_statedump_task", NULL,
 		 NULL, RTR_STATEDUMP_TASK_FIELDS),
 	RTR_PROBE(RTR_PROBE_STATEDUMP_CPU, "ringtrace_statedump_cpu", NULL,
 		 NULL, RTR_STATEDUMP_CPU_FIELDS),
 	/* After the state dump: the ids of the events before stay as they were. */
-	RTR_PROBE(RTR_PROBE_TASK_RENAME, "task_rename", "task_rename",
-		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_WAKING, "sched_waking", "sched_waking",
-		 rtr_probe_sched_waking, RTR_SCHED_WAKEUP_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_PROCESS_FREE, "sched_process_free",
+	RTR_PROBE_F(RTR_PROBE_TASK_RENAME, "task_rename", "task_rename",
+		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS,
+		 rtr_ff_task_rename),
+	RTR_PROBE_F(RTR_PROBE_SCHED_WAKING, "sched_waking", "sched_waking",
+		 rtr_probe_sched_waking, RTR_SCHED_WAKEUP_FIELDS,
+		 rtr_ff_sched_wakeup),
+	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_FREE, "sched_process_free",
 		 "sched_process_free", rtr_probe_sched_process,
-		 RTR_SCHED_EXIT_FIELDS),
-	RTR_PROBE(RTR_PROBE_SCHED_MIGRATE_TASK, "sched_migrate_task",
+		 RTR_SCHED_EXIT_FIELDS,
+		 rtr_ff_sched_exit),
+	RTR_PROBE_F(RTR_PROBE_SCHED_MIGRATE_TASK, "sched_migrate_task",
 		 "sched_migrate_task", rtr_probe_sched_migrate_task,
-		 RTR_SCHED_MIGRATE_FIELDS),
+		 RTR_SCHED_MIGRATE_FIELDS,
+		 rtr_ff_sched_migrate),
 };
 
 /* --- attach and detach ---------------------------------------------------- */
@@ -702,6 +879,7 @@ void rtr_probes_exit(void)
 	rtr_pid_follow_exit();
 	/* No probe of ours runs anywhere after this. */
 	tracepoint_synchronize_unregister();
+	rtr_filters_free();
 	rtr_pid_filter_free();
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);

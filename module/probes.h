@@ -45,6 +45,28 @@ enum rtr_probe_index {
 	RTR_NR_PROBES
 };
 
+/*
+ * filter.c: what a predicate can name.  A probe passes the values of its
+ * event's fields, in its table's order, as an array of union rtr_fval.
+ */
+enum rtr_ff_type {
+	RTR_FF_INT,		/* compared as s64 */
+	RTR_FF_SYSCALL,		/* an integer that also takes a call's name */
+	RTR_FF_STR,		/* NUL-terminated; == and != a glob */
+};
+
+struct rtr_filter_field {
+	const char *name;
+	enum rtr_ff_type type;
+};
+
+union rtr_fval {
+	s64 i;
+	const char *s;
+};
+
+struct rtr_filter;
+
 /* One kernel tracepoint feeding one ringtrace event. */
 struct rtr_probe {
 	struct ringtrace_event event;	/* name, TSDL fields, id */
@@ -53,6 +75,12 @@ struct rtr_probe {
 	struct tracepoint *tp;		/* NULL: this kernel lacks it */
 	bool enabled;			/* registered; under rtr_probes_lock */
 	bool stack;			/* events carry the kernel stack (stack.c) */
+	/* Read by the probe: the predicate, NULL when none (filter.c) */
+	struct rtr_filter __rcu *filter;
+	/* What it may name; no table, no filter file */
+	const struct rtr_filter_field *ffields;
+	unsigned int nr_ffields;
+	char *filter_err;		/* last refused write's reason; lock */
 };
 
 /* probes.c */
@@ -159,6 +187,33 @@ static __always_inline bool rtr_task_traced(const struct task_struct *t)
 
 	return likely(!f) || rtr_pid_filter_match(f, t);
 }
+/* filter.c */
+#define RTR_FILTER_MAX_INSNS	64
+#define RTR_FILTER_ERR_MAX	256
+
+bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v);
+void rtr_filter_show(struct seq_file *m, struct rtr_probe *p);
+int rtr_filter_write(struct rtr_probe *p, char *buf);
+void rtr_filters_free(void);
+/* probes.c: the number of this kernel's call @name */
+bool rtr_syscall_lookup(const char *name, s64 *nr);
+
+/*
+ * True if the probe on @data has a predicate and the event with the field
+ * values given (union rtr_fval initialisers, in its field table's order)
+ * fails it: then the probe writes nothing.  Without a predicate: one load
+ * and a predicted branch; the values are not even computed.
+ */
+#define rtr_filtered(data, ...)						\
+({									\
+	const struct rtr_filter *__f =					\
+		rcu_dereference_sched(((const struct rtr_probe *)(data))->filter); \
+	unlikely(__f) &&						\
+		!rtr_filter_match(__f, (const union rtr_fval[]){ __VA_ARGS__ }); \
+})
+#define RTR_FI(v)	{ .i = (v) }
+#define RTR_FS(v)	{ .s = (v) }
+
 /* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
 /* dynprobes.c: probe_events, the kprobes made through it. */

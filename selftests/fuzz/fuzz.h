@@ -107,6 +107,7 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(PID_FILTER, "events.pid_filter")				\
 	X(DYNPROBE, "events.dynprobe")					\
 	X(EVENT_STACK, "events.stack")					\
+	X(FILTER, "events.filter")					\
 	X(CONS_SESSION, "consumer.session")				\
 	X(CONS_GET, "consumer.get_put")					\
 	X(CONS_POLL, "consumer.poll")					\
@@ -425,6 +426,8 @@ void fz_ctl_op(struct fz_thread *t);
 void fz_check_op(struct fz_thread *t);
 void fz_geom_op(struct fz_thread *t);
 void fz_events_op(struct fz_thread *t);
+/* filter.c: events/<name>/filter replaced while the probes run. */
+void fz_filter_op(struct fz_thread *t);
 void fz_consumer_op(struct fz_thread *t);
 void fz_ioctl_op(struct fz_thread *t);
 void fz_mmap_op(struct fz_thread *t);

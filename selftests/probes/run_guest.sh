@@ -27,7 +27,10 @@
 #     do_syscall_64, named by ringtrace report from the trace's symbols,
 #     at most stack_depth frames
 #   - every event switched on and off while a writer load runs, stacks
-#     too, then rmmod with probes and stacks attached and tracing on
+#     and field predicates too, then rmmod with probes, stacks and
+#     predicates attached and tracing on
+#   - field predicates: selftests/filter_test (every operator, globs,
+#     prev_state, malformed expressions refused, replacement)
 # Ends with "probes: N passed, M failed"; exits 1 if any failed.
 #
 # PROBES_SMP: QEMU 7.2's multi-threaded TCG, which vmtest uses, mis-emulates
@@ -607,6 +610,10 @@ while [ $SECONDS -lt $end ]; do
 	wr "$R/stack_depth" $((rounds % 64 + 1)) || errors=$((errors + 1))
 	wr "$R/set_event_stack" "sched_switch syscall_entry irq_handler_entry irq_softirq_entry sched_waking" ||
 		errors=$((errors + 1))
+	wr "$R/events/syscall_entry/filter" "id == getppid || comm == 'rt_work*'" ||
+		errors=$((errors + 1))
+	wr "$R/events/sched_switch/filter" "prev_state & 1 && next_tid != 0" ||
+		errors=$((errors + 1))
 	for e in $(events); do
 		wr "$R/events/$e/enable" 0 || errors=$((errors + 1))
 	done
@@ -614,6 +621,9 @@ while [ $SECONDS -lt $end ]; do
 	wr "$R/set_event_pid" "" || errors=$((errors + 1))
 	wr "$R/set_event" "!sched_switch !syscall_entry" || errors=$((errors + 1))
 	wr "$R/set_event_stack" "!syscall_entry !irq_handler_entry" || errors=$((errors + 1))
+	wr "$R/events/syscall_entry/filter" 0 || errors=$((errors + 1))
+	wr "$R/events/sched_switch/filter" "prev_tid > $((rounds % 100))" ||
+		errors=$((errors + 1))
 	wr "$R/tracing_on" $((rounds % 2)) || errors=$((errors + 1))
 	wr "$R/events/enable" 0 || errors=$((errors + 1))
 	rounds=$((rounds + 1))
@@ -622,9 +632,10 @@ echo "# $rounds rounds of enable/disable in ${STRESS_SECONDS}s"
 expect "stress: $rounds rounds, no write failed ($errors)" \
 	[ "$rounds" -gt 0 -a "$errors" -eq 0 ]
 expect "stress: the writer load still runs" kill -0 "$load"
-# Unload with probes and stacks attached, a pid filter, tracing on and
-# writers busy.
+# Unload with probes and stacks attached, a pid filter, predicates,
+# tracing on and writers busy.
 wr "$R/events/enable" 1
+wr "$R/events/irq_handler_entry/filter" "irq >= 0 && name != 'none*'"
 wr "$R/set_event_stack" "sched_switch syscall_entry"
 wr "$R/set_event_pid" "$load"
 wr "$R/tracing_on" 1
@@ -641,6 +652,21 @@ expect "writer load finished cleanly" [ "$load_rc" -eq 0 ]
 # Load and unload once more: nothing was left registered.
 expect "insmod again" insmod "$KO"
 expect "events start disabled after reload" is "$R/events/enable" 0
+expect "filters start empty after reload" is "$R/events/sched_switch/filter" none
+
+# Field predicates (module/filter.c): filter_test, a kselftest binary,
+# switches tracepoints, so it runs here and not in selftests/run_guest.sh.
+"$ROOT/selftests/filter_test" > "$WORK/filter.tap" 2>&1
+filter_rc=$?
+sed 's/^/# /' "$WORK/filter.tap"
+while read -r word rest; do
+	case "$word $rest" in
+	"ok "[0-9]*) ok "filter_test: ${rest#* }" ;;
+	"not ok "[0-9]*) not_ok "filter_test: ${rest#ok * }" ;;
+	esac
+done < "$WORK/filter.tap"
+expect "filter_test ran every case and exited 0 ($filter_rc)" \
+	eval '[ "$filter_rc" -eq 0 ] && grep -q "^# PASSED: " "$WORK/filter.tap"'
 expect "rmmod again" rmmod ringtrace
 tutti
 

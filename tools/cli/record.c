@@ -57,6 +57,7 @@
 
 #include "cli.h"
 #include "dynprobes.h"
+#include "filters.h"
 
 /* What record needs for who-did-what, enabled whatever -e says. */
 static const char *const attribution[] = {
@@ -102,6 +103,7 @@ static struct {
 static struct ctl ctl;
 static struct saved saved;
 static struct dynprobes probes = { .fd = -1 };
+static struct filters filters;
 static bool saved_valid, loaded_here, mounted_here;
 /*
  * available_events, then the events that cannot be switched (the marker):
@@ -186,6 +188,7 @@ static void restore_state(void)
 		return;
 	saved_valid = false;
 	restore_one("tracing_on", "0");
+	filters_restore(&filters, &ctl);
 	on = calloc(nr_names + 1, sizeof(*on));
 	if (on) {
 		for (size_t i = 0; i < nr_names; i++)
@@ -686,7 +689,7 @@ static void status(double start, struct cpu_count *prev, unsigned int *nprev,
 
 static void parse(int argc, char **argv)
 {
-	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH };
+	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER };
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -699,10 +702,12 @@ static void parse(int argc, char **argv)
 		{ "level", required_argument, NULL, O_LEVEL },
 		{ "stack", required_argument, NULL, O_STACK },
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
+		{ "filter", required_argument, NULL, O_FILTER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char why[512];
 	int c, pid;
 
 	opt.events = DEFAULT_EVENTS;
@@ -756,6 +761,10 @@ static void parse(int argc, char **argv)
 				usage_error("--stack-depth: '%s' is not a depth from 1 to %d frames",
 					    optarg, RINGTRACE_STACK_MAX_DEPTH);
 			opt.stack_depth = (unsigned int)pid;
+			break;
+		case O_FILTER:
+			if (filters_add(&filters, optarg, why, sizeof(why)))
+				usage_error("%s", why);
 			break;
 		case 'v':
 			opt.verbose = true;
@@ -923,6 +932,9 @@ static int run(int argc, char **argv)
 	read_names();
 	on = choose_events();
 	stack = choose_stacks(on);
+	if (filters_check(&filters, &ctl, (const char *const *)names, on,
+			  nr_names, why, sizeof(why)))
+		refuse("%s", why);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
 	 * They exist while probes.fd is open: to record's end, however it
@@ -935,6 +947,9 @@ static int run(int argc, char **argv)
 		saved_valid = false;
 		die("tracing is on already (ringtraced, or another record?): 'ringtrace stop' ends it");
 	}
+	/* The module parses them: a refused one leaves every filter as it was. */
+	if (filters_apply(&filters, &ctl, why, sizeof(why)))
+		refuse("%s", why);
 	set_die_hook(cleanup);
 
 	/* Before any child exists: each child puts the mask back itself. */
@@ -997,7 +1012,7 @@ const struct command cmd_record = {
 "Needs root.  Loads ringtrace.ko if it is not loaded (the installed\n"
 "module, else the one 'make' built) and mounts debugfs if it is not\n"
 "mounted; everything else it changes -- enabled events, tracing_on,\n"
-"geometry, mode, pid filter -- is put back at exit, after a signal or an\n"
+"geometry, mode, pid filter, event filters -- is put back at exit, after a signal or an\n"
 "error too.  Records with ringtraced, as a child process: a thread per\n"
 "CPU writes the packets uncompressed as fast as they can be copied, and\n"
 "worker threads compress them behind, on idle CPU time.  What is left\n"
@@ -1035,6 +1050,15 @@ const struct command cmd_record = {
 "                        stack they were hit at; the trace keeps the\n"
 "                        kernel's symbols to name its frames\n"
 "      --stack-depth N   frames kept per stack, 1 to 64 (default 32)\n"
+"      --filter 'EVENT: EXPR'  record only the EVENTs (of -e) whose fields\n"
+"                        pass EXPR, decided in the kernel before the event\n"
+"                        is written (repeatable, one per event):\n"
+"                        'syscall_entry: id == openat && comm == \"my*\"'.\n"
+"                        Integer fields compare with == != < <= > >= and\n"
+"                        masks (&), strings with == != and globs; && || !\n"
+"                        and parentheses.  The fields are the event's\n"
+"                        (ringtrace list), and comm; see\n"
+"                        Documentation/ringtrace/cli.rst\n"
 "  -v, --verbose         the status line per CPU too\n"
 "  -h, --help            this text\n"
 "\n"

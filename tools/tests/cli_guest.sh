@@ -20,6 +20,10 @@
 #              export -f perfetto as PerfSamples with interned callstacks,
 #              st-sleep's through nanosleep to schedule, as many in both;
 #              bad --stack input; babeltrace2 reads the trace
+#   --filter   the kernel's field predicates: known getppid, openat and
+#              write calls, only the ones asked for recorded; `written`
+#              equals delivered (the others were never written); a glob on
+#              comm; bad expressions refused in one line, nothing changed
 #   export     systrace lines parse like the kernel's own ftrace lines of
 #              the same events (recorded in the same boot); chrome-json is
 #              JSON with the workload's system calls on the right threads
@@ -36,6 +40,7 @@ readonly RT=/sys/kernel/debug/ringtrace
 readonly CLI=$REPO/tools/ringtrace
 readonly WL=$REPO/tools/tests/cli-workload
 readonly SWL=$REPO/tools/tests/stack-workload
+readonly FWL=$REPO/tools/tests/filter-workload
 readonly W=$(mktemp -d /tmp/rt-cli.XXXXXX)
 # getppid calls per thread of the workload
 readonly N=200
@@ -166,6 +171,75 @@ test_follow() {
 		head -3 | sed 's/^/# /'
 	n=$("$CLI" report --stat "$out" 2>/dev/null | awk '$1 == "getppid" { print $2; exit }')
 	check "-F: --stat counts exactly 5N getppid calls ($n)" test "${n:-0}" -eq $((5 * N))
+}
+
+# summed WORD FILE: the sum over ringtraced's "CPU n: ...; N written,
+# M delivered" summary lines of the number before WORD.
+summed() {
+	awk -v w="$1" '/^CPU [0-9]+: .* lost/ { for (i = 2; i <= NF; i++) if ($i == w || $i == w ",") s += $(i - 1) } END { print s + 0 }' "$2"
+}
+
+# filter_state: state() and every event's predicate.
+filter_state() {
+	state
+	grep -H . "$RT"/events/*/filter
+}
+
+# The workload's 11 getppid, 13 openat and 17 write calls.
+test_event_filter() {
+	local out=$W/ef n all w d l rc
+	filter_state >"$W/ef.state0"
+	"$CLI" record -e syscall_entry -o "$out" \
+		--filter 'syscall_entry: id == getppid' -- "$FWL" 11 13 17 \
+		>"$W/ef.out" 2>"$W/ef.err"
+	check "--filter: record exits 0" test $? -eq 0
+	w=$(summed written "$W/ef.out") d=$(summed delivered "$W/ef.out")
+	l=$(summed events "$W/ef.out")
+	filter_state >"$W/ef.state1"
+	check "--filter: every predicate and control file as before" same_lines \
+		"$W/ef.state0" "$W/ef.state1"
+	"$CLI" report "$out" >"$W/ef.report" 2>/dev/null
+	n=$(count_lines " rtflt-wl-[0-9]+ syscall_entry: id=getppid\(" "$W/ef.report")
+	all=$(count_lines " syscall_entry: " "$W/ef.report")
+	check "--filter 'id == getppid': the 11 getppid entries ($n)" test "$n" -eq 11
+	check "--filter 'id == getppid': no other syscall_entry ($all)" test "$all" -eq 11
+	# Filtered before reserve: what was not recorded was never written.
+	check "--filter: written ($w) = delivered ($d), none lost ($l)" \
+		test "$w" -eq "$d" -a "$l" -eq 0 -a "$w" -gt 0
+
+	"$CLI" record -e syscall_entry -o "$out.glob" \
+		--filter "syscall_entry: comm == 'rtflt-*' && (id == openat || id == write)" \
+		-- "$FWL" 11 13 17 >/dev/null 2>"$W/ef.glob.err"
+	check "--filter on a comm glob: record exits 0" test $? -eq 0
+	"$CLI" report "$out.glob" >"$W/ef.glob.report" 2>/dev/null
+	n=$(count_lines " rtflt-wl-[0-9]+ syscall_entry: id=openat\(" "$W/ef.glob.report")
+	check "--filter comm glob: the 13 openat entries ($n)" test "$n" -eq 13
+	n=$(count_lines " rtflt-wl-[0-9]+ syscall_entry: id=write\(" "$W/ef.glob.report")
+	check "--filter comm glob: the 17 write entries ($n)" test "$n" -eq 17
+	all=$(count_lines " syscall_entry: " "$W/ef.glob.report")
+	check "--filter comm glob: nothing else ($all)" test "$all" -eq 30
+
+	"$CLI" record -e syscall_entry -o "$out.bad" \
+		--filter 'syscall_entry: id == getppid && foo == 1' -- true \
+		>/dev/null 2>"$W/ef.bad.err"
+	check "--filter with an unknown field: refused" test $? -ne 0
+	check "... in one line" one_line "$W/ef.bad.err"
+	check "... naming the field" grep -q "unknown field 'foo'" "$W/ef.bad.err"
+	check "... and no trace directory" test ! -e "$out.bad"
+	"$CLI" record -e syscall_entry,syscall_exit -o "$out.bad" \
+		--filter 'syscall_entry: id == getppid' \
+		--filter 'syscall_exit: ret >= 0 ||' -- true >/dev/null 2>"$W/ef.bad2.err"
+	check "--filter: a bad second filter is refused" test $? -ne 0
+	check "... in one line naming the token" eval 'one_line "$W/ef.bad2.err" &&
+		grep -q "expected a field name, not the end" "$W/ef.bad2.err"'
+	"$CLI" record -e syscall_exit -o "$out.bad" \
+		--filter 'syscall_entry: id == getppid' -- true >/dev/null 2>"$W/ef.bad3.err"
+	rc=$?
+	check "--filter on an event not recorded: refused in one line" \
+		eval '[ $rc -ne 0 ] && one_line "$W/ef.bad3.err"'
+	filter_state >"$W/ef.state2"
+	check "refused --filters: every predicate and control file as before" \
+		same_lines "$W/ef.state0" "$W/ef.state2"
 }
 
 # ---- record and signals ---------------------------------------------------------------
@@ -789,6 +863,7 @@ main() {
 	test_errors
 	test_list
 	test_filters
+	test_event_filter
 	test_snapshot
 	test_stacks
 	test_stack_errors

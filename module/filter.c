@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: field predicates on the tracepoint events of probes.c,
+ * evaluated in the probe before anything is reserved.  An event the
+ * predicate rejects costs no buffer space, no `written` count and no
+ * consumer work.
+ *
+ *   events/<name>/filter    "none", or the predicate in force; write an
+ *                           expression to replace it, "0", "none" or
+ *                           blanks to clear it.  A refused write returns -EINVAL,
+ *                           keeps the predicate in force, and the next
+ *                           read shows why on a "# error: " line.
+ *
+ * The grammar (Documentation/ringtrace/abi.rst has the user's view):
+ *
+ *   expr  := and { "||" and }
+ *   and   := unary { "&&" unary }
+ *   unary := "!" unary | "(" expr ")" | test
+ *   CMP   := "==" | "!=" | "<" | "<=" | ">" | ">="
+ *   test  := INTFIELD [ "&" NUMBER ] [ CMP NUMBER ]   (a mask alone: != 0)
+ *          | STRFIELD ( "==" | "!=" ) GLOB
+ *
+ * An integer field compares as a signed 64-bit number; a system call id
+ * (syscall_entry's and syscall_exit's "id") also takes this kernel's name
+ * for the call.  A GLOB is a quoted ("..." or '...') or bare word with
+ * the kernel's glob_match() wildcards (* ? [...]).
+ *
+ * The parser, in process context under no lock, compiles to a postfix
+ * program of at most RTR_FILTER_MAX_INSNS instructions: comparisons push
+ * a truth value, AND/OR/NOT pop theirs and push the result.  No jumps (so
+ * no short-circuit: every leaf is evaluated, which the length bound makes
+ * cheap).  rtr_filter_verify() checks the program before it is published,
+ * independently of the parser: known opcodes, field indices of the
+ * event's field table and of the right type, string operands inside the
+ * program's pool, no stack underflow, exactly one value at the end.  The
+ * verified program then runs in the probe with its stack in one u64 (a
+ * bit per truth value, at most 64 deep: at most 64 instructions), in a
+ * bounded loop, with no allocation and no lock: safe in any context, NMI
+ * included.
+ *
+ * Replacement: under rtr_probes_lock, rcu_replace_pointer() publishes the
+ * new program [F1]; the probes read it with rcu_dereference_sched() (they
+ * run with preemption off, the -rt kernel included: tracepoints disable
+ * preemption around their probes), so the old one is freed after
+ * synchronize_rcu(), which waits for preempt-off sections.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/glob.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "probes.h"
+
+/* Nested parentheses the parser follows (its recursion depth). */
+#define RTR_FILTER_MAX_NEST	16
+/* The longest glob; the pool holds the program's globs. */
+#define RTR_FILTER_MAX_GLOB	63
+#define RTR_FILTER_POOL		256
+
+enum rtr_filter_op {
+	RTR_FOP_EQ,		/* (field & mask) == imm */
+	RTR_FOP_NE,
+	RTR_FOP_LT,
+	RTR_FOP_LE,
+	RTR_FOP_GT,
+	RTR_FOP_GE,
+	RTR_FOP_STR_EQ,		/* glob_match(pool + str, field) */
+	RTR_FOP_STR_NE,
+	RTR_FOP_AND,
+	RTR_FOP_OR,
+	RTR_FOP_NOT,
+	RTR_FOP_MAX
+};
+
+struct rtr_filter_insn {
+	u8 op;
+	u8 field;		/* comparisons: index in the field table */
+	u16 str;		/* string ops: offset of the glob in the pool */
+	s64 mask;		/* integer ops: -1 without "&" */
+	s64 imm;
+};
+
+struct rtr_filter {
+	unsigned int len;
+	struct rtr_filter_insn insn[RTR_FILTER_MAX_INSNS];
+	unsigned int pool_len;
+	char pool[RTR_FILTER_POOL];
+	char text[];		/* the expression as written, for reading back */
+};
+
+/* --- the interpreter (probe context) ------------------------------------ */
+
+static __always_inline bool rtr_filter_cmp(const struct rtr_filter_insn *in,
+					   s64 v)
+{
+	v &= in->mask;
+	switch (in->op) {
+	case RTR_FOP_EQ:
+		return v == in->imm;
+	case RTR_FOP_NE:
+		return v != in->imm;
+	case RTR_FOP_LT:
+		return v < in->imm;
+	case RTR_FOP_LE:
+		return v <= in->imm;
+	case RTR_FOP_GT:
+		return v > in->imm;
+	default:
+		return v >= in->imm;
+	}
+}
+
+/*
+ * @v: the event's values, indexed as its field table.  @f was verified:
+ * the stack neither under- nor overflows and the operands are in range.
+ */
+bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v)
+{
+	const struct rtr_filter_insn *in;
+	u64 st = 0;		/* the stack: bit 0 is its top */
+	bool a, b;
+
+	for (in = f->insn; in < f->insn + f->len; in++) {
+		switch (in->op) {
+		case RTR_FOP_STR_EQ:
+		case RTR_FOP_STR_NE:
+			a = glob_match(f->pool + in->str, v[in->field].s);
+			st = st << 1 | (a == (in->op == RTR_FOP_STR_EQ));
+			break;
+		case RTR_FOP_AND:
+		case RTR_FOP_OR:
+			a = st & 1;
+			b = st & 2;
+			st >>= 2;
+			st = st << 1 | (in->op == RTR_FOP_AND ? a && b : a || b);
+			break;
+		case RTR_FOP_NOT:
+			st ^= 1;
+			break;
+		default:
+			st = st << 1 | rtr_filter_cmp(in, v[in->field].i);
+			break;
+		}
+	}
+	return st & 1;
+}
+
+/* --- the verifier ---------------------------------------------------------- */
+
+static int rtr_filter_verify(const struct rtr_probe *p,
+			     const struct rtr_filter *f)
+{
+	const struct rtr_filter_insn *in;
+	unsigned int depth = 0;
+	bool str;
+
+	if (!f->len || f->len > RTR_FILTER_MAX_INSNS ||
+	    f->pool_len > RTR_FILTER_POOL)
+		return -EINVAL;
+	for (in = f->insn; in < f->insn + f->len; in++) {
+		switch (in->op) {
+		case RTR_FOP_AND:
+		case RTR_FOP_OR:
+			if (depth < 2)
+				return -EINVAL;
+			depth--;
+			continue;
+		case RTR_FOP_NOT:
+			if (depth < 1)
+				return -EINVAL;
+			continue;
+		case RTR_FOP_EQ ... RTR_FOP_STR_NE:
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (in->field >= p->nr_ffields)
+			return -EINVAL;
+		str = in->op == RTR_FOP_STR_EQ || in->op == RTR_FOP_STR_NE;
+		if (str != (p->ffields[in->field].type == RTR_FF_STR))
+			return -EINVAL;
+		if (str && (in->str >= f->pool_len ||
+			    !memchr(f->pool + in->str, '\0',
+				    f->pool_len - in->str)))
+			return -EINVAL;
+		/* At most 64 instructions: at most 64 bits deep. */
+		if (++depth > 64)
+			return -EINVAL;
+	}
+	return depth == 1 ? 0 : -EINVAL;
+}
+
+/* --- the parser (process context) ----------------------------------------- */
+
+struct rtr_fparse {
+	const char *pos;		/* next character of the text */
+	const struct rtr_probe *probe;
+	struct rtr_filter *f;		/* the program being built */
+	unsigned int nest;		/* open parentheses */
+	char *err;			/* the first error, a sentence */
+	size_t err_size;
+	bool failed;
+};
+
+static __printf(2, 3) bool rtr_fp_fail(struct rtr_fparse *ps,
+				       const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ps->failed) {
+		va_start(ap, fmt);
+		vsnprintf(ps->err, ps->err_size, fmt, ap);
+		va_end(ap);
+		ps->failed = true;
+	}
+	return false;
+}
+
+static void rtr_fp_skip(struct rtr_fparse *ps)
+{
+	while (isspace(*ps->pos))
+		ps->pos++;
+}
+
+/* Takes @tok if the text goes on with it. */
+static bool rtr_fp_take(struct rtr_fparse *ps, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	rtr_fp_skip(ps);
+	if (strncmp(ps->pos, tok, n))
+		return false;
+	ps->pos += n;
+	return true;
+}
+
+static bool rtr_fp_is_word(char c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/*
+ * The next token for a message: a word, or one character; "the end" at
+ * the end.  @buf holds at least 24 bytes.
+ */
+static const char *rtr_fp_next(struct rtr_fparse *ps, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	rtr_fp_skip(ps);
+	if (!*ps->pos)
+		return "the end";
+	while (n < size - 3 && rtr_fp_is_word(ps->pos[n]))
+		n++;
+	if (!n)
+		n = 1;
+	snprintf(buf, size, "'%.*s'", (int)n, ps->pos);
+	return buf;
+}
+
+static bool rtr_fp_emit(struct rtr_fparse *ps, const struct rtr_filter_insn *in)
+{
+	if (ps->f->len == RTR_FILTER_MAX_INSNS)
+		return rtr_fp_fail(ps, "too long: more than %d operations",
+				   RTR_FILTER_MAX_INSNS);
+	ps->f->insn[ps->f->len++] = *in;
+	return true;
+}
+
+static bool rtr_fp_op(struct rtr_fparse *ps, u8 op)
+{
+	struct rtr_filter_insn in = { .op = op };
+
+	return rtr_fp_emit(ps, &in);
+}
+
+/* A run of word characters, "-" and "+" (numbers: 12, -1, 0x1f). */
+static bool rtr_fp_word(struct rtr_fparse *ps, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	rtr_fp_skip(ps);
+	while (rtr_fp_is_word(ps->pos[n]) || ps->pos[n] == '-' ||
+	       ps->pos[n] == '+') {
+		if (n == size - 1)
+			return false;
+		buf[n] = ps->pos[n];
+		n++;
+	}
+	buf[n] = '\0';
+	ps->pos += n;
+	return n;
+}
+
+static bool rtr_fp_number(struct rtr_fparse *ps, const char *field, s64 *v)
+{
+	char tok[32], why[24];
+	const char *at = ps->pos;
+	u64 u;
+
+	if (!rtr_fp_word(ps, tok, sizeof(tok))) {
+		ps->pos = at;
+		return rtr_fp_fail(ps, "expected a number for '%s', not %s",
+				   field, rtr_fp_next(ps, why, sizeof(why)));
+	}
+	if (!kstrtos64(tok, 0, v))
+		return true;
+	/* Above S64_MAX: its two's complement, as the field's bits. */
+	if (!kstrtou64(tok, 0, &u)) {
+		*v = (s64)u;
+		return true;
+	}
+	return rtr_fp_fail(ps, "'%s' is not a number (for '%s')", tok, field);
+}
+
+/* A number or, for a system call id, this kernel's name for the call. */
+static bool rtr_fp_value(struct rtr_fparse *ps, const struct rtr_filter_field *ff,
+			 s64 *v)
+{
+	char tok[32];
+	const char *at;
+
+	rtr_fp_skip(ps);
+	at = ps->pos;
+	if (ff->type != RTR_FF_SYSCALL || !isalpha(*at) ||
+	    !rtr_fp_word(ps, tok, sizeof(tok)))
+		return rtr_fp_number(ps, ff->name, v);
+	if (!rtr_syscall_lookup(tok, v)) {
+		ps->pos = at;
+		return rtr_fp_fail(ps, "unknown system call '%s'", tok);
+	}
+	return true;
+}
+
+/* A quoted or bare glob into the pool; @in->str is its offset. */
+static bool rtr_fp_glob(struct rtr_fparse *ps, const struct rtr_filter_field *ff,
+			struct rtr_filter_insn *in)
+{
+	struct rtr_filter *f = ps->f;
+	const char *s, *end;
+	char quote = 0;
+	size_t n;
+
+	rtr_fp_skip(ps);
+	s = ps->pos;
+	if (*s == '"' || *s == '\'') {
+		quote = *s++;
+		end = strchr(s, quote);
+		if (!end)
+			return rtr_fp_fail(ps, "unterminated string for '%s'",
+					   ff->name);
+	} else {
+		for (end = s; *end && !isspace(*end) && !strchr("()&|!<>=", *end);
+		     end++)
+			;
+		if (end == s)
+			return rtr_fp_fail(ps, "expected a string for '%s'",
+					   ff->name);
+	}
+	n = end - s;
+	if (n > RTR_FILTER_MAX_GLOB)
+		return rtr_fp_fail(ps, "string for '%s' longer than %d bytes",
+				   ff->name, RTR_FILTER_MAX_GLOB);
+	if (f->pool_len + n + 1 > RTR_FILTER_POOL)
+		return rtr_fp_fail(ps, "too long: more than %d bytes of strings",
+				   RTR_FILTER_POOL);
+	memcpy(f->pool + f->pool_len, s, n);
+	f->pool[f->pool_len + n] = '\0';
+	in->str = f->pool_len;
+	f->pool_len += n + 1;
+	ps->pos = end + !!quote;
+	return true;
+}
+
+static int rtr_fp_field(const struct rtr_probe *p, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nr_ffields; i++)
+		if (!strcmp(p->ffields[i].name, name))
+			return i;
+	return -1;
+}
+
+static bool rtr_fp_cmp(struct rtr_fparse *ps, u8 *op)
+{
+	/* Two-character operators first. */
+	static const struct { const char *tok; u8 op; } ops[] = {
+		{ "==", RTR_FOP_EQ }, { "!=", RTR_FOP_NE },
+		{ "<=", RTR_FOP_LE }, { ">=", RTR_FOP_GE },
+		{ "<", RTR_FOP_LT }, { ">", RTR_FOP_GT },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		if (rtr_fp_take(ps, ops[i].tok)) {
+			*op = ops[i].op;
+			return true;
+		}
+	return false;
+}
+
+static bool rtr_fp_pred(struct rtr_fparse *ps)
+{
+	struct rtr_filter_insn in = { .mask = -1 };
+	const struct rtr_filter_field *ff;
+	char name[32], why[24];
+	const char *at;
+	bool mask = false;
+	int i;
+
+	rtr_fp_skip(ps);
+	at = ps->pos;
+	if (!isalpha(*at) && *at != '_')
+		return rtr_fp_fail(ps, "expected a field name, not %s",
+				   rtr_fp_next(ps, why, sizeof(why)));
+	for (i = 0; rtr_fp_is_word(at[i]); i++)
+		if (i == sizeof(name) - 1)
+			return rtr_fp_fail(ps, "unknown field '%.*s...'", i, at);
+	memcpy(name, at, i);
+	name[i] = '\0';
+	ps->pos += i;
+	i = rtr_fp_field(ps->probe, name);
+	if (i < 0) {
+		ps->pos = at;
+		return rtr_fp_fail(ps, "unknown field '%s'", name);
+	}
+	ff = &ps->probe->ffields[i];
+	in.field = i;
+	if (ff->type == RTR_FF_STR) {
+		if (rtr_fp_take(ps, "=="))
+			in.op = RTR_FOP_STR_EQ;
+		else if (rtr_fp_take(ps, "!="))
+			in.op = RTR_FOP_STR_NE;
+		else
+			return rtr_fp_fail(ps, "'%s' is a string: == or != a glob, not %s",
+					   name, rtr_fp_next(ps, why, sizeof(why)));
+		return rtr_fp_glob(ps, ff, &in) && rtr_fp_emit(ps, &in);
+	}
+	rtr_fp_skip(ps);
+	if (ps->pos[0] == '&' && ps->pos[1] != '&') {
+		ps->pos++;
+		if (!rtr_fp_number(ps, name, &in.mask))
+			return false;
+		mask = true;
+	}
+	if (!rtr_fp_cmp(ps, &in.op)) {
+		if (!mask)
+			return rtr_fp_fail(ps, "expected a comparison after '%s', not %s",
+					   name, rtr_fp_next(ps, why, sizeof(why)));
+		in.op = RTR_FOP_NE;	/* "field & mask": any bit set */
+		in.imm = 0;
+		return rtr_fp_emit(ps, &in);
+	}
+	return rtr_fp_value(ps, ff, &in.imm) && rtr_fp_emit(ps, &in);
+}
+
+static bool rtr_fp_or(struct rtr_fparse *ps);
+
+static bool rtr_fp_unary(struct rtr_fparse *ps)
+{
+	char why[24];
+
+	if (rtr_fp_take(ps, "!=")) {
+		ps->pos -= 2;
+		return rtr_fp_fail(ps, "expected a field name, not '!='");
+	}
+	if (rtr_fp_take(ps, "!")) {
+		if (++ps->nest > RTR_FILTER_MAX_NEST)
+			return rtr_fp_fail(ps, "nested deeper than %d",
+					   RTR_FILTER_MAX_NEST);
+		if (!rtr_fp_unary(ps))
+			return false;
+		ps->nest--;
+		return rtr_fp_op(ps, RTR_FOP_NOT);
+	}
+	if (!rtr_fp_take(ps, "("))
+		return rtr_fp_pred(ps);
+	if (++ps->nest > RTR_FILTER_MAX_NEST)
+		return rtr_fp_fail(ps, "nested deeper than %d",
+				   RTR_FILTER_MAX_NEST);
+	if (!rtr_fp_or(ps))
+		return false;
+	if (!rtr_fp_take(ps, ")"))
+		return rtr_fp_fail(ps, "expected ')', not %s",
+				   rtr_fp_next(ps, why, sizeof(why)));
+	ps->nest--;
+	return true;
+}
+
+static bool rtr_fp_and(struct rtr_fparse *ps)
+{
+	if (!rtr_fp_unary(ps))
+		return false;
+	while (rtr_fp_take(ps, "&&"))
+		if (!rtr_fp_unary(ps) || !rtr_fp_op(ps, RTR_FOP_AND))
+			return false;
+	return true;
+}
+
+static bool rtr_fp_or(struct rtr_fparse *ps)
+{
+	if (!rtr_fp_and(ps))
+		return false;
+	while (rtr_fp_take(ps, "||"))
+		if (!rtr_fp_and(ps) || !rtr_fp_op(ps, RTR_FOP_OR))
+			return false;
+	return true;
+}
+
+/*
+ * Compile @text (NUL-terminated, trimmed) for @p: the program, or an
+ * ERR_PTR with the reason in @err.  "! ! ! x == 1" nests without
+ * parentheses: the "!"s count against RTR_FILTER_MAX_NEST too.
+ */
+static struct rtr_filter *rtr_filter_compile(const struct rtr_probe *p,
+					     const char *text, char *err,
+					     size_t err_size)
+{
+	struct rtr_fparse ps = {
+		.pos = text, .probe = p, .err = err, .err_size = err_size,
+	};
+	size_t i, len = strlen(text);
+	char why[24];
+	int ret;
+
+	ps.f = kzalloc(sizeof(*ps.f) + len + 1, GFP_KERNEL);
+	if (!ps.f)
+		return ERR_PTR(-ENOMEM);
+	/* Read back as one line: a newline inside is a blank like any other. */
+	for (i = 0; i < len; i++)
+		ps.f->text[i] = isspace(text[i]) ? ' ' : text[i];
+	if (rtr_fp_or(&ps)) {
+		rtr_fp_skip(&ps);
+		if (*ps.pos)
+			rtr_fp_fail(&ps, "unexpected %s",
+				    rtr_fp_next(&ps, why, sizeof(why)));
+	}
+	if (ps.failed) {
+		size_t n = strlen(err);
+
+		snprintf(err + n, err_size - n, " at column %zu",
+			 (size_t)(ps.pos - text) + 1);
+		kfree(ps.f);
+		return ERR_PTR(-EINVAL);
+	}
+	ret = rtr_filter_verify(p, ps.f);
+	if (ret) {
+		/* The parser made a program the verifier refuses: a bug here. */
+		snprintf(err, err_size, "internal error: the compiled program fails verification");
+		kfree(ps.f);
+		return ERR_PTR(ret);
+	}
+	return ps.f;
+}
+
+/* --- the file -------------------------------------------------------------- */
+
+void rtr_filter_show(struct seq_file *m, struct rtr_probe *p)
+{
+	const struct rtr_filter *f;
+
+	mutex_lock(&rtr_probes_lock);
+	f = rcu_dereference_protected(p->filter,
+				      lockdep_is_held(&rtr_probes_lock));
+	seq_printf(m, "%s\n", f ? f->text : "none");
+	if (p->filter_err)
+		seq_printf(m, "# error: %s\n", p->filter_err);
+	mutex_unlock(&rtr_probes_lock);
+}
+
+/* The error of the last write (NULL: it worked), shown until the next. */
+static void rtr_filter_set_err(struct rtr_probe *p, char *err)
+{
+	lockdep_assert_held(&rtr_probes_lock);
+	kfree(p->filter_err);
+	p->filter_err = err;
+}
+
+static void rtr_filter_publish(struct rtr_probe *p, struct rtr_filter *f)
+{
+	struct rtr_filter *old;
+
+	mutex_lock(&rtr_probes_lock);
+	/* [F1] pairs with rcu_dereference_sched() in rtr_filtered(). */
+	old = rcu_replace_pointer(p->filter, f,
+				  lockdep_is_held(&rtr_probes_lock));
+	rtr_filter_set_err(p, NULL);
+	mutex_unlock(&rtr_probes_lock);
+	if (old) {
+		/* Probes run with preemption off: a grace period covers them. */
+		synchronize_rcu();
+		kfree(old);
+	}
+}
+
+/*
+ * A write of @buf (NUL-terminated, modified) to events/<name>/filter:
+ * 0 or -errno; on -EINVAL the predicate in force stays and the reason is
+ * kept for reading back.
+ */
+int rtr_filter_write(struct rtr_probe *p, char *buf)
+{
+	struct rtr_filter *f;
+	char *text = strim(buf);
+	char *err;
+
+	if (!p->nr_ffields)
+		return -EINVAL;
+	if (!*text || !strcmp(text, "0") || !strcmp(text, "none")) {
+		rtr_filter_publish(p, NULL);
+		return 0;
+	}
+	err = kmalloc(RTR_FILTER_ERR_MAX, GFP_KERNEL);
+	if (!err)
+		return -ENOMEM;
+	f = rtr_filter_compile(p, text, err, RTR_FILTER_ERR_MAX);
+	if (IS_ERR(f)) {
+		if (PTR_ERR(f) != -EINVAL) {
+			kfree(err);
+			return PTR_ERR(f);
+		}
+		mutex_lock(&rtr_probes_lock);
+		rtr_filter_set_err(p, err);
+		mutex_unlock(&rtr_probes_lock);
+		return -EINVAL;
+	}
+	kfree(err);
+	rtr_filter_publish(p, f);
+	return 0;
+}
+
+/* Once no probe can run any more (module unload). */
+void rtr_filters_free(void)
+{
+	struct rtr_probe *p;
+
+	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++) {
+		kfree(rcu_replace_pointer(p->filter, NULL, true));
+		kfree(p->filter_err);
+		p->filter_err = NULL;
+	}
+}

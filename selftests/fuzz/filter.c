@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rt_fuzz, thread events: the field predicates of events/<name>/filter
+ * (module/filter.c) replaced while the probes run them -- on every CPU
+ * with --toggle, where the events are switched on -- by known good and
+ * bad expressions and by token soup.  Judged by reading the file back:
+ * a write that worked shows its expression, a refused one (EINVAL only)
+ * the predicate before and a "# error: " line.  Only this thread writes
+ * predicates, and it holds the module: the file's before is its own.
+ */
+#include "fuzz.h"
+
+#include <ctype.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	const char *event, *expr;
+	bool good;
+} fz_filters[] = {
+	{ "syscall_entry", "id == getppid", true },
+	{ "syscall_entry", "id != write && comm == 'rt_fuzz*'", true },
+	{ "syscall_entry", "!(id >= 0 && id < 1000) || nr_args & 1", true },
+	{ "syscall_exit", "ret < 0 || id == read", true },
+	{ "sched_switch", "prev_state & 1 && next_comm != \"swap*\"", true },
+	{ "sched_switch", "prev_tid > 1 || next_prio <= 100", true },
+	{ "irq_handler_entry", "name == '*virt*' || irq != 0", true },
+	{ "irq_softirq_entry", "vec == 1 || comm == rt_fuzz", true },
+	{ "sched_waking", "comm != rt_fuzz && target_cpu >= 0", true },
+	{ "syscall_entry", "0", true },
+	{ "sched_switch", "none", true },
+	{ "syscall_entry", "idd == 1", false },
+	{ "syscall_entry", "id == nosuchcall", false },
+	{ "syscall_entry", "comm < 3", false },
+	{ "sched_switch", "(prev_state == 1", false },
+	{ "sched_switch", "prev_state == 1 &&", false },
+	{ "irq_handler_entry", "name == 'unterminated", false },
+	{ "syscall_exit", "ret === 1", false },
+};
+
+static const char *const fz_filter_tokens[] = {
+	"id", "comm", "nr_args", "ret", "==", "!=", "<", "<=", ">", ">=",
+	"&", "&&", "||", "!", "(", ")", "0", "-1", "0x7fffffffffffffff",
+	"99999999999999999999999", "getppid", "openat", "\"rt*\"", "'x",
+	"[a-", "*", "?", "prev_state", "=", "|", "\t",
+};
+
+/* The first line of @event's filter file, or -errno. */
+static long fz_filter_read(bool dev, const char *event, char *buf,
+			   size_t size, bool *err_line)
+{
+	char rel[96], *nl;
+	long ret;
+
+	snprintf(rel, sizeof(rel), "events/%s/filter", event);
+	ret = fz_read(dev, rel, buf, size);
+	if (ret < 0)
+		return ret;
+	*err_line = strstr(buf, "\n# error: ");
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return 0;
+}
+
+/* @s without its leading and trailing blanks, as the module keeps it. */
+static void fz_filter_trim(const char *s, char *out, size_t size)
+{
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+static void fz_filter_one(struct fz_thread *t)
+{
+	struct fz_rng *r = &t->rng;
+	char expr[512], before[1024], after[1024], want[512], rel[96];
+	const char *event;
+	bool dev = fz_chance(r, 30), known, good = false, err_line;
+	unsigned int i, n;
+	size_t len = 0;
+	long ret;
+
+	known = fz_chance(r, 60);
+	if (known) {
+		i = fz_below(r, sizeof(fz_filters) / sizeof(fz_filters[0]));
+		event = fz_filters[i].event;
+		good = fz_filters[i].good;
+		snprintf(expr, sizeof(expr), "%s%s", fz_filters[i].expr,
+			 fz_chance(r, 50) ? "\n" : "");
+	} else {
+		event = "syscall_entry";
+		n = fz_range(r, 1, 14);
+		for (i = 0; i < n; i++)
+			len += snprintf(expr + len, sizeof(expr) - len, "%s%s",
+					i ? " " : "", fz_pick(r, fz_filter_tokens));
+	}
+	ret = fz_filter_read(dev, event, before, sizeof(before), &err_line);
+	/* A kernel or module without this event's filter: nothing to fuzz. */
+	if (ret == -ENOENT)
+		return;
+	if (!FZ_CHECK(t, !ret, "read events/%s/filter: %s", event, fz_err(ret)))
+		return;
+	snprintf(rel, sizeof(rel), "events/%s/filter", event);
+	ret = fz_write(dev, rel, expr, strlen(expr), 0);
+	fz_desc(t, "%s <- '%s' -> %s", rel, expr, fz_err(ret));
+	if (ret < 0)
+		fz_refused(t);
+	if (known)
+		FZ_EXPECT(t, good ? "a good predicate" : "a bad predicate",
+			  ret < 0 ? ret : 0, good ? 0 : -EINVAL);
+	else
+		FZ_EXPECT(t, "a token soup predicate", ret < 0 ? ret : 0, 0,
+			  -EINVAL);
+	ret = ret < 0 ? ret : 0;
+	if (!FZ_CHECK(t, !fz_filter_read(dev, event, after, sizeof(after),
+					 &err_line),
+		      "read events/%s/filter again", event))
+		return;
+	if (ret == -EINVAL) {
+		FZ_CHECK(t, !strcmp(before, after) && err_line,
+			 "refused '%s': the filter went from '%s' to '%s'%s",
+			 expr, before, after, err_line ? "" : ", no error line");
+		return;
+	}
+	if (ret)
+		return;
+	fz_filter_trim(expr, want, sizeof(want));
+	if (!strcmp(want, "0") || !*want)
+		strcpy(want, "none");
+	FZ_CHECK(t, !strcmp(want, after) && !err_line,
+		 "'%s' taken, but the file reads '%s'%s", expr, after,
+		 err_line ? " and an error line" : "");
+}
+
+/* A few replacements in a row: the probes see one program after another. */
+void fz_filter_op(struct fz_thread *t)
+{
+	unsigned int i, n = fz_range(&t->rng, 1, 8);
+
+	fz_op(t, FZ_OP_FILTER);
+	for (i = 0; i < n; i++)
+		fz_filter_one(t);
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * record --filter: see filters.h.  The module is the one parser of the
+ * expressions: what the filter file takes from a shell, --filter takes,
+ * and a refusal's reason is the file's "# error: " line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/msg.h"
+#include "filters.h"
+
+static void filter_path(const struct filter *f, char *path, size_t size)
+{
+	snprintf(path, size, "events/%s/filter", f->event);
+}
+
+int filters_add(struct filters *fs, const char *spec, char *why, size_t size)
+{
+	const char *colon = strchr(spec, ':'), *expr;
+	struct filter *f, *more;
+
+	/* Event names may hold ':' (kprobe:...): the one before a blank. */
+	while (colon && colon[1] && !isspace((unsigned char)colon[1]))
+		colon = strchr(colon + 1, ':');
+	if (!colon || colon == spec) {
+		snprintf(why, size, "--filter: 'EVENT: EXPR', not '%s'", spec);
+		return -1;
+	}
+	for (expr = colon + 1; isspace((unsigned char)*expr); expr++)
+		;
+	if (!*expr) {
+		snprintf(why, size, "--filter '%s': no expression after the event",
+			 spec);
+		return -1;
+	}
+	more = realloc(fs->f, (fs->n + 1) * sizeof(*fs->f));
+	if (!more)
+		die("out of memory");
+	fs->f = more;
+	f = &fs->f[fs->n];
+	f->spec = strdup(spec);
+	f->event = strndup(spec, (size_t)(colon - spec));
+	if (!f->spec || !f->event)
+		die("out of memory");
+	f->expr = f->spec + (expr - spec);
+	f->saved = NULL;
+	fs->n++;
+	return 0;
+}
+
+int filters_check(const struct filters *fs, const struct ctl *c,
+		  const char *const *names, const bool *on, size_t n,
+		  char *why, size_t size)
+{
+	char path[256], buf[8];
+	int err;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct filter *f = &fs->f[i];
+		size_t j;
+
+		for (j = 0; j < n && strcmp(names[j], f->event); j++)
+			;
+		if (j == n || !on[j]) {
+			snprintf(why, size, "--filter '%s': %s is not recorded (add it to -e)",
+				 f->spec, f->event);
+			return -1;
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(fs->f[j].event, f->event)) {
+				snprintf(why, size, "--filter '%s': a second filter for %s (join them with && or ||)",
+					 f->spec, f->event);
+				return -1;
+			}
+		filter_path(f, path, sizeof(path));
+		err = ctl_read(c, path, buf, sizeof(buf));
+		if (err < 0) {
+			snprintf(why, size, "--filter '%s': %s cannot be filtered (%s/%s: %s)",
+				 f->spec, f->event, c->dir, path, strerror(-err));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The module's reason for refusing @f, from the file's "# error: " line. */
+static void filter_reason(const struct filter *f, const struct ctl *c,
+			  int err, char *why, size_t size)
+{
+	char path[256], *text, *e, *nl;
+
+	filter_path(f, path, sizeof(path));
+	text = ctl_read_alloc(c, path);
+	e = text ? strstr(text, "# error: ") : NULL;
+	if (err == -EINVAL && e) {
+		e += strlen("# error: ");
+		nl = strchr(e, '\n');
+		if (nl)
+			*nl = '\0';
+		snprintf(why, size, "--filter '%s': %s", f->spec, e);
+	} else {
+		snprintf(why, size, "--filter '%s': %s", f->spec, strerror(-err));
+	}
+	free(text);
+}
+
+int filters_apply(struct filters *fs, const struct ctl *c, char *why,
+		  size_t size)
+{
+	char path[256], *nl;
+	int err;
+
+	for (size_t i = 0; i < fs->n; i++) {
+		struct filter *f = &fs->f[i];
+
+		filter_path(f, path, sizeof(path));
+		f->saved = ctl_read_alloc(c, path);
+		if (!f->saved) {
+			snprintf(why, size, "%s/%s: %s", c->dir, path,
+				 strerror(errno));
+			goto undo;
+		}
+		/* The first line: a refused write's "# error: " line is no state. */
+		nl = strchr(f->saved, '\n');
+		if (nl)
+			*nl = '\0';
+		err = ctl_write(c, path, f->expr);
+		if (err) {
+			filter_reason(f, c, err, why, size);
+			/* Written back too: that clears the reason shown. */
+			goto undo;
+		}
+	}
+	return 0;
+undo:
+	filters_restore(fs, c);
+	return -1;
+}
+
+void filters_restore(struct filters *fs, const struct ctl *c)
+{
+	char path[256];
+
+	for (size_t i = 0; i < fs->n; i++) {
+		struct filter *f = &fs->f[i];
+
+		if (!f->saved)
+			continue;
+		filter_path(f, path, sizeof(path));
+		if (ctl_write(c, path, f->saved))
+			warn("could not restore %s/%s to '%s'", c->dir, path,
+			     f->saved);
+		free(f->saved);
+		f->saved = NULL;
+	}
+}

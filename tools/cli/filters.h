@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * record --filter 'EVENT: EXPR': field predicates, written to ringtrace.ko's
+ * events/EVENT/filter (module/filter.c), which parses and refuses them.
+ * The predicates in force before are saved and put back at the end.
+ */
+#ifndef RINGTRACE_CLI_FILTERS_H
+#define RINGTRACE_CLI_FILTERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../../lib/ctl.h"
+
+struct filter {
+	char *spec;		/* as given, for messages */
+	char *event;		/* "syscall_entry" */
+	const char *expr;	/* in @spec, after "EVENT: " */
+	char *saved;		/* the predicate before, "none": none; NULL */
+};
+
+struct filters {
+	struct filter *f;
+	size_t n;
+};
+
+/* Adds one --filter; -1 with one sentence in @why if it is no 'EVENT: EXPR'. */
+int filters_add(struct filters *fs, const char *spec, char *why, size_t size);
+/*
+ * Every EVENT is among the @n @names with @on set and has a filter file:
+ * -1 with one sentence in @why if not.
+ */
+int filters_check(const struct filters *fs, const struct ctl *c,
+		  const char *const *names, const bool *on, size_t n,
+		  char *why, size_t size);
+/*
+ * Saves each event's predicate and writes the new one, all or none: -1
+ * with the module's reason in @why ("--filter 'EVENT: EXPR': unknown field
+ * 'foo' at column 1"), every predicate as it was.
+ */
+int filters_apply(struct filters *fs, const struct ctl *c, char *why,
+		  size_t size);
+/* Puts the saved predicates back; each failure is a warning.  Idempotent. */
+void filters_restore(struct filters *fs, const struct ctl *c);
+
+#endif /* RINGTRACE_CLI_FILTERS_H */
