@@ -8,7 +8,7 @@
 # MODROOT/$RT_KVER/, starts LTTng when run-bench built it for this kernel
 # ($RT_LTTNG, see guest-lttng.sh; else OUTDIR/lttng.unavailable says why)
 # and runs, all in this one boot, the PARTS asked for (a comma-separated
-# list, default ring,overhead,storm,pipeline):
+# list, default ring,overhead,storm,pipeline; stack and kprobe on request):
 #
 # ring: the writer-cost cases below.
 #   default    ringtrace's default geometry, overwrite mode, nobody
@@ -37,6 +37,13 @@
 # pipeline: guest-pipeline.sh, the highest zero-loss event rate of each
 #           tracer on the same tracepoint load: $RT_VM_OUT/pipeline.txt;
 #           DURATION_MS per step (default 2000).
+# stack:    guest-why.sh stack, the cost of a sched_switch with its kernel
+#           stack in ringtrace, ftrace, perf and LTTng: $RT_VM_OUT/why.txt;
+#           $WHY_LOOPS round trips of perf bench sched pipe (default 10000).
+# kprobe:   guest-why.sh kprobe, the cost of a kprobe hit in each: CALLS
+#           getppid() calls, also into $RT_VM_OUT/why.txt.
+# (run-bench boots stack and kprobe under tcg,thread=single, apart from
+# the others: they install and remove probes all the time.)
 #
 # The defaults the storm restores are saved first: ringtrace's geometry
 # and mode as loaded ($RT_VM_OUT/rt-defaults) and ftrace's buffer size at
@@ -97,7 +104,8 @@ sed 's/.*expanded: \([0-9]*\).*/\1/' /sys/kernel/tracing/buffer_size_kb >"$out/f
 
 # shellcheck source=tools/bench/guest-lttng.sh
 . "$here/guest-lttng.sh"
-if [[ $parts == *,overhead,* || $parts == *,storm,* || $parts == *,pipeline,* ]]; then
+if [[ $parts == *,overhead,* || $parts == *,storm,* || $parts == *,pipeline,* ||
+	$parts == *,stack,* || $parts == *,kprobe,* ]]; then
 	say "lttng: starting lttng-sessiond"
 	if lttng_start "$out"; then
 		say "lttng: $(head -1 "$out/lttng-version.txt")"
@@ -176,6 +184,8 @@ run_part ring ring_cases
 run_part overhead "$here/guest-overhead.sh" "$out" "$calls" "$rounds"
 run_part storm "$here/guest-storm.sh" "$out" "$calls"
 run_part pipeline "$here/guest-pipeline.sh" "$out" "$duration"
+run_part stack "$here/guest-why.sh" "$out" stack "${WHY_LOOPS:-10000}" "$rounds"
+run_part kprobe "$here/guest-why.sh" "$out" kprobe "$calls" "$rounds"
 
 lttng_stop
 
