@@ -63,6 +63,7 @@
 
 struct cpu *cpus;
 unsigned int ncpus;
+unsigned int set_rotation_wanted;
 
 static int notify_fd = -1;
 
@@ -195,6 +196,27 @@ static void notify_main(void)
 	}
 }
 
+/*
+ * chunks_roll_if_due(); with --on-chunk a full or old chunk asks main to
+ * rotate every CPU (main.c), and goes on until that request comes.
+ */
+static int roll_if_due(struct cpu *c)
+{
+	unsigned int seq = c->out.seq, old;
+	int r = chunks_roll_if_due(&c->out, now_ms());
+
+	if (r <= 0)
+		return r;
+	old = __atomic_load_n(&set_rotation_wanted, __ATOMIC_RELAXED);
+	while (old < seq &&
+	       !__atomic_compare_exchange_n(&set_rotation_wanted, &old, seq,
+					    false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	notify_main();
+	return 0;
+}
+
 __attribute__((format(printf, 3, 4)))
 static enum drain_result fail(struct cpu *c, int err, const char *fmt, ...)
 {
@@ -254,7 +276,7 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 				    strerror(-err));
 
 		/* Between sub-buffers: a full chunk closes now, not later. */
-		err = chunks_roll_if_due(&c->out, now_ms());
+		err = roll_if_due(c);
 		if (err)
 			return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir,
 				    c->out.cpu, c->out.seq + 1, strerror(-err));
@@ -338,8 +360,7 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 	r = drain(c, drain_budget(c));
 	if (r == DRAIN_FAILED)
 		return r;
-	err = req & REQ_ROTATE ? chunks_roll(&c->out) :
-	      chunks_roll_if_due(&c->out, now_ms());
+	err = req & REQ_ROTATE ? chunks_roll(&c->out) : roll_if_due(c);
 	if (err)
 		return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir, c->out.cpu,
 			    c->out.seq + 1, strerror(-err));
@@ -389,7 +410,7 @@ static void *drain_main(void *arg)
 		int n;
 
 		/* --chunk-time: wake up to close a chunk that grew old. */
-		if (opt.chunk_ms && c->out.size) {
+		if (opt.chunk_ms && c->out.size && !c->out.set_asked) {
 			uint64_t now = now_ms(), due = c->out.first_ms + opt.chunk_ms;
 			int left = poll_timeout_ms(due > now ? due - now : 0);
 
@@ -437,7 +458,7 @@ static void *drain_main(void *arg)
 			park_ms = PARKED_MIN_MS;
 		}
 		if (r != DRAIN_FAILED && opt.chunk_ms) {
-			int err = chunks_roll_if_due(&c->out, now_ms());
+			int err = roll_if_due(c);
 
 			if (err)
 				r = fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir,
