@@ -229,13 +229,22 @@ static enum drain_result fail(struct cpu *c, int err, const char *fmt, ...)
 	return DRAIN_FAILED;
 }
 
-/* GET, write, PUT: two ioctls and one writev per sub-buffer. */
-static enum drain_result drain(struct cpu *c, unsigned int budget)
+/*
+ * GET, write, PUT: two ioctls and one writev per sub-buffer.  With
+ * @rotations, a rotation main asked for (--on-chunk) ends the batch, so
+ * that a full chunk closes after a packet or two, not after a ring's worth.
+ */
+static enum drain_result drain(struct cpu *c, unsigned int budget,
+			       bool rotations)
 {
 	struct ringtrace_subbuf sb;
 	int err;
 
 	while (budget--) {
+		/* Pairs with the release in drain_request(). */
+		if (rotations &&
+		    (__atomic_load_n(&c->req, __ATOMIC_ACQUIRE) & REQ_ROTATE))
+			return DRAIN_MORE;
 		err = buffer_get(&c->buf, &sb);
 		if (err == -EAGAIN)
 			return DRAIN_EMPTY;
@@ -329,11 +338,11 @@ static enum drain_result drain_for_stop(struct cpu *c, bool tracing_off)
 	if (!tracing_off) {
 		if (flush_cpu(c, true))
 			return DRAIN_FAILED;
-		r = drain(c, drain_budget(c));
+		r = drain(c, drain_budget(c), false);
 		return r == DRAIN_FAILED ? r : DRAIN_END;
 	}
 	for (round = 0; round < 8; round++) {
-		r = drain(c, 2 * drain_budget(c));
+		r = drain(c, 2 * drain_budget(c), false);
 		if (r == DRAIN_END || r == DRAIN_FAILED)
 			return r;
 	}
@@ -357,7 +366,7 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 
 	if (flush_cpu(c, req & REQ_ROTATE))
 		return DRAIN_FAILED;
-	r = drain(c, drain_budget(c));
+	r = drain(c, drain_budget(c), false);
 	if (r == DRAIN_FAILED)
 		return r;
 	err = req & REQ_ROTATE ? chunks_roll(&c->out) : roll_if_due(c);
@@ -454,7 +463,7 @@ static void *drain_main(void *arg)
 			parked = true;
 		} else if (!parked && p[1].revents) {
 			/* POLLIN, or POLLERR: GET says -EIO then. */
-			r = drain(c, drain_budget(c));
+			r = drain(c, drain_budget(c), opt.on_chunk);
 			park_ms = PARKED_MIN_MS;
 		}
 		if (r != DRAIN_FAILED && opt.chunk_ms) {

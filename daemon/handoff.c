@@ -14,7 +14,7 @@
  *                    disk: metadata.c); .ringtrace-ksyms.zst if any;
  *                    manifest.json (manifest.c); fsync; rename to
  *                    chunk-k; fsync the trace directory
- *                  then queued for the hook (at most HOOK_QUEUE_MAX; a
+ *                  then queued for the hook (at most --on-chunk-queue; a
  *                  set finding the queue full stays on disk, counted),
  *                  and the hook runs, one at a time:
  *                    /bin/sh -c CMD ringtraced-on-chunk SETDIR MANIFEST
@@ -51,7 +51,6 @@
 
 extern char **environ;
 
-#define HOOK_QUEUE_MAX	16		/* sets waiting for the hook */
 #define HOOK_KILL_MS	5000		/* from SIGTERM to SIGKILL */
 
 enum set_state {
@@ -353,7 +352,7 @@ static void assemble_ready(void)
 		pthread_mutex_lock(&hs.lock);
 		if (!err) {
 			hs.st.sets++;
-			if (hs.st.queued < HOOK_QUEUE_MAX) {
+			if (hs.st.queued < opt.hook_queue) {
 				s->state = SET_QUEUED;
 				hs.st.queued++;
 			} else {
@@ -371,8 +370,8 @@ static void assemble_ready(void)
 			warn("%s/%s: chunk set %u not assembled: %s (its chunks stay in %s)",
 			     outdir, what, s->seq, strerror(-err), outdir);
 		else if (!err && s->state == SET_DONE)
-			warn("%s/chunk-%06u: not handed to --on-chunk: %u sets already wait for it (the set stays on disk)",
-			     outdir, s->seq, HOOK_QUEUE_MAX);
+			warn("%s/chunk-%06u: not handed to --on-chunk: its queue is full (%u sets wait; this one stays on disk)",
+			     outdir, s->seq, opt.hook_queue);
 	}
 }
 
@@ -505,10 +504,12 @@ static void reap_hook(struct hook *h)
 		hs.st.hooks_timed_out++;
 	pthread_mutex_unlock(&hs.lock);
 	h->set = NULL;
-	if (h->termed)
-		warn("%s/chunk-%06u: --on-chunk hook still running after %.1f s: %s (the set stays on disk)",
-		     outdir, seq, (double)opt.hook_ms / 1000,
-		     h->killed ? "killed (SIGKILL)" : "terminated (SIGTERM)");
+	if (h->termed && WIFSIGNALED(st))
+		warn("%s/chunk-%06u: --on-chunk hook timed out: ended by signal %d after %.1f s (the set stays on disk)",
+		     outdir, seq, WTERMSIG(st), secs);
+	else if (h->termed)
+		warn("%s/chunk-%06u: --on-chunk hook timed out: exited %d after %.1f s (the set stays on disk)",
+		     outdir, seq, WEXITSTATUS(st), secs);
 	else if (ok)
 		info("%s/chunk-%06u: --on-chunk hook exited 0 after %.1f s",
 		     outdir, seq, secs);
@@ -524,10 +525,14 @@ static void reap_hook(struct hook *h)
 static void hook_overdue(struct hook *h)
 {
 	if (!h->termed) {
+		warn("%s/chunk-%06u: --on-chunk hook still running after %.1f s: SIGTERM to its process group",
+		     outdir, h->set->seq, (double)opt.hook_ms / 1000);
 		kill(-h->pid, SIGTERM);
 		h->termed = true;
 		h->deadline_ms = now_ms() + HOOK_KILL_MS;
 	} else if (!h->killed) {
+		warn("%s/chunk-%06u: --on-chunk hook still running %d s after SIGTERM: SIGKILL to its process group",
+		     outdir, h->set->seq, HOOK_KILL_MS / 1000);
 		kill(-h->pid, SIGKILL);
 		h->killed = true;
 		h->deadline_ms = UINT64_MAX;
@@ -558,15 +563,16 @@ static void *handoff_main(void *arg __attribute__((unused)))
 
 	pthread_setname_np(pthread_self(), "rtd-handoff");
 	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = hs.evfd, .events = POLLIN },
-			{ .fd = h.set ? h.pidfd : -1, .events = POLLIN },
-		};
+		struct pollfd p[2];
 
 		assemble_ready();
 		start_hook(&h);
 		if (all_done(&h))
 			break;
+		/* After start_hook(): the hook it started is watched too. */
+		p[0] = (struct pollfd){ .fd = hs.evfd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = h.set ? h.pidfd : -1,
+					.events = POLLIN };
 		timeout = -1;
 		if (h.set) {
 			now = now_ms();

@@ -17,6 +17,7 @@
 #define DEFAULT_FLUSH_MS	1000
 #define DEFAULT_MAX_SIZE	(64ULL << 20)
 #define DEFAULT_HOOK_MS		(10 * 60 * 1000)
+#define DEFAULT_HOOK_QUEUE	16
 #define MAX_WORKERS		64
 
 enum { EXIT_USAGE = 2 };
@@ -27,6 +28,7 @@ struct options opt = {
 	.max_size = DEFAULT_MAX_SIZE,
 	.start = true,
 	.hook_ms = DEFAULT_HOOK_MS,
+	.hook_queue = DEFAULT_HOOK_QUEUE,
 };
 
 struct level_name level_name(int level)
@@ -156,10 +158,11 @@ static void usage(FILE *f)
 "                            directory as $1 and the manifest as $2 (also\n"
 "                            $RINGTRACE_CHUNK_DIR, $RINGTRACE_MANIFEST), one\n"
 "                            set at a time, never in the drain's way; it may\n"
-"                            move the set away.  Its exit status is logged; a\n"
-"                            set that finds %d waiting stays on disk\n"
+"                            move the set away.  Its exit status is logged\n"
 "      --on-chunk-timeout=TIME  SIGTERM the hook's process group after TIME\n"
 "                            (default 10m), SIGKILL 5 s later\n"
+"      --on-chunk-queue=N    at most N sets wait for the hook (default %d);\n"
+"                            one more stays on disk, logged and counted\n"
 "\n"
 "Running:\n"
 "      --service             run under systemd (Type=notify): log with syslog\n"
@@ -179,7 +182,7 @@ static void usage(FILE *f)
 "Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
 		ZSTD_minCLevel(), ZSTD_maxCLevel(), CHUNK_DEFAULT_LEVEL,
 		1U << (CHUNK_PACK_WINDOW_LOG - 20), mem, MAX_WORKERS,
-		default_workers(), DEFAULT_FLUSH_MS, 16);
+		default_workers(), DEFAULT_FLUSH_MS, DEFAULT_HOOK_QUEUE);
 }
 
 void usage_error(const char *fmt, ...)
@@ -209,6 +212,7 @@ enum {
 	OPT_TEST_DELAY,
 	OPT_ON_CHUNK,
 	OPT_ON_CHUNK_TIMEOUT,
+	OPT_ON_CHUNK_QUEUE,
 };
 
 void parse_options(int argc, char **argv)
@@ -238,6 +242,7 @@ void parse_options(int argc, char **argv)
 		{ "test-delay-us",	required_argument, NULL, OPT_TEST_DELAY },
 		{ "on-chunk",		required_argument, NULL, OPT_ON_CHUNK },
 		{ "on-chunk-timeout",	required_argument, NULL, OPT_ON_CHUNK_TIMEOUT },
+		{ "on-chunk-queue",	required_argument, NULL, OPT_ON_CHUNK_QUEUE },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -365,6 +370,12 @@ void parse_options(int argc, char **argv)
 			if (!parse_duration_ms(optarg, &opt.hook_ms) ||
 			    !opt.hook_ms)
 				usage_error("--on-chunk-timeout: '%s' is not a duration (e.g. 30s, 10m)",
+					    optarg);
+			break;
+		case OPT_ON_CHUNK_QUEUE:
+			if (!parse_uint(optarg, &opt.hook_queue) ||
+			    !opt.hook_queue || opt.hook_queue > 1024)
+				usage_error("--on-chunk-queue: '%s' is not a number of sets (1..1024)",
 					    optarg);
 			break;
 		case 'h':

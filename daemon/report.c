@@ -11,6 +11,10 @@
  *           bytes stored), U uncompressed; W workers, X busy
  *   sync: R rounds, S skipped, F failed[ (first: DIR/FILE: why)]
  *   cpu time: drain D s, compression C s
+ *   on-chunk: S sets, H handed off, F hooks failed (T timed out), Q waiting,
+ *             R running; N not handed (queue full), A not assembled
+ *
+ * STATUS= every 10 s, and at the tick after an --on-chunk hook failed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -131,9 +135,17 @@ void report_status(void)
 	char status[768];
 	struct handoff_stats hs = { 0 };
 	char sets[192] = "";
+	static uint64_t hooks_failed;
 	unsigned int i;
 
-	if (!msg_service || !due_every_10s(&last))
+	if (!msg_service)
+		return;
+	/* A hook that failed is news: said at this tick, not in 10 s. */
+	if (opt.on_chunk)
+		handoff_status(&hs);
+	if (hs.hooks_failed != hooks_failed)
+		hooks_failed = hs.hooks_failed;
+	else if (!due_every_10s(&last))
 		return;
 	for (i = 0; i < ncpus; i++) {
 		packets += COUNTER_READ(cpus[i].out.packets);
@@ -143,7 +155,6 @@ void report_status(void)
 	packer_stats(&ps);
 	syncer_status(&ss);
 	if (opt.on_chunk) {
-		handoff_status(&hs);
 		snprintf(sets, sizeof(sets), "; %llu sets, %llu handed off, %llu hooks failed, %u waiting, %llu not handed",
 			 (unsigned long long)hs.sets,
 			 (unsigned long long)hs.hooks_ok,

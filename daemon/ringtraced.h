@@ -90,6 +90,7 @@ struct options {
 	unsigned int delay_us;		/* testing: slow consumer */
 	const char *on_chunk;		/* --on-chunk: chunk sets, this hook */
 	uint64_t hook_ms;		/* --on-chunk-timeout */
+	unsigned int hook_queue;	/* --on-chunk-queue */
 };
 extern struct options opt;
 
