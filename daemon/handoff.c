@@ -348,7 +348,11 @@ static void assemble_ready(void)
 	int err;
 
 	while ((s = next_ready())) {
+		unsigned int seq = s->seq;
+		bool left_out = false;
+
 		err = s->nf ? assemble(s, what, sizeof(what)) : -ENOENT;
+		/* Once DONE, --max-total may free it (main): not touched after. */
 		pthread_mutex_lock(&hs.lock);
 		if (!err) {
 			hs.st.sets++;
@@ -358,6 +362,7 @@ static void assemble_ready(void)
 			} else {
 				s->state = SET_DONE;
 				hs.st.not_handed++;
+				left_out = true;
 			}
 		} else {
 			/* Its chunks stay in the trace directory. */
@@ -368,10 +373,10 @@ static void assemble_ready(void)
 		pthread_mutex_unlock(&hs.lock);
 		if (err && err != -ENOENT)
 			warn("%s/%s: chunk set %u not assembled: %s (its chunks stay in %s)",
-			     outdir, what, s->seq, strerror(-err), outdir);
-		else if (!err && s->state == SET_DONE)
+			     outdir, what, seq, strerror(-err), outdir);
+		else if (left_out)
 			warn("%s/chunk-%06u: not handed to --on-chunk: its queue is full (%u sets wait; this one stays on disk)",
-			     outdir, s->seq, opt.hook_queue);
+			     outdir, seq, opt.hook_queue);
 	}
 }
 
