@@ -24,6 +24,14 @@
  * packer still holds).  Not when the chunk is created: a recording that
  * stops before a packet reaches it removes it again, and the chunk pruned
  * for it would be gone for nothing.
+ *
+ * With --on-chunk a CPU never closes a chunk on its own: a rotation closes
+ * every CPU's chunk together, so that chunk k of every CPU is set k
+ * (handoff.c).  A full or old chunk asks main for one (drain.c) and keeps
+ * taking packets until its request arrives, a few packets at most.  The
+ * facts of each chunk's packets (timestamps, events, losses: read from
+ * the packet header the kernel wrote, never from its events) go to the
+ * set's manifest when it closes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -131,6 +139,11 @@ static int open_next(struct chunk_writer *w)
 	w->size = 0;
 	w->first_ms = 0;
 	w->prune_due = true;
+	w->set_asked = false;
+	memset(&w->facts, 0, sizeof(w->facts));
+	w->facts.cpu = w->cpu;
+	w->facts.seq = seq;
+	w->discarded_base = w->discarded;
 	COUNTER_ADD(w->chunks, 1);
 	return 0;
 }
@@ -175,6 +188,25 @@ static void close_current(struct chunk_writer *w)
 	packer_chunk_closed(w->cur, w->size, w->size > chunk_stored_size(0));
 	w->cur = NULL;
 	syncer_adopt(fd, w->name);
+	if (opt.on_chunk) {
+		w->facts.lost = w->discarded - w->discarded_base;
+		handoff_chunk_closed(&w->facts);
+	}
+}
+
+/* The packet header's facts, for the manifest (packets are whole). */
+static void note_packet(struct chunk_writer *w, const void *data, size_t len)
+{
+	struct ringtrace_packet_header h;
+
+	if (len < sizeof(h))
+		return;
+	memcpy(&h, data, sizeof(h));
+	if (!w->facts.packets++)
+		w->facts.ts_first = h.timestamp_begin;
+	w->facts.ts_last = h.timestamp_end;
+	w->facts.events += h.events;
+	w->discarded = h.events_discarded;
 }
 
 int chunks_open(struct chunk_writer *w, unsigned int cpu,
@@ -222,6 +254,7 @@ int chunks_write(struct chunk_writer *w, const void *data, size_t len)
 	}
 	if (!w->size)
 		w->first_ms = now_ms();
+	note_packet(w, data, len);
 	w->size += chunk_stored_size(len);
 	COUNTER_ADD(w->packets, 1);
 	COUNTER_ADD(w->bytes_in, len);
@@ -248,7 +281,14 @@ int chunks_roll_if_due(struct chunk_writer *w, uint64_t now)
 	/* Full: the largest packet might not fit, so it never has to. */
 	full = w->size + chunk_stored_size(w->max_packet) > opt.max_size;
 	old = opt.chunk_ms && now - w->first_ms >= opt.chunk_ms;
-	return full || old ? chunks_roll(w) : 0;
+	if (!full && !old)
+		return 0;
+	if (!opt.on_chunk)
+		return chunks_roll(w);
+	if (w->set_asked)
+		return 0;
+	w->set_asked = true;
+	return 1;
 }
 
 void chunks_finish(struct chunk_writer *w)

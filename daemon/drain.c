@@ -63,6 +63,7 @@
 
 struct cpu *cpus;
 unsigned int ncpus;
+unsigned int set_rotation_wanted;
 
 static int notify_fd = -1;
 
@@ -195,6 +196,27 @@ static void notify_main(void)
 	}
 }
 
+/*
+ * chunks_roll_if_due(); with --on-chunk a full or old chunk asks main to
+ * rotate every CPU (main.c), and goes on until that request comes.
+ */
+static int roll_if_due(struct cpu *c)
+{
+	unsigned int seq = c->out.seq, old;
+	int r = chunks_roll_if_due(&c->out, now_ms());
+
+	if (r <= 0)
+		return r;
+	old = __atomic_load_n(&set_rotation_wanted, __ATOMIC_RELAXED);
+	while (old < seq &&
+	       !__atomic_compare_exchange_n(&set_rotation_wanted, &old, seq,
+					    false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+	notify_main();
+	return 0;
+}
+
 __attribute__((format(printf, 3, 4)))
 static enum drain_result fail(struct cpu *c, int err, const char *fmt, ...)
 {
@@ -207,13 +229,22 @@ static enum drain_result fail(struct cpu *c, int err, const char *fmt, ...)
 	return DRAIN_FAILED;
 }
 
-/* GET, write, PUT: two ioctls and one writev per sub-buffer. */
-static enum drain_result drain(struct cpu *c, unsigned int budget)
+/*
+ * GET, write, PUT: two ioctls and one writev per sub-buffer.  With
+ * @rotations, a rotation main asked for (--on-chunk) ends the batch, so
+ * that a full chunk closes after a packet or two, not after a ring's worth.
+ */
+static enum drain_result drain(struct cpu *c, unsigned int budget,
+			       bool rotations)
 {
 	struct ringtrace_subbuf sb;
 	int err;
 
 	while (budget--) {
+		/* Pairs with the release in drain_request(). */
+		if (rotations &&
+		    (__atomic_load_n(&c->req, __ATOMIC_ACQUIRE) & REQ_ROTATE))
+			return DRAIN_MORE;
 		err = buffer_get(&c->buf, &sb);
 		if (err == -EAGAIN)
 			return DRAIN_EMPTY;
@@ -254,7 +285,7 @@ static enum drain_result drain(struct cpu *c, unsigned int budget)
 				    strerror(-err));
 
 		/* Between sub-buffers: a full chunk closes now, not later. */
-		err = chunks_roll_if_due(&c->out, now_ms());
+		err = roll_if_due(c);
 		if (err)
 			return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir,
 				    c->out.cpu, c->out.seq + 1, strerror(-err));
@@ -307,11 +338,11 @@ static enum drain_result drain_for_stop(struct cpu *c, bool tracing_off)
 	if (!tracing_off) {
 		if (flush_cpu(c, true))
 			return DRAIN_FAILED;
-		r = drain(c, drain_budget(c));
+		r = drain(c, drain_budget(c), false);
 		return r == DRAIN_FAILED ? r : DRAIN_END;
 	}
 	for (round = 0; round < 8; round++) {
-		r = drain(c, 2 * drain_budget(c));
+		r = drain(c, 2 * drain_budget(c), false);
 		if (r == DRAIN_END || r == DRAIN_FAILED)
 			return r;
 	}
@@ -335,11 +366,10 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 
 	if (flush_cpu(c, req & REQ_ROTATE))
 		return DRAIN_FAILED;
-	r = drain(c, drain_budget(c));
+	r = drain(c, drain_budget(c), false);
 	if (r == DRAIN_FAILED)
 		return r;
-	err = req & REQ_ROTATE ? chunks_roll(&c->out) :
-	      chunks_roll_if_due(&c->out, now_ms());
+	err = req & REQ_ROTATE ? chunks_roll(&c->out) : roll_if_due(c);
 	if (err)
 		return fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir, c->out.cpu,
 			    c->out.seq + 1, strerror(-err));
@@ -389,7 +419,7 @@ static void *drain_main(void *arg)
 		int n;
 
 		/* --chunk-time: wake up to close a chunk that grew old. */
-		if (opt.chunk_ms && c->out.size) {
+		if (opt.chunk_ms && c->out.size && !c->out.set_asked) {
 			uint64_t now = now_ms(), due = c->out.first_ms + opt.chunk_ms;
 			int left = poll_timeout_ms(due > now ? due - now : 0);
 
@@ -433,11 +463,11 @@ static void *drain_main(void *arg)
 			parked = true;
 		} else if (!parked && p[1].revents) {
 			/* POLLIN, or POLLERR: GET says -EIO then. */
-			r = drain(c, drain_budget(c));
+			r = drain(c, drain_budget(c), opt.on_chunk);
 			park_ms = PARKED_MIN_MS;
 		}
 		if (r != DRAIN_FAILED && opt.chunk_ms) {
-			int err = chunks_roll_if_due(&c->out, now_ms());
+			int err = roll_if_due(c);
 
 			if (err)
 				r = fail(c, err, "%s/cpu%u-%06u.zst: %s", outdir,

@@ -254,12 +254,31 @@ static bool sync_failed(void)
 	return ss.failed;
 }
 
-/* ---- SIGHUP ---------------------------------------------------------------------- */
+/* ---- SIGHUP, and --on-chunk's rotations -------------------------------------------- */
 
 static uint64_t rotations;		/* asked for */
+static bool rotate_pending;		/* --on-chunk: asked during one */
 
+/* Some CPU has not acknowledged the last rotation yet. */
+static bool rotation_in_flight(void)
+{
+	for (unsigned int i = 0; i < ncpus; i++)
+		if (__atomic_load_n(&cpus[i].rotate_done, __ATOMIC_ACQUIRE) <
+		    rotations)
+			return true;
+	return false;
+}
+
+/*
+ * With --on-chunk one rotation at a time: each CPU closes exactly one
+ * chunk per rotation, so that chunk k of every CPU is chunk set k.
+ */
 static void rotate(void)
 {
+	if (opt.on_chunk && rotation_in_flight()) {
+		rotate_pending = true;
+		return;
+	}
 	rotations++;
 	for (unsigned int i = 0; i < ncpus; i++)
 		drain_request(&cpus[i], REQ_ROTATE);
@@ -270,17 +289,24 @@ static void check_rotated(void)
 	static uint64_t said;
 	char name[CHUNK_NAME_MAX];
 
-	if (said == rotations)
+	if (rotation_in_flight())
 		return;
-	for (unsigned int i = 0; i < ncpus; i++)
-		if (__atomic_load_n(&cpus[i].rotate_done, __ATOMIC_ACQUIRE) <
-		    rotations)
-			return;
-	said = rotations;
-	/* CPU 0's thread may be opening its next chunk by now. */
-	chunks_current_name(&cpus[0].out, name, sizeof(name));
-	info("rotated: every CPU's chunk closed, now writing %s/%s ...", outdir,
-	     name);
+	if (said != rotations) {
+		said = rotations;
+		if (opt.on_chunk)
+			handoff_sets_closed((unsigned int)rotations);
+		/* CPU 0's thread may be opening its next chunk by now. */
+		chunks_current_name(&cpus[0].out, name, sizeof(name));
+		info("rotated: every CPU's chunk closed, now writing %s/%s ...",
+		     outdir, name);
+	}
+	/* A CPU's chunk is full or old: the next set begins for all. */
+	if (opt.on_chunk &&
+	    (rotate_pending ||
+	     __atomic_load_n(&set_rotation_wanted, __ATOMIC_RELAXED) > rotations)) {
+		rotate_pending = false;
+		rotate();
+	}
 }
 
 /* ---- the loop -------------------------------------------------------------------- */
@@ -402,6 +428,15 @@ static int stop(enum run_end end)
 	}
 	drain_join();
 	bad = failed_cpu();
+	if (opt.on_chunk) {
+		unsigned int last = 0;
+
+		/* A rotation cut short by the stop: its sets are closed too. */
+		for (i = 0; i < ncpus; i++)
+			if (cpus[i].out.seq > last)
+				last = cpus[i].out.seq;
+		handoff_sets_closed(last);
+	}
 	/* Its failures, if any, are counted and told below. */
 	syncer_stop();
 
@@ -409,6 +444,8 @@ static int stop(enum run_end end)
 	if (end == RUN_STOP && !bad && !sync_failed())
 		packed_all = finish_packing();
 	packer_stop(!packed_all);
+	/* The sets left are assembled and their hooks run, each timed. */
+	handoff_stop();
 	report_print(title);
 	packer_stats(&ps);
 	if (ps.left)
@@ -454,6 +491,8 @@ int main(int argc, char **argv)
 	err = packer_start(ncpus, opt.workers, opt.level, outdirfd);
 	if (err)
 		die("the compression threads: %s", strerror(-err));
+	if (opt.on_chunk)
+		handoff_start();
 	notifyfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (notifyfd < 0)
 		die("eventfd: %s", strerror(errno));

@@ -125,6 +125,21 @@ unlock:
 	return err;
 }
 
+char *metadata_snapshot(size_t *len)
+{
+	char *s;
+
+	pthread_mutex_lock(&lock);
+	s = copy ? malloc(copy_len + 1) : NULL;
+	if (s) {
+		memcpy(s, copy, copy_len);
+		s[copy_len] = '\0';
+		*len = copy_len;
+	}
+	pthread_mutex_unlock(&lock);
+	return s;
+}
+
 void metadata_free(void)
 {
 	free(copy);

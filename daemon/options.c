@@ -16,6 +16,8 @@
 
 #define DEFAULT_FLUSH_MS	1000
 #define DEFAULT_MAX_SIZE	(64ULL << 20)
+#define DEFAULT_HOOK_MS		(10 * 60 * 1000)
+#define DEFAULT_HOOK_QUEUE	16
 #define MAX_WORKERS		64
 
 enum { EXIT_USAGE = 2 };
@@ -25,6 +27,8 @@ struct options opt = {
 	.flush_ms = DEFAULT_FLUSH_MS,
 	.max_size = DEFAULT_MAX_SIZE,
 	.start = true,
+	.hook_ms = DEFAULT_HOOK_MS,
+	.hook_queue = DEFAULT_HOOK_QUEUE,
 };
 
 struct level_name level_name(int level)
@@ -143,6 +147,23 @@ static void usage(FILE *f)
 "                            ringtrace's files (Secure Boot lockdown) or is\n"
 "                            not mounted\n"
 "\n"
+"Handing chunks off:\n"
+"      --on-chunk=CMD        every rotation closes every CPU's chunk together\n"
+"                            (by size or age of any CPU's chunk, SIGHUP, stop)\n"
+"                            into a chunk set: once compressed and synced, its\n"
+"                            chunks, a copy of the metadata and manifest.json\n"
+"                            (host, boot id, kernel, clocks, counts, checksums)\n"
+"                            move into DIR/chunk-NNNNNN/, a trace directory of\n"
+"                            its own, and `/bin/sh -c CMD` runs with that\n"
+"                            directory as $1 and the manifest as $2 (also\n"
+"                            $RINGTRACE_CHUNK_DIR, $RINGTRACE_MANIFEST), one\n"
+"                            set at a time, never in the drain's way; it may\n"
+"                            move the set away.  Its exit status is logged\n"
+"      --on-chunk-timeout=TIME  SIGTERM the hook's process group after TIME\n"
+"                            (default 10m), SIGKILL 5 s later\n"
+"      --on-chunk-queue=N    at most N sets wait for the hook (default %d);\n"
+"                            one more stays on disk, logged and counted\n"
+"\n"
 "Running:\n"
 "      --service             run under systemd (Type=notify): log with syslog\n"
 "                            priorities, notify readiness, default output dir\n"
@@ -161,7 +182,7 @@ static void usage(FILE *f)
 "Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
 		ZSTD_minCLevel(), ZSTD_maxCLevel(), CHUNK_DEFAULT_LEVEL,
 		1U << (CHUNK_PACK_WINDOW_LOG - 20), mem, MAX_WORKERS,
-		default_workers(), DEFAULT_FLUSH_MS);
+		default_workers(), DEFAULT_FLUSH_MS, DEFAULT_HOOK_QUEUE);
 }
 
 void usage_error(const char *fmt, ...)
@@ -189,6 +210,9 @@ enum {
 	OPT_ROOT,
 	OPT_MAX_TOTAL,
 	OPT_TEST_DELAY,
+	OPT_ON_CHUNK,
+	OPT_ON_CHUNK_TIMEOUT,
+	OPT_ON_CHUNK_QUEUE,
 };
 
 void parse_options(int argc, char **argv)
@@ -216,6 +240,9 @@ void parse_options(int argc, char **argv)
 		{ "root",		required_argument, NULL, OPT_ROOT },
 		{ "max-total",		required_argument, NULL, OPT_MAX_TOTAL },
 		{ "test-delay-us",	required_argument, NULL, OPT_TEST_DELAY },
+		{ "on-chunk",		required_argument, NULL, OPT_ON_CHUNK },
+		{ "on-chunk-timeout",	required_argument, NULL, OPT_ON_CHUNK_TIMEOUT },
+		{ "on-chunk-queue",	required_argument, NULL, OPT_ON_CHUNK_QUEUE },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -334,6 +361,23 @@ void parse_options(int argc, char **argv)
 				usage_error("--test-delay-us: '%s' is not a number of microseconds (0..10000000)",
 					    optarg);
 			break;
+		case OPT_ON_CHUNK:
+			if (!*optarg)
+				usage_error("--on-chunk: empty command");
+			opt.on_chunk = optarg;
+			break;
+		case OPT_ON_CHUNK_TIMEOUT:
+			if (!parse_duration_ms(optarg, &opt.hook_ms) ||
+			    !opt.hook_ms)
+				usage_error("--on-chunk-timeout: '%s' is not a duration (e.g. 30s, 10m)",
+					    optarg);
+			break;
+		case OPT_ON_CHUNK_QUEUE:
+			if (!parse_uint(optarg, &opt.hook_queue) ||
+			    !opt.hook_queue || opt.hook_queue > 1024)
+				usage_error("--on-chunk-queue: '%s' is not a number of sets (1..1024)",
+					    optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -353,4 +397,6 @@ void parse_options(int argc, char **argv)
 			    SERVICE_DIR);
 	if (opt.max_total && !opt.root && !msg_service)
 		usage_error("--max-total needs --root (or --service)");
+	if (opt.on_chunk && opt.max_files)
+		usage_error("--max-files counts chunks per CPU; with --on-chunk they leave in sets: bound the disk with --max-total");
 }

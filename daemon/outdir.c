@@ -154,6 +154,63 @@ static void trim_running(uint64_t over)
 		     (unsigned long long)opt.max_total);
 }
 
+/* The files of @dirfd's subdirectory @name, then it; -errno. */
+static int remove_set(const char *name)
+{
+	int fd = openat(outdirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		    unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT && !err)
+			err = -errno;
+	closedir(d);
+	if (!err && unlinkat(outdirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
+/*
+ * --on-chunk: the running trace alone is over by @over: its oldest chunk
+ * sets that the hook left (it failed, or found the queue full), never one
+ * queued for it or in its hands, nor chunks not yet in a set.
+ */
+static void trim_running_sets(uint64_t over)
+{
+	static bool said;
+	char name[SET_NAME_MAX];
+	unsigned int n = 0;
+	int err;
+
+	while (over && handoff_take_oldest(name, sizeof(name))) {
+		int64_t bytes = retention_dir_bytes(outdirfd, name);
+
+		err = remove_set(name);
+		if (err) {
+			warn("%s/%s: cannot remove: %s", outdir, name,
+			     strerror(-err));
+			break;
+		}
+		n++;
+		if (bytes > 0)
+			over -= (uint64_t)bytes < over ? (uint64_t)bytes : over;
+	}
+	if (n && !said)
+		info("--max-total: the running trace alone is over %llu bytes: its oldest chunk sets the --on-chunk hook left are removed",
+		     (unsigned long long)opt.max_total);
+	said |= n > 0;
+}
+
 void outdir_retention(void)
 {
 	static time_t last;
@@ -165,7 +222,9 @@ void outdir_retention(void)
 	if (!due_every_10s(&last))
 		return;
 	err = retention_prune(opt.root, outname, opt.max_total, NULL, &over);
-	if (err == -ENOSPC)
+	if (err == -ENOSPC && opt.on_chunk)
+		trim_running_sets(over);
+	else if (err == -ENOSPC)
 		trim_running(over);
 	else if (err)
 		warn("--max-total: %s: %s", opt.root, strerror(-err));

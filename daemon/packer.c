@@ -260,6 +260,27 @@ unsigned int packer_prune(unsigned int cpu_index, unsigned int keep,
 	return n;
 }
 
+bool packer_chunk_settle(unsigned int cpu_index, unsigned int seq)
+{
+	bool settled = true;
+	struct chunk *c;
+
+	pthread_mutex_lock(&pk.lock);
+	/* After packer_stop() no chunk changes any more. */
+	for (c = pk.cpus ? pk.cpus[cpu_index].oldest : NULL; c; c = c->next) {
+		if (c->seq != seq)
+			continue;
+		settled = c->state == CHUNK_PACKED || c->state == CHUNK_KEPT;
+		if (settled) {
+			unlist(c);
+			free(c);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&pk.lock);
+	return settled;
+}
+
 /* ---- the workers -------------------------------------------------------------- */
 
 /* Idle CPU and I/O priority: only what nobody else wants. */
@@ -356,8 +377,11 @@ static void pack_one(struct worker *w, struct chunk *c)
 		pk.st.packing_bytes -= c->stored;
 	}
 	pthread_mutex_unlock(&pk.lock);
-	if (!removed)
+	if (!removed) {
+		if (opt.on_chunk)
+			handoff_kick();		/* its set may be complete */
 		return;
+	}
 
 	/* Out of every list since it was taken: nobody else has it. */
 	remove_files(name, tmp);
@@ -510,6 +534,8 @@ void packer_stop(bool abandon)
 	pk.st.queued = pk.st.queued_bytes = 0;
 	free(pk.workers);
 	pk.workers = NULL;
+	/* Under the lock: the handoff thread may look (packer_chunk_settle()). */
+	pthread_mutex_lock(&pk.lock);
 	for (i = 0; i < pk.ncpus; i++) {
 		for (c = pk.cpus[i].oldest; c; c = next) {
 			next = c->next;
@@ -518,4 +544,5 @@ void packer_stop(bool abandon)
 	}
 	free(pk.cpus);
 	pk.cpus = NULL;
+	pthread_mutex_unlock(&pk.lock);
 }

@@ -11,6 +11,10 @@
  *           bytes stored), U uncompressed; W workers, X busy
  *   sync: R rounds, S skipped, F failed[ (first: DIR/FILE: why)]
  *   cpu time: drain D s, compression C s
+ *   on-chunk: S sets, H handed off, F hooks failed (T timed out), Q waiting,
+ *             R running; N not handed (queue full), A not assembled
+ *
+ * STATUS= every 10 s, and at the tick after an --on-chunk hook failed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -107,6 +111,19 @@ void report_print(const char *title)
 	       (unsigned long long)ss.failed, first);
 	report("cpu time: drain %.3f s, compression %.3f s", drain_cpu_s(),
 	       ps.cpu_s);
+	if (opt.on_chunk) {
+		struct handoff_stats hs;
+
+		handoff_status(&hs);
+		report("on-chunk: %llu sets, %llu handed off, %llu hooks failed (%llu timed out), %u waiting, %s; %llu not handed (queue full), %llu not assembled",
+		       (unsigned long long)hs.sets,
+		       (unsigned long long)hs.hooks_ok,
+		       (unsigned long long)hs.hooks_failed,
+		       (unsigned long long)hs.hooks_timed_out, hs.queued,
+		       hs.running ? "1 running" : "none running",
+		       (unsigned long long)hs.not_handed,
+		       (unsigned long long)hs.failed_sets);
+	}
 }
 
 void report_status(void)
@@ -115,10 +132,20 @@ void report_status(void)
 	uint64_t packets = 0, bytes = 0, lost = 0;
 	struct syncer_stats ss;
 	struct packer_stats ps;
-	char status[512];
+	char status[768];
+	struct handoff_stats hs = { 0 };
+	char sets[192] = "";
+	static uint64_t hooks_failed;
 	unsigned int i;
 
-	if (!msg_service || !due_every_10s(&last))
+	if (!msg_service)
+		return;
+	/* A hook that failed is news: said at this tick, not in 10 s. */
+	if (opt.on_chunk)
+		handoff_status(&hs);
+	if (hs.hooks_failed != hooks_failed)
+		hooks_failed = hs.hooks_failed;
+	else if (!due_every_10s(&last))
 		return;
 	for (i = 0; i < ncpus; i++) {
 		packets += COUNTER_READ(cpus[i].out.packets);
@@ -127,8 +154,15 @@ void report_status(void)
 	}
 	packer_stats(&ps);
 	syncer_status(&ss);
+	if (opt.on_chunk) {
+		snprintf(sets, sizeof(sets), "; %llu sets, %llu handed off, %llu hooks failed, %u waiting, %llu not handed",
+			 (unsigned long long)hs.sets,
+			 (unsigned long long)hs.hooks_ok,
+			 (unsigned long long)hs.hooks_failed, hs.queued,
+			 (unsigned long long)hs.not_handed);
+	}
 	snprintf(status, sizeof(status),
-		 "STATUS=%s: %llu packets, %.1f MiB written, %llu events lost, %llu syncs%s%s%s%s; %llu chunks compressed, %llu waiting (%.1f MiB stored)",
+		 "STATUS=%s: %llu packets, %.1f MiB written, %llu events lost, %llu syncs%s%s%s%s; %llu chunks compressed, %llu waiting (%.1f MiB stored)%s",
 		 outname, (unsigned long long)packets, mib(bytes),
 		 (unsigned long long)lost, (unsigned long long)ss.rounds,
 		 ss.failed ? ", sync failed: " : "",
@@ -136,7 +170,7 @@ void report_status(void)
 		 ss.failed ? strerror(-ss.fail_err) : "",
 		 (unsigned long long)ps.packed,
 		 (unsigned long long)ps.queued + ps.busy,
-		 mib(ps.queued_bytes + ps.packing_bytes));
+		 mib(ps.queued_bytes + ps.packing_bytes), sets);
 	notify_systemd(status);
 }
 

@@ -84,10 +84,53 @@ static DIR *open_at(int rootfd, const char *name)
 	return d;
 }
 
-/* Bytes on disk of the files of one (flat) trace directory; -errno. */
-static int64_t dir_bytes(int rootfd, const char *name)
+static bool is_set_dir(const char *name);
+static int64_t set_bytes(int fd, const char *name);
+
+/*
+ * Bytes on disk of the files of one trace directory and of its chunk sets
+ * (--on-chunk: subdirectories one level deep, what their hook left);
+ * -errno.
+ */
+int64_t retention_dir_bytes(int rootfd, const char *name)
 {
 	DIR *d = open_at(rootfd, name);
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	int64_t sub;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_blocks * 512;
+		else if (S_ISDIR(st.st_mode) && is_set_dir(de->d_name) &&
+			 (sub = set_bytes(dirfd(d), de->d_name)) > 0)
+			sum += (uint64_t)sub;
+	}
+	closedir(d);
+	return (int64_t)sum;
+}
+
+/* chunk-NNNNNN, or .chunk-NNNNNN.tmp being assembled (handoff.c). */
+static bool is_set_dir(const char *name)
+{
+	const char *p = name + (*name == '.');
+
+	if (strncmp(p, "chunk-", 6))
+		return false;
+	for (p += 6; isdigit((unsigned char)*p); p++)
+		;
+	return !*p || (*name == '.' && !strcmp(p, ".tmp"));
+}
+
+/* Bytes of the files of the set @name of @fd; -errno. */
+static int64_t set_bytes(int fd, const char *name)
+{
+	DIR *d = open_at(fd, name);
 	struct dirent *de;
 	struct stat st;
 	uint64_t sum = 0;
@@ -108,13 +151,16 @@ static bool is_tombstone(const char *name)
 	       ours(name + strlen(TOMBSTONE));
 }
 
-/* The files of the (flat) directory @fd, its metadata last; -errno. */
+/*
+ * The files of the directory @fd, its metadata last, and its chunk sets
+ * (--on-chunk: files only, one level deep); -errno.
+ */
 static int remove_files(int fd)
 {
 	DIR *d = open_at(fd, ".");
 	bool meta = false;
 	struct dirent *de;
-	int err = 0;
+	int err = 0, sub;
 
 	if (!d)
 		return -errno;
@@ -123,6 +169,19 @@ static int remove_files(int fd)
 			continue;
 		if (!strcmp(de->d_name, "metadata")) {
 			meta = true;
+			continue;
+		}
+		if (is_set_dir(de->d_name) &&
+		    (sub = openat(fd, de->d_name,
+				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			int e = remove_files(sub);
+
+			close(sub);
+			if (e && !err)
+				err = e;
+			if (unlinkat(fd, de->d_name, AT_REMOVEDIR) < 0 &&
+			    errno != ENOENT && !err)
+				err = -errno;
 			continue;
 		}
 		if (unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT && !err)
@@ -281,7 +340,7 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 		    fstatat(rootfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISDIR(st.st_mode) || faccessat(rootfd, meta, F_OK, 0))
 			continue;
-		bytes = dir_bytes(rootfd, de->d_name);
+		bytes = retention_dir_bytes(rootfd, de->d_name);
 		if (bytes < 0)
 			continue;
 		total += (uint64_t)bytes;

@@ -16,6 +16,8 @@
  *   metadata.c   the trace's copy of the metadata, following the event set
  *   retention.c  removing the oldest traces of --root
  *   report.c     the summary, SIGUSR1's statistics, systemd's STATUS=
+ *   handoff.c    --on-chunk: closed rotations into chunk sets, the hook
+ *   manifest.c   --on-chunk: a chunk set's manifest.json
  *
  * and, shared with the ringtrace CLI, ../lib/: messages (msg.c), parsers
  * (parse.c), the control files (ctl.c), chunks and packing (chunk.c).
@@ -26,6 +28,8 @@
  *        <--- acknowledgements, errors (eventfd) --
  *   drain threads --- closed chunks ---> packer queue ---> packer threads
  *   drain threads --- closed chunk fds --> syncer <--- rounds --- main
+ *   drain threads --- closed chunks' facts --> handoff thread <--- sets
+ *        closed (main), chunks packed (packers) --- hook processes
  *
  * A drain thread never waits for a packer, the syncer or another CPU: it
  * takes at most a mutex held for a pointer swap or a dup().
@@ -84,6 +88,9 @@ struct options {
 	const char *root;		/* a trace directory per start in it */
 	uint64_t max_total;		/* 0: no budget for root's traces */
 	unsigned int delay_us;		/* testing: slow consumer */
+	const char *on_chunk;		/* --on-chunk: chunk sets, this hook */
+	uint64_t hook_ms;		/* --on-chunk-timeout */
+	unsigned int hook_queue;	/* --on-chunk-queue */
 };
 extern struct options opt;
 
@@ -181,6 +188,17 @@ struct chunk {
 	uint64_t packed;		/* bytes once packed */
 };
 
+/* What a closed chunk's packets said (chunks.c), for its set's manifest. */
+struct chunk_facts {
+	unsigned int cpu;
+	unsigned int seq;
+	uint64_t packets;
+	uint64_t events;		/* in its packets */
+	uint64_t lost;			/* events_discarded grew by this */
+	uint64_t ts_first;		/* first packet's timestamp_begin */
+	uint64_t ts_last;		/* last packet's timestamp_end */
+};
+
 struct packer_stats {
 	unsigned int workers, busy;
 	uint64_t queued, queued_bytes;	/* closed, waiting for a packer */
@@ -227,6 +245,12 @@ void packer_boost(void);
 bool packer_idle(void);
 /* Stop packing: the chunk in hand stays stored; join the threads. */
 void packer_stop(bool abandon);
+/*
+ * --on-chunk: true when chunk @seq of CPU @cpu_index is what it will stay
+ * (packed or kept stored, or no longer in the table); it then leaves the
+ * table, so that it is no longer counted or removed as the trace's.
+ */
+bool packer_chunk_settle(unsigned int cpu_index, unsigned int seq);
 
 struct sync_file;			/* syncer.c */
 
@@ -247,6 +271,10 @@ struct chunk_writer {
 	uint64_t size;			/* bytes in it */
 	uint64_t first_ms;		/* CLOCK_MONOTONIC, its first packet */
 	bool prune_due;			/* --max-files once it holds a packet */
+	bool set_asked;			/* --on-chunk: rotation asked for it */
+	struct chunk_facts facts;	/* of the current chunk */
+	uint64_t discarded;		/* the last packet's events_discarded */
+	uint64_t discarded_base;	/* ... when the current chunk opened */
 	/* Scratch for one stored frame. */
 	struct iovec *iov;
 	struct chunk_stored_hdrs hdrs;
@@ -266,7 +294,9 @@ int chunks_open(struct chunk_writer *w, unsigned int cpu,
 int chunks_write(struct chunk_writer *w, const void *data, size_t len);
 /*
  * After a PUT: apply --max-files if this chunk just got its first packet;
- * close the chunk if full or old enough, open the next.
+ * close the chunk if full or old enough, open the next.  With --on-chunk
+ * a CPU never rolls alone: 1 asks main for a rotation of every CPU (once
+ * per chunk).
  */
 int chunks_roll_if_due(struct chunk_writer *w, uint64_t now_ms);
 /* Close the chunk now (SIGHUP) and open the next. */
@@ -318,6 +348,8 @@ struct cpu {
 
 extern struct cpu *cpus;
 extern unsigned int ncpus;
+/* --on-chunk: the newest chunk set whose CPU asked for a rotation. */
+extern unsigned int set_rotation_wanted;
 
 /* Open every CPU buffer to record (dies on error). */
 void drain_open_buffers(void);
@@ -340,6 +372,8 @@ int metadata_start(const struct ctl *ctl, int dirfd, uint64_t gen);
  */
 int metadata_follow(const struct ctl *ctl, int dirfd, uint64_t gen);
 void metadata_free(void);
+/* A copy of the trace's metadata as it is now (malloc'd), or NULL. */
+char *metadata_snapshot(size_t *len);
 
 /* ------------------------------------------------------------------ */
 /* syncer.c                                                             */
@@ -410,6 +444,8 @@ unsigned int nofile_budget(unsigned int ncpus);
  */
 int retention_prune(const char *root, const char *current, uint64_t max_total,
 		    unsigned int *removed, uint64_t *over);
+/* Bytes on disk of the trace directory @name of @rootfd, its sets too. */
+int64_t retention_dir_bytes(int rootfd, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* report.c                                                             */
@@ -421,5 +457,55 @@ void report_print(const char *title);
 void report_status(void);
 /* One line on the packers' backlog, for the wait at stop. */
 void report_backlog(const char *what);
+
+/* ------------------------------------------------------------------ */
+/* handoff.c, manifest.c: --on-chunk                                     */
+/* ------------------------------------------------------------------ */
+
+#define SET_NAME_MAX		32	/* chunk-NNNNNN */
+
+struct handoff_stats {
+	uint64_t sets;			/* assembled into chunk-NNNNNN/ */
+	uint64_t failed_sets;		/* could not be assembled */
+	uint64_t hooks_ok;		/* the hook exited 0 */
+	uint64_t hooks_failed;		/* exited non-zero, or killed */
+	uint64_t hooks_timed_out;	/* of them: killed after the timeout */
+	uint64_t not_handed;		/* the queue was full: left on disk */
+	unsigned int queued;		/* waiting for the hook */
+	bool running;			/* a hook runs now */
+};
+
+/* The thread that assembles sets and runs the hook; dies on error. */
+void handoff_start(void);
+/* A drain thread closed a chunk (not an empty one it removed). */
+void handoff_chunk_closed(const struct chunk_facts *f);
+/* Every CPU has closed its chunk of sets up to @seq (main). */
+void handoff_sets_closed(unsigned int seq);
+/* A packer settled a chunk: look again. */
+void handoff_kick(void);
+/* Assemble what is left, run the hooks queued, end the thread (main). */
+void handoff_stop(void);
+void handoff_status(struct handoff_stats *st);
+/*
+ * --max-total: the oldest set on disk that no hook holds, named in @name;
+ * it is forgotten (the caller removes it).  False when there is none.
+ */
+bool handoff_take_oldest(char *name, size_t size);
+
+struct manifest_file {
+	char name[CHUNK_NAME_MAX];
+	uint64_t size;
+	uint64_t xxh64;
+};
+
+/*
+ * Write @setfd/manifest.json (synced) for set @seq: the chunks' facts
+ * (@nf of them), its files (@nfiles), and where it comes from.
+ */
+int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *f,
+		   unsigned int nf, const struct manifest_file *files,
+		   unsigned int nfiles, const char *metadata);
+/* Size and XXH64 of @dirfd/@name, read whole; -errno. */
+int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf);
 
 #endif /* RINGTRACED_H */

@@ -1687,6 +1687,250 @@ test_install() {
 
 # --------------------------------------------------------------------
 
+# --------------------------------------------------------------------
+# --on-chunk: chunk sets and the hook
+# --------------------------------------------------------------------
+
+# set_counts OUT NAME: "sets handed failed timed-out not-handed" of the
+# daemon NAME's summary.
+set_counts() {
+	sed -n 's/^on-chunk: \([0-9]*\) sets, \([0-9]*\) handed off, \([0-9]*\) hooks failed (\([0-9]*\) timed out), .*; \([0-9]*\) not handed.*/\1 \2 \3 \4 \5/p' "$W/$1.out"
+}
+
+# check_set NAME DIR [decode]: one chunk set's manifest checked against
+# its files and this machine; with "decode", the set decoded alone
+# (unpack, babeltrace2) and its markers appended to $W/NAME.markers.
+# Returns 1 on the first thing wrong, said.
+check_set() {
+	local name=$1 d=$2 out m f got base seq
+	base=$(basename "$d")
+	out=$W/$name.dec/$base
+	m=$d/manifest.json
+	mkdir -p "$W/$name.dec"
+	if [[ ${3:-} == decode ]]; then
+		unpack "$d" "$out.ctf" || return 1
+		bt "$out.ctf" "$out.txt" || { note "$base: babeltrace2 failed: $(head -c 300 "$out.txt.err")"; return 1; }
+		[[ ! -s $out.txt.err ]] || { note "$base: babeltrace2 said: $(head -c 300 "$out.txt.err")"; return 1; }
+		markers "$out.txt" "$name" >>"$W/$name.markers"
+	fi
+	seq=$((10#${base#chunk-}))
+	got=$(jq -r '"\(.format) \(.sequence) \(.host) \(.boot_id) \(.kernel_release) \(.ringtrace_version) \(.trace_uuid)"' "$m") ||
+		{ note "$base: manifest.json is not JSON"; return 1; }
+	local want="ringtrace-chunk-set $seq $(hostname) $(cat /proc/sys/kernel/random/boot_id) $(uname -r) $(cat "$REPO/VERSION") $(sed -n 's/^\tuuid = "\(.*\)";/\1/p' "$d/metadata" | head -n1)"
+	[[ $got == "$want" ]] || { note "$base: manifest says '$got', want '$want'"; return 1; }
+	# Every file listed, with its size and XXH64; nothing else in the set.
+	got=$(jq -r '.files[] | "\(.xxh64)  \(.name) \(.size)"' "$m" | sort)
+	want=$(cd "$d" && for f in $(ls -A | grep -vx manifest.json); do
+		echo "$(xxhsum -H1 "$f" | cut -d' ' -f1)  $f $(wc -c <"$f")"; done | sort)
+	[[ $got == "$want" ]] || { note "$base: files '$got', want '$want'"; return 1; }
+	# One entry per chunk file, named after the set.
+	got=$(jq -r '.cpus[] | .file' "$m" | sort | tr '\n' ' ')
+	want=$(cd "$d" && ls | grep "^cpu[0-9]*-$(printf %06d "$seq")\.zst$" | sort | tr '\n' ' ')
+	[[ -n $got && $got == "$want" ]] || { note "$base: cpus '$got', files '$want'"; return 1; }
+	# The wall clock's offset: the one the metadata's clock has, within 1 s.
+	got=$(jq -r '.clock.realtime_offset_ns' "$m")
+	want=$(sed -n 's/^\toffset_s = \([0-9]*\);/\1/p; s/^\toffset = \([0-9]*\);/\1/p' "$d/metadata" |
+		tr '\n' ' ')
+	awk -v g="$got" -v w="$want" 'BEGIN { split(w, a, " "); d = g - (a[1] * 1e9 + a[2]);
+		exit !(d > -1e9 && d < 1e9) }' ||
+		{ note "$base: realtime_offset_ns $got, the metadata's clock offset $want"; return 1; }
+	return 0
+}
+
+# sets_markers NAME DIR...: the chunks of all the sets DIRs (in order)
+# in one trace, decoded at once (one babeltrace2 run), markers into
+# $W/NAME.markers.
+sets_markers() {
+	local name=$1 all=$W/$1.all d
+	shift
+	mkdir -p "$all" || return 1
+	for d in "$@"; do
+		cp "$d"/cpu*.zst "$d/metadata" "$all/" || return 1
+	done
+	unpack "$all" "$all.ctf" && bt "$all.ctf" "$all.txt" || return 1
+	markers "$all.txt" "$name" >"$W/$name.markers"
+}
+
+# manifest_sums DIR...: "<cpu> <events> <lost>" summed over the manifests
+# of the sets in DIRs.
+manifest_sums() {
+	local d
+	for d in "$@"; do
+		jq -r '.cpus[] | "\(.cpu) \(.events) \(.events_lost)"' "$d/manifest.json"
+	done | awk '{ e[$1] += $2; l[$1] += $3 } END { for (c in e) print c, e[c], l[c] }'
+}
+
+# Chunks that close every two packets or so, and a slow hook (0.2 s) that
+# moves each set away: every set arrives once and decodes alone, the union
+# of the sets holds every marker once, in order, and the manifests' counts
+# add up to the module's.
+test_on_chunk() {
+	local n=600 c rc=0 d bad=0 ns nh nf nt nn sums
+	note "--on-chunk: sets of a few 16 KiB packets, moved away by a slow hook"
+	reset_module
+	mkdir -p "$W/oc.moved"
+	: >"$W/oc.markers"
+	start_daemon oc -o "$W/oc" -s 40K -f 100 --subbuf-size 16K --num-subbufs 64 \
+		--on-chunk "echo \"\$1 \$2\" >>$W/oc.hooklog; sleep 0.2; mv \"\$1\" $W/oc.moved/" ||
+		{ fail "oc: daemon did not start"; return; }
+	check "oc: markers written" run_markers oc "$n" -r -s 300
+	stop_daemon || rc=$?
+	eq "oc: daemon exit status" "$rc" 0
+	read -r ns nh nf nt nn <<<"$(set_counts oc)"
+	check "oc: more than 2 sets (${ns:-none})" test "${ns:-0}" -gt 2
+	eq "oc: every set handed off, no hook failed, none left out" "$nh $nf $nn" "$ns 0 0"
+	eq "oc: the hook ran once per set, with its manifest" \
+		"$(sort -u "$W/oc.hooklog" | wc -l) $(wc -l <"$W/oc.hooklog") $(grep -c ' .*/chunk-[0-9]\{6\}/manifest.json$' "$W/oc.hooklog")" \
+		"$ns $ns $ns"
+	eq "oc: every set arrived" "$(ls "$W/oc.moved" | grep -c '^chunk-[0-9]\{6\}$')" "$ns"
+	eq "oc: the trace directory keeps its metadata only" "$(ls -A "$W/oc" | tr '\n' ' ')" "metadata "
+	for d in "$W/oc.moved"/chunk-*; do
+		check_set oc "$d" decode || bad=$((bad + 1))
+	done
+	eq "oc: each set decodes alone, its manifest true" "$bad" 0
+	sums=$(manifest_sums "$W/oc.moved"/chunk-*)
+	for c in "${CPUS[@]}"; do
+		eq "oc: CPU $c: markers of all sets: count first last bad" \
+			"$(seqs "$W/oc.markers" "$c")" "$n 0 $((n - 1)) 0"
+		eq "oc: CPU $c: the manifests' events and losses are the module's" \
+			"$(awk -v c="$c" '$1 == c { print $2, $3 }' <<<"$sums")" \
+			"$(stat "$c" delivered) $(lost_of "$c")"
+		eq "oc: CPU $c: nothing lost" "$(lost_of "$c")" 0
+	done
+}
+
+# notify_listen SOCK LOG: sd_notify's datagrams into LOG until STOPPING=1;
+# its pid in NPID.
+NPID=
+notify_listen() {
+	local i
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(300)
+with open(sys.argv[2], "w") as out:
+    while True:
+        m = s.recv(4096).decode()
+        out.write(m + "\n")
+        out.flush()
+        if "STOPPING=1" in m:
+            break
+' "$1" "$2" &
+	NPID=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -S $1 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for FILE PATTERN SECONDS: until grep finds it.
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for_count FILE PATTERN N SECONDS: until N lines match.
+wait_for_count() {
+	local i
+	for ((i = 0; i < $4 * 10; i++)); do
+		(($(grep -c -- "$2" "$1" 2>/dev/null) >= $3)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Hooks that fail, hang (a slow one: test_on_chunk): the recording goes on and loses
+# nothing; the failures are logged (with syslog priorities under
+# --service), counted in the summary and in STATUS=, and the sets they
+# did not take stay on disk, whole.
+test_on_chunk_hooks() {
+	local n=600 c rc=0 d bad ns nh nf nt nn i
+	local geo=(-s 40K -f 100 --subbuf-size 16K --num-subbufs 64)
+
+	note "--on-chunk: a hook that fails, under --service"
+	reset_module
+	: >"$W/ocf.markers"
+	notify_listen "$W/ocf.sock" "$W/ocf.notify" || { fail "ocf: no notify socket"; return; }
+	export NOTIFY_SOCKET=$W/ocf.sock
+	start_daemon ocf --service -o "$W/ocf" "${geo[@]}" --on-chunk 'echo "no room for $1" >&2; exit 3' ||
+		{ fail "ocf: daemon did not start"; unset NOTIFY_SOCKET; kill "$NPID"; return; }
+	unset NOTIFY_SOCKET
+	check "ocf: markers written" run_markers ocf "$n" -r -s 300
+	# Within a few ticks of -f 100, not at the next 10 s.
+	check "ocf: STATUS= counts the failed hooks at once" \
+		wait_for "$W/ocf.notify" 'STATUS=.*, [1-9][0-9]* hooks failed' 5
+	stop_daemon || rc=$?
+	wait_exit "$NPID" 30
+	eq "ocf: daemon exit status" "$rc" 0
+	read -r ns nh nf nt nn <<<"$(set_counts ocf)"
+	check "ocf: more than 1 set (${ns:-none})" test "${ns:-0}" -gt 1
+	eq "ocf: every hook failed, none handed off" "$nh $nf $nt $nn" "0 $ns 0 0"
+	eq "ocf: each failure logged as a warning, its status said" \
+		"$(grep -c '^<4>ringtraced: .*/chunk-[0-9]\{6\}: --on-chunk hook exited 3 after' "$W/ocf.err")" "$ns"
+	check "ocf: the hook's stderr reaches ours" grep -q "^no room for $W/ocf/chunk-000001$" "$W/ocf.err"
+	eq "ocf: the sets stay in the trace directory" "$(ls "$W/ocf" | grep -c '^chunk-[0-9]\{6\}$')" "$ns"
+	bad=0
+	for d in "$W/ocf"/chunk-*; do
+		check_set ocf "$d" || bad=$((bad + 1))
+	done
+	eq "ocf: each set's manifest true" "$bad" 0
+	check "ocf: the sets decode" sets_markers ocf "$W/ocf"/chunk-*
+	for c in "${CPUS[@]}"; do
+		eq "ocf: CPU $c: every marker once, in order" "$(seqs "$W/ocf.markers" "$c")" "$n 0 $((n - 1)) 0"
+		eq "ocf: CPU $c: nothing lost" "$(lost_of "$c")" 0
+	done
+
+	# The first set's hook ignores SIGTERM and sleeps: SIGKILL after the
+	# timeout (4 s) and 5 s more; meanwhile more sets close (by size, then
+	# two SIGHUPs; stored: no packing to wait for) than the queue holds (1).
+	note "--on-chunk: a hook that hangs, ignoring SIGTERM, while sets pile up"
+	reset_module
+	mkdir -p "$W/och.moved"
+	: >"$W/och.markers"
+	start_daemon och -o "$W/och" "${geo[@]}" -l store --on-chunk-timeout 4s --on-chunk-queue 1 --on-chunk \
+		"case \"\$1\" in */chunk-000001) trap '' TERM; sleep 1000 ;; *) mv \"\$1\" $W/och.moved/ ;; esac" ||
+		{ fail "och: daemon did not start"; return; }
+	check "och: markers written" run_markers och "$n" -r -s 300
+	for i in 1 2; do
+		local r=$(grep -c rotated "$W/och.err")
+		kill -HUP "$DPID"
+		wait_for_count "$W/och.err" rotated $((r + 1)) 30
+	done
+	check "och: a set found the queue full while the hook hung" \
+		wait_for "$W/och.err" 'not handed to --on-chunk: its queue is full' 30
+	check "och: the hook was terminated after its timeout" \
+		wait_for "$W/och.err" 'still running after 4.0 s: SIGTERM to its process group' 30
+	check "och: then killed" wait_for "$W/och.err" 'hook timed out: ended by signal 9 after' 30
+	stop_daemon || rc=$?
+	eq "och: daemon exit status" "$rc" 0
+	eq "och: no hook process left" "$(pgrep -f 'sleep 1000' | wc -l)" 0
+	read -r ns nh nf nt nn <<<"$(set_counts och)"
+	check "och: more sets than the hook and its queue hold (${ns:-none})" test "${ns:-0}" -gt 2
+	eq "och: one hook timed out, the others handed off or left out" \
+		"$nf $nt $((nh + nn + 1))" "1 1 $ns"
+	check "och: sets left out because the queue was full (${nn:-none})" test "${nn:-0}" -gt 0
+	eq "och: each left out said" "$(grep -c 'not handed to --on-chunk: its queue is full' "$W/och.err")" "${nn:-x}"
+	eq "och: the sets not moved stay in the trace directory" \
+		"$(ls "$W/och" | grep -c '^chunk-[0-9]\{6\}$')" "$((nn + 1))"
+	bad=0
+	for d in $( (ls -d "$W/och"/chunk-* "$W/och.moved"/chunk-*) | awk -F/ '{ print $NF, $0 }' | sort | cut -d' ' -f2); do
+		check_set och "$d" || bad=$((bad + 1))
+	done
+	eq "och: each set's manifest true" "$bad" 0
+	check "och: the sets decode" sets_markers och \
+		$( (ls -d "$W/och"/chunk-* "$W/och.moved"/chunk-*) | awk -F/ '{ print $NF, $0 }' | sort | cut -d' ' -f2)
+	for c in "${CPUS[@]}"; do
+		eq "och: CPU $c: every marker once, in order" "$(seqs "$W/och.markers" "$c")" "$n 0 $((n - 1)) 0"
+		eq "och: CPU $c: nothing lost" "$(lost_of "$c")" 0
+	done
+}
+
 main() {
 	local c t
 	for f in "$DAEMON" "$MARKERS" "$TRIM"; do
@@ -1713,7 +1957,7 @@ main() {
 		 test_dyn_events test_sync_eio test_metadata_fail test_pack_eio \
 		 test_nofile test_chunk_time_long test_retention_safe \
 		 test_compress_many test_flush_ack test_races \
-		 test_syscalls test_install}; do
+		 test_syscalls test_install test_on_chunk test_on_chunk_hooks}; do
 		local t0=$SECONDS
 		"$t"
 		note "$t: $((SECONDS - t0)) s"

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A chunk set's manifest.json (--on-chunk, handoff.c): what a machine
+ * that receives the set alone needs to know about it, in JSON that any
+ * tool reads (jq, a log shipper).  A few fields, so written here; the
+ * checksums are XXH64 from libxxhash (zstd's own XXH64 is not its public
+ * API).
+ *
+ *   {
+ *     "format": "ringtrace-chunk-set", "format_version": 1,
+ *     "host": ..., "boot_id": ..., "kernel_release": ...,
+ *     "ringtrace_version": ..., "trace": <the trace directory's name>,
+ *     "trace_uuid": <the metadata's trace uuid>, "sequence": k,
+ *     "clock": { "name": "monotonic", "monotonic_ns": .., "realtime_ns": ..,
+ *                "boottime_ns": .., "realtime_offset_ns": ..,
+ *                "boottime_offset_ns": .. },
+ *     "cpus": [ { "cpu": n, "file": ..., "packets": .., "events": ..,
+ *                 "events_lost": .., "first_timestamp": ..,
+ *                 "last_timestamp": .. }, ... ],
+ *     "files": [ { "name": ..., "size": .., "xxh64": "16 hex digits" }, ... ]
+ *   }
+ *
+ * Timestamps are the trace clock's (CLOCK_MONOTONIC, ns); the three clocks
+ * are read together when the manifest is written, so that wall-clock time
+ * = timestamp + realtime_offset_ns (and boot time likewise).  "events" are
+ * the events in the set's packets; "events_lost" what the buffer reported
+ * lost (events_discarded) since the CPU's previous chunk, or, for the
+ * first, since the module's counters began.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "ringtraced.h"
+
+int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
+{
+	XXH64_state_t *xs = XXH64_createState();
+	uint8_t *buf = malloc(1 << 17);
+	int fd, err = 0;
+	ssize_t n;
+
+	if (!xs || !buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	snprintf(mf->name, sizeof(mf->name), "%s", name);
+	mf->size = 0;
+	XXH64_reset(xs, 0);
+	while ((n = read(fd, buf, 1 << 17)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		XXH64_update(xs, buf, (size_t)n);
+		mf->size += (uint64_t)n;
+	}
+	mf->xxh64 = XXH64_digest(xs);
+	/* A chunk kept stored may not be synced yet: it is now. */
+	if (!err && fdatasync(fd) < 0)
+		err = -errno;
+	close(fd);
+out:
+	free(buf);
+	XXH64_freeState(xs);
+	return err;
+}
+
+/* @s as a JSON string: quotes, backslashes and control bytes escaped. */
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* The first line of @path, without its newline; "" if unreadable. */
+static void first_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, (int)size, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The trace block's uuid = "..." of the metadata; "" if none. */
+static void trace_uuid(const char *meta, char *buf, size_t size)
+{
+	const char *p = meta ? strstr(meta, "trace {") : NULL;
+	const char *q;
+
+	buf[0] = '\0';
+	if (!p || !(p = strstr(p, "uuid = \"")))
+		return;
+	p += strlen("uuid = \"");
+	q = strchr(p, '"');
+	if (q && (size_t)(q - p) < size)
+		snprintf(buf, size, "%.*s", (int)(q - p), p);
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
+		       unsigned int nf, const struct manifest_file *files,
+		       unsigned int nfiles, const char *meta)
+{
+	char host[256], boot_id[64], uuid[64], name[CHUNK_NAME_MAX];
+	int64_t mono, real, boot;
+	struct utsname u;
+	unsigned int i;
+
+	if (gethostname(host, sizeof(host)) < 0)
+		host[0] = '\0';
+	host[sizeof(host) - 1] = '\0';
+	first_line("/proc/sys/kernel/random/boot_id", boot_id, sizeof(boot_id));
+	if (uname(&u) < 0)
+		u.release[0] = '\0';
+	trace_uuid(meta, uuid, sizeof(uuid));
+	/* Monotonic between the two others: its offsets err by half a read. */
+	real = clock_ns(CLOCK_REALTIME);
+	mono = clock_ns(CLOCK_MONOTONIC);
+	boot = clock_ns(CLOCK_BOOTTIME);
+
+	fputs("{\n  \"format\": \"ringtrace-chunk-set\",\n  \"format_version\": 1,\n  \"host\": ", f);
+	json_str(f, host);
+	fputs(",\n  \"boot_id\": ", f);
+	json_str(f, boot_id);
+	fputs(",\n  \"kernel_release\": ", f);
+	json_str(f, u.release);
+	fputs(",\n  \"ringtrace_version\": ", f);
+	json_str(f, RINGTRACE_VERSION);
+	fputs(",\n  \"trace\": ", f);
+	json_str(f, outname);
+	fputs(",\n  \"trace_uuid\": ", f);
+	json_str(f, uuid);
+	fprintf(f, ",\n  \"sequence\": %u,\n", seq);
+	fprintf(f, "  \"clock\": {\"name\": \"monotonic\", \"monotonic_ns\": %lld, \"realtime_ns\": %lld, \"boottime_ns\": %lld, \"realtime_offset_ns\": %lld, \"boottime_offset_ns\": %lld},\n",
+		(long long)mono, (long long)real, (long long)boot,
+		(long long)(real - mono), (long long)(boot - mono));
+	fputs("  \"cpus\": [", f);
+	for (i = 0; i < nf; i++) {
+		chunk_name(name, sizeof(name), cf[i].cpu, cf[i].seq);
+		fprintf(f, "%s\n    {\"cpu\": %u, \"file\": \"%s\", \"packets\": %llu, \"events\": %llu, \"events_lost\": %llu, \"first_timestamp\": %llu, \"last_timestamp\": %llu}",
+			i ? "," : "", cf[i].cpu, name,
+			(unsigned long long)cf[i].packets,
+			(unsigned long long)cf[i].events,
+			(unsigned long long)cf[i].lost,
+			(unsigned long long)cf[i].ts_first,
+			(unsigned long long)cf[i].ts_last);
+	}
+	fputs("\n  ],\n  \"files\": [", f);
+	for (i = 0; i < nfiles; i++) {
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		json_str(f, files[i].name);
+		fprintf(f, ", \"size\": %llu, \"xxh64\": \"%016llx\"}",
+			(unsigned long long)files[i].size,
+			(unsigned long long)files[i].xxh64);
+	}
+	fputs("\n  ]\n}\n", f);
+}
+
+int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
+		   unsigned int nf, const struct manifest_file *files,
+		   unsigned int nfiles, const char *meta)
+{
+	int fd = openat(setfd, "manifest.json",
+			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+	FILE *f;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	write_json(f, seq, cf, nf, files, nfiles, meta);
+	if (fflush(f) == EOF || ferror(f))
+		err = -(errno ? errno : EIO);
+	if (!err && fdatasync(fd) < 0)
+		err = -errno;
+	if (fclose(f) == EOF && !err)
+		err = -errno;
+	return err;
+}
