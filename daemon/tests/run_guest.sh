@@ -897,13 +897,11 @@ test_kill_packing() {
 	reset_module
 }
 
-# --service: syslog priorities on stderr, READY=1/STOPPING=1 through
-# $NOTIFY_SOCKET, a new directory under /var/lib/ringtrace.
-test_service() {
-	local c rc=0 i dirs
-	note "--service"
-	reset_module
-	rm -rf /var/lib/ringtrace
+# notify_listen SOCK LOG: sd_notify's datagrams into LOG until STOPPING=1;
+# its pid in NPID.
+NPID=
+notify_listen() {
+	local i
 	python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -916,12 +914,25 @@ with open(sys.argv[2], "w") as out:
         out.flush()
         if "STOPPING=1" in m:
             break
-' "$W/notify.sock" "$W/notify.log" &
-	local lpid=$!
+' "$1" "$2" &
+	NPID=$!
 	for ((i = 0; i < 100; i++)); do
-		[[ -S $W/notify.sock ]] && break
+		[[ -S $1 ]] && return 0
 		sleep 0.1
 	done
+	return 1
+}
+
+# --service: syslog priorities on stderr, READY=1/STOPPING=1 through
+# $NOTIFY_SOCKET, a new directory under /var/lib/ringtrace.
+test_service() {
+	local c rc=0 i dirs
+	note "--service"
+	reset_module
+	rm -rf /var/lib/ringtrace
+	notify_listen "$W/notify.sock" "$W/notify.log" ||
+		{ fail "service: no notify socket"; return; }
+	local lpid=$NPID
 	export NOTIFY_SOCKET=$W/notify.sock
 	start_daemon svc --service -f 200 || { fail "service: daemon did not start"; unset NOTIFY_SOCKET; kill "$lpid"; return; }
 	unset NOTIFY_SOCKET
@@ -1797,32 +1808,6 @@ test_on_chunk() {
 			"$(stat "$c" delivered) $(lost_of "$c")"
 		eq "oc: CPU $c: nothing lost" "$(lost_of "$c")" 0
 	done
-}
-
-# notify_listen SOCK LOG: sd_notify's datagrams into LOG until STOPPING=1;
-# its pid in NPID.
-NPID=
-notify_listen() {
-	local i
-	python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-s.settimeout(300)
-with open(sys.argv[2], "w") as out:
-    while True:
-        m = s.recv(4096).decode()
-        out.write(m + "\n")
-        out.flush()
-        if "STOPPING=1" in m:
-            break
-' "$1" "$2" &
-	NPID=$!
-	for ((i = 0; i < 100; i++)); do
-		[[ -S $1 ]] && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # wait_for FILE PATTERN SECONDS: until grep finds it.

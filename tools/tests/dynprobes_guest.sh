@@ -250,19 +250,44 @@ for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
 os.execvp(sys.argv[1], sys.argv[1:])' "$@"
 }
 
-# probing OUT: starts a system-wide record with the two probes; sets rec
-# once tracing is on and the probes exist.
-probing() {
+# recording OUT N EVENTS: starts a system-wide record of EVENTS (-e) as a
+# terminal's job; sets rec once tracing is on and N probes exist.
+recording() {
 	local i
-	as_job "$CLI" record -e "kprobe:$FUNC,kretprobe:$FUNC" -o "$1" >/dev/null 2>"$1.err" &
+	as_job "$CLI" record -e "$3" -o "$1" >/dev/null 2>"$1.err" &
 	rec=$!
 	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == 2 ]] && return 0
+		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == "$2" ]] && return 0
 		sleep 0.1
 	done
 	note "record did not start: $(cat "$1.err")"
 	return 1
 }
+
+# sigkill_record: SIGKILL of the record in $rec; its ringtraced, left
+# without its parent, in killed_daemon.
+killed_daemon=
+sigkill_record() {
+	killed_daemon=$(pgrep -P "$rec" -x ringtraced)
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+}
+
+# after_sigkill: the SIGKILLed record's ringtraced ends by itself (within
+# 60 s, else it is killed too); tracing and every event off.
+after_sigkill() {
+	local i d=$killed_daemon
+	for ((i = 0; i < 600; i++)); do
+		[[ -n $d && -d /proc/$d ]] || break
+		sleep 0.1
+	done
+	[[ -n $d && -d /proc/$d ]] && kill -KILL "$d"
+	echo 0 >"$RT/tracing_on"
+	echo 0 >"$RT/events/enable"
+}
+
+# probing OUT: the record with the two kernel probes.
+probing() { recording "$1" 2 "kprobe:$FUNC,kretprobe:$FUNC"; }
 
 test_ctrl_c() {
 	local before rc
@@ -291,20 +316,12 @@ test_sigterm() {
 # SIGKILL: record cleans nothing up; the kernel closes probe_events, and
 # the module removes the probes with it.
 test_sigkill() {
-	local before daemon i
+	local before
 	before=$(state)
 	check "SIGKILL: record with two probes started" probing "$W/kill"
-	daemon=$(pgrep -P "$rec" -x ringtraced)
-	kill -KILL "$rec"
-	wait "$rec" 2>/dev/null
+	sigkill_record
 	check "SIGKILL: the probes went with record" no_probes
-	for ((i = 0; i < 600; i++)); do
-		[[ -n $daemon && -d /proc/$daemon ]] || break
-		sleep 0.1
-	done
-	[[ -n $daemon && -d /proc/$daemon ]] && kill -KILL "$daemon"
-	echo 0 >"$RT/tracing_on"
-	echo 0 >"$RT/events/enable"
+	after_sigkill
 }
 
 test_errors() {
@@ -446,39 +463,20 @@ test_uprobe_record() {
 	check "babeltrace2 reads the $UN uprobe events too ($n)" test "$n" -eq $UN
 }
 
-# uprobing OUT: a system-wide record with the uprobe; sets rec once
-# tracing is on and the probe exists.  At rtu_work+1, to see the CLI add
-# the offset; nothing runs the workload meanwhile, so whether +1 starts an
-# instruction does not matter.
-uprobing() {
-	local i
-	as_job "$CLI" record -e "uprobe:$UWL:rtu_work+1" -o "$1" >/dev/null 2>"$1.err" &
-	rec=$!
-	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == 1 ]] && return 0
-		sleep 0.1
-	done
-	note "record did not start: $(cat "$1.err")"
-	return 1
-}
+# uprobing OUT: the record with the uprobe, at rtu_work+1 to see the CLI
+# add the offset; nothing runs the workload meanwhile, so whether +1
+# starts an instruction does not matter.
+uprobing() { recording "$1" 1 "uprobe:$UWL:rtu_work+1"; }
 
 test_uprobe_sigkill() {
-	local daemon i want
+	local want
 	want=$(printf '0x%x' $(($(elf_offset "$UWL" rtu_work) + 1)))
 	check "uprobe SIGKILL: record with the uprobe started" uprobing "$W/ukill"
 	check "uprobe SIGKILL: rtu_work+1 at readelf's offset + 1 ($want)" \
 		grep -qE "^[0-9]+ ${UEV}_0x1 u:$UWL:$want@rtu_work_0x1$" "$PE"
-	daemon=$(pgrep -P "$rec" -x ringtraced)
-	kill -KILL "$rec"
-	wait "$rec" 2>/dev/null
+	sigkill_record
 	check "uprobe SIGKILL: probe_events is empty" test -z "$(cat "$PE")"
-	for ((i = 0; i < 600; i++)); do
-		[[ -n $daemon && -d /proc/$daemon ]] || break
-		sleep 0.1
-	done
-	[[ -n $daemon && -d /proc/$daemon ]] && kill -KILL "$daemon"
-	echo 0 >"$RT/tracing_on"
-	echo 0 >"$RT/events/enable"
+	after_sigkill
 }
 
 test_uprobe_errors() {
