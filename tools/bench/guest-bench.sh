@@ -8,7 +8,7 @@
 # MODROOT/$RT_KVER/, starts LTTng when run-bench built it for this kernel
 # ($RT_LTTNG, see guest-lttng.sh; else OUTDIR/lttng.unavailable says why)
 # and runs, all in this one boot, the PARTS asked for (a comma-separated
-# list, default ring,overhead,storm,pipeline; stack and kprobe on request):
+# list, default ring,overhead,storm,pipeline; stack, kprobe, filter on request):
 #
 # ring: the writer-cost cases below.
 #   default    ringtrace's default geometry, overwrite mode, nobody
@@ -42,8 +42,11 @@
 #           $WHY_LOOPS round trips of perf bench sched pipe (default 10000).
 # kprobe:   guest-why.sh kprobe, the cost of a kprobe hit in each: CALLS
 #           getppid() calls, also into $RT_VM_OUT/why.txt.
-# (run-bench boots stack and kprobe under tcg,thread=single, apart from
-# the others: they install and remove probes all the time.)
+# filter:   guest-why.sh filter, the cost of a system call entry that an
+#           in-kernel filter drops or keeps, in ringtrace, ftrace and
+#           perf: CALLS getppid() calls, also into $RT_VM_OUT/why.txt.
+# (run-bench boots stack, kprobe and filter under tcg,thread=single, apart
+# from the others: they install and remove probes all the time.)
 #
 # The defaults the storm restores are saved first: ringtrace's geometry
 # and mode as loaded ($RT_VM_OUT/rt-defaults) and ftrace's buffer size at
@@ -186,6 +189,7 @@ run_part storm "$here/guest-storm.sh" "$out" "$calls"
 run_part pipeline "$here/guest-pipeline.sh" "$out" "$duration"
 run_part stack "$here/guest-why.sh" "$out" stack "${WHY_LOOPS:-10000}" "$rounds"
 run_part kprobe "$here/guest-why.sh" "$out" kprobe "$calls" "$rounds"
+run_part filter "$here/guest-why.sh" "$out" filter "$calls" "$rounds"
 
 lttng_stop
 

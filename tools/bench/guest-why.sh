@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# guest-why.sh OUTDIR stack|kprobe [N] [ROUNDS]
+# guest-why.sh OUTDIR stack|kprobe|filter [N] [ROUNDS]
 #
 # What the tools that say *why* cost the traced code (issue 21): a
-# sched_switch that carries its kernel stack, and a kprobe hit.  Run by
+# sched_switch that carries its kernel stack, and a kprobe hit; and what
+# an in-kernel filter costs (issue 22): an event it drops, one it keeps.  Run by
 # guest-bench.sh in its guest with ringtrace.ko loaded (run-bench boots
 # these parts under tcg,thread=single: every session installs and removes
 # probes); not meant for the host.  Every tracer is a flight recorder
@@ -48,6 +49,28 @@
 #   lttng            lttng enable-event -k --probe=__x64_sys_getppid (its
 #                    kprobe events record no argument, only the address)
 #
+# filter: rt-sysloop makes N (default 300000) getppid() calls on CPU 0,
+# untraced and with the system call entry recorded (every call's), with
+# and without a predicate on its id, by
+#
+#   ringtrace        set_event syscall_entry
+#   ringtrace+drop   ... and events/syscall_entry/filter 'id == openat':
+#                    every getppid() entry is tested and dropped
+#   ringtrace+pass   ... 'id == getppid': tested and recorded
+#   ftrace           events/raw_syscalls/sys_enter/enable
+#   ftrace+drop      ... and its filter file 'id == 257' (openat on
+#                    x86-64: ftrace compares the number)
+#   ftrace+pass      ... 'id == 110' (getppid)
+#   perf             perf record --overwrite -a -e raw_syscalls:sys_enter
+#   perf+drop/+pass  ... --filter with the same predicates (perf hands
+#                    them to ftrace's filter code, attached to its event)
+#
+# The predicate is the same in each: one integer comparison on the call's
+# number.  LTTng is not in this part: its system call events carry the
+# call's arguments, not its number, so no LTTng filter expresses this
+# predicate (enabling the getppid event alone is a selection, not a
+# filter: nothing is evaluated per event).
+#
 # Every stack comes from the same unwinder: the kernel's (ORC on Debian's
 # kernels), through stack_trace_save() (ringtrace, ftrace, LTTng) or
 # perf's callchain walk; what differs is what each does around it and
@@ -78,12 +101,12 @@
 set -euo pipefail
 shopt -s inherit_errexit
 
-(($# >= 2 && $# <= 4)) || { echo "usage: $0 OUTDIR stack|kprobe [N] [ROUNDS]" >&2; exit 2; }
+(($# >= 2 && $# <= 4)) || { echo "usage: $0 OUTDIR stack|kprobe|filter [N] [ROUNDS]" >&2; exit 2; }
 out=$1 part=$2 rounds=${4:-3}
 case $part in
 stack) n=${3:-10000} ;;
-kprobe) n=${3:-300000} ;;
-*) echo "$0: part must be stack or kprobe, got '$part'" >&2; exit 2 ;;
+kprobe|filter) n=${3:-300000} ;;
+*) echo "$0: part must be stack, kprobe or filter, got '$part'" >&2; exit 2 ;;
 esac
 RT=/sys/kernel/debug/ringtrace
 T=/sys/kernel/tracing
@@ -97,6 +120,23 @@ FUNC=__x64_sys_getppid
 # The six argument registers of x86-64, as regs_get_kernel_argument()
 # reads them for ringtrace's arg0..arg5.
 ARGS="arg0=%di:u64 arg1=%si:u64 arg2=%dx:u64 arg3=%cx:u64 arg4=%r8:u64 arg5=%r9:u64"
+# filter: the predicates, by name for ringtrace, by number for ftrace and
+# perf (this machine's numbers, from the uapi header).
+UNISTD=/usr/include/x86_64-linux-gnu/asm/unistd_64.h
+nr() { awk -v n="__NR_$1" '$1 == "#define" && $2 == n { print $3; exit }' "$UNISTD"; }
+predicate() {	# CONFIG NAMES|NUMBERS
+	local call
+	case $1 in
+	*+drop) call=openat ;;
+	*+pass) call=getppid ;;
+	*) return 0 ;;
+	esac
+	if [[ $2 == names ]]; then
+		echo "id == $call"
+	else
+		echo "id == $(nr "$call")"
+	fi
+}
 
 say() { echo "guest-bench: $part: $*"; }
 fail() { say "$*"; exit 1; }
@@ -138,6 +178,9 @@ rt_on() {	# CONFIG
 	if [[ $part == stack ]]; then
 		put "$RT/set_event" sched_switch
 		[[ $1 == *+stack ]] && put "$RT/set_event_stack" sched_switch
+	elif [[ $part == filter ]]; then
+		put "$RT/set_event" syscall_entry
+		[[ $1 == *+* ]] && put "$RT/events/syscall_entry/filter" "$(predicate "$1" names)"
 	else
 		exec 3<>"$RT/probe_events"
 		printf 'p:%s\n' "$FUNC" >&3 || fail "ringtrace refused p:$FUNC"
@@ -156,6 +199,7 @@ rt_size() {	# CONFIG: snapshot the buffers, count what they held
 		fail "ringtrace report --stat failed: $(tail -3 "$RAW/$1-stat.txt")"
 	name=sched_switch
 	[[ $part == kprobe ]] && name=kprobe_$FUNC
+	[[ $part == filter ]] && name=syscall_entry
 	ev=$(awk -v n="$name" '$1 == n { print $2; exit }' "$RAW/$1-stat.txt")
 	size_line "$1" "$bytes" "${ev:-0}"
 	rm -rf "$dir"
@@ -165,6 +209,9 @@ rt_off() {	# CONFIG
 	put "$RT/tracing_on" 0
 	if [[ $part == stack ]]; then
 		[[ $1 == *+stack ]] && put "$RT/set_event_stack" '!sched_switch'
+		echo 0 >"$RT/events/enable"
+	elif [[ $part == filter ]]; then
+		put "$RT/events/syscall_entry/filter" none
 		echo 0 >"$RT/events/enable"
 	else
 		exec 3>&-	# its release removes the probe
@@ -191,6 +238,9 @@ ft_on() {	# CONFIG
 		*+option) put "$T/options/stacktrace" 1 ;;
 		esac
 		put "$T/events/sched/sched_switch/enable" 1
+	elif [[ $part == filter ]]; then
+		[[ $1 == *+* ]] && put "$T/events/raw_syscalls/sys_enter/filter" "$(predicate "$1" numbers)"
+		put "$T/events/raw_syscalls/sys_enter/enable" 1
 	else
 		echo "p:rtbench/getppid $FUNC $ARGS" >>"$T/kprobe_events" ||
 			fail "kprobe_events refused p:$FUNC"
@@ -207,7 +257,7 @@ ft_size() {	# CONFIG
 	cat "$T"/per_cpu/cpu*/stats >"$RAW/$1-stats.txt"
 	# With a stack, each event is followed (option) or preceded (trigger)
 	# by its stack entry: two entries an event.
-	[[ $1 == *+* ]] && entries=$((entries / 2))
+	[[ $part == stack && $1 == *+* ]] && entries=$((entries / 2))
 	size_line "$1" "$bytes" "$entries"
 }
 
@@ -219,6 +269,9 @@ ft_off() {	# CONFIG
 		*+trigger) put "$T/events/sched/sched_switch/trigger" '!stacktrace' ;;
 		*+option) put "$T/options/stacktrace" 0 ;;
 		esac
+	elif [[ $part == filter ]]; then
+		put "$T/events/raw_syscalls/sys_enter/enable" 0
+		put "$T/events/raw_syscalls/sys_enter/filter" 0
 	else
 		put "$T/events/rtbench/getppid/enable" 0
 		echo '-:rtbench/getppid' >>"$T/kprobe_events" || fail "cannot remove rtbench/getppid"
@@ -245,6 +298,9 @@ session_perf() {	# CONFIG ROUND
 	if [[ $part == stack ]]; then
 		ev_args=(-e sched:sched_switch)
 		[[ $1 == *+stack ]] && ev_args+=(-g --kernel-callchains)
+	elif [[ $part == filter ]]; then
+		ev_args=(-e raw_syscalls:sys_enter)
+		[[ $1 == *+* ]] && ev_args+=(--filter "$(predicate "$1" numbers)")
 	else
 		# perf probe writes its line into kprobe_events; made and
 		# removed with each session, so that no other tracer's kprobe
@@ -345,6 +401,11 @@ put "$T/tracing_on" 0
 
 if [[ $part == stack ]]; then
 	configs=(ringtrace ringtrace+stack ftrace ftrace+trigger ftrace+option perf perf+stack)
+elif [[ $part == filter ]]; then
+	[[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
+	[[ -n $(nr getppid) && -n $(nr openat) ]] || fail "no system call numbers in $UNISTD"
+	configs=(ringtrace ringtrace+drop ringtrace+pass ftrace ftrace+drop ftrace+pass
+		 perf perf+drop perf+pass)
 else
 	[[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
 	grep -qw "$FUNC" /proc/kallsyms || fail "no $FUNC in this kernel"
@@ -352,7 +413,9 @@ else
 fi
 # shellcheck source=tools/bench/guest-lttng.sh
 . "$REPO/tools/bench/guest-lttng.sh"
-if lttng_ok; then
+if [[ $part == filter ]]; then
+	echo "unavailable part=filter tracer=lttng reason=no_LTTng_filter_on_a_system_call_number" >>"$out/why.txt"
+elif lttng_ok; then
 	if [[ $part == stack ]]; then
 		configs+=(lttng lttng+stack)
 	else
