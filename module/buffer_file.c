@@ -57,6 +57,8 @@ static int rtr_buffer_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&buf->consumer_lock);
 	rtr_buffer_unhold(buf);
+	/* The next consumer starts with a wakeup for every packet [W3]. */
+	WRITE_ONCE(buf->wakeup_packets, 1);
 	mutex_unlock(&buf->consumer_lock);
 
 	mutex_lock(&rtr_control_lock);
@@ -124,7 +126,10 @@ static __poll_t rtr_buffer_poll(struct file *file, poll_table *wait)
 	struct rtr_buffer *buf = rtr_file_buffer(file);
 
 	poll_wait(file, &buf->waitq, wait);
-	if (rtr_buffer_ready(buf))
+	/* [W3] Below the watermark, only a stopped trace's packets count. */
+	if (rtr_buffer_ready(buf) &&
+	    (rtr_waiting(buf) >= READ_ONCE(buf->wakeup_packets) ||
+	     rtr_is_stopped()))
 		return EPOLLIN | EPOLLRDNORM;
 	if (READ_ONCE(buf->disabled))
 		return EPOLLERR;
@@ -265,6 +270,29 @@ static int rtr_ioctl_stats(struct rtr_buffer *buf, void __user *uarg)
 	return rtr_arg_out(uarg, &st, sizeof(st), usize);
 }
 
+/*
+ * SET_WAKEUP [W3]: 1 .. half the ring.  A lower watermark may find enough
+ * packets waiting already: the queue is woken to look again.
+ */
+static int rtr_ioctl_set_wakeup(struct rtr_buffer *buf, void __user *uarg)
+{
+	struct ringtrace_wakeup wk;
+	u32 usize;
+	int ret;
+
+	ret = rtr_arg_in(&wk, sizeof(wk), RINGTRACE_WAKEUP_SIZE_VER0, uarg,
+			&usize);
+	if (ret)
+		return ret;
+	if (wk.reserved || !wk.packets ||
+	    wk.packets > (1U << buf->w.num_order) / 2)
+		return -EINVAL;
+	/* Under consumer_lock (rtr_buffer_ioctl()), like release's reset. */
+	WRITE_ONCE(buf->wakeup_packets, wk.packets);
+	wake_up_all(&buf->waitq);
+	return 0;
+}
+
 static long rtr_buffer_ioctl(struct file *file, unsigned int cmd,
 			    unsigned long arg)
 {
@@ -289,6 +317,9 @@ static long rtr_buffer_ioctl(struct file *file, unsigned int cmd,
 		break;
 	case RINGTRACE_IOC_GET_STATS:
 		ret = rtr_ioctl_stats(buf, uarg);
+		break;
+	case RINGTRACE_IOC_SET_WAKEUP:
+		ret = rtr_ioctl_set_wakeup(buf, uarg);
 		break;
 	default:
 		ret = -ENOTTY;

@@ -69,6 +69,12 @@ struct rtr_buffer {
 	/* Shared between the writer slow path and the consumer. */
 	atomic_long_t consumed ____cacheline_aligned_in_smp;
 	struct rtr_slot_info *slot_info;
+	/*
+	 * Packets waiting before a completion wakes the consumer [W3]: 1
+	 * (every packet) until the consumer's SET_WAKEUP; back to 1 when it
+	 * closes the file.  Read by the writer's completion and by poll.
+	 */
+	unsigned int wakeup_packets;
 
 	/* Consumer side, serialised by consumer_lock. */
 	struct mutex consumer_lock ____cacheline_aligned_in_smp;
@@ -171,6 +177,7 @@ int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb);
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos);
 void rtr_buffer_unhold(struct rtr_buffer *buf);
 void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite);
+unsigned long rtr_waiting(struct rtr_buffer *buf);
 bool rtr_buffer_ready(struct rtr_buffer *buf);
 bool rtr_buffer_flush_wanted(struct rtr_buffer *buf);
 bool rtr_buffer_drained(struct rtr_buffer *buf);

@@ -130,6 +130,20 @@
  *       already runs interrupts and threads before its online callback,
  *       a dying one still does after its offline callback -- queued
  *       nothing: the online and the dead callbacks wake the consumer.
+ *  [W3] Wakeup watermark.  A consumer may ask (SET_WAKEUP) to be woken
+ *       only once @wakeup_packets packets wait, at most half the ring,
+ *       so that one wakeup takes several packets while the ring has room
+ *       and every completion wakes it once the ring is half full.  The
+ *       completion and poll count the waiting packets from two
+ *       unsynchronised reads (rtr_waiting()): @consumed only grows, so a
+ *       stale one counts more, never fewer -- an early wakeup, and GET
+ *       says -EAGAIN for a packet a nested writer has not committed yet.
+ *       Fewer than the watermark wake no one: the consumer flushes on its
+ *       own clock (FLUSH, then GET until -EAGAIN), as ringtraced's tick
+ *       does.  poll()'s stale @offset may count fewer, but the completion
+ *       that brings the count to the watermark reads its own CPU's offset
+ *       and wakes the queue after poll_wait() registered the reader, as
+ *       for any packet.  When tracing stops, poll reports any packet.
  *  [W2] The meta page is refreshed by the wakeup irq_work, GET, PUT and
  *       flushes, unserialised.  A refresh that read the counters, then
  *       stalled before its stores, would store them over a newer
@@ -479,7 +493,20 @@ void ringtrace_drop_nested(struct ringtrace_buffer *w)
 EXPORT_SYMBOL_GPL(ringtrace_drop_nested);
 
 /*
- * A packet is complete: wake the consumer later, from irq_work [W1].
+ * Packets between @consumed and the writer's slot, complete or about to
+ * be [W3]; the held one included.
+ */
+unsigned long rtr_waiting(struct rtr_buffer *buf)
+{
+	unsigned long cons = atomic_long_read(&buf->consumed) & ~RTR_POS_HELD;
+	unsigned long off = local_read(&buf->w.offset) & ~buf->w.subbuf_mask;
+
+	return (off - cons) >> buf->w.subbuf_order;
+}
+
+/*
+ * A packet is complete: wake the consumer later, from irq_work [W1], if
+ * enough of them wait [W3].
  * Only on the owning CPU, and only while it is up: an irq_work queued on a
  * CPU past the point where it runs its last ones would stay pending for
  * good, and irq_work_sync() in rtr_buffer_free() would wait for it forever.
@@ -491,7 +518,8 @@ void ringtrace_subbuf_done(struct ringtrace_buffer *w)
 	struct rtr_buffer *buf = rtr_buf(w);
 
 	if (likely(READ_ONCE(buf->irq_wakeup)) &&
-	    buf->cpu == smp_processor_id())
+	    buf->cpu == smp_processor_id() &&
+	    rtr_waiting(buf) >= READ_ONCE(buf->wakeup_packets))
 		irq_work_queue(&buf->wakeup);
 }
 EXPORT_SYMBOL_GPL(ringtrace_subbuf_done);
@@ -827,6 +855,7 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	buf = kzalloc_node(sizeof(*buf), GFP_KERNEL, node);
 	if (!buf)
 		return NULL;
+	buf->wakeup_packets = 1;
 	buf->w.slots = kcalloc_node(num_subbufs, sizeof(*buf->w.slots),
 				    GFP_KERNEL, node);
 	buf->slot_info = kcalloc_node(num_subbufs, sizeof(*buf->slot_info),

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * poll() and epoll on a CPU buffer file: readable exactly when a complete
- * sub-buffer waits for GET_SUBBUF, and a sleeping consumer is woken when
- * a writer completes one or FLUSH closes one.
+ * sub-buffer waits for GET_SUBBUF (or as many as SET_WAKEUP asked for),
+ * and a sleeping consumer is woken when a writer completes one or FLUSH
+ * closes one.
  */
 #include "ringtrace_test.h"
 
@@ -188,7 +189,10 @@ static void *sleep_in_poll(void *arg)
 {
 	struct sleeper *s = arg;
 
-	s->ret = poll_in(s->fd, 20000, &s->revents);
+	int ret = poll_in(s->fd, 20000, &s->revents);
+
+	/* Read while it sleeps (wakeup_watermark): revents first. */
+	__atomic_store_n(&s->ret, ret, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -219,6 +223,97 @@ TEST_F(poll, stop_wakes_sleeper)
 	ASSERT_EQ(0, pthread_join(t, NULL));
 	EXPECT_EQ(1, s.ret);
 	EXPECT_EQ(POLLHUP, s.revents);
+}
+
+/* SET_WAKEUP with every field given; returns 0 or -errno. */
+static int set_wakeup(int fd, uint32_t size, uint32_t flags,
+		      uint32_t packets, uint32_t reserved)
+{
+	struct ringtrace_wakeup wk = {
+		.size = size, .flags = flags,
+		.packets = packets, .reserved = reserved,
+	};
+
+	return ioctl(fd, RINGTRACE_IOC_SET_WAKEUP, &wk) ? -errno : 0;
+}
+
+/*
+ * A watermark of two packets (half of this ring): one complete packet
+ * neither makes poll() readable nor wakes a sleeper; GET still hands it
+ * out; the second does both; a stopped trace is readable with one.
+ */
+TEST_F(poll, wakeup_watermark)
+{
+	struct sleeper s = { .fd = self->b.fd, .ret = -2 };
+	struct ringtrace_subbuf sb;
+	pthread_t t;
+	short rev;
+
+	ASSERT_EQ(0, set_wakeup(self->b.fd, sizeof(struct ringtrace_wakeup), 0, 2, 0));
+	/* A flushed packet: not readable, but there for GET. */
+	ASSERT_EQ(5, write(self->marker, "flush", 5));
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	EXPECT_EQ(0, poll_in(self->b.fd, 100, &rev));
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	EXPECT_EQ(1, sb.events);
+	ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, sleep_in_poll, &s));
+	usleep(200000);
+	/* The fourth marker completes one packet: the sleeper sleeps on. */
+	write_big(_metadata, self, 4);
+	usleep(300000);
+	EXPECT_EQ(-2, __atomic_load_n(&s.ret, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0, poll_in(self->b.fd, 0, &rev));
+	/* The eighth completes the second: woken, readable. */
+	write_big(_metadata, self, 4);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(1, s.ret);
+	EXPECT_EQ(POLLIN | POLLRDNORM, s.revents);
+
+	/*
+	 * Both taken, the last markers open; stopping closes that packet: one
+	 * waiting, readable since no writer will add a second.
+	 */
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+	EXPECT_EQ(0, poll_in(self->b.fd, 100, &rev));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(1, poll_in(self->b.fd, 5000, &rev));
+	EXPECT_EQ(POLLIN | POLLRDNORM, rev);
+}
+
+/* Every malformed SET_WAKEUP is refused and changes nothing. */
+TEST_F(poll, wakeup_watermark_refused)
+{
+	const uint32_t sz = sizeof(struct ringtrace_wakeup);
+	short rev;
+
+	EXPECT_EQ(-EINVAL, set_wakeup(self->b.fd, sz, 0, 0, 0));
+	EXPECT_EQ(-EINVAL, set_wakeup(self->b.fd, sz, 0, 3, 0));	/* > 4 / 2 */
+	EXPECT_EQ(-EINVAL, set_wakeup(self->b.fd, sz, 0, 2, 1));
+	EXPECT_EQ(-EINVAL, set_wakeup(self->b.fd, sz, 1, 2, 0));
+	EXPECT_EQ(-EINVAL, set_wakeup(self->b.fd, RINGTRACE_WAKEUP_SIZE_VER0 - 1, 0, 2, 0));
+	EXPECT_EQ(-EFAULT, ioctl(self->b.fd, RINGTRACE_IOC_SET_WAKEUP, (void *)8) ? -errno : 0);
+	/* Still one packet a wakeup. */
+	write_big(_metadata, self, 4);
+	ASSERT_EQ(1, poll_in(self->b.fd, 5000, &rev));
+	EXPECT_EQ(POLLIN | POLLRDNORM, rev);
+}
+
+/* The watermark is the opener's: the next opener starts at one. */
+TEST_F(poll, wakeup_watermark_ends_with_the_file)
+{
+	short rev;
+
+	ASSERT_EQ(0, set_wakeup(self->b.fd, sizeof(struct ringtrace_wakeup), 0, 2, 0));
+	rt_buf_close(&self->b);
+	ASSERT_EQ(0, rt_buf_open(&self->b, self->cpu));
+	write_big(_metadata, self, 4);
+	ASSERT_EQ(1, poll_in(self->b.fd, 5000, &rev));
+	EXPECT_EQ(POLLIN | POLLRDNORM, rev);
 }
 
 TEST_F(poll, epoll)

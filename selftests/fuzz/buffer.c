@@ -188,7 +188,7 @@ static unsigned int fz_unknown_cmd(struct fz_rng *r)
 		for (i = 0; i < C_NR; i++)
 			if (cmd == fz_cmds[i])
 				break;
-		if (i < C_NR)
+		if (i < C_NR || cmd == RINGTRACE_IOC_SET_WAKEUP)
 			continue;
 		for (i = 0; i < sizeof(vfs_types) / sizeof(vfs_types[0]); i++)
 			if (_IOC_TYPE(cmd) == vfs_types[i])
@@ -541,6 +541,35 @@ static void fz_ioc_epoll(struct fz_thread *t, int fd)
 			 "a buffer file polls EPOLLERR (%#x)", ev[i].events);
 }
 
+/*
+ * SET_WAKEUP on the consumer's file while it drains: 1 .. num_subbufs / 2
+ * is taken, anything else refused; the consumer's own GETs after its
+ * FLUSHes and at the end do not depend on it.
+ */
+static void fz_ioc_wakeup(struct fz_thread *t, int fd)
+{
+	struct fz_rng *r = &t->rng;
+	struct ringtrace_positions pos = { .size = sizeof(pos) };
+	struct ringtrace_wakeup wk = { .size = sizeof(wk) };
+	long ret, want;
+
+	fz_op(t, FZ_OP_IOC_WAKEUP);
+	if (ioctl(fd, RINGTRACE_IOC_GET_POSITIONS, &pos))
+		return;
+	wk.packets = fz_chance(r, 70) ? fz_range(r, 1, pos.num_subbufs / 2) :
+		     fz_below(r, pos.num_subbufs + 2);
+	if (fz_chance(r, 10))
+		wk.reserved = 1;
+	want = wk.packets && wk.packets <= pos.num_subbufs / 2 &&
+	       !wk.reserved ? 0 : -EINVAL;
+	ret = ioctl(fd, RINGTRACE_IOC_SET_WAKEUP, &wk) ? -errno : 0;
+	fz_desc(t, "SET_WAKEUP %u of %llu -> %s", wk.packets,
+		(unsigned long long)pos.num_subbufs, fz_err(ret));
+	FZ_EXPECT(t, "SET_WAKEUP", ret, want);
+	if (ret)
+		fz_refused(t);
+}
+
 /* Calls on the consumer's file, lent: no GET or PUT there. */
 static void fz_ioc_lent(struct fz_thread *t)
 {
@@ -563,6 +592,8 @@ static void fz_ioc_lent(struct fz_thread *t)
 	fz_desc(t, "lent cpu%d: ", fz.lend_cpu);
 	if (fz_chance(r, 20)) {
 		fz_ioc_epoll(t, fz.lend_fd);
+	} else if (fz_chance(r, 15)) {
+		fz_ioc_wakeup(t, fz.lend_fd);
 	} else if (fz_chance(r, 20)) {
 		cmd = fz_unknown_cmd(r);
 		ret = ioctl(fz.lend_fd, cmd, fz_place(t, fz_pick_ptr(r), NULL, 0,

@@ -119,6 +119,7 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(IOC_PTR, "ioctl.bad_pointer")					\
 	X(IOC_CMD, "ioctl.unknown_cmd")					\
 	X(IOC_SHARED, "ioctl.shared_file")				\
+	X(IOC_WAKEUP, "ioctl.set_wakeup")				\
 	X(IOC_OPEN, "ioctl.open")					\
 	X(IOC_FILE_OPS, "ioctl.read_write_seek")			\
 	X(IOC_EPOLL, "ioctl.epoll_outlives_file")			\

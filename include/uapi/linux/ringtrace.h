@@ -229,6 +229,21 @@ struct ringtrace_stats {
 #define RINGTRACE_STATS_SIZE_VER0	112
 
 /*
+ * SET_WAKEUP (in): wake this consumer -- poll() says POLLIN, the wait
+ * queue is woken -- only once @packets complete packets wait, 1 (every
+ * packet, the default at each open) to num_subbufs / 2.  Fewer than that
+ * wait for the consumer's own FLUSH and GETs (until -EAGAIN), or for
+ * tracing to stop, when poll() reports any packet again.
+ */
+struct ringtrace_wakeup {
+	__u32 size;
+	__u32 flags;			/* must be 0 */
+	__u32 packets;			/* 1 .. num_subbufs / 2 */
+	__u32 reserved;			/* must be 0 */
+};
+#define RINGTRACE_WAKEUP_SIZE_VER0	16
+
+/*
  * GET_SUBBUF: hand the oldest complete sub-buffer to the caller.
  *   -EAGAIN   none complete yet (poll for POLLIN)
  *   -ENODATA  tracing is off and everything has been consumed
@@ -246,6 +261,7 @@ struct ringtrace_stats {
 #define RINGTRACE_IOC_FLUSH		_IO(RINGTRACE_IOC_TYPE, 0x03)
 #define RINGTRACE_IOC_GET_POSITIONS	_IOWR(RINGTRACE_IOC_TYPE, 0x04, struct ringtrace_positions)
 #define RINGTRACE_IOC_GET_STATS		_IOWR(RINGTRACE_IOC_TYPE, 0x05, struct ringtrace_stats)
+#define RINGTRACE_IOC_SET_WAKEUP	_IOW(RINGTRACE_IOC_TYPE, 0x06, struct ringtrace_wakeup)
 
 /* Limits of the control files. */
 #define RINGTRACE_MIN_SUBBUFS		2
