@@ -133,6 +133,17 @@ int buffer_flush(struct rt_buffer *b)
 	return ioctl(b->fd, RINGTRACE_IOC_FLUSH) < 0 ? -errno : 0;
 }
 
+/* Be woken once @packets complete packets wait, not for each (SET_WAKEUP). */
+int buffer_set_wakeup(struct rt_buffer *b, unsigned int packets)
+{
+	struct ringtrace_wakeup wk = {
+		.size = sizeof(wk),
+		.packets = packets,
+	};
+
+	return ioctl(b->fd, RINGTRACE_IOC_SET_WAKEUP, &wk) < 0 ? -errno : 0;
+}
+
 int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p)
 {
 	memset(p, 0, sizeof(*p));

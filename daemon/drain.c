@@ -76,6 +76,40 @@ static int notify_fd = -1;
 
 /* ---- setup ---------------------------------------------------------------------- */
 
+/*
+ * The module's wakeup watermark for @c's buffer (module/ring.c [W3]):
+ * each wakeup of the thread then takes several packets while the ring has
+ * room, and every completion wakes it once half the ring waits.  The
+ * flush tick drains what waits below the watermark; without a tick
+ * (-f 0) nothing would, so every packet wakes then.
+ */
+static void set_wakeup(struct cpu *c)
+{
+	static bool said;
+	unsigned int half = (unsigned int)(c->buf.num_subbufs / 2);
+	unsigned int n = opt.wakeup ? opt.wakeup : half / 2;
+	int err;
+
+	if (!opt.flush_ms || n < 2 || !half)
+		return;
+	if (n > half) {
+		if (!said)
+			info("--wakeup %u: at most half the ring of %u sub-buffers: %u",
+			     n, (unsigned int)c->buf.num_subbufs, half);
+		said = true;
+		n = half;
+	}
+	err = buffer_set_wakeup(&c->buf, n);
+	if (err == -ENOTTY) {
+		if (!said)
+			info("this ringtrace.ko wakes the drain for every sub-buffer (no SET_WAKEUP)");
+		said = true;
+		return;
+	}
+	if (err)
+		die("%s: SET_WAKEUP %u: %s", c->buf.path, n, strerror(-err));
+}
+
 /* The CPUs that have a buffer (numeric entries of <ctl.dir>/cpu), sorted. */
 static unsigned int *cpu_ids;
 static unsigned int ncpu_ids;
@@ -172,6 +206,7 @@ void drain_open_buffers(void)
 			    err == -EBUSY ? " (another consumer has it open)" :
 			    err == -EACCES ? " (ringtrace needs root)" :
 			    err == -EPERM ? " (refused by kernel lockdown: see /sys/kernel/security/lockdown)" : "");
+		set_wakeup(c);
 		ncpus++;
 	}
 	free(cpu_wanted);
@@ -179,6 +214,7 @@ void drain_open_buffers(void)
 }
 
 /* ---- the thread --------------------------------------------------------------------- */
+
 
 enum drain_result {
 	DRAIN_EMPTY,		/* -EAGAIN: nothing complete right now */

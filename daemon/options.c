@@ -170,6 +170,12 @@ static void usage(FILE *f)
 "                            under " SERVICE_DIR "; without it the daemon also\n"
 "                            stays in the foreground and logs to stderr\n"
 "  -q, --quiet               no notes on stderr (errors and warnings still)\n"
+"      --wakeup=N            wake a CPU's drain thread once N sub-buffers are\n"
+"                            complete, not for each (at most half the ring;\n"
+"                            default a quarter of it, 1 with -f 0): fewer\n"
+"                            wakeups for the same data; the flush interval\n"
+"                            still bounds how long a packet waits, and once\n"
+"                            the ring is half full every packet wakes it\n"
 "      --test-delay-us=US    testing: sleep US microseconds per sub-buffer to\n"
 "                            play a slow disk (losses are counted by the module)\n"
 "  -h, --help                print this help and exit\n"
@@ -213,6 +219,7 @@ enum {
 	OPT_ON_CHUNK,
 	OPT_ON_CHUNK_TIMEOUT,
 	OPT_ON_CHUNK_QUEUE,
+	OPT_WAKEUP,
 };
 
 void parse_options(int argc, char **argv)
@@ -243,6 +250,7 @@ void parse_options(int argc, char **argv)
 		{ "on-chunk",		required_argument, NULL, OPT_ON_CHUNK },
 		{ "on-chunk-timeout",	required_argument, NULL, OPT_ON_CHUNK_TIMEOUT },
 		{ "on-chunk-queue",	required_argument, NULL, OPT_ON_CHUNK_QUEUE },
+		{ "wakeup",		required_argument, NULL, OPT_WAKEUP },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -377,6 +385,12 @@ void parse_options(int argc, char **argv)
 			    !opt.hook_queue || opt.hook_queue > 1024)
 				usage_error("--on-chunk-queue: '%s' is not a number of sets (1..1024)",
 					    optarg);
+			break;
+		case OPT_WAKEUP:
+			if (!parse_uint(optarg, &opt.wakeup) || !opt.wakeup ||
+			    opt.wakeup > RINGTRACE_MAX_SUBBUFS / 2)
+				usage_error("--wakeup: '%s' is not a number of sub-buffers (1..%d)",
+					    optarg, RINGTRACE_MAX_SUBBUFS / 2);
 			break;
 		case 'h':
 			usage(stdout);

@@ -88,6 +88,7 @@ struct options {
 	const char *root;		/* a trace directory per start in it */
 	uint64_t max_total;		/* 0: no budget for root's traces */
 	unsigned int delay_us;		/* testing: slow consumer */
+	unsigned int wakeup;		/* --wakeup: packets; 0: a quarter */
 	const char *on_chunk;		/* --on-chunk: chunk sets, this hook */
 	uint64_t hook_ms;		/* --on-chunk-timeout */
 	unsigned int hook_queue;	/* --on-chunk-queue */
@@ -154,6 +155,7 @@ int buffer_put(struct rt_buffer *b, const struct ringtrace_subbuf *sb);
 int buffer_flush(struct rt_buffer *b);
 int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p);
 int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st);
+int buffer_set_wakeup(struct rt_buffer *b, unsigned int packets);
 /* True when the positions say a packet is open (being written). */
 bool positions_packet_open(const struct ringtrace_positions *p);
 /* Events lost so far, all causes, as the meta page last showed. */

@@ -14,6 +14,8 @@
 # outputs of the tests are copied to $RT_VM_OUT/daemon-tests/ when set.
 # RT_DAEMON_SCOPE=kernel leaves out the tests of the daemon's own logic
 # (DAEMON_ONLY below): tools/run-tests runs those in one kernel's boot.
+# RT_WAKEUP_TEST=1 has test_wakeup ask for a watermark of one packet: its
+# bound must then fail (the test's own check).
 # RT_DAEMON_TESTS="test_a test_b" runs only those; RT_DAEMON_BIN and
 # RT_CLI_BIN run them against another build of ringtraced and ringtrace
 # (an older one, to see a test fail before its fix); RT_DAEMON_TSAN_BIN
@@ -972,7 +974,9 @@ sys_run() {
 	start_daemon "$name" -o "$W/$name" -f 0 "$@" ||
 		{ WRAP=(); fail "$name: daemon did not start"; return 1; }
 	WRAP=()
-	check "$name: markers" run_markers "$name" 20000 -s 48
+	# SYS_MARKERS: COUNT and rt-markers options per CPU (words).
+	# shellcheck disable=SC2086
+	check "$name: markers" run_markers "$name" ${SYS_MARKERS:-20000 -s 48}
 	pid=$(pgrep -P "$DPID" -x ringtraced)
 	kill -TERM "$pid"
 	wait_exit "$DPID" 120 || rc=$?
@@ -1697,6 +1701,35 @@ test_syscalls() {
 	done
 }
 
+# The module's wakeup watermark through the daemon.  Markers paced so that
+# a 4 KiB packet fills in about 30 ms: the drain thread sleeps between
+# packets, and without the watermark each packet wakes it.  With --wakeup
+# 4 a wakeup finds at least four, so the GETs that end a batch with
+# -EAGAIN -- one per wakeup, per flush tick (each begins with
+# GET_POSITIONS) and per CPU at the stop -- are at most a quarter of the
+# packets plus the ticks and the stop's.  The trace holds every event the
+# module did not count as lost.
+test_wakeup() {
+	local get put again other writes writevs packets ticks bound c
+	command -v strace >/dev/null || { note "strace missing: skipped"; return; }
+	note "wakeup watermark: --wakeup ${RT_WAKEUP_TEST:-4} (strace)"
+	SYS_MARKERS="2000 -s 48 -d 500" sys_run wk -f 1000 --subbuf-size 4K \
+		--num-subbufs 32 --wakeup "${RT_WAKEUP_TEST:-4}" || return
+	ticks=$(grep -c ', 0xb9, 0x4, ' "$W/wk.strace")
+	bound=$((packets / 4 + ticks + 2 * ${#CPUS[@]}))
+	check "wk: GETs that found nothing ($again) <= packets / 4 + ticks + stop ($bound)" \
+		test "$again" -le "$bound"
+	check "wk: the daemon asked for it" grep -q ', 0xb9, 0x6, .* = 0$' "$W/wk.strace"
+	check "wk: unpack" unpack "$W/wk" "$W/wk.ctf"
+	check "wk: babeltrace2 reads the trace" bt "$W/wk.ctf" "$W/wk.txt"
+	markers "$W/wk.txt" wk >"$W/wk.markers"
+	for c in "${CPUS[@]}"; do
+		eq "wk: CPU $c: events in trace = written - lost" \
+			"$(seqs "$W/wk.markers" "$c" | cut -d' ' -f1)" \
+			"$(($(stat "$c" written) - $(lost_of "$c")))"
+	done
+}
+
 test_install() {
 	local d=$W/inst
 	note "make install layout"
@@ -1941,7 +1974,7 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
 	test_nofile test_chunk_time_long test_retention_safe
 	test_compress_many test_flush_ack test_races
-	test_syscalls test_install test_on_chunk test_on_chunk_hooks"
+	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
 # packers, hooks.  What they exercise of the kernel (a tmpfs that fills,

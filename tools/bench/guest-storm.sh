@@ -27,6 +27,9 @@
 #             consumer does the others' work, copying packets to a file,
 #             and no more (issue 19: "its consumer splices")
 #
+# STORM_RINGTRACED_ARGS: more options for ringtraced in every ringtrace
+# run (an experiment's, e.g. "--wakeup 1"; words split on blanks).
+#
 # perf also gets --synth=no -B and a control fifo (it starts disabled and
 # says when it records), which change its start and end, not its buffers.
 # An untraced storm runs first, for the cost per call.
@@ -159,8 +162,10 @@ run_ringtrace() {
 	fi
 	rt_set clear 1
 	# time(1) reports ringtraced's CPU time over its whole life.
+	# shellcheck disable=SC2086 # STORM_RINGTRACED_ARGS: its words
 	/usr/bin/time -f '%U %S' -o "$RAW/$name.time" \
-		"$DAEMON" -o "$dir" "${level[@]}" >"$RAW/$name.out" 2>"$RAW/$name.err" &
+		"$DAEMON" -o "$dir" "${level[@]}" ${STORM_RINGTRACED_ARGS:-} \
+		>"$RAW/$name.out" 2>"$RAW/$name.err" &
 	tpid=$!
 	for _ in $(seq 300); do
 		grep -q recording "$RAW/$name.err" && break
