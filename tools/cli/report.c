@@ -888,7 +888,7 @@ const struct command cmd_report = {
 	.name = "report",
 	.summary = "print a trace's events, filtered, its summaries (--stat) or stacks (--folded)",
 	.help =
-"Usage: ringtrace report [OPTIONS] DIR\n"
+"Usage: ringtrace report [OPTIONS] DIR...\n"
 "\n"
 "Print every event of the trace directory DIR, all CPUs merged by time:\n"
 "  [seconds.nanoseconds] cpuN COMM-TID name: field=value, ...\n"
@@ -901,6 +901,13 @@ const struct command cmd_report = {
 "      function+0xoff [module]\n"
 "named from the symbols kept in the trace (no [module] in vmlinux).\n"
 "Diagnostics go to stderr.\n"
+"\n"
+"Several DIRs: the chunk sets of one recording (ringtraced --on-chunk),\n"
+"in any order, are read as one trace; a set missing from their sequence\n"
+"prints as\n"
+"  [seconds.nanoseconds] -- gap: chunk set K not given, up to [time]\n"
+"Several recordings (machines, boots) are merged on wall-clock time:\n"
+"then times are since the epoch and each is followed by its host.\n"
 "\n"
 "  -e, --events LIST   only these events: names, globs (sched_*) and\n"
 "                      groups, comma separated; groups:\n"

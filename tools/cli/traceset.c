@@ -407,11 +407,13 @@ static int join_sets(struct tset_member *m, struct set_info **s, unsigned int n,
 			for (unsigned int j = i; j < n; j++)
 				if (s[j]->has_events && s[j]->first_ns < after)
 					after = s[j]->first_ns;
+			/* CPUs' sets may overlap in time: never an end before its start. */
+			if (after == UINT64_MAX || after < before)
+				after = before;
 			m->gaps[m->nr_gaps++] = (struct tset_gap){
 				.first = s[i - 1]->seq + 1, .last = s[i]->seq - 1,
 				.from = ns_cycles(m->t->md, before),
-				.to = after == UINT64_MAX ? ns_cycles(m->t->md, before) :
-				      ns_cycles(m->t->md, after),
+				.to = ns_cycles(m->t->md, after),
 			};
 		}
 		if (s[i]->has_events && (!any || s[i]->last_ns > before))
