@@ -352,9 +352,11 @@ static int join_sets(struct tset_member *m, struct set_info **s, unsigned int n,
 				   s[i]->dir, s[i]->uuid, s[i]->t->md->has_uuid ? uuid : "none");
 			return -1;
 		}
-		if (strcasecmp(s[i]->uuid, last->uuid)) {
-			error_line("%s and %s: chunk sets of %s on %s (boot %s) with two trace uuids",
-				   s[i]->dir, last->dir, last->trace, last->host, last->boot_id);
+		/* A recovered set may not know its boot: "". */
+		if (*s[i]->boot_id && *last->boot_id &&
+		    strcmp(s[i]->boot_id, last->boot_id)) {
+			error_line("%s and %s: chunk sets of one trace (%s on %s, uuid %s) from two boots",
+				   s[i]->dir, last->dir, last->trace, last->host, last->uuid);
 			return -1;
 		}
 		why = same_events(s[i]->t->md, last->t->md);
@@ -429,16 +431,16 @@ static int cmp_set(const void *a, const void *b)
 	const struct set_info *y = *(struct set_info *const *)b;
 	int r;
 
-	if ((r = strcmp(x->host, y->host)) || (r = strcmp(x->boot_id, y->boot_id)) ||
-	    (r = strcmp(x->trace, y->trace)))
+	if ((r = strcmp(x->host, y->host)) || (r = strcmp(x->trace, y->trace)) ||
+	    (r = strcasecmp(x->uuid, y->uuid)))
 		return r;
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 static bool same_recording(const struct set_info *x, const struct set_info *y)
 {
-	return !strcmp(x->host, y->host) && !strcmp(x->boot_id, y->boot_id) &&
-	       !strcmp(x->trace, y->trace);
+	return !strcmp(x->host, y->host) && !strcmp(x->trace, y->trace) &&
+	       !strcasecmp(x->uuid, y->uuid);
 }
 
 /* Each directory read, and given once: 0, or -1 said. */

@@ -5,8 +5,9 @@
  *
  * Each directory is a trace directory (metadata and cpuN* streams) or a
  * chunk set (the same plus manifest.json, ringtraced --on-chunk).  The
- * chunk sets of one recording -- one host, boot id and trace name in
- * their manifests -- are one member: ordered by their sequence numbers
+ * chunk sets of one recording -- one host, trace name and trace uuid (a
+ * module load) in their manifests, never two boot ids -- are one member:
+ * ordered by their sequence numbers
  * (whatever order they were given in), each CPU's chunks read as one
  * stream, decoded with the newest set's metadata (it declares every event
  * the older ones do: checked).  A sequence number missing between two

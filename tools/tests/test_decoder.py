@@ -2503,6 +2503,7 @@ def chunk_sets_refused(ctx):
     bad('trace_uuid', edit(sets[0], lambda t: re.sub(r'"trace_uuid": "[^"]*"',
                                                   '"trace_uuid": "00000000-0000-0000-0000-000000000000"', t)))
     bad('both are chunk set 1', sets[0], ctx.copy(sets[0]))
+    bad('from two boots', sets[0], edit(sets[1], lambda t: t.replace('"boot-1"', '"boot-2"')))
     bad('given twice', sets[0], sets[0] + '/')
     with open(os.path.join(ctx.copy(sets[1]), 'cpu0-000002.zst'), 'ab') as f:
         f.write(b'x')
