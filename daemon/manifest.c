@@ -26,6 +26,11 @@
  * the events in the set's packets; "events_lost" what the buffer reported
  * lost (events_discarded) since the CPU's previous chunk, or, for the
  * first, since the module's counters began.
+ *
+ * A set recover.c finished after a crash has "recovered": true after
+ * "sequence", and its origin is the recording's (struct manifest_origin:
+ * the metadata's host, release and clock offsets, the clocks "at" its last
+ * timestamp).
  */
 #include <errno.h>
 #include <fcntl.h>
