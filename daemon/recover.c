@@ -49,6 +49,20 @@
 
 #define PACKET_HDR	sizeof(struct ringtrace_packet_header)
 
+/*
+ * A listing of @dirfd with an offset of its own: a dup() would share the
+ * offset, and the listings nested here would end each other's.
+ */
+static DIR *list_at(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+
+	if (!d && fd >= 0)
+		close(fd);
+	return d;
+}
+
 /* ---- what the chunks hold ------------------------------------------------------- */
 
 /*
@@ -217,15 +231,11 @@ static void json_value(const char *text, const char *key, char *buf, size_t size
 /* The boot id in a finished set of trace @tfd, if one is still there. */
 static void sibling_boot_id(int tfd, char *buf, size_t size)
 {
-	int fd = dup(tfd);
 	struct dirent *de;
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	DIR *d = list_at(tfd);
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return;
-	}
 	while (!*buf && (de = readdir(d))) {
 		char path[SET_NAME_MAX + 16], text[4096];
 		ssize_t n;
@@ -308,16 +318,12 @@ static int copy_file(int dirfd, int setfd, const char *name)
 static int set_chunks(int dirfd, int setfd, unsigned int seq, bool move,
 		      struct chunk_facts **f, unsigned int *nf)
 {
-	int fd = dup(move ? dirfd : setfd), err = 0;
+	DIR *d = list_at(move ? dirfd : setfd);
 	struct dirent *de;
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	int err = 0;
 
-	if (!d) {
-		err = -errno;
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
+	if (!d)
+		return -errno;
 	while (!err && (de = readdir(d))) {
 		unsigned int cpu, s;
 		struct chunk_facts *n;
@@ -452,7 +458,7 @@ static bool staging_name(const char *name, unsigned int *seq)
 static void recover_trace(int parent, const char *pname, const char *tname)
 {
 	char what[SET_NAME_MAX + CHUNK_NAME_MAX + 32], path[PATH_MAX + 512];
-	int tfd, fd, err;
+	int tfd, err;
 	struct dirent *de;
 	struct stat st;
 	unsigned int seq;
@@ -467,11 +473,8 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 		close(tfd);
 		return;
 	}
-	fd = dup(tfd);
-	d = fd < 0 ? NULL : fdopendir(fd);
+	d = list_at(tfd);
 	if (!d) {
-		if (fd >= 0)
-			close(fd);
 		close(tfd);
 		return;
 	}
