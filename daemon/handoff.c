@@ -62,7 +62,8 @@ enum set_state {
 
 struct set {
 	struct set *next;		/* by seq */
-	unsigned int seq;
+	unsigned int seq;		/* 0: a recovered set, first in line */
+	char *path;			/* a recovered set's directory (recover.c) */
 	enum set_state state;
 	struct chunk_facts *f;
 	unsigned int nf, cap;
@@ -84,6 +85,39 @@ static struct {
 };
 
 /* ---- what the other threads call ---------------------------------------------- */
+
+/* Where set @s is: outdir's chunk-NNNNNN, or a recovered set's own. */
+static const char *set_dir(const struct set *s, char *buf, size_t size)
+{
+	if (s->path)
+		return s->path;
+	snprintf(buf, size, "%s/chunk-%06u", outdir, s->seq);
+	return buf;
+}
+
+void handoff_recovered(const char *dir)
+{
+	struct set *s = calloc(1, sizeof(*s)), **pp;
+
+	if (s)
+		s->path = strdup(dir);
+	if (!s || !s->path) {
+		free(s);
+		warn("%s: recovered, but not handed to --on-chunk: %s (it stays on disk)",
+		     dir, strerror(ENOMEM));
+		return;
+	}
+	s->state = SET_QUEUED;
+	pthread_mutex_lock(&hs.lock);
+	/* After the sets recovered before it, ahead of this trace's. */
+	for (pp = &hs.head; *pp && (*pp)->path; pp = &(*pp)->next)
+		;
+	s->next = *pp;
+	*pp = s;
+	hs.st.queued++;
+	pthread_mutex_unlock(&hs.lock);
+	handoff_kick();
+}
 
 /* The set @seq, made if new; hs.lock held. */
 static struct set *set_of(unsigned int seq)
@@ -165,6 +199,12 @@ bool handoff_take_oldest(char *name, size_t size)
 		*pp = s->next;
 		snprintf(name, size, "chunk-%06u", s->seq);
 		free(s->f);
+		if (s->path) {
+			/* Recovered: in an older trace, not this one's to trim. */
+			free(s->path);
+			free(s);
+			continue;
+		}
 		free(s);
 		if (!fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
 			pthread_mutex_unlock(&hs.lock);
@@ -286,7 +326,8 @@ static int assemble(struct set *s, char *what, size_t wsize)
 	if (err < 0)
 		goto out_back;
 	snprintf(what, wsize, "%s/manifest.json", tmp);
-	err = manifest_write(setfd, s->seq, s->f, s->nf, files, nfiles, meta);
+	err = manifest_write(setfd, s->seq, s->f, s->nf, files, nfiles, meta,
+			     NULL);
 	if (err)
 		goto out_back;
 	snprintf(what, wsize, "%s", name);
@@ -397,6 +438,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	     eman[PATH_MAX + SET_NAME_MAX + 48];
 	char *argv[] = { "/bin/sh", "-c", (char *)opt.on_chunk,
 			 "ringtraced-on-chunk", dir, man, NULL };
+	char buf[PATH_MAX + SET_NAME_MAX];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t none, all;
@@ -404,7 +446,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	size_t n = 0;
 	int err;
 
-	snprintf(dir, sizeof(dir), "%s/chunk-%06u", outdir, s->seq);
+	snprintf(dir, sizeof(dir), "%s", set_dir(s, buf, sizeof(buf)));
 	snprintf(man, sizeof(man), "%s/manifest.json", dir);
 	snprintf(edir, sizeof(edir), "RINGTRACE_CHUNK_DIR=%s", dir);
 	snprintf(eman, sizeof(eman), "RINGTRACE_MANIFEST=%s", man);
@@ -475,8 +517,12 @@ static void start_hook(struct hook *h)
 	err = spawn_hook(h, s);
 	if (!err)
 		return;
-	warn("%s/chunk-%06u: --on-chunk: cannot run the hook: %s (the set stays on disk)",
-	     outdir, s->seq, strerror(-err));
+	{
+		char buf[PATH_MAX + SET_NAME_MAX];
+
+		warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk)",
+		     set_dir(s, buf, sizeof(buf)), strerror(-err));
+	}
 	h->set = NULL;
 	pthread_mutex_lock(&hs.lock);
 	s->state = SET_DONE;
@@ -489,10 +535,11 @@ static void start_hook(struct hook *h)
 static void reap_hook(struct hook *h)
 {
 	double secs = (double)(now_ms() - h->start_ms) / 1000;
-	unsigned int seq = h->set->seq;
+	char buf[PATH_MAX + SET_NAME_MAX], dir[PATH_MAX + SET_NAME_MAX];
 	bool ok;
 	int st;
 
+	snprintf(dir, sizeof(dir), "%s", set_dir(h->set, buf, sizeof(buf)));
 	while (waitpid(h->pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return;
@@ -510,34 +557,36 @@ static void reap_hook(struct hook *h)
 	pthread_mutex_unlock(&hs.lock);
 	h->set = NULL;
 	if (h->termed && WIFSIGNALED(st))
-		warn("%s/chunk-%06u: --on-chunk hook timed out: ended by signal %d after %.1f s (the set stays on disk)",
-		     outdir, seq, WTERMSIG(st), secs);
+		warn("%s: --on-chunk hook timed out: ended by signal %d after %.1f s (the set stays on disk)",
+		     dir, WTERMSIG(st), secs);
 	else if (h->termed)
-		warn("%s/chunk-%06u: --on-chunk hook timed out: exited %d after %.1f s (the set stays on disk)",
-		     outdir, seq, WEXITSTATUS(st), secs);
+		warn("%s: --on-chunk hook timed out: exited %d after %.1f s (the set stays on disk)",
+		     dir, WEXITSTATUS(st), secs);
 	else if (ok)
-		info("%s/chunk-%06u: --on-chunk hook exited 0 after %.1f s",
-		     outdir, seq, secs);
+		info("%s: --on-chunk hook exited 0 after %.1f s",
+		     dir, secs);
 	else if (WIFEXITED(st))
-		warn("%s/chunk-%06u: --on-chunk hook exited %d after %.1f s (the set stays on disk)",
-		     outdir, seq, WEXITSTATUS(st), secs);
+		warn("%s: --on-chunk hook exited %d after %.1f s (the set stays on disk)",
+		     dir, WEXITSTATUS(st), secs);
 	else
-		warn("%s/chunk-%06u: --on-chunk hook killed by signal %d after %.1f s (the set stays on disk)",
-		     outdir, seq, WTERMSIG(st), secs);
+		warn("%s: --on-chunk hook killed by signal %d after %.1f s (the set stays on disk)",
+		     dir, WTERMSIG(st), secs);
 }
 
 /* Past its time: SIGTERM to its group, then SIGKILL. */
 static void hook_overdue(struct hook *h)
 {
+	char buf[PATH_MAX + SET_NAME_MAX];
+
 	if (!h->termed) {
-		warn("%s/chunk-%06u: --on-chunk hook still running after %.1f s: SIGTERM to its process group",
-		     outdir, h->set->seq, (double)opt.hook_ms / 1000);
+		warn("%s: --on-chunk hook still running after %.1f s: SIGTERM to its process group",
+		     set_dir(h->set, buf, sizeof(buf)), (double)opt.hook_ms / 1000);
 		kill(-h->pid, SIGTERM);
 		h->termed = true;
 		h->deadline_ms = now_ms() + HOOK_KILL_MS;
 	} else if (!h->killed) {
-		warn("%s/chunk-%06u: --on-chunk hook still running %d s after SIGTERM: SIGKILL to its process group",
-		     outdir, h->set->seq, HOOK_KILL_MS / 1000);
+		warn("%s: --on-chunk hook still running %d s after SIGTERM: SIGKILL to its process group",
+		     set_dir(h->set, buf, sizeof(buf)), HOOK_KILL_MS / 1000);
 		kill(-h->pid, SIGKILL);
 		h->killed = true;
 		h->deadline_ms = UINT64_MAX;
@@ -629,6 +678,7 @@ void handoff_stop(void)
 	while ((s = hs.head)) {
 		hs.head = s->next;
 		free(s->f);
+		free(s->path);
 		free(s);
 	}
 }

@@ -491,8 +491,10 @@ int main(int argc, char **argv)
 	err = packer_start(ncpus, opt.workers, opt.level, outdirfd);
 	if (err)
 		die("the compression threads: %s", strerror(-err));
-	if (opt.on_chunk)
+	if (opt.on_chunk) {
+		recover_sets();
 		handoff_start();
+	}
 	notifyfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (notifyfd < 0)
 		die("eventfd: %s", strerror(errno));

@@ -26,6 +26,11 @@
  * the events in the set's packets; "events_lost" what the buffer reported
  * lost (events_discarded) since the CPU's previous chunk, or, for the
  * first, since the module's counters began.
+ *
+ * A set recover.c finished after a crash has "recovered": true after
+ * "sequence", and its origin is the recording's (struct manifest_origin:
+ * the metadata's host, release and clock offsets, the clocks "at" its last
+ * timestamp).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -132,43 +137,51 @@ static int64_t clock_ns(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+void manifest_origin_now(struct manifest_origin *o)
+{
+	struct utsname u;
+
+	memset(o, 0, sizeof(*o));
+	if (gethostname(o->host, sizeof(o->host)) < 0)
+		o->host[0] = '\0';
+	o->host[sizeof(o->host) - 1] = '\0';
+	first_line("/proc/sys/kernel/random/boot_id", o->boot_id, sizeof(o->boot_id));
+	if (uname(&u) == 0)
+		snprintf(o->release, sizeof(o->release), "%s", u.release);
+	o->trace = outname;
+	/* Monotonic between the two others: its offsets err by half a read. */
+	o->real = clock_ns(CLOCK_REALTIME);
+	o->mono = clock_ns(CLOCK_MONOTONIC);
+	o->boot = clock_ns(CLOCK_BOOTTIME);
+}
+
 static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 		       unsigned int nf, const struct manifest_file *files,
-		       unsigned int nfiles, const char *meta)
+		       unsigned int nfiles, const char *meta,
+		       const struct manifest_origin *o)
 {
-	char host[256], boot_id[64], uuid[64], name[CHUNK_NAME_MAX];
-	int64_t mono, real, boot;
-	struct utsname u;
+	char uuid[64], name[CHUNK_NAME_MAX];
 	unsigned int i;
 
-	if (gethostname(host, sizeof(host)) < 0)
-		host[0] = '\0';
-	host[sizeof(host) - 1] = '\0';
-	first_line("/proc/sys/kernel/random/boot_id", boot_id, sizeof(boot_id));
-	if (uname(&u) < 0)
-		u.release[0] = '\0';
 	trace_uuid(meta, uuid, sizeof(uuid));
-	/* Monotonic between the two others: its offsets err by half a read. */
-	real = clock_ns(CLOCK_REALTIME);
-	mono = clock_ns(CLOCK_MONOTONIC);
-	boot = clock_ns(CLOCK_BOOTTIME);
-
 	fputs("{\n  \"format\": \"ringtrace-chunk-set\",\n  \"format_version\": 1,\n  \"host\": ", f);
-	json_str(f, host);
+	json_str(f, o->host);
 	fputs(",\n  \"boot_id\": ", f);
-	json_str(f, boot_id);
+	json_str(f, o->boot_id);
 	fputs(",\n  \"kernel_release\": ", f);
-	json_str(f, u.release);
+	json_str(f, o->release);
 	fputs(",\n  \"ringtrace_version\": ", f);
 	json_str(f, RINGTRACE_VERSION);
 	fputs(",\n  \"trace\": ", f);
-	json_str(f, outname);
+	json_str(f, o->trace);
 	fputs(",\n  \"trace_uuid\": ", f);
 	json_str(f, uuid);
 	fprintf(f, ",\n  \"sequence\": %u,\n", seq);
+	if (o->recovered)
+		fputs("  \"recovered\": true,\n", f);
 	fprintf(f, "  \"clock\": {\"name\": \"monotonic\", \"monotonic_ns\": %lld, \"realtime_ns\": %lld, \"boottime_ns\": %lld, \"realtime_offset_ns\": %lld, \"boottime_offset_ns\": %lld},\n",
-		(long long)mono, (long long)real, (long long)boot,
-		(long long)(real - mono), (long long)(boot - mono));
+		(long long)o->mono, (long long)o->real, (long long)o->boot,
+		(long long)(o->real - o->mono), (long long)(o->boot - o->mono));
 	fputs("  \"cpus\": [", f);
 	for (i = 0; i < nf; i++) {
 		chunk_name(name, sizeof(name), cf[i].cpu, cf[i].seq);
@@ -193,8 +206,10 @@ static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 
 int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 		   unsigned int nf, const struct manifest_file *files,
-		   unsigned int nfiles, const char *meta)
+		   unsigned int nfiles, const char *meta,
+		   const struct manifest_origin *o)
 {
+	struct manifest_origin now;
 	int fd = openat(setfd, "manifest.json",
 			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
 	FILE *f;
@@ -208,7 +223,11 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 		close(fd);
 		return err;
 	}
-	write_json(f, seq, cf, nf, files, nfiles, meta);
+	if (!o) {
+		manifest_origin_now(&now);
+		o = &now;
+	}
+	write_json(f, seq, cf, nf, files, nfiles, meta, o);
 	if (fflush(f) == EOF || ferror(f))
 		err = -(errno ? errno : EIO);
 	if (!err && fdatasync(fd) < 0)

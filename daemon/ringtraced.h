@@ -483,6 +483,14 @@ void handoff_start(void);
 void handoff_chunk_closed(const struct chunk_facts *f);
 /* Every CPU has closed its chunk of sets up to @seq (main). */
 void handoff_sets_closed(unsigned int seq);
+/*
+ * recover.c: the chunk sets a killed ringtraced left half-assembled in the
+ * traces beside outdir, finished and queued for the hook (at start, with
+ * --on-chunk, before handoff_start()).
+ */
+void recover_sets(void);
+/* A set recover.c finished in an older trace, at @dir: for the hook. */
+void handoff_recovered(const char *dir);
 /* A packer settled a chunk: look again. */
 void handoff_kick(void);
 /* Assemble what is left, run the hooks queued, end the thread (main). */
@@ -501,12 +509,25 @@ struct manifest_file {
 };
 
 /*
+ * Where a set comes from: this machine now (manifest_origin_now()), or,
+ * for a set recover.c finishes, the recording it belongs to.
+ */
+struct manifest_origin {
+	char host[256], boot_id[64], release[128];
+	const char *trace;		/* the trace directory's name */
+	int64_t mono, real, boot;	/* the three clocks, read together */
+	bool recovered;
+};
+void manifest_origin_now(struct manifest_origin *o);
+
+/*
  * Write @setfd/manifest.json (synced) for set @seq: the chunks' facts
  * (@nf of them), its files (@nfiles), and where it comes from.
  */
 int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *f,
 		   unsigned int nf, const struct manifest_file *files,
-		   unsigned int nfiles, const char *metadata);
+		   unsigned int nfiles, const char *metadata,
+		   const struct manifest_origin *o);
 /* Size and XXH64 of @dirfd/@name, read whole; -errno. */
 int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf);
 

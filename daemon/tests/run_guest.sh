@@ -1966,6 +1966,75 @@ test_on_chunk_hooks() {
 	done
 }
 
+# A ringtraced killed (SIGKILL; a power loss leaves the same) while it
+# assembles chunk set 2: the next start with --on-chunk finishes the set
+# and hands it to its hook, and nothing of it is lost.  The kill comes
+# while the assembly is surely under way: the trace's symbols file is
+# made a FIFO nobody writes, so copying it into the set blocks after the
+# set's chunks and metadata are in.  Then, as if the kill had come a little
+# earlier, one chunk goes back to the trace directory and the manifest is
+# cut short.
+test_on_chunk_recover() {
+	local n=200 c rc=0 i t1=$W/rcv/t1 tmp f all=$W/rcv.all
+	note "--on-chunk: a daemon killed while it assembles a set; the next start finishes it"
+	reset_module
+	mkdir -p "$W/rcv" "$W/rcv.moved" "$all"
+	start_daemon rcv1 -o "$t1" -f 100 --on-chunk true ||
+		{ fail "rcv: daemon did not start"; return; }
+	check "rcv: markers of set 1" run_markers rcv1 "$n" -r -s 300
+	kill -HUP "$DPID"
+	check "rcv: set 1 assembled and handed off" \
+		wait_for "$W/rcv1.err" 'chunk-000001: --on-chunk hook exited 0' 30
+	mkfifo "$t1/.ringtrace-ksyms.zst"
+	check "rcv: markers of set 2" run_markers rcv2 "$n" -r -s 300
+	kill -HUP "$DPID"
+	tmp=$t1/.chunk-000002.tmp
+	for ((i = 0; i < 300; i++)); do
+		[[ -s $tmp/metadata ]] && break
+		sleep 0.1
+	done
+	check "rcv: set 2 stuck in its assembly" test -s "$tmp/metadata"
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	DPID=
+	f=$(cd "$tmp" && ls | grep -m1 '^cpu[0-9]*-000002\.zst$')
+	check "rcv: set 2 has chunks" test -n "$f"
+	mv "$tmp/$f" "$t1/"
+	echo '{"format": "ringtrace-ch' >"$tmp/manifest.json"
+	rm -f "$t1/.ringtrace-ksyms.zst"
+
+	start_daemon rcv3 -o "$W/rcv/t2" -f 100 --on-chunk "mv \"\$1\" $W/rcv.moved/" ||
+		{ fail "rcv: second daemon did not start"; return; }
+	check "rcv: the restart finished the set" \
+		grep -q "^ringtraced: $t1/chunk-000002: chunk set left half-assembled by a killed ringtraced, finished" "$W/rcv3.err"
+	check "rcv: the finished set went to the hook" \
+		wait_for "$W/rcv3.err" "$t1/chunk-000002: --on-chunk hook exited 0" 30
+	stop_daemon || rc=$?
+	eq "rcv: second daemon exit status" "$rc" 0
+	eq "rcv: no staging directory left" "$(ls -A "$t1" | grep -c '^\.chunk-')" 0
+	check "rcv: the hook moved the set" test -d "$W/rcv.moved/chunk-000002"
+	check "rcv: its manifest is true (files, sums, host, boot, clock)" \
+		check_set rcv "$W/rcv.moved/chunk-000002"
+	eq "rcv: the manifest says recovered" \
+		"$(jq -r .recovered "$W/rcv.moved/chunk-000002/manifest.json")" true
+	check "rcv: the chunk put back is in the set" test -f "$W/rcv.moved/chunk-000002/$f"
+	check "rcv: report reads sets 1 and 2 together, no gap" \
+		sh -c "\"$CLI\" report \"$t1/chunk-000001\" \"$W/rcv.moved/chunk-000002\" >\"$W/rcv.report\" && ! grep -q -- '-- gap:' \"$W/rcv.report\""
+	# Every marker once, in order: in set 1, set 2 and the chunks after.
+	cp "$t1/metadata" "$all/"
+	for f in "$t1"/chunk-000001/cpu*.zst "$W"/rcv.moved/chunk-000002/cpu*.zst "$t1"/cpu*.zst; do
+		[[ -e $f ]] && cp "$f" "$all/"
+	done
+	unpack "$all" "$all.ctf" && bt "$all.ctf" "$all.txt" || fail "rcv: the chunks do not decode"
+	markers "$all.txt" rcv1 >"$W/rcv1.markers"
+	markers "$all.txt" rcv2 >"$W/rcv2.markers"
+	for c in "${CPUS[@]}"; do
+		eq "rcv: CPU $c: markers before and after set 1: count first last bad" \
+			"$(seqs "$W/rcv1.markers" "$c") $(seqs "$W/rcv2.markers" "$c")" \
+			"$n 0 $((n - 1)) 0 $n 0 $((n - 1)) 0"
+	done
+}
+
 # Every test, in the order they run.
 ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
@@ -1974,7 +2043,8 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
 	test_nofile test_chunk_time_long test_retention_safe
 	test_compress_many test_flush_ack test_races
-	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks"
+	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks
+	test_on_chunk_recover"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
 # packers, hooks.  What they exercise of the kernel (a tmpfs that fills,
@@ -1987,7 +2057,8 @@ DAEMON_ONLY="test_usage test_usage_root_only test_enospc test_rotation test_hup
 	test_chunk_time test_backlog test_second_signal test_kill_packing
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many
-	test_flush_ack test_races test_install test_on_chunk test_on_chunk_hooks"
+	test_flush_ack test_races test_install test_on_chunk test_on_chunk_hooks
+	test_on_chunk_recover"
 
 daemon_tests() {
 	local t d

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "export.h"
+#include "traceset.h"
 
 static const struct export_format *const formats[] = {
 	&export_systrace, &export_chrome_json, &export_lttng,
@@ -120,19 +121,48 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	return err;
 }
 
-/* The trace directory @dir as @fmt into @out (NULL: stdout): the exit status. */
-static int export_trace(const char *dir, const struct export_format *fmt,
-			const char *out, bool strict)
+/*
+ * The recording the directories hold, or NULL said: every format here
+ * writes one machine's kernel trace (one clock, one set of CPUs and
+ * threads), so several are refused rather than folded into one.
+ */
+static struct tset *open_one(char *const *dirs, unsigned int n, bool strict)
+{
+	struct tset *ts = tset_open(dirs, n, strict);
+
+	if (ts && ts->nr > 1) {
+		error_line("the directories hold %u recordings (%s%s%s%s): a format writes one machine's trace; export each recording's directories on their own",
+			   ts->nr, *ts->m[0].host ? ts->m[0].host : "-",
+			   ts->nr > 1 ? ", " : "", *ts->m[1].host ? ts->m[1].host : "-",
+			   ts->nr > 2 ? ", ..." : "");
+		tset_close(ts);
+		return NULL;
+	}
+	for (unsigned int g = 0; ts && g < ts->m[0].nr_gaps; g++) {
+		const struct tset_gap *gap = &ts->m[0].gaps[g];
+
+		warn("chunk sets %u-%u not given: the export has a hole there",
+		     gap->first, gap->last);
+	}
+	return ts;
+}
+
+/* The directories @dirs as @fmt into @out (NULL: stdout): the exit status. */
+static int export_trace(char *const *dirs, unsigned int n,
+			const struct export_format *fmt, const char *out,
+			bool strict)
 {
 	struct export_ctx x = { .out = out, .f = stdout };
 	struct rt_threads *th = NULL;
 	struct rt_trace *t;
+	struct tset *ts;
 	uint64_t lost = 0;
 	int err = -1, status;
 
-	t = open_trace(dir, strict);
-	if (!t)
+	ts = open_one(dirs, n, strict);
+	if (!ts)
 		return 1;
+	t = ts->m[0].t;
 	x.t = t;
 	x.md = t->md;
 	x.syscall_id = syscall_id_field(t->md);
@@ -169,7 +199,7 @@ close_out:
 	}
 close_trace:
 	status = damage_report(t) ? EXIT_DAMAGED : 0;
-	rt_trace_close(t);
+	tset_close(ts);
 	return err ? 1 : status;
 }
 
@@ -205,8 +235,8 @@ static int run(int argc, char **argv)
 		else if (c == 's')
 			strict = true;
 	}
-	if (argc - optind != 1)
-		usage_error("one trace directory is needed");
+	if (argc - optind < 1)
+		usage_error("a trace directory is needed");
 	if (!format)
 		usage_error("-f FORMAT is needed: " EXPORT_FORMATS);
 	fmt = find_format(format);
@@ -214,15 +244,20 @@ static int run(int argc, char **argv)
 		usage_error("-f: '%s' is not one of " EXPORT_FORMATS, format);
 	if (fmt->directory && !out)
 		usage_error("-f %s writes a directory: -o DIR names it", fmt->name);
-	return export_trace(argv[optind], fmt, out, strict);
+	return export_trace(argv + optind, (unsigned int)(argc - optind), fmt,
+			    out, strict);
 }
 
 /* `export --help`: the fixed part, then each format's paragraph. */
 static void help(FILE *f)
 {
-	fputs("Usage: ringtrace export -f FORMAT [-o OUT] DIR\n"
+	fputs("Usage: ringtrace export -f FORMAT [-o OUT] DIR...\n"
 	      "\n"
-	      "Convert the trace directory DIR, streaming (memory stays flat):\n"
+	      "Convert the trace directory DIR, streaming (memory stays flat).\n"
+	      "Several DIRs are the chunk sets of one recording (ringtraced\n"
+	      "--on-chunk), in any order: read as one trace, a missing set said\n"
+	      "on stderr.  Several recordings (hosts) are refused: each format\n"
+	      "holds one machine's trace; export each on its own.\n"
 	      "\n", f);
 	for (int i = 0; i < ARRAY_SIZE(formats); i++)
 		fputs(formats[i]->help, f);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "traceset.h"
 
 struct filter {
 	bool *events;			/* by position in md->events; NULL: all */
@@ -202,31 +202,10 @@ static void cpu_sel(unsigned int cpu, void *arg)
 	f->cpus[cpu] = true;
 }
 
-/* The first event's time, for +DURATION: one look at each CPU's start. */
-static uint64_t trace_start(const char *dir)
-{
-	struct rt_trace *t = open_trace(dir, false);
-	uint64_t start = UINT64_MAX;
-
-	for (unsigned int i = 0; t && i < t->nr_cpus; i++) {
-		struct rt_error err;
-		struct rt_item it;
-		int r;
-
-		while ((r = rt_stream_next(t->cpus[i].stream, &it, &err)) > 0)
-			if (it.type == RT_ITEM_EVENT)
-				break;
-		if (r > 0 && it.timestamp < start)
-			start = it.timestamp;
-	}
-	rt_trace_close(t);
-	return start == UINT64_MAX ? 0 : start;
-}
-
 static void make_filter(struct filter *f, const struct opts *o,
-			const struct rt_trace *t, const char *dir)
+			const struct tset_member *mb)
 {
-	const struct rt_metadata *md = t->md;
+	const struct rt_metadata *md = mb->t->md;
 	uint64_t start = 0;
 
 	memset(f, 0, sizeof(*f));
@@ -253,7 +232,7 @@ static void make_filter(struct filter *f, const struct opts *o,
 	f->comms = o->comms;
 	f->nr_comms = o->nr_comms;
 	if ((o->begin && *o->begin == '+') || (o->end && *o->end == '+'))
-		start = trace_start(dir);
+		start = tset_first_event(mb);
 	if (o->begin) {
 		f->has_begin = true;
 		f->begin = parse_time(o->begin, "--begin", md, start, o->wall);
@@ -278,19 +257,45 @@ static void print_thread(const struct rt_threads *th, int32_t tid)
 		printf(" %s-%" PRId32, comm ? comm : "<...>", tid);
 }
 
-static void print_item(const struct rt_trace *t, const struct rt_item *it,
-		       const struct rt_threads *th, int32_t tid, bool wall)
+/*
+ * "[time]" of a member's @cycles: as the trace's clock (or -w) for one
+ * member; several members' are wall-clock time, followed by their host.
+ */
+static void format_ts(char *buf, size_t len, const struct tset *ts,
+		      const struct tset_member *mb, uint64_t cycles, bool wall)
 {
-	char ts[48];
+	__int128 t;
+	size_t n;
 
-	rt_format_ts(ts, sizeof(ts), t->md, it->timestamp, wall);
+	if (ts->nr == 1) {
+		rt_format_ts(buf, len, mb->t->md, cycles, wall);
+		return;
+	}
+	t = tset_wall_ns(mb, cycles);
+	if (t < 0)
+		n = (size_t)snprintf(buf, len, "[-%" PRIu64 ".%09u]",
+				     (uint64_t)(-t / 1000000000), (unsigned int)(-t % 1000000000));
+	else
+		n = (size_t)snprintf(buf, len, "[%" PRIu64 ".%09u]",
+				     (uint64_t)(t / 1000000000), (unsigned int)(t % 1000000000));
+	if (n < len)
+		snprintf(buf + n, len - n, " %s", *mb->host ? mb->host : "-");
+}
+
+static void print_item(const struct tset *ts, const struct tset_member *mb,
+		       const struct rt_item *it, const struct rt_threads *th,
+		       int32_t tid, bool wall)
+{
+	char time[320];
+
+	format_ts(time, sizeof(time), ts, mb, it->timestamp, wall);
 	if (it->type == RT_ITEM_LOST) {
 		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64 "%s\n",
-		       ts, it->cpu, it->lost_events, it->lost_packets,
+		       time, it->cpu, it->lost_events, it->lost_packets,
 		       it->lost_first ? " before the first packet" : "");
 		return;
 	}
-	printf("%s cpu%u", ts, it->cpu);
+	printf("%s cpu%u", time, it->cpu);
 	print_thread(th, tid);
 	printf(" %s:", it->event->name);
 	if (it->nr_fields) {
@@ -298,6 +303,33 @@ static void print_item(const struct rt_trace *t, const struct rt_item *it,
 		rt_print_fields(stdout, it);
 	}
 	putchar('\n');
+}
+
+/* "chunk set 3" or "chunk sets 3-5". */
+static void gap_sets(char *buf, size_t len, const struct tset_gap *g)
+{
+	if (g->first == g->last)
+		snprintf(buf, len, "chunk set %u", g->first);
+	else
+		snprintf(buf, len, "chunk sets %u-%u", g->first, g->last);
+}
+
+/* A gap of a member's sequence of chunk sets: what is missing, and when. */
+static void print_gap(FILE *f, const char *indent, const struct tset *ts,
+		      const struct tset_member *mb, const struct tset_gap *g,
+		      bool wall)
+{
+	char from[320], to[320], sets[48];
+
+	format_ts(from, sizeof(from), ts, mb, g->from, wall);
+	format_ts(to, sizeof(to), ts, mb, g->to, wall);
+	gap_sets(sets, sizeof(sets), g);
+	if (g->leading)
+		fprintf(f, "%s%s -- gap: %s not given, everything before it\n",
+			indent, from, sets);
+	else
+		fprintf(f, "%s%s -- gap: %s not given, up to %s\n", indent, from,
+			sets, to);
 }
 
 /* ---- --stat -------------------------------------------------------------------- */
@@ -485,7 +517,8 @@ static uint64_t per_event(const struct cpu_stat *c, unsigned int e)
 	return c->per_event ? c->per_event[e] : 0;
 }
 
-static void stat_print(struct stat_state *s)
+static void stat_print(struct stat_state *s, const struct tset *ts,
+		       const struct tset_member *mb, bool wall)
 {
 	const struct rt_metadata *md = s->t->md;
 	unsigned int nr_cpus = s->t->nr_cpus;
@@ -521,6 +554,8 @@ static void stat_print(struct stat_state *s)
 		printf("  CPU %d: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
 		       s->t->cpus[c].cpu, s->cpus[c].lost_events,
 		       s->cpus[c].lost_packets);
+	for (unsigned int g = 0; g < mb->nr_gaps; g++)
+		print_gap(stdout, "  ", ts, mb, &mb->gaps[g], wall);
 
 	if (s->ev_entry >= 0) {
 		const struct rt_event_desc *ev = &md->events[s->ev_entry];
@@ -645,74 +680,125 @@ static void stat_init(struct stat_state *s, const struct rt_trace *t,
 	s->ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
 }
 
-/* The trace directory @dir, as @o says: the exit status. */
-static int report_trace(const char *dir, const struct opts *o)
-{
-	struct stat_state st = { 0 };
-	const struct rt_item *it;
-	struct rt_threads *th;
-	struct ksyms *ks = NULL;
-	bool ks_read = false;	/* on the first stack: a trace without says nothing */
-	bool *kept;		/* by CPU: its last event was printed */
-	const char *error;
+/* What report keeps of one member of the trace set. */
+struct host_state {
+	const struct tset_member *mb;
 	struct filter f;
-	struct merge *m;
-	struct rt_trace *t;
-	int status;
+	struct rt_threads *th;
+	bool *kept;		/* by CPU: its last event was printed */
+	struct ksyms *ks;
+	bool ks_read;		/* on the first stack: a trace without says nothing */
+	struct stat_state st;
+};
 
-	t = open_trace(dir, o->strict);
-	if (!t)
-		return 1;
-	make_filter(&f, o, t, dir);
-	th = rt_threads_new(t->md);
-	kept = calloc(RT_MAX_CPUS, sizeof(*kept));
-	if (!th || !kept)
+static void host_init(struct host_state *h, const struct tset_member *mb,
+		      const struct opts *o)
+{
+	h->mb = mb;
+	make_filter(&h->f, o, mb);
+	h->th = rt_threads_new(mb->t->md);
+	h->kept = calloc(RT_MAX_CPUS, sizeof(*h->kept));
+	if (!h->th || !h->kept)
 		die("out of memory");
 	if (o->stat)
-		stat_init(&st, t, th);
+		stat_init(&h->st, mb->t, h->th);
+}
 
-	m = merge_open(t, false);
-	while ((it = merge_next(m))) {
-		const struct rt_field_value *ips = stack_ips(it);
-		int32_t tid = rt_threads_owner(th, it);
-		bool keep;
+static void host_free(struct host_state *h)
+{
+	stat_free(&h->st);
+	ksyms_free(h->ks);
+	free(h->kept);
+	free(h->f.events);
+	free(h->f.cpus);
+	rt_threads_free(h->th);
+}
 
-		/* A stack goes with its event: printed under it, or not. */
-		if (ips) {
-			if (kept[it->cpu] && !o->stat) {
-				if (!ks_read)
-					ks = stack_symbols(dir);
-				ks_read = true;
-				stack_print(stdout, ks, ips);
-			}
-			continue;
+/* One item of a member, as @o says. */
+static void report_item(struct host_state *h, const struct tset *ts,
+			const struct rt_item *it, const struct opts *o)
+{
+	const struct rt_field_value *ips = stack_ips(it);
+	const struct rt_trace *t = h->mb->t;
+	int32_t tid = rt_threads_owner(h->th, it);
+	bool keep;
+
+	/* A stack goes with its event: printed under it, or not. */
+	if (ips) {
+		if (h->kept[it->cpu] && !o->stat) {
+			if (!h->ks_read)
+				h->ks = stack_symbols(t->dir);
+			h->ks_read = true;
+			stack_print(stdout, h->ks, ips);
 		}
-		keep = wanted(&f, it, t, th, tid);
-		kept[it->cpu] = keep;
-		if (keep && o->stat)
-			stat_feed(&st, it, tid);
-		else if (keep)
-			print_item(t, it, th, tid, o->wall);
-		rt_threads_feed(th, it);
+		return;
+	}
+	keep = wanted(&h->f, it, t, h->th, tid);
+	h->kept[it->cpu] = keep;
+	if (keep && o->stat)
+		stat_feed(&h->st, it, tid);
+	else if (keep)
+		print_item(ts, h->mb, it, h->th, tid, o->wall);
+	rt_threads_feed(h->th, it);
+}
+
+/* A gap, unless the time window leaves it out. */
+static void report_gap(const struct host_state *h, const struct tset *ts,
+		       const struct tset_gap *g, const struct opts *o)
+{
+	if (o->stat || (h->f.has_begin && g->to < h->f.begin) ||
+	    (h->f.has_end && g->from > h->f.end))
+		return;
+	print_gap(stdout, "", ts, h->mb, g, o->wall);
+}
+
+/* The directories @dirs, as @o says: the exit status. */
+static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
+{
+	const struct tset_item *ti;
+	struct host_state *hs;
+	struct tset_merge *tm;
+	const char *error;
+	struct tset *ts;
+	int status;
+
+	ts = tset_open(dirs, n, o->strict);
+	if (!ts)
+		return 1;
+	hs = calloc(ts->nr, sizeof(*hs));
+	if (!hs)
+		die("out of memory");
+	for (unsigned int i = 0; i < ts->nr; i++)
+		host_init(&hs[i], &ts->m[i], o);
+
+	tm = tset_merge_open(ts);
+	while ((ti = tset_merge_next(tm))) {
+		if (ti->it)
+			report_item(&hs[ti->member], ts, ti->it, o);
+		else
+			report_gap(&hs[ti->member], ts, ti->gap, o);
 	}
 	/* After an error, what was read stays printed; no summaries. */
-	error = merge_error(m);
-	if (!error && o->stat) {
-		stat_print(&st);
-	} else if (!error) {
+	error = tset_merge_error(tm);
+	for (unsigned int i = 0; !error && i < ts->nr; i++) {
+		const struct tset_member *mb = &ts->m[i];
+
+		if (ts->nr > 1)
+			printf("%shost %s\n", i ? "\n" : "", *mb->host ? mb->host : "-");
+		if (o->stat) {
+			stat_print(&hs[i].st, ts, mb, o->wall);
+			continue;
+		}
 		putchar('\n');
-		for (unsigned int i = 0; i < t->nr_cpus; i++)
-			print_cpu_summary(t, &t->cpus[i], stdout);
+		for (unsigned int c = 0; c < mb->t->nr_cpus; c++)
+			print_cpu_summary(mb->t, &mb->t->cpus[c], stdout);
 	}
-	status = print_end(t, error);
-	merge_close(m);
-	stat_free(&st);
-	ksyms_free(ks);
-	free(kept);
-	free(f.events);
-	free(f.cpus);
-	rt_threads_free(th);
-	rt_trace_close(t);
+	status = tset_print_end(ts, error);
+	tset_merge_close(tm);
+	for (unsigned int i = 0; i < ts->nr; i++)
+		host_free(&hs[i]);
+	free(hs);
+	tset_close(ts);
 	return status;
 }
 
@@ -779,8 +865,10 @@ static int run(int argc, char **argv)
 			break;
 		}
 	}
-	if (argc - optind != 1)
-		usage_error("one trace directory is needed");
+	if (argc - optind < 1)
+		usage_error("a trace directory is needed");
+	if (o.folded && argc - optind != 1)
+		usage_error("--folded reads one trace directory");
 	if (o.off_cpu && !o.folded)
 		usage_error("--off-cpu goes with --folded");
 	if (o.folded && (o.stat || o.events || o.cpus || o.nr_pids ||
@@ -789,7 +877,7 @@ static int run(int argc, char **argv)
 	if (o.folded)
 		c = folded_report(argv[optind], o.off_cpu, o.strict);
 	else
-		c = report_trace(argv[optind], &o);
+		c = report_dirs(argv + optind, (unsigned int)(argc - optind), &o);
 	free(o.pids);
 	free(o.tids);
 	free(o.comms);
@@ -800,7 +888,7 @@ const struct command cmd_report = {
 	.name = "report",
 	.summary = "print a trace's events, filtered, its summaries (--stat) or stacks (--folded)",
 	.help =
-"Usage: ringtrace report [OPTIONS] DIR\n"
+"Usage: ringtrace report [OPTIONS] DIR...\n"
 "\n"
 "Print every event of the trace directory DIR, all CPUs merged by time:\n"
 "  [seconds.nanoseconds] cpuN COMM-TID name: field=value, ...\n"
@@ -813,6 +901,13 @@ const struct command cmd_report = {
 "      function+0xoff [module]\n"
 "named from the symbols kept in the trace (no [module] in vmlinux).\n"
 "Diagnostics go to stderr.\n"
+"\n"
+"Several DIRs: the chunk sets of one recording (ringtraced --on-chunk),\n"
+"in any order, are read as one trace; a set missing from their sequence\n"
+"prints as\n"
+"  [seconds.nanoseconds] -- gap: chunk set K not given, up to [time]\n"
+"Several recordings (machines, boots) are merged on wall-clock time:\n"
+"then times are since the epoch and each is followed by its host.\n"
 "\n"
 "  -e, --events LIST   only these events: names, globs (sched_*) and\n"
 "                      groups, comma separated; groups:\n"

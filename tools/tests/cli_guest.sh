@@ -837,6 +837,38 @@ EOF
 	check "chrome-json: JSON, N getppid slices on each workload thread, threads named" test $? -eq 0
 }
 
+# Two recordings of this boot (test_attribution's and test_follow's), each
+# under another host name (its metadata's env): report merges them
+# on wall-clock time, each line with its host, each host's lines what
+# report -w of its trace alone prints; --stat has one section per host,
+# each the trace's own; export refuses two hosts in one line.
+test_hosts() {
+	local a=$W/t1h b=$W/t2h h=rt-one
+	rm -rf "$a" "$b" && cp -r "$W/t1" "$a" && cp -r "$W/t2" "$b" &&
+		sed -i 's/^\thostname = ".*";/\thostname = "rt-one";/' "$a/metadata" &&
+		sed -i 's/^\thostname = ".*";/\thostname = "rt-other";/' "$b/metadata"
+	"$CLI" report "$a" "$b" >"$W/hosts.report" 2>"$W/hosts.err"
+	check "hosts: report reads two hosts' traces" test $? -eq 0
+	grep -E '^\[' "$W/hosts.report" >"$W/hosts.lines"
+	check "hosts: every line names its host" \
+		test "$(grep -cvE "^\[[0-9]+\.[0-9]{9}\] ($h|rt-other) cpu" "$W/hosts.lines")" -eq 0
+	check "hosts: in wall-clock order" sh -c "cut -d' ' -f1 '$W/hosts.lines' | tr -d '[]' | sort -c -n"
+	"$CLI" report -w "$a" | grep -E '^\[' >"$W/hosts.a"
+	"$CLI" report -w "$b" | grep -E '^\[' >"$W/hosts.b"
+	sed -n "s/^\(\[[0-9.]*\]\) $h /\1 /p" "$W/hosts.lines" >"$W/hosts.got.a"
+	sed -n 's/^\(\[[0-9.]*\]\) rt-other /\1 /p' "$W/hosts.lines" >"$W/hosts.got.b"
+	check "hosts: $h's lines are report -w of its trace" same_lines "$W/hosts.a" "$W/hosts.got.a"
+	check "hosts: rt-other's lines are report -w of its trace" same_lines "$W/hosts.b" "$W/hosts.got.b"
+	{ echo "host $h"; "$CLI" report --stat "$a"; echo; echo "host rt-other"; "$CLI" report --stat "$b"; } \
+		>"$W/hosts.stat.want" 2>/dev/null
+	"$CLI" report --stat "$a" "$b" >"$W/hosts.stat" 2>/dev/null
+	check "hosts: --stat has each host's own section" same_lines "$W/hosts.stat.want" "$W/hosts.stat"
+	"$CLI" export -f chrome-json "$a" "$b" >/dev/null 2>"$W/hosts.export.err"
+	check "hosts: export refuses two hosts (exit 1)" test $? -eq 1
+	check "hosts: ... in one line naming them" \
+		sh -c "grep -q 'hold 2 recordings ($h, rt-other)' '$W/hosts.export.err' && test \$(wc -l <'$W/hosts.export.err') -eq 1"
+}
+
 main() {
 	note "kernel $KVER, $(nproc) CPUs, work in $W"
 	# CLI_TESTS="test_a test_b": only those (while working on them).
@@ -854,6 +886,7 @@ main() {
 	test_attribution
 	test_syscall_args
 	test_follow
+	test_hosts
 	test_sigmask
 	test_ctrl_c
 	test_stop_signals

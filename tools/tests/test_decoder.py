@@ -1066,7 +1066,7 @@ def cli_usage(ctx):
     d, _ = ctx.gen(events=10, cpus=1)
     # Usage errors: exit 2, one line naming the problem and the hint.
     for args, msg in ((['frobnicate'], "unknown command 'frobnicate'"),
-                      (['report'], 'one trace directory is needed'),
+                      (['report'], 'a trace directory is needed'),
                       (['report', '--bogus', 'x'], 'unknown option --bogus'),
                       (['report', '--cpu'], '--cpu needs an argument'),
                       (['report', '-e', 'test_scalar', d],
@@ -2296,6 +2296,234 @@ def mutate(rng, data):
         else:
             del data[i:]
     return bytes(data)
+
+
+# ---- several directories: chunk sets, hosts ------------------------------------
+
+TS = re.compile(r'\[(\d+)\.(\d{9})\]')
+
+
+def ts_ns(text):
+    m = TS.search(text)
+    return int(m.group(1)) * 10**9 + int(m.group(2))
+
+
+def chunk_sets(ctx, d, host='gentrace', boot='boot-1', trace='trace-1'):
+    """The rotated trace @d split into chunk sets as ringtraced --on-chunk
+    lays them out (chunk k+1 holds part k of every CPU), each with its
+    metadata and a manifest.json whose times come from reading the set
+    alone; their directories, by sequence."""
+    with open(os.path.join(d, 'metadata')) as f:
+        meta = f.read()
+    uuid = re.search(r'trace \{[^}]*?uuid = "([^"]+)"', meta, re.S).group(1)
+    offset = re.search(r'offset_s = (-?\d+);\s*offset = (\d+);', meta)
+    parts = {}
+    for f in os.listdir(d):
+        m = re.match(r'cpu(\d+)-(\d+)\.zst$', f)
+        if m:
+            parts.setdefault(int(m.group(2)), []).append((int(m.group(1)), f))
+    sets = []
+    for k in sorted(parts):
+        seq = k + 1
+        s = os.path.join(ctx.tmp, '%s.chunk-%06d' % (host, seq))
+        os.makedirs(s)
+        files = []
+        for cpu, f in sorted(parts[k]):
+            name = 'cpu%d-%06d.zst' % (cpu, seq)
+            shutil.copy(os.path.join(d, f), os.path.join(s, name))
+            files.append(name)
+        shutil.copy(os.path.join(d, 'metadata'), os.path.join(s, 'metadata'))
+        r = rt('report', s)
+        check(r.returncode == 0, 'set %d alone: %s' % (seq, r.stderr))
+        cpus = []
+        for l in r.stdout.splitlines():
+            m = re.match(r'cpu(\d+): packets=(\d+) events=(\d+) .*first=(\S+) last=(\S+)', l)
+            if m:
+                ev = int(m.group(3))
+                cpus.append({'cpu': int(m.group(1)), 'file': 'cpu%s-%06d.zst' % (m.group(1), seq),
+                             'packets': int(m.group(2)), 'events': ev, 'events_lost': 0,
+                             'first_timestamp': ts_ns(m.group(4)) if ev else 0,
+                             'last_timestamp': ts_ns(m.group(5)) if ev else 0})
+        wall = int(offset.group(1)) * 10**9 + int(offset.group(2))
+        man = {'format': 'ringtrace-chunk-set', 'format_version': 1, 'host': host,
+               'boot_id': boot, 'kernel_release': '6.12', 'ringtrace_version': 'test',
+               'trace': trace, 'trace_uuid': uuid, 'sequence': seq,
+               'clock': {'name': 'monotonic', 'monotonic_ns': 1, 'realtime_ns': 1 + wall,
+                         'boottime_ns': 1, 'realtime_offset_ns': wall,
+                         'boottime_offset_ns': 0},
+               'cpus': cpus,
+               'files': [{'name': f, 'size': os.path.getsize(os.path.join(s, f)),
+                          'xxh64': '0' * 16} for f in files + ['metadata']]}
+        with open(os.path.join(s, 'manifest.json'), 'w') as f:
+            json.dump(man, f, indent=2)
+        sets.append(s)
+    return sets
+
+
+def rotated(ctx, seed=None):
+    d, e = ctx.gen('--zstd', 'rotate', '--frame-packets', '2', '--rotate-frames', '2',
+                   '--lose', '0.01', seed=seed)
+    return d
+
+
+@test
+def chunk_sets_in_any_order(ctx):
+    """One recording's chunk sets, shuffled: report, --stat and export print
+    what the whole trace does, byte for byte."""
+    d = rotated(ctx)
+    sets = chunk_sets(ctx, d)
+    check(len(sets) >= 3, 'only %d sets' % len(sets))
+    shuffled = list(reversed(sets))
+    random.Random(1).shuffle(shuffled)
+    for opts in ([], ['--stat'], ['--wall'], ['--cpu', '1', '-e', 'test_*']):
+        whole = rt('report', *opts, d)
+        got = rt('report', *opts, *shuffled, asan=True)
+        check(whole.returncode == 0 and got.returncode == 0,
+              'report %s: %s %s' % (opts, whole.stderr, got.stderr))
+        check(got.stdout == whole.stdout,
+              'report %s of the sets differs from the whole trace' % opts)
+    for fmt in ('systrace', 'chrome-json'):
+        whole = rt('export', '-f', fmt, d)
+        got = rt('export', '-f', fmt, *shuffled, asan=True)
+        check(got.returncode == 0 and got.stdout == whole.stdout,
+              'export -f %s of the sets differs: %s' % (fmt, got.stderr))
+
+
+@test
+def chunk_set_gap(ctx):
+    """A set missing from the sequence is named as a gap, with its times."""
+    d = rotated(ctx)
+    sets = chunk_sets(ctx, d)
+    check(len(sets) >= 3, 'only %d sets' % len(sets))
+    given = [sets[0]] + sets[2:]
+    with open(os.path.join(sets[0], 'manifest.json')) as f:
+        before = max(c['last_timestamp'] for c in json.load(f)['cpus'])
+    with open(os.path.join(sets[2], 'manifest.json')) as f:
+        after = min(c['first_timestamp'] for c in json.load(f)['cpus'] if c['events'])
+    after = max(after, before)       # CPUs' sets of gentrace overlap in time
+    r = rt('report', *reversed(given), asan=True)
+    check(r.returncode == 0, r.stderr)
+    gaps = [l for l in r.stdout.splitlines() if ' -- gap: ' in l]
+    want = '[%d.%09d] -- gap: chunk set 2 not given, up to [%d.%09d]' % (
+        before // 10**9, before % 10**9, after // 10**9, after % 10**9)
+    check(gaps == [want], 'gap lines %s, expected [%s]' % (gaps, want))
+    lines = r.stdout.splitlines()
+    at = lines.index(want)
+    check(all(ts_ns(l) <= before for l in lines[:at] if l.startswith('[')) and
+          all(ts_ns(l) >= before for l in lines[at + 1:] if l.startswith('[')),
+          'the gap line is not at its time')
+    st = rt('report', '--stat', *given)
+    check(st.returncode == 0 and ('  ' + want) in st.stdout.splitlines(),
+          '--stat does not name the gap: %s' % st.stdout)
+    r = rt('report', *sets[1:])
+    check(r.returncode == 0 and
+          '-- gap: chunk set 1 not given, everything before it' in r.stdout,
+          'a missing first set is not said: %s' % r.stdout[:300])
+    r = rt('export', '-f', 'systrace', *given)
+    check(r.returncode == 0 and 'chunk sets 2-2 not given' in r.stderr,
+          'export does not say the gap: %s' % r.stderr)
+
+
+def with_host(d, host, shift_ns):
+    """@d's metadata with another hostname and its wall clock @shift_ns later."""
+    path = os.path.join(d, 'metadata')
+    with open(path) as f:
+        meta = f.read()
+    m = re.search(r'offset_s = (-?\d+);(\s*)offset = (\d+);', meta)
+    off = int(m.group(1)) * 10**9 + int(m.group(3)) + shift_ns
+    meta = meta.replace(m.group(0), 'offset_s = %d;%soffset = %d;' % (
+        off // 10**9, m.group(2), off % 10**9))
+    meta = re.sub(r'hostname = "[^"]*";', 'hostname = "%s";' % host, meta)
+    with open(path, 'w') as f:
+        f.write(meta)
+
+
+@test
+def hosts_merged_on_wall_clock(ctx):
+    """Two machines' traces: events interleave on wall-clock time, each
+    with its host; --stat has a section per host, each the host's own."""
+    a, _ = ctx.gen(events=300, seed=11)
+    b, _ = ctx.gen(events=300, seed=12)
+    first = [ts_ns(rt('report', '--wall', x).stdout) for x in (a, b)]
+    with_host(b, 'hostb', first[0] - first[1] + 1000)
+    each = []
+    for x, host in ((a, 'gentrace'), (b, 'hostb')):
+        r = rt('report', '--wall', x)
+        check(r.returncode == 0, r.stderr)
+        each += [(ts_ns(l), TS.sub(lambda m: m.group(0) + ' ' + host, l, count=1))
+                 for l in r.stdout.splitlines() if l.startswith('[')]
+    want = [l for _, l in sorted(each, key=lambda x: x[0])]
+    r = rt('report', a, b, asan=True)
+    check(r.returncode == 0, r.stderr)
+    got = [l for l in r.stdout.splitlines() if l.startswith('[')]
+    check(got == want, 'merged lines differ (%d vs %d lines)' % (len(got), len(want)))
+    hosts = [l.split(' ')[1] for l in got]
+    switches = sum(1 for x, y in zip(hosts, hosts[1:]) if x != y)
+    check(switches > 10, 'the hosts do not interleave (%d switches)' % switches)
+    st = rt('report', '--stat', a, b).stdout
+    sa = rt('report', '--stat', a).stdout
+    sb = rt('report', '--stat', b).stdout
+    check(st == 'host gentrace\n' + sa + '\nhost hostb\n' + sb,
+          '--stat of two hosts is not each host\'s own')
+    r = rt('export', '-f', 'chrome-json', a, b)
+    check(r.returncode == 1 and 'hold 2 recordings (gentrace, hostb)' in r.stderr,
+          'export of two hosts: %d %s' % (r.returncode, r.stderr))
+    # Chunk sets of a host merge with a plain trace of another.
+    c = rotated(ctx, seed=13)
+    sets = chunk_sets(ctx, c, host='hostc')
+    r = rt('report', a, *sets, asan=True)
+    check(r.returncode == 0 and ' hostc cpu' in r.stdout and ' gentrace cpu' in r.stdout,
+          'sets and a trace: %s' % r.stderr)
+
+
+@test
+def chunk_sets_refused(ctx):
+    """Bad manifests and sets that do not belong together: a clear error."""
+    d = rotated(ctx)
+    sets = chunk_sets(ctx, d)
+
+    def bad(why, *dirs):
+        r = rt('report', *dirs, asan=True)
+        check(r.returncode == 1 and 'Sanitizer' not in r.stderr and
+              'runtime error' not in r.stderr and why in r.stderr,
+              'expected "%s": exit %d: %s' % (why, r.returncode, r.stderr[-500:]))
+
+    def edit(s, fn):
+        c = ctx.copy(s)
+        path = os.path.join(c, 'manifest.json')
+        with open(path) as f:
+            text = f.read()
+        with open(path, 'w') as f:
+            f.write(fn(text))
+        return c
+
+    bad('not JSON', edit(sets[0], lambda t: t[:len(t) // 2]), sets[1])
+    bad('no "sequence" number', edit(sets[0], lambda t: t.replace('"sequence": 1', '"sequence": -4')))
+    bad('"format_version" is not 1', edit(sets[0], lambda t: t.replace('"format_version": 1', '"format_version": 7')))
+    bad('trace_uuid', edit(sets[0], lambda t: re.sub(r'"trace_uuid": "[^"]*"',
+                                                  '"trace_uuid": "00000000-0000-0000-0000-000000000000"', t)))
+    bad('both are chunk set 1', sets[0], ctx.copy(sets[0]))
+    bad('from two boots', sets[0], edit(sets[1], lambda t: t.replace('"boot-1"', '"boot-2"')))
+    bad('given twice', sets[0], sets[0] + '/')
+    with open(os.path.join(ctx.copy(sets[1]), 'cpu0-000002.zst'), 'ab') as f:
+        f.write(b'x')
+    cut = os.path.join(ctx.tmp, 'c%03d' % ctx.n)
+    bad('says cpu0-000002.zst has', sets[0], cut)
+    bad('without a plain name', edit(sets[0], lambda t: t.replace('"name": "metadata"',
+                                                              '"name": "../metadata"')))
+    c = ctx.copy(sets[1])
+    path = os.path.join(c, 'metadata')
+    with open(path) as f:
+        meta = f.read()
+    with open(path, 'w') as f:
+        f.write(meta.replace('name = "test_scalars"', 'name = "test_scalers"', 1))
+    man = json.load(open(os.path.join(c, 'manifest.json')))
+    for e in man['files']:
+        e['size'] = os.path.getsize(os.path.join(c, e['name']))
+    json.dump(man, open(os.path.join(c, 'manifest.json'), 'w'))
+    bad('their metadata disagree', sets[0], c)
+    r = rt('report', '--folded', *sets[:2])
+    check(r.returncode == 2, '--folded with two directories: %d' % r.returncode)
 
 
 @test

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * traceset.c: several trace or chunk-set directories read as one -- what
+ * a person has after a shipper collected a fleet's --on-chunk sets.
+ *
+ * Each directory is a trace directory (metadata and cpuN* streams) or a
+ * chunk set (the same plus manifest.json, ringtraced --on-chunk).  The
+ * chunk sets of one recording -- one host, trace name and trace uuid (a
+ * module load) in their manifests, never two boot ids -- are one member:
+ * ordered by their sequence numbers
+ * (whatever order they were given in), each CPU's chunks read as one
+ * stream, decoded with the newest set's metadata (it declares every event
+ * the older ones do: checked).  A sequence number missing between two
+ * given ones is a gap, with the time range it covers.  A plain trace
+ * directory is a member of its own.
+ *
+ * Members are merged on wall-clock time: a member's clock offset is its
+ * first set's manifest's realtime_offset_ns, or a plain trace's metadata
+ * clock offset.  With one member the items come exactly as merge_next()
+ * gives them (report's output is that of the whole trace).
+ *
+ * Everything read is untrusted: a manifest that does not parse, does not
+ * say what a set holds, names a trace uuid its metadata does not have, or
+ * sets that disagree, is an error naming the directory -- printed with
+ * error_line(), never an exit.
+ */
+#ifndef RINGTRACE_TRACESET_H
+#define RINGTRACE_TRACESET_H
+
+#include "cli.h"
+
+/* Chunk sets first..last of a member are missing: between these times. */
+struct tset_gap {
+	unsigned int first, last;	/* sequence numbers */
+	bool leading;			/* before the first set given: no start */
+	uint64_t from, to;		/* clock cycles of the member's trace */
+};
+
+struct tset_member {
+	struct rt_trace *t;		/* its sets joined: one stream per CPU */
+	char *host;			/* "" when the trace does not say */
+	__int128 wall_offset_ns;	/* wall-clock = ns of a timestamp + this */
+	unsigned int nr_sets;		/* 0: a plain trace directory */
+	unsigned int nr_gaps;
+	struct tset_gap *gaps;		/* by time */
+};
+
+struct tset {
+	unsigned int nr;
+	struct tset_member *m;
+};
+
+/* The directories as members, or NULL with the reason printed. */
+struct tset *tset_open(char *const *dirs, unsigned int n, bool strict);
+void tset_close(struct tset *ts);
+/* The first event's time of a member (for +DURATION); 0 if none. */
+uint64_t tset_first_event(const struct tset_member *m);
+/* Nanoseconds of wall-clock time of a member's @cycles. */
+__int128 tset_wall_ns(const struct tset_member *m, uint64_t cycles);
+
+/*
+ * Every member's items (and gaps) merged on wall-clock time: NULL at the
+ * end or at the first error (tset_merge_error()).  An item stays valid
+ * until the next call.
+ */
+struct tset_item {
+	unsigned int member;
+	const struct rt_item *it;	/* NULL: a gap */
+	const struct tset_gap *gap;
+};
+struct tset_merge;
+struct tset_merge *tset_merge_open(struct tset *ts);
+const struct tset_item *tset_merge_next(struct tset_merge *tm);
+const char *tset_merge_error(const struct tset_merge *tm);
+void tset_merge_close(struct tset_merge *tm);
+
+/*
+ * print_end() for several members: stdout flushed, every member's damage
+ * reported, @error last; the exit status.
+ */
+int tset_print_end(const struct tset *ts, const char *error);
+
+#endif /* RINGTRACE_TRACESET_H */
