@@ -31,7 +31,8 @@ struct filter {
 };
 
 struct opts {
-	bool wall, stat, strict, folded, off_cpu;
+	bool wall, stat, strict, folded, off_cpu, follow;
+	unsigned int hold_ms;
 	const char *events, *cpus, *begin, *end;
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
@@ -156,7 +157,7 @@ static bool in_list(const int32_t *v, unsigned int n, int32_t x)
 }
 
 static bool wanted(const struct filter *f, const struct rt_item *it,
-		   const struct rt_trace *t, const struct rt_threads *th,
+		   const struct rt_metadata *md, const struct rt_threads *th,
 		   int32_t tid)
 {
 	if (f->has_begin && it->timestamp < f->begin)
@@ -167,7 +168,7 @@ static bool wanted(const struct filter *f, const struct rt_item *it,
 		return false;
 	if (it->type != RT_ITEM_EVENT)
 		return !f->events && !f->nr_tids && !f->nr_pids && !f->nr_comms;
-	if (f->events && !f->events[it->event - t->md->events])
+	if (f->events && !f->events[it->event - md->events])
 		return false;
 	if (f->nr_tids && !in_list(f->tids, f->nr_tids, tid))
 		return false;
@@ -223,27 +224,34 @@ static uint64_t trace_start(const char *dir)
 	return start == UINT64_MAX ? 0 : start;
 }
 
-static void make_filter(struct filter *f, const struct opts *o,
-			const struct rt_trace *t, const char *dir)
+/* -e's events of @md, by position; NULL: all. */
+static bool *select_md_events(const char *spec, const struct rt_metadata *md)
 {
-	const struct rt_metadata *md = t->md;
+	const char **names;
+	char why[512];
+	bool *sel;
+
+	if (!spec)
+		return NULL;
+	names = calloc(md->nr_events + 1, sizeof(*names));
+	sel = calloc(md->nr_events + 1, sizeof(*sel));
+	if (!names || !sel)
+		die("out of memory");
+	for (unsigned int i = 0; i < md->nr_events; i++)
+		names[i] = md->events[i].name;
+	if (select_events(spec, names, md->nr_events, sel, why, sizeof(why)))
+		usage_error("%s", why);
+	free(names);
+	return sel;
+}
+
+static void make_filter(struct filter *f, const struct opts *o,
+			const struct rt_metadata *md, const char *dir)
+{
 	uint64_t start = 0;
 
 	memset(f, 0, sizeof(*f));
-	if (o->events) {
-		const char **names = calloc(md->nr_events + 1, sizeof(*names));
-		char why[512];
-
-		f->events = calloc(md->nr_events + 1, sizeof(*f->events));
-		if (!names || !f->events)
-			die("out of memory");
-		for (unsigned int i = 0; i < md->nr_events; i++)
-			names[i] = md->events[i].name;
-		if (select_events(o->events, names, md->nr_events, f->events,
-				  why, sizeof(why)))
-			usage_error("%s", why);
-		free(names);
-	}
+	f->events = select_md_events(o->events, md);
 	if (o->cpus && !parse_cpu_list(o->cpus, cpu_sel, f))
 		usage_error("--cpu: '%s' is not a CPU list like 0-3,8", o->cpus);
 	f->pids = o->pids;
@@ -278,12 +286,12 @@ static void print_thread(const struct rt_threads *th, int32_t tid)
 		printf(" %s-%" PRId32, comm ? comm : "<...>", tid);
 }
 
-static void print_item(const struct rt_trace *t, const struct rt_item *it,
+static void print_item(const struct rt_metadata *md, const struct rt_item *it,
 		       const struct rt_threads *th, int32_t tid, bool wall)
 {
 	char ts[48];
 
-	rt_format_ts(ts, sizeof(ts), t->md, it->timestamp, wall);
+	rt_format_ts(ts, sizeof(ts), md, it->timestamp, wall);
 	if (it->type == RT_ITEM_LOST) {
 		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64 "%s\n",
 		       ts, it->cpu, it->lost_events, it->lost_packets,
@@ -645,56 +653,104 @@ static void stat_init(struct stat_state *s, const struct rt_trace *t,
 	s->ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
 }
 
+/*
+ * What printing the events takes, whether they come from a trace's files
+ * (report_trace()) or from one being written (follow_trace()).
+ */
+struct view {
+	const struct opts *o;
+	const char *dir;
+	const struct rt_metadata *md;	/* the items' events point into it */
+	struct filter f;
+	struct rt_threads *th;
+	struct stat_state *st;		/* --stat: fed instead of printed */
+	struct ksyms *ks;
+	bool ks_read;	/* on the first stack: a trace without says nothing */
+	bool *kept;	/* by CPU: its last event was printed */
+};
+
+static void view_init(struct view *v, const struct opts *o, const char *dir,
+		      const struct rt_metadata *md)
+{
+	memset(v, 0, sizeof(*v));
+	v->o = o;
+	v->dir = dir;
+	v->md = md;
+	make_filter(&v->f, o, md, dir);
+	v->th = rt_threads_new(md);
+	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
+	if (!v->th || !v->kept)
+		die("out of memory");
+}
+
+/* The trace's metadata grew: the same filter, on its events. */
+static void view_set_metadata(struct view *v, const struct rt_metadata *md)
+{
+	free(v->f.events);
+	v->f.events = select_md_events(v->o->events, md);
+	if (rt_threads_set_metadata(v->th, md))
+		die("out of memory");
+	v->md = md;
+}
+
+static void view_free(struct view *v)
+{
+	ksyms_free(v->ks);
+	free(v->kept);
+	free(v->f.events);
+	free(v->f.cpus);
+	rt_threads_free(v->th);
+}
+
+/* One item, in time order: printed (or counted) if the filter keeps it. */
+static void view_item(struct view *v, const struct rt_item *it)
+{
+	const struct rt_field_value *ips = stack_ips(it);
+	int32_t tid = rt_threads_owner(v->th, it);
+	bool keep;
+
+	/* A stack goes with its event: printed under it, or not. */
+	if (ips) {
+		if (v->kept[it->cpu] && !v->st) {
+			if (!v->ks_read)
+				v->ks = stack_symbols(v->dir);
+			v->ks_read = true;
+			stack_print(stdout, v->ks, ips);
+		}
+		return;
+	}
+	keep = wanted(&v->f, it, v->md, v->th, tid);
+	v->kept[it->cpu] = keep;
+	if (keep && v->st)
+		stat_feed(v->st, it, tid);
+	else if (keep)
+		print_item(v->md, it, v->th, tid, v->o->wall);
+	rt_threads_feed(v->th, it);
+}
+
 /* The trace directory @dir, as @o says: the exit status. */
 static int report_trace(const char *dir, const struct opts *o)
 {
 	struct stat_state st = { 0 };
 	const struct rt_item *it;
-	struct rt_threads *th;
-	struct ksyms *ks = NULL;
-	bool ks_read = false;	/* on the first stack: a trace without says nothing */
-	bool *kept;		/* by CPU: its last event was printed */
 	const char *error;
-	struct filter f;
 	struct merge *m;
 	struct rt_trace *t;
+	struct view v;
 	int status;
 
 	t = open_trace(dir, o->strict);
 	if (!t)
 		return 1;
-	make_filter(&f, o, t, dir);
-	th = rt_threads_new(t->md);
-	kept = calloc(RT_MAX_CPUS, sizeof(*kept));
-	if (!th || !kept)
-		die("out of memory");
-	if (o->stat)
-		stat_init(&st, t, th);
+	view_init(&v, o, dir, t->md);
+	if (o->stat) {
+		stat_init(&st, t, v.th);
+		v.st = &st;
+	}
 
 	m = merge_open(t, false);
-	while ((it = merge_next(m))) {
-		const struct rt_field_value *ips = stack_ips(it);
-		int32_t tid = rt_threads_owner(th, it);
-		bool keep;
-
-		/* A stack goes with its event: printed under it, or not. */
-		if (ips) {
-			if (kept[it->cpu] && !o->stat) {
-				if (!ks_read)
-					ks = stack_symbols(dir);
-				ks_read = true;
-				stack_print(stdout, ks, ips);
-			}
-			continue;
-		}
-		keep = wanted(&f, it, t, th, tid);
-		kept[it->cpu] = keep;
-		if (keep && o->stat)
-			stat_feed(&st, it, tid);
-		else if (keep)
-			print_item(t, it, th, tid, o->wall);
-		rt_threads_feed(th, it);
-	}
+	while ((it = merge_next(m)))
+		view_item(&v, it);
 	/* After an error, what was read stays printed; no summaries. */
 	error = merge_error(m);
 	if (!error && o->stat) {
@@ -707,19 +763,64 @@ static int report_trace(const char *dir, const struct opts *o)
 	status = print_end(t, error);
 	merge_close(m);
 	stat_free(&st);
-	ksyms_free(ks);
-	free(kept);
-	free(f.events);
-	free(f.cpus);
-	rt_threads_free(th);
+	view_free(&v);
 	rt_trace_close(t);
 	return status;
+}
+
+/*
+ * --follow: the trace directory @dir as ringtraced writes it, until
+ * SIGINT or SIGTERM (exit status 0), from what comes next; with @live
+ * (record --live) from its first chunks, until SIGTERM.
+ */
+static int follow_trace(const char *dir, const struct opts *o, bool live)
+{
+	const struct rt_item *it;
+	struct follow *fl;
+	const char *error;
+	struct view v;
+	int status = 0;
+
+	fl = follow_open(dir, live ? FOLLOW_FROM_START | FOLLOW_TERM_ONLY : 0,
+			 o->hold_ms, o->strict);
+	if (!fl)
+		return 1;
+	view_init(&v, o, dir, follow_metadata(fl));
+	if (!live)
+		info("following %s: Ctrl-C stops", dir);
+	while ((it = follow_next(fl))) {
+		if (follow_metadata(fl) != v.md)
+			view_set_metadata(&v, follow_metadata(fl));
+		view_item(&v, it);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	if (follow_late(fl))
+		warn("%" PRIu64 " item%s came after a later one of another CPU was printed: printed out of order (a flush interval longer than --hold)",
+		     follow_late(fl), follow_late(fl) == 1 ? "" : "s");
+	if (follow_damage_report(fl))
+		status = EXIT_DAMAGED;
+	error = follow_error(fl);
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	view_free(&v);
+	follow_close(fl);
+	return status;
+}
+
+int report_live(const char *dir)
+{
+	struct opts o = { .hold_ms = FOLLOW_HOLD_MS };
+
+	return follow_trace(dir, &o, true);
 }
 
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT, O_FOLDED, O_OFF_CPU };
+	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -733,10 +834,13 @@ static int run(int argc, char **argv)
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "off-cpu", no_argument, NULL, O_OFF_CPU },
+		{ "follow", no_argument, NULL, O_FOLLOW },
+		{ "hold", required_argument, NULL, O_HOLD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { 0 };
+	struct opts o = { .hold_ms = FOLLOW_HOLD_MS };
+	bool hold = false;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -777,6 +881,15 @@ static int run(int argc, char **argv)
 		case O_OFF_CPU:
 			o.off_cpu = true;
 			break;
+		case O_FOLLOW:
+			o.follow = true;
+			break;
+		case O_HOLD:
+			if (!parse_uint(optarg, &o.hold_ms) || o.hold_ms > 60000)
+				usage_error("--hold: '%s' is not a number of milliseconds (0..60000)",
+					    optarg);
+			hold = true;
+			break;
 		}
 	}
 	if (argc - optind != 1)
@@ -786,7 +899,13 @@ static int run(int argc, char **argv)
 	if (o.folded && (o.stat || o.events || o.cpus || o.nr_pids ||
 			 o.nr_tids || o.nr_comms || o.begin || o.end))
 		usage_error("--folded takes the whole trace: no --stat or filters");
-	if (o.folded)
+	if (hold && !o.follow)
+		usage_error("--hold goes with --follow");
+	if (o.follow && (o.stat || o.folded))
+		usage_error("--follow prints the events: no --stat or --folded");
+	if (o.follow)
+		c = follow_trace(argv[optind], &o, false);
+	else if (o.folded)
 		c = folded_report(argv[optind], o.off_cpu, o.strict);
 	else
 		c = report_trace(argv[optind], &o);
@@ -835,6 +954,16 @@ const struct command cmd_report = {
 "      --off-cpu       with --folded: sched_switch stacks only, each\n"
 "                      weighted by the nanoseconds until its thread ran\n"
 "                      again (where threads wait, and how long)\n"
+"      --follow        DIR is a trace ringtraced is writing (the service's,\n"
+"                      or record's): print its events as they reach the\n"
+"                      disk, from now on, with the filters above, until\n"
+"                      Ctrl-C (exit status 0).  An event waits until\n"
+"                      every CPU wrote past its time, at most --hold: a\n"
+"                      second behind needs ringtraced's flush interval\n"
+"                      (-f) below ~500 ms (record --live sets 250)\n"
+"      --hold MS       with --follow: the longest an event waits for the\n"
+"                      other CPUs (default 500); events that come later\n"
+"                      than that print out of order, counted on stderr\n"
 "      --strict        damage in the trace is an error (default: read past\n"
 "                      it, say on stderr what was skipped, exit status 3)\n"
 "  -h, --help          this text\n",
