@@ -95,13 +95,14 @@ void merge_close(struct merge *m);
  * clock) for the CPUs that have written nothing past it.  SIGINT and
  * SIGTERM (blocked from follow_open() on; SIGTERM alone with
  * FOLLOW_TERM_ONLY) end the view: follow_next() returns NULL once what
- * was on disk then is handed out, or at the first error (follow_error()).
+ * was read (after SIGTERM: all that is on disk) is handed out, or at the
+ * first error (follow_error()).
  * An item stays valid until the next call; its event points into
  * follow_metadata(), which is replaced when the trace's metadata grows.
  * follow_late(): items that came after a later item of another CPU was
  * handed out (handed out all the same).
  */
-#define FOLLOW_HOLD_MS		500
+#define FOLLOW_HOLD_MS		400
 #define FOLLOW_FROM_START	1U
 #define FOLLOW_TERM_ONLY	2U
 struct follow;

@@ -46,10 +46,12 @@
  * metadata, and adds at most that much to the delay.  While a look finds
  * new data the next comes at once.
  *
- * SIGINT and SIGTERM (blocked, read through a signalfd) stop it: looks
- * until one finds nothing new, everything read handed out in order, then
- * NULL.  record --live sends SIGTERM once ringtraced has exited, so its
- * view ends with the last event of the trace.
+ * SIGINT and SIGTERM (blocked, read through a signalfd) stop it: what
+ * was read is handed out in order, then NULL.  SIGTERM first looks until
+ * a look finds nothing new: record --live sends it once ringtraced has
+ * exited, so its view ends with the last event of the trace.  SIGINT (a
+ * person's Ctrl-C, on a trace that may grow faster than it prints) does
+ * not look again.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -76,6 +78,7 @@ struct fcpu {
 	unsigned int cpu;
 	struct rt_stream *stream;
 	bool dry;			/* its stream has nothing more now */
+	bool unlooked;			/* dry, and not looked at since */
 	struct rt_item item;		/* the head, in the heap, when !dry */
 
 	unsigned int seq;		/* the chunk read */
@@ -116,6 +119,7 @@ struct follow {
 	uint64_t late;
 
 	bool found;			/* the last look found something */
+	unsigned int unlooked;		/* CPUs gone dry since the last look */
 	bool stopping;			/* a stop signal came */
 	bool failed;
 	struct rt_error err;
@@ -190,6 +194,10 @@ static bool advance(struct follow *f, struct fcpu *c)
 		if (r < 0)
 			f->failed = true;
 	} while (r > 0 && c->item.type == RT_ITEM_PACKET);
+	if (r <= 0 && !c->dry) {
+		c->unlooked = true;
+		f->unlooked++;
+	}
 	c->dry = r <= 0;
 	return r > 0;
 }
@@ -609,6 +617,10 @@ static bool look(struct follow *f)
 	for (unsigned int i = 0; i < f->nr_cpus; i++) {
 		struct fcpu *c = f->cpus[i];
 
+		if (c && c->unlooked) {
+			c->unlooked = false;
+			f->unlooked--;
+		}
 		if (c && c->dry && !c->pend_len) {
 			read_cpu(f, c);
 			found |= c->pend_len > 0;
@@ -621,19 +633,19 @@ static bool look(struct follow *f)
 }
 
 /*
- * Waits up to @ms for a stop signal; true if one came.  The view's
+ * Waits up to @ms for a stop signal: its number, or 0.  The view's
  * output goes out before: whoever reads it sees each item as it comes.
  */
-static bool wait_stop(struct follow *f, int ms)
+static int wait_stop(struct follow *f, int ms)
 {
 	struct pollfd p = { .fd = f->sigfd, .events = POLLIN };
 	struct signalfd_siginfo si;
 
 	if (fflush(stdout) || ferror(stdout))
 		die("write error: %s", strerror(errno));
-	if (poll(&p, 1, ms) <= 0)
-		return false;
-	return read(f->sigfd, &si, sizeof(si)) == sizeof(si);
+	if (poll(&p, 1, ms) <= 0 || read(f->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	return (int)si.ssi_signo;
 }
 
 /* ---- the interface ------------------------------------------------------------------ */
@@ -689,17 +701,19 @@ fail:
 
 /*
  * The item at the top of the heap may go: every CPU has one (the merge
- * is exact), it is older than the hold, or the view stops and everything
- * on disk was read.
+ * is exact), it is older than the hold and every CPU without one was
+ * looked at since it ran dry (a backlog read in several looks is merged
+ * exactly too), or the view stops and everything on disk was read.
  */
 static bool ready(struct follow *f)
 {
 	const struct rt_item *it = &f->heap[0]->item;
-
 	uint64_t now;
 
 	if (f->n == f->nr_known || (f->stopping && !f->found))
 		return true;
+	if (f->unlooked)
+		return false;
 	now = now_cycles(f->md);
 	/* Not the clock of this boot (a stamp ahead of now): no use waiting. */
 	return it->timestamp > now || now - it->timestamp >= f->hold;
@@ -741,8 +755,13 @@ const struct rt_item *follow_next(struct follow *f)
 		}
 		if (f->stopping && !f->found)
 			return NULL;		/* all read and handed out */
-		if (!f->found && wait_stop(f, wait_ms(f)))
-			f->stopping = true;
+		if (!f->found && !f->unlooked) {
+			int sig = wait_stop(f, wait_ms(f));
+
+			f->stopping = sig != 0;
+			if (sig == SIGINT)
+				continue;	/* no more looks: what was read */
+		}
 		f->found = look(f);
 	}
 	return NULL;
