@@ -72,7 +72,7 @@
 #include "../../lib/chunk.h"
 #include "cli.h"
 
-#define FOLLOW_TICK_MS	100
+#define FOLLOW_TICK_MS	50
 
 struct fcpu {
 	unsigned int cpu;

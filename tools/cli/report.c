@@ -796,7 +796,7 @@ static int follow_trace(const char *dir, const struct opts *o, bool live)
 	if (fflush(stdout) || ferror(stdout))
 		die("write error: %s", strerror(errno));
 	if (follow_late(fl))
-		warn("%" PRIu64 " item%s came after a later one of another CPU was printed: printed out of order (a flush interval longer than --hold)",
+		warn("%" PRIu64 " item%s reached the disk after later ones of another CPU were printed (ringtraced wrote them later than the hold): printed out of order",
 		     follow_late(fl), follow_late(fl) == 1 ? "" : "s");
 	if (follow_damage_report(fl))
 		status = EXIT_DAMAGED;
