@@ -454,9 +454,8 @@ static void read_packed(struct follow *f, struct fcpu *c)
 }
 
 /* Moves @c to its next chunk, if the listing has one. */
-static void next_chunk(struct follow *f, struct fcpu *c)
+static void next_chunk(struct fcpu *c)
 {
-	(void)f;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -481,7 +480,7 @@ static void read_cpu(struct follow *f, struct fcpu *c)
 		if (c->done) {
 			if (!closed)
 				return;
-			next_chunk(f, c);
+			next_chunk(c);
 			continue;
 		}
 		if (c->fd < 0) {

@@ -772,11 +772,14 @@ test_follow_view() {
 	wait_for 30 grep -q following "$W/fv0.err"
 	wait_for 30 grep -q ready "$W/fv.out"
 	wait_for 30 grep -q ready "$W/fv0.out"
+	# A probe's registration and removal stop the machine for a moment
+	# (text patching): before a marker's write, not between it and its
+	# flush, which would time the guest kernel, not the view.
 	for ((i = 0; i < n; i++)); do
-		taskset -c $((i % ncpu)) /usr/bin/printf "fv $i" >"$RT/marker"
 		((i == n / 4)) && exec 3<>"$RT/probe_events" && echo p:do_sys_openat2 >&3
 		((i == n / 2)) && kill -HUP "$dpid"
 		((i == 3 * n / 4)) && exec 3>&-
+		taskset -c $((i % ncpu)) /usr/bin/printf "fv $i" >"$RT/marker"
 		sleep 0.05
 	done
 	wait_for 10 grep -q "\"fv $((n - 1))\"" "$W/fv.out"
