@@ -102,7 +102,7 @@ void merge_close(struct merge *m);
  * follow_late(): items that came after a later item of another CPU was
  * handed out (handed out all the same).
  */
-#define FOLLOW_HOLD_MS		400
+#define FOLLOW_HOLD_MS		300
 #define FOLLOW_FROM_START	1U
 #define FOLLOW_TERM_ONLY	2U
 struct follow;

@@ -87,8 +87,8 @@ static struct {
 	char **cmd;
 } opt;
 
-/* ringtraced's flush interval with --live: a packet on disk every 250 ms. */
-#define LIVE_FLUSH_MS	"250"
+/* ringtraced's flush interval with --live: a packet on disk every 100 ms. */
+#define LIVE_FLUSH_MS	"100"
 
 /* The signals that stop a recording (SIGCHLD only wakes the loop). */
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };

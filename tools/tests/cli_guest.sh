@@ -758,7 +758,8 @@ test_follow_view() {
 	echo >"$RT/set_event_pid"
 	echo 0 >"$RT/events/enable"
 	echo 1 >"$RT/clear"
-	"$RINGTRACED" -o "$out" -f 250 >"$W/fv.daemon" 2>&1 &
+	# -f 100: what record --live runs, and what --hold's default is for.
+	"$RINGTRACED" -o "$out" -f 100 >"$W/fv.daemon" 2>&1 &
 	dpid=$!
 	wait_for 60 grep -qx 1 "$RT/tracing_on"
 	mkfifo "$W/fv.fifo" "$W/fv0.fifo"
