@@ -547,7 +547,10 @@ static void skip_existing(struct follow *f)
 
 /* ---- a look at the directory ------------------------------------------------------- */
 
-/* The metadata, again if it changed; items in the heap then point into it. */
+/*
+ * The metadata, again if it changed.  The old one is kept: items decoded
+ * with it point into it (their fields' declarations).
+ */
 static void reload_metadata(struct follow *f)
 {
 	struct rt_metadata *md, **old;
@@ -577,13 +580,6 @@ static void reload_metadata(struct follow *f)
 	for (unsigned int i = 0; i < f->nr_cpus; i++)
 		if (f->cpus[i])
 			rt_stream_set_metadata(f->cpus[i]->stream, md);
-	/* Same ids: the heads' events, as the new metadata declares them. */
-	for (size_t i = 0; i < f->n; i++) {
-		struct rt_item *it = &f->heap[i]->item;
-
-		if (it->type == RT_ITEM_EVENT)
-			it->event = rt_metadata_event(md, it->event->id);
-	}
 }
 
 /* What was read for the dry CPUs, to their streams; their heads to the heap. */
@@ -746,6 +742,19 @@ const struct rt_item *follow_next(struct follow *f)
 		if (f->n && ready(f)) {
 			f->primed = true;
 			f->cur = f->heap[0]->item;
+			/*
+			 * Decoded before the metadata grew (a stream takes the
+			 * new one at its next packet): the same id, as the
+			 * metadata the caller is given declares it.
+			 */
+			if (f->nr_old_md && f->cur.type == RT_ITEM_EVENT &&
+			    !(f->cur.event = rt_metadata_event(f->md, f->cur.event->id))) {
+				snprintf(f->err.msg, sizeof(f->err.msg),
+					 "%s/metadata: an event of the trace is no longer declared",
+					 f->dir);
+				f->failed = true;
+				return NULL;
+			}
 			if (f->cur.timestamp < f->last_ts)
 				f->late++;
 			else
