@@ -293,6 +293,15 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+bool chunk_stored_header(const uint8_t *h, uint32_t *content)
+{
+	if ((h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24) != ZSTD_FRAME_MAGIC ||
+	    h[4] != STORED_DESCRIPTOR)
+		return false;
+	*content = h[5] | h[6] << 8 | h[7] << 16 | (uint32_t)h[8] << 24;
+	return true;
+}
+
 /*
  * The stored frame at @off of @fd (@size bytes): its size in the file and
  * its content size, from its header; -EBADMSG unless it is a stored frame
@@ -310,10 +319,8 @@ static int stored_frame(int fd, uint64_t off, uint64_t size, uint64_t *fsize,
 	err = read_at(fd, h, sizeof(h), off);
 	if (err)
 		return err;
-	if ((h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24) != ZSTD_FRAME_MAGIC ||
-	    h[4] != STORED_DESCRIPTOR)
+	if (!chunk_stored_header(h, &cs))
 		return -EBADMSG;
-	cs = h[5] | h[6] << 8 | h[7] << 16 | (uint32_t)h[8] << 24;
 	*fsize = chunk_stored_size(cs);
 	*content = cs;
 	return *fsize <= size - off ? 0 : -EBADMSG;

@@ -59,6 +59,13 @@ unsigned int chunk_stored_iov(struct iovec *iov, struct chunk_stored_hdrs *h,
 			      const void *data, size_t len);
 /* Bytes a stored frame of @len bytes takes in the file. */
 uint64_t chunk_stored_size(size_t len);
+/*
+ * @h, the first CHUNK_STORED_FRAME_HEADER bytes of a frame: true with its
+ * packet's size in *@content if it is a stored frame (a reader that
+ * follows a chunk being written, report --follow, takes the frame once
+ * chunk_stored_size() bytes of it are in the file).
+ */
+bool chunk_stored_header(const uint8_t *h, uint32_t *content);
 
 enum chunk_kind {
 	CHUNK_KIND_EMPTY,			/* no bytes at all */

@@ -87,6 +87,37 @@ const struct rt_item *merge_next(struct merge *m);
 const char *merge_error(const struct merge *m);
 void merge_close(struct merge *m);
 
+/*
+ * follow.c: a trace directory ringtraced is writing, followed as it grows
+ * (report --follow, record --live): the items of every CPU merged by time
+ * as they reach the disk, from what comes next, or from the first chunks
+ * with FOLLOW_FROM_START.  An item waits at most @hold_ms (of the trace
+ * clock) for the CPUs that have written nothing past it.  SIGINT and
+ * SIGTERM (blocked from follow_open() on; SIGTERM alone with
+ * FOLLOW_TERM_ONLY) end the view: follow_next() returns NULL once what
+ * was read (after SIGTERM: all that is on disk) is handed out, or at the
+ * first error (follow_error()).
+ * An item stays valid until the next call; its event points into
+ * follow_metadata(), which is replaced when the trace's metadata grows.
+ * follow_late(): items that came after a later item of another CPU was
+ * handed out (handed out all the same).
+ */
+#define FOLLOW_HOLD_MS		300
+#define FOLLOW_FROM_START	1U
+#define FOLLOW_TERM_ONLY	2U
+struct follow;
+struct follow *follow_open(const char *dir, unsigned int flags,
+			   unsigned int hold_ms, bool strict);
+const struct rt_item *follow_next(struct follow *f);
+const struct rt_metadata *follow_metadata(const struct follow *f);
+uint64_t follow_late(const struct follow *f);
+/* record --live: report --follow of @dir from its start; the exit status. */
+int report_live(const char *dir);
+/* Each damaged place read past and each note, on stderr; how many damaged. */
+unsigned int follow_damage_report(const struct follow *f);
+const char *follow_error(const struct follow *f);
+void follow_close(struct follow *f);
+
 /* "cpuN: packets=... events=..." and the stream's notes. */
 void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 		       FILE *f);

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -82,9 +83,12 @@ static struct {
 	unsigned int stack_depth;
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
-	bool follow, verbose;
+	bool follow, verbose, live;
 	char **cmd;
 } opt;
+
+/* ringtraced's flush interval with --live: a packet on disk every 100 ms. */
+#define LIVE_FLUSH_MS	"100"
 
 /* The signals that stop a recording (SIGCHLD only wakes the loop). */
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -98,6 +102,7 @@ static struct {
 	int cmd_status;
 	pid_t daemon;		/* ringtraced, until reaped */
 	int daemon_status;
+	pid_t live;		/* --live: report --follow of the trace */
 } run_state = { .sfd = -1, .go = -1 };
 
 static struct ctl ctl;
@@ -218,6 +223,7 @@ static void restore_state(void)
 
 static void drop_held_cmd(void);
 static void stop_daemon(bool now);
+static bool end_live(void);
 
 /*
  * die(): a command not yet let go ends; ringtraced stops and is reaped
@@ -230,6 +236,7 @@ static void cleanup(void)
 	fputs("\r\033[K", stderr);
 	drop_held_cmd();
 	stop_daemon(false);
+	end_live();
 	dynprobes_remove(&probes);
 	restore_state();
 	if (mounted_here)
@@ -689,7 +696,8 @@ static void status(double start, struct cpu_count *prev, unsigned int *nprev,
 
 static void parse(int argc, char **argv)
 {
-	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER };
+	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
+	       O_LIVE };
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -704,6 +712,7 @@ static void parse(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "live", no_argument, NULL, O_LIVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -769,6 +778,9 @@ static void parse(int argc, char **argv)
 		case 'v':
 			opt.verbose = true;
 			break;
+		case O_LIVE:
+			opt.live = true;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -796,6 +808,10 @@ static pid_t launch_daemon(void)
 		dargs[nd++] = "--level";
 		dargs[nd++] = (char *)opt.level;
 	}
+	if (opt.live) {
+		dargs[nd++] = "-f";
+		dargs[nd++] = LIVE_FLUSH_MS;
+	}
 	dargs[nd] = NULL;
 	return start_daemon(dargs);
 }
@@ -816,6 +832,46 @@ static void wait_tracing_on(void)
 	/* Stuck: it has recorded nothing worth a clean stop. */
 	stop_daemon(true);
 	die("ringtraced did not start tracing within 30 s");
+}
+
+/*
+ * --live: report --follow of the trace from its start, in a child that
+ * prints to record's stdout.  Ctrl-C is record's (the child keeps SIGINT
+ * blocked and never reads it); end_live() lets it finish once ringtraced
+ * has written the last event.
+ */
+static void start_live(void)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid) {
+		run_state.live = pid;
+		return;
+	}
+	set_die_hook(NULL);
+	close(run_state.sfd);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	pid = report_live(opt.outdir);
+	fflush(NULL);
+	_exit(pid);
+}
+
+/* The live view, to the trace's end: false if it failed (said above). */
+static bool end_live(void)
+{
+	int status;
+
+	if (run_state.live <= 0)
+		return true;
+	kill(run_state.live, SIGTERM);
+	while (waitpid(run_state.live, &status, 0) < 0 && errno == EINTR)
+		;
+	run_state.live = 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /* Lets the held command go; dies if it could not be run. */
@@ -850,7 +906,8 @@ static void release_cmd(int execerr)
 static void record_loop(void)
 {
 	double start = now_s(), tprev = start, stopped_at = 0;
-	bool tty = isatty(STDERR_FILENO), told = false;
+	/* No status line under the live view's events. */
+	bool tty = isatty(STDERR_FILENO) && !opt.live, told = false;
 	struct cpu_count prev[256];
 	unsigned int nprev, stops = 0;
 
@@ -959,6 +1016,8 @@ static int run(int argc, char **argv)
 	apply(on, stack, opt.follow ? run_state.cmd : 0);
 	run_state.daemon = launch_daemon();
 	wait_tracing_on();
+	if (opt.live)
+		start_live();
 	if (run_state.cmd)
 		release_cmd(execerr);
 
@@ -974,6 +1033,10 @@ static int run(int argc, char **argv)
 	if (!daemon_failed && (!WIFEXITED(run_state.daemon_status) ||
 			       WEXITSTATUS(run_state.daemon_status))) {
 		error_line("ringtraced did not stop cleanly (see above): the trace may be short");
+		daemon_failed = true;
+	}
+	if (!end_live()) {
+		error_line("the live view failed (see above): the trace is complete");
 		daemon_failed = true;
 	}
 	set_die_hook(NULL);
@@ -1059,6 +1122,11 @@ const struct command cmd_record = {
 "                        and parentheses.  The fields are the event's\n"
 "                        (ringtrace list), and comm; see\n"
 "                        Documentation/ringtrace/cli.rst\n"
+"      --live            print the events as they are recorded, as\n"
+"                        'ringtrace report --follow DIR' does (ringtraced\n"
+"                        flushes every " LIVE_FLUSH_MS " ms for it: a second behind at\n"
+"                        most), from the first; no status line then.  The\n"
+"                        trace on disk is the same as without\n"
 "  -v, --verbose         the status line per CPU too\n"
 "  -h, --help            this text\n"
 "\n"

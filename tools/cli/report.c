@@ -31,7 +31,8 @@ struct filter {
 };
 
 struct opts {
-	bool wall, stat, strict, folded, off_cpu;
+	bool wall, stat, strict, folded, off_cpu, follow;
+	unsigned int hold_ms;
 	const char *events, *cpus, *begin, *end;
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
@@ -156,7 +157,7 @@ static bool in_list(const int32_t *v, unsigned int n, int32_t x)
 }
 
 static bool wanted(const struct filter *f, const struct rt_item *it,
-		   const struct rt_trace *t, const struct rt_threads *th,
+		   const struct rt_metadata *md, const struct rt_threads *th,
 		   int32_t tid)
 {
 	if (f->has_begin && it->timestamp < f->begin)
@@ -167,7 +168,7 @@ static bool wanted(const struct filter *f, const struct rt_item *it,
 		return false;
 	if (it->type != RT_ITEM_EVENT)
 		return !f->events && !f->nr_tids && !f->nr_pids && !f->nr_comms;
-	if (f->events && !f->events[it->event - t->md->events])
+	if (f->events && !f->events[it->event - md->events])
 		return false;
 	if (f->nr_tids && !in_list(f->tids, f->nr_tids, tid))
 		return false;
@@ -202,27 +203,60 @@ static void cpu_sel(unsigned int cpu, void *arg)
 	f->cpus[cpu] = true;
 }
 
-static void make_filter(struct filter *f, const struct opts *o,
-			const struct tset_member *mb)
+/* The first event's time, for +DURATION: one look at each CPU's start. */
+static uint64_t trace_start(const char *dir)
 {
-	const struct rt_metadata *md = mb->t->md;
+	struct rt_trace *t = open_trace(dir, false);
+	uint64_t start = UINT64_MAX;
+
+	for (unsigned int i = 0; t && i < t->nr_cpus; i++) {
+		struct rt_error err;
+		struct rt_item it;
+		int r;
+
+		while ((r = rt_stream_next(t->cpus[i].stream, &it, &err)) > 0)
+			if (it.type == RT_ITEM_EVENT)
+				break;
+		if (r > 0 && it.timestamp < start)
+			start = it.timestamp;
+	}
+	rt_trace_close(t);
+	return start == UINT64_MAX ? 0 : start;
+}
+
+/* -e's events of @md, by position; NULL: all. */
+static bool *select_md_events(const char *spec, const struct rt_metadata *md)
+{
+	const char **names;
+	char why[512];
+	bool *sel;
+
+	if (!spec)
+		return NULL;
+	names = calloc(md->nr_events + 1, sizeof(*names));
+	sel = calloc(md->nr_events + 1, sizeof(*sel));
+	if (!names || !sel)
+		die("out of memory");
+	for (unsigned int i = 0; i < md->nr_events; i++)
+		names[i] = md->events[i].name;
+	if (select_events(spec, names, md->nr_events, sel, why, sizeof(why)))
+		usage_error("%s", why);
+	free(names);
+	return sel;
+}
+
+/*
+ * The filter of @o on @md's events: a member @mb of a trace set, or a
+ * trace being followed in @dir (@mb NULL).
+ */
+static void make_filter(struct filter *f, const struct opts *o,
+			const struct rt_metadata *md,
+			const struct tset_member *mb, const char *dir)
+{
 	uint64_t start = 0;
 
 	memset(f, 0, sizeof(*f));
-	if (o->events) {
-		const char **names = calloc(md->nr_events + 1, sizeof(*names));
-		char why[512];
-
-		f->events = calloc(md->nr_events + 1, sizeof(*f->events));
-		if (!names || !f->events)
-			die("out of memory");
-		for (unsigned int i = 0; i < md->nr_events; i++)
-			names[i] = md->events[i].name;
-		if (select_events(o->events, names, md->nr_events, f->events,
-				  why, sizeof(why)))
-			usage_error("%s", why);
-		free(names);
-	}
+	f->events = select_md_events(o->events, md);
 	if (o->cpus && !parse_cpu_list(o->cpus, cpu_sel, f))
 		usage_error("--cpu: '%s' is not a CPU list like 0-3,8", o->cpus);
 	f->pids = o->pids;
@@ -232,7 +266,7 @@ static void make_filter(struct filter *f, const struct opts *o,
 	f->comms = o->comms;
 	f->nr_comms = o->nr_comms;
 	if ((o->begin && *o->begin == '+') || (o->end && *o->end == '+'))
-		start = tset_first_event(mb);
+		start = mb ? tset_first_event(mb) : trace_start(dir);
 	if (o->begin) {
 		f->has_begin = true;
 		f->begin = parse_time(o->begin, "--begin", md, start, o->wall);
@@ -259,16 +293,18 @@ static void print_thread(const struct rt_threads *th, int32_t tid)
 
 /*
  * "[time]" of a member's @cycles: as the trace's clock (or -w) for one
- * member; several members' are wall-clock time, followed by their host.
+ * member (or a trace followed: @ts NULL); several members' are
+ * wall-clock time, followed by their host.
  */
 static void format_ts(char *buf, size_t len, const struct tset *ts,
-		      const struct tset_member *mb, uint64_t cycles, bool wall)
+		      const struct tset_member *mb, const struct rt_metadata *md,
+		      uint64_t cycles, bool wall)
 {
 	__int128 t;
 	size_t n;
 
-	if (ts->nr == 1) {
-		rt_format_ts(buf, len, mb->t->md, cycles, wall);
+	if (!ts || ts->nr == 1) {
+		rt_format_ts(buf, len, md, cycles, wall);
 		return;
 	}
 	t = tset_wall_ns(mb, cycles);
@@ -283,12 +319,12 @@ static void format_ts(char *buf, size_t len, const struct tset *ts,
 }
 
 static void print_item(const struct tset *ts, const struct tset_member *mb,
-		       const struct rt_item *it, const struct rt_threads *th,
-		       int32_t tid, bool wall)
+		       const struct rt_metadata *md, const struct rt_item *it,
+		       const struct rt_threads *th, int32_t tid, bool wall)
 {
 	char time[320];
 
-	format_ts(time, sizeof(time), ts, mb, it->timestamp, wall);
+	format_ts(time, sizeof(time), ts, mb, md, it->timestamp, wall);
 	if (it->type == RT_ITEM_LOST) {
 		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64 "%s\n",
 		       time, it->cpu, it->lost_events, it->lost_packets,
@@ -321,8 +357,8 @@ static void print_gap(FILE *f, const char *indent, const struct tset *ts,
 {
 	char from[320], to[320], sets[48];
 
-	format_ts(from, sizeof(from), ts, mb, g->from, wall);
-	format_ts(to, sizeof(to), ts, mb, g->to, wall);
+	format_ts(from, sizeof(from), ts, mb, mb->t->md, g->from, wall);
+	format_ts(to, sizeof(to), ts, mb, mb->t->md, g->to, wall);
 	gap_sets(sets, sizeof(sets), g);
 	if (g->leading)
 		fprintf(f, "%s%s -- gap: %s not given, everything before it\n",
@@ -680,103 +716,129 @@ static void stat_init(struct stat_state *s, const struct rt_trace *t,
 	s->ev_wakeup_new = event_pos(t->md, "sched_wakeup_new");
 }
 
-/* What report keeps of one member of the trace set. */
-struct host_state {
+/*
+ * What printing the events takes, for one member of a trace set
+ * (report_dirs()) or a trace being written (follow_trace(): no set).
+ */
+struct view {
+	const struct opts *o;
+	const char *dir;
+	const struct rt_metadata *md;	/* the items' events point into it */
+	const struct tset *ts;		/* NULL when following */
 	const struct tset_member *mb;
 	struct filter f;
 	struct rt_threads *th;
-	bool *kept;		/* by CPU: its last event was printed */
+	struct stat_state *st;		/* --stat: fed instead of printed */
 	struct ksyms *ks;
-	bool ks_read;		/* on the first stack: a trace without says nothing */
-	struct stat_state st;
+	bool ks_read;	/* on the first stack: a trace without says nothing */
+	bool *kept;	/* by CPU: its last event was printed */
 };
 
-static void host_init(struct host_state *h, const struct tset_member *mb,
-		      const struct opts *o)
+static void view_init(struct view *v, const struct opts *o, const char *dir,
+		      const struct rt_metadata *md, const struct tset *ts,
+		      const struct tset_member *mb)
 {
-	h->mb = mb;
-	make_filter(&h->f, o, mb);
-	h->th = rt_threads_new(mb->t->md);
-	h->kept = calloc(RT_MAX_CPUS, sizeof(*h->kept));
-	if (!h->th || !h->kept)
+	memset(v, 0, sizeof(*v));
+	v->o = o;
+	v->dir = dir;
+	v->md = md;
+	v->ts = ts;
+	v->mb = mb;
+	make_filter(&v->f, o, md, mb, dir);
+	v->th = rt_threads_new(md);
+	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
+	if (!v->th || !v->kept)
 		die("out of memory");
-	if (o->stat)
-		stat_init(&h->st, mb->t, h->th);
 }
 
-static void host_free(struct host_state *h)
+/* The trace's metadata grew: the same filter, on its events. */
+static void view_set_metadata(struct view *v, const struct rt_metadata *md)
 {
-	stat_free(&h->st);
-	ksyms_free(h->ks);
-	free(h->kept);
-	free(h->f.events);
-	free(h->f.cpus);
-	rt_threads_free(h->th);
+	free(v->f.events);
+	v->f.events = select_md_events(v->o->events, md);
+	if (rt_threads_set_metadata(v->th, md))
+		die("out of memory");
+	v->md = md;
 }
 
-/* One item of a member, as @o says. */
-static void report_item(struct host_state *h, const struct tset *ts,
-			const struct rt_item *it, const struct opts *o)
+static void view_free(struct view *v)
+{
+	ksyms_free(v->ks);
+	free(v->kept);
+	free(v->f.events);
+	free(v->f.cpus);
+	rt_threads_free(v->th);
+}
+
+/* One item, in time order: printed (or counted) if the filter keeps it. */
+static void view_item(struct view *v, const struct rt_item *it)
 {
 	const struct rt_field_value *ips = stack_ips(it);
-	const struct rt_trace *t = h->mb->t;
-	int32_t tid = rt_threads_owner(h->th, it);
+	int32_t tid = rt_threads_owner(v->th, it);
 	bool keep;
 
 	/* A stack goes with its event: printed under it, or not. */
 	if (ips) {
-		if (h->kept[it->cpu] && !o->stat) {
-			if (!h->ks_read)
-				h->ks = stack_symbols(t->dir);
-			h->ks_read = true;
-			stack_print(stdout, h->ks, ips);
+		if (v->kept[it->cpu] && !v->st) {
+			if (!v->ks_read)
+				v->ks = stack_symbols(v->dir);
+			v->ks_read = true;
+			stack_print(stdout, v->ks, ips);
 		}
 		return;
 	}
-	keep = wanted(&h->f, it, t, h->th, tid);
-	h->kept[it->cpu] = keep;
-	if (keep && o->stat)
-		stat_feed(&h->st, it, tid);
+	keep = wanted(&v->f, it, v->md, v->th, tid);
+	v->kept[it->cpu] = keep;
+	if (keep && v->st)
+		stat_feed(v->st, it, tid);
 	else if (keep)
-		print_item(ts, h->mb, it, h->th, tid, o->wall);
-	rt_threads_feed(h->th, it);
+		print_item(v->ts, v->mb, v->md, it, v->th, tid, v->o->wall);
+	rt_threads_feed(v->th, it);
 }
 
-/* A gap, unless the time window leaves it out. */
-static void report_gap(const struct host_state *h, const struct tset *ts,
-		       const struct tset_gap *g, const struct opts *o)
+/* A gap of a member's chunk sets, unless the time window leaves it out. */
+static void view_gap(const struct view *v, const struct tset_gap *g)
 {
-	if (o->stat || (h->f.has_begin && g->to < h->f.begin) ||
-	    (h->f.has_end && g->from > h->f.end))
+	if (v->st || (v->f.has_begin && g->to < v->f.begin) ||
+	    (v->f.has_end && g->from > v->f.end))
 		return;
-	print_gap(stdout, "", ts, h->mb, g, o->wall);
+	print_gap(stdout, "", v->ts, v->mb, g, v->o->wall);
 }
 
 /* The directories @dirs, as @o says: the exit status. */
 static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 {
 	const struct tset_item *ti;
-	struct host_state *hs;
+	struct stat_state *sts;
 	struct tset_merge *tm;
 	const char *error;
+	struct view *vs;
 	struct tset *ts;
 	int status;
 
 	ts = tset_open(dirs, n, o->strict);
 	if (!ts)
 		return 1;
-	hs = calloc(ts->nr, sizeof(*hs));
-	if (!hs)
+	vs = calloc(ts->nr, sizeof(*vs));
+	sts = calloc(ts->nr, sizeof(*sts));
+	if (!vs || !sts)
 		die("out of memory");
-	for (unsigned int i = 0; i < ts->nr; i++)
-		host_init(&hs[i], &ts->m[i], o);
+	for (unsigned int i = 0; i < ts->nr; i++) {
+		const struct tset_member *mb = &ts->m[i];
+
+		view_init(&vs[i], o, mb->t->dir, mb->t->md, ts, mb);
+		if (o->stat) {
+			stat_init(&sts[i], mb->t, vs[i].th);
+			vs[i].st = &sts[i];
+		}
+	}
 
 	tm = tset_merge_open(ts);
 	while ((ti = tset_merge_next(tm))) {
 		if (ti->it)
-			report_item(&hs[ti->member], ts, ti->it, o);
+			view_item(&vs[ti->member], ti->it);
 		else
-			report_gap(&hs[ti->member], ts, ti->gap, o);
+			view_gap(&vs[ti->member], ti->gap);
 	}
 	/* After an error, what was read stays printed; no summaries. */
 	error = tset_merge_error(tm);
@@ -786,7 +848,7 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 		if (ts->nr > 1)
 			printf("%shost %s\n", i ? "\n" : "", *mb->host ? mb->host : "-");
 		if (o->stat) {
-			stat_print(&hs[i].st, ts, mb, o->wall);
+			stat_print(&sts[i], ts, mb, o->wall);
 			continue;
 		}
 		putchar('\n');
@@ -795,17 +857,69 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 	}
 	status = tset_print_end(ts, error);
 	tset_merge_close(tm);
-	for (unsigned int i = 0; i < ts->nr; i++)
-		host_free(&hs[i]);
-	free(hs);
+	for (unsigned int i = 0; i < ts->nr; i++) {
+		stat_free(&sts[i]);
+		view_free(&vs[i]);
+	}
+	free(sts);
+	free(vs);
 	tset_close(ts);
 	return status;
+}
+
+/*
+ * --follow: the trace directory @dir as ringtraced writes it, until
+ * SIGINT or SIGTERM (exit status 0), from what comes next; with @live
+ * (record --live) from its first chunks, until SIGTERM.
+ */
+static int follow_trace(const char *dir, const struct opts *o, bool live)
+{
+	const struct rt_item *it;
+	struct follow *fl;
+	const char *error;
+	struct view v;
+	int status = 0;
+
+	fl = follow_open(dir, live ? FOLLOW_FROM_START | FOLLOW_TERM_ONLY : 0,
+			 o->hold_ms, o->strict);
+	if (!fl)
+		return 1;
+	view_init(&v, o, dir, follow_metadata(fl), NULL, NULL);
+	if (!live)
+		info("following %s: Ctrl-C stops", dir);
+	while ((it = follow_next(fl))) {
+		if (follow_metadata(fl) != v.md)
+			view_set_metadata(&v, follow_metadata(fl));
+		view_item(&v, it);
+	}
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	if (follow_late(fl))
+		warn("%" PRIu64 " item%s reached the disk after later ones of another CPU were printed (ringtraced wrote them later than the hold): printed out of order",
+		     follow_late(fl), follow_late(fl) == 1 ? "" : "s");
+	if (follow_damage_report(fl))
+		status = EXIT_DAMAGED;
+	error = follow_error(fl);
+	if (error) {
+		error_line("%s", error);
+		status = 1;
+	}
+	view_free(&v);
+	follow_close(fl);
+	return status;
+}
+
+int report_live(const char *dir)
+{
+	struct opts o = { .hold_ms = FOLLOW_HOLD_MS };
+
+	return follow_trace(dir, &o, true);
 }
 
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT, O_FOLDED, O_OFF_CPU };
+	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -819,10 +933,13 @@ static int run(int argc, char **argv)
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "folded", no_argument, NULL, O_FOLDED },
 		{ "off-cpu", no_argument, NULL, O_OFF_CPU },
+		{ "follow", no_argument, NULL, O_FOLLOW },
+		{ "hold", required_argument, NULL, O_HOLD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { 0 };
+	struct opts o = { .hold_ms = FOLLOW_HOLD_MS };
+	bool hold = false;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -863,6 +980,15 @@ static int run(int argc, char **argv)
 		case O_OFF_CPU:
 			o.off_cpu = true;
 			break;
+		case O_FOLLOW:
+			o.follow = true;
+			break;
+		case O_HOLD:
+			if (!parse_uint(optarg, &o.hold_ms) || o.hold_ms > 60000)
+				usage_error("--hold: '%s' is not a number of milliseconds (0..60000)",
+					    optarg);
+			hold = true;
+			break;
 		}
 	}
 	if (argc - optind < 1)
@@ -874,7 +1000,15 @@ static int run(int argc, char **argv)
 	if (o.folded && (o.stat || o.events || o.cpus || o.nr_pids ||
 			 o.nr_tids || o.nr_comms || o.begin || o.end))
 		usage_error("--folded takes the whole trace: no --stat or filters");
-	if (o.folded)
+	if (hold && !o.follow)
+		usage_error("--hold goes with --follow");
+	if (o.follow && (o.stat || o.folded))
+		usage_error("--follow prints the events: no --stat or --folded");
+	if (o.follow && argc - optind != 1)
+		usage_error("--follow reads one trace directory");
+	if (o.follow)
+		c = follow_trace(argv[optind], &o, false);
+	else if (o.folded)
 		c = folded_report(argv[optind], o.off_cpu, o.strict);
 	else
 		c = report_dirs(argv + optind, (unsigned int)(argc - optind), &o);
@@ -932,6 +1066,16 @@ const struct command cmd_report = {
 "                      again (where threads wait, and how long)\n"
 "      --strict        damage in the trace is an error (default: read past\n"
 "                      it, say on stderr what was skipped, exit status 3)\n"
+"      --follow        DIR is a trace ringtraced is writing (the service's,\n"
+"                      or record's): print its events as they reach the\n"
+"                      disk, from now on, with the filters above, until\n"
+"                      Ctrl-C (exit status 0).  An event waits until\n"
+"                      every CPU wrote past its time, at most --hold: a\n"
+"                      second behind needs ringtraced's flush interval\n"
+"                      (-f) of 100 ms (record --live sets it)\n"
+"      --hold MS       with --follow: the longest an event waits for the\n"
+"                      other CPUs (default 300); events that come later\n"
+"                      than that print out of order, counted on stderr\n"
 "  -h, --help          this text\n",
 	.run = run,
 };

@@ -79,7 +79,31 @@ struct rt_stream {
 	bool tolerant;
 	bool hard;			/* the error is ours, not damage */
 	struct rt_msgs damage;
+	char *fed_file;			/* a fed stream's current file, or NULL */
+	/* Grown metadata for the next packet (rt_stream_set_metadata()). */
+	const struct rt_metadata *md_next;
 };
+
+/*
+ * Takes the grown metadata on, between packets: the item handed out last
+ * (its fields in s->values) is the caller's until this call.
+ */
+static int take_metadata(struct rt_stream *s, struct rt_error *err)
+{
+	const struct rt_metadata *md = s->md_next;
+
+	if (md->max_fields > s->md->max_fields) {
+		struct rt_field_value *v = calloc(md->max_fields, sizeof(*v));
+
+		if (!v)
+			return rt_fail(err, "out of memory");
+		free(s->values);
+		s->values = v;
+	}
+	s->md = md;
+	s->md_next = NULL;
+	return 0;
+}
 
 void rt_msgs_add(struct rt_msgs *m, const char *fmt, ...)
 {
@@ -554,7 +578,9 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 				s->prev.raw = NULL;
 				s->have_prev = true;
 			}
-			r = load_packet(s, err);
+			r = s->md_next ? take_metadata(s, err) : 0;
+			if (!r)
+				r = load_packet(s, err);
 			if (r <= 0) {
 				s->state = AT_END;
 				return r;
@@ -638,6 +664,7 @@ void rt_stream_close(struct rt_stream *s)
 	free(s->paths);
 	rt_msgs_free(&s->notes);
 	rt_msgs_free(&s->damage);
+	free(s->fed_file);
 	free(s->values);
 	free(s->pkt);
 	free(s);
@@ -682,6 +709,44 @@ const char *rt_stream_damage(const struct rt_stream *s, unsigned int i)
 int rt_stream_cpu(const struct rt_stream *s)
 {
 	return s->cpu;
+}
+
+int rt_stream_open_fed(struct rt_stream **out, const struct rt_metadata *md,
+		       int cpu, struct rt_error *err)
+{
+	return rt_stream_open(out, md, NULL, 0, cpu, err);
+}
+
+int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
+		   const uint8_t *bytes, size_t n, struct rt_error *err)
+{
+	struct rt_source *src = &s->src;
+
+	if (s->nr_paths || src->path)
+		return rt_fail(err, "%s: fed while not dry", file);
+	if (!s->fed_file || strcmp(s->fed_file, file)) {
+		char *f = strdup(file);
+
+		if (!f)
+			return rt_fail(err, "%s: out of memory", file);
+		free(s->fed_file);
+		s->fed_file = f;
+	}
+	/* A source with no file: its bytes are those handed back to it. */
+	src->path = s->fed_file;
+	if (rt_src_unread(src, bytes, n)) {
+		rt_src_close(src);
+		return rt_fail(err, "%s: out of memory", file);
+	}
+	src->out_off = offset;
+	if (s->state == AT_END)
+		s->state = NEED_PACKET;
+	return 0;
+}
+
+void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md)
+{
+	s->md_next = md;
 }
 
 /* ---- trace directories ------------------------------------------------------------ */

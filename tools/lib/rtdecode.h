@@ -239,6 +239,28 @@ const char *rt_stream_note(const struct rt_stream *s, unsigned int i);
 int rt_stream_cpu(const struct rt_stream *s);
 void rt_stream_close(struct rt_stream *s);
 
+/*
+ * A fed stream: no files of its own, its reader (report --follow) hands it
+ * whole packets as they appear on disk.  rt_stream_next() returns 0 once
+ * what was fed is read ("dry"), and goes on after the next feed; the
+ * checks are those of a stream of files, continuity across feeds
+ * included.  rt_stream_feed(): @n bytes of whole packets that start at
+ * (decompressed) offset @offset of @file, for messages; only to a dry
+ * stream.  A partial packet at the end of them is dropped with a note,
+ * as at the end of a file.
+ */
+int rt_stream_open_fed(struct rt_stream **out, const struct rt_metadata *md,
+		       int cpu, struct rt_error *err);
+int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
+		   const uint8_t *bytes, size_t n, struct rt_error *err);
+/*
+ * The metadata grew (it only ever gains events, ids kept): decode with
+ * @md from the next packet on (the item handed out last keeps pointing
+ * into the old one, which the caller keeps).  Out of memory is the error
+ * of that rt_stream_next().
+ */
+void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md);
+
 /* ---- trace directories -------------------------------------------------- */
 
 struct rt_trace_cpu {
@@ -305,6 +327,12 @@ int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
  * CPU event's tid; else -1.
  */
 int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it);
+/*
+ * The trace's metadata grew (a follower reloaded it): @md, which declares
+ * every event the old one did under the same id, from now on.  The items
+ * fed from then on point into @md.  -1 out of memory, nothing changed.
+ */
+int rt_threads_set_metadata(struct rt_threads *th, const struct rt_metadata *md);
 /* NULL / -1 when unknown. */
 const char *rt_threads_comm(const struct rt_threads *th, int32_t tid);
 int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid);

@@ -342,6 +342,8 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 			k = k < n - got ? k : n - got;
 			memcpy(p + got, src->pb + src->pb_pos, k);
 			src->pb_pos += k;
+		} else if (src->fd < 0) {
+			break;		/* fed (rt_stream_feed()): no more */
 		} else if (!src->zst) {
 			ssize_t r = read_full(src->fd, p + got, n - got);
 

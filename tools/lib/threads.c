@@ -70,7 +70,8 @@ static void classify(struct event_kind *k, const struct rt_event_desc *ev,
 #define INT(name)	{ name, RT_USE_INT }
 #define TEXT(name)	{ name, RT_USE_TEXT }
 
-struct rt_threads *rt_threads_new(const struct rt_metadata *md)
+/* What each event of @md tells about threads, by position; NULL out of memory. */
+static struct event_kind *classify_events(const struct rt_metadata *md)
 {
 	static const struct need sw[] = { TEXT("prev_comm"), INT("prev_tid"),
 					  TEXT("next_comm"), INT("next_tid") };
@@ -81,20 +82,12 @@ struct rt_threads *rt_threads_new(const struct rt_metadata *md)
 	static const struct need ex[] = { INT("tid"), TEXT("filename") };
 	static const struct need dt[] = { INT("tid"), INT("pid"), TEXT("comm") };
 	static const struct need rn[] = { TEXT("newcomm"), INT("tid") };
-	struct rt_threads *th = calloc(1, sizeof(*th));
+	struct event_kind *kinds = calloc(md->nr_events ? md->nr_events : 1,
+					  sizeof(*kinds));
 
-	if (!th)
-		return NULL;
-	th->md = md;
-	th->kinds = calloc(md->nr_events ? md->nr_events : 1, sizeof(*th->kinds));
-	rt_tidmap_init(&th->map, sizeof(struct thread));
-	if (!th->kinds) {
-		rt_threads_free(th);
-		return NULL;
-	}
-	for (unsigned int i = 0; i < md->nr_events; i++) {
+	for (unsigned int i = 0; kinds && i < md->nr_events; i++) {
 		const struct rt_event_desc *ev = &md->events[i];
-		struct event_kind *k = &th->kinds[i];
+		struct event_kind *k = &kinds[i];
 
 		if (ev->unsupported)
 			continue;
@@ -116,10 +109,38 @@ struct rt_threads *rt_threads_new(const struct rt_metadata *md)
 		else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
 			classify(k, ev, K_DUMP_CPU, dt, 3);
 	}
+	return kinds;
+}
+
+struct rt_threads *rt_threads_new(const struct rt_metadata *md)
+{
+	struct rt_threads *th = calloc(1, sizeof(*th));
+
+	if (!th)
+		return NULL;
+	th->md = md;
+	th->kinds = classify_events(md);
+	rt_tidmap_init(&th->map, sizeof(struct thread));
+	if (!th->kinds) {
+		rt_threads_free(th);
+		return NULL;
+	}
 	th->idle.tid = 0;
 	th->idle.pid = 0;
 	strcpy(th->idle.comm, "swapper");
 	return th;
+}
+
+int rt_threads_set_metadata(struct rt_threads *th, const struct rt_metadata *md)
+{
+	struct event_kind *kinds = classify_events(md);
+
+	if (!kinds)
+		return -1;
+	free(th->kinds);
+	th->kinds = kinds;
+	th->md = md;
+	return 0;
 }
 
 void rt_threads_free(struct rt_threads *th)

@@ -11,6 +11,11 @@
 #              failing command and every refused start; one line per error
 #   list, report's filters and --stat, against babeltrace2's view
 #   snapshot   the newest markers, contiguous, while tracing goes on
+#   --follow   ringtraced's trace followed while markers are written by
+#              turns on each CPU, across a rotation and a dynamic probe:
+#              every marker once, in order, within a second of its write;
+#              --cpu/-e applied; Ctrl-C ends it with 0.  record --live
+#              prints while the command runs, the trace on disk complete
 #   stacks     --stack sched_switch on threads blocked in nanosleep, a
 #              pipe read and a futex: their switch-out stacks hold the
 #              functions they block in; --folded --off-cpu weighs them as
@@ -710,6 +715,130 @@ test_snapshot() {
 	echo discard >"$RT/mode"
 }
 
+# ---- following a trace being written --------------------------------------------------
+
+# Each line of stdin, after CLOCK_MONOTONIC (the trace clock) when it came;
+# "ready" first, once it reads (python takes seconds to start under TCG).
+readonly STAMP='import sys, time
+print("ready", flush=True)
+for line in sys.stdin:
+    sys.stdout.write("%.6f %s" % (time.clock_gettime(time.CLOCK_MONOTONIC), line))
+    sys.stdout.flush()'
+
+# wait_for SECONDS CMD...: until CMD succeeds (looked at every 50 ms).
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < end)) || return 1
+		sleep 0.05
+	done
+}
+
+# marker_seqs TAG FILE: the numbers of the "TAG N" markers, as printed.
+marker_seqs() { sed -nE "s/.* ringtrace_marker: .*\"$1 ([0-9]+)\".*/\1/p" "$2"; }
+
+# max_delay TAG FILE: the longest time between a stamped marker's event
+# (its write) and its line's arrival, in ms.
+max_delay() {
+	grep -E "ringtrace_marker: .*\"$1 [0-9]+\"" "$2" | tr -d '[]' |
+		awk '{ d = ($1 - $2) * 1000; if (d > m) m = d } END { printf "%d\n", m }'
+}
+
+# The service's current trace followed while markers are written one by
+# one, by turns on each CPU: a rotation (SIGHUP) and a dynamic probe
+# (the metadata grows) on the way.  Every marker once, in order, each
+# within a second; a filtered view at the same time; Ctrl-C ends both
+# with status 0.
+test_follow_view() {
+	local out=$W/fv n=40 ncpu i rc rc2 dpid fpid fpid2 want want0
+	ncpu=$(ls "$RT/cpu" | wc -l)
+	echo 0 >"$RT/tracing_on"
+	echo discard >"$RT/mode"
+	echo >"$RT/set_event_pid"
+	echo 0 >"$RT/events/enable"
+	echo 1 >"$RT/clear"
+	# -f 100: what record --live runs, and what --hold's default is for.
+	"$RINGTRACED" -o "$out" -f 100 >"$W/fv.daemon" 2>&1 &
+	dpid=$!
+	wait_for 60 grep -qx 1 "$RT/tracing_on"
+	mkfifo "$W/fv.fifo" "$W/fv0.fifo"
+	python3 -c "$STAMP" <"$W/fv.fifo" >"$W/fv.out" &
+	python3 -c "$STAMP" <"$W/fv0.fifo" >"$W/fv0.out" &
+	"$CLI" report --follow "$out" >"$W/fv.fifo" 2>"$W/fv.err" &
+	fpid=$!
+	"$CLI" report --follow --cpu 0 -e marker "$out" >"$W/fv0.fifo" 2>"$W/fv0.err" &
+	fpid2=$!
+	wait_for 30 grep -q following "$W/fv.err"
+	wait_for 30 grep -q following "$W/fv0.err"
+	wait_for 30 grep -q ready "$W/fv.out"
+	wait_for 30 grep -q ready "$W/fv0.out"
+	# A probe's registration and removal stop the machine for a moment
+	# (text patching): before a marker's write, not between it and its
+	# flush, which would time the guest kernel, not the view.
+	for ((i = 0; i < n; i++)); do
+		((i == n / 4)) && exec 3<>"$RT/probe_events" && echo p:do_sys_openat2 >&3
+		((i == n / 2)) && kill -HUP "$dpid"
+		((i == 3 * n / 4)) && exec 3>&-
+		taskset -c $((i % ncpu)) /usr/bin/printf "fv $i" >"$RT/marker"
+		sleep 0.05
+	done
+	wait_for 10 grep -q "\"fv $((n - 1))\"" "$W/fv.out"
+	kill -INT "$fpid" "$fpid2"
+	wait "$fpid"
+	rc=$?
+	wait "$fpid2"
+	rc2=$?
+	kill -TERM "$dpid"
+	wait "$dpid"
+	check "follow: Ctrl-C ends the views with status 0 ($rc, $rc2)" test "$rc$rc2" = 00
+	want=$(seq 0 $((n - 1)))
+	check "follow: every marker printed once, in order" \
+		test "$(marker_seqs fv "$W/fv.out")" = "$want"
+	note "follow: a marker's longest way to the view: $(max_delay fv "$W/fv.out") ms"
+	check "follow: each marker printed within a second of its write" \
+		test "$(max_delay fv "$W/fv.out")" -lt 1000
+	check "follow: the chunks rotated while followed" \
+		test -n "$(ls "$out" | grep -E '^cpu[0-9]+-0*1\.zst$')"
+	check "follow: the dynamic probe's events printed (the metadata grew)" \
+		grep -q ' kprobe_do_sys_openat2:' "$W/fv.out"
+	# Out of order (counted) only where the guest kept ringtraced from
+	# its flush for longer than the hold; the markers' order is checked.
+	note "follow: $(cat "$W/fv.err" "$W/fv0.err" | grep -c 'out of order') views said some came out of order"
+	check "follow: nothing damaged or dropped said" \
+		test -z "$(grep -v -e following -e 'out of order' "$W/fv.err" "$W/fv0.err")"
+	want0=$(seq 0 "$ncpu" $((n - 1)))
+	check "follow --cpu 0 -e marker: CPU 0's markers, once, in order" \
+		test "$(marker_seqs fv "$W/fv0.out")" = "$want0"
+	check "follow --cpu 0 -e marker: nothing else" \
+		test -z "$(grep -vE -e '^ready$' -e '^[0-9.]+ \[[0-9.]+\] cpu0 .* ringtrace_marker: ' "$W/fv0.out")"
+	check "follow: the trace on disk holds every marker" \
+		test "$("$CLI" report -e marker "$out" 2>/dev/null | sed -nE 's/.*"fv ([0-9]+)".*/\1/p')" = "$want"
+}
+
+# record --live: the events while the command runs (it waits for its own
+# last marker in the view), and the trace on disk complete.
+test_record_live() {
+	local out=$W/live rc
+	"$CLI" record --live -o "$out" -- bash -c '
+		for i in $(seq 0 19); do printf "lv %d" $i >'"$RT"'/marker; sleep 0.05; done
+		for i in $(seq 200); do
+			grep -q "\"lv 19\"" '"$W"'/live.out && exit 0
+			sleep 0.05
+		done
+		exit 7' >"$W/live.out" 2>"$W/live.err"
+	rc=$?
+	check "record --live: the view printed the last marker while the command ran (status $rc)" \
+		test "$rc" -eq 0
+	check "record --live: every marker once, in order" \
+		test "$(marker_seqs lv "$W/live.out")" = "$(seq 0 19)"
+	check "record --live: ends with where the trace is" \
+		grep -q "^trace in $out" "$W/live.out"
+	check "record --live: the trace on disk holds every marker" \
+		test "$("$CLI" report -e marker "$out" 2>/dev/null | sed -nE 's/.*"lv ([0-9]+)".*/\1/p')" = "$(seq 0 19)"
+	check "record --live: the trace checks" "$CLI" check "$out"
+}
+
 # ---- export ------------------------------------------------------------------------------
 
 # The export workload: the tree with known tids, and reads through 9p
@@ -898,6 +1027,8 @@ main() {
 	test_filters
 	test_event_filter
 	test_snapshot
+	test_follow_view
+	test_record_live
 	test_stacks
 	test_stack_errors
 	test_export

@@ -1,0 +1,845 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Following a trace directory while ringtraced writes it (report --follow,
+ * record --live): every CPU's items merged by time, as they reach the disk.
+ *
+ * What is on disk, and when (daemon/chunks.c, packer.c, metadata.c):
+ *
+ *   - each CPU writes cpuN-SEQ.zst, one stored zstd frame per packet,
+ *     appended with one writev(); a packet reaches the file when its
+ *     sub-buffer fills, or at ringtraced's flush tick (-f MS), which closes
+ *     the open packets of busy CPUs (an idle CPU gets no packet);
+ *   - chunk SEQ+1 is created only after chunk SEQ of that CPU is closed:
+ *     once a later chunk is listed, the earlier one is final;
+ *   - a closed chunk is packed: compressed into a hidden file that is
+ *     renamed over it.  Its packets are the same, byte for byte;
+ *   - the metadata is replaced (rename) before the first packet that
+ *     holds a newly registered event is written, and only ever grows.
+ *
+ * So each CPU is read by position: the follower keeps the chunk it reads
+ * open, and takes a stored frame once all of it is in the file (a torn
+ * frame at the end is a write in flight: waited for, not damage).  The
+ * open descriptor is what makes a rename to the packed file harmless:
+ * the stored file it reads stays whole until it is closed, so nothing is
+ * lost or read twice.  A chunk first opened after it was packed (the
+ * follower fell behind a fast rotation) is decompressed whole: it is
+ * complete by then.  A chunk removed before it was opened (--max-files,
+ * a hand-off hook that moved it) is said on stderr and skipped.
+ *
+ * The metadata is looked at after the chunks were read and before their
+ * packets are decoded: a packet read before the look has its events
+ * declared in what the look finds.
+ *
+ * Order: an item is handed out when every CPU has a later item read
+ * (the merge is then exact), or when it is older than --hold (the
+ * trace clock is CLOCK_MONOTONIC: now minus the item's time).  The hold
+ * stands for the flush interval plus a margin: a CPU that has written
+ * nothing for that long is idle, or its events are still in its open
+ * packet; waiting on it for ever would stop the view.  An item that
+ * comes later than an item of another CPU already handed out is handed
+ * out anyway (never dropped) and counted (follow_late()).
+ *
+ * Polling, not inotify: data reaches the files in writev() bursts at
+ * every sub-buffer, thousands a second under load, and at every flush
+ * tick when idle; the hold needs a timer anyway.  A look every
+ * FOLLOW_TICK_MS costs one readdir, one fstat per CPU and one stat of the
+ * metadata, and adds at most that much to the delay.  While a look finds
+ * new data the next comes at once.
+ *
+ * SIGINT and SIGTERM (blocked, read through a signalfd) stop it: what
+ * was read is handed out in order, then NULL.  SIGTERM first looks until
+ * a look finds nothing new: record --live sends it once ringtraced has
+ * exited, so its view ends with the last event of the trace.  SIGINT (a
+ * person's Ctrl-C, on a trace that may grow faster than it prints) does
+ * not look again.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include <linux/ringtrace.h>
+#include "../../lib/chunk.h"
+#include "cli.h"
+
+#define FOLLOW_TICK_MS	50
+
+struct fcpu {
+	unsigned int cpu;
+	struct rt_stream *stream;
+	bool dry;			/* its stream has nothing more now */
+	bool unlooked;			/* dry, and not looked at since */
+	struct rt_item item;		/* the head, in the heap, when !dry */
+
+	unsigned int seq;		/* the chunk read */
+	bool done;			/* all of chunk seq was read */
+	int fd;				/* on chunk seq, -1: not open yet */
+	bool stored;			/* fd is a stored chunk, read by frame */
+	uint64_t pos;			/* stored: file offset of the next frame */
+	uint64_t out_off;		/* packet bytes of chunk seq read */
+	bool has_next;			/* the listing has a later chunk ... */
+	unsigned int next;		/* ... this one, the first after seq */
+	unsigned int lo, hi;		/* a new CPU's listed chunks */
+
+	uint8_t *pend;			/* read, not fed yet */
+	size_t pend_len, pend_cap;
+	uint64_t pend_off;
+	char pend_file[CHUNK_NAME_MAX];
+};
+
+struct follow {
+	char *dir;
+	int dirfd, sigfd;
+	bool from_start;		/* a CPU found is read from its first chunk */
+	bool strict;
+	uint64_t hold;			/* clock cycles */
+
+	struct rt_metadata *md;
+	struct rt_metadata **old_md;	/* items may still point into them */
+	unsigned int nr_old_md;
+	struct stat md_st;
+
+	struct fcpu **cpus;		/* by cpu number, NULL: none */
+	unsigned int nr_cpus, nr_known;
+	struct fcpu **heap;		/* the CPUs that are not dry */
+	size_t n;
+	bool primed;
+	struct rt_item cur;
+	uint64_t last_ts;		/* of the item handed out last */
+	uint64_t late;
+
+	bool found;			/* the last look found something */
+	unsigned int unlooked;		/* CPUs gone dry since the last look */
+	bool stopping;			/* a stop signal came */
+	bool failed;
+	struct rt_error err;
+	ZSTD_DCtx *dctx;
+	uint8_t *frame;
+	size_t frame_cap;
+};
+
+/* ---- time ---------------------------------------------------------------------- */
+
+/* The trace clock now: CLOCK_MONOTONIC in the metadata's cycles. */
+static uint64_t now_cycles(const struct rt_metadata *md)
+{
+	struct timespec ts;
+	unsigned __int128 ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ns = (unsigned __int128)ts.tv_sec * 1000000000u + (unsigned long)ts.tv_nsec;
+	return (uint64_t)(ns * md->clock_freq / 1000000000u);
+}
+
+/* ---- the heap of CPUs with an item, by time then CPU ------------------------------ */
+
+static bool head_less(const struct fcpu *a, const struct fcpu *b)
+{
+	if (a->item.timestamp != b->item.timestamp)
+		return a->item.timestamp < b->item.timestamp;
+	return a->cpu < b->cpu;
+}
+
+static void sift_down(struct fcpu **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		struct fcpu *tmp;
+
+		if (l < n && head_less(h[l], h[m]))
+			m = l;
+		if (l + 1 < n && head_less(h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+static void sift_up(struct fcpu **h, size_t i)
+{
+	while (i) {
+		size_t p = (i - 1) / 2;
+		struct fcpu *tmp;
+
+		if (!head_less(h[i], h[p]))
+			return;
+		tmp = h[i];
+		h[i] = h[p];
+		h[p] = tmp;
+		i = p;
+	}
+}
+
+/* The CPU's next item (packets skipped): true with c->item, false dry. */
+static bool advance(struct follow *f, struct fcpu *c)
+{
+	int r;
+
+	do {
+		r = rt_stream_next(c->stream, &c->item, &f->err);
+		if (r < 0)
+			f->failed = true;
+	} while (r > 0 && c->item.type == RT_ITEM_PACKET);
+	if (r <= 0 && !c->dry) {
+		c->unlooked = true;
+		f->unlooked++;
+	}
+	c->dry = r <= 0;
+	return r > 0;
+}
+
+/* ---- the CPUs and their chunks ------------------------------------------------------ */
+
+static struct fcpu *cpu_get(struct follow *f, unsigned int cpu, bool *created)
+{
+	struct fcpu *c;
+
+	*created = false;
+	if (cpu < f->nr_cpus && f->cpus[cpu])
+		return f->cpus[cpu];
+	if (cpu >= f->nr_cpus) {
+		struct fcpu **v = realloc(f->cpus, (cpu + 1) * sizeof(*v));
+
+		if (!v)
+			die("out of memory");
+		memset(v + f->nr_cpus, 0, (cpu + 1 - f->nr_cpus) * sizeof(*v));
+		f->cpus = v;
+		f->nr_cpus = cpu + 1;
+		f->heap = realloc(f->heap, f->nr_cpus * sizeof(*f->heap));
+		if (!f->heap)
+			die("out of memory");
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || rt_stream_open_fed(&c->stream, f->md, (int)cpu, &f->err))
+		die("out of memory");
+	rt_stream_set_tolerant(c->stream, !f->strict);
+	c->cpu = cpu;
+	c->fd = -1;
+	c->dry = true;
+	f->cpus[cpu] = c;
+	f->nr_known++;
+	*created = true;
+	return c;
+}
+
+/*
+ * Lists the chunks: new CPUs (starting at their first chunk with
+ * from_start, else at their newest), and for every CPU the first chunk
+ * after the one it reads.
+ */
+static void list_chunks(struct follow *f)
+{
+	bool fresh = false, created;
+	struct dirent *d;
+	DIR *dir;
+
+	for (unsigned int i = 0; i < f->nr_cpus; i++)
+		if (f->cpus[i])
+			f->cpus[i]->has_next = false;
+	dir = fdopendir(dup(f->dirfd));
+	if (!dir) {
+		warn("%s: %s", f->dir, strerror(errno));
+		return;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		rewinddir(dir);
+		while ((d = readdir(dir))) {
+			unsigned int cpu, seq;
+			struct fcpu *c;
+
+			if (!chunk_parse_name(d->d_name, &cpu, &seq) ||
+			    cpu >= RT_MAX_CPUS)
+				continue;
+			if (pass == 0) {
+				c = cpu_get(f, cpu, &created);
+				if (created) {
+					c->lo = c->hi = seq;
+					c->fd = -2;	/* start chosen below */
+					fresh = true;
+				} else if (c->fd == -2) {
+					c->lo = seq < c->lo ? seq : c->lo;
+					c->hi = seq > c->hi ? seq : c->hi;
+				}
+				continue;
+			}
+			c = f->cpus[cpu];
+			if (seq > c->seq && (!c->has_next || seq < c->next)) {
+				c->has_next = true;
+				c->next = seq;
+			}
+		}
+		if (pass == 0 && fresh)
+			for (unsigned int i = 0; i < f->nr_cpus; i++) {
+				struct fcpu *c = f->cpus[i];
+
+				if (c && c->fd == -2) {
+					c->seq = f->from_start ? c->lo : c->hi;
+					c->fd = -1;
+				}
+			}
+	}
+	closedir(dir);
+}
+
+/*
+ * Room for @n more bytes of chunk c->seq, read at c->out_off, for the
+ * stream; pend_commit() keeps them.  What is pending comes from one chunk.
+ */
+static uint8_t *pend_room(struct fcpu *c, size_t n)
+{
+	if (!c->pend_len) {
+		chunk_name(c->pend_file, sizeof(c->pend_file), c->cpu, c->seq);
+		c->pend_off = c->out_off;
+	}
+	if (c->pend_len + n > c->pend_cap) {
+		size_t cap = c->pend_cap ? c->pend_cap : 65536;
+
+		while (cap < c->pend_len + n)
+			cap *= 2;
+		c->pend = realloc(c->pend, cap);
+		if (!c->pend)
+			die("out of memory");
+		c->pend_cap = cap;
+	}
+	return c->pend + c->pend_len;
+}
+
+static void pend_commit(struct fcpu *c, size_t n)
+{
+	c->pend_len += n;
+	c->out_off += n;
+}
+
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * The whole frames of the stored chunk past c->pos.  A frame not all
+ * there is waited for while the chunk is open; in a closed chunk it is
+ * what a killed writer left, said and dropped.
+ */
+static void read_stored(struct follow *f, struct fcpu *c, bool closed)
+{
+	char name[CHUNK_NAME_MAX];
+	struct stat st;
+
+	chunk_name(name, sizeof(name), c->cpu, c->seq);
+	if (fstat(c->fd, &st)) {
+		warn("%s/%s: %s", f->dir, name, strerror(errno));
+		c->done = closed;
+		return;
+	}
+	for (;;) {
+		uint8_t h[CHUNK_STORED_FRAME_HEADER];
+		uint64_t fsize, left = (uint64_t)st.st_size - c->pos;
+		uint32_t content;
+		size_t r;
+
+		if ((uint64_t)st.st_size <= c->pos)
+			break;
+		if (left < sizeof(h) || read_at(c->fd, h, sizeof(h), c->pos))
+			goto torn;
+		if (!chunk_stored_header(h, &content)) {
+			warn("%s/%s: offset %" PRIu64 ": not a stored frame: the rest of the chunk skipped",
+			     f->dir, name, c->pos);
+			c->pos = (uint64_t)st.st_size;
+			c->done = closed;
+			return;
+		}
+		fsize = chunk_stored_size(content);
+		if (left < fsize)
+			goto torn;
+		if (fsize > f->frame_cap) {
+			f->frame = realloc(f->frame, fsize);
+			if (!f->frame)
+				die("out of memory");
+			f->frame_cap = fsize;
+		}
+		if (read_at(c->fd, f->frame, fsize, c->pos))
+			goto torn;
+		r = ZSTD_decompressDCtx(f->dctx, pend_room(c, content), content,
+					f->frame, fsize);
+		if (ZSTD_isError(r) || r != content) {
+			warn("%s/%s: offset %" PRIu64 ": stored frame does not decode: the rest of the chunk skipped",
+			     f->dir, name, c->pos);
+			c->pos = (uint64_t)st.st_size;
+			c->done = closed;
+			return;
+		}
+		pend_commit(c, content);
+		c->pos += fsize;
+	}
+	c->done = closed;
+	return;
+torn:
+	if (closed) {
+		warn("%s/%s: trailing partial frame at offset %" PRIu64 " dropped",
+		     f->dir, name, c->pos);
+		c->done = true;
+	}
+}
+
+/* A chunk packed before it was opened: complete, decompressed whole. */
+static void read_packed(struct follow *f, struct fcpu *c)
+{
+	char name[CHUNK_NAME_MAX];
+	uint8_t in[65536], out[65536];
+	ZSTD_inBuffer ib = { in, 0, 0 };
+	size_t last = 0;
+	ssize_t n;
+
+	chunk_name(name, sizeof(name), c->cpu, c->seq);
+	ZSTD_DCtx_reset(f->dctx, ZSTD_reset_session_only);
+	c->done = true;
+	for (;;) {
+		if (ib.pos == ib.size) {
+			n = read(c->fd, in, sizeof(in));
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0) {
+				warn("%s/%s: %s", f->dir, name, strerror(errno));
+				return;
+			}
+			if (n == 0)
+				break;
+			ib.size = (size_t)n;
+			ib.pos = 0;
+		}
+		do {
+			ZSTD_outBuffer ob = { out, sizeof(out), 0 };
+
+			last = ZSTD_decompressStream(f->dctx, &ob, &ib);
+			if (ZSTD_isError(last)) {
+				warn("%s/%s: %s: the rest of the chunk skipped", f->dir,
+				     name, ZSTD_getErrorName(last));
+				return;
+			}
+			if (ob.pos) {
+				memcpy(pend_room(c, ob.pos), out, ob.pos);
+				pend_commit(c, ob.pos);
+			}
+			if (ob.pos < ob.size)
+				break;
+		} while (ib.pos < ib.size || last);
+	}
+	if (last)
+		warn("%s/%s: trailing partial zstd frame dropped", f->dir, name);
+}
+
+/* Moves @c to its next chunk, if the listing has one. */
+static void next_chunk(struct fcpu *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->seq = c->next;
+	c->has_next = false;
+	c->done = false;
+	c->pos = 0;
+	c->out_off = 0;
+}
+
+/*
+ * What the CPU's chunks hold past what was read, into c->pend.  The
+ * listing was made before: a chunk with a later one listed is closed.
+ */
+static void read_cpu(struct follow *f, struct fcpu *c)
+{
+	char name[CHUNK_NAME_MAX];
+
+	for (;;) {
+		bool closed = c->has_next;
+
+		if (c->done) {
+			if (!closed)
+				return;
+			next_chunk(c);
+			continue;
+		}
+		if (c->fd < 0) {
+			int kind;
+
+			chunk_name(name, sizeof(name), c->cpu, c->seq);
+			c->fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+			if (c->fd < 0) {
+				if (errno != ENOENT)
+					warn("%s/%s: %s", f->dir, name, strerror(errno));
+				else if (closed)
+					warn("%s/%s: removed before it was read: skipped",
+					     f->dir, name);
+				c->done = closed;
+				if (!closed)
+					return;	/* not created yet, or gone: wait */
+				continue;
+			}
+			kind = chunk_kind(c->fd);
+			c->stored = kind == CHUNK_KIND_STORED || kind == CHUNK_KIND_EMPTY;
+		}
+		if (c->stored)
+			read_stored(f, c, closed);
+		else
+			read_packed(f, c);
+		if (!c->done || c->pend_len)
+			return;		/* decoded before the next chunk */
+	}
+}
+
+/*
+ * Where a view that starts now starts: for each CPU, past the whole
+ * frames of its newest chunk (a packed one is all before it).
+ */
+static void skip_existing(struct follow *f)
+{
+	char name[CHUNK_NAME_MAX];
+
+	for (unsigned int i = 0; i < f->nr_cpus; i++) {
+		struct fcpu *c = f->cpus[i];
+		uint8_t h[CHUNK_STORED_FRAME_HEADER];
+		uint32_t content;
+		struct stat st;
+
+		if (!c)
+			continue;
+		chunk_name(name, sizeof(name), c->cpu, c->seq);
+		c->fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+		if (c->fd < 0)
+			continue;
+		c->stored = chunk_kind(c->fd) != CHUNK_KIND_PACKED;
+		if (!c->stored || fstat(c->fd, &st)) {
+			c->done = true;
+			continue;
+		}
+		while (!read_at(c->fd, h, sizeof(h), c->pos) &&
+		       chunk_stored_header(h, &content) &&
+		       c->pos + chunk_stored_size(content) <= (uint64_t)st.st_size) {
+			c->pos += chunk_stored_size(content);
+			c->out_off += content;
+		}
+	}
+}
+
+/* ---- a look at the directory ------------------------------------------------------- */
+
+/*
+ * The metadata, again if it changed.  The old one is kept: items decoded
+ * with it point into it (their fields' declarations).
+ */
+static void reload_metadata(struct follow *f)
+{
+	struct rt_metadata *md, **old;
+	struct rt_error err;
+	char path[4096];
+	struct stat st;
+
+	if (fstatat(f->dirfd, "metadata", &st, 0))
+		return;
+	if (st.st_ino == f->md_st.st_ino && st.st_size == f->md_st.st_size &&
+	    st.st_mtim.tv_sec == f->md_st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == f->md_st.st_mtim.tv_nsec)
+		return;
+	snprintf(path, sizeof(path), "%s/metadata", f->dir);
+	if (rt_metadata_load(path, &md, &err)) {
+		warn("%s (the previous metadata kept)", err.msg);
+		f->md_st = st;
+		return;
+	}
+	f->md_st = st;
+	old = realloc(f->old_md, (f->nr_old_md + 1) * sizeof(*old));
+	if (!old)
+		die("out of memory");
+	f->old_md = old;
+	f->old_md[f->nr_old_md++] = f->md;
+	f->md = md;
+	for (unsigned int i = 0; i < f->nr_cpus; i++)
+		if (f->cpus[i])
+			rt_stream_set_metadata(f->cpus[i]->stream, md);
+}
+
+/* What was read for the dry CPUs, to their streams; their heads to the heap. */
+static void feed(struct follow *f)
+{
+	for (unsigned int i = 0; i < f->nr_cpus && !f->failed; i++) {
+		struct fcpu *c = f->cpus[i];
+
+		if (!c || !c->dry || !c->pend_len)
+			continue;
+		if (rt_stream_feed(c->stream, c->pend_file, c->pend_off, c->pend,
+				   c->pend_len, &f->err)) {
+			f->failed = true;
+			return;
+		}
+		c->pend_len = 0;
+		if (advance(f, c)) {
+			f->heap[f->n] = c;
+			sift_up(f->heap, f->n++);
+		}
+	}
+}
+
+/* One look: true if it found anything new. */
+static bool look(struct follow *f)
+{
+	bool found = false;
+
+	list_chunks(f);
+	for (unsigned int i = 0; i < f->nr_cpus; i++) {
+		struct fcpu *c = f->cpus[i];
+
+		if (c && c->unlooked) {
+			c->unlooked = false;
+			f->unlooked--;
+		}
+		if (c && c->dry && !c->pend_len) {
+			read_cpu(f, c);
+			found |= c->pend_len > 0;
+		}
+	}
+	/* After the chunks: their packets' events are declared by then. */
+	reload_metadata(f);
+	feed(f);
+	return found;
+}
+
+/*
+ * Waits up to @ms for a stop signal: its number, or 0.  The view's
+ * output goes out before: whoever reads it sees each item as it comes.
+ */
+static int wait_stop(struct follow *f, int ms)
+{
+	struct pollfd p = { .fd = f->sigfd, .events = POLLIN };
+	struct signalfd_siginfo si;
+
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	if (poll(&p, 1, ms) <= 0 || read(f->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	return (int)si.ssi_signo;
+}
+
+/* ---- the interface ------------------------------------------------------------------ */
+
+struct follow *follow_open(const char *dir, unsigned int flags,
+			   unsigned int hold_ms, bool strict)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+	char path[4096];
+	struct rt_error err;
+	sigset_t set;
+
+	if (!f || !(f->dir = strdup(dir)) || !(f->dctx = ZSTD_createDCtx()))
+		die("out of memory");
+	f->strict = strict;
+	f->sigfd = -1;
+	f->found = true;		/* look at once */
+	f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->dirfd < 0) {
+		error_line("%s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	/* Looked at before it is read: a change meanwhile is read again. */
+	snprintf(path, sizeof(path), "%s/metadata", dir);
+	if (stat(path, &f->md_st)) {
+		error_line("%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (rt_metadata_load(path, &f->md, &err)) {
+		error_line("%s", err.msg);
+		goto fail;
+	}
+	f->hold = (uint64_t)((unsigned __int128)hold_ms * f->md->clock_freq / 1000);
+	sigemptyset(&set);
+	if (!(flags & FOLLOW_TERM_ONLY))
+		sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	f->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (f->sigfd < 0)
+		die("signalfd: %s", strerror(errno));
+	f->from_start = flags & FOLLOW_FROM_START;
+	list_chunks(f);
+	if (!f->from_start)
+		skip_existing(f);
+	/* CPUs that show up later are read from their first chunk. */
+	f->from_start = true;
+	return f;
+fail:
+	follow_close(f);
+	return NULL;
+}
+
+/*
+ * The item at the top of the heap may go: every CPU has one (the merge
+ * is exact), it is older than the hold and every CPU without one was
+ * looked at since it ran dry (a backlog read in several looks is merged
+ * exactly too), or the view stops and everything on disk was read.
+ */
+static bool ready(struct follow *f)
+{
+	const struct rt_item *it = &f->heap[0]->item;
+	uint64_t now;
+
+	if (f->n == f->nr_known || (f->stopping && !f->found))
+		return true;
+	if (f->unlooked)
+		return false;
+	now = now_cycles(f->md);
+	/* Not the clock of this boot (a stamp ahead of now): no use waiting. */
+	return it->timestamp > now || now - it->timestamp >= f->hold;
+}
+
+/* Until the top of the heap is older than the hold, at most a tick. */
+static int wait_ms(struct follow *f)
+{
+	uint64_t now, due;
+
+	if (!f->n)
+		return FOLLOW_TICK_MS;
+	now = now_cycles(f->md);
+	due = f->heap[0]->item.timestamp + f->hold;
+	if (due <= now)
+		return 0;
+	due = (due - now) * 1000 / f->md->clock_freq + 1;
+	return due < FOLLOW_TICK_MS ? (int)due : FOLLOW_TICK_MS;
+}
+
+const struct rt_item *follow_next(struct follow *f)
+{
+	/* The item handed out last is replaced only now. */
+	if (f->primed && !f->failed) {
+		if (!advance(f, f->heap[0]))
+			f->heap[0] = f->heap[--f->n];
+		sift_down(f->heap, f->n, 0);
+	}
+	f->primed = false;
+	while (!f->failed) {
+		if (f->n && ready(f)) {
+			f->primed = true;
+			f->cur = f->heap[0]->item;
+			/*
+			 * Decoded before the metadata grew (a stream takes the
+			 * new one at its next packet): the same id, as the
+			 * metadata the caller is given declares it.
+			 */
+			if (f->nr_old_md && f->cur.type == RT_ITEM_EVENT &&
+			    !(f->cur.event = rt_metadata_event(f->md, f->cur.event->id))) {
+				snprintf(f->err.msg, sizeof(f->err.msg),
+					 "%s/metadata: an event of the trace is no longer declared",
+					 f->dir);
+				f->failed = true;
+				return NULL;
+			}
+			if (f->cur.timestamp < f->last_ts)
+				f->late++;
+			else
+				f->last_ts = f->cur.timestamp;
+			return &f->cur;
+		}
+		if (f->stopping && !f->found)
+			return NULL;		/* all read and handed out */
+		if (!f->found && !f->unlooked) {
+			int sig = wait_stop(f, wait_ms(f));
+
+			f->stopping = sig != 0;
+			if (sig == SIGINT)
+				continue;	/* no more looks: what was read */
+		}
+		f->found = look(f);
+	}
+	return NULL;
+}
+
+const struct rt_metadata *follow_metadata(const struct follow *f)
+{
+	return f->md;
+}
+
+uint64_t follow_late(const struct follow *f)
+{
+	return f->late;
+}
+
+unsigned int follow_damage_report(const struct follow *f)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < f->nr_cpus; i++) {
+		const struct rt_stream *s = f->cpus[i] ? f->cpus[i]->stream : NULL;
+		unsigned int nd = s ? rt_stream_nr_damage(s) : 0;
+		unsigned int nn = s ? rt_stream_nr_notes(s) : 0;
+
+		for (unsigned int j = 0; j < nd; j++)
+			if (rt_stream_damage(s, j))
+				warn("damaged: %s", rt_stream_damage(s, j));
+		for (unsigned int j = 0; j < nn; j++)
+			if (rt_stream_note(s, j))
+				warn("truncated: %s", rt_stream_note(s, j));
+		n += nd;
+	}
+	if (n)
+		warn("%u damaged place%s read past (--strict fails instead)",
+		     n, n == 1 ? "" : "s");
+	return n;
+}
+
+const char *follow_error(const struct follow *f)
+{
+	return f->failed ? f->err.msg : NULL;
+}
+
+void follow_close(struct follow *f)
+{
+	if (!f)
+		return;
+	for (unsigned int i = 0; i < f->nr_cpus; i++) {
+		struct fcpu *c = f->cpus[i];
+
+		if (!c)
+			continue;
+		if (c->fd >= 0)
+			close(c->fd);
+		rt_stream_close(c->stream);
+		free(c->pend);
+		free(c);
+	}
+	for (unsigned int i = 0; i < f->nr_old_md; i++)
+		rt_metadata_free(f->old_md[i]);
+	rt_metadata_free(f->md);
+	free(f->old_md);
+	free(f->cpus);
+	free(f->heap);
+	free(f->frame);
+	ZSTD_freeDCtx(f->dctx);
+	if (f->sigfd >= 0)
+		close(f->sigfd);
+	if (f->dirfd >= 0)
+		close(f->dirfd);
+	free(f->dir);
+	free(f);
+}
