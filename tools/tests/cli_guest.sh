@@ -284,7 +284,7 @@ cg_record() {
 getppids() { grep -cE -- "-$2 syscall_entry: id=getppid\(" "$1"; }
 
 test_cgroup() {
-	local out=$W/cg before wls gos n all id_a id_c
+	local out=$W/cg before wls gos n all id_a id_c rc
 	if [[ ! -d /sys/fs/cgroup ]]; then
 		refused "--cgroup without cgroups in the kernel" "no cgroup v2 directory|No such" \
 			"$CLI" record --cgroup foo -o "$W/cg0" -- true
@@ -340,12 +340,14 @@ test_cgroup() {
 	"$CLI" report --cgroup 99999999 "$out.2" >"$out.2.none" 2>&1
 	check "report --cgroup of an id no thread has: no event" \
 		test "$(events_only <"$out.2.none" | wc -l)" -eq 0
-	"$CLI" report --stat --cgroup rt-cli/a "$out.2" >"$out.2.stat" 2>&1
-	check "report --stat: the thread table names the workload's cgroup" \
-		grep -qE "^  rtflt-wl +/rt-cli/a/nested +${wls[0]} " "$out.2.stat"
-	"$CLI" report --cgroup rt-cli/nosuch "$out.2" >/dev/null 2>"$W/err"
+	"$CLI" report --stat "$out.2" >"$out.2.stat" 2>&1
+	check "report --stat: the thread table names the workloads' cgroups" \
+		eval 'grep -qE "^  rtflt-wl +/rt-cli/a/nested +${wls[0]} " "$out.2.stat" &&
+		      grep -qE "^  rtflt-wl +/rt-cli/b +${wls[1]} " "$out.2.stat"'
+	"$CLI" report --cgroup rt-cli/nosuch "$out.2" >/dev/null 2>"$W/cg.err"
+	rc=$?
 	check "report --cgroup of no cgroup: refused in one line" \
-		eval '[ $? -ne 0 ] && one_line "$W/err"'
+		eval '[ $rc -ne 0 ] && one_line "$W/cg.err"'
 
 	refused "--cgroup of no cgroup" "rt-cli/nosuch: No such file" \
 		"$CLI" record --cgroup rt-cli/nosuch -o "$W/cg.bad" -- true
