@@ -8,6 +8,7 @@
 #ifndef _RINGTRACE_COMPAT_H
 #define _RINGTRACE_COMPAT_H
 
+#include <linux/cgroup.h>
 #include <linux/device.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -116,5 +117,93 @@ static inline void rtr_uprobe_unregister(struct rtr_uprobe_ref *ref,
 	uprobe_unregister(ref->inode, ref->offset, uc);
 #endif
 }
+
+/*
+ * The cgroup v2 (default hierarchy) cgroup of a task, as the cgroup
+ * filter (cgroupfilter.c) and the events' cgroup ids see it.  6.1 and
+ * 6.12 agree: task->cgroups under RCU (task_css_set_check() takes
+ * preemption off as a read side, so do the probes), ancestors[] by level,
+ * cgroup_get_from_id()/cgroup_get_from_path() returning an ERR_PTR and
+ * exported.  (6.12 resolves both within the writer's cgroup namespace.)
+ * A kernel without CONFIG_CGROUPS (the debug kernel) has no cgroup at
+ * all: every id is 0 and the filter cannot be set.
+ */
+#ifdef CONFIG_CGROUPS
+#define RTR_HAVE_CGROUPS	1
+
+static inline u64 rtr_task_cgroup_id(const struct task_struct *t)
+{
+	return cgroup_id(task_dfl_cgroup((struct task_struct *)t));
+}
+
+/* @t is in @cg or below; with preemption off or under rcu_read_lock(). */
+static inline bool rtr_task_under_cgroup(const struct task_struct *t,
+					 struct cgroup *cg)
+{
+	return cgroup_is_descendant(task_dfl_cgroup((struct task_struct *)t),
+				    cg);
+}
+
+static inline struct cgroup *rtr_cgroup_get_id(u64 id)
+{
+	return cgroup_get_from_id(id);
+}
+
+static inline struct cgroup *rtr_cgroup_get_path(const char *path)
+{
+	return cgroup_get_from_path(path);
+}
+
+static inline void rtr_cgroup_get(struct cgroup *cg)
+{
+	cgroup_get(cg);
+}
+
+static inline void rtr_cgroup_put(struct cgroup *cg)
+{
+	cgroup_put(cg);
+}
+
+static inline u64 rtr_cgroup_id(struct cgroup *cg)
+{
+	return cgroup_id(cg);
+}
+#else
+#define RTR_HAVE_CGROUPS	0
+
+static inline u64 rtr_task_cgroup_id(const struct task_struct *t)
+{
+	return 0;
+}
+
+static inline bool rtr_task_under_cgroup(const struct task_struct *t,
+					 struct cgroup *cg)
+{
+	return false;
+}
+
+static inline struct cgroup *rtr_cgroup_get_id(u64 id)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static inline struct cgroup *rtr_cgroup_get_path(const char *path)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static inline void rtr_cgroup_get(struct cgroup *cg)
+{
+}
+
+static inline void rtr_cgroup_put(struct cgroup *cg)
+{
+}
+
+static inline u64 rtr_cgroup_id(struct cgroup *cg)
+{
+	return 0;
+}
+#endif
 
 #endif /* _RINGTRACE_COMPAT_H */

@@ -9,6 +9,8 @@
  *     stack_depth            frames kept per stack, 1..RINGTRACE_STACK_MAX_DEPTH
  *     set_event_pid          the pid filter: pids separated by spaces
  *     event_fork             1: the filter follows forks (pidfilter.c)
+ *     set_event_cgroup       the cgroup filter: cgroup v2 ids or paths
+ *                            (cgroupfilter.c)
  *     events/enable          0, 1 or X (some); write 0 or 1 for all
  *     events/<name>/enable   0 or 1
  *     events/<name>/id       the event's id in the trace
@@ -497,6 +499,44 @@ static const struct file_operations rtr_set_event_pid_fops = {
 	.write = rtr_set_event_pid_write,
 };
 
+/* --- set_event_cgroup -------------------------------------------------- */
+
+static int rtr_set_event_cgroup_show(struct seq_file *m, void *unused)
+{
+	rtr_cgroup_filter_show(m);
+	return 0;
+}
+
+static int rtr_set_event_cgroup_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_set_event_cgroup_show);
+}
+
+/* As set_event_pid: replaces, adds with O_APPEND, blanks clear. */
+static ssize_t rtr_set_event_cgroup_write(struct file *file,
+					  const char __user *ubuf,
+					  size_t count, loff_t *ppos)
+{
+	char *buf;
+	int ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = rtr_cgroup_filter_set(buf, file->f_flags & O_APPEND);
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_set_event_cgroup_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_set_event_cgroup_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_set_event_cgroup_write,
+};
+
 /* --- the tree --------------------------------------------------------- */
 
 int rtr_events_ctl_init(void)
@@ -540,5 +580,7 @@ int rtr_events_ctl_init(void)
 	       rtr_file_create(rtr_dir, "set_event_pid", 0600, NULL,
 			       &rtr_set_event_pid_fops) ?:
 	       rtr_file_create(rtr_dir, "event_fork", 0600, NULL,
-			       &rtr_event_fork_fops);
+			       &rtr_event_fork_fops) ?:
+	       rtr_file_create(rtr_dir, "set_event_cgroup", 0600, NULL,
+			       &rtr_set_event_cgroup_fops);
 }

@@ -36,6 +36,7 @@
 #include <trace/events/syscalls.h>
 #include <trace/events/task.h>
 
+#include "compat.h"
 #include "probes.h"
 #include "syscall_enum.h"
 
@@ -84,11 +85,13 @@ struct rtr_sched_fork {
 	char child_comm[RTR_COMM_LEN];
 	s32 child_tid;
 	s32 child_pid;
+	u64 child_cgroup_id;		/* appended: the others keep their offsets */
 } __packed;
-static_assert(sizeof(struct rtr_sched_fork) == 48);
+static_assert(sizeof(struct rtr_sched_fork) == 56);
 #define RTR_SCHED_FORK_FIELDS						\
 	"utf8_t parent_comm[16]; int32_t parent_tid; int32_t parent_pid; " \
-	"utf8_t child_comm[16]; int32_t child_tid; int32_t child_pid;"
+	"utf8_t child_comm[16]; int32_t child_tid; int32_t child_pid; "	\
+	"uint64_t child_cgroup_id;"
 
 /* The string goes last so that the struct keeps a fixed layout. */
 struct rtr_sched_exec {
@@ -226,7 +229,7 @@ static const struct rtr_filter_field rtr_ff_sched_fork[] = {
 	RTR_FF("parent_comm", STR), RTR_FF("parent_tid", INT),
 	RTR_FF("parent_pid", INT), RTR_FF("child_comm", STR),
 	RTR_FF("child_tid", INT), RTR_FF("child_pid", INT),
-	RTR_FF("comm", STR),
+	RTR_FF("comm", STR), RTR_FF("child_cgroup_id", INT),
 };
 
 static const struct rtr_filter_field rtr_ff_sched_exec[] = {
@@ -299,10 +302,12 @@ bool rtr_syscall_lookup(const char *name, s64 *nr)
 static __always_inline bool rtr_tasks_traced(const struct task_struct *a,
 					    const struct task_struct *b)
 {
-	const struct rtr_pid_filter *f = rcu_dereference_sched(rtr_pid_filter);
+	const struct rtr_pid_filter *pf = rcu_dereference_sched(rtr_pid_filter);
+	const struct rtr_cgroup_filter *cf =
+		rcu_dereference_sched(rtr_cgroup_filter);
 
-	return likely(!f) || rtr_pid_filter_match(f, a) ||
-	       rtr_pid_filter_match(f, b);
+	return likely(!pf && !cf) || rtr_task_kept(pf, cf, a) ||
+	       rtr_task_kept(pf, cf, b);
 }
 
 /* LTTng's priority: the kernel's prio minus MAX_RT_PRIO (nice 0 is 20). */
@@ -453,7 +458,8 @@ static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 	if (rtr_filtered(data, RTR_FS(parent->comm), RTR_FI(parent->pid),
 			 RTR_FI(parent->tgid), RTR_FS(child->comm),
 			 RTR_FI(child->pid), RTR_FI(child->tgid),
-			 RTR_FS(current->comm)))
+			 RTR_FS(current->comm),
+			 RTR_FI(rtr_task_cgroup_id(child))))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
@@ -464,6 +470,8 @@ static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 	memcpy(p->child_comm, child->comm, RTR_COMM_LEN);
 	p->child_tid = child->pid;
 	p->child_pid = child->tgid;
+	/* cgroup_post_fork() is behind it: a CLONE_INTO_CGROUP child's own. */
+	p->child_cgroup_id = rtr_task_cgroup_id(child);
 	rtr_commit(&r);
 }
 
@@ -881,6 +889,7 @@ void rtr_probes_exit(void)
 	tracepoint_synchronize_unregister();
 	rtr_filters_free();
 	rtr_pid_filter_free();
+	rtr_cgroup_filter_free();
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

@@ -177,15 +177,34 @@ void rtr_pid_follow_exit(void);
 void rtr_pid_filter_free(void);
 
 /*
- * The pid filter applies to events about tasks; an event is kept if a task
- * it names matches.  Empty filter: one load and a predicted branch.  With
- * preemption off (a tracepoint probe, or a writer's section).
+ * cgroupfilter.c: set_event_cgroup, the cgroups (and their descendants)
+ * whose tasks are kept; NULL when empty, read like the pid filter.
+ */
+#define RTR_CGROUP_FILTER_MAX	64
+
+struct rtr_cgroup_filter;
+extern struct rtr_cgroup_filter __rcu *rtr_cgroup_filter;
+
+bool rtr_task_kept(const struct rtr_pid_filter *pf,
+		   const struct rtr_cgroup_filter *cf,
+		   const struct task_struct *t);
+void rtr_cgroup_filter_show(struct seq_file *m);
+int rtr_cgroup_filter_set(char *buf, bool append);
+void rtr_cgroup_filter_free(void);
+
+/*
+ * The pid and cgroup filters apply to events about tasks; an event is
+ * kept if a task it names passes both.  No filter: two loads and a
+ * predicted branch.  With preemption off (a tracepoint probe, or a
+ * writer's section).
  */
 static __always_inline bool rtr_task_traced(const struct task_struct *t)
 {
-	const struct rtr_pid_filter *f = rcu_dereference_sched(rtr_pid_filter);
+	const struct rtr_pid_filter *pf = rcu_dereference_sched(rtr_pid_filter);
+	const struct rtr_cgroup_filter *cf =
+		rcu_dereference_sched(rtr_cgroup_filter);
 
-	return likely(!f) || rtr_pid_filter_match(f, t);
+	return likely(!pf && !cf) || rtr_task_kept(pf, cf, t);
 }
 /* filter.c */
 #define RTR_FILTER_MAX_INSNS	64
@@ -221,7 +240,8 @@ int rtr_dynprobes_init(void);
 
 /* statedump.c: the task on each CPU and every task, at tracing start. */
 #define RTR_STATEDUMP_TASK_FIELDS					\
-	"int32_t tid; int32_t pid; int32_t ppid; utf8_t comm[16];"
+	"int32_t tid; int32_t pid; int32_t ppid; utf8_t comm[16]; "	\
+	"uint64_t cgroup_id;"
 #define RTR_STATEDUMP_CPU_FIELDS "int32_t tid; int32_t pid; utf8_t comm[16];"
 void rtr_statedump(void);
 

@@ -24,6 +24,7 @@
 #include <linux/smp.h>
 #include <linux/string.h>
 
+#include "compat.h"
 #include "probes.h"
 
 struct rtr_statedump_task {
@@ -31,8 +32,9 @@ struct rtr_statedump_task {
 	s32 pid;
 	s32 ppid;
 	char comm[TASK_COMM_LEN];
+	u64 cgroup_id;			/* cgroup v2; 0: a kernel without */
 } __packed;
-static_assert(sizeof(struct rtr_statedump_task) == 28);
+static_assert(sizeof(struct rtr_statedump_task) == 36);
 
 struct rtr_statedump_cpu {
 	s32 tid;
@@ -75,8 +77,9 @@ static void rtr_statedump_tasks(void)
 		p.pid = t->tgid;
 		p.ppid = rcu_dereference(t->real_parent)->tgid;
 		memcpy(p.comm, t->comm, sizeof(p.comm));
-		/* The filter is read the way the probes read it. */
+		/* The filters are read the way the probes read them. */
 		preempt_disable();
+		p.cgroup_id = rtr_task_cgroup_id(t);
 		if (rtr_task_traced(t))
 			ringtrace_write(id, &p, sizeof(p));
 		preempt_enable();

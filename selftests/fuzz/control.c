@@ -1720,6 +1720,10 @@ void fz_events_op(struct fz_thread *t)
 		fz_filter_op(t);
 		return;
 	}
+	if (fz_chance(r, 10)) {
+		fz_cgroup_op(t);
+		return;
+	}
 	fz_op(t, fz.toggle ? FZ_OP_EVENT_TOGGLE : FZ_OP_EVENT_SAFE);
 	switch (fz_below(r, 4)) {
 	case 0:

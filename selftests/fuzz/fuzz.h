@@ -108,6 +108,7 @@ static inline bool fz_chance(struct fz_rng *r, unsigned int percent)
 	X(DYNPROBE, "events.dynprobe")					\
 	X(EVENT_STACK, "events.stack")					\
 	X(FILTER, "events.filter")					\
+	X(CGROUP_FILTER, "events.cgroup_filter")			\
 	X(CONS_SESSION, "consumer.session")				\
 	X(CONS_GET, "consumer.get_put")					\
 	X(CONS_POLL, "consumer.poll")					\
@@ -429,6 +430,8 @@ void fz_geom_op(struct fz_thread *t);
 void fz_events_op(struct fz_thread *t);
 /* filter.c: events/<name>/filter replaced while the probes run. */
 void fz_filter_op(struct fz_thread *t);
+/* cgroup.c: set_event_cgroup replaced while the probes run. */
+void fz_cgroup_op(struct fz_thread *t);
 void fz_consumer_op(struct fz_thread *t);
 void fz_ioctl_op(struct fz_thread *t);
 void fz_mmap_op(struct fz_thread *t);

@@ -92,6 +92,7 @@ reset_module() {
 		echo 0 >"$R/events/enable" &&
 		echo 0 >"$R/event_fork" &&
 		echo >"$R/set_event_pid" &&
+		{ [[ ! -e $R/set_event_cgroup ]] || echo >"$R/set_event_cgroup"; } &&
 		reset_stacks &&
 		echo discard >"$R/mode" &&
 		echo 4096 >"$R/subbuf_size" &&

@@ -18,6 +18,10 @@
 #     sched_process_free of a reaped child (check_trace.py sched); the
 #     metadata's env: machine, kernel_version, boottime_offset
 #   - the same with set_event_pid (check_trace.py filter)
+#   - set_event_cgroup: bad writes refused, nothing changed; two workloads
+#     at once, one in a child of the filter's cgroup, one outside: exactly
+#     the inside one's calls; the state dump's and forks' cgroup ids
+#     (refused on a kernel without CONFIG_CGROUPS)
 #   - event_fork: a grandchild is followed; forks traced while the filter
 #     is appended to (check_trace.py forks)
 #   - a geometry write killed while it allocates returns EINTR, changes
@@ -457,6 +461,97 @@ fail=$((fail + $(grep -c '^not ok' "$WORK/filtered.check")))
 wr "$R/set_event_pid" ""
 wr "$R/events/enable" 0
 
+# --- the cgroup filter ---------------------------------------------------------
+
+# cg_procs CGROUP: the cgroup's processes, for a look after a failure.
+cg_procs() { echo "# $1: $(tr '\n' ' ' < "$1/cgroup.procs")"; }
+# getppids NAME TIDS: the getppid entries of the threads TIDS (a|b|c) in
+# NAME's report.
+getppids() {
+	grep -cE -- "-($2) syscall_entry: id=getppid\(" "$WORK/$1.report"
+}
+
+expect "set_event_cgroup: empty at load" is "$R/set_event_cgroup" ""
+if [ ! -d /sys/fs/cgroup ]; then
+	# A kernel without CONFIG_CGROUPS (the debug kernel).
+	refuse "set_event_cgroup: refused without cgroups" wr "$R/set_event_cgroup" 1
+	expect "set_event_cgroup: ... and still empty" is "$R/set_event_cgroup" ""
+else
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	CG=/sys/fs/cgroup/rt-probes
+	mkdir -p "$CG/in/sub" "$CG/out" && for i in $(seq 0 64); do mkdir -p "$CG/many/$i"; done
+	id_in=$(stat -c %i "$CG/in") id_sub=$(stat -c %i "$CG/in/sub") id_out=$(stat -c %i "$CG/out")
+	expect "set_event_cgroup: an id" \
+		eval 'wr "$R/set_event_cgroup" "$id_in" && is "$R/set_event_cgroup" "$id_in"'
+	for bad in abc -1 "$id_in x" 99999999999 "/rt-probes/none" "rt-probes/in" \
+		   "$(stat -c %i "$CG/in/cgroup.procs")" 18446744073709551616; do
+		refuse "set_event_cgroup: '$bad' refused" wr "$R/set_event_cgroup" "$bad"
+	done
+	refuse "set_event_cgroup: 65 cgroups refused" \
+		wr "$R/set_event_cgroup" "$(stat -c %i "$CG"/many/* | tr '\n' ' ')"
+	expect "set_event_cgroup: refused writes left the filter alone" \
+		is "$R/set_event_cgroup" "$id_in"
+	expect "set_event_cgroup: a path from the root, duplicates merged" \
+		eval 'wr "$R/set_event_cgroup" "/rt-probes/out $id_out /rt-probes/out/" &&
+		      is "$R/set_event_cgroup" "$id_out"'
+	expect "set_event_cgroup: '>>' adds to it" \
+		eval 'ap "$R/set_event_cgroup" "$id_in" && is "$R/set_event_cgroup" "$id_in $id_out"'
+	expect "set_event_cgroup: '>>' of blanks changes nothing" \
+		eval 'ap "$R/set_event_cgroup" "" && is "$R/set_event_cgroup" "$id_in $id_out"'
+	expect "set_event_cgroup: a blank write clears it" \
+		eval 'wr "$R/set_event_cgroup" "" && is "$R/set_event_cgroup" ""'
+
+	# Two rt_workloads at once, one in rt-probes/in/sub, one in
+	# rt-probes/out; the filter names rt-probes/in.
+	wr "$R/set_event" "syscall_entry sched_switch sched_process_fork ringtrace_statedump_task ringtrace_statedump_cpu"
+	wr "$R/clear" 1
+	rm -f "$WORK/go.in" "$WORK/go.out" && mkfifo "$WORK/go.in" "$WORK/go.out"
+	( echo "$BASHPID" > "$CG/in/sub/cgroup.procs" && read -r _ < "$WORK/go.in" &&
+	  exec "$WORKLOAD" -n 300 ) > "$WORK/cg.in.out" &
+	cg_in=$!
+	( echo "$BASHPID" > "$CG/out/cgroup.procs" && read -r _ < "$WORK/go.out" &&
+	  exec "$WORKLOAD" -n 300 ) > "$WORK/cg.out.out" &
+	cg_out=$!
+	# Both in place before the state dump.
+	for i in $(seq 100); do
+		grep -qx "$cg_in" "$CG/in/sub/cgroup.procs" &&
+			grep -qx "$cg_out" "$CG/out/cgroup.procs" && break
+		sleep 0.1
+	done
+	cgroup_run() {
+		local rc=0
+		echo go > "$WORK/go.in" & echo go > "$WORK/go.out"
+		wait "$cg_in" || rc=1
+		wait "$cg_out" || rc=1
+		cat "$WORK/cg.in.out"
+		return $rc
+	}
+	expect "set_event_cgroup /rt-probes/in" wr "$R/set_event_cgroup" /rt-probes/in
+	expect "trace two rt_workloads, one in the cgroup's child, one outside" \
+		trace cgroup cgroup_run
+	save cgroup
+	cg_procs "$CG/in/sub"
+	tids_in=$(sed -E 's/.*parent=([0-9]+) .*thread=([0-9]+) child=([0-9]+) .*/\1|\2|\3/' "$WORK/cg.in.out")
+	tids_out=$(sed -E 's/.*parent=([0-9]+) .*thread=([0-9]+) child=([0-9]+) .*/\1|\2|\3/' "$WORK/cg.out.out")
+	echo "# inside: $tids_in, outside: $tids_out"
+	n_in=$(getppids cgroup "$tids_in") n_out=$(getppids cgroup "$tids_out")
+	n_all=$(grep -cE ' syscall_entry: id=getppid\(' "$WORK/cgroup.report")
+	expect "cgroup filter: the 900 getppid calls of the workload in a child cgroup ($n_in)" \
+		[ "$n_in" -ge 900 ]
+	expect "cgroup filter: none of the one outside, which made as many ($n_out), none else ($n_all in all)" \
+		[ -n "$tids_out" -a "$n_out" -eq 0 -a "$n_all" -eq "$n_in" ]
+	n=$(grep -c 'ringtrace_statedump_task: ' "$WORK/cgroup.txt")
+	expect "cgroup filter: the state dump has the waiting workload, in the child cgroup ($n)" \
+		eval '[ "$n" -ge 1 ] && [ "$(grep -c "ringtrace_statedump_task: .* cgroup_id = $id_sub }" "$WORK/cgroup.txt")" -eq "$n" ]'
+	expect "cgroup filter: the fork of the workload's child says its cgroup ($id_sub)" \
+		grep -qE "sched_process_fork: .*child_cgroup_id = $id_sub }" "$WORK/cgroup.txt"
+	n=$(grep -cv "child_cgroup_id = $id_sub }" <(grep 'sched_process_fork: ' "$WORK/cgroup.txt"))
+	expect "cgroup filter: no fork of another cgroup ($n)" [ "$n" -eq 0 ]
+	wr "$R/set_event_cgroup" ""
+	wr "$R/events/enable" 0
+	rmdir "$CG"/in/sub "$CG"/in "$CG"/out "$CG"/many/* "$CG"/many "$CG" 2>/dev/null
+fi
+
 # --- event_fork: the filter follows forks ------------------------------------
 
 expect "event_fork: 0 at load" is "$R/event_fork" 0
@@ -606,6 +701,9 @@ while [ $SECONDS -lt $end ]; do
 		wr "$R/events/$e/enable" 1 || errors=$((errors + 1))
 	done
 	wr "$R/set_event_pid" "$load 1" || errors=$((errors + 1))
+	if [ -d /sys/fs/cgroup ]; then
+		wr "$R/set_event_cgroup" "/ 1" || errors=$((errors + 1))
+	fi
 	wr "$R/event_fork" $((rounds % 2)) || errors=$((errors + 1))
 	wr "$R/stack_depth" $((rounds % 64 + 1)) || errors=$((errors + 1))
 	wr "$R/set_event_stack" "sched_switch syscall_entry irq_handler_entry irq_softirq_entry sched_waking" ||
@@ -619,6 +717,9 @@ while [ $SECONDS -lt $end ]; do
 	done
 	wr "$R/events/enable" 1 || errors=$((errors + 1))
 	wr "$R/set_event_pid" "" || errors=$((errors + 1))
+	if [ -d /sys/fs/cgroup ]; then
+		wr "$R/set_event_cgroup" "" || errors=$((errors + 1))
+	fi
 	wr "$R/set_event" "!sched_switch !syscall_entry" || errors=$((errors + 1))
 	wr "$R/set_event_stack" "!syscall_entry !irq_handler_entry" || errors=$((errors + 1))
 	wr "$R/events/syscall_entry/filter" 0 || errors=$((errors + 1))
@@ -638,6 +739,7 @@ wr "$R/events/enable" 1
 wr "$R/events/irq_handler_entry/filter" "irq >= 0 && name != 'none*'"
 wr "$R/set_event_stack" "sched_switch syscall_entry"
 wr "$R/set_event_pid" "$load"
+[ -d /sys/fs/cgroup ] && wr "$R/set_event_cgroup" /
 wr "$R/tracing_on" 1
 sleep 1
 cat "$R/stats" > "$WORK/stress.stats"

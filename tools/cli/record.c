@@ -8,10 +8,11 @@
  *            when record's open of probe_events closes, however record
  *            ends).  A failure here changes nothing.
  *   save     what it will change: tracing_on, mode, geometry, enabled
- *            events, pid filter, event_fork.
+ *            events, pid filter, event_fork, cgroup filter.
  *   set      the events (and those that say who did what: sched_switch,
  *            fork, exec, exit and the state dump), geometry, mode, the pid
- *            filter (-p, or -F: the command's pid, following its forks).
+ *            filter (-p, or -F: the command's pid, following its forks),
+ *            the cgroup filter (--cgroup: paths resolved to ids here).
  *   record   with ringtraced as a child: the one drain loop, the same as
  *            the service's.  It turns tracing on; the command, held at a
  *            pipe until then, runs; a status line shows progress.
@@ -56,6 +57,7 @@
 
 #include <linux/ringtrace.h>
 
+#include "cgroups.h"
 #include "cli.h"
 #include "dynprobes.h"
 #include "filters.h"
@@ -69,12 +71,15 @@ static const char *const attribution[] = {
 
 #define DEFAULT_EVENTS	"sched,syscalls"
 #define MAX_PIDS	256
+/* RTR_CGROUP_FILTER_MAX in module/probes.h */
+#define MAX_CGROUPS	64
 
 struct saved {
 	char tracing_on[8], mode[16], subbuf_size[32], num_subbufs[32];
 	char *set_event, *set_event_pid, event_fork[8];
 	bool have_event_fork;
 	char *set_event_stack, stack_depth[16];	/* NULL: a module without */
+	char *set_event_cgroup;			/* NULL: a module without */
 };
 
 static struct {
@@ -83,6 +88,9 @@ static struct {
 	unsigned int stack_depth;
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
+	const char *cgroups[MAX_CGROUPS];	/* --cgroup, as given */
+	uint64_t cgroup_ids[MAX_CGROUPS];	/* and resolved */
+	unsigned int nr_cgroups;
 	bool follow, verbose, live;
 	char **cmd;
 } opt;
@@ -142,6 +150,7 @@ static void save_state(void)
 	saved.have_event_fork = ctl_read(&ctl, "event_fork", saved.event_fork,
 					 sizeof(saved.event_fork)) >= 0;
 	saved.set_event_stack = ctl_read_alloc(&ctl, "set_event_stack");
+	saved.set_event_cgroup = ctl_read_alloc(&ctl, "set_event_cgroup");
 	if (saved.set_event_stack &&
 	    (err = ctl_read(&ctl, "stack_depth", saved.stack_depth,
 			    sizeof(saved.stack_depth))) < 0)
@@ -214,6 +223,9 @@ static void restore_state(void)
 	/* A blank write clears the filter. */
 	restore_one("set_event_pid", *saved.set_event_pid ?
 		    saved.set_event_pid : " ");
+	if (saved.set_event_cgroup)
+		restore_one("set_event_cgroup", *saved.set_event_cgroup ?
+			    saved.set_event_cgroup : " ");
 	restore_one("mode", saved.mode);
 	restore_one("subbuf_size", saved.subbuf_size);
 	restore_one("num_subbufs", saved.num_subbufs);
@@ -363,6 +375,44 @@ static void geometry_for(uint64_t size, char *sb, size_t sbl, char *nb, size_t n
 	snprintf(nb, nbl, "%u", num);
 }
 
+/*
+ * --cgroup's ids (resolved by check_cgroups()), or none: a filter left
+ * by someone else does not scope this recording.  The module takes the
+ * set whole or refuses it (a cgroup removed since: -ENOENT).
+ */
+static void apply_cgroups(void)
+{
+	char ids[MAX_CGROUPS * 21 + 2] = " ";
+	size_t used = 0;
+	int err;
+
+	if (!saved.set_event_cgroup)
+		return;
+	for (unsigned int i = 0; i < opt.nr_cgroups; i++)
+		used += (size_t)snprintf(ids + used, sizeof(ids) - used,
+					 "%" PRIu64 " ", opt.cgroup_ids[i]);
+	err = ctl_write(&ctl, "set_event_cgroup", ids);
+	if (err)
+		die("--cgroup %s: %s/set_event_cgroup refused it: %s",
+		    opt.nr_cgroups == 1 ? opt.cgroups[0] : "...", ctl.dir,
+		    strerror(-err));
+}
+
+/* --cgroup: each a cgroup v2 directory here, and a module that filters. */
+static void check_cgroups(void)
+{
+	char path[PATH_MAX], why[PATH_MAX + 256], probe[8];
+
+	for (unsigned int i = 0; i < opt.nr_cgroups; i++)
+		if (cgroup_resolve(opt.cgroups[i], path, &opt.cgroup_ids[i], why,
+				   sizeof(why)))
+			refuse("%s", why);
+	if (opt.nr_cgroups &&
+	    ctl_read(&ctl, "set_event_cgroup", probe, sizeof(probe)) < 0)
+		refuse("--cgroup: this ringtrace.ko has no cgroup filter (%s has no set_event_cgroup)",
+		       ctl.dir);
+}
+
 static void apply(const bool *on, const bool *stack, pid_t child)
 {
 	char pids[MAX_PIDS * 12 + 16] = "", sb[32], nb[32];
@@ -409,6 +459,7 @@ static void apply(const bool *on, const bool *stack, pid_t child)
 	err = ctl_write(&ctl, "set_event_pid", used ? pids : " ");
 	if (err)
 		die("%s/set_event_pid: %s", ctl.dir, strerror(-err));
+	apply_cgroups();
 }
 
 /* ---- the traced command and ringtraced ------------------------------------------- */
@@ -697,7 +748,7 @@ static void status(double start, struct cpu_count *prev, unsigned int *nprev,
 static void parse(int argc, char **argv)
 {
 	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
-	       O_LIVE };
+	       O_LIVE, O_CGROUP };
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -711,6 +762,7 @@ static void parse(int argc, char **argv)
 		{ "stack", required_argument, NULL, O_STACK },
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
 		{ "filter", required_argument, NULL, O_FILTER },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "live", no_argument, NULL, O_LIVE },
 		{ "help", no_argument, NULL, 'h' },
@@ -774,6 +826,11 @@ static void parse(int argc, char **argv)
 		case O_FILTER:
 			if (filters_add(&filters, optarg, why, sizeof(why)))
 				usage_error("%s", why);
+			break;
+		case O_CGROUP:
+			if (opt.nr_cgroups == MAX_CGROUPS)
+				usage_error("--cgroup: at most %d cgroups", MAX_CGROUPS);
+			opt.cgroups[opt.nr_cgroups++] = optarg;
 			break;
 		case 'v':
 			opt.verbose = true;
@@ -992,6 +1049,7 @@ static int run(int argc, char **argv)
 	if (filters_check(&filters, &ctl, (const char *const *)names, on,
 			  nr_names, why, sizeof(why)))
 		refuse("%s", why);
+	check_cgroups();
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
 	 * They exist while probes.fd is open: to record's end, however it
@@ -1099,6 +1157,9 @@ const struct command cmd_record = {
 "  -p, --pid PID         only events of this process (repeatable)\n"
 "  -F, --follow          only CMD and its descendants (the pid filter,\n"
 "                        following forks)\n"
+"      --cgroup PATH     only events of tasks in this cgroup v2 or below it\n"
+"                        (a container, a service; repeatable), decided in\n"
+"                        the kernel: PATH absolute, or under /sys/fs/cgroup\n"
 "  -c, --cpus LIST       only these CPUs (0-3,8)\n"
 "  -b, --buffer-size SIZE  ring buffer per CPU (K, M, G, T): 16 sub-buffers or\n"
 "                        more, a power of two each (default: as it is)\n"

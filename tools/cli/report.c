@@ -10,12 +10,15 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cgroups.h"
 #include "traceset.h"
 
 struct filter {
@@ -26,6 +29,7 @@ struct filter {
 	unsigned int nr_pids, nr_tids;
 	const char *const *comms;
 	unsigned int nr_comms;
+	struct cgroup_ids cgroups;	/* n == 0: all */
 	bool has_begin, has_end;
 	uint64_t begin, end;		/* clock cycles */
 };
@@ -38,6 +42,8 @@ struct opts {
 	unsigned int nr_pids, nr_tids;
 	const char **comms;
 	unsigned int nr_comms;
+	const char **cgroups;
+	unsigned int nr_cgroups;
 };
 
 /* ---- options ------------------------------------------------------------ */
@@ -66,6 +72,49 @@ static void add_comm(struct opts *o, const char *s)
 	if (!o->comms)
 		die("out of memory");
 	o->comms[o->nr_comms++] = s;
+}
+
+static void add_cgroup(struct opts *o, const char *s)
+{
+	o->cgroups = realloc(o->cgroups, (o->nr_cgroups + 1) * sizeof(*o->cgroups));
+	if (!o->cgroups)
+		die("out of memory");
+	o->cgroups[o->nr_cgroups++] = s;
+}
+
+/*
+ * --cgroup PATH|ID: the ids of the cgroup and of those below it that
+ * exist on this machine now; an ID no cgroup here has: that id alone (a
+ * trace from another machine, or a cgroup since removed).
+ */
+static void cgroup_sel(struct cgroup_ids *ids, const char *arg)
+{
+	char path[PATH_MAX], why[PATH_MAX + 128];
+	unsigned long long v;
+	const char *name;
+	uint64_t id;
+	char *end;
+	int err;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*arg >= '0' && *arg <= '9' && !*end && !errno) {
+		id = v;
+		name = cgroup_name(id);
+		if (!name) {
+			err = cgroup_ids_add(ids, id);
+		} else {
+			snprintf(path, sizeof(path), "%s%s", CGROUP_ROOT,
+				 strcmp(name, "/") ? name : "");
+			err = cgroup_ids_under(path, ids);
+		}
+	} else {
+		if (cgroup_resolve(arg, path, &id, why, sizeof(why)))
+			usage_error("%s", why);
+		err = cgroup_ids_under(path, ids);
+	}
+	if (err)
+		die("--cgroup %s: %s", arg, strerror(-err));
 }
 
 /* Clock cycles from a double: 0 below, UINT64_MAX past the clock's range. */
@@ -167,13 +216,17 @@ static bool wanted(const struct filter *f, const struct rt_item *it,
 	if (f->cpus && (it->cpu >= f->nr_cpu_sel || !f->cpus[it->cpu]))
 		return false;
 	if (it->type != RT_ITEM_EVENT)
-		return !f->events && !f->nr_tids && !f->nr_pids && !f->nr_comms;
+		return !f->events && !f->nr_tids && !f->nr_pids && !f->nr_comms &&
+		       !f->cgroups.n;
 	if (f->events && !f->events[it->event - md->events])
 		return false;
 	if (f->nr_tids && !in_list(f->tids, f->nr_tids, tid))
 		return false;
 	if (f->nr_pids && !in_list(f->pids, f->nr_pids,
 				   rt_threads_pid(th, tid)))
+		return false;
+	if (f->cgroups.n &&
+	    !cgroup_ids_has(&f->cgroups, rt_threads_cgroup(th, tid)))
 		return false;
 	if (f->nr_comms) {
 		const char *comm = rt_threads_comm(th, tid);
@@ -265,6 +318,8 @@ static void make_filter(struct filter *f, const struct opts *o,
 	f->nr_tids = o->nr_tids;
 	f->comms = o->comms;
 	f->nr_comms = o->nr_comms;
+	for (unsigned int i = 0; i < o->nr_cgroups; i++)
+		cgroup_sel(&f->cgroups, o->cgroups[i]);
 	if ((o->begin && *o->begin == '+') || (o->end && *o->end == '+'))
 		start = mb ? tset_first_event(mb) : trace_start(dir);
 	if (o->begin) {
@@ -559,7 +614,10 @@ static void stat_print(struct stat_state *s, const struct tset *ts,
 	const struct rt_metadata *md = s->t->md;
 	unsigned int nr_cpus = s->t->nr_cpus;
 	const struct rt_field_desc *idf = NULL;
+	const char *hostname;
 	struct rank *r;
+	bool cg = false, local;
+	char host[256] = "";
 	size_t n;
 
 	printf("events by name and CPU (%.6f s)\n",
@@ -647,20 +705,37 @@ static void stat_print(struct stat_state *s, const struct tset *ts,
 			r[n++] = (struct rank){ i, t->on_cpu, t->tid };
 	}
 	qsort(r, n, sizeof(*r), cmp_rank);
+	/*
+	 * The cgroup column only for a trace that has cgroup ids; named by
+	 * path when the trace was recorded here (ids are this machine's).
+	 */
+	hostname = rt_metadata_env(md, "hostname");
+	local = hostname && !gethostname(host, sizeof(host)) &&
+		!strcmp(host, hostname);
+	for (size_t k = 0; k < n && k < 25 && !cg; k++) {
+		const struct tstate *t = rt_tidmap_slot(&s->ts, r[k].i);
+
+		cg = rt_threads_cgroup(s->th, t->tid) != 0;
+	}
 	printf("\nthreads by on-CPU time (from sched_switch)\n");
-	printf("  %-20s %8s %8s %14s %10s\n", "comm", "tid", "pid", "on_cpu_ms",
+	printf("  %-20s%s%-*s %8s %8s %14s %10s\n", "comm", cg ? " " : "",
+	       cg ? 24 : 0, cg ? "cgroup" : "", "tid", "pid", "on_cpu_ms",
 	       "switches");
 	for (size_t k = 0; k < n && k < 25; k++) {
 		const struct tstate *t = rt_tidmap_slot(&s->ts, r[k].i);
 		const char *comm = rt_threads_comm(s->th, t->tid);
-
 		int32_t pid = rt_threads_pid(s->th, t->tid);
-		char pids[16] = "-";
+		char pids[16] = "-", cgs[32] = "-";
+		uint64_t id = rt_threads_cgroup(s->th, t->tid);
+		const char *cgname = id && local ? cgroup_name(id) : NULL;
 
 		if (pid >= 0)
 			snprintf(pids, sizeof(pids), "%" PRId32, pid);
-		printf("  %-20s %8" PRId32 " %8s %14.3f %10" PRIu64 "\n",
-		       comm ? comm : "<...>", t->tid, pids,
+		if (id)
+			snprintf(cgs, sizeof(cgs), "%" PRIu64, id);
+		printf("  %-20s%s%-*s %8" PRId32 " %8s %14.3f %10" PRIu64 "\n",
+		       comm ? comm : "<...>", cg ? " " : "", cg ? 24 : 0,
+		       cg ? (cgname ? cgname : cgs) : "", t->tid, pids,
 		       cyc_us(md, t->on_cpu) / 1e3, t->switches);
 	}
 	free(r);
@@ -767,6 +842,7 @@ static void view_free(struct view *v)
 	free(v->kept);
 	free(v->f.events);
 	free(v->f.cpus);
+	cgroup_ids_free(&v->f.cgroups);
 	rt_threads_free(v->th);
 }
 
@@ -919,7 +995,7 @@ int report_live(const char *dir)
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD };
+	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -927,6 +1003,7 @@ static int run(int argc, char **argv)
 		{ "pid", required_argument, NULL, O_PID },
 		{ "tid", required_argument, NULL, O_TID },
 		{ "comm", required_argument, NULL, O_COMM },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "begin", required_argument, NULL, O_BEGIN },
 		{ "end", required_argument, NULL, O_END },
 		{ "stat", no_argument, NULL, O_STAT },
@@ -989,6 +1066,9 @@ static int run(int argc, char **argv)
 					    optarg);
 			hold = true;
 			break;
+		case O_CGROUP:
+			add_cgroup(&o, optarg);
+			break;
 		}
 	}
 	if (argc - optind < 1)
@@ -998,7 +1078,8 @@ static int run(int argc, char **argv)
 	if (o.off_cpu && !o.folded)
 		usage_error("--off-cpu goes with --folded");
 	if (o.folded && (o.stat || o.events || o.cpus || o.nr_pids ||
-			 o.nr_tids || o.nr_comms || o.begin || o.end))
+			 o.nr_tids || o.nr_comms || o.nr_cgroups || o.begin ||
+			 o.end))
 		usage_error("--folded takes the whole trace: no --stat or filters");
 	if (hold && !o.follow)
 		usage_error("--hold goes with --follow");
@@ -1015,6 +1096,7 @@ static int run(int argc, char **argv)
 	free(o.pids);
 	free(o.tids);
 	free(o.comms);
+	free(o.cgroups);
 	return c;
 }
 
@@ -1050,6 +1132,10 @@ const struct command cmd_report = {
 "      --pid PID       only threads of these processes (repeat, or a,b)\n"
 "      --tid TID       only these threads\n"
 "      --comm NAME     only threads of this name (a glob; repeatable)\n"
+"      --cgroup CG     only threads in this cgroup v2 or below it (repeatable):\n"
+"                      a path (absolute, or under /sys/fs/cgroup) or an id;\n"
+"                      a thread's cgroup is the one it had when the state\n"
+"                      dump or its fork was recorded\n"
 "      --begin TIME    from TIME: seconds as printed (with -w: since the\n"
 "                      epoch), or +DURATION from the first event (+1.5s)\n"
 "      --end TIME      up to TIME, the same way\n"

@@ -333,9 +333,11 @@ int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it);
  * fed from then on point into @md.  -1 out of memory, nothing changed.
  */
 int rt_threads_set_metadata(struct rt_threads *th, const struct rt_metadata *md);
-/* NULL / -1 when unknown. */
+/* NULL / -1 / 0 when unknown. */
 const char *rt_threads_comm(const struct rt_threads *th, int32_t tid);
 int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid);
+/* Its cgroup v2 id (the state dump's and fork's; a kernel without: 0). */
+uint64_t rt_threads_cgroup(const struct rt_threads *th, int32_t tid);
 
 /* ---- values and printing ------------------------------------------------ */
 

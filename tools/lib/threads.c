@@ -7,12 +7,15 @@
  * sched_switch, and before the first one the tid of the CPU's
  * ringtrace_statedump_cpu.  Names and thread groups come from the state
  * dump, then from fork, exec, task_rename (prctl(PR_SET_NAME), a write to
- * /proc/PID/comm) and the comm fields of switches and wakeups.
+ * /proc/PID/comm) and the comm fields of switches and wakeups.  A thread's
+ * cgroup v2 id comes from the state dump's cgroup_id and the fork's
+ * child_cgroup_id (a trace from before those fields: the parent's); a
+ * move to another cgroup later is not an event and is not seen.
  * Events in interrupt context belong to the task they interrupted, as in
  * ftrace.  Fed every event in time order (report, export), this keeps:
  *
  *   - per CPU, the tid running now (-1 until a switch or the dump says);
- *   - per tid, its pid (thread group) and comm, in an open-addressing hash
+ *   - per tid, its pid (thread group), comm and cgroup, in an open-addressing hash
  *     table that grows with the number of threads, not of events.
  */
 #include <stdlib.h>
@@ -25,6 +28,7 @@
 struct thread {
 	int32_t tid;			/* first: the tidmap's key */
 	int32_t pid;
+	uint64_t cgroup;		/* 0: unknown */
 	char comm[COMM_LEN + 1];
 };
 
@@ -35,6 +39,7 @@ enum kind { K_NONE, K_SWITCH, K_WAKEUP, K_FORK, K_EXEC, K_EXIT, K_RENAME,
 struct event_kind {
 	enum kind kind;
 	int f[6];			/* field indexes, per kind below */
+	int cgroup;			/* the cgroup id's field, or -1 */
 };
 
 struct rt_threads {
@@ -89,6 +94,7 @@ static struct event_kind *classify_events(const struct rt_metadata *md)
 		const struct rt_event_desc *ev = &md->events[i];
 		struct event_kind *k = &kinds[i];
 
+		k->cgroup = -1;
 		if (ev->unsupported)
 			continue;
 		if (!strcmp(ev->name, "sched_switch"))
@@ -108,6 +114,11 @@ static struct event_kind *classify_events(const struct rt_metadata *md)
 			classify(k, ev, K_DUMP_TASK, dt, 3);
 		else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
 			classify(k, ev, K_DUMP_CPU, dt, 3);
+		/* Optional: traces from before these fields lack them. */
+		if (k->kind == K_FORK)
+			k->cgroup = rt_event_field(ev, "child_cgroup_id", RT_USE_INT);
+		else if (k->kind == K_DUMP_TASK)
+			k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
 	}
 	return kinds;
 }
@@ -242,16 +253,24 @@ void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 	case K_RENAME:
 		set_comm(get(th, ival(it, k->f[1])), &it->fields[k->f[0]]);
 		break;
-	case K_FORK:
+	case K_FORK: {
+		uint64_t cgroup;
+
 		t = get(th, ival(it, k->f[1]));
 		if (t)
 			t->pid = ival(it, k->f[2]);
 		set_comm(t, &it->fields[k->f[0]]);
+		cgroup = t ? t->cgroup : 0;
 		t = get(th, ival(it, k->f[4]));
 		if (t)
 			t->pid = ival(it, k->f[5]);
 		set_comm(t, &it->fields[k->f[3]]);
+		if (k->cgroup >= 0)
+			cgroup = rt_field_u64(&it->fields[k->cgroup], 0);
+		if (t && cgroup)
+			t->cgroup = cgroup;
 		break;
+	}
 	case K_EXEC: {
 		/* The kernel names the task after the file's last component. */
 		const struct rt_field_value *v = &it->fields[k->f[1]];
@@ -275,6 +294,8 @@ void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 		if (t)
 			t->pid = ival(it, k->f[1]);
 		set_comm(t, &it->fields[k->f[2]]);
+		if (t && k->cgroup >= 0)
+			t->cgroup = rt_field_u64(&it->fields[k->cgroup], 0);
 		break;
 	case K_DUMP_CPU:
 		t = get(th, ival(it, k->f[0]));
@@ -323,4 +344,11 @@ int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid)
 	const struct thread *t = lookup(th, tid);
 
 	return t ? t->pid : -1;
+}
+
+uint64_t rt_threads_cgroup(const struct rt_threads *th, int32_t tid)
+{
+	const struct thread *t = lookup(th, tid);
+
+	return t ? t->cgroup : 0;
 }

@@ -29,6 +29,10 @@
 #              write calls, only the ones asked for recorded; `written`
 #              equals delivered (the others were never written); a glob on
 #              comm; bad expressions refused in one line, nothing changed
+#   --cgroup   the same filter-workload at once in a cgroup's child and
+#              outside: --cgroup records exactly the inside one's calls;
+#              two --cgroup; bad paths refused in one line, nothing
+#              changed; report --cgroup by path and by id, --stat's cgroup
 #   export     systrace lines parse like the kernel's own ftrace lines of
 #              the same events (recorded in the same boot); chrome-json is
 #              JSON with the workload's system calls on the right threads
@@ -59,7 +63,8 @@ note() { echo "# $*"; }
 state() {
 	local f
 	for f in tracing_on mode subbuf_size num_subbufs set_event \
-		 set_event_pid event_fork set_event_stack stack_depth; do
+		 set_event_pid event_fork set_event_stack stack_depth \
+		 set_event_cgroup; do
 		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
 	done
 }
@@ -245,6 +250,119 @@ test_event_filter() {
 	filter_state >"$W/ef.state2"
 	check "refused --filters: every predicate and control file as before" \
 		same_lines "$W/ef.state0" "$W/ef.state2"
+}
+
+# ---- --cgroup ----------------------------------------------------------------------
+
+# getppid calls of each cgroup workload
+readonly CGN=300
+readonly CG=/sys/fs/cgroup/rt-cli
+
+# cg_workload CGROUP: filter-workload (CGN getppid calls) moved into
+# CGROUP now, before tracing starts (the state dump says where it is),
+# held until cg_go's command releases it; its pid goes into wls.
+cg_workload() {
+	local go=$W/cg-go.${#wls[@]} i
+	mkfifo "$go"
+	(echo "$BASHPID" >"$1/cgroup.procs" && read -r _ <"$go" &&
+		exec "$FWL" $CGN 1 1) &
+	wls+=($!)
+	gos+=("$go")
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "${wls[-1]}" "$1/cgroup.procs" && return
+		sleep 0.05
+	done
+}
+
+# cg_record OUT ARGS...: record ARGS while the workloads run at once;
+# the command releases them and waits for them all.
+cg_record() {
+	local out=$1 pids=()
+	shift
+	for p in "${wls[@]}"; do pids+=(--pid="$p"); done
+	"$CLI" record "$@" -e syscall_entry -o "$out" -- sh -c \
+		'for g in $1; do echo go >"$g" & done; wait; shift; exec tail -s 0.05 "$@" -f /dev/null' \
+		sh "${gos[*]}" "${pids[@]}" >"$out.out" 2>"$out.err"
+}
+
+# getppids REPORT PID: the getppid entries of PID in a report's text.
+getppids() { grep -cE -- "-$2 syscall_entry: id=getppid\(" "$1"; }
+
+test_cgroup() {
+	local out=$W/cg before wls gos n all id_a id_c rc
+	if [[ ! -d /sys/fs/cgroup ]]; then
+		refused "--cgroup without cgroups in the kernel" "no cgroup v2 directory|No such" \
+			"$CLI" record --cgroup foo -o "$W/cg0" -- true
+		return
+	fi
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	mkdir -p "$CG/a/nested" "$CG/b" "$CG/c"
+	id_a=$(stat -c %i "$CG/a") id_c=$(stat -c %i "$CG/c")
+	# Someone else's cgroup filter: record puts it back.
+	echo "$id_c" >"$RT/set_event_cgroup"
+	before=$(state)
+
+	wls=() gos=()
+	cg_workload "$CG/a/nested"
+	cg_workload "$CG/c"
+	cg_record "$out.1" --cgroup rt-cli/a
+	check "--cgroup rt-cli/a: record exits 0" test $? -eq 0
+	check "--cgroup: control files as before (set_event_cgroup $id_c)" same_state "$before"
+	"$CLI" report "$out.1" >"$out.1.report" 2>/dev/null
+	n=$(getppids "$out.1.report" "${wls[0]}")
+	check "--cgroup: the $CGN getppid calls of the workload in a child cgroup ($n)" \
+		test "$n" -eq $CGN
+	n=$(getppids "$out.1.report" "${wls[1]}")
+	all=$(count_lines " syscall_entry: id=getppid\(" "$out.1.report")
+	check "--cgroup: none of the one outside ($n), none else ($all in all)" \
+		test "$n" -eq 0 -a "$all" -eq $CGN
+
+	wls=() gos=()
+	rm -f "$W"/cg-go.*
+	cg_workload "$CG/a/nested"
+	cg_workload "$CG/b"
+	cg_workload "$CG/c"
+	cg_record "$out.2" --cgroup "$CG/a" --cgroup rt-cli/b
+	check "two --cgroup: record exits 0" test $? -eq 0
+	"$CLI" report "$out.2" >"$out.2.report" 2>/dev/null
+	n="$(getppids "$out.2.report" "${wls[0]}") $(getppids "$out.2.report" "${wls[1]}")"
+	n+=" $(getppids "$out.2.report" "${wls[2]}")"
+	all=$(count_lines " syscall_entry: id=getppid\(" "$out.2.report")
+	check "two --cgroup: each inside workload's $CGN calls, none outside ($n; $all in all)" \
+		test "$n" = "$CGN $CGN 0" -a "$all" -eq $((2 * CGN))
+
+	# report --cgroup: the threads' cgroups from the state dump.
+	"$CLI" report --cgroup rt-cli/b "$out.2" >"$out.2.b" 2>&1
+	n=$(getppids "$out.2.b" "${wls[1]}")
+	all=$(count_lines " syscall_entry: id=getppid\(" "$out.2.b")
+	check "report --cgroup rt-cli/b: that workload's $CGN calls only ($n, $all in all)" \
+		test "$n" -eq $CGN -a "$all" -eq $CGN
+	"$CLI" report --cgroup "$id_a" "$out.2" >"$out.2.a" 2>&1
+	n=$(getppids "$out.2.a" "${wls[0]}")
+	all=$(count_lines " syscall_entry: id=getppid\(" "$out.2.a")
+	check "report --cgroup ID of rt-cli/a: the workload in its child ($n, $all in all)" \
+		test "$n" -eq $CGN -a "$all" -eq $CGN
+	"$CLI" report --cgroup 99999999 "$out.2" >"$out.2.none" 2>&1
+	check "report --cgroup of an id no thread has: no event" \
+		test "$(events_only <"$out.2.none" | wc -l)" -eq 0
+	"$CLI" report --stat "$out.2" >"$out.2.stat" 2>&1
+	check "report --stat: the thread table names the workloads' cgroups" \
+		eval 'grep -qE "^  rtflt-wl +/rt-cli/a/nested +${wls[0]} " "$out.2.stat" &&
+		      grep -qE "^  rtflt-wl +/rt-cli/b +${wls[1]} " "$out.2.stat"'
+	"$CLI" report --cgroup rt-cli/nosuch "$out.2" >/dev/null 2>"$W/cg.err"
+	rc=$?
+	check "report --cgroup of no cgroup: refused in one line" \
+		eval '[ $rc -ne 0 ] && one_line "$W/cg.err"'
+
+	refused "--cgroup of no cgroup" "rt-cli/nosuch: No such file" \
+		"$CLI" record --cgroup rt-cli/nosuch -o "$W/cg.bad" -- true
+	refused "--cgroup of a directory outside cgroup2" "no cgroup v2 directory" \
+		"$CLI" record --cgroup "$W" -o "$W/cg.bad" -- true
+	refused "--cgroup of a cgroup's file" "no cgroup v2 directory" \
+		"$CLI" record --cgroup rt-cli/a --cgroup rt-cli/a/cgroup.procs -o "$W/cg.bad" -- true
+	check "refused --cgroup: no trace directory" test ! -e "$W/cg.bad"
+	echo >"$RT/set_event_cgroup"
+	rmdir "$CG/a/nested" "$CG/a" "$CG/b" "$CG/c" "$CG"
 }
 
 # ---- record and signals ---------------------------------------------------------------
@@ -1026,6 +1144,7 @@ main() {
 	test_list
 	test_filters
 	test_event_filter
+	test_cgroup
 	test_snapshot
 	test_follow_view
 	test_record_live
