@@ -215,6 +215,8 @@ void rtr_trigger_hit(unsigned int event_id);
 void rtr_marker_trigger(const char *data);
 int rtr_triggers_init(struct dentry *events);
 void rtr_triggers_exit(void);
+void rtr_trigger_cpu_offline(void);
+void rtr_trigger_cpu_dead(void);
 extern const struct file_operations rtr_trigger_fops;
 /* probes.c: the number of this kernel's call @name */
 bool rtr_syscall_lookup(const char *name, s64 *nr);

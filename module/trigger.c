@@ -36,7 +36,12 @@
  * moves the state back.  A writer that finds FILLING or HIT counts a miss.
  * The wakeup goes through irq_work [T2]: a waitqueue cannot be woken from
  * NMI, nor, on PREEMPT_RT, from hard interrupt context (the irq_work runs
- * in a thread there).
+ * in a thread there).  As for the buffers' wakeup (ring.c [W1]), only
+ * while the hitting CPU is up: an irq_work queued on a CPU past its last
+ * run of them would stay pending for good (and irq_work_sync() at unload
+ * would wait forever).  A CPU going down runs the one it may hold
+ * (rtr_trigger_cpu_offline()); a hit on it after that is woken for once
+ * it is dead (rtr_trigger_cpu_dead()).
  *
  * The conditions are replaced under rtr_probes_lock and RCU exactly as the
  * filters are (filter.c [F1]): the marker's is read under
@@ -101,6 +106,8 @@ static void rtr_trigger_wakeup(struct irq_work *work)
 
 void rtr_trigger_hit(unsigned int event_id)
 {
+	struct rtr_buffer *buf;
+
 	/* Hits count only for events that are written. */
 	if (!READ_ONCE(rtr_trace.tracing_on))
 		return;
@@ -115,7 +122,9 @@ void rtr_trigger_hit(unsigned int event_id)
 	rtr_trig.ts = ringtrace_clock();
 	/* [T1] Pairs with atomic_read_acquire() in rtr_trigger_latched(). */
 	atomic_set_release(&rtr_trig.state, RTR_TRIG_HIT);
-	irq_work_queue(&rtr_trig.wakeup);
+	buf = rtr_cpu_buffer(rtr_trig.cpu);
+	if (likely(buf && READ_ONCE(buf->irq_wakeup)))
+		irq_work_queue(&rtr_trig.wakeup);
 }
 
 /* A marker was written: @data is its text, NUL-terminated. */
@@ -310,6 +319,25 @@ static const struct file_operations rtr_triggered_fops = {
 	.write = rtr_triggered_write,
 	.poll = rtr_triggered_poll,
 };
+
+/* --- CPU hotplug ------------------------------------------------------------ */
+
+/*
+ * On a CPU going down, after its buffer stopped queueing wakeups: the
+ * trigger's, if it is pending here, runs before the CPU stops running
+ * them.
+ */
+void rtr_trigger_cpu_offline(void)
+{
+	irq_work_sync(&rtr_trig.wakeup);
+}
+
+/* On another CPU once one is dead: a hit there after its offline callback. */
+void rtr_trigger_cpu_dead(void)
+{
+	if (rtr_trigger_latched())
+		wake_up_all(&rtr_trig.waitq);
+}
 
 /* --- setup ------------------------------------------------------------------ */
 
