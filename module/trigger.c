@@ -130,13 +130,12 @@ void rtr_trigger_hit(unsigned int event_id)
 /* A marker was written: @data is its text, NUL-terminated. */
 void rtr_marker_trigger(const char *data)
 {
+	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
 	const struct rtr_filter *t;
 
 	rcu_read_lock_sched();
 	t = rcu_dereference_sched(rtr_marker_cond);
-	if (unlikely(t) &&
-	    rtr_filter_match(t, (const union rtr_fval[]){
-				 { .s = data }, { .s = current->comm } }))
+	if (unlikely(t) && rtr_filter_match(t, v))
 		rtr_trigger_hit(RINGTRACE_EVENT_MARKER);
 	rcu_read_unlock_sched();
 }
@@ -246,12 +245,14 @@ static int rtr_triggered_open(struct inode *inode, struct file *file)
  * missed M)".  Written with ringtrace_write(), not through the marker
  * file: it does not run the marker's trigger.
  */
+struct rtr_trigger_marker {
+	u16 len;
+	char data[RTR_FILTER_ERR_MAX + 160];
+} __packed;
+
 static int rtr_trigger_mark(void)
 {
-	struct {
-		u16 len;
-		char data[RTR_FILTER_ERR_MAX + 160];
-	} __packed *p;
+	struct rtr_trigger_marker *p;
 	const char *name, *text;
 	int ret = 0, n;
 
