@@ -808,6 +808,8 @@ static void parse(int argc, char **argv)
 		usage_error("--trigger needs --mode overwrite: the buffers are the flight recorder it saves");
 	if (triggers.n && opt.level)
 		usage_error("--level: --trigger's snapshots are stored as ringtraced --once stores them");
+	if (triggers.n && opt.cpus)
+		usage_error("-c: --trigger's snapshots take every CPU's buffer");
 }
 
 /* The daemon's arguments: into the trace directory, quiet, -c, --level. */
