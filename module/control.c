@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 
 #include "internal.h"
+#include "probes.h"
 
 /*
  * The one parser of short control words (here and in events_ctl.c): at
@@ -176,9 +177,10 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 	/*
 	 * Copy first: a fault must not leave a half-written event, and the
-	 * reservation may not sleep.
+	 * reservation may not sleep.  One byte more, not written: the NUL
+	 * that ends the text for the trigger's globs (trigger.c).
 	 */
-	p = kmalloc(size, GFP_KERNEL);
+	p = kmalloc(size + 1, GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	if (copy_from_user(p->data, ubuf, count)) {
@@ -186,7 +188,9 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 		goto free;
 	}
 	p->len = count;
-	ringtrace_write(rtr_marker_event.id, p, size);
+	p->data[count] = '\0';
+	if (ringtrace_write(rtr_marker_event.id, p, size))
+		rtr_marker_trigger(p->data);
 free:
 	kfree(p);
 	return ret;

@@ -15,6 +15,7 @@
  *     events/<name>/enable   0 or 1
  *     events/<name>/id       the event's id in the trace
  *     events/<name>/filter   its field predicate, "none" (filter.c)
+ *     events/<name>/trigger  its trigger's condition, "none" (trigger.c)
  *
  * (and the same under /dev/ringtrace/).  A write takes effect entirely or
  * fails with nothing changed: unknown names and malformed values give
@@ -36,7 +37,7 @@
 
 
 /* A NUL-terminated kernel copy of one write, or an ERR_PTR. */
-static char *rtr_ctl_copy(const char __user *ubuf, size_t count)
+char *rtr_ctl_copy(const char __user *ubuf, size_t count)
 {
 	if (count >= RTR_CTL_WRITE_MAX)
 		return ERR_PTR(-EINVAL);
@@ -567,8 +568,14 @@ int rtr_events_ctl_init(void)
 		snprintf(path, sizeof(path), "events/%s/filter",
 			 probe->event.name);
 		ret = rtr_file_create(dir, path, 0600, probe, &rtr_filter_fops);
+		if (ret)
+			break;
+		snprintf(path, sizeof(path), "events/%s/trigger",
+			 probe->event.name);
+		ret = rtr_file_create(dir, path, 0600, probe, &rtr_trigger_fops);
 	}
 	return ret ?:
+	       rtr_triggers_init(events) ?:
 	       rtr_file_create(rtr_dir, "available_events", 0400, NULL,
 			       &rtr_available_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event", 0600, NULL,

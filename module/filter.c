@@ -150,8 +150,8 @@ bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v)
 
 /* --- the verifier ---------------------------------------------------------- */
 
-static int rtr_filter_verify(const struct rtr_probe *p,
-			     const struct rtr_filter *f)
+static int rtr_filter_verify(const struct rtr_filter_field *ff,
+			     unsigned int nff, const struct rtr_filter *f)
 {
 	const struct rtr_filter_insn *in;
 	unsigned int depth = 0;
@@ -177,10 +177,10 @@ static int rtr_filter_verify(const struct rtr_probe *p,
 		default:
 			return -EINVAL;
 		}
-		if (in->field >= p->nr_ffields)
+		if (in->field >= nff)
 			return -EINVAL;
 		str = in->op == RTR_FOP_STR_EQ || in->op == RTR_FOP_STR_NE;
-		if (str != (p->ffields[in->field].type == RTR_FF_STR))
+		if (str != (ff[in->field].type == RTR_FF_STR))
 			return -EINVAL;
 		if (str && (in->str >= f->pool_len ||
 			    !memchr(f->pool + in->str, '\0',
@@ -197,7 +197,8 @@ static int rtr_filter_verify(const struct rtr_probe *p,
 
 struct rtr_fparse {
 	const char *pos;		/* next character of the text */
-	const struct rtr_probe *probe;
+	const struct rtr_filter_field *ff;	/* what it may name */
+	unsigned int nff;
 	struct rtr_filter *f;		/* the program being built */
 	unsigned int nest;		/* open parentheses */
 	char *err;			/* the first error, a sentence */
@@ -375,12 +376,12 @@ static bool rtr_fp_glob(struct rtr_fparse *ps, const struct rtr_filter_field *ff
 	return true;
 }
 
-static int rtr_fp_field(const struct rtr_probe *p, const char *name)
+static int rtr_fp_field(const struct rtr_fparse *ps, const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < p->nr_ffields; i++)
-		if (!strcmp(p->ffields[i].name, name))
+	for (i = 0; i < ps->nff; i++)
+		if (!strcmp(ps->ff[i].name, name))
 			return i;
 	return -1;
 }
@@ -423,12 +424,12 @@ static bool rtr_fp_pred(struct rtr_fparse *ps)
 	memcpy(name, at, i);
 	name[i] = '\0';
 	ps->pos += i;
-	i = rtr_fp_field(ps->probe, name);
+	i = rtr_fp_field(ps, name);
 	if (i < 0) {
 		ps->pos = at;
 		return rtr_fp_fail(ps, "unknown field '%s'", name);
 	}
-	ff = &ps->probe->ffields[i];
+	ff = &ps->ff[i];
 	in.field = i;
 	if (ff->type == RTR_FF_STR) {
 		if (rtr_fp_take(ps, "=="))
@@ -516,12 +517,13 @@ static bool rtr_fp_or(struct rtr_fparse *ps)
  * ERR_PTR with the reason in @err.  "! ! ! x == 1" nests without
  * parentheses: the "!"s count against RTR_FILTER_MAX_NEST too.
  */
-static struct rtr_filter *rtr_filter_compile(const struct rtr_probe *p,
-					     const char *text, char *err,
-					     size_t err_size)
+static struct rtr_filter *rtr_filter_compile(const struct rtr_filter_field *ff,
+					     unsigned int nff, const char *text,
+					     char *err, size_t err_size)
 {
 	struct rtr_fparse ps = {
-		.pos = text, .probe = p, .err = err, .err_size = err_size,
+		.pos = text, .ff = ff, .nff = nff, .err = err,
+		.err_size = err_size,
 	};
 	size_t i, len = strlen(text);
 	char why[24];
@@ -547,7 +549,7 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_probe *p,
 		kfree(ps.f);
 		return ERR_PTR(-EINVAL);
 	}
-	ret = rtr_filter_verify(p, ps.f);
+	ret = rtr_filter_verify(ff, nff, ps.f);
 	if (ret) {
 		/* The parser made a program the verifier refuses: a bug here. */
 		snprintf(err, err_size, "internal error: the compiled program fails verification");
@@ -557,38 +559,48 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_probe *p,
 	return ps.f;
 }
 
-/* --- the file -------------------------------------------------------------- */
+/* --- the files -------------------------------------------------------------- */
 
-void rtr_filter_show(struct seq_file *m, struct rtr_probe *p)
+/*
+ * A predicate in force, its slot and the reason of the last refused write:
+ * the probe's filter (below) and the triggers (trigger.c) share the file
+ * handling.  Everything under rtr_probes_lock.
+ */
+void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
+		   char **err)
 {
 	const struct rtr_filter *f;
 
 	mutex_lock(&rtr_probes_lock);
-	f = rcu_dereference_protected(p->filter,
+	f = rcu_dereference_protected(*slot,
 				      lockdep_is_held(&rtr_probes_lock));
 	seq_printf(m, "%s\n", f ? f->text : "none");
-	if (p->filter_err)
-		seq_printf(m, "# error: %s\n", p->filter_err);
+	if (*err)
+		seq_printf(m, "# error: %s\n", *err);
 	mutex_unlock(&rtr_probes_lock);
 }
 
 /* The error of the last write (NULL: it worked), shown until the next. */
-static void rtr_filter_set_err(struct rtr_probe *p, char *err)
+static void rtr_pred_set_err(char **slot, char *err)
 {
 	lockdep_assert_held(&rtr_probes_lock);
-	kfree(p->filter_err);
-	p->filter_err = err;
+	kfree(*slot);
+	*slot = err;
 }
 
-static void rtr_filter_publish(struct rtr_probe *p, struct rtr_filter *f)
+static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
+			     struct rtr_filter *f)
 {
 	struct rtr_filter *old;
 
 	mutex_lock(&rtr_probes_lock);
-	/* [F1] pairs with rcu_dereference_sched() in rtr_filtered(). */
-	old = rcu_replace_pointer(p->filter, f,
+	/*
+	 * [F1] pairs with rcu_dereference_sched() in rtr_filtered() and
+	 * rtr_marker_trigger() (trigger.c).
+	 */
+	old = rcu_replace_pointer(*slot, f,
 				  lockdep_is_held(&rtr_probes_lock));
-	rtr_filter_set_err(p, NULL);
+	rtr_pred_set_err(err, NULL);
 	mutex_unlock(&rtr_probes_lock);
 	if (old) {
 		/* Probes run with preemption off: a grace period covers them. */
@@ -598,39 +610,71 @@ static void rtr_filter_publish(struct rtr_probe *p, struct rtr_filter *f)
 }
 
 /*
- * A write of @buf (NUL-terminated, modified) to events/<name>/filter:
- * 0 or -errno; on -EINVAL the predicate in force stays and the reason is
- * kept for reading back.
+ * A write of @buf (NUL-terminated, modified) to a predicate file of an
+ * event with the fields @ff: 0 or -errno; on -EINVAL the predicate in
+ * force stays and the reason is kept for reading back.
  */
-int rtr_filter_write(struct rtr_probe *p, char *buf)
+int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
+		   struct rtr_filter __rcu **slot, char **errp, char *buf)
 {
 	struct rtr_filter *f;
 	char *text = strim(buf);
 	char *err;
 
-	if (!p->nr_ffields)
+	if (!nff)
 		return -EINVAL;
 	if (!*text || !strcmp(text, "0") || !strcmp(text, "none")) {
-		rtr_filter_publish(p, NULL);
+		rtr_pred_publish(slot, errp, NULL);
 		return 0;
 	}
 	err = kmalloc(RTR_FILTER_ERR_MAX, GFP_KERNEL);
 	if (!err)
 		return -ENOMEM;
-	f = rtr_filter_compile(p, text, err, RTR_FILTER_ERR_MAX);
+	f = rtr_filter_compile(ff, nff, text, err, RTR_FILTER_ERR_MAX);
 	if (IS_ERR(f)) {
 		if (PTR_ERR(f) != -EINVAL) {
 			kfree(err);
 			return PTR_ERR(f);
 		}
 		mutex_lock(&rtr_probes_lock);
-		rtr_filter_set_err(p, err);
+		rtr_pred_set_err(errp, err);
 		mutex_unlock(&rtr_probes_lock);
 		return -EINVAL;
 	}
 	kfree(err);
-	rtr_filter_publish(p, f);
+	rtr_pred_publish(slot, errp, f);
 	return 0;
+}
+
+/* The expression @f was compiled from, as written (one line). */
+const char *rtr_filter_text(const struct rtr_filter *f)
+{
+	return f->text;
+}
+
+void rtr_filter_show(struct seq_file *m, struct rtr_probe *p)
+{
+	rtr_pred_show(m, &p->filter, &p->filter_err);
+}
+
+int rtr_filter_write(struct rtr_probe *p, char *buf)
+{
+	return rtr_pred_write(p->ffields, p->nr_ffields, &p->filter,
+			      &p->filter_err, buf);
+}
+
+/*
+ * The probe's predicate rejects the event (true: write nothing); if it
+ * passes and the probe's trigger matches, the trigger fires.
+ */
+bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
+		      const struct rtr_filter *t, const union rtr_fval *v)
+{
+	if (f && !rtr_filter_match(f, v))
+		return true;
+	if (t && rtr_filter_match(t, v))
+		rtr_trigger_hit(p->event.id);
+	return false;
 }
 
 /* Once no probe can run any more (module unload). */
@@ -642,5 +686,8 @@ void rtr_filters_free(void)
 		kfree(rcu_replace_pointer(p->filter, NULL, true));
 		kfree(p->filter_err);
 		p->filter_err = NULL;
+		kfree(rcu_replace_pointer(p->trigger, NULL, true));
+		kfree(p->trigger_err);
+		p->trigger_err = NULL;
 	}
 }

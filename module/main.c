@@ -279,16 +279,19 @@ static int rtr_cpu_online(unsigned int cpu)
 static int rtr_cpu_offline(unsigned int cpu)
 {
 	rtr_buffer_set_irq_wakeup(rtr_cpu_buffer(cpu), false);
+	rtr_trigger_cpu_offline();
 	return 0;
 }
 
 /*
  * On another CPU once the CPU is dead: packets it completed after its
- * offline callback queued no wakeup (ringtrace_subbuf_done()).
+ * offline callback queued no wakeup (ringtrace_subbuf_done()), nor did a
+ * trigger's hit there (trigger.c).
  */
 static int rtr_cpu_dead(unsigned int cpu)
 {
 	rtr_buffer_wake(rtr_cpu_buffer(cpu));
+	rtr_trigger_cpu_dead();
 	return 0;
 }
 

@@ -888,6 +888,7 @@ void rtr_probes_exit(void)
 	/* No probe of ours runs anywhere after this. */
 	tracepoint_synchronize_unregister();
 	rtr_filters_free();
+	rtr_triggers_exit();
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
 	ringtrace_event_unregister(&rtr_stack_event);

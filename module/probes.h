@@ -14,6 +14,7 @@
 #include <linux/ringtrace.h>
 #include <linux/types.h>
 
+struct dentry;
 struct task_struct;
 struct tracepoint;
 
@@ -77,10 +78,13 @@ struct rtr_probe {
 	bool stack;			/* events carry the kernel stack (stack.c) */
 	/* Read by the probe: the predicate, NULL when none (filter.c) */
 	struct rtr_filter __rcu *filter;
+	/* and the trigger's condition, NULL when none (trigger.c) */
+	struct rtr_filter __rcu *trigger;
 	/* What it may name; no table, no filter file */
 	const struct rtr_filter_field *ffields;
 	unsigned int nr_ffields;
 	char *filter_err;		/* last refused write's reason; lock */
+	char *trigger_err;		/* the same for the trigger file */
 };
 
 /* probes.c */
@@ -211,30 +215,55 @@ static __always_inline bool rtr_task_traced(const struct task_struct *t)
 #define RTR_FILTER_ERR_MAX	256
 
 bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v);
+bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
+		      const struct rtr_filter *t, const union rtr_fval *v);
+const char *rtr_filter_text(const struct rtr_filter *f);
+void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
+		   char **err);
+int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
+		   struct rtr_filter __rcu **slot, char **errp, char *buf);
 void rtr_filter_show(struct seq_file *m, struct rtr_probe *p);
 int rtr_filter_write(struct rtr_probe *p, char *buf);
 void rtr_filters_free(void);
+
+/*
+ * trigger.c: events/<name>/trigger, events/ringtrace_marker/trigger and
+ * the triggered file.  rtr_trigger_hit() is safe in any context.
+ */
+void rtr_trigger_hit(unsigned int event_id);
+void rtr_marker_trigger(const char *data);
+int rtr_triggers_init(struct dentry *events);
+void rtr_triggers_exit(void);
+void rtr_trigger_cpu_offline(void);
+void rtr_trigger_cpu_dead(void);
+extern const struct file_operations rtr_trigger_fops;
 /* probes.c: the number of this kernel's call @name */
 bool rtr_syscall_lookup(const char *name, s64 *nr);
 
 /*
  * True if the probe on @data has a predicate and the event with the field
  * values given (union rtr_fval initialisers, in its field table's order)
- * fails it: then the probe writes nothing.  Without a predicate: one load
- * and a predicted branch; the values are not even computed.
+ * fails it: then the probe writes nothing.  An event that passes and
+ * matches the probe's trigger fires it (trigger.c).  Without a predicate
+ * and a trigger: two loads and a predicted branch; the values are not
+ * even computed.
  */
 #define rtr_filtered(data, ...)						\
 ({									\
-	const struct rtr_filter *__f =					\
-		rcu_dereference_sched(((const struct rtr_probe *)(data))->filter); \
-	unlikely(__f) &&						\
-		!rtr_filter_match(__f, (const union rtr_fval[]){ __VA_ARGS__ }); \
+	const struct rtr_probe *__p = (data);				\
+	const struct rtr_filter *__f = rcu_dereference_sched(__p->filter); \
+	const struct rtr_filter *__t = rcu_dereference_sched(__p->trigger); \
+	unlikely(__f || __t) &&						\
+		rtr_filter_judge(__p, __f, __t,				\
+				 (const union rtr_fval[]){ __VA_ARGS__ }); \
 })
 #define RTR_FI(v)	{ .i = (v) }
 #define RTR_FS(v)	{ .s = (v) }
 
 /* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
+/* A NUL-terminated kernel copy of one control file write, or an ERR_PTR. */
+char *rtr_ctl_copy(const char __user *ubuf, size_t count);
 /* dynprobes.c: probe_events, the kprobes made through it. */
 int rtr_dynprobes_init(void);
 

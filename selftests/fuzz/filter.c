@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rt_fuzz, thread events: the field predicates of events/<name>/filter
- * (module/filter.c) replaced while the probes run them -- on every CPU
- * with --toggle, where the events are switched on -- by known good and
- * bad expressions and by token soup.  Judged by reading the file back:
- * a write that worked shows its expression, a refused one (EINVAL only)
- * the predicate before and a "# error: " line.  Only this thread writes
- * predicates, and it holds the module: the file's before is its own.
+ * (module/filter.c) and the triggers' conditions of events/<name>/trigger
+ * (module/trigger.c, the same grammar) replaced while the probes run them
+ * -- on every CPU with --toggle, where the events are switched on -- by
+ * known good and bad expressions and by token soup; the triggers' hits
+ * rearmed and reset meanwhile.  Judged by reading the file back: a write
+ * that worked shows its expression, a refused one (EINVAL only) the
+ * predicate before and a "# error: " line.  Only this thread writes
+ * predicates and triggers, and it holds the module: the file's before is
+ * its own.
  */
 #include "fuzz.h"
 
@@ -46,14 +49,14 @@ static const char *const fz_filter_tokens[] = {
 	"[a-", "*", "?", "prev_state", "=", "|", "\t",
 };
 
-/* The first line of @event's filter file, or -errno. */
-static long fz_filter_read(bool dev, const char *event, char *buf,
-			   size_t size, bool *err_line)
+/* The first line of @event's filter (trigger) file @file, or -errno. */
+static long fz_filter_read(bool dev, const char *event, const char *file,
+			   char *buf, size_t size, bool *err_line)
 {
 	char rel[96], *nl;
 	long ret;
 
-	snprintf(rel, sizeof(rel), "events/%s/filter", event);
+	snprintf(rel, sizeof(rel), "events/%s/%s", event, file);
 	ret = fz_read(dev, rel, buf, size);
 	if (ret < 0)
 		return ret;
@@ -84,7 +87,7 @@ static void fz_filter_one(struct fz_thread *t)
 {
 	struct fz_rng *r = &t->rng;
 	char expr[512], before[1024], after[1024], want[512], rel[96];
-	const char *event;
+	const char *event, *file = fz_chance(r, 50) ? "trigger" : "filter";
 	bool dev = fz_chance(r, 30), known, good = false, err_line;
 	unsigned int i, n;
 	size_t len = 0;
@@ -104,13 +107,15 @@ static void fz_filter_one(struct fz_thread *t)
 			len += snprintf(expr + len, sizeof(expr) - len, "%s%s",
 					i ? " " : "", fz_pick(r, fz_filter_tokens));
 	}
-	ret = fz_filter_read(dev, event, before, sizeof(before), &err_line);
+	ret = fz_filter_read(dev, event, file, before, sizeof(before),
+			     &err_line);
 	/* A kernel or module without this event's filter: nothing to fuzz. */
 	if (ret == -ENOENT)
 		return;
-	if (!FZ_CHECK(t, !ret, "read events/%s/filter: %s", event, fz_err(ret)))
+	if (!FZ_CHECK(t, !ret, "read events/%s/%s: %s", event, file,
+		      fz_err(ret)))
 		return;
-	snprintf(rel, sizeof(rel), "events/%s/filter", event);
+	snprintf(rel, sizeof(rel), "events/%s/%s", event, file);
 	ret = fz_write(dev, rel, expr, strlen(expr), 0);
 	fz_desc(t, "%s <- '%s' -> %s", rel, expr, fz_err(ret));
 	if (ret < 0)
@@ -122,9 +127,9 @@ static void fz_filter_one(struct fz_thread *t)
 		FZ_EXPECT(t, "a token soup predicate", ret < 0 ? ret : 0, 0,
 			  -EINVAL);
 	ret = ret < 0 ? ret : 0;
-	if (!FZ_CHECK(t, !fz_filter_read(dev, event, after, sizeof(after),
-					 &err_line),
-		      "read events/%s/filter again", event))
+	if (!FZ_CHECK(t, !fz_filter_read(dev, event, file, after,
+					 sizeof(after), &err_line),
+		      "read events/%s/%s again", event, file))
 		return;
 	if (ret == -EINVAL) {
 		FZ_CHECK(t, !strcmp(before, after) && err_line,
@@ -142,12 +147,33 @@ static void fz_filter_one(struct fz_thread *t)
 		 err_line ? " and an error line" : "");
 }
 
+/*
+ * The triggers' latch, let go while the probes hit it: "rearm" takes a
+ * latched hit (-ENOENT when none is), "reset" always works.
+ */
+static void fz_trigger_release(struct fz_thread *t)
+{
+	bool dev = fz_chance(&t->rng, 30), rearm = fz_chance(&t->rng, 80);
+	const char *word = rearm ? "rearm" : "reset";
+	long ret;
+
+	ret = fz_write(dev, "triggered", word, strlen(word), 0);
+	fz_desc(t, "triggered <- %s -> %s", word, fz_err(ret));
+	if (rearm)
+		FZ_EXPECT(t, "a rearm", ret < 0 ? ret : 0, 0, -ENOENT);
+	else
+		FZ_EXPECT(t, "a reset", ret < 0 ? ret : 0, 0);
+}
+
 /* A few replacements in a row: the probes see one program after another. */
 void fz_filter_op(struct fz_thread *t)
 {
 	unsigned int i, n = fz_range(&t->rng, 1, 8);
 
 	fz_op(t, FZ_OP_FILTER);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		fz_filter_one(t);
+		if (fz_chance(&t->rng, 30))
+			fz_trigger_release(t);
+	}
 }

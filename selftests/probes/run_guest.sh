@@ -30,9 +30,11 @@
 #     sched_switch and syscall_entry stacks through schedule and
 #     do_syscall_64, named by ringtrace report from the trace's symbols,
 #     at most stack_depth frames
-#   - every event switched on and off while a writer load runs, stacks
-#     and field predicates too, then rmmod with probes, stacks and
-#     predicates attached and tracing on
+#   - every event switched on and off while a writer load runs, stacks,
+#     field predicates and triggers too, then rmmod with probes, stacks,
+#     predicates and triggers attached and tracing on
+#   - triggers: selftests/trigger_test (latch, counts, poll, rearm, mark,
+#     the marker's, refusals)
 #   - field predicates: selftests/filter_test (every operator, globs,
 #     prev_state, malformed expressions refused, replacement)
 # Ends with "probes: N passed, M failed"; exits 1 if any failed.
@@ -712,6 +714,10 @@ while [ $SECONDS -lt $end ]; do
 		errors=$((errors + 1))
 	wr "$R/events/sched_switch/filter" "prev_state & 1 && next_tid != 0" ||
 		errors=$((errors + 1))
+	# Triggers armed, hit (the load's getppid calls), rearmed, cleared.
+	wr "$R/events/syscall_entry/trigger" "id == getppid" || errors=$((errors + 1))
+	wr "$R/events/sched_switch/trigger" "next_tid != 0" || errors=$((errors + 1))
+	wr "$R/triggered" rearm 2>/dev/null
 	for e in $(events); do
 		wr "$R/events/$e/enable" 0 || errors=$((errors + 1))
 	done
@@ -725,6 +731,8 @@ while [ $SECONDS -lt $end ]; do
 	wr "$R/events/syscall_entry/filter" 0 || errors=$((errors + 1))
 	wr "$R/events/sched_switch/filter" "prev_tid > $((rounds % 100))" ||
 		errors=$((errors + 1))
+	wr "$R/events/syscall_entry/trigger" none || errors=$((errors + 1))
+	wr "$R/triggered" reset || errors=$((errors + 1))
 	wr "$R/tracing_on" $((rounds % 2)) || errors=$((errors + 1))
 	wr "$R/events/enable" 0 || errors=$((errors + 1))
 	rounds=$((rounds + 1))
@@ -737,6 +745,8 @@ expect "stress: the writer load still runs" kill -0 "$load"
 # tracing on and writers busy.
 wr "$R/events/enable" 1
 wr "$R/events/irq_handler_entry/filter" "irq >= 0 && name != 'none*'"
+wr "$R/events/sched_switch/trigger" "prev_tid >= 0"
+wr "$R/events/ringtrace_marker/trigger" "data == '*'"
 wr "$R/set_event_stack" "sched_switch syscall_entry"
 wr "$R/set_event_pid" "$load"
 [ -d /sys/fs/cgroup ] && wr "$R/set_event_cgroup" /
@@ -769,6 +779,19 @@ while read -r word rest; do
 done < "$WORK/filter.tap"
 expect "filter_test ran every case and exited 0 ($filter_rc)" \
 	eval '[ "$filter_rc" -eq 0 ] && grep -q "^# PASSED: " "$WORK/filter.tap"'
+
+# Triggers (module/trigger.c): trigger_test, the same way.
+"$ROOT/selftests/trigger_test" > "$WORK/trigger.tap" 2>&1
+trigger_rc=$?
+sed 's/^/# /' "$WORK/trigger.tap"
+while read -r word rest; do
+	case "$word $rest" in
+	"ok "[0-9]*) ok "trigger_test: ${rest#* }" ;;
+	"not ok "[0-9]*) not_ok "trigger_test: ${rest#ok * }" ;;
+	esac
+done < "$WORK/trigger.tap"
+expect "trigger_test ran every case and exited 0 ($trigger_rc)" \
+	eval '[ "$trigger_rc" -eq 0 ] && grep -q "^# PASSED: " "$WORK/trigger.tap"'
 expect "rmmod again" rmmod ringtrace
 tutti
 

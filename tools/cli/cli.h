@@ -192,6 +192,13 @@ const struct stack_frame *stack_tree_frame(const struct stack_tree *st, uint32_t
 pid_t start_daemon(char *const *args);
 
 /*
+ * snapshot.c: what the buffers hold now into the new trace directory
+ * @outdir (ringtraced --once), tracing going on; 0, or -1 when ringtraced
+ * failed (it said why).
+ */
+int snapshot_write(const char *outdir, const char *debugfs);
+
+/*
  * The running tracer's control files: -d/--debugfs DIR if given, else
  * debugfs or /dev/ringtrace (lib/ctl.c); dies with the reason.
  */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * record --filter: see filters.h.  The module is the one parser of the
- * expressions: what the filter file takes from a shell, --filter takes,
- * and a refusal's reason is the file's "# error: " line.
+ * record --filter and --trigger: see filters.h.  The module is the one
+ * parser of the expressions: what the filter (trigger) file takes from a
+ * shell, --filter (--trigger) takes, and a refusal's reason is the file's
+ * "# error: " line.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -13,9 +14,10 @@
 #include "../../lib/msg.h"
 #include "filters.h"
 
-static void filter_path(const struct filter *f, char *path, size_t size)
+static void filter_path(const struct filters *fs, const struct filter *f,
+			char *path, size_t size)
 {
-	snprintf(path, size, "events/%s/filter", f->event);
+	snprintf(path, size, "events/%s/%s", f->event, fs->file);
 }
 
 int filters_add(struct filters *fs, const char *spec, char *why, size_t size)
@@ -27,14 +29,15 @@ int filters_add(struct filters *fs, const char *spec, char *why, size_t size)
 	while (colon && colon[1] && !isspace((unsigned char)colon[1]))
 		colon = strchr(colon + 1, ':');
 	if (!colon || colon == spec) {
-		snprintf(why, size, "--filter: 'EVENT: EXPR', not '%s'", spec);
+		snprintf(why, size, "%s: 'EVENT: EXPR', not '%s'", fs->option,
+			 spec);
 		return -1;
 	}
 	for (expr = colon + 1; isspace((unsigned char)*expr); expr++)
 		;
 	if (!*expr) {
-		snprintf(why, size, "--filter '%s': no expression after the event",
-			 spec);
+		snprintf(why, size, "%s '%s': no expression after the event",
+			 fs->option, spec);
 		return -1;
 	}
 	more = realloc(fs->f, (fs->n + 1) * sizeof(*fs->f));
@@ -66,21 +69,22 @@ int filters_check(const struct filters *fs, const struct ctl *c,
 		for (j = 0; j < n && strcmp(names[j], f->event); j++)
 			;
 		if (j == n || !on[j]) {
-			snprintf(why, size, "--filter '%s': %s is not recorded (add it to -e)",
-				 f->spec, f->event);
+			snprintf(why, size, "%s '%s': %s is not recorded (add it to -e)",
+				 fs->option, f->spec, f->event);
 			return -1;
 		}
 		for (j = 0; j < i; j++)
 			if (!strcmp(fs->f[j].event, f->event)) {
-				snprintf(why, size, "--filter '%s': a second filter for %s (join them with && or ||)",
-					 f->spec, f->event);
+				snprintf(why, size, "%s '%s': a second one for %s (join them with && or ||)",
+					 fs->option, f->spec, f->event);
 				return -1;
 			}
-		filter_path(f, path, sizeof(path));
+		filter_path(fs, f, path, sizeof(path));
 		err = ctl_read(c, path, buf, sizeof(buf));
 		if (err < 0) {
-			snprintf(why, size, "--filter '%s': %s cannot be filtered (%s/%s: %s)",
-				 f->spec, f->event, c->dir, path, strerror(-err));
+			snprintf(why, size, "%s '%s': %s has no %s file (%s/%s: %s)",
+				 fs->option, f->spec, f->event, fs->file, c->dir,
+				 path, strerror(-err));
 			return -1;
 		}
 	}
@@ -88,12 +92,12 @@ int filters_check(const struct filters *fs, const struct ctl *c,
 }
 
 /* The module's reason for refusing @f, from the file's "# error: " line. */
-static void filter_reason(const struct filter *f, const struct ctl *c,
-			  int err, char *why, size_t size)
+static void filter_reason(const struct filters *fs, const struct filter *f,
+			  const struct ctl *c, int err, char *why, size_t size)
 {
 	char path[256], *text, *e, *nl;
 
-	filter_path(f, path, sizeof(path));
+	filter_path(fs, f, path, sizeof(path));
 	text = ctl_read_alloc(c, path);
 	e = text ? strstr(text, "# error: ") : NULL;
 	if (err == -EINVAL && e) {
@@ -101,9 +105,10 @@ static void filter_reason(const struct filter *f, const struct ctl *c,
 		nl = strchr(e, '\n');
 		if (nl)
 			*nl = '\0';
-		snprintf(why, size, "--filter '%s': %s", f->spec, e);
+		snprintf(why, size, "%s '%s': %s", fs->option, f->spec, e);
 	} else {
-		snprintf(why, size, "--filter '%s': %s", f->spec, strerror(-err));
+		snprintf(why, size, "%s '%s': %s", fs->option, f->spec,
+			 strerror(-err));
 	}
 	free(text);
 }
@@ -117,7 +122,7 @@ int filters_apply(struct filters *fs, const struct ctl *c, char *why,
 	for (size_t i = 0; i < fs->n; i++) {
 		struct filter *f = &fs->f[i];
 
-		filter_path(f, path, sizeof(path));
+		filter_path(fs, f, path, sizeof(path));
 		f->saved = ctl_read_alloc(c, path);
 		if (!f->saved) {
 			snprintf(why, size, "%s/%s: %s", c->dir, path,
@@ -130,7 +135,7 @@ int filters_apply(struct filters *fs, const struct ctl *c, char *why,
 			*nl = '\0';
 		err = ctl_write(c, path, f->expr);
 		if (err) {
-			filter_reason(f, c, err, why, size);
+			filter_reason(fs, f, c, err, why, size);
 			/* Written back too: that clears the reason shown. */
 			goto undo;
 		}
@@ -150,7 +155,7 @@ void filters_restore(struct filters *fs, const struct ctl *c)
 
 		if (!f->saved)
 			continue;
-		filter_path(f, path, sizeof(path));
+		filter_path(fs, f, path, sizeof(path));
 		if (ctl_write(c, path, f->saved))
 			warn("could not restore %s/%s to '%s'", c->dir, path,
 			     f->saved);

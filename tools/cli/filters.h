@@ -3,6 +3,8 @@
  * record --filter 'EVENT: EXPR': field predicates, written to ringtrace.ko's
  * events/EVENT/filter (module/filter.c), which parses and refuses them.
  * The predicates in force before are saved and put back at the end.
+ * record --trigger 'EVENT: EXPR' is the same for events/EVENT/trigger
+ * (module/trigger.c): one set of each, told apart by @file and @option.
  */
 #ifndef RINGTRACE_CLI_FILTERS_H
 #define RINGTRACE_CLI_FILTERS_H
@@ -20,6 +22,8 @@ struct filter {
 };
 
 struct filters {
+	const char *file;	/* "filter": events/EVENT/filter */
+	const char *option;	/* "--filter", for messages */
 	struct filter *f;
 	size_t n;
 };

@@ -61,6 +61,7 @@
 #include "cli.h"
 #include "dynprobes.h"
 #include "filters.h"
+#include "trigger.h"
 
 /* What record needs for who-did-what, enabled whatever -e says. */
 static const char *const attribution[] = {
@@ -84,8 +85,8 @@ struct saved {
 
 static struct {
 	const char *events, *cpus, *mode, *outdir, *level, *stack;
-	uint64_t buffer_size, duration_ms;
-	unsigned int stack_depth;
+	uint64_t buffer_size, duration_ms, after_ms;
+	unsigned int stack_depth, max_snapshots;
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
 	const char *cgroups[MAX_CGROUPS];	/* --cgroup, as given */
@@ -116,7 +117,8 @@ static struct {
 static struct ctl ctl;
 static struct saved saved;
 static struct dynprobes probes = { .fd = -1 };
-static struct filters filters;
+static struct filters filters = { .file = "filter", .option = "--filter" };
+static struct filters triggers = { .file = "trigger", .option = "--trigger" };
 static bool saved_valid, loaded_here, mounted_here;
 /*
  * available_events, then the events that cannot be switched (the marker):
@@ -203,6 +205,7 @@ static void restore_state(void)
 	saved_valid = false;
 	restore_one("tracing_on", "0");
 	filters_restore(&filters, &ctl);
+	filters_restore(&triggers, &ctl);
 	on = calloc(nr_names + 1, sizeof(*on));
 	if (on) {
 		for (size_t i = 0; i < nr_names; i++)
@@ -747,8 +750,10 @@ static void status(double start, struct cpu_count *prev, unsigned int *nprev,
 
 static void parse(int argc, char **argv)
 {
-	enum { O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
-	       O_LIVE, O_CGROUP };
+	enum {
+		O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
+		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX,
+	};
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
 		{ "pid", required_argument, NULL, 'p' },
@@ -763,12 +768,16 @@ static void parse(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
+		{ "trigger", required_argument, NULL, O_TRIGGER },
+		{ "after", required_argument, NULL, O_AFTER },
+		{ "max", required_argument, NULL, O_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "live", no_argument, NULL, O_LIVE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char why[512];
+	bool after = false;
 	int c, pid;
 
 	opt.events = DEFAULT_EVENTS;
@@ -832,6 +841,21 @@ static void parse(int argc, char **argv)
 				usage_error("--cgroup: at most %d cgroups", MAX_CGROUPS);
 			opt.cgroups[opt.nr_cgroups++] = optarg;
 			break;
+		case O_TRIGGER:
+			if (filters_add(&triggers, optarg, why, sizeof(why)))
+				usage_error("%s", why);
+			break;
+		case O_AFTER:
+			if (!parse_duration_ms(optarg, &opt.after_ms))
+				usage_error("--after: '%s' is not a duration like 2s", optarg);
+			after = true;
+			break;
+		case O_MAX:
+			if (!parse_int(optarg, &pid) || pid < 1)
+				usage_error("--max: '%s' is not a number of snapshots (1 or more)",
+					    optarg);
+			opt.max_snapshots = (unsigned int)pid;
+			break;
 		case 'v':
 			opt.verbose = true;
 			break;
@@ -846,6 +870,16 @@ static void parse(int argc, char **argv)
 		usage_error("-F traces a command: give it after --");
 	if (opt.stack_depth && !opt.stack)
 		usage_error("--stack-depth needs --stack");
+	if ((after || opt.max_snapshots) && !triggers.n)
+		usage_error("--after and --max need --trigger");
+	if (triggers.n && (!opt.mode || strcmp(opt.mode, "overwrite")))
+		usage_error("--trigger needs --mode overwrite: the buffers are the flight recorder it saves");
+	if (triggers.n && opt.level)
+		usage_error("--level: --trigger's snapshots are stored as ringtraced --once stores them");
+	if (triggers.n && opt.cpus)
+		usage_error("-c: --trigger's snapshots take every CPU's buffer");
+	if (triggers.n && opt.live)
+		usage_error("--live follows what ringtraced writes; with --trigger nothing is drained until a trigger fires");
 }
 
 /* The daemon's arguments: into the trace directory, quiet, -c, --level. */
@@ -1013,10 +1047,147 @@ static void record_loop(void)
 		fputs("\r\033[K", stderr);
 }
 
+/*
+ * --trigger: nobody drains the buffers (they are the flight recorder);
+ * tracing is on until the command exits, a stop signal or --duration.
+ * The kernel latches a trigger's hit and wakes the triggered file's
+ * poll; --after later the buffers are saved as a trace directory of their
+ * own under -o, and the trigger is rearmed.  Hits while one is latched
+ * (--after and the saving) are counted by the kernel as missed.  After
+ * --max snapshots the triggers are put back as they were (none: no more
+ * hits) and recording goes on.  A recording that ends during --after
+ * saves at once.  Returns the number of snapshots.
+ */
+static unsigned int trigger_loop(void)
+{
+	double start = now_s(), due = 0;
+	struct trigger_hit hit;
+	unsigned int stops = 0, saved_n = 0;
+	bool pending = false, ending = false;
+	char dir[PATH_MAX], why[PATH_MAX + 128];
+	int fd = trigger_watch(&ctl);
+
+	if (fd < 0)
+		die("%s/triggered: %s", ctl.dir, strerror(errno));
+	info("recording into %s: a snapshot at each trigger; %s stops",
+	     opt.outdir, run_state.cmd ? "the command's exit" :
+	     opt.duration_ms ? "Ctrl-C or --duration" : "Ctrl-C");
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = run_state.sfd, .events = POLLIN },
+			/* Latched until rearmed: not watched meanwhile. */
+			{ .fd = pending ? -1 : fd, .events = POLLPRI },
+		};
+		int timeout = -1;
+		double left;
+
+		if (opt.duration_ms) {
+			left = start + (double)opt.duration_ms / 1e3 - now_s();
+			if (left <= 0)
+				ending = true;
+			else
+				timeout = poll_timeout_ms((uint64_t)(left * 1000) + 1);
+		}
+		if (pending) {
+			left = due - now_s();
+			if (left <= 0)
+				timeout = 0;
+			else if (timeout < 0 || left * 1000 < timeout)
+				timeout = (int)(left * 1000) + 1;
+		}
+		if (!ending) {
+			if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+				die("poll: %s", strerror(errno));
+			stops += take_signals();
+			reap();
+			if ((!run_state.cmd && opt.cmd) ||
+			    stops > (opt.cmd ? 1 : 0))
+				ending = true;
+		}
+		if (!pending && pfd[1].revents) {
+			if (trigger_read(&ctl, &hit))
+				die("%s/triggered: %s", ctl.dir, strerror(errno));
+			if (hit.hit) {
+				pending = true;
+				due = now_s() + (double)opt.after_ms / 1e3;
+			}
+		}
+		if (pending && (ending || now_s() >= due)) {
+			if (trigger_save(&ctl, &hit, opt.outdir, dir, sizeof(dir),
+					 why, sizeof(why)))
+				die("%s", why);
+			pending = false;
+			saved_n++;
+			printf("snapshot %u in %s: %s: %s\n", saved_n, dir,
+			       hit.event, hit.trigger);
+			fflush(stdout);
+			if (saved_n == opt.max_snapshots) {
+				filters_restore(&triggers, &ctl);
+				info("--max %u: no more snapshots, recording goes on",
+				     saved_n);
+			}
+		}
+		if (ending)
+			break;
+	}
+	close(fd);
+	if (!trigger_read(&ctl, &hit) && hit.missed)
+		warn("%" PRIu64 " trigger hits while a snapshot was being taken: not saved",
+		     hit.missed);
+	return saved_n;
+}
+
+/* With --trigger: -o is the directory of the snapshots; tracing on. */
+static void trigger_start(void)
+{
+	int err;
+
+	if (mkdir(opt.outdir, 0755))
+		die("%s: %s", opt.outdir, strerror(errno));
+	err = trigger_reset(&ctl);
+	if (!err)
+		err = ctl_write(&ctl, "tracing_on", "1");
+	if (err)
+		die("%s: starting: %s", ctl.dir, strerror(-err));
+}
+
+/* The command's status as record's exit status. */
+static int cmd_exit_status(void)
+{
+	int status = run_state.cmd_status;
+
+	if (!opt.cmd)
+		return 0;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
+/* record --trigger from the start of tracing to the end. */
+static int run_triggered(int execerr)
+{
+	unsigned int n;
+
+	trigger_start();
+	if (run_state.cmd)
+		release_cmd(execerr);
+	n = trigger_loop();
+	set_die_hook(NULL);
+	dynprobes_remove(&probes);
+	restore_state();
+	if (mounted_here)
+		umount2(CTL_DEBUGFS, MNT_DETACH);
+	printf("%u snapshot%s in %s%s\n", n, n == 1 ? "" : "s", opt.outdir,
+	       n ? ": ringtrace report DIR for each" : "");
+	fflush(stdout);
+	wait_cmd();
+	return cmd_exit_status();
+}
+
 static int run(int argc, char **argv)
 {
 	char outdir[64], why[512], what[512];
-	int execerr = -1, status = 0;
+	int execerr = -1;
 	bool *on, *stack, daemon_failed;
 
 	parse(argc, argv);
@@ -1050,6 +1221,11 @@ static int run(int argc, char **argv)
 			  nr_names, why, sizeof(why)))
 		refuse("%s", why);
 	check_cgroups();
+	/* The marker (the last name) is recorded whatever -e says. */
+	on[nr_names - 1] = true;
+	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
+			  nr_names, why, sizeof(why)))
+		refuse("%s", why);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
 	 * They exist while probes.fd is open: to record's end, however it
@@ -1065,6 +1241,10 @@ static int run(int argc, char **argv)
 	/* The module parses them: a refused one leaves every filter as it was. */
 	if (filters_apply(&filters, &ctl, why, sizeof(why)))
 		refuse("%s", why);
+	if (filters_apply(&triggers, &ctl, why, sizeof(why))) {
+		filters_restore(&filters, &ctl);
+		refuse("%s", why);
+	}
 	set_die_hook(cleanup);
 
 	/* Before any child exists: each child puts the mask back itself. */
@@ -1072,6 +1252,8 @@ static int run(int argc, char **argv)
 	if (opt.cmd)
 		spawn(&execerr);
 	apply(on, stack, opt.follow ? run_state.cmd : 0);
+	if (triggers.n)
+		return run_triggered(execerr);
 	run_state.daemon = launch_daemon();
 	wait_tracing_on();
 	if (opt.live)
@@ -1107,12 +1289,7 @@ static int run(int argc, char **argv)
 	wait_cmd();
 	if (daemon_failed)
 		return 1;
-	if (!opt.cmd)
-		return 0;
-	status = run_state.cmd_status;
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return cmd_exit_status();
 }
 
 const struct command cmd_record = {
@@ -1188,6 +1365,19 @@ const struct command cmd_record = {
 "                        flushes every " LIVE_FLUSH_MS " ms for it: a second behind at\n"
 "                        most), from the first; no status line then.  The\n"
 "                        trace on disk is the same as without\n"
+"      --trigger 'EVENT: EXPR'  with --mode overwrite: nothing is drained;\n"
+"                        when an EVENT passing EXPR (the --filter grammar;\n"
+"                        decided in the kernel, at the event) is written,\n"
+"                        what the buffers hold -- the newest events -- plus\n"
+"                        --after is saved as a trace directory of its own,\n"
+"                        -o DIR/YYYYmmdd-HHMMSS.mmm-EVENT, ending with a\n"
+"                        marker 'ringtrace trigger: EVENT: EXPR ...'; and\n"
+"                        recording goes on (repeatable, one per event; the\n"
+"                        marker too: 'ringtrace_marker: data == \"*FAIL*\"')\n"
+"      --after TIME      what happens TIME after the trigger goes in too\n"
+"                        (default 0)\n"
+"      --max N           at most N snapshots; then the triggers go and\n"
+"                        recording goes on until it stops\n"
 "  -v, --verbose         the status line per CPU too\n"
 "  -h, --help            this text\n"
 "\n"

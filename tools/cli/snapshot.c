@@ -17,6 +17,32 @@
 
 #include "cli.h"
 
+/*
+ * What the buffers hold now into the new trace directory @outdir, with
+ * ringtraced --once; tracing goes on.  0, or -1 when ringtraced failed
+ * (it said why).  Also record --trigger's.
+ */
+int snapshot_write(const char *outdir, const char *debugfs)
+{
+	char *args[8];
+	int n = 0, status;
+	pid_t pid;
+
+	args[n++] = "--once";
+	args[n++] = "--quiet";
+	args[n++] = "-o";
+	args[n++] = (char *)outdir;
+	if (debugfs) {
+		args[n++] = "--debugfs";
+		args[n++] = (char *)debugfs;
+	}
+	args[n] = NULL;
+	pid = start_daemon(args);
+	if (waitpid(pid, &status, 0) != pid)
+		die("waitpid: %s", strerror(errno));
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -27,10 +53,8 @@ static int run(int argc, char **argv)
 	};
 	const char *outdir = NULL, *debugfs = NULL;
 	char name[64], mode[16], on[8];
-	char *args[8];
 	struct ctl ctl;
-	int c, n = 0, status;
-	pid_t pid;
+	int c;
 
 	while ((c = cmd_getopt(argc, argv, "o:d:h", opts)) != -1) {
 		if (c == 'o')
@@ -60,19 +84,7 @@ static int run(int argc, char **argv)
 	}
 	if (!access(outdir, F_OK))
 		usage_error("%s exists: -o names a new directory", outdir);
-	args[n++] = "--once";
-	args[n++] = "--quiet";
-	args[n++] = "-o";
-	args[n++] = (char *)outdir;
-	if (debugfs) {
-		args[n++] = "--debugfs";
-		args[n++] = (char *)debugfs;
-	}
-	args[n] = NULL;
-	pid = start_daemon(args);
-	if (waitpid(pid, &status, 0) != pid)
-		die("waitpid: %s", strerror(errno));
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
+	if (snapshot_write(outdir, debugfs))
 		die("ringtraced failed (see above): no snapshot");
 	printf("snapshot in %s: ringtrace report %s\n", outdir, outdir);
 	return 0;

@@ -16,6 +16,11 @@
 #              every marker once, in order, within a second of its write;
 #              --cpu/-e applied; Ctrl-C ends it with 0.  record --live
 #              prints while the command runs, the trace on disk complete
+#   --trigger  a marker written at a random moment fires it in the kernel:
+#              the snapshot holds it, the markers before it contiguous
+#              back as far as the buffer held and those of --after; two
+#              triggers two snapshots, --max, recording goes on, babeltrace2
+#              reads them; bad triggers refused in one line
 #   stacks     --stack sched_switch on threads blocked in nanosleep, a
 #              pipe read and a futex: their switch-out stacks hold the
 #              functions they block in; --folded --off-cpu weighs them as
@@ -957,6 +962,152 @@ test_record_live() {
 	check "record --live: the trace checks" "$CLI" check "$out"
 }
 
+# ---- record --trigger ----------------------------------------------------------------
+
+# The trigger test's command: numbered markers "trg N" from CPU 0 into
+# 16 x 4 KiB of overwrite buffer (~4300 of them fill it); at a random
+# moment past the first wrap "FAIL 1", then 200 more (during --after)
+# and nothing until record says "snapshot 1"; the same again for
+# "FAIL 2"; then, once --max 2 took the trigger away, "FAIL 3" and 200
+# more.  Its log names each FAIL's predecessor, the last of the 200, and
+# tracing_on after each snapshot.
+trigger_writer() {
+	cat >"$W/trg-writer.py" <<'EOF'
+import os, random, sys, time
+rt, out, log = sys.argv[1:4]
+fd = os.open(rt + "/marker", os.O_WRONLY)
+logf = open(log, "w")
+n = 0
+def mark(text):
+    os.write(fd, text.encode())
+def numbered(k):
+    global n
+    for _ in range(k):
+        mark("trg %d" % n)
+        n += 1
+def wait_for(cond, what):
+    end = time.monotonic() + 60
+    while not cond():
+        if time.monotonic() > end:
+            logf.write("timeout: %s\n" % what)
+            sys.exit(1)
+        time.sleep(0.01)
+def said(line):
+    return lambda: line in open(out).read()
+def tracing():
+    return open(rt + "/tracing_on").read().strip()
+for k in (1, 2):
+    numbered(random.randrange(5000, 7000) if k == 1 else random.randrange(300, 3000))
+    logf.write("fail %d after %d\n" % (k, n - 1))
+    mark("FAIL %d" % k)
+    numbered(200)
+    logf.write("after %d last %d\n" % (k, n - 1))
+    logf.flush()
+    wait_for(said("snapshot %d in " % k), "snapshot %d" % k)
+    logf.write("tracing_on %d %s\n" % (k, tracing()))
+wait_for(lambda: open(rt + "/events/ringtrace_marker/trigger").read().startswith("none"),
+         "the trigger taken away")
+mark("FAIL 3")
+numbered(200)
+logf.write("done %d\n" % (n - 1))
+EOF
+}
+
+# trigger_seq CTF OUT: babeltrace2's markers of an unpacked snapshot into
+# OUT, one a line: "N" for "trg N", "FAIL k", and "END" for the trigger's
+# marker; babeltrace2's status.
+trigger_seq() {
+	babeltrace2 "$1" >"$2.bt" 2>"$2.bt-err" || return 1
+	sed -nE \
+		-e 's/.* ringtrace_marker: .*data = "trg ([0-9]+)".*/\1/p' \
+		-e 's/.* ringtrace_marker: .*data = "(FAIL [0-9]+)".*/\1/p' \
+		-e 's/.* ringtrace_marker: .*data = "ringtrace trigger: ringtrace_marker: data == FAIL\*.*/END/p' \
+		"$2.bt" >"$2"
+	rm -f "$2.bt"
+}
+
+# check_trigger_snapshot K DIR: FAIL K in it, right after the marker the
+# writer wrote before it; the markers contiguous back as far as the buffer
+# held (the first one not 0: it wrapped); the 200 written during --after;
+# the trigger's marker after them.
+check_trigger_snapshot() {
+	local k=$1 dir=$2 ctf seq before last gaps first
+	ctf=$(unpacked "$dir")
+	check "trigger snapshot $k unpacks" test -n "$ctf"
+	seq=$W/trg.seq$k
+	trigger_seq "$ctf" "$seq"
+	check "trigger snapshot $k: babeltrace2 reads it" test $? -eq 0 -a -s "$seq"
+	before=$(sed -n "s/^fail $k after //p" "$W/trg.log")
+	last=$(sed -n "s/^after $k last //p" "$W/trg.log")
+	first=$(grep -m1 -xE '[0-9]+' "$seq")
+	gaps=$(grep -xE '[0-9]+' "$seq" | awk 'NR > 1 && $1 != prev + 1 { g++ } { prev = $1 } END { print g + 0 }')
+	note "trigger snapshot $k: trg $first..$(grep -xE '[0-9]+' "$seq" | tail -1), FAIL $k after trg $before, $(wc -l <"$seq") markers"
+	check "trigger snapshot $k: FAIL $k, right after trg $before" \
+		test "$(grep -B1 -x "FAIL $k" "$seq" | head -1)" = "$before"
+	check "trigger snapshot $k: no other FAIL" test "$(grep -c FAIL "$seq")" -eq 1
+	check "trigger snapshot $k: markers contiguous ($gaps gaps)" test "$gaps" -eq 0
+	check "trigger snapshot $k: back as far as the buffer held (first trg $first, not 0)" \
+		test "${first:-0}" -gt 0
+	check "trigger snapshot $k: the 200 of --after, up to trg $last" \
+		grep -qx "$last" "$seq"
+	check "trigger snapshot $k: the trigger's marker, after them" \
+		test "$(sed -n "/^$last\$/,\$p" "$seq" | grep -c '^END$')" -eq 1
+}
+
+test_trigger() {
+	local out=$W/trg before n dirs
+	before=$(state)
+	trigger_writer
+	"$CLI" record --mode overwrite -b 64K -e sched_switch \
+		--trigger 'ringtrace_marker: data == FAIL*' --after 500ms --max 2 \
+		-o "$out" -- taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" \
+		>"$W/trg.out" 2>"$W/trg.err"
+	check "record --trigger exits with the writer's status 0" test $? -eq 0
+	sed 's/^/# writer: /' "$W/trg.log"
+	mapfile -t dirs < <(sed -nE 's/^snapshot [0-9]+ in ([^:]+): .*/\1/p' "$W/trg.out")
+	n=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name '*-ringtrace_marker' | wc -l)
+	check "two triggers, --max 2: two snapshots ($n), none for a third" \
+		test "$n" -eq 2 -a "${#dirs[@]}" -eq 2
+	check "record says so: '2 snapshots in'" grep -q "^2 snapshots in $out" "$W/trg.out"
+	check "recording went on after each snapshot (tracing_on 1)" \
+		test "$(grep -c '^tracing_on [12] 1$' "$W/trg.log")" -eq 2
+	check "the writer wrote all it meant to" grep -q '^done ' "$W/trg.log"
+	check "snapshot names: YYYYmmdd-HHMMSS.mmm-EVENT" \
+		test "$(basename "${dirs[0]:-x}" | grep -cE '^[0-9]{8}-[0-9]{6}\.[0-9]{3}-ringtrace_marker$')" -eq 1
+	if [[ ${#dirs[@]} -eq 2 ]]; then
+		check_trigger_snapshot 1 "${dirs[0]}"
+		check_trigger_snapshot 2 "${dirs[1]}"
+	fi
+	check "after record --trigger: every control file as before" same_state "$before"
+	check "after record --trigger: the marker's trigger is none" \
+		test "$(cat "$RT/events/ringtrace_marker/trigger")" = none
+
+	# Refused: one line naming the token, nothing changed.
+	"$CLI" record --mode overwrite \
+		--trigger 'ringtrace_marker: data == FAIL* && nosuch == 1' \
+		-o "$W/trg-bad1" -- true >/dev/null 2>"$W/trg-bad1.err"
+	check "--trigger with an unknown field: refused" test $? -ne 0
+	check "--trigger with an unknown field: one line naming it" \
+		grep -q "unknown field 'nosuch'" "$W/trg-bad1.err"
+	check "--trigger with an unknown field: one line" one_line "$W/trg-bad1.err"
+	"$CLI" record --mode overwrite -e syscalls --trigger 'syscall_exit: ret == -5 ||' \
+		-o "$W/trg-bad2" -- true >/dev/null 2>"$W/trg-bad2.err"
+	check "--trigger cut short: refused" test $? -ne 0
+	check "--trigger cut short: one line naming the end" \
+		grep -q "the end" "$W/trg-bad2.err"
+	"$CLI" record --trigger 'ringtrace_marker: data == FAIL*' \
+		-o "$W/trg-bad3" -- true >/dev/null 2>"$W/trg-bad3.err"
+	check "--trigger without --mode overwrite: usage error (exit 2)" test $? -eq 2
+	"$CLI" record --after 1s -o "$W/trg-bad4" -- true >/dev/null 2>"$W/trg-bad4.err"
+	check "--after without --trigger: usage error (exit 2)" test $? -eq 2
+	check "refused --triggers: no trace directory" \
+		test ! -e "$W/trg-bad1" -a ! -e "$W/trg-bad2" -a ! -e "$W/trg-bad3"
+	check "refused --triggers: every control file as before" same_state "$before"
+	check "refused --triggers: the triggers are none" \
+		test "$(cat "$RT/events/ringtrace_marker/trigger" "$RT/events/syscall_exit/trigger")" = "none
+none"
+}
+
 # ---- export ------------------------------------------------------------------------------
 
 # The export workload: the tree with known tids, and reads through 9p
@@ -1148,6 +1299,7 @@ main() {
 	test_snapshot
 	test_follow_view
 	test_record_live
+	test_trigger
 	test_stacks
 	test_stack_errors
 	test_export

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: triggers, the flight recorder's "save it now".
+ *
+ *   events/<name>/trigger   "none", or the condition in force: the same
+ *                           grammar and fields as events/<name>/filter
+ *                           (filter.c compiles and verifies it; the same
+ *                           program runs).  Also for ringtrace_marker, on
+ *                           its fields "data" and "comm".
+ *   triggered               the hit: "state armed" or "state hit" and
+ *                           what fired (event, trigger, cpu, timestamp),
+ *                           and the counts; poll: EPOLLIN | EPOLLPRI
+ *                           while a hit waits.  Writes: "rearm", "reset",
+ *                           "mark" (below).
+ *
+ * The decision is the writer's, at the event: a probe runs the trigger's
+ * program on the values its filter sees (rtr_filtered(), after the filter
+ * passed), the marker file on the marker's text.  A match while tracing
+ * is on is a hit: counted, and, if the one slot is armed, latched there
+ * (which event, on which CPU, when) and the consumer is woken.  The
+ * consumer -- ringtrace record --trigger, ringtraced --trigger -- waits
+ * as long as it was told, writes "mark" (the kernel writes a marker
+ * "ringtrace trigger: ..." naming the hit into the buffers: it ends the
+ * snapshot), takes what the buffers hold as a trace directory of its own
+ * (the drain of `ringtrace snapshot`), and writes "rearm".  Hits while the
+ * slot is latched are counted as "missed": never lost silently.
+ *
+ * The slot, written from any context (NMI included) with no lock and no
+ * allocation:
+ *
+ *   state  ARMED --cmpxchg (a writer)--> FILLING --release [T1]--> HIT
+ *          HIT --"rearm"/"reset" (the consumer)--> ARMED
+ *
+ * Only the writer that won the cmpxchg fills the slot's fields, and only
+ * the consumer, after it saw HIT with an acquire load [T1], reads them and
+ * moves the state back.  A writer that finds FILLING or HIT counts a miss.
+ * The wakeup goes through irq_work [T2]: a waitqueue cannot be woken from
+ * NMI, nor, on PREEMPT_RT, from hard interrupt context (the irq_work runs
+ * in a thread there).  As for the buffers' wakeup (ring.c [W1]), only
+ * while the hitting CPU is up: an irq_work queued on a CPU past its last
+ * run of them would stay pending for good (and irq_work_sync() at unload
+ * would wait forever).  A CPU going down runs the one it may hold
+ * (rtr_trigger_cpu_offline()); a hit on it after that is woken for once
+ * it is dead (rtr_trigger_cpu_dead()).
+ *
+ * The conditions are replaced under rtr_probes_lock and RCU exactly as the
+ * filters are (filter.c [F1]): the marker's is read under
+ * rcu_read_lock_sched(), the probes' with preemption off.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/irq_work.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include "internal.h"
+#include "probes.h"
+
+/* [T2] irq_work: wakes the consumer's poll. */
+static void rtr_trigger_wakeup(struct irq_work *work);
+
+enum {
+	RTR_TRIG_ARMED,
+	RTR_TRIG_FILLING,
+	RTR_TRIG_HIT,
+};
+
+static struct {
+	/* Written by the writer that latched the hit, read after [T1]. */
+	atomic_t state;
+	u32 event;			/* the event's id */
+	u32 cpu;
+	u64 ts;				/* trace clock, as the event's */
+	/* Any writer. */
+	atomic64_t hits;		/* every match while tracing was on */
+	atomic64_t missed;		/* of them, while a hit was latched */
+	/* The consumer side. */
+	struct irq_work wakeup;
+	wait_queue_head_t waitq;
+} rtr_trig = {
+	.state = ATOMIC_INIT(RTR_TRIG_ARMED),
+	.wakeup = IRQ_WORK_INIT(rtr_trigger_wakeup),
+	.waitq = __WAIT_QUEUE_HEAD_INITIALIZER(rtr_trig.waitq),
+};
+
+/* The marker's condition: the file's data NULL means the marker. */
+static struct rtr_filter __rcu *rtr_marker_cond;
+static char *rtr_marker_cond_err;
+
+static const struct rtr_filter_field rtr_ff_marker[] = {
+	{ .name = "data", .type = RTR_FF_STR },
+	{ .name = "comm", .type = RTR_FF_STR },
+};
+
+/* --- the writer's side (any context) ------------------------------------ */
+
+static void rtr_trigger_wakeup(struct irq_work *work)
+{
+	wake_up_all(&rtr_trig.waitq);
+}
+
+void rtr_trigger_hit(unsigned int event_id)
+{
+	struct rtr_buffer *buf;
+
+	/* Hits count only for events that are written. */
+	if (!READ_ONCE(rtr_trace.tracing_on))
+		return;
+	atomic64_inc(&rtr_trig.hits);
+	if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_ARMED,
+			   RTR_TRIG_FILLING) != RTR_TRIG_ARMED) {
+		atomic64_inc(&rtr_trig.missed);
+		return;
+	}
+	rtr_trig.event = event_id;
+	rtr_trig.cpu = raw_smp_processor_id();
+	rtr_trig.ts = ringtrace_clock();
+	/* [T1] Pairs with atomic_read_acquire() in rtr_trigger_latched(). */
+	atomic_set_release(&rtr_trig.state, RTR_TRIG_HIT);
+	buf = rtr_cpu_buffer(rtr_trig.cpu);
+	if (likely(buf && READ_ONCE(buf->irq_wakeup)))
+		irq_work_queue(&rtr_trig.wakeup);
+}
+
+/* A marker was written: @data is its text, NUL-terminated. */
+void rtr_marker_trigger(const char *data)
+{
+	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
+	const struct rtr_filter *t;
+
+	rcu_read_lock_sched();
+	t = rcu_dereference_sched(rtr_marker_cond);
+	if (unlikely(t) && rtr_filter_match(t, v))
+		rtr_trigger_hit(RINGTRACE_EVENT_MARKER);
+	rcu_read_unlock_sched();
+}
+
+/* --- events/<name>/trigger ----------------------------------------------- */
+
+static int rtr_trigger_show(struct seq_file *m, void *unused)
+{
+	struct rtr_probe *p = m->private;
+
+	if (p)
+		rtr_pred_show(m, &p->trigger, &p->trigger_err);
+	else
+		rtr_pred_show(m, &rtr_marker_cond, &rtr_marker_cond_err);
+	return 0;
+}
+
+static int rtr_trigger_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_trigger_show);
+}
+
+static ssize_t rtr_trigger_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct rtr_probe *p = rtr_file_data(file_inode(file));
+	char *buf;
+	int ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	if (p)
+		ret = rtr_pred_write(p->ffields, p->nr_ffields, &p->trigger,
+				     &p->trigger_err, buf);
+	else
+		ret = rtr_pred_write(rtr_ff_marker, ARRAY_SIZE(rtr_ff_marker),
+				     &rtr_marker_cond, &rtr_marker_cond_err,
+				     buf);
+	kfree(buf);
+	return ret ?: count;
+}
+
+const struct file_operations rtr_trigger_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_trigger_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_trigger_write,
+};
+
+/* --- triggered ------------------------------------------------------------ */
+
+static bool rtr_trigger_latched(void)
+{
+	/* [T1] Pairs with atomic_set_release() in rtr_trigger_hit(). */
+	return atomic_read_acquire(&rtr_trig.state) == RTR_TRIG_HIT;
+}
+
+/* The event's name and its trigger's text; under rtr_probes_lock. */
+static void rtr_trigger_describe(u32 id, const char **name, const char **text)
+{
+	struct rtr_filter __rcu **slot = &rtr_marker_cond;
+	const struct rtr_filter *t;
+	unsigned int i;
+
+	*name = rtr_marker_event.name;
+	for (i = 0; id != RINGTRACE_EVENT_MARKER && i < RTR_NR_PROBES; i++)
+		if (rtr_probes[i].event.id == id) {
+			*name = rtr_probes[i].event.name;
+			slot = &rtr_probes[i].trigger;
+			break;
+		}
+	t = rcu_dereference_protected(*slot, lockdep_is_held(&rtr_probes_lock));
+	/* Replaced or cleared since the hit: say so rather than guess. */
+	*text = t ? rtr_filter_text(t) : "(cleared since)";
+}
+
+static int rtr_triggered_show(struct seq_file *m, void *unused)
+{
+	const char *name, *text;
+
+	mutex_lock(&rtr_probes_lock);
+	if (rtr_trigger_latched()) {
+		rtr_trigger_describe(rtr_trig.event, &name, &text);
+		seq_printf(m, "state hit\nevent %s\ntrigger %s\ncpu %u\ntimestamp %llu\n",
+			   name, text, rtr_trig.cpu, rtr_trig.ts);
+	} else {
+		seq_puts(m, "state armed\n");
+	}
+	seq_printf(m, "hits %lld\nmissed %lld\n",
+		   (s64)atomic64_read(&rtr_trig.hits),
+		   (s64)atomic64_read(&rtr_trig.missed));
+	mutex_unlock(&rtr_probes_lock);
+	return 0;
+}
+
+static int rtr_triggered_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_triggered_show);
+}
+
+/*
+ * "mark": the marker that ends a snapshot, written into the caller's
+ * CPU's buffer: "ringtrace trigger: EVENT: TRIGGER (cpu C, timestamp T,
+ * missed M)".  Written with ringtrace_write(), not through the marker
+ * file: it does not run the marker's trigger.
+ */
+struct rtr_trigger_marker {
+	u16 len;
+	char data[RTR_FILTER_ERR_MAX + 160];
+} __packed;
+
+static int rtr_trigger_mark(void)
+{
+	struct rtr_trigger_marker *p;
+	const char *name, *text;
+	int ret = 0, n;
+
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	mutex_lock(&rtr_probes_lock);
+	if (!rtr_trigger_latched()) {
+		ret = -ENOENT;
+		goto unlock;
+	}
+	rtr_trigger_describe(rtr_trig.event, &name, &text);
+	n = scnprintf(p->data, sizeof(p->data),
+		      "ringtrace trigger: %s: %s (cpu %u, timestamp %llu, missed %lld)",
+		      name, text, rtr_trig.cpu, rtr_trig.ts,
+		      (s64)atomic64_read(&rtr_trig.missed));
+	p->len = n;
+	if (!ringtrace_write(rtr_marker_event.id, p, sizeof(p->len) + n))
+		ret = -ENOSPC;
+unlock:
+	mutex_unlock(&rtr_probes_lock);
+	kfree(p);
+	return ret;
+}
+
+static ssize_t rtr_triggered_write(struct file *file, const char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	char word[16];
+	int ret;
+
+	ret = rtr_read_word(ubuf, count, word, sizeof(word));
+	if (ret)
+		return ret;
+	if (!strcmp(word, "mark")) {
+		ret = rtr_trigger_mark();
+	} else if (!strcmp(word, "rearm")) {
+		/* Only the consumer moves HIT back; writers only from ARMED. */
+		if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT,
+				   RTR_TRIG_ARMED) != RTR_TRIG_HIT)
+			ret = -ENOENT;
+	} else if (!strcmp(word, "reset")) {
+		/* A writer half way through filling keeps its slot. */
+		atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT, RTR_TRIG_ARMED);
+		atomic64_set(&rtr_trig.hits, 0);
+		atomic64_set(&rtr_trig.missed, 0);
+	} else {
+		ret = -EINVAL;
+	}
+	return ret ?: count;
+}
+
+static __poll_t rtr_triggered_poll(struct file *file, poll_table *wait)
+{
+	poll_wait(file, &rtr_trig.waitq, wait);
+	return rtr_trigger_latched() ? EPOLLIN | EPOLLRDNORM | EPOLLPRI : 0;
+}
+
+static const struct file_operations rtr_triggered_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_triggered_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_triggered_write,
+	.poll = rtr_triggered_poll,
+};
+
+/* --- CPU hotplug ------------------------------------------------------------ */
+
+/*
+ * On a CPU going down, after its buffer stopped queueing wakeups: the
+ * trigger's, if it is pending here, runs before the CPU stops running
+ * them.
+ */
+void rtr_trigger_cpu_offline(void)
+{
+	irq_work_sync(&rtr_trig.wakeup);
+}
+
+/* On another CPU once one is dead: a hit there after its offline callback. */
+void rtr_trigger_cpu_dead(void)
+{
+	if (rtr_trigger_latched())
+		wake_up_all(&rtr_trig.waitq);
+}
+
+/* --- setup ------------------------------------------------------------------ */
+
+/* @events: the events/ directory, where the marker's trigger goes. */
+int rtr_triggers_init(struct dentry *events)
+{
+	struct dentry *dir;
+	char path[80];
+
+	dir = rtr_files_mkdir(events, rtr_marker_event.name);
+	snprintf(path, sizeof(path), "events/%s/trigger", rtr_marker_event.name);
+	return rtr_file_create(dir, path, 0600, NULL, &rtr_trigger_fops) ?:
+	       rtr_file_create(rtr_dir, "triggered", 0600, NULL,
+			       &rtr_triggered_fops);
+}
+
+/*
+ * Once no probe runs and no file is open (module unload): the marker's
+ * condition, and the wakeup a last hit may have queued.
+ */
+void rtr_triggers_exit(void)
+{
+	irq_work_sync(&rtr_trig.wakeup);
+	kfree(rcu_replace_pointer(rtr_marker_cond, NULL, true));
+	kfree(rtr_marker_cond_err);
+	rtr_marker_cond_err = NULL;
+}

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Triggers (module/trigger.c): events/<name>/trigger and the triggered
+ * file.  A child named "rttrg-child" makes a known number of getppid()
+ * calls on the test CPU: a trigger on them latches one hit (that event,
+ * that CPU), counts every match, the ones after the first as missed; poll
+ * on triggered wakes with EPOLLPRI; "rearm" lets the next one latch;
+ * "mark" writes the marker that names the hit; nothing counts while
+ * tracing is off; the marker's trigger fires on its text; malformed
+ * conditions and words are refused with nothing changed.
+ *
+ * Switches tracepoints on and off: run under single-threaded TCG
+ * (selftests/probes/run_guest.sh runs it), like filter_test.
+ */
+#include "ringtrace_test.h"
+
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define NR_GETPPID	7
+#define CHILD_COMM	"rttrg-child"
+
+static const char *const trigger_file = "events/syscall_entry/trigger";
+static const char *const marker_trigger = "events/ringtrace_marker/trigger";
+
+struct hit {
+	bool hit;
+	char event[64];
+	char trigger[256];
+	int cpu;
+	long long hits, missed;
+};
+
+FIXTURE(trigger) {
+	int cpu;
+};
+
+FIXTURE_SETUP(trigger)
+{
+	RT_REQUIRE();
+	if (access(rt_path("triggered"), F_OK))
+		SKIP(return, "this ringtrace.ko has no triggers");
+	ASSERT_EQ(0, rt_reset());
+	ASSERT_EQ(0, rt_ctl_write("triggered", "reset"));
+	self->cpu = rt_test_cpu();
+	ASSERT_LE(0, self->cpu);
+	ASSERT_EQ(0, rt_pin(self->cpu));
+}
+
+FIXTURE_TEARDOWN(trigger)
+{
+	rt_ctl_write(trigger_file, "none");
+	rt_ctl_write(marker_trigger, "none");
+	rt_ctl_write("triggered", "reset");
+	rt_reset();
+}
+
+static int read_hit(struct hit *h)
+{
+	char buf[1024], *line, *save = NULL;
+
+	memset(h, 0, sizeof(*h));
+	h->cpu = -1;
+	if (rt_ctl_read("triggered", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strcmp(line, "state hit"))
+			h->hit = true;
+		sscanf(line, "event %63s", h->event);
+		if (!strncmp(line, "trigger ", 8))
+			snprintf(h->trigger, sizeof(h->trigger), "%s", line + 8);
+		sscanf(line, "cpu %d", &h->cpu);
+		sscanf(line, "hits %lld", &h->hits);
+		sscanf(line, "missed %lld", &h->missed);
+	}
+	return 0;
+}
+
+/* The child's calls, on the CPU the parent is pinned to. */
+static void run_child(void)
+{
+	pid_t pid = fork();
+	int i, status;
+
+	if (!pid) {
+		prctl(PR_SET_NAME, CHILD_COMM);
+		for (i = 0; i < NR_GETPPID; i++)
+			syscall(SYS_getppid);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+}
+
+/* 1 if triggered polls readable within @ms, 0 if not, -1 on error. */
+static int poll_triggered(int ms)
+{
+	struct pollfd pfd = { .events = POLLPRI };
+	int ret;
+
+	pfd.fd = open(rt_path("triggered"), O_RDONLY);
+	if (pfd.fd < 0)
+		return -1;
+	ret = poll(&pfd, 1, ms);
+	close(pfd.fd);
+	if (ret > 0 && !(pfd.revents & POLLPRI))
+		return -1;
+	return ret;
+}
+
+static void arm_syscalls(struct __test_metadata *_metadata)
+{
+	ASSERT_EQ(0, rt_ctl_write(trigger_file,
+				  "comm == " CHILD_COMM " && id == getppid"));
+	ASSERT_EQ(0, rt_ctl_write("events/syscall_entry/enable", "1"));
+}
+
+TEST_F(trigger, latch_count_rearm)
+{
+	struct hit h;
+
+	arm_syscalls(_metadata);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	EXPECT_EQ(0, poll_triggered(0));
+	run_child();
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_TRUE(h.hit);
+	EXPECT_STREQ("syscall_entry", h.event);
+	EXPECT_STREQ("comm == " CHILD_COMM " && id == getppid", h.trigger);
+	EXPECT_EQ(self->cpu, h.cpu);
+	EXPECT_EQ(NR_GETPPID, h.hits);
+	/* Latched by the first: the others waited in vain, and say so. */
+	EXPECT_EQ(NR_GETPPID - 1, h.missed);
+	EXPECT_EQ(1, poll_triggered(0));
+
+	EXPECT_EQ(0, rt_ctl_write("triggered", "rearm"));
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit);
+	EXPECT_EQ(0, poll_triggered(0));
+	/* Rearming what is armed: nothing to rearm. */
+	EXPECT_EQ(-ENOENT, rt_ctl_write("triggered", "rearm"));
+	run_child();
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_TRUE(h.hit);
+	EXPECT_EQ(2 * NR_GETPPID, h.hits);
+	EXPECT_EQ(2 * (NR_GETPPID - 1), h.missed);
+
+	EXPECT_EQ(0, rt_ctl_write("triggered", "reset"));
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit);
+	EXPECT_EQ(0, h.hits);
+	EXPECT_EQ(0, h.missed);
+}
+
+TEST_F(trigger, nothing_while_tracing_off)
+{
+	struct hit h;
+
+	arm_syscalls(_metadata);
+	run_child();
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit);
+	EXPECT_EQ(0, h.hits);
+}
+
+/* A poll that sleeps is woken by the hit (the irq_work's wakeup). */
+TEST_F(trigger, poll_wakes)
+{
+	struct pollfd pfd = { .events = POLLPRI };
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, rt_ctl_write(marker_trigger, "data == \"FAIL*\""));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	pfd.fd = open(rt_path("triggered"), O_RDONLY);
+	ASSERT_LE(0, pfd.fd);
+	pid = fork();
+	if (!pid) {
+		usleep(200 * 1000);
+		_exit(rt_ctl_write("marker", "FAIL now") ? 1 : 0);
+	}
+	ASSERT_LT(0, pid);
+	EXPECT_EQ(1, poll(&pfd, 1, 30000));
+	EXPECT_TRUE(pfd.revents & POLLPRI);
+	close(pfd.fd);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+}
+
+TEST_F(trigger, marker_and_mark)
+{
+	struct rt_stats a, b;
+	struct hit h;
+
+	ASSERT_EQ(0, rt_ctl_write(marker_trigger,
+				  "data == \"*FAIL*\" && comm != nobody"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	/* Nothing latched: no marker to write. */
+	EXPECT_EQ(-ENOENT, rt_ctl_write("triggered", "mark"));
+	EXPECT_EQ(0, rt_ctl_write("marker", "all is well"));
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit);
+	EXPECT_EQ(0, rt_ctl_write("marker", "a FAIL here"));
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_TRUE(h.hit);
+	EXPECT_STREQ("ringtrace_marker", h.event);
+	EXPECT_EQ(self->cpu, h.cpu);
+	EXPECT_EQ(1, h.hits);
+	/* The mark is one marker on this CPU, and fires nothing itself. */
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &a));
+	EXPECT_EQ(0, rt_ctl_write("triggered", "mark"));
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &b));
+	EXPECT_EQ(1, b.written - a.written);
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_EQ(1, h.hits);
+	EXPECT_EQ(0, h.missed);
+}
+
+TEST_F(trigger, malformed_refused)
+{
+	static const char *const bad[] = {
+		"nosuch == 1", "id == 1 &&", "(id == 1", "comm < x", "id == opnat",
+	};
+	char buf[512];
+	unsigned int i;
+
+	ASSERT_EQ(0, rt_ctl_write(trigger_file, "id == getppid"));
+	for (i = 0; i < RT_ARRAY_SIZE(bad); i++) {
+		EXPECT_EQ(-EINVAL, rt_ctl_write(trigger_file, bad[i])) {
+			TH_LOG("'%s' taken", bad[i]);
+		}
+		ASSERT_LT(0, rt_ctl_read(trigger_file, buf, sizeof(buf)));
+		EXPECT_EQ(0, strncmp(buf, "id == getppid\n# error: ", 23)) {
+			TH_LOG("after '%s': %s", bad[i], buf);
+		}
+	}
+	/* The marker names data and comm only. */
+	EXPECT_EQ(-EINVAL, rt_ctl_write(marker_trigger, "len == 3"));
+	ASSERT_LT(0, rt_ctl_read(marker_trigger, buf, sizeof(buf)));
+	EXPECT_EQ(0, strncmp(buf, "none\n# error: unknown field 'len'", 33)) {
+		TH_LOG("%s", buf);
+	}
+	EXPECT_EQ(-EINVAL, rt_ctl_write("triggered", "fire"));
+	EXPECT_EQ(-EINVAL, rt_ctl_write("triggered", ""));
+	/* Cleared, the file says none again, and the error is gone. */
+	EXPECT_EQ(0, rt_ctl_write(trigger_file, "none"));
+	ASSERT_LT(0, rt_ctl_read(trigger_file, buf, sizeof(buf)));
+	EXPECT_STREQ("none\n", buf);
+}
+
+TEST_HARNESS_MAIN
