@@ -1691,12 +1691,19 @@ test_syscalls() {
 	eq "sys: one writev per sub-buffer into the chunks, straight from the mapping" \
 		"$writevs" "$packets"
 	eq "sys: no other write to a chunk (the packers write their temporary files)" "$writes" 0
-	check "sys: unpack" unpack "$W/sys" "$W/sys.ctf"
-	check "sys: babeltrace2 reads the trace" bt "$W/sys.ctf" "$W/sys.txt"
-	markers "$W/sys.txt" sys >"$W/sys.markers"
+	holds_written sys
+}
+
+# holds_written NAME: NAME's trace decodes (unpack, babeltrace2) and holds,
+# per CPU, the markers tagged NAME that the module wrote and did not lose.
+holds_written() {
+	local name=$1 c
+	check "$name: unpack" unpack "$W/$name" "$W/$name.ctf"
+	check "$name: babeltrace2 reads the trace" bt "$W/$name.ctf" "$W/$name.txt"
+	markers "$W/$name.txt" "$name" >"$W/$name.markers"
 	for c in "${CPUS[@]}"; do
-		eq "sys: CPU $c: events in trace = written - lost" \
-			"$(seqs "$W/sys.markers" "$c" | cut -d' ' -f1)" \
+		eq "$name: CPU $c: events in trace = written - lost" \
+			"$(seqs "$W/$name.markers" "$c" | cut -d' ' -f1)" \
 			"$(($(stat "$c" written) - $(lost_of "$c")))"
 	done
 }
@@ -1710,7 +1717,7 @@ test_syscalls() {
 # packets plus the ticks and the stop's.  The trace holds every event the
 # module did not count as lost.
 test_wakeup() {
-	local get put again other writes writevs packets ticks bound c
+	local get put again other writes writevs packets ticks bound
 	command -v strace >/dev/null || { note "strace missing: skipped"; return; }
 	note "wakeup watermark: --wakeup ${RT_WAKEUP_TEST:-4} (strace)"
 	SYS_MARKERS="2000 -s 48 -d 500" sys_run wk -f 1000 --subbuf-size 4K \
@@ -1720,14 +1727,7 @@ test_wakeup() {
 	check "wk: GETs that found nothing ($again) <= packets / 4 + ticks + stop ($bound)" \
 		test "$again" -le "$bound"
 	check "wk: the daemon asked for it" grep -q ', 0xb9, 0x6, .* = 0$' "$W/wk.strace"
-	check "wk: unpack" unpack "$W/wk" "$W/wk.ctf"
-	check "wk: babeltrace2 reads the trace" bt "$W/wk.ctf" "$W/wk.txt"
-	markers "$W/wk.txt" wk >"$W/wk.markers"
-	for c in "${CPUS[@]}"; do
-		eq "wk: CPU $c: events in trace = written - lost" \
-			"$(seqs "$W/wk.markers" "$c" | cut -d' ' -f1)" \
-			"$(($(stat "$c" written) - $(lost_of "$c")))"
-	done
+	holds_written wk
 }
 
 test_install() {
