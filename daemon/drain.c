@@ -85,7 +85,7 @@ static int notify_fd = -1;
  */
 static void set_wakeup(struct cpu *c)
 {
-	static bool said;
+	static bool said_clamp, said_old;
 	unsigned int half = (unsigned int)(c->buf.num_subbufs / 2);
 	unsigned int n = opt.wakeup ? opt.wakeup : half / 2;
 	int err;
@@ -93,17 +93,17 @@ static void set_wakeup(struct cpu *c)
 	if (!opt.flush_ms || n < 2 || !half)
 		return;
 	if (n > half) {
-		if (!said)
+		if (!said_clamp)
 			info("--wakeup %u: at most half the ring of %u sub-buffers: %u",
 			     n, (unsigned int)c->buf.num_subbufs, half);
-		said = true;
+		said_clamp = true;
 		n = half;
 	}
 	err = buffer_set_wakeup(&c->buf, n);
 	if (err == -ENOTTY) {
-		if (!said)
+		if (!said_old)
 			info("this ringtrace.ko wakes the drain for every sub-buffer (no SET_WAKEUP)");
-		said = true;
+		said_old = true;
 		return;
 	}
 	if (err)

@@ -233,18 +233,29 @@ static int write_synced(int dirfd, const char *name, const void *buf, size_t len
 	return err;
 }
 
-/* The kernel's symbols, when the trace keeps them (main.c): copied. */
-static int copy_ksyms(int setfd)
+/*
+ * @dirfd/@name whole into @setfd/@name, synced; 1 if there is none.  A new
+ * set (@replace false) gets a new file.  Finishing what a killed daemon
+ * left (recover.c, @replace true) replaces a partial copy, and takes only
+ * a regular file, opened without blocking: whatever stands there, the
+ * start goes on.
+ */
+int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 {
 	char buf[1 << 16];
+	struct stat st;
 	ssize_t n;
 	int in, out, err = 0;
 
-	in = openat(outdirfd, KSYMS_FILE, O_RDONLY | O_CLOEXEC);
+	in = openat(dirfd, name, O_RDONLY | O_CLOEXEC | (replace ? O_NONBLOCK : 0));
 	if (in < 0)
 		return errno == ENOENT ? 1 : -errno;
-	out = openat(setfd, KSYMS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		     0640);
+	if (replace && (fstat(in, &st) || !S_ISREG(st.st_mode))) {
+		close(in);
+		return -EINVAL;
+	}
+	out = openat(setfd, name, O_WRONLY | O_CREAT | O_CLOEXEC |
+		     (replace ? O_TRUNC : O_EXCL), 0640);
 	if (out < 0) {
 		err = -errno;
 		close(in);
@@ -320,7 +331,8 @@ static int assemble(struct set *s, char *what, size_t wsize)
 	if (err)
 		goto out_back;
 	snprintf(what, wsize, "%s/" KSYMS_FILE, tmp);
-	err = copy_ksyms(setfd);
+	/* The kernel's symbols, when the trace keeps them (main.c). */
+	err = copy_synced(outdirfd, setfd, KSYMS_FILE, false);
 	if (!err)
 		err = manifest_file_sum(setfd, KSYMS_FILE, &files[nfiles++]);
 	if (err < 0)

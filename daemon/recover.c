@@ -283,37 +283,6 @@ static void recorded_origin(struct manifest_origin *o, int tfd,
 
 /* ---- finishing a set -------------------------------------------------------------- */
 
-/* @dirfd/@name whole into @setfd/@name, synced; 1 if there is none. */
-static int copy_file(int dirfd, int setfd, const char *name)
-{
-	char buf[1 << 16];
-	struct stat st;
-	ssize_t n;
-	int in, out, err = 0;
-
-	in = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (in < 0)
-		return errno == ENOENT ? 1 : -errno;
-	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
-		close(in);
-		return -EINVAL;
-	}
-	out = openat(setfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (out < 0) {
-		err = -errno;
-		close(in);
-		return err;
-	}
-	while (!err && (n = read(in, buf, sizeof(buf))) != 0)
-		err = n < 0 ? (errno == EINTR ? 0 : -errno) :
-		      write_all(out, buf, (size_t)n);
-	if (!err && fdatasync(out) < 0)
-		err = -errno;
-	close(in);
-	close(out);
-	return err;
-}
-
 /* Chunk names of set @seq in @dirfd: moved into @setfd when @move, listed. */
 static int set_chunks(int dirfd, int setfd, unsigned int seq, bool move,
 		      struct chunk_facts **f, unsigned int *nf)
@@ -411,14 +380,14 @@ static int finish_set(int tfd, const char *tname, const char *tmp,
 			goto out;
 	}
 	snprintf(what, wsize, "metadata");
-	err = copy_file(tfd, setfd, "metadata");
+	err = copy_synced(tfd, setfd, "metadata", true);
 	if (err)
 		goto out;
 	err = manifest_file_sum(setfd, "metadata", &files[nfiles++]);
 	if (err)
 		goto out;
 	snprintf(what, wsize, KSYMS_FILE);
-	err = copy_file(tfd, setfd, KSYMS_FILE);
+	err = copy_synced(tfd, setfd, KSYMS_FILE, true);
 	if (!err)
 		err = manifest_file_sum(setfd, KSYMS_FILE, &files[nfiles++]);
 	if (err < 0)

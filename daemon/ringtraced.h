@@ -483,6 +483,8 @@ void handoff_start(void);
 void handoff_chunk_closed(const struct chunk_facts *f);
 /* Every CPU has closed its chunk of sets up to @seq (main). */
 void handoff_sets_closed(unsigned int seq);
+/* A file into a set's directory, synced (handoff.c; recover.c replaces). */
+int copy_synced(int dirfd, int setfd, const char *name, bool replace);
 /*
  * recover.c: the chunk sets a killed ringtraced left half-assembled in the
  * traces beside outdir, finished and queued for the hook (at start, with
