@@ -980,7 +980,7 @@ trigger_state() {
 # notify socket): overwrite mode, nothing drained; the writer
 # (trigger_writer) emits numbered markers and, at random moments, three
 # matching ones: three snapshots of their own (--max 3), each holding its
-# FAIL, the markers before it contiguous as far back as the 16 x 4 KiB
+# FAIL, the markers before it contiguous as far back as the 4 x 4 KiB
 # buffer held, the 200 of --after and the kernel's trigger marker;
 # babeltrace2 reads each; a fourth FAIL after --max saves nothing, and the
 # service is still running and recording.  --max 1 gives one, under
@@ -999,13 +999,14 @@ test_trigger() {
 		{ fail "--trigger: no notify socket"; return; }
 	lpid=$NPID
 	export NOTIFY_SOCKET=$W/trg.sock
-	start_daemon trg3 --service -o "$out" --subbuf-size 4K --num-subbufs 16 \
+	start_daemon trg3 --service -o "$out" --subbuf-size 4K --num-subbufs 4 \
 		--trigger 'ringtrace_marker: data == FAIL*' --after 1s --max 3 ||
 		{ fail "--trigger: daemon did not start"; unset NOTIFY_SOCKET; kill "$lpid"; return; }
 	unset NOTIFY_SOCKET
 	eq "--trigger: overwrite mode" "$(cat "$RT/mode")" overwrite
 	eq "--trigger: tracing on" "$(cat "$RT/tracing_on")" 1
-	taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg3.out" "$W/trg3.log" 3
+	# 4 x 4 KiB: ~1100 markers fill it.
+	taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg3.out" "$W/trg3.log" 3 1100
 	eq "--trigger: the writer's status" "$?" 0
 	sed 's/^/# writer: /' "$W/trg3.log"
 	mapfile -t dirs < <(sed -nE 's/^snapshot [0-9]+ in ([^:]+): .*/\1/p' "$W/trg3.out")

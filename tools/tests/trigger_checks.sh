@@ -8,15 +8,17 @@
 # is saved.
 #
 #   trigger_writer FILE     the writer, into FILE; it runs as
-#                           python3 FILE RT OUT LOG MAX (RT: ringtrace's
-#                           control directory), pinned to one CPU
+#                           python3 FILE RT OUT LOG MAX [FILL] (RT:
+#                           ringtrace's control directory; FILL: markers
+#                           that fill the buffer, 4300 for 16 x 4 KiB),
+#                           pinned to one CPU
 #   trigger_seq CTF SEQ     the markers of an unpacked snapshot
 #   check_trigger_snapshot WHAT K CTF LOG
 #                           snapshot K against the writer's LOG
 
 # The writer: numbered markers "trg N" from one CPU into an overwrite
-# buffer of 16 x 4 KiB (~4300 of them fill it); at a random moment past
-# the first wrap "FAIL 1", then 200 more (during --after) and nothing
+# buffer (FILL of them fill it); at a random moment past the first wrap
+# "FAIL 1", then 200 more (during --after) and nothing
 # until OUT says "snapshot 1"; the same for "FAIL 2" ... "FAIL MAX" (a few
 # hundred to a few thousand before each); then, once --max took the
 # trigger away, "FAIL MAX+1" and 200 more.  Its log names each FAIL's
@@ -25,6 +27,7 @@ trigger_writer() {
 	cat >"$1" <<'PY'
 import os, random, sys, time
 rt, out, log, most = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+fill = int(sys.argv[5]) if len(sys.argv) > 5 else 4300
 fd = os.open(rt + "/marker", os.O_WRONLY)
 logf = open(log, "w")
 n = 0
@@ -47,7 +50,7 @@ def said(line):
 def tracing():
     return open(rt + "/tracing_on").read().strip()
 for k in range(1, most + 1):
-    numbered(random.randrange(5000, 7000) if k == 1 else random.randrange(300, 3000))
+    numbered(random.randrange(fill + 700, fill + 2700) if k == 1 else random.randrange(300, 3000))
     logf.write("fail %d after %d\n" % (k, n - 1))
     mark("FAIL %d" % k)
     numbered(200)
