@@ -1053,11 +1053,11 @@ test_trigger() {
 	local root=$W/trg1 old=20200101-000000.000-ringtrace_marker i
 	mkdir -p "$root/$old"
 	echo metadata >"$root/$old/metadata"
-	head -c 12M /dev/zero >"$root/$old/cpu0-000001.zst"
+	head -c 2M /dev/zero >"$root/$old/cpu0-000001.zst"
 	# What run A left in the buffers (its FAIL 4) is not this one's.
 	reset_module
 	echo reset >"$RT/triggered"
-	start_daemon trg1 --root "$root" --max-total 10M \
+	start_daemon trg1 --root "$root" --max-total 1M \
 		--trigger 'ringtrace_marker: data == FAIL*' --max 1 ||
 		{ fail "--trigger --max 1: daemon did not start"; return; }
 	check "--trigger --max-total: the older snapshot over the budget removed" \
