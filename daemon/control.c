@@ -68,15 +68,21 @@ static void check_max_size(void)
 		    (unsigned long long)need);
 }
 
-void control_setup(void)
+void control_find(void)
 {
-	char why[512], v[32];
+	char why[512];
 
 	if (ctl_find(&ctl, opt.debugfs, why, sizeof(why)))
 		die("%s", why);
 	if (ctl.dev)
 		info("using %s (debugfs is not mounted or refuses: lockdown?)",
 		     ctl.dir);
+}
+
+void control_setup(void)
+{
+	char v[32];
+
 	check_max_size();
 	if (opt.mode)
 		set_control("mode", opt.mode);

@@ -483,6 +483,9 @@ int main(int argc, char **argv)
 	setup_signals();
 	nofile_raise();
 
+	control_find();
+	if (opt.triggers.n)
+		return trigger_main(sigfd);
 	control_setup();
 	drain_open_buffers();
 	outdir_create();

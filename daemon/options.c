@@ -164,6 +164,29 @@ static void usage(FILE *f)
 "      --on-chunk-queue=N    at most N sets wait for the hook (default %d);\n"
 "                            one more stays on disk, logged and counted\n"
 "\n"
+"Flight recorder:\n"
+"      --trigger='EVENT: EXPR'  the buffers in overwrite mode, never drained:\n"
+"                            they hold the newest events.  When an EVENT whose\n"
+"                            fields pass EXPR is written (the grammar of\n"
+"                            events/EVENT/filter; ringtrace_marker, fields data\n"
+"                            and comm, always), the kernel wakes ringtraced,\n"
+"                            which waits --after, has the kernel write the\n"
+"                            marker 'ringtrace trigger: EVENT: EXPR ...', saves\n"
+"                            what the buffers hold (as --once does) as a trace\n"
+"                            directory of its own, YYYYmmdd-HHMMSS.mmm-EVENT\n"
+"                            (the hit's time), and arms the trigger again.\n"
+"                            The snapshots go into -o DIR (created if need be),\n"
+"                            --root (--max-total counts them), with --service\n"
+"                            into " SERVICE_DIR ", else into\n"
+"                            ./ringtrace-YYYYmmdd-HHMMSS.\n"
+"                            One per EVENT; repeat it for several events.  At\n"
+"                            exit the triggers and the mode are put back\n"
+"      --after=TIME          save TIME after the hit (500ms, 2s; default 0),\n"
+"                            so that what followed it is in too\n"
+"      --max=N               at most N snapshots; then the triggers are put\n"
+"                            back and tracing goes on, saving nothing more\n"
+"                            (the log and STATUS= say so)\n"
+"\n"
 "Running:\n"
 "      --service             run under systemd (Type=notify): log with syslog\n"
 "                            priorities, notify readiness, default output dir\n"
@@ -220,7 +243,31 @@ enum {
 	OPT_ON_CHUNK_TIMEOUT,
 	OPT_ON_CHUNK_QUEUE,
 	OPT_WAKEUP,
+	OPT_TRIGGER,
+	OPT_AFTER,
+	OPT_MAX,
 };
+
+/*
+ * --trigger: the buffers are the flight recorder, in overwrite mode and
+ * never drained; what a drained recording's options steer does not apply.
+ */
+static void check_trigger_options(bool no_start)
+{
+	if (opt.mode && strcmp(opt.mode, "overwrite"))
+		usage_error("--trigger needs --mode overwrite (the default with it): the buffers are the flight recorder it saves");
+	opt.mode = "overwrite";
+	if (opt.once)
+		usage_error("--once and --trigger: a snapshot now, or one at each trigger");
+	if (no_start || opt.stop_on_exit)
+		usage_error("--trigger turns tracing on at start and off at exit: no --no-start or --stop-on-exit");
+	if (opt.cpus)
+		usage_error("--cpus: --trigger's snapshots take every CPU's buffer");
+	if (opt.on_chunk)
+		usage_error("--on-chunk hands off the chunks of a drained recording; with --trigger each snapshot is a trace directory of its own");
+	if (opt.max_files || opt.chunk_ms)
+		usage_error("--max-files and --chunk-time shape a drained recording's chunks; with --trigger nothing is drained");
+}
 
 void parse_options(int argc, char **argv)
 {
@@ -251,12 +298,19 @@ void parse_options(int argc, char **argv)
 		{ "on-chunk-timeout",	required_argument, NULL, OPT_ON_CHUNK_TIMEOUT },
 		{ "on-chunk-queue",	required_argument, NULL, OPT_ON_CHUNK_QUEUE },
 		{ "wakeup",		required_argument, NULL, OPT_WAKEUP },
+		{ "trigger",		required_argument, NULL, OPT_TRIGGER },
+		{ "after",		required_argument, NULL, OPT_AFTER },
+		{ "max",		required_argument, NULL, OPT_MAX },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	bool after = false, no_start = false;
+	char why[512];
 	int c;
 
 	opt.workers = default_workers();
+	opt.triggers.file = "trigger";
+	opt.triggers.option = "--trigger";
 	while ((c = getopt_long(argc, argv, "o:l:j:s:t:n:f:c:qhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -313,6 +367,7 @@ void parse_options(int argc, char **argv)
 			break;
 		case OPT_NO_START:
 			opt.start = false;
+			no_start = true;
 			break;
 		case OPT_ONCE:
 			opt.once = true;
@@ -392,6 +447,22 @@ void parse_options(int argc, char **argv)
 				usage_error("--wakeup: '%s' is not a number of sub-buffers (1..%d)",
 					    optarg, RINGTRACE_MAX_SUBBUFS / 2);
 			break;
+		case OPT_TRIGGER:
+			if (filters_add(&opt.triggers, optarg, why, sizeof(why)))
+				usage_error("%s", why);
+			break;
+		case OPT_AFTER:
+			if (!parse_duration_ms(optarg, &opt.after_ms))
+				usage_error("--after: '%s' is not a duration (e.g. 500ms, 2s)",
+					    optarg);
+			after = true;
+			break;
+		case OPT_MAX:
+			if (!parse_uint(optarg, &opt.max_snapshots) ||
+			    !opt.max_snapshots)
+				usage_error("--max: '%s' is not a number of snapshots (1 or more)",
+					    optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -411,6 +482,10 @@ void parse_options(int argc, char **argv)
 			    SERVICE_DIR);
 	if (opt.max_total && !opt.root && !msg_service)
 		usage_error("--max-total needs --root (or --service)");
+	if ((after || opt.max_snapshots) && !opt.triggers.n)
+		usage_error("--after and --max need --trigger");
+	if (opt.triggers.n)
+		check_trigger_options(no_start);
 	if (opt.on_chunk && opt.max_files)
 		usage_error("--max-files counts chunks per CPU; with --on-chunk they leave in sets: bound the disk with --max-total");
 }

@@ -10,7 +10,8 @@
  * running trace alone is still over, the caller removes its oldest closed
  * chunks (outdir.c).  Only directories
  * that ringtraced itself names (YYYYmmdd-HHMMSS, optionally with a .N
- * suffix or a "ringtrace-" prefix) and that hold a metadata file are ever
+ * suffix or a "ringtrace-" prefix; --trigger's snapshots,
+ * YYYYmmdd-HHMMSS.mmm-EVENT) and that hold a metadata file are ever
  * touched.  Called at start and then from the flush tick.
  *
  * A trace is removed so that no moment of it leaves a half trace that
@@ -47,7 +48,10 @@ struct trace_dir {
 
 #define TOMBSTONE	".removing-"
 
-/* YYYYmmdd-HHMMSS[.N], optionally after "ringtrace-". */
+/*
+ * YYYYmmdd-HHMMSS[.N], optionally after "ringtrace-"; or a --trigger
+ * snapshot, YYYYmmdd-HHMMSS.mmm-EVENT (lib/trigger.c).
+ */
 static bool ours(const char *name)
 {
 	const char *p = name;
@@ -62,6 +66,11 @@ static bool ours(const char *name)
 			return false;
 		while (isdigit((unsigned char)*p))
 			p++;
+		/* An event's name: kprobe names hold ':'. */
+		if (*p == '-' && p[1])
+			for (p++; isalnum((unsigned char)*p) || *p == '_' ||
+				  *p == ':'; p++)
+				;
 	}
 	return !*p;
 }

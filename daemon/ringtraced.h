@@ -18,9 +18,12 @@
  *   report.c     the summary, SIGUSR1's statistics, systemd's STATUS=
  *   handoff.c    --on-chunk: closed rotations into chunk sets, the hook
  *   manifest.c   --on-chunk: a chunk set's manifest.json
+ *   trigger.c    --trigger: no drain; a snapshot (ringtraced --once) per hit
  *
  * and, shared with the ringtrace CLI, ../lib/: messages (msg.c), parsers
- * (parse.c), the control files (ctl.c), chunks and packing (chunk.c).
+ * (parse.c), the control files (ctl.c), chunks and packing (chunk.c),
+ * trigger conditions (filters.c) and the snapshots of their hits
+ * (trigger.c).
  *
  * Threads, and what they share:
  *
@@ -49,6 +52,7 @@
 
 #include "../lib/chunk.h"
 #include "../lib/ctl.h"
+#include "../lib/filters.h"
 #include "../lib/ksyms.h"
 #include "../lib/msg.h"
 #include "../lib/parse.h"
@@ -92,6 +96,10 @@ struct options {
 	const char *on_chunk;		/* --on-chunk: chunk sets, this hook */
 	uint64_t hook_ms;		/* --on-chunk-timeout */
 	unsigned int hook_queue;	/* --on-chunk-queue */
+	/* --trigger: the flight recorder that saves itself (trigger.c) */
+	struct filters triggers;	/* --trigger 'EVENT: EXPR', in order */
+	uint64_t after_ms;		/* --after */
+	unsigned int max_snapshots;	/* --max; 0: no bound */
 };
 extern struct options opt;
 
@@ -111,7 +119,9 @@ struct level_name level_name(int level);
 
 extern struct ctl ctl;			/* where ringtrace's files are */
 
-/* Find ringtrace, apply --mode/--subbuf-size/--num-subbufs; dies on error. */
+/* Find ringtrace's control files; dies on error. */
+void control_find(void);
+/* Apply --mode/--subbuf-size/--num-subbufs; dies on error. */
 void control_setup(void);
 
 /* ------------------------------------------------------------------ */
@@ -532,5 +542,15 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *f,
 		   const struct manifest_origin *o);
 /* Size and XXH64 of @dirfd/@name, read whole; -errno. */
 int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf);
+
+/* ------------------------------------------------------------------ */
+/* trigger.c: --trigger                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The whole run with --trigger, from the control files found to the exit
+ * status: the buffers in overwrite mode, not drained; a snapshot per hit.
+ */
+int trigger_main(int sigfd);
 
 #endif /* RINGTRACED_H */

@@ -963,6 +963,156 @@ test_service() {
 	rm -rf /var/lib/ringtrace
 }
 
+# The writer and the checks of a snapshot (shared with the CLI's suite).
+. "$REPO/tools/tests/trigger_checks.sh"
+
+# trigger_state: what --trigger changes and puts back at stop (the
+# geometry it sets stays, as without --trigger), and the hits counted.
+trigger_state() {
+	local f
+	for f in tracing_on mode events/ringtrace_marker/trigger; do
+		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
+	done
+	grep -E '^(state|hits) ' "$RT/triggered" | tr '\n' ' '
+}
+
+# ringtraced --trigger as the service runs it (--service, systemd's
+# notify socket): overwrite mode, nothing drained; the writer
+# (trigger_writer) emits numbered markers and, at random moments, three
+# matching ones: three snapshots of their own (--max 3), each holding its
+# FAIL, the markers before it contiguous as far back as the 4 x 4 KiB
+# buffer held, the 200 of --after and the kernel's trigger marker;
+# babeltrace2 reads each; a fourth FAIL after --max saves nothing, and the
+# service is still running and recording.  --max 1 gives one, under
+# --root with --max-total, which removes an older snapshot at start.  Bad
+# triggers are refused in one line with the module's state unchanged; at
+# stop the state is put back.
+test_trigger() {
+	local out=$W/trg3 rc=0 before n k ctf lpid
+	local -a dirs
+	note "--trigger"
+	reset_module
+	echo reset >"$RT/triggered"
+	before=$(trigger_state)
+	trigger_writer "$W/trg-writer.py"
+	notify_listen "$W/trg.sock" "$W/trg.notify" ||
+		{ fail "--trigger: no notify socket"; return; }
+	lpid=$NPID
+	export NOTIFY_SOCKET=$W/trg.sock
+	start_daemon trg3 --service -o "$out" --subbuf-size 4K --num-subbufs 4 \
+		--trigger 'ringtrace_marker: data == FAIL*' --after 1s --max 3 ||
+		{ fail "--trigger: daemon did not start"; unset NOTIFY_SOCKET; kill "$lpid"; return; }
+	unset NOTIFY_SOCKET
+	eq "--trigger: overwrite mode" "$(cat "$RT/mode")" overwrite
+	eq "--trigger: tracing on" "$(cat "$RT/tracing_on")" 1
+	# 4 x 4 KiB: ~1100 markers fill it.
+	taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg3.out" "$W/trg3.log" 3 1100
+	eq "--trigger: the writer's status" "$?" 0
+	sed 's/^/# writer: /' "$W/trg3.log"
+	mapfile -t dirs < <(sed -nE 's/^snapshot [0-9]+ in ([^:]+): .*/\1/p' "$W/trg3.out")
+	n=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name '*-ringtrace_marker' | wc -l)
+	check "--trigger: three FAILs, --max 3: three snapshots ($n), none for the fourth" \
+		test "$n" -eq 3 -a "${#dirs[@]}" -eq 3
+	check "--trigger: snapshot names YYYYmmdd-HHMMSS.mmm-EVENT" \
+		test "$(basename "${dirs[0]:-x}" | grep -cE '^[0-9]{8}-[0-9]{6}\.[0-9]{3}-ringtrace_marker$')" -eq 1
+	check "--trigger: recording went on after each snapshot (tracing_on 1)" \
+		test "$(grep -c '^tracing_on [123] 1$' "$W/trg3.log")" -eq 3
+	check "--trigger: the writer wrote its fourth FAIL and the 200 after it" \
+		grep -q '^done ' "$W/trg3.log"
+	# The first two read through (the third is like the second: seconds
+	# of babeltrace2 under TCG for nothing new).
+	for ((k = 1; k <= ${#dirs[@]} && k <= 2; k++)); do
+		ctf=$W/trg3-$k.ctf
+		check "--trigger: snapshot $k unpacks" unpack "${dirs[k - 1]}" "$ctf"
+		check_trigger_snapshot "--trigger: snapshot" "$k" "$ctf" "$W/trg3.log"
+	done
+	# After --max: still running, tracing on, the trigger put back.
+	check "--trigger: after --max the service still runs" kill -0 "$DPID"
+	eq "--trigger: after --max tracing is on" "$(cat "$RT/tracing_on")" 1
+	eq "--trigger: after --max the marker's trigger is none" \
+		"$(cat "$RT/events/ringtrace_marker/trigger")" none
+	check "--trigger: the log says --max was reached" \
+		grep -q -- '--max 3: no more snapshots; tracing goes on' "$W/trg3.err"
+	check "--trigger: STATUS= says so" \
+		grep -q '^STATUS=flight recorder: 3 snapshots in .*; --max 3 reached: recording, saving no more$' "$W/trg.notify"
+	stop_daemon || rc=$?
+	eq "--trigger: exit status after SIGTERM" "$rc" 0
+	wait_exit "$lpid" 30
+	eq "--trigger: one READY=1 (the snapshots' ringtraced --once says none)" \
+		"$(grep -cx READY=1 "$W/trg.notify")" 1
+	eq "--trigger: one STOPPING=1" "$(grep -cx STOPPING=1 "$W/trg.notify")" 1
+	check "--trigger: the summary" grep -q '^ringtraced: stopped: 3 snapshots in ' "$W/trg3.out"
+	check "--trigger: every stderr line has a syslog priority" \
+		test "$(grep -cv '^<[0-7]>ringtraced: ' "$W/trg3.err")" = 0
+	check "--trigger: at stop the state is put back (tracing_on, mode, trigger, triggered)" \
+		test "$(trigger_state)" = "$before"
+
+	# --max 1, under --root with --max-total: an older snapshot over the
+	# budget goes at start; after the snapshot the trigger is put back, so
+	# a second FAIL is no hit at all.
+	local root=$W/trg1 old=20200101-000000.000-ringtrace_marker i
+	mkdir -p "$root/$old"
+	echo metadata >"$root/$old/metadata"
+	head -c 2M /dev/zero >"$root/$old/cpu0-000001.zst"
+	# What run A left in the buffers (its FAIL 4) is not this one's.
+	reset_module
+	echo reset >"$RT/triggered"
+	start_daemon trg1 --root "$root" --max-total 1M \
+		--trigger 'ringtrace_marker: data == FAIL*' --max 1 ||
+		{ fail "--trigger --max 1: daemon did not start"; return; }
+	check "--trigger --max-total: the older snapshot over the budget removed" \
+		test ! -e "$root/$old"
+	printf 'FAIL 1' >"$RT/marker"
+	for ((i = 0; i < 300; i++)); do
+		grep -q '^snapshot 1 in ' "$W/trg1.out" &&
+			grep -qx none "$RT/events/ringtrace_marker/trigger" && break
+		sleep 0.1
+	done
+	printf 'FAIL 2' >"$RT/marker"
+	n=$(find "$root" -mindepth 1 -maxdepth 1 -type d -name '*-ringtrace_marker' | wc -l)
+	eq "--trigger --max 1: one snapshot" "$n" 1
+	eq "--trigger --max 1: the second FAIL no hit (the trigger put back)" \
+		"$(sed -n 's/^hits //p' "$RT/triggered")" 1
+	check "--trigger --max 1: its snapshot unpacks" unpack "$root"/2*-ringtrace_marker "$W/trg1.ctf"
+	trigger_seq "$W/trg1.ctf" "$W/trg1.seq"
+	eq "--trigger --max 1: babeltrace2 reads it ($(head -c 300 "$W/trg1.seq.bt-err"))" "$?" 0
+	eq "--trigger --max 1: it holds FAIL 1, then the trigger's marker" \
+		"$(grep -v '^[0-9]' "$W/trg1.seq" | tr '\n' ' ')" "FAIL 1 END "
+	check "--trigger --max 1: still running" kill -0 "$DPID"
+	rc=0
+	stop_daemon || rc=$?
+	eq "--trigger --max 1: exit status" "$rc" 0
+	check "--trigger --max 1: the state put back" test "$(trigger_state)" = "$before"
+
+	# Refused, in one line, nothing changed (not the geometry either).
+	before="$(trigger_state) $(cat "$RT/subbuf_size")"
+	"$DAEMON" -o "$W/trg-bad1" --subbuf-size 8K \
+		--trigger 'ringtrace_marker: data == FAIL* && nosuch == 1' \
+		>/dev/null 2>"$W/trg-bad1.err"
+	eq "--trigger with an unknown field: exit status" "$?" 1
+	check "--trigger with an unknown field: one line naming it" \
+		grep -q "unknown field 'nosuch'" "$W/trg-bad1.err"
+	check "--trigger with an unknown field: one line" test "$(wc -l <"$W/trg-bad1.err")" -eq 1
+	"$DAEMON" -o "$W/trg-bad2" --trigger 'nosuchevent: x == 1' >/dev/null 2>"$W/trg-bad2.err"
+	eq "--trigger on no event: exit status" "$?" 1
+	check "--trigger on no event: says it has no trigger file" \
+		grep -q 'nosuchevent has no trigger file' "$W/trg-bad2.err"
+	"$DAEMON" -o "$W/trg-bad3" --mode discard --trigger 'ringtrace_marker: data == x' \
+		>/dev/null 2>"$W/trg-bad3.err"
+	eq "--trigger --mode discard: usage error" "$?" 2
+	echo 1 >"$RT/tracing_on"
+	"$DAEMON" -o "$W/trg-bad4" --trigger 'ringtrace_marker: data == x' \
+		>/dev/null 2>"$W/trg-bad4.err"
+	eq "--trigger with tracing on already: exit status" "$?" 1
+	echo 0 >"$RT/tracing_on"
+	check "--trigger with tracing on already: says so" grep -q 'tracing is on already' "$W/trg-bad4.err"
+	check "refused --triggers: no directory" \
+		test ! -e "$W/trg-bad1" -a ! -e "$W/trg-bad2" -a ! -e "$W/trg-bad3" -a ! -e "$W/trg-bad4"
+	check "refused --triggers: the state as before" \
+		test "$(trigger_state) $(cat "$RT/subbuf_size")" = "$before"
+	reset_module
+}
+
 # Per sub-buffer: one GET that succeeds, one writev, one PUT (strace).
 # sys_run NAME OPTIONS...: one strace'd daemon run; sets the counts.
 sys_run() {
@@ -2045,7 +2195,7 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_nofile test_chunk_time_long test_retention_safe
 	test_compress_many test_flush_ack test_races
 	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks
-	test_on_chunk_recover"
+	test_on_chunk_recover test_trigger"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
 # packers, hooks.  What they exercise of the kernel (a tmpfs that fills,

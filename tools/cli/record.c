@@ -60,8 +60,8 @@
 #include "cgroups.h"
 #include "cli.h"
 #include "dynprobes.h"
-#include "filters.h"
-#include "trigger.h"
+#include "../../lib/filters.h"
+#include "../../lib/trigger.h"
 
 /* What record needs for who-did-what, enabled whatever -e says. */
 static const char *const attribution[] = {
@@ -1047,6 +1047,13 @@ static void record_loop(void)
 		fputs("\r\033[K", stderr);
 }
 
+/* trigger_save()'s writer: `ringtrace snapshot`'s. */
+static int write_snapshot(const char *dir,
+			  void *unused __attribute__((unused)))
+{
+	return snapshot_write(dir, NULL);
+}
+
 /*
  * --trigger: nobody drains the buffers (they are the flight recorder);
  * tracing is on until the command exits, a stop signal or --duration.
@@ -1113,8 +1120,8 @@ static unsigned int trigger_loop(void)
 			}
 		}
 		if (pending && (ending || now_s() >= due)) {
-			if (trigger_save(&ctl, &hit, opt.outdir, dir, sizeof(dir),
-					 why, sizeof(why)))
+			if (trigger_save(&ctl, &hit, opt.outdir, write_snapshot,
+					 NULL, dir, sizeof(dir), why, sizeof(why)))
 				die("%s", why);
 			pending = false;
 			saved_n++;

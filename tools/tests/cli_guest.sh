@@ -964,103 +964,16 @@ test_record_live() {
 
 # ---- record --trigger ----------------------------------------------------------------
 
-# The trigger test's command: numbered markers "trg N" from CPU 0 into
-# 16 x 4 KiB of overwrite buffer (~4300 of them fill it); at a random
-# moment past the first wrap "FAIL 1", then 200 more (during --after)
-# and nothing until record says "snapshot 1"; the same again for
-# "FAIL 2"; then, once --max 2 took the trigger away, "FAIL 3" and 200
-# more.  Its log names each FAIL's predecessor, the last of the 200, and
-# tracing_on after each snapshot.
-trigger_writer() {
-	cat >"$W/trg-writer.py" <<'EOF'
-import os, random, sys, time
-rt, out, log = sys.argv[1:4]
-fd = os.open(rt + "/marker", os.O_WRONLY)
-logf = open(log, "w")
-n = 0
-def mark(text):
-    os.write(fd, text.encode())
-def numbered(k):
-    global n
-    for _ in range(k):
-        mark("trg %d" % n)
-        n += 1
-def wait_for(cond, what):
-    end = time.monotonic() + 60
-    while not cond():
-        if time.monotonic() > end:
-            logf.write("timeout: %s\n" % what)
-            sys.exit(1)
-        time.sleep(0.01)
-def said(line):
-    return lambda: line in open(out).read()
-def tracing():
-    return open(rt + "/tracing_on").read().strip()
-for k in (1, 2):
-    numbered(random.randrange(5000, 7000) if k == 1 else random.randrange(300, 3000))
-    logf.write("fail %d after %d\n" % (k, n - 1))
-    mark("FAIL %d" % k)
-    numbered(200)
-    logf.write("after %d last %d\n" % (k, n - 1))
-    logf.flush()
-    wait_for(said("snapshot %d in " % k), "snapshot %d" % k)
-    logf.write("tracing_on %d %s\n" % (k, tracing()))
-wait_for(lambda: open(rt + "/events/ringtrace_marker/trigger").read().startswith("none"),
-         "the trigger taken away")
-mark("FAIL 3")
-numbered(200)
-logf.write("done %d\n" % (n - 1))
-EOF
-}
-
-# trigger_seq CTF OUT: babeltrace2's markers of an unpacked snapshot into
-# OUT, one a line: "N" for "trg N", "FAIL k", and "END" for the trigger's
-# marker; babeltrace2's status.
-trigger_seq() {
-	babeltrace2 "$1" >"$2.bt" 2>"$2.bt-err" || return 1
-	sed -nE \
-		-e 's/.* ringtrace_marker: .*data = "trg ([0-9]+)".*/\1/p' \
-		-e 's/.* ringtrace_marker: .*data = "(FAIL [0-9]+)".*/\1/p' \
-		-e 's/.* ringtrace_marker: .*data = "ringtrace trigger: ringtrace_marker: data == FAIL\*.*/END/p' \
-		"$2.bt" >"$2"
-	rm -f "$2.bt"
-}
-
-# check_trigger_snapshot K DIR: FAIL K in it, right after the marker the
-# writer wrote before it; the markers contiguous back as far as the buffer
-# held (the first one not 0: it wrapped); the 200 written during --after;
-# the trigger's marker after them.
-check_trigger_snapshot() {
-	local k=$1 dir=$2 ctf seq before last gaps first
-	ctf=$(unpacked "$dir")
-	check "trigger snapshot $k unpacks" test -n "$ctf"
-	seq=$W/trg.seq$k
-	trigger_seq "$ctf" "$seq"
-	check "trigger snapshot $k: babeltrace2 reads it" test $? -eq 0 -a -s "$seq"
-	before=$(sed -n "s/^fail $k after //p" "$W/trg.log")
-	last=$(sed -n "s/^after $k last //p" "$W/trg.log")
-	first=$(grep -m1 -xE '[0-9]+' "$seq")
-	gaps=$(grep -xE '[0-9]+' "$seq" | awk 'NR > 1 && $1 != prev + 1 { g++ } { prev = $1 } END { print g + 0 }')
-	note "trigger snapshot $k: trg $first..$(grep -xE '[0-9]+' "$seq" | tail -1), FAIL $k after trg $before, $(wc -l <"$seq") markers"
-	check "trigger snapshot $k: FAIL $k, right after trg $before" \
-		test "$(grep -B1 -x "FAIL $k" "$seq" | head -1)" = "$before"
-	check "trigger snapshot $k: no other FAIL" test "$(grep -c FAIL "$seq")" -eq 1
-	check "trigger snapshot $k: markers contiguous ($gaps gaps)" test "$gaps" -eq 0
-	check "trigger snapshot $k: back as far as the buffer held (first trg $first, not 0)" \
-		test "${first:-0}" -gt 0
-	check "trigger snapshot $k: the 200 of --after, up to trg $last" \
-		grep -qx "$last" "$seq"
-	check "trigger snapshot $k: the trigger's marker, after them" \
-		test "$(sed -n "/^$last\$/,\$p" "$seq" | grep -c '^END$')" -eq 1
-}
+# The writer and the checks of a snapshot (shared with ringtraced's suite).
+. tools/tests/trigger_checks.sh
 
 test_trigger() {
-	local out=$W/trg before n dirs
+	local out=$W/trg before n dirs k ctf
 	before=$(state)
-	trigger_writer
+	trigger_writer "$W/trg-writer.py"
 	"$CLI" record --mode overwrite -b 64K -e sched_switch \
 		--trigger 'ringtrace_marker: data == FAIL*' --after 500ms --max 2 \
-		-o "$out" -- taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" \
+		-o "$out" -- taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" 2 \
 		>"$W/trg.out" 2>"$W/trg.err"
 	check "record --trigger exits with the writer's status 0" test $? -eq 0
 	sed 's/^/# writer: /' "$W/trg.log"
@@ -1075,8 +988,11 @@ test_trigger() {
 	check "snapshot names: YYYYmmdd-HHMMSS.mmm-EVENT" \
 		test "$(basename "${dirs[0]:-x}" | grep -cE '^[0-9]{8}-[0-9]{6}\.[0-9]{3}-ringtrace_marker$')" -eq 1
 	if [[ ${#dirs[@]} -eq 2 ]]; then
-		check_trigger_snapshot 1 "${dirs[0]}"
-		check_trigger_snapshot 2 "${dirs[1]}"
+		for k in 1 2; do
+			ctf=$(unpacked "${dirs[k - 1]}")
+			check "trigger snapshot $k unpacks" test -n "$ctf"
+			check_trigger_snapshot "trigger snapshot" "$k" "$ctf" "$W/trg.log"
+		done
 	fi
 	check "after record --trigger: every control file as before" same_state "$before"
 	check "after record --trigger: the marker's trigger is none" \

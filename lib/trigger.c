@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * record --trigger: see trigger.h.  The kernel decides, at the event; this
- * only waits for its word, waits --after, and saves.
+ * Triggers, the consumer's side (record --trigger, ringtraced --trigger):
+ * see trigger.h.  The kernel decides, at the event; the consumer only
+ * waits for its word, waits --after, and saves with this.
  *
  * The triggered file reads
  *
@@ -25,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "trigger.h"
 
 int trigger_watch(const struct ctl *c)
@@ -97,8 +97,8 @@ static void snapshot_name(const struct trigger_hit *h, const char *parent,
 }
 
 int trigger_save(const struct ctl *c, const struct trigger_hit *h,
-		 const char *parent, char *dir, size_t dir_size, char *why,
-		 size_t why_size)
+		 const char *parent, trigger_write_fn write, void *arg,
+		 char *dir, size_t dir_size, char *why, size_t why_size)
 {
 	int err;
 
@@ -109,7 +109,7 @@ int trigger_save(const struct ctl *c, const struct trigger_hit *h,
 			 strerror(-err));
 		return -1;
 	}
-	if (snapshot_write(dir, NULL)) {
+	if (write(dir, arg)) {
 		snprintf(why, why_size, "ringtraced failed (see above): no snapshot in %s",
 			 dir);
 		return -1;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * record --filter and --trigger: see filters.h.  The module is the one
+ * --filter and --trigger: see filters.h.  The module is the one
  * parser of the expressions: what the filter (trigger) file takes from a
  * shell, --filter (--trigger) takes, and a refusal's reason is the file's
  * "# error: " line.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/msg.h"
+#include "msg.h"
 #include "filters.h"
 
 static void filter_path(const struct filters *fs, const struct filter *f,
@@ -68,7 +68,7 @@ int filters_check(const struct filters *fs, const struct ctl *c,
 
 		for (j = 0; j < n && strcmp(names[j], f->event); j++)
 			;
-		if (j == n || !on[j]) {
+		if (names && (j == n || !on[j])) {
 			snprintf(why, size, "%s '%s': %s is not recorded (add it to -e)",
 				 fs->option, f->spec, f->event);
 			return -1;

@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * record --filter 'EVENT: EXPR': field predicates, written to ringtrace.ko's
- * events/EVENT/filter (module/filter.c), which parses and refuses them.
- * The predicates in force before are saved and put back at the end.
- * record --trigger 'EVENT: EXPR' is the same for events/EVENT/trigger
- * (module/trigger.c): one set of each, told apart by @file and @option.
+ * Field predicates, written to ringtrace.ko's events/EVENT/filter
+ * (module/filter.c), which parses and refuses them: record --filter
+ * 'EVENT: EXPR'.  The predicates in force before are saved and put back
+ * at the end.  record --trigger and ringtraced --trigger 'EVENT: EXPR'
+ * are the same for events/EVENT/trigger (module/trigger.c): one set of
+ * each, told apart by @file and @option.
  */
-#ifndef RINGTRACE_CLI_FILTERS_H
-#define RINGTRACE_CLI_FILTERS_H
+#ifndef RINGTRACE_LIB_FILTERS_H
+#define RINGTRACE_LIB_FILTERS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../../lib/ctl.h"
+#include "ctl.h"
 
 struct filter {
 	char *spec;		/* as given, for messages */
@@ -31,8 +32,9 @@ struct filters {
 /* Adds one --filter; -1 with one sentence in @why if it is no 'EVENT: EXPR'. */
 int filters_add(struct filters *fs, const char *spec, char *why, size_t size);
 /*
- * Every EVENT is among the @n @names with @on set and has a filter file:
- * -1 with one sentence in @why if not.
+ * Every EVENT is among the @n @names with @on set (any event when @names
+ * is NULL), is named once, and has a filter file: -1 with one sentence in
+ * @why if not.
  */
 int filters_check(const struct filters *fs, const struct ctl *c,
 		  const char *const *names, const bool *on, size_t n,
@@ -47,4 +49,4 @@ int filters_apply(struct filters *fs, const struct ctl *c, char *why,
 /* Puts the saved predicates back; each failure is a warning.  Idempotent. */
 void filters_restore(struct filters *fs, const struct ctl *c);
 
-#endif /* RINGTRACE_CLI_FILTERS_H */
+#endif /* RINGTRACE_LIB_FILTERS_H */
