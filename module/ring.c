@@ -485,10 +485,10 @@ drop:
 }
 EXPORT_SYMBOL_GPL(ringtrace_reserve_slow);
 
+/* Too deep: ringtrace_reserve() did not add itself to @nesting. */
 void ringtrace_drop_nested(struct ringtrace_buffer *w)
 {
 	local_inc(&rtr_buf(w)->lost_nested);
-	local_dec(&w->nesting);
 }
 EXPORT_SYMBOL_GPL(ringtrace_drop_nested);
 

@@ -425,4 +425,69 @@ TEST_F(map, data_visible)
 	rt_buf_close(&b);
 }
 
+/* The markers' headers and timestamps, for gap_extended_header. */
+struct marker_times {
+	unsigned int count;
+	uint64_t ts[2];
+	bool extended[2];
+};
+
+static int collect_times(void *arg, const struct rt_event *ev, char *msg,
+			 size_t msg_size)
+{
+	struct marker_times *t = arg;
+
+	if (ev->id != RINGTRACE_EVENT_MARKER)
+		return 0;
+	if (t->count == 2)
+		RT_FAIL("more than two markers");
+	t->ts[t->count] = ev->ts;
+	t->extended[t->count] = ev->extended;
+	t->count++;
+	return 0;
+}
+
+/*
+ * An event more than 2^27 ns (~134 ms) after the buffer's last one cannot
+ * carry its time in a compact header: the fast path hands it to the slow
+ * path, which writes an extended header with the whole timestamp.
+ */
+TEST_F(map, gap_extended_header)
+{
+	struct marker_times t = { 0 };
+	struct ringtrace_subbuf sb;
+	struct rt_meta *m;
+	struct rt_buf b;
+	char msg[256];
+	int fd;
+
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rt_pin(self->cpu));
+	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	fd = rt_marker_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(1, write(fd, "a", 1));
+	usleep(200000);		/* the gap is what is tested */
+	ASSERT_EQ(1, write(fd, "b", 1));
+	ASSERT_EQ(0, rt_flush(b.fd));
+	ASSERT_EQ(0, rt_get(b.fd, &sb));
+	EXPECT_EQ(0, rt_check_packet(m, &b, &sb, collect_times, &t, NULL,
+				     msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(2, t.count);
+	EXPECT_FALSE(t.extended[0]);
+	EXPECT_TRUE(t.extended[1]);
+	EXPECT_LE(t.ts[0] + 200000000ULL, t.ts[1]) {
+		TH_LOG("markers at %llu and %llu ns, 200 ms apart",
+		       (unsigned long long)t.ts[0], (unsigned long long)t.ts[1]);
+	}
+	EXPECT_EQ(0, rt_put(b.fd, sb.pos));
+	close(fd);
+	free(m);
+	rt_buf_close(&b);
+}
+
 TEST_HARNESS_MAIN

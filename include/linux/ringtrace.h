@@ -249,40 +249,21 @@ ringtrace_reserve_switch(struct ringtrace_reservation *r,
 }
 
 /*
- * Reserve room for one event of @payload_len bytes on this CPU.  Returns
- * the payload area, or NULL when tracing is off or the event was dropped
- * (and counted).  Only a non-NULL return must be followed by
- * ringtrace_commit().
+ * The reservation proper, for a header of @hlen bytes, a constant at each
+ * of ringtrace_reserve()'s two expansions: the compiler drops the other
+ * header's code, and for the compact header the record's length, the
+ * fit test and the header store all become constants.  A compact header
+ * only carries a timestamp delta of 0 .. 2^27 - 1 ns to the buffer's last
+ * one: any other delta (more than ~134 ms since the last event, or a
+ * clock that stepped back) is rare and goes to the slow path, clamped.
  */
-static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
-					       unsigned int id,
-					       unsigned int payload_len)
+static __always_inline void *
+ringtrace_reserve_hlen(struct ringtrace_reservation *r,
+		       struct ringtrace_buffer *buf, unsigned int id,
+		       unsigned int payload_len, const unsigned int hlen)
 {
-	struct ringtrace_buffer *buf;
 	unsigned long old, off, rec;
-	unsigned int hlen;
 	u64 ts, last;
-
-	/*
-	 * Preemption goes off before the flag is tested: stopping tracing
-	 * clears the flag and then waits for every preempt-off section with
-	 * synchronize_rcu() before it flushes or frees buffers [R3].
-	 */
-	preempt_disable_notrace();
-	if (unlikely(!READ_ONCE(ringtrace_tracing)))
-		goto off;
-	buf = this_cpu_read(ringtrace_cpu_buffer);
-	/*
-	 * local_cmpxchg() is only NMI-safe where the architecture says so;
-	 * elsewhere an NMI writer could corrupt the interrupted one's update
-	 * (compiled out on x86, arm64, ...).  Counted as lost_nested.
-	 */
-	if (unlikely(local_inc_return(&buf->nesting) > RINGTRACE_MAX_NESTING ||
-		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
-		      in_nmi()))) {
-		ringtrace_drop_nested(buf);
-		goto off;
-	}
 
 	/*
 	 * A nested writer that reserves between our read of the offset and
@@ -291,8 +272,20 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 	 */
 	do {
 		old = local_read(&buf->offset);
-		ts = ringtrace_buffer_clock(buf, &last);
-		hlen = ringtrace_header_len(id, ts, last);
+		if (hlen == RINGTRACE_COMPACT_HEADER_SIZE) {
+			ts = ringtrace_clock();
+			last = READ_ONCE(buf->last_ts);
+			if (unlikely(ts - last >=
+				     (1ULL << RINGTRACE_COMPACT_TS_BITS))) {
+				if ((s64)(ts - last) < 0)
+					ts = last;
+				return ringtrace_reserve_switch(r, buf, id,
+								payload_len,
+								old, ts, last);
+			}
+		} else {
+			ts = ringtrace_buffer_clock(buf, &last);
+		}
 		off = old & buf->subbuf_mask;
 		/*
 		 * Opening a packet, or not fitting with a byte to spare, is a
@@ -312,6 +305,52 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 	r->slot = ringtrace_rec_slot(buf, rec);
 	r->len = hlen + payload_len;
 	return ringtrace_put_header(buf->data + rec, hlen, id, ts);
+}
+
+/*
+ * Reserve room for one event of @payload_len bytes on this CPU.  Returns
+ * the payload area, or NULL when tracing is off or the event was dropped
+ * (and counted).  Only a non-NULL return must be followed by
+ * ringtrace_commit().
+ */
+static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
+					       unsigned int id,
+					       unsigned int payload_len)
+{
+	struct ringtrace_buffer *buf;
+
+	/*
+	 * Preemption goes off before the flag is tested: stopping tracing
+	 * clears the flag and then waits for every preempt-off section with
+	 * synchronize_rcu() before it flushes or frees buffers [R3].
+	 */
+	preempt_disable_notrace();
+	if (unlikely(!READ_ONCE(ringtrace_tracing)))
+		goto off;
+	buf = this_cpu_read(ringtrace_cpu_buffer);
+	/*
+	 * local_cmpxchg() is only NMI-safe where the architecture says so;
+	 * elsewhere an NMI writer could corrupt the interrupted one's update
+	 * (compiled out on x86, arm64, ...).  Counted as lost_nested.
+	 *
+	 * The depth is read, then incremented: every writer that interrupts
+	 * us between the two has undone its own increment before we go on
+	 * (commit or drop), so what we read is still the depth we add to.
+	 */
+	if (unlikely(local_read(&buf->nesting) >= RINGTRACE_MAX_NESTING ||
+		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
+		      in_nmi()))) {
+		ringtrace_drop_nested(buf);
+		goto off;
+	}
+	local_inc(&buf->nesting);
+
+	/* Most events: an id that fits the compact header. */
+	if (likely(id < RINGTRACE_EVENT_ID_EXTENDED))
+		return ringtrace_reserve_hlen(r, buf, id, payload_len,
+					      RINGTRACE_COMPACT_HEADER_SIZE);
+	return ringtrace_reserve_hlen(r, buf, id, payload_len,
+				      RINGTRACE_EXTENDED_HEADER_SIZE);
 off:
 	preempt_enable_notrace();
 	return NULL;

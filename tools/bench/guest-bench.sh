@@ -23,6 +23,10 @@
 #   consumer   only if daemon/ringtraced exists: ringtrace on one CPU while
 #              ringtraced, pinned to another CPU, drains every buffer.
 #
+# RING_CASES (default "default subbuf4k discard consumer") picks cases and
+# RING_CPUS (default both: one CPU, then all) the default case's CPU sets,
+# for a short boot under -icount (see benchmarks.rst, "Instruction counts").
+#
 # Each case leaves NAME.txt (the bench module's `result`) and NAME.stats
 # (ringtrace's `stats` after tracing off, counting that case only) in
 # $RT_VM_OUT.
@@ -120,23 +124,31 @@ fi
 # The other parts run whatever happens here, so the ring cases run in a
 # subshell: its `exit 1` ends only them.
 ring_cases() {
+	local cases=" ${RING_CASES:-default subbuf4k discard consumer} "
 	rt_set mode overwrite
-	run_case default "iterations=$iters reps=$reps profile=1 cpus=both"
+	[[ $cases != *" default "* ]] ||
+		run_case default "iterations=$iters reps=$reps profile=1 cpus=${RING_CPUS:-both}"
 
-	default_size=$(<"$RT/subbuf_size") default_num=$(<"$RT/num_subbufs")
-	rt_set subbuf_size 4096
-	rt_set num_subbufs $((default_size * default_num / 4096))
-	run_case subbuf4k "iterations=$iters reps=$reps profile=0 cpus=both"
-	rt_set subbuf_size "$default_size"
-	rt_set num_subbufs "$default_num"
+	if [[ $cases == *" subbuf4k "* ]]; then
+		default_size=$(<"$RT/subbuf_size") default_num=$(<"$RT/num_subbufs")
+		rt_set subbuf_size 4096
+		rt_set num_subbufs $((default_size * default_num / 4096))
+		run_case subbuf4k "iterations=$iters reps=$reps profile=0 cpus=both"
+		rt_set subbuf_size "$default_size"
+		rt_set num_subbufs "$default_num"
+	fi
 
-	rt_set mode discard
-	rt_set clear 1		# stats per case: the mode change keeps the counters
-	run_case discard "iterations=$iters reps=$reps profile=0 cpus=both"
-	rt_set mode overwrite
+	if [[ $cases == *" discard "* ]]; then
+		rt_set mode discard
+		rt_set clear 1	# stats per case: the mode change keeps the counters
+		run_case discard "iterations=$iters reps=$reps profile=0 cpus=both"
+		rt_set mode overwrite
+	fi
 
 	daemon=$PWD/daemon/ringtraced
-	if [[ -x $daemon ]] && (($(nproc) > 1)); then
+	if [[ $cases != *" consumer "* ]]; then
+		:
+	elif [[ -x $daemon ]] && (($(nproc) > 1)); then
 		# The bench writes on the first online CPU, the daemon runs on the last.
 		trace=/tmp/bench-trace	# the guest's tmpfs
 		rt_set clear 1		# before the daemon opens the buffers (-EBUSY after)

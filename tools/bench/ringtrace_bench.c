@@ -35,9 +35,10 @@
  *                  (trace_clock_local) instead of ringtrace's
  *   p-preempt      floor + preempt off/on + tracing flag + this_cpu_read
  *   p-counters     + nesting/events local_t updates
- *   p-reserve      + clamped clock, header choice, local_cmpxchg on the
- *                  offset, record stored into the shadow buffer (as big as
- *                  ringtrace's) instead of the small array
+ *   p-reserve      + the compact header's id and delta tests,
+ *                  local_cmpxchg on the offset, record stored into the
+ *                  shadow buffer (as big as ringtrace's) instead of the
+ *                  small array
  *   p-commit       + smp_wmb() + local_add_return() on the slot commit count
  *   p-noclock      p-commit without the clock read (timestamp = last + 1):
  *                  what the fast path costs besides the clock
@@ -327,20 +328,33 @@ static noinline void bench_shadow_switch(struct ringtrace_buffer *b,
 }
 
 /*
+ * The shadow's other slow path: a timestamp the compact header cannot
+ * carry (the first event after ~134 ms).  ringtrace's writes an extended
+ * header; the shadow only moves its last timestamp on.
+ */
+static noinline void bench_shadow_resync(struct ringtrace_buffer *b, u64 ts)
+{
+	if ((s64)(ts - b->last_ts) > 0)
+		WRITE_ONCE(b->last_ts, ts);
+}
+
+/*
  * The profile steps above the floor.  @reserve, @commit and @clock are
  * constants at every call site, so each p-* loop compiles to exactly its
  * steps.  Without @clock the timestamp is the previous one plus one: no
- * clock read at all, everything else the same.
+ * clock read at all, everything else the same.  The reservation is that
+ * of ringtrace_reserve()'s compact expansion (bench_event's id is below
+ * RINGTRACE_EVENT_ID_EXTENDED): the header is 4 bytes, a constant.
  */
 static __always_inline bool op_p_steps(const struct bench_payload *pl,
 				       bool reserve, bool commit, bool clock)
 {
 	const unsigned int len = sizeof(*pl);
+	const unsigned int hlen = RINGTRACE_COMPACT_HEADER_SIZE;
 	struct ringtrace_buffer *b;
 	struct ringtrace_slot *slot;
 	struct bench_cpu *bc;
 	unsigned long old, off;
-	unsigned int hlen;
 	u64 ts, last;
 	void *p;
 
@@ -349,10 +363,9 @@ static __always_inline bool op_p_steps(const struct bench_payload *pl,
 		goto off;
 	bc = this_cpu_read(bench_cpu_ptr);
 	b = &bc->shadow;
-	if (unlikely(local_inc_return(&b->nesting) > RINGTRACE_MAX_NESTING)) {
-		local_dec(&b->nesting);
+	if (unlikely(local_read(&b->nesting) >= RINGTRACE_MAX_NESTING))
 		goto off;
-	}
+	local_inc(&b->nesting);
 	if (!reserve) {
 		bench_floor_store(bc, ringtrace_clock(), pl);
 		local_inc(&b->slots[0].events);
@@ -360,15 +373,24 @@ static __always_inline bool op_p_steps(const struct bench_payload *pl,
 		preempt_enable_notrace();
 		return true;
 	}
+	/* As ringtrace_reserve()'s choice of the compact expansion. */
+	if (unlikely(bench_event.id >= RINGTRACE_EVENT_ID_EXTENDED)) {
+		local_dec(&b->nesting);
+		goto off;
+	}
 	for (;;) {
 		old = local_read(&b->offset);
 		if (clock) {
-			ts = ringtrace_buffer_clock(b, &last);
+			ts = ringtrace_clock();
+			last = READ_ONCE(b->last_ts);
 		} else {
 			last = READ_ONCE(b->last_ts);
 			ts = last + 1;
 		}
-		hlen = ringtrace_header_len(bench_event.id, ts, last);
+		if (unlikely(ts - last >= (1ULL << RINGTRACE_COMPACT_TS_BITS))) {
+			bench_shadow_resync(b, ts);
+			continue;
+		}
 		off = old & b->subbuf_mask;
 		if (unlikely(off == 0 || off + hlen + len >= b->subbuf_size)) {
 			bench_shadow_switch(b, old);
