@@ -222,6 +222,10 @@ void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
 		   char **err);
 int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
 		   struct rtr_filter __rcu **slot, char **errp, char *buf);
+/* The marker's fields, "data" and "comm" (its filter's and trigger's). */
+#define RTR_NR_FF_MARKER	2
+extern const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER];
+bool rtr_marker_filtered(const char *data);
 void rtr_filter_show(struct seq_file *m, struct rtr_probe *p);
 int rtr_filter_write(struct rtr_probe *p, char *buf);
 void rtr_filters_free(void);
@@ -232,7 +236,7 @@ void rtr_filters_free(void);
  */
 void rtr_trigger_hit(unsigned int event_id);
 void rtr_marker_trigger(const char *data);
-int rtr_triggers_init(struct dentry *events);
+int rtr_triggers_init(struct dentry *marker_dir);
 void rtr_triggers_exit(void);
 void rtr_trigger_cpu_offline(void);
 void rtr_trigger_cpu_dead(void);

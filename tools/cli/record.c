@@ -1217,12 +1217,12 @@ static int run(int argc, char **argv)
 	read_names();
 	on = choose_events();
 	stack = choose_stacks(on);
+	/* The marker (the last name) is recorded whatever -e says. */
+	on[nr_names - 1] = true;
 	if (filters_check(&filters, &ctl, (const char *const *)names, on,
 			  nr_names, why, sizeof(why)))
 		refuse("%s", why);
 	check_cgroups();
-	/* The marker (the last name) is recorded whatever -e says. */
-	on[nr_names - 1] = true;
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
 			  nr_names, why, sizeof(why)))
 		refuse("%s", why);
@@ -1358,7 +1358,9 @@ const struct command cmd_record = {
 "                        Integer fields compare with == != < <= > >= and\n"
 "                        masks (&), strings with == != and globs; && || !\n"
 "                        and parentheses.  The fields are the event's\n"
-"                        (ringtrace list), and comm; see\n"
+"                        (ringtrace list; an array's as args[0]), and\n"
+"                        comm; the marker's is data\n"
+"                        ('ringtrace_marker: data == \"FAIL*\"'); see\n"
 "                        Documentation/ringtrace/cli.rst\n"
 "      --live            print the events as they are recorded, as\n"
 "                        'ringtrace report --follow DIR' does (ringtraced\n"
