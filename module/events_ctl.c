@@ -541,6 +541,9 @@ static const struct file_operations rtr_set_event_cgroup_fops = {
 
 /* --- the tree --------------------------------------------------------- */
 
+/* events/ in debugfs: the dynamic probes' directories go there too. */
+struct dentry *rtr_events_dir;
+
 int rtr_events_ctl_init(void)
 {
 	struct dentry *events, *dir;
@@ -550,6 +553,7 @@ int rtr_events_ctl_init(void)
 	int ret;
 
 	events = rtr_files_mkdir(rtr_dir, "events");
+	rtr_events_dir = events;
 	ret = rtr_file_create(events, "events/enable", 0600, NULL,
 			      &rtr_enable_fops);
 	for (i = 0; !ret && i < RTR_NR_PROBES; i++) {

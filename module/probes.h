@@ -266,6 +266,8 @@ bool rtr_syscall_lookup(const char *name, s64 *nr);
 
 /* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
+/* Their events/ directory in debugfs (an ERR_PTR if debugfs is off). */
+extern struct dentry *rtr_events_dir;
 /* A NUL-terminated kernel copy of one control file write, or an ERR_PTR. */
 char *rtr_ctl_copy(const char __user *ubuf, size_t count);
 /* dynprobes.c: probe_events, the kprobes made through it. */

@@ -1219,12 +1219,13 @@ static int run(int argc, char **argv)
 	stack = choose_stacks(on);
 	/* The marker (the last name) is recorded whatever -e says. */
 	on[nr_names - 1] = true;
+	/* Those of dynamic probes: once the probes exist, below. */
 	if (filters_check(&filters, &ctl, (const char *const *)names, on,
-			  nr_names, why, sizeof(why)))
+			  nr_names, probes.n, why, sizeof(why)))
 		refuse("%s", why);
 	check_cgroups();
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
-			  nr_names, why, sizeof(why)))
+			  nr_names, false, why, sizeof(why)))
 		refuse("%s", why);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
@@ -1233,6 +1234,12 @@ static int run(int argc, char **argv)
 	 */
 	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
 		refuse("%s", why);
+	if (filters_check_probes(&filters, &ctl,
+				 (const char *const *)probes.events, probes.n,
+				 why, sizeof(why))) {
+		dynprobes_remove(&probes);
+		refuse("%s", why);
+	}
 	save_state();
 	if (strcmp(saved.tracing_on, "0")) {
 		saved_valid = false;
