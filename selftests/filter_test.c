@@ -72,16 +72,16 @@ static void child(int sleeps)
 
 /*
  * @event enabled with predicate @expr, tracing on: the events written
- * on the test CPU while the child runs; -1 if something failed.
+ * on the test CPU while a child runs @run(@arg); -1 if something failed.
  */
-static long long written_by_child(struct __test_metadata *_metadata,
-				  int cpu, const char *event, const char *expr,
-				  int sleeps)
+static long long written_by(struct __test_metadata *_metadata, int cpu,
+			    const char *event, const char *expr,
+			    void (*run)(int), int arg)
 {
 	char file[128];
 	struct rt_stats a, b;
 	pid_t pid;
-	int status;
+	int status = -1;
 
 	snprintf(file, sizeof(file), "events/%s/filter", event);
 	EXPECT_EQ(0, rt_ctl_write(file, expr)) {
@@ -94,14 +94,22 @@ static long long written_by_child(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, rt_read_stats(cpu, &a));
 	pid = fork();
 	if (!pid)
-		child(sleeps);
+		run(arg);
 	EXPECT_LT(0, pid);
 	EXPECT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, rt_read_stats(cpu, &b));
 	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
 	EXPECT_EQ(0, rt_ctl_write(file, "0"));
 	EXPECT_EQ(0, rt_stats_lost(&b));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	return (long long)(b.written - a.written);
+}
+
+static long long written_by_child(struct __test_metadata *_metadata,
+				  int cpu, const char *event, const char *expr,
+				  int sleeps)
+{
+	return written_by(_metadata, cpu, event, expr, child, sleeps);
 }
 
 /* The child's system calls with "comm == CHILD_COMM && @pred". */
@@ -236,9 +244,11 @@ TEST_F(filter, sched_switch_prev_state)
 #define NR_BADCLOSE	3
 #define CHILD_FILE	"/tmp/rtflt-child"
 
-static void args_child(void)
+static void args_child(int unused)
 {
 	int i, fd;
+
+	(void)unused;
 
 	prctl(PR_SET_NAME, CHILD_COMM);
 	for (i = 0; i < NR_CREAT + NR_OPEN; i++) {
@@ -258,40 +268,16 @@ static void args_child(void)
 	syscall(SYS_exit_group, 0);
 }
 
-/* As written_by_child(), for args_child(); -1 also if it failed. */
+/* The events args_child() makes that pass "comm == CHILD_COMM && @pred". */
 static long long written_by_args_child(struct __test_metadata *_metadata,
 				       int cpu, const char *event,
 				       const char *pred)
 {
-	char file[128], expr[256];
-	struct rt_stats a, b;
-	pid_t pid;
-	int status = -1;
+	char expr[256];
 
-	snprintf(file, sizeof(file), "events/%s/filter", event);
 	snprintf(expr, sizeof(expr), "comm == \"%s\" && (%s)", CHILD_COMM,
 		 pred);
-	EXPECT_EQ(0, rt_ctl_write(file, expr)) {
-		TH_LOG("%s: '%s' refused", file, expr);
-		return -1;
-	}
-	snprintf(file, sizeof(file), "events/%s/enable", event);
-	EXPECT_EQ(0, rt_ctl_write(file, "1"));
-	EXPECT_EQ(0, rt_ctl_write("tracing_on", "1"));
-	EXPECT_EQ(0, rt_read_stats(cpu, &a));
-	pid = fork();
-	if (!pid)
-		args_child();
-	EXPECT_LT(0, pid);
-	EXPECT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, rt_read_stats(cpu, &b));
-	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
-	EXPECT_EQ(0, rt_ctl_write(file, "0"));
-	snprintf(file, sizeof(file), "events/%s/filter", event);
-	EXPECT_EQ(0, rt_ctl_write(file, "0"));
-	EXPECT_EQ(0, rt_stats_lost(&b));
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
-	return (long long)(b.written - a.written);
+	return written_by(_metadata, cpu, event, expr, args_child, 0);
 }
 
 /* syscall_entry's args[0..5] and syscall_exit's ret, signed. */
