@@ -348,6 +348,13 @@ static __always_inline void rtr_strcpy(char *dst, const char *s,
 		memcpy(dst, s, len);
 }
 
+/* Argument @i of a call with @n, as recorded: 0 past @n. */
+static __always_inline s64 rtr_sys_arg(const unsigned long *args,
+				       unsigned int n, unsigned int i)
+{
+	return i < n ? (s64)args[i] : 0;
+}
+
 /* A NULL string is filtered as the empty one it is recorded as. */
 static __always_inline const char *rtr_fstr(const char *s)
 {
@@ -620,16 +627,19 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 		   !in_compat_syscall()))
 		n = rtr_syscall_nargs[id];
 	/*
-	 * Before the filter, which may name them: six loads more for an
-	 * event it drops, none for one it keeps.  Those past @n are not
-	 * recorded, and the filter sees them as 0, as report would.
+	 * Before the filter, which may name them: for an event it drops the
+	 * fetch is more work, for one it keeps the same (the record needs
+	 * them).  Those past @n are not recorded, and the filter sees them
+	 * as 0, as report would: computed only where a filter runs.
 	 */
 	syscall_get_arguments(current, regs, args);
-	for (i = n; i < RTR_NR_SYSCALL_ARGS; i++)
-		args[i] = 0;
 	if (rtr_filtered(data, RTR_FI(id), RTR_FI(n), RTR_FS(current->comm),
-			 RTR_FI(args[0]), RTR_FI(args[1]), RTR_FI(args[2]),
-			 RTR_FI(args[3]), RTR_FI(args[4]), RTR_FI(args[5])))
+			 RTR_FI(rtr_sys_arg(args, n, 0)),
+			 RTR_FI(rtr_sys_arg(args, n, 1)),
+			 RTR_FI(rtr_sys_arg(args, n, 2)),
+			 RTR_FI(rtr_sys_arg(args, n, 3)),
+			 RTR_FI(rtr_sys_arg(args, n, 4)),
+			 RTR_FI(rtr_sys_arg(args, n, 5))))
 		return;
 	p = rtr_reserve(&r, data, struct_size(p, args, n));
 	if (!p)
