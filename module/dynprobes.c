@@ -18,7 +18,7 @@
  *   /sys/kernel/debug/ringtrace/events/<name>/filter   (debugfs only)
  *     the probe's field predicate, as events/<name>/filter of the
  *     tracepoints (filter.c): arg0 .. arg5 and comm, or a kretprobe's ret
- *     and comm; there while the probe is
+ *     and comm; there while the probe exists
  *
  * One command per write.  A write takes effect entirely or fails with
  * nothing left behind: no probe, no event id, no declaration in the
