@@ -137,7 +137,8 @@ static int setup(void)
 	char why[1024], on[8];
 	int err, fd;
 
-	if (filters_check(&opt.triggers, &ctl, NULL, NULL, 0, why, sizeof(why)))
+	if (filters_check(&opt.triggers, &ctl, NULL, NULL, 0, false, why,
+			  sizeof(why)))
 		die("%s", why);
 	fd = trigger_watch(&ctl);
 	if (fd < 0)

@@ -55,20 +55,36 @@ int filters_add(struct filters *fs, const char *spec, char *why, size_t size)
 	return 0;
 }
 
-int filters_check(const struct filters *fs, const struct ctl *c,
-		  const char *const *names, const bool *on, size_t n,
-		  char *why, size_t size)
+/* @f's event has a filter file: -1 and @why if not. */
+static int filter_file_exists(const struct filters *fs, const struct filter *f,
+			      const struct ctl *c, char *why, size_t size)
 {
 	char path[256], buf[8];
 	int err;
 
+	filter_path(fs, f, path, sizeof(path));
+	err = ctl_read(c, path, buf, sizeof(buf));
+	if (err < 0) {
+		snprintf(why, size, "%s '%s': %s has no %s file (%s/%s: %s)",
+			 fs->option, f->spec, f->event, fs->file, c->dir,
+			 path, strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+int filters_check(struct filters *fs, const struct ctl *c,
+		  const char *const *names, const bool *on, size_t n,
+		  bool probes, char *why, size_t size)
+{
 	for (size_t i = 0; i < fs->n; i++) {
-		const struct filter *f = &fs->f[i];
+		struct filter *f = &fs->f[i];
 		size_t j;
 
 		for (j = 0; j < n && strcmp(names[j], f->event); j++)
 			;
-		if (names && (j == n || !on[j])) {
+		f->probe = names && j == n && probes;
+		if (names && !f->probe && (j == n || !on[j])) {
 			snprintf(why, size, "%s '%s': %s is not recorded (add it to -e)",
 				 fs->option, f->spec, f->event);
 			return -1;
@@ -79,14 +95,31 @@ int filters_check(const struct filters *fs, const struct ctl *c,
 					 fs->option, f->spec, f->event);
 				return -1;
 			}
-		filter_path(fs, f, path, sizeof(path));
-		err = ctl_read(c, path, buf, sizeof(buf));
-		if (err < 0) {
-			snprintf(why, size, "%s '%s': %s has no %s file (%s/%s: %s)",
-				 fs->option, f->spec, f->event, fs->file, c->dir,
-				 path, strerror(-err));
+		if (!f->probe && filter_file_exists(fs, f, c, why, size))
+			return -1;
+	}
+	return 0;
+}
+
+int filters_check_probes(struct filters *fs, const struct ctl *c,
+			 const char *const *names, size_t n, char *why,
+			 size_t size)
+{
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct filter *f = &fs->f[i];
+		size_t j;
+
+		if (!f->probe)
+			continue;
+		for (j = 0; j < n && strcmp(names[j], f->event); j++)
+			;
+		if (j == n) {
+			snprintf(why, size, "%s '%s': %s is not recorded (add it to -e)",
+				 fs->option, f->spec, f->event);
 			return -1;
 		}
+		if (filter_file_exists(fs, f, c, why, size))
+			return -1;
 	}
 	return 0;
 }
@@ -123,6 +156,15 @@ int filters_apply(struct filters *fs, const struct ctl *c, char *why,
 		struct filter *f = &fs->f[i];
 
 		filter_path(fs, f, path, sizeof(path));
+		if (f->probe) {
+			/* Made with the probe, gone with it: nothing to put back. */
+			err = ctl_write(c, path, f->expr);
+			if (err) {
+				filter_reason(fs, f, c, err, why, size);
+				goto undo;
+			}
+			continue;
+		}
 		f->saved = ctl_read_alloc(c, path);
 		if (!f->saved) {
 			snprintf(why, size, "%s/%s: %s", c->dir, path,

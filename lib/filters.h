@@ -20,6 +20,7 @@ struct filter {
 	char *event;		/* "syscall_entry" */
 	const char *expr;	/* in @spec, after "EVENT: " */
 	char *saved;		/* the predicate before, "none": none; NULL */
+	bool probe;		/* on a dynamic probe of -e: nothing to save */
 };
 
 struct filters {
@@ -34,11 +35,20 @@ int filters_add(struct filters *fs, const char *spec, char *why, size_t size);
 /*
  * Every EVENT is among the @n @names with @on set (any event when @names
  * is NULL), is named once, and has a filter file: -1 with one sentence in
- * @why if not.
+ * @why if not.  With @probes, an EVENT not among @names at all is left for
+ * filters_check_probes(), once they exist.
  */
-int filters_check(const struct filters *fs, const struct ctl *c,
+int filters_check(struct filters *fs, const struct ctl *c,
 		  const char *const *names, const bool *on, size_t n,
-		  char *why, size_t size);
+		  bool probes, char *why, size_t size);
+/*
+ * The EVENTs filters_check() left are among the @n events of the dynamic
+ * probes just made, @names, and have a filter file (-1 and @why if not).
+ * Their predicates go with the probes: none is saved or put back.
+ */
+int filters_check_probes(struct filters *fs, const struct ctl *c,
+			 const char *const *names, size_t n, char *why,
+			 size_t size);
 /*
  * Saves each event's predicate and writes the new one, all or none: -1
  * with the module's reason in @why ("--filter 'EVENT: EXPR': unknown field

@@ -189,6 +189,13 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 	}
 	p->len = count;
 	p->data[count] = '\0';
+	/*
+	 * A marker its predicate drops is not written and takes no space,
+	 * and the write() succeeds as one made while tracing is off does:
+	 * what a writer sees does not depend on what is being recorded.
+	 */
+	if (rtr_marker_filtered(p->data))
+		goto free;
 	if (ringtrace_write(rtr_marker_event.id, p, size))
 		rtr_marker_trigger(p->data);
 free:

@@ -15,6 +15,11 @@
  *           "-:NAME"          remove the probe of that event
  *     read  "<id> <name> <spec>" per probe, of every opener
  *
+ *   /sys/kernel/debug/ringtrace/events/<name>/filter   (debugfs only)
+ *     the probe's field predicate, as events/<name>/filter of the
+ *     tracepoints (filter.c): arg0 .. arg5 and comm, or a kretprobe's ret
+ *     and comm; there while the probe exists
+ *
  * One command per write.  A write takes effect entirely or fails with
  * nothing left behind: no probe, no event id, no declaration in the
  * metadata.  Errors: -EINVAL a malformed command, or a function the
@@ -44,6 +49,13 @@
  * event has its id [D1].  Removal is the reverse: ->detach() returns once
  * no handler runs any more, then the event is unregistered and freed.
  *
+ * Filter files [D2].  A probe's events/<name>/filter comes and goes with
+ * the probe (made before it is attached, removed after it is detached).  The
+ * handler reads the predicate under RCU-sched like a tracepoint probe;
+ * at removal no handler runs any more (->detach()) and debugfs_remove()
+ * has waited for any read or write of the file in progress, so the
+ * predicate is freed without a grace period.
+ *
  * Handlers never sleep and allocate nothing: the inline reserve/commit of
  * include/linux/ringtrace.h, behind the pid filter like every probe, with
  * preemption off (kprobes: int3 or the ftrace trampoline; uprobes: the
@@ -54,6 +66,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/ctype.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
@@ -96,6 +109,21 @@ struct rtr_kprobe {
 	char symbol[KSYM_NAME_LEN];
 };
 
+const struct rtr_filter_field rtr_ff_dynprobe_args[RTR_DYNPROBE_ARGS + 1] = {
+	{ .name = "arg0", .type = RTR_FF_INT },
+	{ .name = "arg1", .type = RTR_FF_INT },
+	{ .name = "arg2", .type = RTR_FF_INT },
+	{ .name = "arg3", .type = RTR_FF_INT },
+	{ .name = "arg4", .type = RTR_FF_INT },
+	{ .name = "arg5", .type = RTR_FF_INT },
+	{ .name = "comm", .type = RTR_FF_STR },
+};
+
+static const struct rtr_filter_field rtr_ff_kretprobe[] = {
+	{ .name = "ret", .type = RTR_FF_INT },
+	{ .name = "comm", .type = RTR_FF_STR },
+};
+
 static DEFINE_MUTEX(rtr_dynprobes_lock);
 static LIST_HEAD(rtr_dynprobes);
 static unsigned int rtr_nr_dynprobes;
@@ -118,16 +146,20 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	struct ringtrace_reservation r;
 	struct rtr_kprobe *k;
 	unsigned int id;
+	u64 ret;
 
 	if (!rp)
 		return 0;
 	k = container_of(rp, struct rtr_kprobe, rp);
 	if (!rtr_dynprobe_id(&k->dp, &id) || !rtr_task_traced(current))
 		return 0;
+	ret = regs_return_value(regs);
+	if (rtr_dynprobe_filtered(&k->dp, RTR_FI(ret), RTR_FS(current->comm)))
+		return 0;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)
 		return 0;
-	e->ret = regs_return_value(regs);
+	e->ret = ret;
 	ringtrace_commit(&r);
 	return 0;
 }
@@ -222,7 +254,94 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	k->dp.event.name = k->dp.name;
 	k->dp.event.fields = ret_probe ? RTR_KRETPROBE_FIELDS :
 					 RTR_DYNPROBE_ARGS_FIELDS;
+	k->dp.ffields = ret_probe ? rtr_ff_kretprobe : rtr_ff_dynprobe_args;
+	k->dp.nr_ffields = ret_probe ? ARRAY_SIZE(rtr_ff_kretprobe) :
+				       ARRAY_SIZE(rtr_ff_dynprobe_args);
 	return &k->dp;
+}
+
+/* --- events/<name>/filter --------------------------------------------------- */
+
+static int rtr_dynprobe_filter_show(struct seq_file *m, void *unused)
+{
+	struct rtr_dynprobe *p = m->private;
+
+	rtr_pred_show(m, &p->filter, &p->filter_err);
+	return 0;
+}
+
+static int rtr_dynprobe_filter_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_dynprobe_filter_show);
+}
+
+static ssize_t rtr_dynprobe_filter_write(struct file *file,
+					 const char __user *ubuf, size_t count,
+					 loff_t *ppos)
+{
+	struct rtr_dynprobe *p = rtr_file_data(file_inode(file));
+	char *buf;
+	int ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = rtr_pred_write(p->ffields, p->nr_ffields, &p->filter,
+			     &p->filter_err, buf);
+	kfree(buf);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_dynprobe_filter_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_dynprobe_filter_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_dynprobe_filter_write,
+};
+
+/*
+ * events/<name>/filter of a probe, in debugfs only: the /dev tree's
+ * nodes are made once, at load (files.c).  Made with debugfs_create_file()
+ * -- not the _unsafe() of the static files -- so that debugfs_remove()
+ * waits for a read or write in progress and fails the later ones with
+ * EIO: a file may stay open after its probe is gone [D2].  0, or the
+ * error that fails the add; none when debugfs is off or refused.
+ */
+static int rtr_dynprobe_files(struct rtr_dynprobe *p)
+{
+	struct dentry *d;
+
+	lockdep_assert_held(&rtr_dynprobes_lock);
+	if (IS_ERR_OR_NULL(rtr_events_dir))
+		return 0;
+	p->dir = debugfs_create_dir(p->name, rtr_events_dir);
+	if (IS_ERR(p->dir)) {
+		int ret = PTR_ERR(p->dir);
+
+		p->dir = NULL;
+		return ret;
+	}
+	d = debugfs_create_file("filter", 0600, p->dir, p,
+				&rtr_dynprobe_filter_fops);
+	if (IS_ERR(d)) {
+		debugfs_remove(p->dir);
+		p->dir = NULL;
+		return PTR_ERR(d);
+	}
+	return 0;
+}
+
+/* Once no handler of @p runs: no file op on it runs either [D2]. */
+static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
+{
+	lockdep_assert_held(&rtr_dynprobes_lock);
+	debugfs_remove(p->dir);
+	p->dir = NULL;
+	kfree(rcu_replace_pointer(p->filter, NULL, true));
+	kfree(p->filter_err);
+	p->filter_err = NULL;
 }
 
 /* --- add and remove ------------------------------------------------------- */
@@ -242,6 +361,7 @@ static void rtr_dynprobe_remove(struct rtr_dynprobe *p)
 {
 	lockdep_assert_held(&rtr_dynprobes_lock);
 	p->ops->detach(p);
+	rtr_dynprobe_files_remove(p);
 	ringtrace_event_unregister(&p->event);
 	list_del(&p->node);
 	rtr_nr_dynprobes--;
@@ -259,9 +379,13 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	ret = -ENOSPC;
 	if (rtr_nr_dynprobes == RTR_DYNPROBES_MAX)
 		goto unlock;
-	ret = p->ops->attach(p);
+	/* Before the probe: a refused one must not use up an event id. */
+	ret = rtr_dynprobe_files(p);
 	if (ret)
 		goto unlock;
+	ret = p->ops->attach(p);
+	if (ret)
+		goto remove_files;
 	ret = ringtrace_event_register(&p->event);
 	if (ret)
 		goto detach;
@@ -274,6 +398,8 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 
 detach:
 	p->ops->detach(p);
+remove_files:
+	rtr_dynprobe_files_remove(p);
 unlock:
 	mutex_unlock(&rtr_dynprobes_lock);
 	return ret;

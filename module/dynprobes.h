@@ -48,18 +48,47 @@ struct rtr_dynprobe_ops {
 	void (*free)(struct rtr_dynprobe *p);
 };
 
+/*
+ * What a probe's predicate names (events/<name>/filter, dynprobes.c):
+ * arg0 .. arg5 and comm for a kprobe or a uprobe, ret and comm for a
+ * kretprobe.
+ */
+extern const struct rtr_filter_field rtr_ff_dynprobe_args[RTR_DYNPROBE_ARGS + 1];
+
 /* Embedded first in each kind's own probe; filled by its parser. */
 struct rtr_dynprobe {
 	/* Read by the handler on every hit. */
 	struct ringtrace_event event;	/* id valid once armed */
 	bool armed;			/* [D1] */
+	/* The predicate, NULL when none: filter.c [F1] */
+	struct rtr_filter __rcu *filter;
+
+	/* Set by the parser, then constant. */
+	const struct rtr_filter_field *ffields;
+	unsigned int nr_ffields;
 
 	/* Under rtr_dynprobes_lock (dynprobes.c). */
 	const struct rtr_dynprobe_ops *ops;
 	const struct file *owner;	/* the open file that made it */
 	struct list_head node;
+	struct dentry *dir;		/* events/<name>/ in debugfs, or NULL */
 	char name[RTR_DYNPROBE_NAME_MAX];
+
+	char *filter_err;		/* last refused write's; rtr_probes_lock */
 };
+
+/*
+ * True if @p has a predicate and the hit with the values given (union
+ * rtr_fval initialisers, in @p->ffields' order) fails it.  Without one:
+ * a load and a predicted branch, the values not even computed.  With
+ * preemption off (filter.c [F1]).
+ */
+#define rtr_dynprobe_filtered(p, ...)					\
+({									\
+	const struct rtr_filter *__f = rcu_dereference_sched((p)->filter); \
+	unlikely(__f) &&						\
+		!rtr_filter_match(__f, (const union rtr_fval[]){ __VA_ARGS__ }); \
+})
 
 /* The event's id, or false while the probe is not armed yet. */
 static __always_inline bool rtr_dynprobe_id(const struct rtr_dynprobe *p,
@@ -82,15 +111,23 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 {
 	struct rtr_dynprobe_args_payload *e;
 	struct ringtrace_reservation r;
+	u64 arg[RTR_DYNPROBE_ARGS];
 	unsigned int i, id;
 
 	if (!rtr_dynprobe_id(p, &id) || !rtr_task_traced(current))
+		return;
+	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
+		arg[i] = regs_get_kernel_argument(regs, i);
+	if (rtr_dynprobe_filtered(p, RTR_FI(arg[0]), RTR_FI(arg[1]),
+				  RTR_FI(arg[2]), RTR_FI(arg[3]),
+				  RTR_FI(arg[4]), RTR_FI(arg[5]),
+				  RTR_FS(current->comm)))
 		return;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)
 		return;
 	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
-		e->arg[i] = regs_get_kernel_argument(regs, i);
+		e->arg[i] = arg[i];
 	ringtrace_commit(&r);
 }
 

@@ -14,7 +14,8 @@
  *     events/enable          0, 1 or X (some); write 0 or 1 for all
  *     events/<name>/enable   0 or 1
  *     events/<name>/id       the event's id in the trace
- *     events/<name>/filter   its field predicate, "none" (filter.c)
+ *     events/<name>/filter   its field predicate, "none" (filter.c); the
+ *                            marker's too, events/ringtrace_marker/filter
  *     events/<name>/trigger  its trigger's condition, "none" (trigger.c)
  *
  * (and the same under /dev/ringtrace/).  A write takes effect entirely or
@@ -540,6 +541,9 @@ static const struct file_operations rtr_set_event_cgroup_fops = {
 
 /* --- the tree --------------------------------------------------------- */
 
+/* events/ in debugfs: the dynamic probes' directories go there too. */
+struct dentry *rtr_events_dir;
+
 int rtr_events_ctl_init(void)
 {
 	struct dentry *events, *dir;
@@ -549,6 +553,7 @@ int rtr_events_ctl_init(void)
 	int ret;
 
 	events = rtr_files_mkdir(rtr_dir, "events");
+	rtr_events_dir = events;
 	ret = rtr_file_create(events, "events/enable", 0600, NULL,
 			      &rtr_enable_fops);
 	for (i = 0; !ret && i < RTR_NR_PROBES; i++) {
@@ -574,8 +579,13 @@ int rtr_events_ctl_init(void)
 			 probe->event.name);
 		ret = rtr_file_create(dir, path, 0600, probe, &rtr_trigger_fops);
 	}
-	return ret ?:
-	       rtr_triggers_init(events) ?:
+	if (ret)
+		return ret;
+	/* The marker's: no probe behind them (NULL). */
+	dir = rtr_files_mkdir(events, rtr_marker_event.name);
+	snprintf(path, sizeof(path), "events/%s/filter", rtr_marker_event.name);
+	return rtr_file_create(dir, path, 0600, NULL, &rtr_filter_fops) ?:
+	       rtr_triggers_init(dir) ?:
 	       rtr_file_create(rtr_dir, "available_events", 0400, NULL,
 			       &rtr_available_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event", 0600, NULL,

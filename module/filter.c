@@ -5,7 +5,10 @@
  * predicate rejects costs no buffer space, no `written` count and no
  * consumer work.
  *
- *   events/<name>/filter    "none", or the predicate in force; write an
+ *   events/<name>/filter    (and events/ringtrace_marker/filter, on the
+ *                           marker's text: control.c runs it before the
+ *                           write reserves)
+ *                           "none", or the predicate in force; write an
  *                           expression to replace it, "0", "none" or
  *                           blanks to clear it.  A refused write returns -EINVAL,
  *                           keeps the predicate in force, and the next
@@ -19,6 +22,7 @@
  *   CMP   := "==" | "!=" | "<" | "<=" | ">" | ">="
  *   test  := INTFIELD [ "&" NUMBER ] [ CMP NUMBER ]   (a mask alone: != 0)
  *          | STRFIELD ( "==" | "!=" ) GLOB
+ *   FIELD := NAME | NAME "[" DIGITS "]"      (an array's element: args[2])
  *
  * An integer field compares as a signed 64-bit number; a system call id
  * (syscall_entry's and syscall_exit's "id") also takes this kernel's name
@@ -49,6 +53,7 @@
 #include <linux/ctype.h>
 #include <linux/glob.h>
 #include <linux/kernel.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
@@ -411,7 +416,7 @@ static bool rtr_fp_pred(struct rtr_fparse *ps)
 	char name[32], why[24];
 	const char *at;
 	bool mask = false;
-	int i;
+	int i, n;
 
 	rtr_fp_skip(ps);
 	at = ps->pos;
@@ -421,6 +426,17 @@ static bool rtr_fp_pred(struct rtr_fparse *ps)
 	for (i = 0; rtr_fp_is_word(at[i]); i++)
 		if (i == sizeof(name) - 1)
 			return rtr_fp_fail(ps, "unknown field '%.*s...'", i, at);
+	/* An element of an array field: "args[2]", as the trace prints it. */
+	if (at[i] == '[') {
+		for (n = i + 1; isdigit(at[n]); n++)
+			;
+		if (at[n] != ']' || n == i + 1 || n + 1 >= sizeof(name)) {
+			ps->pos = at + n;
+			return rtr_fp_fail(ps, "expected an index and ']' after '%.*s'",
+					   (int)i, at);
+		}
+		i = n + 1;
+	}
 	memcpy(name, at, i);
 	name[i] = '\0';
 	ps->pos += i;
@@ -595,8 +611,8 @@ static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
 
 	mutex_lock(&rtr_probes_lock);
 	/*
-	 * [F1] pairs with rcu_dereference_sched() in rtr_filtered() and
-	 * rtr_marker_trigger() (trigger.c).
+	 * [F1] pairs with rcu_dereference_sched() in rtr_filtered(),
+	 * rtr_marker_filtered() and rtr_marker_trigger() (trigger.c).
 	 */
 	old = rcu_replace_pointer(*slot, f,
 				  lockdep_is_held(&rtr_probes_lock));
@@ -652,13 +668,50 @@ const char *rtr_filter_text(const struct rtr_filter *f)
 	return f->text;
 }
 
+/*
+ * The marker's predicate, events/ringtrace_marker/filter: the marker file
+ * is no probe, its fields are the text written and the writer's name.
+ */
+const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER] = {
+	{ .name = "data", .type = RTR_FF_STR },
+	{ .name = "comm", .type = RTR_FF_STR },
+};
+static struct rtr_filter __rcu *rtr_marker_filter;
+static char *rtr_marker_filter_err;
+
+/*
+ * The marker @data (its text, NUL-terminated) fails the marker's
+ * predicate: true, write nothing.  From the marker file's write().
+ */
+bool rtr_marker_filtered(const char *data)
+{
+	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
+	const struct rtr_filter *f;
+	bool drop;
+
+	rcu_read_lock_sched();
+	/* [F1] */
+	f = rcu_dereference_sched(rtr_marker_filter);
+	drop = unlikely(f) && !rtr_filter_match(f, v);
+	rcu_read_unlock_sched();
+	return drop;
+}
+
+/* @p NULL: the marker's. */
 void rtr_filter_show(struct seq_file *m, struct rtr_probe *p)
 {
-	rtr_pred_show(m, &p->filter, &p->filter_err);
+	if (p)
+		rtr_pred_show(m, &p->filter, &p->filter_err);
+	else
+		rtr_pred_show(m, &rtr_marker_filter, &rtr_marker_filter_err);
 }
 
 int rtr_filter_write(struct rtr_probe *p, char *buf)
 {
+	if (!p)
+		return rtr_pred_write(rtr_ff_marker, RTR_NR_FF_MARKER,
+				      &rtr_marker_filter,
+				      &rtr_marker_filter_err, buf);
 	return rtr_pred_write(p->ffields, p->nr_ffields, &p->filter,
 			      &p->filter_err, buf);
 }
@@ -682,6 +735,9 @@ void rtr_filters_free(void)
 {
 	struct rtr_probe *p;
 
+	kfree(rcu_replace_pointer(rtr_marker_filter, NULL, true));
+	kfree(rtr_marker_filter_err);
+	rtr_marker_filter_err = NULL;
 	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++) {
 		kfree(rcu_replace_pointer(p->filter, NULL, true));
 		kfree(p->filter_err);

@@ -204,7 +204,7 @@ static_assert(sizeof(struct rtr_syscall_exit) == 16);
  * event's own field of that name, or,
  * for an event without one, the current task's name (the task the event
  * happens in: prev for sched_switch, the interrupted task for an irq).
- * syscall_entry's args[] cannot be named yet.
+ * An array's elements are named as report prints them: args[0].
  */
 #define RTR_FF(n, t)	{ .name = n, .type = RTR_FF_##t }
 
@@ -258,8 +258,11 @@ static const struct rtr_filter_field rtr_ff_softirq[] = {
 	RTR_FF("vec", INT), RTR_FF("comm", STR),
 };
 
+/* args[i] past the call's nr_args is not recorded: it reads 0. */
 static const struct rtr_filter_field rtr_ff_syscall_entry[] = {
 	RTR_FF("id", SYSCALL), RTR_FF("nr_args", INT), RTR_FF("comm", STR),
+	RTR_FF("args[0]", INT), RTR_FF("args[1]", INT), RTR_FF("args[2]", INT),
+	RTR_FF("args[3]", INT), RTR_FF("args[4]", INT), RTR_FF("args[5]", INT),
 };
 
 static const struct rtr_filter_field rtr_ff_syscall_exit[] = {
@@ -343,6 +346,13 @@ static __always_inline void rtr_strcpy(char *dst, const char *s,
 {
 	if (len)
 		memcpy(dst, s, len);
+}
+
+/* Argument @i of a call with @n, as recorded: 0 past @n. */
+static __always_inline s64 rtr_sys_arg(const unsigned long *args,
+				       unsigned int n, unsigned int i)
+{
+	return i < n ? (s64)args[i] : 0;
 }
 
 /* A NULL string is filtered as the empty one it is recorded as. */
@@ -616,7 +626,20 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	if (likely((unsigned long)id < ARRAY_SIZE(rtr_syscall_nargs) &&
 		   !in_compat_syscall()))
 		n = rtr_syscall_nargs[id];
-	if (rtr_filtered(data, RTR_FI(id), RTR_FI(n), RTR_FS(current->comm)))
+	/*
+	 * Before the filter, which may name them: for an event it drops the
+	 * fetch is more work, for one it keeps the same (the record needs
+	 * them).  Those past @n are not recorded, and the filter sees them
+	 * as 0, as report would: computed only where a filter runs.
+	 */
+	syscall_get_arguments(current, regs, args);
+	if (rtr_filtered(data, RTR_FI(id), RTR_FI(n), RTR_FS(current->comm),
+			 RTR_FI(rtr_sys_arg(args, n, 0)),
+			 RTR_FI(rtr_sys_arg(args, n, 1)),
+			 RTR_FI(rtr_sys_arg(args, n, 2)),
+			 RTR_FI(rtr_sys_arg(args, n, 3)),
+			 RTR_FI(rtr_sys_arg(args, n, 4)),
+			 RTR_FI(rtr_sys_arg(args, n, 5))))
 		return;
 	p = rtr_reserve(&r, data, struct_size(p, args, n));
 	if (!p)
@@ -624,7 +647,6 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	p->id = id;
 	p->nr_args = n;
 	/* The arch helper fills an aligned array; the record is unaligned. */
-	syscall_get_arguments(current, regs, args);
 	for (i = 0; i < n; i++)
 		p->args[i] = args[i];
 	rtr_commit(&r);

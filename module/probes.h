@@ -222,6 +222,10 @@ void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
 		   char **err);
 int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
 		   struct rtr_filter __rcu **slot, char **errp, char *buf);
+/* The marker's fields, "data" and "comm" (its filter's and trigger's). */
+#define RTR_NR_FF_MARKER	2
+extern const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER];
+bool rtr_marker_filtered(const char *data);
 void rtr_filter_show(struct seq_file *m, struct rtr_probe *p);
 int rtr_filter_write(struct rtr_probe *p, char *buf);
 void rtr_filters_free(void);
@@ -232,7 +236,7 @@ void rtr_filters_free(void);
  */
 void rtr_trigger_hit(unsigned int event_id);
 void rtr_marker_trigger(const char *data);
-int rtr_triggers_init(struct dentry *events);
+int rtr_triggers_init(struct dentry *marker_dir);
 void rtr_triggers_exit(void);
 void rtr_trigger_cpu_offline(void);
 void rtr_trigger_cpu_dead(void);
@@ -262,6 +266,8 @@ bool rtr_syscall_lookup(const char *name, s64 *nr);
 
 /* The files of events_ctl.c, made by rtr_files_init(). */
 int rtr_events_ctl_init(void);
+/* Their events/ directory in debugfs (an ERR_PTR if debugfs is off). */
+extern struct dentry *rtr_events_dir;
 /* A NUL-terminated kernel copy of one control file write, or an ERR_PTR. */
 char *rtr_ctl_copy(const char __user *ubuf, size_t count);
 /* dynprobes.c: probe_events, the kprobes made through it. */

@@ -92,10 +92,6 @@ static struct {
 static struct rtr_filter __rcu *rtr_marker_cond;
 static char *rtr_marker_cond_err;
 
-static const struct rtr_filter_field rtr_ff_marker[] = {
-	{ .name = "data", .type = RTR_FF_STR },
-	{ .name = "comm", .type = RTR_FF_STR },
-};
 
 /* --- the writer's side (any context) ------------------------------------ */
 
@@ -172,7 +168,7 @@ static ssize_t rtr_trigger_write(struct file *file, const char __user *ubuf,
 		ret = rtr_pred_write(p->ffields, p->nr_ffields, &p->trigger,
 				     &p->trigger_err, buf);
 	else
-		ret = rtr_pred_write(rtr_ff_marker, ARRAY_SIZE(rtr_ff_marker),
+		ret = rtr_pred_write(rtr_ff_marker, RTR_NR_FF_MARKER,
 				     &rtr_marker_cond, &rtr_marker_cond_err,
 				     buf);
 	kfree(buf);
@@ -342,13 +338,11 @@ void rtr_trigger_cpu_dead(void)
 
 /* --- setup ------------------------------------------------------------------ */
 
-/* @events: the events/ directory, where the marker's trigger goes. */
-int rtr_triggers_init(struct dentry *events)
+/* @dir: events/ringtrace_marker/, where the marker's trigger goes. */
+int rtr_triggers_init(struct dentry *dir)
 {
-	struct dentry *dir;
 	char path[80];
 
-	dir = rtr_files_mkdir(events, rtr_marker_event.name);
 	snprintf(path, sizeof(path), "events/%s/trigger", rtr_marker_event.name);
 	return rtr_file_create(dir, path, 0600, NULL, &rtr_trigger_fops) ?:
 	       rtr_file_create(rtr_dir, "triggered", 0600, NULL,

@@ -201,5 +201,7 @@ struct rtr_dynprobe *rtr_uprobe_parse(char *cmd)
 	rtr_uprobe_name(u);
 	u->dp.event.name = u->dp.name;
 	u->dp.event.fields = RTR_DYNPROBE_ARGS_FIELDS;
+	u->dp.ffields = rtr_ff_dynprobe_args;
+	u->dp.nr_ffields = ARRAY_SIZE(rtr_ff_dynprobe_args);
 	return &u->dp;
 }

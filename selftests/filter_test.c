@@ -4,6 +4,8 @@
  * written, counted by the `written` counter of the CPU a child workload
  * runs on; malformed expressions are refused with the predicate in force
  * kept and the reason read back; a predicate is replaced and cleared.
+ * System call arguments and return values, and the marker's text, as
+ * fields (each with a child or writes of its own, counted the same way).
  *
  * The child names itself "rtflt-child" (prctl) and then makes exactly
  * NR_GETPID getpid(), NR_GETPPID getppid() and one exit_group() calls:
@@ -15,6 +17,7 @@
  */
 #include "ringtrace_test.h"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -45,6 +48,8 @@ FIXTURE_TEARDOWN(filter)
 {
 	rt_ctl_write("events/syscall_entry/filter", "0");
 	rt_ctl_write("events/sched_switch/filter", "0");
+	rt_ctl_write("events/syscall_exit/filter", "0");
+	rt_ctl_write("events/ringtrace_marker/filter", "0");
 	rt_reset();
 }
 
@@ -67,16 +72,16 @@ static void child(int sleeps)
 
 /*
  * @event enabled with predicate @expr, tracing on: the events written
- * on the test CPU while the child runs; -1 if something failed.
+ * on the test CPU while a child runs @run(@arg); -1 if something failed.
  */
-static long long written_by_child(struct __test_metadata *_metadata,
-				  int cpu, const char *event, const char *expr,
-				  int sleeps)
+static long long written_by(struct __test_metadata *_metadata, int cpu,
+			    const char *event, const char *expr,
+			    void (*run)(int), int arg)
 {
 	char file[128];
 	struct rt_stats a, b;
 	pid_t pid;
-	int status;
+	int status = -1;
 
 	snprintf(file, sizeof(file), "events/%s/filter", event);
 	EXPECT_EQ(0, rt_ctl_write(file, expr)) {
@@ -89,14 +94,22 @@ static long long written_by_child(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, rt_read_stats(cpu, &a));
 	pid = fork();
 	if (!pid)
-		child(sleeps);
+		run(arg);
 	EXPECT_LT(0, pid);
 	EXPECT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, rt_read_stats(cpu, &b));
 	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
 	EXPECT_EQ(0, rt_ctl_write(file, "0"));
 	EXPECT_EQ(0, rt_stats_lost(&b));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	return (long long)(b.written - a.written);
+}
+
+static long long written_by_child(struct __test_metadata *_metadata,
+				  int cpu, const char *event, const char *expr,
+				  int sleeps)
+{
+	return written_by(_metadata, cpu, event, expr, child, sleeps);
 }
 
 /* The child's system calls with "comm == CHILD_COMM && @pred". */
@@ -221,6 +234,147 @@ TEST_F(filter, sched_switch_prev_state)
 				   NR_SLEEPS));
 }
 
+/*
+ * System call arguments and return values: a child that makes
+ * NR_CREAT openat(O_CREAT | O_WRONLY), NR_OPEN openat(O_RDONLY) and
+ * NR_BADCLOSE close(-1) (each -EBADF).
+ */
+#define NR_CREAT	4
+#define NR_OPEN		6
+#define NR_BADCLOSE	3
+#define CHILD_FILE	"/tmp/rtflt-child"
+
+static void args_child(int unused)
+{
+	int i, fd;
+
+	(void)unused;
+
+	prctl(PR_SET_NAME, CHILD_COMM);
+	for (i = 0; i < NR_CREAT + NR_OPEN; i++) {
+		/*
+		 * (long): an int through syscall()'s varargs leaves the
+		 * register's upper half undefined; glibc's own wrappers
+		 * sign-extend, as here.
+		 */
+		fd = syscall(SYS_openat, (long)AT_FDCWD, CHILD_FILE,
+			     i < NR_CREAT ? O_CREAT | O_WRONLY : O_RDONLY, 0600);
+		if (fd < 0)
+			syscall(SYS_exit_group, 1);
+		syscall(SYS_close, fd);
+	}
+	for (i = 0; i < NR_BADCLOSE; i++)
+		syscall(SYS_close, -1L);
+	syscall(SYS_exit_group, 0);
+}
+
+/* The events args_child() makes that pass "comm == CHILD_COMM && @pred". */
+static long long written_by_args_child(struct __test_metadata *_metadata,
+				       int cpu, const char *event,
+				       const char *pred)
+{
+	char expr[256];
+
+	snprintf(expr, sizeof(expr), "comm == \"%s\" && (%s)", CHILD_COMM,
+		 pred);
+	return written_by(_metadata, cpu, event, expr, args_child, 0);
+}
+
+/* syscall_entry's args[0..5] and syscall_exit's ret, signed. */
+TEST_F(filter, syscall_args_and_ret)
+{
+	static const struct {
+		const char *event, *pred;
+		long long want;
+	} cases[] = {
+		{ "syscall_entry", "id == openat && args[2] & 0x40", NR_CREAT },
+		{ "syscall_entry", "id == openat && !(args[2] & 0x40)", NR_OPEN },
+		{ "syscall_entry", "id == openat && args[2] & 3 == 1", NR_CREAT },
+		{ "syscall_entry", "id == openat && args[3] == 0600", NR_CREAT + NR_OPEN },
+		/* AT_FDCWD: a negative number against the u64 recorded. */
+		{ "syscall_entry", "id == openat && args[0] == -100",
+		  NR_CREAT + NR_OPEN },
+		/* An int argument's 32 bits, whatever the upper half holds. */
+		{ "syscall_entry", "id == openat && args[0] & 0xffffffff == 0xffffff9c",
+		  NR_CREAT + NR_OPEN },
+		{ "syscall_entry", "id == close && args[0] == -1", NR_BADCLOSE },
+		{ "syscall_entry", "id == close && args[0] < 0", NR_BADCLOSE },
+		/* close has one argument: the others read 0. */
+		{ "syscall_entry", "id == close && args[1] != 0", 0 },
+		{ "syscall_exit", "id == close && ret == -9", NR_BADCLOSE },
+		{ "syscall_exit", "id == close && ret < 0", NR_BADCLOSE },
+		{ "syscall_exit", "id == close && ret >= 0", NR_CREAT + NR_OPEN },
+		{ "syscall_exit", "id == close && ret == 0xfffffffffffffff7",
+		  NR_BADCLOSE },
+		{ "syscall_exit", "id == close && ret == 0xfffffff7", 0 },
+		{ "syscall_exit", "id == openat && ret > 2", NR_CREAT + NR_OPEN },
+	};
+	unsigned int i;
+
+	for (i = 0; i < RT_ARRAY_SIZE(cases); i++)
+		expect_count(_metadata, cases[i].want,
+			     written_by_args_child(_metadata, self->cpu,
+						   cases[i].event,
+						   cases[i].pred),
+			     cases[i].pred);
+	unlink(CHILD_FILE);
+}
+
+/* One marker write() of @text; its return value. */
+static ssize_t write_marker(int fd, const char *text)
+{
+	return write(fd, text, strlen(text));
+}
+
+/*
+ * events/ringtrace_marker/filter: the markers its predicate drops are not
+ * written (the `written` counter does not move), and each write() still
+ * returns its length.
+ */
+TEST_F(filter, marker_data)
+{
+	static const struct {
+		const char *expr;
+		unsigned int want;	/* bit i: text[i] is written */
+	} cases[] = {
+		{ "data == \"keep*\"", 0x5 },
+		{ "data != \"keep*\"", 0xa },
+		{ "data == '*[0-9]' && comm == \"" CHILD_COMM "\"", 0x3 },
+		{ "data == drop-1 || data == keep-1", 0x3 },
+		{ "comm == nobody", 0 },
+		{ "none", 0xf },
+	};
+	static const char *const text[] = { "keep-1", "drop-1", "keep-x", "drop-x" };
+	const char *file = "events/ringtrace_marker/filter";
+	struct rt_stats a, b;
+	unsigned int i, j, n;
+	int fd;
+
+	ASSERT_EQ(0, access(rt_path(file), F_OK));
+	prctl(PR_SET_NAME, CHILD_COMM);
+	fd = open(rt_path("marker"), O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (i = 0; i < RT_ARRAY_SIZE(cases); i++) {
+		EXPECT_EQ(0, rt_ctl_write(file, cases[i].expr)) {
+			TH_LOG("'%s' refused", cases[i].expr);
+		}
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &a));
+		for (j = 0; j < RT_ARRAY_SIZE(text); j++)
+			EXPECT_EQ((ssize_t)strlen(text[j]),
+				  write_marker(fd, text[j]));
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &b));
+		n = __builtin_popcount(cases[i].want);
+		expect_count(_metadata, n, (long long)(b.written - a.written),
+			     cases[i].expr);
+	}
+	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	close(fd);
+	EXPECT_EQ(-EINVAL, rt_ctl_write(file, "data < 3"));
+	EXPECT_EQ(-EINVAL, rt_ctl_write(file, "len == 3"));
+	EXPECT_EQ(0, rt_ctl_write(file, "0"));
+}
+
 /* The first line of the filter file, and whether it says @err. */
 static void expect_filter(struct __test_metadata *_metadata,
 			  const char *want, const char *err)
@@ -268,6 +422,13 @@ TEST_F(filter, malformed_refused)
 		{ "((((((((((((((((((id == 1))))))))))))))))))",
 		  "nested deeper than" },
 		{ "!!!!!!!!!!!!!!!!!!!id == 1", "nested deeper than" },
+		{ "args[6] == 1", "unknown field 'args[6]'" },
+		{ "args[0 == 1", "expected an index and ']' after 'args'" },
+		{ "args[] == 1", "expected an index and ']' after 'args'" },
+		{ "nr_args[0] == 1", "unknown field 'nr_args[0]'" },
+		{ "args == 1", "unknown field 'args'" },
+		{ "args[1] == foo", "'foo' is not a number (for 'args[1]')" },
+		{ "args[1] == --5", "'--5' is not a number" },
 	};
 	char big[2048];
 	unsigned int i;

@@ -1595,6 +1595,7 @@ static void fz_events_pids(struct fz_thread *t)
 
 /*
  * probe_events: a kprobe or kretprobe made, hit while the writers run,
+ * its filter replaced meanwhile,
  * removed by "-:NAME" or by the close; bad commands refused with nothing
  * left.  Another thread may hold the same probe (EEXIST); a kernel without
  * kprobes refuses every one (EOPNOTSUPP).  kprobes patch text: --toggle
@@ -1602,6 +1603,56 @@ static void fz_events_pids(struct fz_thread *t)
  */
 #define FZ_DYNPROBES_MAX	200
 static _Atomic unsigned int fz_dynprobes_made;
+
+/*
+ * A predicate on the probe @cmd just made, while it fires: its
+ * events/<name>/filter (debugfs only) takes the good ones and refuses the
+ * bad with EINVAL; only this thread can remove the probe meanwhile.
+ */
+static void fz_dynprobe_filter(struct fz_thread *t, const char *cmd)
+{
+	static const struct {
+		const char *expr;
+		bool good;
+	} kp[] = {
+		{ "arg0 == 3 || comm == 'rt_fuzz*'", true },
+		{ "arg2 & 0xfff > 16 && !(arg5 < 0)", true },
+		{ "arg1 != 0", true },
+		{ "none", true },
+		{ "arg6 == 1", false },
+		{ "ret == 0", false },
+		{ "arg0 == ", false },
+	}, rp[] = {
+		{ "ret < 0 || comm == rt_fuzz", true },
+		{ "ret & 1", true },
+		{ "0", true },
+		{ "arg0 == 1", false },
+		{ "ret <", false },
+	};
+	bool ret_probe = cmd[0] == 'r', good;
+	const char *expr;
+	char rel[96];
+	unsigned int i;
+	long ret;
+
+	if (ret_probe) {
+		i = fz_below(&t->rng, sizeof(rp) / sizeof(rp[0]));
+		expr = rp[i].expr;
+		good = rp[i].good;
+	} else {
+		i = fz_below(&t->rng, sizeof(kp) / sizeof(kp[0]));
+		expr = kp[i].expr;
+		good = kp[i].good;
+	}
+	snprintf(rel, sizeof(rel), "events/%s_%s/filter",
+		 ret_probe ? "kretprobe" : "kprobe", cmd + 2);
+	ret = fz_write(false, rel, expr, strlen(expr), 0);
+	fz_desc(t, "%s <- '%s' -> %s", rel, expr, fz_err(ret));
+	if (ret < 0)
+		fz_refused(t);
+	FZ_EXPECT(t, good ? "a good probe predicate" : "a bad probe predicate",
+		  ret < 0 ? ret : 0, good ? 0 : -EINVAL);
+}
 
 static void fz_dynprobe(struct fz_thread *t)
 {
@@ -1644,6 +1695,8 @@ static void fz_dynprobe(struct fz_thread *t)
 		  -ENOSPC, -EOPNOTSUPP);
 	if (ret < 0)
 		goto close;
+	if (fz_chance(r, 70))
+		fz_dynprobe_filter(t, cmd);
 	fz_sleep_ms(fz_below(r, 20));
 	if (fz_chance(r, 50)) {
 		snprintf(del, sizeof(del), "-:%s_%s",

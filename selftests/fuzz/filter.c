@@ -3,7 +3,8 @@
  * rt_fuzz, thread events: the field predicates of events/<name>/filter
  * (module/filter.c) and the triggers' conditions of events/<name>/trigger
  * (module/trigger.c, the same grammar) replaced while the probes run them
- * -- on every CPU with --toggle, where the events are switched on -- by
+ * -- on every CPU with --toggle, where the events are switched on; the
+ * marker's while the writer threads write markers -- by
  * known good and bad expressions and by token soup; the triggers' hits
  * rearmed and reset meanwhile.  Judged by reading the file back: a write
  * that worked shows its expression, a refused one (EINVAL only) the
@@ -31,6 +32,13 @@ static const struct {
 	{ "irq_handler_entry", "name == '*virt*' || irq != 0", true },
 	{ "irq_softirq_entry", "vec == 1 || comm == rt_fuzz", true },
 	{ "sched_waking", "comm != rt_fuzz && target_cpu >= 0", true },
+	{ "syscall_entry", "id == openat && args[2] & 0x40", true },
+	{ "syscall_entry", "args[0] == -1 || args[5] > 0x1000 && nr_args == 6", true },
+	{ "syscall_exit", "ret == -9 || ret <= -4095", true },
+	/* The fuzzer's markers: "FZ<writer>:..."; gaps in a sequence are fine. */
+	{ "ringtrace_marker", "data == 'FZ1*' || data == \"fz*\"", true },
+	{ "ringtrace_marker", "data != \"FZ?:*[02468]:*\" && comm == 'rt_fuzz*'", true },
+	{ "ringtrace_marker", "none", true },
 	{ "syscall_entry", "0", true },
 	{ "sched_switch", "none", true },
 	{ "syscall_entry", "idd == 1", false },
@@ -40,13 +48,19 @@ static const struct {
 	{ "sched_switch", "prev_state == 1 &&", false },
 	{ "irq_handler_entry", "name == 'unterminated", false },
 	{ "syscall_exit", "ret === 1", false },
+	{ "syscall_entry", "args[6] == 1", false },
+	{ "syscall_entry", "args[0 == 1", false },
+	{ "syscall_exit", "args[0] == 1", false },
+	{ "ringtrace_marker", "data > 1", false },
+	{ "ringtrace_marker", "id == 1", false },
 };
 
 static const char *const fz_filter_tokens[] = {
 	"id", "comm", "nr_args", "ret", "==", "!=", "<", "<=", ">", ">=",
 	"&", "&&", "||", "!", "(", ")", "0", "-1", "0x7fffffffffffffff",
 	"99999999999999999999999", "getppid", "openat", "\"rt*\"", "'x",
-	"[a-", "*", "?", "prev_state", "=", "|", "\t",
+	"[a-", "*", "?", "prev_state", "=", "|", "\t", "args[0]", "args[5]",
+	"args[", "]", "[", "args[99999999999]", "-9", "data", "'FZ*'",
 };
 
 /* The first line of @event's filter (trigger) file @file, or -errno. */
@@ -101,7 +115,8 @@ static void fz_filter_one(struct fz_thread *t)
 		snprintf(expr, sizeof(expr), "%s%s", fz_filters[i].expr,
 			 fz_chance(r, 50) ? "\n" : "");
 	} else {
-		event = "syscall_entry";
+		event = fz_chance(r, 20) ? "ringtrace_marker" :
+			fz_chance(r, 50) ? "syscall_exit" : "syscall_entry";
 		n = fz_range(r, 1, 14);
 		for (i = 0; i < n; i++)
 			len += snprintf(expr + len, sizeof(expr) - len, "%s%s",

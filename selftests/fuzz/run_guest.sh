@@ -86,8 +86,13 @@ reset_stacks() {
 }
 
 # Back to a fresh module's state: every event off, no pid filter, no
-# stacks.
+# stacks, no predicate (the marker's would hide markers from what follows).
 reset_module() {
+	local f
+
+	for f in "$R"/events/*/filter; do
+		[[ ! -e $f ]] || echo 0 >"$f" || return
+	done
 	echo 0 >"$R/tracing_on" &&
 		echo 0 >"$R/events/enable" &&
 		echo 0 >"$R/event_fork" &&

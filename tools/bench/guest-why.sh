@@ -61,6 +61,11 @@
 #   ftrace+drop      ... and its filter file 'id == 257' (openat on
 #                    x86-64: ftrace compares the number)
 #   ftrace+pass      ... 'id == 110' (getppid)
+#   ringtrace+trig   no filter, and events/syscall_entry/trigger
+#                    'id == openat': armed, tested on every entry, never
+#                    firing (the flight recorder's always-on trigger)
+#   ftrace+trig      no filter, and sys_enter's trigger
+#                    'snapshot if id == 257': ftrace's equivalent
 #   perf             perf record --overwrite -a -e raw_syscalls:sys_enter
 #   perf+drop/+pass  ... --filter with the same predicates (perf hands
 #                    them to ftrace's filter code, attached to its event)
@@ -127,7 +132,7 @@ nr() { awk -v n="__NR_$1" '$1 == "#define" && $2 == n { print $3; exit }' "$UNIS
 predicate() {	# CONFIG NAMES|NUMBERS
 	local call
 	case $1 in
-	*+drop) call=openat ;;
+	*+drop | *+trig) call=openat ;;
 	*+pass) call=getppid ;;
 	*) return 0 ;;
 	esac
@@ -180,7 +185,10 @@ rt_on() {	# CONFIG
 		[[ $1 == *+stack ]] && put "$RT/set_event_stack" sched_switch
 	elif [[ $part == filter ]]; then
 		put "$RT/set_event" syscall_entry
-		[[ $1 == *+* ]] && put "$RT/events/syscall_entry/filter" "$(predicate "$1" names)"
+		case $1 in
+		*+trig) put "$RT/events/syscall_entry/trigger" "$(predicate "$1" names)" ;;
+		*+*) put "$RT/events/syscall_entry/filter" "$(predicate "$1" names)" ;;
+		esac
 	else
 		exec 3<>"$RT/probe_events"
 		printf 'p:%s\n' "$FUNC" >&3 || fail "ringtrace refused p:$FUNC"
@@ -212,6 +220,7 @@ rt_off() {	# CONFIG
 		echo 0 >"$RT/events/enable"
 	elif [[ $part == filter ]]; then
 		put "$RT/events/syscall_entry/filter" none
+		put "$RT/events/syscall_entry/trigger" none
 		echo 0 >"$RT/events/enable"
 	else
 		exec 3>&-	# its release removes the probe
@@ -239,7 +248,10 @@ ft_on() {	# CONFIG
 		esac
 		put "$T/events/sched/sched_switch/enable" 1
 	elif [[ $part == filter ]]; then
-		[[ $1 == *+* ]] && put "$T/events/raw_syscalls/sys_enter/filter" "$(predicate "$1" numbers)"
+		case $1 in
+		*+trig) put "$T/events/raw_syscalls/sys_enter/trigger" "snapshot if $(predicate "$1" numbers)" ;;
+		*+*) put "$T/events/raw_syscalls/sys_enter/filter" "$(predicate "$1" numbers)" ;;
+		esac
 		put "$T/events/raw_syscalls/sys_enter/enable" 1
 	else
 		echo "p:rtbench/getppid $FUNC $ARGS" >>"$T/kprobe_events" ||
@@ -272,6 +284,7 @@ ft_off() {	# CONFIG
 	elif [[ $part == filter ]]; then
 		put "$T/events/raw_syscalls/sys_enter/enable" 0
 		put "$T/events/raw_syscalls/sys_enter/filter" 0
+		[[ $1 == *+trig ]] && put "$T/events/raw_syscalls/sys_enter/trigger" '!snapshot'
 	else
 		put "$T/events/rtbench/getppid/enable" 0
 		echo '-:rtbench/getppid' >>"$T/kprobe_events" || fail "cannot remove rtbench/getppid"
@@ -404,8 +417,8 @@ if [[ $part == stack ]]; then
 elif [[ $part == filter ]]; then
 	[[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
 	[[ -n $(nr getppid) && -n $(nr openat) ]] || fail "no system call numbers in $UNISTD"
-	configs=(ringtrace ringtrace+drop ringtrace+pass ftrace ftrace+drop ftrace+pass
-		 perf perf+drop perf+pass)
+	configs=(ringtrace ringtrace+drop ringtrace+pass ringtrace+trig ftrace
+		 ftrace+drop ftrace+pass ftrace+trig perf perf+drop perf+pass)
 else
 	[[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
 	grep -qw "$FUNC" /proc/kallsyms || fail "no $FUNC in this kernel"

@@ -137,7 +137,11 @@ static char *kprobe_cmd(const char *spec, int k, char *why, size_t size)
 		snprintf(why, size, "-e %s: not %s", spec, kinds[k].syntax);
 		return NULL;
 	}
-	if (asprintf(&cmd, "%c:%s", kinds[k].cmd, arg) < 0) {
+	/* As probe_events reads it back: "+0x10", none for "+0". */
+	if ((off ? asprintf(&cmd, "%c:%.*s+0x%lx", kinds[k].cmd,
+			    (int)strcspn(arg, "+"), arg, off) :
+		   asprintf(&cmd, "%c:%.*s", kinds[k].cmd,
+			    (int)strcspn(arg, "+"), arg)) < 0) {
 		snprintf(why, size, "out of memory");
 		return NULL;
 	}
@@ -246,6 +250,36 @@ static void explain(const char *spec, int err, char *why, size_t size)
 	}
 }
 
+/*
+ * Each probe's event name, from probe_events ("<id> <name> <command>" per
+ * probe, the command as written: kprobe_cmd() and uprobe_cmd() write it
+ * that way).  -1 if one is missing.
+ */
+static int event_names(struct dynprobes *dp, const struct ctl *c)
+{
+	char *text = ctl_read_alloc(c, "probe_events"), *line, *save = NULL;
+	char id[16], name[512], cmd[PATH_MAX + 512];
+	size_t found = 0;
+
+	dp->events = calloc(dp->n, sizeof(*dp->events));
+	if (!text || !dp->events) {
+		free(text);
+		return -1;
+	}
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%15s %511s %4607s", id, name, cmd) != 3)
+			continue;
+		for (size_t i = 0; i < dp->n; i++)
+			if (!dp->events[i] && !strcmp(cmd, dp->cmds[i])) {
+				dp->events[i] = strdup(name);
+				found += dp->events[i] != NULL;
+			}
+	}
+	free(text);
+	return found == dp->n ? 0 : -1;
+}
+
 int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
 		  size_t size)
 {
@@ -271,6 +305,12 @@ int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
 			dynprobes_remove(dp);
 			return -1;
 		}
+	}
+	if (event_names(dp, c)) {
+		snprintf(why, size, "%s: our probes' events are not listed in it",
+			 path);
+		dynprobes_remove(dp);
+		return -1;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 struct dynprobes {
 	char **specs;		/* as given: "kprobe:do_sys_openat2" */
 	char **cmds;		/* for probe_events: "p:do_sys_openat2" */
+	char **events;		/* once made: "kprobe_do_sys_openat2" */
 	size_t n;
 	int fd;			/* probe_events, open while they exist; -1 */
 };
@@ -28,8 +29,8 @@ struct dynprobes {
 char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 		      size_t size);
 /*
- * Makes every probe, all or none: -1 with one sentence in @why, nothing
- * left registered.
+ * Makes every probe, all or none, and learns their events' names
+ * (@dp->events): -1 with one sentence in @why, nothing left registered.
  */
 int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
 		  size_t size);

@@ -1224,14 +1224,15 @@ static int run(int argc, char **argv)
 	read_names();
 	on = choose_events();
 	stack = choose_stacks(on);
-	if (filters_check(&filters, &ctl, (const char *const *)names, on,
-			  nr_names, why, sizeof(why)))
-		refuse("%s", why);
-	check_cgroups();
 	/* The marker (the last name) is recorded whatever -e says. */
 	on[nr_names - 1] = true;
+	/* Those of dynamic probes: once the probes exist, below. */
+	if (filters_check(&filters, &ctl, (const char *const *)names, on,
+			  nr_names, probes.n, why, sizeof(why)))
+		refuse("%s", why);
+	check_cgroups();
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
-			  nr_names, why, sizeof(why)))
+			  nr_names, false, why, sizeof(why)))
 		refuse("%s", why);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
@@ -1240,6 +1241,12 @@ static int run(int argc, char **argv)
 	 */
 	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
 		refuse("%s", why);
+	if (filters_check_probes(&filters, &ctl,
+				 (const char *const *)probes.events, probes.n,
+				 why, sizeof(why))) {
+		dynprobes_remove(&probes);
+		refuse("%s", why);
+	}
 	save_state();
 	if (strcmp(saved.tracing_on, "0")) {
 		saved_valid = false;
@@ -1365,7 +1372,9 @@ const struct command cmd_record = {
 "                        Integer fields compare with == != < <= > >= and\n"
 "                        masks (&), strings with == != and globs; && || !\n"
 "                        and parentheses.  The fields are the event's\n"
-"                        (ringtrace list), and comm; see\n"
+"                        (ringtrace list; an array's as args[0]), and\n"
+"                        comm; the marker's is data\n"
+"                        ('ringtrace_marker: data == \"FAIL*\"'); see\n"
 "                        Documentation/ringtrace/cli.rst\n"
 "      --live            print the events as they are recorded, as\n"
 "                        'ringtrace report --follow DIR' does (ringtraced\n"

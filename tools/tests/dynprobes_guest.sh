@@ -12,6 +12,8 @@
 #   record     kprobe on the open path with a thread that opens N files:
 #              exactly N events on that thread (report), and the kretprobe
 #              returns the N fds it got; babeltrace2 reads the trace
+#   --filter   arg0 of the kprobe (AT_FDCWD) and ret of the kretprobe
+#              (the odd fds): exactly those events recorded
 #   exit paths no probe left after a normal end, Ctrl-C, SIGKILL of record
 #   errors     unknown function, blacklisted function, malformed spec: one
 #              line each, nothing registered, control files unchanged
@@ -24,7 +26,9 @@
 #              which calls it N times: exactly N events of its pid, arg0
 #              the values it passed in order, the offset the CLI found is
 #              readelf's, babeltrace2 reads them; no probe left after the
-#              end and after SIGKILL
+#              end and after SIGKILL; --filter on arg0 keeps the even
+#              calls only; events/<uprobe>/filter comes and goes with the
+#              probe, refuses a bad field, an fd held open fails after
 #   uprobe errors  missing binary, non-ELF file, unknown symbol, offset
 #              beyond the symbol, malformed spec: one line each, nothing
 #              registered (not on the debug kernel: user space only)
@@ -227,6 +231,31 @@ test_record() {
 	check "babeltrace2 and report see the same $rn kretprobe events ($bn)" test "$bn" -eq "$rn" -a "$rn" -ge $N
 }
 
+# --filter on a kprobe's fetched argument and a kretprobe's ret: every
+# open of the thread passes AT_FDCWD (an int: its low 32 bits), and the
+# odd fds it got are the kretprobe's.
+test_record_field_filter() {
+	local out=$W/recff tid fds n odd rets
+	rm -rf "$W/files" && mkdir "$W/files"
+	"$CLI" record -e "kprobe:$FUNC,kretprobe:$FUNC" -o "$out" \
+		--filter "kprobe_$FUNC: comm == rtp-open && arg0 & 0xffffffff == 0xffffff9c" \
+		--filter "kretprobe_$FUNC: comm == rtp-open && ret & 1" -- \
+		"$WL" $N "$W/files" "$W/wlff.out" >/dev/null 2>"$W/recff.err"
+	check "record --filter on kprobe arg0 and kretprobe ret exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/recff.err"
+	check "record --filter: no probe left" no_probes
+	read -r tid fds <"$W/wlff.out"
+	"$CLI" report "$out" >"$W/recff.report" 2>/dev/null
+	n=$(grep -c " kprobe_$FUNC: " "$W/recff.report")
+	check "--filter 'arg0 == AT_FDCWD': the thread's $N opens, nothing else ($n)" \
+		test "$(events_of "$W/recff.report" "kprobe_$FUNC" "$tid" | wc -l)" -eq $N -a "$n" -eq $N
+	odd=$(tr ' ' '\n' <<<"$fds" | awk '$1 % 2' | paste -sd' ')
+	rets=$(grep " kretprobe_$FUNC: " "$W/recff.report" |
+		sed -nE 's/.* ret=([0-9]+)$/\1/p' | paste -sd' ')
+	check "--filter 'ret & 1': exactly the odd fds ($odd)" test "$rets" = "$odd"
+	[[ $rets == "$odd" ]] || note "kretprobe rets: $rets"
+}
+
 # A pid filter (-F) applies to probe events like the others.
 test_record_filter() {
 	local out=$W/recf tid others
@@ -421,12 +450,28 @@ test_uprobe_abi() {
 		bash -c "! printf 'u:%s:%s@rtu_work' $UWL $off >&7 2>$W/pe.err && grep -q 'File exists' $W/pe.err"
 	check "probe_events: another file cannot remove it (EPERM)" \
 		bash -c "! printf -- '-:$UEV' >$PE 2>$W/pe.err && grep -q 'not permitted' $W/pe.err"
+	# Its filter file, there while the probe is (filter.c's grammar).
+	check "events/$UEV/filter: made with the probe, reads none" \
+		test "$(head -1 "$RT/events/$UEV/filter")" = none
+	check "events/$UEV/filter: 'arg6 == 1' refused, naming arg6" bash -c \
+		"! echo 'arg6 == 1' >$RT/events/$UEV/filter 2>/dev/null &&
+		 grep -qF \"# error: unknown field 'arg6'\" $RT/events/$UEV/filter &&
+		 test \"\$(head -1 $RT/events/$UEV/filter)\" = none"
+	check "events/$UEV/filter: 'arg0 & 1 == 0 && comm == x*' taken" bash -c \
+		"echo 'arg0 & 1 == 0 && comm == x*' >$RT/events/$UEV/filter &&
+		 test \"\$(cat $RT/events/$UEV/filter)\" = 'arg0 & 1 == 0 && comm == x*'"
+	# Held open across the probe's removal: EIO after, no crash.
+	exec 8<>"$RT/events/$UEV/filter"
 	printf 'u:%s:%d\n' "$UWL" "$off" >&7
 	check "probe_events: without a label the event is named by the offset" \
 		grep -qE "^[0-9]+ uprobe_uprobe_workload_$off u:$UWL:$off$" "$PE"
 	printf -- '-:%s' "$UEV" >&7
 	check "probe_events: -:$UEV removes that uprobe only" \
 		test "$(awk '{ print $2 }' "$PE")" = "uprobe_uprobe_workload_$off"
+	check "events/$UEV/: gone with the probe" test ! -e "$RT/events/$UEV"
+	check "events/$UEV/filter: a write through an fd held open fails after" \
+		bash -c "! echo none >&8 2>/dev/null"
+	exec 8>&-
 	printf 'u:%s:%s@rtu_work' "$UWL" "$off" >&7
 	check "probe_events: the name again takes a new id" \
 		test "$(awk '$2 == "'"$UEV"'" { print $1 }' "$PE")" -gt "$id"
@@ -461,6 +506,32 @@ test_uprobe_record() {
 	n=$("$CLI" unpack "$out" "$out.ctf" >/dev/null &&
 		babeltrace2 "$out.ctf" 2>"$W/ubabel.err" | grep -c "$UEV: .*arg0 = 10")
 	check "babeltrace2 reads the $UN uprobe events too ($n)" test "$n" -eq $UN
+
+	# --filter on a fetched argument: the even ones of 1000 .. 1000+UN-1.
+	"$CLI" record -e "uprobe:$UWL:rtu_work" -o "$out.f" \
+		--filter "$UEV: arg0 & 1 == 0 && arg0 >= 1000" -- \
+		"$UWL" $UN "$W/uwlf.out" >/dev/null 2>"$W/urecf.err"
+	check "record --filter '$UEV: arg0 & 1 == 0' exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/urecf.err"
+	check "record --filter: no uprobe left after the end" no_probes
+	read -r pid sum <"$W/uwlf.out"
+	"$CLI" report "$out.f" >"$W/urecf.report" 2>/dev/null
+	args=$(grep " $UEV: " "$W/urecf.report" |
+		sed -nE 's/.* arg0=([0-9]+), arg1=.*/\1/p' | paste -sd' ')
+	want=$(seq -s' ' 1000 2 $((1000 + UN - 1)))
+	check "--filter on arg0: exactly the even calls ($args)" test "$args" = "$want"
+	"$CLI" record -e "uprobe:$UWL:rtu_work" -o "$out.bad" \
+		--filter "$UEV: arg7 == 1" -- true >/dev/null 2>"$W/urecb.err"
+	n=$?
+	check "--filter 'arg7 == 1' on a uprobe: refused in one line naming arg7" \
+		eval '[ $n -ne 0 ] && one_line "$W/urecb.err" && grep -qF "unknown field '"'arg7'"'" "$W/urecb.err"'
+	check "... no probe left, no trace directory" eval 'no_probes && [ ! -e "$out.bad" ]'
+	"$CLI" record -e "uprobe:$UWL:rtu_work" -o "$out.bad" \
+		--filter "uprobe_nosuch: arg0 == 1" -- true >/dev/null 2>"$W/urecb2.err"
+	n=$?
+	check "--filter on a probe not recorded: refused in one line" \
+		eval '[ $n -ne 0 ] && one_line "$W/urecb2.err" && grep -q "not recorded" "$W/urecb2.err"'
+	check "... no probe left" no_probes
 }
 
 # uprobing OUT: the record with the uprobe, at rtu_work+1 to see the CLI
@@ -514,6 +585,7 @@ main() {
 		test_abi
 		test_record
 		test_record_filter
+		test_record_field_filter
 		test_ctrl_c
 		test_sigterm
 		test_sigkill
