@@ -47,6 +47,11 @@ unsigned int damage_report(const struct rt_trace *t)
 		const struct rt_stream *s = t->cpus[i].stream;
 		unsigned int nr = rt_stream_nr_damage(s), shown = 0;
 
+		/* Not damage: a window read a file whole instead of seeking. */
+		for (unsigned int j = 0; j < rt_stream_nr_index_notes(s); j++)
+			if (rt_stream_index_note(s, j))
+				warn("note: %s", rt_stream_index_note(s, j));
+
 		for (unsigned int j = 0; j < nr; j++) {
 			const char *d = rt_stream_damage(s, j);
 

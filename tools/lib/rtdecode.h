@@ -240,6 +240,25 @@ int rt_stream_cpu(const struct rt_stream *s);
 void rt_stream_close(struct rt_stream *s);
 
 /*
+ * A time window: from the next item on, only what lies in [@begin, @end]
+ * (clock cycles) is needed.  The stream ends at its first packet that
+ * begins after @end, and its stats count only the window: packets that
+ * overlap it, events in it, losses reported at a time in it (those of a
+ * packet that begins in it), first/last of its events.  With @seek it also
+ * reads only the frames (packets, in a plain file) that can hold the
+ * window, found with each file's time index (seek.c): the packet before
+ * the window's first is read too, so its items and counts are those of a
+ * full pass.  What does differ: damage and notes of the frames it does not
+ * read are not seen.  A file whose index is bad (or cannot be built) is
+ * read whole, and said in rt_stream_index_note().  Set it before the first
+ * rt_stream_next().
+ */
+void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
+			  bool seek);
+unsigned int rt_stream_nr_index_notes(const struct rt_stream *s);
+const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
+
+/*
  * A fed stream: no files of its own, its reader (report --follow) hands it
  * whole packets as they appear on disk.  rt_stream_next() returns 0 once
  * what was fed is read ("dry"), and goes on after the next feed; the
