@@ -280,6 +280,38 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
  */
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md);
 
+/* ---- item heap (itemheap.c) ---------------------------------------------- */
+
+/*
+ * The k-way merge of per-CPU streams (report, export, report --follow): a
+ * min-heap of pointers to each stream's next item, by time then CPU.  The
+ * caller keeps each item (in its per-CPU state) and finds its own state
+ * from the top with container_of(); after changing the top item in place
+ * it calls rt_item_heap_top_changed(), when the stream ended
+ * rt_item_heap_pop().  Push only within the reserved room.
+ */
+struct rt_item_heap {
+	const struct rt_item **v;
+	size_t n, cap;
+};
+
+/* Room for @cap items; -1 out of memory (nothing changed). */
+int rt_item_heap_reserve(struct rt_item_heap *h, size_t cap);
+void rt_item_heap_free(struct rt_item_heap *h);
+void rt_item_heap_push(struct rt_item_heap *h, const struct rt_item *it);
+void rt_item_heap_top_changed(struct rt_item_heap *h);
+void rt_item_heap_pop(struct rt_item_heap *h);
+/* The earliest item, or NULL when empty. */
+static inline const struct rt_item *rt_item_heap_top(const struct rt_item_heap *h)
+{
+	return h->n ? h->v[0] : NULL;
+}
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
 /* ---- trace directories -------------------------------------------------- */
 
 struct rt_trace_cpu {
