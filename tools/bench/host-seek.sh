@@ -31,7 +31,12 @@ rate=${SEEK_RATE:-$(( gib * (1 << 30) / 13 / secs / cpus ))}
 make -s -C "$REPO/tools/bench" >/dev/null
 mkdir -p -- "$out"
 work=$(mktemp -d "${RT_CACHE:-/var/cache/ringtrace}/seek-bench.XXXX")
-trap 'rm -rf -- "$work"' EXIT
+# SEEK_KEEP=1 keeps the trace (its directory is printed) for a closer look.
+if [[ -n ${SEEK_KEEP:-} ]]; then
+	echo "host-seek: trace kept in $work/trace" >&2
+else
+	trap 'rm -rf -- "$work"' EXIT
+fi
 trace=$work/trace
 
 python3 "$REPO/tools/tests/gentrace.py" "$work/meta" --expect-dir "$work/meta.expect" \
