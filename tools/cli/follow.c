@@ -279,22 +279,6 @@ static void pend_commit(struct fcpu *c, size_t n)
 	c->out_off += n;
 }
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 /*
  * The whole frames of the stored chunk past c->pos.  A frame not all
  * there is waited for while the chunk is open; in a closed chunk it is
@@ -319,7 +303,7 @@ static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 
 		if ((uint64_t)st.st_size <= c->pos)
 			break;
-		if (left < sizeof(h) || read_at(c->fd, h, sizeof(h), c->pos))
+		if (left < sizeof(h) || rt_pread_full(c->fd, h, sizeof(h), c->pos))
 			goto torn;
 		if (!chunk_stored_header(h, &content)) {
 			warn("%s/%s: offset %" PRIu64 ": not a stored frame: the rest of the chunk skipped",
@@ -337,7 +321,7 @@ static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 				die("out of memory");
 			f->frame_cap = fsize;
 		}
-		if (read_at(c->fd, f->frame, fsize, c->pos))
+		if (rt_pread_full(c->fd, f->frame, fsize, c->pos))
 			goto torn;
 		r = ZSTD_decompressDCtx(f->dctx, pend_room(c, content), content,
 					f->frame, fsize);
@@ -491,7 +475,7 @@ static void skip_existing(struct follow *f)
 			c->done = true;
 			continue;
 		}
-		while (!read_at(c->fd, h, sizeof(h), c->pos) &&
+		while (!rt_pread_full(c->fd, h, sizeof(h), c->pos) &&
 		       chunk_stored_header(h, &content) &&
 		       c->pos + chunk_stored_size(content) <= (uint64_t)st.st_size) {
 			c->pos += chunk_stored_size(content);

@@ -280,6 +280,9 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
  */
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md);
 
+/* @n bytes at @off of @fd (EINTR retried): 0, or -1 (an error, or the end). */
+int rt_pread_full(int fd, void *buf, size_t n, uint64_t off);
+
 /* ---- item heap (itemheap.c) ---------------------------------------------- */
 
 /*

@@ -42,7 +42,7 @@
 #define HDR_SIZE	sizeof(struct ringtrace_packet_header)
 #define PROBE_IN	(64 * 1024)
 
-static int pread_full(int fd, void *buf, size_t n, uint64_t off)
+int rt_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t got = 0;
 
@@ -92,7 +92,7 @@ static int first_header(int fd, bool zst, uint64_t off, uint8_t *hdr)
 	int ret = -1;
 
 	if (!zst)
-		return pread_full(fd, hdr, HDR_SIZE, off) || !header_ok(hdr) ? -1 : 0;
+		return rt_pread_full(fd, hdr, HDR_SIZE, off) || !header_ok(hdr) ? -1 : 0;
 	z = ZSTD_createDCtx();
 	in = malloc(PROBE_IN);
 	while (z && in && out.pos < out.size && left) {
@@ -125,7 +125,7 @@ static int frame_sizes(int fd, uint64_t off, uint64_t file_size,
 	ZSTD_frameHeader fh;
 	uint64_t pos;
 
-	if (pread_full(fd, h, hlen, off) || ZSTD_getFrameHeader(&fh, h, hlen))
+	if (rt_pread_full(fd, h, hlen, off) || ZSTD_getFrameHeader(&fh, h, hlen))
 		return -1;
 	*skippable = fh.frameType == ZSTD_skippableFrame;
 	if (*skippable) {
@@ -141,7 +141,7 @@ static int frame_sizes(int fd, uint64_t off, uint64_t file_size,
 		uint8_t b[3];
 		uint32_t bh, type, bsize;
 
-		if (file_size - pos < 3 || pread_full(fd, b, 3, pos))
+		if (file_size - pos < 3 || rt_pread_full(fd, b, 3, pos))
 			return -1;
 		bh = b[0] | b[1] << 8 | (uint32_t)b[2] << 16;
 		type = (bh >> 1) & 3;
@@ -227,13 +227,13 @@ static int read_own(int fd, uint64_t size, struct chunk_index *ix, char *why,
 	int r;
 
 	if (size < CHUNK_INDEX_FOOTER ||
-	    pread_full(fd, foot, sizeof(foot), size - sizeof(foot)))
+	    rt_pread_full(fd, foot, sizeof(foot), size - sizeof(foot)))
 		return 1;
 	len = chunk_index_frame_size(foot, size);
 	if (!len)
 		return 1;
 	buf = malloc(len);
-	if (!buf || pread_full(fd, buf, len, size - len)) {
+	if (!buf || rt_pread_full(fd, buf, len, size - len)) {
 		free(buf);
 		snprintf(why, wsize, "cannot be read");
 		return -1;
