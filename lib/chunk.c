@@ -25,7 +25,10 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <linux/ringtrace.h>
+
 #include "chunk.h"
+#include "chunk_index.h"
 #include "parse.h"
 
 #define ZSTD_FRAME_MAGIC	0xFD2FB528U
@@ -171,6 +174,7 @@ struct chunk_packer {
 	uint8_t *out;			/* compressed bytes on their way out */
 	size_t out_cap;
 	size_t frame_bytes;		/* a packed frame ends past this much */
+	struct chunk_index ix;		/* the frames packed, for the index */
 };
 
 static unsigned int umin(unsigned int a, unsigned int b)
@@ -270,6 +274,7 @@ void chunk_packer_free(struct chunk_packer *p)
 	free(p->in);
 	free(p->pkt);
 	free(p->out);
+	chunk_index_free(&p->ix);
 	free(p);
 }
 
@@ -409,6 +414,57 @@ static int compress(struct chunk_packer *p, const void *data, size_t len,
 }
 
 /*
+ * A packet's timestamp_begin or _end, for the index.  A stored frame
+ * shorter than a header is no packet of ringtrace.ko's: 0, which the
+ * index check (times never go back) turns into an index not written.
+ */
+static uint64_t packet_time(const uint8_t *pkt, uint64_t len, bool begin)
+{
+	size_t at = begin ? offsetof(struct ringtrace_packet_header, timestamp_begin) :
+			    offsetof(struct ringtrace_packet_header, timestamp_end);
+	uint64_t v = 0;
+
+	if (len < sizeof(struct ringtrace_packet_header))
+		return 0;
+	for (unsigned int i = 8; i-- > 0; )
+		v = (v << 8) | pkt[at + i];
+	return v;
+}
+
+/*
+ * The time index (chunk_index.h) as the packed chunk's last frame.  One
+ * whose times go back (packets that are not ringtrace.ko's) is left out:
+ * readers then scan the chunk, as they do one packed before indexes.
+ */
+static int write_index(struct chunk_packer *p, int fd,
+		       struct chunk_pack_result *res)
+{
+	struct chunk_index *ix = &p->ix;
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	for (size_t i = 0; i < ix->n; i++)
+		if (ix->e[i].ts_end < ix->e[i].ts_begin ||
+		    (i && ix->e[i].ts_begin < ix->e[i - 1].ts_end))
+			return 0;
+	if (!ix->n)
+		return 0;
+	ix->data_bytes = res->out;
+	ix->content_bytes = res->content;
+	len = chunk_index_size(ix);
+	buf = malloc(len);
+	if (!buf)
+		return -ENOMEM;
+	chunk_index_encode(ix, buf);
+	err = write_all(fd, buf, len);
+	free(buf);
+	if (!err)
+		res->out += len;
+	return err;
+}
+
+/*
  * The frames of the chunk at @in (@size bytes), grouped: each packed frame
  * takes stored frames until p->frame_bytes of packets are in it, so that
  * it ends on a packet boundary (a reader that resynchronises after damage
@@ -419,8 +475,10 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 		   const bool *cancel, struct chunk_pack_result *res)
 {
 	uint64_t off = 0, g, f, fsize, total, content;
+	struct chunk_index_entry entry;
 	int err;
 
+	p->ix.n = 0;
 	while (off < size) {
 		for (g = off, total = 0; g < size && total < p->frame_bytes;
 		     g += fsize, total += content) {
@@ -430,6 +488,9 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 		}
 		if (ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(p->cctx, total)))
 			return -EPROTO;
+		/* The last frame ended with ZSTD_e_end: all of it is out. */
+		entry = (struct chunk_index_entry){ .coff = res->out,
+						    .uoff = res->content };
 		for (f = off; f < g; f += fsize) {
 			if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
 				return -ECANCELED;
@@ -441,12 +502,17 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 					       fd, res);
 			if (err)
 				return err;
+			if (f == off)
+				entry.ts_begin = packet_time(p->pkt, content, true);
+			entry.ts_end = packet_time(p->pkt, content, false);
 			res->packets++;
 			res->content += content;
 		}
+		if (chunk_index_add(&p->ix, &entry))
+			return -ENOMEM;
 		off = g;
 	}
-	return 0;
+	return write_index(p, fd, res);
 }
 
 int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,

@@ -17,6 +17,9 @@
  *   | frame  | packet 1              |    +-------------------------------+
  *   +--------+-----------------------+    | frame: packets k+1..m         |
  *   | ...                            |    +-------------------------------+
+ *                                         | skippable frame: the time     |
+ *                                         | index (chunk_index.h)         |
+ *                                         +-------------------------------+
  *
  * Stored frames carry no checksum (a writer that fails mid-packet cuts the
  * file back and ends there, see the daemon's chunk.c); packed frames always

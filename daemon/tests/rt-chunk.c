@@ -29,6 +29,7 @@
 #include <zstd.h>
 
 #include "../ringtraced.h"
+#include "../../lib/chunk_index.h"
 
 /* What the daemon's other files would define. */
 struct options opt;
@@ -207,15 +208,30 @@ static void test_stored(void)
 	free(all);
 }
 
-/* The packed frames end on packet boundaries and carry checksums. */
+/*
+ * The packed frames end on packet boundaries and carry checksums; the last
+ * frame is the time index (lib/chunk_index.h), an entry for each of them.
+ */
 static bool frames_on_packet_boundaries(const char *name, size_t packet,
 					unsigned int *frames)
 {
 	size_t len, off = 0;
 	uint8_t *z = read_file(name, &len);
 	bool ok = z != NULL;
+	struct chunk_index ix;
+	char why[128];
+	uint64_t ilen;
 
 	*frames = 0;
+	ilen = ok && len >= CHUNK_INDEX_FOOTER ?
+	       chunk_index_frame_size(z + len - CHUNK_INDEX_FOOTER, len) : 0;
+	ok = ok && ilen && !chunk_index_parse(z + len - ilen, ilen, len, &ix, why,
+					      sizeof(why));
+	if (!ok) {
+		free(z);
+		return false;
+	}
+	len -= ilen;
 	while (ok && off < len) {
 		size_t n = ZSTD_findFrameCompressedSize(z + off, len - off);
 		unsigned long long cs = ZSTD_isError(n) ? ZSTD_CONTENTSIZE_ERROR :
@@ -224,9 +240,12 @@ static bool frames_on_packet_boundaries(const char *name, size_t packet,
 		ok = !ZSTD_isError(n) && cs != ZSTD_CONTENTSIZE_ERROR &&
 		     cs != ZSTD_CONTENTSIZE_UNKNOWN && cs % packet == 0 &&
 		     (z[off + 4] & 0x04);	/* Content_Checksum_flag */
+		ok = ok && *frames < ix.n && ix.e[*frames].coff == off;
 		off += ZSTD_isError(n) ? len : n;
 		(*frames)++;
 	}
+	ok = ok && *frames == ix.n;
+	chunk_index_free(&ix);
 	free(z);
 	return ok;
 }
@@ -256,7 +275,7 @@ static void test_pack(void)
 	      "chunk_kind() tells the packed file from the stored chunk it came from");
 	ok = frames_on_packet_boundaries(".cpu0-000001.zst.tmp", 65536, &frames);
 	check(ok && frames == (total + CHUNK_PACK_FRAME_BYTES - 1) / CHUNK_PACK_FRAME_BYTES,
-	      "%u packed frames of %u MiB of packets, each on a packet boundary, with its content size and a checksum",
+	      "%u packed frames of %u MiB of packets, each on a packet boundary, with its content size and a checksum, then the time index of them",
 	      frames, CHUNK_PACK_FRAME_BYTES >> 20);
 	err = chunk_pack(p, dfd, ".cpu0-000001.zst.tmp", "again.tmp", NULL, &res);
 	check(err == -EBADMSG && !exists("again.tmp"),

@@ -41,6 +41,7 @@ static struct {
 	uint64_t in, out, left;
 	unsigned int failed;
 	int dirfd, level;
+	size_t frame_bytes;		/* 0: ringtraced's */
 	const char *dir;
 } w = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -194,6 +195,7 @@ static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 		packers[i] = chunk_packer_new(w.level);
 		if (!packers[i])
 			die("%s", strerror(ENOMEM));
+		chunk_packer_set_frame_bytes(packers[i], w.frame_bytes);
 		if (pthread_create(&threads[i], NULL, worker, packers[i]))
 			break;
 		started++;
@@ -242,11 +244,13 @@ static int run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "level", required_argument, NULL, 'l' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "frame-size", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	unsigned int jobs = ncpu > 0 ? (unsigned int)ncpu : 1;
+	uint64_t frame;
 	int c, status = 0;
 
 	w.level = CHUNK_DEFAULT_LEVEL;
@@ -261,6 +265,13 @@ static int run(int argc, char **argv)
 			if (!parse_uint(optarg, &jobs) || !jobs || jobs > 64)
 				usage_error("--jobs: '%s' is not a number of threads (1..64)",
 					    optarg);
+			break;
+		case 'F':
+			if (!parse_size(optarg, &frame) || frame < 4096 ||
+			    frame > CHUNK_PACK_FRAME_BYTES)
+				usage_error("--frame-size: '%s' is not a size from 4K to %uM",
+					    optarg, CHUNK_PACK_FRAME_BYTES >> 20);
+			w.frame_bytes = (size_t)frame;
 			break;
 		}
 	}
@@ -277,7 +288,7 @@ const struct command cmd_compress = {
 	.name = "compress",
 	.summary = "compress the chunks a recording left uncompressed",
 	.help =
-"Usage: ringtrace compress [-l LEVEL] [-j N] DIR...\n"
+"Usage: ringtrace compress [-l LEVEL] [-j N] [--frame-size SIZE] DIR...\n"
 "\n"
 "ringtraced writes each chunk uncompressed ('stored') and compresses it once\n"
 "it is closed.  A recording stopped by a second Ctrl-C, killed, or cut by a\n"
@@ -290,6 +301,10 @@ const struct command cmd_compress = {
 "\n"
 "  -l, --level LEVEL  zstd level (default 6, ringtraced's)\n"
 "  -j, --jobs N       threads (default: one per online CPU)\n"
+"      --frame-size SIZE  packets per zstd frame (default 4M, ringtraced's):\n"
+"                     smaller frames let report --begin/--end read less\n"
+"                     around a window (each chunk keeps a time index of\n"
+"                     its frames), at some cost in compression\n"
 "  -h, --help         this text\n",
 	.run = run,
 };

@@ -111,8 +111,7 @@ struct follow {
 
 	struct fcpu **cpus;		/* by cpu number, NULL: none */
 	unsigned int nr_cpus, nr_known;
-	struct fcpu **heap;		/* the CPUs that are not dry */
-	size_t n;
+	struct rt_item_heap heap;	/* the items of the CPUs not dry */
 	bool primed;
 	struct rt_item cur;
 	uint64_t last_ts;		/* of the item handed out last */
@@ -139,49 +138,6 @@ static uint64_t now_cycles(const struct rt_metadata *md)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ns = (unsigned __int128)ts.tv_sec * 1000000000u + (unsigned long)ts.tv_nsec;
 	return (uint64_t)(ns * md->clock_freq / 1000000000u);
-}
-
-/* ---- the heap of CPUs with an item, by time then CPU ------------------------------ */
-
-static bool head_less(const struct fcpu *a, const struct fcpu *b)
-{
-	if (a->item.timestamp != b->item.timestamp)
-		return a->item.timestamp < b->item.timestamp;
-	return a->cpu < b->cpu;
-}
-
-static void sift_down(struct fcpu **h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct fcpu *tmp;
-
-		if (l < n && head_less(h[l], h[m]))
-			m = l;
-		if (l + 1 < n && head_less(h[l + 1], h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		tmp = h[i];
-		h[i] = h[m];
-		h[m] = tmp;
-		i = m;
-	}
-}
-
-static void sift_up(struct fcpu **h, size_t i)
-{
-	while (i) {
-		size_t p = (i - 1) / 2;
-		struct fcpu *tmp;
-
-		if (!head_less(h[i], h[p]))
-			return;
-		tmp = h[i];
-		h[i] = h[p];
-		h[p] = tmp;
-		i = p;
-	}
 }
 
 /* The CPU's next item (packets skipped): true with c->item, false dry. */
@@ -219,8 +175,7 @@ static struct fcpu *cpu_get(struct follow *f, unsigned int cpu, bool *created)
 		memset(v + f->nr_cpus, 0, (cpu + 1 - f->nr_cpus) * sizeof(*v));
 		f->cpus = v;
 		f->nr_cpus = cpu + 1;
-		f->heap = realloc(f->heap, f->nr_cpus * sizeof(*f->heap));
-		if (!f->heap)
+		if (rt_item_heap_reserve(&f->heap, f->nr_cpus))
 			die("out of memory");
 	}
 	c = calloc(1, sizeof(*c));
@@ -324,22 +279,6 @@ static void pend_commit(struct fcpu *c, size_t n)
 	c->out_off += n;
 }
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t)r;
-	}
-	return 0;
-}
-
 /*
  * The whole frames of the stored chunk past c->pos.  A frame not all
  * there is waited for while the chunk is open; in a closed chunk it is
@@ -364,7 +303,7 @@ static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 
 		if ((uint64_t)st.st_size <= c->pos)
 			break;
-		if (left < sizeof(h) || read_at(c->fd, h, sizeof(h), c->pos))
+		if (left < sizeof(h) || rt_pread_full(c->fd, h, sizeof(h), c->pos))
 			goto torn;
 		if (!chunk_stored_header(h, &content)) {
 			warn("%s/%s: offset %" PRIu64 ": not a stored frame: the rest of the chunk skipped",
@@ -382,7 +321,7 @@ static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 				die("out of memory");
 			f->frame_cap = fsize;
 		}
-		if (read_at(c->fd, f->frame, fsize, c->pos))
+		if (rt_pread_full(c->fd, f->frame, fsize, c->pos))
 			goto torn;
 		r = ZSTD_decompressDCtx(f->dctx, pend_room(c, content), content,
 					f->frame, fsize);
@@ -536,7 +475,7 @@ static void skip_existing(struct follow *f)
 			c->done = true;
 			continue;
 		}
-		while (!read_at(c->fd, h, sizeof(h), c->pos) &&
+		while (!rt_pread_full(c->fd, h, sizeof(h), c->pos) &&
 		       chunk_stored_header(h, &content) &&
 		       c->pos + chunk_stored_size(content) <= (uint64_t)st.st_size) {
 			c->pos += chunk_stored_size(content);
@@ -596,10 +535,8 @@ static void feed(struct follow *f)
 			return;
 		}
 		c->pend_len = 0;
-		if (advance(f, c)) {
-			f->heap[f->n] = c;
-			sift_up(f->heap, f->n++);
-		}
+		if (advance(f, c))
+			rt_item_heap_push(&f->heap, &c->item);
 	}
 }
 
@@ -702,10 +639,10 @@ fail:
  */
 static bool ready(struct follow *f)
 {
-	const struct rt_item *it = &f->heap[0]->item;
+	const struct rt_item *it = rt_item_heap_top(&f->heap);
 	uint64_t now;
 
-	if (f->n == f->nr_known || (f->stopping && !f->found))
+	if (f->heap.n == f->nr_known || (f->stopping && !f->found))
 		return true;
 	if (f->unlooked)
 		return false;
@@ -719,10 +656,10 @@ static int wait_ms(struct follow *f)
 {
 	uint64_t now, due;
 
-	if (!f->n)
+	if (!f->heap.n)
 		return FOLLOW_TICK_MS;
 	now = now_cycles(f->md);
-	due = f->heap[0]->item.timestamp + f->hold;
+	due = rt_item_heap_top(&f->heap)->timestamp + f->hold;
 	if (due <= now)
 		return 0;
 	due = (due - now) * 1000 / f->md->clock_freq + 1;
@@ -733,15 +670,16 @@ const struct rt_item *follow_next(struct follow *f)
 {
 	/* The item handed out last is replaced only now. */
 	if (f->primed && !f->failed) {
-		if (!advance(f, f->heap[0]))
-			f->heap[0] = f->heap[--f->n];
-		sift_down(f->heap, f->n, 0);
+		if (advance(f, container_of(rt_item_heap_top(&f->heap), struct fcpu, item)))
+			rt_item_heap_top_changed(&f->heap);
+		else
+			rt_item_heap_pop(&f->heap);
 	}
 	f->primed = false;
 	while (!f->failed) {
-		if (f->n && ready(f)) {
+		if (f->heap.n && ready(f)) {
 			f->primed = true;
-			f->cur = f->heap[0]->item;
+			f->cur = *rt_item_heap_top(&f->heap);
 			/*
 			 * Decoded before the metadata grew (a stream takes the
 			 * new one at its next packet): the same id, as the
@@ -833,7 +771,7 @@ void follow_close(struct follow *f)
 	rt_metadata_free(f->md);
 	free(f->old_md);
 	free(f->cpus);
-	free(f->heap);
+	rt_item_heap_free(&f->heap);
 	free(f->frame);
 	ZSTD_freeDCtx(f->dctx);
 	if (f->sigfd >= 0)

@@ -47,6 +47,11 @@ unsigned int damage_report(const struct rt_trace *t)
 		const struct rt_stream *s = t->cpus[i].stream;
 		unsigned int nr = rt_stream_nr_damage(s), shown = 0;
 
+		/* Not damage: a window read a file whole instead of seeking. */
+		for (unsigned int j = 0; j < rt_stream_nr_index_notes(s); j++)
+			if (rt_stream_index_note(s, j))
+				warn("note: %s", rt_stream_index_note(s, j));
+
 		for (unsigned int j = 0; j < nr; j++) {
 			const char *d = rt_stream_damage(s, j);
 
@@ -110,45 +115,19 @@ void print_cpu_summary(const struct rt_trace *t, const struct rt_trace_cpu *c,
 
 struct head {
 	struct rt_trace_cpu *c;
-	struct rt_item item;
+	struct rt_item item;		/* its next item, in the heap */
 };
 
 struct merge {
 	struct rt_trace *t;
 	bool packets;
-	size_t n;
 	bool primed;
 	bool failed;			/* err says why; nothing more is merged */
 	struct rt_error err;
-	struct head *heap;
+	struct head *heads;		/* by CPU index */
+	struct rt_item_heap heap;
 	struct rt_item cur;
 };
-
-static bool head_less(const struct head *a, const struct head *b)
-{
-	if (a->item.timestamp != b->item.timestamp)
-		return a->item.timestamp < b->item.timestamp;
-	return a->c->cpu < b->c->cpu;
-}
-
-static void sift_down(struct head *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		struct head tmp;
-
-		if (l < n && head_less(&h[l], &h[m]))
-			m = l;
-		if (l + 1 < n && head_less(&h[l + 1], &h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		tmp = h[i];
-		h[i] = h[m];
-		h[m] = tmp;
-		i = m;
-	}
-}
 
 /* The CPU's next item worth merging; false at the end of its stream. */
 static bool advance(struct merge *m, struct head *h)
@@ -167,17 +146,16 @@ struct merge *merge_open(struct rt_trace *t, bool packets)
 {
 	struct merge *m = calloc(1, sizeof(*m));
 
-	if (!m || !(m->heap = calloc(t->nr_cpus ? t->nr_cpus : 1, sizeof(*m->heap))))
+	if (!m || !(m->heads = calloc(t->nr_cpus ? t->nr_cpus : 1, sizeof(*m->heads))) ||
+	    rt_item_heap_reserve(&m->heap, t->nr_cpus ? t->nr_cpus : 1))
 		die("out of memory");
 	m->t = t;
 	m->packets = packets;
 	for (unsigned int i = 0; i < t->nr_cpus && !m->failed; i++) {
-		m->heap[m->n].c = &t->cpus[i];
-		if (advance(m, &m->heap[m->n]))
-			m->n++;
+		m->heads[i].c = &t->cpus[i];
+		if (advance(m, &m->heads[i]))
+			rt_item_heap_push(&m->heap, &m->heads[i].item);
 	}
-	for (size_t i = m->n / 2; i-- > 0; )
-		sift_down(m->heap, m->n, i);
 	return m;
 }
 
@@ -187,16 +165,21 @@ struct merge *merge_open(struct rt_trace *t, bool packets)
  */
 const struct rt_item *merge_next(struct merge *m)
 {
+	const struct rt_item *top;
+
 	/* The item handed out last is replaced only now. */
 	if (m->primed && !m->failed) {
-		if (!advance(m, &m->heap[0]))
-			m->heap[0] = m->heap[--m->n];
-		sift_down(m->heap, m->n, 0);
+		top = rt_item_heap_top(&m->heap);
+		if (advance(m, container_of(top, struct head, item)))
+			rt_item_heap_top_changed(&m->heap);
+		else
+			rt_item_heap_pop(&m->heap);
 	}
-	if (!m->n || m->failed)
+	top = rt_item_heap_top(&m->heap);
+	if (!top || m->failed)
 		return NULL;
 	m->primed = true;
-	m->cur = m->heap[0].item;
+	m->cur = *top;
 	return &m->cur;
 }
 
@@ -209,6 +192,7 @@ void merge_close(struct merge *m)
 {
 	if (!m)
 		return;
-	free(m->heap);
+	rt_item_heap_free(&m->heap);
+	free(m->heads);
 	free(m);
 }

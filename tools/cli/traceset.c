@@ -28,7 +28,16 @@ struct set_info {
 	int64_t wall_offset_ns;
 	bool has_events;
 	uint64_t first_ns, last_ns;	/* of its events, every CPU */
+	unsigned int nr_cpus;
+	struct set_cpu *cpus;		/* what the manifest says of each file */
 	struct rt_trace *t;
+};
+
+/* A chunk of a set, as its manifest tells: what a window may skip. */
+struct set_cpu {
+	int cpu;
+	uint64_t packets;
+	uint64_t first_ns;		/* its first packet's timestamp_begin */
 };
 
 static void set_info_free(struct set_info *s)
@@ -38,6 +47,7 @@ static void set_info_free(struct set_info *s)
 	free(s->boot_id);
 	free(s->trace);
 	free(s->uuid);
+	free(s->cpus);
 	rt_trace_close(s->t);
 }
 
@@ -197,15 +207,22 @@ static int read_manifest(struct set_info *s)
 	if (!why) {
 		size_t n = json_object_array_length(cpus);
 
+		s->cpus = calloc(n + 1, sizeof(*s->cpus));
+		if (!s->cpus)
+			die("out of memory");
 		for (size_t i = 0; i < n && !why; i++) {
 			struct json_object *c = json_object_array_get_idx(cpus, i);
-			int64_t ev, first, last;
+			int64_t ev, first, last, cpu, packets;
 
 			if (!get_int(c, "events", 0, INT64_MAX, &ev) ||
 			    !get_int(c, "first_timestamp", 0, INT64_MAX, &first) ||
 			    !get_int(c, "last_timestamp", first, INT64_MAX, &last))
 				why = "a \"cpus\" entry without its events and first <= last timestamps";
-			else if (ev) {
+			else if (get_int(c, "cpu", 0, RT_MAX_CPUS - 1, &cpu) &&
+				 get_int(c, "packets", 0, INT64_MAX, &packets))
+				s->cpus[s->nr_cpus++] = (struct set_cpu){
+					(int)cpu, (uint64_t)packets, (uint64_t)first };
+			if (!why && ev) {
 				if (!s->has_events || (uint64_t)first < s->first_ns)
 					s->first_ns = (uint64_t)first;
 				if (!s->has_events || (uint64_t)last > s->last_ns)
@@ -320,6 +337,29 @@ static struct rt_trace_cpu *cpu_of(struct rt_trace *t, int cpu)
 }
 
 /*
+ * What @s's manifest says of its chunk of CPU @cpu, now the member's file
+ * @path: for tset_window().  Nothing when it does not say.
+ */
+static void add_fact(struct tset_member *m, const struct set_info *s, int cpu,
+		     const char *path)
+{
+	struct tset_file *n;
+
+	for (unsigned int i = 0; i < s->nr_cpus; i++) {
+		if (s->cpus[i].cpu != cpu)
+			continue;
+		n = realloc(m->files, (m->nr_files + 1) * sizeof(*n));
+		if (!n)
+			die("out of memory");
+		m->files = n;
+		m->files[m->nr_files++] = (struct tset_file){
+			path, s->cpus[i].packets,
+			ns_cycles(s->t->md, s->cpus[i].first_ns) };
+		return;
+	}
+}
+
+/*
  * The sets @s[0..n) of one recording, sorted by sequence, as member @m:
  * 0, or -1 said.
  */
@@ -374,6 +414,7 @@ static int join_sets(struct tset_member *m, struct set_info **s, unsigned int n,
 			struct rt_trace_cpu *c = cpu_of(m->t, from->cpu);
 
 			for (unsigned int j = 0; j < from->nr_paths; j++) {
+				add_fact(m, s[i], from->cpu, from->paths[j]);
 				add_path(c, from->paths[j]);
 				from->paths[j] = NULL;
 			}
@@ -494,6 +535,7 @@ struct tset *tset_open(char *const *dirs, unsigned int n, bool strict)
 	sets = calloc(n, sizeof(*sets));
 	if (!in || !ts || !sets || !(ts->m = calloc(n, sizeof(*ts->m))))
 		die("out of memory");
+	ts->strict = strict;
 	if (read_dirs(in, dirs, n, strict))
 		goto out;
 	for (unsigned int i = 0; i < n; i++) {
@@ -533,6 +575,7 @@ void tset_close(struct tset *ts)
 		rt_trace_close(ts->m[i].t);
 		free(ts->m[i].host);
 		free(ts->m[i].gaps);
+		free(ts->m[i].files);
 	}
 	free(ts->m);
 	free(ts);
@@ -561,6 +604,74 @@ uint64_t tset_first_event(const struct tset_member *m)
 		rt_stream_close(s);
 	}
 	return start == UINT64_MAX ? 0 : start;
+}
+
+/* ---- a time window -------------------------------------------------------------- */
+
+static const struct tset_file *file_fact(const struct tset_member *m,
+					 const char *path)
+{
+	for (unsigned int i = 0; i < m->nr_files; i++)
+		if (m->files[i].path == path)
+			return &m->files[i];
+	return NULL;
+}
+
+/*
+ * Whether CPU @c's chunk @j can be left unread for [begin, end]: its
+ * manifest says it starts after the window, or a later chunk of the CPU
+ * starts before the window (then this one holds neither the window nor
+ * the packet before it).  The manifest's times are read as traceset.h
+ * says (nanoseconds); a cycle of rounding either way is allowed for.
+ */
+static bool chunk_outside(const struct tset_member *m,
+			  const struct rt_trace_cpu *c, unsigned int j,
+			  uint64_t begin, uint64_t end)
+{
+	const struct tset_file *f = file_fact(m, c->paths[j]);
+
+	if (f && f->packets && end < UINT64_MAX - 1 && f->first > end + 1)
+		return true;
+	for (unsigned int k = j + 1; k < c->nr_paths; k++) {
+		const struct tset_file *g = file_fact(m, c->paths[k]);
+
+		if (g && g->packets && g->first + 1 < begin)
+			return true;
+	}
+	return false;
+}
+
+int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
+		uint64_t end, bool seek)
+{
+	struct tset_member *m = &ts->m[member];
+	struct rt_error err;
+
+	for (unsigned int i = 0; i < m->t->nr_cpus; i++) {
+		struct rt_trace_cpu *c = &m->t->cpus[i];
+		char **keep = calloc(c->nr_paths + 1, sizeof(*keep));
+		unsigned int n = 0;
+
+		if (!keep)
+			die("out of memory");
+		for (unsigned int j = 0; j < c->nr_paths; j++)
+			if (!seek || !chunk_outside(m, c, j, begin, end))
+				keep[n++] = c->paths[j];
+		if (n < c->nr_paths) {
+			rt_stream_close(c->stream);
+			c->stream = NULL;
+			if (rt_stream_open(&c->stream, m->t->md, (const char *const *)keep,
+					   n, c->cpu, &err)) {
+				free(keep);
+				error_line("%s", err.msg);
+				return -1;
+			}
+			rt_stream_set_tolerant(c->stream, !ts->strict);
+		}
+		free(keep);
+		rt_stream_set_window(c->stream, begin, end, seek);
+	}
+	return 0;
 }
 
 /* ---- merged on wall-clock time ----------------------------------------------------- */

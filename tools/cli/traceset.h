@@ -36,6 +36,13 @@ struct tset_gap {
 	uint64_t from, to;		/* clock cycles of the member's trace */
 };
 
+/* A member's chunk file, as its set's manifest tells (clock cycles). */
+struct tset_file {
+	const char *path;		/* the one in its rt_trace_cpu's paths */
+	uint64_t packets;
+	uint64_t first;			/* its first packet's timestamp_begin */
+};
+
 struct tset_member {
 	struct rt_trace *t;		/* its sets joined: one stream per CPU */
 	char *host;			/* "" when the trace does not say */
@@ -43,9 +50,12 @@ struct tset_member {
 	unsigned int nr_sets;		/* 0: a plain trace directory */
 	unsigned int nr_gaps;
 	struct tset_gap *gaps;		/* by time */
+	unsigned int nr_files;
+	struct tset_file *files;	/* chunk sets' members only */
 };
 
 struct tset {
+	bool strict;
 	unsigned int nr;
 	struct tset_member *m;
 };
@@ -57,6 +67,17 @@ void tset_close(struct tset *ts);
 uint64_t tset_first_event(const struct tset_member *m);
 /* Nanoseconds of wall-clock time of a member's @cycles. */
 __int128 tset_wall_ns(const struct tset_member *m, uint64_t cycles);
+
+/*
+ * Only [@begin, @end] (the member's clock cycles) of member @member is
+ * needed: its streams get that window (rt_stream_set_window()); with
+ * @seek, each CPU's chunks that its set's manifest puts outside the
+ * window (after it, or before a later chunk that starts before it) are
+ * not opened at all, and the rest read from the frames that can hold it.
+ * Before tset_merge_open(); 0, or -1 said.
+ */
+int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
+		uint64_t end, bool seek);
 
 /*
  * Every member's items (and gaps) merged on wall-clock time: NULL at the

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <sys/types.h>
 #include "rtdecode.h"
+#include "../../lib/chunk_index.h"
 
 /* Formats the message into @err (if any) and returns -1. */
 int rt_fail(struct rt_error *err, const char *fmt, ...)
@@ -46,6 +47,7 @@ struct rt_source {
 	uint8_t *frame;			/* the frame being handed out */
 	size_t frame_len, frame_pos, frame_cap;
 	uint64_t frame_start;		/* its file offset */
+	uint64_t limit;			/* file offset reading stops at; 0: none */
 };
 
 /* A closed source: what rt_src_open() starts from. */
@@ -58,6 +60,25 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 /* Hands @n bytes back: the next reads return them first.  -1: no memory. */
 int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n);
 void rt_src_close(struct rt_source *src);
+/*
+ * Reading goes on from file offset @coff, a frame's start (zstd) or a
+ * packet's (plain), which is stream offset @uoff; and ends at file offset
+ * @limit (0: the end of the file), a frame or packet boundary.  Only
+ * before the first read of a file just opened.
+ */
+int rt_src_seek(struct rt_source *src, uint64_t coff, uint64_t uoff,
+		uint64_t limit, struct rt_error *err);
+
+/*
+ * seek.c: the index of the stream file open at @fd (zstd or plain): its
+ * own (*@own) when it carries a good one, else one built in memory (a bad
+ * one said in @why, else @why is ""); -1 when none can be built (the file
+ * is not frames or packets that start where they should).
+ */
+int rt_index_get(int fd, bool zst, struct chunk_index *ix, bool *own,
+		 char *why, size_t size);
+/* The frame (packet) at @e->coff starts with a packet of @e->ts_begin: 0. */
+int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e);
 
 /* Little-endian loads and stores, possibly unaligned. */
 static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)

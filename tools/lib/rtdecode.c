@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ struct rt_stream {
 	size_t pkt_cap;
 	struct rt_packet_info info;
 	bool have_prev;
+	bool loaded;			/* a packet was: the next has a previous */
 	struct rt_packet_info prev;	/* previous packet's header (raw = NULL) */
 	uint64_t prev_last_ts;		/* last event of the previous packet */
 	uint32_t stream_cpu;
@@ -82,6 +84,21 @@ struct rt_stream {
 	char *fed_file;			/* a fed stream's current file, or NULL */
 	/* Grown metadata for the next packet (rt_stream_set_metadata()). */
 	const struct rt_metadata *md_next;
+
+	/* A time window (rt_stream_set_window()), and how files are read for it. */
+	bool windowed, seek, planned;
+	uint64_t win_begin, win_end;
+	struct file_plan *plan;		/* by path */
+	struct rt_msgs index_notes;	/* indexes ignored, files read whole */
+};
+
+/* How one file of a windowed stream is read. */
+struct file_plan {
+	bool skip;			/* holds nothing of the window */
+	/* Entries of the file's own index, checked against it when opened. */
+	bool check_start, check_stop;
+	struct chunk_index_entry start;	/* where reading starts */
+	struct chunk_index_entry stop;	/* where it ends; coff 0: the end */
 };
 
 /*
@@ -456,6 +473,143 @@ static int skip_packet(struct rt_stream *s, const uint8_t *buf, size_t n,
 	return resync(s, off, err->msg, err);
 }
 
+/* ---- a time window: the frames that can hold it ------------------------------- */
+
+/* One place in a stream's files where reading can start: a frame, a packet. */
+struct spot {
+	unsigned int path;
+	const struct chunk_index_entry *e;	/* NULL: the file has no index */
+	bool own;
+};
+
+/*
+ * Which files, from where to where, a window needs: the reading starts at
+ * the last frame that starts before --begin (the items at or after it are
+ * in it or later; the packet before the first one at or after it is
+ * decoded, so that its losses count as in a full pass), and stops at the
+ * first frame that starts after --end.  A file without an index is one
+ * frame of unknown times: read whole unless a later file's frame is the
+ * start, or an earlier one's the stop.
+ */
+static int plan_window(struct rt_stream *s, struct rt_error *err)
+{
+	struct chunk_index *ix = calloc(s->nr_paths + 1, sizeof(*ix));
+	struct spot *spots = NULL, start = { 0 }, stop = { 0 };
+	size_t nr = 0, cap = 0, first = 0;
+	bool *own = calloc(s->nr_paths + 1, sizeof(*own)), have_stop = false;
+	uint64_t t = 0;
+	int ret = -1;
+
+	s->planned = true;
+	s->plan = calloc(s->nr_paths + 1, sizeof(*s->plan));
+	if (!ix || !own || !s->plan) {
+		rt_fail(err, "out of memory");
+		goto out;
+	}
+	for (unsigned int i = 0; i < s->nr_paths; i++) {
+		size_t len = strlen(s->paths[i]);
+		bool zst = len > 4 && !strcmp(s->paths[i] + len - 4, ".zst");
+		int fd = open(s->paths[i], O_RDONLY | O_CLOEXEC);
+		char why[160];
+		int r;
+
+		if (fd < 0)		/* said when it is read */
+			continue;
+		r = rt_index_get(fd, zst, &ix[i], &own[i], why, sizeof(why));
+		close(fd);
+		if (*why)
+			rt_msgs_add(&s->index_notes, "%s: its time index is ignored (%s)%s",
+				    s->paths[i], why, r ? ": read whole" : ": built from its frames");
+		else if (r)
+			rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets): read whole",
+				    s->paths[i]);
+		for (size_t k = 0; k < (r ? 1 : ix[i].n); k++) {
+			if (nr == cap) {
+				struct spot *n = realloc(spots, (cap = cap ? 2 * cap : 64) * sizeof(*n));
+
+				if (!n) {
+					rt_fail(err, "out of memory");
+					goto out;
+				}
+				spots = n;
+			}
+			spots[nr++] = (struct spot){ i, r ? NULL : &ix[i].e[k], own[i] };
+		}
+	}
+	if (!nr)
+		goto done;
+	/*
+	 * A file without an index starts no earlier than the frame before it
+	 * (files are in time order), and may hold anything after that: it
+	 * can be the start, never the stop.
+	 */
+	for (size_t k = 0, at = 0; k < nr; k++) {
+		if (spots[k].e)
+			t = spots[k].e->ts_begin;
+		if (!k || t < s->win_begin)
+			at = k;
+		start = spots[at];
+		first = at;
+	}
+	/* Its first packet's predecessor is where it may start: read it too. */
+	if (!start.e && first)
+		start = spots[--first];
+	for (size_t k = first + 1; k < nr && !have_stop; k++) {
+		if (spots[k].e && spots[k].e->ts_begin > s->win_end) {
+			stop = spots[k];
+			have_stop = true;
+		}
+	}
+	for (unsigned int i = 0; i < s->nr_paths; i++) {
+		struct file_plan *p = &s->plan[i];
+
+		p->skip = i < start.path || (have_stop && (i > stop.path ||
+			  (i == stop.path && !stop.e->coff)));
+		if (i == start.path && start.e) {
+			p->start = *start.e;
+			p->check_start = start.own && start.e->coff;
+		}
+		if (have_stop && i == stop.path) {
+			p->stop = *stop.e;
+			p->check_stop = stop.own;
+		}
+	}
+done:
+	ret = 0;
+out:
+	for (unsigned int i = 0; ix && i < s->nr_paths; i++)
+		chunk_index_free(&ix[i]);
+	free(ix);
+	free(own);
+	free(spots);
+	return ret;
+}
+
+/*
+ * The file just opened, read as its plan says: from its start frame (one
+ * of its own index checked against the file first: if it is not there,
+ * the file is read whole), to its limit.
+ */
+static int start_file(struct rt_stream *s, const struct file_plan *p,
+		      struct rt_error *err)
+{
+	struct rt_source *src = &s->src;
+	const struct chunk_index_entry *bad = NULL;
+
+	if (p->check_start && rt_index_check(src->fd, src->zst, &p->start))
+		bad = &p->start;
+	else if (p->check_stop && rt_index_check(src->fd, src->zst, &p->stop))
+		bad = &p->stop;
+	if (bad) {
+		rt_msgs_add(&s->index_notes, "%s: its time index does not match the frame at offset %" PRIu64 ": ignored, read whole",
+			    src->path, bad->coff);
+		return 0;
+	}
+	if (!p->start.coff && !p->stop.coff)
+		return 0;
+	return rt_src_seek(src, p->start.coff, p->start.uoff, p->stop.coff, err);
+}
+
 /*
  * Returns 1 with a checked packet loaded, 0 at the end, -1 on error.  A
  * packet is its content_size bytes: a packet_size that claims more (or
@@ -471,9 +625,15 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 		ssize_t got;
 
 		if (!src->path) {
+			if (s->windowed && !s->planned && plan_window(s, err))
+				return -1;
+			while (s->plan && s->next_path < s->nr_paths &&
+			       s->plan[s->next_path].skip)
+				s->next_path++;
 			if (s->next_path == s->nr_paths)
 				return 0;
-			if (rt_src_open(src, s->paths[s->next_path++], err))
+			if (rt_src_open(src, s->paths[s->next_path++], err) ||
+			    (s->plan && start_file(s, &s->plan[s->next_path - 1], err)))
 				return -1;
 		}
 		off = src->out_off;
@@ -519,6 +679,9 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 		}
 		memset(&s->info, 0, sizeof(s->info));
 		parse_header(s->pkt, &s->info);
+		/* Past the window: so is everything after it. */
+		if (s->windowed && s->info.timestamp_begin > s->win_end)
+			return 0;
 		s->info.file = src->path;
 		s->info.offset = off;
 		s->info.raw = s->pkt;
@@ -553,10 +716,15 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 			if (resync(s, off + csize, why, err))
 				return -1;
 		}
-		s->stats.packets++;
-		s->stats.bytes += csize;
-		s->stats.discarded = s->info.events_discarded;
-		s->stats.lost_packets += s->lost_packets;
+		s->loaded = true;
+		/* With a window, only what it holds counts (rt_stream_set_window()). */
+		if (!s->windowed || s->info.timestamp_end >= s->win_begin) {
+			s->stats.packets++;
+			s->stats.bytes += csize;
+			s->stats.discarded = s->info.events_discarded;
+		}
+		if (!s->windowed || s->info.timestamp_begin >= s->win_begin)
+			s->stats.lost_packets += s->lost_packets;
 		return 1;
 	}
 }
@@ -573,7 +741,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 		case AT_END:
 			return 0;
 		case NEED_PACKET:
-			if (s->have_prev || s->stats.packets) {
+			if (s->have_prev || s->loaded) {
 				s->prev = s->info;
 				s->prev.raw = NULL;
 				s->have_prev = true;
@@ -616,6 +784,9 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 				s->state = AT_END;
 				return -1;
 			}
+			if (s->windowed && (item->timestamp < s->win_begin ||
+					    item->timestamp > s->win_end))
+				return 1;
 			if (!s->stats.events)
 				s->stats.first_ts = item->timestamp;
 			s->stats.last_ts = item->timestamp;
@@ -664,6 +835,8 @@ void rt_stream_close(struct rt_stream *s)
 	free(s->paths);
 	rt_msgs_free(&s->notes);
 	rt_msgs_free(&s->damage);
+	rt_msgs_free(&s->index_notes);
+	free(s->plan);
 	free(s->fed_file);
 	free(s->values);
 	free(s->pkt);
@@ -742,6 +915,26 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
 	if (s->state == AT_END)
 		s->state = NEED_PACKET;
 	return 0;
+}
+
+void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
+			  bool seek)
+{
+	s->windowed = true;
+	s->seek = seek;
+	s->planned = !seek;
+	s->win_begin = begin;
+	s->win_end = end;
+}
+
+unsigned int rt_stream_nr_index_notes(const struct rt_stream *s)
+{
+	return s->index_notes.nr;
+}
+
+const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i)
+{
+	return msgs_at(&s->index_notes, i);
 }
 
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md)

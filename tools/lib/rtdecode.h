@@ -240,6 +240,25 @@ int rt_stream_cpu(const struct rt_stream *s);
 void rt_stream_close(struct rt_stream *s);
 
 /*
+ * A time window: from the next item on, only what lies in [@begin, @end]
+ * (clock cycles) is needed.  The stream ends at its first packet that
+ * begins after @end, and its stats count only the window: packets that
+ * overlap it, events in it, losses reported at a time in it (those of a
+ * packet that begins in it), first/last of its events.  With @seek it also
+ * reads only the frames (packets, in a plain file) that can hold the
+ * window, found with each file's time index (seek.c): the packet before
+ * the window's first is read too, so its items and counts are those of a
+ * full pass.  What does differ: damage and notes of the frames it does not
+ * read are not seen.  A file whose index is bad (or cannot be built) is
+ * read whole, and said in rt_stream_index_note().  Set it before the first
+ * rt_stream_next().
+ */
+void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
+			  bool seek);
+unsigned int rt_stream_nr_index_notes(const struct rt_stream *s);
+const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
+
+/*
  * A fed stream: no files of its own, its reader (report --follow) hands it
  * whole packets as they appear on disk.  rt_stream_next() returns 0 once
  * what was fed is read ("dry"), and goes on after the next feed; the
@@ -260,6 +279,41 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
  * of that rt_stream_next().
  */
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md);
+
+/* @n bytes at @off of @fd (EINTR retried): 0, or -1 (an error, or the end). */
+int rt_pread_full(int fd, void *buf, size_t n, uint64_t off);
+
+/* ---- item heap (itemheap.c) ---------------------------------------------- */
+
+/*
+ * The k-way merge of per-CPU streams (report, export, report --follow): a
+ * min-heap of pointers to each stream's next item, by time then CPU.  The
+ * caller keeps each item (in its per-CPU state) and finds its own state
+ * from the top with container_of(); after changing the top item in place
+ * it calls rt_item_heap_top_changed(), when the stream ended
+ * rt_item_heap_pop().  Push only within the reserved room.
+ */
+struct rt_item_heap {
+	const struct rt_item **v;
+	size_t n, cap;
+};
+
+/* Room for @cap items; -1 out of memory (nothing changed). */
+int rt_item_heap_reserve(struct rt_item_heap *h, size_t cap);
+void rt_item_heap_free(struct rt_item_heap *h);
+void rt_item_heap_push(struct rt_item_heap *h, const struct rt_item *it);
+void rt_item_heap_top_changed(struct rt_item_heap *h);
+void rt_item_heap_pop(struct rt_item_heap *h);
+/* The earliest item, or NULL when empty. */
+static inline const struct rt_item *rt_item_heap_top(const struct rt_item_heap *h)
+{
+	return h->n ? h->v[0] : NULL;
+}
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
 
 /* ---- trace directories -------------------------------------------------- */
 

@@ -140,6 +140,12 @@ static ssize_t zst_read_in(struct rt_source *src, size_t keep,
 	if (src->eof)
 		return 0;
 	want = IN_BUF_SIZE - keep;
+	if (src->limit && src->limit - (src->in_off + keep) < want)
+		want = src->limit - (src->in_off + keep);
+	if (!want) {
+		src->eof = true;	/* at the limit */
+		return 0;
+	}
 	r = read_full(src->fd, src->in + keep, want);
 	if (r < 0)
 		return rt_fail(err, "%s: %s", src->path, strerror(errno));
@@ -345,7 +351,12 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 		} else if (src->fd < 0) {
 			break;		/* fed (rt_stream_feed()): no more */
 		} else if (!src->zst) {
-			ssize_t r = read_full(src->fd, p + got, n - got);
+			size_t want = n - got;
+			ssize_t r;
+
+			if (src->limit && src->limit - src->out_off - got < want)
+				want = src->limit - src->out_off - got;
+			r = read_full(src->fd, p + got, want);
 
 			if (r < 0)
 				return rt_fail(err, "%s: %s", src->path, strerror(errno));
@@ -369,4 +380,15 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 	}
 	src->out_off += got;
 	return (ssize_t)got;
+}
+
+int rt_src_seek(struct rt_source *src, uint64_t coff, uint64_t uoff,
+		uint64_t limit, struct rt_error *err)
+{
+	if (lseek(src->fd, (off_t)coff, SEEK_SET) < 0)
+		return rt_fail(err, "%s: %s", src->path, strerror(errno));
+	src->in_off = coff;
+	src->out_off = uoff;
+	src->limit = limit;
+	return 0;
 }

@@ -1207,6 +1207,337 @@ def comm(s):
     return s.encode().ljust(16, b'\0')
 
 
+
+# ---- seeking: time indexes (lib/chunk_index.c, tools/lib/seek.c) ----------------
+
+def stored_chunk(packets):
+    """Packets as ringtraced's drain thread writes them: a stored frame
+    each (lib/chunk.h: 4-byte content size, raw blocks, no checksum)."""
+    out = b''
+    for data in packets:
+        out += struct.pack('<IBI', 0xFD2FB528, 0xA0, len(data))
+        blocks = [data[i:i + 131072] for i in range(0, len(data), 131072)] or [b'']
+        for i, b in enumerate(blocks):
+            out += struct.pack('<I', len(b) << 3 | (i == len(blocks) - 1))[:3] + b
+    return out
+
+
+SEEK_T0 = 5 * 10**9             # the first packet's time
+SEEK_PACKET_NS = 10**6          # each packet covers 1 ms
+
+
+def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False):
+    """A kernel trace whose threads change (sched_switch), with losses
+    (events_discarded grows, sequence numbers skip), as rotated stored
+    chunks cpuN-K.zst (or plain cpuN-K files): files x packets packets a
+    CPU, the CPUs' packets interleaved in time."""
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta.replace('fields := struct { int64_t id;',
+                             'fields := struct { %s' % SYSCALL_ENUM))
+    rng = random.Random(7)
+    for cpu in range(cpus):
+        seq = disc = 0
+        tid = 100 + cpu
+        for k in range(files):
+            pk = []
+            for p in range(packets):
+                n = k * packets + p
+                begin = SEEK_T0 + n * SEEK_PACKET_NS + cpu * 1000
+                step = SEEK_PACKET_NS // (per_packet + 1)
+                evs = []
+                for i in range(per_packet):
+                    ts = begin + (i + 1) * step
+                    if i % 5 == 0:
+                        nxt = 100 + rng.randrange(20)
+                        evs.append((ts, 1, kswitch('task%d' % tid, tid, 'task%d' % nxt, nxt)))
+                        tid = nxt
+                    elif i % 3 == 0:
+                        evs.append((ts, 11, sys_entry(110)))
+                    else:
+                        evs.append((ts, 0, marker(b'c%d p%d e%d' % (cpu, n, i))))
+                if n % 7 == 3:
+                    disc += 3
+                if n % 11 == 5:
+                    seq += 1    # a packet overwritten
+                pk.append(kpacket(uuid, cpu, seq, evs, begin,
+                                  begin + SEEK_PACKET_NS - 1, disc))
+                seq += 1
+            name = 'cpu%d-%06d' % (cpu, k + 1)
+            with open(os.path.join(d, name if plain else name + '.zst'), 'wb') as f:
+                f.write(b''.join(pk) if plain else stored_chunk(pk))
+    return d
+
+
+def seek_secs(ns):
+    return '%d.%09d' % (ns // 10**9, ns % 10**9)
+
+
+# (begin, end) in ns: the start, the middle, the end, spanning files,
+# empty (between two packets of every CPU... none: after the trace), one
+# bound only.
+SEEK_WINDOWS = [
+    (SEEK_T0 - 5000, SEEK_T0 + 2500000),
+    (SEEK_T0 + 30 * SEEK_PACKET_NS + 123456, SEEK_T0 + 33 * SEEK_PACKET_NS),
+    (SEEK_T0 + 175 * SEEK_PACKET_NS, SEEK_T0 + 400 * SEEK_PACKET_NS),
+    (SEEK_T0 + 55 * SEEK_PACKET_NS, SEEK_T0 + 125 * SEEK_PACKET_NS + 777),
+    (SEEK_T0 + 500 * SEEK_PACKET_NS, SEEK_T0 + 600 * SEEK_PACKET_NS),
+    (SEEK_T0 + 90 * SEEK_PACKET_NS + 1, None),
+    (None, SEEK_T0 + 12 * SEEK_PACKET_NS),
+]
+
+
+def window_args(b, e):
+    return ((['--begin', seek_secs(b)] if b is not None else []) +
+            (['--end', seek_secs(e)] if e is not None else []))
+
+
+def rt_env(env, *args, asan=True):
+    r = run([RINGTRACE_ASAN if asan else RINGTRACE] + [str(a) for a in args],
+            env=dict(os.environ, **env))
+    r.stderr = re.sub(r'^ringtrace [a-z]+: ', 'ringtrace: ', r.stderr, flags=re.M)
+    return r
+
+
+def same_window(d, b, e, *extra, notes=None, status=0):
+    """report of a window seeking (the index) and by a full pass print the
+    same bytes; returns the seeking run."""
+    a = window_args(b, e) + list(extra)
+    full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, d)
+    seek = rt_env({}, 'report', *a, d)
+    for r in (full, seek):
+        check(r.returncode == status and 'runtime error' not in r.stderr,
+              'report %s exit %d: %s' % (' '.join(a), r.returncode, r.stderr[-1500:]))
+    check(seek.stdout == full.stdout,
+          'report %s of %s: seeking prints %d lines, a full pass %d; first difference:\n%s' %
+          (' '.join(a), os.path.basename(d), len(seek.stdout.splitlines()),
+           len(full.stdout.splitlines()),
+           next(('  seek %s\n  full %s' % (x, y) for x, y in
+                 zip(seek.stdout.splitlines(), full.stdout.splitlines()) if x != y),
+                '(one is a prefix of the other)')))
+    if notes is not None:
+        got = [l for l in seek.stderr.splitlines() if 'note: ' in l]
+        check(len(got) == len(notes) and all(n in g for n, g in zip(notes, got)),
+              'notes %s, expected %s' % (got, notes))
+    return seek
+
+
+def index_of(path):
+    """(data bytes, entries) of a packed chunk's index frame, or None."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    if len(data) < 40 or data[-4:] != b'RTIX':
+        return None
+    dbytes, content, xx, n, esize, ver = struct.unpack('<QQQIII', data[-40:-4])
+    ents = [struct.unpack('<QQQQ', data[dbytes + 8 + 32 * i:dbytes + 40 + 32 * i])
+            for i in range(n)]
+    return dbytes, ents
+
+
+def packed_trace(ctx, name='packed', frame='4K', **kw):
+    d = seek_trace(os.path.join(ctx.tmp, name), **kw)
+    r = rt('compress', '--frame-size', frame, '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d
+
+
+@test
+def seek_index_written_by_the_packer(ctx):
+    """A packed chunk ends with its time index: every frame's offsets and
+    times, read back from the frames themselves; zstd -d and babeltrace2
+    (after unpack) never see it."""
+    d = packed_trace(ctx)
+    path = os.path.join(d, 'cpu1-000002.zst')
+    ix = index_of(path)
+    check(ix is not None, 'the packed chunk has no index frame at its end')
+    dbytes, ents = ix
+    check(len(ents) > 5, 'only %d index entries for 60 packets in 4K frames' % len(ents))
+    plain = subprocess.run(['zstd', '-dc', path], stdout=subprocess.PIPE,
+                           check=True).stdout
+    with open(path, 'rb') as f:
+        whole = f.read()
+    for i, (coff, uoff, tb, te) in enumerate(ents):
+        check(whole[coff:coff + 4] == b'\x28\xb5\x2f\xfd', 'entry %d: no frame at %d' % (i, coff))
+        check(hdr_get(plain, uoff, 'begin') == tb, 'entry %d: timestamp_begin differs' % i)
+        nxt = ents[i + 1][1] if i + 1 < len(ents) else len(plain)
+        last = [o for o in packets_of(plain) if uoff <= o < nxt][-1]
+        check(hdr_get(plain, last, 'end') == te, 'entry %d: timestamp_end differs' % i)
+    out = d + '-ctf'
+    r = rt('unpack', d, asan=True)
+    check(r.returncode == 0, 'unpack: ' + r.stderr)
+    events, _ = bt2(out)
+    check(len(events) == 2 * 3 * 60 * 12,
+          'babeltrace2 reads %d events of the unpacked trace' % len(events))
+    # zstd -d of the chunks in place: the hidden-free plain stream reads too.
+    z = ctx.copy(d)
+    for n in os.listdir(z):
+        if n.endswith('.zst'):
+            subprocess.run(['zstd', '-q', '-d', '--rm', os.path.join(z, n)], check=True)
+    events, _ = bt2(z)
+    check(len(events) == 2 * 3 * 60 * 12,
+          'babeltrace2 reads %d events after zstd -d' % len(events))
+
+
+@test
+def seek_windows_equal_a_full_pass(ctx):
+    """report --begin/--end (and --stat) prints the same bytes seeking with
+    the indexes as reading the whole trace, for windows at the start, the
+    middle, the end, spanning chunks, empty, open on one side: on packed
+    chunks (their own index), on packed chunks whose index was cut off and
+    on stored chunks (an index built in memory), and on plain files."""
+    packed = packed_trace(ctx)
+    cut = ctx.copy(packed)
+    for n in os.listdir(cut):
+        p = os.path.join(cut, n)
+        if n.endswith('.zst'):
+            os.truncate(p, index_of(p)[0])
+    stored = seek_trace(os.path.join(ctx.tmp, 'stored'))
+    plain = seek_trace(os.path.join(ctx.tmp, 'plain'), plain=True)
+    for d in (packed, cut, stored, plain):
+        for b, e in SEEK_WINDOWS:
+            r = same_window(d, b, e, notes=[])
+            lines = [l for l in r.stdout.splitlines() if l.startswith('[')]
+            if b is not None and b >= SEEK_T0 + 500 * SEEK_PACKET_NS:
+                check(not lines, 'an empty window printed %d lines' % len(lines))
+            else:
+                check(lines, 'window %s..%s printed nothing' % (b, e))
+            check(b is None or 'before the first packet' not in r.stdout,
+                  'window %s..%s: its first packet counted as the first of the trace' % (b, e))
+        same_window(d, *SEEK_WINDOWS[1], '--stat')
+        same_window(d, *SEEK_WINDOWS[3], '-e', 'sched_switch', '--cpu', '1')
+    # What a window holds: its events, and the losses reported in it.
+    r = same_window(packed, *SEEK_WINDOWS[3])
+    ev = [l for l in r.stdout.splitlines() if l.startswith('[') and ' -- lost ' not in l]
+    lost = [l for l in r.stdout.splitlines() if ' -- lost ' in l]
+    b, e = SEEK_WINDOWS[3]
+    want = [(cpu, n) for cpu in range(2) for n in range(500)
+            if b <= SEEK_T0 + n * SEEK_PACKET_NS + cpu * 1000 <= e and
+            (n % 7 == 3 or n % 11 == 5)]
+    check(len(ev) == 2 * 70 * 12 and len(lost) == len(want),
+          '%d events and %d loss lines, expected %d and %d' %
+          (len(ev), len(lost), 2 * 70 * 12, len(want)))
+
+
+@test
+def seek_reads_only_the_window(ctx):
+    """A window is read from its frames only: damage in a frame far from it
+    is seen by a full pass, not by report --begin/--end (nor is the chunk
+    set of a chunk outside the window opened)."""
+    d = packed_trace(ctx)
+    path = os.path.join(d, 'cpu0-000001.zst')
+    dbytes, ents = index_of(path)
+    with open(path, 'r+b') as f:
+        f.seek(ents[2][0] + 40)
+        b = f.read(1)
+        f.seek(ents[2][0] + 40)
+        f.write(bytes([b[0] ^ 0xff]))
+    a = window_args(*SEEK_WINDOWS[2])
+    full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, d)
+    seek = rt_env({}, 'report', *a, d)
+    check(full.returncode == 3 and 'damaged' in full.stderr,
+          'a full pass did not see the damaged frame: %d %s' % (full.returncode, full.stderr))
+    check(seek.returncode == 0 and 'damaged' not in seek.stderr,
+          'the window read the damaged frame far before it: %d %s' % (seek.returncode, seek.stderr))
+    check(seek.stdout == full.stdout, 'the window differs from the full pass')
+
+
+@test
+def seek_bad_indexes(ctx):
+    """An index that is corrupt, cut, another file's, or that lies about
+    its frames' times (a good checksum) is ignored with a note, and the
+    window is what a full pass prints (ASan build)."""
+    d = packed_trace(ctx)
+    name = 'cpu0-000002.zst'
+    path = os.path.join(d, name)
+    with open(path, 'rb') as f:
+        good = f.read()
+    dbytes, ents = index_of(path)
+    win = SEEK_WINDOWS[3]
+
+    def put(data):
+        with open(path, 'wb') as f:
+            f.write(data)
+
+    # A flipped bit in an entry: its checksum.
+    bad = bytearray(good)
+    bad[dbytes + 8 + 32 + 17] ^= 0x10
+    put(bytes(bad))
+    same_window(d, *win, notes=['%s: its time index is ignored (its checksum does not match its entries): built from its frames' % name])
+    # Cut in the middle of the index: no footer, a frame cut short (damage
+    # at the end of the chunk, which the window reads to its end).
+    put(good[:dbytes + 50])
+    same_window(d, *win, notes=['%s: cannot be indexed' % name])
+    # Another chunk's index: its sizes are not this file's.
+    with open(os.path.join(d, 'cpu1-000002.zst'), 'rb') as f:
+        other = f.read()
+    odb = index_of(os.path.join(d, 'cpu1-000002.zst'))[0]
+    put(good[:dbytes] + other[odb:])
+    same_window(d, *win, notes=['%s: its time index is ignored (its sizes disagree' % name])
+    # Times that lie, with a checksum that matches: the frame says otherwise.
+    ents2 = [(c, u, tb + 3 * SEEK_PACKET_NS, te + 3 * SEEK_PACKET_NS) if i else (c, u, tb, te)
+             for i, (c, u, tb, te) in enumerate(ents)]
+    body = b''.join(struct.pack('<QQQQ', *e) for e in ents2)
+    foot = good[-40:]
+    foot = foot[:16] + struct.pack('<Q', xxh64(body)) + foot[24:]
+    put(good[:dbytes + 8] + body + foot)
+    same_window(d, SEEK_T0 + 62 * SEEK_PACKET_NS, SEEK_T0 + 70 * SEEK_PACKET_NS,
+                notes=['%s: its time index does not match the frame' % name])
+    # Garbage where the index is, ending in the footer's tag: damage at the
+    # end of the chunk (which the window reads to its end), and no index.
+    put(good[:dbytes] + b'\xff' * 100 + b'RTIX')
+    r = same_window(d, *win, status=3)
+    check('note: ' in r.stderr, 'no note for a garbage index: ' + r.stderr)
+
+
+@test
+def seek_chunk_sets(ctx):
+    """Chunk sets given together: a window reads the sets that can hold it
+    (their manifests' first timestamps), and prints what a full pass does."""
+    d = packed_trace(ctx)
+    sets = []
+    for k in range(1, 4):
+        s = os.path.join(ctx.tmp, 'set%d' % k)
+        os.makedirs(s)
+        shutil.copy(os.path.join(d, 'metadata'), s)
+        cpus, files = [], []
+        for cpu in range(2):
+            n = 'cpu%d-%06d.zst' % (cpu, k)
+            shutil.copy(os.path.join(d, n), s)
+            plain = subprocess.run(['zstd', '-dc', os.path.join(s, n)],
+                                   stdout=subprocess.PIPE, check=True).stdout
+            pk = list(packets_of(plain))
+            cpus.append({'cpu': cpu, 'file': n, 'packets': len(pk), 'events': 60 * 12,
+                         'events_lost': 0,
+                         'first_timestamp': hdr_get(plain, pk[0], 'begin'),
+                         'last_timestamp': hdr_get(plain, pk[-1], 'end')})
+            files.append({'name': n, 'size': os.path.getsize(os.path.join(s, n)),
+                          'xxh64': '0'})
+        with open(os.path.join(s, 'manifest.json'), 'w') as f:
+            json.dump({'format': 'ringtrace-chunk-set', 'format_version': 1,
+                       'host': 'h', 'boot_id': 'b', 'trace': 't',
+                       'trace_uuid': '10111213-1415-1617-1819-1a1b1c1d1e1f',
+                       'sequence': k, 'clock': {'realtime_offset_ns': 0},
+                       'cpus': cpus, 'files': files}, f)
+        sets.append(s)
+    for b, e in SEEK_WINDOWS:
+        a = window_args(b, e)
+        full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, *sets[::-1])
+        seek = rt_env({}, 'report', *a, *sets[::-1])
+        check(full.returncode == 0 and seek.returncode == 0,
+              'report of the sets: %s %s' % (full.stderr, seek.stderr))
+        check(seek.stdout == full.stdout, 'window %s..%s of the sets differs' % (b, e))
+    # The last set only: the first two are never opened.
+    os.chmod(os.path.join(sets[0], 'cpu0-000001.zst'), 0)
+    try:
+        if os.access(os.path.join(sets[0], 'cpu0-000001.zst'), os.R_OK):
+            return      # root reads it anyway: nothing to tell
+        r = rt_env({}, 'report', *window_args(*SEEK_WINDOWS[2]), *sets)
+        check(r.returncode == 0, 'a window at the end opened the first set: ' + r.stderr)
+    finally:
+        os.chmod(os.path.join(sets[0], 'cpu0-000001.zst'), 0o644)
+
 # ---- kernel stacks (module/stack.c, lib/ksyms.c, tools/cli/stacks.c) ----------
 
 STACK_ID = 19

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where a stream file's frames start and the times they hold: what lets a
+ * reader asked for a time window (report --begin/--end) decode only the
+ * frames that can hold it.
+ *
+ * A packed chunk carries its own index as its last, skippable frame
+ * (lib/chunk_index.h, written by the packer).  It is untrusted: parsed
+ * against the file's size and its checksum, and each entry a reader seeks
+ * to is checked against the frame there (rt_index_check()) -- a bad one is
+ * ignored with a note and the file read whole.
+ *
+ * A file without an index gets one built here, in memory only, never
+ * written back: a reader may be reading a copy it does not own, a chunk
+ * ringtraced is still writing, or a set a shipper is moving, and the
+ * packer writes the index anyway once the chunk is closed.  Building one
+ * reads no event:
+ *   - a zstd file: its frame and block headers are walked (a pread of 3
+ *     bytes a block) and the first packet header of each frame decoded
+ *     (one block).  A frame's end time is then the next frame's start
+ *     (packets never go back in time), the last one's unknown.  A frame
+ *     that does not start with a packet (a file compressed by hand, packets
+ *     across frames) or whose size is not in its header: no index.
+ *   - a plain file (`ringtrace unpack`, `zstd -d`): its packet headers are
+ *     hopped, one pread of a header per packet.  Packets are of any length,
+ *     so there is no offset to bisect on without reading headers, and a
+ *     search for the next packet's signature could be fooled by an event's
+ *     payload: a header walk is exact and reads 88 bytes a packet.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader() */
+#include <zstd.h>
+
+#include <linux/ringtrace.h>
+#include "internal.h"
+
+#define HDR_SIZE	sizeof(struct ringtrace_packet_header)
+#define PROBE_IN	(64 * 1024)
+
+int rt_pread_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, (uint8_t *)buf + got, n - got,
+				  (off_t)(off + got));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+static uint64_t hdr_u64(const uint8_t *h, size_t at)
+{
+	return rt_get_le(h + at, 8);
+}
+
+#define HDR_FIELD(h, f) \
+	rt_get_le((h) + offsetof(struct ringtrace_packet_header, f), \
+		  sizeof(((struct ringtrace_packet_header *)0)->f))
+
+/* A packet header as ringtrace.ko writes one: magic and sizes. */
+static bool header_ok(const uint8_t *h)
+{
+	uint64_t csize = HDR_FIELD(h, content_size);
+
+	return HDR_FIELD(h, magic) == RINGTRACE_CTF_MAGIC && !(csize % 8) &&
+	       csize >= HDR_SIZE * 8 &&
+	       csize <= (uint64_t)RINGTRACE_MAX_SUBBUF_SIZE * 8 &&
+	       HDR_FIELD(h, timestamp_end) >= HDR_FIELD(h, timestamp_begin);
+}
+
+/*
+ * The first packet header of the frame at @off (zstd) or the packet at
+ * @off (plain) into @hdr: 0, or -1 when there is none.
+ */
+static int first_header(int fd, bool zst, uint64_t off, uint8_t *hdr)
+{
+	ZSTD_DCtx *z;
+	uint8_t *in;
+	size_t left = 1;
+	ZSTD_outBuffer out = { hdr, HDR_SIZE, 0 };
+	int ret = -1;
+
+	if (!zst)
+		return rt_pread_full(fd, hdr, HDR_SIZE, off) || !header_ok(hdr) ? -1 : 0;
+	z = ZSTD_createDCtx();
+	in = malloc(PROBE_IN);
+	while (z && in && out.pos < out.size && left) {
+		ssize_t n = pread(fd, in, PROBE_IN, (off_t)off);
+		ZSTD_inBuffer ib = { in, n > 0 ? (size_t)n : 0, 0 };
+
+		if (n <= 0)
+			break;
+		while (ib.pos < ib.size && out.pos < out.size && left) {
+			left = ZSTD_decompressStream(z, &out, &ib);
+			if (ZSTD_isError(left))
+				goto out;
+		}
+		off += ib.pos;
+	}
+	if (out.pos == out.size && header_ok(hdr))
+		ret = 0;
+out:
+	free(in);
+	ZSTD_freeDCtx(z);
+	return ret;
+}
+
+/* The zstd frame at @off: its size in the file, its content size. */
+static int frame_sizes(int fd, uint64_t off, uint64_t file_size,
+		       uint64_t *fsize, uint64_t *content, bool *skippable)
+{
+	uint8_t h[ZSTD_FRAMEHEADERSIZE_MAX];
+	size_t hlen = file_size - off < sizeof(h) ? (size_t)(file_size - off) : sizeof(h);
+	ZSTD_frameHeader fh;
+	uint64_t pos;
+
+	if (rt_pread_full(fd, h, hlen, off) || ZSTD_getFrameHeader(&fh, h, hlen))
+		return -1;
+	*skippable = fh.frameType == ZSTD_skippableFrame;
+	if (*skippable) {
+		/* Its 8-byte header (libzstd may say headerSize 0 for it). */
+		*fsize = 8 + fh.frameContentSize;
+		*content = 0;
+		return *fsize <= file_size - off ? 0 : -1;
+	}
+	if (fh.frameContentSize == ZSTD_CONTENTSIZE_UNKNOWN ||
+	    fh.frameContentSize == ZSTD_CONTENTSIZE_ERROR)
+		return -1;
+	for (pos = off + fh.headerSize;;) {
+		uint8_t b[3];
+		uint32_t bh, type, bsize;
+
+		if (file_size - pos < 3 || rt_pread_full(fd, b, 3, pos))
+			return -1;
+		bh = b[0] | b[1] << 8 | (uint32_t)b[2] << 16;
+		type = (bh >> 1) & 3;
+		bsize = bh >> 3;
+		if (type == 3)
+			return -1;
+		pos += 3 + (type == 1 ? 1 : bsize);
+		if (pos > file_size)
+			return -1;
+		if (bh & 1)
+			break;
+	}
+	pos += fh.checksumFlag ? 4 : 0;
+	if (pos > file_size)
+		return -1;
+	*fsize = pos - off;
+	*content = fh.frameContentSize;
+	return 0;
+}
+
+static int add(struct chunk_index *ix, uint64_t coff, uint64_t uoff,
+	       uint64_t begin, uint64_t end)
+{
+	struct chunk_index_entry e = { coff, uoff, begin, end };
+
+	return chunk_index_add(ix, &e);
+}
+
+/* An index of the zstd file @fd, frame by frame. */
+static int build_zst(int fd, uint64_t size, struct chunk_index *ix)
+{
+	uint64_t off = 0, uoff = 0, fsize, content;
+	uint8_t hdr[HDR_SIZE];
+	bool skippable;
+
+	while (off < size) {
+		if (frame_sizes(fd, off, size, &fsize, &content, &skippable))
+			return -1;
+		if (content) {
+			if (first_header(fd, true, off, hdr))
+				return -1;
+			if (ix->n)
+				ix->e[ix->n - 1].ts_end = HDR_FIELD(hdr, timestamp_begin);
+			if (add(ix, off, uoff, HDR_FIELD(hdr, timestamp_begin), UINT64_MAX))
+				return -1;
+		}
+		off += fsize;
+		uoff += content;
+	}
+	ix->data_bytes = size;
+	ix->content_bytes = uoff;
+	return 0;
+}
+
+/* An index of the plain file @fd, packet by packet. */
+static int build_plain(int fd, uint64_t size, struct chunk_index *ix)
+{
+	uint8_t hdr[HDR_SIZE];
+	uint64_t off = 0;
+
+	while (off < size) {
+		uint64_t len;
+
+		if (size - off < HDR_SIZE || first_header(fd, false, off, hdr))
+			return -1;
+		len = HDR_FIELD(hdr, content_size) / 8;
+		if (len > size - off ||
+		    add(ix, off, off, HDR_FIELD(hdr, timestamp_begin),
+			HDR_FIELD(hdr, timestamp_end)))
+			return -1;
+		off += len;
+	}
+	ix->data_bytes = ix->content_bytes = size;
+	return 0;
+}
+
+/* The index frame at the end of the zstd file @fd: 1 none, 0, -1 bad. */
+static int read_own(int fd, uint64_t size, struct chunk_index *ix, char *why,
+		    size_t wsize)
+{
+	uint8_t foot[CHUNK_INDEX_FOOTER], *buf;
+	uint64_t len;
+	int r;
+
+	if (size < CHUNK_INDEX_FOOTER ||
+	    rt_pread_full(fd, foot, sizeof(foot), size - sizeof(foot)))
+		return 1;
+	len = chunk_index_frame_size(foot, size);
+	if (!len)
+		return 1;
+	buf = malloc(len);
+	if (!buf || rt_pread_full(fd, buf, len, size - len)) {
+		free(buf);
+		snprintf(why, wsize, "cannot be read");
+		return -1;
+	}
+	r = chunk_index_parse(buf, len, size, ix, why, wsize);
+	free(buf);
+	return r;
+}
+
+int rt_index_get(int fd, bool zst, struct chunk_index *ix, bool *own,
+		 char *why, size_t size)
+{
+	struct stat st;
+	int r = 1;
+
+	memset(ix, 0, sizeof(*ix));
+	*own = false;
+	*why = '\0';
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	if (zst) {
+		r = read_own(fd, (uint64_t)st.st_size, ix, why, size);
+		*own = !r;
+		if (!r)
+			return 0;
+	}
+	/* No index, or a bad one (said in @why): one of our own. */
+	if (!(zst ? build_zst : build_plain)(fd, (uint64_t)st.st_size, ix) && ix->n)
+		return 0;
+	chunk_index_free(ix);
+	return -1;
+}
+
+int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e)
+{
+	uint8_t hdr[HDR_SIZE];
+
+	return first_header(fd, zst, e->coff, hdr) ||
+	       hdr_u64(hdr, offsetof(struct ringtrace_packet_header, timestamp_begin)) !=
+	       e->ts_begin ? -1 : 0;
+}
