@@ -37,6 +37,8 @@ RT=$DBG/ringtrace
 ST=$DBG/ringtrace_selftest
 W=$(mktemp -d /tmp/ringtraced-tests.XXXXXX)
 CPUS=()
+# scoped_tests: RT_DAEMON_SCOPE below
+. "$REPO/tools/tests/scope.sh"
 
 passed=0
 failed=0
@@ -2211,18 +2213,6 @@ DAEMON_ONLY="test_usage test_usage_root_only test_enospc test_rotation test_hup
 	test_flush_ack test_races test_install test_on_chunk test_on_chunk_hooks
 	test_on_chunk_recover"
 
-daemon_tests() {
-	local t d
-	for t in $ALL_TESTS; do
-		if [[ ${RT_DAEMON_SCOPE:-all} == kernel ]]; then
-			for d in $DAEMON_ONLY; do
-				[[ $t == "$d" ]] && continue 2
-			done
-		fi
-		echo "$t"
-	done
-}
-
 main() {
 	local c t
 	for f in "$DAEMON" "$MARKERS" "$TRIM"; do
@@ -2242,7 +2232,7 @@ main() {
 	CPUS=($(ls "$RT/cpu" | sort -n))
 	note "CPUs: ${CPUS[*]}"
 
-	for t in ${RT_DAEMON_TESTS:-$(daemon_tests)}; do
+	for t in ${RT_DAEMON_TESTS:-$(scoped_tests "${RT_DAEMON_SCOPE:-all}" "$ALL_TESTS" "$DAEMON_ONLY")}; do
 		local t0=$SECONDS
 		"$t"
 		note "$t: $((SECONDS - t0)) s"

@@ -44,7 +44,10 @@
 #              the same events (recorded in the same boot); chrome-json is
 #              JSON with the workload's system calls on the right threads
 #
-# Ends with "cli: N passed, M failed".
+# RT_CLI_SCOPE=kernel leaves out the tests of the CLI's own logic
+# (CLI_ONLY below): tools/run-tests runs those in one kernel's boot.
+# CLI_TESTS="test_a test_b" runs only those.  Ends with "cli: N passed,
+# M failed".
 
 set -u
 
@@ -63,6 +66,7 @@ readonly N=200
 export RINGTRACED=$REPO/daemon/ringtraced
 
 . tools/tests/check.sh
+. tools/tests/scope.sh
 
 note() { echo "# $*"; }
 
@@ -1241,6 +1245,25 @@ test_hosts() {
 		sh -c "grep -q 'hold 2 recordings ($h, rt-other)' '$W/hosts.export.err' && test \$(wc -l <'$W/hosts.export.err') -eq 1"
 }
 
+# In this order: test_hosts merges test_attribution's and test_follow's
+# traces.
+ALL_TESTS="test_loads_module set_odd_state test_attribution test_syscall_args
+	test_follow test_hosts test_sigmask test_ctrl_c test_stop_signals
+	test_sigkill test_start_timeout test_failing_cmd test_errors test_list
+	test_filters test_event_filter test_field_filters test_cgroup test_snapshot
+	test_follow_view test_record_live test_trigger test_stacks test_stack_errors
+	test_export"
+
+# The tests of the CLI's own logic: signals and the traced command's
+# process handling, the start timeout, merging hosts, following a trace.
+# What they ask of the kernel (processes, signals, files) does not depend
+# on ringtrace.ko or its kernel, and the module's side of them (control
+# files restored, events recorded) is what the others check on every
+# kernel: tools/run-tests runs them in one boot (RT_CLI_SCOPE=kernel in
+# the others), as it does the daemon's (daemon/tests/run_guest.sh).
+CLI_ONLY="test_hosts test_sigmask test_ctrl_c test_stop_signals test_sigkill
+	test_start_timeout test_failing_cmd test_follow_view test_record_live"
+
 main() {
 	note "kernel $KVER, $(nproc) CPUs, work in $W"
 	# CLI_TESTS="test_a test_b": only those (while working on them).
@@ -1253,31 +1276,12 @@ main() {
 		check_summary cli
 		return
 	fi
-	test_loads_module
-	set_odd_state
-	test_attribution
-	test_syscall_args
-	test_follow
-	test_hosts
-	test_sigmask
-	test_ctrl_c
-	test_stop_signals
-	test_sigkill
-	test_start_timeout
-	test_failing_cmd
-	test_errors
-	test_list
-	test_filters
-	test_event_filter
-	test_field_filters
-	test_cgroup
-	test_snapshot
-	test_follow_view
-	test_record_live
-	test_trigger
-	test_stacks
-	test_stack_errors
-	test_export
+	local t t0
+	for t in $(scoped_tests "${RT_CLI_SCOPE:-all}" "$ALL_TESTS" "$CLI_ONLY"); do
+		t0=$SECONDS
+		"$t"
+		note "$t: $((SECONDS - t0)) s"
+	done
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null
 	# What the tests wrote, for a look after a failure (not the traces).

@@ -56,7 +56,20 @@ main() {
 	# pages themselves).  Debian's man-db/auto-update=false does the same.
 	rm -f /var/lib/man-db/auto-update
 
-	dpkg -i "$dkms_deb" "$tools_deb" >"$W/install.log" 2>&1
+	# DKMS compiles through ccache, whose cache the host filled by the
+	# same build (tools/tests/dkms-ccache, run by tools/run-tests): what
+	# it does not hold is compiled here, as it would be anyway.
+	(
+		. tools/tests/dkms-ccache
+		dkms_ccache_env
+		ccache -z >/dev/null 2>&1
+		dpkg -i "$dkms_deb" "$tools_deb" >"$W/install.log" 2>&1
+		rc=$?
+		note "ccache: $(ccache --print-stats 2>/dev/null |
+			awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ { h += $2 }
+			     $1 == "cache_miss" { m = $2 } END { printf "%d hits, %d misses", h, m }')"
+		exit $rc
+	)
 	check "dpkg -i ringtrace-dkms ringtrace" test $? -eq 0
 	grep -E 'Building|Installing|Error|error' "$W/install.log" | head -8 | sed 's/^/# /'
 	dkms status ringtrace >"$W/dkms.status" 2>&1
