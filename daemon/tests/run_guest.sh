@@ -2200,7 +2200,9 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_on_chunk_recover test_trigger"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
-# packers, hooks.  What they exercise of the kernel (a tmpfs that fills,
+# packers, hooks, the service's triggers (the kernel's side of a trigger:
+# selftests/trigger_test and the cli suite's test_trigger on every
+# kernel).  What they exercise of the kernel (a tmpfs that fills,
 # dm-flakey, strace, ThreadSanitizer) does not depend on ringtrace.ko or
 # its kernel, and their share of the module's interface (mmap, GET/PUT,
 # flush, poll, the counters) is what the others test on every kernel.  They
@@ -2211,7 +2213,7 @@ DAEMON_ONLY="test_usage test_usage_root_only test_enospc test_rotation test_hup
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many
 	test_flush_ack test_races test_install test_on_chunk test_on_chunk_hooks
-	test_on_chunk_recover"
+	test_on_chunk_recover test_trigger"
 
 main() {
 	local c t
