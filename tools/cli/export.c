@@ -18,6 +18,7 @@
 
 #include "export.h"
 #include "traceset.h"
+#include "window.h"
 
 static const struct export_format *const formats[] = {
 	&export_systrace, &export_chrome_json, &export_lttng,
@@ -88,9 +89,13 @@ static const struct rt_field_desc *syscall_id_field(const struct rt_metadata *md
 	return NULL;
 }
 
-/* Feeds the merged items to the format; -1 on its error or the merge's. */
+/*
+ * Feeds the merged items in @w to the format; -1 on its error or the
+ * merge's.  Threads are known from the window's begin on, as report's are:
+ * what comes before it is read only in part when seeking.
+ */
 static int feed(struct export_ctx *x, const struct export_format *fmt,
-		struct rt_trace *t, uint64_t *lost)
+		struct rt_trace *t, const struct window *w, uint64_t *lost)
 {
 	struct rt_threads *th = (struct rt_threads *)x->th;
 	const struct rt_item *it;
@@ -104,8 +109,13 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 		return -1;
 	}
 	while (!err && (it = merge_next(m))) {
-		int32_t tid = it->type == RT_ITEM_EVENT ? rt_threads_owner(th, it) : -1;
+		int32_t tid;
 
+		if (w->has_begin && it->timestamp < w->begin)
+			continue;
+		if (w->has_end && it->timestamp > w->end)
+			continue;
+		tid = it->type == RT_ITEM_EVENT ? rt_threads_owner(th, it) : -1;
 		if (it->type == RT_ITEM_LOST)
 			*lost += it->lost_events;
 		err = fmt->item(x, it, tid);
@@ -150,10 +160,11 @@ static struct tset *open_one(char *const *dirs, unsigned int n, bool strict)
 /* The directories @dirs as @fmt into @out (NULL: stdout): the exit status. */
 static int export_trace(char *const *dirs, unsigned int n,
 			const struct export_format *fmt, const char *out,
-			bool strict)
+			const char *begin, const char *end, bool strict)
 {
 	struct export_ctx x = { .out = out, .f = stdout };
 	struct rt_threads *th = NULL;
+	struct window w;
 	struct rt_trace *t;
 	struct tset *ts;
 	uint64_t lost = 0;
@@ -163,6 +174,11 @@ static int export_trace(char *const *dirs, unsigned int n,
 	if (!ts)
 		return 1;
 	t = ts->m[0].t;
+	window_parse(&w, begin, end, t->md,
+		     window_from_start(begin, end) ? tset_first_event(&ts->m[0]) : 0,
+		     false);
+	if (window_apply(ts, 0, &w))
+		goto close_trace;
 	x.t = t;
 	x.md = t->md;
 	x.syscall_id = syscall_id_field(t->md);
@@ -178,7 +194,7 @@ static int export_trace(char *const *dirs, unsigned int n,
 	x.th = th;
 	err = fmt->begin(&x);
 	if (!err)
-		err = feed(&x, fmt, t, &lost);
+		err = feed(&x, fmt, t, &w, &lost);
 	if (fmt->end(&x, !err))
 		err = -1;
 	if (!err && !fmt->directory && (fflush(x.f) || ferror(x.f))) {
@@ -219,10 +235,12 @@ static int run(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "begin", required_argument, NULL, 'b' },
+		{ "end", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *format = NULL, *out = NULL;
+	const char *format = NULL, *out = NULL, *begin = NULL, *end = NULL;
 	const struct export_format *fmt;
 	bool strict = false;
 	int c;
@@ -234,6 +252,10 @@ static int run(int argc, char **argv)
 			out = optarg;
 		else if (c == 's')
 			strict = true;
+		else if (c == 'b')
+			begin = optarg;
+		else if (c == 'e')
+			end = optarg;
 	}
 	if (argc - optind < 1)
 		usage_error("a trace directory is needed");
@@ -245,7 +267,7 @@ static int run(int argc, char **argv)
 	if (fmt->directory && !out)
 		usage_error("-f %s writes a directory: -o DIR names it", fmt->name);
 	return export_trace(argv + optind, (unsigned int)(argc - optind), fmt,
-			    out, strict);
+			    out, begin, end, strict);
 }
 
 /* `export --help`: the fixed part, then each format's paragraph. */
@@ -265,6 +287,10 @@ static void help(FILE *f)
 	      "  -f, --format FORMAT   " EXPORT_FORMATS "\n"
 	      "  -o, --output OUT      the file (or directory) to write (default:\n"
 	      "                        standard output, for formats that are a file)\n"
+	      "      --begin TIME      from TIME: seconds as report prints them, or\n"
+	      "                        +DURATION from the first event (+1.5s)\n"
+	      "      --end TIME        up to TIME, the same way; a window reads only\n"
+	      "                        the frames of the chunks that hold it\n"
 	      "      --strict          damage in the trace is an error (default: read\n"
 	      "                        past it, say what was skipped, exit status 3)\n"
 	      "  -h, --help            this text\n", f);

@@ -20,6 +20,7 @@
 
 #include "cgroups.h"
 #include "traceset.h"
+#include "window.h"
 
 struct filter {
 	bool *events;			/* by position in md->events; NULL: all */
@@ -30,8 +31,7 @@ struct filter {
 	const char *const *comms;
 	unsigned int nr_comms;
 	struct cgroup_ids cgroups;	/* n == 0: all */
-	bool has_begin, has_end;
-	uint64_t begin, end;		/* clock cycles */
+	struct window win;		/* --begin, --end */
 };
 
 struct opts {
@@ -117,84 +117,6 @@ static void cgroup_sel(struct cgroup_ids *ids, const char *arg)
 		die("--cgroup %s: %s", arg, strerror(-err));
 }
 
-/* Clock cycles from a double: 0 below, UINT64_MAX past the clock's range. */
-static uint64_t to_cycles(double c)
-{
-	if (!(c > 0))
-		return 0;
-	return c >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)c;
-}
-
-/*
- * Seconds as report prints them ("123.456789012") in clock cycles, exactly:
- * a double cannot hold every nanosecond of such a time (134.410262790 is
- * 134410262789.99998 ns), and --end would then leave out the very event
- * whose time was given.  Digits, at most one '.', at most 19 digits
- * before it and 18 after; the cycle nearest to the time.
- */
-static bool parse_seconds(const char *s, uint64_t freq, unsigned __int128 *c)
-{
-	unsigned __int128 sec = 0, frac = 0, scale = 1;
-	unsigned int nint = 0, nfrac = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++, nint++)
-		sec = sec * 10 + (unsigned int)(*s - '0');
-	if (*s == '.')
-		for (s++; *s >= '0' && *s <= '9'; s++, nfrac++) {
-			frac = frac * 10 + (unsigned int)(*s - '0');
-			scale *= 10;
-		}
-	if (*s || !(nint + nfrac) || nint > 19 || nfrac > 18)
-		return false;
-	*c = sec * freq + (frac * freq + scale / 2) / scale;
-	return true;
-}
-
-/*
- * A time of --begin/--end: "+DURATION" from the trace's first event, or
- * seconds as report prints them ("123.456789"; with --wall, epoch seconds).
- */
-static uint64_t parse_time(const char *s, const char *what,
-			   const struct rt_metadata *md, uint64_t start,
-			   bool wall)
-{
-	unsigned __int128 c;
-	double secs, cycles;
-	__int128 off;
-	uint64_t ms;
-	char *end;
-
-	if (*s == '+') {
-		if (!parse_duration_ms(s + 1, &ms))
-			usage_error("%s: '%s' is not +DURATION (like +1.5s, +200ms)",
-				    what, s);
-		cycles = (double)ms / 1e3 * (double)md->clock_freq;
-		return to_cycles(cycles) > UINT64_MAX - start ? UINT64_MAX :
-		       start + to_cycles(cycles);
-	}
-	if (!parse_seconds(s, md->clock_freq, &c)) {
-		/* Other forms strtod() takes (1e3), to the nearest cycle. */
-		errno = 0;
-		secs = strtod(s, &end);
-		if (errno || end == s || *end || secs < 0)
-			usage_error("%s: '%s' is neither +DURATION nor seconds",
-				    what, s);
-		cycles = secs * (double)md->clock_freq + 0.5;
-		c = cycles >= 18446744073709551616.0 ? UINT64_MAX :
-		    (unsigned __int128)to_cycles(cycles);
-	}
-	if (wall) {
-		/* The clock's offset from the epoch (either sign), in cycles. */
-		off = (__int128)md->clock_offset_s * (__int128)md->clock_freq +
-		      md->clock_offset;
-		if (off <= 0)
-			c += (unsigned __int128)-off;
-		else
-			c = c > (unsigned __int128)off ? c - (unsigned __int128)off : 0;
-	}
-	return c > UINT64_MAX ? UINT64_MAX : (uint64_t)c;
-}
-
 /* ---- filtering ------------------------------------------------------------ */
 
 static bool in_list(const int32_t *v, unsigned int n, int32_t x)
@@ -209,9 +131,7 @@ static bool wanted(const struct filter *f, const struct rt_item *it,
 		   const struct rt_metadata *md, const struct rt_threads *th,
 		   int32_t tid)
 {
-	if (f->has_begin && it->timestamp < f->begin)
-		return false;
-	if (f->has_end && it->timestamp > f->end)
+	if (!window_holds(&f->win, it->timestamp))
 		return false;
 	if (f->cpus && (it->cpu >= f->nr_cpu_sel || !f->cpus[it->cpu]))
 		return false;
@@ -320,18 +240,9 @@ static void make_filter(struct filter *f, const struct opts *o,
 	f->nr_comms = o->nr_comms;
 	for (unsigned int i = 0; i < o->nr_cgroups; i++)
 		cgroup_sel(&f->cgroups, o->cgroups[i]);
-	if ((o->begin && *o->begin == '+') || (o->end && *o->end == '+'))
+	if (window_from_start(o->begin, o->end))
 		start = mb ? tset_first_event(mb) : trace_start(dir);
-	if (o->begin) {
-		f->has_begin = true;
-		f->begin = parse_time(o->begin, "--begin", md, start, o->wall);
-	}
-	if (o->end) {
-		f->has_end = true;
-		f->end = parse_time(o->end, "--end", md, start, o->wall);
-	}
-	if (f->has_begin && f->has_end && f->end < f->begin)
-		usage_error("--end is before --begin");
+	window_parse(&f->win, o->begin, o->end, md, start, o->wall);
 }
 
 /* ---- printing --------------------------------------------------------------- */
@@ -874,26 +785,15 @@ static void view_item(struct view *v, const struct rt_item *it)
 	 * only in part when seeking (tset_window()), and the window prints
 	 * the same whichever way it was read.
 	 */
-	if (!v->f.has_begin || it->timestamp >= v->f.begin)
+	if (!v->f.win.has_begin || it->timestamp >= v->f.win.begin)
 		rt_threads_feed(v->th, it);
-}
-
-/*
- * RINGTRACE_SEEK=0: a window is found by reading the whole trace, not by
- * seeking with the time indexes (the tests and `make bench` compare both).
- */
-static bool seek_allowed(void)
-{
-	const char *e = getenv("RINGTRACE_SEEK");
-
-	return !e || strcmp(e, "0");
 }
 
 /* A gap of a member's chunk sets, unless the time window leaves it out. */
 static void view_gap(const struct view *v, const struct tset_gap *g)
 {
-	if (v->st || (v->f.has_begin && g->to < v->f.begin) ||
-	    (v->f.has_end && g->from > v->f.end))
+	if (v->st || (v->f.win.has_begin && g->to < v->f.win.begin) ||
+	    (v->f.win.has_end && g->from > v->f.win.end))
 		return;
 	print_gap(stdout, "", v->ts, v->mb, g, v->o->wall);
 }
@@ -924,10 +824,7 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 			stat_init(&sts[i], mb->t, vs[i].th);
 			vs[i].st = &sts[i];
 		}
-		if ((vs[i].f.has_begin || vs[i].f.has_end) &&
-		    tset_window(ts, i, vs[i].f.has_begin ? vs[i].f.begin : 0,
-				vs[i].f.has_end ? vs[i].f.end : UINT64_MAX,
-				seek_allowed())) {
+		if (window_apply(ts, i, &vs[i].f.win)) {
 			status = 1;
 			goto out;
 		}

@@ -55,7 +55,7 @@ _ringtrace()
 		;;
 	-f | --format)
 		if [[ $cmd == export ]]; then
-			COMPREPLY=($(compgen -W "systrace chrome-json perfetto" -- "$cur"))
+			COMPREPLY=($(compgen -W "systrace chrome-json lttng perfetto" -- "$cur"))
 			return
 		fi
 		;;
