@@ -78,7 +78,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (int i = 0; i < 16; i++)
-		sscanf(argv[2] + 2 * i, "%2hhx", &uuid[i]);
+		if (sscanf(argv[2] + 2 * i, "%2hhx", &uuid[i]) != 1) {
+			fprintf(stderr, "rt-seekgen: '%s' is not 32 hex digits\n", argv[2]);
+			return 2;
+		}
 	cpus = (unsigned int)atoi(argv[3]);
 	seconds = (unsigned int)atoi(argv[4]);
 	rate = strtoull(argv[5], NULL, 10);
