@@ -91,8 +91,7 @@ static const struct rt_field_desc *syscall_id_field(const struct rt_metadata *md
 
 /*
  * Feeds the merged items in @w to the format; -1 on its error or the
- * merge's.  Threads are known from the window's begin on, as report's are:
- * what comes before it is read only in part when seeking.
+ * merge's.  Threads are learnt from everything read, as report's are.
  */
 static int feed(struct export_ctx *x, const struct export_format *fmt,
 		struct rt_trace *t, const struct window *w, uint64_t *lost)
@@ -111,14 +110,12 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	while (!err && (it = merge_next(m))) {
 		int32_t tid;
 
-		if (w->has_begin && it->timestamp < w->begin)
-			continue;
-		if (w->has_end && it->timestamp > w->end)
-			continue;
-		tid = it->type == RT_ITEM_EVENT ? rt_threads_owner(th, it) : -1;
-		if (it->type == RT_ITEM_LOST)
-			*lost += it->lost_events;
-		err = fmt->item(x, it, tid);
+		if (window_holds(w, it->timestamp)) {
+			tid = it->type == RT_ITEM_EVENT ? rt_threads_owner(th, it) : -1;
+			if (it->type == RT_ITEM_LOST)
+				*lost += it->lost_events;
+			err = fmt->item(x, it, tid);
+		}
 		if (it->type == RT_ITEM_EVENT)
 			rt_threads_feed(th, it);
 	}

@@ -781,12 +781,12 @@ static void view_item(struct view *v, const struct rt_item *it)
 	else if (keep)
 		print_item(v->ts, v->mb, v->md, it, v->th, tid, v->o->wall);
 	/*
-	 * Threads are known from --begin on: what comes before it is read
-	 * only in part when seeking (tset_window()), and the window prints
-	 * the same whichever way it was read.
+	 * Threads are learnt from everything read, before --begin too: a
+	 * window's lines are those of the whole report.  Seeking reads from
+	 * the frame before the window (tset_window()), whose sched_switches
+	 * name each CPU's thread when the window opens.
 	 */
-	if (!v->f.win.has_begin || it->timestamp >= v->f.win.begin)
-		rt_threads_feed(v->th, it);
+	rt_threads_feed(v->th, it);
 }
 
 /* A gap of a member's chunk sets, unless the time window leaves it out. */
