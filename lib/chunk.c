@@ -29,6 +29,7 @@
 
 #include "chunk.h"
 #include "chunk_index.h"
+#include "le.h"
 #include "parse.h"
 
 #define ZSTD_FRAME_MAGIC	0xFD2FB528U
@@ -422,13 +423,9 @@ static uint64_t packet_time(const uint8_t *pkt, uint64_t len, bool begin)
 {
 	size_t at = begin ? offsetof(struct ringtrace_packet_header, timestamp_begin) :
 			    offsetof(struct ringtrace_packet_header, timestamp_end);
-	uint64_t v = 0;
-
 	if (len < sizeof(struct ringtrace_packet_header))
 		return 0;
-	for (unsigned int i = 8; i-- > 0; )
-		v = (v << 8) | pkt[at + i];
-	return v;
+	return rt_get_le(pkt + at, 8);
 }
 
 /*

@@ -8,21 +8,7 @@
 #include <xxhash.h>
 
 #include "chunk_index.h"
-
-static uint64_t get_le(const uint8_t *p, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	while (bytes--)
-		v = (v << 8) | p[bytes];
-	return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, unsigned int bytes)
-{
-	for (unsigned int i = 0; i < bytes; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
+#include "le.h"
 
 int chunk_index_add(struct chunk_index *ix, const struct chunk_index_entry *e)
 {
@@ -54,28 +40,28 @@ void chunk_index_encode(const struct chunk_index *ix, uint8_t *buf)
 {
 	uint8_t *p = buf + CHUNK_INDEX_HEADER;
 
-	put_le(buf, CHUNK_INDEX_MAGIC, 4);
-	put_le(buf + 4, chunk_index_size(ix) - CHUNK_INDEX_HEADER, 4);
+	rt_put_le(buf, CHUNK_INDEX_MAGIC, 4);
+	rt_put_le(buf + 4, chunk_index_size(ix) - CHUNK_INDEX_HEADER, 4);
 	for (size_t i = 0; i < ix->n; i++, p += CHUNK_INDEX_ENTRY) {
-		put_le(p, ix->e[i].coff, 8);
-		put_le(p + 8, ix->e[i].uoff, 8);
-		put_le(p + 16, ix->e[i].ts_begin, 8);
-		put_le(p + 24, ix->e[i].ts_end, 8);
+		rt_put_le(p, ix->e[i].coff, 8);
+		rt_put_le(p + 8, ix->e[i].uoff, 8);
+		rt_put_le(p + 16, ix->e[i].ts_begin, 8);
+		rt_put_le(p + 24, ix->e[i].ts_end, 8);
 	}
-	put_le(p, ix->data_bytes, 8);
-	put_le(p + 8, ix->content_bytes, 8);
-	put_le(p + 16, XXH64(buf + CHUNK_INDEX_HEADER, ix->n * CHUNK_INDEX_ENTRY, 0), 8);
-	put_le(p + 24, ix->n, 4);
-	put_le(p + 28, CHUNK_INDEX_ENTRY, 4);
-	put_le(p + 32, CHUNK_INDEX_VERSION, 4);
-	put_le(p + 36, CHUNK_INDEX_TAG, 4);
+	rt_put_le(p, ix->data_bytes, 8);
+	rt_put_le(p + 8, ix->content_bytes, 8);
+	rt_put_le(p + 16, XXH64(buf + CHUNK_INDEX_HEADER, ix->n * CHUNK_INDEX_ENTRY, 0), 8);
+	rt_put_le(p + 24, ix->n, 4);
+	rt_put_le(p + 28, CHUNK_INDEX_ENTRY, 4);
+	rt_put_le(p + 32, CHUNK_INDEX_VERSION, 4);
+	rt_put_le(p + 36, CHUNK_INDEX_TAG, 4);
 }
 
 uint64_t chunk_index_frame_size(const uint8_t *footer, uint64_t file_size)
 {
-	uint64_t n = get_le(footer + 24, 4);
+	uint64_t n = rt_get_le(footer + 24, 4);
 
-	if (get_le(footer + 36, 4) != CHUNK_INDEX_TAG)
+	if (rt_get_le(footer + 36, 4) != CHUNK_INDEX_TAG)
 		return 0;
 	/* Whatever N says, no more than the file: the parse says what is wrong. */
 	n = CHUNK_INDEX_HEADER + n * CHUNK_INDEX_ENTRY + CHUNK_INDEX_FOOTER;
@@ -91,21 +77,21 @@ int chunk_index_parse(const uint8_t *buf, size_t len, uint64_t file_size,
 	memset(ix, 0, sizeof(*ix));
 	if (len < CHUNK_INDEX_HEADER + CHUNK_INDEX_FOOTER || len > file_size)
 		goto bad_size;
-	n = get_le(f + 24, 4);
-	data = get_le(f, 8);
-	content = get_le(f + 8, 8);
-	if (get_le(f + 36, 4) != CHUNK_INDEX_TAG ||
-	    get_le(f + 32, 4) != CHUNK_INDEX_VERSION ||
-	    get_le(f + 28, 4) != CHUNK_INDEX_ENTRY) {
+	n = rt_get_le(f + 24, 4);
+	data = rt_get_le(f, 8);
+	content = rt_get_le(f + 8, 8);
+	if (rt_get_le(f + 36, 4) != CHUNK_INDEX_TAG ||
+	    rt_get_le(f + 32, 4) != CHUNK_INDEX_VERSION ||
+	    rt_get_le(f + 28, 4) != CHUNK_INDEX_ENTRY) {
 		snprintf(why, size, "not an index of version %u", CHUNK_INDEX_VERSION);
 		return -1;
 	}
-	if (get_le(buf, 4) != CHUNK_INDEX_MAGIC ||
-	    get_le(buf + 4, 4) != len - CHUNK_INDEX_HEADER ||
+	if (rt_get_le(buf, 4) != CHUNK_INDEX_MAGIC ||
+	    rt_get_le(buf + 4, 4) != len - CHUNK_INDEX_HEADER ||
 	    len != CHUNK_INDEX_HEADER + n * CHUNK_INDEX_ENTRY + CHUNK_INDEX_FOOTER ||
 	    data != file_size - len || !n)
 		goto bad_size;
-	if (XXH64(buf + CHUNK_INDEX_HEADER, n * CHUNK_INDEX_ENTRY, 0) != get_le(f + 16, 8)) {
+	if (XXH64(buf + CHUNK_INDEX_HEADER, n * CHUNK_INDEX_ENTRY, 0) != rt_get_le(f + 16, 8)) {
 		snprintf(why, size, "its checksum does not match its entries");
 		return -1;
 	}
@@ -121,10 +107,10 @@ int chunk_index_parse(const uint8_t *buf, size_t len, uint64_t file_size,
 		const uint8_t *p = buf + CHUNK_INDEX_HEADER + i * CHUNK_INDEX_ENTRY;
 		struct chunk_index_entry *e = &ix->e[i], *prev = e - 1;
 
-		e->coff = get_le(p, 8);
-		e->uoff = get_le(p + 8, 8);
-		e->ts_begin = get_le(p + 16, 8);
-		e->ts_end = get_le(p + 24, 8);
+		e->coff = rt_get_le(p, 8);
+		e->uoff = rt_get_le(p + 8, 8);
+		e->ts_begin = rt_get_le(p + 16, 8);
+		e->ts_end = rt_get_le(p + 24, 8);
 		if (e->coff >= data || e->uoff >= content ||
 		    (!i && (e->coff || e->uoff)) ||
 		    (i && (e->coff <= prev->coff || e->uoff <= prev->uoff))) {

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include "rtdecode.h"
 #include "../../lib/chunk_index.h"
+#include "../../lib/le.h"
 
 /* Formats the message into @err (if any) and returns -1. */
 int rt_fail(struct rt_error *err, const char *fmt, ...)
@@ -80,20 +81,5 @@ int rt_index_get(int fd, bool zst, struct chunk_index *ix, bool *own,
 /* The frame (packet) at @e->coff starts with a packet of @e->ts_begin: 0. */
 int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e);
 
-/* Little-endian loads and stores, possibly unaligned. */
-static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)
-{
-	uint64_t v = 0;
-
-	while (bytes--)
-		v = (v << 8) | p[bytes];
-	return v;
-}
-
-static inline void rt_put_le(uint8_t *p, uint64_t v, unsigned int bytes)
-{
-	for (unsigned int i = 0; i < bytes; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
 
 #endif /* RTDECODE_INTERNAL_H */
