@@ -379,7 +379,11 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	ret = -ENOSPC;
 	if (rtr_nr_dynprobes == RTR_DYNPROBES_MAX)
 		goto unlock;
-	/* Before the probe: a refused one must not use up an event id. */
+	/*
+	 * Before the probe: a file that cannot be made then costs no
+	 * attach and detach (the event id is taken after the attach either
+	 * way).
+	 */
 	ret = rtr_dynprobe_files(p);
 	if (ret)
 		goto unlock;

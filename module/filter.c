@@ -612,7 +612,8 @@ static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
 	mutex_lock(&rtr_probes_lock);
 	/*
 	 * [F1] pairs with rcu_dereference_sched() in rtr_filtered(),
-	 * rtr_marker_filtered() and rtr_marker_trigger() (trigger.c).
+	 * rtr_marker_filtered(), rtr_marker_trigger() (trigger.c) and
+	 * rtr_dynprobe_filtered() (dynprobes.h).
 	 */
 	old = rcu_replace_pointer(*slot, f,
 				  lockdep_is_held(&rtr_probes_lock));

@@ -627,10 +627,10 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 		   !in_compat_syscall()))
 		n = rtr_syscall_nargs[id];
 	/*
-	 * Before the filter, which may name them: for an event it drops the
-	 * fetch is more work, for one it keeps the same (the record needs
-	 * them).  Those past @n are not recorded, and the filter sees them
-	 * as 0, as report would: computed only where a filter runs.
+	 * Fetched before the filter, which may name them; an event it keeps
+	 * needs them for its record anyway, one it drops pays the fetch.
+	 * Those past @n are not recorded, and the filter sees them as 0, as
+	 * report would: zeroed only where a filter runs.
 	 */
 	syscall_get_arguments(current, regs, args);
 	if (rtr_filtered(data, RTR_FI(id), RTR_FI(n), RTR_FS(current->comm),
