@@ -483,6 +483,47 @@ struct spot {
 };
 
 /*
+ * Whether the frame of @spots[@k] holds a sched_switch before the window
+ * (@th only tells one): its events are decoded, as a stream of that one
+ * frame (a file without an index: all of it).  What cannot be read there
+ * ends the search as a yes: the reading proper says what is wrong.
+ */
+static bool switches_before(const struct rt_stream *s, const struct rt_threads *th,
+			    const struct spot *spots, size_t nr, size_t k)
+{
+	const struct spot *sp = &spots[k];
+	struct rt_stream *sub;
+	struct rt_error err;
+	struct rt_item it;
+	bool yes = true;
+	int r;
+
+	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[sp->path], 1,
+			   s->cpu, &err))
+		return true;
+	sub->plan = calloc(1, sizeof(*sub->plan));
+	if (!sub->plan)
+		goto out;
+	sub->planned = true;
+	if (sp->e) {
+		sub->plan->start = *sp->e;
+		if (k + 1 < nr && spots[k + 1].path == sp->path)
+			sub->plan->stop = *spots[k + 1].e;
+	}
+	yes = false;
+	while ((r = rt_stream_next(sub, &it, &err)) > 0 && it.timestamp < s->win_begin)
+		if (rt_threads_switches(th, &it)) {
+			yes = true;
+			break;
+		}
+	if (r < 0)
+		yes = true;
+out:
+	rt_stream_close(sub);
+	return yes;
+}
+
+/*
  * Which files, from where to where, a window needs: the reading starts at
  * the last frame that starts before --begin (the items at or after it are
  * in it or later; the packet before the first one at or after it is
@@ -490,6 +531,14 @@ struct spot {
  * first frame that starts after --end.  A file without an index is one
  * frame of unknown times: read whole unless a later file's frame is the
  * start, or an earlier one's the stop.
+ *
+ * The window's first events belong to the thread that the CPU's last
+ * sched_switch before --begin switched in (threads.c), a full pass knows
+ * it: so the reading starts at the frame that holds that switch, found by
+ * going back frame by frame from the one before the window -- usually
+ * that one itself; further back only when one thread ran alone on the CPU
+ * for whole frames; at the first frame when the CPU never switched.  The
+ * frames looked at are decoded twice (here, then read).
  */
 static int plan_window(struct rt_stream *s, struct rt_error *err)
 {
@@ -497,6 +546,7 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 	struct spot *spots = NULL, start = { 0 }, stop = { 0 };
 	size_t nr = 0, cap = 0, first = 0;
 	bool *own = calloc(s->nr_paths + 1, sizeof(*own)), have_stop = false;
+	struct rt_threads *th = NULL;
 	uint64_t t = 0;
 	int ret = -1;
 
@@ -554,6 +604,16 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 	/* Its first packet's predecessor is where it may start: read it too. */
 	if (!start.e && first)
 		start = spots[--first];
+	if (first && s->win_begin) {
+		th = rt_threads_new(s->md);
+		if (!th) {
+			rt_fail(err, "out of memory");
+			goto out;
+		}
+		while (first && !switches_before(s, th, spots, nr, first))
+			first--;
+		start = spots[first];
+	}
 	for (size_t k = first + 1; k < nr && !have_stop; k++) {
 		if (spots[k].e && spots[k].e->ts_begin > s->win_end) {
 			stop = spots[k];
@@ -582,6 +642,7 @@ out:
 	free(ix);
 	free(own);
 	free(spots);
+	rt_threads_free(th);
 	return ret;
 }
 

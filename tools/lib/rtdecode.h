@@ -376,6 +376,11 @@ void rt_threads_feed(struct rt_threads *th, const struct rt_item *it);
 /* The tid running on @cpu, or -1 when nothing said yet. */
 int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
 /*
+ * @it is a sched_switch as this reads one: it names its CPU's thread
+ * whatever came before it (a reader that starts mid-trace looks for one).
+ */
+bool rt_threads_switches(const struct rt_threads *th, const struct rt_item *it);
+/*
  * The thread @it belongs to (ask before feeding it): the one running on
  * its CPU; before the CPU said, a sched_switch's prev_tid or a state dump
  * CPU event's tid; else -1.

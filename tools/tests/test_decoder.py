@@ -1226,11 +1226,13 @@ SEEK_T0 = 5 * 10**9             # the first packet's time
 SEEK_PACKET_NS = 10**6          # each packet covers 1 ms
 
 
-def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False):
+def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False,
+               quiet=None):
     """A kernel trace whose threads change (sched_switch), with losses
     (events_discarded grows, sequence numbers skip), as rotated stored
     chunks cpuN-K.zst (or plain cpuN-K files): files x packets packets a
-    CPU, the CPUs' packets interleaved in time."""
+    CPU, the CPUs' packets interleaved in time.  quiet=(cpu, a, b): that
+    CPU switches no thread in its packets a..b-1 (one thread runs alone)."""
     uuid = bytes(range(16, 32))
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
@@ -1250,7 +1252,8 @@ def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False):
                 evs = []
                 for i in range(per_packet):
                     ts = begin + (i + 1) * step
-                    if i % 5 == 0:
+                    alone = quiet and cpu == quiet[0] and quiet[1] <= n < quiet[2]
+                    if i % 5 == 0 and not alone:
                         nxt = 100 + rng.randrange(20)
                         evs.append((ts, 1, kswitch('task%d' % tid, tid, 'task%d' % nxt, nxt)))
                         tid = nxt
@@ -1418,6 +1421,54 @@ def seek_windows_equal_a_full_pass(ctx):
     check(len(ev) == 2 * 70 * 12 and len(lost) == len(want),
           '%d events and %d loss lines, expected %d and %d' %
           (len(ev), len(lost), 2 * 70 * 12, len(want)))
+
+
+def same_export(d, b, e, fmt):
+    """export -f FMT of a window seeking and by a full pass write the same
+    bytes; returns them."""
+    a = window_args(b, e)
+    outs = []
+    for env in ({'RINGTRACE_SEEK': '0'}, {}):
+        out = d + '.%s-%d' % (fmt, len(outs))
+        r = rt_env(env, 'export', '-f', fmt, '-o', out, *a, d)
+        check(r.returncode == 0 and 'runtime error' not in r.stderr,
+              'export -f %s %s: %d %s' % (fmt, ' '.join(a), r.returncode, r.stderr[-1500:]))
+        with open(out, 'rb') as f:
+            outs.append(f.read())
+    check(outs[0] == outs[1] and outs[1],
+          'export -f %s %s of %s: seeking writes %d bytes, a full pass %d' %
+          (fmt, ' '.join(a), os.path.basename(d), len(outs[1]), len(outs[0])))
+    return outs[1]
+
+
+@test
+def seek_one_thread_for_frames(ctx):
+    """A CPU that ran one thread alone for whole frames before the window
+    (no sched_switch in the frame before it): report and export of the
+    window name that thread as a full pass does, read from the frame of
+    the CPU's last switch (packed, stored and plain traces)."""
+    b, e = SEEK_T0 + 100 * SEEK_PACKET_NS + 5, SEEK_T0 + 105 * SEEK_PACKET_NS
+    quiet = (0, 20, 110)
+    packed = packed_trace(ctx, 'alone', quiet=quiet)
+    # Frames of 4K (12 packets): whole frames of cpu0 without a switch
+    # before the window, in both files before it.
+    ents = [en for k in (1, 2) for en in
+            index_of(os.path.join(packed, 'cpu0-%06d.zst' % k))[1]]
+    check(sum(1 for en in ents if SEEK_T0 + 20 * SEEK_PACKET_NS < en[2] and
+              en[3] < b) > 4, 'cpu0: not whole frames without a switch before the window')
+    stored = seek_trace(os.path.join(ctx.tmp, 'alone-stored'), quiet=quiet)
+    plain = seek_trace(os.path.join(ctx.tmp, 'alone-plain'), plain=True, quiet=quiet)
+    for d in (packed, stored, plain):
+        r = same_window(d, b, e, notes=[])
+        cpu0 = [l for l in r.stdout.splitlines()
+                if l.startswith('[') and ' cpu0 ' in l and ' -- lost ' not in l]
+        check(len(cpu0) == 5 * 12 and all(re.match(r'^\[[0-9.]+\] cpu0 task1[01][0-9]-1[01][0-9] ', l)
+                                          for l in cpu0),
+              '%s: cpu0 of the window: %d lines, not all of a named thread: %s' %
+              (os.path.basename(d), len(cpu0), cpu0[:2]))
+        same_window(d, b, e, '--cpu', '0', '-e', 'syscall_*')
+        for fmt in ('systrace', 'chrome-json', 'perfetto'):
+            same_export(d, b, e, fmt)
 
 
 @test
