@@ -88,6 +88,7 @@ struct rt_stream {
 	/* A time window (rt_stream_set_window()), and how files are read for it. */
 	bool windowed, seek, planned;
 	uint64_t win_begin, win_end;
+	unsigned int cold;		/* first files: nothing of the window */
 	struct file_plan *plan;		/* by path */
 	struct rt_msgs index_notes;	/* indexes ignored, files read whole */
 };
@@ -482,33 +483,77 @@ struct spot {
 	bool own;
 };
 
+struct spots {
+	struct spot *v;
+	size_t n, cap;
+};
+
 /*
- * Whether the frame of @spots[@k] holds a sched_switch before the window
+ * The frames of file @i (its index into @ix[@i]: its own, or built) at the
+ * end of @sp; one spot with no entry when it has no index.  What is wrong
+ * with its index is a note.
+ */
+static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
+		    struct spots *sp, struct rt_error *err)
+{
+	size_t len = strlen(s->paths[i]);
+	bool zst = len > 4 && !strcmp(s->paths[i] + len - 4, ".zst"), own;
+	int fd = open(s->paths[i], O_RDONLY | O_CLOEXEC);
+	char why[160];
+	int r;
+
+	if (fd < 0)		/* said when it is read */
+		return 0;
+	r = rt_index_get(fd, zst, &ix[i], &own, why, sizeof(why));
+	close(fd);
+	if (*why)
+		rt_msgs_add(&s->index_notes, "%s: its time index is ignored (%s)%s",
+			    s->paths[i], why, r ? ": read whole" : ": built from its frames");
+	else if (r)
+		rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets): read whole",
+			    s->paths[i]);
+	for (size_t k = 0; k < (r ? 1 : ix[i].n); k++) {
+		if (sp->n == sp->cap) {
+			size_t cap = sp->cap ? 2 * sp->cap : 64;
+			struct spot *n = realloc(sp->v, cap * sizeof(*n));
+
+			if (!n)
+				return rt_fail(err, "out of memory");
+			sp->v = n;
+			sp->cap = cap;
+		}
+		sp->v[sp->n++] = (struct spot){ i, r ? NULL : &ix[i].e[k], own };
+	}
+	return 0;
+}
+
+/*
+ * Whether the frame of @sp->v[@k] holds a sched_switch before the window
  * (@th only tells one): its events are decoded, as a stream of that one
  * frame (a file without an index: all of it).  What cannot be read there
  * ends the search as a yes: the reading proper says what is wrong.
  */
 static bool switches_before(const struct rt_stream *s, const struct rt_threads *th,
-			    const struct spot *spots, size_t nr, size_t k)
+			    const struct spots *sp, size_t k)
 {
-	const struct spot *sp = &spots[k];
+	const struct spot *at = &sp->v[k];
 	struct rt_stream *sub;
 	struct rt_error err;
 	struct rt_item it;
 	bool yes = true;
 	int r;
 
-	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[sp->path], 1,
+	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[at->path], 1,
 			   s->cpu, &err))
 		return true;
 	sub->plan = calloc(1, sizeof(*sub->plan));
 	if (!sub->plan)
 		goto out;
 	sub->planned = true;
-	if (sp->e) {
-		sub->plan->start = *sp->e;
-		if (k + 1 < nr && spots[k + 1].path == sp->path)
-			sub->plan->stop = *spots[k + 1].e;
+	if (at->e) {
+		sub->plan->start = *at->e;
+		if (k + 1 < sp->n && sp->v[k + 1].path == at->path)
+			sub->plan->stop = *sp->v[k + 1].e;
 	}
 	yes = false;
 	while ((r = rt_stream_next(sub, &it, &err)) > 0 && it.timestamp < s->win_begin)
@@ -524,99 +569,116 @@ out:
 }
 
 /*
+ * The spot to start at so that the CPU's thread is known when the window
+ * opens: the window's first events belong to the thread that the CPU's
+ * last sched_switch before --begin switched in (threads.c), and a full
+ * pass knows it.  Frame by frame back from @first (the frame before the
+ * window) to the one that holds that switch -- usually @first itself;
+ * further back only when one thread ran alone on the CPU for whole
+ * frames; the first frame when the CPU never switched.  When that is the
+ * first frame of the files indexed, the files before (s->cold: the
+ * caller knows they hold nothing of the window) are indexed one by one,
+ * latest first, and their frames looked at too.  The frames looked at
+ * are decoded twice (here, then read).
+ */
+static int find_switch(struct rt_stream *s, struct chunk_index *ix,
+		       struct spots *sp, size_t *first, struct rt_error *err)
+{
+	struct rt_threads *th = rt_threads_new(s->md);
+	size_t k = *first;
+	int ret = 0;
+
+	if (!th)
+		return rt_fail(err, "out of memory");
+	for (;;) {
+		struct spots older = { 0 };
+
+		while (k && !switches_before(s, th, sp, k))
+			k--;
+		if (k || !s->cold || switches_before(s, th, sp, 0))
+			break;
+		/* Its files' spots go in front of the others'. */
+		ret = add_file(s, --s->cold, ix, &older, err);
+		if (!ret && older.n && sp->n + older.n > sp->cap) {
+			struct spot *n = realloc(sp->v, (sp->n + older.n) * sizeof(*n));
+
+			if (n) {
+				sp->v = n;
+				sp->cap = sp->n + older.n;
+			} else {
+				ret = rt_fail(err, "out of memory");
+			}
+		}
+		if (ret) {
+			free(older.v);
+			break;
+		}
+		memmove(sp->v + older.n, sp->v, sp->n * sizeof(*sp->v));
+		memcpy(sp->v, older.v, older.n * sizeof(*sp->v));
+		sp->n += older.n;
+		k = older.n ? older.n - 1 : 0;
+		free(older.v);
+	}
+	*first = k;
+	rt_threads_free(th);
+	return ret;
+}
+
+/*
  * Which files, from where to where, a window needs: the reading starts at
  * the last frame that starts before --begin (the items at or after it are
  * in it or later; the packet before the first one at or after it is
- * decoded, so that its losses count as in a full pass), and stops at the
- * first frame that starts after --end.  A file without an index is one
- * frame of unknown times: read whole unless a later file's frame is the
- * start, or an earlier one's the stop.
- *
- * The window's first events belong to the thread that the CPU's last
- * sched_switch before --begin switched in (threads.c), a full pass knows
- * it: so the reading starts at the frame that holds that switch, found by
- * going back frame by frame from the one before the window -- usually
- * that one itself; further back only when one thread ran alone on the CPU
- * for whole frames; at the first frame when the CPU never switched.  The
- * frames looked at are decoded twice (here, then read).
+ * decoded, so that its losses count as in a full pass) -- or earlier, at
+ * the CPU's last sched_switch before --begin (find_switch()) -- and stops
+ * at the first frame that starts after --end.  A file without an index is
+ * one frame of unknown times: read whole unless a later file's frame is
+ * the start, or an earlier one's the stop.
  */
 static int plan_window(struct rt_stream *s, struct rt_error *err)
 {
 	struct chunk_index *ix = calloc(s->nr_paths + 1, sizeof(*ix));
-	struct spot *spots = NULL, start = { 0 }, stop = { 0 };
-	size_t nr = 0, cap = 0, first = 0;
-	bool *own = calloc(s->nr_paths + 1, sizeof(*own)), have_stop = false;
-	struct rt_threads *th = NULL;
+	struct spots sp = { 0 };
+	struct spot start = { 0 }, stop = { 0 };
+	size_t first = 0;
+	bool have_stop = false;
 	uint64_t t = 0;
 	int ret = -1;
 
 	s->planned = true;
 	s->plan = calloc(s->nr_paths + 1, sizeof(*s->plan));
-	if (!ix || !own || !s->plan) {
+	if (!ix || !s->plan) {
 		rt_fail(err, "out of memory");
 		goto out;
 	}
-	for (unsigned int i = 0; i < s->nr_paths; i++) {
-		size_t len = strlen(s->paths[i]);
-		bool zst = len > 4 && !strcmp(s->paths[i] + len - 4, ".zst");
-		int fd = open(s->paths[i], O_RDONLY | O_CLOEXEC);
-		char why[160];
-		int r;
-
-		if (fd < 0)		/* said when it is read */
-			continue;
-		r = rt_index_get(fd, zst, &ix[i], &own[i], why, sizeof(why));
-		close(fd);
-		if (*why)
-			rt_msgs_add(&s->index_notes, "%s: its time index is ignored (%s)%s",
-				    s->paths[i], why, r ? ": read whole" : ": built from its frames");
-		else if (r)
-			rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets): read whole",
-				    s->paths[i]);
-		for (size_t k = 0; k < (r ? 1 : ix[i].n); k++) {
-			if (nr == cap) {
-				struct spot *n = realloc(spots, (cap = cap ? 2 * cap : 64) * sizeof(*n));
-
-				if (!n) {
-					rt_fail(err, "out of memory");
-					goto out;
-				}
-				spots = n;
-			}
-			spots[nr++] = (struct spot){ i, r ? NULL : &ix[i].e[k], own[i] };
-		}
-	}
-	if (!nr)
-		goto done;
+	for (unsigned int i = s->cold; i < s->nr_paths; i++)
+		if (add_file(s, i, ix, &sp, err))
+			goto out;
 	/*
 	 * A file without an index starts no earlier than the frame before it
 	 * (files are in time order), and may hold anything after that: it
 	 * can be the start, never the stop.
 	 */
-	for (size_t k = 0, at = 0; k < nr; k++) {
-		if (spots[k].e)
-			t = spots[k].e->ts_begin;
+	for (size_t k = 0; k < sp.n; k++) {
+		if (sp.v[k].e)
+			t = sp.v[k].e->ts_begin;
 		if (!k || t < s->win_begin)
-			at = k;
-		start = spots[at];
-		first = at;
+			first = k;
 	}
 	/* Its first packet's predecessor is where it may start: read it too. */
-	if (!start.e && first)
-		start = spots[--first];
-	if (first && s->win_begin) {
-		th = rt_threads_new(s->md);
-		if (!th) {
-			rt_fail(err, "out of memory");
-			goto out;
-		}
-		while (first && !switches_before(s, th, spots, nr, first))
-			first--;
-		start = spots[first];
+	if (sp.n && !sp.v[first].e && first)
+		first--;
+	if (sp.n && s->win_begin && (first || s->cold) &&
+	    find_switch(s, ix, &sp, &first, err))
+		goto out;
+	if (!sp.n) {
+		for (unsigned int i = 0; i < s->cold; i++)
+			s->plan[i].skip = true;
+		goto done;
 	}
-	for (size_t k = first + 1; k < nr && !have_stop; k++) {
-		if (spots[k].e && spots[k].e->ts_begin > s->win_end) {
-			stop = spots[k];
+	start = sp.v[first];
+	for (size_t k = first + 1; k < sp.n && !have_stop; k++) {
+		if (sp.v[k].e && sp.v[k].e->ts_begin > s->win_end) {
+			stop = sp.v[k];
 			have_stop = true;
 		}
 	}
@@ -640,9 +702,7 @@ out:
 	for (unsigned int i = 0; ix && i < s->nr_paths; i++)
 		chunk_index_free(&ix[i]);
 	free(ix);
-	free(own);
-	free(spots);
-	rt_threads_free(th);
+	free(sp.v);
 	return ret;
 }
 
@@ -986,6 +1046,11 @@ void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
 	s->planned = !seek;
 	s->win_begin = begin;
 	s->win_end = end;
+}
+
+void rt_stream_set_cold(struct rt_stream *s, unsigned int n)
+{
+	s->cold = n < s->nr_paths ? n : s->nr_paths;
 }
 
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s)

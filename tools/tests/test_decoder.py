@@ -1469,6 +1469,16 @@ def seek_one_thread_for_frames(ctx):
         same_window(d, b, e, '--cpu', '0', '-e', 'syscall_*')
         for fmt in ('systrace', 'chrome-json', 'perfetto'):
             same_export(d, b, e, fmt)
+    # Chunk sets: the last switch is in the first set, which the window
+    # leaves unopened unless the CPU's thread is looked for there.
+    sets = seek_sets(ctx, packed, 'alone-set')[::-1]
+    a = window_args(b, e)
+    full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, *sets)
+    seek = rt_env({}, 'report', *a, *sets)
+    check(full.returncode == 0 and seek.returncode == 0 and seek.stdout == full.stdout and
+          not re.search(r'^\[[0-9.]+\] cpu0 - ', seek.stdout, re.M),
+          'the sets: seeking %d, full %d, %s' % (seek.returncode, full.returncode,
+                                                 seek.stderr[-500:]))
 
 
 @test
@@ -1542,14 +1552,12 @@ def seek_bad_indexes(ctx):
     check('note: ' in r.stderr, 'no note for a garbage index: ' + r.stderr)
 
 
-@test
-def seek_chunk_sets(ctx):
-    """Chunk sets given together: a window reads the sets that can hold it
-    (their manifests' first timestamps), and prints what a full pass does."""
-    d = packed_trace(ctx)
+def seek_sets(ctx, d, prefix='set'):
+    """The packed chunks K of the 2-CPU trace @d as chunk sets K, each with
+    its manifest."""
     sets = []
     for k in range(1, 4):
-        s = os.path.join(ctx.tmp, 'set%d' % k)
+        s = os.path.join(ctx.tmp, '%s%d' % (prefix, k))
         os.makedirs(s)
         shutil.copy(os.path.join(d, 'metadata'), s)
         cpus, files = [], []
@@ -1572,6 +1580,15 @@ def seek_chunk_sets(ctx):
                        'sequence': k, 'clock': {'realtime_offset_ns': 0},
                        'cpus': cpus, 'files': files}, f)
         sets.append(s)
+    return sets
+
+
+@test
+def seek_chunk_sets(ctx):
+    """Chunk sets given together: a window reads the sets that can hold it
+    (their manifests' first timestamps), and prints what a full pass does."""
+    d = packed_trace(ctx)
+    sets = seek_sets(ctx, d)
     for b, e in SEEK_WINDOWS:
         a = window_args(b, e)
         full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, *sets[::-1])
