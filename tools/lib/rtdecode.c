@@ -569,57 +569,106 @@ out:
 }
 
 /*
+ * How far back the search for a CPU's last sched_switch goes: stream
+ * bytes of the frames looked at, that frame before the window included
+ * (16 MiB: four of the packer's frames).  Each is decoded once more than
+ * a window reads, so this bounds what seeking costs over the frames of
+ * the window -- a CPU that never switches (a trace recorded without
+ * sched_switch, as make bench's) would otherwise be decoded whole.
+ */
+#define SWITCH_LOOKBACK		(16ULL << 20)
+
+/* The stream bytes of the frame at @sp->v[@k]; a file without an index: too many. */
+static uint64_t spot_bytes(const struct spots *sp, const struct chunk_index *ix,
+			   size_t k)
+{
+	const struct spot *at = &sp->v[k];
+
+	if (!at->e)
+		return UINT64_MAX;
+	if (k + 1 < sp->n && sp->v[k + 1].path == at->path)
+		return sp->v[k + 1].e->uoff - at->e->uoff;
+	return ix[at->path].content_bytes - at->e->uoff;
+}
+
+/* The spots of file @i in front of @sp's; how many in @added. */
+static int prepend_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
+			struct spots *sp, size_t *added, struct rt_error *err)
+{
+	struct spots older = { 0 };
+	int ret = add_file(s, i, ix, &older, err);
+
+	*added = 0;
+	if (!ret && older.n && sp->n + older.n > sp->cap) {
+		struct spot *n = realloc(sp->v, (sp->n + older.n) * sizeof(*n));
+
+		if (n) {
+			sp->v = n;
+			sp->cap = sp->n + older.n;
+		} else {
+			ret = rt_fail(err, "out of memory");
+		}
+	}
+	if (!ret && older.n) {
+		memmove(sp->v + older.n, sp->v, sp->n * sizeof(*sp->v));
+		memcpy(sp->v, older.v, older.n * sizeof(*sp->v));
+		sp->n += older.n;
+		*added = older.n;
+	}
+	free(older.v);
+	return ret;
+}
+
+/*
  * The spot to start at so that the CPU's thread is known when the window
  * opens: the window's first events belong to the thread that the CPU's
  * last sched_switch before --begin switched in (threads.c), and a full
  * pass knows it.  Frame by frame back from @first (the frame before the
  * window) to the one that holds that switch -- usually @first itself;
- * further back only when one thread ran alone on the CPU for whole
- * frames; the first frame when the CPU never switched.  When that is the
- * first frame of the files indexed, the files before (s->cold: the
- * caller knows they hold nothing of the window) are indexed one by one,
- * latest first, and their frames looked at too.  The frames looked at
- * are decoded twice (here, then read).
+ * further back when one thread ran alone on the CPU for whole frames; the
+ * first frame when the CPU never switched (its state dump, if any, then
+ * says).  When that is the first frame of the files indexed, the files
+ * before (s->cold: the caller knows they hold nothing of the window) are
+ * indexed one by one, latest first, and their frames looked at too.  No
+ * further than SWITCH_LOOKBACK: then @first stays, and the window's
+ * first events on that CPU have no thread until its first switch.
  */
 static int find_switch(struct rt_stream *s, struct chunk_index *ix,
 		       struct spots *sp, size_t *first, struct rt_error *err)
 {
 	struct rt_threads *th = rt_threads_new(s->md);
-	size_t k = *first;
+	uint64_t left = SWITCH_LOOKBACK, bytes;
+	size_t k = *first, added;
 	int ret = 0;
 
 	if (!th)
 		return rt_fail(err, "out of memory");
 	for (;;) {
-		struct spots older = { 0 };
-
-		while (k && !switches_before(s, th, sp, k))
+		bytes = spot_bytes(sp, ix, k);
+		if (bytes > left)
+			break;
+		left -= bytes;
+		if (switches_before(s, th, sp, k)) {
+			*first = k;
+			break;
+		}
+		if (k) {
 			k--;
-		if (k || !s->cold || switches_before(s, th, sp, 0))
-			break;
-		/* Its files' spots go in front of the others'. */
-		ret = add_file(s, --s->cold, ix, &older, err);
-		if (!ret && older.n && sp->n + older.n > sp->cap) {
-			struct spot *n = realloc(sp->v, (sp->n + older.n) * sizeof(*n));
-
-			if (n) {
-				sp->v = n;
-				sp->cap = sp->n + older.n;
-			} else {
-				ret = rt_fail(err, "out of memory");
-			}
+			continue;
 		}
-		if (ret) {
-			free(older.v);
+		do {
+			added = 0;
+			ret = s->cold ? prepend_file(s, --s->cold, ix, sp, &added, err) : 0;
+		} while (!ret && !added && s->cold);
+		if (ret)
+			break;
+		if (!added) {
+			*first = 0;
 			break;
 		}
-		memmove(sp->v + older.n, sp->v, sp->n * sizeof(*sp->v));
-		memcpy(sp->v, older.v, older.n * sizeof(*sp->v));
-		sp->n += older.n;
-		k = older.n ? older.n - 1 : 0;
-		free(older.v);
+		*first += added;
+		k = added - 1;
 	}
-	*first = k;
 	rt_threads_free(th);
 	return ret;
 }
