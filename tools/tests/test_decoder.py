@@ -1227,12 +1227,13 @@ SEEK_PACKET_NS = 10**6          # each packet covers 1 ms
 
 
 def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False,
-               quiet=None):
+               quiet=None, dump=False):
     """A kernel trace whose threads change (sched_switch), with losses
     (events_discarded grows, sequence numbers skip), as rotated stored
     chunks cpuN-K.zst (or plain cpuN-K files): files x packets packets a
     CPU, the CPUs' packets interleaved in time.  quiet=(cpu, a, b): that
-    CPU switches no thread in its packets a..b-1 (one thread runs alone)."""
+    CPU switches no thread in its packets a..b-1 (one thread runs alone);
+    dump: each CPU's first event is its state dump's (its first thread)."""
     uuid = bytes(range(16, 32))
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
@@ -1253,7 +1254,9 @@ def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False,
                 for i in range(per_packet):
                     ts = begin + (i + 1) * step
                     alone = quiet and cpu == quiet[0] and quiet[1] <= n < quiet[2]
-                    if i % 5 == 0 and not alone:
+                    if dump and n == 0 and i == 0:
+                        evs.append((ts, 14, struct.pack('<ii', tid, tid) + comm('task%d' % tid)))
+                    elif i % 5 == 0 and not alone:
                         nxt = 100 + rng.randrange(20)
                         evs.append((ts, 1, kswitch('task%d' % tid, tid, 'task%d' % nxt, nxt)))
                         tid = nxt
@@ -1469,6 +1472,15 @@ def seek_one_thread_for_frames(ctx):
         same_window(d, b, e, '--cpu', '0', '-e', 'syscall_*')
         for fmt in ('systrace', 'chrome-json', 'perfetto'):
             same_export(d, b, e, fmt)
+    # A CPU that never switched: the thread of its state dump, read from
+    # its first frame (within the 16 MiB the search goes back).
+    never = packed_trace(ctx, 'never', quiet=(0, 0, 180), dump=True)
+    r = same_window(never, b, e, notes=[])
+    cpu0 = [l for l in r.stdout.splitlines()
+            if l.startswith('[') and ' cpu0 ' in l and ' -- lost ' not in l]
+    check(len(cpu0) == 5 * 12 and all(' cpu0 task100-100 ' in l for l in cpu0),
+          'never: cpu0 of the window: %d lines, not all of its dump\'s thread: %s' %
+          (len(cpu0), cpu0[:2]))
     # Chunk sets: the last switch is in the first set, which the window
     # leaves unopened unless the CPU's thread is looked for there.
     sets = seek_sets(ctx, packed, 'alone-set')[::-1]
