@@ -1631,17 +1631,7 @@ def seek_export_window(ctx):
     for b, e in (SEEK_WINDOWS[1], SEEK_WINDOWS[3], SEEK_WINDOWS[5]):
         a = window_args(b, e)
         for fmt in ('systrace', 'chrome-json', 'perfetto'):
-            outs = []
-            for env in ({'RINGTRACE_SEEK': '0'}, {}):
-                out = os.path.join(ctx.tmp, 'x-%s-%d' % (fmt, len(outs)))
-                r = rt_env(env, 'export', '-f', fmt, '-o', out, *a, d)
-                check(r.returncode == 0 and 'runtime error' not in r.stderr,
-                      'export -f %s %s: %d %s' % (fmt, ' '.join(a), r.returncode, r.stderr[-1500:]))
-                with open(out, 'rb') as f:
-                    outs.append(f.read())
-            check(outs[0] == outs[1] and outs[1],
-                  'export -f %s %s: seeking writes %d bytes, a full pass %d' %
-                  (fmt, ' '.join(a), len(outs[1]), len(outs[0])))
+            same_export(d, b, e, fmt)
         # systrace: a line per event of a known thread, all in the window.
         r = rt_env({}, 'export', '-f', 'systrace', *a, d)
         times = [int(m.group(1)) * 10**9 + int(m.group(2)) for m in
