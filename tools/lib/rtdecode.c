@@ -528,41 +528,40 @@ static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
 }
 
 /*
- * Whether the frame of @sp->v[@k] holds a sched_switch before the window
- * (@th only tells one): its events are decoded, as a stream of that one
- * frame (a file without an index: all of it).  What cannot be read there
- * ends the search as a yes: the reading proper says what is wrong.
+ * Whether the frame of @sp->v[@k] (one of an index: spot_bytes() lets no
+ * other through) holds a sched_switch before the window (@th only tells
+ * one): 1 or 0; its events are decoded, as a stream of that one frame.
+ * -1: it cannot be read (damage, a lying index, out of memory), which
+ * ends the search where it was: the frames the reading proper was going
+ * to read anyway say what is wrong, if anything.
  */
-static bool switches_before(const struct rt_stream *s, const struct rt_threads *th,
-			    const struct spots *sp, size_t k)
+static int switches_before(const struct rt_stream *s, const struct rt_threads *th,
+			   const struct spots *sp, size_t k)
 {
 	const struct spot *at = &sp->v[k];
 	struct rt_stream *sub;
 	struct rt_error err;
 	struct rt_item it;
-	bool yes = true;
-	int r;
+	int r, yes = -1;
 
 	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[at->path], 1,
 			   s->cpu, &err))
-		return true;
+		return -1;
 	sub->plan = calloc(1, sizeof(*sub->plan));
 	if (!sub->plan)
 		goto out;
 	sub->planned = true;
-	if (at->e) {
-		sub->plan->start = *at->e;
-		if (k + 1 < sp->n && sp->v[k + 1].path == at->path)
-			sub->plan->stop = *sp->v[k + 1].e;
-	}
-	yes = false;
+	sub->plan->start = *at->e;
+	if (k + 1 < sp->n && sp->v[k + 1].path == at->path)
+		sub->plan->stop = *sp->v[k + 1].e;
+	yes = 0;
 	while ((r = rt_stream_next(sub, &it, &err)) > 0 && it.timestamp < s->win_begin)
 		if (rt_threads_switches(th, &it)) {
-			yes = true;
+			yes = 1;
 			break;
 		}
 	if (r < 0)
-		yes = true;
+		yes = -1;
 out:
 	rt_stream_close(sub);
 	return yes;
@@ -639,7 +638,7 @@ static int find_switch(struct rt_stream *s, struct chunk_index *ix,
 	struct rt_threads *th = rt_threads_new(s->md);
 	uint64_t left = SWITCH_LOOKBACK, bytes;
 	size_t k = *first, added;
-	int ret = 0;
+	int r, ret = 0;
 
 	if (!th)
 		return rt_fail(err, "out of memory");
@@ -648,8 +647,10 @@ static int find_switch(struct rt_stream *s, struct chunk_index *ix,
 		if (bytes > left)
 			break;
 		left -= bytes;
-		if (switches_before(s, th, sp, k)) {
-			*first = k;
+		r = switches_before(s, th, sp, k);
+		if (r) {
+			if (r > 0)
+				*first = k;
 			break;
 		}
 		if (k) {
