@@ -1472,6 +1472,20 @@ def seek_one_thread_for_frames(ctx):
         same_window(d, b, e, '--cpu', '0', '-e', 'syscall_*')
         for fmt in ('systrace', 'chrome-json', 'perfetto'):
             same_export(d, b, e, fmt)
+    # A damaged frame on the way back ends the search there: the window
+    # reads what it read without it, and sees no damage (a full pass does).
+    cut = ctx.copy(packed)
+    path = os.path.join(cut, 'cpu0-000002.zst')
+    ents = index_of(path)[1]
+    with open(path, 'r+b') as f:
+        f.seek(ents[2][0] + 40)
+        c = f.read(1)
+        f.seek(ents[2][0] + 40)
+        f.write(bytes([c[0] ^ 0xff]))
+    seek = rt_env({}, 'report', '--strict', *window_args(b, e), cut)
+    check(seek.returncode == 0 and not seek.stderr and
+          re.search(r'^\[[0-9.]+\] cpu0 - ', seek.stdout, re.M),
+          'a damaged frame before the window: %d %s' % (seek.returncode, seek.stderr[-500:]))
     # A CPU that never switched: the thread of its state dump, read from
     # its first frame (within the 16 MiB the search goes back).
     never = packed_trace(ctx, 'never', quiet=(0, 0, 180), dump=True)
