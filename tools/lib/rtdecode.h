@@ -389,6 +389,8 @@ int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
  * whatever came before it (a reader that starts mid-trace looks for one).
  */
 bool rt_threads_switches(const struct rt_threads *th, const struct rt_item *it);
+/* The metadata declares a sched_switch that rt_threads_switches() takes. */
+bool rt_threads_reads_switches(const struct rt_threads *th);
 /*
  * The thread @it belongs to (ask before feeding it): the one running on
  * its CPU; before the CPU said, a sched_switch's prev_tid or a state dump
