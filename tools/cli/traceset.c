@@ -618,20 +618,25 @@ static const struct tset_file *file_fact(const struct tset_member *m,
 }
 
 /*
- * Whether CPU @c's chunk @j can be left unread for [begin, end]: its
- * manifest says it starts after the window, or a later chunk of the CPU
- * starts before the window (then this one holds neither the window nor
- * the packet before it).  The manifest's times are read as traceset.h
- * says (nanoseconds); a cycle of rounding either way is allowed for.
+ * Whether CPU @c's chunk @j is outside [begin, end]: its manifest says it
+ * starts after the window (it is left unread), or a later chunk of the
+ * CPU starts before the window (this one holds neither the window nor the
+ * packet before it: it is opened only when the CPU's thread is looked for
+ * in it, rt_stream_set_cold()).  The manifest's times are read as
+ * traceset.h says (nanoseconds); a cycle of rounding either way is
+ * allowed for.
  */
-static bool chunk_outside(const struct tset_member *m,
-			  const struct rt_trace_cpu *c, unsigned int j,
-			  uint64_t begin, uint64_t end)
+static bool chunk_after(const struct tset_member *m, const struct rt_trace_cpu *c,
+			unsigned int j, uint64_t end)
 {
 	const struct tset_file *f = file_fact(m, c->paths[j]);
 
-	if (f && f->packets && end < UINT64_MAX - 1 && f->first > end + 1)
-		return true;
+	return f && f->packets && end < UINT64_MAX - 1 && f->first > end + 1;
+}
+
+static bool chunk_before(const struct tset_member *m, const struct rt_trace_cpu *c,
+			 unsigned int j, uint64_t begin)
+{
 	for (unsigned int k = j + 1; k < c->nr_paths; k++) {
 		const struct tset_file *g = file_fact(m, c->paths[k]);
 
@@ -650,13 +655,18 @@ int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
 	for (unsigned int i = 0; i < m->t->nr_cpus; i++) {
 		struct rt_trace_cpu *c = &m->t->cpus[i];
 		char **keep = calloc(c->nr_paths + 1, sizeof(*keep));
-		unsigned int n = 0;
+		unsigned int n = 0, cold = 0;
 
 		if (!keep)
 			die("out of memory");
-		for (unsigned int j = 0; j < c->nr_paths; j++)
-			if (!seek || !chunk_outside(m, c, j, begin, end))
-				keep[n++] = c->paths[j];
+		for (unsigned int j = 0; j < c->nr_paths; j++) {
+			if (seek && chunk_after(m, c, j, end))
+				continue;
+			/* A prefix: a chunk before one that is before too. */
+			if (seek && n == cold && chunk_before(m, c, j, begin))
+				cold++;
+			keep[n++] = c->paths[j];
+		}
 		if (n < c->nr_paths) {
 			rt_stream_close(c->stream);
 			c->stream = NULL;
@@ -670,6 +680,7 @@ int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
 		}
 		free(keep);
 		rt_stream_set_window(c->stream, begin, end, seek);
+		rt_stream_set_cold(c->stream, cold);
 	}
 	return 0;
 }

@@ -71,9 +71,10 @@ __int128 tset_wall_ns(const struct tset_member *m, uint64_t cycles);
 /*
  * Only [@begin, @end] (the member's clock cycles) of member @member is
  * needed: its streams get that window (rt_stream_set_window()); with
- * @seek, each CPU's chunks that its set's manifest puts outside the
- * window (after it, or before a later chunk that starts before it) are
- * not opened at all, and the rest read from the frames that can hold it.
+ * @seek, each CPU's chunks that its set's manifest puts after the window
+ * are not opened at all, those before a later chunk that starts before it
+ * only if the CPU's thread is looked for there (rt_stream_set_cold()),
+ * and the rest read from the frames that can hold it.
  * Before tset_merge_open(); 0, or -1 said.
  */
 int tset_window(struct tset *ts, unsigned int member, uint64_t begin,

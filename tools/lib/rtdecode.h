@@ -248,13 +248,22 @@ void rt_stream_close(struct rt_stream *s);
  * reads only the frames (packets, in a plain file) that can hold the
  * window, found with each file's time index (seek.c): the packet before
  * the window's first is read too, so its items and counts are those of a
- * full pass.  What does differ: damage and notes of the frames it does not
- * read are not seen.  A file whose index is bad (or cannot be built) is
+ * full pass, and so is the frame of the CPU's last sched_switch before
+ * the window (decoded first, frame by frame back), so that a reader of
+ * threads knows who runs there when the window opens.  What does differ:
+ * damage and notes of the frames it does not read are not seen.  A file whose index is bad (or cannot be built) is
  * read whole, and said in rt_stream_index_note().  Set it before the first
  * rt_stream_next().
  */
 void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
 			  bool seek);
+/*
+ * The first @n files of a stream seeking a window hold nothing of it (a
+ * chunk set's manifest said so): they are opened only when the CPU's last
+ * sched_switch before the window is looked for in them (one thread ran
+ * alone on the CPU through the files after them).
+ */
+void rt_stream_set_cold(struct rt_stream *s, unsigned int n);
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s);
 const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
 
@@ -375,6 +384,13 @@ void rt_threads_free(struct rt_threads *th);
 void rt_threads_feed(struct rt_threads *th, const struct rt_item *it);
 /* The tid running on @cpu, or -1 when nothing said yet. */
 int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
+/*
+ * @it is a sched_switch as this reads one: it names its CPU's thread
+ * whatever came before it (a reader that starts mid-trace looks for one).
+ */
+bool rt_threads_switches(const struct rt_threads *th, const struct rt_item *it);
+/* The metadata declares a sched_switch that rt_threads_switches() takes. */
+bool rt_threads_reads_switches(const struct rt_threads *th);
 /*
  * The thread @it belongs to (ask before feeding it): the one running on
  * its CPU; before the CPU said, a sched_switch's prev_tid or a state dump

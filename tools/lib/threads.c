@@ -311,6 +311,24 @@ void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 	}
 }
 
+bool rt_threads_switches(const struct rt_threads *th, const struct rt_item *it)
+{
+	size_t idx;
+
+	if (it->type != RT_ITEM_EVENT)
+		return false;
+	idx = (size_t)(it->event - th->md->events);
+	return idx < th->md->nr_events && th->kinds[idx].kind == K_SWITCH;
+}
+
+bool rt_threads_reads_switches(const struct rt_threads *th)
+{
+	for (unsigned int i = 0; i < th->md->nr_events; i++)
+		if (th->kinds[i].kind == K_SWITCH)
+			return true;
+	return false;
+}
+
 int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it)
 {
 	int32_t tid = it->type == RT_ITEM_EVENT ?

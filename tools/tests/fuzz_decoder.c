@@ -15,8 +15,8 @@
  * more than NAME_LEN bytes) leaves its entry out.  The files are written into one temporary directory, and the
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, report
- * --begin/--end (seeking with the chunks' time indexes), export -f
- * systrace, report --folded [--off-cpu], export -f chrome-json, export -f lttng (into a directory
+ * --begin/--end (seeking with the chunks' time indexes, and back to each
+ * CPU's last sched_switch), export -f systrace (whole, and from --begin), report --folded [--off-cpu], export -f chrome-json, export -f lttng (into a directory
  * beside, removed after each input), export -f perfetto and check -v --
  * the metadata parser, the packet walk, thread attribution, the reports,
  * --stat and every export format.  Their output goes to /dev/null.
@@ -187,6 +187,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run(&cmd_report, "--stat", NULL, NULL, NULL);
 	/* A window: the time indexes (each .zst's own, or built) and seeking. */
 	run(&cmd_report, "--begin", "+1ms", "--end", "+3ms");
+	/* From 2ms on: each CPU's last sched_switch before it looked for. */
+	run(&cmd_export, "-f", "systrace", "--begin", "+2ms");
 	run(&cmd_report, "--folded", NULL, NULL, NULL);
 	run(&cmd_report, "--folded", "--off-cpu", NULL, NULL);
 	run(&cmd_export, "-f", "systrace", NULL, NULL);

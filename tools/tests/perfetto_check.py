@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Check a `ringtrace export -f perfetto` file against `ringtrace report`.
 
-  perfetto_check.py [--schema FILE] [--tids FILE] [--marker TEXT]... TRACE PFTRACE
+  perfetto_check.py [--schema FILE] [--tids FILE] [--marker TEXT]...
+                    [--begin TIME] [--end TIME] TRACE PFTRACE
 
 Needs protoc (Debian's protobuf-compiler), Python's protobuf (Debian's
 python3-protobuf, for Debian's python3) and Perfetto's published schema
@@ -20,7 +21,8 @@ Checks, one "ok - ..." / "not ok - ..." line each (tools/tests/check.sh's):
   - the ClockSnapshot: BOOTTIME - MONOTONIC is the metadata's
     boottime_offset, REALTIME - MONOTONIC the metadata clock's offset;
     SystemInfo: "Linux", the kernel release and machine of the metadata;
-  - per CPU, the events are report's events of that CPU, one for one and
+  - per CPU, the events are report's events of that CPU (with --begin/
+    --end: report's of that window, for an export of it), one for one and
     in order (the state dump, and events report has no thread for, left
     out): same event, same thread, same fields, report's time plus
     boottime_offset within 1 us; times never go back on a CPU;
@@ -106,8 +108,8 @@ def value(v):
         return v
 
 
-def report(trace):
-    r = subprocess.run([RINGTRACE, 'report', trace], stdout=subprocess.PIPE,
+def report(trace, opts):
+    r = subprocess.run([RINGTRACE, 'report'] + opts + [trace], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True,
                        errors='surrogateescape')
     if r.returncode not in (0, 3):
@@ -269,7 +271,11 @@ def main():
     ap.add_argument('--marker', action='append', default=[])
     ap.add_argument('--require', action='append', default=[],
                     help='a Perfetto event (sched_waking, ...) the export must have')
+    ap.add_argument('--begin', help='the export is of a window: report\'s --begin')
+    ap.add_argument('--end', help='... and --end')
     args = ap.parse_args()
+    args.window = ((['--begin', args.begin] if args.begin else []) +
+                   (['--end', args.end] if args.end else []))
 
     schema = args.schema
     if not schema:
@@ -291,7 +297,7 @@ def main():
     # export_perfetto.c's rule: a number of nanoseconds, else 0.
     boff = env('boottime_offset')
     boff = int(boff) if boff and re.match(r'^\d+$', boff) else 0
-    rep, rep_lost = report(args.trace)
+    rep, rep_lost = report(args.trace, args.window)
 
     # Clocks and the system.
     snaps = [p.clock_snapshot for p in trace.packet if p.HasField('clock_snapshot')]

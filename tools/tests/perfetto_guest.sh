@@ -17,7 +17,9 @@
 #   the markers are print events, and there are events of each kind the
 #   workload makes (sched_waking too where ringtrace.ko has it); the
 #   file is read through Perfetto's published schema
-#   (tools/tests/perfetto_schema.py --path, from $RT_CACHE);
+#   (tools/tests/perfetto_schema.py --path, from $RT_CACHE); a window of
+#   it (its events' middle third) exported with --begin/--end, read by
+#   seeking: the same checks against report --begin/--end of it;
 #   a recording in small packets, damaged: the damage said, exit 3, the
 #   intact part exported (the same checks against report of the damaged
 #   trace).
@@ -94,6 +96,19 @@ test_workload() {
 			irq_handler_entry irq_handler_exit softirq_entry softirq_exit \
 			$waking) \
 		"$out" "$W/trace.pftrace"
+	# A window of it, its events' middle third: export --begin/--end,
+	# read by seeking, against report --begin/--end of the same window.
+	local lines b e
+	"$CLI" report "$out" 2>/dev/null | grep -E '^\[[0-9.]+\] cpu[0-9]+ [^-]' >"$W/lines"
+	lines=$(wc -l <"$W/lines")
+	b=$(sed -n "$((lines / 3 + 1))s/^\[\([0-9.]*\)\].*/\1/p" "$W/lines")
+	e=$(sed -n "$((2 * lines / 3 + 1))s/^\[\([0-9.]*\)\].*/\1/p" "$W/lines")
+	check "a window of the recording: its middle third (${b:-?} to ${e:-?}, of $lines events)" \
+		test -n "$b" -a -n "$e"
+	"$CLI" export -f perfetto --begin "$b" --end "$e" -o "$W/window.pftrace" "$out" \
+		2>"$W/window.err"
+	check "export -f perfetto --begin/--end exits 0" test $? -eq 0
+	checker window --begin "$b" --end "$e" "$out" "$W/window.pftrace"
 }
 
 # A recording in 4 KiB sub-buffers (packets), plain (unpack), with the

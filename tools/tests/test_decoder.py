@@ -1226,11 +1226,14 @@ SEEK_T0 = 5 * 10**9             # the first packet's time
 SEEK_PACKET_NS = 10**6          # each packet covers 1 ms
 
 
-def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False):
+def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False,
+               quiet=None, dump=False):
     """A kernel trace whose threads change (sched_switch), with losses
     (events_discarded grows, sequence numbers skip), as rotated stored
     chunks cpuN-K.zst (or plain cpuN-K files): files x packets packets a
-    CPU, the CPUs' packets interleaved in time."""
+    CPU, the CPUs' packets interleaved in time.  quiet=(cpu, a, b): that
+    CPU switches no thread in its packets a..b-1 (one thread runs alone);
+    dump: each CPU's first event is its state dump's (its first thread)."""
     uuid = bytes(range(16, 32))
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
@@ -1250,7 +1253,10 @@ def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False):
                 evs = []
                 for i in range(per_packet):
                     ts = begin + (i + 1) * step
-                    if i % 5 == 0:
+                    alone = quiet and cpu == quiet[0] and quiet[1] <= n < quiet[2]
+                    if dump and n == 0 and i == 0:
+                        evs.append((ts, 14, struct.pack('<ii', tid, tid) + comm('task%d' % tid)))
+                    elif i % 5 == 0 and not alone:
                         nxt = 100 + rng.randrange(20)
                         evs.append((ts, 1, kswitch('task%d' % tid, tid, 'task%d' % nxt, nxt)))
                         tid = nxt
@@ -1420,6 +1426,87 @@ def seek_windows_equal_a_full_pass(ctx):
           (len(ev), len(lost), 2 * 70 * 12, len(want)))
 
 
+def same_export(d, b, e, fmt):
+    """export -f FMT of a window seeking and by a full pass write the same
+    bytes; returns them."""
+    a = window_args(b, e)
+    outs = []
+    for env in ({'RINGTRACE_SEEK': '0'}, {}):
+        out = d + '.%s-%d' % (fmt, len(outs))
+        r = rt_env(env, 'export', '-f', fmt, '-o', out, *a, d)
+        check(r.returncode == 0 and 'runtime error' not in r.stderr,
+              'export -f %s %s: %d %s' % (fmt, ' '.join(a), r.returncode, r.stderr[-1500:]))
+        with open(out, 'rb') as f:
+            outs.append(f.read())
+    check(outs[0] == outs[1] and outs[1],
+          'export -f %s %s of %s: seeking writes %d bytes, a full pass %d' %
+          (fmt, ' '.join(a), os.path.basename(d), len(outs[1]), len(outs[0])))
+    return outs[1]
+
+
+@test
+def seek_one_thread_for_frames(ctx):
+    """A CPU that ran one thread alone for whole frames before the window
+    (no sched_switch in the frame before it): report and export of the
+    window name that thread as a full pass does, read from the frame of
+    the CPU's last switch (packed, stored and plain traces)."""
+    b, e = SEEK_T0 + 100 * SEEK_PACKET_NS + 5, SEEK_T0 + 105 * SEEK_PACKET_NS
+    quiet = (0, 20, 110)
+    packed = packed_trace(ctx, 'alone', quiet=quiet)
+    # Frames of 4K (12 packets): whole frames of cpu0 without a switch
+    # before the window, in both files before it.
+    ents = [en for k in (1, 2) for en in
+            index_of(os.path.join(packed, 'cpu0-%06d.zst' % k))[1]]
+    check(sum(1 for en in ents if SEEK_T0 + 20 * SEEK_PACKET_NS < en[2] and
+              en[3] < b) > 4, 'cpu0: not whole frames without a switch before the window')
+    stored = seek_trace(os.path.join(ctx.tmp, 'alone-stored'), quiet=quiet)
+    plain = seek_trace(os.path.join(ctx.tmp, 'alone-plain'), plain=True, quiet=quiet)
+    for d in (packed, stored, plain):
+        r = same_window(d, b, e, notes=[])
+        cpu0 = [l for l in r.stdout.splitlines()
+                if l.startswith('[') and ' cpu0 ' in l and ' -- lost ' not in l]
+        check(len(cpu0) == 5 * 12 and all(re.match(r'^\[[0-9.]+\] cpu0 task1[01][0-9]-1[01][0-9] ', l)
+                                          for l in cpu0),
+              '%s: cpu0 of the window: %d lines, not all of a named thread: %s' %
+              (os.path.basename(d), len(cpu0), cpu0[:2]))
+        same_window(d, b, e, '--cpu', '0', '-e', 'syscall_*')
+        for fmt in ('systrace', 'chrome-json', 'perfetto'):
+            same_export(d, b, e, fmt)
+    # A damaged frame on the way back ends the search there: the window
+    # reads what it read without it, and sees no damage (a full pass does).
+    cut = ctx.copy(packed)
+    path = os.path.join(cut, 'cpu0-000002.zst')
+    ents = index_of(path)[1]
+    with open(path, 'r+b') as f:
+        f.seek(ents[2][0] + 40)
+        c = f.read(1)
+        f.seek(ents[2][0] + 40)
+        f.write(bytes([c[0] ^ 0xff]))
+    seek = rt_env({}, 'report', '--strict', *window_args(b, e), cut)
+    check(seek.returncode == 0 and not seek.stderr and
+          re.search(r'^\[[0-9.]+\] cpu0 - ', seek.stdout, re.M),
+          'a damaged frame before the window: %d %s' % (seek.returncode, seek.stderr[-500:]))
+    # A CPU that never switched: the thread of its state dump, read from
+    # its first frame (within the 16 MiB the search goes back).
+    never = packed_trace(ctx, 'never', quiet=(0, 0, 180), dump=True)
+    r = same_window(never, b, e, notes=[])
+    cpu0 = [l for l in r.stdout.splitlines()
+            if l.startswith('[') and ' cpu0 ' in l and ' -- lost ' not in l]
+    check(len(cpu0) == 5 * 12 and all(' cpu0 task100-100 ' in l for l in cpu0),
+          'never: cpu0 of the window: %d lines, not all of its dump\'s thread: %s' %
+          (len(cpu0), cpu0[:2]))
+    # Chunk sets: the last switch is in the first set, which the window
+    # leaves unopened unless the CPU's thread is looked for there.
+    sets = seek_sets(ctx, packed, 'alone-set')[::-1]
+    a = window_args(b, e)
+    full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, *sets)
+    seek = rt_env({}, 'report', *a, *sets)
+    check(full.returncode == 0 and seek.returncode == 0 and seek.stdout == full.stdout and
+          not re.search(r'^\[[0-9.]+\] cpu0 - ', seek.stdout, re.M),
+          'the sets: seeking %d, full %d, %s' % (seek.returncode, full.returncode,
+                                                 seek.stderr[-500:]))
+
+
 @test
 def seek_reads_only_the_window(ctx):
     """A window is read from its frames only: damage in a frame far from it
@@ -1491,14 +1578,12 @@ def seek_bad_indexes(ctx):
     check('note: ' in r.stderr, 'no note for a garbage index: ' + r.stderr)
 
 
-@test
-def seek_chunk_sets(ctx):
-    """Chunk sets given together: a window reads the sets that can hold it
-    (their manifests' first timestamps), and prints what a full pass does."""
-    d = packed_trace(ctx)
+def seek_sets(ctx, d, prefix='set'):
+    """The packed chunks K of the 2-CPU trace @d as chunk sets K, each with
+    its manifest."""
     sets = []
     for k in range(1, 4):
-        s = os.path.join(ctx.tmp, 'set%d' % k)
+        s = os.path.join(ctx.tmp, '%s%d' % (prefix, k))
         os.makedirs(s)
         shutil.copy(os.path.join(d, 'metadata'), s)
         cpus, files = [], []
@@ -1521,6 +1606,15 @@ def seek_chunk_sets(ctx):
                        'sequence': k, 'clock': {'realtime_offset_ns': 0},
                        'cpus': cpus, 'files': files}, f)
         sets.append(s)
+    return sets
+
+
+@test
+def seek_chunk_sets(ctx):
+    """Chunk sets given together: a window reads the sets that can hold it
+    (their manifests' first timestamps), and prints what a full pass does."""
+    d = packed_trace(ctx)
+    sets = seek_sets(ctx, d)
     for b, e in SEEK_WINDOWS:
         a = window_args(b, e)
         full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *a, *sets[::-1])
@@ -1551,17 +1645,7 @@ def seek_export_window(ctx):
     for b, e in (SEEK_WINDOWS[1], SEEK_WINDOWS[3], SEEK_WINDOWS[5]):
         a = window_args(b, e)
         for fmt in ('systrace', 'chrome-json', 'perfetto'):
-            outs = []
-            for env in ({'RINGTRACE_SEEK': '0'}, {}):
-                out = os.path.join(ctx.tmp, 'x-%s-%d' % (fmt, len(outs)))
-                r = rt_env(env, 'export', '-f', fmt, '-o', out, *a, d)
-                check(r.returncode == 0 and 'runtime error' not in r.stderr,
-                      'export -f %s %s: %d %s' % (fmt, ' '.join(a), r.returncode, r.stderr[-1500:]))
-                with open(out, 'rb') as f:
-                    outs.append(f.read())
-            check(outs[0] == outs[1] and outs[1],
-                  'export -f %s %s: seeking writes %d bytes, a full pass %d' %
-                  (fmt, ' '.join(a), len(outs[1]), len(outs[0])))
+            same_export(d, b, e, fmt)
         # systrace: a line per event of a known thread, all in the window.
         r = rt_env({}, 'export', '-f', 'systrace', *a, d)
         times = [int(m.group(1)) * 10**9 + int(m.group(2)) for m in
