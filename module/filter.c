@@ -47,6 +47,10 @@
  * run with preemption off, the -rt kernel included: tracepoints disable
  * preemption around their probes), so the old one is freed after
  * synchronize_rcu(), which waits for preempt-off sections.
+ *
+ * The same file_operations, rtr_pred_fops, serve every predicate file --
+ * filters and triggers, of tracepoint probes, dynamic probes and the
+ * marker -- each through the struct rtr_pred_file it was made with.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,6 +61,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "internal.h"
 #include "probes.h"
 
 /* Nested parentheses the parser follows (its recursion depth). */
@@ -578,22 +583,33 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_filter_field *ff,
 /* --- the files -------------------------------------------------------------- */
 
 /*
- * A predicate in force, its slot and the reason of the last refused write:
- * the probe's filter (below) and the triggers (trigger.c) share the file
- * handling.  Everything under rtr_probes_lock.
+ * Every predicate file is rtr_pred_fops over a struct rtr_pred_file, the
+ * file's data (probes.h): events/<name>/filter and events/<name>/trigger
+ * of a tracepoint probe (events_ctl.c), events/<name>/filter of a
+ * dynamic probe (dynprobes.c), and the marker's two (below and
+ * trigger.c).  A filter and a trigger differ in who runs the program,
+ * not in the file: both are read back, replaced and refused alike.
+ * Everything here is under rtr_probes_lock.
  */
-void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
-		   char **err)
+
+static int rtr_pred_show(struct seq_file *m, void *unused)
 {
+	const struct rtr_pred_file *pf = m->private;
 	const struct rtr_filter *f;
 
 	mutex_lock(&rtr_probes_lock);
-	f = rcu_dereference_protected(*slot,
+	f = rcu_dereference_protected(*pf->prog,
 				      lockdep_is_held(&rtr_probes_lock));
 	seq_printf(m, "%s\n", f ? f->text : "none");
-	if (*err)
-		seq_printf(m, "# error: %s\n", *err);
+	if (*pf->err)
+		seq_printf(m, "# error: %s\n", *pf->err);
 	mutex_unlock(&rtr_probes_lock);
+	return 0;
+}
+
+static int rtr_pred_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_pred_show);
 }
 
 /* The error of the last write (NULL: it worked), shown until the next. */
@@ -604,7 +620,7 @@ static void rtr_pred_set_err(char **slot, char *err)
 	*slot = err;
 }
 
-static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
+static void rtr_pred_publish(const struct rtr_pred_file *pf,
 			     struct rtr_filter *f)
 {
 	struct rtr_filter *old;
@@ -615,9 +631,9 @@ static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
 	 * rtr_marker_filtered(), rtr_marker_trigger() (trigger.c) and
 	 * rtr_dynprobe_filtered() (dynprobes.h).
 	 */
-	old = rcu_replace_pointer(*slot, f,
+	old = rcu_replace_pointer(*pf->prog, f,
 				  lockdep_is_held(&rtr_probes_lock));
-	rtr_pred_set_err(err, NULL);
+	rtr_pred_set_err(pf->err, NULL);
 	mutex_unlock(&rtr_probes_lock);
 	if (old) {
 		/* Probes run with preemption off: a grace period covers them. */
@@ -627,41 +643,64 @@ static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
 }
 
 /*
- * A write of @buf (NUL-terminated, modified) to a predicate file of an
- * event with the fields @ff: 0 or -errno; on -EINVAL the predicate in
- * force stays and the reason is kept for reading back.
+ * A write of @buf (NUL-terminated, modified) to the file of @pf: 0 or
+ * -errno; on -EINVAL the predicate in force stays and the reason is kept
+ * for reading back.
  */
-int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
-		   struct rtr_filter __rcu **slot, char **errp, char *buf)
+static int rtr_pred_set(const struct rtr_pred_file *pf, char *buf)
 {
 	struct rtr_filter *f;
 	char *text = strim(buf);
 	char *err;
 
-	if (!nff)
+	if (!pf->nff)
 		return -EINVAL;
 	if (!*text || !strcmp(text, "0") || !strcmp(text, "none")) {
-		rtr_pred_publish(slot, errp, NULL);
+		rtr_pred_publish(pf, NULL);
 		return 0;
 	}
 	err = kmalloc(RTR_FILTER_ERR_MAX, GFP_KERNEL);
 	if (!err)
 		return -ENOMEM;
-	f = rtr_filter_compile(ff, nff, text, err, RTR_FILTER_ERR_MAX);
+	f = rtr_filter_compile(pf->ff, pf->nff, text, err, RTR_FILTER_ERR_MAX);
 	if (IS_ERR(f)) {
 		if (PTR_ERR(f) != -EINVAL) {
 			kfree(err);
 			return PTR_ERR(f);
 		}
 		mutex_lock(&rtr_probes_lock);
-		rtr_pred_set_err(errp, err);
+		rtr_pred_set_err(pf->err, err);
 		mutex_unlock(&rtr_probes_lock);
 		return -EINVAL;
 	}
 	kfree(err);
-	rtr_pred_publish(slot, errp, f);
+	rtr_pred_publish(pf, f);
 	return 0;
 }
+
+static ssize_t rtr_pred_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	const struct rtr_pred_file *pf = rtr_file_data(file_inode(file));
+	char *buf;
+	int ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = rtr_pred_set(pf, buf);
+	kfree(buf);
+	return ret ?: count;
+}
+
+const struct file_operations rtr_pred_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_pred_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_pred_write,
+};
 
 /* The expression @f was compiled from, as written (one line). */
 const char *rtr_filter_text(const struct rtr_filter *f)
@@ -680,6 +719,13 @@ const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER] = {
 static struct rtr_filter __rcu *rtr_marker_filter;
 static char *rtr_marker_filter_err;
 
+struct rtr_pred_file rtr_marker_filter_file = {
+	.prog = &rtr_marker_filter,
+	.err = &rtr_marker_filter_err,
+	.ff = rtr_ff_marker,
+	.nff = RTR_NR_FF_MARKER,
+};
+
 /*
  * The marker @data (its text, NUL-terminated) fails the marker's
  * predicate: true, write nothing.  From the marker file's write().
@@ -696,25 +742,6 @@ bool rtr_marker_filtered(const char *data)
 	drop = unlikely(f) && !rtr_filter_match(f, v);
 	rcu_read_unlock_sched();
 	return drop;
-}
-
-/* @p NULL: the marker's. */
-void rtr_filter_show(struct seq_file *m, struct rtr_probe *p)
-{
-	if (p)
-		rtr_pred_show(m, &p->filter, &p->filter_err);
-	else
-		rtr_pred_show(m, &rtr_marker_filter, &rtr_marker_filter_err);
-}
-
-int rtr_filter_write(struct rtr_probe *p, char *buf)
-{
-	if (!p)
-		return rtr_pred_write(rtr_ff_marker, RTR_NR_FF_MARKER,
-				      &rtr_marker_filter,
-				      &rtr_marker_filter_err, buf);
-	return rtr_pred_write(p->ffields, p->nr_ffields, &p->filter,
-			      &p->filter_err, buf);
 }
 
 /*
