@@ -54,8 +54,8 @@
  * handler reads the predicate under RCU-sched like a tracepoint probe;
  * at removal no handler runs any more (->detach()) and debugfs_remove()
  * has waited for any read or write of the file in progress, so the
- * predicate is freed without a grace period.  The file itself is
- * filter.c's rtr_pred_fops, like every filter.
+ * predicate is freed without a grace period (rtr_pred_free(), filter.c
+ * [F2]).  The file itself is filter.c's rtr_pred_fops, like every filter.
  *
  * Handlers never sleep and allocate nothing: the inline reserve/commit of
  * include/linux/ringtrace.h, behind the pid filter like every probe, with
@@ -299,15 +299,17 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 	return 0;
 }
 
-/* Once no handler of @p runs: no file op on it runs either [D2]. */
+/*
+ * Once no handler of @p runs (after ->detach(), or before ->attach()):
+ * the predicate goes with no grace period (filter.c [F2]) once no file op
+ * on it runs either [D2].
+ */
 static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
 {
 	lockdep_assert_held(&rtr_dynprobes_lock);
 	debugfs_remove(p->dir);
 	p->dir = NULL;
-	kfree(rcu_replace_pointer(p->filter, NULL, true));
-	kfree(p->filter_err);
-	p->filter_err = NULL;
+	rtr_pred_free(&p->filter, &p->filter_err);
 }
 
 /* --- add and remove ------------------------------------------------------- */

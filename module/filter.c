@@ -46,7 +46,9 @@
  * new program [F1]; the probes read it with rcu_dereference_sched() (they
  * run with preemption off, the -rt kernel included: tracepoints disable
  * preemption around their probes), so the old one is freed after
- * synchronize_rcu(), which waits for preempt-off sections.
+ * synchronize_rcu(), which waits for preempt-off sections.  At the end
+ * of a predicate (unload, a dynamic probe's removal) its owner has
+ * already waited for the readers another way: rtr_pred_free() [F2].
  *
  * The same file_operations, rtr_pred_fops, serve every predicate file --
  * filters and triggers, of tracepoint probes, dynamic probes and the
@@ -589,7 +591,8 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_filter_field *ff,
  * dynamic probe (dynprobes.c), and the marker's two (below and
  * trigger.c).  A filter and a trigger differ in who runs the program,
  * not in the file: both are read back, replaced and refused alike.
- * Everything here is under rtr_probes_lock.
+ * The files work under rtr_probes_lock; the end of a predicate,
+ * rtr_pred_free(), needs no lock [F2].
  */
 
 static int rtr_pred_show(struct seq_file *m, void *unused)
@@ -702,6 +705,30 @@ const struct file_operations rtr_pred_fops = {
 	.write = rtr_pred_write,
 };
 
+/*
+ * [F2] The end of a predicate: its program and its last error, freed
+ * with no grace period and no lock, because the caller has already
+ * waited for every reader:
+ *
+ *   - a tracepoint probe's filter and trigger (rtr_filtered()):
+ *     tracepoint_synchronize_unregister() in rtr_probes_exit();
+ *   - a dynamic probe's filter (rtr_dynprobe_filtered()): its ->detach(),
+ *     or its attach failed and no handler ever ran ([D2], dynprobes.c);
+ *   - the marker's two (rtr_marker_filtered(), rtr_marker_trigger()):
+ *     read only inside a write() to the marker file, and no file is open
+ *     at unload (every open pins the module).
+ *
+ * Nor can a writer replace it meanwhile: the file is gone
+ * (debugfs_remove() waited for its ops [D2]) or, at unload, not open.
+ * Hence "true" where lockdep_is_held(&rtr_probes_lock) would be.
+ */
+void rtr_pred_free(struct rtr_filter __rcu **prog, char **err)
+{
+	kfree(rcu_replace_pointer(*prog, NULL, true));
+	kfree(*err);
+	*err = NULL;
+}
+
 /* The expression @f was compiled from, as written (one line). */
 const char *rtr_filter_text(const struct rtr_filter *f)
 {
@@ -758,20 +785,14 @@ bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
 	return false;
 }
 
-/* Once no probe can run any more (module unload). */
+/* Once no probe can run any more (module unload) [F2]. */
 void rtr_filters_free(void)
 {
 	struct rtr_probe *p;
 
-	kfree(rcu_replace_pointer(rtr_marker_filter, NULL, true));
-	kfree(rtr_marker_filter_err);
-	rtr_marker_filter_err = NULL;
+	rtr_pred_free(&rtr_marker_filter, &rtr_marker_filter_err);
 	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++) {
-		kfree(rcu_replace_pointer(p->filter, NULL, true));
-		kfree(p->filter_err);
-		p->filter_err = NULL;
-		kfree(rcu_replace_pointer(p->trigger, NULL, true));
-		kfree(p->trigger_err);
-		p->trigger_err = NULL;
+		rtr_pred_free(&p->filter, &p->filter_err);
+		rtr_pred_free(&p->trigger, &p->trigger_err);
 	}
 }

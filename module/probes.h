@@ -234,6 +234,7 @@ struct rtr_pred_file {
 };
 
 extern const struct file_operations rtr_pred_fops;
+void rtr_pred_free(struct rtr_filter __rcu **prog, char **err);
 /* The marker's fields, "data" and "comm" (its filter's and trigger's). */
 #define RTR_NR_FF_MARKER	2
 extern const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER];

@@ -312,12 +312,10 @@ int rtr_triggers_init(struct dentry *dir)
 
 /*
  * Once no probe runs and no file is open (module unload): the marker's
- * condition, and the wakeup a last hit may have queued.
+ * condition (filter.c [F2]), and the wakeup a last hit may have queued.
  */
 void rtr_triggers_exit(void)
 {
 	irq_work_sync(&rtr_trig.wakeup);
-	kfree(rcu_replace_pointer(rtr_marker_cond, NULL, true));
-	kfree(rtr_marker_cond_err);
-	rtr_marker_cond_err = NULL;
+	rtr_pred_free(&rtr_marker_cond, &rtr_marker_cond_err);
 }
