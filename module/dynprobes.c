@@ -54,7 +54,8 @@
  * handler reads the predicate under RCU-sched like a tracepoint probe;
  * at removal no handler runs any more (->detach()) and debugfs_remove()
  * has waited for any read or write of the file in progress, so the
- * predicate is freed without a grace period.
+ * predicate is freed without a grace period (rtr_pred_free(), filter.c
+ * [F2]).  The file itself is filter.c's rtr_pred_fops, like every filter.
  *
  * Handlers never sleep and allocate nothing: the inline reserve/commit of
  * include/linux/ringtrace.h, behind the pid filter like every probe, with
@@ -262,45 +263,6 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 
 /* --- events/<name>/filter --------------------------------------------------- */
 
-static int rtr_dynprobe_filter_show(struct seq_file *m, void *unused)
-{
-	struct rtr_dynprobe *p = m->private;
-
-	rtr_pred_show(m, &p->filter, &p->filter_err);
-	return 0;
-}
-
-static int rtr_dynprobe_filter_open(struct inode *inode, struct file *file)
-{
-	return rtr_single_open(inode, file, rtr_dynprobe_filter_show);
-}
-
-static ssize_t rtr_dynprobe_filter_write(struct file *file,
-					 const char __user *ubuf, size_t count,
-					 loff_t *ppos)
-{
-	struct rtr_dynprobe *p = rtr_file_data(file_inode(file));
-	char *buf;
-	int ret;
-
-	buf = rtr_ctl_copy(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	ret = rtr_pred_write(p->ffields, p->nr_ffields, &p->filter,
-			     &p->filter_err, buf);
-	kfree(buf);
-	return ret ?: count;
-}
-
-static const struct file_operations rtr_dynprobe_filter_fops = {
-	.owner = THIS_MODULE,
-	.open = rtr_dynprobe_filter_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = rtr_dynprobe_filter_write,
-};
-
 /*
  * events/<name>/filter of a probe, in debugfs only: the /dev tree's
  * nodes are made once, at load (files.c).  Made with debugfs_create_file()
@@ -323,8 +285,12 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 		p->dir = NULL;
 		return ret;
 	}
-	d = debugfs_create_file("filter", 0600, p->dir, p,
-				&rtr_dynprobe_filter_fops);
+	p->filter_file = (struct rtr_pred_file){
+		.prog = &p->filter, .err = &p->filter_err,
+		.ff = p->ffields, .nff = p->nr_ffields,
+	};
+	d = debugfs_create_file("filter", 0600, p->dir, &p->filter_file,
+				&rtr_pred_fops);
 	if (IS_ERR(d)) {
 		debugfs_remove(p->dir);
 		p->dir = NULL;
@@ -333,15 +299,17 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 	return 0;
 }
 
-/* Once no handler of @p runs: no file op on it runs either [D2]. */
+/*
+ * Once no handler of @p runs (after ->detach(), or before ->attach()):
+ * the predicate goes with no grace period (filter.c [F2]) once no file op
+ * on it runs either [D2].
+ */
 static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
 {
 	lockdep_assert_held(&rtr_dynprobes_lock);
 	debugfs_remove(p->dir);
 	p->dir = NULL;
-	kfree(rcu_replace_pointer(p->filter, NULL, true));
-	kfree(p->filter_err);
-	p->filter_err = NULL;
+	rtr_pred_free(&p->filter, &p->filter_err);
 }
 
 /* --- add and remove ------------------------------------------------------- */

@@ -72,6 +72,8 @@ struct rtr_dynprobe {
 	const struct file *owner;	/* the open file that made it */
 	struct list_head node;
 	struct dentry *dir;		/* events/<name>/ in debugfs, or NULL */
+	/* events/<name>/filter's data; set before the file is made */
+	struct rtr_pred_file filter_file;
 	char name[RTR_DYNPROBE_NAME_MAX];
 
 	char *filter_err;		/* last refused write's; rtr_probes_lock */

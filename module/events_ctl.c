@@ -361,43 +361,18 @@ static const struct file_operations rtr_id_fops = {
 	.release = single_release,
 };
 
-/* --- events/<name>/filter (filter.c) ------------------------------------ */
+/* --- events/<name>/filter and trigger (filter.c, trigger.c) --------------- */
 
-static int rtr_filter_file_show(struct seq_file *m, void *unused)
-{
-	rtr_filter_show(m, m->private);
-	return 0;
-}
-
-static int rtr_filter_open(struct inode *inode, struct file *file)
-{
-	return rtr_single_open(inode, file, rtr_filter_file_show);
-}
-
-static ssize_t rtr_filter_file_write(struct file *file,
-				     const char __user *ubuf, size_t count,
-				     loff_t *ppos)
-{
-	struct rtr_probe *probe = rtr_file_data(file_inode(file));
-	char *buf;
-	int ret;
-
-	buf = rtr_ctl_copy(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	ret = rtr_filter_write(probe, buf);
-	kfree(buf);
-	return ret ?: count;
-}
-
-static const struct file_operations rtr_filter_fops = {
-	.owner = THIS_MODULE,
-	.open = rtr_filter_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = rtr_filter_file_write,
+/*
+ * A probe's two predicate files, as rtr_pred_fops sees them: set when the
+ * files are made, then constant.
+ */
+struct rtr_probe_preds {
+	struct rtr_pred_file filter;
+	struct rtr_pred_file trigger;
 };
+
+static struct rtr_probe_preds rtr_probe_preds[RTR_NR_PROBES];
 
 /* --- set_event_pid, event_fork ----------------------------------------- */
 
@@ -548,6 +523,7 @@ int rtr_events_ctl_init(void)
 {
 	struct dentry *events, *dir;
 	struct rtr_probe *probe;
+	struct rtr_probe_preds *preds;
 	char path[80];
 	unsigned int i;
 	int ret;
@@ -570,21 +546,33 @@ int rtr_events_ctl_init(void)
 		ret = rtr_file_create(dir, path, 0400, probe, &rtr_id_fops);
 		if (ret || !probe->nr_ffields)
 			continue;
+		preds = &rtr_probe_preds[i];
+		preds->filter = (struct rtr_pred_file){
+			.prog = &probe->filter, .err = &probe->filter_err,
+			.ff = probe->ffields, .nff = probe->nr_ffields,
+		};
+		preds->trigger = (struct rtr_pred_file){
+			.prog = &probe->trigger, .err = &probe->trigger_err,
+			.ff = probe->ffields, .nff = probe->nr_ffields,
+		};
 		snprintf(path, sizeof(path), "events/%s/filter",
 			 probe->event.name);
-		ret = rtr_file_create(dir, path, 0600, probe, &rtr_filter_fops);
+		ret = rtr_file_create(dir, path, 0600, &preds->filter,
+				      &rtr_pred_fops);
 		if (ret)
 			break;
 		snprintf(path, sizeof(path), "events/%s/trigger",
 			 probe->event.name);
-		ret = rtr_file_create(dir, path, 0600, probe, &rtr_trigger_fops);
+		ret = rtr_file_create(dir, path, 0600, &preds->trigger,
+				      &rtr_pred_fops);
 	}
 	if (ret)
 		return ret;
-	/* The marker's: no probe behind them (NULL). */
+	/* The marker's: no probe behind them (filter.c, trigger.c). */
 	dir = rtr_files_mkdir(events, rtr_marker_event.name);
 	snprintf(path, sizeof(path), "events/%s/filter", rtr_marker_event.name);
-	return rtr_file_create(dir, path, 0600, NULL, &rtr_filter_fops) ?:
+	return rtr_file_create(dir, path, 0600, &rtr_marker_filter_file,
+			       &rtr_pred_fops) ?:
 	       rtr_triggers_init(dir) ?:
 	       rtr_file_create(rtr_dir, "available_events", 0400, NULL,
 			       &rtr_available_fops) ?:

@@ -46,7 +46,13 @@
  * new program [F1]; the probes read it with rcu_dereference_sched() (they
  * run with preemption off, the -rt kernel included: tracepoints disable
  * preemption around their probes), so the old one is freed after
- * synchronize_rcu(), which waits for preempt-off sections.
+ * synchronize_rcu(), which waits for preempt-off sections.  At the end
+ * of a predicate (unload, a dynamic probe's removal) its owner has
+ * already waited for the readers another way: rtr_pred_free() [F2].
+ *
+ * The same file_operations, rtr_pred_fops, serve every predicate file --
+ * filters and triggers, of tracepoint probes, dynamic probes and the
+ * marker -- each through the struct rtr_pred_file it was made with.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,6 +63,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "internal.h"
 #include "probes.h"
 
 /* Nested parentheses the parser follows (its recursion depth). */
@@ -578,22 +585,34 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_filter_field *ff,
 /* --- the files -------------------------------------------------------------- */
 
 /*
- * A predicate in force, its slot and the reason of the last refused write:
- * the probe's filter (below) and the triggers (trigger.c) share the file
- * handling.  Everything under rtr_probes_lock.
+ * Every predicate file is rtr_pred_fops over a struct rtr_pred_file, the
+ * file's data (probes.h): events/<name>/filter and events/<name>/trigger
+ * of a tracepoint probe (events_ctl.c), events/<name>/filter of a
+ * dynamic probe (dynprobes.c), and the marker's two (below and
+ * trigger.c).  A filter and a trigger differ in who runs the program,
+ * not in the file: both are read back, replaced and refused alike.
+ * The files work under rtr_probes_lock; the end of a predicate,
+ * rtr_pred_free(), needs no lock [F2].
  */
-void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
-		   char **err)
+
+static int rtr_pred_show(struct seq_file *m, void *unused)
 {
+	const struct rtr_pred_file *pf = m->private;
 	const struct rtr_filter *f;
 
 	mutex_lock(&rtr_probes_lock);
-	f = rcu_dereference_protected(*slot,
+	f = rcu_dereference_protected(*pf->prog,
 				      lockdep_is_held(&rtr_probes_lock));
 	seq_printf(m, "%s\n", f ? f->text : "none");
-	if (*err)
-		seq_printf(m, "# error: %s\n", *err);
+	if (*pf->err)
+		seq_printf(m, "# error: %s\n", *pf->err);
 	mutex_unlock(&rtr_probes_lock);
+	return 0;
+}
+
+static int rtr_pred_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_pred_show);
 }
 
 /* The error of the last write (NULL: it worked), shown until the next. */
@@ -604,7 +623,7 @@ static void rtr_pred_set_err(char **slot, char *err)
 	*slot = err;
 }
 
-static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
+static void rtr_pred_publish(const struct rtr_pred_file *pf,
 			     struct rtr_filter *f)
 {
 	struct rtr_filter *old;
@@ -615,9 +634,9 @@ static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
 	 * rtr_marker_filtered(), rtr_marker_trigger() (trigger.c) and
 	 * rtr_dynprobe_filtered() (dynprobes.h).
 	 */
-	old = rcu_replace_pointer(*slot, f,
+	old = rcu_replace_pointer(*pf->prog, f,
 				  lockdep_is_held(&rtr_probes_lock));
-	rtr_pred_set_err(err, NULL);
+	rtr_pred_set_err(pf->err, NULL);
 	mutex_unlock(&rtr_probes_lock);
 	if (old) {
 		/* Probes run with preemption off: a grace period covers them. */
@@ -627,40 +646,87 @@ static void rtr_pred_publish(struct rtr_filter __rcu **slot, char **err,
 }
 
 /*
- * A write of @buf (NUL-terminated, modified) to a predicate file of an
- * event with the fields @ff: 0 or -errno; on -EINVAL the predicate in
- * force stays and the reason is kept for reading back.
+ * A write of @buf (NUL-terminated, modified) to the file of @pf: 0 or
+ * -errno; on -EINVAL the predicate in force stays and the reason is kept
+ * for reading back.
  */
-int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
-		   struct rtr_filter __rcu **slot, char **errp, char *buf)
+static int rtr_pred_set(const struct rtr_pred_file *pf, char *buf)
 {
 	struct rtr_filter *f;
 	char *text = strim(buf);
 	char *err;
 
-	if (!nff)
+	if (!pf->nff)
 		return -EINVAL;
 	if (!*text || !strcmp(text, "0") || !strcmp(text, "none")) {
-		rtr_pred_publish(slot, errp, NULL);
+		rtr_pred_publish(pf, NULL);
 		return 0;
 	}
 	err = kmalloc(RTR_FILTER_ERR_MAX, GFP_KERNEL);
 	if (!err)
 		return -ENOMEM;
-	f = rtr_filter_compile(ff, nff, text, err, RTR_FILTER_ERR_MAX);
+	f = rtr_filter_compile(pf->ff, pf->nff, text, err, RTR_FILTER_ERR_MAX);
 	if (IS_ERR(f)) {
 		if (PTR_ERR(f) != -EINVAL) {
 			kfree(err);
 			return PTR_ERR(f);
 		}
 		mutex_lock(&rtr_probes_lock);
-		rtr_pred_set_err(errp, err);
+		rtr_pred_set_err(pf->err, err);
 		mutex_unlock(&rtr_probes_lock);
 		return -EINVAL;
 	}
 	kfree(err);
-	rtr_pred_publish(slot, errp, f);
+	rtr_pred_publish(pf, f);
 	return 0;
+}
+
+static ssize_t rtr_pred_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	const struct rtr_pred_file *pf = rtr_file_data(file_inode(file));
+	char *buf;
+	int ret;
+
+	buf = rtr_ctl_copy(ubuf, count);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+	ret = rtr_pred_set(pf, buf);
+	kfree(buf);
+	return ret ?: count;
+}
+
+const struct file_operations rtr_pred_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_pred_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_pred_write,
+};
+
+/*
+ * [F2] The end of a predicate: its program and its last error, freed
+ * with no grace period and no lock, because the caller has already
+ * waited for every reader:
+ *
+ *   - a tracepoint probe's filter and trigger (rtr_filtered()):
+ *     tracepoint_synchronize_unregister() in rtr_probes_exit();
+ *   - a dynamic probe's filter (rtr_dynprobe_filtered()): its ->detach(),
+ *     or its attach failed and no handler ever ran ([D2], dynprobes.c);
+ *   - the marker's two (rtr_marker_filtered(), rtr_marker_trigger()):
+ *     read only inside a write() to the marker file, and no file is open
+ *     at unload (every open pins the module).
+ *
+ * Nor can a writer replace it meanwhile: the file is gone
+ * (debugfs_remove() waited for its ops [D2]) or, at unload, not open.
+ * Hence "true" where lockdep_is_held(&rtr_probes_lock) would be.
+ */
+void rtr_pred_free(struct rtr_filter __rcu **prog, char **err)
+{
+	kfree(rcu_replace_pointer(*prog, NULL, true));
+	kfree(*err);
+	*err = NULL;
 }
 
 /* The expression @f was compiled from, as written (one line). */
@@ -680,6 +746,13 @@ const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER] = {
 static struct rtr_filter __rcu *rtr_marker_filter;
 static char *rtr_marker_filter_err;
 
+struct rtr_pred_file rtr_marker_filter_file = {
+	.prog = &rtr_marker_filter,
+	.err = &rtr_marker_filter_err,
+	.ff = rtr_ff_marker,
+	.nff = RTR_NR_FF_MARKER,
+};
+
 /*
  * The marker @data (its text, NUL-terminated) fails the marker's
  * predicate: true, write nothing.  From the marker file's write().
@@ -698,25 +771,6 @@ bool rtr_marker_filtered(const char *data)
 	return drop;
 }
 
-/* @p NULL: the marker's. */
-void rtr_filter_show(struct seq_file *m, struct rtr_probe *p)
-{
-	if (p)
-		rtr_pred_show(m, &p->filter, &p->filter_err);
-	else
-		rtr_pred_show(m, &rtr_marker_filter, &rtr_marker_filter_err);
-}
-
-int rtr_filter_write(struct rtr_probe *p, char *buf)
-{
-	if (!p)
-		return rtr_pred_write(rtr_ff_marker, RTR_NR_FF_MARKER,
-				      &rtr_marker_filter,
-				      &rtr_marker_filter_err, buf);
-	return rtr_pred_write(p->ffields, p->nr_ffields, &p->filter,
-			      &p->filter_err, buf);
-}
-
 /*
  * The probe's predicate rejects the event (true: write nothing); if it
  * passes and the probe's trigger matches, the trigger fires.
@@ -731,20 +785,14 @@ bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
 	return false;
 }
 
-/* Once no probe can run any more (module unload). */
+/* Once no probe can run any more (module unload) [F2]. */
 void rtr_filters_free(void)
 {
 	struct rtr_probe *p;
 
-	kfree(rcu_replace_pointer(rtr_marker_filter, NULL, true));
-	kfree(rtr_marker_filter_err);
-	rtr_marker_filter_err = NULL;
+	rtr_pred_free(&rtr_marker_filter, &rtr_marker_filter_err);
 	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++) {
-		kfree(rcu_replace_pointer(p->filter, NULL, true));
-		kfree(p->filter_err);
-		p->filter_err = NULL;
-		kfree(rcu_replace_pointer(p->trigger, NULL, true));
-		kfree(p->trigger_err);
-		p->trigger_err = NULL;
+		rtr_pred_free(&p->filter, &p->filter_err);
+		rtr_pred_free(&p->trigger, &p->trigger_err);
 	}
 }

@@ -218,16 +218,29 @@ bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v);
 bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
 		      const struct rtr_filter *t, const union rtr_fval *v);
 const char *rtr_filter_text(const struct rtr_filter *f);
-void rtr_pred_show(struct seq_file *m, struct rtr_filter __rcu **slot,
-		   char **err);
-int rtr_pred_write(const struct rtr_filter_field *ff, unsigned int nff,
-		   struct rtr_filter __rcu **slot, char **errp, char *buf);
+
+/*
+ * A predicate file: events/<name>/filter or events/<name>/trigger, of a
+ * tracepoint probe, a dynamic probe or the marker.  Made with its
+ * descriptor as the file's data and rtr_pred_fops as its operations; the
+ * descriptor is its owner's, set before the file is made and constant
+ * while the file exists.
+ */
+struct rtr_pred_file {
+	struct rtr_filter __rcu **prog;	/* what the readers run [F1] */
+	char **err;			/* last refused write's; rtr_probes_lock */
+	const struct rtr_filter_field *ff;	/* what it may name */
+	unsigned int nff;
+};
+
+extern const struct file_operations rtr_pred_fops;
+void rtr_pred_free(struct rtr_filter __rcu **prog, char **err);
 /* The marker's fields, "data" and "comm" (its filter's and trigger's). */
 #define RTR_NR_FF_MARKER	2
 extern const struct rtr_filter_field rtr_ff_marker[RTR_NR_FF_MARKER];
+/* events/ringtrace_marker/filter's (made by events_ctl.c) */
+extern struct rtr_pred_file rtr_marker_filter_file;
 bool rtr_marker_filtered(const char *data);
-void rtr_filter_show(struct seq_file *m, struct rtr_probe *p);
-int rtr_filter_write(struct rtr_probe *p, char *buf);
 void rtr_filters_free(void);
 
 /*
@@ -240,7 +253,6 @@ int rtr_triggers_init(struct dentry *marker_dir);
 void rtr_triggers_exit(void);
 void rtr_trigger_cpu_offline(void);
 void rtr_trigger_cpu_dead(void);
-extern const struct file_operations rtr_trigger_fops;
 /* probes.c: the number of this kernel's call @name */
 bool rtr_syscall_lookup(const char *name, s64 *nr);
 

@@ -5,7 +5,8 @@
  *   events/<name>/trigger   "none", or the condition in force: the same
  *                           grammar and fields as events/<name>/filter
  *                           (filter.c compiles and verifies it; the same
- *                           program runs).  Also for ringtrace_marker, on
+ *                           program runs; the same rtr_pred_fops serve
+ *                           the file).  Also for ringtrace_marker, on
  *                           its fields "data" and "comm".
  *   triggered               the hit: "state armed" or "state hit" and
  *                           what fired (event, trigger, cpu, timestamp),
@@ -88,9 +89,16 @@ static struct {
 	.waitq = __WAIT_QUEUE_HEAD_INITIALIZER(rtr_trig.waitq),
 };
 
-/* The marker's condition: the file's data NULL means the marker. */
+/* The marker's condition, and its file events/ringtrace_marker/trigger. */
 static struct rtr_filter __rcu *rtr_marker_cond;
 static char *rtr_marker_cond_err;
+
+static struct rtr_pred_file rtr_marker_cond_file = {
+	.prog = &rtr_marker_cond,
+	.err = &rtr_marker_cond_err,
+	.ff = rtr_ff_marker,
+	.nff = RTR_NR_FF_MARKER,
+};
 
 
 /* --- the writer's side (any context) ------------------------------------ */
@@ -135,54 +143,6 @@ void rtr_marker_trigger(const char *data)
 		rtr_trigger_hit(RINGTRACE_EVENT_MARKER);
 	rcu_read_unlock_sched();
 }
-
-/* --- events/<name>/trigger ----------------------------------------------- */
-
-static int rtr_trigger_show(struct seq_file *m, void *unused)
-{
-	struct rtr_probe *p = m->private;
-
-	if (p)
-		rtr_pred_show(m, &p->trigger, &p->trigger_err);
-	else
-		rtr_pred_show(m, &rtr_marker_cond, &rtr_marker_cond_err);
-	return 0;
-}
-
-static int rtr_trigger_open(struct inode *inode, struct file *file)
-{
-	return rtr_single_open(inode, file, rtr_trigger_show);
-}
-
-static ssize_t rtr_trigger_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
-{
-	struct rtr_probe *p = rtr_file_data(file_inode(file));
-	char *buf;
-	int ret;
-
-	buf = rtr_ctl_copy(ubuf, count);
-	if (IS_ERR(buf))
-		return PTR_ERR(buf);
-	if (p)
-		ret = rtr_pred_write(p->ffields, p->nr_ffields, &p->trigger,
-				     &p->trigger_err, buf);
-	else
-		ret = rtr_pred_write(rtr_ff_marker, RTR_NR_FF_MARKER,
-				     &rtr_marker_cond, &rtr_marker_cond_err,
-				     buf);
-	kfree(buf);
-	return ret ?: count;
-}
-
-const struct file_operations rtr_trigger_fops = {
-	.owner = THIS_MODULE,
-	.open = rtr_trigger_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = rtr_trigger_write,
-};
 
 /* --- triggered ------------------------------------------------------------ */
 
@@ -344,19 +304,18 @@ int rtr_triggers_init(struct dentry *dir)
 	char path[80];
 
 	snprintf(path, sizeof(path), "events/%s/trigger", rtr_marker_event.name);
-	return rtr_file_create(dir, path, 0600, NULL, &rtr_trigger_fops) ?:
+	return rtr_file_create(dir, path, 0600, &rtr_marker_cond_file,
+			       &rtr_pred_fops) ?:
 	       rtr_file_create(rtr_dir, "triggered", 0600, NULL,
 			       &rtr_triggered_fops);
 }
 
 /*
  * Once no probe runs and no file is open (module unload): the marker's
- * condition, and the wakeup a last hit may have queued.
+ * condition (filter.c [F2]), and the wakeup a last hit may have queued.
  */
 void rtr_triggers_exit(void)
 {
 	irq_work_sync(&rtr_trig.wakeup);
-	kfree(rcu_replace_pointer(rtr_marker_cond, NULL, true));
-	kfree(rtr_marker_cond_err);
-	rtr_marker_cond_err = NULL;
+	rtr_pred_free(&rtr_marker_cond, &rtr_marker_cond_err);
 }
