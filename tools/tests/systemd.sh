@@ -10,8 +10,9 @@
 #
 #   tools/tests/systemd.sh [-k KVER]
 #
-# Needs the packages of make deb in $RT_DEB (default $RT_CACHE/deb).
-# Prints "systemd-shutdown: N passed, M failed".
+# Needs the packages of make deb in $RT_DEB (default $RT_CACHE/deb).  The
+# guest's console and the trace go to $RT_SYSTEMD_OUT (default
+# $RT_CACHE/vm-runs/systemd).  Prints "systemd-shutdown: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 cache=${RT_CACHE:-/var/cache/ringtrace}
@@ -21,8 +22,11 @@ build=${BUILD:-$cache/build}
 # not the kernel a service is most often installed on.  -k picks any.
 k=$(ls /lib/modules | grep -v -- '-rt-' | sort -V | tail -n1)
 [[ ${1:-} == -k ]] && k=$2
-out=$cache/vm-runs/systemd
+out=${RT_SYSTEMD_OUT:-$cache/vm-runs/systemd}
 . tools/tests/check.sh
+
+# The guest's dpkg reads its database from this copy (tools/tests/guest-dpkg).
+tools/tests/guest-dpkg pack || echo "# no copy of dpkg's database: the guest reads it over 9p"
 
 RT_VM_INIT=systemd tools/vm/vmtest -k "$k" -t 900 -o "$out" -- \
 	env BUILD="$build" RT_DEB="${RT_DEB:-$cache/deb}" tools/tests/systemd_guest.sh \
