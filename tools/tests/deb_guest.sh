@@ -29,6 +29,7 @@ readonly W=$(mktemp -d /tmp/rt-deb.XXXXXX)
 . tools/tests/check.sh
 . tools/tests/dkms-ccache
 . tools/tests/guest-dpkg
+. tools/tests/guest-modules
 
 note() { echo "# $*"; }
 
@@ -79,6 +80,11 @@ main() {
 	t=$(now_us)
 	guest_dpkg_local
 	note "dpkg's database: $(since "$t") s"
+	# And the kernel's modules, which DKMS's depmod and sanity check read
+	# (tools/tests/guest-modules).
+	t=$(now_us)
+	guest_modules_local "$KVER"
+	note "the kernel's modules: $(since "$t") s"
 	# DKMS signs with the key the host made once (tools/tests/dkms-ccache)
 	# instead of making one in every guest.
 	dkms_mok_install /var/lib/dkms
@@ -163,6 +169,7 @@ main() {
 		[[ ${k##*/} == "$KVER" ]] || umount "$k"
 	done
 	! mountpoint -q /var/lib/dpkg || umount /var/lib/dpkg
+	guest_modules_release "$KVER"
 	check_summary deb
 }
 
