@@ -86,7 +86,7 @@ struct saved {
 static struct {
 	const char *events, *cpus, *mode, *outdir, *level, *stack;
 	uint64_t buffer_size, duration_ms, after_ms;
-	unsigned int stack_depth, max_snapshots;
+	unsigned int stack_depth, max_snapshots, start_timeout_s;
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
 	const char *cgroups[MAX_CGROUPS];	/* --cgroup, as given */
@@ -98,6 +98,13 @@ static struct {
 
 /* ringtraced's flush interval with --live: a packet on disk every 100 ms. */
 #define LIVE_FLUSH_MS	"100"
+
+/*
+ * How long ringtraced has to turn tracing on (its buffers mapped, its
+ * threads started) before record gives up; $RINGTRACE_START_TIMEOUT, in
+ * seconds, replaces it (the tests shorten it, a slow machine may need more).
+ */
+#define START_TIMEOUT_S	"30"
 
 /* The signals that stop a recording (SIGCHLD only wakes the loop). */
 static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
@@ -748,6 +755,19 @@ static void status(double start, struct cpu_count *prev, unsigned int *nprev,
 
 /* ---- the command ------------------------------------------------------------------- */
 
+/* $RINGTRACE_START_TIMEOUT, else START_TIMEOUT_S: through one parser. */
+static void parse_start_timeout(void)
+{
+	const char *s = getenv("RINGTRACE_START_TIMEOUT");
+	int v;
+
+	if (!s)
+		s = START_TIMEOUT_S;
+	if (!parse_int(s, &v) || v < 1 || v > 3600)
+		usage_error("RINGTRACE_START_TIMEOUT: '%s' is not a number of seconds from 1 to 3600", s);
+	opt.start_timeout_s = (unsigned int)v;
+}
+
 static void parse(int argc, char **argv)
 {
 	enum {
@@ -866,6 +886,7 @@ static void parse(int argc, char **argv)
 	}
 	if (optind < argc)
 		opt.cmd = argv + optind;
+	parse_start_timeout();
 	if (opt.follow && !opt.cmd)
 		usage_error("-F traces a command: give it after --");
 	if (opt.stack_depth && !opt.stack)
@@ -910,7 +931,7 @@ static pid_t launch_daemon(void)
 /* ringtraced turns tracing on once its buffers are open. */
 static void wait_tracing_on(void)
 {
-	for (int i = 0; i < 3000; i++) {
+	for (unsigned int i = 0; i < opt.start_timeout_s * 100; i++) {
 		char v[8];
 
 		if (ctl_read(&ctl, "tracing_on", v, sizeof(v)) >= 0 &&
@@ -922,7 +943,7 @@ static void wait_tracing_on(void)
 	}
 	/* Stuck: it has recorded nothing worth a clean stop. */
 	stop_daemon(true);
-	die("ringtraced did not start tracing within 30 s");
+	die("ringtraced did not start tracing within %u s", opt.start_timeout_s);
 }
 
 /*
@@ -1396,6 +1417,9 @@ const struct command cmd_record = {
 "                        recording goes on until it stops\n"
 "  -v, --verbose         the status line per CPU too\n"
 "  -h, --help            this text\n"
+"\n"
+"RINGTRACE_START_TIMEOUT=SECONDS in the environment: how long ringtraced\n"
+"has to turn tracing on before record gives up (1 to 3600, default " START_TIMEOUT_S ").\n"
 "\n"
 "On a terminal a status line shows events/s, bytes written and events\n"
 "lost so far; at the end ringtraced prints the per-CPU summary, with a\n"

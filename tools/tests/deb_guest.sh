@@ -16,6 +16,9 @@
 # This guest's init is vmtest's own: the unit is checked with
 # systemd-analyze verify here, and started under systemd by
 # tools/tests/systemd.sh.  Ends with "deb: N passed, M failed".
+#
+# What this guest spends its time on is printed ("# dpkg -i: N s") and the
+# install's log, each line with its second, kept in $RT_VM_OUT.
 
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,13 +27,29 @@ readonly DEB=${RT_DEB:-${RT_CACHE:-/var/cache/ringtrace}/deb}
 readonly W=$(mktemp -d /tmp/rt-deb.XXXXXX)
 
 . tools/tests/check.sh
+. tools/tests/dkms-ccache
+. tools/tests/guest-dpkg
+. tools/tests/guest-modules
 
 note() { echo "# $*"; }
+
+# Microseconds since the epoch, and whole seconds since such a time.
+now_us() { echo "${EPOCHREALTIME/./}"; }
+since() { echo $((($(now_us) - $1) / 1000000)); }
+
+# stamp_lines T0: each line of the input after the seconds since T0.
+stamp_lines() {
+	local l t
+	while IFS= read -r l; do
+		t=$(((${EPOCHREALTIME/./} - $1) / 100000))
+		printf '%4d.%d %s\n' $((t / 10)) $((t % 10)) "$l"
+	done
+}
 
 installed_ko() { ls /lib/modules/*/updates/dkms/ringtrace.ko* 2>/dev/null; }
 
 main() {
-	local dkms_deb tools_deb
+	local dkms_deb tools_deb t
 	dkms_deb=$(ls "$DEB"/ringtrace-dkms_*_all.deb 2>/dev/null | head -1)
 	tools_deb=$(ls "$DEB"/ringtrace_*_*.deb 2>/dev/null | head -1)
 	if [[ -z $dkms_deb || -z $tools_deb ]]; then
@@ -56,22 +75,38 @@ main() {
 	# pages themselves).  Debian's man-db/auto-update=false does the same.
 	rm -f /var/lib/man-db/auto-update
 
+	# dpkg's database from the host's copy, in memory
+	# (tools/tests/guest-dpkg): 9p reads it a file at a time.
+	t=$(now_us)
+	guest_dpkg_local
+	note "dpkg's database: $(since "$t") s"
+	# And the kernel's modules, which DKMS's depmod and sanity check read
+	# (tools/tests/guest-modules).
+	t=$(now_us)
+	guest_modules_local "$KVER"
+	note "the kernel's modules: $(since "$t") s"
+	# DKMS signs with the key the host made once (tools/tests/dkms-ccache)
+	# instead of making one in every guest.
+	dkms_mok_install /var/lib/dkms
+
 	# DKMS compiles through ccache, whose cache the host filled by the
 	# same build (tools/tests/dkms-ccache, run by tools/run-tests): what
 	# it does not hold is compiled here, as it would be anyway.
+	t=$(now_us)
 	(
-		. tools/tests/dkms-ccache
 		dkms_ccache_env
 		ccache -z >/dev/null 2>&1
-		dpkg -i "$dkms_deb" "$tools_deb" >"$W/install.log" 2>&1
-		rc=$?
+		dpkg -i "$dkms_deb" "$tools_deb" 2>&1 | stamp_lines "$t" >"$W/install.log"
+		rc=${PIPESTATUS[0]}
 		note "ccache: $(ccache --print-stats 2>/dev/null |
 			awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ { h += $2 }
 			     $1 == "cache_miss" { m = $2 } END { printf "%d hits, %d misses", h, m }')"
 		exit $rc
 	)
 	check "dpkg -i ringtrace-dkms ringtrace" test $? -eq 0
-	grep -E 'Building|Installing|Error|error' "$W/install.log" | head -8 | sed 's/^/# /'
+	note "dpkg -i: $(since "$t") s"
+	[[ -d ${RT_VM_OUT:-} ]] && cp "$W/install.log" "$RT_VM_OUT/deb-install.log"
+	grep -E 'Building|Installing|Error|error' "$W/install.log" | head -8 | sed 's/^ *[0-9.]* /# /'
 	dkms status ringtrace >"$W/dkms.status" 2>&1
 	sed 's/^/# /' "$W/dkms.status"
 	check "dkms status: ringtrace installed for $KVER" \
@@ -118,17 +153,23 @@ main() {
 
 	rmmod ringtrace
 	mkdir -p /var/lib/ringtrace/20260101-000000 && touch /var/lib/ringtrace/20260101-000000/metadata
+	t=$(now_us)
 	dpkg -r ringtrace ringtrace-dkms >"$W/remove.log" 2>&1
 	check "dpkg -r ringtrace ringtrace-dkms" test $? -eq 0
+	note "dpkg -r: $(since "$t") s"
 	check "the module left every kernel" test -z "$(installed_ko)"
 	check "dkms knows no ringtrace any more" test -z "$(dkms status ringtrace 2>/dev/null)"
 	check "traces in /var/lib/ringtrace stay after a removal" \
 		test -e /var/lib/ringtrace/20260101-000000/metadata
+	t=$(now_us)
 	dpkg -P ringtrace >/dev/null 2>&1
 	check "a purge removes /var/lib/ringtrace" test ! -e /var/lib/ringtrace
+	note "dpkg -P: $(since "$t") s"
 	for k in /lib/modules/*; do
 		[[ ${k##*/} == "$KVER" ]] || umount "$k"
 	done
+	! mountpoint -q /var/lib/dpkg || umount /var/lib/dpkg
+	guest_modules_release "$KVER"
 	check_summary deb
 }
 

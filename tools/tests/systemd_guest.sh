@@ -7,26 +7,97 @@
 # ExecStartPre loads the module (installed where DKMS puts it; DKMS itself
 # is tested by deb_guest.sh).  The trace goes to $RT_VM_OUT/svc, on the
 # host, so that systemd.sh can read it after the guest's shutdown has
-# stopped the service.  Ends with "systemd: N passed, M failed".
+# stopped the service.  Before that, the service once with a --trigger
+# from /etc/default/ringtraced, quoted as the comment there shows it: the
+# expression must reach the kernel as written (systemd's EnvironmentFile=
+# and $RINGTRACED_OPTS split the options at spaces, quotes kept together),
+# and a matching marker must save a snapshot.  Ends with "systemd: N
+# passed, M failed".
 set -u
 cd "$(dirname "$0")/../.."
 readonly KVER=${RT_KVER:-$(uname -r)}
 readonly BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly DEB=${RT_DEB:-${RT_CACHE:-/var/cache/ringtrace}/deb}
 
+readonly RT=/sys/kernel/debug/ringtrace
+
 . tools/tests/check.sh
+. tools/tests/guest-dpkg
+
+note() { echo "# $*"; }
+
+# wait_until SECONDS COMMAND...: COMMAND succeeded within SECONDS.
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < end)) || return 1
+		sleep 0.2
+	done
+}
+
+has_status() { systemctl show -p StatusText ringtraced | grep -q "$1"; }
+trigger_is() { [[ $(cat "$RT/events/ringtrace_marker/trigger") == "$1" ]]; }
+
+# ringtraced --trigger as the service: the options as a user writes them
+# in /etc/default/ringtraced (its comment's example).
+service_trigger() {
+	local expr='data == FAIL*' snap
+	printf 'RINGTRACED_OPTS="--trigger '\''ringtrace_marker: %s'\'' --max 1"\n' "$expr" \
+		>/etc/default/ringtraced
+	sed 's/^/# \/etc\/default\/ringtraced: /' /etc/default/ringtraced
+	check "--trigger: systemctl start ringtraced" systemctl start ringtraced
+	check "--trigger: the kernel's trigger is the expression as written" \
+		trigger_is "$expr"
+	sed 's/^/# trigger: /' "$RT/events/ringtrace_marker/trigger"
+	echo "FAIL svc" >"$RT/marker"
+	# --max 1: the trigger is put back once the snapshot is saved.
+	wait_until 60 trigger_is none
+	snap=$(ls -d /var/lib/ringtrace/2*-ringtrace_marker 2>/dev/null | head -n1)
+	check "--trigger: the FAIL marker saved a snapshot (${snap:-none})" \
+		test -n "$snap" -a -s "$snap/metadata"
+	check "--trigger: STATUS= counts it" \
+		wait_until 30 has_status 'flight recorder: 1 snapshot in .*--max 1 reached'
+	systemctl show -p StatusText ringtraced | sed 's/^/# /'
+	systemctl stop ringtraced
+	systemctl reset-failed ringtraced 2>/dev/null
+	check "--trigger: stopped, the trigger is put back" trigger_is none
+	# The next start's ExecStartPre must load it again.
+	check "--trigger: the module unloads after the stop" rmmod ringtrace
+}
 
 main() {
-	local deb i
+	local deb i t
 	deb=$(ls "$DEB"/ringtrace_*_*.deb 2>/dev/null | head -1)
 	check "systemd is PID 1" test "$(cat /proc/1/comm)" = systemd
 	# As in deb_guest.sh: man-db's trigger would rebuild the whole manual
 	# index over 9p under TCG (10 minutes in the run that showed it), for
 	# an index this test never reads.
 	rm -f /var/lib/man-db/auto-update
+	# dpkg's database from the host's copy, in memory
+	# (tools/tests/guest-dpkg): 9p reads it a file at a time.
+	guest_dpkg_local
+	t=$SECONDS
 	check "dpkg -i the ringtrace package" dpkg -i "$deb"
+	note "dpkg -i: $((SECONDS - t)) s"
 	install -D -m 0644 "$BUILD/$KVER/ringtrace.ko" "/lib/modules/$KVER/updates/dkms/ringtrace.ko"
-	depmod "$KVER"
+	# modules.* from the host's depmod over the same files (systemd.sh),
+	# else depmod here: minutes of reading every module over 9p.
+	t=$SECONDS
+	if [[ -n ${RT_DEPMOD:-} && -s $RT_DEPMOD/lib/modules/$KVER/modules.dep.bin ]] &&
+		cmp -s "$BUILD/$KVER/ringtrace.ko" "$RT_DEPMOD/lib/modules/$KVER/updates/dkms/ringtrace.ko"; then
+		cp "$RT_DEPMOD/lib/modules/$KVER"/modules.* "/lib/modules/$KVER/"
+		note "modules.* from the host's depmod: $((SECONDS - t)) s"
+	else
+		depmod "$KVER"
+		note "depmod: $((SECONDS - t)) s"
+	fi
+	check "modprobe finds ringtrace where DKMS puts it" \
+		test "$(modinfo -n ringtrace)" = "/lib/modules/$KVER/updates/dkms/ringtrace.ko"
+	systemctl daemon-reload
+	t=$SECONDS
+	service_trigger
+	note "--trigger: $((SECONDS - t)) s"
 	mkdir -p "$RT_VM_OUT/svc"
 	echo "RINGTRACED_OPTS=\"--root $RT_VM_OUT/svc --max-total 64M -f 200\"" >/etc/default/ringtraced
 	systemctl daemon-reload
@@ -36,11 +107,11 @@ main() {
 	for ((i = 1; i <= 100; i++)); do
 		echo "svc $i" >/sys/kernel/debug/ringtrace/marker
 	done
-	# STATUS= comes every 10 s.
-	sleep 11
-	systemctl show -p StatusText ringtraced | sed 's/^/# /'
+	# STATUS= comes at the start, then every 10 s: the one that counts
+	# the markers' packet.
 	check "STATUS= shows the figures" \
-		grep -q 'packets.*written.*lost' <(systemctl show -p StatusText ringtraced)
+		wait_until 30 has_status ': [1-9][0-9]* packets.*written.*lost'
+	systemctl show -p StatusText ringtraced | sed 's/^/# /'
 	check "the unit is enabled for the next boot" systemctl is-enabled ringtraced
 	systemctl status --no-pager ringtraced 2>&1 | head -12 | sed 's/^/# /'
 	check_summary systemd
