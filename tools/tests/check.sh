@@ -8,6 +8,7 @@
 #   check_summary SUITE                          # prints the line; status 1 on failures
 #   one_line FILE                                # FILE (an error) is one line
 #   same_state BEFORE                            # the suite's state() prints BEFORE again
+#   wait_for SECONDS COMMAND [ARGS...]           # until COMMAND succeeds; false after SECONDS
 
 passed=0
 failed=0
@@ -22,6 +23,17 @@ check() {
 		echo "not ok - $desc"
 		failed=$((failed + 1))
 	fi
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds (tried every 50 ms);
+# false once SECONDS have passed without it.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		((SECONDS < end)) || return 1
+		sleep 0.05
+	done
 }
 
 check_summary() {

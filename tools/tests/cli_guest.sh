@@ -923,16 +923,6 @@ for line in sys.stdin:
     sys.stdout.write("%.6f %s" % (time.clock_gettime(time.CLOCK_MONOTONIC), line))
     sys.stdout.flush()'
 
-# wait_for SECONDS CMD...: until CMD succeeds (looked at every 50 ms).
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.05
-	done
-}
-
 # marker_seqs TAG FILE: the numbers of the "TAG N" markers, as printed.
 marker_seqs() { sed -nE "s/.* ringtrace_marker: .*\"$1 ([0-9]+)\".*/\1/p" "$2"; }
 

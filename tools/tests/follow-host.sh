@@ -21,16 +21,6 @@ trap 'rm -rf "$W"' EXIT
 
 events_only() { grep -E '^\[[0-9.]+\] cpu[0-9]+ ' | grep -v ' -- lost' || true; }
 
-# wait_for SECONDS CMD...: until CMD succeeds; false after SECONDS.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.05
-	done
-}
-
 lines_at_least() { (($(events_only <"$1" | wc -l) >= $2)); }
 
 python3 tools/tests/gentrace.py "$W/src" --cpus 3 --events 2000 --seed 7 >/dev/null

@@ -26,16 +26,6 @@ readonly RT=/sys/kernel/debug/ringtrace
 
 note() { echo "# $*"; }
 
-# wait_until SECONDS COMMAND...: COMMAND succeeded within SECONDS.
-wait_until() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		((SECONDS < end)) || return 1
-		sleep 0.2
-	done
-}
-
 has_status() { systemctl show -p StatusText ringtraced | grep -q "$1"; }
 trigger_is() { [[ $(cat "$RT/events/ringtrace_marker/trigger") == "$1" ]]; }
 
@@ -52,12 +42,12 @@ service_trigger() {
 	sed 's/^/# trigger: /' "$RT/events/ringtrace_marker/trigger"
 	echo "FAIL svc" >"$RT/marker"
 	# --max 1: the trigger is put back once the snapshot is saved.
-	wait_until 60 trigger_is none
+	wait_for 60 trigger_is none
 	snap=$(ls -d /var/lib/ringtrace/2*-ringtrace_marker 2>/dev/null | head -n1)
 	check "--trigger: the FAIL marker saved a snapshot (${snap:-none})" \
 		test -n "$snap" -a -s "$snap/metadata"
 	check "--trigger: STATUS= counts it" \
-		wait_until 30 has_status 'flight recorder: 1 snapshot in .*--max 1 reached'
+		wait_for 30 has_status 'flight recorder: 1 snapshot in .*--max 1 reached'
 	systemctl show -p StatusText ringtraced | sed 's/^/# /'
 	systemctl stop ringtraced
 	systemctl reset-failed ringtraced 2>/dev/null
@@ -110,7 +100,7 @@ main() {
 	# STATUS= comes at the start, then every 10 s: the one that counts
 	# the markers' packet.
 	check "STATUS= shows the figures" \
-		wait_until 30 has_status ': [1-9][0-9]* packets.*written.*lost'
+		wait_for 30 has_status ': [1-9][0-9]* packets.*written.*lost'
 	systemctl show -p StatusText ringtraced | sed 's/^/# /'
 	check "the unit is enabled for the next boot" systemctl is-enabled ringtraced
 	systemctl status --no-pager ringtraced 2>&1 | head -12 | sed 's/^/# /'
