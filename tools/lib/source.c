@@ -68,6 +68,7 @@ int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
 
 void rt_src_close(struct rt_source *src)
 {
+	uint64_t skipped;
 	bool tolerant;
 
 	if (src->fd >= 0)
@@ -77,8 +78,10 @@ void rt_src_close(struct rt_source *src)
 	free(src->frame);
 	free(src->pb);
 	tolerant = src->tolerant;
+	skipped = src->frames_skipped;
 	*src = RT_SOURCE_INIT(src->damage, src->notes);
 	src->tolerant = tolerant;
+	src->frames_skipped = skipped;
 }
 
 static ssize_t read_full(int fd, void *buf, size_t n)
@@ -192,6 +195,7 @@ static int zst_skip_frame(struct rt_source *src, const char *what,
 		}
 	}
 	to = src->in_off + src->in_pos;
+	src->frames_skipped++;
 	rt_msgs_add(src->damage, "%s: zstd: %s in the frame at compressed offset %" PRIu64 ": skipped %" PRIu64 " compressed bytes, %s",
 		    src->path, what, from, to - from,
 		    at_end ? "to the end of the file" : "to the next frame");
@@ -391,4 +395,13 @@ int rt_src_seek(struct rt_source *src, uint64_t coff, uint64_t uoff,
 	src->out_off = uoff;
 	src->limit = limit;
 	return 0;
+}
+
+void rt_src_unlimit(struct rt_source *src)
+{
+	if (!src->limit)
+		return;
+	src->limit = 0;
+	/* zst_read_in() stopped at the limit; what it kept is whole frames. */
+	src->eof = false;
 }
