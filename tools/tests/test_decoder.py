@@ -715,23 +715,26 @@ def without_packet(data, k):
     return data[:pkts[k]] + data[end:]
 
 
-def damaged_copy(ctx, d, k, field, how, fmt='<Q', cut=False):
-    """Two copies of trace @d: cpu0's packet @k with its header @field set to
-    how(value), and cpu0 without packet @k (@cut: the other copy)."""
-    data = bytearray(open(os.path.join(d, 'cpu0'), 'rb').read())
+def damaged_copy(ctx, d, k, field, how, fmt='<Q', cpu=0):
+    """Two copies of trace @d: cpuN's packet @k with its header @field set to
+    how(value), and cpuN without packet @k.  Returns them and the packet's
+    offset."""
+    name = 'cpu%d' % cpu
+    data = bytearray(open(os.path.join(d, name), 'rb').read())
     off = packets_of(data)[k]
     bad, ref = ctx.copy(d), ctx.copy(d)
-    open(os.path.join(ref, 'cpu0'), 'wb').write(without_packet(data, k))
+    open(os.path.join(ref, name), 'wb').write(without_packet(data, k))
     struct.pack_into(fmt, data, off + OFF[field],
                      how(struct.unpack_from(fmt, data, off + OFF[field])[0]))
-    open(os.path.join(bad, 'cpu0'), 'wb').write(data)
+    open(os.path.join(bad, name), 'wb').write(data)
     return bad, ref, off
 
 
-def costs_one_packet(name, bad, ref, off, *args, cmd='report'):
+def costs_one_packet(name, bad, ref, off, *args, cmd='report', cpu=0, gap=True):
     """`ringtrace CMD ARGS` of @bad prints what it prints of @ref (the trace
-    without the damaged packet) but for the loss line of the gap, which says
-    damaged=1; exit 3, the damage named once, at cpu0's offset @off."""
+    without the damaged packet) but for the loss line of the gap (@gap: one
+    is printed), which says damaged=1; exit 3, the damage named once, at
+    cpuN's offset @off."""
     r = rt(cmd, *(list(args) + [bad]), asan=True)
     want = rt(cmd, *(list(args) + [ref]), asan=True)
     check(want.returncode == 0, '%s: the undamaged copy: exit %d %s' %
@@ -739,14 +742,19 @@ def costs_one_packet(name, bad, ref, off, *args, cmd='report'):
     check(r.returncode == 3 and 'runtime error' not in r.stderr,
           '%s: %s exit %d: %s' % (name, cmd, r.returncode, r.stderr[-1500:]))
     places = [l for l in r.stderr.splitlines() if l.startswith('ringtrace: damaged: ')]
-    check(len(places) == 1 and places[0].startswith('ringtrace: damaged: %s/cpu0: ' % bad)
+    check(len(places) == 1 and places[0].startswith('ringtrace: damaged: %s/cpu%d: ' % (bad, cpu))
           and re.search(r'\boffset %d\b' % off, places[0]),
           '%s: damage said %r, expected once at offset %d' % (name, places, off))
     got, exp = r.stdout.splitlines(), want.stdout.splitlines()
-    for i, l in enumerate(exp):
+    marked = False
+    if gap and len(got) == len(exp):
         # The gap the damaged packet leaves: its loss line says so.
-        if ' cpu0 -- lost ' in l:
-            exp[i] = re.sub(r'(packets=\d+)', r'\1 damaged=1', l)
+        for i, (a, b) in enumerate(zip(got, exp)):
+            if a != b and ' cpu%d -- lost ' % cpu in b:
+                exp[i] = re.sub(r'(packets=\d+)', r'\1 damaged=1', b)
+                marked = True
+                break
+    check(marked or not gap, '%s: no loss line says damaged=1' % name)
     check(got == exp, '%s: %s prints %d lines, %d expected; first difference:\n%s' % (
         name, cmd, len(got), len(exp), next(('  got      %s\n  expected %s' % (a, b)
                                              for a, b in zip(got, exp) if a != b),
@@ -788,13 +796,44 @@ def one_damaged_header_costs_one_packet(ctx):
     check(len(packets_of(data)) == 15, 'cpu0 has %d packets, not 15' % len(packets_of(data)))
     for name, k, field, how in ONE_FIELD:
         bad, ref, off = damaged_copy(ctx, d, k, field, how)
-        costs_one_packet(name, bad, ref, off)
+        costs_one_packet(name, bad, ref, off, gap=k < 14)
         r = rt('check', bad, asan=True)
         want = rt('check', ref)
         check(r.returncode == 3 and r.stdout.splitlines()[:2] == want.stdout.splitlines()[:2],
               '%s: check exit %d, says %r, expected %r' % (
                   name, r.returncode, r.stdout[:300], want.stdout[:300]))
         check('truncated' not in r.stdout, '%s: taken for a cut: %s' % (name, r.stdout))
+
+
+REAL_TRACE = os.path.join(HERE, 'real-trace')
+
+
+@test
+def one_damaged_header_real_trace(ctx):
+    """The same on a trace recorded on Debian's 6.12 kernel (tools/tests/
+    real-trace: its cpu0 from the start, state dump included, cut to 15
+    packets; its cpu1 from the middle, where events were discarded): one
+    header field of one packet damaged costs that packet, exit 3."""
+    d = os.path.join(ctx.tmp, 'real')
+    r = rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack of the real trace: %s' % r.stderr)
+    path = os.path.join(d, 'cpu0')
+    data = open(path, 'rb').read()
+    pkts = packets_of(data)
+    open(path, 'wb').write(data[:pkts[15]])
+    data1 = open(os.path.join(d, 'cpu1'), 'rb').read()
+    steps = [k for k in range(1, 24) if hdr_get(data1, packets_of(data1)[k], 'discarded') !=
+             hdr_get(data1, packets_of(data1)[k - 1], 'discarded')]
+    check(len(steps) >= 3, 'cpu1 has %d discard steps' % len(steps))
+    cases = [(n, k, f, how, 0) for n, k, f, how in ONE_FIELD]
+    last = {0: 14, 1: 24}
+    # Next to packets that report losses: the figures are exact.
+    cases += [('cpu1 %s' % n, steps[1], f, how, 1) for n, _, f, how in ONE_FIELD[:3]]
+    cases += [('cpu1 %s, after a loss' % n, steps[1] - 1, f, how, 1)
+              for n, _, f, how in ONE_FIELD[:3]]
+    for name, k, field, how, cpu in cases:
+        bad, ref, off = damaged_copy(ctx, d, k, field, how, cpu=cpu)
+        costs_one_packet('real trace, ' + name, bad, ref, off, cpu=cpu, gap=k < last[cpu])
 
 
 @test
@@ -811,17 +850,17 @@ def damaged_header_in_a_window(ctx):
     b = hdr_get(data, pkts[5], 'begin')
     e = hdr_get(data, pkts[10], 'end')
     inside = (hdr_get(data, pkts[7], 'begin') + hdr_get(data, pkts[7], 'end')) // 2
-    for name, field, how, end in (
+    for name, field, how, end, gap in (
             ('timestamp_begin past the window, within the packet', 'begin',
-             lambda v: inside + 1, inside),
-            ('timestamp_begin bit 40', 'begin', lambda v: v ^ 1 << 40, e),
-            ('timestamp_end bit 40', 'end', lambda v: v ^ 1 << 40, e)):
+             lambda v: inside + 1, inside, False),
+            ('timestamp_begin bit 40', 'begin', lambda v: v ^ 1 << 40, e, True),
+            ('timestamp_end bit 40', 'end', lambda v: v ^ 1 << 40, e, True)):
         bad, ref, off = damaged_copy(ctx, d, 7, field, how)
         for seek in ('1', '0'):
             os.environ['RINGTRACE_SEEK'] = seek
             try:
                 costs_one_packet('%s, seek %s' % (name, seek), bad, ref, off,
-                                 *window_args(b, end))
+                                 *window_args(b, end), gap=gap)
                 r = rt('export', '-f', 'systrace', *(window_args(b, end) + [bad]))
                 want = rt('export', '-f', 'systrace', *(window_args(b, end) + [ref]))
                 check(r.returncode == 3 and r.stdout == want.stdout,
