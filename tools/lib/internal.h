@@ -49,6 +49,7 @@ struct rt_source {
 	uint8_t *frame;			/* the frame being handed out */
 	size_t frame_len, frame_pos, frame_cap;
 	uint64_t frame_start;		/* its file offset */
+	bool frame_checked;		/* it carries a content checksum */
 	uint64_t limit;			/* file offset reading stops at; 0: none */
 };
 

@@ -95,10 +95,11 @@ struct rt_stream {
 	/*
 	 * The last packet handed out (@ref) and the one before it (@ref_prev).
 	 * @provisional: @ref was handed out with no packet after it to judge
-	 * it by (a fed stream ran dry): the next one fed still may.
+	 * it by (a fed stream ran dry, dispute()): the next one still may.
 	 */
 	struct head ref, ref_prev;	/* info.raw and info.file: not kept */
 	bool have_ref, have_ref_prev, provisional;
+	bool disputed;			/* the next one's figures: not believed */
 
 	enum state state;
 	uint64_t pos;			/* next event in cur */
@@ -609,7 +610,7 @@ static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
 		rt_msgs_add(&s->index_notes, "%s: its time index is ignored (%s)%s",
 			    s->paths[i], why, r ? ": read whole" : ": built from its frames");
 	else if (r)
-		rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets): read whole",
+		rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets in time order): read whole",
 			    s->paths[i]);
 	for (size_t k = 0; k < (r ? 1 : ix[i].n); k++) {
 		if (sp->n == sp->cap) {
@@ -914,6 +915,29 @@ static int open_next(struct rt_stream *s, struct rt_error *err)
 }
 
 /*
+ * Whether the @len bytes of the packet at @off in @p, cut by the end of
+ * the file before its content_size, hold all the events its header
+ * counts, whole: then the writer was not killed inside it (what it wrote
+ * ends exactly there), its content_size is damaged.
+ */
+static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
+			 uint64_t len)
+{
+	struct head h = { 0 };
+	struct rt_error err;
+	bool hard = s->hard, whole;
+
+	parse_header(p->buf, &h.info);
+	h.info.file = s->src.path;
+	h.info.offset = off;
+	h.info.raw = p->buf;
+	h.info.content_bytes = len;
+	whole = !check_events(s, &h, &err);
+	s->hard = hard;
+	return whole;
+}
+
+/*
  * The next packet that holds together on its own -- its header, every
  * event, what check_alone() looks at -- read whole into @p: 1, or 0 at the
  * end of the stream (of what was fed so far), -1 on error.  Whatever does
@@ -995,15 +1019,20 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 		if ((uint64_t)got < csize - HDR_SIZE) {
 			inside = memmem(p->buf + HDR_SIZE, (size_t)got, sig,
 					signature(s, sig));
-			if (!inside) {
+			if (!inside && !whole_before(s, p, off, HDR_SIZE + (uint64_t)got)) {
 				rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
 					    src->path, off_kind(s), off, HDR_SIZE + got, csize);
 				rt_src_close(src);
 				continue;
 			}
-			rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
-				src->path, off_kind(s), off, csize, off_kind(s),
-				off + (uint64_t)(inside - p->buf));
+			if (inside)
+				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
+					src->path, off_kind(s), off, csize, off_kind(s),
+					off + (uint64_t)(inside - p->buf));
+			else
+				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, where the packet's %u events end, whole, at %" PRIu64 " bytes",
+					src->path, off_kind(s), off, csize,
+					(unsigned int)FIELD(hdr, events), HDR_SIZE + got);
 			if (!s->tolerant ||
 			    skip_packet(s, p->buf, HDR_SIZE + (size_t)got, off, err))
 				return -1;
@@ -1083,21 +1112,27 @@ static int fill(struct rt_stream *s, unsigned int n, struct rt_error *err)
 	return 1;
 }
 
+/* Which of two packets that do not follow each other is damaged. */
+enum blame { BLAME_N, BLAME_P, BLAME_NONE };
+
 /*
  * Packets @p and @n (the next one) do not follow each other, though @p
  * follows @r (the packet before, or NULL): one of the two headers is
  * damaged.  @n2 is the packet after @n (NULL: none, or not yet fed).
  * The damaged one is the one without which the others follow each other;
  * when either would do, the one the sequence numbers leave room for
- * (packets in a stream have growing numbers), then the one the events'
- * times point at: @n's timestamp_begin before @p's events, or @n's events
- * after @p's timestamp_end, say @n's begin is what is wrong, else @p's end
- * is.  True: @p's; false: @n's, or more than one packet is damaged (@n is
- * then judged next, against @p).
+ * (packets in a stream have growing numbers), with no packet before the
+ * one whose counter goes down, then the one the events' times point at:
+ * @n's timestamp_begin before @p's last event is wrong, @p's
+ * timestamp_end after @n's first event is.  When nothing tells, and the
+ * events of both are in order (they do not depend on the counters or
+ * timestamp_end, and ringtrace.ko's timestamp_begin is its packet's first
+ * event's time), neither is blamed: BLAME_NONE.  BLAME_N also when
+ * neither fits (more than one is damaged: @n is judged next, against @p).
  */
-static bool verdict(const struct rt_stream *s, const struct head *r,
-		    const struct head *p, const struct head *n,
-		    const struct head *n2)
+static enum blame verdict(const struct rt_stream *s, const struct head *r,
+			  const struct head *p, const struct head *n,
+			  const struct head *n2)
 {
 	bool drop_p, drop_n, room_p, room_n;
 
@@ -1105,18 +1140,29 @@ static bool verdict(const struct rt_stream *s, const struct head *r,
 		 (!n2 || follows(s, &n->info, &n2->info, NULL, 0));
 	drop_n = !n2 || follows(s, &p->info, &n2->info, NULL, 0);
 	if (drop_p != drop_n)
-		return drop_p;
+		return drop_p ? BLAME_P : BLAME_N;
 	if (!drop_p)
-		return false;
+		return BLAME_N;
 	room_p = r ? n->info.seq - r->info.seq >= 2 : n->info.seq >= 1;
 	room_n = !n2 || n2->info.seq - p->info.seq >= 2;
 	if (room_p != room_n)
-		return room_p;
+		return room_p ? BLAME_P : BLAME_N;
+	/*
+	 * No packet before: a counter that goes down at @n is @n's.  @p's
+	 * fits before @n2, and @n's leaves more lost before @n2 than the one
+	 * packet dropped between them.
+	 */
+	if (!r && (n->info.seq <= p->info.seq ||
+		   n->info.events_discarded < p->info.events_discarded))
+		return BLAME_N;
+	if (n->info.cpu != p->info.cpu)
+		return BLAME_P;
+	if (n->info.timestamp_begin < p->last_ts)
+		return BLAME_N;
 	if (n->info.timestamp_begin < p->info.timestamp_end &&
-	    (n->info.timestamp_begin < p->last_ts ||
-	     (n->info.events && n->first_ts >= p->info.timestamp_end)))
-		return false;
-	return true;
+	    n->first_ts < p->info.timestamp_end)
+		return BLAME_P;
+	return BLAME_NONE;
 }
 
 /* verdict() on the packets ahead, the one after them read when it matters. */
@@ -1126,12 +1172,12 @@ static int blame(struct rt_stream *s, struct rt_error *err)
 	int got;
 
 	if (r && !follows(s, &r->info, &s->ahead[1]->h.info, NULL, 0))
-		return 0;
+		return BLAME_N;
 	got = fill(s, 3, err);
 	if (got < 0)
 		return -1;
-	return verdict(s, r, &s->ahead[0]->h, &s->ahead[1]->h,
-		       got ? &s->ahead[2]->h : NULL);
+	return (int)verdict(s, r, &s->ahead[0]->h, &s->ahead[1]->h,
+			    got ? &s->ahead[2]->h : NULL);
 }
 
 /*
@@ -1160,52 +1206,49 @@ static int reject(struct rt_stream *s, const char *why, struct rt_error *err)
 }
 
 /*
- * A fed stream handed its last packet (@ref) out judged against the
- * packets before it only: it ran dry.  The next packet fed (ahead) judges
- * it now: if that one does not follow it but follows the packet before it,
- * and verdict() blames @ref, @ref's header was damaged.  Said now (its
- * events were handed out already), and the packet ahead is judged against
- * @ref's fields where its own bound them.
+ * The last packet handed out (@ref) was not judged by a packet after it:
+ * a fed stream ran dry, or dispute().  The next one (ahead) judges it now:
+ * if that one does not follow it but follows the packet before it, and
+ * its events come after @ref's, one of the two headers is damaged --
+ * @ref's too high, or this one's too low -- and neither can be told.  Said now (@ref's events were handed out), and
+ * the packet ahead is judged against @ref's fields where its own bound
+ * them: both packets' events are read, neither's loss figures believed.
  */
 static int judge_late(struct rt_stream *s, struct rt_error *err)
 {
 	const struct head *q = s->have_ref_prev ? &s->ref_prev : NULL;
-	const struct head *p = &s->ahead[0]->h;
+	const struct rt_packet_info *p = &s->ahead[0]->h.info;
 	struct rt_packet_info *r = &s->ref.info;
 	char why[RT_ERR_MAX];
-	int got;
 
 	s->provisional = false;
-	if (follows(s, r, &p->info, why, sizeof(why)) || !p->info.seq ||
-	    (q && !follows(s, &q->info, &p->info, NULL, 0)))
+	if (follows(s, r, p, why, sizeof(why)) || !p->seq ||
+	    (q && !follows(s, &q->info, p, NULL, 0)) ||
+	    p->timestamp_begin < s->ref.last_ts ||
+	    s->ahead[0]->h.first_ts < s->ref.last_ts)
 		return 0;
-	got = fill(s, 2, err);
-	if (got < 0)
-		return -1;
-	if (!verdict(s, q, &s->ref, p, got ? &s->ahead[1]->h : NULL))
-		return 0;
-	rt_fail(err, "%s: %soffset %" PRIu64 ": the packet before it (%soffset %" PRIu64 "), handed out before this one was read, has a damaged header: this one does not follow it (%s), but follows the one before it; its events were handed out, its loss figures are not believed",
-		p->info.file, off_kind(s), p->info.offset, off_kind(s),
-		r->offset, why);
+	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet does not follow the one before it (%soffset %" PRIu64 ", handed out before it could be judged: %s), but follows the one before that: one of the two headers is damaged; both are read, their loss figures are not believed",
+		p->file, off_kind(s), p->offset, off_kind(s), r->offset, why);
 	if (!s->tolerant)
 		return -1;
 	rt_msgs_add(&s->damage, "%s", err->msg);
-	r->seq = r->seq < p->info.seq - 1 ? r->seq : p->info.seq - 1;
-	if (r->events_discarded > p->info.events_discarded)
-		r->events_discarded = p->info.events_discarded;
-	if (r->timestamp_end > p->info.timestamp_begin)
-		r->timestamp_end = p->info.timestamp_begin;
-	r->cpu = p->info.cpu;
+	r->seq = r->seq < p->seq - 1 ? r->seq : p->seq - 1;
+	if (r->events_discarded > p->events_discarded)
+		r->events_discarded = p->events_discarded;
+	if (r->timestamp_end > p->timestamp_begin)
+		r->timestamp_end = p->timestamp_begin;
+	r->cpu = p->cpu;
 	return 0;
 }
 
 /*
  * The packet ahead does not follow the last one handed out (@why says
  * so), and neither does the one after it, but those two follow each
- * other: the reference is what is wrong -- a damaged header that got past
- * its neighbours, or a stream that starts over.  Reading takes up at the
- * packet ahead, as if right after the packet before it: its loss figures
- * say nothing, and its RT_ITEM_LOST counts the place as damaged.
+ * other, and their events come after the last one's: the reference is
+ * what is wrong -- a damaged header that got past its neighbours, or a
+ * stream that starts over (not packets written again).  Reading takes up
+ * at the packet ahead, as if right after the packet before it: its loss
+ * figures say nothing, and its RT_ITEM_LOST counts the place as damaged.
  */
 static int take_up(struct rt_stream *s, const char *why, struct rt_error *err)
 {
@@ -1225,24 +1268,31 @@ static int take_up(struct rt_stream *s, const char *why, struct rt_error *err)
 	return 0;
 }
 
-/* The packet ahead is good: handed out from now on. */
-static void accept(struct rt_stream *s)
+/*
+ * The packet ahead is good: handed out from now on, its counters as @as
+ * says (its own, or bounded by the next packet's: next_packet()); or,
+ * with @believed false, its loss figures are not reported at all.
+ */
+static void accept(struct rt_stream *s, const struct head *as, bool believed)
 {
 	struct pkt *p = s->ahead[0];
-	const struct rt_packet_info *pi = &p->h.info;
+	const struct rt_packet_info *pi = &as->info;
 	const struct rt_packet_info *r = s->have_ref ? &s->ref.info : NULL;
 
 	s->lost_first = !r;
 	s->lost_packets = r ? pi->seq - r->seq - 1 : pi->seq;
 	s->lost_events = pi->events_discarded - (r ? r->events_discarded : 0);
+	if (!believed)
+		s->lost_packets = s->lost_events = 0;
 	s->damaged = p->damaged;
 	s->ref_prev = s->ref;
 	s->have_ref_prev = s->have_ref;
-	s->ref = p->h;
+	s->ref = *as;
 	s->ref.info.raw = NULL;
 	s->ref.info.file = NULL;
 	s->have_ref = true;
-	s->provisional = s->nr_ahead == 1;
+	s->provisional = s->nr_ahead == 1 || !believed;
+	pi = &p->h.info;
 	memmove(s->ahead, s->ahead + 1, --s->nr_ahead * sizeof(*s->ahead));
 	s->cur = p;
 	s->pos = HDR_SIZE;
@@ -1255,6 +1305,40 @@ static void accept(struct rt_stream *s)
 	}
 	if (!s->windowed || pi->timestamp_begin >= s->win_begin)
 		s->stats.lost_packets += s->lost_packets;
+}
+
+/*
+ * The packet ahead and the next one do not follow each other (@why), and
+ * nothing tells which header is damaged (verdict()): both are handed out
+ * -- their events are in order -- and neither's loss figures are
+ * believed: the first's are bounded by the second's, the second's not
+ * reported.  The second is then judged like a
+ * packet a fed stream handed out last (judge_late()): the next one may
+ * still show its header damaged.
+ */
+static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
+{
+	const struct rt_packet_info *p = &s->ahead[0]->h.info;
+	const struct rt_packet_info *n = &s->ahead[1]->h.info;
+	struct head as = s->ahead[0]->h;
+
+	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet and the next (%soffset %" PRIu64 ") do not follow each other (%s), and the packets around them do not tell which header is damaged: both are read, their loss figures are not believed",
+		p->file, off_kind(s), p->offset, off_kind(s), n->offset, why);
+	if (!s->tolerant)
+		return -1;
+	rt_msgs_add(&s->damage, "%s", err->msg);
+	if (as.info.seq >= n->seq)
+		as.info.seq = n->seq ? n->seq - 1 : 0;
+	if (as.info.events_discarded > n->events_discarded)
+		as.info.events_discarded = n->events_discarded;
+	if (as.info.timestamp_end > n->timestamp_begin)
+		as.info.timestamp_end = n->timestamp_begin;
+	if (s->have_ref && (as.info.seq <= s->ref.info.seq ||
+			    as.info.events_discarded < s->ref.info.events_discarded))
+		as.info = s->ref.info;
+	accept(s, &as, true);
+	s->disputed = true;
+	return 0;
 }
 
 /*
@@ -1290,6 +1374,14 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 		r = fill(s, 1, err);
 		if (r <= 0)
 			return r;
+		if (s->disputed) {
+			/* Its counters are not believed: no loss figures. */
+			s->disputed = false;
+			if (s->windowed && s->ahead[0]->h.info.timestamp_begin > s->win_end)
+				return 0;
+			accept(s, &s->ahead[0]->h, false);
+			return 1;
+		}
 		if (s->provisional && judge_late(s, err))
 			return -1;
 		p = &s->ahead[0]->h.info;
@@ -1301,7 +1393,8 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 			snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": %s",
 				 p->file, off_kind(s), p->offset, why);
 			if (!n || follows(s, &s->ref.info, n, NULL, 0) ||
-			    !follows(s, p, n, NULL, 0)) {
+			    !follows(s, p, n, NULL, 0) ||
+			    s->ahead[0]->h.first_ts < s->ref.last_ts) {
 				if (reject(s, msg, err))
 					return -1;
 				continue;
@@ -1319,7 +1412,7 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 			r = blame(s, err);
 			if (r < 0)
 				return -1;
-			if (r) {
+			if (r == BLAME_P) {
 				snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": damaged header: the next packet (%soffset %" PRIu64 ") does not follow it (%s), the packets around it follow each other",
 					 p->file, off_kind(s), p->offset, off_kind(s),
 					 n->offset, why);
@@ -1327,8 +1420,12 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 					return -1;
 				continue;
 			}
+			if (r == BLAME_NONE && dispute(s, why, err))
+				return -1;
+			if (r == BLAME_NONE)
+				return 1;
 		}
-		accept(s);
+		accept(s, &s->ahead[0]->h, true);
 		return 1;
 	}
 }

@@ -36,8 +36,10 @@
  * the packets around follow each other.  So a damaged header costs its
  * packet alone: it is never what the next packet is judged by, and its
  * loss figures are never reported (the next packet's count from the last
- * one handed out).  The last packet of a stream has no next one: its
- * figures are only bounded by the time since the one before.
+ * one handed out).  Where nothing tells which of the two is damaged, both
+ * are read (their events are in order) and neither's loss figures are
+ * believed.  The last packet of a stream has no next one: its figures
+ * are only bounded by the time since the one before.
  *
  * A zstd frame is decoded whole and its checksum verified before any byte
  * of it is parsed (source.c), and a packet is handed out only once all of
@@ -310,10 +312,10 @@ const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
  * as at the end of a file.  The last packet fed is not held back until a
  * next one comes (a CPU may write nothing for a long time): it is handed
  * out judged against the packets before it only, like the last packet of
- * a file.  If the next packet fed then shows its header damaged (it does
- * not follow it, but follows the one before it), that is damage, said
- * then, and the packet after is judged against the packet before; the
- * events of the damaged one were handed out already.
+ * a file.  If the next packet fed does not follow it but follows the one
+ * before it (with its events after it), one of the two headers is
+ * damaged: said then (damage), both packets' events are read, and the
+ * loss figures there are not believed.
  */
 int rt_stream_open_fed(struct rt_stream **out, const struct rt_metadata *md,
 		       int cpu, struct rt_error *err);
