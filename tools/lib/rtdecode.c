@@ -1322,8 +1322,9 @@ static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
 	const struct rt_packet_info *n = &s->ahead[1]->h.info;
 	struct head as = s->ahead[0]->h;
 
-	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet and the next (%soffset %" PRIu64 ") do not follow each other (%s), and the packets around them do not tell which header is damaged: both are read, their loss figures are not believed",
-		p->file, off_kind(s), p->offset, off_kind(s), n->offset, why);
+	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet and the next (%s%s%soffset %" PRIu64 ") do not follow each other (%s), and the packets around them do not tell which header is damaged: both are read, their loss figures are not believed",
+		p->file, off_kind(s), p->offset, n->file == p->file ? "" : n->file,
+		n->file == p->file ? "" : ", ", off_kind(s), n->offset, why);
 	if (!s->tolerant)
 		return -1;
 	rt_msgs_add(&s->damage, "%s", err->msg);
@@ -1413,8 +1414,10 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 			if (r < 0)
 				return -1;
 			if (r == BLAME_P) {
-				snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": damaged header: the next packet (%soffset %" PRIu64 ") does not follow it (%s), the packets around it follow each other",
-					 p->file, off_kind(s), p->offset, off_kind(s),
+				snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": damaged header: the next packet (%s%s%soffset %" PRIu64 ") does not follow it (%s), the packets around it follow each other",
+					 p->file, off_kind(s), p->offset,
+					 n->file == p->file ? "" : n->file,
+					 n->file == p->file ? "" : ", ", off_kind(s),
 					 n->offset, why);
 				if (reject(s, msg, err))
 					return -1;

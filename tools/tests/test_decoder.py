@@ -742,7 +742,8 @@ def costs_one_packet(name, bad, ref, off, *args, cmd='report', cpu=0, gap=True):
     check(r.returncode == 3 and 'runtime error' not in r.stderr,
           '%s: %s exit %d: %s' % (name, cmd, r.returncode, r.stderr[-1500:]))
     places = [l for l in r.stderr.splitlines() if l.startswith('ringtrace: damaged: ')]
-    check(len(places) == 1 and places[0].startswith('ringtrace: damaged: %s/cpu%d: ' % (bad, cpu))
+    check(len(places) == 1 and
+          re.match(r'ringtrace: damaged: %s/cpu%d(-\d+)?: ' % (re.escape(bad), cpu), places[0])
           and re.search(r'\boffset %d\b' % off, places[0]),
           '%s: damage said %r, expected once at offset %d' % (name, places, off))
     got, exp = r.stdout.splitlines(), want.stdout.splitlines()
@@ -803,6 +804,18 @@ def one_damaged_header_costs_one_packet(ctx):
               '%s: check exit %d, says %r, expected %r' % (
                   name, r.returncode, r.stdout[:300], want.stdout[:300]))
         check('truncated' not in r.stdout, '%s: taken for a cut: %s' % (name, r.stdout))
+    # Rotated: the damaged packet is its file's last, the packet that
+    # judges it the next file's first.
+    bad, ref, off = damaged_copy(ctx, d, 7, 'end', lambda v: v ^ 1 << 40)
+    for t, cut in ((bad, 8), (ref, 7)):
+        data = open(os.path.join(t, 'cpu0'), 'rb').read()
+        at = packets_of(data)[cut]
+        open(os.path.join(t, 'cpu0-000001'), 'wb').write(data[:at])
+        open(os.path.join(t, 'cpu0-000002'), 'wb').write(data[at:])
+        os.unlink(os.path.join(t, 'cpu0'))
+    r = costs_one_packet('timestamp_end bit 40, the last packet of a file', bad, ref, off)
+    check('cpu0-000001: offset %d: damaged header: the next packet (%s/cpu0-000002, offset 0)'
+          % (off, bad) in r.stderr, 'rotated: the damage is not named so: %r' % r.stderr)
 
 
 REAL_TRACE = os.path.join(HERE, 'real-trace')
@@ -850,12 +863,15 @@ def damaged_header_in_a_window(ctx):
     b = hdr_get(data, pkts[5], 'begin')
     e = hdr_get(data, pkts[10], 'end')
     inside = (hdr_get(data, pkts[7], 'begin') + hdr_get(data, pkts[7], 'end')) // 2
-    for name, field, how, end, gap in (
-            ('timestamp_begin past the window, within the packet', 'begin',
+    for name, k, field, how, end, gap in (
+            ('timestamp_begin past the window, within the packet', 7, 'begin',
              lambda v: inside + 1, inside, False),
-            ('timestamp_begin bit 40', 'begin', lambda v: v ^ 1 << 40, e, True),
-            ('timestamp_end bit 40', 'end', lambda v: v ^ 1 << 40, e, True)):
-        bad, ref, off = damaged_copy(ctx, d, 7, field, how)
+            ('timestamp_begin bit 40', 7, 'begin', lambda v: v ^ 1 << 40, e, True),
+            ('timestamp_end bit 40', 7, 'end', lambda v: v ^ 1 << 40, e, True),
+            # The window's last packet: the one after the window judges it.
+            ('timestamp_end bit 40 of the window\'s last packet', 10, 'end',
+             lambda v: v ^ 1 << 40, e, False)):
+        bad, ref, off = damaged_copy(ctx, d, k, field, how)
         for seek in ('1', '0'):
             os.environ['RINGTRACE_SEEK'] = seek
             try:
