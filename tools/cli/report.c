@@ -292,9 +292,11 @@ static void print_item(const struct tset *ts, const struct tset_member *mb,
 
 	format_ts(time, sizeof(time), ts, mb, md, it->timestamp, wall);
 	if (it->type == RT_ITEM_LOST) {
-		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64 "%s\n",
-		       time, it->cpu, it->lost_events, it->lost_packets,
-		       it->lost_first ? " before the first packet" : "");
+		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64,
+		       time, it->cpu, it->lost_events, it->lost_packets);
+		if (it->damaged_packets)
+			printf(" damaged=%" PRIu64, it->damaged_packets);
+		printf("%s\n", it->lost_first ? " before the first packet" : "");
 		return;
 	}
 	printf("%s cpu%u", time, it->cpu);
@@ -360,7 +362,7 @@ struct cpu_stat {
 	int32_t tid;			/* -1: unknown */
 	uint64_t since;
 	uint64_t *per_event;		/* by event position; NULL: none yet */
-	uint64_t lost_events, lost_packets;
+	uint64_t lost_events, lost_packets, damaged;
 };
 
 struct stat_state {
@@ -422,6 +424,7 @@ static void stat_feed(struct stat_state *s, const struct rt_item *it,
 	if (it->type == RT_ITEM_LOST) {
 		c->lost_events += it->lost_events;
 		c->lost_packets += it->lost_packets;
+		c->damaged += it->damaged_packets;
 		return;
 	}
 	pos = (int)(it->event - md->events);
@@ -556,9 +559,9 @@ static void stat_print(struct stat_state *s, const struct tset *ts,
 
 	printf("\nlosses\n");
 	for (unsigned int c = 0; c < nr_cpus; c++)
-		printf("  CPU %d: %" PRIu64 " events lost, %" PRIu64 " packets lost\n",
+		printf("  CPU %d: %" PRIu64 " events lost, %" PRIu64 " packets lost, %" PRIu64 " damaged places skipped\n",
 		       s->t->cpus[c].cpu, s->cpus[c].lost_events,
-		       s->cpus[c].lost_packets);
+		       s->cpus[c].lost_packets, s->cpus[c].damaged);
 	for (unsigned int g = 0; g < mb->nr_gaps; g++)
 		print_gap(stdout, "  ", ts, mb, &mb->gaps[g], wall);
 
@@ -1033,8 +1036,11 @@ const struct command cmd_report = {
 "COMM-TID is the thread the event belongs to (the one running on the CPU,\n"
 "interrupts included), '-' when the trace does not tell yet; an enum\n"
 "value prints as label(value), text up to its first NUL.  Losses print as\n"
-"  [seconds.nanoseconds] cpuN -- lost events=N packets=M\n"
-"then one summary line per CPU.  An event recorded with its kernel stack\n"
+"  [seconds.nanoseconds] cpuN -- lost events=N packets=M [damaged=D]\n"
+"before the packet they come before: N events the CPU dropped, M packet\n"
+"numbers not read (overwritten, or in damage), D damaged places skipped\n"
+"(stderr says what and where; events there are not counted in N); then\n"
+"one summary line per CPU.  An event recorded with its kernel stack\n"
 "(record --stack) has its frames under it, innermost first, one a line:\n"
 "      function+0xoff [module]\n"
 "named from the symbols kept in the trace (no [module] in vmlinux).\n"

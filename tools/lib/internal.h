@@ -32,6 +32,7 @@ struct rt_source {
 	/* Set by the owner, kept across files. */
 	bool tolerant;			/* skip a damaged frame, say so */
 	struct rt_msgs *damage, *notes;
+	uint64_t frames_skipped;	/* damaged frames, kept across files */
 	/* Read by the owner. */
 	const char *path;		/* NULL: no file open */
 	bool zst;
@@ -48,6 +49,7 @@ struct rt_source {
 	uint8_t *frame;			/* the frame being handed out */
 	size_t frame_len, frame_pos, frame_cap;
 	uint64_t frame_start;		/* its file offset */
+	bool frame_checked;		/* it carries a content checksum */
 	uint64_t limit;			/* file offset reading stops at; 0: none */
 };
 
@@ -69,6 +71,8 @@ void rt_src_close(struct rt_source *src);
  */
 int rt_src_seek(struct rt_source *src, uint64_t coff, uint64_t uoff,
 		uint64_t limit, struct rt_error *err);
+/* Reading goes on past the limit rt_src_seek() set, to the end of the file. */
+void rt_src_unlimit(struct rt_source *src);
 
 /*
  * seek.c: the index of the stream file open at @fd (zstd or plain): its

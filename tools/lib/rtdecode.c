@@ -3,9 +3,11 @@
  * Stream decoding: files -> bytes (source.c: plain, or zstd frames checked
  * whole) -> packets -> events.
  *
- * Each packet is read whole, then checked whole (header, continuity with
- * the previous packet, every event) before anything of it is handed out;
- * a second pass hands out the events.  Timestamps are rebuilt as CTF
+ * Each packet is read whole, then checked whole (header, every event)
+ * into one of three slots, and judged against its neighbours on both
+ * sides -- the last packet handed out and the next one read
+ * (next_packet()) -- before anything of it is handed out; a second pass
+ * hands out the events.  Timestamps are rebuilt as CTF
  * does: the clock starts at timestamp_begin in every packet, a compact
  * header replaces the low 27 bits of the clock (adding 2^27 when they went
  * backwards), an extended header (id in bits 5..31, then the unaligned
@@ -14,12 +16,15 @@
  * A packet takes content_size bytes: ringtrace.ko writes packet_size ==
  * content_size, and the daemon's verbatim copies of content_size bytes
  * are whole packets.  A packet_size that differs is damage, and never
- * moves where the next packet is looked for (load_packet()).
+ * moves where the next packet is looked for (read_packet()); nor does a
+ * content_size that claims past the end of the file over another packet.
  *
  * A stream made of several files (rotation) is read file by file; frames
  * and packets never straddle files, so whatever is incomplete at the end
  * of one file (a killed daemon) is dropped, noted, and reading goes on
- * with the next file.
+ * with the next file.  Judging a packet looks across files: its next one
+ * may be the first of the next file (or, in a window, of the frames the
+ * window's plan leaves out).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -50,29 +55,57 @@ int rt_fail(struct rt_error *err, const char *fmt, ...)
 
 enum state { NEED_PACKET, GIVE_PACKET, GIVE_LOST, GIVE_EVENTS, AT_END };
 
+/* What a packet's neighbours are judged against (follows(), verdict()). */
+struct head {
+	struct rt_packet_info info;
+	uint64_t first_ts, last_ts;	/* of its events (timestamp_begin: none) */
+};
+
+/*
+ * A packet read whole and checked on its own (read_packet()), waiting to be
+ * judged against its neighbours, or handed out.
+ */
+struct pkt {
+	struct head h;			/* h.info.raw is buf */
+	uint64_t damaged;		/* places read past since the packet before */
+	uint8_t *buf;
+	size_t cap;
+};
+
+#define NR_SLOTS	3		/* the packet handed out, and two ahead */
+
 struct rt_stream {
 	const struct rt_metadata *md;
 	char **paths;
 	unsigned int nr_paths, next_path;
+	bool opened;			/* a file of the stream was */
 	int cpu;			/* promised by the file names, or -1 */
 	struct rt_source src;
 
-	uint8_t *pkt;
-	size_t pkt_cap;
-	struct rt_packet_info info;
-	bool have_prev;
-	bool loaded;			/* a packet was: the next has a previous */
-	struct rt_packet_info prev;	/* previous packet's header (raw = NULL) */
-	uint64_t prev_last_ts;		/* last event of the previous packet */
-	uint32_t stream_cpu;
-	bool have_cpu;
+	/*
+	 * Packets: @cur is handed out, @ahead[0 .. nr_ahead) are read and
+	 * checked on their own, in stream order, not judged yet (next_packet()).
+	 */
+	struct pkt slot[NR_SLOTS];
+	struct pkt *cur;
+	struct pkt *ahead[NR_SLOTS];
+	unsigned int nr_ahead;
+	uint64_t drops;			/* places read past by the stream itself */
+	uint64_t drops_seen;		/* ... and the source, counted in a packet */
+	/*
+	 * The last packet handed out (@ref) and the one before it (@ref_prev).
+	 * @provisional: @ref was handed out with no packet after it to judge
+	 * it by (a fed stream ran dry, dispute()): the next one still may.
+	 */
+	struct head ref, ref_prev;	/* info.raw and info.file: not kept */
+	bool have_ref, have_ref_prev, provisional;
+	bool disputed;			/* the next one's figures: not believed */
 
 	enum state state;
-	uint64_t pos;			/* next event in the packet */
+	uint64_t pos;			/* next event in cur */
 	uint64_t clock;			/* current clock value */
-	unsigned int events_given;
 	struct rt_field_value *values;
-	uint64_t lost_events, lost_packets;
+	uint64_t lost_events, lost_packets, damaged;
 	bool lost_first;
 
 	struct rt_stream_stats stats;
@@ -233,52 +266,106 @@ static int check_packet_size(struct rt_stream *s, const uint8_t *h,
 		       s->src.path, off_kind(s), off, psize, csize);
 }
 
-/* Continuity with the previous packet of the stream. */
-static int check_sequence(struct rt_stream *s, struct rt_error *err)
+/* Nanoseconds of @cycles of the trace clock (saturated). */
+static uint64_t clock_ns(const struct rt_metadata *md, uint64_t cycles)
 {
-	const struct rt_packet_info *pi = &s->info, *pv = &s->prev;
-	const char *path = pi->file;
-	uint64_t off = pi->offset;
+	uint64_t freq = md->clock_freq ? md->clock_freq : 1000000000;
+	unsigned __int128 ns = (unsigned __int128)cycles * 1000000000 / freq;
+
+	return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+/*
+ * The most events a CPU can have lost in @ns nanoseconds of its clock, and
+ * so the most packets (a packet opens with an event): a reserve attempt,
+ * kept or dropped, reads the clock and takes well over a nanosecond.
+ * LOSS_SLACK covers a clock clamped while it stepped back (equal times)
+ * and a packet closed after its losses were counted.  A loss figure above
+ * it is a damaged header: what bit 40 of events_discarded or
+ * packet_seq_num says is 18 minutes of losing one event every nanosecond.
+ */
+#define LOSS_SLACK	(1ULL << 24)
+
+static uint64_t most_lost(const struct rt_stream *s, uint64_t cycles)
+{
+	uint64_t ns = clock_ns(s->md, cycles);
+
+	return ns > UINT64_MAX - LOSS_SLACK ? UINT64_MAX : ns + LOSS_SLACK;
+}
+
+/*
+ * What a packet's header says about the stream as a whole, checked on its
+ * own: the CPU the file names promise, and counters since the module was
+ * loaded that its clock (monotonic, from boot) leaves room for.
+ */
+static int check_alone(struct rt_stream *s, const struct rt_packet_info *pi,
+		       struct rt_error *err)
+{
+	uint64_t most = most_lost(s, pi->timestamp_end);
 
 	if (s->cpu >= 0 && pi->cpu != (uint32_t)s->cpu)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet of cpu %u in a stream of cpu %d",
-			       path, off_kind(s), off, pi->cpu, s->cpu);
-	if (s->have_cpu && pi->cpu != s->stream_cpu)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": cpu_id changed from %u to %u",
-			       path, off_kind(s), off, s->stream_cpu, pi->cpu);
-	s->have_cpu = true;
-	s->stream_cpu = pi->cpu;
-	if (!s->have_prev) {
-		s->lost_packets = pi->seq;
-		s->lost_events = pi->events_discarded;
-		s->lost_first = true;
-		return 0;
-	}
-	s->lost_first = false;
-	if (pi->seq <= pv->seq)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet_seq_num %" PRIu64 " does not follow %" PRIu64,
-			       path, off_kind(s), off, pi->seq, pv->seq);
-	if (pi->events_discarded < pv->events_discarded)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": events_discarded went down from %" PRIu64 " to %" PRIu64,
-			       path, off_kind(s), off, pv->events_discarded, pi->events_discarded);
-	if (pi->timestamp_begin < pv->timestamp_end)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp_begin %" PRIu64 " is before the previous packet's timestamp_end %" PRIu64,
-			       path, off_kind(s), off, pi->timestamp_begin, pv->timestamp_end);
-	s->lost_packets = pi->seq - pv->seq - 1;
-	s->lost_events = pi->events_discarded - pv->events_discarded;
+			       pi->file, off_kind(s), pi->offset, pi->cpu, s->cpu);
+	if (pi->seq > most)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet_seq_num %" PRIu64 " is more packets than a CPU writes by its timestamp_end (%" PRIu64 " ns)",
+			       pi->file, off_kind(s), pi->offset, pi->seq,
+			       clock_ns(s->md, pi->timestamp_end));
+	if (pi->events_discarded > most)
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": events_discarded %" PRIu64 " is more events than a CPU writes by its timestamp_end (%" PRIu64 " ns)",
+			       pi->file, off_kind(s), pi->offset, pi->events_discarded,
+			       clock_ns(s->md, pi->timestamp_end));
 	return 0;
 }
 
 /*
- * Decodes the event at s->pos into *item and advances.  The payload must
- * lie within content_size; every field length is checked.
+ * Whether packet @b can come after packet @a in a stream (packets lost
+ * between them or not): true, or false with @why saying why not.  Each
+ * counter grows, times do not overlap, and what was lost in between fits
+ * in the time between them (most_lost()).
  */
-static int decode_event(struct rt_stream *s, struct rt_item *item,
+static bool follows(const struct rt_stream *s, const struct rt_packet_info *a,
+		    const struct rt_packet_info *b, char *why, size_t len)
+{
+	uint64_t most;
+
+	if (b->cpu != a->cpu) {
+		snprintf(why, len, "cpu_id changed from %u to %u", a->cpu, b->cpu);
+	} else if (b->seq <= a->seq) {
+		snprintf(why, len, "packet_seq_num %" PRIu64 " does not follow %" PRIu64,
+			 b->seq, a->seq);
+	} else if (b->events_discarded < a->events_discarded) {
+		snprintf(why, len, "events_discarded went down from %" PRIu64 " to %" PRIu64,
+			 a->events_discarded, b->events_discarded);
+	} else if (b->timestamp_begin < a->timestamp_end) {
+		snprintf(why, len, "timestamp_begin %" PRIu64 " is before the previous packet's timestamp_end %" PRIu64,
+			 b->timestamp_begin, a->timestamp_end);
+	} else {
+		most = most_lost(s, b->timestamp_end - a->timestamp_end);
+		if (b->seq - a->seq - 1 > most)
+			snprintf(why, len, "%" PRIu64 " packets lost in the %" PRIu64 " ns since the previous packet's timestamp_end: more than a CPU writes",
+				 b->seq - a->seq - 1,
+				 clock_ns(s->md, b->timestamp_end - a->timestamp_end));
+		else if (b->events_discarded - a->events_discarded > most)
+			snprintf(why, len, "%" PRIu64 " events lost in the %" PRIu64 " ns since the previous packet's timestamp_end: more than a CPU writes",
+				 b->events_discarded - a->events_discarded,
+				 clock_ns(s->md, b->timestamp_end - a->timestamp_end));
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Decodes the event of packet @pi at *@at into *item and advances *@at and
+ * *@clock.  The payload must lie within content_size; every field length
+ * is checked.
+ */
+static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
+			uint64_t *at, uint64_t *clock, struct rt_item *item,
 			struct rt_error *err)
 {
-	const struct rt_packet_info *pi = &s->info;
-	const uint8_t *pkt = s->pkt;
-	uint64_t end = pi->content_bytes, pos = s->pos, hoff = s->pos;
+	const uint8_t *pkt = pi->raw;
+	uint64_t end = pi->content_bytes, pos = *at, hoff = *at;
 	const struct rt_event_desc *ev;
 	uint32_t word, id;
 	uint64_t ts;
@@ -290,10 +377,10 @@ static int decode_event(struct rt_stream *s, struct rt_item *item,
 	if (id != RINGTRACE_EVENT_ID_EXTENDED) {
 		uint64_t low = word >> RINGTRACE_EVENT_ID_BITS;
 
-		ts = (s->clock & ~TS_MASK) | low;
-		if (low < (s->clock & TS_MASK))
+		ts = (*clock & ~TS_MASK) | low;
+		if (low < (*clock & TS_MASK))
 			ts += TS_MASK + 1;
-		if (ts < s->clock)	/* the 64-bit clock wrapped */
+		if (ts < *clock)	/* the 64-bit clock wrapped */
 			return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp overflows 64 bits",
 				       pi->file, off_kind(s), pi->offset + hoff);
 		pos += RINGTRACE_COMPACT_HEADER_SIZE;
@@ -302,9 +389,9 @@ static int decode_event(struct rt_stream *s, struct rt_item *item,
 			goto short_event;
 		id = word >> RINGTRACE_EVENT_ID_BITS;
 		ts = le64(pkt + pos + 4);
-		if (ts < s->clock)
+		if (ts < *clock)
 			return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " goes back from %" PRIu64,
-				       pi->file, off_kind(s), pi->offset + hoff, ts, s->clock);
+				       pi->file, off_kind(s), pi->offset + hoff, ts, *clock);
 		pos += RINGTRACE_EXTENDED_HEADER_SIZE;
 	}
 	ev = rt_metadata_event(s->md, id);
@@ -371,8 +458,8 @@ static int decode_event(struct rt_stream *s, struct rt_item *item,
 	item->payload_len = pkt + pos - item->payload;
 	item->nr_fields = ev->nr_fields;
 	item->fields = s->values;
-	s->clock = ts;
-	s->pos = pos;
+	*clock = ts;
+	*at = pos;
 	return 0;
 
 short_event:
@@ -383,26 +470,40 @@ short_payload:
 		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
 }
 
-/* Checks every event of the loaded packet without handing any out. */
-static int check_events(struct rt_stream *s, struct rt_error *err)
+/*
+ * Checks every event of @p without handing any out, and counts them
+ * against its header; notes its first and last event times.
+ */
+static int check_events(struct rt_stream *s, struct head *p, struct rt_error *err)
 {
-	const struct rt_packet_info *pi = &s->info;
+	const struct rt_packet_info *pi = &p->info;
+	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin;
 	struct rt_item item;
-	uint64_t n = 0;
 
-	s->pos = HDR_SIZE;
-	s->clock = pi->timestamp_begin;
-	while (s->pos < pi->content_bytes) {
-		if (decode_event(s, &item, err))
+	p->first_ts = p->last_ts = pi->timestamp_begin;
+	while (at < pi->content_bytes) {
+		if (decode_event(s, pi, &at, &clock, &item, err))
 			return -1;
-		n++;
+		if (!n++)
+			p->first_ts = clock;
 	}
+	p->last_ts = clock;
 	if (n != pi->events)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
 			       pi->file, off_kind(s), pi->offset, n, pi->events);
-	s->pos = HDR_SIZE;
-	s->clock = pi->timestamp_begin;
 	return 0;
+}
+
+/* A packet's signature, where a resynchronising reader takes up: its magic and the trace's uuid. */
+#define SIG_MAX		(4 + 16)
+
+static size_t signature(const struct rt_stream *s, uint8_t sig[SIG_MAX])
+{
+	rt_put_le(sig, RINGTRACE_CTF_MAGIC, 4);
+	if (!s->md->has_uuid)
+		return 4;
+	memcpy(sig + 4, s->md->uuid, 16);
+	return SIG_MAX;
 }
 
 /*
@@ -410,23 +511,20 @@ static int check_events(struct rt_stream *s, struct rt_error *err)
  * next packet signature -- its magic and the trace's uuid -- and hand the
  * bytes from there back to the source.  At the end of the file everything
  * left is skipped (a zero-filled tail).  The damage description counts the
- * bytes skipped from @off, read already or not.
+ * bytes skipped from @off, read already or not.  More than @pad of them
+ * (what the packet before claimed as its own, by its packet_size) is a
+ * place where data was dropped: the next packet's RT_ITEM_LOST counts it.
  */
-static int resync(struct rt_stream *s, uint64_t off, const char *why,
-		  struct rt_error *err)
+static int resync(struct rt_stream *s, uint64_t off, uint64_t pad,
+		  const char *why, struct rt_error *err)
 {
 	enum { CHUNK = 65536 };
-	uint8_t sig[4 + 16], *buf, *hit;
-	size_t siglen = 4, carry = 0, n;
+	uint8_t sig[SIG_MAX], *buf, *hit;
+	size_t siglen = signature(s, sig), carry = 0, n;
 	uint64_t skipped = s->src.out_off - off;
 	ssize_t got;
 	int ret = 0;
 
-	sig[0] = 0xc1; sig[1] = 0x1f; sig[2] = 0xfc; sig[3] = 0xc1;
-	if (s->md->has_uuid) {
-		memcpy(sig + 4, s->md->uuid, 16);
-		siglen += 16;
-	}
 	buf = malloc(CHUNK + sizeof(sig));
 	if (!buf)
 		return rt_fail(err, "%s: out of memory", s->src.path);
@@ -458,6 +556,8 @@ static int resync(struct rt_stream *s, uint64_t off, const char *why,
 	}
 	free(buf);
 	s->stats.skipped_bytes += skipped;
+	if (skipped > pad)
+		s->drops++;
 	return ret;
 }
 
@@ -471,7 +571,7 @@ static int skip_packet(struct rt_stream *s, const uint8_t *buf, size_t n,
 {
 	if (rt_src_unread(&s->src, buf + 1, n - 1))
 		return rt_fail(err, "%s: out of memory", s->src.path);
-	return resync(s, off, err->msg, err);
+	return resync(s, off, 0, err->msg, err);
 }
 
 /* ---- a time window: the frames that can hold it ------------------------------- */
@@ -510,7 +610,7 @@ static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
 		rt_msgs_add(&s->index_notes, "%s: its time index is ignored (%s)%s",
 			    s->paths[i], why, r ? ": read whole" : ": built from its frames");
 	else if (r)
-		rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets): read whole",
+		rt_msgs_add(&s->index_notes, "%s: cannot be indexed (not whole frames of packets in time order): read whole",
 			    s->paths[i]);
 	for (size_t k = 0; k < (r ? 1 : ix[i].n); k++) {
 		if (sp->n == sp->cap) {
@@ -786,36 +886,96 @@ static int start_file(struct rt_stream *s, const struct file_plan *p,
 }
 
 /*
- * Returns 1 with a checked packet loaded, 0 at the end, -1 on error.  A
- * packet is its content_size bytes: a packet_size that claims more (or
- * less) never swallows what follows.
+ * The next file of the stream, opened (and positioned as a window's plan
+ * says): 1, or 0 when there is none.  The files a plan leaves out after
+ * the window are still read once reading looks past the window's end
+ * (read_packet(), next_packet()).
  */
-static int load_packet(struct rt_stream *s, struct rt_error *err)
+static int open_next(struct rt_stream *s, struct rt_error *err)
 {
+	struct rt_source *src = &s->src;
+
+	if (s->windowed && !s->planned && plan_window(s, err))
+		return -1;
+	while (s->next_path < s->nr_paths) {
+		unsigned int i = s->next_path++;
+		/* Left out before the window (never after a file read) or after it. */
+		bool past = s->plan && s->plan[i].skip;
+
+		if (past && !(s->windowed && s->opened))
+			continue;
+		if (rt_src_open(src, s->paths[i], err))
+			return -1;
+		s->opened = true;
+		if (!past && s->plan && start_file(s, &s->plan[i], err))
+			return -1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether the @len bytes of the packet at @off in @p, cut by the end of
+ * the file before its content_size, hold all the events its header
+ * counts, whole: then the writer was not killed inside it (what it wrote
+ * ends exactly there), its content_size is damaged.
+ */
+static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
+			 uint64_t len)
+{
+	struct head h = { 0 };
+	struct rt_error err;
+	bool hard = s->hard, whole;
+
+	parse_header(p->buf, &h.info);
+	h.info.file = s->src.path;
+	h.info.offset = off;
+	h.info.raw = p->buf;
+	h.info.content_bytes = len;
+	whole = !check_events(s, &h, &err);
+	s->hard = hard;
+	return whole;
+}
+
+/*
+ * The next packet that holds together on its own -- its header, every
+ * event, what check_alone() looks at -- read whole into @p: 1, or 0 at the
+ * end of the stream (of what was fed so far), -1 on error.  Whatever does
+ * not hold together on the way is damage: described, read past to the
+ * next packet signature, and counted in @p->damaged.  A packet is its
+ * content_size bytes: a packet_size that claims more (or less) never
+ * swallows what follows.  A file that ends inside the content_size a
+ * header claims was cut there (a killed writer: a note), unless another
+ * packet starts inside it: then the header is damaged, and reading takes
+ * up at that packet.
+ */
+static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
+{
+	struct rt_source *src = &s->src;
+
 	for (;;) {
-		struct rt_source *src = &s->src;
-		uint8_t hdr[HDR_SIZE];
-		uint64_t off, csize;
+		uint8_t hdr[HDR_SIZE], sig[SIG_MAX];
+		uint64_t off, csize, psize, total;
+		const uint8_t *inside;
 		bool size_bad;
 		ssize_t got;
+		int r;
 
 		if (!src->path) {
-			if (s->windowed && !s->planned && plan_window(s, err))
-				return -1;
-			while (s->plan && s->next_path < s->nr_paths &&
-			       s->plan[s->next_path].skip)
-				s->next_path++;
-			if (s->next_path == s->nr_paths)
-				return 0;
-			if (rt_src_open(src, s->paths[s->next_path++], err) ||
-			    (s->plan && start_file(s, &s->plan[s->next_path - 1], err)))
-				return -1;
+			r = open_next(s, err);
+			if (r <= 0)
+				return r;
 		}
 		off = src->out_off;
 		got = rt_src_read(src, hdr, HDR_SIZE, err);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
+			/* A window's last frame: the ones after judge its last packet. */
+			if (s->windowed && src->limit) {
+				rt_src_unlimit(src);
+				continue;
+			}
 			rt_src_close(src);
 			continue;
 		}
@@ -834,33 +994,56 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 		if (size_bad && !s->tolerant)
 			return -1;
 		csize = FIELD(hdr, content_size) / 8;
-		if (csize > s->pkt_cap) {
-			uint8_t *n = realloc(s->pkt, csize);
+		if (csize > p->cap) {
+			uint8_t *n = realloc(p->buf, csize);
 
 			if (!n)
 				return rt_fail(err, "%s: out of memory", src->path);
-			s->pkt = n;
-			s->pkt_cap = csize;
+			p->buf = n;
+			p->cap = csize;
 		}
-		memcpy(s->pkt, hdr, HDR_SIZE);
-		got = rt_src_read(src, s->pkt + HDR_SIZE, csize - HDR_SIZE, err);
+		memcpy(p->buf, hdr, HDR_SIZE);
+		got = rt_src_read(src, p->buf + HDR_SIZE, csize - HDR_SIZE, err);
+		if (got >= 0 && (uint64_t)got < csize - HDR_SIZE &&
+		    s->windowed && src->limit) {
+			/* Only a lying header crosses the window's last frame. */
+			ssize_t more;
+
+			rt_src_unlimit(src);
+			more = rt_src_read(src, p->buf + HDR_SIZE + got,
+					   csize - HDR_SIZE - (uint64_t)got, err);
+			got = more < 0 ? more : got + more;
+		}
 		if (got < 0)
 			return -1;
 		if ((uint64_t)got < csize - HDR_SIZE) {
-			rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
-				    src->path, off_kind(s), off, HDR_SIZE + got, csize);
-			rt_src_close(src);
+			inside = memmem(p->buf + HDR_SIZE, (size_t)got, sig,
+					signature(s, sig));
+			if (!inside && !whole_before(s, p, off, HDR_SIZE + (uint64_t)got)) {
+				rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
+					    src->path, off_kind(s), off, HDR_SIZE + got, csize);
+				rt_src_close(src);
+				continue;
+			}
+			if (inside)
+				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
+					src->path, off_kind(s), off, csize, off_kind(s),
+					off + (uint64_t)(inside - p->buf));
+			else
+				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, where the packet's %u events end, whole, at %" PRIu64 " bytes",
+					src->path, off_kind(s), off, csize,
+					(unsigned int)FIELD(hdr, events), HDR_SIZE + got);
+			if (!s->tolerant ||
+			    skip_packet(s, p->buf, HDR_SIZE + (size_t)got, off, err))
+				return -1;
 			continue;
 		}
-		memset(&s->info, 0, sizeof(s->info));
-		parse_header(s->pkt, &s->info);
-		/* Past the window: so is everything after it. */
-		if (s->windowed && s->info.timestamp_begin > s->win_end)
-			return 0;
-		s->info.file = src->path;
-		s->info.offset = off;
-		s->info.raw = s->pkt;
-		if (check_sequence(s, err) || check_events(s, err)) {
+		memset(&p->h.info, 0, sizeof(p->h.info));
+		parse_header(p->buf, &p->h.info);
+		p->h.info.file = src->path;
+		p->h.info.offset = off;
+		p->h.info.raw = p->buf;
+		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
 			if (size_bad) {
@@ -870,7 +1053,7 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 					 " (and its packet_size %" PRIu64 " bits differs from content_size)",
 					 (uint64_t)FIELD(hdr, packet_size));
 			}
-			if (skip_packet(s, s->pkt, csize, off, err))
+			if (skip_packet(s, p->buf, csize, off, err))
 				return -1;
 			continue;
 		}
@@ -885,21 +1068,367 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 			check_packet_size(s, hdr, off, err);
 			snprintf(why, sizeof(why), "%s: read to its content_size",
 				 err->msg);
-			rt_put_le(s->pkt + offsetof(struct ringtrace_packet_header, packet_size),
+			rt_put_le(p->buf + offsetof(struct ringtrace_packet_header, packet_size),
 				  csize * 8, 8);
-			s->info.packet_bytes = csize;
-			if (resync(s, off + csize, why, err))
+			p->h.info.packet_bytes = csize;
+			psize = FIELD(hdr, packet_size) / 8;
+			if (resync(s, off + csize, psize > csize ? psize - csize : 0,
+				   why, err))
 				return -1;
 		}
-		s->loaded = true;
-		/* With a window, only what it holds counts (rt_stream_set_window()). */
-		if (!s->windowed || s->info.timestamp_end >= s->win_begin) {
-			s->stats.packets++;
-			s->stats.bytes += csize;
-			s->stats.discarded = s->info.events_discarded;
+		total = s->drops + src->frames_skipped;
+		p->damaged = total - s->drops_seen;
+		s->drops_seen = total;
+		return 1;
+	}
+}
+
+/* A slot neither handed out nor read ahead. */
+static struct pkt *free_slot(struct rt_stream *s)
+{
+	for (unsigned int i = 0; i < NR_SLOTS; i++) {
+		struct pkt *p = &s->slot[i];
+		bool used = p == s->cur;
+
+		for (unsigned int k = 0; k < s->nr_ahead; k++)
+			used |= p == s->ahead[k];
+		if (!used)
+			return p;
+	}
+	return NULL;
+}
+
+/* Packets read ahead until @n are: 1, or 0 when the stream has fewer. */
+static int fill(struct rt_stream *s, unsigned int n, struct rt_error *err)
+{
+	while (s->nr_ahead < n) {
+		struct pkt *p = free_slot(s);
+		int r = read_packet(s, p, err);
+
+		if (r <= 0)
+			return r;
+		s->ahead[s->nr_ahead++] = p;
+	}
+	return 1;
+}
+
+/* Which of two packets that do not follow each other is damaged. */
+enum blame { BLAME_N, BLAME_P, BLAME_NONE };
+
+/*
+ * Packets @p and @n (the next one) do not follow each other, though @p
+ * follows @r (the packet before, or NULL): one of the two headers is
+ * damaged.  @n2 is the packet after @n (NULL: none, or not yet fed).
+ * The damaged one is the one without which the others follow each other;
+ * when either would do, the one the sequence numbers leave room for
+ * (packets in a stream have growing numbers), with no packet before the
+ * one whose counter goes down, then the one the events' times point at:
+ * @n's timestamp_begin before @p's last event is wrong, @p's
+ * timestamp_end after @n's first event is.  When nothing tells, and the
+ * events of both are in order (they do not depend on the counters or
+ * timestamp_end, and ringtrace.ko's timestamp_begin is its packet's first
+ * event's time), neither is blamed: BLAME_NONE.  BLAME_N also when
+ * neither fits (more than one is damaged: @n is judged next, against @p).
+ */
+static enum blame verdict(const struct rt_stream *s, const struct head *r,
+			  const struct head *p, const struct head *n,
+			  const struct head *n2)
+{
+	bool drop_p, drop_n, room_p, room_n;
+
+	drop_p = (!r || follows(s, &r->info, &n->info, NULL, 0)) &&
+		 (!n2 || follows(s, &n->info, &n2->info, NULL, 0));
+	drop_n = !n2 || follows(s, &p->info, &n2->info, NULL, 0);
+	if (drop_p != drop_n)
+		return drop_p ? BLAME_P : BLAME_N;
+	if (!drop_p)
+		return BLAME_N;
+	room_p = r ? n->info.seq - r->info.seq >= 2 : n->info.seq >= 1;
+	room_n = !n2 || n2->info.seq - p->info.seq >= 2;
+	if (room_p != room_n)
+		return room_p ? BLAME_P : BLAME_N;
+	/*
+	 * No packet before: a counter that goes down at @n is @n's.  @p's
+	 * fits before @n2, and @n's leaves more lost before @n2 than the one
+	 * packet dropped between them.
+	 */
+	if (!r && (n->info.seq <= p->info.seq ||
+		   n->info.events_discarded < p->info.events_discarded))
+		return BLAME_N;
+	if (n->info.cpu != p->info.cpu)
+		return BLAME_P;
+	if (n->info.timestamp_begin < p->last_ts)
+		return BLAME_N;
+	if (n->info.timestamp_begin < p->info.timestamp_end &&
+	    n->first_ts < p->info.timestamp_end)
+		return BLAME_P;
+	return BLAME_NONE;
+}
+
+/* verdict() on the packets ahead, the one after them read when it matters. */
+static int blame(struct rt_stream *s, struct rt_error *err)
+{
+	const struct head *r = s->have_ref ? &s->ref : NULL;
+	int got;
+
+	if (r && !follows(s, &r->info, &s->ahead[1]->h.info, NULL, 0))
+		return BLAME_N;
+	got = fill(s, 3, err);
+	if (got < 0)
+		return -1;
+	return (int)verdict(s, r, &s->ahead[0]->h, &s->ahead[1]->h,
+			    got ? &s->ahead[2]->h : NULL);
+}
+
+/*
+ * The packet ahead, which holds together on its own, is damage (@why names
+ * it and says why): skipped whole.  What was read past before it counts
+ * for the packet after it, and so does this one.
+ */
+static int reject(struct rt_stream *s, const char *why, struct rt_error *err)
+{
+	struct pkt *p = s->ahead[0];
+
+	if (!s->tolerant)
+		return rt_fail(err, "%s", why);
+	rt_msgs_add(&s->damage, "%s; skipped the packet, %" PRIu64 " bytes at %soffset %" PRIu64,
+		    why, p->h.info.content_bytes, off_kind(s), p->h.info.offset);
+	s->stats.skipped_bytes += p->h.info.content_bytes;
+	memmove(s->ahead, s->ahead + 1, --s->nr_ahead * sizeof(*s->ahead));
+	if (s->nr_ahead) {
+		s->ahead[0]->damaged += p->damaged + 1;
+	} else {
+		/* Counted again, with it, in the next packet read. */
+		s->drops_seen -= p->damaged;
+		s->drops++;
+	}
+	return 0;
+}
+
+/*
+ * The last packet handed out (@ref) was not judged by a packet after it:
+ * a fed stream ran dry, or dispute().  The next one (ahead) judges it now:
+ * if that one does not follow it but follows the packet before it, and
+ * its events come after @ref's, one of the two headers is damaged --
+ * @ref's too high, or this one's too low -- and neither can be told.  Said now (@ref's events were handed out), and
+ * the packet ahead is judged against @ref's fields where its own bound
+ * them: both packets' events are read, neither's loss figures believed.
+ */
+static int judge_late(struct rt_stream *s, struct rt_error *err)
+{
+	const struct head *q = s->have_ref_prev ? &s->ref_prev : NULL;
+	const struct rt_packet_info *p = &s->ahead[0]->h.info;
+	struct rt_packet_info *r = &s->ref.info;
+	char why[RT_ERR_MAX];
+
+	s->provisional = false;
+	if (follows(s, r, p, why, sizeof(why)) || !p->seq ||
+	    (q && !follows(s, &q->info, p, NULL, 0)) ||
+	    p->timestamp_begin < s->ref.last_ts ||
+	    s->ahead[0]->h.first_ts < s->ref.last_ts)
+		return 0;
+	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet does not follow the one before it (%soffset %" PRIu64 ", handed out before it could be judged: %s), but follows the one before that: one of the two headers is damaged; both are read, their loss figures are not believed",
+		p->file, off_kind(s), p->offset, off_kind(s), r->offset, why);
+	if (!s->tolerant)
+		return -1;
+	rt_msgs_add(&s->damage, "%s", err->msg);
+	r->seq = r->seq < p->seq - 1 ? r->seq : p->seq - 1;
+	if (r->events_discarded > p->events_discarded)
+		r->events_discarded = p->events_discarded;
+	if (r->timestamp_end > p->timestamp_begin)
+		r->timestamp_end = p->timestamp_begin;
+	r->cpu = p->cpu;
+	return 0;
+}
+
+/*
+ * The packet ahead does not follow the last one handed out (@why says
+ * so), and neither does the one after it, but those two follow each
+ * other, and their events come after the last one's: the reference is
+ * what is wrong -- a damaged header that got past its neighbours, or a
+ * stream that starts over (not packets written again).  Reading takes up
+ * at the packet ahead, as if right after the packet before it: its loss
+ * figures say nothing, and its RT_ITEM_LOST counts the place as damaged.
+ */
+static int take_up(struct rt_stream *s, const char *why, struct rt_error *err)
+{
+	struct pkt *p = s->ahead[0];
+	struct rt_packet_info *r = &s->ref.info;
+
+	if (!s->tolerant)
+		return rt_fail(err, "%s", why);
+	rt_msgs_add(&s->damage, "%s, but the packets from here on follow each other: reading takes up here",
+		    why);
+	p->damaged++;
+	s->have_ref = p->h.info.seq > 0;
+	r->seq = p->h.info.seq - 1;
+	r->events_discarded = p->h.info.events_discarded;
+	r->timestamp_end = p->h.info.timestamp_begin;
+	r->cpu = p->h.info.cpu;
+	return 0;
+}
+
+/*
+ * The packet ahead is good: handed out from now on, its counters as @as
+ * says (its own, or bounded by the next packet's: next_packet()); or,
+ * with @believed false, its loss figures are not reported at all.
+ */
+static void accept(struct rt_stream *s, const struct head *as, bool believed)
+{
+	struct pkt *p = s->ahead[0];
+	const struct rt_packet_info *pi = &as->info;
+	const struct rt_packet_info *r = s->have_ref ? &s->ref.info : NULL;
+
+	s->lost_first = !r;
+	s->lost_packets = r ? pi->seq - r->seq - 1 : pi->seq;
+	s->lost_events = pi->events_discarded - (r ? r->events_discarded : 0);
+	if (!believed)
+		s->lost_packets = s->lost_events = 0;
+	s->damaged = p->damaged;
+	s->ref_prev = s->ref;
+	s->have_ref_prev = s->have_ref;
+	s->ref = *as;
+	s->ref.info.raw = NULL;
+	s->ref.info.file = NULL;
+	s->have_ref = true;
+	s->provisional = s->nr_ahead == 1 || !believed;
+	pi = &p->h.info;
+	memmove(s->ahead, s->ahead + 1, --s->nr_ahead * sizeof(*s->ahead));
+	s->cur = p;
+	s->pos = HDR_SIZE;
+	s->clock = pi->timestamp_begin;
+	/* With a window, only what it holds counts (rt_stream_set_window()). */
+	if (!s->windowed || pi->timestamp_end >= s->win_begin) {
+		s->stats.packets++;
+		s->stats.bytes += pi->content_bytes;
+		s->stats.discarded = pi->events_discarded;
+	}
+	if (!s->windowed || pi->timestamp_begin >= s->win_begin)
+		s->stats.lost_packets += s->lost_packets;
+}
+
+/*
+ * The packet ahead and the next one do not follow each other (@why), and
+ * nothing tells which header is damaged (verdict()): both are handed out
+ * -- their events are in order -- and neither's loss figures are
+ * believed: the first's are bounded by the second's, the second's not
+ * reported.  The second is then judged like a
+ * packet a fed stream handed out last (judge_late()): the next one may
+ * still show its header damaged.
+ */
+static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
+{
+	const struct rt_packet_info *p = &s->ahead[0]->h.info;
+	const struct rt_packet_info *n = &s->ahead[1]->h.info;
+	struct head as = s->ahead[0]->h;
+
+	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet and the next (%s%s%soffset %" PRIu64 ") do not follow each other (%s), and the packets around them do not tell which header is damaged: both are read, their loss figures are not believed",
+		p->file, off_kind(s), p->offset, n->file == p->file ? "" : n->file,
+		n->file == p->file ? "" : ", ", off_kind(s), n->offset, why);
+	if (!s->tolerant)
+		return -1;
+	rt_msgs_add(&s->damage, "%s", err->msg);
+	if (as.info.seq >= n->seq)
+		as.info.seq = n->seq ? n->seq - 1 : 0;
+	if (as.info.events_discarded > n->events_discarded)
+		as.info.events_discarded = n->events_discarded;
+	if (as.info.timestamp_end > n->timestamp_begin)
+		as.info.timestamp_end = n->timestamp_begin;
+	if (s->have_ref && (as.info.seq <= s->ref.info.seq ||
+			    as.info.events_discarded < s->ref.info.events_discarded))
+		as.info = s->ref.info;
+	accept(s, &as, true);
+	s->disputed = true;
+	return 0;
+}
+
+/*
+ * The next packet to hand out, judged (s->cur): 1, or 0 at the end (of
+ * what was fed, or of the window), -1 on error.
+ *
+ * A packet that holds together on its own still has a header that can be
+ * damaged in a way only its neighbours show: a packet_seq_num,
+ * events_discarded or timestamp_end too high makes the packet after it
+ * look out of order.  Taken as the reference for the next one, it would
+ * cost every packet after it.  So a packet is handed out only once judged
+ * against the last one handed out (it must follow it, else it is damage)
+ * and against the next one read (follows()): if that one does not follow
+ * it, verdict() says which of the two headers is the damaged one.  A
+ * damaged one is skipped whole and its loss figures are not believed: the
+ * next packet's count from the last one handed out.  The last packet of a
+ * stream (or of what was fed so far: judge_late()) has no next one to be
+ * judged by; most_lost() bounds what its figures can say.
+ *
+ * A window ends at the first packet after it that follows the last one
+ * handed out: one that does not is damage (its timestamp_begin cannot be
+ * trusted to end anything), and reading goes on past it.
+ */
+static int next_packet(struct rt_stream *s, struct rt_error *err)
+{
+	char why[RT_ERR_MAX / 2], msg[RT_ERR_MAX];
+	int r;
+
+	s->cur = NULL;
+	for (;;) {
+		const struct rt_packet_info *p, *n;
+
+		r = fill(s, 1, err);
+		if (r <= 0)
+			return r;
+		if (s->disputed) {
+			/* Its counters are not believed: no loss figures. */
+			s->disputed = false;
+			if (s->windowed && s->ahead[0]->h.info.timestamp_begin > s->win_end)
+				return 0;
+			accept(s, &s->ahead[0]->h, false);
+			return 1;
 		}
-		if (!s->windowed || s->info.timestamp_begin >= s->win_begin)
-			s->stats.lost_packets += s->lost_packets;
+		if (s->provisional && judge_late(s, err))
+			return -1;
+		p = &s->ahead[0]->h.info;
+		if (s->have_ref && !follows(s, &s->ref.info, p, why, sizeof(why))) {
+			r = fill(s, 2, err);
+			if (r < 0)
+				return -1;
+			n = r ? &s->ahead[1]->h.info : NULL;
+			snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": %s",
+				 p->file, off_kind(s), p->offset, why);
+			if (!n || follows(s, &s->ref.info, n, NULL, 0) ||
+			    !follows(s, p, n, NULL, 0) ||
+			    s->ahead[0]->h.first_ts < s->ref.last_ts) {
+				if (reject(s, msg, err))
+					return -1;
+				continue;
+			}
+			if (take_up(s, msg, err))
+				return -1;
+		}
+		if (s->windowed && p->timestamp_begin > s->win_end)
+			return 0;
+		r = fill(s, 2, err);
+		if (r < 0)
+			return -1;
+		n = r ? &s->ahead[1]->h.info : NULL;
+		if (n && !follows(s, p, n, why, sizeof(why))) {
+			r = blame(s, err);
+			if (r < 0)
+				return -1;
+			if (r == BLAME_P) {
+				snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": damaged header: the next packet (%s%s%soffset %" PRIu64 ") does not follow it (%s), the packets around it follow each other",
+					 p->file, off_kind(s), p->offset,
+					 n->file == p->file ? "" : n->file,
+					 n->file == p->file ? "" : ", ", off_kind(s),
+					 n->offset, why);
+				if (reject(s, msg, err))
+					return -1;
+				continue;
+			}
+			if (r == BLAME_NONE && dispute(s, why, err))
+				return -1;
+			if (r == BLAME_NONE)
+				return 1;
+		}
+		accept(s, &s->ahead[0]->h, true);
 		return 1;
 	}
 }
@@ -907,23 +1436,19 @@ static int load_packet(struct rt_stream *s, struct rt_error *err)
 int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 		   struct rt_error *err)
 {
-	const struct rt_packet_info *pi = &s->info;
+	const struct rt_packet_info *pi;
 	int r;
 
 	memset(item, 0, sizeof(*item));
 	for (;;) {
+		pi = s->cur ? &s->cur->h.info : NULL;
 		switch (s->state) {
 		case AT_END:
 			return 0;
 		case NEED_PACKET:
-			if (s->have_prev || s->loaded) {
-				s->prev = s->info;
-				s->prev.raw = NULL;
-				s->have_prev = true;
-			}
 			r = s->md_next ? take_metadata(s, err) : 0;
 			if (!r)
-				r = load_packet(s, err);
+				r = next_packet(s, err);
 			if (r <= 0) {
 				s->state = AT_END;
 				return r;
@@ -939,7 +1464,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			return 1;
 		case GIVE_LOST:
 			s->state = GIVE_EVENTS;
-			if (!s->lost_events && !s->lost_packets)
+			if (!s->lost_events && !s->lost_packets && !s->damaged)
 				continue;
 			item->type = RT_ITEM_LOST;
 			item->timestamp = pi->timestamp_begin;
@@ -947,6 +1472,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			item->packet = pi;
 			item->lost_events = s->lost_events;
 			item->lost_packets = s->lost_packets;
+			item->damaged_packets = s->damaged;
 			item->lost_first = s->lost_first;
 			return 1;
 		case GIVE_EVENTS:
@@ -955,7 +1481,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 				continue;
 			}
 			/* Checked by check_events(): cannot fail here. */
-			if (decode_event(s, item, err)) {
+			if (decode_event(s, pi, &s->pos, &s->clock, item, err)) {
 				s->state = AT_END;
 				return -1;
 			}
@@ -1014,7 +1540,8 @@ void rt_stream_close(struct rt_stream *s)
 	free(s->plan);
 	free(s->fed_file);
 	free(s->values);
-	free(s->pkt);
+	for (unsigned int i = 0; i < NR_SLOTS; i++)
+		free(s->slot[i].buf);
 	free(s);
 }
 

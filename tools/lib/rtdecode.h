@@ -23,8 +23,23 @@
  * offset (in the decompressed stream for .zst files), and nothing is ever
  * read outside a packet, whatever the metadata declares.  What a killed
  * daemon leaves behind (a trailing partial zstd frame, a trailing partial
- * packet) is not an error: the incomplete part is dropped and a note is
- * kept in the stream's notes.
+ * packet: the file ends inside what its header claims, and no other
+ * packet starts there) is not an error: the incomplete part is dropped and
+ * a note is kept in the stream's notes.
+ *
+ * A packet is checked on its own (header, sizes, every event, counters its
+ * clock leaves room for), then against its neighbours on both sides: it
+ * must follow the last packet handed out, and the next packet must follow
+ * it -- sequence numbers grow, events_discarded never falls, times do not
+ * overlap, losses fit in the time between.  When the next one does not,
+ * the one of the two whose header is damaged is the one without which
+ * the packets around follow each other.  So a damaged header costs its
+ * packet alone: it is never what the next packet is judged by, and its
+ * loss figures are never reported (the next packet's count from the last
+ * one handed out).  Where nothing tells which of the two is damaged, both
+ * are read (their events are in order) and neither's loss figures are
+ * believed.  The last packet of a stream has no next one: its figures
+ * are only bounded by the time since the one before.
  *
  * A zstd frame is decoded whole and its checksum verified before any byte
  * of it is parsed (source.c), and a packet is handed out only once all of
@@ -175,9 +190,21 @@ struct rt_item {
 	uint64_t timestamp;		/* clock cycles; merge key */
 	uint32_t cpu;
 	const struct rt_packet_info *packet;	/* every item */
-	/* RT_ITEM_LOST */
+	/*
+	 * RT_ITEM_LOST: what is missing between the packet handed out before
+	 * and this one.  lost_packets counts the sequence numbers not read:
+	 * packets the writer lost (overwritten) and packets skipped as
+	 * damage alike.  damaged_packets counts the damaged places read past
+	 * (tolerant streams): a packet that does not check, bytes or a zstd
+	 * frame that hold no packet that does, a place where reading took up
+	 * again after packets that do not follow the ones before; their
+	 * events are in neither count.  Any RT_ITEM_LOST means events of the
+	 * CPU may be missing there: who runs on it is not known until it
+	 * says again (its next sched_switch).
+	 */
 	uint64_t lost_events;		/* events_discarded increase */
 	uint64_t lost_packets;		/* packet_seq_num gap */
+	uint64_t damaged_packets;	/* damaged places skipped */
 	bool lost_first;		/* counted before the first packet */
 	/* RT_ITEM_EVENT */
 	const struct rt_event_desc *event;
@@ -209,7 +236,9 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 		   struct rt_error *err);
 /*
  * Returns 1 with *item filled, 0 at the end of the stream, -1 on error.
- * Pointers in *item stay valid until the next call on this stream.
+ * Pointers in *item stay valid until the next call on this stream.  A
+ * packet is handed out once the packet after it was read and checked
+ * (above): the stream holds up to three packets in memory.
  */
 int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 		   struct rt_error *err);
@@ -217,9 +246,11 @@ const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
 /*
  * Tolerant: read past damage instead of failing -- a packet whose header or
  * events do not check (skipped up to the next packet signature: its magic
- * and the trace's uuid), a packet_size that differs from content_size (the
- * packet is kept, what follows it up to the next signature skipped), a
- * zero-filled tail, a corrupt zstd frame (skipped to the next frame).  Each
+ * and the trace's uuid), a packet whose header does not fit between its
+ * neighbours (skipped whole), a packet_size that differs from
+ * content_size (the packet is kept, what follows it up to the next
+ * signature skipped), a zero-filled tail, a corrupt zstd frame (skipped to
+ * the next frame).  Each
  * place read past is described, with its file and offset, by
  * rt_stream_damage().  Off by default: then the first of these is the
  * error.
@@ -242,7 +273,9 @@ void rt_stream_close(struct rt_stream *s);
 /*
  * A time window: from the next item on, only what lies in [@begin, @end]
  * (clock cycles) is needed.  The stream ends at its first packet that
- * begins after @end, and its stats count only the window: packets that
+ * begins after @end and follows the packet before it (one that does not
+ * is damage, read past as anywhere else: a damaged timestamp_begin ends
+ * nothing), and its stats count only the window: packets that
  * overlap it, events in it, losses reported at a time in it (those of a
  * packet that begins in it), first/last of its events.  With @seek it also
  * reads only the frames (packets, in a plain file) that can hold the
@@ -250,10 +283,11 @@ void rt_stream_close(struct rt_stream *s);
  * the window's first is read too, so its items and counts are those of a
  * full pass, and so is the frame of the CPU's last sched_switch before
  * the window (decoded first, frame by frame back), so that a reader of
- * threads knows who runs there when the window opens.  What does differ:
- * damage and notes of the frames it does not read are not seen.  A file whose index is bad (or cannot be built) is
- * read whole, and said in rt_stream_index_note().  Set it before the first
- * rt_stream_next().
+ * threads knows who runs there when the window opens; the packets after
+ * the window's last are read as far as judging that one needs.  What does
+ * differ: damage and notes of the frames it does not read are not seen.
+ * A file whose index is bad (or cannot be built) is read whole, and said
+ * in rt_stream_index_note().  Set it before the first rt_stream_next().
  */
 void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
 			  bool seek);
@@ -275,7 +309,13 @@ const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
  * included.  rt_stream_feed(): @n bytes of whole packets that start at
  * (decompressed) offset @offset of @file, for messages; only to a dry
  * stream.  A partial packet at the end of them is dropped with a note,
- * as at the end of a file.
+ * as at the end of a file.  The last packet fed is not held back until a
+ * next one comes (a CPU may write nothing for a long time): it is handed
+ * out judged against the packets before it only, like the last packet of
+ * a file.  If the next packet fed does not follow it but follows the one
+ * before it (with its events after it), one of the two headers is
+ * damaged: said then (damage), both packets' events are read, and the
+ * loss figures there are not believed.
  */
 int rt_stream_open_fed(struct rt_stream **out, const struct rt_metadata *md,
 		       int cpu, struct rt_error *err);

@@ -162,11 +162,19 @@ static int frame_sizes(int fd, uint64_t off, uint64_t file_size,
 	return 0;
 }
 
+/*
+ * A frame (packet) that starts before the one before it ends is a damaged
+ * header: no index, the file is read whole (and the reading says what is
+ * damaged) rather than from where a damaged time says.
+ */
 static int add(struct chunk_index *ix, uint64_t coff, uint64_t uoff,
 	       uint64_t begin, uint64_t end)
 {
 	struct chunk_index_entry e = { coff, uoff, begin, end };
 
+	if (ix->n && (begin < ix->e[ix->n - 1].ts_begin ||
+		      begin < ix->e[ix->n - 1].ts_end))
+		return -1;
 	return chunk_index_add(ix, &e);
 }
 

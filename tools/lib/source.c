@@ -19,9 +19,13 @@
  *
  * Damage, when the owner reads past it (tolerant): a frame that does not
  * decode, fails its checksum or is too big is skipped to the next frame
- * magic after its start, and described in the owner's damage list.  A file
- * that ends inside a frame (a killed writer) drops that frame -- it cannot
- * be checked -- and says so in the owner's notes.
+ * magic after its start, and described in the owner's damage list; so is
+ * a frame without a checksum (a stored one) that another frame's magic
+ * starts inside -- nothing checks its bytes, and a block size that claims
+ * too much swallows the next frame's header.  A file that ends inside a
+ * frame (a killed writer) drops that frame -- it cannot be checked -- and
+ * says so in the owner's notes; unless another frame starts after it
+ * began: the file goes on, that is damage.
  *
  * A resynchronising reader hands bytes back (rt_src_unread()): they are
  * read again before anything else.
@@ -68,6 +72,7 @@ int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
 
 void rt_src_close(struct rt_source *src)
 {
+	uint64_t skipped;
 	bool tolerant;
 
 	if (src->fd >= 0)
@@ -77,8 +82,10 @@ void rt_src_close(struct rt_source *src)
 	free(src->frame);
 	free(src->pb);
 	tolerant = src->tolerant;
+	skipped = src->frames_skipped;
 	*src = RT_SOURCE_INIT(src->damage, src->notes);
 	src->tolerant = tolerant;
+	src->frames_skipped = skipped;
 }
 
 static ssize_t read_full(int fd, void *buf, size_t n)
@@ -192,6 +199,7 @@ static int zst_skip_frame(struct rt_source *src, const char *what,
 		}
 	}
 	to = src->in_off + src->in_pos;
+	src->frames_skipped++;
 	rt_msgs_add(src->damage, "%s: zstd: %s in the frame at compressed offset %" PRIu64 ": skipped %" PRIu64 " compressed bytes, %s",
 		    src->path, what, from, to - from,
 		    at_end ? "to the end of the file" : "to the next frame");
@@ -221,7 +229,7 @@ static int zst_grow_frame(struct rt_source *src, struct rt_error *err)
  * Whether the frame starting at src->in_pos declares a size or a window
  * beyond FRAME_MAX: 1 (@what says so), 0, -1 on a read error.  Up to its
  * whole header is read first; anything the header does not tell is left to
- * libzstd.
+ * libzstd.  Notes whether it carries a checksum (src->frame_checked).
  */
 static int zst_frame_too_big(struct rt_source *src, char *what, size_t size,
 			     struct rt_error *err)
@@ -231,10 +239,12 @@ static int zst_frame_too_big(struct rt_source *src, char *what, size_t size,
 	if (src->in_len - src->in_pos < ZSTD_FRAMEHEADERSIZE_MAX &&
 	    zst_read_in(src, src->in_len - src->in_pos, err) < 0)
 		return -1;
+	src->frame_checked = false;
 	if (ZSTD_getFrameHeader(&h, src->in + src->in_pos,
 				src->in_len - src->in_pos) ||
 	    h.frameType != ZSTD_frame)
 		return 0;
+	src->frame_checked = h.checksumFlag;
 	if (h.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN &&
 	    h.frameContentSize > FRAME_MAX)
 		snprintf(what, size, "declares %llu bytes, more than the %zu a frame holds",
@@ -245,6 +255,34 @@ static int zst_frame_too_big(struct rt_source *src, char *what, size_t size,
 	else
 		return 0;
 	return 1;
+}
+
+/*
+ * Whether a frame magic is in the file from @from on, before @to: 1, 0, -1
+ * on a read error.
+ */
+static int zst_magic_in(struct rt_source *src, uint64_t from, uint64_t to,
+			struct rt_error *err)
+{
+	uint8_t buf[65536];
+	ssize_t n;
+
+	for (; from < to; from += (uint64_t)n - (sizeof(zstd_magic) - 1)) {
+		size_t want = to - from < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+
+		n = pread(src->fd, buf, want, (off_t)from);
+		if (n < 0 && errno == EINTR) {
+			n = sizeof(zstd_magic) - 1;
+			continue;
+		}
+		if (n < 0)
+			return rt_fail(err, "%s: %s", src->path, strerror(errno));
+		if (memmem(buf, (size_t)n, zstd_magic, sizeof(zstd_magic)))
+			return 1;
+		if ((size_t)n < want || (size_t)n < sizeof(zstd_magic))
+			return 0;
+	}
+	return 0;
 }
 
 /*
@@ -274,10 +312,22 @@ static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
 
 			if (got < 0)
 				return -1;
-			if (got == 0 && started)
+			if (got == 0 && started) {
+				/*
+				 * A killed writer's frame is the last thing in
+				 * the file: nothing starts after it began.
+				 */
+				r = zst_magic_in(src, src->frame_start + 1, UINT64_MAX, err);
+				if (r < 0)
+					return -1;
+				if (r) {
+					snprintf(what, size, "the file ends inside the frame, and another frame starts inside it");
+					return 2;
+				}
 				rt_msgs_add(src->notes, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): dropped, it cannot be checked",
 					    src->path, src->frame_start,
 					    src->in_off + src->in_len - src->frame_start);
+			}
 			if (got == 0)
 				return 0;
 		}
@@ -329,8 +379,27 @@ static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 		if (r <= 0)
 			return r;
 		/* An empty or skippable frame: on to the next. */
-		if (src->frame_len)
+		if (!src->frame_len)
+			continue;
+		if (src->frame_checked)
 			return 1;
+		/*
+		 * Nothing checks a stored frame's bytes: a block size that
+		 * claims too much makes it swallow the next frame's header.
+		 */
+		r = zst_magic_in(src, src->frame_start + 1,
+				 src->in_off + src->in_pos, err);
+		if (r < 0)
+			return -1;
+		if (!r)
+			return 1;
+		snprintf(what, sizeof(what), "another frame starts inside it (it has no checksum): its block sizes are damaged");
+		if (!src->tolerant)
+			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
+				       src->path, what, src->frame_start);
+		src->frame_len = 0;
+		if (zst_skip_frame(src, what, err))
+			return -1;
 	}
 }
 
@@ -391,4 +460,13 @@ int rt_src_seek(struct rt_source *src, uint64_t coff, uint64_t uoff,
 	src->out_off = uoff;
 	src->limit = limit;
 	return 0;
+}
+
+void rt_src_unlimit(struct rt_source *src)
+{
+	if (!src->limit)
+		return;
+	src->limit = 0;
+	/* zst_read_in() stopped at the limit; what it kept is whole frames. */
+	src->eof = false;
 }

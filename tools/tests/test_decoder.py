@@ -705,6 +705,192 @@ def lying_packet_size(ctx):
 
 
 
+# ---- one damaged packet costs that packet --------------------------------------
+
+def without_packet(data, k):
+    """The stream @data without its packet @k: what a reader of the damaged
+    stream must print, the packet's sequence number counted as lost."""
+    pkts = packets_of(data)
+    end = pkts[k + 1] if k + 1 < len(pkts) else len(data)
+    return data[:pkts[k]] + data[end:]
+
+
+def damaged_copy(ctx, d, k, field, how, fmt='<Q', cpu=0):
+    """Two copies of trace @d: cpuN's packet @k with its header @field set to
+    how(value), and cpuN without packet @k.  Returns them and the packet's
+    offset."""
+    name = 'cpu%d' % cpu
+    data = bytearray(open(os.path.join(d, name), 'rb').read())
+    off = packets_of(data)[k]
+    bad, ref = ctx.copy(d), ctx.copy(d)
+    open(os.path.join(ref, name), 'wb').write(without_packet(data, k))
+    struct.pack_into(fmt, data, off + OFF[field],
+                     how(struct.unpack_from(fmt, data, off + OFF[field])[0]))
+    open(os.path.join(bad, name), 'wb').write(data)
+    return bad, ref, off
+
+
+def costs_one_packet(name, bad, ref, off, *args, cmd='report', cpu=0, gap=True):
+    """`ringtrace CMD ARGS` of @bad prints what it prints of @ref (the trace
+    without the damaged packet) but for the loss line of the gap (@gap: one
+    is printed), which says damaged=1; exit 3, the damage named once, at
+    cpuN's offset @off."""
+    r = rt(cmd, *(list(args) + [bad]), asan=True)
+    want = rt(cmd, *(list(args) + [ref]), asan=True)
+    check(want.returncode == 0, '%s: the undamaged copy: exit %d %s' %
+          (name, want.returncode, want.stderr))
+    check(r.returncode == 3 and 'runtime error' not in r.stderr,
+          '%s: %s exit %d: %s' % (name, cmd, r.returncode, r.stderr[-1500:]))
+    places = [l for l in r.stderr.splitlines() if l.startswith('ringtrace: damaged: ')]
+    check(len(places) == 1 and
+          re.match(r'ringtrace: damaged: %s/cpu%d(-\d+)?: ' % (re.escape(bad), cpu), places[0])
+          and re.search(r'\boffset %d\b' % off, places[0]),
+          '%s: damage said %r, expected once at offset %d' % (name, places, off))
+    got, exp = r.stdout.splitlines(), want.stdout.splitlines()
+    marked = False
+    if gap and len(got) == len(exp):
+        # The gap the damaged packet leaves: its loss line says so.
+        for i, (a, b) in enumerate(zip(got, exp)):
+            if a != b and ' cpu%d -- lost ' % cpu in b:
+                exp[i] = re.sub(r'(packets=\d+)', r'\1 damaged=1', b)
+                marked = True
+                break
+    check(marked or not gap, '%s: no loss line says damaged=1' % name)
+    check(got == exp, '%s: %s prints %d lines, %d expected; first difference:\n%s' % (
+        name, cmd, len(got), len(exp), next(('  got      %s\n  expected %s' % (a, b)
+                                             for a, b in zip(got, exp) if a != b),
+                                            '(one is a prefix of the other)')))
+    check(not re.search(r'(events|packets)=\d{10,}', r.stdout),
+          '%s: an absurd loss figure: %s' % (name, r.stdout[:300]))
+    return r
+
+
+# One header field of one packet of a 15-packet stream: (what, packet, field,
+# new value).  Bit 40 of a counter or of timestamp_end makes the packet after
+# it look out of order; a content_size of 1 MiB near the end of the file
+# claims the packets after it.
+ONE_FIELD = [
+    ('timestamp_end bit 40', 7, 'end', lambda v: v ^ 1 << 40),
+    ('packet_seq_num bit 40', 7, 'seq', lambda v: v ^ 1 << 40),
+    ('events_discarded bit 40', 7, 'discarded', lambda v: v ^ 1 << 40),
+    ('timestamp_end bit 40, first packet', 0, 'end', lambda v: v ^ 1 << 40),
+    ('packet_seq_num bit 40, first packet', 0, 'seq', lambda v: v ^ 1 << 40),
+    ('timestamp_end bit 40, next to last', 13, 'end', lambda v: v ^ 1 << 40),
+    ('events_discarded bit 40, last packet', 14, 'discarded', lambda v: v ^ 1 << 40),
+    ('packet_seq_num bit 40, last packet', 14, 'seq', lambda v: v ^ 1 << 40),
+    ('content_size 1 MiB', 13, 'content', lambda v: 8 << 20),
+    ('content_size 1 MiB, middle', 7, 'content', lambda v: 8 << 20),
+]
+
+
+@test
+def one_damaged_header_costs_one_packet(ctx):
+    """A 15-packet CPU stream with one header field of one packet damaged:
+    report and check say so (exit 3), once, and print every event of every
+    other packet exactly as they print the stream without that packet; no
+    loss figure the packet could never hold.  (Before: the damaged packet
+    became the reference for the next one, and the rest of the CPU's
+    stream was dropped, or a 2^40 loss printed; a content_size too large
+    near the end was taken for a killed writer's cut, exit 0.)"""
+    d, _ = ctx.gen(events=520, cpus=2, subbuf=1024, seed=29)
+    data = open(os.path.join(d, 'cpu0'), 'rb').read()
+    check(len(packets_of(data)) == 15, 'cpu0 has %d packets, not 15' % len(packets_of(data)))
+    for name, k, field, how in ONE_FIELD:
+        bad, ref, off = damaged_copy(ctx, d, k, field, how)
+        costs_one_packet(name, bad, ref, off, gap=k < 14)
+        r = rt('check', bad, asan=True)
+        want = rt('check', ref)
+        check(r.returncode == 3 and r.stdout.splitlines()[:2] == want.stdout.splitlines()[:2],
+              '%s: check exit %d, says %r, expected %r' % (
+                  name, r.returncode, r.stdout[:300], want.stdout[:300]))
+        check('truncated' not in r.stdout, '%s: taken for a cut: %s' % (name, r.stdout))
+    # Rotated: the damaged packet is its file's last, the packet that
+    # judges it the next file's first.
+    bad, ref, off = damaged_copy(ctx, d, 7, 'end', lambda v: v ^ 1 << 40)
+    for t, cut in ((bad, 8), (ref, 7)):
+        data = open(os.path.join(t, 'cpu0'), 'rb').read()
+        at = packets_of(data)[cut]
+        open(os.path.join(t, 'cpu0-000001'), 'wb').write(data[:at])
+        open(os.path.join(t, 'cpu0-000002'), 'wb').write(data[at:])
+        os.unlink(os.path.join(t, 'cpu0'))
+    r = costs_one_packet('timestamp_end bit 40, the last packet of a file', bad, ref, off)
+    check('cpu0-000001: offset %d: damaged header: the next packet (%s/cpu0-000002, offset 0)'
+          % (off, bad) in r.stderr, 'rotated: the damage is not named so: %r' % r.stderr)
+
+
+REAL_TRACE = os.path.join(HERE, 'real-trace')
+
+
+@test
+def one_damaged_header_real_trace(ctx):
+    """The same on a trace recorded on Debian's 6.12 kernel (tools/tests/
+    real-trace: its cpu0 from the start, state dump included, cut to 15
+    packets; its cpu1 from the middle, where events were discarded): one
+    header field of one packet damaged costs that packet, exit 3."""
+    d = os.path.join(ctx.tmp, 'real')
+    r = rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack of the real trace: %s' % r.stderr)
+    path = os.path.join(d, 'cpu0')
+    data = open(path, 'rb').read()
+    pkts = packets_of(data)
+    open(path, 'wb').write(data[:pkts[15]])
+    data1 = open(os.path.join(d, 'cpu1'), 'rb').read()
+    steps = [k for k in range(1, 24) if hdr_get(data1, packets_of(data1)[k], 'discarded') !=
+             hdr_get(data1, packets_of(data1)[k - 1], 'discarded')]
+    check(len(steps) >= 3, 'cpu1 has %d discard steps' % len(steps))
+    cases = [(n, k, f, how, 0) for n, k, f, how in ONE_FIELD]
+    last = {0: 14, 1: 24}
+    # Next to packets that report losses: the figures are exact.
+    cases += [('cpu1 %s' % n, steps[1], f, how, 1) for n, _, f, how in ONE_FIELD[:3]]
+    cases += [('cpu1 %s, after a loss' % n, steps[1] - 1, f, how, 1)
+              for n, _, f, how in ONE_FIELD[:3]]
+    for name, k, field, how, cpu in cases:
+        bad, ref, off = damaged_copy(ctx, d, k, field, how, cpu=cpu)
+        costs_one_packet('real trace, ' + name, bad, ref, off, cpu=cpu, gap=k < last[cpu])
+
+
+@test
+def damaged_header_in_a_window(ctx):
+    """A window over a packet whose header is damaged: the packet is damage
+    (exit 3), and every other event of the window is there, seeking or
+    not, in report and in an export; report --stat counts the damaged
+    place.  (Before: a timestamp_begin past the window's end ended the
+    CPU's stream there, before the packet was checked, exit 0; and a
+    timestamp_end with bit 40 cost the packets after it.)"""
+    d, _ = ctx.gen(events=520, cpus=2, subbuf=1024, seed=29)
+    data = open(os.path.join(d, 'cpu0'), 'rb').read()
+    pkts = packets_of(data)
+    b = hdr_get(data, pkts[5], 'begin')
+    e = hdr_get(data, pkts[10], 'end')
+    inside = (hdr_get(data, pkts[7], 'begin') + hdr_get(data, pkts[7], 'end')) // 2
+    for name, k, field, how, end, gap in (
+            ('timestamp_begin past the window, within the packet', 7, 'begin',
+             lambda v: inside + 1, inside, False),
+            ('timestamp_begin bit 40', 7, 'begin', lambda v: v ^ 1 << 40, e, True),
+            ('timestamp_end bit 40', 7, 'end', lambda v: v ^ 1 << 40, e, True),
+            # The window's last packet: the one after the window judges it.
+            ('timestamp_end bit 40 of the window\'s last packet', 10, 'end',
+             lambda v: v ^ 1 << 40, e, False)):
+        bad, ref, off = damaged_copy(ctx, d, k, field, how)
+        for seek in ('1', '0'):
+            os.environ['RINGTRACE_SEEK'] = seek
+            try:
+                costs_one_packet('%s, seek %s' % (name, seek), bad, ref, off,
+                                 *window_args(b, end), gap=gap)
+                r = rt('export', '-f', 'systrace', *(window_args(b, end) + [bad]))
+                want = rt('export', '-f', 'systrace', *(window_args(b, end) + [ref]))
+                check(r.returncode == 3 and r.stdout == want.stdout,
+                      '%s, seek %s: a window of export -f systrace: exit %d, %d bytes, '
+                      '%d expected' % (name, seek, r.returncode, len(r.stdout),
+                                       len(want.stdout)))
+            finally:
+                del os.environ['RINGTRACE_SEEK']
+        r = rt('report', '--stat', bad)
+        check(r.returncode == 3 and
+              'CPU 0: 0 events lost, 1 packets lost, 1 damaged places skipped' in r.stdout,
+              '%s: --stat: %s' % (name, r.stdout[-600:]))
+
+
 @test
 def damage_is_summarised(ctx):
     """Every packet damaged: the first places are described, the others
