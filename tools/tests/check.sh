@@ -60,7 +60,8 @@ check_output() {
 		"not ok - "*)
 			echo "$line"
 			failed=$((failed + 1)) n=$((n + 1)) bad=1 ;;
-		*) echo "$line" ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
 		esac
 	done <"$file"
 	if ((n == 0)); then
