@@ -10,7 +10,9 @@
 # trace of each test is decoded with `tools/ringtrace unpack` when that is
 # built, else with zstd -d and daemon/tests/rt-trim, and read with
 # babeltrace2.  Prints "ok - ..." / "FAIL - ..." per assertion and ends with
-# "daemon: N passed, M failed"; exits 1 if anything failed.  Daemon logs and
+# "daemon: N passed, M failed"; exits 1 if anything failed.  A step the
+# checks stand on (markers written, a module loaded) prints "# setup: ..."
+# and counts only when it fails.  Daemon logs and
 # outputs of the tests are copied to $RT_VM_OUT/daemon-tests/ when set.
 # RT_DAEMON_SCOPE=kernel leaves out the tests of the daemon's own logic
 # (DAEMON_ONLY below): tools/run-tests runs those in one kernel's boot.
