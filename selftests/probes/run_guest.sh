@@ -450,7 +450,7 @@ filtered_run() {
 }
 setup "trace rt_workload restricted to its pid" trace filtered filtered_run
 save filtered
-expect "filtered trace: the workload ran as pid $victim" \
+setup "filtered trace: the workload ran as pid $victim" \
 	grep -q "parent=$victim " "$WORK/filtered.line"
 "$here/check_trace.py" filter "$WORK/filtered.txt" "$(cat "$WORK/filtered.line") cpus=$(nproc)" > "$WORK/filtered.check" 2>&1
 check_output "$WORK/filtered.check" $?
