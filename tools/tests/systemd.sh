@@ -50,7 +50,7 @@ if [[ ! -e /lib/modules/$k/updates && -f $build/$k/ringtrace.ko ]]; then
 fi
 
 RT_VM_INIT=systemd tools/vm/vmtest -k "$k" -t 900 -o "$out" -- \
-	env BUILD="$build" RT_DEB="${RT_DEB:-$cache/deb}" RT_DEPMOD="$dep" tools/tests/systemd_guest.sh \
+	env BUILD="$build" RT_CACHE="$cache" RT_DEB="${RT_DEB:-$cache/deb}" RT_DEPMOD="$dep" tools/tests/systemd_guest.sh \
 	>"$out.log" 2>&1
 grep -E '^(ok|not ok|#) |^systemd: ' "$out/$k/console.log"
 check "the guest with systemd as init ran the test and powered off" \
