@@ -12,7 +12,8 @@
 #
 # Needs the packages of make deb in $RT_DEB (default $RT_CACHE/deb).  The
 # guest's console and the trace go to $RT_SYSTEMD_OUT (default
-# $RT_CACHE/vm-runs/systemd).  Prints "systemd-shutdown: N passed, M failed".
+# $RT_CACHE/vm-runs/systemd): not under /tmp or /var/tmp, which the unit's
+# PrivateTmp=yes hides from the service (it then fails to start).  Prints "systemd-shutdown: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 cache=${RT_CACHE:-/var/cache/ringtrace}
