@@ -23,7 +23,9 @@
 #
 # counting one check per injected fault, per path's final success, and
 # this script's own checks.  On a kernel without fault injection (Debian's)
-# it prints a SKIP line and "faultinject: 0 passed, 0 failed".
+# it prints a SKIP line and "faultinject: 0 passed, 0 failed"; with
+# RT_FI_REQUIRED=1 (tools/run-tests, on the debug kernel, which has it)
+# that is a failure.
 #
 # Environment: RT_KVER (set by vmtest; default `uname -r`), BUILD (module
 # build root; default $RT_CACHE/build), RT_FI_PATHS (space-separated subset
@@ -44,6 +46,11 @@ readonly DEBUGFS=/sys/kernel/debug
 . tools/vm/splat-patterns
 
 skip() {
+	if [[ ${RT_FI_REQUIRED:-0} == 1 ]]; then
+		check "fault injection on this kernel: $*" false
+		check_summary faultinject
+		exit 1
+	fi
 	echo "ok - faultinject # SKIP $*"
 	check_summary faultinject
 	exit 0
@@ -112,8 +119,8 @@ if [[ -z ${hp:-} ]]; then
 else
 	passed=$((passed + hp))
 	failed=$((failed + hf))
-	check "the helper's exit status matches its counts" \
-		test "$status" -eq "$((hf > 0 ? 1 : 0))"
+	((status == (hf > 0 ? 1 : 0))) ||
+		check "the helper's exit status ($status) matches its counts ($hf failed)" false
 fi
 
 check "rmmod ringtrace after the faults" rmmod ringtrace

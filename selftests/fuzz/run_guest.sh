@@ -215,10 +215,10 @@ main() {
 	[[ $EUID -eq 0 ]] || bail "must run as root (in the test guest)"
 	[[ -x $FUZZ ]] || make -s -C "$here" >/dev/null || bail "build $FUZZ"
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
-	check "insmod ringtrace" insmod "$KO"
-	check "insmod ringtrace_selftest" insmod "$ST_KO"
+	setup "insmod ringtrace" insmod "$KO"
+	setup "insmod ringtrace_selftest" insmod "$ST_KO"
 	loaded ringtrace || bail "ringtrace not loaded"
-	check "initial state" reset_module
+	setup "initial state" reset_module
 
 	check "rt_fuzz: no assertion failed (toggle=$TOGGLE)" run_fuzzer
 	check "both modules still loaded after the fuzzer" \

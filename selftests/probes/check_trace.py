@@ -86,6 +86,7 @@ class Replay:
         self.breaks = []           # (cpu, expected prev_tid, got)
         self.pending = {}          # tid -> entered getppid
         self.pairs = {}            # tid -> completed getppid pairs
+        self.calls = {}            # tid -> (getppid entries, exits)
         self.rets = {}             # tid -> set of getppid return values
         self.syscalls_by = {}      # tid (None: unknown) -> syscall events
         self.irq_open = {}         # cpu -> irq of the handler running
@@ -130,6 +131,9 @@ class Replay:
         self.syscalls_by[tid] = self.syscalls_by.get(tid, 0) + 1
         if tid is None or f['id'] != self.nr:
             return
+        entries, exits = self.calls.get(tid, (0, 0))
+        self.calls[tid] = ((entries + 1, exits) if name == 'syscall_entry'
+                           else (entries, exits + 1))
         if name == 'syscall_entry':
             self.pending[tid] = True
         elif self.pending.pop(tid, False):
@@ -176,6 +180,11 @@ def check_names(r, w):
     check(len(init) == 1, 'the state dump names pid 1: %s' % init)
 
 
+def exact_calls(r, tid, calls):
+    """@tid made @calls getppid calls: as many entries, exits and pairs."""
+    return r.pairs.get(tid, 0) == calls and r.calls.get(tid) == (calls, calls)
+
+
 def check_main(r, w):
     parent, child, calls = w['parent'], w['child'], w['calls']
     check_names(r, w)
@@ -186,15 +195,12 @@ def check_main(r, w):
           '(%d breaks%s)' % (len(r.breaks),
                              ': first cpu %d expected %d got %d' % r.breaks[0]
                              if r.breaks else ''))
-    check(r.pairs.get(parent, 0) >= calls,
-          'parent %d: %d getppid entry/exit pairs, want >= %d'
-          % (parent, r.pairs.get(parent, 0), calls))
-    check(r.pairs.get(w['thread'], 0) >= calls,
-          'thread %d: %d getppid entry/exit pairs, want >= %d'
-          % (w['thread'], r.pairs.get(w['thread'], 0), calls))
-    check(r.pairs.get(child, 0) >= calls,
-          'child %d: %d getppid entry/exit pairs, want >= %d'
-          % (child, r.pairs.get(child, 0), calls))
+    # rt_workload makes exactly `calls` in each: an event written twice,
+    # or one lost, is a count off.
+    for who, tid in (('parent', parent), ('thread', w['thread']), ('child', child)):
+        check(exact_calls(r, tid, calls),
+              '%s %d: %d getppid entry/exit pairs (entries, exits %s), want %d'
+              % (who, tid, r.pairs.get(tid, 0), r.calls.get(tid, (0, 0)), calls))
     check(r.rets.get(child) == {parent},
           'child getppid() returned the parent pid in syscall_exit.ret: %s'
           % sorted(r.rets.get(child, set()))[:5])
@@ -243,9 +249,9 @@ def check_filter(r, w):
     check(not others,
           'syscall events only while %s runs (others: %s)' % (ours, others))
     for tid in ours:
-        check(r.pairs.get(tid, 0) >= calls,
-              '%d: %d getppid pairs, want >= %d'
-              % (tid, r.pairs.get(tid, 0), calls))
+        check(exact_calls(r, tid, calls),
+              '%d: %d getppid pairs (entries, exits %s), want %d'
+              % (tid, r.pairs.get(tid, 0), r.calls.get(tid, (0, 0)), calls))
     wakeups = [f for f in r.find('sched_wakeup') + r.find('sched_wakeup_new')
                if f['tid'] not in ours]
     check(not wakeups, 'no wakeup of another task: %s' % wakeups[:3])

@@ -85,7 +85,7 @@ for arch in "${ARCHES[@]}"; do
 		check "$arch: compiler ${CROSS[$arch]}gcc installed" false
 		continue
 	fi
-	check "$arch: kernel tree prepared" prepare "$arch" || continue
+	setup "$arch: kernel tree prepared" prepare "$arch" || continue
 	check "$arch: build refused with \"${REFUSAL[$arch]}\"" refused "$arch"
 done
 

@@ -5,6 +5,8 @@
 #
 #   . tools/tests/check.sh
 #   check "what is checked" COMMAND [ARGS...]   # passes if COMMAND succeeds
+#   setup "what is done" COMMAND [ARGS...]      # a failure if COMMAND fails; no pass
+#   check_output FILE STATUS                     # a checker's "ok"/"not ok" lines
 #   check_summary SUITE                          # prints the line; status 1 on failures
 #   one_line FILE                                # FILE (an error) is one line
 #   same_state BEFORE                            # the suite's state() prints BEFORE again
@@ -21,6 +23,52 @@ check() {
 		passed=$((passed + 1))
 	else
 		echo "not ok - $desc"
+		failed=$((failed + 1))
+	fi
+}
+
+# setup DESCRIPTION COMMAND...: a step that prepares what the checks
+# look at (markers written, a window chosen, a module loaded).  Its failure
+# is a failure ("not ok - setup: ..."); its success is no check and adds
+# nothing to the passed count.  Returns COMMAND's status.
+setup() {
+	local desc=$1
+	shift
+	"$@" && { echo "# setup: $desc"; return 0; }
+	echo "not ok - setup: $desc"
+	failed=$((failed + 1))
+	return 1
+}
+
+# check_output FILE STATUS: the "ok - ..."/"not ok - ..." lines of a
+# checker (a script that prints one per assertion), and its exit STATUS,
+# as this suite's checks.  An "ok ... # SKIP" is a failure (what it
+# skipped must be there); a checker that exits non-zero without a "not ok"
+# line, or prints no result at all, is one failure more.
+check_output() {
+	local file=$1 status=$2 line n=0 bad=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*"# SKIP"*)
+			line=${line#ok }
+			line=${line#- }
+			echo "not ok - ${line%% # SKIP*}: skipped (${line#* # SKIP })"
+			failed=$((failed + 1)) n=$((n + 1)) bad=1 ;;
+		"ok - "*)
+			echo "$line"
+			passed=$((passed + 1)) n=$((n + 1)) ;;
+		"not ok - "*)
+			echo "$line"
+			failed=$((failed + 1)) n=$((n + 1)) bad=1 ;;
+		"#"*) echo "$line" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$file"
+	if ((n == 0)); then
+		echo "not ok - $file: the checker printed no result (exit $status)"
+		failed=$((failed + 1))
+	elif ((status != 0 && !bad)); then
+		echo "not ok - $file: the checker exited $status without a failed check"
 		failed=$((failed + 1))
 	fi
 }

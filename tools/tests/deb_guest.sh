@@ -148,7 +148,8 @@ main() {
 			test "$got" = $'report\n--duration'
 		[[ $got == $'report\n--duration' ]] || note "completion gave: $got"
 	else
-		note "bash-completion is not installed: completion not tried"
+		# tools/install-deps installs it: the completion must be tried.
+		check "bash-completion is installed (tools/install-deps)" false
 	fi
 
 	rmmod ringtrace

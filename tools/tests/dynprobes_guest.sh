@@ -150,7 +150,7 @@ test_abi() {
 		refused "p:rt_no_such_function" "No such file"
 	check "probe_events: ... and no event declared for it" \
 		bash -c "! grep -q rt_no_such_function $RT/metadata"
-	check "$BLACK is on the kprobe blacklist" \
+	setup "$BLACK is on the kprobe blacklist" \
 		grep -qw "$BLACK" /sys/kernel/debug/kprobes/blacklist
 	check "probe_events: a blacklisted function ($BLACK) is EINVAL, nothing left" \
 		refused "p:$BLACK" "Invalid argument"
@@ -321,7 +321,7 @@ probing() { recording "$1" 2 "kprobe:$FUNC,kretprobe:$FUNC"; }
 test_ctrl_c() {
 	local before rc
 	before=$(state)
-	check "Ctrl-C: record with two probes started" probing "$W/int"
+	setup "Ctrl-C: record with two probes started" probing "$W/int"
 	check "Ctrl-C: ... a kprobe on $FUNC while it records" grep -qw "$FUNC" "$KLIST"
 	kill -INT -- -"$rec"
 	wait "$rec"
@@ -334,7 +334,7 @@ test_ctrl_c() {
 test_sigterm() {
 	local before rc
 	before=$(state)
-	check "SIGTERM: record with two probes started" probing "$W/term"
+	setup "SIGTERM: record with two probes started" probing "$W/term"
 	kill -TERM "$rec"
 	wait "$rec"
 	rc=$?
@@ -347,7 +347,7 @@ test_sigterm() {
 test_sigkill() {
 	local before
 	before=$(state)
-	check "SIGKILL: record with two probes started" probing "$W/kill"
+	setup "SIGKILL: record with two probes started" probing "$W/kill"
 	sigkill_record
 	check "SIGKILL: the probes went with record" no_probes
 	after_sigkill
@@ -415,7 +415,7 @@ elf_offset() {
 test_uprobe_abi() {
 	local off size cmd id
 	off=$(elf_offset "$UWL" rtu_work)
-	check "readelf finds rtu_work in uprobe-workload ($off)" test -n "$off"
+	setup "readelf finds rtu_work in uprobe-workload ($off)" test -n "$off"
 	size=$(stat -c %s "$UWL")
 	# One python for every refused command (a start of it costs a second
 	# under TCG): each write through a fresh open, its errno checked.
@@ -542,7 +542,7 @@ uprobing() { recording "$1" 1 "uprobe:$UWL:rtu_work+1"; }
 test_uprobe_sigkill() {
 	local want
 	want=$(printf '0x%x' $(($(elf_offset "$UWL" rtu_work) + 1)))
-	check "uprobe SIGKILL: record with the uprobe started" uprobing "$W/ukill"
+	setup "uprobe SIGKILL: record with the uprobe started" uprobing "$W/ukill"
 	check "uprobe SIGKILL: rtu_work+1 at readelf's offset + 1 ($want)" \
 		grep -qE "^[0-9]+ ${UEV}_0x1 u:$UWL:$want@rtu_work_0x1$" "$PE"
 	sigkill_record

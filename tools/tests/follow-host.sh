@@ -43,7 +43,7 @@ check "follow: SIGINT ends the view with status 0 (got $rc)" test "$rc" -eq 0
 check "follow: the trace was rotated and packed while followed" \
 	test -e "$W/dst/cpu0-000003.zst" -a "$(head -c5 "$W/dst/cpu0-000000.zst" | od -An -tx1 | tr -d ' ')" != 28b52ffda0
 check "follow: every event printed once ($(wc -l <"$W/got") of $want)" \
-	cmp -s "$W/want" "$W/got"
+	eval '[ "$want" -gt 0 ] && cmp -s "$W/want" "$W/got"'
 check "follow: no event twice" test -z "$(uniq -d "$W/got")"
 # The synthetic clock is not this boot's: items do not wait, and come
 # out of order (counted); nothing else is said.

@@ -11,8 +11,9 @@ protos/perfetto/trace/perfetto_trace.proto of github.com/google/perfetto
 at the commit and with the sha256 that OURS's header names.  That file is
 not in this tree: it is kept in $RT_CACHE/perfetto/COMMIT/perfetto_trace.proto
 (RT_CACHE defaults to /var/cache/ringtrace), put there by --install from a
-copy of it, e.g. `git show COMMIT:protos/perfetto/trace/perfetto_trace.proto`
-in a clone of Perfetto.  A cached file whose checksum is not the named one
+copy of it: tools/install-deps installs ../shared/perfetto/perfetto_trace.proto
+beside the clone, or fetches it from GitHub; by hand, e.g. `git show
+COMMIT:protos/perfetto/trace/perfetto_trace.proto` in a clone of Perfetto.  A cached file whose checksum is not the named one
 is refused.
 
 Both schemas are compiled by protoc into descriptors; every message, field
@@ -61,7 +62,8 @@ def published(ours=OURS):
     path = os.path.join(CACHE, commit, 'perfetto_trace.proto')
     if not os.path.exists(path):
         raise Missing('%s is missing: Perfetto\'s protos/perfetto/trace/perfetto_trace.proto '
-                      'at commit %s; put it there with `%s --install FILE`'
+                      'at commit %s; tools/install-deps puts it there (from '
+                      '../shared/perfetto/ beside the clone, or GitHub), or `%s --install FILE`'
                       % (path, commit, os.path.relpath(__file__)))
     got = sha256(path)
     if got != digest:

@@ -12,7 +12,8 @@
 #
 # Needs the packages of make deb in $RT_DEB (default $RT_CACHE/deb).  The
 # guest's console and the trace go to $RT_SYSTEMD_OUT (default
-# $RT_CACHE/vm-runs/systemd).  Prints "systemd-shutdown: N passed, M failed".
+# $RT_CACHE/vm-runs/systemd): not under /tmp or /var/tmp, which the unit's
+# PrivateTmp=yes hides from the service (it then fails to start).  Prints "systemd-shutdown: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 cache=${RT_CACHE:-/var/cache/ringtrace}
@@ -50,7 +51,7 @@ if [[ ! -e /lib/modules/$k/updates && -f $build/$k/ringtrace.ko ]]; then
 fi
 
 RT_VM_INIT=systemd tools/vm/vmtest -k "$k" -t 900 -o "$out" -- \
-	env BUILD="$build" RT_DEB="${RT_DEB:-$cache/deb}" RT_DEPMOD="$dep" tools/tests/systemd_guest.sh \
+	env BUILD="$build" RT_CACHE="$cache" RT_DEB="${RT_DEB:-$cache/deb}" RT_DEPMOD="$dep" tools/tests/systemd_guest.sh \
 	>"$out.log" 2>&1
 grep -E '^(ok|not ok|#) |^systemd: ' "$out/$k/console.log"
 check "the guest with systemd as init ran the test and powered off" \

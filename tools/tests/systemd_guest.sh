@@ -29,6 +29,18 @@ note() { echo "# $*"; }
 has_status() { systemctl show -p StatusText ringtraced | grep -q "$1"; }
 trigger_is() { [[ $(cat "$RT/events/ringtrace_marker/trigger") == "$1" ]]; }
 
+# snapshot_holds DIR MARKER EXPR: the snapshot DIR, read by the installed
+# ringtrace, holds MARKER, and after it the kernel's trigger marker naming
+# EXPR.
+snapshot_holds() {
+	local markers
+	[[ -n $1 ]] || return 1
+	markers=$(ringtrace report -e ringtrace_marker "$1" 2>&1) || { echo "# $markers"; return 1; }
+	sed 's/^/# snapshot: /' <<<"$markers" | tail -n 4
+	grep -A 1000 -F "data=\"$2" <<<"$markers" |
+		grep -qF "data=\"ringtrace trigger: ringtrace_marker: $3 ("
+}
+
 # ringtraced --trigger as the service: the options as a user writes them
 # in /etc/default/ringtraced (its comment's example).
 service_trigger() {
@@ -44,8 +56,8 @@ service_trigger() {
 	# --max 1: the trigger is put back once the snapshot is saved.
 	wait_for 60 trigger_is none
 	snap=$(ls -d /var/lib/ringtrace/2*-ringtrace_marker 2>/dev/null | head -n1)
-	check "--trigger: the FAIL marker saved a snapshot (${snap:-none})" \
-		test -n "$snap" -a -s "$snap/metadata"
+	check "--trigger: the FAIL marker saved a snapshot that holds it, then the trigger's marker (${snap:-none})" \
+		snapshot_holds "$snap" "FAIL svc" "$expr"
 	check "--trigger: STATUS= counts it" \
 		wait_for 30 has_status 'flight recorder: 1 snapshot in .*--max 1 reached'
 	systemctl show -p StatusText ringtraced | sed 's/^/# /'
@@ -59,7 +71,7 @@ service_trigger() {
 main() {
 	local deb i t
 	deb=$(ls "$DEB"/ringtrace_*_*.deb 2>/dev/null | head -1)
-	check "systemd is PID 1" test "$(cat /proc/1/comm)" = systemd
+	setup "systemd is PID 1" test "$(cat /proc/1/comm)" = systemd
 	# As in deb_guest.sh: man-db's trigger would rebuild the whole manual
 	# index over 9p under TCG (10 minutes in the run that showed it), for
 	# an index this test never reads.

@@ -94,7 +94,7 @@ check_trigger_snapshot() {
 	gaps=$(grep -xE '[0-9]+' "$seq" | awk 'NR > 1 && $1 != prev + 1 { g++ } { prev = $1 } END { print g + 0 }')
 	note "$what $k: trg $first..$(grep -xE '[0-9]+' "$seq" | tail -1), FAIL $k after trg $before, $(wc -l <"$seq") markers"
 	check "$what $k: FAIL $k, right after trg $before" \
-		test "$(grep -B1 -x "FAIL $k" "$seq" | head -1)" = "$before"
+		test -n "$before" -a "$(grep -B1 -x "FAIL $k" "$seq" | head -1)" = "$before"
 	check "$what $k: no other FAIL" test "$(grep -c FAIL "$seq")" -eq 1
 	check "$what $k: markers contiguous ($gaps gaps)" test "$gaps" -eq 0
 	check "$what $k: back as far as the buffer held (first trg $first, not 0)" \
