@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of how readers open what ringtraced writes (no kernel needed).
+
+  - report --follow reads a chunk frame by frame: nothing of a frame is
+    printed before its checksum passed, a damaged frame costs that frame
+    (said, exit 3), a zstd bomb costs bounded memory;
+  - a chunk set's manifest is checked where a chunk is opened (size,
+    XXH64), and a window never skips a chunk on a time the chunk itself
+    does not confirm;
+  - an index footer or a stored chunk cannot make the seek path allocate
+    without bound;
+  - report DIR reads the chunk sets a daemon made under DIR, with the
+    chunks still loose, and a list mixing moved sets and DIR is one trace.
+
+Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
+
+Usage: test_sets.py [-k SUBSTRING] [-v] [--keep]
+Last line: `sets: N passed, M failed`.
+"""
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_decoder as td  # noqa: E402
+from test_decoder import check, rt, rt_env, Fail  # noqa: E402
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Ctx:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.n = 0
+
+    def path(self, name):
+        self.n += 1
+        return os.path.join(self.tmp, '%s%03d' % (name, self.n))
+
+
+EVENT = re.compile(r'^(\[[0-9.]+\]) (?:\S+ )?(cpu\d+) \S+ (.*)$')
+
+
+def events(text):
+    """The event lines of report's output, as (time, cpu, what) without
+    the thread (attribution is not what these tests check), sorted."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith('[') or ' -- ' in line:
+            continue
+        m = EVENT.match(line)
+        check(m, 'not an event line: %r' % line)
+        out.append((td.ts_ns(m.group(1)), m.group(2), m.group(3)))
+    return sorted(out)
+
+
+def copy_chunks(src, dst, names):
+    os.makedirs(dst, exist_ok=True)
+    shutil.copy(os.path.join(src, 'metadata'), dst)
+    for n in names:
+        shutil.copy(os.path.join(src, n), os.path.join(dst, n))
+
+
+def flip(path, off, bit=0x10):
+    with open(path, 'r+b') as f:
+        f.seek(off)
+        c = f.read(1)
+        f.seek(off)
+        f.write(bytes([c[0] ^ bit]))
+
+
+EMPTY_STORED = td.stored_chunk([b''])  # one empty stored frame: 12 bytes
+
+
+def follow(d, place, preexec=None, binary=None):
+    """report --follow of @d: started, then @place() puts chunks in, then
+    SIGTERM (which looks until nothing new is found).  (status, out, err)."""
+    p = subprocess.Popen([binary or td.RINGTRACE_ASAN, 'report', '--follow', '--hold', '100', d],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, errors='replace',
+                         preexec_fn=preexec)
+    # The view starts at what comes next: it says so once it looked.
+    err = ''
+    end = time.time() + 30
+    while 'following' not in err and time.time() < end:
+        line = p.stderr.readline()
+        if not line:
+            break
+        err += line
+    check('following' in err, 'report --follow did not start: %s' % err)
+    place()
+    time.sleep(0.3)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, rest = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, rest = p.communicate()
+        raise Fail('report --follow did not end after SIGTERM')
+    return p.returncode, out, err + rest
+
+
+def follow_dir(ctx, src, cpus=2):
+    """A directory as ringtraced starts one: @src's metadata, an empty
+    stored chunk 1 per CPU."""
+    d = ctx.path('follow')
+    os.makedirs(d)
+    shutil.copy(os.path.join(src, 'metadata'), d)
+    for cpu in range(cpus):
+        with open(os.path.join(d, 'cpu%d-000001.zst' % cpu), 'wb') as f:
+            f.write(EMPTY_STORED)
+    return d
+
+
+def put(src_dir, names, d):
+    """The chunks @names of @src_dir into @d as a packer leaves them:
+    written beside, renamed in."""
+    def go():
+        for n in names:
+            tmp = os.path.join(d, '.' + n + '.tmp')
+            shutil.copy(os.path.join(src_dir, n), tmp)
+            os.rename(tmp, os.path.join(d, n))
+    return go
+
+
+def two_chunks(ctx, packed):
+    """seek_trace's chunks 2 and 3 of 2 CPUs (stored, or packed in 4K
+    frames): (the directory, the chunk names, report's events of them)."""
+    src = td.seek_trace(ctx.path('src'), files=3, packets=40)
+    names = ['cpu%d-%06d.zst' % (c, k) for c in range(2) for k in (2, 3)]
+    ref = ctx.path('ref')
+    copy_chunks(src, ref, names)
+    if packed:
+        r = rt('compress', '--frame-size', '4K', '-j', '1', ref)
+        check(r.returncode == 0, 'compress: ' + r.stderr)
+    r = rt('report', ref)
+    check(r.returncode == 0, 'report of the intact chunks: %d %s' % (r.returncode, r.stderr))
+    return ref, names, events(r.stdout)
+
+
+def frame_events(ref_events, cpu, begin, end):
+    return [e for e in ref_events if e[1] == 'cpu%d' % cpu and begin <= e[0] <= end]
+
+
+def damaged_follow(ctx, ref, names, want, what):
+    """Follows chunks of @ref that were damaged: exit 3, the damage said,
+    exactly @want printed (what report prints of them too)."""
+    d = follow_dir(ctx, ref)
+    rc, out, err = follow(d, put(ref, names, d))
+    got = events(out)
+    check('runtime error' not in err and 'Sanitizer' not in err, 'sanitizer: ' + err[-2000:])
+    invented = sorted(set(got) - set(want))
+    check(not invented, '%s: %d events printed that are not in the trace, e.g. %s' %
+          (what, len(invented), invented[:2]))
+    missing = sorted(set(want) - set(got))
+    check(not missing, '%s: %d intact events not printed, e.g. %s' % (what, len(missing), missing[:2]))
+    check(len(got) == len(want), '%s: %d events printed, %d expected (twice?)' %
+          (what, len(got), len(want)))
+    check(rc == 3 and 'damaged: ' in err,
+          '%s: follow exit %d (3 expected, the damage said): %s' % (what, rc, err[-1500:]))
+    rep = rt('report', ref, asan=True)
+    check(rep.returncode == 3 and events(rep.stdout) == got,
+          '%s: report of the same chunks: exit %d, %d events; follow printed %d' %
+          (what, rep.returncode, len(events(rep.stdout)), len(got)))
+
+
+# ---- report --follow: frames checked whole -------------------------------------
+
+@test
+def follow_packed_frame_damaged(ctx):
+    """One flipped bit in a frame of a packed chunk that --follow reads:
+    that frame's events alone are missing, nothing invented, exit 3."""
+    ref, names, allev = two_chunks(ctx, packed=True)
+    path = os.path.join(ref, 'cpu1-000002.zst')
+    dbytes, ents = td.index_of(path)
+    check(len(ents) > 4, 'only %d frames' % len(ents))
+    k = 2
+    flip(path, ents[k][0] + (ents[k + 1][0] - ents[k][0]) // 2)
+    lost = frame_events(allev, 1, ents[k][2], ents[k][3])
+    check(lost, 'the frame holds no events')
+    want = sorted(set(allev) - set(lost))
+    damaged_follow(ctx, ref, names, want, 'a flipped bit in packed frame %d' % k)
+
+
+@test
+def follow_stored_frame_damaged(ctx):
+    """A stored chunk whose frame header lies about its packet's size: that
+    packet alone is missing, exit 3; a frame magic destroyed likewise."""
+    ref, names, allev = two_chunks(ctx, packed=False)
+    path = os.path.join(ref, 'cpu0-000003.zst')
+    with open(path, 'rb') as f:
+        data = f.read()
+    # The frames' offsets: each starts with the stored magic.
+    offs = [m.start() for m in re.finditer(re.escape(b'\x28\xb5\x2f\xfd\xa0'), data)]
+    check(len(offs) == 40, '%d stored frames, 40 expected' % len(offs))
+
+    def packet_events(i):
+        pkt = data[offs[i] + 12:offs[i + 1]]
+        b = struct.unpack_from('<Q', pkt, td.OFF['begin'])[0]
+        e = struct.unpack_from('<Q', pkt, td.OFF['end'])[0]
+        return frame_events(allev, 0, b, e)
+
+    lost = packet_events(5) + packet_events(17)
+    # Frame 5 claims 8 bytes more than it holds; frame 17 is no frame.
+    size = struct.unpack_from('<I', data, offs[5] + 5)[0]
+    with open(path, 'r+b') as f:
+        f.seek(offs[5] + 5)
+        f.write(struct.pack('<I', size + 8))
+        f.seek(offs[17])
+        f.write(b'\x00')
+    want = sorted(set(allev) - set(lost))
+    damaged_follow(ctx, ref, names, want, 'two damaged stored frames')
+
+
+def bomb_frame(size, declared):
+    """A zstd frame of @size zero bytes, its size in its header or not."""
+    opt = '--stream-size=%d' % size if declared else '--no-content-size'
+    r = subprocess.run('head -c %d /dev/zero | zstd -q -3 %s -c' % (size, opt),
+                       shell=True, stdout=subprocess.PIPE)
+    check(r.returncode == 0 and len(r.stdout) < size // 100, 'zstd made no bomb')
+    return r.stdout
+
+
+def bombed(path, k, bomb):
+    """Frame @k of the packed chunk @path replaced by @bomb (its index
+    dropped: it no longer says where frames are); (begin, end) of the
+    packets it held."""
+    dbytes, ents = td.index_of(path)
+    with open(path, 'rb') as f:
+        data = f.read()
+    with open(path, 'wb') as f:
+        f.write(data[:ents[k][0]] + bomb + data[ents[k + 1][0]:dbytes])
+    return ents[k][2], ents[k][3]
+
+
+@test
+def follow_zstd_bomb(ctx):
+    """Packed chunks with a frame that decodes to 512 MiB between good
+    frames (its size in its header, and not): --follow under 256 MiB of
+    data (RLIMIT_DATA) says each is damage and prints every event of the
+    other frames, exit 3."""
+    ref, names, allev = two_chunks(ctx, packed=True)
+    b0, e0 = bombed(os.path.join(ref, 'cpu0-000002.zst'), 3,
+                    bomb_frame(512 << 20, declared=False))
+    b1, e1 = bombed(os.path.join(ref, 'cpu1-000003.zst'), 2,
+                    bomb_frame(512 << 20, declared=True))
+    lost = frame_events(allev, 0, b0, e0) + frame_events(allev, 1, b1, e1)
+    want = sorted(set(allev) - set(lost))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (256 << 20, 256 << 20))
+
+    d = follow_dir(ctx, ref)
+    rc, out, err = follow(d, put(ref, names, d), preexec=limit, binary=td.RINGTRACE)
+    got = events(out)
+    check(rc == 3 and 'damaged: ' in err and 'more than the' in err,
+          'a bomb frame: exit %d (3 expected, the frame said too big): %s' % (rc, err[-1500:]))
+    check(got == want, 'a bomb frame: %d events printed, %d expected (%d not in the trace)' %
+          (len(got), len(want), len(set(got) - set(allev))))
+
+
+# ---- the runner ------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('-k', help='only tests whose name contains this')
+    ap.add_argument('-v', action='store_true', help='show tracebacks')
+    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
+    args = ap.parse_args()
+
+    # RT_SETS_BIN=/other/tools/ringtrace: run everything with that build
+    # (how a test is shown to fail before its fix).
+    if os.environ.get('RT_SETS_BIN'):
+        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_SETS_BIN']
+    for b in (td.RINGTRACE, td.RINGTRACE_ASAN):
+        if not os.access(b, os.X_OK):
+            print('sets: %s missing: run make -C tools ringtrace ringtrace-asan' % b)
+            print('sets: 0 passed, 1 failed')
+            return 1
+    tmp = tempfile.mkdtemp(prefix='rt-sets-')
+    passed = failed = 0
+    try:
+        for fn in TESTS:
+            if args.k and args.k not in fn.__name__:
+                continue
+            ctx = Ctx(os.path.join(tmp, fn.__name__))
+            os.makedirs(ctx.tmp)
+            try:
+                fn(ctx)
+                passed += 1
+                print('ok     %s' % fn.__name__)
+            except Fail as e:
+                failed += 1
+                print('FAIL   %s: %s' % (fn.__name__, e))
+            except Exception:
+                failed += 1
+                print('ERROR  %s:\n%s' % (fn.__name__, traceback.format_exc()))
+            sys.stdout.flush()
+    finally:
+        if args.keep or failed:
+            print('(files kept in %s)' % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print('sets: %d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
