@@ -277,6 +277,80 @@ def follow_zstd_bomb(ctx):
           (len(got), len(want), len(set(got) - set(allev))))
 
 
+
+# ---- the seek path: bounded whatever the file says -------------------------------
+
+def max_rss_kib(args, env=None):
+    """(status, stderr, the peak RSS in KiB) of the command @args."""
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         universal_newlines=True, env=env)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, err, ru.ru_maxrss
+
+
+@test
+def seek_hostile_index_footer(ctx):
+    """A packed chunk of 300 MiB (a skippable frame, sparse) whose index
+    footer claims 2^32-1 entries: a window allocates nothing for it (the
+    reader's peak memory stays small), says the index is ignored, and
+    prints what a full pass prints."""
+    d = td.packed_trace(ctx, name='hostile', files=2, packets=60)
+    path = os.path.join(d, 'cpu0-000002.zst')
+    dbytes, ents = td.index_of(path)
+    with open(path, 'rb') as f:
+        data = f.read()
+    index = bytearray(data[dbytes:])
+    struct.pack_into('<I', index, len(index) - 16, 0xffffffff)
+    pad = 300 << 20
+    with open(path, 'wb') as f:
+        f.write(data[:dbytes] + struct.pack('<II', 0x184D2A50, pad))
+        f.seek(pad, os.SEEK_CUR)
+        f.write(index)
+    b, e = td.SEEK_WINDOWS[3]
+    rc, err, rss = max_rss_kib([td.RINGTRACE, 'report'] + td.window_args(b, e) + [d])
+    check(rc == 0, 'report of a window: exit %d: %s' % (rc, err[-800:]))
+    check(rss < 64 << 10, 'a footer that claims 2^32-1 entries: the reader peaked at %d MiB' %
+          (rss >> 10))
+    check('its time index is ignored (it claims' in err,
+          'the footer\'s claim is not said: %s' % err[-800:])
+    td.same_window(d, b, e, notes=['its time index is ignored'])
+
+
+def pread_bytes(args):
+    """(status, bytes pread64 returned in all) of the command @args."""
+    log = tempfile.mktemp(prefix='rt-strace-')
+    r = subprocess.run(['strace', '-f', '-qq', '-e', 'trace=pread64', '-o', log] + args,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    total = 0
+    with open(log) as f:
+        for line in f:
+            m = re.search(r'= (\d+)$', line.strip())
+            if m:
+                total += int(m.group(1))
+    os.unlink(log)
+    return r.returncode, total
+
+
+@test
+def seek_stored_index_build(ctx):
+    """An index built for a stored chunk (a window over it) reads each
+    packet's header where it lies: what it reads is a small part of the
+    file (headers), not a 64 KiB probe and a decompression context per
+    packet."""
+    d = td.seek_trace(ctx.path('stored'), files=1, packets=300)
+    size = sum(os.path.getsize(os.path.join(d, n)) for n in os.listdir(d) if n.endswith('.zst'))
+    b, e = td.SEEK_T0 + 150 * td.SEEK_PACKET_NS, td.SEEK_T0 + 152 * td.SEEK_PACKET_NS
+    rc, got = pread_bytes([td.RINGTRACE, 'report'] + td.window_args(b, e) + [d])
+    check(rc == 0, 'report of a window: exit %d' % rc)
+    # Per packet: its frame's header and block header, its 88-byte header.
+    packets = 2 * 300
+    check(got < 160 * packets, 'indexing %d stored packets (%d bytes) read %d bytes with pread' %
+          (packets, size, got))
+    td.same_window(d, b, e, notes=[])
+
+
 # ---- the runner ------------------------------------------------------------------
 
 def main():
