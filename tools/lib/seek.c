@@ -36,6 +36,7 @@
  * of the frame.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -332,4 +333,22 @@ int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e)
 	return r ||
 	       hdr_u64(hdr, offsetof(struct ringtrace_packet_header, timestamp_begin)) !=
 	       e->ts_begin ? -1 : 0;
+}
+
+int rt_file_first_ts(const char *path, uint64_t *ts)
+{
+	size_t len = strlen(path);
+	bool zst = len > 4 && !strcmp(path + len - 4, ".zst");
+	struct probe p = { 0 };
+	uint8_t hdr[HDR_SIZE];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = first_header(fd, zst, 0, hdr, &p);
+	probe_free(&p);
+	close(fd);
+	if (!r)
+		*ts = HDR_FIELD(hdr, timestamp_begin);
+	return r;
 }

@@ -22,6 +22,7 @@ Last line: `sets: N passed, M failed`.
 import argparse
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -349,6 +350,312 @@ def seek_stored_index_build(ctx):
     check(got < 160 * packets, 'indexing %d stored packets (%d bytes) read %d bytes with pread' %
           (packets, size, got))
     td.same_window(d, b, e, notes=[])
+
+
+
+# ---- chunk sets: as ringtraced --on-chunk lays them out ---------------------------
+
+TRACE = 'ringtrace-20240101-101010'
+
+
+def chunk_facts(path):
+    """What ringtraced's manifest says of a chunk (daemon/chunks.c)."""
+    plain = subprocess.run(['zstd', '-q', '-dc', path], stdout=subprocess.PIPE,
+                           check=True).stdout
+    pk = list(td.packets_of(plain))
+    return {'packets': len(pk),
+            'events': sum(td.hdr_get(plain, o, 'events', '<I') for o in pk),
+            'events_lost': 0,
+            'first_timestamp': td.hdr_get(plain, pk[0], 'begin') if pk else 0,
+            'last_timestamp': td.hdr_get(plain, pk[-1], 'end') if pk else 0}
+
+
+def write_manifest(s, seq, host='host-a', boot='boot-1', trace=TRACE):
+    """@s's manifest.json as daemon/manifest.c writes one, from its files."""
+    with open(os.path.join(s, 'metadata')) as f:
+        uuid = re.search(r'trace \{[^}]*?uuid = "([^"]+)"', f.read(), re.S).group(1)
+    names = sorted(n for n in os.listdir(s) if n != 'manifest.json')
+    cpus = []
+    for n in names:
+        m = re.match(r'cpu(\d+)-(\d+)\.zst$', n)
+        if m:
+            cpus.append(dict({'cpu': int(m.group(1)), 'file': n},
+                             **chunk_facts(os.path.join(s, n))))
+    man = {'format': 'ringtrace-chunk-set', 'format_version': 1, 'host': host,
+           'boot_id': boot, 'kernel_release': '6.12', 'ringtrace_version': 'test',
+           'trace': trace, 'trace_uuid': uuid, 'sequence': seq,
+           'clock': {'name': 'monotonic', 'monotonic_ns': 1, 'realtime_ns': 1,
+                     'boottime_ns': 1, 'realtime_offset_ns': 1700000000500000000,
+                     'boottime_offset_ns': 0},
+           'cpus': cpus,
+           'files': [{'name': n, 'size': os.path.getsize(os.path.join(s, n)),
+                      'xxh64': td.file_xxh64(os.path.join(s, n))} for n in names]}
+    with open(os.path.join(s, 'manifest.json'), 'w') as f:
+        json.dump(man, f, indent=2)
+
+
+def edit_manifest(s, fn):
+    path = os.path.join(s, 'manifest.json')
+    with open(path) as f:
+        man = json.load(f)
+    fn(man)
+    with open(path, 'w') as f:
+        json.dump(man, f, indent=2)
+
+
+def daemon_dir(ctx, assembled=3, files=5, cpus=2):
+    """A trace directory as ringtraced --on-chunk leaves one: chunks 1..
+    @assembled in sets DIR/chunk-NNNNNN/ (packed, metadata, manifest),
+    the later ones loose (packed, the last stored: still being written).
+    (DIR, a plain directory holding every chunk: what DIR reads as.)"""
+    ref = td.packed_trace(ctx, name='whole%03d' % ctx.n, cpus=cpus, files=files)
+    stored = td.seek_trace(ctx.path('stored'), cpus=cpus, files=files)
+    for c in range(cpus):
+        last = 'cpu%d-%06d.zst' % (c, files)
+        shutil.copy(os.path.join(stored, last), os.path.join(ref, last))
+    d = os.path.join(ctx.path('root'), TRACE)
+    os.makedirs(d)
+    shutil.copy(os.path.join(ref, 'metadata'), d)
+    for k in range(1, files + 1):
+        names = ['cpu%d-%06d.zst' % (c, k) for c in range(cpus)]
+        if k > assembled:
+            for n in names:
+                shutil.copy(os.path.join(ref, n), d)
+            continue
+        s = os.path.join(d, 'chunk-%06d' % k)
+        os.makedirs(s)
+        for n in names + ['metadata']:
+            shutil.copy(os.path.join(ref, n), s)
+        write_manifest(s, k)
+    return d, ref
+
+
+def same_report(ref, *dirs, opts=(), status=0, what=''):
+    """report of @dirs prints what report of @ref does, byte for byte."""
+    want = rt('report', *opts, ref)
+    got = rt('report', *opts, *dirs, asan=True)
+    check(want.returncode == 0, 'report of the reference: %s' % want.stderr)
+    check(got.returncode == status and 'runtime error' not in got.stderr,
+          '%s: report %s exit %d (%d expected): %s' %
+          (what, ' '.join(opts), got.returncode, status, got.stderr[-1500:]))
+    if got.stdout != want.stdout:
+        a, b = got.stdout.splitlines(), want.stdout.splitlines()
+        diff = next(('  got  %s\n  want %s' % (x, y) for x, y in zip(a, b) if x != y),
+                    '(%d lines, %d expected)' % (len(a), len(b)))
+        raise Fail('%s: report %s differs from the whole trace:\n%s' %
+                   (what, ' '.join(opts), diff))
+    return got
+
+
+@test
+def report_daemon_dir(ctx):
+    """report DIR of a daemon that made sets: its sets (DIR/chunk-NNNNNN/)
+    and its loose chunks read as the whole trace; so do --stat, a window,
+    and export."""
+    d, ref = daemon_dir(ctx)
+    same_report(ref, d, what='the daemon\'s directory')
+    same_report(ref, d, opts=['--stat'], what='the daemon\'s directory')
+    b, e = td.SEEK_WINDOWS[3]
+    same_report(ref, d, opts=td.window_args(b, e), what='a window of it')
+    for fmt in ('systrace', 'chrome-json'):
+        want = rt('export', '-f', fmt, ref)
+        got = rt('export', '-f', fmt, d, asan=True)
+        check(got.returncode == 0 and got.stdout == want.stdout,
+              'export -f %s of the daemon\'s directory: exit %d: %s' %
+              (fmt, got.returncode, got.stderr[-800:]))
+    # Every set assembled, nothing loose: the same.
+    d2, ref2 = daemon_dir(ctx, assembled=5)
+    same_report(ref2, d2, what='every set assembled')
+
+
+def hook_moved(ctx, d, seqs, copy=False):
+    """Sets @seqs of @d moved (copied) by a hook to a directory of its own."""
+    shipped = ctx.path('shipped')
+    os.makedirs(shipped)
+    for k in seqs:
+        s = os.path.join(d, 'chunk-%06d' % k)
+        (shutil.copytree if copy else shutil.move)(s, os.path.join(shipped, 'chunk-%06d' % k))
+    return shipped
+
+
+@test
+def report_moved_sets_and_dir(ctx):
+    """A hook moved sets away: the moved sets and DIR, given as the sets'
+    directories or the directory they are in, in any order, read as the
+    whole trace -- every event once.  A set that is both where it was
+    copied and in DIR is read once."""
+    d, ref = daemon_dir(ctx)
+    shipped = hook_moved(ctx, d, (1, 2))
+    sets = sorted(os.path.join(shipped, n) for n in os.listdir(shipped))
+    same_report(ref, *sets, d, what='the moved sets, then DIR')
+    same_report(ref, d, *sets[::-1], what='DIR, then the moved sets')
+    same_report(ref, shipped, d, what='the directory of moved sets and DIR')
+    # Every set moved: DIR holds its metadata and loose chunks only.
+    everything = hook_moved(ctx, d, (3,))
+    for s in sorted(os.listdir(everything)):
+        shutil.move(os.path.join(everything, s), shipped)
+    same_report(ref, shipped, d, what='every set moved')
+    # A set copied, not moved: in both places.
+    d2, ref2 = daemon_dir(ctx)
+    copied = hook_moved(ctx, d2, (2, 3), copy=True)
+    same_report(ref2, copied, d2, what='sets present twice')
+    same_report(ref2, os.path.join(copied, 'chunk-000002'), d2,
+                os.path.join(copied, 'chunk-000003'), what='sets present twice, given one by one')
+    # The daemon's directory alone says which of its sets are not there.
+    d3, ref3 = daemon_dir(ctx)
+    hook_moved(ctx, d3, (1,))
+    r = rt('report', d3)
+    gaps = [l for l in r.stdout.splitlines() if ' -- gap: ' in l]
+    check(r.returncode == 0 and len(gaps) == 1 and
+          'chunk set 1 not given, everything before it' in gaps[0],
+          'DIR without its moved set 1: exit %d, gaps %s' % (r.returncode, gaps))
+
+
+
+# ---- what a manifest promises, checked ---------------------------------------------
+
+def sets_of(d):
+    """The set directories under @d, given one by one (as every version
+    of report reads them): what a manifest says is what is tested."""
+    return sorted(os.path.join(d, n) for n in os.listdir(d) if n.startswith('chunk-'))
+
+
+@test
+def manifest_size_lies(ctx):
+    """A set's manifest that says a chunk has a byte more than it has:
+    damage, said (exit 3), and the chunk read all the same."""
+    d, ref = daemon_dir(ctx, assembled=5)
+
+    def grow(man):
+        man['files'][0]['size'] += 1
+    edit_manifest(os.path.join(d, 'chunk-000002'), grow)
+    r = same_report(ref, *sets_of(d), status=3, what='a chunk\'s size in its manifest +1')
+    check('has %d bytes, its manifest says %d' % (
+        os.path.getsize(os.path.join(d, 'chunk-000002', 'cpu0-000002.zst')),
+        os.path.getsize(os.path.join(d, 'chunk-000002', 'cpu0-000002.zst')) + 1) in r.stderr,
+        'the size is not said: ' + r.stderr[-800:])
+
+
+@test
+def manifest_sum_lies(ctx):
+    """A set's manifest whose XXH64 of a chunk is not the chunk's: damage,
+    said (exit 3), and the chunk read all the same."""
+    d, ref = daemon_dir(ctx, assembled=5)
+
+    def flip_sum(man):
+        f = man['files'][1]
+        f['xxh64'] = '%016x' % (int(f['xxh64'], 16) ^ 1)
+    edit_manifest(os.path.join(d, 'chunk-000003'), flip_sum)
+    r = same_report(ref, *sets_of(d), status=3, what='a chunk\'s XXH64 in its manifest changed')
+    check('cpu1-000003.zst: its XXH64 is' in r.stderr, 'the XXH64 is not said: ' + r.stderr[-800:])
+
+
+@test
+def manifest_stored_chunk_changed(ctx):
+    """A stored chunk of a set (no frame checksum) with an event's text
+    changed in place: its XXH64 says so (exit 3)."""
+    d, ref = daemon_dir(ctx, assembled=5)
+    path = os.path.join(d, 'chunk-000005', 'cpu1-000005.zst')
+    with open(path, 'rb') as f:
+        data = f.read()
+    at = data.index(b'c1 p250 e1')
+    with open(path, 'r+b') as f:
+        f.seek(at + 4)
+        f.write(b'9')
+    r = rt('report', *sets_of(d), asan=True)
+    check(r.returncode == 3 and 'cpu1-000005.zst: its XXH64 is' in r.stderr,
+          'a stored chunk changed under its manifest: exit %d: %s' % (r.returncode, r.stderr[-800:]))
+
+
+@test
+def manifest_missing_and_unlisted(ctx):
+    """A listed chunk missing, a set's metadata that is not the one listed,
+    a chunk the manifest does not list: each is damage, said (exit 3);
+    everything there is read."""
+    d, ref = daemon_dir(ctx, assembled=5)
+    os.unlink(os.path.join(d, 'chunk-000002', 'cpu1-000002.zst'))
+    with open(os.path.join(d, 'chunk-000003', 'metadata'), 'a') as f:
+        f.write('\n')
+    edit_manifest(os.path.join(d, 'chunk-000004'),
+                  lambda man: man.update(files=[f for f in man['files']
+                                                if f['name'] != 'cpu0-000004.zst']))
+    r = rt('report', *sets_of(d), asan=True)
+    for said in ('lists cpu1-000002.zst, which is not there',
+                 'chunk-000003/metadata: not the metadata its manifest lists',
+                 'cpu0-000004.zst: not in its set\'s manifest: read unchecked'):
+        check(said in r.stderr, '"%s" not said: %s' % (said, r.stderr[-1500:]))
+    got, want = events(r.stdout), events(rt('report', ref).stdout)
+    missing = [e for e in want if e not in got]
+    check(r.returncode == 3 and set(got) <= set(want) and
+          all(e[1] == 'cpu1' and td.SEEK_T0 + 60 * td.SEEK_PACKET_NS <= e[0] <
+              td.SEEK_T0 + 120 * td.SEEK_PACKET_NS for e in missing) and
+          len(missing) == 60 * 12,
+          'a missing chunk: exit %d, %d events missing (720 of cpu1 chunk 2 expected)' %
+          (r.returncode, len(missing)))
+
+
+WINDOW = (td.SEEK_T0 + 130 * td.SEEK_PACKET_NS, td.SEEK_T0 + 135 * td.SEEK_PACKET_NS)
+
+
+def window_despite(ctx, seq, cpu, ts, what):
+    """A window over sets whose manifest of set @seq says CPU @cpu's chunk
+    starts at @ts: it prints what a full pass does, and says the manifest
+    is wrong (exit 3)."""
+    b, e = WINDOW
+    d, ref = daemon_dir(ctx, assembled=5)
+    want = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *td.window_args(b, e), ref)
+    check(want.returncode == 0 and events(want.stdout), 'the window: %s' % want.stderr)
+
+    def lie(man):
+        for c in man['cpus']:
+            if c['cpu'] == cpu:
+                c['first_timestamp'] = ts
+                c['last_timestamp'] = max(ts, c['last_timestamp'])
+    edit_manifest(os.path.join(d, 'chunk-%06d' % seq), lie)
+    r = rt_env({}, 'report', *td.window_args(b, e), *sets_of(d))
+    check(events(r.stdout) == events(want.stdout),
+          '%s: the window prints %d events, a full pass %d' %
+          (what, len(events(r.stdout)), len(events(want.stdout))))
+    check(r.returncode == 3 and "its manifest's first_timestamp is not its first packet's" in r.stderr,
+          '%s: exit %d, not said: %s' % (what, r.returncode, r.stderr[-800:]))
+
+
+@test
+def manifest_time_after_the_window(ctx):
+    """A manifest edited to put the chunk that holds a window after it:
+    the chunk is read, the lie said."""
+    window_despite(ctx, 3, 0, td.SEEK_T0 + 500 * td.SEEK_PACKET_NS,
+                   'chunk 3 of cpu0 said to start after the window')
+
+
+@test
+def manifest_time_before_the_window(ctx):
+    """A manifest edited to put a later chunk before a window: the chunks
+    before it (the window's) are not taken for cold, the lie said."""
+    window_despite(ctx, 4, 1, td.SEEK_T0 + 1 * td.SEEK_PACKET_NS,
+                   'chunk 4 of cpu1 said to start before the window')
+
+
+@test
+def manifest_time_true_skips(ctx):
+    """A true manifest still keeps seeking cheap: a chunk after the window
+    (its first packet confirms where it starts) is not read, nor are the
+    chunks after it -- damage at the end of chunk 4, chunk 5 turned to
+    noise, are not seen by the window (and are by a full report)."""
+    b, e = WINDOW
+    d, ref = daemon_dir(ctx, assembled=5)
+    want = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *td.window_args(b, e), ref)
+    for c in range(2):
+        path = os.path.join(d, 'chunk-000004', 'cpu%d-000004.zst' % c)
+        flip(path, td.index_of(path)[1][-1][0] + 40)
+        path = os.path.join(d, 'chunk-000005', 'cpu%d-000005.zst' % c)
+        with open(path, 'r+b') as f:
+            f.write(random.Random(c).randbytes(os.path.getsize(path)))
+    r = rt_env({}, 'report', *td.window_args(b, e), *sets_of(d))
+    check(r.returncode == 0 and events(r.stdout) == events(want.stdout),
+          'a window before damaged chunks read them: exit %d: %s' % (r.returncode, r.stderr[-800:]))
+    full = rt('report', *sets_of(d))
+    check(full.returncode == 3, 'report of it all did not see the damage: %d' % full.returncode)
 
 
 # ---- the runner ------------------------------------------------------------------
