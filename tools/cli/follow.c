@@ -23,8 +23,11 @@
  * the stored file it reads stays whole until it is closed, so nothing is
  * lost or read twice.  A chunk first opened after it was packed (the
  * follower fell behind a fast rotation) is decompressed whole: it is
- * complete by then.  A chunk removed before it was opened (--max-files,
- * a hand-off hook that moved it) is said on stderr and skipped.
+ * complete by then.  With --on-chunk a closed chunk moves on: into the
+ * set being assembled (.chunk-SEQ.tmp/), then with it to chunk-SEQ/; it
+ * is looked for there too, in that order (list_chunks(), open_chunk()).
+ * A chunk removed before it was opened (--max-files, a hand-off hook that
+ * moved its set away) is said on stderr and skipped.
  *
  * Nothing of a frame is handed to the stream before all of it was read
  * and checked: a packed frame is decoded whole into memory, and libzstd
@@ -70,6 +73,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -273,34 +277,117 @@ static struct fcpu *cpu_get(struct follow *f, unsigned int cpu, bool *created)
 	return c;
 }
 
+/* A chunk found by a listing. */
+struct found {
+	unsigned int cpu, seq;
+};
+
+struct listing {
+	struct found *v;
+	size_t n, cap;
+};
+
+static void found_add(struct listing *l, unsigned int cpu, unsigned int seq)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct found *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			die("out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct found){ cpu, seq };
+}
+
+/*
+ * "chunk-NNNNNN" (an assembled set) or ".chunk-NNNNNN.tmp" (one being
+ * assembled): true with its sequence number.
+ */
+static bool set_dir_name(const char *name, unsigned int *seq)
+{
+	const char *p = name + (name[0] == '.');
+	unsigned long long v = 0;
+
+	if (strncmp(p, "chunk-", 6) || p[6] < '0' || p[6] > '9')
+		return false;
+	for (p += 6; *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (unsigned int)(*p - '0')) > UINT_MAX)
+			return false;
+	if (strcmp(p, name[0] == '.' ? ".tmp" : ""))
+		return false;
+	*seq = (unsigned int)v;
+	return true;
+}
+
+/* The chunks of set directory @name (sequence @seq) into @l. */
+static void list_set(struct follow *f, const char *name, unsigned int seq,
+		     struct listing *l)
+{
+	int fd = openat(f->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *d;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;		/* gone meanwhile: a hook took it */
+	}
+	while ((d = readdir(dir))) {
+		unsigned int cpu, s;
+
+		if (chunk_parse_name(d->d_name, &cpu, &s) && s == seq && cpu < RT_MAX_CPUS)
+			found_add(l, cpu, s);
+	}
+	closedir(dir);
+}
+
 /*
  * Lists the chunks: new CPUs (starting at their first chunk with
  * from_start, else at their newest), and for every CPU the first chunk
- * after the one it reads.
+ * after the one it reads.  With --on-chunk, ringtraced moves each CPU's
+ * chunk k into .chunk-k.tmp/, then renames that to chunk-k/: chunks are
+ * looked for there too, in the sets no older than the chunk of the CPU
+ * furthest behind (a CPU first seen later starts at what is listed).
  */
 static void list_chunks(struct follow *f)
 {
+	struct listing l = { 0 };
+	unsigned int floor = UINT_MAX;
 	bool fresh = false, created;
 	struct dirent *d;
 	DIR *dir;
 
 	for (unsigned int i = 0; i < f->nr_cpus; i++)
-		if (f->cpus[i])
+		if (f->cpus[i]) {
 			f->cpus[i]->has_next = false;
+			if (f->cpus[i]->fd != -2 && f->cpus[i]->seq < floor)
+				floor = f->cpus[i]->seq;
+		}
+	if (!f->nr_known)
+		floor = 0;
 	dir = fdopendir(dup(f->dirfd));
 	if (!dir) {
 		warn("%s: %s", f->dir, strerror(errno));
 		return;
 	}
+	/* The offset is dirfd's, where the last listing left it. */
+	rewinddir(dir);
+	while ((d = readdir(dir))) {
+		unsigned int cpu, seq;
+
+		if (chunk_parse_name(d->d_name, &cpu, &seq) && cpu < RT_MAX_CPUS)
+			found_add(&l, cpu, seq);
+		else if (set_dir_name(d->d_name, &seq) && seq >= floor)
+			list_set(f, d->d_name, seq, &l);
+	}
+	closedir(dir);
 	for (int pass = 0; pass < 2; pass++) {
-		rewinddir(dir);
-		while ((d = readdir(dir))) {
-			unsigned int cpu, seq;
+		for (size_t k = 0; k < l.n; k++) {
+			unsigned int cpu = l.v[k].cpu, seq = l.v[k].seq;
 			struct fcpu *c;
 
-			if (!chunk_parse_name(d->d_name, &cpu, &seq) ||
-			    cpu >= RT_MAX_CPUS)
-				continue;
 			if (pass == 0) {
 				c = cpu_get(f, cpu, &created);
 				if (created) {
@@ -329,7 +416,33 @@ static void list_chunks(struct follow *f)
 				}
 			}
 	}
-	closedir(dir);
+	free(l.v);
+}
+
+/*
+ * Opens chunk @seq of CPU @cpu wherever ringtraced has it: in the
+ * directory, in its set being assembled, in its set -- the order a chunk
+ * moves in, so that no rename between two tries hides it.  A hook may
+ * still have taken its set away: then it is gone (ENOENT).
+ */
+static int open_chunk(struct follow *f, unsigned int cpu, unsigned int seq)
+{
+	char name[CHUNK_NAME_MAX], path[CHUNK_NAME_MAX + 32];
+	int fd;
+
+	chunk_name(name, sizeof(name), cpu, seq);
+	fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	snprintf(path, sizeof(path), ".chunk-%06u.tmp/%s", seq, name);
+	fd = openat(f->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR))
+		return fd;
+	snprintf(path, sizeof(path), "chunk-%06u/%s", seq, name);
+	fd = openat(f->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOTDIR)
+		errno = ENOENT;
+	return fd;
 }
 
 /*
@@ -620,7 +733,7 @@ static void read_cpu(struct follow *f, struct fcpu *c)
 			int kind;
 
 			chunk_name(name, sizeof(name), c->cpu, c->seq);
-			c->fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+			c->fd = open_chunk(f, c->cpu, c->seq);
 			if (c->fd < 0) {
 				if (errno != ENOENT)
 					warn("%s/%s: %s", f->dir, name, strerror(errno));
@@ -663,8 +776,6 @@ static void read_cpu(struct follow *f, struct fcpu *c)
  */
 static void skip_existing(struct follow *f)
 {
-	char name[CHUNK_NAME_MAX];
-
 	for (unsigned int i = 0; i < f->nr_cpus; i++) {
 		struct fcpu *c = f->cpus[i];
 		uint8_t h[CHUNK_STORED_FRAME_HEADER];
@@ -673,8 +784,7 @@ static void skip_existing(struct follow *f)
 
 		if (!c)
 			continue;
-		chunk_name(name, sizeof(name), c->cpu, c->seq);
-		c->fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+		c->fd = open_chunk(f, c->cpu, c->seq);
 		if (c->fd < 0)
 			continue;
 		c->stored = chunk_kind(c->fd) != CHUNK_KIND_PACKED;
@@ -742,6 +852,12 @@ static void feed(struct follow *f)
 			return;
 		}
 		c->pend_len = 0;
+		/* A packed frame's worth is not kept per CPU while it idles. */
+		if (c->pend_cap > READ_AHEAD) {
+			free(c->pend);
+			c->pend = NULL;
+			c->pend_cap = 0;
+		}
 		if (advance(f, c))
 			rt_item_heap_push(&f->heap, &c->item);
 	}

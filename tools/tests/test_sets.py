@@ -279,6 +279,30 @@ def follow_zstd_bomb(ctx):
 
 
 
+
+@test
+def follow_into_sets(ctx):
+    """--follow of a daemon that makes sets: a chunk assembled into its
+    set (DIR/chunk-NNNNNN/) or being assembled (.chunk-NNNNNN.tmp/) before
+    the view opened it is read there; every event once."""
+    ref, names, allev = two_chunks(ctx, packed=True)
+    d = follow_dir(ctx, ref)
+
+    def place():
+        for c in range(2):
+            for k, where in ((2, 'chunk-000002'), (3, '.chunk-000003.tmp')):
+                s = os.path.join(d, where)
+                os.makedirs(s, exist_ok=True)
+                n = 'cpu%d-%06d.zst' % (c, k)
+                shutil.copy(os.path.join(ref, n), os.path.join(d, '.' + n + '.tmp'))
+                os.rename(os.path.join(d, '.' + n + '.tmp'), os.path.join(s, n))
+    rc, out, err = follow(d, place)
+    got = events(out)
+    check(rc == 0 and 'runtime error' not in err, 'follow exit %d: %s' % (rc, err[-1000:]))
+    check(got == allev, 'follow printed %d events of %d (%d not in the trace)' %
+          (len(got), len(allev), len(set(got) - set(allev))))
+
+
 # ---- the seek path: bounded whatever the file says -------------------------------
 
 def max_rss_kib(args, env=None):
