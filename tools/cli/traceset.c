@@ -550,6 +550,11 @@ static int add_dir(struct units *us, const char *dir, char *real)
 		self->trace = xstrdup(base_name(self->real));
 	if (!trace) {
 		free(real);
+		if (!nsubs && streams) {
+			/* Streams without their metadata: that is what is missing. */
+			error_line("%s/metadata: %s", dir, strerror(ENOENT));
+			goto out;
+		}
 		if (!nsubs) {
 			error_line("%s: no metadata, manifest.json or chunk sets (DIR/chunk-NNNNNN/manifest.json) in it: not a trace",
 				   dir);

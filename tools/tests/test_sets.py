@@ -487,6 +487,16 @@ def report_daemon_dir(ctx):
         check(got.returncode == 0 and got.stdout == want.stdout,
               'export -f %s of the daemon\'s directory: exit %d: %s' %
               (fmt, got.returncode, got.stderr[-800:]))
+    # check and unpack read it whole too.
+    want = [l for l in rt('check', ref).stdout.splitlines() if re.match(r'cpu\d+: packets=', l)]
+    got = rt('check', d, asan=True)
+    check(got.returncode == 0 and want and
+          [l for l in got.stdout.splitlines() if re.match(r'cpu\d+: packets=', l)] == want,
+          'check of the daemon\'s directory: exit %d: %s' % (got.returncode, got.stdout[-800:]))
+    out = ctx.path('unpacked')
+    r = rt('unpack', d, out, asan=True)
+    check(r.returncode == 0 and rt('report', out).stdout == rt('report', ref).stdout,
+          'unpack of the daemon\'s directory: exit %d: %s' % (r.returncode, r.stderr[-800:]))
     # Every set assembled, nothing loose: the same.
     d2, ref2 = daemon_dir(ctx, assembled=5)
     same_report(ref2, d2, what='every set assembled')
