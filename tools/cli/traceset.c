@@ -933,6 +933,22 @@ static int set_chunks(struct tset_member *m, struct unit *s, struct chunks *cs)
 	return 0;
 }
 
+/*
+ * Whether loose chunk @c is a copy of chunk @kept (of the same CPU and
+ * sequence number): the same bytes as its manifest promises, or as it
+ * holds.  Only read when one chunk is found twice.
+ */
+static bool same_chunk(const struct chunk *kept, const struct chunk *c)
+{
+	uint64_t size, sum, ksize, ksum;
+
+	if (file_sum(c->path, &size, &sum))
+		return false;
+	if (kept->promise)
+		return size == kept->promise->size && sum == kept->promise->xxh64;
+	return !file_sum(kept->path, &ksize, &ksum) && size == ksize && sum == ksum;
+}
+
 struct span {
 	unsigned int seq;
 	bool has_events;
@@ -968,6 +984,7 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 			unsigned int n, struct unit **lu, unsigned int nl)
 {
 	struct unit *newest = nl ? lu[0] : s[n - 1];
+	const struct chunk *kept = NULL;
 	struct chunks cs = { 0 };
 	struct span *sp;
 	unsigned int nsp = 0, k = 0;
@@ -1047,10 +1064,19 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 		struct rt_trace_cpu *tc;
 		struct tset_file *f;
 
-		if (i && c->cpu == c[-1].cpu && c->seq == c[-1].seq) {
-			free(c->path);	/* the same chunk again: read once */
+		if (kept && c->cpu == kept->cpu && c->seq == kept->seq) {
+			/* The same chunk again (a copy): read once. */
+			if (!same_chunk(kept, c)) {
+				error_line("%s and %s: chunk %u of cpu%u twice, and they differ: give one",
+					   kept->path, c->path, c->seq, c->cpu);
+				for (unsigned int j = i; j < cs.n; j++)
+					free(cs.v[j].path);
+				goto out;
+			}
+			free(c->path);
 			continue;
 		}
+		kept = c;
 		tc = cpu_of(m->t, (int)c->cpu);
 		add_path(tc, c->path);
 		f = &m->files[m->nr_files++];

@@ -546,6 +546,23 @@ def report_moved_sets_and_dir(ctx):
 
 
 
+
+@test
+def report_chunk_loose_and_in_a_set(ctx):
+    """A chunk both loose in DIR and in a set (copied back) is read once;
+    one whose bytes differ from the set's (another recording's chunk of
+    that number) is refused, never dropped unseen."""
+    d, ref = daemon_dir(ctx)
+    shutil.copy(os.path.join(d, 'chunk-000002', 'cpu1-000002.zst'), d)
+    same_report(ref, d, what='a chunk loose and in its set')
+    shutil.copy(os.path.join(d, 'chunk-000003', 'cpu1-000003.zst'),
+                os.path.join(d, 'cpu1-000002.zst'))
+    r = rt('report', d, asan=True)
+    check(r.returncode == 1 and 'chunk 2 of cpu1 twice, and they differ' in r.stderr and
+          'Sanitizer' not in r.stderr,
+          'two different chunks 2 of cpu1: exit %d: %s' % (r.returncode, r.stderr[-800:]))
+
+
 # ---- what a manifest promises, checked ---------------------------------------------
 
 def sets_of(d):
