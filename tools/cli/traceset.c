@@ -529,7 +529,7 @@ static int add_dir(struct units *us, const char *dir, char *real)
 		}
 	}
 	closedir(d);
-	/* Sets in the order of their names: a set's copy found last is the copy. */
+	/* In the order of their names: the same messages on every run. */
 	if (nsubs)
 		qsort(subs, nsubs, sizeof(*subs), cmp_str);
 	for (unsigned int i = 0; i < nsubs; i++)
@@ -570,9 +570,6 @@ static int add_dir(struct units *us, const char *dir, char *real)
 	}
 	if (streams && !chunks_only) {
 		/* A plain trace: its streams as rt_trace_open() finds them. */
-		if (self->nr_loose)
-			warn("%s: holds streams not named as chunks: read as a plain trace, its cpuN-K.zst chunks with them",
-			     dir);
 		for (unsigned int i = 0; i < self->nr_loose; i++)
 			free(self->loose[i].path);
 		free(self->loose);
