@@ -22,8 +22,8 @@
  * open descriptor is what makes a rename to the packed file harmless:
  * the stored file it reads stays whole until it is closed, so nothing is
  * lost or read twice.  A chunk first opened after it was packed (the
- * follower fell behind a fast rotation) is decompressed whole: it is
- * complete by then.  With --on-chunk a closed chunk moves on: into the
+ * follower fell behind a fast rotation) is read frame by frame from its
+ * start: it is complete by then.  With --on-chunk a closed chunk moves on: into the
  * set being assembled (.chunk-SEQ.tmp/), then with it to chunk-SEQ/; it
  * is looked for there too, in that order (list_chunks(), open_chunk()).
  * A chunk removed before it was opened (--max-files, a hand-off hook that
