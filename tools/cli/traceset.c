@@ -563,11 +563,6 @@ static int add_dir(struct units *us, const char *dir, char *real)
 		ret = 0;
 		goto out;
 	}
-	if (!streams && !self->nr_loose && !nsubs) {
-		error_line("%s: no stream files (cpuN, cpuN.zst, cpuN-K.zst) and no chunk sets (chunk-NNNNNN/)",
-			   dir);
-		goto out;
-	}
 	if (streams && !chunks_only) {
 		/* A plain trace: its streams as rt_trace_open() finds them. */
 		for (unsigned int i = 0; i < self->nr_loose; i++)
@@ -582,7 +577,10 @@ static int add_dir(struct units *us, const char *dir, char *real)
 		ret = 0;
 		goto out;
 	}
-	/* Its metadata only: its chunks are loose. */
+	/*
+	 * Its metadata, its chunks loose -- none at all once every set was
+	 * assembled and moved: tset_open() then wants its sets given too.
+	 */
 	self->t = calloc(1, sizeof(*self->t));
 	if (!self->t)
 		die("out of memory");
@@ -1295,7 +1293,7 @@ struct tset *tset_open(char *const *dirs, unsigned int n, bool strict)
 		const char *host = u->t ? rt_metadata_env(u->t->md, "hostname") : NULL;
 		int best = -1;
 
-		if (u->is_set || !u->nr_loose || !*u->uuid)
+		if (u->is_set || u->t->nr_cpus || !*u->uuid)
 			continue;
 		for (unsigned int j = 0; j < nsets; j++)
 			if (!strcasecmp(sets[j]->uuid, u->uuid) &&
@@ -1318,8 +1316,14 @@ struct tset *tset_open(char *const *dirs, unsigned int n, bool strict)
 		struct unit *u = &us.v[i], *self = u;
 		struct tset_member *m;
 
-		if (u->is_set || u->joined || (!u->nr_loose && !u->t->nr_cpus))
+		if (u->is_set || u->joined)
 			continue;
+		if (!u->nr_loose && !u->t->nr_cpus) {
+			error_line("%s: no stream files (cpuN, cpuN.zst, cpuN-K.zst) and no chunk sets (chunk-NNNNNN/)%s",
+				   u->dir, nsets ? ", and none of the sets given is of its trace" :
+				   ": where its sets were moved, give them too");
+			goto out;
+		}
 		m = &ts->m[ts->nr++];
 		if (!u->nr_loose) {
 			plain_member(m, u);

@@ -529,6 +529,15 @@ def report_moved_sets_and_dir(ctx):
     for s in sorted(os.listdir(everything)):
         shutil.move(os.path.join(everything, s), shipped)
     same_report(ref, shipped, d, what='every set moved')
+    # Every set assembled and moved: DIR holds its metadata alone, which
+    # is no trace by itself.
+    d4, ref4 = daemon_dir(ctx, assembled=5)
+    all_moved = hook_moved(ctx, d4, range(1, 6))
+    check(os.listdir(d4) == ['metadata'], 'DIR holds %s' % os.listdir(d4))
+    same_report(ref4, all_moved, d4, what='every set moved, DIR its metadata alone')
+    r = rt('report', d4, asan=True)
+    check(r.returncode == 1 and 'where its sets were moved, give them too' in r.stderr,
+          'DIR with its metadata alone: exit %d: %s' % (r.returncode, r.stderr))
     # A set copied, not moved: in both places.
     d2, ref2 = daemon_dir(ctx)
     copied = hook_moved(ctx, d2, (2, 3), copy=True)
