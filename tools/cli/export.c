@@ -111,13 +111,12 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 		int32_t tid;
 
 		if (window_holds(w, it->timestamp)) {
-			tid = it->type == RT_ITEM_EVENT ? rt_threads_owner(th, it) : -1;
+			tid = rt_threads_owner(th, it);
 			if (it->type == RT_ITEM_LOST)
 				*lost += it->lost_events;
 			err = fmt->item(x, it, tid);
 		}
-		if (it->type == RT_ITEM_EVENT)
-			rt_threads_feed(th, it);
+		rt_threads_feed(th, it);
 	}
 	error = merge_error(m);
 	if (!err && error) {
@@ -189,6 +188,9 @@ static int export_trace(char *const *dirs, unsigned int n,
 		goto close_out;
 	}
 	x.th = th;
+	x.windowed = w.has_begin;
+	if (window_threads(ts, 0, th))
+		goto free_threads;
 	err = fmt->begin(&x);
 	if (!err)
 		err = feed(&x, fmt, t, &w, &lost);
@@ -204,6 +206,7 @@ static int export_trace(char *const *dirs, unsigned int n,
 	if (lost)
 		warn("the trace reports %" PRIu64 " events lost while recording",
 		     lost);
+free_threads:
 	rt_threads_free(th);
 close_out:
 	if (x.f != stdout && fclose(x.f) && !err) {

@@ -27,6 +27,11 @@ struct export_ctx {
 	const struct rt_trace *t;
 	const struct rt_metadata *md;
 	const struct rt_threads *th;
+	/*
+	 * A window from --begin: what the trace said before it (processes,
+	 * threads) is in @th, not in the items (the format says it first).
+	 */
+	bool windowed;
 	/* syscall_entry's id field: its enum names the system calls. */
 	const struct rt_field_desc *syscall_id;
 	/* Events left out because their thread is unknown: counted by item(). */

@@ -275,3 +275,44 @@ int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e)
 	       hdr_u64(hdr, offsetof(struct ringtrace_packet_header, timestamp_begin)) !=
 	       e->ts_begin ? -1 : 0;
 }
+
+int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
+		 char *why, size_t size)
+{
+	uint8_t foot[CHUNK_TABLE_FOOTER], *buf;
+	uint64_t room = ix->data_bytes, len;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	if (room < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER ||
+	    rt_pread_full(fd, foot, sizeof(foot), room - sizeof(foot)))
+		return 1;
+	len = chunk_table_frame_size(foot, room);
+	if (!len)
+		return 1;
+	buf = malloc(len);
+	if (!buf || rt_pread_full(fd, buf, len, room - len)) {
+		free(buf);
+		snprintf(why, size, "cannot be read");
+		return -1;
+	}
+	r = chunk_table_parse(buf, len, ix, t, why, size);
+	free(buf);
+	return r;
+}
+
+int rt_index_first_packet(int fd, bool zst, uint64_t coff,
+			  struct rt_packet_info *pi)
+{
+	uint8_t hdr[HDR_SIZE];
+
+	if (first_header(fd, zst, coff, hdr))
+		return -1;
+	memset(pi, 0, sizeof(*pi));
+	pi->timestamp_begin = HDR_FIELD(hdr, timestamp_begin);
+	pi->timestamp_end = HDR_FIELD(hdr, timestamp_end);
+	pi->seq = HDR_FIELD(hdr, packet_seq_num);
+	pi->events_discarded = HDR_FIELD(hdr, events_discarded);
+	pi->cpu = (uint32_t)HDR_FIELD(hdr, cpu_id);
+	return 0;
+}
