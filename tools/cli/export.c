@@ -71,6 +71,42 @@ const char *ex_syscall_name(const struct export_ctx *x, int64_t id)
 	return x->syscall_id ? rt_field_label(x->syscall_id, id) : NULL;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int32_t *ex_known_threads(const struct rt_threads *th, size_t *n)
+{
+	size_t pos = 0, cap = 256;
+	int32_t *v = malloc(cap * sizeof(*v)), tid;
+
+	*n = 0;
+	while (v && (tid = rt_threads_next(th, &pos)) >= 0) {
+		if (*n == cap) {
+			int32_t *g = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!g) {
+				free(v);
+				v = NULL;
+				break;
+			}
+			v = g;
+			cap *= 2;
+		}
+		v[(*n)++] = tid;
+	}
+	if (!v) {
+		error_line("out of memory");
+		return NULL;
+	}
+	/* The table's order is its hash's: a window must not depend on it. */
+	qsort(v, *n, sizeof(*v), cmp_tid);
+	return v;
+}
+
 /* ---- the command ----------------------------------------------------------------- */
 
 /* syscall_entry's id field, whose enum names the system calls. */

@@ -71,6 +71,11 @@ ex_ns_t ex_ns(const struct rt_metadata *md, uint64_t cycles);
 const char *ex_softirq_name(int64_t vec);
 /* The system call's name from the id field's enum, or NULL. */
 const char *ex_syscall_name(const struct export_ctx *x, int64_t id);
+/*
+ * The threads @th knows (tid > 0), by tid: an array to free, *@n long;
+ * NULL out of memory (said).  What a window's export says first.
+ */
+int32_t *ex_known_threads(const struct rt_threads *th, size_t *n);
 /* True if the event @it is named @name. */
 static inline bool ex_is(const struct rt_item *it, const char *name)
 {
