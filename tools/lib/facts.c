@@ -325,7 +325,9 @@ static int maker_begin(void *arg, int dirfd, const char *name)
 		return -1;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->c = rt_collector_new(m->md);
-	if (!m->c || rt_stream_open_fed(&m->s, m->md, (int)cpu, &err)) {
+	/* No event of the trace tells of threads: a window learns nothing. */
+	if (!m->c || !rt_threads_reads_any(m->c->th) ||
+	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err)) {
 		maker_end(m);
 		return -1;
 	}
