@@ -237,7 +237,7 @@ static int export_trace(char *const *dirs, unsigned int n,
 		err = -1;
 	}
 	if (x.unknown)
-		warn("%" PRIu64 " events left out: their thread is unknown (before their CPU's state dump or first sched_switch)",
+		warn("%" PRIu64 " events left out: their thread is unknown (before their CPU's state dump or first sched_switch, or after a loss there)",
 		     x.unknown);
 	if (lost)
 		warn("the trace reports %" PRIu64 " events lost while recording",

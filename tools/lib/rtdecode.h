@@ -248,20 +248,19 @@ void rt_stream_close(struct rt_stream *s);
  * reads only the frames (packets, in a plain file) that can hold the
  * window, found with each file's time index (seek.c): the packet before
  * the window's first is read too, so its items and counts are those of a
- * full pass, and so is the frame of the CPU's last sched_switch before
- * the window (decoded first, frame by frame back), so that a reader of
- * threads knows who runs there when the window opens.  What does differ:
- * damage and notes of the frames it does not read are not seen.  A file whose index is bad (or cannot be built) is
- * read whole, and said in rt_stream_index_note().  Set it before the first
- * rt_stream_next().
+ * full pass; what the frames before tell of threads is a reader of
+ * threads' to learn (rt_threads_learn_window()).  What does differ:
+ * damage and notes of the frames it does not read are not seen.  A file
+ * whose index is bad (or cannot be built) is read whole, and said in
+ * rt_stream_index_note().  Set it before the first rt_stream_next().
  */
 void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
 			  bool seek);
 /*
  * The first @n files of a stream seeking a window hold nothing of it (a
- * chunk set's manifest said so): they are opened only when the CPU's last
- * sched_switch before the window is looked for in them (one thread ran
- * alone on the CPU through the files after them).
+ * chunk set's manifest said so): they are never read for the window, only
+ * for what they tell of threads (their thread tables, or their frames
+ * decoded: rt_threads_learn_window()).
  */
 void rt_stream_set_cold(struct rt_stream *s, unsigned int n);
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s);
