@@ -11,7 +11,7 @@
  * packer makes one per chunk from the packets it packs (the table maker
  * below); a window's reader makes one for a frame without a table
  * (rtdecode.c), and turns records into the facts it replays
- * (rt_facts_of_records()).
+ * (rt_facts_record()).
  *
  * Why the latest is enough: a reader applies every frame's facts at their
  * own times, merged with what it reads, and reads (prints) a thread's
@@ -191,18 +191,73 @@ int rt_collector_end_frame(struct rt_collector *c, struct chunk_table_frame *f)
 
 /* ---- records into a window's facts --------------------------------------------------- */
 
-static int push(struct rt_fact **v, size_t *nr, size_t *cap, const struct rt_fact *f)
+void rt_facts_init(struct rt_facts *b, uint32_t cpu)
 {
-	if (*nr == *cap) {
-		size_t n = *cap ? 2 * *cap : 1024;
-		struct rt_fact *p = realloc(*v, n * sizeof(*p));
+	memset(b, 0, sizeof(*b));
+	b->cpu = cpu;
+	b->cur = -1;
+	rt_tidmap_init(&b->latest, sizeof(struct latest));
+}
+
+void rt_facts_release(struct rt_facts *b)
+{
+	rt_tidmap_free(&b->latest);
+}
+
+/* The dropped facts out, and the latest's indexes with them. */
+static void compact(struct rt_facts *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct latest *l;
+
+		if (!b->v[i].f.kind)
+			continue;
+		b->v[n] = b->v[i];
+		if (b->v[n].f.kind <= CHUNK_FACT_PPID &&
+		    (l = rt_tidmap_find(&b->latest, b->v[n].f.tid)))
+			l->at[b->v[n].f.kind - CHUNK_FACT_COMM] = (uint32_t)n + 1;
+		n++;
+	}
+	b->n = n;
+	b->dropped = 0;
+}
+
+static int push(struct rt_facts *b, const struct chunk_fact *c)
+{
+	struct latest *l = NULL;
+	bool created;
+	int slot = 0;
+
+	/* Any tid a table says (INT32_MIN is no key, and no thread either). */
+	if (c->kind <= CHUNK_FACT_PPID && c->tid != RT_TIDMAP_FREE) {
+		slot = (int)c->kind - CHUNK_FACT_COMM;
+		l = rt_tidmap_get(&b->latest, c->tid, &created);
+		if (!l)
+			return -1;
+		if (l->at[slot]) {
+			b->v[l->at[slot] - 1].f.kind = 0;
+			b->dropped++;
+		}
+	}
+	if (b->n == b->cap && b->dropped > b->n / 2)
+		compact(b);
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		struct rt_fact *p = realloc(b->v, cap * sizeof(*p));
 
 		if (!p)
 			return -1;
-		*v = p;
-		*cap = n;
+		b->v = p;
+		b->cap = cap;
 	}
-	(*v)[(*nr)++] = *f;
+	memset(&b->v[b->n], 0, sizeof(b->v[b->n]));
+	b->v[b->n].f = *c;
+	b->v[b->n].cpu = b->cpu;
+	b->n++;
+	if (l)
+		l->at[slot] = (uint32_t)b->n;
 	return 0;
 }
 
@@ -212,37 +267,39 @@ static bool follows(uint64_t seq, uint64_t disc, uint64_t pseq, uint64_t pdisc)
 	return seq == pseq + 1 && disc == pdisc;
 }
 
-int rt_facts_of_records(const struct chunk_table_frame *r, size_t n,
-			uint32_t cpu, const struct rt_packet_info *next,
-			struct rt_fact **v, size_t *nr, size_t *cap)
+int rt_facts_record(struct rt_facts *b, const struct chunk_table_frame *r)
 {
-	struct rt_fact f = { .cpu = cpu };
-	int32_t cur = -1;
-
-	for (size_t i = 0; i < n; i++) {
-		/* A loss between two frames: as the LOST item a full pass reads. */
-		if (i && !follows(r[i].first_seq, r[i].first_discarded,
-				  r[i - 1].last_seq, r[i - 1].last_discarded))
-			cur = -1;
-		for (uint32_t k = 0; k < r[i].nr_facts; k++) {
-			f.f = r[i].facts[k];
-			if (push(v, nr, cap, &f))
-				return -1;
-		}
-		if (r[i].cpu_change == CHUNK_CPU_SET ||
-		    (r[i].cpu_change == CHUNK_CPU_FILL && cur < 0))
-			cur = r[i].cpu_tid;
-	}
-	if (!n || !next)
+	/* Frames decoded that held no packet: nothing there, the gap is the next one's. */
+	if (r->flags & CHUNK_FRAME_UNLEARNT)
 		return 0;
-	if (!follows(next->seq, next->events_discarded, r[n - 1].last_seq,
-		     r[n - 1].last_discarded))
-		cur = -1;
-	memset(&f.f, 0, sizeof(f.f));
-	f.f.ts = next->timestamp_begin;
-	f.f.kind = RT_FACT_CPU_SET;
-	f.f.tid = cur;
-	return push(v, nr, cap, &f);
+	/* A loss between two frames: as the LOST item a full pass reads. */
+	if (b->have_prev && !follows(r->first_seq, r->first_discarded,
+				     b->last_seq, b->last_discarded))
+		b->cur = -1;
+	for (uint32_t k = 0; k < r->nr_facts; k++)
+		if (push(b, &r->facts[k]))
+			return -1;
+	if (r->cpu_change == CHUNK_CPU_SET ||
+	    (r->cpu_change == CHUNK_CPU_FILL && b->cur < 0))
+		b->cur = r->cpu_tid;
+	b->have_prev = true;
+	b->last_seq = r->last_seq;
+	b->last_discarded = r->last_discarded;
+	return 0;
+}
+
+int rt_facts_end(struct rt_facts *b, const struct rt_packet_info *next)
+{
+	struct chunk_fact f = { .kind = RT_FACT_CPU_SET };
+
+	compact(b);
+	if (!b->have_prev || !next)
+		return 0;
+	if (!follows(next->seq, next->events_discarded, b->last_seq, b->last_discarded))
+		b->cur = -1;
+	f.ts = next->timestamp_begin;
+	f.tid = b->cur;
+	return push(b, &f);
 }
 
 /* ---- the table maker: a packer's ------------------------------------------------------- */

@@ -127,13 +127,32 @@ void rt_collector_unlearnt(struct rt_collector *c);
 /* The frame fed since the last call ends: its record into @f; -1 out of memory. */
 int rt_collector_end_frame(struct rt_collector *c, struct chunk_table_frame *f);
 /*
- * The facts of CPU @cpu's records @r[0..@n), one after another from its
- * first packet, and then who runs there when the packet @next starts,
- * appended to *@v (*@nr of them, room for *@cap); -1 out of memory.
+ * A window's facts of one CPU (rtdecode.c's window_facts()): its frames'
+ * records added one after another from its first packet, then who runs
+ * there when the first packet read starts.  A name, pid or parent that a
+ * later one of the same thread overrides is dropped as they come: a reader
+ * reads them from the window on, so the list follows the threads, not the
+ * trace's length (cgroup facts are all kept: a fork reads them).
  */
-int rt_facts_of_records(const struct chunk_table_frame *r, size_t n,
-			uint32_t cpu, const struct rt_packet_info *next,
-			struct rt_fact **v, size_t *nr, size_t *cap);
+struct rt_facts {
+	uint32_t cpu;
+	int32_t cur;			/* the CPU's thread so far; -1 unknown */
+	bool have_prev;
+	uint64_t last_seq, last_discarded;	/* of the record added last */
+	struct rt_fact *v;		/* in order; kind 0: dropped */
+	size_t n, cap, dropped;
+	struct rt_tidmap latest;	/* facts.c's: the latest per thread */
+};
+void rt_facts_init(struct rt_facts *b, uint32_t cpu);
+/* The next frame's record; -1 out of memory. */
+int rt_facts_record(struct rt_facts *b, const struct chunk_table_frame *r);
+/*
+ * The first packet read starts (@next: NULL when it cannot be read): who
+ * runs then, as a fact; the list compacted.  -1 out of memory.
+ */
+int rt_facts_end(struct rt_facts *b, const struct rt_packet_info *next);
+/* What rt_facts_end() does not free: the list stays, b->v is the caller's. */
+void rt_facts_release(struct rt_facts *b);
 
 
 #endif /* RTDECODE_INTERNAL_H */

@@ -658,39 +658,42 @@ static int window_facts(struct rt_stream *s, struct plan_files *pf,
 			const struct spots *sp, size_t first, bool whole,
 			struct rt_error *err)
 {
-	struct chunk_table_frame *recs = calloc(first ? first : 1, sizeof(*recs));
-	bool *owned = calloc(first ? first : 1, sizeof(*owned));
 	struct rt_packet_info next, *np = NULL;
 	const struct spot *f = &sp->v[first];
-	size_t n = 0, cap = 0;
+	const struct chunk_table_frame *r;
+	struct chunk_table_frame run;
+	struct rt_facts b;
 	int ret = -1, fd;
 
-	if (!recs || !owned) {
-		rt_fail(err, "out of memory");
-		goto out;
-	}
+	rt_facts_init(&b, (uint32_t)s->cpu);
 	for (size_t k = 0, j; k < first; k = j) {
-		const struct chunk_table_frame *r = table_record(s, pf, sp, k);
-
+		/* A file passed: its table is not needed any more. */
+		if (k && sp->v[k - 1].path != sp->v[k].path)
+			chunk_table_free(&pf->tab[sp->v[k - 1].path]);
 		j = k + 1;
+		r = table_record(s, pf, sp, k);
 		if (r) {
-			recs[n++] = *r;
+			if (rt_facts_record(&b, r))
+				goto oom;
 			continue;
 		}
 		while (j < first && sp->v[j].path == sp->v[k].path &&
 		       !table_record(s, pf, sp, j))
 			j++;
-		if (decode_run(s, sp, k, j, &recs[n], err))
+		if (decode_run(s, sp, k, j, &run, err))
 			goto out;
-		owned[n++] = true;
+		ret = rt_facts_record(&b, &run);
+		free(run.facts);
+		if (ret)
+			goto oom;
+		ret = -1;
 	}
 	/*
 	 * Its first packet: was anything lost between it and the frame
 	 * before?  (Not from the table of a file whose index lies: @whole.)
 	 */
-	if (!whole && table_record(s, pf, sp, first)) {
-		const struct chunk_table_frame *r = table_record(s, pf, sp, first);
-
+	r = whole ? NULL : table_record(s, pf, sp, first);
+	if (r) {
 		next = (struct rt_packet_info){ .timestamp_begin = f->e->ts_begin,
 						.seq = r->first_seq,
 						.events_discarded = r->first_discarded };
@@ -701,18 +704,18 @@ static int window_facts(struct rt_stream *s, struct plan_files *pf,
 			np = &next;
 		close(fd);
 	}
-	if (rt_facts_of_records(recs, n, (uint32_t)s->cpu, np, &s->facts,
-				&s->nr_facts, &cap)) {
-		rt_fail(err, "out of memory");
-		goto out;
-	}
+	if (rt_facts_end(&b, np))
+		goto oom;
+	s->facts = b.v;
+	s->nr_facts = b.n;
+	b.v = NULL;
 	ret = 0;
+	goto out;
+oom:
+	rt_fail(err, "out of memory");
 out:
-	for (size_t i = 0; recs && owned && i < n; i++)
-		if (owned[i])
-			free(recs[i].facts);
-	free(recs);
-	free(owned);
+	free(b.v);
+	rt_facts_release(&b);
 	return ret;
 }
 
@@ -804,7 +807,7 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 	/* A lying own index: its file is read whole, and learnt from as it is read. */
 	if (start.e && start.own && start.e->coff && !entry_holds(s, &start))
 		whole = true;
-	if (have_stop && stop.own && !entry_holds(s, &stop)) {
+	if (have_stop && stop.own && stop.e->coff && !entry_holds(s, &stop)) {
 		stop_whole = true;
 		whole |= stop.path == start.path;
 	}
@@ -817,7 +820,7 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 	for (unsigned int i = 0; i < s->nr_paths; i++) {
 		struct file_plan *p = &s->plan[i];
 
-		p->skip = i < start.path || (have_stop && !stop_whole &&
+		p->skip = i < start.path || (have_stop &&
 			  (i > stop.path || (i == stop.path && !stop.e->coff)));
 		if (i == start.path && start.e && !whole)
 			p->start = *start.e;
