@@ -440,13 +440,28 @@ def make_sets(ctx, d, name):
 def window_of_chunk_sets(ctx):
     """Chunk sets (the first ones left unopened but for their thread
     tables): a window prints the full pass's lines of it, with the state
-    dump's processes, which are in the first set."""
+    dump's processes, which are in the first set; every export of the
+    window is a full pass's."""
     d = packed(scenario_trace(os.path.join(ctx.tmp, 'sets')))
     sets = make_sets(ctx, d, 'set')[::-1]
     for b, e in (WINDOWS[0], WINDOWS[4]):
         same_as_full(sets, b, e)
         p = same_as_full(sets, b, e, '--pid', '200')
         check(p, 'sets: --pid 200 printed nothing')
+        # Every export of the sets' window: seeking writes a full pass's bytes.
+        for fmt in FORMATS:
+            outs = []
+            for env in ({'RINGTRACE_SEEK': '0'}, {}):
+                out = os.path.join(ctx.tmp, 'sets.%s-%d' % (fmt, len(outs)))
+                shutil.rmtree(out, ignore_errors=True)
+                if os.path.exists(out):
+                    os.remove(out)
+                ok_run(rt('export', '-f', fmt, '-o', out, *window_args(b, e), *sets, env=env),
+                       'export -f %s of the sets' % fmt)
+                outs.append(tree_bytes(out))
+            check(outs[0] == outs[1] and outs[0],
+                  'sets: export -f %s of the window: seeking writes %d bytes, a full pass %d' %
+                  (fmt, len(outs[1]), len(outs[0])))
 
 
 # ---- exports -----------------------------------------------------------------------
