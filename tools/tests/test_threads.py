@@ -136,7 +136,9 @@ class Scenario:
     """Three CPUs, PACKETS packets each, PER events a packet:
 
       cpu0  the state dump (every task), then 101, 201, 202 and the idle
-            task in turn; a loss now and then, right before a switch
+            task in turn; a loss now and then, right before a switch; 201
+            alone from packet QUIET[0] to QUIET[1] (no switch, no loss:
+            its name then changes from another CPU only)
       cpu1  100 and the idle task in turn; 100 forks 400 (packet FORK, a
             process of its own, cgroup 4000), 400 runs and execs
             /usr/bin/tool (EXEC), 100 renames 201 "renamed" (RENAME: a
@@ -147,6 +149,7 @@ class Scenario:
     PACKETS = 150
     PER = 12
     FORK, EXEC, RENAME = 40, 46, 52
+    QUIET = (49, 70)
 
     def __init__(self, cpu2_pad=0):
         self.cpu2_pad = cpu2_pad        # marker bytes: cpu2's packets grow
@@ -171,7 +174,9 @@ class Scenario:
                 evs.append((ts, 5, kexec(400, b'/usr/bin/tool')))
             elif cpu == 1 and n == self.RENAME and i == 3 and cur[0] == 100:
                 evs.append((ts, 15, krename(201, 'daemon-io', 'renamed')))
-            elif i % 6 == 1 and cpu != 2 and n and self.next_tid(cpu, n, i, cur) != cur[0]:
+            elif i % 6 == 1 and cpu != 2 and n and self.next_tid(cpu, n, i, cur) != cur[0] and \
+                    not (cpu == 0 and self.QUIET[0] <= n < self.QUIET[1] and
+                         (n, i) != (self.QUIET[0], 1)):
                 nxt = self.next_tid(cpu, n, i, cur)
                 evs.append((ts, 1, kswitch(self.name(cur[0], cpu, n), cur[0],
                                            self.name(nxt, cpu, n), nxt)))
@@ -189,6 +194,8 @@ class Scenario:
             return 100
         if cpu == 1 and i == 1 and n == self.EXEC:
             return 400
+        if cpu == 0 and (n, i) == (self.QUIET[0], 1):
+            return 201
         order = [101, 201, 202, 0] if cpu == 0 else \
             ([100, 0, 400] if n > self.FORK else [100, 0])
         return order[(order.index(cur[0]) + 1) % len(order)] if cur[0] in order else order[0]
@@ -208,8 +215,10 @@ class Scenario:
             cur, seq, disc, pk = [-1], 0, 0, []
             for n in range(self.PACKETS):
                 begin, evs = self.events(cpu, n, cur)
-                # Losses: none on cpu2 (one thread alone).
-                if cpu != 2 and n % 17 == 9:
+                # Losses: none on cpu2 (one thread alone), none on cpu0
+                # while 201 runs alone there.
+                quiet = cpu == 0 and self.QUIET[0] <= n < self.QUIET[1]
+                if cpu != 2 and not quiet and n % 17 == 9:
                     disc += 2
                 if cpu == 1 and n % 23 == 11:
                     seq += 1
@@ -301,7 +310,8 @@ def at(n, frac=0):
 # (begin, end): after the fork, exec and rename; across them; open-ended;
 # early (before the fork); a short one deep in.
 WINDOWS = [(at(60, 123), at(90)), (at(Scenario.EXEC - 2, 5), at(Scenario.RENAME + 3)),
-           (at(30, 77), None), (at(5, 1), at(8)), (at(131, 3), at(133, 500))]
+           (at(30, 77), None), (at(5, 1), at(8)), (at(131, 3), at(133, 500)),
+           (at(65, 5), at(68))]
 
 TS = re.compile(r'^\[(\d+)\.(\d{9})\]')
 
@@ -388,6 +398,11 @@ def window_report_is_the_full_pass_cut(ctx):
               [l for l in p200 if ' renamed-201 ' in l], '%s: --comm renamed' % kind)
         same_as_full(d, b, e, '--tid', '101,0')
         same_as_full(d, *WINDOWS[1], '--pid', '100,400')
+        # cpu0 runs 201 alone since before cpu1 renamed it, frames before
+        # the window: its name is known from cpu1's frames only.
+        c0 = [l for l in same_as_full(d, *WINDOWS[5]) if ' cpu0 ' in l]
+        check(c0 and all(' cpu0 renamed-201 ' in l for l in c0),
+              '%s: cpu0 while 201 runs alone, renamed from cpu1: %s' % (kind, c0[:2]))
 
 
 @test
