@@ -37,10 +37,9 @@ struct latest {
 };
 
 struct rt_collector {
-	struct rt_threads *th;		/* makes the facts; its own table unused */
-	struct chunk_table_frame cur;
+	struct rt_threads *th;		/* makes the facts (what it keeps is not used) */
+	struct chunk_table_frame cur;	/* the frame being fed; kind 0: overridden */
 	size_t cap;
-	size_t dropped;			/* facts overridden in the frame */
 	struct rt_tidmap latest;	/* struct latest */
 	bool have_packet;
 	bool oom;
@@ -89,10 +88,8 @@ static void journal(void *arg, const struct rt_fact *f)
 			c->oom = true;
 			return;
 		}
-		if (l->at[slot]) {
+		if (l->at[slot])
 			r->facts[l->at[slot] - 1].kind = 0;
-			c->dropped++;
-		}
 	}
 	if (r->nr_facts == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 256;
@@ -177,7 +174,6 @@ int rt_collector_end_frame(struct rt_collector *c, struct chunk_table_frame *f)
 	}
 	memset(r, 0, sizeof(*r));
 	c->cap = 0;
-	c->dropped = 0;
 	c->have_packet = false;
 	c->oom = false;
 	drop_latest(c);
