@@ -583,6 +583,104 @@ def window_perfetto_has_a_process_tree_seeking_or_not(ctx):
         check('process_tree {' in text, 'no ProcessTree in the window (%s)' % env)
 
 
+# ---- random traces -------------------------------------------------------------------
+
+def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False):
+    """Random switches, forks (a new process or a thread, a cgroup or
+    none; @old_fork: a fork without child_cgroup_id, which gives the
+    parent's), execs, renames from any CPU, wakeups naming any thread,
+    the state dump, and losses (sequence gaps, events_discarded), over
+    @cpus CPUs."""
+    events = EVENTS
+    if old_fork:
+        events = [(i, n, L['sched_process_fork']) if n == 'sched_process_fork' else (i, n, f)
+                  for i, n, f in EVENTS]
+    os.makedirs(d)
+    meta = gentrace.metadata(UUID, 1700000000, 500000000, events)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta.replace('fields := struct { int64_t id;',
+                             'fields := struct { %s' % td.SYSCALL_ENUM))
+    tids = [t[0] for t in TASKS]
+    next_tid = [500]
+    name = lambda t: 'n%d' % t if t else 'swapper'
+
+    def pick():
+        return rng.choice(tids + [0])
+    streams = {}
+    for cpu in range(cpus):
+        cur, seq, disc, pk = -1, 0, 0, []
+        for n in range(packets):
+            begin = T0 + n * PACKET_NS + cpu * 997
+            evs = []
+            for i in range(per):
+                ts = begin + (i + 1) * (PACKET_NS // (per + 1))
+                r = rng.random()
+                if n == 0 and i == 0:
+                    cur = rng.choice(tids)
+                    evs.append((ts, 14, dump_cpu(cur, cur, 'd%d' % cur)))
+                elif n == 0 and cpu == 0 and i <= len(TASKS):
+                    t = TASKS[i - 1]
+                    evs.append((ts, 13, dump_task(t[0], t[1], t[2], t[3], rng.choice([0, t[4]]))))
+                elif r < 0.25:
+                    nxt = pick()
+                    evs.append((ts, 1, kswitch(name(cur), cur, name(nxt), nxt)))
+                    cur = nxt
+                elif r < 0.30:
+                    child = next_tid[0] + cpu * 10000
+                    next_tid[0] += 1
+                    tids.append(child)
+                    thread = rng.random() < 0.5
+                    cpid = cur if thread else child
+                    pay = comm(name(cur)) + struct.pack('<ii', cur, cur) + comm('c%d' % child) + \
+                        struct.pack('<ii', child, cpid)
+                    if not old_fork:
+                        pay += struct.pack('<Q', rng.choice([0, 7000 + child]))
+                    evs.append((ts, 4, pay))
+                elif r < 0.33:
+                    evs.append((ts, 5, kexec(cur, b'/bin/e%d' % rng.randrange(99))))
+                elif r < 0.38:
+                    t = pick()
+                    evs.append((ts, 15, krename(t, name(t), 'r%d' % rng.randrange(999))))
+                elif r < 0.48:
+                    t = pick()
+                    evs.append((ts, 2, comm('w%d' % rng.randrange(9)) + struct.pack('<iii', t, 120, cpu)))
+                elif r < 0.75:
+                    evs.append((ts, 11, sys_entry(110)))
+                else:
+                    evs.append((ts, 0, marker(b'c%d p%d e%d' % (cpu, n, i))))
+            if rng.random() < 0.08:
+                disc += rng.randrange(1, 5)
+            if rng.random() < 0.06:
+                seq += 1
+            pk.append(kpacket(UUID, cpu, seq, evs, begin, begin + PACKET_NS - 1, disc))
+            seq += 1
+        streams[cpu] = pk
+    write_streams(d, streams, 3, plain)
+    return d, tids
+
+
+@test
+def window_random_traces(ctx):
+    """Random traces (forks of processes and threads, with and without
+    child_cgroup_id, execs, renames from any CPU, wakeups, losses), packed
+    in small frames, stored and plain: random windows of report, with
+    --pid and --cgroup, are the full pass cut to them."""
+    import random
+    rng = random.Random(2029)
+    for case in range(4):
+        d, tids = random_trace(os.path.join(ctx.tmp, 'r%d' % case), rng,
+                               old_fork=case % 2 == 1, plain=case == 3)
+        if case < 2:
+            packed(d, frame=rng.choice(['4K', '8K']))
+        for _ in range(3):
+            b = at(rng.randrange(5, 55), rng.randrange(PACKET_NS))
+            e = b + rng.randrange(2, 6) * PACKET_NS if rng.random() < 0.7 else None
+            same_as_full(d, b, e, seek_only=True)
+            same_as_full(d, b, e, '--pid', str(rng.choice(tids)), seek_only=True)
+            same_as_full(d, b, e, '--cgroup', str(rng.choice([1000, 2000, 3000])),
+                         seek_only=True)
+
+
 # ---- one thread alone for frames, and beyond 16 MiB ---------------------------------
 
 @test
