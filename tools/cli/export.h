@@ -6,7 +6,7 @@
  * time order, to the format: begin() once, item() for each event and each
  * loss (RT_ITEM_LOST), end() once.  It tells each item's thread first
  * (rt_threads, asked before the item is fed to it): @tid is -1 when the
- * CPU has not said yet who runs there.  A format keeps memory flat: what
+ * CPU has not said yet who runs there, or since a loss there.  A format keeps memory flat: what
  * it holds grows with threads, CPUs or a bounded buffer, never with the
  * trace.  Errors are returned (-1 with the reason in the error_line()
  * printed), not exits: the command frees everything and says so.
