@@ -26,6 +26,14 @@
  * Memory is bounded: each packer holds one zstd compressor whose window
  * and tables chunk.h caps, one packet, and one output buffer.
  *
+ * Each packed chunk gets a thread table (lib/chunk_index.h) in front of its
+ * time index: the packer decodes the packets it packs with the trace's
+ * metadata (the directory's, which declares every event on disk:
+ * metadata.c) and keeps, per frame, what they tell of threads
+ * (tools/lib/facts.c), so that a window read later learns it without
+ * decoding the frames before it.  Facts are local to the frame: a packer
+ * sees one CPU's chunk, and chunks of one CPU may be packed at once.
+ *
  * Locking: one mutex (pk.lock) for the table, the queue and the counters,
  * held only around pointer and state changes, never across I/O.  A drain
  * thread takes it when a chunk opens or closes (once per chunk); a packer
@@ -51,6 +59,7 @@
 #include <linux/ioprio.h>
 
 #include "ringtraced.h"
+#include "../tools/lib/rtdecode.h"
 
 struct cpu_chunks {
 	struct chunk *oldest, *newest;
@@ -61,6 +70,7 @@ struct worker {
 	pthread_t thread;
 	pid_t tid;			/* set by the thread, read by boost */
 	struct chunk_packer *packer;
+	struct rt_table_maker *table;	/* the packer's thread tables */
 	bool started;
 };
 
@@ -453,8 +463,10 @@ int packer_start(unsigned int ncpus, unsigned int workers, int level,
 		struct worker *w = &pk.workers[i];
 
 		w->packer = chunk_packer_new(level);
-		if (!w->packer)
+		w->table = rt_table_maker_new();
+		if (!w->packer || !w->table)
 			return -ENOMEM;
+		chunk_packer_set_table(w->packer, rt_table_maker_ops(w->table));
 		err = pthread_create(&w->thread, NULL, worker_main, w);
 		if (err)
 			return -err;
@@ -520,6 +532,7 @@ void packer_stop(bool abandon)
 	for (i = 0; i < pk.nworkers; i++) {
 		pthread_join(pk.workers[i].thread, NULL);
 		chunk_packer_free(pk.workers[i].packer);
+		rt_table_maker_free(pk.workers[i].table);
 	}
 	pk.running = false;
 	/* What no packer took stays stored. */

@@ -176,6 +176,9 @@ struct chunk_packer {
 	size_t out_cap;
 	size_t frame_bytes;		/* a packed frame ends past this much */
 	struct chunk_index ix;		/* the frames packed, for the index */
+	const struct chunk_table_ops *tops;	/* NULL: no thread table */
+	struct chunk_table tab;		/* the frames' records, while it is made */
+	bool tab_on;			/* for the chunk being packed */
 };
 
 static unsigned int umin(unsigned int a, unsigned int b)
@@ -266,6 +269,11 @@ void chunk_packer_set_frame_bytes(struct chunk_packer *p, size_t bytes)
 	p->frame_bytes = bytes ? bytes : CHUNK_PACK_FRAME_BYTES;
 }
 
+void chunk_packer_set_table(struct chunk_packer *p, const struct chunk_table_ops *ops)
+{
+	p->tops = ops;
+}
+
 void chunk_packer_free(struct chunk_packer *p)
 {
 	if (!p)
@@ -276,6 +284,7 @@ void chunk_packer_free(struct chunk_packer *p)
 	free(p->pkt);
 	free(p->out);
 	chunk_index_free(&p->ix);
+	chunk_table_free(&p->tab);
 	free(p);
 }
 
@@ -428,11 +437,65 @@ static uint64_t packet_time(const uint8_t *pkt, uint64_t len, bool begin)
 	return rt_get_le(pkt + at, 8);
 }
 
+/* The thread table no longer: what is left of it is freed. */
+static void table_off(struct chunk_packer *p)
+{
+	p->tab_on = false;
+	chunk_table_free(&p->tab);
+}
+
+/* The record of the frame just packed into the table. */
+static void table_frame(struct chunk_packer *p)
+{
+	struct chunk_table_frame f = { 0 };
+
+	if (!p->tab_on)
+		return;
+	if (p->tops->frame_end(p->tops->arg, &f) || chunk_table_add(&p->tab, &f)) {
+		free(f.facts);
+		table_off(p);
+	}
+}
+
 /*
- * The time index (chunk_index.h) as the packed chunk's last frame.  One
- * whose times go back (packets that are not ringtrace.ko's) is left out:
- * readers then scan the chunk, as they do one packed before indexes.
+ * The index's frames hold ringtrace.ko's packets: their times never go
+ * back.  Else no index is written (nor a table): readers then scan the
+ * chunk, as they do one packed before indexes.
  */
+static bool index_ok(const struct chunk_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++)
+		if (ix->e[i].ts_end < ix->e[i].ts_begin ||
+		    (i && ix->e[i].ts_begin < ix->e[i - 1].ts_end))
+			return false;
+	return ix->n;
+}
+
+/*
+ * The thread table (chunk_index.h) as a skippable frame in front of the
+ * index, a record per frame of it.
+ */
+static int write_table(struct chunk_packer *p, int fd,
+		       struct chunk_pack_result *res)
+{
+	size_t len = chunk_table_size(&p->tab);
+	uint8_t *buf;
+	int err;
+
+	if (!p->tab_on || p->tab.n != p->ix.n || len > UINT32_MAX)
+		return 0;
+	buf = malloc(len);
+	if (!buf)
+		return 0;	/* readers decode instead */
+	chunk_table_encode(&p->tab, buf);
+	err = write_all(fd, buf, len);
+	free(buf);
+	if (!err)
+		res->out += len;
+	return err;
+}
+
+/* The time index (chunk_index.h) as the packed chunk's last frame. */
 static int write_index(struct chunk_packer *p, int fd,
 		       struct chunk_pack_result *res)
 {
@@ -441,12 +504,7 @@ static int write_index(struct chunk_packer *p, int fd,
 	size_t len;
 	int err;
 
-	for (size_t i = 0; i < ix->n; i++)
-		if (ix->e[i].ts_end < ix->e[i].ts_begin ||
-		    (i && ix->e[i].ts_begin < ix->e[i - 1].ts_end))
-			return 0;
-	if (!ix->n)
-		return 0;
+	/* Its offset: a reader of version 1 finds the table in front of it. */
 	ix->data_bytes = res->out;
 	ix->content_bytes = res->content;
 	len = chunk_index_size(ix);
@@ -502,14 +560,21 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 			if (f == off)
 				entry.ts_begin = packet_time(p->pkt, content, true);
 			entry.ts_end = packet_time(p->pkt, content, false);
+			if (p->tab_on)
+				p->tops->packet(p->tops->arg, p->pkt, content,
+						res->content);
 			res->packets++;
 			res->content += content;
 		}
 		if (chunk_index_add(&p->ix, &entry))
 			return -ENOMEM;
+		table_frame(p);
 		off = g;
 	}
-	return write_index(p, fd, res);
+	if (!index_ok(&p->ix))
+		return 0;
+	err = write_table(p, fd, res);
+	return err ? err : write_index(p, fd, res);
 }
 
 int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
@@ -540,7 +605,12 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	}
 	/* A failed earlier call may have left the compressor mid-frame. */
 	ZSTD_CCtx_reset(p->cctx, ZSTD_reset_session_only);
+	table_off(p);
+	p->tab_on = p->tops && !p->tops->begin(p->tops->arg, dirfd, name);
 	err = pack_fd(p, in, (uint64_t)st.st_size, out, cancel, res);
+	if (p->tops)
+		p->tops->end(p->tops->arg);
+	table_off(p);
 	if (!err && fdatasync(out) < 0)
 		err = -errno;
 	if (close(out) < 0 && !err)

@@ -17,6 +17,9 @@
  *   | frame  | packet 1              |    +-------------------------------+
  *   +--------+-----------------------+    | frame: packets k+1..m         |
  *   | ...                            |    +-------------------------------+
+ *                                         | skippable frame: the thread   |
+ *                                         | table (chunk_index.h)         |
+ *                                         +-------------------------------+
  *                                         | skippable frame: the time     |
  *                                         | index (chunk_index.h)         |
  *                                         +-------------------------------+
@@ -104,6 +107,27 @@ struct chunk_packer *chunk_packer_new(int level);
 void chunk_packer_free(struct chunk_packer *p);
 /* For measurements: frames of @bytes of packets instead of the default. */
 void chunk_packer_set_frame_bytes(struct chunk_packer *p, size_t bytes);
+
+struct chunk_table_frame;
+
+/*
+ * What makes a packed chunk's thread table (chunk_index.h): a reader of
+ * the trace's events (tools/lib/facts.c's table maker), which this file
+ * does not link.  begin() for each chunk @name of @dirfd (0: a table is
+ * made for it), packet() for each of its packets in order (@offset in the
+ * stream), frame_end() when a packed frame ends (its record), end() after
+ * the chunk.  A table that cannot be made is left out, never the chunk
+ * unpacked: readers then decode what they need.
+ */
+struct chunk_table_ops {
+	int (*begin)(void *arg, int dirfd, const char *name);
+	void (*packet)(void *arg, const uint8_t *pkt, size_t len, uint64_t offset);
+	int (*frame_end)(void *arg, struct chunk_table_frame *f);
+	void (*end)(void *arg);
+	void *arg;
+};
+/* Every chunk @p packs from now on gets a thread table made by @ops (NULL: none). */
+void chunk_packer_set_table(struct chunk_packer *p, const struct chunk_table_ops *ops);
 /* Bytes of memory one packer takes at @level (libzstd's own estimate). */
 size_t chunk_pack_memory(int level);
 

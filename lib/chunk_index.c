@@ -131,3 +131,219 @@ bad:
 	chunk_index_free(ix);
 	return -1;
 }
+
+/* ---- the thread table ------------------------------------------------------------ */
+
+int chunk_table_add(struct chunk_table *t, struct chunk_table_frame *f)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		struct chunk_table_frame *n = realloc(t->f, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->f = n;
+		t->cap = cap;
+	}
+	t->f[t->n++] = *f;
+	f->facts = NULL;
+	f->nr_facts = 0;
+	return 0;
+}
+
+void chunk_table_free(struct chunk_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->f[i].facts);
+	free(t->f);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t records_size(const struct chunk_table *t)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->n; i++)
+		n += CHUNK_TABLE_RECORD + (size_t)t->f[i].nr_facts * CHUNK_TABLE_FACT;
+	return n;
+}
+
+size_t chunk_table_size(const struct chunk_table *t)
+{
+	return CHUNK_INDEX_HEADER + records_size(t) + CHUNK_TABLE_FOOTER;
+}
+
+/* A fact's value as its kind keeps it, in 16 bytes. */
+static void put_value(uint8_t *p, const struct chunk_fact *f)
+{
+	memset(p, 0, CHUNK_COMM_LEN);
+	if (f->kind == CHUNK_FACT_COMM)
+		memcpy(p, f->v.comm, CHUNK_COMM_LEN);
+	else if (f->kind == CHUNK_FACT_CGROUP)
+		rt_put_le(p, f->v.cgroup, 8);
+	else
+		rt_put_le(p, (uint32_t)f->v.id, 4);
+}
+
+void chunk_table_encode(const struct chunk_table *t, uint8_t *buf)
+{
+	size_t len = records_size(t);
+	uint8_t *p = buf + CHUNK_INDEX_HEADER;
+
+	rt_put_le(buf, CHUNK_TABLE_MAGIC, 4);
+	rt_put_le(buf + 4, len + CHUNK_TABLE_FOOTER, 4);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct chunk_table_frame *f = &t->f[i];
+
+		rt_put_le(p, f->first_seq, 8);
+		rt_put_le(p + 8, f->first_discarded, 8);
+		rt_put_le(p + 16, f->last_seq, 8);
+		rt_put_le(p + 24, f->last_discarded, 8);
+		rt_put_le(p + 32, f->flags, 4);
+		rt_put_le(p + 36, f->cpu_change, 4);
+		rt_put_le(p + 40, (uint32_t)f->cpu_tid, 4);
+		rt_put_le(p + 44, f->nr_facts, 4);
+		p += CHUNK_TABLE_RECORD;
+		for (uint32_t k = 0; k < f->nr_facts; k++, p += CHUNK_TABLE_FACT) {
+			rt_put_le(p, f->facts[k].ts, 8);
+			rt_put_le(p + 8, f->facts[k].kind, 4);
+			rt_put_le(p + 12, (uint32_t)f->facts[k].tid, 4);
+			put_value(p + 16, &f->facts[k]);
+		}
+	}
+	rt_put_le(p, XXH64(buf + CHUNK_INDEX_HEADER, len, 0), 8);
+	rt_put_le(p + 8, t->n, 4);
+	rt_put_le(p + 12, CHUNK_TABLE_RECORD, 4);
+	rt_put_le(p + 16, CHUNK_TABLE_FACT, 4);
+	rt_put_le(p + 20, CHUNK_TABLE_VERSION, 4);
+	rt_put_le(p + 24, len, 4);
+	rt_put_le(p + 28, CHUNK_TABLE_TAG, 4);
+}
+
+uint64_t chunk_table_frame_size(const uint8_t *footer, uint64_t room)
+{
+	uint64_t n = CHUNK_INDEX_HEADER + rt_get_le(footer + 24, 4) + CHUNK_TABLE_FOOTER;
+
+	if (rt_get_le(footer + 28, 4) != CHUNK_TABLE_TAG)
+		return 0;
+	/* Whatever it says, no more than there is: the parse says what is wrong. */
+	return n <= room ? n : room;
+}
+
+/* The fact at @p into @f: 0, or -1 when its bytes are not a fact's. */
+static int get_fact(const uint8_t *p, struct chunk_fact *f)
+{
+	const uint8_t *v = p + 16;
+	unsigned int used;
+
+	memset(f, 0, sizeof(*f));
+	f->ts = rt_get_le(p, 8);
+	f->kind = (uint32_t)rt_get_le(p + 8, 4);
+	f->tid = (int32_t)(uint32_t)rt_get_le(p + 12, 4);
+	switch (f->kind) {
+	case CHUNK_FACT_COMM:
+		memcpy(f->v.comm, v, CHUNK_COMM_LEN);
+		return f->v.comm[0] ? 0 : -1;
+	case CHUNK_FACT_CGROUP:
+		f->v.cgroup = rt_get_le(v, 8);
+		used = 8;
+		break;
+	case CHUNK_FACT_PID:
+	case CHUNK_FACT_PPID:
+	case CHUNK_FACT_CGROUP_OF:
+		f->v.id = (int32_t)(uint32_t)rt_get_le(v, 4);
+		used = 4;
+		break;
+	default:
+		return -1;
+	}
+	for (; used < CHUNK_COMM_LEN; used++)
+		if (v[used])
+			return -1;
+	return 0;
+}
+
+int chunk_table_parse(const uint8_t *buf, size_t len,
+		      const struct chunk_index *ix, struct chunk_table *t,
+		      char *why, size_t size)
+{
+	const uint8_t *f = buf + len - CHUNK_TABLE_FOOTER, *p, *end;
+
+	memset(t, 0, sizeof(*t));
+	if (len < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER ||
+	    rt_get_le(f + 28, 4) != CHUNK_TABLE_TAG)
+		goto bad_size;
+	if (rt_get_le(f + 20, 4) != CHUNK_TABLE_VERSION ||
+	    rt_get_le(f + 12, 4) != CHUNK_TABLE_RECORD ||
+	    rt_get_le(f + 16, 4) != CHUNK_TABLE_FACT) {
+		snprintf(why, size, "not a thread table of version %u", CHUNK_TABLE_VERSION);
+		return -1;
+	}
+	if (rt_get_le(buf, 4) != CHUNK_TABLE_MAGIC ||
+	    rt_get_le(buf + 4, 4) != len - CHUNK_INDEX_HEADER ||
+	    rt_get_le(f + 24, 4) != len - CHUNK_INDEX_HEADER - CHUNK_TABLE_FOOTER ||
+	    rt_get_le(f + 8, 4) != ix->n)
+		goto bad_size;
+	end = f;
+	if (XXH64(buf + CHUNK_INDEX_HEADER, (size_t)(end - buf - CHUNK_INDEX_HEADER), 0) !=
+	    rt_get_le(f, 8)) {
+		snprintf(why, size, "its checksum does not match its records");
+		return -1;
+	}
+	t->f = calloc(ix->n ? ix->n : 1, sizeof(*t->f));
+	if (!t->f) {
+		snprintf(why, size, "out of memory");
+		return -1;
+	}
+	t->cap = ix->n;
+	for (p = buf + CHUNK_INDEX_HEADER; t->n < ix->n; t->n++) {
+		const struct chunk_index_entry *e = &ix->e[t->n];
+		struct chunk_table_frame *r = &t->f[t->n];
+
+		if ((size_t)(end - p) < CHUNK_TABLE_RECORD)
+			goto bad_size;
+		r->first_seq = rt_get_le(p, 8);
+		r->first_discarded = rt_get_le(p + 8, 8);
+		r->last_seq = rt_get_le(p + 16, 8);
+		r->last_discarded = rt_get_le(p + 24, 8);
+		r->flags = (uint32_t)rt_get_le(p + 32, 4);
+		r->cpu_change = (uint32_t)rt_get_le(p + 36, 4);
+		r->cpu_tid = (int32_t)(uint32_t)rt_get_le(p + 40, 4);
+		r->nr_facts = (uint32_t)rt_get_le(p + 44, 4);
+		p += CHUNK_TABLE_RECORD;
+		if (r->flags & ~CHUNK_FRAME_UNLEARNT || r->cpu_change > CHUNK_CPU_FILL ||
+		    r->last_seq < r->first_seq || r->last_discarded < r->first_discarded ||
+		    ((r->flags & CHUNK_FRAME_UNLEARNT) && (r->nr_facts || r->cpu_change))) {
+			snprintf(why, size, "record %zu: not a frame's", t->n);
+			goto bad;
+		}
+		if (r->nr_facts > (size_t)(end - p) / CHUNK_TABLE_FACT)
+			goto bad_size;
+		if (r->nr_facts) {
+			r->facts = calloc(r->nr_facts, sizeof(*r->facts));
+			if (!r->facts) {
+				snprintf(why, size, "out of memory");
+				goto bad;
+			}
+		}
+		for (uint32_t k = 0; k < r->nr_facts; k++, p += CHUNK_TABLE_FACT) {
+			struct chunk_fact *c = &r->facts[k];
+
+			if (get_fact(p, c) || c->ts < e->ts_begin || c->ts > e->ts_end ||
+			    (k && c->ts < c[-1].ts)) {
+				snprintf(why, size, "record %zu: fact %u is not one of the frame's",
+					 t->n, k);
+				t->n++;
+				goto bad;
+			}
+		}
+	}
+	if (p != end)
+		goto bad_size;
+	return 0;
+bad_size:
+	snprintf(why, size, "its sizes disagree with the index's %zu frames", ix->n);
+bad:
+	chunk_table_free(t);
+	return -1;
+}

@@ -670,6 +670,235 @@ static void test_full_disk(void)
 	      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
+/*
+ * The packers' thread tables (lib/chunk_index.h): a chunk of real events,
+ * with the trace's metadata beside it, packed by ringtraced's packer (two
+ * frames), gets a table in front of its time index: a record per frame, in
+ * the first what the state dump and the first switch told (the worker's
+ * pid, name and cgroup; the CPU runs it), in the second the next switch
+ * and no loss between.  Without the metadata no table is written, the
+ * index still is.
+ */
+static const char table_metadata[] =
+	"/* CTF 1.8 */\n"
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = true; } := int64_t;\n"
+	"typealias integer { size = 8; align = 8; signed = false; encoding = UTF8; } := utf8_t;\n"
+	"typealias integer { size = 5; align = 1; signed = false; } := uint5_t;\n"
+	"typealias integer { size = 27; align = 1; signed = false; map = clock.monotonic.value; } := uint27_clock_monotonic_t;\n"
+	"typealias integer { size = 27; align = 1; signed = false; } := uint27_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := uint64_clock_monotonic_t;\n"
+	"typealias integer { size = 64; align = 1; signed = false; map = clock.monotonic.value; } := uint64_bits_clock_monotonic_t;\n"
+	"trace { major = 1; minor = 8; byte_order = le;\n"
+	"\tpacket.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; uint64_t stream_instance_id; }; };\n"
+	"clock { name = \"monotonic\"; freq = 1000000000; offset_s = 0; offset = 0; absolute = TRUE; };\n"
+	"stream { id = 0;\n"
+	"\tpacket.context := struct { uint64_clock_monotonic_t timestamp_begin; uint64_clock_monotonic_t timestamp_end;\n"
+	"\t\tuint64_t content_size; uint64_t packet_size; uint64_t packet_seq_num; uint64_t events_discarded;\n"
+	"\t\tuint32_t cpu_id; uint32_t events; };\n"
+	"\tevent.header := struct { enum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	"\t\tvariant <id> { struct { uint27_clock_monotonic_t timestamp; } compact;\n"
+	"\t\t\tstruct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended; } v; }; };\n"
+	"event { name = \"ringtrace_marker\"; id = 0; stream_id = 0;\n"
+	"\tfields := struct { uint16_t len; utf8_t data[len]; }; };\n"
+	"event { name = \"sched_switch\"; id = 1; stream_id = 0;\n"
+	"\tfields := struct { utf8_t prev_comm[16]; int32_t prev_tid; int32_t prev_prio; int64_t prev_state;\n"
+	"\t\tutf8_t next_comm[16]; int32_t next_tid; int32_t next_prio; }; };\n"
+	"event { name = \"ringtrace_statedump_task\"; id = 13; stream_id = 0;\n"
+	"\tfields := struct { int32_t tid; int32_t pid; int32_t ppid; utf8_t comm[16]; uint64_t cgroup_id; }; };\n";
+
+/* A packet being built: its events appended with extended headers. */
+struct tpacket {
+	uint8_t buf[65536];
+	size_t len;
+	unsigned int events;
+	uint64_t ts;
+};
+
+static void tp_event(struct tpacket *p, unsigned int id, const void *payload, size_t n)
+{
+	uint32_t word = 31 | id << 5;
+
+	p->ts += 1000;
+	memcpy(p->buf + p->len, &word, 4);
+	memcpy(p->buf + p->len + 4, &p->ts, 8);
+	memcpy(p->buf + p->len + 12, payload, n);
+	p->len += 12 + n;
+	p->events++;
+}
+
+static void tp_switch(struct tpacket *p, const char *prev, int32_t ptid,
+		      const char *next, int32_t ntid)
+{
+	uint8_t e[56] = { 0 };
+	int32_t prio = 120;
+	int64_t state = 1;
+
+	strncpy((char *)e, prev, 16);
+	memcpy(e + 16, &ptid, 4);
+	memcpy(e + 20, &prio, 4);
+	memcpy(e + 24, &state, 8);
+	strncpy((char *)e + 32, next, 16);
+	memcpy(e + 48, &ntid, 4);
+	memcpy(e + 52, &prio, 4);
+	tp_event(p, 1, e, sizeof(e));
+}
+
+/* Packet @seq of CPU @cpu: @what 0 a state dump and a switch, 1 a switch, 2 markers. */
+static size_t tp_make(struct tpacket *p, unsigned int cpu, uint64_t seq, int what)
+{
+	struct ringtrace_packet_header h = {
+		.magic = RINGTRACE_CTF_MAGIC,
+		.stream_instance_id = cpu,
+		.packet_seq_num = seq,
+		.cpu_id = cpu,
+	};
+	uint8_t mk[2 + 60000];
+	uint16_t n = 60000;
+
+	p->len = sizeof(h);
+	p->events = 0;
+	p->ts = 1000000000ULL + seq * 1000000;
+	h.timestamp_begin = p->ts;
+	if (what == 0) {
+		uint8_t d[36] = { 0 };
+		int32_t v[3] = { 42, 40, 1 };
+		uint64_t cg = 7;
+
+		memcpy(d, v, 12);
+		strcpy((char *)d + 12, "worker");
+		memcpy(d + 28, &cg, 8);
+		tp_event(p, 13, d, sizeof(d));
+		tp_switch(p, "swapper/12", 0, "worker", 42);
+	} else if (what == 1) {
+		tp_switch(p, "worker", 42, "helper", 43);
+	}
+	memcpy(mk, &n, 2);
+	memset(mk + 2, 'm', n);
+	tp_event(p, 0, mk, sizeof(mk));
+	h.timestamp_end = p->ts;
+	h.content_size = h.packet_size = p->len * 8;
+	h.events = p->events;
+	memcpy(p->buf, &h, sizeof(h));
+	return p->len;
+}
+
+/* The packed chunk @name's index and thread table (none: t->n == 0). */
+static bool read_table(const char *name, struct chunk_index *ix, struct chunk_table *t)
+{
+	size_t len;
+	uint8_t *z = read_file(name, &len);
+	uint64_t ilen, tlen;
+	char why[128];
+	bool ok;
+
+	memset(t, 0, sizeof(*t));
+	ilen = z && len >= CHUNK_INDEX_FOOTER ?
+	       chunk_index_frame_size(z + len - CHUNK_INDEX_FOOTER, len) : 0;
+	ok = ilen && !chunk_index_parse(z + len - ilen, ilen, len, ix, why, sizeof(why));
+	if (ok && ix->data_bytes >= CHUNK_TABLE_FOOTER) {
+		tlen = chunk_table_frame_size(z + ix->data_bytes - CHUNK_TABLE_FOOTER,
+					      ix->data_bytes);
+		if (tlen && chunk_table_parse(z + ix->data_bytes - tlen, tlen, ix, t,
+					      why, sizeof(why))) {
+			printf("# %s: %s\n", name, why);
+			ok = false;
+		}
+	}
+	free(z);
+	return ok;
+}
+
+static const struct chunk_fact *find_fact(const struct chunk_table_frame *f,
+					  uint32_t kind, int32_t tid)
+{
+	for (uint32_t i = 0; i < f->nr_facts; i++)
+		if (f->facts[i].kind == kind && f->facts[i].tid == tid)
+			return &f->facts[i];
+	return NULL;
+}
+
+static void test_thread_table(void)
+{
+	int dd = open(dir, O_RDONLY | O_DIRECTORY), fd;
+	const struct chunk_fact *pid, *comm, *cg, *c43;
+	struct chunk_stored_hdrs h;
+	struct iovec iov[8];
+	uint8_t blocks[8][3];
+	struct tpacket *p = malloc(sizeof(*p));
+	struct chunk_index ix = { 0 };
+	struct chunk_table t;
+	struct chunk *c;
+	size_t total = 0;
+	bool ok;
+
+	fd = openat(dfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ok = fd >= 0 && write(fd, table_metadata, strlen(table_metadata)) ==
+			(ssize_t)strlen(table_metadata);
+	close(fd);
+	/* 100 packets of 60 KiB: more than a packed frame's 4 MiB. */
+	h.blocks = blocks;
+	for (unsigned int seq = 1; seq <= 2; seq++) {
+		char name[CHUNK_NAME_MAX];
+
+		chunk_name(name, sizeof(name), 12, seq);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (unsigned int i = 0; i < 100 && ok; i++) {
+			size_t len = tp_make(p, 12, i, i == 0 ? 0 : i == 80 ? 1 : 2);
+			unsigned int cnt = chunk_stored_iov(iov, &h, p->buf, len);
+
+			ok = writev(fd, iov, (int)cnt) > 0;
+			total += chunk_stored_size(len);
+		}
+		close(fd);
+	}
+	check(ok, "a stored chunk of CPU 12: a state dump, switches, 100 packets");
+	opt.max_files = 0;
+	check(!packer_start(1, 1, 1, dd), "a packer starts");
+	c = packer_chunk_new(0, 12, 1);
+	packer_chunk_closed(c, total / 2, true);
+	wait_idle();
+	packer_stop(false);
+	ok = read_table("cpu12-000001.zst", &ix, &t);
+	check(ok && ix.n == 2 && t.n == 2,
+	      "the packed chunk: %zu frames in its index, %zu records in its thread table",
+	      ix.n, t.n);
+	if (t.n == 2) {
+		pid = find_fact(&t.f[0], CHUNK_FACT_PID, 42);
+		comm = find_fact(&t.f[0], CHUNK_FACT_COMM, 42);
+		cg = find_fact(&t.f[0], CHUNK_FACT_CGROUP, 42);
+		c43 = find_fact(&t.f[1], CHUNK_FACT_COMM, 43);
+		check(pid && pid->v.id == 40 && comm && !strcmp(comm->v.comm, "worker") &&
+		      cg && cg->v.cgroup == 7 && t.f[0].cpu_change == CHUNK_CPU_SET &&
+		      t.f[0].cpu_tid == 42 && !t.f[0].flags && t.f[0].first_seq == 0,
+		      "frame 1: worker 42 of process 40 in cgroup 7 runs on the CPU");
+		check(c43 && !strcmp(c43->v.comm, "helper") && t.f[1].cpu_change == CHUNK_CPU_SET &&
+		      t.f[1].cpu_tid == 43 && t.f[1].first_seq == t.f[0].last_seq + 1 &&
+		      t.f[1].last_seq == 99 && !find_fact(&t.f[1], CHUNK_FACT_PID, 42),
+		      "frame 2: the switch to helper 43, right after frame 1's last packet");
+	}
+	chunk_table_free(&t);
+	chunk_index_free(&ix);
+	/* No metadata: no table, the index all the same. */
+	unlinkat(dfd, "metadata", 0);
+	check(!packer_start(1, 1, 1, dd), "a packer starts (no metadata)");
+	c = packer_chunk_new(0, 12, 2);
+	packer_chunk_closed(c, total / 2, true);
+	wait_idle();
+	packer_stop(false);
+	ok = read_table("cpu12-000002.zst", &ix, &t);
+	check(ok && ix.n == 2 && !t.n,
+	      "without the trace's metadata: the index, no thread table (%zu records)", t.n);
+	chunk_table_free(&t);
+	chunk_index_free(&ix);
+	free(p);
+	close(dd);
+}
+
 static void remove_dir(void)
 {
 	struct dirent *de;
@@ -710,6 +939,7 @@ int main(int argc, char **argv)
 	test_writer();
 	test_remove_just_packed();
 	test_full_disk();
+	test_thread_table();
 	if (own)
 		remove_dir();
 	printf("chunk: %u passed, %u failed\n", passed, failed);

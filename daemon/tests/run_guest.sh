@@ -670,6 +670,68 @@ test_hup() {
 	done
 }
 
+# has_table CHUNK: the packed chunk has a thread table in front of its time
+# index (lib/chunk_index.h): the index's data_bytes (its offset) is where
+# the table's footer ("RTHT") ends.
+has_table() {
+	local size db
+	size=$(wc -c <"$1")
+	db=$(tail -c 40 "$1" | od -An -tu8 -N8 | tr -d ' ')
+	[[ -n $db && $db -gt 4 && $db -lt $size &&
+	   $(tail -c +$((db - 3)) "$1" | head -c 4) == RTHT ]]
+}
+
+# in_window BEGIN: report's item lines at or after BEGIN (sec.nsec), from stdin.
+in_window() {
+	awk -v b="$1" 'BEGIN { split(b, w, ".") }
+		/^\[[0-9]+\.[0-9]+\]/ {
+			split(substr($1, 2, length($1) - 2), t, ".")
+			if (t[1] + 0 > w[1] + 0 || (t[1] + 0 == w[1] + 0 && t[2] >= w[2])) print
+		}'
+}
+
+# The packers' thread tables: with sched_switch and the state dump
+# recorded, every packed chunk has its thread table, and a window read by
+# seeking knows the processes of the state dump: report --pid of this
+# shell (dumped when tracing started) from a time after SIGHUP, in the
+# second chunks, prints the full report's lines of it.
+test_thread_table() {
+	local rc=0 e f b full win n=0
+	note "thread tables: sched_switch and the state dump, SIGHUP between"
+	reset_module
+	for e in sched_switch ringtrace_statedump_task ringtrace_statedump_cpu; do
+		echo 1 >"$RT/events/$e/enable"
+	done
+	start_daemon tt -o "$W/tt" -f 100 || { fail "tt: daemon did not start"; return; }
+	check "tt: first markers" run_markers tt1 200 -d 2000
+	kill -HUP "$DPID"
+	for ((e = 0; e < 100; e++)); do
+		grep -q rotated "$W/tt.err" && break
+		sleep 0.1
+	done
+	check "tt: second markers" run_markers tt2 200 -d 2000
+	stop_daemon || rc=$?
+	for e in sched_switch ringtrace_statedump_task ringtrace_statedump_cpu; do
+		echo 0 >"$RT/events/$e/enable"
+	done
+	eq "tt: daemon exit status" "$rc" 0
+	for f in "$W"/tt/cpu*-*.zst; do
+		n=$((n + 1))
+		check "tt: $(basename "$f"): packed, with a thread table" \
+			eval '! stored "$f" && has_table "$f"'
+	done
+	check "tt: two chunks a CPU at least ($n)" test "$n" -ge $((2 * ${#CPUS[@]}))
+	b=$("$CLI" report -e ringtrace_marker "$W/tt" 2>/dev/null | grep -m1 ' data="tt2 ' |
+		sed -n 's/^\[\([0-9.]*\)\].*/\1/p')
+	full=$("$CLI" report --pid $$ "$W/tt" 2>/dev/null | in_window "$b")
+	win=$("$CLI" report --pid $$ --begin "$b" "$W/tt" 2>/dev/null | in_window "$b")
+	check "tt: this shell ($$) has events after SIGHUP" test -n "$full"
+	check "tt: report --pid $$ --begin $b prints the full report's lines of it" \
+		test "$win" == "$full"
+	check "tt: the window read the first chunks' tables, no note" \
+		eval '[[ -z $("$CLI" report --begin "$b" "$W/tt" 2>&1 >/dev/null) ]]'
+}
+
 # --chunk-time: a slow writer's chunks close by age, not by size.
 test_chunk_time() {
 	local c rc=0 n
@@ -2211,7 +2273,7 @@ test_on_chunk_recover() {
 # Every test, in the order they run.
 ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
-	test_enospc test_rotation test_hup test_chunk_time test_backlog
+	test_enospc test_rotation test_hup test_thread_table test_chunk_time test_backlog
 	test_second_signal test_kill_packing test_service test_retention
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
 	test_nofile test_chunk_time_long test_retention_safe
@@ -2229,7 +2291,7 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 # are two thirds of the suite's time: tools/run-tests runs them in one boot
 # (RT_DAEMON_SCOPE=kernel in the others).
 DAEMON_ONLY="test_usage test_usage_root_only test_enospc test_rotation test_hup
-	test_chunk_time test_backlog test_second_signal test_kill_packing
+	test_thread_table test_chunk_time test_backlog test_second_signal test_kill_packing
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many
 	test_flush_ack test_races test_install test_on_chunk test_on_chunk_hooks

@@ -155,6 +155,7 @@ static void list_stored(DIR *d)
 static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 {
 	struct chunk_packer **packers;
+	struct rt_table_maker **tables;
 	pthread_t *threads;
 	uint64_t total;
 	double said = now_s();
@@ -188,14 +189,18 @@ static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 	if (nthreads > w.njobs)
 		nthreads = (unsigned int)w.njobs;
 	packers = calloc(nthreads, sizeof(*packers));
+	tables = calloc(nthreads, sizeof(*tables));
 	threads = calloc(nthreads, sizeof(*threads));
-	if (!packers || !threads)
+	if (!packers || !tables || !threads)
 		die("%s", strerror(ENOMEM));
 	for (i = 0; i < nthreads; i++) {
 		packers[i] = chunk_packer_new(w.level);
-		if (!packers[i])
+		tables[i] = rt_table_maker_new();
+		if (!packers[i] || !tables[i])
 			die("%s", strerror(ENOMEM));
 		chunk_packer_set_frame_bytes(packers[i], w.frame_bytes);
+		/* Each chunk's thread table, as ringtraced's packers write it. */
+		chunk_packer_set_table(packers[i], rt_table_maker_ops(tables[i]));
 		if (pthread_create(&threads[i], NULL, worker, packers[i]))
 			break;
 		started++;
@@ -223,11 +228,14 @@ static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 	}
 	if (tty)
 		fputs("\r\033[K", stderr);
-	for (i = 0; i < started; i++) {
+	for (i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
+	for (i = 0; i < nthreads; i++) {
 		chunk_packer_free(packers[i]);
+		rt_table_maker_free(tables[i]);
 	}
 	free(packers);
+	free(tables);
 	free(threads);
 	printf("%s: %zu chunks compressed, %.1f MiB -> %.1f MiB (ratio %.2f)%s\n",
 	       dir, w.njobs - w.failed, (double)total / (1 << 20),

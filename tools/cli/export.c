@@ -71,6 +71,42 @@ const char *ex_syscall_name(const struct export_ctx *x, int64_t id)
 	return x->syscall_id ? rt_field_label(x->syscall_id, id) : NULL;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int32_t *ex_known_threads(const struct rt_threads *th, size_t *n)
+{
+	size_t pos = 0, cap = 256;
+	int32_t *v = malloc(cap * sizeof(*v)), tid;
+
+	*n = 0;
+	while (v && (tid = rt_threads_next(th, &pos)) >= 0) {
+		if (*n == cap) {
+			int32_t *g = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!g) {
+				free(v);
+				v = NULL;
+				break;
+			}
+			v = g;
+			cap *= 2;
+		}
+		v[(*n)++] = tid;
+	}
+	if (!v) {
+		error_line("out of memory");
+		return NULL;
+	}
+	/* The table's order is its hash's: a window must not depend on it. */
+	qsort(v, *n, sizeof(*v), cmp_tid);
+	return v;
+}
+
 /* ---- the command ----------------------------------------------------------------- */
 
 /* syscall_entry's id field, whose enum names the system calls. */
@@ -111,13 +147,12 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 		int32_t tid;
 
 		if (window_holds(w, it->timestamp)) {
-			tid = it->type == RT_ITEM_EVENT ? rt_threads_owner(th, it) : -1;
+			tid = rt_threads_owner(th, it);
 			if (it->type == RT_ITEM_LOST)
 				*lost += it->lost_events;
 			err = fmt->item(x, it, tid);
 		}
-		if (it->type == RT_ITEM_EVENT)
-			rt_threads_feed(th, it);
+		rt_threads_feed(th, it);
 	}
 	error = merge_error(m);
 	if (!err && error) {
@@ -189,6 +224,9 @@ static int export_trace(char *const *dirs, unsigned int n,
 		goto close_out;
 	}
 	x.th = th;
+	x.windowed = w.has_begin;
+	if (window_threads(ts, 0, th))
+		goto free_threads;
 	err = fmt->begin(&x);
 	if (!err)
 		err = feed(&x, fmt, t, &w, &lost);
@@ -199,11 +237,12 @@ static int export_trace(char *const *dirs, unsigned int n,
 		err = -1;
 	}
 	if (x.unknown)
-		warn("%" PRIu64 " events left out: their thread is unknown (before their CPU's state dump or first sched_switch)",
+		warn("%" PRIu64 " events left out: their thread is unknown (before their CPU's state dump or first sched_switch, or after a loss there)",
 		     x.unknown);
 	if (lost)
 		warn("the trace reports %" PRIu64 " events lost while recording",
 		     lost);
+free_threads:
 	rt_threads_free(th);
 close_out:
 	if (x.f != stdout && fclose(x.f) && !err) {

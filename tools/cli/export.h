@@ -6,7 +6,7 @@
  * time order, to the format: begin() once, item() for each event and each
  * loss (RT_ITEM_LOST), end() once.  It tells each item's thread first
  * (rt_threads, asked before the item is fed to it): @tid is -1 when the
- * CPU has not said yet who runs there.  A format keeps memory flat: what
+ * CPU has not said yet who runs there, or since a loss there.  A format keeps memory flat: what
  * it holds grows with threads, CPUs or a bounded buffer, never with the
  * trace.  Errors are returned (-1 with the reason in the error_line()
  * printed), not exits: the command frees everything and says so.
@@ -27,6 +27,11 @@ struct export_ctx {
 	const struct rt_trace *t;
 	const struct rt_metadata *md;
 	const struct rt_threads *th;
+	/*
+	 * A window from --begin: what the trace said before it (processes,
+	 * threads) is in @th, not in the items (the format says it first).
+	 */
+	bool windowed;
 	/* syscall_entry's id field: its enum names the system calls. */
 	const struct rt_field_desc *syscall_id;
 	/* Events left out because their thread is unknown: counted by item(). */
@@ -66,6 +71,11 @@ ex_ns_t ex_ns(const struct rt_metadata *md, uint64_t cycles);
 const char *ex_softirq_name(int64_t vec);
 /* The system call's name from the id field's enum, or NULL. */
 const char *ex_syscall_name(const struct export_ctx *x, int64_t id);
+/*
+ * The threads @th knows (tid > 0), by tid: an array to free, *@n long;
+ * NULL out of memory (said).  What a window's export says first.
+ */
+int32_t *ex_known_threads(const struct rt_threads *th, size_t *n);
 /* True if the event @it is named @name. */
 static inline bool ex_is(const struct rt_item *it, const char *name)
 {

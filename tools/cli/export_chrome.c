@@ -73,9 +73,13 @@ static int32_t pid_of(const struct export_ctx *x, int32_t tid)
 }
 
 /* thread_name metadata whenever a thread's name is new or changed. */
+/*
+ * The idle tasks of every CPU share one tid, 0, so one track: named
+ * "<idle>" as ftrace names it, not after one of the CPUs.
+ */
 static void name(struct export_ctx *x, struct jthread *t, int32_t tid)
 {
-	const char *comm = tid ? rt_threads_comm(x->th, tid) : "<idle>";
+	const char *comm = tid ? rt_threads_comm(x->th, tid, 0) : "<idle>";
 
 	if (!comm || !strcmp(t->named, comm))
 		return;

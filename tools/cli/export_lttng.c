@@ -27,6 +27,10 @@
  *                               ringtrace_statedump_cpu found running, else
  *                               5 (waiting: ringtrace records no task state)
  *   ringtrace_statedump_cpu     nothing of its own: the status above
+ *   (a window from --begin)     at its first event, a state dump of the
+ *                               threads known when it opens (what the
+ *                               trace said before it): a process_state
+ *                               each, 2 for those running on a CPU
  *   ringtrace_marker            lttng_logger, the text in msg (LTTng's
  *                               event for writes to /proc/lttng-logger)
  *   anything else               itself: ringtrace's fields, re-packed
@@ -213,6 +217,7 @@ struct lttng {
 	int dump_start, dump_end, dump_task;
 	bool dump_open;
 	int dump_cpu;			/* stream of the open dump */
+	bool window_said;		/* a window's threads, dumped first */
 	uint64_t end;			/* latest packet end seen */
 	struct lbuf pl;			/* the payload being built */
 	struct lbuf tsdl;
@@ -431,6 +436,56 @@ static int dump_task(struct lttng *l, const struct rt_item *it, int stream)
 	return emit(l, stream, it->timestamp, l->dump_task);
 }
 
+/*
+ * A window from --begin: the threads known when it opens, as a state dump
+ * on @stream at @ts (by tid: the same bytes however the window was read),
+ * each with its thread group, its process's parent and its name.
+ */
+static int window_dump(struct lttng *l, const struct export_ctx *x, int stream,
+		       uint64_t ts)
+{
+	int32_t *tids;
+	size_t n;
+	int err = 0;
+
+	l->window_said = true;
+	tids = ex_known_threads(x->th, &n);
+	if (!tids)
+		return -1;
+	if (l->dump_task < 0 &&
+	    (l->dump_task = add_class(l, "lttng_statedump_process_state",
+				      f_process_state)) < 0)
+		err = -1;
+	if (!err)
+		err = emit_empty(l, stream, ts, &l->dump_start, "lttng_statedump_start");
+	for (size_t i = 0; i < n && !err; i++) {
+		int32_t tid = tids[i], pid = rt_threads_pid(x->th, tid);
+		int32_t ppid = pid < 0 ? -1 : rt_threads_ppid(x->th, pid);
+		const char *comm = rt_threads_comm(x->th, tid, 0);
+		int cpu = -1;
+
+		if (pid < 0)
+			continue;
+		for (unsigned int c = 0; c < x->t->nr_cpus && cpu < 0; c++)
+			if (rt_threads_current(x->th, (uint32_t)x->t->cpus[c].cpu) == tid)
+				cpu = x->t->cpus[c].cpu;
+		lb_reset(&l->pl);
+		lb_int(&l->pl, L_S32, (uint32_t)tid);
+		lb_int(&l->pl, L_S32, (uint32_t)pid);
+		lb_int(&l->pl, L_S32, (uint32_t)(ppid < 0 ? 0 : ppid));
+		lb_comm(&l->pl, (const uint8_t *)(comm ? comm : ""), comm ? strlen(comm) : 0);
+		lb_int(&l->pl, L_S32, pid == 2 || ppid == 2 ? KERNEL_THREAD : USER_THREAD);
+		lb_int(&l->pl, L_S32, MODE_UNKNOWN);
+		lb_int(&l->pl, L_S32, SUBMODE_NONE);
+		lb_int(&l->pl, L_S32, cpu >= 0 ? STATUS_WAIT_CPU : STATUS_WAIT);
+		lb_int(&l->pl, L_U32, (uint32_t)(cpu >= 0 ? cpu : 0));
+		lb_int(&l->pl, L_X64, 0);
+		err = emit(l, stream, ts, l->dump_task);
+	}
+	free(tids);
+	return err ? -1 : emit_empty(l, stream, ts, &l->dump_end, "lttng_statedump_end");
+}
+
 static int dump_cpu(struct lttng *l, const struct rt_item *it)
 {
 	int32_t tid = (int32_t)ex_int(it, "tid");
@@ -624,6 +679,8 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 		return 0;
 	k = &l->kinds[it->event - x->md->events];
 	if (k->kind == K_UNSEEN && classify(l, k, it->event))
+		return -1;
+	if (x->windowed && !l->window_said && window_dump(l, x, stream, it->timestamp))
 		return -1;
 	/* The dump ends where its CPU does something else than dump or
 	 * interrupt it. */

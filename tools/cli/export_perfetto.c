@@ -13,7 +13,8 @@
  *                      Perfetto decodes prev_state), the machine (which
  *                      system call table names the ids)
  *   ProcessTree        processes and threads of the state dump, of forks
- *                      and of execs, as they come
+ *                      and of execs, as they come; a window from --begin
+ *                      first says those known when it opens
  *   FtraceEventBundle  one CPU's events in time order, up to BUNDLE_EVENTS
  *                      of them; lost_events on the first bundle after a
  *                      loss on that CPU
@@ -190,6 +191,7 @@ struct perfetto {
 	const char **mappings;		/* module names (NULL: vmlinux), iid - 1 */
 	uint32_t nr_mappings;
 	bool stack_sequence_started;
+	bool window_said;		/* a window's processes, said first */
 };
 
 static const struct {
@@ -517,7 +519,7 @@ static int tree_process(struct export_ctx *x, uint64_t ts, int32_t pid,
 	perfetto__protos__process_tree__process__init(pr);
 	pr->has_pid = true;
 	pr->pid = pid;
-	pr->has_ppid = true;
+	pr->has_ppid = ppid >= 0;
 	pr->ppid = ppid;
 	tr->argv0[tr->nr_procs] = s;
 	pr->n_cmdline = 1;
@@ -1243,6 +1245,42 @@ static int stack(struct export_ctx *x, const struct rt_item *it)
 	return err;
 }
 
+/*
+ * A window from --begin: the processes and threads known when it opens,
+ * which the trace said before it, as one ProcessTree at its first event
+ * (by tid: the same bytes however the window was read).  A process is
+ * named by its leader's comm (its exec'd path, if any, is not kept).
+ */
+static int window_tree(struct export_ctx *x, uint64_t ts)
+{
+	struct perfetto *p = x->priv;
+	int32_t *tids;
+	size_t n;
+	int err = 0;
+
+	p->window_said = true;
+	tids = ex_known_threads(x->th, &n);
+	if (!tids)
+		return -1;
+	for (size_t i = 0; i < n && !err; i++) {
+		int32_t tid = tids[i], pid = rt_threads_pid(x->th, tid), ppid;
+		const char *comm;
+
+		if (pid < 0)
+			continue;
+		if (tid != pid) {
+			err = tree_thread(x, ts, tid, pid);
+			continue;
+		}
+		ppid = rt_threads_ppid(x->th, pid);
+		comm = rt_threads_comm(x->th, pid, 0);
+		err = set_parent(x, pid, ppid) ||
+		      tree_process(x, ts, pid, ppid, comm ? comm : "");
+	}
+	free(tids);
+	return err || tree_flush(x);
+}
+
 static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 {
 	struct perfetto *p = x->priv;
@@ -1263,6 +1301,8 @@ static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 		return 0;
 	}
 	if (start(x, ts - (uint64_t)p->boottime_offset))
+		return -1;
+	if (x->windowed && !p->window_said && window_tree(x, ts))
 		return -1;
 	if (k != K_DUMP_TASK && tree_flush(x))
 		return -1;

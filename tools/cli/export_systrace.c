@@ -195,7 +195,8 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 		x->unknown++;
 		return 0;
 	}
-	comm = tid ? rt_threads_comm(x->th, tid) : "<idle>";
+	/* ftrace's own name of tid 0 on every CPU (trace_find_cmdline()). */
+	comm = tid ? rt_threads_comm(x->th, tid, it->cpu) : "<idle>";
 	pid = tid ? rt_threads_pid(x->th, tid) : 0;
 	if (pid >= 0)
 		snprintf(tgid, sizeof(tgid), "%7" PRId32, pid);

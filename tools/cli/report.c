@@ -149,7 +149,7 @@ static bool wanted(const struct filter *f, const struct rt_item *it,
 	    !cgroup_ids_has(&f->cgroups, rt_threads_cgroup(th, tid)))
 		return false;
 	if (f->nr_comms) {
-		const char *comm = rt_threads_comm(th, tid);
+		const char *comm = rt_threads_comm(th, tid, it->cpu);
 		bool hit = false;
 
 		for (unsigned int i = 0; comm && i < f->nr_comms; i++)
@@ -247,9 +247,9 @@ static void make_filter(struct filter *f, const struct opts *o,
 
 /* ---- printing --------------------------------------------------------------- */
 
-static void print_thread(const struct rt_threads *th, int32_t tid)
+static void print_thread(const struct rt_threads *th, int32_t tid, uint32_t cpu)
 {
-	const char *comm = rt_threads_comm(th, tid);
+	const char *comm = rt_threads_comm(th, tid, cpu);
 
 	if (tid < 0)
 		fputs(" -", stdout);
@@ -300,7 +300,7 @@ static void print_item(const struct tset *ts, const struct tset_member *mb,
 		return;
 	}
 	printf("%s cpu%u", time, it->cpu);
-	print_thread(th, tid);
+	print_thread(th, tid, it->cpu);
 	printf(" %s:", it->event->name);
 	if (it->nr_fields) {
 		putchar(' ');
@@ -637,7 +637,8 @@ static void stat_print(struct stat_state *s, const struct tset *ts,
 	       "switches");
 	for (size_t k = 0; k < n && k < 25; k++) {
 		const struct tstate *t = rt_tidmap_slot(&s->ts, r[k].i);
-		const char *comm = rt_threads_comm(s->th, t->tid);
+		/* No idle task here (tid > 0): no CPU names it. */
+		const char *comm = rt_threads_comm(s->th, t->tid, 0);
 		int32_t pid = rt_threads_pid(s->th, t->tid);
 		char pids[16] = "-", cgs[32] = "-";
 		uint64_t id = rt_threads_cgroup(s->th, t->tid);
@@ -784,10 +785,9 @@ static void view_item(struct view *v, const struct rt_item *it)
 	else if (keep)
 		print_item(v->ts, v->mb, v->md, it, v->th, tid, v->o->wall);
 	/*
-	 * Threads are learnt from everything read, before --begin too: a
-	 * window's lines are those of the whole report.  Seeking reads from
-	 * the frame before the window (tset_window()), whose sched_switches
-	 * name each CPU's thread when the window opens.
+	 * Threads are learnt from everything read, before --begin too, and,
+	 * seeking, from what the frames before the window's tell
+	 * (window_threads()): a window's lines are those of the whole report.
 	 */
 	rt_threads_feed(v->th, it);
 }
@@ -827,7 +827,8 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 			stat_init(&sts[i], mb->t, vs[i].th);
 			vs[i].st = &sts[i];
 		}
-		if (window_apply(ts, i, &vs[i].f.win)) {
+		if (window_apply(ts, i, &vs[i].f.win) ||
+		    window_threads(ts, i, vs[i].th)) {
 			status = 1;
 			goto out;
 		}

@@ -230,7 +230,7 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 	l->is_switch = !strcmp(it->event->name, "sched_switch");
 	l->tid = owner;
 	l->ts = it->timestamp;
-	comm = rt_threads_comm(th, owner);
+	comm = rt_threads_comm(th, owner, it->cpu);
 	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "<...>");
 	if (!l->is_switch)
 		return;

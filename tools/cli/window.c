@@ -127,3 +127,17 @@ int window_apply(struct tset *ts, unsigned int member, const struct window *w)
 	return tset_window(ts, member, w->has_begin ? w->begin : 0,
 			   w->has_end ? w->end : UINT64_MAX, seek_allowed());
 }
+
+int window_threads(struct tset *ts, unsigned int member, struct rt_threads *th)
+{
+	const struct rt_trace *t = ts->m[member].t;
+	struct rt_error err;
+
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		if (rt_threads_learn_window(th, t->cpus[i].stream, &err)) {
+			error_line("%s", err.msg);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -37,4 +37,11 @@ static inline bool window_holds(const struct window *w, uint64_t ts)
  */
 int window_apply(struct tset *ts, unsigned int member, const struct window *w);
 
+/*
+ * What the frames a window of member @member does not read tell of threads
+ * (rt_threads_learn_window()), into @th: after window_apply(), before the
+ * first item.  0, or -1 said.
+ */
+int window_threads(struct tset *ts, unsigned int member, struct rt_threads *th);
+
 #endif

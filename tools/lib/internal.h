@@ -93,6 +93,79 @@ int rt_index_get(int fd, bool zst, struct chunk_index *ix, bool *own,
 		 char *why, size_t size);
 /* The frame (packet) at @e->coff starts with a packet of @e->ts_begin: 0. */
 int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e);
+/*
+ * seek.c: the thread table in front of @ix, the own index of the zstd
+ * file @fd (lib/chunk_index.h): 0 with @t set, 1 when there is none, -1
+ * when it is bad (said in @why).
+ */
+int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
+		 char *why, size_t size);
+/* The first packet header of the frame (packet) at @coff into @pi: 0, or -1. */
+int rt_index_first_packet(int fd, bool zst, uint64_t coff,
+			  struct rt_packet_info *pi);
+
+/* ---- facts: what threads.c learns, as thread tables keep it ------------------------ */
+
+/* Facts of a CPU's thread, never in a table: a record's cpu_change says it. */
+enum { RT_FACT_CPU_SET = CHUNK_FACT_KINDS, RT_FACT_CPU_FILL };
+
+struct rt_fact {
+	struct chunk_fact f;		/* RT_FACT_CPU_*: f.tid runs there */
+	uint32_t cpu;			/* of the event that told it */
+	size_t seq;			/* threads.c's: order at equal time and CPU */
+};
+
+/* The metadata declares an event threads.c learns from. */
+bool rt_threads_reads_any(const struct rt_threads *th);
+/* Every fact the table takes on is also handed to @fn (NULL: none). */
+void rt_threads_set_journal(struct rt_threads *th,
+			    void (*fn)(void *arg, const struct rt_fact *f),
+			    void *arg);
+/*
+ * @n facts of frames not read (a window's), each applied when an item fed
+ * (or asked about) reaches its time; -1 out of memory.
+ */
+int rt_threads_add_facts(struct rt_threads *th, const struct rt_fact *f, size_t n);
+
+/*
+ * facts.c: a collector -- fed one CPU's items in order, what they tell of
+ * threads, frame by frame, as a thread table's records (chunk_index.h).
+ */
+struct rt_collector;
+struct rt_collector *rt_collector_new(const struct rt_metadata *md);
+void rt_collector_free(struct rt_collector *c);
+void rt_collector_item(struct rt_collector *c, const struct rt_item *it);
+/* What was fed cannot be trusted whole (damage): the frame is not learnt. */
+void rt_collector_unlearnt(struct rt_collector *c);
+/* The frame fed since the last call ends: its record into @f; -1 out of memory. */
+int rt_collector_end_frame(struct rt_collector *c, struct chunk_table_frame *f);
+/*
+ * A window's facts of one CPU (rtdecode.c's window_facts()): its frames'
+ * records added one after another from its first packet, then who runs
+ * there when the first packet read starts.  A name, pid or parent that a
+ * later one of the same thread overrides is dropped as they come: a reader
+ * reads them from the window on, so the list follows the threads, not the
+ * trace's length (cgroup facts are all kept: a fork reads them).
+ */
+struct rt_facts {
+	uint32_t cpu;
+	int32_t cur;			/* the CPU's thread so far; -1 unknown */
+	bool have_prev;
+	uint64_t last_seq, last_discarded;	/* of the record added last */
+	struct rt_fact *v;		/* in order; kind 0: dropped */
+	size_t n, cap, dropped;
+	struct rt_tidmap latest;	/* facts.c's: the latest per thread */
+};
+void rt_facts_init(struct rt_facts *b, uint32_t cpu);
+/* The next frame's record; -1 out of memory. */
+int rt_facts_record(struct rt_facts *b, const struct chunk_table_frame *r);
+/*
+ * The first packet read starts (@next: NULL when it cannot be read): who
+ * runs then, as a fact; the list compacted.  -1 out of memory.
+ */
+int rt_facts_end(struct rt_facts *b, const struct rt_packet_info *next);
+/* What rt_facts_end() does not free: the list stays, b->v is the caller's. */
+void rt_facts_release(struct rt_facts *b);
 
 
 #endif /* RTDECODE_INTERNAL_H */

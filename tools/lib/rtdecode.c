@@ -127,13 +127,15 @@ struct rt_stream {
 	/* What manifests promise of its files (rt_stream_promise()). */
 	struct rt_promise *promises;
 	unsigned int nr_promises;
+	/* What the frames before the window tell of threads (window_facts()). */
+	bool want_facts;
+	struct rt_fact *facts;
+	size_t nr_facts;
 };
 
-/* How one file of a windowed stream is read. */
+/* How one file of a windowed stream is read (entries of its index, checked). */
 struct file_plan {
 	bool skip;			/* holds nothing of the window */
-	/* Entries of the file's own index, checked against it when opened. */
-	bool check_start, check_stop;
 	struct chunk_index_entry start;	/* where reading starts */
 	struct chunk_index_entry stop;	/* where it ends; coff 0: the end */
 };
@@ -591,6 +593,20 @@ struct spots {
 	size_t n, cap;
 };
 
+/* What plan_window() knows of the stream's files, by path. */
+struct plan_files {
+	struct chunk_index *ix;
+	struct chunk_table *tab;	/* read for the files a window starts after */
+	bool *tab_read;
+};
+
+static bool is_zst(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 4 && !strcmp(path + len - 4, ".zst");
+}
+
 /*
  * The frames of file @i (its index into @ix[@i]: its own, or built) at the
  * end of @sp; one spot with no entry when it has no index.  What is wrong
@@ -599,8 +615,7 @@ struct spots {
 static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
 		    struct spots *sp, struct rt_error *err)
 {
-	size_t len = strlen(s->paths[i]);
-	bool zst = len > 4 && !strcmp(s->paths[i] + len - 4, ".zst"), own;
+	bool zst = is_zst(s->paths[i]), own;
 	int fd = open(s->paths[i], O_RDONLY | O_CLOEXEC);
 	char why[160];
 	int r;
@@ -628,71 +643,6 @@ static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
 		sp->v[sp->n++] = (struct spot){ i, r ? NULL : &ix[i].e[k], own };
 	}
 	return 0;
-}
-
-/*
- * Whether the frame of @sp->v[@k] (one of an index: spot_bytes() lets no
- * other through) holds a sched_switch before the window (@th only tells
- * one): 1 or 0; its events are decoded, as a stream of that one frame.
- * -1: it cannot be read (damage, a lying index, out of memory), which
- * ends the search where it was: the frames the reading proper was going
- * to read anyway say what is wrong, if anything.
- */
-static int switches_before(const struct rt_stream *s, const struct rt_threads *th,
-			   const struct spots *sp, size_t k)
-{
-	const struct spot *at = &sp->v[k];
-	struct rt_stream *sub;
-	struct rt_error err;
-	struct rt_item it;
-	int r, yes = -1;
-
-	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[at->path], 1,
-			   s->cpu, &err))
-		return -1;
-	sub->plan = calloc(1, sizeof(*sub->plan));
-	if (!sub->plan)
-		goto out;
-	sub->planned = true;
-	sub->plan->start = *at->e;
-	if (k + 1 < sp->n && sp->v[k + 1].path == at->path)
-		sub->plan->stop = *sp->v[k + 1].e;
-	yes = 0;
-	while ((r = rt_stream_next(sub, &it, &err)) > 0 && it.timestamp < s->win_begin)
-		if (rt_threads_switches(th, &it)) {
-			yes = 1;
-			break;
-		}
-	if (r < 0)
-		yes = -1;
-out:
-	rt_stream_close(sub);
-	return yes;
-}
-
-/*
- * How far back the search for a CPU's last sched_switch goes: stream
- * bytes of the frames looked at, that frame before the window included
- * (16 MiB: four of the packer's frames).  Each is decoded once more than
- * a window reads, so this bounds what seeking costs over the frames of
- * the window -- a CPU that never switches (a trace recorded without
- * sched_switch) would otherwise be decoded whole.  Measured: 0.15 s of
- * CPU a CPU on the host, where the window of make bench's seek part
- * costs 0.17 s for two CPUs.
- */
-#define SWITCH_LOOKBACK		(16ULL << 20)
-
-/* The stream bytes of the frame at @sp->v[@k]; a file without an index: too many. */
-static uint64_t spot_bytes(const struct spots *sp, const struct chunk_index *ix,
-			   size_t k)
-{
-	const struct spot *at = &sp->v[k];
-
-	if (!at->e)
-		return UINT64_MAX;
-	if (k + 1 < sp->n && sp->v[k + 1].path == at->path)
-		return sp->v[k + 1].e->uoff - at->e->uoff;
-	return ix[at->path].content_bytes - at->e->uoff;
 }
 
 /* The spots of file @i in front of @sp's; how many in @added. */
@@ -724,91 +674,208 @@ static int prepend_file(struct rt_stream *s, unsigned int i, struct chunk_index 
 }
 
 /*
- * The spot to start at so that the CPU's thread is known when the window
- * opens: the window's first events belong to the thread that the CPU's
- * last sched_switch before --begin switched in (threads.c), and a full
- * pass knows it.  Frame by frame back from @first (the frame before the
- * window) to the one that holds that switch -- usually @first itself;
- * further back when one thread ran alone on the CPU for whole frames; the
- * first frame when the CPU never switched (its state dump, if any, then
- * says).  When that is the first frame of the files indexed, the files
- * before (s->cold: the caller knows they hold nothing of the window) are
- * indexed one by one, latest first, and their frames looked at too.  No
- * further than SWITCH_LOOKBACK: then @first stays, and the window's
- * first events on that CPU have no thread until its first switch.  No
- * search at all when the metadata declares no sched_switch.
+ * The record of the thread table for the frame of @sp->v[@k], or NULL:
+ * the file has no own index, no table (stored, packed by an older
+ * ringtrace, or left out), a bad one (a note), or the packer did not learn
+ * that frame.  A file's table is read once, when first asked for.
  */
-static int find_switch(struct rt_stream *s, struct chunk_index *ix,
-		       struct spots *sp, size_t *first, struct rt_error *err)
+static const struct chunk_table_frame *table_record(struct rt_stream *s,
+						    struct plan_files *pf,
+						    const struct spots *sp, size_t k)
 {
-	struct rt_threads *th = rt_threads_new(s->md);
-	uint64_t left = SWITCH_LOOKBACK, bytes;
-	size_t k = *first, added;
-	int r, ret = 0;
+	const struct spot *at = &sp->v[k];
+	struct chunk_table *t = &pf->tab[at->path];
+	const struct chunk_table_frame *r;
+	char why[160];
+	int fd;
 
-	if (!th)
+	if (!at->e || !at->own)
+		return NULL;
+	if (!pf->tab_read[at->path]) {
+		pf->tab_read[at->path] = true;
+		fd = open(s->paths[at->path], O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && rt_table_get(fd, &pf->ix[at->path], t, why, sizeof(why)) < 0)
+			rt_msgs_add(&s->index_notes, "%s: its thread table is ignored (%s): the frames before the window are decoded",
+				    s->paths[at->path], why);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!t->n)
+		return NULL;
+	r = &t->f[at->e - pf->ix[at->path].e];
+	return r->flags & CHUNK_FRAME_UNLEARNT ? NULL : r;
+}
+
+/*
+ * The frames of spots @k..@j - 1, all of one file, decoded as a stream of
+ * their own into one record (what a thread table's would hold for them).
+ * Damage is read past as a full pass reads past it: a window says nothing
+ * of damage before it.
+ */
+static int decode_run(const struct rt_stream *s, const struct spots *sp,
+		      size_t k, size_t j, struct chunk_table_frame *rec,
+		      struct rt_error *err)
+{
+	const struct spot *at = &sp->v[k];
+	struct rt_collector *c = rt_collector_new(s->md);
+	struct rt_stream *sub = NULL;
+	struct rt_error e;
+	struct rt_item it;
+	int r;
+
+	if (!c)
 		return rt_fail(err, "out of memory");
-	/* No frame can hold what the metadata does not declare. */
-	for (; rt_threads_reads_switches(th);) {
-		bytes = spot_bytes(sp, ix, k);
-		if (bytes > left)
-			break;
-		left -= bytes;
-		r = switches_before(s, th, sp, k);
+	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[at->path], 1,
+			   s->cpu, &e) ||
+	    !(sub->plan = calloc(1, sizeof(*sub->plan)))) {
+		rt_stream_close(sub);
+		rt_collector_free(c);
+		return rt_fail(err, "out of memory");
+	}
+	rt_stream_set_tolerant(sub, true);
+	sub->planned = true;
+	if (at->e)
+		sub->plan->start = *at->e;
+	if (j < sp->n && sp->v[j].path == at->path && sp->v[j].e)
+		sub->plan->stop = *sp->v[j].e;
+	/* An error ends what a full pass reads there too: what came before counts. */
+	while ((r = rt_stream_next(sub, &it, &e)) > 0)
+		rt_collector_item(c, &it);
+	r = rt_collector_end_frame(c, rec);
+	rt_stream_close(sub);
+	rt_collector_free(c);
+	return r ? rt_fail(err, "out of memory") : 0;
+}
+
+/*
+ * What the frames before the window's first (spots 0..@first - 1) tell of
+ * threads, as the facts a reader of threads replays
+ * (rt_threads_learn_window()): each frame's from its file's thread table,
+ * or decoded (a run of frames at a time) where there is none.  A full pass
+ * learns names, processes and cgroups from the whole trace before the
+ * window, and who runs on the CPU from its last switch, however far back:
+ * so does this, reading each file's table and no data frame when every
+ * file has one.
+ */
+static int window_facts(struct rt_stream *s, struct plan_files *pf,
+			const struct spots *sp, size_t first, bool whole,
+			struct rt_error *err)
+{
+	struct rt_packet_info next, *np = NULL;
+	const struct spot *f = &sp->v[first];
+	const struct chunk_table_frame *r;
+	struct chunk_table_frame run;
+	struct rt_facts b;
+	int ret = -1, fd;
+
+	rt_facts_init(&b, (uint32_t)s->cpu);
+	for (size_t k = 0, j; k < first; k = j) {
+		/* A file passed: its table is not needed any more. */
+		if (k && sp->v[k - 1].path != sp->v[k].path)
+			chunk_table_free(&pf->tab[sp->v[k - 1].path]);
+		j = k + 1;
+		r = table_record(s, pf, sp, k);
 		if (r) {
-			if (r > 0)
-				*first = k;
-			break;
-		}
-		if (k) {
-			k--;
+			if (rt_facts_record(&b, r))
+				goto oom;
 			continue;
 		}
-		do {
-			added = 0;
-			ret = s->cold ? prepend_file(s, --s->cold, ix, sp, &added, err) : 0;
-		} while (!ret && !added && s->cold);
+		while (j < first && sp->v[j].path == sp->v[k].path &&
+		       !table_record(s, pf, sp, j))
+			j++;
+		if (decode_run(s, sp, k, j, &run, err))
+			goto out;
+		ret = rt_facts_record(&b, &run);
+		free(run.facts);
 		if (ret)
-			break;
-		if (!added) {
-			*first = 0;
-			break;
-		}
-		*first += added;
-		k = added - 1;
+			goto oom;
+		ret = -1;
 	}
-	rt_threads_free(th);
+	/*
+	 * Its first packet: was anything lost between it and the frame
+	 * before?  (Not from the table of a file whose index lies: @whole.)
+	 */
+	r = whole ? NULL : table_record(s, pf, sp, first);
+	if (r) {
+		next = (struct rt_packet_info){ .timestamp_begin = f->e->ts_begin,
+						.seq = r->first_seq,
+						.events_discarded = r->first_discarded };
+		np = &next;
+	} else if ((fd = open(s->paths[f->path], O_RDONLY | O_CLOEXEC)) >= 0) {
+		if (!rt_index_first_packet(fd, is_zst(s->paths[f->path]),
+					   f->e ? f->e->coff : 0, &next))
+			np = &next;
+		close(fd);
+	}
+	if (rt_facts_end(&b, np))
+		goto oom;
+	s->facts = b.v;
+	s->nr_facts = b.n;
+	b.v = NULL;
+	ret = 0;
+	goto out;
+oom:
+	rt_fail(err, "out of memory");
+out:
+	free(b.v);
+	rt_facts_release(&b);
 	return ret;
+}
+
+/*
+ * The own index of the file of @at says where a frame starts: checked
+ * against the frame there (a lying index, with a checksum that matches).
+ * False, with a note, when it is wrong: then the file is read whole.
+ */
+static bool entry_holds(struct rt_stream *s, const struct spot *at)
+{
+	int fd = open(s->paths[at->path], O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)		/* said when it is read */
+		return true;
+	ok = !rt_index_check(fd, is_zst(s->paths[at->path]), at->e);
+	close(fd);
+	if (!ok)
+		rt_msgs_add(&s->index_notes, "%s: its time index does not match the frame at offset %" PRIu64 ": ignored, read whole",
+			    s->paths[at->path], at->e->coff);
+	return ok;
 }
 
 /*
  * Which files, from where to where, a window needs: the reading starts at
  * the last frame that starts before --begin (the items at or after it are
  * in it or later; the packet before the first one at or after it is
- * decoded, so that its losses count as in a full pass) -- or earlier, at
- * the CPU's last sched_switch before --begin (find_switch()) -- and stops
- * at the first frame that starts after --end.  A file without an index is
- * one frame of unknown times: read whole unless a later file's frame is
- * the start, or an earlier one's the stop.
+ * decoded, so that its losses count as in a full pass) and stops at the
+ * first frame that starts after --end.  A file without an index is one
+ * frame of unknown times: read whole unless a later file's frame is the
+ * start, or an earlier one's the stop.  What the frames before the start
+ * tell of threads is learnt from them (window_facts()), when a reader of
+ * threads asked for it (rt_threads_learn_window()) -- the files before the
+ * ones read (s->cold) included.
  */
 static int plan_window(struct rt_stream *s, struct rt_error *err)
 {
-	struct chunk_index *ix = calloc(s->nr_paths + 1, sizeof(*ix));
+	struct plan_files pf = {
+		.ix = calloc(s->nr_paths + 1, sizeof(*pf.ix)),
+		.tab = calloc(s->nr_paths + 1, sizeof(*pf.tab)),
+		.tab_read = calloc(s->nr_paths + 1, sizeof(*pf.tab_read)),
+	};
 	struct spots sp = { 0 };
 	struct spot start = { 0 }, stop = { 0 };
-	size_t first = 0;
-	bool have_stop = false;
+	size_t first = 0, added;
+	bool have_stop = false, whole = false, stop_whole = false;
 	uint64_t t = 0;
 	int ret = -1;
 
 	s->planned = true;
 	s->plan = calloc(s->nr_paths + 1, sizeof(*s->plan));
-	if (!ix || !s->plan) {
+	if (!pf.ix || !pf.tab || !pf.tab_read || !s->plan) {
 		rt_fail(err, "out of memory");
 		goto out;
 	}
 	for (unsigned int i = s->cold; i < s->nr_paths; i++)
-		if (add_file(s, i, ix, &sp, err))
+		if (add_file(s, i, pf.ix, &sp, err))
 			goto out;
 	/*
 	 * A file without an index starts no earlier than the frame before it
@@ -824,9 +891,10 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 	/* Its first packet's predecessor is where it may start: read it too. */
 	if (sp.n && !sp.v[first].e && first)
 		first--;
-	if (sp.n && s->win_begin && (first || s->cold) &&
-	    find_switch(s, ix, &sp, &first, err))
-		goto out;
+	/* Facts are learnt from the files before too: they come first. */
+	for (; s->want_facts && s->win_begin && s->cold; first += added)
+		if (prepend_file(s, --s->cold, pf.ix, &sp, &added, err))
+			goto out;
 	if (!sp.n) {
 		for (unsigned int i = 0; i < s->cold; i++)
 			s->plan[i].skip = true;
@@ -839,53 +907,50 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 			have_stop = true;
 		}
 	}
+	/* A lying own index: its file is read whole, and learnt from as it is read. */
+	if (start.e && start.own && start.e->coff && !entry_holds(s, &start))
+		whole = true;
+	if (have_stop && stop.own && stop.e->coff && !entry_holds(s, &stop)) {
+		stop_whole = true;
+		whole |= stop.path == start.path;
+	}
+	if (whole)
+		while (first && sp.v[first - 1].path == start.path)
+			first--;
+	if (s->want_facts && s->win_begin && first &&
+	    window_facts(s, &pf, &sp, first, whole, err))
+		goto out;
 	for (unsigned int i = 0; i < s->nr_paths; i++) {
 		struct file_plan *p = &s->plan[i];
 
-		p->skip = i < start.path || (have_stop && (i > stop.path ||
-			  (i == stop.path && !stop.e->coff)));
-		if (i == start.path && start.e) {
+		p->skip = i < start.path || (have_stop &&
+			  (i > stop.path || (i == stop.path && !stop.e->coff)));
+		if (i == start.path && start.e && !whole)
 			p->start = *start.e;
-			p->check_start = start.own && start.e->coff;
-		}
-		if (have_stop && i == stop.path) {
+		if (have_stop && i == stop.path && !stop_whole && !whole)
 			p->stop = *stop.e;
-			p->check_stop = stop.own;
-		}
 	}
 done:
 	ret = 0;
 out:
-	for (unsigned int i = 0; ix && i < s->nr_paths; i++)
-		chunk_index_free(&ix[i]);
-	free(ix);
+	for (unsigned int i = 0; pf.ix && i < s->nr_paths; i++)
+		chunk_index_free(&pf.ix[i]);
+	for (unsigned int i = 0; pf.tab && i < s->nr_paths; i++)
+		chunk_table_free(&pf.tab[i]);
+	free(pf.ix);
+	free(pf.tab);
+	free(pf.tab_read);
 	free(sp.v);
 	return ret;
 }
 
-/*
- * The file just opened, read as its plan says: from its start frame (one
- * of its own index checked against the file first: if it is not there,
- * the file is read whole), to its limit.
- */
+/* The file just opened, read as its plan says: from its start frame to its limit. */
 static int start_file(struct rt_stream *s, const struct file_plan *p,
 		      struct rt_error *err)
 {
-	struct rt_source *src = &s->src;
-	const struct chunk_index_entry *bad = NULL;
-
-	if (p->check_start && rt_index_check(src->fd, src->zst, &p->start))
-		bad = &p->start;
-	else if (p->check_stop && rt_index_check(src->fd, src->zst, &p->stop))
-		bad = &p->stop;
-	if (bad) {
-		rt_msgs_add(&s->index_notes, "%s: its time index does not match the frame at offset %" PRIu64 ": ignored, read whole",
-			    src->path, bad->coff);
-		return 0;
-	}
 	if (!p->start.coff && !p->stop.coff)
 		return 0;
-	return rt_src_seek(src, p->start.coff, p->start.uoff, p->stop.coff, err);
+	return rt_src_seek(&s->src, p->start.coff, p->start.uoff, p->stop.coff, err);
 }
 
 /*
@@ -1544,6 +1609,7 @@ void rt_stream_close(struct rt_stream *s)
 		free(s->promises[i].path);
 	free(s->promises);
 	free(s->plan);
+	free(s->facts);
 	free(s->fed_file);
 	free(s->values);
 	for (unsigned int i = 0; i < NR_SLOTS; i++)
@@ -1662,6 +1728,24 @@ int rt_stream_promise(struct rt_stream *s, const char *path, uint64_t size,
 void rt_stream_add_damage(struct rt_stream *s, const char *what)
 {
 	rt_msgs_add(&s->damage, "%s", what);
+}
+
+int rt_threads_learn_window(struct rt_threads *th, struct rt_stream *s,
+			    struct rt_error *err)
+{
+	int r = 0;
+
+	if (!s->windowed || !s->seek || s->planned || !rt_threads_reads_any(th))
+		return 0;
+	s->want_facts = true;
+	if (plan_window(s, err))
+		return -1;
+	if (rt_threads_add_facts(th, s->facts, s->nr_facts))
+		r = rt_fail(err, "out of memory");
+	free(s->facts);
+	s->facts = NULL;
+	s->nr_facts = 0;
+	return r;
 }
 
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s)

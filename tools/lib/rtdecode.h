@@ -281,10 +281,9 @@ void rt_stream_close(struct rt_stream *s);
  * reads only the frames (packets, in a plain file) that can hold the
  * window, found with each file's time index (seek.c): the packet before
  * the window's first is read too, so its items and counts are those of a
- * full pass, and so is the frame of the CPU's last sched_switch before
- * the window (decoded first, frame by frame back), so that a reader of
- * threads knows who runs there when the window opens; the packets after
- * the window's last are read as far as judging that one needs.  What does
+ * full pass; what the frames before tell of threads is a reader of
+ * threads' to learn (rt_threads_learn_window()).  The packets after the
+ * window's last are read as far as judging that one needs.  What does
  * differ: damage and notes of the frames it does not read are not seen.
  * A file whose index is bad (or cannot be built) is read whole, and said
  * in rt_stream_index_note().  Set it before the first rt_stream_next().
@@ -293,9 +292,9 @@ void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
 			  bool seek);
 /*
  * The first @n files of a stream seeking a window hold nothing of it (a
- * chunk set's manifest said so): they are opened only when the CPU's last
- * sched_switch before the window is looked for in them (one thread ran
- * alone on the CPU through the files after them).
+ * chunk set's manifest said so): they are never read for the window, only
+ * for what they tell of threads (their thread tables, or their frames
+ * decoded: rt_threads_learn_window()).
  */
 void rt_stream_set_cold(struct rt_stream *s, unsigned int n);
 /*
@@ -432,43 +431,73 @@ void *rt_tidmap_slot(const struct rt_tidmap *m, size_t i);
 /* ---- threads (threads.c) ------------------------------------------------ */
 
 /*
- * Who did it: fed every event in time order, tells the thread running on a
- * CPU (the one an event there belongs to, interrupts included) and each
- * thread's pid and comm, from sched_switch, the state dump, fork, exec,
- * exit and wakeups.  Ask rt_threads_current() before feeding an event: a
- * sched_switch belongs to the task it switches out.
+ * Who did it: fed every event and loss in time order, tells the thread
+ * running on a CPU (the one an event there belongs to, interrupts
+ * included; unknown from a loss to the next sched_switch) and each
+ * thread's pid, comm and cgroup, from sched_switch, the state dump, fork,
+ * exec, exit and wakeups.  Ask rt_threads_owner() before feeding an event:
+ * a sched_switch belongs to the task it switches out.
  */
 struct rt_threads;
 
 struct rt_threads *rt_threads_new(const struct rt_metadata *md);
 void rt_threads_free(struct rt_threads *th);
+/* An event or a loss (other items tell nothing). */
 void rt_threads_feed(struct rt_threads *th, const struct rt_item *it);
-/* The tid running on @cpu, or -1 when nothing said yet. */
+/* The tid running on @cpu, or -1 when nothing said yet or since a loss. */
 int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
-/*
- * @it is a sched_switch as this reads one: it names its CPU's thread
- * whatever came before it (a reader that starts mid-trace looks for one).
- */
-bool rt_threads_switches(const struct rt_threads *th, const struct rt_item *it);
-/* The metadata declares a sched_switch that rt_threads_switches() takes. */
-bool rt_threads_reads_switches(const struct rt_threads *th);
 /*
  * The thread @it belongs to (ask before feeding it): the one running on
  * its CPU; before the CPU said, a sched_switch's prev_tid or a state dump
- * CPU event's tid; else -1.
+ * CPU event's tid; else -1.  What a window learnt of the frames before it
+ * (rt_threads_learn_window()) is taken on up to @it's time first.
  */
-int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it);
+int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it);
 /*
  * The trace's metadata grew (a follower reloaded it): @md, which declares
  * every event the old one did under the same id, from now on.  The items
  * fed from then on point into @md.  -1 out of memory, nothing changed.
  */
 int rt_threads_set_metadata(struct rt_threads *th, const struct rt_metadata *md);
-/* NULL / -1 / 0 when unknown. */
-const char *rt_threads_comm(const struct rt_threads *th, int32_t tid);
+/*
+ * NULL / -1 / 0 when unknown.  The idle task, tid 0, is one per CPU: its
+ * name is @cpu's ("swapper/N", the kernel's, unless the trace said
+ * otherwise), its pid 0; @cpu names nothing else.  The name of tid 0 is
+ * valid until the next call.
+ */
+const char *rt_threads_comm(const struct rt_threads *th, int32_t tid, uint32_t cpu);
 int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid);
+/* The parent of the process @pid leads (state dump, fork), or -1. */
+int32_t rt_threads_ppid(const struct rt_threads *th, int32_t pid);
 /* Its cgroup v2 id (the state dump's and fork's; a kernel without: 0). */
 uint64_t rt_threads_cgroup(const struct rt_threads *th, int32_t tid);
+/* The threads known (tid > 0), one per call from *@pos = 0 on; -1 at the end. */
+int32_t rt_threads_next(const struct rt_threads *th, size_t *pos);
+/*
+ * @s reads a window by seeking (rt_stream_set_window()): what the frames
+ * of its CPU before the window tell of threads -- their thread tables, or
+ * the frames decoded where a file has none -- is taken on, each fact at
+ * its time as items reach it, so that this table is at every item what a
+ * full pass's is.  Nothing for a stream that is not seeking.  Before the
+ * first item of @s; 0, or -1 with @err set.
+ */
+int rt_threads_learn_window(struct rt_threads *th, struct rt_stream *s,
+			    struct rt_error *err);
+
+/* ---- thread tables (facts.c) --------------------------------------------- */
+
+/*
+ * What a packer (ringtraced's, `ringtrace compress`) gives lib/chunk.c to
+ * write a packed chunk's thread table (lib/chunk_index.h): the trace's
+ * metadata is read from the chunk's directory, the chunk's packets decoded
+ * as they are packed.  One per packer thread.
+ */
+struct chunk_table_ops;
+struct rt_table_maker;
+
+struct rt_table_maker *rt_table_maker_new(void);
+void rt_table_maker_free(struct rt_table_maker *m);
+const struct chunk_table_ops *rt_table_maker_ops(struct rt_table_maker *m);
 
 /* ---- values and printing ------------------------------------------------ */
 

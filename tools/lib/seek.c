@@ -57,6 +57,13 @@
 #define INDEX_MAX_ENTRIES	(1U << 18)
 #define INDEX_MAX_BYTES		(CHUNK_INDEX_HEADER + (uint64_t)INDEX_MAX_ENTRIES * \
 				 CHUNK_INDEX_ENTRY + CHUNK_INDEX_FOOTER)
+/*
+ * A thread table's frame, at most: a record per frame of the largest
+ * index and the facts of a state dump of a million threads, with room to
+ * spare.  A footer that claims more is not believed before anything is
+ * allocated for it: the frames are decoded instead (rt_table_get()).
+ */
+#define TABLE_MAX_BYTES		(64ULL << 20)
 
 int rt_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
@@ -359,4 +366,53 @@ int rt_file_first_ts(const char *path, uint64_t *ts)
 	if (!r)
 		*ts = HDR_FIELD(hdr, timestamp_begin);
 	return r;
+}
+
+int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
+		 char *why, size_t size)
+{
+	uint8_t foot[CHUNK_TABLE_FOOTER], *buf;
+	uint64_t room = ix->data_bytes, len;
+	int r;
+
+	memset(t, 0, sizeof(*t));
+	if (room < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER ||
+	    rt_pread_full(fd, foot, sizeof(foot), room - sizeof(foot)))
+		return 1;
+	len = chunk_table_frame_size(foot, room);
+	if (!len)
+		return 1;
+	if (len > TABLE_MAX_BYTES) {
+		snprintf(why, size, "its thread table claims %" PRIu64 " bytes, more than %llu",
+			 len, TABLE_MAX_BYTES);
+		return -1;
+	}
+	buf = malloc(len);
+	if (!buf || rt_pread_full(fd, buf, len, room - len)) {
+		free(buf);
+		snprintf(why, size, "cannot be read");
+		return -1;
+	}
+	r = chunk_table_parse(buf, len, ix, t, why, size);
+	free(buf);
+	return r;
+}
+
+int rt_index_first_packet(int fd, bool zst, uint64_t coff,
+			  struct rt_packet_info *pi)
+{
+	struct probe p = { 0 };
+	uint8_t hdr[HDR_SIZE];
+	int r = first_header(fd, zst, coff, hdr, &p);
+
+	probe_free(&p);
+	if (r)
+		return -1;
+	memset(pi, 0, sizeof(*pi));
+	pi->timestamp_begin = HDR_FIELD(hdr, timestamp_begin);
+	pi->timestamp_end = HDR_FIELD(hdr, timestamp_end);
+	pi->seq = HDR_FIELD(hdr, packet_seq_num);
+	pi->events_discarded = HDR_FIELD(hdr, events_discarded);
+	pi->cpu = (uint32_t)HDR_FIELD(hdr, cpu_id);
+	return 0;
 }

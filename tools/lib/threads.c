@@ -5,29 +5,45 @@
  * ringtrace's events carry no thread id (Documentation/ringtrace/events.rst):
  * the task running on a CPU is the next_tid of that CPU's last
  * sched_switch, and before the first one the tid of the CPU's
- * ringtrace_statedump_cpu.  Names and thread groups come from the state
- * dump, then from fork, exec, task_rename (prctl(PR_SET_NAME), a write to
- * /proc/PID/comm) and the comm fields of switches and wakeups.  A thread's
- * cgroup v2 id comes from the state dump's cgroup_id and the fork's
- * child_cgroup_id (a trace from before those fields: the parent's); a
- * move to another cgroup later is not an event and is not seen.
- * Events in interrupt context belong to the task they interrupted, as in
- * ftrace.  Fed every event in time order (report, export), this keeps:
+ * ringtrace_statedump_cpu.  A loss on a CPU (RT_ITEM_LOST: events or
+ * packets lost while recording, packets skipped as damage) makes its
+ * thread unknown until its next switch: what ran across the gap is not
+ * known.  Names and thread groups come from the state dump, then from
+ * fork, exec, task_rename (prctl(PR_SET_NAME), a write to /proc/PID/comm)
+ * and the comm fields of switches and wakeups.  The idle task is tid 0 on
+ * every CPU, named per CPU ("swapper/N", the kernel's init_idle()), with
+ * pid 0.  A thread's cgroup v2 id comes from the state dump's cgroup_id
+ * and the fork's child_cgroup_id (a trace from before those fields: the
+ * parent's); a move to another cgroup later is not an event and is not
+ * seen.  Events in interrupt context belong to the task they interrupted,
+ * as in ftrace.  Fed every event and loss in time order (report, export),
+ * this keeps:
  *
- *   - per CPU, the tid running now (-1 until a switch or the dump says);
- *   - per tid, its pid (thread group), comm and cgroup, in an open-addressing hash
- *     table that grows with the number of threads, not of events.
+ *   - per CPU, the tid running now (-1 until a switch or the dump says,
+ *     and after a loss) and its idle task's name;
+ *   - per tid, its pid (thread group), its process's parent, comm and
+ *     cgroup, in an open-addressing hash table that grows with the number
+ *     of threads, not of events.
+ *
+ * Each item is first turned into *facts* (extract()), which are then
+ * applied (apply()): "tid T is named N", "T's thread group is P", "the
+ * CPU runs T".  The same facts are what a packed chunk's thread table
+ * keeps per frame (facts.c, lib/chunk_index.h), and a window replays those
+ * of the frames before it (rt_threads_learn_window()) instead of decoding
+ * them: applied in time order with what it reads, they leave this table as
+ * a full pass leaves it.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "rtdecode.h"
+#include "internal.h"
 
-#define COMM_LEN	16
+#define COMM_LEN	CHUNK_COMM_LEN
 
 struct thread {
 	int32_t tid;			/* first: the tidmap's key */
-	int32_t pid;
+	int32_t pid;			/* -1: unknown */
+	int32_t ppid;			/* of the process it leads; -1: unknown */
 	uint64_t cgroup;		/* 0: unknown */
 	char comm[COMM_LEN + 1];
 };
@@ -40,15 +56,29 @@ struct event_kind {
 	enum kind kind;
 	int f[6];			/* field indexes, per kind below */
 	int cgroup;			/* the cgroup id's field, or -1 */
+	int ppid;			/* the state dump's ppid field, or -1 */
+};
+
+struct cpu_state {
+	int32_t current;		/* -1: unknown */
+	char idle[COMM_LEN + 1];	/* its idle task's name; "": swapper/N */
 };
 
 struct rt_threads {
 	const struct rt_metadata *md;
 	struct event_kind *kinds;	/* by position in md->events */
-	int32_t *current;		/* per CPU */
+	struct cpu_state *cpus;		/* by CPU number */
 	unsigned int nr_cpus;
 	struct rt_tidmap map;		/* of struct thread */
-	struct thread idle;		/* tid 0: swapper, named here */
+	/*
+	 * Facts of frames a window did not read, by time (then CPU, then
+	 * their order): each applied once an item at or after it is fed.
+	 */
+	struct rt_fact *pending;
+	size_t nr_pending, next_pending;
+	/* Every fact applied is also handed here (facts.c's collector). */
+	void (*journal)(void *arg, const struct rt_fact *f);
+	void *journal_arg;
 };
 
 /* A field an event kind is read through, and what it must be. */
@@ -94,7 +124,7 @@ static struct event_kind *classify_events(const struct rt_metadata *md)
 		const struct rt_event_desc *ev = &md->events[i];
 		struct event_kind *k = &kinds[i];
 
-		k->cgroup = -1;
+		k->cgroup = k->ppid = -1;
 		if (ev->unsupported)
 			continue;
 		if (!strcmp(ev->name, "sched_switch"))
@@ -117,8 +147,10 @@ static struct event_kind *classify_events(const struct rt_metadata *md)
 		/* Optional: traces from before these fields lack them. */
 		if (k->kind == K_FORK)
 			k->cgroup = rt_event_field(ev, "child_cgroup_id", RT_USE_INT);
-		else if (k->kind == K_DUMP_TASK)
+		else if (k->kind == K_DUMP_TASK) {
 			k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
+			k->ppid = rt_event_field(ev, "ppid", RT_USE_INT);
+		}
 	}
 	return kinds;
 }
@@ -136,9 +168,6 @@ struct rt_threads *rt_threads_new(const struct rt_metadata *md)
 		rt_threads_free(th);
 		return NULL;
 	}
-	th->idle.tid = 0;
-	th->idle.pid = 0;
-	strcpy(th->idle.comm, "swapper");
 	return th;
 }
 
@@ -159,83 +188,203 @@ void rt_threads_free(struct rt_threads *th)
 	if (!th)
 		return;
 	free(th->kinds);
-	free(th->current);
+	free(th->cpus);
+	free(th->pending);
 	rt_tidmap_free(&th->map);
 	free(th);
 }
 
-static struct thread *lookup(const struct rt_threads *th, int32_t tid)
+bool rt_threads_reads_any(const struct rt_threads *th)
 {
-	if (tid == 0)
-		return (struct thread *)&th->idle;
-	return tid < 0 ? NULL : rt_tidmap_find(&th->map, tid);
+	for (unsigned int i = 0; i < th->md->nr_events; i++)
+		if (th->kinds[i].kind != K_NONE)
+			return true;
+	return false;
 }
 
-/* The entry of @tid, made if new (pid unknown: -1); NULL out of memory. */
+void rt_threads_set_journal(struct rt_threads *th,
+			    void (*fn)(void *arg, const struct rt_fact *f),
+			    void *arg)
+{
+	th->journal = fn;
+	th->journal_arg = arg;
+}
+
+/* ---- the state ---------------------------------------------------------------------- */
+
+static struct thread *lookup(const struct rt_threads *th, int32_t tid)
+{
+	return tid <= 0 ? NULL : rt_tidmap_find(&th->map, tid);
+}
+
+/* The entry of @tid (not the idle task), made if new; NULL out of memory. */
 static struct thread *get(struct rt_threads *th, int32_t tid)
 {
 	struct thread *t;
 	bool created;
 
-	if (tid == 0)
-		return &th->idle;
-	if (tid < 0)
+	if (tid <= 0)
 		return NULL;
 	t = rt_tidmap_get(&th->map, tid, &created);
 	if (t && created)
-		t->pid = -1;
+		t->pid = t->ppid = -1;
 	return t;
 }
 
-/* @v is text (classify()): count bytes. */
-static void set_comm(struct thread *t, const struct rt_field_value *v)
+/* Per CPU up to the highest CPU number seen: at most RT_MAX_CPUS. */
+static struct cpu_state *cpu_state(struct rt_threads *th, uint32_t cpu)
 {
-	size_t n;
+	if (cpu >= RT_MAX_CPUS)
+		return NULL;
+	if (cpu >= th->nr_cpus) {
+		unsigned int n = cpu + 1;
+		struct cpu_state *c = realloc(th->cpus, n * sizeof(*c));
 
-	if (!t)
-		return;
-	n = strnlen((const char *)v->data, v->count < COMM_LEN ? v->count : COMM_LEN);
-	if (!n)
-		return;
-	memcpy(t->comm, v->data, n);
-	t->comm[n] = '\0';
+		if (!c)
+			return NULL;
+		for (unsigned int i = th->nr_cpus; i < n; i++) {
+			c[i].current = -1;
+			c[i].idle[0] = '\0';
+		}
+		th->cpus = c;
+		th->nr_cpus = n;
+	}
+	return &th->cpus[cpu];
 }
+
+int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu)
+{
+	return cpu < th->nr_cpus ? th->cpus[cpu].current : -1;
+}
+
+/* @f on the table: what every item, table and window goes through. */
+static void apply(struct rt_threads *th, const struct rt_fact *f)
+{
+	const struct chunk_fact *c = &f->f;
+	struct cpu_state *cs;
+	struct thread *t, *p;
+
+	if (th->journal)
+		th->journal(th->journal_arg, f);
+	switch (c->kind) {
+	case CHUNK_FACT_COMM:
+		if (c->tid == 0) {
+			cs = cpu_state(th, f->cpu);
+			if (cs) {
+				memcpy(cs->idle, c->v.comm, COMM_LEN);
+				cs->idle[COMM_LEN] = '\0';
+			}
+		} else if ((t = get(th, c->tid))) {
+			memcpy(t->comm, c->v.comm, COMM_LEN);
+			t->comm[COMM_LEN] = '\0';
+		}
+		break;
+	case CHUNK_FACT_PID:
+		if ((t = get(th, c->tid)))
+			t->pid = c->v.id;
+		break;
+	case CHUNK_FACT_PPID:
+		if ((t = get(th, c->tid)))
+			t->ppid = c->v.id;
+		break;
+	case CHUNK_FACT_CGROUP:
+		if ((t = get(th, c->tid)))
+			t->cgroup = c->v.cgroup;
+		break;
+	case CHUNK_FACT_CGROUP_OF:
+		/* The parent's, read now: as a fork without child_cgroup_id. */
+		p = lookup(th, c->v.id);
+		if (p && p->cgroup && (t = get(th, c->tid)))
+			t->cgroup = p->cgroup;
+		break;
+	case RT_FACT_CPU_SET:
+		if ((cs = cpu_state(th, f->cpu)))
+			cs->current = c->tid;
+		break;
+	case RT_FACT_CPU_FILL:
+		/* The state dump: only until the CPU's first switch says better. */
+		if ((cs = cpu_state(th, f->cpu)) && cs->current < 0)
+			cs->current = c->tid;
+		break;
+	}
+}
+
+/* ---- items into facts ------------------------------------------------------------------ */
 
 static int32_t ival(const struct rt_item *it, int f)
 {
 	return (int32_t)rt_field_s64(&it->fields[f], 0);
 }
 
-/* Per CPU up to the highest CPU number seen: at most RT_MAX_CPUS. */
-static void set_current(struct rt_threads *th, uint32_t cpu, int32_t tid)
-{
-	if (cpu >= RT_MAX_CPUS)
-		return;
-	if (cpu >= th->nr_cpus) {
-		unsigned int n = cpu + 1;
-		int32_t *cur = realloc(th->current, n * sizeof(*cur));
+/* Room for every fact one item makes (a fork's). */
+#define ITEM_FACTS	8
 
-		if (!cur)
-			return;
-		for (unsigned int i = th->nr_cpus; i < n; i++)
-			cur[i] = -1;
-		th->current = cur;
-		th->nr_cpus = n;
-	}
-	th->current[cpu] = tid;
+struct facts {
+	struct rt_fact v[ITEM_FACTS];
+	unsigned int n;
+	const struct rt_item *it;
+};
+
+static struct chunk_fact *add(struct facts *fs, uint32_t kind, int32_t tid)
+{
+	struct rt_fact *f = &fs->v[fs->n++];
+
+	memset(f, 0, sizeof(*f));
+	f->f.ts = fs->it->timestamp;
+	f->f.kind = kind;
+	f->f.tid = tid;
+	f->cpu = fs->it->cpu;
+	return &f->f;
 }
 
-int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu)
+static void add_id(struct facts *fs, uint32_t kind, int32_t tid, int32_t id)
 {
-	return cpu < th->nr_cpus ? th->current[cpu] : -1;
+	add(fs, kind, tid)->v.id = id;
 }
 
-void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
+/* @v is text (classify()): its bytes up to a NUL, COMM_LEN at most; none if empty. */
+static void add_comm(struct facts *fs, int32_t tid, const struct rt_field_value *v)
+{
+	size_t n = strnlen((const char *)v->data, v->count < COMM_LEN ? v->count : COMM_LEN);
+
+	if (n && tid >= 0)
+		memcpy(add(fs, CHUNK_FACT_COMM, tid)->v.comm, v->data, n);
+}
+
+/* The kernel names an exec'd task after the file's last component (15 bytes). */
+static void add_exec_comm(struct facts *fs, int32_t tid, const struct rt_field_value *v)
+{
+	const char *s = (const char *)v->data, *base = s;
+	size_t n = v->count;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == '/')
+			base = s + i + 1;
+	n -= (size_t)(base - s);
+	n = strnlen(base, n < COMM_LEN - 1 ? n : COMM_LEN - 1);
+	if (n && tid >= 0)
+		memcpy(add(fs, CHUNK_FACT_COMM, tid)->v.comm, base, n);
+}
+
+/* What @it tells, into @fs, in the order it is to be applied. */
+static void extract(const struct rt_threads *th, const struct rt_item *it,
+		    struct facts *fs)
 {
 	const struct event_kind *k;
-	struct thread *t;
+	int32_t tid, pid, parent;
 	size_t idx;
 
+	fs->n = 0;
+	fs->it = it;
+	if (it->type == RT_ITEM_LOST) {
+		/*
+		 * Who ran across the gap is not known.  What is counted before
+		 * the first packet has nothing before it to forget.
+		 */
+		if (!it->lost_first)
+			add(fs, RT_FACT_CPU_SET, -1);
+		return;
+	}
 	if (it->type != RT_ITEM_EVENT)
 		return;
 	idx = (size_t)(it->event - th->md->events);
@@ -244,99 +393,137 @@ void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 	k = &th->kinds[idx];
 	switch (k->kind) {
 	case K_SWITCH:
-		set_comm(get(th, ival(it, k->f[1])), &it->fields[k->f[0]]);
-		set_comm(get(th, ival(it, k->f[3])), &it->fields[k->f[2]]);
-		set_current(th, it->cpu, ival(it, k->f[3]));
+		add_comm(fs, ival(it, k->f[1]), &it->fields[k->f[0]]);
+		add_comm(fs, ival(it, k->f[3]), &it->fields[k->f[2]]);
+		add(fs, RT_FACT_CPU_SET, ival(it, k->f[3]));
 		break;
 	case K_WAKEUP:
 	case K_EXIT:
 	case K_RENAME:
-		set_comm(get(th, ival(it, k->f[1])), &it->fields[k->f[0]]);
+		add_comm(fs, ival(it, k->f[1]), &it->fields[k->f[0]]);
 		break;
-	case K_FORK: {
-		uint64_t cgroup;
-
-		t = get(th, ival(it, k->f[1]));
-		if (t)
-			t->pid = ival(it, k->f[2]);
-		set_comm(t, &it->fields[k->f[0]]);
-		cgroup = t ? t->cgroup : 0;
-		t = get(th, ival(it, k->f[4]));
-		if (t)
-			t->pid = ival(it, k->f[5]);
-		set_comm(t, &it->fields[k->f[3]]);
-		if (k->cgroup >= 0)
-			cgroup = rt_field_u64(&it->fields[k->cgroup], 0);
-		if (t && cgroup)
-			t->cgroup = cgroup;
+	case K_FORK:
+		parent = ival(it, k->f[1]);
+		pid = ival(it, k->f[2]);
+		add_id(fs, CHUNK_FACT_PID, parent, pid);
+		add_comm(fs, parent, &it->fields[k->f[0]]);
+		tid = ival(it, k->f[4]);
+		add_id(fs, CHUNK_FACT_PID, tid, ival(it, k->f[5]));
+		add_comm(fs, tid, &it->fields[k->f[3]]);
+		/* A new process (not CLONE_THREAD): the parent's is its parent. */
+		if (ival(it, k->f[5]) != pid)
+			add_id(fs, CHUNK_FACT_PPID, ival(it, k->f[5]), pid);
+		if (k->cgroup < 0)
+			add_id(fs, CHUNK_FACT_CGROUP_OF, tid, parent);
+		else if (rt_field_u64(&it->fields[k->cgroup], 0))
+			add(fs, CHUNK_FACT_CGROUP, tid)->v.cgroup =
+				rt_field_u64(&it->fields[k->cgroup], 0);
 		break;
-	}
-	case K_EXEC: {
-		/* The kernel names the task after the file's last component. */
-		const struct rt_field_value *v = &it->fields[k->f[1]];
-		const char *s = (const char *)v->data, *base = s;
-		size_t n = v->count;
-
-		t = get(th, ival(it, k->f[0]));
-		for (size_t i = 0; i < n; i++)
-			if (s[i] == '/')
-				base = s + i + 1;
-		n -= (size_t)(base - s);
-		if (t && n) {
-			n = n < COMM_LEN - 1 ? n : COMM_LEN - 1;
-			memcpy(t->comm, base, n);
-			t->comm[n] = '\0';
-		}
+	case K_EXEC:
+		add_exec_comm(fs, ival(it, k->f[0]), &it->fields[k->f[1]]);
 		break;
-	}
 	case K_DUMP_TASK:
-		t = get(th, ival(it, k->f[0]));
-		if (t)
-			t->pid = ival(it, k->f[1]);
-		set_comm(t, &it->fields[k->f[2]]);
-		if (t && k->cgroup >= 0)
-			t->cgroup = rt_field_u64(&it->fields[k->cgroup], 0);
+		tid = ival(it, k->f[0]);
+		pid = ival(it, k->f[1]);
+		add_id(fs, CHUNK_FACT_PID, tid, pid);
+		add_comm(fs, tid, &it->fields[k->f[2]]);
+		if (k->ppid >= 0 && tid == pid)
+			add_id(fs, CHUNK_FACT_PPID, pid, ival(it, k->ppid));
+		if (k->cgroup >= 0)
+			add(fs, CHUNK_FACT_CGROUP, tid)->v.cgroup =
+				rt_field_u64(&it->fields[k->cgroup], 0);
 		break;
 	case K_DUMP_CPU:
-		t = get(th, ival(it, k->f[0]));
-		if (t)
-			t->pid = ival(it, k->f[1]);
-		set_comm(t, &it->fields[k->f[2]]);
-		/* Only until the CPU's first switch says better. */
-		if (rt_threads_current(th, it->cpu) < 0)
-			set_current(th, it->cpu, ival(it, k->f[0]));
+		tid = ival(it, k->f[0]);
+		add_id(fs, CHUNK_FACT_PID, tid, ival(it, k->f[1]));
+		add_comm(fs, tid, &it->fields[k->f[2]]);
+		add(fs, RT_FACT_CPU_FILL, tid);
 		break;
 	case K_NONE:
 		break;
 	}
 }
 
-bool rt_threads_switches(const struct rt_threads *th, const struct rt_item *it)
+/* ---- facts learnt without their events: a window's ----------------------------------- */
+
+static int fact_cmp(const void *a, const void *b)
 {
+	const struct rt_fact *x = a, *y = b;
+
+	if (x->f.ts != y->f.ts)
+		return x->f.ts < y->f.ts ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+int rt_threads_add_facts(struct rt_threads *th, const struct rt_fact *f, size_t n)
+{
+	size_t left = th->nr_pending - th->next_pending;
+	struct rt_fact *v;
+
+	if (!n)
+		return 0;
+	v = malloc((left + n) * sizeof(*v));
+	if (!v)
+		return -1;
+	if (left)
+		memcpy(v, th->pending + th->next_pending, left * sizeof(*v));
+	memcpy(v + left, f, n * sizeof(*v));
+	for (size_t i = 0; i < left + n; i++)
+		v[i].seq = i;
+	qsort(v, left + n, sizeof(*v), fact_cmp);
+	free(th->pending);
+	th->pending = v;
+	th->nr_pending = left + n;
+	th->next_pending = 0;
+	return 0;
+}
+
+/*
+ * The facts due before @it: those of its time or earlier (of a lower CPU
+ * at its time).  Those of its own CPU all come from frames before the
+ * ones read, so they go before its items of the same time.
+ */
+static void catch_up(struct rt_threads *th, const struct rt_item *it)
+{
+	while (th->next_pending < th->nr_pending) {
+		const struct rt_fact *f = &th->pending[th->next_pending];
+
+		if (f->f.ts > it->timestamp ||
+		    (f->f.ts == it->timestamp && f->cpu > it->cpu))
+			break;
+		apply(th, f);
+		th->next_pending++;
+	}
+	if (th->next_pending == th->nr_pending && th->pending) {
+		free(th->pending);
+		th->pending = NULL;
+		th->nr_pending = th->next_pending = 0;
+	}
+}
+
+void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
+{
+	struct facts fs;
+
+	catch_up(th, it);
+	extract(th, it, &fs);
+	for (unsigned int i = 0; i < fs.n; i++)
+		apply(th, &fs.v[i]);
+}
+
+int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it)
+{
+	const struct event_kind *k;
+	int32_t tid;
 	size_t idx;
 
 	if (it->type != RT_ITEM_EVENT)
-		return false;
-	idx = (size_t)(it->event - th->md->events);
-	return idx < th->md->nr_events && th->kinds[idx].kind == K_SWITCH;
-}
-
-bool rt_threads_reads_switches(const struct rt_threads *th)
-{
-	for (unsigned int i = 0; i < th->md->nr_events; i++)
-		if (th->kinds[i].kind == K_SWITCH)
-			return true;
-	return false;
-}
-
-int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it)
-{
-	int32_t tid = it->type == RT_ITEM_EVENT ?
-		      rt_threads_current(th, it->cpu) : -1;
-	const struct event_kind *k;
-	size_t idx;
-
-	if (tid >= 0 || it->type != RT_ITEM_EVENT)
+		return -1;
+	catch_up(th, it);
+	tid = rt_threads_current(th, it->cpu);
+	if (tid >= 0)
 		return tid;
 	/* Before the CPU said: these two tell who runs there themselves. */
 	idx = (size_t)(it->event - th->md->events);
@@ -350,10 +537,20 @@ int32_t rt_threads_owner(const struct rt_threads *th, const struct rt_item *it)
 	return -1;
 }
 
-const char *rt_threads_comm(const struct rt_threads *th, int32_t tid)
-{
-	const struct thread *t = lookup(th, tid);
+/* ---- what is known ------------------------------------------------------------------- */
 
+const char *rt_threads_comm(const struct rt_threads *th, int32_t tid, uint32_t cpu)
+{
+	static __thread char idle[COMM_LEN + 1];
+	const struct thread *t;
+
+	if (tid == 0) {
+		if (cpu < th->nr_cpus && th->cpus[cpu].idle[0])
+			return th->cpus[cpu].idle;
+		snprintf(idle, sizeof(idle), "swapper/%u", cpu);
+		return idle;
+	}
+	t = lookup(th, tid);
 	return t && t->comm[0] ? t->comm : NULL;
 }
 
@@ -361,7 +558,14 @@ int32_t rt_threads_pid(const struct rt_threads *th, int32_t tid)
 {
 	const struct thread *t = lookup(th, tid);
 
-	return t ? t->pid : -1;
+	return tid == 0 ? 0 : t ? t->pid : -1;
+}
+
+int32_t rt_threads_ppid(const struct rt_threads *th, int32_t pid)
+{
+	const struct thread *t = lookup(th, pid);
+
+	return t ? t->ppid : -1;
 }
 
 uint64_t rt_threads_cgroup(const struct rt_threads *th, int32_t tid)
@@ -369,4 +573,17 @@ uint64_t rt_threads_cgroup(const struct rt_threads *th, int32_t tid)
 	const struct thread *t = lookup(th, tid);
 
 	return t ? t->cgroup : 0;
+}
+
+int32_t rt_threads_next(const struct rt_threads *th, size_t *pos)
+{
+	for (; *pos < th->map.cap; (*pos)++) {
+		const struct thread *t = rt_tidmap_slot(&th->map, *pos);
+
+		if (t) {
+			(*pos)++;
+			return t->tid;
+		}
+	}
+	return -1;
 }

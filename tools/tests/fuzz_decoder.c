@@ -15,8 +15,8 @@
  * more than NAME_LEN bytes) leaves its entry out.  The files are written into one temporary directory, and the
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, report
- * --begin/--end (seeking with the chunks' time indexes, and back to each
- * CPU's last sched_switch), export -f systrace (whole, and from --begin), report --folded [--off-cpu], export -f chrome-json, export -f lttng (into a directory
+ * --begin/--end (seeking with the chunks' time indexes, and learning the
+ * frames before from their thread tables, or decoding them), export -f systrace (whole, and from --begin), report --folded [--off-cpu], export -f chrome-json, export -f lttng (into a directory
  * beside, removed after each input), export -f perfetto and check -v --
  * the metadata parser, the packet walk, thread attribution, the reports,
  * --stat and every export format.  Their output goes to /dev/null.

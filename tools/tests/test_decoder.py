@@ -1456,9 +1456,12 @@ def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False,
                         evs.append((ts, 11, sys_entry(110)))
                     else:
                         evs.append((ts, 0, marker(b'c%d p%d e%d' % (cpu, n, i))))
-                if n % 7 == 3:
+                # Losses (none while one thread runs alone: a loss makes
+                # the CPU's thread unknown until its next switch).
+                alone = quiet and cpu == quiet[0] and quiet[1] <= n < quiet[2]
+                if n % 7 == 3 and not alone:
                     disc += 3
-                if n % 11 == 5:
+                if n % 11 == 5 and not alone:
                     seq += 1    # a packet overwritten
                 pk.append(kpacket(uuid, cpu, seq, evs, begin,
                                   begin + SEEK_PACKET_NS - 1, disc))
@@ -1664,8 +1667,8 @@ def seek_one_thread_for_frames(ctx):
         same_window(d, b, e, '--cpu', '0', '-e', 'syscall_*')
         for fmt in ('systrace', 'chrome-json', 'perfetto'):
             same_export(d, b, e, fmt)
-    # A damaged frame on the way back ends the search there: the window
-    # reads what it read without it, and sees no damage (a full pass does).
+    # A damaged frame before the window is not read: its thread table
+    # says what it told (the window sees no damage; a full pass does).
     cut = ctx.copy(packed)
     path = os.path.join(cut, 'cpu0-000002.zst')
     ents = index_of(path)[1]
@@ -1675,9 +1678,14 @@ def seek_one_thread_for_frames(ctx):
         f.seek(ents[2][0] + 40)
         f.write(bytes([c[0] ^ 0xff]))
     seek = rt_env({}, 'report', '--strict', *window_args(b, e), cut)
-    check(seek.returncode == 0 and not seek.stderr and
-          re.search(r'^\[[0-9.]+\] cpu0 - ', seek.stdout, re.M),
-          'a damaged frame before the window: %d %s' % (seek.returncode, seek.stderr[-500:]))
+    cpu0 = [l for l in seek.stdout.splitlines()
+            if l.startswith('[') and ' cpu0 ' in l and ' -- lost ' not in l]
+    check(seek.returncode == 0 and not seek.stderr and len(cpu0) == 5 * 12 and
+          all(re.match(r'^\[[0-9.]+\] cpu0 task1[01][0-9]-1[01][0-9] ', l) for l in cpu0),
+          'a damaged frame before the window: %d %s %s' %
+          (seek.returncode, seek.stderr[-500:], cpu0[:2]))
+    full = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *window_args(b, e), cut)
+    check(full.returncode == 3, 'a full pass did not see the damage: %d' % full.returncode)
     # A CPU that never switched: the thread of its state dump, read from
     # its first frame (within the 16 MiB the search goes back).
     never = packed_trace(ctx, 'never', quiet=(0, 0, 180), dump=True)
@@ -1814,15 +1822,19 @@ def seek_chunk_sets(ctx):
         check(full.returncode == 0 and seek.returncode == 0,
               'report of the sets: %s %s' % (full.stderr, seek.stderr))
         check(seek.stdout == full.stdout, 'window %s..%s of the sets differs' % (b, e))
-    # The last set only: the first one is never opened.  Its chunk turned
-    # to noise of the same size (root would read a file made unreadable)
-    # is damage to any reader that opens it.
+    # A window at the end reads no data frame of the first set, only its
+    # chunks' thread tables: noise in every frame of its chunk (the
+    # tables and indexes kept) is damage to a full pass, not to the window.
     first = os.path.join(sets[0], 'cpu0-000001.zst')
+    dbytes, ents = index_of(first)
+    noise = random.Random(3)
     with open(first, 'r+b') as f:
-        f.write(random.Random(3).randbytes(os.path.getsize(first)))
+        for coff, _, _, _ in ents:
+            f.seek(coff + 4)
+            f.write(noise.randbytes(32))
     r = rt_env({}, 'report', *window_args(*SEEK_WINDOWS[2]), *sets)
     check(r.returncode == 0 and not r.stderr,
-          'a window at the end opened the first set: %d %s' % (r.returncode, r.stderr))
+          'a window at the end read the first set\'s frames: %d %s' % (r.returncode, r.stderr))
     r = rt_env({'RINGTRACE_SEEK': '0'}, 'report', *window_args(*SEEK_WINDOWS[2]), *sets)
     check(r.returncode == 3, 'a full pass read past the noise unseen: %d %s' % (r.returncode, r.stderr))
 
@@ -2699,6 +2711,7 @@ def workload_trace(d, env=SCHED_ENV, lost=None):
         (2 * M + 750, 12, struct.pack('<qq', 110, 100)),
     ], [
         (2 * M + 850, 5, struct.pack('<16sii', comm('child'), 200, -80)),
+    ], [
         (2 * M + 950, 1, sw('child', 200, -80, 16, 'swapper/1', 0, 20)),
         (2 * M + 1050, 6, struct.pack('<16sii', comm('child'), 200, -80)),
     ]]
@@ -2709,8 +2722,10 @@ def workload_trace(d, env=SCHED_ENV, lost=None):
 def perfetto_workload(ctx):
     """export -f perfetto of a small workload: each event is report's,
     with its values in the kernel's terms (prio, clone flags), times on
-    BOOTTIME; the processes and threads; markers; the system; a loss."""
-    d = workload_trace(os.path.join(ctx.tmp, 'w'), lost={1: {1: 5}})
+    BOOTTIME; the processes and threads; markers; the system; a loss
+    (right before a switch: what runs on a CPU after a loss is known from
+    its next switch on)."""
+    d = workload_trace(os.path.join(ctx.tmp, 'w'), lost={1: {2: 5}})
     out = os.path.join(ctx.tmp, 'w.pftrace')
     r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)
     clean_run(r, 'export -f perfetto')
@@ -2785,7 +2800,7 @@ def perfetto_workload(ctx):
     bundles = t.split('ftrace_events {')[1:]
     lost = [b for b in bundles if 'lost_events: true' in b]
     check(len(bundles) == 3 and len(lost) == 1 and lost[0].startswith(
-        '\n    cpu: 1\n    event {\n      ' + boot(2000850)),
+        '\n    cpu: 1\n    event {\n      ' + boot(2000950)),
           'bundles: %d, with lost_events: %r' % (len(bundles), lost))
     # The state dump is the ProcessTree, not events.
     check('statedump' not in t, 'a state dump event in the export')
