@@ -1037,7 +1037,7 @@ static void wait_tracing_on(void)
  */
 static void start_live(void)
 {
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	fflush(NULL);
 	pid = fork();
@@ -1050,7 +1050,13 @@ static void start_live(void)
 	set_die_hook(NULL);
 	recsig_close();
 	close(undo_fd);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/*
+	 * Killed outright, record cannot end the view: the kernel does.
+	 * Checked after the prctl: record may be gone before it, and the
+	 * view would follow a trace nobody records, for ever.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(1);
 	pid = report_live(opt.outdir);
 	fflush(NULL);
 	_exit(pid);
