@@ -297,9 +297,11 @@ static void lock_restore_file(void)
 	pid_t owner;
 
 	undo_fd = ctlsave_lock(true, &owner);
-	if (undo_fd == -EWOULDBLOCK)
+	if (undo_fd == -EWOULDBLOCK && owner)
 		die("another ringtrace record (pid %d), or the ringtraced it started, is running: one at a time",
 		    (int)owner);
+	if (undo_fd == -EWOULDBLOCK)
+		die("another ringtrace record is starting: one at a time");
 	if (undo_fd < 0)
 		die("%s: %s", CTLSAVE_PATH, strerror(-undo_fd));
 	ctlsave_pay(undo_fd, &ctl);
