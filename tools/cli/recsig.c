@@ -30,12 +30,15 @@
  * that does nothing but sit in record's process group and cgroup beside
  * the command, take the stop signals and report each (signal, sender) on
  * a pipe.  A stop signal from another process is passed on unless the
- * witness got the same one from the same sender within WITNESS_MS (a
- * group's kill queues it for every member in one system call; systemd
- * signals the cgroup's processes one after the other, at once).  A signal
- * to record alone thus reaches the command WITNESS_MS late.  One from the
- * command itself is not sent back to it; if the witness is gone (killed),
- * every one sent to record is passed on, as before it existed.
+ * witness got the same one from the same sender within WITNESS_MS, or has
+ * it pending still (not yet read: the witness may not have run since).  A
+ * group's kill queues it for every member within its one system call, so
+ * the pending set answers at once, however late the witness runs; systemd
+ * signals the cgroup's processes one after the other, at once, and the
+ * window covers that.  A signal to record alone thus reaches the command
+ * WITNESS_MS late.  One from the command itself is not sent back to it;
+ * if the witness is gone (killed), every one sent to record is passed on,
+ * as before it existed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +87,8 @@ static struct {
 	unsigned int npend;
 	struct sent seen[MAX_PENDING];	/* what the witness got */
 	unsigned int nseen;
+	struct sent due[MAX_PENDING];	/* matched pending: reports to drop */
+	unsigned int ndue;
 } rs = { .sfd = -1, .wfd = -1 };
 
 static double now_s(void)
@@ -246,6 +251,18 @@ static void drop(struct sent *list, unsigned int *n, unsigned int i)
 	memmove(list + i, list + i + 1, (--*n - i) * sizeof(*list));
 }
 
+/* A report matched already, by the witness's pending set: dropped. */
+static bool was_due(const struct sent *s)
+{
+	for (unsigned int i = 0; i < rs.ndue; i++) {
+		if (rs.due[i].sig != s->sig || rs.due[i].from != s->from)
+			continue;
+		drop(rs.due, &rs.ndue, i);
+		return true;
+	}
+	return false;
+}
+
 /* The witness's reports, until it has none; it may be gone. */
 static void read_witness(void)
 {
@@ -255,7 +272,8 @@ static void read_witness(void)
 	while (rs.wfd >= 0) {
 		n = read(rs.wfd, &s, sizeof(s));
 		if (n == sizeof(s)) {
-			add(rs.seen, &rs.nseen, s.sig, s.from);
+			if (!was_due(&s))
+				add(rs.seen, &rs.nseen, s.sig, s.from);
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
@@ -266,6 +284,25 @@ static void read_witness(void)
 		close(rs.wfd);
 		rs.wfd = -1;
 	}
+}
+
+/* @sig is pending for the witness: sent to it, not read yet. */
+static bool witness_pending(int sig)
+{
+	unsigned long long mask;
+	char path[64], line[256];
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)rs.witness);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ShdPnd: %llx", &mask) == 1 ||
+		    sscanf(line, "SigPnd: %llx", &mask) == 1)
+			pending |= (mask >> (sig - 1)) & 1;
+	if (f)
+		fclose(f);
+	return pending;
 }
 
 /* A pending signal the witness got too went to the group: not passed on. */
@@ -281,6 +318,11 @@ static void decide(pid_t cmd)
 			if (rs.seen[j].sig != p->sig || rs.seen[j].from != p->from)
 				continue;
 			drop(rs.seen, &rs.nseen, j);
+			seen = true;
+		}
+		/* Its report is yet to come: the one to drop then. */
+		if (!seen && rs.wfd >= 0 && witness_pending(p->sig)) {
+			add(rs.due, &rs.ndue, p->sig, p->from);
 			seen = true;
 		}
 		if (!seen && cmd > 0 && rs.wfd >= 0 &&
