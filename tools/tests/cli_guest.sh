@@ -656,7 +656,8 @@ pid_gone() { [[ ! -d /proc/$1 ]] || grep -qs '^State:.*Z' "/proc/$1/status"; }
 
 # started NAME: record ($rec) has turned tracing on and runs NAME.
 started() {
-	wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$1" >/dev/null'
+	local name=$1
+	wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$name" >/dev/null'
 }
 
 # SIGKILL of record: its ringtraced, which outlives it, writes back what
