@@ -850,8 +850,8 @@ test_term_signals() {
 }
 
 # counter FILE SIG: counts the SIGs it gets; FILE.ready once it counts,
-# the count into FILE 1.5 s after the first (a late second one is in),
-# then exits 0.
+# FILE.got once it got one, the count into FILE 1.5 s after the first (a
+# late second one is in), then exits 0.
 readonly COUNTER='import os, signal, sys, time
 f, sig = sys.argv[1], getattr(signal, "SIG" + sys.argv[2])
 n = 0
@@ -862,6 +862,7 @@ signal.signal(sig, got)
 open(f + ".ready", "w").close()
 while n == 0:
     time.sleep(0.05)
+open(f + ".got", "w").close()
 end = time.monotonic() + 1.5
 while time.monotonic() < end:
     time.sleep(0.05)
@@ -882,7 +883,10 @@ count_once() {
 # A stop signal reaches the command once, however it was sent: to record
 # alone (passed on), to the process group (`kill -- -PGID`), to every
 # process of the cgroup in turn (systemd's KillMode=control-group), or
-# typed at the terminal (Ctrl-C).
+# typed at the terminal (Ctrl-C).  For the group's and the cgroup's,
+# record is stopped (SIGSTOP) until the command has taken its signal: a
+# second one sent then would be counted, where one sent at once may merge
+# with the first, still pending.
 test_relay_once() {
 	local before f pids p job
 	set_odd_state
@@ -897,7 +901,10 @@ test_relay_once() {
 	f=$W/ro-group
 	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
 	wait_for 60 test -e "$f.ready"
+	kill -STOP "$rec"
 	kill -TERM -- -"$rec"
+	wait_for 10 test -e "$f.got"
+	kill -CONT "$rec"
 	count_once "SIGTERM to record's process group" "$f"
 
 	f=$W/ro-pty
@@ -918,10 +925,13 @@ test_relay_once() {
 		wait_for 60 test -e "$f.ready"
 		rec=$(cat "$W/sr.pid")
 		# systemd's order: the main process, then the others.
+		kill -STOP "$rec"
 		kill -TERM "$rec"
 		for p in $(cat /sys/fs/cgroup/rt-unit/cgroup.procs); do
 			[[ $p != "$srjob" && $p != "$rec" ]] && kill -TERM "$p"
 		done
+		wait_for 10 test -e "$f.got"
+		kill -CONT "$rec"
 		sigrun_wait
 		check "SIGTERM to each process of record's cgroup: the command got it once (got $(cat "$f" 2>/dev/null || echo none))" \
 			test "$(cat "$f" 2>/dev/null)" = 1
