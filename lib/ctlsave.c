@@ -235,6 +235,11 @@ int ctlsave_load(int fd, const struct ctl *c, struct ctlsave *s)
 	err = read_all(fd, &text, &len);
 	if (err)
 		return err;
+	/* Not even the start of one: someone else's file, left alone. */
+	if (strncmp(text, MAGIC, len < strlen(MAGIC) ? len : strlen(MAGIC))) {
+		free(text);
+		return -EPROTO;
+	}
 	err = len ? parse(text, len, s) : -EPROTO;
 	free(text);
 	/* Empty, or cut short before record changed anything. */
@@ -277,7 +282,8 @@ int ctlsave_pay(int fd, const struct ctl *c)
 	int owed = ctlsave_load(fd, c, &s);
 
 	if (owed < 0) {
-		warn("%s: %s", CTLSAVE_PATH, strerror(-owed));
+		warn("%s: %s", CTLSAVE_PATH, owed == -EPROTO ?
+		     "not a restore file: left as it is" : strerror(-owed));
 		return -1;
 	}
 	if (owed) {

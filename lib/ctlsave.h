@@ -66,7 +66,8 @@ int ctlsave_lock(bool create, pid_t *owner);
 int ctlsave_store(int fd, const struct ctl *c, struct ctlsave *s);
 /*
  * Reads it: 1 and @s when something is owed to the module of @c, 0
- * when nothing is (empty, cut short, another module), -errno.
+ * when nothing is (empty, cut short, another module), -EPROTO when it is
+ * no restore file at all, -errno.
  */
 int ctlsave_load(int fd, const struct ctl *c, struct ctlsave *s);
 /*
@@ -79,7 +80,8 @@ int ctlsave_clear(int fd);
 /*
  * Owed (ctlsave_load()): every write goes back (ctlsave_apply()), said in
  * a note, and the file is emptied.  1 when something was put back, 0 when
- * nothing was owed, -1 when a write or the read failed (warned).
+ * nothing was owed, -1 when a write or the read failed, or the file is no
+ * restore file (warned; that one is left as it is).
  */
 int ctlsave_pay(int fd, const struct ctl *c);
 /*

@@ -5,7 +5,8 @@
  * directory (never /run): what is stored is what is loaded and written
  * back, in order; a file cut short at any byte owes nothing (a kill while
  * record wrote it, before it changed anything); one for another module
- * (reloaded since) owes nothing; paid, it owes nothing more.
+ * (reloaded since) owes nothing; paid, it owes nothing more; a file that
+ * is no restore file is left as it is.
  *
  *   rt-ctlsave          ends with "rt-ctlsave: N passed, M failed"
  */
@@ -182,6 +183,13 @@ int main(void)
 	fstat(fd, &st);
 	check("pay: the file is empty after", st.st_size == 0);
 	check("pay again: nothing owed", ctlsave_pay(fd, &c) == 0);
+
+	/* Someone else's file (a wrong --restore-fd): read, never emptied. */
+	put(tmp, "restore", "precious\n");
+	check("no restore file: refused, left whole",
+	      ctlsave_pay(fd, &c) == -1 && !strcmp(text = get(tmp, "restore"),
+						     "precious\n"));
+	free(text);
 
 	ctlsave_free(&s);
 	close(fd);
