@@ -190,6 +190,20 @@ static char *line_of(char **p, const char *key)
 	return v;
 }
 
+/*
+ * A control file's name: relative, inside the control directory (no ".."
+ * component), of the characters the module's names use.
+ */
+static bool control_name(const char *name)
+{
+	if (!*name || *name == '/' || strstr(name, "..") ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz"
+			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") !=
+	    strlen(name))
+		return false;
+	return true;
+}
+
 /* Parses @text into @s: 0, or -EPROTO where it is not a whole file. */
 static int parse(char *text, size_t len, struct ctlsave *s)
 {
@@ -213,6 +227,8 @@ static int parse(char *text, size_t len, struct ctlsave *s)
 		if (!sp || sp == v)
 			return -EPROTO;
 		*sp = '\0';
+		if (!control_name(v))
+			return -EPROTO;
 		errno = 0;
 		n = strtoull(sp + 1, &value, 10);
 		if (errno || *value || n > (unsigned long long)(end - p) ||

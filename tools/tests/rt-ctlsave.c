@@ -169,6 +169,20 @@ int main(void)
 	check("a length that does not match its value: nothing owed", all);
 	free(text);
 
+	/* A name out of the control directory: the whole file refused. */
+	ctlsave_store(fd, &c, &s);
+	text = get(tmp, "restore");
+	v = strstr(text, "write events/e1/filter");
+	all = v != NULL;
+	if (v) {
+		memcpy(v + 6, "../e1/filter", 12);
+		if (pwrite(fd, text, strlen(text), 0) < 0)
+			die("pwrite: %s", strerror(errno));
+		all = ctlsave_load(fd, &c, &l) == 0;
+	}
+	check("a name out of the control directory (..): nothing owed", all);
+	free(text);
+
 	ctlsave_store(fd, &c, &s);
 	module(tmp, UUID_B);
 	check("another module (reloaded since): nothing owed",
