@@ -752,7 +752,8 @@ sigrun() {
 	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/sr.status" "$W/sr.pid" "$@" \
 		>>"$W/sigrun.out" 2>&1 &
 	srjob=$!
-	wait_for 30 test -s "$W/sr.pid"
+	# Python's first start in a boot, over 9p, can take half a minute.
+	wait_for 120 test -s "$W/sr.pid"
 	rec=$(cat "$W/sr.pid")
 }
 sigrun_wait() {
@@ -863,13 +864,13 @@ test_relay_once() {
 
 	f=$W/ro-alone
 	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
-	wait_for 60 test -e "$f.ready"
+	wait_for 120 test -e "$f.ready"
 	kill -TERM "$rec"
 	count_once "SIGTERM to record alone" "$f"
 
 	f=$W/ro-group
 	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
-	wait_for 60 test -e "$f.ready"
+	wait_for 120 test -e "$f.ready"
 	kill -STOP "$rec"
 	kill -TERM -- -"$rec"
 	wait_for 10 test -e "$f.got"
@@ -891,7 +892,7 @@ test_relay_once() {
 				"$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM) \
 			>>"$W/sigrun.out" 2>&1 &
 		srjob=$!
-		wait_for 60 test -e "$f.ready"
+		wait_for 120 test -e "$f.ready"
 		rec=$(cat "$W/sr.pid")
 		# systemd's order: the main process, then the others.
 		kill -STOP "$rec"
