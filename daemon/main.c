@@ -3,7 +3,8 @@
  * ringtraced: record ringtrace's per-CPU buffers into a trace directory.
  *
  *   setup:  block signals -> signalfd; raise the open-file limit; find
- *           ringtrace and set the mode and geometry asked for; open and
+ *           ringtrace (what a killed record left changed put back first:
+ *           restore.c) and set the mode and geometry asked for; open and
  *           map every CPU buffer to record; create the trace directory
  *           and copy the metadata; start the packers, the syncer and a
  *           drain thread per CPU (each with its first chunk); turn
@@ -19,7 +20,8 @@
  *   stop:   tracing off (if we started it) or a flush; every drain thread
  *           drains to the end and closes its chunk; the last sync; then the
  *           packers compress what is left, with progress, until done or a
- *           second SIGINT/SIGTERM; the summary.
+ *           second SIGINT/SIGTERM; the summary; the buffers closed, the
+ *           control files a record now gone changed put back (restore.c).
  *
  * Errors print one line "ringtraced: <what>: <why>" and exit 1; usage
  * errors exit 2.  After the threads started, an error of a drain thread,
@@ -454,6 +456,7 @@ static int stop(enum run_end end)
 		     (double)ps.left_bytes / (1 << 20), outdir);
 	for (i = 0; i < ncpus; i++)
 		buffer_close(&cpus[i].buf);
+	restore_at_stop();
 	syncer_status(&ss);
 	if (bad) {
 		unsigned int removed = bad->err == -ENOSPC ? outdir_make_room() : 0;
@@ -484,6 +487,7 @@ int main(int argc, char **argv)
 	nofile_raise();
 
 	control_find();
+	restore_stale();
 	if (opt.triggers.n)
 		return trigger_main(sigfd);
 	control_setup();

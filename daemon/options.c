@@ -12,6 +12,7 @@
 
 #include <zstd.h>
 
+#include "../lib/ctlsave.h"
 #include "ringtraced.h"
 
 #define DEFAULT_FLUSH_MS	1000
@@ -201,6 +202,13 @@ static void usage(FILE *f)
 "                            the ring is half full every packet wakes it\n"
 "      --test-delay-us=US    testing: sleep US microseconds per sub-buffer to\n"
 "                            play a slow disk (losses are counted by the module)\n"
+"      --restore-fd=FD       how ringtrace record starts it: FD is record's\n"
+"                            restore file (" CTLSAVE_PATH ",\n"
+"                            open and locked): if record is gone when\n"
+"                            ringtraced stops, the control files it changed\n"
+"                            are written back from it.  Without it, a start\n"
+"                            (not --once) first writes back what a record\n"
+"                            and its ringtraced, both killed, left there\n"
 "  -h, --help                print this help and exit\n"
 "  -V, --version             print the version and exit\n"
 "\n"
@@ -246,6 +254,7 @@ enum {
 	OPT_TRIGGER,
 	OPT_AFTER,
 	OPT_MAX,
+	OPT_RESTORE_FD,
 };
 
 /*
@@ -301,6 +310,7 @@ void parse_options(int argc, char **argv)
 		{ "trigger",		required_argument, NULL, OPT_TRIGGER },
 		{ "after",		required_argument, NULL, OPT_AFTER },
 		{ "max",		required_argument, NULL, OPT_MAX },
+		{ "restore-fd",		required_argument, NULL, OPT_RESTORE_FD },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -462,6 +472,9 @@ void parse_options(int argc, char **argv)
 			    !opt.max_snapshots)
 				usage_error("--max: '%s' is not a number of snapshots (1 or more)",
 					    optarg);
+			break;
+		case OPT_RESTORE_FD:
+			restore_option(optarg);
 			break;
 		case 'h':
 			usage(stdout);

@@ -19,6 +19,7 @@
  *   handoff.c    --on-chunk: closed rotations into chunk sets, the hook
  *   manifest.c   --on-chunk: a chunk set's manifest.json
  *   trigger.c    --trigger: no drain; a snapshot (ringtraced --once) per hit
+ *   restore.c    ringtrace record's restore file: what it changed, put back
  *
  * and, shared with the ringtrace CLI, ../lib/: messages (msg.c), parsers
  * (parse.c), the control files (ctl.c), chunks and packing (chunk.c),
@@ -552,5 +553,16 @@ int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf);
  * status: the buffers in overwrite mode, not drained; a snapshot per hit.
  */
 int trigger_main(int sigfd);
+
+/* ------------------------------------------------------------------ */
+/* restore.c: ringtrace record's restore file (../lib/ctlsave.h)         */
+/* ------------------------------------------------------------------ */
+
+/* --restore-fd=FD (options.c); usage error unless FD is an open file. */
+void restore_option(const char *arg);
+/* At start, once the control files are found: what killed ones owed. */
+void restore_stale(void);
+/* At the end of stop(), buffers closed: record gone, its values back. */
+void restore_at_stop(void);
 
 #endif /* RINGTRACED_H */

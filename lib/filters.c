@@ -146,35 +146,44 @@ static void filter_reason(const struct filters *fs, const struct filter *f,
 	free(text);
 }
 
-int filters_apply(struct filters *fs, const struct ctl *c, char *why,
-		  size_t size)
+int filters_save(struct filters *fs, const struct ctl *c, char *why,
+		 size_t size)
 {
 	char path[256], *nl;
-	int err;
 
 	for (size_t i = 0; i < fs->n; i++) {
 		struct filter *f = &fs->f[i];
 
-		filter_path(fs, f, path, sizeof(path));
-		if (f->probe) {
-			/* Made with the probe, gone with it: nothing to put back. */
-			err = ctl_write(c, path, f->expr);
-			if (err) {
-				filter_reason(fs, f, c, err, why, size);
-				goto undo;
-			}
+		/* Made with the probe, gone with it: nothing to put back. */
+		if (f->probe || f->saved)
 			continue;
-		}
+		filter_path(fs, f, path, sizeof(path));
 		f->saved = ctl_read_alloc(c, path);
 		if (!f->saved) {
 			snprintf(why, size, "%s/%s: %s", c->dir, path,
 				 strerror(errno));
-			goto undo;
+			return -1;
 		}
 		/* The first line: a refused write's "# error: " line is no state. */
 		nl = strchr(f->saved, '\n');
 		if (nl)
 			*nl = '\0';
+	}
+	return 0;
+}
+
+int filters_apply(struct filters *fs, const struct ctl *c, char *why,
+		  size_t size)
+{
+	char path[256];
+	int err;
+
+	if (filters_save(fs, c, why, size))
+		goto undo;
+	for (size_t i = 0; i < fs->n; i++) {
+		struct filter *f = &fs->f[i];
+
+		filter_path(fs, f, path, sizeof(path));
 		err = ctl_write(c, path, f->expr);
 		if (err) {
 			filter_reason(fs, f, c, err, why, size);

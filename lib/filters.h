@@ -50,6 +50,12 @@ int filters_check_probes(struct filters *fs, const struct ctl *c,
 			 const char *const *names, size_t n, char *why,
 			 size_t size);
 /*
+ * Saves each event's predicate (in filter.saved), as filters_apply()
+ * does first: -1 with @why when one cannot be read.
+ */
+int filters_save(struct filters *fs, const struct ctl *c, char *why,
+		 size_t size);
+/*
  * Saves each event's predicate and writes the new one, all or none: -1
  * with the module's reason in @why ("--filter 'EVENT: EXPR': unknown field
  * 'foo' at column 1"), every predicate as it was.

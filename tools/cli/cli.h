@@ -187,9 +187,12 @@ const struct stack_frame *stack_tree_frame(const struct stack_tree *st, uint32_t
 
 /*
  * daemon.c: start ringtraced with @args (NULL-terminated, without argv[0])
- * in its own process group; its pid.
+ * in its own process group; its pid.  daemon_keep_fd(): @fd (close-on-exec
+ * here) stays open in every ringtraced started after (record's restore
+ * file and guard pipe).
  */
 pid_t start_daemon(char *const *args);
+void daemon_keep_fd(int fd);
 
 /*
  * snapshot.c: what the buffers hold now into the new trace directory

@@ -58,6 +58,17 @@ static void find_daemon(char *path, size_t size)
 	snprintf(path, size, "ringtraced");
 }
 
+/* Open in every ringtraced: what record hands it (daemon_keep_fd()). */
+static int kept[4];
+static unsigned int nkept;
+
+void daemon_keep_fd(int fd)
+{
+	if (nkept == ARRAY_SIZE(kept))
+		die("daemon_keep_fd: too many");
+	kept[nkept++] = fd;
+}
+
 pid_t start_daemon(char *const *args)
 {
 	char path[PATH_MAX], *argv[64];
@@ -91,6 +102,8 @@ pid_t start_daemon(char *const *args)
 	/* It blocks what it takes through its own signalfd. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (unsigned int k = 0; k < nkept; k++)
+		fcntl(kept[k], F_SETFD, 0);
 	if (!strchr(path, '/')) {
 		const char *p = getenv("PATH");
 		char *full;

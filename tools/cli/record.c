@@ -7,8 +7,11 @@
  *            events asked for; the dynamic probes of -e made (they go
  *            when record's open of probe_events closes, however record
  *            ends).  A failure here changes nothing.
- *   save     what it will change: tracing_on, mode, geometry, enabled
- *            events, pid filter, event_fork, cgroup filter.
+ *   save     what it will change -- tracing_on, mode, geometry, enabled
+ *            events and stacks, filters, triggers, pid filter, event_fork,
+ *            cgroup filter -- as the writes that put it back, into the
+ *            restore file (lib/ctlsave.h), locked: one record at a time.
+ *            What a killed record left owed there goes back first.
  *   set      the events (and those that say who did what: sched_switch,
  *            fork, exec, exit and the state dump), geometry, mode, the pid
  *            filter (-p, or -F: the command's pid, following its forks),
@@ -16,24 +19,21 @@
  *   record   with ringtraced as a child: the one drain loop, the same as
  *            the service's.  It turns tracing on; the command, held at a
  *            pipe until then, runs; a status line shows progress.
- *   stop     when the command exits, on Ctrl-C, SIGINT, SIGTERM, SIGHUP
- *            or SIGQUIT, or after --duration: ringtraced turns tracing
- *            off, drains, prints the per-CPU summary.  Everything saved is
- *            put back -- after an error too -- and record exits with the
- *            command's status.
+ *   stop     when the command exits, on a signal (recsig.c), or after
+ *            --duration: ringtraced turns tracing off, drains, prints the
+ *            per-CPU summary.  Everything saved is put back -- after an
+ *            error too -- and record ends as the command did, or by the
+ *            signal that stopped it.
  *
- * Signals.  record takes its stop signals through a signalfd, so they are
- * blocked here; the command gets the mask and dispositions record was
- * given, as if it had been started without ringtrace.  A signal from the
- * terminal (Ctrl-C, Ctrl-\, a hangup) reaches the command by itself: it
- * is in record's process group.  One sent to record alone (kill PID) is
- * passed on to the command.  Either way recording goes on until the
- * command has exited, so that its end is in the trace; a second stop
- * signal stops the recording at once.  A signal record was started with
- * ignored (nohup's SIGHUP) stays ignored, by record and by the command.
- * ringtraced, in a process group of its own, is stopped by record -- on
- * every exit path, before the control files are put back -- or, when
- * record is killed outright, by the kernel (PR_SET_PDEATHSIG, daemon.c).
+ * Signals: recsig.h.  The command gets the mask and dispositions record
+ * was given, as if it had been started without ringtrace; a stop signal
+ * reaches it once, and recording goes on until it has exited, so that its
+ * end is in the trace.  ringtraced, in a process group of its own, is
+ * stopped by record -- on every exit path, before the control files are
+ * put back -- or, when record is killed outright, by the kernel
+ * (PR_SET_PDEATHSIG, daemon.c); it then puts them back itself, from the
+ * restore file it was handed (daemon/restore.c).  With --trigger, no
+ * ringtraced runs throughout: a guard process does that (start_guard()).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -60,6 +60,8 @@
 #include "cgroups.h"
 #include "cli.h"
 #include "dynprobes.h"
+#include "recsig.h"
+#include "../../lib/ctlsave.h"
 #include "../../lib/filters.h"
 #include "../../lib/trigger.h"
 
@@ -75,6 +77,7 @@ static const char *const attribution[] = {
 /* RTR_CGROUP_FILTER_MAX in module/probes.h */
 #define MAX_CGROUPS	64
 
+/* What record reads before it changes anything (ctlsave.h: what goes back). */
 struct saved {
 	char tracing_on[8], mode[16], subbuf_size[32], num_subbufs[32];
 	char *set_event, *set_event_pid, event_fork[8];
@@ -106,23 +109,23 @@ static struct {
  */
 #define START_TIMEOUT_S	"30"
 
-/* The signals that stop a recording (SIGCHLD only wakes the loop). */
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
-
 static struct {
-	sigset_t given;		/* record's signal mask at start: the command's */
-	bool chld_ignored;	/* and SIGCHLD ignored, which waitpid() cannot use */
-	int sfd;		/* the stop signals and SIGCHLD, blocked */
 	pid_t cmd;		/* the command, until reaped */
 	int go;			/* holds the command until tracing is on */
+	bool cmd_ran;		/* let go, and reaped: cmd_status is its */
 	int cmd_status;
 	pid_t daemon;		/* ringtraced, until reaped */
 	int daemon_status;
 	pid_t live;		/* --live: report --follow of the trace */
-} run_state = { .sfd = -1, .go = -1 };
+	pid_t guard;		/* --trigger: puts the tracer back if we are killed */
+	int guard_fd;		/* its pipe: EOF when we and our ringtraceds are gone */
+} run_state = { .go = -1, .guard_fd = -1 };
 
 static struct ctl ctl;
 static struct saved saved;
+/* What goes back, in order; and the restore file, locked (ctlsave.h). */
+static struct ctlsave undo;
+static int undo_fd = -1;
 static struct dynprobes probes = { .fd = -1 };
 static struct filters filters = { .file = "filter", .option = "--filter" };
 static struct filters triggers = { .file = "trigger", .option = "--trigger" };
@@ -164,27 +167,32 @@ static void save_state(void)
 	    (err = ctl_read(&ctl, "stack_depth", saved.stack_depth,
 			    sizeof(saved.stack_depth))) < 0)
 		die("%s/stack_depth: %s", ctl.dir, strerror(-err));
-	saved_valid = true;
 }
 
-/* @file: "name" on, "!name" off, for every available event. */
-static int write_event_set(const char *file, const bool *on)
+/* "name" on, "!name" off, for every available event: set_event's text. */
+static char *event_set_text(const bool *on)
 {
 	size_t len = 1;
 	char *buf, *p;
-	int err;
 
 	for (size_t i = 0; i < nr_switchable; i++)
 		len += strlen(names[i]) + 2;
 	buf = malloc(len);
 	if (!buf)
-		return -ENOMEM;
+		die("out of memory");
 	*buf = '\0';
 	p = buf;
 	for (size_t i = 0; i < nr_switchable; i++)
 		p += sprintf(p, "%s%s ", on[i] ? "" : "!", names[i]);
-	err = ctl_write(&ctl, file, buf);
-	free(buf);
+	return buf;
+}
+
+static int write_event_set(const char *file, const bool *on)
+{
+	char *text = event_set_text(on);
+	int err = ctl_write(&ctl, file, text);
+
+	free(text);
 	return err;
 }
 
@@ -193,54 +201,164 @@ static int write_events(const bool *on)
 	return write_event_set("set_event", on);
 }
 
-static void restore_one(const char *name, const char *value)
+/* @file as it was: the events of @text (its lines) on, the others off. */
+static void undo_event_set(const char *file, const char *text)
 {
-	int err = ctl_write(&ctl, name, value);
+	bool *on = calloc(nr_names + 1, sizeof(*on));
+	char *value;
 
+	if (!on)
+		die("out of memory");
+	for (size_t i = 0; i < nr_names; i++)
+		on[i] = has_line(text, names[i]);
+	value = event_set_text(on);
+	ctlsave_add(&undo, file, value);
+	free(value);
+	free(on);
+}
+
+static void undo_filters(const struct filters *fs)
+{
+	char path[256];
+
+	for (size_t i = 0; i < fs->n; i++) {
+		if (!fs->f[i].saved)
+			continue;
+		snprintf(path, sizeof(path), "events/%s/%s", fs->f[i].event,
+			 fs->file);
+		ctlsave_add(&undo, path, fs->f[i].saved);
+	}
+}
+
+/*
+ * What goes back at the end, in this order: tracing off first (nothing is
+ * written meanwhile), the filters and triggers, the events and their
+ * stacks, event_fork, the stack depth, the pid and cgroup filters, then
+ * the mode and the geometry (which need tracing off; the count through 2,
+ * the smaller intermediate geometry).  Only what record changes.  Into
+ * the restore file before anything is changed: if record is killed, its
+ * ringtraced (or the next start) writes it back.
+ */
+static void plan_restore(void)
+{
+	char why[512];
+	int err;
+
+	if (filters_save(&filters, &ctl, why, sizeof(why)) ||
+	    filters_save(&triggers, &ctl, why, sizeof(why)))
+		die("%s", why);
+	undo.pid = getpid();
+	ctlsave_add(&undo, "tracing_on", "0");
+	undo_filters(&filters);
+	undo_filters(&triggers);
+	undo_event_set("set_event", saved.set_event);
+	if (saved.set_event_stack)
+		undo_event_set("set_event_stack", saved.set_event_stack);
+	if (opt.follow && saved.have_event_fork)
+		ctlsave_add(&undo, "event_fork", saved.event_fork);
+	if (opt.stack && saved.set_event_stack)
+		ctlsave_add(&undo, "stack_depth", saved.stack_depth);
+	/* A blank write clears the filter. */
+	ctlsave_add(&undo, "set_event_pid", *saved.set_event_pid ?
+		    saved.set_event_pid : " ");
+	if (saved.set_event_cgroup)
+		ctlsave_add(&undo, "set_event_cgroup",
+			    *saved.set_event_cgroup ? saved.set_event_cgroup : " ");
+	if (opt.mode)
+		ctlsave_add(&undo, "mode", saved.mode);
+	if (opt.buffer_size) {
+		ctlsave_add(&undo, "num_subbufs", "2");
+		ctlsave_add(&undo, "subbuf_size", saved.subbuf_size);
+		ctlsave_add(&undo, "num_subbufs", saved.num_subbufs);
+	}
+	err = ctlsave_store(undo_fd, &ctl, &undo);
 	if (err)
-		warn("could not restore %s/%s to '%s': %s", ctl.dir, name,
-		     value, strerror(-err));
+		die("%s: %s", CTLSAVE_PATH, strerror(-err));
+	saved_valid = true;
 }
 
 /* Everything saved goes back; each failure is a warning, not an exit. */
 static void restore_state(void)
 {
-	bool *on;
-
 	if (!saved_valid)
 		return;
 	saved_valid = false;
-	restore_one("tracing_on", "0");
-	filters_restore(&filters, &ctl);
-	filters_restore(&triggers, &ctl);
-	on = calloc(nr_names + 1, sizeof(*on));
-	if (on) {
-		for (size_t i = 0; i < nr_names; i++)
-			on[i] = has_line(saved.set_event, names[i]);
-		if (write_events(on))
-			warn("could not restore the enabled events");
-		for (size_t i = 0; saved.set_event_stack && i < nr_names; i++)
-			on[i] = has_line(saved.set_event_stack, names[i]);
-		if (saved.set_event_stack &&
-		    write_event_set("set_event_stack", on))
-			warn("could not restore the events' stacks");
-		free(on);
+	ctlsave_apply(&ctl, &undo);
+	/* Nothing is owed any more, to ringtraced or to the next start. */
+	ctlsave_clear(undo_fd);
+}
+
+/*
+ * The restore file, locked for the run: one record at a time.  What a
+ * killed one left in it goes back first.
+ */
+static void lock_restore_file(void)
+{
+	pid_t owner;
+
+	undo_fd = ctlsave_lock(true, &owner);
+	if (undo_fd == -EWOULDBLOCK && owner)
+		die("another ringtrace record (pid %d), or the ringtraced it started, is running: one at a time",
+		    (int)owner);
+	if (undo_fd == -EWOULDBLOCK)
+		die("another ringtrace record is starting: one at a time");
+	if (undo_fd < 0)
+		die("%s: %s", CTLSAVE_PATH, strerror(-undo_fd));
+	ctlsave_pay(undo_fd, &ctl);
+}
+
+/*
+ * --trigger: no ringtraced outlives record to put the tracer back if
+ * record is killed; a guard does.  A child in a process group of its own
+ * (what signals record's group or the terminal's does not reach it), with
+ * record's signals blocked, that holds the restore file's lock and waits
+ * for EOF on a pipe whose other end record and each ringtraced --once it
+ * starts hold (daemon_keep_fd()): then it writes back what the file still
+ * owes -- nothing, when record ended by itself.
+ */
+static void start_guard(void)
+{
+	int p[2], null;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		die("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (!pid) {
+		set_die_hook(NULL);
+		recsig_close();
+		close(p[1]);
+		setpgid(0, 0);
+		prctl(PR_SET_NAME, "rt-guard");
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+		}
+		while (read(p[0], &c, 1) > 0)
+			;
+		_exit(ctlsave_pay(undo_fd, &ctl) < 0);
 	}
-	if (saved.have_event_fork)
-		restore_one("event_fork", saved.event_fork);
-	if (saved.set_event_stack)
-		restore_one("stack_depth", saved.stack_depth);
-	/* A blank write clears the filter. */
-	restore_one("set_event_pid", *saved.set_event_pid ?
-		    saved.set_event_pid : " ");
-	if (saved.set_event_cgroup)
-		restore_one("set_event_cgroup", *saved.set_event_cgroup ?
-			    saved.set_event_cgroup : " ");
-	restore_one("mode", saved.mode);
-	restore_one("subbuf_size", saved.subbuf_size);
-	restore_one("num_subbufs", saved.num_subbufs);
-	if (strcmp(saved.tracing_on, "0"))
-		restore_one("tracing_on", saved.tracing_on);
+	close(p[0]);
+	run_state.guard = pid;
+	run_state.guard_fd = p[1];
+	daemon_keep_fd(p[1]);
+}
+
+/* Record put the tracer back itself: the guard finds nothing owed. */
+static void end_guard(void)
+{
+	if (run_state.guard <= 0)
+		return;
+	close(run_state.guard_fd);
+	run_state.guard_fd = -1;
+	while (waitpid(run_state.guard, NULL, 0) < 0 && errno == EINTR)
+		;
+	run_state.guard = 0;
 }
 
 static void drop_held_cmd(void);
@@ -261,6 +379,7 @@ static void cleanup(void)
 	end_live();
 	dynprobes_remove(&probes);
 	restore_state();
+	end_guard();
 	if (mounted_here)
 		umount2(CTL_DEBUGFS, MNT_DETACH);
 	if (run_state.cmd > 0)
@@ -278,6 +397,9 @@ static void refuse(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	/* Nothing owed: what filters_apply() wrote it put back itself. */
+	if (undo_fd >= 0)
+		ctlsave_clear(undo_fd);
 	if (loaded_here)
 		ctl_unload_module();
 	if (mounted_here)
@@ -475,34 +597,6 @@ static void apply(const bool *on, const bool *stack, pid_t child)
 /* ---- the traced command and ringtraced ------------------------------------------- */
 
 /*
- * Blocks the stop signals that record was not given ignored, and SIGCHLD,
- * and takes them through a signalfd.  Before any child exists: each child
- * puts back run_state.given itself.
- */
-static void setup_signals(void)
-{
-	struct sigaction sa;
-	sigset_t mask;
-
-	/* Ignored, SIGCHLD would reap the children before waitpid() could. */
-	if (!sigaction(SIGCHLD, NULL, &sa) && sa.sa_handler == SIG_IGN) {
-		run_state.chld_ignored = true;
-		signal(SIGCHLD, SIG_DFL);
-	}
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	for (int i = 0; i < ARRAY_SIZE(stop_signals); i++)
-		if (sigaction(stop_signals[i], NULL, &sa) ||
-		    sa.sa_handler != SIG_IGN)
-			sigaddset(&mask, stop_signals[i]);
-	if (sigprocmask(SIG_BLOCK, &mask, &run_state.given))
-		die("sigprocmask: %s", strerror(errno));
-	run_state.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (run_state.sfd < 0)
-		die("signalfd: %s", strerror(errno));
-}
-
-/*
  * Forked now, held until release_cmd(); an exec failure comes back
  * through @err (close-on-exec, so EOF means the exec worked).
  */
@@ -520,9 +614,7 @@ static void spawn(int *err)
 		die("fork: %s", strerror(errno));
 	if (!pid) {
 		/* As if started without ringtrace. */
-		if (run_state.chld_ignored)
-			signal(SIGCHLD, SIG_IGN);
-		sigprocmask(SIG_SETMASK, &run_state.given, NULL);
+		recsig_child();
 		close(gofd[1]);
 		close(errfd[0]);
 		if (read(gofd[0], &c, 1) != 1)
@@ -560,6 +652,8 @@ static bool reap(void)
 	if (run_state.cmd > 0 &&
 	    waitpid(run_state.cmd, &run_state.cmd_status, WNOHANG) == run_state.cmd) {
 		run_state.cmd = 0;
+		/* Let go: its status is the one record ends with. */
+		run_state.cmd_ran = run_state.go < 0;
 		any = true;
 	}
 	if (run_state.daemon > 0 &&
@@ -572,49 +666,34 @@ static bool reap(void)
 }
 
 /*
- * Reads the pending signals; returns how many were stop signals.  One sent
- * by a process (kill, si_code SI_USER or alike) went to record alone: it
- * is passed on to the running command.  One from the kernel -- the
- * terminal's Ctrl-C, Ctrl-\ or hangup -- reached the command's process
- * group, ours, already.
+ * Waits up to @ms for a signal or a child's exit; returns the signals
+ * that ask record to stop (recsig.h), having passed on to the running
+ * command those it did not get itself.
  */
-static unsigned int take_signals(void)
-{
-	struct signalfd_siginfo si;
-	unsigned int n = 0;
-
-	while (read(run_state.sfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGCHLD)
-			continue;
-		n++;
-		if (run_state.cmd > 0 && run_state.go < 0 &&
-		    si.ssi_code != SI_KERNEL)
-			kill(run_state.cmd, (int)si.ssi_signo);
-	}
-	return n;
-}
-
-/* Waits up to @ms for a signal or a child's exit; returns stop signals. */
 static unsigned int wait_events(int ms)
 {
-	struct pollfd pfd = { .fd = run_state.sfd, .events = POLLIN };
+	struct pollfd pfd[2];
 
-	if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
+	recsig_pollfds(pfd);
+	if (poll(pfd, 2, recsig_timeout(ms)) < 0 && errno != EINTR)
 		die("poll: %s", strerror(errno));
-	return take_signals();
+	return recsig_take(run_state.go < 0 ? run_state.cmd : 0);
 }
 
 /*
  * Stops ringtraced and reaps it: it turns tracing off, drains, compresses
  * what is still stored (progress on the terminal) and prints the summary.
  * A stop signal meanwhile is passed on: the daemon's second one leaves the
- * rest uncompressed.  @now: it never started tracing, kill it outright.
+ * rest uncompressed, as it does at once when a signal of record's own
+ * ends it.  @now: it never started tracing, kill it outright.
  */
 static void stop_daemon(bool now)
 {
 	if (run_state.daemon <= 0)
 		return;
 	kill(run_state.daemon, now ? SIGKILL : SIGINT);
+	if (!now && recsig_own())
+		kill(run_state.daemon, SIGINT);
 	while (run_state.daemon > 0) {
 		reap();
 		if (run_state.daemon > 0 && wait_events(200))
@@ -625,14 +704,15 @@ static void stop_daemon(bool now)
 /*
  * The recording is over: after it, the command runs on to its end, as it
  * would without ringtrace; its status is record's.  Stop signals are
- * passed on meanwhile (take_signals()).
+ * passed on meanwhile (wait_events()); one of record's own ends the wait,
+ * the command running on.
  */
 static void wait_cmd(void)
 {
-	if (run_state.cmd <= 0)
+	if (run_state.cmd <= 0 || recsig_own())
 		return;
 	info("waiting for %s (pid %d) to exit", opt.cmd[0], (int)run_state.cmd);
-	while (run_state.cmd > 0) {
+	while (run_state.cmd > 0 && !recsig_own()) {
 		reap();
 		if (run_state.cmd > 0)
 			wait_events(200);
@@ -906,7 +986,7 @@ static void parse(int argc, char **argv)
 /* The daemon's arguments: into the trace directory, quiet, -c, --level. */
 static pid_t launch_daemon(void)
 {
-	char *dargs[16];
+	char *dargs[16], fd[16];
 	int nd = 0;
 
 	dargs[nd++] = "-o";
@@ -924,7 +1004,12 @@ static pid_t launch_daemon(void)
 		dargs[nd++] = "-f";
 		dargs[nd++] = LIVE_FLUSH_MS;
 	}
+	/* What goes back if we are killed: it writes it back then. */
+	snprintf(fd, sizeof(fd), "%d", undo_fd);
+	dargs[nd++] = "--restore-fd";
+	dargs[nd++] = fd;
 	dargs[nd] = NULL;
+	daemon_keep_fd(undo_fd);
 	return start_daemon(dargs);
 }
 
@@ -954,7 +1039,7 @@ static void wait_tracing_on(void)
  */
 static void start_live(void)
 {
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	fflush(NULL);
 	pid = fork();
@@ -965,8 +1050,15 @@ static void start_live(void)
 		return;
 	}
 	set_die_hook(NULL);
-	close(run_state.sfd);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	recsig_close();
+	close(undo_fd);
+	/*
+	 * Killed outright, record cannot end the view: the kernel does.
+	 * Checked after the prctl: record may be gone before it, and the
+	 * view would follow a trace nobody records, for ever.
+	 */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+		_exit(1);
 	pid = report_live(opt.outdir);
 	fflush(NULL);
 	_exit(pid);
@@ -1013,7 +1105,7 @@ static void release_cmd(int execerr)
  * Records until the command exits (system-wide: until a stop signal),
  * --duration passes or ringtraced stops by itself.  The first stop signal
  * with a command running waits for the command (it got the signal too);
- * the second stops at once.
+ * the second stops at once, as a signal of record's own does.
  */
 static void record_loop(void)
 {
@@ -1061,7 +1153,7 @@ static void record_loop(void)
 			break;			/* the command is done */
 		if (!run_state.daemon)
 			break;			/* ringtraced stopped by itself */
-		if (stops > (opt.cmd ? 1 : 0))
+		if (stops > (opt.cmd ? 1 : 0) || recsig_own())
 			break;
 	}
 	if (tty)
@@ -1101,10 +1193,11 @@ static unsigned int trigger_loop(void)
 	     opt.outdir, run_state.cmd ? "the command's exit" :
 	     opt.duration_ms ? "Ctrl-C or --duration" : "Ctrl-C");
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = run_state.sfd, .events = POLLIN },
-			/* Latched until rearmed: not watched meanwhile. */
-			{ .fd = pending ? -1 : fd, .events = POLLPRI },
+		struct pollfd pfd[3] = {
+			[2] = {
+				/* Latched until rearmed: not watched meanwhile. */
+				.fd = pending ? -1 : fd, .events = POLLPRI,
+			},
 		};
 		int timeout = -1;
 		double left;
@@ -1124,15 +1217,17 @@ static unsigned int trigger_loop(void)
 				timeout = (int)(left * 1000) + 1;
 		}
 		if (!ending) {
-			if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+			recsig_pollfds(pfd);
+			if (poll(pfd, 3, recsig_timeout(timeout)) < 0 &&
+			    errno != EINTR)
 				die("poll: %s", strerror(errno));
-			stops += take_signals();
+			stops += recsig_take(run_state.cmd);
 			reap();
-			if ((!run_state.cmd && opt.cmd) ||
+			if ((!run_state.cmd && opt.cmd) || recsig_own() ||
 			    stops > (opt.cmd ? 1 : 0))
 				ending = true;
 		}
-		if (!pending && pfd[1].revents) {
+		if (!pending && pfd[2].revents) {
 			if (trigger_read(&ctl, &hit))
 				die("%s/triggered: %s", ctl.dir, strerror(errno));
 			if (hit.hit) {
@@ -1191,6 +1286,21 @@ static int cmd_exit_status(void)
 	return WEXITSTATUS(status);
 }
 
+/*
+ * record's end, once the tracer is put back (recsig_exit()): after a
+ * signal of record's own the command, if it runs, runs on untraced.
+ * @failed: the recording failed, record exits 1.
+ */
+__attribute__((noreturn))
+static void finish(bool failed)
+{
+	if (run_state.cmd > 0)
+		warn("%s (pid %d) goes on, no longer traced", opt.cmd[0],
+		     (int)run_state.cmd);
+	recsig_exit(failed ? 1 : cmd_exit_status(),
+		    !failed && run_state.cmd_ran ? &run_state.cmd_status : NULL);
+}
+
 /* record --trigger from the start of tracing to the end. */
 static int run_triggered(int execerr)
 {
@@ -1203,13 +1313,14 @@ static int run_triggered(int execerr)
 	set_die_hook(NULL);
 	dynprobes_remove(&probes);
 	restore_state();
+	end_guard();
 	if (mounted_here)
 		umount2(CTL_DEBUGFS, MNT_DETACH);
 	printf("%u snapshot%s in %s%s\n", n, n == 1 ? "" : "s", opt.outdir,
 	       n ? ": ringtrace report DIR for each" : "");
 	fflush(stdout);
 	wait_cmd();
-	return cmd_exit_status();
+	finish(false);
 }
 
 static int run(int argc, char **argv)
@@ -1242,6 +1353,9 @@ static int run(int argc, char **argv)
 		mounted_here = true;
 	if (ctl_find(&ctl, NULL, why, sizeof(why)))
 		refuse("%s", why);
+	/* Before any child exists: each child puts the mask back itself. */
+	recsig_setup();
+	lock_restore_file();
 	read_names();
 	on = choose_events();
 	stack = choose_stacks(on);
@@ -1269,10 +1383,11 @@ static int run(int argc, char **argv)
 		refuse("%s", why);
 	}
 	save_state();
-	if (strcmp(saved.tracing_on, "0")) {
-		saved_valid = false;
+	if (strcmp(saved.tracing_on, "0"))
 		die("tracing is on already (ringtraced, or another record?): 'ringtrace stop' ends it");
-	}
+	plan_restore();
+	if (triggers.n)
+		start_guard();
 	/* The module parses them: a refused one leaves every filter as it was. */
 	if (filters_apply(&filters, &ctl, why, sizeof(why)))
 		refuse("%s", why);
@@ -1282,8 +1397,6 @@ static int run(int argc, char **argv)
 	}
 	set_die_hook(cleanup);
 
-	/* Before any child exists: each child puts the mask back itself. */
-	setup_signals();
 	if (opt.cmd)
 		spawn(&execerr);
 	apply(on, stack, opt.follow ? run_state.cmd : 0);
@@ -1322,9 +1435,7 @@ static int run(int argc, char **argv)
 	printf("trace in %s: ringtrace report %s\n", opt.outdir, opt.outdir);
 	fflush(stdout);
 	wait_cmd();
-	if (daemon_failed)
-		return 1;
-	return cmd_exit_status();
+	finish(daemon_failed);
 }
 
 const struct command cmd_record = {
@@ -1336,17 +1447,25 @@ const struct command cmd_record = {
 "Record the kernel's events into a trace directory (the same format as\n"
 "ringtraced's: metadata and per-CPU zstd files; 'ringtrace report DIR'\n"
 "reads it).  With CMD: tracing starts, CMD runs, recording stops when CMD\n"
-"exits, and record exits with CMD's status (1 if the recording failed).\n"
-"Without: until Ctrl-C, SIGTERM, SIGHUP or --duration.  CMD gets the\n"
-"signal mask and ignored signals record was given; a stop signal sent to\n"
-"record alone is passed on to CMD, and recording goes on until CMD exits\n"
-"(a second one stops it at once).\n"
+"exits, and record ends as CMD did: its exit status, or killed by the same\n"
+"signal (1 if the recording failed).  Without: until Ctrl-C, SIGTERM,\n"
+"SIGHUP, SIGQUIT or --duration, and after a signal record ends by it, once\n"
+"the trace is finished.  CMD gets the signal mask and ignored signals\n"
+"record was given, and each stop signal once: one sent to record alone is\n"
+"passed on (what the terminal, CMD's process group or its cgroup got\n"
+"reached CMD already), and recording goes on until CMD exits (a second\n"
+"one stops it at once).  Any other signal that would end record (SIGPIPE,\n"
+"SIGUSR1, SIGALRM, ...) stops the recording at once and ends record by\n"
+"it; CMD runs on, untraced.\n"
 "\n"
 "Needs root.  Loads ringtrace.ko if it is not loaded (the installed\n"
 "module, else the one 'make' built) and mounts debugfs if it is not\n"
 "mounted; everything else it changes -- enabled events, tracing_on,\n"
-"geometry, mode, pid filter, event filters -- is put back at exit, after a signal or an\n"
-"error too.  Records with ringtraced, as a child process: a thread per\n"
+"geometry, mode, pid filter, event filters -- is put back at exit, after a\n"
+"signal or an error too.  It is saved first in " CTLSAVE_PATH ":\n"
+"killed (SIGKILL), record leaves it to its ringtraced to put back, or,\n"
+"when that was killed too, to the next record or ringtraced start.  One\n"
+"record at a time.  Records with ringtraced, as a child process: a thread per\n"
 "CPU writes the packets uncompressed as fast as they can be copied, and\n"
 "worker threads compress them behind, on idle CPU time.  What is left\n"
 "when the recording stops is compressed then, with progress on the\n"

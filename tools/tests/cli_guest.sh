@@ -9,6 +9,17 @@
 #              --stat's count; -F: the command's tree and nothing else;
 #              every control file as it was after a normal exit, Ctrl-C, a
 #              failing command and every refused start; one line per error
+#   signals  every terminating signal: record puts every control file,
+#              filter and trigger back, then ends by that signal (the wait
+#              status, from sigrun.py; a core when allowed), or as its
+#              command did; SIGPIPE of `2>&1 | head -1`; a stop signal to
+#              record alone, its process group, each process of its cgroup
+#              (systemd) or typed at a terminal (a pty) reaches the command
+#              once; SIGKILL of record (drained, and --trigger): its
+#              ringtraced (guard) puts everything back; kill -9 of record
+#              and ringtraced: the next record or ringtraced does; --live's
+#              view ends when record died before it asked for PDEATHSIG
+#              (pdeath-delay.so widens the window)
 #   list, report's filters and --stat, against babeltrace2's view
 #   snapshot   the newest markers, contiguous, while tracing goes on
 #   --follow   ringtraced's trace followed while markers are written by
@@ -46,8 +57,9 @@
 #
 # RT_CLI_SCOPE=kernel leaves out the tests of the CLI's own logic
 # (CLI_ONLY below): tools/run-tests runs those in one kernel's boot.
-# CLI_TESTS="test_a test_b" runs only those.  Ends with "cli: N passed,
-# M failed".
+# CLI_TESTS="test_a test_b" runs only those.  RT_CLI_BIN and
+# RT_RINGTRACED_BIN run another build's ringtrace and ringtraced (main's:
+# a test that must fail there).  Ends with "cli: N passed, M failed".
 
 set -u
 
@@ -56,14 +68,15 @@ readonly REPO=$PWD
 readonly KVER=${RT_KVER:-$(uname -r)}
 export BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly RT=/sys/kernel/debug/ringtrace
-readonly CLI=$REPO/tools/ringtrace
+# RT_CLI_BIN, RT_RINGTRACED_BIN: another build's (a test shown to fail on main).
+readonly CLI=${RT_CLI_BIN:-$REPO/tools/ringtrace}
 readonly WL=$REPO/tools/tests/cli-workload
 readonly SWL=$REPO/tools/tests/stack-workload
 readonly FWL=$REPO/tools/tests/filter-workload
 readonly W=$(mktemp -d /tmp/rt-cli.XXXXXX)
 # getppid calls per thread of the workload
 readonly N=200
-export RINGTRACED=$REPO/daemon/ringtraced
+export RINGTRACED=${RT_RINGTRACED_BIN:-$REPO/daemon/ringtraced}
 
 . tools/tests/check.sh
 . tools/tests/scope.sh
@@ -529,21 +542,23 @@ test_ctrl_c() {
 
 # SIGHUP (the ssh session is gone), SIGQUIT and SIGTERM to record alone:
 # recording stops cleanly and the command gets the signal, as it would
-# without ringtrace.
+# without ringtrace; record ends as the command did, by that signal (its
+# wait status says so: sigrun).
 test_stop_signals() {
-	local sig num out before rc
+	local sig num out before rc st
 	for sig in HUP QUIT TERM; do
 		num=$(kill -l "$sig")
 		out=$W/sig-$sig
 		before=$(state)
-		recording "$out" "$out.err" sleep 100
+		sigrun -- "$CLI" record -o "$out" -- sleep 100
+		started sleep
+		cmd=$(pgrep -P "$rec" -x sleep)
 		kill -"$sig" "$rec"
-		wait "$rec"
-		rc=$?
-		check "SIG$sig to record: it exits like the command ($((128 + num)), got $rc)" \
-			test $rc -eq $((128 + num))
-		check "SIG$sig to record: the command ended" test -n "$cmd" -a ! -d "/proc/$cmd"
-		[[ -n $cmd && -d /proc/$cmd ]] && kill -KILL "$cmd"
+		sigrun_wait
+		check "SIG$sig to record: passed on, it ends by SIG$sig as the command did ('signal $num', got '$st')" \
+			test "$st" = "signal $num"
+		check "SIG$sig to record: the command ended" eval '[[ -n $cmd ]] && pid_gone "$cmd"'
+		[[ -n $cmd ]] && ! pid_gone "$cmd" && kill -KILL "$cmd"
 		check "SIG$sig to record: no ringtraced left" test -z "$(pgrep -x ringtraced)"
 		check "SIG$sig to record: control files as before" same_state "$before"
 		check "SIG$sig to record: the trace is readable" "$CLI" check "$out"
@@ -563,27 +578,372 @@ test_stop_signals() {
 	check "nohup record: control files as before" same_state "$before"
 }
 
-# SIGKILL: record cannot clean up; its ringtraced must not record on with
-# nobody to stop it.
-test_sigkill() {
-	local out=$W/kill before daemon i
-	before=$(state)
-	recording "$out" "$W/kill.err" sleep 100
+# ---- what record changed goes back, whatever ends it -----------------------------------
+
+# tree_state: state() and every event's filter and trigger.
+tree_state() {
+	state
+	grep -H . "$RT"/events/*/filter "$RT"/events/*/trigger
+}
+
+# put_tree BEFORE: tree_state() BEFORE again (put_state, the predicates).
+put_tree() {
+	local line
+	put_state "$(grep -v "^$RT/" <<<"$1")"
+	grep "^$RT/" <<<"$1" | while IFS= read -r line; do
+		echo "${line#*:}" >"${line%%:*}"
+	done
+}
+
+# same_tree BEFORE: tree_state() prints BEFORE again; else the difference.
+same_tree() {
+	local now
+	now=$(tree_state)
+	[[ $now == "$1" ]] && return 0
+	diff <(echo "$1") <(echo "$now") | head -n 12 | sed 's/^/# /'
+	return 1
+}
+
+# A state record changes every part of: mode, geometry, the enabled
+# events, their stacks and stack depth, a filter and a trigger, the pid
+# filter, event_fork and a cgroup filter (when cgroups are there).
+set_tree_state() {
+	set_odd_state
+	echo discard >"$RT/mode"
+	echo 'id == 1' >"$RT/events/syscall_entry/filter"
+	echo 'data == "rt-none"' >"$RT/events/ringtrace_marker/trigger"
+	[[ -e $RT/stack_depth ]] && echo 16 >"$RT/stack_depth" &&
+		echo irq_handler_entry >"$RT/set_event_stack"
+	echo 0 >"$RT/event_fork"
+	if [[ -d /sys/fs/cgroup ]]; then
+		mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+		mkdir -p /sys/fs/cgroup/rt-keep
+		stat -c %i /sys/fs/cgroup/rt-keep >"$RT/set_event_cgroup"
+	fi
+}
+
+# The default state again, after set_tree_state.
+clear_tree_state() {
+	echo 0 >"$RT/tracing_on"
+	echo none >"$RT/events/syscall_entry/filter"
+	echo none >"$RT/events/ringtrace_marker/trigger"
+	[[ -e $RT/stack_depth ]] &&
+		echo '!irq_handler_entry' >"$RT/set_event_stack"
+	echo ' ' >"$RT/set_event_pid"
+	[[ -e $RT/set_event_cgroup ]] && echo ' ' >"$RT/set_event_cgroup"
+	rmdir /sys/fs/cgroup/rt-keep 2>/dev/null
+	echo 0 >"$RT/events/enable"
+	echo 64 >"$RT/num_subbufs"
+	echo 65536 >"$RT/subbuf_size"
+	echo discard >"$RT/mode"
+}
+
+# pid_gone PID: PID has exited (and been reaped, or is a zombie).
+pid_gone() { [[ ! -d /proc/$1 ]] || grep -qs '^State:.*Z' "/proc/$1/status"; }
+
+# started NAME: record ($rec) has turned tracing on and runs NAME.
+started() {
+	local name=$1
+	wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$name" >/dev/null'
+}
+
+# SIGKILL of record: its ringtraced, which outlives it, writes back what
+# record changed, from the restore file record wrote before changing it.
+test_sigkill_restores() {
+	local out=$W/kr before daemon stack=() rc
+	set_tree_state
+	before=$(tree_state)
+	[[ -e $RT/stack_depth ]] && stack=(--stack sched_switch --stack-depth 8)
+	as_job "$CLI" record -o "$out" -e syscalls,irq -b 1M -m overwrite -F \
+		--filter 'syscall_entry: id == getppid' "${stack[@]}" \
+		-- sleep 100 >/dev/null 2>"$out.err" &
+	rec=$!
+	started sleep
+	cmd=$(pgrep -P "$rec" -x sleep)
 	daemon=$(pgrep -P "$rec" -x ringtraced)
+	check "SIGKILL: record changed the control files first" \
+		test "$(tree_state)" != "$before"
+	"$CLI" record -o "$W/kr2" -- true >/dev/null 2>"$W/kr2.err"
+	rc=$?
+	check "a second record meanwhile: refused ($rc), in one line naming the first" \
+		eval '[ $rc -ne 0 ] && one_line "$W/kr2.err" &&
+		      grep -q "another ringtrace record (pid $rec)" "$W/kr2.err"'
 	kill -KILL "$rec"
 	wait "$rec" 2>/dev/null
-	for ((i = 0; i < 600; i++)); do
-		[[ -n $daemon && -d /proc/$daemon ]] || break
-		sleep 0.1
-	done
-	check "record killed: its ringtraced ($daemon) stopped by itself" \
-		test -n "$daemon" -a ! -d "/proc/$daemon"
-	check "record killed: tracing is off" test "$(cat "$RT/tracing_on")" = 0
-	check "record killed: the trace's files are finished" "$CLI" check "$out"
-	[[ -n $daemon && -d /proc/$daemon ]] && kill -KILL "$daemon"
-	[[ -n $cmd && -d /proc/$cmd ]] && kill -KILL "$cmd"
+	wait_for 60 pid_gone "${daemon:-0}"
+	check "SIGKILL: record's ringtraced ($daemon) stopped" \
+		eval '[[ -n $daemon ]] && pid_gone "$daemon"'
+	check "SIGKILL: every control file, filter and trigger as before record" \
+		same_tree "$before"
+	check "SIGKILL: the restore file owes nothing" test ! -s /run/ringtrace/record.restore
+	check "SIGKILL: the trace's files are finished" "$CLI" check "$out"
+	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
+	put_tree "$before"
+	clear_tree_state
+}
+
+# record --trigger drains nothing: no ringtraced outlives it; its guard
+# writes back what it changed (tracing on, the trigger, mode, geometry).
+test_sigkill_trigger() {
+	local out=$W/krt before guard
+	set_tree_state
+	before=$(tree_state)
+	as_job "$CLI" record -o "$out" -e sched -b 512K -m overwrite \
+		--trigger 'ringtrace_marker: data == "rt-never"' \
+		-- sleep 100 >/dev/null 2>"$out.err" &
+	rec=$!
+	started sleep
+	cmd=$(pgrep -P "$rec" -x sleep)
+	guard=$(pgrep -P "$rec" -x rt-guard)
+	check "SIGKILL --trigger: record changed the control files first" \
+		test "$(tree_state)" != "$before"
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	wait_for 30 eval '[[ $(cat "$RT/tracing_on") == 0 ]] && pid_gone "${guard:-0}"'
+	check "SIGKILL --trigger: tracing off, every control file, filter and trigger as before" \
+		same_tree "$before"
+	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
 	echo 0 >"$RT/tracing_on"
-	put_state "$before"
+	put_tree "$before"
+	clear_tree_state
+}
+
+# kill -9 of record and its ringtraced at once: nothing is put back until
+# the next start, which does it first: the next record, or a ringtraced.
+test_sigkill_all() {
+	local out=$W/ka before daemon rc pid
+	set_tree_state
+	before=$(tree_state)
+	for next in record ringtraced; do
+		as_job "$CLI" record -o "$out.$next" -e syscalls -b 1M -m overwrite \
+			-- sleep 100 >/dev/null 2>"$out.$next.err" &
+		rec=$!
+		started sleep
+		cmd=$(pgrep -P "$rec" -x sleep)
+		daemon=$(pgrep -P "$rec" -x ringtraced)
+		kill -KILL "$rec" "$daemon"
+		wait "$rec" 2>/dev/null
+		kill -KILL "$cmd" 2>/dev/null
+		check "kill -9 of record and ringtraced: the control files stay changed" \
+			test "$(tree_state)" != "$before"
+		if [[ $next == record ]]; then
+			"$CLI" record -o "$out.next" -- true >/dev/null 2>"$out.next.err"
+			rc=$?
+		else
+			"$RINGTRACED" -o "$out.next2" 2>"$out.next.err" &
+			pid=$!
+			# A script's "&" starts it with SIGINT ignored.
+			wait_for 60 grep -q 'recording' "$out.next.err"
+			kill -TERM "$pid"
+			wait "$pid"
+			rc=$?
+		fi
+		check "... the next $next runs (exit $rc)" test "$rc" -eq 0
+		check "... and says it put back what the killed record left" \
+			grep -q "ended without putting the control files back" "$out.next.err"
+		check "... every control file, filter and trigger as before the killed record" \
+			same_tree "$before"
+	done
+	put_tree "$before"
+	clear_tree_state
+}
+
+# sigrun OPTS... -- CMD...: CMD through sigrun.py (its own job), in the
+# background; rec is CMD's pid once it runs.  sigrun_wait: st is its wait
+# status ("signal N[ core]" or "exit N") once it has ended (not in a
+# $(...): only this shell can wait for it).
+sigrun() {
+	local opts=()
+	while [[ $1 != -- ]]; do opts+=("$1"); shift; done
+	shift
+	rm -f "$W/sr.pid" "$W/sr.status"
+	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/sr.status" "$W/sr.pid" "$@" \
+		>>"$W/sigrun.out" 2>&1 &
+	srjob=$!
+	# Python's first start in a boot, over 9p, can take half a minute.
+	wait_for 120 test -s "$W/sr.pid"
+	rec=$(cat "$W/sr.pid")
+}
+sigrun_wait() {
+	wait "$srjob"
+	st=$(cat "$W/sr.status" 2>/dev/null || echo "no status")
+}
+
+# Every signal whose default is to terminate: record puts the tracer back,
+# then ends by that signal (the wait status says so, not an exit code).
+test_term_signals() {
+	local sig num out before st want daemon core quit=
+	set_odd_state
+	before=$(tree_state)
+	# Cores allowed (sigrun --core), into $W: SIGQUIT's dumps one.
+	core=$(cat /proc/sys/kernel/core_pattern)
+	echo "$W/core.%p" >/proc/sys/kernel/core_pattern
+	# System-wide: a stop signal stops it, any other ends it at once
+	# (SIGHUP and SIGTERM as SIGINT; with a command: test_stop_signals).
+	for sig in INT QUIT USR1 USR2 ALRM RTMIN+1; do
+		num=$(kill -l "$sig")
+		want="signal $num"
+		[[ $sig == QUIT ]] && want+=" core"
+		out=$W/ts-$num
+		sigrun --core -- "$CLI" record -o "$out" -e sched
+		wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]]'
+		daemon=$(pgrep -P "$rec" -x ringtraced)
+		[[ $sig == QUIT ]] && quit=$rec
+		kill -s "$sig" "$rec"
+		sigrun_wait
+		check "SIG$sig to record: it ends by SIG$sig ('$want', got '$st')" \
+			test "$st" = "$want"
+		check "SIG$sig to record: its ringtraced stopped" pid_gone "${daemon:-0}"
+		check "SIG$sig to record: control files as before" same_tree "$before"
+		check "SIG$sig to record: the trace is readable" "$CLI" check "$out"
+	done
+	check "SIGQUIT to record: its core is there" test -s "$W/core.$quit"
+	echo "$core" >/proc/sys/kernel/core_pattern
+	rm -f "$W"/core.*
+
+	# One of record's own ends record at once; the command goes on.
+	sigrun -- "$CLI" record -o "$W/ts-own" -e sched -- sleep 100
+	started sleep
+	cmd=$(pgrep -P "$rec" -x sleep)
+	kill -USR1 "$rec"
+	sigrun_wait
+	check "SIGUSR1 to record -- sleep: record ends by it ('$st')" test "$st" = "signal 10"
+	check "... sleep goes on, untraced" test -n "$cmd" -a -d "/proc/$cmd"
+	check "... control files as before" same_tree "$before"
+	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
+	# `record ... 2>&1 | head -1`: the line that says record waits for
+	# its command meets a closed pipe.
+	sigrun --head1 -- "$CLI" record -o "$W/ts-pipe" -e sched -- \
+		sh -c 'trap "" TERM; echo ready; exec sleep 100'
+	started sleep
+	cmd=$(pgrep -P "$rec" -x sleep)
+	kill -TERM "$rec"
+	sigrun_wait
+	check "record 2>&1 | head -1: SIGPIPE ends record ('signal 13', got '$st')" \
+		test "$st" = "signal 13"
+	check "... control files as before" same_tree "$before"
+	check "... the trace is readable" "$CLI" check "$W/ts-pipe"
+	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
+	put_tree "$before"
+}
+
+# counter FILE SIG: counts the SIGs it gets; FILE.ready once it counts,
+# FILE.got once it got one, the count into FILE 1 s after the first (a
+# second one passed on late is in: 4 x the witness's window), then exits 0.
+readonly COUNTER='import os, signal, sys, time
+f, sig = sys.argv[1], getattr(signal, "SIG" + sys.argv[2])
+n = 0
+def got(s, frame):
+    global n
+    n += 1
+signal.signal(sig, got)
+open(f + ".ready", "w").close()
+while n == 0:
+    time.sleep(0.05)
+open(f + ".got", "w").close()
+end = time.monotonic() + 1
+while time.monotonic() < end:
+    time.sleep(0.05)
+open(f, "w").write(str(n))'
+
+# count_once DESC FILE: the command counted exactly one; record, which
+# waited for it, exits 0 as it did; control files as before.
+count_once() {
+	local st
+	sigrun_wait
+	check "$1: the command got it once (got $(cat "$2" 2>/dev/null || echo none))" \
+		test "$(cat "$2" 2>/dev/null)" = 1
+	check "$1: record exits as the command did ('exit 0', got '$st')" \
+		test "$st" = "exit 0"
+	check "$1: control files as before" same_tree "$before"
+}
+
+# A stop signal reaches the command once, however it was sent: to record
+# alone (passed on), to the process group (`kill -- -PGID`), to every
+# process of the cgroup in turn (systemd's KillMode=control-group), or
+# typed at the terminal (Ctrl-C).  For the group's and the cgroup's,
+# record is stopped (SIGSTOP) until the command has taken its signal: a
+# second one sent then would be counted, where one sent at once may merge
+# with the first, still pending.
+test_relay_once() {
+	local before f pids p job
+	set_odd_state
+	before=$(tree_state)
+
+	f=$W/ro-alone
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	wait_for 120 test -e "$f.ready"
+	kill -TERM "$rec"
+	count_once "SIGTERM to record alone" "$f"
+
+	f=$W/ro-group
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	wait_for 120 test -e "$f.ready"
+	kill -STOP "$rec"
+	kill -TERM -- -"$rec"
+	wait_for 10 test -e "$f.got"
+	kill -CONT "$rec"
+	count_once "SIGTERM to record's process group" "$f"
+
+	f=$W/ro-pty
+	sigrun --pty --ctrl-c-when "$f.ready" -- "$CLI" record -o "$f.trace" -e sched -- \
+		python3 -c "$COUNTER" "$f" INT
+	count_once "Ctrl-C at the terminal" "$f"
+
+	if [[ -d /sys/fs/cgroup ]]; then
+		mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+		mkdir -p /sys/fs/cgroup/rt-unit
+		f=$W/ro-cgroup
+		rm -f "$W/sr.pid"
+		(echo "$BASHPID" >/sys/fs/cgroup/rt-unit/cgroup.procs &&
+			exec python3 "$REPO/tools/tests/sigrun.py" "$W/sr.status" "$W/sr.pid" \
+				"$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM) \
+			>>"$W/sigrun.out" 2>&1 &
+		srjob=$!
+		wait_for 120 test -e "$f.ready"
+		rec=$(cat "$W/sr.pid")
+		# systemd's order: the main process, then the others.
+		kill -STOP "$rec"
+		kill -TERM "$rec"
+		for p in $(cat /sys/fs/cgroup/rt-unit/cgroup.procs); do
+			[[ $p != "$srjob" && $p != "$rec" ]] && kill -TERM "$p"
+		done
+		wait_for 10 test -e "$f.got"
+		kill -CONT "$rec"
+		sigrun_wait
+		check "SIGTERM to each process of record's cgroup: the command got it once (got $(cat "$f" 2>/dev/null || echo none))" \
+			test "$(cat "$f" 2>/dev/null)" = 1
+		check "... control files as before" same_tree "$before"
+		rmdir /sys/fs/cgroup/rt-unit
+	fi
+	put_tree "$before"
+}
+
+# --live's view is a child that the kernel ends if record is killed
+# (PR_SET_PDEATHSIG); record may be killed before the child asked for
+# that: the child then sees a new parent and ends by itself.  The window,
+# a few instructions wide, is widened by pdeath-delay.so.
+test_live_orphan() {
+	local out=$W/lo pids live
+	rm -f "$W/lo.pids"
+	LD_PRELOAD=$REPO/tools/tests/pdeath-delay.so RT_PDEATH_LOG=$W/lo.pids \
+		as_job "$CLI" record --live -o "$out" -e sched -- sleep 100 \
+		>/dev/null 2>"$out.err" &
+	rec=$!
+	# The daemon's child asks first, the live view's second.
+	wait_for 60 eval '[[ $(wc -l 2>/dev/null <"$W/lo.pids") -ge 2 ]]'
+	live=$(sed -n 2p "$W/lo.pids")
+	cmd=$(pgrep -P "$rec" -x sleep)
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	check "record killed before --live's view asked for PDEATHSIG: the view ($live) was running" \
+		test -n "$live" -a -d "/proc/$live"
+	wait_for 20 pid_gone "${live:-0}"
+	check "... it ended by itself" pid_gone "${live:-0}"
+	[[ -n $live ]] && ! pid_gone "$live" && kill -KILL "$live"
+	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
+	wait_for 60 eval '[[ -z $(pgrep -x ringtraced) ]]'
+	echo 0 >"$RT/tracing_on"
 }
 
 # A ringtraced that never turns tracing on: record gives up after the
@@ -1273,7 +1633,9 @@ test_hosts() {
 # traces.
 ALL_TESTS="test_loads_module set_odd_state test_attribution test_syscall_args
 	test_follow test_hosts test_sigmask test_ctrl_c test_stop_signals
-	test_sigkill test_start_timeout test_failing_cmd test_errors test_list
+	test_sigkill_restores test_sigkill_trigger test_sigkill_all
+	test_term_signals test_relay_once test_live_orphan
+	test_start_timeout test_failing_cmd test_errors test_list
 	test_filters test_event_filter test_field_filters test_cgroup test_snapshot
 	test_follow_view test_record_live test_trigger test_stacks test_stack_errors
 	test_export"
@@ -1285,7 +1647,9 @@ ALL_TESTS="test_loads_module set_odd_state test_attribution test_syscall_args
 # files restored, events recorded) is what the others check on every
 # kernel: tools/run-tests runs them in one boot (RT_CLI_SCOPE=kernel in
 # the others), as it does the daemon's (daemon/tests/run_guest.sh).
-CLI_ONLY="test_hosts test_sigmask test_ctrl_c test_stop_signals test_sigkill
+CLI_ONLY="test_hosts test_sigmask test_ctrl_c test_stop_signals
+	test_sigkill_restores test_sigkill_trigger test_sigkill_all test_term_signals
+	test_relay_once test_live_orphan
 	test_start_timeout test_failing_cmd test_follow_view test_record_live"
 
 main() {
