@@ -34,11 +34,13 @@ struct rtr_slot_info {
 	/* Cumulative lost count (all but overruns) when the packet closed. */
 	u64 discarded;
 	/*
-	 * slot->events when the slot's last generation was retired: written
-	 * only by whoever retires it (the consumer at PUT, the owning CPU's
-	 * overwrite push), while no writer can open the slot [B2][B5].
+	 * slot->events and the slot's trailers when its last generation was
+	 * retired: written only by whoever retires it (the consumer at PUT,
+	 * the owning CPU's overwrite push), while no writer can open the
+	 * slot [B2][B5].
 	 */
 	unsigned long retired;
+	unsigned long retired_trailers;
 };
 
 /*
