@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Differences between the kernels ringtrace supports (6.1 .. 6.12), and
- * between kernel configurations, as static inline wrappers.  This is the only place that tests versions
- * (checkpatch's LINUX_VERSION_CODE warnings here are the point of the file:
- * an out-of-tree module has no single version to be merged into).
+ * between kernel configurations, as static inline wrappers.  This is the
+ * only place that tests versions (checkpatch's LINUX_VERSION_CODE
+ * warnings here are the point of the file: an out-of-tree module has no
+ * single version to be merged into).  Kbuild refuses a kernel past 6.12
+ * (unless RINGTRACE_ALLOW_UNTESTED=1): what changed after it is not
+ * covered here, the preemptible system-call tracepoints of 6.13 first
+ * (probes.h, rtr_task_traced()).
  */
 #ifndef _RINGTRACE_COMPAT_H
 #define _RINGTRACE_COMPAT_H

@@ -199,8 +199,11 @@ void rtr_cgroup_filter_free(void);
 /*
  * The pid and cgroup filters apply to events about tasks; an event is
  * kept if a task it names passes both.  No filter: two loads and a
- * predicted branch.  With preemption off (a tracepoint probe, or a
- * writer's section).
+ * predicted branch.  With preemption off: a tracepoint probe (the
+ * RCU-sched reads here and in rtr_filtered() rely on tracepoints calling
+ * their probes with preemption off, true of every kernel the Kbuild
+ * file accepts, up to 6.12: 6.13 calls the system-call tracepoints'
+ * probes preemptible), a dynamic probe's handler, or a writer's section.
  */
 static __always_inline bool rtr_task_traced(const struct task_struct *t)
 {
