@@ -27,7 +27,8 @@
  * An integer field compares as a signed 64-bit number; a system call id
  * (syscall_entry's and syscall_exit's "id") also takes this kernel's name
  * for the call.  A GLOB is a quoted ("..." or '...') or bare word with
- * the kernel's glob_match() wildcards (* ? [...]).
+ * the kernel's glob_match() wildcards (* ? [...]), matched against the
+ * first RTR_FILTER_GLOB_SPAN bytes of the string.
  *
  * The parser, in process context under no lock, compiles to a postfix
  * program of at most RTR_FILTER_MAX_INSNS instructions: comparisons push
@@ -71,6 +72,15 @@
 /* The longest glob; the pool holds the program's globs. */
 #define RTR_FILTER_MAX_GLOB	63
 #define RTR_FILTER_POOL		256
+/*
+ * The bytes of a string a glob looks at, at most.  glob_match() goes
+ * back to its last '*' on a mismatch: a glob costs up to its length
+ * times the string's in character steps, with preemption off.  Strings
+ * may be long (exec's filename, a marker's text: up to 4096 bytes);
+ * their first RTR_FILTER_GLOB_SPAN bytes are matched, as if the string
+ * ended there: at most 63 x 256 steps per comparison.
+ */
+#define RTR_FILTER_GLOB_SPAN	256
 
 enum rtr_filter_op {
 	RTR_FOP_EQ,		/* (field & mask) == imm */
@@ -126,6 +136,27 @@ static __always_inline bool rtr_filter_cmp(const struct rtr_filter_insn *in,
 }
 
 /*
+ * @glob against the first RTR_FILTER_GLOB_SPAN bytes of @s, which has
+ * more, copied and cut there.  Out of line: only such a string pays for
+ * the copy's stack.
+ */
+static noinline bool rtr_filter_glob_head(const char *glob, const char *s)
+{
+	char head[RTR_FILTER_GLOB_SPAN + 1];
+
+	memcpy(head, s, RTR_FILTER_GLOB_SPAN);
+	head[RTR_FILTER_GLOB_SPAN] = '\0';
+	return glob_match(glob, head);
+}
+
+static __always_inline bool rtr_filter_glob(const char *glob, const char *s)
+{
+	if (likely(strnlen(s, RTR_FILTER_GLOB_SPAN + 1) <= RTR_FILTER_GLOB_SPAN))
+		return glob_match(glob, s);
+	return rtr_filter_glob_head(glob, s);
+}
+
+/*
  * @v: the event's values, indexed as its field table.  @f was verified:
  * the stack neither under- nor overflows and the operands are in range.
  */
@@ -139,7 +170,7 @@ bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v)
 		switch (in->op) {
 		case RTR_FOP_STR_EQ:
 		case RTR_FOP_STR_NE:
-			a = glob_match(f->pool + in->str, v[in->field].s);
+			a = rtr_filter_glob(f->pool + in->str, v[in->field].s);
 			st = st << 1 | (a == (in->op == RTR_FOP_STR_EQ));
 			break;
 		case RTR_FOP_AND:

@@ -6,7 +6,8 @@
  * kept and the reason read back; a predicate is replaced and cleared.
  * System call arguments and return values, and the marker's text, as
  * fields (each with a child or writes of its own, counted the same way);
- * an event with its kernel stack counts once.
+ * a glob sees a string's first 256 bytes; an event with its kernel stack
+ * counts once.
  *
  * The child names itself "rtflt-child" (prctl) and then makes exactly
  * NR_GETPID getpid(), NR_GETPPID getppid() and one exit_group() calls:
@@ -375,6 +376,59 @@ TEST_F(filter, marker_data)
 	EXPECT_EQ(-EINVAL, rt_ctl_write(file, "data < 3"));
 	EXPECT_EQ(-EINVAL, rt_ctl_write(file, "len == 3"));
 	EXPECT_EQ(0, rt_ctl_write(file, "0"));
+}
+
+/* @len bytes of 'x' with @head at the start and @tail at the end. */
+static void fill_text(char *text, size_t len, const char *head,
+		      const char *tail)
+{
+	memset(text, 'x', len);
+	memcpy(text, head, strlen(head));
+	memcpy(text + len - strlen(tail), tail, strlen(tail));
+}
+
+/*
+ * A glob is matched against the first 256 bytes of a string, as if it
+ * ended there (module/filter.c, RTR_FILTER_GLOB_SPAN): a marker whose
+ * TAIL ends at byte 256 matches "*TAIL", one whose TAIL ends at byte 257
+ * or 4096 does not; "HEAD*" matches a marker of 4096 bytes.
+ */
+TEST_F(filter, glob_span)
+{
+	static const struct {
+		size_t len;
+		const char *head, *tail;
+		unsigned int written;
+	} cases[] = {
+		{ 256, "", "TAIL", 1 },
+		{ 257, "", "TAIL", 0 },
+		{ 4096, "", "TAIL", 0 },
+		{ 4096, "HEAD", "", 1 },
+		{ 300, "HEAD", "TAIL", 1 },
+		{ 300, "head", "TAIL", 0 },
+	};
+	const char *file = "events/ringtrace_marker/filter";
+	static char text[4096];
+	struct rt_stats a, b;
+	unsigned int i;
+	int fd;
+
+	ASSERT_EQ(0, rt_ctl_write(file, "data == '*TAIL' || data == 'HEAD*'"));
+	fd = open(rt_path("marker"), O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (i = 0; i < RT_ARRAY_SIZE(cases); i++) {
+		fill_text(text, cases[i].len, cases[i].head, cases[i].tail);
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &a));
+		EXPECT_EQ((ssize_t)cases[i].len, write(fd, text, cases[i].len));
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &b));
+		EXPECT_EQ(cases[i].written, b.written - a.written) {
+			TH_LOG("a marker of %zu bytes, '%s...%s'", cases[i].len,
+			       cases[i].head, cases[i].tail);
+		}
+	}
+	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	close(fd);
 }
 
 struct stack_records {
