@@ -26,7 +26,10 @@
  * kernel refuses to probe (kprobe blacklist, noinstr, ...); -ENOENT an
  * unknown symbol (not in kallsyms: misspelt, or inlined everywhere);
  * -EILSEQ an offset inside an instruction; -EEXIST a probe of that name
- * exists; -ENOSPC RTR_DYNPROBES_MAX probes exist; -EOPNOTSUPP a kernel
+ * exists; -ENOSPC RTR_DYNPROBES_MAX probes exist, or as many different
+ * events were declared since the module loaded as it has ids for (ctf.c:
+ * a probe made again with the same name and fields takes its old id
+ * back, so only new names count); -EOPNOTSUPP a kernel
  * without CONFIG_KPROBES (or KRETPROBES, or UPROBES); -EPERM "-:NAME" of a
  * probe another open file made.  A uprobe's own errors are in uprobes.c.
  *
@@ -44,7 +47,8 @@
  *
  * Arming.  The probe is attached before its event is registered:
  * attaching is what tells whether the symbol or file can be probed, and
- * a refused one must not use up an event id (ids are never reused,
+ * a refused one must not add a declaration to the metadata, nor use up
+ * an id (an id stays with its declaration,
  * ctf.c).  The handler writes nothing until ->armed is set, after the
  * event has its id [D1].  Removal is the reverse: ->detach() returns once
  * no handler runs any more, then the event is unregistered and freed.
@@ -85,7 +89,7 @@
 #include "internal.h"
 #include "probes.h"
 
-/* Probes at once, over every opener: each takes an event id for good. */
+/* Probes at once, over every opener. */
 #define RTR_DYNPROBES_MAX	64
 /* The longest command: a uprobe's absolute path, offset and label. */
 #define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN)

@@ -44,8 +44,9 @@
  *  - Fields of struct ringtrace_meta are written by the kernel with
  *    WRITE_ONCE() at sub-buffer switch, GET, PUT and FLUSH time.
  *  - events_gen changes whenever an event is registered or unregistered
- *    (another module's, through the writer API).  Ids are never reused
- *    while the module is loaded, and the metadata file keeps every
+ *    (another module's, through the writer API).  An id belongs to one
+ *    declaration while the module is loaded (the same name and fields
+ *    registered again take it back), and the metadata file keeps every
  *    declaration, unregistered ones too: a consumer that sees events_gen
  *    change after a GET appends the metadata's new event declarations to
  *    its copy before it writes that sub-buffer, and every event of it has
