@@ -184,14 +184,37 @@ static int rtr_kprobe_attach(struct rtr_dynprobe *p)
 	return register_kretprobe(&k->rp);
 }
 
-static void rtr_kprobe_detach(struct rtr_dynprobe *p)
+/*
+ * unregister_kprobes() and unregister_kretprobes() wait for the handlers
+ * once for their whole array.  Without memory for the arrays, one probe
+ * at a time: slower, as sure.
+ */
+static void rtr_kprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
 {
-	struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
+	struct kretprobe **rps;
+	struct kprobe **kps;
+	struct rtr_kprobe *k;
+	unsigned int i, nk = 0, nr = 0;
 
-	if (!k->ret_probe)
-		unregister_kprobe(&k->kp);
-	else
-		unregister_kretprobe(&k->rp);
+	kps = kmalloc_array(n, sizeof(*kps), GFP_KERNEL);
+	rps = kmalloc_array(n, sizeof(*rps), GFP_KERNEL);
+	for (i = 0; i < n; i++) {
+		k = container_of(ps[i], struct rtr_kprobe, dp);
+		if (kps && rps && !k->ret_probe)
+			kps[nk++] = &k->kp;
+		else if (kps && rps)
+			rps[nr++] = &k->rp;
+		else if (!k->ret_probe)
+			unregister_kprobe(&k->kp);
+		else
+			unregister_kretprobe(&k->rp);
+	}
+	if (nk)
+		unregister_kprobes(kps, nk);
+	if (nr)
+		unregister_kretprobes(rps, nr);
+	kfree(rps);
+	kfree(kps);
 }
 
 static void rtr_kprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)
@@ -329,15 +352,28 @@ static struct rtr_dynprobe *rtr_dynprobe_find(const char *name)
 	return NULL;
 }
 
-static void rtr_dynprobe_remove(struct rtr_dynprobe *p)
+/*
+ * Take out the @n probes of @ps, all of one kind: detached together (one
+ * wait for their handlers, not one each), then each one's files, event
+ * and memory.
+ */
+static void rtr_dynprobes_remove(struct rtr_dynprobe **ps, unsigned int n)
 {
+	struct rtr_dynprobe *p;
+	unsigned int i;
+
 	lockdep_assert_held(&rtr_dynprobes_lock);
-	p->ops->detach(p);
-	rtr_dynprobe_files_remove(p);
-	ringtrace_event_unregister(&p->event);
-	list_del(&p->node);
-	rtr_nr_dynprobes--;
-	p->ops->free(p);
+	if (!n)
+		return;
+	ps[0]->ops->detach(ps, n);
+	for (i = 0; i < n; i++) {
+		p = ps[i];
+		rtr_dynprobe_files_remove(p);
+		ringtrace_event_unregister(&p->event);
+		list_del(&p->node);
+		rtr_nr_dynprobes--;
+		p->ops->free(p);
+	}
 }
 
 static int rtr_dynprobe_add(struct rtr_dynprobe *p)
@@ -373,7 +409,7 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	return 0;
 
 detach:
-	p->ops->detach(p);
+	p->ops->detach(&p, 1);
 remove_files:
 	rtr_dynprobe_files_remove(p);
 unlock:
@@ -393,7 +429,7 @@ static int rtr_dynprobe_del(const struct file *owner, const char *name)
 	else if (p->owner != owner)
 		ret = -EPERM;
 	else
-		rtr_dynprobe_remove(p);
+		rtr_dynprobes_remove(&p, 1);
 	mutex_unlock(&rtr_dynprobes_lock);
 	return ret;
 }
@@ -469,15 +505,29 @@ static ssize_t rtr_probe_events_write(struct file *file,
 	return ret ?: count;
 }
 
-/* The last close of the file: its probes go (see the top of the file). */
+/*
+ * The last close of the file: its probes go (see the top of the file),
+ * kind by kind, each kind's detached together.  At most
+ * RTR_DYNPROBES_MAX probes exist, of every opener: @ps holds them all.
+ */
 static int rtr_probe_events_release(struct inode *inode, struct file *file)
 {
-	struct rtr_dynprobe *p, *tmp;
+	struct rtr_dynprobe *ps[RTR_DYNPROBES_MAX], *p;
+	const struct rtr_dynprobe_ops *ops;
+	unsigned int n;
 
 	mutex_lock(&rtr_dynprobes_lock);
-	list_for_each_entry_safe(p, tmp, &rtr_dynprobes, node)
-		if (p->owner == file)
-			rtr_dynprobe_remove(p);
+	do {
+		n = 0;
+		ops = NULL;
+		list_for_each_entry(p, &rtr_dynprobes, node) {
+			if (p->owner != file || (ops && p->ops != ops))
+				continue;
+			ops = p->ops;
+			ps[n++] = p;
+		}
+		rtr_dynprobes_remove(ps, n);
+	} while (n);
 	mutex_unlock(&rtr_dynprobes_lock);
 	return single_release(inode, file);
 }

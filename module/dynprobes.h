@@ -40,8 +40,13 @@ struct rtr_dynprobe_ops {
 	 * handler writes nothing until ->armed [D1].
 	 */
 	int (*attach)(struct rtr_dynprobe *p);
-	/* Takes it out; returns once no handler of @p runs anywhere. */
-	void (*detach)(struct rtr_dynprobe *p);
+	/*
+	 * Takes the @n probes of @ps, all of this kind, out; returns once no
+	 * handler of any of them runs anywhere.  One wait for all of them
+	 * where the kind can: a file that made many probes is closed in one
+	 * grace period, not one per probe.
+	 */
+	void (*detach)(struct rtr_dynprobe **ps, unsigned int n);
 	/* The command that made it, as read back from probe_events. */
 	void (*show)(struct seq_file *m, const struct rtr_dynprobe *p);
 	/* Frees what the kind's parser allocated, @p included. */

@@ -17,6 +17,10 @@
 #   exit paths no probe left after a normal end, Ctrl-C, SIGKILL of record
 #   errors     unknown function, blacklisted function, malformed spec: one
 #              line each, nothing registered, control files unchanged
+#   close      a file that made 32 kprobes and kretprobes closed: the
+#              closing task waits for synchronize_rcu() a few times, not
+#              once per probe (counted by a kprobe on it, made through
+#              another file)
 #
 #   uprobe abi    probe_events u:PATH:OFFSET[@LABEL]: each malformed
 #              command, a missing file, a directory, a device, an offset
@@ -388,6 +392,44 @@ test_errors_no_kprobes() {
 	check "no kprobes: control files as before" same_state "$before"
 }
 
+# The events written so far, summed over the CPUs (the stats' written).
+written_sum() { awk '{ s += substr($2, 9) } END { print s + 0 }' "$RT/stats"; }
+
+# Closing a file that made many probes detaches them together: one wait
+# for their handlers per kind (kprobes, kretprobes), not one per probe.
+# A kprobe on synchronize_rcu, made through another file and kept to this
+# shell's pid, counts the waits of the close.
+test_close_batches() {
+	local syms sym n=0 before after waits
+	syms=$(grep -oE ' T __x64_sys_[a-z0-9_]+$' /proc/kallsyms | awk '{ print $2 }' |
+		sort -u | head -n 16)
+	exec 6<>"$PE"
+	printf 'p:synchronize_rcu' >&6
+	check "close: a kprobe on synchronize_rcu (another file's)" \
+		grep -q " kprobe_synchronize_rcu " "$PE"
+	exec 7<>"$PE"
+	for sym in $syms; do
+		printf 'p:%s' "$sym" >&7 && n=$((n + 1))
+		printf 'r:%s' "$sym" >&7 && n=$((n + 1))
+	done
+	check "close: 32 probes made through one file ($n)" test "$n" -eq 32
+	echo $$ >"$RT/set_event_pid"
+	echo 1 >"$RT/tracing_on"
+	before=$(written_sum)
+	exec 7>&-
+	after=$(written_sum)
+	echo 0 >"$RT/tracing_on"
+	echo >"$RT/set_event_pid"
+	waits=$((after - before))
+	note "closing the file of $n probes waited for synchronize_rcu() $waits times"
+	check "close: the 32 probes went with their file" \
+		test "$(grep -c " k\(ret\)\?probe___x64_sys_" "$PE")" -eq 0
+	check "close: at most 4 grace periods for 32 probes, not one each ($waits)" \
+		test "$waits" -ge 1 -a "$waits" -le 4
+	exec 6>&-
+	check "close: ... and the counting probe with its own file" no_probes
+}
+
 test_list() {
 	"$CLI" list >"$W/list.out" 2>&1
 	check "list shows the probe syntax" grep -q "kprobe:FUNC\[+OFF\]" "$W/list.out"
@@ -624,6 +666,7 @@ main() {
 		test_sigterm
 		test_sigkill
 		test_errors
+		test_close_batches
 		test_list
 	else
 		note "no kprobes in this kernel: the probes must be refused"
