@@ -254,6 +254,7 @@ void rtr_trigger_hit(unsigned int event_id);
 void rtr_marker_trigger(const char *data);
 int rtr_triggers_init(struct dentry *marker_dir);
 void rtr_triggers_exit(void);
+void rtr_trigger_cpu_online(void);
 void rtr_trigger_cpu_offline(void);
 void rtr_trigger_cpu_dead(void);
 /* probes.c: the number of this kernel's call @name */

@@ -40,7 +40,9 @@
  * in a thread there).  As for the buffers' wakeup (ring.c [W1]), only
  * while the hitting CPU is up: an irq_work queued on a CPU past its last
  * run of them would stay pending for good (and irq_work_sync() at unload
- * would wait forever).  A CPU going down runs the one it may hold
+ * would wait forever).  A hit on a CPU while it comes up, before its
+ * online callback, queues nothing: the callback wakes the waiters
+ * (rtr_trigger_cpu_online()).  A CPU going down runs the one it may hold
  * (rtr_trigger_cpu_offline()); a hit on it after that is woken for once
  * it is dead (rtr_trigger_cpu_dead()).
  *
@@ -278,6 +280,19 @@ static const struct file_operations rtr_triggered_fops = {
 };
 
 /* --- CPU hotplug ------------------------------------------------------------ */
+
+/*
+ * On a CPU that came up, once its buffer queues wakeups again
+ * (rtr_buffer_set_irq_wakeup()): a hit on it before that -- from the
+ * interrupts and threads it ran while coming up -- queued no wakeup [T2].
+ * Such a hit ran on this CPU before the irq_wakeup store, so the acquire
+ * load below sees it; a later one queues its own irq_work.
+ */
+void rtr_trigger_cpu_online(void)
+{
+	if (rtr_trigger_latched())
+		wake_up_all(&rtr_trig.waitq);
+}
 
 /*
  * On a CPU going down, after its buffer stopped queueing wakeups: the
