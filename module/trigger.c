@@ -46,6 +46,11 @@
  * (rtr_trigger_cpu_offline()); a hit on it after that is woken for once
  * it is dead (rtr_trigger_cpu_dead()).
  *
+ * The slot's readers (the triggered file, "mark") and the consumer's
+ * moves back to ARMED ("rearm", "reset") hold rtr_probes_lock: while a
+ * reader holds it the state stays HIT, so no writer refills the fields
+ * under it [T3].
+ *
  * The conditions are replaced under rtr_probes_lock and RCU exactly as the
  * filters are (filter.c [F1]): the marker's is read under
  * rcu_read_lock_sched(), the probes' with preemption off.
@@ -236,6 +241,29 @@ unlock:
 	return ret;
 }
 
+/*
+ * "rearm" and "reset": the consumer moves HIT back to ARMED under the
+ * readers' rtr_probes_lock [T3], so that a read in progress keeps
+ * describing the hit it found; writers move the state only from ARMED.
+ * "rearm" with nothing latched: -ENOENT.  A writer half way through
+ * filling keeps its slot.
+ */
+static int rtr_trigger_rearm(bool reset)
+{
+	int ret = 0;
+
+	mutex_lock(&rtr_probes_lock);
+	if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT,
+			   RTR_TRIG_ARMED) != RTR_TRIG_HIT && !reset)
+		ret = -ENOENT;
+	if (reset) {
+		atomic64_set(&rtr_trig.hits, 0);
+		atomic64_set(&rtr_trig.missed, 0);
+	}
+	mutex_unlock(&rtr_probes_lock);
+	return ret;
+}
+
 static ssize_t rtr_triggered_write(struct file *file, const char __user *ubuf,
 				   size_t count, loff_t *ppos)
 {
@@ -245,21 +273,14 @@ static ssize_t rtr_triggered_write(struct file *file, const char __user *ubuf,
 	ret = rtr_read_word(ubuf, count, word, sizeof(word));
 	if (ret)
 		return ret;
-	if (!strcmp(word, "mark")) {
+	if (!strcmp(word, "mark"))
 		ret = rtr_trigger_mark();
-	} else if (!strcmp(word, "rearm")) {
-		/* Only the consumer moves HIT back; writers only from ARMED. */
-		if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT,
-				   RTR_TRIG_ARMED) != RTR_TRIG_HIT)
-			ret = -ENOENT;
-	} else if (!strcmp(word, "reset")) {
-		/* A writer half way through filling keeps its slot. */
-		atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT, RTR_TRIG_ARMED);
-		atomic64_set(&rtr_trig.hits, 0);
-		atomic64_set(&rtr_trig.missed, 0);
-	} else {
+	else if (!strcmp(word, "rearm"))
+		ret = rtr_trigger_rearm(false);
+	else if (!strcmp(word, "reset"))
+		ret = rtr_trigger_rearm(true);
+	else
 		ret = -EINVAL;
-	}
 	return ret ?: count;
 }
 
