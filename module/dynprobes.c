@@ -159,7 +159,8 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	if (!rtr_dynprobe_id(&k->dp, &id) || !rtr_task_traced(current))
 		return 0;
 	ret = regs_return_value(regs);
-	if (rtr_dynprobe_filtered(&k->dp, RTR_FI(ret), RTR_FS(current->comm)))
+	if (rtr_dynprobe_filtered(&k->dp, rtr_ff_kretprobe, RTR_FI(ret),
+				  RTR_FS(current->comm)))
 		return 0;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)

@@ -86,13 +86,14 @@ struct rtr_dynprobe {
 
 /*
  * True if @p has a predicate and the hit with the values given (union
- * rtr_fval initialisers, in @p->ffields' order) fails it.  Without one:
- * a load and a predicted branch, the values not even computed.  With
- * preemption off (filter.c [F1]).
+ * rtr_fval initialisers, one per field of @ff, the table @p's parser
+ * gave it) fails it.  Without one: a load and a predicted branch, the
+ * values not even computed.  With preemption off (filter.c [F1]).
  */
-#define rtr_dynprobe_filtered(p, ...)					\
+#define rtr_dynprobe_filtered(p, ff, ...)				\
 ({									\
 	const struct rtr_filter *__f = rcu_dereference_sched((p)->filter); \
+	RTR_FVALS_CHECK(ff, __VA_ARGS__);				\
 	unlikely(__f) &&						\
 		!rtr_filter_match(__f, (const union rtr_fval[]){ __VA_ARGS__ }); \
 })
@@ -125,7 +126,8 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 		return;
 	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
 		arg[i] = regs_get_kernel_argument(regs, i);
-	if (rtr_dynprobe_filtered(p, RTR_FI(arg[0]), RTR_FI(arg[1]),
+	if (rtr_dynprobe_filtered(p, rtr_ff_dynprobe_args,
+				  RTR_FI(arg[0]), RTR_FI(arg[1]),
 				  RTR_FI(arg[2]), RTR_FI(arg[3]),
 				  RTR_FI(arg[4]), RTR_FI(arg[5]),
 				  RTR_FS(current->comm)))

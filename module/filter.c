@@ -794,6 +794,8 @@ bool rtr_marker_filtered(const char *data)
 	const struct rtr_filter *f;
 	bool drop;
 
+	static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(rtr_ff_marker));
+
 	rcu_read_lock_sched();
 	/* [F1] */
 	f = rcu_dereference_sched(rtr_marker_filter);

@@ -223,6 +223,17 @@ bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
 const char *rtr_filter_text(const struct rtr_filter *f);
 
 /*
+ * The values a probe passes for a table of fields @ff: one per field, in
+ * its order (union rtr_fval initialisers).  The interpreter indexes them
+ * with field numbers the verifier checked against @ff alone, so the
+ * compiler checks that there are as many values as fields.
+ */
+#define RTR_FVALS_CHECK(ff, ...)					\
+	static_assert(ARRAY_SIZE(ff) ==					\
+		      sizeof((const union rtr_fval[]){ __VA_ARGS__ }) /	\
+		      sizeof(union rtr_fval), "one value per field of " #ff)
+
+/*
  * A predicate file: events/<name>/filter or events/<name>/trigger, of a
  * tracepoint probe, a dynamic probe or the marker.  Made with its
  * descriptor as the file's data and rtr_pred_fops as its operations; the
@@ -262,17 +273,18 @@ bool rtr_syscall_lookup(const char *name, s64 *nr);
 
 /*
  * True if the probe on @data has a predicate and the event with the field
- * values given (union rtr_fval initialisers, in its field table's order)
- * fails it: then the probe writes nothing.  An event that passes and
+ * values given (union rtr_fval initialisers, one per field of @ff, the
+ * probe's table) fails it: then the probe writes nothing.  An event that passes and
  * matches the probe's trigger fires it (trigger.c).  Without a predicate
  * and a trigger: two loads and a predicted branch; the values are not
  * even computed.
  */
-#define rtr_filtered(data, ...)						\
+#define rtr_filtered(data, ff, ...)					\
 ({									\
 	const struct rtr_probe *__p = (data);				\
 	const struct rtr_filter *__f = rcu_dereference_sched(__p->filter); \
 	const struct rtr_filter *__t = rcu_dereference_sched(__p->trigger); \
+	RTR_FVALS_CHECK(ff, __VA_ARGS__);				\
 	unlikely(__f || __t) &&						\
 		rtr_filter_judge(__p, __f, __t,				\
 				 (const union rtr_fval[]){ __VA_ARGS__ }); \

@@ -144,6 +144,7 @@ void rtr_marker_trigger(const char *data)
 	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
 	const struct rtr_filter *t;
 
+	static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(rtr_ff_marker));
 	rcu_read_lock_sched();
 	t = rcu_dereference_sched(rtr_marker_cond);
 	if (unlikely(t) && rtr_filter_match(t, v))
