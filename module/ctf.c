@@ -175,6 +175,25 @@ void ringtrace_event_unregister(struct ringtrace_event *ev)
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_unregister);
 
+/*
+ * The name of the event declared with @id (unregistered too), or NULL.
+ * A declaration lives as long as the module: the name stays valid.
+ */
+const char *rtr_event_name(unsigned int id)
+{
+	struct rtr_event_decl *d;
+	const char *name = NULL;
+
+	mutex_lock(&rtr_events_lock);
+	list_for_each_entry(d, &rtr_decls, node)
+		if (d->id == id) {
+			name = d->name;
+			break;
+		}
+	mutex_unlock(&rtr_events_lock);
+	return name;
+}
+
 /* The marker takes id 0, the first one. */
 int rtr_events_init(void)
 {

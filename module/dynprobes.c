@@ -19,6 +19,8 @@
  *     the probe's field predicate, as events/<name>/filter of the
  *     tracepoints (filter.c): arg0 .. arg5 and comm, or a kretprobe's ret
  *     and comm; there while the probe exists
+ *   /sys/kernel/debug/ringtrace/events/<name>/trigger  (debugfs only)
+ *     its trigger, on the same fields (trigger.c), the same way
  *
  * One command per write.  A write takes effect entirely or fails with
  * nothing left behind: no probe, no event id, no declaration in the
@@ -53,13 +55,21 @@
  * event has its id [D1].  Removal is the reverse: ->detach() returns once
  * no handler runs any more, then the event is unregistered and freed.
  *
- * Filter files [D2].  A probe's events/<name>/filter comes and goes with
- * the probe (made before it is attached, removed after it is detached).  The
- * handler reads the predicate under RCU-sched like a tracepoint probe;
- * at removal no handler runs any more (->detach()) and debugfs_remove()
- * has waited for any read or write of the file in progress, so the
- * predicate is freed without a grace period (rtr_pred_free(), filter.c
- * [F2]).  The file itself is filter.c's rtr_pred_fops, like every filter.
+ * Predicate files [D2].  A probe's events/<name>/filter and trigger come
+ * and go with the probe (made before it is attached, removed after it is
+ * detached).  The handler reads the predicates under RCU-sched like a
+ * tracepoint probe; at removal no handler runs any more (->detach()) and
+ * debugfs_remove() has waited for any read or write of the files in
+ * progress, so the predicates are freed without a grace period
+ * (rtr_pred_free(), filter.c [F2]).  The files are filter.c's
+ * rtr_pred_fops, like every filter and trigger.  A trigger's hit is fired
+ * once its event is committed, as a tracepoint probe's (trigger.c).
+ *
+ * Locks: rtr_dynprobes_lock, then rtr_probes_lock inside it (the
+ * triggered file describes a hit on a probe's event under both).  Never
+ * the other way round: a removal holds rtr_dynprobes_lock while
+ * debugfs_remove() waits for a predicate file's read or write, which
+ * takes rtr_probes_lock.
  *
  * Handlers never sleep and allocate nothing: the inline reserve/commit of
  * include/linux/ringtrace.h, behind the pid filter like every probe, with
@@ -129,7 +139,7 @@ static const struct rtr_filter_field rtr_ff_kretprobe[] = {
 	{ .name = "comm", .type = RTR_FF_STR },
 };
 
-static DEFINE_MUTEX(rtr_dynprobes_lock);
+DEFINE_MUTEX(rtr_dynprobes_lock);
 static LIST_HEAD(rtr_dynprobes);
 static unsigned int rtr_nr_dynprobes;
 
@@ -150,6 +160,7 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	struct rtr_kretprobe_payload *e;
 	struct ringtrace_reservation r;
 	struct rtr_kprobe *k;
+	bool hit = false;
 	unsigned int id;
 	u64 ret;
 
@@ -159,14 +170,14 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	if (!rtr_dynprobe_id(&k->dp, &id) || !rtr_task_traced(current))
 		return 0;
 	ret = regs_return_value(regs);
-	if (rtr_dynprobe_filtered(&k->dp, rtr_ff_kretprobe, RTR_FI(ret),
+	if (rtr_dynprobe_filtered(&k->dp, &hit, rtr_ff_kretprobe, RTR_FI(ret),
 				  RTR_FS(current->comm)))
 		return 0;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)
 		return 0;
 	e->ret = ret;
-	ringtrace_commit(&r);
+	rtr_dynprobe_commit(&r, id, hit);
 	return 0;
 }
 
@@ -289,15 +300,16 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	return &k->dp;
 }
 
-/* --- events/<name>/filter --------------------------------------------------- */
+/* --- events/<name>/filter and trigger ---------------------------------------- */
 
 /*
- * events/<name>/filter of a probe, in debugfs only: the /dev tree's
- * nodes are made once, at load (files.c).  Made with debugfs_create_file()
- * -- not the _unsafe() of the static files -- so that debugfs_remove()
- * waits for a read or write in progress and fails the later ones with
- * EIO: a file may stay open after its probe is gone [D2].  0, or the
- * error that fails the add; none when debugfs is off or refused.
+ * events/<name>/filter and trigger of a probe, in debugfs only: the /dev
+ * tree's nodes are made once, at load (files.c).  Made with
+ * debugfs_create_file() -- not the _unsafe() of the static files -- so
+ * that debugfs_remove() waits for a read or write in progress and fails
+ * the later ones with EIO: a file may stay open after its probe is gone
+ * [D2].  0, or the error that fails the add; none when debugfs is off or
+ * refused.
  */
 static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 {
@@ -317,8 +329,15 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 		.prog = &p->filter, .err = &p->filter_err,
 		.ff = p->ffields, .nff = p->nr_ffields,
 	};
+	p->trigger_file = (struct rtr_pred_file){
+		.prog = &p->trigger, .err = &p->trigger_err,
+		.ff = p->ffields, .nff = p->nr_ffields,
+	};
 	d = debugfs_create_file("filter", 0600, p->dir, &p->filter_file,
 				&rtr_pred_fops);
+	if (!IS_ERR(d))
+		d = debugfs_create_file("trigger", 0600, p->dir,
+					&p->trigger_file, &rtr_pred_fops);
 	if (IS_ERR(d)) {
 		debugfs_remove(p->dir);
 		p->dir = NULL;
@@ -329,8 +348,8 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 
 /*
  * Once no handler of @p runs (after ->detach(), or before ->attach()):
- * the predicate goes with no grace period (filter.c [F2]) once no file op
- * on it runs either [D2].
+ * the predicates go with no grace period (filter.c [F2]) once no file op
+ * on them runs either [D2].
  */
 static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
 {
@@ -338,6 +357,19 @@ static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
 	debugfs_remove(p->dir);
 	p->dir = NULL;
 	rtr_pred_free(&p->filter, &p->filter_err);
+	rtr_pred_free(&p->trigger, &p->trigger_err);
+}
+
+/* trigger.c: the trigger of the probe whose event is @id, or NULL. */
+struct rtr_filter __rcu **rtr_dynprobe_trigger(unsigned int id)
+{
+	struct rtr_dynprobe *p;
+
+	lockdep_assert_held(&rtr_dynprobes_lock);
+	list_for_each_entry(p, &rtr_dynprobes, node)
+		if (p->event.id == id)
+			return &p->trigger;
+	return NULL;
 }
 
 /* --- add and remove ------------------------------------------------------- */

@@ -805,16 +805,34 @@ bool rtr_marker_filtered(const char *data)
 }
 
 /*
- * The probe's predicate rejects the event (true: write nothing); if it
- * passes and the probe's trigger matches, the trigger fires.
+ * The predicate @f rejects the event with the values @v (true: write
+ * nothing); if it passes and the trigger @t matches, *@hit is set, for
+ * the caller to fire the trigger once its event is written (trigger.c).
+ * Either may be NULL.
  */
-bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
-		      const struct rtr_filter *t, const union rtr_fval *v)
+bool rtr_pred_judge(const struct rtr_filter *f, const struct rtr_filter *t,
+		    const union rtr_fval *v, bool *hit)
 {
 	if (f && !rtr_filter_match(f, v))
 		return true;
 	if (t && rtr_filter_match(t, v))
-		rtr_trigger_hit(p->event.id);
+		*hit = true;
+	return false;
+}
+
+/* rtr_pred_judge() for a tracepoint probe: the hit goes into @w. */
+bool rtr_probe_judge(const struct rtr_probe *p, struct rtr_rsv *w,
+		     const struct rtr_filter *f, const struct rtr_filter *t,
+		     const union rtr_fval *v)
+{
+	bool hit = false;
+
+	if (rtr_pred_judge(f, t, v, &hit))
+		return true;
+	if (hit) {
+		w->slow = RTR_RSV_HIT;
+		w->hit_id = p->event.id;
+	}
 	return false;
 }
 

@@ -192,6 +192,7 @@ extern u64 rtr_events_gen;		/* see struct ringtrace_meta */
 int rtr_events_init(void);
 void rtr_events_exit(void);
 int rtr_metadata_show(struct seq_file *m, void *unused);
+const char *rtr_event_name(unsigned int id);
 extern struct ringtrace_event rtr_marker_event;
 
 /*

@@ -368,6 +368,24 @@ static __always_inline const char *rtr_fstr(const char *s)
 	return s ?: "";
 }
 
+/*
+ * rtr_commit() of an event with a stack trailer, a trigger's hit, or both
+ * (probes.h).  The hit is fired once the event is committed, so the
+ * snapshot it asks for finds the event in the buffer: an event dropped at
+ * reserve (full, held, nested, too big) came no further than its
+ * rtr_reserve(), and fires nothing.  The tracepoint keeps preemption off
+ * around its probes: still the event's CPU after the commit.
+ */
+void rtr_commit_slow(struct rtr_rsv *w)
+{
+	if (w->slow & RTR_RSV_STACK)
+		rtr_stack_commit(w);
+	else
+		ringtrace_commit(&w->r);
+	if (w->slow & RTR_RSV_HIT)
+		rtr_trigger_hit(w->hit_id, smp_processor_id());
+}
+
 /* --- probes ------------------------------------------------------------- */
 
 static void rtr_probe_sched_switch(void *data, bool preempt,
@@ -380,7 +398,7 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 
 	if (!rtr_tasks_traced(prev, next))
 		return;
-	if (rtr_filtered(data, rtr_probe_sched_switch_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sched_switch_ff,
 			 RTR_FS(prev->comm), RTR_FI(prev->pid),
 			 RTR_FI(rtr_probe_prio(prev)),
 			 RTR_FI(rtr_switch_state(preempt, prev_state, prev)),
@@ -407,7 +425,7 @@ static __always_inline void rtr_write_wakeup(const void *data,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_wakeup *p;
 
-	if (rtr_filtered(data, rtr_write_wakeup_ff,
+	if (rtr_filtered(&r, data, rtr_write_wakeup_ff,
 			 RTR_FS(t->comm), RTR_FI(t->pid),
 			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t))))
 		return;
@@ -455,7 +473,7 @@ static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, rtr_probe_sched_migrate_task_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sched_migrate_task_ff,
 			 RTR_FS(t->comm), RTR_FI(t->pid),
 			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t)),
 			 RTR_FI(dest_cpu)))
@@ -479,7 +497,7 @@ static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 
 	if (!rtr_tasks_traced(parent, child))
 		return;
-	if (rtr_filtered(data, rtr_probe_sched_process_fork_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sched_process_fork_ff,
 			 RTR_FS(parent->comm), RTR_FI(parent->pid),
 			 RTR_FI(parent->tgid), RTR_FS(child->comm),
 			 RTR_FI(child->pid), RTR_FI(child->tgid),
@@ -510,7 +528,7 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, rtr_probe_sched_process_exec_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sched_process_exec_ff,
 			 RTR_FI(t->pid), RTR_FI(old_pid),
 			 RTR_FS(rtr_fstr(bprm->filename)),
 			 RTR_FS(current->comm)))
@@ -538,7 +556,7 @@ static void rtr_probe_sched_process(void *data, struct task_struct *t)
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, rtr_probe_sched_process_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sched_process_ff,
 			 RTR_FS(t->comm), RTR_FI(t->pid),
 			 RTR_FI(rtr_probe_prio(t))))
 		return;
@@ -564,7 +582,7 @@ static void rtr_probe_task_rename(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, rtr_probe_task_rename_ff,
+	if (rtr_filtered(&r, data, rtr_probe_task_rename_ff,
 			 RTR_FI(t->pid), RTR_FS(t->comm),
 			 RTR_FS(rtr_fstr(comm)),
 			 RTR_FI(t->signal->oom_score_adj),
@@ -588,7 +606,7 @@ static void rtr_probe_irq_handler_entry(void *data, int irq,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_entry *p;
 
-	if (rtr_filtered(data, rtr_probe_irq_handler_entry_ff,
+	if (rtr_filtered(&r, data, rtr_probe_irq_handler_entry_ff,
 			 RTR_FI(irq), RTR_FS(rtr_fstr(action->name)),
 			 RTR_FS(current->comm)))
 		return;
@@ -607,7 +625,7 @@ static void rtr_probe_irq_handler_exit(void *data, int irq,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_exit *p;
 
-	if (rtr_filtered(data, rtr_probe_irq_handler_exit_ff,
+	if (rtr_filtered(&r, data, rtr_probe_irq_handler_exit_ff,
 			 RTR_FI(irq), RTR_FI(ret),
 			 RTR_FS(current->comm)))
 		return;
@@ -625,7 +643,7 @@ static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 	struct rtr_rsv r __uninitialized;
 	struct rtr_softirq *p;
 
-	if (rtr_filtered(data, rtr_probe_softirq_ff,
+	if (rtr_filtered(&r, data, rtr_probe_softirq_ff,
 			 RTR_FI(vec_nr), RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
@@ -654,7 +672,7 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	 * report would: zeroed only where a filter runs.
 	 */
 	syscall_get_arguments(current, regs, args);
-	if (rtr_filtered(data, rtr_probe_sys_enter_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sys_enter_ff,
 			 RTR_FI(id), RTR_FI(n), RTR_FS(current->comm),
 			 RTR_FI(rtr_sys_arg(args, n, 0)),
 			 RTR_FI(rtr_sys_arg(args, n, 1)),
@@ -683,7 +701,7 @@ static void rtr_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 	if (!rtr_task_traced(current))
 		return;
 	id = syscall_get_nr(current, regs);
-	if (rtr_filtered(data, rtr_probe_sys_exit_ff,
+	if (rtr_filtered(&r, data, rtr_probe_sys_exit_ff,
 			 RTR_FI(id), RTR_FI(ret), RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));

@@ -6,9 +6,10 @@
  * that CPU), counts every match, the ones after the first as missed; poll
  * on triggered wakes with EPOLLPRI; "rearm" lets the next one latch;
  * "mark" writes the marker that names the hit; nothing counts while
- * tracing is off; the marker's trigger fires on its text; a hit on a CPU
- * coming online wakes the poll; malformed conditions and words are
- * refused with nothing changed.
+ * tracing is off, nor when the event is dropped (a full buffer): a hit's
+ * event is always written; the marker's trigger fires on its text; a hit
+ * on a CPU coming online wakes the poll; malformed conditions and words
+ * are refused with nothing changed.
  *
  * Switches tracepoints on and off: run under single-threaded TCG
  * (selftests/probes/run_guest.sh runs it), like filter_test.
@@ -156,6 +157,45 @@ TEST_F(trigger, latch_count_rearm)
 	EXPECT_FALSE(h.hit);
 	EXPECT_EQ(0, h.hits);
 	EXPECT_EQ(0, h.missed);
+}
+
+/*
+ * A hit is an event written: with the test CPU's buffer full (discard
+ * mode, nothing consumed), every call of the child is dropped, and not
+ * one is counted, latched or woken for.
+ */
+TEST_F(trigger, dropped_event_is_no_hit)
+{
+	static char blob[1000];
+	struct rt_stats a, b;
+	struct hit h;
+	int fd, i;
+
+	ASSERT_EQ(0, rt_set_geometry(4096, 4));
+	arm_syscalls(_metadata);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	fd = rt_marker_open();
+	ASSERT_LE(0, fd);
+	/* After the first loss the packet is closed: nothing fits after. */
+	memset(blob, 'f', sizeof(blob));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ((ssize_t)sizeof(blob), write(fd, blob, sizeof(blob)));
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &a));
+		if (a.lost_full)
+			break;
+	}
+	close(fd);
+	ASSERT_LT(0, a.lost_full);
+	run_child();
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &b));
+	/* Every event offered since was lost, the child's calls among them. */
+	EXPECT_LE(NR_GETPPID, b.lost_full - a.lost_full);
+	EXPECT_EQ(b.written - a.written, b.lost_full - a.lost_full);
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit);
+	EXPECT_EQ(0, h.hits);
+	EXPECT_EQ(0, h.missed);
+	EXPECT_EQ(0, poll_triggered(0));
 }
 
 static int cpu_online_path(int cpu, char *path, size_t size)

@@ -1253,7 +1253,7 @@ static int run(int argc, char **argv)
 		refuse("%s", why);
 	check_cgroups();
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
-			  nr_names, false, why, sizeof(why)))
+			  nr_names, probes.n, why, sizeof(why)))
 		refuse("%s", why);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
@@ -1263,6 +1263,9 @@ static int run(int argc, char **argv)
 	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
 		refuse("%s", why);
 	if (filters_check_probes(&filters, &ctl,
+				 (const char *const *)probes.events, probes.n,
+				 why, sizeof(why)) ||
+	    filters_check_probes(&triggers, &ctl,
 				 (const char *const *)probes.events, probes.n,
 				 why, sizeof(why))) {
 		dynprobes_remove(&probes);
@@ -1410,7 +1413,8 @@ const struct command cmd_record = {
 "                        -o DIR/YYYYmmdd-HHMMSS.mmm-EVENT, ending with a\n"
 "                        marker 'ringtrace trigger: EVENT: EXPR ...'; and\n"
 "                        recording goes on (repeatable, one per event; the\n"
-"                        marker too: 'ringtrace_marker: data == \"*FAIL*\"')\n"
+"                        marker too: 'ringtrace_marker: data == \"*FAIL*\"';\n"
+"                        a probe of -e too: 'kretprobe_vfs_read: ret < 0')\n"
 "      --after TIME      what happens TIME after the trigger goes in too\n"
 "                        (default 0)\n"
 "      --max N           at most N snapshots; then the triggers go and\n"

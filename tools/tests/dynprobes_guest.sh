@@ -39,6 +39,9 @@
 #   uprobe ids  the same uprobe made and removed 1030 times, more than
 #              ringtrace.ko has ids: every one taken, always with the same
 #              id, one declaration in the metadata
+#   uprobe trigger  events/<uprobe>/trigger comes and goes with the probe;
+#              record --trigger on the uprobe's arg0 saves one snapshot
+#              that holds the hit's event and the trigger's marker
 #
 # On a kernel without kprobes (the debug kernel) the kprobe commands must
 # fail with EOPNOTSUPP, and record with one line; the kprobe tests are
@@ -555,6 +558,38 @@ test_uprobe_ids_reused() {
 	check "... nothing left" no_probes
 }
 
+# events/<uprobe>/trigger, and record --trigger on it: the snapshot holds
+# the call that fired it (arg0 1005, the sixth of the workload's) and the
+# kernel's marker that names the hit.
+test_uprobe_trigger() {
+	local off out=$W/utrig pid=none sum n
+	off=$(elf_offset "$UWL" rtu_work)
+	exec 7<>"$PE"
+	printf 'u:%s:%s@rtu_work' "$UWL" "$off" >&7
+	check "events/$UEV/trigger: made with the probe, reads none" \
+		test "$(head -1 "$RT/events/$UEV/trigger" 2>/dev/null)" = none
+	check "events/$UEV/trigger: 'arg9 == 1' refused, naming arg9" bash -c \
+		"! echo 'arg9 == 1' >$RT/events/$UEV/trigger 2>/dev/null &&
+		 grep -qF \"# error: unknown field 'arg9'\" $RT/events/$UEV/trigger"
+	exec 7>&-
+	check "events/$UEV/: the trigger gone with the probe" \
+		test ! -e "$RT/events/$UEV/trigger"
+	"$CLI" record --mode overwrite -e "uprobe:$UWL:rtu_work" -o "$out" \
+		--trigger "$UEV: arg0 == 1005" -- \
+		"$UWL" $UN "$W/utrig.out" >"$W/utrig.log" 2>"$W/utrig.err"
+	check "record --trigger '$UEV: arg0 == 1005' exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/utrig.err"
+	check "record --trigger: no uprobe left" no_probes
+	n=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name "*-$UEV" | wc -l)
+	check "record --trigger: one snapshot named after $UEV ($n)" test "$n" -eq 1
+	[[ -s $W/utrig.out ]] && read -r pid sum <"$W/utrig.out"
+	"$CLI" report "$out"/*-"$UEV" >"$W/utrig.report" 2>/dev/null
+	check "the snapshot holds the call that fired it (arg0=1005, pid $pid)" \
+		bash -c "grep -E -- '-$pid $UEV: .*arg0=1005,' $W/utrig.report >/dev/null"
+	check "... and the kernel's marker naming the hit" \
+		grep -q "ringtrace trigger: $UEV: arg0 == 1005 (cpu " "$W/utrig.report"
+}
+
 test_uprobe_abi_none() {
 	check "no uprobes: u: is EOPNOTSUPP" \
 		refused "u:$UWL:$(elf_offset "$UWL" rtu_work)" "not supported"
@@ -681,6 +716,7 @@ main() {
 		test_uprobe_record
 		test_uprobe_sigkill
 		test_uprobe_ids_reused
+		test_uprobe_trigger
 		# The CLI's refusals happen in user space, before the module
 		# is asked: the same on every kernel, not again under KASAN
 		# (the debug kernel's boots are CI's longest).
