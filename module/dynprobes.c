@@ -49,11 +49,12 @@
  *
  * Arming.  The probe is attached before its event is registered:
  * attaching is what tells whether the symbol or file can be probed, and
- * a refused one must not add a declaration to the metadata, nor use up
- * an id (an id stays with its declaration,
- * ctf.c).  The handler writes nothing until ->armed is set, after the
- * event has its id [D1].  Removal is the reverse: ->detach() returns once
- * no handler runs any more, then the event is unregistered and freed.
+ * a refused one must not add a declaration to the metadata, nor use up an
+ * id (an id stays with its declaration, ctf.c).  The handler writes
+ * nothing until ->armed is set, after the event has its id [D1].  Removal
+ * is the reverse: ->detach() returns once no handler runs any more (for
+ * a closing file, once for all its probes of a kind), then the event is
+ * unregistered and the probe freed.
  *
  * Predicate files [D2].  A probe's events/<name>/filter and trigger come
  * and go with the probe (made before it is attached, removed after it is
