@@ -154,9 +154,21 @@ int filters_save(struct filters *fs, const struct ctl *c, char *why,
 	for (size_t i = 0; i < fs->n; i++) {
 		struct filter *f = &fs->f[i];
 
-		/* Made with the probe, gone with it: nothing to put back. */
-		if (f->probe || f->saved)
+		if (f->saved)
 			continue;
+		if (f->probe) {
+			/*
+			 * Made with the probe ("none"), gone with it: put
+			 * back while the probe lasts (record --max).
+			 */
+			f->saved = strdup("none");
+			if (!f->saved) {
+				snprintf(why, size, "%s '%s': %s", fs->option,
+					 f->spec, strerror(errno));
+				return -1;
+			}
+			continue;
+		}
 		filter_path(fs, f, path, sizeof(path));
 		f->saved = ctl_read_alloc(c, path);
 		if (!f->saved) {
@@ -200,6 +212,7 @@ undo:
 void filters_restore(struct filters *fs, const struct ctl *c)
 {
 	char path[256];
+	int err;
 
 	for (size_t i = 0; i < fs->n; i++) {
 		struct filter *f = &fs->f[i];
@@ -207,7 +220,9 @@ void filters_restore(struct filters *fs, const struct ctl *c)
 		if (!f->saved)
 			continue;
 		filter_path(fs, f, path, sizeof(path));
-		if (ctl_write(c, path, f->saved))
+		err = ctl_write(c, path, f->saved);
+		/* A probe's is gone with the probe: as good as put back. */
+		if (err && !(f->probe && err == -ENOENT))
 			warn("could not restore %s/%s to '%s'", c->dir, path,
 			     f->saved);
 		free(f->saved);

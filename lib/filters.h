@@ -20,7 +20,7 @@ struct filter {
 	char *event;		/* "syscall_entry" */
 	const char *expr;	/* in @spec, after "EVENT: " */
 	char *saved;		/* the predicate before, "none": none; NULL */
-	bool probe;		/* on a dynamic probe of -e: nothing to save */
+	bool probe;		/* on a dynamic probe of -e: saved as "none" */
 };
 
 struct filters {
@@ -44,7 +44,8 @@ int filters_check(struct filters *fs, const struct ctl *c,
 /*
  * The EVENTs filters_check() left are among the @n events of the dynamic
  * probes just made, @names, and have a filter file (-1 and @why if not).
- * Their predicates go with the probes: none is saved or put back.
+ * Their predicates came with the probes ("none") and go with them: put
+ * back to "none" while the probe exists, nothing to put back after.
  */
 int filters_check_probes(struct filters *fs, const struct ctl *c,
 			 const char *const *names, size_t n, char *why,

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Differences between the kernels ringtrace supports (6.1 .. 6.12), and
- * between kernel configurations, as static inline wrappers.  This is the only place that tests versions
- * (checkpatch's LINUX_VERSION_CODE warnings here are the point of the file:
- * an out-of-tree module has no single version to be merged into).
+ * between kernel configurations, as static inline wrappers.  This is the
+ * only place that tests versions (checkpatch's LINUX_VERSION_CODE
+ * warnings here are the point of the file: an out-of-tree module has no
+ * single version to be merged into).  Kbuild refuses a kernel past 6.12
+ * (unless RINGTRACE_ALLOW_UNTESTED=1): what changed after it is not
+ * covered here, the preemptible system-call tracepoints of 6.13 first
+ * (probes.h, rtr_task_traced()).
  */
 #ifndef _RINGTRACE_COMPAT_H
 #define _RINGTRACE_COMPAT_H
@@ -73,9 +77,11 @@ rtr_get_kretprobe(struct kretprobe_instance *ri)
  * (uprobes under SRCU) returns the struct uprobe from uprobe_register() and
  * splits the removal into uprobe_unregister_nosync(), which unlinks the
  * consumer, and uprobe_unregister_sync(), which waits for the handlers
- * still running; 6.1 takes inode and offset back and removes under the
+ * still running -- once for any number of consumers unlinked before it;
+ * 6.1 takes inode and offset back and removes under the
  * uprobe's register_rwsem, which every handler call holds for read, so
- * its uprobe_unregister() returns once no handler of @uc runs either.
+ * its uprobe_unregister() returns once no handler of @uc runs either,
+ * with no grace period: its sync is nothing.
  * Without CONFIG_UPROBES the probe is refused with -EOPNOTSUPP, as kprobes
  * are without CONFIG_KPROBES (uprobes.h's stubs say -ENOSYS).
  */
@@ -104,17 +110,24 @@ static inline int rtr_uprobe_register(struct rtr_uprobe_ref *ref,
 #endif
 }
 
-/* Returns once no handler of @uc runs anywhere. */
-static inline void rtr_uprobe_unregister(struct rtr_uprobe_ref *ref,
-					 struct uprobe_consumer *uc)
+/* Unlinks @uc: no new handler call; rtr_uprobe_unregister_sync() next. */
+static inline void rtr_uprobe_unregister_nosync(struct rtr_uprobe_ref *ref,
+						struct uprobe_consumer *uc)
 {
 #ifndef CONFIG_UPROBES
 	/* Never registered. */
 #elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 	uprobe_unregister_nosync(ref->uprobe, uc);
-	uprobe_unregister_sync();
 #else
 	uprobe_unregister(ref->inode, ref->offset, uc);
+#endif
+}
+
+/* Returns once no handler of a consumer unlinked before runs anywhere. */
+static inline void rtr_uprobe_unregister_sync(void)
+{
+#if defined(CONFIG_UPROBES) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	uprobe_unregister_sync();
 #endif
 }
 

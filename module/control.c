@@ -166,9 +166,12 @@ struct rtr_marker_payload {
 static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
+	struct ringtrace_reservation r __uninitialized;
 	struct rtr_marker_payload *p;
 	size_t size = sizeof(*p) + count;
 	ssize_t ret = count;
+	unsigned int cpu;
+	void *e;
 
 	/* Refuse what the buffer could only count as too big. */
 	if (!count || count > RINGTRACE_MARKER_MAX ||
@@ -196,8 +199,15 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 	 */
 	if (rtr_marker_filtered(p->data))
 		goto free;
-	if (ringtrace_write(rtr_marker_event.id, p, size))
-		rtr_marker_trigger(p->data);
+	e = ringtrace_reserve(&r, rtr_marker_event.id, size);
+	if (!e)
+		goto free;
+	memcpy(e, p, size);
+	/* The writer's section keeps us here: the event's CPU. */
+	cpu = smp_processor_id();
+	ringtrace_commit(&r);
+	/* Written: its trigger may fire (trigger.c). */
+	rtr_marker_trigger(p->data, cpu);
 free:
 	kfree(p);
 	return ret;

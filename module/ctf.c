@@ -14,16 +14,22 @@
 #include "internal.h"
 
 /*
- * Ids handed out while the module stays loaded: 1024, the registrations of
- * one load (the marker's and the probes' included).
+ * Declarations while the module stays loaded: 1024 different events (the
+ * marker's and the probes' included), however often each is registered
+ * again.
  */
 #define RTR_MAX_EVENTS	1024
 
 /*
  * Every event registered since the module loaded keeps its id and its
  * declaration, also once unregistered:
- *   - ids are never reused, so a trace that spans an unregister and a new
- *     registration never reads one event's bytes with another's layout;
+ *   - an id is given to one declaration only, so a trace that spans an
+ *     unregister and a new registration never reads one event's bytes
+ *     with another's layout.  A registration of the same name and fields
+ *     as an unregistered declaration takes that id back (a dynamic probe
+ *     made again, a module reloaded): the declaration already says what
+ *     its events are, old and new, so the ids do not run out however
+ *     often the same probes come and go;
  *   - the metadata keeps describing an unregistered event, whose events may
  *     still sit in the buffers or in a trace being recorded.
  * The declaration is a copy: the registering module may go away.
@@ -88,15 +94,31 @@ static void rtr_events_changed(void)
 	WRITE_ONCE(rtr_events_gen, rtr_events_gen + 1);
 }
 
+/* An unregistered declaration of @ev's name and fields; the lock held. */
+static struct rtr_event_decl *rtr_decl_find_same(const struct ringtrace_event *ev)
+{
+	struct rtr_event_decl *d;
+
+	lockdep_assert_held(&rtr_events_lock);
+	list_for_each_entry(d, &rtr_decls, node)
+		if (!d->live && !strcmp(d->name, ev->name) &&
+		    !strcmp(d->fields, ev->fields))
+			return d;
+	return NULL;
+}
+
 /*
- * Give @ev the next id never used since the module loaded (ids below 31
- * get the 4-byte compact event header) and describe it in the metadata
- * from now on.  A consumer learns of it from events_gen in the meta page
- * (include/uapi/linux/ringtrace.h) and appends its declaration.
+ * Give @ev an id and describe it in the metadata from now on: the id of
+ * an unregistered declaration of the same name and fields, or else the
+ * next id never used since the module loaded (ids below 31 get the
+ * 4-byte compact event header).  A consumer learns of a new one from
+ * events_gen in the meta page (include/uapi/linux/ringtrace.h) and
+ * appends its declaration.  -ENOSPC once RTR_MAX_EVENTS declarations
+ * exist and @ev is none of them.
  */
 int ringtrace_event_register(struct ringtrace_event *ev)
 {
-	struct rtr_event_decl *d;
+	struct rtr_event_decl *d, *same;
 	int ret = 0;
 
 	if (!rtr_valid_name(ev->name) || !ev->fields)
@@ -105,8 +127,15 @@ int ringtrace_event_register(struct ringtrace_event *ev)
 	if (!d)
 		return -ENOMEM;
 	mutex_lock(&rtr_events_lock);
+	same = rtr_decl_find_same(ev);
+	if (same) {
+		same->live = true;
+		ev->id = same->id;
+		rtr_events_changed();
+		goto unlock;
+	}
 	if (rtr_next_id >= RTR_MAX_EVENTS) {
-		pr_warn("ringtrace: no event id left for %s: %u registrations since the module loaded\n",
+		pr_warn("ringtrace: no event id left for %s: %u different events declared since the module loaded\n",
 			ev->name, RTR_MAX_EVENTS);
 		ret = -ENOSPC;
 		goto unlock;
@@ -126,7 +155,8 @@ unlock:
 EXPORT_SYMBOL_GPL(ringtrace_event_register);
 
 /*
- * The id stays taken and the declaration stays in the metadata.  The
+ * The declaration stays in the metadata, and its id with it: only a new
+ * registration of the same name and fields takes the id again.  The
  * caller must not write @ev's events any more.
  */
 void ringtrace_event_unregister(struct ringtrace_event *ev)
@@ -144,6 +174,25 @@ void ringtrace_event_unregister(struct ringtrace_event *ev)
 	mutex_unlock(&rtr_events_lock);
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_unregister);
+
+/*
+ * The name of the event declared with @id (unregistered too), or NULL.
+ * A declaration lives as long as the module: the name stays valid.
+ */
+const char *rtr_event_name(unsigned int id)
+{
+	struct rtr_event_decl *d;
+	const char *name = NULL;
+
+	mutex_lock(&rtr_events_lock);
+	list_for_each_entry(d, &rtr_decls, node)
+		if (d->id == id) {
+			name = d->name;
+			break;
+		}
+	mutex_unlock(&rtr_events_lock);
+	return name;
+}
 
 /* The marker takes id 0, the first one. */
 int rtr_events_init(void)

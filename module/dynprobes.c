@@ -19,6 +19,8 @@
  *     the probe's field predicate, as events/<name>/filter of the
  *     tracepoints (filter.c): arg0 .. arg5 and comm, or a kretprobe's ret
  *     and comm; there while the probe exists
+ *   /sys/kernel/debug/ringtrace/events/<name>/trigger  (debugfs only)
+ *     its trigger, on the same fields (trigger.c), the same way
  *
  * One command per write.  A write takes effect entirely or fails with
  * nothing left behind: no probe, no event id, no declaration in the
@@ -26,7 +28,10 @@
  * kernel refuses to probe (kprobe blacklist, noinstr, ...); -ENOENT an
  * unknown symbol (not in kallsyms: misspelt, or inlined everywhere);
  * -EILSEQ an offset inside an instruction; -EEXIST a probe of that name
- * exists; -ENOSPC RTR_DYNPROBES_MAX probes exist; -EOPNOTSUPP a kernel
+ * exists; -ENOSPC RTR_DYNPROBES_MAX probes exist, or as many different
+ * events were declared since the module loaded as it has ids for (ctf.c:
+ * a probe made again with the same name and fields takes its old id
+ * back, so only new names count); -EOPNOTSUPP a kernel
  * without CONFIG_KPROBES (or KRETPROBES, or UPROBES); -EPERM "-:NAME" of a
  * probe another open file made.  A uprobe's own errors are in uprobes.c.
  *
@@ -44,18 +49,28 @@
  *
  * Arming.  The probe is attached before its event is registered:
  * attaching is what tells whether the symbol or file can be probed, and
- * a refused one must not use up an event id (ids are never reused,
- * ctf.c).  The handler writes nothing until ->armed is set, after the
- * event has its id [D1].  Removal is the reverse: ->detach() returns once
- * no handler runs any more, then the event is unregistered and freed.
+ * a refused one must not add a declaration to the metadata, nor use up an
+ * id (an id stays with its declaration, ctf.c).  The handler writes
+ * nothing until ->armed is set, after the event has its id [D1].  Removal
+ * is the reverse: ->detach() returns once no handler runs any more (for
+ * a closing file, once for all its probes of a kind), then the event is
+ * unregistered and the probe freed.
  *
- * Filter files [D2].  A probe's events/<name>/filter comes and goes with
- * the probe (made before it is attached, removed after it is detached).  The
- * handler reads the predicate under RCU-sched like a tracepoint probe;
- * at removal no handler runs any more (->detach()) and debugfs_remove()
- * has waited for any read or write of the file in progress, so the
- * predicate is freed without a grace period (rtr_pred_free(), filter.c
- * [F2]).  The file itself is filter.c's rtr_pred_fops, like every filter.
+ * Predicate files [D2].  A probe's events/<name>/filter and trigger come
+ * and go with the probe (made before it is attached, removed after it is
+ * detached).  The handler reads the predicates under RCU-sched like a
+ * tracepoint probe; at removal no handler runs any more (->detach()) and
+ * debugfs_remove() has waited for any read or write of the files in
+ * progress, so the predicates are freed without a grace period
+ * (rtr_pred_free(), filter.c [F2]).  The files are filter.c's
+ * rtr_pred_fops, like every filter and trigger.  A trigger's hit is fired
+ * once its event is committed, as a tracepoint probe's (trigger.c).
+ *
+ * Locks: rtr_dynprobes_lock, then rtr_probes_lock inside it (the
+ * triggered file describes a hit on a probe's event under both).  Never
+ * the other way round: a removal holds rtr_dynprobes_lock while
+ * debugfs_remove() waits for a predicate file's read or write, which
+ * takes rtr_probes_lock.
  *
  * Handlers never sleep and allocate nothing: the inline reserve/commit of
  * include/linux/ringtrace.h, behind the pid filter like every probe, with
@@ -85,7 +100,7 @@
 #include "internal.h"
 #include "probes.h"
 
-/* Probes at once, over every opener: each takes an event id for good. */
+/* Probes at once, over every opener. */
 #define RTR_DYNPROBES_MAX	64
 /* The longest command: a uprobe's absolute path, offset and label. */
 #define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN)
@@ -125,7 +140,7 @@ static const struct rtr_filter_field rtr_ff_kretprobe[] = {
 	{ .name = "comm", .type = RTR_FF_STR },
 };
 
-static DEFINE_MUTEX(rtr_dynprobes_lock);
+DEFINE_MUTEX(rtr_dynprobes_lock);
 static LIST_HEAD(rtr_dynprobes);
 static unsigned int rtr_nr_dynprobes;
 
@@ -146,6 +161,7 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	struct rtr_kretprobe_payload *e;
 	struct ringtrace_reservation r;
 	struct rtr_kprobe *k;
+	bool hit = false;
 	unsigned int id;
 	u64 ret;
 
@@ -155,13 +171,14 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	if (!rtr_dynprobe_id(&k->dp, &id) || !rtr_task_traced(current))
 		return 0;
 	ret = regs_return_value(regs);
-	if (rtr_dynprobe_filtered(&k->dp, RTR_FI(ret), RTR_FS(current->comm)))
+	if (rtr_dynprobe_filtered(&k->dp, &hit, rtr_ff_kretprobe, RTR_FI(ret),
+				  RTR_FS(current->comm)))
 		return 0;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)
 		return 0;
 	e->ret = ret;
-	ringtrace_commit(&r);
+	rtr_dynprobe_commit(&r, id, hit);
 	return 0;
 }
 
@@ -180,14 +197,37 @@ static int rtr_kprobe_attach(struct rtr_dynprobe *p)
 	return register_kretprobe(&k->rp);
 }
 
-static void rtr_kprobe_detach(struct rtr_dynprobe *p)
+/*
+ * unregister_kprobes() and unregister_kretprobes() wait for the handlers
+ * once for their whole array.  Without memory for the arrays, one probe
+ * at a time: slower, as sure.
+ */
+static void rtr_kprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
 {
-	struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
+	struct kretprobe **rps;
+	struct kprobe **kps;
+	struct rtr_kprobe *k;
+	unsigned int i, nk = 0, nr = 0;
 
-	if (!k->ret_probe)
-		unregister_kprobe(&k->kp);
-	else
-		unregister_kretprobe(&k->rp);
+	kps = kmalloc_array(n, sizeof(*kps), GFP_KERNEL);
+	rps = kmalloc_array(n, sizeof(*rps), GFP_KERNEL);
+	for (i = 0; i < n; i++) {
+		k = container_of(ps[i], struct rtr_kprobe, dp);
+		if (kps && rps && !k->ret_probe)
+			kps[nk++] = &k->kp;
+		else if (kps && rps)
+			rps[nr++] = &k->rp;
+		else if (!k->ret_probe)
+			unregister_kprobe(&k->kp);
+		else
+			unregister_kretprobe(&k->rp);
+	}
+	if (nk)
+		unregister_kprobes(kps, nk);
+	if (nr)
+		unregister_kretprobes(rps, nr);
+	kfree(rps);
+	kfree(kps);
 }
 
 static void rtr_kprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)
@@ -261,15 +301,16 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	return &k->dp;
 }
 
-/* --- events/<name>/filter --------------------------------------------------- */
+/* --- events/<name>/filter and trigger ---------------------------------------- */
 
 /*
- * events/<name>/filter of a probe, in debugfs only: the /dev tree's
- * nodes are made once, at load (files.c).  Made with debugfs_create_file()
- * -- not the _unsafe() of the static files -- so that debugfs_remove()
- * waits for a read or write in progress and fails the later ones with
- * EIO: a file may stay open after its probe is gone [D2].  0, or the
- * error that fails the add; none when debugfs is off or refused.
+ * events/<name>/filter and trigger of a probe, in debugfs only: the /dev
+ * tree's nodes are made once, at load (files.c).  Made with
+ * debugfs_create_file() -- not the _unsafe() of the static files -- so
+ * that debugfs_remove() waits for a read or write in progress and fails
+ * the later ones with EIO: a file may stay open after its probe is gone
+ * [D2].  0, or the error that fails the add; none when debugfs is off or
+ * refused.
  */
 static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 {
@@ -289,8 +330,15 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 		.prog = &p->filter, .err = &p->filter_err,
 		.ff = p->ffields, .nff = p->nr_ffields,
 	};
+	p->trigger_file = (struct rtr_pred_file){
+		.prog = &p->trigger, .err = &p->trigger_err,
+		.ff = p->ffields, .nff = p->nr_ffields,
+	};
 	d = debugfs_create_file("filter", 0600, p->dir, &p->filter_file,
 				&rtr_pred_fops);
+	if (!IS_ERR(d))
+		d = debugfs_create_file("trigger", 0600, p->dir,
+					&p->trigger_file, &rtr_pred_fops);
 	if (IS_ERR(d)) {
 		debugfs_remove(p->dir);
 		p->dir = NULL;
@@ -301,8 +349,8 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 
 /*
  * Once no handler of @p runs (after ->detach(), or before ->attach()):
- * the predicate goes with no grace period (filter.c [F2]) once no file op
- * on it runs either [D2].
+ * the predicates go with no grace period (filter.c [F2]) once no file op
+ * on them runs either [D2].
  */
 static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
 {
@@ -310,6 +358,19 @@ static void rtr_dynprobe_files_remove(struct rtr_dynprobe *p)
 	debugfs_remove(p->dir);
 	p->dir = NULL;
 	rtr_pred_free(&p->filter, &p->filter_err);
+	rtr_pred_free(&p->trigger, &p->trigger_err);
+}
+
+/* trigger.c: the trigger of the probe whose event is @id, or NULL. */
+struct rtr_filter __rcu **rtr_dynprobe_trigger(unsigned int id)
+{
+	struct rtr_dynprobe *p;
+
+	lockdep_assert_held(&rtr_dynprobes_lock);
+	list_for_each_entry(p, &rtr_dynprobes, node)
+		if (p->event.id == id)
+			return &p->trigger;
+	return NULL;
 }
 
 /* --- add and remove ------------------------------------------------------- */
@@ -325,15 +386,28 @@ static struct rtr_dynprobe *rtr_dynprobe_find(const char *name)
 	return NULL;
 }
 
-static void rtr_dynprobe_remove(struct rtr_dynprobe *p)
+/*
+ * Take out the @n probes of @ps, all of one kind: detached together (one
+ * wait for their handlers, not one each), then each one's files, event
+ * and memory.
+ */
+static void rtr_dynprobes_remove(struct rtr_dynprobe **ps, unsigned int n)
 {
+	struct rtr_dynprobe *p;
+	unsigned int i;
+
 	lockdep_assert_held(&rtr_dynprobes_lock);
-	p->ops->detach(p);
-	rtr_dynprobe_files_remove(p);
-	ringtrace_event_unregister(&p->event);
-	list_del(&p->node);
-	rtr_nr_dynprobes--;
-	p->ops->free(p);
+	if (!n)
+		return;
+	ps[0]->ops->detach(ps, n);
+	for (i = 0; i < n; i++) {
+		p = ps[i];
+		rtr_dynprobe_files_remove(p);
+		ringtrace_event_unregister(&p->event);
+		list_del(&p->node);
+		rtr_nr_dynprobes--;
+		p->ops->free(p);
+	}
 }
 
 static int rtr_dynprobe_add(struct rtr_dynprobe *p)
@@ -369,7 +443,7 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	return 0;
 
 detach:
-	p->ops->detach(p);
+	p->ops->detach(&p, 1);
 remove_files:
 	rtr_dynprobe_files_remove(p);
 unlock:
@@ -389,7 +463,7 @@ static int rtr_dynprobe_del(const struct file *owner, const char *name)
 	else if (p->owner != owner)
 		ret = -EPERM;
 	else
-		rtr_dynprobe_remove(p);
+		rtr_dynprobes_remove(&p, 1);
 	mutex_unlock(&rtr_dynprobes_lock);
 	return ret;
 }
@@ -465,15 +539,29 @@ static ssize_t rtr_probe_events_write(struct file *file,
 	return ret ?: count;
 }
 
-/* The last close of the file: its probes go (see the top of the file). */
+/*
+ * The last close of the file: its probes go (see the top of the file),
+ * kind by kind, each kind's detached together.  At most
+ * RTR_DYNPROBES_MAX probes exist, of every opener: @ps holds them all.
+ */
 static int rtr_probe_events_release(struct inode *inode, struct file *file)
 {
-	struct rtr_dynprobe *p, *tmp;
+	struct rtr_dynprobe *ps[RTR_DYNPROBES_MAX], *p;
+	const struct rtr_dynprobe_ops *ops;
+	unsigned int n;
 
 	mutex_lock(&rtr_dynprobes_lock);
-	list_for_each_entry_safe(p, tmp, &rtr_dynprobes, node)
-		if (p->owner == file)
-			rtr_dynprobe_remove(p);
+	do {
+		n = 0;
+		ops = NULL;
+		list_for_each_entry(p, &rtr_dynprobes, node) {
+			if (p->owner != file || (ops && p->ops != ops))
+				continue;
+			ops = p->ops;
+			ps[n++] = p;
+		}
+		rtr_dynprobes_remove(ps, n);
+	} while (n);
 	mutex_unlock(&rtr_dynprobes_lock);
 	return single_release(inode, file);
 }

@@ -40,8 +40,13 @@ struct rtr_dynprobe_ops {
 	 * handler writes nothing until ->armed [D1].
 	 */
 	int (*attach)(struct rtr_dynprobe *p);
-	/* Takes it out; returns once no handler of @p runs anywhere. */
-	void (*detach)(struct rtr_dynprobe *p);
+	/*
+	 * Takes the @n probes of @ps, all of this kind, out; returns once no
+	 * handler of any of them runs anywhere.  One wait for all of them
+	 * where the kind can: a file that made many probes is closed in one
+	 * grace period, not one per probe.
+	 */
+	void (*detach)(struct rtr_dynprobe **ps, unsigned int n);
 	/* The command that made it, as read back from probe_events. */
 	void (*show)(struct seq_file *m, const struct rtr_dynprobe *p);
 	/* Frees what the kind's parser allocated, @p included. */
@@ -49,9 +54,9 @@ struct rtr_dynprobe_ops {
 };
 
 /*
- * What a probe's predicate names (events/<name>/filter, dynprobes.c):
- * arg0 .. arg5 and comm for a kprobe or a uprobe, ret and comm for a
- * kretprobe.
+ * What a probe's predicates name (events/<name>/filter and trigger,
+ * dynprobes.c): arg0 .. arg5 and comm for a kprobe or a uprobe, ret and
+ * comm for a kretprobe.
  */
 extern const struct rtr_filter_field rtr_ff_dynprobe_args[RTR_DYNPROBE_ARGS + 1];
 
@@ -60,8 +65,9 @@ struct rtr_dynprobe {
 	/* Read by the handler on every hit. */
 	struct ringtrace_event event;	/* id valid once armed */
 	bool armed;			/* [D1] */
-	/* The predicate, NULL when none: filter.c [F1] */
+	/* The predicate and the trigger, NULL when none: filter.c [F1] */
 	struct rtr_filter __rcu *filter;
+	struct rtr_filter __rcu *trigger;
 
 	/* Set by the parser, then constant. */
 	const struct rtr_filter_field *ffields;
@@ -72,24 +78,33 @@ struct rtr_dynprobe {
 	const struct file *owner;	/* the open file that made it */
 	struct list_head node;
 	struct dentry *dir;		/* events/<name>/ in debugfs, or NULL */
-	/* events/<name>/filter's data; set before the file is made */
+	/* events/<name>/filter's and trigger's data; set before the files */
 	struct rtr_pred_file filter_file;
+	struct rtr_pred_file trigger_file;
 	char name[RTR_DYNPROBE_NAME_MAX];
 
-	char *filter_err;		/* last refused write's; rtr_probes_lock */
+	/* Last refused write's, of each file; rtr_probes_lock */
+	char *filter_err;
+	char *trigger_err;
 };
 
 /*
  * True if @p has a predicate and the hit with the values given (union
- * rtr_fval initialisers, in @p->ffields' order) fails it.  Without one:
- * a load and a predicted branch, the values not even computed.  With
- * preemption off (filter.c [F1]).
+ * rtr_fval initialisers, one per field of @ff, the table @p's parser
+ * gave it) fails it: the handler writes nothing.  If it passes and @p's
+ * trigger matches, *@hit is set: the handler fires the trigger once its
+ * event is written (trigger.c).  Without either: two loads and a
+ * predicted branch, the values not even computed.  With preemption off
+ * (filter.c [F1]).
  */
-#define rtr_dynprobe_filtered(p, ...)					\
+#define rtr_dynprobe_filtered(p, hit, ff, ...)				\
 ({									\
 	const struct rtr_filter *__f = rcu_dereference_sched((p)->filter); \
-	unlikely(__f) &&						\
-		!rtr_filter_match(__f, (const union rtr_fval[]){ __VA_ARGS__ }); \
+	const struct rtr_filter *__t = rcu_dereference_sched((p)->trigger); \
+	RTR_FVALS_CHECK(ff, __VA_ARGS__);				\
+	unlikely(__f || __t) &&						\
+		rtr_pred_judge(__f, __t,				\
+			       (const union rtr_fval[]){ __VA_ARGS__ }, hit); \
 })
 
 /* The event's id, or false while the probe is not armed yet. */
@@ -104,6 +119,20 @@ static __always_inline bool rtr_dynprobe_id(const struct rtr_dynprobe *p,
 }
 
 /*
+ * Commit the event @id of a dynamic probe's handler, then fire its
+ * trigger if it matched (@hit): the hit's event is in the buffer.  The
+ * handler runs with preemption off (dynprobes.c): still on the event's
+ * CPU after the commit.
+ */
+static __always_inline void rtr_dynprobe_commit(struct ringtrace_reservation *r,
+						unsigned int id, bool hit)
+{
+	ringtrace_commit(r);
+	if (unlikely(hit))
+		rtr_trigger_hit(id, smp_processor_id());
+}
+
+/*
  * One event of @p with the six argument registers of @regs (x86-64: the
  * same registers in the kernel's and in the user ABI).  With preemption
  * off: the pid filter is RCU-sched.
@@ -115,12 +144,14 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 	struct ringtrace_reservation r;
 	u64 arg[RTR_DYNPROBE_ARGS];
 	unsigned int i, id;
+	bool hit = false;
 
 	if (!rtr_dynprobe_id(p, &id) || !rtr_task_traced(current))
 		return;
 	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
 		arg[i] = regs_get_kernel_argument(regs, i);
-	if (rtr_dynprobe_filtered(p, RTR_FI(arg[0]), RTR_FI(arg[1]),
+	if (rtr_dynprobe_filtered(p, &hit, rtr_ff_dynprobe_args,
+				  RTR_FI(arg[0]), RTR_FI(arg[1]),
 				  RTR_FI(arg[2]), RTR_FI(arg[3]),
 				  RTR_FI(arg[4]), RTR_FI(arg[5]),
 				  RTR_FS(current->comm)))
@@ -130,7 +161,7 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 		return;
 	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
 		e->arg[i] = arg[i];
-	ringtrace_commit(&r);
+	rtr_dynprobe_commit(&r, id, hit);
 }
 
 /* uprobes.c: "u:PATH:OFFSET[@LABEL]" (@cmd) into a new probe, or an ERR_PTR. */

@@ -27,7 +27,8 @@
  * An integer field compares as a signed 64-bit number; a system call id
  * (syscall_entry's and syscall_exit's "id") also takes this kernel's name
  * for the call.  A GLOB is a quoted ("..." or '...') or bare word with
- * the kernel's glob_match() wildcards (* ? [...]).
+ * the kernel's glob_match() wildcards (* ? [...]), matched against the
+ * first RTR_FILTER_GLOB_SPAN bytes of the string.
  *
  * The parser, in process context under no lock, compiles to a postfix
  * program of at most RTR_FILTER_MAX_INSNS instructions: comparisons push
@@ -71,6 +72,15 @@
 /* The longest glob; the pool holds the program's globs. */
 #define RTR_FILTER_MAX_GLOB	63
 #define RTR_FILTER_POOL		256
+/*
+ * The bytes of a string a glob looks at, at most.  glob_match() goes
+ * back to its last '*' on a mismatch: a glob costs up to its length
+ * times the string's in character steps, with preemption off.  Strings
+ * may be long (exec's filename, a marker's text: up to 4096 bytes);
+ * their first RTR_FILTER_GLOB_SPAN bytes are matched, as if the string
+ * ended there: at most 63 x 256 steps per comparison.
+ */
+#define RTR_FILTER_GLOB_SPAN	256
 
 enum rtr_filter_op {
 	RTR_FOP_EQ,		/* (field & mask) == imm */
@@ -126,6 +136,27 @@ static __always_inline bool rtr_filter_cmp(const struct rtr_filter_insn *in,
 }
 
 /*
+ * @glob against the first RTR_FILTER_GLOB_SPAN bytes of @s, which has
+ * more, copied and cut there.  Out of line: only such a string pays for
+ * the copy's stack.
+ */
+static noinline bool rtr_filter_glob_head(const char *glob, const char *s)
+{
+	char head[RTR_FILTER_GLOB_SPAN + 1];
+
+	memcpy(head, s, RTR_FILTER_GLOB_SPAN);
+	head[RTR_FILTER_GLOB_SPAN] = '\0';
+	return glob_match(glob, head);
+}
+
+static __always_inline bool rtr_filter_glob(const char *glob, const char *s)
+{
+	if (likely(strnlen(s, RTR_FILTER_GLOB_SPAN + 1) <= RTR_FILTER_GLOB_SPAN))
+		return glob_match(glob, s);
+	return rtr_filter_glob_head(glob, s);
+}
+
+/*
  * @v: the event's values, indexed as its field table.  @f was verified:
  * the stack neither under- nor overflows and the operands are in range.
  */
@@ -139,7 +170,7 @@ bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v)
 		switch (in->op) {
 		case RTR_FOP_STR_EQ:
 		case RTR_FOP_STR_NE:
-			a = glob_match(f->pool + in->str, v[in->field].s);
+			a = rtr_filter_glob(f->pool + in->str, v[in->field].s);
 			st = st << 1 | (a == (in->op == RTR_FOP_STR_EQ));
 			break;
 		case RTR_FOP_AND:
@@ -763,6 +794,8 @@ bool rtr_marker_filtered(const char *data)
 	const struct rtr_filter *f;
 	bool drop;
 
+	static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(rtr_ff_marker));
+
 	rcu_read_lock_sched();
 	/* [F1] */
 	f = rcu_dereference_sched(rtr_marker_filter);
@@ -772,16 +805,34 @@ bool rtr_marker_filtered(const char *data)
 }
 
 /*
- * The probe's predicate rejects the event (true: write nothing); if it
- * passes and the probe's trigger matches, the trigger fires.
+ * The predicate @f rejects the event with the values @v (true: write
+ * nothing); if it passes and the trigger @t matches, *@hit is set, for
+ * the caller to fire the trigger once its event is written (trigger.c).
+ * Either may be NULL.
  */
-bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
-		      const struct rtr_filter *t, const union rtr_fval *v)
+bool rtr_pred_judge(const struct rtr_filter *f, const struct rtr_filter *t,
+		    const union rtr_fval *v, bool *hit)
 {
 	if (f && !rtr_filter_match(f, v))
 		return true;
 	if (t && rtr_filter_match(t, v))
-		rtr_trigger_hit(p->event.id);
+		*hit = true;
+	return false;
+}
+
+/* rtr_pred_judge() for a tracepoint probe: the hit goes into @w. */
+bool rtr_probe_judge(const struct rtr_probe *p, struct rtr_rsv *w,
+		     const struct rtr_filter *f, const struct rtr_filter *t,
+		     const union rtr_fval *v)
+{
+	bool hit = false;
+
+	if (rtr_pred_judge(f, t, v, &hit))
+		return true;
+	if (hit) {
+		w->slow = RTR_RSV_HIT;
+		w->hit_id = p->event.id;
+	}
 	return false;
 }
 

@@ -34,11 +34,13 @@ struct rtr_slot_info {
 	/* Cumulative lost count (all but overruns) when the packet closed. */
 	u64 discarded;
 	/*
-	 * slot->events when the slot's last generation was retired: written
-	 * only by whoever retires it (the consumer at PUT, the owning CPU's
-	 * overwrite push), while no writer can open the slot [B2][B5].
+	 * slot->events and the slot's trailers when its last generation was
+	 * retired: written only by whoever retires it (the consumer at PUT,
+	 * the owning CPU's overwrite push), while no writer can open the
+	 * slot [B2][B5].
 	 */
 	unsigned long retired;
+	unsigned long retired_trailers;
 };
 
 /*
@@ -190,6 +192,7 @@ extern u64 rtr_events_gen;		/* see struct ringtrace_meta */
 int rtr_events_init(void);
 void rtr_events_exit(void);
 int rtr_metadata_show(struct seq_file *m, void *unused);
+const char *rtr_event_name(unsigned int id);
 extern struct ringtrace_event rtr_marker_event;
 
 /*

@@ -267,12 +267,14 @@ static int rtr_cpu_prepare(unsigned int cpu)
 /*
  * On the CPU, when it has come up and when it starts going down.  Coming
  * up, the CPU ran interrupts and threads before this callback, whose
- * completed packets queued no wakeup: rtr_buffer_set_irq_wakeup() wakes
- * the consumer for them [W1].
+ * completed packets and trigger hits queued no wakeup:
+ * rtr_buffer_set_irq_wakeup() wakes the consumer for the packets [W1],
+ * rtr_trigger_cpu_online() the trigger's waiters for a hit [T2].
  */
 static int rtr_cpu_online(unsigned int cpu)
 {
 	rtr_buffer_set_irq_wakeup(rtr_cpu_buffer(cpu), true);
+	rtr_trigger_cpu_online();
 	return 0;
 }
 

@@ -199,73 +199,80 @@ static_assert(sizeof(struct rtr_syscall_exit) == 16);
  * --- what a filter can name (filter.c) --------------------------------
  *
  * The payload's fields, in the order the probe passes their values to
- * rtr_filtered(); a glob sees the whole string, also where the record
- * cuts it (exec's filename, an irq's name).  Every table has "comm": the
+ * rtr_filtered(); a glob sees the string as filter.c says (its first
+ * RTR_FILTER_GLOB_SPAN bytes), also where the record cuts it (exec's
+ * filename, an irq's name).  Every table has "comm": the
  * event's own field of that name, or,
  * for an event without one, the current task's name (the task the event
  * happens in: prev for sched_switch, the interrupted task for an irq).
  * An array's elements are named as report prints them: args[0].
+ *
+ * A table is named after the probe function that passes its values,
+ * FN_ff: rtr_filtered() there checks at compile time that it passes one
+ * value per field, and the function's row in rtr_probes[] (RTR_PROBE_F)
+ * takes the table by that name, so a row cannot pair a function with
+ * another's table.
  */
 #define RTR_FF(n, t)	{ .name = n, .type = RTR_FF_##t }
 
-static const struct rtr_filter_field rtr_ff_sched_switch[] = {
+static const struct rtr_filter_field rtr_probe_sched_switch_ff[] = {
 	RTR_FF("prev_comm", STR), RTR_FF("prev_tid", INT),
 	RTR_FF("prev_prio", INT), RTR_FF("prev_state", INT),
 	RTR_FF("next_comm", STR), RTR_FF("next_tid", INT),
 	RTR_FF("next_prio", INT), RTR_FF("comm", STR),
 };
 
-static const struct rtr_filter_field rtr_ff_sched_wakeup[] = {
+static const struct rtr_filter_field rtr_write_wakeup_ff[] = {
 	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
 	RTR_FF("target_cpu", INT),
 };
 
-static const struct rtr_filter_field rtr_ff_sched_migrate[] = {
+static const struct rtr_filter_field rtr_probe_sched_migrate_task_ff[] = {
 	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
 	RTR_FF("orig_cpu", INT), RTR_FF("dest_cpu", INT),
 };
 
-static const struct rtr_filter_field rtr_ff_sched_fork[] = {
+static const struct rtr_filter_field rtr_probe_sched_process_fork_ff[] = {
 	RTR_FF("parent_comm", STR), RTR_FF("parent_tid", INT),
 	RTR_FF("parent_pid", INT), RTR_FF("child_comm", STR),
 	RTR_FF("child_tid", INT), RTR_FF("child_pid", INT),
 	RTR_FF("comm", STR), RTR_FF("child_cgroup_id", INT),
 };
 
-static const struct rtr_filter_field rtr_ff_sched_exec[] = {
+static const struct rtr_filter_field rtr_probe_sched_process_exec_ff[] = {
 	RTR_FF("tid", INT), RTR_FF("old_tid", INT), RTR_FF("filename", STR),
 	RTR_FF("comm", STR),
 };
 
-static const struct rtr_filter_field rtr_ff_sched_exit[] = {
+static const struct rtr_filter_field rtr_probe_sched_process_ff[] = {
 	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
 };
 
-static const struct rtr_filter_field rtr_ff_task_rename[] = {
+static const struct rtr_filter_field rtr_probe_task_rename_ff[] = {
 	RTR_FF("tid", INT), RTR_FF("oldcomm", STR), RTR_FF("newcomm", STR),
 	RTR_FF("oom_score_adj", INT), RTR_FF("comm", STR),
 };
 
-static const struct rtr_filter_field rtr_ff_irq_entry[] = {
+static const struct rtr_filter_field rtr_probe_irq_handler_entry_ff[] = {
 	RTR_FF("irq", INT), RTR_FF("name", STR), RTR_FF("comm", STR),
 };
 
-static const struct rtr_filter_field rtr_ff_irq_exit[] = {
+static const struct rtr_filter_field rtr_probe_irq_handler_exit_ff[] = {
 	RTR_FF("irq", INT), RTR_FF("ret", INT), RTR_FF("comm", STR),
 };
 
-static const struct rtr_filter_field rtr_ff_softirq[] = {
+static const struct rtr_filter_field rtr_probe_softirq_ff[] = {
 	RTR_FF("vec", INT), RTR_FF("comm", STR),
 };
 
 /* args[i] past the call's nr_args is not recorded: it reads 0. */
-static const struct rtr_filter_field rtr_ff_syscall_entry[] = {
+static const struct rtr_filter_field rtr_probe_sys_enter_ff[] = {
 	RTR_FF("id", SYSCALL), RTR_FF("nr_args", INT), RTR_FF("comm", STR),
 	RTR_FF("args[0]", INT), RTR_FF("args[1]", INT), RTR_FF("args[2]", INT),
 	RTR_FF("args[3]", INT), RTR_FF("args[4]", INT), RTR_FF("args[5]", INT),
 };
 
-static const struct rtr_filter_field rtr_ff_syscall_exit[] = {
+static const struct rtr_filter_field rtr_probe_sys_exit_ff[] = {
 	RTR_FF("id", SYSCALL), RTR_FF("ret", INT), RTR_FF("comm", STR),
 };
 
@@ -361,6 +368,24 @@ static __always_inline const char *rtr_fstr(const char *s)
 	return s ?: "";
 }
 
+/*
+ * rtr_commit() of an event with a stack trailer, a trigger's hit, or both
+ * (probes.h).  The hit is fired once the event is committed, so the
+ * snapshot it asks for finds the event in the buffer: an event dropped at
+ * reserve (full, held, nested, too big) came no further than its
+ * rtr_reserve(), and fires nothing.  The tracepoint keeps preemption off
+ * around its probes: still the event's CPU after the commit.
+ */
+void rtr_commit_slow(struct rtr_rsv *w)
+{
+	if (w->slow & RTR_RSV_STACK)
+		rtr_stack_commit(w);
+	else
+		ringtrace_commit(&w->r);
+	if (w->slow & RTR_RSV_HIT)
+		rtr_trigger_hit(w->hit_id, smp_processor_id());
+}
+
 /* --- probes ------------------------------------------------------------- */
 
 static void rtr_probe_sched_switch(void *data, bool preempt,
@@ -373,7 +398,8 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 
 	if (!rtr_tasks_traced(prev, next))
 		return;
-	if (rtr_filtered(data, RTR_FS(prev->comm), RTR_FI(prev->pid),
+	if (rtr_filtered(&r, data, rtr_probe_sched_switch_ff,
+			 RTR_FS(prev->comm), RTR_FI(prev->pid),
 			 RTR_FI(rtr_probe_prio(prev)),
 			 RTR_FI(rtr_switch_state(preempt, prev_state, prev)),
 			 RTR_FS(next->comm), RTR_FI(next->pid),
@@ -399,7 +425,8 @@ static __always_inline void rtr_write_wakeup(const void *data,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_sched_wakeup *p;
 
-	if (rtr_filtered(data, RTR_FS(t->comm), RTR_FI(t->pid),
+	if (rtr_filtered(&r, data, rtr_write_wakeup_ff,
+			 RTR_FS(t->comm), RTR_FI(t->pid),
 			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t))))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
@@ -411,6 +438,10 @@ static __always_inline void rtr_write_wakeup(const void *data,
 	p->target_cpu = task_cpu(t);
 	rtr_commit(&r);
 }
+
+/* Both pass their values through rtr_write_wakeup(). */
+#define rtr_probe_sched_wakeup_ff	rtr_write_wakeup_ff
+#define rtr_probe_sched_waking_ff	rtr_write_wakeup_ff
 
 /* sched_wakeup and sched_wakeup_new: same payload, @data tells them apart. */
 static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
@@ -442,7 +473,8 @@ static void rtr_probe_sched_migrate_task(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, RTR_FS(t->comm), RTR_FI(t->pid),
+	if (rtr_filtered(&r, data, rtr_probe_sched_migrate_task_ff,
+			 RTR_FS(t->comm), RTR_FI(t->pid),
 			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t)),
 			 RTR_FI(dest_cpu)))
 		return;
@@ -465,7 +497,8 @@ static void rtr_probe_sched_process_fork(void *data, struct task_struct *parent,
 
 	if (!rtr_tasks_traced(parent, child))
 		return;
-	if (rtr_filtered(data, RTR_FS(parent->comm), RTR_FI(parent->pid),
+	if (rtr_filtered(&r, data, rtr_probe_sched_process_fork_ff,
+			 RTR_FS(parent->comm), RTR_FI(parent->pid),
 			 RTR_FI(parent->tgid), RTR_FS(child->comm),
 			 RTR_FI(child->pid), RTR_FI(child->tgid),
 			 RTR_FS(current->comm),
@@ -495,7 +528,8 @@ static void rtr_probe_sched_process_exec(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, RTR_FI(t->pid), RTR_FI(old_pid),
+	if (rtr_filtered(&r, data, rtr_probe_sched_process_exec_ff,
+			 RTR_FI(t->pid), RTR_FI(old_pid),
 			 RTR_FS(rtr_fstr(bprm->filename)),
 			 RTR_FS(current->comm)))
 		return;
@@ -522,7 +556,8 @@ static void rtr_probe_sched_process(void *data, struct task_struct *t)
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, RTR_FS(t->comm), RTR_FI(t->pid),
+	if (rtr_filtered(&r, data, rtr_probe_sched_process_ff,
+			 RTR_FS(t->comm), RTR_FI(t->pid),
 			 RTR_FI(rtr_probe_prio(t))))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
@@ -547,7 +582,8 @@ static void rtr_probe_task_rename(void *data, struct task_struct *t,
 
 	if (!rtr_task_traced(t))
 		return;
-	if (rtr_filtered(data, RTR_FI(t->pid), RTR_FS(t->comm),
+	if (rtr_filtered(&r, data, rtr_probe_task_rename_ff,
+			 RTR_FI(t->pid), RTR_FS(t->comm),
 			 RTR_FS(rtr_fstr(comm)),
 			 RTR_FI(t->signal->oom_score_adj),
 			 RTR_FS(current->comm)))
@@ -570,7 +606,8 @@ static void rtr_probe_irq_handler_entry(void *data, int irq,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_entry *p;
 
-	if (rtr_filtered(data, RTR_FI(irq), RTR_FS(rtr_fstr(action->name)),
+	if (rtr_filtered(&r, data, rtr_probe_irq_handler_entry_ff,
+			 RTR_FI(irq), RTR_FS(rtr_fstr(action->name)),
 			 RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p) + len);
@@ -588,7 +625,8 @@ static void rtr_probe_irq_handler_exit(void *data, int irq,
 	struct rtr_rsv r __uninitialized;
 	struct rtr_irq_exit *p;
 
-	if (rtr_filtered(data, RTR_FI(irq), RTR_FI(ret),
+	if (rtr_filtered(&r, data, rtr_probe_irq_handler_exit_ff,
+			 RTR_FI(irq), RTR_FI(ret),
 			 RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
@@ -605,7 +643,8 @@ static void rtr_probe_softirq(void *data, unsigned int vec_nr)
 	struct rtr_rsv r __uninitialized;
 	struct rtr_softirq *p;
 
-	if (rtr_filtered(data, RTR_FI(vec_nr), RTR_FS(current->comm)))
+	if (rtr_filtered(&r, data, rtr_probe_softirq_ff,
+			 RTR_FI(vec_nr), RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
@@ -633,7 +672,8 @@ static void rtr_probe_sys_enter(void *data, struct pt_regs *regs, long id)
 	 * report would: zeroed only where a filter runs.
 	 */
 	syscall_get_arguments(current, regs, args);
-	if (rtr_filtered(data, RTR_FI(id), RTR_FI(n), RTR_FS(current->comm),
+	if (rtr_filtered(&r, data, rtr_probe_sys_enter_ff,
+			 RTR_FI(id), RTR_FI(n), RTR_FS(current->comm),
 			 RTR_FI(rtr_sys_arg(args, n, 0)),
 			 RTR_FI(rtr_sys_arg(args, n, 1)),
 			 RTR_FI(rtr_sys_arg(args, n, 2)),
@@ -661,7 +701,8 @@ static void rtr_probe_sys_exit(void *data, struct pt_regs *regs, long ret)
 	if (!rtr_task_traced(current))
 		return;
 	id = syscall_get_nr(current, regs);
-	if (rtr_filtered(data, RTR_FI(id), RTR_FI(ret), RTR_FS(current->comm)))
+	if (rtr_filtered(&r, data, rtr_probe_sys_exit_ff,
+			 RTR_FI(id), RTR_FI(ret), RTR_FS(current->comm)))
 		return;
 	p = rtr_reserve(&r, data, sizeof(*p));
 	if (!p)
@@ -704,60 +745,48 @@ static void __init rtr_probes_check_types(void)
 		.tp_name = tp,						\
 		.func = (void *)(fn),					\
 	}
-/* A probe whose event can be filtered on the fields of @ff. */
-#define RTR_PROBE_F(idx, ev_name, tp, fn, tsdl, ff)			\
+/* A probe whose event can be filtered: on the fields of @fn's table. */
+#define RTR_PROBE_F(idx, ev_name, tp, fn, tsdl)				\
 	[idx] = {							\
 		.event = { .name = ev_name, .fields = tsdl },		\
 		.tp_name = tp,						\
 		.func = (void *)(fn),					\
-		.ffields = ff,						\
-		.nr_ffields = ARRAY_SIZE(ff),				\
+		.ffields = fn##_ff,					\
+		.nr_ffields = ARRAY_SIZE(fn##_ff),			\
 	}
 
 struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 	RTR_PROBE_F(RTR_PROBE_SCHED_SWITCH, "sched_switch", "sched_switch",
-		 rtr_probe_sched_switch, RTR_SCHED_SWITCH_FIELDS,
-		 rtr_ff_sched_switch),
+		 rtr_probe_sched_switch, RTR_SCHED_SWITCH_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_WAKEUP, "sched_wakeup", "sched_wakeup",
-		 rtr_probe_sched_wakeup, RTR_SCHED_WAKEUP_FIELDS,
-		 rtr_ff_sched_wakeup),
+		 rtr_probe_sched_wakeup, RTR_SCHED_WAKEUP_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_WAKEUP_NEW, "sched_wakeup_new",
 		 "sched_wakeup_new", rtr_probe_sched_wakeup,
-		 RTR_SCHED_WAKEUP_FIELDS,
-		 rtr_ff_sched_wakeup),
+		 RTR_SCHED_WAKEUP_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_FORK, "sched_process_fork",
 		 "sched_process_fork", rtr_probe_sched_process_fork,
-		 RTR_SCHED_FORK_FIELDS,
-		 rtr_ff_sched_fork),
+		 RTR_SCHED_FORK_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_EXEC, "sched_process_exec",
 		 "sched_process_exec", rtr_probe_sched_process_exec,
-		 RTR_SCHED_EXEC_FIELDS,
-		 rtr_ff_sched_exec),
+		 RTR_SCHED_EXEC_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_EXIT, "sched_process_exit",
 		 "sched_process_exit", rtr_probe_sched_process,
-		 RTR_SCHED_EXIT_FIELDS,
-		 rtr_ff_sched_exit),
+		 RTR_SCHED_EXIT_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_IRQ_HANDLER_ENTRY, "irq_handler_entry",
 		 "irq_handler_entry", rtr_probe_irq_handler_entry,
-		 RTR_IRQ_ENTRY_FIELDS,
-		 rtr_ff_irq_entry),
+		 RTR_IRQ_ENTRY_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_IRQ_HANDLER_EXIT, "irq_handler_exit",
 		 "irq_handler_exit", rtr_probe_irq_handler_exit,
-		 RTR_IRQ_EXIT_FIELDS,
-		 rtr_ff_irq_exit),
+		 RTR_IRQ_EXIT_FIELDS),
 	/* LTTng's names for the softirq tracepoints. */
 	RTR_PROBE_F(RTR_PROBE_SOFTIRQ_ENTRY, "irq_softirq_entry", "softirq_entry",
-		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS,
-		 rtr_ff_softirq),
+		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SOFTIRQ_EXIT, "irq_softirq_exit", "softirq_exit",
-		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS,
-		 rtr_ff_softirq),
+		 rtr_probe_softirq, RTR_SOFTIRQ_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SYSCALL_ENTRY, "syscall_entry", "sys_enter",
-		 rtr_probe_sys_enter, RTR_SYSCALL_ENTRY_FIELDS,
-		 rtr_ff_syscall_entry),
+		 rtr_probe_sys_enter, RTR_SYSCALL_ENTRY_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SYSCALL_EXIT, "syscall_exit", "sys_exit",
-		 rtr_probe_sys_exit, RTR_SYSCALL_EXIT_FIELDS,
-		 rtr_ff_syscall_exit),
+		 rtr_probe_sys_exit, RTR_SYSCALL_EXIT_FIELDS),
 	/* No tracepoint: statedump.c writes them when tracing starts. */
 	RTR_PROBE(RTR_PROBE_STATEDUMP_TASK, "ringtrace_statedump_task", NULL,
 		 NULL, RTR_STATEDUMP_TASK_FIELDS),
@@ -765,19 +794,15 @@ struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 		 NULL, RTR_STATEDUMP_CPU_FIELDS),
 	/* After the state dump: the ids of the events before stay as they were. */
 	RTR_PROBE_F(RTR_PROBE_TASK_RENAME, "task_rename", "task_rename",
-		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS,
-		 rtr_ff_task_rename),
+		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_WAKING, "sched_waking", "sched_waking",
-		 rtr_probe_sched_waking, RTR_SCHED_WAKEUP_FIELDS,
-		 rtr_ff_sched_wakeup),
+		 rtr_probe_sched_waking, RTR_SCHED_WAKEUP_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_FREE, "sched_process_free",
 		 "sched_process_free", rtr_probe_sched_process,
-		 RTR_SCHED_EXIT_FIELDS,
-		 rtr_ff_sched_exit),
+		 RTR_SCHED_EXIT_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_MIGRATE_TASK, "sched_migrate_task",
 		 "sched_migrate_task", rtr_probe_sched_migrate_task,
-		 RTR_SCHED_MIGRATE_FIELDS,
-		 rtr_ff_sched_migrate),
+		 RTR_SCHED_MIGRATE_FIELDS),
 };
 
 /* --- attach and detach ---------------------------------------------------- */

@@ -109,13 +109,23 @@ static inline bool rtr_probe_can_stack(const struct rtr_probe *p)
 }
 
 /*
- * stack.c: a probe's reservation, with the stack trailer when its event
- * has set_event_stack.  Without: one load and a predicted branch more
- * than ringtrace_reserve(), and the same bytes in the buffer.
+ * A probe's event, from its predicates to its commit: the reservation,
+ * and what its commit does beyond ringtrace_commit() -- the stack trailer
+ * when the event has set_event_stack (stack.c), the trigger's hit when
+ * the trigger matched (trigger.c), both flagged in @slow.  rtr_filtered()
+ * sets @slow, rtr_reserve() may add RTR_RSV_STACK, rtr_commit() tests it
+ * once.  Without a predicate, a trigger or a stack: a store, two loads
+ * and two predicted branches more than ringtrace_reserve() and
+ * ringtrace_commit(), and the same bytes in the buffer.
  */
+#define RTR_RSV_STACK	1		/* a stack trailer was reserved */
+#define RTR_RSV_HIT	2		/* the trigger matched: fire at commit */
+
 struct rtr_rsv {
 	struct ringtrace_reservation r;
-	unsigned long *ips;		/* the walked stack, or NULL */
+	u8 slow;			/* RTR_RSV_*, or 0 */
+	unsigned int hit_id;		/* the event's id, with RTR_RSV_HIT */
+	unsigned long *ips;		/* with RTR_RSV_STACK: the walked stack */
 	unsigned int nr;		/* frames in it */
 	u8 *trailer;			/* where its record goes */
 	void *payload;			/* the event's, as reserved */
@@ -127,10 +137,14 @@ extern unsigned int rtr_stack_depth;
 
 void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len);
 void rtr_stack_commit(struct rtr_rsv *w);
+void rtr_commit_slow(struct rtr_rsv *w);
 int rtr_stack_set(const unsigned long *mask, const unsigned long *on);
 int rtr_stack_set_depth(unsigned int depth);
 
-/* @data is the struct rtr_probe a probe was registered with. */
+/*
+ * @data is the struct rtr_probe a probe was registered with; @w went
+ * through rtr_filtered() first.
+ */
 static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 					 unsigned int len)
 {
@@ -138,14 +152,13 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 
 	if (unlikely(READ_ONCE(p->stack)))
 		return rtr_stack_reserve(w, p->event.id, len);
-	w->ips = NULL;
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 
 static __always_inline void rtr_commit(struct rtr_rsv *w)
 {
-	if (unlikely(w->ips))
-		rtr_stack_commit(w);
+	if (unlikely(w->slow))
+		rtr_commit_slow(w);
 	else
 		ringtrace_commit(&w->r);
 }
@@ -199,8 +212,11 @@ void rtr_cgroup_filter_free(void);
 /*
  * The pid and cgroup filters apply to events about tasks; an event is
  * kept if a task it names passes both.  No filter: two loads and a
- * predicted branch.  With preemption off (a tracepoint probe, or a
- * writer's section).
+ * predicted branch.  With preemption off: a tracepoint probe (the
+ * RCU-sched reads here and in rtr_filtered() rely on tracepoints calling
+ * their probes with preemption off, true of every kernel the Kbuild
+ * file accepts, up to 6.12: 6.13 calls the system-call tracepoints'
+ * probes preemptible), a dynamic probe's handler, or a writer's section.
  */
 static __always_inline bool rtr_task_traced(const struct task_struct *t)
 {
@@ -215,9 +231,23 @@ static __always_inline bool rtr_task_traced(const struct task_struct *t)
 #define RTR_FILTER_ERR_MAX	256
 
 bool rtr_filter_match(const struct rtr_filter *f, const union rtr_fval *v);
-bool rtr_filter_judge(const struct rtr_probe *p, const struct rtr_filter *f,
-		      const struct rtr_filter *t, const union rtr_fval *v);
+bool rtr_pred_judge(const struct rtr_filter *f, const struct rtr_filter *t,
+		    const union rtr_fval *v, bool *hit);
+bool rtr_probe_judge(const struct rtr_probe *p, struct rtr_rsv *w,
+		     const struct rtr_filter *f, const struct rtr_filter *t,
+		     const union rtr_fval *v);
 const char *rtr_filter_text(const struct rtr_filter *f);
+
+/*
+ * The values a probe passes for a table of fields @ff: one per field, in
+ * its order (union rtr_fval initialisers).  The interpreter indexes them
+ * with field numbers the verifier checked against @ff alone, so the
+ * compiler checks that there are as many values as fields.
+ */
+#define RTR_FVALS_CHECK(ff, ...)					\
+	static_assert(ARRAY_SIZE(ff) ==					\
+		      sizeof((const union rtr_fval[]){ __VA_ARGS__ }) /	\
+		      sizeof(union rtr_fval), "one value per field of " #ff)
 
 /*
  * A predicate file: events/<name>/filter or events/<name>/trigger, of a
@@ -245,12 +275,14 @@ void rtr_filters_free(void);
 
 /*
  * trigger.c: events/<name>/trigger, events/ringtrace_marker/trigger and
- * the triggered file.  rtr_trigger_hit() is safe in any context.
+ * the triggered file.  rtr_trigger_hit() is for an event already written
+ * (committed) on @cpu; safe in any context, with preemption off.
  */
-void rtr_trigger_hit(unsigned int event_id);
-void rtr_marker_trigger(const char *data);
+void rtr_trigger_hit(unsigned int event_id, unsigned int cpu);
+void rtr_marker_trigger(const char *data, unsigned int cpu);
 int rtr_triggers_init(struct dentry *marker_dir);
 void rtr_triggers_exit(void);
+void rtr_trigger_cpu_online(void);
 void rtr_trigger_cpu_offline(void);
 void rtr_trigger_cpu_dead(void);
 /* probes.c: the number of this kernel's call @name */
@@ -258,20 +290,26 @@ bool rtr_syscall_lookup(const char *name, s64 *nr);
 
 /*
  * True if the probe on @data has a predicate and the event with the field
- * values given (union rtr_fval initialisers, in its field table's order)
- * fails it: then the probe writes nothing.  An event that passes and
- * matches the probe's trigger fires it (trigger.c).  Without a predicate
- * and a trigger: two loads and a predicted branch; the values are not
- * even computed.
+ * values given (union rtr_fval initialisers, one per field of @ff, the
+ * probe's table) fails it: then the probe writes nothing.  An event that
+ * passes and matches the probe's trigger is flagged in @w (RTR_RSV_HIT):
+ * rtr_commit() fires the trigger once the event is written, so a hit
+ * always has its event in the buffer.  Without a predicate and a
+ * trigger: two loads, a store and a predicted branch; the values are not
+ * even computed.  The reads are RCU-sched: a tracepoint calls its probes
+ * with preemption off (on every kernel the Kbuild file accepts, see
+ * rtr_task_traced()).
  */
-#define rtr_filtered(data, ...)						\
+#define rtr_filtered(w, data, ff, ...)					\
 ({									\
 	const struct rtr_probe *__p = (data);				\
 	const struct rtr_filter *__f = rcu_dereference_sched(__p->filter); \
 	const struct rtr_filter *__t = rcu_dereference_sched(__p->trigger); \
+	RTR_FVALS_CHECK(ff, __VA_ARGS__);				\
+	(w)->slow = 0;							\
 	unlikely(__f || __t) &&						\
-		rtr_filter_judge(__p, __f, __t,				\
-				 (const union rtr_fval[]){ __VA_ARGS__ }); \
+		rtr_probe_judge(__p, w, __f, __t,			\
+				(const union rtr_fval[]){ __VA_ARGS__ }); \
 })
 #define RTR_FI(v)	{ .i = (v) }
 #define RTR_FS(v)	{ .s = (v) }
@@ -284,6 +322,10 @@ extern struct dentry *rtr_events_dir;
 char *rtr_ctl_copy(const char __user *ubuf, size_t count);
 /* dynprobes.c: probe_events, the kprobes made through it. */
 int rtr_dynprobes_init(void);
+/* Serialises the dynamic probes; outside rtr_probes_lock when both. */
+extern struct mutex rtr_dynprobes_lock;
+/* The trigger of the dynamic probe whose event is @id, or NULL if none. */
+struct rtr_filter __rcu **rtr_dynprobe_trigger(unsigned int id);
 
 /* statedump.c: the task on each CPU and every task, at tracing start. */
 #define RTR_STATEDUMP_TASK_FIELDS					\

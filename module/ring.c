@@ -69,7 +69,11 @@
  * moves @retired up to the count, before any writer may open the slot
  * again ([B2] for PUT, [R2] for the push); the slot's @events stays as it
  * is, so the sum does not change.  So once drained,
- * written == delivered + all lost_* exactly.
+ * written == delivered + all lost_* exactly.  All of them count events:
+ * a stack trailer (ringtrace_put_trailer()) is part of its event's
+ * attempt, and goes to the slot's @trailers instead, retired alongside
+ * (retired_trailers) only for the packet's events field, which counts
+ * the records a reader finds in the packet: events and trailers.
  *
  * Timestamps.  The clock is read inside the reserve retry loop, after the
  * offset: a nested reservation makes the outer cmpxchg fail and re-read the
@@ -250,14 +254,33 @@ static bool rtr_slot_complete(const struct rtr_buffer *buf, unsigned long pos)
 }
 
 /*
- * Events of the generation at @pos not yet retired.  Exact once that
- * generation is complete and no writer can open the slot again.
+ * Records of the generation at @pos, its events and their trailers: the
+ * packet's events field.  Exact once that generation is complete and no
+ * writer can open the slot again.
  */
-static unsigned long rtr_slot_events(const struct rtr_buffer *buf,
-				     unsigned long pos)
+static unsigned long rtr_slot_records(const struct rtr_buffer *buf,
+				      unsigned long pos)
 {
-	return local_read(&ringtrace_pos_slot(&buf->w, pos)->events) -
-	       buf->slot_info[rtr_slot_index(buf, pos)].retired;
+	unsigned int i = rtr_slot_index(buf, pos);
+
+	return local_read(&buf->w.slots[i].events) - buf->slot_info[i].retired +
+	       local_read(&buf->w.trailers[i]) -
+	       buf->slot_info[i].retired_trailers;
+}
+
+/*
+ * Retire the generation of slot @i, complete and closed to writers: its
+ * events, which the caller counts as delivered or overrun.
+ */
+static unsigned long rtr_slot_retire(struct rtr_buffer *buf, unsigned int i)
+{
+	struct rtr_slot_info *info = &buf->slot_info[i];
+	unsigned long total = local_read(&buf->w.slots[i].events);
+	unsigned long events = total - info->retired;
+
+	info->retired = total;
+	info->retired_trailers = local_read(&buf->w.trailers[i]);
+	return events;
 }
 
 /*
@@ -303,23 +326,20 @@ static void rtr_inject_push_window(struct rtr_buffer *buf)
  */
 static bool rtr_push(struct rtr_buffer *buf, unsigned long cons)
 {
-	struct rtr_slot_info *info = &buf->slot_info[rtr_slot_index(buf, cons)];
-	unsigned long events;
 	bool pushed;
 
 	WRITE_ONCE(buf->retiring, 1);
 	/*
-	 * Stable: the generation is complete, and no writer can open the
-	 * slot before @consumed moves past it.
+	 * [B3] Pairs with the cmpxchg in rtr_buffer_get().  The counts
+	 * retired below are stable: the generation is complete, and no
+	 * writer opens the slot again before the window closes [R2].
 	 */
-	events = local_read(&ringtrace_pos_slot(&buf->w, cons)->events);
-	/* [B3] Pairs with the cmpxchg in rtr_buffer_get(). */
 	pushed = atomic_long_cmpxchg(&buf->consumed, cons,
 				     cons + buf->w.subbuf_size) == cons;
 	if (pushed) {
 		rtr_inject_push_window(buf);
-		local_add(events - info->retired, &buf->lost_overrun);
-		info->retired = events;
+		local_add(rtr_slot_retire(buf, rtr_slot_index(buf, cons)),
+			  &buf->lost_overrun);
 	}
 	/* [B5] Pairs with smp_load_acquire() in rtr_buffer_get(). */
 	smp_store_release(&buf->retiring, 0);
@@ -725,7 +745,7 @@ int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb)
 		cpu_relax();
 
 	/* Exact now that the packet is complete and held. */
-	ph->events = rtr_slot_events(buf, cons);
+	ph->events = rtr_slot_records(buf, cons);
 	ph->events_discarded =
 		buf->slot_info[rtr_slot_index(buf, cons)].discarded +
 		local_read(&buf->lost_overrun);
@@ -744,8 +764,7 @@ int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb)
 /* Caller holds buf->consumer_lock. */
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 {
-	struct rtr_slot_info *info;
-	unsigned long cons, total;
+	unsigned long cons;
 
 	lockdep_assert_held(&buf->consumer_lock);
 	cons = atomic_long_read(&buf->consumed);
@@ -754,16 +773,14 @@ int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 
 	/*
 	 * The packet is held: no writer can open its slot, and every writer
-	 * of this generation has committed, so the count is stable and
+	 * of this generation has committed, so the counts are stable and
 	 * @retired is ours to move until the release below [B2].
 	 */
-	info = &buf->slot_info[rtr_slot_index(buf, pos)];
-	total = local_read(&ringtrace_pos_slot(&buf->w, pos)->events);
-	WRITE_ONCE(buf->delivered, buf->delivered + (total - info->retired));
+	WRITE_ONCE(buf->delivered, buf->delivered +
+				   rtr_slot_retire(buf, rtr_slot_index(buf, pos)));
 	WRITE_ONCE(buf->subbufs_delivered, buf->subbufs_delivered + 1);
 	WRITE_ONCE(buf->bytes_delivered, buf->bytes_delivered +
 			rtr_packet(buf, pos)->content_size / 8);
-	info->retired = total;
 	/* [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(). */
 	atomic_long_set_release(&buf->consumed, pos + buf->w.subbuf_size);
 	rtr_meta_update(buf);
@@ -858,9 +875,11 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	buf->wakeup_packets = 1;
 	buf->w.slots = kcalloc_node(num_subbufs, sizeof(*buf->w.slots),
 				    GFP_KERNEL, node);
+	buf->w.trailers = kcalloc_node(num_subbufs, sizeof(*buf->w.trailers),
+				       GFP_KERNEL, node);
 	buf->slot_info = kcalloc_node(num_subbufs, sizeof(*buf->slot_info),
 				      GFP_KERNEL, node);
-	if (!buf->w.slots || !buf->slot_info)
+	if (!buf->w.slots || !buf->w.trailers || !buf->slot_info)
 		goto free_slots;
 	buf->nr_pages = rtr_buffer_pages(subbuf_size, num_subbufs);
 	buf->pages = kvcalloc(buf->nr_pages, sizeof(*buf->pages), GFP_KERNEL);
@@ -908,6 +927,7 @@ free_pages:
 	rtr_free_pages(buf->pages, i);
 free_slots:
 	kfree(buf->slot_info);
+	kfree(buf->w.trailers);
 	kfree(buf->w.slots);
 	kfree(buf);
 	return NULL;
@@ -925,6 +945,7 @@ void rtr_buffer_free(struct rtr_buffer *buf)
 	vunmap(buf->meta);
 	rtr_free_pages(buf->pages, buf->nr_pages);
 	kfree(buf->slot_info);
+	kfree(buf->w.trailers);
 	kfree(buf->w.slots);
 	kfree(buf);
 }

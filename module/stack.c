@@ -61,7 +61,8 @@ struct rtr_stack_head {
 
 /*
  * Reserve @len bytes of payload for event @id, plus this CPU's stack as a
- * trailer.  Returns the payload, or NULL (nothing to commit).
+ * trailer (RTR_RSV_STACK in @w->slow, which rtr_filtered() set).  Returns
+ * the payload, or NULL (nothing to commit).
  */
 void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len)
 {
@@ -96,6 +97,7 @@ void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len)
 		preempt_enable_notrace();
 		return NULL;
 	}
+	w->slow |= RTR_RSV_STACK;
 	w->ips = ips + skip;
 	w->nr = nr;
 	w->trailer = (u8 *)p + len;
@@ -105,13 +107,15 @@ void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len)
 plain_level:
 	this_cpu_dec(rtr_stack_level);
 plain:
-	w->ips = NULL;
 	p = ringtrace_reserve(&w->r, id, len);
 	preempt_enable_notrace();
 	return p;
 }
 
-/* The trailer goes in after the payload, then the whole is committed. */
+/*
+ * The trailer goes in after the payload, then the whole is committed
+ * (from rtr_commit_slow()).
+ */
 void rtr_stack_commit(struct rtr_rsv *w)
 {
 	struct rtr_stack_head *h;

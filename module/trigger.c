@@ -6,8 +6,10 @@
  *                           grammar and fields as events/<name>/filter
  *                           (filter.c compiles and verifies it; the same
  *                           program runs; the same rtr_pred_fops serve
- *                           the file).  Also for ringtrace_marker, on
- *                           its fields "data" and "comm".
+ *                           the file).  Every tracepoint event with a
+ *                           filter file, every dynamic probe's event
+ *                           (dynprobes.c), and ringtrace_marker, on its
+ *                           fields "data" and "comm".
  *   triggered               the hit: "state armed" or "state hit" and
  *                           what fired (event, trigger, cpu, timestamp),
  *                           and the counts; poll: EPOLLIN | EPOLLPRI
@@ -16,9 +18,15 @@
  *
  * The decision is the writer's, at the event: a probe runs the trigger's
  * program on the values its filter sees (rtr_filtered(), after the filter
- * passed), the marker file on the marker's text.  A match while tracing
- * is on is a hit: counted, and, if the one slot is armed, latched there
- * (which event, on which CPU, when) and the consumer is woken.  The
+ * passed), the marker file on the marker's text.  A match whose event is
+ * then written -- reserved and committed: not dropped as full, held,
+ * nested or too big -- is a hit: counted once the event is committed,
+ * and, if the one slot is armed, latched there (which event, on which
+ * CPU, when) and the consumer is woken.  So every hit's event is in the
+ * buffer when the hit is seen, the latched one included, and a snapshot
+ * taken then holds it (in overwrite mode, until the ring wraps past it:
+ * tracing goes on after a hit, and the flight recorder keeps its last
+ * buffer's worth of events, the hit's as any other).  The
  * consumer -- ringtrace record --trigger, ringtraced --trigger -- waits
  * as long as it was told, writes "mark" (the kernel writes a marker
  * "ringtrace trigger: ..." naming the hit into the buffers: it ends the
@@ -35,14 +43,26 @@
  * Only the writer that won the cmpxchg fills the slot's fields, and only
  * the consumer, after it saw HIT with an acquire load [T1], reads them and
  * moves the state back.  A writer that finds FILLING or HIT counts a miss.
+ * Nested writers (an interrupt or NMI inside a probe) latch in the order
+ * their events commit: an inner event that hits between the outer one's
+ * commit and its latch takes the slot, and the outer one counts as
+ * missed.  Whichever latches, its event is written.
+ *
  * The wakeup goes through irq_work [T2]: a waitqueue cannot be woken from
  * NMI, nor, on PREEMPT_RT, from hard interrupt context (the irq_work runs
  * in a thread there).  As for the buffers' wakeup (ring.c [W1]), only
- * while the hitting CPU is up: an irq_work queued on a CPU past its last
- * run of them would stay pending for good (and irq_work_sync() at unload
- * would wait forever).  A CPU going down runs the one it may hold
- * (rtr_trigger_cpu_offline()); a hit on it after that is woken for once
- * it is dead (rtr_trigger_cpu_dead()).
+ * while the CPU that latches is up (its buffer's irq_wakeup): an irq_work
+ * queued on a CPU past its last run of them would stay pending for good
+ * (and irq_work_sync() at unload would wait forever).  A hit on a CPU
+ * while it comes up, before its online callback, queues nothing: the
+ * callback wakes the waiters (rtr_trigger_cpu_online()).  A CPU going
+ * down runs the one it may hold (rtr_trigger_cpu_offline()); a hit on it
+ * after that is woken for once it is dead (rtr_trigger_cpu_dead()).
+ *
+ * The slot's readers (the triggered file, "mark") and the consumer's
+ * moves back to ARMED ("rearm", "reset") hold rtr_probes_lock: while a
+ * reader holds it the state stays HIT, so no writer refills the fields
+ * under it [T3].
  *
  * The conditions are replaced under rtr_probes_lock and RCU exactly as the
  * filters are (filter.c [F1]): the marker's is read under
@@ -108,13 +128,15 @@ static void rtr_trigger_wakeup(struct irq_work *work)
 	wake_up_all(&rtr_trig.waitq);
 }
 
-void rtr_trigger_hit(unsigned int event_id)
+/*
+ * The event @event_id that matched its trigger was written on @cpu: a hit.
+ * Called after the event's commit, with preemption off.  The time is the
+ * trace clock's now: at or after the event's own timestamp.
+ */
+void rtr_trigger_hit(unsigned int event_id, unsigned int cpu)
 {
 	struct rtr_buffer *buf;
 
-	/* Hits count only for events that are written. */
-	if (!READ_ONCE(rtr_trace.tracing_on))
-		return;
 	atomic64_inc(&rtr_trig.hits);
 	if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_ARMED,
 			   RTR_TRIG_FILLING) != RTR_TRIG_ARMED) {
@@ -122,25 +144,30 @@ void rtr_trigger_hit(unsigned int event_id)
 		return;
 	}
 	rtr_trig.event = event_id;
-	rtr_trig.cpu = raw_smp_processor_id();
+	rtr_trig.cpu = cpu;
 	rtr_trig.ts = ringtrace_clock();
 	/* [T1] Pairs with atomic_read_acquire() in rtr_trigger_latched(). */
 	atomic_set_release(&rtr_trig.state, RTR_TRIG_HIT);
-	buf = rtr_cpu_buffer(rtr_trig.cpu);
+	/* [T2] This CPU's irq_work, if it still (or already) runs them. */
+	buf = rtr_cpu_buffer(raw_smp_processor_id());
 	if (likely(buf && READ_ONCE(buf->irq_wakeup)))
 		irq_work_queue(&rtr_trig.wakeup);
 }
 
-/* A marker was written: @data is its text, NUL-terminated. */
-void rtr_marker_trigger(const char *data)
+/*
+ * A marker was written (committed) on @cpu: @data is its text,
+ * NUL-terminated.  From the marker file's write().
+ */
+void rtr_marker_trigger(const char *data, unsigned int cpu)
 {
 	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
 	const struct rtr_filter *t;
 
+	static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(rtr_ff_marker));
 	rcu_read_lock_sched();
 	t = rcu_dereference_sched(rtr_marker_cond);
 	if (unlikely(t) && rtr_filter_match(t, v))
-		rtr_trigger_hit(RINGTRACE_EVENT_MARKER);
+		rtr_trigger_hit(RINGTRACE_EVENT_MARKER, cpu);
 	rcu_read_unlock_sched();
 }
 
@@ -152,30 +179,55 @@ static bool rtr_trigger_latched(void)
 	return atomic_read_acquire(&rtr_trig.state) == RTR_TRIG_HIT;
 }
 
-/* The event's name and its trigger's text; under rtr_probes_lock. */
+/*
+ * The readers' lock [T3]: rtr_probes_lock, which also keeps every
+ * trigger's text, and, outside it, rtr_dynprobes_lock, which keeps the
+ * dynamic probes (dynprobes.c says why in that order).
+ */
+static void rtr_trigger_lock(void)
+{
+	mutex_lock(&rtr_dynprobes_lock);
+	mutex_lock(&rtr_probes_lock);
+}
+
+static void rtr_trigger_unlock(void)
+{
+	mutex_unlock(&rtr_probes_lock);
+	mutex_unlock(&rtr_dynprobes_lock);
+}
+
+/*
+ * The event's name (its declaration's: dynamic probes' events too, also
+ * once removed) and its trigger's text; under rtr_trigger_lock().
+ */
 static void rtr_trigger_describe(u32 id, const char **name, const char **text)
 {
-	struct rtr_filter __rcu **slot = &rtr_marker_cond;
-	const struct rtr_filter *t;
+	struct rtr_filter __rcu **slot = NULL;
+	const struct rtr_filter *t = NULL;
 	unsigned int i;
 
-	*name = rtr_marker_event.name;
-	for (i = 0; id != RINGTRACE_EVENT_MARKER && i < RTR_NR_PROBES; i++)
-		if (rtr_probes[i].event.id == id) {
-			*name = rtr_probes[i].event.name;
+	*name = rtr_event_name(id) ?: "(unknown)";
+	if (id == RINGTRACE_EVENT_MARKER)
+		slot = &rtr_marker_cond;
+	for (i = 0; !slot && i < RTR_NR_PROBES; i++)
+		if (rtr_probe_available(&rtr_probes[i]) &&
+		    rtr_probes[i].event.id == id)
 			slot = &rtr_probes[i].trigger;
-			break;
-		}
-	t = rcu_dereference_protected(*slot, lockdep_is_held(&rtr_probes_lock));
-	/* Replaced or cleared since the hit: say so rather than guess. */
-	*text = t ? rtr_filter_text(t) : "(cleared since)";
+	if (!slot)
+		slot = rtr_dynprobe_trigger(id);
+	if (slot)
+		t = rcu_dereference_protected(*slot,
+					      lockdep_is_held(&rtr_probes_lock));
+	/* Cleared, or the probe removed, since the hit: say so. */
+	*text = t ? rtr_filter_text(t) : slot ? "(cleared since)" :
+		"(probe removed since)";
 }
 
 static int rtr_triggered_show(struct seq_file *m, void *unused)
 {
 	const char *name, *text;
 
-	mutex_lock(&rtr_probes_lock);
+	rtr_trigger_lock();
 	if (rtr_trigger_latched()) {
 		rtr_trigger_describe(rtr_trig.event, &name, &text);
 		seq_printf(m, "state hit\nevent %s\ntrigger %s\ncpu %u\ntimestamp %llu\n",
@@ -186,7 +238,7 @@ static int rtr_triggered_show(struct seq_file *m, void *unused)
 	seq_printf(m, "hits %lld\nmissed %lld\n",
 		   (s64)atomic64_read(&rtr_trig.hits),
 		   (s64)atomic64_read(&rtr_trig.missed));
-	mutex_unlock(&rtr_probes_lock);
+	rtr_trigger_unlock();
 	return 0;
 }
 
@@ -215,7 +267,7 @@ static int rtr_trigger_mark(void)
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	mutex_lock(&rtr_probes_lock);
+	rtr_trigger_lock();
 	if (!rtr_trigger_latched()) {
 		ret = -ENOENT;
 		goto unlock;
@@ -229,8 +281,31 @@ static int rtr_trigger_mark(void)
 	if (!ringtrace_write(rtr_marker_event.id, p, sizeof(p->len) + n))
 		ret = -ENOSPC;
 unlock:
-	mutex_unlock(&rtr_probes_lock);
+	rtr_trigger_unlock();
 	kfree(p);
+	return ret;
+}
+
+/*
+ * "rearm" and "reset": the consumer moves HIT back to ARMED under the
+ * readers' rtr_probes_lock [T3], so that a read in progress keeps
+ * describing the hit it found; writers move the state only from ARMED.
+ * "rearm" with nothing latched: -ENOENT.  A writer half way through
+ * filling keeps its slot.
+ */
+static int rtr_trigger_rearm(bool reset)
+{
+	int ret = 0;
+
+	mutex_lock(&rtr_probes_lock);
+	if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT,
+			   RTR_TRIG_ARMED) != RTR_TRIG_HIT && !reset)
+		ret = -ENOENT;
+	if (reset) {
+		atomic64_set(&rtr_trig.hits, 0);
+		atomic64_set(&rtr_trig.missed, 0);
+	}
+	mutex_unlock(&rtr_probes_lock);
 	return ret;
 }
 
@@ -243,21 +318,14 @@ static ssize_t rtr_triggered_write(struct file *file, const char __user *ubuf,
 	ret = rtr_read_word(ubuf, count, word, sizeof(word));
 	if (ret)
 		return ret;
-	if (!strcmp(word, "mark")) {
+	if (!strcmp(word, "mark"))
 		ret = rtr_trigger_mark();
-	} else if (!strcmp(word, "rearm")) {
-		/* Only the consumer moves HIT back; writers only from ARMED. */
-		if (atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT,
-				   RTR_TRIG_ARMED) != RTR_TRIG_HIT)
-			ret = -ENOENT;
-	} else if (!strcmp(word, "reset")) {
-		/* A writer half way through filling keeps its slot. */
-		atomic_cmpxchg(&rtr_trig.state, RTR_TRIG_HIT, RTR_TRIG_ARMED);
-		atomic64_set(&rtr_trig.hits, 0);
-		atomic64_set(&rtr_trig.missed, 0);
-	} else {
+	else if (!strcmp(word, "rearm"))
+		ret = rtr_trigger_rearm(false);
+	else if (!strcmp(word, "reset"))
+		ret = rtr_trigger_rearm(true);
+	else
 		ret = -EINVAL;
-	}
 	return ret ?: count;
 }
 
@@ -278,6 +346,19 @@ static const struct file_operations rtr_triggered_fops = {
 };
 
 /* --- CPU hotplug ------------------------------------------------------------ */
+
+/*
+ * On a CPU that came up, once its buffer queues wakeups again
+ * (rtr_buffer_set_irq_wakeup()): a hit on it before that -- from the
+ * interrupts and threads it ran while coming up -- queued no wakeup [T2].
+ * Such a hit ran on this CPU before the irq_wakeup store, so the acquire
+ * load below sees it; a later one queues its own irq_work.
+ */
+void rtr_trigger_cpu_online(void)
+{
+	if (rtr_trigger_latched())
+		wake_up_all(&rtr_trig.waitq);
+}
 
 /*
  * On a CPU going down, after its buffer stopped queueing wakeups: the

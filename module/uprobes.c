@@ -101,12 +101,21 @@ put_path:
 	return ret;
 }
 
-static void rtr_uprobe_detach(struct rtr_dynprobe *p)
+/* All unlinked, then one wait for the handlers of every one of them. */
+static void rtr_uprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
 {
-	struct rtr_uprobe *u = container_of(p, struct rtr_uprobe, dp);
+	struct rtr_uprobe *u;
+	unsigned int i;
 
-	rtr_uprobe_unregister(&u->ref, &u->consumer);
-	path_put(&u->path);
+	for (i = 0; i < n; i++) {
+		u = container_of(ps[i], struct rtr_uprobe, dp);
+		rtr_uprobe_unregister_nosync(&u->ref, &u->consumer);
+	}
+	rtr_uprobe_unregister_sync();
+	for (i = 0; i < n; i++) {
+		u = container_of(ps[i], struct rtr_uprobe, dp);
+		path_put(&u->path);
+	}
 }
 
 static void rtr_uprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)

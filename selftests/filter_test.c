@@ -5,7 +5,9 @@
  * runs on; malformed expressions are refused with the predicate in force
  * kept and the reason read back; a predicate is replaced and cleared.
  * System call arguments and return values, and the marker's text, as
- * fields (each with a child or writes of its own, counted the same way).
+ * fields (each with a child or writes of its own, counted the same way);
+ * a glob sees a string's first 256 bytes; an event with its kernel stack
+ * counts once.
  *
  * The child names itself "rtflt-child" (prctl) and then makes exactly
  * NR_GETPID getpid(), NR_GETPPID getppid() and one exit_group() calls:
@@ -46,6 +48,7 @@ FIXTURE_SETUP(filter)
 
 FIXTURE_TEARDOWN(filter)
 {
+	rt_ctl_write("set_event_stack", "!syscall_entry");
 	rt_ctl_write("events/syscall_entry/filter", "0");
 	rt_ctl_write("events/sched_switch/filter", "0");
 	rt_ctl_write("events/syscall_exit/filter", "0");
@@ -373,6 +376,117 @@ TEST_F(filter, marker_data)
 	EXPECT_EQ(-EINVAL, rt_ctl_write(file, "data < 3"));
 	EXPECT_EQ(-EINVAL, rt_ctl_write(file, "len == 3"));
 	EXPECT_EQ(0, rt_ctl_write(file, "0"));
+}
+
+/* @len bytes of 'x' with @head at the start and @tail at the end. */
+static void fill_text(char *text, size_t len, const char *head,
+		      const char *tail)
+{
+	memset(text, 'x', len);
+	memcpy(text, head, strlen(head));
+	memcpy(text + len - strlen(tail), tail, strlen(tail));
+}
+
+/*
+ * A glob is matched against the first 256 bytes of a string, as if it
+ * ended there (module/filter.c, RTR_FILTER_GLOB_SPAN): a marker whose
+ * TAIL ends at byte 256 matches "*TAIL", one whose TAIL ends at byte 257
+ * or 4096 does not; "HEAD*" matches a marker of 4096 bytes.
+ */
+TEST_F(filter, glob_span)
+{
+	static const struct {
+		size_t len;
+		const char *head, *tail;
+		unsigned int written;
+	} cases[] = {
+		{ 256, "", "TAIL", 1 },
+		{ 257, "", "TAIL", 0 },
+		{ 4096, "", "TAIL", 0 },
+		{ 4096, "HEAD", "", 1 },
+		{ 300, "HEAD", "TAIL", 1 },
+		{ 300, "head", "TAIL", 0 },
+	};
+	const char *file = "events/ringtrace_marker/filter";
+	static char text[4096];
+	struct rt_stats a, b;
+	unsigned int i;
+	int fd;
+
+	ASSERT_EQ(0, rt_ctl_write(file, "data == '*TAIL' || data == 'HEAD*'"));
+	fd = open(rt_path("marker"), O_WRONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (i = 0; i < RT_ARRAY_SIZE(cases); i++) {
+		fill_text(text, cases[i].len, cases[i].head, cases[i].tail);
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &a));
+		EXPECT_EQ((ssize_t)cases[i].len, write(fd, text, cases[i].len));
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &b));
+		EXPECT_EQ(cases[i].written, b.written - a.written) {
+			TH_LOG("a marker of %zu bytes, '%s...%s'", cases[i].len,
+			       cases[i].head, cases[i].tail);
+		}
+	}
+	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	close(fd);
+}
+
+struct stack_records {
+	int entry_id, stack_id;
+	unsigned int entries, stacks;
+};
+
+static int count_stack_records(void *arg, const struct rt_event *ev,
+			       char *msg __attribute__((unused)),
+			       size_t msg_size __attribute__((unused)))
+{
+	struct stack_records *c = arg;
+
+	c->entries += (int)ev->id == c->entry_id;
+	c->stacks += (int)ev->id == c->stack_id;
+	return 0;
+}
+
+/*
+ * An event with its kernel stack is one event: `written` and `delivered`
+ * count it once, while its packet holds two records -- the event and its
+ * kernel_stack trailer -- and the packet's `events` counts both.
+ */
+TEST_F(filter, stack_counts_once)
+{
+	struct stack_records c = { 0 };
+	struct rt_drain dr = { 0 };
+	struct rt_meta *m;
+	struct rt_stats s;
+	struct rt_buf b;
+	char msg[512];
+	long long n;
+	int ret;
+
+	ASSERT_EQ(0, rt_ctl_write("set_event_stack", "syscall_entry"));
+	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	c.entry_id = rt_meta_find(m, "syscall_entry");
+	c.stack_id = rt_meta_find(m, "kernel_stack");
+	ASSERT_LE(0, c.entry_id);
+	ASSERT_LE(0, c.stack_id);
+	n = written_by_child(_metadata, self->cpu, "syscall_entry",
+			     "comm == " CHILD_COMM " && id == getppid", 0);
+	EXPECT_EQ(NR_GETPPID, n);
+	ret = rt_drain(m, &b, count_stack_records, &c, &dr, msg, sizeof(msg));
+	EXPECT_EQ(-ENODATA, ret) {
+		TH_LOG("%s", msg);
+	}
+	EXPECT_EQ(NR_GETPPID, c.entries);
+	EXPECT_EQ(NR_GETPPID, c.stacks);
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &s));
+	/* The state dump's events and the calls: every record but the stacks. */
+	EXPECT_EQ(dr.events - c.stacks, s.delivered);
+	EXPECT_EQ(s.delivered, s.written);
+	EXPECT_EQ(0, rt_stats_lost(&s));
+	free(m);
+	rt_buf_close(&b);
 }
 
 /* The first line of the filter file, and whether it says @err. */

@@ -359,10 +359,12 @@ static int collect_dyn(void *arg, const struct rt_event *ev, char *msg,
 /*
  * An event that is unregistered and registered again with another layout
  * gets a new id, and the metadata keeps both declarations: a trace that
- * holds both decodes each with its own layout.  events_gen in the meta
- * page follows every change.
+ * holds both decodes each with its own layout.  Registered again with
+ * its first layout, it takes its first id back: that declaration
+ * describes it already.  events_gen in the meta page follows every
+ * change.
  */
-TEST_F(kmod, event_ids_never_reused)
+TEST_F(kmod, event_id_per_declaration)
 {
 	const struct ringtrace_meta *meta = rt_buf_meta(&self->b);
 	struct dyn_events d = { 0 };
@@ -370,7 +372,7 @@ TEST_F(kmod, event_ids_never_reused)
 	uint64_t gen0, gen1, gen2, seq;
 	char layout, msg[256];
 	struct rt_meta *m;
-	int id;
+	int id, n;
 
 	if (dyn_state(&layout, &id, &seq) == 1)
 		ASSERT_LT(0, rtst_write("dyn", "unregister"));
@@ -403,6 +405,22 @@ TEST_F(kmod, event_ids_never_reused)
 	EXPECT_STREQ(RTST_DYN_NAME, m->ev[d.id_b].name);
 	EXPECT_EQ(2, m->ev[d.id_a].nfields);
 	EXPECT_EQ(2, m->ev[d.id_b].nfields);
+
+	/* Layout a again: its own id back, no third declaration. */
+	ASSERT_LT(0, rtst_write("dyn", "unregister"));
+	ASSERT_LT(0, rtst_write("dyn", "register a"));
+	ASSERT_EQ(1, dyn_state(&layout, &id, &seq));
+	EXPECT_EQ('a', layout);
+	EXPECT_EQ(d.id_a, id);
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	EXPECT_EQ(gen2 + 2,
+		  __atomic_load_n(&meta->events_gen, __ATOMIC_ACQUIRE));
+	free(m);
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	for (id = 0, n = 0; id < RT_MAX_IDS; id++)
+		n += m->ev[id].present && !strcmp(m->ev[id].name, RTST_DYN_NAME);
+	EXPECT_EQ(2, n);
 
 	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
 	ASSERT_EQ(-ENODATA, rt_drain(m, &self->b, collect_dyn, &d, &dr, msg,

@@ -6,8 +6,10 @@
  * that CPU), counts every match, the ones after the first as missed; poll
  * on triggered wakes with EPOLLPRI; "rearm" lets the next one latch;
  * "mark" writes the marker that names the hit; nothing counts while
- * tracing is off; the marker's trigger fires on its text; malformed
- * conditions and words are refused with nothing changed.
+ * tracing is off, nor when the event is dropped (a full buffer): a hit's
+ * event is always written; the marker's trigger fires on its text; a hit
+ * on a CPU coming online wakes the poll; malformed conditions and words
+ * are refused with nothing changed.
  *
  * Switches tracepoints on and off: run under single-threaded TCG
  * (selftests/probes/run_guest.sh runs it), like filter_test.
@@ -15,6 +17,7 @@
 #include "ringtrace_test.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -51,6 +54,7 @@ FIXTURE_SETUP(trigger)
 
 FIXTURE_TEARDOWN(trigger)
 {
+	rt_ctl_write("events/sched_switch/trigger", "none");
 	rt_ctl_write(trigger_file, "none");
 	rt_ctl_write(marker_trigger, "none");
 	rt_ctl_write("triggered", "reset");
@@ -153,6 +157,148 @@ TEST_F(trigger, latch_count_rearm)
 	EXPECT_FALSE(h.hit);
 	EXPECT_EQ(0, h.hits);
 	EXPECT_EQ(0, h.missed);
+}
+
+/*
+ * A hit is an event written: with the test CPU's buffer full (discard
+ * mode, nothing consumed), every call of the child is dropped, and not
+ * one is counted, latched or woken for.
+ */
+TEST_F(trigger, dropped_event_is_no_hit)
+{
+	static char blob[1000];
+	struct rt_stats a, b;
+	struct hit h;
+	int fd, i;
+
+	ASSERT_EQ(0, rt_set_geometry(4096, 4));
+	arm_syscalls(_metadata);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	fd = rt_marker_open();
+	ASSERT_LE(0, fd);
+	/* After the first loss the packet is closed: nothing fits after. */
+	memset(blob, 'f', sizeof(blob));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ((ssize_t)sizeof(blob), write(fd, blob, sizeof(blob)));
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &a));
+		if (a.lost_full)
+			break;
+	}
+	close(fd);
+	ASSERT_LT(0, a.lost_full);
+	run_child();
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &b));
+	/* Every event offered since was lost, the child's calls among them. */
+	EXPECT_LE(NR_GETPPID, b.lost_full - a.lost_full);
+	EXPECT_EQ(b.written - a.written, b.lost_full - a.lost_full);
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit);
+	EXPECT_EQ(0, h.hits);
+	EXPECT_EQ(0, h.missed);
+	EXPECT_EQ(0, poll_triggered(0));
+}
+
+static int cpu_online_path(int cpu, char *path, size_t size)
+{
+	return snprintf(path, size, "/sys/devices/system/cpu/cpu%d/online", cpu);
+}
+
+static int set_online(int cpu, bool on)
+{
+	char path[64];
+
+	cpu_online_path(cpu, path, sizeof(path));
+	return rt_write_file(path, on ? "1" : "0", 1) == 1 ? 0 : -1;
+}
+
+static bool is_online(int cpu)
+{
+	char path[64], buf[8];
+
+	cpu_online_path(cpu, path, sizeof(path));
+	return rt_read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
+}
+
+/* poll()'s timeout: what tells a wakeup from none is how long it took. */
+#define POLL_TIMEOUT_MS	30000
+
+struct sleeper {
+	int fd;
+	int ready;
+	struct timespec slept, woke;
+};
+
+static void *poll_thread(void *arg)
+{
+	struct sleeper *s = arg;
+	struct pollfd pfd = { .fd = s->fd, .events = POLLPRI };
+
+	clock_gettime(CLOCK_MONOTONIC, &s->slept);
+	s->ready = poll(&pfd, 1, POLL_TIMEOUT_MS);
+	clock_gettime(CLOCK_MONOTONIC, &s->woke);
+	return NULL;
+}
+
+/*
+ * A hit on a CPU coming online, before ringtrace's online callback: the
+ * CPU queues no irq_work yet, and the callback must wake the poll
+ * (trigger.c [T2]).  The hit: sched_switch to the CPU's own cpuhp thread,
+ * which runs there before the callbacks it then runs, ringtrace's
+ * included.  Without that wakeup the poll sleeps until its timeout.
+ */
+TEST_F_TIMEOUT(trigger, hit_on_cpu_coming_online, 120)
+{
+	char possible[256], cond[64], name[16];
+	struct sleeper sl = { 0 };
+	bool was_online;
+	cpu_set_t cpus;
+	pthread_t pt;
+	struct hit h;
+	double ms;
+	int cpu;
+
+	ASSERT_LT(0, rt_read_file("/sys/devices/system/cpu/possible", possible,
+				  sizeof(possible)));
+	ASSERT_LT(0, rt_parse_cpulist(possible, &cpus));
+	for (cpu = CPU_SETSIZE - 1; cpu > 0 && !CPU_ISSET(cpu, &cpus); cpu--)
+		;
+	snprintf(name, sizeof(name), "cpu%d", cpu);
+	if (cpu <= 0)
+		SKIP(return, "one CPU: none can come online");
+	/* On CPU 0, which stays: the one that comes and goes is @cpu. */
+	ASSERT_EQ(0, rt_pin(0));
+	was_online = is_online(cpu);
+	/* Down first: the tracepoint is switched on while it is down. */
+	if (was_online)
+		ASSERT_EQ(0, set_online(cpu, false));
+	snprintf(cond, sizeof(cond), "next_comm == \"cpuhp/%d\"", cpu);
+	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/trigger", cond));
+	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("triggered", "reset"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	sl.fd = open(rt_path("triggered"), O_RDONLY);
+	ASSERT_LE(0, sl.fd);
+	ASSERT_EQ(0, pthread_create(&pt, NULL, poll_thread, &sl));
+	usleep(200 * 1000);
+	EXPECT_EQ(0, set_online(cpu, true));
+	ASSERT_EQ(0, pthread_join(pt, NULL));
+	close(sl.fd);
+	ms = (sl.woke.tv_sec - sl.slept.tv_sec) * 1e3 +
+	     (sl.woke.tv_nsec - sl.slept.tv_nsec) / 1e6;
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_TRUE(h.hit);
+	EXPECT_STREQ("sched_switch", h.event);
+	EXPECT_EQ(cpu, h.cpu);
+	EXPECT_EQ(1, sl.ready);
+	/* Woken, not timed out: half the timeout is miles away. */
+	EXPECT_GT(POLL_TIMEOUT_MS / 2, ms) {
+		TH_LOG("no wakeup for the hit on %s: the poll slept %.0f ms", name, ms);
+	}
+	/* Back as it was, the tracepoint switched off with it down. */
+	EXPECT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	if (!was_online)
+		EXPECT_EQ(0, set_online(cpu, false));
+	EXPECT_EQ(0, rt_ctl_write("events/sched_switch/enable", "0"));
 }
 
 TEST_F(trigger, nothing_while_tracing_off)

@@ -72,9 +72,10 @@ struct ringtrace_slot {
 	 */
 	local_t commit;
 	/*
-	 * Events committed to this slot since the buffer was allocated.  A
-	 * generation holds the difference to the count at which the previous
-	 * generation was retired (module/ring.c keeps that count).
+	 * Events committed to this slot since the buffer was allocated, a
+	 * stack trailer not counted (ringtrace_put_trailer()).  A generation
+	 * holds the difference to the count at which the previous generation
+	 * was retired (module/ring.c keeps that count).
 	 */
 	local_t events;
 };
@@ -100,6 +101,13 @@ struct ringtrace_buffer {
 	/* Read-mostly geometry, set at allocation. */
 	u8 *data;			/* sub-buffer 0 (kernel mapping) */
 	struct ringtrace_slot *slots;
+	/*
+	 * Per slot, as @slots: the trailers committed there, records that
+	 * are no events of their own (ringtrace_put_trailer()).  Beside the
+	 * slots, not in them, so that a slot stays 16 bytes: its index is a
+	 * shift on the fast path.
+	 */
+	local_t *trailers;
 	unsigned long subbuf_size;
 	unsigned long subbuf_mask;	/* subbuf_size - 1 */
 	unsigned long buf_mask;		/* subbuf_size * num_subbufs - 1 */
@@ -422,9 +430,10 @@ static __always_inline void ringtrace_commit(struct ringtrace_reservation *r)
  * The trailer carries the event's timestamp: the low 27 bits of the
  * header already written before @payload (the record is r->len bytes, its
  * header those before the @reserved), so a reader sees no time pass.  It
- * counts as an event of its own in the packet's events, and so in
- * written (the sum of the events and the losses): a packet's event count
- * and written == delivered + lost still hold.
+ * is a record of the packet, counted in the packet's events (what a
+ * reader finds there), but no event: written, delivered and lost count
+ * its event once, with or without it.  So it is counted apart, in the
+ * slot's trailers, never in the slot's events.
  */
 static __always_inline void *ringtrace_put_trailer(struct ringtrace_reservation *r,
 						   const void *payload,
@@ -441,7 +450,7 @@ static __always_inline void *ringtrace_put_trailer(struct ringtrace_reservation 
 					   timestamp_lo), sizeof(ts));
 	else
 		ts = word >> RINGTRACE_EVENT_ID_BITS;
-	local_inc(&r->slot->events);
+	local_inc(&r->buf->trailers[r->slot - r->buf->slots]);
 	return ringtrace_put_header(at, RINGTRACE_COMPACT_HEADER_SIZE, id, ts);
 }
 

@@ -238,7 +238,8 @@ static void explain(const char *spec, int err, char *why, size_t size)
 		snprintf(why, size, "-e %s: probed twice (or by another recording)", spec);
 		break;
 	case ENOSPC:
-		snprintf(why, size, "-e %s: too many probes at once (ringtrace.ko takes 64)",
+		snprintf(why, size, "-e %s: too many probes at once (ringtrace.ko takes 64), "
+			 "or 1024 different events declared since ringtrace.ko was loaded",
 			 spec);
 		break;
 	case EOPNOTSUPP:

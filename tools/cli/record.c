@@ -222,7 +222,8 @@ static void undo_filters(const struct filters *fs)
 	char path[256];
 
 	for (size_t i = 0; i < fs->n; i++) {
-		if (!fs->f[i].saved)
+		/* A probe's goes with the probe, which a killed record's close removes. */
+		if (!fs->f[i].saved || fs->f[i].probe)
 			continue;
 		snprintf(path, sizeof(path), "events/%s/%s", fs->f[i].event,
 			 fs->file);
@@ -1367,7 +1368,7 @@ static int run(int argc, char **argv)
 		refuse("%s", why);
 	check_cgroups();
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
-			  nr_names, false, why, sizeof(why)))
+			  nr_names, probes.n, why, sizeof(why)))
 		refuse("%s", why);
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
@@ -1377,6 +1378,9 @@ static int run(int argc, char **argv)
 	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
 		refuse("%s", why);
 	if (filters_check_probes(&filters, &ctl,
+				 (const char *const *)probes.events, probes.n,
+				 why, sizeof(why)) ||
+	    filters_check_probes(&triggers, &ctl,
 				 (const char *const *)probes.events, probes.n,
 				 why, sizeof(why))) {
 		dynprobes_remove(&probes);
@@ -1529,7 +1533,8 @@ const struct command cmd_record = {
 "                        -o DIR/YYYYmmdd-HHMMSS.mmm-EVENT, ending with a\n"
 "                        marker 'ringtrace trigger: EVENT: EXPR ...'; and\n"
 "                        recording goes on (repeatable, one per event; the\n"
-"                        marker too: 'ringtrace_marker: data == \"*FAIL*\"')\n"
+"                        marker too: 'ringtrace_marker: data == \"*FAIL*\"';\n"
+"                        a probe of -e too: 'kretprobe_vfs_read: ret < 0')\n"
 "      --after TIME      what happens TIME after the trigger goes in too\n"
 "                        (default 0)\n"
 "      --max N           at most N snapshots; then the triggers go and\n"

@@ -17,6 +17,10 @@
 #   exit paths no probe left after a normal end, Ctrl-C, SIGKILL of record
 #   errors     unknown function, blacklisted function, malformed spec: one
 #              line each, nothing registered, control files unchanged
+#   close      a file that made 32 kprobes and kretprobes closed: the
+#              closing task waits for synchronize_rcu() a few times, not
+#              once per probe (counted by a kprobe on it, made through
+#              another file)
 #
 #   uprobe abi    probe_events u:PATH:OFFSET[@LABEL]: each malformed
 #              command, a missing file, a directory, a device, an offset
@@ -32,6 +36,12 @@
 #   uprobe errors  missing binary, non-ELF file, unknown symbol, offset
 #              beyond the symbol, malformed spec: one line each, nothing
 #              registered (not on the debug kernel: user space only)
+#   uprobe ids  60 uprobes made through one file, closed, 18 times (1080
+#              probes, more than ringtrace.ko has ids): every one taken,
+#              each with its first id again, one declaration each
+#   uprobe trigger  events/<uprobe>/trigger comes and goes with the probe;
+#              record --trigger on the uprobe's arg0 saves one snapshot
+#              that holds the hit's event and the trigger's marker
 #
 # On a kernel without kprobes (the debug kernel) the kprobe commands must
 # fail with EOPNOTSUPP, and record with one line; the kprobe tests are
@@ -177,8 +187,8 @@ test_abi() {
 	check "probe_events: -:kprobe_$FUNC removes the kprobe only" \
 		test "$(awk '{ print $2 }' "$PE")" = "kretprobe_$FUNC"
 	printf 'p:%s' "$FUNC" >&7
-	check "probe_events: the name again takes a new id" \
-		test "$(awk '$2 == "kprobe_'"$FUNC"'" { print $1 }' "$PE")" -gt "$id"
+	check "probe_events: the same probe again takes its id back" \
+		test "$(awk '$2 == "kprobe_'"$FUNC"'" { print $1 }' "$PE")" -eq "$id"
 	exec 7>&-
 	check "probe_events: closing the file removed both probes" no_probes
 
@@ -386,6 +396,44 @@ test_errors_no_kprobes() {
 	check "no kprobes: control files as before" same_state "$before"
 }
 
+# The events written so far, summed over the CPUs (the stats' written).
+written_sum() { awk '{ s += substr($2, 9) } END { print s + 0 }' "$RT/stats"; }
+
+# Closing a file that made many probes detaches them together: one wait
+# for their handlers per kind (kprobes, kretprobes), not one per probe.
+# A kprobe on synchronize_rcu, made through another file and kept to this
+# shell's pid, counts the waits of the close.
+test_close_batches() {
+	local syms sym n=0 before after waits
+	syms=$(grep -oE ' T __x64_sys_[a-z0-9_]+$' /proc/kallsyms | awk '{ print $2 }' |
+		sort -u | head -n 16)
+	exec 6<>"$PE"
+	printf 'p:synchronize_rcu' >&6
+	check "close: a kprobe on synchronize_rcu (another file's)" \
+		grep -q " kprobe_synchronize_rcu " "$PE"
+	exec 7<>"$PE"
+	for sym in $syms; do
+		printf 'p:%s' "$sym" >&7 && n=$((n + 1))
+		printf 'r:%s' "$sym" >&7 && n=$((n + 1))
+	done
+	check "close: 32 probes made through one file ($n)" test "$n" -eq 32
+	echo $$ >"$RT/set_event_pid"
+	echo 1 >"$RT/tracing_on"
+	before=$(written_sum)
+	exec 7>&-
+	after=$(written_sum)
+	echo 0 >"$RT/tracing_on"
+	echo >"$RT/set_event_pid"
+	waits=$((after - before))
+	note "closing the file of $n probes waited for synchronize_rcu() $waits times"
+	check "close: the 32 probes went with their file" \
+		test "$(grep -c " k\(ret\)\?probe___x64_sys_" "$PE")" -eq 0
+	check "close: at most 4 grace periods for 32 probes, not one each ($waits)" \
+		test "$waits" -ge 1 -a "$waits" -le 4
+	exec 6>&-
+	check "close: ... and the counting probe with its own file" no_probes
+}
+
 test_list() {
 	"$CLI" list >"$W/list.out" 2>&1
 	check "list shows the probe syntax" grep -q "kprobe:FUNC\[+OFF\]" "$W/list.out"
@@ -474,10 +522,72 @@ test_uprobe_abi() {
 		bash -c "! echo none >&8 2>/dev/null"
 	exec 8>&-
 	printf 'u:%s:%s@rtu_work' "$UWL" "$off" >&7
-	check "probe_events: the name again takes a new id" \
-		test "$(awk '$2 == "'"$UEV"'" { print $1 }' "$PE")" -gt "$id"
+	check "probe_events: the same uprobe again takes its id back" \
+		test "$(awk '$2 == "'"$UEV"'" { print $1 }' "$PE")" -eq "$id"
 	exec 7>&-
 	check "probe_events: closing the file removed both uprobes" no_probes
+}
+
+# The same uprobes made and removed more often than ringtrace.ko has event
+# ids (1024, the tracepoints' included): 60 uprobes (labels u0 .. u59 on
+# rtu_work) made through one file, which is then closed, 18 times: each
+# takes its first id back, and the metadata declares each once.  (One
+# probe made and removed 1080 times would cost a grace period each, 0.7 s
+# on 6.12-rt; a closing file's probes are removed with one.)
+test_uprobe_ids_reused() {
+	local off first last i j fails=0
+	off=$(elf_offset "$UWL" rtu_work)
+	for ((i = 0; i < 18; i++)); do
+		exec 7<>"$PE"
+		# Builtins only: a process per probe would take minutes.
+		for ((j = 0; j < 60; j++)); do
+			printf 'u:%s:%s@u%d' "$UWL" "$off" "$j" >&7 2>"$W/ids.err" && continue
+			fails=$((fails + 1))
+			((fails == 1)) && note "probe $((i * 60 + j + 1)) not made: $(<"$W/ids.err")"
+		done
+		((i == 0)) && first=$(awk '{ print $2, $1 }' "$PE" | sort)
+		((i == 17)) && last=$(awk '{ print $2, $1 }' "$PE" | sort)
+		exec 7>&-
+	done
+	check "60 uprobes made and removed 18 times, 1080 in all: every one taken ($fails failed)" \
+		test "$fails" -eq 0
+	check "... each with its first id the last time" \
+		test "$(wc -l <<<"$first")" -eq 60 -a "$first" = "$last"
+	check "... the metadata declares each once" \
+		test "$(grep -c 'name = "uprobe_uprobe_workload_u[0-9]*";' "$RT/metadata")" -eq 60
+	check "... nothing left" no_probes
+}
+
+# events/<uprobe>/trigger, and record --trigger on it: the snapshot holds
+# the call that fired it (arg0 1005, the sixth of the workload's) and the
+# kernel's marker that names the hit.
+test_uprobe_trigger() {
+	local off out=$W/utrig pid=none sum n
+	off=$(elf_offset "$UWL" rtu_work)
+	exec 7<>"$PE"
+	printf 'u:%s:%s@rtu_work' "$UWL" "$off" >&7
+	check "events/$UEV/trigger: made with the probe, reads none" \
+		test "$(head -1 "$RT/events/$UEV/trigger" 2>/dev/null)" = none
+	check "events/$UEV/trigger: 'arg9 == 1' refused, naming arg9" bash -c \
+		"! echo 'arg9 == 1' >$RT/events/$UEV/trigger 2>/dev/null &&
+		 grep -qF \"# error: unknown field 'arg9'\" $RT/events/$UEV/trigger"
+	exec 7>&-
+	check "events/$UEV/: the trigger gone with the probe" \
+		test ! -e "$RT/events/$UEV/trigger"
+	"$CLI" record --mode overwrite -e "uprobe:$UWL:rtu_work" -o "$out" \
+		--trigger "$UEV: arg0 == 1005" -- \
+		"$UWL" $UN "$W/utrig.out" >"$W/utrig.log" 2>"$W/utrig.err"
+	check "record --trigger '$UEV: arg0 == 1005' exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/utrig.err"
+	check "record --trigger: no uprobe left" no_probes
+	n=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name "*-$UEV" | wc -l)
+	check "record --trigger: one snapshot named after $UEV ($n)" test "$n" -eq 1
+	[[ -s $W/utrig.out ]] && read -r pid sum <"$W/utrig.out"
+	"$CLI" report "$out"/*-"$UEV" >"$W/utrig.report" 2>/dev/null
+	check "the snapshot holds the call that fired it (arg0=1005, pid $pid)" \
+		bash -c "grep -E -- '-$pid $UEV: .*arg0=1005,' $W/utrig.report >/dev/null"
+	check "... and the kernel's marker naming the hit" \
+		grep -q "ringtrace trigger: $UEV: arg0 == 1005 (cpu " "$W/utrig.report"
 }
 
 test_uprobe_abi_none() {
@@ -591,6 +701,7 @@ main() {
 		test_sigterm
 		test_sigkill
 		test_errors
+		test_close_batches
 		test_list
 	else
 		note "no kprobes in this kernel: the probes must be refused"
@@ -604,6 +715,8 @@ main() {
 		test_uprobe_abi
 		test_uprobe_record
 		test_uprobe_sigkill
+		test_uprobe_ids_reused
+		test_uprobe_trigger
 		# The CLI's refusals happen in user space, before the module
 		# is asked: the same on every kernel, not again under KASAN
 		# (the debug kernel's boots are CI's longest).

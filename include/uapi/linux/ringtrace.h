@@ -44,8 +44,9 @@
  *  - Fields of struct ringtrace_meta are written by the kernel with
  *    WRITE_ONCE() at sub-buffer switch, GET, PUT and FLUSH time.
  *  - events_gen changes whenever an event is registered or unregistered
- *    (another module's, through the writer API).  Ids are never reused
- *    while the module is loaded, and the metadata file keeps every
+ *    (another module's, through the writer API).  An id belongs to one
+ *    declaration while the module is loaded (the same name and fields
+ *    registered again take it back), and the metadata file keeps every
  *    declaration, unregistered ones too: a consumer that sees events_gen
  *    change after a GET appends the metadata's new event declarations to
  *    its copy before it writes that sub-buffer, and every event of it has
@@ -109,7 +110,7 @@ struct ringtrace_packet_header {
 	__u64 packet_seq_num;		/* position / subbuf_size */
 	__u64 events_discarded;		/* cumulative lost events */
 	__u32 cpu_id;
-	__u32 events;			/* events in this packet */
+	__u32 events;			/* records: events, stack trailers */
 };
 
 /* ------------------------------------------------------------------ */
@@ -187,7 +188,7 @@ struct ringtrace_subbuf {
 	__u64 offset;			/* offset of the packet in the mapping */
 	__u64 content_size;		/* bytes to copy (header + events) */
 	__u64 packet_size;		/* bytes of the sub-buffer */
-	__u64 events;			/* events in the packet */
+	__u64 events;			/* the packet's records, as above */
 	__u64 events_discarded;		/* the packet's cumulative count */
 };
 #define RINGTRACE_SUBBUF_SIZE_VER0	56
@@ -207,7 +208,8 @@ struct ringtrace_positions {
 #define RINGTRACE_POSITIONS_SIZE_VER0	40
 
 /*
- * Per-CPU counters.  Once tracing is off and the buffer has been drained,
+ * Per-CPU counters of events (an event and its stack trailer are one).
+ * Once tracing is off and the buffer has been drained,
  *   written == delivered + lost_full + lost_overrun + lost_held +
  *              lost_nested + lost_too_big
  * holds exactly.
