@@ -2485,7 +2485,7 @@ test_on_chunk_recover_safe() {
 	# failed) and rotation 2 loose; then its metadata made a symlink to
 	# the secret, and a FIFO put among its chunks.
 	start_daemon ocz1 -o "$p/t1" -f 100 --on-chunk 'exit 3' ||
-		{ fail "ocz: daemon did not start"; return; }
+		{ fail "ocz: the start hangs or fails"; [[ -n $DPID ]] && kill -KILL "$DPID"; DPID=; return; }
 	check "ocz: markers of set 1" run_markers ocz1 50 -r -s 300
 	kill -HUP "$DPID"
 	check "ocz: set 1's hook failed" wait_for "$W/ocz1.err" 'chunk-000001: --on-chunk hook exited 3' 30
