@@ -272,11 +272,13 @@ static void help(FILE *f)
 {
 	fputs("Usage: ringtrace export -f FORMAT [-o OUT] DIR...\n"
 	      "\n"
-	      "Convert the trace directory DIR, streaming (memory stays flat).\n"
-	      "Several DIRs are the chunk sets of one recording (ringtraced\n"
-	      "--on-chunk), in any order: read as one trace, a missing set said\n"
-	      "on stderr.  Several recordings (hosts) are refused: each format\n"
-	      "holds one machine's trace; export each on its own.\n"
+	      "Convert the trace directory DIR, streaming (memory stays flat);\n"
+	      "a DIR that ringtraced --on-chunk made, with its chunk sets.\n"
+	      "Several DIRs are the chunk sets of one recording (or their\n"
+	      "directory, or the daemon's DIR), in any order: read as one trace,\n"
+	      "a set found twice once, a missing set said on stderr.  Several\n"
+	      "recordings (hosts) are refused: each format holds one machine's\n"
+	      "trace; export each on its own.\n"
 	      "\n", f);
 	for (int i = 0; i < ARRAY_SIZE(formats); i++)
 		fputs(formats[i]->help, f);

@@ -23,8 +23,24 @@
  * the stored file it reads stays whole until it is closed, so nothing is
  * lost or read twice.  A chunk first opened after it was packed (the
  * follower fell behind a fast rotation) is decompressed whole: it is
- * complete by then.  A chunk removed before it was opened (--max-files,
- * a hand-off hook that moved it) is said on stderr and skipped.
+ * complete by then.  With --on-chunk a closed chunk moves on: into the
+ * set being assembled (.chunk-SEQ.tmp/), then with it to chunk-SEQ/; it
+ * is looked for there too, in that order (list_chunks(), open_chunk()).
+ * A chunk removed before it was opened (--max-files, a hand-off hook that
+ * moved its set away) is said on stderr and skipped.
+ *
+ * Nothing of a frame is handed to the stream before all of it was read
+ * and checked: a packed frame is decoded whole into memory, and libzstd
+ * verifies its content checksum at its end, before any byte of it is
+ * pending; a stored frame (one packet, no checksum) is taken once all of
+ * it is in the file and its raw blocks decode to the size its header
+ * says.  A frame that does not (damage) costs that frame alone: it is
+ * described and counted like report's damage (follow_damage_report(),
+ * exit status 3), and reading goes on at the next frame's header after
+ * its start.  What a frame may decode to is bounded (FRAME_MAX, looked
+ * at in its header before libzstd allocates for it), and so is what a
+ * CPU holds read but not yet decoded (READ_AHEAD plus one frame): no file
+ * makes a follower allocate without limit.
  *
  * The metadata is looked at after the chunks were read and before their
  * packets are decoded: a packet read before the look has its events
@@ -57,7 +73,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +85,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader() */
 #include <zstd.h>
 
 #include <linux/ringtrace.h>
@@ -73,6 +93,18 @@
 #include "cli.h"
 
 #define FOLLOW_TICK_MS	50
+/*
+ * A frame holds at most CHUNK_PACK_FRAME_BYTES of packets plus the
+ * packet that crosses that mark (lib/chunk.c); a stored frame one packet.
+ */
+#define FRAME_MAX	((size_t)CHUNK_PACK_FRAME_BYTES + RINGTRACE_MAX_SUBBUF_SIZE)
+/* A CPU reads no further ahead of its stream than this, and one frame. */
+#define READ_AHEAD	((size_t)CHUNK_PACK_FRAME_BYTES)
+#define IN_SIZE		(128 * 1024)
+
+static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+/* A stored frame's magic and descriptor (lib/chunk.c). */
+static const uint8_t stored_magic[5] = { 0x28, 0xb5, 0x2f, 0xfd, 0xa0 };
 
 struct fcpu {
 	unsigned int cpu;
@@ -84,8 +116,9 @@ struct fcpu {
 	unsigned int seq;		/* the chunk read */
 	bool done;			/* all of chunk seq was read */
 	int fd;				/* on chunk seq, -1: not open yet */
-	bool stored;			/* fd is a stored chunk, read by frame */
-	uint64_t pos;			/* stored: file offset of the next frame */
+	bool stored;			/* fd is a stored chunk, else packed */
+	uint64_t pos;			/* file offset of the next frame */
+	uint64_t scan;			/* stored, after damage: look from here */
 	uint64_t out_off;		/* packet bytes of chunk seq read */
 	bool has_next;			/* the listing has a later chunk ... */
 	unsigned int next;		/* ... this one, the first after seq */
@@ -120,11 +153,18 @@ struct follow {
 	bool found;			/* the last look found something */
 	unsigned int unlooked;		/* CPUs gone dry since the last look */
 	bool stopping;			/* a stop signal came */
+	bool interrupted;		/* SIGINT: no more looks */
 	bool failed;
 	struct rt_error err;
 	ZSTD_DCtx *dctx;
-	uint8_t *frame;
+	uint8_t *frame;			/* a frame as it is in the file */
 	size_t frame_cap;
+	uint8_t *out;			/* a packed frame, decoded */
+	size_t out_len, out_cap;
+	uint8_t *in;			/* IN_SIZE bytes of a packed chunk */
+	/* Damaged places read past: the first RT_MSGS_KEPT said, all counted. */
+	char *damage[RT_MSGS_KEPT];
+	unsigned int nr_damage;
 };
 
 /* ---- time ---------------------------------------------------------------------- */
@@ -156,6 +196,52 @@ static bool advance(struct follow *f, struct fcpu *c)
 	}
 	c->dry = r <= 0;
 	return r > 0;
+}
+
+/* ---- damage ---------------------------------------------------------------------- */
+
+/* A damaged place read past; with --strict, the error that ends the view. */
+__attribute__((format(printf, 2, 3)))
+static void damaged(struct follow *f, const char *fmt, ...)
+{
+	va_list ap;
+	char *m;
+
+	va_start(ap, fmt);
+	if (vasprintf(&m, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	if (f->strict && !f->failed) {
+		snprintf(f->err.msg, sizeof(f->err.msg), "%s", m);
+		f->failed = true;
+	}
+	if (f->nr_damage < RT_MSGS_KEPT)
+		f->damage[f->nr_damage] = m;
+	else
+		free(m);
+	f->nr_damage++;
+}
+
+/*
+ * The first place at or after @from where @sig (@len bytes) starts in
+ * @fd's first @size bytes; @size if none.  Read a piece at a time.
+ */
+static uint64_t find_sig(struct follow *f, int fd, uint64_t from, uint64_t size,
+			 const uint8_t *sig, size_t len)
+{
+	while (from + len <= size) {
+		size_t want = size - from < IN_SIZE ? (size_t)(size - from) : IN_SIZE;
+		const uint8_t *hit;
+
+		if (rt_pread_full(fd, f->in, want, from))
+			return size;
+		hit = memmem(f->in, want, sig, len);
+		if (hit)
+			return from + (uint64_t)(hit - f->in);
+		/* The signature may straddle two pieces. */
+		from += want - (len - 1);
+	}
+	return size;
 }
 
 /* ---- the CPUs and their chunks ------------------------------------------------------ */
@@ -191,34 +277,117 @@ static struct fcpu *cpu_get(struct follow *f, unsigned int cpu, bool *created)
 	return c;
 }
 
+/* A chunk found by a listing. */
+struct found {
+	unsigned int cpu, seq;
+};
+
+struct listing {
+	struct found *v;
+	size_t n, cap;
+};
+
+static void found_add(struct listing *l, unsigned int cpu, unsigned int seq)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct found *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			die("out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct found){ cpu, seq };
+}
+
+/*
+ * "chunk-NNNNNN" (an assembled set) or ".chunk-NNNNNN.tmp" (one being
+ * assembled): true with its sequence number.
+ */
+static bool set_dir_name(const char *name, unsigned int *seq)
+{
+	const char *p = name + (name[0] == '.');
+	unsigned long long v = 0;
+
+	if (strncmp(p, "chunk-", 6) || p[6] < '0' || p[6] > '9')
+		return false;
+	for (p += 6; *p >= '0' && *p <= '9'; p++)
+		if ((v = v * 10 + (unsigned int)(*p - '0')) > UINT_MAX)
+			return false;
+	if (strcmp(p, name[0] == '.' ? ".tmp" : ""))
+		return false;
+	*seq = (unsigned int)v;
+	return true;
+}
+
+/* The chunks of set directory @name (sequence @seq) into @l. */
+static void list_set(struct follow *f, const char *name, unsigned int seq,
+		     struct listing *l)
+{
+	int fd = openat(f->dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *d;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;		/* gone meanwhile: a hook took it */
+	}
+	while ((d = readdir(dir))) {
+		unsigned int cpu, s;
+
+		if (chunk_parse_name(d->d_name, &cpu, &s) && s == seq && cpu < RT_MAX_CPUS)
+			found_add(l, cpu, s);
+	}
+	closedir(dir);
+}
+
 /*
  * Lists the chunks: new CPUs (starting at their first chunk with
  * from_start, else at their newest), and for every CPU the first chunk
- * after the one it reads.
+ * after the one it reads.  With --on-chunk, ringtraced moves each CPU's
+ * chunk k into .chunk-k.tmp/, then renames that to chunk-k/: chunks are
+ * looked for there too, in the sets no older than the chunk of the CPU
+ * furthest behind (a CPU first seen later starts at what is listed).
  */
 static void list_chunks(struct follow *f)
 {
+	struct listing l = { 0 };
+	unsigned int floor = UINT_MAX;
 	bool fresh = false, created;
 	struct dirent *d;
 	DIR *dir;
 
 	for (unsigned int i = 0; i < f->nr_cpus; i++)
-		if (f->cpus[i])
+		if (f->cpus[i]) {
 			f->cpus[i]->has_next = false;
+			if (f->cpus[i]->fd != -2 && f->cpus[i]->seq < floor)
+				floor = f->cpus[i]->seq;
+		}
+	if (!f->nr_known)
+		floor = 0;
 	dir = fdopendir(dup(f->dirfd));
 	if (!dir) {
 		warn("%s: %s", f->dir, strerror(errno));
 		return;
 	}
+	/* The offset is dirfd's, where the last listing left it. */
+	rewinddir(dir);
+	while ((d = readdir(dir))) {
+		unsigned int cpu, seq;
+
+		if (chunk_parse_name(d->d_name, &cpu, &seq) && cpu < RT_MAX_CPUS)
+			found_add(&l, cpu, seq);
+		else if (set_dir_name(d->d_name, &seq) && seq >= floor)
+			list_set(f, d->d_name, seq, &l);
+	}
+	closedir(dir);
 	for (int pass = 0; pass < 2; pass++) {
-		rewinddir(dir);
-		while ((d = readdir(dir))) {
-			unsigned int cpu, seq;
+		for (size_t k = 0; k < l.n; k++) {
+			unsigned int cpu = l.v[k].cpu, seq = l.v[k].seq;
 			struct fcpu *c;
 
-			if (!chunk_parse_name(d->d_name, &cpu, &seq) ||
-			    cpu >= RT_MAX_CPUS)
-				continue;
 			if (pass == 0) {
 				c = cpu_get(f, cpu, &created);
 				if (created) {
@@ -247,7 +416,33 @@ static void list_chunks(struct follow *f)
 				}
 			}
 	}
-	closedir(dir);
+	free(l.v);
+}
+
+/*
+ * Opens chunk @seq of CPU @cpu wherever ringtraced has it: in the
+ * directory, in its set being assembled, in its set -- the order a chunk
+ * moves in, so that no rename between two tries hides it.  A hook may
+ * still have taken its set away: then it is gone (ENOENT).
+ */
+static int open_chunk(struct follow *f, unsigned int cpu, unsigned int seq)
+{
+	char name[CHUNK_NAME_MAX], path[CHUNK_NAME_MAX + 32];
+	int fd;
+
+	chunk_name(name, sizeof(name), cpu, seq);
+	fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || errno != ENOENT)
+		return fd;
+	snprintf(path, sizeof(path), ".chunk-%06u.tmp/%s", seq, name);
+	fd = openat(f->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR))
+		return fd;
+	snprintf(path, sizeof(path), "chunk-%06u/%s", seq, name);
+	fd = openat(f->dirfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOTDIR)
+		errno = ENOENT;
+	return fd;
 }
 
 /*
@@ -280,14 +475,42 @@ static void pend_commit(struct fcpu *c, size_t n)
 }
 
 /*
- * The whole frames of the stored chunk past c->pos.  A frame not all
- * there is waited for while the chunk is open; in a closed chunk it is
- * what a killed writer left, said and dropped.
+ * After the damaged stored frame at c->pos: on at the next stored frame
+ * header after it (true), or, in a chunk still open, wait for more of it
+ * (false: c->scan says where the look goes on).
+ */
+static bool resync_stored(struct follow *f, struct fcpu *c, uint64_t size,
+			  bool closed)
+{
+	uint64_t to = find_sig(f, c->fd, c->scan, size, stored_magic,
+			       sizeof(stored_magic));
+
+	if (to == size && !closed) {
+		/* A header may be on its way: look at its first bytes again. */
+		c->scan = size > c->scan + sizeof(stored_magic) ?
+			  size - (sizeof(stored_magic) - 1) : c->scan;
+		return false;
+	}
+	c->pos = to;
+	c->scan = 0;
+	return true;
+}
+
+/*
+ * The whole frames of the stored chunk past c->pos, until READ_AHEAD
+ * bytes are pending.  A frame not all there is waited for while the
+ * chunk is open; in a closed chunk it is what a killed writer left, said
+ * and dropped -- unless a stored frame starts inside it: then its header
+ * is damage.  A frame that is not a stored frame of one packet, or does
+ * not decode to the size its header says, is damage: that frame is lost,
+ * reading goes on at the next stored frame header.
  */
 static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 {
 	char name[CHUNK_NAME_MAX];
+	const char *why;
 	struct stat st;
+	uint64_t size;
 
 	chunk_name(name, sizeof(name), c->cpu, c->seq);
 	if (fstat(c->fd, &st)) {
@@ -295,22 +518,26 @@ static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 		c->done = closed;
 		return;
 	}
-	for (;;) {
+	size = (uint64_t)st.st_size;
+	if (c->scan && !resync_stored(f, c, size, closed))
+		return;
+	while (c->pos < size && !f->failed) {
 		uint8_t h[CHUNK_STORED_FRAME_HEADER];
-		uint64_t fsize, left = (uint64_t)st.st_size - c->pos;
+		uint64_t fsize, left = size - c->pos;
 		uint32_t content;
 		size_t r;
 
-		if ((uint64_t)st.st_size <= c->pos)
-			break;
+		if (c->pend_len >= READ_AHEAD)
+			return;		/* the rest at a later look */
 		if (left < sizeof(h) || rt_pread_full(c->fd, h, sizeof(h), c->pos))
 			goto torn;
 		if (!chunk_stored_header(h, &content)) {
-			warn("%s/%s: offset %" PRIu64 ": not a stored frame: the rest of the chunk skipped",
-			     f->dir, name, c->pos);
-			c->pos = (uint64_t)st.st_size;
-			c->done = closed;
-			return;
+			why = "not a stored frame";
+			goto bad;
+		}
+		if (content > RINGTRACE_MAX_SUBBUF_SIZE) {
+			why = "declares a packet larger than any sub-buffer";
+			goto bad;
 		}
 		fsize = chunk_stored_size(content);
 		if (left < fsize)
@@ -326,70 +553,149 @@ static void read_stored(struct follow *f, struct fcpu *c, bool closed)
 		r = ZSTD_decompressDCtx(f->dctx, pend_room(c, content), content,
 					f->frame, fsize);
 		if (ZSTD_isError(r) || r != content) {
-			warn("%s/%s: offset %" PRIu64 ": stored frame does not decode: the rest of the chunk skipped",
-			     f->dir, name, c->pos);
-			c->pos = (uint64_t)st.st_size;
-			c->done = closed;
-			return;
+			why = "its blocks do not make the packet its header declares";
+			goto bad;
 		}
 		pend_commit(c, content);
 		c->pos += fsize;
-	}
-	c->done = closed;
-	return;
+		continue;
 torn:
-	if (closed) {
-		warn("%s/%s: trailing partial frame at offset %" PRIu64 " dropped",
-		     f->dir, name, c->pos);
-		c->done = true;
+		if (!closed)
+			return;		/* a write in flight */
+		if (find_sig(f, c->fd, c->pos + 1, size, stored_magic,
+			     sizeof(stored_magic)) == size) {
+			warn("%s/%s: trailing partial frame at offset %" PRIu64 " dropped",
+			     f->dir, name, c->pos);
+			break;
+		}
+		why = "declares more than the chunk holds before the next frame";
+bad:
+		damaged(f, "%s/%s: the stored frame at offset %" PRIu64 " is damaged (%s): skipped to the next frame",
+			f->dir, name, c->pos, why);
+		c->scan = c->pos + 1;
+		if (!resync_stored(f, c, size, closed))
+			return;
 	}
+	c->pos = size;
+	c->done = closed;
 }
 
-/* A chunk packed before it was opened: complete, decompressed whole. */
+enum { FRAME_OK, FRAME_CUT, FRAME_BAD };
+
+/*
+ * The packed chunk's frame at c->pos, decoded whole into f->out, checked
+ * by libzstd to its end (and its content checksum): FRAME_OK with c->pos
+ * past it; FRAME_CUT when the file ends inside it; FRAME_BAD, @why saying
+ * why.  A frame that declares or decodes to more than FRAME_MAX is bad
+ * before anything is allocated for it.
+ */
+static int packed_frame(struct follow *f, struct fcpu *c, uint64_t size,
+			char *why, size_t wsize)
+{
+	uint8_t h[ZSTD_FRAMEHEADERSIZE_MAX];
+	size_t hlen = size - c->pos < sizeof(h) ? (size_t)(size - c->pos) : sizeof(h);
+	ZSTD_inBuffer ib = { f->in, 0, 0 };
+	uint64_t at = c->pos;
+	ZSTD_frameHeader fh;
+	size_t ret, r;
+
+	if (rt_pread_full(c->fd, h, hlen, c->pos))
+		return FRAME_CUT;
+	r = ZSTD_getFrameHeader(&fh, h, hlen);
+	if (r && !ZSTD_isError(r) && hlen < sizeof(h))
+		return FRAME_CUT;
+	if (r) {
+		snprintf(why, wsize, "not a zstd frame");
+		return FRAME_BAD;
+	}
+	if (fh.frameType == ZSTD_frame &&
+	    ((fh.frameContentSize != ZSTD_CONTENTSIZE_UNKNOWN &&
+	      fh.frameContentSize > FRAME_MAX) || fh.windowSize > FRAME_MAX)) {
+		snprintf(why, wsize, "declares more than the %zu bytes a frame holds",
+			 FRAME_MAX);
+		return FRAME_BAD;
+	}
+	ZSTD_DCtx_reset(f->dctx, ZSTD_reset_session_only);
+	f->out_len = 0;
+	do {
+		ZSTD_outBuffer ob;
+
+		if (ib.pos == ib.size) {
+			size_t want = size - at - ib.size < IN_SIZE ?
+				      (size_t)(size - at - ib.size) : IN_SIZE;
+
+			at += ib.size;
+			if (!want || rt_pread_full(c->fd, f->in, want, at))
+				return FRAME_CUT;
+			ib = (ZSTD_inBuffer){ f->in, want, 0 };
+		}
+		if (f->out_len == f->out_cap) {
+			size_t cap = f->out_cap ? 2 * f->out_cap : 256 * 1024;
+
+			if (f->out_cap == FRAME_MAX + 1) {
+				snprintf(why, wsize, "decodes to more than the %zu bytes a frame holds",
+					 FRAME_MAX);
+				return FRAME_BAD;
+			}
+			cap = cap > FRAME_MAX + 1 ? FRAME_MAX + 1 : cap;
+			f->out = realloc(f->out, cap);
+			if (!f->out)
+				die("out of memory");
+			f->out_cap = cap;
+		}
+		ob = (ZSTD_outBuffer){ f->out, f->out_cap, f->out_len };
+		ret = ZSTD_decompressStream(f->dctx, &ob, &ib);
+		f->out_len = ob.pos;
+		if (ZSTD_isError(ret)) {
+			snprintf(why, wsize, "%s", ZSTD_getErrorName(ret));
+			return FRAME_BAD;
+		}
+	} while (ret);
+	c->pos = at + ib.pos;
+	return FRAME_OK;
+}
+
+/*
+ * A chunk packed before it was opened (renamed whole: complete), frame by
+ * frame from c->pos until READ_AHEAD bytes are pending.  A damaged frame
+ * is said, counted and skipped to the next frame magic after its start.
+ */
 static void read_packed(struct follow *f, struct fcpu *c)
 {
-	char name[CHUNK_NAME_MAX];
-	uint8_t in[65536], out[65536];
-	ZSTD_inBuffer ib = { in, 0, 0 };
-	size_t last = 0;
-	ssize_t n;
+	char name[CHUNK_NAME_MAX], why[128];
+	struct stat st;
+	uint64_t size;
 
 	chunk_name(name, sizeof(name), c->cpu, c->seq);
-	ZSTD_DCtx_reset(f->dctx, ZSTD_reset_session_only);
-	c->done = true;
-	for (;;) {
-		if (ib.pos == ib.size) {
-			n = read(c->fd, in, sizeof(in));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0) {
-				warn("%s/%s: %s", f->dir, name, strerror(errno));
-				return;
-			}
-			if (n == 0)
-				break;
-			ib.size = (size_t)n;
-			ib.pos = 0;
-		}
-		do {
-			ZSTD_outBuffer ob = { out, sizeof(out), 0 };
-
-			last = ZSTD_decompressStream(f->dctx, &ob, &ib);
-			if (ZSTD_isError(last)) {
-				warn("%s/%s: %s: the rest of the chunk skipped", f->dir,
-				     name, ZSTD_getErrorName(last));
-				return;
-			}
-			if (ob.pos) {
-				memcpy(pend_room(c, ob.pos), out, ob.pos);
-				pend_commit(c, ob.pos);
-			}
-			if (ob.pos < ob.size)
-				break;
-		} while (ib.pos < ib.size || last);
+	if (fstat(c->fd, &st)) {
+		warn("%s/%s: %s", f->dir, name, strerror(errno));
+		c->done = true;
+		return;
 	}
-	if (last)
-		warn("%s/%s: trailing partial zstd frame dropped", f->dir, name);
+	size = (uint64_t)st.st_size;
+	while (c->pos < size && c->pend_len < READ_AHEAD && !f->failed) {
+		uint64_t from = c->pos, to;
+
+		switch (packed_frame(f, c, size, why, sizeof(why))) {
+		case FRAME_OK:
+			if (f->out_len) {
+				memcpy(pend_room(c, f->out_len), f->out, f->out_len);
+				pend_commit(c, f->out_len);
+			}
+			continue;
+		case FRAME_CUT:
+			warn("%s/%s: trailing partial zstd frame at offset %" PRIu64 " dropped",
+			     f->dir, name, from);
+			c->pos = size;
+			continue;
+		}
+		to = find_sig(f, c->fd, from + 1, size, zstd_magic, sizeof(zstd_magic));
+		damaged(f, "%s/%s: zstd: %s in the frame at compressed offset %" PRIu64 ": skipped %" PRIu64 " compressed bytes, %s",
+			f->dir, name, why, from, to - from,
+			to == size ? "to the end of the file" : "to the next frame");
+		c->pos = to;
+	}
+	c->done = c->pos >= size;
 }
 
 /* Moves @c to its next chunk, if the listing has one. */
@@ -402,6 +708,7 @@ static void next_chunk(struct fcpu *c)
 	c->has_next = false;
 	c->done = false;
 	c->pos = 0;
+	c->scan = 0;
 	c->out_off = 0;
 }
 
@@ -426,7 +733,7 @@ static void read_cpu(struct follow *f, struct fcpu *c)
 			int kind;
 
 			chunk_name(name, sizeof(name), c->cpu, c->seq);
-			c->fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+			c->fd = open_chunk(f, c->cpu, c->seq);
 			if (c->fd < 0) {
 				if (errno != ENOENT)
 					warn("%s/%s: %s", f->dir, name, strerror(errno));
@@ -439,6 +746,19 @@ static void read_cpu(struct follow *f, struct fcpu *c)
 				continue;
 			}
 			kind = chunk_kind(c->fd);
+			/*
+			 * Not zstd at its start (damage): stored if it holds a
+			 * stored frame further on, else packed.  Either way its
+			 * first frame is damage, read past.
+			 */
+			if (kind < 0) {
+				struct stat st;
+				uint64_t size = fstat(c->fd, &st) ? 0 : (uint64_t)st.st_size;
+
+				kind = find_sig(f, c->fd, 1, size, stored_magic,
+						sizeof(stored_magic)) < size ?
+				       CHUNK_KIND_STORED : CHUNK_KIND_PACKED;
+			}
 			c->stored = kind == CHUNK_KIND_STORED || kind == CHUNK_KIND_EMPTY;
 		}
 		if (c->stored)
@@ -456,8 +776,6 @@ static void read_cpu(struct follow *f, struct fcpu *c)
  */
 static void skip_existing(struct follow *f)
 {
-	char name[CHUNK_NAME_MAX];
-
 	for (unsigned int i = 0; i < f->nr_cpus; i++) {
 		struct fcpu *c = f->cpus[i];
 		uint8_t h[CHUNK_STORED_FRAME_HEADER];
@@ -466,8 +784,7 @@ static void skip_existing(struct follow *f)
 
 		if (!c)
 			continue;
-		chunk_name(name, sizeof(name), c->cpu, c->seq);
-		c->fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC);
+		c->fd = open_chunk(f, c->cpu, c->seq);
 		if (c->fd < 0)
 			continue;
 		c->stored = chunk_kind(c->fd) != CHUNK_KIND_PACKED;
@@ -535,6 +852,12 @@ static void feed(struct follow *f)
 			return;
 		}
 		c->pend_len = 0;
+		/* A packed frame's worth is not kept per CPU while it idles. */
+		if (c->pend_cap > READ_AHEAD) {
+			free(c->pend);
+			c->pend = NULL;
+			c->pend_cap = 0;
+		}
 		if (advance(f, c))
 			rt_item_heap_push(&f->heap, &c->item);
 	}
@@ -590,7 +913,8 @@ struct follow *follow_open(const char *dir, unsigned int flags,
 	struct rt_error err;
 	sigset_t set;
 
-	if (!f || !(f->dir = strdup(dir)) || !(f->dctx = ZSTD_createDCtx()))
+	if (!f || !(f->dir = strdup(dir)) || !(f->dctx = ZSTD_createDCtx()) ||
+	    !(f->in = malloc(IN_SIZE)))
 		die("out of memory");
 	f->strict = strict;
 	f->sigfd = -1;
@@ -632,6 +956,16 @@ fail:
 }
 
 /*
+ * The view stops and everything on disk was read: the last look found
+ * nothing, and every CPU that ran dry since was looked at (after SIGINT,
+ * what was read is all there is).
+ */
+static bool all_read(const struct follow *f)
+{
+	return f->stopping && !f->found && (!f->unlooked || f->interrupted);
+}
+
+/*
  * The item at the top of the heap may go: every CPU has one (the merge
  * is exact), it is older than the hold and every CPU without one was
  * looked at since it ran dry (a backlog read in several looks is merged
@@ -642,7 +976,7 @@ static bool ready(struct follow *f)
 	const struct rt_item *it = rt_item_heap_top(&f->heap);
 	uint64_t now;
 
-	if (f->heap.n == f->nr_known || (f->stopping && !f->found))
+	if (f->heap.n == f->nr_known || all_read(f))
 		return true;
 	if (f->unlooked)
 		return false;
@@ -699,12 +1033,13 @@ const struct rt_item *follow_next(struct follow *f)
 				f->last_ts = f->cur.timestamp;
 			return &f->cur;
 		}
-		if (f->stopping && !f->found)
+		if (all_read(f))
 			return NULL;		/* all read and handed out */
 		if (!f->found && !f->unlooked) {
 			int sig = wait_stop(f, wait_ms(f));
 
 			f->stopping = sig != 0;
+			f->interrupted = sig == SIGINT;
 			if (sig == SIGINT)
 				continue;	/* no more looks: what was read */
 		}
@@ -725,7 +1060,13 @@ uint64_t follow_late(const struct follow *f)
 
 unsigned int follow_damage_report(const struct follow *f)
 {
-	unsigned int n = 0;
+	unsigned int n = f->nr_damage;
+
+	for (unsigned int i = 0; i < f->nr_damage && i < RT_MSGS_KEPT; i++)
+		warn("damaged: %s", f->damage[i]);
+	if (f->nr_damage > RT_MSGS_KEPT)
+		warn("damaged: %u more damaged frames, not described",
+		     f->nr_damage - RT_MSGS_KEPT);
 
 	for (unsigned int i = 0; i < f->nr_cpus; i++) {
 		const struct rt_stream *s = f->cpus[i] ? f->cpus[i]->stream : NULL;
@@ -772,7 +1113,11 @@ void follow_close(struct follow *f)
 	free(f->old_md);
 	free(f->cpus);
 	rt_item_heap_free(&f->heap);
+	for (unsigned int i = 0; i < f->nr_damage && i < RT_MSGS_KEPT; i++)
+		free(f->damage[i]);
 	free(f->frame);
+	free(f->out);
+	free(f->in);
 	ZSTD_freeDCtx(f->dctx);
 	if (f->sigfd >= 0)
 		close(f->sigfd);

@@ -7,18 +7,29 @@
 #include <string.h>
 
 #include "cli.h"
+#include "traceset.h"
 
+/*
+ * A trace directory as traceset.c reads one: with the chunk sets a daemon
+ * made under it, checked against their manifests.
+ */
 struct rt_trace *open_trace(const char *dir, bool strict)
 {
-	struct rt_error err;
+	char *dirs[1] = { (char *)dir };
+	struct tset *ts = tset_open(dirs, 1, strict);
 	struct rt_trace *t;
 
-	if (rt_trace_open(dir, &t, &err)) {
-		error_line("%s", err.msg);
+	if (!ts)
+		return NULL;
+	if (ts->nr != 1) {
+		error_line("%s: holds %u recordings: read each one's directories on their own",
+			   dir, ts->nr);
+		tset_close(ts);
 		return NULL;
 	}
-	for (unsigned int i = 0; i < t->nr_cpus; i++)
-		rt_stream_set_tolerant(t->cpus[i].stream, !strict);
+	t = ts->m[0].t;
+	ts->m[0].t = NULL;
+	tset_close(ts);
 	return t;
 }
 

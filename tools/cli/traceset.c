@@ -2,26 +2,83 @@
 /*
  * ringtrace: several trace and chunk-set directories read as one
  * (traceset.h says what they become).  Manifests are parsed with json-c.
+ *
+ * What is given is unfolded into units first: a chunk set (a directory
+ * with a manifest.json), or the chunks a trace directory holds itself
+ * ("loose": those of a daemon's sets not yet assembled, or a plain
+ * trace's streams).  A trace directory also gives every set under it
+ * (DIR/chunk-NNNNNN/: any subdirectory with a manifest.json) and, as
+ * loose chunks, those of a set a killed ringtraced left half-assembled
+ * (DIR/.chunk-NNNNNN.tmp/); a directory with neither metadata nor a
+ * manifest gives the sets under it (where a hook moved them).
+ *
+ * A set given twice (a hook that copied it: in the daemon's directory
+ * and where it went) is read once.  Two copies of one sequence number of
+ * one recording whose manifests list the same chunk files (names, sizes,
+ * XXH64) are one set; copies that differ are told apart by hashing their
+ * files, and the one that matches its manifest is read.  A directory
+ * reached twice (DIR and DIR/chunk-000003 both given) is one unit.
+ *
+ * A trace directory's loose chunks join the sets of its recording -- the
+ * same trace uuid (checked against the metadata) and trace name (its own
+ * sets' name, else the directory's, as ringtraced names it) -- each CPU's
+ * chunks in sequence order, the daemon's metadata (the newest) decoding
+ * them all; a chunk found both loose and in a set is read from the set.
+ *
+ * What a manifest promises of a chunk (size, XXH64) is checked where the
+ * stream opens it (rt_stream_promise()); a listed file that is missing, a
+ * chunk file it does not list, a metadata that does not match it, are
+ * damage of the member: said and counted like a stream's (exit 3), never
+ * a reason to read less.  Its times are used to skip chunks only where
+ * the chunk confirms them (tset_window()).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
+#include "../../lib/chunk.h"
 #include "traceset.h"
 
 #define MANIFEST_MAX	(1 << 20)	/* bytes: a set of 8192 CPUs fits */
 
-/* What a chunk set's manifest says, as far as reading the set needs it. */
-struct set_info {
+/* What a manifest says of a file of its set. */
+struct set_file {
+	char *name;
+	uint64_t size, xxh64;
+};
+
+/* What a manifest says of a CPU's chunk: what a window may skip. */
+struct set_cpu {
+	int cpu;
+	char *file;
+	uint64_t packets;
+	uint64_t first_ns;		/* its first packet's timestamp_begin */
+};
+
+/* A loose chunk of a trace directory. */
+struct loose {
+	unsigned int cpu, seq;
+	char *path;
+};
+
+/*
+ * One unit of what was given: a chunk set, as its manifest says, or the
+ * chunks a trace directory holds itself.
+ */
+struct unit {
 	char *dir;
+	char *real;			/* its realpath: read once */
 	bool is_set;			/* has a manifest.json */
 	char *host, *boot_id, *trace, *uuid;
 	unsigned int seq;
@@ -29,26 +86,96 @@ struct set_info {
 	bool has_events;
 	uint64_t first_ns, last_ns;	/* of its events, every CPU */
 	unsigned int nr_cpus;
-	struct set_cpu *cpus;		/* what the manifest says of each file */
-	struct rt_trace *t;
+	struct set_cpu *cpus;
+	unsigned int nr_files;
+	struct set_file *files;
+	/* Loose: its chunks when all are named cpuN-K.zst (it can join sets). */
+	unsigned int nr_loose;
+	struct loose *loose;
+	bool joined;			/* loose: part of a member of sets */
+	bool copy;			/* a set read from another unit */
+	struct rt_trace *t;		/* its metadata (and a set's streams) */
 };
 
-/* A chunk of a set, as its manifest tells: what a window may skip. */
-struct set_cpu {
-	int cpu;
-	uint64_t packets;
-	uint64_t first_ns;		/* its first packet's timestamp_begin */
-};
-
-static void set_info_free(struct set_info *s)
+static void unit_free(struct unit *u)
 {
-	free(s->dir);
-	free(s->host);
-	free(s->boot_id);
-	free(s->trace);
-	free(s->uuid);
-	free(s->cpus);
-	rt_trace_close(s->t);
+	free(u->dir);
+	free(u->real);
+	free(u->host);
+	free(u->boot_id);
+	free(u->trace);
+	free(u->uuid);
+	for (unsigned int i = 0; i < u->nr_cpus; i++)
+		free(u->cpus[i].file);
+	free(u->cpus);
+	for (unsigned int i = 0; i < u->nr_files; i++)
+		free(u->files[i].name);
+	free(u->files);
+	for (unsigned int i = 0; i < u->nr_loose; i++)
+		free(u->loose[i].path);
+	free(u->loose);
+	rt_trace_close(u->t);
+}
+
+/* The units found so far. */
+struct units {
+	struct unit *v;
+	unsigned int n, cap;
+};
+
+static struct unit *unit_new(struct units *us, const char *dir)
+{
+	struct unit *u;
+
+	if (us->n == us->cap) {
+		unsigned int cap = us->cap ? 2 * us->cap : 16;
+		struct unit *v = realloc(us->v, cap * sizeof(*v));
+
+		if (!v)
+			die("out of memory");
+		us->v = v;
+		us->cap = cap;
+	}
+	u = &us->v[us->n++];
+	memset(u, 0, sizeof(*u));
+	u->dir = strdup(dir);
+	if (!u->dir)
+		die("out of memory");
+	return u;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		die("out of memory");
+	return d;
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		die("out of memory");
+	return p;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !stat(path, &st);
 }
 
 /* ---- manifest.json -------------------------------------------------------------- */
@@ -114,9 +241,7 @@ static bool get_str(struct json_object *obj, const char *key, char **out)
 
 	if (!v)
 		return false;
-	*out = strdup(json_object_get_string(v));
-	if (!*out)
-		die("out of memory");
+	*out = xstrdup(json_object_get_string(v));
 	return true;
 }
 
@@ -133,39 +258,78 @@ static bool get_int(struct json_object *obj, const char *key, int64_t lo,
 	return !errno && *out >= lo && *out <= hi;
 }
 
-/* Each of "files" there with its size: a set cut short in transit is said. */
-static const char *check_files(const char *dir, struct json_object *files)
+/* A plain file name: no directory, not "." or "..". */
+static bool plain_name(const char *s)
 {
-	static char why[PATH_MAX + 128];
+	return s && *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* "files": each with a plain name, its size and its XXH64 (16 hex digits). */
+static const char *read_files(struct unit *u, struct json_object *files)
+{
 	size_t n = json_object_array_length(files);
 
+	u->files = calloc(n + 1, sizeof(*u->files));
+	if (!u->files)
+		die("out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *f = json_object_array_get_idx(files, i);
 		struct json_object *name = member(f, "name", json_type_string);
+		struct json_object *sum = member(f, "xxh64", json_type_string);
 		const char *s = name ? json_object_get_string(name) : NULL;
-		char path[PATH_MAX];
-		struct stat st;
+		const char *x = sum ? json_object_get_string(sum) : NULL;
+		struct set_file *sf = &u->files[u->nr_files];
+		char *end;
 		int64_t size;
 
-		if (!s || !*s || strchr(s, '/') || !strcmp(s, ".") || !strcmp(s, "..") ||
-		    !get_int(f, "size", 0, INT64_MAX, &size))
+		if (!plain_name(s) || !get_int(f, "size", 0, INT64_MAX, &size))
 			return "a \"files\" entry without a plain name and a size";
-		snprintf(path, sizeof(path), "%s/%s", dir, s);
-		if (stat(path, &st) || !S_ISREG(st.st_mode)) {
-			snprintf(why, sizeof(why), "lists %s, which is not there", s);
-			return why;
-		}
-		if (st.st_size != size) {
-			snprintf(why, sizeof(why), "says %s has %" PRId64 " bytes, it has %lld",
-				 s, size, (long long)st.st_size);
-			return why;
+		if (!x || strlen(x) != 16 || strspn(x, "0123456789abcdefABCDEF") != 16)
+			return "a \"files\" entry without its \"xxh64\" (16 hex digits)";
+		sf->xxh64 = strtoull(x, &end, 16);
+		sf->size = (uint64_t)size;
+		sf->name = xstrdup(s);
+		u->nr_files++;
+	}
+	return NULL;
+}
+
+/* "cpus": each with its events and first <= last timestamps. */
+static const char *read_cpus(struct unit *u, struct json_object *cpus)
+{
+	size_t n = json_object_array_length(cpus);
+
+	u->cpus = calloc(n + 1, sizeof(*u->cpus));
+	if (!u->cpus)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *c = json_object_array_get_idx(cpus, i);
+		struct json_object *file = member(c, "file", json_type_string);
+		int64_t ev, first, last, cpu, packets;
+
+		if (!get_int(c, "events", 0, INT64_MAX, &ev) ||
+		    !get_int(c, "first_timestamp", 0, INT64_MAX, &first) ||
+		    !get_int(c, "last_timestamp", first, INT64_MAX, &last))
+			return "a \"cpus\" entry without its events and first <= last timestamps";
+		if (get_int(c, "cpu", 0, RT_MAX_CPUS - 1, &cpu) &&
+		    get_int(c, "packets", 0, INT64_MAX, &packets) &&
+		    file && plain_name(json_object_get_string(file)))
+			u->cpus[u->nr_cpus++] = (struct set_cpu){
+				(int)cpu, xstrdup(json_object_get_string(file)),
+				(uint64_t)packets, (uint64_t)first };
+		if (ev) {
+			if (!u->has_events || (uint64_t)first < u->first_ns)
+				u->first_ns = (uint64_t)first;
+			if (!u->has_events || (uint64_t)last > u->last_ns)
+				u->last_ns = (uint64_t)last;
+			u->has_events = true;
 		}
 	}
 	return NULL;
 }
 
-/* The facts of DIR/manifest.json into @s; 1 if DIR has none; -1 said. */
-static int read_manifest(struct set_info *s)
+/* The facts of DIR/manifest.json into @u; 1 if DIR has none; -1 said. */
+static int read_manifest(struct unit *u)
 {
 	struct json_object *root, *clock, *cpus, *files, *v;
 	enum json_tokener_error jerr;
@@ -174,7 +338,7 @@ static int read_manifest(struct set_info *s)
 	int64_t x;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/manifest.json", s->dir);
+	snprintf(path, sizeof(path), "%s/manifest.json", u->dir);
 	r = read_small(path, &text);
 	if (r)
 		return r;
@@ -184,61 +348,300 @@ static int read_manifest(struct set_info *s)
 		error_line("%s: not JSON: %s", path, json_tokener_error_desc(jerr));
 		return -1;
 	}
-	s->is_set = true;
+	u->is_set = true;
 	if (!(v = member(root, "format", json_type_string)) ||
 	    strcmp(json_object_get_string(v), "ringtrace-chunk-set"))
 		why = "\"format\" is not \"ringtrace-chunk-set\"";
 	else if (!get_int(root, "format_version", 1, 1, &x))
 		why = "\"format_version\" is not 1, the one this ringtrace reads";
-	else if (!get_str(root, "host", &s->host) ||
-		 !get_str(root, "boot_id", &s->boot_id) ||
-		 !get_str(root, "trace", &s->trace) ||
-		 !get_str(root, "trace_uuid", &s->uuid))
+	else if (!get_str(root, "host", &u->host) ||
+		 !get_str(root, "boot_id", &u->boot_id) ||
+		 !get_str(root, "trace", &u->trace) ||
+		 !get_str(root, "trace_uuid", &u->uuid))
 		why = "no \"host\", \"boot_id\", \"trace\" or \"trace_uuid\" string";
 	else if (!get_int(root, "sequence", 1, UINT_MAX, &x))
 		why = "no \"sequence\" number from 1";
-	else if ((s->seq = (unsigned int)x, !(clock = member(root, "clock", json_type_object))) ||
+	else if ((u->seq = (unsigned int)x, !(clock = member(root, "clock", json_type_object))) ||
 		 !get_int(clock, "realtime_offset_ns", INT64_MIN, INT64_MAX,
-			  &s->wall_offset_ns))
+			  &u->wall_offset_ns))
 		why = "no \"clock\" with a \"realtime_offset_ns\"";
 	else if (!(cpus = member(root, "cpus", json_type_array)) ||
 		 !(files = member(root, "files", json_type_array)))
 		why = "no \"cpus\" or \"files\" list";
-	if (!why) {
-		size_t n = json_object_array_length(cpus);
-
-		s->cpus = calloc(n + 1, sizeof(*s->cpus));
-		if (!s->cpus)
-			die("out of memory");
-		for (size_t i = 0; i < n && !why; i++) {
-			struct json_object *c = json_object_array_get_idx(cpus, i);
-			int64_t ev, first, last, cpu, packets;
-
-			if (!get_int(c, "events", 0, INT64_MAX, &ev) ||
-			    !get_int(c, "first_timestamp", 0, INT64_MAX, &first) ||
-			    !get_int(c, "last_timestamp", first, INT64_MAX, &last))
-				why = "a \"cpus\" entry without its events and first <= last timestamps";
-			else if (get_int(c, "cpu", 0, RT_MAX_CPUS - 1, &cpu) &&
-				 get_int(c, "packets", 0, INT64_MAX, &packets))
-				s->cpus[s->nr_cpus++] = (struct set_cpu){
-					(int)cpu, (uint64_t)packets, (uint64_t)first };
-			if (!why && ev) {
-				if (!s->has_events || (uint64_t)first < s->first_ns)
-					s->first_ns = (uint64_t)first;
-				if (!s->has_events || (uint64_t)last > s->last_ns)
-					s->last_ns = (uint64_t)last;
-				s->has_events = true;
-			}
-		}
-		if (!why)
-			why = check_files(s->dir, files);
-	}
+	if (!why)
+		why = read_cpus(u, cpus);
+	if (!why)
+		why = read_files(u, files);
 	json_object_put(root);
 	if (why) {
 		error_line("%s: not a chunk set's manifest: %s", path, why);
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- what is given, as units --------------------------------------------------- */
+
+static bool known(const struct units *us, const char *real)
+{
+	for (unsigned int i = 0; i < us->n; i++)
+		if (!strcmp(us->v[i].real, real))
+			return true;
+	return false;
+}
+
+/* The chunk set @dir (it has a manifest.json): 0, or -1 said. */
+static int add_set(struct units *us, const char *dir)
+{
+	char *real = realpath(dir, NULL);
+	struct rt_error err;
+	struct unit *u;
+
+	if (!real) {
+		error_line("%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (known(us, real)) {
+		free(real);
+		return 0;
+	}
+	u = unit_new(us, dir);
+	u->real = real;
+	if (read_manifest(u) < 0)
+		return -1;
+	if (rt_trace_open(dir, &u->t, &err)) {
+		error_line("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void add_loose(struct unit *u, unsigned int cpu, unsigned int seq, char *path)
+{
+	struct loose *n = realloc(u->loose, (u->nr_loose + 1) * sizeof(*n));
+
+	if (!n)
+		die("out of memory");
+	u->loose = n;
+	n[u->nr_loose++] = (struct loose){ cpu, seq, path };
+}
+
+/* ".chunk-NNNNNN.tmp": a set being assembled, or left so by a kill. */
+static bool tmp_set_name(const char *name, unsigned int *seq)
+{
+	const char *p = name + 7;
+	unsigned long long v = 0;
+
+	if (strncmp(name, ".chunk-", 7) || *p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (unsigned int)(*p - '0');
+		if (v > UINT_MAX)
+			return false;
+	}
+	if (strcmp(p, ".tmp"))
+		return false;
+	*seq = (unsigned int)v;
+	return true;
+}
+
+/* The chunks of @dir/@name (.chunk-@seq.tmp) of that set, as loose ones. */
+static void add_tmp_chunks(struct unit *u, const char *dir, const char *name,
+			   unsigned int seq)
+{
+	char *sub = path_join(dir, name);
+	DIR *d = opendir(sub);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		unsigned int cpu, s;
+
+		if (chunk_parse_name(de->d_name, &cpu, &s) && s == seq &&
+		    cpu < RT_MAX_CPUS)
+			add_loose(u, cpu, s, path_join(sub, de->d_name));
+	}
+	if (d)
+		closedir(d);
+	free(sub);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * A directory given that is not a set: a trace directory (it has a
+ * metadata) -- its own chunks and the sets under it -- or a directory of
+ * sets.  0, or -1 said.
+ */
+static int add_dir(struct units *us, const char *dir, char *real)
+{
+	bool trace = exists(dir, "metadata"), streams = false, chunks_only = true;
+	struct unit *self = NULL;
+	struct rt_error err;
+	char **subs = NULL;
+	unsigned int nsubs = 0, before = us->n;
+	struct dirent *de;
+	int ret = -1;
+	DIR *d;
+
+	if (trace) {
+		self = unit_new(us, dir);
+		self->real = real;
+	}
+	d = opendir(dir);
+	if (!d) {
+		error_line("%s: %s", dir, strerror(errno));
+		if (!trace)
+			free(real);
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		const char *n = de->d_name;
+		unsigned int cpu, seq;
+		char *path;
+
+		if (!strncmp(n, "cpu", 3)) {
+			streams = true;
+			if (trace && chunk_parse_name(n, &cpu, &seq) && cpu < RT_MAX_CPUS)
+				add_loose(self, cpu, seq, path_join(dir, n));
+			else
+				chunks_only = false;
+			continue;
+		}
+		if (trace && tmp_set_name(n, &seq)) {
+			add_tmp_chunks(self, dir, n, seq);
+			continue;
+		}
+		if (n[0] == '.')
+			continue;
+		path = path_join(dir, n);
+		if (exists(path, "manifest.json")) {
+			char **v = realloc(subs, (nsubs + 1) * sizeof(*v));
+
+			if (!v)
+				die("out of memory");
+			subs = v;
+			subs[nsubs++] = path;
+		} else {
+			free(path);
+		}
+	}
+	closedir(d);
+	/* Sets in the order of their names: a set's copy found last is the copy. */
+	if (nsubs)
+		qsort(subs, nsubs, sizeof(*subs), cmp_str);
+	for (unsigned int i = 0; i < nsubs; i++)
+		if (add_set(us, subs[i]))
+			goto out;
+	/* unit_new() may have moved them. */
+	self = trace ? &us->v[before] : NULL;
+	/* Its trace's name: its sets' (as their manifests say), else its own. */
+	for (unsigned int i = 0; trace && i < nsubs && !self->trace; i++) {
+		char *r = realpath(subs[i], NULL);
+
+		for (unsigned int j = 0; r && j < us->n && !self->trace; j++)
+			if (us->v[j].is_set && !strcmp(us->v[j].real, r))
+				self->trace = xstrdup(us->v[j].trace);
+		free(r);
+	}
+	if (trace && !self->trace)
+		self->trace = xstrdup(base_name(self->real));
+	if (!trace) {
+		free(real);
+		if (!nsubs && streams) {
+			/* Streams without their metadata: that is what is missing. */
+			error_line("%s/metadata: %s", dir, strerror(ENOENT));
+			goto out;
+		}
+		if (!nsubs) {
+			error_line("%s: no metadata, manifest.json or chunk sets (DIR/chunk-NNNNNN/manifest.json) in it: not a trace",
+				   dir);
+			goto out;
+		}
+		ret = 0;
+		goto out;
+	}
+	if (!streams && !self->nr_loose && !nsubs) {
+		error_line("%s: no stream files (cpuN, cpuN.zst, cpuN-K.zst) and no chunk sets (chunk-NNNNNN/)",
+			   dir);
+		goto out;
+	}
+	if (streams && !chunks_only) {
+		/* A plain trace: its streams as rt_trace_open() finds them. */
+		if (self->nr_loose)
+			warn("%s: holds streams not named as chunks: read as a plain trace, its cpuN-K.zst chunks with them",
+			     dir);
+		for (unsigned int i = 0; i < self->nr_loose; i++)
+			free(self->loose[i].path);
+		free(self->loose);
+		self->loose = NULL;
+		self->nr_loose = 0;
+		if (rt_trace_open(dir, &self->t, &err)) {
+			error_line("%s", err.msg);
+			goto out;
+		}
+		ret = 0;
+		goto out;
+	}
+	/* Its metadata only: its chunks are loose. */
+	self->t = calloc(1, sizeof(*self->t));
+	if (!self->t)
+		die("out of memory");
+	self->t->dir = xstrdup(dir);
+	{
+		char *mpath = path_join(dir, "metadata");
+		int r = rt_metadata_load(mpath, &self->t->md, &err);
+
+		free(mpath);
+		if (r) {
+			error_line("%s", err.msg);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	for (unsigned int i = 0; i < nsubs; i++)
+		free(subs[i]);
+	free(subs);
+	return ret;
+}
+
+/* Each directory given, unfolded into @us: 0, or -1 said. */
+static int read_dirs(struct units *us, char *const *dirs, unsigned int n)
+{
+	char **real = calloc(n + 1, sizeof(*real));
+	int ret = -1;
+
+	if (!real)
+		die("out of memory");
+	for (unsigned int i = 0; i < n; i++) {
+		char *r = realpath(dirs[i], NULL);
+
+		if (!r) {
+			error_line("%s: %s", dirs[i], strerror(errno));
+			goto out;
+		}
+		real[i] = r;
+		for (unsigned int j = 0; j < i; j++)
+			if (!strcmp(real[i], real[j])) {
+				error_line("%s: given twice", dirs[i]);
+				goto out;
+			}
+		if (exists(dirs[i], "manifest.json")) {
+			if (add_set(us, dirs[i]))
+				goto out;
+		} else if (!known(us, r) && add_dir(us, dirs[i], xstrdup(r))) {
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	for (unsigned int i = 0; i < n; i++)
+		free(real[i]);
+	free(real);
+	return ret;
 }
 
 /* ---- members -------------------------------------------------------------------- */
@@ -289,30 +692,61 @@ static const char *same_events(const struct rt_metadata *old,
 	return NULL;
 }
 
-/* A plain trace directory as a member. */
-static void plain_member(struct tset_member *m, struct set_info *s)
+/* Damage of member @m, about CPU @cpu's stream (-1: the member's). */
+__attribute__((format(printf, 3, 4)))
+static void member_damage(struct tset_member *m, int cpu, const char *fmt, ...)
 {
-	const struct rt_metadata *md = s->t->md;
-	const char *host = rt_metadata_env(md, "hostname");
-
-	m->t = s->t;
-	s->t = NULL;
-	m->host = strdup(host ? host : "");
-	if (!m->host)
-		die("out of memory");
-	m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
-			    (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
-}
-
-/* Appends @p to @c's paths. */
-static void add_path(struct rt_trace_cpu *c, char *p)
-{
-	char **n = realloc(c->paths, (c->nr_paths + 1) * sizeof(*n));
+	struct tset_damage *n = realloc(m->damage, (m->nr_damage + 1) * sizeof(*n));
+	va_list ap;
 
 	if (!n)
 		die("out of memory");
-	c->paths = n;
-	c->paths[c->nr_paths++] = p;
+	m->damage = n;
+	n += m->nr_damage++;
+	n->cpu = cpu;
+	va_start(ap, fmt);
+	if (vasprintf(&n->what, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+}
+
+/*
+ * CPU @c's stream of member @m, just opened: tolerant or not, what the
+ * manifests promise of its files, the member's damage that is its.
+ */
+static void stream_setup(const struct tset *ts, const struct tset_member *m,
+			 struct rt_trace_cpu *c)
+{
+	rt_stream_set_tolerant(c->stream, !ts->strict);
+	for (unsigned int i = 0; i < m->nr_files; i++) {
+		const struct tset_file *f = &m->files[i];
+
+		if (f->cpu == c->cpu && f->promised &&
+		    rt_stream_promise(c->stream, f->path, f->size, f->xxh64))
+			die("out of memory");
+	}
+	for (unsigned int i = 0; i < m->nr_damage; i++)
+		if (m->damage[i].cpu == c->cpu ||
+		    (m->damage[i].cpu < 0 && c == &m->t->cpus[0]))
+			rt_stream_add_damage(c->stream, m->damage[i].what);
+}
+
+/* Every CPU's stream of @m opened: 0, or -1 said. */
+static int open_streams(const struct tset *ts, struct tset_member *m)
+{
+	struct rt_error err;
+
+	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
+		struct rt_trace_cpu *c = &m->t->cpus[k];
+
+		if (rt_stream_open(&c->stream, m->t->md, (const char *const *)c->paths,
+				   c->nr_paths, c->cpu, &err)) {
+			error_line("%s", err.msg);
+			return -1;
+		}
+		stream_setup(ts, m, c);
+	}
+	return 0;
 }
 
 /* The CPU @cpu of @t, made (in order) if new. */
@@ -336,56 +770,231 @@ static struct rt_trace_cpu *cpu_of(struct rt_trace *t, int cpu)
 	return &c[i];
 }
 
-/*
- * What @s's manifest says of its chunk of CPU @cpu, now the member's file
- * @path: for tset_window().  Nothing when it does not say.
- */
-static void add_fact(struct tset_member *m, const struct set_info *s, int cpu,
-		     const char *path)
+/* Appends @p to @c's paths. */
+static void add_path(struct rt_trace_cpu *c, char *p)
 {
-	struct tset_file *n;
+	char **n = realloc(c->paths, (c->nr_paths + 1) * sizeof(*n));
 
-	for (unsigned int i = 0; i < s->nr_cpus; i++) {
-		if (s->cpus[i].cpu != cpu)
-			continue;
-		n = realloc(m->files, (m->nr_files + 1) * sizeof(*n));
-		if (!n)
+	if (!n)
+		die("out of memory");
+	c->paths = n;
+	c->paths[c->nr_paths++] = p;
+	c->compressed = true;
+}
+
+/* A plain trace directory as a member. */
+static void plain_member(struct tset_member *m, struct unit *u)
+{
+	const struct rt_metadata *md = u->t->md;
+	const char *host = rt_metadata_env(md, "hostname");
+
+	m->t = u->t;
+	u->t = NULL;
+	m->host = xstrdup(host ? host : "");
+	m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
+			    (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
+}
+
+/* A chunk of a member, where it comes from. */
+struct chunk {
+	unsigned int cpu, seq;
+	char *path;
+	const struct unit *set;		/* NULL: loose */
+	const struct set_file *promise;
+	const struct set_cpu *fact;
+};
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct chunk *x = a, *y = b;
+
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	/* A set's copy first: checked against its manifest. */
+	return (x->set == NULL) - (y->set == NULL);
+}
+
+struct chunks {
+	struct chunk *v;
+	unsigned int n, cap;
+};
+
+static void chunk_add(struct chunks *cs, const struct chunk *c)
+{
+	if (cs->n == cs->cap) {
+		unsigned int cap = cs->cap ? 2 * cs->cap : 64;
+		struct chunk *v = realloc(cs->v, cap * sizeof(*v));
+
+		if (!v)
 			die("out of memory");
-		m->files = n;
-		m->files[m->nr_files++] = (struct tset_file){
-			path, s->cpus[i].packets,
-			ns_cycles(s->t->md, s->cpus[i].first_ns) };
-		return;
+		cs->v = v;
+		cs->cap = cap;
 	}
+	cs->v[cs->n++] = *c;
+}
+
+/* What @u's manifest says of its file @name, or NULL. */
+static const struct set_file *file_of(const struct unit *u, const char *name)
+{
+	for (unsigned int i = 0; i < u->nr_files; i++)
+		if (!strcmp(u->files[i].name, name))
+			return &u->files[i];
+	return NULL;
+}
+
+static const struct set_cpu *cpu_fact(const struct unit *u, const char *name)
+{
+	for (unsigned int i = 0; i < u->nr_cpus; i++)
+		if (!strcmp(u->cpus[i].file, name))
+			return &u->cpus[i];
+	return NULL;
+}
+
+/* @path's size and XXH64: 0, or -1 (errno). */
+static int file_sum(const char *path, uint64_t *size, uint64_t *sum)
+{
+	XXH64_state_t *xs = XXH64_createState();
+	char buf[1 << 16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+	ssize_t n;
+
+	if (fd < 0 || !xs)
+		goto out;
+	XXH64_reset(xs, 0);
+	*size = 0;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		XXH64_update(xs, buf, (size_t)n);
+		*size += (uint64_t)n;
+	}
+	*sum = XXH64_digest(xs);
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	XXH64_freeState(xs);
+	return ret;
 }
 
 /*
- * The sets @s[0..n) of one recording, sorted by sequence, as member @m:
- * 0, or -1 said.
+ * Set @s's chunk files into @cs, each with what its manifest says of it;
+ * what the manifest lists that is not there, or does not list, and a
+ * metadata that is not the one it lists, are damage of @m.  0, or -1
+ * said (a file that is not a chunk of this set).
  */
-static int join_sets(struct tset_member *m, struct set_info **s, unsigned int n,
-		     bool strict)
+static int set_chunks(struct tset_member *m, struct unit *s, struct chunks *cs)
 {
-	struct set_info *last = s[n - 1];
-	struct rt_error err;
-	char uuid[40];
-	const char *why;
-	uint64_t before = 0;
-	bool any = false;
+	uint64_t size, sum;
+	unsigned int cpu, seq;
 
-	m->t = calloc(1, sizeof(*m->t));
-	m->t->dir = strdup(last->dir);
-	m->host = strdup(last->host);
-	if (!m->t || !m->t->dir || !m->host)
-		die("out of memory");
-	m->nr_sets = n;
-	m->wall_offset_ns = s[0]->wall_offset_ns;
-	for (unsigned int i = 0; i < n; i++) {
-		if (i && s[i]->seq == s[i - 1]->seq) {
-			error_line("%s and %s: both are chunk set %u of %s on %s: one is enough",
-				   s[i - 1]->dir, s[i]->dir, s[i]->seq, s[i]->trace, s[i]->host);
-			return -1;
+	for (unsigned int k = 0; k < s->t->nr_cpus; k++) {
+		struct rt_trace_cpu *from = &s->t->cpus[k];
+
+		for (unsigned int j = 0; j < from->nr_paths; j++) {
+			const char *name = base_name(from->paths[j]);
+			struct chunk c;
+
+			if (!chunk_parse_name(name, &cpu, &seq) || seq != s->seq) {
+				error_line("%s: holds %s, not a chunk of set %u (cpuN-%06u.zst)",
+					   s->dir, name, s->seq, s->seq);
+				return -1;
+			}
+			c = (struct chunk){ cpu, seq, from->paths[j], s,
+					    file_of(s, name), cpu_fact(s, name) };
+			from->paths[j] = NULL;
+			if (!c.promise)
+				member_damage(m, (int)cpu, "%s: not in its set's manifest: read unchecked",
+					      c.path);
+			chunk_add(cs, &c);
 		}
+	}
+	for (unsigned int i = 0; i < s->nr_files; i++) {
+		const struct set_file *f = &s->files[i];
+		char *path = path_join(s->dir, f->name);
+		struct stat st;
+
+		if (stat(path, &st)) {
+			member_damage(m, chunk_parse_name(f->name, &cpu, &seq) ? (int)cpu : -1,
+				      "%s: its manifest lists %s, which is not there", s->dir,
+				      f->name);
+		} else if (!strcmp(f->name, "metadata")) {
+			/* Small, and read before anything else: checked now. */
+			if (file_sum(path, &size, &sum) || size != f->size || sum != f->xxh64)
+				member_damage(m, -1, "%s: not the metadata its manifest lists (%" PRIu64 " bytes, XXH64 %016" PRIx64 ")",
+					      path, f->size, f->xxh64);
+		}
+		free(path);
+	}
+	return 0;
+}
+
+/*
+ * Whether loose chunk @c is a copy of chunk @kept (of the same CPU and
+ * sequence number): the same bytes as its manifest promises, or as it
+ * holds.  Only read when one chunk is found twice.
+ */
+static bool same_chunk(const struct chunk *kept, const struct chunk *c)
+{
+	uint64_t size, sum, ksize, ksum;
+
+	if (file_sum(c->path, &size, &sum))
+		return false;
+	if (kept->promise)
+		return size == kept->promise->size && sum == kept->promise->xxh64;
+	return !file_sum(kept->path, &ksize, &ksum) && size == ksize && sum == ksum;
+}
+
+struct span {
+	unsigned int seq;
+	bool has_events;
+	uint64_t first_ns, last_ns;
+};
+
+/* By sequence; of one sequence, a set's (with its times) first. */
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (int)y->has_events - (int)x->has_events;
+}
+
+/* The first of @m's files with @path, or NULL. */
+static const struct tset_file *file_fact(const struct tset_member *m,
+					 const char *path)
+{
+	for (unsigned int i = 0; i < m->nr_files; i++)
+		if (m->files[i].path == path)
+			return &m->files[i];
+	return NULL;
+}
+
+/*
+ * Member @m: the sets @s[0..n) of one recording, sorted by sequence (no
+ * two alike), and the loose units @lu[0..nl) of its trace directory (or
+ * the one loose unit of a member of its own).  0, or -1 said.
+ */
+static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
+			unsigned int n, struct unit **lu, unsigned int nl)
+{
+	struct unit *newest = nl ? lu[0] : s[n - 1];
+	const struct chunk *kept = NULL;
+	struct chunks cs = { 0 };
+	struct span *sp;
+	unsigned int nsp = 0, k = 0;
+	uint64_t before = 0;
+	const char *why;
+	bool any = false;
+	char uuid[40];
+	int ret = -1;
+
+	for (unsigned int i = 0; i < n; i++) {
 		uuid_text(s[i]->t->md, uuid, sizeof(uuid));
 		if (!s[i]->t->md->has_uuid || strcasecmp(uuid, s[i]->uuid)) {
 			error_line("%s: the manifest's trace_uuid %s is not its metadata's (%s)",
@@ -393,83 +1002,167 @@ static int join_sets(struct tset_member *m, struct set_info **s, unsigned int n,
 			return -1;
 		}
 		/* A recovered set may not know its boot: "". */
-		if (*s[i]->boot_id && *last->boot_id &&
-		    strcmp(s[i]->boot_id, last->boot_id)) {
+		if (*s[i]->boot_id && *s[n - 1]->boot_id &&
+		    strcmp(s[i]->boot_id, s[n - 1]->boot_id)) {
 			error_line("%s and %s: chunk sets of one trace (%s on %s, uuid %s) from two boots",
-				   s[i]->dir, last->dir, last->trace, last->host, last->uuid);
+				   s[i]->dir, s[n - 1]->dir, s[n - 1]->trace, s[n - 1]->host,
+				   s[n - 1]->uuid);
 			return -1;
 		}
-		why = same_events(s[i]->t->md, last->t->md);
-		if (why) {
+	}
+	for (unsigned int i = 0; i < n + nl; i++) {
+		struct unit *u = i < n ? s[i] : lu[i - n];
+
+		if (u != newest && (why = same_events(u->t->md, newest->t->md))) {
 			error_line("%s and %s: their metadata disagree: %s",
-				   s[i]->dir, last->dir, why);
+				   u->dir, newest->dir, why);
 			return -1;
 		}
 	}
 
-	/* Each CPU's chunks, set after set, one stream. */
+	m->t = calloc(1, sizeof(*m->t));
+	if (!m->t)
+		die("out of memory");
+	m->t->dir = xstrdup(newest->dir);
+	m->t->md = newest->t->md;
+	newest->t->md = NULL;
+	m->nr_sets = n;
+	if (n) {
+		m->host = xstrdup(s[n - 1]->host);
+		m->wall_offset_ns = s[0]->wall_offset_ns;
+	} else {
+		const struct rt_metadata *md = m->t->md;
+		const char *host = rt_metadata_env(md, "hostname");
+
+		m->host = xstrdup(host ? host : "");
+		m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
+				    (__int128)md->clock_offset * 1000000000 /
+				    (__int128)md->clock_freq;
+	}
+
+	/* Each CPU's chunks in sequence order, one of each. */
 	for (unsigned int i = 0; i < n; i++)
-		for (unsigned int k = 0; k < s[i]->t->nr_cpus; k++) {
-			struct rt_trace_cpu *from = &s[i]->t->cpus[k];
-			struct rt_trace_cpu *c = cpu_of(m->t, from->cpu);
+		if (set_chunks(m, s[i], &cs)) {
+			for (unsigned int j = 0; j < cs.n; j++)
+				free(cs.v[j].path);
+			goto out;
+		}
+	for (unsigned int i = 0; i < nl; i++)
+		for (unsigned int j = 0; j < lu[i]->nr_loose; j++) {
+			struct loose *l = &lu[i]->loose[j];
 
-			for (unsigned int j = 0; j < from->nr_paths; j++) {
-				add_fact(m, s[i], from->cpu, from->paths[j]);
-				add_path(c, from->paths[j]);
-				from->paths[j] = NULL;
+			chunk_add(&cs, &(struct chunk){ .cpu = l->cpu, .seq = l->seq,
+						   .path = l->path });
+			l->path = NULL;
+		}
+	qsort(cs.v, cs.n, sizeof(*cs.v), cmp_chunk);
+	m->files = calloc(cs.n + 1, sizeof(*m->files));
+	if (!m->files)
+		die("out of memory");
+	for (unsigned int i = 0; i < cs.n; i++) {
+		struct chunk *c = &cs.v[i];
+		struct rt_trace_cpu *tc;
+		struct tset_file *f;
+
+		if (kept && c->cpu == kept->cpu && c->seq == kept->seq) {
+			/* The same chunk again (a copy): read once. */
+			if (!same_chunk(kept, c)) {
+				error_line("%s and %s: chunk %u of cpu%u twice, and they differ: give one",
+					   kept->path, c->path, c->seq, c->cpu);
+				for (unsigned int j = i; j < cs.n; j++)
+					free(cs.v[j].path);
+				goto out;
 			}
-			c->compressed |= from->compressed;
+			free(c->path);
+			continue;
 		}
-	m->t->md = last->t->md;
-	last->t->md = NULL;
-	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
-		struct rt_trace_cpu *c = &m->t->cpus[k];
-
-		if (rt_stream_open(&c->stream, m->t->md, (const char *const *)c->paths,
-				   c->nr_paths, c->cpu, &err)) {
-			error_line("%s", err.msg);
-			return -1;
+		kept = c;
+		tc = cpu_of(m->t, (int)c->cpu);
+		add_path(tc, c->path);
+		f = &m->files[m->nr_files++];
+		*f = (struct tset_file){ .path = c->path, .cpu = (int)c->cpu };
+		if (c->promise) {
+			f->promised = true;
+			f->size = c->promise->size;
+			f->xxh64 = c->promise->xxh64;
 		}
-		rt_stream_set_tolerant(c->stream, !strict);
+		if (c->fact) {
+			f->timed = c->fact->packets != 0;
+			f->first = ns_cycles(m->t->md, c->fact->first_ns);
+		}
 	}
+	if (!m->t->nr_cpus) {
+		error_line("%s: no chunk files in the sets given", m->t->dir);
+		goto out;
+	}
+	if (ts->strict && m->nr_damage) {
+		error_line("%s", m->damage[0].what);
+		goto out;
+	}
+	if (open_streams(ts, m))
+		goto out;
 
-	/* The missing sequence numbers, from the end of what came before. */
-	m->gaps = calloc(n + 1, sizeof(*m->gaps));
+	/* The sequence numbers missing, from the end of what came before. */
+	sp = calloc(n + cs.n + 1, sizeof(*sp));
+	if (!sp)
+		die("out of memory");
+	for (unsigned int i = 0; i < n; i++)
+		sp[nsp++] = (struct span){ s[i]->seq, s[i]->has_events, s[i]->first_ns,
+					   s[i]->last_ns };
+	for (unsigned int i = 0; i < cs.n; i++)
+		if (!cs.v[i].set)
+			sp[nsp++] = (struct span){ .seq = cs.v[i].seq };
+	qsort(sp, nsp, sizeof(*sp), cmp_span);
+	for (unsigned int i = 0; i < nsp; i++)
+		if (!k || sp[i].seq != sp[k - 1].seq)
+			sp[k++] = sp[i];
+	nsp = k;
+	m->gaps = calloc(nsp + 1, sizeof(*m->gaps));
 	if (!m->gaps)
 		die("out of memory");
-	if (s[0]->seq > 1)
-		m->gaps[m->nr_gaps++] = (struct tset_gap){
-			.first = 1, .last = s[0]->seq - 1, .leading = true,
-			.from = ns_cycles(m->t->md, s[0]->first_ns),
-			.to = ns_cycles(m->t->md, s[0]->first_ns),
-		};
-	for (unsigned int i = 0; i < n; i++) {
-		if (i && s[i]->seq > s[i - 1]->seq + 1) {
+	for (unsigned int i = 0; n && i < nsp; i++) {
+		if (!i && sp[0].seq > 1) {
+			uint64_t at = 0;
+
+			for (unsigned int j = 0; j < nsp && !at; j++)
+				at = sp[j].has_events ? sp[j].first_ns : 0;
+			m->gaps[m->nr_gaps++] = (struct tset_gap){
+				.first = 1, .last = sp[0].seq - 1, .leading = true,
+				.from = ns_cycles(m->t->md, at), .to = ns_cycles(m->t->md, at),
+			};
+		}
+		if (i && sp[i].seq > sp[i - 1].seq + 1) {
 			uint64_t after = UINT64_MAX;
 
-			for (unsigned int j = i; j < n; j++)
-				if (s[j]->has_events && s[j]->first_ns < after)
-					after = s[j]->first_ns;
+			for (unsigned int j = i; j < nsp; j++)
+				if (sp[j].has_events && sp[j].first_ns < after)
+					after = sp[j].first_ns;
 			/* CPUs' sets may overlap in time: never an end before its start. */
 			if (after == UINT64_MAX || after < before)
 				after = before;
 			m->gaps[m->nr_gaps++] = (struct tset_gap){
-				.first = s[i - 1]->seq + 1, .last = s[i]->seq - 1,
+				.first = sp[i - 1].seq + 1, .last = sp[i].seq - 1,
 				.from = ns_cycles(m->t->md, before),
 				.to = ns_cycles(m->t->md, after),
 			};
 		}
-		if (s[i]->has_events && (!any || s[i]->last_ns > before))
-			before = s[i]->last_ns;
-		any |= s[i]->has_events;
+		if (sp[i].has_events && (!any || sp[i].last_ns > before))
+			before = sp[i].last_ns;
+		any |= sp[i].has_events;
 	}
-	return 0;
+	free(sp);
+	ret = 0;
+out:
+	free(cs.v);
+	return ret;
 }
+
+/* ---- recordings ----------------------------------------------------------------- */
 
 static int cmp_set(const void *a, const void *b)
 {
-	const struct set_info *x = *(struct set_info *const *)a;
-	const struct set_info *y = *(struct set_info *const *)b;
+	const struct unit *x = *(struct unit *const *)a;
+	const struct unit *y = *(struct unit *const *)b;
 	int r;
 
 	if ((r = strcmp(x->host, y->host)) || (r = strcmp(x->trace, y->trace)) ||
@@ -478,87 +1171,195 @@ static int cmp_set(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static bool same_recording(const struct set_info *x, const struct set_info *y)
+static bool same_recording(const struct unit *x, const struct unit *y)
 {
 	return !strcmp(x->host, y->host) && !strcmp(x->trace, y->trace) &&
 	       !strcasecmp(x->uuid, y->uuid);
 }
 
-/* Each directory read, and given once: 0, or -1 said. */
-static int read_dirs(struct set_info *in, char *const *dirs, unsigned int n,
-		     bool strict)
+/* Whether @a's and @b's manifests list the same chunk files: names, sizes, XXH64. */
+static bool same_chunks(const struct unit *a, const struct unit *b)
 {
-	char **real = calloc(n, sizeof(*real));
-	struct rt_error err;
-	int ret = -1;
+	unsigned int na = 0, nb = 0, cpu, seq;
 
-	if (!real)
-		die("out of memory");
-	for (unsigned int i = 0; i < n; i++) {
-		in[i].dir = strdup(dirs[i]);
-		real[i] = realpath(dirs[i], NULL);
-		if (!in[i].dir)
-			die("out of memory");
-		if (!real[i]) {
-			error_line("%s: %s", dirs[i], strerror(errno));
-			goto out;
-		}
-		for (unsigned int j = 0; j < i; j++)
-			if (!strcmp(real[i], real[j])) {
-				error_line("%s: given twice", dirs[i]);
-				goto out;
-			}
-		if (read_manifest(&in[i]) < 0)
-			goto out;
-		if (rt_trace_open(dirs[i], &in[i].t, &err)) {
-			error_line("%s", err.msg);
-			goto out;
-		}
-		for (unsigned int k = 0; k < in[i].t->nr_cpus; k++)
-			rt_stream_set_tolerant(in[i].t->cpus[k].stream, !strict);
+	for (unsigned int i = 0; i < a->nr_files; i++) {
+		const struct set_file *f = &a->files[i], *g;
+
+		if (!chunk_parse_name(f->name, &cpu, &seq))
+			continue;
+		na++;
+		g = file_of(b, f->name);
+		if (!g || g->size != f->size || g->xxh64 != f->xxh64)
+			return false;
 	}
-	ret = 0;
-out:
-	for (unsigned int i = 0; i < n; i++)
-		free(real[i]);
-	free(real);
-	return ret;
+	for (unsigned int i = 0; i < b->nr_files; i++)
+		nb += chunk_parse_name(b->files[i].name, &cpu, &seq);
+	return na == nb;
+}
+
+/* Whether @u's files are there as its manifest says: by size, or (@sums) read whole. */
+static bool set_intact(const struct unit *u, bool sums)
+{
+	for (unsigned int i = 0; i < u->nr_files; i++) {
+		const struct set_file *f = &u->files[i];
+		char *path = path_join(u->dir, f->name);
+		uint64_t size, sum;
+		struct stat st;
+		bool ok = sums ? !file_sum(path, &size, &sum) && size == f->size &&
+				 sum == f->xxh64 :
+				 !stat(path, &st) && (uint64_t)st.st_size == f->size;
+
+		free(path);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Of two sets with one sequence number of one recording, which to read:
+ * the other is a copy (u->copy).  0, or -1 said: they differ, and their
+ * files do not tell which is the set.
+ */
+static int pick_copy(struct unit **keep, struct unit *other)
+{
+	bool a, b;
+
+	if (same_chunks(*keep, other)) {
+		a = set_intact(*keep, false);
+		b = set_intact(other, false);
+	} else {
+		a = set_intact(*keep, true);
+		b = set_intact(other, true);
+		if (a == b) {
+			error_line("%s and %s: both are chunk set %u of %s on %s, and they differ%s: give one",
+				   (*keep)->dir, other->dir, other->seq, other->trace,
+				   other->host, a ? "" : " (neither matches its manifest)");
+			return -1;
+		}
+	}
+	if (b && !a) {
+		(*keep)->copy = true;
+		*keep = other;
+	} else {
+		other->copy = true;
+	}
+	return 0;
 }
 
 struct tset *tset_open(char *const *dirs, unsigned int n, bool strict)
 {
-	struct set_info *in = calloc(n, sizeof(*in)), **sets;
 	struct tset *ts = calloc(1, sizeof(*ts));
-	unsigned int nsets = 0;
+	struct unit **sets = NULL;
+	unsigned int nsets = 0, k = 0;
+	struct units us = { 0 };
 	int ok = -1;
 
-	sets = calloc(n, sizeof(*sets));
-	if (!in || !ts || !sets || !(ts->m = calloc(n, sizeof(*ts->m))))
+	if (!ts)
 		die("out of memory");
 	ts->strict = strict;
-	if (read_dirs(in, dirs, n, strict))
+	if (read_dirs(&us, dirs, n))
 		goto out;
-	for (unsigned int i = 0; i < n; i++) {
-		if (in[i].is_set)
-			sets[nsets++] = &in[i];
-		else
-			plain_member(&ts->m[ts->nr++], &in[i]);
+	sets = calloc(us.n + 1, sizeof(*sets));
+	ts->m = calloc(us.n + 1, sizeof(*ts->m));
+	if (!sets || !ts->m)
+		die("out of memory");
+	for (unsigned int i = 0; i < us.n; i++) {
+		struct unit *u = &us.v[i];
+		char uuid[40] = "";
+
+		if (u->is_set) {
+			sets[nsets++] = u;
+			continue;
+		}
+		if (u->t->md->has_uuid)
+			uuid_text(u->t->md, uuid, sizeof(uuid));
+		u->uuid = xstrdup(uuid);
 	}
 	qsort(sets, nsets, sizeof(*sets), cmp_set);
+	/* A set given twice is read once. */
 	for (unsigned int i = 0; i < nsets; ) {
+		struct unit *keep = sets[i];
 		unsigned int j = i + 1;
 
+		for (; j < nsets && same_recording(keep, sets[j]) &&
+		       sets[j]->seq == keep->seq; j++)
+			if (pick_copy(&keep, sets[j]))
+				goto out;
+		i = j;
+	}
+	for (unsigned int i = 0; i < nsets; i++)
+		if (!sets[i]->copy)
+			sets[k++] = sets[i];
+	nsets = k;
+	/* A trace directory's loose chunks join the sets of its recording. */
+	for (unsigned int i = 0; i < us.n; i++) {
+		struct unit *u = &us.v[i];
+		const char *host = u->t ? rt_metadata_env(u->t->md, "hostname") : NULL;
+		int best = -1;
+
+		if (u->is_set || !u->nr_loose || !*u->uuid)
+			continue;
+		for (unsigned int j = 0; j < nsets; j++)
+			if (!strcasecmp(sets[j]->uuid, u->uuid) &&
+			    !strcmp(sets[j]->trace, u->trace) &&
+			    (best < 0 || (host && !strcmp(sets[j]->host, host) &&
+					  strcmp(sets[best]->host, host))))
+				best = (int)j;
+		if (best >= 0) {
+			u->joined = true;
+			free(u->host);
+			u->host = xstrdup(sets[best]->host);
+			free(u->trace);
+			u->trace = xstrdup(sets[best]->trace);
+			free(u->uuid);
+			u->uuid = xstrdup(sets[best]->uuid);
+		}
+	}
+	/* Plain traces and loose chunks of their own first, in the order given. */
+	for (unsigned int i = 0; i < us.n; i++) {
+		struct unit *u = &us.v[i], *self = u;
+		struct tset_member *m;
+
+		if (u->is_set || u->joined || (!u->nr_loose && !u->t->nr_cpus))
+			continue;
+		m = &ts->m[ts->nr++];
+		if (!u->nr_loose) {
+			plain_member(m, u);
+			for (unsigned int c = 0; c < m->t->nr_cpus; c++)
+				stream_setup(ts, m, &m->t->cpus[c]);
+		} else if (build_member(ts, m, NULL, 0, &self, 1)) {
+			goto out;
+		}
+	}
+	for (unsigned int i = 0; i < nsets; ) {
+		struct unit **lu = calloc(us.n + 1, sizeof(*lu));
+		unsigned int j = i + 1, nl = 0;
+		int r;
+
+		if (!lu)
+			die("out of memory");
 		while (j < nsets && same_recording(sets[i], sets[j]))
 			j++;
-		if (join_sets(&ts->m[ts->nr++], &sets[i], j - i, strict))
+		for (unsigned int l = 0; l < us.n; l++)
+			if (us.v[l].joined && same_recording(&us.v[l], sets[i]))
+				lu[nl++] = &us.v[l];
+		r = build_member(ts, &ts->m[ts->nr++], &sets[i], j - i, lu, nl);
+		free(lu);
+		if (r)
 			goto out;
 		i = j;
 	}
+	if (!ts->nr) {
+		error_line("%s: no stream files (cpuN, cpuN.zst, cpuN-K.zst) and no chunk sets (chunk-NNNNNN/)",
+			   n ? dirs[0] : "");
+		goto out;
+	}
 	ok = 0;
 out:
-	for (unsigned int i = 0; i < n; i++)
-		set_info_free(&in[i]);
-	free(in);
+	for (unsigned int i = 0; i < us.n; i++)
+		unit_free(&us.v[i]);
+	free(us.v);
 	free(sets);
 	if (ok) {
 		tset_close(ts);
@@ -572,10 +1373,15 @@ void tset_close(struct tset *ts)
 	if (!ts)
 		return;
 	for (unsigned int i = 0; i < ts->nr; i++) {
-		rt_trace_close(ts->m[i].t);
-		free(ts->m[i].host);
-		free(ts->m[i].gaps);
-		free(ts->m[i].files);
+		struct tset_member *m = &ts->m[i];
+
+		rt_trace_close(m->t);
+		free(m->host);
+		free(m->gaps);
+		free(m->files);
+		for (unsigned int j = 0; j < m->nr_damage; j++)
+			free(m->damage[j].what);
+		free(m->damage);
 	}
 	free(ts->m);
 	free(ts);
@@ -608,42 +1414,68 @@ uint64_t tset_first_event(const struct tset_member *m)
 
 /* ---- a time window -------------------------------------------------------------- */
 
-static const struct tset_file *file_fact(const struct tset_member *m,
-					 const char *path)
+/*
+ * Whether chunk @j of CPU @c starts where its manifest says: its own first
+ * packet's timestamp_begin is the manifest's first_timestamp (a cycle of
+ * rounding either way allowed for).  Two records written apart -- the
+ * kernel's packet header, the daemon's manifest -- that agree: what lets a
+ * window skip chunks on that time.  One that disagrees is damage, and no
+ * chunk is skipped on it.
+ */
+static bool confirmed(struct tset_member *m, const struct rt_trace_cpu *c,
+		      unsigned int j, char **why)
 {
-	for (unsigned int i = 0; i < m->nr_files; i++)
-		if (m->files[i].path == path)
-			return &m->files[i];
-	return NULL;
+	const struct tset_file *f = file_fact(m, c->paths[j]);
+	uint64_t ts;
+
+	if (!rt_file_first_ts(c->paths[j], &ts) && ts + 1 >= f->first && ts <= f->first + 1)
+		return true;
+	if (asprintf(why, "%s: its manifest's first_timestamp is not its first packet's: no chunk skipped on it",
+		     c->paths[j]) < 0)
+		die("out of memory");
+	return false;
 }
 
 /*
- * Whether CPU @c's chunk @j is outside [begin, end]: its manifest says it
- * starts after the window (it is left unread), or a later chunk of the
- * CPU starts before the window (this one holds neither the window nor the
- * packet before it: it is opened only when the CPU's thread is looked for
- * in it, rt_stream_set_cold()).  The manifest's times are read as
- * traceset.h says (nanoseconds); a cycle of rounding either way is
- * allowed for.
+ * Which of CPU @c's chunks a window [begin, end] reads: those before
+ * *@after (a chunk that starts after the window, and the ones after it,
+ * hold nothing of it), and of those the first *@cold only when the CPU's
+ * thread is looked for there (rt_stream_set_cold(): a later chunk starts
+ * before the window).  The two chunks that decide -- the first that starts
+ * after the window, the last that starts before it, by their manifests --
+ * are confirmed by their own first packets (confirmed()); chunks are in
+ * sequence order, and a CPU's packets never go back in time, so the
+ * chunks on their far sides follow.  What is not confirmed skips nothing.
  */
-static bool chunk_after(const struct tset_member *m, const struct rt_trace_cpu *c,
-			unsigned int j, uint64_t end)
+static void window_chunks(struct tset_member *m, const struct rt_trace_cpu *c,
+			  uint64_t begin, uint64_t end, unsigned int *after,
+			  unsigned int *cold, char **why_after, char **why_cold)
 {
-	const struct tset_file *f = file_fact(m, c->paths[j]);
+	unsigned int a = c->nr_paths, b = 0;
 
-	return f && f->packets && end < UINT64_MAX - 1 && f->first > end + 1;
-}
+	for (unsigned int j = 0; j < c->nr_paths && a == c->nr_paths; j++) {
+		const struct tset_file *f = file_fact(m, c->paths[j]);
 
-static bool chunk_before(const struct tset_member *m, const struct rt_trace_cpu *c,
-			 unsigned int j, uint64_t begin)
-{
-	for (unsigned int k = j + 1; k < c->nr_paths; k++) {
-		const struct tset_file *g = file_fact(m, c->paths[k]);
-
-		if (g && g->packets && g->first + 1 < begin)
-			return true;
+		if (f && f->timed && end < UINT64_MAX - 1 && f->first > end + 1)
+			a = j;
 	}
-	return false;
+	for (unsigned int j = c->nr_paths; j-- > 0 && !b;) {
+		const struct tset_file *f = file_fact(m, c->paths[j]);
+
+		if (f && f->timed && f->first + 1 < begin)
+			b = j;
+	}
+	if (a < c->nr_paths && !confirmed(m, c, a, why_after))
+		a = c->nr_paths;
+	if (b && !confirmed(m, c, b, why_cold))
+		b = 0;
+	/* Confirmed both, yet out of order: the times go back; skip nothing. */
+	if (b >= a) {
+		a = c->nr_paths;
+		b = 0;
+	}
+	*after = a;
+	*cold = b;
 }
 
 int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
@@ -654,31 +1486,32 @@ int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
 
 	for (unsigned int i = 0; i < m->t->nr_cpus; i++) {
 		struct rt_trace_cpu *c = &m->t->cpus[i];
-		char **keep = calloc(c->nr_paths + 1, sizeof(*keep));
-		unsigned int n = 0, cold = 0;
+		unsigned int after = c->nr_paths, cold = 0;
+		char *why[2] = { NULL, NULL };
 
-		if (!keep)
-			die("out of memory");
-		for (unsigned int j = 0; j < c->nr_paths; j++) {
-			if (seek && chunk_after(m, c, j, end))
-				continue;
-			/* A prefix: a chunk before one that is before too. */
-			if (seek && n == cold && chunk_before(m, c, j, begin))
-				cold++;
-			keep[n++] = c->paths[j];
+		if (seek)
+			window_chunks(m, c, begin, end, &after, &cold, &why[0], &why[1]);
+		if (ts->strict && (why[0] || why[1])) {
+			error_line("%s", why[0] ? why[0] : why[1]);
+			free(why[0]);
+			free(why[1]);
+			return -1;
 		}
-		if (n < c->nr_paths) {
+		if (after < c->nr_paths) {
 			rt_stream_close(c->stream);
 			c->stream = NULL;
-			if (rt_stream_open(&c->stream, m->t->md, (const char *const *)keep,
-					   n, c->cpu, &err)) {
-				free(keep);
+			if (rt_stream_open(&c->stream, m->t->md, (const char *const *)c->paths,
+					   after, c->cpu, &err)) {
 				error_line("%s", err.msg);
 				return -1;
 			}
-			rt_stream_set_tolerant(c->stream, !ts->strict);
+			stream_setup(ts, m, c);
 		}
-		free(keep);
+		for (unsigned int k = 0; k < 2; k++) {
+			if (why[k])
+				rt_stream_add_damage(c->stream, why[k]);
+			free(why[k]);
+		}
 		rt_stream_set_window(c->stream, begin, end, seek);
 		rt_stream_set_cold(c->stream, cold);
 	}

@@ -36,11 +36,20 @@ struct tset_gap {
 	uint64_t from, to;		/* clock cycles of the member's trace */
 };
 
-/* A member's chunk file, as its set's manifest tells (clock cycles). */
+/* A member's chunk file, and what its set's manifest says of it. */
 struct tset_file {
 	const char *path;		/* the one in its rt_trace_cpu's paths */
-	uint64_t packets;
-	uint64_t first;			/* its first packet's timestamp_begin */
+	int cpu;
+	bool promised;			/* the manifest lists it: */
+	uint64_t size, xxh64;		/* checked where it is opened */
+	bool timed;			/* the manifest gives its first packet's */
+	uint64_t first;			/* timestamp_begin (clock cycles) */
+};
+
+/* Damage found in a member's sets: said by CPU @cpu's stream (-1: any). */
+struct tset_damage {
+	int cpu;
+	char *what;
 };
 
 struct tset_member {
@@ -52,6 +61,8 @@ struct tset_member {
 	struct tset_gap *gaps;		/* by time */
 	unsigned int nr_files;
 	struct tset_file *files;	/* chunk sets' members only */
+	unsigned int nr_damage;
+	struct tset_damage *damage;	/* given to the streams as they open */
 };
 
 struct tset {

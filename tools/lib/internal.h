@@ -27,11 +27,19 @@ void rt_msgs_add(struct rt_msgs *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void rt_msgs_free(struct rt_msgs *m);
 
+/* What a chunk set's manifest says a file is (rt_stream_promise()). */
+struct rt_promise {
+	char *path;
+	uint64_t size, xxh64;
+};
+
 /* source.c: the bytes of one stream file, plain or zstd. */
 struct rt_source {
 	/* Set by the owner, kept across files. */
 	bool tolerant;			/* skip a damaged frame, say so */
 	struct rt_msgs *damage, *notes;
+	const struct rt_promise *promises;	/* checked at a file's first read */
+	unsigned int nr_promises;
 	/* Read by the owner. */
 	const char *path;		/* NULL: no file open */
 	bool zst;
@@ -49,6 +57,7 @@ struct rt_source {
 	size_t frame_len, frame_pos, frame_cap;
 	uint64_t frame_start;		/* its file offset */
 	uint64_t limit;			/* file offset reading stops at; 0: none */
+	bool vetted;			/* its promise, if any, was checked */
 };
 
 /* A closed source: what rt_src_open() starts from. */

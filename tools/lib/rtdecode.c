@@ -91,6 +91,9 @@ struct rt_stream {
 	unsigned int cold;		/* first files: nothing of the window */
 	struct file_plan *plan;		/* by path */
 	struct rt_msgs index_notes;	/* indexes ignored, files read whole */
+	/* What manifests promise of its files (rt_stream_promise()). */
+	struct rt_promise *promises;
+	unsigned int nr_promises;
 };
 
 /* How one file of a windowed stream is read. */
@@ -1011,6 +1014,9 @@ void rt_stream_close(struct rt_stream *s)
 	rt_msgs_free(&s->notes);
 	rt_msgs_free(&s->damage);
 	rt_msgs_free(&s->index_notes);
+	for (unsigned int i = 0; i < s->nr_promises; i++)
+		free(s->promises[i].path);
+	free(s->promises);
 	free(s->plan);
 	free(s->fed_file);
 	free(s->values);
@@ -1105,6 +1111,30 @@ void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
 void rt_stream_set_cold(struct rt_stream *s, unsigned int n)
 {
 	s->cold = n < s->nr_paths ? n : s->nr_paths;
+}
+
+int rt_stream_promise(struct rt_stream *s, const char *path, uint64_t size,
+		      uint64_t xxh64)
+{
+	struct rt_promise *n = realloc(s->promises, (s->nr_promises + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	s->promises = n;
+	n[s->nr_promises].path = strdup(path);
+	if (!n[s->nr_promises].path)
+		return -1;
+	n[s->nr_promises].size = size;
+	n[s->nr_promises].xxh64 = xxh64;
+	s->nr_promises++;
+	s->src.promises = s->promises;
+	s->src.nr_promises = s->nr_promises;
+	return 0;
+}
+
+void rt_stream_add_damage(struct rt_stream *s, const char *what)
+{
+	rt_msgs_add(&s->damage, "%s", what);
 }
 
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s)

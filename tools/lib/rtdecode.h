@@ -264,6 +264,27 @@ void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
  * alone on the CPU through the files after them).
  */
 void rt_stream_set_cold(struct rt_stream *s, unsigned int n);
+/*
+ * What a chunk set's manifest promises of the stream's file @path (as
+ * given to rt_stream_open()): its size and XXH64 (seed 0).  Checked where
+ * the file is opened, before its first byte is read: its size always;
+ * its XXH64 when it is read whole, or is stored (its frames carry no
+ * checksum) -- a packed file that a window reads from its index is
+ * checked frame by frame instead (each frame's checksum, the index's).
+ * A mismatch is damage (rt_stream_damage(); when not tolerant, the
+ * error): the file is read all the same, every frame and packet checked
+ * as in any file.  Set before the first rt_stream_next(); -1: no memory.
+ */
+int rt_stream_promise(struct rt_stream *s, const char *path, uint64_t size,
+		      uint64_t xxh64);
+/* Damage its owner found about the stream (a manifest its files belie). */
+void rt_stream_add_damage(struct rt_stream *s, const char *what);
+/*
+ * The timestamp_begin of the first packet of the stream file @path (plain,
+ * or zstd: decoded from the start of its first frame, unchecked): 0, or
+ * -1 when it does not start with a packet header.
+ */
+int rt_file_first_ts(const char *path, uint64_t *ts);
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s);
 const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
 

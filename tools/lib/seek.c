@@ -26,8 +26,17 @@
  *     so there is no offset to bisect on without reading headers, and a
  *     search for the next packet's signature could be fooled by an event's
  *     payload: a header walk is exact and reads 88 bytes a packet.
+ *
+ * What a hostile file can make this allocate is bounded: an index frame
+ * that claims more than INDEX_MAX_ENTRIES entries is ignored before a
+ * byte is allocated for it, a built index stops there (the file is read
+ * whole), and a build holds one decompression context and one probe
+ * buffer, made once: a stored frame's first packet header is read as it
+ * lies in the file (a raw block), a packed one's decoded from the start
+ * of the frame.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +50,13 @@
 
 #define HDR_SIZE	sizeof(struct ringtrace_packet_header)
 #define PROBE_IN	(64 * 1024)
+/*
+ * Frames a chunk's index may have: 1 TiB of packets in the packer's 4 MiB
+ * frames, a stored chunk of 262144 packets; 8 MiB of entries.
+ */
+#define INDEX_MAX_ENTRIES	(1U << 18)
+#define INDEX_MAX_BYTES		(CHUNK_INDEX_HEADER + (uint64_t)INDEX_MAX_ENTRIES * \
+				 CHUNK_INDEX_ENTRY + CHUNK_INDEX_FOOTER)
 
 int rt_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
@@ -79,41 +95,68 @@ static bool header_ok(const uint8_t *h)
 	       HDR_FIELD(h, timestamp_end) >= HDR_FIELD(h, timestamp_begin);
 }
 
-/*
- * The first packet header of the frame at @off (zstd) or the packet at
- * @off (plain) into @hdr: 0, or -1 when there is none.
- */
-static int first_header(int fd, bool zst, uint64_t off, uint8_t *hdr)
-{
+/* What reading first packet headers needs, made once for many: probe_free(). */
+struct probe {
 	ZSTD_DCtx *z;
 	uint8_t *in;
-	size_t left = 1;
+};
+
+static void probe_free(struct probe *p)
+{
+	free(p->in);
+	ZSTD_freeDCtx(p->z);
+}
+
+/*
+ * The first packet header of the frame at @off (zstd) or the packet at
+ * @off (plain) into @hdr: 0, or -1 when there is none.  A stored frame
+ * (one raw block first) is read as it lies; anything else is decoded.
+ */
+static int first_header(int fd, bool zst, uint64_t off, uint8_t *hdr,
+			struct probe *p)
+{
+	uint8_t h[ZSTD_FRAMEHEADERSIZE_MAX + 3];
+	size_t left = 1, hlen;
 	ZSTD_outBuffer out = { hdr, HDR_SIZE, 0 };
-	int ret = -1;
+	ZSTD_frameHeader fh;
+	ssize_t n;
 
 	if (!zst)
 		return rt_pread_full(fd, hdr, HDR_SIZE, off) || !header_ok(hdr) ? -1 : 0;
-	z = ZSTD_createDCtx();
-	in = malloc(PROBE_IN);
-	while (z && in && out.pos < out.size && left) {
-		ssize_t n = pread(fd, in, PROBE_IN, (off_t)off);
-		ZSTD_inBuffer ib = { in, n > 0 ? (size_t)n : 0, 0 };
+	do
+		n = pread(fd, h, sizeof(h), (off_t)off);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0 || ZSTD_getFrameHeader(&fh, h, (size_t)n) ||
+	    fh.frameType != ZSTD_frame)
+		return -1;
+	hlen = fh.headerSize;
+	if ((size_t)n >= hlen + 3 && ((h[hlen] >> 1) & 3) == 0 &&
+	    (h[hlen] >> 3 | h[hlen + 1] << 5 | (uint32_t)h[hlen + 2] << 13) >= HDR_SIZE)
+		/* A raw block that holds the whole header. */
+		return rt_pread_full(fd, hdr, HDR_SIZE, off + hlen + 3) ||
+		       !header_ok(hdr) ? -1 : 0;
+	if (!p->z && !(p->z = ZSTD_createDCtx()))
+		return -1;
+	if (!p->in && !(p->in = malloc(PROBE_IN)))
+		return -1;
+	ZSTD_DCtx_reset(p->z, ZSTD_reset_session_only);
+	while (out.pos < out.size && left) {
+		ZSTD_inBuffer ib;
 
+		do
+			n = pread(fd, p->in, PROBE_IN, (off_t)off);
+		while (n < 0 && errno == EINTR);
 		if (n <= 0)
 			break;
+		ib = (ZSTD_inBuffer){ p->in, (size_t)n, 0 };
 		while (ib.pos < ib.size && out.pos < out.size && left) {
-			left = ZSTD_decompressStream(z, &out, &ib);
+			left = ZSTD_decompressStream(p->z, &out, &ib);
 			if (ZSTD_isError(left))
-				goto out;
+				return -1;
 		}
 		off += ib.pos;
 	}
-	if (out.pos == out.size && header_ok(hdr))
-		ret = 0;
-out:
-	free(in);
-	ZSTD_freeDCtx(z);
-	return ret;
+	return out.pos == out.size && header_ok(hdr) ? 0 : -1;
 }
 
 /* The zstd frame at @off: its size in the file, its content size. */
@@ -174,26 +217,32 @@ static int add(struct chunk_index *ix, uint64_t coff, uint64_t uoff,
 static int build_zst(int fd, uint64_t size, struct chunk_index *ix)
 {
 	uint64_t off = 0, uoff = 0, fsize, content;
+	struct probe p = { 0 };
 	uint8_t hdr[HDR_SIZE];
 	bool skippable;
+	int ret = -1;
 
 	while (off < size) {
 		if (frame_sizes(fd, off, size, &fsize, &content, &skippable))
-			return -1;
+			goto out;
 		if (content) {
-			if (first_header(fd, true, off, hdr))
-				return -1;
+			if (ix->n == INDEX_MAX_ENTRIES ||
+			    first_header(fd, true, off, hdr, &p))
+				goto out;
 			if (ix->n)
 				ix->e[ix->n - 1].ts_end = HDR_FIELD(hdr, timestamp_begin);
 			if (add(ix, off, uoff, HDR_FIELD(hdr, timestamp_begin), UINT64_MAX))
-				return -1;
+				goto out;
 		}
 		off += fsize;
 		uoff += content;
 	}
 	ix->data_bytes = size;
 	ix->content_bytes = uoff;
-	return 0;
+	ret = 0;
+out:
+	probe_free(&p);
+	return ret;
 }
 
 /* An index of the plain file @fd, packet by packet. */
@@ -205,7 +254,8 @@ static int build_plain(int fd, uint64_t size, struct chunk_index *ix)
 	while (off < size) {
 		uint64_t len;
 
-		if (size - off < HDR_SIZE || first_header(fd, false, off, hdr))
+		if (size - off < HDR_SIZE || ix->n == INDEX_MAX_ENTRIES ||
+		    first_header(fd, false, off, hdr, NULL))
 			return -1;
 		len = HDR_FIELD(hdr, content_size) / 8;
 		if (len > size - off ||
@@ -232,6 +282,12 @@ static int read_own(int fd, uint64_t size, struct chunk_index *ix, char *why,
 	len = chunk_index_frame_size(foot, size);
 	if (!len)
 		return 1;
+	/* Whatever its footer claims, nothing allocated beyond the bound. */
+	if (len > INDEX_MAX_BYTES) {
+		snprintf(why, wsize, "it claims %" PRIu64 " bytes, more than the %" PRIu64 " of an index of %u frames",
+			 len, (uint64_t)INDEX_MAX_BYTES, INDEX_MAX_ENTRIES);
+		return -1;
+	}
 	buf = malloc(len);
 	if (!buf || rt_pread_full(fd, buf, len, size - len)) {
 		free(buf);
@@ -269,9 +325,30 @@ int rt_index_get(int fd, bool zst, struct chunk_index *ix, bool *own,
 
 int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e)
 {
+	struct probe p = { 0 };
 	uint8_t hdr[HDR_SIZE];
+	int r = first_header(fd, zst, e->coff, hdr, &p);
 
-	return first_header(fd, zst, e->coff, hdr) ||
+	probe_free(&p);
+	return r ||
 	       hdr_u64(hdr, offsetof(struct ringtrace_packet_header, timestamp_begin)) !=
 	       e->ts_begin ? -1 : 0;
+}
+
+int rt_file_first_ts(const char *path, uint64_t *ts)
+{
+	size_t len = strlen(path);
+	bool zst = len > 4 && !strcmp(path + len - 4, ".zst");
+	struct probe p = { 0 };
+	uint8_t hdr[HDR_SIZE];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = first_header(fd, zst, 0, hdr, &p);
+	probe_free(&p);
+	close(fd);
+	if (!r)
+		*ts = HDR_FIELD(hdr, timestamp_begin);
+	return r;
 }

@@ -25,13 +25,24 @@
  *
  * A resynchronising reader hands bytes back (rt_src_unread()): they are
  * read again before anything else.
+ *
+ * A file a chunk set's manifest speaks for (rt_stream_promise()) is
+ * checked against it before its first byte is handed out: its size, and
+ * its XXH64 -- which means reading it whole first, so it is hashed only
+ * where it is read whole anyway, or where its frames carry no checksum
+ * (stored): a packed file that a window reads from its index is checked
+ * frame by frame instead (each frame's content checksum; the index's
+ * own).  A mismatch is damage: said, and the file read all the same, each
+ * frame and packet checked as always.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 #define ZSTD_STATIC_LINKING_ONLY	/* ZSTD_getFrameHeader() */
 #include <zstd.h>
 
@@ -68,6 +79,8 @@ int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
 
 void rt_src_close(struct rt_source *src)
 {
+	const struct rt_promise *promises = src->promises;
+	unsigned int nr_promises = src->nr_promises;
 	bool tolerant;
 
 	if (src->fd >= 0)
@@ -79,6 +92,83 @@ void rt_src_close(struct rt_source *src)
 	tolerant = src->tolerant;
 	*src = RT_SOURCE_INIT(src->damage, src->notes);
 	src->tolerant = tolerant;
+	src->promises = promises;
+	src->nr_promises = nr_promises;
+}
+
+/* @fd's size and XXH64 (seed 0), read with pread: 0, or -1 (errno). */
+static int file_xxh64(int fd, uint64_t *size, uint64_t *sum)
+{
+	XXH64_state_t *xs = XXH64_createState();
+	uint8_t *buf = malloc(IN_BUF_SIZE);
+	uint64_t off = 0;
+	int ret = -1;
+
+	if (!xs || !buf) {
+		errno = ENOMEM;
+		goto out;
+	}
+	XXH64_reset(xs, 0);
+	for (;;) {
+		ssize_t n = pread(fd, buf, IN_BUF_SIZE, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto out;
+		if (n == 0)
+			break;
+		XXH64_update(xs, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	*size = off;
+	*sum = XXH64_digest(xs);
+	ret = 0;
+out:
+	free(buf);
+	XXH64_freeState(xs);
+	return ret;
+}
+
+/*
+ * The file just opened against what its manifest promised, if it did:
+ * 0 (a mismatch described as damage), or -1 (an error; a mismatch when
+ * not tolerant).
+ */
+static int src_vet(struct rt_source *src, struct rt_error *err)
+{
+	const struct rt_promise *p = NULL;
+	char why[160];
+	uint64_t size, sum;
+	struct stat st;
+
+	src->vetted = true;
+	for (unsigned int i = 0; i < src->nr_promises && !p; i++)
+		if (!strcmp(src->promises[i].path, src->path))
+			p = &src->promises[i];
+	if (!p)
+		return 0;
+	if (fstat(src->fd, &st))
+		return rt_fail(err, "%s: %s", src->path, strerror(errno));
+	if ((uint64_t)st.st_size != p->size) {
+		snprintf(why, sizeof(why), "has %llu bytes, its manifest says %" PRIu64,
+			 (unsigned long long)st.st_size, p->size);
+	} else if ((src->in_off || src->limit) &&
+		   chunk_kind(src->fd) == CHUNK_KIND_PACKED) {
+		return 0;	/* read from its index: frame by frame */
+	} else {
+		if (file_xxh64(src->fd, &size, &sum))
+			return rt_fail(err, "%s: %s", src->path, strerror(errno));
+		if (size == p->size && sum == p->xxh64)
+			return 0;
+		snprintf(why, sizeof(why), "its XXH64 is %016" PRIx64 ", its manifest says %016" PRIx64,
+			 sum, p->xxh64);
+	}
+	if (!src->tolerant)
+		return rt_fail(err, "%s: %s", src->path, why);
+	rt_msgs_add(src->damage, "%s: %s: its frames and packets are read, each checked as always",
+		    src->path, why);
+	return 0;
 }
 
 static ssize_t read_full(int fd, void *buf, size_t n)
@@ -340,6 +430,8 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 	uint8_t *p = buf;
 	size_t got = 0;
 
+	if (!src->vetted && src->fd >= 0 && src_vet(src, err))
+		return -1;
 	while (got < n) {
 		size_t k;
 

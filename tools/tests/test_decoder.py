@@ -289,6 +289,12 @@ def xxh64(data):
     return h ^ (h >> 32)
 
 
+def file_xxh64(path):
+    """A file's XXH64 as a chunk set's manifest gives it (xxhsum -H1)."""
+    with open(path, 'rb') as f:
+        return '%016x' % xxh64(f.read())
+
+
 def raw_zstd_frame(data):
     """One frame: 4-byte content size, raw blocks, content checksum."""
     out = struct.pack('<IBI', 0xFD2FB528, 0xA4, len(data))
@@ -1598,7 +1604,7 @@ def seek_sets(ctx, d, prefix='set'):
                          'first_timestamp': hdr_get(plain, pk[0], 'begin'),
                          'last_timestamp': hdr_get(plain, pk[-1], 'end')})
             files.append({'name': n, 'size': os.path.getsize(os.path.join(s, n)),
-                          'xxh64': '0'})
+                          'xxh64': file_xxh64(os.path.join(s, n))})
         with open(os.path.join(s, 'manifest.json'), 'w') as f:
             json.dump({'format': 'ringtrace-chunk-set', 'format_version': 1,
                        'host': 'h', 'boot_id': 'b', 'trace': 't',
@@ -2827,7 +2833,8 @@ def chunk_sets(ctx, d, host='gentrace', boot='boot-1', trace='trace-1'):
                          'boottime_offset_ns': 0},
                'cpus': cpus,
                'files': [{'name': f, 'size': os.path.getsize(os.path.join(s, f)),
-                          'xxh64': '0' * 16} for f in files + ['metadata']]}
+                          'xxh64': file_xxh64(os.path.join(s, f))}
+                         for f in files + ['metadata']]}
         with open(os.path.join(s, 'manifest.json'), 'w') as f:
             json.dump(man, f, indent=2)
         sets.append(s)
@@ -2976,13 +2983,29 @@ def chunk_sets_refused(ctx):
     bad('"format_version" is not 1', edit(sets[0], lambda t: t.replace('"format_version": 1', '"format_version": 7')))
     bad('trace_uuid', edit(sets[0], lambda t: re.sub(r'"trace_uuid": "[^"]*"',
                                                   '"trace_uuid": "00000000-0000-0000-0000-000000000000"', t)))
-    bad('both are chunk set 1', sets[0], ctx.copy(sets[0]))
+    # Two sets 1 that are not copies of one another, each true to its
+    # manifest: which is the set cannot be told.
+    other = ctx.copy(sets[0])
+    name = sorted(n for n in os.listdir(other) if n.startswith('cpu'))[0]
+    shutil.copy(os.path.join(sets[1], name.replace('-000001', '-000002')),
+                os.path.join(other, name))
+    man = json.load(open(os.path.join(other, 'manifest.json')))
+    for e in man['files']:
+        e['size'] = os.path.getsize(os.path.join(other, e['name']))
+        e['xxh64'] = file_xxh64(os.path.join(other, e['name']))
+    json.dump(man, open(os.path.join(other, 'manifest.json'), 'w'))
+    bad('both are chunk set 1 of trace-1 on gentrace, and they differ', sets[0], other)
     bad('from two boots', sets[0], edit(sets[1], lambda t: t.replace('"boot-1"', '"boot-2"')))
     bad('given twice', sets[0], sets[0] + '/')
+    # A chunk that is not what its manifest says: damage (the manifest is
+    # not believed over the file), the chunk read all the same.
     with open(os.path.join(ctx.copy(sets[1]), 'cpu0-000002.zst'), 'ab') as f:
         f.write(b'x')
     cut = os.path.join(ctx.tmp, 'c%03d' % ctx.n)
-    bad('says cpu0-000002.zst has', sets[0], cut)
+    r = rt('report', sets[0], cut, asan=True)
+    check(r.returncode == 3 and 'cpu0-000002.zst: has ' in r.stderr and
+          'its manifest says ' in r.stderr,
+          'a chunk longer than its manifest says: exit %d: %s' % (r.returncode, r.stderr[-500:]))
     bad('without a plain name', edit(sets[0], lambda t: t.replace('"name": "metadata"',
                                                               '"name": "../metadata"')))
     c = ctx.copy(sets[1])
