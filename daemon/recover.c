@@ -649,7 +649,8 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 		qsort(r, n, sizeof(*r), cmp_recovered);
 	for (i = k = 0; i < n; i++) {
 		if (k && r[k - 1].seq == r[i].seq) {
-			if (!r[k - 1].finish && r[i].finish)
+			/* Said once: a whole set sorts first, then the rest. */
+			if (!r[k - 1].finish && !r[i - 1].finish && r[i].finish)
 				warn("%s/chunk-%06u: chunks of that number beside it (cpuN-%06u.zst or .chunk-%06u.tmp): left as they are",
 				     path, r[i].seq, r[i].seq, r[i].seq);
 			continue;
