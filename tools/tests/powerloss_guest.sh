@@ -42,7 +42,7 @@ mount_disk() {
 }
 
 record() {
-	local rt=/sys/kernel/debug/ringtrace pid i
+	local rt=/sys/kernel/debug/ringtrace pid i j n
 	mount_disk || { echo "powerloss: cannot mount /dev/vda"; exit 1; }
 	insmod "$BUILD/$KVER/ringtrace.ko" || exit 1
 	echo 0 >"$rt/events/enable"
@@ -55,10 +55,17 @@ record() {
 		sleep 0.1
 	done
 	# Three sets of "before" markers: set 1 shipped, set 2 in the hook's
-	# hands, set 3 waiting for it.
+	# hands, set 3 waiting for it.  A SIGHUP during a rotation is one
+	# more after it, not one each: each waits for the last.
 	for ((i = 1; i <= BEFORE; i++)); do
 		echo "before $i" >"$rt/marker"
-		((i % (BEFORE / 3))) || kill -HUP "$pid"
+		((i % (BEFORE / 3))) && continue
+		kill -HUP "$pid"
+		n=$((i / (BEFORE / 3)))
+		for ((j = 0; j < 300; j++)); do
+			(($(grep -c rotated "$RT_VM_OUT/daemon.log") >= n)) && break
+			sleep 0.1
+		done
 	done
 	for ((i = 0; i < 300; i++)); do
 		[[ -d $MNT/trace/chunk-000003 ]] && grep -q 'chunk-000002 0' "$RT_VM_OUT/hook.log" && break
@@ -105,6 +112,8 @@ check() {
 		test "$n" -eq 0
 	check "the set in the hook's hands at the crash was handed again, told so (RINGTRACE_CHUNK_RETRY=1)" \
 		grep -q "^$trace/chunk-000002 1$" "$RT_VM_OUT/hook.log"
+	check "the set waiting for the hook at the crash was handed over, told it may be a retry" \
+		grep -q "^$trace/chunk-000003 1$" "$RT_VM_OUT/hook.log"
 	check "the rotation being recorded was assembled and handed over" \
 		grep -q "^ringtraced: $trace/chunk-[0-9]*: chunk set left unassembled by an earlier ringtraced" "$RT_VM_OUT/restart.log"
 	sed 's/^/# hook: /' "$RT_VM_OUT/hook.log"
