@@ -657,8 +657,12 @@ static int spawn_hook(struct hook *h, struct set *s)
 		free(text);
 		return -ENOMEM;
 	}
-	/* Ours after theirs: a RINGTRACE_* of our own environment is not seen. */
-	memcpy(envp, environ, n * sizeof(*envp));
+	/* Ours, not whatever of those names we were started with. */
+	for (size_t i = n = 0; environ[i]; i++)
+		if (strncmp(environ[i], "RINGTRACE_CHUNK_DIR=", 20) &&
+		    strncmp(environ[i], "RINGTRACE_MANIFEST=", 19) &&
+		    strncmp(environ[i], "RINGTRACE_CHUNK_RETRY=", 22))
+			envp[n++] = environ[i];
 	envp[n] = edir;
 	envp[n + 1] = eman;
 	envp[n + 2] = eretry;

@@ -2285,8 +2285,12 @@ mv -T "\$1" "$spool/\$(basename "\$(dirname "\$1")")-\$(basename "\$1")"
 EOF
 	chmod 755 "$hook"
 	touch "$W/ock.hang"
-	start_daemon ock1 -o "$p/t1" -f 100 --on-chunk "$hook \"\$1\" \"\$2\"" ||
-		{ fail "ock: daemon did not start"; return; }
+	# What the daemon's own environment says of a set is not the hook's.
+	WRAP=(env RINGTRACE_CHUNK_RETRY=stale RINGTRACE_CHUNK_DIR=stale)
+	start_daemon ock1 -o "$p/t1" -f 100 --on-chunk "$hook \"\$1\" \"\$2\""
+	rc=$?
+	WRAP=()
+	((rc == 0)) || { fail "ock: daemon did not start"; return; }
 	for i in 1 2 3 4; do
 		check "ock: markers of rotation $i" run_markers "ock$i" "$n" -r -s 300
 		((i == 4)) && break
