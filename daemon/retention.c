@@ -236,15 +236,17 @@ static int remove_tombstone(int rootfd, const char *tomb)
 	return err;
 }
 
-/* Rotation @seq added to @seqs (@n of them, at most @max) if new. */
+/* Rotation @seq added to @seqs (@n of them, at most @max; @more beyond) if new. */
 static void add_seq(unsigned int *seqs, unsigned int *n, unsigned int max,
-		    unsigned int seq)
+		    unsigned int *more, unsigned int seq)
 {
 	for (unsigned int i = 0; i < *n; i++)
 		if (seqs[i] == seq)
 			return;
 	if (*n < max)
 		seqs[(*n)++] = seq;
+	else
+		(*more)++;
 }
 
 /*
@@ -256,7 +258,7 @@ static void add_seq(unsigned int *seqs, unsigned int *n, unsigned int max,
 static void say_unshipped(int fd, const char *root, const char *name)
 {
 	char mark[SHIPPED_NAME_MAX];
-	unsigned int seqs[256], n = 0, seq, cpu;
+	unsigned int seqs[256], n = 0, more = 0, seq, cpu;
 	struct dirent *de;
 	struct stat st;
 	bool handoff;
@@ -274,7 +276,7 @@ static void say_unshipped(int fd, const char *root, const char *name)
 		} else if (handoff && (chunk_parse_name(de->d_name, &cpu, &seq) ||
 				       (is_set_dir(de->d_name) &&
 					sscanf(de->d_name, ".chunk-%u", &seq) == 1))) {
-			add_seq(seqs, &n, ARRAY_SIZE(seqs), seq);
+			add_seq(seqs, &n, ARRAY_SIZE(seqs), &more, seq);
 		}
 	}
 	if (d)
@@ -282,6 +284,10 @@ static void say_unshipped(int fd, const char *root, const char *name)
 	for (unsigned int i = 0; i < n; i++)
 		warn("--max-total: removing %s/%s's rotation %u, never assembled into a chunk set nor shipped",
 		     root, name, seqs[i]);
+	/* Beyond those: counted by entry, a rotation's chunks each. */
+	if (more)
+		warn("--max-total: removing %s/%s's other rotations never assembled into a chunk set nor shipped (%u more chunks or staging directories)",
+		     root, name, more);
 }
 
 /*
