@@ -2238,7 +2238,7 @@ test_on_chunk_path() {
 	start_daemon ocp -o "$t" --chunk-time 1s -f 100 --on-chunk "$hook" ||
 		{ fail "ocp: daemon did not start"; return; }
 	# 130 markers a CPU, one every 30 ms: about 4 s, 4 rotations.
-	check "ocp: markers written" run_markers ocp "$n" -r -s 200 -d 30000
+	run_markers ocp "$n" -r -s 200 -d 30000 || fail "ocp: markers written"
 	stop_daemon || rc=$?
 	eq "ocp: daemon exit status" "$rc" 0
 	read -r ns nh nf nt nn <<<"$(set_counts ocp)"
@@ -2292,7 +2292,7 @@ EOF
 	WRAP=()
 	((rc == 0)) || { fail "ock: daemon did not start"; return; }
 	for i in 1 2 3 4; do
-		check "ock: markers of rotation $i" run_markers "ock$i" "$n" -r -s 300
+		run_markers "ock$i" "$n" -r -s 300 || fail "ock: markers of rotation $i"
 		((i == 4)) && break
 		kill -HUP "$DPID"
 		case $i in
@@ -2376,7 +2376,7 @@ EOF
 	# A parent of its own: t1's daemons must not hand over what t0 left.
 	start_daemon ocs0 -o "$W/ocs0.p/t0" -f 100 -l store --on-chunk "$hook \"\$1\"" ||
 		{ fail "ocs: daemon did not start"; return; }
-	check "ocs: markers written" run_markers ocs0 "$n" -r -s 300
+	run_markers ocs0 "$n" -r -s 300 || fail "ocs: markers written"
 	kill -HUP "$DPID"
 	check "ocs: set 1 in the hook's hands" wait_for "$log" "t0/chunk-000001 0" 30
 	kill -TERM "$DPID"
@@ -2394,12 +2394,12 @@ EOF
 	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 8s --on-chunk "$hook \"\$1\"" ||
 		{ fail "ocs: daemon did not start"; return; }
 	for i in 1 2; do
-		check "ocs: markers of set $i" run_markers "ocs$i" "$n" -r -s 300
+		run_markers "ocs$i" "$n" -r -s 300 || fail "ocs: markers of set $i"
 		kill -HUP "$DPID"
 		wait_path "$p/t1/chunk-00000$i" 30
 	done
 	check "ocs: set 1 in the hook's hands" wait_for "$log" "t1/chunk-000001 0" 30
-	check "ocs: markers of set 3, closed by the stop" run_markers ocs3 "$n" -r -s 300
+	run_markers ocs3 "$n" -r -s 300 || fail "ocs: markers of set 3, closed by the stop"
 	t0=$SECONDS
 	kill -TERM "$DPID"
 	wait_exit "$DPID" 60 || rc=$?
@@ -2451,7 +2451,7 @@ test_on_chunk_sigchld() {
 	rc=$?
 	WRAP=()
 	((rc == 0)) || { fail "occ: daemon did not start"; return; }
-	check "occ: markers written" run_markers occ 50 -r -s 300
+	run_markers occ 50 -r -s 300 || fail "occ: markers written"
 	kill -HUP "$DPID"
 	check "occ: the hook's exit status is known" \
 		wait_for "$W/occ.err" 'chunk-000001: --on-chunk hook exited 0' 30
@@ -2490,10 +2490,10 @@ test_on_chunk_recover_safe() {
 	# the secret, and a FIFO put among its chunks.
 	start_daemon ocz1 -o "$p/t1" -f 100 --on-chunk 'exit 3' ||
 		{ fail "ocz: the start hangs or fails"; [[ -n $DPID ]] && kill -KILL "$DPID"; DPID=; return; }
-	check "ocz: markers of set 1" run_markers ocz1 50 -r -s 300
+	run_markers ocz1 50 -r -s 300 || fail "ocz: markers of set 1"
 	kill -HUP "$DPID"
 	check "ocz: set 1's hook failed" wait_for "$W/ocz1.err" 'chunk-000001: --on-chunk hook exited 3' 30
-	check "ocz: markers of rotation 2" run_markers ocz2 50 -r -s 300
+	run_markers ocz2 50 -r -s 300 || fail "ocz: markers of rotation 2"
 	sleep 1
 	kill -KILL "$DPID"
 	wait "$DPID" 2>/dev/null
@@ -2533,7 +2533,7 @@ test_on_chunk_retention() {
 	start_daemon ocm1 --root "$r" -f 100 -l store --on-chunk 'exit 3' ||
 		{ fail "ocm: daemon did not start"; return; }
 	for i in 1 2; do
-		check "ocm: markers of set $i" run_markers "ocm$i" 100 -r -s 300
+		run_markers "ocm$i" 100 -r -s 300 || fail "ocm: markers of set $i"
 		kill -HUP "$DPID"
 	done
 	check "ocm: both hooks failed" wait_for_count "$W/ocm1.err" 'hook exited 3' 2 30
@@ -2563,7 +2563,7 @@ EOF
 	check "ocm: then the budget removes them, each said" \
 		wait_for_count "$W/ocm2.err" "^ringtraced: --max-total: removing $r/$old/chunk-[0-9]*, a chunk set no --on-chunk hook has shipped$" "$ns" 30
 	check "ocm: the older trace is gone" wait_gone "$r/$old" 10
-	check "ocm: markers of the running trace's set" run_markers ocm3 100 -r -s 300
+	run_markers ocm3 100 -r -s 300 || fail "ocm: markers of the running trace's set"
 	kill -HUP "$DPID"
 	check "ocm: the running trace's set its hook failed is removed, said" \
 		wait_for "$W/ocm2.err" "^ringtraced: --max-total: removed $r/[^/]*/chunk-000001, a chunk set never shipped" 30
