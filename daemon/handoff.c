@@ -16,18 +16,34 @@
  *                    chunk-k; fsync the trace directory
  *                  then queued for the hook (at most --on-chunk-queue; a
  *                  set finding the queue full stays on disk, counted),
- *                  and the hook runs, one at a time:
- *                    /bin/sh -c CMD ringtraced-on-chunk SETDIR MANIFEST
- *                  in a process group of its own, stdin /dev/null, its
- *                  stdout on our stderr, signals as a new process has
- *                  them; watched through a pidfd; after --on-chunk-timeout
+ *                  and the hook runs, one at a time (hook_argv()), in a
+ *                  process group of its own, stdin /dev/null, its stdout
+ *                  on our stderr, signals as a new process has them;
+ *                  watched through a pidfd; after --on-chunk-timeout
  *                  SIGTERM to its group, HOOK_KILL_MS later SIGKILL.
+ *
+ * The queue is durable: a set is shipped once its hook exited 0, and only
+ * then marked so, by .chunk-k.shipped beside it (synced; none when the
+ * hook took the set away).  Every other set stays on disk unmarked, and
+ * the next start with --on-chunk hands it over again (recover.c), with
+ * RINGTRACE_CHUNK_RETRY=1: queued, in a hook's hands at a kill, a crash
+ * or the stop's deadline, its hook failed, or the queue was full.  So a
+ * set reaches the hook at least once, and a retry is said.  Those sets of
+ * earlier traces come first, their traces locked while any of their sets
+ * is ours (--max-total leaves a locked trace alone).
  *
  * Nothing here is on a drain thread's path: a drain thread only appends a
  * chunk's facts under hs.lock (held for a realloc at most).  A hook that
  * fails, hangs or is slow delays only the next hook; the sets pile up on
  * disk (bounded by --max-total, which never takes one that is queued or
- * in the hook's hands: handoff_take_oldest()).
+ * in the hook's hands, and takes shipped ones first:
+ * handoff_take_oldest()).
+ *
+ * The stop (handoff_deadline(), handoff_stopping()): the sets left are
+ * assembled and their hooks run until the deadline (--stop-timeout);
+ * no hook starts in its last HOOK_KILL_MS, a hook still running then gets
+ * SIGTERM, and SIGKILL at the deadline; what is left is said and stays for
+ * the next start.
  *
  * Sets are assembled in order: set k+1 waits for set k.  A set is one
  * rotation: chunk k of every CPU that wrote one (a CPU whose chunk stayed
@@ -52,85 +68,160 @@
 extern char **environ;
 
 #define HOOK_KILL_MS	5000		/* from SIGTERM to SIGKILL */
+#define HOOK_GONE_MS	1000		/* after SIGKILL at the deadline: given up */
 
 enum set_state {
+	SET_RECOVER,			/* an earlier trace's rotation, to assemble */
 	SET_PENDING,			/* its chunks are in the trace dir */
 	SET_QUEUED,			/* assembled, waiting for the hook */
 	SET_HOOKED,			/* the hook has it */
 	SET_DONE,			/* the hook is done with it (or never) */
 };
 
+/* An earlier trace whose sets we hand over: locked while any is ours. */
+struct old_trace {
+	struct old_trace *next;
+	int fd;				/* holds its flock(); -1 once let go */
+	char *path;
+	unsigned int sets;		/* not yet DONE */
+};
+
 struct set {
-	struct set *next;		/* by seq */
-	unsigned int seq;		/* 0: a recovered set, first in line */
-	char *path;			/* a recovered set's directory (recover.c) */
+	struct set *next;		/* earlier traces' first; then by seq */
+	unsigned int seq;
+	struct old_trace *old;		/* NULL: this trace's */
 	enum set_state state;
+	bool assembled;			/* chunk-NNNNNN/ is on disk */
+	bool retry;			/* an earlier ringtraced may have handed it */
+	bool shipped;			/* its hook exited 0 */
 	struct chunk_facts *f;
 	unsigned int nf, cap;
 };
 
 static struct {
 	pthread_mutex_t lock;
-	struct set *head;		/* every set not forgotten, oldest first */
+	struct set *head;		/* every set not forgotten, in order */
+	struct old_trace *olds;		/* the earlier traces they name */
 	unsigned int closed;		/* sets up to this one are closed */
 	bool stopping;
+	uint64_t deadline_ms;		/* the stop's; UINT64_MAX: none */
 	struct handoff_stats st;
 	/* The thread's own. */
 	pthread_t thread;
 	bool started;
 	int evfd;
+	int donefd;			/* written once the thread is over */
 } hs = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.deadline_ms = UINT64_MAX,
 	.evfd = -1,
+	.donefd = -1,
 };
+
+void shipped_name(char *buf, size_t size, unsigned int seq)
+{
+	snprintf(buf, size, ".chunk-%06u.shipped", seq);
+}
 
 /* ---- what the other threads call ---------------------------------------------- */
 
-/* Where set @s is: outdir's chunk-NNNNNN, or a recovered set's own. */
+/* The directory holding set @s, as a path and as an fd. */
+static const char *set_parent(const struct set *s)
+{
+	return s->old ? s->old->path : outdir;
+}
+
+static int set_parent_fd(const struct set *s)
+{
+	return s->old ? s->old->fd : outdirfd;
+}
+
+/* Where set @s is: DIR/chunk-NNNNNN. */
 static const char *set_dir(const struct set *s, char *buf, size_t size)
 {
-	if (s->path)
-		return s->path;
-	snprintf(buf, size, "%s/chunk-%06u", outdir, s->seq);
+	snprintf(buf, size, "%s/chunk-%06u", set_parent(s), s->seq);
 	return buf;
 }
 
-void handoff_recovered(const char *dir)
+/* @s is done with, @shipped or not; hs.lock held.  Its old trace let go. */
+static void set_done(struct set *s, bool shipped)
 {
-	struct set *s = calloc(1, sizeof(*s)), **pp;
+	s->state = SET_DONE;
+	s->shipped = shipped;
+	if (s->old && !--s->old->sets) {
+		close(s->old->fd);	/* and its lock */
+		s->old->fd = -1;
+	}
+}
 
-	if (s)
-		s->path = strdup(dir);
-	if (!s || !s->path) {
-		free(s);
-		warn("%s: recovered, but not handed to --on-chunk: %s (it stays on disk)",
-		     dir, strerror(ENOMEM));
+void handoff_recovered(int fd, const char *path, const struct recovered *r,
+		       unsigned int n)
+{
+	struct old_trace *t = calloc(1, sizeof(*t));
+	struct set **tail;
+	unsigned int i;
+
+	if (t)
+		t->path = strdup(path);
+	if (!t || !t->path) {
+		warn("%s: %u chunk sets not handed to --on-chunk: %s (they stay on disk)",
+		     path, n, strerror(ENOMEM));
+		free(t);
+		close(fd);
 		return;
 	}
-	s->state = SET_QUEUED;
+	t->fd = fd;
 	pthread_mutex_lock(&hs.lock);
-	/* After the sets recovered before it, ahead of this trace's. */
-	for (pp = &hs.head; *pp && (*pp)->path; pp = &(*pp)->next)
+	t->next = hs.olds;
+	hs.olds = t;
+	/* After the earlier traces' sets, ahead of this trace's. */
+	for (tail = &hs.head; *tail && (*tail)->old; tail = &(*tail)->next)
 		;
-	s->next = *pp;
-	*pp = s;
-	hs.st.queued++;
+	for (i = 0; i < n; i++) {
+		struct set *s = calloc(1, sizeof(*s));
+
+		if (!s) {
+			warn("%s/chunk-%06u: not handed to --on-chunk: %s (it stays on disk)",
+			     path, r[i].seq, strerror(ENOMEM));
+			continue;
+		}
+		s->seq = r[i].seq;
+		s->old = t;
+		/* A rotation still to assemble was never whole: never handed. */
+		s->retry = !r[i].finish;
+		s->assembled = !r[i].finish;
+		s->state = r[i].finish ? SET_RECOVER : SET_QUEUED;
+		if (!r[i].finish)
+			hs.st.queued++;
+		hs.st.recovered++;
+		t->sets++;
+		s->next = *tail;
+		*tail = s;
+		tail = &s->next;
+	}
+	if (!t->sets) {
+		close(t->fd);
+		t->fd = -1;
+	}
 	pthread_mutex_unlock(&hs.lock);
 	handoff_kick();
 }
 
-/* The set @seq, made if new; hs.lock held. */
+/* This trace's set @seq, made if new; hs.lock held. */
 static struct set *set_of(unsigned int seq)
 {
 	struct set *s, **pp;
 
-	for (pp = &hs.head; *pp && (*pp)->seq <= seq; pp = &(*pp)->next)
+	for (pp = &hs.head; *pp && (*pp)->old; pp = &(*pp)->next)
+		;
+	for (; *pp && (*pp)->seq <= seq; pp = &(*pp)->next)
 		if ((*pp)->seq == seq)
 			return *pp;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->seq = seq;
+	s->state = SET_PENDING;
 	s->next = *pp;
 	*pp = s;
 	return s;
@@ -141,7 +232,7 @@ void handoff_kick(void)
 	uint64_t one = 1;
 
 	if (write(hs.evfd, &one, sizeof(one)) < 0) {
-		/* Non-zero already: the thread will look. */
+		/* Non-zero already, or no thread yet: it will look. */
 	}
 }
 
@@ -184,31 +275,30 @@ void handoff_status(struct handoff_stats *st)
 	pthread_mutex_unlock(&hs.lock);
 }
 
-bool handoff_take_oldest(char *name, size_t size)
+bool handoff_take_oldest(char *name, size_t size, bool *shipped)
 {
 	struct set *s, **pp;
 	struct stat sb;
 
 	pthread_mutex_lock(&hs.lock);
-	for (pp = &hs.head; (s = *pp);) {
-		if (s->state != SET_DONE) {
-			pp = &s->next;
-			continue;
-		}
-		/* Forgotten either way: the hook moved it, or it is the caller's. */
-		*pp = s->next;
-		snprintf(name, size, "chunk-%06u", s->seq);
-		free(s->f);
-		if (s->path) {
-			/* Recovered: in an older trace, not this one's to trim. */
-			free(s->path);
+	/* Shipped sets first: the others are still to reach the hook. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (pp = &hs.head; (s = *pp);) {
+			if (s->state != SET_DONE || s->old ||
+			    (s->assembled && !pass && !s->shipped)) {
+				pp = &s->next;
+				continue;
+			}
+			/* Forgotten either way: gone, or the caller's. */
+			*pp = s->next;
+			snprintf(name, size, "chunk-%06u", s->seq);
+			*shipped = s->shipped;
+			free(s->f);
 			free(s);
-			continue;
-		}
-		free(s);
-		if (!fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
-			pthread_mutex_unlock(&hs.lock);
-			return true;
+			if (!fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
+				pthread_mutex_unlock(&hs.lock);
+				return true;
+			}
 		}
 	}
 	pthread_mutex_unlock(&hs.lock);
@@ -235,10 +325,10 @@ static int write_synced(int dirfd, const char *name, const void *buf, size_t len
 
 /*
  * @dirfd/@name whole into @setfd/@name, synced; 1 if there is none.  A new
- * set (@replace false) gets a new file.  Finishing what a killed daemon
- * left (recover.c, @replace true) replaces a partial copy, and takes only
- * a regular file, opened without blocking: whatever stands there, the
- * start goes on.
+ * set (@replace false) gets a new file.  Finishing what an earlier daemon
+ * left (recover.c, @replace true) replaces a partial copy, and opens
+ * without blocking: whatever stands there, the recovery goes on.  Only a
+ * regular file, no symlink followed: nothing from outside the trace.
  */
 int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 {
@@ -247,14 +337,15 @@ int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 	ssize_t n;
 	int in, out, err = 0;
 
-	in = openat(dirfd, name, O_RDONLY | O_CLOEXEC | (replace ? O_NONBLOCK : 0));
+	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+		    (replace ? O_NONBLOCK : 0));
 	if (in < 0)
-		return errno == ENOENT ? 1 : -errno;
-	if (replace && (fstat(in, &st) || !S_ISREG(st.st_mode))) {
+		return errno == ENOENT ? 1 : errno == ELOOP ? -EINVAL : -errno;
+	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
 		close(in);
 		return -EINVAL;
 	}
-	out = openat(setfd, name, O_WRONLY | O_CREAT | O_CLOEXEC |
+	out = openat(setfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
 		     (replace ? O_TRUNC : O_EXCL), 0640);
 	if (out < 0) {
 		err = -errno;
@@ -394,13 +485,37 @@ static struct set *next_ready(void)
 	return settled ? s : NULL;
 }
 
+/* The stop's deadline is here, less @early ms: nothing new begins. */
+static bool past_deadline(uint64_t early)
+{
+	uint64_t d;
+
+	pthread_mutex_lock(&hs.lock);
+	d = hs.deadline_ms;
+	pthread_mutex_unlock(&hs.lock);
+	return d != UINT64_MAX && now_ms() + early >= d;
+}
+
+/* Queued for the hook, or left out with the queue full; hs.lock held. */
+static bool enqueue(struct set *s)
+{
+	if (hs.st.queued < opt.hook_queue) {
+		s->state = SET_QUEUED;
+		hs.st.queued++;
+		return true;
+	}
+	set_done(s, false);
+	hs.st.not_handed++;
+	return false;
+}
+
 static void assemble_ready(void)
 {
 	char what[SET_NAME_MAX + CHUNK_NAME_MAX + 16];
 	struct set *s;
 	int err;
 
-	while ((s = next_ready())) {
+	while (!past_deadline(0) && (s = next_ready())) {
 		unsigned int seq = s->seq;
 		bool left_out = false;
 
@@ -409,28 +524,65 @@ static void assemble_ready(void)
 		pthread_mutex_lock(&hs.lock);
 		if (!err) {
 			hs.st.sets++;
-			if (hs.st.queued < opt.hook_queue) {
-				s->state = SET_QUEUED;
-				hs.st.queued++;
-			} else {
-				s->state = SET_DONE;
-				hs.st.not_handed++;
-				left_out = true;
-			}
+			s->assembled = true;
+			left_out = !enqueue(s);
 		} else {
 			/* Its chunks stay in the trace directory. */
-			s->state = SET_DONE;
+			set_done(s, false);
 			if (err != -ENOENT)
 				hs.st.failed_sets++;
 		}
 		pthread_mutex_unlock(&hs.lock);
 		if (err && err != -ENOENT)
-			warn("%s/%s: chunk set %u not assembled: %s (its chunks stay in %s)",
+			warn("%s/%s: chunk set %u not assembled: %s (its chunks stay in %s for the next start)",
 			     outdir, what, seq, strerror(-err), outdir);
 		else if (left_out)
-			warn("%s/chunk-%06u: not handed to --on-chunk: its queue is full (%u sets wait; this one stays on disk)",
+			warn("%s/chunk-%06u: not handed to --on-chunk: its queue is full (%u sets wait; this one stays on disk for the next start)",
 			     outdir, seq, opt.hook_queue);
 	}
+}
+
+/*
+ * An earlier trace's rotation that a kill left unassembled, assembled now
+ * (recover.c); one a call: the hooks are looked after in between.  True
+ * when there may be more.
+ */
+static bool finish_recovered(void)
+{
+	char what[SET_NAME_MAX + CHUNK_NAME_MAX + 32], dir[PATH_MAX + SET_NAME_MAX];
+	struct set *s;
+	int err;
+
+	if (past_deadline(0))
+		return false;
+	pthread_mutex_lock(&hs.lock);
+	for (s = hs.head; s && s->old && s->state != SET_RECOVER; s = s->next)
+		;
+	if (s && !s->old)
+		s = NULL;
+	pthread_mutex_unlock(&hs.lock);
+	if (!s)
+		return false;
+	/* SET_RECOVER: nobody else looks at it, its trace is locked. */
+	err = recover_finish(s->old->fd, s->old->path, s->seq, what, sizeof(what));
+	set_dir(s, dir, sizeof(dir));
+	if (err)
+		warn("%s/%s: chunk set %u left unassembled by an earlier ringtraced, not assembled: %s",
+		     s->old->path, what, s->seq, strerror(-err));
+	else
+		info("%s: chunk set left unassembled by an earlier ringtraced (killed, crashed or stopped), assembled now (\"recovered\" in its manifest)",
+		     dir);
+	pthread_mutex_lock(&hs.lock);
+	if (err) {
+		set_done(s, false);
+		hs.st.failed_sets++;
+	} else {
+		s->assembled = true;
+		s->state = SET_QUEUED;
+		hs.st.queued++;
+	}
+	pthread_mutex_unlock(&hs.lock);
+	return true;
 }
 
 /* ---- the hook ------------------------------------------------------------------- */
@@ -439,37 +591,82 @@ struct hook {
 	struct set *set;
 	pid_t pid;
 	int pidfd;
-	uint64_t start_ms, deadline_ms;
-	bool termed, killed;
+	uint64_t start_ms;
+	uint64_t term_ms;		/* SIGTERM due: its timeout */
+	uint64_t kill_ms;		/* SIGKILL due; UINT64_MAX: not yet */
+	uint64_t gone_ms;		/* killed at the deadline: given up */
+	bool termed, killed, stopped;	/* stopped: by the stop's deadline */
 };
+
+/*
+ * CMD alone is a program's path or name: one word, nothing a shell would
+ * read as more than a word.  Such a hook gets the set as its arguments.
+ */
+static bool hook_is_program(const char *cmd)
+{
+	return !cmd[strcspn(cmd, " \t\n|&;<>()$`\\\"'*?[]#={}!")];
+}
+
+/*
+ * The hook's command line.  A program alone runs as `CMD SETDIR MANIFEST`
+ * (as find -exec, git's hooks and systemd's ExecStart= run a path); any
+ * other CMD is shell text whose $1 and $2 they are.  Both by /bin/sh -c,
+ * which finds a name in PATH and runs a script without #! as a shell
+ * script.
+ */
+static void hook_argv(char **argv, char *text, size_t size, char *dir, char *man)
+{
+	if (hook_is_program(opt.on_chunk))
+		snprintf(text, size, "%s \"$@\"", opt.on_chunk);
+	else
+		snprintf(text, size, "%s", opt.on_chunk);
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = text;
+	argv[3] = "ringtraced-on-chunk";	/* $0 */
+	argv[4] = dir;
+	argv[5] = man;
+	argv[6] = NULL;
+}
 
 static int spawn_hook(struct hook *h, struct set *s)
 {
 	char dir[PATH_MAX + SET_NAME_MAX], man[PATH_MAX + SET_NAME_MAX + 16],
 	     edir[PATH_MAX + SET_NAME_MAX + 32],
-	     eman[PATH_MAX + SET_NAME_MAX + 48];
-	char *argv[] = { "/bin/sh", "-c", (char *)opt.on_chunk,
-			 "ringtraced-on-chunk", dir, man, NULL };
-	char buf[PATH_MAX + SET_NAME_MAX];
+	     eman[PATH_MAX + SET_NAME_MAX + 48],
+	     eretry[] = "RINGTRACE_CHUNK_RETRY=0";
+	char *argv[7], *text;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
+	size_t n = 0, tsize = strlen(opt.on_chunk) + 8;
 	sigset_t none, all;
 	char **envp;
-	size_t n = 0;
 	int err;
 
-	snprintf(dir, sizeof(dir), "%s", set_dir(s, buf, sizeof(buf)));
+	set_dir(s, dir, sizeof(dir));
 	snprintf(man, sizeof(man), "%s/manifest.json", dir);
 	snprintf(edir, sizeof(edir), "RINGTRACE_CHUNK_DIR=%s", dir);
 	snprintf(eman, sizeof(eman), "RINGTRACE_MANIFEST=%s", man);
+	eretry[sizeof(eretry) - 2] = s->retry ? '1' : '0';
 	while (environ[n])
 		n++;
-	envp = calloc(n + 3, sizeof(*envp));
-	if (!envp)
+	envp = calloc(n + 4, sizeof(*envp));
+	text = malloc(tsize);
+	if (!envp || !text) {
+		free(envp);
+		free(text);
 		return -ENOMEM;
-	memcpy(envp, environ, n * sizeof(*envp));
+	}
+	/* Ours, not whatever of those names we were started with. */
+	for (size_t i = n = 0; environ[i]; i++)
+		if (strncmp(environ[i], "RINGTRACE_CHUNK_DIR=", 20) &&
+		    strncmp(environ[i], "RINGTRACE_MANIFEST=", 19) &&
+		    strncmp(environ[i], "RINGTRACE_CHUNK_RETRY=", 22))
+			envp[n++] = environ[i];
 	envp[n] = edir;
 	envp[n + 1] = eman;
+	envp[n + 2] = eretry;
+	hook_argv(argv, text, tsize, dir, man);
 
 	sigemptyset(&none);
 	sigfillset(&all);
@@ -489,6 +686,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	free(envp);
+	free(text);
 	if (err)
 		return -err;
 	/* Ours to wait for: it cannot exit and be reaped by anyone else. */
@@ -502,18 +700,21 @@ static int spawn_hook(struct hook *h, struct set *s)
 	}
 	h->set = s;
 	h->start_ms = now_ms();
-	h->deadline_ms = h->start_ms + opt.hook_ms;
-	h->termed = h->killed = false;
+	h->term_ms = h->start_ms + opt.hook_ms;
+	h->kill_ms = h->gone_ms = UINT64_MAX;
+	h->termed = h->killed = h->stopped = false;
 	return 0;
 }
 
-/* The oldest queued set to the hook, if none runs. */
+/* The oldest queued set to the hook, if none runs and the stop allows. */
 static void start_hook(struct hook *h)
 {
+	char dir[PATH_MAX + SET_NAME_MAX];
 	struct set *s;
 	int err;
 
-	if (h->set)
+	/* In the stop's last seconds no hook starts: it would be killed. */
+	if (h->set || past_deadline(HOOK_KILL_MS))
 		return;
 	pthread_mutex_lock(&hs.lock);
 	for (s = hs.head; s && s->state != SET_QUEUED; s = s->next)
@@ -529,46 +730,93 @@ static void start_hook(struct hook *h)
 	err = spawn_hook(h, s);
 	if (!err)
 		return;
-	{
-		char buf[PATH_MAX + SET_NAME_MAX];
-
-		warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk)",
-		     set_dir(s, buf, sizeof(buf)), strerror(-err));
-	}
+	warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk for the next start)",
+	     set_dir(s, dir, sizeof(dir)), strerror(-err));
 	h->set = NULL;
 	pthread_mutex_lock(&hs.lock);
-	s->state = SET_DONE;
+	set_done(s, false);
 	hs.st.hooks_failed++;
 	hs.st.running = false;
 	pthread_mutex_unlock(&hs.lock);
 }
 
-/* The hook exited: its status said, the set done. */
+/*
+ * The hook exited 0: the set is shipped.  Marked so when it is still
+ * there, synced; a set the hook took away needs no mark (and a rename of
+ * it that a crash undoes brings it back unmarked, to be handed again).
+ * False when the mark could not be made: the next start hands it again.
+ */
+static bool mark_shipped(const struct set *s)
+{
+	char name[SET_NAME_MAX], mark[SHIPPED_NAME_MAX];
+	int pfd = set_parent_fd(s), fd;
+	struct stat st;
+
+	snprintf(name, sizeof(name), "chunk-%06u", s->seq);
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return true;
+	shipped_name(mark, sizeof(mark), s->seq);
+	fd = openat(pfd, mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0 || fsync(pfd) < 0) {
+		warn("%s/%s: %s (the set counts as shipped now, and is handed to the hook again at the next start)",
+		     set_parent(s), mark, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+/* The hook exited (or cannot be waited for): its status said, the set done. */
 static void reap_hook(struct hook *h)
 {
 	double secs = (double)(now_ms() - h->start_ms) / 1000;
-	char buf[PATH_MAX + SET_NAME_MAX], dir[PATH_MAX + SET_NAME_MAX];
-	bool ok;
-	int st;
+	char dir[PATH_MAX + SET_NAME_MAX];
+	bool ok, waited = true;
+	int st = 0, err = 0;
 
-	snprintf(dir, sizeof(dir), "%s", set_dir(h->set, buf, sizeof(buf)));
+	set_dir(h->set, dir, sizeof(dir));
+	/*
+	 * Ended on our SIGTERM: what it started and left (a child ignoring
+	 * SIGTERM) goes too.  Before the wait: the leader, a zombie until
+	 * reaped, keeps its group's id ours.
+	 */
+	if (h->termed && !h->killed)
+		kill(-h->pid, SIGKILL);
 	while (waitpid(h->pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return;
+		if (errno != EINTR) {
+			/* Reaped by someone else (SIGCHLD ignored): unknown. */
+			err = errno;
+			waited = false;
+			break;
+		}
 	close(h->pidfd);
-	ok = WIFEXITED(st) && !WEXITSTATUS(st) && !h->termed;
+	h->pidfd = -1;
+	ok = waited && WIFEXITED(st) && !WEXITSTATUS(st) && !h->termed;
+	if (ok)
+		mark_shipped(h->set);
 	pthread_mutex_lock(&hs.lock);
-	h->set->state = SET_DONE;
+	set_done(h->set, ok);
 	hs.st.running = false;
 	if (ok)
 		hs.st.hooks_ok++;
 	else
 		hs.st.hooks_failed++;
-	if (h->termed)
+	if (h->termed && !h->stopped)
 		hs.st.hooks_timed_out++;
+	if (h->stopped)
+		hs.st.hooks_stopped++;
 	pthread_mutex_unlock(&hs.lock);
 	h->set = NULL;
-	if (h->termed && WIFSIGNALED(st))
+	if (!waited)
+		warn("%s: --on-chunk hook's exit status unknown: waitpid: %s (counted failed; the set stays on disk for the next start)",
+		     dir, strerror(err));
+	else if (h->stopped)
+		warn("%s: --on-chunk hook ended at the stop's deadline (%s %d) after %.1f s (the set stays on disk for the next start)",
+		     dir, WIFSIGNALED(st) ? "signal" : "exit status",
+		     WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), secs);
+	else if (h->termed && WIFSIGNALED(st))
 		warn("%s: --on-chunk hook timed out: ended by signal %d after %.1f s (the set stays on disk)",
 		     dir, WTERMSIG(st), secs);
 	else if (h->termed)
@@ -585,52 +833,130 @@ static void reap_hook(struct hook *h)
 		     dir, WTERMSIG(st), secs);
 }
 
-/* Past its time: SIGTERM to its group, then SIGKILL. */
+/*
+ * Its timeout: SIGTERM to its group, HOOK_KILL_MS later SIGKILL.  The
+ * stop's deadline: SIGTERM HOOK_KILL_MS before it, SIGKILL at it.
+ */
 static void hook_overdue(struct hook *h)
 {
-	char buf[PATH_MAX + SET_NAME_MAX];
+	char dir[PATH_MAX + SET_NAME_MAX];
+	uint64_t now = now_ms();
+	bool deadline = past_deadline(0);
 
-	if (!h->termed) {
-		warn("%s: --on-chunk hook still running after %.1f s: SIGTERM to its process group",
-		     set_dir(h->set, buf, sizeof(buf)), (double)opt.hook_ms / 1000);
-		kill(-h->pid, SIGTERM);
-		h->termed = true;
-		h->deadline_ms = now_ms() + HOOK_KILL_MS;
-	} else if (!h->killed) {
+	set_dir(h->set, dir, sizeof(dir));
+	if (h->killed) {
+		/* Not gone yet (killed at its timeout): the stop waits a while. */
+		if (deadline && h->gone_ms == UINT64_MAX)
+			h->gone_ms = now + HOOK_GONE_MS;
+	} else if (deadline) {
+		warn("%s: --on-chunk hook still running at the stop's deadline: SIGKILL to its process group",
+		     dir);
+		kill(-h->pid, SIGKILL);
+		h->killed = h->stopped = true;
+		h->gone_ms = now + HOOK_GONE_MS;
+	} else if (h->termed) {
+		if (now < h->kill_ms)
+			return;
 		warn("%s: --on-chunk hook still running %d s after SIGTERM: SIGKILL to its process group",
-		     set_dir(h->set, buf, sizeof(buf)), HOOK_KILL_MS / 1000);
+		     dir, HOOK_KILL_MS / 1000);
 		kill(-h->pid, SIGKILL);
 		h->killed = true;
-		h->deadline_ms = UINT64_MAX;
+	} else if (past_deadline(HOOK_KILL_MS)) {
+		warn("%s: --on-chunk hook still running %d s before the stop's deadline: SIGTERM to its process group",
+		     dir, HOOK_KILL_MS / 1000);
+		kill(-h->pid, SIGTERM);
+		h->termed = h->stopped = true;
+		h->kill_ms = now + HOOK_KILL_MS;
+	} else if (now >= h->term_ms) {
+		warn("%s: --on-chunk hook still running after %.1f s: SIGTERM to its process group",
+		     dir, (double)opt.hook_ms / 1000);
+		kill(-h->pid, SIGTERM);
+		h->termed = true;
+		h->kill_ms = now + HOOK_KILL_MS;
 	}
 }
 
-/* Every closed set assembled, none queued, no hook: a stop may end here. */
+/* When hook_overdue() has something to do; UINT64_MAX: nothing. */
+static uint64_t hook_next_ms(const struct hook *h)
+{
+	uint64_t d, next;
+
+	pthread_mutex_lock(&hs.lock);
+	d = hs.deadline_ms;
+	pthread_mutex_unlock(&hs.lock);
+	if (h->killed)
+		return h->gone_ms == UINT64_MAX ? d :
+		       now_ms() < h->gone_ms ? h->gone_ms : UINT64_MAX;
+	next = h->termed ? h->kill_ms : h->term_ms;
+	if (d != UINT64_MAX) {
+		uint64_t term = d > HOOK_KILL_MS ? d - HOOK_KILL_MS : 0;
+
+		if (!h->termed && term < next)
+			next = term;
+		if (d < next)
+			next = d;
+	}
+	return next;
+}
+
+/*
+ * A stop may end here: every closed set assembled, none queued, no hook;
+ * or no hook left in the stop's last HOOK_KILL_MS, when none may start
+ * (one killed at the deadline and not gone HOOK_GONE_MS later is left to
+ * itself).
+ */
 static bool all_done(const struct hook *h)
 {
 	struct set *s;
 	bool done;
 
-	if (h->set)
+	if (h->set && !(h->killed && now_ms() >= h->gone_ms))
 		return false;
 	pthread_mutex_lock(&hs.lock);
 	for (s = hs.head; s && s->state == SET_DONE; s = s->next)
 		;
-	done = hs.stopping && !s;
+	done = hs.stopping && (!s || (hs.deadline_ms != UINT64_MAX &&
+				      now_ms() + HOOK_KILL_MS >= hs.deadline_ms));
 	pthread_mutex_unlock(&hs.lock);
 	return done;
+}
+
+/* Set @s is there (a hook that failed may have taken it all the same). */
+static bool set_on_disk(const struct set *s)
+{
+	char dir[PATH_MAX + SET_NAME_MAX];
+	struct stat st;
+
+	return !lstat(set_dir(s, dir, sizeof(dir)), &st);
+}
+
+/* What the next start finds to hand over; hs.lock held, the thread over. */
+static void count_left(const struct hook *h)
+{
+	hs.st.left_sets = hs.st.left_rotations = 0;
+	for (struct set *s = hs.head; s; s = s->next) {
+		if (s->state == SET_RECOVER || (s->state == SET_PENDING && s->nf))
+			hs.st.left_rotations++;
+		else if (s->assembled && !s->shipped && set_on_disk(s))
+			hs.st.left_sets++;
+	}
+	/* Those that failed to assemble: their chunks wait in the trace. */
+	hs.st.left_rotations += hs.st.failed_sets;
+	hs.st.running = h->set != NULL;
 }
 
 static void *handoff_main(void *arg __attribute__((unused)))
 {
 	struct hook h = { .set = NULL, .pidfd = -1 };
-	uint64_t v, now;
-	int timeout;
+	uint64_t v, now, next;
+	bool more;
 
 	pthread_setname_np(pthread_self(), "rtd-handoff");
 	for (;;) {
 		struct pollfd p[2];
+		int timeout;
 
+		more = finish_recovered();
 		assemble_ready();
 		start_hook(&h);
 		if (all_done(&h))
@@ -639,13 +965,20 @@ static void *handoff_main(void *arg __attribute__((unused)))
 		p[0] = (struct pollfd){ .fd = hs.evfd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = h.set ? h.pidfd : -1,
 					.events = POLLIN };
-		timeout = -1;
-		if (h.set) {
-			now = now_ms();
-			if (h.deadline_ms != UINT64_MAX)
-				timeout = poll_timeout_ms(h.deadline_ms > now ?
-							  h.deadline_ms - now : 0);
+		next = h.set ? hook_next_ms(&h) : UINT64_MAX;
+		now = now_ms();
+		/* Stopping: its last seconds end the wait for sets to settle. */
+		pthread_mutex_lock(&hs.lock);
+		if (hs.stopping && hs.deadline_ms != UINT64_MAX) {
+			uint64_t last = hs.deadline_ms > HOOK_KILL_MS ?
+					hs.deadline_ms - HOOK_KILL_MS : 0;
+
+			if (last > now && last < next)
+				next = last;
 		}
+		pthread_mutex_unlock(&hs.lock);
+		timeout = more ? 0 : next == UINT64_MAX ? -1 :
+			  poll_timeout_ms(next > now ? next - now : 0);
 		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents & POLLIN)
@@ -656,8 +989,23 @@ static void *handoff_main(void *arg __attribute__((unused)))
 			continue;
 		if (p[1].revents & POLLIN)
 			reap_hook(&h);
-		else if (now_ms() >= h.deadline_ms)
+		else if (now_ms() >= hook_next_ms(&h))
 			hook_overdue(&h);
+	}
+	if (h.set) {
+		char dir[PATH_MAX + SET_NAME_MAX];
+
+		warn("%s: --on-chunk hook (pid %d) not gone %d s after SIGKILL: left to itself (the set stays on disk for the next start)",
+		     set_dir(h.set, dir, sizeof(dir)), (int)h.pid,
+		     HOOK_GONE_MS / 1000);
+		close(h.pidfd);
+	}
+	pthread_mutex_lock(&hs.lock);
+	count_left(&h);
+	pthread_mutex_unlock(&hs.lock);
+	v = 1;
+	if (write(hs.donefd, &v, sizeof(v)) < 0) {
+		/* An eventfd of ours: cannot fail. */
 	}
 	return NULL;
 }
@@ -667,7 +1015,8 @@ void handoff_start(void)
 	int err;
 
 	hs.evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (hs.evfd < 0)
+	hs.donefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (hs.evfd < 0 || hs.donefd < 0)
 		die("eventfd: %s", strerror(errno));
 	err = pthread_create(&hs.thread, NULL, handoff_main, NULL);
 	if (err)
@@ -675,22 +1024,46 @@ void handoff_start(void)
 	hs.started = true;
 }
 
-void handoff_stop(void)
+void handoff_deadline(uint64_t deadline_ms)
 {
-	struct set *s;
+	pthread_mutex_lock(&hs.lock);
+	hs.deadline_ms = deadline_ms;
+	pthread_mutex_unlock(&hs.lock);
+	handoff_kick();
+}
 
-	if (!hs.started)
-		return;
+void handoff_stopping(void)
+{
 	pthread_mutex_lock(&hs.lock);
 	hs.stopping = true;
 	pthread_mutex_unlock(&hs.lock);
 	handoff_kick();
+}
+
+int handoff_done_fd(void)
+{
+	return hs.donefd;
+}
+
+void handoff_join(void)
+{
+	struct old_trace *t;
+	struct set *s;
+
+	if (!hs.started)
+		return;
 	pthread_join(hs.thread, NULL);
 	hs.started = false;
 	while ((s = hs.head)) {
 		hs.head = s->next;
 		free(s->f);
-		free(s->path);
 		free(s);
+	}
+	while ((t = hs.olds)) {
+		hs.olds = t->next;
+		if (t->fd >= 0)
+			close(t->fd);
+		free(t->path);
+		free(t);
 	}
 }

@@ -19,7 +19,8 @@
  *             a drain thread failed, a sync failed, SIGINT/SIGTERM -> stop
  *   stop:   tracing off (if we started it) or a flush; every drain thread
  *           drains to the end and closes its chunk; the last sync; then the
- *           packers compress what is left, with progress, until done or a
+ *           packers compress what is left, with progress, and --on-chunk's
+ *           last sets are handed off, until done, --stop-timeout or a
  *           second SIGINT/SIGTERM; the summary; the buffers closed, the
  *           control files a record now gone changed put back (restore.c).
  *
@@ -69,6 +70,11 @@ static void setup_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 	/* Past a file size limit, write() fails with EFBIG: a clean error. */
 	signal(SIGXFSZ, SIG_IGN);
+	/*
+	 * Ignored by whoever started us, our children would reap themselves
+	 * and waitpid() could not tell a hook's exit status (ECHILD).
+	 */
+	signal(SIGCHLD, SIG_DFL);
 }
 
 /*
@@ -362,35 +368,82 @@ static enum run_end run(void)
 
 /* ---- stop ------------------------------------------------------------------------ */
 
+/* A second SIGINT/SIGTERM came: the stop's deadline is now. */
+static bool hurried(uint64_t *deadline)
+{
+	struct signalfd_siginfo si;
+	bool again = false;
+
+	while (read(sigfd, &si, sizeof(si)) == sizeof(si))
+		again |= si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM;
+	if (again) {
+		*deadline = now_ms();
+		if (opt.on_chunk)
+			handoff_deadline(*deadline);
+	}
+	return again;
+}
+
 /*
  * The packers finish what the recording left uncompressed, now at normal
- * priority.  Progress every 5 s (every second on a terminal); a second
- * SIGINT/SIGTERM leaves the rest stored.  True when all of it was done.
- * The drain threads are gone and the tick is over: only the signals are
- * waited for here.
+ * priority.  Progress every 5 s (every second on a terminal); the stop's
+ * @deadline (--stop-timeout), or a second SIGINT/SIGTERM, leaves the rest
+ * stored.  True when all of it was done.  The drain threads are gone and
+ * the tick is over: only the signals are waited for here.
  */
-static bool finish_packing(void)
+static bool finish_packing(uint64_t *deadline)
 {
 	int every = isatty(STDERR_FILENO) ? 1000 : 5000;
-	struct signalfd_siginfo si;
-	uint64_t start = now_ms(), said = 0;
+	uint64_t start = now_ms(), said = 0, now;
 
 	packer_boost();
 	while (!packer_idle()) {
 		struct pollfd p = { .fd = sigfd, .events = POLLIN };
 
-		if (now_ms() - start >= 1000 && now_ms() - said >= (uint64_t)every) {
+		now = now_ms();
+		if (now >= *deadline)
+			return false;
+		if (now - start >= 1000 && now - said >= (uint64_t)every) {
 			report_backlog(said ? NULL :
 				       "SIGINT or SIGTERM leaves the rest uncompressed");
-			said = now_ms();
+			said = now;
 		}
-		if (poll(&p, 1, 200) <= 0)
+		if (poll(&p, 1, *deadline - now < 200 ? (int)(*deadline - now) : 200) <= 0)
 			continue;
-		while (read(sigfd, &si, sizeof(si)) == sizeof(si))
-			if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
-				return false;
+		if (hurried(deadline))
+			return false;
 	}
 	return true;
+}
+
+/*
+ * --on-chunk: the sets left are assembled and their hooks run (handoff.c)
+ * until done or the stop's @deadline; a second SIGINT/SIGTERM brings the
+ * deadline to now.  What is left stays for the next start, and is said.
+ */
+static void finish_handoff(uint64_t *deadline)
+{
+	struct handoff_stats hs;
+
+	handoff_stopping();
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = sigfd, .events = POLLIN },
+			{ .fd = handoff_done_fd(), .events = POLLIN },
+		};
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN)
+			break;
+		hurried(deadline);
+	}
+	handoff_join();
+	handoff_status(&hs);
+	if (hs.left_sets || hs.left_rotations)
+		warn("--on-chunk: left for the next start: %llu chunk sets not shipped, %llu rotations not assembled (ringtraced --on-chunk hands them to the hook when it starts again)",
+		     (unsigned long long)hs.left_sets,
+		     (unsigned long long)hs.left_rotations);
 }
 
 /* The line that says which file could not be made durable. */
@@ -407,6 +460,7 @@ static void sync_failure_line(const struct syncer_stats *ss)
 /* The exit status: 1 after a failure, which is then the last line printed. */
 static int stop(enum run_end end)
 {
+	uint64_t deadline = opt.stop_ms ? now_ms() + opt.stop_ms : UINT64_MAX;
 	bool off = false, packed_all = false;
 	char title[PATH_MAX + 64];
 	struct packer_stats ps;
@@ -416,6 +470,8 @@ static int stop(enum run_end end)
 	int err;
 
 	notify_systemd("STOPPING=1");
+	if (opt.on_chunk)
+		handoff_deadline(deadline);
 	if (end == RUN_STOP) {
 		off = opt.start || opt.stop_on_exit;
 		if (off && (err = ctl_write(&ctl, "tracing_on", "0"))) {
@@ -444,10 +500,10 @@ static int stop(enum run_end end)
 
 	snprintf(title, sizeof(title), "ringtraced: stopped, trace in %s", outdir);
 	if (end == RUN_STOP && !bad && !sync_failed())
-		packed_all = finish_packing();
+		packed_all = finish_packing(&deadline);
 	packer_stop(!packed_all);
-	/* The sets left are assembled and their hooks run, each timed. */
-	handoff_stop();
+	if (opt.on_chunk)
+		finish_handoff(&deadline);
 	report_print(title);
 	packer_stats(&ps);
 	if (ps.left)
@@ -493,15 +549,18 @@ int main(int argc, char **argv)
 	control_setup();
 	drain_open_buffers();
 	outdir_create();
+	/* Earlier traces' sets locked before --max-total looks at them. */
+	if (opt.on_chunk) {
+		recover_mark_trace();
+		recover_sets();
+	}
 	outdir_retention();
 	copy_metadata();
 	err = packer_start(ncpus, opt.workers, opt.level, outdirfd);
 	if (err)
 		die("the compression threads: %s", strerror(-err));
-	if (opt.on_chunk) {
-		recover_sets();
+	if (opt.on_chunk)
 		handoff_start();
-	}
 	notifyfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (notifyfd < 0)
 		die("eventfd: %s", strerror(errno));

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
 {
 	XXH64_state_t *xs = XXH64_createState();
 	uint8_t *buf = malloc(1 << 17);
+	struct stat st;
 	int fd, err = 0;
 	ssize_t n;
 
@@ -55,9 +57,15 @@ int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
 		err = -ENOMEM;
 		goto out;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	/* In a set of an earlier trace too (recover.c): nothing followed. */
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		err = -errno;
+		err = errno == ELOOP ? -EINVAL : -errno;
+		goto out;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		close(fd);
 		goto out;
 	}
 	snprintf(mf->name, sizeof(mf->name), "%s", name);

@@ -19,6 +19,8 @@
 #define DEFAULT_MAX_SIZE	(64ULL << 20)
 #define DEFAULT_HOOK_MS		(10 * 60 * 1000)
 #define DEFAULT_HOOK_QUEUE	16
+/* Under ringtraced.service's TimeoutStopSec=60: 10 s for the summary, exit. */
+#define SERVICE_STOP_MS		(50 * 1000)
 #define MAX_WORKERS		64
 
 enum { EXIT_USAGE = 2 };
@@ -155,11 +157,23 @@ static void usage(FILE *f)
 "                            chunks, a copy of the metadata and manifest.json\n"
 "                            (host, boot id, kernel, clocks, counts, checksums)\n"
 "                            move into DIR/chunk-NNNNNN/, a trace directory of\n"
-"                            its own, and `/bin/sh -c CMD` runs with that\n"
-"                            directory as $1 and the manifest as $2 (also\n"
-"                            $RINGTRACE_CHUNK_DIR, $RINGTRACE_MANIFEST), one\n"
-"                            set at a time, never in the drain's way; it may\n"
-"                            move the set away.  Its exit status is logged\n"
+"                            its own, and CMD runs, one set at a time, never in\n"
+"                            the drain's way; it may move the set away.  A CMD\n"
+"                            that is a program alone (one word, a path or a\n"
+"                            name in PATH, e.g. /usr/local/sbin/ship-chunk)\n"
+"                            runs as `CMD SETDIR MANIFEST`; any other CMD is\n"
+"                            shell text, run by `/bin/sh -c CMD` with SETDIR as\n"
+"                            $1 and MANIFEST as $2.  Either way its environment\n"
+"                            has RINGTRACE_CHUNK_DIR=SETDIR,\n"
+"                            RINGTRACE_MANIFEST=SETDIR/manifest.json, and\n"
+"                            RINGTRACE_CHUNK_RETRY=1 when an earlier ringtraced\n"
+"                            may have handed it this set already (else 0).\n"
+"                            Exit status 0 marks the set shipped; after any\n"
+"                            other end it stays on disk, and the next start\n"
+"                            with --on-chunk hands over every set not shipped\n"
+"                            (also those a kill, a crash or the stop's deadline\n"
+"                            left queued or unassembled) in the traces beside\n"
+"                            its own.  Its exit status is logged\n"
 "      --on-chunk-timeout=TIME  SIGTERM the hook's process group after TIME\n"
 "                            (default 10m), SIGKILL 5 s later\n"
 "      --on-chunk-queue=N    at most N sets wait for the hook (default %d);\n"
@@ -193,6 +207,13 @@ static void usage(FILE *f)
 "                            priorities, notify readiness, default output dir\n"
 "                            under " SERVICE_DIR "; without it the daemon also\n"
 "                            stays in the foreground and logs to stderr\n"
+"      --stop-timeout=TIME   a stop takes at most TIME (30s, 2m; 0: no bound):\n"
+"                            what is not compressed by then stays stored, and\n"
+"                            with --on-chunk what is not handed off stays for\n"
+"                            the next start (a hook still running gets SIGTERM\n"
+"                            5 s before TIME, SIGKILL at TIME).  Default: none;\n"
+"                            with --service %llus, within ringtraced.service's\n"
+"                            TimeoutStopSec=60\n"
 "  -q, --quiet               no notes on stderr (errors and warnings still)\n"
 "      --wakeup=N            wake a CPU's drain thread once N sub-buffers are\n"
 "                            complete, not for each (at most half the ring;\n"
@@ -213,13 +234,16 @@ static void usage(FILE *f)
 "  -V, --version             print the version and exit\n"
 "\n"
 "Signals: SIGINT/SIGTERM stop: tracing off (or a flush), drain, fsync, then\n"
-"compress what is left uncompressed, with progress every few seconds; a\n"
-"second SIGINT/SIGTERM leaves the rest uncompressed (readable as it is) and\n"
-"exits.  SIGHUP closes every CPU's chunk now; SIGUSR1 prints statistics.\n"
+"compress what is left uncompressed, with progress every few seconds, and\n"
+"with --on-chunk assemble and hand off the last sets; a second SIGINT/SIGTERM\n"
+"(or --stop-timeout) leaves the rest uncompressed (readable as it is), and\n"
+"the sets not handed off for the next start, and exits.  SIGHUP closes every\n"
+"CPU's chunk now; SIGUSR1 prints statistics.\n"
 "Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
 		ZSTD_minCLevel(), ZSTD_maxCLevel(), CHUNK_DEFAULT_LEVEL,
 		1U << (CHUNK_PACK_WINDOW_LOG - 20), mem, MAX_WORKERS,
-		default_workers(), DEFAULT_FLUSH_MS, DEFAULT_HOOK_QUEUE);
+		default_workers(), DEFAULT_FLUSH_MS, DEFAULT_HOOK_QUEUE,
+		(unsigned long long)SERVICE_STOP_MS / 1000);
 }
 
 void usage_error(const char *fmt, ...)
@@ -250,6 +274,7 @@ enum {
 	OPT_ON_CHUNK,
 	OPT_ON_CHUNK_TIMEOUT,
 	OPT_ON_CHUNK_QUEUE,
+	OPT_STOP_TIMEOUT,
 	OPT_WAKEUP,
 	OPT_TRIGGER,
 	OPT_AFTER,
@@ -306,6 +331,7 @@ void parse_options(int argc, char **argv)
 		{ "on-chunk",		required_argument, NULL, OPT_ON_CHUNK },
 		{ "on-chunk-timeout",	required_argument, NULL, OPT_ON_CHUNK_TIMEOUT },
 		{ "on-chunk-queue",	required_argument, NULL, OPT_ON_CHUNK_QUEUE },
+		{ "stop-timeout",	required_argument, NULL, OPT_STOP_TIMEOUT },
 		{ "wakeup",		required_argument, NULL, OPT_WAKEUP },
 		{ "trigger",		required_argument, NULL, OPT_TRIGGER },
 		{ "after",		required_argument, NULL, OPT_AFTER },
@@ -314,7 +340,7 @@ void parse_options(int argc, char **argv)
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool after = false, no_start = false;
+	bool after = false, no_start = false, stop_timeout = false;
 	char why[512];
 	int c;
 
@@ -451,6 +477,12 @@ void parse_options(int argc, char **argv)
 				usage_error("--on-chunk-queue: '%s' is not a number of sets (1..1024)",
 					    optarg);
 			break;
+		case OPT_STOP_TIMEOUT:
+			if (!parse_duration_ms(optarg, &opt.stop_ms))
+				usage_error("--stop-timeout: '%s' is not a duration (e.g. 30s, 2m; 0: no bound)",
+					    optarg);
+			stop_timeout = true;
+			break;
 		case OPT_WAKEUP:
 			if (!parse_uint(optarg, &opt.wakeup) || !opt.wakeup ||
 			    opt.wakeup > RINGTRACE_MAX_SUBBUFS / 2)
@@ -488,6 +520,8 @@ void parse_options(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!stop_timeout && msg_service)
+		opt.stop_ms = SERVICE_STOP_MS;
 	if (opt.output && opt.root)
 		usage_error("--output and --root: one or the other");
 	if (opt.max_total && (opt.output || opt.once))

@@ -182,17 +182,19 @@ static int remove_set(const char *name)
 
 /*
  * --on-chunk: the running trace alone is over by @over: its oldest chunk
- * sets that the hook left (it failed, or found the queue full), never one
+ * sets that the hook is done with, those it shipped (and left) first, then
+ * those it failed or never got (the queue was full), each said: never one
  * queued for it or in its hands, nor chunks not yet in a set.
  */
 static void trim_running_sets(uint64_t over)
 {
 	static bool said;
-	char name[SET_NAME_MAX];
-	unsigned int n = 0;
+	char name[SET_NAME_MAX], mark[SHIPPED_NAME_MAX];
+	unsigned int n = 0, seq;
+	bool shipped;
 	int err;
 
-	while (over && handoff_take_oldest(name, sizeof(name))) {
+	while (over && handoff_take_oldest(name, sizeof(name), &shipped)) {
 		int64_t bytes = retention_dir_bytes(outdirfd, name);
 
 		err = remove_set(name);
@@ -201,6 +203,13 @@ static void trim_running_sets(uint64_t over)
 			     strerror(-err));
 			break;
 		}
+		if (sscanf(name, "chunk-%u", &seq) == 1) {
+			shipped_name(mark, sizeof(mark), seq);
+			unlinkat(outdirfd, mark, 0);
+		}
+		if (!shipped)
+			warn("--max-total: removed %s/%s, a chunk set never shipped (its --on-chunk hook failed or never got it): the running trace alone is over %llu bytes",
+			     outdir, name, (unsigned long long)opt.max_total);
 		n++;
 		if (bytes > 0)
 			over -= (uint64_t)bytes < over ? (uint64_t)bytes : over;

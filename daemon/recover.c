@@ -1,33 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --on-chunk after a crash: the chunk sets an earlier ringtraced was
- * killed (SIGKILL, power loss) while assembling are finished and handed to
- * the hook.
+ * --on-chunk across a kill, a crash, a power cut or a stop's deadline:
+ * every set an earlier ringtraced made and the hook did not take, and
+ * every rotation it closed but did not assemble, handed over by the next
+ * start with --on-chunk.
  *
  * handoff.c assembles set k in a hidden .chunk-k.tmp/ of its trace
  * directory and renames it to chunk-k/ only once its manifest is written
- * and synced.  A kill before that rename leaves the staging directory with
- * some or all of the set's chunks (the others still in the trace
- * directory), perhaps a metadata or symbols copy or a manifest cut short.
- * No chunk is lost (each is renamed whole), but no reader or shipper looks
- * at a hidden directory: the set would sit there until --max-total removed
- * it.
+ * and synced; it marks chunk-k/ shipped (.chunk-k.shipped, synced) only
+ * once its hook exited 0.  What a daemon that ended early leaves:
  *
- * So at start, with --on-chunk, the traces beside the new one (in the same
- * parent directory: --root, the service's, or -o's parent) are looked at:
- * a trace directory (it has a metadata file) that no process holds locked
- * (a running ringtraced or `ringtrace compress` does), with a
- * .chunk-NNNNNN.tmp/ in it, has that set finished as handoff.c would
- * have: its chunks still in the trace directory moved in; the metadata and
- * symbols copied again from the trace directory (a copy cut short cannot
- * be told from a whole one); a manifest written from what the chunks hold;
- * synced; renamed to chunk-NNNNNN/; and queued for the hook ahead of the
- * new trace's sets.  Finishing rather than undoing: the hook is how sets
- * leave the machine, and the user asked for every set to reach it.
+ *   chunk-k/, not marked     queued, in the hook's hands, its hook failed,
+ *                            or left out (the queue was full): handed
+ *                            again, with RINGTRACE_CHUNK_RETRY=1
+ *   .chunk-k.tmp/            the assembly cut short: some or all of the
+ *                            set's chunks (the others still beside it),
+ *                            perhaps a metadata or symbols copy or a
+ *                            manifest cut short
+ *   cpuN-k.zst               a rotation not assembled yet (its chunks were
+ *                            being packed, or it was being recorded)
  *
- * The manifest of a recovered set says "recovered": true.  Its facts come
- * from the chunks' packet headers (the drain thread's counts died with
- * it): "events_lost" counts only what the set's own packets show lost
+ * The last two are assembled here as handoff.c would have, and handed
+ * over: the chunks still in the trace directory moved in; the metadata
+ * and symbols copied again from the trace directory (a copy cut short
+ * cannot be told from a whole one); a manifest written from what the
+ * chunks hold; synced; renamed to chunk-NNNNNN/.  No chunk is lost (each
+ * is renamed whole; a trailing frame cut by a kill is what readers drop).
+ *
+ * Which traces: those beside the new one (in the same parent directory:
+ * --root, the service's, or -o's parent, which may be /tmp) that this
+ * daemon's user made with --on-chunk and no process holds locked (a
+ * running ringtraced, `ringtrace compress`):
+ *
+ *   the directory            ours (owner), written by nobody else (no
+ *                            group or other write bit), not a symlink
+ *   HANDOFF_MARKER in it     a regular file of ours with one link, not a
+ *                            symlink: written by recover_mark_trace() when
+ *                            the trace was made
+ *   flock()                  taken, and held while any of its sets is
+ *                            queued or in the hook's hands (handoff.c):
+ *                            --max-total leaves it alone meanwhile
+ *
+ * Anything else there is never opened.  Inside one, every file is opened
+ * with O_NOFOLLOW | O_NONBLOCK and taken only if it is a regular file: a
+ * FIFO named like a chunk cannot hang the start, a symlink cannot bring
+ * another file into a set.
+ *
+ * The scan is at start, before the first --max-total and before the new
+ * trace's sets (cheap: a listing per trace of ours); the reading and
+ * copying of recover_finish() is the handoff thread's, so that a large
+ * backlog does not delay the recording.
+ *
+ * The manifest of a set assembled here says "recovered": true.  Its facts
+ * come from the chunks' packet headers (the drain thread's counts died
+ * with it): "events_lost" counts only what the set's own packets show lost
  * after its first packet.  Where it comes from is the recording's, not
  * this boot's: host and kernel release from the metadata's env, the clock
  * offsets from the metadata's clock (the module's, at the recording),
@@ -63,12 +89,39 @@ static DIR *list_at(int dirfd)
 	return d;
 }
 
+/*
+ * @dirfd/@name for reading if it is a regular file: no symlink followed,
+ * no FIFO or device waited on.  The fd, or -errno (-EINVAL: not one).
+ */
+static int open_regular(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ELOOP ? -EINVAL : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/* A regular file @name in @dirfd, not followed. */
+static bool is_regular_at(int dirfd, const char *name, struct stat *st)
+{
+	return !fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) &&
+	       S_ISREG(st->st_mode);
+}
+
 /* ---- what the chunks hold ------------------------------------------------------- */
 
 /*
  * The facts of chunk @name of @dirfd from its packet headers: its
  * packets, events, first and last time, losses after its first packet.
- * A trailing partial frame or packet (a killed writer) ends it.
+ * A trailing partial frame or packet (a killed writer), or damage (a
+ * power cut), ends them: the chunk goes into the set as it is, and its
+ * readers say what they cannot read.
  */
 static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 {
@@ -83,9 +136,9 @@ static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 		err = -ENOMEM;
 		goto out;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(dirfd, name);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto out;
 	}
 	while ((n = read(fd, in, in_cap)) != 0) {
@@ -114,10 +167,9 @@ static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 			}
 			zo = (ZSTD_outBuffer){ buf + len, cap - len, 0 };
 			r = ZSTD_decompressStream(z, &zo, &zi);
-			if (ZSTD_isError(r)) {
-				err = -EBADMSG;
+			/* Damage ends what the manifest counts, not the set. */
+			if (ZSTD_isError(r))
 				goto close;
-			}
 			len += zo.pos;
 			/* Whole packets out of the buffer. */
 			while (len - at >= PACKET_HDR) {
@@ -126,10 +178,8 @@ static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 
 				memcpy(&h, buf + at, sizeof(h));
 				size = h.content_size / 8;
-				if (h.magic != RINGTRACE_CTF_MAGIC || size < PACKET_HDR) {
-					err = -EBADMSG;
+				if (h.magic != RINGTRACE_CTF_MAGIC || size < PACKET_HDR)
 					goto close;
-				}
 				if (len - at < size)
 					break;
 				if (!f->packets++) {
@@ -160,11 +210,13 @@ static char *read_file_at(int dirfd, const char *name, size_t *len)
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n;
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(dirfd, name);
 
 	*len = 0;
-	if (fd < 0)
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	if (fstat(fd, &st) || st.st_size > (16 << 20)) {
 		errno = EFBIG;
 		goto out;
@@ -237,14 +289,17 @@ static void sibling_boot_id(int tfd, char *buf, size_t size)
 	if (!d)
 		return;
 	while (!*buf && (de = readdir(d))) {
-		char path[SET_NAME_MAX + 16], text[4096];
+		char text[4096];
 		ssize_t n;
-		int mfd;
+		int sfd, mfd;
 
-		if (strncmp(de->d_name, "chunk-", 6) || strlen(de->d_name) >= SET_NAME_MAX)
+		if (strncmp(de->d_name, "chunk-", 6))
 			continue;
-		snprintf(path, sizeof(path), "%s/manifest.json", de->d_name);
-		mfd = openat(tfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		sfd = openat(tfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd < 0)
+			continue;
+		mfd = open_regular(sfd, "manifest.json");
+		close(sfd);
 		if (mfd < 0)
 			continue;
 		n = read(mfd, text, sizeof(text) - 1);
@@ -283,12 +338,19 @@ static void recorded_origin(struct manifest_origin *o, int tfd,
 
 /* ---- finishing a set -------------------------------------------------------------- */
 
-/* Chunk names of set @seq in @dirfd: moved into @setfd when @move, listed. */
+/*
+ * The chunks of set @seq: those in @dirfd moved into @setfd when @move,
+ * else those in @setfd listed.  Regular files only: anything else named
+ * like a chunk is not one.  An empty one holds nothing (a chunk opened
+ * just before a kill) and would be no zstd file: removed.
+ */
 static int set_chunks(int dirfd, int setfd, unsigned int seq, bool move,
 		      struct chunk_facts **f, unsigned int *nf)
 {
-	DIR *d = list_at(move ? dirfd : setfd);
+	int from = move ? dirfd : setfd;
+	DIR *d = list_at(from);
 	struct dirent *de;
+	struct stat st;
 	int err = 0;
 
 	if (!d)
@@ -297,8 +359,13 @@ static int set_chunks(int dirfd, int setfd, unsigned int seq, bool move,
 		unsigned int cpu, s;
 		struct chunk_facts *n;
 
-		if (!chunk_parse_name(de->d_name, &cpu, &s) || s != seq)
+		if (!chunk_parse_name(de->d_name, &cpu, &s) || s != seq ||
+		    !is_regular_at(from, de->d_name, &st))
 			continue;
+		if (!st.st_size) {
+			unlinkat(from, de->d_name, 0);
+			continue;
+		}
 		if (move) {
 			if (renameat(dirfd, de->d_name, setfd, de->d_name) < 0)
 				err = -errno;
@@ -414,60 +481,198 @@ out:
 	return err;
 }
 
-/* .chunk-NNNNNN.tmp: true and its number. */
-static bool staging_name(const char *name, unsigned int *seq)
+int recover_finish(int tfd, const char *tpath, unsigned int seq, char *what,
+		   size_t wsize)
 {
-	char tail[8];
+	const char *tname = strrchr(tpath, '/') ? strrchr(tpath, '/') + 1 : tpath;
+	char tmp[SET_NAME_MAX + 8];
+	int err;
 
-	return sscanf(name, ".chunk-%6u%7s", seq, tail) == 2 &&
-	       !strcmp(tail, ".tmp") && strlen(name) == strlen(".chunk-000000.tmp");
+	snprintf(tmp, sizeof(tmp), ".chunk-%06u.tmp", seq);
+	/* Only loose chunks: the staging directory handoff.c would have made. */
+	if (mkdirat(tfd, tmp, 0750) < 0 && errno != EEXIST) {
+		snprintf(what, wsize, "%s", tmp);
+		return -errno;
+	}
+	err = finish_set(tfd, tname, tmp, seq, what, wsize);
+	if (err == -ENOENT)
+		unlinkat(tfd, tmp, AT_REMOVEDIR);	/* if empty */
+	return err;
 }
 
-/* The staging directories of the trace @tname in @parent finished. */
+/* ---- which traces, which sets ------------------------------------------------------ */
+
+/* "chunk-NNNNNN" (@dot: ".chunk-NNNNNN.tmp") as handoff.c names it: its number. */
+static bool set_name_of(const char *name, bool dot, unsigned int *seq)
+{
+	char again[SET_NAME_MAX + 8];
+	unsigned long v;
+	char *end;
+
+	if (strncmp(name, dot ? ".chunk-" : "chunk-", dot ? 7 : 6))
+		return false;
+	name += dot ? 7 : 6;
+	if (*name < '0' || *name > '9')
+		return false;
+	v = strtoul(name, &end, 10);
+	if (v > UINT_MAX || strcmp(end, dot ? ".tmp" : ""))
+		return false;
+	*seq = (unsigned int)v;
+	snprintf(again, sizeof(again), "%06u%s", *seq, dot ? ".tmp" : "");
+	return !strcmp(again, name);
+}
+
+/*
+ * A trace this daemon's user made with --on-chunk, that nobody else could
+ * have changed: the directory ours and written by us alone, its marker a
+ * regular file of ours with one link.  Nothing is followed.
+ */
+static bool trace_is_ours(int tfd)
+{
+	struct stat st;
+	bool ours;
+	int fd;
+
+	if (fstat(tfd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	fd = open_regular(tfd, HANDOFF_MARKER);
+	if (fd < 0)
+		return false;
+	ours = !fstat(fd, &st) && st.st_uid == geteuid() && st.st_nlink == 1;
+	close(fd);
+	return ours;
+}
+
+void recover_mark_trace(void)
+{
+	static const char text[] =
+		"ringtraced --on-chunk made this trace: its chunk sets go to the hook,\n"
+		"and .chunk-NNNNNN.shipped marks each set the hook took (exit 0) and left\n"
+		"here.  A later ringtraced --on-chunk hands the others over again.\n";
+	struct stat st;
+	int fd, err;
+
+	fd = openat(outdirfd, HANDOFF_MARKER,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		die("%s/" HANDOFF_MARKER ": %s", outdir, strerror(errno));
+	err = write_all(fd, text, sizeof(text) - 1);
+	if (!err && fdatasync(fd) < 0)
+		err = -errno;
+	close(fd);
+	if (!err && fsync(outdirfd) < 0)
+		err = -errno;
+	if (err)
+		die("%s/" HANDOFF_MARKER ": %s", outdir, strerror(-err));
+	if (!trace_is_ours(outdirfd))
+		warn("%s: %s: after a kill or a crash, the next start will not hand its chunk sets over (it only trusts a trace directory that is its user's and written by no one else)",
+		     outdir, !fstat(outdirfd, &st) && st.st_uid != geteuid() ?
+		     "not owned by this user" : "writable by its group or others");
+}
+
+static int cmp_recovered(const void *a, const void *b)
+{
+	const struct recovered *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return (x->seq > y->seq) - (x->seq < y->seq);
+	/* A whole set first: loose chunks of its number are not its. */
+	return (int)x->finish - (int)y->finish;
+}
+
+/*
+ * The sets of the trace @tname in @parent (@pname) to hand over, when it
+ * is ours and no one's now; its fd goes to handoff.c with them.
+ */
 static void recover_trace(int parent, const char *pname, const char *tname)
 {
-	char what[SET_NAME_MAX + CHUNK_NAME_MAX + 32], path[PATH_MAX + 512];
-	int tfd, err;
+	char path[PATH_MAX + NAME_MAX + 2], mark[SHIPPED_NAME_MAX];
+	struct recovered *r = NULL, *more;
+	unsigned int n = 0, cap = 0, i, k, seq, cpu;
 	struct dirent *de;
 	struct stat st;
-	unsigned int seq;
+	bool finish;
+	int tfd;
 	DIR *d;
 
-	tfd = openat(parent, tname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	tfd = openat(parent, tname,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (tfd < 0)
 		return;
-	/* A trace, and no one's now (a live ringtraced, ringtrace compress). */
-	if (fstatat(tfd, "metadata", &st, 0) || !S_ISREG(st.st_mode) ||
-	    flock(tfd, LOCK_EX | LOCK_NB) < 0) {
+	/* Ours, and no one's now (a live ringtraced, ringtrace compress). */
+	if (!trace_is_ours(tfd) || flock(tfd, LOCK_EX | LOCK_NB) < 0) {
 		close(tfd);
 		return;
 	}
+	snprintf(path, sizeof(path), "%s%s%s", pname,
+		 strcmp(pname, "/") ? "/" : "", tname);
 	d = list_at(tfd);
-	if (!d) {
-		close(tfd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		if (!staging_name(de->d_name, &seq))
-			continue;
-		err = finish_set(tfd, tname, de->d_name, seq, what, sizeof(what));
-		snprintf(path, sizeof(path), "%s/%s/chunk-%06u", pname, tname, seq);
-		if (err) {
-			warn("%s/%s/%s: chunk set %u left half-assembled by a killed ringtraced, not finished: %s",
-			     pname, tname, what, seq, strerror(-err));
+	while (d && (de = readdir(d))) {
+		if (set_name_of(de->d_name, false, &seq)) {
+			shipped_name(mark, sizeof(mark), seq);
+			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    !S_ISDIR(st.st_mode) ||
+			    !fstatat(tfd, mark, &st, AT_SYMLINK_NOFOLLOW))
+				continue;
+			finish = false;
+		} else if (set_name_of(de->d_name, true, &seq)) {
+			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    !S_ISDIR(st.st_mode))
+				continue;
+			finish = true;
+		} else if (chunk_parse_name(de->d_name, &cpu, &seq)) {
+			if (!is_regular_at(tfd, de->d_name, &st))
+				continue;
+			/* Opened just before the end, never written: nothing. */
+			if (!st.st_size) {
+				unlinkat(tfd, de->d_name, 0);
+				continue;
+			}
+			finish = true;
+		} else {
 			continue;
 		}
-		info("%s: chunk set left half-assembled by a killed ringtraced, finished (\"recovered\" in its manifest)",
-		     path);
-		handoff_recovered(path);
+		if (n == cap) {
+			more = realloc(r, (cap ? 2 * cap : 16) * sizeof(*r));
+			if (!more)
+				break;
+			r = more;
+			cap = cap ? 2 * cap : 16;
+		}
+		r[n++] = (struct recovered){ .seq = seq, .finish = finish };
 	}
-	closedir(d);
-	close(tfd);		/* and its lock */
+	if (d)
+		closedir(d);
+	/* In order, one entry per number. */
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_recovered);
+	for (i = k = 0; i < n; i++) {
+		if (k && r[k - 1].seq == r[i].seq) {
+			/* Said once: a whole set sorts first, then the rest. */
+			if (!r[k - 1].finish && !r[i - 1].finish && r[i].finish)
+				warn("%s/chunk-%06u: chunks of that number beside it (cpuN-%06u.zst or .chunk-%06u.tmp): left as they are",
+				     path, r[i].seq, r[i].seq, r[i].seq);
+			continue;
+		}
+		r[k++] = r[i];
+	}
+	if (k)
+		handoff_recovered(tfd, path, r, k);
+	else
+		close(tfd);
+	free(r);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 void recover_sets(void)
 {
-	char pname[PATH_MAX], *slash;
+	char pname[PATH_MAX], *slash, **names = NULL, **more;
+	size_t n = 0, cap = 0, i;
 	struct dirent *de;
 	int parent;
 	DIR *d;
@@ -483,14 +688,31 @@ void recover_sets(void)
 	parent = open(pname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent < 0)
 		return;
-	d = fdopendir(parent);
-	if (!d) {
-		close(parent);
-		return;
+	d = list_at(parent);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, outname) ||
+		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+			continue;
+		if (n == cap) {
+			more = realloc(names, (cap ? 2 * cap : 16) * sizeof(*names));
+			if (!more)
+				break;
+			names = more;
+			cap = cap ? 2 * cap : 16;
+		}
+		if (!(names[n] = strdup(de->d_name)))
+			break;
+		n++;
 	}
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && strcmp(de->d_name, outname) &&
-		    (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN))
-			recover_trace(parent, pname, de->d_name);
-	closedir(d);
+	if (d)
+		closedir(d);
+	/* --root's names are start times: the oldest trace's sets first. */
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	for (i = 0; i < n; i++) {
+		recover_trace(parent, pname, names[i]);
+		free(names[i]);
+	}
+	free(names);
+	close(parent);
 }

@@ -11,8 +11,9 @@
  *           bytes stored), U uncompressed; W workers, X busy
  *   sync: R rounds, S skipped, F failed[ (first: DIR/FILE: why)]
  *   cpu time: drain D s, compression C s
- *   on-chunk: S sets, H handed off, F hooks failed (T timed out), Q waiting,
- *             R running; N not handed (queue full), A not assembled
+ *   on-chunk: S sets, H handed off, F hooks failed (T timed out, K ended
+ *             by the stop), Q waiting, R running; N not handed (queue
+ *             full), A not assembled; E of earlier traces
  *
  * STATUS= every 10 s, and at the tick after an --on-chunk hook failed.
  */
@@ -115,14 +116,16 @@ void report_print(const char *title)
 		struct handoff_stats hs;
 
 		handoff_status(&hs);
-		report("on-chunk: %llu sets, %llu handed off, %llu hooks failed (%llu timed out), %u waiting, %s; %llu not handed (queue full), %llu not assembled",
+		report("on-chunk: %llu sets, %llu handed off, %llu hooks failed (%llu timed out, %llu ended by the stop), %u waiting, %s; %llu not handed (queue full), %llu not assembled; %llu of earlier traces",
 		       (unsigned long long)hs.sets,
 		       (unsigned long long)hs.hooks_ok,
 		       (unsigned long long)hs.hooks_failed,
-		       (unsigned long long)hs.hooks_timed_out, hs.queued,
+		       (unsigned long long)hs.hooks_timed_out,
+		       (unsigned long long)hs.hooks_stopped, hs.queued,
 		       hs.running ? "1 running" : "none running",
 		       (unsigned long long)hs.not_handed,
-		       (unsigned long long)hs.failed_sets);
+		       (unsigned long long)hs.failed_sets,
+		       (unsigned long long)hs.recovered);
 	}
 }
 

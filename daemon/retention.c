@@ -236,11 +236,66 @@ static int remove_tombstone(int rootfd, const char *tomb)
 	return err;
 }
 
+/* Rotation @seq added to @seqs (@n of them, at most @max; @more beyond) if new. */
+static void add_seq(unsigned int *seqs, unsigned int *n, unsigned int max,
+		    unsigned int *more, unsigned int seq)
+{
+	for (unsigned int i = 0; i < *n; i++)
+		if (seqs[i] == seq)
+			return;
+	if (*n < max)
+		seqs[(*n)++] = seq;
+	else
+		(*more)++;
+}
+
 /*
- * Remove the trace @name: locked (-EBUSY: in use, left alone), renamed to
- * its tombstone (made durable), emptied metadata last, removed.
+ * --on-chunk: what of the trace @fd (@root/@name) no hook has shipped,
+ * said set by set before it goes (--max-total is the one thing that
+ * removes it): each chunk-NNNNNN/ not marked shipped, and in a trace made
+ * with --on-chunk each rotation not assembled yet.
  */
-static int remove_trace(int rootfd, const char *name)
+static void say_unshipped(int fd, const char *root, const char *name)
+{
+	char mark[SHIPPED_NAME_MAX];
+	unsigned int seqs[256], n = 0, more = 0, seq, cpu;
+	struct dirent *de;
+	struct stat st;
+	bool handoff;
+	DIR *d;
+
+	handoff = !fstatat(fd, HANDOFF_MARKER, &st, AT_SYMLINK_NOFOLLOW);
+	d = open_at(fd, ".");
+	while (d && (de = readdir(d))) {
+		if (!strncmp(de->d_name, "chunk-", 6) && is_set_dir(de->d_name) &&
+		    sscanf(de->d_name, "chunk-%u", &seq) == 1) {
+			shipped_name(mark, sizeof(mark), seq);
+			if (fstatat(fd, mark, &st, AT_SYMLINK_NOFOLLOW))
+				warn("--max-total: removing %s/%s/%s, a chunk set no --on-chunk hook has shipped",
+				     root, name, de->d_name);
+		} else if (handoff && (chunk_parse_name(de->d_name, &cpu, &seq) ||
+				       (is_set_dir(de->d_name) &&
+					sscanf(de->d_name, ".chunk-%u", &seq) == 1))) {
+			add_seq(seqs, &n, ARRAY_SIZE(seqs), &more, seq);
+		}
+	}
+	if (d)
+		closedir(d);
+	for (unsigned int i = 0; i < n; i++)
+		warn("--max-total: removing %s/%s's rotation %u, never assembled into a chunk set nor shipped",
+		     root, name, seqs[i]);
+	/* Beyond those: counted by entry, a rotation's chunks each. */
+	if (more)
+		warn("--max-total: removing %s/%s's other rotations never assembled into a chunk set nor shipped (%u more chunks or staging directories)",
+		     root, name, more);
+}
+
+/*
+ * Remove the trace @name of @root: locked (-EBUSY: in use, left alone),
+ * what it holds unshipped said, renamed to its tombstone (made durable),
+ * emptied metadata last, removed.
+ */
+static int remove_trace(int rootfd, const char *root, const char *name)
 {
 	char tomb[NAME_MAX + 1];
 	int fd, err;
@@ -251,6 +306,7 @@ static int remove_trace(int rootfd, const char *name)
 	fd = open_locked(rootfd, name);
 	if (fd < 0)
 		return fd;
+	say_unshipped(fd, root, name);
 	err = renameat(rootfd, name, rootfd, tomb) < 0 ? -errno : 0;
 	/* A tombstone of the same name (the clock set back): that one first. */
 	if ((err == -EEXIST || err == -ENOTEMPTY) &&
@@ -376,10 +432,10 @@ int retention_prune(const char *root, const char *current, uint64_t max_total,
 	/* Names are start times: the oldest sorts first. */
 	qsort(t, n, sizeof(*t), by_name);
 	for (i = 0; i < n && total > max_total; i++) {
-		err = remove_trace(rootfd, t[i].name);
+		err = remove_trace(rootfd, root, t[i].name);
 		if (err == -EBUSY) {
 			/* Recorded into, or being compressed: not now. */
-			info("--max-total: %s/%s is in use (ringtrace compress?): kept for now",
+			info("--max-total: %s/%s is in use (ringtrace compress, or its chunk sets being handed to --on-chunk): kept for now",
 			     root, t[i].name);
 			busy += t[i].bytes;
 			err = 0;

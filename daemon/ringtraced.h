@@ -97,6 +97,7 @@ struct options {
 	const char *on_chunk;		/* --on-chunk: chunk sets, this hook */
 	uint64_t hook_ms;		/* --on-chunk-timeout */
 	unsigned int hook_queue;	/* --on-chunk-queue */
+	uint64_t stop_ms;		/* --stop-timeout; 0: none */
 	/* --trigger: the flight recorder that saves itself (trigger.c) */
 	struct filters triggers;	/* --trigger 'EVENT: EXPR', in order */
 	uint64_t after_ms;		/* --after */
@@ -477,15 +478,29 @@ void report_backlog(const char *what);
 
 #define SET_NAME_MAX		32	/* chunk-NNNNNN */
 
+/*
+ * In a trace directory made with --on-chunk: its sets are handed to the
+ * hook, and those not marked shipped again by a later start (recover.c).
+ */
+#define HANDOFF_MARKER		".ringtrace-handoff"
+/* Set @seq's hook exited 0 (the set still there): ".chunk-NNNNNN.shipped". */
+#define SHIPPED_NAME_MAX	(SET_NAME_MAX + 16)
+void shipped_name(char *buf, size_t size, unsigned int seq);
+
 struct handoff_stats {
 	uint64_t sets;			/* assembled into chunk-NNNNNN/ */
 	uint64_t failed_sets;		/* could not be assembled */
+	uint64_t recovered;		/* an earlier ringtraced's, handed again */
 	uint64_t hooks_ok;		/* the hook exited 0 */
 	uint64_t hooks_failed;		/* exited non-zero, or killed */
 	uint64_t hooks_timed_out;	/* of them: killed after the timeout */
+	uint64_t hooks_stopped;		/* of them: killed at the stop's deadline */
 	uint64_t not_handed;		/* the queue was full: left on disk */
 	unsigned int queued;		/* waiting for the hook */
 	bool running;			/* a hook runs now */
+	/* Once the thread is over: what the next start hands over. */
+	uint64_t left_sets;		/* assembled, not shipped */
+	uint64_t left_rotations;	/* chunks not in a set yet */
 };
 
 /* The thread that assembles sets and runs the hook; dies on error. */
@@ -497,23 +512,58 @@ void handoff_sets_closed(unsigned int seq);
 /* A file into a set's directory, synced (handoff.c; recover.c replaces). */
 int copy_synced(int dirfd, int setfd, const char *name, bool replace);
 /*
- * recover.c: the chunk sets a killed ringtraced left half-assembled in the
- * traces beside outdir, finished and queued for the hook (at start, with
- * --on-chunk, before handoff_start()).
+ * This start's trace directory marked as one whose sets are handed off
+ * (HANDOFF_MARKER, synced); warns if a later start could not trust it.
+ */
+void recover_mark_trace(void);
+/*
+ * recover.c, at start with --on-chunk, before handoff_start() and the first
+ * --max-total: the traces beside outdir that an earlier ringtraced made
+ * with --on-chunk and no process holds: every set there not marked
+ * shipped, and every rotation a kill left unassembled, queued for the hook
+ * (the traces stay locked while any of their sets is queued or hooked).
  */
 void recover_sets(void);
-/* A set recover.c finished in an older trace, at @dir: for the hook. */
-void handoff_recovered(const char *dir);
+/* One set of an earlier trace: @finish: a rotation to assemble first. */
+struct recovered {
+	unsigned int seq;
+	bool finish;
+};
+/*
+ * The sets @r (@n of them, in order) of the trace @path, open and locked as
+ * @fd (handoff.c takes it over, closes it once they are done), queued.
+ */
+void handoff_recovered(int fd, const char *path, const struct recovered *r,
+		       unsigned int n);
+/*
+ * On the handoff thread: rotation @seq of the earlier trace @tfd (@tpath)
+ * made a set, chunk-NNNNNN/, as handoff.c would have (what failed in
+ * @what); 0 or -errno.
+ */
+int recover_finish(int tfd, const char *tpath, unsigned int seq, char *what,
+		   size_t wsize);
 /* A packer settled a chunk: look again. */
 void handoff_kick(void);
-/* Assemble what is left, run the hooks queued, end the thread (main). */
-void handoff_stop(void);
+/*
+ * The stop: whatever is not done by @deadline_ms (CLOCK_MONOTONIC ms;
+ * UINT64_MAX: none) stays for the next start.  Called again to hurry.
+ */
+void handoff_deadline(uint64_t deadline_ms);
+/*
+ * Assemble what is left, run the hooks queued, until done or the deadline;
+ * then the thread ends, and handoff_done_fd() becomes readable (main).
+ */
+void handoff_stopping(void);
+int handoff_done_fd(void);
+/* After handoff_done_fd(): the thread joined, its sets forgotten. */
+void handoff_join(void);
 void handoff_status(struct handoff_stats *st);
 /*
- * --max-total: the oldest set on disk that no hook holds, named in @name;
- * it is forgotten (the caller removes it).  False when there is none.
+ * --max-total: the oldest set of this trace on disk that no hook holds,
+ * those shipped first, named in @name, *@shipped said; it is forgotten (the
+ * caller removes it).  False when there is none.
  */
-bool handoff_take_oldest(char *name, size_t size);
+bool handoff_take_oldest(char *name, size_t size, bool *shipped);
 
 struct manifest_file {
 	char name[CHUNK_NAME_MAX];

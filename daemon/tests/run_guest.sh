@@ -1793,7 +1793,7 @@ test_retention_safe() {
 	done
 	start_daemon src2 --root "$root" --max-total 64K -l store -f 200 ||
 		{ fail "retention-safe: second trace"; kill "$cpid"; return; }
-	local inuse="^ringtraced: --max-total: $old is in use (ringtrace compress?): kept for now$"
+	local inuse="^ringtraced: --max-total: $old is in use (ringtrace compress, or its chunk sets being handed to --on-chunk): kept for now$"
 	for ((i = 0; i < 200; i++)); do
 		grep -q "$inuse" "$W/src2.err" && break
 		sleep 0.1
@@ -1985,7 +1985,7 @@ test_install() {
 # set_counts OUT NAME: "sets handed failed timed-out not-handed" of the
 # daemon NAME's summary.
 set_counts() {
-	sed -n 's/^on-chunk: \([0-9]*\) sets, \([0-9]*\) handed off, \([0-9]*\) hooks failed (\([0-9]*\) timed out), .*; \([0-9]*\) not handed.*/\1 \2 \3 \4 \5/p' "$W/$1.out"
+	sed -n 's/^on-chunk: \([0-9]*\) sets, \([0-9]*\) handed off, \([0-9]*\) hooks failed (\([0-9]*\) timed out[^)]*), .*; \([0-9]*\) not handed.*/\1 \2 \3 \4 \5/p' "$W/$1.out"
 }
 
 # check_set NAME DIR [decode]: one chunk set's manifest checked against
@@ -2059,9 +2059,11 @@ test_on_chunk() {
 	local n=600 c rc=0 d bad=0 ns nh nf nt nn sums
 	note "--on-chunk: sets of a few 16 KiB packets, moved away by a slow hook"
 	reset_module
-	mkdir -p "$W/oc.moved"
+	# A parent of its own: a start with --on-chunk hands over what the
+	# traces beside its own left (recover.c).
+	mkdir -p "$W/oc.moved" "$W/oc.p"
 	: >"$W/oc.markers"
-	start_daemon oc -o "$W/oc" -s 40K -f 100 --subbuf-size 16K --num-subbufs 64 \
+	start_daemon oc -o "$W/oc.p/oc" -s 40K -f 100 --subbuf-size 16K --num-subbufs 64 \
 		--on-chunk "echo \"\$1 \$2\" >>$W/oc.hooklog; sleep 0.2; mv \"\$1\" $W/oc.moved/" ||
 		{ fail "oc: daemon did not start"; return; }
 	# ~180 KB a CPU, 11-12 packets: paced (1 ms a marker) so that the
@@ -2079,7 +2081,8 @@ test_on_chunk() {
 		"$(sort -u "$W/oc.hooklog" | wc -l) $(wc -l <"$W/oc.hooklog") $(grep -c ' .*/chunk-[0-9]\{6\}/manifest.json$' "$W/oc.hooklog")" \
 		"$ns $ns $ns"
 	eq "oc: every set arrived" "$(ls "$W/oc.moved" | grep -c '^chunk-[0-9]\{6\}$')" "$ns"
-	eq "oc: the trace directory keeps its metadata only" "$(ls -A "$W/oc" | tr '\n' ' ')" "metadata "
+	eq "oc: the trace directory keeps its metadata and hand-off marker only" \
+		"$(ls -A "$W/oc.p/oc" | tr '\n' ' ')" ".ringtrace-handoff metadata "
 	for d in "$W/oc.moved"/chunk-*; do
 		check_set oc "$d" decode || bad=$((bad + 1))
 	done
@@ -2126,9 +2129,10 @@ test_on_chunk_hooks() {
 	note "--on-chunk: a hook that fails, under --service"
 	reset_module
 	: >"$W/ocf.markers"
+	mkdir -p "$W/ocf.p"
 	notify_listen "$W/ocf.sock" "$W/ocf.notify" || { fail "ocf: no notify socket"; return; }
 	export NOTIFY_SOCKET=$W/ocf.sock
-	start_daemon ocf --service -o "$W/ocf" "${geo[@]}" --on-chunk 'echo "no room for $1" >&2; exit 3' ||
+	start_daemon ocf --service -o "$W/ocf.p/ocf" "${geo[@]}" --on-chunk 'echo "no room for $1" >&2; exit 3' ||
 		{ fail "ocf: daemon did not start"; unset NOTIFY_SOCKET; kill "$NPID"; return; }
 	unset NOTIFY_SOCKET
 	setup "ocf: markers written" run_markers ocf "$n" -r -s 300
@@ -2143,14 +2147,14 @@ test_on_chunk_hooks() {
 	eq "ocf: every hook failed, none handed off" "$nh $nf $nt $nn" "0 $ns 0 0"
 	eq "ocf: each failure logged as a warning, its status said" \
 		"$(grep -c '^<4>ringtraced: .*/chunk-[0-9]\{6\}: --on-chunk hook exited 3 after' "$W/ocf.err")" "$ns"
-	check "ocf: the hook's stderr reaches ours" grep -q "^no room for $W/ocf/chunk-000001$" "$W/ocf.err"
-	eq "ocf: the sets stay in the trace directory" "$(ls "$W/ocf" | grep -c '^chunk-[0-9]\{6\}$')" "$ns"
+	check "ocf: the hook's stderr reaches ours" grep -q "^no room for $W/ocf.p/ocf/chunk-000001$" "$W/ocf.err"
+	eq "ocf: the sets stay in the trace directory" "$(ls "$W/ocf.p/ocf" | grep -c '^chunk-[0-9]\{6\}$')" "$ns"
 	bad=0
-	for d in "$W/ocf"/chunk-*; do
+	for d in "$W/ocf.p/ocf"/chunk-*; do
 		check_set ocf "$d" || bad=$((bad + 1))
 	done
 	eq "ocf: each set's manifest true" "$bad" 0
-	check "ocf: the sets decode" sets_markers ocf "$W/ocf"/chunk-*
+	check "ocf: the sets decode" sets_markers ocf "$W/ocf.p/ocf"/chunk-*
 	for c in "${CPUS[@]}"; do
 		eq "ocf: CPU $c: every marker once, in order" "$(seqs "$W/ocf.markers" "$c")" "$n 0 $((n - 1)) 0"
 		eq "ocf: CPU $c: nothing lost" "$(lost_of "$c")" 0
@@ -2161,9 +2165,9 @@ test_on_chunk_hooks() {
 	# two SIGHUPs; stored: no packing to wait for) than the queue holds (1).
 	note "--on-chunk: a hook that hangs, ignoring SIGTERM, while sets pile up"
 	reset_module
-	mkdir -p "$W/och.moved"
+	mkdir -p "$W/och.moved" "$W/och.p"
 	: >"$W/och.markers"
-	start_daemon och -o "$W/och" "${geo[@]}" -l store --on-chunk-timeout 4s --on-chunk-queue 1 --on-chunk \
+	start_daemon och -o "$W/och.p/och" "${geo[@]}" -l store --on-chunk-timeout 4s --on-chunk-queue 1 --on-chunk \
 		"case \"\$1\" in */chunk-000001) trap '' TERM; sleep 1000 ;; *) mv \"\$1\" $W/och.moved/ ;; esac" ||
 		{ fail "och: daemon did not start"; return; }
 	setup "och: markers written" run_markers och "$n" -r -s 300
@@ -2187,14 +2191,14 @@ test_on_chunk_hooks() {
 	check "och: sets left out because the queue was full (${nn:-none})" test "${nn:-0}" -gt 0
 	eq "och: each left out said" "$(grep -c 'not handed to --on-chunk: its queue is full' "$W/och.err")" "${nn:-x}"
 	eq "och: the sets not moved stay in the trace directory" \
-		"$(ls "$W/och" | grep -c '^chunk-[0-9]\{6\}$')" "$((nn + 1))"
+		"$(ls "$W/och.p/och" | grep -c '^chunk-[0-9]\{6\}$')" "$((nn + 1))"
 	bad=0
-	for d in $( (ls -d "$W/och"/chunk-* "$W/och.moved"/chunk-*) | awk -F/ '{ print $NF, $0 }' | sort | cut -d' ' -f2); do
+	for d in $( (ls -d "$W/och.p/och"/chunk-* "$W/och.moved"/chunk-*) | awk -F/ '{ print $NF, $0 }' | sort | cut -d' ' -f2); do
 		check_set och "$d" || bad=$((bad + 1))
 	done
 	eq "och: each set's manifest true" "$bad" 0
 	check "och: the sets decode" sets_markers och \
-		$( (ls -d "$W/och"/chunk-* "$W/och.moved"/chunk-*) | awk -F/ '{ print $NF, $0 }' | sort | cut -d' ' -f2)
+		$( (ls -d "$W/och.p/och"/chunk-* "$W/och.moved"/chunk-*) | awk -F/ '{ print $NF, $0 }' | sort | cut -d' ' -f2)
 	for c in "${CPUS[@]}"; do
 		eq "och: CPU $c: every marker once, in order" "$(seqs "$W/och.markers" "$c")" "$n 0 $((n - 1)) 0"
 		eq "och: CPU $c: nothing lost" "$(lost_of "$c")" 0
@@ -2241,12 +2245,15 @@ test_on_chunk_recover() {
 	start_daemon rcv3 -o "$W/rcv/t2" -f 100 --on-chunk "mv \"\$1\" $W/rcv.moved/" ||
 		{ fail "rcv: second daemon did not start"; return; }
 	check "rcv: the restart finished the set" \
-		grep -q "^ringtraced: $t1/chunk-000002: chunk set left half-assembled by a killed ringtraced, finished" "$W/rcv3.err"
+		wait_for "$W/rcv3.err" "^ringtraced: $t1/chunk-000002: chunk set left unassembled by an earlier ringtraced (killed, crashed or stopped), assembled now" 30
 	check "rcv: the finished set went to the hook" \
 		wait_for "$W/rcv3.err" "$t1/chunk-000002: --on-chunk hook exited 0" 30
 	stop_daemon || rc=$?
 	eq "rcv: second daemon exit status" "$rc" 0
-	eq "rcv: no staging directory left" "$(ls -A "$t1" | grep -c '^\.chunk-')" 0
+	eq "rcv: no staging directory left" "$(ls -A "$t1" | grep -c '^\.chunk-.*\.tmp$')" 0
+	# Its hook (true) exited 0 and left it: marked shipped, not handed again.
+	check "rcv: set 1, shipped before the kill, stays where it was" \
+		test -d "$t1/chunk-000001" -a -e "$t1/.chunk-000001.shipped"
 	check "rcv: the hook moved the set" test -d "$W/rcv.moved/chunk-000002"
 	check "rcv: its manifest is true (files, sums, host, boot, clock)" \
 		check_set rcv "$W/rcv.moved/chunk-000002"
@@ -2270,6 +2277,424 @@ test_on_chunk_recover() {
 	done
 }
 
+# wait_path PATH SECONDS: until PATH exists.
+wait_path() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[[ -e $1 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# report_markers OUT TAG: "<cpu> <cpu in payload> <seq>" of each TAG
+# marker in `ringtrace report`'s output OUT (as markers does for
+# babeltrace2's).
+report_markers() {
+	sed -nE "s/^\[[^]]*\] cpu([0-9]+) .* ringtrace_marker: .*data=\"$2 cpu=([0-9]+) seq=([0-9]+)[ \"].*/\1 \2 \3/p" "$1"
+}
+
+# The ship-chunk script of daemon/README.md, as written there (the
+# indented block that begins "#!/bin/sh").
+readme_ship_chunk() {
+	awk '/^    #!\/bin\/sh$/ { on = 1 } on && /^$/ { exit } on { print substr($0, 5) }' \
+		"$REPO/daemon/README.md"
+}
+
+# As a new user tries it (issue 29): the README's hook script, installed
+# where the README puts it and given as a program path, a rotation every
+# second while markers are written; then `ringtrace report` over the sets
+# it shipped and the daemon's directory reads every marker once.  The
+# spool refuses set 2 (a file stands at its name): the hook fails and the
+# directory keeps that set, which the report must find there.
+test_on_chunk_path() {
+	local n=130 c rc=0 ns nh nf nt nn spool=/var/spool/ringtrace
+	local t=$W/ocp.p/ocp hook=/usr/local/sbin/ship-chunk
+	note "--on-chunk $hook (the README's script), --chunk-time 1s: report reads every marker from the shipped sets and the directory"
+	reset_module
+	mkdir -p "$W/ocp.p" "${hook%/*}"
+	readme_ship_chunk >"$hook" && chmod 755 "$hook"
+	check "ocp: the README's ship-chunk script, installed" grep -q '^mv -T "\$1" ' "$hook"
+	rm -rf "$spool" && mkdir -p "$spool"
+	: >"$spool/ocp-chunk-000002"
+	start_daemon ocp -o "$t" --chunk-time 1s -f 100 --on-chunk "$hook" ||
+		{ fail "ocp: daemon did not start"; return; }
+	# 130 markers a CPU, one every 30 ms: about 4 s, 4 rotations.
+	run_markers ocp "$n" -r -s 200 -d 30000 || fail "ocp: markers written"
+	stop_daemon || rc=$?
+	eq "ocp: daemon exit status" "$rc" 0
+	read -r ns nh nf nt nn <<<"$(set_counts ocp)"
+	check "ocp: a set every second (${ns:-none} sets)" test "${ns:-0}" -ge 3
+	eq "ocp: every set shipped but the refused one: handed, failed, left out" \
+		"$nh $nf $nn" "$((ns - 1)) 1 0"
+	eq "ocp: the shipped sets in the spool, named after their trace" \
+		"$(cd "$spool" && ls -d ocp-chunk-*/ 2>/dev/null | wc -l)" "$((ns - 1))"
+	check "ocp: the refused set stays in the trace directory" \
+		test -f "$t/chunk-000002/manifest.json"
+	"$CLI" report -e marker $(ls -d "$spool"/ocp-chunk-*/) "$t" >"$W/ocp.report" 2>"$W/ocp.report.err"
+	eq "ocp: report over the shipped sets and the directory: exit status" "$?" 0
+	sed 's/^/# report: /' "$W/ocp.report.err" | head -5
+	report_markers "$W/ocp.report" ocp >"$W/ocp.markers"
+	for c in "${CPUS[@]}"; do
+		eq "ocp: CPU $c: every marker once, in order: count first last bad" \
+			"$(seqs "$W/ocp.markers" "$c")" "$n 0 $((n - 1)) 0"
+	done
+	rm -rf "$spool"
+}
+
+# A SIGKILL while set 2 is in the hook's hands, set 3 waits for it and
+# rotation 4 is still being recorded: the next start hands sets 2 and 3
+# over again (RINGTRACE_CHUNK_RETRY=1), assembles rotation 4 and hands it
+# over (a first time: 0), and not set 1, shipped; the markers of the four
+# sets the hook moved, each exactly once.  The hook is shell text calling
+# a script with "$1" "$2", which works the same on an older ringtraced.
+test_on_chunk_kill() {
+	local n=150 c rc=0 i p=$W/ock.p spool=$W/ock.spool log=$W/ock.hooklog
+	local hook=$W/ock-hook
+	note "--on-chunk: SIGKILL with a set in the hook's hands and one queued; the next start hands each set not shipped over, once"
+	reset_module
+	mkdir -p "$p" "$spool"
+	rm -f "$W/ock.hookpid"
+	: >"$log"
+	cat >"$hook" <<EOF
+#!/bin/sh
+echo "\$1 \$2 \$RINGTRACE_CHUNK_RETRY \$RINGTRACE_CHUNK_DIR" >>$log
+if [ -e $W/ock.hang ] && [ "\${1##*/}" = chunk-000002 ]; then
+	ps -o pgid= -p \$\$ | tr -d ' ' >$W/ock.hookpid
+	exec sleep 1002
+fi
+mv -T "\$1" "$spool/\$(basename "\$(dirname "\$1")")-\$(basename "\$1")"
+EOF
+	chmod 755 "$hook"
+	touch "$W/ock.hang"
+	# What the daemon's own environment says of a set is not the hook's.
+	WRAP=(env RINGTRACE_CHUNK_RETRY=stale RINGTRACE_CHUNK_DIR=stale)
+	start_daemon ock1 -o "$p/t1" -f 100 --on-chunk "$hook \"\$1\" \"\$2\""
+	rc=$?
+	WRAP=()
+	((rc == 0)) || { fail "ock: daemon did not start"; return; }
+	for i in 1 2 3 4; do
+		run_markers "ock$i" "$n" -r -s 300 || fail "ock: markers of rotation $i"
+		((i == 4)) && break
+		kill -HUP "$DPID"
+		case $i in
+		1) check "ock: set 1 shipped" wait_for "$W/ock1.err" "t1/chunk-000001: --on-chunk hook exited 0" 30 ;;
+		2) check "ock: set 2 in the hook's hands" wait_path "$W/ock.hookpid" 30 ;;
+		3) check "ock: set 3 assembled, waiting" wait_path "$p/t1/chunk-000003" 30 ;;
+		esac
+	done
+	# Ten flush ticks: rotation 4's markers are in its chunks.
+	sleep 1
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	DPID=
+	# The hook's group outlives its daemon (a unit's stop would end it).
+	[[ -s $W/ock.hookpid ]] && kill -KILL -- "-$(cat "$W/ock.hookpid")" 2>/dev/null
+	rm -f "$W/ock.hang"
+	check "ock: rotation 4 loose in the trace directory" \
+		test -n "$(ls "$p/t1" | grep '^cpu[0-9]*-000004\.zst$')"
+
+	start_daemon ock2 -o "$p/t2" -f 100 --on-chunk "$hook \"\$1\" \"\$2\"" ||
+		{ fail "ock: second daemon did not start"; return; }
+	check "ock: the restart hands sets 2, 3 and 4 over" \
+		wait_for_count "$W/ock2.err" "t1/chunk-00000[234]: --on-chunk hook exited 0" 3 60
+	stop_daemon || rc=$?
+	eq "ock: second daemon exit status" "$rc" 0
+	eq "ock: the hook's runs, set by set, and RINGTRACE_CHUNK_RETRY" \
+		"$(awk -v t="$p/t1/" 'index($1, t) == 1 { print substr($1, length(t) + 1), $3 }' "$log" | tr '\n' ' ')" \
+		"chunk-000001 0 chunk-000002 0 chunk-000002 1 chunk-000003 1 chunk-000004 0 "
+	check "ock: \$2 the set's manifest, \$RINGTRACE_CHUNK_DIR the set" \
+		awk '$2 != $1 "/manifest.json" || $4 != $1 { exit 1 }' "$log"
+	eq "ock: rotation 4's manifest says recovered" \
+		"$(jq -r .recovered "$spool/t1-chunk-000004/manifest.json")" true
+	eq "ock: nothing of the killed trace left but its metadata and marker" \
+		"$(ls -A "$p/t1" | tr '\n' ' ')" ".ringtrace-handoff metadata "
+	"$CLI" report -e marker "$spool"/t1-chunk-00000[1234] >"$W/ock.report" 2>"$W/ock.report.err"
+	eq "ock: report over the four sets: exit status" "$?" 0
+	for i in 1 2 3 4; do
+		report_markers "$W/ock.report" "ock$i" >"$W/ock$i.markers"
+		for c in "${CPUS[@]}"; do
+			eq "ock: rotation $i, CPU $c: every marker once: count first last bad" \
+				"$(seqs "$W/ock$i.markers" "$c")" "$n 0 $((n - 1)) 0"
+		done
+	done
+}
+
+# A stop while the hook hangs (ignoring SIGTERM) and sets wait for it.
+# Without --stop-timeout a second SIGTERM ends the wait at once; with
+# --stop-timeout 8s the stop ends by itself (SIGTERM to the hook's group
+# 5 s before, SIGKILL at it), says what it left, and the next start hands
+# that over.
+# ocs_cleanup: the hooks an older ringtraced left running.
+ocs_cleanup() {
+	local g
+	for g in $(cat "$W/ocs.hookpids" 2>/dev/null); do
+		kill -KILL -- "-$g" 2>/dev/null
+	done
+	rm -f "$W/ocs.hookpids"
+}
+
+test_on_chunk_stop() {
+	local n=100 c rc=0 i t0 took p=$W/ocs.p spool=$W/ocs.spool log=$W/ocs.hooklog
+	local hook=$W/ocs-hook
+	note "--on-chunk: a stop while the hook hangs: a second SIGTERM, --stop-timeout; the next start hands the sets over"
+	reset_module
+	mkdir -p "$p" "$W/ocs0.p" "$spool"
+	: >"$log"
+	cat >"$hook" <<EOF
+#!/bin/sh
+echo "\$1 \$RINGTRACE_CHUNK_RETRY" >>$log
+if [ -e $W/ocs.hang ]; then
+	ps -o pgid= -p \$\$ | tr -d ' ' >>$W/ocs.hookpids
+	trap '' TERM
+	sleep 1003
+	exit 0
+fi
+mv -T "\$1" "$spool/\$(basename "\$(dirname "\$1")")-\$(basename "\$1")"
+EOF
+	chmod 755 "$hook"
+	touch "$W/ocs.hang"
+
+	# A parent of its own: t1's daemons must not hand over what t0 left.
+	start_daemon ocs0 -o "$W/ocs0.p/t0" -f 100 -l store --on-chunk "$hook \"\$1\"" ||
+		{ fail "ocs: daemon did not start"; return; }
+	run_markers ocs0 "$n" -r -s 300 || fail "ocs: markers written"
+	kill -HUP "$DPID"
+	check "ocs: set 1 in the hook's hands" wait_for "$log" "t0/chunk-000001 0" 30
+	kill -TERM "$DPID"
+	sleep 2
+	check "ocs: the first SIGTERM waits for the hook" kill -0 "$DPID"
+	kill -TERM "$DPID"
+	wait_exit "$DPID" 20 || rc=$?
+	DPID=
+	eq "ocs: a second SIGTERM ends the stop at once: exit status" "$rc" 0
+	check "ocs: the hook killed" \
+		grep -q "t0/chunk-000001: --on-chunk hook still running at the stop's deadline: SIGKILL to its process group" "$W/ocs0.err"
+	eq "ocs: no hook process left" "$(pgrep -f 'sleep 1003' | wc -l)" 0
+	ocs_cleanup
+
+	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 8s --on-chunk "$hook \"\$1\"" ||
+		{ fail "ocs: daemon did not start"; return; }
+	for i in 1 2; do
+		run_markers "ocs$i" "$n" -r -s 300 || fail "ocs: markers of set $i"
+		kill -HUP "$DPID"
+		wait_path "$p/t1/chunk-00000$i" 30
+	done
+	check "ocs: set 1 in the hook's hands" wait_for "$log" "t1/chunk-000001 0" 30
+	run_markers ocs3 "$n" -r -s 300 || fail "ocs: markers of set 3, closed by the stop"
+	t0=$SECONDS
+	kill -TERM "$DPID"
+	wait_exit "$DPID" 60 || rc=$?
+	took=$((SECONDS - t0))
+	DPID=
+	eq "ocs: --stop-timeout 8s: exit status" "$rc" 0
+	check "ocs: the stop ended by its deadline ($took s for 8 s)" test "$took" -le 20
+	check "ocs: SIGTERM to the hook 5 s before the deadline" \
+		grep -q "t1/chunk-000001: --on-chunk hook still running 5 s before the stop's deadline: SIGTERM to its process group" "$W/ocs1.err"
+	check "ocs: the hook ended by the stop, its set left" \
+		grep -q "t1/chunk-000001: --on-chunk hook ended at the stop's deadline (signal [0-9]*) after .* (the set stays on disk for the next start)" "$W/ocs1.err"
+	eq "ocs: no hook process left" "$(pgrep -f 'sleep 1003' | wc -l)" 0
+	ocs_cleanup
+	check "ocs: what is left is said" \
+		grep -q '^ringtraced: --on-chunk: left for the next start: 3 chunk sets not shipped, 0 rotations not assembled' "$W/ocs1.err"
+	eq "ocs: the three sets stay, not marked shipped" \
+		"$(ls -A "$p/t1" | grep -c '^chunk-\|shipped$')" 3
+	rm -f "$W/ocs.hang"
+
+	start_daemon ocs2 -o "$p/t2" -f 100 --on-chunk "$hook \"\$1\"" ||
+		{ fail "ocs: third daemon did not start"; return; }
+	check "ocs: the next start hands sets 1-3 over" \
+		wait_for_count "$W/ocs2.err" "t1/chunk-00000[123]: --on-chunk hook exited 0" 3 60
+	stop_daemon || rc=$?
+	eq "ocs: third daemon exit status" "$rc" 0
+	eq "ocs: each handed again once, told it may be a retry" \
+		"$(grep "^$p/t1/chunk-00000[123] 1$" "$log" | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" "1 1 1 "
+	"$CLI" report -e marker "$spool"/t1-chunk-00000[123] >"$W/ocs.report" 2>"$W/ocs.report.err"
+	eq "ocs: report over the three sets: exit status" "$?" 0
+	for i in 1 2 3; do
+		report_markers "$W/ocs.report" "ocs$i" >"$W/ocs$i.markers"
+		for c in "${CPUS[@]}"; do
+			eq "ocs: set $i, CPU $c: every marker once: count first last bad" \
+				"$(seqs "$W/ocs$i.markers" "$c")" "$n 0 $((n - 1)) 0"
+		done
+	done
+	ocs_cleanup
+}
+
+# Started with SIGCHLD ignored, as a careless supervisor may leave it: a
+# hook's exit status is still known, and the stop ends.
+test_on_chunk_sigchld() {
+	local rc=0 ns nh nf nt nn
+	note "--on-chunk: ringtraced started with SIGCHLD ignored"
+	reset_module
+	mkdir -p "$W/occ.p"
+	WRAP=(env --ignore-signal=CHLD)
+	start_daemon occ -o "$W/occ.p/occ" -f 100 --on-chunk true
+	rc=$?
+	WRAP=()
+	((rc == 0)) || { fail "occ: daemon did not start"; return; }
+	run_markers occ 50 -r -s 300 || fail "occ: markers written"
+	kill -HUP "$DPID"
+	check "occ: the hook's exit status is known" \
+		wait_for "$W/occ.err" 'chunk-000001: --on-chunk hook exited 0' 30
+	kill -TERM "$DPID"
+	wait_exit "$DPID" 30 || rc=$?
+	DPID=
+	eq "occ: the stop ends: exit status" "$rc" 0
+	read -r ns nh nf nt nn <<<"$(set_counts occ)"
+	eq "occ: every set handed off, none failed" "${nh:-x} ${nf:-x}" "${ns:-y} 0"
+}
+
+# Start-up recovery reads only the traces a ringtraced of this user made
+# with --on-chunk (the directory written by no one else, its marker a
+# regular file of its own), and in them takes regular files only: a FIFO
+# named like a chunk does not hang the start, a metadata symlink brings
+# nothing into a set.
+test_on_chunk_recover_safe() {
+	local p=$W/ocz.p rc=0 before secret="ocz-secret-$RANDOM-$RANDOM" d
+	note "--on-chunk: start-up recovery past FIFOs, symlinks and traces not its own"
+	reset_module
+	mkdir -p "$p" "$W/ocz.moved"
+	echo "$secret" >"$W/ocz.secret"
+	# Another user's "trace", with a marker of its own making.
+	for d in other shared; do
+		mkdir -p "$p/$d/.chunk-000001.tmp"
+		mkfifo "$p/$d/cpu0-000001.zst"
+		ln -s "$W/ocz.secret" "$p/$d/metadata"
+		: >"$p/$d/.ringtrace-handoff"
+	done
+	chown -hR nobody "$p/other"
+	# Root's, but its group may write in it: anyone in it could have
+	# planted these.
+	chmod 0770 "$p/shared"
+	# A ringtraced's own trace, killed with set 1 not shipped (its hook
+	# failed) and rotation 2 loose; then its metadata made a symlink to
+	# the secret, and a FIFO put among its chunks.
+	start_daemon ocz1 -o "$p/t1" -f 100 --on-chunk 'exit 3' ||
+		{ fail "ocz: the start hangs or fails"; [[ -n $DPID ]] && kill -KILL "$DPID"; DPID=; return; }
+	run_markers ocz1 50 -r -s 300 || fail "ocz: markers of set 1"
+	kill -HUP "$DPID"
+	check "ocz: set 1's hook failed" wait_for "$W/ocz1.err" 'chunk-000001: --on-chunk hook exited 3' 30
+	run_markers ocz2 50 -r -s 300 || fail "ocz: markers of rotation 2"
+	sleep 1
+	kill -KILL "$DPID"
+	wait "$DPID" 2>/dev/null
+	DPID=
+	mv "$p/t1/metadata" "$p/t1/metadata.real"
+	ln -s "$W/ocz.secret" "$p/t1/metadata"
+	mkfifo "$p/t1/cpu99-000002.zst"
+	before=$(ls -lAR --time-style=+ "$p/other" "$p/shared")
+
+	start_daemon ocz2 -o "$p/t2" -f 100 --on-chunk "mv \"\$1\" \"$W/ocz.moved/\$(basename \"\$(dirname \"\$1\")\")-\$(basename \"\$1\")\"" ||
+		{ fail "ocz: the start hangs or fails"; [[ -n $DPID ]] && kill -KILL "$DPID"; DPID=; return; }
+	check "ocz: the set not shipped is handed over" \
+		wait_for "$W/ocz2.err" "t1/chunk-000001: --on-chunk hook exited 0" 30
+	check "ocz: rotation 2, its metadata a symlink now, is not assembled" \
+		wait_for "$W/ocz2.err" "t1/metadata: chunk set 2 left unassembled by an earlier ringtraced, not assembled: Invalid argument" 30
+	stop_daemon || rc=$?
+	eq "ocz: exit status" "$rc" 0
+	check "ocz: the traces not its own are untouched" \
+		test "$(ls -lAR --time-style=+ "$p/other" "$p/shared")" = "$before"
+	check "ocz: the FIFO among its chunks left alone" test -p "$p/t1/cpu99-000002.zst"
+	check "ocz: the set handed over holds the real metadata" \
+		grep -q '^/\* CTF 1.8' "$W/ocz.moved/t1-chunk-000001/metadata"
+	check "ocz: the secret is in no set" \
+		sh -c "! grep -rqF '$secret' '$W/ocz.moved' '$p/t1' '$p/t2'"
+}
+
+# --max-total with --on-chunk: an older trace whose sets are being handed
+# over is in use, kept (each hook finds its set whole); once the hook
+# failed them, the budget removes them, each said; and the running trace's
+# sets its hook failed, each said.
+test_on_chunk_retention() {
+	local r=$W/ocm.root log=$W/ocm.hooklog hook=$W/ocm-hook old ns rc=0 i
+	note "--max-total with --on-chunk: sets being handed over are kept; sets not shipped removed only by the budget, each said"
+	reset_module
+	mkdir -p "$r"
+	: >"$log"
+	start_daemon ocm1 --root "$r" -f 100 -l store --on-chunk 'exit 3' ||
+		{ fail "ocm: daemon did not start"; return; }
+	for i in 1 2; do
+		run_markers "ocm$i" 100 -r -s 300 || fail "ocm: markers of set $i"
+		kill -HUP "$DPID"
+	done
+	check "ocm: both hooks failed" wait_for_count "$W/ocm1.err" 'hook exited 3' 2 30
+	stop_daemon || rc=$?
+	eq "ocm: exit status" "$rc" 0
+	old=$(ls "$r")
+	ns=$(ls "$r/$old" | grep -c '^chunk-')
+	check "ocm: the older trace keeps its sets ($ns)" test "$ns" -ge 2
+	# Slow, and checks that every file of the set's manifest is there, whole.
+	cat >"$hook" <<EOF
+#!/bin/sh
+sleep 2
+whole=yes
+for f in \$(jq -r '.files[] | "\(.name):\(.size)"' "\$2"); do
+	[ "\$(stat -c %s "\$1/\${f%:*}" 2>/dev/null)" = "\${f#*:}" ] || whole=no
+done
+echo "\$1 \$whole" >>$log
+exit 3
+EOF
+	chmod 755 "$hook"
+	start_daemon ocm2 --root "$r" --max-total 4K -f 100 -l store --on-chunk "$hook" ||
+		{ fail "ocm: second daemon did not start"; return; }
+	check "ocm: the older trace's sets reach the hook" \
+		wait_for_count "$log" "^$r/$old/chunk-" "$ns" 60
+	eq "ocm: each whole while the hook had it" \
+		"$(grep -c "^$r/$old/chunk-[0-9]* yes$" "$log")" "$ns"
+	check "ocm: then the budget removes them, each said" \
+		wait_for_count "$W/ocm2.err" "^ringtraced: --max-total: removing $r/$old/chunk-[0-9]*, a chunk set no --on-chunk hook has shipped$" "$ns" 30
+	check "ocm: the older trace is gone" wait_gone "$r/$old" 10
+	run_markers ocm3 100 -r -s 300 || fail "ocm: markers of the running trace's set"
+	kill -HUP "$DPID"
+	check "ocm: the running trace's set its hook failed is removed, said" \
+		wait_for "$W/ocm2.err" "^ringtraced: --max-total: removed $r/[^/]*/chunk-000001, a chunk set never shipped" 30
+	stop_daemon || rc=$?
+	eq "ocm: second daemon exit status" "$rc" 0
+}
+
+# The hand-off thread, main's steering of the stop and --max-total under
+# ThreadSanitizer: rotations by size and SIGHUP while a hook ships half
+# the sets, fails the others, and the budget removes what it failed; then
+# a stop with a deadline.
+test_on_chunk_races() {
+	local rc=0 i mpid r=$W/ocx.root daemon=$DAEMON
+	[[ -x $TSAN ]] || { fail "ocx: $TSAN missing (make -C daemon)"; return; }
+	note "--on-chunk under ThreadSanitizer: rotations, hooks, --max-total, a bounded stop"
+	reset_module
+	mkdir -p "$r"
+	DAEMON=$TSAN
+	start_daemon ocx --root "$r" --max-total 64K -f 100 -s 40K --subbuf-size 16K \
+		--num-subbufs 64 --stop-timeout 20s \
+		--on-chunk 'case "$1" in *[13579]) exit 1 ;; esac; rm -r "$1"'
+	rc=$?
+	DAEMON=$daemon
+	((rc == 0)) || { fail "ocx: daemon did not start"; return; }
+	run_markers ocx 3000 -r -s 200 -d 500 &
+	mpid=$!
+	for ((i = 0; i < 20; i++)); do
+		sleep 0.2
+		kill -HUP "$DPID"
+	done
+	wait "$mpid" || fail "ocx: markers"
+	stop_daemon || rc=$?
+	eq "ocx: exit status" "$rc" 0
+	check "ocx: sets handed off and failed" \
+		grep -q 'chunk-[0-9]*: --on-chunk hook exited 1' "$W/ocx.err"
+	eq "ocx: ThreadSanitizer's reports" "$(grep -c 'WARNING: ThreadSanitizer' "$W/ocx.err")" 0
+	grep -A12 'WARNING: ThreadSanitizer' "$W/ocx.err" | head -40 | sed 's/^/# /'
+}
+
+# wait_gone PATH SECONDS: until PATH does not exist.
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[[ -e $1 ]] || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Every test, in the order they run.
 ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
@@ -2279,7 +2704,9 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 	test_nofile test_chunk_time_long test_retention_safe
 	test_compress_many test_flush_ack test_races
 	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks
-	test_on_chunk_recover test_trigger"
+	test_on_chunk_recover test_on_chunk_path test_on_chunk_kill
+	test_on_chunk_stop test_on_chunk_sigchld test_on_chunk_recover_safe
+	test_on_chunk_retention test_on_chunk_races test_trigger"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
 # packers, hooks, the service's triggers (the kernel's side of a trigger:
@@ -2295,7 +2722,9 @@ DAEMON_ONLY="test_usage test_usage_root_only test_enospc test_rotation test_hup
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many
 	test_flush_ack test_races test_install test_on_chunk test_on_chunk_hooks
-	test_on_chunk_recover test_trigger"
+	test_on_chunk_recover test_on_chunk_path test_on_chunk_kill
+	test_on_chunk_stop test_on_chunk_sigchld test_on_chunk_recover_safe
+	test_on_chunk_retention test_on_chunk_races test_trigger"
 
 main() {
 	local c t

@@ -11,8 +11,10 @@
 # from /etc/default/ringtraced, quoted as the comment there shows it: the
 # expression must reach the kernel as written (systemd's EnvironmentFile=
 # and $RINGTRACED_OPTS split the options at spaces, quotes kept together),
-# and a matching marker must save a snapshot.  Ends with "systemd: N
-# passed, M failed".
+# and a matching marker must save a snapshot.  Then the service with
+# --on-chunk and a hook that hangs: its stop fits the unit's
+# TimeoutStopSec, and the next start ships what it left.  Ends with
+# "systemd: N passed, M failed".
 set -u
 cd "$(dirname "$0")/../.."
 readonly KVER=${RT_KVER:-$(uname -r)}
@@ -68,6 +70,56 @@ service_trigger() {
 	check "--trigger: the module unloads after the stop" rmmod ringtrace
 }
 
+# ringtraced --on-chunk as the service, with a hook that hangs (ignoring
+# SIGTERM) while sets wait for it: `systemctl stop` returns within the
+# unit's TimeoutStopSec=60 and systemd never has to SIGKILL it (the
+# daemon's own --stop-timeout, 50 s with --service, ends the hook's group
+# and says what it left); then, with the README's ship-chunk script as the
+# hook, the next start hands those sets over and the spool holds every
+# marker.
+service_handoff() {
+	local hang=/usr/local/sbin/ringtrace-test-hang spool=/var/spool/ringtrace
+	local ship=/usr/local/sbin/ship-chunk i t n
+	mkdir -p /usr/local/sbin
+	printf '#!/bin/sh\ntrap "" TERM\nsleep 1004\n' >"$hang"
+	chmod 755 "$hang"
+	echo "RINGTRACED_OPTS=\"--on-chunk $hang\"" >/etc/default/ringtraced
+	check "--on-chunk: systemctl start ringtraced" systemctl start ringtraced
+	for i in $(seq 1 200); do
+		echo "svh $i" >"$RT/marker"
+		((i % 100)) || systemctl reload ringtraced
+	done
+	check "--on-chunk: set 1 in the hook's hands, set 2 waiting" \
+		wait_for 60 sh -c 'pgrep -f "[s]leep 1004" >/dev/null && ls -d /var/lib/ringtrace/*/chunk-000002 >/dev/null 2>&1'
+	t=$SECONDS
+	systemctl stop ringtraced
+	t=$((SECONDS - t))
+	check "--on-chunk: systemctl stop returns within TimeoutStopSec=60 ($t s)" test "$t" -lt 60
+	check "--on-chunk: systemd did not have to kill it (Result=$(systemctl show -p Result --value ringtraced))" \
+		test "$(systemctl show -p Result --value ringtraced)" = success
+	journalctl -b -u ringtraced --no-pager -o cat | grep -e '--on-chunk' | sed 's/^/# journal: /'
+	check "--on-chunk: the stop says what it left for the next start" \
+		sh -c "journalctl -b -u ringtraced --no-pager -o cat | grep -q 'left for the next start: [1-9][0-9]* chunk sets not shipped'"
+	check "--on-chunk: no hook process left" sh -c '! pgrep -f "[s]leep 1004"'
+	systemctl reset-failed ringtraced 2>/dev/null
+
+	# The README's script, as written there, and the next start.
+	awk '/^    #!\/bin\/sh$/ { on = 1 } on && /^$/ { exit } on { print substr($0, 5) }' \
+		daemon/README.md >"$ship"
+	chmod 755 "$ship"
+	rm -rf "$spool"
+	echo "RINGTRACED_OPTS=\"--on-chunk $ship\"" >/etc/default/ringtraced
+	check "--on-chunk: systemctl start ringtraced, the README's hook" systemctl start ringtraced
+	check "--on-chunk: the start hands the sets left over to it" \
+		wait_for 60 sh -c "ls -d $spool/*-chunk-000002 >/dev/null 2>&1"
+	systemctl stop ringtraced
+	systemctl reset-failed ringtraced 2>/dev/null
+	n=$(tools/ringtrace report -e marker $(ls -d "$spool"/*/) 2>/dev/null | grep -c 'data="svh [0-9]*')
+	check "--on-chunk: the spool's sets hold the 200 markers ($n)" test "$n" -eq 200
+	rm -rf "$spool" "$hang" "$ship" /var/lib/ringtrace/2*
+	rmmod ringtrace
+}
+
 main() {
 	local deb i t
 	deb=$(ls "$DEB"/ringtrace_*_*.deb 2>/dev/null | head -1)
@@ -100,6 +152,9 @@ main() {
 	t=$SECONDS
 	service_trigger
 	note "--trigger: $((SECONDS - t)) s"
+	t=$SECONDS
+	service_handoff
+	note "--on-chunk: $((SECONDS - t)) s"
 	mkdir -p "$RT_VM_OUT/svc"
 	echo "RINGTRACED_OPTS=\"--root $RT_VM_OUT/svc --max-total 64M -f 200\"" >/etc/default/ringtraced
 	systemctl daemon-reload
