@@ -33,6 +33,9 @@ struct rt_promise {
 	uint64_t size, xxh64;
 };
 
+/* A packet's signature: its magic, then the trace's uuid if it has one. */
+#define RT_SIG_MAX	(4 + 16)
+
 /* source.c: the bytes of one stream file, plain or zstd. */
 struct rt_source {
 	/* Set by the owner, kept across files. */
@@ -41,6 +44,8 @@ struct rt_source {
 	uint64_t frames_skipped;	/* damaged frames, kept across files */
 	const struct rt_promise *promises;	/* checked at a file's first read */
 	unsigned int nr_promises;
+	uint8_t sig[RT_SIG_MAX];	/* how a packet starts (a frame's content) */
+	size_t siglen;
 	/* Read by the owner. */
 	const char *path;		/* NULL: no file open */
 	bool zst;

@@ -500,15 +500,13 @@ static int check_events(struct rt_stream *s, struct head *p, struct rt_error *er
 }
 
 /* A packet's signature, where a resynchronising reader takes up: its magic and the trace's uuid. */
-#define SIG_MAX		(4 + 16)
-
-static size_t signature(const struct rt_stream *s, uint8_t sig[SIG_MAX])
+static size_t signature(const struct rt_stream *s, uint8_t sig[RT_SIG_MAX])
 {
 	rt_put_le(sig, RINGTRACE_CTF_MAGIC, 4);
 	if (!s->md->has_uuid)
 		return 4;
 	memcpy(sig + 4, s->md->uuid, 16);
-	return SIG_MAX;
+	return RT_SIG_MAX;
 }
 
 /*
@@ -524,7 +522,7 @@ static int resync(struct rt_stream *s, uint64_t off, uint64_t pad,
 		  const char *why, struct rt_error *err)
 {
 	enum { CHUNK = 65536 };
-	uint8_t sig[SIG_MAX], *buf, *hit;
+	uint8_t sig[RT_SIG_MAX], *buf, *hit;
 	size_t siglen = signature(s, sig), carry = 0, n;
 	uint64_t skipped = s->src.out_off - off;
 	ssize_t got;
@@ -1022,7 +1020,7 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 	struct rt_source *src = &s->src;
 
 	for (;;) {
-		uint8_t hdr[HDR_SIZE], sig[SIG_MAX];
+		uint8_t hdr[HDR_SIZE], sig[RT_SIG_MAX];
 		uint64_t off, csize, psize, total;
 		const uint8_t *inside;
 		bool size_bad;
@@ -1577,6 +1575,7 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 	s->md = md;
 	s->cpu = cpu;
 	s->src = RT_SOURCE_INIT(&s->damage, &s->notes);
+	s->src.siglen = signature(s, s->src.sig);
 	s->values = calloc(md->max_fields ? md->max_fields : 1, sizeof(*s->values));
 	s->paths = calloc(nr_paths ? nr_paths : 1, sizeof(*s->paths));
 	if (!s->values || !s->paths)

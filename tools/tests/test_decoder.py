@@ -921,6 +921,97 @@ def damage_is_summarised(ctx):
 
 
 
+# ---- one damaged packet costs that packet: the cases of the review ----------------
+
+# Streams of markers on cpu0: packet i holds two at REVIEW_T0 + 1000 i (+ 100).
+REVIEW_UUID = bytes(range(16))
+REVIEW_T0 = 5 * 10**9
+ZSTD_MAGIC = b'\x28\xb5\x2f\xfd'
+
+
+def review_packet(i, seq=None, disc=0, texts=None, end=None, extra=()):
+    """Packet i: its markers (TEXTS, or b'pktI-a', b'pktI-b') and EXTRA
+    events ((time, id, payload)) after them; its header's fields as given."""
+    t = REVIEW_T0 + 1000 * i
+    texts = texts or [b'pkt%d-a' % i, b'pkt%d-b' % i]
+    evs = [(t + 100 * k, 0, marker(x)) for k, x in enumerate(texts)] + list(extra)
+    return kpacket(REVIEW_UUID, 0, i if seq is None else seq, evs, t,
+                   evs[-1][0] if end is None else end, disc)
+
+
+def review_trace(ctx, name, files, events=(gentrace.EVENTS[0],), meta=None):
+    d = os.path.join(ctx.tmp, name)
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta or gentrace.metadata(REVIEW_UUID, 1700000000, 0, list(events)))
+    for n, data in files.items():
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    return d
+
+
+def markers_of(out):
+    """The data of each marker report printed, in order."""
+    return re.findall(r'ringtrace_marker: len=\d+, data="((?:[^"\\]|\\.)*)"', out)
+
+
+def losses_of(out):
+    """(events, packets) of each loss line report printed."""
+    return [(int(a), int(b)) for a, b in
+            re.findall(r' -- lost events=(\d+) packets=(\d+)', out)]
+
+
+@test
+def stored_frame_holding_the_zstd_magic(ctx):
+    """A stored frame (a raw block, no checksum) whose packet holds the
+    zstd frame magic -- a marker's text, a syscall argument 0xFD2FB528 --
+    even with a whole stored-frame header after it, is read like any
+    other: exit 0, every event, as from the same packets unpacked.  So is
+    a killed writer's last frame that holds it: a note, exit 0.  A frame
+    whose end is missing still costs its packet alone: the next frame,
+    whose header it swallows, is read.  (Before: a magic anywhere inside
+    a stored frame made it damage, its packet dropped, exit 3.)"""
+    fake = ZSTD_MAGIC + b'\xa0' + struct.pack('<I', 40) + b'\x41\x01\x00' + b'\xc1\x1f\xfc\xc1'
+    texts = {2: [b'pkt2-a', b'x' + ZSTD_MAGIC + b'y'], 3: [b'pkt3-a', fake + b'z' * 40],
+             4: [ZSTD_MAGIC * 3, b'pkt4-b'], 5: [struct.pack('<Q', 0xFD2FB528), b'pkt5-b']}
+    pk = [review_packet(i, texts=texts.get(i)) for i in range(8)]
+    plain = review_trace(ctx, 'plain', {'cpu0': b''.join(pk)})
+    stored = review_trace(ctx, 'stored', {'cpu0-000001.zst': stored_chunk(pk)})
+    want = rt('report', plain)
+    check(want.returncode == 0 and len(markers_of(want.stdout)) == 16,
+          'the plain stream: exit %d, %d markers' % (want.returncode,
+                                                    len(markers_of(want.stdout))))
+    for args in ([], ['--begin', seek_secs(REVIEW_T0 + 2500), '--end', seek_secs(REVIEW_T0 + 5500)]):
+        r = rt('report', *(args + [stored]), asan=True)
+        w = rt('report', *(args + [plain]))
+        check(r.returncode == 0 and r.stdout == w.stdout and 'damaged' not in r.stderr,
+              'stored %s: exit %d, %d markers of %d: %s' % (
+                  ' '.join(args), r.returncode, len(markers_of(r.stdout)),
+                  len(markers_of(w.stdout)), r.stderr[-800:]))
+    # A killed writer: the file ends inside the last frame, after the magic.
+    pk[7] = review_packet(7, texts=[b'pkt7-a', b'p' + ZSTD_MAGIC + b'q' * 30])
+    frames = [stored_chunk([p]) for p in pk]
+    cut = frames[7].index(ZSTD_MAGIC, 4) + 8
+    killed = review_trace(ctx, 'killed', {'cpu0-000001.zst': b''.join(frames[:7]) +
+                                          frames[7][:cut]})
+    r = rt('report', killed, asan=True)
+    check(r.returncode == 0 and len(markers_of(r.stdout)) == 14 and
+          'cpu0: truncated: %s/cpu0-000001.zst: ends inside the zstd frame' % killed
+          in r.stdout and 'damaged' not in r.stderr,
+          'a killed writer\'s last frame holding the magic: exit %d, %d markers: %s' % (
+              r.returncode, len(markers_of(r.stdout)), r.stderr[-800:]))
+    # A frame whose end is missing swallows the next one's header.
+    short = frames[3][:len(frames[3]) // 2]
+    cut = review_trace(ctx, 'cut', {'cpu0-000001.zst': b''.join(frames[:3]) + short +
+                                    b''.join(frames[4:])})
+    r = rt('report', cut, asan=True)
+    got = markers_of(r.stdout)
+    check(r.returncode == 3 and len(got) == 14 and not any(g.startswith('pkt3') for g in got)
+          and 'pkt4-b' in got and 'damaged: %s/cpu0-000001.zst: zstd: ' % cut in r.stderr,
+          'a frame cut short: exit %d, %d markers (14 expected, packet 3\'s not): %s' % (
+              r.returncode, len(got), r.stderr[-800:]))
+
+
 @test
 def cpu_ids_are_bounded(ctx):
     """CPU numbers: the largest any kernel has (8191) reads, and --stat
