@@ -18,6 +18,8 @@
  * are whole packets.  A packet_size that differs is damage, and never
  * moves where the next packet is looked for (read_packet()); nor does a
  * content_size that claims past the end of the file over another packet.
+ * Damage is read past to the next packet signature, searched for in the
+ * bytes read already first (skip_packet()): each byte is read once.
  *
  * A stream made of several files (rotation) is read file by file; frames
  * and packets never straddle files, so whatever is incomplete at the end
@@ -92,6 +94,7 @@ struct rt_stream {
 	unsigned int nr_ahead;
 	uint64_t drops;			/* places read past by the stream itself */
 	uint64_t drops_seen;		/* ... and the source, counted in a packet */
+	uint64_t scanned;		/* bytes searched for packets (rt_stream_work()) */
 	/*
 	 * The last packet handed out (@ref) and the one before it (@ref_prev).
 	 * @provisional: @ref was handed out with no packet after it to judge
@@ -509,74 +512,6 @@ static size_t signature(const struct rt_stream *s, uint8_t sig[RT_SIG_MAX])
 	return RT_SIG_MAX;
 }
 
-/*
- * Damage at stream offset @off (@why says what): skip from there to the
- * next packet signature -- its magic and the trace's uuid -- and hand the
- * bytes from there back to the source.  At the end of the file everything
- * left is skipped (a zero-filled tail).  The damage description counts the
- * bytes skipped from @off, read already or not.  More than @pad of them
- * (what the packet before claimed as its own, by its packet_size) is a
- * place where data was dropped: the next packet's RT_ITEM_LOST counts it.
- */
-static int resync(struct rt_stream *s, uint64_t off, uint64_t pad,
-		  const char *why, struct rt_error *err)
-{
-	enum { CHUNK = 65536 };
-	uint8_t sig[RT_SIG_MAX], *buf, *hit;
-	size_t siglen = signature(s, sig), carry = 0, n;
-	uint64_t skipped = s->src.out_off - off;
-	ssize_t got;
-	int ret = 0;
-
-	buf = malloc(CHUNK + sizeof(sig));
-	if (!buf)
-		return rt_fail(err, "%s: out of memory", s->src.path);
-	for (;;) {
-		got = rt_src_read(&s->src, buf + carry, CHUNK, err);
-		if (got < 0) {
-			ret = -1;
-			break;
-		}
-		n = carry + (size_t)got;
-		hit = memmem(buf, n, sig, siglen);
-		if (hit) {
-			skipped += (uint64_t)(hit - buf);
-			if (rt_src_unread(&s->src, hit, n - (size_t)(hit - buf)))
-				ret = rt_fail(err, "%s: out of memory", s->src.path);
-			rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the next packet",
-				   why, skipped, off_kind(s), off);
-			break;
-		}
-		if (!got) {
-			skipped += n;
-			rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the end of the file",
-				   why, skipped, off_kind(s), off);
-			break;
-		}
-		carry = n < siglen - 1 ? n : siglen - 1;
-		skipped += n - carry;
-		memmove(buf, buf + n - carry, carry);
-	}
-	free(buf);
-	s->stats.skipped_bytes += skipped;
-	if (skipped > pad)
-		s->drops++;
-	return ret;
-}
-
-/*
- * Damage at stream offset @off, the start of a packet that does not hold
- * together: the @n bytes of it read so far (@buf) go back to the source but
- * the first, and reading resynchronises from the next byte on.
- */
-static int skip_packet(struct rt_stream *s, const uint8_t *buf, size_t n,
-		       uint64_t off, struct rt_error *err)
-{
-	if (rt_src_unread(&s->src, buf + 1, n - 1))
-		return rt_fail(err, "%s: out of memory", s->src.path);
-	return resync(s, off, 0, err->msg, err);
-}
-
 /* ---- a time window: the frames that can hold it ------------------------------- */
 
 /* One place in a stream's files where reading can start: a frame, a packet. */
@@ -981,22 +916,84 @@ static int open_next(struct rt_stream *s, struct rt_error *err)
 }
 
 /*
- * Whether the @len bytes of the packet at @off in @p, cut by the end of
+ * Up to @n stream bytes, as rt_src_read().  A window's reading goes on past
+ * its last frame where it must -- a packet that claims more, the next
+ * packet's signature, the next packet: the packets after the window judge
+ * its last one.
+ */
+static ssize_t read_on(struct rt_stream *s, uint8_t *buf, size_t n,
+		       struct rt_error *err)
+{
+	ssize_t got = rt_src_read(&s->src, buf, n, err), more;
+
+	if (got < 0 || (size_t)got == n || !s->windowed || !s->src.limit)
+		return got;
+	rt_src_unlimit(&s->src);
+	more = rt_src_read(&s->src, buf + got, n - (size_t)got, err);
+	return more < 0 ? more : got + more;
+}
+
+/* Room for @n bytes in @p->buf, at most @most: 0, or -1 out of memory. */
+static int pkt_room(struct rt_stream *s, struct pkt *p, size_t n, size_t most,
+		    struct rt_error *err)
+{
+	size_t cap = p->cap < 65536 ? 65536 : 2 * p->cap;
+	uint8_t *b;
+
+	if (n <= p->cap)
+		return 0;
+	cap = cap < n ? n : cap > most ? most : cap;
+	b = realloc(p->buf, cap);
+	if (!b)
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	p->buf = b;
+	p->cap = cap;
+	return 0;
+}
+
+/*
+ * Stream bytes into @p->buf from @have on, up to @want: how many it holds
+ * then (fewer only at the end of the file), -1 on error.  The buffer grows
+ * as the bytes come, not as a header claims: a damaged content_size costs
+ * what the file holds.
+ */
+static ssize_t read_grow(struct rt_stream *s, struct pkt *p, size_t have,
+			 size_t want, struct rt_error *err)
+{
+	while (have < want) {
+		size_t step;
+		ssize_t got;
+
+		if (pkt_room(s, p, have + 1, want, err))
+			return -1;
+		step = (p->cap < want ? p->cap : want) - have;
+		got = read_on(s, p->buf + have, step, err);
+		if (got < 0)
+			return -1;
+		have += (size_t)got;
+		if ((size_t)got < step)
+			break;
+	}
+	return (ssize_t)have;
+}
+
+/*
+ * Whether the @len bytes of the packet @buf at @off, cut by the end of
  * the file before its content_size, hold all the events its header
  * counts, whole: then the writer was not killed inside it (what it wrote
  * ends exactly there), its content_size is damaged.
  */
-static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
+static bool whole_before(struct rt_stream *s, const uint8_t *buf, uint64_t off,
 			 uint64_t len)
 {
 	struct head h = { 0 };
 	struct rt_error err;
 	bool hard = s->hard, whole;
 
-	parse_header(p->buf, &h.info);
+	parse_header(buf, &h.info);
 	h.info.file = s->src.path;
 	h.info.offset = off;
-	h.info.raw = p->buf;
+	h.info.raw = buf;
 	h.info.content_bytes = len;
 	whole = !check_events(s, &h, &err);
 	s->hard = hard;
@@ -1004,25 +1001,225 @@ static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
 }
 
 /*
+ * The packet @buf at @off of which the file holds @len bytes, fewer than
+ * its content_size: cut there by a killed writer (0), or damage (1, @err
+ * says why) -- a packet starts inside what it claims, or its events end,
+ * whole, before the end of the file (whole_before()).
+ */
+static int cut_is_damage(struct rt_stream *s, const uint8_t *buf, uint64_t len,
+			 uint64_t off, struct rt_error *err)
+{
+	uint64_t csize = FIELD(buf, content_size) / 8;
+	uint8_t sig[RT_SIG_MAX];
+	size_t siglen = signature(s, sig);
+	const uint8_t *inside = memmem(buf + HDR_SIZE, (size_t)(len - HDR_SIZE), sig,
+				       siglen);
+
+	s->scanned += inside ? (uint64_t)(inside - buf) - HDR_SIZE + siglen : len - HDR_SIZE;
+	if (inside)
+		rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
+			s->src.path, off_kind(s), off, csize, off_kind(s),
+			off + (uint64_t)(inside - buf));
+	else if (whole_before(s, buf, off, len))
+		rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, where the packet's %u events end, whole, at %" PRIu64 " bytes",
+			s->src.path, off_kind(s), off, csize,
+			(unsigned int)FIELD(buf, events), len);
+	else
+		return 0;
+	return 1;
+}
+
+/* @n bytes from stream offset @off are damage (@why), up to @to. */
+static void skipped(struct rt_stream *s, const char *why, uint64_t n,
+		    uint64_t off, const char *to, uint64_t pad)
+{
+	rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to %s",
+		    why, n, off_kind(s), off, to);
+	s->stats.skipped_bytes += n;
+	if (n > pad)
+		s->drops++;
+}
+
+/*
+ * Damage at stream offset @off (@why says what), reading having got to
+ * the source's offset now: skip from @off to the next packet signature
+ * -- its magic and the trace's uuid -- and hand the bytes from there back
+ * to the source.  At the end of the file everything left is skipped (a
+ * zero-filled tail).  The damage description counts the bytes skipped
+ * from @off, read already or not.  More than @pad of them (what the
+ * packet before claimed as its own, by its packet_size) is a place where
+ * data was dropped: the next packet's RT_ITEM_LOST counts it.  The search
+ * reads a little first, more as it goes: it costs what it passes over.
+ */
+static int resync(struct rt_stream *s, uint64_t off, uint64_t pad,
+		  const char *why, struct rt_error *err)
+{
+	enum { FIRST = 256, MOST = 65536 };
+	uint8_t sig[RT_SIG_MAX], *buf, *hit;
+	size_t siglen = signature(s, sig), carry = 0, chunk = FIRST, n;
+	uint64_t skip = s->src.out_off - off;
+	ssize_t got;
+	int ret = 0;
+
+	buf = malloc(MOST + sizeof(sig));
+	if (!buf)
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	for (;;) {
+		got = read_on(s, buf + carry, chunk, err);
+		if (got < 0) {
+			ret = -1;
+			break;
+		}
+		n = carry + (size_t)got;
+		s->scanned += n;
+		hit = memmem(buf, n, sig, siglen);
+		if (hit) {
+			skip += (uint64_t)(hit - buf);
+			if (rt_src_giveback(&s->src, hit, n - (size_t)(hit - buf)))
+				ret = rt_fail(err, "%s: %s", s->src.path, strerror(errno));
+			skipped(s, why, skip, off, "the next packet", pad);
+			break;
+		}
+		if (!got) {
+			skipped(s, why, skip + n, off, "the end of the file", pad);
+			break;
+		}
+		carry = n < siglen - 1 ? n : siglen - 1;
+		skip += n - carry;
+		memmove(buf, buf + n - carry, carry);
+		chunk = chunk < MOST ? 2 * chunk : MOST;
+	}
+	free(buf);
+	return ret;
+}
+
+/* A packet that does not hold together says its packet_size is wrong too. */
+static void size_also(const uint8_t *h, struct rt_error *err)
+{
+	size_t l = strlen(err->msg);
+
+	if (FIELD(h, packet_size) != FIELD(h, content_size))
+		snprintf(err->msg + l, sizeof(err->msg) - l,
+			 " (and its packet_size %" PRIu64 " bits differs from content_size)",
+			 (uint64_t)FIELD(h, packet_size));
+}
+
+/*
+ * The packet at @at of the hand (@p->buf, *@n bytes; stream offset @off
+ * there) judged on its own as read_packet() judges one, in place: 0 when
+ * it does not hold together (@err says why), 1 when it may (read_packet()
+ * is to read and judge it), -1 on a hard error.  What it claims is read on
+ * into the hand first, as far as the file has it.
+ */
+static int judge_in_hand(struct rt_stream *s, struct pkt *p, size_t *n,
+			 size_t at, uint64_t off, struct rt_error *err)
+{
+	struct head h = { 0 };
+	uint64_t csize;
+	ssize_t got;
+
+	if (*n - at < HDR_SIZE) {
+		got = read_grow(s, p, *n, at + HDR_SIZE, err);
+		if (got < 0)
+			return -1;
+		*n = (size_t)got;
+		if (*n - at < HDR_SIZE)
+			return 1;	/* a partial header: a note, or the end */
+	}
+	if (check_header(s, p->buf + at, off, err))
+		return 0;
+	csize = FIELD(p->buf + at, content_size) / 8;
+	if (*n - at < csize) {
+		got = read_grow(s, p, *n, at + csize, err);
+		if (got < 0)
+			return -1;
+		*n = (size_t)got;
+	}
+	if (*n - at < csize)
+		return !cut_is_damage(s, p->buf + at, *n - at, off, err);
+	parse_header(p->buf + at, &h.info);
+	h.info.file = s->src.path;
+	h.info.offset = off;
+	h.info.raw = p->buf + at;
+	if (check_alone(s, &h.info, err) || check_events(s, &h, err)) {
+		size_also(p->buf + at, err);
+		return s->hard ? -1 : 0;
+	}
+	return 1;
+}
+
+/*
+ * Damage at stream offset @off: the packet whose first @n bytes are in
+ * @p->buf does not hold together (@err says why).  Reading resynchronises
+ * from its next byte on, in hand first: a packet signature among the
+ * bytes read whose packet -- read on into the hand as far as it claims --
+ * does not hold together either is damage too, said and passed over
+ * without reading anything again; reading takes up at the first one that
+ * may (handed back to the source, for read_packet() to judge), or past
+ * the hand (resync()).  So each byte is read once, however many
+ * signatures the damage holds.
+ */
+static int skip_packet(struct rt_stream *s, struct pkt *p, size_t n,
+		       uint64_t off, struct rt_error *err)
+{
+	uint8_t sig[RT_SIG_MAX];
+	size_t siglen = signature(s, sig), at = 0, keep;
+	char why[RT_ERR_MAX];
+	const uint8_t *hit;
+	int r;
+
+	snprintf(why, sizeof(why), "%s", err->msg);
+	while (n - at > 1 &&
+	       (hit = memmem(p->buf + at + 1, n - at - 1, sig, siglen))) {
+		size_t next = (size_t)(hit - p->buf);
+
+		s->scanned += next - at;
+		skipped(s, why, next - at, off + at, "the next packet", 0);
+		/* What lies behind is done with: the hand holds what is ahead. */
+		if (next >= n / 2) {
+			memmove(p->buf, p->buf + next, n - next);
+			n -= next;
+			off += next;
+			next = 0;
+		}
+		at = next;
+		r = judge_in_hand(s, p, &n, at, off + at, err);
+		if (r < 0)
+			return -1;
+		if (r) {
+			if (rt_src_giveback(&s->src, p->buf + at, n - at))
+				return rt_fail(err, "%s: %s", s->src.path, strerror(errno));
+			return 0;
+		}
+		snprintf(why, sizeof(why), "%s", err->msg);
+	}
+	s->scanned += n - at;
+	/* A signature may straddle the hand's end: its start goes back. */
+	keep = n - at - 1 < siglen - 1 ? n - at - 1 : siglen - 1;
+	if (rt_src_giveback(&s->src, p->buf + n - keep, keep))
+		return rt_fail(err, "%s: %s", s->src.path, strerror(errno));
+	return resync(s, off + at, 0, why, err);
+}
+
+/*
  * The next packet that holds together on its own -- its header, every
  * event, what check_alone() looks at -- read whole into @p: 1, or 0 at the
  * end of the stream (of what was fed so far), -1 on error.  Whatever does
  * not hold together on the way is damage: described, read past to the
- * next packet signature, and counted in @p->damaged.  A packet is its
- * content_size bytes: a packet_size that claims more (or less) never
- * swallows what follows.  A file that ends inside the content_size a
- * header claims was cut there (a killed writer: a note), unless another
- * packet starts inside it: then the header is damaged, and reading takes
- * up at that packet.
+ * next packet signature (skip_packet()), and counted in @p->damaged.  A
+ * packet is its content_size bytes: a packet_size that claims more (or
+ * less) never swallows what follows.  A file that ends inside the
+ * content_size a header claims was cut there (a killed writer: a note),
+ * unless another packet starts inside it, or the packet's events end,
+ * whole, before the file does (whole_before()): then the header is
+ * damaged, and reading takes up at the next packet signature.
  */
 static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 {
 	struct rt_source *src = &s->src;
 
 	for (;;) {
-		uint8_t hdr[HDR_SIZE], sig[RT_SIG_MAX];
 		uint64_t off, csize, psize, total;
-		const uint8_t *inside;
 		bool size_bad;
 		ssize_t got;
 		int r;
@@ -1032,16 +1229,13 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 			if (r <= 0)
 				return r;
 		}
+		if (pkt_room(s, p, HDR_SIZE, HDR_SIZE, err))
+			return -1;
 		off = src->out_off;
-		got = rt_src_read(src, hdr, HDR_SIZE, err);
+		got = read_on(s, p->buf, HDR_SIZE, err);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
-			/* A window's last frame: the ones after judge its last packet. */
-			if (s->windowed && src->limit) {
-				rt_src_unlimit(src);
-				continue;
-			}
 			rt_src_close(src);
 			continue;
 		}
@@ -1051,56 +1245,26 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 			rt_src_close(src);
 			continue;
 		}
-		if (check_header(s, hdr, off, err)) {
-			if (!s->tolerant || skip_packet(s, hdr, HDR_SIZE, off, err))
+		if (check_header(s, p->buf, off, err)) {
+			if (!s->tolerant || skip_packet(s, p, HDR_SIZE, off, err))
 				return -1;
 			continue;
 		}
-		size_bad = check_packet_size(s, hdr, off, err) < 0;
+		size_bad = check_packet_size(s, p->buf, off, err) < 0;
 		if (size_bad && !s->tolerant)
 			return -1;
-		csize = FIELD(hdr, content_size) / 8;
-		if (csize > p->cap) {
-			uint8_t *n = realloc(p->buf, csize);
-
-			if (!n)
-				return rt_fail(err, "%s: out of memory", src->path);
-			p->buf = n;
-			p->cap = csize;
-		}
-		memcpy(p->buf, hdr, HDR_SIZE);
-		got = rt_src_read(src, p->buf + HDR_SIZE, csize - HDR_SIZE, err);
-		if (got >= 0 && (uint64_t)got < csize - HDR_SIZE &&
-		    s->windowed && src->limit) {
-			/* Only a lying header crosses the window's last frame. */
-			ssize_t more;
-
-			rt_src_unlimit(src);
-			more = rt_src_read(src, p->buf + HDR_SIZE + got,
-					   csize - HDR_SIZE - (uint64_t)got, err);
-			got = more < 0 ? more : got + more;
-		}
+		csize = FIELD(p->buf, content_size) / 8;
+		got = read_grow(s, p, HDR_SIZE, csize, err);
 		if (got < 0)
 			return -1;
-		if ((uint64_t)got < csize - HDR_SIZE) {
-			inside = memmem(p->buf + HDR_SIZE, (size_t)got, sig,
-					signature(s, sig));
-			if (!inside && !whole_before(s, p, off, HDR_SIZE + (uint64_t)got)) {
-				rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
-					    src->path, off_kind(s), off, HDR_SIZE + got, csize);
+		if ((uint64_t)got < csize) {
+			if (!cut_is_damage(s, p->buf, (uint64_t)got, off, err)) {
+				rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%zd of %" PRIu64 " bytes) dropped",
+					    src->path, off_kind(s), off, got, csize);
 				rt_src_close(src);
 				continue;
 			}
-			if (inside)
-				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
-					src->path, off_kind(s), off, csize, off_kind(s),
-					off + (uint64_t)(inside - p->buf));
-			else
-				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, where the packet's %u events end, whole, at %" PRIu64 " bytes",
-					src->path, off_kind(s), off, csize,
-					(unsigned int)FIELD(hdr, events), HDR_SIZE + got);
-			if (!s->tolerant ||
-			    skip_packet(s, p->buf, HDR_SIZE + (size_t)got, off, err))
+			if (!s->tolerant || skip_packet(s, p, (size_t)got, off, err))
 				return -1;
 			continue;
 		}
@@ -1112,14 +1276,8 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
-			if (size_bad) {
-				size_t l = strlen(err->msg);
-
-				snprintf(err->msg + l, sizeof(err->msg) - l,
-					 " (and its packet_size %" PRIu64 " bits differs from content_size)",
-					 (uint64_t)FIELD(hdr, packet_size));
-			}
-			if (skip_packet(s, p->buf, csize, off, err))
+			size_also(p->buf, err);
+			if (skip_packet(s, p, csize, off, err))
 				return -1;
 			continue;
 		}
@@ -1131,13 +1289,13 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 			 * ringtrace.ko wrote, and look for the next packet
 			 * right after it, not where packet_size says.
 			 */
-			check_packet_size(s, hdr, off, err);
+			psize = FIELD(p->buf, packet_size) / 8;
+			check_packet_size(s, p->buf, off, err);
 			snprintf(why, sizeof(why), "%s: read to its content_size",
 				 err->msg);
 			rt_put_le(p->buf + offsetof(struct ringtrace_packet_header, packet_size),
 				  csize * 8, 8);
 			p->h.info.packet_bytes = csize;
-			psize = FIELD(hdr, packet_size) / 8;
 			if (resync(s, off + csize, psize > csize ? psize - csize : 0,
 				   why, err))
 				return -1;
@@ -1619,6 +1777,11 @@ void rt_stream_close(struct rt_stream *s)
 const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s)
 {
 	return &s->stats;
+}
+
+uint64_t rt_stream_work(const struct rt_stream *s)
+{
+	return s->src.moved + s->scanned;
 }
 
 static const char *msgs_at(const struct rt_msgs *m, unsigned int i)

@@ -34,8 +34,9 @@
  * blocks fit in the file) starts after it began: the file goes on, that
  * is damage.
  *
- * A resynchronising reader hands bytes back (rt_src_unread()): they are
- * read again before anything else.
+ * A resynchronising reader hands bytes back: rt_src_giveback() goes back
+ * over what it read last (the file, the frame in memory), rt_src_unread()
+ * copies new bytes in front; either way they are read again first.
  *
  * A file a chunk set's manifest speaks for (rt_stream_promise()) is
  * checked against it before its first byte is handed out: its size, and
@@ -106,6 +107,7 @@ void rt_src_close(struct rt_source *src)
 	src->nr_promises = was.nr_promises;
 	memcpy(src->sig, was.sig, sizeof(src->sig));
 	src->siglen = was.siglen;
+	src->moved = was.moved;
 }
 
 /* @fd's size and XXH64 (seed 0), read with pread: 0, or -1 (errno). */
@@ -201,25 +203,78 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 	return got;
 }
 
-int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n)
+/* @n bytes of @buf in front of what is left of src->pb. */
+static int pb_prepend(struct rt_source *src, const uint8_t *buf, size_t n)
 {
 	size_t left = src->pb_len - src->pb_pos;
-	uint8_t *pb;
 
+	if (n > src->pb_pos) {
+		if (n + left > src->pb_cap) {
+			size_t cap = n + left > 2 * src->pb_cap ? n + left : 2 * src->pb_cap;
+			uint8_t *pb = malloc(cap);
+
+			if (!pb)
+				return -1;
+			if (left)
+				memcpy(pb + n, src->pb + src->pb_pos, left);
+			free(src->pb);
+			src->pb = pb;
+			src->pb_cap = cap;
+		} else if (left) {
+			memmove(src->pb + n, src->pb + src->pb_pos, left);
+		}
+		src->moved += left;
+		src->pb_len = n + left;
+		src->pb_pos = n;
+	}
+	src->pb_pos -= n;
+	memcpy(src->pb + src->pb_pos, buf, n);
+	src->moved += n;
+	return 0;
+}
+
+int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n)
+{
 	if (!n)
 		return 0;
-	pb = malloc(n + left);
-	if (!pb)
+	/* Read through: nothing before the new bytes to go back to. */
+	if (src->pb_pos == src->pb_len)
+		src->pb_pos = src->pb_len = 0;
+	if (pb_prepend(src, buf, n))
 		return -1;
-	memcpy(pb, buf, n);
-	if (left)
-		memcpy(pb + n, src->pb + src->pb_pos, left);
-	free(src->pb);
-	src->pb = pb;
-	src->pb_len = n + left;
-	src->pb_pos = 0;
 	src->out_off -= n;
 	return 0;
+}
+
+/*
+ * Reading goes back over what it took last, most recent first: from the
+ * file (plain: any byte it read is still there) or the frame being read
+ * (zstd), and from the bytes handed back before, which come right before
+ * the frame's first byte (src->pb is emptied when a frame is decoded).
+ * Only bytes of earlier frames are copied (src->pb).  So resynchronising
+ * costs what it reads, however often it hands bytes back.
+ */
+int rt_src_giveback(struct rt_source *src, const uint8_t *buf, size_t n)
+{
+	size_t k;
+
+	if (src->pb_pos == src->pb_len && src->fd >= 0) {
+		if (!src->zst) {
+			if (lseek(src->fd, -(off_t)n, SEEK_CUR) < 0)
+				return -1;
+			src->out_off -= n;
+			return 0;
+		}
+		k = n < src->frame_pos ? n : src->frame_pos;
+		src->frame_pos -= k;
+		src->out_off -= k;
+		n -= k;
+	}
+	k = n < src->pb_pos ? n : src->pb_pos;
+	src->pb_pos -= k;
+	src->out_off -= k;
+	n -= k;
+	return rt_src_unread(src, buf, n);
 }
 
 /*
@@ -657,7 +712,11 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 			break;		/* all of it, or the end of the file */
 		} else {
 			if (src->frame_pos == src->frame_len) {
-				int r = zst_next_frame(src, err);
+				int r;
+
+				/* What it held came before this frame's bytes. */
+				src->pb_len = src->pb_pos = 0;
+				r = zst_next_frame(src, err);
 
 				if (r < 0)
 					return -1;
@@ -672,6 +731,7 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 		got += k;
 	}
 	src->out_off += got;
+	src->moved += got;
 	return (ssize_t)got;
 }
 

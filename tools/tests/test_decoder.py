@@ -1013,6 +1013,33 @@ def stored_frame_holding_the_zstd_magic(ctx):
 
 
 @test
+def hostile_content_size_costs_what_the_file_holds(ctx):
+    """A header that claims 64 MiB of content in a file that holds a few
+    hundred bytes (at its end: a killed writer's cut; in its middle:
+    damage) costs what the file holds: read under 24 MiB of data
+    (RLIMIT_DATA).  (Before: each of the three packet buffers grew to
+    what the header claimed before reading.)"""
+    pk = [review_packet(i) for i in range(6)]
+    big = bytearray(pk[3])
+    struct.pack_into('<QQ', big, OFF['content'], 64 << 20 << 3, 64 << 20 << 3)
+    struct.pack_into('<I', big, OFF['events'], 5)     # not whole: a cut
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (24 << 20, 24 << 20))
+
+    for name, data, status, n in (('at the end', b''.join(pk[:3]) + bytes(big), 0, 6),
+                                  ('in the middle', b''.join(pk[:3]) + bytes(big) +
+                                   b''.join(pk[4:]), 3, 10)):
+        d = review_trace(ctx, 'hostile-' + name.replace(' ', '-'), {'cpu0': data})
+        r = subprocess.run([RINGTRACE, 'report', d], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           preexec_fn=limit)
+        check(r.returncode == status and len(markers_of(r.stdout)) == n,
+              '64 MiB claimed %s: exit %d (%d expected), %d markers of %d: %s' % (
+                  name, r.returncode, status, len(markers_of(r.stdout)), n, r.stderr[-600:]))
+
+
+@test
 def cpu_ids_are_bounded(ctx):
     """CPU numbers: the largest any kernel has (8191) reads, and --stat
     has a column for the CPUs the trace has, not for every number below;
