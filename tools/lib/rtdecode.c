@@ -103,6 +103,9 @@ struct rt_stream {
 	struct head ref, ref_prev;	/* info.raw and info.file: not kept */
 	bool have_ref, have_ref_prev, provisional;
 	bool disputed;			/* the next one's figures: not believed */
+	/* An error reading ahead, for when the packets before it are out (fill()). */
+	bool failed;
+	struct rt_error fail;
 
 	enum state state;
 	uint64_t pos;			/* next event in cur */
@@ -1322,13 +1325,35 @@ static struct pkt *free_slot(struct rt_stream *s)
 	return NULL;
 }
 
-/* Packets read ahead until @n are: 1, or 0 when the stream has fewer. */
+/*
+ * Packets read ahead until @n are: 1, or 0 when the stream has fewer.  An
+ * error reading one (I/O, a hard one, damage when not tolerant) while
+ * packets are read ahead already waits for them: they are good, and
+ * handed out first, the last of them judged as a stream's last; the
+ * error is returned once none is left ahead.
+ */
 static int fill(struct rt_stream *s, unsigned int n, struct rt_error *err)
 {
 	while (s->nr_ahead < n) {
-		struct pkt *p = free_slot(s);
-		int r = read_packet(s, p, err);
+		struct pkt *p;
+		int r;
 
+		if (s->failed) {
+			if (s->nr_ahead)
+				return 0;
+			s->failed = false;
+			if (err)
+				*err = s->fail;
+			return -1;
+		}
+		p = free_slot(s);
+		r = read_packet(s, p, err);
+		if (r < 0 && s->nr_ahead) {
+			s->failed = true;
+			if (err)
+				s->fail = *err;
+			return 0;
+		}
 		if (r <= 0)
 			return r;
 		s->ahead[s->nr_ahead++] = p;

@@ -1013,6 +1013,39 @@ def stored_frame_holding_the_zstd_magic(ctx):
 
 
 @test
+def error_ahead_waits_for_the_packets_before(ctx):
+    """An error in a packet read ahead -- an event the metadata declares in
+    a way no reader decodes, damage under --strict -- comes after every
+    packet before it, as it did before packets were judged by their
+    neighbours.  (Before: the packet before it was withheld, and the one
+    before that when the error was two ahead.)"""
+    events = [gentrace.EVENTS[0], (40, 'test_bigid', [('uint64_t', 'seq', None)])]
+    meta = gentrace.metadata(REVIEW_UUID, 1700000000, 0, events).replace(
+        'fields := struct { uint64_t seq; };',
+        'fields := struct { floating_point { exp_dig = 8; mant_dig = 24; align = 8; } seq; };')
+    for at in (3, 1):
+        pk = [review_packet(i, extra=[(REVIEW_T0 + 1000 * i + 200, 40, struct.pack('<Q', 7))]
+                            if i == at else ()) for i in range(5)]
+        d = review_trace(ctx, 'hard%d' % at, {'cpu0': b''.join(pk)}, meta=meta)
+        r = rt('report', d, asan=True)
+        check(r.returncode == 1 and len(markers_of(r.stdout)) == 2 * at and
+              "event 'test_bigid' cannot be decoded" in r.stderr,
+              'an undecodable event in packet %d: exit %d, %d markers (%d expected): %s' % (
+                  at, r.returncode, len(markers_of(r.stdout)), 2 * at, r.stderr[-600:]))
+    data = bytearray(b''.join(review_packet(i) for i in range(6)))
+    data[3 * len(review_packet(0)) + 1] ^= 0xff
+    for form, files in (('plain', {'cpu0': bytes(data)}),
+                        ('stored', {'cpu0-000001.zst': stored_chunk(
+                            [bytes(data[i * 128:(i + 1) * 128]) for i in range(6)])})):
+        d = review_trace(ctx, 'strict-' + form, files)
+        r = rt('report', '--strict', d, asan=True)
+        check(r.returncode == 1 and markers_of(r.stdout) == [
+            'pkt%d-%s' % (i, x) for i in range(3) for x in 'ab'] and 'bad packet magic' in r.stderr,
+              '--strict, %s, packet 3 damaged: exit %d, %d markers (6 expected): %s' % (
+                  form, r.returncode, len(markers_of(r.stdout)), r.stderr[-600:]))
+
+
+@test
 def hostile_content_size_costs_what_the_file_holds(ctx):
     """A header that claims 64 MiB of content in a file that holds a few
     hundred bytes (at its end: a killed writer's cut; in its middle:
