@@ -287,21 +287,34 @@ static uint64_t clock_ns(const struct rt_metadata *md, uint64_t cycles)
 }
 
 /*
- * The most events a CPU can have lost in @ns nanoseconds of its clock, and
- * so the most packets (a packet opens with an event): a reserve attempt,
- * kept or dropped, reads the clock and takes well over a nanosecond.
- * LOSS_SLACK covers a clock clamped while it stepped back (equal times)
- * and a packet closed after its losses were counted.  A loss figure above
- * it is a damaged header: what bit 40 of events_discarded or
- * packet_seq_num says is 18 minutes of losing one event every nanosecond.
+ * How far the module's account can run ahead of its clock, in nanoseconds
+ * (and so in events, below).  Every event lost is a reserve attempt, kept
+ * or dropped, that read the clock, and an attempt takes nanoseconds, so a
+ * CPU loses at most one event per nanosecond between two of its packets'
+ * closing times (module/ring.c: events_discarded is snapshotted with
+ * timestamp_end; an overwritten packet's events lie between its
+ * neighbours; every packet opens with an attempt).  What the clock does
+ * not show of the time that passed is the slack: its granule (TSC and
+ * kvm-clock: a nanosecond; HPET, ACPI PM: under 300 ns; a 32 kHz SoC
+ * timer: 30.5 us), a step back of ktime_get_mono_fast_ns() in an NMI
+ * (clamped to the last time: equal times), a lost count read a moment
+ * after the time.  2^16 ns covers them twice over; the jiffies
+ * clocksource of a machine without timer hardware would not be, and
+ * neither would it be by any figure that still catches damage.
  */
-#define LOSS_SLACK	(1ULL << 24)
+#define CLOCK_SLACK	(1ULL << 16)
 
+/*
+ * The most events a CPU can have lost in @cycles of its clock, and so the
+ * most packets (a packet opens with an event).  A loss figure above it is
+ * a damaged header: what bit 20 of events_discarded or packet_seq_num
+ * says is a million events lost in a millisecond.
+ */
 static uint64_t most_lost(const struct rt_stream *s, uint64_t cycles)
 {
 	uint64_t ns = clock_ns(s->md, cycles);
 
-	return ns > UINT64_MAX - LOSS_SLACK ? UINT64_MAX : ns + LOSS_SLACK;
+	return ns > UINT64_MAX - CLOCK_SLACK ? UINT64_MAX : ns + CLOCK_SLACK;
 }
 
 /*

@@ -1013,6 +1013,35 @@ def stored_frame_holding_the_zstd_magic(ctx):
 
 
 @test
+def last_packet_counters_bounded_by_its_time(ctx):
+    """The last packet of a stream has no packet after it to judge it by:
+    its counters are bounded by the time since the packet before -- one
+    event a nanosecond and a clock granule (2^16 ns).  A million events
+    and four million packets lost in 1000 ns are damage: the packet costs
+    itself, exit 3; 50 000 events lost at once (a coarse clock) are read,
+    and 1000 + 2^16, not one more.
+    (Before: the bound was 2^24 beyond the time, and such figures were
+    printed as losses, exit 0.)"""
+    pk = [review_packet(i) for i in range(5)]
+    d = review_trace(ctx, 'big', {'cpu0': b''.join(pk) +
+                                  review_packet(5, seq=5 | 1 << 22, disc=1 << 20)})
+    r = rt('report', d, asan=True)
+    check(r.returncode == 3 and len(markers_of(r.stdout)) == 10 and
+          not losses_of(r.stdout) and 'damaged: %s/cpu0: offset %d: ' % (d, 5 * len(pk[0]))
+          in r.stderr, 'bits 20 and 22 of the last packet\'s counters: exit %d, %d markers, '
+          'losses %s: %s' % (r.returncode, len(markers_of(r.stdout)), losses_of(r.stdout),
+                             r.stderr[-600:]))
+    for disc, ok in ((50000, True), (1000 + (1 << 16), True), (1001 + (1 << 16), False)):
+        d = review_trace(ctx, 'loss%d' % disc, {'cpu0': b''.join(pk) +
+                                                review_packet(5, disc=disc)})
+        r = rt('report', d, asan=True)
+        check(r.returncode == (0 if ok else 3) and
+              losses_of(r.stdout) == ([(disc, 0)] if ok else []),
+              '%d events lost in 1000 ns: exit %d, losses %s' % (
+                  disc, r.returncode, losses_of(r.stdout)))
+
+
+@test
 def error_ahead_waits_for_the_packets_before(ctx):
     """An error in a packet read ahead -- an event the metadata declares in
     a way no reader decodes, damage under --strict -- comes after every
