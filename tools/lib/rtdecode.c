@@ -103,6 +103,7 @@ struct rt_stream {
 	struct head ref, ref_prev;	/* info.raw and info.file: not kept */
 	bool have_ref, have_ref_prev, provisional;
 	bool disputed;			/* the next one's figures: not believed */
+	uint64_t disputed_seq, disputed_discarded;	/* the first one's own */
 	/* An error reading ahead, for when the packets before it are out (fill()). */
 	bool failed;
 	struct rt_error fail;
@@ -300,7 +301,9 @@ static uint64_t clock_ns(const struct rt_metadata *md, uint64_t cycles)
  * (clamped to the last time: equal times), a lost count read a moment
  * after the time.  2^16 ns covers them twice over; the jiffies
  * clocksource of a machine without timer hardware would not be, and
- * neither would it be by any figure that still catches damage.
+ * neither would it be by any figure that still catches damage.  The same
+ * is how far a timestamp_end written by a flush or a close on the drop
+ * path may run past the next packet's first event (ends_late()).
  */
 #define CLOCK_SLACK	(1ULL << 16)
 
@@ -342,15 +345,34 @@ static int check_alone(struct rt_stream *s, const struct rt_packet_info *pi,
 }
 
 /*
+ * Whether packet @a's timestamp_end is all that puts packet @b before it,
+ * and by no more than the clock can step back: @b's events come after
+ * @a's.  ringtrace.ko's flush and its close on the drop path write
+ * timestamp_end without making it the floor of the next event's time
+ * (module/ring.c), so an NMI's earlier clock read can open the next
+ * packet before it.  Such a pair follows; @a ends where @b begins.
+ */
+static bool ends_late(const struct rt_stream *s, const struct head *a,
+		      const struct head *b)
+{
+	uint64_t begin = b->info.timestamp_begin;
+
+	return begin < a->info.timestamp_end && begin >= a->last_ts &&
+	       b->first_ts >= a->last_ts && begin >= a->info.timestamp_begin &&
+	       clock_ns(s->md, a->info.timestamp_end - begin) <= CLOCK_SLACK;
+}
+
+/*
  * Whether packet @b can come after packet @a in a stream (packets lost
  * between them or not): true, or false with @why saying why not.  Each
- * counter grows, times do not overlap, and what was lost in between fits
- * in the time between them (most_lost()).
+ * counter grows, times do not overlap (ends_late() aside), and what was
+ * lost in between fits in the time between them (most_lost()).
  */
-static bool follows(const struct rt_stream *s, const struct rt_packet_info *a,
-		    const struct rt_packet_info *b, char *why, size_t len)
+static bool follows(const struct rt_stream *s, const struct head *ha,
+		    const struct head *hb, char *why, size_t len)
 {
-	uint64_t most;
+	const struct rt_packet_info *a = &ha->info, *b = &hb->info;
+	uint64_t most, span;
 
 	if (b->cpu != a->cpu) {
 		snprintf(why, len, "cpu_id changed from %u to %u", a->cpu, b->cpu);
@@ -360,19 +382,20 @@ static bool follows(const struct rt_stream *s, const struct rt_packet_info *a,
 	} else if (b->events_discarded < a->events_discarded) {
 		snprintf(why, len, "events_discarded went down from %" PRIu64 " to %" PRIu64,
 			 a->events_discarded, b->events_discarded);
-	} else if (b->timestamp_begin < a->timestamp_end) {
+	} else if (b->timestamp_begin < a->timestamp_end && !ends_late(s, ha, hb)) {
 		snprintf(why, len, "timestamp_begin %" PRIu64 " is before the previous packet's timestamp_end %" PRIu64,
 			 b->timestamp_begin, a->timestamp_end);
 	} else {
-		most = most_lost(s, b->timestamp_end - a->timestamp_end);
+		span = b->timestamp_end > a->timestamp_end ?
+		       b->timestamp_end - a->timestamp_end : 0;
+		most = most_lost(s, span);
 		if (b->seq - a->seq - 1 > most)
 			snprintf(why, len, "%" PRIu64 " packets lost in the %" PRIu64 " ns since the previous packet's timestamp_end: more than a CPU writes",
-				 b->seq - a->seq - 1,
-				 clock_ns(s->md, b->timestamp_end - a->timestamp_end));
+				 b->seq - a->seq - 1, clock_ns(s->md, span));
 		else if (b->events_discarded - a->events_discarded > most)
 			snprintf(why, len, "%" PRIu64 " events lost in the %" PRIu64 " ns since the previous packet's timestamp_end: more than a CPU writes",
 				 b->events_discarded - a->events_discarded,
-				 clock_ns(s->md, b->timestamp_end - a->timestamp_end));
+				 clock_ns(s->md, span));
 		else
 			return true;
 	}
@@ -1383,14 +1406,16 @@ enum blame { BLAME_N, BLAME_P, BLAME_NONE };
  * damaged.  @n2 is the packet after @n (NULL: none, or not yet fed).
  * The damaged one is the one without which the others follow each other;
  * when either would do, the one the sequence numbers leave room for
- * (packets in a stream have growing numbers), with no packet before the
- * one whose counter goes down, then the one the events' times point at:
- * @n's timestamp_begin before @p's last event is wrong, @p's
- * timestamp_end after @n's first event is.  When nothing tells, and the
- * events of both are in order (they do not depend on the counters or
- * timestamp_end, and ringtrace.ko's timestamp_begin is its packet's first
- * event's time), neither is blamed: BLAME_NONE.  BLAME_N also when
- * neither fits (more than one is damaged: @n is judged next, against @p).
+ * (packets in a stream have growing numbers), then the one the events'
+ * times point at: @n's timestamp_begin before @p's last event is wrong,
+ * @p's timestamp_end after @n's first event is (ends_late() aside).
+ * When nothing tells, and the events of both are in order (they do not
+ * depend on the counters or timestamp_end, and ringtrace.ko's
+ * timestamp_begin is its packet's first event's time), neither is
+ * blamed: BLAME_NONE -- so too with no packet before @p (a stream's or a
+ * window's first) and a counter that goes down at @n: @p's may be too
+ * high as well as @n's too low.  BLAME_N also when neither fits (more
+ * than one is damaged: @n is judged next, against @p).
  */
 static enum blame verdict(const struct rt_stream *s, const struct head *r,
 			  const struct head *p, const struct head *n,
@@ -1398,9 +1423,9 @@ static enum blame verdict(const struct rt_stream *s, const struct head *r,
 {
 	bool drop_p, drop_n, room_p, room_n;
 
-	drop_p = (!r || follows(s, &r->info, &n->info, NULL, 0)) &&
-		 (!n2 || follows(s, &n->info, &n2->info, NULL, 0));
-	drop_n = !n2 || follows(s, &p->info, &n2->info, NULL, 0);
+	drop_p = (!r || follows(s, r, n, NULL, 0)) &&
+		 (!n2 || follows(s, n, n2, NULL, 0));
+	drop_n = !n2 || follows(s, p, n2, NULL, 0);
 	if (drop_p != drop_n)
 		return drop_p ? BLAME_P : BLAME_N;
 	if (!drop_p)
@@ -1409,20 +1434,12 @@ static enum blame verdict(const struct rt_stream *s, const struct head *r,
 	room_n = !n2 || n2->info.seq - p->info.seq >= 2;
 	if (room_p != room_n)
 		return room_p ? BLAME_P : BLAME_N;
-	/*
-	 * No packet before: a counter that goes down at @n is @n's.  @p's
-	 * fits before @n2, and @n's leaves more lost before @n2 than the one
-	 * packet dropped between them.
-	 */
-	if (!r && (n->info.seq <= p->info.seq ||
-		   n->info.events_discarded < p->info.events_discarded))
-		return BLAME_N;
 	if (n->info.cpu != p->info.cpu)
 		return BLAME_P;
 	if (n->info.timestamp_begin < p->last_ts)
 		return BLAME_N;
 	if (n->info.timestamp_begin < p->info.timestamp_end &&
-	    n->first_ts < p->info.timestamp_end)
+	    n->first_ts < p->info.timestamp_end && !ends_late(s, p, n))
 		return BLAME_P;
 	return BLAME_NONE;
 }
@@ -1433,7 +1450,7 @@ static int blame(struct rt_stream *s, struct rt_error *err)
 	const struct head *r = s->have_ref ? &s->ref : NULL;
 	int got;
 
-	if (r && !follows(s, &r->info, &s->ahead[1]->h.info, NULL, 0))
+	if (r && !follows(s, r, &s->ahead[1]->h, NULL, 0))
 		return BLAME_N;
 	got = fill(s, 3, err);
 	if (got < 0)
@@ -1472,22 +1489,23 @@ static int reject(struct rt_stream *s, const char *why, struct rt_error *err)
  * a fed stream ran dry, or dispute().  The next one (ahead) judges it now:
  * if that one does not follow it but follows the packet before it, and
  * its events come after @ref's, one of the two headers is damaged --
- * @ref's too high, or this one's too low -- and neither can be told.  Said now (@ref's events were handed out), and
- * the packet ahead is judged against @ref's fields where its own bound
- * them: both packets' events are read, neither's loss figures believed.
+ * @ref's too high, or this one's too low -- and neither can be told.
+ * Said now (@ref's events were handed out), and the packet ahead is
+ * judged against @ref's fields where its own bound them: both packets'
+ * events are read, neither's loss figures believed.
  */
 static int judge_late(struct rt_stream *s, struct rt_error *err)
 {
 	const struct head *q = s->have_ref_prev ? &s->ref_prev : NULL;
-	const struct rt_packet_info *p = &s->ahead[0]->h.info;
+	const struct head *h = &s->ahead[0]->h;
+	const struct rt_packet_info *p = &h->info;
 	struct rt_packet_info *r = &s->ref.info;
 	char why[RT_ERR_MAX];
 
 	s->provisional = false;
-	if (follows(s, r, p, why, sizeof(why)) || !p->seq ||
-	    (q && !follows(s, &q->info, p, NULL, 0)) ||
-	    p->timestamp_begin < s->ref.last_ts ||
-	    s->ahead[0]->h.first_ts < s->ref.last_ts)
+	if (follows(s, &s->ref, h, why, sizeof(why)) || !p->seq ||
+	    (q && !follows(s, q, h, NULL, 0)) ||
+	    p->timestamp_begin < s->ref.last_ts || h->first_ts < s->ref.last_ts)
 		return 0;
 	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet does not follow the one before it (%soffset %" PRIu64 ", handed out before it could be judged: %s), but follows the one before that: one of the two headers is damaged; both are read, their loss figures are not believed",
 		p->file, off_kind(s), p->offset, off_kind(s), r->offset, why);
@@ -1532,18 +1550,23 @@ static int take_up(struct rt_stream *s, const char *why, struct rt_error *err)
 
 /*
  * The packet ahead is good: handed out from now on, its counters as @as
- * says (its own, or bounded by the next packet's: next_packet()); or,
- * with @believed false, its loss figures are not reported at all.
+ * says -- its own, or as dispute() and next_packet() bound them where a
+ * neighbour disputes them -- and what it counts since the packet handed
+ * out before (never below: a loss is never negative); or, with @believed
+ * false, its loss figures are not reported at all.
  */
 static void accept(struct rt_stream *s, const struct head *as, bool believed)
 {
 	struct pkt *p = s->ahead[0];
 	const struct rt_packet_info *pi = &as->info;
 	const struct rt_packet_info *r = s->have_ref ? &s->ref.info : NULL;
+	uint64_t discarded = pi->events_discarded;
 
 	s->lost_first = !r;
-	s->lost_packets = r ? pi->seq - r->seq - 1 : pi->seq;
-	s->lost_events = pi->events_discarded - (r ? r->events_discarded : 0);
+	s->lost_packets = !r ? pi->seq : pi->seq > r->seq ? pi->seq - r->seq - 1 : 0;
+	s->lost_events = !r ? pi->events_discarded :
+			 pi->events_discarded > r->events_discarded ?
+			 pi->events_discarded - r->events_discarded : 0;
 	if (!believed)
 		s->lost_packets = s->lost_events = 0;
 	s->damaged = p->damaged;
@@ -1563,7 +1586,7 @@ static void accept(struct rt_stream *s, const struct head *as, bool believed)
 	if (!s->windowed || pi->timestamp_end >= s->win_begin) {
 		s->stats.packets++;
 		s->stats.bytes += pi->content_bytes;
-		s->stats.discarded = pi->events_discarded;
+		s->stats.discarded = discarded;
 	}
 	if (!s->windowed || pi->timestamp_begin >= s->win_begin)
 		s->stats.lost_packets += s->lost_packets;
@@ -1573,16 +1596,19 @@ static void accept(struct rt_stream *s, const struct head *as, bool believed)
  * The packet ahead and the next one do not follow each other (@why), and
  * nothing tells which header is damaged (verdict()): both are handed out
  * -- their events are in order -- and neither's loss figures are
- * believed: the first's are bounded by the second's, the second's not
- * reported.  The second is then judged like a
- * packet a fed stream handed out last (judge_late()): the next one may
+ * believed where they disagree: the first's are bounded by the second's
+ * (and, bounded down to the last packet handed out's, not reported), the
+ * second's not reported (next_packet()).  The second is then judged like
+ * a packet a fed stream handed out last (judge_late()): the next one may
  * still show its header damaged.
  */
 static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
 {
 	const struct rt_packet_info *p = &s->ahead[0]->h.info;
 	const struct rt_packet_info *n = &s->ahead[1]->h.info;
+	const struct rt_packet_info *r = s->have_ref ? &s->ref.info : NULL;
 	struct head as = s->ahead[0]->h;
+	bool believed = true;
 
 	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet and the next (%s%s%soffset %" PRIu64 ") do not follow each other (%s), and the packets around them do not tell which header is damaged: both are read, their loss figures are not believed",
 		p->file, off_kind(s), p->offset, n->file == p->file ? "" : n->file,
@@ -1596,10 +1622,16 @@ static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
 		as.info.events_discarded = n->events_discarded;
 	if (as.info.timestamp_end > n->timestamp_begin)
 		as.info.timestamp_end = n->timestamp_begin;
-	if (s->have_ref && (as.info.seq <= s->ref.info.seq ||
-			    as.info.events_discarded < s->ref.info.events_discarded))
-		as.info = s->ref.info;
-	accept(s, &as, true);
+	if (r && (as.info.seq <= r->seq ||
+		  as.info.events_discarded < r->events_discarded)) {
+		as.info.seq = as.info.seq > r->seq ? as.info.seq : r->seq;
+		if (as.info.events_discarded < r->events_discarded)
+			as.info.events_discarded = r->events_discarded;
+		believed = false;
+	}
+	s->disputed_seq = p->seq;
+	s->disputed_discarded = p->events_discarded;
+	accept(s, &as, believed);
 	s->disputed = true;
 	return 0;
 }
@@ -1617,9 +1649,10 @@ static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
  * and against the next one read (follows()): if that one does not follow
  * it, verdict() says which of the two headers is the damaged one.  A
  * damaged one is skipped whole and its loss figures are not believed: the
- * next packet's count from the last one handed out.  The last packet of a
- * stream (or of what was fed so far: judge_late()) has no next one to be
- * judged by; most_lost() bounds what its figures can say.
+ * next packet's count from the last one handed out.  Where nothing tells,
+ * dispute() hands both out.  The last packet of a stream (or of what was
+ * fed so far: judge_late()) has no next one to be judged by; most_lost()
+ * bounds what its figures can say.
  *
  * A window ends at the first packet after it that follows the last one
  * handed out: one that does not is damage (its timestamp_begin cannot be
@@ -1632,32 +1665,47 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 
 	s->cur = NULL;
 	for (;;) {
+		const struct head *ph, *nh;
 		const struct rt_packet_info *p, *n;
 
 		r = fill(s, 1, err);
 		if (r <= 0)
 			return r;
+		ph = &s->ahead[0]->h;
+		p = &ph->info;
 		if (s->disputed) {
-			/* Its counters are not believed: no loss figures. */
+			struct head as = *ph;
+
 			s->disputed = false;
-			if (s->windowed && s->ahead[0]->h.info.timestamp_begin > s->win_end)
+			if (s->windowed && p->timestamp_begin > s->win_end)
 				return 0;
-			accept(s, &s->ahead[0]->h, false);
+			/*
+			 * The second of a dispute: its figures are not
+			 * reported, and what follows counts from no lower
+			 * than the first's own (no higher than the packet
+			 * after the two, if there was one: verdict()), so
+			 * that a counter of its own damaged low does not
+			 * inflate the next loss.
+			 */
+			if (as.info.seq < s->disputed_seq)
+				as.info.seq = s->disputed_seq;
+			if (as.info.events_discarded < s->disputed_discarded)
+				as.info.events_discarded = s->disputed_discarded;
+			accept(s, &as, false);
 			return 1;
 		}
 		if (s->provisional && judge_late(s, err))
 			return -1;
-		p = &s->ahead[0]->h.info;
-		if (s->have_ref && !follows(s, &s->ref.info, p, why, sizeof(why))) {
+		if (s->have_ref && !follows(s, &s->ref, ph, why, sizeof(why))) {
 			r = fill(s, 2, err);
 			if (r < 0)
 				return -1;
-			n = r ? &s->ahead[1]->h.info : NULL;
+			nh = r ? &s->ahead[1]->h : NULL;
 			snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": %s",
 				 p->file, off_kind(s), p->offset, why);
-			if (!n || follows(s, &s->ref.info, n, NULL, 0) ||
-			    !follows(s, p, n, NULL, 0) ||
-			    s->ahead[0]->h.first_ts < s->ref.last_ts) {
+			if (!nh || follows(s, &s->ref, nh, NULL, 0) ||
+			    !follows(s, ph, nh, NULL, 0) ||
+			    ph->first_ts < s->ref.last_ts) {
 				if (reject(s, msg, err))
 					return -1;
 				continue;
@@ -1670,8 +1718,9 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 		r = fill(s, 2, err);
 		if (r < 0)
 			return -1;
-		n = r ? &s->ahead[1]->h.info : NULL;
-		if (n && !follows(s, p, n, why, sizeof(why))) {
+		nh = r ? &s->ahead[1]->h : NULL;
+		n = nh ? &nh->info : NULL;
+		if (nh && !follows(s, ph, nh, why, sizeof(why))) {
 			r = blame(s, err);
 			if (r < 0)
 				return -1;
@@ -1685,12 +1734,13 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 					return -1;
 				continue;
 			}
-			if (r == BLAME_NONE && dispute(s, why, err))
-				return -1;
 			if (r == BLAME_NONE)
-				return 1;
+				return dispute(s, why, err) ? -1 : 1;
+		} else if (n && p->timestamp_end > n->timestamp_begin) {
+			/* It ends late (ends_late()): where the next begins. */
+			s->ahead[0]->h.info.timestamp_end = n->timestamp_begin;
 		}
-		accept(s, &s->ahead[0]->h, true);
+		accept(s, ph, true);
 		return 1;
 	}
 }

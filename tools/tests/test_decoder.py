@@ -1013,6 +1013,60 @@ def stored_frame_holding_the_zstd_magic(ctx):
 
 
 @test
+def disputed_first_packet_of_a_read(ctx):
+    """The first packet read (a stream's, and every seeking window's) has
+    a counter raised by damage, and the packets after it lose some: the
+    intact packet after it is read, both are (their events in order),
+    the damage said, no loss figure above the real one; and a window that
+    starts there prints what a full pass prints of it.  (Before: the
+    intact packet was blamed and dropped -- with no packet before the
+    first, a counter going down was taken for the second's.)"""
+    for name, disc, seqs in (('events_discarded', [1, 0, 5, 5, 5], None),
+                             ('packet_seq_num', [0] * 5, [8, 8, 10, 11, 12])):
+        pk = [review_packet(i, seq=(seqs[i] if seqs else i + 7), disc=disc[i])
+              for i in range(5)]
+        d = review_trace(ctx, 'first-' + name, {'cpu0': b''.join(pk)})
+        r = rt('report', d, asan=True)
+        got = markers_of(r.stdout)
+        check(r.returncode == 3 and len(got) == 10 and 'damaged: ' in r.stderr,
+              '%s of the first packet: exit %d, %d markers of 10: %s' % (
+                  name, r.returncode, len(got), r.stderr[-600:]))
+        check(sum(e for e, _ in losses_of(r.stdout)) <= 5 and
+              sum(p for _, p in losses_of(r.stdout)) <= (seqs or [0, 0, 0, 0, 11])[4] - 4,
+              '%s: losses %s' % (name, losses_of(r.stdout)))
+    # A window whose first packet read (the one before it) is the damaged one.
+    pk = [review_packet(i, disc=1 if i == 4 else 5 if i > 5 else 0) for i in range(10)]
+    d = review_trace(ctx, 'window', {'cpu0': b''.join(pk)})
+    b, e = REVIEW_T0 + 5000, REVIEW_T0 + 7200
+    r = same_window(d, b, e, status=3)
+    full = rt('report', d)
+    inside = [l for l in full.stdout.splitlines() if l.startswith('[') and
+              b <= ts_ns(l) <= e and ' -- lost ' not in l]
+    check([l for l in r.stdout.splitlines() if ' ringtrace_marker: ' in l] == inside and
+          len(inside) == 6, 'the window: %d markers, the full pass has %d in it' % (
+              len(markers_of(r.stdout)), len(inside)))
+
+
+@test
+def disputed_pair_loses_no_negative_count(ctx):
+    """Two packets with one sequence number between packets that follow
+    both (9, 10, 11, 11, 12, 13): nothing tells which is damaged, both
+    are read, and no loss is counted between them -- not 2^64 - 1.
+    (Before: dispute() bounded the first below the packet before it, and
+    counted packets=18446744073709551615.)"""
+    pk = [review_packet(i, seq=s) for i, s in enumerate([9, 10, 11, 11, 12, 13])]
+    d = review_trace(ctx, 'dup', {'cpu0': b''.join(pk)})
+    for cmd in ('report', 'check'):
+        r = rt(cmd, d, asan=True)
+        check(r.returncode == 3 and not re.search(r'(packets|events)=\d{10,}', r.stdout) and
+              'lost_packets=9 ' in r.stdout,
+              '%s: exit %d: %s' % (cmd, r.returncode, r.stdout[-600:]))
+    r = rt('report', d)
+    check(len(markers_of(r.stdout)) == 12 and losses_of(r.stdout) == [(0, 9)],
+          'report: %d markers, losses %s' % (len(markers_of(r.stdout)), losses_of(r.stdout)))
+
+
+@test
 def last_packet_counters_bounded_by_its_time(ctx):
     """The last packet of a stream has no packet after it to judge it by:
     its counters are bounded by the time since the packet before -- one
@@ -1072,6 +1126,27 @@ def error_ahead_waits_for_the_packets_before(ctx):
             'pkt%d-%s' % (i, x) for i in range(3) for x in 'ab'] and 'bad packet magic' in r.stderr,
               '--strict, %s, packet 3 damaged: exit %d, %d markers (6 expected): %s' % (
                   form, r.returncode, len(markers_of(r.stdout)), r.stderr[-600:]))
+
+
+@test
+def timestamp_end_a_little_past_the_next_begin(ctx):
+    """ringtrace.ko's flush and its close on the drop path write
+    timestamp_end without making it the floor of the next event's time, and
+    its clock can step back in an NMI: a timestamp_end a little past the
+    next packet's first event, all events in order, is not damage: exit
+    0, every event.  Past it by more than the clock can step back (1 ms),
+    it is.  (Before: any such packet was dropped as damaged, exit 3.)"""
+    for late, status in ((500, 0), (60000, 0), (10**6, 3)):
+        pk = [review_packet(i, end=REVIEW_T0 + 1000 * (i + 1) + late if i == 2 else None)
+              for i in range(6)]
+        d = review_trace(ctx, 'late%d' % late, {'cpu0': b''.join(pk)})
+        for args in ([], ['--begin', seek_secs(REVIEW_T0 + 3000)]):
+            r = rt('report', *(args + [d]), asan=True)
+            n = len(markers_of(r.stdout))
+            check(r.returncode == status and (status or n == (6 if args else 12)),
+                  'timestamp_end %d ns past the next begin%s: exit %d (%d expected), '
+                  '%d markers: %s' % (late, ' (window)' if args else '', r.returncode, status,
+                                      n, r.stderr[-600:]))
 
 
 @test
