@@ -1737,7 +1737,13 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 			if (r == BLAME_NONE)
 				return dispute(s, why, err) ? -1 : 1;
 		} else if (n && p->timestamp_end > n->timestamp_begin) {
-			/* It ends late (ends_late()): where the next begins. */
+			/*
+			 * It ends late (ends_late()): where the next begins,
+			 * its header too (what unpack writes reads in order).
+			 */
+			rt_put_le(s->ahead[0]->buf +
+				  offsetof(struct ringtrace_packet_header, timestamp_end),
+				  n->timestamp_begin, 8);
 			s->ahead[0]->h.info.timestamp_end = n->timestamp_begin;
 		}
 		accept(s, ph, true);

@@ -1134,8 +1134,9 @@ def timestamp_end_a_little_past_the_next_begin(ctx):
     timestamp_end without making it the floor of the next event's time, and
     its clock can step back in an NMI: a timestamp_end a little past the
     next packet's first event, all events in order, is not damage: exit
-    0, every event.  Past it by more than the clock can step back (1 ms),
-    it is.  (Before: any such packet was dropped as damaged, exit 3.)"""
+    0, every event; unpacked, it ends where the next begins.  Past it by
+    more than the clock can step back (1 ms), it is damage.  (Before: any
+    such packet was dropped as damaged, exit 3.)"""
     for late, status in ((500, 0), (60000, 0), (10**6, 3)):
         pk = [review_packet(i, end=REVIEW_T0 + 1000 * (i + 1) + late if i == 2 else None)
               for i in range(6)]
@@ -1147,6 +1148,17 @@ def timestamp_end_a_little_past_the_next_begin(ctx):
                   'timestamp_end %d ns past the next begin%s: exit %d (%d expected), '
                   '%d markers: %s' % (late, ' (window)' if args else '', r.returncode, status,
                                       n, r.stderr[-600:]))
+        if status:
+            continue
+        # Unpacked, it ends where the next begins: babeltrace2 reads all of it.
+        r = rt('unpack', d, d + '-ctf', asan=True)
+        data = open(os.path.join(d + '-ctf', 'cpu0'), 'rb').read()
+        offs = packets_of(data)
+        check(r.returncode == 0 and hdr_get(data, offs[2], 'end') ==
+              hdr_get(data, offs[3], 'begin') and len(bt2(d + '-ctf')[0]) == 12,
+              'unpack of timestamp_end %d ns late: exit %d, packet 2 ends at %d, '
+              'packet 3 begins at %d' % (late, r.returncode, hdr_get(data, offs[2], 'end'),
+                                        hdr_get(data, offs[3], 'begin')))
 
 
 @test
