@@ -33,6 +33,9 @@ struct rt_promise {
 	uint64_t size, xxh64;
 };
 
+/* A packet's signature: its magic, then the trace's uuid if it has one. */
+#define RT_SIG_MAX	(4 + 16)
+
 /* source.c: the bytes of one stream file, plain or zstd. */
 struct rt_source {
 	/* Set by the owner, kept across files. */
@@ -41,6 +44,10 @@ struct rt_source {
 	uint64_t frames_skipped;	/* damaged frames, kept across files */
 	const struct rt_promise *promises;	/* checked at a file's first read */
 	unsigned int nr_promises;
+	uint8_t sig[RT_SIG_MAX];	/* how a packet starts (a frame's content) */
+	size_t siglen;
+	/* Read by the owner, kept across files. */
+	uint64_t moved;			/* bytes decoded, copied out or back */
 	/* Read by the owner. */
 	const char *path;		/* NULL: no file open */
 	bool zst;
@@ -48,8 +55,12 @@ struct rt_source {
 	/* The rest is source.c's. */
 	int fd;
 	bool eof;
-	uint8_t *pb;			/* bytes handed back, read first */
-	size_t pb_len, pb_pos;
+	/*
+	 * Bytes handed back that reading cannot go back to: in front of
+	 * the frame's first byte (zstd), or fed (no file).  Read first.
+	 */
+	uint8_t *pb;
+	size_t pb_len, pb_pos, pb_cap;
 	struct ZSTD_DCtx_s *zds;
 	uint8_t *in;			/* compressed bytes ... */
 	size_t in_len, in_pos;
@@ -71,6 +82,12 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 		    struct rt_error *err);
 /* Hands @n bytes back: the next reads return them first.  -1: no memory. */
 int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n);
+/*
+ * Hands back the last @n bytes read, @buf (a copy of them): reading goes
+ * back over them, copying only what is no longer in the source's hands
+ * (the frames before the one being read).  -1: no memory.
+ */
+int rt_src_giveback(struct rt_source *src, const uint8_t *buf, size_t n);
 void rt_src_close(struct rt_source *src);
 /*
  * Reading goes on from file offset @coff, a frame's start (zstd) or a
@@ -82,6 +99,13 @@ int rt_src_seek(struct rt_source *src, uint64_t coff, uint64_t uoff,
 		uint64_t limit, struct rt_error *err);
 /* Reading goes on past the limit rt_src_seek() set, to the end of the file. */
 void rt_src_unlimit(struct rt_source *src);
+
+/*
+ * The bytes a stream's reader copied (out of its files' frames, back to
+ * them) and searched for packets so far: what reading costs, which
+ * tools/tests/damage_fuzz.c holds to the size of what is read.
+ */
+uint64_t rt_stream_work(const struct rt_stream *s);
 
 /*
  * seek.c: the index of the stream file open at @fd (zstd or plain): its

@@ -18,6 +18,8 @@
  * are whole packets.  A packet_size that differs is damage, and never
  * moves where the next packet is looked for (read_packet()); nor does a
  * content_size that claims past the end of the file over another packet.
+ * Damage is read past to the next packet signature, searched for in the
+ * bytes read already first (skip_packet()): each byte is read once.
  *
  * A stream made of several files (rotation) is read file by file; frames
  * and packets never straddle files, so whatever is incomplete at the end
@@ -92,6 +94,7 @@ struct rt_stream {
 	unsigned int nr_ahead;
 	uint64_t drops;			/* places read past by the stream itself */
 	uint64_t drops_seen;		/* ... and the source, counted in a packet */
+	uint64_t scanned;		/* bytes searched for packets (rt_stream_work()) */
 	/*
 	 * The last packet handed out (@ref) and the one before it (@ref_prev).
 	 * @provisional: @ref was handed out with no packet after it to judge
@@ -100,6 +103,10 @@ struct rt_stream {
 	struct head ref, ref_prev;	/* info.raw and info.file: not kept */
 	bool have_ref, have_ref_prev, provisional;
 	bool disputed;			/* the next one's figures: not believed */
+	uint64_t disputed_seq, disputed_discarded;	/* the first one's own */
+	/* An error reading ahead, for when the packets before it are out (fill()). */
+	bool failed;
+	struct rt_error fail;
 
 	enum state state;
 	uint64_t pos;			/* next event in cur */
@@ -281,21 +288,36 @@ static uint64_t clock_ns(const struct rt_metadata *md, uint64_t cycles)
 }
 
 /*
- * The most events a CPU can have lost in @ns nanoseconds of its clock, and
- * so the most packets (a packet opens with an event): a reserve attempt,
- * kept or dropped, reads the clock and takes well over a nanosecond.
- * LOSS_SLACK covers a clock clamped while it stepped back (equal times)
- * and a packet closed after its losses were counted.  A loss figure above
- * it is a damaged header: what bit 40 of events_discarded or
- * packet_seq_num says is 18 minutes of losing one event every nanosecond.
+ * How far the module's account can run ahead of its clock, in nanoseconds
+ * (and so in events, below).  Every event lost is a reserve attempt, kept
+ * or dropped, that read the clock, and an attempt takes nanoseconds, so a
+ * CPU loses at most one event per nanosecond between two of its packets'
+ * closing times (module/ring.c: events_discarded is snapshotted with
+ * timestamp_end; an overwritten packet's events lie between its
+ * neighbours; every packet opens with an attempt).  What the clock does
+ * not show of the time that passed is the slack: its granule (TSC and
+ * kvm-clock: a nanosecond; HPET, ACPI PM: under 300 ns; a 32 kHz SoC
+ * timer: 30.5 us), a step back of ktime_get_mono_fast_ns() in an NMI
+ * (clamped to the last time: equal times), a lost count read a moment
+ * after the time.  2^16 ns covers them twice over; the jiffies
+ * clocksource of a machine without timer hardware would not be, and
+ * neither would it be by any figure that still catches damage.  The same
+ * is how far a timestamp_end written by a flush or a close on the drop
+ * path may run past the next packet's first event (ends_late()).
  */
-#define LOSS_SLACK	(1ULL << 24)
+#define CLOCK_SLACK	(1ULL << 16)
 
+/*
+ * The most events a CPU can have lost in @cycles of its clock, and so the
+ * most packets (a packet opens with an event).  A loss figure above it is
+ * a damaged header: what bit 20 of events_discarded or packet_seq_num
+ * says is a million events lost in a millisecond.
+ */
 static uint64_t most_lost(const struct rt_stream *s, uint64_t cycles)
 {
 	uint64_t ns = clock_ns(s->md, cycles);
 
-	return ns > UINT64_MAX - LOSS_SLACK ? UINT64_MAX : ns + LOSS_SLACK;
+	return ns > UINT64_MAX - CLOCK_SLACK ? UINT64_MAX : ns + CLOCK_SLACK;
 }
 
 /*
@@ -323,15 +345,34 @@ static int check_alone(struct rt_stream *s, const struct rt_packet_info *pi,
 }
 
 /*
+ * Whether packet @a's timestamp_end is all that puts packet @b before it,
+ * and by no more than the clock can step back: @b's events come after
+ * @a's.  ringtrace.ko's flush and its close on the drop path write
+ * timestamp_end without making it the floor of the next event's time
+ * (module/ring.c), so an NMI's earlier clock read can open the next
+ * packet before it.  Such a pair follows; @a ends where @b begins.
+ */
+static bool ends_late(const struct rt_stream *s, const struct head *a,
+		      const struct head *b)
+{
+	uint64_t begin = b->info.timestamp_begin;
+
+	return begin < a->info.timestamp_end && begin >= a->last_ts &&
+	       b->first_ts >= a->last_ts && begin >= a->info.timestamp_begin &&
+	       clock_ns(s->md, a->info.timestamp_end - begin) <= CLOCK_SLACK;
+}
+
+/*
  * Whether packet @b can come after packet @a in a stream (packets lost
  * between them or not): true, or false with @why saying why not.  Each
- * counter grows, times do not overlap, and what was lost in between fits
- * in the time between them (most_lost()).
+ * counter grows, times do not overlap (ends_late() aside), and what was
+ * lost in between fits in the time between them (most_lost()).
  */
-static bool follows(const struct rt_stream *s, const struct rt_packet_info *a,
-		    const struct rt_packet_info *b, char *why, size_t len)
+static bool follows(const struct rt_stream *s, const struct head *ha,
+		    const struct head *hb, char *why, size_t len)
 {
-	uint64_t most;
+	const struct rt_packet_info *a = &ha->info, *b = &hb->info;
+	uint64_t most, span;
 
 	if (b->cpu != a->cpu) {
 		snprintf(why, len, "cpu_id changed from %u to %u", a->cpu, b->cpu);
@@ -341,19 +382,20 @@ static bool follows(const struct rt_stream *s, const struct rt_packet_info *a,
 	} else if (b->events_discarded < a->events_discarded) {
 		snprintf(why, len, "events_discarded went down from %" PRIu64 " to %" PRIu64,
 			 a->events_discarded, b->events_discarded);
-	} else if (b->timestamp_begin < a->timestamp_end) {
+	} else if (b->timestamp_begin < a->timestamp_end && !ends_late(s, ha, hb)) {
 		snprintf(why, len, "timestamp_begin %" PRIu64 " is before the previous packet's timestamp_end %" PRIu64,
 			 b->timestamp_begin, a->timestamp_end);
 	} else {
-		most = most_lost(s, b->timestamp_end - a->timestamp_end);
+		span = b->timestamp_end > a->timestamp_end ?
+		       b->timestamp_end - a->timestamp_end : 0;
+		most = most_lost(s, span);
 		if (b->seq - a->seq - 1 > most)
 			snprintf(why, len, "%" PRIu64 " packets lost in the %" PRIu64 " ns since the previous packet's timestamp_end: more than a CPU writes",
-				 b->seq - a->seq - 1,
-				 clock_ns(s->md, b->timestamp_end - a->timestamp_end));
+				 b->seq - a->seq - 1, clock_ns(s->md, span));
 		else if (b->events_discarded - a->events_discarded > most)
 			snprintf(why, len, "%" PRIu64 " events lost in the %" PRIu64 " ns since the previous packet's timestamp_end: more than a CPU writes",
 				 b->events_discarded - a->events_discarded,
-				 clock_ns(s->md, b->timestamp_end - a->timestamp_end));
+				 clock_ns(s->md, span));
 		else
 			return true;
 	}
@@ -500,83 +542,13 @@ static int check_events(struct rt_stream *s, struct head *p, struct rt_error *er
 }
 
 /* A packet's signature, where a resynchronising reader takes up: its magic and the trace's uuid. */
-#define SIG_MAX		(4 + 16)
-
-static size_t signature(const struct rt_stream *s, uint8_t sig[SIG_MAX])
+static size_t signature(const struct rt_stream *s, uint8_t sig[RT_SIG_MAX])
 {
 	rt_put_le(sig, RINGTRACE_CTF_MAGIC, 4);
 	if (!s->md->has_uuid)
 		return 4;
 	memcpy(sig + 4, s->md->uuid, 16);
-	return SIG_MAX;
-}
-
-/*
- * Damage at stream offset @off (@why says what): skip from there to the
- * next packet signature -- its magic and the trace's uuid -- and hand the
- * bytes from there back to the source.  At the end of the file everything
- * left is skipped (a zero-filled tail).  The damage description counts the
- * bytes skipped from @off, read already or not.  More than @pad of them
- * (what the packet before claimed as its own, by its packet_size) is a
- * place where data was dropped: the next packet's RT_ITEM_LOST counts it.
- */
-static int resync(struct rt_stream *s, uint64_t off, uint64_t pad,
-		  const char *why, struct rt_error *err)
-{
-	enum { CHUNK = 65536 };
-	uint8_t sig[SIG_MAX], *buf, *hit;
-	size_t siglen = signature(s, sig), carry = 0, n;
-	uint64_t skipped = s->src.out_off - off;
-	ssize_t got;
-	int ret = 0;
-
-	buf = malloc(CHUNK + sizeof(sig));
-	if (!buf)
-		return rt_fail(err, "%s: out of memory", s->src.path);
-	for (;;) {
-		got = rt_src_read(&s->src, buf + carry, CHUNK, err);
-		if (got < 0) {
-			ret = -1;
-			break;
-		}
-		n = carry + (size_t)got;
-		hit = memmem(buf, n, sig, siglen);
-		if (hit) {
-			skipped += (uint64_t)(hit - buf);
-			if (rt_src_unread(&s->src, hit, n - (size_t)(hit - buf)))
-				ret = rt_fail(err, "%s: out of memory", s->src.path);
-			rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the next packet",
-				   why, skipped, off_kind(s), off);
-			break;
-		}
-		if (!got) {
-			skipped += n;
-			rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to the end of the file",
-				   why, skipped, off_kind(s), off);
-			break;
-		}
-		carry = n < siglen - 1 ? n : siglen - 1;
-		skipped += n - carry;
-		memmove(buf, buf + n - carry, carry);
-	}
-	free(buf);
-	s->stats.skipped_bytes += skipped;
-	if (skipped > pad)
-		s->drops++;
-	return ret;
-}
-
-/*
- * Damage at stream offset @off, the start of a packet that does not hold
- * together: the @n bytes of it read so far (@buf) go back to the source but
- * the first, and reading resynchronises from the next byte on.
- */
-static int skip_packet(struct rt_stream *s, const uint8_t *buf, size_t n,
-		       uint64_t off, struct rt_error *err)
-{
-	if (rt_src_unread(&s->src, buf + 1, n - 1))
-		return rt_fail(err, "%s: out of memory", s->src.path);
-	return resync(s, off, 0, err->msg, err);
+	return RT_SIG_MAX;
 }
 
 /* ---- a time window: the frames that can hold it ------------------------------- */
@@ -983,22 +955,84 @@ static int open_next(struct rt_stream *s, struct rt_error *err)
 }
 
 /*
- * Whether the @len bytes of the packet at @off in @p, cut by the end of
+ * Up to @n stream bytes, as rt_src_read().  A window's reading goes on past
+ * its last frame where it must -- a packet that claims more, the next
+ * packet's signature, the next packet: the packets after the window judge
+ * its last one.
+ */
+static ssize_t read_on(struct rt_stream *s, uint8_t *buf, size_t n,
+		       struct rt_error *err)
+{
+	ssize_t got = rt_src_read(&s->src, buf, n, err), more;
+
+	if (got < 0 || (size_t)got == n || !s->windowed || !s->src.limit)
+		return got;
+	rt_src_unlimit(&s->src);
+	more = rt_src_read(&s->src, buf + got, n - (size_t)got, err);
+	return more < 0 ? more : got + more;
+}
+
+/* Room for @n bytes in @p->buf, at most @most: 0, or -1 out of memory. */
+static int pkt_room(struct rt_stream *s, struct pkt *p, size_t n, size_t most,
+		    struct rt_error *err)
+{
+	size_t cap = p->cap < 65536 ? 65536 : 2 * p->cap;
+	uint8_t *b;
+
+	if (n <= p->cap)
+		return 0;
+	cap = cap < n ? n : cap > most ? most : cap;
+	b = realloc(p->buf, cap);
+	if (!b)
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	p->buf = b;
+	p->cap = cap;
+	return 0;
+}
+
+/*
+ * Stream bytes into @p->buf from @have on, up to @want: how many it holds
+ * then (fewer only at the end of the file), -1 on error.  The buffer grows
+ * as the bytes come, not as a header claims: a damaged content_size costs
+ * what the file holds.
+ */
+static ssize_t read_grow(struct rt_stream *s, struct pkt *p, size_t have,
+			 size_t want, struct rt_error *err)
+{
+	while (have < want) {
+		size_t step;
+		ssize_t got;
+
+		if (pkt_room(s, p, have + 1, want, err))
+			return -1;
+		step = (p->cap < want ? p->cap : want) - have;
+		got = read_on(s, p->buf + have, step, err);
+		if (got < 0)
+			return -1;
+		have += (size_t)got;
+		if ((size_t)got < step)
+			break;
+	}
+	return (ssize_t)have;
+}
+
+/*
+ * Whether the @len bytes of the packet @buf at @off, cut by the end of
  * the file before its content_size, hold all the events its header
  * counts, whole: then the writer was not killed inside it (what it wrote
  * ends exactly there), its content_size is damaged.
  */
-static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
+static bool whole_before(struct rt_stream *s, const uint8_t *buf, uint64_t off,
 			 uint64_t len)
 {
 	struct head h = { 0 };
 	struct rt_error err;
 	bool hard = s->hard, whole;
 
-	parse_header(p->buf, &h.info);
+	parse_header(buf, &h.info);
 	h.info.file = s->src.path;
 	h.info.offset = off;
-	h.info.raw = p->buf;
+	h.info.raw = buf;
 	h.info.content_bytes = len;
 	whole = !check_events(s, &h, &err);
 	s->hard = hard;
@@ -1006,25 +1040,225 @@ static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
 }
 
 /*
+ * The packet @buf at @off of which the file holds @len bytes, fewer than
+ * its content_size: cut there by a killed writer (0), or damage (1, @err
+ * says why) -- a packet starts inside what it claims, or its events end,
+ * whole, before the end of the file (whole_before()).
+ */
+static int cut_is_damage(struct rt_stream *s, const uint8_t *buf, uint64_t len,
+			 uint64_t off, struct rt_error *err)
+{
+	uint64_t csize = FIELD(buf, content_size) / 8;
+	uint8_t sig[RT_SIG_MAX];
+	size_t siglen = signature(s, sig);
+	const uint8_t *inside = memmem(buf + HDR_SIZE, (size_t)(len - HDR_SIZE), sig,
+				       siglen);
+
+	s->scanned += inside ? (uint64_t)(inside - buf) - HDR_SIZE + siglen : len - HDR_SIZE;
+	if (inside)
+		rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
+			s->src.path, off_kind(s), off, csize, off_kind(s),
+			off + (uint64_t)(inside - buf));
+	else if (whole_before(s, buf, off, len))
+		rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, where the packet's %u events end, whole, at %" PRIu64 " bytes",
+			s->src.path, off_kind(s), off, csize,
+			(unsigned int)FIELD(buf, events), len);
+	else
+		return 0;
+	return 1;
+}
+
+/* @n bytes from stream offset @off are damage (@why), up to @to. */
+static void skipped(struct rt_stream *s, const char *why, uint64_t n,
+		    uint64_t off, const char *to, uint64_t pad)
+{
+	rt_msgs_add(&s->damage, "%s; skipped %" PRIu64 " bytes at %soffset %" PRIu64 " to %s",
+		    why, n, off_kind(s), off, to);
+	s->stats.skipped_bytes += n;
+	if (n > pad)
+		s->drops++;
+}
+
+/*
+ * Damage at stream offset @off (@why says what), reading having got to
+ * the source's offset now: skip from @off to the next packet signature
+ * -- its magic and the trace's uuid -- and hand the bytes from there back
+ * to the source.  At the end of the file everything left is skipped (a
+ * zero-filled tail).  The damage description counts the bytes skipped
+ * from @off, read already or not.  More than @pad of them (what the
+ * packet before claimed as its own, by its packet_size) is a place where
+ * data was dropped: the next packet's RT_ITEM_LOST counts it.  The search
+ * reads a little first, more as it goes: it costs what it passes over.
+ */
+static int resync(struct rt_stream *s, uint64_t off, uint64_t pad,
+		  const char *why, struct rt_error *err)
+{
+	enum { FIRST = 256, MOST = 65536 };
+	uint8_t sig[RT_SIG_MAX], *buf, *hit;
+	size_t siglen = signature(s, sig), carry = 0, chunk = FIRST, n;
+	uint64_t skip = s->src.out_off - off;
+	ssize_t got;
+	int ret = 0;
+
+	buf = malloc(MOST + sizeof(sig));
+	if (!buf)
+		return rt_fail(err, "%s: out of memory", s->src.path);
+	for (;;) {
+		got = read_on(s, buf + carry, chunk, err);
+		if (got < 0) {
+			ret = -1;
+			break;
+		}
+		n = carry + (size_t)got;
+		s->scanned += n;
+		hit = memmem(buf, n, sig, siglen);
+		if (hit) {
+			skip += (uint64_t)(hit - buf);
+			if (rt_src_giveback(&s->src, hit, n - (size_t)(hit - buf)))
+				ret = rt_fail(err, "%s: %s", s->src.path, strerror(errno));
+			skipped(s, why, skip, off, "the next packet", pad);
+			break;
+		}
+		if (!got) {
+			skipped(s, why, skip + n, off, "the end of the file", pad);
+			break;
+		}
+		carry = n < siglen - 1 ? n : siglen - 1;
+		skip += n - carry;
+		memmove(buf, buf + n - carry, carry);
+		chunk = chunk < MOST ? 2 * chunk : MOST;
+	}
+	free(buf);
+	return ret;
+}
+
+/* A packet that does not hold together says its packet_size is wrong too. */
+static void size_also(const uint8_t *h, struct rt_error *err)
+{
+	size_t l = strlen(err->msg);
+
+	if (FIELD(h, packet_size) != FIELD(h, content_size))
+		snprintf(err->msg + l, sizeof(err->msg) - l,
+			 " (and its packet_size %" PRIu64 " bits differs from content_size)",
+			 (uint64_t)FIELD(h, packet_size));
+}
+
+/*
+ * The packet at @at of the hand (@p->buf, *@n bytes; stream offset @off
+ * there) judged on its own as read_packet() judges one, in place: 0 when
+ * it does not hold together (@err says why), 1 when it may (read_packet()
+ * is to read and judge it), -1 on a hard error.  What it claims is read on
+ * into the hand first, as far as the file has it.
+ */
+static int judge_in_hand(struct rt_stream *s, struct pkt *p, size_t *n,
+			 size_t at, uint64_t off, struct rt_error *err)
+{
+	struct head h = { 0 };
+	uint64_t csize;
+	ssize_t got;
+
+	if (*n - at < HDR_SIZE) {
+		got = read_grow(s, p, *n, at + HDR_SIZE, err);
+		if (got < 0)
+			return -1;
+		*n = (size_t)got;
+		if (*n - at < HDR_SIZE)
+			return 1;	/* a partial header: a note, or the end */
+	}
+	if (check_header(s, p->buf + at, off, err))
+		return 0;
+	csize = FIELD(p->buf + at, content_size) / 8;
+	if (*n - at < csize) {
+		got = read_grow(s, p, *n, at + csize, err);
+		if (got < 0)
+			return -1;
+		*n = (size_t)got;
+	}
+	if (*n - at < csize)
+		return !cut_is_damage(s, p->buf + at, *n - at, off, err);
+	parse_header(p->buf + at, &h.info);
+	h.info.file = s->src.path;
+	h.info.offset = off;
+	h.info.raw = p->buf + at;
+	if (check_alone(s, &h.info, err) || check_events(s, &h, err)) {
+		size_also(p->buf + at, err);
+		return s->hard ? -1 : 0;
+	}
+	return 1;
+}
+
+/*
+ * Damage at stream offset @off: the packet whose first @n bytes are in
+ * @p->buf does not hold together (@err says why).  Reading resynchronises
+ * from its next byte on, in hand first: a packet signature among the
+ * bytes read whose packet -- read on into the hand as far as it claims --
+ * does not hold together either is damage too, said and passed over
+ * without reading anything again; reading takes up at the first one that
+ * may (handed back to the source, for read_packet() to judge), or past
+ * the hand (resync()).  So each byte is read once, however many
+ * signatures the damage holds.
+ */
+static int skip_packet(struct rt_stream *s, struct pkt *p, size_t n,
+		       uint64_t off, struct rt_error *err)
+{
+	uint8_t sig[RT_SIG_MAX];
+	size_t siglen = signature(s, sig), at = 0, keep;
+	char why[RT_ERR_MAX];
+	const uint8_t *hit;
+	int r;
+
+	snprintf(why, sizeof(why), "%s", err->msg);
+	while (n - at > 1 &&
+	       (hit = memmem(p->buf + at + 1, n - at - 1, sig, siglen))) {
+		size_t next = (size_t)(hit - p->buf);
+
+		s->scanned += next - at;
+		skipped(s, why, next - at, off + at, "the next packet", 0);
+		/* What lies behind is done with: the hand holds what is ahead. */
+		if (next >= n / 2) {
+			memmove(p->buf, p->buf + next, n - next);
+			n -= next;
+			off += next;
+			next = 0;
+		}
+		at = next;
+		r = judge_in_hand(s, p, &n, at, off + at, err);
+		if (r < 0)
+			return -1;
+		if (r) {
+			if (rt_src_giveback(&s->src, p->buf + at, n - at))
+				return rt_fail(err, "%s: %s", s->src.path, strerror(errno));
+			return 0;
+		}
+		snprintf(why, sizeof(why), "%s", err->msg);
+	}
+	s->scanned += n - at;
+	/* A signature may straddle the hand's end: its start goes back. */
+	keep = n - at - 1 < siglen - 1 ? n - at - 1 : siglen - 1;
+	if (rt_src_giveback(&s->src, p->buf + n - keep, keep))
+		return rt_fail(err, "%s: %s", s->src.path, strerror(errno));
+	return resync(s, off + at, 0, why, err);
+}
+
+/*
  * The next packet that holds together on its own -- its header, every
  * event, what check_alone() looks at -- read whole into @p: 1, or 0 at the
  * end of the stream (of what was fed so far), -1 on error.  Whatever does
  * not hold together on the way is damage: described, read past to the
- * next packet signature, and counted in @p->damaged.  A packet is its
- * content_size bytes: a packet_size that claims more (or less) never
- * swallows what follows.  A file that ends inside the content_size a
- * header claims was cut there (a killed writer: a note), unless another
- * packet starts inside it: then the header is damaged, and reading takes
- * up at that packet.
+ * next packet signature (skip_packet()), and counted in @p->damaged.  A
+ * packet is its content_size bytes: a packet_size that claims more (or
+ * less) never swallows what follows.  A file that ends inside the
+ * content_size a header claims was cut there (a killed writer: a note),
+ * unless another packet starts inside it, or the packet's events end,
+ * whole, before the file does (whole_before()): then the header is
+ * damaged, and reading takes up at the next packet signature.
  */
 static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 {
 	struct rt_source *src = &s->src;
 
 	for (;;) {
-		uint8_t hdr[HDR_SIZE], sig[SIG_MAX];
 		uint64_t off, csize, psize, total;
-		const uint8_t *inside;
 		bool size_bad;
 		ssize_t got;
 		int r;
@@ -1034,16 +1268,13 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 			if (r <= 0)
 				return r;
 		}
+		if (pkt_room(s, p, HDR_SIZE, HDR_SIZE, err))
+			return -1;
 		off = src->out_off;
-		got = rt_src_read(src, hdr, HDR_SIZE, err);
+		got = read_on(s, p->buf, HDR_SIZE, err);
 		if (got < 0)
 			return -1;
 		if (got == 0) {
-			/* A window's last frame: the ones after judge its last packet. */
-			if (s->windowed && src->limit) {
-				rt_src_unlimit(src);
-				continue;
-			}
 			rt_src_close(src);
 			continue;
 		}
@@ -1053,56 +1284,26 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 			rt_src_close(src);
 			continue;
 		}
-		if (check_header(s, hdr, off, err)) {
-			if (!s->tolerant || skip_packet(s, hdr, HDR_SIZE, off, err))
+		if (check_header(s, p->buf, off, err)) {
+			if (!s->tolerant || skip_packet(s, p, HDR_SIZE, off, err))
 				return -1;
 			continue;
 		}
-		size_bad = check_packet_size(s, hdr, off, err) < 0;
+		size_bad = check_packet_size(s, p->buf, off, err) < 0;
 		if (size_bad && !s->tolerant)
 			return -1;
-		csize = FIELD(hdr, content_size) / 8;
-		if (csize > p->cap) {
-			uint8_t *n = realloc(p->buf, csize);
-
-			if (!n)
-				return rt_fail(err, "%s: out of memory", src->path);
-			p->buf = n;
-			p->cap = csize;
-		}
-		memcpy(p->buf, hdr, HDR_SIZE);
-		got = rt_src_read(src, p->buf + HDR_SIZE, csize - HDR_SIZE, err);
-		if (got >= 0 && (uint64_t)got < csize - HDR_SIZE &&
-		    s->windowed && src->limit) {
-			/* Only a lying header crosses the window's last frame. */
-			ssize_t more;
-
-			rt_src_unlimit(src);
-			more = rt_src_read(src, p->buf + HDR_SIZE + got,
-					   csize - HDR_SIZE - (uint64_t)got, err);
-			got = more < 0 ? more : got + more;
-		}
+		csize = FIELD(p->buf, content_size) / 8;
+		got = read_grow(s, p, HDR_SIZE, csize, err);
 		if (got < 0)
 			return -1;
-		if ((uint64_t)got < csize - HDR_SIZE) {
-			inside = memmem(p->buf + HDR_SIZE, (size_t)got, sig,
-					signature(s, sig));
-			if (!inside && !whole_before(s, p, off, HDR_SIZE + (uint64_t)got)) {
-				rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%" PRIu64 " of %" PRIu64 " bytes) dropped",
-					    src->path, off_kind(s), off, HDR_SIZE + got, csize);
+		if ((uint64_t)got < csize) {
+			if (!cut_is_damage(s, p->buf, (uint64_t)got, off, err)) {
+				rt_msgs_add(&s->notes, "%s: trailing partial packet at %soffset %" PRIu64 " (%zd of %" PRIu64 " bytes) dropped",
+					    src->path, off_kind(s), off, got, csize);
 				rt_src_close(src);
 				continue;
 			}
-			if (inside)
-				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, and a packet starts inside it, at %soffset %" PRIu64,
-					src->path, off_kind(s), off, csize, off_kind(s),
-					off + (uint64_t)(inside - p->buf));
-			else
-				rt_fail(err, "%s: %soffset %" PRIu64 ": content_size %" PRIu64 " bytes runs past the end of the file, where the packet's %u events end, whole, at %" PRIu64 " bytes",
-					src->path, off_kind(s), off, csize,
-					(unsigned int)FIELD(hdr, events), HDR_SIZE + got);
-			if (!s->tolerant ||
-			    skip_packet(s, p->buf, HDR_SIZE + (size_t)got, off, err))
+			if (!s->tolerant || skip_packet(s, p, (size_t)got, off, err))
 				return -1;
 			continue;
 		}
@@ -1114,14 +1315,8 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
-			if (size_bad) {
-				size_t l = strlen(err->msg);
-
-				snprintf(err->msg + l, sizeof(err->msg) - l,
-					 " (and its packet_size %" PRIu64 " bits differs from content_size)",
-					 (uint64_t)FIELD(hdr, packet_size));
-			}
-			if (skip_packet(s, p->buf, csize, off, err))
+			size_also(p->buf, err);
+			if (skip_packet(s, p, csize, off, err))
 				return -1;
 			continue;
 		}
@@ -1133,13 +1328,13 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 			 * ringtrace.ko wrote, and look for the next packet
 			 * right after it, not where packet_size says.
 			 */
-			check_packet_size(s, hdr, off, err);
+			psize = FIELD(p->buf, packet_size) / 8;
+			check_packet_size(s, p->buf, off, err);
 			snprintf(why, sizeof(why), "%s: read to its content_size",
 				 err->msg);
 			rt_put_le(p->buf + offsetof(struct ringtrace_packet_header, packet_size),
 				  csize * 8, 8);
 			p->h.info.packet_bytes = csize;
-			psize = FIELD(hdr, packet_size) / 8;
 			if (resync(s, off + csize, psize > csize ? psize - csize : 0,
 				   why, err))
 				return -1;
@@ -1166,13 +1361,35 @@ static struct pkt *free_slot(struct rt_stream *s)
 	return NULL;
 }
 
-/* Packets read ahead until @n are: 1, or 0 when the stream has fewer. */
+/*
+ * Packets read ahead until @n are: 1, or 0 when the stream has fewer.  An
+ * error reading one (I/O, a hard one, damage when not tolerant) while
+ * packets are read ahead already waits for them: they are good, and
+ * handed out first, the last of them judged as a stream's last; the
+ * error is returned once none is left ahead.
+ */
 static int fill(struct rt_stream *s, unsigned int n, struct rt_error *err)
 {
 	while (s->nr_ahead < n) {
-		struct pkt *p = free_slot(s);
-		int r = read_packet(s, p, err);
+		struct pkt *p;
+		int r;
 
+		if (s->failed) {
+			if (s->nr_ahead)
+				return 0;
+			s->failed = false;
+			if (err)
+				*err = s->fail;
+			return -1;
+		}
+		p = free_slot(s);
+		r = read_packet(s, p, err);
+		if (r < 0 && s->nr_ahead) {
+			s->failed = true;
+			if (err)
+				s->fail = *err;
+			return 0;
+		}
 		if (r <= 0)
 			return r;
 		s->ahead[s->nr_ahead++] = p;
@@ -1189,14 +1406,16 @@ enum blame { BLAME_N, BLAME_P, BLAME_NONE };
  * damaged.  @n2 is the packet after @n (NULL: none, or not yet fed).
  * The damaged one is the one without which the others follow each other;
  * when either would do, the one the sequence numbers leave room for
- * (packets in a stream have growing numbers), with no packet before the
- * one whose counter goes down, then the one the events' times point at:
- * @n's timestamp_begin before @p's last event is wrong, @p's
- * timestamp_end after @n's first event is.  When nothing tells, and the
- * events of both are in order (they do not depend on the counters or
- * timestamp_end, and ringtrace.ko's timestamp_begin is its packet's first
- * event's time), neither is blamed: BLAME_NONE.  BLAME_N also when
- * neither fits (more than one is damaged: @n is judged next, against @p).
+ * (packets in a stream have growing numbers), then the one the events'
+ * times point at: @n's timestamp_begin before @p's last event is wrong,
+ * @p's timestamp_end after @n's first event is (ends_late() aside).
+ * When nothing tells, and the events of both are in order (they do not
+ * depend on the counters or timestamp_end, and ringtrace.ko's
+ * timestamp_begin is its packet's first event's time), neither is
+ * blamed: BLAME_NONE -- so too with no packet before @p (a stream's or a
+ * window's first) and a counter that goes down at @n: @p's may be too
+ * high as well as @n's too low.  BLAME_N also when neither fits (more
+ * than one is damaged: @n is judged next, against @p).
  */
 static enum blame verdict(const struct rt_stream *s, const struct head *r,
 			  const struct head *p, const struct head *n,
@@ -1204,9 +1423,9 @@ static enum blame verdict(const struct rt_stream *s, const struct head *r,
 {
 	bool drop_p, drop_n, room_p, room_n;
 
-	drop_p = (!r || follows(s, &r->info, &n->info, NULL, 0)) &&
-		 (!n2 || follows(s, &n->info, &n2->info, NULL, 0));
-	drop_n = !n2 || follows(s, &p->info, &n2->info, NULL, 0);
+	drop_p = (!r || follows(s, r, n, NULL, 0)) &&
+		 (!n2 || follows(s, n, n2, NULL, 0));
+	drop_n = !n2 || follows(s, p, n2, NULL, 0);
 	if (drop_p != drop_n)
 		return drop_p ? BLAME_P : BLAME_N;
 	if (!drop_p)
@@ -1215,20 +1434,12 @@ static enum blame verdict(const struct rt_stream *s, const struct head *r,
 	room_n = !n2 || n2->info.seq - p->info.seq >= 2;
 	if (room_p != room_n)
 		return room_p ? BLAME_P : BLAME_N;
-	/*
-	 * No packet before: a counter that goes down at @n is @n's.  @p's
-	 * fits before @n2, and @n's leaves more lost before @n2 than the one
-	 * packet dropped between them.
-	 */
-	if (!r && (n->info.seq <= p->info.seq ||
-		   n->info.events_discarded < p->info.events_discarded))
-		return BLAME_N;
 	if (n->info.cpu != p->info.cpu)
 		return BLAME_P;
 	if (n->info.timestamp_begin < p->last_ts)
 		return BLAME_N;
 	if (n->info.timestamp_begin < p->info.timestamp_end &&
-	    n->first_ts < p->info.timestamp_end)
+	    n->first_ts < p->info.timestamp_end && !ends_late(s, p, n))
 		return BLAME_P;
 	return BLAME_NONE;
 }
@@ -1239,7 +1450,7 @@ static int blame(struct rt_stream *s, struct rt_error *err)
 	const struct head *r = s->have_ref ? &s->ref : NULL;
 	int got;
 
-	if (r && !follows(s, &r->info, &s->ahead[1]->h.info, NULL, 0))
+	if (r && !follows(s, r, &s->ahead[1]->h, NULL, 0))
 		return BLAME_N;
 	got = fill(s, 3, err);
 	if (got < 0)
@@ -1278,22 +1489,23 @@ static int reject(struct rt_stream *s, const char *why, struct rt_error *err)
  * a fed stream ran dry, or dispute().  The next one (ahead) judges it now:
  * if that one does not follow it but follows the packet before it, and
  * its events come after @ref's, one of the two headers is damaged --
- * @ref's too high, or this one's too low -- and neither can be told.  Said now (@ref's events were handed out), and
- * the packet ahead is judged against @ref's fields where its own bound
- * them: both packets' events are read, neither's loss figures believed.
+ * @ref's too high, or this one's too low -- and neither can be told.
+ * Said now (@ref's events were handed out), and the packet ahead is
+ * judged against @ref's fields where its own bound them: both packets'
+ * events are read, neither's loss figures believed.
  */
 static int judge_late(struct rt_stream *s, struct rt_error *err)
 {
 	const struct head *q = s->have_ref_prev ? &s->ref_prev : NULL;
-	const struct rt_packet_info *p = &s->ahead[0]->h.info;
+	const struct head *h = &s->ahead[0]->h;
+	const struct rt_packet_info *p = &h->info;
 	struct rt_packet_info *r = &s->ref.info;
 	char why[RT_ERR_MAX];
 
 	s->provisional = false;
-	if (follows(s, r, p, why, sizeof(why)) || !p->seq ||
-	    (q && !follows(s, &q->info, p, NULL, 0)) ||
-	    p->timestamp_begin < s->ref.last_ts ||
-	    s->ahead[0]->h.first_ts < s->ref.last_ts)
+	if (follows(s, &s->ref, h, why, sizeof(why)) || !p->seq ||
+	    (q && !follows(s, q, h, NULL, 0)) ||
+	    p->timestamp_begin < s->ref.last_ts || h->first_ts < s->ref.last_ts)
 		return 0;
 	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet does not follow the one before it (%soffset %" PRIu64 ", handed out before it could be judged: %s), but follows the one before that: one of the two headers is damaged; both are read, their loss figures are not believed",
 		p->file, off_kind(s), p->offset, off_kind(s), r->offset, why);
@@ -1338,18 +1550,23 @@ static int take_up(struct rt_stream *s, const char *why, struct rt_error *err)
 
 /*
  * The packet ahead is good: handed out from now on, its counters as @as
- * says (its own, or bounded by the next packet's: next_packet()); or,
- * with @believed false, its loss figures are not reported at all.
+ * says -- its own, or as dispute() and next_packet() bound them where a
+ * neighbour disputes them -- and what it counts since the packet handed
+ * out before (never below: a loss is never negative); or, with @believed
+ * false, its loss figures are not reported at all.
  */
 static void accept(struct rt_stream *s, const struct head *as, bool believed)
 {
 	struct pkt *p = s->ahead[0];
 	const struct rt_packet_info *pi = &as->info;
 	const struct rt_packet_info *r = s->have_ref ? &s->ref.info : NULL;
+	uint64_t discarded = pi->events_discarded;
 
 	s->lost_first = !r;
-	s->lost_packets = r ? pi->seq - r->seq - 1 : pi->seq;
-	s->lost_events = pi->events_discarded - (r ? r->events_discarded : 0);
+	s->lost_packets = !r ? pi->seq : pi->seq > r->seq ? pi->seq - r->seq - 1 : 0;
+	s->lost_events = !r ? pi->events_discarded :
+			 pi->events_discarded > r->events_discarded ?
+			 pi->events_discarded - r->events_discarded : 0;
 	if (!believed)
 		s->lost_packets = s->lost_events = 0;
 	s->damaged = p->damaged;
@@ -1369,7 +1586,7 @@ static void accept(struct rt_stream *s, const struct head *as, bool believed)
 	if (!s->windowed || pi->timestamp_end >= s->win_begin) {
 		s->stats.packets++;
 		s->stats.bytes += pi->content_bytes;
-		s->stats.discarded = pi->events_discarded;
+		s->stats.discarded = discarded;
 	}
 	if (!s->windowed || pi->timestamp_begin >= s->win_begin)
 		s->stats.lost_packets += s->lost_packets;
@@ -1379,16 +1596,19 @@ static void accept(struct rt_stream *s, const struct head *as, bool believed)
  * The packet ahead and the next one do not follow each other (@why), and
  * nothing tells which header is damaged (verdict()): both are handed out
  * -- their events are in order -- and neither's loss figures are
- * believed: the first's are bounded by the second's, the second's not
- * reported.  The second is then judged like a
- * packet a fed stream handed out last (judge_late()): the next one may
+ * believed where they disagree: the first's are bounded by the second's
+ * (and, bounded down to the last packet handed out's, not reported), the
+ * second's not reported (next_packet()).  The second is then judged like
+ * a packet a fed stream handed out last (judge_late()): the next one may
  * still show its header damaged.
  */
 static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
 {
 	const struct rt_packet_info *p = &s->ahead[0]->h.info;
 	const struct rt_packet_info *n = &s->ahead[1]->h.info;
+	const struct rt_packet_info *r = s->have_ref ? &s->ref.info : NULL;
 	struct head as = s->ahead[0]->h;
+	bool believed = true;
 
 	rt_fail(err, "%s: %soffset %" PRIu64 ": this packet and the next (%s%s%soffset %" PRIu64 ") do not follow each other (%s), and the packets around them do not tell which header is damaged: both are read, their loss figures are not believed",
 		p->file, off_kind(s), p->offset, n->file == p->file ? "" : n->file,
@@ -1402,10 +1622,16 @@ static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
 		as.info.events_discarded = n->events_discarded;
 	if (as.info.timestamp_end > n->timestamp_begin)
 		as.info.timestamp_end = n->timestamp_begin;
-	if (s->have_ref && (as.info.seq <= s->ref.info.seq ||
-			    as.info.events_discarded < s->ref.info.events_discarded))
-		as.info = s->ref.info;
-	accept(s, &as, true);
+	if (r && (as.info.seq <= r->seq ||
+		  as.info.events_discarded < r->events_discarded)) {
+		as.info.seq = as.info.seq > r->seq ? as.info.seq : r->seq;
+		if (as.info.events_discarded < r->events_discarded)
+			as.info.events_discarded = r->events_discarded;
+		believed = false;
+	}
+	s->disputed_seq = p->seq;
+	s->disputed_discarded = p->events_discarded;
+	accept(s, &as, believed);
 	s->disputed = true;
 	return 0;
 }
@@ -1423,9 +1649,10 @@ static int dispute(struct rt_stream *s, const char *why, struct rt_error *err)
  * and against the next one read (follows()): if that one does not follow
  * it, verdict() says which of the two headers is the damaged one.  A
  * damaged one is skipped whole and its loss figures are not believed: the
- * next packet's count from the last one handed out.  The last packet of a
- * stream (or of what was fed so far: judge_late()) has no next one to be
- * judged by; most_lost() bounds what its figures can say.
+ * next packet's count from the last one handed out.  Where nothing tells,
+ * dispute() hands both out.  The last packet of a stream (or of what was
+ * fed so far: judge_late()) has no next one to be judged by; most_lost()
+ * bounds what its figures can say.
  *
  * A window ends at the first packet after it that follows the last one
  * handed out: one that does not is damage (its timestamp_begin cannot be
@@ -1438,32 +1665,47 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 
 	s->cur = NULL;
 	for (;;) {
+		const struct head *ph, *nh;
 		const struct rt_packet_info *p, *n;
 
 		r = fill(s, 1, err);
 		if (r <= 0)
 			return r;
+		ph = &s->ahead[0]->h;
+		p = &ph->info;
 		if (s->disputed) {
-			/* Its counters are not believed: no loss figures. */
+			struct head as = *ph;
+
 			s->disputed = false;
-			if (s->windowed && s->ahead[0]->h.info.timestamp_begin > s->win_end)
+			if (s->windowed && p->timestamp_begin > s->win_end)
 				return 0;
-			accept(s, &s->ahead[0]->h, false);
+			/*
+			 * The second of a dispute: its figures are not
+			 * reported, and what follows counts from no lower
+			 * than the first's own (no higher than the packet
+			 * after the two, if there was one: verdict()), so
+			 * that a counter of its own damaged low does not
+			 * inflate the next loss.
+			 */
+			if (as.info.seq < s->disputed_seq)
+				as.info.seq = s->disputed_seq;
+			if (as.info.events_discarded < s->disputed_discarded)
+				as.info.events_discarded = s->disputed_discarded;
+			accept(s, &as, false);
 			return 1;
 		}
 		if (s->provisional && judge_late(s, err))
 			return -1;
-		p = &s->ahead[0]->h.info;
-		if (s->have_ref && !follows(s, &s->ref.info, p, why, sizeof(why))) {
+		if (s->have_ref && !follows(s, &s->ref, ph, why, sizeof(why))) {
 			r = fill(s, 2, err);
 			if (r < 0)
 				return -1;
-			n = r ? &s->ahead[1]->h.info : NULL;
+			nh = r ? &s->ahead[1]->h : NULL;
 			snprintf(msg, sizeof(msg), "%s: %soffset %" PRIu64 ": %s",
 				 p->file, off_kind(s), p->offset, why);
-			if (!n || follows(s, &s->ref.info, n, NULL, 0) ||
-			    !follows(s, p, n, NULL, 0) ||
-			    s->ahead[0]->h.first_ts < s->ref.last_ts) {
+			if (!nh || follows(s, &s->ref, nh, NULL, 0) ||
+			    !follows(s, ph, nh, NULL, 0) ||
+			    ph->first_ts < s->ref.last_ts) {
 				if (reject(s, msg, err))
 					return -1;
 				continue;
@@ -1476,8 +1718,9 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 		r = fill(s, 2, err);
 		if (r < 0)
 			return -1;
-		n = r ? &s->ahead[1]->h.info : NULL;
-		if (n && !follows(s, p, n, why, sizeof(why))) {
+		nh = r ? &s->ahead[1]->h : NULL;
+		n = nh ? &nh->info : NULL;
+		if (nh && !follows(s, ph, nh, why, sizeof(why))) {
 			r = blame(s, err);
 			if (r < 0)
 				return -1;
@@ -1491,12 +1734,19 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 					return -1;
 				continue;
 			}
-			if (r == BLAME_NONE && dispute(s, why, err))
-				return -1;
 			if (r == BLAME_NONE)
-				return 1;
+				return dispute(s, why, err) ? -1 : 1;
+		} else if (n && p->timestamp_end > n->timestamp_begin) {
+			/*
+			 * It ends late (ends_late()): where the next begins,
+			 * its header too (what unpack writes reads in order).
+			 */
+			rt_put_le(s->ahead[0]->buf +
+				  offsetof(struct ringtrace_packet_header, timestamp_end),
+				  n->timestamp_begin, 8);
+			s->ahead[0]->h.info.timestamp_end = n->timestamp_begin;
 		}
-		accept(s, &s->ahead[0]->h, true);
+		accept(s, ph, true);
 		return 1;
 	}
 }
@@ -1577,6 +1827,7 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 	s->md = md;
 	s->cpu = cpu;
 	s->src = RT_SOURCE_INIT(&s->damage, &s->notes);
+	s->src.siglen = signature(s, s->src.sig);
 	s->values = calloc(md->max_fields ? md->max_fields : 1, sizeof(*s->values));
 	s->paths = calloc(nr_paths ? nr_paths : 1, sizeof(*s->paths));
 	if (!s->values || !s->paths)
@@ -1620,6 +1871,11 @@ void rt_stream_close(struct rt_stream *s)
 const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s)
 {
 	return &s->stats;
+}
+
+uint64_t rt_stream_work(const struct rt_stream *s)
+{
+	return s->src.moved + s->scanned;
 }
 
 static const char *msgs_at(const struct rt_msgs *m, unsigned int i)

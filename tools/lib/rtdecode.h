@@ -22,10 +22,11 @@
  * input: a corrupt trace gives an error naming the file and the byte
  * offset (in the decompressed stream for .zst files), and nothing is ever
  * read outside a packet, whatever the metadata declares.  What a killed
- * daemon leaves behind (a trailing partial zstd frame, a trailing partial
- * packet: the file ends inside what its header claims, and no other
- * packet starts there) is not an error: the incomplete part is dropped and
- * a note is kept in the stream's notes.
+ * daemon leaves behind (a trailing partial zstd frame; a trailing partial
+ * packet: the file ends inside what its header claims, no other packet
+ * starts there, and its events do not all end, whole, before the end of
+ * the file) is not an error: the incomplete part is dropped and a note is
+ * kept in the stream's notes.
  *
  * A packet is checked on its own (header, sizes, every event, counters its
  * clock leaves room for), then against its neighbours on both sides: it
@@ -36,10 +37,14 @@
  * the packets around follow each other.  So a damaged header costs its
  * packet alone: it is never what the next packet is judged by, and its
  * loss figures are never reported (the next packet's count from the last
- * one handed out).  Where nothing tells which of the two is damaged, both
- * are read (their events are in order) and neither's loss figures are
- * believed.  The last packet of a stream has no next one: its figures
- * are only bounded by the time since the one before.
+ * one handed out).  Where nothing tells which of the two is damaged --
+ * so too at the first packet read, which has no packet before it -- both
+ * are read (their events are in order), the first's loss figures bounded
+ * by the second's and the second's not reported.  The last packet of a
+ * stream has no next one: its figures are only bounded by the time since
+ * the one before (a CPU loses at most one event a nanosecond, give or
+ * take 2^16).  An error reading a packet ahead (I/O, --strict's damage)
+ * comes after the packets before it.
  *
  * A zstd frame is decoded whole and its checksum verified before any byte
  * of it is parsed (source.c), and a packet is handed out only once all of
@@ -218,7 +223,7 @@ struct rt_item {
 struct rt_stream_stats {
 	uint64_t packets;
 	uint64_t events;
-	uint64_t discarded;		/* last packet's events_discarded */
+	uint64_t discarded;		/* last packet's events_discarded, as judged */
 	uint64_t lost_packets;		/* sequence numbers never seen */
 	uint64_t first_ts, last_ts;	/* of events; valid if events != 0 */
 	uint64_t bytes;			/* packet bytes read */
@@ -247,13 +252,14 @@ const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s);
  * Tolerant: read past damage instead of failing -- a packet whose header or
  * events do not check (skipped up to the next packet signature: its magic
  * and the trace's uuid), a packet whose header does not fit between its
- * neighbours (skipped whole), a packet_size that differs from
- * content_size (the packet is kept, what follows it up to the next
- * signature skipped), a zero-filled tail, a corrupt zstd frame (skipped to
- * the next frame).  Each
- * place read past is described, with its file and offset, by
- * rt_stream_damage().  Off by default: then the first of these is the
- * error.
+ * neighbours (skipped whole; or, where they do not tell which of two it
+ * is, both read, their loss figures not believed), a packet_size that
+ * differs from content_size (the packet is kept, what follows it up to
+ * the next signature skipped), a zero-filled tail, a corrupt zstd frame
+ * (skipped to the next frame).  Each place read past is described, with
+ * its file and offset, by rt_stream_damage().  Off by default: then the
+ * first of these is the error, returned once every packet before it is
+ * handed out.
  */
 void rt_stream_set_tolerant(struct rt_stream *s, bool on);
 /*

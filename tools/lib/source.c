@@ -19,16 +19,24 @@
  *
  * Damage, when the owner reads past it (tolerant): a frame that does not
  * decode, fails its checksum or is too big is skipped to the next frame
- * magic after its start, and described in the owner's damage list; so is
- * a frame without a checksum (a stored one) that another frame's magic
- * starts inside -- nothing checks its bytes, and a block size that claims
- * too much swallows the next frame's header.  A file that ends inside a
- * frame (a killed writer) drops that frame -- it cannot be checked -- and
- * says so in the owner's notes; unless another frame starts after it
- * began: the file goes on, that is damage.
+ * magic after its start, and described in the owner's damage list.  A
+ * stored frame's bytes are its packet's, unchecked: a payload may hold a
+ * frame magic, which is nothing.  What libzstd cannot see in one is a
+ * missing end (its block size alone damaged fails the content size
+ * check): it then takes its last bytes from the frames after it,
+ * swallowing the next one's header.  So a stored frame of ringtraced's
+ * starting inside it -- a whole stored-frame header, within the file,
+ * its content the start of a packet (the owner's src->sig) -- makes it
+ * damage, and reading takes up there; anything else is handed up for the
+ * packet checks.  A file that ends inside a frame (a killed writer) drops
+ * that frame -- it cannot be checked -- and says so in the owner's notes;
+ * unless such a frame (or, in a frame with a checksum, any frame whose
+ * blocks fit in the file) starts after it began: the file goes on, that
+ * is damage.
  *
- * A resynchronising reader hands bytes back (rt_src_unread()): they are
- * read again before anything else.
+ * A resynchronising reader hands bytes back: rt_src_giveback() goes back
+ * over what it read last (the file, the frame in memory), rt_src_unread()
+ * copies new bytes in front; either way they are read again first.
  *
  * A file a chunk set's manifest speaks for (rt_stream_promise()) is
  * checked against it before its first byte is handed out: its size, and
@@ -83,10 +91,7 @@ int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
 
 void rt_src_close(struct rt_source *src)
 {
-	uint64_t skipped;
-	const struct rt_promise *promises = src->promises;
-	unsigned int nr_promises = src->nr_promises;
-	bool tolerant;
+	const struct rt_source was = *src;
 
 	if (src->fd >= 0)
 		close(src->fd);
@@ -94,13 +99,15 @@ void rt_src_close(struct rt_source *src)
 	free(src->in);
 	free(src->frame);
 	free(src->pb);
-	tolerant = src->tolerant;
-	skipped = src->frames_skipped;
-	*src = RT_SOURCE_INIT(src->damage, src->notes);
-	src->tolerant = tolerant;
-	src->frames_skipped = skipped;
-	src->promises = promises;
-	src->nr_promises = nr_promises;
+	/* What the owner set, and counts, stay. */
+	*src = RT_SOURCE_INIT(was.damage, was.notes);
+	src->tolerant = was.tolerant;
+	src->frames_skipped = was.frames_skipped;
+	src->promises = was.promises;
+	src->nr_promises = was.nr_promises;
+	memcpy(src->sig, was.sig, sizeof(src->sig));
+	src->siglen = was.siglen;
+	src->moved = was.moved;
 }
 
 /* @fd's size and XXH64 (seed 0), read with pread: 0, or -1 (errno). */
@@ -196,25 +203,78 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 	return got;
 }
 
-int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n)
+/* @n bytes of @buf in front of what is left of src->pb. */
+static int pb_prepend(struct rt_source *src, const uint8_t *buf, size_t n)
 {
 	size_t left = src->pb_len - src->pb_pos;
-	uint8_t *pb;
 
+	if (n > src->pb_pos) {
+		if (n + left > src->pb_cap) {
+			size_t cap = n + left > 2 * src->pb_cap ? n + left : 2 * src->pb_cap;
+			uint8_t *pb = malloc(cap);
+
+			if (!pb)
+				return -1;
+			if (left)
+				memcpy(pb + n, src->pb + src->pb_pos, left);
+			free(src->pb);
+			src->pb = pb;
+			src->pb_cap = cap;
+		} else if (left) {
+			memmove(src->pb + n, src->pb + src->pb_pos, left);
+		}
+		src->moved += left;
+		src->pb_len = n + left;
+		src->pb_pos = n;
+	}
+	src->pb_pos -= n;
+	memcpy(src->pb + src->pb_pos, buf, n);
+	src->moved += n;
+	return 0;
+}
+
+int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n)
+{
 	if (!n)
 		return 0;
-	pb = malloc(n + left);
-	if (!pb)
+	/* Read through: nothing before the new bytes to go back to. */
+	if (src->pb_pos == src->pb_len)
+		src->pb_pos = src->pb_len = 0;
+	if (pb_prepend(src, buf, n))
 		return -1;
-	memcpy(pb, buf, n);
-	if (left)
-		memcpy(pb + n, src->pb + src->pb_pos, left);
-	free(src->pb);
-	src->pb = pb;
-	src->pb_len = n + left;
-	src->pb_pos = 0;
 	src->out_off -= n;
 	return 0;
+}
+
+/*
+ * Reading goes back over what it took last, most recent first: from the
+ * file (plain: any byte it read is still there) or the frame being read
+ * (zstd), and from the bytes handed back before, which come right before
+ * the frame's first byte (src->pb is emptied when a frame is decoded).
+ * Only bytes of earlier frames are copied (src->pb).  So resynchronising
+ * costs what it reads, however often it hands bytes back.
+ */
+int rt_src_giveback(struct rt_source *src, const uint8_t *buf, size_t n)
+{
+	size_t k;
+
+	if (src->pb_pos == src->pb_len && src->fd >= 0) {
+		if (!src->zst) {
+			if (lseek(src->fd, -(off_t)n, SEEK_CUR) < 0)
+				return -1;
+			src->out_off -= n;
+			return 0;
+		}
+		k = n < src->frame_pos ? n : src->frame_pos;
+		src->frame_pos -= k;
+		src->out_off -= k;
+		n -= k;
+	}
+	k = n < src->pb_pos ? n : src->pb_pos;
+	src->pb_pos -= k;
+	src->out_off -= k;
+	n -= k;
+	return rt_src_unread(src, buf, n);
 }
 
 /*
@@ -254,22 +314,25 @@ static ssize_t zst_read_in(struct rt_source *src, size_t keep,
 
 /*
  * The frame that started at src->frame_start is damage (@what): skip to
- * the next frame magic after its first byte, and describe what was
+ * file offset @to, where a frame was found inside it, or (UINT64_MAX) to
+ * the next frame magic after its first byte; and describe what was
  * skipped.  Decoding goes on from there (or the file ends).
  */
-static int zst_skip_frame(struct rt_source *src, const char *what,
+static int zst_skip_frame(struct rt_source *src, const char *what, uint64_t to,
 			  struct rt_error *err)
 {
-	uint64_t from = src->frame_start, to;
-	bool at_end = false;
+	uint64_t from = src->frame_start;
+	bool search = to == UINT64_MAX, at_end = false;
 
-	if (lseek(src->fd, (off_t)(from + 1), SEEK_SET) < 0)
+	if (search)
+		to = from + 1;
+	if (lseek(src->fd, (off_t)to, SEEK_SET) < 0)
 		return rt_fail(err, "%s: %s", src->path, strerror(errno));
-	src->in_off = from + 1;
+	src->in_off = to;
 	src->in_len = src->in_pos = 0;
 	src->eof = false;
 	ZSTD_DCtx_reset(src->zds, ZSTD_reset_session_only);
-	for (;;) {
+	while (search) {
 		const uint8_t *hit = memmem(src->in, src->in_len, zstd_magic,
 					    sizeof(zstd_magic));
 		ssize_t r;
@@ -347,30 +410,139 @@ static int zst_frame_too_big(struct rt_source *src, char *what, size_t size,
 	return 1;
 }
 
+/* @n bytes at file offset @at: 1, 0 when the file has fewer, -1 on error. */
+static int zst_pread(struct rt_source *src, void *buf, size_t n, uint64_t at,
+		     struct rt_error *err)
+{
+	errno = 0;
+	if (!rt_pread_full(src->fd, buf, n, at))
+		return 1;
+	return errno ? rt_fail(err, "%s: %s", src->path, strerror(errno)) : 0;
+}
+
 /*
- * Whether a frame magic is in the file from @from on, before @to: 1, 0, -1
- * on a read error.
+ * Whether a stored frame of ringtraced's starts at file offset @at of a
+ * file of @size bytes: a whole stored-frame header (lib/chunk.c's), a
+ * first block header that agrees with it, the frame within the file, and
+ * its content the start of a packet (src->sig).  1, 0, -1 on a read error.
  */
-static int zst_magic_in(struct rt_source *src, uint64_t from, uint64_t to,
-			struct rt_error *err)
+static int zst_stored_at(struct rt_source *src, uint64_t at, uint64_t size,
+			 struct rt_error *err)
+{
+	uint8_t h[CHUNK_STORED_FRAME_HEADER + 3 + RT_SIG_MAX];
+	size_t want = CHUNK_STORED_FRAME_HEADER + 3 + src->siglen;
+	uint32_t content, first, bh;
+	int r;
+
+	if (at > size || size - at < want)
+		return 0;
+	r = zst_pread(src, h, want, at, err);
+	if (r <= 0)
+		return r;
+	if (!chunk_stored_header(h, &content) ||
+	    chunk_stored_size(content) > size - at)
+		return 0;
+	/* One raw block, or the first of several (chunk_stored_iov()). */
+	first = content < CHUNK_RAW_BLOCK_MAX ? content : CHUNK_RAW_BLOCK_MAX;
+	bh = rt_get_le(h + CHUNK_STORED_FRAME_HEADER, 3);
+	return bh == (first << 3 | (content <= CHUNK_RAW_BLOCK_MAX)) &&
+	       content >= src->siglen &&
+	       !memcmp(h + CHUNK_STORED_FRAME_HEADER + 3, src->sig, src->siglen);
+}
+
+/*
+ * Whether a frame with a content checksum starts at file offset @at of a
+ * file of @size bytes, its blocks -- walked, not decoded, at most as many
+ * as FRAME_MAX bytes take -- and its checksum within the file.  1, 0, -1.
+ */
+static int zst_checked_at(struct rt_source *src, uint64_t at, uint64_t size,
+			  struct rt_error *err)
+{
+	uint8_t h[ZSTD_FRAMEHEADERSIZE_MAX];
+	ZSTD_frameHeader fh;
+	uint64_t pos;
+	int r;
+
+	if (at >= size)
+		return 0;
+	r = zst_pread(src, h, size - at < sizeof(h) ? size - at : sizeof(h), at, err);
+	if (r <= 0)
+		return r;
+	if (ZSTD_getFrameHeader(&fh, h, size - at < sizeof(h) ? size - at : sizeof(h)) ||
+	    fh.frameType != ZSTD_frame || !fh.checksumFlag)
+		return 0;
+	pos = at + fh.headerSize;
+	for (size_t i = 0; i <= FRAME_MAX / ZSTD_BLOCKSIZE_MAX; i++) {
+		uint8_t b[3];
+		uint32_t bh, len;
+
+		if (pos > size || size - pos < sizeof(b))
+			return 0;
+		r = zst_pread(src, b, sizeof(b), pos, err);
+		if (r <= 0)
+			return r;
+		bh = rt_get_le(b, 3);
+		len = (bh >> 1 & 3) == 1 ? 1 : bh >> 3;	/* RLE: one byte */
+		if ((bh >> 1 & 3) == 3 || bh >> 3 > ZSTD_BLOCKSIZE_MAX)
+			return 0;
+		pos += sizeof(b) + len;
+		if (bh & 1)
+			return pos <= size && size - pos >= 4;
+	}
+	return 0;
+}
+
+/*
+ * Whether a frame starts inside the frame at src->frame_start, at a file
+ * offset from @from on, before @to: 1 with *@at set, 0, -1 on error.  A
+ * frame magic is no sign of one -- a stored frame's bytes are its
+ * packet's, which a payload may give any value -- a stored frame of
+ * ringtraced's is (zst_stored_at()), and, with @checked, a frame with a
+ * checksum whose blocks fit in the file.
+ */
+static int zst_frame_inside(struct rt_source *src, uint64_t from, uint64_t to,
+			    bool checked, uint64_t *at, struct rt_error *err)
 {
 	uint8_t buf[65536];
-	ssize_t n;
+	struct stat st;
 
-	for (; from < to; from += (uint64_t)n - (sizeof(zstd_magic) - 1)) {
-		size_t want = to - from < sizeof(buf) ? (size_t)(to - from) : sizeof(buf);
+	if (fstat(src->fd, &st))
+		return rt_fail(err, "%s: %s", src->path, strerror(errno));
+	if (to > (uint64_t)st.st_size)
+		to = (uint64_t)st.st_size;
+	while (from < to) {
+		/* The bytes of every magic that starts before @to. */
+		uint64_t end = to + sizeof(zstd_magic) - 1;
+		size_t want, i = 0;
+		const uint8_t *hit;
+		ssize_t n;
 
+		if (end > (uint64_t)st.st_size)
+			end = (uint64_t)st.st_size;
+		want = end - from < sizeof(buf) ? (size_t)(end - from) : sizeof(buf);
 		n = pread(src->fd, buf, want, (off_t)from);
-		if (n < 0 && errno == EINTR) {
-			n = sizeof(zstd_magic) - 1;
+		if (n < 0 && errno == EINTR)
 			continue;
-		}
 		if (n < 0)
 			return rt_fail(err, "%s: %s", src->path, strerror(errno));
-		if (memmem(buf, (size_t)n, zstd_magic, sizeof(zstd_magic)))
-			return 1;
-		if ((size_t)n < want || (size_t)n < sizeof(zstd_magic))
+		if ((size_t)n < sizeof(zstd_magic))
 			return 0;
+		while ((hit = memmem(buf + i, (size_t)n - i, zstd_magic, sizeof(zstd_magic))) &&
+		       from + (uint64_t)(hit - buf) < to) {
+			uint64_t o = from + (uint64_t)(hit - buf);
+			int r = zst_stored_at(src, o, (uint64_t)st.st_size, err);
+
+			if (!r && checked)
+				r = zst_checked_at(src, o, (uint64_t)st.st_size, err);
+			if (r < 0)
+				return -1;
+			if (r) {
+				*at = o;
+				return 1;
+			}
+			i = (size_t)(hit - buf) + 1;
+		}
+		from += (uint64_t)n - (sizeof(zstd_magic) - 1);
 	}
 	return 0;
 }
@@ -379,15 +551,17 @@ static int zst_magic_in(struct rt_source *src, uint64_t from, uint64_t to,
  * Decodes the frame at src->in_pos, whole, into src->frame: 1 once libzstd
  * reached its end (and verified its checksum, if it has one); 0 when the
  * file ends first (a frame begun is noted); 2 for damage, @what saying
- * what; -1 on a read error.
+ * what, *@resume where a frame found inside it starts (else UINT64_MAX);
+ * -1 on a read error.
  */
 static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
-			    struct rt_error *err)
+			    uint64_t *resume, struct rt_error *err)
 {
 	bool started = false;
 	size_t ret;
 	int r;
 
+	*resume = UINT64_MAX;
 	src->frame_len = src->frame_pos = 0;
 	r = zst_frame_too_big(src, what, size, err);
 	src->frame_start = src->in_off + src->in_pos;
@@ -405,13 +579,17 @@ static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
 			if (got == 0 && started) {
 				/*
 				 * A killed writer's frame is the last thing in
-				 * the file: nothing starts after it began.
+				 * the file: no frame starts after it began
+				 * (zst_frame_inside(): a stored one's bytes
+				 * are not frames, whatever they hold).
 				 */
-				r = zst_magic_in(src, src->frame_start + 1, UINT64_MAX, err);
+				r = zst_frame_inside(src, src->frame_start + 1, UINT64_MAX,
+						     src->frame_checked, resume, err);
 				if (r < 0)
 					return -1;
 				if (r) {
-					snprintf(what, size, "the file ends inside the frame, and another frame starts inside it");
+					snprintf(what, size, "the file ends inside the frame, and another frame starts inside it, at compressed offset %" PRIu64,
+						 *resume);
 					return 2;
 				}
 				rt_msgs_add(src->notes, "%s: ends inside the zstd frame at compressed offset %" PRIu64 " (%" PRIu64 " bytes; writer killed?): dropped, it cannot be checked",
@@ -452,17 +630,18 @@ static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
  */
 static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 {
-	char what[128];
+	char what[160];
+	uint64_t at;
 
 	for (;;) {
-		int r = zst_decode_frame(src, what, sizeof(what), err);
+		int r = zst_decode_frame(src, what, sizeof(what), &at, err);
 
 		if (r == 2 && !src->tolerant)
 			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
 				       src->path, what, src->frame_start);
 		if (r == 2) {
 			src->frame_len = 0;
-			if (zst_skip_frame(src, what, err))
+			if (zst_skip_frame(src, what, at, err))
 				return -1;
 			continue;
 		}
@@ -474,21 +653,29 @@ static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 		if (src->frame_checked)
 			return 1;
 		/*
-		 * Nothing checks a stored frame's bytes: a block size that
-		 * claims too much makes it swallow the next frame's header.
+		 * Nothing checks a stored frame's bytes: they are its
+		 * packet's, and a payload may hold a frame magic.  What
+		 * libzstd cannot see is a frame whose end is missing (cut
+		 * short; its block size damaged alone fails its content size
+		 * check): the bytes it lacks come from the frames after it,
+		 * the next one's header swallowed.  So a stored frame of
+		 * ringtraced's inside it (zst_frame_inside()) is the sign,
+		 * and reading takes up there; anything else is handed up,
+		 * for the packet checks to judge.
 		 */
-		r = zst_magic_in(src, src->frame_start + 1,
-				 src->in_off + src->in_pos, err);
+		r = zst_frame_inside(src, src->frame_start + 1,
+				     src->in_off + src->in_pos, false, &at, err);
 		if (r < 0)
 			return -1;
 		if (!r)
 			return 1;
-		snprintf(what, sizeof(what), "another frame starts inside it (it has no checksum): its block sizes are damaged");
+		snprintf(what, sizeof(what), "a stored frame starts inside it, at compressed offset %" PRIu64 " (it has no checksum): its end is missing",
+			 at);
 		if (!src->tolerant)
 			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
 				       src->path, what, src->frame_start);
 		src->frame_len = 0;
-		if (zst_skip_frame(src, what, err))
+		if (zst_skip_frame(src, what, at, err))
 			return -1;
 	}
 }
@@ -525,7 +712,11 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 			break;		/* all of it, or the end of the file */
 		} else {
 			if (src->frame_pos == src->frame_len) {
-				int r = zst_next_frame(src, err);
+				int r;
+
+				/* What it held came before this frame's bytes. */
+				src->pb_len = src->pb_pos = 0;
+				r = zst_next_frame(src, err);
 
 				if (r < 0)
 					return -1;
@@ -540,6 +731,7 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 		got += k;
 	}
 	src->out_off += got;
+	src->moved += got;
 	return (ssize_t)got;
 }
 

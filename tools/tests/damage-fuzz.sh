@@ -5,11 +5,13 @@
 # UBSan): real traces damaged one thing at a time -- every field of the
 # packet headers, bits of event headers, zstd frame boundaries -- and read
 # back by the decoder, which must lose the damaged packet (or frame) and
-# nothing else, invent nothing, and report the damage.  The traces: the one
-# recorded on Debian's 6.12 kernel (tools/tests/real-trace) and two of
-# gentrace.py's, one with discarded events and overwritten packets, one
-# rotated into zstd files of 3-packet frames.  Deterministic: the same
-# damages every run (about 35 000, some 15 s of CPU).  A failure keeps the
+# nothing else, invent nothing, and report the damage; undamaged, read
+# exactly; and resynchronising must cost what it reads.  The traces: the
+# one recorded on Debian's 6.12 kernel (tools/tests/real-trace) and two of
+# gentrace.py's, one with discarded events, overwritten packets and
+# markers that hold the zstd frame magic, one rotated into zstd files of
+# 3-packet frames.  Deterministic: the same damages every run (about
+# 35 000, some 20 s of CPU).  A failure keeps the
 # damaged trace under $RT_CACHE/damage-fuzz/ (one directory per failing
 # check, its DAMAGE file says what and why) and says how to see it.  Ends
 # with "damage-fuzz: N passed, M failed".
@@ -27,7 +29,7 @@ if ! make -s tests/damage_fuzz; then
 	exit 1
 fi
 if ! python3 tests/gentrace.py "$work/lossy" --cpus 1 --events 500 --subbuf 1024 \
-		--seed 7 --lose 0.05 --drop-packets 0.15 >/dev/null ||
+		--seed 7 --lose 0.05 --drop-packets 0.15 --frame-magic 0.3 >/dev/null ||
    ! python3 tests/gentrace.py "$work/rotated" --cpus 1 --events 500 --subbuf 1024 \
 		--seed 8 --zstd rotate --frame-packets 3 --rotate-frames 3 >/dev/null; then
 	echo "damage-fuzz: 0 passed, 1 failed (tests/gentrace.py)"

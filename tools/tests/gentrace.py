@@ -207,11 +207,22 @@ def random_payload(rng, fields):
     return bytes(buf), ', '.join(shown)
 
 
+# --frame-magic: the share of markers whose text holds the zstd frame
+# magic, alone or as a whole stored-frame header (lib/chunk.h): what a
+# user may write, which a stored frame of its packet must read as it is.
+FRAME_MAGIC = 0.0
+FRAME_MAGICS = [b'\x28\xb5\x2f\xfd', b'\x28\xb5\x2f\xfd\xa0\x40\x00\x00\x00\x01\x02\x00']
+
+
 def make_fields_for(rng, eid, name, fields):
     """Sequence lengths must be chosen before random_payload sees them."""
     if name == 'ringtrace_marker':
         n = rng.choice([1, 2, 5, 17, rng.randint(1, 200)])
         raw = bytes(rng.choice(TEXT_CHARS) for _ in range(n))
+        if FRAME_MAGIC and rng.random() < FRAME_MAGIC:
+            at = rng.randint(0, n)
+            raw = raw[:at] + rng.choice(FRAME_MAGICS) + raw[at:]
+            n = len(raw)
         payload = struct.pack('<H', n) + raw
         return payload, 'len=%d, data=%s' % (n, quote_text(raw))
     if name == 'test_arrays':
@@ -374,8 +385,12 @@ def main():
                     help='cut the last zstd frame of cpu0 in half (SIGKILL)')
     ap.add_argument('--partial-packet', action='store_true',
                     help='append half a packet to the stream of cpu0')
+    ap.add_argument('--frame-magic', type=float, default=0.0,
+                    help='share of markers whose text holds the zstd frame magic')
     ap.add_argument('--offset-s', type=int, default=1700000000)
     args = ap.parse_args()
+    global FRAME_MAGIC
+    FRAME_MAGIC = args.frame_magic
 
     rng = random.Random(args.seed)
     uuid = bytes(rng.getrandbits(8) for _ in range(16))

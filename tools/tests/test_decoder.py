@@ -921,6 +921,273 @@ def damage_is_summarised(ctx):
 
 
 
+# ---- one damaged packet costs that packet: the cases of the review ----------------
+
+# Streams of markers on cpu0: packet i holds two at REVIEW_T0 + 1000 i (+ 100).
+REVIEW_UUID = bytes(range(16))
+REVIEW_T0 = 5 * 10**9
+ZSTD_MAGIC = b'\x28\xb5\x2f\xfd'
+
+
+def review_packet(i, seq=None, disc=0, texts=None, end=None, extra=()):
+    """Packet i: its markers (TEXTS, or b'pktI-a', b'pktI-b') and EXTRA
+    events ((time, id, payload)) after them; its header's fields as given."""
+    t = REVIEW_T0 + 1000 * i
+    texts = texts or [b'pkt%d-a' % i, b'pkt%d-b' % i]
+    evs = [(t + 100 * k, 0, marker(x)) for k, x in enumerate(texts)] + list(extra)
+    return kpacket(REVIEW_UUID, 0, i if seq is None else seq, evs, t,
+                   evs[-1][0] if end is None else end, disc)
+
+
+def review_trace(ctx, name, files, events=(gentrace.EVENTS[0],), meta=None):
+    d = os.path.join(ctx.tmp, name)
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta or gentrace.metadata(REVIEW_UUID, 1700000000, 0, list(events)))
+    for n, data in files.items():
+        with open(os.path.join(d, n), 'wb') as f:
+            f.write(data)
+    return d
+
+
+def markers_of(out):
+    """The data of each marker report printed, in order."""
+    return re.findall(r'ringtrace_marker: len=\d+, data="((?:[^"\\]|\\.)*)"', out)
+
+
+def losses_of(out):
+    """(events, packets) of each loss line report printed."""
+    return [(int(a), int(b)) for a, b in
+            re.findall(r' -- lost events=(\d+) packets=(\d+)', out)]
+
+
+@test
+def stored_frame_holding_the_zstd_magic(ctx):
+    """A stored frame (a raw block, no checksum) whose packet holds the
+    zstd frame magic -- a marker's text, a syscall argument 0xFD2FB528 --
+    even with a whole stored-frame header after it, is read like any
+    other: exit 0, every event, as from the same packets unpacked.  So is
+    a killed writer's last frame that holds it: a note, exit 0.  A frame
+    whose end is missing still costs its packet alone: the next frame,
+    whose header it swallows, is read.  (Before: a magic anywhere inside
+    a stored frame made it damage, its packet dropped, exit 3.)"""
+    fake = ZSTD_MAGIC + b'\xa0' + struct.pack('<I', 40) + b'\x41\x01\x00' + b'\xc1\x1f\xfc\xc1'
+    texts = {2: [b'pkt2-a', b'x' + ZSTD_MAGIC + b'y'], 3: [b'pkt3-a', fake + b'z' * 40],
+             4: [ZSTD_MAGIC * 3, b'pkt4-b'], 5: [struct.pack('<Q', 0xFD2FB528), b'pkt5-b']}
+    pk = [review_packet(i, texts=texts.get(i)) for i in range(8)]
+    plain = review_trace(ctx, 'plain', {'cpu0': b''.join(pk)})
+    stored = review_trace(ctx, 'stored', {'cpu0-000001.zst': stored_chunk(pk)})
+    want = rt('report', plain)
+    check(want.returncode == 0 and len(markers_of(want.stdout)) == 16,
+          'the plain stream: exit %d, %d markers' % (want.returncode,
+                                                    len(markers_of(want.stdout))))
+    for args in ([], ['--begin', seek_secs(REVIEW_T0 + 2500), '--end', seek_secs(REVIEW_T0 + 5500)]):
+        r = rt('report', *(args + [stored]), asan=True)
+        w = rt('report', *(args + [plain]))
+        check(r.returncode == 0 and r.stdout == w.stdout and 'damaged' not in r.stderr,
+              'stored %s: exit %d, %d markers of %d: %s' % (
+                  ' '.join(args), r.returncode, len(markers_of(r.stdout)),
+                  len(markers_of(w.stdout)), r.stderr[-800:]))
+    # A killed writer: the file ends inside the last frame, after the magic.
+    pk[7] = review_packet(7, texts=[b'pkt7-a', b'p' + ZSTD_MAGIC + b'q' * 30])
+    frames = [stored_chunk([p]) for p in pk]
+    cut = frames[7].index(ZSTD_MAGIC, 4) + 8
+    killed = review_trace(ctx, 'killed', {'cpu0-000001.zst': b''.join(frames[:7]) +
+                                          frames[7][:cut]})
+    r = rt('report', killed, asan=True)
+    check(r.returncode == 0 and len(markers_of(r.stdout)) == 14 and
+          'cpu0: truncated: %s/cpu0-000001.zst: ends inside the zstd frame' % killed
+          in r.stdout and 'damaged' not in r.stderr,
+          'a killed writer\'s last frame holding the magic: exit %d, %d markers: %s' % (
+              r.returncode, len(markers_of(r.stdout)), r.stderr[-800:]))
+    # A frame whose end is missing swallows the next one's header.
+    short = frames[3][:len(frames[3]) // 2]
+    cut = review_trace(ctx, 'cut', {'cpu0-000001.zst': b''.join(frames[:3]) + short +
+                                    b''.join(frames[4:])})
+    r = rt('report', cut, asan=True)
+    got = markers_of(r.stdout)
+    check(r.returncode == 3 and len(got) == 14 and not any(g.startswith('pkt3') for g in got)
+          and 'pkt4-b' in got and 'damaged: %s/cpu0-000001.zst: zstd: ' % cut in r.stderr,
+          'a frame cut short: exit %d, %d markers (14 expected, packet 3\'s not): %s' % (
+              r.returncode, len(got), r.stderr[-800:]))
+
+
+@test
+def disputed_first_packet_of_a_read(ctx):
+    """The first packet read (a stream's, and every seeking window's) has
+    a counter raised by damage, and the packets after it lose some: the
+    intact packet after it is read, both are (their events in order),
+    the damage said, no loss figure above the real one; and a window that
+    starts there prints what a full pass prints of it.  (Before: the
+    intact packet was blamed and dropped -- with no packet before the
+    first, a counter going down was taken for the second's.)"""
+    for name, disc, seqs in (('events_discarded', [1, 0, 5, 5, 5], None),
+                             ('packet_seq_num', [0] * 5, [8, 8, 10, 11, 12])):
+        pk = [review_packet(i, seq=(seqs[i] if seqs else i + 7), disc=disc[i])
+              for i in range(5)]
+        d = review_trace(ctx, 'first-' + name, {'cpu0': b''.join(pk)})
+        r = rt('report', d, asan=True)
+        got = markers_of(r.stdout)
+        check(r.returncode == 3 and len(got) == 10 and 'damaged: ' in r.stderr,
+              '%s of the first packet: exit %d, %d markers of 10: %s' % (
+                  name, r.returncode, len(got), r.stderr[-600:]))
+        check(sum(e for e, _ in losses_of(r.stdout)) <= 5 and
+              sum(p for _, p in losses_of(r.stdout)) <= (seqs or [0, 0, 0, 0, 11])[4] - 4,
+              '%s: losses %s' % (name, losses_of(r.stdout)))
+    # A window whose first packet read (the one before it) is the damaged one.
+    pk = [review_packet(i, disc=1 if i == 4 else 5 if i > 5 else 0) for i in range(10)]
+    d = review_trace(ctx, 'window', {'cpu0': b''.join(pk)})
+    b, e = REVIEW_T0 + 5000, REVIEW_T0 + 7200
+    r = same_window(d, b, e, status=3)
+    full = rt('report', d)
+    inside = [l for l in full.stdout.splitlines() if l.startswith('[') and
+              b <= ts_ns(l) <= e and ' -- lost ' not in l]
+    check([l for l in r.stdout.splitlines() if ' ringtrace_marker: ' in l] == inside and
+          len(inside) == 6, 'the window: %d markers, the full pass has %d in it' % (
+              len(markers_of(r.stdout)), len(inside)))
+
+
+@test
+def disputed_pair_loses_no_negative_count(ctx):
+    """Two packets with one sequence number between packets that follow
+    both (9, 10, 11, 11, 12, 13): nothing tells which is damaged, both
+    are read, and no loss is counted between them -- not 2^64 - 1.
+    (Before: dispute() bounded the first below the packet before it, and
+    counted packets=18446744073709551615.)"""
+    pk = [review_packet(i, seq=s) for i, s in enumerate([9, 10, 11, 11, 12, 13])]
+    d = review_trace(ctx, 'dup', {'cpu0': b''.join(pk)})
+    for cmd in ('report', 'check'):
+        r = rt(cmd, d, asan=True)
+        check(r.returncode == 3 and not re.search(r'(packets|events)=\d{10,}', r.stdout) and
+              'lost_packets=9 ' in r.stdout,
+              '%s: exit %d: %s' % (cmd, r.returncode, r.stdout[-600:]))
+    r = rt('report', d)
+    check(len(markers_of(r.stdout)) == 12 and losses_of(r.stdout) == [(0, 9)],
+          'report: %d markers, losses %s' % (len(markers_of(r.stdout)), losses_of(r.stdout)))
+
+
+@test
+def last_packet_counters_bounded_by_its_time(ctx):
+    """The last packet of a stream has no packet after it to judge it by:
+    its counters are bounded by the time since the packet before -- one
+    event a nanosecond and a clock granule (2^16 ns).  A million events
+    and four million packets lost in 1000 ns are damage: the packet costs
+    itself, exit 3; 50 000 events lost at once (a coarse clock) are read,
+    and 1000 + 2^16, not one more.
+    (Before: the bound was 2^24 beyond the time, and such figures were
+    printed as losses, exit 0.)"""
+    pk = [review_packet(i) for i in range(5)]
+    d = review_trace(ctx, 'big', {'cpu0': b''.join(pk) +
+                                  review_packet(5, seq=5 | 1 << 22, disc=1 << 20)})
+    r = rt('report', d, asan=True)
+    check(r.returncode == 3 and len(markers_of(r.stdout)) == 10 and
+          not losses_of(r.stdout) and 'damaged: %s/cpu0: offset %d: ' % (d, 5 * len(pk[0]))
+          in r.stderr, 'bits 20 and 22 of the last packet\'s counters: exit %d, %d markers, '
+          'losses %s: %s' % (r.returncode, len(markers_of(r.stdout)), losses_of(r.stdout),
+                             r.stderr[-600:]))
+    for disc, ok in ((50000, True), (1000 + (1 << 16), True), (1001 + (1 << 16), False)):
+        d = review_trace(ctx, 'loss%d' % disc, {'cpu0': b''.join(pk) +
+                                                review_packet(5, disc=disc)})
+        r = rt('report', d, asan=True)
+        check(r.returncode == (0 if ok else 3) and
+              losses_of(r.stdout) == ([(disc, 0)] if ok else []),
+              '%d events lost in 1000 ns: exit %d, losses %s' % (
+                  disc, r.returncode, losses_of(r.stdout)))
+
+
+@test
+def error_ahead_waits_for_the_packets_before(ctx):
+    """An error in a packet read ahead -- an event the metadata declares in
+    a way no reader decodes, damage under --strict -- comes after every
+    packet before it, as it did before packets were judged by their
+    neighbours.  (Before: the packet before it was withheld, and the one
+    before that when the error was two ahead.)"""
+    events = [gentrace.EVENTS[0], (40, 'test_bigid', [('uint64_t', 'seq', None)])]
+    meta = gentrace.metadata(REVIEW_UUID, 1700000000, 0, events).replace(
+        'fields := struct { uint64_t seq; };',
+        'fields := struct { floating_point { exp_dig = 8; mant_dig = 24; align = 8; } seq; };')
+    for at in (3, 1):
+        pk = [review_packet(i, extra=[(REVIEW_T0 + 1000 * i + 200, 40, struct.pack('<Q', 7))]
+                            if i == at else ()) for i in range(5)]
+        d = review_trace(ctx, 'hard%d' % at, {'cpu0': b''.join(pk)}, meta=meta)
+        r = rt('report', d, asan=True)
+        check(r.returncode == 1 and len(markers_of(r.stdout)) == 2 * at and
+              "event 'test_bigid' cannot be decoded" in r.stderr,
+              'an undecodable event in packet %d: exit %d, %d markers (%d expected): %s' % (
+                  at, r.returncode, len(markers_of(r.stdout)), 2 * at, r.stderr[-600:]))
+    data = bytearray(b''.join(review_packet(i) for i in range(6)))
+    data[3 * len(review_packet(0)) + 1] ^= 0xff
+    for form, files in (('plain', {'cpu0': bytes(data)}),
+                        ('stored', {'cpu0-000001.zst': stored_chunk(
+                            [bytes(data[i * 128:(i + 1) * 128]) for i in range(6)])})):
+        d = review_trace(ctx, 'strict-' + form, files)
+        r = rt('report', '--strict', d, asan=True)
+        check(r.returncode == 1 and markers_of(r.stdout) == [
+            'pkt%d-%s' % (i, x) for i in range(3) for x in 'ab'] and 'bad packet magic' in r.stderr,
+              '--strict, %s, packet 3 damaged: exit %d, %d markers (6 expected): %s' % (
+                  form, r.returncode, len(markers_of(r.stdout)), r.stderr[-600:]))
+
+
+@test
+def timestamp_end_a_little_past_the_next_begin(ctx):
+    """ringtrace.ko's flush and its close on the drop path write
+    timestamp_end without making it the floor of the next event's time, and
+    its clock can step back in an NMI: a timestamp_end a little past the
+    next packet's first event, all events in order, is not damage: exit
+    0, every event; unpacked, it ends where the next begins.  Past it by
+    more than the clock can step back (1 ms), it is damage.  (Before: any
+    such packet was dropped as damaged, exit 3.)"""
+    for late, status in ((500, 0), (60000, 0), (10**6, 3)):
+        pk = [review_packet(i, end=REVIEW_T0 + 1000 * (i + 1) + late if i == 2 else None)
+              for i in range(6)]
+        d = review_trace(ctx, 'late%d' % late, {'cpu0': b''.join(pk)})
+        for args in ([], ['--begin', seek_secs(REVIEW_T0 + 3000)]):
+            r = rt('report', *(args + [d]), asan=True)
+            n = len(markers_of(r.stdout))
+            check(r.returncode == status and (status or n == (6 if args else 12)),
+                  'timestamp_end %d ns past the next begin%s: exit %d (%d expected), '
+                  '%d markers: %s' % (late, ' (window)' if args else '', r.returncode, status,
+                                      n, r.stderr[-600:]))
+        if status:
+            continue
+        # Unpacked, it ends where the next begins: babeltrace2 reads all of it.
+        r = rt('unpack', d, d + '-ctf', asan=True)
+        data = open(os.path.join(d + '-ctf', 'cpu0'), 'rb').read()
+        offs = packets_of(data)
+        check(r.returncode == 0 and hdr_get(data, offs[2], 'end') ==
+              hdr_get(data, offs[3], 'begin') and len(bt2(d + '-ctf')[0]) == 12,
+              'unpack of timestamp_end %d ns late: exit %d, packet 2 ends at %d, '
+              'packet 3 begins at %d' % (late, r.returncode, hdr_get(data, offs[2], 'end'),
+                                        hdr_get(data, offs[3], 'begin')))
+
+
+@test
+def hostile_content_size_costs_what_the_file_holds(ctx):
+    """A header that claims 64 MiB of content in a file that holds a few
+    hundred bytes (at its end: a killed writer's cut; in its middle:
+    damage) costs what the file holds: read under 24 MiB of data
+    (RLIMIT_DATA).  (Before: each of the three packet buffers grew to
+    what the header claimed before reading.)"""
+    pk = [review_packet(i) for i in range(6)]
+    big = bytearray(pk[3])
+    struct.pack_into('<QQ', big, OFF['content'], 64 << 20 << 3, 64 << 20 << 3)
+    struct.pack_into('<I', big, OFF['events'], 5)     # not whole: a cut
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_DATA, (24 << 20, 24 << 20))
+
+    for name, data, status, n in (('at the end', b''.join(pk[:3]) + bytes(big), 0, 6),
+                                  ('in the middle', b''.join(pk[:3]) + bytes(big) +
+                                   b''.join(pk[4:]), 3, 10)):
+        d = review_trace(ctx, 'hostile-' + name.replace(' ', '-'), {'cpu0': data})
+        r = subprocess.run([RINGTRACE, 'report', d], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True,
+                           preexec_fn=limit)
+        check(r.returncode == status and len(markers_of(r.stdout)) == n,
+              '64 MiB claimed %s: exit %d (%d expected), %d markers of %d: %s' % (
+                  name, r.returncode, status, len(markers_of(r.stdout)), n, r.stderr[-600:]))
+
+
 @test
 def cpu_ids_are_bounded(ctx):
     """CPU numbers: the largest any kernel has (8191) reads, and --stat
