@@ -40,6 +40,7 @@ struct rt_collector {
 	struct rt_threads *th;		/* makes the facts (what it keeps is not used) */
 	struct chunk_table_frame cur;	/* the frame being fed; kind 0: overridden */
 	size_t cap;
+	uint32_t overridden;		/* facts of kind 0 in cur */
 	struct rt_tidmap latest;	/* struct latest */
 	bool have_packet;
 	bool oom;
@@ -66,6 +67,32 @@ static void compose(struct chunk_table_frame *r, const struct rt_fact *f)
 	}
 }
 
+/*
+ * The overridden facts out of the frame being fed, and the latest's
+ * indexes with them: what rt_collector_end_frame() would do, done when
+ * they are most of it, so that its list follows the threads, not the
+ * events (a switch names two threads; a frame holds a hundred thousand).
+ */
+static void drop_overridden(struct rt_collector *c)
+{
+	struct chunk_table_frame *r = &c->cur;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->nr_facts; i++) {
+		struct chunk_fact *f = &r->facts[i];
+		struct latest *l;
+
+		if (!f->kind)
+			continue;
+		r->facts[n++] = *f;
+		if (f->kind <= CHUNK_FACT_PPID &&
+		    (l = rt_tidmap_find(&c->latest, f->tid)))
+			l->at[f->kind - CHUNK_FACT_COMM] = n;
+	}
+	r->nr_facts = n;
+	c->overridden = 0;
+}
+
 static void journal(void *arg, const struct rt_fact *f)
 {
 	struct rt_collector *c = arg;
@@ -88,9 +115,14 @@ static void journal(void *arg, const struct rt_fact *f)
 			c->oom = true;
 			return;
 		}
-		if (l->at[slot])
+		if (l->at[slot]) {
 			r->facts[l->at[slot] - 1].kind = 0;
+			c->overridden++;
+		}
 	}
+	/* Three in four gone: each fact is moved once or twice at most. */
+	if (r->nr_facts == c->cap && c->overridden >= c->cap - c->cap / 4)
+		drop_overridden(c);
 	if (r->nr_facts == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 256;
 		struct chunk_fact *n = realloc(r->facts, cap * sizeof(*n));
@@ -118,7 +150,8 @@ struct rt_collector *rt_collector_new(const struct rt_metadata *md)
 		free(c);
 		return NULL;
 	}
-	rt_threads_set_journal(c->th, journal, c);
+	/* Its table is never asked: the facts alone, into the journal. */
+	rt_threads_set_journal(c->th, journal, c, true);
 	rt_tidmap_init(&c->latest, sizeof(struct latest));
 	return c;
 }
@@ -131,6 +164,18 @@ void rt_collector_free(struct rt_collector *c)
 	free(c->cur.facts);
 	rt_tidmap_free(&c->latest);
 	free(c);
+}
+
+static bool collector_wants(void *arg, const struct rt_event_desc *ev)
+{
+	const struct rt_collector *c = arg;
+
+	return rt_threads_reads(c->th, ev);
+}
+
+int rt_collector_filter(struct rt_collector *c, struct rt_stream *s)
+{
+	return rt_stream_set_wanted(s, collector_wants, c);
 }
 
 void rt_collector_item(struct rt_collector *c, const struct rt_item *it)
@@ -174,6 +219,7 @@ int rt_collector_end_frame(struct rt_collector *c, struct chunk_table_frame *f)
 	}
 	memset(r, 0, sizeof(*r));
 	c->cap = 0;
+	c->overridden = 0;
 	c->have_packet = false;
 	c->oom = false;
 	drop_latest(c);
@@ -309,6 +355,7 @@ struct rt_table_maker {
 	char name[CHUNK_NAME_MAX];
 	unsigned int damage, notes;	/* the stream's, so far */
 	bool dead;			/* it failed: nothing more is learnt */
+	bool reference;			/* rt_table_maker_set_reference() */
 };
 
 /*
@@ -380,11 +427,13 @@ static int maker_begin(void *arg, int dirfd, const char *name)
 	m->c = rt_collector_new(m->md);
 	/* No event of the trace tells of threads: a window learns nothing. */
 	if (!m->c || !rt_threads_reads_any(m->c->th) ||
-	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err)) {
+	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err) ||
+	    (!m->reference && rt_collector_filter(m->c, m->s))) {
 		maker_end(m);
 		return -1;
 	}
 	rt_stream_set_tolerant(m->s, true);
+	rt_stream_set_reference(m->s, m->reference);
 	return 0;
 }
 
@@ -448,4 +497,9 @@ void rt_table_maker_free(struct rt_table_maker *m)
 const struct chunk_table_ops *rt_table_maker_ops(struct rt_table_maker *m)
 {
 	return &m->ops;
+}
+
+void rt_table_maker_set_reference(struct rt_table_maker *m, bool on)
+{
+	m->reference = on;
 }

@@ -7,7 +7,10 @@
  * into one of three slots, and judged against its neighbours on both
  * sides -- the last packet handed out and the next one read
  * (next_packet()) -- before anything of it is handed out; a second pass
- * hands out the events.  Timestamps are rebuilt as CTF
+ * hands out the events.  The check notes where each event is, its id and
+ * time, so the hand-out decodes each header once, and only the payloads
+ * of the events the reader wants (rt_stream_set_wanted()); an event of a
+ * fixed layout is checked with one bound.  Timestamps are rebuilt as CTF
  * does: the clock starts at timestamp_begin in every packet, a compact
  * header replaces the low 27 bits of the clock (adding 2^27 when they went
  * backwards), an extended header (id in bits 5..31, then the unaligned
@@ -62,6 +65,18 @@ struct head {
 };
 
 /*
+ * Where check_events() found an event, and what its header said: the
+ * hand-out starts from there instead of decoding the header again, and
+ * skips an event its reader does not want without touching its payload.
+ * A packet is at most RINGTRACE_MAX_SUBBUF_SIZE bytes: offsets fit.
+ */
+struct ev_at {
+	uint32_t off;			/* of its header, in the packet */
+	uint32_t id;
+	uint64_t ts;
+};
+
+/*
  * A packet read whole and checked on its own (read_packet()), waiting to be
  * judged against its neighbours, or handed out.
  */
@@ -70,6 +85,11 @@ struct pkt {
 	uint64_t damaged;		/* places read past since the packet before */
 	uint8_t *buf;
 	size_t cap;
+	struct ev_at *evs;		/* its h.info.events events */
+	uint32_t *wanted;		/* those its reader wants: their indexes */
+	uint32_t nr_wanted;
+	uint64_t want_gen;		/* s->want_gen when they were picked */
+	size_t evs_cap;
 };
 
 #define NR_SLOTS	3		/* the packet handed out, and two ahead */
@@ -102,9 +122,20 @@ struct rt_stream {
 	bool disputed;			/* the next one's figures: not believed */
 
 	enum state state;
-	uint64_t pos;			/* next event in cur */
-	uint64_t clock;			/* current clock value */
+	uint32_t next_ev;		/* in cur->evs */
+	uint64_t pos;			/* next event in cur (s->reference) */
+	uint64_t clock;			/* current clock value (s->reference) */
 	struct rt_field_value *values;
+	/*
+	 * The events handed out (rt_stream_set_wanted()): by position in
+	 * md->events, NULL for all; what decides, asked again when md grows.
+	 */
+	bool *want;
+	bool (*want_fn)(void *arg, const struct rt_event_desc *ev);
+	void *want_arg;
+	uint64_t want_gen;		/* counts changes of want */
+	uint32_t next_wanted;		/* in cur->wanted */
+	bool reference;			/* rt_stream_set_reference() */
 	uint64_t lost_events, lost_packets, damaged;
 	bool lost_first;
 
@@ -140,6 +171,18 @@ struct file_plan {
 	struct chunk_index_entry stop;	/* where it ends; coff 0: the end */
 };
 
+/* What @fn says of each event of @md, by position; NULL out of memory. */
+static bool *wanted_events(const struct rt_metadata *md,
+			   bool (*fn)(void *arg, const struct rt_event_desc *ev),
+			   void *arg)
+{
+	bool *want = calloc(md->nr_events ? md->nr_events : 1, sizeof(*want));
+
+	for (unsigned int i = 0; want && i < md->nr_events; i++)
+		want[i] = fn(arg, &md->events[i]);
+	return want;
+}
+
 /*
  * Takes the grown metadata on, between packets: the item handed out last
  * (its fields in s->values) is the caller's until this call.
@@ -147,14 +190,24 @@ struct file_plan {
 static int take_metadata(struct rt_stream *s, struct rt_error *err)
 {
 	const struct rt_metadata *md = s->md_next;
+	bool *want = NULL;
 
+	if (s->want_fn && !(want = wanted_events(md, s->want_fn, s->want_arg)))
+		return rt_fail(err, "out of memory");
 	if (md->max_fields > s->md->max_fields) {
 		struct rt_field_value *v = calloc(md->max_fields, sizeof(*v));
 
-		if (!v)
+		if (!v) {
+			free(want);
 			return rt_fail(err, "out of memory");
+		}
 		free(s->values);
 		s->values = v;
+	}
+	if (s->want_fn) {
+		free(s->want);
+		s->want = want;
+		s->want_gen++;
 	}
 	s->md = md;
 	s->md_next = NULL;
@@ -361,45 +414,78 @@ static bool follows(const struct rt_stream *s, const struct rt_packet_info *a,
 }
 
 /*
- * Decodes the event of packet @pi at *@at into *item and advances *@at and
- * *@clock.  The payload must lie within content_size; every field length
- * is checked.
+ * Why the header of the event at @pos of packet @pi, the one before it at
+ * time @clock, does not read (read_header() said so): the error.  Cold,
+ * like the other messages: the loops that check every event stay small.
  */
-static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
-			uint64_t *at, uint64_t *clock, struct rt_item *item,
-			struct rt_error *err)
+static __attribute__((cold, noinline)) int
+header_refused(struct rt_stream *s, const struct rt_packet_info *pi,
+	       uint64_t pos, uint64_t clock, struct rt_error *err)
 {
-	const uint8_t *pkt = pi->raw;
-	uint64_t end = pi->content_bytes, pos = *at, hoff = *at;
-	const struct rt_event_desc *ev;
-	uint32_t word, id;
-	uint64_t ts;
+	uint64_t left = pi->content_bytes - pos;
+	uint32_t word;
 
-	if (end - pos < RINGTRACE_COMPACT_HEADER_SIZE)
+	if (left < RINGTRACE_COMPACT_HEADER_SIZE)
 		goto short_event;
-	word = le32(pkt + pos);
-	id = word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1);
-	if (id != RINGTRACE_EVENT_ID_EXTENDED) {
+	word = le32(pi->raw + pos);
+	if ((word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1)) != RINGTRACE_EVENT_ID_EXTENDED)
+		/* The 64-bit clock wrapped. */
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp overflows 64 bits",
+			       pi->file, off_kind(s), pi->offset + pos);
+	if (left < RINGTRACE_EXTENDED_HEADER_SIZE)
+		goto short_event;
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " goes back from %" PRIu64,
+		       pi->file, off_kind(s), pi->offset + pos, le64(pi->raw + pos + 4),
+		       clock);
+
+short_event:
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event header cut by content_size (%" PRIu64 " bytes left)",
+		       pi->file, off_kind(s), pi->offset + pos, left);
+}
+
+/*
+ * The header of the event at *@at of the packet @raw, @end bytes long,
+ * the one before it at time @clock: its id and time into *@id and *@ts,
+ * *@at past it.  False when it does not read (header_refused() says why).
+ */
+static inline bool read_header(const uint8_t *raw, uint64_t end, uint64_t *at,
+			       uint64_t clock, uint32_t *id, uint64_t *ts)
+{
+	uint64_t left = end - *at;
+	uint32_t word;
+
+	if (left < RINGTRACE_COMPACT_HEADER_SIZE)
+		return false;
+	word = le32(raw + *at);
+	*id = word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1);
+	if (*id != RINGTRACE_EVENT_ID_EXTENDED) {
 		uint64_t low = word >> RINGTRACE_EVENT_ID_BITS;
 
-		ts = (*clock & ~TS_MASK) | low;
-		if (low < (*clock & TS_MASK))
-			ts += TS_MASK + 1;
-		if (ts < *clock)	/* the 64-bit clock wrapped */
-			return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp overflows 64 bits",
-				       pi->file, off_kind(s), pi->offset + hoff);
-		pos += RINGTRACE_COMPACT_HEADER_SIZE;
-	} else {
-		if (end - pos < RINGTRACE_EXTENDED_HEADER_SIZE)
-			goto short_event;
-		id = word >> RINGTRACE_EVENT_ID_BITS;
-		ts = le64(pkt + pos + 4);
-		if (ts < *clock)
-			return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " goes back from %" PRIu64,
-				       pi->file, off_kind(s), pi->offset + hoff, ts, *clock);
-		pos += RINGTRACE_EXTENDED_HEADER_SIZE;
+		*ts = (clock & ~TS_MASK) | low;
+		if (low < (clock & TS_MASK))
+			*ts += TS_MASK + 1;
+		if (*ts < clock)
+			return false;
+		*at += RINGTRACE_COMPACT_HEADER_SIZE;
+		return true;
 	}
-	ev = rt_metadata_event(s->md, id);
+	if (left < RINGTRACE_EXTENDED_HEADER_SIZE)
+		return false;
+	*id = word >> RINGTRACE_EVENT_ID_BITS;
+	*ts = le64(raw + *at + 4);
+	if (*ts < clock)
+		return false;
+	*at += RINGTRACE_EXTENDED_HEADER_SIZE;
+	return true;
+}
+
+/* Why event @id of time @ts, its header at @hoff in @pi, cannot be decoded. */
+static __attribute__((cold, noinline)) int
+event_refused(struct rt_stream *s, const struct rt_packet_info *pi,
+	      uint64_t hoff, uint32_t id, uint64_t ts, struct rt_error *err)
+{
+	const struct rt_event_desc *ev = rt_md_event(s->md, id);
+
 	if (!ev)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown event id %u",
 			       pi->file, off_kind(s), pi->offset + hoff, id);
@@ -407,32 +493,70 @@ static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
 		/* A layout this reader does not know: not damage. */
 		s->hard = true;
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": event '%s' cannot be decoded: %s",
-			       pi->file, off_kind(s), pi->offset + hoff, ev->name, ev->unsupported);
+			       pi->file, off_kind(s), pi->offset + hoff, ev->name,
+			       ev->unsupported);
 	}
-	if (ts > pi->timestamp_end)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " is after the packet's timestamp_end %" PRIu64,
-			       pi->file, off_kind(s), pi->offset + hoff, ts, pi->timestamp_end);
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " is after the packet's timestamp_end %" PRIu64,
+		       pi->file, off_kind(s), pi->offset + hoff, ts, pi->timestamp_end);
+}
 
-	/* Payload: CTF alignment is relative to the packet start. */
-	pos = (pos + ev->align - 1) / ev->align * ev->align;
+static __attribute__((cold, noinline)) int
+short_payload(const struct rt_stream *s, const struct rt_packet_info *pi,
+	      uint64_t hoff, const struct rt_event_desc *ev, struct rt_error *err)
+{
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": payload of event '%s' runs past content_size",
+		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
+}
+
+/* CTF alignment is relative to the packet start. */
+static inline uint64_t align_to(uint64_t pos, unsigned int align)
+{
+	/* metadata.c's alignments are powers of two: a mask. */
+	if (!(align & (align - 1)))
+		return (pos + align - 1) & ~(uint64_t)(align - 1);
+	return (pos + align - 1) / align * align;
+}
+
+/* Integer field @d at @p, sign-extended if it is signed. */
+static inline uint64_t int_at(const struct rt_field_desc *d, const uint8_t *p)
+{
+	uint64_t v = rt_get_le(p, d->bits / 8);
+
+	if (d->is_signed && d->bits < 64 && (v >> (d->bits - 1)) & 1)
+		v |= ~0ULL << d->bits;
+	return v;
+}
+
+/*
+ * The payload of @ev (its header at @hoff in @pi) from *@at, the end of
+ * its header, walked field by field into s->values, every length
+ * checked; *@at past it.  What the decoder always did, and what decides
+ * wherever fast_payload() does not.
+ */
+static int walk_payload(struct rt_stream *s, const struct rt_packet_info *pi,
+			const struct rt_event_desc *ev, uint64_t hoff,
+			uint64_t *at, struct rt_error *err)
+{
+	const uint8_t *pkt = pi->raw;
+	uint64_t end = pi->content_bytes, pos = align_to(*at, ev->align);
+
 	if (pos > end)
-		goto short_payload;
-	item->payload = pkt + pos;
+		return short_payload(s, pi, hoff, ev, err);
 	for (unsigned int i = 0; i < ev->nr_fields; i++) {
 		const struct rt_field_desc *f = &ev->fields[i];
 		struct rt_field_value *v = &s->values[i];
-		uint64_t count = 1, bytes;
+		uint64_t count = 1;
 
-		pos = (pos + f->align - 1) / f->align * f->align;
+		pos = align_to(pos, f->align);
 		if (pos > end)
-			goto short_payload;
+			return short_payload(s, pi, hoff, ev, err);
 		v->desc = f;
 		v->data = pkt + pos;
 		if (f->kind == RT_FIELD_STRING) {
 			const uint8_t *nul = memchr(pkt + pos, 0, end - pos);
 
 			if (!nul)
-				goto short_payload;
+				return short_payload(s, pi, hoff, ev, err);
 			v->count = nul - (pkt + pos);
 			pos += v->count + 1;
 			continue;
@@ -449,53 +573,215 @@ static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
 			count = rt_field_u64(lv, 0);
 		}
 		if (count > (end - pos) / (f->bits / 8))
-			goto short_payload;
-		bytes = count * (f->bits / 8);
+			return short_payload(s, pi, hoff, ev, err);
 		v->count = count;
-		pos += bytes;
+		pos += count * (f->bits / 8);
 	}
+	*at = pos;
+	return 0;
+}
+
+/*
+ * The payload of @ev from *@at (the end of its header) in the packet
+ * @raw, @end bytes long, read without walking its fields: its fixed ones
+ * (rt_event_desc.nr_fixed) with one bound, and the one sequence after
+ * them, if that is all there is (a system call's arguments, an IRQ's
+ * name): true, *@at past it, its fields into @values if not NULL.  False
+ * for anything else, or a payload this does not accept: walk_payload()
+ * decides, and says why.  What this accepts, the walk accepts, up to the
+ * same byte: each fixed field is where it is (their alignments divide
+ * the payload's), and a field runs past @end where the one bound does.
+ */
+static inline __attribute__((always_inline)) bool
+fast_payload(const struct rt_event_desc *ev, const uint8_t *raw, uint64_t end,
+	     uint64_t *at, struct rt_field_value *values)
+{
+	uint64_t pos = align_to(*at, ev->align), n, size;
+	const struct rt_field_desc *f, *lf;
+	unsigned int k = ev->nr_fixed;
+
+	if (pos > end || ev->fixed_size > end - pos)
+		return false;
+	for (unsigned int i = 0; values && i < k; i++) {
+		f = &ev->fields[i];
+		values[i] = (struct rt_field_value){ .desc = f, .count = f->length,
+						     .data = raw + pos + f->offset };
+	}
+	if (k == ev->nr_fields) {
+		*at = pos + ev->fixed_size;
+		return true;
+	}
+	f = &ev->fields[k];
+	if (k + 1 != ev->nr_fields || f->kind != RT_FIELD_SEQUENCE ||
+	    f->length_field >= k)
+		return false;
+	lf = &ev->fields[f->length_field];
+	n = int_at(lf, raw + pos + lf->offset);
+	size = f->bits / 8;
+	pos = align_to(pos + ev->fixed_size, f->align);
+	if ((lf->is_signed && (int64_t)n < 0) || pos > end || n > (end - pos) / size)
+		return false;
+	if (values)
+		values[k] = (struct rt_field_value){ .desc = f, .count = n,
+						     .data = raw + pos };
+	*at = pos + n * size;
+	return true;
+}
+
+/*
+ * Event @id of time @ts, its header at @hoff in @pi and its payload after
+ * *@at (the header's end), into *item and s->values; *@at past it.  The
+ * payload must lie within content_size.
+ */
+static int decode_payload(struct rt_stream *s, const struct rt_packet_info *pi,
+			  uint64_t hoff, uint32_t id, uint64_t ts, uint64_t *at,
+			  struct rt_item *item, struct rt_error *err)
+{
+	const struct rt_event_desc *ev = rt_md_event(s->md, id);
+	uint64_t pos = *at;
+
+	if (!ev || ev->unsupported || ts > pi->timestamp_end)
+		return event_refused(s, pi, hoff, id, ts, err);
+	if (!(!s->reference &&
+	      fast_payload(ev, pi->raw, pi->content_bytes, &pos, s->values)) &&
+	    walk_payload(s, pi, ev, hoff, &pos, err))
+		return -1;
 	item->type = RT_ITEM_EVENT;
 	item->timestamp = ts;
 	item->cpu = pi->cpu;
 	item->packet = pi;
 	item->event = ev;
 	item->offset = pi->offset + hoff;
-	item->payload_len = pkt + pos - item->payload;
+	item->payload = pi->raw + align_to(*at, ev->align);
+	item->payload_len = pi->raw + pos - item->payload;
 	item->nr_fields = ev->nr_fields;
 	item->fields = s->values;
+	*at = pos;
+	return 0;
+}
+
+/*
+ * Decodes the event of packet @pi at *@at into *item and advances *@at and
+ * *@clock: the reference reader's hand-out (rt_stream_set_reference()).
+ */
+static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
+			uint64_t *at, uint64_t *clock, struct rt_item *item,
+			struct rt_error *err)
+{
+	uint64_t hoff = *at, pos = *at, ts;
+	uint32_t id;
+
+	if (!read_header(pi->raw, pi->content_bytes, &pos, *clock, &id, &ts))
+		return header_refused(s, pi, hoff, *clock, err);
+	if (decode_payload(s, pi, hoff, id, ts, &pos, item, err))
+		return -1;
 	*clock = ts;
 	*at = pos;
 	return 0;
+}
 
-short_event:
-	return rt_fail(err, "%s: %soffset %" PRIu64 ": event header cut by content_size (%" PRIu64 " bytes left)",
-		       pi->file, off_kind(s), pi->offset + hoff, end - pos);
-short_payload:
-	return rt_fail(err, "%s: %soffset %" PRIu64 ": payload of event '%s' runs past content_size",
-		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
+/*
+ * Room in @p for as many events as its header counts, and its content can
+ * hold (an event takes 4 bytes at least): what a packet that checks
+ * holds.  -1 out of memory.
+ */
+static int room_for_events(struct pkt *p, size_t *cap)
+{
+	const struct rt_packet_info *pi = &p->h.info;
+	uint64_t n = (pi->content_bytes - HDR_SIZE) / RINGTRACE_COMPACT_HEADER_SIZE;
+
+	if (n > pi->events)
+		n = pi->events;
+	if (n > p->evs_cap) {
+		struct ev_at *v = realloc(p->evs, n * sizeof(*v));
+		uint32_t *w;
+
+		if (!v)
+			return -1;
+		p->evs = v;
+		w = realloc(p->wanted, n * sizeof(*w));
+		if (!w)
+			return -1;
+		p->wanted = w;
+		p->evs_cap = n;
+	}
+	*cap = n;
+	return 0;
 }
 
 /*
  * Checks every event of @p without handing any out, and counts them
- * against its header; notes its first and last event times.
+ * against its header; notes its first and last event times, and, if
+ * @keep, where each event is, its id and time (keep->evs), and which of
+ * them its reader wants (keep->wanted).  Each header is read, each
+ * payload bounded (fast_payload(), walk_payload()).
  */
-static int check_events(struct rt_stream *s, struct head *p, struct rt_error *err)
+static int check_events(struct rt_stream *s, struct head *p, struct pkt *keep,
+			struct rt_error *err)
 {
 	const struct rt_packet_info *pi = &p->info;
-	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin;
-	struct rt_item item;
+	/* Read once: the stores below could alias them. */
+	const uint8_t *raw = pi->raw;
+	const uint64_t end = pi->content_bytes, ts_end = pi->timestamp_end;
+	const struct rt_metadata *md = s->md;
+	const struct rt_event_desc *const *by_id = md->by_id;
+	const struct rt_event_desc *events = md->events;
+	const uint32_t nr_by_id = md->nr_by_id;
+	const bool *want = s->reference ? NULL : s->want;
+	const bool fast = !s->reference;
+	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin, hoff, ts;
+	uint64_t first = pi->timestamp_begin;
+	struct ev_at *evs = NULL;
+	uint32_t *wanted = NULL;
+	const struct rt_event_desc *ev;
+	uint32_t id, nw = 0;
+	size_t cap = 0;
 
-	p->first_ts = p->last_ts = pi->timestamp_begin;
-	while (at < pi->content_bytes) {
-		if (decode_event(s, pi, &at, &clock, &item, err))
-			return -1;
-		if (!n++)
-			p->first_ts = clock;
+	if (keep) {
+		if (room_for_events(keep, &cap)) {
+			s->hard = true;
+			return rt_fail(err, "%s: out of memory", pi->file);
+		}
+		evs = keep->evs;
+		wanted = keep->wanted;
 	}
+	while (at < end) {
+		hoff = at;
+		if (!read_header(raw, end, &at, clock, &id, &ts))
+			return header_refused(s, pi, hoff, clock, err);
+		if (by_id)	/* rt_md_event(), its table kept in registers */
+			ev = id < nr_by_id ? by_id[id] : NULL;
+		else
+			ev = rt_metadata_event(md, id);
+		if (!ev || ev->unsupported || ts > ts_end)
+			return event_refused(s, pi, hoff, id, ts, err);
+		if (!(fast && fast_payload(ev, raw, end, &at, NULL))) {
+			uint64_t w = at;	/* @at stays a register */
+
+			if (walk_payload(s, pi, ev, hoff, &w, err))
+				return -1;
+			at = w;
+		}
+		if (n < cap) {
+			evs[n] = (struct ev_at){ (uint32_t)hoff, id, ts };
+			if (want) {
+				wanted[nw] = (uint32_t)n;
+				nw += want[ev - events];
+			}
+		}
+		if (!n++)
+			first = ts;
+		clock = ts;
+	}
+	p->first_ts = first;
 	p->last_ts = clock;
 	if (n != pi->events)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
 			       pi->file, off_kind(s), pi->offset, n, pi->events);
+	if (keep) {
+		keep->nr_wanted = nw;
+		keep->want_gen = want ? s->want_gen : 0;
+	}
 	return 0;
 }
 
@@ -726,13 +1012,14 @@ static int decode_run(const struct rt_stream *s, const struct spots *sp,
 	if (!c)
 		return rt_fail(err, "out of memory");
 	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[at->path], 1,
-			   s->cpu, &e) ||
+			   s->cpu, &e) || (!s->reference && rt_collector_filter(c, sub)) ||
 	    !(sub->plan = calloc(1, sizeof(*sub->plan)))) {
 		rt_stream_close(sub);
 		rt_collector_free(c);
 		return rt_fail(err, "out of memory");
 	}
 	rt_stream_set_tolerant(sub, true);
+	sub->reference = s->reference;
 	sub->planned = true;
 	if (at->e)
 		sub->plan->start = *at->e;
@@ -1000,7 +1287,7 @@ static bool whole_before(struct rt_stream *s, struct pkt *p, uint64_t off,
 	h.info.offset = off;
 	h.info.raw = p->buf;
 	h.info.content_bytes = len;
-	whole = !check_events(s, &h, &err);
+	whole = !check_events(s, &h, NULL, &err);
 	s->hard = hard;
 	return whole;
 }
@@ -1111,7 +1398,7 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 		p->h.info.file = src->path;
 		p->h.info.offset = off;
 		p->h.info.raw = p->buf;
-		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, err)) {
+		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, p, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
 			if (size_bad) {
@@ -1501,6 +1788,100 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 	}
 }
 
+/* Its reader wants the events of @id handed out (rt_stream_set_wanted()). */
+static inline bool wants(const struct rt_stream *s, uint32_t id)
+{
+	const struct rt_event_desc *ev;
+
+	if (!s->want)
+		return true;
+	/* One a grown metadata does not declare: decoding it says so. */
+	ev = rt_md_event(s->md, id);
+	return !ev || s->want[ev - s->md->events];
+}
+
+/* An event read at @ts, wanted or not: in the stats if the window holds it. */
+static inline void count_event(struct rt_stream *s, uint64_t ts)
+{
+	if (s->windowed && (ts < s->win_begin || ts > s->win_end))
+		return;
+	if (!s->stats.events)
+		s->stats.first_ts = ts;
+	s->stats.last_ts = ts;
+	s->stats.events++;
+}
+
+/* Events @a..@b - 1 of the packet handed out are passed over: counted. */
+static void pass_events(struct rt_stream *s, uint32_t a, uint32_t b)
+{
+	const struct ev_at *evs = s->cur->evs;
+
+	if (a >= b)
+		return;
+	if (s->windowed) {
+		for (uint32_t i = a; i < b; i++)
+			count_event(s, evs[i].ts);
+		return;
+	}
+	if (!s->stats.events)
+		s->stats.first_ts = evs[a].ts;
+	s->stats.last_ts = evs[b - 1].ts;
+	s->stats.events += b - a;
+}
+
+/*
+ * The next event of the packet handed out that its reader wants, into
+ * *@item: 1, or 0 when the packet has no more, -1 on error.  It starts
+ * where check_events() found it, and the events passed over are counted,
+ * their payloads never read: with a filter, check_events() listed the
+ * events wanted (keep->wanted), unless the filter changed since.  Checked
+ * by check_events(): this fails only if the metadata grew into one that
+ * lies about an event the check read with the old one.
+ */
+static int next_event(struct rt_stream *s, const struct rt_packet_info *pi,
+		      struct rt_item *item, struct rt_error *err)
+{
+	const struct pkt *p = s->cur;
+	const struct ev_at *e;
+	uint32_t i;
+	uint64_t at;
+
+	while (s->reference) {
+		if (s->pos >= pi->content_bytes)
+			return 0;
+		if (decode_event(s, pi, &s->pos, &s->clock, item, err))
+			return -1;
+		count_event(s, item->timestamp);
+		if (wants(s, item->event->id))
+			return 1;
+	}
+	if (s->want && p->want_gen == s->want_gen) {
+		if (s->next_wanted >= p->nr_wanted) {
+			pass_events(s, s->next_ev, pi->events);
+			s->next_ev = pi->events;
+			return 0;
+		}
+		i = p->wanted[s->next_wanted++];
+		pass_events(s, s->next_ev, i);
+	} else {
+		for (i = s->next_ev; i < pi->events && !wants(s, p->evs[i].id); i++)
+			count_event(s, p->evs[i].ts);
+		if (i == pi->events) {
+			s->next_ev = i;
+			return 0;
+		}
+	}
+	s->next_ev = i + 1;
+	e = &p->evs[i];
+	at = e->off + ((le32(pi->raw + e->off) & ((1u << RINGTRACE_EVENT_ID_BITS) - 1)) ==
+		       RINGTRACE_EVENT_ID_EXTENDED ?
+		       RINGTRACE_EXTENDED_HEADER_SIZE : RINGTRACE_COMPACT_HEADER_SIZE);
+	if (decode_payload(s, pi, e->off, e->id, e->ts, &at, item, err))
+		return -1;
+	count_event(s, item->timestamp);
+	return 1;
+}
+
 int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 		   struct rt_error *err)
 {
@@ -1524,6 +1905,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			s->state = GIVE_PACKET;
 			continue;
 		case GIVE_PACKET:
+			s->next_ev = s->next_wanted = 0;
 			item->type = RT_ITEM_PACKET;
 			item->timestamp = pi->timestamp_begin;
 			item->cpu = pi->cpu;
@@ -1544,23 +1926,13 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			item->lost_first = s->lost_first;
 			return 1;
 		case GIVE_EVENTS:
-			if (s->pos >= pi->content_bytes) {
-				s->state = NEED_PACKET;
-				continue;
-			}
-			/* Checked by check_events(): cannot fail here. */
-			if (decode_event(s, pi, &s->pos, &s->clock, item, err)) {
-				s->state = AT_END;
-				return -1;
-			}
-			if (s->windowed && (item->timestamp < s->win_begin ||
-					    item->timestamp > s->win_end))
+			r = next_event(s, pi, item, err);
+			if (r > 0)
 				return 1;
-			if (!s->stats.events)
-				s->stats.first_ts = item->timestamp;
-			s->stats.last_ts = item->timestamp;
-			s->stats.events++;
-			return 1;
+			s->state = r ? AT_END : NEED_PACKET;
+			if (r)
+				return -1;
+			continue;
 		}
 	}
 }
@@ -1612,8 +1984,12 @@ void rt_stream_close(struct rt_stream *s)
 	free(s->facts);
 	free(s->fed_file);
 	free(s->values);
-	for (unsigned int i = 0; i < NR_SLOTS; i++)
+	free(s->want);
+	for (unsigned int i = 0; i < NR_SLOTS; i++) {
 		free(s->slot[i].buf);
+		free(s->slot[i].evs);
+		free(s->slot[i].wanted);
+	}
 	free(s);
 }
 
@@ -1761,6 +2137,27 @@ const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i)
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md)
 {
 	s->md_next = md;
+}
+
+int rt_stream_set_wanted(struct rt_stream *s,
+			 bool (*want)(void *arg, const struct rt_event_desc *ev),
+			 void *arg)
+{
+	bool *w = NULL;
+
+	if (want && !(w = wanted_events(s->md, want, arg)))
+		return -1;
+	free(s->want);
+	s->want = w;
+	s->want_fn = want;
+	s->want_arg = arg;
+	s->want_gen++;
+	return 0;
+}
+
+void rt_stream_set_reference(struct rt_stream *s, bool on)
+{
+	s->reference = on;
 }
 
 /* ---- trace directories ------------------------------------------------------------ */

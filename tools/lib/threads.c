@@ -79,6 +79,7 @@ struct rt_threads {
 	/* Every fact applied is also handed here (facts.c's collector). */
 	void (*journal)(void *arg, const struct rt_fact *f);
 	void *journal_arg;
+	bool journal_only;		/* ... and only there: nothing kept */
 };
 
 /* A field an event kind is read through, and what it must be. */
@@ -105,8 +106,8 @@ static void classify(struct event_kind *k, const struct rt_event_desc *ev,
 #define INT(name)	{ name, RT_USE_INT }
 #define TEXT(name)	{ name, RT_USE_TEXT }
 
-/* What each event of @md tells about threads, by position; NULL out of memory. */
-static struct event_kind *classify_events(const struct rt_metadata *md)
+/* What @ev tells about threads, into @k. */
+static void classify_event(struct event_kind *k, const struct rt_event_desc *ev)
 {
 	static const struct need sw[] = { TEXT("prev_comm"), INT("prev_tid"),
 					  TEXT("next_comm"), INT("next_tid") };
@@ -117,41 +118,45 @@ static struct event_kind *classify_events(const struct rt_metadata *md)
 	static const struct need ex[] = { INT("tid"), TEXT("filename") };
 	static const struct need dt[] = { INT("tid"), INT("pid"), TEXT("comm") };
 	static const struct need rn[] = { TEXT("newcomm"), INT("tid") };
+
+	memset(k, 0, sizeof(*k));
+	k->cgroup = k->ppid = -1;
+	if (ev->unsupported)
+		return;
+	if (!strcmp(ev->name, "sched_switch"))
+		classify(k, ev, K_SWITCH, sw, 4);
+	else if (!strcmp(ev->name, "sched_wakeup") ||
+		 !strcmp(ev->name, "sched_wakeup_new"))
+		classify(k, ev, K_WAKEUP, wk, 2);
+	else if (!strcmp(ev->name, "sched_process_fork"))
+		classify(k, ev, K_FORK, fk, 6);
+	else if (!strcmp(ev->name, "sched_process_exec"))
+		classify(k, ev, K_EXEC, ex, 2);
+	else if (!strcmp(ev->name, "sched_process_exit"))
+		classify(k, ev, K_EXIT, wk, 2);
+	else if (!strcmp(ev->name, "task_rename"))
+		classify(k, ev, K_RENAME, rn, 2);
+	else if (!strcmp(ev->name, "ringtrace_statedump_task"))
+		classify(k, ev, K_DUMP_TASK, dt, 3);
+	else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
+		classify(k, ev, K_DUMP_CPU, dt, 3);
+	/* Optional: traces from before these fields lack them. */
+	if (k->kind == K_FORK)
+		k->cgroup = rt_event_field(ev, "child_cgroup_id", RT_USE_INT);
+	else if (k->kind == K_DUMP_TASK) {
+		k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
+		k->ppid = rt_event_field(ev, "ppid", RT_USE_INT);
+	}
+}
+
+/* What each event of @md tells about threads, by position; NULL out of memory. */
+static struct event_kind *classify_events(const struct rt_metadata *md)
+{
 	struct event_kind *kinds = calloc(md->nr_events ? md->nr_events : 1,
 					  sizeof(*kinds));
 
-	for (unsigned int i = 0; kinds && i < md->nr_events; i++) {
-		const struct rt_event_desc *ev = &md->events[i];
-		struct event_kind *k = &kinds[i];
-
-		k->cgroup = k->ppid = -1;
-		if (ev->unsupported)
-			continue;
-		if (!strcmp(ev->name, "sched_switch"))
-			classify(k, ev, K_SWITCH, sw, 4);
-		else if (!strcmp(ev->name, "sched_wakeup") ||
-			 !strcmp(ev->name, "sched_wakeup_new"))
-			classify(k, ev, K_WAKEUP, wk, 2);
-		else if (!strcmp(ev->name, "sched_process_fork"))
-			classify(k, ev, K_FORK, fk, 6);
-		else if (!strcmp(ev->name, "sched_process_exec"))
-			classify(k, ev, K_EXEC, ex, 2);
-		else if (!strcmp(ev->name, "sched_process_exit"))
-			classify(k, ev, K_EXIT, wk, 2);
-		else if (!strcmp(ev->name, "task_rename"))
-			classify(k, ev, K_RENAME, rn, 2);
-		else if (!strcmp(ev->name, "ringtrace_statedump_task"))
-			classify(k, ev, K_DUMP_TASK, dt, 3);
-		else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
-			classify(k, ev, K_DUMP_CPU, dt, 3);
-		/* Optional: traces from before these fields lack them. */
-		if (k->kind == K_FORK)
-			k->cgroup = rt_event_field(ev, "child_cgroup_id", RT_USE_INT);
-		else if (k->kind == K_DUMP_TASK) {
-			k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
-			k->ppid = rt_event_field(ev, "ppid", RT_USE_INT);
-		}
-	}
+	for (unsigned int i = 0; kinds && i < md->nr_events; i++)
+		classify_event(&kinds[i], &md->events[i]);
 	return kinds;
 }
 
@@ -202,12 +207,22 @@ bool rt_threads_reads_any(const struct rt_threads *th)
 	return false;
 }
 
+bool rt_threads_reads(const struct rt_threads *th, const struct rt_event_desc *ev)
+{
+	struct event_kind k;
+
+	(void)th;
+	classify_event(&k, ev);
+	return k.kind != K_NONE;
+}
+
 void rt_threads_set_journal(struct rt_threads *th,
 			    void (*fn)(void *arg, const struct rt_fact *f),
-			    void *arg)
+			    void *arg, bool only)
 {
 	th->journal = fn;
 	th->journal_arg = arg;
+	th->journal_only = only;
 }
 
 /* ---- the state ---------------------------------------------------------------------- */
@@ -264,8 +279,11 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 	struct cpu_state *cs;
 	struct thread *t, *p;
 
-	if (th->journal)
+	if (th->journal) {
 		th->journal(th->journal_arg, f);
+		if (th->journal_only)
+			return;
+	}
 	switch (c->kind) {
 	case CHUNK_FACT_COMM:
 		if (c->tid == 0) {
@@ -311,9 +329,16 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 
 /* ---- items into facts ------------------------------------------------------------------ */
 
-static int32_t ival(const struct rt_item *it, int f)
+/* rt_field_s64(), inline: an integer field (classify()), one element. */
+static inline __attribute__((always_inline)) int32_t ival(const struct rt_item *it, int f)
 {
-	return (int32_t)rt_field_s64(&it->fields[f], 0);
+	const struct rt_field_value *v = &it->fields[f];
+	unsigned int bits = v->desc->bits;
+	uint64_t u = rt_get_le(v->data, bits / 8);
+
+	if (bits < 64 && (u >> (bits - 1)) & 1)
+		u |= ~0ULL << bits;
+	return (int32_t)u;
 }
 
 /* Room for every fact one item makes (a fork's). */
@@ -507,10 +532,15 @@ void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 {
 	struct facts fs;
 
-	catch_up(th, it);
+	if (th->pending)
+		catch_up(th, it);
 	extract(th, it, &fs);
-	for (unsigned int i = 0; i < fs.n; i++)
-		apply(th, &fs.v[i]);
+	for (unsigned int i = 0; i < fs.n; i++) {
+		if (th->journal_only)	/* apply()'s first step, all there is */
+			th->journal(th->journal_arg, &fs.v[i]);
+		else
+			apply(th, &fs.v[i]);
+	}
 }
 
 int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it)
