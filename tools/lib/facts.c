@@ -4,8 +4,8 @@
  * (lib/chunk_index.h), so that a window learns it without decoding them.
  *
  * A collector is fed one CPU's items in order; threads.c turns them into
- * facts and hands every fact it applies to the collector's journal, which
- * keeps, for the frame being fed, the latest name, thread group and parent
+ * the facts it would apply (rt_threads_facts()), and the collector's
+ * journal keeps, for the frame being fed, the latest name, thread group and parent
  * of each thread, every cgroup fact in order, and what became of the CPU's
  * thread (the composition of its switches, losses and state dump).  The
  * packer makes one per chunk from the packets it packs (the table maker
@@ -37,7 +37,7 @@ struct latest {
 };
 
 struct rt_collector {
-	struct rt_threads *th;		/* makes the facts (what it keeps is not used) */
+	struct rt_threads *th;		/* makes the facts (nothing applied to it) */
 	struct chunk_table_frame cur;	/* the frame being fed; kind 0: overridden */
 	size_t cap;
 	uint32_t overridden;		/* facts of kind 0 in cur */
@@ -93,9 +93,31 @@ static void drop_overridden(struct rt_collector *c)
 	c->overridden = 0;
 }
 
-static void journal(void *arg, const struct rt_fact *f)
+/*
+ * @f, just made (threads.c's extract() stores its fields one by one, a
+ * comm as two words), copied the way it was stored: a wider load over
+ * stores still in flight waits for them to be written (a store-forwarding
+ * stall, a tenth of the table's time).  The empty asm keeps each value in
+ * a register of its own size: the compiler would merge the loads.
+ */
+static inline void copy_fact(struct chunk_fact *d, const struct chunk_fact *f)
 {
-	struct rt_collector *c = arg;
+	uint64_t ts = f->ts, w0, w1;
+	uint32_t kind = f->kind;
+	int32_t tid = f->tid;
+
+	memcpy(&w0, f->v.comm, 8);
+	memcpy(&w1, f->v.comm + 8, 8);
+	__asm__("" : "+r"(ts), "+r"(kind), "+r"(tid), "+r"(w0), "+r"(w1));
+	d->ts = ts;
+	d->kind = kind;
+	d->tid = tid;
+	memcpy(d->v.comm, &w0, 8);
+	memcpy(d->v.comm + 8, &w1, 8);
+}
+
+static void journal(struct rt_collector *c, const struct rt_fact *f)
+{
 	struct chunk_table_frame *r = &c->cur;
 	struct latest *l = NULL;
 	bool created;
@@ -110,7 +132,7 @@ static void journal(void *arg, const struct rt_fact *f)
 		return;
 	if (f->f.kind <= CHUNK_FACT_PPID) {
 		slot = (int)f->f.kind - CHUNK_FACT_COMM;
-		l = rt_tidmap_get(&c->latest, f->f.tid, &created);
+		l = rt_tidmap_get_inline(&c->latest, f->f.tid, &created);
 		if (!l) {
 			c->oom = true;
 			return;
@@ -134,7 +156,7 @@ static void journal(void *arg, const struct rt_fact *f)
 		r->facts = n;
 		c->cap = cap;
 	}
-	r->facts[r->nr_facts++] = f->f;
+	copy_fact(&r->facts[r->nr_facts++], &f->f);
 	if (l)
 		l->at[slot] = r->nr_facts;
 }
@@ -150,8 +172,6 @@ struct rt_collector *rt_collector_new(const struct rt_metadata *md)
 		free(c);
 		return NULL;
 	}
-	/* Its table is never asked: the facts alone, into the journal. */
-	rt_threads_set_journal(c->th, journal, c, true);
 	rt_tidmap_init(&c->latest, sizeof(struct latest));
 	return c;
 }
@@ -180,6 +200,9 @@ int rt_collector_filter(struct rt_collector *c, struct rt_stream *s)
 
 void rt_collector_item(struct rt_collector *c, const struct rt_item *it)
 {
+	struct rt_fact f[RT_ITEM_FACTS];
+	unsigned int n;
+
 	if (it->type == RT_ITEM_PACKET) {
 		if (!c->have_packet) {
 			c->cur.first_seq = it->packet->seq;
@@ -190,7 +213,9 @@ void rt_collector_item(struct rt_collector *c, const struct rt_item *it)
 		c->have_packet = true;
 		return;
 	}
-	rt_threads_feed(c->th, it);
+	n = rt_threads_facts(c->th, it, f);
+	for (unsigned int i = 0; i < n; i++)
+		journal(c, &f[i]);
 }
 
 void rt_collector_unlearnt(struct rt_collector *c)

@@ -142,14 +142,15 @@ struct rt_fact {
 
 /* The metadata declares an event threads.c learns from. */
 bool rt_threads_reads_any(const struct rt_threads *th);
+/* Room for every fact one item makes (a fork's). */
+#define RT_ITEM_FACTS	8
 /*
- * Every fact the table takes on is also handed to @fn (NULL: none); with
- * @only, to @fn alone: the table keeps nothing (a collector's, whose facts
- * never depend on what it knows: extract() reads the item alone).
+ * What @it tells, as the facts rt_threads_feed() would apply, in order,
+ * into @f: how many.  Nothing is applied: they never depend on what the
+ * table knows (a collector keeps them itself).
  */
-void rt_threads_set_journal(struct rt_threads *th,
-			    void (*fn)(void *arg, const struct rt_fact *f),
-			    void *arg, bool only);
+unsigned int rt_threads_facts(const struct rt_threads *th, const struct rt_item *it,
+			      struct rt_fact *f);
 /*
  * @n facts of frames not read (a window's), each applied when an item fed
  * (or asked about) reaches its time; -1 out of memory.

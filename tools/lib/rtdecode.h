@@ -198,6 +198,7 @@ enum rt_item_type {
 	RT_ITEM_EVENT,
 };
 
+/* (A field added here is set for events in rtdecode.c's decode_payload() too.) */
 struct rt_item {
 	enum rt_item_type type;
 	uint64_t timestamp;		/* clock cycles; merge key */
@@ -447,12 +448,29 @@ struct rt_tidmap {
 	size_t elem, cap, used;
 };
 
+/* Where @tid's element is looked for first (tidmap.c probes on from there). */
+static inline size_t rt_tidmap_home(const struct rt_tidmap *m, int32_t tid)
+{
+	return ((uint32_t)tid * 2654435761u) & (m->cap - 1);
+}
+
 void rt_tidmap_init(struct rt_tidmap *m, size_t elem);
 void rt_tidmap_free(struct rt_tidmap *m);
 /* The element of @tid, or NULL. */
 void *rt_tidmap_find(const struct rt_tidmap *m, int32_t tid);
 /* The element of @tid, made (zeroed) if new; NULL out of memory. */
 void *rt_tidmap_get(struct rt_tidmap *m, int32_t tid, bool *created);
+/* rt_tidmap_get(), an element found where it is looked for first inline. */
+static inline void *rt_tidmap_get_inline(struct rt_tidmap *m, int32_t tid, bool *created)
+{
+	char *e = m->cap ? m->slots + rt_tidmap_home(m, tid) * m->elem : NULL;
+
+	if (e && *(int32_t *)e == tid && tid != RT_TIDMAP_FREE) {
+		*created = false;
+		return e;
+	}
+	return rt_tidmap_get(m, tid, created);
+}
 /* Slot @i (below cap): its element, or NULL when free. */
 void *rt_tidmap_slot(const struct rt_tidmap *m, size_t i);
 

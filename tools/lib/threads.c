@@ -76,10 +76,6 @@ struct rt_threads {
 	 */
 	struct rt_fact *pending;
 	size_t nr_pending, next_pending;
-	/* Every fact applied is also handed here (facts.c's collector). */
-	void (*journal)(void *arg, const struct rt_fact *f);
-	void *journal_arg;
-	bool journal_only;		/* ... and only there: nothing kept */
 };
 
 /* A field an event kind is read through, and what it must be. */
@@ -216,15 +212,6 @@ bool rt_threads_reads(const struct rt_threads *th, const struct rt_event_desc *e
 	return k.kind != K_NONE;
 }
 
-void rt_threads_set_journal(struct rt_threads *th,
-			    void (*fn)(void *arg, const struct rt_fact *f),
-			    void *arg, bool only)
-{
-	th->journal = fn;
-	th->journal_arg = arg;
-	th->journal_only = only;
-}
-
 /* ---- the state ---------------------------------------------------------------------- */
 
 static struct thread *lookup(const struct rt_threads *th, int32_t tid)
@@ -279,11 +266,6 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 	struct cpu_state *cs;
 	struct thread *t, *p;
 
-	if (th->journal) {
-		th->journal(th->journal_arg, f);
-		if (th->journal_only)
-			return;
-	}
 	switch (c->kind) {
 	case CHUNK_FACT_COMM:
 		if (c->tid == 0) {
@@ -341,11 +323,8 @@ static inline __attribute__((always_inline)) int32_t ival(const struct rt_item *
 	return (int32_t)u;
 }
 
-/* Room for every fact one item makes (a fork's). */
-#define ITEM_FACTS	8
-
 struct facts {
-	struct rt_fact v[ITEM_FACTS];
+	struct rt_fact *v;		/* room for RT_ITEM_FACTS */
 	unsigned int n;
 	const struct rt_item *it;
 };
@@ -367,9 +346,52 @@ static void add_id(struct facts *fs, uint32_t kind, int32_t tid, int32_t id)
 	add(fs, kind, tid)->v.id = id;
 }
 
+/* A word's bytes up to its first zero one (the lowest address), zeros after: how many. */
+static inline unsigned int word_upto_nul(uint64_t *w)
+{
+	/* Its lowest bit marks the first zero byte. */
+	uint64_t z = (*w - 0x0101010101010101ULL) & ~*w & 0x8080808080808080ULL;
+	unsigned int b;
+
+	if (!z)
+		return 8;
+	b = (unsigned int)__builtin_ctzll(z) / 8;
+	*w &= b ? ~0ULL >> (64 - 8 * b) : 0;
+	return b;
+}
+
 /* @v is text (classify()): its bytes up to a NUL, COMM_LEN at most; none if empty. */
 static void add_comm(struct facts *fs, int32_t tid, const struct rt_field_value *v)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && COMM_LEN == 16
+	/*
+	 * A comm field that long (a switch's, a wakeup's): two words and
+	 * the first zero byte in them, not a call per byte count.  Kept in
+	 * registers (the empty asm) and stored as words: the journal reads
+	 * them back as words, and a wider load over narrower stores still
+	 * in flight would wait for them.
+	 */
+	if (v->count >= COMM_LEN) {
+		uint64_t w0, w1;
+		unsigned int n;
+		char *c;
+
+		memcpy(&w0, v->data, 8);
+		memcpy(&w1, v->data + 8, 8);
+		__asm__("" : "+r"(w0), "+r"(w1));
+		n = word_upto_nul(&w0);
+		if (n < 8)
+			w1 = 0;
+		else
+			n += word_upto_nul(&w1);
+		if (!n || tid < 0)
+			return;
+		c = add(fs, CHUNK_FACT_COMM, tid)->v.comm;
+		memcpy(c, &w0, 8);
+		memcpy(c + 8, &w1, 8);
+		return;
+	}
+#endif
 	size_t n = strnlen((const char *)v->data, v->count < COMM_LEN ? v->count : COMM_LEN);
 
 	if (n && tid >= 0)
@@ -530,17 +552,23 @@ static void catch_up(struct rt_threads *th, const struct rt_item *it)
 
 void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 {
-	struct facts fs;
+	struct rt_fact v[RT_ITEM_FACTS];
+	struct facts fs = { .v = v };
 
 	if (th->pending)
 		catch_up(th, it);
 	extract(th, it, &fs);
-	for (unsigned int i = 0; i < fs.n; i++) {
-		if (th->journal_only)	/* apply()'s first step, all there is */
-			th->journal(th->journal_arg, &fs.v[i]);
-		else
-			apply(th, &fs.v[i]);
-	}
+	for (unsigned int i = 0; i < fs.n; i++)
+		apply(th, &fs.v[i]);
+}
+
+unsigned int rt_threads_facts(const struct rt_threads *th, const struct rt_item *it,
+			      struct rt_fact *f)
+{
+	struct facts fs = { .v = f };
+
+	extract(th, it, &fs);
+	return fs.n;
 }
 
 int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it)
