@@ -135,6 +135,9 @@ struct rt_stream {
 	void *want_arg;
 	uint64_t want_gen;		/* counts changes of want */
 	uint32_t next_wanted;		/* in cur->wanted */
+	/* check_loop()'s look-up of md's events by id (ids_for()), or NULL. */
+	struct id_shape *ids;
+	uint32_t nr_ids;
 	bool reference;			/* rt_stream_set_reference() */
 	uint64_t lost_events, lost_packets, damaged;
 	bool lost_first;
@@ -171,6 +174,83 @@ struct file_plan {
 	struct chunk_index_entry stop;	/* where it ends; coff 0: the end */
 };
 
+/*
+ * What check_loop() needs of an event, by id, in one look-up: the event
+ * description is then not on the path from one event's header to the
+ * next's.  Most events' payloads are their fixed fields alone and need
+ * no alignment: @e holds their size (ID_SIZE bits: RINGTRACE_MAX_SUBBUF_SIZE
+ * at most).  ID_TAIL: fixed fields and one sequence after them, whose
+ * length one of them holds (a system call's arguments, an IRQ's name),
+ * described by the rest.  ID_OTHER: any other id, looked up and checked
+ * as such.  ID_WANTED: its reader wants it.
+ */
+#define ID_SIZE		0x7fffffffu
+#define ID_OTHER	ID_SIZE
+#define ID_TAIL		(ID_SIZE - 1)
+#define ID_WANTED	0x80000000u
+
+struct id_shape {
+	uint32_t e;
+	uint32_t prefix;		/* ID_TAIL: the fixed fields' bytes */
+	uint32_t len_at;		/* ... the length's offset in them */
+	uint8_t len_bytes;		/* ... its size */
+	bool len_signed;
+	uint8_t elem_shift;		/* ... log2 of an element's size */
+	uint8_t seq_align;		/* ... the sequence's alignment */
+};
+
+/* @ev's shape, if it is one of those above (fast_payload()'s cases, unaligned). */
+static struct id_shape shape_of(const struct rt_event_desc *ev)
+{
+	struct id_shape sh = { .e = ID_OTHER };
+	const struct rt_field_desc *f, *lf;
+
+	if (!ev || ev->unsupported || ev->align != 1 || ev->fixed_size >= ID_TAIL)
+		return sh;
+	if (ev->nr_fixed == ev->nr_fields) {
+		sh.e = (uint32_t)ev->fixed_size;
+		return sh;
+	}
+	f = &ev->fields[ev->nr_fixed];
+	if (ev->nr_fixed + 1 != ev->nr_fields || f->kind != RT_FIELD_SEQUENCE ||
+	    f->length_field >= ev->nr_fixed || f->align > 128)
+		return sh;
+	lf = &ev->fields[f->length_field];
+	sh = (struct id_shape){
+		.e = ID_TAIL, .prefix = (uint32_t)ev->fixed_size,
+		.len_at = (uint32_t)lf->offset, .len_bytes = (uint8_t)(lf->bits / 8),
+		.len_signed = lf->is_signed,
+		.elem_shift = (uint8_t)__builtin_ctz(f->bits / 8),
+		.seq_align = (uint8_t)f->align,
+	};
+	return sh;
+}
+
+/* The table of @md's ids for a stream wanting @want (NULL: all): 0, or -1 out of memory. */
+static int ids_for(const struct rt_metadata *md, const bool *want,
+		   struct id_shape **out, uint32_t *nr)
+{
+	struct id_shape *t;
+
+	*out = NULL;
+	*nr = 0;
+	if (!md->by_id)
+		return 0;
+	t = malloc(md->nr_by_id * sizeof(*t));
+	if (!t)
+		return -1;
+	for (uint32_t id = 0; id < md->nr_by_id; id++) {
+		const struct rt_event_desc *ev = md->by_id[id];
+
+		t[id] = shape_of(ev);
+		if (ev && (!want || want[ev - md->events]))
+			t[id].e |= ID_WANTED;
+	}
+	*out = t;
+	*nr = md->nr_by_id;
+	return 0;
+}
+
 /* What @fn says of each event of @md, by position; NULL out of memory. */
 static bool *wanted_events(const struct rt_metadata *md,
 			   bool (*fn)(void *arg, const struct rt_event_desc *ev),
@@ -191,14 +271,21 @@ static int take_metadata(struct rt_stream *s, struct rt_error *err)
 {
 	const struct rt_metadata *md = s->md_next;
 	bool *want = NULL;
+	struct id_shape *ids;
+	uint32_t nr_ids;
 
 	if (s->want_fn && !(want = wanted_events(md, s->want_fn, s->want_arg)))
 		return rt_fail(err, "out of memory");
+	if (ids_for(md, s->want_fn ? want : NULL, &ids, &nr_ids)) {
+		free(want);
+		return rt_fail(err, "out of memory");
+	}
 	if (md->max_fields > s->md->max_fields) {
 		struct rt_field_value *v = calloc(md->max_fields, sizeof(*v));
 
 		if (!v) {
 			free(want);
+			free(ids);
 			return rt_fail(err, "out of memory");
 		}
 		free(s->values);
@@ -209,6 +296,9 @@ static int take_metadata(struct rt_stream *s, struct rt_error *err)
 		s->want = want;
 		s->want_gen++;
 	}
+	free(s->ids);
+	s->ids = ids;
+	s->nr_ids = nr_ids;
 	s->md = md;
 	s->md_next = NULL;
 	return 0;
@@ -508,13 +598,13 @@ short_payload(const struct rt_stream *s, const struct rt_packet_info *pi,
 		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
 }
 
-/* CTF alignment is relative to the packet start. */
+/*
+ * CTF alignment is relative to the packet start.  metadata.c's are powers
+ * of two (its parser refuses others): a mask.
+ */
 static inline uint64_t align_to(uint64_t pos, unsigned int align)
 {
-	/* metadata.c's alignments are powers of two: a mask. */
-	if (!(align & (align - 1)))
-		return (pos + align - 1) & ~(uint64_t)(align - 1);
-	return (pos + align - 1) / align * align;
+	return (pos + align - 1) & ~(uint64_t)(align - 1);
 }
 
 /* Integer field @d at @p, sign-extended if it is signed. */
@@ -619,7 +709,11 @@ fast_payload(const struct rt_event_desc *ev, const uint8_t *raw, uint64_t end,
 	n = int_at(lf, raw + pos + lf->offset);
 	size = f->bits / 8;
 	pos = align_to(pos + ev->fixed_size, f->align);
-	if ((lf->is_signed && (int64_t)n < 0) || pos > end || n > (end - pos) / size)
+	/*
+	 * 1, 2, 4 or 8 bytes an element: a shift.  A negative length,
+	 * sign-extended, is more than any packet holds: the walk says so.
+	 */
+	if (pos > end || n > (end - pos) >> __builtin_ctz(size))
 		return false;
 	if (values)
 		values[k] = (struct rt_field_value){ .desc = f, .count = n,
@@ -646,10 +740,13 @@ static int decode_payload(struct rt_stream *s, const struct rt_packet_info *pi,
 	      fast_payload(ev, pi->raw, pi->content_bytes, &pos, s->values)) &&
 	    walk_payload(s, pi, ev, hoff, &pos, err))
 		return -1;
+	/* Every field: rt_stream_next() does not clear an event's item. */
 	item->type = RT_ITEM_EVENT;
 	item->timestamp = ts;
 	item->cpu = pi->cpu;
 	item->packet = pi;
+	item->lost_events = item->lost_packets = item->damaged_packets = 0;
+	item->lost_first = false;
 	item->event = ev;
 	item->offset = pi->offset + hoff;
 	item->payload = pi->raw + align_to(*at, ev->align);
@@ -709,6 +806,121 @@ static int room_for_events(struct pkt *p, size_t *cap)
 	return 0;
 }
 
+static __attribute__((cold, noinline)) int
+count_refused(const struct rt_stream *s, const struct rt_packet_info *pi,
+	      uint64_t n, struct rt_error *err)
+{
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
+		       pi->file, off_kind(s), pi->offset, n, pi->events);
+}
+
+/*
+ * The reference reader's check (rt_stream_set_reference()): every event
+ * decoded, every field walked, nothing kept.
+ */
+static int check_walk(struct rt_stream *s, struct head *p, struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &p->info;
+	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin;
+	struct rt_item item;
+
+	p->first_ts = p->last_ts = pi->timestamp_begin;
+	while (at < pi->content_bytes) {
+		if (decode_event(s, pi, &at, &clock, &item, err))
+			return -1;
+		if (!n++)
+			p->first_ts = clock;
+	}
+	p->last_ts = clock;
+	return n == pi->events ? 0 : count_refused(s, pi, n, err);
+}
+
+/*
+ * The payload of an ID_TAIL event from *@at in the packet @raw, @end
+ * bytes long: fast_payload()'s tail case, from the table.  False for one
+ * it does not accept: the event is then looked up, and walked.
+ */
+static inline bool tail_fits(const struct id_shape *sh, const uint8_t *raw,
+			     uint64_t end, uint64_t *at)
+{
+	uint64_t n, pos;
+
+	if (sh->prefix > end - *at)
+		return false;
+	n = rt_get_le(raw + *at + sh->len_at, sh->len_bytes);
+	if (sh->len_signed && (n >> (8 * sh->len_bytes - 1)) & 1)
+		return false;		/* negative: the walk says so */
+	pos = align_to(*at + sh->prefix, sh->seq_align);
+	if (pos > end || n > (end - pos) >> sh->elem_shift)
+		return false;
+	*at = pos + (n << sh->elem_shift);
+	return true;
+}
+
+/*
+ * check_events()'s loop, made once for a stream that wants every event
+ * (@want NULL) and once for one that picks (then which it wants, into
+ * @wanted, their number into *@nw): what the loop keeps in registers.
+ */
+static inline __attribute__((always_inline)) int
+check_loop(struct rt_stream *s, struct head *p, struct ev_at *evs, size_t cap,
+	   const bool *want, uint32_t *wanted, uint32_t *nw, struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &p->info;
+	/* Read once: the stores below could alias them. */
+	const uint8_t *raw = pi->raw;
+	const uint64_t end = pi->content_bytes, ts_end = pi->timestamp_end;
+	const struct rt_metadata *md = s->md;
+	static const struct id_shape other = { .e = ID_OTHER };
+	const struct id_shape *ids = s->ids, *sh;
+	const uint32_t nr_ids = s->nr_ids;
+	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin, hoff, ts;
+	const struct rt_event_desc *ev;
+	uint32_t id, k = 0, e, size;
+
+	p->first_ts = pi->timestamp_begin;
+	while (at < end) {
+		hoff = at;
+		if (!read_header(raw, end, &at, clock, &id, &ts))
+			return header_refused(s, pi, hoff, clock, err);
+		sh = id < nr_ids ? &ids[id] : &other;
+		e = sh->e;
+		size = e & ID_SIZE;
+		if (size < ID_TAIL && ts <= ts_end && size <= end - at) {
+			/* fast_payload()'s first bound, all there is. */
+			at += size;
+		} else if (size == ID_TAIL && ts <= ts_end && tail_fits(sh, raw, end, &at)) {
+			/* fast_payload()'s tail. */
+		} else {
+			ev = rt_md_event(md, id);
+			if (!ev || ev->unsupported || ts > ts_end)
+				return event_refused(s, pi, hoff, id, ts, err);
+			if (!fast_payload(ev, raw, end, &at, NULL)) {
+				uint64_t w = at;	/* @at stays a register */
+
+				if (walk_payload(s, pi, ev, hoff, &w, err))
+					return -1;
+				at = w;
+			}
+			e = want && want[ev - md->events] ? ID_WANTED : 0;
+		}
+		if (n < cap) {
+			evs[n] = (struct ev_at){ (uint32_t)hoff, id, ts };
+			if (want) {
+				wanted[k] = (uint32_t)n;
+				k += e >> 31;
+			}
+		}
+		if (!n++)
+			p->first_ts = ts;
+		clock = ts;
+	}
+	p->last_ts = clock;
+	if (want)
+		*nw = k;
+	return n == pi->events ? 0 : count_refused(s, pi, n, err);
+}
+
 /*
  * Checks every event of @p without handing any out, and counts them
  * against its header; notes its first and last event times, and, if
@@ -719,70 +931,20 @@ static int room_for_events(struct pkt *p, size_t *cap)
 static int check_events(struct rt_stream *s, struct head *p, struct pkt *keep,
 			struct rt_error *err)
 {
-	const struct rt_packet_info *pi = &p->info;
-	/* Read once: the stores below could alias them. */
-	const uint8_t *raw = pi->raw;
-	const uint64_t end = pi->content_bytes, ts_end = pi->timestamp_end;
-	const struct rt_metadata *md = s->md;
-	const struct rt_event_desc *const *by_id = md->by_id;
-	const struct rt_event_desc *events = md->events;
-	const uint32_t nr_by_id = md->nr_by_id;
-	const bool *want = s->reference ? NULL : s->want;
-	const bool fast = !s->reference;
-	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin, hoff, ts;
-	uint64_t first = pi->timestamp_begin;
-	struct ev_at *evs = NULL;
-	uint32_t *wanted = NULL;
-	const struct rt_event_desc *ev;
-	uint32_t id, nw = 0;
 	size_t cap = 0;
 
-	if (keep) {
-		if (room_for_events(keep, &cap)) {
-			s->hard = true;
-			return rt_fail(err, "%s: out of memory", pi->file);
-		}
-		evs = keep->evs;
-		wanted = keep->wanted;
+	if (s->reference)
+		return check_walk(s, p, err);
+	if (keep && room_for_events(keep, &cap)) {
+		s->hard = true;
+		return rt_fail(err, "%s: out of memory", p->info.file);
 	}
-	while (at < end) {
-		hoff = at;
-		if (!read_header(raw, end, &at, clock, &id, &ts))
-			return header_refused(s, pi, hoff, clock, err);
-		if (by_id)	/* rt_md_event(), its table kept in registers */
-			ev = id < nr_by_id ? by_id[id] : NULL;
-		else
-			ev = rt_metadata_event(md, id);
-		if (!ev || ev->unsupported || ts > ts_end)
-			return event_refused(s, pi, hoff, id, ts, err);
-		if (!(fast && fast_payload(ev, raw, end, &at, NULL))) {
-			uint64_t w = at;	/* @at stays a register */
-
-			if (walk_payload(s, pi, ev, hoff, &w, err))
-				return -1;
-			at = w;
-		}
-		if (n < cap) {
-			evs[n] = (struct ev_at){ (uint32_t)hoff, id, ts };
-			if (want) {
-				wanted[nw] = (uint32_t)n;
-				nw += want[ev - events];
-			}
-		}
-		if (!n++)
-			first = ts;
-		clock = ts;
-	}
-	p->first_ts = first;
-	p->last_ts = clock;
-	if (n != pi->events)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
-			       pi->file, off_kind(s), pi->offset, n, pi->events);
-	if (keep) {
-		keep->nr_wanted = nw;
-		keep->want_gen = want ? s->want_gen : 0;
-	}
-	return 0;
+	if (keep)
+		keep->want_gen = s->want ? s->want_gen : 0;
+	if (keep && s->want)
+		return check_loop(s, p, keep->evs, cap, s->want, keep->wanted,
+				  &keep->nr_wanted, err);
+	return check_loop(s, p, keep ? keep->evs : NULL, cap, NULL, NULL, NULL, err);
 }
 
 /* A packet's signature, where a resynchronising reader takes up: its magic and the trace's uuid. */
@@ -1888,11 +2050,16 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 	const struct rt_packet_info *pi;
 	int r;
 
-	memset(item, 0, sizeof(*item));
+	/*
+	 * Every field of *@item is set: zeroed for packets, losses and the
+	 * end, and an event's each by decode_payload() (the stores of an
+	 * item a reader wants, which a memset() before each would double).
+	 */
 	for (;;) {
 		pi = s->cur ? &s->cur->h.info : NULL;
 		switch (s->state) {
 		case AT_END:
+			memset(item, 0, sizeof(*item));
 			return 0;
 		case NEED_PACKET:
 			r = s->md_next ? take_metadata(s, err) : 0;
@@ -1900,12 +2067,14 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 				r = next_packet(s, err);
 			if (r <= 0) {
 				s->state = AT_END;
+				memset(item, 0, sizeof(*item));
 				return r;
 			}
 			s->state = GIVE_PACKET;
 			continue;
 		case GIVE_PACKET:
 			s->next_ev = s->next_wanted = 0;
+			memset(item, 0, sizeof(*item));
 			item->type = RT_ITEM_PACKET;
 			item->timestamp = pi->timestamp_begin;
 			item->cpu = pi->cpu;
@@ -1916,6 +2085,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			s->state = GIVE_EVENTS;
 			if (!s->lost_events && !s->lost_packets && !s->damaged)
 				continue;
+			memset(item, 0, sizeof(*item));
 			item->type = RT_ITEM_LOST;
 			item->timestamp = pi->timestamp_begin;
 			item->cpu = pi->cpu;
@@ -1930,8 +2100,10 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			if (r > 0)
 				return 1;
 			s->state = r ? AT_END : NEED_PACKET;
-			if (r)
+			if (r) {
+				memset(item, 0, sizeof(*item));
 				return -1;
+			}
 			continue;
 		}
 	}
@@ -1951,7 +2123,7 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 	s->src = RT_SOURCE_INIT(&s->damage, &s->notes);
 	s->values = calloc(md->max_fields ? md->max_fields : 1, sizeof(*s->values));
 	s->paths = calloc(nr_paths ? nr_paths : 1, sizeof(*s->paths));
-	if (!s->values || !s->paths)
+	if (!s->values || !s->paths || ids_for(md, NULL, &s->ids, &s->nr_ids))
 		goto oom;
 	for (unsigned int i = 0; i < nr_paths; i++) {
 		s->paths[i] = strdup(paths[i]);
@@ -1985,6 +2157,7 @@ void rt_stream_close(struct rt_stream *s)
 	free(s->fed_file);
 	free(s->values);
 	free(s->want);
+	free(s->ids);
 	for (unsigned int i = 0; i < NR_SLOTS; i++) {
 		free(s->slot[i].buf);
 		free(s->slot[i].evs);
@@ -2143,15 +2316,24 @@ int rt_stream_set_wanted(struct rt_stream *s,
 			 bool (*want)(void *arg, const struct rt_event_desc *ev),
 			 void *arg)
 {
+	struct id_shape *ids;
+	uint32_t nr_ids;
 	bool *w = NULL;
 
 	if (want && !(w = wanted_events(s->md, want, arg)))
 		return -1;
+	if (ids_for(s->md, w, &ids, &nr_ids)) {
+		free(w);
+		return -1;
+	}
 	free(s->want);
 	s->want = w;
 	s->want_fn = want;
 	s->want_arg = arg;
 	s->want_gen++;
+	free(s->ids);
+	s->ids = ids;
+	s->nr_ids = nr_ids;
 	return 0;
 }
 

@@ -409,6 +409,7 @@ static void test_layouts(const struct rt_metadata *md)
 static const char crafted_metadata[] =
 	"/* CTF 1.8 */\n"
 	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 8; align = 8; signed = true; } := int8_t;\n"
 	"typealias integer { size = 16; align = 8; signed = true; } := int16_t;\n"
 	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
 	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
@@ -433,7 +434,12 @@ static const char crafted_metadata[] =
 	"event { name = \"tail\"; id = 1; stream_id = 0;\n"
 	"\tfields := struct { uint8_t k; int16_t n; uint64_t d[n]; }; };\n"
 	"event { name = \"text\"; id = 2; stream_id = 0;\n"
-	"\tfields := struct { uint32_t x; string s; uint8_t after; }; };\n";
+	"\tfields := struct { uint32_t x; string s; uint8_t after; }; };\n"
+	"event { name = \"tail8\"; id = 3; stream_id = 0;\n"
+	"\tfields := struct { int8_t n; uint8_t d[n]; }; };\n";
+
+/* The crafted events' ids: 0 to 3, or (sparse) with no table for them. */
+static unsigned int crafted_id[4] = { 0, 1, 2, 3 };
 
 struct cpacket {
 	uint8_t buf[4096];
@@ -466,7 +472,7 @@ static void cp_fixed(struct cpacket *p, bool cut)
 
 	e[8] = 0xbb;
 	e[16] = 'x';
-	cp_event(p, 0, 8, e, cut ? sizeof(e) - 1 : sizeof(e));
+	cp_event(p, crafted_id[0], 8, e, cut ? sizeof(e) - 1 : sizeof(e));
 }
 
 static void cp_tail(struct cpacket *p, int16_t n, size_t have)
@@ -474,7 +480,17 @@ static void cp_tail(struct cpacket *p, int16_t n, size_t have)
 	uint8_t e[3 + 8 * 8] = { 7 };
 
 	memcpy(e + 1, &n, 2);
-	cp_event(p, 1, 1, e, 3 + have * 8);
+	cp_event(p, crafted_id[1], 1, e, 3 + have * 8);
+}
+
+/* A byte-sized signed length @n, then @have bytes. */
+static void cp_tail8(struct cpacket *p, int8_t n, size_t have)
+{
+	uint8_t e[1 + 300];
+
+	memset(e, 'd', sizeof(e));
+	memcpy(e, &n, 1);
+	cp_event(p, crafted_id[3], 1, e, 1 + have);
 }
 
 static void cp_text(struct cpacket *p, const char *s, bool nul)
@@ -483,7 +499,7 @@ static void cp_text(struct cpacket *p, const char *s, bool nul)
 	size_t l = strlen(s);
 
 	memcpy(e + 4, s, l);
-	cp_event(p, 2, 1, e, 4 + l + (nul ? 2 : 0));
+	cp_event(p, crafted_id[2], 1, e, 4 + l + (nul ? 2 : 0));
 }
 
 static void cp_finish(struct cpacket *p, uint64_t seq)
@@ -517,7 +533,7 @@ static void cp_start(struct cpacket *p, uint64_t seq)
  * is skipped as damage with the same report; the good events before it
  * are read, the good packet after it too.
  */
-static void test_crafted(void)
+static void test_crafted(bool sparse)
 {
 	static const struct {
 		const char *what, *error;
@@ -527,22 +543,38 @@ static void test_crafted(void)
 		{ "a negative sequence length", "event 'tail': negative length -2 for 'd'" },
 		{ "a string with no NUL", "payload of event 'text' runs past content_size" },
 		{ "the field after a string cut", "payload of event 'text' runs past content_size" },
+		/* As an unsigned byte, 255: it would fit. */
+		{ "a negative byte-sized length, 255 bytes after it", "event 'tail8': negative length -1 for 'd'" },
 		{ "every layout whole", NULL },
 	};
+	char text[sizeof(crafted_metadata) + 16], *at;
+	const char *kind = sparse ? " (ids searched)" : "";
+	const struct rt_event_desc *fx, *tl, *tx;
 	struct rt_metadata *md;
 	struct rt_error err;
 
-	if (rt_metadata_parse(crafted_metadata, strlen(crafted_metadata), "crafted", &md, &err)) {
+	/* Sparse: the tail event's id 100000, too far for a table of ids. */
+	snprintf(text, sizeof(text), "%s", crafted_metadata);
+	crafted_id[1] = 1;
+	at = strstr(text, "id = 1;");
+	if (sparse && at) {
+		snprintf(at, sizeof(text) - (size_t)(at - text), "id = 100000;%s",
+			 strstr(crafted_metadata, "id = 1;") + 7);
+		crafted_id[1] = 100000;
+	}
+	if (rt_metadata_parse(text, strlen(text), "crafted", &md, &err)) {
 		check(0, "the crafted metadata parses: %s", err.msg);
 		return;
 	}
-	check(md->events[0].nr_fixed == 3 && md->events[0].fixed_size == 19 &&
-	      md->events[0].fields[1].offset == 8 && md->events[0].align == 8 &&
-	      md->events[1].nr_fixed == 2 && md->events[2].nr_fixed == 1,
-	      "crafted layouts: fixed %u fields, %" PRIu64 " bytes, b at %" PRIu64 " (aligned); tail %u fixed; text %u fixed",
-	      md->events[0].nr_fixed, md->events[0].fixed_size,
-	      md->events[0].fields[1].offset, md->events[1].nr_fixed,
-	      md->events[2].nr_fixed);
+	fx = by_name(md, "fixed");
+	tl = by_name(md, "tail");
+	tx = by_name(md, "text");
+	check(fx && tl && tx && fx->nr_fixed == 3 && fx->fixed_size == 19 &&
+	      fx->fields[1].offset == 8 && fx->align == 8 && tl->nr_fixed == 2 &&
+	      tx->nr_fixed == 1 && !md->by_id == sparse,
+	      "crafted layouts%s: fixed %u fields, %" PRIu64 " bytes, b at %" PRIu64 " (aligned); tail %u fixed; text %u fixed",
+	      kind, fx ? fx->nr_fixed : 0, fx ? fx->fixed_size : 0,
+	      fx ? fx->fields[1].offset : 0, tl ? tl->nr_fixed : 0, tx ? tx->nr_fixed : 0);
 	for (unsigned int c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		static struct cpacket p[3];
 		uint64_t off[3];
@@ -565,6 +597,7 @@ static void test_crafted(void)
 				case 4: cp_text(&p[k], "cut", false);
 					p[k].buf[p[k].len++] = 0;
 					break;
+				case 5: cp_tail8(&p[k], -1, 255); break;
 				}
 			}
 			cp_finish(&p[k], k + 1);
@@ -582,8 +615,8 @@ static void test_crafted(void)
 		      (cases[c].error ? strstr(strict.error, cases[c].error) != NULL &&
 					tolerant.damage == 1 && tolerant.events == 6 :
 					!*strict.error && !tolerant.damage && tolerant.events == 9),
-		      "%s: strict '%s'; tolerant: %u damage, %" PRIu64 " events; the three readings agree%s%s",
-		      cases[c].what, strict.error, tolerant.damage, tolerant.events,
+		      "%s%s: strict '%s'; tolerant: %u damage, %" PRIu64 " events; the three readings agree%s%s",
+		      cases[c].what, kind, strict.error, tolerant.damage, tolerant.events,
 		      strict.mismatch || tolerant.mismatch || fed.mismatch ? "? no: " : "",
 		      strict.mismatch ? strict.mismatch : tolerant.mismatch ? tolerant.mismatch :
 		      fed.mismatch ? fed.mismatch : "");
@@ -663,7 +696,8 @@ int main(int argc, char **argv)
 		}
 		rt_trace_close(t);
 	}
-	test_crafted();
+	test_crafted(false);
+	test_crafted(true);
 	test_sparse_ids();
 	rmdir(tmp);
 	printf("decode: %u passed, %u failed\n", passed, failed);
