@@ -471,7 +471,8 @@ static void maker_packet(void *arg, const uint8_t *pkt, size_t len, uint64_t off
 
 	if (m->dead)
 		return;
-	if (rt_stream_feed(m->s, m->name, offset, pkt, len, &err))
+	/* Read dry below, before the packer's buffer changes: no copy. */
+	if (rt_stream_feed_lent(m->s, m->name, offset, pkt, len, &err))
 		r = -1;
 	else
 		while ((r = rt_stream_next(m->s, &it, &err)) > 0)

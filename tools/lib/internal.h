@@ -37,6 +37,14 @@ void rt_msgs_add(struct rt_msgs *m, const char *fmt, ...)
 void rt_msgs_free(struct rt_msgs *m);
 
 /*
+ * rt_stream_feed() without the copy: @bytes stay the caller's, and valid
+ * until rt_stream_next() returns 0 (dry) or the stream is closed -- a
+ * feeder that reads each feed dry at once (the packer's table maker).
+ */
+int rt_stream_feed_lent(struct rt_stream *s, const char *file, uint64_t offset,
+			const uint8_t *bytes, size_t n, struct rt_error *err);
+
+/*
  * Tests' (the fuzzers' differential reads): @s reads as the decoder did
  * before its fast paths -- every field of every event walked to check a
  * packet, every event decoded again from its header to hand it out --
@@ -75,6 +83,7 @@ struct rt_source {
 	bool eof;
 	uint8_t *pb;			/* bytes handed back, read first */
 	size_t pb_len, pb_pos;
+	bool pb_lent;			/* pb is the feeder's: not freed here */
 	struct ZSTD_DCtx_s *zds;
 	uint8_t *in;			/* compressed bytes ... */
 	size_t in_len, in_pos;

@@ -2213,8 +2213,8 @@ int rt_stream_open_fed(struct rt_stream **out, const struct rt_metadata *md,
 	return rt_stream_open(out, md, NULL, 0, cpu, err);
 }
 
-int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
-		   const uint8_t *bytes, size_t n, struct rt_error *err)
+static int feed(struct rt_stream *s, const char *file, uint64_t offset,
+		const uint8_t *bytes, size_t n, bool lent, struct rt_error *err)
 {
 	struct rt_source *src = &s->src;
 
@@ -2230,7 +2230,13 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
 	}
 	/* A source with no file: its bytes are those handed back to it. */
 	src->path = s->fed_file;
-	if (rt_src_unread(src, bytes, n)) {
+	if (lent && n) {
+		/* Dry: nothing left of the last feed (rt_src_close()). */
+		src->pb = (uint8_t *)bytes;
+		src->pb_len = n;
+		src->pb_pos = 0;
+		src->pb_lent = true;
+	} else if (rt_src_unread(src, bytes, n)) {
 		rt_src_close(src);
 		return rt_fail(err, "%s: out of memory", file);
 	}
@@ -2238,6 +2244,18 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
 	if (s->state == AT_END)
 		s->state = NEED_PACKET;
 	return 0;
+}
+
+int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
+		   const uint8_t *bytes, size_t n, struct rt_error *err)
+{
+	return feed(s, file, offset, bytes, n, false, err);
+}
+
+int rt_stream_feed_lent(struct rt_stream *s, const char *file, uint64_t offset,
+			const uint8_t *bytes, size_t n, struct rt_error *err)
+{
+	return feed(s, file, offset, bytes, n, true, err);
 }
 
 void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,

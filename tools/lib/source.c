@@ -93,7 +93,8 @@ void rt_src_close(struct rt_source *src)
 	ZSTD_freeDStream(src->zds);
 	free(src->in);
 	free(src->frame);
-	free(src->pb);
+	if (!src->pb_lent)
+		free(src->pb);
 	tolerant = src->tolerant;
 	skipped = src->frames_skipped;
 	*src = RT_SOURCE_INIT(src->damage, src->notes);
@@ -209,7 +210,9 @@ int rt_src_unread(struct rt_source *src, const uint8_t *buf, size_t n)
 	memcpy(pb, buf, n);
 	if (left)
 		memcpy(pb + n, src->pb + src->pb_pos, left);
-	free(src->pb);
+	if (!src->pb_lent)
+		free(src->pb);
+	src->pb_lent = false;
 	src->pb = pb;
 	src->pb_len = n + left;
 	src->pb_pos = 0;

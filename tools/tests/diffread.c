@@ -111,7 +111,7 @@ int dr_feed(struct diffread *d, const char *file, uint64_t offset,
 	    const uint8_t *bytes, size_t n, struct rt_error *err)
 {
 	struct rt_error e;
-	int r = rt_stream_feed(d->s[MAIN], file, offset, bytes, n, err);
+	int r = rt_stream_feed_lent(d->s[MAIN], file, offset, bytes, n, err);
 
 	for (int i = REF; i < NR; i++)
 		if (rt_stream_feed(d->s[i], file, offset, bytes, n, &e) != r)

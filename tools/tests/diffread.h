@@ -34,7 +34,11 @@ struct diffread *dr_open(const struct rt_metadata *md, const char *const *paths,
 			 unsigned int nr_paths, int cpu, uint64_t seed);
 void dr_set_tolerant(struct diffread *d, bool on);
 void dr_set_window(struct diffread *d, uint64_t begin, uint64_t end, bool seek);
-/* rt_stream_feed() to all three: 0, or -1 (the main stream's error). */
+/*
+ * rt_stream_feed() to the reference and filtered streams, lent to the main
+ * one (rt_stream_feed_lent(): @bytes stay valid until it runs dry): 0, or
+ * -1 (the main stream's error).
+ */
 int dr_feed(struct diffread *d, const char *file, uint64_t offset,
 	    const uint8_t *bytes, size_t n, struct rt_error *err);
 /* rt_stream_next() of the main stream, the others compared with it. */
