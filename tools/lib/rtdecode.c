@@ -85,6 +85,7 @@ struct pkt {
 	uint64_t damaged;		/* places read past since the packet before */
 	uint8_t *buf;
 	size_t cap;
+	bool kept;			/* evs holds its events (room_for_events()) */
 	struct ev_at *evs;		/* its h.info.events events */
 	uint32_t *wanted;		/* those its reader wants: their indexes */
 	uint32_t nr_wanted;
@@ -778,9 +779,16 @@ static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
 }
 
 /*
+ * The most events of a packet whose places are kept (20 MiB a slot):
+ * one of more -- 4 MiB at least of events without fields -- is handed out
+ * by decoding its headers again, as the reference reader does.
+ */
+#define KEEP_MAX	(1u << 20)
+
+/*
  * Room in @p for as many events as its header counts, and its content can
  * hold (an event takes 4 bytes at least): what a packet that checks
- * holds.  -1 out of memory.
+ * holds; none past KEEP_MAX (then !p->kept).  -1 out of memory.
  */
 static int room_for_events(struct pkt *p, size_t *cap)
 {
@@ -789,6 +797,9 @@ static int room_for_events(struct pkt *p, size_t *cap)
 
 	if (n > pi->events)
 		n = pi->events;
+	p->kept = n <= KEEP_MAX;
+	if (!p->kept)
+		n = 0;
 	if (n > p->evs_cap) {
 		struct ev_at *v = realloc(p->evs, n * sizeof(*v));
 		uint32_t *w;
@@ -1994,7 +2005,8 @@ static void pass_events(struct rt_stream *s, uint32_t a, uint32_t b)
 /*
  * The next event of the packet handed out that its reader wants, into
  * *@item: 1, or 0 when the packet has no more, -1 on error.  It starts
- * where check_events() found it, and the events passed over are counted,
+ * where check_events() found it (a packet of more than KEEP_MAX events:
+ * decoded from its header), and the events passed over are counted,
  * their payloads never read: with a filter, check_events() listed the
  * events wanted (keep->wanted), unless the filter changed since.  Checked
  * by check_events(): this fails only if the metadata grew into one that
@@ -2008,7 +2020,7 @@ static int next_event(struct rt_stream *s, const struct rt_packet_info *pi,
 	uint32_t i;
 	uint64_t at;
 
-	while (s->reference) {
+	while (s->reference || !p->kept) {
 		if (s->pos >= pi->content_bytes)
 			return 0;
 		if (decode_event(s, pi, &s->pos, &s->clock, item, err))

@@ -436,7 +436,8 @@ static const char crafted_metadata[] =
 	"event { name = \"text\"; id = 2; stream_id = 0;\n"
 	"\tfields := struct { uint32_t x; string s; uint8_t after; }; };\n"
 	"event { name = \"tail8\"; id = 3; stream_id = 0;\n"
-	"\tfields := struct { int8_t n; uint8_t d[n]; }; };\n";
+	"\tfields := struct { int8_t n; uint8_t d[n]; }; };\n"
+	"event { name = \"empty\"; id = 4; stream_id = 0; };\n";
 
 /* The crafted events' ids: 0 to 3, or (sparse) with no table for them. */
 static unsigned int crafted_id[4] = { 0, 1, 2, 3 };
@@ -624,6 +625,65 @@ static void test_crafted(bool sparse)
 	rt_metadata_free(md);
 }
 
+/*
+ * A packet of more events than the decoder keeps the places of (2^20,
+ * rtdecode.c's KEEP_MAX: 4 MiB of events without fields): handed out by
+ * decoding the headers again, the same items, whatever is wanted.
+ */
+static void test_many_events(void)
+{
+	const unsigned int n = (1u << 20) + 2;
+	size_t len = sizeof(struct ringtrace_packet_header) + 4 * (size_t)n + 12 + 19 + 5;
+	uint8_t *b = xmalloc(len);
+	struct ringtrace_packet_header h = {
+		.magic = RINGTRACE_CTF_MAGIC, .packet_seq_num = 1,
+		.timestamp_begin = 1000000000ULL, .timestamp_end = 1000000000ULL + 2,
+		.content_size = len * 8, .packet_size = len * 8, .events = n + 1,
+	};
+	size_t at = sizeof(h);
+	unsigned int bad = 0, runs = 0, events = 0;
+	struct rt_metadata *md;
+	struct rt_error err;
+	char first[1024] = "", *path;
+	uint64_t ts = h.timestamp_begin + 1;
+
+	if (rt_metadata_parse(crafted_metadata, strlen(crafted_metadata), "crafted", &md, &err)) {
+		check(0, "the crafted metadata parses: %s", err.msg);
+		free(b);
+		return;
+	}
+	/* An extended "fixed" event (at 88, its payload aligned to 104), then the empty ones. */
+	memset(b, 0, len);
+	b[at] = 31;
+	memcpy(b + at + 4, &ts, 8);
+	at += 16 + 19;
+	for (unsigned int i = 0; i < n; i++, at += 4) {
+		uint32_t word = 4 | (uint32_t)((ts + (i == n - 1)) & ((1u << 27) - 1)) << 5;
+
+		memcpy(b + at, &word, 4);
+	}
+	len = at;
+	h.content_size = h.packet_size = len * 8;
+	memcpy(b, &h, sizeof(h));
+	path = write_plain("cpu0", b, len);
+	for (uint64_t seed = 0; seed < 4; seed++) {
+		struct reading g;
+
+		read_files(md, &path, 1, 0, seed, seed % 2, 0, 0, &g);
+		runs++;
+		events = (unsigned int)g.events;
+		if ((g.mismatch || *g.error || g.events != n + 1) && !bad++)
+			snprintf(first, sizeof(first), "pick %" PRIu64 ": %s%s (%" PRIu64 " events)", seed,
+				 g.mismatch ? g.mismatch : "", g.error, g.events);
+	}
+	check(!bad, "a packet of %u events, more than the decoder keeps: %u readings agree, %u events each%s%s",
+	      n + 1, runs, events, bad ? "; " : "", first);
+	unlink(path);
+	free(path);
+	free(b);
+	rt_metadata_free(md);
+}
+
 /* Ids too sparse for a table are searched: every one found all the same. */
 static void test_sparse_ids(void)
 {
@@ -698,6 +758,7 @@ int main(int argc, char **argv)
 	}
 	test_crafted(false);
 	test_crafted(true);
+	test_many_events();
 	test_sparse_ids();
 	rmdir(tmp);
 	printf("decode: %u passed, %u failed\n", passed, failed);
