@@ -3,15 +3,16 @@
  * Thread tables: what one CPU's frames tell of threads, frame by frame
  * (lib/chunk_index.h), so that a window learns it without decoding them.
  *
- * A collector is fed one CPU's items in order; threads.c turns them into
- * the facts it would apply (rt_threads_facts()), and the collector's
- * journal keeps, for the frame being fed, the latest name, thread group and parent
- * of each thread, every cgroup fact in order, and what became of the CPU's
- * thread (the composition of its switches, losses and state dump).  The
- * packer makes one per chunk from the packets it packs (the table maker
- * below); a window's reader makes one for a frame without a table
- * (rtdecode.c), and turns records into the facts it replays
- * (rt_facts_record()).
+ * A collector is fed one CPU's items in order -- from a stream that hands
+ * out only the events threads.c reads (rt_collector_filter()) --
+ * threads.c turns them into the facts it would apply (rt_threads_facts()),
+ * and the collector's journal keeps, for the frame being fed, the latest
+ * name, thread group and parent of each thread, every cgroup fact in
+ * order, and what became of the CPU's thread (the composition of its
+ * switches, losses and state dump).  The packer makes one per chunk from
+ * the packets it packs (the table maker below); a window's reader makes
+ * one for a frame without a table (rtdecode.c), and turns records into
+ * the facts it replays (rt_facts_record()).
  *
  * Why the latest is enough: a reader applies every frame's facts at their
  * own times, merged with what it reads, and reads (prints) a thread's
