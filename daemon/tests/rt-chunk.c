@@ -30,6 +30,7 @@
 
 #include "../ringtraced.h"
 #include "../../lib/chunk_index.h"
+#include "../../tools/lib/internal.h"
 
 /* What the daemon's other files would define. */
 struct options opt;
@@ -899,6 +900,154 @@ static void test_thread_table(void)
 	close(dd);
 }
 
+/* tools/tests/real-trace, from the top of the tree or from daemon/. */
+static struct rt_trace *open_real(void)
+{
+	static const char *const dirs[] = { "tools/tests/real-trace",
+					    "../tools/tests/real-trace" };
+	struct rt_error err;
+	struct rt_trace *t;
+
+	for (unsigned int i = 0; i < 2; i++)
+		if (!rt_trace_open(dirs[i], &t, &err))
+			return t;
+	return NULL;
+}
+
+/* @name of @dirfd copied into the test's directory. */
+static bool copy_in(int dirfd, const char *name)
+{
+	int in = openat(dirfd, name, O_RDONLY), out;
+	char buf[65536];
+	ssize_t n;
+	bool ok;
+
+	out = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ok = in >= 0 && out >= 0;
+	while (ok && (n = read(in, buf, sizeof(buf))) > 0)
+		ok = write(out, buf, (size_t)n) == n;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ok;
+}
+
+/*
+ * The real trace's packets of its last CPU as the stored chunk @name in
+ * the test's directory, its metadata beside; with @damage, a bit of the
+ * first event header of the middle packet flipped, and the magic of a
+ * packet after it.  False when the trace cannot be read.
+ */
+static bool real_chunk(const char *name, bool damage, unsigned int *packets)
+{
+	struct rt_trace *t = open_real();
+	uint8_t blocks[64][3];
+	struct chunk_stored_hdrs h = { .blocks = blocks };
+	struct iovec iov[65];
+	uint8_t *pk[512];
+	size_t len[512];
+	unsigned int n = 0;
+	struct rt_error err;
+	struct rt_item it;
+	bool ok = t != NULL;
+	int fd, r = -1, dirfd;
+
+	while (ok && n < 512 &&
+	       (r = rt_stream_next(t->cpus[t->nr_cpus - 1].stream, &it, &err)) > 0) {
+		if (it.type != RT_ITEM_PACKET)
+			continue;
+		len[n] = it.packet->content_bytes;
+		pk[n] = malloc(len[n]);
+		memcpy(pk[n++], it.packet->raw, it.packet->content_bytes);
+	}
+	ok = ok && !r && n > 8;
+	if (ok && damage) {
+		pk[n / 2][sizeof(struct ringtrace_packet_header) + 1] ^= 0x40;
+		pk[n / 2 + 3][0] ^= 1;
+	}
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	for (unsigned int k = 0; k < n; k++) {
+		unsigned int cnt = chunk_stored_iov(iov, &h, pk[k], len[k]);
+
+		ok = ok && fd >= 0 && writev(fd, iov, (int)cnt) > 0;
+		free(pk[k]);
+	}
+	if (fd >= 0)
+		close(fd);
+	dirfd = t ? open(t->dir, O_RDONLY | O_DIRECTORY) : -1;
+	ok = ok && dirfd >= 0 && copy_in(dirfd, "metadata");
+	if (dirfd >= 0)
+		close(dirfd);
+	rt_trace_close(t);
+	*packets = n;
+	return ok;
+}
+
+/*
+ * The thread tables a packer makes, decoding only the events threads
+ * learn from, each header once (tools/lib/facts.c), are byte for byte the
+ * ones it made decoding every event twice (the reference reader,
+ * rt_table_maker_set_reference()): a real trace's chunk packed both ways,
+ * in frames of a few packets (many records), and the same chunk with a
+ * damaged event and a damaged packet header (frames not learnt).
+ */
+static void test_table_as_before(void)
+{
+	for (int damage = 0; damage < 2; damage++) {
+		char name[CHUNK_NAME_MAX];
+		struct rt_table_maker *m[2] = { rt_table_maker_new(), rt_table_maker_new() };
+		struct chunk_packer *p[2] = { chunk_packer_new(3), chunk_packer_new(3) };
+		static const char *const out[2] = { "fast.tmp", "reference.tmp" };
+		struct chunk_pack_result res[2];
+		struct chunk_index ix = { 0 };
+		struct chunk_table t = { 0 };
+		unsigned int packets = 0, facts = 0, unlearnt = 0;
+		uint8_t *a = NULL, *b = NULL;
+		size_t alen = 0, blen = 0;
+		bool ok;
+		int r[2] = { -1, -1 };
+
+		chunk_name(name, sizeof(name), 1, 7 + damage);
+		ok = real_chunk(name, damage, &packets);
+		check(ok, "a stored chunk of the real trace's packets (%u)%s", packets,
+		      damage ? ", an event header and a packet header damaged" : "");
+		rt_table_maker_set_reference(m[1], true);
+		for (int i = 0; ok && i < 2; i++) {
+			chunk_packer_set_frame_bytes(p[i], 16384);
+			chunk_packer_set_table(p[i], rt_table_maker_ops(m[i]));
+			r[i] = chunk_pack(p[i], dfd, name, out[i], NULL, &res[i]);
+		}
+		if (!r[0] && !r[1]) {
+			a = read_file(out[0], &alen);
+			b = read_file(out[1], &blen);
+		}
+		if (a && b && read_table(out[0], &ix, &t)) {
+			for (size_t i = 0; i < t.n; i++) {
+				facts += t.f[i].nr_facts;
+				unlearnt += !!(t.f[i].flags & CHUNK_FRAME_UNLEARNT);
+			}
+		}
+		check(a && b && alen == blen && !memcmp(a, b, alen) && t.n > 4 && facts > 20 &&
+		      (damage ? unlearnt > 0 : !unlearnt),
+		      "packed with the filtered reader and with the reference: %zu and %zu bytes, %s; %zu records in the table, %u facts, %u frames not learnt",
+		      alen, blen, a && b && alen == blen && !memcmp(a, b, alen) ?
+		      "the same bytes" : "they differ", t.n, facts, unlearnt);
+		chunk_table_free(&t);
+		chunk_index_free(&ix);
+		free(a);
+		free(b);
+		unlinkat(dfd, out[0], 0);
+		unlinkat(dfd, out[1], 0);
+		unlinkat(dfd, name, 0);
+		for (int i = 0; i < 2; i++) {
+			chunk_packer_free(p[i]);
+			rt_table_maker_free(m[i]);
+		}
+	}
+	unlinkat(dfd, "metadata", 0);
+}
+
 static void remove_dir(void)
 {
 	struct dirent *de;
@@ -940,6 +1089,7 @@ int main(int argc, char **argv)
 	test_remove_just_packed();
 	test_full_disk();
 	test_thread_table();
+	test_table_as_before();
 	if (own)
 		remove_dir();
 	printf("chunk: %u passed, %u failed\n", passed, failed);

@@ -3,15 +3,16 @@
  * Thread tables: what one CPU's frames tell of threads, frame by frame
  * (lib/chunk_index.h), so that a window learns it without decoding them.
  *
- * A collector is fed one CPU's items in order; threads.c turns them into
- * facts and hands every fact it applies to the collector's journal, which
- * keeps, for the frame being fed, the latest name, thread group and parent
- * of each thread, every cgroup fact in order, and what became of the CPU's
- * thread (the composition of its switches, losses and state dump).  The
- * packer makes one per chunk from the packets it packs (the table maker
- * below); a window's reader makes one for a frame without a table
- * (rtdecode.c), and turns records into the facts it replays
- * (rt_facts_record()).
+ * A collector is fed one CPU's items in order -- from a stream that hands
+ * out only the events threads.c reads (rt_collector_filter()) --
+ * threads.c turns them into the facts it would apply (rt_threads_facts()),
+ * and the collector's journal keeps, for the frame being fed, the latest
+ * name, thread group and parent of each thread, every cgroup fact in
+ * order, and what became of the CPU's thread (the composition of its
+ * switches, losses and state dump).  The packer makes one per chunk from
+ * the packets it packs (the table maker below); a window's reader makes
+ * one for a frame without a table (rtdecode.c), and turns records into
+ * the facts it replays (rt_facts_record()).
  *
  * Why the latest is enough: a reader applies every frame's facts at their
  * own times, merged with what it reads, and reads (prints) a thread's
@@ -37,9 +38,10 @@ struct latest {
 };
 
 struct rt_collector {
-	struct rt_threads *th;		/* makes the facts (what it keeps is not used) */
+	struct rt_threads *th;		/* makes the facts (nothing applied to it) */
 	struct chunk_table_frame cur;	/* the frame being fed; kind 0: overridden */
 	size_t cap;
+	uint32_t overridden;		/* facts of kind 0 in cur */
 	struct rt_tidmap latest;	/* struct latest */
 	bool have_packet;
 	bool oom;
@@ -66,9 +68,57 @@ static void compose(struct chunk_table_frame *r, const struct rt_fact *f)
 	}
 }
 
-static void journal(void *arg, const struct rt_fact *f)
+/*
+ * The overridden facts out of the frame being fed, and the latest's
+ * indexes with them: what rt_collector_end_frame() would do, done when
+ * they are most of it, so that its list follows the threads, not the
+ * events (a switch names two threads; a frame holds a hundred thousand).
+ */
+static void drop_overridden(struct rt_collector *c)
 {
-	struct rt_collector *c = arg;
+	struct chunk_table_frame *r = &c->cur;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < r->nr_facts; i++) {
+		struct chunk_fact *f = &r->facts[i];
+		struct latest *l;
+
+		if (!f->kind)
+			continue;
+		r->facts[n++] = *f;
+		if (f->kind <= CHUNK_FACT_PPID &&
+		    (l = rt_tidmap_find(&c->latest, f->tid)))
+			l->at[f->kind - CHUNK_FACT_COMM] = n;
+	}
+	r->nr_facts = n;
+	c->overridden = 0;
+}
+
+/*
+ * @f, just made (threads.c's extract() stores its fields one by one, a
+ * comm as two words), copied the way it was stored: a wider load over
+ * stores still in flight waits for them to be written (a store-forwarding
+ * stall, a tenth of the table's time).  The empty asm keeps each value in
+ * a register of its own size: the compiler would merge the loads.
+ */
+static inline void copy_fact(struct chunk_fact *d, const struct chunk_fact *f)
+{
+	uint64_t ts = f->ts, w0, w1;
+	uint32_t kind = f->kind;
+	int32_t tid = f->tid;
+
+	memcpy(&w0, f->v.comm, 8);
+	memcpy(&w1, f->v.comm + 8, 8);
+	__asm__("" : "+r"(ts), "+r"(kind), "+r"(tid), "+r"(w0), "+r"(w1));
+	d->ts = ts;
+	d->kind = kind;
+	d->tid = tid;
+	memcpy(d->v.comm, &w0, 8);
+	memcpy(d->v.comm + 8, &w1, 8);
+}
+
+static void journal(struct rt_collector *c, const struct rt_fact *f)
+{
 	struct chunk_table_frame *r = &c->cur;
 	struct latest *l = NULL;
 	bool created;
@@ -83,14 +133,19 @@ static void journal(void *arg, const struct rt_fact *f)
 		return;
 	if (f->f.kind <= CHUNK_FACT_PPID) {
 		slot = (int)f->f.kind - CHUNK_FACT_COMM;
-		l = rt_tidmap_get(&c->latest, f->f.tid, &created);
+		l = rt_tidmap_get_inline(&c->latest, f->f.tid, &created);
 		if (!l) {
 			c->oom = true;
 			return;
 		}
-		if (l->at[slot])
+		if (l->at[slot]) {
 			r->facts[l->at[slot] - 1].kind = 0;
+			c->overridden++;
+		}
 	}
+	/* Three in four gone: each fact is moved once or twice at most. */
+	if (r->nr_facts == c->cap && c->overridden >= c->cap - c->cap / 4)
+		drop_overridden(c);
 	if (r->nr_facts == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 256;
 		struct chunk_fact *n = realloc(r->facts, cap * sizeof(*n));
@@ -102,7 +157,7 @@ static void journal(void *arg, const struct rt_fact *f)
 		r->facts = n;
 		c->cap = cap;
 	}
-	r->facts[r->nr_facts++] = f->f;
+	copy_fact(&r->facts[r->nr_facts++], &f->f);
 	if (l)
 		l->at[slot] = r->nr_facts;
 }
@@ -118,7 +173,6 @@ struct rt_collector *rt_collector_new(const struct rt_metadata *md)
 		free(c);
 		return NULL;
 	}
-	rt_threads_set_journal(c->th, journal, c);
 	rt_tidmap_init(&c->latest, sizeof(struct latest));
 	return c;
 }
@@ -133,8 +187,23 @@ void rt_collector_free(struct rt_collector *c)
 	free(c);
 }
 
+static bool collector_wants(void *arg, const struct rt_event_desc *ev)
+{
+	const struct rt_collector *c = arg;
+
+	return rt_threads_reads(c->th, ev);
+}
+
+int rt_collector_filter(struct rt_collector *c, struct rt_stream *s)
+{
+	return rt_stream_set_wanted(s, collector_wants, c);
+}
+
 void rt_collector_item(struct rt_collector *c, const struct rt_item *it)
 {
+	struct rt_fact f[RT_ITEM_FACTS];
+	unsigned int n;
+
 	if (it->type == RT_ITEM_PACKET) {
 		if (!c->have_packet) {
 			c->cur.first_seq = it->packet->seq;
@@ -145,7 +214,9 @@ void rt_collector_item(struct rt_collector *c, const struct rt_item *it)
 		c->have_packet = true;
 		return;
 	}
-	rt_threads_feed(c->th, it);
+	n = rt_threads_facts(c->th, it, f);
+	for (unsigned int i = 0; i < n; i++)
+		journal(c, &f[i]);
 }
 
 void rt_collector_unlearnt(struct rt_collector *c)
@@ -174,6 +245,7 @@ int rt_collector_end_frame(struct rt_collector *c, struct chunk_table_frame *f)
 	}
 	memset(r, 0, sizeof(*r));
 	c->cap = 0;
+	c->overridden = 0;
 	c->have_packet = false;
 	c->oom = false;
 	drop_latest(c);
@@ -309,6 +381,7 @@ struct rt_table_maker {
 	char name[CHUNK_NAME_MAX];
 	unsigned int damage, notes;	/* the stream's, so far */
 	bool dead;			/* it failed: nothing more is learnt */
+	bool reference;			/* rt_table_maker_set_reference() */
 };
 
 /*
@@ -380,11 +453,13 @@ static int maker_begin(void *arg, int dirfd, const char *name)
 	m->c = rt_collector_new(m->md);
 	/* No event of the trace tells of threads: a window learns nothing. */
 	if (!m->c || !rt_threads_reads_any(m->c->th) ||
-	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err)) {
+	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err) ||
+	    (!m->reference && rt_collector_filter(m->c, m->s))) {
 		maker_end(m);
 		return -1;
 	}
 	rt_stream_set_tolerant(m->s, true);
+	rt_stream_set_reference(m->s, m->reference);
 	return 0;
 }
 
@@ -397,7 +472,8 @@ static void maker_packet(void *arg, const uint8_t *pkt, size_t len, uint64_t off
 
 	if (m->dead)
 		return;
-	if (rt_stream_feed(m->s, m->name, offset, pkt, len, &err))
+	/* Read dry below, before the packer's buffer changes: no copy. */
+	if (rt_stream_feed_lent(m->s, m->name, offset, pkt, len, &err))
 		r = -1;
 	else
 		while ((r = rt_stream_next(m->s, &it, &err)) > 0)
@@ -448,4 +524,9 @@ void rt_table_maker_free(struct rt_table_maker *m)
 const struct chunk_table_ops *rt_table_maker_ops(struct rt_table_maker *m)
 {
 	return &m->ops;
+}
+
+void rt_table_maker_set_reference(struct rt_table_maker *m, bool on)
+{
+	m->reference = on;
 }

@@ -9,6 +9,15 @@
 #include "../../lib/chunk_index.h"
 #include "../../lib/le.h"
 
+/* rt_metadata_event(), its table read here: the decoder's, per event. */
+static inline const struct rt_event_desc *rt_md_event(const struct rt_metadata *md,
+						      uint32_t id)
+{
+	if (md->by_id)
+		return id < md->nr_by_id ? md->by_id[id] : NULL;
+	return rt_metadata_event(md, id);
+}
+
 /* Formats the message into @err (if any) and returns -1. */
 int rt_fail(struct rt_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -26,6 +35,30 @@ struct rt_msgs {
 void rt_msgs_add(struct rt_msgs *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void rt_msgs_free(struct rt_msgs *m);
+
+/*
+ * rt_stream_feed() without the copy: @bytes stay the caller's, and valid
+ * until rt_stream_next() returns 0 (dry) or the stream is closed -- a
+ * feeder that reads each feed dry at once (the packer's table maker).
+ */
+int rt_stream_feed_lent(struct rt_stream *s, const char *file, uint64_t offset,
+			const uint8_t *bytes, size_t n, struct rt_error *err);
+
+/*
+ * Tests' (the fuzzers' differential reads): @s reads as the decoder did
+ * before its fast paths -- every field of every event walked to check a
+ * packet, every event decoded again from its header to hand it out --
+ * what the fast paths must agree with, item for item.  Before the first
+ * rt_stream_next().
+ */
+void rt_stream_set_reference(struct rt_stream *s, bool on);
+
+/*
+ * Tests': @m's streams read every event, as the reference reader
+ * (rt_stream_set_reference()) -- the tables the packers made before
+ * theirs read only what threads learn from, which must be the same.
+ */
+void rt_table_maker_set_reference(struct rt_table_maker *m, bool on);
 
 /* What a chunk set's manifest says a file is (rt_stream_promise()). */
 struct rt_promise {
@@ -58,9 +91,12 @@ struct rt_source {
 	/*
 	 * Bytes handed back that reading cannot go back to: in front of
 	 * the frame's first byte (zstd), or fed (no file).  Read first.
+	 * @pb_lent: @pb is the feeder's (rt_stream_feed_lent()), never
+	 * written or freed here.
 	 */
 	uint8_t *pb;
 	size_t pb_len, pb_pos, pb_cap;
+	bool pb_lent;
 	struct ZSTD_DCtx_s *zds;
 	uint8_t *in;			/* compressed bytes ... */
 	size_t in_len, in_pos;
@@ -141,10 +177,15 @@ struct rt_fact {
 
 /* The metadata declares an event threads.c learns from. */
 bool rt_threads_reads_any(const struct rt_threads *th);
-/* Every fact the table takes on is also handed to @fn (NULL: none). */
-void rt_threads_set_journal(struct rt_threads *th,
-			    void (*fn)(void *arg, const struct rt_fact *f),
-			    void *arg);
+/* Room for every fact one item makes (a fork's). */
+#define RT_ITEM_FACTS	8
+/*
+ * What @it tells, as the facts rt_threads_feed() would apply, in order,
+ * into @f: how many.  Nothing is applied: they never depend on what the
+ * table knows (a collector keeps them itself).
+ */
+unsigned int rt_threads_facts(const struct rt_threads *th, const struct rt_item *it,
+			      struct rt_fact *f);
 /*
  * @n facts of frames not read (a window's), each applied when an item fed
  * (or asked about) reaches its time; -1 out of memory.
@@ -158,6 +199,8 @@ int rt_threads_add_facts(struct rt_threads *th, const struct rt_fact *f, size_t 
 struct rt_collector;
 struct rt_collector *rt_collector_new(const struct rt_metadata *md);
 void rt_collector_free(struct rt_collector *c);
+/* @s, whose items @c is fed, hands out only the events @c learns from. */
+int rt_collector_filter(struct rt_collector *c, struct rt_stream *s);
 void rt_collector_item(struct rt_collector *c, const struct rt_item *it);
 /* What was fed cannot be trusted whole (damage): the frame is not learnt. */
 void rt_collector_unlearnt(struct rt_collector *c);

@@ -1528,6 +1528,61 @@ static int convert_fields(struct parser *p, const struct ty *st,
 	return 0;
 }
 
+/*
+ * The fields an event starts with that are integers or arrays of them
+ * have one layout: each field's alignment divides the payload's (the
+ * largest of them), so from the payload's start each is where it is in
+ * any packet.  Up to the first that no packet holds: the reader walks
+ * that one, and says it runs past.
+ */
+static void fixed_layout(struct rt_event_desc *ev)
+{
+	uint64_t pos = 0;
+	unsigned int i;
+
+	if (ev->unsupported || !ev->align)
+		return;
+	for (i = 0; i < ev->nr_fields; i++) {
+		struct rt_field_desc *f = &ev->fields[i];
+		unsigned int size = f->bits / 8;
+		uint64_t at;
+
+		if ((f->kind != RT_FIELD_INT && f->kind != RT_FIELD_ARRAY) ||
+		    !f->align || ev->align % f->align || !size)
+			break;
+		at = (pos + f->align - 1) / f->align * f->align;
+		if (at > RINGTRACE_MAX_SUBBUF_SIZE ||
+		    f->length > (RINGTRACE_MAX_SUBBUF_SIZE - at) / size)
+			break;
+		f->offset = at;
+		pos = at + f->length * size;
+	}
+	ev->nr_fixed = i;
+	ev->fixed_size = pos;
+}
+
+/*
+ * rt_metadata_event()'s table, by id, when the ids are few enough for one
+ * (ringtrace.ko numbers its events from 0): else it searches.
+ */
+static int index_ids(struct parser *p, struct rt_metadata *md)
+{
+	uint32_t n;
+
+	if (!md->nr_events)
+		return 0;
+	n = md->events[md->nr_events - 1].id + 1;
+	if (!n || n > 4 * md->nr_events + 1024)
+		return 0;
+	md->by_id = calloc(n, sizeof(*md->by_id));
+	if (!md->by_id)
+		return rt_fail(p->err, "%s: out of memory", p->name);
+	md->nr_by_id = n;
+	for (unsigned int i = 0; i < md->nr_events; i++)
+		md->by_id[md->events[i].id] = &md->events[i];
+	return 0;
+}
+
 static int event_cmp(const void *a, const void *b)
 {
 	const struct rt_event_desc *x = a, *y = b;
@@ -1701,7 +1756,9 @@ static int convert(struct parser *p, struct rt_metadata *md)
 			return perr(p, 0, "events '%s' and '%s' share id %u",
 				    md->events[i - 1].name, md->events[i].name,
 				    md->events[i].id);
-	return 0;
+	for (unsigned int i = 0; i < md->nr_events; i++)
+		fixed_layout(&md->events[i]);
+	return index_ids(p, md);
 }
 
 /* ---- API ------------------------------------------------------------------- */
@@ -1726,6 +1783,7 @@ void rt_metadata_free(struct rt_metadata *md)
 		free(ev->unsupported);
 	}
 	free(md->events);
+	free(md->by_id);
 	for (unsigned int i = 0; i < md->nr_env; i++) {
 		free(md->env[i].key);
 		free(md->env[i].value);
@@ -1819,6 +1877,8 @@ const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
 {
 	unsigned int lo = 0, hi = md->nr_events;
 
+	if (md->by_id)
+		return id < md->nr_by_id ? md->by_id[id] : NULL;
 	while (lo < hi) {
 		unsigned int mid = lo + (hi - lo) / 2;
 

@@ -7,7 +7,10 @@
  * into one of three slots, and judged against its neighbours on both
  * sides -- the last packet handed out and the next one read
  * (next_packet()) -- before anything of it is handed out; a second pass
- * hands out the events.  Timestamps are rebuilt as CTF
+ * hands out the events.  The check notes where each event is, its id and
+ * time, so the hand-out decodes each header once, and only the payloads
+ * of the events the reader wants (rt_stream_set_wanted()); an event of a
+ * fixed layout is checked with one bound.  Timestamps are rebuilt as CTF
  * does: the clock starts at timestamp_begin in every packet, a compact
  * header replaces the low 27 bits of the clock (adding 2^27 when they went
  * backwards), an extended header (id in bits 5..31, then the unaligned
@@ -64,6 +67,18 @@ struct head {
 };
 
 /*
+ * Where check_events() found an event, and what its header said: the
+ * hand-out starts from there instead of decoding the header again, and
+ * skips an event its reader does not want without touching its payload.
+ * A packet is at most RINGTRACE_MAX_SUBBUF_SIZE bytes: offsets fit.
+ */
+struct ev_at {
+	uint32_t off;			/* of its header, in the packet */
+	uint32_t id;
+	uint64_t ts;
+};
+
+/*
  * A packet read whole and checked on its own (read_packet()), waiting to be
  * judged against its neighbours, or handed out.
  */
@@ -72,6 +87,12 @@ struct pkt {
 	uint64_t damaged;		/* places read past since the packet before */
 	uint8_t *buf;
 	size_t cap;
+	bool kept;			/* evs holds its events (room_for_events()) */
+	struct ev_at *evs;		/* its h.info.events events */
+	uint32_t *wanted;		/* those its reader wants: their indexes */
+	uint32_t nr_wanted;
+	uint64_t want_gen;		/* s->want_gen when they were picked */
+	size_t evs_cap;
 };
 
 #define NR_SLOTS	3		/* the packet handed out, and two ahead */
@@ -109,9 +130,23 @@ struct rt_stream {
 	struct rt_error fail;
 
 	enum state state;
-	uint64_t pos;			/* next event in cur */
-	uint64_t clock;			/* current clock value */
+	uint32_t next_ev;		/* in cur->evs */
+	uint64_t pos;			/* next event in cur (s->reference) */
+	uint64_t clock;			/* current clock value (s->reference) */
 	struct rt_field_value *values;
+	/*
+	 * The events handed out (rt_stream_set_wanted()): by position in
+	 * md->events, NULL for all; what decides, asked again when md grows.
+	 */
+	bool *want;
+	bool (*want_fn)(void *arg, const struct rt_event_desc *ev);
+	void *want_arg;
+	uint64_t want_gen;		/* counts changes of want */
+	uint32_t next_wanted;		/* in cur->wanted */
+	/* check_loop()'s look-up of md's events by id (ids_for()), or NULL. */
+	struct id_shape *ids;
+	uint32_t nr_ids;
+	bool reference;			/* rt_stream_set_reference() */
 	uint64_t lost_events, lost_packets, damaged;
 	bool lost_first;
 
@@ -148,21 +183,130 @@ struct file_plan {
 };
 
 /*
+ * What check_loop() needs of an event, by id, in one look-up: the event
+ * description is then not on the path from one event's header to the
+ * next's.  Most events' payloads are their fixed fields alone and need
+ * no alignment: @e holds their size (ID_SIZE bits: RINGTRACE_MAX_SUBBUF_SIZE
+ * at most).  ID_TAIL: fixed fields and one sequence after them, whose
+ * length one of them holds (a system call's arguments, an IRQ's name),
+ * described by the rest.  ID_OTHER: any other id, looked up and checked
+ * as such.  ID_WANTED: its reader wants it.
+ */
+#define ID_SIZE		0x7fffffffu
+#define ID_OTHER	ID_SIZE
+#define ID_TAIL		(ID_SIZE - 1)
+#define ID_WANTED	0x80000000u
+
+struct id_shape {
+	uint32_t e;
+	uint32_t prefix;		/* ID_TAIL: the fixed fields' bytes */
+	uint32_t len_at;		/* ... the length's offset in them */
+	uint8_t len_bytes;		/* ... its size */
+	bool len_signed;
+	uint8_t elem_shift;		/* ... log2 of an element's size */
+	uint8_t seq_align;		/* ... the sequence's alignment */
+};
+
+/* @ev's shape, if it is one of those above (fast_payload()'s cases, unaligned). */
+static struct id_shape shape_of(const struct rt_event_desc *ev)
+{
+	struct id_shape sh = { .e = ID_OTHER };
+	const struct rt_field_desc *f, *lf;
+
+	if (!ev || ev->unsupported || ev->align != 1 || ev->fixed_size >= ID_TAIL)
+		return sh;
+	if (ev->nr_fixed == ev->nr_fields) {
+		sh.e = (uint32_t)ev->fixed_size;
+		return sh;
+	}
+	f = &ev->fields[ev->nr_fixed];
+	if (ev->nr_fixed + 1 != ev->nr_fields || f->kind != RT_FIELD_SEQUENCE ||
+	    f->length_field >= ev->nr_fixed || f->align > 128)
+		return sh;
+	lf = &ev->fields[f->length_field];
+	sh = (struct id_shape){
+		.e = ID_TAIL, .prefix = (uint32_t)ev->fixed_size,
+		.len_at = (uint32_t)lf->offset, .len_bytes = (uint8_t)(lf->bits / 8),
+		.len_signed = lf->is_signed,
+		.elem_shift = (uint8_t)__builtin_ctz(f->bits / 8),
+		.seq_align = (uint8_t)f->align,
+	};
+	return sh;
+}
+
+/* The table of @md's ids for a stream wanting @want (NULL: all): 0, or -1 out of memory. */
+static int ids_for(const struct rt_metadata *md, const bool *want,
+		   struct id_shape **out, uint32_t *nr)
+{
+	struct id_shape *t;
+
+	*out = NULL;
+	*nr = 0;
+	if (!md->by_id)
+		return 0;
+	t = malloc(md->nr_by_id * sizeof(*t));
+	if (!t)
+		return -1;
+	for (uint32_t id = 0; id < md->nr_by_id; id++) {
+		const struct rt_event_desc *ev = md->by_id[id];
+
+		t[id] = shape_of(ev);
+		if (ev && (!want || want[ev - md->events]))
+			t[id].e |= ID_WANTED;
+	}
+	*out = t;
+	*nr = md->nr_by_id;
+	return 0;
+}
+
+/* What @fn says of each event of @md, by position; NULL out of memory. */
+static bool *wanted_events(const struct rt_metadata *md,
+			   bool (*fn)(void *arg, const struct rt_event_desc *ev),
+			   void *arg)
+{
+	bool *want = calloc(md->nr_events ? md->nr_events : 1, sizeof(*want));
+
+	for (unsigned int i = 0; want && i < md->nr_events; i++)
+		want[i] = fn(arg, &md->events[i]);
+	return want;
+}
+
+/*
  * Takes the grown metadata on, between packets: the item handed out last
  * (its fields in s->values) is the caller's until this call.
  */
 static int take_metadata(struct rt_stream *s, struct rt_error *err)
 {
 	const struct rt_metadata *md = s->md_next;
+	bool *want = NULL;
+	struct id_shape *ids;
+	uint32_t nr_ids;
 
+	if (s->want_fn && !(want = wanted_events(md, s->want_fn, s->want_arg)))
+		return rt_fail(err, "out of memory");
+	if (ids_for(md, s->want_fn ? want : NULL, &ids, &nr_ids)) {
+		free(want);
+		return rt_fail(err, "out of memory");
+	}
 	if (md->max_fields > s->md->max_fields) {
 		struct rt_field_value *v = calloc(md->max_fields, sizeof(*v));
 
-		if (!v)
+		if (!v) {
+			free(want);
+			free(ids);
 			return rt_fail(err, "out of memory");
+		}
 		free(s->values);
 		s->values = v;
 	}
+	if (s->want_fn) {
+		free(s->want);
+		s->want = want;
+		s->want_gen++;
+	}
+	free(s->ids);
+	s->ids = ids;
+	s->nr_ids = nr_ids;
 	s->md = md;
 	s->md_next = NULL;
 	return 0;
@@ -403,45 +547,78 @@ static bool follows(const struct rt_stream *s, const struct head *ha,
 }
 
 /*
- * Decodes the event of packet @pi at *@at into *item and advances *@at and
- * *@clock.  The payload must lie within content_size; every field length
- * is checked.
+ * Why the header of the event at @pos of packet @pi, the one before it at
+ * time @clock, does not read (read_header() said so): the error.  Cold,
+ * like the other messages: the loops that check every event stay small.
  */
-static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
-			uint64_t *at, uint64_t *clock, struct rt_item *item,
-			struct rt_error *err)
+static __attribute__((cold, noinline)) int
+header_refused(struct rt_stream *s, const struct rt_packet_info *pi,
+	       uint64_t pos, uint64_t clock, struct rt_error *err)
 {
-	const uint8_t *pkt = pi->raw;
-	uint64_t end = pi->content_bytes, pos = *at, hoff = *at;
-	const struct rt_event_desc *ev;
-	uint32_t word, id;
-	uint64_t ts;
+	uint64_t left = pi->content_bytes - pos;
+	uint32_t word;
 
-	if (end - pos < RINGTRACE_COMPACT_HEADER_SIZE)
+	if (left < RINGTRACE_COMPACT_HEADER_SIZE)
 		goto short_event;
-	word = le32(pkt + pos);
-	id = word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1);
-	if (id != RINGTRACE_EVENT_ID_EXTENDED) {
+	word = le32(pi->raw + pos);
+	if ((word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1)) != RINGTRACE_EVENT_ID_EXTENDED)
+		/* The 64-bit clock wrapped. */
+		return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp overflows 64 bits",
+			       pi->file, off_kind(s), pi->offset + pos);
+	if (left < RINGTRACE_EXTENDED_HEADER_SIZE)
+		goto short_event;
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " goes back from %" PRIu64,
+		       pi->file, off_kind(s), pi->offset + pos, le64(pi->raw + pos + 4),
+		       clock);
+
+short_event:
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event header cut by content_size (%" PRIu64 " bytes left)",
+		       pi->file, off_kind(s), pi->offset + pos, left);
+}
+
+/*
+ * The header of the event at *@at of the packet @raw, @end bytes long,
+ * the one before it at time @clock: its id and time into *@id and *@ts,
+ * *@at past it.  False when it does not read (header_refused() says why).
+ */
+static inline bool read_header(const uint8_t *raw, uint64_t end, uint64_t *at,
+			       uint64_t clock, uint32_t *id, uint64_t *ts)
+{
+	uint64_t left = end - *at;
+	uint32_t word;
+
+	if (left < RINGTRACE_COMPACT_HEADER_SIZE)
+		return false;
+	word = le32(raw + *at);
+	*id = word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1);
+	if (*id != RINGTRACE_EVENT_ID_EXTENDED) {
 		uint64_t low = word >> RINGTRACE_EVENT_ID_BITS;
 
-		ts = (*clock & ~TS_MASK) | low;
-		if (low < (*clock & TS_MASK))
-			ts += TS_MASK + 1;
-		if (ts < *clock)	/* the 64-bit clock wrapped */
-			return rt_fail(err, "%s: %soffset %" PRIu64 ": timestamp overflows 64 bits",
-				       pi->file, off_kind(s), pi->offset + hoff);
-		pos += RINGTRACE_COMPACT_HEADER_SIZE;
-	} else {
-		if (end - pos < RINGTRACE_EXTENDED_HEADER_SIZE)
-			goto short_event;
-		id = word >> RINGTRACE_EVENT_ID_BITS;
-		ts = le64(pkt + pos + 4);
-		if (ts < *clock)
-			return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " goes back from %" PRIu64,
-				       pi->file, off_kind(s), pi->offset + hoff, ts, *clock);
-		pos += RINGTRACE_EXTENDED_HEADER_SIZE;
+		*ts = (clock & ~TS_MASK) | low;
+		if (low < (clock & TS_MASK))
+			*ts += TS_MASK + 1;
+		if (*ts < clock)
+			return false;
+		*at += RINGTRACE_COMPACT_HEADER_SIZE;
+		return true;
 	}
-	ev = rt_metadata_event(s->md, id);
+	if (left < RINGTRACE_EXTENDED_HEADER_SIZE)
+		return false;
+	*id = word >> RINGTRACE_EVENT_ID_BITS;
+	*ts = le64(raw + *at + 4);
+	if (*ts < clock)
+		return false;
+	*at += RINGTRACE_EXTENDED_HEADER_SIZE;
+	return true;
+}
+
+/* Why event @id of time @ts, its header at @hoff in @pi, cannot be decoded. */
+static __attribute__((cold, noinline)) int
+event_refused(struct rt_stream *s, const struct rt_packet_info *pi,
+	      uint64_t hoff, uint32_t id, uint64_t ts, struct rt_error *err)
+{
+	const struct rt_event_desc *ev = rt_md_event(s->md, id);
+
 	if (!ev)
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": unknown event id %u",
 			       pi->file, off_kind(s), pi->offset + hoff, id);
@@ -449,32 +626,70 @@ static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
 		/* A layout this reader does not know: not damage. */
 		s->hard = true;
 		return rt_fail(err, "%s: %soffset %" PRIu64 ": event '%s' cannot be decoded: %s",
-			       pi->file, off_kind(s), pi->offset + hoff, ev->name, ev->unsupported);
+			       pi->file, off_kind(s), pi->offset + hoff, ev->name,
+			       ev->unsupported);
 	}
-	if (ts > pi->timestamp_end)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " is after the packet's timestamp_end %" PRIu64,
-			       pi->file, off_kind(s), pi->offset + hoff, ts, pi->timestamp_end);
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": event time %" PRIu64 " is after the packet's timestamp_end %" PRIu64,
+		       pi->file, off_kind(s), pi->offset + hoff, ts, pi->timestamp_end);
+}
 
-	/* Payload: CTF alignment is relative to the packet start. */
-	pos = (pos + ev->align - 1) / ev->align * ev->align;
+static __attribute__((cold, noinline)) int
+short_payload(const struct rt_stream *s, const struct rt_packet_info *pi,
+	      uint64_t hoff, const struct rt_event_desc *ev, struct rt_error *err)
+{
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": payload of event '%s' runs past content_size",
+		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
+}
+
+/*
+ * CTF alignment is relative to the packet start.  metadata.c's are powers
+ * of two (its parser refuses others): a mask.
+ */
+static inline uint64_t align_to(uint64_t pos, unsigned int align)
+{
+	return (pos + align - 1) & ~(uint64_t)(align - 1);
+}
+
+/* Integer field @d at @p, sign-extended if it is signed. */
+static inline uint64_t int_at(const struct rt_field_desc *d, const uint8_t *p)
+{
+	uint64_t v = rt_get_le(p, d->bits / 8);
+
+	if (d->is_signed && d->bits < 64 && (v >> (d->bits - 1)) & 1)
+		v |= ~0ULL << d->bits;
+	return v;
+}
+
+/*
+ * The payload of @ev (its header at @hoff in @pi) from *@at, the end of
+ * its header, walked field by field into s->values, every length
+ * checked; *@at past it.  What the decoder always did, and what decides
+ * wherever fast_payload() does not.
+ */
+static int walk_payload(struct rt_stream *s, const struct rt_packet_info *pi,
+			const struct rt_event_desc *ev, uint64_t hoff,
+			uint64_t *at, struct rt_error *err)
+{
+	const uint8_t *pkt = pi->raw;
+	uint64_t end = pi->content_bytes, pos = align_to(*at, ev->align);
+
 	if (pos > end)
-		goto short_payload;
-	item->payload = pkt + pos;
+		return short_payload(s, pi, hoff, ev, err);
 	for (unsigned int i = 0; i < ev->nr_fields; i++) {
 		const struct rt_field_desc *f = &ev->fields[i];
 		struct rt_field_value *v = &s->values[i];
-		uint64_t count = 1, bytes;
+		uint64_t count = 1;
 
-		pos = (pos + f->align - 1) / f->align * f->align;
+		pos = align_to(pos, f->align);
 		if (pos > end)
-			goto short_payload;
+			return short_payload(s, pi, hoff, ev, err);
 		v->desc = f;
 		v->data = pkt + pos;
 		if (f->kind == RT_FIELD_STRING) {
 			const uint8_t *nul = memchr(pkt + pos, 0, end - pos);
 
 			if (!nul)
-				goto short_payload;
+				return short_payload(s, pi, hoff, ev, err);
 			v->count = nul - (pkt + pos);
 			pos += v->count + 1;
 			continue;
@@ -491,37 +706,172 @@ static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
 			count = rt_field_u64(lv, 0);
 		}
 		if (count > (end - pos) / (f->bits / 8))
-			goto short_payload;
-		bytes = count * (f->bits / 8);
+			return short_payload(s, pi, hoff, ev, err);
 		v->count = count;
-		pos += bytes;
+		pos += count * (f->bits / 8);
 	}
+	*at = pos;
+	return 0;
+}
+
+/*
+ * The payload of @ev from *@at (the end of its header) in the packet
+ * @raw, @end bytes long, read without walking its fields: its fixed ones
+ * (rt_event_desc.nr_fixed) with one bound, and the one sequence after
+ * them, if that is all there is (a system call's arguments, an IRQ's
+ * name): true, *@at past it, its fields into @values if not NULL.  False
+ * for anything else, or a payload this does not accept: walk_payload()
+ * decides, and says why.  What this accepts, the walk accepts, up to the
+ * same byte: each fixed field is where it is (their alignments divide
+ * the payload's), and a field runs past @end where the one bound does.
+ */
+static inline __attribute__((always_inline)) bool
+fast_payload(const struct rt_event_desc *ev, const uint8_t *raw, uint64_t end,
+	     uint64_t *at, struct rt_field_value *values)
+{
+	uint64_t pos = align_to(*at, ev->align), n, size;
+	const struct rt_field_desc *f, *lf;
+	unsigned int k = ev->nr_fixed;
+
+	if (pos > end || ev->fixed_size > end - pos)
+		return false;
+	for (unsigned int i = 0; values && i < k; i++) {
+		f = &ev->fields[i];
+		values[i] = (struct rt_field_value){ .desc = f, .count = f->length,
+						     .data = raw + pos + f->offset };
+	}
+	if (k == ev->nr_fields) {
+		*at = pos + ev->fixed_size;
+		return true;
+	}
+	f = &ev->fields[k];
+	if (k + 1 != ev->nr_fields || f->kind != RT_FIELD_SEQUENCE ||
+	    f->length_field >= k)
+		return false;
+	lf = &ev->fields[f->length_field];
+	n = int_at(lf, raw + pos + lf->offset);
+	size = f->bits / 8;
+	pos = align_to(pos + ev->fixed_size, f->align);
+	/*
+	 * 1, 2, 4 or 8 bytes an element: a shift.  A negative length,
+	 * sign-extended, is more than any packet holds: the walk says so.
+	 */
+	if (pos > end || n > (end - pos) >> __builtin_ctz(size))
+		return false;
+	if (values)
+		values[k] = (struct rt_field_value){ .desc = f, .count = n,
+						     .data = raw + pos };
+	*at = pos + n * size;
+	return true;
+}
+
+/*
+ * Event @id of time @ts, its header at @hoff in @pi and its payload after
+ * *@at (the header's end), into *item and s->values; *@at past it.  The
+ * payload must lie within content_size.
+ */
+static int decode_payload(struct rt_stream *s, const struct rt_packet_info *pi,
+			  uint64_t hoff, uint32_t id, uint64_t ts, uint64_t *at,
+			  struct rt_item *item, struct rt_error *err)
+{
+	const struct rt_event_desc *ev = rt_md_event(s->md, id);
+	uint64_t pos = *at;
+
+	if (!ev || ev->unsupported || ts > pi->timestamp_end)
+		return event_refused(s, pi, hoff, id, ts, err);
+	if (!(!s->reference &&
+	      fast_payload(ev, pi->raw, pi->content_bytes, &pos, s->values)) &&
+	    walk_payload(s, pi, ev, hoff, &pos, err))
+		return -1;
+	/* Every field: rt_stream_next() does not clear an event's item. */
 	item->type = RT_ITEM_EVENT;
 	item->timestamp = ts;
 	item->cpu = pi->cpu;
 	item->packet = pi;
+	item->lost_events = item->lost_packets = item->damaged_packets = 0;
+	item->lost_first = false;
 	item->event = ev;
 	item->offset = pi->offset + hoff;
-	item->payload_len = pkt + pos - item->payload;
+	item->payload = pi->raw + align_to(*at, ev->align);
+	item->payload_len = pi->raw + pos - item->payload;
 	item->nr_fields = ev->nr_fields;
 	item->fields = s->values;
-	*clock = ts;
 	*at = pos;
 	return 0;
-
-short_event:
-	return rt_fail(err, "%s: %soffset %" PRIu64 ": event header cut by content_size (%" PRIu64 " bytes left)",
-		       pi->file, off_kind(s), pi->offset + hoff, end - pos);
-short_payload:
-	return rt_fail(err, "%s: %soffset %" PRIu64 ": payload of event '%s' runs past content_size",
-		       pi->file, off_kind(s), pi->offset + hoff, ev->name);
 }
 
 /*
- * Checks every event of @p without handing any out, and counts them
- * against its header; notes its first and last event times.
+ * Decodes the event of packet @pi at *@at into *item and advances *@at and
+ * *@clock: the reference reader's hand-out (rt_stream_set_reference()).
  */
-static int check_events(struct rt_stream *s, struct head *p, struct rt_error *err)
+static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
+			uint64_t *at, uint64_t *clock, struct rt_item *item,
+			struct rt_error *err)
+{
+	uint64_t hoff = *at, pos = *at, ts;
+	uint32_t id;
+
+	if (!read_header(pi->raw, pi->content_bytes, &pos, *clock, &id, &ts))
+		return header_refused(s, pi, hoff, *clock, err);
+	if (decode_payload(s, pi, hoff, id, ts, &pos, item, err))
+		return -1;
+	*clock = ts;
+	*at = pos;
+	return 0;
+}
+
+/*
+ * The most events of a packet whose places are kept (20 MiB a slot):
+ * one of more -- 4 MiB at least of events without fields -- is handed out
+ * by decoding its headers again, as the reference reader does.
+ */
+#define KEEP_MAX	(1u << 20)
+
+/*
+ * Room in @p for as many events as its header counts, and its content can
+ * hold (an event takes 4 bytes at least): what a packet that checks
+ * holds; none past KEEP_MAX (then !p->kept).  -1 out of memory.
+ */
+static int room_for_events(struct pkt *p, size_t *cap)
+{
+	const struct rt_packet_info *pi = &p->h.info;
+	uint64_t n = (pi->content_bytes - HDR_SIZE) / RINGTRACE_COMPACT_HEADER_SIZE;
+
+	if (n > pi->events)
+		n = pi->events;
+	p->kept = n <= KEEP_MAX;
+	if (!p->kept)
+		n = 0;
+	if (n > p->evs_cap) {
+		struct ev_at *v = realloc(p->evs, n * sizeof(*v));
+		uint32_t *w;
+
+		if (!v)
+			return -1;
+		p->evs = v;
+		w = realloc(p->wanted, n * sizeof(*w));
+		if (!w)
+			return -1;
+		p->wanted = w;
+		p->evs_cap = n;
+	}
+	*cap = n;
+	return 0;
+}
+
+static __attribute__((cold, noinline)) int
+count_refused(const struct rt_stream *s, const struct rt_packet_info *pi,
+	      uint64_t n, struct rt_error *err)
+{
+	return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
+		       pi->file, off_kind(s), pi->offset, n, pi->events);
+}
+
+/*
+ * The reference reader's check (rt_stream_set_reference()): every event
+ * decoded, every field walked, nothing kept.
+ */
+static int check_walk(struct rt_stream *s, struct head *p, struct rt_error *err)
 {
 	const struct rt_packet_info *pi = &p->info;
 	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin;
@@ -535,10 +885,119 @@ static int check_events(struct rt_stream *s, struct head *p, struct rt_error *er
 			p->first_ts = clock;
 	}
 	p->last_ts = clock;
-	if (n != pi->events)
-		return rt_fail(err, "%s: %soffset %" PRIu64 ": packet holds %" PRIu64 " events, its header says %u",
-			       pi->file, off_kind(s), pi->offset, n, pi->events);
-	return 0;
+	return n == pi->events ? 0 : count_refused(s, pi, n, err);
+}
+
+/*
+ * The payload of an ID_TAIL event from *@at in the packet @raw, @end
+ * bytes long: fast_payload()'s tail case, from the table.  False for one
+ * it does not accept: the event is then looked up, and walked.
+ */
+static inline bool tail_fits(const struct id_shape *sh, const uint8_t *raw,
+			     uint64_t end, uint64_t *at)
+{
+	uint64_t n, pos;
+
+	if (sh->prefix > end - *at)
+		return false;
+	n = rt_get_le(raw + *at + sh->len_at, sh->len_bytes);
+	if (sh->len_signed && (n >> (8 * sh->len_bytes - 1)) & 1)
+		return false;		/* negative: the walk says so */
+	pos = align_to(*at + sh->prefix, sh->seq_align);
+	if (pos > end || n > (end - pos) >> sh->elem_shift)
+		return false;
+	*at = pos + (n << sh->elem_shift);
+	return true;
+}
+
+/*
+ * check_events()'s loop, made once for a stream that wants every event
+ * (@want NULL) and once for one that picks (then which it wants, into
+ * @wanted, their number into *@nw): what the loop keeps in registers.
+ */
+static inline __attribute__((always_inline)) int
+check_loop(struct rt_stream *s, struct head *p, struct ev_at *evs, size_t cap,
+	   const bool *want, uint32_t *wanted, uint32_t *nw, struct rt_error *err)
+{
+	const struct rt_packet_info *pi = &p->info;
+	/* Read once: the stores below could alias them. */
+	const uint8_t *raw = pi->raw;
+	const uint64_t end = pi->content_bytes, ts_end = pi->timestamp_end;
+	const struct rt_metadata *md = s->md;
+	static const struct id_shape other = { .e = ID_OTHER };
+	const struct id_shape *ids = s->ids, *sh;
+	const uint32_t nr_ids = s->nr_ids;
+	uint64_t n = 0, at = HDR_SIZE, clock = pi->timestamp_begin, hoff, ts;
+	const struct rt_event_desc *ev;
+	uint32_t id, k = 0, e, size;
+
+	p->first_ts = pi->timestamp_begin;
+	while (at < end) {
+		hoff = at;
+		if (!read_header(raw, end, &at, clock, &id, &ts))
+			return header_refused(s, pi, hoff, clock, err);
+		sh = id < nr_ids ? &ids[id] : &other;
+		e = sh->e;
+		size = e & ID_SIZE;
+		if (size < ID_TAIL && ts <= ts_end && size <= end - at) {
+			/* fast_payload()'s first bound, all there is. */
+			at += size;
+		} else if (size == ID_TAIL && ts <= ts_end && tail_fits(sh, raw, end, &at)) {
+			/* fast_payload()'s tail. */
+		} else {
+			ev = rt_md_event(md, id);
+			if (!ev || ev->unsupported || ts > ts_end)
+				return event_refused(s, pi, hoff, id, ts, err);
+			if (!fast_payload(ev, raw, end, &at, NULL)) {
+				uint64_t w = at;	/* @at stays a register */
+
+				if (walk_payload(s, pi, ev, hoff, &w, err))
+					return -1;
+				at = w;
+			}
+			e = want && want[ev - md->events] ? ID_WANTED : 0;
+		}
+		if (n < cap) {
+			evs[n] = (struct ev_at){ (uint32_t)hoff, id, ts };
+			if (want) {
+				wanted[k] = (uint32_t)n;
+				k += e >> 31;
+			}
+		}
+		if (!n++)
+			p->first_ts = ts;
+		clock = ts;
+	}
+	p->last_ts = clock;
+	if (want)
+		*nw = k;
+	return n == pi->events ? 0 : count_refused(s, pi, n, err);
+}
+
+/*
+ * Checks every event of @p without handing any out, and counts them
+ * against its header; notes its first and last event times, and, if
+ * @keep, where each event is, its id and time (keep->evs), and which of
+ * them its reader wants (keep->wanted).  Each header is read, each
+ * payload bounded (fast_payload(), walk_payload()).
+ */
+static int check_events(struct rt_stream *s, struct head *p, struct pkt *keep,
+			struct rt_error *err)
+{
+	size_t cap = 0;
+
+	if (s->reference)
+		return check_walk(s, p, err);
+	if (keep && room_for_events(keep, &cap)) {
+		s->hard = true;
+		return rt_fail(err, "%s: out of memory", p->info.file);
+	}
+	if (keep)
+		keep->want_gen = s->want ? s->want_gen : 0;
+	if (keep && s->want)
+		return check_loop(s, p, keep->evs, cap, s->want, keep->wanted,
+				  &keep->nr_wanted, err);
+	return check_loop(s, p, keep ? keep->evs : NULL, cap, NULL, NULL, NULL, err);
 }
 
 /* A packet's signature, where a resynchronising reader takes up: its magic and the trace's uuid. */
@@ -698,13 +1157,14 @@ static int decode_run(const struct rt_stream *s, const struct spots *sp,
 	if (!c)
 		return rt_fail(err, "out of memory");
 	if (rt_stream_open(&sub, s->md, (const char *const *)&s->paths[at->path], 1,
-			   s->cpu, &e) ||
+			   s->cpu, &e) || (!s->reference && rt_collector_filter(c, sub)) ||
 	    !(sub->plan = calloc(1, sizeof(*sub->plan)))) {
 		rt_stream_close(sub);
 		rt_collector_free(c);
 		return rt_fail(err, "out of memory");
 	}
 	rt_stream_set_tolerant(sub, true);
+	sub->reference = s->reference;
 	sub->planned = true;
 	if (at->e)
 		sub->plan->start = *at->e;
@@ -1034,7 +1494,7 @@ static bool whole_before(struct rt_stream *s, const uint8_t *buf, uint64_t off,
 	h.info.offset = off;
 	h.info.raw = buf;
 	h.info.content_bytes = len;
-	whole = !check_events(s, &h, &err);
+	whole = !check_events(s, &h, NULL, &err);
 	s->hard = hard;
 	return whole;
 }
@@ -1180,7 +1640,7 @@ static int judge_in_hand(struct rt_stream *s, struct pkt *p, size_t *n,
 	h.info.file = s->src.path;
 	h.info.offset = off;
 	h.info.raw = p->buf + at;
-	if (check_alone(s, &h.info, err) || check_events(s, &h, err)) {
+	if (check_alone(s, &h.info, err) || check_events(s, &h, NULL, err)) {
 		size_also(p->buf + at, err);
 		return s->hard ? -1 : 0;
 	}
@@ -1312,7 +1772,7 @@ static int read_packet(struct rt_stream *s, struct pkt *p, struct rt_error *err)
 		p->h.info.file = src->path;
 		p->h.info.offset = off;
 		p->h.info.raw = p->buf;
-		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, err)) {
+		if (check_alone(s, &p->h.info, err) || check_events(s, &p->h, p, err)) {
 			if (!s->tolerant || s->hard)
 				return -1;
 			size_also(p->buf, err);
@@ -1751,17 +2211,117 @@ static int next_packet(struct rt_stream *s, struct rt_error *err)
 	}
 }
 
+/* Its reader wants the events of @id handed out (rt_stream_set_wanted()). */
+static inline bool wants(const struct rt_stream *s, uint32_t id)
+{
+	const struct rt_event_desc *ev;
+
+	if (!s->want)
+		return true;
+	/* One a grown metadata does not declare: decoding it says so. */
+	ev = rt_md_event(s->md, id);
+	return !ev || s->want[ev - s->md->events];
+}
+
+/* An event read at @ts, wanted or not: in the stats if the window holds it. */
+static inline void count_event(struct rt_stream *s, uint64_t ts)
+{
+	if (s->windowed && (ts < s->win_begin || ts > s->win_end))
+		return;
+	if (!s->stats.events)
+		s->stats.first_ts = ts;
+	s->stats.last_ts = ts;
+	s->stats.events++;
+}
+
+/* Events @a..@b - 1 of the packet handed out are passed over: counted. */
+static void pass_events(struct rt_stream *s, uint32_t a, uint32_t b)
+{
+	const struct ev_at *evs = s->cur->evs;
+
+	if (a >= b)
+		return;
+	if (s->windowed) {
+		for (uint32_t i = a; i < b; i++)
+			count_event(s, evs[i].ts);
+		return;
+	}
+	if (!s->stats.events)
+		s->stats.first_ts = evs[a].ts;
+	s->stats.last_ts = evs[b - 1].ts;
+	s->stats.events += b - a;
+}
+
+/*
+ * The next event of the packet handed out that its reader wants, into
+ * *@item: 1, or 0 when the packet has no more, -1 on error.  It starts
+ * where check_events() found it (a packet of more than KEEP_MAX events:
+ * decoded from its header), and the events passed over are counted,
+ * their payloads never read: with a filter, check_events() listed the
+ * events wanted (keep->wanted), unless the filter changed since.  Checked
+ * by check_events(): this fails only if the metadata grew into one that
+ * lies about an event the check read with the old one.
+ */
+static int next_event(struct rt_stream *s, const struct rt_packet_info *pi,
+		      struct rt_item *item, struct rt_error *err)
+{
+	const struct pkt *p = s->cur;
+	const struct ev_at *e;
+	uint32_t i;
+	uint64_t at;
+
+	while (s->reference || !p->kept) {
+		if (s->pos >= pi->content_bytes)
+			return 0;
+		if (decode_event(s, pi, &s->pos, &s->clock, item, err))
+			return -1;
+		count_event(s, item->timestamp);
+		if (wants(s, item->event->id))
+			return 1;
+	}
+	if (s->want && p->want_gen == s->want_gen) {
+		if (s->next_wanted >= p->nr_wanted) {
+			pass_events(s, s->next_ev, pi->events);
+			s->next_ev = pi->events;
+			return 0;
+		}
+		i = p->wanted[s->next_wanted++];
+		pass_events(s, s->next_ev, i);
+	} else {
+		for (i = s->next_ev; i < pi->events && !wants(s, p->evs[i].id); i++)
+			count_event(s, p->evs[i].ts);
+		if (i == pi->events) {
+			s->next_ev = i;
+			return 0;
+		}
+	}
+	s->next_ev = i + 1;
+	e = &p->evs[i];
+	at = e->off + ((le32(pi->raw + e->off) & ((1u << RINGTRACE_EVENT_ID_BITS) - 1)) ==
+		       RINGTRACE_EVENT_ID_EXTENDED ?
+		       RINGTRACE_EXTENDED_HEADER_SIZE : RINGTRACE_COMPACT_HEADER_SIZE);
+	if (decode_payload(s, pi, e->off, e->id, e->ts, &at, item, err))
+		return -1;
+	count_event(s, item->timestamp);
+	return 1;
+}
+
 int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 		   struct rt_error *err)
 {
 	const struct rt_packet_info *pi;
 	int r;
 
-	memset(item, 0, sizeof(*item));
+	/*
+	 * Every field of *@item is set: zeroed for packets, losses and the
+	 * end, and an event's each by decode_payload() (the stores of an
+	 * item a reader wants, which a memset() before each would double).
+	 */
 	for (;;) {
 		pi = s->cur ? &s->cur->h.info : NULL;
 		switch (s->state) {
 		case AT_END:
+			memset(item, 0, sizeof(*item));
 			return 0;
 		case NEED_PACKET:
 			r = s->md_next ? take_metadata(s, err) : 0;
@@ -1769,11 +2329,14 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 				r = next_packet(s, err);
 			if (r <= 0) {
 				s->state = AT_END;
+				memset(item, 0, sizeof(*item));
 				return r;
 			}
 			s->state = GIVE_PACKET;
 			continue;
 		case GIVE_PACKET:
+			s->next_ev = s->next_wanted = 0;
+			memset(item, 0, sizeof(*item));
 			item->type = RT_ITEM_PACKET;
 			item->timestamp = pi->timestamp_begin;
 			item->cpu = pi->cpu;
@@ -1784,6 +2347,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			s->state = GIVE_EVENTS;
 			if (!s->lost_events && !s->lost_packets && !s->damaged)
 				continue;
+			memset(item, 0, sizeof(*item));
 			item->type = RT_ITEM_LOST;
 			item->timestamp = pi->timestamp_begin;
 			item->cpu = pi->cpu;
@@ -1794,23 +2358,15 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			item->lost_first = s->lost_first;
 			return 1;
 		case GIVE_EVENTS:
-			if (s->pos >= pi->content_bytes) {
-				s->state = NEED_PACKET;
-				continue;
-			}
-			/* Checked by check_events(): cannot fail here. */
-			if (decode_event(s, pi, &s->pos, &s->clock, item, err)) {
-				s->state = AT_END;
+			r = next_event(s, pi, item, err);
+			if (r > 0)
+				return 1;
+			s->state = r ? AT_END : NEED_PACKET;
+			if (r) {
+				memset(item, 0, sizeof(*item));
 				return -1;
 			}
-			if (s->windowed && (item->timestamp < s->win_begin ||
-					    item->timestamp > s->win_end))
-				return 1;
-			if (!s->stats.events)
-				s->stats.first_ts = item->timestamp;
-			s->stats.last_ts = item->timestamp;
-			s->stats.events++;
-			return 1;
+			continue;
 		}
 	}
 }
@@ -1830,7 +2386,7 @@ int rt_stream_open(struct rt_stream **out, const struct rt_metadata *md,
 	s->src.siglen = signature(s, s->src.sig);
 	s->values = calloc(md->max_fields ? md->max_fields : 1, sizeof(*s->values));
 	s->paths = calloc(nr_paths ? nr_paths : 1, sizeof(*s->paths));
-	if (!s->values || !s->paths)
+	if (!s->values || !s->paths || ids_for(md, NULL, &s->ids, &s->nr_ids))
 		goto oom;
 	for (unsigned int i = 0; i < nr_paths; i++) {
 		s->paths[i] = strdup(paths[i]);
@@ -1863,8 +2419,13 @@ void rt_stream_close(struct rt_stream *s)
 	free(s->facts);
 	free(s->fed_file);
 	free(s->values);
-	for (unsigned int i = 0; i < NR_SLOTS; i++)
+	free(s->want);
+	free(s->ids);
+	for (unsigned int i = 0; i < NR_SLOTS; i++) {
 		free(s->slot[i].buf);
+		free(s->slot[i].evs);
+		free(s->slot[i].wanted);
+	}
 	free(s);
 }
 
@@ -1920,8 +2481,8 @@ int rt_stream_open_fed(struct rt_stream **out, const struct rt_metadata *md,
 	return rt_stream_open(out, md, NULL, 0, cpu, err);
 }
 
-int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
-		   const uint8_t *bytes, size_t n, struct rt_error *err)
+static int feed(struct rt_stream *s, const char *file, uint64_t offset,
+		const uint8_t *bytes, size_t n, bool lent, struct rt_error *err)
 {
 	struct rt_source *src = &s->src;
 
@@ -1937,7 +2498,16 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
 	}
 	/* A source with no file: its bytes are those handed back to it. */
 	src->path = s->fed_file;
-	if (rt_src_unread(src, bytes, n)) {
+	if (lent && n) {
+		/* Dry: nothing left of the last feed (rt_src_close()). */
+		if (!src->pb_lent)
+			free(src->pb);
+		src->pb = (uint8_t *)bytes;
+		src->pb_len = n;
+		src->pb_pos = 0;
+		src->pb_cap = 0;
+		src->pb_lent = true;
+	} else if (rt_src_unread(src, bytes, n)) {
 		rt_src_close(src);
 		return rt_fail(err, "%s: out of memory", file);
 	}
@@ -1945,6 +2515,18 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
 	if (s->state == AT_END)
 		s->state = NEED_PACKET;
 	return 0;
+}
+
+int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
+		   const uint8_t *bytes, size_t n, struct rt_error *err)
+{
+	return feed(s, file, offset, bytes, n, false, err);
+}
+
+int rt_stream_feed_lent(struct rt_stream *s, const char *file, uint64_t offset,
+			const uint8_t *bytes, size_t n, struct rt_error *err)
+{
+	return feed(s, file, offset, bytes, n, true, err);
 }
 
 void rt_stream_set_window(struct rt_stream *s, uint64_t begin, uint64_t end,
@@ -2017,6 +2599,36 @@ const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i)
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md)
 {
 	s->md_next = md;
+}
+
+int rt_stream_set_wanted(struct rt_stream *s,
+			 bool (*want)(void *arg, const struct rt_event_desc *ev),
+			 void *arg)
+{
+	struct id_shape *ids;
+	uint32_t nr_ids;
+	bool *w = NULL;
+
+	if (want && !(w = wanted_events(s->md, want, arg)))
+		return -1;
+	if (ids_for(s->md, w, &ids, &nr_ids)) {
+		free(w);
+		return -1;
+	}
+	free(s->want);
+	s->want = w;
+	s->want_fn = want;
+	s->want_arg = arg;
+	s->want_gen++;
+	free(s->ids);
+	s->ids = ids;
+	s->nr_ids = nr_ids;
+	return 0;
+}
+
+void rt_stream_set_reference(struct rt_stream *s, bool on)
+{
+	s->reference = on;
 }
 
 /* ---- trace directories ------------------------------------------------------------ */

@@ -93,6 +93,7 @@ struct rt_field_desc {
 	/* An RT_FIELD_INT declared as an enum: its labels, sorted by lo. */
 	unsigned int nr_labels;
 	struct rt_enum_label *labels;
+	uint64_t offset;		/* in the payload: the first nr_fixed fields */
 };
 
 struct rt_event_desc {
@@ -102,6 +103,14 @@ struct rt_event_desc {
 	struct rt_field_desc *fields;
 	unsigned int align;		/* payload alignment, bytes */
 	char *unsupported;		/* why it cannot be decoded, or NULL */
+	/*
+	 * Its first @nr_fixed fields are integers or arrays of them: from the
+	 * payload's start (aligned to @align) they take @fixed_size bytes in
+	 * every packet, each at its @offset.  A reader checks them with one
+	 * bound, and walks only the fields after them (sequences, strings).
+	 */
+	unsigned int nr_fixed;
+	uint64_t fixed_size;
 };
 
 struct rt_env {
@@ -123,6 +132,9 @@ struct rt_metadata {
 	unsigned int nr_events;
 	struct rt_event_desc *events;	/* sorted by id */
 	unsigned int max_fields;
+	/* rt_metadata_event()'s: events by id when ids are few (else NULL). */
+	const struct rt_event_desc **by_id;
+	uint32_t nr_by_id;
 };
 
 /* Parses TSDL text; on failure returns -1 with err naming the line. */
@@ -131,6 +143,7 @@ int rt_metadata_parse(const char *text, size_t len, const char *name,
 int rt_metadata_load(const char *path, struct rt_metadata **out,
 		     struct rt_error *err);
 void rt_metadata_free(struct rt_metadata *md);
+/* The event of @id, or NULL: a table look-up (ids are small), else a search. */
 const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
 					      uint32_t id);
 const char *rt_metadata_env(const struct rt_metadata *md, const char *key);
@@ -190,6 +203,7 @@ enum rt_item_type {
 	RT_ITEM_EVENT,
 };
 
+/* (A field added here is set for events in rtdecode.c's decode_payload() too.) */
 struct rt_item {
 	enum rt_item_type type;
 	uint64_t timestamp;		/* clock cycles; merge key */
@@ -355,6 +369,21 @@ int rt_stream_feed(struct rt_stream *s, const char *file, uint64_t offset,
  */
 void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md);
 
+/*
+ * Only the events @want says yes to are handed out (RT_ITEM_EVENT); the
+ * others are read and checked all the same -- the packet they are in is
+ * judged whole, as ever -- and counted in the stats, but their payloads
+ * are never decoded: a reader that needs a few kinds of events (threads,
+ * `report -e`) pays little for the rest.  Packets and losses are handed
+ * out as ever.  @want is asked once per event of the metadata (again for
+ * each event of metadata that grows: rt_stream_set_metadata()), never
+ * per item; NULL: every event, the default.  -1 out of memory (nothing
+ * changed).  Any time between items: from the next item on.
+ */
+int rt_stream_set_wanted(struct rt_stream *s,
+			 bool (*want)(void *arg, const struct rt_event_desc *ev),
+			 void *arg);
+
 /* @n bytes at @off of @fd (EINTR retried): 0, or -1 (an error, or the end). */
 int rt_pread_full(int fd, void *buf, size_t n, uint64_t off);
 
@@ -425,12 +454,29 @@ struct rt_tidmap {
 	size_t elem, cap, used;
 };
 
+/* Where @tid's element is looked for first (tidmap.c probes on from there). */
+static inline size_t rt_tidmap_home(const struct rt_tidmap *m, int32_t tid)
+{
+	return ((uint32_t)tid * 2654435761u) & (m->cap - 1);
+}
+
 void rt_tidmap_init(struct rt_tidmap *m, size_t elem);
 void rt_tidmap_free(struct rt_tidmap *m);
 /* The element of @tid, or NULL. */
 void *rt_tidmap_find(const struct rt_tidmap *m, int32_t tid);
 /* The element of @tid, made (zeroed) if new; NULL out of memory. */
 void *rt_tidmap_get(struct rt_tidmap *m, int32_t tid, bool *created);
+/* rt_tidmap_get(), an element found where it is looked for first inline. */
+static inline void *rt_tidmap_get_inline(struct rt_tidmap *m, int32_t tid, bool *created)
+{
+	char *e = m->cap ? m->slots + rt_tidmap_home(m, tid) * m->elem : NULL;
+
+	if (e && *(int32_t *)e == tid && tid != RT_TIDMAP_FREE) {
+		*created = false;
+		return e;
+	}
+	return rt_tidmap_get(m, tid, created);
+}
 /* Slot @i (below cap): its element, or NULL when free. */
 void *rt_tidmap_slot(const struct rt_tidmap *m, size_t i);
 
@@ -459,6 +505,13 @@ int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu);
  * (rt_threads_learn_window()) is taken on up to @it's time first.
  */
 int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it);
+/*
+ * Whether @th learns anything from events of @ev (rt_threads_feed()):
+ * what a reader of threads lets through rt_stream_set_wanted() beside the
+ * events it wants for itself.  Fed only those (and the losses), @th
+ * tells the same of every item it is fed.
+ */
+bool rt_threads_reads(const struct rt_threads *th, const struct rt_event_desc *ev);
 /*
  * The trace's metadata grew (a follower reloaded it): @md, which declares
  * every event the old one did under the same id, from now on.  The items

@@ -98,7 +98,8 @@ void rt_src_close(struct rt_source *src)
 	ZSTD_freeDStream(src->zds);
 	free(src->in);
 	free(src->frame);
-	free(src->pb);
+	if (!src->pb_lent)
+		free(src->pb);
 	/* What the owner set, and counts, stay. */
 	*src = RT_SOURCE_INIT(was.damage, was.notes);
 	src->tolerant = was.tolerant;
@@ -208,8 +209,15 @@ static int pb_prepend(struct rt_source *src, const uint8_t *buf, size_t n)
 {
 	size_t left = src->pb_len - src->pb_pos;
 
-	if (n > src->pb_pos) {
-		if (n + left > src->pb_cap) {
+	/* The feeder's own bytes, given back as they were: step back over them. */
+	if (src->pb_lent && n <= src->pb_pos &&
+	    !memcmp(src->pb + src->pb_pos - n, buf, n)) {
+		src->pb_pos -= n;
+		return 0;
+	}
+	/* Anything else goes into a buffer of ours: a lent one is never written. */
+	if (n > src->pb_pos || src->pb_lent) {
+		if (n + left > src->pb_cap || src->pb_lent) {
 			size_t cap = n + left > 2 * src->pb_cap ? n + left : 2 * src->pb_cap;
 			uint8_t *pb = malloc(cap);
 
@@ -217,7 +225,9 @@ static int pb_prepend(struct rt_source *src, const uint8_t *buf, size_t n)
 				return -1;
 			if (left)
 				memcpy(pb + n, src->pb + src->pb_pos, left);
-			free(src->pb);
+			if (!src->pb_lent)
+				free(src->pb);
+			src->pb_lent = false;
 			src->pb = pb;
 			src->pb_cap = cap;
 		} else if (left) {

@@ -76,9 +76,6 @@ struct rt_threads {
 	 */
 	struct rt_fact *pending;
 	size_t nr_pending, next_pending;
-	/* Every fact applied is also handed here (facts.c's collector). */
-	void (*journal)(void *arg, const struct rt_fact *f);
-	void *journal_arg;
 };
 
 /* A field an event kind is read through, and what it must be. */
@@ -105,8 +102,8 @@ static void classify(struct event_kind *k, const struct rt_event_desc *ev,
 #define INT(name)	{ name, RT_USE_INT }
 #define TEXT(name)	{ name, RT_USE_TEXT }
 
-/* What each event of @md tells about threads, by position; NULL out of memory. */
-static struct event_kind *classify_events(const struct rt_metadata *md)
+/* What @ev tells about threads, into @k. */
+static void classify_event(struct event_kind *k, const struct rt_event_desc *ev)
 {
 	static const struct need sw[] = { TEXT("prev_comm"), INT("prev_tid"),
 					  TEXT("next_comm"), INT("next_tid") };
@@ -117,41 +114,45 @@ static struct event_kind *classify_events(const struct rt_metadata *md)
 	static const struct need ex[] = { INT("tid"), TEXT("filename") };
 	static const struct need dt[] = { INT("tid"), INT("pid"), TEXT("comm") };
 	static const struct need rn[] = { TEXT("newcomm"), INT("tid") };
+
+	memset(k, 0, sizeof(*k));
+	k->cgroup = k->ppid = -1;
+	if (ev->unsupported)
+		return;
+	if (!strcmp(ev->name, "sched_switch"))
+		classify(k, ev, K_SWITCH, sw, 4);
+	else if (!strcmp(ev->name, "sched_wakeup") ||
+		 !strcmp(ev->name, "sched_wakeup_new"))
+		classify(k, ev, K_WAKEUP, wk, 2);
+	else if (!strcmp(ev->name, "sched_process_fork"))
+		classify(k, ev, K_FORK, fk, 6);
+	else if (!strcmp(ev->name, "sched_process_exec"))
+		classify(k, ev, K_EXEC, ex, 2);
+	else if (!strcmp(ev->name, "sched_process_exit"))
+		classify(k, ev, K_EXIT, wk, 2);
+	else if (!strcmp(ev->name, "task_rename"))
+		classify(k, ev, K_RENAME, rn, 2);
+	else if (!strcmp(ev->name, "ringtrace_statedump_task"))
+		classify(k, ev, K_DUMP_TASK, dt, 3);
+	else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
+		classify(k, ev, K_DUMP_CPU, dt, 3);
+	/* Optional: traces from before these fields lack them. */
+	if (k->kind == K_FORK)
+		k->cgroup = rt_event_field(ev, "child_cgroup_id", RT_USE_INT);
+	else if (k->kind == K_DUMP_TASK) {
+		k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
+		k->ppid = rt_event_field(ev, "ppid", RT_USE_INT);
+	}
+}
+
+/* What each event of @md tells about threads, by position; NULL out of memory. */
+static struct event_kind *classify_events(const struct rt_metadata *md)
+{
 	struct event_kind *kinds = calloc(md->nr_events ? md->nr_events : 1,
 					  sizeof(*kinds));
 
-	for (unsigned int i = 0; kinds && i < md->nr_events; i++) {
-		const struct rt_event_desc *ev = &md->events[i];
-		struct event_kind *k = &kinds[i];
-
-		k->cgroup = k->ppid = -1;
-		if (ev->unsupported)
-			continue;
-		if (!strcmp(ev->name, "sched_switch"))
-			classify(k, ev, K_SWITCH, sw, 4);
-		else if (!strcmp(ev->name, "sched_wakeup") ||
-			 !strcmp(ev->name, "sched_wakeup_new"))
-			classify(k, ev, K_WAKEUP, wk, 2);
-		else if (!strcmp(ev->name, "sched_process_fork"))
-			classify(k, ev, K_FORK, fk, 6);
-		else if (!strcmp(ev->name, "sched_process_exec"))
-			classify(k, ev, K_EXEC, ex, 2);
-		else if (!strcmp(ev->name, "sched_process_exit"))
-			classify(k, ev, K_EXIT, wk, 2);
-		else if (!strcmp(ev->name, "task_rename"))
-			classify(k, ev, K_RENAME, rn, 2);
-		else if (!strcmp(ev->name, "ringtrace_statedump_task"))
-			classify(k, ev, K_DUMP_TASK, dt, 3);
-		else if (!strcmp(ev->name, "ringtrace_statedump_cpu"))
-			classify(k, ev, K_DUMP_CPU, dt, 3);
-		/* Optional: traces from before these fields lack them. */
-		if (k->kind == K_FORK)
-			k->cgroup = rt_event_field(ev, "child_cgroup_id", RT_USE_INT);
-		else if (k->kind == K_DUMP_TASK) {
-			k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
-			k->ppid = rt_event_field(ev, "ppid", RT_USE_INT);
-		}
-	}
+	for (unsigned int i = 0; kinds && i < md->nr_events; i++)
+		classify_event(&kinds[i], &md->events[i]);
 	return kinds;
 }
 
@@ -202,12 +203,13 @@ bool rt_threads_reads_any(const struct rt_threads *th)
 	return false;
 }
 
-void rt_threads_set_journal(struct rt_threads *th,
-			    void (*fn)(void *arg, const struct rt_fact *f),
-			    void *arg)
+bool rt_threads_reads(const struct rt_threads *th, const struct rt_event_desc *ev)
 {
-	th->journal = fn;
-	th->journal_arg = arg;
+	struct event_kind k;
+
+	(void)th;
+	classify_event(&k, ev);
+	return k.kind != K_NONE;
 }
 
 /* ---- the state ---------------------------------------------------------------------- */
@@ -264,8 +266,6 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 	struct cpu_state *cs;
 	struct thread *t, *p;
 
-	if (th->journal)
-		th->journal(th->journal_arg, f);
 	switch (c->kind) {
 	case CHUNK_FACT_COMM:
 		if (c->tid == 0) {
@@ -311,16 +311,20 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 
 /* ---- items into facts ------------------------------------------------------------------ */
 
-static int32_t ival(const struct rt_item *it, int f)
+/* rt_field_s64(), inline: an integer field (classify()), one element. */
+static inline __attribute__((always_inline)) int32_t ival(const struct rt_item *it, int f)
 {
-	return (int32_t)rt_field_s64(&it->fields[f], 0);
+	const struct rt_field_value *v = &it->fields[f];
+	unsigned int bits = v->desc->bits;
+	uint64_t u = rt_get_le(v->data, bits / 8);
+
+	if (bits < 64 && (u >> (bits - 1)) & 1)
+		u |= ~0ULL << bits;
+	return (int32_t)u;
 }
 
-/* Room for every fact one item makes (a fork's). */
-#define ITEM_FACTS	8
-
 struct facts {
-	struct rt_fact v[ITEM_FACTS];
+	struct rt_fact *v;		/* room for RT_ITEM_FACTS */
 	unsigned int n;
 	const struct rt_item *it;
 };
@@ -342,9 +346,52 @@ static void add_id(struct facts *fs, uint32_t kind, int32_t tid, int32_t id)
 	add(fs, kind, tid)->v.id = id;
 }
 
+/* A word's bytes up to its first zero one (the lowest address), zeros after: how many. */
+static inline unsigned int word_upto_nul(uint64_t *w)
+{
+	/* Its lowest bit marks the first zero byte. */
+	uint64_t z = (*w - 0x0101010101010101ULL) & ~*w & 0x8080808080808080ULL;
+	unsigned int b;
+
+	if (!z)
+		return 8;
+	b = (unsigned int)__builtin_ctzll(z) / 8;
+	*w &= b ? ~0ULL >> (64 - 8 * b) : 0;
+	return b;
+}
+
 /* @v is text (classify()): its bytes up to a NUL, COMM_LEN at most; none if empty. */
 static void add_comm(struct facts *fs, int32_t tid, const struct rt_field_value *v)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && COMM_LEN == 16
+	/*
+	 * A comm field that long (a switch's, a wakeup's): two words and
+	 * the first zero byte in them, not a call per byte count.  Kept in
+	 * registers (the empty asm) and stored as words: the journal reads
+	 * them back as words, and a wider load over narrower stores still
+	 * in flight would wait for them.
+	 */
+	if (v->count >= COMM_LEN) {
+		uint64_t w0, w1;
+		unsigned int n;
+		char *c;
+
+		memcpy(&w0, v->data, 8);
+		memcpy(&w1, v->data + 8, 8);
+		__asm__("" : "+r"(w0), "+r"(w1));
+		n = word_upto_nul(&w0);
+		if (n < 8)
+			w1 = 0;
+		else
+			n += word_upto_nul(&w1);
+		if (!n || tid < 0)
+			return;
+		c = add(fs, CHUNK_FACT_COMM, tid)->v.comm;
+		memcpy(c, &w0, 8);
+		memcpy(c + 8, &w1, 8);
+		return;
+	}
+#endif
 	size_t n = strnlen((const char *)v->data, v->count < COMM_LEN ? v->count : COMM_LEN);
 
 	if (n && tid >= 0)
@@ -505,12 +552,23 @@ static void catch_up(struct rt_threads *th, const struct rt_item *it)
 
 void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 {
-	struct facts fs;
+	struct rt_fact v[RT_ITEM_FACTS];
+	struct facts fs = { .v = v };
 
-	catch_up(th, it);
+	if (th->pending)
+		catch_up(th, it);
 	extract(th, it, &fs);
 	for (unsigned int i = 0; i < fs.n; i++)
 		apply(th, &fs.v[i]);
+}
+
+unsigned int rt_threads_facts(const struct rt_threads *th, const struct rt_item *it,
+			      struct rt_fact *f)
+{
+	struct facts fs = { .v = f };
+
+	extract(th, it, &fs);
+	return fs.n;
 }
 
 int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it)

@@ -23,7 +23,7 @@ static int32_t *key_at(const struct rt_tidmap *m, size_t i)
 
 static size_t probe(const struct rt_tidmap *m, int32_t tid)
 {
-	size_t i = ((uint32_t)tid * 2654435761u) & (m->cap - 1);
+	size_t i = rt_tidmap_home(m, tid);
 
 	while (*key_at(m, i) != RT_TIDMAP_FREE && *key_at(m, i) != tid)
 		i = (i + 1) & (m->cap - 1);

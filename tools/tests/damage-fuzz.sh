@@ -10,11 +10,12 @@
 # one recorded on Debian's 6.12 kernel (tools/tests/real-trace) and two of
 # gentrace.py's, one with discarded events, overwritten packets and
 # markers that hold the zstd frame magic, one rotated into zstd files of
-# 3-packet frames.  Deterministic: the same damages every run (about
-# 35 000, some 20 s of CPU).  A failure keeps the
-# damaged trace under $RT_CACHE/damage-fuzz/ (one directory per failing
-# check, its DAMAGE file says what and why) and says how to see it.  Ends
-# with "damage-fuzz: N passed, M failed".
+# 3-packet frames.  Each is read three ways at once (tests/diffread.c: the
+# decoder's fast paths against the reference reader and a filtered one).
+# Deterministic: the same damages every run (about 35 000, some 40 s of
+# CPU).  A failure keeps the damaged trace under $RT_CACHE/damage-fuzz/
+# (one directory per failing check, its DAMAGE file says what and why) and
+# says how to see it.  Ends with "damage-fuzz: N passed, M failed".
 set -u
 cd "$(dirname "$0")/.." || exit 1
 readonly KEEP=${RT_CACHE:-/var/cache/ringtrace}/damage-fuzz/$(date +%Y%m%d-%H%M%S)

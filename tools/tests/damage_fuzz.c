@@ -65,6 +65,9 @@
  *   clean      an intact stream reads as the original, no damage, no note
  *   strict     read not tolerant, the first damage is the error, and every
  *              event of the packets before the one it names was read first
+ *   differential  the reference reader and a filtered one, reading the
+ *              same damaged stream alongside (diffread.h), hand out the
+ *              same items, fail the same way, say the same damage
  *
  * and, once per trace, that resynchronising costs what it reads: damage
  * holding a packet signature every few bytes (inside a packet, between
@@ -105,6 +108,7 @@
 #include "../lib/rtdecode.h"
 #include "../lib/internal.h"
 #include "../../lib/chunk.h"
+#include "diffread.h"
 
 #define HDR		sizeof(struct ringtrace_packet_header)
 #define FIELD_OFF(f)	offsetof(struct ringtrace_packet_header, f)
@@ -362,6 +366,7 @@ struct result {
 	unsigned int unannounced_touched;
 	unsigned int damage, notes;
 	char error[RT_ERR_MAX];
+	char differs[512];		/* the fast paths' first difference (diffread.h) */
 };
 
 static void write_files(const struct files *f, char **paths)
@@ -447,14 +452,14 @@ static void take(struct reading *g, const struct rt_item *it)
 	}
 }
 
-/* Everything @s has now: 0 (the end, or dry), -1 (said in res->error). */
-static int drain(struct reading *g, struct rt_stream *s)
+/* Everything @d has now: 0 (the end, or dry), -1 (said in res->error). */
+static int drain(struct reading *g, struct diffread *d)
 {
 	struct rt_error err;
 	struct rt_item it;
 	int r;
 
-	while ((r = rt_stream_next(s, &it, &err)) > 0)
+	while ((r = dr_next(d, &it, &err)) > 0)
 		take(g, &it);
 	if (r < 0)
 		snprintf(g->res->error, sizeof(g->res->error), "%s", err.msg);
@@ -465,41 +470,48 @@ static int drain(struct reading *g, struct rt_stream *s)
  * Reads @f back as cpu @c->cpu, whole or as the window [@wb, @we], into
  * @res.  A fed stream (@f->fed: report --follow's) is fed the plain stream
  * packet by packet, as the original's packets lie, read dry each time.
+ * Read three ways at once (diffread.h): the decoder as readers use it,
+ * the reference reader, and filtered, which must agree.
  */
 static void read_back(const struct rt_metadata *md, const struct ocpu *c,
 		      const struct files *f, const struct damage *d, bool tolerant,
 		      bool window, uint64_t wb, uint64_t we, struct result *res)
 {
+	static uint64_t readings;
 	struct reading g = { c, d, window, wb, we, res, -1, false };
 	char *paths[64] = { 0 };
-	struct rt_stream *s;
+	struct diffread *dr;
 	struct rt_error err;
+	const char *differs;
 
 	memset(res, 0, sizeof(*res));
 	res->seen = xrealloc(NULL, c->nev * sizeof(*res->seen));
 	memset(res->seen, 0, c->nev * sizeof(*res->seen));
+	if (!f->fed)
+		write_files(f, paths);
+	dr = dr_open(md, f->fed ? NULL : (const char *const *)paths, f->n, c->cpu,
+		     readings++);
+	if (!dr)
+		die("out of memory");
+	dr_set_tolerant(dr, tolerant);
 	if (f->fed) {
-		if (rt_stream_open_fed(&s, md, c->cpu, &err))
-			die("%s", err.msg);
-		rt_stream_set_tolerant(s, tolerant);
 		for (uint32_t k = 0; k < c->np && !*res->error; k++) {
-			if (rt_stream_feed(s, "fed", c->p[k].off, f->data[0] + c->p[k].off,
-					   c->p[k].len, &err))
+			if (dr_feed(dr, "fed", c->p[k].off, f->data[0] + c->p[k].off,
+				    c->p[k].len, &err))
 				die("%s", err.msg);
-			drain(&g, s);
+			drain(&g, dr);
 		}
 	} else {
-		write_files(f, paths);
-		if (rt_stream_open(&s, md, (const char *const *)paths, f->n, c->cpu, &err))
-			die("%s", err.msg);
-		rt_stream_set_tolerant(s, tolerant);
 		if (window)
-			rt_stream_set_window(s, wb, we, true);
-		drain(&g, s);
+			dr_set_window(dr, wb, we, true);
+		drain(&g, dr);
 	}
-	res->damage = rt_stream_nr_damage(s);
-	res->notes = rt_stream_nr_notes(s);
-	rt_stream_close(s);
+	res->damage = rt_stream_nr_damage(dr_stream(dr));
+	res->notes = rt_stream_nr_notes(dr_stream(dr));
+	differs = dr_finish(dr);
+	if (differs)
+		snprintf(res->differs, sizeof(res->differs), "%s", differs);
+	dr_close(dr);
 	for (unsigned int i = 0; i < f->n && !f->fed; i++) {
 		unlink(paths[i]);
 		free(paths[i]);
@@ -535,6 +547,8 @@ static void judge(const struct ocpu *c, const struct damage *d, bool window,
 #define SAY(...) (n += (size_t)snprintf(why + n, n < len ? len - n : 0, __VA_ARGS__))
 	if (*res->error)
 		SAY(" error(%s)", res->error);
+	if (*res->differs)
+		SAY(" differential(%s)", res->differs);
 	if (missing)
 		SAY(" kept(%u events of intact packets missing)", missing);
 	if (twice)
