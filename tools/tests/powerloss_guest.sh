@@ -9,9 +9,11 @@
 #                               sets (SIGHUP between): the hook moves set 1
 #                               to a spool on the disk, holds set 2 (in its
 #                               hands at the crash), set 3 waits for it;
-#                               then more than the flush interval's wait,
-#                               then "after" markers while the machine dies
-#                               with no sync (sysrq b)
+#                               "during" markers in the rotation being
+#                               recorded, then more than the flush
+#                               interval's wait, then "after" markers
+#                               while the machine dies with no sync
+#                               (sysrq b)
 #   powerloss_guest.sh check    the next boot: ringtraced --on-chunk starts
 #                               on the same disk and hands every set the
 #                               crash left unshipped (and the rotation being
@@ -27,6 +29,7 @@ readonly BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly MNT=/mnt/powerloss
 readonly FLUSH_MS=200
 readonly BEFORE=300
+readonly DURING=100
 readonly SPOOL=$MNT/spool
 # Each set into the spool, under its trace's name; set 2 held on to in
 # the recording boot (HOLD set), until the crash.
@@ -71,7 +74,14 @@ record() {
 		[[ -d $MNT/trace/chunk-000003 ]] && grep -q 'chunk-000002 0' "$RT_VM_OUT/hook.log" && break
 		sleep 0.1
 	done
-	# Ten flush intervals: every "before" marker is in a completed sync.
+	# The rotation being recorded gets markers of its own: on disk at the
+	# crash, it is a set the next start must assemble (only "after"
+	# markers in it were often not written at all, and rightly dropped).
+	for ((i = 1; i <= DURING; i++)); do
+		echo "during $i" >"$rt/marker"
+	done
+	# Ten flush intervals: every "before" and "during" marker is in a
+	# completed sync.
 	sleep $((10 * FLUSH_MS / 1000))
 	for ((i = 1; i <= 200; i++)); do
 		echo "after $i" >"$rt/marker"
@@ -133,6 +143,11 @@ check() {
 	check "every marker written before the last flush interval reached the spool once ($got of $BEFORE, ${first:-none}..${last:-none})" \
 		test "$got" -eq $BEFORE -a "${first:-0}" = 1 -a "${last:-0}" = $BEFORE -a \
 		"$(sort -un "$RT_VM_OUT/before" | wc -l)" -eq $BEFORE
+	tools/ringtrace report -e marker "$SPOOL"/trace-chunk-* 2>/dev/null |
+		sed -nE 's/.*data="during ([0-9]+)(\\n)?".*/\1/p' >"$RT_VM_OUT/during"
+	got=$(wc -l <"$RT_VM_OUT/during")
+	check "every marker of the rotation being recorded reached the spool once ($got of $DURING)" \
+		test "$got" -eq $DURING -a "$(sort -un "$RT_VM_OUT/during" | wc -l)" -eq $DURING
 	echo "# after markers shipped: $(tools/ringtrace report -e marker "$SPOOL"/trace-chunk-* 2>/dev/null | grep -c 'after ')"
 	rmmod ringtrace
 	check_summary "powerloss-$KVER"
