@@ -39,7 +39,7 @@
  * in the hook's hands, and takes shipped ones first:
  * handoff_take_oldest()).
  *
- * The stop (handoff_deadline(), handoff_stopping()): the sets left are
+ * The stop (handoff_deadline(), handoff_finish()): the sets left are
  * assembled and their hooks run until the deadline (--stop-timeout);
  * no hook starts in its last HOOK_KILL_MS, a hook still running then gets
  * SIGTERM, and SIGKILL at the deadline; what is left is said and stays for
@@ -1032,7 +1032,7 @@ void handoff_deadline(uint64_t deadline_ms)
 	handoff_kick();
 }
 
-void handoff_stopping(void)
+static void handoff_stopping(void)
 {
 	pthread_mutex_lock(&hs.lock);
 	hs.stopping = true;
@@ -1040,12 +1040,8 @@ void handoff_stopping(void)
 	handoff_kick();
 }
 
-int handoff_done_fd(void)
-{
-	return hs.donefd;
-}
-
-void handoff_join(void)
+/* The thread is over: joined, its sets and traces forgotten. */
+static void handoff_join(void)
 {
 	struct old_trace *t;
 	struct set *s;
@@ -1066,4 +1062,30 @@ void handoff_join(void)
 		free(t->path);
 		free(t);
 	}
+}
+
+void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
+		    uint64_t *deadline)
+{
+	struct handoff_stats st;
+
+	handoff_stopping();
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = sigfd, .events = POLLIN },
+			{ .fd = hs.donefd, .events = POLLIN },
+		};
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN)
+			break;
+		hurried(deadline);
+	}
+	handoff_join();
+	handoff_status(&st);
+	if (st.left_sets || st.left_rotations)
+		warn("--on-chunk: left for the next start: %llu chunk sets not shipped, %llu rotations not assembled (ringtraced --on-chunk hands them to the hook when it starts again)",
+		     (unsigned long long)st.left_sets,
+		     (unsigned long long)st.left_rotations);
 }

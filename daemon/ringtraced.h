@@ -550,13 +550,13 @@ void handoff_kick(void);
  */
 void handoff_deadline(uint64_t deadline_ms);
 /*
- * Assemble what is left, run the hooks queued, until done or the deadline;
- * then the thread ends, and handoff_done_fd() becomes readable (main).
+ * The stop (main): the sets left assembled and the hooks queued run until
+ * done or *@deadline; a signal on @sigfd makes @hurried() look (it may
+ * bring *@deadline forward).  Then the thread is joined, its sets
+ * forgotten, and what is left for the next start said.
  */
-void handoff_stopping(void);
-int handoff_done_fd(void);
-/* After handoff_done_fd(): the thread joined, its sets forgotten. */
-void handoff_join(void);
+void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
+		    uint64_t *deadline);
 void handoff_status(struct handoff_stats *st);
 /*
  * --max-total: the oldest set of this trace on disk that no hook holds,
