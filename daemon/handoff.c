@@ -310,8 +310,8 @@ bool handoff_take_oldest(char *name, size_t size, bool *shipped)
 /* Write @len bytes as @dirfd/@name, synced; -errno. */
 static int write_synced(int dirfd, const char *name, const void *buf, size_t len)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			0640);
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	int err;
 
 	if (fd < 0)
@@ -326,9 +326,9 @@ static int write_synced(int dirfd, const char *name, const void *buf, size_t len
 /*
  * @dirfd/@name whole into @setfd/@name, synced; 1 if there is none.  A new
  * set (@replace false) gets a new file.  Finishing what an earlier daemon
- * left (recover.c, @replace true) replaces a partial copy, and opens
- * without blocking: whatever stands there, the recovery goes on.  Only a
- * regular file, no symlink followed: nothing from outside the trace.
+ * left (recover.c, @replace true) replaces a partial copy.  Only a regular
+ * file, no symlink followed, nothing waited on (a FIFO would hang the
+ * hand-off thread, and the stop with it): -EINVAL for anything else.
  */
 int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 {
@@ -337,8 +337,7 @@ int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 	ssize_t n;
 	int in, out, err = 0;
 
-	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
-		    (replace ? O_NONBLOCK : 0));
+	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return errno == ENOENT ? 1 : errno == ELOOP ? -EINVAL : -errno;
 	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
@@ -396,7 +395,8 @@ static int assemble(struct set *s, char *what, size_t wsize)
 		err = -errno;
 		goto out;
 	}
-	setfd = openat(outdirfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	setfd = openat(outdirfd, tmp,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (setfd < 0) {
 		err = -errno;
 		goto out_rmdir;

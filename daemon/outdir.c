@@ -20,18 +20,55 @@ char outdir[PATH_MAX];
 const char *outname;
 int outdirfd = -1;
 
-static bool dir_is_empty(const char *path)
+/* The directory @fd holds nothing. */
+static bool dir_is_empty(int fd)
 {
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = dfd < 0 ? NULL : fdopendir(dfd);
 	struct dirent *de;
 	bool empty = true;
-	DIR *d = opendir(path);
 
-	if (!d)
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
 		return false;
+	}
 	while (empty && (de = readdir(d)))
 		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
 	closedir(d);
 	return empty;
+}
+
+/*
+ * The trace directory @dir, open, if it is this user's and written by no
+ * one else; else the start dies, before anything is written into it.  The
+ * hook and --max-total work with the paths of what is inside (as root,
+ * under the service): where another user may rename an entry, a set swapped
+ * for a symlink to a secret would be read by the hook and marked shipped,
+ * a chunk swapped for a FIFO would hang its packer.  A new directory is
+ * made 0750, so one the daemon just made passes; an existing one given
+ * with -o must be the daemon's user's own, like ssh's ~/.ssh.
+ */
+static int open_trusted(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) && !lstat(dir, &st))
+		die("%s: %s", dir, S_ISLNK(st.st_mode) ?
+		    "a symbolic link: -o names the trace directory itself" :
+		    "exists and is not an empty directory");
+	if (fd < 0)
+		die("%s: %s", dir, strerror(errno));
+	if (fstat(fd, &st) < 0)
+		die("%s: %s", dir, strerror(errno));
+	if (st.st_uid != geteuid())
+		die("%s: owned by uid %u, not by this daemon's user (uid %u): a trace directory must be its own, written by no one else",
+		    dir, (unsigned int)st.st_uid, (unsigned int)geteuid());
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		die("%s: written by others (mode %04o): a trace directory must be its user's alone (chmod go-w, or a new directory)",
+		    dir, (unsigned int)(st.st_mode & 07777));
+	return fd;
 }
 
 /* The directory entry of @path survives a power loss once this returns. */
@@ -65,14 +102,19 @@ void outdir_create(void)
 	unsigned int i;
 
 	if (opt.output) {
-		snprintf(outdir, sizeof(outdir), "%s", opt.output);
-		if (mkdir(outdir, 0750) < 0) {
-			if (errno != EEXIST)
-				die("%s: %s", outdir, strerror(errno));
-			if (!dir_is_empty(outdir))
-				die("%s: exists and is not an empty directory",
-				    outdir);
-		}
+		size_t len = strlen(opt.output);
+		bool made;
+
+		/* Its name in its parent: "DIR/" is DIR. */
+		while (len > 1 && opt.output[len - 1] == '/')
+			len--;
+		snprintf(outdir, sizeof(outdir), "%.*s", (int)len, opt.output);
+		made = mkdir(outdir, 0750) == 0;
+		if (!made && errno != EEXIST)
+			die("%s: %s", outdir, strerror(errno));
+		outdirfd = open_trusted(outdir);
+		if (!made && !dir_is_empty(outdirfd))
+			die("%s: exists and is not an empty directory", outdir);
 	} else {
 		const char *base = opt.root ? opt.root :
 				   msg_service ? SERVICE_DIR : ".";
@@ -95,10 +137,8 @@ void outdir_create(void)
 			if (errno != EEXIST || i == 1000)
 				die("%s: %s", outdir, strerror(errno));
 		}
+		outdirfd = open_trusted(outdir);
 	}
-	outdirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (outdirfd < 0)
-		die("%s: %s", outdir, strerror(errno));
 	/*
 	 * Ours while we run (the kernel drops it when we die, SIGKILL too):
 	 * `ringtrace compress` must not pack a chunk still being written.

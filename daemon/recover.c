@@ -550,7 +550,6 @@ void recover_mark_trace(void)
 		"ringtraced --on-chunk made this trace: its chunk sets go to the hook,\n"
 		"and .chunk-NNNNNN.shipped marks each set the hook took (exit 0) and left\n"
 		"here.  A later ringtraced --on-chunk hands the others over again.\n";
-	struct stat st;
 	int fd, err;
 
 	fd = openat(outdirfd, HANDOFF_MARKER,
@@ -565,10 +564,6 @@ void recover_mark_trace(void)
 		err = -errno;
 	if (err)
 		die("%s/" HANDOFF_MARKER ": %s", outdir, strerror(-err));
-	if (!trace_is_ours(outdirfd))
-		warn("%s: %s: after a kill or a crash, the next start will not hand its chunk sets over (it only trusts a trace directory that is its user's and written by no one else)",
-		     outdir, !fstat(outdirfd, &st) && st.st_uid != geteuid() ?
-		     "not owned by this user" : "writable by its group or others");
 }
 
 static int cmp_recovered(const void *a, const void *b)

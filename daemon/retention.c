@@ -82,7 +82,8 @@ static bool ours(const char *name)
  */
 static DIR *open_at(int rootfd, const char *name)
 {
-	int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(rootfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 
 	if (fd < 0)

@@ -134,7 +134,10 @@ extern char outdir[PATH_MAX];
 extern const char *outname;		/* outdir's name in its root */
 extern int outdirfd;
 
-/* Create the trace directory (dies on error); its parent is synced. */
+/*
+ * Create the trace directory, or take -o's if it is empty, this user's
+ * and written by no one else (dies otherwise); its parent is synced.
+ */
 void outdir_create(void);
 /* --max-total, at most every 10 s (the first call at once). */
 void outdir_retention(void);
@@ -513,7 +516,8 @@ void handoff_sets_closed(unsigned int seq);
 int copy_synced(int dirfd, int setfd, const char *name, bool replace);
 /*
  * This start's trace directory marked as one whose sets are handed off
- * (HANDOFF_MARKER, synced); warns if a later start could not trust it.
+ * (HANDOFF_MARKER, synced): a later start trusts it (outdir_create() took
+ * only a directory of this user's that no one else writes).
  */
 void recover_mark_trace(void);
 /*

@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rt-handoff: host tests of ringtraced's --on-chunk hand-off, driven
+ * through the daemon's own functions in the order main.c calls them
+ * (parse_options, outdir_create, recover_mark_trace, recover_sets,
+ * outdir_retention, handoff_start, the chunks' facts, handoff_finish),
+ * with chunks written here in place of the drain threads': no module is
+ * needed.  Built with the daemon's files (all but main.c) under
+ * AddressSanitizer (../Makefile).
+ *
+ *   rt-handoff [CASE...]     the cases named (default: all), in a new
+ *                            directory under /var/tmp, removed at the end
+ *
+ * The daemon's state is global, and a start may die(): each daemon runs in
+ * a child process of its own (a "start"), its stderr -- its messages and
+ * its hooks' output -- in a log that the checks read; a start that is
+ * still there after its time is killed, and counts as hanging.  A kill -9
+ * of the daemon is a start that _exit()s.  What a test cannot make happen
+ * otherwise -- a disk that wedges or fails, a swap inside a race window --
+ * is injected by wrapping libc calls (-Wl,--wrap, ../Makefile): the
+ * wrappers below act only when a case asks them to.
+ *
+ * Prints one "ok N - ..." / "not ok N - ..." line per check and ends with
+ * "handoff: N passed, M failed"; the exit status is 1 if any failed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "../ringtraced.h"
+
+uint64_t sync_skipped;			/* main.c's */
+
+/*
+ * The daemon frees what it holds when it exits, not before: a start that
+ * die()s (exit 1) would have LeakSanitizer report that and exit 23.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
+static struct {
+	unsigned int passed, failed;
+} *counts;				/* shared with the children */
+static char base[PATH_MAX];		/* this run's directory */
+static char cdir[PATH_MAX];		/* the case's */
+static const char *cname;		/* the case's name */
+static unsigned int case_failed0;	/* failures before the case */
+static struct ctl fctl;			/* the "module": a metadata file */
+
+__attribute__((format(printf, 2, 3)))
+static bool check(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %u - %s: ", ok ? "ok" : "not ok",
+	       __atomic_add_fetch(ok ? &counts->passed : &counts->failed, 1,
+				  __ATOMIC_RELAXED) +
+	       __atomic_load_n(ok ? &counts->failed : &counts->passed,
+			       __ATOMIC_RELAXED), cname);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	return ok;
+}
+
+/* ---- files --------------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4)))
+static char *path(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+#define P(...)	path((char[PATH_MAX]){ 0 }, PATH_MAX, __VA_ARGS__)
+
+static bool exists(const char *p)
+{
+	struct stat st;
+
+	return !lstat(p, &st);
+}
+
+static void put(const char *p, const char *text, mode_t mode)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		printf("# %s: %s\n", p, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	chmod(p, mode);
+}
+
+/* The file @p whole (malloc'd, NUL-terminated; "" if none). */
+static char *slurp(const char *p)
+{
+	char *buf = calloc(1, 1);
+	size_t len = 0;
+	ssize_t n;
+	char chunk[4096];
+	int fd = open(p, O_RDONLY | O_NONBLOCK);
+
+	while (fd >= 0 && (n = read(fd, chunk, sizeof(chunk))) > 0) {
+		buf = realloc(buf, len + (size_t)n + 1);
+		memcpy(buf + len, chunk, (size_t)n);
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+/* Lines of @p holding @needle. */
+static unsigned int count(const char *p, const char *needle)
+{
+	char *text = slurp(p), *line, *save = NULL;
+	unsigned int n = 0;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		n += strstr(line, needle) != NULL;
+	free(text);
+	return n;
+}
+
+static bool has(const char *p, const char *needle)
+{
+	return count(p, needle) > 0;
+}
+
+/* Entries of directory @p (not . and ..), -1 if it cannot be read. */
+static int entries(const char *p)
+{
+	DIR *d = opendir(p);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* The log's lines, for a check that failed. */
+static void show(const char *log)
+{
+	char *text = slurp(log), *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		printf("#   %s\n", line);
+	free(text);
+	fflush(stdout);
+}
+
+/* ---- starts: the daemon in a child ---------------------------------------------------- */
+
+/*
+ * @fn in a child of its own process group, its stderr appended to @log:
+ * its exit status (128 + the signal that ended it), or -1 when it was
+ * still there after @secs (then killed, its group too).
+ */
+static int start(void (*fn)(void *), void *arg, const char *log,
+		 unsigned int secs)
+{
+	int st, fd;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (!pid) {
+		setpgid(0, 0);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		dup2(fd, STDERR_FILENO);
+		msg_prog = "ringtraced";
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	setpgid(pid, pid);
+	for (unsigned int i = 0; i < secs * 50; i++) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		usleep(20000);
+	}
+	kill(-pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
+
+/* The daemon's command line (parse_options()), then outdir_create() and the rest. */
+static void d_options(const char *const *args)
+{
+	char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = "ringtraced";
+	while (*args && argc < 31)
+		argv[argc++] = (char *)*args++;
+	argv[argc] = NULL;
+	optind = 1;
+	parse_options(argc, argv);
+}
+
+static int hurry_fd[2] = { -1, -1 };
+
+/* No second SIGTERM comes here. */
+static bool no_hurry(uint64_t *deadline __attribute__((unused)))
+{
+	char buf[64];
+
+	if (read(hurry_fd[0], buf, sizeof(buf)) < 0) {
+		/* Empty. */
+	}
+	return false;
+}
+
+/* main.c's start, from the trace directory to the hand-off thread. */
+static void d_start(const char *const *args, bool retention)
+{
+	int err;
+
+	d_options(args);
+	if (pipe2(hurry_fd, O_CLOEXEC | O_NONBLOCK) < 0)
+		die("pipe2: %s", strerror(errno));
+	outdir_create();
+	if (opt.on_chunk) {
+		recover_mark_trace();
+		recover_sets();
+	}
+	if (retention)
+		outdir_retention();
+	err = metadata_start(&fctl, outdirfd, 1);
+	if (err)
+		die("metadata_start: %s", strerror(-err));
+	if (opt.on_chunk)
+		handoff_start();
+}
+
+/* Rotation @seq closed: a chunk of CPU 0 with @bytes bytes (not zstd: nobody decodes it). */
+static void d_set(unsigned int seq, size_t bytes)
+{
+	struct chunk_facts f = { .cpu = 0, .seq = seq, .packets = 1 };
+	char name[CHUNK_NAME_MAX], *buf = calloc(1, bytes + 1);
+	int fd;
+
+	chunk_name(name, sizeof(name), 0, seq);
+	memset(buf, 'x', bytes);
+	fd = openat(outdirfd, name, O_WRONLY | O_CREAT | O_EXCL, 0640);
+	if (fd < 0 || write(fd, buf, bytes) != (ssize_t)bytes)
+		warn("%s: %s", name, strerror(errno));
+	close(fd);
+	free(buf);
+	handoff_chunk_closed(&f);
+	handoff_sets_closed(seq);
+}
+
+/* The stop with a deadline @ms from now (0: none); its length in ms. */
+static uint64_t d_stop(uint64_t ms)
+{
+	uint64_t deadline = ms ? now_ms() + ms : UINT64_MAX, t0 = now_ms();
+
+	handoff_deadline(deadline);
+	handoff_finish(hurry_fd[0], no_hurry, &deadline);
+	return now_ms() - t0;
+}
+
+/* What the last stop left, as the summary counts it. */
+static void d_status(const char *what)
+{
+	struct handoff_stats st;
+
+	handoff_status(&st);
+	fprintf(stderr, "STATUS %s: sets=%llu ok=%llu failed=%llu not_handed=%llu left_sets=%llu left_rotations=%llu failed_sets=%llu\n",
+		what, (unsigned long long)st.sets,
+		(unsigned long long)st.hooks_ok,
+		(unsigned long long)st.hooks_failed,
+		(unsigned long long)st.not_handed,
+		(unsigned long long)st.left_sets,
+		(unsigned long long)st.left_rotations,
+		(unsigned long long)st.failed_sets);
+}
+
+/* ---- faults: libc calls wrapped (-Wl,--wrap) ------------------------------------------ */
+
+/* The path of @fd, "" if none. */
+static const char *fd_path(int fd, char *buf, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, size - 1);
+	buf[n < 0 ? 0 : n] = '\0';
+	return buf;
+}
+
+static struct {
+	const char *wedge;		/* fdatasync of a path holding it blocks */
+	bool wedged;			/* ... and one did */
+	const char *fsyncs;		/* a file: the path of each fsync()ed fd */
+	const char *dirsync_fails;	/* while this file exists, fsync(outdir) fails */
+	const char *swap_tmp;		/* a staging dir made is swapped for a symlink here */
+	const char *opens;		/* a file: the path of each openat() */
+	bool removal_fails;		/* --max-total's first step of a set's removal fails */
+} fault;
+
+/* @line appended to the file @p (one write: threads do not interleave). */
+static void log_line(const char *p, const char *line)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		if (write(fd, line, strlen(line))) {
+			/* A log of the test's: best effort. */
+		}
+		close(fd);
+	}
+}
+
+int __real_fdatasync(int fd);
+int __wrap_fdatasync(int fd)
+{
+	char p[PATH_MAX];
+
+	if (fault.wedge && strstr(fd_path(fd, p, sizeof(p)), fault.wedge)) {
+		fault.wedged = true;
+		for (;;)
+			pause();	/* a disk that never answers */
+	}
+	return __real_fdatasync(fd);
+}
+
+int __real_fsync(int fd);
+int __wrap_fsync(int fd)
+{
+	char p[PATH_MAX + 2];
+	struct stat st;
+
+	fd_path(fd, p, PATH_MAX);
+	if (fault.fsyncs) {
+		strcat(p, "\n");
+		log_line(fault.fsyncs, p);
+		p[strlen(p) - 1] = '\0';
+	}
+	if (fault.dirsync_fails && !access(fault.dirsync_fails, F_OK) &&
+	    !fstat(fd, &st) && S_ISDIR(st.st_mode) && !strcmp(p, outdir)) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_fsync(fd);
+}
+
+int __real_mkdirat(int dirfd, const char *name, mode_t mode);
+int __wrap_mkdirat(int dirfd, const char *name, mode_t mode)
+{
+	char aside[NAME_MAX + 1];
+	int r = __real_mkdirat(dirfd, name, mode);
+	size_t len = strlen(name);
+
+	/* Another user's swap, between the mkdir and the open. */
+	if (!r && fault.swap_tmp && !strncmp(name, ".chunk-", 7) &&
+	    len > 4 && !strcmp(name + len - 4, ".tmp")) {
+		snprintf(aside, sizeof(aside), "aside%s", name);
+		if (renameat(dirfd, name, dirfd, aside) ||
+		    symlinkat(fault.swap_tmp, dirfd, name))
+			printf("# the swap: %s\n", strerror(errno));
+	}
+	return r;
+}
+
+int __real_openat(int dirfd, const char *name, int flags, ...);
+int __wrap_openat(int dirfd, const char *name, int flags, ...)
+{
+	char p[2 * PATH_MAX + 4];
+	mode_t mode = 0;
+	va_list ap;
+
+	if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) {
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (fault.opens) {
+		if (dirfd == AT_FDCWD || *name == '/')
+			snprintf(p, sizeof(p), "%s\n", name);
+		else
+			snprintf(p, sizeof(p), "%s/%s\n",
+				 fd_path(dirfd, (char[PATH_MAX]){ 0 }, PATH_MAX), name);
+		log_line(fault.opens, p);
+	}
+	return __real_openat(dirfd, name, flags, mode);
+}
+
+/* Set 1's removal: its rename to a tombstone, or the first unlink in it. */
+int __real_renameat(int from, const char *fname, int to, const char *tname);
+int __wrap_renameat(int from, const char *fname, int to, const char *tname)
+{
+	if (fault.removal_fails && !strncmp(tname, ".removing-chunk-", 16)) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_renameat(from, fname, to, tname);
+}
+
+int __real_unlinkat(int dirfd, const char *name, int flags);
+int __wrap_unlinkat(int dirfd, const char *name, int flags)
+{
+	char p[PATH_MAX];
+	size_t len;
+
+	fd_path(dirfd, p, sizeof(p));
+	len = strlen(p);
+	if (fault.removal_fails && len > 13 && !strcmp(p + len - 13, "/chunk-000001")) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_unlinkat(dirfd, name, flags);
+}
+
+/* ---- the cases --------------------------------------------------------------------------- */
+
+/* outdir_create() of @args, in a start: its exit status. */
+static void just_create(void *arg)
+{
+	d_options(arg);
+	outdir_create();
+}
+
+static int create(const char *dir, const char *log)
+{
+	const char *args[] = { "-o", dir, "--on-chunk", "true", NULL };
+
+	return start(just_create, args, log, 20);
+}
+
+/*
+ * The trace directory is trusted only when it is the daemon
+ * user's and written by no one else: a new one, or an empty one of its
+ * own; another user's, one others may write, or a symlink is refused
+ * before anything is written into it.
+ */
+static void case_trust(void)
+{
+	const char *log = P("%s/log", cdir);
+	struct stat st;
+	int rc;
+
+	rc = create(P("%s/new", cdir), log);
+	check(rc == 0 && !stat(P("%s/new", cdir), &st) &&
+	      (st.st_mode & 07777) == 0750, "a new -o directory is made, mode 0750 (exit %d)", rc);
+	mkdir(P("%s/mine", cdir), 0700);
+	rc = create(P("%s/mine", cdir), log);
+	check(rc == 0, "an empty one of the daemon's user, mode 0700, is taken (exit %d)", rc);
+
+	mkdir(P("%s/wide", cdir), 0700);
+	chmod(P("%s/wide", cdir), 0777);
+	rc = create(P("%s/wide", cdir), log);
+	check(rc == 1 && entries(P("%s/wide", cdir)) == 0 &&
+	      has(log, "wide: written by others (mode 0777)"),
+	      "an empty one others may write (0777) is refused, nothing written (exit %d)", rc);
+	mkdir(P("%s/group", cdir), 0700);
+	chmod(P("%s/group", cdir), 0770);
+	rc = create(P("%s/group", cdir), log);
+	check(rc == 1 && entries(P("%s/group", cdir)) == 0 &&
+	      has(log, "group: written by others (mode 0770)"),
+	      "one its group may write (0770) is refused (exit %d)", rc);
+	mkdir(P("%s/target", cdir), 0700);
+	symlink(P("%s/target", cdir), P("%s/link", cdir));
+	rc = create(P("%s/link", cdir), log);
+	check(rc == 1 && entries(P("%s/target", cdir)) == 0 &&
+	      has(log, "link: a symbolic link"),
+	      "a symlink to an empty directory of its own is refused (exit %d)", rc);
+	if (!geteuid()) {
+		/* /var/tmp/mytrace made beforehand by another user. */
+		mkdir(P("%s/theirs", cdir), 0755);
+		if (chown(P("%s/theirs", cdir), 65534, 65534))
+			printf("# chown: %s\n", strerror(errno));
+		rc = create(P("%s/theirs", cdir), log);
+		check(rc == 1 && entries(P("%s/theirs", cdir)) == 0 &&
+		      has(log, "theirs: owned by uid 65534, not by this daemon's user (uid 0)"),
+		      "another user's empty directory (0755) is refused (exit %d)", rc);
+	}
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/* A start with -o @dir and hook @hook that makes set 1, stops within @ms. */
+struct one_set {
+	const char *dir, *hook;
+	uint64_t ms;
+	void (*before)(void);		/* after the start, before the set */
+};
+
+static void run_one_set(void *arg)
+{
+	const struct one_set *o = arg;
+	const char *args[] = { "-o", o->dir, "--on-chunk", o->hook, NULL };
+	uint64_t took;
+
+	d_start(args, false);
+	if (o->before)
+		o->before();
+	d_set(1, 100);
+	took = d_stop(o->ms);
+	fprintf(stderr, "STOP took %llu ms\n", (unsigned long long)took);
+	d_status("stop");
+}
+
+static void fifo_symbols(void)
+{
+	mkfifo(P("%s/" KSYMS_FILE, outdir), 0644);
+}
+
+/*
+ * A FIFO where the symbols would be is not waited on (the
+ * hand-off thread would hang, and the stop with it): the set is not
+ * assembled, its chunk stays in the trace directory, and the stop ends.
+ */
+static void case_fifo(void)
+{
+	const char *log = P("%s/log", cdir), *dir = P("%s/t", cdir);
+	struct one_set o = { dir, "true", 3000, fifo_symbols };
+	int rc = start(run_one_set, &o, log, 20);
+
+	check(rc == 0, "the stop ends (exit %d; -1: still there after 20 s)", rc);
+	check(has(log, "chunk set 1 not assembled: Invalid argument"),
+	      "the set is not assembled, said");
+	check(exists(P("%s/cpu0-000001.zst", dir)) && !exists(P("%s/.chunk-000001.tmp", dir)),
+	      "its chunk stays in the trace directory, no staging directory left");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/*
+ * The staging directory swapped for a symlink between its
+ * mkdir and its open is not followed: nothing is moved or written
+ * elsewhere.
+ */
+static void case_tmpswap(void)
+{
+	const char *log = P("%s/log", cdir), *dir = P("%s/t", cdir);
+	const char *elsewhere = P("%s/elsewhere", cdir);
+	struct one_set o = { dir, "true", 0, NULL };
+	int rc;
+
+	mkdir(elsewhere, 0755);
+	fault.swap_tmp = elsewhere;
+	rc = start(run_one_set, &o, log, 20);
+	fault.swap_tmp = NULL;
+	check(rc == 0, "the daemon stops (exit %d)", rc);
+	check(entries(elsewhere) == 0, "nothing moved or written where the symlink points (%d entries)",
+	      entries(elsewhere));
+	check(exists(P("%s/cpu0-000001.zst", dir)), "the chunk stays in the trace directory");
+	check(has(log, "t/.chunk-000001.tmp: chunk set 1 not assembled: Not a directory"),
+	      "the set is not assembled, said");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	{ "trust", case_trust },
+	{ "fifo", case_fifo },
+	{ "tmpswap", case_tmpswap },
+};
+
+static bool wanted(int argc, char **argv, const char *name)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
+
+int main(int argc, char **argv)
+{
+	char cmd[PATH_MAX + 16];
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	counts = mmap(NULL, sizeof(*counts), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (counts == MAP_FAILED)
+		return 1;
+	snprintf(base, sizeof(base), "/var/tmp/rt-handoff.XXXXXX");
+	if (!mkdtemp(base)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	chmod(base, 0755);
+	/* The module's metadata, as metadata_start() reads it. */
+	path(fctl.dir, sizeof(fctl.dir), "%s/ctl", base);
+	mkdir(fctl.dir, 0755);
+	put(P("%s/metadata", fctl.dir), "/* CTF 1.8 */\ntrace { major = 1; };\n", 0644);
+	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned int before = counts->failed;
+
+		if (!wanted(argc, argv, cases[i].name))
+			continue;
+		case_failed0 = before;
+		cname = cases[i].name;
+		path(cdir, sizeof(cdir), "%s/%s", base, cname);
+		mkdir(cdir, 0755);
+		cases[i].fn();
+		if (counts->failed == before) {
+			snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cdir);
+			if (system(cmd)) {
+				/* Left for a look. */
+			}
+		}
+	}
+	if (!counts->failed) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+		if (system(cmd)) {
+			/* Left for a look. */
+		}
+	} else {
+		printf("# the failed cases' files are in %s\n", base);
+	}
+	printf("handoff: %u passed, %u failed\n", counts->passed, counts->failed);
+	return counts->failed ? 1 : 0;
+}
