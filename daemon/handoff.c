@@ -598,26 +598,110 @@ struct hook {
 	bool termed, killed, stopped;	/* stopped: by the stop's deadline */
 };
 
-/*
- * CMD alone is a program's path or name: one word, nothing a shell would
- * read as more than a word.  Such a hook gets the set as its arguments.
- */
-static bool hook_is_program(const char *cmd)
+/* A word a shell takes as it is: no blank, quote, expansion or operator. */
+static bool plain_word(const char *cmd)
 {
-	return !cmd[strcspn(cmd, " \t\n|&;<>()$`\\\"'*?[]#={}!")];
+	return *cmd && !cmd[strcspn(cmd, " \t\n|&;<>()$`\\\"'")];
+}
+
+/* @p is an executable regular file. */
+static bool executable_file(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+/* @cmd names an executable file: a path to one, or a name found in PATH. */
+static bool executable(const char *cmd)
+{
+	char dir[PATH_MAX], p[2 * PATH_MAX + 2];
+	const char *path = getenv("PATH"), *at, *end;
+
+	if (strchr(cmd, '/'))
+		return executable_file(cmd);
+	if (!path) {
+		confstr(_CS_PATH, dir, sizeof(dir));
+		path = dir[0] ? strdupa(dir) : "/bin:/usr/bin";
+	}
+	for (at = path;; at = end + 1) {
+		end = strchrnul(at, ':');
+		/* An empty entry is the working directory, as sh reads it. */
+		snprintf(p, sizeof(p), "%.*s/%s", end > at ? (int)(end - at) : 1,
+			 end > at ? at : ".", cmd);
+		if (executable_file(p))
+			return true;
+		if (!*end)
+			return false;
+	}
 }
 
 /*
- * The hook's command line.  A program alone runs as `CMD SETDIR MANIFEST`
- * (as find -exec, git's hooks and systemd's ExecStart= run a path); any
- * other CMD is shell text whose $1 and $2 they are.  Both by /bin/sh -c,
- * which finds a name in PATH and runs a script without #! as a shell
- * script.
+ * An '&' of @cmd, outside quotes, that puts what precedes it in the
+ * background: not "&&", nor a redirection's ">&", "<&", "&>", "|&".
+ */
+static bool runs_in_background(const char *cmd)
+{
+	char quote = 0;
+
+	for (const char *c = cmd; *c; c++) {
+		if (quote == '\'' ) {
+			if (*c == '\'')
+				quote = 0;
+		} else if (*c == '\\' && c[1]) {
+			c++;
+		} else if (quote == '"') {
+			if (*c == '"')
+				quote = 0;
+		} else if (*c == '\'' || *c == '"') {
+			quote = *c;
+		} else if (*c == '&' && c[1] == '&') {
+			c++;
+		} else if (*c == '&' && c[1] != '>' &&
+			   (c == cmd || (c[-1] != '>' && c[-1] != '<' &&
+					 c[-1] != '|'))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void handoff_hook_option(const char *cmd)
+{
+	static const char *const uses[] = {
+		"$1", "$2", "$@", "$*", "${1", "${2", "${@", "${*", "RINGTRACE_",
+	};
+	bool knows = false;
+
+	if (plain_word(cmd) && executable(cmd))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(uses); i++)
+		knows |= strstr(cmd, uses[i]) != NULL;
+	if (!knows)
+		warn("--on-chunk '%s' is shell text that uses none of $1, $2, $@, $* and RINGTRACE_*: it cannot know which set it is given%s",
+		     cmd, plain_word(cmd) ?
+		     " (a program alone gets SETDIR and MANIFEST as its arguments, but this names no executable file)" :
+		     strchr(cmd, '/') && executable_file(cmd) ?
+		     " (a program's path with a blank is split by the shell: quote it, and give it \"$1\" \"$2\")" :
+		     "");
+	if (runs_in_background(cmd))
+		warn("--on-chunk '%s' runs something in the background ('&'): the set counts as shipped when the shell exits, while what it left running may still be reading it",
+		     cmd);
+}
+
+/*
+ * The hook's command line, run by /bin/sh -c (which finds a name in PATH
+ * and runs a script without #! as a shell script).  A program alone runs
+ * as `CMD SETDIR MANIFEST` (as find -exec, git's hooks and systemd's
+ * ExecStart= run a path), its name in single quotes: a word of it that a
+ * shell would read otherwise ('=', '*', '#') is taken as it is.  Any other
+ * CMD is shell text whose $1 and $2 they are.  Decided at each run: a
+ * program installed after the start is one.
  */
 static void hook_argv(char **argv, char *text, size_t size, char *dir, char *man)
 {
-	if (hook_is_program(opt.on_chunk))
-		snprintf(text, size, "%s \"$@\"", opt.on_chunk);
+	if (plain_word(opt.on_chunk) && executable(opt.on_chunk))
+		snprintf(text, size, "'%s' \"$@\"", opt.on_chunk);
 	else
 		snprintf(text, size, "%s", opt.on_chunk);
 	argv[0] = "/bin/sh";
@@ -638,7 +722,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	char *argv[7], *text;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	size_t n = 0, tsize = strlen(opt.on_chunk) + 8;
+	size_t n = 0, tsize = strlen(opt.on_chunk) + 16;
 	sigset_t none, all;
 	char **envp;
 	int err;

@@ -160,12 +160,17 @@ static void usage(FILE *f)
 "                            move into DIR/chunk-NNNNNN/, a trace directory of\n"
 "                            its own, and CMD runs, one set at a time, never in\n"
 "                            the drain's way; it may move the set away.  A CMD\n"
-"                            that is a program alone (one word, a path or a\n"
-"                            name in PATH, e.g. /usr/local/sbin/ship-chunk)\n"
-"                            runs as `CMD SETDIR MANIFEST`; any other CMD is\n"
-"                            shell text, run by `/bin/sh -c CMD` with SETDIR as\n"
-"                            $1 and MANIFEST as $2.  Either way its environment\n"
-"                            has RINGTRACE_CHUNK_DIR=SETDIR,\n"
+"                            that is a program alone (a word without blanks or\n"
+"                            any of |&;<>()$`\\\"' naming an executable file: a\n"
+"                            path, or a name in PATH, e.g.\n"
+"                            /usr/local/sbin/ship-chunk) runs as\n"
+"                            `CMD SETDIR MANIFEST`; any other CMD is shell\n"
+"                            text, run by `/bin/sh -c CMD` with SETDIR as $1\n"
+"                            and MANIFEST as $2 (warned about at start if it\n"
+"                            uses neither, or ends in '&': what it leaves in\n"
+"                            the background may read a set counted shipped).\n"
+"                            Either way its environment has\n"
+"                            RINGTRACE_CHUNK_DIR=SETDIR,\n"
 "                            RINGTRACE_MANIFEST=SETDIR/manifest.json, and\n"
 "                            RINGTRACE_CHUNK_RETRY=1 when an earlier ringtraced\n"
 "                            may have handed it this set already (else 0).\n"
@@ -536,4 +541,6 @@ void parse_options(int argc, char **argv)
 		check_trigger_options(no_start);
 	if (opt.on_chunk && opt.max_files)
 		usage_error("--max-files counts chunks per CPU; with --on-chunk they leave in sets: bound the disk with --max-total");
+	if (opt.on_chunk)
+		handoff_hook_option(opt.on_chunk);
 }

@@ -506,6 +506,13 @@ struct handoff_stats {
 	uint64_t left_rotations;	/* chunks not in a set yet */
 };
 
+/*
+ * --on-chunk @cmd (options.c): a program alone -- a word a shell takes as
+ * it is, naming an executable file -- gets SETDIR MANIFEST as arguments;
+ * anything else is shell text, warned about when it uses none of them or
+ * runs something in the background.
+ */
+void handoff_hook_option(const char *cmd);
 /* The thread that assembles sets and runs the hook; dies on error. */
 void handoff_start(void);
 /* A drain thread closed a chunk (not an empty one it removed). */

@@ -308,6 +308,16 @@ static void d_status(const char *what)
 		(unsigned long long)st.failed_sets);
 }
 
+/* An executable shell script @p: its body @body. */
+static void script(const char *p, const char *body)
+{
+	char *text = malloc(strlen(body) + 16);
+
+	sprintf(text, "#!/bin/sh\n%s\n", body);
+	put(p, text, 0755);
+	free(text);
+}
+
 /* ---- faults: libc calls wrapped (-Wl,--wrap) ------------------------------------------ */
 
 /* The path of @fd, "" if none. */
@@ -585,6 +595,60 @@ static void case_tmpswap(void)
 		show(log);
 }
 
+/* parse_options() of --on-chunk @cmd alone. */
+static void just_options(void *arg)
+{
+	const char *args[] = { "--on-chunk", arg, NULL };
+
+	d_options(args);
+}
+
+/*
+ * A hook that is a program -- a path to an executable, even
+ * with a '=' in it -- gets the set as its arguments; shell text that
+ * cannot know the set, or runs something in the background, is warned
+ * about at start.
+ */
+static void case_oneword(void)
+{
+	const char *log = P("%s/log", cdir), *dir = P("%s/t", cdir);
+	const char *hooklog = P("%s/hook.log", cdir);
+	char ship[PATH_MAX], body[PATH_MAX * 2], spaced[PATH_MAX];
+	struct one_set o = { dir, ship, 0, NULL };
+	int rc;
+
+	mkdir(P("%s/opt", cdir), 0755);
+	mkdir(P("%s/opt/ship=v2", cdir), 0755);
+	path(ship, sizeof(ship), "%s/opt/ship=v2/ship", cdir);
+	snprintf(body, sizeof(body), "echo \"$#|$1|$2\" >>%s\n[ -n \"${1:-}\" ] || exit 0\nexit 0", hooklog);
+	script(ship, body);
+	rc = start(run_one_set, &o, log, 20);
+	check(rc == 0 && !strcmp(slurp(hooklog),
+				 P("2|%s/chunk-000001|%s/chunk-000001/manifest.json\n", dir, dir)),
+	      "--on-chunk .../ship=v2/ship runs with SETDIR and MANIFEST: '%s'", slurp(hooklog));
+
+	/* At option time. */
+	mkdir(P("%s/my hooks", cdir), 0755);
+	path(spaced, sizeof(spaced), "%s/my hooks/ship", cdir);
+	script(spaced, "exit 0");
+	start(just_options, "ship-chunk --to s3", P("%s/opt1.log", cdir), 10);
+	check(has(P("%s/opt1.log", cdir), "--on-chunk 'ship-chunk --to s3' is shell text that uses none of $1, $2, $@, $* and RINGTRACE_"),
+	      "shell text that cannot know its set is warned about");
+	start(just_options, spaced, P("%s/opt2.log", cdir), 10);
+	check(has(P("%s/opt2.log", cdir), "is shell text that uses none of"),
+	      "a program's path with a space is shell text, warned about");
+	start(just_options, "mv \"$1\" /spool/ &", P("%s/opt3.log", cdir), 10);
+	check(has(P("%s/opt3.log", cdir), "runs something in the background ('&')"),
+	      "shell text ending in '&' is warned about");
+	start(just_options, "echo \"$1\" >&2 && exit 3 || true", P("%s/opt4.log", cdir), 10);
+	start(just_options, ship, P("%s/opt4.log", cdir), 10);
+	start(just_options, "true", P("%s/opt4.log", cdir), 10);
+	check(!strcmp(slurp(P("%s/opt4.log", cdir)), ""),
+	      "no warning for >&, &&, a program's path or name: '%s'", slurp(P("%s/opt4.log", cdir)));
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -594,6 +658,7 @@ static const struct {
 	{ "trust", case_trust },
 	{ "fifo", case_fifo },
 	{ "tmpswap", case_tmpswap },
+	{ "oneword", case_oneword },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
