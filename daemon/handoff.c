@@ -14,9 +14,9 @@
  *                    disk: metadata.c); .ringtrace-ksyms.zst if any;
  *                    manifest.json (manifest.c); fsync; rename to
  *                    chunk-k; fsync the trace directory
- *                  then queued for the hook (at most --on-chunk-queue; a
- *                  set finding the queue full stays on disk, counted),
- *                  and the hook runs, one at a time (hook_argv()), in a
+ *                  then queued for the hook (at most --on-chunk-queue of
+ *                  this trace's; a set finding the queue full waits on
+ *                  disk, queued once one leaves it), and the hook runs, one at a time (hook_argv()), in a
  *                  process group of its own, stdin /dev/null, its stdout
  *                  on our stderr, signals as a new process has them;
  *                  watched through a pidfd; after --on-chunk-timeout
@@ -26,8 +26,8 @@
  * then marked so, by .chunk-k.shipped beside it (synced; none when the
  * hook took the set away).  Every other set stays on disk unmarked, and
  * the next start with --on-chunk hands it over again (recover.c), with
- * RINGTRACE_CHUNK_RETRY=1: queued, in a hook's hands at a kill, a crash
- * or the stop's deadline, its hook failed, or the queue was full.  So a
+ * RINGTRACE_CHUNK_RETRY=1: queued, waiting for room, or in a hook's hands
+ * at a kill, a crash or the stop's deadline, or its hook failed.  So a
  * set reaches the hook at least once, and a retry is said.  Those sets of
  * earlier traces come first, their traces locked while any of their sets
  * is ours (--max-total leaves a locked trace alone).
@@ -74,6 +74,8 @@ enum set_state {
 	SET_RECOVER,			/* an earlier trace's rotation, to assemble */
 	SET_PENDING,			/* its chunks are in the trace dir */
 	SET_QUEUED,			/* assembled, waiting for the hook */
+	SET_WAITING,			/* this trace's queue was full: on disk,
+					   queued once there is room */
 	SET_HOOKED,			/* the hook has it */
 	SET_DONE,			/* the hook is done with it (or never) */
 };
@@ -103,6 +105,7 @@ static struct {
 	struct set *head;		/* every set not forgotten, in order */
 	struct old_trace *olds;		/* the earlier traces they name */
 	unsigned int closed;		/* sets up to this one are closed */
+	unsigned int queued_own;	/* of them this trace's: --on-chunk-queue */
 	bool stopping;
 	uint64_t deadline_ms;		/* the stop's; UINT64_MAX: none */
 	struct handoff_stats st;
@@ -284,7 +287,9 @@ bool handoff_take_oldest(char *name, size_t size, bool *shipped)
 	/* Shipped sets first: the others are still to reach the hook. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (pp = &hs.head; (s = *pp);) {
-			if (s->state != SET_DONE || s->old ||
+			/* One waiting for room in the queue: not shipped. */
+			if ((s->state != SET_DONE && s->state != SET_WAITING) ||
+			    s->old ||
 			    (s->assembled && !pass && !s->shipped)) {
 				pp = &s->next;
 				continue;
@@ -496,17 +501,40 @@ static bool past_deadline(uint64_t early)
 	return d != UINT64_MAX && now_ms() + early >= d;
 }
 
-/* Queued for the hook, or left out with the queue full; hs.lock held. */
+/*
+ * This trace's set @s queued for the hook, or, with its queue full
+ * (--on-chunk-queue: the sets an earlier trace left are not counted), left
+ * waiting on disk until there is room; hs.lock held.  False when it waits.
+ */
 static bool enqueue(struct set *s)
 {
-	if (hs.st.queued < opt.hook_queue) {
+	if (hs.queued_own < opt.hook_queue) {
 		s->state = SET_QUEUED;
+		hs.queued_own++;
 		hs.st.queued++;
 		return true;
 	}
-	set_done(s, false);
+	s->state = SET_WAITING;
 	hs.st.not_handed++;
 	return false;
+}
+
+/*
+ * One of this trace's queued sets went to the hook: the oldest set waiting
+ * on disk, if any, takes its place; hs.lock held.  That set, or NULL.
+ */
+static struct set *make_room(void)
+{
+	struct set *s;
+
+	hs.queued_own--;
+	for (s = hs.head; s && s->state != SET_WAITING; s = s->next)
+		;
+	if (!s)
+		return NULL;
+	hs.st.not_handed--;
+	enqueue(s);
+	return s;
 }
 
 static void assemble_ready(void)
@@ -537,7 +565,7 @@ static void assemble_ready(void)
 			warn("%s/%s: chunk set %u not assembled: %s (its chunks stay in %s for the next start)",
 			     outdir, what, seq, strerror(-err), outdir);
 		else if (left_out)
-			warn("%s/chunk-%06u: not handed to --on-chunk: its queue is full (%u sets wait; this one stays on disk for the next start)",
+			warn("%s/chunk-%06u: --on-chunk's queue is full (--on-chunk-queue %u): the set waits on disk, queued once there is room (--max-total may remove it meanwhile)",
 			     outdir, seq, opt.hook_queue);
 	}
 }
@@ -794,7 +822,8 @@ static int spawn_hook(struct hook *h, struct set *s)
 static void start_hook(struct hook *h)
 {
 	char dir[PATH_MAX + SET_NAME_MAX];
-	struct set *s;
+	struct set *s, *more = NULL;
+	unsigned int more_seq = 0;
 	int err;
 
 	/* In the stop's last seconds no hook starts: it would be killed. */
@@ -807,10 +836,17 @@ static void start_hook(struct hook *h)
 		s->state = SET_HOOKED;
 		hs.st.queued--;
 		hs.st.running = true;
+		if (!s->old)
+			more = make_room();
+		if (more)
+			more_seq = more->seq;
 	}
 	pthread_mutex_unlock(&hs.lock);
 	if (!s)
 		return;
+	if (more)
+		info("%s/chunk-%06u: queued for --on-chunk, now that there is room",
+		     outdir, more_seq);
 	err = spawn_hook(h, s);
 	if (!err)
 		return;

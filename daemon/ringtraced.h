@@ -498,7 +498,8 @@ struct handoff_stats {
 	uint64_t hooks_failed;		/* exited non-zero, or killed */
 	uint64_t hooks_timed_out;	/* of them: killed after the timeout */
 	uint64_t hooks_stopped;		/* of them: killed at the stop's deadline */
-	uint64_t not_handed;		/* the queue was full: left on disk */
+	uint64_t not_handed;		/* the queue was full: waiting on disk
+					   for room, or never handed */
 	unsigned int queued;		/* waiting for the hook */
 	bool running;			/* a hook runs now */
 	/* Once the thread is over: what the next start hands over. */

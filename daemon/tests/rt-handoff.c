@@ -308,6 +308,24 @@ static void d_status(const char *what)
 		(unsigned long long)st.failed_sets);
 }
 
+/* A start of the daemon that makes sets @first..@last in -o @dir and stops. */
+struct run {
+	const char *const *args;
+	unsigned int first, last;
+	uint64_t stop_ms;
+};
+
+static void run_sets(void *arg)
+{
+	const struct run *r = arg;
+
+	d_start(r->args, false);
+	for (unsigned int k = r->first; k && k <= r->last; k++)
+		d_set(k, 100);
+	d_stop(r->stop_ms);
+	d_status("stop");
+}
+
 /* An executable shell script @p: its body @body. */
 static void script(const char *p, const char *body)
 {
@@ -649,6 +667,58 @@ static void case_oneword(void)
 		show(log);
 }
 
+/*
+ * 20 sets an earlier trace left unshipped do not take this
+ * trace's queue: its sets reach the hook after them, in the same start.
+ */
+static void case_queue(void)
+{
+	const char *log = P("%s/log", cdir), *hooklog = P("%s/hook.log", cdir);
+	const char *hook = P("echo \"$1 RETRY=$RINGTRACE_CHUNK_RETRY\" >>%s", hooklog);
+	const char *a1[] = { "-o", P("%s/p/t1", cdir), "--on-chunk", "exit 3", NULL };
+	const char *a2[] = { "-o", P("%s/p/t2", cdir), "--on-chunk", hook, NULL };
+	struct run r1 = { a1, 1, 20, 0 }, r2 = { a2, 1, 3, 0 };
+	int rc;
+
+	mkdir(P("%s/p", cdir), 0755);
+	rc = start(run_sets, &r1, P("%s/log1", cdir), 60);
+	check(rc == 0 && count(P("%s/log1", cdir), "--on-chunk hook exited 3") == 20,
+	      "an earlier trace with 20 sets its hook failed (exit %d)", rc);
+	rc = start(run_sets, &r2, log, 60);
+	check(rc == 0 && count(hooklog, "/p/t1/chunk-") == 20 &&
+	      count(hooklog, "RETRY=1") == 20,
+	      "the next start hands them over, RINGTRACE_CHUNK_RETRY=1 (exit %d)", rc);
+	check(count(hooklog, "/p/t2/chunk-") == 3 && count(hooklog, "/p/t2/chunk-000003 RETRY=0"),
+	      "and this trace's 3 sets after them (%u)", count(hooklog, "/p/t2/chunk-"));
+	check(!has(log, "queue is full"), "none found the queue full");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/*
+ * A set that finds this trace's queue full (--on-chunk-queue
+ * 1, a slow hook) waits on disk and is queued once there is room, in the
+ * same start: every set shipped, none left for the next start.
+ */
+static void case_requeue(void)
+{
+	const char *log = P("%s/log", cdir), *hooklog = P("%s/hook.log", cdir);
+	const char *hook = P("echo \"$1\" >>%s; sleep 0.3", hooklog);
+	const char *args[] = { "-o", P("%s/t", cdir), "--on-chunk-queue", "1",
+			       "--on-chunk", hook, NULL };
+	struct run r = { args, 1, 4, 0 };
+	int rc = start(run_sets, &r, log, 60);
+
+	check(rc == 0, "the daemon stops (exit %d)", rc);
+	check(has(log, "queue is full"), "a set found the queue full, said");
+	check(count(hooklog, "/t/chunk-") == 4, "every set reached the hook (%u of 4)",
+	      count(hooklog, "/t/chunk-"));
+	check(has(log, "STATUS stop: sets=4 ok=4 failed=0 not_handed=0 left_sets=0"),
+	      "all shipped, none left for the next start");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -659,6 +729,8 @@ static const struct {
 	{ "fifo", case_fifo },
 	{ "tmpswap", case_tmpswap },
 	{ "oneword", case_oneword },
+	{ "queue", case_queue },
+	{ "requeue", case_requeue },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
