@@ -96,6 +96,8 @@ struct set {
 	bool assembled;			/* chunk-NNNNNN/ is on disk */
 	bool retry;			/* an earlier ringtraced may have handed it */
 	bool shipped;			/* its hook exited 0 */
+	bool removing;			/* --max-total removes it now */
+	bool kept;			/* ... could not: not tried again */
 	struct chunk_facts *f;
 	unsigned int nf, cap;
 };
@@ -278,7 +280,8 @@ void handoff_status(struct handoff_stats *st)
 	pthread_mutex_unlock(&hs.lock);
 }
 
-bool handoff_take_oldest(char *name, size_t size, bool *shipped)
+bool handoff_take_oldest(char *name, size_t size, unsigned int *seq,
+			 bool *shipped)
 {
 	struct set *s, **pp;
 	struct stat sb;
@@ -289,25 +292,50 @@ bool handoff_take_oldest(char *name, size_t size, bool *shipped)
 		for (pp = &hs.head; (s = *pp);) {
 			/* One waiting for room in the queue: not shipped. */
 			if ((s->state != SET_DONE && s->state != SET_WAITING) ||
-			    s->old ||
+			    s->old || s->removing || s->kept ||
 			    (s->assembled && !pass && !s->shipped)) {
 				pp = &s->next;
 				continue;
 			}
-			/* Forgotten either way: gone, or the caller's. */
-			*pp = s->next;
 			snprintf(name, size, "chunk-%06u", s->seq);
-			*shipped = s->shipped;
-			free(s->f);
-			free(s);
-			if (!fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
-				pthread_mutex_unlock(&hs.lock);
-				return true;
+			if (fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
+				/* Not on disk (the hook took it): forgotten. */
+				*pp = s->next;
+				free(s->f);
+				free(s);
+				continue;
 			}
+			/* Known until it is gone: handoff_removed(). */
+			s->removing = true;
+			*seq = s->seq;
+			*shipped = s->shipped;
+			pthread_mutex_unlock(&hs.lock);
+			return true;
 		}
 	}
 	pthread_mutex_unlock(&hs.lock);
 	return false;
+}
+
+void handoff_removed(unsigned int seq, int err)
+{
+	struct set *s, **pp;
+
+	pthread_mutex_lock(&hs.lock);
+	for (pp = &hs.head; (s = *pp); pp = &s->next) {
+		if (s->old || s->seq != seq || !s->removing)
+			continue;
+		s->removing = false;
+		if (err) {
+			s->kept = true;
+		} else {
+			*pp = s->next;
+			free(s->f);
+			free(s);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&hs.lock);
 }
 
 /* ---- assembling a set ------------------------------------------------------------ */
@@ -528,7 +556,8 @@ static struct set *make_room(void)
 	struct set *s;
 
 	hs.queued_own--;
-	for (s = hs.head; s && s->state != SET_WAITING; s = s->next)
+	for (s = hs.head; s && (s->state != SET_WAITING || s->removing);
+	     s = s->next)
 		;
 	if (!s)
 		return NULL;

@@ -194,58 +194,70 @@ static void trim_running(uint64_t over)
 		     (unsigned long long)opt.max_total);
 }
 
-/* The files of @dirfd's subdirectory @name, then it; -errno. */
-static int remove_set(const char *name)
+/*
+ * The running trace's set @seq (named @name) gone: 0, or -errno with the
+ * set as it was.  A symlink or file a hook left at its name is removed
+ * itself, never followed.  A directory is renamed to its tombstone,
+ * .removing-chunk-NNNNNN, and that rename synced: from then on it is no
+ * set (no start hands it over); its mark goes, then it is emptied, what a
+ * hook made in it too (retention_remove_tree()), and removed.  A kill in
+ * the middle leaves the tombstone, which the next start removes
+ * (recover.c); so does a failure, said.
+ */
+static int remove_set(const char *name, unsigned int seq)
 {
-	int fd = openat(outdirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	struct dirent *de;
-	int err = 0;
-	DIR *d;
+	char tomb[SET_NAME_MAX + 16], mark[SHIPPED_NAME_MAX];
+	struct stat st;
+	int err;
 
-	if (fd < 0)
+	shipped_name(mark, sizeof(mark), seq);
+	if (fstatat(outdirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		err = -errno;
-		close(fd);
-		return err;
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(outdirfd, name, 0) < 0 && errno != ENOENT)
+			return -errno;
+		unlinkat(outdirfd, mark, 0);
+		return 0;
 	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT && !err)
-			err = -errno;
-	closedir(d);
-	if (!err && unlinkat(outdirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		err = -errno;
-	return err;
+	snprintf(tomb, sizeof(tomb), ".removing-%s", name);
+	if (renameat(outdirfd, name, outdirfd, tomb) < 0)
+		return -errno;
+	/* Not durable: a power cut may bring it back, handed again. */
+	if (fsync(outdirfd) < 0)
+		warn("%s: %s (a chunk set removed by --max-total may be back after a power loss)",
+		     outdir, strerror(errno));
+	unlinkat(outdirfd, mark, 0);
+	err = retention_remove_tree(outdirfd, tomb);
+	if (err)
+		warn("%s/%s: %s (what is left of a chunk set --max-total removed: the next start removes it)",
+		     outdir, tomb, strerror(-err));
+	return 0;
 }
 
 /*
  * --on-chunk: the running trace alone is over by @over: its oldest chunk
  * sets that the hook is done with, those it shipped (and left) first, then
- * those it failed or never got (the queue was full), each said: never one
- * queued for it or in its hands, nor chunks not yet in a set.
+ * those it failed or never got (waiting for room in the queue), each
+ * said: never one queued for it or in its hands, nor chunks not yet in a
+ * set.  A set whose removal fails stays, and is not tried again.
  */
 static void trim_running_sets(uint64_t over)
 {
 	static bool said;
-	char name[SET_NAME_MAX], mark[SHIPPED_NAME_MAX];
+	char name[SET_NAME_MAX];
 	unsigned int n = 0, seq;
 	bool shipped;
 	int err;
 
-	while (over && handoff_take_oldest(name, sizeof(name), &shipped)) {
+	while (over && handoff_take_oldest(name, sizeof(name), &seq, &shipped)) {
 		int64_t bytes = retention_dir_bytes(outdirfd, name);
 
-		err = remove_set(name);
+		err = remove_set(name, seq);
+		handoff_removed(seq, err);
 		if (err) {
-			warn("%s/%s: cannot remove: %s", outdir, name,
-			     strerror(-err));
-			break;
-		}
-		if (sscanf(name, "chunk-%u", &seq) == 1) {
-			shipped_name(mark, sizeof(mark), seq);
-			unlinkat(outdirfd, mark, 0);
+			warn("%s/%s: cannot remove: %s (kept: --max-total leaves it)",
+			     outdir, name, strerror(-err));
+			continue;
 		}
 		if (!shipped)
 			warn("--max-total: removed %s/%s, a chunk set never shipped (its --on-chunk hook failed or never got it): the running trace alone is over %llu bytes",

@@ -10,15 +10,20 @@
  * and synced; it marks chunk-k/ shipped (.chunk-k.shipped, synced) only
  * once its hook exited 0.  What a daemon that ended early leaves:
  *
- *   chunk-k/, not marked     queued, in the hook's hands, its hook failed,
- *                            or left out (the queue was full): handed
- *                            again, with RINGTRACE_CHUNK_RETRY=1
+ *   chunk-k/, not marked     queued, waiting for room, in the hook's
+ *                            hands, or its hook failed: handed again,
+ *                            with RINGTRACE_CHUNK_RETRY=1, if it is whole
+ *                            (its manifest there, and every file it lists
+ *                            with its size: set_is_whole()); one a hook
+ *                            took part of is left, said
  *   .chunk-k.tmp/            the assembly cut short: some or all of the
  *                            set's chunks (the others still beside it),
  *                            perhaps a metadata or symbols copy or a
  *                            manifest cut short
  *   cpuN-k.zst               a rotation not assembled yet (its chunks were
  *                            being packed, or it was being recorded)
+ *   .removing-chunk-k/       --max-total's removal of a set, cut short:
+ *                            removed
  *
  * The last two are assembled here as handoff.c would have, and handed
  * over: the chunks still in the trace directory moved in; the metadata
@@ -523,6 +528,74 @@ static bool set_name_of(const char *name, bool dot, unsigned int *seq)
 }
 
 /*
+ * The set @name of trace @tfd is whole: its manifest.json there, ended,
+ * and every file it lists there, a regular file of the size it says.  A
+ * hook that took part of the set, or a removal cut short, leaves one that
+ * is not: what it lacks in @why.  (Checksums are the reader's: the set is
+ * handed over as it is.)
+ */
+static bool set_is_whole(int tfd, const char *name, char *why, size_t wsize)
+{
+	static const char files_at[] = "\"files\": [", name_at[] = "{\"name\": \"",
+			  size_at[] = "\", \"size\": ", tail[] = "\n  ]\n}\n";
+	unsigned int files = 0;
+	char fname[NAME_MAX + 1], *text = NULL, *p, *end;
+	unsigned long long size;
+	bool whole = false;
+	struct stat st;
+	size_t len, n;
+	int sfd;
+
+	sfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		     O_NONBLOCK | O_CLOEXEC);
+	if (sfd < 0) {
+		snprintf(why, wsize, "%s", strerror(errno));
+		return false;
+	}
+	text = read_file_at(sfd, "manifest.json", &len);
+	if (!text) {
+		snprintf(why, wsize, "manifest.json: %s", strerror(errno));
+		goto out;
+	}
+	/* manifest.c ends it so: one cut short ends elsewhere. */
+	if (len < sizeof(tail) - 1 || strcmp(text + len - (sizeof(tail) - 1), tail) ||
+	    !(p = strstr(text, files_at))) {
+		snprintf(why, wsize, "manifest.json: cut short");
+		goto out;
+	}
+	for (p += sizeof(files_at) - 1; (p = strstr(p, name_at)); files++) {
+		p += sizeof(name_at) - 1;
+		n = strcspn(p, "\"\\/");
+		if (!n || n > NAME_MAX || p[n] != '"' ||
+		    strncmp(p + n, size_at, sizeof(size_at) - 1)) {
+			snprintf(why, wsize, "manifest.json: not as ringtraced writes it");
+			goto out;
+		}
+		snprintf(fname, sizeof(fname), "%.*s", (int)n, p);
+		p += n + sizeof(size_at) - 1;
+		size = strtoull(p, &end, 10);
+		p = end;
+		if (fstatat(sfd, fname, &st, AT_SYMLINK_NOFOLLOW)) {
+			snprintf(why, wsize, "%s: %s", fname, strerror(errno));
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode) || (unsigned long long)st.st_size != size) {
+			snprintf(why, wsize, "%s: %lld bytes, its manifest says %llu",
+				 fname, S_ISREG(st.st_mode) ? (long long)st.st_size : -1LL,
+				 size);
+			goto out;
+		}
+	}
+	whole = files > 0;
+	if (!whole)
+		snprintf(why, wsize, "manifest.json: lists no files");
+out:
+	free(text);
+	close(sfd);
+	return whole;
+}
+
+/*
  * A trace this daemon's user made with --on-chunk, that nobody else could
  * have changed: the directory ours and written by us alone, its marker a
  * regular file of ours with one link.  Nothing is followed.
@@ -582,7 +655,9 @@ static int cmp_recovered(const void *a, const void *b)
  */
 static void recover_trace(int parent, const char *pname, const char *tname)
 {
-	char path[PATH_MAX + NAME_MAX + 2], mark[SHIPPED_NAME_MAX];
+	char path[PATH_MAX + NAME_MAX + 2], mark[SHIPPED_NAME_MAX], why[NAME_MAX + 128];
+	char (*tombs)[NAME_MAX + 1] = NULL;
+	unsigned int ntombs = 0;
 	struct recovered *r = NULL, *more;
 	unsigned int n = 0, cap = 0, i, k, seq, cpu;
 	struct dirent *de;
@@ -610,12 +685,28 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 			    !S_ISDIR(st.st_mode) ||
 			    !fstatat(tfd, mark, &st, AT_SYMLINK_NOFOLLOW))
 				continue;
+			if (!set_is_whole(tfd, de->d_name, why, sizeof(why))) {
+				warn("%s/%s: not handed to --on-chunk: incomplete (%s); left as it is",
+				     path, de->d_name, why);
+				continue;
+			}
 			finish = false;
 		} else if (set_name_of(de->d_name, true, &seq)) {
 			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 			    !S_ISDIR(st.st_mode))
 				continue;
 			finish = true;
+		} else if (!strncmp(de->d_name, ".removing-", 10) &&
+			   set_name_of(de->d_name + 10, false, &seq)) {
+			/* A removal of --max-total's that a kill cut short. */
+			void *more_tombs = realloc(tombs, (ntombs + 1) * sizeof(*tombs));
+
+			if (more_tombs) {
+				tombs = more_tombs;
+				snprintf(tombs[ntombs++], sizeof(tombs[0]), "%s",
+					 de->d_name);
+			}
+			continue;
 		} else if (chunk_parse_name(de->d_name, &cpu, &seq)) {
 			if (!is_regular_at(tfd, de->d_name, &st))
 				continue;
@@ -639,6 +730,17 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 	}
 	if (d)
 		closedir(d);
+	for (i = 0; i < ntombs; i++) {
+		int err = retention_remove_tree(tfd, tombs[i]);
+
+		if (err)
+			warn("%s/%s: %s (a chunk set --max-total was removing when its ringtraced ended)",
+			     path, tombs[i], strerror(-err));
+		else
+			info("%s/%s: removed, a chunk set --max-total was removing when its ringtraced ended",
+			     path, tombs[i]);
+	}
+	free(tombs);
 	/* In order, one entry per number. */
 	if (n)
 		qsort(r, n, sizeof(*r), cmp_recovered);

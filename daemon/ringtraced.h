@@ -461,8 +461,17 @@ unsigned int nofile_budget(unsigned int ncpus);
  */
 int retention_prune(const char *root, const char *current, uint64_t max_total,
 		    unsigned int *removed, uint64_t *over);
-/* Bytes on disk of the trace directory @name of @rootfd, its sets too. */
+/*
+ * Bytes on disk of the trace directory @name of @rootfd, its sets and what
+ * a hook made in them too (no symlink followed, no mount entered).
+ */
 int64_t retention_dir_bytes(int rootfd, const char *name);
+/*
+ * @name of @dirfd removed with all it holds, subdirectories too (a set's
+ * tombstone, what a hook made in it): never through a symlink (one is
+ * removed itself), nor into another file system; 0 or -errno.
+ */
+int retention_remove_tree(int dirfd, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* report.c                                                             */
@@ -571,11 +580,15 @@ void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
 		    uint64_t *deadline);
 void handoff_status(struct handoff_stats *st);
 /*
- * --max-total: the oldest set of this trace on disk that no hook holds,
- * those shipped first, named in @name, *@shipped said; it is forgotten (the
- * caller removes it).  False when there is none.
+ * --max-total: the oldest set of this trace on disk that no hook holds nor
+ * will (not queued), those shipped first: named in @name, *@seq and
+ * *@shipped said.  It stays known, handed to no hook, until the caller
+ * says what became of it.  False when there is none.
  */
-bool handoff_take_oldest(char *name, size_t size, bool *shipped);
+bool handoff_take_oldest(char *name, size_t size, unsigned int *seq,
+			 bool *shipped);
+/* Set @seq taken is gone (@err 0): forgotten; or stays (-errno): kept. */
+void handoff_removed(unsigned int seq, int err);
 
 struct manifest_file {
 	char name[CHUNK_NAME_MAX];

@@ -151,6 +151,18 @@ static bool has(const char *p, const char *needle)
 	return count(p, needle) > 0;
 }
 
+/* Until @p has @n lines holding @needle, at most @secs. */
+static bool wait_count(const char *p, const char *needle, unsigned int n,
+		       unsigned int secs)
+{
+	for (unsigned int i = 0; i < secs * 50; i++) {
+		if (count(p, needle) >= n)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
 /* Entries of directory @p (not . and ..), -1 if it cannot be read. */
 static int entries(const char *p)
 {
@@ -323,6 +335,14 @@ static void run_sets(void *arg)
 	for (unsigned int k = r->first; k && k <= r->last; k++)
 		d_set(k, 100);
 	d_stop(r->stop_ms);
+	d_status("stop");
+}
+
+/* Only a start and a stop: what recovery hands over. */
+static void run_empty(void *arg)
+{
+	d_start(arg, false);
+	d_stop(0);
 	d_status("stop");
 }
 
@@ -719,6 +739,143 @@ static void case_requeue(void)
 		show(log);
 }
 
+/* --max-total over budget once the hook is done with set 1, then the stop. */
+struct budget {
+	const char *root, *hook;
+	bool fail;			/* the removal's first step fails */
+};
+
+static void run_budget(void *arg)
+{
+	const struct budget *b = arg;
+	const char *args[] = { "--root", b->root, "--max-total", "1",
+			       "--on-chunk", b->hook, NULL };
+
+	d_start(args, false);
+	d_set(1, 100);
+	if (!wait_count(P("%s/log", cdir), "--on-chunk hook exited", 1, 20))
+		warn("the hook did not run");
+	fault.removal_fails = b->fail;
+	outdir_retention();
+	fault.removal_fails = false;
+	fprintf(stderr, "RETENTION done\n");
+	d_stop(0);
+	d_status("stop");
+}
+
+/*
+ * --max-total removes a set the hook left as a symlink to
+ * where it moved it: the link goes, not what it points to.
+ */
+static void case_symlink(void)
+{
+	const char *log = P("%s/log", cdir), *spool = P("%s/spool", cdir);
+	const char *hook = P("d=%s/$(basename \"$1\"); mv -T \"$1\" \"$d\" && ln -s \"$d\" \"$1\"",
+			     spool);
+	struct budget b = { P("%s/root", cdir), hook, false };
+	int rc;
+
+	mkdir(spool, 0755);
+	mkdir(b.root, 0755);
+	rc = start(run_budget, &b, log, 30);
+	check(rc == 0, "the daemon stops (exit %d)", rc);
+	check(entries(P("%s/chunk-000001", spool)) == 3,
+	      "the spool's set is whole (%d files of 3)", entries(P("%s/chunk-000001", spool)));
+	check(count(log, "chunk-000001: --on-chunk hook exited 0") == 1 &&
+	      !has(log, "cannot remove"), "the link was removed, not followed");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/*
+ * A set the hook left with a subdirectory of its own is
+ * removed whole, through a tombstone; none is left.
+ */
+static void case_subdir(void)
+{
+	const char *log = P("%s/log", cdir), *root = P("%s/root", cdir);
+	struct budget b = { root, "mkdir -p \"$1/sent/deeper\" && echo ok >\"$1/sent/deeper/receipt\"", false };
+	int rc;
+
+	mkdir(root, 0755);
+	rc = start(run_budget, &b, log, 30);
+	check(rc == 0, "the daemon stops (exit %d)", rc);
+	{
+		DIR *d = opendir(root);
+		struct dirent *de;
+		char trace[PATH_MAX] = "";
+
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.')
+				snprintf(trace, sizeof(trace), "%s/%s", root, de->d_name);
+		if (d)
+			closedir(d);
+		check(*trace && !exists(P("%s/chunk-000001", trace)) &&
+		      !exists(P("%s/.removing-chunk-000001", trace)) &&
+		      !exists(P("%s/.chunk-000001.shipped", trace)),
+		      "the set, its subdirectories and its mark are gone, no tombstone left");
+	}
+	check(!has(log, "cannot remove"), "no removal failed");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/*
+ * A set is forgotten only once it is gone: one whose removal
+ * fails stays known, and the stop counts it as left for the next start.
+ */
+static void case_forget(void)
+{
+	const char *log = P("%s/log", cdir), *root = P("%s/root", cdir);
+	struct budget b = { root, "exit 3", true };
+	int rc;
+
+	mkdir(root, 0755);
+	rc = start(run_budget, &b, log, 30);
+	check(rc == 0, "the daemon stops (exit %d)", rc);
+	check(has(log, "chunk-000001: cannot remove: Input/output error"), "the failed removal is said");
+	check(has(log, "STATUS stop: sets=1 ok=0 failed=1 not_handed=0 left_sets=1"),
+	      "the set still counts, left for the next start");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
+/*
+ * Recovery hands over only whole sets -- a manifest, and every
+ * file it lists there with its size -- and says which it skips; a
+ * tombstone a removal cut short is removed.
+ */
+static void case_complete(void)
+{
+	const char *log = P("%s/log", cdir), *hooklog = P("%s/hook.log", cdir);
+	const char *t1 = P("%s/p/t1", cdir);
+	const char *hook = P("echo \"$1\" >>%s", hooklog);
+	const char *a1[] = { "-o", t1, "--on-chunk", "exit 3", NULL };
+	const char *a2[] = { "-o", P("%s/p/t2", cdir), "--on-chunk", hook, NULL };
+	struct run r1 = { a1, 1, 5, 0 };
+	int rc;
+
+	mkdir(P("%s/p", cdir), 0755);
+	rc = start(run_sets, &r1, log, 30);
+	check(rc == 0 && count(log, "hook exited 3") == 5, "an earlier trace with 5 sets not shipped (exit %d)", rc);
+	unlink(P("%s/chunk-000002/manifest.json", t1));
+	unlink(P("%s/chunk-000003/cpu0-000003.zst", t1));
+	truncate(P("%s/chunk-000004/metadata", t1), 3);
+	/* A removal by --max-total cut short. */
+	rename(P("%s/chunk-000005", t1), P("%s/.removing-chunk-000005", t1));
+	rc = start(run_empty, (void *)a2, log, 30);
+	check(rc == 0, "the next start stops (exit %d)", rc);
+	check(!strcmp(slurp(hooklog), P("%s/chunk-000001\n", t1)),
+	      "only the whole set is handed over: '%s'", slurp(hooklog));
+	check(has(log, "chunk-000002: not handed to --on-chunk: incomplete (manifest.json: No such file or directory)") &&
+	      has(log, "chunk-000003: not handed to --on-chunk: incomplete (cpu0-000003.zst: No such file or directory)") &&
+	      has(log, "chunk-000004: not handed to --on-chunk: incomplete (metadata: 3 bytes, its manifest says"),
+	      "each set skipped is said, with what it lacks");
+	check(!exists(P("%s/.removing-chunk-000005", t1)), "the tombstone is removed");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -731,6 +888,10 @@ static const struct {
 	{ "oneword", case_oneword },
 	{ "queue", case_queue },
 	{ "requeue", case_requeue },
+	{ "symlink", case_symlink },
+	{ "subdir", case_subdir },
+	{ "forget", case_forget },
+	{ "complete", case_complete },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
