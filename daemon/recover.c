@@ -46,10 +46,15 @@
  *                            queued or in the hook's hands (handoff.c):
  *                            --max-total leaves it alone meanwhile
  *
- * Anything else there is never opened.  Inside one, every file is opened
- * with O_NOFOLLOW | O_NONBLOCK and taken only if it is a regular file: a
- * FIFO named like a chunk cannot hang the start, a symlink cannot bring
- * another file into a set.
+ * Each entry there is looked at by one statx() that follows no symlink,
+ * triggers no automount and waits on no FUSE or network file system
+ * (maybe_ours()); only a directory on the parent's file system that is
+ * this user's and written by no one else is opened, to look for its
+ * marker.  Nothing else is opened: with -o /tmp/x, /tmp is listed, the
+ * rest of it not read.  Inside one, every file is opened with O_NOFOLLOW |
+ * O_NONBLOCK and taken only if it is a regular file: a FIFO named like a
+ * chunk cannot hang the start, a symlink cannot bring another file into a
+ * set.
  *
  * The scan is at start, before the first --max-total and before the new
  * trace's sets (cheap: a listing per trace of ours); the reading and
@@ -73,6 +78,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -649,12 +655,46 @@ static int cmp_recovered(const void *a, const void *b)
 	return (int)x->finish - (int)y->finish;
 }
 
+/* A directory beside the new trace that may be one of ours. */
+struct candidate {
+	char *name;
+	dev_t dev;
+	ino_t ino;
+};
+
 /*
- * The sets of the trace @tname in @parent (@pname) to hand over, when it
- * is ours and no one's now; its fd goes to handoff.c with them.
+ * The entry @name of @parent (on the file system @dev) may be a trace of
+ * ours: a directory on the same file system (no mount point), this user's,
+ * written by no one else.  Told by one statx() that follows no symlink,
+ * triggers no automount and asks no FUSE or network file system for fresh
+ * attributes (AT_STATX_DONT_SYNC): another user's mount in /tmp cannot
+ * stall the start, and nothing else is opened.
  */
-static void recover_trace(int parent, const char *pname, const char *tname)
+static bool maybe_ours(int parent, const char *name, dev_t dev,
+		       struct candidate *c)
 {
+	struct statx sx;
+
+	if (statx(parent, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT |
+		  AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE | STATX_UID |
+		  STATX_INO, &sx) < 0 || !S_ISDIR(sx.stx_mode) ||
+	    makedev(sx.stx_dev_major, sx.stx_dev_minor) != dev ||
+	    sx.stx_uid != geteuid() || (sx.stx_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	c->dev = dev;
+	c->ino = sx.stx_ino;
+	return true;
+}
+
+/*
+ * The sets of the trace @c in @parent (@pname) to hand over, when it is
+ * still what maybe_ours() saw, ours (its marker) and no one's now; its fd
+ * goes to handoff.c with them.
+ */
+static void recover_trace(int parent, const char *pname,
+			  const struct candidate *c)
+{
+	const char *tname = c->name;
 	char path[PATH_MAX + NAME_MAX + 2], mark[SHIPPED_NAME_MAX], why[NAME_MAX + 128];
 	char (*tombs)[NAME_MAX + 1] = NULL;
 	unsigned int ntombs = 0;
@@ -671,7 +711,8 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 	if (tfd < 0)
 		return;
 	/* Ours, and no one's now (a live ringtraced, ringtrace compress). */
-	if (!trace_is_ours(tfd) || flock(tfd, LOCK_EX | LOCK_NB) < 0) {
+	if (fstat(tfd, &st) || st.st_dev != c->dev || st.st_ino != c->ino ||
+	    !trace_is_ours(tfd) || flock(tfd, LOCK_EX | LOCK_NB) < 0) {
 		close(tfd);
 		return;
 	}
@@ -763,14 +804,17 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 
 static int cmp_names(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct candidate *)a)->name,
+		      ((const struct candidate *)b)->name);
 }
 
 void recover_sets(void)
 {
-	char pname[PATH_MAX], *slash, **names = NULL, **more;
+	struct candidate *c = NULL, *more;
+	char pname[PATH_MAX], *slash;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
+	struct stat pst;
 	int parent;
 	DIR *d;
 
@@ -785,19 +829,25 @@ void recover_sets(void)
 	parent = open(pname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent < 0)
 		return;
+	if (fstat(parent, &pst) < 0) {
+		close(parent);
+		return;
+	}
 	d = list_at(parent);
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, outname) ||
 		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
 			continue;
 		if (n == cap) {
-			more = realloc(names, (cap ? 2 * cap : 16) * sizeof(*names));
+			more = realloc(c, (cap ? 2 * cap : 16) * sizeof(*c));
 			if (!more)
 				break;
-			names = more;
+			c = more;
 			cap = cap ? 2 * cap : 16;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!maybe_ours(parent, de->d_name, pst.st_dev, &c[n]))
+			continue;
+		if (!(c[n].name = strdup(de->d_name)))
 			break;
 		n++;
 	}
@@ -805,11 +855,11 @@ void recover_sets(void)
 		closedir(d);
 	/* --root's names are start times: the oldest trace's sets first. */
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_names);
+		qsort(c, n, sizeof(*c), cmp_names);
 	for (i = 0; i < n; i++) {
-		recover_trace(parent, pname, names[i]);
-		free(names[i]);
+		recover_trace(parent, pname, &c[i]);
+		free(c[i].name);
 	}
-	free(names);
+	free(c);
 	close(parent);
 }

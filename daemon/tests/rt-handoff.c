@@ -876,6 +876,61 @@ static void case_complete(void)
 		show(log);
 }
 
+/*
+ * Recovery opens nothing beside its trace but this user's
+ * directories that no one else writes: one others may write, a symlink,
+ * a FIFO, another user's are looked at (statx), never opened.
+ */
+static void case_siblings(void)
+{
+	const char *log = P("%s/log", cdir), *opens = P("%s/opens", cdir);
+	const char *p = P("%s/p", cdir), *hooklog = P("%s/hook.log", cdir);
+	const char *hook = P("echo \"$1\" >>%s", hooklog);
+	const char *a1[] = { "-o", P("%s/ours", p), "--on-chunk", "exit 3", NULL };
+	const char *a2[] = { "-o", P("%s/new", p), "--on-chunk", hook, NULL };
+	struct run r1 = { a1, 1, 1, 0 };
+	/* A directory of ours without the marker is opened, to look for it. */
+	const char *never[] = { "wide", "link", "fifo", "theirs" };
+	char *text;
+	int rc;
+	bool opened = false;
+
+	mkdir(p, 0755);
+	rc = start(run_sets, &r1, log, 30);
+	check(rc == 0, "a trace of ours with a set not shipped (exit %d)", rc);
+	mkdir(P("%s/plain", p), 0755);
+	mkdir(P("%s/wide", p), 0700);
+	put(P("%s/wide/.ringtrace-handoff", p), "", 0640);
+	chmod(P("%s/wide", p), 0777);
+	symlink(P("%s/ours", p), P("%s/link", p));
+	mkfifo(P("%s/fifo", p), 0644);
+	if (!geteuid()) {
+		mkdir(P("%s/theirs", p), 0755);
+		put(P("%s/theirs/.ringtrace-handoff", p), "", 0640);
+		if (chown(P("%s/theirs", p), 65534, 65534))
+			printf("# chown: %s\n", strerror(errno));
+	}
+	fault.opens = opens;
+	rc = start(run_empty, (void *)a2, log, 30);
+	fault.opens = NULL;
+	check(rc == 0 && !strcmp(slurp(hooklog), P("%s/ours/chunk-000001\n", p)),
+	      "the trace of ours is handed over (exit %d)", rc);
+	text = slurp(opens);
+	for (unsigned int i = 0; i < ARRAY_SIZE(never); i++) {
+		char *at = strstr(text, P("%s/%s", p, never[i]));
+
+		if (at && (at[strlen(p) + 1 + strlen(never[i])] == '\n' ||
+			   at[strlen(p) + 1 + strlen(never[i])] == '/')) {
+			printf("# opened: %s/%s\n", p, never[i]);
+			opened = true;
+		}
+	}
+	check(!opened, "nothing else beside it is opened");
+	free(text);
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -892,6 +947,7 @@ static const struct {
 	{ "subdir", case_subdir },
 	{ "forget", case_forget },
 	{ "complete", case_complete },
+	{ "siblings", case_siblings },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
