@@ -16,11 +16,15 @@
  *                    chunk-k; fsync the trace directory
  *                  then queued for the hook (at most --on-chunk-queue of
  *                  this trace's; a set finding the queue full waits on
- *                  disk, queued once one leaves it), and the hook runs, one at a time (hook_argv()), in a
- *                  process group of its own, stdin /dev/null, its stdout
- *                  on our stderr, signals as a new process has them;
- *                  watched through a pidfd; after --on-chunk-timeout
- *                  SIGTERM to its group, HOOK_KILL_MS later SIGKILL.
+ *                  disk, queued once one leaves it), and the hook runs,
+ *                  one at a time (hook_argv()), in a process group of its
+ *                  own, stdin /dev/null, its stdout on our stderr, signals
+ *                  as a new process has them, an inherited descriptor of
+ *                  the set's directory holding its flock() (held while
+ *                  anything of the hook runs: recover.c and --max-total
+ *                  leave a set so held alone); watched through a pidfd;
+ *                  after --on-chunk-timeout SIGTERM to its group,
+ *                  HOOK_KILL_MS later SIGKILL; what it left running said.
  *
  * The queue is durable: a set is shipped once its hook exited 0, and only
  * then marked so, by .chunk-k.shipped beside it (synced; none when the
@@ -58,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -98,6 +103,8 @@ struct set {
 	bool shipped;			/* its hook exited 0 */
 	bool removing;			/* --max-total removes it now */
 	bool kept;			/* ... could not: not tried again */
+	uint64_t busy_ms;		/* ... held by a hook's process: not
+					   tried again before */
 	struct chunk_facts *f;
 	unsigned int nf, cap;
 };
@@ -293,6 +300,7 @@ bool handoff_take_oldest(char *name, size_t size, unsigned int *seq,
 			/* One waiting for room in the queue: not shipped. */
 			if ((s->state != SET_DONE && s->state != SET_WAITING) ||
 			    s->old || s->removing || s->kept ||
+			    s->busy_ms > now_ms() ||
 			    (s->assembled && !pass && !s->shipped)) {
 				pp = &s->next;
 				continue;
@@ -326,7 +334,10 @@ void handoff_removed(unsigned int seq, int err)
 		if (s->old || s->seq != seq || !s->removing)
 			continue;
 		s->removing = false;
-		if (err) {
+		if (err == -EBUSY) {
+			/* The next pass of --max-total, in 10 s, looks again. */
+			s->busy_ms = now_ms() + 10000;
+		} else if (err) {
 			s->kept = true;
 		} else {
 			*pp = s->next;
@@ -648,6 +659,8 @@ struct hook {
 	struct set *set;
 	pid_t pid;
 	int pidfd;
+	int lockfd;			/* the set's directory, flock()ed; the
+					   hook inherits it */
 	uint64_t start_ms;
 	uint64_t term_ms;		/* SIGTERM due: its timeout */
 	uint64_t kill_ms;		/* SIGKILL due; UINT64_MAX: not yet */
@@ -776,7 +789,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	     edir[PATH_MAX + SET_NAME_MAX + 32],
 	     eman[PATH_MAX + SET_NAME_MAX + 48],
 	     eretry[] = "RINGTRACE_CHUNK_RETRY=0";
-	char *argv[7], *text;
+	char *argv[7], *text, name[SET_NAME_MAX];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	size_t n = 0, tsize = strlen(opt.on_chunk) + 16;
@@ -785,6 +798,22 @@ static int spawn_hook(struct hook *h, struct set *s)
 	int err;
 
 	set_dir(s, dir, sizeof(dir));
+	/*
+	 * The set's lock, on a descriptor the hook inherits (no O_CLOEXEC;
+	 * only this thread starts processes): held while the hook, or
+	 * anything it left running, keeps it open -- after a kill -9 of this
+	 * daemon too, when a start's recovery finds it held.
+	 */
+	snprintf(name, sizeof(name), "chunk-%06u", s->seq);
+	h->lockfd = openat(set_parent_fd(s), name,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+	if (h->lockfd < 0)
+		return -errno;
+	if (flock(h->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(h->lockfd);
+		return err;
+	}
 	snprintf(man, sizeof(man), "%s/manifest.json", dir);
 	snprintf(edir, sizeof(edir), "RINGTRACE_CHUNK_DIR=%s", dir);
 	snprintf(eman, sizeof(eman), "RINGTRACE_MANIFEST=%s", man);
@@ -796,6 +825,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	if (!envp || !text) {
 		free(envp);
 		free(text);
+		close(h->lockfd);
 		return -ENOMEM;
 	}
 	/* Ours, not whatever of those names we were started with. */
@@ -828,8 +858,10 @@ static int spawn_hook(struct hook *h, struct set *s)
 	posix_spawnattr_destroy(&attr);
 	free(envp);
 	free(text);
-	if (err)
+	if (err) {
+		close(h->lockfd);
 		return -err;
+	}
 	/* Ours to wait for: it cannot exit and be reaped by anyone else. */
 	h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
 	if (h->pidfd < 0) {
@@ -837,6 +869,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 		kill(-h->pid, SIGKILL);
 		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		close(h->lockfd);
 		return err;
 	}
 	h->set = s;
@@ -879,8 +912,12 @@ static void start_hook(struct hook *h)
 	err = spawn_hook(h, s);
 	if (!err)
 		return;
-	warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk for the next start)",
-	     set_dir(s, dir, sizeof(dir)), strerror(-err));
+	if (err == -EBUSY)
+		warn("%s: not handed to --on-chunk: a process an earlier hook left still holds it (the set stays on disk for the next start)",
+		     set_dir(s, dir, sizeof(dir)));
+	else
+		warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk for the next start)",
+		     set_dir(s, dir, sizeof(dir)), strerror(-err));
 	h->set = NULL;
 	pthread_mutex_lock(&hs.lock);
 	set_done(s, false);
@@ -917,12 +954,39 @@ static bool mark_shipped(const struct set *s)
 	return true;
 }
 
+/*
+ * The hook's leader is reaped: what it left running, said.  A process of
+ * its group keeps the group's id (the leader reaped, nothing else does;
+ * before, its zombie would); one that left the group (setsid) but keeps
+ * the inherited descriptor keeps the set's lock: seen from a new open
+ * file of the same directory once ours is closed.  NULL: nothing.
+ */
+static const char *hook_left(struct hook *h)
+{
+	char self[64];
+	int probe;
+	bool held;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", h->lockfd);
+	probe = open(self, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	close(h->lockfd);
+	h->lockfd = -1;
+	held = probe >= 0 && flock(probe, LOCK_EX | LOCK_NB) < 0 &&
+	       errno == EWOULDBLOCK;
+	if (probe >= 0)
+		close(probe);
+	if (!kill(-h->pid, 0))
+		return "in its process group";
+	return held ? "holding the set's directory open" : NULL;
+}
+
 /* The hook exited (or cannot be waited for): its status said, the set done. */
 static void reap_hook(struct hook *h)
 {
 	double secs = (double)(now_ms() - h->start_ms) / 1000;
 	char dir[PATH_MAX + SET_NAME_MAX];
 	bool ok, waited = true;
+	const char *left;
 	int st = 0, err = 0;
 
 	set_dir(h->set, dir, sizeof(dir));
@@ -942,6 +1006,11 @@ static void reap_hook(struct hook *h)
 		}
 	close(h->pidfd);
 	h->pidfd = -1;
+	left = waited ? hook_left(h) : NULL;
+	if (!waited) {
+		close(h->lockfd);
+		h->lockfd = -1;
+	}
 	ok = waited && WIFEXITED(st) && !WEXITSTATUS(st) && !h->termed;
 	if (ok)
 		mark_shipped(h->set);
@@ -971,6 +1040,9 @@ static void reap_hook(struct hook *h)
 	else if (h->termed)
 		warn("%s: --on-chunk hook timed out: exited %d after %.1f s (the set stays on disk)",
 		     dir, WEXITSTATUS(st), secs);
+	else if (ok && left)
+		warn("%s: --on-chunk hook exited 0 but left processes running (%s) after %.1f s: the set counts as shipped while they may still read it",
+		     dir, left, secs);
 	else if (ok)
 		info("%s: --on-chunk hook exited 0 after %.1f s",
 		     dir, secs);
@@ -980,6 +1052,9 @@ static void reap_hook(struct hook *h)
 	else
 		warn("%s: --on-chunk hook killed by signal %d after %.1f s (the set stays on disk)",
 		     dir, WTERMSIG(st), secs);
+	if (!ok && left)
+		warn("%s: the --on-chunk hook left processes running (%s)",
+		     dir, left);
 }
 
 /*
@@ -1096,7 +1171,7 @@ static void count_left(const struct hook *h)
 
 static void *handoff_main(void *arg __attribute__((unused)))
 {
-	struct hook h = { .set = NULL, .pidfd = -1 };
+	struct hook h = { .set = NULL, .pidfd = -1, .lockfd = -1 };
 	uint64_t v, now, next;
 	bool more;
 
@@ -1148,6 +1223,7 @@ static void *handoff_main(void *arg __attribute__((unused)))
 		     set_dir(h.set, dir, sizeof(dir)), (int)h.pid,
 		     HOOK_GONE_MS / 1000);
 		close(h.pidfd);
+		close(h.lockfd);
 	}
 	pthread_mutex_lock(&hs.lock);
 	count_left(&h);

@@ -196,7 +196,8 @@ static void trim_running(uint64_t over)
 
 /*
  * The running trace's set @seq (named @name) gone: 0, or -errno with the
- * set as it was.  A symlink or file a hook left at its name is removed
+ * set as it was (-EBUSY: a process its hook left holds the set's lock,
+ * handoff.c's).  A symlink or file a hook left at its name is removed
  * itself, never followed.  A directory is renamed to its tombstone,
  * .removing-chunk-NNNNNN, and that rename synced: from then on it is no
  * set (no start hands it over); its mark goes, then it is emptied, what a
@@ -208,7 +209,7 @@ static int remove_set(const char *name, unsigned int seq)
 {
 	char tomb[SET_NAME_MAX + 16], mark[SHIPPED_NAME_MAX];
 	struct stat st;
-	int err;
+	int fd, err;
 
 	shipped_name(mark, sizeof(mark), seq);
 	if (fstatat(outdirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -219,9 +220,20 @@ static int remove_set(const char *name, unsigned int seq)
 		unlinkat(outdirfd, mark, 0);
 		return 0;
 	}
+	fd = openat(outdirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return err;
+	}
 	snprintf(tomb, sizeof(tomb), ".removing-%s", name);
-	if (renameat(outdirfd, name, outdirfd, tomb) < 0)
-		return -errno;
+	err = renameat(outdirfd, name, outdirfd, tomb) < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
 	/* Not durable: a power cut may bring it back, handed again. */
 	if (fsync(outdirfd) < 0)
 		warn("%s: %s (a chunk set removed by --max-total may be back after a power loss)",
@@ -254,6 +266,11 @@ static void trim_running_sets(uint64_t over)
 
 		err = remove_set(name, seq);
 		handoff_removed(seq, err);
+		if (err == -EBUSY) {
+			info("%s/%s: kept for now: a process its --on-chunk hook left holds it",
+			     outdir, name);
+			continue;
+		}
 		if (err) {
 			warn("%s/%s: cannot remove: %s (kept: --max-total leaves it)",
 			     outdir, name, strerror(-err));

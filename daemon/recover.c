@@ -602,6 +602,25 @@ out:
 }
 
 /*
+ * The set @name of trace @tfd is locked: a hook an earlier ringtraced
+ * started, or something it left running, still has it (handoff.c's lock,
+ * on a descriptor the hook inherited; the kill of its daemon, outside a
+ * unit that ends its processes, did not end them).
+ */
+static bool set_is_held(int tfd, const char *name)
+{
+	int fd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_NONBLOCK | O_CLOEXEC);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
+/*
  * A trace this daemon's user made with --on-chunk, that nobody else could
  * have changed: the directory ours and written by us alone, its marker a
  * regular file of ours with one link.  Nothing is followed.
@@ -729,6 +748,11 @@ static void recover_trace(int parent, const char *pname,
 			if (!set_is_whole(tfd, de->d_name, why, sizeof(why))) {
 				warn("%s/%s: not handed to --on-chunk: incomplete (%s); left as it is",
 				     path, de->d_name, why);
+				continue;
+			}
+			if (set_is_held(tfd, de->d_name)) {
+				warn("%s/%s: not handed to --on-chunk now: a hook an earlier ringtraced started still holds it (it outlived its daemon); the next start looks again",
+				     path, de->d_name);
 				continue;
 			}
 			finish = false;

@@ -587,7 +587,11 @@ void handoff_status(struct handoff_stats *st);
  */
 bool handoff_take_oldest(char *name, size_t size, unsigned int *seq,
 			 bool *shipped);
-/* Set @seq taken is gone (@err 0): forgotten; or stays (-errno): kept. */
+/*
+ * Set @seq taken is gone (@err 0): forgotten.  Held by a process its hook
+ * left (-EBUSY): taken again no sooner than 10 s on.  Else it stays, and
+ * --max-total does not take it again.
+ */
 void handoff_removed(unsigned int seq, int err);
 
 struct manifest_file {

@@ -931,6 +931,72 @@ static void case_siblings(void)
 		show(log);
 }
 
+/* A start whose hook holds set 1, then a kill -9 of it (_exit). */
+static void run_killed(void *arg)
+{
+	const struct one_set *o = arg;
+	const char *args[] = { "-o", o->dir, "--on-chunk", o->hook, NULL };
+
+	d_start(args, false);
+	d_set(1, 100);
+	if (!wait_count(P("%s/hook.log", cdir), "started", 1, 20))
+		warn("the hook did not start");
+	_exit(0);
+}
+
+/*
+ * The hook holds its set's flock() through a descriptor it
+ * inherits, and so does whatever it leaves running: the daemon says the
+ * hook left processes, and after a kill -9 of the daemon the next start
+ * does not hand a set over while an earlier hook still holds it.
+ */
+static void case_lock(void)
+{
+	const char *log = P("%s/log", cdir), *hooklog = P("%s/hook.log", cdir);
+	const char *p = P("%s/p", cdir);
+	struct one_set o1 = { P("%s/t0", cdir),
+			      P("flock -n \"$1\" true && echo free >>%s || echo held >>%s", hooklog, hooklog),
+			      0, NULL };
+	struct one_set o2 = { P("%s/t3", cdir), "(sleep 2) & exit 0", 0, NULL };
+	/* Gone from the group once the file is there: only its lock tells. */
+	struct one_set o3 = { P("%s/t4", cdir),
+			      P("setsid sh -c 'echo >%s/t4.up; exec sleep 2' & until [ -s %s/t4.up ]; do sleep 0.05; done",
+				cdir, cdir), 0, NULL };
+	struct one_set k = { P("%s/t1", p),
+			     P("echo \"started $1 $RINGTRACE_CHUNK_RETRY\" >>%s; sleep 4", hooklog),
+			     0, NULL };
+	const char *a2[] = { "-o", P("%s/t2", p), "--on-chunk",
+			     P("echo \"again $1 $RINGTRACE_CHUNK_RETRY\" >>%s", hooklog), NULL };
+	const char *a3[] = { "-o", P("%s/t3", p), "--on-chunk", a2[3], NULL };
+	int rc;
+
+	rc = start(run_one_set, &o1, log, 20);
+	check(rc == 0 && !strcmp(slurp(hooklog), "held\n"),
+	      "the hook holds its set's lock: '%s'", slurp(hooklog));
+	unlink(hooklog);
+	rc = start(run_one_set, &o2, log, 20);
+	check(rc == 0 && has(log, "t3/chunk-000001: --on-chunk hook exited 0 but left processes running (in its process group)"),
+	      "a hook that left a child in its group: said (exit %d)", rc);
+	rc = start(run_one_set, &o3, log, 20);
+	check(rc == 0 && has(log, "t4/chunk-000001: --on-chunk hook exited 0 but left processes running (holding the set's directory open)"),
+	      "a hook that left a child in a session of its own: said (exit %d)", rc);
+
+	mkdir(p, 0755);
+	rc = start(run_killed, &k, log, 20);
+	check(rc == 0 && has(hooklog, "started"), "a daemon killed while its hook has set 1");
+	rc = start(run_empty, (void *)a2, log, 20);
+	check(rc == 0 && !has(hooklog, "again"),
+	      "the next start does not hand it over while that hook runs: '%s'", slurp(hooklog));
+	check(has(log, "t1/chunk-000001: not handed to --on-chunk now: a hook an earlier ringtraced started still holds it"),
+	      "and says so");
+	sleep(4);
+	rc = start(run_empty, (void *)a3, log, 20);
+	check(rc == 0 && has(hooklog, P("again %s/t1/chunk-000001 1", p)),
+	      "once that hook is gone, a start hands it over (exit %d)", rc);
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -948,6 +1014,7 @@ static const struct {
 	{ "forget", case_forget },
 	{ "complete", case_complete },
 	{ "siblings", case_siblings },
+	{ "lock", case_lock },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
