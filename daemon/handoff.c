@@ -928,14 +928,16 @@ static void start_hook(struct hook *h)
 
 /*
  * The hook exited 0: the set is shipped.  Marked so when it is still
- * there, synced; a set the hook took away needs no mark (and a rename of
- * it that a crash undoes brings it back unmarked, to be handed again).
- * False when the mark could not be made: the next start hands it again.
+ * there: the mark synced, then its directory (a set the hook took away
+ * needs no mark, and a rename of it that a crash undoes brings it back
+ * unmarked, to be handed again).  A mark that cannot be made durable is
+ * taken back: no mark, rather than one a power cut may or may not keep.
+ * False when the set is not marked: the next start hands it again.
  */
 static bool mark_shipped(const struct set *s)
 {
 	char name[SET_NAME_MAX], mark[SHIPPED_NAME_MAX];
-	int pfd = set_parent_fd(s), fd;
+	int pfd = set_parent_fd(s), fd, err = 0;
 	struct stat st;
 
 	snprintf(name, sizeof(name), "chunk-%06u", s->seq);
@@ -943,15 +945,25 @@ static bool mark_shipped(const struct set *s)
 		return true;
 	shipped_name(mark, sizeof(mark), s->seq);
 	fd = openat(pfd, mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0 || fsync(pfd) < 0) {
-		warn("%s/%s: %s (the set counts as shipped now, and is handed to the hook again at the next start)",
+	if (fd < 0) {
+		warn("%s/%s: %s (not marked shipped: the next start hands it to the hook again)",
 		     set_parent(s), mark, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return false;
 	}
+	if (fsync(fd) < 0)
+		err = errno;
 	close(fd);
-	return true;
+	if (!err && fsync(pfd) < 0)
+		err = errno;
+	if (!err)
+		return true;
+	if (unlinkat(pfd, mark, 0) < 0 && errno != ENOENT)
+		warn("%s/%s: %s (the mark may not survive a power loss: the next start may hand the set to the hook again)",
+		     set_parent(s), mark, strerror(err));
+	else
+		warn("%s/%s: %s (not marked shipped: the next start hands it to the hook again)",
+		     set_parent(s), mark, strerror(err));
+	return false;
 }
 
 /*

@@ -997,6 +997,36 @@ static void case_lock(void)
 		show(log);
 }
 
+/*
+ * The shipped mark is synced itself, then its directory; when
+ * the directory's sync fails the mark is taken back, and said: the set is
+ * handed again at the next start.
+ */
+static void case_mark(void)
+{
+	const char *log = P("%s/log", cdir), *fsyncs = P("%s/fsyncs", cdir);
+	const char *flag = P("%s/dirsync-fails", cdir), *t2 = P("%s/t2", cdir);
+	struct one_set o1 = { P("%s/t1", cdir), "true", 0, NULL };
+	struct one_set o2 = { t2, P("touch %s", flag), 0, NULL };
+	int rc;
+
+	fault.fsyncs = fsyncs;
+	rc = start(run_one_set, &o1, log, 20);
+	fault.fsyncs = NULL;
+	check(rc == 0 && exists(P("%s/t1/.chunk-000001.shipped", cdir)) &&
+	      has(fsyncs, P("%s/t1/.chunk-000001.shipped", cdir)),
+	      "the mark is fsync()ed itself (exit %d)", rc);
+	fault.dirsync_fails = flag;
+	rc = start(run_one_set, &o2, log, 20);
+	fault.dirsync_fails = NULL;
+	check(rc == 0 && !exists(P("%s/.chunk-000001.shipped", t2)),
+	      "a mark whose directory's sync failed is taken back (exit %d)", rc);
+	check(has(log, "t2/.chunk-000001.shipped: Input/output error (not marked shipped: the next start hands it to the hook again)"),
+	      "said");
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -1015,6 +1045,7 @@ static const struct {
 	{ "complete", case_complete },
 	{ "siblings", case_siblings },
 	{ "lock", case_lock },
+	{ "mark", case_mark },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
