@@ -47,7 +47,9 @@
  * assembled and their hooks run until the deadline (--stop-timeout);
  * no hook starts in its last HOOK_KILL_MS, a hook still running then gets
  * SIGTERM, and SIGKILL at the deadline; what is left is said and stays for
- * the next start.
+ * the next start.  The stop waits for this thread GIVE_UP_MS past the
+ * deadline at most: stuck in a call, it is left to itself (what it was
+ * doing said), and the exit ends it.
  *
  * Sets are assembled in order: set k+1 waits for set k.  A set is one
  * rotation: chunk k of every CPU that wrote one (a CPU whose chunk stayed
@@ -58,6 +60,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +77,13 @@ extern char **environ;
 
 #define HOOK_KILL_MS	5000		/* from SIGTERM to SIGKILL */
 #define HOOK_GONE_MS	1000		/* after SIGKILL at the deadline: given up */
+/*
+ * Past the stop's deadline, the stop waits this long for the thread, which
+ * by then starts nothing and gives a killed hook HOOK_GONE_MS: one stuck
+ * in a call (a wedged disk's fsync, a large set's checksums) is left to
+ * itself, and the exit ends it.
+ */
+#define GIVE_UP_MS	(HOOK_GONE_MS + 1000)
 
 enum set_state {
 	SET_RECOVER,			/* an earlier trace's rotation, to assemble */
@@ -118,6 +128,7 @@ static struct {
 	bool stopping;
 	uint64_t deadline_ms;		/* the stop's; UINT64_MAX: none */
 	struct handoff_stats st;
+	char doing[PATH_MAX + 64];	/* what the thread does now, or "" */
 	/* The thread's own. */
 	pthread_t thread;
 	bool started;
@@ -153,6 +164,19 @@ static const char *set_dir(const struct set *s, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s/chunk-%06u", set_parent(s), s->seq);
 	return buf;
+}
+
+/* What the thread does now, for a stop that cannot wait for it ("" when idle). */
+__attribute__((format(printf, 1, 2)))
+static void doing(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&hs.lock);
+	va_start(ap, fmt);
+	vsnprintf(hs.doing, sizeof(hs.doing), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&hs.lock);
 }
 
 /* @s is done with, @shipped or not; hs.lock held.  Its old trace let go. */
@@ -587,7 +611,9 @@ static void assemble_ready(void)
 		unsigned int seq = s->seq;
 		bool left_out = false;
 
+		doing("assembling chunk set %u in %s", seq, outdir);
 		err = s->nf ? assemble(s, what, sizeof(what)) : -ENOENT;
+		doing("%s", "");
 		/* Once DONE, --max-total may free it (main): not touched after. */
 		pthread_mutex_lock(&hs.lock);
 		if (!err) {
@@ -632,7 +658,10 @@ static bool finish_recovered(void)
 	if (!s)
 		return false;
 	/* SET_RECOVER: nobody else looks at it, its trace is locked. */
+	doing("assembling chunk set %u an earlier ringtraced left in %s",
+	      s->seq, s->old->path);
 	err = recover_finish(s->old->fd, s->old->path, s->seq, what, sizeof(what));
+	doing("%s", "");
 	set_dir(s, dir, sizeof(dir));
 	if (err)
 		warn("%s/%s: chunk set %u left unassembled by an earlier ringtraced, not assembled: %s",
@@ -1024,8 +1053,11 @@ static void reap_hook(struct hook *h)
 		h->lockfd = -1;
 	}
 	ok = waited && WIFEXITED(st) && !WEXITSTATUS(st) && !h->termed;
-	if (ok)
+	if (ok) {
+		doing("marking %s shipped", dir);
 		mark_shipped(h->set);
+		doing("%s", "");
+	}
 	pthread_mutex_lock(&hs.lock);
 	set_done(h->set, ok);
 	hs.st.running = false;
@@ -1166,8 +1198,11 @@ static bool set_on_disk(const struct set *s)
 	return !lstat(set_dir(s, dir, sizeof(dir)), &st);
 }
 
-/* What the next start finds to hand over; hs.lock held, the thread over. */
-static void count_left(const struct hook *h)
+/*
+ * What the next start finds to hand over; hs.lock held, the thread over
+ * (or left to itself: @running says whether a hook still has a set).
+ */
+static void count_left(bool running)
 {
 	hs.st.left_sets = hs.st.left_rotations = 0;
 	for (struct set *s = hs.head; s; s = s->next) {
@@ -1178,7 +1213,7 @@ static void count_left(const struct hook *h)
 	}
 	/* Those that failed to assemble: their chunks wait in the trace. */
 	hs.st.left_rotations += hs.st.failed_sets;
-	hs.st.running = h->set != NULL;
+	hs.st.running = running;
 }
 
 static void *handoff_main(void *arg __attribute__((unused)))
@@ -1238,7 +1273,7 @@ static void *handoff_main(void *arg __attribute__((unused)))
 		close(h.lockfd);
 	}
 	pthread_mutex_lock(&hs.lock);
-	count_left(&h);
+	count_left(h.set != NULL);
 	pthread_mutex_unlock(&hs.lock);
 	v = 1;
 	if (write(hs.donefd, &v, sizeof(v)) < 0) {
@@ -1304,7 +1339,9 @@ static void handoff_join(void)
 void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
 		    uint64_t *deadline)
 {
+	char busy[sizeof(hs.doing)];
 	struct handoff_stats st;
+	bool over = false;
 
 	handoff_stopping();
 	for (;;) {
@@ -1312,14 +1349,36 @@ void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
 			{ .fd = sigfd, .events = POLLIN },
 			{ .fd = hs.donefd, .events = POLLIN },
 		};
+		uint64_t now = now_ms(), until = *deadline;
+		int timeout = -1;
 
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (until != UINT64_MAX) {
+			until += GIVE_UP_MS;
+			if (now >= until)
+				break;
+			timeout = poll_timeout_ms(until - now);
+		}
+		if (poll(p, 2, timeout) < 0 && errno != EINTR)
 			break;
-		if (p[1].revents & POLLIN)
+		if (p[1].revents & POLLIN) {
+			over = true;
 			break;
-		hurried(deadline);
+		}
+		if (p[0].revents & POLLIN)
+			hurried(deadline);
 	}
-	handoff_join();
+	if (over) {
+		handoff_join();
+	} else {
+		/* Not joined: what it holds stays as it is, the exit ends it. */
+		pthread_mutex_lock(&hs.lock);
+		count_left(hs.st.running);
+		snprintf(busy, sizeof(busy), "%s", hs.doing[0] ? hs.doing :
+			 hs.st.running ? "waiting for its hook" : "in a call");
+		pthread_mutex_unlock(&hs.lock);
+		warn("--on-chunk: the hand-off thread is still busy %d s after the stop's deadline (%s): left to itself, the exit ends it",
+		     GIVE_UP_MS / 1000, busy);
+	}
 	handoff_status(&st);
 	if (st.left_sets || st.left_rotations)
 		warn("--on-chunk: left for the next start: %llu chunk sets not shipped, %llu rotations not assembled (ringtraced --on-chunk hands them to the hook when it starts again)",

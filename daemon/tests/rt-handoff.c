@@ -1027,6 +1027,35 @@ static void case_mark(void)
 		show(log);
 }
 
+/*
+ * A hand-off thread stuck in a call (a wedged disk's
+ * fdatasync) does not hold the stop past its deadline: the stop says
+ * what is left and returns; the process's exit ends the thread.
+ */
+static void case_stop(void)
+{
+	const char *log = P("%s/log", cdir), *dir = P("%s/t", cdir);
+	struct one_set o = { dir, "true", 1000, NULL };
+	int rc;
+
+	fault.wedge = "/.chunk-000001.tmp/";
+	rc = start(run_one_set, &o, log, 20);
+	fault.wedge = NULL;
+	check(rc == 0, "the stop returns (exit %d; -1: still there after 20 s)", rc);
+	check(has(log, "--on-chunk: the hand-off thread is still busy") &&
+	      has(log, "assembling chunk set 1"),
+	      "what the thread is stuck in is said");
+	{
+		char *text = slurp(log), *at = strstr(text, "STOP took ");
+
+		check(at && strtoull(at + 10, NULL, 10) < 5000,
+		      "within the deadline and its margin (%s)", at ? at + 10 : "none");
+		free(text);
+	}
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
@@ -1046,6 +1075,7 @@ static const struct {
 	{ "siblings", case_siblings },
 	{ "lock", case_lock },
 	{ "mark", case_mark },
+	{ "stop", case_stop },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
