@@ -189,7 +189,9 @@ static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 
 				memcpy(&h, buf + at, sizeof(h));
 				size = h.content_size / 8;
-				if (h.magic != RINGTRACE_CTF_MAGIC || size < PACKET_HDR)
+				/* No sub-buffer is larger: damage, not a packet to wait for. */
+				if (h.magic != RINGTRACE_CTF_MAGIC || size < PACKET_HDR ||
+				    size > RINGTRACE_MAX_SUBBUF_SIZE)
 					goto close;
 				if (len - at < size)
 					break;
@@ -506,7 +508,7 @@ int recover_finish(int tfd, const char *tpath, unsigned int seq, char *what,
 		return -errno;
 	}
 	err = finish_set(tfd, tname, tmp, seq, what, wsize);
-	if (err == -ENOENT)
+	if (err)
 		unlinkat(tfd, tmp, AT_REMOVEDIR);	/* if empty */
 	return err;
 }
@@ -721,7 +723,7 @@ static void recover_trace(int parent, const char *pname,
 	unsigned int n = 0, cap = 0, i, k, seq, cpu;
 	struct dirent *de;
 	struct stat st;
-	bool finish;
+	bool finish, skip;
 	int tfd;
 	DIR *d;
 
@@ -740,27 +742,33 @@ static void recover_trace(int parent, const char *pname,
 	d = list_at(tfd);
 	while (d && (de = readdir(d))) {
 		if (set_name_of(de->d_name, false, &seq)) {
+			/*
+			 * Whatever stands at a set's name, handed over or not,
+			 * keeps what else bears its number from being made a
+			 * set: it would find the name taken.
+			 */
 			shipped_name(mark, sizeof(mark), seq);
-			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-			    !S_ISDIR(st.st_mode) ||
-			    !fstatat(tfd, mark, &st, AT_SYMLINK_NOFOLLOW))
+			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 				continue;
-			if (!set_is_whole(tfd, de->d_name, why, sizeof(why))) {
+			finish = false;
+			skip = !S_ISDIR(st.st_mode) ||
+			       !fstatat(tfd, mark, &st, AT_SYMLINK_NOFOLLOW);
+			if (!skip && !set_is_whole(tfd, de->d_name, why, sizeof(why))) {
 				warn("%s/%s: not handed to --on-chunk: incomplete (%s); left as it is",
 				     path, de->d_name, why);
-				continue;
+				skip = true;
 			}
-			if (set_is_held(tfd, de->d_name)) {
+			if (!skip && set_is_held(tfd, de->d_name)) {
 				warn("%s/%s: not handed to --on-chunk now: a hook an earlier ringtraced started still holds it (it outlived its daemon); the next start looks again",
 				     path, de->d_name);
-				continue;
+				skip = true;
 			}
-			finish = false;
 		} else if (set_name_of(de->d_name, true, &seq)) {
 			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 			    !S_ISDIR(st.st_mode))
 				continue;
 			finish = true;
+			skip = false;
 		} else if (!strncmp(de->d_name, ".removing-", 10) &&
 			   set_name_of(de->d_name + 10, false, &seq)) {
 			/* A removal of --max-total's that a kill cut short. */
@@ -781,6 +789,7 @@ static void recover_trace(int parent, const char *pname,
 				continue;
 			}
 			finish = true;
+			skip = false;
 		} else {
 			continue;
 		}
@@ -791,7 +800,8 @@ static void recover_trace(int parent, const char *pname,
 			r = more;
 			cap = cap ? 2 * cap : 16;
 		}
-		r[n++] = (struct recovered){ .seq = seq, .finish = finish };
+		r[n++] = (struct recovered){ .seq = seq, .finish = finish,
+					     .skip = skip };
 	}
 	if (d)
 		closedir(d);
@@ -810,14 +820,15 @@ static void recover_trace(int parent, const char *pname,
 	if (n)
 		qsort(r, n, sizeof(*r), cmp_recovered);
 	for (i = k = 0; i < n; i++) {
-		if (k && r[k - 1].seq == r[i].seq) {
-			/* Said once: a whole set sorts first, then the rest. */
-			if (!r[k - 1].finish && !r[i - 1].finish && r[i].finish)
+		if (i && r[i - 1].seq == r[i].seq) {
+			/* Said once: a set's name sorts first, then the rest. */
+			if (!r[i - 1].finish && r[i].finish)
 				warn("%s/chunk-%06u: chunks of that number beside it (cpuN-%06u.zst or .chunk-%06u.tmp): left as they are",
 				     path, r[i].seq, r[i].seq, r[i].seq);
 			continue;
 		}
-		r[k++] = r[i];
+		if (!r[i].skip)
+			r[k++] = r[i];
 	}
 	if (k)
 		handoff_recovered(tfd, path, r, k);

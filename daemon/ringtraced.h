@@ -549,6 +549,7 @@ void recover_sets(void);
 struct recovered {
 	unsigned int seq;
 	bool finish;
+	bool skip;			/* recover.c's: there, not handed over */
 };
 /*
  * The sets @r (@n of them, in order) of the trace @path, open and locked as
