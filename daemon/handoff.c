@@ -1000,7 +1000,8 @@ static bool mark_shipped(const struct set *s)
  * its group keeps the group's id (the leader reaped, nothing else does;
  * before, its zombie would); one that left the group (setsid) but keeps
  * the inherited descriptor keeps the set's lock: seen from a new open
- * file of the same directory once ours is closed.  NULL: nothing.
+ * file of the same directory once ours is closed.  A group we killed is
+ * not looked at (its members may not be reaped yet).  NULL: nothing.
  */
 static const char *hook_left(struct hook *h)
 {
@@ -1016,7 +1017,7 @@ static const char *hook_left(struct hook *h)
 	       errno == EWOULDBLOCK;
 	if (probe >= 0)
 		close(probe);
-	if (!kill(-h->pid, 0))
+	if (!h->termed && !h->killed && !kill(-h->pid, 0))
 		return "in its process group";
 	return held ? "holding the set's directory open" : NULL;
 }
