@@ -2162,7 +2162,7 @@ test_on_chunk_hooks() {
 
 	# The first set's hook ignores SIGTERM and sleeps: SIGKILL after the
 	# timeout (4 s) and 5 s more; meanwhile more sets close (by size, then
-	# two SIGHUPs; stored: no packing to wait for) than the queue holds
+	# three SIGHUPs; stored: no packing to wait for) than the queue holds
 	# (1): those wait on disk, and reach the hook once the queue has room.
 	note "--on-chunk: a hook that hangs, ignoring SIGTERM, while sets pile up"
 	reset_module
@@ -2172,8 +2172,11 @@ test_on_chunk_hooks() {
 		"case \"\$1\" in */chunk-000001) trap '' TERM; sleep 1000 ;; *) mv \"\$1\" $W/och.moved/ ;; esac" ||
 		{ fail "och: daemon did not start"; return; }
 	setup "och: markers written" run_markers och "$n" -r -s 300
-	for i in 1 2; do
+	# Three rotations while the hook hangs: set 1 hooked, 2 queued, 3
+	# waiting, whatever the size made (a few markers of their own each).
+	for i in 1 2 3; do
 		local r=$(grep -c rotated "$W/och.err")
+		((i == 1)) || setup "och: markers of rotation $i" run_markers "och$i" 20 -r -s 300
 		kill -HUP "$DPID"
 		wait_for_count "$W/och.err" rotated $((r + 1)) 30
 	done
