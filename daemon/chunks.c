@@ -121,7 +121,8 @@ static int open_next(struct chunk_writer *w)
 
 	chunk_name(name, sizeof(name), w->cpu, seq);
 	fd = openat(w->dirfd, name,
-		    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0640);
+		    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+		    0640);
 	if (fd < 0)
 		return -errno;
 	c = packer_chunk_new(w->cpu_index, w->cpu, seq);

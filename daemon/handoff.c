@@ -14,20 +14,24 @@
  *                    disk: metadata.c); .ringtrace-ksyms.zst if any;
  *                    manifest.json (manifest.c); fsync; rename to
  *                    chunk-k; fsync the trace directory
- *                  then queued for the hook (at most --on-chunk-queue; a
- *                  set finding the queue full stays on disk, counted),
- *                  and the hook runs, one at a time (hook_argv()), in a
- *                  process group of its own, stdin /dev/null, its stdout
- *                  on our stderr, signals as a new process has them;
- *                  watched through a pidfd; after --on-chunk-timeout
- *                  SIGTERM to its group, HOOK_KILL_MS later SIGKILL.
+ *                  then queued for the hook (at most --on-chunk-queue of
+ *                  this trace's; a set finding the queue full waits on
+ *                  disk, queued once one leaves it), and the hook runs,
+ *                  one at a time (hook_argv()), in a process group of its
+ *                  own, stdin /dev/null, its stdout on our stderr, signals
+ *                  as a new process has them, an inherited descriptor of
+ *                  the set's directory holding its flock() (held while
+ *                  anything of the hook runs: recover.c and --max-total
+ *                  leave a set so held alone); watched through a pidfd;
+ *                  after --on-chunk-timeout SIGTERM to its group,
+ *                  HOOK_KILL_MS later SIGKILL; what it left running said.
  *
  * The queue is durable: a set is shipped once its hook exited 0, and only
  * then marked so, by .chunk-k.shipped beside it (synced; none when the
  * hook took the set away).  Every other set stays on disk unmarked, and
  * the next start with --on-chunk hands it over again (recover.c), with
- * RINGTRACE_CHUNK_RETRY=1: queued, in a hook's hands at a kill, a crash
- * or the stop's deadline, its hook failed, or the queue was full.  So a
+ * RINGTRACE_CHUNK_RETRY=1: queued, waiting for room, or in a hook's hands
+ * at a kill, a crash or the stop's deadline, or its hook failed.  So a
  * set reaches the hook at least once, and a retry is said.  Those sets of
  * earlier traces come first, their traces locked while any of their sets
  * is ours (--max-total leaves a locked trace alone).
@@ -39,11 +43,13 @@
  * in the hook's hands, and takes shipped ones first:
  * handoff_take_oldest()).
  *
- * The stop (handoff_deadline(), handoff_stopping()): the sets left are
+ * The stop (handoff_deadline(), handoff_finish()): the sets left are
  * assembled and their hooks run until the deadline (--stop-timeout);
  * no hook starts in its last HOOK_KILL_MS, a hook still running then gets
  * SIGTERM, and SIGKILL at the deadline; what is left is said and stays for
- * the next start.
+ * the next start.  The stop waits for this thread GIVE_UP_MS past the
+ * deadline at most: stuck in a call, it is left to itself (what it was
+ * doing said), and the exit ends it.
  *
  * Sets are assembled in order: set k+1 waits for set k.  A set is one
  * rotation: chunk k of every CPU that wrote one (a CPU whose chunk stayed
@@ -54,10 +60,12 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -69,11 +77,20 @@ extern char **environ;
 
 #define HOOK_KILL_MS	5000		/* from SIGTERM to SIGKILL */
 #define HOOK_GONE_MS	1000		/* after SIGKILL at the deadline: given up */
+/*
+ * Past the stop's deadline, the stop waits this long for the thread, which
+ * by then starts nothing and gives a killed hook HOOK_GONE_MS: one stuck
+ * in a call (a wedged disk's fsync, a large set's checksums) is left to
+ * itself, and the exit ends it.
+ */
+#define GIVE_UP_MS	(HOOK_GONE_MS + 1000)
 
 enum set_state {
 	SET_RECOVER,			/* an earlier trace's rotation, to assemble */
 	SET_PENDING,			/* its chunks are in the trace dir */
 	SET_QUEUED,			/* assembled, waiting for the hook */
+	SET_WAITING,			/* this trace's queue was full: on disk,
+					   queued once there is room */
 	SET_HOOKED,			/* the hook has it */
 	SET_DONE,			/* the hook is done with it (or never) */
 };
@@ -94,6 +111,10 @@ struct set {
 	bool assembled;			/* chunk-NNNNNN/ is on disk */
 	bool retry;			/* an earlier ringtraced may have handed it */
 	bool shipped;			/* its hook exited 0 */
+	bool removing;			/* --max-total removes it now */
+	bool kept;			/* ... could not: not tried again */
+	uint64_t busy_ms;		/* ... held by a hook's process: not
+					   tried again before */
 	struct chunk_facts *f;
 	unsigned int nf, cap;
 };
@@ -103,9 +124,11 @@ static struct {
 	struct set *head;		/* every set not forgotten, in order */
 	struct old_trace *olds;		/* the earlier traces they name */
 	unsigned int closed;		/* sets up to this one are closed */
+	unsigned int queued_own;	/* of them this trace's: --on-chunk-queue */
 	bool stopping;
 	uint64_t deadline_ms;		/* the stop's; UINT64_MAX: none */
 	struct handoff_stats st;
+	char doing[PATH_MAX + 64];	/* what the thread does now, or "" */
 	/* The thread's own. */
 	pthread_t thread;
 	bool started;
@@ -141,6 +164,19 @@ static const char *set_dir(const struct set *s, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s/chunk-%06u", set_parent(s), s->seq);
 	return buf;
+}
+
+/* What the thread does now, for a stop that cannot wait for it ("" when idle). */
+__attribute__((format(printf, 1, 2)))
+static void doing(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&hs.lock);
+	va_start(ap, fmt);
+	vsnprintf(hs.doing, sizeof(hs.doing), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&hs.lock);
 }
 
 /* @s is done with, @shipped or not; hs.lock held.  Its old trace let go. */
@@ -275,7 +311,8 @@ void handoff_status(struct handoff_stats *st)
 	pthread_mutex_unlock(&hs.lock);
 }
 
-bool handoff_take_oldest(char *name, size_t size, bool *shipped)
+bool handoff_take_oldest(char *name, size_t size, unsigned int *seq,
+			 bool *shipped)
 {
 	struct set *s, **pp;
 	struct stat sb;
@@ -284,25 +321,56 @@ bool handoff_take_oldest(char *name, size_t size, bool *shipped)
 	/* Shipped sets first: the others are still to reach the hook. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (pp = &hs.head; (s = *pp);) {
-			if (s->state != SET_DONE || s->old ||
+			/* One waiting for room in the queue: not shipped. */
+			if ((s->state != SET_DONE && s->state != SET_WAITING) ||
+			    s->old || s->removing || s->kept ||
+			    s->busy_ms > now_ms() ||
 			    (s->assembled && !pass && !s->shipped)) {
 				pp = &s->next;
 				continue;
 			}
-			/* Forgotten either way: gone, or the caller's. */
-			*pp = s->next;
 			snprintf(name, size, "chunk-%06u", s->seq);
-			*shipped = s->shipped;
-			free(s->f);
-			free(s);
-			if (!fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
-				pthread_mutex_unlock(&hs.lock);
-				return true;
+			if (fstatat(outdirfd, name, &sb, AT_SYMLINK_NOFOLLOW)) {
+				/* Not on disk (the hook took it): forgotten. */
+				*pp = s->next;
+				free(s->f);
+				free(s);
+				continue;
 			}
+			/* Known until it is gone: handoff_removed(). */
+			s->removing = true;
+			*seq = s->seq;
+			*shipped = s->shipped;
+			pthread_mutex_unlock(&hs.lock);
+			return true;
 		}
 	}
 	pthread_mutex_unlock(&hs.lock);
 	return false;
+}
+
+void handoff_removed(unsigned int seq, int err)
+{
+	struct set *s, **pp;
+
+	pthread_mutex_lock(&hs.lock);
+	for (pp = &hs.head; (s = *pp); pp = &s->next) {
+		if (s->old || s->seq != seq || !s->removing)
+			continue;
+		s->removing = false;
+		if (err == -EBUSY) {
+			/* The next pass of --max-total, in 10 s, looks again. */
+			s->busy_ms = now_ms() + 10000;
+		} else if (err) {
+			s->kept = true;
+		} else {
+			*pp = s->next;
+			free(s->f);
+			free(s);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&hs.lock);
 }
 
 /* ---- assembling a set ------------------------------------------------------------ */
@@ -310,8 +378,8 @@ bool handoff_take_oldest(char *name, size_t size, bool *shipped)
 /* Write @len bytes as @dirfd/@name, synced; -errno. */
 static int write_synced(int dirfd, const char *name, const void *buf, size_t len)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-			0640);
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	int err;
 
 	if (fd < 0)
@@ -326,9 +394,9 @@ static int write_synced(int dirfd, const char *name, const void *buf, size_t len
 /*
  * @dirfd/@name whole into @setfd/@name, synced; 1 if there is none.  A new
  * set (@replace false) gets a new file.  Finishing what an earlier daemon
- * left (recover.c, @replace true) replaces a partial copy, and opens
- * without blocking: whatever stands there, the recovery goes on.  Only a
- * regular file, no symlink followed: nothing from outside the trace.
+ * left (recover.c, @replace true) replaces a partial copy.  Only a regular
+ * file, no symlink followed, nothing waited on (a FIFO would hang the
+ * hand-off thread, and the stop with it): -EINVAL for anything else.
  */
 int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 {
@@ -337,8 +405,7 @@ int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 	ssize_t n;
 	int in, out, err = 0;
 
-	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
-		    (replace ? O_NONBLOCK : 0));
+	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
 		return errno == ENOENT ? 1 : errno == ELOOP ? -EINVAL : -errno;
 	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
@@ -396,7 +463,8 @@ static int assemble(struct set *s, char *what, size_t wsize)
 		err = -errno;
 		goto out;
 	}
-	setfd = openat(outdirfd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	setfd = openat(outdirfd, tmp,
+		       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (setfd < 0) {
 		err = -errno;
 		goto out_rmdir;
@@ -496,17 +564,41 @@ static bool past_deadline(uint64_t early)
 	return d != UINT64_MAX && now_ms() + early >= d;
 }
 
-/* Queued for the hook, or left out with the queue full; hs.lock held. */
+/*
+ * This trace's set @s queued for the hook, or, with its queue full
+ * (--on-chunk-queue: the sets an earlier trace left are not counted), left
+ * waiting on disk until there is room; hs.lock held.  False when it waits.
+ */
 static bool enqueue(struct set *s)
 {
-	if (hs.st.queued < opt.hook_queue) {
+	if (hs.queued_own < opt.hook_queue) {
 		s->state = SET_QUEUED;
+		hs.queued_own++;
 		hs.st.queued++;
 		return true;
 	}
-	set_done(s, false);
+	s->state = SET_WAITING;
 	hs.st.not_handed++;
 	return false;
+}
+
+/*
+ * One of this trace's queued sets went to the hook: the oldest set waiting
+ * on disk, if any, takes its place; hs.lock held.  That set, or NULL.
+ */
+static struct set *make_room(void)
+{
+	struct set *s;
+
+	hs.queued_own--;
+	for (s = hs.head; s && (s->state != SET_WAITING || s->removing);
+	     s = s->next)
+		;
+	if (!s)
+		return NULL;
+	hs.st.not_handed--;
+	enqueue(s);
+	return s;
 }
 
 static void assemble_ready(void)
@@ -519,7 +611,9 @@ static void assemble_ready(void)
 		unsigned int seq = s->seq;
 		bool left_out = false;
 
+		doing("assembling chunk set %u in %s", seq, outdir);
 		err = s->nf ? assemble(s, what, sizeof(what)) : -ENOENT;
+		doing("%s", "");
 		/* Once DONE, --max-total may free it (main): not touched after. */
 		pthread_mutex_lock(&hs.lock);
 		if (!err) {
@@ -537,7 +631,7 @@ static void assemble_ready(void)
 			warn("%s/%s: chunk set %u not assembled: %s (its chunks stay in %s for the next start)",
 			     outdir, what, seq, strerror(-err), outdir);
 		else if (left_out)
-			warn("%s/chunk-%06u: not handed to --on-chunk: its queue is full (%u sets wait; this one stays on disk for the next start)",
+			warn("%s/chunk-%06u: --on-chunk's queue is full (--on-chunk-queue %u): the set waits on disk, queued once there is room (--max-total may remove it meanwhile)",
 			     outdir, seq, opt.hook_queue);
 	}
 }
@@ -564,7 +658,10 @@ static bool finish_recovered(void)
 	if (!s)
 		return false;
 	/* SET_RECOVER: nobody else looks at it, its trace is locked. */
+	doing("assembling chunk set %u an earlier ringtraced left in %s",
+	      s->seq, s->old->path);
 	err = recover_finish(s->old->fd, s->old->path, s->seq, what, sizeof(what));
+	doing("%s", "");
 	set_dir(s, dir, sizeof(dir));
 	if (err)
 		warn("%s/%s: chunk set %u left unassembled by an earlier ringtraced, not assembled: %s",
@@ -591,6 +688,8 @@ struct hook {
 	struct set *set;
 	pid_t pid;
 	int pidfd;
+	int lockfd;			/* the set's directory, flock()ed; the
+					   hook inherits it */
 	uint64_t start_ms;
 	uint64_t term_ms;		/* SIGTERM due: its timeout */
 	uint64_t kill_ms;		/* SIGKILL due; UINT64_MAX: not yet */
@@ -598,26 +697,110 @@ struct hook {
 	bool termed, killed, stopped;	/* stopped: by the stop's deadline */
 };
 
-/*
- * CMD alone is a program's path or name: one word, nothing a shell would
- * read as more than a word.  Such a hook gets the set as its arguments.
- */
-static bool hook_is_program(const char *cmd)
+/* A word a shell takes as it is: no blank, quote, expansion or operator. */
+static bool plain_word(const char *cmd)
 {
-	return !cmd[strcspn(cmd, " \t\n|&;<>()$`\\\"'*?[]#={}!")];
+	return *cmd && !cmd[strcspn(cmd, " \t\n|&;<>()$`\\\"'")];
+}
+
+/* @p is an executable regular file. */
+static bool executable_file(const char *p)
+{
+	struct stat st;
+
+	return !stat(p, &st) && S_ISREG(st.st_mode) && !access(p, X_OK);
+}
+
+/* @cmd names an executable file: a path to one, or a name found in PATH. */
+static bool executable(const char *cmd)
+{
+	char dir[PATH_MAX], p[2 * PATH_MAX + 2];
+	const char *path = getenv("PATH"), *at, *end;
+
+	if (strchr(cmd, '/'))
+		return executable_file(cmd);
+	if (!path) {
+		confstr(_CS_PATH, dir, sizeof(dir));
+		path = dir[0] ? strdupa(dir) : "/bin:/usr/bin";
+	}
+	for (at = path;; at = end + 1) {
+		end = strchrnul(at, ':');
+		/* An empty entry is the working directory, as sh reads it. */
+		snprintf(p, sizeof(p), "%.*s/%s", end > at ? (int)(end - at) : 1,
+			 end > at ? at : ".", cmd);
+		if (executable_file(p))
+			return true;
+		if (!*end)
+			return false;
+	}
 }
 
 /*
- * The hook's command line.  A program alone runs as `CMD SETDIR MANIFEST`
- * (as find -exec, git's hooks and systemd's ExecStart= run a path); any
- * other CMD is shell text whose $1 and $2 they are.  Both by /bin/sh -c,
- * which finds a name in PATH and runs a script without #! as a shell
- * script.
+ * An '&' of @cmd, outside quotes, that puts what precedes it in the
+ * background: not "&&", nor a redirection's ">&", "<&", "&>", "|&".
+ */
+static bool runs_in_background(const char *cmd)
+{
+	char quote = 0;
+
+	for (const char *c = cmd; *c; c++) {
+		if (quote == '\'' ) {
+			if (*c == '\'')
+				quote = 0;
+		} else if (*c == '\\' && c[1]) {
+			c++;
+		} else if (quote == '"') {
+			if (*c == '"')
+				quote = 0;
+		} else if (*c == '\'' || *c == '"') {
+			quote = *c;
+		} else if (*c == '&' && c[1] == '&') {
+			c++;
+		} else if (*c == '&' && c[1] != '>' &&
+			   (c == cmd || (c[-1] != '>' && c[-1] != '<' &&
+					 c[-1] != '|'))) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void handoff_hook_option(const char *cmd)
+{
+	static const char *const uses[] = {
+		"$1", "$2", "$@", "$*", "${1", "${2", "${@", "${*", "RINGTRACE_",
+	};
+	bool knows = false;
+
+	if (plain_word(cmd) && executable(cmd))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(uses); i++)
+		knows |= strstr(cmd, uses[i]) != NULL;
+	if (!knows)
+		warn("--on-chunk '%s' is shell text that uses none of $1, $2, $@, $* and RINGTRACE_*: it cannot know which set it is given%s",
+		     cmd, plain_word(cmd) ?
+		     " (a program alone gets SETDIR and MANIFEST as its arguments, but this names no executable file)" :
+		     strchr(cmd, '/') && executable_file(cmd) ?
+		     " (a program's path with a blank is split by the shell: quote it, and give it \"$1\" \"$2\")" :
+		     "");
+	if (runs_in_background(cmd))
+		warn("--on-chunk '%s' runs something in the background ('&'): the set counts as shipped when the shell exits, while what it left running may still be reading it",
+		     cmd);
+}
+
+/*
+ * The hook's command line, run by /bin/sh -c (which finds a name in PATH
+ * and runs a script without #! as a shell script).  A program alone runs
+ * as `CMD SETDIR MANIFEST` (as find -exec, git's hooks and systemd's
+ * ExecStart= run a path), its name in single quotes: a word of it that a
+ * shell would read otherwise ('=', '*', '#') is taken as it is.  Any other
+ * CMD is shell text whose $1 and $2 they are.  Decided at each run: a
+ * program installed after the start is one.
  */
 static void hook_argv(char **argv, char *text, size_t size, char *dir, char *man)
 {
-	if (hook_is_program(opt.on_chunk))
-		snprintf(text, size, "%s \"$@\"", opt.on_chunk);
+	if (plain_word(opt.on_chunk) && executable(opt.on_chunk))
+		snprintf(text, size, "'%s' \"$@\"", opt.on_chunk);
 	else
 		snprintf(text, size, "%s", opt.on_chunk);
 	argv[0] = "/bin/sh";
@@ -635,15 +818,31 @@ static int spawn_hook(struct hook *h, struct set *s)
 	     edir[PATH_MAX + SET_NAME_MAX + 32],
 	     eman[PATH_MAX + SET_NAME_MAX + 48],
 	     eretry[] = "RINGTRACE_CHUNK_RETRY=0";
-	char *argv[7], *text;
+	char *argv[7], *text, name[SET_NAME_MAX];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	size_t n = 0, tsize = strlen(opt.on_chunk) + 8;
+	size_t n = 0, tsize = strlen(opt.on_chunk) + 16;
 	sigset_t none, all;
 	char **envp;
 	int err;
 
 	set_dir(s, dir, sizeof(dir));
+	/*
+	 * The set's lock, on a descriptor the hook inherits (no O_CLOEXEC;
+	 * only this thread starts processes): held while the hook, or
+	 * anything it left running, keeps it open -- after a kill -9 of this
+	 * daemon too, when a start's recovery finds it held.
+	 */
+	snprintf(name, sizeof(name), "chunk-%06u", s->seq);
+	h->lockfd = openat(set_parent_fd(s), name,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+	if (h->lockfd < 0)
+		return -errno;
+	if (flock(h->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(h->lockfd);
+		return err;
+	}
 	snprintf(man, sizeof(man), "%s/manifest.json", dir);
 	snprintf(edir, sizeof(edir), "RINGTRACE_CHUNK_DIR=%s", dir);
 	snprintf(eman, sizeof(eman), "RINGTRACE_MANIFEST=%s", man);
@@ -655,6 +854,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 	if (!envp || !text) {
 		free(envp);
 		free(text);
+		close(h->lockfd);
 		return -ENOMEM;
 	}
 	/* Ours, not whatever of those names we were started with. */
@@ -687,8 +887,10 @@ static int spawn_hook(struct hook *h, struct set *s)
 	posix_spawnattr_destroy(&attr);
 	free(envp);
 	free(text);
-	if (err)
+	if (err) {
+		close(h->lockfd);
 		return -err;
+	}
 	/* Ours to wait for: it cannot exit and be reaped by anyone else. */
 	h->pidfd = (int)syscall(SYS_pidfd_open, h->pid, 0);
 	if (h->pidfd < 0) {
@@ -696,6 +898,7 @@ static int spawn_hook(struct hook *h, struct set *s)
 		kill(-h->pid, SIGKILL);
 		while (waitpid(h->pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		close(h->lockfd);
 		return err;
 	}
 	h->set = s;
@@ -710,7 +913,8 @@ static int spawn_hook(struct hook *h, struct set *s)
 static void start_hook(struct hook *h)
 {
 	char dir[PATH_MAX + SET_NAME_MAX];
-	struct set *s;
+	struct set *s, *more = NULL;
+	unsigned int more_seq = 0;
 	int err;
 
 	/* In the stop's last seconds no hook starts: it would be killed. */
@@ -723,15 +927,26 @@ static void start_hook(struct hook *h)
 		s->state = SET_HOOKED;
 		hs.st.queued--;
 		hs.st.running = true;
+		if (!s->old)
+			more = make_room();
+		if (more)
+			more_seq = more->seq;
 	}
 	pthread_mutex_unlock(&hs.lock);
 	if (!s)
 		return;
+	if (more)
+		info("%s/chunk-%06u: queued for --on-chunk, now that there is room",
+		     outdir, more_seq);
 	err = spawn_hook(h, s);
 	if (!err)
 		return;
-	warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk for the next start)",
-	     set_dir(s, dir, sizeof(dir)), strerror(-err));
+	if (err == -EBUSY)
+		warn("%s: not handed to --on-chunk: a process an earlier hook left still holds it (the set stays on disk for the next start)",
+		     set_dir(s, dir, sizeof(dir)));
+	else
+		warn("%s: --on-chunk: cannot run the hook: %s (the set stays on disk for the next start)",
+		     set_dir(s, dir, sizeof(dir)), strerror(-err));
 	h->set = NULL;
 	pthread_mutex_lock(&hs.lock);
 	set_done(s, false);
@@ -742,14 +957,16 @@ static void start_hook(struct hook *h)
 
 /*
  * The hook exited 0: the set is shipped.  Marked so when it is still
- * there, synced; a set the hook took away needs no mark (and a rename of
- * it that a crash undoes brings it back unmarked, to be handed again).
- * False when the mark could not be made: the next start hands it again.
+ * there: the mark synced, then its directory (a set the hook took away
+ * needs no mark, and a rename of it that a crash undoes brings it back
+ * unmarked, to be handed again).  A mark that cannot be made durable is
+ * taken back: no mark, rather than one a power cut may or may not keep.
+ * False when the set is not marked: the next start hands it again.
  */
 static bool mark_shipped(const struct set *s)
 {
 	char name[SET_NAME_MAX], mark[SHIPPED_NAME_MAX];
-	int pfd = set_parent_fd(s), fd;
+	int pfd = set_parent_fd(s), fd, err = 0;
 	struct stat st;
 
 	snprintf(name, sizeof(name), "chunk-%06u", s->seq);
@@ -757,15 +974,52 @@ static bool mark_shipped(const struct set *s)
 		return true;
 	shipped_name(mark, sizeof(mark), s->seq);
 	fd = openat(pfd, mark, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0 || fsync(pfd) < 0) {
-		warn("%s/%s: %s (the set counts as shipped now, and is handed to the hook again at the next start)",
+	if (fd < 0) {
+		warn("%s/%s: %s (not marked shipped: the next start hands it to the hook again)",
 		     set_parent(s), mark, strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		return false;
 	}
+	if (fsync(fd) < 0)
+		err = errno;
 	close(fd);
-	return true;
+	if (!err && fsync(pfd) < 0)
+		err = errno;
+	if (!err)
+		return true;
+	if (unlinkat(pfd, mark, 0) < 0 && errno != ENOENT)
+		warn("%s/%s: %s (the mark may not survive a power loss: the next start may hand the set to the hook again)",
+		     set_parent(s), mark, strerror(err));
+	else
+		warn("%s/%s: %s (not marked shipped: the next start hands it to the hook again)",
+		     set_parent(s), mark, strerror(err));
+	return false;
+}
+
+/*
+ * The hook's leader is reaped: what it left running, said.  A process of
+ * its group keeps the group's id (the leader reaped, nothing else does;
+ * before, its zombie would); one that left the group (setsid) but keeps
+ * the inherited descriptor keeps the set's lock: seen from a new open
+ * file of the same directory once ours is closed.  A group we killed is
+ * not looked at (its members may not be reaped yet).  NULL: nothing.
+ */
+static const char *hook_left(struct hook *h)
+{
+	char self[64];
+	int probe;
+	bool held;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", h->lockfd);
+	probe = open(self, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	close(h->lockfd);
+	h->lockfd = -1;
+	held = probe >= 0 && flock(probe, LOCK_EX | LOCK_NB) < 0 &&
+	       errno == EWOULDBLOCK;
+	if (probe >= 0)
+		close(probe);
+	if (!h->termed && !h->killed && !kill(-h->pid, 0))
+		return "in its process group";
+	return held ? "holding the set's directory open" : NULL;
 }
 
 /* The hook exited (or cannot be waited for): its status said, the set done. */
@@ -774,6 +1028,7 @@ static void reap_hook(struct hook *h)
 	double secs = (double)(now_ms() - h->start_ms) / 1000;
 	char dir[PATH_MAX + SET_NAME_MAX];
 	bool ok, waited = true;
+	const char *left;
 	int st = 0, err = 0;
 
 	set_dir(h->set, dir, sizeof(dir));
@@ -793,9 +1048,17 @@ static void reap_hook(struct hook *h)
 		}
 	close(h->pidfd);
 	h->pidfd = -1;
+	left = waited ? hook_left(h) : NULL;
+	if (!waited) {
+		close(h->lockfd);
+		h->lockfd = -1;
+	}
 	ok = waited && WIFEXITED(st) && !WEXITSTATUS(st) && !h->termed;
-	if (ok)
+	if (ok) {
+		doing("marking %s shipped", dir);
 		mark_shipped(h->set);
+		doing("%s", "");
+	}
 	pthread_mutex_lock(&hs.lock);
 	set_done(h->set, ok);
 	hs.st.running = false;
@@ -822,6 +1085,9 @@ static void reap_hook(struct hook *h)
 	else if (h->termed)
 		warn("%s: --on-chunk hook timed out: exited %d after %.1f s (the set stays on disk)",
 		     dir, WEXITSTATUS(st), secs);
+	else if (ok && left)
+		warn("%s: --on-chunk hook exited 0 but left processes running (%s) after %.1f s: the set counts as shipped while they may still read it",
+		     dir, left, secs);
 	else if (ok)
 		info("%s: --on-chunk hook exited 0 after %.1f s",
 		     dir, secs);
@@ -831,6 +1097,9 @@ static void reap_hook(struct hook *h)
 	else
 		warn("%s: --on-chunk hook killed by signal %d after %.1f s (the set stays on disk)",
 		     dir, WTERMSIG(st), secs);
+	if (!ok && left)
+		warn("%s: the --on-chunk hook left processes running (%s)",
+		     dir, left);
 }
 
 /*
@@ -930,8 +1199,11 @@ static bool set_on_disk(const struct set *s)
 	return !lstat(set_dir(s, dir, sizeof(dir)), &st);
 }
 
-/* What the next start finds to hand over; hs.lock held, the thread over. */
-static void count_left(const struct hook *h)
+/*
+ * What the next start finds to hand over; hs.lock held, the thread over
+ * (or left to itself: @running says whether a hook still has a set).
+ */
+static void count_left(bool running)
 {
 	hs.st.left_sets = hs.st.left_rotations = 0;
 	for (struct set *s = hs.head; s; s = s->next) {
@@ -942,12 +1214,12 @@ static void count_left(const struct hook *h)
 	}
 	/* Those that failed to assemble: their chunks wait in the trace. */
 	hs.st.left_rotations += hs.st.failed_sets;
-	hs.st.running = h->set != NULL;
+	hs.st.running = running;
 }
 
 static void *handoff_main(void *arg __attribute__((unused)))
 {
-	struct hook h = { .set = NULL, .pidfd = -1 };
+	struct hook h = { .set = NULL, .pidfd = -1, .lockfd = -1 };
 	uint64_t v, now, next;
 	bool more;
 
@@ -999,9 +1271,10 @@ static void *handoff_main(void *arg __attribute__((unused)))
 		     set_dir(h.set, dir, sizeof(dir)), (int)h.pid,
 		     HOOK_GONE_MS / 1000);
 		close(h.pidfd);
+		close(h.lockfd);
 	}
 	pthread_mutex_lock(&hs.lock);
-	count_left(&h);
+	count_left(h.set != NULL);
 	pthread_mutex_unlock(&hs.lock);
 	v = 1;
 	if (write(hs.donefd, &v, sizeof(v)) < 0) {
@@ -1032,7 +1305,7 @@ void handoff_deadline(uint64_t deadline_ms)
 	handoff_kick();
 }
 
-void handoff_stopping(void)
+static void handoff_stopping(void)
 {
 	pthread_mutex_lock(&hs.lock);
 	hs.stopping = true;
@@ -1040,12 +1313,8 @@ void handoff_stopping(void)
 	handoff_kick();
 }
 
-int handoff_done_fd(void)
-{
-	return hs.donefd;
-}
-
-void handoff_join(void)
+/* The thread is over: joined, its sets and traces forgotten. */
+static void handoff_join(void)
 {
 	struct old_trace *t;
 	struct set *s;
@@ -1066,4 +1335,54 @@ void handoff_join(void)
 		free(t->path);
 		free(t);
 	}
+}
+
+void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
+		    uint64_t *deadline)
+{
+	char busy[sizeof(hs.doing)];
+	struct handoff_stats st;
+	bool over = false;
+
+	handoff_stopping();
+	for (;;) {
+		struct pollfd p[2] = {
+			{ .fd = sigfd, .events = POLLIN },
+			{ .fd = hs.donefd, .events = POLLIN },
+		};
+		uint64_t now = now_ms(), until = *deadline;
+		int timeout = -1;
+
+		if (until != UINT64_MAX) {
+			until += GIVE_UP_MS;
+			if (now >= until)
+				break;
+			timeout = poll_timeout_ms(until - now);
+		}
+		if (poll(p, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & POLLIN) {
+			over = true;
+			break;
+		}
+		if (p[0].revents & POLLIN)
+			hurried(deadline);
+	}
+	if (over) {
+		handoff_join();
+	} else {
+		/* Not joined: what it holds stays as it is, the exit ends it. */
+		pthread_mutex_lock(&hs.lock);
+		count_left(hs.st.running);
+		snprintf(busy, sizeof(busy), "%s", hs.doing[0] ? hs.doing :
+			 hs.st.running ? "waiting for its hook" : "in a call");
+		pthread_mutex_unlock(&hs.lock);
+		warn("--on-chunk: the hand-off thread is still busy %d s after the stop's deadline (%s): left to itself, the exit ends it",
+		     GIVE_UP_MS / 1000, busy);
+	}
+	handoff_status(&st);
+	if (st.left_sets || st.left_rotations)
+		warn("--on-chunk: left for the next start: %llu chunk sets not shipped, %llu rotations not assembled (ringtraced --on-chunk hands them to the hook when it starts again)",
+		     (unsigned long long)st.left_sets,
+		     (unsigned long long)st.left_rotations);
 }

@@ -416,36 +416,6 @@ static bool finish_packing(uint64_t *deadline)
 	return true;
 }
 
-/*
- * --on-chunk: the sets left are assembled and their hooks run (handoff.c)
- * until done or the stop's @deadline; a second SIGINT/SIGTERM brings the
- * deadline to now.  What is left stays for the next start, and is said.
- */
-static void finish_handoff(uint64_t *deadline)
-{
-	struct handoff_stats hs;
-
-	handoff_stopping();
-	for (;;) {
-		struct pollfd p[2] = {
-			{ .fd = sigfd, .events = POLLIN },
-			{ .fd = handoff_done_fd(), .events = POLLIN },
-		};
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (p[1].revents & POLLIN)
-			break;
-		hurried(deadline);
-	}
-	handoff_join();
-	handoff_status(&hs);
-	if (hs.left_sets || hs.left_rotations)
-		warn("--on-chunk: left for the next start: %llu chunk sets not shipped, %llu rotations not assembled (ringtraced --on-chunk hands them to the hook when it starts again)",
-		     (unsigned long long)hs.left_sets,
-		     (unsigned long long)hs.left_rotations);
-}
-
 /* The line that says which file could not be made durable. */
 static void sync_failure_line(const struct syncer_stats *ss)
 {
@@ -503,7 +473,7 @@ static int stop(enum run_end end)
 		packed_all = finish_packing(&deadline);
 	packer_stop(!packed_all);
 	if (opt.on_chunk)
-		finish_handoff(&deadline);
+		handoff_finish(sigfd, hurried, &deadline);
 	report_print(title);
 	packer_stats(&ps);
 	if (ps.left)

@@ -219,7 +219,7 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 {
 	struct manifest_origin now;
 	int fd = openat(setfd, "manifest.json",
-			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	FILE *f;
 	int err = 0;
 

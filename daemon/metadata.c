@@ -61,8 +61,8 @@ static int read_module(const struct ctl *ctl, char **text, size_t *len)
 static int write_file(int dirfd, const char *name, int flags, const char *text,
 		      size_t len)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC | flags,
-			0640);
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0640);
 	int err;
 
 	if (fd < 0)

@@ -10,15 +10,20 @@
  * and synced; it marks chunk-k/ shipped (.chunk-k.shipped, synced) only
  * once its hook exited 0.  What a daemon that ended early leaves:
  *
- *   chunk-k/, not marked     queued, in the hook's hands, its hook failed,
- *                            or left out (the queue was full): handed
- *                            again, with RINGTRACE_CHUNK_RETRY=1
+ *   chunk-k/, not marked     queued, waiting for room, in the hook's
+ *                            hands, or its hook failed: handed again,
+ *                            with RINGTRACE_CHUNK_RETRY=1, if it is whole
+ *                            (its manifest there, and every file it lists
+ *                            with its size: set_is_whole()); one a hook
+ *                            took part of is left, said
  *   .chunk-k.tmp/            the assembly cut short: some or all of the
  *                            set's chunks (the others still beside it),
  *                            perhaps a metadata or symbols copy or a
  *                            manifest cut short
  *   cpuN-k.zst               a rotation not assembled yet (its chunks were
  *                            being packed, or it was being recorded)
+ *   .removing-chunk-k/       --max-total's removal of a set, cut short:
+ *                            removed
  *
  * The last two are assembled here as handoff.c would have, and handed
  * over: the chunks still in the trace directory moved in; the metadata
@@ -41,10 +46,15 @@
  *                            queued or in the hook's hands (handoff.c):
  *                            --max-total leaves it alone meanwhile
  *
- * Anything else there is never opened.  Inside one, every file is opened
- * with O_NOFOLLOW | O_NONBLOCK and taken only if it is a regular file: a
- * FIFO named like a chunk cannot hang the start, a symlink cannot bring
- * another file into a set.
+ * Each entry there is looked at by one statx() that follows no symlink,
+ * triggers no automount and waits on no FUSE or network file system
+ * (maybe_ours()); only a directory on the parent's file system that is
+ * this user's and written by no one else is opened, to look for its
+ * marker.  Nothing else is opened: with -o /tmp/x, /tmp is listed, the
+ * rest of it not read.  Inside one, every file is opened with O_NOFOLLOW |
+ * O_NONBLOCK and taken only if it is a regular file: a FIFO named like a
+ * chunk cannot hang the start, a symlink cannot bring another file into a
+ * set.
  *
  * The scan is at start, before the first --max-total and before the new
  * trace's sets (cheap: a listing per trace of ours); the reading and
@@ -68,6 +78,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -178,7 +189,9 @@ static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 
 				memcpy(&h, buf + at, sizeof(h));
 				size = h.content_size / 8;
-				if (h.magic != RINGTRACE_CTF_MAGIC || size < PACKET_HDR)
+				/* No sub-buffer is larger: damage, not a packet to wait for. */
+				if (h.magic != RINGTRACE_CTF_MAGIC || size < PACKET_HDR ||
+				    size > RINGTRACE_MAX_SUBBUF_SIZE)
 					goto close;
 				if (len - at < size)
 					break;
@@ -495,7 +508,7 @@ int recover_finish(int tfd, const char *tpath, unsigned int seq, char *what,
 		return -errno;
 	}
 	err = finish_set(tfd, tname, tmp, seq, what, wsize);
-	if (err == -ENOENT)
+	if (err)
 		unlinkat(tfd, tmp, AT_REMOVEDIR);	/* if empty */
 	return err;
 }
@@ -520,6 +533,93 @@ static bool set_name_of(const char *name, bool dot, unsigned int *seq)
 	*seq = (unsigned int)v;
 	snprintf(again, sizeof(again), "%06u%s", *seq, dot ? ".tmp" : "");
 	return !strcmp(again, name);
+}
+
+/*
+ * The set @name of trace @tfd is whole: its manifest.json there, ended,
+ * and every file it lists there, a regular file of the size it says.  A
+ * hook that took part of the set, or a removal cut short, leaves one that
+ * is not: what it lacks in @why.  (Checksums are the reader's: the set is
+ * handed over as it is.)
+ */
+static bool set_is_whole(int tfd, const char *name, char *why, size_t wsize)
+{
+	static const char files_at[] = "\"files\": [", name_at[] = "{\"name\": \"",
+			  size_at[] = "\", \"size\": ", tail[] = "\n  ]\n}\n";
+	unsigned int files = 0;
+	char fname[NAME_MAX + 1], *text = NULL, *p, *end;
+	unsigned long long size;
+	bool whole = false;
+	struct stat st;
+	size_t len, n;
+	int sfd;
+
+	sfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		     O_NONBLOCK | O_CLOEXEC);
+	if (sfd < 0) {
+		snprintf(why, wsize, "%s", strerror(errno));
+		return false;
+	}
+	text = read_file_at(sfd, "manifest.json", &len);
+	if (!text) {
+		snprintf(why, wsize, "manifest.json: %s", strerror(errno));
+		goto out;
+	}
+	/* manifest.c ends it so: one cut short ends elsewhere. */
+	if (len < sizeof(tail) - 1 || strcmp(text + len - (sizeof(tail) - 1), tail) ||
+	    !(p = strstr(text, files_at))) {
+		snprintf(why, wsize, "manifest.json: cut short");
+		goto out;
+	}
+	for (p += sizeof(files_at) - 1; (p = strstr(p, name_at)); files++) {
+		p += sizeof(name_at) - 1;
+		n = strcspn(p, "\"\\/");
+		if (!n || n > NAME_MAX || p[n] != '"' ||
+		    strncmp(p + n, size_at, sizeof(size_at) - 1)) {
+			snprintf(why, wsize, "manifest.json: not as ringtraced writes it");
+			goto out;
+		}
+		snprintf(fname, sizeof(fname), "%.*s", (int)n, p);
+		p += n + sizeof(size_at) - 1;
+		size = strtoull(p, &end, 10);
+		p = end;
+		if (fstatat(sfd, fname, &st, AT_SYMLINK_NOFOLLOW)) {
+			snprintf(why, wsize, "%s: %s", fname, strerror(errno));
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode) || (unsigned long long)st.st_size != size) {
+			snprintf(why, wsize, "%s: %lld bytes, its manifest says %llu",
+				 fname, S_ISREG(st.st_mode) ? (long long)st.st_size : -1LL,
+				 size);
+			goto out;
+		}
+	}
+	whole = files > 0;
+	if (!whole)
+		snprintf(why, wsize, "manifest.json: lists no files");
+out:
+	free(text);
+	close(sfd);
+	return whole;
+}
+
+/*
+ * The set @name of trace @tfd is locked: a hook an earlier ringtraced
+ * started, or something it left running, still has it (handoff.c's lock,
+ * on a descriptor the hook inherited; the kill of its daemon, outside a
+ * unit that ends its processes, did not end them).
+ */
+static bool set_is_held(int tfd, const char *name)
+{
+	int fd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			O_NONBLOCK | O_CLOEXEC);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
 }
 
 /*
@@ -550,7 +650,6 @@ void recover_mark_trace(void)
 		"ringtraced --on-chunk made this trace: its chunk sets go to the hook,\n"
 		"and .chunk-NNNNNN.shipped marks each set the hook took (exit 0) and left\n"
 		"here.  A later ringtraced --on-chunk hands the others over again.\n";
-	struct stat st;
 	int fd, err;
 
 	fd = openat(outdirfd, HANDOFF_MARKER,
@@ -565,10 +664,6 @@ void recover_mark_trace(void)
 		err = -errno;
 	if (err)
 		die("%s/" HANDOFF_MARKER ": %s", outdir, strerror(-err));
-	if (!trace_is_ours(outdirfd))
-		warn("%s: %s: after a kill or a crash, the next start will not hand its chunk sets over (it only trusts a trace directory that is its user's and written by no one else)",
-		     outdir, !fstat(outdirfd, &st) && st.st_uid != geteuid() ?
-		     "not owned by this user" : "writable by its group or others");
 }
 
 static int cmp_recovered(const void *a, const void *b)
@@ -581,18 +676,54 @@ static int cmp_recovered(const void *a, const void *b)
 	return (int)x->finish - (int)y->finish;
 }
 
+/* A directory beside the new trace that may be one of ours. */
+struct candidate {
+	char *name;
+	dev_t dev;
+	ino_t ino;
+};
+
 /*
- * The sets of the trace @tname in @parent (@pname) to hand over, when it
- * is ours and no one's now; its fd goes to handoff.c with them.
+ * The entry @name of @parent (on the file system @dev) may be a trace of
+ * ours: a directory on the same file system (no mount point), this user's,
+ * written by no one else.  Told by one statx() that follows no symlink,
+ * triggers no automount and asks no FUSE or network file system for fresh
+ * attributes (AT_STATX_DONT_SYNC): another user's mount in /tmp cannot
+ * stall the start, and nothing else is opened.
  */
-static void recover_trace(int parent, const char *pname, const char *tname)
+static bool maybe_ours(int parent, const char *name, dev_t dev,
+		       struct candidate *c)
 {
-	char path[PATH_MAX + NAME_MAX + 2], mark[SHIPPED_NAME_MAX];
+	struct statx sx;
+
+	if (statx(parent, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT |
+		  AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MODE | STATX_UID |
+		  STATX_INO, &sx) < 0 || !S_ISDIR(sx.stx_mode) ||
+	    makedev(sx.stx_dev_major, sx.stx_dev_minor) != dev ||
+	    sx.stx_uid != geteuid() || (sx.stx_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	c->dev = dev;
+	c->ino = sx.stx_ino;
+	return true;
+}
+
+/*
+ * The sets of the trace @c in @parent (@pname) to hand over, when it is
+ * still what maybe_ours() saw, ours (its marker) and no one's now; its fd
+ * goes to handoff.c with them.
+ */
+static void recover_trace(int parent, const char *pname,
+			  const struct candidate *c)
+{
+	const char *tname = c->name;
+	char path[PATH_MAX + NAME_MAX + 2], mark[SHIPPED_NAME_MAX], why[NAME_MAX + 128];
+	char (*tombs)[NAME_MAX + 1] = NULL;
+	unsigned int ntombs = 0;
 	struct recovered *r = NULL, *more;
 	unsigned int n = 0, cap = 0, i, k, seq, cpu;
 	struct dirent *de;
 	struct stat st;
-	bool finish;
+	bool finish, skip;
 	int tfd;
 	DIR *d;
 
@@ -601,7 +732,8 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 	if (tfd < 0)
 		return;
 	/* Ours, and no one's now (a live ringtraced, ringtrace compress). */
-	if (!trace_is_ours(tfd) || flock(tfd, LOCK_EX | LOCK_NB) < 0) {
+	if (fstat(tfd, &st) || st.st_dev != c->dev || st.st_ino != c->ino ||
+	    !trace_is_ours(tfd) || flock(tfd, LOCK_EX | LOCK_NB) < 0) {
 		close(tfd);
 		return;
 	}
@@ -610,17 +742,44 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 	d = list_at(tfd);
 	while (d && (de = readdir(d))) {
 		if (set_name_of(de->d_name, false, &seq)) {
+			/*
+			 * Whatever stands at a set's name, handed over or not,
+			 * keeps what else bears its number from being made a
+			 * set: it would find the name taken.
+			 */
 			shipped_name(mark, sizeof(mark), seq);
-			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-			    !S_ISDIR(st.st_mode) ||
-			    !fstatat(tfd, mark, &st, AT_SYMLINK_NOFOLLOW))
+			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 				continue;
 			finish = false;
+			skip = !S_ISDIR(st.st_mode) ||
+			       !fstatat(tfd, mark, &st, AT_SYMLINK_NOFOLLOW);
+			if (!skip && !set_is_whole(tfd, de->d_name, why, sizeof(why))) {
+				warn("%s/%s: not handed to --on-chunk: incomplete (%s); left as it is",
+				     path, de->d_name, why);
+				skip = true;
+			}
+			if (!skip && set_is_held(tfd, de->d_name)) {
+				warn("%s/%s: not handed to --on-chunk now: a hook an earlier ringtraced started still holds it (it outlived its daemon); the next start looks again",
+				     path, de->d_name);
+				skip = true;
+			}
 		} else if (set_name_of(de->d_name, true, &seq)) {
 			if (fstatat(tfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
 			    !S_ISDIR(st.st_mode))
 				continue;
 			finish = true;
+			skip = false;
+		} else if (!strncmp(de->d_name, ".removing-", 10) &&
+			   set_name_of(de->d_name + 10, false, &seq)) {
+			/* A removal of --max-total's that a kill cut short. */
+			void *more_tombs = realloc(tombs, (ntombs + 1) * sizeof(*tombs));
+
+			if (more_tombs) {
+				tombs = more_tombs;
+				snprintf(tombs[ntombs++], sizeof(tombs[0]), "%s",
+					 de->d_name);
+			}
+			continue;
 		} else if (chunk_parse_name(de->d_name, &cpu, &seq)) {
 			if (!is_regular_at(tfd, de->d_name, &st))
 				continue;
@@ -630,6 +789,7 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 				continue;
 			}
 			finish = true;
+			skip = false;
 		} else {
 			continue;
 		}
@@ -640,22 +800,35 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 			r = more;
 			cap = cap ? 2 * cap : 16;
 		}
-		r[n++] = (struct recovered){ .seq = seq, .finish = finish };
+		r[n++] = (struct recovered){ .seq = seq, .finish = finish,
+					     .skip = skip };
 	}
 	if (d)
 		closedir(d);
+	for (i = 0; i < ntombs; i++) {
+		int err = retention_remove_tree(tfd, tombs[i]);
+
+		if (err)
+			warn("%s/%s: %s (a chunk set --max-total was removing when its ringtraced ended)",
+			     path, tombs[i], strerror(-err));
+		else
+			info("%s/%s: removed, a chunk set --max-total was removing when its ringtraced ended",
+			     path, tombs[i]);
+	}
+	free(tombs);
 	/* In order, one entry per number. */
 	if (n)
 		qsort(r, n, sizeof(*r), cmp_recovered);
 	for (i = k = 0; i < n; i++) {
-		if (k && r[k - 1].seq == r[i].seq) {
-			/* Said once: a whole set sorts first, then the rest. */
-			if (!r[k - 1].finish && !r[i - 1].finish && r[i].finish)
+		if (i && r[i - 1].seq == r[i].seq) {
+			/* Said once: a set's name sorts first, then the rest. */
+			if (!r[i - 1].finish && r[i].finish)
 				warn("%s/chunk-%06u: chunks of that number beside it (cpuN-%06u.zst or .chunk-%06u.tmp): left as they are",
 				     path, r[i].seq, r[i].seq, r[i].seq);
 			continue;
 		}
-		r[k++] = r[i];
+		if (!r[i].skip)
+			r[k++] = r[i];
 	}
 	if (k)
 		handoff_recovered(tfd, path, r, k);
@@ -666,14 +839,17 @@ static void recover_trace(int parent, const char *pname, const char *tname)
 
 static int cmp_names(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(((const struct candidate *)a)->name,
+		      ((const struct candidate *)b)->name);
 }
 
 void recover_sets(void)
 {
-	char pname[PATH_MAX], *slash, **names = NULL, **more;
+	struct candidate *c = NULL, *more;
+	char pname[PATH_MAX], *slash;
 	size_t n = 0, cap = 0, i;
 	struct dirent *de;
+	struct stat pst;
 	int parent;
 	DIR *d;
 
@@ -688,19 +864,25 @@ void recover_sets(void)
 	parent = open(pname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (parent < 0)
 		return;
+	if (fstat(parent, &pst) < 0) {
+		close(parent);
+		return;
+	}
 	d = list_at(parent);
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, outname) ||
 		    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
 			continue;
 		if (n == cap) {
-			more = realloc(names, (cap ? 2 * cap : 16) * sizeof(*names));
+			more = realloc(c, (cap ? 2 * cap : 16) * sizeof(*c));
 			if (!more)
 				break;
-			names = more;
+			c = more;
 			cap = cap ? 2 * cap : 16;
 		}
-		if (!(names[n] = strdup(de->d_name)))
+		if (!maybe_ours(parent, de->d_name, pst.st_dev, &c[n]))
+			continue;
+		if (!(c[n].name = strdup(de->d_name)))
 			break;
 		n++;
 	}
@@ -708,11 +890,11 @@ void recover_sets(void)
 		closedir(d);
 	/* --root's names are start times: the oldest trace's sets first. */
 	if (n)
-		qsort(names, n, sizeof(*names), cmp_names);
+		qsort(c, n, sizeof(*c), cmp_names);
 	for (i = 0; i < n; i++) {
-		recover_trace(parent, pname, names[i]);
-		free(names[i]);
+		recover_trace(parent, pname, &c[i]);
+		free(c[i].name);
 	}
-	free(names);
+	free(c);
 	close(parent);
 }

@@ -22,7 +22,10 @@
  *                is ours until it is gone
  *   rename       to its tombstone, .removing-NAME: from here on nobody
  *                reads it as a trace, and a kill leaves only the tombstone
- *   unlink       its files, the metadata last; then the directory
+ *   unlink       its files, the metadata last, its subdirectories (chunk
+ *                sets, what a hook made in one) emptied alike; then the
+ *                directory.  Nothing is followed: a symlink is removed
+ *                itself, a mount point is not entered
  *
  * Tombstones that a kill left are removed at the next pass, the first one
  * at start.
@@ -82,7 +85,8 @@ static bool ours(const char *name)
  */
 static DIR *open_at(int rootfd, const char *name)
 {
-	int fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(rootfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 
 	if (fd < 0)
@@ -93,34 +97,77 @@ static DIR *open_at(int rootfd, const char *name)
 	return d;
 }
 
-static bool is_set_dir(const char *name);
-static int64_t set_bytes(int fd, const char *name);
+/*
+ * How deep counting and removal go below a trace directory: its sets, and
+ * what a hook made inside one.  Nothing deeper is counted or removed.
+ */
+#define TREE_DEPTH	16
+
+/* The subdirectory @name of @fd (whose stat is @up): opened if it is on @up's file system. */
+static int open_subdir(int fd, const char *name, const struct stat *up)
+{
+	int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+			 O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (sub < 0)
+		return -errno;
+	if (fstat(sub, &st) < 0 || st.st_dev != up->st_dev) {
+		close(sub);
+		return -EXDEV;		/* a mount point: not ours to enter */
+	}
+	return sub;
+}
 
 /*
- * Bytes on disk of the files of one trace directory and of its chunk sets
- * (--on-chunk: subdirectories one level deep, what their hook left);
- * -errno.
+ * Bytes on disk of what the directory @fd holds, @depth levels below its
+ * trace: files at any depth up to TREE_DEPTH, no symlink followed, no
+ * other file system entered.
  */
-int64_t retention_dir_bytes(int rootfd, const char *name)
+static uint64_t tree_bytes(int fd, unsigned int depth)
 {
-	DIR *d = open_at(rootfd, name);
+	DIR *d = open_at(fd, ".");
+	struct stat up, st;
 	struct dirent *de;
-	struct stat st;
 	uint64_t sum = 0;
-	int64_t sub;
+	int sub;
 
 	if (!d)
-		return -errno;
+		return 0;
+	if (fstat(fd, &up) < 0) {
+		closedir(d);
+		return 0;
+	}
 	while ((de = readdir(d))) {
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue;
 		if (S_ISREG(st.st_mode))
 			sum += (uint64_t)st.st_blocks * 512;
-		else if (S_ISDIR(st.st_mode) && is_set_dir(de->d_name) &&
-			 (sub = set_bytes(dirfd(d), de->d_name)) > 0)
-			sum += (uint64_t)sub;
+		else if (S_ISDIR(st.st_mode) && depth < TREE_DEPTH &&
+			 (sub = open_subdir(fd, de->d_name, &up)) >= 0) {
+			sum += tree_bytes(sub, depth + 1);
+			close(sub);
+		}
 	}
 	closedir(d);
+	return sum;
+}
+
+/*
+ * Bytes on disk of one trace directory: its files, its chunk sets and
+ * whatever their hook left in them (tree_bytes()); -errno.
+ */
+int64_t retention_dir_bytes(int rootfd, const char *name)
+{
+	int fd = openat(rootfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	uint64_t sum;
+
+	if (fd < 0)
+		return -errno;
+	sum = tree_bytes(fd, 0);
+	close(fd);
 	return (int64_t)sum;
 }
 
@@ -136,70 +183,103 @@ static bool is_set_dir(const char *name)
 	return !*p || (*name == '.' && !strcmp(p, ".tmp"));
 }
 
-/* Bytes of the files of the set @name of @fd; -errno. */
-static int64_t set_bytes(int fd, const char *name)
-{
-	DIR *d = open_at(fd, name);
-	struct dirent *de;
-	struct stat st;
-	uint64_t sum = 0;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		if (!fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    S_ISREG(st.st_mode))
-			sum += (uint64_t)st.st_blocks * 512;
-	closedir(d);
-	return (int64_t)sum;
-}
-
 static bool is_tombstone(const char *name)
 {
 	return !strncmp(name, TOMBSTONE, strlen(TOMBSTONE)) &&
 	       ours(name + strlen(TOMBSTONE));
 }
 
+static int empty_dir(int fd, unsigned int depth, const char *last);
+
+/* The subdirectory @name of @fd (stat @up), emptied and removed; -errno. */
+static int remove_subdir(int fd, const char *name, const struct stat *up,
+			 unsigned int depth)
+{
+	int sub, err;
+
+	if (depth >= TREE_DEPTH)
+		return -ELOOP;
+	sub = open_subdir(fd, name, up);
+	if (sub < 0)
+		return sub;
+	err = empty_dir(sub, depth + 1, NULL);
+	close(sub);
+	if (!err && unlinkat(fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		err = -errno;
+	return err;
+}
+
 /*
- * The files of the directory @fd, its metadata last, and its chunk sets
- * (--on-chunk: files only, one level deep); -errno.
+ * Everything the directory @fd holds (@depth levels below where the
+ * removal began), @last (the metadata), if given, after all else: a file
+ * or symlink is unlinked (never followed), a directory emptied the same
+ * way and removed, none on another file system entered (-EXDEV) nor any
+ * deeper than TREE_DEPTH (-ELOOP).  Until a pass over the listing finds
+ * nothing more to remove: one removed while listing may hide another.
+ * The first failure, or 0.
  */
-static int remove_files(int fd)
+static int empty_dir(int fd, unsigned int depth, const char *last)
 {
 	DIR *d = open_at(fd, ".");
-	bool meta = false;
+	unsigned int removed;
+	bool has_last = false;
 	struct dirent *de;
-	int err = 0, sub;
+	struct stat up;
+	int err = 0, e;
 
 	if (!d)
 		return -errno;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!strcmp(de->d_name, "metadata")) {
-			meta = true;
-			continue;
-		}
-		if (is_set_dir(de->d_name) &&
-		    (sub = openat(fd, de->d_name,
-				  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
-			int e = remove_files(sub);
-
-			close(sub);
-			if (e && !err)
-				err = e;
-			if (unlinkat(fd, de->d_name, AT_REMOVEDIR) < 0 &&
-			    errno != ENOENT && !err)
-				err = -errno;
-			continue;
-		}
-		if (unlinkat(fd, de->d_name, 0) < 0 && errno != ENOENT && !err)
-			err = -errno;
-	}
-	closedir(d);
-	if (!err && meta && unlinkat(fd, "metadata", 0) < 0 && errno != ENOENT)
+	if (fstat(fd, &up) < 0) {
 		err = -errno;
+		goto out;
+	}
+	do {
+		removed = 0;
+		rewinddir(d);
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (last && !strcmp(de->d_name, last)) {
+				has_last = true;
+				continue;
+			}
+			if (!unlinkat(fd, de->d_name, 0)) {
+				removed++;
+				continue;
+			}
+			e = errno == EISDIR ?
+			    remove_subdir(fd, de->d_name, &up, depth) : -errno;
+			if (!e)
+				removed++;
+			else if (e != -ENOENT && !err)
+				err = e;
+		}
+	} while (removed);
+	if (!err && has_last && unlinkat(fd, last, 0) < 0 && errno != ENOENT)
+		err = -errno;
+out:
+	closedir(d);
 	return err;
+}
+
+int retention_remove_tree(int dirfd, const char *name)
+{
+	struct stat up;
+	int err;
+
+	if (fstat(dirfd, &up) < 0)
+		return -errno;
+	err = remove_subdir(dirfd, name, &up, 0);
+	/* Not a directory (a symlink, a file): itself, not what it names. */
+	if (err == -ENOTDIR || err == -ELOOP)
+		err = unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+	return err == -ENOENT ? 0 : err;
+}
+
+/* The files of the trace directory @fd, its metadata last; -errno. */
+static int remove_files(int fd)
+{
+	return empty_dir(fd, 0, "metadata");
 }
 
 /*

@@ -134,7 +134,10 @@ extern char outdir[PATH_MAX];
 extern const char *outname;		/* outdir's name in its root */
 extern int outdirfd;
 
-/* Create the trace directory (dies on error); its parent is synced. */
+/*
+ * Create the trace directory, or take -o's if it is empty, this user's
+ * and written by no one else (dies otherwise); its parent is synced.
+ */
 void outdir_create(void);
 /* --max-total, at most every 10 s (the first call at once). */
 void outdir_retention(void);
@@ -458,8 +461,17 @@ unsigned int nofile_budget(unsigned int ncpus);
  */
 int retention_prune(const char *root, const char *current, uint64_t max_total,
 		    unsigned int *removed, uint64_t *over);
-/* Bytes on disk of the trace directory @name of @rootfd, its sets too. */
+/*
+ * Bytes on disk of the trace directory @name of @rootfd, its sets and what
+ * a hook made in them too (no symlink followed, no mount entered).
+ */
 int64_t retention_dir_bytes(int rootfd, const char *name);
+/*
+ * @name of @dirfd removed with all it holds, subdirectories too (a set's
+ * tombstone, what a hook made in it): never through a symlink (one is
+ * removed itself), nor into another file system; 0 or -errno.
+ */
+int retention_remove_tree(int dirfd, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* report.c                                                             */
@@ -495,7 +507,8 @@ struct handoff_stats {
 	uint64_t hooks_failed;		/* exited non-zero, or killed */
 	uint64_t hooks_timed_out;	/* of them: killed after the timeout */
 	uint64_t hooks_stopped;		/* of them: killed at the stop's deadline */
-	uint64_t not_handed;		/* the queue was full: left on disk */
+	uint64_t not_handed;		/* the queue was full: waiting on disk
+					   for room, or never handed */
 	unsigned int queued;		/* waiting for the hook */
 	bool running;			/* a hook runs now */
 	/* Once the thread is over: what the next start hands over. */
@@ -503,6 +516,13 @@ struct handoff_stats {
 	uint64_t left_rotations;	/* chunks not in a set yet */
 };
 
+/*
+ * --on-chunk @cmd (options.c): a program alone -- a word a shell takes as
+ * it is, naming an executable file -- gets SETDIR MANIFEST as arguments;
+ * anything else is shell text, warned about when it uses none of them or
+ * runs something in the background.
+ */
+void handoff_hook_option(const char *cmd);
 /* The thread that assembles sets and runs the hook; dies on error. */
 void handoff_start(void);
 /* A drain thread closed a chunk (not an empty one it removed). */
@@ -513,7 +533,8 @@ void handoff_sets_closed(unsigned int seq);
 int copy_synced(int dirfd, int setfd, const char *name, bool replace);
 /*
  * This start's trace directory marked as one whose sets are handed off
- * (HANDOFF_MARKER, synced); warns if a later start could not trust it.
+ * (HANDOFF_MARKER, synced): a later start trusts it (outdir_create() took
+ * only a directory of this user's that no one else writes).
  */
 void recover_mark_trace(void);
 /*
@@ -528,6 +549,7 @@ void recover_sets(void);
 struct recovered {
 	unsigned int seq;
 	bool finish;
+	bool skip;			/* recover.c's: there, not handed over */
 };
 /*
  * The sets @r (@n of them, in order) of the trace @path, open and locked as
@@ -550,20 +572,28 @@ void handoff_kick(void);
  */
 void handoff_deadline(uint64_t deadline_ms);
 /*
- * Assemble what is left, run the hooks queued, until done or the deadline;
- * then the thread ends, and handoff_done_fd() becomes readable (main).
+ * The stop (main): the sets left assembled and the hooks queued run until
+ * done or *@deadline; a signal on @sigfd makes @hurried() look (it may
+ * bring *@deadline forward).  Then the thread is joined, its sets
+ * forgotten, and what is left for the next start said.
  */
-void handoff_stopping(void);
-int handoff_done_fd(void);
-/* After handoff_done_fd(): the thread joined, its sets forgotten. */
-void handoff_join(void);
+void handoff_finish(int sigfd, bool (*hurried)(uint64_t *deadline),
+		    uint64_t *deadline);
 void handoff_status(struct handoff_stats *st);
 /*
- * --max-total: the oldest set of this trace on disk that no hook holds,
- * those shipped first, named in @name, *@shipped said; it is forgotten (the
- * caller removes it).  False when there is none.
+ * --max-total: the oldest set of this trace on disk that no hook holds nor
+ * will (not queued), those shipped first: named in @name, *@seq and
+ * *@shipped said.  It stays known, handed to no hook, until the caller
+ * says what became of it.  False when there is none.
  */
-bool handoff_take_oldest(char *name, size_t size, bool *shipped);
+bool handoff_take_oldest(char *name, size_t size, unsigned int *seq,
+			 bool *shipped);
+/*
+ * Set @seq taken is gone (@err 0): forgotten.  Held by a process its hook
+ * left (-EBUSY): taken again no sooner than 10 s on.  Else it stays, and
+ * --max-total does not take it again.
+ */
+void handoff_removed(unsigned int seq, int err);
 
 struct manifest_file {
 	char name[CHUNK_NAME_MAX];

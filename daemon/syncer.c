@@ -139,7 +139,7 @@ static int sync_one(const struct sync_file *f)
 	int fd = f->fd, err = 0;
 
 	if (fd < 0) {
-		fd = openat(sy.dirfd, f->name, O_RDONLY | O_CLOEXEC);
+		fd = openat(sy.dirfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return errno == ENOENT ? 0 : -errno;
 	}

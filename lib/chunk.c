@@ -585,11 +585,16 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	int in, out, err;
 
 	memset(res, 0, sizeof(*res));
-	in = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	/* A chunk is a regular file: no symlink followed, no FIFO waited on. */
+	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
-		return -errno;
+		return errno == ELOOP ? -EINVAL : -errno;
 	if (fstat(in, &st) < 0) {
 		err = -errno;
+		goto close_in;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
 		goto close_in;
 	}
 	if (!st.st_size) {
@@ -597,8 +602,8 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 		goto close_in;
 	}
 	posix_fadvise(in, 0, 0, POSIX_FADV_SEQUENTIAL);
-	out = openat(dirfd, tmpname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		     0640);
+	out = openat(dirfd, tmpname,
+		     O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (out < 0) {
 		err = -errno;
 		goto close_in;

@@ -241,8 +241,8 @@ int ksyms_save(int dirfd)
 		err = -EIO;
 		goto out;
 	}
-	fd = openat(dirfd, KSYMS_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		    0640);
+	fd = openat(dirfd, KSYMS_FILE,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
