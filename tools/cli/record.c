@@ -684,21 +684,24 @@ static unsigned int wait_events(int ms)
 /*
  * Stops ringtraced and reaps it: it turns tracing off, drains, compresses
  * what is still stored (progress on the terminal) and prints the summary.
- * A stop signal meanwhile is passed on: the daemon's second one leaves the
- * rest uncompressed, as it does at once when a signal of record's own
- * ends it.  @now: it never started tracing, kill it outright.
+ * A stop signal meanwhile hurries it: the rest is left uncompressed, as it
+ * is at once when a signal of record's own ends it.  @now: it never
+ * started tracing, kill it outright.
  */
 static void stop_daemon(bool now)
 {
 	if (run_state.daemon <= 0)
 		return;
-	kill(run_state.daemon, now ? SIGKILL : SIGINT);
+	if (now)
+		kill(run_state.daemon, SIGKILL);
+	else
+		daemon_stop(run_state.daemon);
 	if (!now && recsig_own())
-		kill(run_state.daemon, SIGINT);
+		daemon_hurry(run_state.daemon);
 	while (run_state.daemon > 0) {
 		reap();
 		if (run_state.daemon > 0 && wait_events(200))
-			kill(run_state.daemon, SIGINT);
+			daemon_hurry(run_state.daemon);
 	}
 }
 
