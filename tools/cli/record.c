@@ -222,7 +222,10 @@ static void undo_filters(const struct filters *fs)
 	char path[256];
 
 	for (size_t i = 0; i < fs->n; i++) {
-		/* A probe's goes with the probe, which a killed record's close removes. */
+		/*
+		 * A probe's goes with the probe, which goes when record's open
+		 * of probe_events closes, killed too (no child keeps it open).
+		 */
 		if (!fs->f[i].saved || fs->f[i].probe)
 			continue;
 		snprintf(path, sizeof(path), "events/%s/%s", fs->f[i].event,
@@ -333,13 +336,22 @@ static void start_guard(void)
 		set_die_hook(NULL);
 		recsig_close();
 		close(p[1]);
+		/* The probes go with record's open of probe_events alone. */
+		if (probes.fd >= 0)
+			close(probes.fd);
 		setpgid(0, 0);
-		prctl(PR_SET_NAME, "rt-guard");
+		/* Not found by pkill -f 'ringtrace record' (proctitle.c). */
+		proc_title("rt-guard");
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
 		}
+		/*
+		 * Its notes go to record's stderr, a terminal maybe, whose
+		 * background job it is: `stty tostop` would stop it there.
+		 */
+		signal(SIGTTOU, SIG_IGN);
 		while (read(p[0], &c, 1) > 0)
 			;
 		_exit(ctlsave_pay(undo_fd, &ctl) < 0);
@@ -1056,6 +1068,9 @@ static void start_live(void)
 	set_die_hook(NULL);
 	recsig_close();
 	close(undo_fd);
+	/* The probes go with record's open of probe_events alone. */
+	if (probes.fd >= 0)
+		close(probes.fd);
 	/*
 	 * Killed outright, record cannot end the view: the kernel does.
 	 * Checked after the prctl: record may be gone before it, and the
@@ -1376,7 +1391,9 @@ static int run(int argc, char **argv)
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
 	 * They exist while probes.fd is open: to record's end, however it
-	 * ends (the kernel closes it after a SIGKILL too).
+	 * ends (the kernel closes it after a SIGKILL too).  The guard and
+	 * the live view close their copy; ringtraced's and the command's go
+	 * at their exec (close-on-exec), a held command's when it ends.
 	 */
 	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
 		refuse("%s", why);

@@ -115,7 +115,8 @@ static void witness_main(pid_t parent, const sigset_t *stops, int out)
 	struct sent s;
 	int fd, null;
 
-	prctl(PR_SET_NAME, "rt-witness");
+	/* pkill -f 'ringtrace record' must not signal us too (proctitle.c). */
+	proc_title("rt-witness");
 	/* Checked after the prctl: record may be gone before it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(0);
