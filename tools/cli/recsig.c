@@ -394,15 +394,18 @@ void recsig_exit(int status, const int *cmd_status)
 		while (waitpid(rs.witness, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (!sig && cmd_status && WIFSIGNALED(*cmd_status)) {
+	if (!sig && cmd_status && WIFSIGNALED(*cmd_status))
 		sig = WTERMSIG(*cmd_status);
-		/* With core_pattern "core", ours would replace the command's. */
-		prctl(PR_SET_DUMPABLE, 0);
-	} else if (!sig && !cmd_status && !status) {
+	else if (!sig && !cmd_status && !status)
 		sig = rs.stop;
-	}
 	fflush(NULL);
 	if (sig) {
+		/*
+		 * No core: nothing failed in record, which put the tracer back
+		 * (and with core_pattern "core", ours would replace the
+		 * command's).  The parent's wait still sees the signal.
+		 */
+		prctl(PR_SET_DUMPABLE, 0);
 		signal(sig, SIG_DFL);
 		raise(sig);
 		sigemptyset(&one);
