@@ -275,10 +275,27 @@ static void plan_restore(void)
 		ctlsave_add(&undo, "subbuf_size", saved.subbuf_size);
 		ctlsave_add(&undo, "num_subbufs", saved.num_subbufs);
 	}
-	err = ctlsave_store(undo_fd, &ctl, &undo);
+	err = undo_fd >= 0 ? ctlsave_store(undo_fd, &ctl, &undo) : 0;
 	if (err)
 		die("%s: %s", CTLSAVE_PATH, strerror(-err));
 	saved_valid = true;
+}
+
+/*
+ * Everything set: each file as it reads now goes into the restore file,
+ * so that after our death only those still as we set them go back (what
+ * someone set by hand since stays).  Failing, they all go back.
+ */
+static void mark_set(void)
+{
+	int err;
+
+	if (undo_fd < 0)
+		return;
+	err = ctlsave_mark_set(undo_fd, &ctl, &undo);
+	if (err)
+		warn("%s: %s (after a SIGKILL every file goes back, changed since or not)",
+		     CTLSAVE_PATH, strerror(-err));
 }
 
 /* Everything saved goes back; each failure is a warning, not an exit. */
@@ -289,25 +306,45 @@ static void restore_state(void)
 	saved_valid = false;
 	ctlsave_apply(&ctl, &undo);
 	/* Nothing is owed any more, to ringtraced or to the next start. */
-	ctlsave_clear(undo_fd);
+	if (undo_fd >= 0)
+		ctlsave_clear(undo_fd);
 }
 
 /*
  * The restore file, locked for the run: one record at a time.  What a
- * killed one left in it goes back first.
+ * killed one left in it goes back first.  One that is not ours, or that
+ * cannot be read, stops us: we would write over it.  Where none can be
+ * made (a read-only or missing /run), record goes on without: nothing
+ * puts the tracer back after a SIGKILL then.
  */
 static void lock_restore_file(void)
 {
+	char why[PATH_MAX + 128];
+	struct ctlsave old;
 	pid_t owner;
+	int err;
 
-	undo_fd = ctlsave_lock(true, &owner);
+	undo_fd = ctlsave_lock(true, &owner, why, sizeof(why));
 	if (undo_fd == -EWOULDBLOCK && owner)
 		die("another ringtrace record (pid %d), or the ringtraced it started, is running: one at a time",
 		    (int)owner);
 	if (undo_fd == -EWOULDBLOCK)
 		die("another ringtrace record is starting: one at a time");
+	if (undo_fd == -EROFS || undo_fd == -ENOENT || undo_fd == -EACCES ||
+	    undo_fd == -ENOSPC || undo_fd == -EDQUOT) {
+		warn("no restore after SIGKILL: %s", why);
+		undo_fd = -1;
+		return;
+	}
 	if (undo_fd < 0)
-		die("%s: %s", CTLSAVE_PATH, strerror(-undo_fd));
+		die("%s%s", why, undo_fd == -EPERM ?
+		    ": not to be trusted with what goes back as root" : "");
+	err = ctlsave_load(undo_fd, &ctl, &old);
+	if (err < 0)
+		die("%s: %s", CTLSAVE_PATH, err == -EPROTO ?
+		    "not a restore file of this ringtrace: left as it is (remove it to record)" :
+		    strerror(-err));
+	ctlsave_free(&old);
 	ctlsave_pay(undo_fd, &ctl);
 }
 
@@ -1021,11 +1058,13 @@ static pid_t launch_daemon(void)
 		dargs[nd++] = LIVE_FLUSH_MS;
 	}
 	/* What goes back if we are killed: it writes it back then. */
-	snprintf(fd, sizeof(fd), "%d", undo_fd);
-	dargs[nd++] = "--restore-fd";
-	dargs[nd++] = fd;
+	if (undo_fd >= 0) {
+		snprintf(fd, sizeof(fd), "%d", undo_fd);
+		dargs[nd++] = "--restore-fd";
+		dargs[nd++] = fd;
+		daemon_keep_fd(undo_fd);
+	}
 	dargs[nd] = NULL;
-	daemon_keep_fd(undo_fd);
 	return start_daemon(dargs);
 }
 
@@ -1067,7 +1106,8 @@ static void start_live(void)
 	}
 	set_die_hook(NULL);
 	recsig_close();
-	close(undo_fd);
+	if (undo_fd >= 0)
+		close(undo_fd);
 	/* The probes go with record's open of probe_events alone. */
 	if (probes.fd >= 0)
 		close(probes.fd);
@@ -1410,7 +1450,8 @@ static int run(int argc, char **argv)
 	if (strcmp(saved.tracing_on, "0"))
 		die("tracing is on already (ringtraced, or another record?): 'ringtrace stop' ends it");
 	plan_restore();
-	if (triggers.n)
+	/* Without a restore file there is nothing for it to write back. */
+	if (triggers.n && undo_fd >= 0)
 		start_guard();
 	/* The module parses them: a refused one leaves every filter as it was. */
 	if (filters_apply(&filters, &ctl, why, sizeof(why)))
@@ -1424,6 +1465,7 @@ static int run(int argc, char **argv)
 	if (opt.cmd)
 		spawn(&execerr);
 	apply(on, stack, opt.follow ? run_state.cmd : 0);
+	mark_set();
 	if (triggers.n)
 		return run_triggered(execerr);
 	run_state.daemon = launch_daemon();
@@ -1488,13 +1530,13 @@ const struct command cmd_record = {
 "geometry, mode, pid filter, event filters -- is put back at exit, after a\n"
 "signal or an error too.  It is saved first in " CTLSAVE_PATH ":\n"
 "killed (SIGKILL), record leaves it to its ringtraced to put back, or,\n"
-"when that was killed too, to the next record or ringtraced start.  One\n"
-"record at a time.  Records with ringtraced, as a child process: a thread per\n"
-"CPU writes the packets uncompressed as fast as they can be copied, and\n"
-"worker threads compress them behind, on idle CPU time.  What is left\n"
-"when the recording stops is compressed then, with progress on the\n"
-"terminal; a Ctrl-C meanwhile leaves it uncompressed ('ringtrace\n"
-"compress DIR' later).\n"
+"when that was killed too, to the next record or ringtraced start (a file\n"
+"set by hand since stays as it is).  One record at a time.  Records with\n"
+"ringtraced, as a child process: a thread per CPU writes the packets\n"
+"uncompressed as fast as they can be copied, and worker threads compress\n"
+"them behind, on idle CPU time.  What is left when the recording stops is\n"
+"compressed then, with progress on the terminal; a Ctrl-C meanwhile leaves\n"
+"it uncompressed ('ringtrace compress DIR' later).\n"
 "\n"
 "  -e, --events LIST     events: names, globs (sched_*) and groups, comma\n"
 "                        separated (default " DEFAULT_EVENTS "); groups:\n"
