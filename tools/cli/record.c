@@ -49,6 +49,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -647,8 +648,9 @@ static void apply(const bool *on, const bool *stack, pid_t child)
 /* ---- the traced command and ringtraced ------------------------------------------- */
 
 /*
- * Forked now, held until release_cmd(); an exec failure comes back
- * through @err (close-on-exec, so EOF means the exec worked).
+ * Forked now, held until release_cmd() (a socket: a command killed while
+ * held is an EPIPE there, never a SIGPIPE of ours); an exec failure comes
+ * back through @err (close-on-exec, so EOF means the exec worked).
  */
 static void spawn(int *err)
 {
@@ -656,7 +658,8 @@ static void spawn(int *err)
 	pid_t pid;
 	char c;
 
-	if (pipe2(gofd, O_CLOEXEC) || pipe2(errfd, O_CLOEXEC))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gofd) ||
+	    pipe2(errfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
@@ -1137,18 +1140,33 @@ static bool end_live(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Lets the held command go; dies if it could not be run. */
+/*
+ * Lets the held command go; dies if it could not be run.  A stop signal,
+ * or one of record's own, that came while record set up (a Ctrl-C during
+ * a slow start) was meant for a command not yet running: it never runs,
+ * and record ends by that signal (finish()).  So does a command a signal
+ * ended while it was held.
+ */
 static void release_cmd(int execerr)
 {
 	char c = 'g', e;
 
-	if (!run_state.cmd) {
-		/* A signal ended it while it was held: nothing to let go. */
+	/* Nothing to pass on: the command has not run. */
+	recsig_take(0);
+	if (!run_state.cmd || recsig_stop() || recsig_own()) {
 		drop_held_cmd();
+		close(execerr);
 		return;
 	}
-	if (write(run_state.go, &c, 1) != 1)
-		die("cannot start %s", opt.cmd[0]);
+	if (send(run_state.go, &c, 1, MSG_NOSIGNAL) != 1) {
+		if (errno != EPIPE && errno != ECONNRESET)
+			die("cannot start %s: %s", opt.cmd[0], strerror(errno));
+		/* Killed while held, just now: what killed it is ours too. */
+		drop_held_cmd();
+		close(execerr);
+		recsig_take(0);
+		return;
+	}
 	close(run_state.go);
 	run_state.go = -1;
 	/* EOF: the exec worked; a byte: its errno. */
@@ -1353,11 +1371,17 @@ static int cmd_exit_status(void)
 __attribute__((noreturn))
 static void finish(bool failed)
 {
+	int status = failed ? 1 : cmd_exit_status();
+
 	if (run_state.cmd > 0)
 		warn("%s (pid %d) goes on, no longer traced", opt.cmd[0],
 		     (int)run_state.cmd);
-	recsig_exit(failed ? 1 : cmd_exit_status(),
-		    !failed && run_state.cmd_ran ? &run_state.cmd_status : NULL);
+	/* A command that never ran: record ends by what stopped it. */
+	if (!failed && opt.cmd && !run_state.cmd_ran &&
+	    (recsig_stop() || recsig_own()))
+		status = 0;
+	recsig_exit(status, !failed && run_state.cmd_ran ?
+		    &run_state.cmd_status : NULL);
 }
 
 /* record --trigger from the start of tracing to the end. */
@@ -1366,9 +1390,10 @@ static int run_triggered(int execerr)
 	unsigned int n;
 
 	trigger_start();
-	if (run_state.cmd)
+	if (opt.cmd)
 		release_cmd(execerr);
-	n = trigger_loop();
+	/* Stopped before the command could run: nothing to wait for. */
+	n = opt.cmd && !run_state.cmd ? 0 : trigger_loop();
 	set_die_hook(NULL);
 	dynprobes_remove(&probes);
 	restore_state();
@@ -1472,10 +1497,11 @@ static int run(int argc, char **argv)
 	wait_tracing_on();
 	if (opt.live)
 		start_live();
-	if (run_state.cmd)
+	if (opt.cmd)
 		release_cmd(execerr);
-
-	record_loop();
+	/* Stopped before the command could run: the recording is over. */
+	if (!opt.cmd || run_state.cmd)
+		record_loop();
 
 	daemon_failed = !run_state.daemon;
 	if (daemon_failed)
