@@ -38,7 +38,13 @@
  * window covers that.  A signal to record alone thus reaches the command
  * WITNESS_MS late.  One from the command itself is not sent back to it;
  * if the witness is gone (killed), every one sent to record is passed on,
- * as before it existed.
+ * as before it existed.  The witness reads as rt-witness in
+ * /proc/PID/cmdline (proctitle.c): pkill -f 'ringtrace record' signals
+ * record alone, where it would signal both from one sender, the group's
+ * pattern, and the command would get nothing.  What defeats it (cli.rst
+ * says so): a signal that reaches the witness, or its report record,
+ * more than WITNESS_MS late (passed on twice), and a witness signalled by
+ * its pid (not passed on).
  */
 #include <errno.h>
 #include <fcntl.h>
