@@ -9,7 +9,10 @@
  * PR_SET_PDEATHSIG is what stopped it -- it writes the file's values back
  * and empties it: after it turned tracing off, drained, and closed its
  * buffers, since the mode and geometry change only then.  With record
- * still there it leaves them to record.
+ * still there it leaves them to record.  Gone means our parent is no
+ * longer the record the file names: record may have died before we could
+ * ask who our parent was (its SIGTERM then waited, blocked, since before
+ * our exec: tools/cli/daemon.c).
  *
  * Started for a recording of its own (not --once), ringtraced first puts
  * back what a record left owed when it and its ringtraced were both
@@ -25,7 +28,6 @@
 #include "ringtraced.h"
 
 static int restore_fd = -1;
-static pid_t parent;		/* record, when it started us */
 
 void restore_option(const char *arg)
 {
@@ -38,7 +40,6 @@ void restore_option(const char *arg)
 			    arg);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	restore_fd = fd;
-	parent = getppid();
 }
 
 void restore_stale(void)
@@ -49,6 +50,7 @@ void restore_stale(void)
 
 void restore_at_stop(void)
 {
-	if (restore_fd >= 0 && getppid() != parent)
+	/* Emptied by record, the file names nobody: nothing is owed. */
+	if (restore_fd >= 0 && getppid() != ctlsave_owner(restore_fd))
 		ctlsave_pay(restore_fd, &ctl);
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,33 +14,79 @@
 #include "ctlsave.h"
 #include "msg.h"
 
-#define MAGIC		"ringtrace-restore 1\n"
+#define MAGIC		"ringtrace-restore 2\n"
 /* A restore file is a few KiB; anything near this is not ours. */
 #define MAX_FILE	(16 << 20)
 
-void ctlsave_add(struct ctlsave *s, const char *name, const char *value)
+/* The control files record writes (ctlsave_name_ok()). */
+static const char *const names[] = {
+	"tracing_on", "mode", "subbuf_size", "num_subbufs", "set_event",
+	"set_event_stack", "set_event_pid", "set_event_cgroup", "event_fork",
+	"stack_depth",
+};
+
+bool ctlsave_name_ok(const char *name)
 {
-	struct ctlsave_write *more = realloc(s->w, (s->n + 1) * sizeof(*s->w));
+	const char *ev, *slash;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	/* events/EVENT/filter or trigger: EVENT one component, no ".." */
+	if (strncmp(name, "events/", 7))
+		return false;
+	ev = name + 7;
+	slash = strchr(ev, '/');
+	if (!slash || (strcmp(slash, "/filter") && strcmp(slash, "/trigger")))
+		return false;
+	len = (size_t)(slash - ev);
+	if (!len || (len <= 2 && !strncmp(ev, "..", len)))
+		return false;
+	for (const char *p = ev; p < slash; p++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyz"
+			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-", *p))
+			return false;
+	return true;
+}
+
+static void add_to(struct ctlsave_write **list, size_t *n, const char *name,
+		   const char *value)
+{
+	struct ctlsave_write *more = realloc(*list, (*n + 1) * sizeof(**list));
 
 	if (!more)
 		die("out of memory");
-	s->w = more;
-	more[s->n].name = strdup(name);
-	more[s->n].value = strdup(value);
-	if (!more[s->n].name || !more[s->n].value)
+	*list = more;
+	more[*n].name = strdup(name);
+	more[*n].value = strdup(value);
+	if (!more[*n].name || !more[*n].value)
 		die("out of memory");
-	s->n++;
+	(*n)++;
+}
+
+static void free_list(struct ctlsave_write **list, size_t *n)
+{
+	for (size_t i = 0; i < *n; i++) {
+		free((*list)[i].name);
+		free((*list)[i].value);
+	}
+	free(*list);
+	*list = NULL;
+	*n = 0;
+}
+
+void ctlsave_add(struct ctlsave *s, const char *name, const char *value)
+{
+	if (!ctlsave_name_ok(name))
+		die("the restore file cannot hold '%s'", name);
+	add_to(&s->w, &s->n, name, value);
 }
 
 void ctlsave_free(struct ctlsave *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->w[i].name);
-		free(s->w[i].value);
-	}
-	free(s->w);
-	s->w = NULL;
-	s->n = 0;
+	free_list(&s->w, &s->n);
+	free_list(&s->set, &s->nset);
 }
 
 /*
@@ -90,8 +137,7 @@ static int read_all(int fd, char **text, size_t *len)
 	return 0;
 }
 
-/* The pid of the "pid" line of @fd's text, or 0. */
-static pid_t owner_of(int fd)
+pid_t ctlsave_owner(int fd)
 {
 	char *text, *p;
 	size_t len;
@@ -106,21 +152,73 @@ static pid_t owner_of(int fd)
 	return pid > 0 ? (pid_t)pid : 0;
 }
 
-int ctlsave_lock(bool create, pid_t *owner)
+/* Root's own, written by nobody else: else a sentence in @why. */
+static bool trusted(const struct stat *st, const char *what, char *why,
+		    size_t size)
 {
+	if (st->st_uid != geteuid())
+		snprintf(why, size, "%s belongs to uid %u, not %u", what,
+			 (unsigned int)st->st_uid, (unsigned int)geteuid());
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(why, size, "%s is writable by others (mode %04o)",
+			 what, (unsigned int)(st->st_mode & 07777));
+	else
+		return true;
+	return false;
+}
+
+int ctlsave_lock_at(const char *dir, bool create, pid_t *owner, char *why,
+		    size_t size)
+{
+	char path[PATH_MAX];
 	struct stat st;
-	int fd, err;
+	int dfd, fd, err;
 
 	if (owner)
 		*owner = 0;
-	if (create && mkdir(CTLSAVE_DIR, 0700) && errno != EEXIST)
-		return -errno;
-	fd = open(CTLSAVE_PATH, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
-		  (create ? O_CREAT : 0), 0600);
-	if (fd < 0)
-		return -errno;
-	/* Root's own file, or none: its text is written back as root. */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+	if (create && mkdir(dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		snprintf(why, size, "%s: %s", dir, strerror(-err));
+		return err;
+	}
+	/* Not through a link: whoever made one could point it anywhere. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		err = errno == ELOOP || errno == ENOTDIR ? -EPERM : -errno;
+		snprintf(why, size, "%s: %s", dir, err == -EPERM ?
+			 "not a directory (a link?)" : strerror(-err));
+		return err;
+	}
+	if (fstat(dfd, &st) || !trusted(&st, dir, why, size)) {
+		close(dfd);
+		return -EPERM;
+	}
+	fd = openat(dfd, CTLSAVE_NAME, O_RDWR | O_CLOEXEC | O_NOFOLLOW |
+		    (create ? O_CREAT : 0), 0600);
+	err = fd < 0 ? -errno : 0;
+	close(dfd);
+	if (err == -ELOOP) {
+		snprintf(why, size, "%s/%s is a link", dir, CTLSAVE_NAME);
+		return -EPERM;
+	}
+	if (err) {
+		snprintf(why, size, "%s/%s: %s", dir, CTLSAVE_NAME, strerror(-err));
+		return err;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, CTLSAVE_NAME);
+	if (fstat(fd, &st)) {
+		err = -errno;
+		snprintf(why, size, "%s: %s", path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    !trusted(&st, path, why, size)) {
+		if (!S_ISREG(st.st_mode))
+			snprintf(why, size, "%s is not a file", path);
+		else if (st.st_nlink != 1)
+			snprintf(why, size, "%s has %lu links, not 1", path,
+				 (unsigned long)st.st_nlink);
 		close(fd);
 		return -EPERM;
 	}
@@ -129,121 +227,244 @@ int ctlsave_lock(bool create, pid_t *owner)
 		if (err == -EINTR)
 			continue;
 		if (err == -EWOULDBLOCK && owner)
-			*owner = owner_of(fd);
+			*owner = ctlsave_owner(fd);
+		snprintf(why, size, "%s: %s", path, strerror(-err));
 		close(fd);
 		return err;
 	}
 	return fd;
 }
 
+int ctlsave_lock(bool create, pid_t *owner, char *why, size_t size)
+{
+	return ctlsave_lock_at(CTLSAVE_DIR, create, owner, why, size);
+}
+
+/* @list as "KEY NAME LEN\nVALUE\n" entries, at @text + *@used. */
+static void put_list(char *text, size_t len, size_t *used, const char *key,
+		     const struct ctlsave_write *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		*used += (size_t)snprintf(text + *used, len - *used,
+					  "%s %s %zu\n%s\n", key, list[i].name,
+					  strlen(list[i].value), list[i].value);
+}
+
+static size_t list_len(const struct ctlsave_write *list, size_t n)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(list[i].name) + strlen(list[i].value) + 32;
+	return len;
+}
+
+static int write_at(int fd, const char *text, size_t len, off_t at)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	while (off < len) {
+		n = pwrite(fd, text + off, len - off, at + (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
 int ctlsave_store(int fd, const struct ctl *c, struct ctlsave *s)
 {
-	size_t len = strlen(MAGIC) + 128, used, off = 0;
+	size_t len = strlen(MAGIC) + 128 + list_len(s->w, s->n) +
+		     list_len(s->set, s->nset), used;
 	char *text;
-	ssize_t n;
 	int err;
 
 	err = module_uuid(c, s->module, sizeof(s->module));
 	if (err)
 		return err;
-	for (size_t i = 0; i < s->n; i++)
-		len += strlen(s->w[i].name) + strlen(s->w[i].value) + 32;
 	text = malloc(len);
 	if (!text)
 		return -ENOMEM;
 	used = (size_t)snprintf(text, len, MAGIC "pid %d\nmodule %s\n",
 				(int)s->pid, s->module);
-	for (size_t i = 0; i < s->n; i++)
-		used += (size_t)snprintf(text + used, len - used,
-					 "write %s %zu\n%s\n", s->w[i].name,
-					 strlen(s->w[i].value), s->w[i].value);
+	put_list(text, len, &used, "write", s->w, s->n);
 	used += (size_t)snprintf(text + used, len - used, "end\n");
+	put_list(text, len, &used, "set", s->set, s->nset);
 	/* Without its "end", what a kill leaves half written owes nothing. */
 	err = ftruncate(fd, 0) ? -errno : 0;
-	while (!err && off < used) {
-		n = pwrite(fd, text + off, used - off, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			err = -errno;
-		else
-			off += (size_t)n;
-	}
+	if (!err)
+		err = write_at(fd, text, used, 0);
 	free(text);
 	return err;
 }
 
-/* One "KEY VALUE\n" line at *@p, advancing it: VALUE, or NULL. */
-static char *line_of(char **p, const char *key)
+int ctlsave_mark_set(int fd, const struct ctl *c, struct ctlsave *s)
 {
-	size_t k = strlen(key);
-	char *v, *nl;
+	size_t len, used = 0, first = s->nset;
+	struct stat st;
+	char *text;
+	int err;
 
-	if (strncmp(*p, key, k) || (*p)[k] != ' ')
-		return NULL;
-	v = *p + k + 1;
-	nl = strchr(v, '\n');
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->w[i].name;
+		bool seen = !strcmp(name, "tracing_on");
+		char *now;
+
+		for (size_t j = 0; j < s->nset && !seen; j++)
+			seen = !strcmp(s->set[j].name, name);
+		if (seen)
+			continue;
+		/* Unread, it goes back whatever it holds. */
+		now = ctl_read_alloc(c, name);
+		if (!now)
+			continue;
+		add_to(&s->set, &s->nset, name, now);
+		free(now);
+	}
+	len = list_len(s->set + first, s->nset - first) + 1;
+	text = malloc(len);
+	if (!text)
+		return -ENOMEM;
+	put_list(text, len, &used, "set", s->set + first, s->nset - first);
+	/*
+	 * Appended after "end": the writes stay whole whenever a kill cuts
+	 * this short, and an entry cut short is left out.
+	 */
+	err = fstat(fd, &st) ? -errno : write_at(fd, text, used, st.st_size);
+	free(text);
+	return err;
+}
+
+/* How far an element of the text got: whole, cut short by its end, wrong. */
+enum took { TOOK, CUT, BAD };
+
+/* The text at *@p, before @end, being read. */
+struct rd {
+	char *p, *end;
+};
+
+/*
+ * A "KEY REST\n" line: REST in *@rest (its newline made a NUL), the cursor
+ * past it.  CUT when the text ends inside it; BAD when it is another line.
+ */
+static enum took key_line(struct rd *r, const char *key, char **rest)
+{
+	size_t k = strlen(key), left = (size_t)(r->end - r->p);
+	char *nl;
+
+	if (left <= k)
+		return !strncmp(r->p, key, left) ? CUT : BAD;
+	if (strncmp(r->p, key, k) || r->p[k] != ' ')
+		return BAD;
+	nl = memchr(r->p + k + 1, '\n', left - k - 1);
 	if (!nl)
-		return NULL;
+		return CUT;
 	*nl = '\0';
-	*p = nl + 1;
-	return v;
+	*rest = r->p + k + 1;
+	r->p = nl + 1;
+	return TOOK;
+}
+
+/* An entry "KEY NAME LEN\nVALUE\n": its name and value, NUL-terminated. */
+static enum took entry(struct rd *r, const char *key, char **name,
+		       char **value)
+{
+	unsigned long long n;
+	char *rest, *sp, *end;
+	enum took t = key_line(r, key, &rest);
+
+	if (t != TOOK)
+		return t;
+	sp = strrchr(rest, ' ');
+	if (!sp || sp == rest)
+		return BAD;
+	*sp = '\0';
+	if (!ctlsave_name_ok(rest))
+		return BAD;
+	errno = 0;
+	n = strtoull(sp + 1, &end, 10);
+	if (errno || *end || sp[1] < '0' || sp[1] > '9')
+		return BAD;
+	if (n >= (unsigned long long)(r->end - r->p))
+		return CUT;
+	if (r->p[n] != '\n')
+		return BAD;
+	r->p[n] = '\0';
+	*name = rest;
+	*value = r->p;
+	r->p += n + 1;
+	return TOOK;
 }
 
 /*
- * A control file's name: relative, inside the control directory (no ".."
- * component), of the characters the module's names use.
+ * Parses @text into @s: TOOK when its writes are whole ("end" read), CUT
+ * when the text ends before, BAD where it is not a restore file.
  */
-static bool control_name(const char *name)
+static enum took parse(char *text, size_t len, struct ctlsave *s)
 {
-	if (!*name || *name == '/' || strstr(name, "..") ||
-	    strspn(name, "abcdefghijklmnopqrstuvwxyz"
-			 "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") !=
-	    strlen(name))
-		return false;
-	return true;
-}
-
-/* Parses @text into @s: 0, or -EPROTO where it is not a whole file. */
-static int parse(char *text, size_t len, struct ctlsave *s)
-{
-	char *p = text, *end = text + len, *v, *sp, *value;
-	unsigned long long n;
+	struct rd r = { text, text + len };
+	char *v, *name, *end;
+	enum took t;
 	long pid;
 
-	if (strncmp(p, MAGIC, strlen(MAGIC)))
-		return -EPROTO;
-	p += strlen(MAGIC);
-	v = line_of(&p, "pid");
-	if (!v || (pid = strtol(v, &sp, 10)) <= 0 || *sp)
-		return -EPROTO;
+	if (len < strlen(MAGIC))
+		return !strncmp(text, MAGIC, len) ? CUT : BAD;
+	if (strncmp(text, MAGIC, strlen(MAGIC)))
+		return BAD;
+	r.p += strlen(MAGIC);
+	if ((t = key_line(&r, "pid", &v)) != TOOK)
+		return t;
+	errno = 0;
+	pid = strtol(v, &end, 10);
+	if (errno || pid <= 0 || *end || pid != (pid_t)pid)
+		return BAD;
 	s->pid = (pid_t)pid;
-	v = line_of(&p, "module");
-	if (!v || strlen(v) >= sizeof(s->module))
-		return -EPROTO;
+	if ((t = key_line(&r, "module", &v)) != TOOK)
+		return t;
+	if (strlen(v) >= sizeof(s->module))
+		return BAD;
 	snprintf(s->module, sizeof(s->module), "%s", v);
-	while ((v = line_of(&p, "write"))) {
-		sp = strrchr(v, ' ');
-		if (!sp || sp == v)
-			return -EPROTO;
-		*sp = '\0';
-		if (!control_name(v))
-			return -EPROTO;
-		errno = 0;
-		n = strtoull(sp + 1, &value, 10);
-		if (errno || *value || n > (unsigned long long)(end - p) ||
-		    p[n] != '\n')
-			return -EPROTO;
-		p[n] = '\0';
-		ctlsave_add(s, v, p);
-		p += n + 1;
+	while ((t = entry(&r, "write", &name, &v)) == TOOK)
+		add_to(&s->w, &s->n, name, v);
+	if (t == CUT)
+		return CUT;
+	/* Not a write: the end of them. */
+	if ((size_t)(r.end - r.p) < 4)
+		return !strncmp(r.p, "end\n", (size_t)(r.end - r.p)) ? CUT : BAD;
+	if (strncmp(r.p, "end\n", 4))
+		return BAD;
+	r.p += 4;
+	/*
+	 * The files as record set them: one entry each, of a file written
+	 * back.  One cut short is left out: its file goes back whatever it
+	 * holds.
+	 */
+	while (r.p < r.end) {
+		bool written = false;
+
+		t = entry(&r, "set", &name, &v);
+		if (t == CUT)
+			break;
+		if (t == BAD)
+			return BAD;
+		for (size_t i = 0; i < s->n && !written; i++)
+			written = !strcmp(s->w[i].name, name);
+		for (size_t i = 0; i < s->nset && written; i++)
+			written = strcmp(s->set[i].name, name) != 0;
+		if (!written)
+			return BAD;
+		add_to(&s->set, &s->nset, name, v);
 	}
-	return strcmp(p, "end\n") ? -EPROTO : 0;
+	return TOOK;
 }
 
 int ctlsave_load(int fd, const struct ctl *c, struct ctlsave *s)
 {
 	char *text, uuid[sizeof(s->module)];
+	enum took t;
 	size_t len;
 	int err;
 
@@ -251,17 +472,13 @@ int ctlsave_load(int fd, const struct ctl *c, struct ctlsave *s)
 	err = read_all(fd, &text, &len);
 	if (err)
 		return err;
-	/* Not even the start of one: someone else's file, left alone. */
-	if (strncmp(text, MAGIC, len < strlen(MAGIC) ? len : strlen(MAGIC))) {
-		free(text);
-		return -EPROTO;
-	}
-	err = len ? parse(text, len, s) : -EPROTO;
+	/* NULs inside: not text, not ours. */
+	t = strlen(text) != len ? BAD : parse(text, len, s);
 	free(text);
-	/* Empty, or cut short before record changed anything. */
-	if (err) {
+	if (t != TOOK) {
 		ctlsave_free(s);
-		return 0;
+		/* Empty, or cut short before record changed anything. */
+		return t == CUT ? 0 : -EPROTO;
 	}
 	/* Reloaded since: what record set went with the old module. */
 	if (module_uuid(c, uuid, sizeof(uuid)) || strcmp(uuid, s->module)) {
@@ -271,12 +488,38 @@ int ctlsave_load(int fd, const struct ctl *c, struct ctlsave *s)
 	return 1;
 }
 
-unsigned int ctlsave_apply(const struct ctl *c, const struct ctlsave *s)
+/*
+ * The writes of @s; with @compare, not those of a file that no longer
+ * reads as record set it, each said (all read before any is written: the
+ * writes change what the files read).  The number that failed.
+ */
+static unsigned int apply(const struct ctl *c, const struct ctlsave *s,
+			  bool compare)
 {
+	bool *changed = calloc(s->nset + 1, sizeof(*changed));
 	unsigned int failed = 0;
 	int err;
 
+	if (!changed)
+		die("out of memory");
+	/* Unread, it is written (and its failure said). */
+	for (size_t j = 0; compare && j < s->nset; j++) {
+		char *now = ctl_read_alloc(c, s->set[j].name);
+
+		changed[j] = now && strcmp(now, s->set[j].value);
+		free(now);
+		if (changed[j])
+			info("%s/%s changed since ringtrace record set it: left as it is",
+			     c->dir, s->set[j].name);
+	}
 	for (size_t i = 0; i < s->n; i++) {
+		bool left = false;
+
+		for (size_t j = 0; j < s->nset && !left; j++)
+			left = changed[j] &&
+			       !strcmp(s->set[j].name, s->w[i].name);
+		if (left)
+			continue;
 		err = ctl_write(c, s->w[i].name, s->w[i].value);
 		if (!err)
 			continue;
@@ -284,7 +527,13 @@ unsigned int ctlsave_apply(const struct ctl *c, const struct ctlsave *s)
 		     s->w[i].name, s->w[i].value, strerror(-err));
 		failed++;
 	}
+	free(changed);
 	return failed;
+}
+
+unsigned int ctlsave_apply(const struct ctl *c, const struct ctlsave *s)
+{
+	return apply(c, s, false);
 }
 
 int ctlsave_clear(int fd)
@@ -299,15 +548,16 @@ int ctlsave_pay(int fd, const struct ctl *c)
 
 	if (owed < 0) {
 		warn("%s: %s", CTLSAVE_PATH, owed == -EPROTO ?
-		     "not a restore file: left as it is" : strerror(-owed));
-		return -1;
+		     "not a restore file of this ringtrace: left as it is" :
+		     strerror(-owed));
+		return owed;
 	}
 	if (owed) {
-		info("ringtrace record (pid %d) ended without putting the control files back: writing back the %zu values it saved in %s",
-		     (int)s.pid, s.n, CTLSAVE_PATH);
+		info("ringtrace record (pid %d) ended without putting the control files back: writing back the values it saved in %s",
+		     (int)s.pid, CTLSAVE_PATH);
 		/* Tried once: a value refused now is refused next time too. */
-		if (ctlsave_apply(c, &s))
-			owed = -1;
+		if (apply(c, &s, true))
+			owed = -EIO;
 		ctlsave_free(&s);
 	}
 	ctlsave_clear(fd);
@@ -316,13 +566,14 @@ int ctlsave_pay(int fd, const struct ctl *c)
 
 int ctlsave_restore_stale(const struct ctl *c)
 {
-	int fd = ctlsave_lock(false, NULL), owed;
+	char why[PATH_MAX + 128];
+	int fd = ctlsave_lock(false, NULL, why, sizeof(why)), owed;
 
 	if (fd == -ENOENT || fd == -EWOULDBLOCK)
 		return 0;
 	if (fd < 0) {
-		warn("%s: %s", CTLSAVE_PATH, strerror(-fd));
-		return -1;
+		warn("%s", why);
+		return fd;
 	}
 	owed = ctlsave_pay(fd, c);
 	close(fd);

@@ -193,6 +193,21 @@ const struct stack_frame *stack_tree_frame(const struct stack_tree *st, uint32_t
  */
 pid_t start_daemon(char *const *args);
 void daemon_keep_fd(int fd);
+/*
+ * Asks ringtraced @pid to stop (SIGINT): tracing off, drained, what is
+ * stored compressed.  daemon_hurry(): a second stop, which leaves the rest
+ * stored: SIGTERM, a signal other than the first, which it would merge
+ * with while still pending (ordinary signals do not queue).
+ */
+void daemon_stop(pid_t pid);
+void daemon_hurry(pid_t pid);
+
+/*
+ * proctitle.c: a child that does not exec names itself @name in
+ * /proc/PID/cmdline and comm, so that pgrep -f, pkill -f and pidof find
+ * its parent alone.  Its argv's strings are gone after.
+ */
+void proc_title(const char *name);
 
 /*
  * snapshot.c: what the buffers hold now into the new trace directory

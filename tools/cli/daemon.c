@@ -73,7 +73,7 @@ pid_t start_daemon(char *const *args)
 {
 	char path[PATH_MAX], *argv[64];
 	pid_t pid, parent = getpid();
-	sigset_t none;
+	sigset_t mask;
 	int i, n = 0;
 
 	find_daemon(path, sizeof(path));
@@ -99,9 +99,23 @@ pid_t start_daemon(char *const *args)
 	 */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
 		_exit(1);
-	/* It blocks what it takes through its own signalfd. */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	/*
+	 * What it takes through its own signalfd stays blocked: one sent
+	 * before it blocks them itself -- the SIGTERM above, when we die
+	 * now -- stays pending through the exec for it to read, where
+	 * unblocked it would end it before it put anything back.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	/*
+	 * Its own process group is a background job of our terminal: with
+	 * `stty tostop` its first line there (the summary) would stop it.
+	 */
+	signal(SIGTTOU, SIG_IGN);
 	for (unsigned int k = 0; k < nkept; k++)
 		fcntl(kept[k], F_SETFD, 0);
 	if (!strchr(path, '/')) {
@@ -116,4 +130,14 @@ pid_t start_daemon(char *const *args)
 	fprintf(stderr, "%s: cannot run %s: %s (set RINGTRACED to its path)\n",
 		msg_prog, path, strerror(errno));
 	_exit(127);
+}
+
+void daemon_stop(pid_t pid)
+{
+	kill(pid, SIGINT);
+}
+
+void daemon_hurry(pid_t pid)
+{
+	kill(pid, SIGTERM);
 }

@@ -49,6 +49,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -222,7 +223,10 @@ static void undo_filters(const struct filters *fs)
 	char path[256];
 
 	for (size_t i = 0; i < fs->n; i++) {
-		/* A probe's goes with the probe, which a killed record's close removes. */
+		/*
+		 * A probe's goes with the probe, which goes when record's open
+		 * of probe_events closes, killed too (no child keeps it open).
+		 */
 		if (!fs->f[i].saved || fs->f[i].probe)
 			continue;
 		snprintf(path, sizeof(path), "events/%s/%s", fs->f[i].event,
@@ -272,10 +276,27 @@ static void plan_restore(void)
 		ctlsave_add(&undo, "subbuf_size", saved.subbuf_size);
 		ctlsave_add(&undo, "num_subbufs", saved.num_subbufs);
 	}
-	err = ctlsave_store(undo_fd, &ctl, &undo);
+	err = undo_fd >= 0 ? ctlsave_store(undo_fd, &ctl, &undo) : 0;
 	if (err)
 		die("%s: %s", CTLSAVE_PATH, strerror(-err));
 	saved_valid = true;
+}
+
+/*
+ * Everything set: each file as it reads now goes into the restore file,
+ * so that after our death only those still as we set them go back (what
+ * someone set by hand since stays).  Failing, they all go back.
+ */
+static void mark_set(void)
+{
+	int err;
+
+	if (undo_fd < 0)
+		return;
+	err = ctlsave_mark_set(undo_fd, &ctl, &undo);
+	if (err)
+		warn("%s: %s (after a SIGKILL every file goes back, changed since or not)",
+		     CTLSAVE_PATH, strerror(-err));
 }
 
 /* Everything saved goes back; each failure is a warning, not an exit. */
@@ -286,25 +307,45 @@ static void restore_state(void)
 	saved_valid = false;
 	ctlsave_apply(&ctl, &undo);
 	/* Nothing is owed any more, to ringtraced or to the next start. */
-	ctlsave_clear(undo_fd);
+	if (undo_fd >= 0)
+		ctlsave_clear(undo_fd);
 }
 
 /*
  * The restore file, locked for the run: one record at a time.  What a
- * killed one left in it goes back first.
+ * killed one left in it goes back first.  One that is not ours, or that
+ * cannot be read, stops us: we would write over it.  Where none can be
+ * made (a read-only or missing /run), record goes on without: nothing
+ * puts the tracer back after a SIGKILL then.
  */
 static void lock_restore_file(void)
 {
+	char why[PATH_MAX + 128];
+	struct ctlsave old;
 	pid_t owner;
+	int err;
 
-	undo_fd = ctlsave_lock(true, &owner);
+	undo_fd = ctlsave_lock(true, &owner, why, sizeof(why));
 	if (undo_fd == -EWOULDBLOCK && owner)
 		die("another ringtrace record (pid %d), or the ringtraced it started, is running: one at a time",
 		    (int)owner);
 	if (undo_fd == -EWOULDBLOCK)
 		die("another ringtrace record is starting: one at a time");
+	if (undo_fd == -EROFS || undo_fd == -ENOENT || undo_fd == -EACCES ||
+	    undo_fd == -ENOSPC || undo_fd == -EDQUOT) {
+		warn("no restore after SIGKILL: %s", why);
+		undo_fd = -1;
+		return;
+	}
 	if (undo_fd < 0)
-		die("%s: %s", CTLSAVE_PATH, strerror(-undo_fd));
+		die("%s%s", why, undo_fd == -EPERM ?
+		    ": not to be trusted with what goes back as root" : "");
+	err = ctlsave_load(undo_fd, &ctl, &old);
+	if (err < 0)
+		die("%s: %s", CTLSAVE_PATH, err == -EPROTO ?
+		    "not a restore file of this ringtrace: left as it is (remove it to record)" :
+		    strerror(-err));
+	ctlsave_free(&old);
 	ctlsave_pay(undo_fd, &ctl);
 }
 
@@ -333,13 +374,22 @@ static void start_guard(void)
 		set_die_hook(NULL);
 		recsig_close();
 		close(p[1]);
+		/* The probes go with record's open of probe_events alone. */
+		if (probes.fd >= 0)
+			close(probes.fd);
 		setpgid(0, 0);
-		prctl(PR_SET_NAME, "rt-guard");
+		/* Not found by pkill -f 'ringtrace record' (proctitle.c). */
+		proc_title("rt-guard");
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
 		}
+		/*
+		 * Its notes go to record's stderr, a terminal maybe, whose
+		 * background job it is: `stty tostop` would stop it there.
+		 */
+		signal(SIGTTOU, SIG_IGN);
 		while (read(p[0], &c, 1) > 0)
 			;
 		_exit(ctlsave_pay(undo_fd, &ctl) < 0);
@@ -598,8 +648,9 @@ static void apply(const bool *on, const bool *stack, pid_t child)
 /* ---- the traced command and ringtraced ------------------------------------------- */
 
 /*
- * Forked now, held until release_cmd(); an exec failure comes back
- * through @err (close-on-exec, so EOF means the exec worked).
+ * Forked now, held until release_cmd() (a socket: a command killed while
+ * held is an EPIPE there, never a SIGPIPE of ours); an exec failure comes
+ * back through @err (close-on-exec, so EOF means the exec worked).
  */
 static void spawn(int *err)
 {
@@ -607,7 +658,8 @@ static void spawn(int *err)
 	pid_t pid;
 	char c;
 
-	if (pipe2(gofd, O_CLOEXEC) || pipe2(errfd, O_CLOEXEC))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gofd) ||
+	    pipe2(errfd, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
 	fflush(NULL);
 	pid = fork();
@@ -684,21 +736,24 @@ static unsigned int wait_events(int ms)
 /*
  * Stops ringtraced and reaps it: it turns tracing off, drains, compresses
  * what is still stored (progress on the terminal) and prints the summary.
- * A stop signal meanwhile is passed on: the daemon's second one leaves the
- * rest uncompressed, as it does at once when a signal of record's own
- * ends it.  @now: it never started tracing, kill it outright.
+ * A stop signal meanwhile hurries it: the rest is left uncompressed, as it
+ * is at once when a signal of record's own ends it.  @now: it never
+ * started tracing, kill it outright.
  */
 static void stop_daemon(bool now)
 {
 	if (run_state.daemon <= 0)
 		return;
-	kill(run_state.daemon, now ? SIGKILL : SIGINT);
+	if (now)
+		kill(run_state.daemon, SIGKILL);
+	else
+		daemon_stop(run_state.daemon);
 	if (!now && recsig_own())
-		kill(run_state.daemon, SIGINT);
+		daemon_hurry(run_state.daemon);
 	while (run_state.daemon > 0) {
 		reap();
 		if (run_state.daemon > 0 && wait_events(200))
-			kill(run_state.daemon, SIGINT);
+			daemon_hurry(run_state.daemon);
 	}
 }
 
@@ -1006,11 +1061,13 @@ static pid_t launch_daemon(void)
 		dargs[nd++] = LIVE_FLUSH_MS;
 	}
 	/* What goes back if we are killed: it writes it back then. */
-	snprintf(fd, sizeof(fd), "%d", undo_fd);
-	dargs[nd++] = "--restore-fd";
-	dargs[nd++] = fd;
+	if (undo_fd >= 0) {
+		snprintf(fd, sizeof(fd), "%d", undo_fd);
+		dargs[nd++] = "--restore-fd";
+		dargs[nd++] = fd;
+		daemon_keep_fd(undo_fd);
+	}
 	dargs[nd] = NULL;
-	daemon_keep_fd(undo_fd);
 	return start_daemon(dargs);
 }
 
@@ -1052,7 +1109,11 @@ static void start_live(void)
 	}
 	set_die_hook(NULL);
 	recsig_close();
-	close(undo_fd);
+	if (undo_fd >= 0)
+		close(undo_fd);
+	/* The probes go with record's open of probe_events alone. */
+	if (probes.fd >= 0)
+		close(probes.fd);
 	/*
 	 * Killed outright, record cannot end the view: the kernel does.
 	 * Checked after the prctl: record may be gone before it, and the
@@ -1079,18 +1140,33 @@ static bool end_live(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Lets the held command go; dies if it could not be run. */
+/*
+ * Lets the held command go; dies if it could not be run.  A stop signal,
+ * or one of record's own, that came while record set up (a Ctrl-C during
+ * a slow start) was meant for a command not yet running: it never runs,
+ * and record ends by that signal (finish()).  So does a command a signal
+ * ended while it was held.
+ */
 static void release_cmd(int execerr)
 {
 	char c = 'g', e;
 
-	if (!run_state.cmd) {
-		/* A signal ended it while it was held: nothing to let go. */
+	/* Nothing to pass on: the command has not run. */
+	recsig_take(0);
+	if (!run_state.cmd || recsig_stop() || recsig_own()) {
 		drop_held_cmd();
+		close(execerr);
 		return;
 	}
-	if (write(run_state.go, &c, 1) != 1)
-		die("cannot start %s", opt.cmd[0]);
+	if (send(run_state.go, &c, 1, MSG_NOSIGNAL) != 1) {
+		if (errno != EPIPE && errno != ECONNRESET)
+			die("cannot start %s: %s", opt.cmd[0], strerror(errno));
+		/* Killed while held, just now: what killed it is ours too. */
+		drop_held_cmd();
+		close(execerr);
+		recsig_take(0);
+		return;
+	}
 	close(run_state.go);
 	run_state.go = -1;
 	/* EOF: the exec worked; a byte: its errno. */
@@ -1295,11 +1371,17 @@ static int cmd_exit_status(void)
 __attribute__((noreturn))
 static void finish(bool failed)
 {
+	int status = failed ? 1 : cmd_exit_status();
+
 	if (run_state.cmd > 0)
 		warn("%s (pid %d) goes on, no longer traced", opt.cmd[0],
 		     (int)run_state.cmd);
-	recsig_exit(failed ? 1 : cmd_exit_status(),
-		    !failed && run_state.cmd_ran ? &run_state.cmd_status : NULL);
+	/* A command that never ran: record ends by what stopped it. */
+	if (!failed && opt.cmd && !run_state.cmd_ran &&
+	    (recsig_stop() || recsig_own()))
+		status = 0;
+	recsig_exit(status, !failed && run_state.cmd_ran ?
+		    &run_state.cmd_status : NULL);
 }
 
 /* record --trigger from the start of tracing to the end. */
@@ -1308,9 +1390,10 @@ static int run_triggered(int execerr)
 	unsigned int n;
 
 	trigger_start();
-	if (run_state.cmd)
+	if (opt.cmd)
 		release_cmd(execerr);
-	n = trigger_loop();
+	/* Stopped before the command could run: nothing to wait for. */
+	n = opt.cmd && !run_state.cmd ? 0 : trigger_loop();
 	set_die_hook(NULL);
 	dynprobes_remove(&probes);
 	restore_state();
@@ -1373,7 +1456,9 @@ static int run(int argc, char **argv)
 	/*
 	 * Before anything is changed: a probe refused leaves nothing behind.
 	 * They exist while probes.fd is open: to record's end, however it
-	 * ends (the kernel closes it after a SIGKILL too).
+	 * ends (the kernel closes it after a SIGKILL too).  The guard and
+	 * the live view close their copy; ringtraced's and the command's go
+	 * at their exec (close-on-exec), a held command's when it ends.
 	 */
 	if (dynprobes_add(&probes, &ctl, why, sizeof(why)))
 		refuse("%s", why);
@@ -1390,7 +1475,8 @@ static int run(int argc, char **argv)
 	if (strcmp(saved.tracing_on, "0"))
 		die("tracing is on already (ringtraced, or another record?): 'ringtrace stop' ends it");
 	plan_restore();
-	if (triggers.n)
+	/* Without a restore file there is nothing for it to write back. */
+	if (triggers.n && undo_fd >= 0)
 		start_guard();
 	/* The module parses them: a refused one leaves every filter as it was. */
 	if (filters_apply(&filters, &ctl, why, sizeof(why)))
@@ -1404,16 +1490,18 @@ static int run(int argc, char **argv)
 	if (opt.cmd)
 		spawn(&execerr);
 	apply(on, stack, opt.follow ? run_state.cmd : 0);
+	mark_set();
 	if (triggers.n)
 		return run_triggered(execerr);
 	run_state.daemon = launch_daemon();
 	wait_tracing_on();
 	if (opt.live)
 		start_live();
-	if (run_state.cmd)
+	if (opt.cmd)
 		release_cmd(execerr);
-
-	record_loop();
+	/* Stopped before the command could run: the recording is over. */
+	if (!opt.cmd || run_state.cmd)
+		record_loop();
 
 	daemon_failed = !run_state.daemon;
 	if (daemon_failed)
@@ -1468,13 +1556,13 @@ const struct command cmd_record = {
 "geometry, mode, pid filter, event filters -- is put back at exit, after a\n"
 "signal or an error too.  It is saved first in " CTLSAVE_PATH ":\n"
 "killed (SIGKILL), record leaves it to its ringtraced to put back, or,\n"
-"when that was killed too, to the next record or ringtraced start.  One\n"
-"record at a time.  Records with ringtraced, as a child process: a thread per\n"
-"CPU writes the packets uncompressed as fast as they can be copied, and\n"
-"worker threads compress them behind, on idle CPU time.  What is left\n"
-"when the recording stops is compressed then, with progress on the\n"
-"terminal; a Ctrl-C meanwhile leaves it uncompressed ('ringtrace\n"
-"compress DIR' later).\n"
+"when that was killed too, to the next record or ringtraced start (a file\n"
+"set by hand since stays as it is).  One record at a time.  Records with\n"
+"ringtraced, as a child process: a thread per CPU writes the packets\n"
+"uncompressed as fast as they can be copied, and worker threads compress\n"
+"them behind, on idle CPU time.  What is left when the recording stops is\n"
+"compressed then, with progress on the terminal; a Ctrl-C meanwhile leaves\n"
+"it uncompressed ('ringtrace compress DIR' later).\n"
 "\n"
 "  -e, --events LIST     events: names, globs (sched_*) and groups, comma\n"
 "                        separated (default " DEFAULT_EVENTS "); groups:\n"

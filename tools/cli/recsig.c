@@ -38,7 +38,13 @@
  * window covers that.  A signal to record alone thus reaches the command
  * WITNESS_MS late.  One from the command itself is not sent back to it;
  * if the witness is gone (killed), every one sent to record is passed on,
- * as before it existed.
+ * as before it existed.  The witness reads as rt-witness in
+ * /proc/PID/cmdline (proctitle.c): pkill -f 'ringtrace record' signals
+ * record alone, where it would signal both from one sender, the group's
+ * pattern, and the command would get nothing.  What defeats it (cli.rst
+ * says so): a signal that reaches the witness, or its report record,
+ * more than WITNESS_MS late (passed on twice), and a witness signalled by
+ * its pid (not passed on).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,7 +121,8 @@ static void witness_main(pid_t parent, const sigset_t *stops, int out)
 	struct sent s;
 	int fd, null;
 
-	prctl(PR_SET_NAME, "rt-witness");
+	/* pkill -f 'ringtrace record' must not signal us too (proctitle.c). */
+	proc_title("rt-witness");
 	/* Checked after the prctl: record may be gone before it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(0);
@@ -393,15 +400,18 @@ void recsig_exit(int status, const int *cmd_status)
 		while (waitpid(rs.witness, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (!sig && cmd_status && WIFSIGNALED(*cmd_status)) {
+	if (!sig && cmd_status && WIFSIGNALED(*cmd_status))
 		sig = WTERMSIG(*cmd_status);
-		/* With core_pattern "core", ours would replace the command's. */
-		prctl(PR_SET_DUMPABLE, 0);
-	} else if (!sig && !cmd_status && !status) {
+	else if (!sig && !cmd_status && !status)
 		sig = rs.stop;
-	}
 	fflush(NULL);
 	if (sig) {
+		/*
+		 * No core: nothing failed in record, which put the tracer back
+		 * (and with core_pattern "core", ours would replace the
+		 * command's).  The parent's wait still sees the signal.
+		 */
+		prctl(PR_SET_DUMPABLE, 0);
 		signal(sig, SIG_DFL);
 		raise(sig);
 		sigemptyset(&one);

@@ -48,10 +48,10 @@ int recsig_stop(void);
 /*
  * record's end.  When a terminating signal decides it, record ends by
  * that signal (raised with its default action, so that the parent's wait
- * sees it, a core dumped if it would be): record's own signal; else, with
- * a command that ran (@cmd_status, NULL: none), the signal that ended the
- * command, if one did (record then dumps no core: the command's is the
- * one); else, without one and when @status is 0 (not a failure), the stop
+ * sees it, but never with a core: record put the tracer back, nothing in
+ * it failed): record's own signal; else, with a command that ran
+ * (@cmd_status, NULL: none), the signal that ended the command, if one
+ * did; else, without one and when @status is 0 (not a failure), the stop
  * signal.  Else it exits with @status.
  */
 __attribute__((noreturn))

@@ -11,13 +11,20 @@
 #              failing command and every refused start; one line per error
 #   signals  every terminating signal: record puts every control file,
 #              filter and trigger back, then ends by that signal (the wait
-#              status, from sigrun.py; a core when allowed), or as its
+#              status, from sigrun.py; no core, cores allowed), or as its
 #              command did; SIGPIPE of `2>&1 | head -1`; a stop signal to
 #              record alone, its process group, each process of its cgroup
-#              (systemd) or typed at a terminal (a pty) reaches the command
-#              once; SIGKILL of record (drained, and --trigger): its
-#              ringtraced (guard) puts everything back; kill -9 of record
-#              and ringtraced: the next record or ringtraced does; --live's
+#              (systemd), typed at a terminal (a pty) or sent by pkill -f
+#              (pgrep -f and pidof list record alone) reaches the command
+#              once; one while record starts: the command never runs;
+#              SIGKILL of record (drained, and --trigger): its ringtraced
+#              (guard) puts everything back, also when record died before
+#              ringtraced began (pdeath-delay.so), and the probes go at
+#              once; kill -9 of record and ringtraced: the next record or
+#              ringtraced does, leaving what was set by hand since; a
+#              restore file not record's, or a directory others may write,
+#              refused; a read-only one: recorded all the same; on a stty
+#              tostop terminal the guard and ringtraced write; --live's
 #              view ends when record died before it asked for PDEATHSIG
 #              (pdeath-delay.so widens the window)
 #   list, report's filters and --stat, against babeltrace2's view
@@ -775,7 +782,8 @@ test_term_signals() {
 	local sig num out before st want daemon core quit=
 	set_odd_state
 	before=$(tree_state)
-	# Cores allowed (sigrun --core), into $W: SIGQUIT's dumps one.
+	# Cores allowed (sigrun --core), into $W: SIGQUIT's would dump one,
+	# but record, which failed in nothing, ends without.
 	core=$(cat /proc/sys/kernel/core_pattern)
 	echo "$W/core.%p" >/proc/sys/kernel/core_pattern
 	# System-wide: a stop signal stops it, any other ends it at once
@@ -783,7 +791,6 @@ test_term_signals() {
 	for sig in INT QUIT USR1 USR2 ALRM RTMIN+1; do
 		num=$(kill -l "$sig")
 		want="signal $num"
-		[[ $sig == QUIT ]] && want+=" core"
 		out=$W/ts-$num
 		sigrun --core -- "$CLI" record -o "$out" -e sched
 		wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]]'
@@ -797,7 +804,8 @@ test_term_signals() {
 		check "SIG$sig to record: control files as before" same_tree "$before"
 		check "SIG$sig to record: the trace is readable" "$CLI" check "$out"
 	done
-	check "SIGQUIT to record: its core is there" test -s "$W/core.$quit"
+	check "SIGQUIT to record: no core of record's, cores allowed" \
+		test -n "$quit" -a ! -e "$W/core.$quit"
 	echo "$core" >/proc/sys/kernel/core_pattern
 	rm -f "$W"/core.*
 
@@ -916,6 +924,235 @@ test_relay_once() {
 		check "... control files as before" same_tree "$before"
 		rmdir /sys/fs/cgroup/rt-unit
 	fi
+	put_tree "$before"
+}
+
+# ---- what pkill, a slow start, an early kill and the restore file do -----------------
+
+# pkill -f 'ringtrace record' (kill $(pgrep -f ...), kill $(pidof
+# ringtrace)) signals every process that reads so, from one sender: the
+# witness must not, or it reports the signal as its group's and the
+# command never gets it.
+test_pkill_once() {
+	local before f pids
+	set_odd_state
+	before=$(tree_state)
+	f=$W/pk
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	wait_for 120 test -e "$f.ready"
+	# Anchored: sigrun.py's command line holds record's too.
+	pids=$(pgrep -f "^$CLI record -o $f.trace" | tr '\n' ' ')
+	check "pgrep -f 'ringtrace record' lists record alone ($rec; got ${pids% })" \
+		test "${pids% }" = "$rec"
+	pids=$(pidof ringtrace)
+	check "pidof ringtrace lists record alone ($rec; got $pids)" test "$pids" = "$rec"
+	pkill -TERM -f "^$CLI record -o $f.trace"
+	# Never passed on, it would wait for ever: ended, it counted none.
+	wait_for 10 test -e "$f.got" || kill -KILL "$(pgrep -P "$rec" -x python3)"
+	count_once "pkill -f 'ringtrace record'" "$f"
+	put_tree "$before"
+}
+
+# A stop signal while record sets up (here a ringtraced slow to start)
+# was meant for a command that is not running yet: it never runs, and
+# record ends by the signal.  Sent to record alone, or to the group as
+# Ctrl-C is (which ends the held command too: record still ends by it).
+test_start_stop() {
+	local slow=$W/rt-slow-daemon before how
+	printf '#!/bin/sh\n: >"%s/slow.waiting"\nwhile [ ! -e "%s/slow.go" ]; do sleep 0.05; done\nexec %q "$@"\n' \
+		"$W" "$W" "$RINGTRACED" >"$slow"
+	chmod +x "$slow"
+	before=$(state)
+	for how in alone group; do
+		rm -f "$W/slow.waiting" "$W/slow.go" "$W/ss.ran"
+		sigrun -- env RINGTRACED="$slow" "$CLI" record -o "$W/ss-$how" -e sched -- \
+			sh -c ": >'$W/ss.ran'; exec sleep 5"
+		wait_for 60 test -e "$W/slow.waiting"
+		if [[ $how == alone ]]; then
+			kill -INT "$rec"
+		else
+			kill -INT -- -"$rec"
+		fi
+		: >"$W/slow.go"
+		sigrun_wait
+		check "SIGINT to record ($how) while it starts: it ends by it ('signal 2', got '$st')" \
+			test "$st" = "signal 2"
+		check "... the command never ran" test ! -e "$W/ss.ran"
+		check "... control files as before" same_state "$before"
+	done
+}
+
+# record killed the moment it started ringtraced, before ringtraced asked
+# who its parent is or blocked its signals (pdeath-delay.so holds it
+# before its main()): the SIGTERM of PR_SET_PDEATHSIG waits for it, it
+# stops, and puts back what record changed.
+test_early_kill() {
+	local out=$W/ek before daemon
+	set_tree_state
+	before=$(tree_state)
+	rm -f "$W/ek.pids"
+	LD_PRELOAD=$REPO/tools/tests/pdeath-delay.so RT_START_DELAY_LOG=$W/ek.pids \
+		RT_PDEATH_DELAY_MS=2000 as_job "$CLI" record -o "$out" -e syscalls \
+		-b 1M -m overwrite -- sleep 100 >/dev/null 2>"$out.err" &
+	rec=$!
+	wait_for 60 test -s "$W/ek.pids"
+	daemon=$(head -n 1 "$W/ek.pids")
+	check "record changed the control files before it started ringtraced" \
+		test "$(tree_state)" != "$before"
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	wait_for 60 pid_gone "${daemon:-0}"
+	check "record killed before its ringtraced ($daemon) began: that stopped" \
+		eval '[[ -n $daemon ]] && pid_gone "$daemon"'
+	check "... and put every control file, filter and trigger back" same_tree "$before"
+	check "... the restore file owes nothing" test ! -s /run/ringtrace/record.restore
+	pkill -KILL -f "^sleep 100$"
+	echo 0 >"$RT/tracing_on"
+	put_tree "$before"
+	clear_tree_state
+}
+
+# The restore file: someone else's refused and left as it is; a directory
+# others may write refused; none to be made (read-only) costs the restore
+# after SIGKILL alone.  After kill -9 of record and ringtraced, the next
+# record puts back what still reads as record set it, and leaves what was
+# set by hand since.
+test_restore_file() {
+	local before rc f=/run/ringtrace/record.restore daemon nb
+	before=$(state)
+	mkdir -p /run/ringtrace
+	chmod 0700 /run/ringtrace
+	printf 'precious\n' >"$f"
+	"$CLI" record -o "$W/rf1" -- true >/dev/null 2>"$W/rf1.err"
+	rc=$?
+	check "someone else's file as the restore file: record refuses ($rc) in one line" \
+		eval '[ $rc -ne 0 ] && one_line "$W/rf1.err" && grep -q "not a restore file" "$W/rf1.err"'
+	check "... the file left as it is" test "$(cat "$f")" = precious
+	check "... control files as before" same_state "$before"
+	rm -f "$f"
+	chmod 0777 /run/ringtrace
+	"$CLI" record -o "$W/rf2" -- true >/dev/null 2>"$W/rf2.err"
+	rc=$?
+	chmod 0700 /run/ringtrace
+	check "/run/ringtrace writable by others: record refuses ($rc) in one line" \
+		eval '[ $rc -ne 0 ] && one_line "$W/rf2.err" && grep -q "writable by others" "$W/rf2.err"'
+	mount -t tmpfs -o ro,mode=0700 rt-ro /run/ringtrace
+	"$CLI" record -o "$W/rf3" -- true >/dev/null 2>"$W/rf3.err"
+	rc=$?
+	umount /run/ringtrace
+	check "/run/ringtrace read-only: record records (exit $rc)" test $rc -eq 0
+	check "... saying there is no restore after SIGKILL" \
+		grep -q "no restore after SIGKILL" "$W/rf3.err"
+	check "... control files as before" same_state "$before"
+
+	as_job "$CLI" record -o "$W/rf4" -e syscalls -b 1M -- sleep 100 >/dev/null 2>"$W/rf4.err" &
+	rec=$!
+	started sleep
+	cmd=$(pgrep -P "$rec" -x sleep)
+	daemon=$(pgrep -P "$rec" -x ringtraced)
+	kill -KILL "$rec" "$daemon"
+	wait "$rec" 2>/dev/null
+	kill -KILL "$cmd" 2>/dev/null
+	# By hand since: tracing off, another count of sub-buffers.
+	echo 0 >"$RT/tracing_on"
+	nb=$(($(cat "$RT/num_subbufs") * 2))
+	echo "$nb" >"$RT/num_subbufs"
+	"$CLI" record -o "$W/rf5" -- true >/dev/null 2>"$W/rf5.err"
+	check "the next record: num_subbufs set by hand since stays ($nb, got $(cat "$RT/num_subbufs"))" \
+		test "$(cat "$RT/num_subbufs")" = "$nb"
+	check "... and it says so" grep -q "num_subbufs changed since ringtrace record set it" "$W/rf5.err"
+	check "... every other control file as before the killed record" \
+		test "$(grep -v '^num_subbufs' <<<"$before")" = "$(state | grep -v '^num_subbufs')"
+	put_state "$before"
+}
+
+# freeze PID / thaw: PID in a frozen cgroup (cgroup v2's freezer: a
+# job-control SIGCONT does not wake it), then out again.
+freeze() {
+	mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+	mkdir -p /sys/fs/cgroup/rt-freeze
+	echo "$1" >/sys/fs/cgroup/rt-freeze/cgroup.procs
+	echo 1 >/sys/fs/cgroup/rt-freeze/cgroup.freeze
+}
+thaw() {
+	local p
+	echo 0 >/sys/fs/cgroup/rt-freeze/cgroup.freeze
+	for p in $(cat /sys/fs/cgroup/rt-freeze/cgroup.procs); do
+		echo "$p" >/sys/fs/cgroup/cgroup.procs
+	done
+	rmdir /sys/fs/cgroup/rt-freeze
+}
+
+# The children that outlive a SIGKILL of record a moment -- the --live
+# view, the --trigger guard -- do not keep its dynamic probes: frozen,
+# the probe is gone all the same.  The guard, a background job, puts the
+# tracer back on a terminal set `stty tostop` (a subreaper in the session
+# keeps its group from being orphaned, as a session manager would), and
+# pgrep -f does not list it.  record's ringtraced, a background job too,
+# prints its summary there.
+test_kill_children() {
+	local before func live guard lead pids
+	func=$(grep -oE " (do_sys_openat2|do_sys_open)$" /proc/kallsyms | head -n 1 | tr -d ' ')
+	before=$(tree_state)
+	as_job "$CLI" record --live -o "$W/kc1" -e "sched,kprobe:$func" -- sleep 100 \
+		>/dev/null 2>"$W/kc1.err" &
+	rec=$!
+	started sleep
+	live=$(pgrep -P "$rec" -x ringtrace)
+	check "record --live -e kprobe:$func: the probe is there" grep -q "kprobe_$func" "$RT/probe_events"
+	freeze "${live:-0}"
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	wait_for 10 eval '! grep -q "kprobe_$func" "$RT/probe_events"'
+	check "SIGKILL of record --live: the probe is gone, the view (frozen) still there" \
+		eval '! grep -q "kprobe_$func" "$RT/probe_events" && [[ -n $live ]] && ! pid_gone "$live"'
+	thaw
+	wait_for 60 eval 'pid_gone "${live:-0}" && [[ -z $(pgrep -x ringtraced) ]]'
+	pkill -KILL -f "^sleep 100$"
+	echo 0 >"$RT/tracing_on"
+	put_tree "$before"
+
+	# A shell-like session leader, a subreaper, on a stty tostop terminal.
+	sigrun --pty --tostop -- python3 -c 'import ctypes, os, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+if os.fork() == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+time.sleep(300)' "$CLI" record -o "$W/kc2" -m overwrite -e "sched,kprobe:$func" \
+		--trigger 'ringtrace_marker: data == "rt-never"' -- sleep 100
+	lead=$rec
+	wait_for 60 eval 'rec=$(pgrep -P "$lead" -x ringtrace) && pgrep -P "$rec" -x sleep >/dev/null &&
+			  [[ $(cat "$RT/tracing_on") == 1 ]]'
+	guard=$(pgrep -P "$rec" -x rt-guard)
+	pids=$(pgrep -f "^$CLI record -o $W/kc2" | tr '\n' ' ')
+	check "record --trigger: pgrep -f 'ringtrace record' lists record alone, not its guard ($rec; got ${pids% })" \
+		test "${pids% }" = "$rec"
+	freeze "${guard:-0}"
+	kill -KILL "$rec"
+	wait_for 10 eval '! grep -q "kprobe_$func" "$RT/probe_events"'
+	check "SIGKILL of record --trigger: the probe is gone, the guard (frozen) still there" \
+		eval '! grep -q "kprobe_$func" "$RT/probe_events" && [[ -n $guard ]] && ! pid_gone "$guard"'
+	thaw
+	wait_for 30 pid_gone "${guard:-0}"
+	check "... the guard put the tracer back on a stty tostop terminal (tracing off, everything as before)" \
+		eval 'pid_gone "${guard:-0}" && same_tree "$before"'
+	[[ -n $guard ]] && ! pid_gone "$guard" && kill -KILL "$guard"
+	pkill -KILL -f "^sleep 100$"
+	kill -KILL "$lead"
+	sigrun_wait
+	echo 0 >"$RT/tracing_on"
+	put_tree "$before"
+
+	sigrun --pty --tostop -- "$CLI" record -o "$W/kc3" -e sched -- true
+	wait_for 60 test -s "$W/sr.status"
+	st=$(cat "$W/sr.status" 2>/dev/null)
+	check "record on a stty tostop terminal: its ringtraced's summary does not stop it ('exit 0', got '${st:-still running after 60 s}')" \
+		test "$st" = "exit 0"
+	if [[ -z $st ]]; then
+		pkill -KILL -x ringtraced
+		kill -KILL "$rec"
+	fi
+	sigrun_wait
+	echo 0 >"$RT/tracing_on"
 	put_tree "$before"
 }
 
@@ -1634,7 +1871,8 @@ test_hosts() {
 ALL_TESTS="test_loads_module set_odd_state test_attribution test_syscall_args
 	test_follow test_hosts test_sigmask test_ctrl_c test_stop_signals
 	test_sigkill_restores test_sigkill_trigger test_sigkill_all
-	test_term_signals test_relay_once test_live_orphan
+	test_term_signals test_relay_once test_pkill_once test_start_stop
+	test_early_kill test_restore_file test_kill_children test_live_orphan
 	test_start_timeout test_failing_cmd test_errors test_list
 	test_filters test_event_filter test_field_filters test_cgroup test_snapshot
 	test_follow_view test_record_live test_trigger test_stacks test_stack_errors
@@ -1649,7 +1887,8 @@ ALL_TESTS="test_loads_module set_odd_state test_attribution test_syscall_args
 # the others), as it does the daemon's (daemon/tests/run_guest.sh).
 CLI_ONLY="test_hosts test_sigmask test_ctrl_c test_stop_signals
 	test_sigkill_restores test_sigkill_trigger test_sigkill_all test_term_signals
-	test_relay_once test_live_orphan
+	test_relay_once test_pkill_once test_start_stop test_early_kill
+	test_restore_file test_kill_children test_live_orphan
 	test_start_timeout test_failing_cmd test_follow_view test_record_live"
 
 main() {

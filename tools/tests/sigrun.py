@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Runs a command as a terminal starts a job and says how it ended.
 
-    sigrun.py [--pty] [--ctrl-c-when FILE] [--head1] [--core] STATUS PIDFILE CMD...
+    sigrun.py [--pty [--tostop]] [--ctrl-c-when FILE] [--head1] [--core] STATUS PIDFILE CMD...
 
 For tools/tests/cli_guest.sh's signal tests.  CMD runs in a session of its
 own, with SIGINT, SIGQUIT and SIGPIPE at their defaults (a script's "&"
@@ -14,7 +14,9 @@ tell apart.
 --pty: CMD's controlling terminal is a new pseudo-terminal, CMD the
 foreground job on it; with --ctrl-c-when FILE, Ctrl-C is typed on it once
 FILE exists: the line discipline sends SIGINT to the foreground process
-group, from the kernel, as a user's Ctrl-C does.
+group, from the kernel, as a user's Ctrl-C does.  --tostop: the terminal
+is set `stty tostop`: a write there from a background job stops it
+(SIGTTOU).
 --head1: CMD's stdout and stderr are one pipe, of which one line is read
 before it is closed, as in `CMD 2>&1 | head -1`.
 --core: CMD may dump a core (RLIMIT_CORE at its hard limit; else 0).
@@ -26,9 +28,14 @@ import signal
 import sys
 
 
-def child(cmd, core):
+def child(cmd, core, tostop=False):
     for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
         signal.signal(s, signal.SIG_DFL)
+    if tostop:
+        import termios
+        attrs = termios.tcgetattr(0)
+        attrs[3] |= termios.TOSTOP
+        termios.tcsetattr(0, termios.TCSANOW, attrs)
     hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
     resource.setrlimit(resource.RLIMIT_CORE, (hard if core else 0, hard))
     os.execvp(cmd[0], cmd)
@@ -36,7 +43,7 @@ def child(cmd, core):
 
 def main():
     args = sys.argv[1:]
-    use_pty = head1 = core = False
+    use_pty = head1 = core = tostop = False
     ctrl_c = None
     while args and args[0].startswith("--"):
         a = args.pop(0)
@@ -48,6 +55,8 @@ def main():
             head1 = True
         elif a == "--core":
             core = True
+        elif a == "--tostop":
+            tostop = True
         else:
             sys.exit(f"sigrun.py: unknown option {a}")
     status_file, pid_file, cmd = args[0], args[1], args[2:]
@@ -57,7 +66,7 @@ def main():
         import pty
         pid, master = pty.fork()
         if pid == 0:
-            child(cmd, core)
+            child(cmd, core, tostop)
     elif head1:
         read_end, w = os.pipe()
         pid = os.fork()
