@@ -74,10 +74,12 @@ rtr_get_kretprobe(struct kretprobe_instance *ri)
 
 /*
  * A registered uprobe consumer, and how to take it out again.  6.12
- * (uprobes under SRCU) returns the struct uprobe from uprobe_register() and
- * splits the removal into uprobe_unregister_nosync(), which unlinks the
- * consumer, and uprobe_unregister_sync(), which waits for the handlers
- * still running -- once for any number of consumers unlinked before it;
+ * returns the struct uprobe from uprobe_register() and splits the
+ * removal into uprobe_unregister_nosync(), which unlinks the consumer,
+ * and uprobe_unregister_sync(), which waits for the handlers still
+ * running -- once for any number of consumers unlinked before it: the
+ * handlers run under rcu_read_lock_trace() (handler_chain()), and the
+ * sync is synchronize_rcu_tasks_trace();
  * 6.1 takes inode and offset back and removes under the
  * uprobe's register_rwsem, which every handler call holds for read, so
  * its uprobe_unregister() returns once no handler of @uc runs either,

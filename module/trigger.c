@@ -98,7 +98,7 @@ static struct {
 	u32 cpu;
 	u64 ts;				/* trace clock, as the event's */
 	/* Any writer. */
-	atomic64_t hits;		/* every match while tracing was on */
+	atomic64_t hits;		/* every match whose event was committed */
 	atomic64_t missed;		/* of them, while a hit was latched */
 	/* The consumer side. */
 	struct irq_work wakeup;
