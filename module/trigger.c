@@ -218,7 +218,10 @@ static void rtr_trigger_describe(u32 id, const char **name, const char **text)
 	if (slot)
 		t = rcu_dereference_protected(*slot,
 					      lockdep_is_held(&rtr_probes_lock));
-	/* Cleared, or the probe removed, since the hit: say so. */
+	/*
+	 * Cleared, or the probe removed, since the hit: say so.  A dynamic
+	 * probe removed and made again took its id back: the new one's.
+	 */
 	*text = t ? rtr_filter_text(t) : slot ? "(cleared since)" :
 		"(probe removed since)";
 }
