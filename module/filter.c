@@ -661,7 +661,7 @@ static void rtr_pred_publish(const struct rtr_pred_file *pf,
 	mutex_lock(&rtr_probes_lock);
 	/*
 	 * [F1] pairs with rcu_dereference_sched() in rtr_filtered(),
-	 * rtr_marker_filtered(), rtr_marker_trigger() (trigger.c) and
+	 * rtr_marker_filtered(), rtr_marker_matched() (trigger.c) and
 	 * rtr_dynprobe_filtered() (dynprobes.h).
 	 */
 	old = rcu_replace_pointer(*pf->prog, f,
@@ -745,7 +745,7 @@ const struct file_operations rtr_pred_fops = {
  *   - a dynamic probe's filter and trigger (rtr_dynprobe_filtered()):
  *     its ->detach(), or its attach failed and no handler ever ran
  *     ([D2], dynprobes.c);
- *   - the marker's two (rtr_marker_filtered(), rtr_marker_trigger()):
+ *   - the marker's two (rtr_marker_filtered(), rtr_marker_matched()):
  *     read only inside a write() to the marker file, and no file is open
  *     at unload (every open pins the module);
  *   - the reader of every trigger's text, rtr_trigger_describe()

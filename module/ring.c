@@ -113,7 +113,8 @@
  *       opens it next.
  *  [R3] Stopping clears ringtrace_tracing, then synchronize_rcu() waits
  *       for every writer (they run with preemption off from before the
- *       flag test), so the stop flush runs with no writer anywhere.
+ *       flag test, a trigger's hit after the commit included: trigger.c
+ *       [T4]), so the stop flush runs with no writer anywhere.
  *  [R4] A flush runs as a writer on the owning CPU (IPI) while writers may
  *       run there, else from the caller's CPU: when the owner is offline
  *       (cpus_read_lock() keeps it so) or tracing is stopped [B4].  One

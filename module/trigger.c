@@ -64,9 +64,18 @@
  * reader holds it the state stays HIT, so no writer refills the fields
  * under it [T3].
  *
+ * [T4] Every writer evaluates its condition, reserves, commits and fires
+ * its hit in one preempt-off section: a probe's is its tracepoint's or
+ * its handler's, the marker file's is the reservation's, kept off past
+ * the commit until the hit is fired.  Stopping tracing waits for every
+ * such section (ring.c [R3]) before anything is reset, cleared or
+ * freed, so a hit belongs to the trace its event was committed to: none
+ * latches after a stop, or in the next trace, and rtr_trigger_hit()'s
+ * buffer is not replaced under it.
+ *
  * The conditions are replaced under rtr_probes_lock and RCU exactly as the
- * filters are (filter.c [F1]): the marker's is read under
- * rcu_read_lock_sched(), the probes' with preemption off.
+ * filters are (filter.c [F1]), and read, the marker's too, in the
+ * writer's preempt-off section.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -130,8 +139,9 @@ static void rtr_trigger_wakeup(struct irq_work *work)
 
 /*
  * The event @event_id that matched its trigger was written on @cpu: a hit.
- * Called after the event's commit, with preemption off.  The time is the
- * trace clock's now: at or after the event's own timestamp.
+ * Called after the event's commit, in the preempt-off section of the
+ * writer that reserved and committed it [T4].  The time is the trace
+ * clock's now: at or after the event's own timestamp.
  */
 void rtr_trigger_hit(unsigned int event_id, unsigned int cpu)
 {
@@ -155,20 +165,19 @@ void rtr_trigger_hit(unsigned int event_id, unsigned int cpu)
 }
 
 /*
- * A marker was written (committed) on @cpu: @data is its text,
- * NUL-terminated.  From the marker file's write().
+ * Does the marker @data (its text, NUL-terminated) match the marker's
+ * trigger?  From the marker file's write(), between its reserve and its
+ * commit: preemption is off, and the condition is read under RCU-sched
+ * as the probes' are [F1].  The write fires the hit after its commit,
+ * in the same section [T4].
  */
-void rtr_marker_trigger(const char *data, unsigned int cpu)
+bool rtr_marker_matched(const char *data)
 {
 	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
-	const struct rtr_filter *t;
+	const struct rtr_filter *t = rcu_dereference_sched(rtr_marker_cond);
 
 	static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(rtr_ff_marker));
-	rcu_read_lock_sched();
-	t = rcu_dereference_sched(rtr_marker_cond);
-	if (unlikely(t) && rtr_filter_match(t, v))
-		rtr_trigger_hit(RINGTRACE_EVENT_MARKER, cpu);
-	rcu_read_unlock_sched();
+	return unlikely(t) && rtr_filter_match(t, v);
 }
 
 /* --- triggered ------------------------------------------------------------ */

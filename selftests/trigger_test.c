@@ -8,8 +8,9 @@
  * "mark" writes the marker that names the hit; nothing counts while
  * tracing is off, nor when the event is dropped (a full buffer): a hit's
  * event is always written; the marker's trigger fires on its text; a hit
- * on a CPU coming online wakes the poll; malformed conditions and words
- * are refused with nothing changed.
+ * on a CPU coming online wakes the poll; a marker's hit delayed past its
+ * commit still lands before tracing stops; malformed conditions and
+ * words are refused with nothing changed.
  *
  * Switches tracepoints on and off: run under single-threaded TCG
  * (selftests/probes/run_guest.sh runs it), like filter_test.
@@ -363,6 +364,64 @@ TEST_F(trigger, marker_and_mark)
 	ASSERT_EQ(0, read_hit(&h));
 	EXPECT_EQ(1, h.hits);
 	EXPECT_EQ(0, h.missed);
+}
+
+/*
+ * A marker's hit belongs to the trace its event was committed to
+ * (trigger.c [T4]): a marker that matched waits 1.5 s between its commit
+ * and its hit (inject_marker_hit_delay), on another CPU, while this one
+ * stops tracing, resets the trigger, clears the buffers and starts a new
+ * trace.  Stopping must wait for that writer, so its hit lands in the
+ * old trace, before the reset: the new trace, which does not hold the
+ * marker, has no hit.  Latched after the reset, the hit would name an
+ * event no snapshot of the new trace holds (and read a buffer the clear
+ * freed).
+ */
+TEST_F_TIMEOUT(trigger, marker_hit_before_stop, 120)
+{
+	int other = rt_other_cpu(self->cpu), ready[2], status;
+	struct rt_stats st;
+	struct hit h;
+	pid_t pid;
+	char c;
+
+	if (other < 0)
+		SKIP(return, "one CPU: the writer needs a CPU of its own");
+	ASSERT_EQ(0, access(RT_INJECT_HIT_PARAM, F_OK)) {
+		TH_LOG("this ringtrace.ko has no inject_marker_hit_delay");
+	}
+	ASSERT_EQ(0, rt_ctl_write(marker_trigger, "data == late"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(4, rt_write_file(RT_INJECT_HIT_PARAM, "1500", 4));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		if (rt_pin(other) || write(ready[1], "r", 1) != 1)
+			_exit(2);
+		_exit(rt_ctl_write("marker", "late") ? 1 : 0);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* The writer is in its 1.5 s, past its commit. */
+	usleep(400 * 1000);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	/* Its marker was committed to the trace just stopped. */
+	ASSERT_EQ(0, rt_read_stats(other, &st));
+	EXPECT_EQ(1, st.written);
+	ASSERT_EQ(0, rt_ctl_write("triggered", "reset"));
+	ASSERT_EQ(0, rt_ctl_write("clear", "1"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit) {
+		TH_LOG("a hit latched in the next trace: %s on cpu %d", h.event, h.cpu);
+	}
+	EXPECT_EQ(0, h.hits);
+	EXPECT_EQ(0, poll_triggered(0));
 }
 
 TEST_F(trigger, malformed_refused)
