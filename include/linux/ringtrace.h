@@ -96,7 +96,7 @@ struct ringtrace_buffer {
 	 */
 	local_t offset;			/* free-running reserve position */
 	local_t nesting;		/* reservations not yet committed */
-	u64 last_ts;			/* timestamp of a recent event */
+	u64 last_ts;			/* clock floor: latest event or close */
 
 	/* Read-mostly geometry, set at allocation. */
 	u8 *data;			/* sub-buffer 0 (kernel mapping) */
