@@ -1278,6 +1278,11 @@ static inline int rt_drain(const struct rt_meta *m, const struct rt_buf *b,
 				RT_FAIL("packet_seq_num %llu after %llu",
 					(unsigned long long)info.h.packet_seq_num,
 					(unsigned long long)dr->last.packet_seq_num);
+			/* A CTF reader refuses a clock that goes back. */
+			else if (info.h.timestamp_begin < dr->last.timestamp_end)
+				RT_FAIL("timestamp_begin %llu before the previous packet's end %llu",
+					(unsigned long long)info.h.timestamp_begin,
+					(unsigned long long)dr->last.timestamp_end);
 			else
 				dr->seq_gaps += info.h.packet_seq_num -
 						dr->last.packet_seq_num - 1;
