@@ -80,7 +80,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/irq_work.h>
+#include <linux/moduleparam.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -235,15 +237,37 @@ static void rtr_trigger_describe(u32 id, const char **name, const char **text)
 		"(probe removed since)";
 }
 
+/*
+ * Fault injection for the selftests: with inject_triggered_read_delay=N,
+ * a read of triggered that finds a hit sleeps N ms between the hit's cpu
+ * and its timestamp, holding rtr_probes_lock: the read of the slot's
+ * fields, a few instructions, in which "rearm" must not let a writer
+ * refill the slot [T3].  Off (0) by default; at most
+ * RTR_INJECT_READ_DELAY_MAX ms.
+ */
+#define RTR_INJECT_READ_DELAY_MAX	3000
+
+static unsigned int rtr_inject_triggered_read_delay;
+module_param_named(inject_triggered_read_delay,
+		   rtr_inject_triggered_read_delay, uint, 0600);
+MODULE_PARM_DESC(inject_triggered_read_delay,
+		 "test only: ms a read of triggered sleeps inside the hit it reads (0..3000)");
+
 static int rtr_triggered_show(struct seq_file *m, void *unused)
 {
 	const char *name, *text;
+	unsigned int delay;
+	u32 cpu;
 
 	rtr_trigger_lock();
 	if (rtr_trigger_latched()) {
 		rtr_trigger_describe(rtr_trig.event, &name, &text);
+		cpu = rtr_trig.cpu;
+		delay = READ_ONCE(rtr_inject_triggered_read_delay);
+		if (unlikely(delay))
+			msleep(min(delay, RTR_INJECT_READ_DELAY_MAX));
 		seq_printf(m, "state hit\nevent %s\ntrigger %s\ncpu %u\ntimestamp %llu\n",
-			   name, text, rtr_trig.cpu, rtr_trig.ts);
+			   name, text, cpu, rtr_trig.ts);
 	} else {
 		seq_puts(m, "state armed\n");
 	}

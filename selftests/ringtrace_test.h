@@ -183,11 +183,13 @@ static inline int rt_set_geometry(unsigned int subbuf_size,
 #define RT_INJECT_PARAM	"/sys/module/ringtrace/parameters/inject_push_nesting"
 #define RT_INJECT_HIT_PARAM						\
 	"/sys/module/ringtrace/parameters/inject_marker_hit_delay"
+#define RT_INJECT_READ_PARAM						\
+	"/sys/module/ringtrace/parameters/inject_triggered_read_delay"
 
 static inline int rt_reset(void)
 {
 	static const char *const inject[] = {
-		RT_INJECT_PARAM, RT_INJECT_HIT_PARAM,
+		RT_INJECT_PARAM, RT_INJECT_HIT_PARAM, RT_INJECT_READ_PARAM,
 	};
 	unsigned int i;
 	int ret;
