@@ -4,10 +4,7 @@
  * between kernel configurations, as static inline wrappers.  This is the
  * only place that tests versions (checkpatch's LINUX_VERSION_CODE
  * warnings here are the point of the file: an out-of-tree module has no
- * single version to be merged into).  Kbuild refuses a kernel past 6.12
- * (unless RINGTRACE_ALLOW_UNTESTED=1): what changed after it is not
- * covered here, the preemptible system-call tracepoints of 6.13 first
- * (probes.h, rtr_task_traced()).
+ * single version to be merged into).
  */
 #ifndef _RINGTRACE_COMPAT_H
 #define _RINGTRACE_COMPAT_H
@@ -17,8 +14,43 @@
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/stringify.h>
 #include <linux/uprobes.h>
 #include <linux/version.h>
+
+/*
+ * The kernels ringtrace.ko is known to build and run on: 6.1 to 6.12, the
+ * test matrix.  Outside them the build stops here, unless Kbuild was
+ * given RINGTRACE_ALLOW_UNTESTED=1: what changed after 6.12 is not
+ * covered below, the preemptible system-call tracepoints of 6.13 first
+ * (their probes run under Tasks Trace RCU; ours read their predicates
+ * under RCU-sched: probes.h, rtr_task_traced()), nor what 6.1 lacks.
+ * These four lines are the one statement of the range: debian/rules
+ * makes DKMS's BUILD_EXCLUSIVE_KERNEL from them (debian/dkms-kernels),
+ * so that DKMS skips other kernels instead of failing to build.
+ */
+#define RTR_OLDEST_VERSION	6
+#define RTR_OLDEST_PATCHLEVEL	1
+#define RTR_NEWEST_VERSION	6
+#define RTR_NEWEST_PATCHLEVEL	12
+
+#define RTR_UNTESTED_MSG(than, est, v, p)				\
+	"ringtrace: Linux " __stringify(LINUX_VERSION_MAJOR) "."	\
+	__stringify(LINUX_VERSION_PATCHLEVEL) " is " than " "		\
+	__stringify(v) "." __stringify(p) ", the " est " kernel "	\
+	"ringtrace.ko is known to build and run on; "			\
+	"RINGTRACE_ALLOW_UNTESTED=1 builds it anyway, untested"
+
+#if !RINGTRACE_ALLOW_UNTESTED
+static_assert(LINUX_VERSION_CODE <
+	      KERNEL_VERSION(RTR_NEWEST_VERSION, RTR_NEWEST_PATCHLEVEL + 1, 0),
+	      RTR_UNTESTED_MSG("newer than", "newest", RTR_NEWEST_VERSION,
+			       RTR_NEWEST_PATCHLEVEL));
+static_assert(LINUX_VERSION_CODE >=
+	      KERNEL_VERSION(RTR_OLDEST_VERSION, RTR_OLDEST_PATCHLEVEL, 0),
+	      RTR_UNTESTED_MSG("older than", "oldest", RTR_OLDEST_VERSION,
+			       RTR_OLDEST_PATCHLEVEL));
+#endif
 
 /* vm_flags became read-only behind vm_flags_{set,clear,mod}() in 6.3. */
 static inline void rtr_vm_flags_mod(struct vm_area_struct *vma,
@@ -74,10 +106,12 @@ rtr_get_kretprobe(struct kretprobe_instance *ri)
 
 /*
  * A registered uprobe consumer, and how to take it out again.  6.12
- * (uprobes under SRCU) returns the struct uprobe from uprobe_register() and
- * splits the removal into uprobe_unregister_nosync(), which unlinks the
- * consumer, and uprobe_unregister_sync(), which waits for the handlers
- * still running -- once for any number of consumers unlinked before it;
+ * returns the struct uprobe from uprobe_register() and splits the
+ * removal into uprobe_unregister_nosync(), which unlinks the consumer,
+ * and uprobe_unregister_sync(), which waits for the handlers still
+ * running -- once for any number of consumers unlinked before it: the
+ * handlers run under rcu_read_lock_trace() (handler_chain()), and the
+ * sync is synchronize_rcu_tasks_trace();
  * 6.1 takes inode and offset back and removes under the
  * uprobe's register_rwsem, which every handler call holds for read, so
  * its uprobe_unregister() returns once no handler of @uc runs either,

@@ -9,7 +9,9 @@
  * A write either takes effect entirely or fails with nothing changed.
  */
 #include <linux/cpu.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -163,6 +165,21 @@ struct rtr_marker_payload {
 	u8 data[];
 } __packed;
 
+/*
+ * Fault injection for the selftests: with inject_marker_hit_delay=N, a
+ * marker write that matched its trigger waits N ms between its commit and
+ * its hit, as a writer interrupted there for that long would -- a window
+ * of a few instructions that a test cannot otherwise stop a writer in.
+ * Off (0) by default; at most RTR_INJECT_DELAY_MAX ms.
+ */
+#define RTR_INJECT_DELAY_MAX	3000
+
+static unsigned int rtr_inject_marker_hit_delay;
+module_param_named(inject_marker_hit_delay, rtr_inject_marker_hit_delay,
+		   uint, 0600);
+MODULE_PARM_DESC(inject_marker_hit_delay,
+		 "test only: ms a marker's trigger hit waits after its commit (0..3000)");
+
 static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
@@ -170,7 +187,8 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 	struct rtr_marker_payload *p;
 	size_t size = sizeof(*p) + count;
 	ssize_t ret = count;
-	unsigned int cpu;
+	unsigned int delay;
+	bool hit;
 	void *e;
 
 	/* Refuse what the buffer could only count as too big. */
@@ -203,11 +221,24 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 	if (!e)
 		goto free;
 	memcpy(e, p, size);
-	/* The writer's section keeps us here: the event's CPU. */
-	cpu = smp_processor_id();
+	/* Its trigger, read in the writer's section (preemption off). */
+	hit = rtr_marker_matched(p->data);
+	/*
+	 * The hit in the same preempt-off section as the reservation and
+	 * the commit, as a probe's: stopping tracing waits for all three
+	 * [R3], so a hit never latches once its trace has stopped, nor
+	 * after a new one started, and the buffer it reads is not freed
+	 * under it by a clear or a geometry change (trigger.c [T4]).
+	 */
+	preempt_disable_notrace();
 	ringtrace_commit(&r);
-	/* Written: its trigger may fire (trigger.c). */
-	rtr_marker_trigger(p->data, cpu);
+	if (hit) {
+		delay = READ_ONCE(rtr_inject_marker_hit_delay);
+		if (unlikely(delay))
+			mdelay(min(delay, RTR_INJECT_DELAY_MAX));
+		rtr_trigger_hit(RINGTRACE_EVENT_MARKER, smp_processor_id());
+	}
+	preempt_enable_notrace();
 free:
 	kfree(p);
 	return ret;

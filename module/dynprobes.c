@@ -36,9 +36,11 @@
  * probe another open file made.  A uprobe's own errors are in uprobes.c.
  *
  * Kinds.  Each kind embeds a struct rtr_dynprobe and brings its parser and
- * its attach/detach/show/free (dynprobes.h); kprobes and kretprobes live
- * here, uprobes in uprobes.c.  Everything below -- names, ids, arming,
- * removal, lifetime -- is the same for all.
+ * its ops (dynprobes.h): attach/detach/show/free, and its event's fields,
+ * those of the function its handler passes the values through
+ * (RTR_DYNPROBE_FIELDS()).  kprobes and kretprobes, two kinds with one
+ * parser, live here, uprobes in uprobes.c.  Everything below -- names,
+ * ids, arming, removal, lifetime -- is the same for all.
  *
  * Lifetime.  A probe belongs to the open file it was written through and
  * goes when that file is released: the last close, an exit, or a SIGKILL
@@ -125,7 +127,7 @@ struct rtr_kprobe {
 	char symbol[KSYM_NAME_LEN];
 };
 
-const struct rtr_filter_field rtr_ff_dynprobe_args[RTR_DYNPROBE_ARGS + 1] = {
+const struct rtr_filter_field rtr_dynprobe_write_args_ff[RTR_DYNPROBE_ARGS + 1] = {
 	{ .name = "arg0", .type = RTR_FF_INT },
 	{ .name = "arg1", .type = RTR_FF_INT },
 	{ .name = "arg2", .type = RTR_FF_INT },
@@ -135,7 +137,7 @@ const struct rtr_filter_field rtr_ff_dynprobe_args[RTR_DYNPROBE_ARGS + 1] = {
 	{ .name = "comm", .type = RTR_FF_STR },
 };
 
-static const struct rtr_filter_field rtr_ff_kretprobe[] = {
+static const struct rtr_filter_field rtr_kretprobe_handler_ff[] = {
 	{ .name = "ret", .type = RTR_FF_INT },
 	{ .name = "comm", .type = RTR_FF_STR },
 };
@@ -171,8 +173,8 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	if (!rtr_dynprobe_id(&k->dp, &id) || !rtr_task_traced(current))
 		return 0;
 	ret = regs_return_value(regs);
-	if (rtr_dynprobe_filtered(&k->dp, &hit, rtr_ff_kretprobe, RTR_FI(ret),
-				  RTR_FS(current->comm)))
+	if (rtr_dynprobe_filtered(&k->dp, &hit, rtr_kretprobe_handler_ff,
+				  RTR_FI(ret), RTR_FS(current->comm)))
 		return 0;
 	e = ringtrace_reserve(&r, id, sizeof(*e));
 	if (!e)
@@ -186,48 +188,60 @@ static int rtr_kprobe_attach(struct rtr_dynprobe *p)
 {
 	struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
 
-	if (!k->ret_probe) {
-		k->kp.symbol_name = k->symbol;
-		k->kp.offset = k->offset;
-		k->kp.pre_handler = rtr_kprobe_handler;
-		return register_kprobe(&k->kp);
-	}
+	k->kp.symbol_name = k->symbol;
+	k->kp.offset = k->offset;
+	k->kp.pre_handler = rtr_kprobe_handler;
+	return register_kprobe(&k->kp);
+}
+
+static int rtr_kretprobe_attach(struct rtr_dynprobe *p)
+{
+	struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
+
 	k->rp.kp.symbol_name = k->symbol;
 	k->rp.handler = rtr_kretprobe_handler;
 	return register_kretprobe(&k->rp);
 }
 
 /*
- * unregister_kprobes() and unregister_kretprobes() wait for the handlers
- * once for their whole array.  Without memory for the arrays, one probe
- * at a time: slower, as sure.
+ * unregister_kprobes() waits for the handlers once for its whole array.
+ * Without memory for the array, one probe at a time: slower, as sure.
  */
 static void rtr_kprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
 {
-	struct kretprobe **rps;
-	struct kprobe **kps;
+	struct kprobe **kps = kmalloc_array(n, sizeof(*kps), GFP_KERNEL);
 	struct rtr_kprobe *k;
-	unsigned int i, nk = 0, nr = 0;
+	unsigned int i;
 
-	kps = kmalloc_array(n, sizeof(*kps), GFP_KERNEL);
-	rps = kmalloc_array(n, sizeof(*rps), GFP_KERNEL);
 	for (i = 0; i < n; i++) {
 		k = container_of(ps[i], struct rtr_kprobe, dp);
-		if (kps && rps && !k->ret_probe)
-			kps[nk++] = &k->kp;
-		else if (kps && rps)
-			rps[nr++] = &k->rp;
-		else if (!k->ret_probe)
+		if (kps)
+			kps[i] = &k->kp;
+		else
 			unregister_kprobe(&k->kp);
+	}
+	if (kps)
+		unregister_kprobes(kps, n);
+	kfree(kps);
+}
+
+/* The same for kretprobes, with unregister_kretprobes(). */
+static void rtr_kretprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
+{
+	struct kretprobe **rps = kmalloc_array(n, sizeof(*rps), GFP_KERNEL);
+	struct rtr_kprobe *k;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		k = container_of(ps[i], struct rtr_kprobe, dp);
+		if (rps)
+			rps[i] = &k->rp;
 		else
 			unregister_kretprobe(&k->rp);
 	}
-	if (nk)
-		unregister_kprobes(kps, nk);
-	if (nr)
-		unregister_kretprobes(rps, nr);
+	if (rps)
+		unregister_kretprobes(rps, n);
 	kfree(rps);
-	kfree(kps);
 }
 
 static void rtr_kprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)
@@ -244,9 +258,19 @@ static void rtr_kprobe_free(struct rtr_dynprobe *p)
 	kfree(container_of(p, struct rtr_kprobe, dp));
 }
 
+/* Two kinds: each installs its handler, and names that handler's fields. */
 static const struct rtr_dynprobe_ops rtr_kprobe_ops = {
+	RTR_DYNPROBE_FIELDS(RTR_DYNPROBE_ARGS_FIELDS, rtr_dynprobe_write_args),
 	.attach = rtr_kprobe_attach,
 	.detach = rtr_kprobe_detach,
+	.show = rtr_kprobe_show,
+	.free = rtr_kprobe_free,
+};
+
+static const struct rtr_dynprobe_ops rtr_kretprobe_ops = {
+	RTR_DYNPROBE_FIELDS(RTR_KRETPROBE_FIELDS, rtr_kretprobe_handler),
+	.attach = rtr_kretprobe_attach,
+	.detach = rtr_kretprobe_detach,
 	.show = rtr_kprobe_show,
 	.free = rtr_kprobe_free,
 };
@@ -281,7 +305,7 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	k = kzalloc(sizeof(*k), GFP_KERNEL);
 	if (!k)
 		return ERR_PTR(-ENOMEM);
-	k->dp.ops = &rtr_kprobe_ops;
+	k->dp.ops = ret_probe ? &rtr_kretprobe_ops : &rtr_kprobe_ops;
 	k->ret_probe = ret_probe;
 	k->offset = off;
 	strscpy(k->symbol, sym, sizeof(k->symbol));
@@ -293,11 +317,7 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	/* An event name is letters, digits and '_' (ctf.c). */
 	strreplace(k->dp.name, '.', '_');
 	k->dp.event.name = k->dp.name;
-	k->dp.event.fields = ret_probe ? RTR_KRETPROBE_FIELDS :
-					 RTR_DYNPROBE_ARGS_FIELDS;
-	k->dp.ffields = ret_probe ? rtr_ff_kretprobe : rtr_ff_dynprobe_args;
-	k->dp.nr_ffields = ret_probe ? ARRAY_SIZE(rtr_ff_kretprobe) :
-				       ARRAY_SIZE(rtr_ff_dynprobe_args);
+	k->dp.event.fields = k->dp.ops->fields;
 	return &k->dp;
 }
 
@@ -328,11 +348,11 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 	}
 	p->filter_file = (struct rtr_pred_file){
 		.prog = &p->filter, .err = &p->filter_err,
-		.ff = p->ffields, .nff = p->nr_ffields,
+		.ff = p->ops->ff, .nff = p->ops->nff,
 	};
 	p->trigger_file = (struct rtr_pred_file){
 		.prog = &p->trigger, .err = &p->trigger_err,
-		.ff = p->ffields, .nff = p->nr_ffields,
+		.ff = p->ops->ff, .nff = p->ops->nff,
 	};
 	d = debugfs_create_file("filter", 0600, p->dir, &p->filter_file,
 				&rtr_pred_fops);

@@ -36,6 +36,14 @@ struct seq_file;
 
 struct rtr_dynprobe_ops {
 	/*
+	 * The event's fields (TSDL), and the fields its filter and trigger
+	 * name: set by RTR_DYNPROBE_FIELDS() from the function that passes
+	 * their values, the one the handler ->attach() installs calls.
+	 */
+	const char *fields;
+	const struct rtr_filter_field *ff;
+	unsigned int nff;
+	/*
 	 * Puts the probe into the kernel, or fails with nothing left; its
 	 * handler writes nothing until ->armed [D1].
 	 */
@@ -54,11 +62,23 @@ struct rtr_dynprobe_ops {
 };
 
 /*
- * What a probe's predicates name (events/<name>/filter and trigger,
- * dynprobes.c): arg0 .. arg5 and comm for a kprobe or a uprobe, ret and
- * comm for a kretprobe.
+ * A kind's event and predicate fields, in its ops: @tsdl, and the table
+ * of @fn, the function that passes the values to rtr_dynprobe_filtered()
+ * -- named fn##_ff, as the tracepoint probes' (probes.c), so that the
+ * ops cannot pair a handler with another's table: the verifier checks a
+ * predicate against the table the handler's values were checked against
+ * at compile time (RTR_FVALS_CHECK()).
  */
-extern const struct rtr_filter_field rtr_ff_dynprobe_args[RTR_DYNPROBE_ARGS + 1];
+#define RTR_DYNPROBE_FIELDS(tsdl, fn)					\
+	.fields = (tsdl), .ff = fn##_ff, .nff = ARRAY_SIZE(fn##_ff)
+
+/*
+ * What the predicates of a kprobe or a uprobe name (events/<name>/filter
+ * and trigger, dynprobes.c): arg0 .. arg5 and comm, the values
+ * rtr_dynprobe_write_args() passes.  A kretprobe's: ret and comm.
+ */
+extern const struct rtr_filter_field
+rtr_dynprobe_write_args_ff[RTR_DYNPROBE_ARGS + 1];
 
 /* Embedded first in each kind's own probe; filled by its parser. */
 struct rtr_dynprobe {
@@ -70,11 +90,9 @@ struct rtr_dynprobe {
 	struct rtr_filter __rcu *trigger;
 
 	/* Set by the parser, then constant. */
-	const struct rtr_filter_field *ffields;
-	unsigned int nr_ffields;
+	const struct rtr_dynprobe_ops *ops;
 
 	/* Under rtr_dynprobes_lock (dynprobes.c). */
-	const struct rtr_dynprobe_ops *ops;
 	const struct file *owner;	/* the open file that made it */
 	struct list_head node;
 	struct dentry *dir;		/* events/<name>/ in debugfs, or NULL */
@@ -90,12 +108,14 @@ struct rtr_dynprobe {
 
 /*
  * True if @p has a predicate and the hit with the values given (union
- * rtr_fval initialisers, one per field of @ff, the table @p's parser
- * gave it) fails it: the handler writes nothing.  If it passes and @p's
- * trigger matches, *@hit is set: the handler fires the trigger once its
- * event is written (trigger.c).  Without either: two loads and a
- * predicted branch, the values not even computed.  With preemption off
- * (filter.c [F1]).
+ * rtr_fval initialisers, one per field of @ff: the calling function's
+ * table, the one its kind's ops name) fails it: the handler writes
+ * nothing.  If it passes and @p's trigger matches, *@hit is set: the
+ * handler fires the trigger once its event is written (trigger.c).
+ * Without either: the store of *@hit = false before, two loads and a
+ * predicted branch here, the values not even computed, and the load and
+ * test of @hit after the commit (rtr_dynprobe_commit()).  With
+ * preemption off (filter.c [F1]).
  */
 #define rtr_dynprobe_filtered(p, hit, ff, ...)				\
 ({									\
@@ -150,7 +170,7 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 		return;
 	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
 		arg[i] = regs_get_kernel_argument(regs, i);
-	if (rtr_dynprobe_filtered(p, &hit, rtr_ff_dynprobe_args,
+	if (rtr_dynprobe_filtered(p, &hit, rtr_dynprobe_write_args_ff,
 				  RTR_FI(arg[0]), RTR_FI(arg[1]),
 				  RTR_FI(arg[2]), RTR_FI(arg[3]),
 				  RTR_FI(arg[4]), RTR_FI(arg[5]),

@@ -618,9 +618,8 @@ static struct rtr_filter *rtr_filter_compile(const struct rtr_filter_field *ff,
 /*
  * Every predicate file is rtr_pred_fops over a struct rtr_pred_file, the
  * file's data (probes.h): events/<name>/filter and events/<name>/trigger
- * of a tracepoint probe (events_ctl.c), events/<name>/filter of a
- * dynamic probe (dynprobes.c), and the marker's two (below and
- * trigger.c).  A filter and a trigger differ in who runs the program,
+ * of a tracepoint probe (events_ctl.c) and of a dynamic probe
+ * (dynprobes.c), and the marker's two (below and trigger.c).  A filter and a trigger differ in who runs the program,
  * not in the file: both are read back, replaced and refused alike.
  * The files work under rtr_probes_lock; the end of a predicate,
  * rtr_pred_free(), needs no lock [F2].
@@ -662,7 +661,7 @@ static void rtr_pred_publish(const struct rtr_pred_file *pf,
 	mutex_lock(&rtr_probes_lock);
 	/*
 	 * [F1] pairs with rcu_dereference_sched() in rtr_filtered(),
-	 * rtr_marker_filtered(), rtr_marker_trigger() (trigger.c) and
+	 * rtr_marker_filtered(), rtr_marker_matched() (trigger.c) and
 	 * rtr_dynprobe_filtered() (dynprobes.h).
 	 */
 	old = rcu_replace_pointer(*pf->prog, f,
@@ -743,11 +742,16 @@ const struct file_operations rtr_pred_fops = {
  *
  *   - a tracepoint probe's filter and trigger (rtr_filtered()):
  *     tracepoint_synchronize_unregister() in rtr_probes_exit();
- *   - a dynamic probe's filter (rtr_dynprobe_filtered()): its ->detach(),
- *     or its attach failed and no handler ever ran ([D2], dynprobes.c);
- *   - the marker's two (rtr_marker_filtered(), rtr_marker_trigger()):
+ *   - a dynamic probe's filter and trigger (rtr_dynprobe_filtered()):
+ *     its ->detach(), or its attach failed and no handler ever ran
+ *     ([D2], dynprobes.c);
+ *   - the marker's two (rtr_marker_filtered(), rtr_marker_matched()):
  *     read only inside a write() to the marker file, and no file is open
- *     at unload (every open pins the module).
+ *     at unload (every open pins the module);
+ *   - the reader of every trigger's text, rtr_trigger_describe()
+ *     (trigger.c), holds rtr_dynprobes_lock, under which a dynamic
+ *     probe's predicates are freed, and runs only from a file, none of
+ *     which is open at unload.
  *
  * Nor can a writer replace it meanwhile: the file is gone
  * (debugfs_remove() waited for its ops [D2]) or, at unload, not open.

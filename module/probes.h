@@ -276,10 +276,11 @@ void rtr_filters_free(void);
 /*
  * trigger.c: events/<name>/trigger, events/ringtrace_marker/trigger and
  * the triggered file.  rtr_trigger_hit() is for an event already written
- * (committed) on @cpu; safe in any context, with preemption off.
+ * (committed) on @cpu, in the writer's preempt-off section that
+ * committed it (trigger.c [T4]); safe in any context.
  */
 void rtr_trigger_hit(unsigned int event_id, unsigned int cpu);
-void rtr_marker_trigger(const char *data, unsigned int cpu);
+bool rtr_marker_matched(const char *data);
 int rtr_triggers_init(struct dentry *marker_dir);
 void rtr_triggers_exit(void);
 void rtr_trigger_cpu_online(void);

@@ -79,8 +79,14 @@
  * offset: a nested reservation makes the outer cmpxchg fail and re-read the
  * clock, so timestamps never decrease in buffer order, timestamp_begin is
  * the first event's time and timestamp_end (read by the closer) is not
- * earlier than any event of the packet.  events_discarded is snapshotted
- * in the same loop, so it never decreases from packet to packet.
+ * earlier than any event of the packet.  Each read is clamped to
+ * @last_ts, the clock floor, which every successful cmpxchg publishes
+ * after it: an event's time, and a close's (flush or drop), its packet's
+ * timestamp_end, so the next packet's timestamp_begin is no earlier
+ * (ktime_get_mono_fast_ns() may step back across a timekeeper update).
+ * Window: a writer nesting between a cmpxchg and that store (an NMI)
+ * reads the older floor.  events_discarded is snapshotted in the same
+ * loop, so it never decreases from packet to packet.
  *
  * Memory ordering (the userspace half is in the uapi header):
  *  [B1] writer: record/header stores, smp_wmb(), commit count add
@@ -113,7 +119,8 @@
  *       opens it next.
  *  [R3] Stopping clears ringtrace_tracing, then synchronize_rcu() waits
  *       for every writer (they run with preemption off from before the
- *       flag test), so the stop flush runs with no writer anywhere.
+ *       flag test, a trigger's hit after the commit included: trigger.c
+ *       [T4]), so the stop flush runs with no writer anywhere.
  *  [R4] A flush runs as a writer on the owning CPU (IPI) while writers may
  *       run there, else from the caller's CPU: when the owner is offline
  *       (cpus_read_lock() keeps it so) or tracing is stopped [B4].  One
@@ -474,8 +481,10 @@ ringtrace_reserve_slow(struct ringtrace_buffer *w, unsigned int id,
 				if (close && local_cmpxchg(&w->offset, old,
 							   next) != old)
 					continue;
-				if (close)
+				if (close) {
+					WRITE_ONCE(w->last_ts, ts);
 					rtr_close_packet(buf, old, ts, lost);
+				}
 				goto drop;
 			}
 			/* First event: its time is timestamp_begin. */
@@ -627,6 +636,7 @@ static void rtr_buffer_flush_local(struct rtr_buffer *buf)
 			next = old - off + w->subbuf_size;
 			if (local_cmpxchg(&w->offset, old, next) != old)
 				continue;
+			WRITE_ONCE(w->last_ts, ts);
 			rtr_close_packet(buf, old, ts, lost);
 			return;
 		}
@@ -637,6 +647,7 @@ static void rtr_buffer_flush_local(struct rtr_buffer *buf)
 		next = old + RINGTRACE_PACKET_HEADER_SIZE;
 		if (local_cmpxchg(&w->offset, old, next) != old)
 			continue;
+		WRITE_ONCE(w->last_ts, ts);
 		rtr_open_packet(buf, old, ts);
 		/* Re-enter the close path for the now open, empty packet. */
 	}

@@ -64,14 +64,25 @@
  * reader holds it the state stays HIT, so no writer refills the fields
  * under it [T3].
  *
+ * [T4] Every writer evaluates its condition, reserves, commits and fires
+ * its hit in one preempt-off section: a probe's is its tracepoint's or
+ * its handler's, the marker file's is the reservation's, kept off past
+ * the commit until the hit is fired.  Stopping tracing waits for every
+ * such section (ring.c [R3]) before anything is reset, cleared or
+ * freed, so a hit belongs to the trace its event was committed to: none
+ * latches after a stop, or in the next trace, and rtr_trigger_hit()'s
+ * buffer is not replaced under it.
+ *
  * The conditions are replaced under rtr_probes_lock and RCU exactly as the
- * filters are (filter.c [F1]): the marker's is read under
- * rcu_read_lock_sched(), the probes' with preemption off.
+ * filters are (filter.c [F1]), and read, the marker's too, in the
+ * writer's preempt-off section.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/irq_work.h>
+#include <linux/moduleparam.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -98,7 +109,7 @@ static struct {
 	u32 cpu;
 	u64 ts;				/* trace clock, as the event's */
 	/* Any writer. */
-	atomic64_t hits;		/* every match while tracing was on */
+	atomic64_t hits;		/* every match whose event was committed */
 	atomic64_t missed;		/* of them, while a hit was latched */
 	/* The consumer side. */
 	struct irq_work wakeup;
@@ -130,8 +141,9 @@ static void rtr_trigger_wakeup(struct irq_work *work)
 
 /*
  * The event @event_id that matched its trigger was written on @cpu: a hit.
- * Called after the event's commit, with preemption off.  The time is the
- * trace clock's now: at or after the event's own timestamp.
+ * Called after the event's commit, in the preempt-off section of the
+ * writer that reserved and committed it [T4].  The time is the trace
+ * clock's now: at or after the event's own timestamp.
  */
 void rtr_trigger_hit(unsigned int event_id, unsigned int cpu)
 {
@@ -155,20 +167,19 @@ void rtr_trigger_hit(unsigned int event_id, unsigned int cpu)
 }
 
 /*
- * A marker was written (committed) on @cpu: @data is its text,
- * NUL-terminated.  From the marker file's write().
+ * Does the marker @data (its text, NUL-terminated) match the marker's
+ * trigger?  From the marker file's write(), between its reserve and its
+ * commit: preemption is off, and the condition is read under RCU-sched
+ * as the probes' are [F1].  The write fires the hit after its commit,
+ * in the same section [T4].
  */
-void rtr_marker_trigger(const char *data, unsigned int cpu)
+bool rtr_marker_matched(const char *data)
 {
 	const union rtr_fval v[] = { RTR_FS(data), RTR_FS(current->comm) };
-	const struct rtr_filter *t;
+	const struct rtr_filter *t = rcu_dereference_sched(rtr_marker_cond);
 
 	static_assert(ARRAY_SIZE(v) == ARRAY_SIZE(rtr_ff_marker));
-	rcu_read_lock_sched();
-	t = rcu_dereference_sched(rtr_marker_cond);
-	if (unlikely(t) && rtr_filter_match(t, v))
-		rtr_trigger_hit(RINGTRACE_EVENT_MARKER, cpu);
-	rcu_read_unlock_sched();
+	return unlikely(t) && rtr_filter_match(t, v);
 }
 
 /* --- triggered ------------------------------------------------------------ */
@@ -218,20 +229,45 @@ static void rtr_trigger_describe(u32 id, const char **name, const char **text)
 	if (slot)
 		t = rcu_dereference_protected(*slot,
 					      lockdep_is_held(&rtr_probes_lock));
-	/* Cleared, or the probe removed, since the hit: say so. */
+	/*
+	 * Cleared, or the probe removed, since the hit: say so.  A dynamic
+	 * probe removed and made again took its id back: the new one's.
+	 */
 	*text = t ? rtr_filter_text(t) : slot ? "(cleared since)" :
 		"(probe removed since)";
 }
 
+/*
+ * Fault injection for the selftests: with inject_triggered_read_delay=N,
+ * a read of triggered that finds a hit sleeps N ms between the hit's cpu
+ * and its timestamp, holding rtr_probes_lock: the read of the slot's
+ * fields, a few instructions, in which "rearm" must not let a writer
+ * refill the slot [T3].  Off (0) by default; at most
+ * RTR_INJECT_READ_DELAY_MAX ms.
+ */
+#define RTR_INJECT_READ_DELAY_MAX	3000
+
+static unsigned int rtr_inject_triggered_read_delay;
+module_param_named(inject_triggered_read_delay,
+		   rtr_inject_triggered_read_delay, uint, 0600);
+MODULE_PARM_DESC(inject_triggered_read_delay,
+		 "test only: ms a read of triggered sleeps inside the hit it reads (0..3000)");
+
 static int rtr_triggered_show(struct seq_file *m, void *unused)
 {
 	const char *name, *text;
+	unsigned int delay;
+	u32 cpu;
 
 	rtr_trigger_lock();
 	if (rtr_trigger_latched()) {
 		rtr_trigger_describe(rtr_trig.event, &name, &text);
+		cpu = rtr_trig.cpu;
+		delay = READ_ONCE(rtr_inject_triggered_read_delay);
+		if (unlikely(delay))
+			msleep(min(delay, RTR_INJECT_READ_DELAY_MAX));
 		seq_printf(m, "state hit\nevent %s\ntrigger %s\ncpu %u\ntimestamp %llu\n",
-			   name, text, rtr_trig.cpu, rtr_trig.ts);
+			   name, text, cpu, rtr_trig.ts);
 	} else {
 		seq_puts(m, "state armed\n");
 	}

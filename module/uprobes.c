@@ -136,6 +136,7 @@ static void rtr_uprobe_free(struct rtr_dynprobe *p)
 }
 
 static const struct rtr_dynprobe_ops rtr_uprobe_ops = {
+	RTR_DYNPROBE_FIELDS(RTR_DYNPROBE_ARGS_FIELDS, rtr_dynprobe_write_args),
 	.attach = rtr_uprobe_attach,
 	.detach = rtr_uprobe_detach,
 	.show = rtr_uprobe_show,
@@ -209,8 +210,6 @@ struct rtr_dynprobe *rtr_uprobe_parse(char *cmd)
 	u->dp.ops = &rtr_uprobe_ops;
 	rtr_uprobe_name(u);
 	u->dp.event.name = u->dp.name;
-	u->dp.event.fields = RTR_DYNPROBE_ARGS_FIELDS;
-	u->dp.ffields = rtr_ff_dynprobe_args;
-	u->dp.nr_ffields = ARRAY_SIZE(rtr_ff_dynprobe_args);
+	u->dp.event.fields = rtr_uprobe_ops.fields;
 	return &u->dp;
 }

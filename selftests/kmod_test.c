@@ -2,9 +2,9 @@
 /*
  * Deterministic writer-API tests driven through ringtrace_selftest.ko:
  * reservations nested one deeper than RINGTRACE_MAX_NESTING, events too
- * big for a sub-buffer, and a writer whose position goes stale under
- * nested ones.  Each outcome is checked in the module's
- * report, in ringtrace's counters and in the packets.
+ * big for a sub-buffer, a writer whose position goes stale under nested
+ * ones, and the clock floor a close leaves.  Each outcome is checked in
+ * the module's report, in ringtrace's counters and in the packets.
  */
 #include "ringtrace_test.h"
 
@@ -308,6 +308,82 @@ TEST_F(kmod, stale_position_pushes_nothing)
 	EXPECT_EQ(4, dr.packets);
 	EXPECT_EQ(1, dr.first.packet_seq_num);
 	EXPECT_EQ(0, dr.seq_gaps);
+}
+
+/* @cpu's clock floor, from the module's floor file; 0 if not found. */
+static uint64_t floor_of(int cpu)
+{
+	char text[4096], *line, *save = NULL;
+	unsigned long long ts;
+	int c;
+
+	if (rtst_read("floor", text, sizeof(text)))
+		return 0;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "cpu=%d last_ts=%llu", &c, &ts) == 2 && c == cpu)
+			return ts;
+	return 0;
+}
+
+/*
+ * [R6] A close dates the packet's end and publishes that time as the
+ * CPU's clock floor, as an event does: the next packet begins no
+ * earlier, even where the fast clock steps back (an NMI's).  Closed by
+ * FLUSH 2 ms after its one marker, and by the write that found no room
+ * left in discard mode (the close on the drop path): each time the floor
+ * is at least the closed packet's timestamp_end.  (Before, both closes
+ * left the floor at the last event's time.)
+ */
+TEST_F(kmod, close_publishes_floor)
+{
+	static char blob[2000];
+	struct ringtrace_subbuf sb;
+	struct rt_packet_info info;
+	uint64_t floor, end = 0;
+	struct rt_stats st;
+	char msg[256];
+	int fd, i;
+
+	ASSERT_EQ(0, rt_ctl_write("marker", "one"));
+	usleep(2000);
+	ASSERT_EQ(0, rt_flush(self->b.fd));
+	floor = floor_of(self->cpu);
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	ASSERT_EQ(0, rt_check_packet(self->m, &self->b, &sb, NULL, NULL, &info,
+				     msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+	EXPECT_EQ(1, info.h.events);
+	EXPECT_LE(info.h.timestamp_end, floor) {
+		TH_LOG("flushed packet ends at %llu, the floor is %llu",
+		       (unsigned long long)info.h.timestamp_end,
+		       (unsigned long long)floor);
+	}
+
+	/* Fill the 4 packets; the write that finds no room closes the last. */
+	fd = rt_marker_open();
+	ASSERT_LE(0, fd);
+	memset(blob, 'd', sizeof(blob));
+	for (i = 0; i < 100; i++) {
+		ASSERT_EQ((ssize_t)sizeof(blob), write(fd, blob, sizeof(blob)));
+		ASSERT_EQ(0, rt_read_stats(self->cpu, &st));
+		if (st.lost_full)
+			break;
+	}
+	close(fd);
+	ASSERT_LT(0, st.lost_full);
+	floor = floor_of(self->cpu);
+	while (!rt_get(self->b.fd, &sb)) {
+		ASSERT_EQ(0, rt_check_packet(self->m, &self->b, &sb, NULL, NULL,
+					     &info, msg, sizeof(msg))) TH_LOG("%s", msg);
+		end = info.h.timestamp_end;
+		ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
+	}
+	ASSERT_LT(0, end);
+	EXPECT_LE(end, floor) {
+		TH_LOG("packet closed by a drop ends at %llu, the floor is %llu",
+		       (unsigned long long)end, (unsigned long long)floor);
+	}
 }
 
 /* The dyn file's view: registered, its layout, id and next seq. */

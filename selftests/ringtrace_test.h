@@ -181,15 +181,24 @@ static inline int rt_set_geometry(unsigned int subbuf_size,
  * discard mode, default geometry, counters zero.  0 or -errno.
  */
 #define RT_INJECT_PARAM	"/sys/module/ringtrace/parameters/inject_push_nesting"
+#define RT_INJECT_HIT_PARAM						\
+	"/sys/module/ringtrace/parameters/inject_marker_hit_delay"
+#define RT_INJECT_READ_PARAM						\
+	"/sys/module/ringtrace/parameters/inject_triggered_read_delay"
 
 static inline int rt_reset(void)
 {
+	static const char *const inject[] = {
+		RT_INJECT_PARAM, RT_INJECT_HIT_PARAM, RT_INJECT_READ_PARAM,
+	};
+	unsigned int i;
 	int ret;
 
-	/* The fault injection of overwrite pushes, if a test left it on. */
-	if (!access(RT_INJECT_PARAM, F_OK) &&
-	    rt_write_file(RT_INJECT_PARAM, "0", 1) < 0)
-		return -EIO;
+	/* The fault injections, if a test left one on. */
+	for (i = 0; i < sizeof(inject) / sizeof(inject[0]); i++)
+		if (!access(inject[i], F_OK) &&
+		    rt_write_file(inject[i], "0", 1) < 0)
+			return -EIO;
 	ret = rt_ctl_write("tracing_on", "0");
 	/* Tracepoint events off: the tests' writers are the only ones. */
 	if (!ret && !access(rt_path("events/enable"), F_OK))
@@ -1271,6 +1280,11 @@ static inline int rt_drain(const struct rt_meta *m, const struct rt_buf *b,
 				RT_FAIL("packet_seq_num %llu after %llu",
 					(unsigned long long)info.h.packet_seq_num,
 					(unsigned long long)dr->last.packet_seq_num);
+			/* A CTF reader refuses a clock that goes back. */
+			else if (info.h.timestamp_begin < dr->last.timestamp_end)
+				RT_FAIL("timestamp_begin %llu before the previous packet's end %llu",
+					(unsigned long long)info.h.timestamp_begin,
+					(unsigned long long)dr->last.timestamp_end);
 			else
 				dr->seq_gaps += info.h.packet_seq_num -
 						dr->last.packet_seq_num - 1;

@@ -8,8 +8,10 @@
  * "mark" writes the marker that names the hit; nothing counts while
  * tracing is off, nor when the event is dropped (a full buffer): a hit's
  * event is always written; the marker's trigger fires on its text; a hit
- * on a CPU coming online wakes the poll; malformed conditions and words
- * are refused with nothing changed.
+ * on a CPU coming online wakes the poll; a marker's hit delayed past its
+ * commit still lands before tracing stops; "rearm" waits for a read of
+ * triggered in progress; malformed conditions and words are refused with
+ * nothing changed.
  *
  * Switches tracepoints on and off: run under single-threaded TCG
  * (selftests/probes/run_guest.sh runs it), like filter_test.
@@ -33,6 +35,7 @@ struct hit {
 	char event[64];
 	char trigger[256];
 	int cpu;
+	unsigned long long ts;
 	long long hits, missed;
 };
 
@@ -77,6 +80,7 @@ static int read_hit(struct hit *h)
 		if (!strncmp(line, "trigger ", 8))
 			snprintf(h->trigger, sizeof(h->trigger), "%s", line + 8);
 		sscanf(line, "cpu %d", &h->cpu);
+		sscanf(line, "timestamp %llu", &h->ts);
 		sscanf(line, "hits %lld", &h->hits);
 		sscanf(line, "missed %lld", &h->missed);
 	}
@@ -363,6 +367,141 @@ TEST_F(trigger, marker_and_mark)
 	ASSERT_EQ(0, read_hit(&h));
 	EXPECT_EQ(1, h.hits);
 	EXPECT_EQ(0, h.missed);
+}
+
+/*
+ * A marker's hit belongs to the trace its event was committed to
+ * (trigger.c [T4]): a marker that matched waits 1.5 s between its commit
+ * and its hit (inject_marker_hit_delay), on another CPU, while this one
+ * stops tracing, resets the trigger, clears the buffers and starts a new
+ * trace.  Stopping must wait for that writer, so its hit lands in the
+ * old trace, before the reset: the new trace, which does not hold the
+ * marker, has no hit.  Latched after the reset, the hit would name an
+ * event no snapshot of the new trace holds (and read a buffer the clear
+ * freed).
+ */
+TEST_F_TIMEOUT(trigger, marker_hit_before_stop, 120)
+{
+	int other = rt_other_cpu(self->cpu), ready[2], status;
+	struct rt_stats st;
+	struct hit h;
+	pid_t pid;
+	char c;
+
+	if (other < 0)
+		SKIP(return, "one CPU: the writer needs a CPU of its own");
+	ASSERT_EQ(0, access(RT_INJECT_HIT_PARAM, F_OK)) {
+		TH_LOG("this ringtrace.ko has no inject_marker_hit_delay");
+	}
+	ASSERT_EQ(0, rt_ctl_write(marker_trigger, "data == late"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(4, rt_write_file(RT_INJECT_HIT_PARAM, "1500", 4));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		if (rt_pin(other) || write(ready[1], "r", 1) != 1)
+			_exit(2);
+		_exit(rt_ctl_write("marker", "late") ? 1 : 0);
+	}
+	close(ready[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* The writer is in its 1.5 s, past its commit. */
+	usleep(400 * 1000);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	/* Its marker was committed to the trace just stopped. */
+	ASSERT_EQ(0, rt_read_stats(other, &st));
+	EXPECT_EQ(1, st.written);
+	ASSERT_EQ(0, rt_ctl_write("triggered", "reset"));
+	ASSERT_EQ(0, rt_ctl_write("clear", "1"));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, read_hit(&h));
+	EXPECT_FALSE(h.hit) {
+		TH_LOG("a hit latched in the next trace: %s on cpu %d", h.event, h.cpu);
+	}
+	EXPECT_EQ(0, h.hits);
+	EXPECT_EQ(0, poll_triggered(0));
+}
+
+/*
+ * "rearm" waits for a read of triggered in progress (trigger.c [T3]): a
+ * read that found hit one sleeps 1.5 s between the hit's cpu and its
+ * timestamp (inject_triggered_read_delay) while this thread, on another
+ * CPU, rearms and writes a marker that latches hit two there.  The read
+ * describes hit one: its cpu and its timestamp.  A rearm that did not
+ * wait let hit two refill the slot under the read, which then printed
+ * hit one's cpu with hit two's timestamp, a hit that never was.
+ */
+TEST_F_TIMEOUT(trigger, rearm_waits_for_read, 120)
+{
+	int other = rt_other_cpu(self->cpu), ready[2], out[2], status, cpu = -1;
+	unsigned long long ts = 0;
+	struct hit one, two;
+	char text[1024], *line, *save = NULL;
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	if (other < 0)
+		SKIP(return, "one CPU: the second hit needs a CPU of its own");
+	ASSERT_EQ(0, access(RT_INJECT_READ_PARAM, F_OK)) {
+		TH_LOG("this ringtrace.ko has no inject_triggered_read_delay");
+	}
+	ASSERT_EQ(0, rt_ctl_write(marker_trigger, "data == \"hit*\""));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	ASSERT_EQ(0, rt_ctl_write("marker", "hit one"));
+	ASSERT_EQ(0, read_hit(&one));
+	ASSERT_TRUE(one.hit);
+	ASSERT_EQ(self->cpu, one.cpu);
+	ASSERT_EQ(4, rt_write_file(RT_INJECT_READ_PARAM, "1500", 4));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(out));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(ready[0]);
+		close(out[0]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(2);
+		n = rt_ctl_read("triggered", text, sizeof(text));
+		_exit(n > 0 && write(out[1], text, n) == n ? 0 : 1);
+	}
+	close(ready[1]);
+	close(out[1]);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	close(ready[0]);
+	/* The read is in its 1.5 s, holding hit one's cpu. */
+	usleep(400 * 1000);
+	ASSERT_EQ(0, rt_pin(other));
+	ASSERT_EQ(0, rt_ctl_write("triggered", "rearm"));
+	ASSERT_EQ(0, rt_ctl_write("marker", "hit two"));
+	ASSERT_EQ(0, rt_pin(self->cpu));
+	ASSERT_EQ(1, rt_write_file(RT_INJECT_READ_PARAM, "0", 1));
+	n = read(out[0], text, sizeof(text) - 1);
+	close(out[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	ASSERT_LT(0, n);
+	text[n] = '\0';
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		sscanf(line, "cpu %d", &cpu);
+		sscanf(line, "timestamp %llu", &ts);
+	}
+	EXPECT_EQ(one.cpu, cpu);
+	EXPECT_EQ(one.ts, ts) {
+		TH_LOG("the read printed cpu %d timestamp %llu; hit one: cpu %d timestamp %llu",
+		       cpu, ts, one.cpu, one.ts);
+	}
+	/* Hit two latched, after the read. */
+	ASSERT_EQ(0, read_hit(&two));
+	EXPECT_TRUE(two.hit);
+	EXPECT_EQ(other, two.cpu);
+	EXPECT_LT(one.ts, two.ts);
 }
 
 TEST_F(trigger, malformed_refused)

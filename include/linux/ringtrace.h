@@ -96,23 +96,24 @@ struct ringtrace_buffer {
 	 */
 	local_t offset;			/* free-running reserve position */
 	local_t nesting;		/* reservations not yet committed */
-	u64 last_ts;			/* timestamp of a recent event */
+	u64 last_ts;			/* clock floor: latest event or close */
 
 	/* Read-mostly geometry, set at allocation. */
 	u8 *data;			/* sub-buffer 0 (kernel mapping) */
 	struct ringtrace_slot *slots;
-	/*
-	 * Per slot, as @slots: the trailers committed there, records that
-	 * are no events of their own (ringtrace_put_trailer()).  Beside the
-	 * slots, not in them, so that a slot stays 16 bytes: its index is a
-	 * shift on the fast path.
-	 */
-	local_t *trailers;
 	unsigned long subbuf_size;
 	unsigned long subbuf_mask;	/* subbuf_size - 1 */
 	unsigned long buf_mask;		/* subbuf_size * num_subbufs - 1 */
 	unsigned int subbuf_order;
 	unsigned int num_order;		/* log2(num_subbufs) */
+	/*
+	 * Per slot, as @slots: the trailers committed there, records that
+	 * are no events of their own (ringtrace_put_trailer()).  Beside the
+	 * slots, not in them, so that a slot stays 16 bytes: its index is a
+	 * shift on the fast path.  Last: the fields above keep the places
+	 * they had before it came.
+	 */
+	local_t *trailers;
 };
 
 /* Describes one event type in the CTF metadata. */

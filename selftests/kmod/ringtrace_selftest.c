@@ -923,6 +923,25 @@ static int rtst_dyn_show(struct seq_file *m, void *v)
 	return 0;
 }
 
+/*
+ * Each CPU's clock floor, the last_ts of its buffer (module/ring.c [R6]):
+ * "cpu=<c> last_ts=<ns>" per CPU with a buffer.  The test reads it with
+ * nothing replacing the buffers (no clear, no geometry change) meanwhile.
+ */
+static int rtst_floor_show(struct seq_file *m, void *v)
+{
+	struct ringtrace_buffer *w;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		w = READ_ONCE(per_cpu(ringtrace_cpu_buffer, cpu));
+		if (w)
+			seq_printf(m, "cpu=%u last_ts=%llu\n", cpu,
+				   READ_ONCE(w->last_ts));
+	}
+	return 0;
+}
+
 #define RTST_RW_FOPS(name)						\
 static int rtst_##name##_open(struct inode *inode, struct file *file)	\
 {									\
@@ -945,6 +964,7 @@ RTST_RW_FOPS(stale);
 RTST_RW_FOPS(online_burst);
 DEFINE_SHOW_ATTRIBUTE(rtst_result);
 DEFINE_SHOW_ATTRIBUTE(rtst_events);
+DEFINE_SHOW_ATTRIBUTE(rtst_floor);
 
 static int __init rtst_init(void)
 {
@@ -992,6 +1012,7 @@ static int __init rtst_init(void)
 	debugfs_create_file("stale", 0600, rtst_dir, NULL, &rtst_stale_fops);
 	debugfs_create_file("online_burst", 0600, rtst_dir, NULL,
 			    &rtst_online_burst_fops);
+	debugfs_create_file("floor", 0400, rtst_dir, NULL, &rtst_floor_fops);
 	return 0;
 
 err_unregister_blob:

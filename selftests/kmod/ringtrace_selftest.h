@@ -45,6 +45,8 @@
  *             <cpu> to come online, then write <events> blobs of <len>
  *             bytes there from an IPI at once.  read: "cpu=<c> ran=<0|1>
  *             active=<cpu_active() in the IPI> accepted=<n>".
+ *   floor     read: "cpu=<c> last_ts=<ns>" per CPU with a buffer: the
+ *             clock floor the next event of that CPU is dated against.
  *
  * Producers: each online CPU has one producer of each kind below; its id is
  * cpu * RTST_NR_KINDS + kind.  Each numbers its attempts (calls of

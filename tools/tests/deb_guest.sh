@@ -6,7 +6,10 @@
 # changes; they vanish with the guest):
 #
 #   dpkg -i ringtrace-dkms ringtrace   DKMS builds ringtrace.ko for this
-#                                      kernel; modprobe loads it
+#                                      kernel; modprobe loads it; a newer
+#                                      kernel outside 6.1 .. 6.12 (headers
+#                                      posing as 6.13) is skipped, and the
+#                                      install succeeds
 #   ringtrace record -- CMD            records with the installed programs
 #   systemd-analyze verify             the installed unit
 #   bash completion                    completes commands and options
@@ -30,6 +33,7 @@ readonly W=$(mktemp -d /tmp/rt-deb.XXXXXX)
 . tools/tests/dkms-ccache
 . tools/tests/guest-dpkg
 . tools/tests/guest-modules
+. tools/tests/posing-headers
 
 note() { echo "# $*"; }
 
@@ -47,6 +51,20 @@ stamp_lines() {
 }
 
 installed_ko() { ls /lib/modules/*/updates/dkms/ringtrace.ko* 2>/dev/null; }
+
+# A kernel newer than ringtrace supports beside this one, as after the
+# install of a 6.13 kernel and its headers: its /boot/config makes it the
+# newest kernel, for which the postinst builds too; its headers are
+# 6.12's posing as 6.13 (tools/tests/posing-headers), which the code
+# before refused in Kbuild, failing the install with DKMS's status 10.
+readonly NEWER=6.13.0-1-amd64
+newer_kernel() {
+	local h
+	h=$(ls -d /usr/src/linux-headers-6.12.*-amd64 2>/dev/null | grep -v -- -rt- | tail -n1)
+	[[ -n $h ]] && posing "$W/headers-6.13" 6 13 "$h" >/dev/null &&
+		cp "/boot/config-${h#/usr/src/linux-headers-}" "/boot/config-$NEWER" &&
+		mkdir -p "/lib/modules/$NEWER" && ln -s "$W/headers-6.13" "/lib/modules/$NEWER/build"
+}
 
 main() {
 	local dkms_deb tools_deb t
@@ -68,6 +86,8 @@ main() {
 	for k in /lib/modules/*; do
 		[[ ${k##*/} == "$KVER" ]] || mount --bind "$W/empty" "$k"
 	done
+
+	setup "a $NEWER kernel's headers beside $KVER" newer_kernel
 
 	# man-db's dpkg trigger rebuilds the whole manual page index when
 	# this file exists: minutes of reading /usr/share/man over 9p under
@@ -107,6 +127,14 @@ main() {
 	note "dpkg -i: $(since "$t") s"
 	[[ -d ${RT_VM_OUT:-} ]] && cp "$W/install.log" "$RT_VM_OUT/deb-install.log"
 	grep -E 'Building|Installing|Error|error' "$W/install.log" | head -8 | sed 's/^ *[0-9.]* /# /'
+	check "postinst: $NEWER skipped (dkms.conf's BUILD_EXCLUSIVE_KERNEL)" \
+		eval 'grep -A1 "Building initial module for $NEWER\$" "$W/install.log" | grep -q " Skipped\.\$"'
+	check "the installed dkms.conf's kernels are compat.h's (debian/dkms-kernels)" \
+		grep -qxF "$(debian/dkms-kernels module/compat.h)" /usr/src/ringtrace-*/dkms.conf
+	# What dkms 3.0.10 still does when that kernel is installed (README):
+	# its hook fails, autoinstall counting the skip as a failure.
+	/etc/kernel/postinst.d/dkms "$NEWER" >"$W/hook.log" 2>&1
+	note "/etc/kernel/postinst.d/dkms $NEWER: status $? ($(grep -m1 -o 'One or more modules failed[^.]*' "$W/hook.log"))"
 	dkms status ringtrace >"$W/dkms.status" 2>&1
 	sed 's/^/# /' "$W/dkms.status"
 	check "dkms status: ringtrace installed for $KVER" \
@@ -166,6 +194,7 @@ main() {
 	dpkg -P ringtrace >/dev/null 2>&1
 	check "a purge removes /var/lib/ringtrace" test ! -e /var/lib/ringtrace
 	note "dpkg -P: $(since "$t") s"
+	rm -rf "/lib/modules/$NEWER" "/boot/config-$NEWER"
 	for k in /lib/modules/*; do
 		[[ ${k##*/} == "$KVER" ]] || umount "$k"
 	done
