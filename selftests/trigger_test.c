@@ -41,6 +41,7 @@ struct hit {
 
 FIXTURE(trigger) {
 	int cpu;
+	int upped;	/* a CPU the test brought online, or -1 */
 };
 
 FIXTURE_SETUP(trigger)
@@ -48,12 +49,15 @@ FIXTURE_SETUP(trigger)
 	RT_REQUIRE();
 	if (access(rt_path("triggered"), F_OK))
 		SKIP(return, "this ringtrace.ko has no triggers");
+	self->upped = -1;
 	ASSERT_EQ(0, rt_reset());
 	ASSERT_EQ(0, rt_ctl_write("triggered", "reset"));
 	self->cpu = rt_test_cpu();
 	ASSERT_LE(0, self->cpu);
 	ASSERT_EQ(0, rt_pin(self->cpu));
 }
+
+static int set_online(int cpu, bool on);
 
 FIXTURE_TEARDOWN(trigger)
 {
@@ -62,6 +66,8 @@ FIXTURE_TEARDOWN(trigger)
 	rt_ctl_write(marker_trigger, "none");
 	rt_ctl_write("triggered", "reset");
 	rt_reset();
+	if (self->upped >= 0)
+		set_online(self->upped, false);
 }
 
 static int read_hit(struct hit *h)
@@ -223,6 +229,33 @@ static bool is_online(int cpu)
 	return rt_read_file(path, buf, sizeof(buf)) > 0 && buf[0] == '1';
 }
 
+/*
+ * A CPU other than @cpu, brought online for the test when all others are
+ * offline (selftests/probes/run_guest.sh keeps CPU 0 alone while probes
+ * are switched); *@upped names it, for the teardown to take down again.
+ */
+static int other_cpu(int cpu, int *upped)
+{
+	int other = rt_other_cpu(cpu), i;
+	char possible[256];
+	cpu_set_t cpus;
+
+	if (other >= 0)
+		return other;
+	if (rt_read_file("/sys/devices/system/cpu/possible", possible,
+			 sizeof(possible)) <= 0 ||
+	    rt_parse_cpulist(possible, &cpus) <= 0)
+		return -1;
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (i == cpu || !CPU_ISSET(i, &cpus) || is_online(i) ||
+		    set_online(i, true))
+			continue;
+		*upped = i;
+		return i;
+	}
+	return -1;
+}
+
 /* poll()'s timeout: what tells a wakeup from none is how long it took. */
 #define POLL_TIMEOUT_MS	30000
 
@@ -382,7 +415,7 @@ TEST_F(trigger, marker_and_mark)
  */
 TEST_F_TIMEOUT(trigger, marker_hit_before_stop, 120)
 {
-	int other = rt_other_cpu(self->cpu), ready[2], status;
+	int other = other_cpu(self->cpu, &self->upped), ready[2], status;
 	struct rt_stats st;
 	struct hit h;
 	pid_t pid;
@@ -438,7 +471,8 @@ TEST_F_TIMEOUT(trigger, marker_hit_before_stop, 120)
  */
 TEST_F_TIMEOUT(trigger, rearm_waits_for_read, 120)
 {
-	int other = rt_other_cpu(self->cpu), ready[2], out[2], status, cpu = -1;
+	int other = other_cpu(self->cpu, &self->upped), ready[2], out[2], status,
+	    cpu = -1;
 	unsigned long long ts = 0;
 	struct hit one, two;
 	char text[1024], *line, *save = NULL;
