@@ -81,7 +81,8 @@
  * the first event's time and timestamp_end (read by the closer) is not
  * earlier than any event of the packet.  Each read is clamped to
  * @last_ts, the clock floor, which every successful cmpxchg publishes
- * after it: an event's time, and a close's (flush or drop), its packet's
+ * after it: an event's time, a flush's empty packet's, and a close's
+ * (rtr_close_packet(): event, flush or drop), its packet's
  * timestamp_end, so the next packet's timestamp_begin is no earlier
  * (ktime_get_mono_fast_ns() may step back across a timekeeper update).
  * Window: a writer nesting between a cmpxchg and that store (an NMI)
@@ -433,6 +434,8 @@ static void rtr_close_packet(struct rtr_buffer *buf, unsigned long end,
 	unsigned long used = end & buf->w.subbuf_mask;
 	struct ringtrace_packet_header *ph = rtr_packet(buf, end);
 
+	/* The clock floor: the next packet begins no earlier than this end. */
+	WRITE_ONCE(buf->w.last_ts, ts);
 	ph->timestamp_end = ts;
 	ph->content_size = (u64)used * 8;
 	ph->packet_size = (u64)used * 8;
@@ -481,10 +484,8 @@ ringtrace_reserve_slow(struct ringtrace_buffer *w, unsigned int id,
 				if (close && local_cmpxchg(&w->offset, old,
 							   next) != old)
 					continue;
-				if (close) {
-					WRITE_ONCE(w->last_ts, ts);
+				if (close)
 					rtr_close_packet(buf, old, ts, lost);
-				}
 				goto drop;
 			}
 			/* First event: its time is timestamp_begin. */
@@ -636,7 +637,6 @@ static void rtr_buffer_flush_local(struct rtr_buffer *buf)
 			next = old - off + w->subbuf_size;
 			if (local_cmpxchg(&w->offset, old, next) != old)
 				continue;
-			WRITE_ONCE(w->last_ts, ts);
 			rtr_close_packet(buf, old, ts, lost);
 			return;
 		}
