@@ -122,7 +122,6 @@ struct rtr_kprobe {
 	};
 
 	/* Set by the parser, then constant. */
-	bool ret_probe;
 	unsigned int offset;
 	char symbol[KSYM_NAME_LEN];
 };
@@ -244,11 +243,14 @@ static void rtr_kretprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
 	kfree(rps);
 }
 
+static const struct rtr_dynprobe_ops rtr_kretprobe_ops;
+
 static void rtr_kprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)
 {
 	const struct rtr_kprobe *k = container_of(p, struct rtr_kprobe, dp);
 
-	seq_printf(m, "%c:%s", k->ret_probe ? 'r' : 'p', k->symbol);
+	seq_printf(m, "%c:%s", p->ops == &rtr_kretprobe_ops ? 'r' : 'p',
+		   k->symbol);
 	if (k->offset)
 		seq_printf(m, "+0x%x", k->offset);
 }
@@ -306,7 +308,6 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	if (!k)
 		return ERR_PTR(-ENOMEM);
 	k->dp.ops = ret_probe ? &rtr_kretprobe_ops : &rtr_kprobe_ops;
-	k->ret_probe = ret_probe;
 	k->offset = off;
 	strscpy(k->symbol, sym, sizeof(k->symbol));
 	if (off)
@@ -317,7 +318,6 @@ static struct rtr_dynprobe *rtr_kprobe_parse(char *cmd)
 	/* An event name is letters, digits and '_' (ctf.c). */
 	strreplace(k->dp.name, '.', '_');
 	k->dp.event.name = k->dp.name;
-	k->dp.event.fields = k->dp.ops->fields;
 	return &k->dp;
 }
 
@@ -441,6 +441,7 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	ret = -ENOSPC;
 	if (rtr_nr_dynprobes == RTR_DYNPROBES_MAX)
 		goto unlock;
+	p->event.fields = p->ops->fields;
 	/*
 	 * Before the probe: a file that cannot be made then costs no
 	 * attach and detach (the event id is taken after the attach either

@@ -210,6 +210,5 @@ struct rtr_dynprobe *rtr_uprobe_parse(char *cmd)
 	u->dp.ops = &rtr_uprobe_ops;
 	rtr_uprobe_name(u);
 	u->dp.event.name = u->dp.name;
-	u->dp.event.fields = rtr_uprobe_ops.fields;
 	return &u->dp;
 }
