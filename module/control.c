@@ -172,13 +172,13 @@ struct rtr_marker_payload {
  * of a few instructions that a test cannot otherwise stop a writer in.
  * Off (0) by default; at most RTR_INJECT_DELAY_MAX ms.
  */
-#define RTR_INJECT_DELAY_MAX	3000
 
 static unsigned int rtr_inject_marker_hit_delay;
 module_param_named(inject_marker_hit_delay, rtr_inject_marker_hit_delay,
 		   uint, 0600);
 MODULE_PARM_DESC(inject_marker_hit_delay,
-		 "test only: ms a marker's trigger hit waits after its commit (0..3000)");
+		 "test only: ms a marker's trigger hit waits after its commit (0.."
+		 __stringify(RTR_INJECT_DELAY_MAX) ")");
 
 static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)

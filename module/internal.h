@@ -11,6 +11,7 @@
 #include <linux/ringtrace.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
+#include <linux/stringify.h>
 #include <linux/uuid.h>
 #include <linux/wait.h>
 
@@ -28,6 +29,9 @@
 #define RTR_DEFAULT_SUBBUF_SIZE	(64UL << 10)
 #define RTR_DEFAULT_NUM_SUBBUFS	64
 #define RTR_POS_HELD		((unsigned long)RINGTRACE_POS_HELD)
+
+/* The longest wait, in ms, a test's delay injection may ask for. */
+#define RTR_INJECT_DELAY_MAX	3000
 
 /* What the slow path and the consumer keep per slot, beside its counters. */
 struct rtr_slot_info {

@@ -243,15 +243,15 @@ static void rtr_trigger_describe(u32 id, const char **name, const char **text)
  * and its timestamp, holding rtr_probes_lock: the read of the slot's
  * fields, a few instructions, in which "rearm" must not let a writer
  * refill the slot [T3].  Off (0) by default; at most
- * RTR_INJECT_READ_DELAY_MAX ms.
+ * RTR_INJECT_DELAY_MAX ms.
  */
-#define RTR_INJECT_READ_DELAY_MAX	3000
 
 static unsigned int rtr_inject_triggered_read_delay;
 module_param_named(inject_triggered_read_delay,
 		   rtr_inject_triggered_read_delay, uint, 0600);
 MODULE_PARM_DESC(inject_triggered_read_delay,
-		 "test only: ms a read of triggered sleeps inside the hit it reads (0..3000)");
+		 "test only: ms a read of triggered sleeps inside the hit it reads (0.."
+		 __stringify(RTR_INJECT_DELAY_MAX) ")");
 
 static int rtr_triggered_show(struct seq_file *m, void *unused)
 {
@@ -265,7 +265,7 @@ static int rtr_triggered_show(struct seq_file *m, void *unused)
 		cpu = rtr_trig.cpu;
 		delay = READ_ONCE(rtr_inject_triggered_read_delay);
 		if (unlikely(delay))
-			msleep(min(delay, RTR_INJECT_READ_DELAY_MAX));
+			msleep(min(delay, RTR_INJECT_DELAY_MAX));
 		seq_printf(m, "state hit\nevent %s\ntrigger %s\ncpu %u\ntimestamp %llu\n",
 			   name, text, cpu, rtr_trig.ts);
 	} else {
