@@ -486,15 +486,16 @@ static int add_dir(struct units *us, const char *dir, char *real)
 	int ret = -1;
 	DIR *d;
 
+	/* Only a trace keeps its real path: its sets and chunks are its own. */
 	if (trace) {
 		self = unit_new(us, dir);
 		self->real = real;
+	} else {
+		free(real);
 	}
 	d = opendir(dir);
 	if (!d) {
 		error_line("%s: %s", dir, strerror(errno));
-		if (!trace)
-			free(real);
 		return -1;
 	}
 	while ((de = readdir(d))) {
@@ -549,7 +550,6 @@ static int add_dir(struct units *us, const char *dir, char *real)
 	if (trace && !self->trace)
 		self->trace = xstrdup(base_name(self->real));
 	if (!trace) {
-		free(real);
 		if (!nsubs && streams) {
 			/* Streams without their metadata: that is what is missing. */
 			error_line("%s/metadata: %s", dir, strerror(ENOENT));
