@@ -396,7 +396,6 @@ static int load_metadata(struct rt_table_maker *m, int dirfd)
 	struct rt_error err;
 	struct stat st;
 	char *text = NULL;
-	ssize_t got = 0;
 	int ret = -1;
 
 	if (fd < 0)
@@ -414,8 +413,7 @@ static int load_metadata(struct rt_table_maker *m, int dirfd)
 	text = malloc((size_t)st.st_size);
 	if (!text || rt_pread_full(fd, text, (size_t)st.st_size, 0))
 		goto out;
-	got = st.st_size;
-	if (rt_metadata_parse(text, (size_t)got, "metadata", &md, &err))
+	if (rt_metadata_parse(text, (size_t)st.st_size, "metadata", &md, &err))
 		goto out;
 	rt_metadata_free(m->md);
 	m->md = md;

@@ -370,7 +370,7 @@ static void parse_header(const uint8_t *h, struct rt_packet_info *pi)
 /*
  * What can be checked from the header alone.  packet_size is not: a packet
  * is content_size bytes long, and a packet_size that differs is damage of
- * its own (load_packet()).
+ * its own (check_packet_size(), from read_packet()).
  */
 static int check_header(struct rt_stream *s, const uint8_t *h, uint64_t off,
 			struct rt_error *err)

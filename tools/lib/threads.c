@@ -579,7 +579,8 @@ int32_t rt_threads_owner(struct rt_threads *th, const struct rt_item *it)
 
 	if (it->type != RT_ITEM_EVENT)
 		return -1;
-	catch_up(th, it);
+	if (th->pending)
+		catch_up(th, it);
 	tid = rt_threads_current(th, it->cpu);
 	if (tid >= 0)
 		return tid;
