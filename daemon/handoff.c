@@ -1041,7 +1041,10 @@ static void reap_hook(struct hook *h)
 		kill(-h->pid, SIGKILL);
 	while (waitpid(h->pid, &st, 0) < 0)
 		if (errno != EINTR) {
-			/* Reaped by someone else (SIGCHLD ignored): unknown. */
+			/*
+			 * Not ours to wait for (main.c resets SIGCHLD, so
+			 * only an unexpected error): the result is unknown.
+			 */
 			err = errno;
 			waited = false;
 			break;

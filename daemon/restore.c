@@ -50,7 +50,12 @@ void restore_stale(void)
 
 void restore_at_stop(void)
 {
-	/* Emptied by record, the file names nobody: nothing is owed. */
-	if (restore_fd >= 0 && getppid() != ctlsave_owner(restore_fd))
+	pid_t owner;
+
+	if (restore_fd < 0)
+		return;
+	/* Emptied by record, the file names nobody (0): nothing is owed. */
+	owner = ctlsave_owner(restore_fd);
+	if (owner && getppid() != owner)
 		ctlsave_pay(restore_fd, &ctl);
 }
