@@ -247,7 +247,7 @@ int recsig_timeout(int timeout)
 
 static void add(struct sent *list, unsigned int *n, int sig, pid_t from)
 {
-	/* Full: the oldest goes (a pending one is then passed on at once). */
+	/* Full: the oldest goes (recsig_take() passes a pending one on first). */
 	if (*n == MAX_PENDING)
 		memmove(list, list + 1, --*n * sizeof(*list));
 	list[(*n)++] = (struct sent){ .sig = sig, .from = from, .at = now_s() };
@@ -372,8 +372,14 @@ unsigned int recsig_take(pid_t cmd)
 		if (cmd > 0 && (si.ssi_code == SI_USER ||
 				si.ssi_code == SI_QUEUE ||
 				si.ssi_code == SI_TKILL) &&
-		    (pid_t)si.ssi_pid != getpid() && (pid_t)si.ssi_pid != cmd)
+		    (pid_t)si.ssi_pid != getpid() && (pid_t)si.ssi_pid != cmd) {
+			/* No room to wait on the oldest: it is passed on now. */
+			if (rs.npend == MAX_PENDING) {
+				kill(cmd, rs.pend[0].sig);
+				drop(rs.pend, &rs.npend, 0);
+			}
 			add(rs.pend, &rs.npend, sig, (pid_t)si.ssi_pid);
+		}
 	}
 	read_witness();
 	decide(cmd);
