@@ -828,19 +828,19 @@ static int spawn_hook(struct hook *h, struct set *s)
 
 	set_dir(s, dir, sizeof(dir));
 	/*
-	 * The set's lock, on a descriptor the hook inherits (no O_CLOEXEC;
-	 * only this thread starts processes): held while the hook, or
+	 * The set's lock, on a descriptor the hook inherits (close-on-exec
+	 * cleared; only this thread starts processes): held while the hook, or
 	 * anything it left running, keeps it open -- after a kill -9 of this
 	 * daemon too, when a start's recovery finds it held.
 	 */
 	snprintf(name, sizeof(name), "chunk-%06u", s->seq);
-	h->lockfd = openat(set_parent_fd(s), name,
-			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+	h->lockfd = open_locked(set_parent_fd(s), name);
 	if (h->lockfd < 0)
-		return -errno;
-	if (flock(h->lockfd, LOCK_EX | LOCK_NB) < 0) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		return h->lockfd;
+	if (fcntl(h->lockfd, F_SETFD, 0) < 0) {
+		err = -errno;
 		close(h->lockfd);
+		h->lockfd = -1;
 		return err;
 	}
 	snprintf(man, sizeof(man), "%s/manifest.json", dir);

@@ -220,15 +220,9 @@ static int remove_set(const char *name, unsigned int seq)
 		unlinkat(outdirfd, mark, 0);
 		return 0;
 	}
-	fd = openat(outdirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_NONBLOCK | O_CLOEXEC);
+	fd = open_locked(outdirfd, name);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		close(fd);
-		return err;
-	}
+		return fd == -ENOENT ? 0 : fd;
 	snprintf(tomb, sizeof(tomb), ".removing-%s", name);
 	err = renameat(outdirfd, name, outdirfd, tomb) < 0 ? -errno : 0;
 	close(fd);

@@ -611,15 +611,11 @@ out:
  */
 static bool set_is_held(int tfd, const char *name)
 {
-	int fd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-			O_NONBLOCK | O_CLOEXEC);
-	bool held;
+	int fd = open_locked(tfd, name);
 
-	if (fd < 0)
-		return false;
-	held = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
-	close(fd);
-	return held;
+	if (fd >= 0)
+		close(fd);
+	return fd == -EBUSY;
 }
 
 /*

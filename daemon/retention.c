@@ -282,11 +282,8 @@ static int remove_files(int fd)
 	return empty_dir(fd, 0, "metadata");
 }
 
-/*
- * The directory @name of @rootfd, open and locked: -EBUSY when its
- * ringtraced or a `ringtrace compress` holds it.
- */
-static int open_locked(int rootfd, const char *name)
+/* ringtraced.h */
+int open_locked(int rootfd, const char *name)
 {
 	int fd = openat(rootfd, name,
 			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

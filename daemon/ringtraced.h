@@ -472,6 +472,12 @@ int64_t retention_dir_bytes(int rootfd, const char *name);
  * removed itself), nor into another file system; 0 or -errno.
  */
 int retention_remove_tree(int dirfd, const char *name);
+/*
+ * The directory @name of @rootfd (no symlink followed), open close-on-exec
+ * with flock(LOCK_EX) taken: the descriptor, -EBUSY when another holds the
+ * lock (a ringtraced, `ringtrace compress`, a hook), other -errno.
+ */
+int open_locked(int rootfd, const char *name);
 
 /* ------------------------------------------------------------------ */
 /* report.c                                                             */
