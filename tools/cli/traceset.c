@@ -45,7 +45,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "../../lib/chunk.h"
 #include "traceset.h"
@@ -850,29 +849,12 @@ static const struct set_cpu *cpu_fact(const struct unit *u, const char *name)
 /* @path's size and XXH64: 0, or -1 (errno). */
 static int file_sum(const char *path, uint64_t *size, uint64_t *sum)
 {
-	XXH64_state_t *xs = XXH64_createState();
-	char buf[1 << 16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1;
-	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
-	if (fd < 0 || !xs)
-		goto out;
-	XXH64_reset(xs, 0);
-	*size = 0;
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto out;
-		XXH64_update(xs, buf, (size_t)n);
-		*size += (uint64_t)n;
-	}
-	*sum = XXH64_digest(xs);
-	ret = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	XXH64_freeState(xs);
+	if (fd < 0)
+		return -1;
+	ret = rt_file_xxh64(fd, size, sum);
+	close(fd);
 	return ret;
 }
 

@@ -386,6 +386,8 @@ int rt_stream_set_wanted(struct rt_stream *s,
 
 /* @n bytes at @off of @fd (EINTR retried): 0, or -1 (an error, or the end). */
 int rt_pread_full(int fd, void *buf, size_t n, uint64_t off);
+/* @fd's size and XXH64 (seed 0), read with pread: 0, or -1 (errno). */
+int rt_file_xxh64(int fd, uint64_t *size, uint64_t *sum);
 
 /* ---- item heap (itemheap.c) ---------------------------------------------- */
 

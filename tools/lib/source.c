@@ -70,10 +70,8 @@ static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
 
 int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
 {
-	size_t l = strlen(path);
-
 	src->path = path;
-	src->zst = l > 4 && !strcmp(path + l - 4, ".zst");
+	src->zst = rt_is_zst(path);
 	src->out_off = 0;
 	src->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (src->fd < 0)
@@ -111,8 +109,8 @@ void rt_src_close(struct rt_source *src)
 	src->moved = was.moved;
 }
 
-/* @fd's size and XXH64 (seed 0), read with pread: 0, or -1 (errno). */
-static int file_xxh64(int fd, uint64_t *size, uint64_t *sum)
+/* rtdecode.h */
+int rt_file_xxh64(int fd, uint64_t *size, uint64_t *sum)
 {
 	XXH64_state_t *xs = XXH64_createState();
 	uint8_t *buf = malloc(IN_BUF_SIZE);
@@ -172,7 +170,7 @@ static int src_vet(struct rt_source *src, struct rt_error *err)
 		   chunk_kind(src->fd) == CHUNK_KIND_PACKED) {
 		return 0;	/* read from its index: frame by frame */
 	} else {
-		if (file_xxh64(src->fd, &size, &sum))
+		if (rt_file_xxh64(src->fd, &size, &sum))
 			return rt_fail(err, "%s: %s", src->path, strerror(errno));
 		if (size == p->size && sum == p->xxh64)
 			return 0;
