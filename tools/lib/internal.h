@@ -4,6 +4,8 @@
 #define RTDECODE_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
 #include <sys/types.h>
 #include "rtdecode.h"
 #include "../../lib/chunk_index.h"
@@ -68,6 +70,14 @@ struct rt_promise {
 
 /* A packet's signature: its magic, then the trace's uuid if it has one. */
 #define RT_SIG_MAX	(4 + 16)
+
+/* A stream file named *.zst is zstd frames; any other, plain packets. */
+static inline bool rt_is_zst(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 4 && !strcmp(path + len - 4, ".zst");
+}
 
 /* source.c: the bytes of one stream file, plain or zstd. */
 struct rt_source {

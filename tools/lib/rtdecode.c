@@ -1031,13 +1031,6 @@ struct plan_files {
 	bool *tab_read;
 };
 
-static bool is_zst(const char *path)
-{
-	size_t len = strlen(path);
-
-	return len > 4 && !strcmp(path + len - 4, ".zst");
-}
-
 /*
  * The frames of file @i (its index into @ix[@i]: its own, or built) at the
  * end of @sp; one spot with no entry when it has no index.  What is wrong
@@ -1046,7 +1039,7 @@ static bool is_zst(const char *path)
 static int add_file(struct rt_stream *s, unsigned int i, struct chunk_index *ix,
 		    struct spots *sp, struct rt_error *err)
 {
-	bool zst = is_zst(s->paths[i]), own;
+	bool zst = rt_is_zst(s->paths[i]), own;
 	int fd = open(s->paths[i], O_RDONLY | O_CLOEXEC);
 	char why[160];
 	int r;
@@ -1234,7 +1227,7 @@ static int window_facts(struct rt_stream *s, struct plan_files *pf,
 						.events_discarded = r->first_discarded };
 		np = &next;
 	} else if ((fd = open(s->paths[f->path], O_RDONLY | O_CLOEXEC)) >= 0) {
-		if (!rt_index_first_packet(fd, is_zst(s->paths[f->path]),
+		if (!rt_index_first_packet(fd, rt_is_zst(s->paths[f->path]),
 					   f->e ? f->e->coff : 0, &next))
 			np = &next;
 		close(fd);
@@ -1266,7 +1259,7 @@ static bool entry_holds(struct rt_stream *s, const struct spot *at)
 
 	if (fd < 0)		/* said when it is read */
 		return true;
-	ok = !rt_index_check(fd, is_zst(s->paths[at->path]), at->e);
+	ok = !rt_index_check(fd, rt_is_zst(s->paths[at->path]), at->e);
 	close(fd);
 	if (!ok)
 		rt_msgs_add(&s->index_notes, "%s: its time index does not match the frame at offset %" PRIu64 ": ignored, read whole",

@@ -352,8 +352,7 @@ int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e)
 
 int rt_file_first_ts(const char *path, uint64_t *ts)
 {
-	size_t len = strlen(path);
-	bool zst = len > 4 && !strcmp(path + len - 4, ".zst");
+	bool zst = rt_is_zst(path);
 	struct probe p = { 0 };
 	uint8_t hdr[HDR_SIZE];
 	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
