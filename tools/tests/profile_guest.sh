@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# User-space stacks, mappings with build-ids, the sampler and USDT probes
+# (issue 30), in the test guest (tools/guest-tests), as root, in the
+# single-threaded boot (USDT and the mapping hook patch text).  Each part
+# is a file of tools/tests/profile.d/, sourced in name order, defining
+# profile_PART (the file's name without ".sh"), which runs its checks with
+# check.sh's helpers; a part says in its header what it checks.  The
+# workloads are built on the host by `make all` (tools/Makefile).
+# Ends with "profile: N passed, M failed".
+
+set -u
+
+cd "$(dirname "$0")/../.." || exit 1
+readonly REPO=$PWD
+readonly KVER=${RT_KVER:-$(uname -r)}
+export BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
+readonly RT=/sys/kernel/debug/ringtrace
+readonly CLI=$REPO/tools/ringtrace
+readonly W=$(mktemp -d /tmp/rt-profile.XXXXXX)
+export RINGTRACED=$REPO/daemon/ringtraced
+
+. tools/tests/check.sh
+
+note() { echo "# $*"; }
+
+main() {
+	local part name t0
+	note "kernel $KVER, $(nproc) CPUs, work in $W"
+	grep -q '^ringtrace ' /proc/modules || insmod "$BUILD/$KVER/ringtrace.ko" ||
+		{ echo "profile: 0 passed, 1 failed (insmod)"; exit 1; }
+	for part in tools/tests/profile.d/*.sh; do
+		[[ -e $part ]] || continue
+		name=$(basename "$part" .sh)
+		t0=$SECONDS
+		note "part $name"
+		. "$part"
+		"profile_$name"
+		note "part $name took $((SECONDS - t0)) s"
+	done
+	echo 0 >"$RT/tracing_on" 2>/dev/null
+	rmmod ringtrace 2>/dev/null
+	if [[ -n ${RT_VM_OUT:-} ]]; then
+		mkdir -p "$RT_VM_OUT/profile-tests"
+		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/profile-tests/" \;
+	fi
+	check_summary profile
+}
+
+main
