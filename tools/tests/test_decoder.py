@@ -3528,6 +3528,39 @@ def fuzz(ctx):
                                                        '\n'.join(bad[:3])))
 
 
+def run_suite(suite, tests, make_ctx, args):
+    """Runs TESTS (those whose name holds args.k), each with a Ctx that
+    make_ctx(dir) builds on a fresh directory of its own; prints one line
+    per test and "SUITE: N passed, M failed"; returns the exit status.
+    The files stay when a test failed or with --keep."""
+    tmp = tempfile.mkdtemp(prefix='rt-%s-' % suite)
+    passed = failed = 0
+    try:
+        for fn in tests:
+            if args.k and args.k not in fn.__name__:
+                continue
+            ctx = make_ctx(os.path.join(tmp, fn.__name__))
+            os.makedirs(ctx.tmp)
+            try:
+                fn(ctx)
+                passed += 1
+                print('ok     %s' % fn.__name__)
+            except Fail as e:
+                failed += 1
+                print('FAIL   %s: %s' % (fn.__name__, e))
+            except Exception:
+                failed += 1
+                print('ERROR  %s:\n%s' % (fn.__name__, traceback.format_exc()))
+            sys.stdout.flush()
+    finally:
+        if args.keep or failed:
+            print('(files kept in %s)' % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print('%s: %d passed, %d failed' % (suite, passed, failed))
+    return 1 if failed else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--fuzz', type=int, default=100,
@@ -3548,32 +3581,7 @@ def main():
             print('decoder: 0 passed, 1 failed')
             return 1
 
-    tmp = tempfile.mkdtemp(prefix='rt-decoder-')
-    passed = failed = 0
-    try:
-        for fn in TESTS:
-            if args.k and args.k not in fn.__name__:
-                continue
-            ctx = Ctx(os.path.join(tmp, fn.__name__), args)
-            os.makedirs(ctx.tmp)
-            try:
-                fn(ctx)
-                passed += 1
-                print('ok     %s' % fn.__name__)
-            except Fail as e:
-                failed += 1
-                print('FAIL   %s: %s' % (fn.__name__, e))
-            except Exception:
-                failed += 1
-                print('ERROR  %s:\n%s' % (fn.__name__, traceback.format_exc()))
-            sys.stdout.flush()
-    finally:
-        if args.keep or failed:
-            print('(files kept in %s)' % tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print('decoder: %d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return run_suite('decoder', TESTS, lambda tmp: Ctx(tmp, args), args)
 
 
 if __name__ == '__main__':

@@ -30,8 +30,6 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -971,32 +969,7 @@ def main():
             print('threads: %s missing: run make -C tools ringtrace ringtrace-asan' % b)
             print('threads: 0 passed, 1 failed')
             return 1
-    tmp = tempfile.mkdtemp(prefix='rt-threads-')
-    passed = failed = 0
-    try:
-        for fn in TESTS:
-            if args.k and args.k not in fn.__name__:
-                continue
-            ctx = td.Ctx(os.path.join(tmp, fn.__name__), args)
-            os.makedirs(ctx.tmp)
-            try:
-                fn(ctx)
-                passed += 1
-                print('ok     %s' % fn.__name__)
-            except Fail as e:
-                failed += 1
-                print('FAIL   %s: %s' % (fn.__name__, e))
-            except Exception:
-                failed += 1
-                print('ERROR  %s:\n%s' % (fn.__name__, traceback.format_exc()))
-            sys.stdout.flush()
-    finally:
-        if args.keep or failed:
-            print('(files kept in %s)' % tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    print('threads: %d passed, %d failed' % (passed, failed))
-    return 1 if failed else 0
+    return td.run_suite('threads', TESTS, lambda tmp: td.Ctx(tmp, args), args)
 
 
 if __name__ == '__main__':
