@@ -283,32 +283,51 @@ static int build_plain(int fd, uint64_t size, struct chunk_index *ix)
 	return 0;
 }
 
+/*
+ * The frame of ours that ends at @end of @fd (the index, or the thread
+ * table before it), measured by its footer of @fsize bytes: into *@buf
+ * (malloc()ed) and *@len.  1 none there, 0, -1 bad (said in @why).
+ * Whatever a footer claims, nothing beyond @max is allocated.
+ */
+static int read_before(int fd, uint64_t end, size_t fsize,
+		       uint64_t (*frame_size)(const uint8_t *, uint64_t),
+		       uint64_t max, const char *what, uint8_t **buf,
+		       uint64_t *len, char *why, size_t wsize)
+{
+	uint8_t foot[CHUNK_INDEX_FOOTER > CHUNK_TABLE_FOOTER ?
+		     CHUNK_INDEX_FOOTER : CHUNK_TABLE_FOOTER];
+
+	if (end < fsize || rt_pread_full(fd, foot, fsize, end - fsize))
+		return 1;
+	*len = frame_size(foot, end);
+	if (!*len)
+		return 1;
+	if (*len > max) {
+		snprintf(why, wsize, "%s claims %" PRIu64 " bytes, more than %" PRIu64,
+			 what, *len, max);
+		return -1;
+	}
+	*buf = malloc(*len);
+	if (!*buf || rt_pread_full(fd, *buf, *len, end - *len)) {
+		free(*buf);
+		snprintf(why, wsize, "cannot be read");
+		return -1;
+	}
+	return 0;
+}
+
 /* The index frame at the end of the zstd file @fd: 1 none, 0, -1 bad. */
 static int read_own(int fd, uint64_t size, struct chunk_index *ix, char *why,
 		    size_t wsize)
 {
-	uint8_t foot[CHUNK_INDEX_FOOTER], *buf;
+	uint8_t *buf;
 	uint64_t len;
 	int r;
 
-	if (size < CHUNK_INDEX_FOOTER ||
-	    rt_pread_full(fd, foot, sizeof(foot), size - sizeof(foot)))
-		return 1;
-	len = chunk_index_frame_size(foot, size);
-	if (!len)
-		return 1;
-	/* Whatever its footer claims, nothing allocated beyond the bound. */
-	if (len > INDEX_MAX_BYTES) {
-		snprintf(why, wsize, "it claims %" PRIu64 " bytes, more than the %" PRIu64 " of an index of %u frames",
-			 len, (uint64_t)INDEX_MAX_BYTES, INDEX_MAX_ENTRIES);
-		return -1;
-	}
-	buf = malloc(len);
-	if (!buf || rt_pread_full(fd, buf, len, size - len)) {
-		free(buf);
-		snprintf(why, wsize, "cannot be read");
-		return -1;
-	}
+	r = read_before(fd, size, CHUNK_INDEX_FOOTER, chunk_index_frame_size,
+			INDEX_MAX_BYTES, "it", &buf, &len, why, wsize);
+	if (r)
+		return r;
 	r = chunk_index_parse(buf, len, size, ix, why, wsize);
 	free(buf);
 	return r;
@@ -370,28 +389,18 @@ int rt_file_first_ts(const char *path, uint64_t *ts)
 int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
 		 char *why, size_t size)
 {
-	uint8_t foot[CHUNK_TABLE_FOOTER], *buf;
-	uint64_t room = ix->data_bytes, len;
+	uint8_t *buf;
+	uint64_t len;
 	int r;
 
 	memset(t, 0, sizeof(*t));
-	if (room < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER ||
-	    rt_pread_full(fd, foot, sizeof(foot), room - sizeof(foot)))
+	if (ix->data_bytes < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER)
 		return 1;
-	len = chunk_table_frame_size(foot, room);
-	if (!len)
-		return 1;
-	if (len > TABLE_MAX_BYTES) {
-		snprintf(why, size, "its thread table claims %" PRIu64 " bytes, more than %llu",
-			 len, TABLE_MAX_BYTES);
-		return -1;
-	}
-	buf = malloc(len);
-	if (!buf || rt_pread_full(fd, buf, len, room - len)) {
-		free(buf);
-		snprintf(why, size, "cannot be read");
-		return -1;
-	}
+	r = read_before(fd, ix->data_bytes, CHUNK_TABLE_FOOTER,
+			chunk_table_frame_size, TABLE_MAX_BYTES,
+			"its thread table", &buf, &len, why, size);
+	if (r)
+		return r;
 	r = chunk_table_parse(buf, len, ix, t, why, size);
 	free(buf);
 	return r;
