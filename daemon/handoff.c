@@ -401,17 +401,12 @@ static int write_synced(int dirfd, const char *name, const void *buf, size_t len
 int copy_synced(int dirfd, int setfd, const char *name, bool replace)
 {
 	char buf[1 << 16];
-	struct stat st;
 	ssize_t n;
 	int in, out, err = 0;
 
-	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	in = rt_open_regular(dirfd, name, NULL);
 	if (in < 0)
-		return errno == ENOENT ? 1 : errno == ELOOP ? -EINVAL : -errno;
-	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
-		close(in);
-		return -EINVAL;
-	}
+		return in == -ENOENT ? 1 : in;
 	out = openat(setfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC |
 		     (replace ? O_TRUNC : O_EXCL), 0640);
 	if (out < 0) {

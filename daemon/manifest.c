@@ -49,7 +49,6 @@ int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
 {
 	XXH64_state_t *xs = XXH64_createState();
 	uint8_t *buf = malloc(1 << 17);
-	struct stat st;
 	int fd, err = 0;
 	ssize_t n;
 
@@ -58,14 +57,9 @@ int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
 		goto out;
 	}
 	/* In a set of an earlier trace too (recover.c): nothing followed. */
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = rt_open_regular(dirfd, name, NULL);
 	if (fd < 0) {
-		err = errno == ELOOP ? -EINVAL : -errno;
-		goto out;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		close(fd);
+		err = fd;
 		goto out;
 	}
 	snprintf(mf->name, sizeof(mf->name), "%s", name);

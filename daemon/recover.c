@@ -100,24 +100,6 @@ static DIR *list_at(int dirfd)
 	return d;
 }
 
-/*
- * @dirfd/@name for reading if it is a regular file: no symlink followed,
- * no FIFO or device waited on.  The fd, or -errno (-EINVAL: not one).
- */
-static int open_regular(int dirfd, const char *name)
-{
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-
-	if (fd < 0)
-		return errno == ELOOP ? -EINVAL : -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 /* A regular file @name in @dirfd, not followed. */
 static bool is_regular_at(int dirfd, const char *name, struct stat *st)
 {
@@ -147,7 +129,7 @@ static int chunk_read_facts(int dirfd, const char *name, struct chunk_facts *f)
 		err = -ENOMEM;
 		goto out;
 	}
-	fd = open_regular(dirfd, name);
+	fd = rt_open_regular(dirfd, name, NULL);
 	if (fd < 0) {
 		err = fd;
 		goto out;
@@ -223,7 +205,7 @@ static char *read_file_at(int dirfd, const char *name, size_t *len)
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n;
-	int fd = open_regular(dirfd, name);
+	int fd = rt_open_regular(dirfd, name, NULL);
 
 	*len = 0;
 	if (fd < 0) {
@@ -311,7 +293,7 @@ static void sibling_boot_id(int tfd, char *buf, size_t size)
 		sfd = openat(tfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sfd < 0)
 			continue;
-		mfd = open_regular(sfd, "manifest.json");
+		mfd = rt_open_regular(sfd, "manifest.json", NULL);
 		close(sfd);
 		if (mfd < 0)
 			continue;
@@ -632,7 +614,7 @@ static bool trace_is_ours(int tfd)
 	if (fstat(tfd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return false;
-	fd = open_regular(tfd, HANDOFF_MARKER);
+	fd = rt_open_regular(tfd, HANDOFF_MARKER, NULL);
 	if (fd < 0)
 		return false;
 	ours = !fstat(fd, &st) && st.st_uid == geteuid() && st.st_nlink == 1;

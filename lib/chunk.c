@@ -577,6 +577,22 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 	return err ? err : write_index(p, fd, res);
 }
 
+int rt_open_regular(int dirfd, const char *name, struct stat *st)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat own;
+
+	if (fd < 0)
+		return errno == ELOOP ? -EINVAL : -errno;
+	if (!st)
+		st = &own;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	       const char *tmpname, const bool *cancel,
 	       struct chunk_pack_result *res)
@@ -585,18 +601,9 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	int in, out, err;
 
 	memset(res, 0, sizeof(*res));
-	/* A chunk is a regular file: no symlink followed, no FIFO waited on. */
-	in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	in = rt_open_regular(dirfd, name, &st);
 	if (in < 0)
-		return errno == ELOOP ? -EINVAL : -errno;
-	if (fstat(in, &st) < 0) {
-		err = -errno;
-		goto close_in;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = -EINVAL;
-		goto close_in;
-	}
+		return in;
 	if (!st.st_size) {
 		err = -ENODATA;
 		goto close_in;

@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 
 /* "cpu%u-%06u.zst", and the hidden name a chunk is packed into. */
@@ -78,6 +79,14 @@ enum chunk_kind {
 	CHUNK_KIND_STORED,			/* starts with a stored frame */
 	CHUNK_KIND_PACKED,			/* starts with any other zstd frame */
 };
+/*
+ * @dirfd/@name opened for reading if it is a regular file: no symlink
+ * followed, no FIFO or device waited on (a trace directory, or a set of
+ * an earlier trace, is not trusted).  The fd, its stat in *@st when @st is
+ * not NULL, or -errno (-EINVAL: not a regular file).
+ */
+int rt_open_regular(int dirfd, const char *name, struct stat *st);
+
 /* What the chunk open at @fd is, from its first bytes; -EBADMSG: not zstd. */
 int chunk_kind(int fd);
 
