@@ -217,20 +217,21 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 	 */
 	if (rtr_marker_filtered(p->data))
 		goto free;
-	e = ringtrace_reserve(&r, rtr_marker_event.id, size);
-	if (!e)
-		goto free;
-	memcpy(e, p, size);
-	/* Its trigger, read in the writer's section (preemption off). */
-	hit = rtr_marker_matched(p->data);
 	/*
-	 * The hit in the same preempt-off section as the reservation and
-	 * the commit, as a probe's: stopping tracing waits for all three
-	 * [R3], so a hit never latches once its trace has stopped, nor
-	 * after a new one started, and the buffer it reads is not freed
-	 * under it by a clear or a geometry change (trigger.c [T4]).
+	 * One preempt-off section around the trigger's match, the reserve,
+	 * the commit and the hit, as a probe's: stopping tracing waits for
+	 * all of them [R3], so a hit never latches once its trace has
+	 * stopped, nor after a new one started, and the buffer it reads is
+	 * not freed under it by a clear or a geometry change (trigger.c
+	 * [T4]).  The match (a glob over up to RINGTRACE_MARKER_MAX bytes)
+	 * comes first, so the reservation is open for the copy alone.
 	 */
 	preempt_disable_notrace();
+	hit = rtr_marker_matched(p->data);
+	e = ringtrace_reserve(&r, rtr_marker_event.id, size);
+	if (!e)
+		goto enable;
+	memcpy(e, p, size);
 	ringtrace_commit(&r);
 	if (hit) {
 		delay = READ_ONCE(rtr_inject_marker_hit_delay);
@@ -238,6 +239,7 @@ static ssize_t rtr_marker_write(struct file *file, const char __user *ubuf,
 			mdelay(min(delay, RTR_INJECT_DELAY_MAX));
 		rtr_trigger_hit(RINGTRACE_EVENT_MARKER, smp_processor_id());
 	}
+enable:
 	preempt_enable_notrace();
 free:
 	kfree(p);

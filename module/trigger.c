@@ -168,10 +168,10 @@ void rtr_trigger_hit(unsigned int event_id, unsigned int cpu)
 
 /*
  * Does the marker @data (its text, NUL-terminated) match the marker's
- * trigger?  From the marker file's write(), between its reserve and its
- * commit: preemption is off, and the condition is read under RCU-sched
- * as the probes' are [F1].  The write fires the hit after its commit,
- * in the same section [T4].
+ * trigger?  From the marker file's write(), in the preempt-off section
+ * that then reserves and commits the marker: the condition is read under
+ * RCU-sched as the probes' are [F1], and the write fires the hit after
+ * its commit, in the same section [T4].
  */
 bool rtr_marker_matched(const char *data)
 {
