@@ -501,6 +501,12 @@ char *usdt_cmd(const char *word, char *why, size_t size)
 		snprintf(why, size, "-e %s: %s: not a regular file", word, file);
 		goto out;
 	}
+	/* The command's words are parted by spaces. */
+	if (strpbrk(abs, " \t\n")) {
+		snprintf(why, size, "-e %s: %s: a path with a space is not taken",
+			 word, abs);
+		goto out;
+	}
 	if (usdt_spec(abs, prov, name, &spec, why, size)) {
 		char *msg = strdup(why);
 

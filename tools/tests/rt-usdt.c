@@ -13,7 +13,8 @@
  * sentence naming the operand; the workload's rt:tick becomes the
  * command its note and readelf's section table say (site and semaphore
  * as file offsets); an unknown probe, a file without probes and an
- * operand not handled are refused in one sentence naming what is wrong.
+ * operand not handled (the workload's rt:bad) are refused in one
+ * sentence naming what is wrong.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -160,8 +161,13 @@ static void workload(const char *path)
 		printf("# %s\n", why);
 
 	ok = usdt_spec(path, "rt", "nosuch", &spec, why, sizeof(why)) &&
-	     strstr(why, "no USDT probe rt:nosuch (it has rt:forms, rt:tick)");
+	     strstr(why, "no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:tick)");
 	snprintf(what, sizeof(what), "an unknown probe, refused listing the file's: \"%s\"",
+		 why);
+	check(what, ok);
+	ok = usdt_spec(path, "rt", "bad", &spec, why, sizeof(why)) &&
+	     strstr(why, ": USDT probe rt:bad: argument '-1@%ah': operand '%ah' is not handled");
+	snprintf(what, sizeof(what), "rt:bad's first operand not handled, the probe named: \"%s\"",
 		 why);
 	check(what, ok);
 	ok = usdt_spec("/bin/true", "rt", "tick", &spec, why, sizeof(why)) &&

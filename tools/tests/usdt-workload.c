@@ -19,7 +19,8 @@
  * `dtrace -G` would make it): a tracer that attaches raises it, and the
  * workload fires only while it is non-zero.  rt:forms has none and
  * passes an immediate, a global in memory and a stack slot: its values
- * are 5, -77 and 1234567890123.
+ * are 5, -77 and 1234567890123.  rt:bad's note, written by hand, has
+ * operands no tracer can fetch (%ah, %xmm0): it is never fired.
  */
 #define _SDT_HAS_SEMAPHORES 1
 
@@ -76,6 +77,23 @@ __attribute__((noinline)) static void forms(void)
 	STAP_PROBE3(rt, forms, 5, rt_global, slot);
 }
 
+/* A note as sdt.h writes one (sdt.h:283-300), with operands not handled. */
+__attribute__((noinline)) static void bad(void)
+{
+	__asm__ volatile("990:	nop\n"
+			 ".pushsection .note.stapsdt,\"\",\"note\"\n"
+			 ".balign 4\n"
+			 ".4byte 992f-991f, 994f-993f, 3\n"
+			 "991:	.asciz \"stapsdt\"\n"
+			 "992:	.balign 4\n"
+			 "993:	.8byte 990b, _.stapsdt.base, 0\n"
+			 ".asciz \"rt\"\n"
+			 ".asciz \"bad\"\n"
+			 ".asciz \"-1@%ah 8@%xmm0\"\n"
+			 "994:	.balign 4\n"
+			 ".popsection\n");
+}
+
 static int write_file(const char *path, const char *text)
 {
 	char tmp[4096];
@@ -114,6 +132,7 @@ int main(int argc, char **argv)
 	for (int32_t i = 0; i < 1000; i++)
 		fired += tick(i, "usdt-workload");
 	forms();
+	bad();
 	snprintf(line, sizeof(line), "%d %u %d\n", getpid(), sem, fired);
 	return write_file(argv[2], line) ? 1 : 0;
 }

@@ -14,8 +14,9 @@
 #            then 1 while a system-wide record probes rt:tick, then 0
 #            again after record ends by Ctrl-C (a terminal's), SIGTERM and
 #            SIGKILL; probe_events empty each time
-#   bad      record -e usdt: on /bin/true and an unknown probe refused in
-#            one line each, naming the file's probes; malformed "s:"
+#   bad      record -e usdt: on /bin/true, an unknown probe and rt:bad (an
+#            operand not handled) refused in one line each, naming the
+#            file's probes, the probe and its operand; malformed "s:"
 #            commands written to probe_events refused (EINVAL); nothing
 #            left, the semaphore still 0
 # Every kernel of the matrix has uprobes: none of this is skipped.
@@ -159,7 +160,8 @@ usdt_bad() {
 			eval 'usdt_no_probes && [ ! -e "$W/usdt-bad" ]'
 	done <<-EOF
 		usdt:/bin/true:rt:tick|/bin/true has no USDT probes
-		usdt:$USDT_WL:rt:nosuch|no USDT probe rt:nosuch (it has rt:forms, rt:tick)
+		usdt:$USDT_WL:rt:nosuch|no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:tick)
+		usdt:$USDT_WL:rt:bad|USDT probe rt:bad: argument '-1@%ah': operand '%ah' is not handled
 	EOF
 	# The kernel's own checks, on commands the CLI would not write.
 	off=$(grep -o 's:[^ ]*' "$W/usdt-good-cmd" 2>/dev/null)
