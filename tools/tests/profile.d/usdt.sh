@@ -9,7 +9,10 @@
 #            and arg1 = -3i in order, faults 0; rt:forms's immediate,
 #            %rip-relative global and stack slot read as 5, -77 and
 #            1234567890123; babeltrace2 reads the 1000 too; no probe left
-#   filter   --filter 'usdt_rt_tick: arg0 > 500' keeps 499 events
+#   filter   --filter 'usdt_rt_tick: arg0 > 500' keeps 499 events; one
+#            on arg3 (rt:tick has three) refused naming it
+#   trigger  --trigger 'usdt_rt_tick: arg1 == -2100' saves one snapshot
+#            holding tick 700 and the marker naming the hit
 #   sem      `usdt-workload watch` (started before) sees the semaphore 0,
 #            then 1 while a system-wide record probes rt:tick, then 0
 #            again after record ends by Ctrl-C (a terminal's), SIGTERM and
@@ -36,7 +39,7 @@ usdt_args() {
 }
 
 usdt_record() {
-	local out=$W/usdt-rec pid sem fired n bad want forms
+	local out=$W/usdt-rec pid= sem= fired= n bad want forms
 	"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:forms" -o "$out" -- \
 		"$USDT_WL" fire "$W/usdt-fire.out" >/dev/null 2>"$W/usdt-rec.err"
 	check "usdt: record -e usdt:...:rt:tick,usdt:...:rt:forms exits 0" test $? -eq 0
@@ -80,6 +83,33 @@ usdt_filter() {
 	check "usdt: ... those of arg0 501..999" \
 		test "$(usdt_args "$W/usdt-filter.report" $USDT_EV | cut -d' ' -f1)" = "$(seq 501 999)"
 	check "usdt: no probe left after the filtered record" usdt_no_probes
+	# rt:tick has three arguments: its fields are arg0..arg2, faults, comm.
+	"$CLI" record -e "usdt:$USDT_WL:rt:tick" --filter "$USDT_EV: arg3 == 1" \
+		-o "$out.bad" -- true >/dev/null 2>"$W/usdt-filter-bad.err"
+	n=$?
+	check "usdt: --filter 'arg3 == 1' on a 3-argument probe refused in one line naming arg3" \
+		eval '[ $n -ne 0 ] && one_line "$W/usdt-filter-bad.err" &&
+		      grep -qF "unknown field '"'arg3'"'" "$W/usdt-filter-bad.err"'
+	check "usdt: ... no probe left, no trace directory" \
+		eval 'usdt_no_probes && [ ! -e "$out.bad" ]'
+}
+
+# A trigger on a negative argument: the snapshot holds the tick that fired it.
+usdt_trigger() {
+	local out=$W/usdt-trig n
+	"$CLI" record --mode overwrite -e "usdt:$USDT_WL:rt:tick" \
+		--trigger "$USDT_EV: arg1 == -2100" -o "$out" -- \
+		"$USDT_WL" fire "$W/usdt-trig.out" >/dev/null 2>"$W/usdt-trig.err"
+	check "usdt: record --trigger '$USDT_EV: arg1 == -2100' exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/usdt-trig.err"
+	check "usdt: no probe left after the triggered record" usdt_no_probes
+	n=$(find "$out" -mindepth 1 -maxdepth 1 -type d -name "*-$USDT_EV" | wc -l)
+	check "usdt: record --trigger: one snapshot named after $USDT_EV ($n)" test "$n" -eq 1
+	"$CLI" report "$out"/*-"$USDT_EV" >"$W/usdt-trig.report" 2>/dev/null
+	check "usdt: the snapshot holds the tick that fired it (arg0=700, arg1=-2100)" \
+		grep -q " $USDT_EV: arg0=700, arg1=-2100," "$W/usdt-trig.report"
+	check "usdt: ... and the kernel's marker naming the hit" \
+		grep -q "ringtrace trigger: $USDT_EV: arg1 == -2100 (cpu " "$W/usdt-trig.report"
 }
 
 # usdt_sem_is V: the watcher's last write says V (within 20 s).
@@ -186,5 +216,6 @@ usdt_bad() {
 profile_usdt() {
 	usdt_record
 	usdt_filter
+	usdt_trigger
 	usdt_sem
 }
