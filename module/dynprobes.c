@@ -26,9 +26,9 @@
  *     its trigger, on the same fields (trigger.c), the same way
  *
  * One command per write, words parted by single spaces for a USDT probe
- * alone (a path with a space, or tab or newline, is not taken).  A write takes effect entirely or fails with
- * nothing left behind: no probe, no event id, no declaration in the
- * metadata.  Errors: -EINVAL a malformed command, or a function the
+ * alone (a path with a space, or tab or newline, is not taken).  A write
+ * takes effect entirely or fails with nothing left behind: no probe, no
+ * event id, no declaration in the metadata.  Errors: -EINVAL a malformed command, or a function the
  * kernel refuses to probe (kprobe blacklist, noinstr, ...); -ENOENT an
  * unknown symbol (not in kallsyms: misspelt, or inlined everywhere);
  * -EILSEQ an offset inside an instruction; -EEXIST a probe of that name
@@ -44,8 +44,8 @@
  * those of the function its handler passes the values through
  * (RTR_DYNPROBE_FIELDS()).  kprobes and kretprobes, two kinds with one
  * parser, live here, uprobes in uprobes.c, USDT probes (uprobes with
- * fetched arguments and a semaphore) in usdt.c.  Everything below -- names,
- * ids, arming, removal, lifetime -- is the same for all.
+ * fetched arguments and a semaphore) in usdt.c.  Everything below --
+ * names, ids, arming, removal, lifetime -- is the same for all.
  *
  * Lifetime.  A probe belongs to the open file it was written through and
  * goes when that file is released: the last close, an exit, or a SIGKILL

@@ -95,7 +95,10 @@ struct rtr_dynprobe {
 
 	/* Set by the parser, then constant. */
 	const struct rtr_dynprobe_ops *ops;
-	/* What its filter and trigger name: its ops', or its own (usdt.c). */
+	/*
+	 * What its filter and trigger name: its ops' (set when it is added),
+	 * or its own, set by its parser (usdt.c).
+	 */
 	const struct rtr_filter_field *ff;
 	unsigned int nff;
 

@@ -26,6 +26,10 @@
  * The handler runs in the probed task, preemptible, on its way back to
  * user space from the breakpoint: preemption goes off around the pid
  * filter and the reserve/commit, nothing sleeps or allocates.
+ *
+ * The site -- the path, the offset, a USDT semaphore's offset, the
+ * registration -- is struct rtr_uprobe_site (dynprobes.h), which usdt.c's
+ * probes embed too: parsed, attached and detached here for both.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
