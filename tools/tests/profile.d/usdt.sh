@@ -214,8 +214,10 @@ usdt_bad() {
 }
 
 profile_usdt() {
-	usdt_record
-	usdt_filter
-	usdt_trigger
-	usdt_sem
+	local step t0
+	for step in usdt_record usdt_filter usdt_trigger usdt_sem; do
+		t0=$SECONDS
+		"$step"
+		echo "# $step took $((SECONDS - t0)) s"
+	done
 }
