@@ -128,19 +128,29 @@ struct rtr_uprobe_ref {
 #endif
 };
 
+/*
+ * @ref_ctr_offset, if not 0, is the file offset of a USDT semaphore (a
+ * 16-bit counter) in the same file: the core raises it in every mm that
+ * maps the probe, as it installs the breakpoint (also in mms that map
+ * the file later), and lowers it again at unregistering.  A second
+ * consumer of the same uprobe with another one is refused (-EINVAL and a
+ * pr_warn, no splat).  6.1 calls that uprobe_register_refctr(), 6.12
+ * gives every uprobe_register() the offset.
+ */
 static inline int rtr_uprobe_register(struct rtr_uprobe_ref *ref,
 				      struct inode *inode, loff_t offset,
+				      loff_t ref_ctr_offset,
 				      struct uprobe_consumer *uc)
 {
 #ifndef CONFIG_UPROBES
 	return -EOPNOTSUPP;
 #elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-	ref->uprobe = uprobe_register(inode, offset, 0, uc);
+	ref->uprobe = uprobe_register(inode, offset, ref_ctr_offset, uc);
 	return PTR_ERR_OR_ZERO(ref->uprobe);
 #else
 	ref->inode = inode;
 	ref->offset = offset;
-	return uprobe_register(inode, offset, uc);
+	return uprobe_register_refctr(inode, offset, ref_ctr_offset, uc);
 #endif
 }
 

@@ -12,6 +12,9 @@
  *                             a uprobe at a file offset of an executable
  *                             (uprobes.c): event uprobe_BASE_LABEL or
  *                             uprobe_BASE_0xOFFSET, fields arg0 .. arg5
+ *           "s:PATH:OFFSET@LABEL[ ref=OFF][ a0=ARG[ a1=ARG ...]]"
+ *                             a USDT probe (usdt.c): event usdt_LABEL,
+ *                             fields int64_t arg0 .. argN-1, faults
  *           "-:NAME"          remove the probe of that event
  *     read  "<id> <name> <spec>" per probe, of every opener
  *
@@ -22,9 +25,10 @@
  *   /sys/kernel/debug/ringtrace/events/<name>/trigger  (debugfs only)
  *     its trigger, on the same fields (trigger.c), the same way
  *
- * One command per write.  A write takes effect entirely or fails with
- * nothing left behind: no probe, no event id, no declaration in the
- * metadata.  Errors: -EINVAL a malformed command, or a function the
+ * One command per write, words parted by single spaces for a USDT probe
+ * alone (a path with a space, or tab or newline, is not taken).  A write
+ * takes effect entirely or fails with nothing left behind: no probe, no
+ * event id, no declaration in the metadata.  Errors: -EINVAL a malformed command, or a function the
  * kernel refuses to probe (kprobe blacklist, noinstr, ...); -ENOENT an
  * unknown symbol (not in kallsyms: misspelt, or inlined everywhere);
  * -EILSEQ an offset inside an instruction; -EEXIST a probe of that name
@@ -39,8 +43,9 @@
  * its ops (dynprobes.h): attach/detach/show/free, and its event's fields,
  * those of the function its handler passes the values through
  * (RTR_DYNPROBE_FIELDS()).  kprobes and kretprobes, two kinds with one
- * parser, live here, uprobes in uprobes.c.  Everything below -- names,
- * ids, arming, removal, lifetime -- is the same for all.
+ * parser, live here, uprobes in uprobes.c, USDT probes (uprobes with
+ * fetched arguments and a semaphore) in usdt.c.  Everything below --
+ * names, ids, arming, removal, lifetime -- is the same for all.
  *
  * Lifetime.  A probe belongs to the open file it was written through and
  * goes when that file is released: the last close, an exit, or a SIGKILL
@@ -104,8 +109,11 @@
 
 /* Probes at once, over every opener. */
 #define RTR_DYNPROBES_MAX	64
-/* The longest command: a uprobe's absolute path, offset and label. */
-#define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN)
+/*
+ * The longest command: a uprobe's absolute path, offset and label, and a
+ * USDT probe's semaphore and arguments.
+ */
+#define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN + 1024)
 
 struct rtr_kretprobe_payload {
 	u64 ret;
@@ -348,11 +356,11 @@ static int rtr_dynprobe_files(struct rtr_dynprobe *p)
 	}
 	p->filter_file = (struct rtr_pred_file){
 		.prog = &p->filter, .err = &p->filter_err,
-		.ff = p->ops->ff, .nff = p->ops->nff,
+		.ff = p->ff, .nff = p->nff,
 	};
 	p->trigger_file = (struct rtr_pred_file){
 		.prog = &p->trigger, .err = &p->trigger_err,
-		.ff = p->ops->ff, .nff = p->ops->nff,
+		.ff = p->ff, .nff = p->nff,
 	};
 	d = debugfs_create_file("filter", 0600, p->dir, &p->filter_file,
 				&rtr_pred_fops);
@@ -441,7 +449,12 @@ static int rtr_dynprobe_add(struct rtr_dynprobe *p)
 	ret = -ENOSPC;
 	if (rtr_nr_dynprobes == RTR_DYNPROBES_MAX)
 		goto unlock;
-	p->event.fields = p->ops->fields;
+	/* A kind without fields in its ops set each probe's in its parser. */
+	if (p->ops->fields) {
+		p->event.fields = p->ops->fields;
+		p->ff = p->ops->ff;
+		p->nff = p->ops->nff;
+	}
 	/*
 	 * Before the probe: a file that cannot be made then costs no
 	 * attach and detach (the event id is taken after the attach either
@@ -508,6 +521,9 @@ static int rtr_dynprobe_cmd(char *cmd, const struct file *owner)
 	case 'u':
 		p = rtr_uprobe_parse(cmd);
 		break;
+	case 's':
+		p = rtr_usdt_parse(cmd);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -553,9 +569,10 @@ static ssize_t rtr_probe_events_write(struct file *file,
 	buf = memdup_user_nul(ubuf, count);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	/* One command, with an optional trailing newline. */
+	/* One command, with an optional trailing newline; spaces in "s:" alone. */
 	cmd = strim(buf);
-	ret = strpbrk(cmd, " \t\n") ? -EINVAL : rtr_dynprobe_cmd(cmd, file);
+	ret = strpbrk(cmd, cmd[0] == 's' ? "\t\n" : " \t\n") ? -EINVAL :
+	      rtr_dynprobe_cmd(cmd, file);
 	kfree(buf);
 	return ret ?: count;
 }

@@ -11,10 +11,12 @@
 
 #include <linux/kallsyms.h>
 #include <linux/list.h>
+#include <linux/path.h>
 #include <linux/ptrace.h>
 #include <linux/ringtrace.h>
 #include <linux/sched.h>
 
+#include "compat.h"
 #include "probes.h"
 
 #define RTR_DYNPROBE_ARGS	6
@@ -38,7 +40,9 @@ struct rtr_dynprobe_ops {
 	/*
 	 * The event's fields (TSDL), and the fields its filter and trigger
 	 * name: set by RTR_DYNPROBE_FIELDS() from the function that passes
-	 * their values, the one the handler ->attach() installs calls.
+	 * their values, the one the handler ->attach() installs calls.  NULL
+	 * for a kind whose fields differ from probe to probe (usdt.c): its
+	 * parser sets each probe's event.fields, ff and nff.
 	 */
 	const char *fields;
 	const struct rtr_filter_field *ff;
@@ -91,6 +95,12 @@ struct rtr_dynprobe {
 
 	/* Set by the parser, then constant. */
 	const struct rtr_dynprobe_ops *ops;
+	/*
+	 * What its filter and trigger name: its ops' (set when it is added),
+	 * or its own, set by its parser (usdt.c).
+	 */
+	const struct rtr_filter_field *ff;
+	unsigned int nff;
 
 	/* Under rtr_dynprobes_lock (dynprobes.c). */
 	const struct file *owner;	/* the open file that made it */
@@ -186,5 +196,47 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 
 /* uprobes.c: "u:PATH:OFFSET[@LABEL]" (@cmd) into a new probe, or an ERR_PTR. */
 struct rtr_dynprobe *rtr_uprobe_parse(char *cmd);
+
+/* A LABEL's length; with "uprobe_", a file name and '_' it fits a name. */
+#define RTR_UPROBE_LABEL_MAX	NAME_MAX
+
+/*
+ * uprobes.c: a uprobe at an offset of a file, and maybe a USDT
+ * semaphore's: what the kinds of user-space probe (uprobes.c, usdt.c)
+ * share, embedded in their own probe.
+ */
+struct rtr_uprobe_site {
+	struct uprobe_consumer consumer;	/* its handler: the kind's */
+
+	/* Set by the parser, then constant. */
+	char *file;			/* PATH as written */
+	loff_t offset;
+	loff_t ref_ctr_offset;		/* the semaphore's, 0 if none */
+
+	/* While attached. */
+	struct path path;
+	struct rtr_uprobe_ref ref;
+};
+
+/*
+ * "PATH:OFFSET[@LABEL]" (@spec, cut up) into @s's file and offset and
+ * @label ("" if none, else RTR_UPROBE_LABEL_MAX at most): 0, or an errno
+ * with nothing allocated.
+ */
+int rtr_uprobe_site_parse(struct rtr_uprobe_site *s, char *spec,
+			  char label[RTR_UPROBE_LABEL_MAX + 1]);
+/* Looks the file up and registers @s->consumer; 0 or an errno, nothing left. */
+int rtr_uprobe_site_attach(struct rtr_uprobe_site *s);
+/*
+ * Detaches the @n probes of @ps, each with its site @site_off bytes into
+ * it: unlinked, one wait for the handlers of all, the files put.
+ */
+void rtr_uprobe_sites_detach(struct rtr_dynprobe **ps, unsigned int n,
+			     size_t site_off);
+/* Frees what rtr_uprobe_site_parse() allocated. */
+void rtr_uprobe_site_free(struct rtr_uprobe_site *s);
+
+/* usdt.c: "s:PATH:OFFSET@LABEL[ ref=OFF][ a0=ARG ...]" into a new probe, or an ERR_PTR. */
+struct rtr_dynprobe *rtr_usdt_parse(char *cmd);
 
 #endif /* _RINGTRACE_DYNPROBES_H */

@@ -26,6 +26,10 @@
  * The handler runs in the probed task, preemptible, on its way back to
  * user space from the breakpoint: preemption goes off around the pid
  * filter and the reserve/commit, nothing sleeps or allocates.
+ *
+ * The site -- the path, the offset, a USDT semaphore's offset, the
+ * registration -- is struct rtr_uprobe_site (dynprobes.h), which usdt.c's
+ * probes embed too: parsed, attached and detached here for both.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -42,31 +46,22 @@
 #include <linux/string.h>
 #include <linux/uprobes.h>
 
-#include "compat.h"
 #include "dynprobes.h"
 
-/* A LABEL's length; with "uprobe_", a file name and '_' it fits a name. */
-#define RTR_UPROBE_LABEL_MAX	NAME_MAX
 static_assert(RTR_DYNPROBE_NAME_MAX >=
 	      sizeof("uprobe_") + NAME_MAX + 1 + RTR_UPROBE_LABEL_MAX);
 
 struct rtr_uprobe {
 	struct rtr_dynprobe dp;		/* first: read on every hit */
-	struct uprobe_consumer consumer;
+	struct rtr_uprobe_site site;
 
 	/* Set by the parser, then constant. */
-	char *file;			/* PATH as written */
-	loff_t offset;
 	char label[RTR_UPROBE_LABEL_MAX + 1];	/* "" if none */
-
-	/* While attached. */
-	struct path path;
-	struct rtr_uprobe_ref ref;
 };
 
 static int rtr_uprobe_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
-	struct rtr_uprobe *u = container_of(uc, struct rtr_uprobe, consumer);
+	struct rtr_uprobe *u = container_of(uc, struct rtr_uprobe, site.consumer);
 
 	preempt_disable_notrace();
 	rtr_dynprobe_write_args(&u->dp, regs);
@@ -74,21 +69,26 @@ static int rtr_uprobe_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 	return 0;
 }
 
-static int rtr_uprobe_attach(struct rtr_dynprobe *p)
+int rtr_uprobe_site_attach(struct rtr_uprobe_site *s)
 {
-	struct rtr_uprobe *u = container_of(p, struct rtr_uprobe, dp);
 	struct inode *inode;
+	loff_t size;
 	int ret;
 
-	ret = kern_path(u->file, LOOKUP_FOLLOW, &u->path);
+	ret = kern_path(s->file, LOOKUP_FOLLOW, &s->path);
 	if (ret)
 		return ret;
-	inode = d_real_inode(u->path.dentry);
+	inode = d_real_inode(s->path.dentry);
+	size = i_size_read(inode);
 	ret = -EINVAL;
-	if (!S_ISREG(inode->i_mode) || u->offset >= i_size_read(inode))
+	if (!S_ISREG(inode->i_mode) || s->offset >= size)
 		goto put_path;
-	u->consumer.handler = rtr_uprobe_handler;
-	ret = rtr_uprobe_register(&u->ref, inode, u->offset, &u->consumer);
+	/* A 16-bit counter, aligned: the core would refuse it otherwise. */
+	if (s->ref_ctr_offset &&
+	    (s->ref_ctr_offset > size - 2 || s->ref_ctr_offset & 1))
+		goto put_path;
+	ret = rtr_uprobe_register(&s->ref, inode, s->offset, s->ref_ctr_offset,
+				  &s->consumer);
 	/* Not an errno user space knows: an instruction uprobes refuse. */
 	if (ret == -ENOTSUPP)
 		ret = -EINVAL;
@@ -97,41 +97,61 @@ static int rtr_uprobe_attach(struct rtr_dynprobe *p)
 	return 0;
 
 put_path:
-	path_put(&u->path);
+	path_put(&s->path);
 	return ret;
 }
 
-/* All unlinked, then one wait for the handlers of every one of them. */
-static void rtr_uprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
+static int rtr_uprobe_attach(struct rtr_dynprobe *p)
 {
-	struct rtr_uprobe *u;
+	struct rtr_uprobe *u = container_of(p, struct rtr_uprobe, dp);
+
+	u->site.consumer.handler = rtr_uprobe_handler;
+	return rtr_uprobe_site_attach(&u->site);
+}
+
+/* All unlinked, then one wait for the handlers of every one of them. */
+void rtr_uprobe_sites_detach(struct rtr_dynprobe **ps, unsigned int n,
+			     size_t site_off)
+{
+	struct rtr_uprobe_site *s;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		u = container_of(ps[i], struct rtr_uprobe, dp);
-		rtr_uprobe_unregister_nosync(&u->ref, &u->consumer);
+		s = (void *)ps[i] + site_off;
+		rtr_uprobe_unregister_nosync(&s->ref, &s->consumer);
 	}
 	rtr_uprobe_unregister_sync();
 	for (i = 0; i < n; i++) {
-		u = container_of(ps[i], struct rtr_uprobe, dp);
-		path_put(&u->path);
+		s = (void *)ps[i] + site_off;
+		path_put(&s->path);
 	}
+}
+
+static void rtr_uprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
+{
+	rtr_uprobe_sites_detach(ps, n, offsetof(struct rtr_uprobe, site));
 }
 
 static void rtr_uprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)
 {
 	const struct rtr_uprobe *u = container_of(p, struct rtr_uprobe, dp);
 
-	seq_printf(m, "u:%s:0x%llx", u->file, (unsigned long long)u->offset);
+	seq_printf(m, "u:%s:0x%llx", u->site.file,
+		   (unsigned long long)u->site.offset);
 	if (u->label[0])
 		seq_printf(m, "@%s", u->label);
+}
+
+void rtr_uprobe_site_free(struct rtr_uprobe_site *s)
+{
+	kfree(s->file);
 }
 
 static void rtr_uprobe_free(struct rtr_dynprobe *p)
 {
 	struct rtr_uprobe *u = container_of(p, struct rtr_uprobe, dp);
 
-	kfree(u->file);
+	rtr_uprobe_site_free(&u->site);
 	kfree(u);
 }
 
@@ -157,7 +177,7 @@ static bool rtr_valid_label(const char *s)
 /* "uprobe_" BASE "_" LABEL-or-0xOFFSET, every other character made '_'. */
 static void rtr_uprobe_name(struct rtr_uprobe *u)
 {
-	const char *base = kbasename(u->file);
+	const char *base = kbasename(u->site.file);
 	char *c;
 
 	if (u->label[0])
@@ -165,48 +185,57 @@ static void rtr_uprobe_name(struct rtr_uprobe *u)
 			 base, u->label);
 	else
 		snprintf(u->dp.name, sizeof(u->dp.name), "uprobe_%s_0x%llx",
-			 base, (unsigned long long)u->offset);
+			 base, (unsigned long long)u->site.offset);
 	for (c = u->dp.name; *c; c++)
 		if (!isalnum(*c))
 			*c = '_';
 }
 
-struct rtr_dynprobe *rtr_uprobe_parse(char *cmd)
+int rtr_uprobe_site_parse(struct rtr_uprobe_site *s, char *spec,
+			  char label[RTR_UPROBE_LABEL_MAX + 1])
 {
-	char *file = cmd + 2, *colon, *at;
+	char *file = spec, *colon, *at;
 	unsigned long long off;
-	struct rtr_uprobe *u;
 
 	/* The offset follows the last ':'; neither it nor a label has one. */
 	colon = strrchr(file, ':');
 	if (!colon)
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 	*colon = '\0';
 	at = strchr(colon + 1, '@');
 	if (at) {
 		*at = '\0';
 		if (!rtr_valid_label(at + 1))
-			return ERR_PTR(-EINVAL);
+			return -EINVAL;
 	}
 	if (kstrtoull(colon + 1, 0, &off) || off > LLONG_MAX)
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 	/* Absolute, and a file name after the last '/'. */
 	if (file[0] != '/' || !*kbasename(file) || strlen(file) >= PATH_MAX)
-		return ERR_PTR(-EINVAL);
+		return -EINVAL;
 	if (strlen(kbasename(file)) > NAME_MAX)
-		return ERR_PTR(-ENAMETOOLONG);
+		return -ENAMETOOLONG;
+	s->file = kstrdup(file, GFP_KERNEL);
+	if (!s->file)
+		return -ENOMEM;
+	s->offset = off;
+	strscpy(label, at ? at + 1 : "", RTR_UPROBE_LABEL_MAX + 1);
+	return 0;
+}
+
+struct rtr_dynprobe *rtr_uprobe_parse(char *cmd)
+{
+	struct rtr_uprobe *u;
+	int ret;
 
 	u = kzalloc(sizeof(*u), GFP_KERNEL);
 	if (!u)
 		return ERR_PTR(-ENOMEM);
-	u->file = kstrdup(file, GFP_KERNEL);
-	if (!u->file) {
+	ret = rtr_uprobe_site_parse(&u->site, cmd + 2, u->label);
+	if (ret) {
 		kfree(u);
-		return ERR_PTR(-ENOMEM);
+		return ERR_PTR(ret);
 	}
-	u->offset = off;
-	if (at)
-		strscpy(u->label, at + 1, sizeof(u->label));
 	u->dp.ops = &rtr_uprobe_ops;
 	rtr_uprobe_name(u);
 	u->dp.event.name = u->dp.name;

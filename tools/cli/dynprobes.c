@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * record -e kprobe:FUNC[+OFF], -e kretprobe:FUNC and -e
- * uprobe:PATH:SYMBOL[+OFF]: checked here, made by ringtrace.ko through its
- * probe_events file ("p:FUNC+OFF", "r:FUNC", "u:/ABS/PATH:0xFILEOFF@LABEL"),
- * each an event of its own (kprobe_FUNC and uprobe_BASE_SYMBOL with
- * arg0..arg5, kretprobe_FUNC with ret).  A uprobe's symbol becomes a file
- * offset here (elfsym.c), before anything is set up.  The file stays open
+ * record -e kprobe:FUNC[+OFF], -e kretprobe:FUNC, -e
+ * uprobe:PATH:SYMBOL[+OFF] and -e usdt:PATH:PROVIDER:NAME: checked here,
+ * made by ringtrace.ko through its probe_events file ("p:FUNC+OFF",
+ * "r:FUNC", "u:/ABS/PATH:0xFILEOFF@LABEL", "s:/ABS/PATH:0xFILEOFF@LABEL
+ * ref=... a0=..."), each an event of its own (kprobe_FUNC and
+ * uprobe_BASE_SYMBOL with arg0..arg5, kretprobe_FUNC with ret,
+ * usdt_PROVIDER_NAME with the probe's arguments).  A uprobe's symbol
+ * becomes a file offset here (elfsym.c), a USDT probe's note a command
+ * (usdt.c), before anything is set up.  The file stays open
  * while recording: the module removes the probes when it closes, on every
  * exit path of record, SIGKILL included.
  */
@@ -22,8 +25,9 @@
 
 #include "dynprobes.h"
 #include "elfsym.h"
+#include "usdt.h"
 
-enum kind { KPROBE, KRETPROBE, UPROBE };
+enum kind { KPROBE, KRETPROBE, UPROBE, USDT };
 
 static const struct {
 	const char *prefix;	/* in -e */
@@ -33,6 +37,7 @@ static const struct {
 	[KPROBE] = { "kprobe:", 'p', "kprobe:FUNCTION[+OFFSET]" },
 	[KRETPROBE] = { "kretprobe:", 'r', "kretprobe:FUNCTION" },
 	[UPROBE] = { "uprobe:", 'u', "uprobe:PATH:SYMBOL[+OFFSET]" },
+	[USDT] = { "usdt:", 's', "usdt:PATH:PROVIDER:NAME" },
 };
 
 static int kind_of(const char *word)
@@ -168,7 +173,8 @@ char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 			continue;
 		}
 		cmd = k == UPROBE ? uprobe_cmd(word, why, size) :
-				    kprobe_cmd(word, k, why, size);
+		      k == USDT ? usdt_cmd(word, why, size) :
+				  kprobe_cmd(word, k, why, size);
 		if (!cmd)
 			goto fail;
 		dp->specs = realloc(dp->specs, (dp->n + 1) * sizeof(*dp->specs));
@@ -215,7 +221,8 @@ static void explain(const char *spec, int err, char *why, size_t size)
 {
 	const char *func = strchr(spec, ':') + 1;
 
-	if (kind_of(spec) == UPROBE && err != EEXIST && err != ENOSPC) {
+	if ((kind_of(spec) == UPROBE || kind_of(spec) == USDT) &&
+	    err != EEXIST && err != ENOSPC) {
 		explain_uprobe(spec, err, why, size);
 		return;
 	}
@@ -253,13 +260,13 @@ static void explain(const char *spec, int err, char *why, size_t size)
 
 /*
  * Each probe's event name, from probe_events ("<id> <name> <command>" per
- * probe, the command as written: kprobe_cmd() and uprobe_cmd() write it
- * that way).  -1 if one is missing.
+ * probe, the command as written -- a USDT probe's has spaces: kprobe_cmd(),
+ * uprobe_cmd() and usdt_cmd() write it that way).  -1 if one is missing.
  */
 static int event_names(struct dynprobes *dp, const struct ctl *c)
 {
 	char *text = ctl_read_alloc(c, "probe_events"), *line, *save = NULL;
-	char id[16], name[512], cmd[PATH_MAX + 512];
+	char id[16], name[512], cmd[PATH_MAX + 1024];
 	size_t found = 0;
 
 	dp->events = calloc(dp->n, sizeof(*dp->events));
@@ -269,7 +276,7 @@ static int event_names(struct dynprobes *dp, const struct ctl *c)
 	}
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%15s %511s %4607s", id, name, cmd) != 3)
+		if (sscanf(line, "%15s %511s %5119[^\n]", id, name, cmd) != 3)
 			continue;
 		for (size_t i = 0; i < dp->n; i++)
 			if (!dp->events[i] && !strcmp(cmd, dp->cmds[i])) {

@@ -17,7 +17,7 @@
 #include "elfsym.h"
 
 /* The defined symbol @name in the first section of type @type; 1 found. */
-static int find_symbol(Elf *elf, Elf64_Word type, const char *name, GElf_Sym *out)
+static int find_symbol_in(Elf *elf, Elf64_Word type, const char *name, GElf_Sym *out)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -49,8 +49,13 @@ static int find_symbol(Elf *elf, Elf64_Word type, const char *name, GElf_Sym *ou
 	return 0;
 }
 
-/* The file offset of @vaddr through the PT_LOAD headers; -1 if none holds it. */
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
+int elfsym_find(Elf *elf, const char *name, GElf_Sym *sym)
+{
+	return find_symbol_in(elf, SHT_SYMTAB, name, sym) ||
+	       find_symbol_in(elf, SHT_DYNSYM, name, sym);
+}
+
+int elfsym_vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
 {
 	size_t n;
 
@@ -87,8 +92,7 @@ int elfsym_offset(const char *path, const char *symbol, uint64_t add,
 		snprintf(why, size, "%s: not an ELF file", path);
 		goto out;
 	}
-	if (!find_symbol(elf, SHT_SYMTAB, symbol, &sym) &&
-	    !find_symbol(elf, SHT_DYNSYM, symbol, &sym)) {
+	if (!elfsym_find(elf, symbol, &sym)) {
 		snprintf(why, size, "%s: no symbol %s (in .symtab or .dynsym)",
 			 path, symbol);
 		goto out;
@@ -99,7 +103,7 @@ int elfsym_offset(const char *path, const char *symbol, uint64_t add,
 			 (unsigned long long)sym.st_size);
 		goto out;
 	}
-	if (vaddr_to_offset(elf, sym.st_value + add, offset)) {
+	if (elfsym_vaddr_offset(elf, sym.st_value + add, offset)) {
 		snprintf(why, size, "%s: %s is not in a loaded segment "
 			 "(not an executable or shared object?)", path, symbol);
 		goto out;

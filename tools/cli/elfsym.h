@@ -6,6 +6,7 @@
 #ifndef RINGTRACE_CLI_ELFSYM_H
 #define RINGTRACE_CLI_ELFSYM_H
 
+#include <gelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,5 +19,11 @@
  */
 int elfsym_offset(const char *path, const char *symbol, uint64_t add,
 		  uint64_t *offset, char *why, size_t size);
+
+/* The defined symbol @name of @elf, from .symtab, else .dynsym: 1 found, 0 not. */
+int elfsym_find(Elf *elf, const char *name, GElf_Sym *sym);
+
+/* The file offset of @vaddr through the PT_LOAD headers; -1 if none holds it. */
+int elfsym_vaddr_offset(Elf *elf, uint64_t vaddr, uint64_t *offset);
 
 #endif /* RINGTRACE_CLI_ELFSYM_H */

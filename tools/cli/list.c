@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ringtrace list: the events the running ringtrace.ko offers, with their
- * fields and types (from its metadata) and whether each is enabled.
+ * fields and types (from its metadata) and whether each is enabled; or,
+ * with --usdt PATH, the USDT probes of an ELF file (usdt.c), no module
+ * needed.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "usdt.h"
 
 static void print_type(const struct rt_field_desc *f)
 {
@@ -37,14 +40,38 @@ static bool line_starts(const char *text, const char *prefix)
 	return false;
 }
 
+/* One line per probe site: "PROVIDER:NAME<tab>ARGS<tab>SEMAPHORE". */
+static int usdt_line(const struct usdt_probe *p, void *arg)
+{
+	(void)arg;
+	printf("%s:%s\t%s\t", p->provider, p->name, p->args);
+	if (p->semaphore)
+		printf("semaphore 0x%" PRIx64 "\n", p->semaphore);
+	else
+		puts("no semaphore");
+	return 0;
+}
+
+static int list_usdt(const char *path)
+{
+	char why[1024];
+
+	if (usdt_probes(path, usdt_line, NULL, why, sizeof(why)))
+		die("%s", why);
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "debugfs", required_argument, NULL, 'd' },
+		{ "usdt", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *debugfs = NULL, *pattern = NULL;
+	const char *debugfs = NULL, *pattern = NULL, *usdt = NULL;
 	char *text, *set_event, *set_event_stack, *avail, *dyn;
 	struct rt_metadata *md;
 	struct rt_error err;
@@ -52,9 +79,17 @@ static int run(int argc, char **argv)
 	struct ctl ctl;
 	int c;
 
-	while ((c = cmd_getopt(argc, argv, "d:h", opts)) != -1)
+	while ((c = cmd_getopt(argc, argv, "d:u:h", opts)) != -1) {
 		if (c == 'd')
 			debugfs = optarg;
+		else if (c == 'u')
+			usdt = optarg;
+	}
+	if (usdt) {
+		if (argc > optind)
+			usage_error("--usdt PATH takes no pattern");
+		return list_usdt(usdt);
+	}
 	if (argc - optind > 1)
 		usage_error("at most one pattern is taken");
 	if (argc - optind == 1)
@@ -90,7 +125,8 @@ static int run(int argc, char **argv)
 		/* A removed probe's event stays in the metadata: not offered. */
 		if (!dynamic && (!strncmp(ev->name, "kprobe_", 7) ||
 				 !strncmp(ev->name, "kretprobe_", 10) ||
-				 !strncmp(ev->name, "uprobe_", 7)))
+				 !strncmp(ev->name, "uprobe_", 7) ||
+				 !strncmp(ev->name, "usdt_", 5)))
 			continue;
 		printf("%-28s id %-4u %s%s\n", ev->name, ev->id,
 		       dynamic ? "(dynamic probe)" :
@@ -116,7 +152,9 @@ static int run(int argc, char **argv)
 		puts("\ndynamic probes, made by 'record -e' for one recording:\n"
 		     "    kprobe:FUNC[+OFF]        event kprobe_FUNC[_0xOFF]: arg0..arg5 uint64\n"
 		     "    kretprobe:FUNC           event kretprobe_FUNC: ret uint64\n"
-		     "    uprobe:PATH:SYMBOL[+OFF] event uprobe_FILE_SYMBOL[_0xOFF]: arg0..arg5 uint64");
+		     "    uprobe:PATH:SYMBOL[+OFF] event uprobe_FILE_SYMBOL[_0xOFF]: arg0..arg5 uint64\n"
+		     "    usdt:PATH:PROVIDER:NAME  event usdt_PROVIDER_NAME: arg0..argN-1 int64, faults\n"
+		     "                             (ringtrace list --usdt PATH: the probes of PATH)");
 	free(dyn);
 	free(text);
 	free(set_event);
@@ -133,6 +171,7 @@ const struct command cmd_list = {
 	.summary = "the events ringtrace.ko offers, their fields, and which are on",
 	.help =
 "Usage: ringtrace list [-d DIR] [PATTERN]\n"
+"       ringtrace list --usdt PATH\n"
 "\n"
 "Every event the running ringtrace.ko describes (or those whose name\n"
 "matches the glob PATTERN): its id, whether it is enabled, and its fields\n"
@@ -141,11 +180,18 @@ const struct command cmd_list = {
 "event that carries its kernel stack (record --stack) says \"with its\n"
 "stack\"; kernel_stack is that stack, after its event.  The dynamic\n"
 "probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
-"'-e kretprobe:FUNC', '-e uprobe:PATH:SYMBOL[+OFF]') are listed as such;\n"
-"the syntax ends the list.\n"
+"'-e kretprobe:FUNC', '-e uprobe:PATH:SYMBOL[+OFF]',\n"
+"'-e usdt:PATH:PROVIDER:NAME') are listed as such; the syntax ends the list.\n"
+"\n"
+"With --usdt PATH, the USDT probes (<sys/sdt.h>) of the ELF file PATH\n"
+"instead, from its .note.stapsdt, one line per probe site with three\n"
+"tab-separated columns: PROVIDER:NAME, the note's argument operands,\n"
+"and \"semaphore 0xADDR\" (the address of its semaphore) or \"no\n"
+"semaphore\".  Needs no ringtrace.ko.\n"
 "\n"
 "  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"
 "                      /dev/ringtrace when debugfs refuses)\n"
+"  -u, --usdt PATH     the USDT probes of PATH, not the events\n"
 "  -h, --help          this text\n",
 	.run = run,
 };
