@@ -135,8 +135,8 @@ static unsigned int rtr_ustack_save(u64 *ips, u16 *flags, u8 mode)
 /*
  * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
  * trailers: the kernel's (@kstack), the current task's user stack
- * (@ustack, RTR_USTACK_*).  RTR_RSV_STACK in @w->slow when there is a trailer to
- * commit.  Returns the payload, or NULL (nothing to commit).
+ * (@ustack, RTR_USTACK_*).  RTR_RSV_STACK in @w->slow when there is a
+ * trailer to commit.  Returns the payload, or NULL (nothing to commit).
  */
 void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len,
 			bool kstack, u8 ustack)
