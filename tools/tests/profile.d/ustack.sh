@@ -10,7 +10,8 @@
 #   - record --ustack sched_switch -F -- ustack-workload: of the sleeping
 #     thread's switch-outs, >= 90 % have user frames whose first three
 #     are in d (the syscall), c and main, in that order; ustack_stats
-#     counted walks; record put set_event_ustack and ustack_depth back
+#     counted walks; record put set_event_ustack and ustack_depth (17,
+#     not its default) back
 #   - --ustack-depth 2: no user stack longer, cut ones say so
 #   - -e uprobe:ustack-workload:d --ustack (the same probe): at d's first
 #     instruction the module reads the caller at [sp] ("ustack entry"):
@@ -53,6 +54,8 @@ print(100 * good // len(lines) if lines else 0)
 PY
 }
 
+readonly RINGTRACE_USTACK_DEFAULT=64
+
 ustack_state() {
 	cat "$RT/set_event_ustack" "$RT/ustack_depth" 2>&1
 }
@@ -64,6 +67,8 @@ profile_ustack() {
 	RT_ROOT= "$REPO/selftests/ustack_test" >"$d/ustack-selftest.tap" 2>&1
 	check_output_tap "$d/ustack-selftest.tap"
 
+	# Not the default: record sets 64, and must put 17 back.
+	echo 17 >"$RT/ustack_depth"
 	before=$(ustack_state)
 	walks0=$(awk '$1 == "walks" { print $2 }' "$RT/ustack_stats")
 	setup "record --ustack sched_switch -F -- ustack-workload" \
@@ -145,6 +150,7 @@ PY
 		eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec6" ] &&
 		      grep -q "not a probe of -e" "$d/ustack-refuse3.out" &&
 		      [ -z "$(cat "$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
+	echo "$RINGTRACE_USTACK_DEFAULT" >"$RT/ustack_depth"
 }
 
 # check_output_tap FILE: a kselftest binary's TAP ("ok N name", "not ok N
