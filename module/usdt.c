@@ -167,8 +167,8 @@ static int rtr_usdt_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 	struct rtr_usdt *s = container_of(uc, struct rtr_usdt, site.consumer);
 	union rtr_fval v[RTR_USDT_ARGS_MAX + 2];
 	const struct rtr_filter *f, *t;
-	struct ringtrace_reservation r;
 	u64 arg[RTR_USDT_ARGS_MAX];
+	struct rtr_rsv w;
 	unsigned int i, id, n = s->nargs;
 	bool hit = false;
 	u16 faults = 0;
@@ -193,12 +193,12 @@ static int rtr_usdt_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 		if (rtr_pred_judge(f, t, v, &hit))
 			goto out;
 	}
-	e = ringtrace_reserve(&r, id, n * sizeof(u64) + sizeof(faults));
+	e = rtr_dynprobe_reserve(&w, &s->dp, id, n * sizeof(u64) + sizeof(faults));
 	if (!e)
 		goto out;
 	memcpy(e, arg, n * sizeof(u64));
 	memcpy(e + n * sizeof(u64), &faults, sizeof(faults));
-	rtr_dynprobe_commit(&r, id, hit);
+	rtr_dynprobe_commit_rsv(&w, id, hit);
 out:
 	preempt_enable_notrace();
 	return 0;

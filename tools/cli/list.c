@@ -72,7 +72,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *debugfs = NULL, *pattern = NULL, *usdt = NULL;
-	char *text, *set_event, *set_event_stack, *avail, *dyn;
+	char *text, *set_event, *set_event_stack, *set_event_ustack, *avail, *dyn;
 	struct rt_metadata *md;
 	struct rt_error err;
 	unsigned int shown = 0;
@@ -103,6 +103,7 @@ static int run(int argc, char **argv)
 	set_event = ctl_read_alloc(&ctl, "set_event");
 	/* NULL: a module without stacks. */
 	set_event_stack = ctl_read_alloc(&ctl, "set_event_stack");
+	set_event_ustack = ctl_read_alloc(&ctl, "set_event_ustack");
 	avail = ctl_read_alloc(&ctl, "available_events");
 	if (!set_event || !avail)
 		die("%s: %s (ringtrace.ko without its probes?)", ctl.dir,
@@ -128,14 +129,18 @@ static int run(int argc, char **argv)
 				 !strncmp(ev->name, "uprobe_", 7) ||
 				 !strncmp(ev->name, "usdt_", 5)))
 			continue;
-		printf("%-28s id %-4u %s%s\n", ev->name, ev->id,
+		printf("%-28s id %-4u %s%s%s\n", ev->name, ev->id,
 		       dynamic ? "(dynamic probe)" :
 		       !strcmp(ev->name, "kernel_stack") ?
 		       "(follows each event of set_event_stack)" :
+		       !strcmp(ev->name, "user_stack") ?
+		       "(follows each event of set_event_ustack)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&
-		       has_line(set_event_stack, ev->name) ? ", with its stack" : "");
+		       has_line(set_event_stack, ev->name) ? ", with its stack" : "",
+		       probe && set_event_ustack &&
+		       has_line(set_event_ustack, ev->name) ? ", with its user stack" : "");
 		for (unsigned int j = 0; j < ev->nr_fields; j++) {
 			printf("    %-24s ", ev->fields[j].name);
 			print_type(&ev->fields[j]);
@@ -159,6 +164,7 @@ static int run(int argc, char **argv)
 	free(text);
 	free(set_event);
 	free(set_event_stack);
+	free(set_event_ustack);
 	free(avail);
 	rt_metadata_free(md);
 	if (fflush(stdout) || ferror(stdout))
@@ -178,7 +184,9 @@ const struct command cmd_list = {
 "with their types.  Events that other modules register through the\n"
 "writer API are always on: they write when their module does.  An\n"
 "event that carries its kernel stack (record --stack) says \"with its\n"
-"stack\"; kernel_stack is that stack, after its event.  The dynamic\n"
+"stack\"; kernel_stack is that stack, after its event.  One that carries\n"
+"its user stack (record --ustack) says \"with its user stack\";\n"
+"user_stack is that stack, after the event and its kernel_stack.  The dynamic\n"
 "probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
 "'-e kretprobe:FUNC', '-e uprobe:PATH:SYMBOL[+OFF]',\n"
 "'-e usdt:PATH:PROVIDER:NAME') are listed as such; the syntax ends the list.\n"
