@@ -37,6 +37,7 @@
 #include <trace/events/task.h>
 
 #include "compat.h"
+#include "mmap.h"
 #include "probes.h"
 #include "syscall_enum.h"
 
@@ -905,8 +906,21 @@ int __init rtr_probes_init(void)
 		ringtrace_event_unregister(&rtr_stack_event);
 		ret = -ENOSPC;
 	}
-	if (ret)
+	if (ret) {
 		rtr_probes_unregister_events(RTR_NR_PROBES);
+		return ret;
+	}
+	/* user_mmap (mmap.c), also compact: it is not a trailer, but a stack's
+	 * reader meets it often. */
+	ret = ringtrace_event_register(&rtr_mmap_event);
+	if (!ret && rtr_mmap_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
+		ringtrace_event_unregister(&rtr_mmap_event);
+		ret = -ENOSPC;
+	}
+	if (ret) {
+		ringtrace_event_unregister(&rtr_stack_event);
+		rtr_probes_unregister_events(RTR_NR_PROBES);
+	}
 	return ret;
 }
 
@@ -917,6 +931,7 @@ int __init rtr_probes_init(void)
  */
 void rtr_probes_init_undo(void)
 {
+	ringtrace_event_unregister(&rtr_mmap_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
@@ -926,6 +941,7 @@ void rtr_probes_exit(void)
 	unsigned int i;
 
 	/* No file can be open now: each open holds a module reference. */
+	rtr_mmap_exit();
 	mutex_lock(&rtr_probes_lock);
 	for (i = 0; i < RTR_NR_PROBES; i++)
 		if (rtr_probes[i].enabled)
@@ -938,6 +954,7 @@ void rtr_probes_exit(void)
 	rtr_triggers_exit();
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
+	ringtrace_event_unregister(&rtr_mmap_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
