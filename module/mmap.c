@@ -280,7 +280,8 @@ bool rtr_mmap_wanted(struct vm_area_struct *vma)
 void rtr_mmap_head(struct rtr_user_mmap *h, pid_t pid,
 		   const struct vm_area_struct *vma, u32 flags)
 {
-	struct inode *inode = vma->vm_file ? file_inode(vma->vm_file) : NULL;
+	const struct inode *inode = vma->vm_file ?
+				    rtr_file_user_inode(vma->vm_file) : NULL;
 
 	h->pid = pid;
 	h->flags = flags;
@@ -325,7 +326,8 @@ void rtr_mmap_emit(struct rtr_mmap_scratch *s, struct rtr_user_mmap *h,
 
 	if (file) {
 		n = rtr_build_id(s, file, p);
-		path = d_path(&file->f_path, s->path, sizeof(s->path));
+		path = d_path(rtr_file_user_path(file), s->path,
+			      sizeof(s->path));
 	}
 	h->build_id_len = n;
 	if (!n) {
