@@ -101,7 +101,11 @@ struct ringtrace_event rtr_mmap_event = {
 
 /* --- counters ------------------------------------------------------------ */
 
-/* One list makes the enum and the names mmap_stats prints. */
+/*
+ * One list makes the enum and the names mmap_stats prints (checkpatch's
+ * COMPLEX_MACRO on the two element macros below: each expands to a list
+ * item, which parentheses would break).
+ */
 #define RTR_MMAP_STATS(X)						\
 	X(dump)			/* events the state dump wrote */	\
 	X(mapped)		/* events the callbacks wrote */	\

@@ -910,8 +910,10 @@ int __init rtr_probes_init(void)
 		rtr_probes_unregister_events(RTR_NR_PROBES);
 		return ret;
 	}
-	/* user_mmap (mmap.c), also compact: it is not a trailer, but a stack's
-	 * reader meets it often. */
+	/*
+	 * user_mmap (mmap.c): compact too, though not a trailer (issue 30
+	 * gives it one of the compact ids).
+	 */
 	ret = ringtrace_event_register(&rtr_mmap_event);
 	if (!ret && rtr_mmap_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
 		ringtrace_event_unregister(&rtr_mmap_event);
