@@ -90,7 +90,7 @@ static inline int rtr_elf_notes_build_id(const u8 *buf, u64 len, u64 align,
 
 /*
  * Reads @len bytes at file offset @off into @buf; 0 when all were read.
- * (kernel_read() in the module, a copy out of the input on the host.)
+ * (the page cache in the module, a copy out of the input on the host.)
  */
 typedef int (*rtr_elf_read_fn)(void *ctx, u8 *buf, u64 off, u64 len);
 

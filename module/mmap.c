@@ -38,9 +38,9 @@
  * mapping may then be written twice, once with DUMP.
  *
  * Build-ids (elfnote.h parses): up to RTR_ELF_HEAD_MAX + RTR_ELF_NOTES_MAX
- * bytes of the file read with kernel_read(), regular files only, and kept
- * in a small cache keyed by the inode's identity and ctime, so that libc
- * is read once, not once per process.
+ * bytes of the file read from its page cache (rtr_bid_read()), regular
+ * files only, and kept in a small cache keyed by the inode's identity and
+ * ctime, so that libc is read once, not once per process.
  *
  * Unload [M1].  Each entry in flight holds a module reference: the module
  * cannot begin to unload while a callback is pending.  The callback's
@@ -56,12 +56,14 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
+#include <linux/highmem.h>
 #include <linux/kdev_t.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/pagemap.h>
 #include <linux/path.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -228,11 +230,37 @@ void rtr_mmap_scratch_free(struct rtr_mmap_scratch *s)
 	kvfree(s);
 }
 
+/*
+ * @len bytes of @file at @off, from the page cache (read in if need be):
+ * 0, or -EIO.  Not kernel_read(), whose permission hooks would have a
+ * fanotify permission listener that maps a file wait for itself, and
+ * which would update the file's atime and send inotify's IN_ACCESS: the
+ * tracer reads what the kernel already mapped, unseen.  The caller keeps
+ * @off + @len within i_size; a file truncated meanwhile reads zeroes or
+ * fails, and a damaged ELF file is the parser's to refuse.
+ */
 static int rtr_bid_read(void *ctx, u8 *buf, u64 off, u64 len)
 {
-	loff_t pos = off;
+	struct address_space *mapping = ((struct file *)ctx)->f_mapping;
+	unsigned int in, n;
+	struct page *page;
+	void *p;
 
-	return kernel_read(ctx, buf, len, &pos) == len ? 0 : -EIO;
+	while (len) {
+		page = read_cache_page(mapping, off >> PAGE_SHIFT, NULL, ctx);
+		if (IS_ERR(page))
+			return -EIO;
+		in = offset_in_page(off);
+		n = min_t(u64, len, PAGE_SIZE - in);
+		p = kmap_local_page(page);
+		memcpy(buf, p + in, n);
+		kunmap_local(p);
+		put_page(page);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* @file's build-id into @id: its length, 0 if none (or unreadable). */
@@ -240,24 +268,27 @@ static int rtr_build_id(struct rtr_mmap_scratch *s, struct file *file, u8 *id)
 {
 	struct inode *inode = file_inode(file);
 	struct rtr_bid_key key;
-	loff_t size, pos = 0;
-	ssize_t n;
+	loff_t size;
+	u64 head;
 	int ret;
 
-	/* Not a device's: a read could have effects. */
-	if (!S_ISREG(inode->i_mode))
+	/*
+	 * A regular file with a page cache that reads itself in (not a
+	 * device's, whose read could have effects, nor DAX).
+	 */
+	if (!S_ISREG(inode->i_mode) || IS_DAX(inode) ||
+	    !file->f_mapping->a_ops->read_folio)
 		return 0;
 	rtr_bid_key(&key, inode);
 	ret = rtr_bid_lookup(&key, id);
 	if (ret >= 0)
 		return ret;
 	size = i_size_read(inode);
-	n = kernel_read(file, s->head, min_t(loff_t, size, RTR_ELF_HEAD_MAX),
-			&pos);
-	if (n < 0)
+	head = min_t(loff_t, size, RTR_ELF_HEAD_MAX);
+	if (rtr_bid_read(file, s->head, 0, head))
 		return 0;		/* not cached: it may read next time */
-	ret = rtr_elf_build_id(s->head, n, size, rtr_bid_read, file, s->notes,
-			       id);
+	ret = rtr_elf_build_id(s->head, head, size, rtr_bid_read, file,
+			       s->notes, id);
 	if (ret < 0)
 		ret = 0;
 	rtr_bid_store(&key, id, ret);
