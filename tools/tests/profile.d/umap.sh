@@ -22,7 +22,9 @@
 #            counted in mmap_stats' no_path; nothing left in flight
 #   dump     a umap-workload sleeping since before the recording, recorded
 #            with --mmap -p PID: its mappings from the state dump (DUMP),
-#            checked as in exec (on every kernel: without kprobes too)
+#            checked as in exec, and no other process's (on every kernel:
+#            without kprobes too, where record says that later mappings
+#            are not recorded)
 #
 # exec and pool need the kprobe: on a kernel without kprobes they are not
 # run (hook checks the refusal there instead).
@@ -143,6 +145,10 @@ umap_dump() {
 	check_output "$W/umap-dump.check" $?
 	check "umap dump: only the pid filter's process (-p)" \
 		eval '! grep " user_mmap: " "$W/umap-dump.txt" | grep -vq "pid=$pid, "'
+	[[ -e /sys/kernel/debug/kprobes/list ]] ||
+		check "umap dump: without kprobes, record --mmap says later mappings are not recorded" \
+			grep -q "mappings after the start are not recorded on this kernel" \
+			"$W/umap-dump.err"
 }
 
 profile_umap() {
