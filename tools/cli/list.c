@@ -96,6 +96,8 @@ static int run(int argc, char **argv)
 		       dynamic ? "(dynamic probe)" :
 		       !strcmp(ev->name, "kernel_stack") ?
 		       "(follows each event of set_event_stack)" :
+		       !strcmp(ev->name, "user_mmap") ?
+		       "(with mmap_dump and mmap_events: record --mmap)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&
@@ -139,8 +141,10 @@ const struct command cmd_list = {
 "with their types.  Events that other modules register through the\n"
 "writer API are always on: they write when their module does.  An\n"
 "event that carries its kernel stack (record --stack) says \"with its\n"
-"stack\"; kernel_stack is that stack, after its event.  The dynamic\n"
-"probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
+"stack\"; kernel_stack is that stack, after its event.  user_mmap, the\n"
+"executable mappings of traced processes, is written with record --mmap.\n"
+"The dynamic probes of a recording running now\n"
+"('record -e kprobe:FUNC[+OFF]',\n"
 "'-e kretprobe:FUNC', '-e uprobe:PATH:SYMBOL[+OFF]') are listed as such;\n"
 "the syntax ends the list.\n"
 "\n"

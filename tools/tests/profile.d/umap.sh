@@ -9,6 +9,7 @@
 #            the file still reads 0
 #   abi      mmap_events and mmap_dump refuse anything but 0 and 1, and
 #            keep their value; mmap_stats refuses writes
+#   list     ringtrace list shows user_mmap as record --mmap's
 #   exec     record --mmap -F of umap-workload (exec, dlopen of
 #            libumap-test.so, exit within ms): an event for each line of
 #            its /proc/self/maps -- the binary, ld.so, libc, the library,
@@ -151,9 +152,17 @@ umap_dump() {
 			"$W/umap-dump.err"
 }
 
+umap_list() {
+	"$CLI" list user_mmap >"$W/umap-list.txt" 2>&1
+	check "umap list: user_mmap is listed as record --mmap's, with its build_id" \
+		eval 'grep -q "^user_mmap .*(with mmap_dump and mmap_events: record --mmap)" "$W/umap-list.txt" &&
+		      grep -q "^    build_id " "$W/umap-list.txt"'
+}
+
 profile_umap() {
 	umap_hook
 	umap_abi
+	umap_list
 	if [[ -e /sys/kernel/debug/kprobes/list ]]; then
 		umap_exec
 		umap_pool
