@@ -110,8 +110,8 @@ struct ringtrace_event rtr_mmap_event = {
  */
 #define RTR_MMAP_STATS(X)						\
 	X(dump)			/* events the state dump wrote */	\
-	X(mapped)		/* events the callbacks wrote */	\
-	X(no_path)		/* written at once: no entry, or no task_work */ \
+	X(mapped)		/* events of mappings made while tracing */ \
+	X(no_path)		/* of those, without path: no entry, no task_work */ \
 	X(no_build_id)		/* written without a build-id */	\
 	X(lost)			/* refused by the buffer (full, tracing off) */
 
@@ -348,6 +348,8 @@ static void rtr_mmap_write_now(struct rtr_user_mmap *h, bool vdso)
 	if (!ringtrace_write(rtr_mmap_event.id, &e,
 			     offsetof(typeof(e), path) + len))
 		rtr_mmap_count(RTR_MMAP_ST_lost);
+	else
+		rtr_mmap_count(RTR_MMAP_ST_mapped);
 }
 
 void rtr_mmap_emit(struct rtr_mmap_scratch *s, struct rtr_user_mmap *h,
@@ -499,7 +501,7 @@ static int rtr_mmap_kprobe(struct kprobe *kp, struct pt_regs *regs)
 	init_task_work(&w->cb, rtr_mmap_work_fn);
 	if (!task_work_add(current, &w->cb, TWA_RESUME))
 		return 0;
-	/* -ESRCH: past exit_task_work().  fput() defers the last put. */
+	/* -ESRCH: past exit_task_work().  The VMA holds the file still. */
 	fput(file);
 	module_put(THIS_MODULE);
 put_entry:
