@@ -38,6 +38,7 @@
 #include <trace/events/task.h>
 
 #include "compat.h"
+#include "mmap.h"
 #include "probes.h"
 #include "syscall_enum.h"
 
@@ -879,6 +880,23 @@ static void rtr_probes_unregister_events(unsigned int n)
 			ringtrace_event_unregister(&rtr_probes[n].event);
 }
 
+/*
+ * The records registered after the probes' events, in this order, each
+ * with a compact id (below RINGTRACE_EVENT_ID_EXTENDED): a trailer's
+ * header is compact (ringtrace_put_trailer()), and user_mmap (mmap.c),
+ * not a trailer, was given one of those ids too (issue 30).
+ */
+static struct ringtrace_event *const rtr_compact_events[] = {
+	&rtr_stack_event, &rtr_ustack_event, &rtr_mmap_event,
+};
+
+/* The first @n of rtr_compact_events, last first. */
+static void rtr_compact_unregister(unsigned int n)
+{
+	while (n--)
+		ringtrace_event_unregister(rtr_compact_events[n]);
+}
+
 int __init rtr_probes_init(void)
 {
 	unsigned int i;
@@ -900,25 +918,21 @@ int __init rtr_probes_init(void)
 			return ret;
 		}
 	}
-	/* After them: ids below 31, for the trailers' compact headers. */
-	ret = ringtrace_event_register(&rtr_stack_event);
-	if (!ret && rtr_stack_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
-		ringtrace_event_unregister(&rtr_stack_event);
-		ret = -ENOSPC;
+	for (i = 0; i < ARRAY_SIZE(rtr_compact_events); i++) {
+		struct ringtrace_event *ev = rtr_compact_events[i];
+
+		ret = ringtrace_event_register(ev);
+		if (!ret && ev->id >= RINGTRACE_EVENT_ID_EXTENDED) {
+			ringtrace_event_unregister(ev);
+			ret = -ENOSPC;
+		}
+		if (ret) {
+			rtr_compact_unregister(i);
+			rtr_probes_unregister_events(RTR_NR_PROBES);
+			return ret;
+		}
 	}
-	if (ret)
-		goto fail;
-	ret = ringtrace_event_register(&rtr_ustack_event);
-	if (!ret && rtr_ustack_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
-		ringtrace_event_unregister(&rtr_ustack_event);
-		ret = -ENOSPC;
-	}
-	if (!ret)
-		return 0;
-	ringtrace_event_unregister(&rtr_stack_event);
-fail:
-	rtr_probes_unregister_events(RTR_NR_PROBES);
-	return ret;
+	return 0;
 }
 
 /*
@@ -928,8 +942,7 @@ fail:
  */
 void rtr_probes_init_undo(void)
 {
-	ringtrace_event_unregister(&rtr_ustack_event);
-	ringtrace_event_unregister(&rtr_stack_event);
+	rtr_compact_unregister(ARRAY_SIZE(rtr_compact_events));
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
 
@@ -938,6 +951,7 @@ void rtr_probes_exit(void)
 	unsigned int i;
 
 	/* No file can be open now: each open holds a module reference. */
+	rtr_mmap_exit();
 	mutex_lock(&rtr_probes_lock);
 	for (i = 0; i < RTR_NR_PROBES; i++)
 		if (rtr_probes[i].enabled)
@@ -950,7 +964,6 @@ void rtr_probes_exit(void)
 	rtr_triggers_exit();
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
-	ringtrace_event_unregister(&rtr_ustack_event);
-	ringtrace_event_unregister(&rtr_stack_event);
+	rtr_compact_unregister(ARRAY_SIZE(rtr_compact_events));
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

@@ -135,6 +135,8 @@ static int run(int argc, char **argv)
 		       "(follows each event of set_event_stack)" :
 		       !strcmp(ev->name, "user_stack") ?
 		       "(follows each event of set_event_ustack)" :
+		       !strcmp(ev->name, "user_mmap") ?
+		       "(with mmap_dump and mmap_events: record --mmap)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&
@@ -186,8 +188,10 @@ const struct command cmd_list = {
 "event that carries its kernel stack (record --stack) says \"with its\n"
 "stack\"; kernel_stack is that stack, after its event.  One that carries\n"
 "its user stack (record --ustack) says \"with its user stack\";\n"
-"user_stack is that stack, after the event and its kernel_stack.  The dynamic\n"
-"probes of a recording running now ('record -e kprobe:FUNC[+OFF]',\n"
+"user_stack is that stack, after the event and its kernel_stack.\n"
+"user_mmap, the executable mappings of traced processes, is written\n"
+"with record --mmap.  The dynamic probes of a recording running now\n"
+"('record -e kprobe:FUNC[+OFF]',\n"
 "'-e kretprobe:FUNC', '-e uprobe:PATH:SYMBOL[+OFF]',\n"
 "'-e usdt:PATH:PROVIDER:NAME') are listed as such; the syntax ends the list.\n"
 "\n"
