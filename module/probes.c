@@ -905,8 +905,20 @@ int __init rtr_probes_init(void)
 		ringtrace_event_unregister(&rtr_stack_event);
 		ret = -ENOSPC;
 	}
-	if (ret)
+	if (ret) {
 		rtr_probes_unregister_events(RTR_NR_PROBES);
+		return ret;
+	}
+	/* The sampler's (sampler.c), last of all: a compact id too. */
+	ret = ringtrace_event_register(&rtr_sample_event);
+	if (!ret && rtr_sample_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
+		ringtrace_event_unregister(&rtr_sample_event);
+		ret = -ENOSPC;
+	}
+	if (ret) {
+		ringtrace_event_unregister(&rtr_stack_event);
+		rtr_probes_unregister_events(RTR_NR_PROBES);
+	}
 	return ret;
 }
 
@@ -917,6 +929,7 @@ int __init rtr_probes_init(void)
  */
 void rtr_probes_init_undo(void)
 {
+	ringtrace_event_unregister(&rtr_sample_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
@@ -938,6 +951,7 @@ void rtr_probes_exit(void)
 	rtr_triggers_exit();
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
+	ringtrace_event_unregister(&rtr_sample_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

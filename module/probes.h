@@ -135,7 +135,9 @@ struct rtr_rsv {
 extern struct ringtrace_event rtr_stack_event;
 extern unsigned int rtr_stack_depth;
 
-void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len);
+void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
+			   unsigned int len, unsigned long cut_ip);
+bool rtr_stack_busy(void);
 void rtr_stack_commit(struct rtr_rsv *w);
 void rtr_commit_slow(struct rtr_rsv *w);
 int rtr_stack_set(const unsigned long *mask, const unsigned long *on);
@@ -151,7 +153,7 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 	const struct rtr_probe *p = data;
 
 	if (unlikely(READ_ONCE(p->stack)))
-		return rtr_stack_reserve(w, p->event.id, len);
+		return rtr_stack_reserve_at(w, p->event.id, len, 0);
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 
@@ -334,5 +336,11 @@ struct rtr_filter __rcu **rtr_dynprobe_trigger(unsigned int id);
 	"uint64_t cgroup_id;"
 #define RTR_STATEDUMP_CPU_FIELDS "int32_t tid; int32_t pid; utf8_t comm[16];"
 void rtr_statedump(void);
+
+/* sampler.c: the CPU sampler, sample_hz and sample_stats. */
+extern struct ringtrace_event rtr_sample_event;
+int rtr_sampler_set_hz(unsigned int hz);
+int rtr_sampler_files_init(void);
+void rtr_sampler_exit(void);
 
 #endif /* _RINGTRACE_PROBES_H */

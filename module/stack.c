@@ -25,7 +25,10 @@
  * A fifth level (or tracing off) writes the event without its stack.
  *
  * The first frames are the probe's own, in ringtrace.ko: they are cut, so
- * a stack starts at the code that hit the tracepoint.
+ * a stack starts at the code that hit the tracepoint.  The sampler's
+ * (sampler.c) walk starts in its timer's interrupt and crosses the
+ * interrupt frame: there everything up to the interrupted ip is cut, so
+ * its stack starts where the CPU was.
  */
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -33,8 +36,11 @@
 
 #include "probes.h"
 
-/* Frames of ours the walk sees first (probe, this file), at most. */
-#define RTR_STACK_OWN_FRAMES	8
+/*
+ * Room for the frames the walk cuts: a probe's own (probe, this file: at
+ * most this many are looked at), or the sampler's timer interrupt (~8).
+ */
+#define RTR_STACK_OWN_FRAMES	16
 
 struct rtr_stack_scratch {
 	unsigned long ips[RINGTRACE_MAX_NESTING]
@@ -60,14 +66,45 @@ struct rtr_stack_head {
 } __packed;
 
 /*
- * Reserve @len bytes of payload for event @id, plus this CPU's stack as a
- * trailer (RTR_RSV_STACK in @w->slow, which rtr_filtered() set).  Returns
- * the payload, or NULL (nothing to commit).
+ * Cut the walk @ips[0..*@nr): our frames, or with @cut_ip everything
+ * before the first frame at @cut_ip, the interrupted ip.  An ip the walk
+ * did not see (an unwinder that did not cross the interrupt frame) is
+ * kept alone: a stack of one true frame rather than the interrupt's.
+ * Returns where the stack starts; *@nr becomes its length.
  */
-void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len)
+static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
+				  unsigned long cut_ip)
+{
+	unsigned int skip = 0;
+
+	if (cut_ip) {
+		while (skip < *nr && ips[skip] != cut_ip)
+			skip++;
+		if (skip == *nr) {
+			ips[0] = cut_ip;
+			*nr = 1;
+			return 0;
+		}
+	} else {
+		while (skip < *nr && skip < RTR_STACK_OWN_FRAMES &&
+		       within_module(ips[skip], THIS_MODULE))
+			skip++;
+	}
+	*nr -= skip;
+	return skip;
+}
+
+/*
+ * Reserve @len bytes of payload for event @id, plus this CPU's stack as a
+ * trailer (RTR_RSV_STACK in @w->slow, which rtr_filtered() set), cut at
+ * @cut_ip when not 0 (rtr_stack_cut()).  Returns the payload, or NULL
+ * (nothing to commit).
+ */
+void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
+			   unsigned int len, unsigned long cut_ip)
 {
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
-	unsigned int level, nr, skip = 0;
+	unsigned int level, nr, skip;
 	unsigned long *ips;
 	void *p;
 
@@ -80,10 +117,8 @@ void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len)
 		goto plain_level;
 	ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
 	nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
-	while (skip < nr && skip < RTR_STACK_OWN_FRAMES &&
-	       within_module(ips[skip], THIS_MODULE))
-		skip++;
-	nr = min(nr - skip, depth);
+	skip = rtr_stack_cut(ips, &nr, cut_ip);
+	nr = min(nr, depth);
 
 	/*
 	 * A drop here is the event's (counted once, as any drop): it is not
@@ -110,6 +145,16 @@ plain:
 	p = ringtrace_reserve(&w->r, id, len);
 	preempt_enable_notrace();
 	return p;
+}
+
+/*
+ * True when this CPU has no scratch left: a walk now would go without its
+ * stack.  Exact with interrupts off (a nested writer gives its level back
+ * before it returns).
+ */
+bool rtr_stack_busy(void)
+{
+	return this_cpu_read(rtr_stack_level) >= RINGTRACE_MAX_NESTING;
 }
 
 /*

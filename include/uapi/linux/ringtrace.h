@@ -272,5 +272,6 @@ struct ringtrace_wakeup {
 #define RINGTRACE_MARKER_MAX		4096	/* bytes per marker write */
 #define RINGTRACE_STACK_MAX_DEPTH	64	/* frames: stack_depth */
 #define RINGTRACE_STACK_DEFAULT_DEPTH	32
+#define RINGTRACE_SAMPLE_MAX_HZ		10000	/* sample_hz: 0 (off) to this */
 
 #endif /* _UAPI_LINUX_RINGTRACE_H */
