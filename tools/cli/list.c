@@ -96,6 +96,8 @@ static int run(int argc, char **argv)
 		       dynamic ? "(dynamic probe)" :
 		       !strcmp(ev->name, "kernel_stack") ?
 		       "(follows each event of set_event_stack)" :
+		       !strcmp(ev->name, "cpu_sample") ?
+		       "(the sampler's: record --sample HZ)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The checks of tools/tests/profile.d/sample.sh on one profile.
+
+Usage: sample_check.py WORKLOAD_OUT OUTSIDER_PID REPORT FOLDED SECONDS
+
+WORKLOAD_OUT is spin-workload's output (pid, sp-spin's and sp-kern's
+tids), REPORT `ringtrace report -e cpu_sample`, FOLDED `ringtrace report
+--folded` of the same trace.  One "ok - ..." / "not ok - ..." line per
+check; the rates are printed, not checked (attribution is).
+"""
+import re
+import sys
+
+MODE_USER, MODE_KERNEL, MODE_IDLE = 0, 1, 2
+MIN_SAMPLES = 20
+SAMPLE = re.compile(r'^\[[0-9.]+\] cpu(\d+) .* cpu_sample: '
+                    r'tid=(-?\d+), pid=(-?\d+), mode=(\d+)$')
+# Frames of the timer's interrupt, cut at the interrupted ip (stack.c).
+IRQ_FRAMES = re.compile(r';(hrtimer_interrupt|__hrtimer_run_queues|'
+                        r'__sysvec_apic_timer_interrupt|'
+                        r'asm_sysvec_apic_timer_interrupt|rtr_[a-z_]+)( |;|$)')
+READ_FRAMES = re.compile(r';(ksys_read|vfs_read|read_zero|read_iter_zero)( |;|$)')
+
+
+def check(ok, what):
+    print(('ok - ' if ok else 'not ok - ') + what)
+
+
+def main():
+    wl_path, outsider, report, folded, seconds = sys.argv[1:6]
+    wl = dict(line.split() for line in open(wl_path) if line.strip())
+    pid, spin, kern = int(wl['pid']), int(wl['sp-spin']), int(wl['sp-kern'])
+    outsider, seconds = int(outsider), float(seconds)
+
+    modes = {spin: [0, 0, 0], kern: [0, 0, 0]}
+    pids, total = {}, 0
+    for line in open(report):
+        m = SAMPLE.match(line.rstrip('\n'))
+        if not m:
+            continue
+        tid, p, mode = int(m.group(2)), int(m.group(3)), int(m.group(4))
+        total += 1
+        pids[p] = pids.get(p, 0) + 1
+        if tid in modes and mode <= MODE_IDLE:
+            modes[tid][mode] += 1
+    n_spin, n_kern = sum(modes[spin]), sum(modes[kern])
+    print(f'# {total} samples; sp-spin {n_spin} ({n_spin / seconds:.0f}/s, '
+          f'user {modes[spin][MODE_USER]}), sp-kern {n_kern} '
+          f'({n_kern / seconds:.0f}/s, kernel {modes[kern][MODE_KERNEL]}) '
+          f'at 999 Hz asked')
+    check(n_spin >= MIN_SAMPLES,
+          f"sp-spin (tid {spin}) has >= {MIN_SAMPLES} samples: {n_spin}")
+    check(n_kern >= MIN_SAMPLES,
+          f"sp-kern (tid {kern}) has >= {MIN_SAMPLES} samples: {n_kern}")
+    check(n_spin and modes[spin][MODE_USER] >= 0.8 * n_spin,
+          "sp-spin's samples are >= 80 % in user mode")
+    check(n_kern and modes[kern][MODE_KERNEL] >= 0.5 * n_kern,
+          "sp-kern's samples are >= 50 % in kernel mode")
+    check(modes[spin][MODE_IDLE] == 0 and modes[kern][MODE_IDLE] == 0,
+          'no sample of a workload thread says idle')
+    check(pids.get(outsider, 0) == 0,
+          f'no sample of the spinner outside -F (pid {outsider}): '
+          f'{pids.get(outsider, 0)}')
+    check(set(pids) <= {pid},
+          f'every sample is of the recorded pid {pid}: {sorted(pids)}')
+
+    weights = {}
+    for line in open(folded):
+        key, _, weight = line.rstrip('\n').rpartition(' ')
+        if key and weight.isdigit():
+            weights[key] = weights.get(key, 0) + int(weight)
+    kern_stacks = {k: w for k, w in weights.items()
+                   if k.startswith('sp-kern;')}
+    kw = sum(kern_stacks.values())
+    through_read = sum(w for k, w in kern_stacks.items()
+                       if READ_FRAMES.search(k))
+    print(f'# sp-kern: {kw} folded kernel samples, {through_read} through read')
+    check(kw >= 0.5 * modes[kern][MODE_KERNEL] and kw > 0,
+          "sp-kern's kernel samples fold with their stacks")
+    check(kw and through_read >= 0.8 * kw,
+          "sp-kern's folded stacks go through ksys_read/vfs_read (>= 80 %)")
+    irq = [k for k in weights if IRQ_FRAMES.search(k)]
+    check(not irq, 'no folded stack has the timer interrupt\'s frames: '
+          + (irq[0] if irq else 'none'))
+    check(weights.get('sp-spin', 0) >= 0.8 * n_spin and n_spin,
+          "sp-spin's user-mode samples fold as 'sp-spin' (no user frames yet)")
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
