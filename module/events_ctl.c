@@ -7,6 +7,11 @@
  *     set_event              enabled event names; write "name" or "!name"
  *     set_event_stack        events that carry the kernel stack; "name" or "!name"
  *     stack_depth            frames kept per stack, 1..RINGTRACE_STACK_MAX_DEPTH
+ *     set_event_ustack       events that carry the user stack; as set_event_stack
+ *     ustack_depth           frames kept per user stack,
+ *                            1..RINGTRACE_USTACK_MAX_DEPTH
+ *     ustack_stats           user stacks walked, and of them those ended by a
+ *                            read fault or cut by ustack_depth (read-only)
  *     set_event_pid          the pid filter: pids separated by spaces
  *     event_fork             1: the filter follows forks (pidfilter.c)
  *     set_event_cgroup       the cgroup filter: cgroup v2 ids or paths
@@ -113,15 +118,25 @@ static const struct file_operations rtr_available_fops = {
 
 /* --- set_event --------------------------------------------------------- */
 
-/* The names of the enabled probes, or of those whose events carry stacks. */
-static void rtr_show_names(struct seq_file *m, bool stacks)
+/* What rtr_show_names() lists: probes enabled, or with a kind of stack. */
+enum rtr_names {
+	RTR_NAMES_ENABLED,
+	RTR_NAMES_STACK,
+	RTR_NAMES_USTACK,
+};
+
+static void rtr_show_names(struct seq_file *m, enum rtr_names which)
 {
 	const struct rtr_probe *p;
+	bool on;
 
 	mutex_lock(&rtr_probes_lock);
-	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++)
-		if (stacks ? p->stack : p->enabled)
+	for (p = rtr_probes; p < rtr_probes + RTR_NR_PROBES; p++) {
+		on = which == RTR_NAMES_STACK ? p->stack :
+		     which == RTR_NAMES_USTACK ? p->ustack : p->enabled;
+		if (on)
 			seq_printf(m, "%s\n", p->event.name);
+	}
 	mutex_unlock(&rtr_probes_lock);
 }
 
@@ -164,7 +179,7 @@ static int rtr_event_words(const char __user *ubuf, size_t count,
 
 static int rtr_set_event_show(struct seq_file *m, void *unused)
 {
-	rtr_show_names(m, false);
+	rtr_show_names(m, RTR_NAMES_ENABLED);
 	return 0;
 }
 
@@ -196,11 +211,23 @@ static const struct file_operations rtr_set_event_fops = {
 	.write = rtr_set_event_write,
 };
 
-/* --- set_event_stack, stack_depth (stack.c) ---------------------------- */
+/* --- set_event_[u]stack, [u]stack_depth, ustack_stats (stack.c) ------ */
+
+/*
+ * The kernel's files and the user's share their code: the file's data
+ * says which (rtr_kstack, rtr_ustack: only their addresses matter).
+ */
+static const bool rtr_kstack, rtr_ustack = true;
+
+static bool rtr_file_user(const struct inode *inode)
+{
+	return *(const bool *)rtr_file_data(inode);
+}
 
 static int rtr_set_event_stack_show(struct seq_file *m, void *unused)
 {
-	rtr_show_names(m, true);
+	rtr_show_names(m, *(const bool *)m->private ? RTR_NAMES_USTACK :
+			  RTR_NAMES_STACK);
 	return 0;
 }
 
@@ -225,7 +252,7 @@ static ssize_t rtr_set_event_stack_write(struct file *file,
 	ret = rtr_event_words(ubuf, count, mask, on);
 	if (!ret) {
 		mutex_lock(&rtr_probes_lock);
-		ret = rtr_stack_set(mask, on);
+		ret = rtr_stack_set(mask, on, rtr_file_user(file_inode(file)));
 		mutex_unlock(&rtr_probes_lock);
 	}
 	return ret ?: count;
@@ -242,7 +269,8 @@ static const struct file_operations rtr_set_event_stack_fops = {
 
 static int rtr_stack_depth_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "%u\n", READ_ONCE(rtr_stack_depth));
+	seq_printf(m, "%u\n", *(const bool *)m->private ?
+		   READ_ONCE(rtr_ustack_depth) : READ_ONCE(rtr_stack_depth));
 	return 0;
 }
 
@@ -262,7 +290,8 @@ static ssize_t rtr_stack_depth_write(struct file *file,
 	ret = rtr_read_word(ubuf, count, word, sizeof(word));
 	if (!ret)
 		ret = kstrtouint(word, 10, &depth) ? -EINVAL :
-		      rtr_stack_set_depth(depth);
+		      rtr_stack_set_depth(depth,
+					  rtr_file_user(file_inode(file)));
 	return ret ?: count;
 }
 
@@ -273,6 +302,25 @@ static const struct file_operations rtr_stack_depth_fops = {
 	.llseek = seq_lseek,
 	.release = single_release,
 	.write = rtr_stack_depth_write,
+};
+
+static int rtr_ustack_stats_seq(struct seq_file *m, void *unused)
+{
+	rtr_ustack_stats_show(m);
+	return 0;
+}
+
+static int rtr_ustack_stats_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_ustack_stats_seq);
+}
+
+static const struct file_operations rtr_ustack_stats_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_ustack_stats_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
 };
 
 /* --- events/enable and events/<name>/enable --------------------------- */
@@ -578,10 +626,16 @@ int rtr_events_ctl_init(void)
 			       &rtr_available_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event", 0600, NULL,
 			       &rtr_set_event_fops) ?:
-	       rtr_file_create(rtr_dir, "set_event_stack", 0600, NULL,
-			       &rtr_set_event_stack_fops) ?:
-	       rtr_file_create(rtr_dir, "stack_depth", 0600, NULL,
-			       &rtr_stack_depth_fops) ?:
+	       rtr_file_create(rtr_dir, "set_event_stack", 0600,
+			       (void *)&rtr_kstack, &rtr_set_event_stack_fops) ?:
+	       rtr_file_create(rtr_dir, "stack_depth", 0600,
+			       (void *)&rtr_kstack, &rtr_stack_depth_fops) ?:
+	       rtr_file_create(rtr_dir, "set_event_ustack", 0600,
+			       (void *)&rtr_ustack, &rtr_set_event_stack_fops) ?:
+	       rtr_file_create(rtr_dir, "ustack_depth", 0600,
+			       (void *)&rtr_ustack, &rtr_stack_depth_fops) ?:
+	       rtr_file_create(rtr_dir, "ustack_stats", 0400, NULL,
+			       &rtr_ustack_stats_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event_pid", 0600, NULL,
 			       &rtr_set_event_pid_fops) ?:
 	       rtr_file_create(rtr_dir, "event_fork", 0600, NULL,

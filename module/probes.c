@@ -4,8 +4,9 @@
  * tracepoints (and the state dump's two events, written by statedump.c
  * when tracing starts), each writing one fixed-layout event with the inline
  * reserve/commit of include/linux/ringtrace.h straight into the per-CPU
- * buffer (through rtr_reserve()/rtr_commit(), which add the kernel stack
- * as a trailer for the events of set_event_stack: stack.c).  Event and field names are LTTng's where LTTng has the same event,
+ * buffer (through rtr_reserve()/rtr_commit(), which add the kernel and
+ * user stacks as trailers for the events of set_event_stack and
+ * set_event_ustack: stack.c).  Event and field names are LTTng's where LTTng has the same event,
  * so that tools written for LTTng kernel traces read ours.
  *
  * A probe is attached (tracepoint_probe_register()) only while its event is
@@ -899,26 +900,34 @@ int __init rtr_probes_init(void)
 			return ret;
 		}
 	}
-	/* After them: an id below 31, for the trailer's compact header. */
+	/* After them: ids below 31, for the trailers' compact headers. */
 	ret = ringtrace_event_register(&rtr_stack_event);
 	if (!ret && rtr_stack_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
 		ringtrace_event_unregister(&rtr_stack_event);
 		ret = -ENOSPC;
 	}
-	if (ret) {
-		rtr_probes_unregister_events(RTR_NR_PROBES);
-		return ret;
+	if (ret)
+		goto fail;
+	ret = ringtrace_event_register(&rtr_ustack_event);
+	if (!ret && rtr_ustack_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
+		ringtrace_event_unregister(&rtr_ustack_event);
+		ret = -ENOSPC;
 	}
+	if (ret)
+		goto fail_stack;
 	/* The sampler's (sampler.c), last of all: a compact id too. */
 	ret = ringtrace_event_register(&rtr_sample_event);
 	if (!ret && rtr_sample_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
 		ringtrace_event_unregister(&rtr_sample_event);
 		ret = -ENOSPC;
 	}
-	if (ret) {
-		ringtrace_event_unregister(&rtr_stack_event);
-		rtr_probes_unregister_events(RTR_NR_PROBES);
-	}
+	if (!ret)
+		return 0;
+	ringtrace_event_unregister(&rtr_ustack_event);
+fail_stack:
+	ringtrace_event_unregister(&rtr_stack_event);
+fail:
+	rtr_probes_unregister_events(RTR_NR_PROBES);
 	return ret;
 }
 
@@ -930,6 +939,7 @@ int __init rtr_probes_init(void)
 void rtr_probes_init_undo(void)
 {
 	ringtrace_event_unregister(&rtr_sample_event);
+	ringtrace_event_unregister(&rtr_ustack_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }
@@ -952,6 +962,7 @@ void rtr_probes_exit(void)
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
 	ringtrace_event_unregister(&rtr_sample_event);
+	ringtrace_event_unregister(&rtr_ustack_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

@@ -76,6 +76,7 @@ struct rtr_probe {
 	struct tracepoint *tp;		/* NULL: this kernel lacks it */
 	bool enabled;			/* registered; under rtr_probes_lock */
 	bool stack;			/* events carry the kernel stack (stack.c) */
+	bool ustack;			/* and/or the user stack */
 	/* Read by the probe: the predicate, NULL when none (filter.c) */
 	struct rtr_filter __rcu *filter;
 	/* and the trigger's condition, NULL when none (trigger.c) */
@@ -110,38 +111,47 @@ static inline bool rtr_probe_can_stack(const struct rtr_probe *p)
 
 /*
  * A probe's event, from its predicates to its commit: the reservation,
- * and what its commit does beyond ringtrace_commit() -- the stack trailer
- * when the event has set_event_stack (stack.c), the trigger's hit when
+ * and what its commit does beyond ringtrace_commit() -- the stack
+ * trailers when the event has set_event_stack or set_event_ustack
+ * (stack.c), the trigger's hit when
  * the trigger matched (trigger.c), both flagged in @slow.  rtr_filtered()
  * sets @slow, rtr_reserve() may add RTR_RSV_STACK, rtr_commit() tests it
  * once.  Without a predicate, a trigger or a stack: a store, two loads
  * and two predicted branches more than ringtrace_reserve() and
  * ringtrace_commit(), and the same bytes in the buffer.
  */
-#define RTR_RSV_STACK	1		/* a stack trailer was reserved */
+#define RTR_RSV_STACK	1		/* stack trailers were reserved */
 #define RTR_RSV_HIT	2		/* the trigger matched: fire at commit */
 
 struct rtr_rsv {
 	struct ringtrace_reservation r;
 	u8 slow;			/* RTR_RSV_*, or 0 */
 	unsigned int hit_id;		/* the event's id, with RTR_RSV_HIT */
-	unsigned long *ips;		/* with RTR_RSV_STACK: the walked stack */
-	unsigned int nr;		/* frames in it */
-	u8 *trailer;			/* where its record goes */
+	unsigned long *ips;		/* with RTR_RSV_STACK: the kernel stack, */
+	unsigned int nr;		/* its frames (NULL, 0: no kernel_stack) */
+	u64 *uips;			/* the user stack, */
+	unsigned int unr;		/* its frames (0: no user_stack) */
+	u16 uflags;			/* and its flags (RINGTRACE_USTACK_*) */
+	u8 *trailer;			/* where their records go */
 	void *payload;			/* the event's, as reserved */
 	unsigned int reserved;		/* payload bytes reserved, trailer's too */
 };
 
 extern struct ringtrace_event rtr_stack_event;
+extern struct ringtrace_event rtr_ustack_event;
 extern unsigned int rtr_stack_depth;
+extern unsigned int rtr_ustack_depth;
 
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
-			   unsigned int len, unsigned long cut_ip);
+			   unsigned int len, bool kstack, bool ustack,
+			   unsigned long cut_ip);
 bool rtr_stack_busy(void);
 void rtr_stack_commit(struct rtr_rsv *w);
 void rtr_commit_slow(struct rtr_rsv *w);
-int rtr_stack_set(const unsigned long *mask, const unsigned long *on);
-int rtr_stack_set_depth(unsigned int depth);
+int rtr_stack_set(const unsigned long *mask, const unsigned long *on,
+		  bool user);
+int rtr_stack_set_depth(unsigned int depth, bool user);
+void rtr_ustack_stats_show(struct seq_file *m);
 
 /*
  * @data is the struct rtr_probe a probe was registered with; @w went
@@ -152,8 +162,10 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 {
 	const struct rtr_probe *p = data;
 
-	if (unlikely(READ_ONCE(p->stack)))
-		return rtr_stack_reserve_at(w, p->event.id, len, 0);
+	if (unlikely(READ_ONCE(p->stack) | READ_ONCE(p->ustack)))
+		return rtr_stack_reserve_at(w, p->event.id, len,
+					    READ_ONCE(p->stack),
+					    READ_ONCE(p->ustack), 0);
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 

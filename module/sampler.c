@@ -10,7 +10,9 @@
  *
  * with the kernel stack as a trailer (stack.c) in kernel mode, walked from
  * the callback and cut at the interrupted ip (get_irq_regs()), so that it
- * starts where the CPU was.  The idle task's samples carry no stack.  The
+ * starts where the CPU was, and the user stack (ustack.c, frame pointers
+ * from the task's user registers) of a task with an mm, in either mode.
+ * The idle task's samples carry no stack.  The
  * tid and pid are in the event because a profile may have no sched_switch
  * to say who ran.  The pid and cgroup filters (and -F's following of
  * forks) apply to current, as they do to the tracepoints' events.
@@ -87,20 +89,16 @@ static void rtr_sample(struct rtr_sampler_cpu *sc)
 	else
 		mode = user_mode(regs) ? RTR_SAMPLE_USER : RTR_SAMPLE_KERNEL;
 	w.slow = 0;
-	if (mode == RTR_SAMPLE_KERNEL) {
-		if (unlikely(rtr_stack_busy())) {
-			WRITE_ONCE(sc->dropped_nesting,
-				   sc->dropped_nesting + 1);
-			return;
-		}
-		p = rtr_stack_reserve_at(&w, rtr_sample_event.id, sizeof(*p),
-					 instruction_pointer(regs));
-	} else {
-		/*
-		 * The user stack (P1's user_stack trailer, ustack.c) goes
-		 * here for a task with an mm, once that branch is merged.
-		 */
+	if (mode == RTR_SAMPLE_IDLE) {
 		p = ringtrace_reserve(&w.r, rtr_sample_event.id, sizeof(*p));
+	} else if (unlikely(rtr_stack_busy())) {
+		WRITE_ONCE(sc->dropped_nesting, sc->dropped_nesting + 1);
+		return;
+	} else {
+		/* No user stack for a kernel thread (rtr_ustack_regs()). */
+		p = rtr_stack_reserve_at(&w, rtr_sample_event.id, sizeof(*p),
+					 mode == RTR_SAMPLE_KERNEL, true,
+					 instruction_pointer(regs));
 	}
 	if (!p)
 		return;

@@ -1,40 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ringtrace: kernel stacks on chosen events (set_event_stack).
+ * ringtrace: kernel and user stacks on chosen events (set_event_stack,
+ * set_event_ustack).
  *
  * A stack rides as a trailer, a second record inside the event's own
  * reservation (ringtrace_put_trailer() in include/linux/ringtrace.h):
  *
- *	| event header | event payload | kernel_stack header | depth | ips |
+ *	| event header | payload | kernel_stack header | depth | ips |
+ *	                         | user_stack header | depth | flags | ips |
  *
- * so it always directly follows its event in the CPU's stream, with the
- * same timestamp, and nothing else can come between them, not even a
- * nested writer.  Events of a probe without a stack keep their layout,
- * byte for byte: the stack is a record of its own (id rtr_stack_event.id,
- * "uint16_t depth; uint64_t ips[depth];"), not a field every event
- * carries.  Documentation/ringtrace/design.rst weighs this inline form
- * against stacks deduplicated per packet.
+ * (either trailer, or both in that order), so a stack always directly
+ * follows its event in the CPU's stream, with the same timestamp, and
+ * nothing else can come between them, not even a nested writer.  Events
+ * of a probe without a stack keep their layout, byte for byte: a stack is
+ * a record of its own (kernel_stack, "uint16_t depth; uint64_t
+ * ips[depth];", and user_stack, which adds "uint16_t flags;"), not a
+ * field every event carries.  Documentation/ringtrace/design.rst weighs
+ * this inline form against stacks deduplicated per packet.
  *
- * The walk (stack_trace_save(): the unwinder, NMI-safe on x86-64 and
- * arm64, no locks, no allocation) must happen before the reservation,
- * whose size it decides; it lands in a per-CPU scratch array, one per
- * nesting level (task < softirq < irq < NMI), and is copied into the
+ * The walks (stack_trace_save(): the unwinder, NMI-safe on x86-64 and
+ * arm64, no locks, no allocation; rtr_ustack_walk(): frame pointers read
+ * with page faults off, ustack.c) must happen before the reservation,
+ * whose size they decide; they land in a per-CPU scratch array, one per
+ * nesting level (task < softirq < irq < NMI), and are copied into the
  * event at commit.  The level is a per-CPU counter taken with preemption
  * off: an interrupting writer takes the next level and gives it back
  * before the interrupted one resumes, so two walks never share an array.
- * A fifth level (or tracing off) writes the event without its stack.
+ * A fifth level (or tracing off) writes the event without its stacks.
  *
- * The first frames are the probe's own, in ringtrace.ko: they are cut, so
- * a stack starts at the code that hit the tracepoint.  The sampler's
- * (sampler.c) walk starts in its timer's interrupt and crosses the
- * interrupt frame: there everything up to the interrupted ip is cut, so
- * its stack starts where the CPU was.
+ * The first kernel frames are the probe's own, in ringtrace.ko: they are
+ * cut, so a stack starts at the code that hit the tracepoint.  The
+ * sampler's (sampler.c) walk starts in its timer's interrupt and crosses
+ * the interrupt frame: there everything up to the interrupted ip is cut,
+ * so its stack starts where the CPU was.  A task
+ * without a user side (a kernel thread, an exiting task without its mm)
+ * gets no user_stack: its event carries the kernel_stack alone, or no
+ * trailer.
  */
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/stacktrace.h>
 
 #include "probes.h"
+#include "ustack.h"
 
 /*
  * Room for the frames the walk cuts: a probe's own (probe, this file: at
@@ -45,6 +53,7 @@
 struct rtr_stack_scratch {
 	unsigned long ips[RINGTRACE_MAX_NESTING]
 			 [RINGTRACE_STACK_MAX_DEPTH + RTR_STACK_OWN_FRAMES];
+	u64 uips[RINGTRACE_MAX_NESTING][RINGTRACE_USTACK_MAX_DEPTH];
 };
 
 static DEFINE_PER_CPU(struct rtr_stack_scratch, rtr_stack_scratch);
@@ -52,6 +61,7 @@ static DEFINE_PER_CPU(unsigned int, rtr_stack_level);
 
 /* Frames kept per stack; under rtr_probes_lock, read by writers. */
 unsigned int rtr_stack_depth = RINGTRACE_STACK_DEFAULT_DEPTH;
+unsigned int rtr_ustack_depth = RINGTRACE_USTACK_DEFAULT_DEPTH;
 
 /* The trailer: registered after the probes' events (a compact id). */
 struct ringtrace_event rtr_stack_event = {
@@ -60,17 +70,76 @@ struct ringtrace_event rtr_stack_event = {
 		  "integer { size = 64; align = 8; signed = false; base = 16; } ips[depth];",
 };
 
+/* The user's: registered right after kernel_stack (a compact id). */
+struct ringtrace_event rtr_ustack_event = {
+	.name = "user_stack",
+	.fields = "uint16_t depth; uint16_t flags; "
+		  "integer { size = 64; align = 8; signed = false; base = 16; } ips[depth];",
+};
+
 struct rtr_stack_head {
 	u16 depth;
 	u64 ips[];
 } __packed;
 
+struct rtr_ustack_head {
+	u16 depth;
+	u16 flags;
+	u64 ips[];
+} __packed;
+
+/* ustack_stats: walks, and those that faulted or were cut by the depth. */
+struct rtr_ustack_stats {
+	unsigned long walks;
+	unsigned long faults;
+	unsigned long truncated;
+};
+
+static DEFINE_PER_CPU(struct rtr_ustack_stats, rtr_ustack_stats);
+
+void rtr_ustack_stats_show(struct seq_file *m)
+{
+	struct rtr_ustack_stats sum = {};
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct rtr_ustack_stats *s =
+			per_cpu_ptr(&rtr_ustack_stats, cpu);
+
+		sum.walks += READ_ONCE(s->walks);
+		sum.faults += READ_ONCE(s->faults);
+		sum.truncated += READ_ONCE(s->truncated);
+	}
+	seq_printf(m, "walks %lu\nfaults %lu\ntruncated %lu\n",
+		   sum.walks, sum.faults, sum.truncated);
+}
+
+/* The current task's user stack into @ips: its frames, 0 for none. */
+static unsigned int rtr_ustack_save(u64 *ips, u16 *flags)
+{
+	struct pt_regs *uregs = rtr_ustack_regs(NULL);
+	unsigned int nr;
+
+	*flags = 0;
+	if (!uregs)
+		return 0;
+	nr = rtr_ustack_walk(uregs, ips, READ_ONCE(rtr_ustack_depth), flags);
+	if (!nr)
+		return 0;
+	this_cpu_inc(rtr_ustack_stats.walks);
+	if (*flags & RINGTRACE_USTACK_FAULT)
+		this_cpu_inc(rtr_ustack_stats.faults);
+	if (*flags & RINGTRACE_USTACK_TRUNCATED)
+		this_cpu_inc(rtr_ustack_stats.truncated);
+	return nr;
+}
+
 /*
- * Cut the walk @ips[0..*@nr): our frames, or with @cut_ip everything
- * before the first frame at @cut_ip, the interrupted ip.  An ip the walk
- * did not see (an unwinder that did not cross the interrupt frame) is
- * kept alone: a stack of one true frame rather than the interrupt's.
- * Returns where the stack starts; *@nr becomes its length.
+ * Cut the kernel walk @ips[0..*@nr): our frames, or with @cut_ip
+ * everything before the first frame at @cut_ip, the interrupted ip.  An
+ * ip the walk did not see (an unwinder that did not cross the interrupt
+ * frame) is kept alone: a stack of one true frame rather than the
+ * interrupt's.  Returns where the stack starts; *@nr becomes its length.
  */
 static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
 				  unsigned long cut_ip)
@@ -95,18 +164,20 @@ static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
 }
 
 /*
- * Reserve @len bytes of payload for event @id, plus this CPU's stack as a
- * trailer (RTR_RSV_STACK in @w->slow, which rtr_filtered() set), cut at
- * @cut_ip when not 0 (rtr_stack_cut()).  Returns the payload, or NULL
+ * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
+ * trailers: the kernel's with @kstack (cut at @cut_ip when not 0, see
+ * rtr_stack_cut()), the user's with @ustack.  RTR_RSV_STACK in @w->slow
+ * when there is a trailer to commit.  Returns the payload, or NULL
  * (nothing to commit).
  */
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
-			   unsigned int len, unsigned long cut_ip)
+			   unsigned int len, bool kstack, bool ustack,
+			   unsigned long cut_ip)
 {
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
-	unsigned int level, nr, skip;
+	unsigned int level, nr, skip, extra = 0;
 	unsigned long *ips;
-	void *p;
+	void *pl;
 
 	preempt_disable_notrace();
 	/* No walk for an event that reserve would refuse anyway. */
@@ -115,42 +186,57 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	level = this_cpu_inc_return(rtr_stack_level) - 1;
 	if (unlikely(level >= RINGTRACE_MAX_NESTING))
 		goto plain_level;
-	ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
-	nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
-	skip = rtr_stack_cut(ips, &nr, cut_ip);
-	nr = min(nr, depth);
+	w->ips = NULL;
+	w->nr = 0;
+	if (kstack) {
+		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
+		nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
+		skip = rtr_stack_cut(ips, &nr, cut_ip);
+		w->ips = ips + skip;
+		w->nr = min(nr, depth);
+		extra += RINGTRACE_COMPACT_HEADER_SIZE +
+			 sizeof(struct rtr_stack_head) + w->nr * sizeof(u64);
+	}
+	w->unr = 0;
+	if (ustack) {
+		w->uips = this_cpu_ptr(&rtr_stack_scratch)->uips[level];
+		w->unr = rtr_ustack_save(w->uips, &w->uflags);
+		if (w->unr)
+			extra += RINGTRACE_COMPACT_HEADER_SIZE +
+				 sizeof(struct rtr_ustack_head) +
+				 w->unr * sizeof(u64);
+	}
+	if (!extra)
+		goto plain_level;
 
 	/*
 	 * A drop here is the event's (counted once, as any drop): it is not
-	 * retried without its stack, which would count it twice.
+	 * retried without its stacks, which would count it twice.
 	 */
-	w->reserved = len + RINGTRACE_COMPACT_HEADER_SIZE +
-		      sizeof(struct rtr_stack_head) + nr * sizeof(u64);
-	p = ringtrace_reserve(&w->r, id, w->reserved);
-	if (unlikely(!p)) {
+	w->reserved = len + extra;
+	pl = ringtrace_reserve(&w->r, id, w->reserved);
+	if (unlikely(!pl)) {
 		this_cpu_dec(rtr_stack_level);
 		preempt_enable_notrace();
 		return NULL;
 	}
 	w->slow |= RTR_RSV_STACK;
-	w->ips = ips + skip;
-	w->nr = nr;
-	w->trailer = (u8 *)p + len;
-	w->payload = p;
-	return p;
+	w->trailer = (u8 *)pl + len;
+	w->payload = pl;
+	return pl;
 
 plain_level:
 	this_cpu_dec(rtr_stack_level);
 plain:
-	p = ringtrace_reserve(&w->r, id, len);
+	pl = ringtrace_reserve(&w->r, id, len);
 	preempt_enable_notrace();
-	return p;
+	return pl;
 }
 
 /*
  * True when this CPU has no scratch left: a walk now would go without its
- * stack.  Exact with interrupts off (a nested writer gives its level back
- * before it returns).
+ * stacks.  Exact with interrupts off (a nested writer gives its level
+ * back before it returns).
  */
 bool rtr_stack_busy(void)
 {
@@ -158,17 +244,29 @@ bool rtr_stack_busy(void)
 }
 
 /*
- * The trailer goes in after the payload, then the whole is committed
- * (from rtr_commit_slow()).
+ * The trailers go in after the payload, the kernel's first, then the
+ * whole is committed (from rtr_commit_slow()).
  */
 void rtr_stack_commit(struct rtr_rsv *w)
 {
+	struct rtr_ustack_head *uh;
 	struct rtr_stack_head *h;
+	u8 *at = w->trailer;
 
-	h = ringtrace_put_trailer(&w->r, w->payload, w->reserved, w->trailer,
-				  rtr_stack_event.id);
-	h->depth = w->nr;
-	memcpy(h->ips, w->ips, w->nr * sizeof(u64));
+	if (w->ips) {
+		h = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
+					  rtr_stack_event.id);
+		h->depth = w->nr;
+		memcpy(h->ips, w->ips, w->nr * sizeof(u64));
+		at = (u8 *)(h->ips + w->nr);
+	}
+	if (w->unr) {
+		uh = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
+					   rtr_ustack_event.id);
+		uh->depth = w->unr;
+		uh->flags = w->uflags;
+		memcpy(uh->ips, w->uips, w->unr * sizeof(u64));
+	}
 	ringtrace_commit(&w->r);
 	this_cpu_dec(rtr_stack_level);
 	preempt_enable_notrace();
@@ -178,10 +276,12 @@ void rtr_stack_commit(struct rtr_rsv *w)
 static_assert(sizeof(unsigned long) == sizeof(u64));
 
 /*
- * Set the stack of every event in @mask to its bit in @on, all or nothing:
- * -EINVAL for one that cannot carry a stack (rtr_probe_can_stack()).
+ * Set the kernel (@user false) or user stack of every event in @mask to
+ * its bit in @on, all or nothing: -EINVAL for one that cannot carry a
+ * stack (rtr_probe_can_stack()).
  */
-int rtr_stack_set(const unsigned long *mask, const unsigned long *on)
+int rtr_stack_set(const unsigned long *mask, const unsigned long *on,
+		  bool user)
 {
 	unsigned int i;
 
@@ -189,17 +289,25 @@ int rtr_stack_set(const unsigned long *mask, const unsigned long *on)
 	for_each_set_bit(i, mask, RTR_NR_PROBES)
 		if (test_bit(i, on) && !rtr_probe_can_stack(&rtr_probes[i]))
 			return -EINVAL;
-	for_each_set_bit(i, mask, RTR_NR_PROBES)
-		WRITE_ONCE(rtr_probes[i].stack, test_bit(i, on));
+	for_each_set_bit(i, mask, RTR_NR_PROBES) {
+		if (user)
+			WRITE_ONCE(rtr_probes[i].ustack, test_bit(i, on));
+		else
+			WRITE_ONCE(rtr_probes[i].stack, test_bit(i, on));
+	}
 	return 0;
 }
 
-int rtr_stack_set_depth(unsigned int depth)
+/* stack_depth (@user false) or ustack_depth; -EINVAL out of range. */
+int rtr_stack_set_depth(unsigned int depth, bool user)
 {
-	if (!depth || depth > RINGTRACE_STACK_MAX_DEPTH)
+	unsigned int max = user ? RINGTRACE_USTACK_MAX_DEPTH :
+			   RINGTRACE_STACK_MAX_DEPTH;
+
+	if (!depth || depth > max)
 		return -EINVAL;
 	mutex_lock(&rtr_probes_lock);
-	WRITE_ONCE(rtr_stack_depth, depth);
+	WRITE_ONCE(*(user ? &rtr_ustack_depth : &rtr_stack_depth), depth);
 	mutex_unlock(&rtr_probes_lock);
 	return 0;
 }

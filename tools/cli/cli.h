@@ -139,6 +139,15 @@ int select_events(const char *spec, const char *const *names, size_t n,
  * NULL (said on stderr) to print addresses.
  */
 const struct rt_field_value *stack_ips(const struct rt_item *it);
+/*
+ * The user_stack records (module/ustack.c), after their event and its
+ * kernel_stack: the frames, leaf first, addresses not yet named, and
+ * the record's flags (RINGTRACE_USTACK_*) in *@flags; NULL when @it is
+ * no user stack.  ustack_print(): a frame a line, "    0xADDR [user]".
+ */
+const struct rt_field_value *ustack_ips(const struct rt_item *it,
+					uint16_t *flags);
+void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags);
 struct ksyms *stack_symbols(const char *dir);
 void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *ips);
 /* report --folded [--off-cpu]: the exit status. */

@@ -146,7 +146,8 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	while (!err && (it = merge_next(m))) {
 		int32_t tid;
 
-		if (window_holds(w, it->timestamp)) {
+		/* User stacks: no format writes them yet. */
+		if (window_holds(w, it->timestamp) && !ustack_ips(it, NULL)) {
 			tid = rt_threads_owner(th, it);
 			if (it->type == RT_ITEM_LOST)
 				*lost += it->lost_events;

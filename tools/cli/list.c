@@ -45,7 +45,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *debugfs = NULL, *pattern = NULL;
-	char *text, *set_event, *set_event_stack, *avail, *dyn;
+	char *text, *set_event, *set_event_stack, *set_event_ustack, *avail, *dyn;
 	struct rt_metadata *md;
 	struct rt_error err;
 	unsigned int shown = 0;
@@ -68,6 +68,7 @@ static int run(int argc, char **argv)
 	set_event = ctl_read_alloc(&ctl, "set_event");
 	/* NULL: a module without stacks. */
 	set_event_stack = ctl_read_alloc(&ctl, "set_event_stack");
+	set_event_ustack = ctl_read_alloc(&ctl, "set_event_ustack");
 	avail = ctl_read_alloc(&ctl, "available_events");
 	if (!set_event || !avail)
 		die("%s: %s (ringtrace.ko without its probes?)", ctl.dir,
@@ -92,16 +93,20 @@ static int run(int argc, char **argv)
 				 !strncmp(ev->name, "kretprobe_", 10) ||
 				 !strncmp(ev->name, "uprobe_", 7)))
 			continue;
-		printf("%-28s id %-4u %s%s\n", ev->name, ev->id,
+		printf("%-28s id %-4u %s%s%s\n", ev->name, ev->id,
 		       dynamic ? "(dynamic probe)" :
 		       !strcmp(ev->name, "kernel_stack") ?
 		       "(follows each event of set_event_stack)" :
+		       !strcmp(ev->name, "user_stack") ?
+		       "(follows each event of set_event_ustack)" :
 		       !strcmp(ev->name, "cpu_sample") ?
 		       "(the sampler's: record --sample HZ)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&
-		       has_line(set_event_stack, ev->name) ? ", with its stack" : "");
+		       has_line(set_event_stack, ev->name) ? ", with its stack" : "",
+		       probe && set_event_ustack &&
+		       has_line(set_event_ustack, ev->name) ? ", with its user stack" : "");
 		for (unsigned int j = 0; j < ev->nr_fields; j++) {
 			printf("    %-24s ", ev->fields[j].name);
 			print_type(&ev->fields[j]);
@@ -123,6 +128,7 @@ static int run(int argc, char **argv)
 	free(text);
 	free(set_event);
 	free(set_event_stack);
+	free(set_event_ustack);
 	free(avail);
 	rt_metadata_free(md);
 	if (fflush(stdout) || ferror(stdout))

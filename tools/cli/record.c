@@ -8,8 +8,9 @@
  *            when record's open of probe_events closes, however record
  *            ends).  A failure here changes nothing.
  *   save     what it will change -- tracing_on, mode, geometry, enabled
- *            events and stacks, filters, triggers, pid filter, event_fork,
- *            cgroup filter, the sampler's rate -- as the writes that put it back, into the
+ *            events and stacks (kernel and user), stack depths, filters,
+ *            triggers, pid filter, event_fork, cgroup filter, the
+ *            sampler's rate -- as the writes that put it back, into the
  *            restore file (lib/ctlsave.h), locked: one record at a time.
  *            What a killed record left owed there goes back first.
  *   set      the events (and those that say who did what: sched_switch,
@@ -84,14 +85,15 @@ struct saved {
 	char *set_event, *set_event_pid, event_fork[8];
 	bool have_event_fork;
 	char *set_event_stack, stack_depth[16];	/* NULL: a module without */
+	char *set_event_ustack, ustack_depth[16];	/* the same */
 	char *set_event_cgroup;			/* NULL: a module without */
 	char sample_hz[16];			/* with --sample */
 };
 
 static struct {
-	const char *events, *cpus, *mode, *outdir, *level, *stack;
+	const char *events, *cpus, *mode, *outdir, *level, *stack, *ustack;
 	uint64_t buffer_size, duration_ms, after_ms;
-	unsigned int stack_depth, max_snapshots, start_timeout_s;
+	unsigned int stack_depth, ustack_depth, max_snapshots, start_timeout_s;
 	unsigned int sample_hz;			/* --sample, 0: none */
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
@@ -170,6 +172,11 @@ static void save_state(void)
 	    (err = ctl_read(&ctl, "stack_depth", saved.stack_depth,
 			    sizeof(saved.stack_depth))) < 0)
 		die("%s/stack_depth: %s", ctl.dir, strerror(-err));
+	saved.set_event_ustack = ctl_read_alloc(&ctl, "set_event_ustack");
+	if (saved.set_event_ustack &&
+	    (err = ctl_read(&ctl, "ustack_depth", saved.ustack_depth,
+			    sizeof(saved.ustack_depth))) < 0)
+		die("%s/ustack_depth: %s", ctl.dir, strerror(-err));
 	if (opt.sample_hz &&
 	    (err = ctl_read(&ctl, "sample_hz", saved.sample_hz,
 			    sizeof(saved.sample_hz))) < 0)
@@ -243,8 +250,9 @@ static void undo_filters(const struct filters *fs)
 
 /*
  * What goes back at the end, in this order: tracing off first (nothing is
- * written meanwhile), the sampler's rate, the filters and triggers, the events and their
- * stacks, event_fork, the stack depth, the pid and cgroup filters, then
+ * written meanwhile), the sampler's rate, the filters and triggers, the
+ * events and their stacks, event_fork, the stack depths, the pid and
+ * cgroup filters, then
  * the mode and the geometry (which need tracing off; the count through 2,
  * the smaller intermediate geometry).  Only what record changes.  Into
  * the restore file before anything is changed: if record is killed, its
@@ -267,10 +275,14 @@ static void plan_restore(void)
 	undo_event_set("set_event", saved.set_event);
 	if (saved.set_event_stack)
 		undo_event_set("set_event_stack", saved.set_event_stack);
+	if (saved.set_event_ustack)
+		undo_event_set("set_event_ustack", saved.set_event_ustack);
 	if (opt.follow && saved.have_event_fork)
 		ctlsave_add(&undo, "event_fork", saved.event_fork);
 	if ((opt.stack || opt.sample_hz) && saved.set_event_stack)
 		ctlsave_add(&undo, "stack_depth", saved.stack_depth);
+	if (opt.ustack && saved.set_event_ustack)
+		ctlsave_add(&undo, "ustack_depth", saved.ustack_depth);
 	/* A blank write clears the filter. */
 	ctlsave_add(&undo, "set_event_pid", *saved.set_event_pid ?
 		    saved.set_event_pid : " ");
@@ -516,30 +528,33 @@ static bool *choose_events(void)
 }
 
 /*
- * --stack: which events carry their kernel stack, enabled too.  Only
- * tracepoints' events can: the marker and the state dump are written by
- * ringtrace itself, their stack would be its own.
+ * --stack (@list, kernel stacks: @user false) or --ustack (user stacks):
+ * which events carry that stack, enabled too.  Only tracepoints' events
+ * can: the marker and the state dump are written by ringtrace itself,
+ * their stack would be its own.
  */
-static bool *choose_stacks(bool *on)
+static bool *choose_stacks(bool *on, const char *list, bool user)
 {
+	const char *opt_name = user ? "--ustack" : "--stack";
+	const char *depth = user ? "ustack_depth" : "stack_depth";
 	bool *st = calloc(nr_names + 1, sizeof(*st));
 	char why[512], probe[8];
 
 	if (!st)
 		die("out of memory");
-	if (!opt.stack)
+	if (!list)
 		return st;
-	if (ctl_read(&ctl, "stack_depth", probe, sizeof(probe)) < 0)
-		refuse("--stack: this ringtrace.ko records no stacks (%s has no stack_depth)",
-		       ctl.dir);
-	if (select_events(opt.stack, (const char *const *)names, nr_names, st,
+	if (ctl_read(&ctl, depth, probe, sizeof(probe)) < 0)
+		refuse("%s: this ringtrace.ko records no %s stacks (%s has no %s)",
+		       opt_name, user ? "user" : "kernel", ctl.dir, depth);
+	if (select_events(list, (const char *const *)names, nr_names, st,
 			  why, sizeof(why)))
-		refuse("--stack: %s", why);
+		refuse("%s: %s", opt_name, why);
 	for (size_t i = 0; i < nr_names; i++) {
 		if (st[i] && (i >= nr_switchable ||
 			      !strncmp(names[i], "ringtrace_", 10)))
-			refuse("--stack: %s cannot carry a stack (ringtrace writes it, no tracepoint does)",
-			       names[i]);
+			refuse("%s: %s cannot carry a stack (ringtrace writes it, no tracepoint does)",
+			       opt_name, names[i]);
 		on[i] |= st[i];
 	}
 	return st;
@@ -614,7 +629,8 @@ static void check_cgroups(void)
 		       ctl.dir);
 }
 
-static void apply(const bool *on, const bool *stack, pid_t child)
+static void apply(const bool *on, const bool *stack, const bool *ustack,
+		  pid_t child)
 {
 	char pids[MAX_PIDS * 12 + 16] = "", sb[32], nb[32];
 	size_t used = 0;
@@ -634,6 +650,18 @@ static void apply(const bool *on, const bool *stack, pid_t child)
 		err = write_event_set("set_event_stack", stack);
 		if (err)
 			die("%s/set_event_stack: %s", ctl.dir, strerror(-err));
+	}
+	if (saved.set_event_ustack) {
+		if (opt.ustack) {
+			snprintf(sb, sizeof(sb), "%u", opt.ustack_depth ?:
+				 RINGTRACE_USTACK_DEFAULT_DEPTH);
+			err = ctl_write(&ctl, "ustack_depth", sb);
+			if (err)
+				die("%s/ustack_depth: %s", ctl.dir, strerror(-err));
+		}
+		err = write_event_set("set_event_ustack", ustack);
+		if (err)
+			die("%s/set_event_ustack: %s", ctl.dir, strerror(-err));
 	}
 	if (opt.mode && (err = ctl_write(&ctl, "mode", opt.mode)))
 		die("%s/mode: %s", ctl.dir, strerror(-err));
@@ -932,7 +960,8 @@ static void parse(int argc, char **argv)
 {
 	enum {
 		O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
-		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX, O_SAMPLE,
+		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX, O_USTACK,
+		O_USTACK_DEPTH, O_SAMPLE,
 	};
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
@@ -946,6 +975,8 @@ static void parse(int argc, char **argv)
 		{ "level", required_argument, NULL, O_LEVEL },
 		{ "stack", required_argument, NULL, O_STACK },
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
+		{ "ustack", required_argument, NULL, O_USTACK },
+		{ "ustack-depth", required_argument, NULL, O_USTACK_DEPTH },
 		{ "sample", required_argument, NULL, O_SAMPLE },
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
@@ -1013,6 +1044,16 @@ static void parse(int argc, char **argv)
 					    optarg, RINGTRACE_STACK_MAX_DEPTH);
 			opt.stack_depth = (unsigned int)pid;
 			break;
+		case O_USTACK:
+			opt.ustack = optarg;
+			break;
+		case O_USTACK_DEPTH:
+			if (!parse_int(optarg, &pid) || pid < 1 ||
+			    pid > RINGTRACE_USTACK_MAX_DEPTH)
+				usage_error("--ustack-depth: '%s' is not a depth from 1 to %d frames",
+					    optarg, RINGTRACE_USTACK_MAX_DEPTH);
+			opt.ustack_depth = (unsigned int)pid;
+			break;
 		case O_SAMPLE:
 			if (!parse_int(optarg, &pid) || pid < 1 ||
 			    pid > RINGTRACE_SAMPLE_MAX_HZ)
@@ -1059,6 +1100,8 @@ static void parse(int argc, char **argv)
 		usage_error("-F traces a command: give it after --");
 	if (opt.stack_depth && !opt.stack && !opt.sample_hz)
 		usage_error("--stack-depth needs --stack or --sample");
+	if (opt.ustack_depth && !opt.ustack)
+		usage_error("--ustack-depth needs --ustack");
 	if ((after || opt.max_snapshots) && !triggers.n)
 		usage_error("--after and --max need --trigger");
 	if (triggers.n && (!opt.mode || strcmp(opt.mode, "overwrite")))
@@ -1443,7 +1486,7 @@ static int run(int argc, char **argv)
 {
 	char outdir[64], why[512], what[512];
 	int execerr = -1;
-	bool *on, *stack, daemon_failed;
+	bool *on, *stack, *ustack, daemon_failed;
 
 	parse(argc, argv);
 	if (geteuid())
@@ -1474,7 +1517,8 @@ static int run(int argc, char **argv)
 	lock_restore_file();
 	read_names();
 	on = choose_events();
-	stack = choose_stacks(on);
+	stack = choose_stacks(on, opt.stack, false);
+	ustack = choose_stacks(on, opt.ustack, true);
 	/* The marker (the last name) is recorded whatever -e says. */
 	on[nr_names - 1] = true;
 	/* Those of dynamic probes: once the probes exist, below. */
@@ -1522,7 +1566,7 @@ static int run(int argc, char **argv)
 
 	if (opt.cmd)
 		spawn(&execerr);
-	apply(on, stack, opt.follow ? run_state.cmd : 0);
+	apply(on, stack, ustack, opt.follow ? run_state.cmd : 0);
 	mark_set();
 	if (triggers.n)
 		return run_triggered(execerr);
@@ -1634,9 +1678,14 @@ const struct command cmd_record = {
 "      --sample HZ       a profile: every CPU writes a cpu_sample HZ times a\n"
 "                        second (1 to 10000) saying which thread ran, in user\n"
 "                        or kernel mode or idle, with the kernel stack (of\n"
-"                        --stack-depth frames) when in the kernel; -p, -F and\n"
+"                        --stack-depth frames) when in the kernel and the user\n"
+"                        stack (as --ustack's) of a process; -p, -F and\n"
 "                        --cgroup keep only their tasks' samples.  'ringtrace\n"
 "                        report --folded' makes a flame graph's input of them\n"
+"      --ustack LIST     these events (as -e; enabled too) carry the user\n"
+"                        stack of the task that hit them, walked by frame\n"
+"                        pointers (code built without them hides frames)\n"
+"      --ustack-depth N  frames kept per user stack, 1 to 127 (default 64)\n"
 "      --filter 'EVENT: EXPR'  record only the EVENTs (of -e) whose fields\n"
 "                        pass EXPR, decided in the kernel before the event\n"
 "                        is written (repeatable, one per event):\n"

@@ -764,8 +764,9 @@ static void view_free(struct view *v)
 /* One item, in time order: printed (or counted) if the filter keeps it. */
 static void view_item(struct view *v, const struct rt_item *it)
 {
-	const struct rt_field_value *ips = stack_ips(it);
+	const struct rt_field_value *ips = stack_ips(it), *uips;
 	int32_t tid = rt_threads_owner(v->th, it);
+	uint16_t uflags;
 	bool keep;
 
 	/* A stack goes with its event: printed under it, or not. */
@@ -776,6 +777,12 @@ static void view_item(struct view *v, const struct rt_item *it)
 			v->ks_read = true;
 			stack_print(stdout, v->ks, ips);
 		}
+		return;
+	}
+	uips = ustack_ips(it, &uflags);
+	if (uips) {
+		if (v->kept[it->cpu] && !v->st)
+			ustack_print(stdout, uips, uflags);
 		return;
 	}
 	keep = wanted(&v->f, it, v->md, v->th, tid);
@@ -1045,6 +1052,10 @@ const struct command cmd_report = {
 "(record --stack) has its frames under it, innermost first, one a line:\n"
 "      function+0xoff [module]\n"
 "named from the symbols kept in the trace (no [module] in vmlinux).\n"
+"One recorded with its user stack (record --ustack) has its user frames\n"
+"under it (after the kernel's), innermost first, as addresses:\n"
+"      0x55d0c0a01234 [user]\n"
+"then a line for what cut the stack short, if anything did.\n"
 "Diagnostics go to stderr.\n"
 "\n"
 "A DIR that ringtraced --on-chunk made is read with its chunk sets\n"

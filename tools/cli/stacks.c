@@ -3,7 +3,9 @@
  * Kernel stacks in a trace: the kernel_stack records that ringtrace.ko
  * writes right after the event they belong to, in the same reservation
  * (module/stack.c), so that merged by time (ties by CPU) a stack is always
- * the item after its event on the same CPU.  Here: a stack's frames under
+ * the item after its event on the same CPU.  A user_stack comes after
+ * both (the event's kernel_stack, when it has one): its frames print
+ * under the event as addresses.  Here: a stack's frames under
  * its event (report), and stacks folded for flame graphs (report
  * --folded), counted or, with --off-cpu, weighted by the time their
  * thread then spent off the CPU.  The sampler's cpu_sample events (a
@@ -20,6 +22,7 @@
 #include "cli.h"
 
 #define STACK_EVENT	"kernel_stack"
+#define USTACK_EVENT	"user_stack"
 #define SAMPLE_EVENT	"cpu_sample"
 /* cpu_sample's mode (module/sampler.c) */
 #define SAMPLE_KERNEL	1
@@ -29,6 +32,35 @@ const struct rt_field_value *stack_ips(const struct rt_item *it)
 	if (it->type != RT_ITEM_EVENT || strcmp(it->event->name, STACK_EVENT))
 		return NULL;
 	return rt_item_field(it, "ips", RT_USE_INTS);
+}
+
+const struct rt_field_value *ustack_ips(const struct rt_item *it,
+					uint16_t *flags)
+{
+	const struct rt_field_value *ips, *fl;
+
+	if (it->type != RT_ITEM_EVENT || strcmp(it->event->name, USTACK_EVENT))
+		return NULL;
+	ips = rt_item_field(it, "ips", RT_USE_INTS);
+	fl = rt_item_field(it, "flags", RT_USE_INT);
+	if (flags)
+		*flags = fl ? (uint16_t)rt_field_u64(fl, 0) : 0;
+	return ips;
+}
+
+/* Leaf first: "    0xADDR [user]" a line, then what cut it short. */
+void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags)
+{
+	static const char *const why[] = {
+		"truncated at ustack_depth", "a frame unreadable",
+		"32-bit task: ip only", "caller read at [sp]",
+	};
+
+	for (uint64_t i = 0; i < ips->count; i++)
+		fprintf(f, "    0x%" PRIx64 " [user]\n", rt_field_u64(ips, i));
+	for (unsigned int b = 0; b < 4; b++)
+		if (flags & (1U << b))
+			fprintf(f, "    (user stack: %s)\n", why[b]);
 }
 
 struct ksyms *stack_symbols(const char *dir)
@@ -364,6 +396,8 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 
 		if (ips)
 			fold_stack(&s, it, ips);
+		else if (ustack_ips(it, NULL))
+			;	/* not folded yet: after its event, owns nothing */
 		else if (it->type == RT_ITEM_EVENT)
 			fold_event(&s, it, th, rt_threads_owner(th, it));
 		rt_threads_feed(th, it);

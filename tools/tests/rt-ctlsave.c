@@ -142,7 +142,8 @@ static void test_names(void)
 	static const char *const ok[] = {
 		"tracing_on", "mode", "subbuf_size", "num_subbufs", "set_event",
 		"set_event_stack", "set_event_pid", "set_event_cgroup",
-		"event_fork", "stack_depth", "events/sched_switch/filter",
+		"event_fork", "stack_depth", "set_event_ustack", "ustack_depth",
+		"events/sched_switch/filter",
 		"events/ringtrace_marker/trigger", "events/kprobe_foo.isra.0/filter",
 	};
 	static const char *const bad[] = {

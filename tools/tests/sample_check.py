@@ -5,8 +5,10 @@
 Usage: sample_check.py WORKLOAD_OUT OUTSIDER_PID REPORT FOLDED SECONDS
 
 WORKLOAD_OUT is spin-workload's output (pid, sp-spin's and sp-kern's
-tids), REPORT `ringtrace report -e cpu_sample`, FOLDED `ringtrace report
---folded` of the same trace.  One "ok - ..." / "not ok - ..." line per
+tids, its spinner's functions' text), REPORT `ringtrace report -e
+cpu_sample` (each sample with its stacks' frames under it, the user ones
+as "    0xADDR [user]"), FOLDED `ringtrace report --folded` of the same
+trace.  One "ok - ..." / "not ok - ..." line per
 check; the rates are printed, not checked (attribution is).
 """
 import re
@@ -20,6 +22,7 @@ SAMPLE = re.compile(r'^\[[0-9.]+\] cpu(\d+) .* cpu_sample: '
 IRQ_FRAMES = re.compile(r';(hrtimer_interrupt|__hrtimer_run_queues|'
                         r'__sysvec_apic_timer_interrupt|'
                         r'asm_sysvec_apic_timer_interrupt|rtr_[a-z_]+)( |;|$)')
+USER_FRAME = re.compile(r'^    0x([0-9a-f]+) \[user\]$')
 READ_FRAMES = re.compile(r';(ksys_read|vfs_read|read_zero|read_iter_zero)( |;|$)')
 
 
@@ -29,21 +32,40 @@ def check(ok, what):
 
 def main():
     wl_path, outsider, report, folded, seconds = sys.argv[1:6]
-    wl = dict(line.split() for line in open(wl_path) if line.strip())
+    wl, text = {}, []
+    for line in open(wl_path):
+        w = line.split()
+        if len(w) == 4 and w[0] == 'func':
+            text.append((w[1], int(w[2], 16), int(w[3], 16)))
+        elif len(w) == 2:
+            wl[w[0]] = w[1]
     pid, spin, kern = int(wl['pid']), int(wl['sp-spin']), int(wl['sp-kern'])
     outsider, seconds = int(outsider), float(seconds)
 
     modes = {spin: [0, 0, 0], kern: [0, 0, 0]}
     pids, total = {}, 0
+    spin_user = []          # sp-spin's user-mode samples' user frames
+    frames = None
     for line in open(report):
-        m = SAMPLE.match(line.rstrip('\n'))
+        line = line.rstrip('\n')
+        u = USER_FRAME.match(line)
+        if u and frames is not None:
+            frames.append(int(u.group(1), 16))
+            continue
+        m = SAMPLE.match(line)
         if not m:
+            if not line.startswith('    '):
+                frames = None
             continue
         tid, p, mode = int(m.group(2)), int(m.group(3)), int(m.group(4))
         total += 1
         pids[p] = pids.get(p, 0) + 1
         if tid in modes and mode <= MODE_IDLE:
             modes[tid][mode] += 1
+        frames = None
+        if tid == spin and mode == MODE_USER:
+            frames = []
+            spin_user.append(frames)
     n_spin, n_kern = sum(modes[spin]), sum(modes[kern])
     print(f'# {total} samples; sp-spin {n_spin} ({n_spin / seconds:.0f}/s, '
           f'user {modes[spin][MODE_USER]}), sp-kern {n_kern} '
@@ -59,6 +81,17 @@ def main():
           "sp-kern's samples are >= 50 % in kernel mode")
     check(modes[spin][MODE_IDLE] == 0 and modes[kern][MODE_IDLE] == 0,
           'no sample of a workload thread says idle')
+    # Leaf first: spin_leaf, then the return addresses into its callers.
+    def in_order(ips):
+        return len(ips) >= len(text) and all(
+            lo <= ip < hi for ip, (_, lo, hi) in zip(ips, text))
+    good = sum(1 for ips in spin_user if in_order(ips))
+    print(f'# sp-spin: {len(spin_user)} user-mode samples, {good} with '
+          + ' <- '.join(name for name, _, _ in text))
+    check(len(text) == 4, "spin-workload printed its 4 functions' text")
+    check(spin_user and good >= 0.9 * len(spin_user),
+          "sp-spin's user stacks: >= 90 % are spin_leaf <- spin_b <- spin_a "
+          f"<- spinner ({good} of {len(spin_user)})")
     check(pids.get(outsider, 0) == 0,
           f'no sample of the spinner outside -F (pid {outsider}): '
           f'{pids.get(outsider, 0)}')

@@ -6,11 +6,15 @@
  *	sp-spin   spin_a -> spin_b -> spin_leaf, a loop of arithmetic
  *	sp-kern   read() of /dev/zero, 1 MiB at a time (read_zero)
  *
- * Built with frame pointers (tools/Makefile), so that a user stack walk
- * finds spin_leaf's callers.  Once both are done the main thread prints
+ * Built -O0 with frame pointers (tools/Makefile), so that a user stack
+ * walk finds spin_leaf's callers, and GCC emits the functions in source
+ * order: one ends where the next begins.  Once both threads are done the
+ * main thread prints
  *	pid PID
  *	sp-spin TID
  *	sp-kern TID
+ *	func NAME START END	(spin_leaf, spin_b, spin_a, spinner; END
+ *				 exclusive; exit 1 if not in that order)
  *
  * Usage: spin-workload SECONDS
  */
@@ -73,6 +77,12 @@ static void *spinner(void *arg)
 	return NULL;
 }
 
+/* Where spinner ends: the next function in source order. */
+__attribute__((noinline)) static void spinner_end(void)
+{
+	__asm__ volatile("");
+}
+
 static void *kernel_reader(void *arg)
 {
 	static char buf[1 << 20];
@@ -97,6 +107,11 @@ static void *kernel_reader(void *arg)
 
 int main(int argc, char **argv)
 {
+	const struct { const char *name; void *at; } text[] = {
+		{ "spin_leaf", (void *)spin_leaf }, { "spin_b", (void *)spin_b },
+		{ "spin_a", (void *)spin_a }, { "spinner", (void *)spinner },
+		{ "spinner_end", (void *)spinner_end },
+	};
 	pthread_t t[2];
 
 	if (argc != 2 || (seconds = atof(argv[1])) <= 0) {
@@ -112,5 +127,14 @@ int main(int argc, char **argv)
 	pthread_join(t[1], NULL);
 	printf("pid %d\nsp-spin %ld\nsp-kern %ld\n", (int)getpid(), tids[0],
 	       tids[1]);
+	for (unsigned int i = 0; i + 1 < sizeof(text) / sizeof(text[0]); i++) {
+		if (text[i].at >= text[i + 1].at) {
+			fprintf(stderr, "spin-workload: %s is not before %s\n",
+				text[i].name, text[i + 1].name);
+			return 1;
+		}
+		printf("func %s %p %p\n", text[i].name, text[i].at,
+		       text[i + 1].at);
+	}
 	return 0;
 }

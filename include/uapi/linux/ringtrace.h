@@ -272,6 +272,14 @@ struct ringtrace_wakeup {
 #define RINGTRACE_MARKER_MAX		4096	/* bytes per marker write */
 #define RINGTRACE_STACK_MAX_DEPTH	64	/* frames: stack_depth */
 #define RINGTRACE_STACK_DEFAULT_DEPTH	32
+#define RINGTRACE_USTACK_MAX_DEPTH	127	/* frames: ustack_depth */
+#define RINGTRACE_USTACK_DEFAULT_DEPTH	64
+
+/* user_stack's flags (Documentation/ringtrace/events.rst); others are 0. */
+#define RINGTRACE_USTACK_TRUNCATED	0x1	/* the depth cut the chain */
+#define RINGTRACE_USTACK_FAULT		0x2	/* a read failed mid-chain */
+#define RINGTRACE_USTACK_COMPAT		0x4	/* a 32-bit task: ip only */
+#define RINGTRACE_USTACK_ENTRY		0x8	/* ips[1] was read at [sp] */
 #define RINGTRACE_SAMPLE_MAX_HZ		10000	/* sample_hz: 0 (off) to this */
 
 #endif /* _UAPI_LINUX_RINGTRACE_H */

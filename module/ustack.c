@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace: the user stack of the current task, by its frame pointers.
+ *
+ * Code built with frame pointers keeps, at the address in its frame
+ * pointer (x86-64's rbp, arm64's x29), the caller's frame pointer and then
+ * the return address into the caller:
+ *
+ *	fp -> | next fp | return address |
+ *
+ * so the chain from the task's user registers names its callers: ips[0]
+ * is the interrupted (or trapping) instruction, then one return address
+ * per frame.  Each frame is read with copy_from_user_nofault(): it checks
+ * the address is a user one, runs with page faults disabled, never sleeps
+ * and never faults a page in, so the walk is safe with the rq lock held,
+ * with interrupts off, in hardirq and in NMI.  A page not present ends it
+ * (FAULT): a stack being walked is almost always resident.
+ *
+ * The walk stops at a zero fp (the chain's end, as _start leaves it), at
+ * an fp below the user sp for the first frame or not above the previous
+ * frame after it (stacks grow down, so callers' frames lie higher; this
+ * also ends any loop, and most garbage: code without frame pointers uses
+ * the register for anything, and heap pointers lie below the stack), at
+ * an fp not 8-aligned, at a zero return address, on a read fault, or at
+ * the depth asked (TRUNCATED, when more frames seemed to follow).
+ *
+ * Its limits are those of frame pointers: a function built without them
+ * (Debian's libc) hides its caller, or ends the walk with a garbage fp;
+ * a task stopped in a function's prologue, before "push rbp; mov rbp, rsp"
+ * ran, shows its caller's caller as the second frame and misses its
+ * caller.  At a uprobe on a function's first instruction that is always
+ * so; the caller asks then (ENTRY in *flags) for the return address at
+ * [sp] as the second frame, as perf does.  A 32-bit task gets its ip
+ * alone (COMPAT): its frames hold 4-byte words.
+ */
+#include <linux/compat.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/uaccess.h>
+#include <linux/ringtrace.h>
+#include <asm/ptrace.h>
+
+#include "ustack.h"
+
+struct rtr_uframe {
+	u64 next;			/* the caller's frame pointer */
+	u64 ret;			/* the return address into the caller */
+};
+
+static bool rtr_ustack_compat(struct pt_regs *uregs)
+{
+#ifdef CONFIG_X86_64
+	return !user_64bit_mode(uregs);
+#else
+	return in_compat_syscall();
+#endif
+}
+
+/*
+ * The user registers of the current task, from the registers a probe or
+ * a timer interrupt was given: those registers themselves when they are
+ * user mode's, else the ones saved at the task's entry to the kernel.
+ * NULL for a kernel thread or a task without an mm (exiting), which have
+ * no user stack.
+ */
+struct pt_regs *rtr_ustack_regs(struct pt_regs *regs)
+{
+	if (current->flags & PF_KTHREAD || !current->mm)
+		return NULL;
+	if (regs && user_mode(regs))
+		return regs;
+	return task_pt_regs(current);
+}
+
+/*
+ * Walk the current task's user stack from @uregs, its user registers,
+ * into @ips (at most @max, at least 1); returns the frames stored.  @flags
+ * is in and out: in, RINGTRACE_USTACK_ENTRY asks for the return address at
+ * [sp] as the second frame (@uregs stopped at a function's first
+ * instruction); out, the record's flags (RINGTRACE_USTACK_*), ENTRY kept
+ * when that frame was read.  Returns 0 (and no flags) for a kernel thread
+ * or a task without an mm, or a zero ip.  Never sleeps, never faults.
+ */
+unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
+			     unsigned int max, u16 *flags)
+{
+	bool entry = *flags & RINGTRACE_USTACK_ENTRY;
+	unsigned long fp, lo;
+	struct rtr_uframe f;
+	unsigned int nr = 0;
+
+	*flags = 0;
+	if (!uregs || !max || current->flags & PF_KTHREAD || !current->mm)
+		return 0;
+	ips[nr++] = instruction_pointer(uregs);
+	if (!ips[0])
+		return 0;
+	if (rtr_ustack_compat(uregs)) {
+		*flags = RINGTRACE_USTACK_COMPAT;
+		return nr;
+	}
+	lo = user_stack_pointer(uregs);
+	if (entry && nr < max) {
+		u64 ret;
+
+		if (copy_from_user_nofault(&ret, (void __user *)lo,
+					   sizeof(ret))) {
+			*flags |= RINGTRACE_USTACK_FAULT;
+			return nr;
+		}
+		if (!ret)
+			return nr;
+		*flags |= RINGTRACE_USTACK_ENTRY;
+		ips[nr++] = ret;
+		lo += sizeof(ret);
+	}
+	fp = frame_pointer(uregs);
+	while (fp) {
+		if (!IS_ALIGNED(fp, sizeof(u64)) || fp < lo)
+			break;
+		if (nr == max) {
+			*flags |= RINGTRACE_USTACK_TRUNCATED;
+			break;
+		}
+		if (copy_from_user_nofault(&f, (void __user *)fp, sizeof(f))) {
+			*flags |= RINGTRACE_USTACK_FAULT;
+			break;
+		}
+		if (!f.ret)
+			break;
+		ips[nr++] = f.ret;
+		/* The caller's frame lies above this one's record. */
+		lo = fp + sizeof(f);
+		fp = f.next;
+	}
+	return nr;
+}
