@@ -146,6 +146,15 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 			   unsigned int len, bool kstack, bool ustack,
 			   unsigned long cut_ip);
 bool rtr_stack_busy(void);
+
+/* A probe's stacks: the kernel one starts where the probe was hit. */
+static inline void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id,
+				      unsigned int len, bool kstack,
+				      bool ustack)
+{
+	return rtr_stack_reserve_at(w, id, len, kstack, ustack, 0);
+}
+
 void rtr_stack_commit(struct rtr_rsv *w);
 void rtr_commit_slow(struct rtr_rsv *w);
 int rtr_stack_set(const unsigned long *mask, const unsigned long *on,
@@ -161,11 +170,10 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 					 unsigned int len)
 {
 	const struct rtr_probe *p = data;
+	bool kstack = READ_ONCE(p->stack), ustack = READ_ONCE(p->ustack);
 
-	if (unlikely(READ_ONCE(p->stack) | READ_ONCE(p->ustack)))
-		return rtr_stack_reserve_at(w, p->event.id, len,
-					    READ_ONCE(p->stack),
-					    READ_ONCE(p->ustack), 0);
+	if (unlikely(kstack | ustack))
+		return rtr_stack_reserve(w, p->event.id, len, kstack, ustack);
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 
