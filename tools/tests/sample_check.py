@@ -18,10 +18,14 @@ MODE_USER, MODE_KERNEL, MODE_IDLE = 0, 1, 2
 MIN_SAMPLES = 20
 SAMPLE = re.compile(r'^\[[0-9.]+\] cpu(\d+) .* cpu_sample: '
                     r'tid=(-?\d+), pid=(-?\d+), mode=(\d+)$')
-# The sampler's own frames: cut with the timer interrupt's, up to the
-# interrupted ip (stack.c).  An interrupt's frames may still be in a
-# stack, deeper: an interrupted softirq run on an earlier irq's exit.
-OWN_FRAMES = re.compile(r';(rtr_[a-z_]+ \[ringtrace\]|hrtimer_interrupt)(;|$)')
+# The sampler's own frames (its callback, the stack walk, the hrtimer
+# core): cut with the timer interrupt's, up to the interrupted ip
+# (stack.c).  Other frames of ringtrace's are the probes' (a sample may
+# interrupt one), and an interrupt's entry may be deeper in a stack (a
+# softirq run on an earlier interrupt's exit, interrupted).
+OWN_FRAMES = re.compile(r';((rtr_sample[a-z_]*|rtr_stack_[a-z_]+) '
+                        r'\[ringtrace\]|hrtimer_interrupt|'
+                        r'__hrtimer_run_queues)(;|$)')
 USER_FRAME = re.compile(r'^    0x([0-9a-f]+) \[user\]$')
 READ_FRAMES = re.compile(r';(ksys_read|vfs_read|read_zero|read_iter_zero)( |;|$)')
 
