@@ -150,6 +150,8 @@ static void rtr_sampler_stop(void)
 /*
  * 0 stops the sampler; 1..RINGTRACE_SAMPLE_MAX_HZ (re)starts it at that
  * rate on every online CPU.  Anything else is -EINVAL, nothing changed.
+ * A new rate stops the old timers first; if the new state cannot be added
+ * (no dynamic cpuhp state left, no memory) the sampler stays off.
  */
 int rtr_sampler_set_hz(unsigned int hz)
 {
