@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The sampler (sourced by tools/tests/profile_guest.sh): sample_hz and
-# sample_stats; `record --sample 999 -F -- spin-workload 2` with a second
-# spin-workload running outside the recording: the spinner's and the
+# sample_stats; `record --sample 999 -F -- spin-workload 2` with a
+# busy shell running outside the recording: the spinner's and the
 # kernel reader's samples are theirs (tid and pid), in user and kernel
 # mode as they ran, none of the outsider's, and report --folded gives
 # the reader's kernel stacks through read, cut at the interrupted ip (no
@@ -53,7 +53,8 @@ $' "$RT/sample_stats"
 
 sample_profile() {
 	local out=$W/sample1 bg
-	"$SPIN" 6 >"$W/sample.bg" &
+	# An outsider busy in user mode while the workload runs.
+	sh -c 'while :; do :; done' &
 	bg=$!
 	"$CLI" record --sample 999 -F -o "$out" -- "$SPIN" 2 \
 		>"$W/sample.wl" 2>"$W/sample.rec.err"
