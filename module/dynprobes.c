@@ -13,6 +13,9 @@
  *                             (uprobes.c): event uprobe_BASE_LABEL or
  *                             uprobe_BASE_0xOFFSET, fields arg0 .. arg5
  *           "-:NAME"          remove the probe of that event
+ *     a probe's command may end with " ustack": its events carry the
+ *     user stack (stack.c), a uprobe's with " ustack entry" when it is
+ *     at a function's first instruction (the caller read at [sp])
  *     read  "<id> <name> <spec>" per probe, of every opener
  *
  *   /sys/kernel/debug/ringtrace/events/<name>/filter   (debugfs only)
@@ -160,8 +163,8 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 {
 	struct kretprobe *rp = rtr_get_kretprobe(ri);
 	struct rtr_kretprobe_payload *e;
-	struct ringtrace_reservation r;
 	struct rtr_kprobe *k;
+	struct rtr_rsv w;
 	bool hit = false;
 	unsigned int id;
 	u64 ret;
@@ -175,11 +178,11 @@ static int rtr_kretprobe_handler(struct kretprobe_instance *ri,
 	if (rtr_dynprobe_filtered(&k->dp, &hit, rtr_kretprobe_handler_ff,
 				  RTR_FI(ret), RTR_FS(current->comm)))
 		return 0;
-	e = ringtrace_reserve(&r, id, sizeof(*e));
+	e = rtr_dynprobe_reserve(&w, &k->dp, id, sizeof(*e));
 	if (!e)
 		return 0;
 	e->ret = ret;
-	rtr_dynprobe_commit(&r, id, hit);
+	rtr_dynprobe_commit_rsv(&w, id, hit);
 	return 0;
 }
 
@@ -491,7 +494,26 @@ static int rtr_dynprobe_del(const struct file *owner, const char *name)
 
 /* --- the command parser --------------------------------------------------- */
 
-static int rtr_dynprobe_cmd(char *cmd, const struct file *owner)
+/*
+ * A command's options after it, NULL for none: " ustack" (its events
+ * carry the user stack), " ustack entry" (a uprobe at a function's first
+ * instruction: the caller read at [sp]).  -EINVAL for anything else.
+ */
+static int rtr_dynprobe_opts(const char *opts, char kind, u8 *ustack)
+{
+	*ustack = RTR_USTACK_OFF;
+	if (!opts)
+		return 0;
+	if (!strcmp(opts, "ustack"))
+		*ustack = RTR_USTACK_ON;
+	else if (kind == 'u' && !strcmp(opts, "ustack entry"))
+		*ustack = RTR_USTACK_ENTRY;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int rtr_dynprobe_cmd(char *cmd, u8 ustack, const struct file *owner)
 {
 	struct rtr_dynprobe *p;
 	int ret;
@@ -500,7 +522,7 @@ static int rtr_dynprobe_cmd(char *cmd, const struct file *owner)
 		return -EINVAL;
 	switch (cmd[0]) {
 	case '-':
-		return rtr_dynprobe_del(owner, cmd + 2);
+		return ustack ? -EINVAL : rtr_dynprobe_del(owner, cmd + 2);
 	case 'p':
 	case 'r':
 		p = rtr_kprobe_parse(cmd);
@@ -514,6 +536,7 @@ static int rtr_dynprobe_cmd(char *cmd, const struct file *owner)
 	if (IS_ERR(p))
 		return PTR_ERR(p);
 	p->owner = owner;
+	p->ustack = ustack;
 	ret = rtr_dynprobe_add(p);
 	if (ret)
 		p->ops->free(p);
@@ -530,7 +553,8 @@ static int rtr_probe_events_show(struct seq_file *m, void *unused)
 	list_for_each_entry(p, &rtr_dynprobes, node) {
 		seq_printf(m, "%u %s ", p->event.id, p->name);
 		p->ops->show(m, p);
-		seq_putc(m, '\n');
+		seq_puts(m, p->ustack == RTR_USTACK_ENTRY ? " ustack entry\n" :
+			 p->ustack ? " ustack\n" : "\n");
 	}
 	mutex_unlock(&rtr_dynprobes_lock);
 	return 0;
@@ -545,7 +569,8 @@ static ssize_t rtr_probe_events_write(struct file *file,
 				      const char __user *ubuf, size_t count,
 				      loff_t *ppos)
 {
-	char *buf, *cmd;
+	char *buf, *cmd, *opts;
+	u8 ustack;
 	int ret;
 
 	if (!count || count >= RTR_DYNPROBE_CMD_MAX)
@@ -553,9 +578,12 @@ static ssize_t rtr_probe_events_write(struct file *file,
 	buf = memdup_user_nul(ubuf, count);
 	if (IS_ERR(buf))
 		return PTR_ERR(buf);
-	/* One command, with an optional trailing newline. */
-	cmd = strim(buf);
-	ret = strpbrk(cmd, " \t\n") ? -EINVAL : rtr_dynprobe_cmd(cmd, file);
+	/* One command, its options, an optional trailing newline. */
+	opts = strim(buf);
+	cmd = strsep(&opts, " ");
+	ret = strpbrk(cmd, "\t\n") ? -EINVAL :
+	      rtr_dynprobe_opts(opts, cmd[0], &ustack) ?:
+	      rtr_dynprobe_cmd(cmd, ustack, file);
 	kfree(buf);
 	return ret ?: count;
 }

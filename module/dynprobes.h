@@ -91,6 +91,7 @@ struct rtr_dynprobe {
 
 	/* Set by the parser, then constant. */
 	const struct rtr_dynprobe_ops *ops;
+	u8 ustack;			/* RTR_USTACK_*: " ustack [entry]" */
 
 	/* Under rtr_dynprobes_lock (dynprobes.c). */
 	const struct file *owner;	/* the open file that made it */
@@ -153,6 +154,33 @@ static __always_inline void rtr_dynprobe_commit(struct ringtrace_reservation *r,
 }
 
 /*
+ * Reserve @len bytes for the event @id of @p, with the user stack as a
+ * trailer when @p asks for it (stack.c); rtr_dynprobe_commit_rsv() then.
+ */
+static __always_inline void *rtr_dynprobe_reserve(struct rtr_rsv *w,
+						  const struct rtr_dynprobe *p,
+						  unsigned int id,
+						  unsigned int len)
+{
+	w->slow = 0;
+	if (unlikely(p->ustack))
+		return rtr_stack_reserve(w, id, len, false, p->ustack);
+	return ringtrace_reserve(&w->r, id, len);
+}
+
+static __always_inline void rtr_dynprobe_commit_rsv(struct rtr_rsv *w,
+						    unsigned int id, bool hit)
+{
+	if (unlikely(w->slow & RTR_RSV_STACK)) {
+		rtr_stack_commit(w);
+		if (unlikely(hit))
+			rtr_trigger_hit(id, smp_processor_id());
+	} else {
+		rtr_dynprobe_commit(&w->r, id, hit);
+	}
+}
+
+/*
  * One event of @p with the six argument registers of @regs (x86-64: the
  * same registers in the kernel's and in the user ABI).  With preemption
  * off: the pid filter is RCU-sched.
@@ -161,8 +189,8 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 						    struct pt_regs *regs)
 {
 	struct rtr_dynprobe_args_payload *e;
-	struct ringtrace_reservation r;
 	u64 arg[RTR_DYNPROBE_ARGS];
+	struct rtr_rsv w;
 	unsigned int i, id;
 	bool hit = false;
 
@@ -176,12 +204,12 @@ static __always_inline void rtr_dynprobe_write_args(const struct rtr_dynprobe *p
 				  RTR_FI(arg[4]), RTR_FI(arg[5]),
 				  RTR_FS(current->comm)))
 		return;
-	e = ringtrace_reserve(&r, id, sizeof(*e));
+	e = rtr_dynprobe_reserve(&w, p, id, sizeof(*e));
 	if (!e)
 		return;
 	for (i = 0; i < RTR_DYNPROBE_ARGS; i++)
 		e->arg[i] = arg[i];
-	rtr_dynprobe_commit(&r, id, hit);
+	rtr_dynprobe_commit_rsv(&w, id, hit);
 }
 
 /* uprobes.c: "u:PATH:OFFSET[@LABEL]" (@cmd) into a new probe, or an ERR_PTR. */

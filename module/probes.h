@@ -142,15 +142,20 @@ extern struct ringtrace_event rtr_ustack_event;
 extern unsigned int rtr_stack_depth;
 extern unsigned int rtr_ustack_depth;
 
+/* Which user stack rtr_stack_reserve() takes (a dynamic probe's ustack). */
+#define RTR_USTACK_OFF		0
+#define RTR_USTACK_ON		1	/* from the task's user registers */
+#define RTR_USTACK_ENTRY	2	/* ON, the caller read at [sp] first */
+
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
-			   unsigned int len, bool kstack, bool ustack,
+			   unsigned int len, bool kstack, u8 ustack,
 			   unsigned long cut_ip);
 bool rtr_stack_busy(void);
 
 /* A probe's stacks: the kernel one starts where the probe was hit. */
 static inline void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id,
 				      unsigned int len, bool kstack,
-				      bool ustack)
+				      u8 ustack)
 {
 	return rtr_stack_reserve_at(w, id, len, kstack, ustack, 0);
 }
@@ -173,7 +178,8 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 	bool kstack = READ_ONCE(p->stack), ustack = READ_ONCE(p->ustack);
 
 	if (unlikely(kstack | ustack))
-		return rtr_stack_reserve(w, p->event.id, len, kstack, ustack);
+		return rtr_stack_reserve(w, p->event.id, len, kstack,
+					 ustack ? RTR_USTACK_ON : RTR_USTACK_OFF);
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 

@@ -97,7 +97,8 @@ static void rtr_sample(struct rtr_sampler_cpu *sc)
 	} else {
 		/* No user stack for a kernel thread (rtr_ustack_regs()). */
 		p = rtr_stack_reserve_at(&w, rtr_sample_event.id, sizeof(*p),
-					 mode == RTR_SAMPLE_KERNEL, true,
+					 mode == RTR_SAMPLE_KERNEL,
+					 RTR_USTACK_ON,
 					 instruction_pointer(regs));
 	}
 	if (!p)

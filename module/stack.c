@@ -114,13 +114,17 @@ void rtr_ustack_stats_show(struct seq_file *m)
 		   sum.walks, sum.faults, sum.truncated);
 }
 
-/* The current task's user stack into @ips: its frames, 0 for none. */
-static unsigned int rtr_ustack_save(u64 *ips, u16 *flags)
+/*
+ * The current task's user stack into @ips: its frames, 0 for none.
+ * @mode RTR_USTACK_ENTRY: the task stopped at a function's first
+ * instruction (a uprobe there), its caller is read at [sp].
+ */
+static unsigned int rtr_ustack_save(u64 *ips, u16 *flags, u8 mode)
 {
 	struct pt_regs *uregs = rtr_ustack_regs(NULL);
 	unsigned int nr;
 
-	*flags = 0;
+	*flags = mode == RTR_USTACK_ENTRY ? RINGTRACE_USTACK_ENTRY : 0;
 	if (!uregs)
 		return 0;
 	nr = rtr_ustack_walk(uregs, ips, READ_ONCE(rtr_ustack_depth), flags);
@@ -166,12 +170,12 @@ static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
 /*
  * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
  * trailers: the kernel's with @kstack (cut at @cut_ip when not 0, see
- * rtr_stack_cut()), the user's with @ustack.  RTR_RSV_STACK in @w->slow
- * when there is a trailer to commit.  Returns the payload, or NULL
- * (nothing to commit).
+ * rtr_stack_cut()), the user's as @ustack says (RTR_USTACK_*).
+ * RTR_RSV_STACK in @w->slow when there is a trailer to commit.  Returns
+ * the payload, or NULL (nothing to commit).
  */
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
-			   unsigned int len, bool kstack, bool ustack,
+			   unsigned int len, bool kstack, u8 ustack,
 			   unsigned long cut_ip)
 {
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
@@ -200,7 +204,7 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	w->unr = 0;
 	if (ustack) {
 		w->uips = this_cpu_ptr(&rtr_stack_scratch)->uips[level];
-		w->unr = rtr_ustack_save(w->uips, &w->uflags);
+		w->unr = rtr_ustack_save(w->uips, &w->uflags, ustack);
 		if (w->unr)
 			extra += RINGTRACE_COMPACT_HEADER_SIZE +
 				 sizeof(struct rtr_ustack_head) +

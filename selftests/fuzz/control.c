@@ -45,7 +45,7 @@
 enum fz_ctl_kind {
 	K_TRACING, K_MODE, K_SUBBUF, K_NUM, K_CLEAR, K_PIDS, K_FORK,
 	K_SET_EVENT, K_ENABLE_ALL, K_ENABLE_ONE, K_SET_STACK, K_STACK_DEPTH,
-	K_RO, K_NR_KINDS
+	K_SET_USTACK, K_USTACK_DEPTH, K_RO, K_NR_KINDS
 };
 
 struct fz_ctl {
@@ -54,7 +54,7 @@ struct fz_ctl {
 	int event;			/* K_ENABLE_ONE and ids: fz.events index */
 };
 
-#define FZ_MAX_CTLS		(16 + 2 * FZ_MAX_EVENTS)
+#define FZ_MAX_CTLS		(20 + 2 * FZ_MAX_EVENTS)
 static struct fz_ctl fz_ctls[FZ_MAX_CTLS];
 static unsigned int fz_nctls;
 static pthread_once_t fz_ctls_once = PTHREAD_ONCE_INIT;
@@ -81,6 +81,8 @@ static void fz_ctls_init(void)
 		{ "events/enable", K_ENABLE_ALL },
 		{ "set_event_stack", K_SET_STACK },
 		{ "stack_depth", K_STACK_DEPTH }, { "metadata", K_RO },
+		{ "set_event_ustack", K_SET_USTACK },
+		{ "ustack_depth", K_USTACK_DEPTH }, { "ustack_stats", K_RO },
 		{ "stats", K_RO }, { "available_events", K_RO },
 	};
 	char rel[80];
@@ -200,7 +202,7 @@ struct fz_expect {
 	bool busy_ok, nomem_ok;		/* valid, but the moment may refuse */
 	bool append_ok;			/* EINVAL possible: the merged filter */
 	uint64_t value;			/* K_SUBBUF, K_NUM, bits, mode, depth */
-	uint64_t ev_mask, ev_on;	/* K_SET_EVENT, K_SET_STACK, K_ENABLE_* */
+	uint64_t ev_mask, ev_on;	/* K_SET_EVENT, K_SET_[U]STACK, K_ENABLE_* */
 	int pids[FZ_PID_MAX];
 	unsigned int npids;
 	bool patches_text;		/* would attach a tracepoint probe */
@@ -273,12 +275,19 @@ static long fz_model_text(const struct fz_ctl *c, const char *text,
 	if (!ret && c->kind != K_PIDS && !e->ev_mask)
 		ret = -EINVAL;
 	/* Only tracepoints' events carry a stack (rtr_probe_can_stack()). */
-	if (!ret && c->kind == K_SET_STACK &&
+	if (!ret && (c->kind == K_SET_STACK || c->kind == K_SET_USTACK) &&
 	    (e->ev_on & e->ev_mask & ~fz_tp_events()))
 		ret = -EINVAL;
 	if (!ret && c->kind == K_PIDS)
 		qsort(e->pids, e->npids, sizeof(int), fz_pid_cmp);
 	return ret;
+}
+
+/* The largest depth stack_depth or ustack_depth takes. */
+static uint64_t fz_depth_max(enum fz_ctl_kind kind)
+{
+	return kind == K_USTACK_DEPTH ? RINGTRACE_USTACK_MAX_DEPTH :
+	       RINGTRACE_STACK_MAX_DEPTH;
 }
 
 /*
@@ -290,10 +299,12 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 			 struct fz_expect *e)
 {
 	size_t limit = c->kind == K_PIDS || c->kind == K_SET_EVENT ||
-		       c->kind == K_SET_STACK ? FZ_TEXT_LIMIT :
+		       c->kind == K_SET_STACK || c->kind == K_SET_USTACK ?
+		       FZ_TEXT_LIMIT :
 		       c->kind == K_FORK || c->kind == K_ENABLE_ALL ||
 		       c->kind == K_ENABLE_ONE ? FZ_BIT_LIMIT :
-		       c->kind == K_STACK_DEPTH ? FZ_DEPTH_LIMIT : FZ_WORD_LIMIT;
+		       c->kind == K_STACK_DEPTH || c->kind == K_USTACK_DEPTH ?
+		       FZ_DEPTH_LIMIT : FZ_WORD_LIMIT;
 	char word[FZ_TEXT_LIMIT + 1];
 	bool text = limit == FZ_TEXT_LIMIT;
 
@@ -381,9 +392,10 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 		e->busy_ok = e->nomem_ok = true;
 		break;
 	case K_STACK_DEPTH:
-		/* kstrtouint(base 10), then 1..RINGTRACE_STACK_MAX_DEPTH. */
+	case K_USTACK_DEPTH:
+		/* kstrtouint(base 10), then 1..the file's maximum. */
 		if (!fz_kstrtoull(word, 10, &e->value) ||
-		    !e->value || e->value > RINGTRACE_STACK_MAX_DEPTH)
+		    !e->value || e->value > fz_depth_max(c->kind))
 			e->ret = -EINVAL;
 		break;
 	default:
@@ -504,20 +516,21 @@ static size_t fz_gen_pids(struct fz_rng *r, uint8_t *b, size_t cap)
 }
 
 /*
- * stack_depth: the range, its edges, and what kstrtouint(base 10) refuses
- * (a sign, hex, overflow).
+ * stack_depth, ustack_depth (@kind): the range, its edges, and what
+ * kstrtouint(base 10) refuses (a sign, hex, overflow).
  */
-static size_t fz_gen_depth(struct fz_rng *r, uint8_t *b, size_t cap)
+static size_t fz_gen_depth(struct fz_rng *r, enum fz_ctl_kind kind,
+			   uint8_t *b, size_t cap)
 {
 	static const char *const odd[] = {
-		"0", "1", "64", "65", "-1", "+8", "0x10", "010", "4294967297",
-		"deep", "8 8", " 8", "8\n", "",
+		"0", "1", "64", "65", "127", "128", "-1", "+8", "0x10", "010",
+		"4294967297", "deep", "8 8", " 8", "8\n", "",
 	};
 	char s[16];
 
 	if (fz_chance(r, 60)) {
 		snprintf(s, sizeof(s), "%u%s",
-			 (unsigned int)fz_range(r, 1, RINGTRACE_STACK_MAX_DEPTH),
+			 (unsigned int)fz_range(r, 1, fz_depth_max(kind)),
 			 fz_chance(r, 50) ? "\n" : "");
 		return fz_put(b, cap, s);
 	}
@@ -603,10 +616,12 @@ static size_t fz_gen_value(struct fz_thread *t, const struct fz_ctl *c,
 		break;
 	case K_SET_EVENT:
 	case K_SET_STACK:
+	case K_SET_USTACK:
 		len = fz_gen_events(r, b, cap);
 		break;
 	case K_STACK_DEPTH:
-		len = fz_gen_depth(r, b, cap);
+	case K_USTACK_DEPTH:
+		len = fz_gen_depth(r, c->kind, b, cap);
 		break;
 	default:
 		len = fz_put(b, cap, fz_pick(r, bits));
@@ -681,6 +696,8 @@ static const char *fz_list_file(const struct fz_ctl *c)
 		return "set_event";
 	case K_SET_STACK:
 		return "set_event_stack";
+	case K_SET_USTACK:
+		return "set_event_ustack";
 	default:
 		return NULL;
 	}
@@ -728,6 +745,7 @@ static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
 	case K_SUBBUF:
 	case K_NUM:
 	case K_STACK_DEPTH:
+	case K_USTACK_DEPTH:
 		ret = fz_read_num(false, c->rel);
 		FZ_RB(ret == (long)e->value,
 		      "%s reads %ld after writing %" PRIu64, c->rel, ret,
@@ -755,6 +773,7 @@ static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
 	case K_SET_EVENT:
 	case K_ENABLE_ALL:
 	case K_SET_STACK:
+	case K_SET_USTACK:
 		ret = fz_listed_events(fz_list_file(c), &on);
 		FZ_RB(!ret && on == ((ev_before & ~e->ev_mask) |
 		      (e->ev_on & e->ev_mask)),
@@ -1083,6 +1102,9 @@ static void fz_check_read(struct fz_thread *t)
 	case K_STACK_DEPTH:
 		ok = fz_valid_num_line(buf, 1, RINGTRACE_STACK_MAX_DEPTH, false);
 		break;
+	case K_USTACK_DEPTH:
+		ok = fz_valid_num_line(buf, 1, RINGTRACE_USTACK_MAX_DEPTH, false);
+		break;
 	case K_CLEAR:
 		ok = !len;
 		break;
@@ -1090,7 +1112,8 @@ static void fz_check_read(struct fz_thread *t)
 		ok = fz_valid_pid_list(buf);
 		break;
 	case K_SET_EVENT:
-	case K_SET_STACK: {
+	case K_SET_STACK:
+	case K_SET_USTACK: {
 		char *line, *save = NULL;
 
 		for (line = strtok_r(buf, "\n", &save); line && ok;
@@ -1105,6 +1128,14 @@ static void fz_check_read(struct fz_thread *t)
 			ok = !fz_meta_check(buf);
 		else if (!strcmp(rel, "available_events"))
 			ok = len > 0;
+		else if (!strcmp(rel, "ustack_stats")) {
+			unsigned long long w, f, t;
+			int end = 0;
+
+			ok = sscanf(buf, "walks %llu\nfaults %llu\ntruncated %llu\n%n",
+				    &w, &f, &t, &end) == 3 && end == (int)len &&
+			     f <= w && t <= w;
+		}
 		else
 			ok = fz_valid_num_line(buf, 0, 1023, false);
 		break;
@@ -1730,7 +1761,7 @@ static void fz_event_stack(struct fz_thread *t)
 			tp[ntp++] = i;
 	if (fz_chance(r, 30)) {
 		c = fz_ctl_find(K_STACK_DEPTH);
-		n = fz_gen_depth(r, b, sizeof(b));
+		n = fz_gen_depth(r, K_STACK_DEPTH, b, sizeof(b));
 	} else if (ntp && fz_chance(r, 70)) {
 		c = fz_ctl_find(K_SET_STACK);
 		n = snprintf((char *)b, sizeof(b), "%s%s\n",

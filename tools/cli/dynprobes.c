@@ -73,7 +73,8 @@ static bool valid_symbol(const char *s, bool offset, unsigned long *off)
  * ELF file read now, so that a missing file or symbol stops record before
  * it changes anything.  NULL with one sentence in @why.
  */
-static char *uprobe_cmd(const char *spec, char *why, size_t size)
+static char *uprobe_cmd(const char *spec, bool *at_entry, char *why,
+			size_t size)
 {
 	const char *arg = spec + strlen(kinds[UPROBE].prefix);
 	const char *colon = strrchr(arg, ':'), *sym;
@@ -110,6 +111,7 @@ static char *uprobe_cmd(const char *spec, char *why, size_t size)
 		free(msg);
 		goto out;
 	}
+	*at_entry = !add;
 	if (add)
 		snprintf(label + strlen(label), sizeof(label) - strlen(label),
 			 "_0x%lx", add);
@@ -153,6 +155,7 @@ char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 {
 	char *copy = strdup(events), *rest = calloc(1, strlen(events) + 1);
 	char *word, *save = NULL, *cmd;
+	bool at_entry = false;
 	int k;
 
 	dp->fd = -1;
@@ -167,16 +170,21 @@ char *dynprobes_split(struct dynprobes *dp, const char *events, char *why,
 			strcat(rest, word);
 			continue;
 		}
-		cmd = k == UPROBE ? uprobe_cmd(word, why, size) :
+		cmd = k == UPROBE ? uprobe_cmd(word, &at_entry, why, size) :
 				    kprobe_cmd(word, k, why, size);
 		if (!cmd)
 			goto fail;
 		dp->specs = realloc(dp->specs, (dp->n + 1) * sizeof(*dp->specs));
 		dp->cmds = realloc(dp->cmds, (dp->n + 1) * sizeof(*dp->cmds));
-		if (!dp->specs || !dp->cmds || !(dp->specs[dp->n] = strdup(word))) {
+		dp->at_entry = realloc(dp->at_entry, (dp->n + 1) * sizeof(*dp->at_entry));
+		dp->opts = realloc(dp->opts, (dp->n + 1) * sizeof(*dp->opts));
+		if (!dp->specs || !dp->cmds || !dp->at_entry || !dp->opts ||
+		    !(dp->specs[dp->n] = strdup(word))) {
 			free(cmd);
 			goto nomem;
 		}
+		dp->at_entry[dp->n] = k == UPROBE && at_entry;
+		dp->opts[dp->n] = NULL;
 		dp->cmds[dp->n++] = cmd;
 	}
 	free(copy);
@@ -187,6 +195,36 @@ fail:
 	free(copy);
 	free(rest);
 	return NULL;
+}
+
+char *dynprobes_ustack(struct dynprobes *dp, const char *list, char *why,
+		       size_t size)
+{
+	struct dynprobes us = { 0 };
+	char *rest = dynprobes_split(&us, list, why, size);
+	size_t i, j;
+
+	for (i = 0; rest && i < us.n; i++) {
+		for (j = 0; j < dp->n && strcmp(us.cmds[i], dp->cmds[j]); j++)
+			;
+		if (j == dp->n) {
+			snprintf(why, size, "--ustack %s: not a probe of -e (give it there too)",
+				 us.specs[i]);
+			free(rest);
+			rest = NULL;
+			break;
+		}
+		dp->opts[j] = dp->at_entry[j] ? " ustack entry" : " ustack";
+	}
+	for (i = 0; i < us.n; i++) {
+		free(us.specs[i]);
+		free(us.cmds[i]);
+	}
+	free(us.specs);
+	free(us.cmds);
+	free(us.at_entry);
+	free(us.opts);
+	return rest;
 }
 
 /* One sentence for what the module said to the uprobe @spec. */
@@ -298,14 +336,23 @@ int dynprobes_add(struct dynprobes *dp, const struct ctl *c, char *why,
 		return -1;
 	}
 	for (size_t i = 0; i < dp->n; i++) {
-		size_t len = strlen(dp->cmds[i]);
+		char *line;
+		int len = asprintf(&line, "%s%s", dp->cmds[i],
+				   dp->opts[i] ? dp->opts[i] : "");
 
-		/* One write, one command: the module takes it whole or not. */
-		if (write(dp->fd, dp->cmds[i], len) != (ssize_t)len) {
-			explain(dp->specs[i], errno, why, size);
+		if (len < 0) {
+			snprintf(why, size, "out of memory");
 			dynprobes_remove(dp);
 			return -1;
 		}
+		/* One write, one command: the module takes it whole or not. */
+		if (write(dp->fd, line, (size_t)len) != len) {
+			explain(dp->specs[i], errno, why, size);
+			free(line);
+			dynprobes_remove(dp);
+			return -1;
+		}
+		free(line);
 	}
 	if (event_names(dp, c)) {
 		snprintf(why, size, "%s: our probes' events are not listed in it",

@@ -531,14 +531,15 @@ static bool *choose_events(void)
  * --stack (@list, kernel stacks: @user false) or --ustack (user stacks):
  * which events carry that stack, enabled too.  Only tracepoints' events
  * can: the marker and the state dump are written by ringtrace itself,
- * their stack would be its own.
+ * their stack would be its own.  --ustack also takes probes of -e (the
+ * probe is made with its option, dynprobes_ustack()).
  */
 static bool *choose_stacks(bool *on, const char *list, bool user)
 {
 	const char *opt_name = user ? "--ustack" : "--stack";
 	const char *depth = user ? "ustack_depth" : "stack_depth";
 	bool *st = calloc(nr_names + 1, sizeof(*st));
-	char why[512], probe[8];
+	char why[512], probe[8], *rest = NULL;
 
 	if (!st)
 		die("out of memory");
@@ -547,9 +548,16 @@ static bool *choose_stacks(bool *on, const char *list, bool user)
 	if (ctl_read(&ctl, depth, probe, sizeof(probe)) < 0)
 		refuse("%s: this ringtrace.ko records no %s stacks (%s has no %s)",
 		       opt_name, user ? "user" : "kernel", ctl.dir, depth);
-	if (select_events(list, (const char *const *)names, nr_names, st,
-			  why, sizeof(why)))
+	if (user) {
+		rest = dynprobes_ustack(&probes, list, why, sizeof(why));
+		if (!rest)
+			refuse("%s", why);
+		list = rest;
+	}
+	if (*list && select_events(list, (const char *const *)names, nr_names,
+				   st, why, sizeof(why)))
 		refuse("%s: %s", opt_name, why);
+	free(rest);
 	for (size_t i = 0; i < nr_names; i++) {
 		if (st[i] && (i >= nr_switchable ||
 			      !strncmp(names[i], "ringtrace_", 10)))
@@ -1684,7 +1692,8 @@ const struct command cmd_record = {
 "                        report --folded' makes a flame graph's input of them\n"
 "      --ustack LIST     these events (as -e; enabled too) carry the user\n"
 "                        stack of the task that hit them, walked by frame\n"
-"                        pointers (code built without them hides frames)\n"
+"                        pointers (code built without them hides frames);\n"
+"                        a kprobe: or uprobe: of -e may be named too\n"
 "      --ustack-depth N  frames kept per user stack, 1 to 127 (default 64)\n"
 "      --filter 'EVENT: EXPR'  record only the EVENTs (of -e) whose fields\n"
 "                        pass EXPR, decided in the kernel before the event\n"

@@ -10,9 +10,15 @@
 #   - record --ustack sched_switch -F -- ustack-workload: of the sleeping
 #     thread's switch-outs, >= 90 % have user frames whose first three
 #     are in d (the syscall), c and main, in that order; ustack_stats
-#     counted walks; record put set_event_ustack and ustack_depth back
+#     counted walks; record put set_event_ustack and ustack_depth (17,
+#     not its default) back
 #   - --ustack-depth 2: no user stack longer, cut ones say so
-#   - --ustack naming the state dump, --ustack-depth 128: refused
+#   - -e uprobe:ustack-workload:d --ustack (the same probe): at d's first
+#     instruction the module reads the caller at [sp] ("ustack entry"):
+#     >= 90 % of the probe's events have d's first byte, then c, then
+#     main, and say the caller was read at [sp]
+#   - --ustack naming the state dump, --ustack-depth 128, a uprobe not
+#     in -e: refused, nothing changed
 
 # ustack_frames REPORT TID: per switch-out of TID once it is the workload
 # (after its exec: before, it is record's child), its user frames on one
@@ -48,6 +54,8 @@ print(100 * good // len(lines) if lines else 0)
 PY
 }
 
+readonly RINGTRACE_USTACK_DEFAULT=64
+
 ustack_state() {
 	cat "$RT/set_event_ustack" "$RT/ustack_depth" 2>&1
 }
@@ -59,6 +67,8 @@ profile_ustack() {
 	RT_ROOT= "$REPO/selftests/ustack_test" >"$d/ustack-selftest.tap" 2>&1
 	check_output_tap "$d/ustack-selftest.tap"
 
+	# Not the default: record sets 64, and must put 17 back.
+	echo 17 >"$RT/ustack_depth"
 	before=$(ustack_state)
 	walks0=$(awk '$1 == "walks" { print $2 }' "$RT/ustack_stats")
 	setup "record --ustack sched_switch -F -- ustack-workload" \
@@ -93,6 +103,37 @@ profile_ustack() {
 	check "--ustack-depth 2: the cut stacks say so" \
 		grep -q '^    (user stack: truncated at ustack_depth)$' "$d/ustack-report2"
 
+	# A uprobe at d's entry: rbp is still c's there.
+	setup "record -e uprobe:ustack-workload:d --ustack (the same)" \
+		"$CLI" record -e "uprobe:$wl:d" --ustack "uprobe:$wl:d" -F \
+		-o "$d/ustack-rec5" -- "$wl" 50 2000000 >"$d/ustack-wl5.out" \
+		2>"$d/ustack-record5.err" || { cat "$d/ustack-record5.err"; return; }
+	"$CLI" report "$d/ustack-rec5" >"$d/ustack-report5" 2>&1
+	awk '/ uprobe_[^ ]*_d: / { if (open) print f; open = 1; f = ""; next }
+	     /^    0x[0-9a-f]+ \[user\]$/ { if (open) f = f (f == "" ? "" : " ") $1; next }
+	     /^    \(user stack: caller read at \[sp\]\)$/ { if (open) f = f " entry"; next }
+	     /^    / { next }
+	     { if (open) print f; open = 0 }
+	     END { if (open) print f }' "$d/ustack-report5" >"$d/ustack-entry.frames"
+	pct=$(python3 - "$d/ustack-entry.frames" "$d/ustack-wl5.out" <<'PY'
+import sys
+funcs = {}
+for l in open(sys.argv[2]):
+    w = l.split()
+    if w and w[0] == 'func':
+        funcs[w[1]] = (int(w[2], 16), int(w[3], 16))
+def inside(a, f):
+    return funcs[f][0] <= int(a, 16) < funcs[f][1]
+lines = [l.split() for l in open(sys.argv[1])]
+good = sum(1 for f in lines if len(f) >= 4 and f[-1] == 'entry' and
+           int(f[0], 16) == funcs['d'][0] and inside(f[1], 'c') and inside(f[2], 'main'))
+print('%d %d' % (len(lines), 100 * good // len(lines) if lines else 0))
+PY
+)
+	note "uprobe at d: ${pct% *} events, ${pct#* } % d (its first byte) <- c <- main, read at [sp]"
+	check "uprobe ustack entry: >= 45 events, >= 90 % d <- c <- main ($pct)" \
+		[ "${pct% *}" -ge 45 -a "${pct#* }" -ge 90 ]
+
 	st=0
 	"$CLI" record --ustack ringtrace_statedump_task -o "$d/ustack-rec3" -- true \
 		>"$d/ustack-refuse1.out" 2>&1 || st=$?
@@ -102,6 +143,14 @@ profile_ustack() {
 	"$CLI" record --ustack sched_switch --ustack-depth 128 -o "$d/ustack-rec4" -- true \
 		>"$d/ustack-refuse2.out" 2>&1 || st=$?
 	check "--ustack-depth 128 refused ($st)" eval '[ "$st" -eq 2 ] && [ ! -e "$d/ustack-rec4" ]'
+	st=0
+	"$CLI" record --ustack "uprobe:$wl:d" -o "$d/ustack-rec6" -- true \
+		>"$d/ustack-refuse3.out" 2>&1 || st=$?
+	check "--ustack of a uprobe not in -e refused ($st), nothing left" \
+		eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec6" ] &&
+		      grep -q "not a probe of -e" "$d/ustack-refuse3.out" &&
+		      [ -z "$(cat "$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
+	echo "$RINGTRACE_USTACK_DEFAULT" >"$RT/ustack_depth"
 }
 
 # check_output_tap FILE: a kselftest binary's TAP ("ok N name", "not ok N
