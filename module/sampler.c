@@ -12,10 +12,10 @@
  * the callback and cut at the interrupted ip (get_irq_regs()), so that it
  * starts where the CPU was, and the user stack (ustack.c, frame pointers
  * from the task's user registers) of a task with an mm, in either mode.
- * The idle task's samples carry no stack.  The
- * tid and pid are in the event because a profile may have no sched_switch
- * to say who ran.  The pid and cgroup filters (and -F's following of
- * forks) apply to current, as they do to the tracepoints' events.
+ * The idle task's samples carry no stack.  The tid and pid are in the
+ * event because a profile may have no sched_switch to say who ran.  The
+ * pid and cgroup filters (and -F's following of forks) apply to current,
+ * as they do to the tracepoints' events.
  *
  * Starting and stopping: rtr_sampler_set_hz() sets the period, then adds a
  * dynamic cpuhp state whose online callback starts the timer on its CPU
