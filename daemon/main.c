@@ -78,17 +78,21 @@ static void setup_signals(void)
 }
 
 /*
- * A trace whose events carry kernel stacks keeps the kernel's text
- * symbols, to name their frames on any machine later (lib/ksyms.h).
- * Without stacks it keeps nothing (~0.5 MB compressed); stacks switched
- * on after the start are not named.
+ * A trace whose events carry kernel stacks (set_event_stack's, or the
+ * sampler's: sample_hz) keeps the kernel's text symbols, to name their
+ * frames on any machine later (lib/ksyms.h).  Without stacks it keeps
+ * nothing (~0.5 MB compressed); stacks switched on after the start are
+ * not named.
  */
 static void save_ksyms(void)
 {
 	char *stacks = ctl_read_alloc(&ctl, "set_event_stack");
+	char hz[16] = "0";
 	int err;
 
-	if (stacks && *stacks) {
+	/* A module without the sampler has no sample_hz: "0" stays. */
+	ctl_read(&ctl, "sample_hz", hz, sizeof(hz));
+	if ((stacks && *stacks) || strcmp(hz, "0")) {
 		err = ksyms_save(outdirfd);
 		if (err)
 			warn("%s/" KSYMS_FILE ": %s: the stacks will print as addresses",

@@ -374,6 +374,8 @@ free_buffers:
 
 static void __exit ringtrace_exit(void)
 {
+	/* No timer writes cpu_sample once rtr_probes_exit() drops it. */
+	rtr_sampler_exit();
 	rtr_probes_exit();
 	rtr_files_exit();
 	rtr_quiesce();

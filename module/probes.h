@@ -147,8 +147,19 @@ extern unsigned int rtr_ustack_depth;
 #define RTR_USTACK_ON		1	/* from the task's user registers */
 #define RTR_USTACK_ENTRY	2	/* ON, the caller read at [sp] first */
 
-void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len,
-			bool kstack, u8 ustack);
+void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
+			   unsigned int len, bool kstack, u8 ustack,
+			   unsigned long cut_ip);
+bool rtr_stack_busy(void);
+
+/* A probe's stacks: the kernel one starts where the probe was hit. */
+static inline void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id,
+				      unsigned int len, bool kstack,
+				      u8 ustack)
+{
+	return rtr_stack_reserve_at(w, id, len, kstack, ustack, 0);
+}
+
 void rtr_stack_commit(struct rtr_rsv *w);
 void rtr_commit_slow(struct rtr_rsv *w);
 int rtr_stack_set(const unsigned long *mask, const unsigned long *on,
@@ -351,5 +362,11 @@ struct rtr_filter __rcu **rtr_dynprobe_trigger(unsigned int id);
 	"uint64_t cgroup_id;"
 #define RTR_STATEDUMP_CPU_FIELDS "int32_t tid; int32_t pid; utf8_t comm[16];"
 void rtr_statedump(void);
+
+/* sampler.c: the CPU sampler, sample_hz and sample_stats. */
+extern struct ringtrace_event rtr_sample_event;
+int rtr_sampler_set_hz(unsigned int hz);
+int rtr_sampler_files_init(void);
+void rtr_sampler_exit(void);
 
 #endif /* _RINGTRACE_PROBES_H */

@@ -29,7 +29,10 @@
  * A fifth level (or tracing off) writes the event without its stacks.
  *
  * The first kernel frames are the probe's own, in ringtrace.ko: they are
- * cut, so a stack starts at the code that hit the tracepoint.  A task
+ * cut, so a stack starts at the code that hit the tracepoint.  The
+ * sampler's (sampler.c) walk starts in its timer's interrupt and crosses
+ * the interrupt frame: there everything up to the interrupted ip is cut,
+ * so its stack starts where the CPU was.  A task
  * without a user side (a kernel thread, an exiting task without its mm)
  * gets no user_stack: its event carries the kernel_stack alone, or no
  * trailer.
@@ -41,8 +44,11 @@
 #include "probes.h"
 #include "ustack.h"
 
-/* Frames of ours the walk sees first (probe, this file), at most. */
-#define RTR_STACK_OWN_FRAMES	8
+/*
+ * Room for the frames the walk cuts: a probe's own (probe, this file: at
+ * most this many are looked at), or the sampler's timer interrupt (~8).
+ */
+#define RTR_STACK_OWN_FRAMES	16
 
 struct rtr_stack_scratch {
 	unsigned long ips[RINGTRACE_MAX_NESTING]
@@ -133,16 +139,47 @@ static unsigned int rtr_ustack_save(u64 *ips, u16 *flags, u8 mode)
 }
 
 /*
- * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
- * trailers: the kernel's (@kstack), the current task's user stack
- * (@ustack, RTR_USTACK_*).  RTR_RSV_STACK in @w->slow when there is a
- * trailer to commit.  Returns the payload, or NULL (nothing to commit).
+ * Cut the kernel walk @ips[0..*@nr): our frames, or with @cut_ip
+ * everything before the first frame at @cut_ip, the interrupted ip.  An
+ * ip the walk did not see (an unwinder that did not cross the interrupt
+ * frame) is kept alone: a stack of one true frame rather than the
+ * interrupt's.  Returns where the stack starts; *@nr becomes its length.
  */
-void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len,
-			bool kstack, u8 ustack)
+static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
+				  unsigned long cut_ip)
+{
+	unsigned int skip = 0;
+
+	if (cut_ip) {
+		while (skip < *nr && ips[skip] != cut_ip)
+			skip++;
+		if (skip == *nr) {
+			ips[0] = cut_ip;
+			*nr = 1;
+			return 0;
+		}
+	} else {
+		while (skip < *nr && skip < RTR_STACK_OWN_FRAMES &&
+		       within_module(ips[skip], THIS_MODULE))
+			skip++;
+	}
+	*nr -= skip;
+	return skip;
+}
+
+/*
+ * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
+ * trailers: the kernel's with @kstack (cut at @cut_ip when not 0, see
+ * rtr_stack_cut()), the user's as @ustack says (RTR_USTACK_*).
+ * RTR_RSV_STACK in @w->slow when there is a trailer to commit.  Returns
+ * the payload, or NULL (nothing to commit).
+ */
+void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
+			   unsigned int len, bool kstack, u8 ustack,
+			   unsigned long cut_ip)
 {
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
-	unsigned int level, nr, skip = 0, extra = 0;
+	unsigned int level, nr, skip, extra = 0;
 	unsigned long *ips;
 	void *pl;
 
@@ -158,11 +195,9 @@ void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len,
 	if (kstack) {
 		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
 		nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
-		while (skip < nr && skip < RTR_STACK_OWN_FRAMES &&
-		       within_module(ips[skip], THIS_MODULE))
-			skip++;
+		skip = rtr_stack_cut(ips, &nr, cut_ip);
 		w->ips = ips + skip;
-		w->nr = min(nr - skip, depth);
+		w->nr = min(nr, depth);
 		extra += RINGTRACE_COMPACT_HEADER_SIZE +
 			 sizeof(struct rtr_stack_head) + w->nr * sizeof(u64);
 	}
@@ -200,6 +235,16 @@ plain:
 	pl = ringtrace_reserve(&w->r, id, len);
 	preempt_enable_notrace();
 	return pl;
+}
+
+/*
+ * True when this CPU has no scratch left: a walk now would go without its
+ * stacks.  Exact with interrupts off (a nested writer gives its level
+ * back before it returns).
+ */
+bool rtr_stack_busy(void)
+{
+	return this_cpu_read(rtr_stack_level) >= RINGTRACE_MAX_NESTING;
 }
 
 /*

@@ -137,6 +137,8 @@ static int run(int argc, char **argv)
 		       "(follows each event of set_event_ustack)" :
 		       !strcmp(ev->name, "user_mmap") ?
 		       "(with mmap_dump and mmap_events: record --mmap)" :
+		       !strcmp(ev->name, "cpu_sample") ?
+		       "(the sampler's: record --sample HZ)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&

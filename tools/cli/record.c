@@ -10,7 +10,8 @@
  *   save     what it will change -- tracing_on, mode, geometry, enabled
  *            events and stacks (kernel and user), stack depths, filters,
  *            triggers, pid filter, event_fork, cgroup filter, mmap_dump
- *            and mmap_events -- as the writes that put it back, into the
+ *            and mmap_events, the sampler's rate -- as the writes that
+ *            put it back, into the
  *            restore file (lib/ctlsave.h), locked: one record at a time.
  *            What a killed record left owed there goes back first.
  *   set      the events (and those that say who did what: sched_switch,
@@ -88,12 +89,14 @@ struct saved {
 	char *set_event_ustack, ustack_depth[16];	/* the same */
 	char *set_event_cgroup;			/* NULL: a module without */
 	char mmap_dump[8], mmap_events[8];	/* with --mmap */
+	char sample_hz[16];			/* with --sample */
 };
 
 static struct {
 	const char *events, *cpus, *mode, *outdir, *level, *stack, *ustack;
 	uint64_t buffer_size, duration_ms, after_ms;
 	unsigned int stack_depth, ustack_depth, max_snapshots, start_timeout_s;
+	unsigned int sample_hz;			/* --sample, 0: none */
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
 	const char *cgroups[MAX_CGROUPS];	/* --cgroup, as given */
@@ -182,6 +185,10 @@ static void save_state(void)
 	     (err = ctl_read(&ctl, "mmap_events", saved.mmap_events,
 			     sizeof(saved.mmap_events))) < 0))
 		die("%s/mmap_*: %s", ctl.dir, strerror(-err));
+	if (opt.sample_hz &&
+	    (err = ctl_read(&ctl, "sample_hz", saved.sample_hz,
+			    sizeof(saved.sample_hz))) < 0)
+		die("%s/sample_hz: %s", ctl.dir, strerror(-err));
 }
 
 /* "name" on, "!name" off, for every available event: set_event's text. */
@@ -251,9 +258,9 @@ static void undo_filters(const struct filters *fs)
 
 /*
  * What goes back at the end, in this order: tracing off first (nothing is
- * written meanwhile), the filters and triggers, the events and their
- * stacks, event_fork, the stack depths, the mappings' switches, the pid
- * and cgroup filters, then
+ * written meanwhile), the sampler's rate, the filters and triggers, the
+ * events and their stacks, event_fork, the stack depths, the mappings'
+ * switches, the pid and cgroup filters, then
  * the mode and the geometry (which need tracing off; the count through 2,
  * the smaller intermediate geometry).  Only what record changes.  Into
  * the restore file before anything is changed: if record is killed, its
@@ -269,6 +276,8 @@ static void plan_restore(void)
 		die("%s", why);
 	undo.pid = getpid();
 	ctlsave_add(&undo, "tracing_on", "0");
+	if (opt.sample_hz)
+		ctlsave_add(&undo, "sample_hz", saved.sample_hz);
 	undo_filters(&filters);
 	undo_filters(&triggers);
 	undo_event_set("set_event", saved.set_event);
@@ -278,7 +287,7 @@ static void plan_restore(void)
 		undo_event_set("set_event_ustack", saved.set_event_ustack);
 	if (opt.follow && saved.have_event_fork)
 		ctlsave_add(&undo, "event_fork", saved.event_fork);
-	if (opt.stack && saved.set_event_stack)
+	if ((opt.stack || opt.sample_hz) && saved.set_event_stack)
 		ctlsave_add(&undo, "stack_depth", saved.stack_depth);
 	if (opt.ustack && saved.set_event_ustack)
 		ctlsave_add(&undo, "ustack_depth", saved.ustack_depth);
@@ -646,6 +655,16 @@ static void apply_cgroups(void)
 		    strerror(-err));
 }
 
+/* --sample: a module with the sampler. */
+static void check_sampler(void)
+{
+	char probe[16];
+
+	if (opt.sample_hz && ctl_read(&ctl, "sample_hz", probe, sizeof(probe)) < 0)
+		refuse("--sample: this ringtrace.ko has no sampler (%s has no sample_hz)",
+		       ctl.dir);
+}
+
 /* --cgroup: each a cgroup v2 directory here, and a module that filters. */
 static void check_cgroups(void)
 {
@@ -672,7 +691,7 @@ static void apply(const bool *on, const bool *stack, const bool *ustack,
 	if (err)
 		die("%s/set_event: %s", ctl.dir, strerror(-err));
 	if (saved.set_event_stack) {
-		if (opt.stack) {
+		if (opt.stack || opt.sample_hz) {
 			snprintf(sb, sizeof(sb), "%u", opt.stack_depth ?:
 				 RINGTRACE_STACK_DEFAULT_DEPTH);
 			err = ctl_write(&ctl, "stack_depth", sb);
@@ -722,6 +741,12 @@ static void apply(const bool *on, const bool *stack, const bool *ustack,
 		die("%s/set_event_pid: %s", ctl.dir, strerror(-err));
 	apply_cgroups();
 	apply_mmap();
+	if (opt.sample_hz) {
+		snprintf(sb, sizeof(sb), "%u", opt.sample_hz);
+		err = ctl_write(&ctl, "sample_hz", sb);
+		if (err)
+			die("--sample: %s/sample_hz: %s", ctl.dir, strerror(-err));
+	}
 }
 
 /* ---- the traced command and ringtraced ------------------------------------------- */
@@ -988,7 +1013,7 @@ static void parse(int argc, char **argv)
 	enum {
 		O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
 		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX, O_USTACK,
-		O_USTACK_DEPTH, O_MMAP,
+		O_USTACK_DEPTH, O_MMAP, O_SAMPLE,
 	};
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
@@ -1004,6 +1029,7 @@ static void parse(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
 		{ "ustack", required_argument, NULL, O_USTACK },
 		{ "ustack-depth", required_argument, NULL, O_USTACK_DEPTH },
+		{ "sample", required_argument, NULL, O_SAMPLE },
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
 		{ "trigger", required_argument, NULL, O_TRIGGER },
@@ -1081,6 +1107,13 @@ static void parse(int argc, char **argv)
 					    optarg, RINGTRACE_USTACK_MAX_DEPTH);
 			opt.ustack_depth = (unsigned int)pid;
 			break;
+		case O_SAMPLE:
+			if (!parse_int(optarg, &pid) || pid < 1 ||
+			    pid > RINGTRACE_SAMPLE_MAX_HZ)
+				usage_error("--sample: '%s' is not a rate from 1 to %d Hz",
+					    optarg, RINGTRACE_SAMPLE_MAX_HZ);
+			opt.sample_hz = (unsigned int)pid;
+			break;
 		case O_FILTER:
 			if (filters_add(&filters, optarg, why, sizeof(why)))
 				usage_error("%s", why);
@@ -1121,8 +1154,8 @@ static void parse(int argc, char **argv)
 	parse_start_timeout();
 	if (opt.follow && !opt.cmd)
 		usage_error("-F traces a command: give it after --");
-	if (opt.stack_depth && !opt.stack)
-		usage_error("--stack-depth needs --stack");
+	if (opt.stack_depth && !opt.stack && !opt.sample_hz)
+		usage_error("--stack-depth needs --stack or --sample");
 	if (opt.ustack_depth && !opt.ustack)
 		usage_error("--ustack-depth needs --ustack");
 	if ((after || opt.max_snapshots) && !triggers.n)
@@ -1550,6 +1583,7 @@ static int run(int argc, char **argv)
 		refuse("%s", why);
 	check_cgroups();
 	check_mmap();
+	check_sampler();
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
 			  nr_names, probes.n, why, sizeof(why)))
 		refuse("%s", why);
@@ -1701,7 +1735,15 @@ const struct command cmd_record = {
 "      --stack LIST      these events (as -e; enabled too) carry the kernel\n"
 "                        stack they were hit at; the trace keeps the\n"
 "                        kernel's symbols to name its frames\n"
-"      --stack-depth N   frames kept per stack, 1 to 64 (default 32)\n"
+"      --stack-depth N   frames kept per stack (of --stack and --sample), 1\n"
+"                        to 64 (default 32)\n"
+"      --sample HZ       a profile: every CPU writes a cpu_sample HZ times a\n"
+"                        second (1 to 10000) saying which thread ran, in user\n"
+"                        or kernel mode or idle, with the kernel stack (of\n"
+"                        --stack-depth frames) when in the kernel and the user\n"
+"                        stack (as --ustack's) of a process; -p, -F and\n"
+"                        --cgroup keep only their tasks' samples.  'ringtrace\n"
+"                        report --folded' makes a flame graph's input of them\n"
 "      --ustack LIST     these events (as -e; enabled too) carry the user\n"
 "                        stack of the task that hit them, walked by frame\n"
 "                        pointers (code built without them hides frames);\n"

@@ -8,7 +8,9 @@
  * under the event as addresses.  Here: a stack's frames under
  * its event (report), and stacks folded for flame graphs (report
  * --folded), counted or, with --off-cpu, weighted by the time their
- * thread then spent off the CPU.  Frames are named from the symbols the
+ * thread then spent off the CPU.  The sampler's cpu_sample events (a
+ * profile) fold too: in the kernel by their stack, in user mode or idle
+ * as their thread's comm alone (no user frames yet).  Frames are named from the symbols the
  * trace keeps (lib/ksyms.h), never from the running kernel.
  */
 #include <errno.h>
@@ -21,6 +23,9 @@
 
 #define STACK_EVENT	"kernel_stack"
 #define USTACK_EVENT	"user_stack"
+#define SAMPLE_EVENT	"cpu_sample"
+/* cpu_sample's mode (module/sampler.c) */
+#define SAMPLE_KERNEL	1
 
 const struct rt_field_value *stack_ips(const struct rt_item *it)
 {
@@ -252,6 +257,38 @@ struct fold_state {
 	struct last_event *last;	/* by CPU number */
 };
 
+/*
+ * A cpu_sample names its thread (a profile may have no sched_switch to
+ * say who ran).  Out of the kernel it has no stack to wait for: its
+ * thread's comm is its key.  Returns whether @it was one.
+ */
+static bool fold_sample(struct fold_state *s, const struct rt_item *it,
+			const struct rt_threads *th)
+{
+	struct last_event *l = &s->last[it->cpu];
+	const struct rt_field_value *tid, *mode;
+	const char *comm;
+	char *key;
+
+	if (strcmp(it->event->name, SAMPLE_EVENT))
+		return false;
+	tid = rt_item_field(it, "tid", RT_USE_INT);
+	mode = rt_item_field(it, "mode", RT_USE_INT);
+	if (!tid || !mode)
+		return false;
+	l->is_switch = false;
+	l->tid = (int32_t)rt_field_s64(tid, 0);
+	l->ts = it->timestamp;
+	comm = rt_threads_comm(th, l->tid, it->cpu);
+	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "<...>");
+	if (s->off_cpu || rt_field_s64(mode, 0) == SAMPLE_KERNEL)
+		return true;
+	key = fold_key(l->comm, NULL, &(struct rt_field_value){ .count = 0 });
+	folds_get(&s->folds, key)->weight++;
+	free(key);
+	return true;
+}
+
 static void fold_event(struct fold_state *s, const struct rt_item *it,
 		       const struct rt_threads *th, int32_t owner)
 {
@@ -259,6 +296,8 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 	const struct rt_field_value *prev, *next, *pcomm;
 	const char *comm;
 
+	if (fold_sample(s, it, th))
+		return;
 	l->is_switch = !strcmp(it->event->name, "sched_switch");
 	l->tid = owner;
 	l->ts = it->timestamp;

@@ -2460,6 +2460,71 @@ def ustacks_under_their_event(ctx):
         'user_stack', 'sched_switch'], 'babeltrace2 reads every record: %s' % events)
 
 
+SAMPLE_ID = 21
+SAMPLE_EVENTS = USTACK_EVENTS + [
+    (SAMPLE_ID, 'cpu_sample', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+                               ('uint8_t', 'mode', None)])]
+
+
+def sample(tid, mode):
+    return struct.pack('<iiB', tid, tid, mode)
+
+
+# The sampler's events (module/sampler.c): spinner (100) in user mode, in
+# the kernel with both stacks, the idle task, and a sample naming 'other'
+# (200) while the CPU, as switches say, runs spinner.
+SAMPLE_EVENTS_OF_A_RUN = [
+    (500, 1, kswitch('swapper/0', 0, 'spinner', 100)),
+    (1000, SAMPLE_ID, sample(100, 0)),
+    (1000, USTACK_ID, ustack(0, UTEXT + 0x10, UTEXT + 0x234)),
+    (2000, SAMPLE_ID, sample(100, 1)),
+    (2000, STACK_ID, kstack(*STACK_LEAF)),
+    (2000, USTACK_ID, ustack(0, UTEXT + 0x10)),
+    (3000, 1, kswitch('spinner', 100, 'swapper/0', 0)),
+    (3500, SAMPLE_ID, sample(0, 2)),
+    (4000, 1, kswitch('swapper/0', 0, 'other', 200)),
+    (4500, 1, kswitch('other', 200, 'spinner', 100)),
+    (5000, SAMPLE_ID, sample(100, 0)),
+    (6000, SAMPLE_ID, sample(200, 0)),
+]
+
+
+@test
+def samples_folded(ctx):
+    """--folded counts cpu_sample events by the thread they name (not the
+    CPU's, as switches say): in the kernel by their kernel stack, in user
+    mode or idle as the thread's name; report prints their fields and
+    stacks; --off-cpu leaves them out."""
+    d = write_trace(os.path.join(ctx.tmp, 'samples'), SAMPLE_EVENTS,
+                    [SAMPLE_EVENTS_OF_A_RUN])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(KSYMS.encode()))
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded of samples')
+    check(r.stdout.splitlines() == sorted([
+        'spinner 2', 'other 1', 'swapper/0 1',
+        'spinner;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule 1']),
+        '--folded of samples: %s' % r.stdout)
+    r = rt('report', '--folded', '--off-cpu', d, asan=True)
+    clean_run(r, 'report --folded --off-cpu of samples')
+    check(r.returncode == 0 and r.stdout == '',
+          '--off-cpu: no sample counts: %s' % r.stdout)
+    r = rt('report', '-e', 'cpu_sample', d, asan=True)
+    lines = r.stdout.splitlines()
+    k = [i for i, l in enumerate(lines) if 'cpu_sample: tid=100, pid=100, mode=1' in l]
+    check(len(k) == 1 and lines[k[0] + 1:k[0] + 6] == [
+        '    schedule+0x10', '    do_nanosleep+0x34',
+        '    rtr_pid_filter_set+0x24 [ringtrace]', '    entry_SYSCALL_64+0x8',
+        '    0x%x [user]' % (UTEXT + 0x10)],
+        'a kernel sample, its frames under it: %s' % lines)
+
+
 @test
 def ustacks_lying_depth(ctx):
     """A user_stack depth beyond its event is damage, never a read past

@@ -280,5 +280,6 @@ struct ringtrace_wakeup {
 #define RINGTRACE_USTACK_FAULT		0x2	/* a read failed mid-chain */
 #define RINGTRACE_USTACK_COMPAT		0x4	/* a 32-bit task: ip only */
 #define RINGTRACE_USTACK_ENTRY		0x8	/* ips[1] was read at [sp] */
+#define RINGTRACE_SAMPLE_MAX_HZ		10000	/* sample_hz: 0 (off) to this */
 
 #endif /* _UAPI_LINUX_RINGTRACE_H */
