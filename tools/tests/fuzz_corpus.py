@@ -143,6 +143,10 @@ def seeds(real, out):
         import test_decoder
         made['gen-stacks'] = read_dir(test_decoder.stack_trace(
             os.path.join(tmp, 'd'), test_decoder.STACK_EVENTS_OF_A_RUN))
+        # User stacks: mappings, a fork and an exec, samples (no store:
+        # an input is flat files).
+        made['gen-ustacks'] = read_dir(test_decoder.user_seed_trace(
+            os.path.join(tmp, 'e')))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))
