@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "debuginfod.h"
 #include "traceset.h"
 #include "window.h"
 
@@ -965,7 +966,8 @@ int report_live(const char *dir)
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP, O_TOP };
+	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP, O_TOP,
+	       O_NO_DEBUGINFOD };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -983,6 +985,7 @@ static int run(int argc, char **argv)
 		{ "follow", no_argument, NULL, O_FOLLOW },
 		{ "hold", required_argument, NULL, O_HOLD },
 		{ "top", required_argument, NULL, O_TOP },
+		{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1046,6 +1049,9 @@ static int run(int argc, char **argv)
 					    optarg);
 			top = true;
 			break;
+		case O_NO_DEBUGINFOD:
+			dbginfo_disable();
+			break;
 		}
 	}
 	if (argc - optind < 1)
@@ -1072,6 +1078,7 @@ static int run(int argc, char **argv)
 		c = folded_report(argv[optind], o.off_cpu, o.strict);
 	else
 		c = report_dirs(argv + optind, (unsigned int)(argc - optind), &o);
+	dbginfo_end();
 	free(o.pids);
 	free(o.tids);
 	free(o.comms);
@@ -1102,6 +1109,10 @@ const struct command cmd_report = {
 "store (ringtrace symbols):\n"
 "      function+0xoff (binary)\n"
 "or binary+0xFILEOFF [bid:xxxxxxxx] when the store lacks the binary.\n"
+"A frame the store cannot name (a stripped binary, one not stored) is\n"
+"named from its debug file's .symtab, fetched by build-id from the\n"
+"debuginfod servers of $DEBUGINFOD_URLS (kept in the client's cache,\n"
+"$DEBUGINFOD_CACHE_PATH); without DEBUGINFOD_URLS, no lookup.\n"
 "Diagnostics go to stderr.\n"
 "\n"
 "A DIR that ringtraced --on-chunk made is read with its chunk sets\n"
@@ -1144,6 +1155,7 @@ const struct command cmd_report = {
 "      --off-cpu       with --folded: sched_switch stacks only, each\n"
 "                      weighted by the nanoseconds until its thread ran\n"
 "                      again (where threads wait, and how long)\n"
+"      --no-debuginfod no debug files from debuginfod, DEBUGINFOD_URLS or not\n"
 "      --strict        damage in the trace is an error (default: read past\n"
 "                      it, say on stderr what was skipped, exit status 3)\n"
 "      --follow        DIR is a trace ringtraced is writing (the service's,\n"

@@ -4,6 +4,13 @@
  * trace's symbol store -> the binary's address (its PT_LOAD segments,
  * the reverse of elfsym.c) -> the function of .symtab, else .dynsym,
  * holding it.  Binaries are kept open by build-id for the whole report.
+ *
+ * A frame the store cannot name (a stripped binary: no .symtab, and its
+ * .dynsym names exported functions only; a binary not stored) is asked of
+ * debuginfod (debuginfod.h): the debug file's .symtab names it.  A debug
+ * file's segments hold no bytes (NOBITS), so the file offset becomes an
+ * address through the store's binary, else through the executable
+ * debuginfod serves.  A binary stored with its .symtab is never asked for.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -12,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "../../lib/usyms.h"
+#include "debuginfod.h"
 #include "usymbols.h"
 
 struct usym {
@@ -31,12 +40,22 @@ struct binary {
 	uint8_t id[USYMS_BUILD_ID_MAX];
 	size_t id_len;
 	bool ok;			/* opened and checked */
-	struct usyms_file file;
+	bool symtab;			/* its functions are .symtab's */
+	struct usyms_file file;		/* the store's (not debuginfod's) */
 	Elf *elf;
 	struct usym *syms;		/* by value */
 	size_t nr_syms;
 	struct load *loads;
 	size_t nr_loads;
+};
+
+/* What debuginfod gave for a build-id: names, and where to map offsets. */
+struct debug {
+	uint8_t id[USYMS_BUILD_ID_MAX];
+	size_t id_len;
+	bool ok;
+	struct binary syms;		/* the debug file */
+	struct binary exe;		/* the executable, if the store lacks it */
 };
 
 struct usym_store {
@@ -45,6 +64,8 @@ struct usym_store {
 	bool exists;
 	struct binary *bins;
 	size_t nr, cap;
+	struct debug *dbgs;
+	size_t nr_dbgs, cap_dbgs;
 };
 
 struct usym_store *usym_store_new(const char *dir)
@@ -73,6 +94,11 @@ void usym_store_free(struct usym_store *st)
 	for (size_t i = 0; i < st->nr; i++)
 		binary_free(&st->bins[i]);
 	free(st->bins);
+	for (size_t i = 0; i < st->nr_dbgs; i++) {
+		binary_free(&st->dbgs[i].syms);
+		binary_free(&st->dbgs[i].exe);
+	}
+	free(st->dbgs);
 	free(st->dir);
 	free(st);
 }
@@ -130,13 +156,11 @@ static int read_syms(struct binary *b, Elf64_Word type)
 	return 0;
 }
 
-/* The ELF image of @b: its segments and functions. */
-static int read_binary(struct binary *b, char *why, size_t size)
+/* The ELF file of @b (b->elf): its segments and functions. */
+static int read_elf(struct binary *b, char *why, size_t size)
 {
 	size_t nr_phdr;
 
-	elf_version(EV_CURRENT);
-	b->elf = elf_memory(b->file.image, b->file.size);
 	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF ||
 	    elf_getphdrnum(b->elf, &nr_phdr)) {
 		snprintf(why, size, "%s", elf_errmsg(-1));
@@ -158,11 +182,20 @@ static int read_binary(struct binary *b, char *why, size_t size)
 	}
 	if (read_syms(b, SHT_SYMTAB))
 		return -ENOMEM;
+	b->symtab = b->nr_syms > 0;
 	if (!b->nr_syms && read_syms(b, SHT_DYNSYM))
 		return -ENOMEM;
 	if (b->nr_syms)
 		qsort(b->syms, b->nr_syms, sizeof(*b->syms), cmp_usym);
 	return 0;
+}
+
+/* The ELF image of @b, from the store. */
+static int read_binary(struct binary *b, char *why, size_t size)
+{
+	elf_version(EV_CURRENT);
+	b->elf = elf_memory(b->file.image, b->file.size);
+	return read_elf(b, why, size);
 }
 
 /* @id's binary, opened on the first ask; NULL when missing or bad. */
@@ -184,8 +217,9 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 		st->exists = !stat(path, &s) && S_ISDIR(s.st_mode);
 		st->looked = true;
 		if (!st->exists)
-			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved ('ringtrace symbols %s' fills it while the binaries exist)",
-			     st->dir, st->dir);
+			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved%s ('ringtrace symbols %s' fills it while the binaries exist)",
+			     st->dir, dbginfo_enabled() ? " unless debuginfod has them" : "",
+			     st->dir);
 	}
 	if (st->nr == st->cap) {
 		size_t cap = st->cap ? 2 * st->cap : 16;
@@ -205,8 +239,8 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 	usyms_hex(id, len, hex);
 	err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
 	if (err == -ENOENT) {
-		warn("build-id %s is not in the symbol store: its frames print unresolved",
-		     hex);
+		warn("build-id %s is not in the symbol store: %s", hex,
+		     dbginfo_enabled() ? "asking debuginfod" : "its frames print unresolved");
 		return NULL;
 	}
 	if (!err) {
@@ -228,23 +262,19 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 	return b;
 }
 
-int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
-		 uint64_t file_off, struct usym_frame *f)
+/*
+ * @file_off of a binary named: an address through @map's segments, the
+ * function there from @names' symbols.  0, or -1 (@f untouched).
+ */
+static int name_offset(const struct binary *map, const struct binary *names,
+		       uint64_t file_off, struct usym_frame *f)
 {
-	struct binary *b;
 	uint64_t vaddr = 0;
 	size_t lo = 0, hi, i;
 	bool in_load = false;
 
-	f->name = NULL;
-	f->offset = 0;
-	if (!build_id || !len || len > USYMS_BUILD_ID_MAX)
-		return -1;
-	b = get_binary(st, build_id, len);
-	if (!b)
-		return -1;
-	for (i = 0; i < b->nr_loads && !in_load; i++) {
-		const struct load *l = &b->loads[i];
+	for (i = 0; i < map->nr_loads && !in_load; i++) {
+		const struct load *l = &map->loads[i];
 
 		if (file_off >= l->offset && file_off - l->offset < l->filesz) {
 			vaddr = file_off - l->offset + l->vaddr;
@@ -254,11 +284,11 @@ int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 	if (!in_load)
 		return -1;
 	/* The last function starting at or below @vaddr, the first of its aliases. */
-	hi = b->nr_syms;
+	hi = names->nr_syms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (b->syms[mid].value <= vaddr)
+		if (names->syms[mid].value <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -266,13 +296,115 @@ int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 	if (!lo)
 		return -1;
 	i = lo - 1;
-	while (i && b->syms[i - 1].value == b->syms[i].value)
+	while (i && names->syms[i - 1].value == names->syms[i].value)
 		i--;
-	if (vaddr - b->syms[i].value >= (b->syms[i].size ? b->syms[i].size : 1))
+	if (vaddr - names->syms[i].value >=
+	    (names->syms[i].size ? names->syms[i].size : 1))
 		return -1;
-	f->name = b->syms[i].name;
-	f->offset = vaddr - b->syms[i].value;
+	f->name = names->syms[i].name;
+	f->offset = vaddr - names->syms[i].value;
 	return 0;
+}
+
+/*
+ * @b filled from debuginfod's file @fd (dbginfo_find()'s: closed here) of
+ * build-id @hex, which holds functions when @need_syms.  False, said once,
+ * when it is not usable.
+ */
+static bool read_fetched(struct binary *b, int fd, const char *path, const char *hex,
+			 bool need_syms)
+{
+	char why[256];
+
+	elf_version(EV_CURRENT);
+	b->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* All of it mapped (or read) now: the descriptor is not needed. */
+	if (b->elf && elf_cntl(b->elf, ELF_C_FDREAD)) {
+		elf_end(b->elf);
+		b->elf = NULL;
+	}
+	close(fd);
+	if (read_elf(b, why, sizeof(why))) {
+		warn("build-id %s: debuginfod's %s: %s: its frames print unresolved", hex,
+		     path, why);
+		return false;
+	}
+	if (need_syms && !b->symtab) {
+		warn("build-id %s: debuginfod's %s has no .symtab: its frames print unresolved",
+		     hex, path);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * @id's debug file from debuginfod, and the executable too when the store
+ * has no binary @stored; fetched on the first ask, NULL when off, missing
+ * (debuginfod.c says so) or unusable.
+ */
+static struct debug *get_debug(struct usym_store *st, const uint8_t *id, size_t len,
+			       const struct binary *stored)
+{
+	char hex[2 * USYMS_BUILD_ID_MAX + 1], *path;
+	struct debug *d;
+	int fd;
+
+	for (size_t i = 0; i < st->nr_dbgs; i++)
+		if (st->dbgs[i].id_len == len && !memcmp(st->dbgs[i].id, id, len))
+			return st->dbgs[i].ok ? &st->dbgs[i] : NULL;
+	if (!dbginfo_enabled())
+		return NULL;
+	if (st->nr_dbgs == st->cap_dbgs) {
+		size_t cap = st->cap_dbgs ? 2 * st->cap_dbgs : 16;
+		struct debug *p = realloc(st->dbgs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		st->dbgs = p;
+		st->cap_dbgs = cap;
+	}
+	d = &st->dbgs[st->nr_dbgs++];
+	memset(d, 0, sizeof(*d));
+	memcpy(d->id, id, len);
+	d->id_len = len;
+	usyms_hex(id, len, hex);
+	fd = dbginfo_find(id, len, &path);
+	if (fd < 0)
+		return NULL;
+	d->ok = read_fetched(&d->syms, fd, path, hex, true);
+	free(path);
+	if (!d->ok || stored)
+		return d->ok ? d : NULL;
+	fd = dbginfo_find_executable(id, len, &path);
+	if (fd < 0) {
+		d->ok = false;
+		return NULL;
+	}
+	d->ok = read_fetched(&d->exe, fd, path, hex, false);
+	free(path);
+	return d->ok ? d : NULL;
+}
+
+int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
+		 uint64_t file_off, struct usym_frame *f)
+{
+	struct binary *b;
+	struct debug *d;
+
+	f->name = NULL;
+	f->offset = 0;
+	if (!build_id || !len || len > USYMS_BUILD_ID_MAX)
+		return -1;
+	/* The store's binary, then debuginfod's debug file, then nothing. */
+	b = get_binary(st, build_id, len);
+	if (b && !name_offset(b, b, file_off, f))
+		return 0;
+	if (b && b->symtab)
+		return -1;
+	d = get_debug(st, build_id, len, b);
+	if (!d)
+		return -1;
+	return name_offset(b ? b : &d->exe, &d->syms, file_off, f);
 }
 
 bool usym_format(struct usym_store *st, const struct umaps *um, int32_t pid,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * usymbols.c: user frames named from the trace's symbol store
- * (lib/usyms.h), never from the running machine's files.  A binary is
+ * (lib/usyms.h), never from the running machine's files; then, for what
+ * the store cannot name, from the debug file debuginfod has for the
+ * build-id (debuginfod.h: off without $DEBUGINFOD_URLS).  A binary is
  * opened on its first frame, checked (store header, zstd frame, ELF,
  * build-id) and kept open; one that is missing or bad says so once, on
  * stderr, and its frames stay unresolved.
@@ -28,8 +30,9 @@ struct usym_frame {
 /*
  * The function holding @file_off of the binary @build_id: its .symtab,
  * else its .dynsym, the offset turned into an address through its
- * PT_LOAD segments.  0, or -1 (f->name NULL) when the binary is not in
- * the store, is bad, or has no symbol there.
+ * PT_LOAD segments; failing that (a stripped binary, one not stored), its
+ * debug file's .symtab from debuginfod.  0, or -1 (f->name NULL) when
+ * neither names it.
  */
 int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 		 uint64_t file_off, struct usym_frame *f);
