@@ -1,18 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Debug files fetched by build-id (tools/cli/debuginfod.c), against
-# Debian's debuginfod server started here on loopback, and against a
+# User frames named from debug files fetched by build-id
+# (tools/cli/debuginfod.c, the second step of tools/cli/usymbols.c),
+# against Debian's debuginfod started here on loopback, and against a
 # responder of our own that answers badly (debuginfod_responder.py).
-# A test binary is built with -g, its debug file split off (objcopy
-# --only-keep-debug), the binary stripped; the server scans a directory
-# holding both.  Checked through tools/tests/rt-dbginfod (the lookups of
-# one process): the debug file arrives in $DEBUGINFOD_CACHE_PATH and names
-# the stripped binary's functions; a build-id no server has is one warning
-# with the server's reason, however often asked; 404, garbage, a cut
-# transfer, a cut ELF file and another binary's file are warnings, never a
-# crash (the driver runs under ASan/UBSan); lookups are off without
-# DEBUGINFOD_URLS or with --no-debuginfod; on a terminal a download prints
+#
+# debuginfod_trace.py builds test_decoder.py's app (main -> a -> b, -g),
+# splits its debug file off (objcopy --only-keep-debug), strips the binary
+# (--add-gnu-debuglink) and writes a trace whose user stacks ran in it;
+# `ringtrace symbols` stores the stripped binary, so the store alone names
+# no user frame.  The server scans a directory holding both files.
+# Checked: `ringtrace report` (ASan/UBSan build) names the frames through
+# the server, in its events and --folded, from a store with the stripped
+# binary and from none (the executable fetched too), and prints them
+# unresolved with one warning (the reason the server or the connection
+# gave) without the server, against a 404, garbage; --no-debuginfod and an
+# unset DEBUGINFOD_URLS ask nothing.  Through tools/tests/rt-dbginfod (the
+# lookups of one process): the files land in $DEBUGINFOD_CACHE_PATH, which
+# answers when the server is gone; a missing build-id asked again is still
+# one warning; a cut transfer, a cut ELF file and another binary's file are
+# refused with a warning, never a crash; on a terminal a download prints
 # one line.  Every server started is stopped on every way out; the
 # server's database and every cache live in this test's directory.
 #
@@ -20,6 +28,7 @@
 
 set -u
 cd "$(dirname "$0")/../.."
+readonly CLI=$PWD/tools/ringtrace-asan
 readonly DRV=$PWD/tools/tests/rt-dbginfod
 readonly W=$(mktemp -d /tmp/rt-dbginfod.XXXXXX)
 pids=()
@@ -37,7 +46,7 @@ trap 'exit 1' INT TERM HUP
 
 # Nothing of the caller's: no server but ours, no cache but the test's.
 unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
-export HOME=$W/home
+export HOME=$W/home ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1
 
 build_id() { readelf -n "$1" 2>/dev/null | awk '/Build ID:/ { print $3; exit }'; }
 free_port() {
@@ -56,11 +65,18 @@ http_code() {
 	PY
 }
 answers() { [ "$(http_code "$1")" = 200 ]; }
-# lookup CACHE URLS ARGS...: the driver, its stdout in $W/out, stderr in $W/err.
+# lookup CACHE URLS ARGS...: the driver; stdout in $W/out, stderr in $W/err.
 lookup() {
 	local cache=$1 urls=$2
 	shift 2
 	DEBUGINFOD_CACHE_PATH=$W/$cache DEBUGINFOD_URLS=$urls "$DRV" "$@" >"$W/out" 2>"$W/err"
+}
+# report CACHE URLS ARGS...: ringtrace report; its status in $rc.
+report() {
+	local cache=$1 urls=$2
+	shift 2
+	DEBUGINFOD_CACHE_PATH=$W/$cache DEBUGINFOD_URLS=$urls "$CLI" report "$@" >"$W/out" 2>"$W/err"
+	rc=$?
 }
 # warned N WORDS: exactly N lines of stderr, each holding WORDS (grep -F).
 warned() {
@@ -70,34 +86,47 @@ warned() {
 	sed 's/^/# stderr: /' "$W/err"
 	return 1
 }
-quiet() {
-	[ ! -s "$W/err" ] && return 0
-	sed 's/^/# stderr: /' "$W/err"
+quiet() { warned 0 ""; }
+# The user frames under the app's switch-out, and the sample's, as report
+# prints them (test_decoder.py's app_events()).
+readonly NAMED='b+0x4 (app)|a+0x8 (app)|main+0x10 (app)|b+0x2 (app)|a+0x8 (app)|main+0x10 (app)|a+0x3 (app)|main+0x10 (app)'
+user_frames() { grep -E '^    .*\((app)\)$|^    app\+0x' "$W/out" | sed 's/^    //' | paste -sd'|'; }
+named() {
+	[ "$(user_frames)" = "$NAMED" ] && [ "$rc" -eq 0 ] && return 0
+	echo "# frames: $(user_frames) (status $rc)"
+	return 1
+}
+unresolved() {
+	local f
+	f=$(user_frames)
+	[ "$rc" -eq 0 ] && [ "$(echo "$f" | tr '|' '\n' | grep -c "^app+0x[0-9a-f]* \[bid:${BID:0:8}\]$")" -eq 8 ] &&
+		return 0
+	echo "# frames: $f (status $rc)"
 	return 1
 }
 
-mkdir -p "$W/src" "$W/srv" "$W/home"
-cat >"$W/src/app.c" <<'C'
-#include <stdio.h>
-__attribute__((noinline)) int dbgtest_leaf(int x) { return x * 3 + 1; }
-__attribute__((noinline)) int dbgtest_mid(int x) { return dbgtest_leaf(x) + 2; }
-int main(int argc, char **argv) { (void)argv; printf("%d\n", dbgtest_mid(argc)); return 0; }
-C
-setup "the test binary, its debug file split off, stripped" bash -c '
-	cd "$1" && gcc -g -O1 -o app src/app.c &&
-	objcopy --only-keep-debug app srv/app.debug &&
-	strip --strip-all -o srv/app app && objcopy --add-gnu-debuglink=srv/app.debug srv/app &&
-	gcc -O1 -o other src/app.c -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567' _ "$W" || {
+mkdir -p "$W/home"
+if ! BID=$(python3 tools/tests/debuginfod_trace.py "$W") || [ -z "$BID" ] ||
+	! setup "the CLI and the driver" make -s -C tools ringtrace-asan tests/rt-dbginfod ||
+	! setup "a binary of another build-id" \
+		gcc -o "$W/other" "$W/app.c" -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567 ||
+	! setup "ringtrace symbols stores the stripped binary" \
+		bash -c '"$1" symbols "$2" | grep -q "^stored 1 binary"' _ "$CLI" "$W/trace"; then
+	setup "the test binary, its debug file and trace" false
 	check_summary debuginfod
 	exit 1
-}
-make -s -C tools tests/rt-dbginfod || { setup "make tests/rt-dbginfod" false; check_summary debuginfod; exit 1; }
-BID=$(build_id "$W/srv/app")
+fi
 check "the stripped binary names no function itself" \
-	bash -c '! nm "$1" 2>/dev/null | grep -q dbgtest_' _ "$W/srv/app"
+	bash -c '! nm "$1" 2>/dev/null | grep -q " main$"' _ "$W/srv/app"
 check "binary and debug file carry one build-id ($BID)" \
-	test -n "$BID" -a "$BID" = "$(build_id "$W/srv/app.debug")"
-readonly MISSING=feedfacefeedfacefeedfacefeedfacefeedface
+	test "$BID" = "$(build_id "$W/srv/app")" -a "$BID" = "$(build_id "$W/srv/app.debug")"
+# A copy without the store: the executable's segments come from debuginfod.
+cp -r "$W/trace" "$W/nostore" && rm -rf "$W/nostore/.ringtrace-buildid"
+
+report c0 "" "$W/trace"
+check "no DEBUGINFOD_URLS: report prints the stripped binary's frames unresolved" unresolved
+check "no DEBUGINFOD_URLS: nothing said (the store has the binary)" quiet
+check "no DEBUGINFOD_URLS: no client cache made" test ! -e "$W/c0"
 
 # ---- Debian's debuginfod ---------------------------------------------------
 PORT=$(free_port)
@@ -110,87 +139,100 @@ if ! setup "debuginfod serves build-id $BID on $URL" \
 	sed 's/^/# server: /' "$W/server.log" | tail -5
 fi
 
-lookup c1 "$URL" debuginfo:"$BID" executable:"$BID"
-check "server: debug file and executable found in \$DEBUGINFOD_CACHE_PATH" \
-	bash -c 'grep -qx "debuginfo $1 $2/c1/$1/debuginfo" "$3" &&
-		 grep -qx "executable $1 $2/c1/$1/executable" "$3"' _ "$BID" "$W" "$W/out"
-check "server: ... no word said" quiet
-check "server: the debug file in the cache names the stripped binary's functions, at their addresses" \
-	bash -c 'diff <(nm "$1" | grep dbgtest_) <(nm "$2" | grep dbgtest_) >/dev/null &&
-		 [ "$(nm "$2" | grep -c dbgtest_)" -eq 2 ]' _ "$W/app" "$W/c1/$BID/debuginfo"
-check "server: the executable is the stripped binary" cmp -s "$W/srv/app" "$W/c1/$BID/executable"
+report c1 "$URL" "$W/trace"
+check "server: report names the stripped binary's frames from its debug file" named
+check "server: ... nothing said" quiet
+check "server: ... the debug file alone fetched (the store's binary maps the offsets)" \
+	test -s "$W/c1/$BID/debuginfo" -a ! -e "$W/c1/$BID/executable"
+report c1 "$URL" --folded "$W/trace"
+check "server: report --folded names them" \
+	grep -qx 'app;main;a;b;\[k\] entry_SYSCALL_64;\[k\] rtr_pid_filter_set \[ringtrace\];\[k\] do_nanosleep;\[k\] schedule 1' "$W/out"
+report c2 "$URL" "$W/nostore"
+check "server, no store: report names the frames (executable and debug file fetched)" named
+check "server, no store: ... the one warning says the store is missing" \
+	warned 1 "has no symbol store (.ringtrace-buildid): user frames print unresolved unless debuginfod has them"
+check "server, no store: both files in the cache" \
+	test -s "$W/c2/$BID/debuginfo" -a -s "$W/c2/$BID/executable"
+report c3 "$URL" --no-debuginfod "$W/trace"
+check "--no-debuginfod: report prints the frames unresolved" unresolved
+check "--no-debuginfod: nothing asked (no client cache), nothing said" \
+	bash -c '[ ! -e "$1" ] && [ ! -s "$2" ]' _ "$W/c3" "$W/err"
 
-lookup c2 "$URL" debuginfo:"$MISSING" debuginfo:"$MISSING" debuginfo:"$BID" debuginfo:"$MISSING"
-check "server: a build-id it lacks, asked 3 times: 3 misses, the others found" \
+lookup d1 "$URL" debuginfo:"$BID" executable:"$BID"
+check "server: the driver finds debug file and executable in \$DEBUGINFOD_CACHE_PATH" \
+	bash -c 'grep -qx "debuginfo $1 $2/d1/$1/debuginfo" "$3" &&
+		 grep -qx "executable $1 $2/d1/$1/executable" "$3"' _ "$BID" "$W" "$W/out"
+check "server: ... the debug file names the functions at the unstripped binary's addresses" \
+	bash -c 'diff <(nm "$1" | grep -E " [Tt] (main|a|b)$") \
+		      <(nm "$2" | grep -E " [Tt] (main|a|b)$") >/dev/null &&
+		 [ "$(nm "$2" | grep -cE " [Tt] (main|a|b)$")" -eq 3 ]' _ "$W/app" "$W/d1/$BID/debuginfo"
+check "server: ... the executable is the stripped binary" cmp -s "$W/srv/app" "$W/d1/$BID/executable"
+readonly MISSING=feedfacefeedfacefeedfacefeedfacefeedface
+lookup d2 "$URL" debuginfo:$MISSING debuginfo:$MISSING debuginfo:"$BID" debuginfo:$MISSING
+check "server: a build-id it lacks, asked 3 times: 3 misses, the other found" \
 	test "$(grep -c "^debuginfo $MISSING error -2$" "$W/out")" -eq 3 -a \
-	     "$(grep -c "^debuginfo $BID $W/c2/" "$W/out")" -eq 1
-check "server: ... and one warning, with the server's answer" \
+	     "$(grep -c "^debuginfo $BID $W/d2/" "$W/out")" -eq 1
+check "server: ... one warning, with the server's answer" \
 	warned 1 "build-id $MISSING: no debug file from debuginfod: the server answered 404"
-
 # The progress line, on a terminal only (script(1) gives the driver a pty).
-script -qec "env DEBUGINFOD_CACHE_PATH=$W/c3 DEBUGINFOD_URLS=$URL $DRV debuginfo:$BID executable:$BID debuginfo:$BID" /dev/null >"$W/tty" 2>&1
+script -qec "env DEBUGINFOD_CACHE_PATH=$W/d3 DEBUGINFOD_URLS=$URL $DRV debuginfo:$BID executable:$BID debuginfo:$BID" \
+	/dev/null >"$W/tty" 2>&1
 check "server: on a terminal, one line per download (2 downloads, 3 lookups)" \
 	test "$(grep -c "downloading the .* of build-id $BID from $URL" "$W/tty")" -eq 2
 check "server: not on a terminal, none" bash -c '! grep -q downloading "$1"' _ "$W/err"
 
 kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null
 check "server stopped: refused at $URL" test "$(http_code "$URL/buildid/$BID/debuginfo")" = 000
-lookup c1 "$URL" debuginfo:"$BID"
-check "server stopped: the client's cache still answers" \
-	bash -c '[ ! -s "$1" ] && grep -qx "debuginfo $2 $3/c1/$2/debuginfo" "$4"' _ "$W/err" "$BID" "$W" "$W/out"
-lookup c4 "$URL" debuginfo:"$BID" executable:"$BID" debuginfo:"$BID"
-check "server stopped: not found" \
+report c4 "$URL" "$W/trace"
+check "server stopped: report prints the frames unresolved" unresolved
+check "server stopped: ... and one warning, the connection's error" \
+	warned 1 "build-id $BID: no debug file from debuginfod: Failed to connect to 127.0.0.1 port $PORT"
+report c1 "$URL" "$W/trace"
+check "server stopped: the client's cache still names them" named
+lookup d4 "$URL" debuginfo:"$BID" executable:"$BID" debuginfo:"$BID"
+check "server stopped: the driver's 3 lookups fail (-ECONNREFUSED)" \
 	test "$(grep -c "error -111$" "$W/out")" -eq 3
-check "server stopped: one warning per build-id and kind, saying why" \
-	warned 2 "build-id $BID: no "
-check "server stopped: ... the connection's error" \
-	test "$(grep -c "Failed to connect to 127.0.0.1 port $PORT" "$W/err")" -eq 2
-
-lookup c5 "" debuginfo:"$BID"
-check "no DEBUGINFOD_URLS: off (-ENOSYS), nothing said" \
-	bash -c 'grep -qx "debuginfo $1 error -38" "$2"' _ "$BID" "$W/out"
-check "no DEBUGINFOD_URLS: quiet" quiet
-lookup c5 "$URL" --no-debuginfod debuginfo:"$BID"
-check "--no-debuginfod: off, nothing said" \
+check "server stopped: one warning per build-id and kind" warned 2 "Failed to connect to 127.0.0.1 port $PORT"
+lookup d5 "" debuginfo:"$BID"
+check "no DEBUGINFOD_URLS: the driver's lookup is off (-ENOSYS), nothing said" \
+	bash -c 'grep -qx "debuginfo $1 error -38" "$2" && ! [ -s "$3" ]' _ "$BID" "$W/out" "$W/err"
+lookup d5 "$URL" --no-debuginfod debuginfo:"$BID"
+check "--no-debuginfod: the driver's lookup is off, nothing said" \
 	bash -c 'grep -qx "debuginfo $1 error -38" "$2" && ! [ -s "$3" ]' _ "$BID" "$W/out" "$W/err"
 
 # ---- a responder that answers badly ----------------------------------------
-B404=4040404040404040404040404040404040404040
-BGARB=6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a
-BPART=7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a
-BHEAD=$BID
-BOTHER=0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e
-python3 tools/tests/debuginfod_responder.py "$W/rport" "$B404=404" "$BGARB=garbage" \
-	"$BPART=partial" "$BHEAD=head:$W/srv/app.debug" "$BOTHER=file:$W/other" &
+python3 tools/tests/debuginfod_responder.py "$W/rport" "$W/srv/app.debug" "$W/other" &
 pids+=($!)
 setup "the test responder listens" wait_for 10 test -s "$W/rport"
 RURL=http://127.0.0.1:$(cat "$W/rport")
 
-lookup r1 "$RURL" debuginfo:$B404 debuginfo:$B404
-check "404: not found (-ENOENT), asked twice" test "$(grep -c "^debuginfo $B404 error -2$" "$W/out")" -eq 2
-check "404: one warning with the server's own reason" \
-	warned 1 "build-id $B404: no debug file from debuginfod: the server answered 404 no debug file here (test responder)"
+report r1 "$RURL/404" "$W/trace"
+check "404: report prints the frames unresolved" unresolved
+check "404: ... one warning, with the server's own reason" \
+	warned 1 "build-id $BID: no debug file from debuginfod: the server answered 404 no debug file here (test responder)"
+report r2 "$RURL/garbage" "$W/trace"
+check "garbage: report prints the frames unresolved" unresolved
+check "garbage: ... one warning, saying it is not ELF" \
+	warned 1 "build-id $BID: debuginfod's debug file $W/r2/$BID/debuginfo is not an ELF file"
+check "garbage: removed from the cache" test ! -e "$W/r2/$BID/debuginfo"
+report r3 "$RURL/garbage" "$W/nostore"
+check "garbage, no store: report prints the frames unresolved" unresolved
 
-lookup r2 "$RURL" debuginfo:$BGARB debuginfo:$BGARB
-check "garbage: refused, asked twice" test "$(grep -c "^debuginfo $BGARB error -22$" "$W/out")" -eq 2
-check "garbage: one warning, not an ELF file" warned 1 "build-id $BGARB: debuginfod's debug file"
-check "garbage: ... saying so" grep -q "is not an ELF file" "$W/err"
-check "garbage: removed from the cache" test ! -e "$W/r2/$BGARB/debuginfo"
-
-lookup r3 "$RURL" debuginfo:$BPART
+lookup d6 "$RURL/404" debuginfo:"$BID" debuginfo:"$BID"
+check "404: the driver: not found (-ENOENT) twice, one warning" \
+	bash -c '[ "$(grep -c "^debuginfo $1 error -2$" "$2")" -eq 2 ] && [ "$(wc -l <"$3")" -eq 1 ]' \
+	_ "$BID" "$W/out" "$W/err"
+lookup d7 "$RURL/partial" debuginfo:"$BID"
 check "a transfer cut short: not found, one warning with the transfer's error" \
-	bash -c 'grep -q "^debuginfo $1 error -" "$2" && [ "$(wc -l <"$3")" -eq 1 ] &&
-		 grep -q "build-id $1: no debug file from debuginfod: transfer closed with" "$3"' \
-	_ $BPART "$W/out" "$W/err"
-
-lookup r4 "$RURL" debuginfo:$BHEAD
-check "a cut ELF file (its first 512 bytes): refused" \
-	bash -c 'grep -qx "debuginfo $1 error -22" "$2"' _ $BHEAD "$W/out"
-check "a cut ELF file: one warning" warned 1 "build-id $BHEAD: debuginfod's debug file"
-
-lookup r5 "$RURL" executable:$BOTHER
-check "another binary's ELF file: refused" \
-	bash -c 'grep -qx "executable $1 error -22" "$2"' _ $BOTHER "$W/out"
+	bash -c 'grep -q "^debuginfo $1 error -" "$2"' _ "$BID" "$W/out"
+check "a transfer cut short: ... one warning" \
+	warned 1 "build-id $BID: no debug file from debuginfod: transfer closed with"
+lookup d8 "$RURL/head" debuginfo:"$BID"
+check "a cut ELF file (its first 512 bytes): refused (-EINVAL)" \
+	grep -qx "debuginfo $BID error -22" "$W/out"
+check "a cut ELF file: one warning" warned 1 "build-id $BID: debuginfod's debug file"
+lookup d9 "$RURL/other" executable:"$BID"
+check "another binary's ELF file: refused (-EINVAL)" grep -qx "executable $BID error -22" "$W/out"
 check "another binary's ELF file: one warning saying so" \
 	warned 1 "is the ELF file of another build-id"
 

@@ -2,18 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0
 """A debuginfod stand-in that answers badly, for tools/tests/debuginfod-host.sh.
 
-  debuginfod_responder.py PORTFILE BUILDID=ANSWER...
+  debuginfod_responder.py PORTFILE ELF_FILE OTHER_ELF
 
 Listens on 127.0.0.1 (a port the kernel picks, written to PORTFILE once it
-listens) and answers GET /buildid/BUILDID/{debuginfo,executable} as told:
+listens) and answers GET /ANSWER/buildid/ID/{debuginfo,executable}, for
+any ID, as the URL's first part says (a client given the URL
+http://127.0.0.1:PORT/ANSWER asks there):
 
-  404         404 with the reason "no debug file here (test responder)"
-  garbage     200 with bytes that are not ELF
-  partial     200 promising 4096 bytes, sending 100, then closing
-  head:PATH   200 with the first 512 bytes of PATH (a cut ELF file)
-  file:PATH   200 with PATH whole (an ELF file of another build-id)
+  404       404 with the reason "no debug file here (test responder)"
+  garbage   200 with bytes that are not ELF
+  partial   200 promising 4096 bytes, sending 100, then closing
+  head      200 with the first 512 bytes of ELF_FILE (a cut ELF file)
+  other     200 with OTHER_ELF whole (an ELF file of another build-id)
 
-Any other request gets a plain 404.  Runs until killed.
+Anything else gets a plain 404.  Runs until killed.
 """
 import http.server
 import os
@@ -23,10 +25,7 @@ REASON = "no debug file here (test responder)"
 
 
 def main():
-    portfile, answers = sys.argv[1], {}
-    for arg in sys.argv[2:]:
-        bid, answer = arg.split("=", 1)
-        answers[bid] = answer
+    portfile, elf_file, other_elf = sys.argv[1:4]
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
@@ -40,18 +39,18 @@ def main():
         def do_GET(self):
             parts = self.path.strip("/").split("/")
             answer = None
-            if len(parts) == 3 and parts[0] == "buildid" and \
-                    parts[2] in ("debuginfo", "executable"):
-                answer = answers.get(parts[1])
+            if len(parts) == 4 and parts[1] == "buildid" and \
+                    parts[3] in ("debuginfo", "executable"):
+                answer = parts[0]
             if answer == "garbage":
                 self.send_bytes(b"this is not an ELF file\n" * 8)
             elif answer == "partial":
                 self.send_bytes(b"\x7fELF" + b"\0" * 96, length=4096)
-            elif answer and answer.startswith("head:"):
-                with open(answer[5:], "rb") as f:
+            elif answer == "head":
+                with open(elf_file, "rb") as f:
                     self.send_bytes(f.read(512))
-            elif answer and answer.startswith("file:"):
-                with open(answer[5:], "rb") as f:
+            elif answer == "other":
+                with open(other_elf, "rb") as f:
                     self.send_bytes(f.read())
             else:
                 self.send_error(404, REASON if answer == "404" else None)
