@@ -247,6 +247,10 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 		char ewhy[256];
 
 		err = read_binary(b, ewhy, sizeof(ewhy));
+		if (!err && !b->nr_syms) {
+			snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
+			err = -EINVAL;
+		}
 		if (err)
 			snprintf(why, sizeof(why), "build-id %s: %s", hex, ewhy);
 	}

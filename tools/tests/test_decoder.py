@@ -2517,6 +2517,17 @@ def user_seed_trace(d):
     ])
 
 
+def user_store_seed_trace(d):
+    """app_events() of a tiny ELF compiled beside @d, its store filled
+    (fuzz_corpus.py's seed with a store)."""
+    class Tmp:
+        tmp = os.path.dirname(d)
+    app = build_elf(Tmp, 'app')
+    user_trace(d, app_events(app))
+    fill_store(d, 'stored 1 binary (')
+    return d
+
+
 def fill_store(d, *expect):
     """ringtrace symbols D: the line it prints starts with @expect."""
     r = rt('symbols', d, asan=True)
@@ -2709,7 +2720,7 @@ def app_store_file(d, app):
 @test
 def user_frames_unresolved_and_bad_store(ctx):
     """No store, a build-id not in it, a store file holding another
-    binary, cut, of no ELF, or with no header: frames print as
+    binary, cut, of no ELF, stripped, or with no header: frames print as
     binary+0xFILEOFF [bid:xxxxxxxx], with one warning, exit 0."""
     app = build_elf(ctx, 'app')
     other = build_elf(ctx, 'other', 2)
@@ -2723,14 +2734,17 @@ def user_frames_unresolved_and_bad_store(ctx):
     other_file = open(app_store_file(o, other), 'rb').read()
     nl = good.index(b'\n') + 1
     junk = b'this is no ELF file' * 40
+    r = run(['strip', '--strip-all', '-o', app['path'] + '.stripped', app['path']])
+    check(r.returncode == 0, 'strip: ' + r.stderr)
+    stripped = open(app['path'] + '.stripped', 'rb').read()
     cases = {
         'nostore': None,
         'notinstore': 'missing',
         'otherbinary': other_file,
         'cut': good[:nl + (len(good) - nl) // 2],
         'headeronly': good[:nl],
-        'notelf': ('ringtrace-buildid 1 %d 0 /x/app\n' % len(junk)).encode() +
-                  raw_zstd_frame(junk),
+        'notelf': store_file(junk),
+        'stripped': store_file(stripped),
         'sizelies': good.replace(b'ringtrace-buildid 1 ', b'ringtrace-buildid 1 1', 1),
         'noheader': good[nl:],
     }
@@ -2757,6 +2771,51 @@ def user_frames_unresolved_and_bad_store(ctx):
         check(r.returncode == 0 and 'app;app+0x%x [bid:%s];' % (off['main'], bid) in r.stdout
               and r.stderr.count('\n') == 1,
               '%s: --folded %r %s' % (name, r.stderr, r.stdout))
+
+
+def store_file(image, path='/x/app'):
+    """A store file of @image: its header line, one zstd frame."""
+    return ('ringtrace-buildid 1 %d 0 %s\n' % (len(image), path)).encode() + \
+        raw_zstd_frame(image)
+
+
+@test
+def user_frames_damaged_binary(ctx):
+    """A stored binary damaged inside its own bytes (its build-id note
+    intact, so that it opens): bytes changed at random, or cut short.
+    report never crashes, exits 0, and each frame is a function of the
+    binary or the unresolved form, with at most one warning."""
+    app = build_elf(ctx, 'app')
+    src = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    fill_store(src, 'stored 1 binary (')
+    image = open(app['path'], 'rb').read()
+    note = image.find(app['bid'])
+    check(note > 0, 'the build-id in the binary')
+    rng = random.Random(30)
+    d = ctx.copy(src)
+    f = app_store_file(d, app)
+    frame = re.compile(r'^(?:(?:main|a|b)\+0x[0-9a-f]+ \(app\)|app\+0x[0-9a-f]+ \[bid:%s\])$'
+                       % app['bid'][:4].hex())
+    bad = []
+    for i in range(40):
+        m = bytearray(image)
+        if i % 4 == 3:
+            m = m[:rng.randint(note + len(app['bid']), len(m) - 1)]
+        else:
+            for _ in range(rng.choice((1, 4, 32))):
+                k = rng.randrange(len(m))
+                if not note - 16 <= k < note + len(app['bid']):
+                    m[k] = rng.choice((0, 0xff, rng.randrange(256)))
+        open(f, 'wb').write(store_file(bytes(m)))
+        r = rt('report', d, asan=True)
+        got = frames_after(r.stdout, ' sched_switch: prev_comm="app"')[4:]
+        if 'Sanitizer' in r.stderr or 'runtime error' in r.stderr or r.returncode or \
+                r.stderr.count('\n') > 1 or len(got) != 3 or \
+                not all(frame.match(g) for g in got):
+            keep = os.path.join(ctx.tmp, 'damaged-%d' % i)
+            shutil.copytree(d, keep)
+            bad.append('%s: exit %d %s %s' % (keep, r.returncode, got, r.stderr[-800:]))
+    check(not bad, '%d of 40 damaged binaries:\n%s' % (len(bad), '\n'.join(bad[:3])))
 
 
 @test
