@@ -247,7 +247,11 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 		char ewhy[256];
 
 		err = read_binary(b, ewhy, sizeof(ewhy));
-		if (!err && !b->nr_syms) {
+		/*
+		 * No function, but segments: kept for debuginfod's debug file
+		 * (usym_resolve()), which says why if it has none.
+		 */
+		if (!err && !b->nr_syms && !dbginfo_enabled()) {
 			snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
 			err = -EINVAL;
 		}
