@@ -217,6 +217,23 @@ static bool check_file(int fd, const uint8_t *id, size_t len, char *why, size_t 
 	return match;
 }
 
+/*
+ * Whether @path is where the client caches @kind of build-id @hex
+ * (".../HEX/debuginfo"): only such a file is removed when it is bad.
+ */
+static bool in_cache(const char *path, const char *hex, enum kind kind)
+{
+	static const char *const file[] = {
+		[DEBUGINFO] = "debuginfo",
+		[EXECUTABLE] = "executable",
+	};
+	size_t n = path ? strlen(path) : 0, f = strlen(file[kind]), h = strlen(hex);
+
+	return n > f + h + 1 && !strcmp(path + n - f, file[kind]) &&
+	       path[n - f - 1] == '/' && !strncmp(path + n - f - 1 - h, hex, h) &&
+	       path[n - f - h - 2] == '/';
+}
+
 /* @a filled by asking the servers: a checked path, or an error said once. */
 static void ask(struct answer *a)
 {
@@ -247,10 +264,10 @@ static void ask(struct answer *a)
 	}
 	server_reason(0, why, sizeof(why));	/* empties the log */
 	if (!check_file(fd, a->id, a->len, why, sizeof(why))) {
-		warn("build-id %s: debuginfod's %s %s is %s: removed from the cache",
-		     hex, kind_name[a->kind], path ? path : "", why);
-		if (path)
-			unlink(path);
+		bool cached = in_cache(path, hex, a->kind);
+
+		warn("build-id %s: debuginfod's %s %s is %s%s", hex, kind_name[a->kind],
+		     path ? path : "", why, cached && !unlink(path) ? ": removed from the cache" : "");
 		close(fd);
 		free(path);
 		a->err = -EINVAL;
