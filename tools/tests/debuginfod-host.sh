@@ -203,7 +203,10 @@ check "--no-debuginfod: the driver's lookup is off, nothing said" \
 	bash -c 'grep -qx "debuginfo $1 error -38" "$2" && ! [ -s "$3" ]' _ "$BID" "$W/out" "$W/err"
 
 # ---- a responder that answers badly ----------------------------------------
-python3 tools/tests/debuginfod_responder.py "$W/rport" "$W/srv/app.debug" "$W/other" &
+# The interpreter itself, not a wrapper (pyenv's shim) whose death would
+# leave the responder running.
+"$(python3 -c 'import sys; print(sys.executable)')" tools/tests/debuginfod_responder.py \
+	"$W/rport" "$W/srv/app.debug" "$W/other" &
 pids+=($!)
 setup "the test responder listens" wait_for 10 test -s "$W/rport"
 RURL=http://127.0.0.1:$(cat "$W/rport")
