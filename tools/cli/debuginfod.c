@@ -15,8 +15,9 @@
  *
  * A file that arrives is checked before it is handed out: ELF, with an
  * NT_GNU_BUILD_ID note equal to the build-id asked.  One that fails (a
- * server answering garbage, a truncated file, another binary's) is removed
- * from the cache, so that a later report asks again, and said like a miss.
+ * server answering garbage, a truncated file, another binary's) is said
+ * like a miss and removed from the client's cache, so that a later report
+ * asks again.
  */
 #include <elfutils/debuginfod.h>
 #include <errno.h>
@@ -31,9 +32,9 @@
 #include "cli.h"
 #include "debuginfod.h"
 
-/* libdebuginfod's own bound on a build-id (MAX_BUILD_ID_BYTES). */
+/* Our bound on a build-id: GNU's are 20 bytes, the kernel takes up to 20. */
 #define BUILD_ID_MAX	64
-/* What is read of the verbose log after a lookup: its last lines matter. */
+/* The verbose log of one lookup: a few dozen lines; more is not read. */
 #define LOG_MAX		(64 * 1024)
 
 enum kind { DEBUGINFO, EXECUTABLE };
@@ -119,7 +120,7 @@ static debuginfod_client *client(void)
 	return dbg.client;
 }
 
-/* Line @line of the log without its prefix @prefix and trailing \r; or NULL. */
+/* @line after @prefix, or NULL when it does not start with it. */
 static const char *after(const char *line, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -129,7 +130,7 @@ static const char *after(const char *line, const char *prefix)
 
 /*
  * What the servers said, from the verbose log, into @why: the last HTTP
- * status line that is not a success ("404 Not Found"), else the last
+ * status line of an error (4xx, 5xx: "404 Not Found"), else the last
  * transfer error ("Failed to connect to ..."), else, for a miss no server
  * was asked about, the client cache's answer.  False if none of these.
  */
@@ -155,7 +156,7 @@ static bool server_reason(int err, char *why, size_t size)
 			/* "1.1 404 Not Found": the code and the reason. */
 			s += strcspn(s, " ");
 			s += strspn(s, " ");
-			if (*s && *s != '2')
+			if (*s == '4' || *s == '5')
 				snprintf(status, sizeof(status), "%s", s);
 		} else if ((s = after(line, "url ")) && (s += strspn(s, "0123456789"), *s == ' ')) {
 			/* "url 0 http://...": asked; "url 0 Failed to ...": an error. */
@@ -187,7 +188,10 @@ static bool check_file(int fd, const uint8_t *id, size_t len, char *why, size_t 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(why, size, "not an ELF file (%s)", elf_errmsg(-1));
+		if (elf)
+			snprintf(why, size, "not an ELF file");
+		else
+			snprintf(why, size, "not an ELF file (%s)", elf_errmsg(-1));
 		elf_end(elf);
 		return false;
 	}
