@@ -726,7 +726,7 @@ struct view {
 	struct top_fns *top;		/* --stat: the stacks' functions */
 	bool *kept;	/* by CPU: its last event was printed */
 	bool pair_kept;			/* the last event: printed (or counted) */
-	int32_t pair_pid;		/* the last event's process */
+	int32_t pair_tid;		/* the last event's thread */
 };
 
 static void view_init(struct view *v, const struct opts *o, const char *dir,
@@ -742,8 +742,8 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	make_filter(&v->f, o, md, mb, dir);
 	v->th = rt_threads_new(md);
 	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
-	v->sr = stackrec_new();
-	v->um = umaps_new();
+	v->sr = stackrec_new(md);
+	v->um = umaps_new(md);
 	if (!v->th || !v->kept || !v->sr || !v->um)
 		die("out of memory");
 	v->names = stack_names_new(dir, v->um);
@@ -756,7 +756,8 @@ static void view_set_metadata(struct view *v, const struct rt_metadata *md)
 {
 	free(v->f.events);
 	v->f.events = select_md_events(v->o->events, md);
-	if (rt_threads_set_metadata(v->th, md))
+	if (rt_threads_set_metadata(v->th, md) || stackrec_set_metadata(v->sr, md) ||
+	    umaps_set_metadata(v->um, md))
 		die("out of memory");
 	v->md = md;
 }
@@ -777,12 +778,15 @@ static void view_free(struct view *v)
 /* An event's stacks go with it: printed under it (or counted), or not. */
 static void view_pair(struct view *v, const struct stack_pair *p)
 {
+	int32_t pid;
+
 	if (!v->pair_kept)
 		return;
+	pid = stack_pair_pid(p, v->th, v->pair_tid);
 	if (v->top)
-		top_fns_add(v->top, v->names, p, v->pair_pid);
+		top_fns_add(v->top, v->names, p, pid);
 	else
-		stack_pair_print(stdout, v->names, p, v->pair_pid);
+		stack_pair_print(stdout, v->names, p, pid);
 }
 
 /* The stacks of the last event, before items of another trace are printed. */
@@ -798,21 +802,20 @@ static void view_flush(struct view *v)
 static void view_item(struct view *v, const struct rt_item *it)
 {
 	const struct stack_pair *p = stackrec_feed(v->sr, it);
-	int32_t tid, owner;
+	int32_t tid;
 	bool keep;
 
 	/* Before this item is printed or learnt from: the last event's stacks. */
 	if (p)
 		view_pair(v, p);
-	if (stackrec_is_trailer(it))
+	if (stackrec_is_trailer(v->sr, it))
 		return;
 	tid = rt_threads_owner(v->th, it);
 	keep = wanted(&v->f, it, v->md, v->th, tid);
 	v->kept[it->cpu] = keep;
 	if (it->type == RT_ITEM_EVENT) {
-		owner = tid;
 		v->pair_kept = keep;
-		v->pair_pid = stack_owner_pid(it, v->th, &owner);
+		v->pair_tid = tid;
 	}
 	if (keep && v->st)
 		stat_feed(v->st, it, tid);
