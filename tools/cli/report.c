@@ -724,7 +724,6 @@ struct view {
 	struct umaps *um;		/* the processes' mappings */
 	struct stack_names *names;	/* what names the frames */
 	struct top_fns *top;		/* --stat: the stacks' functions */
-	bool *kept;	/* by CPU: its last event was printed */
 	bool pair_kept;			/* the last event: printed (or counted) */
 	int32_t pair_tid;		/* the last event's thread */
 };
@@ -741,10 +740,9 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	v->mb = mb;
 	make_filter(&v->f, o, md, mb, dir);
 	v->th = rt_threads_new(md);
-	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
 	v->sr = stackrec_new(md);
 	v->um = umaps_new(md);
-	if (!v->th || !v->kept || !v->sr || !v->um)
+	if (!v->th || !v->sr || !v->um)
 		die("out of memory");
 	v->names = stack_names_new(dir, v->um);
 	if (o->stat)
@@ -768,7 +766,6 @@ static void view_free(struct view *v)
 	stack_names_free(v->names);
 	umaps_free(v->um);
 	stackrec_free(v->sr);
-	free(v->kept);
 	free(v->f.events);
 	free(v->f.cpus);
 	cgroup_ids_free(&v->f.cgroups);
@@ -812,7 +809,6 @@ static void view_item(struct view *v, const struct rt_item *it)
 		return;
 	tid = rt_threads_owner(v->th, it);
 	keep = wanted(&v->f, it, v->md, v->th, tid);
-	v->kept[it->cpu] = keep;
 	if (it->type == RT_ITEM_EVENT) {
 		v->pair_kept = keep;
 		v->pair_tid = tid;

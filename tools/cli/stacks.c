@@ -44,12 +44,13 @@ struct ksyms *stack_symbols(const char *dir)
 	return ks;
 }
 
-/* ---- folded stacks ------------------------------------------------------- */
+/* ---- strings -> weights ------------------------------------------------- */
 
 /*
- * Folded stack -> weight, open addressing (FNV-1a).  Written here: libc's
- * hsearch() keeps one global table that cannot be iterated or freed entry
- * by entry, and the CLI links no container library for this one map.
+ * String -> weight (a folded stack's count, a function's or a node's
+ * id), open addressing (FNV-1a).  Written here: libc's hsearch() keeps one
+ * global table that cannot be iterated or freed entry by entry, and the
+ * CLI links no container library for these maps.
  */
 struct fold {
 	char *key;
