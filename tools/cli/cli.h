@@ -152,11 +152,12 @@ struct stack_names;
 struct stack_names *stack_names_new(const char *dir, const struct umaps *um);
 void stack_names_free(struct stack_names *n);
 /*
- * The process an event's user stack is of, -1 unknown; *@tid: its thread
- * (in: the event's owner; a cpu_sample's own tid and pid win).
+ * The process a pair's user stack is of, -1 unknown: a cpu_sample's own,
+ * else that of @tid, the thread its event belongs to (rt_threads_owner()),
+ * as @th says when the pair is handed out.
  */
-int32_t stack_owner_pid(const struct rt_item *it, const struct rt_threads *th,
-			int32_t *tid);
+int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
+		       int32_t tid);
 /*
  * Under its event, leaf first, one frame a line: the kernel's
  * "    function+0xoff [module]", then the user's

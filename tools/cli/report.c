@@ -725,9 +725,8 @@ struct view {
 	struct umaps *um;		/* the processes' mappings */
 	struct stack_names *names;	/* what names the frames */
 	struct top_fns *top;		/* --stat: the stacks' functions */
-	bool *kept;	/* by CPU: its last event was printed */
 	bool pair_kept;			/* the last event: printed (or counted) */
-	int32_t pair_pid;		/* the last event's process */
+	int32_t pair_tid;		/* the last event's thread */
 };
 
 static void view_init(struct view *v, const struct opts *o, const char *dir,
@@ -742,10 +741,9 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	v->mb = mb;
 	make_filter(&v->f, o, md, mb, dir);
 	v->th = rt_threads_new(md);
-	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
-	v->sr = stackrec_new();
-	v->um = umaps_new();
-	if (!v->th || !v->kept || !v->sr || !v->um)
+	v->sr = stackrec_new(md);
+	v->um = umaps_new(md);
+	if (!v->th || !v->sr || !v->um)
 		die("out of memory");
 	v->names = stack_names_new(dir, v->um);
 	if (o->stat)
@@ -757,7 +755,8 @@ static void view_set_metadata(struct view *v, const struct rt_metadata *md)
 {
 	free(v->f.events);
 	v->f.events = select_md_events(v->o->events, md);
-	if (rt_threads_set_metadata(v->th, md))
+	if (rt_threads_set_metadata(v->th, md) || stackrec_set_metadata(v->sr, md) ||
+	    umaps_set_metadata(v->um, md))
 		die("out of memory");
 	v->md = md;
 }
@@ -768,7 +767,6 @@ static void view_free(struct view *v)
 	stack_names_free(v->names);
 	umaps_free(v->um);
 	stackrec_free(v->sr);
-	free(v->kept);
 	free(v->f.events);
 	free(v->f.cpus);
 	cgroup_ids_free(&v->f.cgroups);
@@ -778,12 +776,15 @@ static void view_free(struct view *v)
 /* An event's stacks go with it: printed under it (or counted), or not. */
 static void view_pair(struct view *v, const struct stack_pair *p)
 {
+	int32_t pid;
+
 	if (!v->pair_kept)
 		return;
+	pid = stack_pair_pid(p, v->th, v->pair_tid);
 	if (v->top)
-		top_fns_add(v->top, v->names, p, v->pair_pid);
+		top_fns_add(v->top, v->names, p, pid);
 	else
-		stack_pair_print(stdout, v->names, p, v->pair_pid);
+		stack_pair_print(stdout, v->names, p, pid);
 }
 
 /* The stacks of the last event, before items of another trace are printed. */
@@ -799,21 +800,19 @@ static void view_flush(struct view *v)
 static void view_item(struct view *v, const struct rt_item *it)
 {
 	const struct stack_pair *p = stackrec_feed(v->sr, it);
-	int32_t tid, owner;
+	int32_t tid;
 	bool keep;
 
 	/* Before this item is printed or learnt from: the last event's stacks. */
 	if (p)
 		view_pair(v, p);
-	if (stackrec_is_trailer(it))
+	if (stackrec_is_trailer(v->sr, it))
 		return;
 	tid = rt_threads_owner(v->th, it);
 	keep = wanted(&v->f, it, v->md, v->th, tid);
-	v->kept[it->cpu] = keep;
 	if (it->type == RT_ITEM_EVENT) {
-		owner = tid;
 		v->pair_kept = keep;
-		v->pair_pid = stack_owner_pid(it, v->th, &owner);
+		v->pair_tid = tid;
 	}
 	if (keep && v->st)
 		stat_feed(v->st, it, tid);

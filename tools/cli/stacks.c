@@ -44,12 +44,13 @@ struct ksyms *stack_symbols(const char *dir)
 	return ks;
 }
 
-/* ---- folded stacks ------------------------------------------------------- */
+/* ---- strings -> weights ------------------------------------------------- */
 
 /*
- * Folded stack -> weight, open addressing (FNV-1a).  Written here: libc's
- * hsearch() keeps one global table that cannot be iterated or freed entry
- * by entry, and the CLI links no container library for this one map.
+ * String -> weight (a folded stack's count, a function's or a node's
+ * id), open addressing (FNV-1a).  Written here: libc's hsearch() keeps one
+ * global table that cannot be iterated or freed entry by entry, and the
+ * CLI links no container library for these maps.
  */
 struct fold {
 	char *key;
@@ -415,13 +416,13 @@ struct offcpu {
 struct last_event {
 	bool is_switch;
 	int32_t tid;			/* the thread it belongs to (switch: prev) */
-	int32_t pid;			/* its process, for user frames; -1 unknown */
 	char comm[32];
 	uint64_t ts;
 };
 
 struct fold_state {
 	const struct rt_trace *t;
+	const struct rt_threads *th;
 	struct stack_names *names;
 	bool off_cpu;
 	bool user;			/* a stack had user frames */
@@ -430,19 +431,12 @@ struct fold_state {
 	struct last_event *last;	/* by CPU number */
 };
 
-int32_t stack_owner_pid(const struct rt_item *it, const struct rt_threads *th,
-			int32_t *tid)
+int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
+		       int32_t tid)
 {
-	const struct rt_field_value *t, *p;
-
-	/* A sample says whose it is: the CPU's thread may not be known. */
-	if (!strcmp(it->event->name, "cpu_sample") &&
-	    (t = rt_item_field(it, "tid", RT_USE_INT)) &&
-	    (p = rt_item_field(it, "pid", RT_USE_INT))) {
-		*tid = (int32_t)rt_field_s64(t, 0);
-		return (int32_t)rt_field_s64(p, 0);
-	}
-	return *tid < 0 ? -1 : rt_threads_pid(th, *tid);
+	if (p->pid >= 0)
+		return p->pid;
+	return tid < 0 ? -1 : rt_threads_pid(th, tid);
 }
 
 static void fold_event(struct fold_state *s, const struct rt_item *it,
@@ -454,7 +448,6 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 
 	l->is_switch = !strcmp(it->event->name, "sched_switch");
 	l->ts = it->timestamp;
-	l->pid = stack_owner_pid(it, th, &owner);
 	l->tid = owner;
 	comm = rt_threads_comm(th, owner, it->cpu);
 	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "<...>");
@@ -468,7 +461,6 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 		return;
 	}
 	l->tid = (int32_t)rt_field_s64(prev, 0);
-	l->pid = rt_threads_pid(th, l->tid);
 	if (pcomm) {
 		size_t n = pcomm->count < sizeof(l->comm) - 1 ?
 			   pcomm->count : sizeof(l->comm) - 1;
@@ -496,6 +488,7 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 static void fold_pair(struct fold_state *s, const struct stack_pair *p)
 {
 	struct last_event *l = &s->last[p->cpu];
+	const char *comm = l->comm;
 	struct offcpu *w;
 	bool created;
 	char *key;
@@ -505,7 +498,10 @@ static void fold_pair(struct fold_state *s, const struct stack_pair *p)
 		return;
 	if (p->user.present && p->user.nr)
 		s->user = true;
-	key = fold_key(l->comm, s->names, p, l->pid);
+	/* A sample is its own thread's, whichever the CPU's was. */
+	if (p->tid >= 0 && !(comm = rt_threads_comm(s->th, p->tid, p->cpu)))
+		comm = "<...>";
+	key = fold_key(comm, s->names, p, stack_pair_pid(p, s->th, l->tid));
 	if (!s->off_cpu) {
 		folds_get(&s->folds, key)->weight++;
 		free(key);
@@ -543,10 +539,11 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 	s.t = t;
 	s.last = calloc(RT_MAX_CPUS, sizeof(*s.last));
 	th = rt_threads_new(t->md);
-	sr = stackrec_new();
-	um = umaps_new();
+	sr = stackrec_new(t->md);
+	um = umaps_new(t->md);
 	if (!s.last || !th || !sr || !um)
 		die("out of memory");
+	s.th = th;
 	s.names = stack_names_new(dir, um);
 	rt_tidmap_init(&s.waiting, sizeof(struct offcpu));
 
@@ -555,7 +552,7 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 		/* An event's stacks, before the item after them says anything. */
 		if ((p = stackrec_feed(sr, it)))
 			fold_pair(&s, p);
-		if (stackrec_is_trailer(it))
+		if (stackrec_is_trailer(sr, it))
 			continue;
 		if (it->type == RT_ITEM_EVENT)
 			fold_event(&s, it, th, rt_threads_owner(th, it));

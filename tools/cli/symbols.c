@@ -106,35 +106,32 @@ static int cmp_cand(const void *a, const void *b)
 /* One pass over the trace: its binaries, and how often its stacks hit each. */
 static int collect(const char *dir, struct cands *c)
 {
-	struct stackrec *sr = stackrec_new();
-	struct umaps *um = umaps_new();
+	struct stackrec *sr = NULL;
+	struct umaps *um = NULL;
 	const struct stack_pair *p;
 	const struct rt_item *it;
 	struct rt_threads *th;
 	struct rt_trace *t;
 	const char *error;
 	struct merge *m;
-	int32_t pid = -1, status;
+	int32_t tid = -1, status;
 
 	t = open_trace(dir, false);
-	if (!t) {
-		stackrec_free(sr);
-		umaps_free(um);
+	if (!t)
 		return 1;
-	}
 	th = rt_threads_new(t->md);
+	sr = stackrec_new(t->md);
+	um = umaps_new(t->md);
 	if (!sr || !um || !th)
 		die("out of memory");
 	m = merge_open(t, false);
 	while ((it = merge_next(m))) {
 		if ((p = stackrec_feed(sr, it)))
-			count_hits(c, um, p, pid);
-		if (stackrec_is_trailer(it))
+			count_hits(c, um, p, stack_pair_pid(p, th, tid));
+		if (stackrec_is_trailer(sr, it))
 			continue;
 		if (it->type == RT_ITEM_EVENT) {
-			int32_t tid = rt_threads_owner(th, it);
-
-			pid = stack_owner_pid(it, th, &tid);
+			tid = rt_threads_owner(th, it);
 			if (!strcmp(it->event->name, "user_mmap"))
 				add_mmap(c, it);
 		}
@@ -143,7 +140,7 @@ static int collect(const char *dir, struct cands *c)
 			die("out of memory");
 	}
 	if ((p = stackrec_flush(sr)))
-		count_hits(c, um, p, pid);
+		count_hits(c, um, p, stack_pair_pid(p, th, tid));
 	error = merge_error(m);
 	if (error)
 		error_line("%s", error);

@@ -9,8 +9,7 @@
 
 #include "stackrec.h"
 
-#define KSTACK_EVENT	"kernel_stack"
-#define USTACK_EVENT	"user_stack"
+enum kind { K_OTHER, K_KSTACK, K_USTACK, K_SAMPLE };
 
 struct ips_buf {
 	uint64_t *v;
@@ -18,6 +17,8 @@ struct ips_buf {
 };
 
 struct stackrec {
+	const struct rt_metadata *md;
+	uint8_t *kinds;			/* enum kind, by position in md->events */
 	bool open;			/* pair is the last event's, its stacks to come */
 	bool has_stack;			/* it has one: handed out when complete */
 	struct stack_pair pair;
@@ -25,25 +26,70 @@ struct stackrec {
 	struct ips_buf kbuf, ubuf;
 };
 
-struct stackrec *stackrec_new(void)
+int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md)
 {
-	return calloc(1, sizeof(struct stackrec));
+	uint8_t *k = calloc(md->nr_events + 1, 1);
+
+	if (!k)
+		return -1;
+	for (unsigned int i = 0; i < md->nr_events; i++) {
+		const char *name = md->events[i].name;
+
+		k[i] = !strcmp(name, "kernel_stack") ? K_KSTACK :
+		       !strcmp(name, "user_stack") ? K_USTACK :
+		       !strcmp(name, "cpu_sample") ? K_SAMPLE : K_OTHER;
+	}
+	free(sr->kinds);
+	sr->kinds = k;
+	sr->md = md;
+	return 0;
+}
+
+struct stackrec *stackrec_new(const struct rt_metadata *md)
+{
+	struct stackrec *sr = calloc(1, sizeof(*sr));
+
+	if (sr && stackrec_set_metadata(sr, md)) {
+		free(sr);
+		return NULL;
+	}
+	return sr;
 }
 
 void stackrec_free(struct stackrec *sr)
 {
 	if (!sr)
 		return;
+	free(sr->kinds);
 	free(sr->kbuf.v);
 	free(sr->ubuf.v);
 	free(sr);
 }
 
-bool stackrec_is_trailer(const struct rt_item *it)
+/* The kind of @it's event: a look-up by its position in the metadata. */
+static enum kind kind_of(const struct stackrec *sr, const struct rt_item *it)
 {
-	return it->type == RT_ITEM_EVENT &&
-	       (!strcmp(it->event->name, KSTACK_EVENT) ||
-		!strcmp(it->event->name, USTACK_EVENT));
+	const struct rt_event_desc *ev = it->event, *evs = sr->md->events;
+
+	if (it->type != RT_ITEM_EVENT || (uintptr_t)ev < (uintptr_t)evs ||
+	    (uintptr_t)ev >= (uintptr_t)(evs + sr->md->nr_events))
+		return K_OTHER;
+	return (enum kind)sr->kinds[ev - evs];
+}
+
+bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it)
+{
+	enum kind k = kind_of(sr, it);
+
+	return k == K_KSTACK || k == K_USTACK;
+}
+
+/* A cpu_sample's own tid or pid field, else -1. */
+static int32_t own_id(const struct rt_item *it, const char *name)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+
+	return v ? (int32_t)rt_field_s64(v, 0) : -1;
 }
 
 /* @it's ips into @b and @s; false when it has none or out of memory. */
@@ -84,21 +130,31 @@ static const struct stack_pair *close_pair(struct stackrec *sr)
 
 const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item *it)
 {
+	enum kind k = kind_of(sr, it);
 	const struct stack_pair *done;
 	bool user;
 
-	if (!stackrec_is_trailer(it)) {
+	if (k != K_KSTACK && k != K_USTACK) {
 		done = close_pair(sr);
 		if (it->type == RT_ITEM_EVENT) {
+			/* Field by field: this runs for every event read. */
 			sr->open = true;
-			sr->pair = (struct stack_pair){
-				.event = it->event, .cpu = it->cpu,
-				.timestamp = it->timestamp,
-			};
+			sr->pair.event = it->event;
+			sr->pair.cpu = it->cpu;
+			sr->pair.timestamp = it->timestamp;
+			sr->pair.tid = sr->pair.pid = -1;
+			sr->pair.kernel.present = sr->pair.user.present = false;
+			sr->pair.kernel.nr = sr->pair.user.nr = 0;
+			sr->pair.user_flags = 0;
+			/* A sample names its thread: the CPU's may not be known. */
+			if (k == K_SAMPLE) {
+				sr->pair.tid = own_id(it, "tid");
+				sr->pair.pid = own_id(it, "pid");
+			}
 		}
 		return done;
 	}
-	user = !strcmp(it->event->name, USTACK_EVENT);
+	user = k == K_USTACK;
 	/* Not the open event's: its event was lost; the open pair is done. */
 	if (!sr->open || it->cpu != sr->pair.cpu || it->timestamp != sr->pair.timestamp)
 		return close_pair(sr);

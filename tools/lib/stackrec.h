@@ -35,16 +35,23 @@ struct stack_pair {
 	const struct rt_event_desc *event;
 	uint32_t cpu;
 	uint64_t timestamp;
+	int32_t tid, pid;		/* the event's own (cpu_sample's), else -1 */
 	struct stack_ips kernel, user;
 	uint16_t user_flags;
 };
 
 struct stackrec;
 
-struct stackrec *stackrec_new(void);
+/*
+ * Items of @md's events (each event's kind is found by its name once).
+ * stackrec_set_metadata(): of @md from now on (a follower reloaded it);
+ * NULL / -1 out of memory (nothing changed).
+ */
+struct stackrec *stackrec_new(const struct rt_metadata *md);
+int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md);
 void stackrec_free(struct stackrec *sr);
 /* Whether @it is a trailer (kernel_stack, user_stack): no event of its own. */
-bool stackrec_is_trailer(const struct rt_item *it);
+bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it);
 /*
  * The next item in time order: the pair it completes, or NULL.  A pair
  * stays valid until the next call.  A trailer that follows no event of

@@ -21,16 +21,47 @@ struct proc {
 	struct umap **maps;		/* by start */
 };
 
+enum kind { K_OTHER, K_MMAP, K_EXEC, K_FORK };
+
 struct umaps {
 	struct rt_tidmap procs;		/* struct proc by pid */
+	const struct rt_metadata *md;
+	uint8_t *kinds;			/* enum kind, by position in md->events */
+	bool mmaps;			/* md declares user_mmap: anything to do */
 };
 
-struct umaps *umaps_new(void)
+int umaps_set_metadata(struct umaps *um, const struct rt_metadata *md)
+{
+	uint8_t *k = calloc(md->nr_events + 1, 1);
+
+	if (!k)
+		return -1;
+	um->mmaps = false;
+	for (unsigned int i = 0; i < md->nr_events; i++) {
+		const char *name = md->events[i].name;
+
+		k[i] = !strcmp(name, "user_mmap") ? K_MMAP :
+		       !strcmp(name, "sched_process_exec") ? K_EXEC :
+		       !strcmp(name, "sched_process_fork") ? K_FORK : K_OTHER;
+		um->mmaps |= k[i] == K_MMAP;
+	}
+	free(um->kinds);
+	um->kinds = k;
+	um->md = md;
+	return 0;
+}
+
+struct umaps *umaps_new(const struct rt_metadata *md)
 {
 	struct umaps *um = calloc(1, sizeof(*um));
 
-	if (um)
-		rt_tidmap_init(&um->procs, sizeof(struct proc));
+	if (!um)
+		return NULL;
+	rt_tidmap_init(&um->procs, sizeof(struct proc));
+	if (umaps_set_metadata(um, md)) {
+		free(um);
+		return NULL;
+	}
 	return um;
 }
 
@@ -62,6 +93,7 @@ void umaps_free(struct umaps *um)
 		}
 	}
 	rt_tidmap_free(&um->procs);
+	free(um->kinds);
 	free(um);
 }
 
@@ -259,15 +291,19 @@ static int feed_mmap(struct umaps *um, const struct rt_item *it)
 
 int umaps_feed(struct umaps *um, const struct rt_item *it)
 {
-	const char *name;
+	const struct rt_event_desc *ev = it->event, *evs = um->md->events;
+	enum kind k;
 	bool ok = true;
 
-	if (it->type != RT_ITEM_EVENT)
+	/* Every item comes here: without mappings, nothing to look at. */
+	if (!um->mmaps || it->type != RT_ITEM_EVENT ||
+	    (uintptr_t)ev < (uintptr_t)evs ||
+	    (uintptr_t)ev >= (uintptr_t)(evs + um->md->nr_events))
 		return 0;
-	name = it->event->name;
-	if (!strcmp(name, "user_mmap"))
+	k = (enum kind)um->kinds[ev - evs];
+	if (k == K_MMAP)
 		return feed_mmap(um, it);
-	if (!strcmp(name, "sched_process_exec")) {
+	if (k == K_EXEC) {
 		/* After the exec the thread leads its process: tid == pid. */
 		int32_t tid = (int32_t)ival(it, "tid", &ok);
 		struct proc *p = ok ? rt_tidmap_find(&um->procs, tid) : NULL;
@@ -276,7 +312,7 @@ int umaps_feed(struct umaps *um, const struct rt_item *it)
 			proc_clear(p);
 		return 0;
 	}
-	if (!strcmp(name, "sched_process_fork")) {
+	if (k == K_FORK) {
 		int32_t parent = (int32_t)ival(it, "parent_pid", &ok);
 		int32_t child = (int32_t)ival(it, "child_pid", &ok);
 

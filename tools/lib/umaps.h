@@ -47,7 +47,12 @@ struct umap_hit {
 
 struct umaps;
 
-struct umaps *umaps_new(void);
+/*
+ * Fed items of @md's events (each event's kind found by its name once);
+ * umaps_set_metadata(): of @md from now on.  NULL / -1 out of memory.
+ */
+struct umaps *umaps_new(const struct rt_metadata *md);
+int umaps_set_metadata(struct umaps *um, const struct rt_metadata *md);
 void umaps_free(struct umaps *um);
 /*
  * An item, in time order: a user_mmap event adds its mapping (cutting

@@ -2610,6 +2610,15 @@ def user_frames_folded(ctx):
     clean_run(r, 'report --folded --off-cpu')
     check(r.returncode == 0 and r.stdout.splitlines() == [joined + ' 4000'],
           '--off-cpu: %s' % r.stdout)
+    # A sample while the CPU runs another thread folds under its own.
+    s = user_trace(os.path.join(ctx.tmp, 'sample'), sorted(app_events(app) + [
+        (3000, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (3000, USER_STACK_ID, ustack(uip(app, 'main', 16)))], key=lambda e: e[0]))
+    shutil.copytree(os.path.join(d, '.ringtrace-buildid'),
+                    os.path.join(s, '.ringtrace-buildid'))
+    r = rt('report', '--folded', s, asan=True)
+    check(r.returncode == 0 and 'app;main 1' in r.stdout.splitlines(),
+          'a sample on a CPU running swapper/0: %s' % r.stdout)
     # Kernel stacks alone, in a trace that declares user_stack: as before.
     k = user_trace(os.path.join(ctx.tmp, 'konly'), [
         e for e in app_events(app) if e[1] != USER_STACK_ID])
