@@ -130,15 +130,28 @@ check "no DEBUGINFOD_URLS: one warning, the stored binary is stripped" \
 check "no DEBUGINFOD_URLS: no client cache made" test ! -e "$W/c0"
 
 # ---- Debian's debuginfod ---------------------------------------------------
-PORT=$(free_port)
-URL=http://127.0.0.1:$PORT
-debuginfod -p "$PORT" -d "$W/db.sqlite" -F -t 0 -g 0 -c 1 "$W/srv" >"$W/server.log" 2>&1 &
-pids+=($!)
-# The scan is asynchronous: asked until the file is served, at most 10 s.
-if ! setup "debuginfod serves build-id $BID on $URL" \
-	wait_for 10 answers "$URL/buildid/$BID/debuginfo"; then
+# served: the server has the build-id, or is gone (it could not listen).
+served() { answers "$URL/buildid/$BID/debuginfo" || ! kill -0 "$SERVER" 2>/dev/null; }
+# start_server: debuginfod on a free port (0.188 listens on every
+# interface; it is asked on 127.0.0.1), tried again on another port if the
+# one picked was taken before it listened.  Its scan is asynchronous: it is
+# asked until it serves the debug file, at most 10 s.
+start_server() {
+	local try
+	for try in 1 2 3; do
+		PORT=$(free_port)
+		URL=http://127.0.0.1:$PORT
+		debuginfod -p "$PORT" -d "$W/db.sqlite" -F -t 0 -g 0 -c 1 "$W/srv" \
+			>"$W/server.log" 2>&1 &
+		SERVER=$!
+		pids+=($SERVER)
+		wait_for 10 served || break
+		kill -0 "$SERVER" 2>/dev/null && return 0
+	done
 	sed 's/^/# server: /' "$W/server.log" | tail -5
-fi
+	return 1
+}
+setup "debuginfod serves build-id $BID" start_server
 
 report c1 "$URL" "$W/trace"
 check "server: report names the stripped binary's frames from its debug file" named
@@ -183,7 +196,7 @@ check "server: on a terminal, one line per download (2 downloads, 3 lookups)" \
 	test "$(grep -c "downloading the .* of build-id $BID from $URL" "$W/tty")" -eq 2
 check "server: not on a terminal, none" bash -c '! grep -q downloading "$1"' _ "$W/err"
 
-kill "${pids[0]}" && wait "${pids[0]}" 2>/dev/null
+kill "$SERVER" && wait "$SERVER" 2>/dev/null
 check "server stopped: refused at $URL" test "$(http_code "$URL/buildid/$BID/debuginfo")" = 000
 report c4 "$URL" "$W/trace"
 check "server stopped: report prints the frames unresolved" unresolved
