@@ -132,12 +132,13 @@ static void copy_store(struct unpack *u)
 {
 	char from[PATH_MAX + 96], to[PATH_MAX + 96], sub[32];
 	struct dirent *de, *fe;
+	struct stat sst;
 	DIR *d, *f;
 
 	snprintf(from, sizeof(from), "%s/" USYMS_DIR, u->in);
+	if (lstat(from, &sst) || !S_ISDIR(sst.st_mode))
+		return;			/* none (a link is not followed) */
 	d = opendir(from);
-	if (!d && errno == ENOENT)
-		return;
 	if (!d)
 		die("%s: %s", from, strerror(errno));
 	snprintf(to, sizeof(to), "%s/" USYMS_DIR, u->tmp);
@@ -152,14 +153,22 @@ static void copy_store(struct unpack *u)
 		f = opendir(from);
 		if (!f)
 			continue;		/* not a directory */
+		if (lstat(from, &sst) || !S_ISDIR(sst.st_mode)) {
+			closedir(f);
+			continue;		/* a link: not followed */
+		}
 		snprintf(to, sizeof(to), "%s/%s", u->tmp, sub);
 		if (mkdir(to, 0755))
 			die("%s: %s", to, strerror(errno));
 		while ((fe = readdir(f))) {
 			char name[96];
 
-			if (!all_hex(fe->d_name, 2, 2 * USYMS_BUILD_ID_MAX - 2))
-				continue;
+			struct stat st;
+
+			if (!all_hex(fe->d_name, 2, 2 * USYMS_BUILD_ID_MAX - 2) ||
+			    fstatat(dirfd(f), fe->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    !S_ISREG(st.st_mode))
+				continue;	/* not a store file: no link followed */
 			snprintf(name, sizeof(name), "%s/%.40s", sub, fe->d_name);
 			copy_file(u, name, false, false);
 		}

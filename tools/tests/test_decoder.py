@@ -2843,12 +2843,19 @@ def symbol_store_babeltrace2_and_unpack(ctx):
     check(len(with_store) == len(without) == len(events),
           'babeltrace2: %d events with the store, %d without, %d written' %
           (len(with_store), len(without), len(events)))
+    # What is not a store file is not copied: a link, a temporary file.
+    os.makedirs(os.path.join(d, '.ringtrace-buildid', 'ab'))
+    os.symlink('/etc/hostname', os.path.join(d, '.ringtrace-buildid', 'ab', 'cdef'))
+    open(os.path.join(d, '.ringtrace-buildid', 'ab', '.cdef.123'), 'w').write('x')
     out = os.path.join(ctx.tmp, 'unpacked')
     r = rt('unpack', d, out, asan=True)
     clean_run(r, 'unpack')
     check(r.returncode == 0, 'unpack: %d %s' % (r.returncode, r.stderr))
     check(open(app_store_file(out, app), 'rb').read() ==
           open(app_store_file(d, app), 'rb').read(), 'the store file, copied')
+    check(os.listdir(os.path.join(out, '.ringtrace-buildid', 'ab')) == [],
+          'a link or a temporary file copied: %s' %
+          os.listdir(os.path.join(out, '.ringtrace-buildid', 'ab')))
     a = rt('report', d)
     b = rt('report', out)
     check(b.returncode == 0 and b.stderr == '' and a.stdout == b.stdout and
