@@ -106,13 +106,13 @@ unresolved() {
 }
 
 mkdir -p "$W/home"
-if ! BID=$(python3 tools/tests/debuginfod_trace.py "$W") || [ -z "$BID" ] ||
+BID=$(python3 tools/tests/debuginfod_trace.py "$W")
+if ! setup "the app, its debug file, the stripped binary, the trace" test -n "$BID" ||
 	! setup "the CLI and the driver" make -s -C tools ringtrace-asan tests/rt-dbginfod ||
 	! setup "a binary of another build-id" \
 		gcc -o "$W/other" "$W/app.c" -Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567 ||
 	! setup "ringtrace symbols stores the stripped binary" \
 		bash -c '"$1" symbols "$2" | grep -q "^stored 1 binary"' _ "$CLI" "$W/trace"; then
-	setup "the test binary, its debug file and trace" false
 	check_summary debuginfod
 	exit 1
 fi
