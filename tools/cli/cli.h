@@ -22,6 +22,8 @@
 #include "../../lib/msg.h"
 #include "../../lib/parse.h"
 #include "../lib/rtdecode.h"
+#include "../lib/stackrec.h"
+#include "../lib/umaps.h"
 
 #define EXIT_USAGE	2
 #define EXIT_DAMAGED	3
@@ -36,7 +38,7 @@ struct command {
 
 extern const struct command cmd_record, cmd_snapshot, cmd_list, cmd_report,
 	cmd_export, cmd_check, cmd_unpack, cmd_compress, cmd_stats, cmd_start,
-	cmd_stop;
+	cmd_stop, cmd_symbols;
 
 /* The command being run, for messages and --help. */
 extern const struct command *current_cmd;
@@ -134,9 +136,10 @@ int select_events(const char *spec, const char *const *names, size_t n,
 		  bool *sel, char *why, size_t size);
 /*
  * stacks.c: the kernel_stack records (module/stack.c), each the item right
- * after its event on the same CPU.  stack_ips(): its frames, leaf first,
- * or NULL when @it is no stack.  stack_symbols(): the trace's symbols, or
- * NULL (said on stderr) to print addresses.
+ * after its event on the same CPU, and user_stack after them: one pair an
+ * event (tools/lib/stackrec.h).  stack_ips(): a kernel_stack's frames,
+ * leaf first, or NULL when @it is no kernel stack.  stack_symbols(): the
+ * trace's kernel symbols, or NULL (said on stderr) to print addresses.
  */
 const struct rt_field_value *stack_ips(const struct rt_item *it);
 /*
@@ -149,7 +152,40 @@ const struct rt_field_value *ustack_ips(const struct rt_item *it,
 					uint16_t *flags);
 void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags);
 struct ksyms *stack_symbols(const char *dir);
-void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *ips);
+/*
+ * What names a pair's frames: the kernel symbols of trace directory @dir
+ * and its symbol store, both read on their first frame, and the mappings
+ * @um (fed by the caller in time order).
+ */
+struct stack_names;
+struct stack_names *stack_names_new(const char *dir, const struct umaps *um);
+void stack_names_free(struct stack_names *n);
+/*
+ * The process a pair's user stack is of, -1 unknown: a cpu_sample's own,
+ * else that of @tid, the thread its event belongs to (rt_threads_owner()),
+ * as @th says when the pair is handed out.
+ */
+int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
+		       int32_t tid);
+/*
+ * Under its event, leaf first, one frame a line: the kernel's
+ * "    function+0xoff [module]", then the user's
+ * "    function+0xoff (binary)" of process @pid (usymbols.h).
+ */
+void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p,
+		      int32_t pid);
+/*
+ * report --stat's top functions: per function named (kernel
+ * "function [module]", [vmlinux] for the kernel's own; user
+ * "function (binary)"), the stacks it is innermost in (self) and the
+ * stacks it is in at all (total); the @top first by self, then total.
+ */
+struct top_fns;
+struct top_fns *top_fns_new(void);
+void top_fns_free(struct top_fns *t);
+void top_fns_add(struct top_fns *t, struct stack_names *n,
+		 const struct stack_pair *p, int32_t pid);
+void top_fns_print(struct top_fns *t, FILE *f, unsigned int top);
 /* report --folded [--off-cpu]: the exit status. */
 int folded_report(const char *dir, bool off_cpu, bool strict);
 /*

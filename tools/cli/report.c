@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cgroups.h"
+#include "debuginfod.h"
 #include "traceset.h"
 #include "window.h"
 
@@ -37,6 +38,7 @@ struct filter {
 struct opts {
 	bool wall, stat, strict, folded, off_cpu, follow;
 	unsigned int hold_ms;
+	unsigned int top;		/* --stat's top functions */
 	const char *events, *cpus, *begin, *end;
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
@@ -719,9 +721,12 @@ struct view {
 	struct filter f;
 	struct rt_threads *th;
 	struct stat_state *st;		/* --stat: fed instead of printed */
-	struct ksyms *ks;
-	bool ks_read;	/* on the first stack: a trace without says nothing */
-	bool *kept;	/* by CPU: its last event was printed */
+	struct stackrec *sr;		/* the events' stacks */
+	struct umaps *um;		/* the processes' mappings */
+	struct stack_names *names;	/* what names the frames */
+	struct top_fns *top;		/* --stat: the stacks' functions */
+	bool pair_kept;			/* the last event: printed (or counted) */
+	int32_t pair_tid;		/* the last event's thread */
 };
 
 static void view_init(struct view *v, const struct opts *o, const char *dir,
@@ -736,9 +741,13 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	v->mb = mb;
 	make_filter(&v->f, o, md, mb, dir);
 	v->th = rt_threads_new(md);
-	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
-	if (!v->th || !v->kept)
+	v->sr = stackrec_new(md);
+	v->um = umaps_new(md);
+	if (!v->th || !v->sr || !v->um)
 		die("out of memory");
+	v->names = stack_names_new(dir, v->um);
+	if (o->stat)
+		v->top = top_fns_new();
 }
 
 /* The trace's metadata grew: the same filter, on its events. */
@@ -746,47 +755,65 @@ static void view_set_metadata(struct view *v, const struct rt_metadata *md)
 {
 	free(v->f.events);
 	v->f.events = select_md_events(v->o->events, md);
-	if (rt_threads_set_metadata(v->th, md))
+	if (rt_threads_set_metadata(v->th, md) || stackrec_set_metadata(v->sr, md) ||
+	    umaps_set_metadata(v->um, md))
 		die("out of memory");
 	v->md = md;
 }
 
 static void view_free(struct view *v)
 {
-	ksyms_free(v->ks);
-	free(v->kept);
+	top_fns_free(v->top);
+	stack_names_free(v->names);
+	umaps_free(v->um);
+	stackrec_free(v->sr);
 	free(v->f.events);
 	free(v->f.cpus);
 	cgroup_ids_free(&v->f.cgroups);
 	rt_threads_free(v->th);
 }
 
+/* An event's stacks go with it: printed under it (or counted), or not. */
+static void view_pair(struct view *v, const struct stack_pair *p)
+{
+	int32_t pid;
+
+	if (!v->pair_kept)
+		return;
+	pid = stack_pair_pid(p, v->th, v->pair_tid);
+	if (v->top)
+		top_fns_add(v->top, v->names, p, pid);
+	else
+		stack_pair_print(stdout, v->names, p, pid);
+}
+
+/* The stacks of the last event, before items of another trace are printed. */
+static void view_flush(struct view *v)
+{
+	const struct stack_pair *p = stackrec_flush(v->sr);
+
+	if (p)
+		view_pair(v, p);
+}
+
 /* One item, in time order: printed (or counted) if the filter keeps it. */
 static void view_item(struct view *v, const struct rt_item *it)
 {
-	const struct rt_field_value *ips = stack_ips(it), *uips;
-	int32_t tid = rt_threads_owner(v->th, it);
-	uint16_t uflags;
+	const struct stack_pair *p = stackrec_feed(v->sr, it);
+	int32_t tid;
 	bool keep;
 
-	/* A stack goes with its event: printed under it, or not. */
-	if (ips) {
-		if (v->kept[it->cpu] && !v->st) {
-			if (!v->ks_read)
-				v->ks = stack_symbols(v->dir);
-			v->ks_read = true;
-			stack_print(stdout, v->ks, ips);
-		}
+	/* Before this item is printed or learnt from: the last event's stacks. */
+	if (p)
+		view_pair(v, p);
+	if (stackrec_is_trailer(v->sr, it))
 		return;
-	}
-	uips = ustack_ips(it, &uflags);
-	if (uips) {
-		if (v->kept[it->cpu] && !v->st)
-			ustack_print(stdout, uips, uflags);
-		return;
-	}
+	tid = rt_threads_owner(v->th, it);
 	keep = wanted(&v->f, it, v->md, v->th, tid);
-	v->kept[it->cpu] = keep;
+	if (it->type == RT_ITEM_EVENT) {
+		v->pair_kept = keep;
+		v->pair_tid = tid;
+	}
 	if (keep && v->st)
 		stat_feed(v->st, it, tid);
 	else if (keep)
@@ -797,6 +824,8 @@ static void view_item(struct view *v, const struct rt_item *it)
 	 * (window_threads()): a window's lines are those of the whole report.
 	 */
 	rt_threads_feed(v->th, it);
+	if (umaps_feed(v->um, it))
+		die("out of memory");
 }
 
 /* A gap of a member's chunk sets, unless the time window leaves it out. */
@@ -817,7 +846,7 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 	const char *error;
 	struct view *vs;
 	struct tset *ts;
-	int status;
+	int status, last = -1;
 
 	ts = tset_open(dirs, n, o->strict);
 	if (!ts)
@@ -843,11 +872,17 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 
 	tm = tset_merge_open(ts);
 	while ((ti = tset_merge_next(tm))) {
+		/* An event's stacks are the items after it in its own trace. */
+		if (last >= 0 && (unsigned int)last != ti->member)
+			view_flush(&vs[last]);
+		last = (int)ti->member;
 		if (ti->it)
 			view_item(&vs[ti->member], ti->it);
 		else
 			view_gap(&vs[ti->member], ti->gap);
 	}
+	if (last >= 0)
+		view_flush(&vs[last]);
 	/* After an error, what was read stays printed; no summaries. */
 	error = tset_merge_error(tm);
 	for (unsigned int i = 0; !error && i < ts->nr; i++) {
@@ -857,6 +892,7 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 			printf("%shost %s\n", i ? "\n" : "", *mb->host ? mb->host : "-");
 		if (o->stat) {
 			stat_print(&sts[i], ts, mb, o->wall);
+			top_fns_print(vs[i].top, stdout, o->top);
 			continue;
 		}
 		putchar('\n');
@@ -901,6 +937,7 @@ static int follow_trace(const char *dir, const struct opts *o, bool live)
 			view_set_metadata(&v, follow_metadata(fl));
 		view_item(&v, it);
 	}
+	view_flush(&v);
 	if (fflush(stdout) || ferror(stdout))
 		die("write error: %s", strerror(errno));
 	if (follow_late(fl))
@@ -928,7 +965,8 @@ int report_live(const char *dir)
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP };
+	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP, O_TOP,
+	       O_NO_DEBUGINFOD };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -945,11 +983,13 @@ static int run(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, O_OFF_CPU },
 		{ "follow", no_argument, NULL, O_FOLLOW },
 		{ "hold", required_argument, NULL, O_HOLD },
+		{ "top", required_argument, NULL, O_TOP },
+		{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .hold_ms = FOLLOW_HOLD_MS };
-	bool hold = false;
+	struct opts o = { .hold_ms = FOLLOW_HOLD_MS, .top = 20 };
+	bool hold = false, top = false;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -1002,6 +1042,15 @@ static int run(int argc, char **argv)
 		case O_CGROUP:
 			add_cgroup(&o, optarg);
 			break;
+		case O_TOP:
+			if (!parse_uint(optarg, &o.top) || !o.top)
+				usage_error("--top: '%s' is not a number of functions (1 or more)",
+					    optarg);
+			top = true;
+			break;
+		case O_NO_DEBUGINFOD:
+			dbginfo_disable();
+			break;
 		}
 	}
 	if (argc - optind < 1)
@@ -1014,6 +1063,8 @@ static int run(int argc, char **argv)
 			 o.nr_tids || o.nr_comms || o.nr_cgroups || o.begin ||
 			 o.end))
 		usage_error("--folded takes the whole trace: no --stat or filters");
+	if (top && !o.stat)
+		usage_error("--top goes with --stat");
 	if (hold && !o.follow)
 		usage_error("--hold goes with --follow");
 	if (o.follow && (o.stat || o.folded))
@@ -1026,6 +1077,7 @@ static int run(int argc, char **argv)
 		c = folded_report(argv[optind], o.off_cpu, o.strict);
 	else
 		c = report_dirs(argv + optind, (unsigned int)(argc - optind), &o);
+	dbginfo_end();
 	free(o.pids);
 	free(o.tids);
 	free(o.comms);
@@ -1051,11 +1103,16 @@ const struct command cmd_report = {
 "one summary line per CPU.  An event recorded with its kernel stack\n"
 "(record --stack) has its frames under it, innermost first, one a line:\n"
 "      function+0xoff [module]\n"
-"named from the symbols kept in the trace (no [module] in vmlinux).\n"
-"One recorded with its user stack (record --ustack) has its user frames\n"
-"under it (after the kernel's), innermost first, as addresses:\n"
-"      0x55d0c0a01234 [user]\n"
-"then a line for what cut the stack short, if anything did.\n"
+"named from the symbols kept in the trace (no [module] in vmlinux), then\n"
+"its user stack's, if recorded, through the trace's mappings and symbol\n"
+"store (ringtrace symbols):\n"
+"      function+0xoff (binary)\n"
+"or binary+0xFILEOFF [bid:xxxxxxxx] when the store lacks the binary.\n"
+"A frame the store cannot name (a stripped binary, one not stored) is\n"
+"named from its debug file's .symtab, fetched by build-id from the\n"
+"debuginfod servers of $DEBUGINFOD_URLS (kept in the client's cache,\n"
+"$DEBUGINFOD_CACHE_PATH); without DEBUGINFOD_URLS, no lookup.\n"
+"then a line for what cut a user stack short, if anything did.\n"
 "Diagnostics go to stderr.\n"
 "\n"
 "A DIR that ringtraced --on-chunk made is read with its chunk sets\n"
@@ -1085,14 +1142,20 @@ const struct command cmd_report = {
 "      --stat          instead of the events: events per name and CPU,\n"
 "                      losses, system calls by count and by total and max\n"
 "                      latency, threads by on-CPU time, wakeup-to-run\n"
-"                      latency percentiles (of what the filters keep)\n"
+"                      latency percentiles (of what the filters keep);\n"
+"                      with stacks, the top functions by self (innermost)\n"
+"                      and total (anywhere in the stack) counts\n"
+"      --top N         with --stat: N top functions (default 20)\n"
 "  -w, --wall          times since the epoch (default: CLOCK_MONOTONIC)\n"
-"      --folded        instead of the events: the kernel stacks (record\n"
-"                      --stack) folded for flame graphs, root first:\n"
+"      --folded        instead of the events: the stacks (record --stack)\n"
+"                      folded for flame graphs, root first:\n"
 "                        COMM;frame;...;frame COUNT\n"
+"                      user frames first, then the kernel's, prefixed\n"
+"                      '[k] ' when any stack has user frames\n"
 "      --off-cpu       with --folded: sched_switch stacks only, each\n"
 "                      weighted by the nanoseconds until its thread ran\n"
 "                      again (where threads wait, and how long)\n"
+"      --no-debuginfod no debug files from debuginfod, DEBUGINFOD_URLS or not\n"
 "      --strict        damage in the trace is an error (default: read past\n"
 "                      it, say on stderr what was skipped, exit status 3)\n"
 "      --follow        DIR is a trace ringtraced is writing (the service's,\n"

@@ -8,10 +8,11 @@
  * under the event as addresses.  Here: a stack's frames under
  * its event (report), and stacks folded for flame graphs (report
  * --folded), counted or, with --off-cpu, weighted by the time their
- * thread then spent off the CPU.  The sampler's cpu_sample events (a
- * profile) fold too: in the kernel by their stack, in user mode or idle
- * as their thread's comm alone (no user frames yet).  Frames are named from the symbols the
- * trace keeps (lib/ksyms.h), never from the running kernel.
+ * thread then spent off the CPU.  An event's user stack (user_stack,
+ * after its kernel stack) is joined to it (tools/lib/stackrec.h); user
+ * frames are named through the trace's mappings (tools/lib/umaps.h) and
+ * its symbol store (usymbols.h).  Frames are named from what the trace
+ * keeps (lib/ksyms.h, lib/usyms.h), never from the running machine.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,12 +21,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "usymbols.h"
 
 #define STACK_EVENT	"kernel_stack"
 #define USTACK_EVENT	"user_stack"
-#define SAMPLE_EVENT	"cpu_sample"
-/* cpu_sample's mode (module/sampler.c) */
-#define SAMPLE_KERNEL	1
 
 const struct rt_field_value *stack_ips(const struct rt_item *it)
 {
@@ -77,23 +76,13 @@ struct ksyms *stack_symbols(const char *dir)
 	return ks;
 }
 
-/* Leaf first, as recorded: "    function+0xoff [module]" a line. */
-void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *ips)
-{
-	char frame[512];
-
-	for (uint64_t i = 0; i < ips->count; i++) {
-		ksyms_format(ks, rt_field_u64(ips, i), frame, sizeof(frame));
-		fprintf(f, "    %s\n", frame);
-	}
-}
-
-/* ---- folded stacks ------------------------------------------------------- */
+/* ---- strings -> weights ------------------------------------------------- */
 
 /*
- * Folded stack -> weight, open addressing (FNV-1a).  Written here: libc's
- * hsearch() keeps one global table that cannot be iterated or freed entry
- * by entry, and the CLI links no container library for this one map.
+ * String -> weight (a folded stack's count, a function's or a node's
+ * id), open addressing (FNV-1a).  Written here: libc's hsearch() keeps one
+ * global table that cannot be iterated or freed entry by entry, and the
+ * CLI links no container library for these maps.
  */
 struct fold {
 	char *key;
@@ -173,7 +162,263 @@ static int cmp_fold(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-static void folds_print_free(struct folds *m)
+/* ---- naming a pair's frames ---------------------------------------------- */
+
+struct stack_names {
+	const char *dir;
+	struct ksyms *ks;
+	bool ks_read;			/* on the first kernel frame */
+	struct usym_store *us;		/* opens binaries on the first user frame */
+	const struct umaps *um;
+};
+
+struct stack_names *stack_names_new(const char *dir, const struct umaps *um)
+{
+	struct stack_names *n = calloc(1, sizeof(*n));
+
+	if (!n || !(n->us = usym_store_new(dir)))
+		die("out of memory");
+	n->dir = dir;
+	n->um = um;
+	return n;
+}
+
+void stack_names_free(struct stack_names *n)
+{
+	if (!n)
+		return;
+	ksyms_free(n->ks);
+	usym_store_free(n->us);
+	free(n);
+}
+
+/* The kernel's symbols, read on the first kernel frame. */
+static const struct ksyms *kernel_syms(struct stack_names *n)
+{
+	if (!n->ks_read)
+		n->ks = stack_symbols(n->dir);
+	n->ks_read = true;
+	return n->ks;
+}
+
+/* Kernel frame @ip as @style says (usymbols.h): true when named. */
+static bool kernel_frame(struct stack_names *n, uint64_t ip, enum usym_style style,
+			 char *buf, size_t size)
+{
+	struct ksym_frame f;
+
+	if (style == USYM_LINE) {
+		ksyms_format(kernel_syms(n), ip, buf, size);
+		return true;
+	}
+	ksyms_lookup(kernel_syms(n), ip, &f);
+	if (!f.name)
+		snprintf(buf, size, "0x%" PRIx64, ip);
+	else if (style == USYM_NAME)
+		snprintf(buf, size, "%s [%s]", f.name, f.module ? f.module : "vmlinux");
+	else if (f.module)
+		snprintf(buf, size, "%s [%s]", f.name, f.module);
+	else
+		snprintf(buf, size, "%s", f.name);
+	return f.name != NULL;
+}
+
+void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p,
+		      int32_t pid)
+{
+	char frame[512];
+
+	for (uint32_t i = 0; p->kernel.present && i < p->kernel.nr; i++) {
+		kernel_frame(n, p->kernel.ips[i], USYM_LINE, frame, sizeof(frame));
+		fprintf(f, "    %s\n", frame);
+	}
+	for (uint32_t i = 0; p->user.present && i < p->user.nr; i++) {
+		usym_format(n->us, n->um, pid, p->user.ips[i], USYM_LINE, frame,
+			    sizeof(frame));
+		fprintf(f, "    %s\n", frame);
+	}
+}
+
+/* ---- top functions (report --stat) ---------------------------------------- */
+
+struct fn_count {
+	char *name;
+	uint64_t self, total;
+	uint64_t seen;			/* the last stack counted in total */
+};
+
+struct top_fns {
+	struct folds ids;		/* name -> index + 1 in fns */
+	struct fn_count *fns;
+	size_t nr, cap;
+	uint64_t stacks;
+};
+
+struct top_fns *top_fns_new(void)
+{
+	struct top_fns *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		die("out of memory");
+	return t;
+}
+
+void top_fns_free(struct top_fns *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->fns[i].name);
+	free(t->fns);
+	folds_free(&t->ids);
+	free(t);
+}
+
+static struct fn_count *fn_get(struct top_fns *t, const char *name)
+{
+	struct fold *e = folds_get(&t->ids, name);
+
+	if (!e->weight) {
+		if (t->nr == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 64;
+			t->fns = realloc(t->fns, t->cap * sizeof(*t->fns));
+			if (!t->fns)
+				die("out of memory");
+		}
+		t->fns[t->nr] = (struct fn_count){ .name = strdup(name) };
+		if (!t->fns[t->nr].name)
+			die("out of memory");
+		e->weight = ++t->nr;
+	}
+	return &t->fns[e->weight - 1];
+}
+
+/* One frame of stack number @t->stacks: @leaf when innermost. */
+static void fn_count(struct top_fns *t, const char *name, bool leaf)
+{
+	struct fn_count *c = fn_get(t, name);
+
+	if (leaf)
+		c->self++;
+	/* Recursion counts once in a stack's total. */
+	if (c->seen != t->stacks) {
+		c->seen = t->stacks;
+		c->total++;
+	}
+}
+
+void top_fns_add(struct top_fns *t, struct stack_names *n,
+		 const struct stack_pair *p, int32_t pid)
+{
+	bool leaf = true;
+	char frame[512];
+
+	t->stacks++;
+	for (uint32_t i = 0; p->kernel.present && i < p->kernel.nr; i++, leaf = false)
+		if (kernel_frame(n, p->kernel.ips[i], USYM_NAME, frame, sizeof(frame)))
+			fn_count(t, frame, leaf);
+	for (uint32_t i = 0; p->user.present && i < p->user.nr; i++, leaf = false)
+		if (usym_format(n->us, n->um, pid, p->user.ips[i], USYM_NAME, frame,
+				sizeof(frame)))
+			fn_count(t, frame, leaf);
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn_count *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+void top_fns_print(struct top_fns *t, FILE *f, unsigned int top)
+{
+	if (!t->stacks)
+		return;
+	fprintf(f, "\ntop functions (of %" PRIu64 " stack%s: self innermost, total anywhere in it)\n",
+		t->stacks, t->stacks == 1 ? "" : "s");
+	if (!t->nr) {
+		fprintf(f, "  no frame resolved\n");
+		return;
+	}
+	qsort(t->fns, t->nr, sizeof(*t->fns), cmp_fn);
+	fprintf(f, "  %10s %10s  %s\n", "self", "total", "function");
+	for (size_t i = 0; i < t->nr && i < top; i++)
+		fprintf(f, "  %10" PRIu64 " %10" PRIu64 "  %s\n", t->fns[i].self,
+			t->fns[i].total, t->fns[i].name);
+}
+
+/* ---- folded stacks ------------------------------------------------------- */
+
+/*
+ * Kernel frames of a folded key start with this byte: "[k] " or nothing
+ * once the whole report is known (user frames in any stack, or none).
+ */
+#define KMARK	'\x01'
+
+static void key_add(char **key, size_t *len, size_t *cap, const char *frame,
+		    bool kernel)
+{
+	size_t n = strlen(frame) + 2;
+
+	if (*len + n + 1 > *cap) {
+		*cap = 2 * (*len + n + 1);
+		*key = realloc(*key, *cap);
+		if (!*key)
+			die("out of memory");
+	}
+	(*key)[(*len)++] = ';';
+	if (kernel)
+		(*key)[(*len)++] = KMARK;
+	memcpy(*key + *len, frame, n - 1);
+	*len += strlen(frame);
+	(*key)[*len] = '\0';
+}
+
+/*
+ * "comm;user root;...;user leaf;K kernel root;...;K kernel leaf", K the
+ * kernel mark: frames by name, "function [module]" in a module.
+ */
+static char *fold_key(const char *comm, struct stack_names *n,
+		      const struct stack_pair *p, int32_t pid)
+{
+	size_t len = strlen(comm), cap = len + 64 * (p->kernel.nr + p->user.nr) + 2;
+	char *key = malloc(cap), frame[512];
+
+	if (!key)
+		die("out of memory");
+	memcpy(key, comm, len + 1);
+	/* No ';' in a frame or the comm: it separates them. */
+	for (char *c = key; *c; c++)
+		if (*c == ';' || *c == ' ')
+			*c = '_';
+	for (uint32_t i = p->user.present ? p->user.nr : 0; i-- > 0;) {
+		usym_format(n->us, n->um, pid, p->user.ips[i], USYM_FOLDED, frame,
+			    sizeof(frame));
+		key_add(&key, &len, &cap, frame, false);
+	}
+	for (uint32_t i = p->kernel.present ? p->kernel.nr : 0; i-- > 0;) {
+		kernel_frame(n, p->kernel.ips[i], USYM_FOLDED, frame, sizeof(frame));
+		key_add(&key, &len, &cap, frame, true);
+	}
+	return key;
+}
+
+/* The kernel marks of @key made "[k] " (@user) or nothing, printed. */
+static void print_key(const char *key, bool user)
+{
+	for (; *key; key++) {
+		if (*key == KMARK)
+			fputs(user ? "[k] " : "", stdout);
+		else
+			putchar(*key);
+	}
+}
+
+static void folds_print_free(struct folds *m, bool user)
 {
 	size_t n = 0;
 
@@ -183,52 +428,13 @@ static void folds_print_free(struct folds *m)
 	if (n)
 		qsort(m->slots, n, sizeof(*m->slots), cmp_fold);
 	for (size_t i = 0; i < n; i++) {
-		if (m->slots[i].weight)
-			printf("%s %" PRIu64 "\n", m->slots[i].key,
-			       m->slots[i].weight);
+		if (m->slots[i].weight) {
+			print_key(m->slots[i].key, user);
+			printf(" %" PRIu64 "\n", m->slots[i].weight);
+		}
 		free(m->slots[i].key);
 	}
 	free(m->slots);
-}
-
-/* "comm;root;...;leaf": frames by name, "function [module]" in a module. */
-static char *fold_key(const char *comm, const struct ksyms *ks,
-		      const struct rt_field_value *ips)
-{
-	size_t len = strlen(comm) + 1, cap = len + 64 * ips->count + 1;
-	char *key = malloc(cap), frame[320];
-	struct ksym_frame f;
-
-	if (!key)
-		die("out of memory");
-	memcpy(key, comm, len);
-	/* No ';' in a frame or the comm: it separates them. */
-	for (char *c = key; *c; c++)
-		if (*c == ';' || *c == ' ')
-			*c = '_';
-	for (uint64_t i = ips->count; i-- > 0;) {
-		uint64_t ip = rt_field_u64(ips, i);
-		size_t n;
-
-		ksyms_lookup(ks, ip, &f);
-		if (!f.name)
-			n = (size_t)snprintf(frame, sizeof(frame), ";0x%" PRIx64, ip);
-		else if (f.module)
-			n = (size_t)snprintf(frame, sizeof(frame), ";%s [%s]",
-					     f.name, f.module);
-		else
-			n = (size_t)snprintf(frame, sizeof(frame), ";%s", f.name);
-		n = n < sizeof(frame) ? n : sizeof(frame) - 1;
-		if (len + n + 1 > cap) {
-			cap = 2 * (len + n + 1);
-			key = realloc(key, cap);
-			if (!key)
-				die("out of memory");
-		}
-		memcpy(key + len - 1, frame, n + 1);
-		len += n;
-	}
-	return key;
 }
 
 /* A thread switched out with a stack: where it waits, since when. */
@@ -238,7 +444,7 @@ struct offcpu {
 	char *key;			/* folded stack, or NULL */
 };
 
-/* The last event of a CPU, for the stack that may follow it. */
+/* The last event of a CPU, for the stacks that may follow it. */
 struct last_event {
 	bool is_switch;
 	int32_t tid;			/* the thread it belongs to (switch: prev) */
@@ -248,45 +454,21 @@ struct last_event {
 
 struct fold_state {
 	const struct rt_trace *t;
-	const char *dir;
-	struct ksyms *ks;
-	bool ks_read;			/* on the first stack */
+	const struct rt_threads *th;
+	struct stack_names *names;
 	bool off_cpu;
+	bool user;			/* a stack had user frames */
 	struct folds folds;
 	struct rt_tidmap waiting;	/* struct offcpu by tid */
 	struct last_event *last;	/* by CPU number */
 };
 
-/*
- * A cpu_sample names its thread (a profile may have no sched_switch to
- * say who ran).  Out of the kernel it has no stack to wait for: its
- * thread's comm is its key.  Returns whether @it was one.
- */
-static bool fold_sample(struct fold_state *s, const struct rt_item *it,
-			const struct rt_threads *th)
+int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
+		       int32_t tid)
 {
-	struct last_event *l = &s->last[it->cpu];
-	const struct rt_field_value *tid, *mode;
-	const char *comm;
-	char *key;
-
-	if (strcmp(it->event->name, SAMPLE_EVENT))
-		return false;
-	tid = rt_item_field(it, "tid", RT_USE_INT);
-	mode = rt_item_field(it, "mode", RT_USE_INT);
-	if (!tid || !mode)
-		return false;
-	l->is_switch = false;
-	l->tid = (int32_t)rt_field_s64(tid, 0);
-	l->ts = it->timestamp;
-	comm = rt_threads_comm(th, l->tid, it->cpu);
-	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "<...>");
-	if (s->off_cpu || rt_field_s64(mode, 0) == SAMPLE_KERNEL)
-		return true;
-	key = fold_key(l->comm, NULL, &(struct rt_field_value){ .count = 0 });
-	folds_get(&s->folds, key)->weight++;
-	free(key);
-	return true;
+	if (p->pid >= 0)
+		return p->pid;
+	return tid < 0 ? -1 : rt_threads_pid(th, tid);
 }
 
 static void fold_event(struct fold_state *s, const struct rt_item *it,
@@ -296,11 +478,9 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 	const struct rt_field_value *prev, *next, *pcomm;
 	const char *comm;
 
-	if (fold_sample(s, it, th))
-		return;
 	l->is_switch = !strcmp(it->event->name, "sched_switch");
-	l->tid = owner;
 	l->ts = it->timestamp;
+	l->tid = owner;
 	comm = rt_threads_comm(th, owner, it->cpu);
 	snprintf(l->comm, sizeof(l->comm), "%s", comm ? comm : "<...>");
 	if (!l->is_switch)
@@ -337,21 +517,23 @@ static void fold_event(struct fold_state *s, const struct rt_item *it,
 	}
 }
 
-static void fold_stack(struct fold_state *s, const struct rt_item *it,
-		       const struct rt_field_value *ips)
+static void fold_pair(struct fold_state *s, const struct stack_pair *p)
 {
-	struct last_event *l = &s->last[it->cpu];
+	struct last_event *l = &s->last[p->cpu];
+	const char *comm = l->comm;
 	struct offcpu *w;
 	bool created;
 	char *key;
 
-	/* A stack of no known event (its event was lost with a packet). */
-	if (l->ts != it->timestamp || (s->off_cpu && !l->is_switch))
+	/* Stacks of no known event (it was lost with a packet). */
+	if (l->ts != p->timestamp || (s->off_cpu && !l->is_switch))
 		return;
-	if (!s->ks_read)
-		s->ks = stack_symbols(s->dir);
-	s->ks_read = true;
-	key = fold_key(l->comm, s->ks, ips);
+	if (p->user.present && p->user.nr)
+		s->user = true;
+	/* A sample is its own thread's, whichever the CPU's was. */
+	if (p->tid >= 0 && !(comm = rt_threads_comm(s->th, p->tid, p->cpu)))
+		comm = "<...>";
+	key = fold_key(comm, s->names, p, stack_pair_pid(p, s->th, l->tid));
 	if (!s->off_cpu) {
 		folds_get(&s->folds, key)->weight++;
 		free(key);
@@ -367,14 +549,17 @@ static void fold_stack(struct fold_state *s, const struct rt_item *it,
 		die("out of memory");
 	free(w->key);
 	w->key = key;
-	w->since = it->timestamp;
+	w->since = p->timestamp;
 }
 
 int folded_report(const char *dir, bool off_cpu, bool strict)
 {
-	struct fold_state s = { .dir = dir, .off_cpu = off_cpu };
+	struct fold_state s = { .off_cpu = off_cpu };
+	const struct stack_pair *p;
 	const struct rt_item *it;
 	struct rt_threads *th;
+	struct stackrec *sr;
+	struct umaps *um;
 	struct rt_trace *t;
 	const char *error;
 	struct merge *m;
@@ -386,22 +571,29 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 	s.t = t;
 	s.last = calloc(RT_MAX_CPUS, sizeof(*s.last));
 	th = rt_threads_new(t->md);
-	if (!s.last || !th)
+	sr = stackrec_new(t->md);
+	um = umaps_new(t->md);
+	if (!s.last || !th || !sr || !um)
 		die("out of memory");
+	s.th = th;
+	s.names = stack_names_new(dir, um);
 	rt_tidmap_init(&s.waiting, sizeof(struct offcpu));
 
 	m = merge_open(t, false);
 	while ((it = merge_next(m))) {
-		const struct rt_field_value *ips = stack_ips(it);
-
-		if (ips)
-			fold_stack(&s, it, ips);
-		else if (ustack_ips(it, NULL))
-			;	/* not folded yet: after its event, owns nothing */
-		else if (it->type == RT_ITEM_EVENT)
+		/* An event's stacks, before the item after them says anything. */
+		if ((p = stackrec_feed(sr, it)))
+			fold_pair(&s, p);
+		if (stackrec_is_trailer(sr, it))
+			continue;
+		if (it->type == RT_ITEM_EVENT)
 			fold_event(&s, it, th, rt_threads_owner(th, it));
 		rt_threads_feed(th, it);
+		if (umaps_feed(um, it))
+			die("out of memory");
 	}
+	if ((p = stackrec_flush(sr)))
+		fold_pair(&s, p);
 	error = merge_error(m);
 	/* Threads still waiting at the end: no end, no weight. */
 	for (size_t i = 0; i < s.waiting.cap; i++) {
@@ -410,12 +602,14 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 		if (w)
 			free(w->key);
 	}
-	folds_print_free(&s.folds);
+	folds_print_free(&s.folds, s.user);
 	status = print_end(t, error);
 	merge_close(m);
 	rt_tidmap_free(&s.waiting);
 	free(s.last);
-	ksyms_free(s.ks);
+	stack_names_free(s.names);
+	umaps_free(um);
+	stackrec_free(sr);
 	rt_threads_free(th);
 	rt_trace_close(t);
 	return status;

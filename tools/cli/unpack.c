@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../../lib/usyms.h"
 
 #define LIST_NAME	".ringtrace-unpack"
 
@@ -30,10 +31,12 @@ struct unpack {
 /* Remove the temporary directory and what is in it (a failure's exit). */
 static struct unpack *cleanup_on_die;
 
-static void remove_tree(const char *dir)
+/* @dir and what is in it: files, and the symbol store's two levels. */
+static void remove_depth(const char *dir, int depth)
 {
 	char path[PATH_MAX + 256];
 	struct dirent *de;
+	struct stat st;
 	DIR *d = opendir(dir);
 
 	if (!d)
@@ -42,10 +45,18 @@ static void remove_tree(const char *dir)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
+		if (depth && !lstat(path, &st) && S_ISDIR(st.st_mode))
+			remove_depth(path, depth - 1);
+		else
+			unlink(path);
 	}
 	closedir(d);
 	rmdir(dir);
+}
+
+static void remove_tree(const char *dir)
+{
+	remove_depth(dir, 2);
 }
 
 static void die_hook(void)
@@ -54,7 +65,7 @@ static void die_hook(void)
 		remove_tree(cleanup_on_die->tmp);
 }
 
-static int create(struct unpack *u, const char *name)
+static int create(struct unpack *u, const char *name, bool listed)
 {
 	char path[PATH_MAX + 64];
 	int fd;
@@ -63,7 +74,8 @@ static int create(struct unpack *u, const char *name)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		die("%s: %s", path, strerror(errno));
-	fprintf(u->list, "%s\n", name);
+	if (listed)
+		fprintf(u->list, "%s\n", name);
 	return fd;
 }
 
@@ -75,8 +87,12 @@ static void put(int fd, const void *buf, size_t len, const char *what)
 		die("%s: %s", what, strerror(-err));
 }
 
-/* DIR/@name as it is; one that may be absent (@optional) may be. */
-static void copy_file(struct unpack *u, const char *name, bool optional)
+/*
+ * DIR/@name as it is; one that may be absent (@optional) may be; @listed:
+ * its name goes in the list of what unpack wrote.
+ */
+static void copy_file(struct unpack *u, const char *name, bool optional,
+		      bool listed)
 {
 	char from[PATH_MAX + 32], buf[65536];
 	int in, out;
@@ -88,7 +104,7 @@ static void copy_file(struct unpack *u, const char *name, bool optional)
 		return;
 	if (in < 0)
 		die("%s: %s", from, strerror(errno));
-	out = create(u, name);
+	out = create(u, name, listed);
 	while ((r = read(in, buf, sizeof(buf))) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -101,6 +117,66 @@ static void copy_file(struct unpack *u, const char *name, bool optional)
 	close(in);
 }
 
+static bool all_hex(const char *s, size_t min, size_t max)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	return !s[n] && n >= min && n <= max;
+}
+
+/*
+ * The symbol store (lib/usyms.h), its files as they are (ours, not CTF:
+ * readers check them): only names of its layout, no temporary file.
+ */
+static void copy_store(struct unpack *u)
+{
+	char from[PATH_MAX + 96], to[PATH_MAX + 96], sub[32];
+	struct dirent *de, *fe;
+	struct stat sst;
+	DIR *d, *f;
+
+	snprintf(from, sizeof(from), "%s/" USYMS_DIR, u->in);
+	if (lstat(from, &sst) || !S_ISDIR(sst.st_mode))
+		return;			/* none (a link is not followed) */
+	d = opendir(from);
+	if (!d)
+		die("%s: %s", from, strerror(errno));
+	snprintf(to, sizeof(to), "%s/" USYMS_DIR, u->tmp);
+	if (mkdir(to, 0755))
+		die("%s: %s", to, strerror(errno));
+	fprintf(u->list, "%s\n", USYMS_DIR);
+	while ((de = readdir(d))) {
+		if (!all_hex(de->d_name, 2, 2))
+			continue;
+		snprintf(sub, sizeof(sub), USYMS_DIR "/%.2s", de->d_name);
+		snprintf(from, sizeof(from), "%s/%s", u->in, sub);
+		f = opendir(from);
+		if (!f)
+			continue;		/* not a directory */
+		if (lstat(from, &sst) || !S_ISDIR(sst.st_mode)) {
+			closedir(f);
+			continue;		/* a link: not followed */
+		}
+		snprintf(to, sizeof(to), "%s/%s", u->tmp, sub);
+		if (mkdir(to, 0755))
+			die("%s: %s", to, strerror(errno));
+		while ((fe = readdir(f))) {
+			char name[96];
+
+			struct stat st;
+
+			if (!all_hex(fe->d_name, 2, 2 * USYMS_BUILD_ID_MAX - 2) ||
+			    fstatat(dirfd(f), fe->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			    !S_ISREG(st.st_mode))
+				continue;	/* not a store file: no link followed */
+			snprintf(name, sizeof(name), "%s/%.40s", sub, fe->d_name);
+			copy_file(u, name, false, false);
+		}
+		closedir(f);
+	}
+	closedir(d);
+}
+
 /* Every packet of one CPU, verbatim: a damaged one is never written. */
 static void unpack_cpu(struct unpack *u, const struct rt_trace *t,
 		       struct rt_trace_cpu *tc)
@@ -111,7 +187,7 @@ static void unpack_cpu(struct unpack *u, const struct rt_trace *t,
 	int fd, r;
 
 	snprintf(name, sizeof(name), "cpu%d", tc->cpu);
-	fd = create(u, name);
+	fd = create(u, name, true);
 	while ((r = rt_stream_next(tc->stream, &it, &err)) > 0)
 		if (it.type == RT_ITEM_PACKET)
 			put(fd, it.packet->raw, it.packet->content_bytes, name);
@@ -247,9 +323,10 @@ static int run(int argc, char **argv)
 	}
 	for (unsigned int i = 0; i < t->nr_cpus; i++)
 		unpack_cpu(&u, t, &t->cpus[i]);
-	copy_file(&u, "metadata", false);
-	/* The kernel's symbols, hidden from CTF readers, for report. */
-	copy_file(&u, KSYMS_FILE, true);
+	copy_file(&u, "metadata", false, true);
+	/* The kernel's symbols and the binaries, hidden from CTF readers, for report. */
+	copy_file(&u, KSYMS_FILE, true, true);
+	copy_store(&u);
 	if (fflush(u.list) || fsync(fileno(u.list)) || fclose(u.list))
 		die("%s: %s", LIST_NAME, strerror(errno));
 	u.list = NULL;
@@ -286,7 +363,8 @@ const struct command cmd_unpack = {
 "\n"
 "Write the trace directory DIR as plain CTF 1.8 (metadata and one cpuN\n"
 "file per CPU, whole packets only; the kernel symbols of a trace with\n"
-"stacks, hidden) to OUT (default DIR-ctf), then:\n"
+"stacks and its symbol store of user binaries, hidden) to OUT (default\n"
+"DIR-ctf), then:\n"
 "babeltrace2 OUT.  Everything is written into a temporary directory next\n"
 "to OUT and renamed at the end: a failure leaves nothing behind.\n"
 "\n"

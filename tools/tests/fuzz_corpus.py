@@ -52,13 +52,48 @@ def unpack(blob):
     return files
 
 
-# The one hidden file of a trace directory (lib/ksyms.h).
+# The hidden file of a trace directory (lib/ksyms.h), and its symbol
+# store (lib/usyms.h), whose files an input names USYMS_DIR/xx/yyyy.
 KSYMS_FILE = '.ringtrace-ksyms.zst'
+USYMS_DIR = '.ringtrace-buildid'
+HEX = set('0123456789abcdef')
+
+
+def store_name(name):
+    p = name.split('/')
+    return len(p) == 3 and p[0] == USYMS_DIR and len(p[1]) == 2 and \
+        len(p[2]) >= 2 and set(p[1] + p[2]) <= HEX
 
 
 def read_dir(d):
-    return [(f, open(os.path.join(d, f), 'rb').read())
-            for f in sorted(os.listdir(d)) if not f.startswith('.') or f == KSYMS_FILE]
+    files = [(f, open(os.path.join(d, f), 'rb').read())
+             for f in sorted(os.listdir(d)) if os.path.isfile(os.path.join(d, f)) and
+             (not f.startswith('.') or f == KSYMS_FILE)]
+    store = os.path.join(d, USYMS_DIR)
+    for sub in sorted(os.listdir(store)) if os.path.isdir(store) else []:
+        for f in sorted(os.listdir(os.path.join(store, sub))):
+            name = '%s/%s/%s' % (USYMS_DIR, sub, f)
+            if store_name(name):
+                files.append((name, open(os.path.join(d, name), 'rb').read()))
+    return files
+
+
+def unchecked_store(files):
+    """Store files with their zstd frame made raw blocks without a
+    checksum: a mutation of the binary reaches the ELF reader."""
+    out = []
+    for name, data in files:
+        if store_name(name):
+            nl = data.index(b'\n') + 1
+            image = subprocess.run(['zstd', '-d', '-q', '-c'], input=data[nl:],
+                                   stdout=subprocess.PIPE, check=True).stdout
+            frame = struct.pack('<IBI', 0xFD2FB528, 0xA0, len(image))
+            blocks = [image[i:i + 65536] for i in range(0, len(image), 65536)]
+            for k, b in enumerate(blocks):
+                frame += struct.pack('<I', len(b) << 3 | (k == len(blocks) - 1))[:3] + b
+            data = data[:nl] + frame
+        out.append((name, data))
+    return out
 
 
 def packets(stream, n):
@@ -144,8 +179,15 @@ def seeds(real, out):
         made['gen-stacks'] = read_dir(test_decoder.stack_trace(
             os.path.join(tmp, 'd'), test_decoder.STACK_EVENTS_OF_A_RUN))
         # User stacks after their event and its kernel stack, flags set.
-        made['gen-ustacks'] = read_dir(test_decoder.ustack_trace(
-            os.path.join(tmp, 'e'), test_decoder.USTACK_EVENTS_OF_A_RUN))
+        made['gen-ustack-flags'] = read_dir(test_decoder.ustack_trace(
+            os.path.join(tmp, 'g'), test_decoder.USTACK_EVENTS_OF_A_RUN))
+        # User stacks: mappings, a fork and an exec, samples (no store:
+        # an input is flat files).
+        made['gen-ustacks'] = read_dir(test_decoder.user_seed_trace(
+            os.path.join(tmp, 'e')))
+        # ... and a store holding the binary, a tiny ELF compiled now.
+        made['gen-ustacks-store'] = unchecked_store(read_dir(
+            test_decoder.user_store_seed_trace(os.path.join(tmp, 'f'))))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))
@@ -163,8 +205,10 @@ def main():
     elif cmd == 'unpack':
         os.makedirs(b)
         for name, data in unpack(open(a, 'rb').read()):
-            if '/' in name or not name or (name.startswith('.') and
-                                           name != KSYMS_FILE):
+            if store_name(name):
+                os.makedirs(os.path.join(b, os.path.dirname(name)), exist_ok=True)
+            elif '/' in name or not name or (name.startswith('.') and
+                                             name != KSYMS_FILE):
                 continue
             with open(os.path.join(b, name), 'wb') as f:
                 f.write(data)

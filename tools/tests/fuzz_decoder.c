@@ -12,7 +12,9 @@
  * A data length past the end takes what is left; the entries end at a
  * name length of 0 or past the end.  A name a trace directory would not
  * hold (a slash, a leading dot but for the kernel symbols' KSYMS_FILE,
- * more than NAME_LEN bytes) leaves its entry out.  The files are written into one temporary directory, and the
+ * more than NAME_LEN bytes) leaves its entry out, but for a file of the
+ * symbol store, USYMS_DIR/xx/yyyy... (lib/usyms.h), written there: the
+ * user frames of report are named from it.  The files are written into one temporary directory, and the
  * commands that read traces run on it, in this process, exactly as they run
  * from the command line (their run()): report, report --stat, report
  * --begin/--end (seeking with the chunks' time indexes, and learning the
@@ -35,9 +37,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../cli/cli.h"
+#include "../../lib/usyms.h"
 #include "diffread.h"
 
 #define NAME_LEN	64
@@ -47,21 +51,30 @@ static char dir[PATH_MAX];
 /* export -f lttng's output: OUT/kernel/{metadata,channel0_N}. */
 static char out[PATH_MAX + 8];
 
-static void remove_files(void)
+/* What @top holds, the store's two levels of directories included. */
+static void remove_under(const char *top, int depth)
 {
 	char path[PATH_MAX + NAME_MAX + 2];
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	DIR *d = opendir(top);
 
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s", top, de->d_name);
+		if (unlink(path) && depth) {
+			remove_under(path, depth - 1);
+			rmdir(path);
+		}
 	}
 	closedir(d);
+}
+
+static void remove_files(void)
+{
+	remove_under(dir, 2);
 }
 
 /* What export -f lttng wrote, if it wrote anything. */
@@ -111,13 +124,38 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(2);
 	}
 	msg_prog = "ringtrace";
+	/* A user frame the store cannot name would be asked of a server. */
+	unsetenv("DEBUGINFOD_URLS");
 	return 0;
+}
+
+/* USYMS_DIR/xx/yyyy..., lower-case hex: a file of the symbol store. */
+static bool store_name(const char *name)
+{
+	size_t n = sizeof(USYMS_DIR) - 1, h;
+
+	if (strncmp(name, USYMS_DIR "/", n + 1))
+		return false;
+	name += n + 1;
+	if (strspn(name, "0123456789abcdef") != 2 || name[2] != '/')
+		return false;
+	h = strspn(name + 3, "0123456789abcdef");
+	return h >= 2 && !name[3 + h];
 }
 
 static bool good_name(const char *name)
 {
 	if (!strcmp(name, KSYMS_FILE))
 		return true;
+	if (store_name(name)) {
+		char sub[PATH_MAX + 32];
+
+		snprintf(sub, sizeof(sub), "%s/" USYMS_DIR, dir);
+		mkdir(sub, 0700);
+		snprintf(sub, sizeof(sub), "%s/%.*s", dir, (int)sizeof(USYMS_DIR) + 2, name);
+		mkdir(sub, 0700);
+		return true;
+	}
 	if (name[0] == '.' || !name[0])
 		return false;
 	for (const char *p = name; *p; p++)

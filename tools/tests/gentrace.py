@@ -53,6 +53,40 @@ EVENTS = [
     (40, 'test_bigid', [('uint64_t', 'seq', None)]),
 ]
 
+# The records of user-space stacks (plan-30 P1-P3, P5), as the module
+# declares them: hand-made traces of the symbol tests carry them
+# (test_decoder.py), with make_* for their payloads.
+HEX64 = 'integer { size = 64; align = 8; signed = false; base = 16; }'
+USER_STACK = [('uint16_t', 'depth', None), ('uint16_t', 'flags', None),
+              (HEX64, 'ips', 'depth')]
+USER_MMAP = [('int32_t', 'pid', None), ('uint32_t', 'flags', None),
+             ('uint64_t', 'start', None), ('uint64_t', 'end', None),
+             ('uint64_t', 'pgoff', None), ('uint64_t', 'dev', None),
+             ('uint64_t', 'ino', None), ('uint8_t', 'build_id_len', None),
+             ('uint8_t', 'build_id', 'build_id_len'),
+             ('uint16_t', 'path_len', None), ('utf8_t', 'path', 'path_len')]
+CPU_SAMPLE = [('int32_t', 'tid', None), ('int32_t', 'pid', None),
+              ('uint8_t', 'mode', None)]
+
+
+def make_user_stack(ips, flags=0):
+    """A user_stack trailer: depth, flags, the ips leaf first."""
+    return struct.pack('<HH%dQ' % len(ips), len(ips), flags, *ips)
+
+
+def make_user_mmap(pid, start, end, pgoff, build_id, path, flags=0, dev=0,
+                   ino=0):
+    """A user_mmap event of @pid: [start, end) maps @path from @pgoff."""
+    path = path.encode() if isinstance(path, str) else path
+    return (struct.pack('<iIQQQQQB', pid, flags, start, end, pgoff, dev, ino,
+                        len(build_id)) + build_id +
+            struct.pack('<H', len(path)) + path)
+
+
+def make_cpu_sample(tid, pid, mode=0):
+    """A cpu_sample event: mode 0 user, 1 kernel, 2 idle."""
+    return struct.pack('<iiB', tid, pid, mode)
+
 
 def tsdl_fields(fields):
     out = []

@@ -2612,6 +2612,533 @@ def stacks_in_perfetto(ctx):
                                                  text.count('callstacks {')))
 
 
+# ---- user stacks named from the trace's symbol store (tools/lib/umaps.c,
+# tools/lib/stackrec.c, lib/usyms.c, tools/cli/usymbols.c, symbols.c) --------
+
+USER_STACK_ID, USER_MMAP_ID, CPU_SAMPLE_ID = 20, 21, 22
+USER_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+               (4, 'sched_process_fork', MODULE_LAYOUTS['sched_process_fork']),
+               (5, 'sched_process_exec', MODULE_LAYOUTS['sched_process_exec']),
+               (13, 'ringtrace_statedump_task',
+                MODULE_LAYOUTS['ringtrace_statedump_task']),
+               (STACK_ID, 'kernel_stack', [('uint16_t', 'depth', None),
+                                           (gentrace.HEX64, 'ips', 'depth')]),
+               (USER_STACK_ID, 'user_stack', gentrace.USER_STACK),
+               (USER_MMAP_ID, 'user_mmap', gentrace.USER_MMAP),
+               (CPU_SAMPLE_ID, 'cpu_sample', gentrace.CPU_SAMPLE)]
+# main -> a -> b, each a frame of its own (-O0, noinline).
+APP_C = r'''
+__attribute__((noinline)) int b(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int a(int x) { return b(x) + b(x + 1); }
+int main(int argc, char **argv) { (void)argv; return a(argc) + %d; }
+'''
+APP_PID = 4000123              # no process here: symbols reads the path
+APP_BASE = 0x555555554000      # the PIE's load bias
+
+
+def build_elf(ctx, name, variant=0):
+    """A tiny ELF with symbols and a build-id, compiled here: its path,
+    build-id, functions {name: (vaddr, size)} and executable segment
+    (file offset, vaddr, size)."""
+    src = os.path.join(ctx.tmp, name + '.c')
+    out = os.path.join(ctx.tmp, name)
+    with open(src, 'w') as f:
+        f.write(APP_C % variant)
+    r = run(['gcc', '-g', '-O0', '-Wl,--build-id', '-o', out, src])
+    check(r.returncode == 0, 'gcc: ' + r.stderr)
+    r = run(['readelf', '-nW', out])
+    m = re.search(r'Build ID: ([0-9a-f]+)', r.stdout)
+    check(m, 'no build-id: ' + r.stdout)
+    funcs = {}
+    for l in run(['nm', '-S', '--defined-only', out]).stdout.splitlines():
+        p = l.split()
+        if len(p) == 4 and p[2] in 'Tt':
+            funcs[p[3]] = (int(p[0], 16), int(p[1], 16))
+    text = None
+    for l in run(['readelf', '-lW', out]).stdout.splitlines():
+        p = l.split()
+        if p and p[0] == 'LOAD' and 'E' in p[6:-1]:
+            text = (int(p[1], 16), int(p[2], 16), int(p[4], 16))
+    check(text and all(f in funcs for f in ('main', 'a', 'b')),
+          'no text segment or functions: %s %s' % (text, funcs))
+    return {'path': out, 'name': name, 'bid': bytes.fromhex(m.group(1)),
+            'funcs': funcs, 'text': text}
+
+
+def elf_mmap(elf, pid, base=APP_BASE, path=None):
+    """The user_mmap of @elf's executable segment, loaded at @base."""
+    off, va, size = elf['text']
+    start = base + (va & ~0xfff)
+    end = base + ((va + size + 0xfff) & ~0xfff)
+    return gentrace.make_user_mmap(pid, start, end, off & ~0xfff, elf['bid'],
+                                   path or elf['path'])
+
+
+def uip(elf, fn, k, base=APP_BASE):
+    """The address @k bytes into @fn of @elf loaded at @base."""
+    va, size = elf['funcs'][fn]
+    check(k < size, '%s is %d bytes, not more than %d' % (fn, size, k))
+    return base + va + k
+
+
+def file_off(elf, fn, k):
+    off, va, _ = elf['text']
+    return elf['funcs'][fn][0] + k - va + off
+
+
+def ustack(*ips):
+    return gentrace.make_user_stack(list(ips))
+
+
+def dump_task(tid, pid, ppid, name):
+    return struct.pack('<iii', tid, pid, ppid) + comm(name)
+
+
+def fork_ev(pname, ppid, cname, cpid):
+    return comm(pname) + struct.pack('<ii', ppid, ppid) + comm(cname) + \
+        struct.pack('<ii', cpid, cpid)
+
+
+def exec_ev(tid, path):
+    return struct.pack('<iiH', tid, tid, len(path)) + path.encode()
+
+
+def user_trace(d, events):
+    """A trace of USER_EVENTS (the kernel's symbols beside), one CPU."""
+    write_trace(d, USER_EVENTS, [events])
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(KSYMS.encode()))
+    return d
+
+
+def app_events(app):
+    """app (APP_PID) mapped; a switch-out with both stacks, back in 4000
+    later; two samples with user stacks alone."""
+    return [
+        (900, 13, dump_task(APP_PID, APP_PID, 1, 'app')),
+        (950, USER_MMAP_ID, elf_mmap(app, APP_PID)),
+        (1000, 1, kswitch('app', APP_PID, 'swapper/0', 0)),
+        (1000, STACK_ID, kstack(*STACK_LEAF)),
+        (1000, USER_STACK_ID, ustack(uip(app, 'b', 4), uip(app, 'a', 8),
+                                     uip(app, 'main', 16))),
+        (5000, 1, kswitch('swapper/0', 0, 'app', APP_PID)),
+        (6000, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (6000, USER_STACK_ID, ustack(uip(app, 'b', 2), uip(app, 'a', 8),
+                                     uip(app, 'main', 16))),
+        (7000, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (7000, USER_STACK_ID, ustack(uip(app, 'a', 3), uip(app, 'main', 16))),
+    ]
+
+
+# A binary the fuzzer's seed names (no store there: fuzz_corpus.py).
+SEED_APP = {'path': '/usr/bin/app', 'name': 'app', 'bid': bytes(range(1, 21)),
+            'funcs': {'b': (0x1100, 0x20), 'a': (0x1120, 0x19), 'main': (0x1139, 0x30)},
+            'text': (0x1000, 0x1000, 0x200)}
+
+
+def user_seed_trace(d):
+    """app_events() of SEED_APP, then a fork whose child samples in its
+    parent's mappings, execs, and samples again (fuzz_corpus.py's seed)."""
+    child = APP_PID + 1
+    return user_trace(d, app_events(SEED_APP) + [
+        (8000, 4, fork_ev('app', APP_PID, 'app', child)),
+        (8100, CPU_SAMPLE_ID, gentrace.make_cpu_sample(child, child)),
+        (8100, STACK_ID, kstack(*STACK_LEAF)),
+        (8100, USER_STACK_ID, ustack(uip(SEED_APP, 'b', 4), uip(SEED_APP, 'a', 8))),
+        (8200, 5, exec_ev(child, '/bin/other')),
+        (8300, CPU_SAMPLE_ID, gentrace.make_cpu_sample(child, child)),
+        (8300, USER_STACK_ID, ustack(uip(SEED_APP, 'b', 4))),
+    ])
+
+
+def user_store_seed_trace(d):
+    """app_events() of a tiny ELF compiled beside @d, its store filled
+    (fuzz_corpus.py's seed with a store)."""
+    class Tmp:
+        tmp = os.path.dirname(d)
+    app = build_elf(Tmp, 'app')
+    user_trace(d, app_events(app))
+    fill_store(d, 'stored 1 binary (')
+    return d
+
+
+def fill_store(d, *expect):
+    """ringtrace symbols D: the line it prints starts with @expect."""
+    r = rt('symbols', d, asan=True)
+    clean_run(r, 'symbols')
+    check(r.returncode == 0 and r.stdout.startswith(expect[0]),
+          'symbols: %d %r %r' % (r.returncode, r.stdout, r.stderr))
+    return r
+
+
+def gone(elf):
+    """The binary leaves this machine: report must not need it."""
+    os.rename(elf['path'], elf['path'] + '.gone')
+
+
+def frames_after(out, what):
+    """The frame lines under the first event line holding @what."""
+    lines = out.splitlines()
+    i = next(i for i, l in enumerate(lines) if what in l)
+    got = []
+    for l in lines[i + 1:]:
+        if not l.startswith('    '):
+            break
+        got.append(l.strip())
+    return got
+
+
+APP_FRAMES = ['schedule+0x10', 'do_nanosleep+0x34', 'rtr_pid_filter_set+0x24 [ringtrace]',
+              'entry_SYSCALL_64+0x8', 'b+0x4 (app)', 'a+0x8 (app)', 'main+0x10 (app)']
+
+
+@test
+def user_frames_named_from_the_store(ctx):
+    """ringtrace symbols keeps the mapped binary in the trace's store;
+    report then names the user frames (after the kernel's, leaf first)
+    from it, the binary gone from this machine; cpu_sample events carry
+    their stacks too."""
+    app = build_elf(ctx, 'app')
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    fill_store(d, 'stored 1 binary (')
+    hexid = app['bid'].hex()
+    check(os.path.isfile(os.path.join(d, '.ringtrace-buildid', hexid[:2], hexid[2:])),
+          'no store file for %s' % hexid)
+    gone(app)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report')
+    check(r.returncode == 0 and r.stderr == '', 'report: %d %r' % (r.returncode, r.stderr))
+    check(frames_after(r.stdout, ' sched_switch: prev_comm="app"') == APP_FRAMES,
+          'frames under the switch: %s' % r.stdout)
+    check(frames_after(r.stdout, '[0.000006000]') == ['b+0x2 (app)', 'a+0x8 (app)',
+                                                        'main+0x10 (app)'],
+          'frames under the first sample: %s' % r.stdout)
+    check(frames_after(r.stdout, '[0.000007000]') == ['a+0x3 (app)', 'main+0x10 (app)'],
+          'frames under the second sample: %s' % r.stdout)
+    check(not any('user_stack' in l or 'kernel_stack' in l for l in r.stdout.splitlines()),
+          'stacks print as frames only: %s' % r.stdout)
+    r = rt('report', '-e', 'sched_switch', d, asan=True)
+    check(r.returncode == 0 and not frames_after(r.stdout, '[0.000005000]') and
+          ' cpu_sample' not in r.stdout and '(app)' in r.stdout,
+          'a filter keeps its events\' stacks alone: %s' % r.stdout)
+    fill_store(d, 'stored 0 binaries (0 bytes)')
+
+
+@test
+def user_frames_folded(ctx):
+    """report --folded: comm;user root..leaf;[k] kernel root..leaf, the
+    [k] prefix only when the report has user frames (a trace declaring
+    user_stack without any folds as before); --off-cpu weighs the pair."""
+    app = build_elf(ctx, 'app')
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    fill_store(d, 'stored 1 binary (')
+    gone(app)
+    joined = ('app;main;a;b;[k] entry_SYSCALL_64;[k] rtr_pid_filter_set [ringtrace];'
+              '[k] do_nanosleep;[k] schedule')
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded')
+    check(r.returncode == 0 and r.stderr == '' and r.stdout.splitlines() ==
+          sorted([joined + ' 1', 'app;main;a;b 1', 'app;main;a 1']),
+          '--folded: %d %r %s' % (r.returncode, r.stderr, r.stdout))
+    r = rt('report', '--folded', '--off-cpu', d, asan=True)
+    clean_run(r, 'report --folded --off-cpu')
+    check(r.returncode == 0 and r.stdout.splitlines() == [joined + ' 4000'],
+          '--off-cpu: %s' % r.stdout)
+    # A sample while the CPU runs another thread folds under its own.
+    s = user_trace(os.path.join(ctx.tmp, 'sample'), sorted(app_events(app) + [
+        (3000, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (3000, USER_STACK_ID, ustack(uip(app, 'main', 16)))], key=lambda e: e[0]))
+    shutil.copytree(os.path.join(d, '.ringtrace-buildid'),
+                    os.path.join(s, '.ringtrace-buildid'))
+    r = rt('report', '--folded', s, asan=True)
+    check(r.returncode == 0 and 'app;main 1' in r.stdout.splitlines(),
+          'a sample on a CPU running swapper/0: %s' % r.stdout)
+    # Kernel stacks alone, in a trace that declares user_stack: as before.
+    k = user_trace(os.path.join(ctx.tmp, 'konly'), [
+        e for e in app_events(app) if e[1] != USER_STACK_ID])
+    r = rt('report', '--folded', k, asan=True)
+    check(r.returncode == 0 and r.stdout.splitlines() == [
+        'app;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule 1'],
+        'kernel stacks alone: %s' % r.stdout)
+
+
+@test
+def user_frames_top_functions(ctx):
+    """report --stat: the top functions of the stacks, self (innermost)
+    and total (anywhere, once a stack), by self then total, --top N."""
+    app = build_elf(ctx, 'app')
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    fill_store(d, 'stored 1 binary (')
+    gone(app)
+    want = ['top functions (of 3 stacks: self innermost, total anywhere in it)',
+            '        self      total  function',
+            '           1          3  a (app)',
+            '           1          2  b (app)',
+            '           1          1  schedule [vmlinux]',
+            '           0          3  main (app)',
+            '           0          1  do_nanosleep [vmlinux]',
+            '           0          1  entry_SYSCALL_64 [vmlinux]',
+            '           0          1  rtr_pid_filter_set [ringtrace]']
+    r = rt('report', '--stat', d, asan=True)
+    clean_run(r, 'report --stat')
+    lines = r.stdout.splitlines()
+    check(r.returncode == 0 and want[0] in lines, '--stat: %s' % r.stdout)
+    i = lines.index(want[0])
+    check(lines[i:i + len(want)] == want and lines[i - 1] == '',
+          '--stat top functions: %s' % '\n'.join(lines[i:]))
+    r = rt('report', '--stat', '--top', '2', d, asan=True)
+    lines = r.stdout.splitlines()
+    i = lines.index(want[0])
+    check(lines[i:] == want[:4], '--top 2: %s' % '\n'.join(lines[i:]))
+    # The filters choose the stacks: the switch's alone.
+    r = rt('report', '--stat', '-e', 'sched_switch', d, asan=True)
+    check('top functions (of 1 stack: self innermost, total anywhere in it)' in r.stdout,
+          '--stat -e sched_switch: %s' % r.stdout)
+    for bad in (('--top', '2'), ('--stat', '--top', '0'), ('--stat', '--top', 'x')):
+        r = rt('report', *bad, d)
+        check(r.returncode == 2 and r.stderr.count('\n') == 1,
+              'report %s: %d %s' % (bad, r.returncode, r.stderr))
+    # A trace without stacks has no such table.
+    r = rt('report', '--stat', user_trace(os.path.join(ctx.tmp, 'none'),
+                                          app_events(app)[:3]))
+    check(r.returncode == 0 and 'top functions' not in r.stdout,
+          'no stacks: %s' % r.stdout)
+
+
+@test
+def user_mappings_follow_fork_exec_mmap(ctx):
+    """The mapping table: a fork's child maps what its parent did, an exec
+    clears the process's mappings, a new mmap maps again, and an mmap over
+    part of a mapping replaces that part alone."""
+    app = build_elf(ctx, 'app')
+    lib = build_elf(ctx, 'lib.so', 1)
+    child, base2 = APP_PID + 1, 0x7f0000000000
+    b4, a8 = uip(app, 'b', 4), uip(app, 'a', 8)
+    # lib's segment over the page of app holding a: b's page stays app's
+    # if b is on another page.
+    a_page = a8 & ~0xfff
+    events = app_events(app)[:2] + [
+        (2000, 4, fork_ev('app', APP_PID, 'app', child)),
+        (2100, CPU_SAMPLE_ID, gentrace.make_cpu_sample(child, child)),
+        (2100, USER_STACK_ID, ustack(b4, a8)),
+        (2200, 5, exec_ev(child, '/bin/other')),
+        (2300, CPU_SAMPLE_ID, gentrace.make_cpu_sample(child, child)),
+        (2300, USER_STACK_ID, ustack(b4)),
+        (2400, USER_MMAP_ID, elf_mmap(app, child, base2)),
+        (2500, CPU_SAMPLE_ID, gentrace.make_cpu_sample(child, child)),
+        (2500, USER_STACK_ID, ustack(b4, uip(app, 'a', 8, base2))),
+        (2600, USER_MMAP_ID, gentrace.make_user_mmap(
+            APP_PID, a_page, a_page + 0x1000, 0x3000, lib['bid'], lib['path'])),
+        (2700, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (2700, USER_STACK_ID, ustack(b4, a8)),
+    ]
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), events)
+    fill_store(d, 'stored 2 binaries (')
+    gone(app)
+    gone(lib)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report')
+    check(r.returncode == 0 and r.stderr == '', 'report: %d %r' % (r.returncode, r.stderr))
+    check(frames_after(r.stdout, '[0.000002100]') == ['b+0x4 (app)', 'a+0x8 (app)'],
+          'the fork\'s child has its parent\'s mappings: %s' % r.stdout)
+    check(frames_after(r.stdout, '[0.000002300]') == ['0x%x' % b4],
+          'after the exec, none: %s' % r.stdout)
+    check(frames_after(r.stdout, '[0.000002500]') == ['0x%x' % b4, 'a+0x8 (app)'],
+          'the new image where it was mapped: %s' % r.stdout)
+    # lib's offset 0x3000 + a8's place in the page: no function of lib
+    # is there (its text is smaller), so unresolved, lib's build-id.
+    same_page = (b4 & ~0xfff) == a_page
+    want_b = 'lib.so+0x%x [bid:%s]' % (0x3000 + (b4 - a_page), lib['bid'][:4].hex()) \
+        if same_page else 'b+0x4 (app)'
+    check(frames_after(r.stdout, '[0.000002700]') == [
+        want_b, 'lib.so+0x%x [bid:%s]' % (0x3000 + (a8 - a_page), lib['bid'][:4].hex())],
+        'an mmap over a part: %s' % r.stdout)
+
+
+def app_store_file(d, app):
+    h = app['bid'].hex()
+    return os.path.join(d, '.ringtrace-buildid', h[:2], h[2:])
+
+
+@test
+def user_frames_unresolved_and_bad_store(ctx):
+    """No store, a build-id not in it, a store file holding another
+    binary, cut, of no ELF, stripped, or with no header: frames print as
+    binary+0xFILEOFF [bid:xxxxxxxx], with one warning, exit 0."""
+    app = build_elf(ctx, 'app')
+    other = build_elf(ctx, 'other', 2)
+    src = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    fill_store(src, 'stored 1 binary (')
+    good = open(app_store_file(src, app), 'rb').read()
+    # other's file as the store makes it, to put under app's name.
+    o = user_trace(os.path.join(ctx.tmp, 'othertrace'), [
+        (950, USER_MMAP_ID, elf_mmap(other, APP_PID))])
+    fill_store(o, 'stored 1 binary (')
+    other_file = open(app_store_file(o, other), 'rb').read()
+    nl = good.index(b'\n') + 1
+    junk = b'this is no ELF file' * 40
+    r = run(['strip', '--strip-all', '-o', app['path'] + '.stripped', app['path']])
+    check(r.returncode == 0, 'strip: ' + r.stderr)
+    stripped = open(app['path'] + '.stripped', 'rb').read()
+    cases = {
+        'nostore': None,
+        'notinstore': 'missing',
+        'otherbinary': other_file,
+        'cut': good[:nl + (len(good) - nl) // 2],
+        'headeronly': good[:nl],
+        'notelf': store_file(junk),
+        'stripped': store_file(stripped),
+        'sizelies': good.replace(b'ringtrace-buildid 1 ', b'ringtrace-buildid 1 1', 1),
+        'noheader': good[nl:],
+    }
+    off = {fn: file_off(app, fn, k) for fn, k in (('b', 4), ('a', 8), ('main', 16))}
+    bid = app['bid'][:4].hex()
+    want = APP_FRAMES[:4] + ['app+0x%x [bid:%s]' % (off[f], bid) for f in ('b', 'a', 'main')]
+    for name, content in cases.items():
+        d = ctx.copy(src)
+        f = app_store_file(d, app)
+        if content is None:
+            shutil.rmtree(os.path.join(d, '.ringtrace-buildid'))
+        elif content == 'missing':
+            os.unlink(f)
+        else:
+            open(f, 'wb').write(content)
+        r = rt('report', d, asan=True)
+        clean_run(r, 'report, store ' + name)
+        check(r.returncode == 0, '%s: exit %d: %s' % (name, r.returncode, r.stderr))
+        check(frames_after(r.stdout, ' sched_switch: prev_comm="app"') == want,
+              '%s: frames %s' % (name, r.stdout))
+        check(r.stderr.count('\n') == 1 and 'unresolved' in r.stderr,
+              '%s: one warning: %r' % (name, r.stderr))
+        r = rt('report', '--folded', d, asan=True)
+        check(r.returncode == 0 and 'app;app+0x%x [bid:%s];' % (off['main'], bid) in r.stdout
+              and r.stderr.count('\n') == 1,
+              '%s: --folded %r %s' % (name, r.stderr, r.stdout))
+
+
+def store_file(image, path='/x/app'):
+    """A store file of @image: its header line, one zstd frame."""
+    return ('ringtrace-buildid 1 %d 0 %s\n' % (len(image), path)).encode() + \
+        raw_zstd_frame(image)
+
+
+@test
+def user_frames_damaged_binary(ctx):
+    """A stored binary damaged inside its own bytes (its build-id note
+    intact, so that it opens): bytes changed at random, or cut short.
+    report never crashes, exits 0, and each frame is a function of the
+    binary or the unresolved form, with at most one warning."""
+    app = build_elf(ctx, 'app')
+    src = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    fill_store(src, 'stored 1 binary (')
+    image = open(app['path'], 'rb').read()
+    note = image.find(app['bid'])
+    check(note > 0, 'the build-id in the binary')
+    rng = random.Random(30)
+    d = ctx.copy(src)
+    f = app_store_file(d, app)
+    frame = re.compile(r'^(?:(?:main|a|b)\+0x[0-9a-f]+ \(app\)|app\+0x[0-9a-f]+ \[bid:%s\])$'
+                       % app['bid'][:4].hex())
+    bad = []
+    for i in range(40):
+        m = bytearray(image)
+        if i % 4 == 3:
+            m = m[:rng.randint(note + len(app['bid']), len(m) - 1)]
+        else:
+            for _ in range(rng.choice((1, 4, 32))):
+                k = rng.randrange(len(m))
+                if not note - 16 <= k < note + len(app['bid']):
+                    m[k] = rng.choice((0, 0xff, rng.randrange(256)))
+        open(f, 'wb').write(store_file(bytes(m)))
+        r = rt('report', d, asan=True)
+        got = frames_after(r.stdout, ' sched_switch: prev_comm="app"')[4:]
+        if 'Sanitizer' in r.stderr or 'runtime error' in r.stderr or r.returncode or \
+                r.stderr.count('\n') > 1 or len(got) != 3 or \
+                not all(frame.match(g) for g in got):
+            keep = os.path.join(ctx.tmp, 'damaged-%d' % i)
+            shutil.copytree(d, keep)
+            bad.append('%s: exit %d %s %s' % (keep, r.returncode, got, r.stderr[-800:]))
+    check(not bad, '%d of 40 damaged binaries:\n%s' % (len(bad), '\n'.join(bad[:3])))
+
+
+@test
+def symbol_store_babeltrace2_and_unpack(ctx):
+    """babeltrace2 reads a trace directory holding a symbol store
+    unchanged (as many events as without); unpack copies the store, and
+    report names the same frames from the copy."""
+    app = build_elf(ctx, 'app')
+    events = app_events(app)
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), events)
+    bare = ctx.copy(d)
+    fill_store(d, 'stored 1 binary (')
+    gone(app)
+    with_store, _ = bt2(d)
+    without, _ = bt2(bare)
+    check(len(with_store) == len(without) == len(events),
+          'babeltrace2: %d events with the store, %d without, %d written' %
+          (len(with_store), len(without), len(events)))
+    # What is not a store file is not copied: a link, a temporary file.
+    os.makedirs(os.path.join(d, '.ringtrace-buildid', 'ab'))
+    os.symlink('/etc/hostname', os.path.join(d, '.ringtrace-buildid', 'ab', 'cdef'))
+    open(os.path.join(d, '.ringtrace-buildid', 'ab', '.cdef.123'), 'w').write('x')
+    out = os.path.join(ctx.tmp, 'unpacked')
+    r = rt('unpack', d, out, asan=True)
+    clean_run(r, 'unpack')
+    check(r.returncode == 0, 'unpack: %d %s' % (r.returncode, r.stderr))
+    check(open(app_store_file(out, app), 'rb').read() ==
+          open(app_store_file(d, app), 'rb').read(), 'the store file, copied')
+    check(os.listdir(os.path.join(out, '.ringtrace-buildid', 'ab')) == [],
+          'a link or a temporary file copied: %s' %
+          os.listdir(os.path.join(out, '.ringtrace-buildid', 'ab')))
+    a = rt('report', d)
+    b = rt('report', out)
+    check(b.returncode == 0 and b.stderr == '' and a.stdout == b.stdout and
+          frames_after(b.stdout, ' sched_switch: prev_comm="app"') == APP_FRAMES,
+          'report of the unpacked trace: %r %s' % (b.stderr, b.stdout))
+    check(len(bt2(out)[0]) == len(events), 'babeltrace2 on the unpacked trace')
+    # --force replaces an earlier unpack, store included.
+    r = rt('unpack', '-f', d, out)
+    check(r.returncode == 0 and os.path.isfile(app_store_file(out, app)),
+          'unpack -f over an unpack with a store: %d %s' % (r.returncode, r.stderr))
+
+
+@test
+def symbols_command(ctx):
+    """ringtrace symbols: a binary whose build-id is not the trace's is
+    not stored (one warning); those the stacks hit go first, up to
+    --max; a second run stores nothing again."""
+    app = build_elf(ctx, 'app')
+    lib = build_elf(ctx, 'lib.so', 1)
+    changed = build_elf(ctx, 'changed', 3)
+    lie = dict(changed, bid=bytes(range(20)))      # the file changed since
+    events = [(800, USER_MMAP_ID, elf_mmap(lib, APP_PID, 0x7f0000000000)),
+              (850, USER_MMAP_ID, elf_mmap(lie, APP_PID, 0x7f1000000000))] + \
+        app_events(app)
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), events)
+    r = rt('symbols', '--max', '1', d, asan=True)
+    clean_run(r, 'symbols --max 1')
+    check(r.returncode == 0 and r.stdout.startswith('stored 1 binary (') and
+          r.stdout.endswith('; 0 already there, 2 not stored\n'),
+          'symbols --max 1: %r' % r.stdout)
+    check(os.path.isfile(app_store_file(d, app)) and
+          not os.path.exists(app_store_file(d, lib)),
+          'the binary the stacks hit goes first')
+    check(r.stderr.count('\n') == 2 and r.stderr.count('--max 1 bytes reached') == 2,
+          'symbols --max 1 warnings: %r' % r.stderr)
+    r = rt('symbols', d, asan=True)
+    check(r.returncode == 0 and r.stdout.startswith('stored 1 binary (') and
+          '; 1 already there, 1 not stored' in r.stdout and
+          os.path.isfile(app_store_file(d, lib)), 'symbols: %r %r' % (r.stdout, r.stderr))
+    check(r.stderr.count('\n') == 1 and
+          'its build-id is %s, not 000102' % changed['bid'].hex() in r.stderr,
+          'symbols: a changed binary: %r' % r.stderr)
+    for bad in ((), ('--max', 'x', d), (d, d)):
+        r = rt('symbols', *bad)
+        check(r.returncode == 2, 'symbols %s: %d' % (bad, r.returncode))
+    r = rt('symbols', os.path.join(ctx.tmp, 'nothere'))
+    check(r.returncode == 1 and r.stderr.count('\n') == 1, 'no trace: %r' % r.stderr)
+
+
 def lttng_export(ctx, d, status=0, name='lttng'):
     """export -f lttng of d (ASan build): the output directory, checked by
     lttng_check.py; its counts."""

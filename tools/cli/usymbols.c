@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User frames named (usymbols.h): a file offset in a binary of the
+ * trace's symbol store -> the binary's address (its PT_LOAD segments,
+ * the reverse of elfsym.c) -> the function of .symtab, else .dynsym,
+ * holding it.  Binaries are kept open by build-id for the whole report.
+ *
+ * A frame the store cannot name (a stripped binary: no .symtab, and its
+ * .dynsym names exported functions only; a binary not stored) is asked of
+ * debuginfod (debuginfod.h): the debug file's .symtab names it.  A debug
+ * file's segments hold no bytes (NOBITS), so the file offset becomes an
+ * address through the store's binary, else through the executable
+ * debuginfod serves.  A binary stored with its .symtab is never asked for.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../../lib/usyms.h"
+#include "debuginfod.h"
+#include "usymbols.h"
+
+struct usym {
+	uint64_t value, size;
+	const char *name;		/* in the ELF image */
+	bool global;
+};
+
+struct load {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct binary {
+	uint8_t id[USYMS_BUILD_ID_MAX];
+	size_t id_len;
+	bool ok;			/* opened and checked */
+	bool symtab;			/* its functions are .symtab's */
+	struct usyms_file file;		/* the store's (not debuginfod's) */
+	Elf *elf;
+	struct usym *syms;		/* by value */
+	size_t nr_syms;
+	struct load *loads;
+	size_t nr_loads;
+};
+
+/* What debuginfod gave for a build-id: names, and where to map offsets. */
+struct debug {
+	uint8_t id[USYMS_BUILD_ID_MAX];
+	size_t id_len;
+	bool ok;
+	struct binary syms;		/* the debug file */
+	struct binary exe;		/* the executable, if the store lacks it */
+};
+
+struct usym_store {
+	char *dir;
+	bool looked;			/* whether the store exists, asked */
+	bool exists;
+	struct binary *bins;
+	size_t nr, cap;
+	struct debug *dbgs;
+	size_t nr_dbgs, cap_dbgs;
+};
+
+struct usym_store *usym_store_new(const char *dir)
+{
+	struct usym_store *st = calloc(1, sizeof(*st));
+
+	if (!st || !(st->dir = strdup(dir))) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static void binary_free(struct binary *b)
+{
+	elf_end(b->elf);
+	free(b->syms);
+	free(b->loads);
+	usyms_close(&b->file);
+}
+
+void usym_store_free(struct usym_store *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nr; i++)
+		binary_free(&st->bins[i]);
+	free(st->bins);
+	for (size_t i = 0; i < st->nr_dbgs; i++) {
+		binary_free(&st->dbgs[i].syms);
+		binary_free(&st->dbgs[i].exe);
+	}
+	free(st->dbgs);
+	free(st->dir);
+	free(st);
+}
+
+static int cmp_usym(const void *a, const void *b)
+{
+	const struct usym *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	/* Aliases: the global name first, then by name, so every run agrees. */
+	if (x->global != y->global)
+		return x->global ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The functions of @type's table (SHT_SYMTAB, SHT_DYNSYM) into @b. */
+static int read_syms(struct binary *b, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(b->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym s;
+			const char *name;
+			struct usym *p;
+
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
+			     GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC))
+				continue;
+			name = elf_strptr(b->elf, sh.sh_link, s.st_name);
+			if (!name || !*name)
+				continue;
+			p = realloc(b->syms, (b->nr_syms + 1) * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			b->syms = p;
+			b->syms[b->nr_syms++] = (struct usym){
+				.value = s.st_value, .size = s.st_size, .name = name,
+				.global = GELF_ST_BIND(s.st_info) != STB_LOCAL,
+			};
+		}
+	}
+	return 0;
+}
+
+/* The ELF file of @b (b->elf): its segments and functions. */
+static int read_elf(struct binary *b, char *why, size_t size)
+{
+	size_t nr_phdr;
+
+	if (!b->elf || elf_kind(b->elf) != ELF_K_ELF ||
+	    elf_getphdrnum(b->elf, &nr_phdr)) {
+		snprintf(why, size, "%s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < nr_phdr; i++) {
+		GElf_Phdr ph;
+		struct load *p;
+
+		if (!gelf_getphdr(b->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		p = realloc(b->loads, (b->nr_loads + 1) * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		b->loads = p;
+		b->loads[b->nr_loads++] = (struct load){
+			.offset = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr,
+		};
+	}
+	if (read_syms(b, SHT_SYMTAB))
+		return -ENOMEM;
+	b->symtab = b->nr_syms > 0;
+	if (!b->nr_syms && read_syms(b, SHT_DYNSYM))
+		return -ENOMEM;
+	if (b->nr_syms)
+		qsort(b->syms, b->nr_syms, sizeof(*b->syms), cmp_usym);
+	return 0;
+}
+
+/* The ELF image of @b, from the store. */
+static int read_binary(struct binary *b, char *why, size_t size)
+{
+	elf_version(EV_CURRENT);
+	b->elf = elf_memory(b->file.image, b->file.size);
+	return read_elf(b, why, size);
+}
+
+/* @id's binary, opened on the first ask; NULL when missing or bad. */
+static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
+				 size_t len)
+{
+	char why[PATH_MAX + 256], hex[2 * USYMS_BUILD_ID_MAX + 1];
+	struct binary *b;
+	int err;
+
+	for (size_t i = 0; i < st->nr; i++)
+		if (st->bins[i].id_len == len && !memcmp(st->bins[i].id, id, len))
+			return st->bins[i].ok ? &st->bins[i] : NULL;
+	if (!st->looked) {
+		char path[PATH_MAX];
+		struct stat s;
+
+		snprintf(path, sizeof(path), "%s/" USYMS_DIR, st->dir);
+		st->exists = !stat(path, &s) && S_ISDIR(s.st_mode);
+		st->looked = true;
+		if (!st->exists)
+			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved%s ('ringtrace symbols %s' fills it while the binaries exist)",
+			     st->dir, dbginfo_enabled() ? " unless debuginfod has them" : "",
+			     st->dir);
+	}
+	if (st->nr == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 16;
+		struct binary *p = realloc(st->bins, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		st->bins = p;
+		st->cap = cap;
+	}
+	b = &st->bins[st->nr++];
+	memset(b, 0, sizeof(*b));
+	memcpy(b->id, id, len);
+	b->id_len = len;
+	if (!st->exists)
+		return NULL;
+	usyms_hex(id, len, hex);
+	err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
+	if (err == -ENOENT) {
+		warn("build-id %s is not in the symbol store: %s", hex,
+		     dbginfo_enabled() ? "asking debuginfod" : "its frames print unresolved");
+		return NULL;
+	}
+	if (!err) {
+		char ewhy[256];
+
+		err = read_binary(b, ewhy, sizeof(ewhy));
+		/*
+		 * No function, but segments: kept for debuginfod's debug file
+		 * (usym_resolve()), which says why if it has none.
+		 */
+		if (!err && !b->nr_syms && !dbginfo_enabled()) {
+			snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
+			err = -EINVAL;
+		}
+		if (err)
+			snprintf(why, sizeof(why), "build-id %s: %s", hex, ewhy);
+	}
+	if (err) {
+		warn("%s: its frames print unresolved", why);
+		binary_free(b);
+		memset(b, 0, sizeof(*b));
+		memcpy(b->id, id, len);
+		b->id_len = len;
+		return NULL;
+	}
+	b->ok = true;
+	return b;
+}
+
+/*
+ * @file_off of a binary named: an address through @map's segments, the
+ * function there from @names' symbols.  0, or -1 (@f untouched).
+ */
+static int name_offset(const struct binary *map, const struct binary *names,
+		       uint64_t file_off, struct usym_frame *f)
+{
+	uint64_t vaddr = 0;
+	size_t lo = 0, hi, i;
+	bool in_load = false;
+
+	for (i = 0; i < map->nr_loads && !in_load; i++) {
+		const struct load *l = &map->loads[i];
+
+		if (file_off >= l->offset && file_off - l->offset < l->filesz) {
+			vaddr = file_off - l->offset + l->vaddr;
+			in_load = true;
+		}
+	}
+	if (!in_load)
+		return -1;
+	/* The last function starting at or below @vaddr, the first of its aliases. */
+	hi = names->nr_syms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (names->syms[mid].value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	i = lo - 1;
+	while (i && names->syms[i - 1].value == names->syms[i].value)
+		i--;
+	if (vaddr - names->syms[i].value >=
+	    (names->syms[i].size ? names->syms[i].size : 1))
+		return -1;
+	f->name = names->syms[i].name;
+	f->offset = vaddr - names->syms[i].value;
+	return 0;
+}
+
+/*
+ * @b filled from debuginfod's file @fd (dbginfo_find()'s: closed here) of
+ * build-id @hex, which holds functions when @need_syms.  False, said once,
+ * when it is not usable.
+ */
+static bool read_fetched(struct binary *b, int fd, const char *path, const char *hex,
+			 bool need_syms)
+{
+	char why[256];
+
+	elf_version(EV_CURRENT);
+	b->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* All of it mapped (or read) now: the descriptor is not needed. */
+	if (b->elf && elf_cntl(b->elf, ELF_C_FDREAD)) {
+		elf_end(b->elf);
+		b->elf = NULL;
+	}
+	close(fd);
+	if (read_elf(b, why, sizeof(why))) {
+		warn("build-id %s: debuginfod's %s: %s: its frames print unresolved", hex,
+		     path, why);
+		return false;
+	}
+	if (need_syms && !b->symtab) {
+		warn("build-id %s: debuginfod's %s has no .symtab: its frames print unresolved",
+		     hex, path);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * @id's debug file from debuginfod, and the executable too when the store
+ * has no binary @stored; fetched on the first ask, NULL when off, missing
+ * (debuginfod.c says so) or unusable.
+ */
+static struct debug *get_debug(struct usym_store *st, const uint8_t *id, size_t len,
+			       const struct binary *stored)
+{
+	char hex[2 * USYMS_BUILD_ID_MAX + 1], *path;
+	struct debug *d;
+	int fd;
+
+	for (size_t i = 0; i < st->nr_dbgs; i++)
+		if (st->dbgs[i].id_len == len && !memcmp(st->dbgs[i].id, id, len))
+			return st->dbgs[i].ok ? &st->dbgs[i] : NULL;
+	if (!dbginfo_enabled())
+		return NULL;
+	if (st->nr_dbgs == st->cap_dbgs) {
+		size_t cap = st->cap_dbgs ? 2 * st->cap_dbgs : 16;
+		struct debug *p = realloc(st->dbgs, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		st->dbgs = p;
+		st->cap_dbgs = cap;
+	}
+	d = &st->dbgs[st->nr_dbgs++];
+	memset(d, 0, sizeof(*d));
+	memcpy(d->id, id, len);
+	d->id_len = len;
+	usyms_hex(id, len, hex);
+	fd = dbginfo_find(id, len, &path);
+	if (fd < 0)
+		return NULL;
+	d->ok = read_fetched(&d->syms, fd, path, hex, true);
+	free(path);
+	if (!d->ok || stored)
+		return d->ok ? d : NULL;
+	fd = dbginfo_find_executable(id, len, &path);
+	if (fd < 0) {
+		d->ok = false;
+		return NULL;
+	}
+	d->ok = read_fetched(&d->exe, fd, path, hex, false);
+	free(path);
+	return d->ok ? d : NULL;
+}
+
+int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
+		 uint64_t file_off, struct usym_frame *f)
+{
+	struct binary *b;
+	struct debug *d;
+
+	f->name = NULL;
+	f->offset = 0;
+	if (!build_id || !len || len > USYMS_BUILD_ID_MAX)
+		return -1;
+	/* The store's binary, then debuginfod's debug file, then nothing. */
+	b = get_binary(st, build_id, len);
+	if (b && !name_offset(b, b, file_off, f))
+		return 0;
+	if (b && b->symtab)
+		return -1;
+	d = get_debug(st, build_id, len, b);
+	if (!d)
+		return -1;
+	return name_offset(b ? b : &d->exe, &d->syms, file_off, f);
+}
+
+bool usym_format(struct usym_store *st, const struct umaps *um, int32_t pid,
+		 uint64_t ip, enum usym_style style, char *buf, size_t size)
+{
+	struct usym_frame f;
+	struct umap_hit h;
+	const char *bin;
+
+	if (!umaps_lookup(um, pid, ip, &h)) {
+		snprintf(buf, size, "0x%" PRIx64, ip);
+		return false;
+	}
+	bin = strrchr(h.path, '/');
+	bin = bin ? bin + 1 : h.path;
+	if (!*bin)
+		bin = "[unknown]";
+	if (!usym_resolve(st, h.build_id, h.build_id_len, h.file_off, &f)) {
+		if (style == USYM_FOLDED)
+			snprintf(buf, size, "%s", f.name);
+		else if (style == USYM_NAME)
+			snprintf(buf, size, "%s (%s)", f.name, bin);
+		else
+			snprintf(buf, size, "%s+0x%" PRIx64 " (%s)", f.name, f.offset, bin);
+		return true;
+	}
+	if (h.build_id_len >= 4)
+		snprintf(buf, size, "%s+0x%" PRIx64 " [bid:%02x%02x%02x%02x]", bin,
+			 h.file_off, h.build_id[0], h.build_id[1], h.build_id[2],
+			 h.build_id[3]);
+	else
+		snprintf(buf, size, "%s+0x%" PRIx64 " [bid:none]", bin, h.file_off);
+	return false;
+}

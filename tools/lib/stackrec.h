@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stacks of an event: the trailers the module writes right after it
+ * in the same reservation (module/stack.c), kernel_stack then user_stack,
+ * either or both, each with the event's timestamp on the event's CPU.
+ * Merged by time (ties by CPU), an event's trailers are the items right
+ * after it: its stacks are complete at the first item that is not one of
+ * them.  Fed every item in that order, stackrec_feed() hands out each
+ * event's stack pair once complete, before the item that completes it is
+ * used by its reader (so what the reader keeps of the event, and its
+ * tables of threads and mappings, are still at the event's time).
+ */
+#ifndef RINGTRACE_STACKREC_H
+#define RINGTRACE_STACKREC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rtdecode.h"
+
+/* user_stack's flags. */
+#define USTACK_TRUNCATED	0x1U	/* the depth was reached */
+#define USTACK_FAULT		0x2U	/* a read failed before the chain ended */
+#define USTACK_COMPAT		0x4U	/* a 32-bit task: ip alone */
+#define USTACK_ENTRY		0x8U	/* the first return address from [sp] */
+
+struct stack_ips {
+	bool present;
+	uint32_t nr;
+	const uint64_t *ips;		/* leaf first, as recorded */
+};
+
+/* An event's stacks; an event without trailers has none handed out. */
+struct stack_pair {
+	const struct rt_event_desc *event;
+	uint32_t cpu;
+	uint64_t timestamp;
+	int32_t tid, pid;		/* the event's own (cpu_sample's), else -1 */
+	struct stack_ips kernel, user;
+	uint16_t user_flags;
+};
+
+struct stackrec;
+
+/*
+ * Items of @md's events (each event's kind is found by its name once).
+ * stackrec_set_metadata(): of @md from now on (a follower reloaded it);
+ * NULL / -1 out of memory (nothing changed).
+ */
+struct stackrec *stackrec_new(const struct rt_metadata *md);
+int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md);
+void stackrec_free(struct stackrec *sr);
+/* Whether @it is a trailer (kernel_stack, user_stack): no event of its own. */
+bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it);
+/*
+ * The next item in time order: the pair it completes, or NULL.  A pair
+ * stays valid until the next call.  A trailer that follows no event of
+ * its CPU and time (its event lost with a packet), or a second one of a
+ * kind, is left out.  Out of memory: the pair loses that stack.
+ */
+const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item *it);
+/* At the end (or before items of another trace): the pair still open, or NULL. */
+const struct stack_pair *stackrec_flush(struct stackrec *sr);
+
+#endif /* RINGTRACE_STACKREC_H */
