@@ -146,11 +146,10 @@ const struct rt_field_value *stack_ips(const struct rt_item *it);
  * The user_stack records (module/ustack.c), after their event and its
  * kernel_stack: the frames, leaf first, addresses not yet named, and
  * the record's flags (RINGTRACE_USTACK_*) in *@flags; NULL when @it is
- * no user stack.  ustack_print(): a frame a line, "    0xADDR [user]".
+ * no user stack.
  */
 const struct rt_field_value *ustack_ips(const struct rt_item *it,
 					uint16_t *flags);
-void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags);
 struct ksyms *stack_symbols(const char *dir);
 /*
  * What names a pair's frames: the kernel symbols of trace directory @dir
@@ -170,7 +169,8 @@ int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
 /*
  * Under its event, leaf first, one frame a line: the kernel's
  * "    function+0xoff [module]", then the user's
- * "    function+0xoff (binary)" of process @pid (usymbols.h).
+ * "    function+0xoff (binary)" of process @pid (usymbols.h), then a line
+ * "    (user stack: ...)" for each of its flags (what cut it short).
  */
 void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p,
 		      int32_t pid);

@@ -47,17 +47,15 @@ const struct rt_field_value *ustack_ips(const struct rt_item *it,
 	return ips;
 }
 
-/* Leaf first: "    0xADDR [user]" a line, then what cut it short. */
-void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags)
+/* What a user stack's flags (RINGTRACE_USTACK_*) say, a line each. */
+static void ustack_notes(FILE *f, uint16_t flags)
 {
 	static const char *const why[] = {
 		"truncated at ustack_depth", "a frame unreadable",
 		"32-bit task: ip only", "caller read at [sp]",
 	};
 
-	for (uint64_t i = 0; i < ips->count; i++)
-		fprintf(f, "    0x%" PRIx64 " [user]\n", rt_field_u64(ips, i));
-	for (unsigned int b = 0; b < 4; b++)
+	for (unsigned int b = 0; b < sizeof(why) / sizeof(why[0]); b++)
 		if (flags & (1U << b))
 			fprintf(f, "    (user stack: %s)\n", why[b]);
 }
@@ -237,6 +235,8 @@ void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p
 			    sizeof(frame));
 		fprintf(f, "    %s\n", frame);
 	}
+	if (p->user.present)
+		ustack_notes(f, p->user_flags);
 }
 
 /* ---- top functions (report --stat) ---------------------------------------- */
@@ -313,6 +313,9 @@ void top_fns_add(struct top_fns *t, struct stack_names *n,
 	bool leaf = true;
 	char frame[512];
 
+	/* A sample without stacks (an idle CPU's) is no stack to count. */
+	if (!p->kernel.present && !p->user.present)
+		return;
 	t->stacks++;
 	for (uint32_t i = 0; p->kernel.present && i < p->kernel.nr; i++, leaf = false)
 		if (kernel_frame(n, p->kernel.ips[i], USYM_NAME, frame, sizeof(frame)))

@@ -422,8 +422,10 @@ bool usym_format(struct usym_store *st, const struct umaps *um, int32_t pid,
 	struct umap_hit h;
 	const char *bin;
 
+	/* In no mapping the trace knows: said to be a user address. */
 	if (!umaps_lookup(um, pid, ip, &h)) {
-		snprintf(buf, size, "0x%" PRIx64, ip);
+		snprintf(buf, size, style == USYM_LINE ? "0x%" PRIx64 " [user]" :
+			 "0x%" PRIx64, ip);
 		return false;
 	}
 	bin = strrchr(h.path, '/');

@@ -47,8 +47,8 @@ enum usym_style {
 /*
  * The user frame @ip of process @pid, as the mappings @um say now:
  * resolved as @style says; else "binary+0xFILEOFF [bid:xxxxxxxx]" (the
- * build-id's first 4 bytes); else, in no mapping known, "0xADDR".  True
- * when resolved.
+ * build-id's first 4 bytes); else, in no mapping known, "0xADDR [user]"
+ * (USYM_LINE) or "0xADDR".  True when resolved.
  */
 bool usym_format(struct usym_store *st, const struct umaps *um, int32_t pid,
 		 uint64_t ip, enum usym_style style, char *buf, size_t size);

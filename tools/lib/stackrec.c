@@ -114,7 +114,7 @@ static bool take_ips(const struct rt_item *it, struct ips_buf *b,
 	return true;
 }
 
-/* The open pair, closed: handed out if it has a stack. */
+/* The open pair, closed: handed out if it has a stack, or is a sample's. */
 static const struct stack_pair *close_pair(struct stackrec *sr)
 {
 	bool had = sr->open && sr->has_stack;
@@ -146,10 +146,16 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 			sr->pair.kernel.present = sr->pair.user.present = false;
 			sr->pair.kernel.nr = sr->pair.user.nr = 0;
 			sr->pair.user_flags = 0;
-			/* A sample names its thread: the CPU's may not be known. */
+			/*
+			 * A sample names its thread: the CPU's may not be
+			 * known.  It is handed out even without a stack (an
+			 * idle CPU's, a kernel thread's in user mode): a
+			 * profile counts it under its thread's name.
+			 */
 			if (k == K_SAMPLE) {
 				sr->pair.tid = own_id(it, "tid");
 				sr->pair.pid = own_id(it, "pid");
+				sr->has_stack = true;
 			}
 		}
 		return done;

@@ -30,7 +30,10 @@ struct stack_ips {
 	const uint64_t *ips;		/* leaf first, as recorded */
 };
 
-/* An event's stacks; an event without trailers has none handed out. */
+/*
+ * An event's stacks; an event without trailers has none handed out,
+ * except a cpu_sample (counted under its thread with no stack).
+ */
 struct stack_pair {
 	const struct rt_event_desc *event;
 	uint32_t cpu;

@@ -2413,9 +2413,10 @@ USTACK_EVENTS_OF_A_RUN = [
 @test
 def ustacks_under_their_event(ctx):
     """report prints an event's user_stack under it, after its kernel
-    frames, a frame a line "    0xADDR [user]", then what cut it short;
+    frames, a frame a line ("    0xADDR [user]": no mapping names them),
+    then what cut it short;
     the record is never an event line; a filter that drops the event drops
-    its stacks; --stat and --folded count the events alone; the exporters
+    its stacks; --stat counts the events alone, --folded joins both stacks; the exporters
     write no user_stack event; babeltrace2 reads every record."""
     d = ustack_trace(os.path.join(ctx.tmp, 'ustacks'), USTACK_EVENTS_OF_A_RUN)
     r = rt('report', d, asan=True)
@@ -2446,8 +2447,10 @@ def ustacks_under_their_event(ctx):
     r = rt('report', '--folded', d, asan=True)
     clean_run(r, 'report --folded of user stacks')
     check(r.stdout.splitlines() == [
-        'sleeper;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule 1'],
-        '--folded: the kernel stack, owned by its switch: %s' % r.stdout)
+        'sleeper;0x%x 1' % (UTEXT + 0x10),
+        'sleeper;0x%x;0x%x;0x%x;[k] entry_SYSCALL_64;[k] rtr_pid_filter_set [ringtrace];'
+        '[k] do_nanosleep;[k] schedule 1' % (UTEXT + 0x456, UTEXT + 0x234, UTEXT + 0x10)],
+        '--folded: both stacks, user frames root first, owned by the switch: %s' % r.stdout)
     for fmt in ('systrace', 'chrome-json'):
         r = rt('export', '-f', fmt, d, asan=True)
         clean_run(r, 'export -f %s of user stacks' % fmt)
@@ -2492,9 +2495,10 @@ SAMPLE_EVENTS_OF_A_RUN = [
 @test
 def samples_folded(ctx):
     """--folded counts cpu_sample events by the thread they name (not the
-    CPU's, as switches say): in the kernel by their kernel stack, in user
-    mode or idle as the thread's name; report prints their fields and
-    stacks; --off-cpu leaves them out."""
+    CPU's, as switches say), with their user frames then their kernel
+    frames ([k]), and one without stacks (idle, or a user sample whose
+    stack was not recorded) as the thread's name; report prints their
+    fields and stacks; --off-cpu leaves them out."""
     d = write_trace(os.path.join(ctx.tmp, 'samples'), SAMPLE_EVENTS,
                     [SAMPLE_EVENTS_OF_A_RUN])
     meta = os.path.join(d, 'metadata')
@@ -2508,8 +2512,10 @@ def samples_folded(ctx):
     r = rt('report', '--folded', d, asan=True)
     clean_run(r, 'report --folded of samples')
     check(r.stdout.splitlines() == sorted([
-        'spinner 2', 'other 1', 'swapper/0 1',
-        'spinner;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule 1']),
+        'spinner 1', 'other 1', 'swapper/0 1',
+        'spinner;0x%x;0x%x 1' % (UTEXT + 0x234, UTEXT + 0x10),
+        'spinner;0x%x;[k] entry_SYSCALL_64;[k] rtr_pid_filter_set [ringtrace];'
+        '[k] do_nanosleep;[k] schedule 1' % (UTEXT + 0x10)]),
         '--folded of samples: %s' % r.stdout)
     r = rt('report', '--folded', '--off-cpu', d, asan=True)
     clean_run(r, 'report --folded --off-cpu of samples')
@@ -2857,7 +2863,9 @@ def user_frames_folded(ctx):
     k = user_trace(os.path.join(ctx.tmp, 'konly'), [
         e for e in app_events(app) if e[1] != USER_STACK_ID])
     r = rt('report', '--folded', k, asan=True)
+    # (its two samples, their user stacks gone, count under the thread)
     check(r.returncode == 0 and r.stdout.splitlines() == [
+        'app 2',
         'app;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule 1'],
         'kernel stacks alone: %s' % r.stdout)
 
@@ -2941,9 +2949,9 @@ def user_mappings_follow_fork_exec_mmap(ctx):
     check(r.returncode == 0 and r.stderr == '', 'report: %d %r' % (r.returncode, r.stderr))
     check(frames_after(r.stdout, '[0.000002100]') == ['b+0x4 (app)', 'a+0x8 (app)'],
           'the fork\'s child has its parent\'s mappings: %s' % r.stdout)
-    check(frames_after(r.stdout, '[0.000002300]') == ['0x%x' % b4],
+    check(frames_after(r.stdout, '[0.000002300]') == ['0x%x [user]' % b4],
           'after the exec, none: %s' % r.stdout)
-    check(frames_after(r.stdout, '[0.000002500]') == ['0x%x' % b4, 'a+0x8 (app)'],
+    check(frames_after(r.stdout, '[0.000002500]') == ['0x%x [user]' % b4, 'a+0x8 (app)'],
           'the new image where it was mapped: %s' % r.stdout)
     # lib's offset 0x3000 + a8's place in the page: no function of lib
     # is there (its text is smaller), so unresolved, lib's build-id.
