@@ -8,6 +8,8 @@
 # profile_PART (the file's name without ".sh"), which runs its checks with
 # check.sh's helpers; a part says in its header what it checks.  The
 # workloads are built on the host by `make all` (tools/Makefile).
+# RT_PROFILE_PARTS="ustack sample" runs only those parts (tools/run-tests
+# gives the debug kernel the parts whose kernel side it checks).
 # Ends with "profile: N passed, M failed".
 
 set -u
@@ -33,6 +35,8 @@ main() {
 	for part in tools/tests/profile.d/*.sh; do
 		[[ -e $part ]] || continue
 		name=$(basename "$part" .sh)
+		[[ -z ${RT_PROFILE_PARTS:-} || " $RT_PROFILE_PARTS " == *" $name "* ]] ||
+			continue
 		t0=$SECONDS
 		note "part $name"
 		. "$part"
