@@ -23,11 +23,12 @@ SAMPLE = re.compile(r'^\[[0-9.]+\] cpu(\d+) .* cpu_sample: '
 # (stack.c).  Other frames of ringtrace's are the probes' (a sample may
 # interrupt one), and an interrupt's entry may be deeper in a stack (a
 # softirq run on an earlier interrupt's exit, interrupted).
-OWN_FRAMES = re.compile(r';((rtr_sample[a-z_]*|rtr_stack_[a-z_]+) '
+# A kernel frame of --folded: "[k] " before it when the profile has user frames.
+OWN_FRAMES = re.compile(r';(?:\[k\] )?((rtr_sample[a-z_]*|rtr_stack_[a-z_]+) '
                         r'\[ringtrace\]|hrtimer_interrupt|'
                         r'__hrtimer_run_queues)(;|$)')
 USER_FRAME = re.compile(r'^    0x([0-9a-f]+) \[user\]$')
-READ_FRAMES = re.compile(r';(ksys_read|vfs_read|read_zero|read_iter_zero)( |;|$)')
+READ_FRAMES = re.compile(r';(?:\[k\] )?(ksys_read|vfs_read|read_zero|read_iter_zero)( |;|$)')
 
 
 def check(ok, what):
