@@ -88,19 +88,18 @@ static void rtr_sample(struct rtr_sampler_cpu *sc)
 		mode = RTR_SAMPLE_IDLE;
 	else
 		mode = user_mode(regs) ? RTR_SAMPLE_USER : RTR_SAMPLE_KERNEL;
-	w.slow = 0;
-	if (mode == RTR_SAMPLE_IDLE) {
-		p = ringtrace_reserve(&w.r, rtr_sample_event.id, sizeof(*p));
-	} else if (unlikely(rtr_stack_busy())) {
+	if (mode != RTR_SAMPLE_IDLE && unlikely(rtr_stack_busy())) {
 		WRITE_ONCE(sc->dropped_nesting, sc->dropped_nesting + 1);
 		return;
-	} else {
-		/* No user stack for a kernel thread (rtr_ustack_regs()). */
+	}
+	w.slow = 0;
+	if (mode == RTR_SAMPLE_IDLE)
+		p = ringtrace_reserve(&w.r, rtr_sample_event.id, sizeof(*p));
+	else	/* no user stack for a kernel thread (rtr_ustack_regs()) */
 		p = rtr_stack_reserve_at(&w, rtr_sample_event.id, sizeof(*p),
 					 mode == RTR_SAMPLE_KERNEL,
 					 RTR_USTACK_ON,
 					 instruction_pointer(regs));
-	}
 	if (!p)
 		return;
 	p->tid = t->pid;
