@@ -913,8 +913,17 @@ int __init rtr_probes_init(void)
 		ringtrace_event_unregister(&rtr_ustack_event);
 		ret = -ENOSPC;
 	}
+	if (ret)
+		goto fail_stack;
+	ret = ringtrace_event_register(&rtr_ucopy_event);
+	if (!ret && rtr_ucopy_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
+		ringtrace_event_unregister(&rtr_ucopy_event);
+		ret = -ENOSPC;
+	}
 	if (!ret)
 		return 0;
+	ringtrace_event_unregister(&rtr_ustack_event);
+fail_stack:
 	ringtrace_event_unregister(&rtr_stack_event);
 fail:
 	rtr_probes_unregister_events(RTR_NR_PROBES);
@@ -928,6 +937,7 @@ fail:
  */
 void rtr_probes_init_undo(void)
 {
+	ringtrace_event_unregister(&rtr_ucopy_event);
 	ringtrace_event_unregister(&rtr_ustack_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
@@ -950,6 +960,8 @@ void rtr_probes_exit(void)
 	rtr_triggers_exit();
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
+	rtr_stack_exit();
+	ringtrace_event_unregister(&rtr_ucopy_event);
 	ringtrace_event_unregister(&rtr_ustack_event);
 	ringtrace_event_unregister(&rtr_stack_event);
 	rtr_probes_unregister_events(RTR_NR_PROBES);
