@@ -148,6 +148,9 @@ const struct rt_field_value *stack_ips(const struct rt_item *it);
 const struct rt_field_value *ustack_ips(const struct rt_item *it,
 					uint16_t *flags);
 void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags);
+/* A user stack copy unwound (unwind.h): the same lines, then @note. */
+void ucopy_print(FILE *f, const uint64_t *ips, unsigned int n, uint16_t flags,
+		 const char *note);
 struct ksyms *stack_symbols(const char *dir);
 void stack_print(FILE *f, const struct ksyms *ks, const struct rt_field_value *ips);
 /* report --folded [--off-cpu]: the exit status. */

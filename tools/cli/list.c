@@ -99,6 +99,8 @@ static int run(int argc, char **argv)
 		       "(follows each event of set_event_stack)" :
 		       !strcmp(ev->name, "user_stack") ?
 		       "(follows each event of set_event_ustack)" :
+		       !strcmp(ev->name, "user_stack_copy") ?
+		       "(instead of user_stack, in ustack_mode copy)" :
 		       !probe ? "(always on)" :
 		       has_line(set_event, ev->name) ? "enabled" : "disabled",
 		       probe && set_event_stack &&

@@ -16,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroups.h"
 #include "traceset.h"
+#include "unwind.h"
 #include "window.h"
 
 struct filter {
@@ -38,6 +40,7 @@ struct opts {
 	bool wall, stat, strict, folded, off_cpu, follow;
 	unsigned int hold_ms;
 	const char *events, *cpus, *begin, *end;
+	const char *binaries;		/* --binaries DIR, or NULL */
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
 	const char **comms;
@@ -722,6 +725,9 @@ struct view {
 	struct ksyms *ks;
 	bool ks_read;	/* on the first stack: a trace without says nothing */
 	bool *kept;	/* by CPU: its last event was printed */
+	int32_t *owner;	/* by CPU: its last event's thread (its trailers') */
+	struct umaps *um;		/* executable mappings (user_mmap) */
+	struct unwinder *uw;		/* for user_stack_copy: on the first */
 };
 
 static void view_init(struct view *v, const struct opts *o, const char *dir,
@@ -737,7 +743,9 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	make_filter(&v->f, o, md, mb, dir);
 	v->th = rt_threads_new(md);
 	v->kept = calloc(RT_MAX_CPUS, sizeof(*v->kept));
-	if (!v->th || !v->kept)
+	v->owner = calloc(RT_MAX_CPUS, sizeof(*v->owner));
+	v->um = umaps_new();
+	if (!v->th || !v->kept || !v->owner || !v->um)
 		die("out of memory");
 }
 
@@ -754,6 +762,9 @@ static void view_set_metadata(struct view *v, const struct rt_metadata *md)
 static void view_free(struct view *v)
 {
 	ksyms_free(v->ks);
+	unwinder_free(v->uw);
+	umaps_free(v->um);
+	free(v->owner);
 	free(v->kept);
 	free(v->f.events);
 	free(v->f.cpus);
@@ -761,9 +772,38 @@ static void view_free(struct view *v)
 	rt_threads_free(v->th);
 }
 
+/*
+ * A user stack copy (record --ustack-mode copy), unwound with the
+ * mappings known so far and printed as a user_stack is.  Its process is
+ * its event's thread's, or that thread's own id while the trace has not
+ * said (a main thread's is its pid).
+ */
+static void view_ucopy(struct view *v, const struct ustack_copy *c,
+		       uint32_t cpu)
+{
+	uint64_t ips[RINGTRACE_USTACK_MAX_DEPTH];
+	int32_t tid = v->owner[cpu], pid;
+	const char *note;
+	unsigned int n;
+	char why[512];
+
+	if (!v->uw) {
+		v->uw = unwinder_new(v->o->binaries, why, sizeof(why));
+		if (!v->uw)
+			die("--binaries %s", why);
+	}
+	pid = tid > 0 ? rt_threads_pid(v->th, tid) : -1;
+	if (pid < 0 && tid > 0)
+		pid = tid;
+	n = unwind_copy(v->uw, c, pid, v->um, ips, RINGTRACE_USTACK_MAX_DEPTH,
+			&note);
+	ucopy_print(stdout, ips, n, c->flags, note);
+}
+
 /* One item, in time order: printed (or counted) if the filter keeps it. */
 static void view_item(struct view *v, const struct rt_item *it)
 {
+	struct ustack_copy copy;
 	const struct rt_field_value *ips = stack_ips(it), *uips;
 	int32_t tid = rt_threads_owner(v->th, it);
 	uint16_t uflags;
@@ -785,8 +825,15 @@ static void view_item(struct view *v, const struct rt_item *it)
 			ustack_print(stdout, uips, uflags);
 		return;
 	}
+	if (ucopy_get(it, &copy)) {
+		if (v->kept[it->cpu] && !v->st)
+			view_ucopy(v, &copy, it->cpu);
+		return;
+	}
+	umaps_feed(v->um, it);
 	keep = wanted(&v->f, it, v->md, v->th, tid);
 	v->kept[it->cpu] = keep;
+	v->owner[it->cpu] = tid;
 	if (keep && v->st)
 		stat_feed(v->st, it, tid);
 	else if (keep)
@@ -928,7 +975,8 @@ int report_live(const char *dir)
 static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
-	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP };
+	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP,
+	       O_BINARIES };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -945,11 +993,13 @@ static int run(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, O_OFF_CPU },
 		{ "follow", no_argument, NULL, O_FOLLOW },
 		{ "hold", required_argument, NULL, O_HOLD },
+		{ "binaries", required_argument, NULL, O_BINARIES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .hold_ms = FOLLOW_HOLD_MS };
 	bool hold = false;
+	struct stat st;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -1002,10 +1052,15 @@ static int run(int argc, char **argv)
 		case O_CGROUP:
 			add_cgroup(&o, optarg);
 			break;
+		case O_BINARIES:
+			o.binaries = optarg;
+			break;
 		}
 	}
 	if (argc - optind < 1)
 		usage_error("a trace directory is needed");
+	if (o.binaries && (stat(o.binaries, &st) || !S_ISDIR(st.st_mode)))
+		usage_error("--binaries %s: not a directory", o.binaries);
 	if (o.folded && argc - optind != 1)
 		usage_error("--folded reads one trace directory");
 	if (o.off_cpu && !o.folded)
@@ -1055,7 +1110,11 @@ const struct command cmd_report = {
 "One recorded with its user stack (record --ustack) has its user frames\n"
 "under it (after the kernel's), innermost first, as addresses:\n"
 "      0x55d0c0a01234 [user]\n"
-"then a line for what cut the stack short, if anything did.\n"
+"then a line for what cut the stack short, if anything did.  A user stack\n"
+"recorded as a copy (record --ustack-mode copy) is unwound here, with the\n"
+"CFI of the binaries the trace's mappings (user_mmap) name by build-id,\n"
+"found in the --binaries directory, and printed the same way (callers'\n"
+"addresses are their return addresses minus 1: inside the call).\n"
 "Diagnostics go to stderr.\n"
 "\n"
 "A DIR that ringtraced --on-chunk made is read with its chunk sets\n"
@@ -1087,6 +1146,10 @@ const struct command cmd_report = {
 "                      latency, threads by on-CPU time, wakeup-to-run\n"
 "                      latency percentiles (of what the filters keep)\n"
 "  -w, --wall          times since the epoch (default: CLOCK_MONOTONIC)\n"
+"      --binaries DIR  the binaries to unwind user stack copies with\n"
+"                      (record --ustack-mode copy): DIR's files and its\n"
+"                      subdirectories', matched to the trace's mappings\n"
+"                      by build-id; without, a copy prints its ip alone\n"
 "      --folded        instead of the events: the kernel stacks (record\n"
 "                      --stack) folded for flame graphs, root first:\n"
 "                        COMM;frame;...;frame COUNT\n"

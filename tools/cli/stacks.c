@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "unwind.h"
 
 #define STACK_EVENT	"kernel_stack"
 #define USTACK_EVENT	"user_stack"
@@ -56,6 +57,20 @@ void ustack_print(FILE *f, const struct rt_field_value *ips, uint16_t flags)
 	for (unsigned int b = 0; b < 4; b++)
 		if (flags & (1U << b))
 			fprintf(f, "    (user stack: %s)\n", why[b]);
+}
+
+/* An unwound stack copy: as ustack_print(), then @note if there is one. */
+void ucopy_print(FILE *f, const uint64_t *ips, unsigned int n, uint16_t flags,
+		 const char *note)
+{
+	for (unsigned int i = 0; i < n; i++)
+		fprintf(f, "    0x%" PRIx64 " [user]\n", ips[i]);
+	if (flags & RINGTRACE_USTACK_COMPAT)
+		fprintf(f, "    (user stack: 32-bit task, not unwound)\n");
+	else if (note)
+		fprintf(f, "    (user stack: %s%s)\n", note,
+			flags & RINGTRACE_USTACK_FAULT ?
+			"; the copy ended at an unreadable page" : "");
 }
 
 struct ksyms *stack_symbols(const char *dir)
@@ -357,7 +372,7 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 
 		if (ips)
 			fold_stack(&s, it, ips);
-		else if (ustack_ips(it, NULL))
+		else if (ustack_ips(it, NULL) || ucopy_get(it, NULL))
 			;	/* not folded yet: after its event, owns nothing */
 		else if (it->type == RT_ITEM_EVENT)
 			fold_event(&s, it, th, rt_threads_owner(th, it));

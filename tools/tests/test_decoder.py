@@ -3528,6 +3528,170 @@ def fuzz(ctx):
                                                        '\n'.join(bad[:3])))
 
 
+# ---- user stack copies (module/ustack.c, tools/cli/unwind.c) -------------------
+
+UCOPY_CAPTURE = os.path.join(HERE, 'ucopy-capture')
+UMMAP_ID, UCOPY_ID = 21, 22
+UCOPY_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+                (UMMAP_ID, 'user_mmap', gentrace.USER_MMAP),
+                (UCOPY_ID, 'user_stack_copy', gentrace.USER_STACK_COPY)]
+
+
+def ucopy_capture(ctx):
+    """Runs ucopy-capture (-O2 -fomit-frame-pointer: only CFI unwinds
+    it): its registers and stack at leaf, its executable mappings and
+    build-ids, and the run-time address range of each of its functions
+    (its symbol table, nm, moved by main's run-time address)."""
+    check(os.access(UCOPY_CAPTURE, os.X_OK),
+          '%s missing: make -C tools' % UCOPY_CAPTURE)
+    prefix = os.path.join(ctx.tmp, 'capture')
+    r = run([UCOPY_CAPTURE, prefix])
+    check(r.returncode == 0, 'ucopy-capture: %d %s' % (r.returncode, r.stderr))
+    cap = {'maps': [], 'bids': {}}
+    with open(prefix + '.txt') as f:
+        for line in f:
+            w = line.split()
+            if w[0] == 'map':
+                cap['maps'].append((int(w[1], 16), int(w[2], 16), int(w[3], 16), w[4]))
+            elif w[0] == 'buildid':
+                cap['bids'][os.path.realpath(w[1])] = bytes.fromhex(w[2])
+            else:
+                cap[w[0]] = int(w[1], 0)
+    with open(prefix + '.bin', 'rb') as f:
+        cap['stack'] = f.read()
+    syms = {}
+    r = run(['nm', '-S', '--defined-only', UCOPY_CAPTURE])
+    check(r.returncode == 0, 'nm: %s' % r.stderr)
+    for line in r.stdout.splitlines():
+        w = line.split()
+        if len(w) == 4 and w[2] in 'tT':
+            syms[w[3]] = (int(w[0], 16), int(w[1], 16))
+    bias = cap['main'] - syms['main'][0]
+    cap['funcs'] = {n: (bias + syms[n][0], bias + syms[n][0] + syms[n][1])
+                    for n in ('leaf', 'b', 'a', 'main')}
+    # The binaries a trace's reader would have: the capture's own objects.
+    cap['bindir'] = os.path.join(ctx.tmp, 'binaries')
+    os.makedirs(cap['bindir'])
+    for i, (_, _, _, path) in enumerate(cap['maps']):
+        dst = os.path.join(cap['bindir'], '%d-%s' % (i, os.path.basename(path)))
+        if not os.path.exists(dst):
+            os.symlink(os.path.realpath(path), dst)
+    return cap
+
+
+def ucopy_trace(d, cap, stack=None, size=None, sp=None, flags=0,
+                owner=True):
+    """The capture as a trace: its mappings (user_mmap), then its thread
+    switching out with the copy as its trailer.  stack/size/sp replace
+    the copy's bytes, its size field, its sp; owner=False puts the copy
+    after a marker of a thread the trace never names."""
+    pid = cap['pid']
+    ev = []
+    if owner:
+        ev.append((1000, 1, kswitch('swapper/0', 0, 'capture', pid)))
+    t = 1100
+    for lo, hi, off, path in cap['maps']:
+        bid = cap['bids'].get(os.path.realpath(path))
+        if bid:
+            ev.append((t, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path)))
+            t += 10
+    ev.append((2000, 1, kswitch('capture', pid, 'swapper/0', 0)) if owner
+              else (2000, 0, marker(b'capture')))
+    ev.append((2000, UCOPY_ID, gentrace.user_stack_copy(
+        cap['ip'], cap['sp'] if sp is None else sp, cap['bp'],
+        cap['stack'] if stack is None else stack, flags, size)))
+    ev.append((3000, 0, marker(b'after')))
+    return write_trace(d, UCOPY_EVENTS, [ev])
+
+
+def user_frames(out):
+    """The addresses and notes printed under the capture's switch-out."""
+    lines = out.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l or
+             'data="capture"' in l)
+    frames, notes = [], []
+    for l in lines[i + 1:]:
+        m = re.match(r'^    0x([0-9a-f]+) \[user\]$', l)
+        if m:
+            frames.append(int(m.group(1), 16))
+        elif l.startswith('    (user stack: '):
+            notes.append(l)
+        else:
+            break
+    return frames, notes
+
+
+@test
+def ucopy_unwound(ctx):
+    """A stack copied as ringtrace.ko's copy mode does, from a program
+    built without frame pointers: report --binaries unwinds it with the
+    binaries' CFI to leaf, b, a, main (each frame inside that function, as
+    its symbol table says), and the copy prints as frames, not a record."""
+    cap = ucopy_capture(ctx)
+    d = ucopy_trace(os.path.join(ctx.tmp, 'ucopy'), cap)
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report of a stack copy')
+    check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
+    frames, notes = user_frames(r.stdout)
+    check(len(frames) >= 4, 'frames: %s %s\n%s' % ([hex(f) for f in frames], notes,
+                                                    r.stdout[-2000:]))
+    for k, name in enumerate(('leaf', 'b', 'a', 'main')):
+        lo, hi = cap['funcs'][name]
+        check(lo <= frames[k] < hi, 'frame %d 0x%x is not in %s [0x%x, 0x%x): %s' % (
+            k, frames[k], name, lo, hi, [hex(f) for f in frames]))
+    check(frames[0] == cap['ip'], 'the first frame is the ip')
+    check('user_stack_copy' not in r.stdout and 'user_mmap' in r.stdout,
+          'the copy prints as frames only: %s' % r.stdout[-1500:])
+    # The other readers skip it as a trailer (no line of it, no failure).
+    for args in (['--folded'], ['--stat']):
+        r = rt('report', *args, d, asan=True)
+        clean_run(r, 'report %s' % args)
+        check(r.returncode == 0 and 'user_stack_copy' not in r.stdout,
+              'report %s: %d %s' % (args, r.returncode, r.stdout[-500:]))
+
+
+@test
+def ucopy_partial(ctx):
+    """Copies the unwinder cannot finish give the frames it could and a
+    note, never a crash: the copy cut short (its first caller's frame
+    missing), a size field larger than the record, an sp near 2^64, no
+    binary at hand (an empty directory, or no --binaries), an unknown
+    process."""
+    cap = ucopy_capture(ctx)
+    empty = os.path.join(ctx.tmp, 'empty')
+    os.makedirs(empty)
+    cases = [
+        ('cut', dict(stack=cap['stack'][:64], flags=gentrace.USTACK_FAULT),
+         cap['bindir'], 'unwinding stopped'),
+        ('sp-top', dict(stack=cap['stack'][:64], sp=(1 << 64) - 16),
+         cap['bindir'], 'unwinding stopped'),
+        ('no-binary', {}, empty, 'no binary of its mappings'),
+        ('no-binaries-dir', {}, None, 'no binary of its mappings'),
+        ('unknown-process', dict(owner=False), cap['bindir'], 'its process is unknown'),
+    ]
+    for name, kw, bindir, note in cases:
+        d = ucopy_trace(os.path.join(ctx.tmp, name), cap, **kw)
+        args = ['report'] + (['--binaries', bindir] if bindir else []) + [d]
+        r = rt(*args, asan=True)
+        clean_run(r, name)
+        check(r.returncode == 0, '%s: exit %d: %s' % (name, r.returncode, r.stderr))
+        frames, notes = user_frames(r.stdout)
+        check(frames and frames[0] == cap['ip'] and len(frames) < 3,
+              '%s: frames %s' % (name, [hex(f) for f in frames]))
+        check(len(notes) == 1 and note in notes[0], '%s: notes %s' % (name, notes))
+        if name == 'cut':
+            check('unreadable page' in notes[0], 'cut: the fault flag said: %s' % notes)
+    # A size field larger than its record: the record (its packet) is
+    # damage, said, and the rest of the trace reads.
+    d = ucopy_trace(os.path.join(ctx.tmp, 'oversize'), cap,
+                    stack=cap['stack'][:100], size=8192)
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'oversize')
+    check(r.returncode == 3 and 'damage' in r.stderr.lower() and
+          '0x%x [user]' % cap['ip'] not in r.stdout,
+          'oversize: %d %s %s' % (r.returncode, r.stderr, r.stdout[-500:]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--fuzz', type=int, default=100,
