@@ -148,8 +148,8 @@ extern unsigned int rtr_ustack_size;
 extern unsigned int rtr_stack_depth;
 extern unsigned int rtr_ustack_depth;
 
-void *rtr_stack_reserve(struct rtr_rsv *w, const struct rtr_probe *p,
-			unsigned int len);
+void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len,
+			bool kstack, bool ustack);
 void rtr_stack_commit(struct rtr_rsv *w);
 void rtr_commit_slow(struct rtr_rsv *w);
 int rtr_stack_set(const unsigned long *mask, const unsigned long *on,
@@ -168,9 +168,10 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 					 unsigned int len)
 {
 	const struct rtr_probe *p = data;
+	bool kstack = READ_ONCE(p->stack), ustack = READ_ONCE(p->ustack);
 
-	if (unlikely(READ_ONCE(p->stack) | READ_ONCE(p->ustack)))
-		return rtr_stack_reserve(w, p, len);
+	if (unlikely(kstack | ustack))
+		return rtr_stack_reserve(w, p->event.id, len, kstack, ustack);
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 

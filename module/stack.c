@@ -201,13 +201,13 @@ static unsigned int rtr_ucopy_save(struct rtr_rsv *w, unsigned int level)
 }
 
 /*
- * Reserve @len bytes of payload for @p's event, plus this CPU's stacks as
- * trailers, those @p asks for (p->stack, p->ustack).  RTR_RSV_STACK in
- * @w->slow when there is a trailer to commit.  Returns the payload, or
- * NULL (nothing to commit).
+ * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
+ * trailers: the kernel's (@kstack), the current task's user stack
+ * (@ustack).  RTR_RSV_STACK in @w->slow when there is a trailer to
+ * commit.  Returns the payload, or NULL (nothing to commit).
  */
-void *rtr_stack_reserve(struct rtr_rsv *w, const struct rtr_probe *p,
-			unsigned int len)
+void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id, unsigned int len,
+			bool kstack, bool ustack)
 {
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
 	unsigned int level, nr, skip = 0, extra = 0;
@@ -223,7 +223,7 @@ void *rtr_stack_reserve(struct rtr_rsv *w, const struct rtr_probe *p,
 		goto plain_level;
 	w->ips = NULL;
 	w->nr = 0;
-	if (READ_ONCE(p->stack)) {
+	if (kstack) {
 		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
 		nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
 		while (skip < nr && skip < RTR_STACK_OWN_FRAMES &&
@@ -236,9 +236,9 @@ void *rtr_stack_reserve(struct rtr_rsv *w, const struct rtr_probe *p,
 	}
 	w->unr = 0;
 	w->ucopy = NULL;
-	if (READ_ONCE(p->ustack) && READ_ONCE(rtr_ustack_copy_on)) {
+	if (ustack && READ_ONCE(rtr_ustack_copy_on)) {
 		extra += rtr_ucopy_save(w, level);
-	} else if (READ_ONCE(p->ustack)) {
+	} else if (ustack) {
 		w->uips = this_cpu_ptr(&rtr_stack_scratch)->uips[level];
 		w->unr = rtr_ustack_save(w->uips, &w->uflags);
 		if (w->unr)
@@ -254,7 +254,7 @@ void *rtr_stack_reserve(struct rtr_rsv *w, const struct rtr_probe *p,
 	 * retried without its stacks, which would count it twice.
 	 */
 	w->reserved = len + extra;
-	pl = ringtrace_reserve(&w->r, p->event.id, w->reserved);
+	pl = ringtrace_reserve(&w->r, id, w->reserved);
 	if (unlikely(!pl)) {
 		this_cpu_dec(rtr_stack_level);
 		preempt_enable_notrace();
@@ -268,7 +268,7 @@ void *rtr_stack_reserve(struct rtr_rsv *w, const struct rtr_probe *p,
 plain_level:
 	this_cpu_dec(rtr_stack_level);
 plain:
-	pl = ringtrace_reserve(&w->r, p->event.id, len);
+	pl = ringtrace_reserve(&w->r, id, len);
 	preempt_enable_notrace();
 	return pl;
 }

@@ -38,9 +38,9 @@ const struct rt_field_value *ustack_ips(const struct rt_item *it,
 	if (it->type != RT_ITEM_EVENT || strcmp(it->event->name, USTACK_EVENT))
 		return NULL;
 	ips = rt_item_field(it, "ips", RT_USE_INTS);
-	fl = rt_item_field(it, "flags", RT_USE_INTS);
+	fl = rt_item_field(it, "flags", RT_USE_INT);
 	if (flags)
-		*flags = fl && fl->count == 1 ? (uint16_t)rt_field_u64(fl, 0) : 0;
+		*flags = fl ? (uint16_t)rt_field_u64(fl, 0) : 0;
 	return ips;
 }
 

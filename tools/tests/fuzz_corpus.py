@@ -143,6 +143,9 @@ def seeds(real, out):
         import test_decoder
         made['gen-stacks'] = read_dir(test_decoder.stack_trace(
             os.path.join(tmp, 'd'), test_decoder.STACK_EVENTS_OF_A_RUN))
+        # User stacks after their event and its kernel stack, flags set.
+        made['gen-ustacks'] = read_dir(test_decoder.ustack_trace(
+            os.path.join(tmp, 'e'), test_decoder.USTACK_EVENTS_OF_A_RUN))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))

@@ -2305,6 +2305,111 @@ def stacks_lying_depth(ctx):
                   'depth %d %s: exit %d: %s' % (depth, args, r.returncode, r.stderr))
 
 
+# ---- user stacks (module/ustack.c, tools/cli/stacks.c) ------------------------
+
+USTACK_ID = 20
+USTACK_EVENTS = STACK_EVENTS + [
+    (USTACK_ID, 'user_stack', [('uint16_t', 'depth', None), ('uint16_t', 'flags', None),
+                               ('uint64_t', 'ips', 'depth')])]
+UTEXT = 0x55d0c0a01000                  # the workload's text
+
+
+def ustack(flags, *ips):
+    return struct.pack('<HH', len(ips), flags) + b''.join(struct.pack('<Q', i) for i in ips)
+
+
+def ustack_trace(d, events):
+    """stack_trace() of USTACK_EVENTS: kernel_stack and user_stack declared
+    as the module declares them (ips hex)."""
+    write_trace(d, USTACK_EVENTS, [events])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(KSYMS.encode()))
+    return d
+
+
+# sleeper switches out with both stacks (kernel first, as the module writes
+# them), then with its user stack alone, cut by the depth; a wakeup between.
+USTACK_EVENTS_OF_A_RUN = [
+    (1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (1000, STACK_ID, kstack(*STACK_LEAF)),
+    (1000, USTACK_ID, ustack(0, UTEXT + 0x10, UTEXT + 0x234, UTEXT + 0x456)),
+    (5000, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (6000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (6000, USTACK_ID, ustack(0x3, UTEXT + 0x10)),
+    (6500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+]
+
+
+@test
+def ustacks_under_their_event(ctx):
+    """report prints an event's user_stack under it, after its kernel
+    frames, a frame a line "    0xADDR [user]", then what cut it short;
+    the record is never an event line; a filter that drops the event drops
+    its stacks; --stat and --folded count the events alone; the exporters
+    write no user_stack event; babeltrace2 reads every record."""
+    d = ustack_trace(os.path.join(ctx.tmp, 'ustacks'), USTACK_EVENTS_OF_A_RUN)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of user stacks')
+    check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    sw = [i for i, l in enumerate(lines) if ' sched_switch: ' in l]
+    check(len(sw) == 4, 'four switches: %s' % lines)
+    check(lines[sw[0] + 1:sw[1]] == [
+        '    schedule+0x10', '    do_nanosleep+0x34',
+        '    rtr_pid_filter_set+0x24 [ringtrace]', '    entry_SYSCALL_64+0x8',
+        '    0x%x [user]' % (UTEXT + 0x10), '    0x%x [user]' % (UTEXT + 0x234),
+        '    0x%x [user]' % (UTEXT + 0x456)],
+        'both stacks under the first switch: %s' % lines[sw[0]:sw[1]])
+    check(lines[sw[2] + 1:sw[3]] == [
+        '    0x%x [user]' % (UTEXT + 0x10),
+        '    (user stack: truncated at ustack_depth)',
+        '    (user stack: a frame unreadable)'],
+        'the user stack alone, its flags said: %s' % lines[sw[2]:sw[3]])
+    check(not any('user_stack' in l for l in lines), 'user stacks print as frames only')
+    r = rt('report', '-e', 'ringtrace_marker', d, asan=True)
+    check(r.returncode == 0 and not any(l.startswith('    ') for l in r.stdout.splitlines()),
+          'stacks go with their event when a filter drops it: %s' % r.stdout)
+    r = rt('report', '--stat', d, asan=True)
+    clean_run(r, 'report --stat of user stacks')
+    check(r.returncode == 0 and 'user_stack' not in r.stdout,
+          '--stat counts events, not their user stacks: %s' % r.stdout)
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded of user stacks')
+    check(r.stdout.splitlines() == [
+        'sleeper;entry_SYSCALL_64;rtr_pid_filter_set [ringtrace];do_nanosleep;schedule 1'],
+        '--folded: the kernel stack, owned by its switch: %s' % r.stdout)
+    for fmt in ('systrace', 'chrome-json'):
+        r = rt('export', '-f', fmt, d, asan=True)
+        clean_run(r, 'export -f %s of user stacks' % fmt)
+        check(r.returncode == 0 and 'user_stack' not in r.stdout,
+              'export -f %s: no user_stack event: %d %s' % (fmt, r.returncode,
+                                                          r.stdout[-800:]))
+    events, _ = bt2(d)
+    check([e[2] for e in events] == [
+        'sched_switch', 'kernel_stack', 'user_stack', 'sched_switch', 'sched_switch',
+        'user_stack', 'sched_switch'], 'babeltrace2 reads every record: %s' % events)
+
+
+@test
+def ustacks_lying_depth(ctx):
+    """A user_stack depth beyond its event is damage, never a read past
+    the packet."""
+    for depth in (3, 65535):
+        d = ustack_trace(os.path.join(ctx.tmp, 'ulie%d' % depth), [
+            (1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+            (1000, USTACK_ID, struct.pack('<HH', depth, 0) + struct.pack('<QQ', UTEXT, UTEXT))])
+        r = rt('report', d, asan=True)
+        clean_run(r, 'report, user depth %d' % depth)
+        check(r.returncode == 3 and 'damaged' in r.stderr,
+              'user depth %d: exit %d: %s' % (depth, r.returncode, r.stderr))
+
+
 def chrome_stack(frames, sf):
     """The stack of chrome-json's "sf" id, leaf first, as "name [category]"."""
     out = []
