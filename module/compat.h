@@ -105,6 +105,31 @@ rtr_get_kretprobe(struct kretprobe_instance *ri)
 }
 
 /*
+ * The path and inode a mapped file shows its user, as /proc/PID/maps
+ * prints them.  6.8 made overlayfs map its real file through a backing
+ * file whose f_path is the real one: maps shows the overlay's path and
+ * inode (file_user_path(), file_user_inode()).  6.1 maps the real file
+ * itself, and maps shows its f_path and inode.
+ */
+static inline const struct path *rtr_file_user_path(const struct file *f)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	return file_user_path(f);
+#else
+	return &f->f_path;
+#endif
+}
+
+static inline const struct inode *rtr_file_user_inode(const struct file *f)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	return file_user_inode(f);
+#else
+	return file_inode(f);
+#endif
+}
+
+/*
  * A registered uprobe consumer, and how to take it out again.  6.12
  * returns the struct uprobe from uprobe_register() and splits the
  * removal into uprobe_unregister_nosync(), which unlinks the consumer,

@@ -17,6 +17,7 @@
 #include <linux/uaccess.h>
 
 #include "internal.h"
+#include "mmap.h"
 #include "probes.h"
 
 /*
@@ -120,6 +121,7 @@ static ssize_t rtr_control_write(struct file *file, const char __user *ubuf,
 {
 	unsigned long which = (unsigned long)rtr_file_data(file_inode(file));
 	char word[32];
+	bool was_on, started;
 	int ret;
 
 	ret = rtr_read_word(ubuf, count, word, sizeof(word));
@@ -128,9 +130,19 @@ static ssize_t rtr_control_write(struct file *file, const char __user *ubuf,
 	/* Lock order: see module/main.c. */
 	cpus_read_lock();
 	mutex_lock(&rtr_control_lock);
+	was_on = rtr_trace.tracing_on;
 	ret = rtr_control_apply(which, word);
+	started = !was_on && rtr_trace.tracing_on;
 	mutex_unlock(&rtr_control_lock);
 	cpus_read_unlock();
+	/*
+	 * The state dump's mappings take each process's mmap_lock and read
+	 * files: they may sleep long, so not under cpus_read_lock() and the
+	 * control lock, which CPU hotplug and every control file wait for.
+	 * A stop meanwhile only refuses their writes.
+	 */
+	if (started)
+		rtr_statedump_mmaps();
 	return ret ?: count;
 }
 

@@ -52,6 +52,7 @@
 
 #include "compat.h"
 #include "internal.h"
+#include "mmap.h"
 #include "probes.h"
 
 /* Control files, event files (2 per event, 1024 events) and cpu buffers. */
@@ -278,7 +279,7 @@ int rtr_files_init(void)
 	rtr_dir = debugfs_create_dir("ringtrace", NULL);
 	ret = rtr_debugfs_failed(rtr_dir) ? PTR_ERR(rtr_dir) :
 	      rtr_control_files_init() ?: rtr_events_ctl_init() ?:
-	      rtr_dynprobes_init();
+	      rtr_dynprobes_init() ?: rtr_mmap_files_init();
 	if (ret)
 		rtr_files_abort();
 	return ret;

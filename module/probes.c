@@ -38,6 +38,7 @@
 #include <trace/events/task.h>
 
 #include "compat.h"
+#include "mmap.h"
 #include "probes.h"
 #include "syscall_enum.h"
 
@@ -920,8 +921,19 @@ int __init rtr_probes_init(void)
 		ringtrace_event_unregister(&rtr_ucopy_event);
 		ret = -ENOSPC;
 	}
+	if (ret)
+		goto fail_ustack;
+	/* user_mmap (mmap.c), also compact: it is not a trailer, but a stack's
+	 * reader meets it often. */
+	ret = ringtrace_event_register(&rtr_mmap_event);
+	if (!ret && rtr_mmap_event.id >= RINGTRACE_EVENT_ID_EXTENDED) {
+		ringtrace_event_unregister(&rtr_mmap_event);
+		ret = -ENOSPC;
+	}
 	if (!ret)
 		return 0;
+	ringtrace_event_unregister(&rtr_ucopy_event);
+fail_ustack:
 	ringtrace_event_unregister(&rtr_ustack_event);
 fail_stack:
 	ringtrace_event_unregister(&rtr_stack_event);
@@ -937,6 +949,7 @@ fail:
  */
 void rtr_probes_init_undo(void)
 {
+	ringtrace_event_unregister(&rtr_mmap_event);
 	ringtrace_event_unregister(&rtr_ucopy_event);
 	ringtrace_event_unregister(&rtr_ustack_event);
 	ringtrace_event_unregister(&rtr_stack_event);
@@ -948,6 +961,7 @@ void rtr_probes_exit(void)
 	unsigned int i;
 
 	/* No file can be open now: each open holds a module reference. */
+	rtr_mmap_exit();
 	mutex_lock(&rtr_probes_lock);
 	for (i = 0; i < RTR_NR_PROBES; i++)
 		if (rtr_probes[i].enabled)
@@ -961,6 +975,7 @@ void rtr_probes_exit(void)
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
 	rtr_stack_exit();
+	ringtrace_event_unregister(&rtr_mmap_event);
 	ringtrace_event_unregister(&rtr_ucopy_event);
 	ringtrace_event_unregister(&rtr_ustack_event);
 	ringtrace_event_unregister(&rtr_stack_event);

@@ -9,8 +9,8 @@
  *            ends).  A failure here changes nothing.
  *   save     what it will change -- tracing_on, mode, geometry, enabled
  *            events and stacks (kernel and user), stack depths, filters,
- *            triggers, pid filter, event_fork,
- *            cgroup filter -- as the writes that put it back, into the
+ *            triggers, pid filter, event_fork, cgroup filter, mmap_dump
+ *            and mmap_events -- as the writes that put it back, into the
  *            restore file (lib/ctlsave.h), locked: one record at a time.
  *            What a killed record left owed there goes back first.
  *   set      the events (and those that say who did what: sched_switch,
@@ -88,6 +88,7 @@ struct saved {
 	char *set_event_ustack, ustack_depth[16];	/* the same */
 	char ustack_mode[16], ustack_size[16];	/* "": a module without */
 	char *set_event_cgroup;			/* NULL: a module without */
+	char mmap_dump[8], mmap_events[8];	/* with --mmap */
 };
 
 static struct {
@@ -101,7 +102,7 @@ static struct {
 	const char *cgroups[MAX_CGROUPS];	/* --cgroup, as given */
 	uint64_t cgroup_ids[MAX_CGROUPS];	/* and resolved */
 	unsigned int nr_cgroups;
-	bool follow, verbose, live;
+	bool follow, verbose, live, mmap;
 	char **cmd;
 } opt;
 
@@ -184,6 +185,12 @@ static void save_state(void)
 	    (err = ctl_read(&ctl, "ustack_size", saved.ustack_size,
 			    sizeof(saved.ustack_size))) < 0)
 		die("%s/ustack_size: %s", ctl.dir, strerror(-err));
+	if (opt.mmap &&
+	    ((err = ctl_read(&ctl, "mmap_dump", saved.mmap_dump,
+			     sizeof(saved.mmap_dump))) < 0 ||
+	     (err = ctl_read(&ctl, "mmap_events", saved.mmap_events,
+			     sizeof(saved.mmap_events))) < 0))
+		die("%s/mmap_*: %s", ctl.dir, strerror(-err));
 }
 
 /* "name" on, "!name" off, for every available event: set_event's text. */
@@ -254,7 +261,8 @@ static void undo_filters(const struct filters *fs)
 /*
  * What goes back at the end, in this order: tracing off first (nothing is
  * written meanwhile), the filters and triggers, the events and their
- * stacks, event_fork, the stack depths, the pid and cgroup filters, then
+ * stacks, event_fork, the stack depths, the mappings' switches, the pid
+ * and cgroup filters, then
  * the mode and the geometry (which need tracing off; the count through 2,
  * the smaller intermediate geometry).  Only what record changes.  Into
  * the restore file before anything is changed: if record is killed, its
@@ -283,6 +291,10 @@ static void plan_restore(void)
 		ctlsave_add(&undo, "stack_depth", saved.stack_depth);
 	if (opt.ustack && saved.set_event_ustack)
 		ctlsave_add(&undo, "ustack_depth", saved.ustack_depth);
+	if (opt.mmap) {
+		ctlsave_add(&undo, "mmap_events", saved.mmap_events);
+		ctlsave_add(&undo, "mmap_dump", saved.mmap_dump);
+	}
 	/* A blank write clears the filter. */
 	ctlsave_add(&undo, "set_event_pid", *saved.set_event_pid ?
 		    saved.set_event_pid : " ");
@@ -575,6 +587,37 @@ static bool *choose_stacks(bool *on, const char *list, bool user)
 	return st;
 }
 
+/* --mmap: a module that writes user_mmap. */
+static void check_mmap(void)
+{
+	char probe[8];
+
+	if (opt.mmap && ctl_read(&ctl, "mmap_events", probe, sizeof(probe)) < 0)
+		refuse("--mmap: this ringtrace.ko records no mappings (%s has no mmap_events)",
+		       ctl.dir);
+}
+
+/*
+ * --mmap: the state dump's mappings, and the later ones.  A kernel
+ * without kprobes has no hook for the later ones (-EOPNOTSUPP): the
+ * recording goes on with the dump's.
+ */
+static void apply_mmap(void)
+{
+	int err;
+
+	if (!opt.mmap)
+		return;
+	err = ctl_write(&ctl, "mmap_dump", "1");
+	if (err)
+		die("%s/mmap_dump: %s", ctl.dir, strerror(-err));
+	err = ctl_write(&ctl, "mmap_events", "1");
+	if (err == -EOPNOTSUPP)
+		warn("--mmap: mappings after the start are not recorded on this kernel (no kprobes): only those of the state dump");
+	else if (err)
+		die("%s/mmap_events: %s", ctl.dir, strerror(-err));
+}
+
 /*
  * -b SIZE per CPU: at least 16 sub-buffers of a power of two, at least a
  * page each.  Sub-buffers grow to the module's default 64 KiB first, then
@@ -721,6 +764,7 @@ static void apply(const bool *on, const bool *stack, const bool *ustack,
 	if (err)
 		die("%s/set_event_pid: %s", ctl.dir, strerror(-err));
 	apply_cgroups();
+	apply_mmap();
 }
 
 /* ---- the traced command and ringtraced ------------------------------------------- */
@@ -987,9 +1031,7 @@ static void parse(int argc, char **argv)
 	enum {
 		O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
 		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX, O_USTACK,
-		O_USTACK_DEPTH,
-		O_USTACK_MODE,
-		O_USTACK_SIZE,
+		O_USTACK_DEPTH, O_USTACK_MODE, O_USTACK_SIZE, O_MMAP,
 	};
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
@@ -1014,6 +1056,7 @@ static void parse(int argc, char **argv)
 		{ "max", required_argument, NULL, O_MAX },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "live", no_argument, NULL, O_LIVE },
+		{ "mmap", no_argument, NULL, O_MMAP },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1126,6 +1169,9 @@ static void parse(int argc, char **argv)
 			break;
 		case O_LIVE:
 			opt.live = true;
+			break;
+		case O_MMAP:
+			opt.mmap = true;
 			break;
 		}
 	}
@@ -1567,6 +1613,7 @@ static int run(int argc, char **argv)
 			  nr_names, probes.n, why, sizeof(why)))
 		refuse("%s", why);
 	check_cgroups();
+	check_mmap();
 	if (filters_check(&triggers, &ctl, (const char *const *)names, on,
 			  nr_names, probes.n, why, sizeof(why)))
 		refuse("%s", why);
@@ -1724,6 +1771,11 @@ const struct command cmd_record = {
 "                        frame pointers too); costly on hot events\n"
 "      --ustack-size BYTES  bytes copied per stack, 512 to 32768 (default\n"
 "                        8192), at most a quarter of a sub-buffer (-b)\n"
+"      --mmap            record the executable mappings of the traced\n"
+"                        processes (user_mmap: address range, file offset,\n"
+"                        path, build-id), those at the start and those made\n"
+"                        while recording (the latter not on a kernel\n"
+"                        without kprobes)\n"
 "      --filter 'EVENT: EXPR'  record only the EVENTs (of -e) whose fields\n"
 "                        pass EXPR, decided in the kernel before the event\n"
 "                        is written (repeatable, one per event):\n"

@@ -2951,6 +2951,11 @@ void rt_print_fields(FILE *f, const struct rt_item *ev)
 				fputc(')', f);
 		} else if (v->desc->is_text) {
 			rt_print_text(f, v->data, v->count);
+		} else if (v->desc->bits == 8 && v->desc->base == 16 &&
+			   !v->desc->is_signed) {
+			/* Bytes in hex, one string: a build-id, a digest. */
+			for (uint64_t j = 0; j < v->count; j++)
+				fprintf(f, "%02" PRIx64, rt_field_u64(v, j));
 		} else {
 			fputc('[', f);
 			for (uint64_t j = 0; j < v->count; j++) {

@@ -585,7 +585,8 @@ void rt_format_ts(char *buf, size_t len, const struct rt_metadata *md,
 		  uint64_t cycles, bool wall);
 /*
  * Prints `name=value, ...`; text as a quoted string up to its first NUL,
- * an enum value that has a label as `label(value)`.
+ * an enum value that has a label as `label(value)`, an array or sequence
+ * of unsigned 8-bit hex integers (a build-id) as one string of hex digits.
  */
 void rt_print_fields(FILE *f, const struct rt_item *ev);
 void rt_print_text(FILE *f, const uint8_t *s, size_t len);

@@ -2152,6 +2152,70 @@ def seek_export_window(ctx):
               'export %s: %d %s' % (' '.join(bad), r.returncode, r.stderr))
 
 
+# ---- user_mmap (module/mmap.c) -------------------------------------------------
+
+def module_fields(path, macro):
+    """The TSDL fields a module source declares in MACRO (its C string)."""
+    with open(os.path.join(REPO, path)) as f:
+        src = f.read()
+    m = re.search(r'#define %s\b(.*?)\n\n' % macro, src, re.S)
+    check(m, '%s not found in %s' % (macro, path))
+    return ''.join(re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
+
+
+MMAP_ID = 21
+# The generator's own layout of the event; the metadata gets the module's.
+MMAP_FIELDS = [('int32_t', 'pid', None), ('uint32_t', 'flags', None),
+               ('uint64_t', 'start', None), ('uint64_t', 'end', None),
+               ('uint64_t', 'pgoff', None), ('uint64_t', 'dev', None),
+               ('uint64_t', 'ino', None), ('uint8_t', 'build_id_len', None),
+               ('uint8_t', 'build_id', 'build_id_len'),
+               ('uint16_t', 'path_len', None), ('utf8_t', 'path', 'path_len')]
+
+
+def user_mmap(pid, flags, start, end, pgoff, bid, path):
+    p = path.encode()
+    return (struct.pack('<iIQQQQQB', pid, flags, start, end, pgoff, 0x801, 1234,
+                        len(bid)) + bid + struct.pack('<H', len(p)) + p)
+
+
+@test
+def user_mmap_printed(ctx):
+    """report prints user_mmap as the module declares it: addresses in hex,
+    the build-id as one hex string (none: empty), the path; babeltrace2
+    reads the same events."""
+    d = os.path.join(ctx.tmp, 'umap')
+    bid = bytes.fromhex('3a4f0011deadbeef00112233445566778899aabb')
+    write_trace(d, [gentrace.EVENTS[0], (MMAP_ID, 'user_mmap', MMAP_FIELDS)], [[
+        (1000, MMAP_ID, user_mmap(42, 1, 0x7f0000001000, 0x7f0000003000, 0x1000,
+                                  bid, '/usr/lib/libx.so')),
+        (2000, MMAP_ID, user_mmap(42, 0xa, 0x7f0000004000, 0x7f0000005000, 0,
+                                  b'', '')),
+    ]])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    ours = gentrace.tsdl_fields(MMAP_FIELDS)
+    check(ours in text, 'the generator declares user_mmap as %s' % ours)
+    with open(meta, 'w') as f:
+        f.write(text.replace(ours, module_fields('module/mmap.c',
+                                                 'RTR_USER_MMAP_FIELDS')))
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of user_mmap')
+    lines = [l for l in r.stdout.splitlines() if ' user_mmap: ' in l]
+    check(len(lines) == 2, 'two user_mmap lines: %s' % r.stdout)
+    check(lines[0].endswith(
+        'user_mmap: pid=42, flags=1, start=0x7f0000001000, end=0x7f0000003000, '
+        'pgoff=0x1000, dev=2049, ino=1234, build_id_len=20, '
+        'build_id=3a4f0011deadbeef00112233445566778899aabb, path_len=16, '
+        'path="/usr/lib/libx.so"'), 'the first: %s' % lines[0])
+    check(lines[1].endswith('build_id_len=0, build_id=, path_len=0, path=""'),
+          'the second, no build-id nor path: %s' % lines[1])
+    events, _ = bt2(d)
+    check([e[2] for e in events] == ['user_mmap', 'user_mmap'],
+          'babeltrace2 reads: %s' % events)
+
+
 # ---- kernel stacks (module/stack.c, lib/ksyms.c, tools/cli/stacks.c) ----------
 
 STACK_ID = 19
