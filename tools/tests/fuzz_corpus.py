@@ -146,6 +146,9 @@ def seeds(real, out):
         # User stacks after their event and its kernel stack, flags set.
         made['gen-ustacks'] = read_dir(test_decoder.ustack_trace(
             os.path.join(tmp, 'e'), test_decoder.USTACK_EVENTS_OF_A_RUN))
+        # A mapping and user stack copies (one cut, one with sp near 2^64).
+        made['gen-ucopy'] = read_dir(test_decoder.ucopy_seed_trace(
+            os.path.join(tmp, 'f')))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))

@@ -3790,6 +3790,42 @@ def user_frames(out):
     return frames, notes
 
 
+def ucopy_seed_trace(d):
+    """The fuzzer's seed gen-ucopy: a process's mapping (a build-id no
+    binary has), then two switch-outs with copies: one cut by a fault, one
+    whose sp is 16 bytes below 2^64."""
+    bid = bytes(range(0x40, 0x54))
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'app', 300)),
+          (1100, UMMAP_ID, gentrace.user_mmap(300, 0x555555554000, 0x555555556000,
+                                              0x1000, bid, '/usr/bin/app')),
+          (2000, 1, kswitch('app', 300, 'swapper/0', 0)),
+          (2000, UCOPY_ID, gentrace.user_stack_copy(
+              0x555555555123, 0x7ffc00001000, 0, bytes(range(256)),
+              gentrace.USTACK_FAULT)),
+          (3000, 1, kswitch('swapper/0', 0, 'app', 300)),
+          (4000, 1, kswitch('app', 300, 'swapper/0', 0)),
+          (4000, UCOPY_ID, gentrace.user_stack_copy(
+              0x555555555200, (1 << 64) - 16, 1, bytes(64)))]
+    return write_trace(d, UCOPY_EVENTS, [ev])
+
+
+@test
+def ucopy_seed(ctx):
+    """The fuzz seed gen-ucopy is ucopy_seed_trace() as it reads now: each
+    copy its ip and a note, under the ASan build."""
+    d = ucopy_seed_trace(os.path.join(ctx.tmp, 'seed'))
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of the seed')
+    check(r.returncode == 0 and r.stdout.count('(user stack: no binary of its mappings') == 2
+          and '    0x555555555123 [user]' in r.stdout and '    0x555555555200 [user]' in r.stdout,
+          'seed: %d %s' % (r.returncode, r.stdout))
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-ucopy'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
+              'tools/tests/fuzz/seeds/gen-ucopy is not ucopy_seed_trace()')
+
+
 @test
 def ucopy_unwound(ctx):
     """A stack copied as ringtrace.ko's copy mode does, from a program
