@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ringtrace: the user stack of the current task, by its frame pointers
- * (or copied whole: rtr_ustack_copy(), at the end).
+ * (or its top copied raw for an offline unwinder: rtr_ustack_copy(), at
+ * the end).
  *
  * Code built with frame pointers keeps, at the address in its frame
  * pointer (x86-64's rbp, arm64's x29), the caller's frame pointer and then
