@@ -16,6 +16,10 @@
 #   - the same recorded in fp mode: printed (its share in d, c, main), not
 #     asserted: what rbp holds in code without frame pointers is not ours
 #     to promise
+# A kernel without kprobes (the debug kernel) records no mapping made
+# after the start (design.rst, D12): there the workload runs first, and
+# record -p PID --duration 1s takes its mappings from the state dump (at
+# least 50 user stacks then, the rest as above; no fp-mode print).
 
 ucopy_state() {
 	cat "$RT/ustack_mode" "$RT/ustack_size" "$RT/set_event_ustack" 2>&1
@@ -84,10 +88,25 @@ profile_ucopy() {
 		eval '[ "$(cat "$RT/ustack_mode")" = copy ] && [ "$(cat "$RT/ustack_size")" = 512 ]'
 	echo fp >"$RT/ustack_mode" && echo 8192 >"$RT/ustack_size"
 
-	setup "record --ustack sched_switch --ustack-mode copy --mmap -F -- ucopy-workload" \
-		"$CLI" record --ustack sched_switch --ustack-mode copy --mmap -F \
-		-o "$d/ucopy-rec" -- "$wl" 300 2000000 >"$d/ucopy-wl.out" \
-		2>"$d/ucopy-record.err" || { cat "$d/ucopy-record.err"; return; }
+	local least=200 pid
+	if [[ -e /sys/kernel/debug/kprobes/list ]]; then
+		setup "record --ustack sched_switch --ustack-mode copy --mmap -F -- ucopy-workload" \
+			"$CLI" record --ustack sched_switch --ustack-mode copy --mmap -F \
+			-o "$d/ucopy-rec" -- "$wl" 300 2000000 >"$d/ucopy-wl.out" \
+			2>"$d/ucopy-record.err" || { cat "$d/ucopy-record.err"; return; }
+	else
+		least=50
+		"$wl" 3000 2000000 >"$d/ucopy-wl.out" &
+		pid=$!
+		setup "ucopy: ucopy-workload running before the recording (no kprobes)" \
+			wait_for 10 grep -q "^main " "$d/ucopy-wl.out" || { kill $pid; return; }
+		setup "record --ustack sched_switch --ustack-mode copy --mmap -p $pid" \
+			"$CLI" record --ustack sched_switch --ustack-mode copy --mmap \
+			-p "$pid" --duration 1s -o "$d/ucopy-rec" \
+			2>"$d/ucopy-record.err" || { cat "$d/ucopy-record.err"; kill $pid; return; }
+		kill $pid 2>/dev/null
+		wait $pid 2>/dev/null
+	fi
 	check "ucopy: record warned of copy mode on sched_switch" \
 		grep -q 'ustack-mode copy on sched_switch' "$d/ucopy-record.err"
 	check "ucopy: record put ustack_mode, ustack_size and set_event_ustack back" \
@@ -109,12 +128,12 @@ profile_ucopy() {
 	n=$(grep -vc '^-$' "$d/ucopy-sleeper.frames")
 	pct=$(ucopy_share "$d/ucopy-sleeper.frames" "$d/ucopy-wl.out")
 	note "ucopy: sleeper $tid: $(wc -l <"$d/ucopy-sleeper.frames") switch-outs, $n with user stacks, $pct % d <- c <- main"
-	check "ucopy: the sleeper's switch-outs had at least 200 user stacks ($n)" \
-		[ "$n" -ge 200 ]
+	check "ucopy: the sleeper's switch-outs had at least $least user stacks ($n)" \
+		[ "$n" -ge "$least" ]
 	check "ucopy: >= 90 % of them unwind to d, c, main ($pct %)" [ "$pct" -ge 90 ]
 
 	# fp mode on the same binary: what copy mode buys, printed only.
-	if "$CLI" record --ustack sched_switch -F -o "$d/ucopy-recfp" -- \
+	if [ "$least" = 200 ] && "$CLI" record --ustack sched_switch -F -o "$d/ucopy-recfp" -- \
 		"$wl" 100 2000000 >"$d/ucopy-wlfp.out" 2>"$d/ucopy-recordfp.err"; then
 		"$CLI" report "$d/ucopy-recfp" >"$d/ucopy-reportfp" 2>&1
 		tid=$(awk '$1 == "pid" { print $4 }' "$d/ucopy-wlfp.out")
