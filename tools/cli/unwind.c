@@ -4,8 +4,9 @@
  * module/ustack.c): ip, sp and bp, and up to ustack_size bytes from sp.
  *
  * Each process gets one libdwfl session (a Dwfl), made the first time one
- * of its stacks is unwound, and again when its mappings change: each
- * executable mapping the trace's user_mmap events name is reported with
+ * of its stacks is unwound, and again when its mappings change (those of
+ * other processes do not matter): each executable mapping the trace's
+ * user_mmap events name is reported with
  * dwfl_report_elf() at the bias its address gives, from the binary of
  * the same build-id in the binaries' directory.  The session's thread
  * callbacks answer for the stack being unwound (@cur):
@@ -76,6 +77,7 @@ bool ucopy_get(const struct rt_item *it, struct ustack_copy *c)
 
 struct umap {
 	int32_t pid;
+	uint64_t seq;			/* when it was added (umaps.gen) */
 	uint64_t start, end, pgoff;
 	uint8_t build_id[BUILD_ID_MAX];
 	uint8_t build_id_len;
@@ -84,7 +86,7 @@ struct umap {
 struct umaps {
 	struct umap *v;
 	size_t n, cap;
-	uint64_t gen;			/* changes with every mapping added */
+	uint64_t gen;			/* mappings added so far */
 };
 
 struct umaps *umaps_new(void)
@@ -138,8 +140,8 @@ bool umaps_feed(struct umaps *m, const struct rt_item *it)
 		m->v = v;
 		m->cap = cap;
 	}
+	u.seq = ++m->gen;
 	m->v[m->n++] = u;
-	m->gen++;
 	return true;
 }
 
@@ -155,7 +157,7 @@ struct binary {
 struct proc {
 	int32_t pid;
 	bool made;			/* this slot holds @pid's session */
-	uint64_t gen;			/* umaps' when made */
+	uint64_t gen;			/* pid_gen() when made */
 	Dwfl *dwfl;			/* NULL: nothing to unwind with */
 	unsigned int missing;		/* mappings without a binary */
 	const struct ustack_copy *cur;
@@ -443,8 +445,22 @@ static bool map_bias(const char *path, const struct umap *m, uint64_t *bias)
 	return found;
 }
 
+/*
+ * Which mappings @pid has: the newest's number, since a mapping is removed
+ * only by one added after it.  0 for none.
+ */
+static uint64_t pid_gen(const struct umaps *m, int32_t pid)
+{
+	uint64_t gen = 0;
+
+	for (size_t i = 0; m && i < m->n; i++)
+		if (m->v[i].pid == pid && m->v[i].seq > gen)
+			gen = m->v[i].seq;
+	return gen;
+}
+
 static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
-		      const struct umaps *m)
+		      const struct umaps *m, uint64_t gen)
 {
 	unsigned int reported = 0;
 	const char *path, *name;
@@ -452,7 +468,7 @@ static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
 
 	p->pid = pid;
 	p->made = true;
-	p->gen = m ? m->gen : 0;
+	p->gen = gen;
 	p->dwfl = dwfl_begin(&dwfl_cbs);
 	if (!p->dwfl)
 		return;
@@ -486,7 +502,7 @@ static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
 static struct proc *proc_get(struct unwinder *u, int32_t pid,
 			     const struct umaps *m)
 {
-	uint64_t gen = m ? m->gen : 0;
+	uint64_t gen = pid_gen(m, pid);
 	struct proc *p;
 
 	for (unsigned int i = 0; i < PROC_CACHE; i++) {
@@ -496,7 +512,7 @@ static struct proc *proc_get(struct unwinder *u, int32_t pid,
 	}
 	p = &u->procs[u->next_victim++ % PROC_CACHE];
 	proc_drop(p);
-	proc_make(u, p, pid, m);
+	proc_make(u, p, pid, m, gen);
 	return p;
 }
 

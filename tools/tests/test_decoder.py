@@ -3856,6 +3856,57 @@ def ucopy_unwound(ctx):
 
 
 @test
+def ucopy_mappings_in_time(ctx):
+    """A copy is unwound with the mappings its process had then: before
+    the binary's user_mmap only its ip (and a note), after it the whole
+    stack; another process's mapping in between changes nothing."""
+    cap = ucopy_capture(ctx)
+    pid = cap['pid']
+    maps = [(lo, hi, off, path) for lo, hi, off, path in cap['maps']]
+    exe = [m for m in maps if os.path.realpath(m[3]) ==
+           os.path.realpath(UCOPY_CAPTURE)]
+    check(len(exe) == 1, 'the capture maps its binary once: %s' % maps)
+
+    def mmap_ev(t, m, who=pid):
+        return (t, UMMAP_ID, gentrace.user_mmap(
+            who, m[0], m[1], m[2], cap['bids'][os.path.realpath(m[3])], m[3]))
+
+    def copy_out(t):
+        return [(t, 1, kswitch('capture', pid, 'swapper/0', 0)),
+                (t, UCOPY_ID, gentrace.user_stack_copy(
+                    cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
+                (t + 50, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    ev += [mmap_ev(1100 + i, m) for i, m in enumerate(maps) if m not in exe]
+    ev += copy_out(2000)
+    ev += [mmap_ev(2100, exe[0], pid + 1)]      # another process's
+    ev += copy_out(3000)
+    ev += [mmap_ev(3100, exe[0])]
+    ev += copy_out(4000)
+    d = write_trace(os.path.join(ctx.tmp, 'later'), UCOPY_EVENTS, [ev])
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report')
+    check(r.returncode == 0, 'report: %d %s' % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    outs = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
+    check(len(outs) == 3, 'three switch-outs: %s' % r.stdout[-1500:])
+    got = []
+    for k in outs:
+        frames = []
+        for l in lines[k + 1:]:
+            m = re.match(r'^    0x([0-9a-f]+) \[user\]$', l)
+            if not m:
+                break
+            frames.append(int(m.group(1), 16))
+        got.append(frames)
+    lo, hi = cap['funcs']['main']
+    check(len(got[0]) < 4 and len(got[1]) < 4,
+          'no binary mapped yet: %s' % [[hex(f) for f in g] for g in got])
+    check(len(got[2]) >= 4 and lo <= got[2][3] < hi,
+          'mapped: down to main: %s' % [hex(f) for f in got[2]])
+
+
+@test
 def ucopy_partial(ctx):
     """Copies the unwinder cannot finish give the frames it could and a
     note, never a crash: the copy cut short (its first caller's frame
