@@ -3912,7 +3912,7 @@ def ucopy_partial(ctx):
     note, never a crash: the copy cut short (its first caller's frame
     missing), a size field larger than the record, an sp near 2^64, no
     binary at hand (an empty directory, or no --binaries), an unknown
-    process."""
+    process, a binary cut short or junk in the directory."""
     cap = ucopy_capture(ctx)
     empty = os.path.join(ctx.tmp, 'empty')
     os.makedirs(empty)
@@ -3925,6 +3925,19 @@ def ucopy_partial(ctx):
         ('no-binaries-dir', {}, None, 'no binary of its mappings'),
         ('unknown-process', dict(owner=False), cap['bindir'], 'its process is unknown'),
     ]
+    # Damaged binaries: the program cut after its first 4 KiB (its
+    # build-id note still there, its CFI and code gone), and junk.
+    bad = os.path.join(ctx.tmp, 'bad-binaries')
+    os.makedirs(bad)
+    with open(UCOPY_CAPTURE, 'rb') as f:
+        head = f.read(4096)
+    with open(os.path.join(bad, 'cut'), 'wb') as f:
+        f.write(head)
+    with open(os.path.join(bad, 'junk'), 'wb') as f:
+        f.write(b'\x7fELF' + bytes(range(256)) * 4)
+    check(head.find(cap['bids'][os.path.realpath(UCOPY_CAPTURE)]) >= 0,
+          'the first 4 KiB hold the build-id (the case tests a cut binary)')
+    cases.append(('cut-binary', {}, bad, 'unwinding stopped'))
     for name, kw, bindir, note in cases:
         d = ucopy_trace(os.path.join(ctx.tmp, name), cap, **kw)
         args = ['report'] + (['--binaries', bindir] if bindir else []) + [d]
