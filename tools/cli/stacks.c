@@ -588,7 +588,8 @@ static void fold_pair(struct fold_state *s, const struct stack_pair *p)
 	/* Stacks of no known event (it was lost with a packet). */
 	if (l->ts != p->timestamp || (s->off_cpu && !l->is_switch))
 		return;
-	if (p->user.present && p->user.nr)
+	/* A copy unwinds to one frame at least. */
+	if ((p->user.present && p->user.nr) || p->copy.present)
 		s->user = true;
 	/* A sample is its own thread's, whichever the CPU's was. */
 	if (p->tid >= 0 && !(comm = rt_threads_comm(s->th, p->tid, p->cpu)))

@@ -4493,6 +4493,58 @@ def ucopy_unwound(ctx):
 
 
 @test
+def ucopy_with_kernel_stack(ctx):
+    """A switch-out with its kernel stack and a user stack copy: report
+    prints the kernel frames, then the unwound user frames; --folded
+    joins them, the user's first, the kernel's marked "[k] " (a copy is
+    a user stack as user_stack is)."""
+    cap = ucopy_capture(ctx)
+    pid = cap['pid']
+    events = UCOPY_EVENTS[:2] + [STACK_EVENTS[2]] + UCOPY_EVENTS[2:]
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    for i, (lo, hi, off, path) in enumerate(cap['maps']):
+        bid = cap['bids'].get(os.path.realpath(path))
+        if bid:
+            ev.append((1100 + i, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path)))
+    ev += [(2000, 1, kswitch('capture', pid, 'swapper/0', 0)),
+           (2000, STACK_ID, kstack(*STACK_LEAF)),
+           (2000, UCOPY_ID, gentrace.user_stack_copy(
+               cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
+           (3000, 0, marker(b'after'))]
+    d = os.path.join(ctx.tmp, 'both')
+    write_trace(d, events, [ev])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(KSYMS.encode()))
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report')
+    lines = r.stdout.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l)
+    check(r.returncode == 0 and lines[i + 1:i + 5] == [
+        '    schedule+0x10', '    do_nanosleep+0x34',
+        '    rtr_pid_filter_set+0x24 [ringtrace]', '    entry_SYSCALL_64+0x8'],
+        'the kernel frames first: %s' % lines[i:i + 10])
+    frames = [frame_addr(l, cap) for l in lines[i + 5:i + 9]]
+    check(None not in frames and frames[0] == cap['ip'] and
+          all(cap['funcs'][n][0] <= f < cap['funcs'][n][1]
+              for f, n in zip(frames, ('leaf', 'b', 'a', 'main'))),
+          'then the copy unwound: %s' % lines[i + 5:i + 12])
+    r = rt('symbols', d, asan=True)
+    check(r.returncode == 0, 'symbols: %s' % r.stderr)
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded')
+    check(r.returncode == 0 and re.search(
+        r'^capture;(.*;)?main;a;b;leaf;\[k\] entry_SYSCALL_64;'
+        r'\[k\] rtr_pid_filter_set \[ringtrace\];\[k\] do_nanosleep;\[k\] schedule 1$',
+        r.stdout, re.M), '--folded: %s' % r.stdout)
+
+
+@test
 def ucopy_mappings_in_time(ctx):
     """A copy is unwound with the mappings its process had then: before
     the binary's user_mmap only its ip (and a note), after it the whole
