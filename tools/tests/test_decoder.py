@@ -4545,6 +4545,28 @@ def ucopy_with_kernel_stack(ctx):
 
 
 @test
+def ucopy_symbols_first(ctx):
+    """ringtrace symbols stores first the binary a stack copy's ip is in,
+    whichever order the mappings came in: --max 1 keeps the capture's
+    program, mapped last, and report then unwinds and names the copy."""
+    cap = ucopy_capture(ctx)
+    maps = list(reversed(cap['maps']))
+    check(os.path.realpath(maps[-1][3]) == os.path.realpath(UCOPY_CAPTURE),
+          'the program is mapped last here: %s' % maps)
+    d = ucopy_trace(os.path.join(ctx.tmp, 'rev'), dict(cap, maps=maps))
+    r = rt('symbols', '--max', '1', d, asan=True)
+    clean_run(r, 'symbols --max 1')
+    check(r.returncode == 0 and r.stdout.startswith('stored 1 binary ('),
+          'symbols --max 1: %r %r' % (r.stdout, r.stderr))
+    r = rt('report', d, asan=True)
+    lines = r.stdout.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l)
+    check(r.returncode == 0 and
+          [l.split('+')[0].strip() for l in lines[i + 1:i + 5]] == ['leaf', 'b', 'a', 'main'],
+          'the program stored first, its frames named: %s' % lines[i + 1:i + 8])
+
+
+@test
 def ucopy_mappings_in_time(ctx):
     """A copy is unwound with the mappings its process had then: before
     the binary's user_mmap only its ip (and a note), after it the whole
