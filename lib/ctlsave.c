@@ -22,8 +22,8 @@
 static const char *const names[] = {
 	"tracing_on", "mode", "subbuf_size", "num_subbufs", "set_event",
 	"set_event_stack", "set_event_pid", "set_event_cgroup", "event_fork",
-	"stack_depth", "set_event_ustack", "ustack_depth", "mmap_dump",
-	"mmap_events", "sample_hz",
+	"stack_depth", "set_event_ustack", "ustack_depth", "ustack_mode",
+	"ustack_size", "mmap_dump", "mmap_events", "sample_hz",
 };
 
 bool ctlsave_name_ok(const char *name)

@@ -78,8 +78,9 @@ void ctlsave_free(struct ctlsave *s);
  * The control files record writes, the only names a restore file may
  * hold: tracing_on, mode, subbuf_size, num_subbufs, set_event,
  * set_event_stack, set_event_pid, set_event_cgroup, event_fork,
- * stack_depth, set_event_ustack, ustack_depth, mmap_dump, mmap_events, and
- * events/EVENT/filter and events/EVENT/trigger.
+ * stack_depth, set_event_ustack, ustack_depth, ustack_mode, ustack_size,
+ * mmap_dump, mmap_events, sample_hz, and events/EVENT/filter and
+ * events/EVENT/trigger.
  */
 bool ctlsave_name_ok(const char *name);
 

@@ -10,8 +10,13 @@
  *     set_event_ustack       events that carry the user stack; as set_event_stack
  *     ustack_depth           frames kept per user stack,
  *                            1..RINGTRACE_USTACK_MAX_DEPTH
- *     ustack_stats           user stacks walked, and of them those ended by a
- *                            read fault or cut by ustack_depth (read-only)
+ *     ustack_stats           user stacks walked (or copied), and of them those
+ *                            ended by a read fault or cut by ustack_depth (or
+ *                            ustack_size) (read-only)
+ *     ustack_mode            "fp": user_stack by frame pointers; "copy":
+ *                            user_stack_copy, the raw stack (stack.c)
+ *     ustack_size            bytes a copy keeps, RINGTRACE_USTACK_COPY_MIN..
+ *                            RINGTRACE_USTACK_COPY_MAX, at most subbuf_size / 4
  *     set_event_pid          the pid filter: pids separated by spaces
  *     event_fork             1: the filter follows forks (pidfilter.c)
  *     set_event_cgroup       the cgroup filter: cgroup v2 ids or paths
@@ -321,6 +326,77 @@ static const struct file_operations rtr_ustack_stats_fops = {
 	.read = seq_read,
 	.llseek = seq_lseek,
 	.release = single_release,
+};
+
+/* --- ustack_mode, ustack_size (stack.c) ------------------------------ */
+
+static int rtr_ustack_mode_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%s\n", READ_ONCE(rtr_ustack_copy_on) ? "copy" : "fp");
+	return 0;
+}
+
+static int rtr_ustack_mode_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_ustack_mode_show);
+}
+
+static ssize_t rtr_ustack_mode_write(struct file *file,
+				     const char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	char word[8];
+	int ret;
+
+	ret = rtr_read_word(ubuf, count, word, sizeof(word));
+	if (!ret)
+		ret = !strcmp(word, "copy") ? rtr_stack_set_mode(true) :
+		      !strcmp(word, "fp") ? rtr_stack_set_mode(false) : -EINVAL;
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_ustack_mode_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_ustack_mode_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_ustack_mode_write,
+};
+
+static int rtr_ustack_size_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%u\n", READ_ONCE(rtr_ustack_size));
+	return 0;
+}
+
+static int rtr_ustack_size_open(struct inode *inode, struct file *file)
+{
+	return rtr_single_open(inode, file, rtr_ustack_size_show);
+}
+
+static ssize_t rtr_ustack_size_write(struct file *file,
+				     const char __user *ubuf, size_t count,
+				     loff_t *ppos)
+{
+	unsigned int size;
+	char word[12];
+	int ret;
+
+	ret = rtr_read_word(ubuf, count, word, sizeof(word));
+	if (!ret)
+		ret = kstrtouint(word, 10, &size) ? -EINVAL :
+		      rtr_stack_set_size(size);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_ustack_size_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_ustack_size_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = rtr_ustack_size_write,
 };
 
 /* --- events/enable and events/<name>/enable --------------------------- */
@@ -636,6 +712,10 @@ int rtr_events_ctl_init(void)
 			       (void *)&rtr_ustack, &rtr_stack_depth_fops) ?:
 	       rtr_file_create(rtr_dir, "ustack_stats", 0400, NULL,
 			       &rtr_ustack_stats_fops) ?:
+	       rtr_file_create(rtr_dir, "ustack_mode", 0600, NULL,
+			       &rtr_ustack_mode_fops) ?:
+	       rtr_file_create(rtr_dir, "ustack_size", 0600, NULL,
+			       &rtr_ustack_size_fops) ?:
 	       rtr_file_create(rtr_dir, "set_event_pid", 0600, NULL,
 			       &rtr_set_event_pid_fops) ?:
 	       rtr_file_create(rtr_dir, "event_fork", 0600, NULL,

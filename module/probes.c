@@ -888,7 +888,8 @@ static void rtr_probes_unregister_events(unsigned int n)
  * they are the hottest of issue 30's records, or nearly.
  */
 static struct ringtrace_event *const rtr_compact_events[] = {
-	&rtr_stack_event, &rtr_ustack_event, &rtr_mmap_event, &rtr_sample_event,
+	&rtr_stack_event, &rtr_ustack_event, &rtr_ucopy_event, &rtr_mmap_event,
+	&rtr_sample_event,
 };
 
 /* The first @n of rtr_compact_events, last first. */
@@ -965,6 +966,7 @@ void rtr_probes_exit(void)
 	rtr_triggers_exit();
 	rtr_pid_filter_free();
 	rtr_cgroup_filter_free();
+	rtr_stack_exit();
 	rtr_compact_unregister(ARRAY_SIZE(rtr_compact_events));
 	rtr_probes_unregister_events(RTR_NR_PROBES);
 }

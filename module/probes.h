@@ -123,6 +123,8 @@ static inline bool rtr_probe_can_stack(const struct rtr_probe *p)
 #define RTR_RSV_STACK	1		/* stack trailers were reserved */
 #define RTR_RSV_HIT	2		/* the trigger matched: fire at commit */
 
+struct rtr_ucopy_head;
+
 struct rtr_rsv {
 	struct ringtrace_reservation r;
 	u8 slow;			/* RTR_RSV_*, or 0 */
@@ -132,6 +134,7 @@ struct rtr_rsv {
 	u64 *uips;			/* the user stack, */
 	unsigned int unr;		/* its frames (0: no user_stack) */
 	u16 uflags;			/* and its flags (RINGTRACE_USTACK_*) */
+	struct rtr_ucopy_head *ucopy;	/* or its copy (NULL: no user_stack_copy) */
 	u8 *trailer;			/* where their records go */
 	void *payload;			/* the event's, as reserved */
 	unsigned int reserved;		/* payload bytes reserved, trailer's too */
@@ -139,6 +142,9 @@ struct rtr_rsv {
 
 extern struct ringtrace_event rtr_stack_event;
 extern struct ringtrace_event rtr_ustack_event;
+extern struct ringtrace_event rtr_ucopy_event;
+extern bool rtr_ustack_copy_on;
+extern unsigned int rtr_ustack_size;
 extern unsigned int rtr_stack_depth;
 extern unsigned int rtr_ustack_depth;
 
@@ -166,6 +172,9 @@ int rtr_stack_set(const unsigned long *mask, const unsigned long *on,
 		  bool user);
 int rtr_stack_set_depth(unsigned int depth, bool user);
 void rtr_ustack_stats_show(struct seq_file *m);
+int rtr_stack_set_mode(bool copy);
+int rtr_stack_set_size(unsigned int size);
+void rtr_stack_exit(void);
 
 /*
  * @data is the struct rtr_probe a probe was registered with; @w went

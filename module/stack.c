@@ -9,7 +9,9 @@
  *	| event header | payload | kernel_stack header | depth | ips |
  *	                         | user_stack header | depth | flags | ips |
  *
- * (either trailer, or both in that order), so a stack always directly
+ * (either trailer, or both in that order; in ustack_mode "copy" the user
+ * trailer is user_stack_copy, the raw stack: ip, sp, bp, size, flags and
+ * size bytes from sp, unwound offline), so a stack always directly
  * follows its event in the CPU's stream, with the same timestamp, and
  * nothing else can come between them, not even a nested writer.  Events
  * of a probe without a stack keep their layout, byte for byte: a stack is
@@ -27,6 +29,9 @@
  * off: an interrupting writer takes the next level and gives it back
  * before the interrupted one resumes, so two walks never share an array.
  * A fifth level (or tracing off) writes the event without its stacks.
+ * The copies have a scratch of their own, per CPU and level too, but of
+ * up to RINGTRACE_USTACK_COPY_MAX bytes each: vmalloc()ed when ustack_mode
+ * first becomes "copy", kept until the module goes.
  *
  * The first kernel frames are the probe's own, in ringtrace.ko: they are
  * cut, so a stack starts at the code that hit the tracepoint.  The
@@ -40,7 +45,9 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/stacktrace.h>
+#include <linux/vmalloc.h>
 
+#include "internal.h"
 #include "probes.h"
 #include "ustack.h"
 
@@ -77,6 +84,15 @@ struct ringtrace_event rtr_ustack_event = {
 		  "integer { size = 64; align = 8; signed = false; base = 16; } ips[depth];",
 };
 
+/* Or, in copy mode, this one: registered right after user_stack. */
+struct ringtrace_event rtr_ucopy_event = {
+	.name = "user_stack_copy",
+	.fields = "integer { size = 64; align = 8; signed = false; base = 16; } ip; "
+		  "integer { size = 64; align = 8; signed = false; base = 16; } sp; "
+		  "integer { size = 64; align = 8; signed = false; base = 16; } bp; "
+		  "uint16_t size; uint16_t flags; uint8_t bytes[size];",
+};
+
 struct rtr_stack_head {
 	u16 depth;
 	u64 ips[];
@@ -87,6 +103,28 @@ struct rtr_ustack_head {
 	u16 flags;
 	u64 ips[];
 } __packed;
+
+struct rtr_ucopy_head {
+	u64 ip;
+	u64 sp;
+	u64 bp;
+	u16 size;
+	u16 flags;
+	u8 bytes[];
+} __packed;
+
+/*
+ * Copy mode: on (ustack_mode "copy"), the bytes copied (ustack_size), and
+ * the copies' scratch, NULL until copy mode is first asked for.  Written
+ * under rtr_probes_lock, read by writers.
+ */
+bool rtr_ustack_copy_on;
+unsigned int rtr_ustack_size = RINGTRACE_USTACK_COPY_DEFAULT;
+static u8 *rtr_ucopy_scratch;
+
+/* One scratch slot: a whole user_stack_copy payload. */
+#define RTR_UCOPY_SLOT	ALIGN(sizeof(struct rtr_ucopy_head) + \
+			      RINGTRACE_USTACK_COPY_MAX, 8)
 
 /* ustack_stats: walks, and those that faulted or were cut by the depth. */
 struct rtr_ustack_stats {
@@ -136,6 +174,40 @@ static unsigned int rtr_ustack_save(u64 *ips, u16 *flags, u8 mode)
 	if (*flags & RINGTRACE_USTACK_TRUNCATED)
 		this_cpu_inc(rtr_ustack_stats.truncated);
 	return nr;
+}
+
+/*
+ * The current task's stack copied into this CPU's scratch slot of @level,
+ * behind its head, for @w; returns the bytes its trailer adds to the
+ * reservation, 0 for none (no user side, or no scratch yet).  The copy is
+ * bounded by ustack_size and by a quarter of a sub-buffer (ustack_size is
+ * checked against it when written, but subbuf_size may shrink later).
+ */
+static unsigned int rtr_ucopy_save(struct rtr_rsv *w, unsigned int level)
+{
+	/* Partner: the smp_store_release() in rtr_stack_set_mode(). */
+	u8 *scratch = READ_ONCE(rtr_ucopy_scratch);
+	struct pt_regs *uregs = rtr_ustack_regs(NULL);
+	struct rtr_ucopy_head *h;
+	unsigned int max;
+
+	if (!scratch || !uregs)
+		return 0;
+	h = (struct rtr_ucopy_head *)(scratch + RTR_UCOPY_SLOT *
+		(smp_processor_id() * RINGTRACE_MAX_NESTING + level));
+	max = min_t(unsigned long, READ_ONCE(rtr_ustack_size),
+		    READ_ONCE(rtr_trace.subbuf_size) / 4);
+	h->size = rtr_ustack_copy(uregs, h->bytes, max, &h->flags);
+	h->ip = instruction_pointer(uregs);
+	h->sp = user_stack_pointer(uregs);
+	h->bp = frame_pointer(uregs);
+	this_cpu_inc(rtr_ustack_stats.walks);
+	if (h->flags & RINGTRACE_USTACK_FAULT)
+		this_cpu_inc(rtr_ustack_stats.faults);
+	if (h->flags & RINGTRACE_USTACK_TRUNCATED)
+		this_cpu_inc(rtr_ustack_stats.truncated);
+	w->ucopy = h;
+	return RINGTRACE_COMPACT_HEADER_SIZE + sizeof(*h) + h->size;
 }
 
 /*
@@ -202,7 +274,10 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 			 sizeof(struct rtr_stack_head) + w->nr * sizeof(u64);
 	}
 	w->unr = 0;
-	if (ustack) {
+	w->ucopy = NULL;
+	if (ustack && READ_ONCE(rtr_ustack_copy_on)) {
+		extra += rtr_ucopy_save(w, level);
+	} else if (ustack) {
 		w->uips = this_cpu_ptr(&rtr_stack_scratch)->uips[level];
 		w->unr = rtr_ustack_save(w->uips, &w->uflags, ustack);
 		if (w->unr)
@@ -249,7 +324,8 @@ bool rtr_stack_busy(void)
 
 /*
  * The trailers go in after the payload, the kernel's first, then the
- * whole is committed (from rtr_commit_slow()).
+ * user's (user_stack or user_stack_copy, never both), then the whole is
+ * committed (from rtr_commit_slow()).
  */
 void rtr_stack_commit(struct rtr_rsv *w)
 {
@@ -270,6 +346,12 @@ void rtr_stack_commit(struct rtr_rsv *w)
 		uh->depth = w->unr;
 		uh->flags = w->uflags;
 		memcpy(uh->ips, w->uips, w->unr * sizeof(u64));
+	}
+	if (w->ucopy) {
+		void *t = ringtrace_put_trailer(&w->r, w->payload, w->reserved,
+						at, rtr_ucopy_event.id);
+
+		memcpy(t, w->ucopy, sizeof(*w->ucopy) + w->ucopy->size);
 	}
 	ringtrace_commit(&w->r);
 	this_cpu_dec(rtr_stack_level);
@@ -314,4 +396,53 @@ int rtr_stack_set_depth(unsigned int depth, bool user)
 	WRITE_ONCE(*(user ? &rtr_ustack_depth : &rtr_stack_depth), depth);
 	mutex_unlock(&rtr_probes_lock);
 	return 0;
+}
+
+/*
+ * ustack_mode: @copy selects user_stack_copy for the events of
+ * set_event_ustack, else user_stack.  The first switch to copy allocates
+ * the scratch (-ENOMEM, nothing changed, if it cannot).
+ */
+int rtr_stack_set_mode(bool copy)
+{
+	u8 *scratch;
+
+	mutex_lock(&rtr_probes_lock);
+	if (copy && !rtr_ucopy_scratch) {
+		scratch = vmalloc(array3_size(nr_cpu_ids, RINGTRACE_MAX_NESTING,
+					      RTR_UCOPY_SLOT));
+		if (!scratch) {
+			mutex_unlock(&rtr_probes_lock);
+			return -ENOMEM;
+		}
+		/* Partner: the READ_ONCE() in rtr_ucopy_save(). */
+		smp_store_release(&rtr_ucopy_scratch, scratch);
+	}
+	WRITE_ONCE(rtr_ustack_copy_on, copy);
+	mutex_unlock(&rtr_probes_lock);
+	return 0;
+}
+
+/*
+ * ustack_size: RINGTRACE_USTACK_COPY_MIN..MAX bytes, and no more than a
+ * quarter of a sub-buffer, so that a copy leaves room for other events in
+ * its packet; -EINVAL otherwise.
+ */
+int rtr_stack_set_size(unsigned int size)
+{
+	if (size < RINGTRACE_USTACK_COPY_MIN ||
+	    size > RINGTRACE_USTACK_COPY_MAX ||
+	    size > READ_ONCE(rtr_trace.subbuf_size) / 4)
+		return -EINVAL;
+	mutex_lock(&rtr_probes_lock);
+	WRITE_ONCE(rtr_ustack_size, size);
+	mutex_unlock(&rtr_probes_lock);
+	return 0;
+}
+
+/* At module exit, once no probe can run: the copies' scratch. */
+void rtr_stack_exit(void)
+{
+	vfree(rtr_ucopy_scratch);
+	rtr_ucopy_scratch = NULL;
 }

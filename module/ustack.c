@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ringtrace: the user stack of the current task, by its frame pointers.
+ * ringtrace: the user stack of the current task, by its frame pointers
+ * (or its top copied raw for an offline unwinder: rtr_ustack_copy(), at
+ * the end).
  *
  * Code built with frame pointers keeps, at the address in its frame
  * pointer (x86-64's rbp, arm64's x29), the caller's frame pointer and then
@@ -34,6 +36,7 @@
  * alone (COMPAT): its frames hold 4-byte words.
  */
 #include <linux/compat.h>
+#include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
@@ -134,4 +137,47 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 		fp = f.next;
 	}
 	return nr;
+}
+
+/*
+ * Copy mode (ustack_mode "copy"): the raw stack instead of its frames.
+ *
+ * Copy up to @max bytes of the current task's user stack, from its user
+ * sp in @uregs upwards, into @dst; returns the bytes copied.  Page by
+ * page, with copy_from_user_nofault(): a page not present ends the copy
+ * there (FAULT in *@flags), as does @max (TRUNCATED: the stack may go
+ * on).  There is no bound by the stack's VMA: find_vma() needs mmap_lock,
+ * which this context (rq lock held, hardirq, NMI) cannot take, and a
+ * thread's stack is an anonymous VMA like any other; the first absent
+ * page is the bound instead.  A reader unwinds the bytes offline with the
+ * binaries' CFI (tools/cli/unwind.c), from ip, sp and bp.  *@flags gets
+ * COMPAT for a 32-bit task (the bytes are copied all the same).  Returns
+ * 0 and no flags for a kernel thread or a task without an mm.  Never
+ * sleeps, never faults.
+ */
+unsigned int rtr_ustack_copy(struct pt_regs *uregs, void *dst,
+			     unsigned int max, u16 *flags)
+{
+	unsigned long sp, n;
+	unsigned int done = 0;
+
+	*flags = 0;
+	if (!uregs || current->flags & PF_KTHREAD || !current->mm)
+		return 0;
+	if (rtr_ustack_compat(uregs))
+		*flags |= RINGTRACE_USTACK_COMPAT;
+	sp = user_stack_pointer(uregs);
+	while (done < max) {
+		n = min_t(unsigned long, max - done,
+			  PAGE_SIZE - offset_in_page(sp + done));
+		/* Checks the range is user memory (a wrap fails too). */
+		if (copy_from_user_nofault((u8 *)dst + done,
+					   (void __user *)(sp + done), n)) {
+			*flags |= RINGTRACE_USTACK_FAULT;
+			return done;
+		}
+		done += n;
+	}
+	*flags |= RINGTRACE_USTACK_TRUNCATED;
+	return done;
 }

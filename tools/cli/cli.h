@@ -154,15 +154,19 @@ struct ksyms *stack_symbols(const char *dir);
 /*
  * What names a pair's frames: the kernel symbols of trace directory @dir
  * and its symbol store, both read on their first frame, and the mappings
- * @um (fed by the caller in time order).
+ * @um (fed by the caller in time order).  A pair's user stack copy is
+ * unwound (unwind.h) with the binaries of the store, then of @bindir
+ * (report --binaries, or NULL), then debuginfod's, before it is named.
  */
 struct stack_names;
-struct stack_names *stack_names_new(const char *dir, const struct umaps *um);
+struct stack_names *stack_names_new(const char *dir, const char *bindir,
+				    const struct umaps *um);
 void stack_names_free(struct stack_names *n);
 /*
  * The process a pair's user stack is of, -1 unknown: a cpu_sample's own,
  * else that of @tid, the thread its event belongs to (rt_threads_owner()),
- * as @th says when the pair is handed out.
+ * as @th says when the pair is handed out, else @tid itself (a main
+ * thread's is its pid).
  */
 int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
 		       int32_t tid);
@@ -170,7 +174,9 @@ int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
  * Under its event, leaf first, one frame a line: the kernel's
  * "    function+0xoff [module]", then the user's
  * "    function+0xoff (binary)" of process @pid (usymbols.h), then a line
- * "    (user stack: ...)" for each of its flags (what cut it short).
+ * "    (user stack: ...)" for each of its flags (what cut it short), or,
+ * after an unwound copy's frames, "    (user stack: NOTE)" when its
+ * unwind ended early.
  */
 void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p,
 		      int32_t pid);
@@ -187,7 +193,7 @@ void top_fns_add(struct top_fns *t, struct stack_names *n,
 		 const struct stack_pair *p, int32_t pid);
 void top_fns_print(struct top_fns *t, FILE *f, unsigned int top);
 /* report --folded [--off-cpu]: the exit status. */
-int folded_report(const char *dir, bool off_cpu, bool strict);
+int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict);
 /*
  * stacks.c, for the exporters: a trace's stacks as one call tree.  A node
  * is a frame (a function, or an address no symbol covers) under its

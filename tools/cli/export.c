@@ -18,6 +18,7 @@
 
 #include "export.h"
 #include "traceset.h"
+#include "unwind.h"
 #include "window.h"
 
 static const struct export_format *const formats[] = {
@@ -147,7 +148,8 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 		int32_t tid;
 
 		/* User stacks: no format writes them yet. */
-		if (window_holds(w, it->timestamp) && !ustack_ips(it, NULL)) {
+		if (window_holds(w, it->timestamp) && !ustack_ips(it, NULL) &&
+		    !ucopy_is(it)) {
 			tid = rt_threads_owner(th, it);
 			if (it->type == RT_ITEM_LOST)
 				*lost += it->lost_events;

@@ -135,6 +135,8 @@ static int run(int argc, char **argv)
 		       "(follows each event of set_event_stack)" :
 		       !strcmp(ev->name, "user_stack") ?
 		       "(follows each event of set_event_ustack)" :
+		       !strcmp(ev->name, "user_stack_copy") ?
+		       "(instead of user_stack, in ustack_mode copy)" :
 		       !strcmp(ev->name, "user_mmap") ?
 		       "(with mmap_dump and mmap_events: record --mmap)" :
 		       !strcmp(ev->name, "cpu_sample") ?

@@ -87,6 +87,7 @@ struct saved {
 	bool have_event_fork;
 	char *set_event_stack, stack_depth[16];	/* NULL: a module without */
 	char *set_event_ustack, ustack_depth[16];	/* the same */
+	char ustack_mode[16], ustack_size[16];	/* "": a module without */
 	char *set_event_cgroup;			/* NULL: a module without */
 	char mmap_dump[8], mmap_events[8];	/* with --mmap */
 	char sample_hz[16];			/* with --sample */
@@ -94,9 +95,11 @@ struct saved {
 
 static struct {
 	const char *events, *cpus, *mode, *outdir, *level, *stack, *ustack;
+	const char *ustack_mode;		/* "fp", "copy", NULL: not given */
 	uint64_t buffer_size, duration_ms, after_ms;
 	unsigned int stack_depth, ustack_depth, max_snapshots, start_timeout_s;
 	unsigned int sample_hz;			/* --sample, 0: none */
+	unsigned int ustack_size;		/* --ustack-size, 0: not given */
 	int pids[MAX_PIDS];
 	unsigned int nr_pids;
 	const char *cgroups[MAX_CGROUPS];	/* --cgroup, as given */
@@ -179,6 +182,12 @@ static void save_state(void)
 	    (err = ctl_read(&ctl, "ustack_depth", saved.ustack_depth,
 			    sizeof(saved.ustack_depth))) < 0)
 		die("%s/ustack_depth: %s", ctl.dir, strerror(-err));
+	if (saved.set_event_ustack &&
+	    ctl_read(&ctl, "ustack_mode", saved.ustack_mode,
+		     sizeof(saved.ustack_mode)) >= 0 &&
+	    (err = ctl_read(&ctl, "ustack_size", saved.ustack_size,
+			    sizeof(saved.ustack_size))) < 0)
+		die("%s/ustack_size: %s", ctl.dir, strerror(-err));
 	if (opt.mmap &&
 	    ((err = ctl_read(&ctl, "mmap_dump", saved.mmap_dump,
 			     sizeof(saved.mmap_dump))) < 0 ||
@@ -307,6 +316,11 @@ static void plan_restore(void)
 		ctlsave_add(&undo, "num_subbufs", "2");
 		ctlsave_add(&undo, "subbuf_size", saved.subbuf_size);
 		ctlsave_add(&undo, "num_subbufs", saved.num_subbufs);
+	}
+	/* After the geometry: ustack_size is bounded by subbuf_size. */
+	if (opt.ustack && *saved.ustack_mode) {
+		ctlsave_add(&undo, "ustack_mode", saved.ustack_mode);
+		ctlsave_add(&undo, "ustack_size", saved.ustack_size);
 	}
 	err = undo_fd >= 0 ? ctlsave_store(undo_fd, &ctl, &undo) : 0;
 	if (err)
@@ -576,7 +590,17 @@ static bool *choose_stacks(bool *on, const char *list, bool user)
 			refuse("%s: %s cannot carry a stack (ringtrace writes it, no tracepoint does)",
 			       opt_name, names[i]);
 		on[i] |= st[i];
+		if (user && opt.ustack_mode && !strcmp(opt.ustack_mode, "copy") &&
+		    (!strcmp(names[i], "sched_switch") ||
+		     !strncmp(names[i], "syscall_", 8)))
+			warn("--ustack-mode copy on %s: each event copies up to %u bytes of stack, a busy system fills the buffer and loses events (raise -b, or lower --ustack-size)",
+			     names[i], opt.ustack_size ?:
+			     RINGTRACE_USTACK_COPY_DEFAULT);
 	}
+	if (user && opt.ustack_mode &&
+	    ctl_read(&ctl, "ustack_mode", probe, sizeof(probe)) < 0)
+		refuse("--ustack-mode: this ringtrace.ko only walks frame pointers (%s has no ustack_mode)",
+		       ctl.dir);
 	return st;
 }
 
@@ -680,6 +704,31 @@ static void check_cgroups(void)
 		       ctl.dir);
 }
 
+/*
+ * --ustack-mode and --ustack-size, once the geometry is set (a copy may
+ * take at most a quarter of a sub-buffer): fp unless copy is asked for.
+ */
+static void apply_ustack_mode(void)
+{
+	const char *mode = opt.ustack_mode ?: "fp";
+	char sb[16];
+	int err;
+
+	if (!strcmp(mode, "copy")) {
+		snprintf(sb, sizeof(sb), "%u", opt.ustack_size ?:
+			 RINGTRACE_USTACK_COPY_DEFAULT);
+		err = ctl_write(&ctl, "ustack_size", sb);
+		if (err == -EINVAL)
+			die("--ustack-size %s: more than a quarter of a sub-buffer (%s/subbuf_size): raise -b",
+			    sb, ctl.dir);
+		if (err)
+			die("%s/ustack_size: %s", ctl.dir, strerror(-err));
+	}
+	err = ctl_write(&ctl, "ustack_mode", mode);
+	if (err)
+		die("%s/ustack_mode: %s", ctl.dir, strerror(-err));
+}
+
 static void apply(const bool *on, const bool *stack, const bool *ustack,
 		  pid_t child)
 {
@@ -728,6 +777,8 @@ static void apply(const bool *on, const bool *stack, const bool *ustack,
 			die("-b: %s x %s bytes per CPU: %s%s", nb, sb, strerror(-err),
 			    err == -ENOMEM ? " (more than this machine has)" : "");
 	}
+	if (opt.ustack && *saved.ustack_mode)
+		apply_ustack_mode();
 	for (unsigned int i = 0; i < opt.nr_pids; i++)
 		used += (size_t)snprintf(pids + used, sizeof(pids) - used, "%d ",
 					 opt.pids[i]);
@@ -1013,7 +1064,7 @@ static void parse(int argc, char **argv)
 	enum {
 		O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
 		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX, O_USTACK,
-		O_USTACK_DEPTH, O_MMAP, O_SAMPLE,
+		O_USTACK_DEPTH, O_USTACK_MODE, O_USTACK_SIZE, O_MMAP, O_SAMPLE,
 	};
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
@@ -1029,6 +1080,8 @@ static void parse(int argc, char **argv)
 		{ "stack-depth", required_argument, NULL, O_STACK_DEPTH },
 		{ "ustack", required_argument, NULL, O_USTACK },
 		{ "ustack-depth", required_argument, NULL, O_USTACK_DEPTH },
+		{ "ustack-mode", required_argument, NULL, O_USTACK_MODE },
+		{ "ustack-size", required_argument, NULL, O_USTACK_SIZE },
 		{ "sample", required_argument, NULL, O_SAMPLE },
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "cgroup", required_argument, NULL, O_CGROUP },
@@ -1114,6 +1167,20 @@ static void parse(int argc, char **argv)
 					    optarg, RINGTRACE_SAMPLE_MAX_HZ);
 			opt.sample_hz = (unsigned int)pid;
 			break;
+		case O_USTACK_MODE:
+			if (strcmp(optarg, "fp") && strcmp(optarg, "copy"))
+				usage_error("--ustack-mode: '%s' is not fp or copy", optarg);
+			opt.ustack_mode = optarg;
+			break;
+		case O_USTACK_SIZE:
+			if (!parse_int(optarg, &pid) ||
+			    pid < RINGTRACE_USTACK_COPY_MIN ||
+			    pid > (int)RINGTRACE_USTACK_COPY_MAX)
+				usage_error("--ustack-size: '%s' is not a size from %d to %u bytes",
+					    optarg, RINGTRACE_USTACK_COPY_MIN,
+					    RINGTRACE_USTACK_COPY_MAX);
+			opt.ustack_size = (unsigned int)pid;
+			break;
 		case O_FILTER:
 			if (filters_add(&filters, optarg, why, sizeof(why)))
 				usage_error("%s", why);
@@ -1158,6 +1225,11 @@ static void parse(int argc, char **argv)
 		usage_error("--stack-depth needs --stack or --sample");
 	if (opt.ustack_depth && !opt.ustack)
 		usage_error("--ustack-depth needs --ustack");
+	if (opt.ustack_mode && !opt.ustack)
+		usage_error("--ustack-mode needs --ustack");
+	if (opt.ustack_size &&
+	    (!opt.ustack_mode || strcmp(opt.ustack_mode, "copy")))
+		usage_error("--ustack-size needs --ustack-mode copy");
 	if ((after || opt.max_snapshots) && !triggers.n)
 		usage_error("--after and --max need --trigger");
 	if (triggers.n && (!opt.mode || strcmp(opt.mode, "overwrite")))
@@ -1749,6 +1821,14 @@ const struct command cmd_record = {
 "                        pointers (code built without them hides frames);\n"
 "                        a kprobe: or uprobe: of -e may be named too\n"
 "      --ustack-depth N  frames kept per user stack, 1 to 127 (default 64)\n"
+"      --ustack-mode fp|copy  fp (the default) walks frame pointers; copy\n"
+"                        records the stack's top bytes instead, which report\n"
+"                        unwinds with the binaries' CFI (code built without\n"
+"                        frame pointers too; record with --mmap, then keep\n"
+"                        the binaries with ringtrace symbols or give report\n"
+"                        --binaries); costly on hot events\n"
+"      --ustack-size BYTES  bytes copied per stack, 512 to 32768 (default\n"
+"                        8192), at most a quarter of a sub-buffer (-b)\n"
 "      --mmap            record the executable mappings of the traced\n"
 "                        processes (user_mmap: address range, file offset,\n"
 "                        path, build-id), those at the start and those made\n"

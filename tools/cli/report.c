@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroups.h"
@@ -40,6 +41,7 @@ struct opts {
 	unsigned int hold_ms;
 	unsigned int top;		/* --stat's top functions */
 	const char *events, *cpus, *begin, *end;
+	const char *binaries;		/* --binaries DIR, or NULL */
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
 	const char **comms;
@@ -745,7 +747,7 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	v->um = umaps_new(md);
 	if (!v->th || !v->sr || !v->um)
 		die("out of memory");
-	v->names = stack_names_new(dir, v->um);
+	v->names = stack_names_new(dir, o->binaries, v->um);
 	if (o->stat)
 		v->top = top_fns_new();
 }
@@ -966,7 +968,7 @@ static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
 	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP, O_TOP,
-	       O_NO_DEBUGINFOD };
+	       O_NO_DEBUGINFOD, O_BINARIES };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -985,11 +987,13 @@ static int run(int argc, char **argv)
 		{ "hold", required_argument, NULL, O_HOLD },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
+		{ "binaries", required_argument, NULL, O_BINARIES },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .hold_ms = FOLLOW_HOLD_MS, .top = 20 };
 	bool hold = false, top = false;
+	struct stat st;
 	int c;
 
 	while ((c = cmd_getopt(argc, argv, "we:h", lopts)) != -1) {
@@ -1051,10 +1055,15 @@ static int run(int argc, char **argv)
 		case O_NO_DEBUGINFOD:
 			dbginfo_disable();
 			break;
+		case O_BINARIES:
+			o.binaries = optarg;
+			break;
 		}
 	}
 	if (argc - optind < 1)
 		usage_error("a trace directory is needed");
+	if (o.binaries && (stat(o.binaries, &st) || !S_ISDIR(st.st_mode)))
+		usage_error("--binaries %s: not a directory", o.binaries);
 	if (o.folded && argc - optind != 1)
 		usage_error("--folded reads one trace directory");
 	if (o.off_cpu && !o.folded)
@@ -1074,7 +1083,7 @@ static int run(int argc, char **argv)
 	if (o.follow)
 		c = follow_trace(argv[optind], &o, false);
 	else if (o.folded)
-		c = folded_report(argv[optind], o.off_cpu, o.strict);
+		c = folded_report(argv[optind], o.binaries, o.off_cpu, o.strict);
 	else
 		c = report_dirs(argv + optind, (unsigned int)(argc - optind), &o);
 	dbginfo_end();
@@ -1112,7 +1121,13 @@ const struct command cmd_report = {
 "named from its debug file's .symtab, fetched by build-id from the\n"
 "debuginfod servers of $DEBUGINFOD_URLS (kept in the client's cache,\n"
 "$DEBUGINFOD_CACHE_PATH); without DEBUGINFOD_URLS, no lookup.\n"
-"then a line for what cut a user stack short, if anything did.\n"
+"then a line for what cut a user stack short, if anything did.  A user\n"
+"stack recorded as a copy (record --ustack-mode copy) is unwound here\n"
+"with the CFI of the binaries the trace's mappings (user_mmap) name by\n"
+"build-id: from the symbol store, else the --binaries directory, else\n"
+"debuginfod; then printed the same way (callers' addresses are their\n"
+"return addresses minus 1: inside the call), with a line saying why\n"
+"the unwind ended early if it did.\n"
 "Diagnostics go to stderr.\n"
 "\n"
 "A DIR that ringtraced --on-chunk made is read with its chunk sets\n"
@@ -1147,6 +1162,10 @@ const struct command cmd_report = {
 "                      and total (anywhere in the stack) counts\n"
 "      --top N         with --stat: N top functions (default 20)\n"
 "  -w, --wall          times since the epoch (default: CLOCK_MONOTONIC)\n"
+"      --binaries DIR  more binaries to unwind user stack copies with\n"
+"                      (record --ustack-mode copy): DIR's files and its\n"
+"                      subdirectories', matched to the trace's mappings\n"
+"                      by build-id, for those the symbol store lacks\n"
 "      --folded        instead of the events: the stacks (record --stack)\n"
 "                      folded for flame graphs, root first:\n"
 "                        COMM;frame;...;frame COUNT\n"

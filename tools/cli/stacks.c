@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "usymbols.h"
+#include "unwind.h"
 
 #define STACK_EVENT	"kernel_stack"
 #define USTACK_EVENT	"user_stack"
@@ -168,15 +169,21 @@ struct stack_names {
 	bool ks_read;			/* on the first kernel frame */
 	struct usym_store *us;		/* opens binaries on the first user frame */
 	const struct umaps *um;
+	const char *bindir;		/* report --binaries, or NULL */
+	struct unwinder *uw;		/* made on the first stack copy */
+	struct stack_pair unwound;	/* a pair with its copy unwound */
+	uint64_t uips[RINGTRACE_USTACK_MAX_DEPTH];
 };
 
-struct stack_names *stack_names_new(const char *dir, const struct umaps *um)
+struct stack_names *stack_names_new(const char *dir, const char *bindir,
+				    const struct umaps *um)
 {
 	struct stack_names *n = calloc(1, sizeof(*n));
 
 	if (!n || !(n->us = usym_store_new(dir)))
 		die("out of memory");
 	n->dir = dir;
+	n->bindir = bindir;
 	n->um = um;
 	return n;
 }
@@ -187,7 +194,43 @@ void stack_names_free(struct stack_names *n)
 		return;
 	ksyms_free(n->ks);
 	usym_store_free(n->us);
+	unwinder_free(n->uw);
 	free(n);
+}
+
+/*
+ * @p, or, when it holds a user stack copy, @p with the copy unwound
+ * (unwind.h) as its user stack, valid until the next call: the frames
+ * with the mappings @pid has now, and the unwinder's note.  A 32-bit
+ * task's copy is its ip alone.
+ */
+static const struct stack_pair *unwound(struct stack_names *n,
+					const struct stack_pair *p, int32_t pid)
+{
+	const char *note = NULL;
+	char why[512];
+	unsigned int nr = 1;
+
+	if (!p->copy.present)
+		return p;
+	if (!n->uw) {
+		n->uw = unwinder_new(n->dir, n->bindir, why, sizeof(why));
+		if (!n->uw)
+			die("--binaries %s", why);
+	}
+	n->unwound = *p;
+	if (p->copy.flags & USTACK_COMPAT) {
+		n->uips[0] = p->copy.ip;
+		note = "32-bit task, not unwound";
+	} else {
+		nr = unwind_copy(n->uw, &p->copy, pid, n->um, n->uips,
+				 RINGTRACE_USTACK_MAX_DEPTH, &note);
+	}
+	n->unwound.user = (struct stack_ips){
+		.present = true, .nr = nr, .ips = n->uips,
+	};
+	n->unwound.user_note = note;
+	return &n->unwound;
 }
 
 /* The kernel's symbols, read on the first kernel frame. */
@@ -226,6 +269,7 @@ void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p
 {
 	char frame[512];
 
+	p = unwound(n, p, pid);
 	for (uint32_t i = 0; p->kernel.present && i < p->kernel.nr; i++) {
 		kernel_frame(n, p->kernel.ips[i], USYM_LINE, frame, sizeof(frame));
 		fprintf(f, "    %s\n", frame);
@@ -235,8 +279,15 @@ void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p
 			    sizeof(frame));
 		fprintf(f, "    %s\n", frame);
 	}
-	if (p->user.present)
+	if (p->copy.present) {
+		/* A copy's unwind that ended early, and why. */
+		if (p->user_note)
+			fprintf(f, "    (user stack: %s%s)\n", p->user_note,
+				p->user_flags & USTACK_FAULT ?
+				"; the copy ended at an unreadable page" : "");
+	} else if (p->user.present) {
 		ustack_notes(f, p->user_flags);
+	}
 }
 
 /* ---- top functions (report --stat) ---------------------------------------- */
@@ -313,6 +364,7 @@ void top_fns_add(struct top_fns *t, struct stack_names *n,
 	bool leaf = true;
 	char frame[512];
 
+	p = unwound(n, p, pid);
 	/* A sample without stacks (an idle CPU's) is no stack to count. */
 	if (!p->kernel.present && !p->user.present)
 		return;
@@ -388,9 +440,13 @@ static void key_add(char **key, size_t *len, size_t *cap, const char *frame,
 static char *fold_key(const char *comm, struct stack_names *n,
 		      const struct stack_pair *p, int32_t pid)
 {
-	size_t len = strlen(comm), cap = len + 64 * (p->kernel.nr + p->user.nr) + 2;
-	char *key = malloc(cap), frame[512];
+	size_t len, cap;
+	char *key, frame[512];
 
+	p = unwound(n, p, pid);
+	len = strlen(comm);
+	cap = len + 64 * (p->kernel.nr + p->user.nr) + 2;
+	key = malloc(cap);
 	if (!key)
 		die("out of memory");
 	memcpy(key, comm, len + 1);
@@ -469,9 +525,15 @@ struct fold_state {
 int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
 		       int32_t tid)
 {
+	int32_t pid;
+
 	if (p->pid >= 0)
 		return p->pid;
-	return tid < 0 ? -1 : rt_threads_pid(th, tid);
+	if (tid <= 0)
+		return -1;
+	/* Not said yet (no state dump, no fork of it): a main thread's is its tid. */
+	pid = rt_threads_pid(th, tid);
+	return pid < 0 ? tid : pid;
 }
 
 static void fold_event(struct fold_state *s, const struct rt_item *it,
@@ -531,7 +593,8 @@ static void fold_pair(struct fold_state *s, const struct stack_pair *p)
 	/* Stacks of no known event (it was lost with a packet). */
 	if (l->ts != p->timestamp || (s->off_cpu && !l->is_switch))
 		return;
-	if (p->user.present && p->user.nr)
+	/* A copy unwinds to one frame at least. */
+	if ((p->user.present && p->user.nr) || p->copy.present)
 		s->user = true;
 	/* A sample is its own thread's, whichever the CPU's was. */
 	if (p->tid >= 0 && !(comm = rt_threads_comm(s->th, p->tid, p->cpu)))
@@ -555,7 +618,7 @@ static void fold_pair(struct fold_state *s, const struct stack_pair *p)
 	w->since = p->timestamp;
 }
 
-int folded_report(const char *dir, bool off_cpu, bool strict)
+int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict)
 {
 	struct fold_state s = { .off_cpu = off_cpu };
 	const struct stack_pair *p;
@@ -579,7 +642,7 @@ int folded_report(const char *dir, bool off_cpu, bool strict)
 	if (!s.last || !th || !sr || !um)
 		die("out of memory");
 	s.th = th;
-	s.names = stack_names_new(dir, um);
+	s.names = stack_names_new(dir, bindir, um);
 	rt_tidmap_init(&s.waiting, sizeof(struct offcpu));
 
 	m = merge_open(t, false);

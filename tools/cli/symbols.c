@@ -81,7 +81,7 @@ static void add_mmap(struct cands *c, const struct rt_item *it)
 	c->nr++;
 }
 
-/* The user frames of a stack pair, counted to their binaries. */
+/* The user frames of a stack pair (a copy's ip), counted to their binaries. */
 static void count_hits(struct cands *c, const struct umaps *um,
 		       const struct stack_pair *p, int32_t pid)
 {
@@ -92,6 +92,10 @@ static void count_hits(struct cands *c, const struct umaps *um,
 		if (umaps_lookup(um, pid, p->user.ips[i], &h) && h.build_id &&
 		    (k = find(c, h.build_id, h.build_id_len)))
 			k->hits++;
+	/* A stack copy, not unwound here: the binary its ip is in. */
+	if (p->copy.present && umaps_lookup(um, pid, p->copy.ip, &h) &&
+	    h.build_id && (k = find(c, h.build_id, h.build_id_len)))
+		k->hits++;
 }
 
 static int cmp_cand(const void *a, const void *b)

@@ -59,12 +59,20 @@ _ringtrace()
 			return
 		fi
 		;;
+	--ustack-mode)
+		COMPREPLY=($(compgen -W "fp copy" -- "$cur"))
+		return
+		;;
 	-o | --output | -d | --debugfs)
 		_filedir
 		return
 		;;
+	--binaries)
+		_filedir -d
+		return
+		;;
 	-p | --pid | --tid | --pid=* | --cpu | -c | --cpus | -b | --buffer-size | \
-	--duration | --level | --begin | --end | --comm)
+	--duration | --level | --begin | --end | --comm | --ustack-size)
 		return
 		;;
 	esac

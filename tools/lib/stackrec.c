@@ -9,7 +9,7 @@
 
 #include "stackrec.h"
 
-enum kind { K_OTHER, K_KSTACK, K_USTACK, K_SAMPLE };
+enum kind { K_OTHER, K_KSTACK, K_USTACK, K_UCOPY, K_SAMPLE };
 
 struct ips_buf {
 	uint64_t *v;
@@ -24,6 +24,8 @@ struct stackrec {
 	struct stack_pair pair;
 	struct stack_pair done;		/* handed out; its frames in the bufs */
 	struct ips_buf kbuf, ubuf;
+	uint8_t *cbuf;			/* a user_stack_copy's bytes */
+	uint32_t ccap;
 };
 
 int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md)
@@ -37,6 +39,7 @@ int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md)
 
 		k[i] = !strcmp(name, "kernel_stack") ? K_KSTACK :
 		       !strcmp(name, "user_stack") ? K_USTACK :
+		       !strcmp(name, "user_stack_copy") ? K_UCOPY :
 		       !strcmp(name, "cpu_sample") ? K_SAMPLE : K_OTHER;
 	}
 	free(sr->kinds);
@@ -63,6 +66,7 @@ void stackrec_free(struct stackrec *sr)
 	free(sr->kinds);
 	free(sr->kbuf.v);
 	free(sr->ubuf.v);
+	free(sr->cbuf);
 	free(sr);
 }
 
@@ -81,7 +85,7 @@ bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it)
 {
 	enum kind k = kind_of(sr, it);
 
-	return k == K_KSTACK || k == K_USTACK;
+	return k == K_KSTACK || k == K_USTACK || k == K_UCOPY;
 }
 
 /* A cpu_sample's own tid or pid field, else -1. */
@@ -114,6 +118,48 @@ static bool take_ips(const struct rt_item *it, struct ips_buf *b,
 	return true;
 }
 
+/*
+ * @it's user_stack_copy into @sr's pair (its bytes into sr->cbuf); false
+ * when a field is missing or its size disagrees with its bytes (damage),
+ * or out of memory.
+ */
+static bool take_copy(struct stackrec *sr, const struct rt_item *it)
+{
+	const struct rt_field_value *ip, *sp, *bp, *size, *flags, *bytes;
+	struct stack_copy *c = &sr->pair.copy;
+
+	ip = rt_item_field(it, "ip", RT_USE_INT);
+	sp = rt_item_field(it, "sp", RT_USE_INT);
+	bp = rt_item_field(it, "bp", RT_USE_INT);
+	size = rt_item_field(it, "size", RT_USE_INT);
+	flags = rt_item_field(it, "flags", RT_USE_INT);
+	bytes = rt_item_field(it, "bytes", RT_USE_INTS);
+	if (!ip || !sp || !bp || !size || !flags || !bytes ||
+	    bytes->desc->bits != 8 || bytes->count != rt_field_u64(size, 0) ||
+	    bytes->count > UINT16_MAX)
+		return false;
+	if (bytes->count > sr->ccap) {
+		uint8_t *p = realloc(sr->cbuf, bytes->count);
+
+		if (!p)
+			return false;
+		sr->cbuf = p;
+		sr->ccap = (uint32_t)bytes->count;
+	}
+	memcpy(sr->cbuf, bytes->data, bytes->count);
+	*c = (struct stack_copy){
+		.present = true,
+		.ip = rt_field_u64(ip, 0),
+		.sp = rt_field_u64(sp, 0),
+		.bp = rt_field_u64(bp, 0),
+		.size = (uint16_t)bytes->count,
+		.flags = (uint16_t)rt_field_u64(flags, 0),
+		.bytes = sr->cbuf,
+	};
+	sr->pair.user_flags = c->flags;
+	return true;
+}
+
 /* The open pair, closed: handed out if it has a stack, or is a sample's. */
 static const struct stack_pair *close_pair(struct stackrec *sr)
 {
@@ -134,7 +180,7 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 	const struct stack_pair *done;
 	bool user;
 
-	if (k != K_KSTACK && k != K_USTACK) {
+	if (k != K_KSTACK && k != K_USTACK && k != K_UCOPY) {
 		done = close_pair(sr);
 		if (it->type == RT_ITEM_EVENT) {
 			/* Field by field: this runs for every event read. */
@@ -146,6 +192,8 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 			sr->pair.kernel.present = sr->pair.user.present = false;
 			sr->pair.kernel.nr = sr->pair.user.nr = 0;
 			sr->pair.user_flags = 0;
+			sr->pair.copy.present = false;
+			sr->pair.user_note = NULL;
 			/*
 			 * A sample names its thread: the CPU's may not be
 			 * known.  It is handed out even without a stack (an
@@ -164,9 +212,16 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 	/* Not the open event's: its event was lost; the open pair is done. */
 	if (!sr->open || it->cpu != sr->pair.cpu || it->timestamp != sr->pair.timestamp)
 		return close_pair(sr);
+	if (k == K_UCOPY) {
+		/* The last trailer too, in place of user_stack. */
+		if (!sr->pair.user.present && !sr->pair.copy.present &&
+		    take_copy(sr, it))
+			sr->has_stack = true;
+		return close_pair(sr);
+	}
 	if (user) {
 		/* The last trailer: the pair is complete. */
-		if (!sr->pair.user.present &&
+		if (!sr->pair.user.present && !sr->pair.copy.present &&
 		    take_ips(it, &sr->ubuf, &sr->pair.user)) {
 			const struct rt_field_value *f = rt_item_field(it, "flags", RT_USE_INT);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The stacks of an event: the trailers the module writes right after it
- * in the same reservation (module/stack.c), kernel_stack then user_stack,
- * either or both, each with the event's timestamp on the event's CPU.
+ * in the same reservation (module/stack.c), kernel_stack then user_stack
+ * (or, recorded with --ustack-mode copy, user_stack_copy), either or
+ * both, each with the event's timestamp on the event's CPU.
  * Merged by time (ties by CPU), an event's trailers are the items right
  * after it: its stacks are complete at the first item that is not one of
  * them.  Fed every item in that order, stackrec_feed() hands out each
@@ -31,8 +32,22 @@ struct stack_ips {
 };
 
 /*
+ * A user_stack_copy: the registers and the stack's top, to be unwound
+ * (tools/cli/unwind.h) into the pair's user stack by its reader.
+ */
+struct stack_copy {
+	bool present;
+	uint64_t ip, sp, bp;
+	uint16_t size;			/* bytes at @bytes, from sp up */
+	uint16_t flags;			/* the record's (USTACK_FAULT, _COMPAT) */
+	const uint8_t *bytes;		/* the pair's own copy */
+};
+
+/*
  * An event's stacks; an event without trailers has none handed out,
  * except a cpu_sample (counted under its thread with no stack).
+ * With a copy, @user is not present until a reader unwinds it, and
+ * @user_note then says why the unwind ended early (NULL: it did not).
  */
 struct stack_pair {
 	const struct rt_event_desc *event;
@@ -41,6 +56,8 @@ struct stack_pair {
 	int32_t tid, pid;		/* the event's own (cpu_sample's), else -1 */
 	struct stack_ips kernel, user;
 	uint16_t user_flags;
+	struct stack_copy copy;
+	const char *user_note;
 };
 
 struct stackrec;
@@ -53,7 +70,10 @@ struct stackrec;
 struct stackrec *stackrec_new(const struct rt_metadata *md);
 int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md);
 void stackrec_free(struct stackrec *sr);
-/* Whether @it is a trailer (kernel_stack, user_stack): no event of its own. */
+/*
+ * Whether @it is a trailer (kernel_stack, user_stack, user_stack_copy): no
+ * event of its own.
+ */
 bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it);
 /*
  * The next item in time order: the pair it completes, or NULL.  A pair

@@ -19,6 +19,7 @@ struct proc {
 	int32_t pid;			/* first: the tidmap's key */
 	uint32_t nr, cap;
 	struct umap **maps;		/* by start */
+	uint64_t gen;			/* umaps.gen when they last changed */
 };
 
 enum kind { K_OTHER, K_MMAP, K_EXEC, K_FORK };
@@ -28,6 +29,7 @@ struct umaps {
 	const struct rt_metadata *md;
 	uint8_t *kinds;			/* enum kind, by position in md->events */
 	bool mmaps;			/* md declares user_mmap: anything to do */
+	uint64_t gen;			/* changes to any process's mappings */
 };
 
 int umaps_set_metadata(struct umaps *um, const struct rt_metadata *md)
@@ -177,6 +179,7 @@ int umaps_add(struct umaps *um, int32_t pid, const struct umap_mapping *m)
 	p->maps[i++] = u;
 	if (right)
 		p->maps[i] = right;
+	p->gen = ++um->gen;
 	return 0;
 nomem:
 	put_map(left);
@@ -218,6 +221,21 @@ bool umaps_lookup(const struct umaps *um, int32_t pid, uint64_t ip,
 	return true;
 }
 
+const struct umap_mapping *umaps_nth(const struct umaps *um, int32_t pid,
+				     uint32_t i)
+{
+	const struct proc *p = pid < 0 ? NULL : rt_tidmap_find(&um->procs, pid);
+
+	return p && i < p->nr ? &p->maps[i]->m : NULL;
+}
+
+uint64_t umaps_gen(const struct umaps *um, int32_t pid)
+{
+	const struct proc *p = pid < 0 ? NULL : rt_tidmap_find(&um->procs, pid);
+
+	return p ? p->gen : 0;
+}
+
 /* The child of a fork maps what its parent did. */
 static int copy_maps(struct umaps *um, int32_t parent, int32_t child)
 {
@@ -237,6 +255,7 @@ static int copy_maps(struct umaps *um, int32_t parent, int32_t child)
 		c->maps[i]->refs++;
 	}
 	c->nr = pp->nr;
+	c->gen = ++um->gen;
 	return 0;
 }
 
@@ -308,8 +327,10 @@ int umaps_feed(struct umaps *um, const struct rt_item *it)
 		int32_t tid = (int32_t)ival(it, "tid", &ok);
 		struct proc *p = ok ? rt_tidmap_find(&um->procs, tid) : NULL;
 
-		if (p)
+		if (p) {
 			proc_clear(p);
+			p->gen = ++um->gen;
+		}
 		return 0;
 	}
 	if (k == K_FORK) {

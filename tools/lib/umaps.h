@@ -70,4 +70,15 @@ int umaps_add(struct umaps *um, int32_t pid, const struct umap_mapping *m);
 bool umaps_lookup(const struct umaps *um, int32_t pid, uint64_t ip,
 		  struct umap_hit *hit);
 
+/*
+ * For the unwinder (tools/cli/unwind.c), which reports a process's
+ * mappings whole: @pid's @i-th mapping by start now, or NULL past the
+ * last (valid until the next umaps_feed() or umaps_add()); and
+ * umaps_gen(), a number that changes whenever @pid's mappings do, never
+ * reused (0: none known).
+ */
+const struct umap_mapping *umaps_nth(const struct umaps *um, int32_t pid,
+				     uint32_t i);
+uint64_t umaps_gen(const struct umaps *um, int32_t pid);
+
 #endif /* RINGTRACE_UMAPS_H */

@@ -188,6 +188,9 @@ def seeds(real, out):
         # ... and a store holding the binary, a tiny ELF compiled now.
         made['gen-ustacks-store'] = unchecked_store(read_dir(
             test_decoder.user_store_seed_trace(os.path.join(tmp, 'f'))))
+        # A mapping and user stack copies (one cut, one with sp near 2^64).
+        made['gen-ucopy'] = read_dir(test_decoder.ucopy_seed_trace(
+            os.path.join(tmp, 'h')))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))

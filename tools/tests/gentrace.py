@@ -88,6 +88,36 @@ def make_cpu_sample(tid, pid, mode=0):
     return struct.pack('<iiB', tid, pid, mode)
 
 
+# Issue 30's user-side records, as the module declares them (readers find
+# them by name; the ids here are any free compact ones).  user_mmap is
+# P2's layout (module/ on branch umap), user_stack_copy module/stack.c's.
+USER_MMAP = [('int32_t', 'pid', None), ('uint32_t', 'flags', None),
+             ('uint64_t', 'start', None), ('uint64_t', 'end', None),
+             ('uint64_t', 'pgoff', None), ('uint64_t', 'dev', None),
+             ('uint64_t', 'ino', None), ('uint8_t', 'build_id_len', None),
+             ('uint8_t', 'build_id', 'build_id_len'),
+             ('uint16_t', 'path_len', None), ('utf8_t', 'path', 'path_len')]
+USER_STACK_COPY = [('uint64_t', 'ip', None), ('uint64_t', 'sp', None),
+                   ('uint64_t', 'bp', None), ('uint16_t', 'size', None),
+                   ('uint16_t', 'flags', None), ('uint8_t', 'bytes', 'size')]
+USTACK_TRUNCATED, USTACK_FAULT, USTACK_COMPAT = 1, 2, 4
+
+
+def user_mmap(pid, start, end, pgoff, build_id, path, flags=0, dev=0, ino=0):
+    """A user_mmap payload (build_id: bytes, path: str)."""
+    p = path.encode()
+    return (struct.pack('<iIQQQQQB', pid, flags, start, end, pgoff, dev, ino,
+                        len(build_id)) + build_id +
+            struct.pack('<H', len(p)) + p)
+
+
+def user_stack_copy(ip, sp, bp, data, flags=0, size=None):
+    """A user_stack_copy payload; size: what the record claims (default
+    len(data): a different one makes a damaged record)."""
+    return struct.pack('<QQQHH', ip, sp, bp,
+                       len(data) if size is None else size, flags) + data
+
+
 def tsdl_fields(fields):
     out = []
     for typ, name, arg in fields:

@@ -143,7 +143,7 @@ static void test_names(void)
 		"tracing_on", "mode", "subbuf_size", "num_subbufs", "set_event",
 		"set_event_stack", "set_event_pid", "set_event_cgroup",
 		"event_fork", "stack_depth", "set_event_ustack", "ustack_depth",
-		"mmap_dump", "mmap_events", "sample_hz",
+		"ustack_mode", "ustack_size", "mmap_dump", "mmap_events", "sample_hz",
 		"events/sched_switch/filter",
 		"events/ringtrace_marker/trigger", "events/kprobe_foo.isra.0/filter",
 	};

@@ -4297,6 +4297,389 @@ def fuzz(ctx):
                                                        '\n'.join(bad[:3])))
 
 
+# ---- user stack copies (module/ustack.c, tools/cli/unwind.c) -------------------
+
+UCOPY_CAPTURE = os.path.join(HERE, 'ucopy-capture')
+UMMAP_ID, UCOPY_ID = 21, 22
+UCOPY_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+                (UMMAP_ID, 'user_mmap', gentrace.USER_MMAP),
+                (UCOPY_ID, 'user_stack_copy', gentrace.USER_STACK_COPY)]
+
+
+def ucopy_capture(ctx):
+    """Runs ucopy-capture (-O2 -fomit-frame-pointer: only CFI unwinds
+    it): its registers and stack at leaf, its executable mappings and
+    build-ids, and the run-time address range of each of its functions
+    (its symbol table, nm, moved by main's run-time address)."""
+    check(os.access(UCOPY_CAPTURE, os.X_OK),
+          '%s missing: make -C tools' % UCOPY_CAPTURE)
+    prefix = os.path.join(ctx.tmp, 'capture')
+    r = run([UCOPY_CAPTURE, prefix])
+    check(r.returncode == 0, 'ucopy-capture: %d %s' % (r.returncode, r.stderr))
+    cap = {'maps': [], 'bids': {}}
+    with open(prefix + '.txt') as f:
+        for line in f:
+            w = line.split()
+            if w[0] == 'map':
+                cap['maps'].append((int(w[1], 16), int(w[2], 16), int(w[3], 16), w[4]))
+            elif w[0] == 'buildid':
+                cap['bids'][os.path.realpath(w[1])] = bytes.fromhex(w[2])
+            else:
+                cap[w[0]] = int(w[1], 0)
+    with open(prefix + '.bin', 'rb') as f:
+        cap['stack'] = f.read()
+    syms = {}
+    r = run(['nm', '-S', '--defined-only', UCOPY_CAPTURE])
+    check(r.returncode == 0, 'nm: %s' % r.stderr)
+    for line in r.stdout.splitlines():
+        w = line.split()
+        if len(w) == 4 and w[2] in 'tT':
+            syms[w[3]] = (int(w[0], 16), int(w[1], 16))
+    bias = cap['main'] - syms['main'][0]
+    cap['funcs'] = {n: (bias + syms[n][0], bias + syms[n][0] + syms[n][1])
+                    for n in ('leaf', 'b', 'a', 'main')}
+    # The binaries a trace's reader would have: the capture's own objects.
+    cap['bindir'] = os.path.join(ctx.tmp, 'binaries')
+    os.makedirs(cap['bindir'])
+    for i, (_, _, _, path) in enumerate(cap['maps']):
+        dst = os.path.join(cap['bindir'], '%d-%s' % (i, os.path.basename(path)))
+        if not os.path.exists(dst):
+            os.symlink(os.path.realpath(path), dst)
+    return cap
+
+
+def ucopy_trace(d, cap, stack=None, size=None, sp=None, flags=0,
+                owner=True):
+    """The capture as a trace: its mappings (user_mmap), then its thread
+    switching out with the copy as its trailer.  stack/size/sp replace
+    the copy's bytes, its size field, its sp; owner=False puts the copy
+    after a marker of a thread the trace never names."""
+    pid = cap['pid']
+    ev = []
+    if owner:
+        ev.append((1000, 1, kswitch('swapper/0', 0, 'capture', pid)))
+    t = 1100
+    for lo, hi, off, path in cap['maps']:
+        bid = cap['bids'].get(os.path.realpath(path))
+        if bid:
+            ev.append((t, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path)))
+            t += 10
+    ev.append((2000, 1, kswitch('capture', pid, 'swapper/0', 0)) if owner
+              else (2000, 0, marker(b'capture')))
+    ev.append((2000, UCOPY_ID, gentrace.user_stack_copy(
+        cap['ip'], cap['sp'] if sp is None else sp, cap['bp'],
+        cap['stack'] if stack is None else stack, flags, size)))
+    ev.append((3000, 0, marker(b'after')))
+    return write_trace(d, UCOPY_EVENTS, [ev])
+
+
+def frame_addr(line, cap):
+    """The address a user frame line of the capture's stacks stands for:
+    "    0xADDR [user]" (in no mapping), "    BINARY+0xFILEOFF [bid:xxxxxxxx]"
+    (a binary the store lacks: moved by its mapping) or
+    "    FUNCTION+0xOFF (ucopy-capture)" (named: moved by the function's
+    run-time start); None for another line."""
+    m = re.match(r'^    0x([0-9a-f]+) \[user\]$', line)
+    if m:
+        return int(m.group(1), 16)
+    m = re.match(r'^    (\S+)\+0x([0-9a-f]+) \[bid:[0-9a-f]{8}\]$', line)
+    if m:
+        off = int(m.group(2), 16)
+        for lo, hi, pgoff, path in cap['maps']:
+            if os.path.basename(path) == m.group(1) and lo <= lo - pgoff + off < hi:
+                return lo - pgoff + off
+        return None
+    m = re.match(r'^    (\w+)\+0x([0-9a-f]+) \(ucopy-capture\)$', line)
+    if m and m.group(1) in cap['funcs']:
+        return cap['funcs'][m.group(1)][0] + int(m.group(2), 16)
+    return None
+
+
+def user_frames(out, cap):
+    """The addresses and notes printed under the capture's switch-out."""
+    lines = out.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l or
+             'data="capture"' in l)
+    frames, notes = [], []
+    for l in lines[i + 1:]:
+        a = frame_addr(l, cap)
+        if a is not None:
+            frames.append(a)
+        elif l.startswith('    (user stack: '):
+            notes.append(l)
+        else:
+            break
+    return frames, notes
+
+
+def ucopy_seed_trace(d):
+    """The fuzzer's seed gen-ucopy: a process's mapping (a build-id no
+    binary has), then two switch-outs with copies: one cut by a fault, one
+    whose sp is 16 bytes below 2^64."""
+    bid = bytes(range(0x40, 0x54))
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'app', 300)),
+          (1100, UMMAP_ID, gentrace.user_mmap(300, 0x555555554000, 0x555555556000,
+                                              0x1000, bid, '/usr/bin/app')),
+          (2000, 1, kswitch('app', 300, 'swapper/0', 0)),
+          (2000, UCOPY_ID, gentrace.user_stack_copy(
+              0x555555555123, 0x7ffc00001000, 0, bytes(range(256)),
+              gentrace.USTACK_FAULT)),
+          (3000, 1, kswitch('swapper/0', 0, 'app', 300)),
+          (4000, 1, kswitch('app', 300, 'swapper/0', 0)),
+          (4000, UCOPY_ID, gentrace.user_stack_copy(
+              0x555555555200, (1 << 64) - 16, 1, bytes(64)))]
+    return write_trace(d, UCOPY_EVENTS, [ev])
+
+
+@test
+def ucopy_seed(ctx):
+    """The fuzz seed gen-ucopy is ucopy_seed_trace() as it reads now: each
+    copy its ip and a note, under the ASan build."""
+    d = ucopy_seed_trace(os.path.join(ctx.tmp, 'seed'))
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of the seed')
+    check(r.returncode == 0 and r.stdout.count('(user stack: no binary of its mappings') == 2
+          and '    app+0x2123 [bid:40414243]' in r.stdout
+          and '    app+0x2200 [bid:40414243]' in r.stdout,
+          'seed: %d %s' % (r.returncode, r.stdout))
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-ucopy'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
+              'tools/tests/fuzz/seeds/gen-ucopy is not ucopy_seed_trace()')
+
+
+@test
+def ucopy_unwound(ctx):
+    """A stack copied as ringtrace.ko's copy mode does, from a program
+    built without frame pointers: report --binaries unwinds it with the
+    binaries' CFI to leaf, b, a, main (each frame inside that function, as
+    its symbol table says), and the copy prints as frames, not a record.
+    With the binaries in the trace's symbol store (ringtrace symbols)
+    instead, report unwinds it alone and names the frames; --folded joins
+    them under the thread's name, --stat counts them in its top
+    functions."""
+    cap = ucopy_capture(ctx)
+    d = ucopy_trace(os.path.join(ctx.tmp, 'ucopy'), cap)
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report of a stack copy')
+    check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
+    frames, notes = user_frames(r.stdout, cap)
+    check(len(frames) >= 4, 'frames: %s %s\n%s' % ([hex(f) for f in frames], notes,
+                                                    r.stdout[-2000:]))
+    for k, name in enumerate(('leaf', 'b', 'a', 'main')):
+        lo, hi = cap['funcs'][name]
+        check(lo <= frames[k] < hi, 'frame %d 0x%x is not in %s [0x%x, 0x%x): %s' % (
+            k, frames[k], name, lo, hi, [hex(f) for f in frames]))
+    check(frames[0] == cap['ip'], 'the first frame is the ip')
+    check('user_stack_copy' not in r.stdout and 'user_mmap' in r.stdout,
+          'the copy prints as frames only: %s' % r.stdout[-1500:])
+    # The same frames named, from the symbol store alone.
+    r = rt('symbols', d, asan=True)
+    clean_run(r, 'symbols')
+    check(r.returncode == 0, 'symbols: %d %s' % (r.returncode, r.stderr))
+    want = ['    %s+0x%x (ucopy-capture)' % (name, frames[k] - cap['funcs'][name][0])
+            for k, name in enumerate(('leaf', 'b', 'a', 'main'))]
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report from the store')
+    lines = r.stdout.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l)
+    check(r.returncode == 0 and lines[i + 1:i + 5] == want,
+          'named from the store: %s, not %s' % (lines[i + 1:i + 8], want))
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded')
+    check(r.returncode == 0 and
+          re.search(r'^capture;(.*;)?main;a;b;leaf 1$', r.stdout, re.M),
+          '--folded: %d %s' % (r.returncode, r.stdout[-800:]))
+    r = rt('report', '--stat', d, asan=True)
+    clean_run(r, 'report --stat')
+    check(r.returncode == 0 and
+          re.search(r'^ +1 +1  leaf \(ucopy-capture\)$', r.stdout, re.M) and
+          re.search(r'^ +0 +1  main \(ucopy-capture\)$', r.stdout, re.M) and
+          'user_stack_copy' not in r.stdout,
+          '--stat: %d %s' % (r.returncode, r.stdout[-1500:]))
+
+
+@test
+def ucopy_with_kernel_stack(ctx):
+    """A switch-out with its kernel stack and a user stack copy: report
+    prints the kernel frames, then the unwound user frames; --folded
+    joins them, the user's first, the kernel's marked "[k] " (a copy is
+    a user stack as user_stack is)."""
+    cap = ucopy_capture(ctx)
+    pid = cap['pid']
+    events = UCOPY_EVENTS[:2] + [STACK_EVENTS[2]] + UCOPY_EVENTS[2:]
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    for i, (lo, hi, off, path) in enumerate(cap['maps']):
+        bid = cap['bids'].get(os.path.realpath(path))
+        if bid:
+            ev.append((1100 + i, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path)))
+    ev += [(2000, 1, kswitch('capture', pid, 'swapper/0', 0)),
+           (2000, STACK_ID, kstack(*STACK_LEAF)),
+           (2000, UCOPY_ID, gentrace.user_stack_copy(
+               cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
+           (3000, 0, marker(b'after'))]
+    d = os.path.join(ctx.tmp, 'both')
+    write_trace(d, events, [ev])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(KSYMS.encode()))
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report')
+    lines = r.stdout.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l)
+    check(r.returncode == 0 and lines[i + 1:i + 5] == [
+        '    schedule+0x10', '    do_nanosleep+0x34',
+        '    rtr_pid_filter_set+0x24 [ringtrace]', '    entry_SYSCALL_64+0x8'],
+        'the kernel frames first: %s' % lines[i:i + 10])
+    frames = [frame_addr(l, cap) for l in lines[i + 5:i + 9]]
+    check(None not in frames and frames[0] == cap['ip'] and
+          all(cap['funcs'][n][0] <= f < cap['funcs'][n][1]
+              for f, n in zip(frames, ('leaf', 'b', 'a', 'main'))),
+          'then the copy unwound: %s' % lines[i + 5:i + 12])
+    r = rt('symbols', d, asan=True)
+    check(r.returncode == 0, 'symbols: %s' % r.stderr)
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded')
+    check(r.returncode == 0 and re.search(
+        r'^capture;(.*;)?main;a;b;leaf;\[k\] entry_SYSCALL_64;'
+        r'\[k\] rtr_pid_filter_set \[ringtrace\];\[k\] do_nanosleep;\[k\] schedule 1$',
+        r.stdout, re.M), '--folded: %s' % r.stdout)
+
+
+@test
+def ucopy_symbols_first(ctx):
+    """ringtrace symbols stores first the binary a stack copy's ip is in,
+    whichever order the mappings came in: --max 1 keeps the capture's
+    program, mapped last, and report then unwinds and names the copy."""
+    cap = ucopy_capture(ctx)
+    maps = list(reversed(cap['maps']))
+    check(os.path.realpath(maps[-1][3]) == os.path.realpath(UCOPY_CAPTURE),
+          'the program is mapped last here: %s' % maps)
+    d = ucopy_trace(os.path.join(ctx.tmp, 'rev'), dict(cap, maps=maps))
+    r = rt('symbols', '--max', '1', d, asan=True)
+    clean_run(r, 'symbols --max 1')
+    check(r.returncode == 0 and r.stdout.startswith('stored 1 binary ('),
+          'symbols --max 1: %r %r' % (r.stdout, r.stderr))
+    r = rt('report', d, asan=True)
+    lines = r.stdout.splitlines()
+    i = next(k for k, l in enumerate(lines) if 'prev_comm="capture"' in l)
+    check(r.returncode == 0 and
+          [l.split('+')[0].strip() for l in lines[i + 1:i + 5]] == ['leaf', 'b', 'a', 'main'],
+          'the program stored first, its frames named: %s' % lines[i + 1:i + 8])
+
+
+@test
+def ucopy_mappings_in_time(ctx):
+    """A copy is unwound with the mappings its process had then: before
+    the binary's user_mmap only its ip (and a note), after it the whole
+    stack; another process's mapping in between changes nothing."""
+    cap = ucopy_capture(ctx)
+    pid = cap['pid']
+    maps = [(lo, hi, off, path) for lo, hi, off, path in cap['maps']]
+    exe = [m for m in maps if os.path.realpath(m[3]) ==
+           os.path.realpath(UCOPY_CAPTURE)]
+    check(len(exe) == 1, 'the capture maps its binary once: %s' % maps)
+
+    def mmap_ev(t, m, who=pid):
+        return (t, UMMAP_ID, gentrace.user_mmap(
+            who, m[0], m[1], m[2], cap['bids'][os.path.realpath(m[3])], m[3]))
+
+    def copy_out(t):
+        return [(t, 1, kswitch('capture', pid, 'swapper/0', 0)),
+                (t, UCOPY_ID, gentrace.user_stack_copy(
+                    cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
+                (t + 50, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    ev += [mmap_ev(1100 + i, m) for i, m in enumerate(maps) if m not in exe]
+    ev += copy_out(2000)
+    ev += [mmap_ev(2100, exe[0], pid + 1)]      # another process's
+    ev += copy_out(3000)
+    ev += [mmap_ev(3100, exe[0])]
+    ev += copy_out(4000)
+    d = write_trace(os.path.join(ctx.tmp, 'later'), UCOPY_EVENTS, [ev])
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report')
+    check(r.returncode == 0, 'report: %d %s' % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    outs = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
+    check(len(outs) == 3, 'three switch-outs: %s' % r.stdout[-1500:])
+    got = []
+    for k in outs:
+        frames = []
+        for l in lines[k + 1:]:
+            a = frame_addr(l, cap)
+            if a is None:
+                break
+            frames.append(a)
+        got.append(frames)
+    lo, hi = cap['funcs']['main']
+    check(len(got[0]) < 4 and len(got[1]) < 4,
+          'no binary mapped yet: %s' % [[hex(f) for f in g] for g in got])
+    check(len(got[2]) >= 4 and lo <= got[2][3] < hi,
+          'mapped: down to main: %s' % [hex(f) for f in got[2]])
+
+
+@test
+def ucopy_partial(ctx):
+    """Copies the unwinder cannot finish give the frames it could and a
+    note, never a crash: the copy cut short (its first caller's frame
+    missing), a size field larger than the record, an sp near 2^64, no
+    binary at hand (an empty directory, or no --binaries), an unknown
+    process, a binary cut short or junk in the directory."""
+    cap = ucopy_capture(ctx)
+    empty = os.path.join(ctx.tmp, 'empty')
+    os.makedirs(empty)
+    cases = [
+        ('cut', dict(stack=cap['stack'][:64], flags=gentrace.USTACK_FAULT),
+         cap['bindir'], 'unwinding stopped'),
+        ('sp-top', dict(stack=cap['stack'][:64], sp=(1 << 64) - 16),
+         cap['bindir'], 'unwinding stopped'),
+        ('no-binary', {}, empty, 'no binary of its mappings'),
+        ('no-binaries-dir', {}, None, 'no binary of its mappings'),
+        ('unknown-process', dict(owner=False), cap['bindir'], 'its process is unknown'),
+    ]
+    # Damaged binaries: the program cut after its first 4 KiB (its
+    # build-id note still there, its CFI and code gone), and junk.
+    bad = os.path.join(ctx.tmp, 'bad-binaries')
+    os.makedirs(bad)
+    with open(UCOPY_CAPTURE, 'rb') as f:
+        head = f.read(4096)
+    with open(os.path.join(bad, 'cut'), 'wb') as f:
+        f.write(head)
+    with open(os.path.join(bad, 'junk'), 'wb') as f:
+        f.write(b'\x7fELF' + bytes(range(256)) * 4)
+    check(head.find(cap['bids'][os.path.realpath(UCOPY_CAPTURE)]) >= 0,
+          'the first 4 KiB hold the build-id (the case tests a cut binary)')
+    cases.append(('cut-binary', {}, bad, 'unwinding stopped'))
+    for name, kw, bindir, note in cases:
+        d = ucopy_trace(os.path.join(ctx.tmp, name), cap, **kw)
+        args = ['report'] + (['--binaries', bindir] if bindir else []) + [d]
+        r = rt(*args, asan=True)
+        clean_run(r, name)
+        check(r.returncode == 0, '%s: exit %d: %s' % (name, r.returncode, r.stderr))
+        frames, notes = user_frames(r.stdout, cap)
+        check(frames and frames[0] == cap['ip'] and len(frames) < 3,
+              '%s: frames %s' % (name, [hex(f) for f in frames]))
+        check(len(notes) == 1 and note in notes[0], '%s: notes %s' % (name, notes))
+        if name == 'cut':
+            check('unreadable page' in notes[0], 'cut: the fault flag said: %s' % notes)
+    # A size field larger than its record: the record (its packet) is
+    # damage, said, and the rest of the trace reads.
+    d = ucopy_trace(os.path.join(ctx.tmp, 'oversize'), cap,
+                    stack=cap['stack'][:100], size=8192)
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'oversize')
+    check(r.returncode == 3 and 'damage' in r.stderr.lower() and
+          not any(frame_addr(l, cap) == cap['ip'] for l in r.stdout.splitlines()),
+          'oversize: %d %s %s' % (r.returncode, r.stderr, r.stdout[-500:]))
+
+
 def run_suite(suite, tests, make_ctx, args):
     """Runs TESTS (those whose name holds args.k), each with a Ctx that
     make_ctx(dir) builds on a fresh directory of its own; prints one line

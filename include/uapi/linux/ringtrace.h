@@ -274,8 +274,15 @@ struct ringtrace_wakeup {
 #define RINGTRACE_STACK_DEFAULT_DEPTH	32
 #define RINGTRACE_USTACK_MAX_DEPTH	127	/* frames: ustack_depth */
 #define RINGTRACE_USTACK_DEFAULT_DEPTH	64
+#define RINGTRACE_USTACK_COPY_MIN	512	/* bytes: ustack_size */
+#define RINGTRACE_USTACK_COPY_MAX	(32U << 10)
+#define RINGTRACE_USTACK_COPY_DEFAULT	(8U << 10)
 
-/* user_stack's flags (Documentation/ringtrace/events.rst); others are 0. */
+/*
+ * user_stack's flags (Documentation/ringtrace/events.rst); others are 0.
+ * user_stack_copy (ustack_mode "copy") has TRUNCATED (ustack_size cut the
+ * copy), FAULT (a page faulted: the copy ends before it) and COMPAT.
+ */
 #define RINGTRACE_USTACK_TRUNCATED	0x1	/* the depth cut the chain */
 #define RINGTRACE_USTACK_FAULT		0x2	/* a read failed mid-chain */
 #define RINGTRACE_USTACK_COMPAT		0x4	/* a 32-bit task: ip only */
