@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dynprobes.h"
@@ -86,7 +85,6 @@ static char *uprobe_cmd(const char *spec, bool *at_entry, char *why,
 	char *file = NULL, *abs = NULL, *cmd = NULL, label[256];
 	unsigned long add;
 	uint64_t offset;
-	struct stat st;
 
 	if (!colon || colon == arg || !valid_symbol(colon + 1, true, &add)) {
 		snprintf(why, size, "-e %s: not %s", spec, kinds[UPROBE].syntax);
@@ -96,16 +94,9 @@ static char *uprobe_cmd(const char *spec, bool *at_entry, char *why,
 	file = strndup(arg, (size_t)(colon - arg));
 	if (!file)
 		goto nomem;
-	/* The module takes absolute paths only: the lookup is its own. */
-	abs = realpath(file, NULL);
-	if (!abs) {
-		snprintf(why, size, "-e %s: %s: %s", spec, file, strerror(errno));
+	abs = elfsym_probe_path(spec, file, why, size);
+	if (!abs)
 		goto out;
-	}
-	if (stat(abs, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(why, size, "-e %s: %s: not a regular file", spec, file);
-		goto out;
-	}
 	snprintf(label, sizeof(label), "%.*s", (int)strcspn(sym, "+"), sym);
 	if (elfsym_offset(abs, label, add, &offset, why, size)) {
 		/* elfsym's sentence, after the spec it is about. */

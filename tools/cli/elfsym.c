@@ -11,7 +11,9 @@
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsym.h"
@@ -113,4 +115,22 @@ out:
 	elf_end(elf);
 	close(fd);
 	return ret;
+}
+
+char *elfsym_probe_path(const char *spec, const char *file, char *why,
+			size_t size)
+{
+	char *abs = realpath(file, NULL);
+	struct stat st;
+
+	if (!abs) {
+		snprintf(why, size, "-e %s: %s: %s", spec, file, strerror(errno));
+		return NULL;
+	}
+	if (stat(abs, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(why, size, "-e %s: %s: not a regular file", spec, file);
+		free(abs);
+		return NULL;
+	}
+	return abs;
 }

@@ -20,6 +20,14 @@
 int elfsym_offset(const char *path, const char *symbol, uint64_t add,
 		  uint64_t *offset, char *why, size_t size);
 
+/*
+ * The file -e @spec probes, @file, as the module takes it: its absolute
+ * path (malloc()ed; the module looks nothing up), a regular file.  NULL
+ * with one sentence in @why, after @spec, when it is not one.
+ */
+char *elfsym_probe_path(const char *spec, const char *file, char *why,
+			size_t size);
+
 /* The defined symbol @name of @elf, from .symtab, else .dynsym: 1 found, 0 not. */
 int elfsym_find(Elf *elf, const char *name, GElf_Sym *sym);
 

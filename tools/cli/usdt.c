@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsym.h"
@@ -477,7 +476,6 @@ char *usdt_cmd(const char *word, char *why, size_t size)
 	char *file = NULL, *abs = NULL, *cmd = NULL, *prov = NULL, *p;
 	char label[256], args[USDT_ARGS_MAX * 64] = "";
 	struct usdt_spec spec;
-	struct stat st;
 	size_t len;
 
 	name = strrchr(arg, ':');
@@ -491,16 +489,9 @@ char *usdt_cmd(const char *word, char *why, size_t size)
 	name++;
 	if (!file || !prov)
 		goto nomem;
-	/* The module takes absolute paths only: the lookup is its own. */
-	abs = realpath(file, NULL);
-	if (!abs) {
-		snprintf(why, size, "-e %s: %s: %s", word, file, strerror(errno));
+	abs = elfsym_probe_path(word, file, why, size);
+	if (!abs)
 		goto out;
-	}
-	if (stat(abs, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(why, size, "-e %s: %s: not a regular file", word, file);
-		goto out;
-	}
 	/* The command's words are parted by spaces. */
 	if (strpbrk(abs, " \t\n")) {
 		snprintf(why, size, "-e %s: %s: a path with a space is not taken",
