@@ -2382,10 +2382,11 @@ def ustack(flags, *ips):
     return struct.pack('<HH', len(ips), flags) + b''.join(struct.pack('<Q', i) for i in ips)
 
 
-def ustack_trace(d, events):
-    """stack_trace() of USTACK_EVENTS: kernel_stack and user_stack declared
-    as the module declares them (ips hex)."""
-    write_trace(d, USTACK_EVENTS, [events])
+def hex_stack_trace(d, evdefs, events):
+    """write_trace() of @events in one stream, with kernel_stack and
+    user_stack declared as the module declares them (ips hex) and the
+    kernel symbols of KSYMS beside them."""
+    write_trace(d, evdefs, [events])
     meta = os.path.join(d, 'metadata')
     with open(meta) as f:
         text = f.read()
@@ -2395,6 +2396,12 @@ def ustack_trace(d, events):
     with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
         f.write(raw_zstd_frame(KSYMS.encode()))
     return d
+
+
+def ustack_trace(d, events):
+    """stack_trace() of USTACK_EVENTS: kernel_stack and user_stack declared
+    as the module declares them (ips hex)."""
+    return hex_stack_trace(d, USTACK_EVENTS, events)
 
 
 # sleeper switches out with both stacks (kernel first, as the module writes
@@ -2499,16 +2506,8 @@ def samples_folded(ctx):
     frames ([k]), and one without stacks (idle, or a user sample whose
     stack was not recorded) as the thread's name; report prints their
     fields and stacks; --off-cpu leaves them out."""
-    d = write_trace(os.path.join(ctx.tmp, 'samples'), SAMPLE_EVENTS,
-                    [SAMPLE_EVENTS_OF_A_RUN])
-    meta = os.path.join(d, 'metadata')
-    with open(meta) as f:
-        text = f.read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
-    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
-        f.write(raw_zstd_frame(KSYMS.encode()))
+    d = hex_stack_trace(os.path.join(ctx.tmp, 'samples'), SAMPLE_EVENTS,
+                        SAMPLE_EVENTS_OF_A_RUN)
     r = rt('report', '--folded', d, asan=True)
     clean_run(r, 'report --folded of samples')
     check(r.stdout.splitlines() == sorted([
@@ -4520,15 +4519,7 @@ def ucopy_with_kernel_stack(ctx):
                cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
            (3000, 0, marker(b'after'))]
     d = os.path.join(ctx.tmp, 'both')
-    write_trace(d, events, [ev])
-    meta = os.path.join(d, 'metadata')
-    with open(meta) as f:
-        text = f.read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
-    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
-        f.write(raw_zstd_frame(KSYMS.encode()))
+    hex_stack_trace(d, events, ev)
     r = rt('report', '--binaries', cap['bindir'], d, asan=True)
     clean_run(r, 'report')
     lines = r.stdout.splitlines()
