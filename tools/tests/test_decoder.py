@@ -2240,10 +2240,11 @@ def kstack(*ips):
     return struct.pack('<H', len(ips)) + b''.join(struct.pack('<Q', i) for i in ips)
 
 
-def stack_trace(d, events, ksyms=KSYMS):
-    """A trace of STACK_EVENTS, the module's kernel_stack TSDL, and its
+def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
+    """write_trace() of @events in one stream, with kernel_stack and
+    user_stack declared as the module declares them (ips hex), and its
     symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
-    write_trace(d, STACK_EVENTS, [events])
+    write_trace(d, evdefs, [events])
     meta = os.path.join(d, 'metadata')
     with open(meta) as f:
         text = f.read()
@@ -2254,6 +2255,12 @@ def stack_trace(d, events, ksyms=KSYMS):
         with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
             f.write(raw_zstd_frame(ksyms.encode()) if isinstance(ksyms, str) else ksyms)
     return d
+
+
+def stack_trace(d, events, ksyms=KSYMS):
+    """A trace of STACK_EVENTS, the module's kernel_stack TSDL, and its
+    symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
+    return hex_stack_trace(d, STACK_EVENTS, events, ksyms)
 
 
 # sleeper (tid 100) switches out in do_nanosleep at 1000 through ringtrace.ko,
@@ -2380,22 +2387,6 @@ UTEXT = 0x55d0c0a01000                  # the workload's text
 
 def ustack(flags, *ips):
     return struct.pack('<HH', len(ips), flags) + b''.join(struct.pack('<Q', i) for i in ips)
-
-
-def hex_stack_trace(d, evdefs, events):
-    """write_trace() of @events in one stream, with kernel_stack and
-    user_stack declared as the module declares them (ips hex) and the
-    kernel symbols of KSYMS beside them."""
-    write_trace(d, evdefs, [events])
-    meta = os.path.join(d, 'metadata')
-    with open(meta) as f:
-        text = f.read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
-    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
-        f.write(raw_zstd_frame(KSYMS.encode()))
-    return d
 
 
 def ustack_trace(d, events):
