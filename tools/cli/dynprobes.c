@@ -307,11 +307,16 @@ static int event_names(struct dynprobes *dp, const struct ctl *c)
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (sscanf(line, "%15s %511s %5119[^\n]", id, name, cmd) != 3)
 			continue;
-		for (size_t i = 0; i < dp->n; i++)
-			if (!dp->events[i] && !strcmp(cmd, dp->cmds[i])) {
+		/* Listed as written: the command, then its options. */
+		for (size_t i = 0; i < dp->n; i++) {
+			size_t n = strlen(dp->cmds[i]);
+
+			if (!dp->events[i] && !strncmp(cmd, dp->cmds[i], n) &&
+			    !strcmp(cmd + n, dp->opts[i] ? dp->opts[i] : "")) {
 				dp->events[i] = strdup(name);
 				found += dp->events[i] != NULL;
 			}
+		}
 	}
 	free(text);
 	return found == dp->n ? 0 : -1;
