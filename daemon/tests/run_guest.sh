@@ -1481,7 +1481,7 @@ test_sync_eio() {
 # its declaration, it stays in the kernel, the daemon stops; the next
 # daemon records it, declared.
 test_metadata_fail() {
-	local fs=$W/ino rc=0 i a
+	local fs=$W/ino rc=0 i a round
 	[[ -d $ST ]] || { fail "metadata-fail: ringtrace_selftest.ko not loaded"; return; }
 	note "the metadata cannot be updated: the packets stay in the kernel"
 	reset_module
@@ -1489,16 +1489,18 @@ test_metadata_fail() {
 		{ fail "metadata-fail: cannot mount a tmpfs"; return; }
 	start_daemon mfail -o "$fs/t" -f 200 ||
 		{ fail "metadata-fail: daemon did not start"; umount "$fs"; return; }
-	# Every inode left goes: the chunks being written still grow.  Twice,
-	# five flush intervals apart: an update of the metadata the start
-	# made (metadata.new renamed over it) frees an inode once it is done,
-	# and the update for layout a then found one (6.12-rt, CI).
-	for ((i = 0; i < 64; i++)); do
-		: 2>/dev/null >"$fs/fill$i" || break
-	done
-	sleep 1
-	for ((; i < 64; i++)); do
-		: 2>/dev/null >"$fs/fill$i" || break
+	# Every inode left goes: the chunks being written still grow.  Again
+	# and again for 3 s (15 flush intervals): an update of the metadata
+	# the start made (metadata.new renamed over it) frees an inode once
+	# it is done, and the update for layout a then found one (6.12-rt,
+	# CI; on a loaded host that update ended more than 1 s after the
+	# start, after a second fill).
+	i=0
+	for ((round = 0; round < 30; round++)); do
+		for ((; i < 64; i++)); do
+			: 2>/dev/null >"$fs/fill$i" || break
+		done
+		sleep 0.1
 	done
 	setup "metadata-fail: markers" run_markers mf1 50
 	setup "metadata-fail: register layout a" eval 'echo "register a" >"$ST/dyn"'

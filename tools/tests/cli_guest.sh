@@ -370,14 +370,16 @@ cg_workload() {
 }
 
 # cg_record OUT ARGS...: record ARGS while the workloads run at once;
-# the command releases them and waits for them all.
+# the command releases them and waits for them all (not with tail
+# --pid: coreutils 9.1's follows the last --pid only, and the recording
+# ended with a slower workload's calls still to come).
 cg_record() {
-	local out=$1 pids=()
+	local out=$1
 	shift
-	for p in "${wls[@]}"; do pids+=(--pid="$p"); done
 	"$CLI" record "$@" -e syscall_entry -o "$out" -- sh -c \
-		'for g in $1; do echo go >"$g" & done; wait; shift; exec tail -s 0.05 "$@" -f /dev/null' \
-		sh "${gos[*]}" "${pids[@]}" >"$out.out" 2>"$out.err"
+		'for g in $1; do echo go >"$g" & done; wait; shift
+		 for p; do while kill -0 "$p" 2>/dev/null; do sleep 0.05; done; done' \
+		sh "${gos[*]}" "${wls[@]}" >"$out.out" 2>"$out.err"
 }
 
 # getppids REPORT PID: the getppid entries of PID in a report's text.
