@@ -88,15 +88,8 @@ def make_cpu_sample(tid, pid, mode=0):
     return struct.pack('<iiB', tid, pid, mode)
 
 
-# Issue 30's user-side records, as the module declares them (readers find
-# them by name; the ids here are any free compact ones).  user_mmap is
-# P2's layout (module/ on branch umap), user_stack_copy module/stack.c's.
-USER_MMAP = [('int32_t', 'pid', None), ('uint32_t', 'flags', None),
-             ('uint64_t', 'start', None), ('uint64_t', 'end', None),
-             ('uint64_t', 'pgoff', None), ('uint64_t', 'dev', None),
-             ('uint64_t', 'ino', None), ('uint8_t', 'build_id_len', None),
-             ('uint8_t', 'build_id', 'build_id_len'),
-             ('uint16_t', 'path_len', None), ('utf8_t', 'path', 'path_len')]
+# user_stack_copy as module/stack.c declares it (readers find records by
+# name; the ids a test gives them are any free compact ones).
 USER_STACK_COPY = [('uint64_t', 'ip', None), ('uint64_t', 'sp', None),
                    ('uint64_t', 'bp', None), ('uint16_t', 'size', None),
                    ('uint16_t', 'flags', None), ('uint8_t', 'bytes', 'size')]
