@@ -26,17 +26,7 @@
 
 #include "../../lib/ctlsave.h"
 #include "../../lib/msg.h"
-
-static unsigned int passed, failed;
-
-static void check(const char *what, bool ok)
-{
-	printf("%s - %s\n", ok ? "ok" : "not ok", what);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
+#include "tap.h"
 
 static void put(const char *dir, const char *name, const char *text)
 {

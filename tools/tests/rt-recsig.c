@@ -52,18 +52,9 @@
 
 #include "../cli/cli.h"
 #include "../cli/recsig.h"
+#include "tap.h"
 
-static unsigned int passed, failed;
 static char self[PATH_MAX], tmp[] = "/tmp/rt-recsig.XXXXXX";
-
-static void check(const char *what, bool ok)
-{
-	printf("%s - %s\n", ok ? "ok" : "not ok", what);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
 
 static double now_s(void)
 {

@@ -23,17 +23,7 @@
 #include <string.h>
 
 #include "../cli/usdt.h"
-
-static unsigned int passed, failed;
-
-static void check(const char *what, bool ok)
-{
-	printf("%s - %s\n", ok ? "ok" : "not ok", what);
-	if (ok)
-		passed++;
-	else
-		failed++;
-}
+#include "tap.h"
 
 /* @text parses into @want (the fields that matter for its kind). */
 static void parses(const char *text, struct usdt_arg want)
