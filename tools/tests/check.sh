@@ -11,6 +11,7 @@
 #   one_line FILE                                # FILE (an error) is one line
 #   same_state BEFORE                            # the suite's state() prints BEFORE again
 #   wait_for SECONDS COMMAND [ARGS...]           # until COMMAND succeeds; false after SECONDS
+#   keep_files DIR NAME                          # DIR's files into $RT_VM_OUT/NAME (a guest's results)
 
 passed=0
 failed=0
@@ -106,4 +107,13 @@ same_state() {
 	[[ $now == "$1" ]] && return 0
 	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
 	return 1
+}
+
+# keep_files DIR NAME: the files of DIR (not its directories) into
+# $RT_VM_OUT/NAME, the results vmtest brings back from the guest; nothing
+# outside a guest.
+keep_files() {
+	[[ -n ${RT_VM_OUT:-} ]] || return 0
+	mkdir -p "$RT_VM_OUT/$2" &&
+		find "$1" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/$2/" \;
 }

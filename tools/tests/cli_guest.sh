@@ -1900,8 +1900,7 @@ main() {
 		insmod "$BUILD/$KVER/ringtrace.ko" 2>/dev/null
 		for t in $CLI_TESTS; do "$t"; done
 		rmmod ringtrace 2>/dev/null
-		[[ -n ${RT_VM_OUT:-} ]] && mkdir -p "$RT_VM_OUT/cli-tests" &&
-			find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/cli-tests/" \;
+		keep_files "$W" cli-tests
 		check_summary cli
 		return
 	fi
@@ -1914,10 +1913,7 @@ main() {
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null
 	# What the tests wrote, for a look after a failure (not the traces).
-	if [[ -n ${RT_VM_OUT:-} ]]; then
-		mkdir -p "$RT_VM_OUT/cli-tests"
-		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/cli-tests/" \;
-	fi
+	keep_files "$W" cli-tests
 	check_summary cli
 }
 

@@ -728,10 +728,7 @@ main() {
 	fi
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null
-	if [[ -n ${RT_VM_OUT:-} ]]; then
-		mkdir -p "$RT_VM_OUT/dynprobes-tests"
-		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/dynprobes-tests/" \;
-	fi
+	keep_files "$W" dynprobes-tests
 	check_summary dynprobes
 }
 

@@ -142,10 +142,7 @@ main() {
 	test_damaged
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null
-	if [[ -n ${RT_VM_OUT:-} ]]; then
-		mkdir -p "$RT_VM_OUT/perfetto-tests"
-		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/perfetto-tests/" \;
-	fi
+	keep_files "$W" perfetto-tests
 	check_summary perfetto
 }
 

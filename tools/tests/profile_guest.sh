@@ -45,10 +45,7 @@ main() {
 	done
 	echo 0 >"$RT/tracing_on" 2>/dev/null
 	rmmod ringtrace 2>/dev/null
-	if [[ -n ${RT_VM_OUT:-} ]]; then
-		mkdir -p "$RT_VM_OUT/profile-tests"
-		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/profile-tests/" \;
-	fi
+	keep_files "$W" profile-tests
 	check_summary profile
 }
 
