@@ -389,7 +389,8 @@ static int rtr_usdt_parse_words(struct rtr_usdt *s, char *words)
 /* "int64_t arg0; ... uint16_t faults;" and the predicates' table. */
 static int rtr_usdt_fields(struct rtr_usdt *s)
 {
-	size_t size = (s->nargs + 1) * sizeof("int64_t arg10; ");
+	size_t size = s->nargs * sizeof("int64_t arg10; ") +
+		      sizeof("uint16_t faults;");
 	unsigned int i;
 	char *p;
 
