@@ -590,7 +590,7 @@ static bool *choose_stacks(bool *on, const char *list, bool user)
 			refuse("%s: %s cannot carry a stack (ringtrace writes it, no tracepoint does)",
 			       opt_name, names[i]);
 		on[i] |= st[i];
-		if (user && opt.ustack_mode && !strcmp(opt.ustack_mode, "copy") &&
+		if (st[i] && user && opt.ustack_mode && !strcmp(opt.ustack_mode, "copy") &&
 		    (!strcmp(names[i], "sched_switch") ||
 		     !strncmp(names[i], "syscall_", 8)))
 			warn("--ustack-mode copy on %s: each event copies up to %u bytes of stack, a busy system fills the buffer and loses events (raise -b, or lower --ustack-size)",

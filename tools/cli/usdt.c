@@ -224,7 +224,7 @@ static int walk_notes(Elf *elf, const char *path, size_t *n,
 	bool have_base = section(elf, ".stapsdt.base", &base_sh) != NULL;
 	Elf_Scn *scn = section(elf, ".note.stapsdt", &sh);
 	Elf_Data *data;
-	size_t off = 0, next, name_off, desc_off;
+	size_t off = 0, at = 0, next, name_off, desc_off;
 	GElf_Nhdr nh;
 	int ret;
 
@@ -240,6 +240,7 @@ static int walk_notes(Elf *elf, const char *path, size_t *n,
 		uint64_t addr[3];
 		size_t pos = sizeof(addr);
 
+		at = off;
 		off = next;
 		if (nh.n_type != NT_STAPSDT || nh.n_namesz != sizeof("stapsdt") ||
 		    memcmp((const char *)data->d_buf + name_off, "stapsdt",
@@ -275,7 +276,7 @@ static int walk_notes(Elf *elf, const char *path, size_t *n,
 	return 0;
 damaged:
 	snprintf(why, size, "%s: a damaged .note.stapsdt (note at byte %zu)", path,
-		 off);
+		 at);
 	return -1;
 }
 
@@ -324,7 +325,7 @@ int usdt_probes(const char *path,
 
 struct find {
 	const char *provider, *name;
-	struct usdt_probe found;	/* strings copied below */
+	struct usdt_probe found;	/* its strings in the ELF data: @args copies one */
 	char args[1024];
 	unsigned int sites;
 	char list[512];			/* "rt:forms, rt:tick" */
