@@ -20,6 +20,7 @@
  * asks again.
  */
 #include <elfutils/debuginfod.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -29,6 +30,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../../lib/usyms.h"
 #include "cli.h"
 #include "debuginfod.h"
 
@@ -73,13 +75,6 @@ bool dbginfo_enabled(void)
 	const char *urls = getenv("DEBUGINFOD_URLS");
 
 	return !dbg.disabled && urls && *urls;
-}
-
-static void to_hex(const uint8_t *id, size_t len, char *hex)
-{
-	for (size_t i = 0; i < len; i++)
-		sprintf(hex + 2 * i, "%02x", id[i]);
-	hex[2 * len] = '\0';
 }
 
 /*
@@ -181,9 +176,10 @@ static bool server_reason(int err, char *why, size_t size)
 /* Whether ELF @fd carries the build-id @id; else the reason in @why. */
 static bool check_file(int fd, const uint8_t *id, size_t len, char *why, size_t size)
 {
+	const void *got;
+	ssize_t got_len;
+	bool match;
 	Elf *elf;
-	Elf_Scn *scn = NULL;
-	bool found = false, match = false;
 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -195,26 +191,11 @@ static bool check_file(int fd, const uint8_t *id, size_t len, char *why, size_t 
 		elf_end(elf);
 		return false;
 	}
-	while (!found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		GElf_Nhdr nh;
-		Elf_Data *d;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		while (!found && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off))) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)d->d_buf + name_off, "GNU", 4))
-				continue;
-			found = true;
-			match = nh.n_descsz == len &&
-				!memcmp((const char *)d->d_buf + desc_off, id, len);
-		}
-	}
+	/* elfutils' own reader: the note section, else the note segment. */
+	got_len = dwelf_elf_gnu_build_id(elf, &got);
+	match = got_len > 0 && (size_t)got_len == len && !memcmp(got, id, len);
 	elf_end(elf);
-	if (!found)
+	if (got_len <= 0)
 		snprintf(why, size, "an ELF file without a build-id");
 	else if (!match)
 		snprintf(why, size, "the ELF file of another build-id");
@@ -250,7 +231,7 @@ static void ask(struct answer *a)
 		a->err = -ENOSYS;
 		return;
 	}
-	to_hex(a->id, a->len, hex);
+	usyms_hex(a->id, a->len, hex);
 	dbg.hex = hex;
 	dbg.kind = a->kind;
 	dbg.downloading = false;
