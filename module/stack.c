@@ -159,7 +159,7 @@ void rtr_ustack_stats_show(struct seq_file *m)
  */
 static unsigned int rtr_ustack_save(u64 *ips, u16 *flags, u8 mode)
 {
-	struct pt_regs *uregs = rtr_ustack_regs(NULL);
+	struct pt_regs *uregs = rtr_ustack_regs();
 	unsigned int nr;
 
 	*flags = mode == RTR_USTACK_ENTRY ? RINGTRACE_USTACK_ENTRY : 0;
@@ -187,7 +187,7 @@ static unsigned int rtr_ucopy_save(struct rtr_rsv *w, unsigned int level)
 {
 	/* Partner: the smp_store_release() in rtr_stack_set_mode(). */
 	u8 *scratch = READ_ONCE(rtr_ucopy_scratch);
-	struct pt_regs *uregs = rtr_ustack_regs(NULL);
+	struct pt_regs *uregs = rtr_ustack_regs();
 	struct rtr_ucopy_head *h;
 	unsigned int max;
 

@@ -60,18 +60,15 @@ static bool rtr_ustack_compat(struct pt_regs *uregs)
 }
 
 /*
- * The user registers of the current task, from the registers a probe or
- * a timer interrupt was given: those registers themselves when they are
- * user mode's, else the ones saved at the task's entry to the kernel.
- * NULL for a kernel thread or a task without an mm (exiting), which have
- * no user stack.
+ * The user registers of the current task: those saved at its entry to
+ * the kernel (task_pt_regs(), which are also what an interrupt of user
+ * mode was given).  NULL for a kernel thread or a task without an mm
+ * (exiting), which have no user stack.
  */
-struct pt_regs *rtr_ustack_regs(struct pt_regs *regs)
+struct pt_regs *rtr_ustack_regs(void)
 {
 	if (current->flags & PF_KTHREAD || !current->mm)
 		return NULL;
-	if (regs && user_mode(regs))
-		return regs;
 	return task_pt_regs(current);
 }
 

@@ -10,7 +10,7 @@
 
 struct pt_regs;
 
-struct pt_regs *rtr_ustack_regs(struct pt_regs *regs);
+struct pt_regs *rtr_ustack_regs(void);
 unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 			     unsigned int max, u16 *flags);
 unsigned int rtr_ustack_copy(struct pt_regs *uregs, void *dst,
