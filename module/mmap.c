@@ -111,7 +111,7 @@ struct ringtrace_event rtr_mmap_event = {
 #define RTR_MMAP_STATS(X)						\
 	X(dump)			/* events the state dump wrote */	\
 	X(mapped)		/* events of mappings made while tracing */ \
-	X(no_path)		/* of those, without path: no entry, no task_work */ \
+	X(no_path)		/* of those, no path nor build-id: no entry, no task_work, no memory */ \
 	X(no_build_id)		/* written without a build-id */	\
 	X(lost)			/* refused by the buffer (full, tracing off) */
 

@@ -116,8 +116,8 @@ static inline bool rtr_probe_can_stack(const struct rtr_probe *p)
  * (stack.c), the trigger's hit when
  * the trigger matched (trigger.c), both flagged in @slow.  rtr_filtered()
  * sets @slow, rtr_reserve() may add RTR_RSV_STACK, rtr_commit() tests it
- * once.  Without a predicate, a trigger or a stack: a store, two loads
- * and two predicted branches more than ringtrace_reserve() and
+ * once.  Without a predicate, a trigger or a stack: a store, three loads
+ * (the predicate, the two stack flags) and two predicted branches more than ringtrace_reserve() and
  * ringtrace_commit(), and the same bytes in the buffer.
  */
 #define RTR_RSV_STACK	1		/* stack trailers were reserved */
