@@ -151,7 +151,7 @@ static void workload(const char *path)
 		printf("# %s\n", why);
 
 	ok = usdt_spec(path, "rt", "nosuch", &spec, why, sizeof(why)) &&
-	     strstr(why, "no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:tick)");
+	     strstr(why, "no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:start, rt:tick)");
 	snprintf(what, sizeof(what), "an unknown probe, refused listing the file's: \"%s\"",
 		 why);
 	check(what, ok);

@@ -31,8 +31,8 @@ LC_ALL=C readelf -n "$WL" | awk '
 ' >"$W/want"
 "$CLI" list --usdt "$WL" >"$W/got" 2>"$W/err"
 check "list --usdt exits 0" test $? -eq 0
-check "readelf -n finds rt:bad, rt:forms and rt:tick" \
-	test "$(cut -f1 "$W/want" | sort | paste -sd,)" = "rt:bad,rt:forms,rt:tick"
+check "readelf -n finds rt:bad, rt:forms, rt:start and rt:tick" \
+	test "$(cut -f1 "$W/want" | sort | paste -sd,)" = "rt:bad,rt:forms,rt:start,rt:tick"
 check "list --usdt: readelf's probes, operands and semaphores, line for line" \
 	cmp -s "$W/want" "$W/got"
 cmp -s "$W/want" "$W/got" || diff "$W/want" "$W/got" | sed 's/^/# /'

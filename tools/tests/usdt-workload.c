@@ -8,7 +8,7 @@
  *                                semaphore to be raised, then fires
  *                                rt:tick(i, -3 * i, name) for i = 0..999,
  *                                each while the semaphore is raised, and
- *                                once rt:forms; writes "PID SEM FIRED" to
+ *                                once rt:forms and rt:start; writes "PID SEM FIRED" to
  *                                OUTFILE: the semaphore's value seen
  *                                first, the ticks fired
  *   usdt-workload watch OUTFILE  writes the semaphore's value to OUTFILE
@@ -19,7 +19,7 @@
  * `dtrace -G` would make it): a tracer that attaches raises it, and the
  * workload fires only while it is non-zero.  rt:forms has none and
  * passes an immediate, a global in memory and a stack slot: its values
- * are 5, -77 and 1234567890123.  rt:bad's note, written by hand, has
+ * are 5, -77 and 1234567890123; rt:start, after it, has no argument.  rt:bad's note, written by hand, has
  * operands no tracer can fetch (%ah, %xmm0): it is never fired.
  */
 #define _SDT_HAS_SEMAPHORES 1
@@ -75,6 +75,8 @@ __attribute__((noinline)) static void forms(void)
 	volatile int64_t slot = 1234567890123;
 
 	STAP_PROBE3(rt, forms, 5, rt_global, slot);
+	/* And one without arguments: its event has the field faults alone. */
+	STAP_PROBE(rt, start);
 }
 
 /* A note as sdt.h writes one (sdt.h:283-300), with operands not handled. */

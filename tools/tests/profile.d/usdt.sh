@@ -3,12 +3,13 @@
 # USDT probes (module/usdt.c, record -e usdt:PATH:PROVIDER:NAME): a part of
 # tools/tests/profile_guest.sh, sourced there (its helpers and $W, $CLI,
 # $RT).  On tools/tests/usdt-workload (its header says what it fires):
-#   record   rt:tick and rt:forms recorded around `usdt-workload fire`:
+#   record   rt:tick, rt:forms and rt:start recorded around `usdt-workload fire`:
 #            the workload saw rt:tick's semaphore at 1 and fired 1000
 #            ticks; exactly 1000 usdt_rt_tick events of its pid, arg0 = i
 #            and arg1 = -3i in order, faults 0; rt:forms's immediate,
 #            %rip-relative global and stack slot read as 5, -77 and
-#            1234567890123; babeltrace2 reads the 1000 too; no probe left
+#            1234567890123; rt:start (no argument) one event with faults
+#            alone; babeltrace2 reads the 1000 too; no probe left
 #   filter   --filter 'usdt_rt_tick: arg0 > 500' keeps 499 events; one
 #            on arg3 (rt:tick has three) refused naming it
 #   trigger  --trigger 'usdt_rt_tick: arg1 == -2100' saves one snapshot
@@ -40,9 +41,10 @@ usdt_args() {
 
 usdt_record() {
 	local out=$W/usdt-rec pid= sem= fired= n bad want forms
-	"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:forms" -o "$out" -- \
-		"$USDT_WL" fire "$W/usdt-fire.out" >/dev/null 2>"$W/usdt-rec.err"
-	check "usdt: record -e usdt:...:rt:tick,usdt:...:rt:forms exits 0" test $? -eq 0
+	"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:forms,usdt:$USDT_WL:rt:start" \
+		-o "$out" -- "$USDT_WL" fire "$W/usdt-fire.out" >/dev/null 2>"$W/usdt-rec.err"
+	check "usdt: record -e usdt:...:rt:tick,usdt:...:rt:forms,usdt:...:rt:start exits 0" \
+		test $? -eq 0
 	sed 's/^/# stderr: /' "$W/usdt-rec.err"
 	check "usdt: no probe left after record" usdt_no_probes
 	read -r pid sem fired <"$W/usdt-fire.out"
@@ -66,6 +68,9 @@ usdt_record() {
 	echo "# $forms"
 	check "usdt: rt:forms: \$5, rt_global(%rip), -8(%rsp) read as 5, -77, 1234567890123, faults 0" \
 		eval '[[ $forms == *" arg0=5, arg1=-77, arg2=1234567890123, faults=0"* ]]'
+	n=$(grep -c " usdt_rt_start: faults=0$" "$W/usdt-rec.report")
+	check "usdt: rt:start, a probe without arguments: its one event, faults alone ($n)" \
+		test "$n" -eq 1
 	n=$("$CLI" unpack "$out" "$out.ctf" >/dev/null &&
 		babeltrace2 "$out.ctf" 2>"$W/usdt-babel.err" | grep -c "$USDT_EV: ")
 	check "usdt: babeltrace2 reads the 1000 events too ($n)" test "$n" -eq 1000
