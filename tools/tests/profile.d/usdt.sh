@@ -195,7 +195,7 @@ usdt_bad() {
 			eval 'usdt_no_probes && [ ! -e "$W/usdt-bad" ]'
 	done <<-EOF
 		usdt:/bin/true:rt:tick|/bin/true has no USDT probes
-		usdt:$USDT_WL:rt:nosuch|no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:tick)
+		usdt:$USDT_WL:rt:nosuch|no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:start, rt:tick)
 		usdt:$USDT_WL:rt:bad|USDT probe rt:bad: argument '-1@%ah': operand '%ah' is not handled
 	EOF
 	# The kernel's own checks, on commands the CLI would not write.
