@@ -66,7 +66,7 @@
  * So an event's stacks (its kernel_stack and its user_stack, or its
  * user_stack_copy unwound; tools/lib/stackrec.h joins them) become one
  * PerfSample at its time, on its thread, cpu_mode MODE_KERNEL (MODE_USER
- * for a uprobe's, which has no kernel stack); a cpu_sample's, on the
+ * for a uprobe's or a USDT probe's); a cpu_sample's, on the
  * sample's own thread, in the mode it says.  A sample without a frame
  * (an idle CPU's) is none.  Its callstack_iid names a Callstack interned
  * on the packets' sequence STACK_SEQUENCE_ID (interning works per
@@ -1279,14 +1279,18 @@ static int intern_callstack(struct perfetto *p, struct interning *in, uint32_t l
 }
 
 /*
- * Where the CPU was: a cpu_sample says (its mode: 0 user, 1 kernel);
- * another event's stacks were taken in the kernel when it has a kernel
- * stack, else (a uprobe's) in user mode.
+ * Where the CPU was: a cpu_sample says (its mode: 0 user, 1 kernel); a
+ * uprobe or USDT probe stopped user code; any other event is the kernel's.
  */
 static Perfetto__Protos__Profiling__CpuMode cpu_mode(const struct stack_pair *sp,
 						     int64_t mode, bool sample)
 {
-	if (sample ? mode == 1 : sp->kernel.present)
+	static const char *const user[] = { "uprobe_", "usdt_" };
+	bool in_user = false;
+
+	for (int i = 0; !sample && i < ARRAY_SIZE(user); i++)
+		in_user = in_user || !strncmp(sp->event->name, user[i], strlen(user[i]));
+	if (sample ? mode == 1 : !in_user)
 		return PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_KERNEL;
 	return PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_USER;
 }
@@ -1300,6 +1304,7 @@ static Perfetto__Protos__Profiling__CpuMode cpu_mode(const struct stack_pair *sp
 static int stack(struct export_ctx *x, const struct stack_pair *sp)
 {
 	struct perfetto *p = x->priv;
+	/* The owner of the stacks at the event's CPU and time. */
 	const struct rt_item at = { .cpu = sp->cpu, .timestamp = sp->timestamp };
 	const struct stack_owner *o = stack_tree_owner(p->stacks, &at);
 	Perfetto__Protos__PerfSample ps = PERFETTO__PROTOS__PERF_SAMPLE__INIT;
