@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # export -f perfetto of a profile (sourced by tools/tests/profile_guest.sh):
-# `record --sample 499 --mmap --stack sched_switch --ustack sched_switch
+# `record --sample 199 --mmap --stack sched_switch --ustack sched_switch
 # -F -- spin-workload 1`, its symbol store filled by `ringtrace symbols`,
 # exported; tools/tests/perfetto_profile_check.py decodes it with protoc
 # and tools/cli/perfetto.proto (Perfetto's published schema is slow to
@@ -17,10 +17,10 @@
 
 pexport_profile() {
 	local out=$W/pexport bid t0=$SECONDS
-	"$CLI" record --sample 499 --mmap --stack sched_switch --ustack sched_switch \
+	"$CLI" record --sample 199 --mmap --stack sched_switch --ustack sched_switch \
 		-F -o "$out" -- "$REPO/tools/tests/spin-workload" 1 \
 		>"$W/pexport.wl" 2>"$W/pexport.rec.err"
-	check "record --sample 499 --mmap --stack/--ustack sched_switch -F -- spin-workload exits 0" \
+	check "record --sample 199 --mmap --stack/--ustack sched_switch -F -- spin-workload exits 0" \
 		test $? -eq 0
 	sed 's/^/# stderr: /' "$W/pexport.rec.err"
 	note "recorded in $((SECONDS - t0)) s"
