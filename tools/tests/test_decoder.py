@@ -4573,7 +4573,8 @@ def ucopy_in_perfetto(ctx):
     """export -f perfetto of a stack copied in copy mode: unwound with
     the binaries of --binaries, its frames (leaf, b, a, main) unnamed
     without a symbol store; the store filled, named as report names them,
-    under ucopy-capture's mapping with its build-id."""
+    under ucopy-capture's mapping with its build-id.  --binaries of no
+    directory is a usage error, with no file written."""
     cap = ucopy_capture(ctx)
     d = ucopy_trace(os.path.join(ctx.tmp, 'ucopy'), cap)
     exe = os.path.realpath(UCOPY_CAPTURE)
@@ -4581,6 +4582,11 @@ def ucopy_in_perfetto(ctx):
     check(len(got) == 1 and len(got[0]['frames']) >= 4 and
           all(f['name'].startswith('ucopy-capture+0x') for f in got[0]['frames'][-4:]),
           'unwound through --binaries: %s' % got)
+    r = rt('export', '-f', 'perfetto', '-o', os.path.join(ctx.tmp, 'no.pftrace'),
+           '--binaries', os.path.join(ctx.tmp, 'nosuchdir'), d)
+    check(r.returncode == 2 and 'not a directory' in r.stderr and
+          not os.path.exists(os.path.join(ctx.tmp, 'no.pftrace')),
+          '--binaries of no directory: %d %r' % (r.returncode, r.stderr))
     rt('symbols', d, asan=True)
     got, _ = pf_samples(ctx, d, 'store')
     check(len(got) == 1 and got[0]['tid'] == cap['pid'] and
