@@ -415,6 +415,30 @@ int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 	return name_offset(b ? b : &d->exe, &d->syms, file_off, f);
 }
 
+int usym_load_bias(struct usym_store *st, const uint8_t *build_id, size_t len,
+		   uint64_t file_off, uint64_t *bias)
+{
+	const struct binary *b;
+	struct debug *d;
+
+	if (!build_id || !len || len > USYMS_BUILD_ID_MAX)
+		return -1;
+	b = get_binary(st, build_id, len);
+	if (!b) {
+		d = get_debug(st, build_id, len, NULL);
+		b = d ? &d->exe : NULL;
+	}
+	for (size_t i = 0; b && i < b->nr_loads; i++) {
+		const struct load *l = &b->loads[i];
+
+		if (file_off >= l->offset && file_off - l->offset < l->filesz) {
+			*bias = l->vaddr - l->offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 bool usym_format(struct usym_store *st, const struct umaps *um, int32_t pid,
 		 uint64_t ip, enum usym_style style, char *buf, size_t size)
 {

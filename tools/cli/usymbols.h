@@ -37,6 +37,14 @@ struct usym_frame {
 int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 		 uint64_t file_off, struct usym_frame *f);
 
+/*
+ * The load bias of binary @build_id where @file_off is: p_vaddr -
+ * p_offset of its PT_LOAD holding it (the store's binary, else
+ * debuginfod's executable).  0, or -1 (*@bias untouched) when neither has it.
+ */
+int usym_load_bias(struct usym_store *st, const uint8_t *build_id, size_t len,
+		   uint64_t file_off, uint64_t *bias);
+
 /* How usym_format() writes a frame. */
 enum usym_style {
 	USYM_LINE,		/* report: "function+0xoff (binary)" */

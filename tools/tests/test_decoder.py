@@ -2632,15 +2632,15 @@ APP_PID = 4000123              # no process here: symbols reads the path
 APP_BASE = 0x555555554000      # the PIE's load bias
 
 
-def build_elf(ctx, name, variant=0):
-    """A tiny ELF with symbols and a build-id, compiled here: its path,
-    build-id, functions {name: (vaddr, size)} and executable segment
-    (file offset, vaddr, size)."""
+def build_elf(ctx, name, variant=0, flags=()):
+    """A tiny ELF with symbols and a build-id, compiled here (gcc @flags
+    too): its path, build-id, functions {name: (vaddr, size)} and
+    executable segment (file offset, vaddr, size)."""
     src = os.path.join(ctx.tmp, name + '.c')
     out = os.path.join(ctx.tmp, name)
     with open(src, 'w') as f:
         f.write(APP_C % variant)
-    r = run(['gcc', '-g', '-O0', '-Wl,--build-id', '-o', out, src])
+    r = run(['gcc', '-g', '-O0', '-Wl,--build-id'] + list(flags) + ['-o', out, src])
     check(r.returncode == 0, 'gcc: ' + r.stderr)
     r = run(['readelf', '-nW', out])
     m = re.search(r'Build ID: ([0-9a-f]+)', r.stdout)
@@ -4488,6 +4488,112 @@ def ucopy_unwound(ctx):
           re.search(r'^ +0 +1  main \(ucopy-capture\)$', r.stdout, re.M) and
           'user_stack_copy' not in r.stdout,
           '--stat: %d %s' % (r.returncode, r.stdout[-1500:]))
+
+
+def pf_samples(ctx, d, name, *opts):
+    """export -f perfetto of @d (under ASan), resolved by
+    perfetto_stacks.perf_samples(): every callstack named, every binary's
+    mapping with a build-id, or the test fails."""
+    out = os.path.join(ctx.tmp, name + '.pftrace')
+    r = rt('export', '-f', 'perfetto', '-o', out, *opts, d, asan=True)
+    clean_run(r, 'export -f perfetto ' + name)
+    check(r.returncode == 0, 'export %s: exit %d: %s' % (name, r.returncode, r.stderr))
+    text = pf_text(out)
+    try:
+        return perfetto_stacks.perf_samples(text), text
+    except perfetto_stacks.Bad as e:
+        raise Fail('%s: %s' % (name, e))
+
+
+@test
+def user_stacks_in_perfetto(ctx):
+    """export -f perfetto: an event's user and kernel stacks are one
+    PerfSample of its thread, user frames (root first) then the kernel's,
+    cpu_mode MODE_KERNEL; a cpu_sample's user stack is one of the
+    sample's thread in MODE_USER; the user frames are named from the
+    symbol store (the binary gone from this machine) as report names
+    them, each under the binary's Mapping: its build-id (InternedData
+    build_ids, raw bytes), path, range, file offset, load bias (a non-PIE
+    binary: p_vaddr - p_offset is not 0), and the function's file offset
+    as rel_pc.  A frame in no mapping is its address under "[unknown]";
+    an idle sample (no stack) is no PerfSample."""
+    app = build_elf(ctx, 'app', flags=['-no-pie'])
+    off, va, _ = app['text']
+    base = 0
+    ev = [e for e in app_events(app) if e[1] not in (USER_MMAP_ID, USER_STACK_ID)]
+    ev = sorted(ev + [
+        (950, USER_MMAP_ID, elf_mmap(app, APP_PID, base)),
+        (1000, USER_STACK_ID, ustack(uip(app, 'b', 4, base), uip(app, 'a', 8, base),
+                                     uip(app, 'main', 16, base))),
+        (6000, USER_STACK_ID, ustack(uip(app, 'b', 2, base), uip(app, 'a', 8, base),
+                                     uip(app, 'main', 16, base))),
+        (7000, USER_STACK_ID, ustack(uip(app, 'a', 3, base), uip(app, 'main', 16, base))),
+        (7500, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (7500, USER_STACK_ID, ustack(0x1234)),
+        (7600, CPU_SAMPLE_ID, gentrace.make_cpu_sample(0, 0, 2)),
+    ], key=lambda e: e[0])
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), ev)
+    fill_store(d, 'stored 1 binary (')
+    gone(app)
+    got, text = pf_samples(ctx, d, 'user')
+    kernel = ['entry_SYSCALL_64 [kernel.kallsyms]', 'rtr_pid_filter_set [ringtrace]',
+              'do_nanosleep [kernel.kallsyms]', 'schedule [kernel.kallsyms]']
+    user = ['main', 'a', 'b']
+    check([(s['time'], s['pid'], s['tid'], s['mode'],
+            ['%s %s' % (f['name'], f['path']) for f in s['frames']]) for s in got] == [
+        (1000, APP_PID, APP_PID, 'MODE_KERNEL',
+         ['%s %s' % (u, app['path']) for u in user] + kernel),
+        (6000, APP_PID, APP_PID, 'MODE_USER', ['%s %s' % (u, app['path']) for u in user]),
+        (7000, APP_PID, APP_PID, 'MODE_USER', ['%s %s' % (u, app['path']) for u in user[:2]]),
+        (7500, APP_PID, APP_PID, 'MODE_USER', ['0x1234 [unknown]'])],
+        'PerfSamples: %s' % [(s['time'], s['pid'], s['tid'], s['mode'],
+                              [(f['name'], f['path']) for f in s['frames']]) for s in got])
+    mapping = dict(build_id=app['bid'].hex(), start=base + (va & ~0xfff),
+                   end=base + ((va + app['text'][2] + 0xfff) & ~0xfff),
+                   exact_offset=off & ~0xfff, load_bias=va - off)
+    check(mapping['load_bias'] != 0, 'a non-PIE binary: its load bias is not 0 (%s)' % (app['text'],))
+    for f in got[0]['frames'][:3]:
+        want = dict(mapping, rel_pc=file_off(app, f['name'], 0))
+        check({k: f[k] for k in want} == want, 'frame %s: %s, not %s' % (f['name'], f, want))
+    for f in got[0]['frames'][3:]:
+        check(f['build_id'] is None and f['start'] is None,
+              'a kernel frame has no build-id or range: %s' % f)
+    # Each function interned once: 3 of the app, 4 of the kernel, an address.
+    check(text.count('function_names {') == 8 and text.count('build_ids {') == 1 and
+          text.count('mappings {') == 4,
+          'interned: %d names, %d build-ids, %d mappings' % (
+              text.count('function_names {'), text.count('build_ids {'),
+              text.count('mappings {')))
+    check('event_name: "cpu_sample"' not in text and 'event_name: "user_stack' not in text,
+          'a cpu_sample or user_stack left as an ftrace event')
+
+
+@test
+def ucopy_in_perfetto(ctx):
+    """export -f perfetto of a stack copied in copy mode: unwound with
+    the binaries of --binaries, its frames (leaf, b, a, main) unnamed
+    without a symbol store; the store filled, named as report names them,
+    under ucopy-capture's mapping with its build-id.  --binaries of no
+    directory is a usage error, with no file written."""
+    cap = ucopy_capture(ctx)
+    d = ucopy_trace(os.path.join(ctx.tmp, 'ucopy'), cap)
+    exe = os.path.realpath(UCOPY_CAPTURE)
+    got, _ = pf_samples(ctx, d, 'bindir', '--binaries', cap['bindir'])
+    check(len(got) == 1 and len(got[0]['frames']) >= 4 and
+          all(f['name'].startswith('ucopy-capture+0x') for f in got[0]['frames'][-4:]),
+          'unwound through --binaries: %s' % got)
+    r = rt('export', '-f', 'perfetto', '-o', os.path.join(ctx.tmp, 'no.pftrace'),
+           '--binaries', os.path.join(ctx.tmp, 'nosuchdir'), d)
+    check(r.returncode == 2 and 'not a directory' in r.stderr and
+          not os.path.exists(os.path.join(ctx.tmp, 'no.pftrace')),
+          '--binaries of no directory: %d %r' % (r.returncode, r.stderr))
+    rt('symbols', d, asan=True)
+    got, _ = pf_samples(ctx, d, 'store')
+    check(len(got) == 1 and got[0]['tid'] == cap['pid'] and
+          [f['name'] for f in got[0]['frames'][-4:]] == ['main', 'a', 'b', 'leaf'] and
+          all(f['build_id'] == cap['bids'][exe].hex()
+              for f in got[0]['frames'][-4:]),
+          'named from the store: %s' % got)
 
 
 @test
