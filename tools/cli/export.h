@@ -44,6 +44,11 @@ struct export_format {
 	const char *help;		/* its paragraph of `export --help` */
 	/* Writes a directory at -o, not a file (nor standard output). */
 	bool directory;
+	/*
+	 * Is given the user stack records too (user_stack, user_stack_copy:
+	 * tools/lib/stackrec.h), as it is every event's kernel_stack.
+	 */
+	bool user_stacks;
 	int (*begin)(struct export_ctx *x);
 	int (*item)(struct export_ctx *x, const struct rt_item *it, int32_t tid);
 	/* Called after a failed begin() or item() too: frees what it holds. */
