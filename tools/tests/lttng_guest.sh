@@ -13,7 +13,13 @@
 #       lttng_statedump_process_state;
 #   a damaged copy: what is intact is exported (babeltrace2 reads as many
 #   events as report does), the damage is said, exit 3; --strict leaves
-#   nothing.
+#   nothing;
+#   stacks: record --stack sched_switch --ustack sched_switch --sample of
+#   tools/tests/ustack-workload (fp-built, known call chains), export -f
+#   lttng: the callstack_kernel / callstack_user contexts babeltrace2 reads
+#   are the trace's kernel_stack and user_stack records per event, report
+#   prints as many frames under each (lttng_check.py --stacks); the
+#   sleeper's switches and the spinner's samples carry user stacks.
 #
 # Ends with "lttng: N passed, M failed".  LTTng's analyses run on the host,
 # on the trace and export this leaves in $RT_VM_OUT/lttng-tests:
@@ -30,6 +36,7 @@ readonly RT=/sys/kernel/debug/ringtrace
 readonly CLI=$REPO/tools/ringtrace
 readonly WL=$REPO/tools/tests/cli-workload
 readonly CHECK=$REPO/tools/tests/lttng_check.py
+readonly UWL=$REPO/tools/tests/ustack-workload
 W=$(mktemp -d /tmp/rt-lttng.XXXXXX) || exit 1
 readonly W
 # getppid calls per thread of the workload
@@ -155,12 +162,35 @@ EOF
 	check "no temporary directory left" test -z "$(ls -d "$W"/*.lttng-* 2>/dev/null)"
 }
 
+test_stacks() {
+	local rc n
+	rmmod ringtrace 2>/dev/null
+	"$CLI" record --stack sched_switch --ustack sched_switch --sample 199 -F \
+		-o "$W/s" -- "$UWL" 100 >"$W/stacks.wl" 2>"$W/stacks.rec.err"
+	check "record --stack --ustack --sample of ustack-workload exits 0 ($(tail -c 300 "$W/stacks.rec.err"))" \
+		test $? -eq 0
+	rc=0
+	"$CLI" export -f lttng -o "$W/stacks-lttng" "$W/s" 2>"$W/stacks.export.err" || rc=$?
+	check "export -f lttng of the stacks exits 0 (got $rc; $(head -c 300 "$W/stacks.export.err"))" \
+		test $rc -eq 0
+	python3 "$CHECK" "$W/stacks-lttng" --stacks "$W/s" --ringtrace "$CLI" \
+		>"$W/stacks.check" 2>&1
+	check_output "$W/stacks.check" $?
+	babeltrace2 "$W/stacks-lttng" >"$W/stacks.bt2" 2>/dev/null
+	n=$(grep -c ' sched_switch: .*_callstack_kernel_length = [1-9].*_callstack_user_length = [1-9]' \
+		"$W/stacks.bt2")
+	check "sched_switch events with both stacks in their contexts ($n)" test "$n" -gt 10
+	n=$(grep -c ' cpu_sample: .*_callstack_user_length = [1-9].*{ tid = ' "$W/stacks.bt2")
+	check "cpu_sample events with a user stack ($n)" test "$n" -gt 0
+}
+
 main() {
 	note "kernel $(uname -r), $(nproc) CPUs, work in $W"
 	test_record_export
 	compare >"$W/compare.out" 2>&1
 	check_output "$W/compare.out" $?
 	test_damaged
+	test_stacks
 	rmmod ringtrace 2>/dev/null
 	# For the host: the trace, its export, the workload's tids and N
 	# (tools/tests/lttng_analyses.sh), and the files of this run.
