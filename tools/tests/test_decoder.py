@@ -4569,6 +4569,38 @@ def ucopy_unwound(ctx):
 
 
 @test
+def export_lttng_ucopy_left_out(ctx):
+    """export -f lttng does not unwind user stack copies: the event keeps
+    its kernel stack, its callstack_user is empty, no user_stack_copy event,
+    and stderr says how many copies were left out."""
+    events = UCOPY_EVENTS[:2] + [STACK_EVENTS[2]] + UCOPY_EVENTS[2:]
+    d = hex_stack_trace(os.path.join(ctx.tmp, 'lcopy'), events, [
+        (1000, 1, kswitch('swapper/0', 0, 'capture', 100)),
+        (2000, 1, kswitch('capture', 100, 'swapper/0', 0)),
+        (2000, STACK_ID, kstack(*STACK_LEAF)),
+        (2000, UCOPY_ID, gentrace.user_stack_copy(UTEXT + 0x10, 0x7ffc0000, 0x7ffc0040,
+                                                  bytes(64))),
+        (3000, 1, kswitch('swapper/0', 0, 'capture', 100)),
+        (3000, UCOPY_ID, gentrace.user_stack_copy(UTEXT + 0x20, 0x7ffc0000, 0x7ffc0040,
+                                                  bytes(64)))], None)
+    out, info, r = lttng_export(ctx, d)
+    check(r.stderr.count('\n') == 1 and '2 user stacks recorded as copies' in r.stderr,
+          'the copies said once: %r' % r.stderr)
+    check(set(info['events']) == {'sched_switch'}, 'no other event: %s' % info['events'])
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    got = [re.sub(r'\}, \{ prev_comm.*$', '', l.split(' sched_switch: ')[1])
+           for l in r.stdout.splitlines()]
+    none = '_callstack_kernel_length = 0, callstack_kernel = [ ]'
+    nou = '_callstack_user_length = 0, callstack_user = [ ]'
+    check(r.returncode == 0 and got == [
+        '{ cpu_id = 0 }, { %s, %s ' % (none, nou),
+        '{ cpu_id = 0 }, { _callstack_kernel_length = 4, callstack_kernel = [ [0] = '
+        '0xFFFFFFFF9A002010, [1] = 0xFFFFFFFF9A002134, [2] = 0xFFFFFFFFC0A10424, [3] = '
+        '0xFFFFFFFF9A001008 ], %s ' % nou,
+        '{ cpu_id = 0 }, { %s, %s ' % (none, nou)], 'babeltrace2: %s' % got)
+
+
+@test
 def ucopy_with_kernel_stack(ctx):
     """A switch-out with its kernel stack and a user stack copy: report
     prints the kernel frames, then the unwound user frames; --folded
