@@ -74,7 +74,8 @@ each, as a user reading both would:
     measure taken from report's events).
 
 With --stacks TRACE, checks the stacks the export carries against the
-trace it was exported from, one "ok - ..." or "not ok - ..." line each:
+trace it was exported from (unpacked: babeltrace2 reads it), one "ok -
+..." or "not ok - ..." line each:
 
   - babeltrace2 reads, from the export, every event's callstack_kernel
     and callstack_user contexts; from TRACE, each kernel_stack and
@@ -111,7 +112,9 @@ class Bad(Exception):
 # lttng-modules 2.13's metadata for `lttng add-context -k -t
 # callstack-kernel -t callstack-user` (lttng-context-callstack.c: an
 # unsigned int length, a sequence of unsigned long in base 16; every
-# field name gets a leading "_" in TSDL).
+# field name gets a leading "_" in TSDL): these lines, as a real
+# lttng-modules 2.13.18 kernel trace with both contexts declares them
+# (recorded in a 6.12 guest, read with babeltrace2 -o ctf-metadata).
 STREAM_CONTEXT = (
     '\tevent.context := struct {\n'
     '\t\tinteger { size = 32; align = 8; signed = 0; encoding = none; base = 10; }'
