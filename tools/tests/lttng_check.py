@@ -86,7 +86,9 @@ trace it was exported from (unpacked: babeltrace2 reads it), one "ok -
   - `ringtrace report TRACE` prints under each event as many frames as
     the export's stacks hold, and each frame report prints as a bare
     address (no symbol names it) is the export's address there;
-  - cpu_sample: as many in the export as babeltrace2 reads in TRACE.
+  - cpu_sample: as many in the export as babeltrace2 reads in TRACE;
+and a "# stacks: NAME events=N kernel=K user=U both=B" line per event
+name: how many have a kernel stack, a user stack, both.
 
 Python standard library only.
 """
@@ -618,6 +620,11 @@ def against_stacks(outdir, trace, ringtrace):
        'user_stack records, per event (%d events with stacks: %d kernel, %d user frames; '
        'export %d)%s' % (len(w), sum(len(x[2]) for x in w), sum(len(x[3]) for x in w), len(g),
                          ': differ %s' % diff if diff else ''))
+    for name in sorted({e[2] for e in got}):
+        evs = [e for e in got if e[2] == name]
+        lines.append('# stacks: %s events=%d kernel=%d user=%d both=%d' % (
+            name, len(evs), sum(1 for e in evs if e[3]), sum(1 for e in evs if e[4]),
+            sum(1 for e in evs if e[3] and e[4])))
     n = sum(1 for e in want if e[2] == 'cpu_sample')
     m = sum(1 for e in got if e[2] == 'cpu_sample')
     ok(n == m, 'cpu_sample: %d events in the export, %d in the trace' % (m, n))

@@ -16,16 +16,13 @@
 #   nothing;
 #   stacks: record --stack sched_switch --ustack sched_switch --sample of
 #   tools/tests/ustack-workload (fp-built, known call chains), export -f
-#   lttng: the callstack_kernel / callstack_user contexts babeltrace2 reads
-#   are the trace's kernel_stack and user_stack records per event, report
-#   prints as many frames under each (lttng_check.py --stacks); the
-#   sleeper's switches and the spinner's samples carry user stacks.
+#   lttng exits 0; lttng_analyses.sh checks that export on the host.
 #
 # Ends with "lttng: N passed, M failed".  LTTng's analyses run on the host,
-# on the trace and export this leaves in $RT_VM_OUT/lttng-tests:
+# on the traces and exports this leaves in $RT_VM_OUT/lttng-tests:
 # tools/tests/lttng_analyses.sh (each analysis takes 10 to 20 s of Python
-# in a TCG guest, well under one on the host), which tools/run-tests runs
-# after this boot.
+# in a TCG guest, well under one on the host; so do babeltrace2's reads of
+# the stacks), which tools/run-tests runs after this boot.
 
 set -u
 
@@ -163,8 +160,7 @@ EOF
 }
 
 test_stacks() {
-	local rc n start=$SECONDS
-	rmmod ringtrace 2>/dev/null
+	local rc start=$SECONDS
 	"$CLI" record --stack sched_switch --ustack sched_switch --sample 199 -F \
 		-o "$W/s" -- "$UWL" 100 >"$W/stacks.wl" 2>"$W/stacks.rec.err"
 	check "record --stack --ustack --sample of ustack-workload exits 0 ($(tail -c 300 "$W/stacks.rec.err"))" \
@@ -173,17 +169,8 @@ test_stacks() {
 	"$CLI" export -f lttng -o "$W/stacks-lttng" "$W/s" 2>"$W/stacks.export.err" || rc=$?
 	check "export -f lttng of the stacks exits 0 (got $rc; $(head -c 300 "$W/stacks.export.err"))" \
 		test $rc -eq 0
-	# babeltrace2 reads the recording once unpacked.
+	# For the host, which reads it with babeltrace2: unpacked.
 	setup "unpack the recording" eval '"$CLI" unpack "$W/s" "$W/su" >/dev/null 2>&1'
-	python3 "$CHECK" "$W/stacks-lttng" --stacks "$W/su" --ringtrace "$CLI" \
-		>"$W/stacks.check" 2>&1
-	check_output "$W/stacks.check" $?
-	babeltrace2 "$W/stacks-lttng" >"$W/stacks.bt2" 2>/dev/null
-	n=$(grep -c ' sched_switch: .*_callstack_kernel_length = [1-9].*_callstack_user_length = [1-9]' \
-		"$W/stacks.bt2")
-	check "sched_switch events with both stacks in their contexts ($n)" test "$n" -gt 10
-	n=$(grep -c ' cpu_sample: .*_callstack_user_length = [1-9].*{ tid = ' "$W/stacks.bt2")
-	check "cpu_sample events with a user stack ($n)" test "$n" -gt 0
 	note "stacks: $((SECONDS - start)) s"
 }
 
@@ -202,6 +189,7 @@ main() {
 		echo "$N" >"$W/n"
 		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/lttng-tests/" \;
 		cp -r "$W/t" "$W/lttng" "$RT_VM_OUT/lttng-tests/"
+		cp -r "$W/su" "$W/stacks-lttng" "$RT_VM_OUT/lttng-tests/" 2>/dev/null
 	fi
 	check_summary lttng
 }
