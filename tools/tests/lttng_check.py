@@ -3,7 +3,7 @@
 """Check a trace written by `ringtrace export -f lttng`, byte by byte,
 against LTTng 2.13's kernel layout; count its events and their bytes.
 
-    lttng_check.py OUTDIR [--json FILE]
+    lttng_check.py OUTDIR [--json FILE] [--analyses FILE [--report TRACE]] [--stacks TRACE]
 
 Reads OUTDIR/kernel/metadata (the TSDL subset the exporter writes:
 integers, char arrays, sequences with a length field, strings) and every
@@ -585,7 +585,7 @@ def source_stacks(trace):
     return out
 
 
-def report_frames(trace, ringtrace, freq):
+def report_frames(trace, ringtrace):
     """{(ns, cpu): [[frame, ...] per event]} of ringtrace report TRACE."""
     r = subprocess.run([ringtrace, 'report', trace], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
@@ -630,7 +630,7 @@ def against_stacks(outdir, trace, ringtrace):
     ok(n == m, 'cpu_sample: %d events in the export, %d in the trace' % (m, n))
     freq = int(re.search(r'^\tfreq = (\d+);$', open(os.path.join(outdir, 'kernel', 'metadata'))
                          .read(), re.M).group(1))
-    frames = report_frames(trace, ringtrace, freq)
+    frames = report_frames(trace, ringtrace)
     bad, checked, addresses = [], 0, 0
     for ts, cpu, name, k, u in got:
         if not (k or u):
