@@ -149,6 +149,7 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	while (!err && (it = merge_next(m))) {
 		int32_t tid;
 
+		/* User stacks: to the formats that write them. */
 		if (window_holds(w, it->timestamp) &&
 		    (fmt->user_stacks || (!ustack_ips(it, NULL) && !ucopy_is(it)))) {
 			tid = rt_threads_owner(th, it);

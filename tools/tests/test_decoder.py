@@ -3168,7 +3168,11 @@ def bt2_lttng(out):
     check(r.returncode == 0, 'babeltrace2 on the export: %s' % r.stderr[-2000:])
     events = []
     for l in r.stdout.splitlines():
-        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, \{ ?(.*?) ?\}$', l)
+        # A trace without stacks: every event's callstack contexts empty.
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, '
+                     r'\{ _callstack_kernel_length = 0, callstack_kernel = \[ \], '
+                     r'_callstack_user_length = 0, callstack_user = \[ \] \}, '
+                     r'\{ ?(.*?) ?\}$', l)
         check(m, 'unexpected babeltrace2 line: ' + l)
         events.append((int(m.group(1)), int(m.group(3)), m.group(2), m.group(4)))
     lost = {}
@@ -3336,6 +3340,80 @@ LTTNG_SCHED_DECLS = {
     'sched_migrate_task': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
                                           for f in ('tid', 'prio', 'orig_cpu', 'dest_cpu')],
 }
+
+
+# Switches and samples with stacks (kernel, user, both, a user stack cut
+# at its depth, none), on two CPUs.
+LTTNG_STACK_EVENTS = [(0, e) for e in SAMPLE_EVENTS_OF_A_RUN] + [
+    (1, (1500, 1, kswitch('sleeper', 300, 'swapper/1', 0))),
+    (1, (1500, STACK_ID, kstack(*STACK_LEAF))),
+    (1, (1500, USTACK_ID, gentrace.make_user_stack([UTEXT + 0x10, UTEXT + 0x234], 0x1))),
+    (1, (2500, 1, kswitch('swapper/1', 0, 'sleeper', 300))),
+    (1, (2600, SAMPLE_ID, sample(300, 1))),
+    (1, (2600, STACK_ID, kstack(KTEXT + 0x2010))),
+]
+
+
+@test
+def export_lttng_stacks(ctx):
+    """export -f lttng: each event's kernel and user stacks as LTTng's
+    callstack_kernel / callstack_user stream event context (lttng-modules'
+    declarations), both on every event, empty where it had none, a user
+    stack cut at its depth ending in LTTng's delimiter; no kernel_stack or
+    user_stack event; cpu_sample an event of its own; babeltrace2 reads
+    the stacks back as report prints them (lttng_check.py --stacks)."""
+    d = os.path.join(ctx.tmp, 'lstacks')
+    write_trace(d, SAMPLE_EVENTS, [[e for c, e in LTTNG_STACK_EVENTS if c == 0]])
+    with open(os.path.join(d, 'cpu1'), 'wb') as f:
+        f.write(make_packet(bytes(range(16)), 1, 0,
+                            [e for c, e in LTTNG_STACK_EVENTS if c == 1]))
+    meta = os.path.join(d, 'metadata')
+    text = open(meta).read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    out, info, r = lttng_export(ctx, d)
+    check(r.stderr == '', 'export: nothing said: %r' % r.stderr)
+    # No symbols in the trace: report prints every frame as its address.
+    c = run([sys.executable, LTTNG_CHECK, out, '--stacks', d,
+             '--ringtrace', RINGTRACE])
+    check(c.returncode == 0 and c.stdout.count('\nok - ') + c.stdout.startswith('ok - ') == 3,
+          'lttng_check --stacks: %s' % c.stdout[-3000:])
+    check('same address where it prints one (%d)' % (2 + 4 + 2 + 4 + 1 + 1) in c.stdout,
+          'every frame compared with report\'s address: %s' % c.stdout)
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    check(r.returncode == 0 and not r.stderr, 'babeltrace2: %s' % r.stderr[-2000:])
+    lines = [re.sub(r'^\[0*(\d+)\] \S+ ', r'\1 ', l) for l in r.stdout.splitlines()]
+    k = ('_callstack_kernel_length = 4, callstack_kernel = [ [0] = 0xFFFFFFFF9A002010, '
+         '[1] = 0xFFFFFFFF9A002134, [2] = 0xFFFFFFFFC0A10424, [3] = 0xFFFFFFFF9A001008 ]')
+    none = '_callstack_kernel_length = 0, callstack_kernel = [ ]'
+    nou = '_callstack_user_length = 0, callstack_user = [ ]'
+    u2 = ('_callstack_user_length = 2, callstack_user = [ [0] = 0x55D0C0A01010, '
+          '[1] = 0x55D0C0A01234 ]')
+    want = [
+        '500 sched_switch: { cpu_id = 0 }, { %s, %s }' % (none, nou),
+        '1000 cpu_sample: { cpu_id = 0 }, { %s, %s }, { tid = 100, pid = 100, mode = 0 }'
+        % (none, u2),
+        '1500 sched_switch: { cpu_id = 1 }, { %s, _callstack_user_length = 3, callstack_user = '
+        '[ [0] = 0x55D0C0A01010, [1] = 0x55D0C0A01234, [2] = 0xFFFFFFFFFFFFFFFF ] }' % k,
+        '2000 cpu_sample: { cpu_id = 0 }, { %s, _callstack_user_length = 1, callstack_user = '
+        '[ [0] = 0x55D0C0A01010 ] }, { tid = 100, pid = 100, mode = 1 }' % k,
+        '2500 sched_switch: { cpu_id = 1 }, { %s, %s }' % (none, nou),
+        '2600 cpu_sample: { cpu_id = 1 }, { _callstack_kernel_length = 1, callstack_kernel = '
+        '[ [0] = 0xFFFFFFFF9A002010 ], %s }, { tid = 300, pid = 300, mode = 1 }' % nou,
+        '3000 sched_switch: { cpu_id = 0 }, { %s, %s }' % (none, nou),
+        '3500 cpu_sample: { cpu_id = 0 }, { %s, %s }, { tid = 0, pid = 0, mode = 2 }'
+        % (none, nou),
+    ]
+    got = [re.sub(r' \}, \{ prev_comm = .*$', ' }', l) for l in lines[:8]]
+    check(got == want, 'babeltrace2 reads the stacks in the contexts:\n%s\nwant\n%s' % (
+        '\n'.join(got), '\n'.join(want)))
+    check(len(lines) == 12 and not any(w in l for l in lines for w in (
+        'kernel_stack', 'user_stack')), 'no stack record is an event: %s' % lines)
+    check(info['events'].get('cpu_sample') == 6 and 'kernel_stack' not in info['classes'],
+          'lttng_check: 6 cpu_sample, no kernel_stack class: %s' % info)
+    check(info['classes'].get('cpu_sample') == ['tid', 'pid', 'mode'],
+          'cpu_sample\'s fields: %s' % info['classes'].get('cpu_sample'))
 
 
 @test
@@ -4594,6 +4672,38 @@ def ucopy_in_perfetto(ctx):
           all(f['build_id'] == cap['bids'][exe].hex()
               for f in got[0]['frames'][-4:]),
           'named from the store: %s' % got)
+
+
+@test
+def export_lttng_ucopy_left_out(ctx):
+    """export -f lttng does not unwind user stack copies: the event keeps
+    its kernel stack, its callstack_user is empty, no user_stack_copy event,
+    and stderr says how many copies were left out."""
+    events = UCOPY_EVENTS[:2] + [STACK_EVENTS[2]] + UCOPY_EVENTS[2:]
+    d = hex_stack_trace(os.path.join(ctx.tmp, 'lcopy'), events, [
+        (1000, 1, kswitch('swapper/0', 0, 'capture', 100)),
+        (2000, 1, kswitch('capture', 100, 'swapper/0', 0)),
+        (2000, STACK_ID, kstack(*STACK_LEAF)),
+        (2000, UCOPY_ID, gentrace.user_stack_copy(UTEXT + 0x10, 0x7ffc0000, 0x7ffc0040,
+                                                  bytes(64))),
+        (3000, 1, kswitch('swapper/0', 0, 'capture', 100)),
+        (3000, UCOPY_ID, gentrace.user_stack_copy(UTEXT + 0x20, 0x7ffc0000, 0x7ffc0040,
+                                                  bytes(64)))], None)
+    out, info, r = lttng_export(ctx, d)
+    check(r.stderr.count('\n') == 1 and '2 user stacks recorded as copies' in r.stderr,
+          'the copies said once: %r' % r.stderr)
+    check(set(info['events']) == {'sched_switch'}, 'no other event: %s' % info['events'])
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    got = [re.sub(r'\}, \{ prev_comm.*$', '', l.split(' sched_switch: ')[1])
+           for l in r.stdout.splitlines()]
+    none = '_callstack_kernel_length = 0, callstack_kernel = [ ]'
+    nou = '_callstack_user_length = 0, callstack_user = [ ]'
+    check(r.returncode == 0 and got == [
+        '{ cpu_id = 0 }, { %s, %s ' % (none, nou),
+        '{ cpu_id = 0 }, { _callstack_kernel_length = 4, callstack_kernel = [ [0] = '
+        '0xFFFFFFFF9A002010, [1] = 0xFFFFFFFF9A002134, [2] = 0xFFFFFFFFC0A10424, [3] = '
+        '0xFFFFFFFF9A001008 ], %s ' % nou,
+        '{ cpu_id = 0 }, { %s, %s ' % (none, nou)], 'babeltrace2: %s' % got)
 
 
 @test
