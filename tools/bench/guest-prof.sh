@@ -58,7 +58,7 @@
 #   count part=P config=C round=R events=N bytes=B lost=L
 #       events: samples of the spinner (profile), sched_switch records
 #       (ustack); bytes: ringtrace's delivered bytes (`stats`), perf's
-#       PERF_RECORD_SAMPLE bytes (perf report -D), -1 for bpftrace (a map
+#       perf.data data section (its records), -1 for bpftrace (a map
 #       of counts, no record per event); lost: ringtrace's lost_* and the
 #       sampler's dropped_nesting, perf's LOST and LOST_SAMPLES records,
 #       -1 for bpftrace (map updates are not lost; nothing is counted)
@@ -174,15 +174,13 @@ session_perf() {	# CONFIG ROUND
 	perf report -i "$f" --stats >"$RAW/$c-$r-stats.txt" 2>&1 ||
 		fail "perf report --stats failed: $(tail -3 "$RAW/$c-$r-stats.txt")"
 	ev=$(awk '/^ *SAMPLE events:/ { print $3; exit }' "$RAW/$c-$r-stats.txt")
-	bytes=-1
-	# Every record's size is in the dump: [0xSIZE]: PERF_RECORD_...
-	if ((!r)); then
-		perf report -i "$f" -D 2>/dev/null |
-			sed -n 's/.*\[\(0x[0-9a-f]*\)\]: PERF_RECORD_SAMPLE.*/\1/p' |
-			python3 -c 'import sys; print(sum(int(l, 16) for l in sys.stdin))' \
-			>"$RAW/$c-$r-samplebytes.txt"
-		bytes=$(<"$RAW/$c-$r-samplebytes.txt")
-	fi
+	# The file header's data section (its size at byte 48): every
+	# record, the samples and the few comm/mmap/exit records of the
+	# load; not the header and feature sections after it.  Not
+	# `perf report -D`: its dump of 8 KiB dwarf stacks takes minutes.
+	bytes=$(python3 -c 'import struct, sys
+with open(sys.argv[1], "rb") as f:
+    print(struct.unpack("<Q", f.read(56)[48:56])[0])' "$f")
 	lost=$(awk '/^ *LOST(_SAMPLES)? events:/ { s += $3 } END { print s + 0 }' "$RAW/$c-$r-stats.txt")
 	count_line "$c" "$r" "${ev:-0}" "$bytes" "$lost"
 	rm -f "$f"
