@@ -64,7 +64,7 @@
 #       -1 for bpftrace (map updates are not lost; nothing is counted)
 #   disk part=ustack config=C events=N lost=L data_bytes=B dir_bytes=D
 #   unavailable part=P tracer=T reason=WORDS_JOINED_BY_UNDERSCORES
-# Raw outputs in OUTDIR/prof/.
+# Raw outputs in OUTDIR/prof/PART/.
 
 set -euo pipefail
 shopt -s inherit_errexit
@@ -81,7 +81,7 @@ REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
 CLI=$REPO/tools/ringtrace
 SPIN=$REPO/tools/bench/rt-spin
 WORK=/tmp/prof			# the guest's tmpfs
-RAW=$out/prof
+RAW=$out/prof/$part
 LAST_CPU=$(($(nproc) - 1))
 HZ=999
 
