@@ -29,6 +29,9 @@
 #
 #   ringtrace+zstd  the same, ringtraced compressing at its default level
 #               (the others below store their chunks: --level store)
+#   ringtrace+timer  no recording: sample_hz 999 with a pid filter that
+#               keeps only init, so the sampler's timers fire on every
+#               CPU and write nothing (their cost per 999 Hz period)
 #
 # A sample's cost is (traced - untraced) / samples of the spinner, the
 # untraced time the mean of the runs just before and after the session.
@@ -171,6 +174,21 @@ session_ringtrace() {	# CONFIG ROUND
 	rm -rf "$dir"
 }
 
+# ringtrace+timer: the sampler's timers alone, on every CPU at 999 Hz, no
+# sample written (the pid filter keeps only init, asleep): what the timer
+# interrupts cost the clock, on the load's CPU and on the idle one.
+session_ringtrace_timer() {	# CONFIG ROUND
+	put "$RT/tracing_on" 0
+	echo 0 >"$RT/events/enable"
+	put "$RT/set_event_pid" 1
+	put "$RT/sample_hz" "$HZ"
+	put "$RT/tracing_on" 1
+	load "$1" "$2"
+	put "$RT/tracing_on" 0
+	put "$RT/sample_hz" 0
+	put "$RT/set_event_pid" " "
+}
+
 # --- perf record -----------------------------------------------------------
 session_perf() {	# CONFIG ROUND
 	local c=$1 r=$2 f=$WORK/perf.data ev bytes lost
@@ -304,7 +322,7 @@ if [[ -s $out/rt-defaults ]]; then
 fi
 
 if [[ $part == profile ]]; then
-	configs=(ringtrace ringtrace+zstd perf)
+	configs=(ringtrace ringtrace+zstd ringtrace+timer perf)
 else
 	configs=(ringtrace ringtrace+ustack ringtrace+stacks ringtrace+ucopy perf perf+g perf+dwarf)
 fi
@@ -334,7 +352,11 @@ for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < ${#configs[@]}; k++)); do
 		c=${configs[(k + r) % ${#configs[@]}]}
 		load untraced "$r"
-		"session_${c%%+*}" "$c" "$r"
+		if [[ $c == ringtrace+timer ]]; then
+			session_ringtrace_timer "$c" "$r"
+		else
+			"session_${c%%+*}" "$c" "$r"
+		fi
 	done
 done
 load untraced "$rounds"
