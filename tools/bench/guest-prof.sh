@@ -32,6 +32,8 @@
 #   ringtrace+timer  no recording: sample_hz 999 with a pid filter that
 #               keeps only init, so the sampler's timers fire on every
 #               CPU and write nothing (their cost per 999 Hz period)
+#   ringtrace+timer0  the same with the last CPU offline during the load:
+#               the timer of the load's CPU alone
 #
 # A sample's cost is (traced - untraced) / samples of the spinner, the
 # untraced time the mean of the runs just before and after the session.
@@ -183,7 +185,11 @@ session_ringtrace_timer() {	# CONFIG ROUND
 	put "$RT/set_event_pid" 1
 	put "$RT/sample_hz" "$HZ"
 	put "$RT/tracing_on" 1
+	# +timer0: the last CPU offline meanwhile (its timer cancelled by the
+	# sampler's cpuhp callback): the load's CPU's timer alone.
+	[[ $1 == *+timer0 ]] && put "/sys/devices/system/cpu/cpu$LAST_CPU/online" 0
 	load "$1" "$2"
+	[[ $1 == *+timer0 ]] && put "/sys/devices/system/cpu/cpu$LAST_CPU/online" 1
 	put "$RT/tracing_on" 0
 	put "$RT/sample_hz" 0
 	put "$RT/set_event_pid" " "
@@ -323,6 +329,9 @@ fi
 
 if [[ $part == profile ]]; then
 	configs=(ringtrace ringtrace+zstd ringtrace+timer perf)
+	# The timer on the load's CPU alone, where a CPU can go offline.
+	[[ $LAST_CPU != 0 && -w /sys/devices/system/cpu/cpu$LAST_CPU/online ]] &&
+		configs+=(ringtrace+timer0)
 else
 	configs=(ringtrace ringtrace+ustack ringtrace+stacks ringtrace+ucopy perf perf+g perf+dwarf)
 fi
@@ -352,7 +361,7 @@ for ((r = 0; r < rounds; r++)); do
 	for ((k = 0; k < ${#configs[@]}; k++)); do
 		c=${configs[(k + r) % ${#configs[@]}]}
 		load untraced "$r"
-		if [[ $c == ringtrace+timer ]]; then
+		if [[ $c == ringtrace+timer* ]]; then
 			session_ringtrace_timer "$c" "$r"
 		else
 			"session_${c%%+*}" "$c" "$r"
