@@ -9,17 +9,17 @@
 # boots with it); not meant for the host.  Every tracer records as a user
 # would: ringtrace record (ringtraced draining), perf record into its
 # perf.data, bpftrace counting in a map; each tracer's own process runs
-# on the last CPU, the load on CPU 0, so that what the load loses is the
-# work done on its CPU for it.
+# on the last CPU, the load on CPU 0 (but see -icount below: there the
+# last CPU's work counts too).
 #
 # profile: tools/bench/rt-spin N (default 250000000 rounds of arithmetic
 # in spin_leaf <- spin_b <- spin_a <- main, -O0 with frame pointers) on
 # CPU 0, untraced and sampled at 999 Hz by
 #
-#   ringtrace   ringtrace record --sample 999 -F -e sched_process_exec --
-#               rt-spin (cpu_sample with
-#               the kernel stack when in the kernel and the user stack,
-#               frame pointers; its pid only)
+#   ringtrace   ringtrace record --level store --sample 999 -F -e
+#               sched_process_exec -- rt-spin (cpu_sample with the kernel
+#               stack when in the kernel and the user stack, frame
+#               pointers; its pid only)
 #   perf        perf record -e cpu-clock -F 999 -g -- rt-spin (TCG has
 #               no PMU: the hrtimer-driven software clock, as ringtrace's)
 #   bpftrace    bpftrace 'profile:hz:999 { @[kstack, ustack] = count(); }'
