@@ -86,7 +86,8 @@ reset_stacks() {
 }
 
 # Back to a fresh module's state: every event off, no pid filter, no
-# stacks, no predicate (the marker's would hide markers from what follows).
+# stacks, no predicate (the marker's would hide markers from what follows),
+# no sampler, no mappings, user stacks by frame pointers.
 reset_module() {
 	local f
 
@@ -99,6 +100,11 @@ reset_module() {
 		echo >"$R/set_event_pid" &&
 		{ [[ ! -e $R/set_event_cgroup ]] || echo >"$R/set_event_cgroup"; } &&
 		reset_stacks &&
+		echo 0 >"$R/sample_hz" &&
+		echo 0 >"$R/mmap_events" &&
+		echo 0 >"$R/mmap_dump" &&
+		echo fp >"$R/ustack_mode" &&
+		echo 8192 >"$R/ustack_size" &&
 		echo discard >"$R/mode" &&
 		echo 4096 >"$R/subbuf_size" &&
 		echo 16 >"$R/num_subbufs" &&
