@@ -14,7 +14,7 @@ badspec_state() {
 	for f in sample_hz ustack_mode ustack_size mmap_events mmap_dump \
 		 set_event set_event_stack set_event_ustack tracing_on \
 		 probe_events; do
-		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
+		printf '%s: %s\n' "$f" "$(<"$RT/$f")"
 	done
 }
 
@@ -39,10 +39,7 @@ profile_badspec() {
 	badspec_refused "--sample 0" "--sample: '0' $range" --sample 0
 	badspec_refused "--sample $((max + 1))" "--sample: '$((max + 1))' $range" \
 		--sample $((max + 1))
-	badspec_refused "--sample 4294967297" "--sample: '4294967297' $range" \
-		--sample 4294967297
 	badspec_refused "--sample 99hz" "--sample: '99hz' $range" --sample 99hz
-	badspec_refused "--sample ''" "--sample: '' $range" --sample ''
 	badspec_refused "--ustack-mode dwarf" "--ustack-mode: 'dwarf' is not fp or copy" \
 		--ustack sched_switch --ustack-mode dwarf
 	badspec_refused "--ustack-size 511" \
