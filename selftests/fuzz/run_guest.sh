@@ -87,7 +87,8 @@ reset_stacks() {
 
 # Back to a fresh module's state: every event off, no pid filter, no
 # stacks, no predicate (the marker's would hide markers from what follows),
-# no sampler, no mappings, user stacks by frame pointers.
+# no sampler, no mappings, user stacks by frame pointers (ustack_size
+# once subbuf_size is back: at most a quarter of it).
 reset_module() {
 	local f
 
@@ -104,12 +105,12 @@ reset_module() {
 		echo 0 >"$R/mmap_events" &&
 		echo 0 >"$R/mmap_dump" &&
 		echo fp >"$R/ustack_mode" &&
-		echo 8192 >"$R/ustack_size" &&
 		echo discard >"$R/mode" &&
 		echo 4096 >"$R/subbuf_size" &&
 		echo 16 >"$R/num_subbufs" &&
 		echo 65536 >"$R/subbuf_size" &&
-		echo 1 >"$R/clear"
+		echo 1 >"$R/clear" &&
+		echo 8192 >"$R/ustack_size"
 }
 
 run_fuzzer() {
