@@ -1050,7 +1050,7 @@ void fz_ctl_op(struct fz_thread *t)
 	probe.readable = count < sizeof(b) ? count : sizeof(b);
 	fz_ctl_model(c, &probe, b, count, append, &e);
 	if (!fz_ctl_allowed(&e)) {
-		fz_desc(t, "skip %s: would attach a tracepoint", c->rel);
+		fz_desc(t, "skip %s: would attach a probe or timers", c->rel);
 		return;
 	}
 	fz_ctl_begin();
