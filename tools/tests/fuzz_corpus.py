@@ -191,6 +191,10 @@ def seeds(real, out):
         # A mapping and user stack copies (one cut, one with sp near 2^64).
         made['gen-ucopy'] = read_dir(test_decoder.ucopy_seed_trace(
             os.path.join(tmp, 'h')))
+        # USDT hits (arguments, a fault, a user stack) and a probe
+        # without arguments.
+        made['gen-usdt'] = read_dir(test_decoder.usdt_seed_trace(
+            os.path.join(tmp, 'i')))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))

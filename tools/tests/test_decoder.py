@@ -4517,6 +4517,96 @@ def ucopy_seed(ctx):
               'tools/tests/fuzz/seeds/gen-ucopy is not ucopy_seed_trace()')
 
 
+# USDT events as module/usdt.c declares them: the probe's N int64_t
+# arguments, then faults; dynamic ids (the fuzz seed's are any free ones).
+USDT_TICK_ID, USDT_START_ID = 40, 41
+USDT_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+               (UMMAP_ID, 'user_mmap', gentrace.USER_MMAP),
+               (USER_STACK_ID, 'user_stack', gentrace.USER_STACK),
+               (USDT_TICK_ID, 'usdt_rt_tick', [('int64_t', 'arg0', None),
+                                               ('int64_t', 'arg1', None),
+                                               ('uint16_t', 'faults', None)]),
+               (USDT_START_ID, 'usdt_rt_start', [('uint16_t', 'faults', None)])]
+
+
+def usdt_seed_trace(d):
+    """The fuzzer's seed gen-usdt: a mapping, two rt:tick hits (the second
+    with arg1's memory faulted and a user stack), and rt:start, a probe
+    without arguments."""
+    bid = bytes(range(0x60, 0x74))
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'wl', 300)),
+          (1100, UMMAP_ID, gentrace.user_mmap(300, 0x555555554000, 0x555555556000,
+                                              0x1000, bid, '/usr/bin/wl')),
+          (1200, USDT_START_ID, struct.pack('<H', 0)),
+          (1300, USDT_TICK_ID, struct.pack('<qqH', 7, -21, 0)),
+          (1400, USDT_TICK_ID, struct.pack('<qqH', 8, 0, 2)),
+          (1400, USER_STACK_ID, gentrace.make_user_stack([0x555555555123,
+                                                          0x555555555456])),
+          (2000, 1, kswitch('wl', 300, 'swapper/0', 0))]
+    return write_trace(d, USDT_EVENTS, [ev])
+
+
+@test
+def usdt_seed(ctx):
+    """The fuzz seed gen-usdt is usdt_seed_trace() as it reads now: report
+    prints each hit's arguments and faults, the stack after the faulted
+    one; babeltrace2 reads its seven records."""
+    d = usdt_seed_trace(os.path.join(ctx.tmp, 'seed'))
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of the seed')
+    lines = [l for l in r.stdout.splitlines() if ' usdt_rt_' in l]
+    check(r.returncode == 0 and len(lines) == 3 and
+          'usdt_rt_start: faults=0' in lines[0] and
+          'arg0=7, arg1=-21, faults=0' in lines[1] and
+          'arg0=8, arg1=0, faults=2' in lines[2] and
+          '    wl+0x2123 [bid:60616263]' in r.stdout,
+          'seed: %d %s' % (r.returncode, r.stdout))
+    events, _ = bt2(d)
+    check([e[2] for e in events] == ['sched_switch', 'user_mmap', 'usdt_rt_start',
+                                     'usdt_rt_tick', 'usdt_rt_tick', 'user_stack',
+                                     'sched_switch'],
+          'babeltrace2: %s' % events)
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-usdt'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
+              'tools/tests/fuzz/seeds/gen-usdt is not usdt_seed_trace()')
+
+
+# Every record issue 30 added, by name (usdt_* a prefix).
+USER_RECORDS = ['user_stack', 'user_stack_copy', 'user_mmap', 'cpu_sample', 'usdt_']
+
+
+@test
+def fuzz_seeds_carry_user_records(ctx):
+    """The decoder fuzzer starts from a trace holding each record issue 30
+    added: some seed of tools/tests/fuzz/seeds has an event of each, as
+    babeltrace2 reads the seeds (the plain ones: the store and chunks
+    left out)."""
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    seeds = os.path.join(HERE, 'fuzz', 'seeds')
+    found = {}
+    for name in sorted(os.listdir(seeds)):
+        d = os.path.join(ctx.tmp, 'seeds', name)
+        os.makedirs(d)
+        with open(os.path.join(seeds, name), 'rb') as f:
+            files = fuzz_corpus.unpack(f.read())
+        if any(n.endswith('.zst') and not n.startswith('.') for n, _ in files):
+            continue                    # chunks: babeltrace2 reads no zstd
+        for n, data in files:
+            if '/' not in n and not n.startswith('.'):
+                with open(os.path.join(d, n), 'wb') as f:
+                    f.write(data)
+        for e in bt2(d)[0]:
+            for rec in USER_RECORDS:
+                if e[2] == rec or (rec.endswith('_') and e[2].startswith(rec)):
+                    found.setdefault(rec, name)
+    check(all(rec in found for rec in USER_RECORDS),
+          'no seed with %s (found: %s)' %
+          (', '.join(rec for rec in USER_RECORDS if rec not in found), found))
+
+
 @test
 def ucopy_unwound(ctx):
     """A stack copied as ringtrace.ko's copy mode does, from a program
