@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "le.h"
 #include "msg.h"
 #include "symfill.h"
 #include "usyms.h"
@@ -142,10 +143,16 @@ static void count_hits(struct symfill *sf, const struct umaps *um,
 		sf->stacks = true;
 	for (uint32_t i = 0; p->user.present && i < p->user.nr; i++)
 		hit(sf, um, pid, p->user.ips[i]);
-	/* A stack copy, not unwound here: the binary its ip is in. */
+	/*
+	 * A stack copy, not unwound here: the binary its ip is in, and each
+	 * its words point into (return addresses among them), which report's
+	 * unwinder needs to go up through their callers.
+	 */
 	if (p->copy.present) {
 		sf->stacks = true;
 		hit(sf, um, pid, p->copy.ip);
+		for (uint32_t off = 0; off + 8 <= p->copy.size; off += 8)
+			hit(sf, um, pid, rt_get_le(p->copy.bytes + off, 8));
 	}
 }
 

@@ -7,8 +7,8 @@
  * symfill_scan() walks the trace once in time order: each build-id its
  * user_mmap events name becomes a candidate (the latest mapping of it: a
  * process and range for /proc/PID/map_files/, and its path), and each
- * user frame counts for the binary it is in (a stack copy's ip for the
- * binary it stopped in).  symfill_store() then keeps them, the most hit
+ * user frame counts for the binary it is in (a stack copy's ip, and each
+ * word of the copy that points into a mapping: what unwinding it needs).  symfill_store() then keeps them, the most hit
  * first, up to a bound: the exact file a process mapped while that
  * process lives, else the path, only if its build-id is the trace's.
  * What a stack hit but is not stored is listed in USYMS_DIR/missing
@@ -20,6 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The bound of what is stored by default (--symbols-max, symbols --max). */
+#define SYMFILL_DEFAULT_MAX	(256ULL << 20)
 
 struct rt_trace;
 struct symfill;

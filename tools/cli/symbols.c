@@ -20,8 +20,6 @@
 #include "../../lib/symfill.h"
 #include "../../lib/usyms.h"
 
-#define DEFAULT_MAX	(256ULL << 20)
-
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -31,7 +29,7 @@ static int run(int argc, char **argv)
 	};
 	struct symfill *sf = symfill_new();
 	struct symfill_result r;
-	uint64_t max = DEFAULT_MAX;
+	uint64_t max = SYMFILL_DEFAULT_MAX;
 	struct rt_trace *t;
 	const char *dir;
 	char why[256];
