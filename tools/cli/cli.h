@@ -248,9 +248,11 @@ void proc_title(const char *name);
 /*
  * snapshot.c: what the buffers hold now into the new trace directory
  * @outdir (ringtraced --once), tracing going on; 0, or -1 when ringtraced
- * failed (it said why).
+ * failed (it said why).  @symbols: ringtraced's --symbols-max SIZE or
+ * --no-symbols, NULL-terminated (NULL: none).
  */
-int snapshot_write(const char *outdir, const char *debugfs);
+int snapshot_write(const char *outdir, const char *debugfs,
+		   char *const *symbols);
 
 /*
  * The running tracer's control files: -d/--debugfs DIR if given, else

@@ -1248,8 +1248,6 @@ static void parse(int argc, char **argv)
 		usage_error("--after and --max need --trigger");
 	if (opt.symbols_max && opt.no_symbols)
 		usage_error("--symbols-max and --no-symbols: one or the other");
-	if ((opt.symbols_max || opt.no_symbols) && triggers.n)
-		usage_error("--symbols-max and --no-symbols: --trigger's snapshots keep no binaries");
 	/* User frames are named through the mappings (as --stack keeps ksyms). */
 	if (opt.ustack || opt.sample_hz)
 		opt.mmap = true;
@@ -1467,11 +1465,19 @@ static void record_loop(void)
 		fputs("\r\033[K", stderr);
 }
 
-/* trigger_save()'s writer: `ringtrace snapshot`'s. */
+/* trigger_save()'s writer: `ringtrace snapshot`'s, with --symbols-*. */
 static int write_snapshot(const char *dir,
 			  void *unused __attribute__((unused)))
 {
-	return snapshot_write(dir, NULL);
+	char *symbols[3] = { NULL };
+
+	if (opt.symbols_max) {
+		symbols[0] = "--symbols-max";
+		symbols[1] = (char *)opt.symbols_max;
+	} else if (opt.no_symbols) {
+		symbols[0] = "--no-symbols";
+	}
+	return snapshot_write(dir, NULL, symbols);
 }
 
 /*
