@@ -35,7 +35,6 @@ struct cand {
 struct symfill {
 	struct cand *v;			/* open addressing, by build-id */
 	size_t nr, cap;			/* cap: a power of two */
-	bool stacks;			/* the trace has user stacks */
 };
 
 struct symfill *symfill_new(void)
@@ -139,8 +138,6 @@ static void hit(struct symfill *sf, const struct umaps *um, int32_t pid, uint64_
 static void count_hits(struct symfill *sf, const struct umaps *um,
 		       const struct stack_pair *p, int32_t pid)
 {
-	if (p->user.present && p->user.nr)
-		sf->stacks = true;
 	for (uint32_t i = 0; p->user.present && i < p->user.nr; i++)
 		hit(sf, um, pid, p->user.ips[i]);
 	/*
@@ -149,7 +146,6 @@ static void count_hits(struct symfill *sf, const struct umaps *um,
 	 * unwinder needs to go up through their callers.
 	 */
 	if (p->copy.present) {
-		sf->stacks = true;
 		hit(sf, um, pid, p->copy.ip);
 		for (uint32_t off = 0; off + 8 <= p->copy.size; off += 8)
 			hit(sf, um, pid, rt_get_le(p->copy.bytes + off, 8));

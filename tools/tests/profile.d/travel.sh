@@ -6,11 +6,11 @@
 # Two binaries that exist nowhere else: a copy of the frame-pointer
 # ustack-workload at a fresh path, and another copy with its build-id
 # bytes changed (a binary of its own in the store), run first for a few
-# milliseconds.  `record --sample 999 --ustack sched_switch -F` of both
+# milliseconds; both on the results share, deleted before any report.  `record --sample 999 --ustack sched_switch -F` of both
 # (no --mmap given: both imply it); then both files are deleted and
 # `report --folded` runs here.  Checks:
-#   - the short process exited within 50 ms of its exec (the trace's
-#     timestamps), before the recording stopped
+#   - the short process's exec and exit are in the trace (it exited
+#     before the stop; its life is printed: 35-75 ms under TCG)
 #   - the folded stacks name the workload's functions: the sleeper's
 #     ...;main;c;d, the spinner's ...;a;b;spin, the short process's
 #     ...;main;c;d
@@ -51,10 +51,14 @@ travel_life() {
 }
 
 profile_travel() {
-	local d=$W/travel wl short rec n life
-	mkdir -p "$d"
-	wl=$d/travel-wl
-	short=$d/travel-short
+	local d=$W/travel bin wl short rec n life
+	# The binaries on the results share (9p): the module reads no build-id
+	# of a file on tmpfs (shmem has no read_folio: module/mmap.c), and the
+	# guest's /tmp and its overlay's upper layer are tmpfs.
+	bin=${RT_VM_OUT:-$W}/travel-bin
+	mkdir -p "$d" "$bin"
+	wl=$bin/travel-wl
+	short=$bin/travel-short
 	rec=$d/rec
 	cp "$REPO/tools/tests/ustack-workload" "$wl" &&
 		cp "$REPO/tools/tests/ustack-workload" "$short" &&
@@ -66,11 +70,14 @@ profile_travel() {
 		sh -c "'$short' 1 2000000 >/dev/null && '$wl' 100 2000000 >/dev/null" \
 		>"$d/record.out" 2>"$d/record.err" || { cat "$d/record.err"; return; }
 	rm -f "$wl" "$short"
+	rmdir "$bin"
 	"$CLI" report -e sched_process_exec,sched_process_exit "$rec" >"$d/life.txt" 2>&1
 	life=$(travel_life "$d/life.txt" travel-short)
 	note "travel: travel-short lived $life ms"
-	check "travel: the short process exited within 50 ms of its exec ($life ms)" \
-		test "$life" != "?" -a "${life:-99}" -le 50
+	# Its life is printed, not asserted (TCG's times mean nothing): it
+	# lives a few ms of its own and is long gone when the recording stops.
+	check "travel: the short process's exec and exit are in the trace ($life ms apart)" \
+		test "$life" != "?"
 	(unset DEBUGINFOD_URLS; "$CLI" report --folded "$rec") >"$d/guest.folded" \
 		2>"$d/guest.folded.err"
 	check "travel: report --folded of the trace, its binaries deleted, exits 0" \
