@@ -21,6 +21,7 @@
 #include "../../lib/ksyms.h"
 #include "../../lib/msg.h"
 #include "../../lib/parse.h"
+#include "../lib/merge.h"
 #include "../lib/rtdecode.h"
 #include "../lib/stackrec.h"
 #include "../lib/umaps.h"
@@ -78,16 +79,8 @@ int print_end(const struct rt_trace *t, const char *error);
  * index, never sized by a CPU number.
  */
 int trace_cpu_index(const struct rt_trace *t, uint32_t cpu);
-/*
- * Items of every CPU merged by time (losses included; packet items when
- * @packets): merge_next() returns NULL at the end, or at the first error
- * (merge_error() says it); an item stays valid until the next call.
- */
-struct merge;
-struct merge *merge_open(struct rt_trace *t, bool packets);
-const struct rt_item *merge_next(struct merge *m);
-const char *merge_error(const struct merge *m);
-void merge_close(struct merge *m);
+/* merge_open() (../lib/merge.h) of the commands: dies out of memory. */
+struct merge *merge_trace(struct rt_trace *t, bool packets);
 
 /*
  * follow.c: a trace directory ringtraced is writing, followed as it grows
@@ -162,14 +155,6 @@ struct stack_names;
 struct stack_names *stack_names_new(const char *dir, const char *bindir,
 				    const struct umaps *um);
 void stack_names_free(struct stack_names *n);
-/*
- * The process a pair's user stack is of, -1 unknown: a cpu_sample's own,
- * else that of @tid, the thread its event belongs to (rt_threads_owner()),
- * as @th says when the pair is handed out, else @tid itself (a main
- * thread's is its pid).
- */
-int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
-		       int32_t tid);
 /*
  * Under its event, leaf first, one frame a line: the kernel's
  * "    function+0xoff [module]", then the user's
@@ -286,9 +271,11 @@ void proc_title(const char *name);
 /*
  * snapshot.c: what the buffers hold now into the new trace directory
  * @outdir (ringtraced --once), tracing going on; 0, or -1 when ringtraced
- * failed (it said why).
+ * failed (it said why).  @symbols: ringtraced's --symbols-max SIZE or
+ * --no-symbols, NULL-terminated (NULL: none).
  */
-int snapshot_write(const char *outdir, const char *debugfs);
+int snapshot_write(const char *outdir, const char *debugfs,
+		   char *const *symbols);
 
 /*
  * The running tracer's control files: -d/--debugfs DIR if given, else

@@ -141,7 +141,7 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	struct merge *m;
 	int err = 0;
 
-	m = merge_open(t, false);
+	m = merge_trace(t, false);
 	if (!m) {
 		error_line("out of memory");
 		return -1;

@@ -523,20 +523,6 @@ struct fold_state {
 	struct last_event *last;	/* by CPU number */
 };
 
-int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
-		       int32_t tid)
-{
-	int32_t pid;
-
-	if (p->pid >= 0)
-		return p->pid;
-	if (tid <= 0)
-		return -1;
-	/* Not said yet (no state dump, no fork of it): a main thread's is its tid. */
-	pid = rt_threads_pid(th, tid);
-	return pid < 0 ? tid : pid;
-}
-
 static void fold_event(struct fold_state *s, const struct rt_item *it,
 		       const struct rt_threads *th, int32_t owner)
 {
@@ -646,7 +632,7 @@ int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict
 	s.names = stack_names_new(dir, bindir, um);
 	rt_tidmap_init(&s.waiting, sizeof(struct offcpu));
 
-	m = merge_open(t, false);
+	m = merge_trace(t, false);
 	while ((it = merge_next(m))) {
 		/* An event's stacks, before the item after them says anything. */
 		if ((p = stackrec_feed(sr, it)))

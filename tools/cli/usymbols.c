@@ -239,8 +239,17 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 	usyms_hex(id, len, hex);
 	err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
 	if (err == -ENOENT) {
-		warn("build-id %s is not in the symbol store: %s", hex,
-		     dbginfo_enabled() ? "asking debuginfod" : "its frames print unresolved");
+		char left[768];
+
+		/* Why the recording left it out, if its missing list says. */
+		if (usyms_missing_why(st->dir, id, len, left, sizeof(left)))
+			warn("build-id %s is not in the symbol store (not stored when recorded: %s): %s",
+			     hex, left, dbginfo_enabled() ? "asking debuginfod" :
+			     "its frames print unresolved");
+		else
+			warn("build-id %s is not in the symbol store: %s", hex,
+			     dbginfo_enabled() ? "asking debuginfod" :
+			     "its frames print unresolved");
 		return NULL;
 	}
 	if (!err) {

@@ -3137,6 +3137,53 @@ def symbols_command(ctx):
     check(r.returncode == 1 and r.stderr.count('\n') == 1, 'no trace: %r' % r.stderr)
 
 
+@test
+def symbols_missing_said(ctx):
+    """What the store leaves out is listed in .ringtrace-buildid/missing
+    (build-id, reason, path), report's warning for its frames says why, a
+    later run that stores it takes it off the list; binaries no stack hit
+    are listed too by `symbols` (it keeps them all), never by default
+    for a binary it stored."""
+    app = build_elf(ctx, 'app')
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    missing = os.path.join(d, '.ringtrace-buildid', 'missing')
+    r = rt('symbols', '--max', '0', d, asan=True)
+    check(r.returncode == 0 and r.stdout.endswith('; 0 already there, 1 not stored\n'),
+          'symbols --max 0: %r %r' % (r.stdout, r.stderr))
+    lines = open(missing).read().splitlines() if os.path.isfile(missing) else []
+    check(lines == ['%s\t--max 0 bytes reached\t%s' % (app['bid'].hex(), app['path'])],
+          'the missing list: %r' % lines)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of a store without app')
+    check(r.returncode == 0 and r.stderr.count('\n') == 1 and
+          'build-id %s is not in the symbol store (not stored when recorded: '
+          '--max 0 bytes reached): its frames print unresolved' % app['bid'].hex()
+          in r.stderr, 'report says why: %r' % r.stderr)
+    fill_store(d, 'stored 1 binary (')
+    check(not os.path.exists(missing), 'stored now: the missing list goes')
+    # A file that changed since (another build-id at the path).
+    lie = dict(app, bid=bytes(range(20)))
+    e = user_trace(os.path.join(ctx.tmp, 'changed'), app_events(lie))
+    r = rt('symbols', e, asan=True)
+    check(r.returncode == 0 and r.stdout.endswith('; 0 already there, 1 not stored\n'),
+          'symbols of a changed binary: %r %r' % (r.stdout, r.stderr))
+    lines = open(os.path.join(e, '.ringtrace-buildid', 'missing')).read().splitlines()
+    check(len(lines) == 1 and lines[0].startswith(bytes(range(20)).hex() + '\t') and
+          lines[0].endswith('its build-id is %s, not %s\t%s' %
+                            (app['bid'].hex(), bytes(range(20)).hex(), app['path'])),
+          'a changed binary listed: %r' % lines)
+    r = rt('report', e, asan=True)
+    check('not stored when recorded: ' in r.stderr and 'its build-id is' in r.stderr,
+          'report of the changed binary says why: %r' % r.stderr)
+    # A damaged list is untrusted input: a line that is no entry says nothing.
+    open(os.path.join(e, '.ringtrace-buildid', 'missing'), 'w').write(
+        '\n\t\t\n' + bytes(range(20)).hex() + '\n' + 'zz' * 300)
+    r = rt('report', e, asan=True)
+    clean_run(r, 'report, a damaged missing list')
+    check(r.returncode == 0 and 'not stored when recorded' not in r.stderr and
+          'is not in the symbol store: its frames print unresolved' in r.stderr,
+          'a damaged missing list: %r' % r.stderr)
+
 def lttng_export(ctx, d, status=0, name='lttng'):
     """export -f lttng of d (ASan build): the output directory, checked by
     lttng_check.py; its counts."""
