@@ -123,7 +123,7 @@ static int read_syms(struct binary *b, Elf64_Word type)
 	while ((scn = elf_nextscn(b->elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		size_t n;
+		size_t n, room, fsize;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
@@ -131,10 +131,25 @@ static int read_syms(struct binary *b, Elf64_Word type)
 		if (!d)
 			continue;
 		n = sh.sh_size / sh.sh_entsize;
+		/*
+		 * Room for every function at once: as many as gelf_getsym()
+		 * can return, whatever sh_entsize a damaged file claims.
+		 */
+		fsize = gelf_fsize(b->elf, ELF_T_SYM, 1, EV_CURRENT);
+		room = fsize ? d->d_size / fsize : 0;
+		if (room > n)
+			room = n;
+		if (room) {
+			struct usym *p = reallocarray(b->syms, b->nr_syms + room,
+						      sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			b->syms = p;
+		}
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym s;
 			const char *name;
-			struct usym *p;
 
 			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
 			    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
@@ -143,10 +158,6 @@ static int read_syms(struct binary *b, Elf64_Word type)
 			name = elf_strptr(b->elf, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			p = realloc(b->syms, (b->nr_syms + 1) * sizeof(*p));
-			if (!p)
-				return -ENOMEM;
-			b->syms = p;
 			b->syms[b->nr_syms++] = (struct usym){
 				.value = s.st_value, .size = s.st_size, .name = name,
 				.global = GELF_ST_BIND(s.st_info) != STB_LOCAL,
