@@ -8,8 +8,9 @@
  * other processes do not matter, umaps_gen()): each executable mapping
  * the mapping table (tools/lib/umaps.h) holds for it is reported with
  * dwfl_report_elf() at the bias its address gives, from the binary of the
- * same build-id: the trace's symbol store (a stored image goes into a
- * memfd), else the --binaries directory, else debuginfod's executable.  The session's thread
+ * same build-id: the trace's symbol store (the memfd the namer,
+ * usymbols.c, decompressed it into), else the --binaries directory, else
+ * debuginfod's executable.  The session's thread
  * callbacks answer for the stack being unwound (@cur):
  *
  *   set_initial_registers  DWARF 6 (rbp), 7 (rsp) and the pc, from the
@@ -34,13 +35,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/usyms.h"
 #include "debuginfod.h"
 #include "unwind.h"
+#include "usymbols.h"
 
 #define BUILD_ID_MAX	20
 #define PROC_CACHE	16		/* processes with a session at once */
@@ -63,15 +63,14 @@ struct binary {
 };
 
 /*
- * A build-id looked for: the file found (a stored binary's image in a
- * memfd, named by its /proc/self/fd path; a --binaries file; debuginfod's
- * cached executable), or NULL when none was.
+ * A build-id looked for: the file found (a stored binary's memfd, by its
+ * /proc/self/fd path; a --binaries file; debuginfod's cached executable),
+ * or NULL when none was.
  */
 struct found {
 	uint8_t build_id[BUILD_ID_MAX];
 	uint8_t build_id_len;
 	char *path;
-	int fd;				/* the memfd, or -1 */
 };
 
 /* One libdwfl session: a process's modules, and the stack being unwound. */
@@ -86,7 +85,7 @@ struct proc {
 };
 
 struct unwinder {
-	const char *dir;		/* the trace's: its symbol store */
+	struct usym_store *store;	/* the trace's symbol store */
 	struct binary *bins;		/* --binaries */
 	size_t nr_bins;
 	struct found *found;
@@ -165,39 +164,6 @@ static int scan_dir(struct unwinder *u, const char *dir, int depth)
 	return 0;
 }
 
-/* @m's binary from the trace's symbol store, in a memfd: its path or NULL. */
-static char *store_binary(const struct unwinder *u, const struct umap_mapping *m,
-			  int *fdp)
-{
-	struct usyms_file f;
-	char why[256], *path;
-	size_t done = 0;
-	int fd;
-
-	if (!u->dir || usyms_open(u->dir, m->build_id, m->build_id_len, &f, why,
-				  sizeof(why)))
-		return NULL;	/* usymbols.c says what is wrong with it */
-	fd = memfd_create("ringtrace-binary", MFD_CLOEXEC);
-	while (fd >= 0 && done < f.size) {
-		ssize_t n = write(fd, (const char *)f.image + done, f.size - done);
-
-		if (n <= 0) {
-			close(fd);
-			fd = -1;
-		} else {
-			done += (size_t)n;
-		}
-	}
-	usyms_close(&f);
-	if (fd < 0 || asprintf(&path, "/proc/self/fd/%d", fd) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	*fdp = fd;
-	return path;
-}
-
 /*
  * The binary of @m's build-id: the trace's symbol store, then the
  * --binaries directory, then debuginfod's executable; NULL when none
@@ -205,9 +171,9 @@ static char *store_binary(const struct unwinder *u, const struct umap_mapping *m
  */
 static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 {
+	const char *stored;
 	struct found *f;
 	char *path = NULL;
-	int fd = -1;
 
 	if (!m->build_id_len)
 		return NULL;
@@ -215,7 +181,10 @@ static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 		if (u->found[i].build_id_len == m->build_id_len &&
 		    !memcmp(u->found[i].build_id, m->build_id, m->build_id_len))
 			return u->found[i].path;
-	path = store_binary(u, m, &fd);
+	/* usymbols.c says what is wrong with a stored binary it refuses. */
+	stored = usym_store_path(u->store, m->build_id, m->build_id_len);
+	if (stored && !(path = strdup(stored)))
+		return NULL;
 	for (size_t i = 0; !path && i < u->nr_bins; i++)
 		if (u->bins[i].build_id_len == m->build_id_len &&
 		    !memcmp(u->bins[i].build_id, m->build_id, m->build_id_len) &&
@@ -229,8 +198,6 @@ static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 	}
 	f = realloc(u->found, (u->nr_found + 1) * sizeof(*f));
 	if (!f) {
-		if (fd >= 0)
-			close(fd);
 		free(path);
 		return NULL;
 	}
@@ -239,12 +206,11 @@ static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 	memcpy(f->build_id, m->build_id, m->build_id_len);
 	f->build_id_len = m->build_id_len;
 	f->path = path;
-	f->fd = fd;
 	return path;
 }
 
-struct unwinder *unwinder_new(const char *dir, const char *bindir, char *why,
-			      size_t len)
+struct unwinder *unwinder_new(struct usym_store *store, const char *bindir,
+			      char *why, size_t len)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 	int err;
@@ -253,7 +219,7 @@ struct unwinder *unwinder_new(const char *dir, const char *bindir, char *why,
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
-	u->dir = dir;
+	u->store = store;
 	elf_version(EV_CURRENT);
 	if (bindir && (err = scan_dir(u, bindir, 0))) {
 		snprintf(why, len, "%s: %s", bindir, strerror(-err));
@@ -279,11 +245,8 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nr_bins; i++)
 		free(u->bins[i].path);
 	free(u->bins);
-	for (size_t i = 0; i < u->nr_found; i++) {
+	for (size_t i = 0; i < u->nr_found; i++)
 		free(u->found[i].path);
-		if (u->found[i].fd >= 0)
-			close(u->found[i].fd);
-	}
 	free(u->found);
 	free(u);
 }

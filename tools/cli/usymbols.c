@@ -11,6 +11,10 @@
  * file's segments hold no bytes (NOBITS), so the file offset becomes an
  * address through the store's binary, else through the executable
  * debuginfod serves.  A binary stored with its .symtab is never asked for.
+ *
+ * A stored binary is decompressed once per report into a memfd, which the
+ * namer maps and the unwinder (unwind.c) hands libdwfl by its
+ * /proc/self/fd path: one copy of its bytes for both.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -18,6 +22,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,9 +44,15 @@ struct load {
 struct binary {
 	uint8_t id[USYMS_BUILD_ID_MAX];
 	size_t id_len;
-	bool ok;			/* opened and checked */
+	bool ok;			/* opened and checked: names from it */
+	bool stored;			/* @file holds the store's image */
+	bool named;			/* names read, or why not said */
+	int err;			/* usyms_open()'s, and its @why */
+	char *why;
 	bool symtab;			/* its functions are .symtab's */
 	struct usyms_file file;		/* the store's (not debuginfod's) */
+	int memfd;			/* file.image's bytes, mapped... */
+	char *memfd_path;		/* ...when this is set: /proc/self/fd/N */
 	Elf *elf;
 	struct usym *syms;		/* by value */
 	size_t nr_syms;
@@ -62,6 +73,7 @@ struct usym_store {
 	char *dir;
 	bool looked;			/* whether the store exists, asked */
 	bool exists;
+	bool said;			/* that it does not, said */
 	struct binary *bins;
 	size_t nr, cap;
 	struct debug *dbgs;
@@ -84,7 +96,57 @@ static void binary_free(struct binary *b)
 	elf_end(b->elf);
 	free(b->syms);
 	free(b->loads);
+	if (b->memfd_path) {
+		munmap(b->file.image, b->file.size);
+		b->file.image = NULL;
+		close(b->memfd);
+		free(b->memfd_path);
+	}
 	usyms_close(&b->file);
+	free(b->why);
+}
+
+/*
+ * @b's decompressed image moved into a memfd and mapped there (private
+ * and writable, as the heap copy was: libelf may convert in place), the
+ * heap copy freed.  0, or -errno with the heap copy kept.
+ */
+static int image_to_memfd(struct binary *b)
+{
+	const char *image = b->file.image;
+	size_t done = 0;
+	void *map;
+	int fd, err;
+
+	fd = memfd_create("ringtrace-binary", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < b->file.size) {
+		ssize_t n = write(fd, image + done, b->file.size - done);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	map = mmap(NULL, b->file.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	if (asprintf(&b->memfd_path, "/proc/self/fd/%d", fd) < 0) {
+		munmap(map, b->file.size);
+		err = -ENOMEM;
+		goto fail;
+	}
+	free(b->file.image);
+	b->file.image = map;
+	b->memfd = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
 }
 
 void usym_store_free(struct usym_store *st)
@@ -209,9 +271,13 @@ static int read_binary(struct binary *b, char *why, size_t size)
 	return read_elf(b, why, size);
 }
 
-/* @id's binary, opened on the first ask; NULL when missing or bad. */
-static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
-				 size_t len)
+/*
+ * @id's slot, its stored image loaded on the first ask (b->stored; what
+ * went wrong kept for get_binary() to say when a frame is named: the
+ * unwinder asks for binaries no frame may be in); NULL out of memory.
+ */
+static struct binary *load_binary(struct usym_store *st, const uint8_t *id,
+				  size_t len)
 {
 	char why[PATH_MAX + 256], hex[2 * USYMS_BUILD_ID_MAX + 1];
 	struct binary *b;
@@ -219,7 +285,7 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 
 	for (size_t i = 0; i < st->nr; i++)
 		if (st->bins[i].id_len == len && !memcmp(st->bins[i].id, id, len))
-			return st->bins[i].ok ? &st->bins[i] : NULL;
+			return &st->bins[i];
 	if (!st->looked) {
 		char path[PATH_MAX];
 		struct stat s;
@@ -227,10 +293,6 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 		snprintf(path, sizeof(path), "%s/" USYMS_DIR, st->dir);
 		st->exists = !stat(path, &s) && S_ISDIR(s.st_mode);
 		st->looked = true;
-		if (!st->exists)
-			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved%s ('ringtrace symbols %s' fills it while the binaries exist)",
-			     st->dir, dbginfo_enabled() ? " unless debuginfod has them" : "",
-			     st->dir);
 	}
 	if (st->nr == st->cap) {
 		size_t cap = st->cap ? 2 * st->cap : 16;
@@ -246,39 +308,92 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 	memcpy(b->id, id, len);
 	b->id_len = len;
 	if (!st->exists)
-		return NULL;
-	usyms_hex(id, len, hex);
-	err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
-	if (err == -ENOENT) {
+		return b;
+	b->err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
+	if (b->err) {
+		b->why = strdup(why);
+		return b;
+	}
+	b->stored = true;
+	err = image_to_memfd(b);
+	if (err) {
+		usyms_hex(id, len, hex);
+		warn("build-id %s: no memfd for it (%s): its user stack copies are not unwound with it",
+		     hex, strerror(-err));
+	}
+	return b;
+}
+
+/* @b's functions read (b->ok), or why not said: once, on its first frame. */
+static void name_binary(struct usym_store *st, struct binary *b)
+{
+	char why[PATH_MAX + 256], ewhy[256], hex[2 * USYMS_BUILD_ID_MAX + 1];
+	int err;
+
+	b->named = true;
+	if (!st->exists) {
+		if (!st->said)
+			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved%s ('ringtrace symbols %s' fills it while the binaries exist)",
+			     st->dir, dbginfo_enabled() ? " unless debuginfod has them" : "",
+			     st->dir);
+		st->said = true;
+		return;
+	}
+	usyms_hex(b->id, b->id_len, hex);
+	if (b->err == -ENOENT) {
 		warn("build-id %s is not in the symbol store: %s", hex,
 		     dbginfo_enabled() ? "asking debuginfod" : "its frames print unresolved");
-		return NULL;
+		return;
 	}
-	if (!err) {
-		char ewhy[256];
-
-		err = read_binary(b, ewhy, sizeof(ewhy));
-		/*
-		 * No function, but segments: kept for debuginfod's debug file
-		 * (usym_resolve()), which says why if it has none.
-		 */
-		if (!err && !b->nr_syms && !dbginfo_enabled()) {
-			snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
-			err = -EINVAL;
-		}
-		if (err)
-			snprintf(why, sizeof(why), "build-id %s: %s", hex, ewhy);
+	if (b->err) {
+		warn("%s: its frames print unresolved", b->why ? b->why : strerror(-b->err));
+		return;
+	}
+	err = read_binary(b, ewhy, sizeof(ewhy));
+	/*
+	 * No function, but segments: kept for debuginfod's debug file
+	 * (usym_resolve()), which says why if it has none.
+	 */
+	if (!err && !b->nr_syms && !dbginfo_enabled()) {
+		snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
+		err = -EINVAL;
 	}
 	if (err) {
+		snprintf(why, sizeof(why), "build-id %s: %s", hex, ewhy);
 		warn("%s: its frames print unresolved", why);
-		binary_free(b);
-		memset(b, 0, sizeof(*b));
-		memcpy(b->id, id, len);
-		b->id_len = len;
-		return NULL;
+		/* The image stays (b->stored): its CFI may still unwind. */
+		elf_end(b->elf);
+		free(b->syms);
+		free(b->loads);
+		b->elf = NULL;
+		b->syms = NULL;
+		b->loads = NULL;
+		b->nr_syms = b->nr_loads = 0;
+		return;
 	}
 	b->ok = true;
-	return b;
+}
+
+/* @id's binary, opened on the first ask; NULL when missing or bad. */
+static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
+				 size_t len)
+{
+	struct binary *b = load_binary(st, id, len);
+
+	if (b && !b->named)
+		name_binary(st, b);
+	return b && b->ok ? b : NULL;
+}
+
+const char *usym_store_path(struct usym_store *st, const uint8_t *id,
+			    size_t len)
+{
+	struct binary *b;
+
+	if (!id || !len || len > USYMS_BUILD_ID_MAX)
+		return NULL;
+	b = load_binary(st, id, len);
+	return b && b->stored ? b->memfd_path : NULL;
 }
 
 /*
