@@ -4,13 +4,15 @@
  * module/ustack.c): ip, sp and bp, and up to ustack_size bytes from sp.
  *
  * Each process gets one libdwfl session (a Dwfl), made the first time one
- * of its stacks is unwound, and again when its mappings change (those of
- * other processes do not matter, umaps_gen()): each executable mapping
- * the mapping table (tools/lib/umaps.h) holds for it is reported with
- * dwfl_report_elf() at the bias its address gives, from the binary of the
- * same build-id: the trace's symbol store (the memfd the namer,
- * usymbols.c, decompressed it into), else the --binaries directory, else
- * debuginfod's executable.  The session's thread
+ * of its stacks is unwound: each executable mapping the mapping table
+ * (tools/lib/umaps.h) holds for it is reported with dwfl_report_elf() at
+ * the bias its address gives, from the binary of the same build-id: the
+ * trace's symbol store (the memfd the namer, usymbols.c, decompressed it
+ * into), else the --binaries directory, else debuginfod's executable.
+ * When its mappings change (those of other processes do not matter,
+ * umaps_gen()), the mappings added are reported to the same session
+ * (dwfl_report_begin_add()); one that went or changed (an exec, an
+ * munmap, a mapping over it) makes a new session.  The session's thread
  * callbacks answer for the stack being unwound (@cur):
  *
  *   set_initial_registers  DWARF 6 (rbp), 7 (rsp) and the pc, from the
@@ -73,13 +75,22 @@ struct found {
 	char *path;
 };
 
+/* A mapping a session was told of: a module, or counted missing. */
+struct told {
+	uint64_t start, end, pgoff;
+	uint8_t build_id[BUILD_ID_MAX];
+	uint8_t build_id_len;
+};
+
 /* One libdwfl session: a process's modules, and the stack being unwound. */
 struct proc {
 	int32_t pid;
 	bool made;			/* this slot holds @pid's session */
-	uint64_t gen;			/* pid_gen() when made */
+	uint64_t gen;			/* umaps_gen() when last told */
 	Dwfl *dwfl;			/* NULL: nothing to unwind with */
 	unsigned int missing;		/* mappings without a binary */
+	struct told *told;		/* by start, as umaps_nth() gives them */
+	size_t nr_told;
 	const struct stack_copy *cur;
 	uint64_t unread;		/* the first word it could not read */
 };
@@ -233,6 +244,7 @@ static void proc_drop(struct proc *p)
 {
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
+	free(p->told);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -410,13 +422,78 @@ static bool map_bias(const char *path, const struct umap_mapping *m,
 	return found;
 }
 
+/* @um reported to @p's session: true if it became a module. */
+static bool proc_report(struct unwinder *u, struct proc *p,
+			const struct umap_mapping *um)
+{
+	const char *path, *name;
+	uint64_t bias;
+
+	path = find_binary(u, um);
+	if (path && map_bias(path, um, &bias)) {
+		name = strrchr(path, '/');
+		/* add_p_vaddr: @bias is added to the file's vaddrs as they are. */
+		if (dwfl_report_elf(p->dwfl, name ? name + 1 : path, path, -1,
+				    bias, true))
+			return true;
+	}
+	p->missing++;
+	return false;
+}
+
+static bool told_is(const struct told *t, const struct umap_mapping *um)
+{
+	return t->start == um->start && t->end == um->end &&
+	       t->pgoff == um->pgoff && t->build_id_len == um->build_id_len &&
+	       !memcmp(t->build_id, um->build_id, um->build_id_len);
+}
+
+/*
+ * @p's list of what it was told made @pid's mappings with a build-id now
+ * (without one, nothing finds their file), the modules reported and
+ * counted in the session: all of them when @p->nr_told is 0, else those
+ * not in the list (proc_add() checked the list's are all still there).
+ * Returns how many became modules, or -1 out of memory (nothing told).
+ */
+static int proc_tell(struct unwinder *u, struct proc *p, const struct umaps *m)
+{
+	const struct umap_mapping *um;
+	struct told *next = NULL;
+	size_t nr = 0, j = 0;
+	int reported = 0;
+
+	for (uint32_t i = 0; (um = umaps_nth(m, p->pid, i)); i++)
+		nr += um->build_id_len > 0;
+	if (nr && !(next = calloc(nr, sizeof(*next))))
+		return -1;
+	nr = 0;
+	for (uint32_t i = 0; (um = umaps_nth(m, p->pid, i)); i++) {
+		struct told *t;
+
+		if (!um->build_id_len)
+			continue;
+		t = &next[nr++];
+		*t = (struct told){ .start = um->start, .end = um->end,
+				    .pgoff = um->pgoff,
+				    .build_id_len = um->build_id_len };
+		memcpy(t->build_id, um->build_id, um->build_id_len);
+		/* Both by start: one told before is at j. */
+		if (j < p->nr_told && told_is(&p->told[j], um)) {
+			j++;
+			continue;
+		}
+		reported += proc_report(u, p, um);
+	}
+	free(p->told);
+	p->told = next;
+	p->nr_told = nr;
+	return reported;
+}
+
 static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
 		      const struct umaps *m, uint64_t gen)
 {
-	const struct umap_mapping *um;
-	unsigned int reported = 0;
-	const char *path, *name;
-	uint64_t bias;
+	int reported;
 
 	p->pid = pid;
 	p->made = true;
@@ -425,31 +502,51 @@ static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
 	if (!p->dwfl)
 		return;
 	dwfl_report_begin(p->dwfl);
-	for (uint32_t i = 0; (um = umaps_nth(m, pid, i)); i++) {
-		/* No build-id (a file without one): nothing to find it by. */
-		if (!um->build_id_len)
-			continue;
-		path = find_binary(u, um);
-		if (!path || !map_bias(path, um, &bias)) {
-			p->missing++;
-			continue;
-		}
-		name = strrchr(path, '/');
-		/* add_p_vaddr: @bias is added to the file's vaddrs as they are. */
-		if (dwfl_report_elf(p->dwfl, name ? name + 1 : path, path, -1,
-				    bias, true))
-			reported++;
-		else
-			p->missing++;
-	}
+	reported = proc_tell(u, p, m);
 	dwfl_report_end(p->dwfl, NULL, NULL);
-	if (!reported || !dwfl_attach_state(p->dwfl, NULL, pid, &thread_cbs, p)) {
+	if (reported <= 0 ||
+	    !dwfl_attach_state(p->dwfl, NULL, pid, &thread_cbs, p)) {
 		dwfl_end(p->dwfl);
 		p->dwfl = NULL;
 	}
 }
 
-/* @pid's session, made (again) when its mappings may have changed. */
+/*
+ * @p's session told of @p->pid's mappings added since (as @gen is now):
+ * false, nothing done, when one it was told of went or changed (an exec,
+ * an munmap, a mapping over a part), or it has no session to add to.
+ */
+static bool proc_add(struct unwinder *u, struct proc *p, const struct umaps *m,
+		     uint64_t gen)
+{
+	const struct umap_mapping *um;
+	size_t j = 0;
+	int rc;
+
+	if (!p->dwfl)
+		return false;
+	/* Every mapping told is still there as it was: both lists by start. */
+	for (uint32_t i = 0; j < p->nr_told && (um = umaps_nth(m, p->pid, i)); i++) {
+		if (!um->build_id_len || um->start < p->told[j].start)
+			continue;	/* none, or added */
+		if (!told_is(&p->told[j], um))
+			return false;
+		j++;
+	}
+	if (j < p->nr_told)
+		return false;
+	dwfl_report_begin_add(p->dwfl);
+	rc = proc_tell(u, p, m);
+	if (dwfl_report_end(p->dwfl, NULL, NULL) || rc < 0)
+		return false;
+	p->gen = gen;
+	return true;
+}
+
+/*
+ * @pid's session, told of the mappings added since, or made again when
+ * one it knew went or changed.
+ */
 static struct proc *proc_get(struct unwinder *u, int32_t pid,
 			     const struct umaps *m)
 {
@@ -458,8 +555,13 @@ static struct proc *proc_get(struct unwinder *u, int32_t pid,
 
 	for (unsigned int i = 0; i < PROC_CACHE; i++) {
 		p = &u->procs[i];
-		if (p->made && p->pid == pid && p->gen == gen)
+		if (!p->made || p->pid != pid)
+			continue;
+		if (p->gen == gen || proc_add(u, p, m, gen))
 			return p;
+		proc_drop(p);
+		proc_make(u, p, pid, m, gen);
+		return p;
 	}
 	p = &u->procs[u->next_victim++ % PROC_CACHE];
 	proc_drop(p);
