@@ -76,6 +76,8 @@ struct usym_store {
 	bool said;			/* that it does not, said */
 	struct binary *bins;
 	size_t nr, cap;
+	size_t *index;			/* 1 + a bin's index, by build-id hash */
+	size_t index_cap;		/* 4 * cap, a power of 2 */
 	struct debug *dbgs;
 	size_t nr_dbgs, cap_dbgs;
 };
@@ -156,6 +158,7 @@ void usym_store_free(struct usym_store *st)
 	for (size_t i = 0; i < st->nr; i++)
 		binary_free(&st->bins[i]);
 	free(st->bins);
+	free(st->index);
 	for (size_t i = 0; i < st->nr_dbgs; i++) {
 		binary_free(&st->dbgs[i].syms);
 		binary_free(&st->dbgs[i].exe);
@@ -271,6 +274,47 @@ static int read_binary(struct binary *b, char *why, size_t size)
 	return read_elf(b, why, size);
 }
 
+/* Where @id's slot is, or would go, in st->index (a build-id is a hash). */
+static size_t index_slot(const struct usym_store *st, const uint8_t *id,
+			 size_t len)
+{
+	size_t mask = st->index_cap - 1, h = 0;
+
+	memcpy(&h, id, len < sizeof(h) ? len : sizeof(h));
+	for (h &= mask; st->index[h]; h = (h + 1) & mask) {
+		const struct binary *b = &st->bins[st->index[h] - 1];
+
+		if (b->id_len == len && !memcmp(b->id, id, len))
+			break;
+	}
+	return h;
+}
+
+/* Room for one more slot, in st->bins and in st->index: 0 or -ENOMEM. */
+static int grow_bins(struct usym_store *st)
+{
+	size_t cap = st->cap ? 2 * st->cap : 16;
+	struct binary *p;
+	size_t *index;
+
+	if (st->nr < st->cap)
+		return 0;
+	p = realloc(st->bins, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	st->bins = p;
+	index = calloc(4 * cap, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	free(st->index);
+	st->index = index;
+	st->index_cap = 4 * cap;
+	st->cap = cap;
+	for (size_t i = 0; i < st->nr; i++)
+		st->index[index_slot(st, st->bins[i].id, st->bins[i].id_len)] = i + 1;
+	return 0;
+}
+
 /*
  * @id's slot, its stored image loaded on the first ask (b->stored; what
  * went wrong kept for get_binary() to say when a frame is named: the
@@ -281,11 +325,11 @@ static struct binary *load_binary(struct usym_store *st, const uint8_t *id,
 {
 	char why[PATH_MAX + 256], hex[2 * USYMS_BUILD_ID_MAX + 1];
 	struct binary *b;
+	size_t h;
 	int err;
 
-	for (size_t i = 0; i < st->nr; i++)
-		if (st->bins[i].id_len == len && !memcmp(st->bins[i].id, id, len))
-			return &st->bins[i];
+	if (st->index_cap && st->index[h = index_slot(st, id, len)])
+		return &st->bins[st->index[h] - 1];
 	if (!st->looked) {
 		char path[PATH_MAX];
 		struct stat s;
@@ -294,19 +338,13 @@ static struct binary *load_binary(struct usym_store *st, const uint8_t *id,
 		st->exists = !stat(path, &s) && S_ISDIR(s.st_mode);
 		st->looked = true;
 	}
-	if (st->nr == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 16;
-		struct binary *p = realloc(st->bins, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		st->bins = p;
-		st->cap = cap;
-	}
+	if (grow_bins(st))
+		return NULL;
 	b = &st->bins[st->nr++];
 	memset(b, 0, sizeof(*b));
 	memcpy(b->id, id, len);
 	b->id_len = len;
+	st->index[index_slot(st, id, len)] = st->nr;
 	if (!st->exists)
 		return b;
 	b->err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
