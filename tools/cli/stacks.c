@@ -194,8 +194,8 @@ void stack_names_free(struct stack_names *n)
 	if (!n)
 		return;
 	ksyms_free(n->ks);
+	unwinder_free(n->uw);		/* before the store it shares */
 	usym_store_free(n->us);
-	unwinder_free(n->uw);
 	free(n);
 }
 
@@ -215,7 +215,7 @@ static const struct stack_pair *unwound(struct stack_names *n,
 	if (!p->copy.present)
 		return p;
 	if (!n->uw) {
-		n->uw = unwinder_new(n->dir, n->bindir, why, sizeof(why));
+		n->uw = unwinder_new(n->us, n->bindir, why, sizeof(why));
 		if (!n->uw)
 			die("--binaries %s", why);
 	}

@@ -4888,6 +4888,70 @@ def ucopy_with_kernel_stack(ctx):
 
 
 @test
+def ucopy_mappings_change(ctx):
+    """A process's mappings change between its stack copies (unwind.c
+    tells its libdwfl session of the mappings added; one that went or
+    changed makes a new session): a copy taken before the program's own
+    binary is mapped is its ip, no caller found; mapped, the next copy
+    unwinds to leaf, b, a, main; the mapping replaced by one of another
+    build-id (no binary has it), no caller again; mapped back, whole
+    again."""
+    cap = ucopy_capture(ctx)
+    pid = cap['pid']
+    exe = os.path.realpath(UCOPY_CAPTURE)
+    maps = [(lo, hi, off, path, cap['bids'].get(os.path.realpath(path)))
+            for lo, hi, off, path in cap['maps']]
+    own = [m for m in maps if m[4] and os.path.realpath(m[3]) == exe]
+    check(own, 'the program has a mapping with a build-id: %s' % maps)
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    t = 1100
+    for lo, hi, off, path, bid in maps:
+        if bid and (lo, hi, off, path, bid) not in own:
+            ev.append((t, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path)))
+            t += 10
+
+    def mapped(at, bid):
+        return [(at + k, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path))
+                for k, (lo, hi, off, path, _) in enumerate(own)]
+
+    def copy(at):
+        return [(at, 1, kswitch('capture', pid, 'swapper/0', 0)),
+                (at, UCOPY_ID, gentrace.user_stack_copy(cap['ip'], cap['sp'],
+                                                        cap['bp'], cap['stack'])),
+                (at + 100, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    ev += copy(2000) + mapped(2500, own[0][4]) + copy(3000)
+    ev += mapped(3500, bytes(range(0x60, 0x74))) + copy(4000)
+    ev += mapped(4500, own[0][4]) + copy(5000)
+    d = write_trace(os.path.join(ctx.tmp, 'changes'), UCOPY_EVENTS, [ev])
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report of copies as the mappings change')
+    check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    starts = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
+    check(len(starts) == 4, 'four switch-outs: %s' % r.stdout[-2000:])
+    got = []
+    for i in starts:
+        frames = []
+        for l in lines[i + 1:]:
+            a = frame_addr(l, cap)
+            if a is None:
+                break
+            frames.append(a)
+        got.append(frames)
+    def in_callers(a):
+        return any(cap['funcs'][n][0] <= a < cap['funcs'][n][1] for n in ('b', 'a', 'main'))
+    for k in (0, 2):
+        check(got[k][:1] == [cap['ip']] and not any(map(in_callers, got[k][1:])),
+              'copy %d (the program not mapped, or not its binary): its ip, '
+              'no caller found, not %s' % (k + 1, [hex(f) for f in got[k]]))
+    for k in (1, 3):
+        check(len(got[k]) >= 4 and all(
+            cap['funcs'][n][0] <= got[k][j] < cap['funcs'][n][1]
+            for j, n in enumerate(('leaf', 'b', 'a', 'main'))),
+            'copy %d: leaf, b, a, main, not %s' % (k + 1, [hex(f) for f in got[k]]))
+
+
+@test
 def ucopy_symbols_first(ctx):
     """ringtrace symbols stores first the binary a stack copy's ip is in,
     whichever order the mappings came in: --max 1 keeps the capture's
