@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The checks of tools/tests/profile.d/sample.sh on one profile.
 
-Usage: sample_check.py WORKLOAD_OUT OUTSIDER_PID REPORT FOLDED SECONDS
+Usage: sample_check.py WORKLOAD_OUT OUTSIDER_PID REPORT FOLDED SECONDS [--by-address]
 
 WORKLOAD_OUT is spin-workload's output (pid, sp-spin's and sp-kern's
 tids, its spinner's functions' text), REPORT `ringtrace report -e
@@ -10,7 +10,10 @@ cpu_sample` (each sample with its stacks' frames under it, the user ones
 named from the trace's symbol store as "    FUNC+0xOFF (BINARY)"; record
 --sample implies --mmap and ringtraced stores the binaries at the stop),
 FOLDED `ringtrace report --folded` of the same trace.  One "ok - ..." / "not ok - ..." line per
-check; the rates are printed, not checked (attribution is).
+check; the rates are printed, not checked (attribution is).  With
+--by-address (a kernel without kprobes, where the mappings of a process
+exec'd after the start are not recorded), a frame "0xADDR [user]" in one
+of the workload's functions counts as that function's.
 """
 import re
 import sys
@@ -41,6 +44,7 @@ def check(ok, what):
 
 def main():
     wl_path, outsider, report, folded, seconds = sys.argv[1:6]
+    by_address = sys.argv[6:7] == ['--by-address']
     wl, text = {}, []
     for line in open(wl_path):
         w = line.split()
@@ -48,6 +52,13 @@ def main():
             text.append((w[1], int(w[2], 16), int(w[3], 16)))
         elif len(w) == 2:
             wl[w[0]] = w[1]
+
+    def by_addr(frame):
+        """The workload's function at address FRAME ("0x..."), or None."""
+        if not by_address or not frame.startswith('0x'):
+            return None
+        a = int(frame.split()[0], 16)
+        return next((n for n, lo, hi in text if lo <= a < hi), None)
     pid, spin, kern = int(wl['pid']), int(wl['sp-spin']), int(wl['sp-kern'])
     outsider, seconds = int(outsider), float(seconds)
 
@@ -59,7 +70,7 @@ def main():
         line = line.rstrip('\n')
         u = USER_FRAME.match(line)
         if u and frames is not None:
-            frames.append(u.group(1))
+            frames.append(u.group(1) or by_addr(line.strip()))
             continue
         m = SAMPLE.match(line)
         if not m:
@@ -125,6 +136,8 @@ def main():
     weights = {}
     for line in open(folded):
         key, _, weight = line.rstrip('\n').rpartition(' ')
+        if by_address:
+            key = ';'.join(by_addr(f) or f for f in key.split(';'))
         if key and weight.isdigit():
             weights[key] = weights.get(key, 0) + int(weight)
     kern_stacks = {k: w for k, w in weights.items()

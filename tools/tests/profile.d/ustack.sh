@@ -41,6 +41,34 @@ ustack_frames() {
 		END { flush() }' "$1"
 }
 
+# ustack_by_address FRAMES WL_OUT: on a kernel without kprobes the
+# mappings of a process exec'd after the start are not recorded (only the
+# state dump's), so its frames stay "0xADDR [user]": each address in one
+# of the workload's functions (its "func NAME START END" lines) is
+# rewritten NAME+0xOFF in place; with kprobes the names must come from
+# the trace itself and nothing is rewritten.
+ustack_by_address() {
+	[[ -e /sys/kernel/debug/kprobes/list ]] && return
+	python3 - "$1" "$2" <<'PY'
+import sys
+funcs = []
+for l in open(sys.argv[2]):
+    w = l.split()
+    if len(w) == 4 and w[0] == 'func':
+        funcs.append((w[1], int(w[2], 16), int(w[3], 16)))
+def name(t):
+    if not t.startswith('0x'):
+        return t
+    a = int(t, 16)
+    for n, lo, hi in funcs:
+        if lo <= a < hi:
+            return '%s+0x%x' % (n, a - lo)
+    return t
+lines = [' '.join(name(t) for t in l.split()) for l in open(sys.argv[1])]
+open(sys.argv[1], 'w').write(''.join(l + '\n' for l in lines))
+PY
+}
+
 # in_dcm FRAMES: the share (percent) of FRAMES' stacks whose first three
 # frames are named d, c and main.
 in_dcm() {
@@ -83,6 +111,7 @@ profile_ustack() {
 	"$CLI" report "$d/ustack-rec" >"$d/ustack-report" 2>"$d/ustack-report.err"
 	tid=$(awk '$1 == "pid" { print $4 }' "$d/ustack-wl.out")
 	ustack_frames "$d/ustack-report" "$tid" >"$d/ustack-sleeper.frames"
+	ustack_by_address "$d/ustack-sleeper.frames" "$d/ustack-wl.out"
 	n=$(grep -vc '^-$' "$d/ustack-sleeper.frames")
 	pct=$(in_dcm "$d/ustack-sleeper.frames")
 	note "sleeper $tid: $(wc -l <"$d/ustack-sleeper.frames") switch-outs, $n with user stacks, $pct % in d <- c <- main"
@@ -115,6 +144,7 @@ profile_ustack() {
 	     /^    / { next }
 	     { if (open) print f; open = 0 }
 	     END { if (open) print f }' "$d/ustack-report5" >"$d/ustack-entry.frames"
+	ustack_by_address "$d/ustack-entry.frames" "$d/ustack-wl5.out"
 	pct=$(python3 - "$d/ustack-entry.frames" <<'PY'
 import sys
 lines = [l.split() for l in open(sys.argv[1])]
