@@ -142,6 +142,8 @@ int select_events(const char *spec, const char *const *names, size_t n,
  * trace's kernel symbols, or NULL (said on stderr) to print addresses.
  */
 const struct rt_field_value *stack_ips(const struct rt_item *it);
+/* On stderr: the stacks @sr lost to refs without their def, if any. */
+void stack_lost_warn(const struct stackrec *sr);
 /*
  * The user_stack records (module/ustack.c), after their event and its
  * kernel_stack: the frames, leaf first, addresses not yet named, and

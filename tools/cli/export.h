@@ -37,7 +37,24 @@ struct export_ctx {
 	/* Events left out because their thread is unknown: counted by item(). */
 	uint64_t unknown;
 	void *priv;			/* the format's own state */
+	/*
+	 * Interned stacks (stackrec.h), fed every item: a stack_ref with a
+	 * kernel stack reaches the format as a kernel_stack would, its frames
+	 * from export_stack_ips(); stack_defs never do.
+	 */
+	struct stackrec *sr;
+	struct rt_field_desc ref_desc;
+	struct rt_field_value ref_ips;
+	uint8_t *ref_bytes;
+	size_t ref_cap;
 };
+
+/*
+ * The kernel stack @it carries: a kernel_stack's ips, or a stack_ref's
+ * kernel stack (as a field value valid until the next item); else NULL.
+ */
+const struct rt_field_value *export_stack_ips(struct export_ctx *x,
+					      const struct rt_item *it);
 
 struct export_format {
 	const char *name;

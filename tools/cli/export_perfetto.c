@@ -211,6 +211,7 @@ static const struct {
 	{ "ringtrace_statedump_task", K_DUMP_TASK },
 	{ "ringtrace_statedump_cpu", K_DUMP_CPU },
 	{ "kernel_stack", K_STACK },
+	{ "stack_ref", K_STACK },	/* export.c passes those with a kernel stack */
 };
 
 /* ---- bytes ------------------------------------------------------------------------- */
@@ -1201,7 +1202,7 @@ static int stack(struct export_ctx *x, const struct rt_item *it)
 {
 	struct perfetto *p = x->priv;
 	const struct stack_owner *o = stack_tree_owner(p->stacks, it);
-	const struct rt_field_value *ips = stack_ips(it);
+	const struct rt_field_value *ips = export_stack_ips(x, it);
 	Perfetto__Protos__PerfSample ps = PERFETTO__PROTOS__PERF_SAMPLE__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	struct interning in = { .data = PERFETTO__PROTOS__INTERNED_DATA__INIT };
