@@ -37,7 +37,7 @@
  *       nested writer moved the offset (it may even have wrapped the ring
  *       and rewritten those bytes), the cmpxchg fails and the retry drops
  *       what was read.  The memory read is the ring's, always mapped.
- *  [I2] The table of a level is written only by writers at that level
+ *  [I2] The tables of a level are written only by writers at that level
  *       on this CPU, one after another (an interrupting writer takes the
  *       next level, see below), after their reservation's defs are
  *       written: an entry always names a stack_def committed in full,
@@ -161,11 +161,12 @@ static inline unsigned int rtr_stack_def_len(unsigned int nr)
 	(RINGTRACE_COMPACT_HEADER_SIZE + sizeof(struct rtr_stack_ref))
 
 /*
- * The definitions a level wrote last, by hash (direct-mapped: a newer
- * stack takes an older one's place): the packet (free-running number)
- * and the offset in it of the stack_def record.  @off 0: empty.  [I2]
+ * The definitions a level wrote last, per kind, by hash (direct-mapped: a
+ * newer stack takes an older one's place): the packet (free-running
+ * number) and the offset in it of the stack_def record.  @off 0: empty.
+ * [I2]
  */
-#define RTR_STACK_SEEN_BITS	8
+#define RTR_STACK_SEEN_BITS	7
 
 struct rtr_stack_seen {
 	unsigned long pkt;
@@ -174,7 +175,7 @@ struct rtr_stack_seen {
 };
 
 struct rtr_stack_seen_cpu {
-	struct rtr_stack_seen e[RINGTRACE_MAX_NESTING][1 << RTR_STACK_SEEN_BITS];
+	struct rtr_stack_seen e[RINGTRACE_MAX_NESTING][2][1 << RTR_STACK_SEEN_BITS];
 };
 
 static struct rtr_stack_seen_cpu __percpu *rtr_stack_seen;
@@ -355,7 +356,8 @@ static void *rtr_stack_reserve_ring(struct rtr_rsv *w, unsigned int id,
 				    const struct rtr_stack_def_head *kh,
 				    const struct rtr_stack_def_head *uh)
 {
-	struct rtr_stack_seen *seen, *ke = NULL, *ue = NULL;
+	struct rtr_stack_seen (*seen)[1 << RTR_STACK_SEEN_BITS];
+	struct rtr_stack_seen *ke = NULL, *ue = NULL;
 	struct ringtrace_slow_reservation s;
 	struct ringtrace_buffer *buf;
 	unsigned long old, off, rec, pkt;
@@ -377,9 +379,11 @@ static void *rtr_stack_reserve_ring(struct rtr_rsv *w, unsigned int id,
 
 	seen = this_cpu_ptr(rtr_stack_seen)->e[w->level];
 	if (kh)
-		ke = &seen[w->khash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
+		ke = &seen[RTR_STACK_KERNEL]
+			  [w->khash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
 	if (uh)
-		ue = &seen[w->uhash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
+		ue = &seen[RTR_STACK_USER]
+			  [w->uhash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
 	do {
 		old = local_read(&buf->offset);
 		ts = ringtrace_buffer_clock(buf, &last);
@@ -568,7 +572,7 @@ static u32 rtr_stack_put_def(struct rtr_rsv *w, u8 *at, u8 kind, u8 flags,
 	h->flags = flags;
 	h->depth = nr;
 	memcpy(h->ips, ips, nr * sizeof(u64));
-	e = &this_cpu_ptr(rtr_stack_seen)->e[w->level]
+	e = &this_cpu_ptr(rtr_stack_seen)->e[w->level][kind]
 		[hash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
 	e->pkt = w->pkt;
 	e->hash = hash;

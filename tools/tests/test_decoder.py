@@ -2461,6 +2461,227 @@ def ustacks_under_their_event(ctx):
         'user_stack', 'sched_switch'], 'babeltrace2 reads every record: %s' % events)
 
 
+# ---- interned stacks (module/stack.c: stack_def, stack_ref) -----------------
+
+DEF_ID, REF_ID = 22, 23
+INTERN_EVENTS = STACK_EVENTS[:2] + [
+    (DEF_ID, 'stack_def', gentrace.STACK_DEF), (REF_ID, 'stack_ref', gentrace.STACK_REF)]
+EXT_HEADER = 12                         # make_packet's headers: extended
+
+
+def stack_def(kind, flags, ips):
+    return gentrace.make_stack_def(kind, flags, ips)
+
+
+def intern_packet(records):
+    """A packet's events from @records: (ts, id, payload) as they are, or
+    (ts, 'def', NAME, kind, flags, ips), or (ts, 'ref', K, U) where K and U
+    name a def of this packet (its offset, wherever it is: refs before defs
+    are damage), or are raw offsets, or None (0)."""
+    offs, at, out = {}, HEADER.size, []
+    for r in records:
+        if r[1] == 'def':
+            offs[r[2]] = at
+            payload = stack_def(*r[3:])
+        elif r[1] == 'ref':
+            payload = b'\0' * 8
+        else:
+            payload = r[2]
+        at += EXT_HEADER + len(payload)
+    for r in records:
+        if r[1] == 'def':
+            out.append((r[0], DEF_ID, stack_def(*r[3:])))
+        elif r[1] == 'ref':
+            k, u = [0 if x is None else offs[x] if isinstance(x, str) else x
+                    for x in r[2:4]]
+            out.append((r[0], REF_ID, struct.pack('<II', k, u)))
+        else:
+            out.append(r)
+    return out
+
+
+def intern_trace(d, packets, ksyms=KSYMS):
+    """A trace of INTERN_EVENTS (ips hex, as the module declares them) of
+    @packets (intern_packet()'s records), with the symbols file."""
+    write_trace(d, INTERN_EVENTS, [intern_packet(p) for p in packets])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(ksyms.encode()))
+    return d
+
+
+USTACK_A = (0, UTEXT + 0x10, UTEXT + 0x234, UTEXT + 0x456)
+USTACK_B = (0x3, UTEXT + 0x10)
+KSTACK_B = (KTEXT + 0x2010, KTEXT + 0x2134, KTEXT + 0x1008, KTEXT + 0x9010)
+
+# One run, two packets: the first defines both stacks of the first switch
+# and its second switch-out refers to them again; the second packet
+# defines them again, and another kernel stack, a user stack alone.
+INTERNED_RUN = [
+    [(1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (1000, 'def', 'k', 0, 0, STACK_LEAF), (1000, 'def', 'u', 1, *USTACK_A[:1], USTACK_A[1:]),
+     (1000, 'ref', 'k', 'u'),
+     (5000, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+     (6000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (6000, 'ref', 'k', 'u'),
+     (6500, 1, kswitch('swapper/0', 0, 'sleeper', 100))],
+    [(7000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (7000, 'def', 'k2', 0, 0, KSTACK_B), (7000, 'ref', 'k2', None),
+     (7500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+     (8000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (8000, 'def', 'u2', 1, USTACK_B[0], USTACK_B[1:]), (8000, 'ref', None, 'u2'),
+     (8500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+     (9000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (9000, 'def', 'k', 0, 0, STACK_LEAF), (9000, 'def', 'u', 1, USTACK_A[0], USTACK_A[1:]),
+     (9000, 'ref', 'k', 'u')]]
+
+# The same run with the stacks inline, as older modules wrote them.
+INLINE_RUN = [
+    (1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (1000, STACK_ID, kstack(*STACK_LEAF)), (1000, USTACK_ID, ustack(*USTACK_A)),
+    (5000, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (6000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (6000, STACK_ID, kstack(*STACK_LEAF)), (6000, USTACK_ID, ustack(*USTACK_A)),
+    (6500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (7000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (7000, STACK_ID, kstack(*KSTACK_B)),
+    (7500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (8000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (8000, USTACK_ID, ustack(*USTACK_B)),
+    (8500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (9000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (9000, STACK_ID, kstack(*STACK_LEAF)), (9000, USTACK_ID, ustack(*USTACK_A))]
+
+
+def under_switches(out):
+    """The indented lines under each sched_switch line of a report."""
+    groups = []
+    for l in out.splitlines():
+        if ' sched_switch: ' in l:
+            groups.append([])
+        elif l.startswith('    ') and groups:
+            groups[-1].append(l)
+    return groups
+
+
+@test
+def interned_stacks_read_as_inline(ctx):
+    """A trace with interned stacks (stack_def once per packet, stack_ref
+    per event, a def referred to again in its packet, defined again in the
+    next) reads as the same trace with inline stacks: report, --folded,
+    --folded --off-cpu, --stat, the chrome-json and perfetto exports'
+    stacks; no stack_def or stack_ref prints as an event; babeltrace2 reads
+    every record."""
+    di = intern_trace(os.path.join(ctx.tmp, 'interned'), INTERNED_RUN)
+    dl = hex_stack_trace(os.path.join(ctx.tmp, 'inline'), USTACK_EVENTS, INLINE_RUN)
+    for args in ((), ('--folded',), ('--folded', '--off-cpu'), ('--stat',)):
+        ri = rt('report', *args, di, asan=True)
+        rl = rt('report', *args, dl, asan=True)
+        clean_run(ri, 'report %s of interned stacks' % (args,))
+        check(ri.returncode == 0 and ri.stderr == '',
+              'report %s: exit %d: %s' % (args, ri.returncode, ri.stderr))
+        # The summary's packets and records differ, not a word more.
+        oi, ol = [[l for l in r.stdout.splitlines() if not re.match(r'cpu\d+: packets=', l)]
+                  for r in (ri, rl)]
+        check(oi == ol, 'report %s: interned differs from inline:\n%s\n--\n%s'
+              % (args, ri.stdout, rl.stdout))
+        check('stack_def' not in ri.stdout and 'stack_ref' not in ri.stdout,
+              'report %s: no record prints as an event: %s' % (args, ri.stdout))
+    groups = under_switches(rt('report', di).stdout)
+    check(len(groups) == 9 and len(groups[0]) == 7 and groups[0] == groups[2] == groups[8]
+          and len(groups[4]) == 4 and len(groups[6]) == 3,
+          'the stacks under their switches: %s' % groups)
+    for fmt in ('chrome-json', 'perfetto'):
+        oi, ol = os.path.join(ctx.tmp, 'i.' + fmt), os.path.join(ctx.tmp, 'l.' + fmt)
+        ri = rt('export', '-f', fmt, '-o', oi, di, asan=True)
+        rl = rt('export', '-f', fmt, '-o', ol, dl, asan=True)
+        clean_run(ri, 'export -f %s of interned stacks' % fmt)
+        check(ri.returncode == 0 and rl.returncode == 0, 'export -f %s: %s' % (fmt, ri.stderr))
+        with open(oi, 'rb') as a, open(ol, 'rb') as b:
+            check(a.read() == b.read(), 'export -f %s: interned differs from inline' % fmt)
+    events, _ = bt2(di)
+    names = [e[2] for e in events]
+    check(names.count('stack_def') == 6 and names.count('stack_ref') == 5 and
+          names.count('sched_switch') == 9, 'babeltrace2 reads every record: %s' % names)
+
+
+@test
+def interned_damage_costs_its_packet(ctx):
+    """Refs that name no def of their kind before them in their packet (a
+    def after the ref, an offset past the packet, the offset of another
+    record, the middle of a def, a def of the other kind, a def of an
+    earlier packet's offset) lose that stack alone, counted in one
+    warning, never fatal and never a wrong stack; a def whose depth runs
+    past its record is a damaged packet, skipped alone; the stacks of the
+    packets around them read whole."""
+    p0 = [(1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1000, 'ref', 'k', None),                     # before its def
+          (1000, 'def', 'k', 0, 0, STACK_LEAF),
+          (1100, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1100, 'ref', 'k', 1 << 20),                  # past the packet
+          (1200, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1200, 'ref', HEADER.size, None),             # the first event's offset
+          (1300, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1300, 'def', 'u', 1, 0, USTACK_A[1:]),
+          (1300, 'ref', 'u', 'k')]                      # kinds crossed
+    p1 = [(2000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (2000, 'def', 'k', 0, 0, KSTACK_B), (2000, 'ref', 'k', None)]
+    # The depth claims more frames than the record holds: damage.
+    lying = [(3000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+             (3000, DEF_ID, struct.pack('<BBH', 0, 0, 9) + struct.pack('<QQ', KTEXT, KTEXT)),
+             (3000, 'ref', HEADER.size + EXT_HEADER + 60, None)]
+    # Offsets where p0 and p1 had defs: none here.
+    p3 = [(4000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (4000, 'ref', HEADER.size + EXT_HEADER + 60, None),
+          (4100, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (4100, 'ref', HEADER.size + 2 * EXT_HEADER + 60 + 8, None),
+          (4200, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (4200, 'def', 'k', 0, 0, STACK_LEAF),
+          (4200, 'ref', HEADER.size + 5 * EXT_HEADER + 60 * 3 + 16 + 4, None)]  # mid-def
+    d = intern_trace(os.path.join(ctx.tmp, 'damage'), [p0, p1, lying, p3])
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of damaged interned stacks')
+    check(r.returncode == 3 and 'damaged' in r.stderr,
+          'the lying def damages its packet: %d %s' % (r.returncode, r.stderr))
+    lost = [l for l in r.stderr.splitlines() if 'stacks lost' in l]
+    check(len(lost) == 1 and ': 8 stacks lost: ' in lost[0],
+          'one warning, 8 stacks lost: %s' % r.stderr)
+    groups = under_switches(r.stdout)
+    check(len(groups) == 8, 'eight switches read (the damaged packet\'s not): %s' % groups)
+    leaf = '    schedule+0x10'
+    check(groups[0] == [] and groups[1][:1] == [leaf] and groups[2] == [],
+          'p0: the ref before its def loses it, the next ref has it; the '
+          'record offset gives none: %s' % groups[:3])
+    check(groups[3] == [], 'kinds crossed: neither stack: %s' % groups[3])
+    check(len(groups[4]) == 4 and groups[4][0] == leaf and
+          groups[4][3] == '    0x%x' % (KTEXT + 0x9010), 'p1 reads whole: %s' % groups[4])
+    check(groups[5] == groups[6] == groups[7] == [],
+          'p3: old offsets and a def\'s middle give nothing: %s' % groups[5:])
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded of damaged interned stacks')
+    check(r.returncode == 3 and 'stacks lost' in r.stderr, '--folded: %d %s' % (r.returncode, r.stderr))
+    for fmt in ('chrome-json', 'perfetto'):
+        r = rt('export', '-f', fmt, '-o', os.path.join(ctx.tmp, 'dmg.' + fmt), d, asan=True)
+        clean_run(r, 'export -f %s of damaged interned stacks' % fmt)
+        check(r.returncode == 3, 'export -f %s: %d %s' % (fmt, r.returncode, r.stderr))
+
+
+@test
+def interned_seed(ctx):
+    """The fuzz seed gen-interned is intern_trace() of INTERNED_RUN."""
+    d = intern_trace(os.path.join(ctx.tmp, 'seed'), INTERNED_RUN)
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-interned'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
+              'tools/tests/fuzz/seeds/gen-interned is not intern_trace(INTERNED_RUN)')
+
+
 SAMPLE_ID = 21
 SAMPLE_EVENTS = USTACK_EVENTS + [
     (SAMPLE_ID, 'cpu_sample', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
