@@ -707,8 +707,8 @@ int rtr_stack_init(void)
 	/* user_stack's flags fit stack_def's. */
 	BUILD_BUG_ON((RINGTRACE_USTACK_TRUNCATED | RINGTRACE_USTACK_FAULT |
 		      RINGTRACE_USTACK_COMPAT | RINGTRACE_USTACK_ENTRY) > U8_MAX);
-	BUILD_BUG_ON(RINGTRACE_USTACK_MAX_DEPTH > U16_MAX ||
-		     RINGTRACE_STACK_MAX_DEPTH > U16_MAX);
+	BUILD_BUG_ON(RINGTRACE_USTACK_MAX_DEPTH > U16_MAX);
+	BUILD_BUG_ON(RINGTRACE_STACK_MAX_DEPTH > U16_MAX);
 	/* Offsets in a packet fit a stack_ref's fields. */
 	BUILD_BUG_ON(RINGTRACE_MAX_SUBBUF_SIZE > U32_MAX);
 	rtr_stack_seen = alloc_percpu(struct rtr_stack_seen_cpu);

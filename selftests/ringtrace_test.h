@@ -1061,6 +1061,16 @@ static inline int rt_stacks_feed(struct rt_stacks *st, const struct rt_event *ev
 	return 2;
 }
 
+/* rt_stacks_feed() as an rt_drain() callback (@arg the struct rt_stacks). */
+static inline int rt_stacks_drain_fn(void *arg, const struct rt_event *ev,
+				     char *msg, size_t msg_size)
+{
+	(void)msg;
+	(void)msg_size;
+	rt_stacks_feed(arg, ev);
+	return 0;
+}
+
 /* Called per event; returns 0, or -1 after writing a message in @msg. */
 typedef int (*rt_event_fn)(void *arg, const struct rt_event *ev,
 			   char *msg, size_t msg_size);

@@ -21,6 +21,11 @@
  *              stack of its kind could have taken its place in the table
  *              or by an event with a full header (the slow path); and
  *              there are far fewer defs than refs
+ *   stress     stacks on system calls, switches, interrupts and softirqs
+ *              (nested levels), 4 KiB packets, children on every CPU:
+ *              written == delivered + lost, the records read are the
+ *              delivered events and their stacks' trailers, every ref
+ *              resolves
  *
  * Runs from tools/tests/profile.d/ustack.sh (single-threaded TCG: it
  * switches a tracepoint), or by hand as root with ringtrace.ko loaded.
@@ -28,6 +33,8 @@
 #include "ringtrace_test.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -501,6 +508,95 @@ TEST_F(ustack, interned)
 	free(m);
 	free(c);
 	rt_buf_close(&b);
+}
+
+/* ---- stress: stacks at every level, on every CPU ------------------------ */
+
+#define STRESS_MS	1500
+
+/* A child: system calls and short sleeps until killed. */
+static void stress_child(void)
+{
+	const struct timespec us = { 0, 50000 };
+
+	for (;;) {
+		for (int i = 0; i < 50; i++)
+			getppid();
+		nanosleep(&us, NULL);
+	}
+}
+
+/*
+ * Stacks on system calls, switches, interrupts and softirqs (task and
+ * nested levels), 4 KiB packets, on every CPU: written == delivered +
+ * lost, every record read is a delivered event or a stack's trailer, and
+ * every ref names defs of its kind earlier in its packet.
+ */
+TEST_F(ustack, stress)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), c, i;
+	pid_t kids[8];
+	struct rt_stacks *st = calloc(1, sizeof(*st));
+	struct rt_meta *m;
+	char msg[512];
+
+	ASSERT_NE(NULL, st);
+	ASSERT_LT(0, ncpu);
+	ASSERT_EQ(0, rt_set_geometry(4096, 512));
+	ASSERT_EQ(0, rt_ctl_write("set_event_stack",
+				  "sched_switch syscall_entry irq_handler_entry irq_softirq_entry"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "sched_switch syscall_entry"));
+	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("events/syscall_entry/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("events/irq_handler_entry/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("events/irq_softirq_entry/enable", "1"));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (i = 0; i < 2 * ncpu && i < 8; i++) {
+		kids[i] = fork();
+		if (!kids[i]) {
+			rt_pin(i % ncpu);
+			stress_child();
+		}
+	}
+	usleep(STRESS_MS * 1000);
+	for (c = 0; c < i; c++)
+		kill(kids[c], SIGKILL);
+	for (c = 0; c < i; c++)
+		waitpid(kids[c], NULL, 0);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	for (c = 0; c < ncpu; c++) {
+		struct rt_drain dr = { 0 };
+		struct rt_stats s;
+		struct rt_buf b;
+		int ret;
+
+		memset(st, 0, sizeof(*st));
+		st->def_id = rt_meta_find(m, "stack_def");
+		st->ref_id = rt_meta_find(m, "stack_ref");
+		ASSERT_EQ(0, rt_buf_open(&b, c));
+		ASSERT_EQ(0, rt_flush(b.fd));
+		ret = rt_drain(m, &b, (rt_event_fn)rt_stacks_drain_fn, st, &dr,
+			       msg, sizeof(msg));
+		EXPECT_EQ(-ENODATA, ret) {
+			TH_LOG("cpu %d: %s", c, msg);
+		}
+		ASSERT_EQ(0, rt_read_stats(c, &s));
+		TH_LOG("cpu %d: written %llu delivered %llu lost %llu; %u packets, "
+		       "%u refs, %u defs", c, (unsigned long long)s.written,
+		       (unsigned long long)s.delivered,
+		       (unsigned long long)rt_stats_lost(&s), dr.packets,
+		       st->refs, st->defs);
+		EXPECT_EQ(s.written, s.delivered + rt_stats_lost(&s));
+		EXPECT_EQ(dr.events - st->refs - st->defs, s.delivered);
+		EXPECT_EQ(0, st->bad);
+		EXPECT_LT(0, st->refs);
+		EXPECT_LT(st->defs, st->refs);
+		rt_buf_close(&b);
+	}
+	free(m);
+	free(st);
 }
 
 TEST_HARNESS_MAIN
