@@ -478,6 +478,8 @@ static int stop(enum run_end end)
 	packer_stop(!packed_all);
 	if (opt.on_chunk)
 		handoff_finish(sigfd, hurried, &deadline);
+	else if (end == RUN_STOP && !bad && !opt.no_symbols)
+		symbols_at_stop();
 	report_print(title);
 	packer_stats(&ps);
 	if (ps.left)

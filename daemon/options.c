@@ -13,6 +13,8 @@
 #include <zstd.h>
 
 #include "../lib/ctlsave.h"
+#include "../lib/symfill.h"
+#include "../lib/usyms.h"
 #include "ringtraced.h"
 
 #define DEFAULT_FLUSH_MS	1000
@@ -32,6 +34,7 @@ struct options opt = {
 	.start = true,
 	.hook_ms = DEFAULT_HOOK_MS,
 	.hook_queue = DEFAULT_HOOK_QUEUE,
+	.symbols_max = SYMFILL_DEFAULT_MAX,
 };
 
 struct level_name level_name(int level)
@@ -122,6 +125,13 @@ static void usage(FILE *f)
 "                            whole traces go first (one in use, by ringtrace\n"
 "                            compress, waits), then the running trace's\n"
 "                            oldest closed chunks, whatever their CPU\n"
+"      --symbols-max=SIZE    when the recording stops, keep the binaries its\n"
+"                            user stacks ran in, up to SIZE bytes compressed\n"
+"                            (default 256M), in the trace's symbol store\n"
+"                            (" USYMS_DIR "/: report names their frames on\n"
+"                            any machine); what is left out is listed in\n"
+"                            " USYMS_DIR "/missing with the reason\n"
+"      --no-symbols          keep no binaries\n"
 "  -f, --flush-interval=MS   every MS milliseconds close the CPUs' open packets\n"
 "                            and have a thread of its own fdatasync the files\n"
 "                            (0 = only at stop; default %d).  What survives: a\n"
@@ -294,6 +304,8 @@ enum {
 	OPT_AFTER,
 	OPT_MAX,
 	OPT_RESTORE_FD,
+	OPT_SYMBOLS_MAX,
+	OPT_NO_SYMBOLS,
 };
 
 /*
@@ -351,10 +363,12 @@ void parse_options(int argc, char **argv)
 		{ "after",		required_argument, NULL, OPT_AFTER },
 		{ "max",		required_argument, NULL, OPT_MAX },
 		{ "restore-fd",		required_argument, NULL, OPT_RESTORE_FD },
+		{ "symbols-max",	required_argument, NULL, OPT_SYMBOLS_MAX },
+		{ "no-symbols",		no_argument,	   NULL, OPT_NO_SYMBOLS },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	bool after = false, no_start = false, stop_timeout = false;
+	bool after = false, no_start = false, stop_timeout = false, symbols = false;
 	char why[512];
 	int c;
 
@@ -522,6 +536,16 @@ void parse_options(int argc, char **argv)
 		case OPT_RESTORE_FD:
 			restore_option(optarg);
 			break;
+		case OPT_SYMBOLS_MAX:
+			if (!parse_size(optarg, &opt.symbols_max))
+				usage_error("--symbols-max: '%s' is not a size (e.g. 64M, 1G)",
+					    optarg);
+			symbols = true;
+			break;
+		case OPT_NO_SYMBOLS:
+			opt.no_symbols = true;
+			symbols = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -547,6 +571,8 @@ void parse_options(int argc, char **argv)
 		usage_error("--after and --max need --trigger");
 	if (opt.triggers.n)
 		check_trigger_options(no_start);
+	if (opt.triggers.n && symbols)
+		usage_error("--symbols-max and --no-symbols shape the symbol store a drained recording gets at its stop; --trigger's snapshots get none");
 	if (opt.on_chunk && opt.max_files)
 		usage_error("--max-files counts chunks per CPU; with --on-chunk they leave in sets: bound the disk with --max-total");
 	if (opt.on_chunk)

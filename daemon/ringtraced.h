@@ -102,6 +102,8 @@ struct options {
 	struct filters triggers;	/* --trigger 'EVENT: EXPR', in order */
 	uint64_t after_ms;		/* --after */
 	unsigned int max_snapshots;	/* --max; 0: no bound */
+	uint64_t symbols_max;		/* --symbols-max, bytes */
+	bool no_symbols;		/* --no-symbols */
 };
 extern struct options opt;
 
@@ -485,6 +487,9 @@ int open_locked(int rootfd, const char *name);
 
 /* Per CPU and in all: packets, bytes, losses; chunks and packers. */
 void report_print(const char *title);
+
+/* symbols.c: the trace's symbol store, filled at a drained recording's stop. */
+void symbols_at_stop(void);
 /* systemd's STATUS=, every 10 s. */
 void report_status(void);
 /* One line on the packers' backlog, for the wait at stop. */

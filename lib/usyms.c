@@ -429,3 +429,131 @@ void usyms_close(struct usyms_file *f)
 	f->image = NULL;
 	f->path = NULL;
 }
+
+/* ---- the missing list ------------------------------------------------------ */
+
+struct usyms_missing {
+	char *text;
+	size_t len;
+	FILE *f;			/* open_memstream() over text */
+	unsigned int nr;
+};
+
+struct usyms_missing *usyms_missing_begin(void)
+{
+	struct usyms_missing *ms = calloc(1, sizeof(*ms));
+
+	if (!ms || !(ms->f = open_memstream(&ms->text, &ms->len))) {
+		free(ms);
+		return NULL;
+	}
+	return ms;
+}
+
+void usyms_missing_add(struct usyms_missing *ms, const uint8_t *id, size_t id_len,
+		       const char *path, const char *reason)
+{
+	char hex[2 * USYMS_BUILD_ID_MAX + 1];
+
+	if (id_len < 1 || id_len > USYMS_BUILD_ID_MAX)
+		return;
+	usyms_hex(id, id_len, hex);
+	fprintf(ms->f, "%s\t", hex);
+	for (; *reason; reason++)
+		fputc(*reason == '\t' || *reason == '\n' ? ' ' : *reason, ms->f);
+	fputc('\t', ms->f);
+	put_path(ms->f, path);
+	fputc('\n', ms->f);
+	ms->nr++;
+}
+
+int usyms_missing_end(struct usyms_missing *ms, int dirfd)
+{
+	char tmp[32];
+	int store = -1, fd = -1, err = 0;
+
+	if (fclose(ms->f))
+		err = -ENOMEM;
+	if (err)
+		goto out;
+	store = openat(dirfd, USYMS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (store < 0 && errno == ENOENT && ms->nr) {
+		if (mkdirat(dirfd, USYMS_DIR, 0755) && errno != EEXIST)
+			goto errno_out;
+		store = openat(dirfd, USYMS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (store < 0) {
+		if (errno == ENOENT && !ms->nr)
+			goto out;	/* no store, nothing missing */
+		goto errno_out;
+	}
+	if (!ms->nr) {
+		if (unlinkat(store, USYMS_MISSING, 0) && errno != ENOENT)
+			goto errno_out;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "." USYMS_MISSING ".%d", (int)getpid());
+	fd = openat(store, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto errno_out;
+	for (size_t off = 0; off < ms->len;) {
+		ssize_t w = write(fd, ms->text + off, ms->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			goto errno_out;
+		off += (size_t)w;
+	}
+	if (fsync(fd) || renameat(store, tmp, store, USYMS_MISSING))
+		goto errno_out;
+	goto out;
+errno_out:
+	err = -errno;
+	if (fd >= 0)
+		unlinkat(store, tmp, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (store >= 0)
+		close(store);
+	free(ms->text);
+	free(ms);
+	return err;
+}
+
+bool usyms_missing_why(const char *dir, const uint8_t *id, size_t id_len,
+		       char *out, size_t size)
+{
+	char hex[2 * USYMS_BUILD_ID_MAX + 1], *path = NULL, *line = NULL;
+	size_t cap = 0, hlen;
+	bool found = false;
+	ssize_t n;
+	FILE *f;
+
+	if (id_len < 1 || id_len > USYMS_BUILD_ID_MAX ||
+	    asprintf(&path, "%s/" USYMS_DIR "/" USYMS_MISSING, dir) < 0)
+		return false;
+	f = fopen(path, "re");
+	free(path);
+	if (!f)
+		return false;
+	usyms_hex(id, id_len, hex);
+	hlen = 2 * id_len;
+	while (!found && (n = getline(&line, &cap, f)) > 0) {
+		char *reason = line + hlen + 1, *tab;
+
+		if ((size_t)n <= hlen + 1 || memcmp(line, hex, hlen) || line[hlen] != '\t')
+			continue;
+		tab = strchr(reason, '\t');
+		if (tab)
+			*tab = '\0';
+		else
+			reason[strcspn(reason, "\n")] = '\0';
+		snprintf(out, size, "%s", reason);
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}

@@ -21,10 +21,19 @@
  * event said ('\\' written "\\\\", a newline "\\n").  Whole binaries,
  * not symbol tables: the same file answers names today and unwinding or
  * line numbers later, and its build-id is checked on every open.
+ *
+ * USYMS_DIR/missing lists the binaries a trace's stacks ran in that are
+ * not stored, one a line, so that report can say why a frame has no name:
+ *
+ *	<build-id in hex>\t<reason>\t<path>\n
+ *
+ * the reason free text without tabs or newlines, the path escaped as in
+ * a store file's header.
  */
 #ifndef RINGTRACE_USYMS_H
 #define RINGTRACE_USYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,5 +82,24 @@ struct usyms_file {
 int usyms_open(const char *dir, const uint8_t *id, size_t id_len,
 	       struct usyms_file *out, char *why, size_t size);
 void usyms_close(struct usyms_file *f);
+
+/*
+ * The missing list of a store, written whole (symfill.c): begun in
+ * memory, each binary added, then put in place by usyms_missing_end()
+ * (under a temporary name, renamed), or removed when nothing is missing.
+ * _begin() NULL out of memory; _end() 0 or -errno.
+ */
+#define USYMS_MISSING		"missing"
+struct usyms_missing;
+struct usyms_missing *usyms_missing_begin(void);
+void usyms_missing_add(struct usyms_missing *ms, const uint8_t *id, size_t id_len,
+		       const char *path, const char *reason);
+int usyms_missing_end(struct usyms_missing *ms, int dirfd);
+/*
+ * Why @id is not in the store of the trace directory @dir, as its missing
+ * list says ("reason"), into @out: true, or false if it says nothing.
+ */
+bool usyms_missing_why(const char *dir, const uint8_t *id, size_t id_len,
+		       char *out, size_t size);
 
 #endif /* RINGTRACE_USYMS_H */

@@ -125,7 +125,7 @@ struct rtr_dynprobe {
  * handler fires the trigger once its event is written (trigger.c).
  * Without either: the store of *@hit = false before, two loads and a
  * predicted branch here, the values not even computed, and the load and
- * test of @hit after the commit (rtr_dynprobe_commit()).  With
+ * test of @hit before the commit (rtr_dynprobe_commit_rsv()).  With
  * preemption off (filter.c [F1]).
  */
 #define rtr_dynprobe_filtered(p, hit, ff, ...)				\
@@ -150,20 +150,6 @@ static __always_inline bool rtr_dynprobe_id(const struct rtr_dynprobe *p,
 }
 
 /*
- * Commit the event @id of a dynamic probe's handler, then fire its
- * trigger if it matched (@hit): the hit's event is in the buffer.  The
- * handler runs with preemption off (dynprobes.c): still on the event's
- * CPU after the commit.
- */
-static __always_inline void rtr_dynprobe_commit(struct ringtrace_reservation *r,
-						unsigned int id, bool hit)
-{
-	ringtrace_commit(r);
-	if (unlikely(hit))
-		rtr_trigger_hit(id, smp_processor_id());
-}
-
-/*
  * Reserve @len bytes for the event @id of @p, with the user stack as a
  * trailer when @p asks for it (stack.c); rtr_dynprobe_commit_rsv() then.
  */
@@ -178,16 +164,21 @@ static __always_inline void *rtr_dynprobe_reserve(struct rtr_rsv *w,
 	return ringtrace_reserve(&w->r, id, len);
 }
 
+/*
+ * Commit the event @id of a dynamic probe's handler as rtr_commit() does
+ * a tracepoint's (probes.c): its stack trailers, then its trigger's hit
+ * if it matched (@hit), fired once the event is in the buffer.  The
+ * handler runs with preemption off (dynprobes.c): still on the event's
+ * CPU after the commit.
+ */
 static __always_inline void rtr_dynprobe_commit_rsv(struct rtr_rsv *w,
 						    unsigned int id, bool hit)
 {
-	if (unlikely(w->slow & RTR_RSV_STACK)) {
-		rtr_stack_commit(w);
-		if (unlikely(hit))
-			rtr_trigger_hit(id, smp_processor_id());
-	} else {
-		rtr_dynprobe_commit(&w->r, id, hit);
+	if (unlikely(hit)) {
+		w->slow |= RTR_RSV_HIT;
+		w->hit_id = id;
 	}
+	rtr_commit(w);
 }
 
 /*

@@ -231,7 +231,30 @@ void rtr_mmap_scratch_free(struct rtr_mmap_scratch *s)
 }
 
 /*
- * @len bytes of @file at @off, from the page cache (read in if need be):
+ * Page @index of @file, uptodate and referenced, or an ERR_PTR.  A file
+ * system that reads its pages in (->read_folio) is asked to; one without
+ * it (tmpfs: its pages are in the page cache or in swap) gives only a
+ * page already there, and a swapped-out one is -EIO, as a read error is.
+ */
+static struct page *rtr_bid_page(struct file *file, pgoff_t index)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct page *page;
+
+	if (mapping->a_ops->read_folio)
+		return read_cache_page(mapping, index, NULL, file);
+	page = find_get_page(mapping, index);
+	if (!page)
+		return ERR_PTR(-EIO);
+	if (!PageUptodate(page)) {
+		put_page(page);
+		return ERR_PTR(-EIO);
+	}
+	return page;
+}
+
+/*
+ * @len bytes of @file at @off, from the page cache (rtr_bid_page()):
  * 0, or -EIO.  Not kernel_read(), whose permission hooks would have a
  * fanotify permission listener that maps a file wait for itself, and
  * which would update the file's atime and send inotify's IN_ACCESS: the
@@ -241,13 +264,12 @@ void rtr_mmap_scratch_free(struct rtr_mmap_scratch *s)
  */
 static int rtr_bid_read(void *ctx, u8 *buf, u64 off, u64 len)
 {
-	struct address_space *mapping = ((struct file *)ctx)->f_mapping;
 	unsigned int in, n;
 	struct page *page;
 	void *p;
 
 	while (len) {
-		page = read_cache_page(mapping, off >> PAGE_SHIFT, NULL, ctx);
+		page = rtr_bid_page(ctx, off >> PAGE_SHIFT);
 		if (IS_ERR(page))
 			return -EIO;
 		in = offset_in_page(off);
@@ -272,12 +294,8 @@ static int rtr_build_id(struct rtr_mmap_scratch *s, struct file *file, u8 *id)
 	u64 head;
 	int ret;
 
-	/*
-	 * A regular file with a page cache that reads itself in (not a
-	 * device's, whose read could have effects, nor DAX).
-	 */
-	if (!S_ISREG(inode->i_mode) || IS_DAX(inode) ||
-	    !file->f_mapping->a_ops->read_folio)
+	/* A regular file (not a device's, whose read could have effects), not DAX. */
+	if (!S_ISREG(inode->i_mode) || IS_DAX(inode))
 		return 0;
 	rtr_bid_key(&key, inode);
 	ret = rtr_bid_lookup(&key, id);

@@ -210,11 +210,34 @@ static int rtr_statedump_vmas(struct mm_struct *mm, pid_t pid,
 	return n;
 }
 
+/*
+ * The mm of @leader's thread group, or NULL.  A leader that called
+ * pthread_exit() has no mm left while its other threads run on with it,
+ * so the threads are asked in turn, as the kernel's find_lock_task_mm()
+ * (not exported) does: under RCU, each one's mm read under its task_lock
+ * by get_task_mm().  The leader's task_struct, which we hold, keeps its
+ * signal_struct and so the thread list's head.
+ */
+static struct mm_struct *rtr_statedump_group_mm(struct task_struct *leader)
+{
+	struct mm_struct *mm = NULL;
+	struct task_struct *t;
+
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		mm = get_task_mm(t);
+		if (mm)
+			break;
+	}
+	rcu_read_unlock();
+	return mm;
+}
+
 static void rtr_statedump_task_mmaps(struct rtr_mmap_scratch *s,
 				     struct task_struct *t,
 				     struct rtr_statedump_map *maps)
 {
-	struct mm_struct *mm = get_task_mm(t);
+	struct mm_struct *mm = rtr_statedump_group_mm(t);
 	unsigned long addr = 0;
 	int i, n;
 

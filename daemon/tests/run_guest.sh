@@ -306,6 +306,18 @@ test_usage() {
 
 }
 
+# --symbols-max and --no-symbols (the store filled at the stop, symbols.c):
+# bad values and --trigger refused before anything is made.
+test_symbols_usage() {
+	note "symbols: usage errors"
+	reset_module
+	usage_case 2 "--symbols-max: '12Q' is not a size" --symbols-max 12Q -o "$W/sy1"
+	usage_case 2 "--symbols-max: '' is not a size" --symbols-max "" -o "$W/sy1"
+	usage_case 2 "^ringtraced: --symbols-max and --no-symbols shape the symbol store a drained recording gets at its stop; --trigger's snapshots get none" \
+		--trigger 'sched_switch: prev_tid == 1' --no-symbols -o "$W/sy1"
+	check "symbols: nothing created on usage errors" test ! -e "$W/sy1"
+}
+
 test_usage_root_only() {
 	local rc=0
 	command -v setpriv >/dev/null || { fail "non-root: setpriv (util-linux) missing"; return; }
@@ -2706,7 +2718,7 @@ wait_gone() {
 }
 
 # Every test, in the order they run.
-ALL_TESTS="test_usage test_usage_root_only test_busy
+ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
 	test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
 	test_enospc test_rotation test_hup test_thread_table test_chunk_time test_backlog
 	test_second_signal test_kill_packing test_service test_retention
@@ -2727,7 +2739,7 @@ ALL_TESTS="test_usage test_usage_root_only test_busy
 # flush, poll, the counters) is what the others test on every kernel.  They
 # are two thirds of the suite's time: tools/run-tests runs them in one boot
 # (RT_DAEMON_SCOPE=kernel in the others).
-DAEMON_ONLY="test_usage test_usage_root_only test_enospc test_rotation test_hup
+DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_enospc test_rotation test_hup
 	test_thread_table test_chunk_time test_backlog test_second_signal test_kill_packing
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many

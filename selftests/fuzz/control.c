@@ -23,6 +23,7 @@
  */
 #include "fuzz.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@
 #define FZ_WORD_LIMIT		32	/* rtr_read_word() buffer of control.c */
 #define FZ_DEPTH_LIMIT		12	/* the same, events_ctl.c's stack_depth */
 #define FZ_BIT_LIMIT		4	/* the same, events_ctl.c's bits */
+#define FZ_MODE_LIMIT		8	/* the same, events_ctl.c's ustack_mode */
+#define FZ_UINT_LIMIT		12	/* the same, ustack_size and sample_hz */
 #define FZ_TEXT_LIMIT		4096	/* set_event, set_event_pid */
 #define FZ_PID_MAX		256	/* RTR_PID_FILTER_MAX */
 #define FZ_PID_LIMIT		4194304	/* PID_MAX_LIMIT on 64-bit */
@@ -45,7 +48,8 @@
 enum fz_ctl_kind {
 	K_TRACING, K_MODE, K_SUBBUF, K_NUM, K_CLEAR, K_PIDS, K_FORK,
 	K_SET_EVENT, K_ENABLE_ALL, K_ENABLE_ONE, K_SET_STACK, K_STACK_DEPTH,
-	K_SET_USTACK, K_USTACK_DEPTH, K_RO, K_NR_KINDS
+	K_SET_USTACK, K_USTACK_DEPTH, K_USTACK_MODE, K_USTACK_SIZE,
+	K_SAMPLE_HZ, K_MMAP_EVENTS, K_MMAP_DUMP, K_RO, K_NR_KINDS
 };
 
 struct fz_ctl {
@@ -83,6 +87,11 @@ static void fz_ctls_init(void)
 		{ "stack_depth", K_STACK_DEPTH }, { "metadata", K_RO },
 		{ "set_event_ustack", K_SET_USTACK },
 		{ "ustack_depth", K_USTACK_DEPTH }, { "ustack_stats", K_RO },
+		{ "ustack_mode", K_USTACK_MODE },
+		{ "ustack_size", K_USTACK_SIZE },
+		{ "sample_hz", K_SAMPLE_HZ }, { "sample_stats", K_RO },
+		{ "mmap_events", K_MMAP_EVENTS }, { "mmap_dump", K_MMAP_DUMP },
+		{ "mmap_stats", K_RO },
 		{ "stats", K_RO }, { "available_events", K_RO },
 	};
 	char rel[80];
@@ -201,11 +210,13 @@ struct fz_expect {
 	long ret;			/* decided by the input alone: 0 or -errno */
 	bool busy_ok, nomem_ok;		/* valid, but the moment may refuse */
 	bool append_ok;			/* EINVAL possible: the merged filter */
+	bool geom_ok;			/* EINVAL possible: above subbuf_size / 4 */
+	int alt_err;			/* valid, but this kernel may refuse */
 	uint64_t value;			/* K_SUBBUF, K_NUM, bits, mode, depth */
 	uint64_t ev_mask, ev_on;	/* K_SET_EVENT, K_SET_[U]STACK, K_ENABLE_* */
 	int pids[FZ_PID_MAX];
 	unsigned int npids;
-	bool patches_text;		/* would attach a tracepoint probe */
+	bool patches_text;		/* would attach a probe or timers */
 };
 
 static int fz_event_lookup(const char *name)
@@ -290,6 +301,34 @@ static uint64_t fz_depth_max(enum fz_ctl_kind kind)
 	       RINGTRACE_STACK_MAX_DEPTH;
 }
 
+/* The kernel's buffer for a write to a file of @kind: count < this. */
+static size_t fz_ctl_limit(enum fz_ctl_kind kind)
+{
+	switch (kind) {
+	case K_PIDS:
+	case K_SET_EVENT:
+	case K_SET_STACK:
+	case K_SET_USTACK:
+		return FZ_TEXT_LIMIT;
+	case K_FORK:
+	case K_ENABLE_ALL:
+	case K_ENABLE_ONE:
+	case K_MMAP_EVENTS:
+	case K_MMAP_DUMP:
+		return FZ_BIT_LIMIT;
+	case K_STACK_DEPTH:
+	case K_USTACK_DEPTH:
+		return FZ_DEPTH_LIMIT;
+	case K_USTACK_MODE:
+		return FZ_MODE_LIMIT;
+	case K_USTACK_SIZE:
+	case K_SAMPLE_HZ:
+		return FZ_UINT_LIMIT;
+	default:
+		return FZ_WORD_LIMIT;
+	}
+}
+
 /*
  * The verdict on write(fd of @c, @p, @count) where @b holds the bytes
  * (at least min(count, readable)).
@@ -298,13 +337,7 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 			 const uint8_t *b, size_t count, bool append,
 			 struct fz_expect *e)
 {
-	size_t limit = c->kind == K_PIDS || c->kind == K_SET_EVENT ||
-		       c->kind == K_SET_STACK || c->kind == K_SET_USTACK ?
-		       FZ_TEXT_LIMIT :
-		       c->kind == K_FORK || c->kind == K_ENABLE_ALL ||
-		       c->kind == K_ENABLE_ONE ? FZ_BIT_LIMIT :
-		       c->kind == K_STACK_DEPTH || c->kind == K_USTACK_DEPTH ?
-		       FZ_DEPTH_LIMIT : FZ_WORD_LIMIT;
+	size_t limit = fz_ctl_limit(c->kind);
 	char word[FZ_TEXT_LIMIT + 1];
 	bool text = limit == FZ_TEXT_LIMIT;
 
@@ -344,12 +377,22 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 	case K_FORK:
 	case K_ENABLE_ALL:
 	case K_ENABLE_ONE:
+	case K_MMAP_EVENTS:
+	case K_MMAP_DUMP:
 		if (strcmp(word, "0") && strcmp(word, "1")) {
 			e->ret = -EINVAL;
 			break;
 		}
 		e->value = word[0] == '1';
-		if (c->kind == K_CLEAR) {
+		if (c->kind == K_MMAP_EVENTS) {
+			/*
+			 * 1 registers a kprobe (text patched); a kernel
+			 * without kprobes says EOPNOTSUPP.
+			 */
+			e->patches_text = e->value;
+			e->alt_err = -EOPNOTSUPP;
+			e->nomem_ok = true;
+		} else if (c->kind == K_CLEAR) {
 			/* Clear reallocates the buffers: ENOMEM as for geometry. */
 			e->ret = e->value ? 0 : -EINVAL;
 			e->busy_ok = e->nomem_ok = true;
@@ -397,6 +440,42 @@ static void fz_ctl_model(const struct fz_ctl *c, const struct fz_ptr *p,
 		if (!fz_kstrtoull(word, 10, &e->value) ||
 		    !e->value || e->value > fz_depth_max(c->kind))
 			e->ret = -EINVAL;
+		break;
+	case K_USTACK_MODE:
+		/* The first "copy" allocates the copies' scratch. */
+		if (!strcmp(word, "copy") || !strcmp(word, "fp")) {
+			e->value = word[0] == 'c';
+			e->nomem_ok = e->value;
+		} else {
+			e->ret = -EINVAL;
+		}
+		break;
+	case K_USTACK_SIZE:
+		/*
+		 * kstrtouint(base 10), COPY_MIN..COPY_MAX, and at most a
+		 * quarter of subbuf_size, which another thread may change:
+		 * judged exactly in a solo window (fz_ctl_write_judged()).
+		 */
+		if (!fz_kstrtoull(word, 10, &e->value) ||
+		    e->value < RINGTRACE_USTACK_COPY_MIN ||
+		    e->value > RINGTRACE_USTACK_COPY_MAX)
+			e->ret = -EINVAL;
+		else
+			e->geom_ok = e->value > fz.page / 4;
+		break;
+	case K_SAMPLE_HZ:
+		/*
+		 * kstrtouint(base 10), 0..MAX_HZ.  A rate starts hrtimers
+		 * under a new cpuhp state (none left: ENOSPC).
+		 */
+		if (!fz_kstrtoull(word, 10, &e->value) ||
+		    e->value > RINGTRACE_SAMPLE_MAX_HZ) {
+			e->ret = -EINVAL;
+			break;
+		}
+		e->patches_text = e->value;
+		e->alt_err = -ENOSPC;
+		e->nomem_ok = e->value;
 		break;
 	default:
 		e->ret = -EINVAL;
@@ -537,6 +616,33 @@ static size_t fz_gen_depth(struct fz_rng *r, enum fz_ctl_kind kind,
 	return fz_put(b, cap, fz_pick(r, odd));
 }
 
+/*
+ * ustack_size (@kind K_USTACK_SIZE) or sample_hz: the range, its edges
+ * (and subbuf_size / 4's), far beyond; fz_gen_number() adds the forms
+ * kstrtouint(base 10) refuses.  Rates stay low mostly: a 2-CPU TCG
+ * guest runs the fuzzer too.
+ */
+static size_t fz_gen_uint(struct fz_rng *r, enum fz_ctl_kind kind,
+			  uint8_t *b, size_t cap)
+{
+	static const uint64_t size_odd[] = {
+		0, 511, 512, 1024, 1025, 4096, 8192, 16384, 16385, 32768,
+		32769, 1ULL << 32, (1ULL << 32) + 512,
+	}, hz_odd[] = {
+		0, 1, 999, 10000, 10001, 1ULL << 32, (1ULL << 32) + 1,
+	};
+	uint64_t v;
+
+	if (kind == K_USTACK_SIZE)
+		v = fz_chance(r, 50) ? fz_range(r, RINGTRACE_USTACK_COPY_MIN,
+						RINGTRACE_USTACK_COPY_MAX) :
+				       fz_pick(r, size_odd);
+	else
+		v = fz_chance(r, 40) ? 0 : fz_chance(r, 70) ?
+		    fz_range(r, 1, 200) : fz_pick(r, hz_odd);
+	return fz_gen_number(r, v, b, cap);
+}
+
 /* A set_event text: names, negations, unknown names. */
 static size_t fz_gen_events(struct fz_rng *r, uint8_t *b, size_t cap)
 {
@@ -574,6 +680,9 @@ static size_t fz_gen_value(struct fz_thread *t, const struct fz_ctl *c,
 		"discard", "overwrite", "discard\n", "overwrite\n",
 		" discard", "Discard", "discar", "overwritee", "overwrite \t\n",
 		"flight", "",
+	}, *const umodes[] = {
+		"fp", "copy", "fp\n", "copy\n", " fp", "FP", "cop", "copyy",
+		"copy \t\n", "frame", "fp copy", "copy\n\n\n\n", "",
 	};
 	struct fz_rng *r = &t->rng;
 	size_t len;
@@ -622,6 +731,13 @@ static size_t fz_gen_value(struct fz_thread *t, const struct fz_ctl *c,
 	case K_STACK_DEPTH:
 	case K_USTACK_DEPTH:
 		len = fz_gen_depth(r, c->kind, b, cap);
+		break;
+	case K_USTACK_MODE:
+		len = fz_put(b, cap, fz_pick(r, umodes));
+		break;
+	case K_USTACK_SIZE:
+	case K_SAMPLE_HZ:
+		len = fz_gen_uint(r, c->kind, b, cap);
 		break;
 	default:
 		len = fz_put(b, cap, fz_pick(r, bits));
@@ -729,6 +845,8 @@ static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
 	case K_TRACING:
 	case K_FORK:
 	case K_ENABLE_ONE:
+	case K_MMAP_EVENTS:
+	case K_MMAP_DUMP:
 		snprintf(want, sizeof(want), "%d\n", (int)e->value);
 		ret = fz_read(false, c->rel, buf, sizeof(buf));
 		FZ_RB(ret >= 0 && !strcmp(buf, want),
@@ -742,10 +860,18 @@ static bool fz_ctl_readback(const struct fz_ctl *c, const struct fz_expect *e,
 		      "mode reads \"%.40s\" after a successful write",
 		      ret >= 0 ? buf : fz_err(ret));
 		break;
+	case K_USTACK_MODE:
+		ret = fz_read(false, c->rel, buf, sizeof(buf));
+		FZ_RB(ret >= 0 && !strcmp(buf, e->value ? "copy\n" : "fp\n"),
+		      "ustack_mode reads \"%.40s\" after writing %s",
+		      ret >= 0 ? buf : fz_err(ret), e->value ? "copy" : "fp");
+		break;
 	case K_SUBBUF:
 	case K_NUM:
 	case K_STACK_DEPTH:
 	case K_USTACK_DEPTH:
+	case K_USTACK_SIZE:
+	case K_SAMPLE_HZ:
 		ret = fz_read_num(false, c->rel);
 		FZ_RB(ret == (long)e->value,
 		      "%s reads %ld after writing %" PRIu64, c->rel, ret,
@@ -807,7 +933,7 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 	struct fz_window w;
 	struct fz_ptr p;
 	uint64_t ev_before = 0;
-	long ret, tr0 = -1, tr1 = -1, snap;
+	long ret, tr0 = -1, tr1 = -1, sb0 = -1, sb1 = -1, snap;
 	int fd;
 
 	p = fz_place(t, kind, b, have, count);
@@ -826,9 +952,13 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 		fz_listed_events(fz_list_file(c), &ev_before);
 	if (c->kind == K_MODE)
 		tr0 = fz_read_num(false, "tracing_on");
+	if (e.geom_ok)
+		sb0 = fz_read_num(false, "subbuf_size");
 	ret = fz_ret(write(fd, p.p, count));
 	if (c->kind == K_MODE)
 		tr1 = fz_read_num(false, "tracing_on");
+	if (e.geom_ok)
+		sb1 = fz_read_num(false, "subbuf_size");
 	close(fd);
 	fz_desc(t, " -> %s", fz_err(ret));
 
@@ -840,6 +970,11 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 		FZ_EXPECT(t, "geometry write", ret, 0, -EBUSY, -ENOMEM);
 	} else if (e.busy_ok) {
 		FZ_EXPECT(t, "write", ret, 0, -EBUSY);
+	} else if (e.geom_ok) {
+		FZ_EXPECT(t, "ustack_size above a small subbuf_size / 4", ret,
+			  0, -EINVAL);
+	} else if (e.nomem_ok || e.alt_err) {
+		FZ_EXPECT(t, "write", ret, 0, -ENOMEM, e.alt_err ?: -ENOMEM);
 	} else {
 		FZ_EXPECT(t, "write", ret, 0);
 	}
@@ -852,7 +987,10 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 	/* What the state is now, read before the window closes. */
 	if (ret < 0 && snap >= 0)
 		unchanged = fz_ctl_snapshot(c, after, sizeof(after)) < 0 ||
-			    !strcmp(before, after);
+			    !strcmp(before, after) ||
+			    /* A rate the kernel could not start: off. */
+			    (c->kind == K_SAMPLE_HZ && !e.ret &&
+			     !strcmp(after, "0\n"));
 	else if (ret >= 0)
 		readback = fz_ctl_readback(c, &e, append, ev_before, msg,
 					   sizeof(msg));
@@ -862,6 +1000,11 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 	if (c->kind == K_MODE && !e.ret && tr0 == tr1 && tr0 >= 0)
 		FZ_EXPECT(t, tr0 ? "mode while tracing" : "mode while stopped",
 			  ret, tr0 ? -EBUSY : 0);
+	if (e.geom_ok && sb0 == sb1 && sb0 > 0)
+		FZ_EXPECT(t, (uint64_t)sb0 / 4 < e.value ?
+			  "ustack_size above subbuf_size / 4" :
+			  "ustack_size within subbuf_size / 4",
+			  ret, (uint64_t)sb0 / 4 < e.value ? -EINVAL : 0);
 	FZ_CHECK(t, unchanged,
 		 "refused write (%s) changed %s from \"%.40s\" to \"%.40s\"",
 		 fz_err(ret), c->rel, before, after);
@@ -873,7 +1016,10 @@ static long fz_ctl_write_judged(struct fz_thread *t, const struct fz_ctl *c,
 
 static bool fz_ctl_allowed(const struct fz_expect *e)
 {
-	/* Tracepoint attach/detach patches kernel text: --toggle only. */
+	/*
+	 * Tracepoint and kprobe attach/detach patch kernel text, the
+	 * sampler's timers interrupt every CPU: --toggle only.
+	 */
 	return fz.toggle || !e->patches_text;
 }
 
@@ -904,7 +1050,7 @@ void fz_ctl_op(struct fz_thread *t)
 	probe.readable = count < sizeof(b) ? count : sizeof(b);
 	fz_ctl_model(c, &probe, b, count, append, &e);
 	if (!fz_ctl_allowed(&e)) {
-		fz_desc(t, "skip %s: would attach a tracepoint", c->rel);
+		fz_desc(t, "skip %s: would attach a probe or timers", c->rel);
 		return;
 	}
 	fz_ctl_begin();
@@ -996,6 +1142,26 @@ static bool fz_valid_stats(const char *s)
 		line += n + 1;
 	}
 	return last >= 0;
+}
+
+/* mmap_stats: these lines, in this order (abi.rst). */
+static bool fz_valid_mmap_stats(const char *s)
+{
+	static const char *const names[] = {
+		"dump", "mapped", "no_path", "no_build_id", "lost", "in_flight",
+	};
+	unsigned long long v;
+	char name[16];
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (sscanf(s, "%15[a-z_] %llu%n", name, &v, &n) != 2 ||
+		    strcmp(name, names[i]) || s[n] != '\n')
+			return false;
+		s += n + 1;
+	}
+	return !*s;
 }
 
 static bool fz_valid_pid_list(const char *s)
@@ -1102,6 +1268,20 @@ static void fz_check_read(struct fz_thread *t)
 	case K_STACK_DEPTH:
 		ok = fz_valid_num_line(buf, 1, RINGTRACE_STACK_MAX_DEPTH, false);
 		break;
+	case K_MMAP_EVENTS:
+	case K_MMAP_DUMP:
+		ok = !strcmp(buf, "0\n") || !strcmp(buf, "1\n");
+		break;
+	case K_USTACK_MODE:
+		ok = !strcmp(buf, "fp\n") || !strcmp(buf, "copy\n");
+		break;
+	case K_USTACK_SIZE:
+		ok = fz_valid_num_line(buf, RINGTRACE_USTACK_COPY_MIN,
+				       RINGTRACE_USTACK_COPY_MAX, false);
+		break;
+	case K_SAMPLE_HZ:
+		ok = fz_valid_num_line(buf, 0, RINGTRACE_SAMPLE_MAX_HZ, false);
+		break;
 	case K_USTACK_DEPTH:
 		ok = fz_valid_num_line(buf, 1, RINGTRACE_USTACK_MAX_DEPTH, false);
 		break;
@@ -1135,9 +1315,17 @@ static void fz_check_read(struct fz_thread *t)
 			ok = sscanf(buf, "walks %llu\nfaults %llu\ntruncated %llu\n%n",
 				    &w, &f, &t, &end) == 3 && end == (int)len &&
 			     f <= w && t <= w;
-		}
-		else
+		} else if (!strcmp(rel, "sample_stats")) {
+			unsigned long long n, d;
+			int end = 0;
+
+			ok = sscanf(buf, "samples %llu\ndropped_nesting %llu\n%n",
+				    &n, &d, &end) == 2 && end == (int)len;
+		} else if (!strcmp(rel, "mmap_stats")) {
+			ok = fz_valid_mmap_stats(buf);
+		} else {
 			ok = fz_valid_num_line(buf, 0, 1023, false);
+		}
 		break;
 	default:
 		break;
@@ -1233,11 +1421,62 @@ static void fz_check_not_file_ops(struct fz_thread *t)
 	close(fd);
 }
 
+/*
+ * Every file of the module's top directory has a table here or is another
+ * role's (writers.c the marker, filter.c triggered, cgroup.c
+ * set_event_cgroup, the events thread probe_events), and every table's
+ * file exists: a control file added without a table, or a table whose
+ * file went, fails the run.  Once, by the check thread.
+ */
+static void fz_check_files(struct fz_thread *t)
+{
+	static const char *const elsewhere[] = {
+		"marker", "triggered", "set_event_cgroup", "probe_events",
+	};
+	char path[256];
+	struct dirent *de;
+	struct stat st;
+	unsigned int i, n = 0;
+	bool known;
+	DIR *d;
+
+	fz_op(t, FZ_OP_CTL_READ);
+	fz_desc(t, "every control file has a table");
+	d = opendir(fz_path(path, sizeof(path), false, "."));
+	if (!FZ_CHECK(t, d, "opendir %s: %s", path, fz_err(-errno)))
+		return;
+	while ((de = readdir(d))) {
+		if (fstatat(dirfd(d), de->d_name, &st, 0) || !S_ISREG(st.st_mode))
+			continue;
+		known = false;
+		for (i = 0; i < fz_nctls && !known; i++)
+			known = !strcmp(fz_ctls[i].rel, de->d_name);
+		for (i = 0; i < sizeof(elsewhere) / sizeof(elsewhere[0]) &&
+		     !known; i++)
+			known = !strcmp(elsewhere[i], de->d_name);
+		FZ_CHECK(t, known, "control file %s has no table in rt_fuzz",
+			 de->d_name);
+		n++;
+	}
+	closedir(d);
+	fz_desc(t, ": %u files", n);
+	/* And every table's file is there. */
+	for (i = 0; i < fz_nctls; i++)
+		FZ_CHECK(t, !stat(fz_path(path, sizeof(path), false,
+					  fz_ctls[i].rel), &st),
+			 "%s: %s", fz_ctls[i].rel, fz_err(-errno));
+}
+
 void fz_check_op(struct fz_thread *t)
 {
+	static atomic_bool files_checked;
 	struct fz_rng *r = &t->rng;
 
 	pthread_once(&fz_ctls_once, fz_ctls_init);
+	if (!atomic_exchange(&files_checked, true)) {
+		fz_check_files(t);
+		return;
+	}
 	switch (fz_below(r, 11)) {
 	case 10:
 		fz_check_not_file_ops(t);

@@ -86,7 +86,9 @@ reset_stacks() {
 }
 
 # Back to a fresh module's state: every event off, no pid filter, no
-# stacks, no predicate (the marker's would hide markers from what follows).
+# stacks, no predicate (the marker's would hide markers from what follows),
+# no sampler, no mappings, user stacks by frame pointers (ustack_size
+# once subbuf_size is back: at most a quarter of it).
 reset_module() {
 	local f
 
@@ -99,11 +101,16 @@ reset_module() {
 		echo >"$R/set_event_pid" &&
 		{ [[ ! -e $R/set_event_cgroup ]] || echo >"$R/set_event_cgroup"; } &&
 		reset_stacks &&
+		echo 0 >"$R/sample_hz" &&
+		echo 0 >"$R/mmap_events" &&
+		echo 0 >"$R/mmap_dump" &&
+		echo fp >"$R/ustack_mode" &&
 		echo discard >"$R/mode" &&
 		echo 4096 >"$R/subbuf_size" &&
 		echo 16 >"$R/num_subbufs" &&
 		echo 65536 >"$R/subbuf_size" &&
-		echo 1 >"$R/clear"
+		echo 1 >"$R/clear" &&
+		echo 8192 >"$R/ustack_size"
 }
 
 run_fuzzer() {

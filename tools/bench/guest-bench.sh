@@ -49,8 +49,15 @@
 # filter:   guest-why.sh filter, the cost of a system call entry that an
 #           in-kernel filter drops or keeps, in ringtrace, ftrace and
 #           perf: CALLS getppid() calls, also into $RT_VM_OUT/why.txt.
-# (run-bench boots stack, kprobe and filter under tcg,thread=single, apart
-# from the others: they install and remove probes all the time.)
+# profile:  guest-prof.sh profile, the cost and bytes of a 999 Hz sample
+#           with its stacks in ringtrace, perf and bpftrace: $WHY_SPIN_LOOPS
+#           rounds of rt-spin (default 250000000), into $RT_VM_OUT/prof.txt.
+# ustack:   guest-prof.sh ustack, the cost and bytes of a user stack on
+#           sched_switch in each, and ringtrace's bytes on disk with and
+#           without stacks: $WHY_LOOPS round trips, also into prof.txt.
+# (run-bench boots stack, kprobe, filter, profile and ustack under
+# tcg,thread=single, apart from the others: they install and remove probes
+# all the time.)
 #
 # The defaults the storm restores are saved first: ringtrace's geometry
 # and mode as loaded ($RT_VM_OUT/rt-defaults) and ftrace's buffer size at
@@ -202,6 +209,8 @@ run_part pipeline "$here/guest-pipeline.sh" "$out" "$duration"
 run_part stack "$here/guest-why.sh" "$out" stack "${WHY_LOOPS:-10000}" "$rounds"
 run_part kprobe "$here/guest-why.sh" "$out" kprobe "$calls" "$rounds"
 run_part filter "$here/guest-why.sh" "$out" filter "$calls" "$rounds"
+run_part profile "$here/guest-prof.sh" "$out" profile "${WHY_SPIN_LOOPS:-250000000}" "$rounds"
+run_part ustack "$here/guest-prof.sh" "$out" ustack "${WHY_LOOPS:-10000}" "$rounds"
 
 lttng_stop
 

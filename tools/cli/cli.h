@@ -21,6 +21,7 @@
 #include "../../lib/ksyms.h"
 #include "../../lib/msg.h"
 #include "../../lib/parse.h"
+#include "../lib/merge.h"
 #include "../lib/rtdecode.h"
 #include "../lib/stackrec.h"
 #include "../lib/umaps.h"
@@ -78,16 +79,8 @@ int print_end(const struct rt_trace *t, const char *error);
  * index, never sized by a CPU number.
  */
 int trace_cpu_index(const struct rt_trace *t, uint32_t cpu);
-/*
- * Items of every CPU merged by time (losses included; packet items when
- * @packets): merge_next() returns NULL at the end, or at the first error
- * (merge_error() says it); an item stays valid until the next call.
- */
-struct merge;
-struct merge *merge_open(struct rt_trace *t, bool packets);
-const struct rt_item *merge_next(struct merge *m);
-const char *merge_error(const struct merge *m);
-void merge_close(struct merge *m);
+/* merge_open() (../lib/merge.h) of the commands: dies out of memory. */
+struct merge *merge_trace(struct rt_trace *t, bool packets);
 
 /*
  * follow.c: a trace directory ringtraced is writing, followed as it grows
@@ -166,14 +159,6 @@ struct stack_names *stack_names_new(const char *dir, const char *bindir,
 				    const struct umaps *um);
 void stack_names_free(struct stack_names *n);
 /*
- * The process a pair's user stack is of, -1 unknown: a cpu_sample's own,
- * else that of @tid, the thread its event belongs to (rt_threads_owner()),
- * as @th says when the pair is handed out, else @tid itself (a main
- * thread's is its pid).
- */
-int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
-		       int32_t tid);
-/*
  * Under its event, leaf first, one frame a line: the kernel's
  * "    function+0xoff [module]", then the user's
  * "    function+0xoff (binary)" of process @pid (usymbols.h), then a line
@@ -208,12 +193,30 @@ int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict
  * thread; stack_tree_owner() is the event a stack belongs to (the last of
  * its CPU, same time), or NULL, with its thread (a sched_switch's prev).  stack_tree_add(): the stack's leaf node
  * (0: no frames), -1 out of memory; the symbols are read on the first.
+ * stack_tree_add_pair(): an event's stack pair (tools/lib/stackrec.h) as
+ * one stack, its user frames (the copy unwound first) outermost, named
+ * through @n as report names them for process @pid, then its kernel
+ * frames; the leaf node or 0 or -1 the same way.  A user frame is a
+ * function of a mapping (stack_tree_map()), numbered from 1 as they come:
+ * one per binary (build-id and path) and file offset, as the first
+ * process seen mapped it; a frame no mapping holds has none (0).
  */
 struct stack_frame {
 	const char *name;		/* the function, or "0xADDR" */
-	const char *module;		/* NULL: vmlinux */
-	uint64_t start;			/* the function's offset in vmlinux or module */
+	const char *module;		/* NULL: vmlinux (kernel frames) */
+	uint64_t start;			/* the function's offset in vmlinux or module;
+					   a user frame's file offset */
 	bool owned;			/* name is the tree's own string */
+	bool user;
+	uint32_t map;			/* a user frame's mapping, 0 none */
+};
+struct stack_map {
+	const char *path;		/* "" when the trace has none */
+	uint8_t build_id[UMAP_BUILD_ID_MAX];
+	uint8_t build_id_len;		/* 0: none */
+	uint64_t start, end;		/* [start, end) in the first process */
+	uint64_t pgoff;			/* file offset of start */
+	uint64_t load_bias;		/* p_vaddr - p_offset of its PT_LOAD, 0 unknown */
 };
 struct stack_node {
 	uint32_t parent;		/* 0: an outermost frame */
@@ -232,6 +235,11 @@ void stack_tree_event(struct stack_tree *st, const struct rt_item *it, int32_t t
 const struct stack_owner *stack_tree_owner(const struct stack_tree *st,
 					   const struct rt_item *stack);
 int64_t stack_tree_add(struct stack_tree *st, const struct rt_field_value *ips);
+struct stack_names;
+int64_t stack_tree_add_pair(struct stack_tree *st, struct stack_names *n,
+			    const struct stack_pair *p, int32_t pid);
+uint32_t stack_tree_maps(const struct stack_tree *st);
+const struct stack_map *stack_tree_map(const struct stack_tree *st, uint32_t id);
 uint32_t stack_tree_nodes(const struct stack_tree *st);
 uint32_t stack_tree_frames(const struct stack_tree *st);
 const struct stack_node *stack_tree_node(const struct stack_tree *st, uint32_t id);
@@ -266,9 +274,11 @@ void proc_title(const char *name);
 /*
  * snapshot.c: what the buffers hold now into the new trace directory
  * @outdir (ringtraced --once), tracing going on; 0, or -1 when ringtraced
- * failed (it said why).
+ * failed (it said why).  @symbols: ringtraced's --symbols-max SIZE or
+ * --no-symbols, NULL-terminated (NULL: none).
  */
-int snapshot_write(const char *outdir, const char *debugfs);
+int snapshot_write(const char *outdir, const char *debugfs,
+		   char *const *symbols);
 
 /*
  * The running tracer's control files: -d/--debugfs DIR if given, else

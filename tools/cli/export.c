@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "debuginfod.h"
 #include "export.h"
 #include "traceset.h"
 #include "unwind.h"
@@ -139,25 +141,34 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	struct merge *m;
 	int err = 0;
 
-	m = merge_open(t, false);
+	m = merge_trace(t, false);
 	if (!m) {
 		error_line("out of memory");
 		return -1;
 	}
 	while (!err && (it = merge_next(m))) {
 		int32_t tid;
+		bool keep;
 
-		/* Definitions before the window serve refs in it. */
-		stackrec_feed(x->sr, it);
-		if (stackrec_is_def(x->sr, it) ||
-		    (stackrec_is_trailer(x->sr, it) && !stack_ips(it) &&
-		     !export_stack_ips(x, it))) {
-			rt_threads_feed(th, it);
-			continue;
+		/*
+		 * Stacks.  The formats that take user stacks join each
+		 * event's themselves (tools/lib/stackrec.h) and are given
+		 * every trailer, a stack_def even out of the window (a
+		 * definition before it serves refs in it).  The others are
+		 * given an event's kernel stack alone: a kernel_stack, or a
+		 * stack_ref that gave one (export_stack_ips()).
+		 */
+		if (fmt->user_stacks) {
+			keep = window_holds(w, it->timestamp) ||
+			       stackrec_is_def(x->sr, it);
+		} else {
+			stackrec_feed(x->sr, it);
+			keep = window_holds(w, it->timestamp) &&
+			       !stackrec_is_def(x->sr, it) &&
+			       !(stackrec_is_trailer(x->sr, it) && !stack_ips(it) &&
+				 !export_stack_ips(x, it));
 		}
-		/* User stacks: no format writes them yet. */
-		if (window_holds(w, it->timestamp) && !ustack_ips(it, NULL) &&
-		    !ucopy_is(it)) {
+		if (keep) {
 			tid = rt_threads_owner(th, it);
 			if (it->type == RT_ITEM_LOST)
 				*lost += it->lost_events;
@@ -233,9 +244,10 @@ static struct tset *open_one(char *const *dirs, unsigned int n, bool strict)
 /* The directories @dirs as @fmt into @out (NULL: stdout): the exit status. */
 static int export_trace(char *const *dirs, unsigned int n,
 			const struct export_format *fmt, const char *out,
-			const char *begin, const char *end, bool strict)
+			const char *begin, const char *end, const char *binaries,
+			bool strict)
 {
-	struct export_ctx x = { .out = out, .f = stdout };
+	struct export_ctx x = { .out = out, .f = stdout, .binaries = binaries };
 	struct rt_threads *th = NULL;
 	struct window w;
 	struct rt_trace *t;
@@ -322,10 +334,14 @@ static int run(int argc, char **argv)
 		{ "strict", no_argument, NULL, 's' },
 		{ "begin", required_argument, NULL, 'b' },
 		{ "end", required_argument, NULL, 'e' },
+		{ "binaries", required_argument, NULL, 'B' },
+		{ "no-debuginfod", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = NULL, *out = NULL, *begin = NULL, *end = NULL;
+	const char *binaries = NULL;
+	struct stat st;
 	const struct export_format *fmt;
 	bool strict = false;
 	int c;
@@ -341,6 +357,10 @@ static int run(int argc, char **argv)
 			begin = optarg;
 		else if (c == 'e')
 			end = optarg;
+		else if (c == 'B')
+			binaries = optarg;
+		else if (c == 'D')
+			dbginfo_disable();
 	}
 	if (argc - optind < 1)
 		usage_error("a trace directory is needed");
@@ -351,8 +371,12 @@ static int run(int argc, char **argv)
 		usage_error("-f: '%s' is not one of " EXPORT_FORMATS, format);
 	if (fmt->directory && !out)
 		usage_error("-f %s writes a directory: -o DIR names it", fmt->name);
-	return export_trace(argv + optind, (unsigned int)(argc - optind), fmt,
-			    out, begin, end, strict);
+	if (binaries && (stat(binaries, &st) || !S_ISDIR(st.st_mode)))
+		usage_error("--binaries %s: not a directory", binaries);
+	c = export_trace(argv + optind, (unsigned int)(argc - optind), fmt,
+			 out, begin, end, binaries, strict);
+	dbginfo_end();
+	return c;
 }
 
 /* `export --help`: the fixed part, then each format's paragraph. */
@@ -380,6 +404,10 @@ static void help(FILE *f)
 	      "                        the frames of the chunks that hold it\n"
 	      "      --strict          damage in the trace is an error (default: read\n"
 	      "                        past it, say what was skipped, exit status 3)\n"
+	      "      --binaries DIR    more binaries to unwind user stack copies with\n"
+	      "                        (perfetto; as report --binaries)\n"
+	      "      --no-debuginfod   no debug files from debuginfod for user frames\n"
+	      "                        (perfetto; as report --no-debuginfod)\n"
 	      "  -h, --help            this text\n", f);
 }
 

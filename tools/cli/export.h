@@ -34,6 +34,8 @@ struct export_ctx {
 	bool windowed;
 	/* syscall_entry's id field: its enum names the system calls. */
 	const struct rt_field_desc *syscall_id;
+	/* --binaries DIR (user stack copies' binaries), or NULL. */
+	const char *binaries;
 	/* Events left out because their thread is unknown: counted by item(). */
 	uint64_t unknown;
 	void *priv;			/* the format's own state */
@@ -61,6 +63,12 @@ struct export_format {
 	const char *help;		/* its paragraph of `export --help` */
 	/* Writes a directory at -o, not a file (nor standard output). */
 	bool directory;
+	/*
+	 * Takes the user stacks too: user_stack and user_stack_copy items
+	 * (tools/lib/stackrec.h joins them to their event), which the
+	 * others are not given.
+	 */
+	bool user_stacks;
 	int (*begin)(struct export_ctx *x);
 	int (*item)(struct export_ctx *x, const struct rt_item *it, int32_t tid);
 	/* Called after a failed begin() or item() too: frees what it holds. */

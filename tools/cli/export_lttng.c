@@ -33,10 +33,23 @@
  *                               each, 2 for those running on a CPU
  *   ringtrace_marker            lttng_logger, the text in msg (LTTng's
  *                               event for writes to /proc/lttng-logger)
+ *   cpu_sample                  cpu_sample (LTTng has no sampler event):
+ *                               int32 tid, int32 pid, uint8 mode (0 user,
+ *                               1 kernel, 2 idle), its stacks in the
+ *                               context below
+ *   stack_def, stack_ref (and   no event: the stream event context of the
+ *   older traces' kernel_stack, event they follow (a stack_ref's stacks
+ *   user_stack)                 those its stack_defs hold), as
+ *                               lttng-modules' callstack-kernel and
+ *                               callstack-user contexts (export_lttng_ctf.c)
+ *   user_stack_copy             not unwound here: callstack_user is empty
+ *                               (counted, said on stderr)
  *   anything else               itself: ringtrace's fields, re-packed
  *
  * Every CPU of the trace gets a stream, every event is written on its CPU
- * at its time, and losses are LTTng's cumulative events_discarded.  User
+ * at its time, and losses are LTTng's cumulative events_discarded.  An
+ * event's stacks come after it (tools/lib/stackrec.h): it is held, built,
+ * until the next item says whether it had any, then written with them.  User
  * memory is not recorded by ringtrace: string arguments of system calls
  * (filename, pathname...) are empty.
  */
@@ -46,6 +59,7 @@
 
 #include "export.h"
 #include "export_lttng.h"
+#include "../lib/stackrec.h"
 
 /* ---- ringtrace's events as LTTng's ------------------------------------------------- */
 
@@ -99,6 +113,9 @@ static const struct lfield f_irq_exit[] = {
 };
 static const struct lfield f_softirq[] = { F("vec", L_U32), F_END };
 static const struct lfield f_logger[] = { F_FROM("msg", L_MSG, "data"), F_END };
+static const struct lfield f_sample[] = {
+	F("tid", L_S32), F("pid", L_S32), F("mode", L_U8), F_END,
+};
 
 static const struct lmap maps[] = {
 	{ "sched_switch", "sched_switch", f_switch },
@@ -115,6 +132,7 @@ static const struct lmap maps[] = {
 	{ "irq_softirq_entry", "irq_softirq_entry", f_softirq },
 	{ "irq_softirq_exit", "irq_softirq_exit", f_softirq },
 	{ "ringtrace_marker", "lttng_logger", f_logger },
+	{ "cpu_sample", "cpu_sample", f_sample },
 };
 
 static const struct lfield f_process_state[] = {
@@ -221,6 +239,17 @@ struct lttng {
 	uint64_t end;			/* latest packet end seen */
 	struct lbuf pl;			/* the payload being built */
 	struct lbuf tsdl;
+	struct stackrec *sr;		/* the events' stacks */
+	/* The last event, built, until the next item says what its stacks are. */
+	struct {
+		bool on;
+		int stream, cls;
+		uint64_t ts;
+		uint32_t cpu;
+		const struct rt_event_desc *event;
+		struct lbuf pl;
+	} held;
+	uint64_t copies;		/* user stack copies left out */
 };
 
 /* The class @name with @fields, or -1. */
@@ -376,13 +405,63 @@ static void put_pass(struct lbuf *b, const struct rt_item *it)
 
 /* ---- the state dump ---------------------------------------------------------------- */
 
+/* The payload built in l->pl as an event of its own, without stacks. */
 static int emit(struct lttng *l, int stream, uint64_t ts, int cls)
 {
 	if (l->pl.oom) {
 		error_line("out of memory");
 		return -1;
 	}
-	return lw_event(l->w, (unsigned int)stream, ts, cls, &l->pl);
+	return lw_event(l->w, (unsigned int)stream, ts, cls, NULL, &l->pl);
+}
+
+/* The payload built in l->pl as the event of @it: held for its stacks. */
+static int hold(struct lttng *l, int stream, const struct rt_item *it, int cls)
+{
+	struct lbuf pl = l->held.pl;
+
+	if (l->pl.oom) {
+		error_line("out of memory");
+		return -1;
+	}
+	l->held.pl = l->pl;
+	l->pl = pl;
+	l->held.on = true;
+	l->held.stream = stream;
+	l->held.cls = cls;
+	l->held.ts = it->timestamp;
+	l->held.cpu = it->cpu;
+	l->held.event = it->event;
+	return 0;
+}
+
+/*
+ * Writes the held event, with the stacks of @p if they are its own (the
+ * pair stackrec handed out for it), else none.
+ */
+static int release(struct lttng *l, const struct stack_pair *p)
+{
+	struct lw_stack st[LW_NR_STACKS] = { 0 };
+
+	if (!l->held.on)
+		return 0;
+	l->held.on = false;
+	if (p && p->event == l->held.event && p->cpu == l->held.cpu &&
+	    p->timestamp == l->held.ts) {
+		if (p->kernel.present)
+			st[LW_STACK_KERNEL] = (struct lw_stack){
+				.ips = p->kernel.ips, .nr = p->kernel.nr,
+			};
+		if (p->user.present)
+			st[LW_STACK_USER] = (struct lw_stack){
+				.ips = p->user.ips, .nr = p->user.nr,
+				.incomplete = p->user_flags & USTACK_TRUNCATED,
+			};
+		else if (p->copy.present)
+			l->copies++;
+	}
+	return lw_event(l->w, (unsigned int)l->held.stream, l->held.ts, l->held.cls, st,
+			&l->held.pl);
 }
 
 static int emit_empty(struct lttng *l, int stream, uint64_t ts, int *cls,
@@ -433,7 +512,7 @@ static int dump_task(struct lttng *l, const struct rt_item *it, int stream)
 	lb_int(&l->pl, L_S32, r ? STATUS_WAIT_CPU : STATUS_WAIT);
 	lb_int(&l->pl, L_U32, r ? r->cpu : 0);
 	lb_int(&l->pl, L_X64, 0);
-	return emit(l, stream, it->timestamp, l->dump_task);
+	return hold(l, stream, it, l->dump_task);
 }
 
 /*
@@ -616,7 +695,7 @@ static int put_syscall(struct lttng *l, const struct export_ctx *x, const struct
 				lb_int(&l->pl, t, args[i]);
 		}
 	}
-	return emit(l, stream, it->timestamp, entry ? c->entry : c->exit);
+	return hold(l, stream, it, entry ? c->entry : c->exit);
 }
 
 /* ---- the format -------------------------------------------------------------------- */
@@ -633,6 +712,12 @@ static int begin(struct export_ctx *x)
 	    !(l->kinds = calloc(x->md->nr_events ? x->md->nr_events : 1, sizeof(*l->kinds))) ||
 	    !(l->sc_by_label = calloc(x->syscall_id && x->syscall_id->nr_labels ?
 				      x->syscall_id->nr_labels : 1, sizeof(*l->sc_by_label)))) {
+		free(cpus);
+		error_line("out of memory");
+		return -1;
+	}
+	l->sr = stackrec_new(x->md);
+	if (!l->sr) {
 		free(cpus);
 		error_line("out of memory");
 		return -1;
@@ -665,11 +750,20 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 {
 	struct lttng *l = x->priv;
 	int stream = trace_cpu_index(x->t, it->cpu);
+	const struct stack_pair *p = stackrec_feed(l->sr, it);
 	struct event_kind *k;
 
-	if (stream < 0)
+	/* Before this item is written: the held event, with its stacks. */
+	if (p && release(l, p))
+		return -1;
+	/* A definition may come from before the window (export.c). */
+	if (stream < 0 || stackrec_is_def(l->sr, it))
 		return 0;	/* the reader checks every packet's CPU */
 	lw_start_at(l->w, it->timestamp);
+	if (stackrec_is_trailer(l->sr, it))
+		return 0;
+	if (release(l, NULL))
+		return -1;
 	if (it->packet && it->packet->timestamp_end > l->end)
 		l->end = it->packet->timestamp_end;
 	if (it->type == RT_ITEM_LOST)
@@ -691,11 +785,11 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 	case K_MAP:
 		lb_reset(&l->pl);
 		put_mapped(&l->pl, it, k->map->fields);
-		return emit(l, stream, it->timestamp, k->cls);
+		return hold(l, stream, it, k->cls);
 	case K_PASS:
 		lb_reset(&l->pl);
 		put_pass(&l->pl, it);
-		return emit(l, stream, it->timestamp, k->cls);
+		return hold(l, stream, it, k->cls);
 	case K_SC_ENTRY:
 	case K_SC_EXIT:
 		return put_syscall(l, x, it, tid, stream, k->kind == K_SC_ENTRY);
@@ -734,7 +828,8 @@ static int end(struct export_ctx *x, bool ok)
 	if (!l)
 		return 0;
 	if (ok && l->w) {
-		if (l->dump_open && dump_end(l, l->end))
+		if (release(l, stackrec_flush(l->sr)) ||
+		    (l->dump_open && dump_end(l, l->end)))
 			ok = false;
 		lw_end_at(l->w, l->end);
 		memcpy(in.clock_uuid, md->uuid, sizeof(in.clock_uuid));
@@ -752,7 +847,13 @@ static int end(struct export_ctx *x, bool ok)
 		if (ok && lw_finish(l->w, &in))
 			err = -1;
 	}
+	if (ok && l->copies)
+		warn("%" PRIu64 " user stacks recorded as copies (--ustack-mode copy) are not unwound by this export: their events' callstack_user is empty",
+		     l->copies);
 	lw_free(l->w);
+	stack_lost_warn(l->sr);
+	stackrec_free(l->sr);
+	lb_free(&l->held.pl);
 	free(l->sc_by_label);
 	rt_tidmap_free(&l->threads);
 	rt_tidmap_free(&l->running);
@@ -771,8 +872,12 @@ const struct export_format export_lttng = {
 "                in LTTng 2.13's kernel trace layout: OUTDIR/kernel/metadata\n"
 "                and channel0_N per CPU, LTTng's event names and fields\n"
 "                (syscall_entry_<name>, lttng_statedump_process_state, ...),\n"
-"                for Trace Compass, lttng-analyses and babeltrace.\n",
+"                every event's stacks (record --stack, --ustack, --sample) as\n"
+"                LTTng's callstack_kernel and callstack_user contexts,\n"
+"                cpu_sample an event of its own; for Trace Compass,\n"
+"                lttng-analyses and babeltrace.\n",
 	.directory = true,
+	.user_stacks = true,
 	.begin = begin,
 	.item = item,
 	.end = end,

@@ -7,7 +7,9 @@
  * x86_64 (Documentation/ringtrace/viewers.rst): DIR/kernel/metadata, plain
  * TSDL text, and DIR/kernel/channel0_<cpu> per CPU, made of packets it
  * builds itself -- LTTng's packet header and context (84 bytes), events
- * with LTTng's large event header, byte-packed payloads, each packet
+ * with LTTng's large event header, the stream's event context (the
+ * callstack_kernel and callstack_user contexts of `lttng add-context -k
+ * -t callstack-kernel -t callstack-user`), byte-packed payloads, each packet
  * padded to 4 KiB as LTTng's sub-buffers are.  Packets end at 1 MiB of
  * content (LTTng's default kernel sub-buffer) and where the trace says
  * events were lost; every CPU's stream spans the whole trace, from the
@@ -76,6 +78,22 @@ struct lw_info {
 	const char *comment;		/* a TSDL comment line after the first */
 };
 
+/*
+ * An event's stack, leaf first, as the stream's event context carries it
+ * (lttng-context-callstack.c): a uint32 count, then that many 64-bit
+ * addresses; nr 0 for an event without one.  @incomplete appends
+ * LTTng's own delimiter, an address of all ones, after them: the stack
+ * was cut at its depth.
+ */
+struct lw_stack {
+	const uint64_t *ips;
+	uint32_t nr;
+	bool incomplete;
+};
+
+/* The stream event context: kernel, then user (LTTng's order of the two). */
+enum { LW_STACK_KERNEL, LW_STACK_USER, LW_NR_STACKS };
+
 struct lwriter;
 
 /*
@@ -92,11 +110,12 @@ struct lwriter *lw_create(const char *dir, const uint8_t *uuid,
 int lw_class(struct lwriter *w, const char *name, const char *fields);
 /*
  * One event of class @id at @ts (cycles of the source clock) on the
- * stream of @cpus[@i]; -1 on a write error, said.  Times of a stream
- * never go back: an earlier @ts is written as the stream's last.
+ * stream of @cpus[@i], with the stacks @stacks[LW_NR_STACKS] (NULL: none);
+ * -1 on a write error, said.  Times of a stream never go back: an
+ * earlier @ts is written as the stream's last.
  */
 int lw_event(struct lwriter *w, unsigned int i, uint64_t ts, int id,
-	     const struct lbuf *payload);
+	     const struct lw_stack *stacks, const struct lbuf *payload);
 /* The trace reports @n events lost on stream @i before @ts. */
 int lw_lost(struct lwriter *w, unsigned int i, uint64_t ts, uint64_t n);
 /*

@@ -17,7 +17,15 @@
  *           u16 65535, u32 id, u64 time (14 bytes) when the id does not fit
  *           or 2^27 cycles or more passed since the stream's previous
  *           event (LTTng's rule; the packet's timestamp_begin counts as
- *           one), then the payload, byte-packed.
+ *           one), then the stream's event context, then the payload,
+ *           byte-packed.
+ *   context the two callstack contexts lttng-modules adds for `lttng
+ *           add-context -k -t callstack-kernel -t callstack-user`, as its
+ *           metadata declares them: per stack an unsigned int
+ *           _callstack_<kind>_length, then that many unsigned long,
+ *           base 16, callstack_<kind> (leaf first; a cut stack ends with
+ *           an all-ones address, lttng-modules' delimiter).  Every event
+ *           has both, of length 0 when it carried no such stack.
  *
  * Timestamps are the source trace's cycles: same clock, same frequency,
  * same offset.  timestamp_end is never before a packet's last event
@@ -48,6 +56,7 @@
 #define ID_EXTENDED		65535
 #define HEADER_COMPACT		6
 #define HEADER_EXTENDED		14
+#define STACK_DELIMITER		UINT64_MAX	/* lttng-modules' ULONG_MAX */
 
 /* ---- payloads ---------------------------------------------------------------------- */
 
@@ -251,6 +260,7 @@ struct lwriter {
 	unsigned int nr;
 	struct lclass *classes;
 	unsigned int nr_classes, cap_classes;
+	struct lbuf ctx;		/* the event context being written */
 	bool have_first;
 	uint64_t first, end;
 	bool created;			/* tmp exists: lw_free() removes it */
@@ -365,12 +375,35 @@ static void first_time(struct lwriter *w, uint64_t ts)
 		w->end = ts;
 }
 
+/* The stream event context of @stacks (NULL: both empty) into @b. */
+static void put_context(struct lbuf *b, const struct lw_stack *stacks)
+{
+	lb_reset(b);
+	for (unsigned int k = 0; k < LW_NR_STACKS; k++) {
+		const struct lw_stack *st = stacks ? &stacks[k] : NULL;
+		uint32_t nr = st ? st->nr : 0;
+
+		lb_int(b, L_U32, nr + (st && st->incomplete));
+		for (uint32_t j = 0; j < nr; j++)
+			lb_int(b, L_X64, st->ips[j]);
+		if (st && st->incomplete)
+			lb_int(b, L_X64, STACK_DELIMITER);
+	}
+}
+
 int lw_event(struct lwriter *w, unsigned int i, uint64_t ts, int id,
-	     const struct lbuf *payload)
+	     const struct lw_stack *stacks, const struct lbuf *payload)
 {
 	struct lstream *s = &w->s[i];
 	uint8_t h[HEADER_EXTENDED];
-	size_t hlen;
+	size_t hlen, clen;
+
+	put_context(&w->ctx, stacks);
+	if (w->ctx.oom) {
+		error_line("out of memory");
+		return -1;
+	}
+	clen = w->ctx.len;
 
 	first_time(w, ts);
 	/* The reader gives each CPU's events in time order; a stream never
@@ -378,7 +411,7 @@ int lw_event(struct lwriter *w, unsigned int i, uint64_t ts, int id,
 	if (ts < (s->open ? s->last : s->prev_end))
 		ts = s->open ? s->last : s->prev_end;
 	if (s->open && s->events &&
-	    s->content + HEADER_EXTENDED + payload->len > PACKET_MAX &&
+	    s->content + HEADER_EXTENDED + clen + payload->len > PACKET_MAX &&
 	    close_packet(w, s, ts))
 		return -1;
 	if (!s->open && open_packet(w, s))
@@ -393,9 +426,10 @@ int lw_event(struct lwriter *w, unsigned int i, uint64_t ts, int id,
 		put_le(h + 6, ts, 8);
 		hlen = HEADER_EXTENDED;
 	}
-	if (append(w, s, h, hlen) || append(w, s, payload->p, payload->len))
+	if (append(w, s, h, hlen) || append(w, s, w->ctx.p, clen) ||
+	    append(w, s, payload->p, payload->len))
 		return -1;
-	s->content += hlen + payload->len;
+	s->content += hlen + clen + payload->len;
 	s->last = ts;
 	s->events++;
 	return 0;
@@ -654,6 +688,12 @@ static const char tsdl_stream[] =
 	"\tid = 0;\n"
 	"\tevent.header := struct event_header_large;\n"
 	"\tpacket.context := struct packet_context;\n"
+	"\tevent.context := struct {\n"
+	"\t\tinteger { size = 32; align = 8; signed = 0; encoding = none; base = 10; } __callstack_kernel_length;\n"
+	"\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; base = 16; } _callstack_kernel[ __callstack_kernel_length ];\n"
+	"\t\tinteger { size = 32; align = 8; signed = 0; encoding = none; base = 10; } __callstack_user_length;\n"
+	"\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; base = 16; } _callstack_user[ __callstack_user_length ];\n"
+	"\t};\n"
 	"};\n\n";
 
 static void write_metadata(FILE *f, const struct lwriter *w, const struct lw_info *in)
@@ -794,6 +834,7 @@ void lw_free(struct lwriter *w)
 		free(w->classes[i].fields);
 	}
 	free(w->classes);
+	lb_free(&w->ctx);
 	free(w->s);
 	free(w->kernel);
 	free(w->tmp);

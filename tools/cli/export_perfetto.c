@@ -18,8 +18,8 @@
  *   FtraceEventBundle  one CPU's events in time order, up to BUNDLE_EVENTS
  *                      of them; lost_events on the first bundle after a
  *                      loss on that CPU
- *   PerfSample         each kernel stack, on its own sequence (see
- *                      below)
+ *   PerfSample         each event's stacks and each cpu_sample, on its
+ *                      own sequence (see below)
  *   FtraceStats        at the end, START and END: per CPU, the events
  *                      lost before the first packet and in all
  *
@@ -53,21 +53,43 @@
  *                                "I|tgid|text", its '|' shown as U+00A6
  *   ringtrace_statedump_task     the ProcessTree, not an event
  *   ringtrace_statedump_cpu      nothing (the CPU's switches say it)
- *   kernel_stack                 a PerfSample (below), not an event
+ *   cpu_sample                   a PerfSample (below), not an event
+ *   stack_def, stack_ref,        the PerfSample of their event (below),
+ *   user_stack_copy (and older   not events
+ *   traces' kernel_stack,
+ *   user_stack)
  *   any other event              generic: its name and its fields
  *
- * Kernel stacks.  FtraceEvent has no place for a stack; what Perfetto
- * reads as stacks of a thread at an instant is the PerfSample (its own
+ * Stacks.  FtraceEvent has no place for a stack; what Perfetto reads as
+ * stacks of a thread at an instant is the PerfSample (its own
  * profiler's): trace_processor puts each in its stack samples with the
  * thread, process and CPU, and the UI shows them on the process's and
  * the thread's "Callstacks" tracks, a flame graph for a selected span.
- * So each kernel_stack becomes a PerfSample at its event's time, on its
- * event's thread, its callstack_iid naming a Callstack interned on the
- * packets' sequence STACK_SEQUENCE_ID (interning works per sequence):
- * the frames (a function of vmlinux, "[kernel.kallsyms]", or of a module,
- * "[name]") and callstacks are stacks.c's call tree, each interned in the
- * packet of the first sample that uses it.  The first packet of that
- * sequence clears its incremental state, every one needs it.
+ * So an event's stacks (those its stack_ref names, or an older trace's
+ * kernel_stack and user_stack; its user_stack_copy unwound;
+ * tools/lib/stackrec.h joins them) become one
+ * PerfSample at its time, on its thread, cpu_mode MODE_KERNEL (MODE_USER
+ * for a uprobe's or a USDT probe's); a cpu_sample's, on the
+ * sample's own thread, in the mode it says.  A sample without a frame
+ * (an idle CPU's) is none.  Its callstack_iid names a Callstack interned
+ * on the packets' sequence STACK_SEQUENCE_ID (interning works per
+ * sequence), root first: the user frames, then the kernel's.  Frames and
+ * callstacks are stacks.c's call tree, each interned in the packet of the
+ * first sample that uses it: a kernel frame is a function of vmlinux
+ * ("[kernel.kallsyms]") or of a module ("[name]"); a user frame is named
+ * as report --folded names it (the trace's mappings, its symbol store,
+ * debuginfod; a copy unwound with those and --binaries), under the
+ * Mapping of its binary, one per build-id, path and file offset: the
+ * build-id (InternedData.build_ids, the note's raw bytes, as Perfetto's
+ * own profilers write it), the range of the first process seen mapping
+ * it, its file offset and load bias; its rel_pc is the function's file
+ * offset.  A user frame in no mapping known is its address, in
+ * "[unknown]".  Every frame is named: the trace needs no symbolisation.
+ * The first packet of that sequence clears its incremental state, every
+ * one needs it.
+ *
+ * A window from --begin names the user frames by the mappings the trace
+ * said inside it (a process mapped before it: addresses).
  *
  * Each event's FtraceEvent.pid is the thread that ran (rt_threads); an
  * event whose thread is not known yet is left out, as by the other
@@ -88,7 +110,8 @@
  *
  * Memory: per CPU, its open bundle (BUNDLE_EVENTS events or BUNDLE_BYTES
  * at most); per process, its parent's pid; up to TREE_ENTRIES entries of
- * the state dump; one event's strings; the call tree of the stacks.
+ * the state dump; one event's strings; the call tree of the stacks and
+ * their binaries' mappings; the processes' mappings (umaps).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -116,6 +139,7 @@
 #define SEQUENCE_ID		1	/* every packet's trusted sequence... */
 #define STACK_SEQUENCE_ID	2	/* ...but the stacks' */
 #define KERNEL_MAPPING		"[kernel.kallsyms]"
+#define UNKNOWN_MAPPING		"[unknown]"	/* a user frame in no mapping known */
 
 typedef Perfetto__Protos__TracePacket Packet;
 typedef Perfetto__Protos__FtraceEvent Event;
@@ -142,7 +166,14 @@ enum kind {
 	K_GENERIC, K_SWITCH, K_WAKING, K_WAKEUP, K_WAKEUP_NEW, K_FORK, K_EXEC,
 	K_EXIT, K_FREE, K_MIGRATE, K_RENAME, K_IRQ_ENTRY, K_IRQ_EXIT,
 	K_SOFTIRQ_ENTRY, K_SOFTIRQ_EXIT, K_SYS_ENTER, K_SYS_EXIT, K_MARKER,
-	K_DUMP_TASK, K_DUMP_CPU, K_STACK,
+	K_DUMP_TASK, K_DUMP_CPU, K_SAMPLE,
+};
+
+/* A mapping of the interned data (iid - 1): the kernel's, a module's, a binary's. */
+struct pmap {
+	bool user;
+	const char *module;		/* kernel: NULL for vmlinux */
+	uint32_t map;			/* user: stack_tree_map()'s, 0 none known */
 };
 
 /* A process's parent, as the state dump or its fork said. */
@@ -183,12 +214,20 @@ struct perfetto {
 	} *fixups;
 	unsigned int nr_fixups;
 	Perfetto__Protos__GenericFtraceEvent__Field *fields, **fieldp;
-	/* The stacks: what of their call tree the sequence has interned. */
+	/*
+	 * The stacks: each event's joined (stackrec), user frames named
+	 * through the mappings (umaps) as report names them; what of their
+	 * call tree the sequence has interned.
+	 */
+	struct stackrec *sr;
+	struct umaps *um;
+	struct stack_names *names;
+	int64_t sample_mode;		/* the last cpu_sample's, its pair next */
 	struct stack_tree *stacks;
 	uint32_t frames_interned;	/* frames 1.. of the tree */
 	bool *callstack_interned;	/* by node, those that were a leaf */
 	uint32_t callstacks_cap;
-	const char **mappings;		/* module names (NULL: vmlinux), iid - 1 */
+	struct pmap *mappings;		/* iid - 1 */
 	uint32_t nr_mappings;
 	bool stack_sequence_started;
 	bool window_said;		/* a window's processes, said first */
@@ -210,8 +249,7 @@ static const struct {
 	{ "ringtrace_marker", K_MARKER },
 	{ "ringtrace_statedump_task", K_DUMP_TASK },
 	{ "ringtrace_statedump_cpu", K_DUMP_CPU },
-	{ "kernel_stack", K_STACK },
-	{ "stack_ref", K_STACK },	/* export.c passes those with a kernel stack */
+	{ "cpu_sample", K_SAMPLE },
 };
 
 /* ---- bytes ------------------------------------------------------------------------- */
@@ -979,7 +1017,7 @@ static void fill(struct export_ctx *x, const struct rt_item *it, int32_t tid,
 		break;
 	case K_DUMP_TASK:
 	case K_DUMP_CPU:
-	case K_STACK:			/* not events: event() says what they are */
+	case K_SAMPLE:			/* not events: event() says what they are */
 		break;
 	}
 }
@@ -1036,20 +1074,28 @@ static int learn(struct export_ctx *x, const struct rt_item *it, enum kind k,
 
 /* ---- kernel stacks -------------------------------------------------------------------- */
 
-/* The mapping iid of a frame of @module (NULL: vmlinux); 0 out of memory. */
-static uint32_t mapping_of(struct perfetto *p, const char *module, bool *is_new)
+/*
+ * The mapping iid of frame @f: vmlinux's, a module's, or a user frame's
+ * binary (stack_tree_map()); 0 out of memory.
+ */
+static uint32_t mapping_of(struct perfetto *p, const struct stack_frame *f,
+			   bool *is_new)
 {
-	const char **m;
+	struct pmap *m;
 
 	*is_new = false;
 	for (uint32_t i = 0; i < p->nr_mappings; i++)
-		if (p->mappings[i] == module)
+		if (p->mappings[i].user == f->user &&
+		    (f->user ? p->mappings[i].map == f->map :
+		     p->mappings[i].module == f->module))
 			return i + 1;
 	m = realloc(p->mappings, (p->nr_mappings + 1) * sizeof(*m));
 	if (!m)
 		return 0;
 	p->mappings = m;
-	m[p->nr_mappings++] = module;
+	m[p->nr_mappings++] = (struct pmap){
+		.user = f->user, .module = f->module, .map = f->map,
+	};
 	*is_new = true;
 	return p->nr_mappings;
 }
@@ -1059,6 +1105,7 @@ struct interning {
 	Perfetto__Protos__InternedData data;
 	Perfetto__Protos__InternedString *names, **namep;
 	Perfetto__Protos__InternedString *paths, **pathp;
+	Perfetto__Protos__InternedString *bids, **bidp;
 	Perfetto__Protos__Frame *frames, **framep;
 	Perfetto__Protos__Mapping *maps, **mapp;
 	uint64_t *path_ids;
@@ -1075,6 +1122,8 @@ static void interning_free(struct interning *in, size_t n)
 	free(in->namep);
 	free(in->paths);
 	free(in->pathp);
+	free(in->bids);
+	free(in->bidp);
 	free(in->frames);
 	free(in->framep);
 	free(in->maps);
@@ -1082,6 +1131,64 @@ static void interning_free(struct interning *in, size_t n)
 	free(in->path_ids);
 	free(in->path_text);
 	free(in->frame_ids);
+}
+
+/*
+ * Mapping @iid of frame @f into @in's k-th place: its path ("[kernel.kallsyms]",
+ * "[module]", a binary's path or "[unknown]"), and a user binary's
+ * build-id (raw bytes, as Perfetto's profilers intern them), range, file
+ * offset and load bias.  Every ELF file is mapped from its offset 0 (its
+ * headers), where Perfetto's start_offset is; a frame's rel_pc is its file
+ * offset.
+ */
+static int intern_mapping(struct perfetto *p, struct interning *in, size_t k,
+			  uint32_t iid, const struct stack_frame *f)
+{
+	Perfetto__Protos__InternedString *path = &in->paths[k];
+	Perfetto__Protos__Mapping *mp = &in->maps[k];
+	const struct stack_map *um = f->user ? stack_tree_map(p->stacks, f->map) : NULL;
+	char *text = NULL;
+
+	if (um)
+		text = strdup(*um->path ? um->path : UNKNOWN_MAPPING);
+	else if (f->user)
+		text = strdup(UNKNOWN_MAPPING);
+	else if (f->module && (text = malloc(strlen(f->module) + 3)))
+		sprintf(text, "[%s]", f->module);
+	else if (!f->module)
+		text = strdup(KERNEL_MAPPING);
+	if (!text)
+		return -1;
+	in->path_text[k] = text;
+	perfetto__protos__interned_string__init(path);
+	SET(*path, iid, iid);
+	SET(*path, str, ((ProtobufCBinaryData){ strlen(text), (uint8_t *)text }));
+	perfetto__protos__mapping__init(mp);
+	SET(*mp, iid, iid);
+	in->path_ids[k] = iid;
+	mp->n_path_string_ids = 1;
+	mp->path_string_ids = &in->path_ids[k];
+	if (um) {
+		SET(*mp, start, um->start);
+		SET(*mp, end, um->end);
+		SET(*mp, exact_offset, um->pgoff);
+		SET(*mp, start_offset, 0);
+		SET(*mp, load_bias, um->load_bias);
+	}
+	if (um && um->build_id_len) {
+		Perfetto__Protos__InternedString *bid = &in->bids[in->data.n_build_ids];
+
+		perfetto__protos__interned_string__init(bid);
+		SET(*bid, iid, iid);
+		SET(*bid, str, ((ProtobufCBinaryData){ um->build_id_len,
+						       (uint8_t *)um->build_id }));
+		SET(*mp, build_id, iid);
+		in->bidp[in->data.n_build_ids++] = bid;
+	}
+	in->pathp[k] = path;
+	in->mapp[k] = mp;
+	in->data.n_mappings = in->data.n_mapping_paths = k + 1;
+	return 0;
 }
 
 /* The frames of the tree new since the last packet, and their mappings. */
@@ -1096,49 +1203,28 @@ static int intern_frames(struct perfetto *p, struct interning *in)
 	in->namep = calloc(n, sizeof(*in->namep));
 	in->frames = calloc(n, sizeof(*in->frames));
 	in->framep = calloc(n, sizeof(*in->framep));
-	/* At most one new mapping per new frame. */
+	/* At most one new mapping (and build-id) per new frame. */
 	in->paths = calloc(n, sizeof(*in->paths));
 	in->pathp = calloc(n, sizeof(*in->pathp));
+	in->bids = calloc(n, sizeof(*in->bids));
+	in->bidp = calloc(n, sizeof(*in->bidp));
 	in->maps = calloc(n, sizeof(*in->maps));
 	in->mapp = calloc(n, sizeof(*in->mapp));
 	in->path_ids = calloc(n, sizeof(*in->path_ids));
 	in->path_text = calloc(n, sizeof(*in->path_text));
 	if (!in->names || !in->namep || !in->frames || !in->framep || !in->paths ||
-	    !in->pathp || !in->maps || !in->mapp || !in->path_ids || !in->path_text)
+	    !in->pathp || !in->bids || !in->bidp || !in->maps || !in->mapp ||
+	    !in->path_ids || !in->path_text)
 		return -1;
 	for (uint32_t id = first; id <= last; id++) {
 		const struct stack_frame *f = stack_tree_frame(p->stacks, id);
 		Perfetto__Protos__InternedString *name = &in->names[id - first];
 		Perfetto__Protos__Frame *fr = &in->frames[id - first];
 		bool new_map;
-		uint32_t map = mapping_of(p, f->module, &new_map);
+		uint32_t map = mapping_of(p, f, &new_map);
 
-		if (!map)
+		if (!map || (new_map && intern_mapping(p, in, in->data.n_mappings, map, f)))
 			return -1;
-		if (new_map) {
-			size_t k = in->data.n_mappings;
-			Perfetto__Protos__InternedString *path = &in->paths[k];
-			Perfetto__Protos__Mapping *mp = &in->maps[k];
-			char *text = f->module ? malloc(strlen(f->module) + 3) :
-						 strdup(KERNEL_MAPPING);
-
-			if (!text)
-				return -1;
-			if (f->module)
-				sprintf(text, "[%s]", f->module);
-			in->path_text[k] = text;
-			perfetto__protos__interned_string__init(path);
-			SET(*path, iid, map);
-			SET(*path, str, ((ProtobufCBinaryData){ strlen(text), (uint8_t *)text }));
-			perfetto__protos__mapping__init(mp);
-			SET(*mp, iid, map);
-			in->path_ids[k] = map;
-			mp->n_path_string_ids = 1;
-			mp->path_string_ids = &in->path_ids[k];
-			in->pathp[k] = path;
-			in->mapp[k] = mp;
-			in->data.n_mappings = in->data.n_mapping_paths = k + 1;
-		}
 		perfetto__protos__interned_string__init(name);
 		SET(*name, iid, id);
 		SET(*name, str, ((ProtobufCBinaryData){ strlen(f->name), (uint8_t *)f->name }));
@@ -1155,6 +1241,7 @@ static int intern_frames(struct perfetto *p, struct interning *in)
 	in->data.frames = in->framep;
 	in->data.mapping_paths = in->pathp;
 	in->data.mappings = in->mapp;
+	in->data.build_ids = in->bidp;
 	p->frames_interned = last;
 	return 0;
 }
@@ -1195,39 +1282,64 @@ static int intern_callstack(struct perfetto *p, struct interning *in, uint32_t l
 }
 
 /*
- * A kernel_stack: a PerfSample of its event's thread, at its time, with
- * what its frames and callstack add to the sequence's interned data.
+ * Where the CPU was: a cpu_sample says (its mode: 0 user, 1 kernel); a
+ * uprobe or USDT probe stopped user code; any other event is the kernel's.
  */
-static int stack(struct export_ctx *x, const struct rt_item *it)
+static Perfetto__Protos__Profiling__CpuMode cpu_mode(const struct stack_pair *sp,
+						     int64_t mode, bool sample)
+{
+	static const char *const user[] = { "uprobe_", "usdt_" };
+	bool in_user = false;
+
+	for (int i = 0; !sample && i < ARRAY_SIZE(user); i++)
+		in_user = in_user || !strncmp(sp->event->name, user[i], strlen(user[i]));
+	if (sample ? mode == 1 : !in_user)
+		return PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_KERNEL;
+	return PERFETTO__PROTOS__PROFILING__CPU_MODE__MODE_USER;
+}
+
+/*
+ * An event's stacks (a cpu_sample's, or those an event carried): a
+ * PerfSample of its thread at its time, user frames then kernel frames,
+ * with what its frames and callstack add to the sequence's interned data.
+ * A stack without a frame (an idle CPU's sample) is left out.
+ */
+static int stack(struct export_ctx *x, const struct stack_pair *sp)
 {
 	struct perfetto *p = x->priv;
-	const struct stack_owner *o = stack_tree_owner(p->stacks, it);
-	const struct rt_field_value *ips = export_stack_ips(x, it);
+	/* The owner of the stacks at the event's CPU and time. */
+	const struct rt_item at = { .cpu = sp->cpu, .timestamp = sp->timestamp };
+	const struct stack_owner *o = stack_tree_owner(p->stacks, &at);
 	Perfetto__Protos__PerfSample ps = PERFETTO__PROTOS__PERF_SAMPLE__INIT;
 	Packet pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	struct interning in = { .data = PERFETTO__PROTOS__INTERNED_DATA__INIT };
+	bool sample = sp->tid >= 0;
+	int32_t tid = sample ? sp->tid : o ? o->tid : -1, pid;
 	uint64_t ts;
 	int64_t leaf;
-	int32_t pid;
 	int err;
 
 	/* Its event was left out (and counted), or lost with a packet. */
-	if (!o || !ips || o->tid < 0 || it->cpu >= PERFETTO_MAX_CPUS ||
-	    !boottime(x, it->timestamp, &ts))
+	if (!o || tid < 0 || sp->cpu >= PERFETTO_MAX_CPUS ||
+	    !boottime(x, sp->timestamp, &ts))
 		return 0;
-	leaf = stack_tree_add(p->stacks, ips);
+	pid = stack_pair_pid(sp, x->th, tid);
+	leaf = stack_tree_add_pair(p->stacks, p->names, sp, pid);
 	if (leaf < 0 || intern_frames(p, &in) ||
 	    (leaf && intern_callstack(p, &in, (uint32_t)leaf))) {
 		interning_free(&in, in.data.n_mappings);
 		error_line("out of memory");
 		return -1;
 	}
-	SET(ps, cpu, it->cpu);
-	pid = rt_threads_pid(x->th, o->tid);
-	SET(ps, pid, (uint32_t)(pid >= 0 ? pid : o->tid));
-	SET(ps, tid, (uint32_t)o->tid);
-	if (leaf)
-		SET(ps, callstack_iid, (uint64_t)leaf);
+	if (!leaf) {
+		interning_free(&in, in.data.n_mappings);
+		return 0;
+	}
+	SET(ps, cpu, sp->cpu);
+	SET(ps, pid, (uint32_t)(pid >= 0 ? pid : tid));
+	SET(ps, tid, (uint32_t)tid);
+	SET(ps, cpu_mode, cpu_mode(sp, p->sample_mode, sample));
+	SET(ps, callstack_iid, (uint64_t)leaf);
 	SET(pkt, timestamp, ts);
 	pkt.optional_trusted_packet_sequence_id_case =
 		PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
@@ -1293,10 +1405,10 @@ static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 
 	if (c < 0)
 		return 0;
-	if (k == K_STACK)
-		return stack(x, it);
 	/* Left out or not, it owns the stack that may follow. */
 	stack_tree_event(p->stacks, it, tid);
+	if (k == K_SAMPLE)
+		p->sample_mode = ex_int(it, "mode");
 	if (!boottime(x, it->timestamp, &ts)) {
 		p->out_of_range++;
 		return 0;
@@ -1309,7 +1421,8 @@ static int event(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 		return -1;
 	if (learn(x, it, k, ts))
 		return -1;
-	if (k == K_DUMP_TASK || k == K_DUMP_CPU)
+	/* A sample is its stacks' PerfSample alone (stack()). */
+	if (k == K_DUMP_TASK || k == K_DUMP_CPU || k == K_SAMPLE)
 		return 0;
 	if (it->cpu >= PERFETTO_MAX_CPUS) {
 		p->high_cpu++;
@@ -1443,20 +1556,41 @@ static int begin(struct export_ctx *x)
 	p->boottime_offset = boottime_offset(md);
 	older_module(md, p->kinds);
 	p->stacks = stack_tree_new(x->t);
-	if (!p->stacks) {
+	p->sr = stackrec_new(md);
+	p->um = umaps_new(md);
+	if (p->um)
+		p->names = stack_names_new(x->t->dir, x->binaries, p->um);
+	if (!p->stacks || !p->sr || !p->um || !p->names) {
 		error_line("out of memory");
 		return -1;
 	}
 	return 0;
 }
 
+/*
+ * An item: first the stacks of the event before it, if it completes them
+ * (what is known of threads and mappings still at their time); a
+ * trailer is no event of its own.
+ */
 static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 {
+	struct perfetto *p = x->priv;
+	const struct stack_pair *sp = stackrec_feed(p->sr, it);
+	int err = 0;
+
+	if (sp && stack(x, sp))
+		return -1;
+	if (stackrec_is_trailer(p->sr, it))
+		return 0;
 	if (it->type == RT_ITEM_LOST)
-		return lost(x, it);
-	if (it->type == RT_ITEM_EVENT)
-		return event(x, it, tid);
-	return 0;
+		err = lost(x, it);
+	else if (it->type == RT_ITEM_EVENT)
+		err = event(x, it, tid);
+	if (!err && umaps_feed(p->um, it)) {
+		error_line("out of memory");
+		err = -1;
+	}
+	return err;
 }
 
 static int end(struct export_ctx *x, bool ok)
@@ -1467,8 +1601,10 @@ static int end(struct export_ctx *x, bool ok)
 	if (!p)
 		return 0;
 	if (ok) {
+		const struct stack_pair *sp = stackrec_flush(p->sr);
+
 		/* A trace with no event still says what it is. */
-		err = start(x, 0) || tree_flush(x);
+		err = (sp && stack(x, sp)) || start(x, 0) || tree_flush(x);
 		for (unsigned int c = 0; c < x->t->nr_cpus && !err; c++)
 			err = bundle_flush(x, c);
 		if (!err)
@@ -1485,6 +1621,10 @@ static int end(struct export_ctx *x, bool ok)
 		free(p->cpus[c].events.data);
 	rt_tidmap_free(&p->parents);
 	stack_tree_free(p->stacks);
+	stack_names_free(p->names);
+	umaps_free(p->um);
+	stack_lost_warn(p->sr);
+	stackrec_free(p->sr);
 	free(p->callstack_interned);
 	free(p->mappings);
 	free(p->text.data);
@@ -1504,9 +1644,14 @@ const struct export_format export_perfetto = {
 "  perfetto      Perfetto's own protobuf trace (FILE.pftrace): open it in\n"
 "                ui.perfetto.dev or trace_processor for CPU tracks, thread\n"
 "                states with their wakers, system calls on each thread,\n"
-"                IRQ and softirq tracks, processes and markers, kernel\n"
-"                stacks as callstack samples of their thread.  Times\n"
-"                are CLOCK_BOOTTIME, as Perfetto reads ftrace's.\n",
+"                IRQ and softirq tracks, processes and markers; the\n"
+"                profile (--sample) and the stacks of --stack and\n"
+"                --ustack events as callstack samples of their thread,\n"
+"                user frames named as report names them (the symbol\n"
+"                store, --binaries, debuginfod) with their binary's\n"
+"                build-id.  Times are CLOCK_BOOTTIME, as Perfetto reads\n"
+"                ftrace's.\n",
+	.user_stacks = true,
 	.begin = begin,
 	.item = item,
 	.end = end,

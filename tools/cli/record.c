@@ -106,6 +106,8 @@ static struct {
 	uint64_t cgroup_ids[MAX_CGROUPS];	/* and resolved */
 	unsigned int nr_cgroups;
 	bool follow, verbose, live, mmap;
+	const char *symbols_max;		/* --symbols-max, for ringtraced */
+	bool no_symbols;			/* --no-symbols, for ringtraced */
 	char **cmd;
 } opt;
 
@@ -1065,6 +1067,7 @@ static void parse(int argc, char **argv)
 		O_DURATION = 256, O_LEVEL, O_STACK, O_STACK_DEPTH, O_FILTER,
 		O_LIVE, O_CGROUP, O_TRIGGER, O_AFTER, O_MAX, O_USTACK,
 		O_USTACK_DEPTH, O_USTACK_MODE, O_USTACK_SIZE, O_MMAP, O_SAMPLE,
+		O_SYMBOLS_MAX, O_NO_SYMBOLS,
 	};
 	static const struct option lopts[] = {
 		{ "events", required_argument, NULL, 'e' },
@@ -1091,11 +1094,14 @@ static void parse(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "live", no_argument, NULL, O_LIVE },
 		{ "mmap", no_argument, NULL, O_MMAP },
+		{ "symbols-max", required_argument, NULL, O_SYMBOLS_MAX },
+		{ "no-symbols", no_argument, NULL, O_NO_SYMBOLS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char why[512];
 	bool after = false;
+	uint64_t size;
 	int c, pid;
 
 	opt.events = DEFAULT_EVENTS;
@@ -1214,6 +1220,14 @@ static void parse(int argc, char **argv)
 		case O_MMAP:
 			opt.mmap = true;
 			break;
+		case O_SYMBOLS_MAX:
+			if (!parse_size(optarg, &size))
+				usage_error("--symbols-max: '%s' is not a size like 64M", optarg);
+			opt.symbols_max = optarg;
+			break;
+		case O_NO_SYMBOLS:
+			opt.no_symbols = true;
+			break;
 		}
 	}
 	if (optind < argc)
@@ -1232,6 +1246,11 @@ static void parse(int argc, char **argv)
 		usage_error("--ustack-size needs --ustack-mode copy");
 	if ((after || opt.max_snapshots) && !triggers.n)
 		usage_error("--after and --max need --trigger");
+	if (opt.symbols_max && opt.no_symbols)
+		usage_error("--symbols-max and --no-symbols: one or the other");
+	/* User frames are named through the mappings (as --stack keeps ksyms). */
+	if (opt.ustack || opt.sample_hz)
+		opt.mmap = true;
 	if (triggers.n && (!opt.mode || strcmp(opt.mode, "overwrite")))
 		usage_error("--trigger needs --mode overwrite: the buffers are the flight recorder it saves");
 	if (triggers.n && opt.level)
@@ -1245,7 +1264,7 @@ static void parse(int argc, char **argv)
 /* The daemon's arguments: into the trace directory, quiet, -c, --level. */
 static pid_t launch_daemon(void)
 {
-	char *dargs[16], fd[16];
+	char *dargs[20], fd[16];
 	int nd = 0;
 
 	dargs[nd++] = "-o";
@@ -1263,6 +1282,12 @@ static pid_t launch_daemon(void)
 		dargs[nd++] = "-f";
 		dargs[nd++] = LIVE_FLUSH_MS;
 	}
+	if (opt.symbols_max) {
+		dargs[nd++] = "--symbols-max";
+		dargs[nd++] = (char *)opt.symbols_max;
+	}
+	if (opt.no_symbols)
+		dargs[nd++] = "--no-symbols";
 	/* What goes back if we are killed: it writes it back then. */
 	if (undo_fd >= 0) {
 		snprintf(fd, sizeof(fd), "%d", undo_fd);
@@ -1440,11 +1465,19 @@ static void record_loop(void)
 		fputs("\r\033[K", stderr);
 }
 
-/* trigger_save()'s writer: `ringtrace snapshot`'s. */
+/* trigger_save()'s writer: `ringtrace snapshot`'s, with --symbols-*. */
 static int write_snapshot(const char *dir,
 			  void *unused __attribute__((unused)))
 {
-	return snapshot_write(dir, NULL);
+	char *symbols[3] = { NULL };
+
+	if (opt.symbols_max) {
+		symbols[0] = "--symbols-max";
+		symbols[1] = (char *)opt.symbols_max;
+	} else if (opt.no_symbols) {
+		symbols[0] = "--no-symbols";
+	}
+	return snapshot_write(dir, NULL, symbols);
 }
 
 /*
@@ -1815,25 +1848,34 @@ const struct command cmd_record = {
 "                        --stack-depth frames) when in the kernel and the user\n"
 "                        stack (as --ustack's) of a process; -p, -F and\n"
 "                        --cgroup keep only their tasks' samples.  'ringtrace\n"
-"                        report --folded' makes a flame graph's input of them\n"
+"                        report --folded' makes a flame graph's input of them;\n"
+"                        implies --mmap\n"
 "      --ustack LIST     these events (as -e; enabled too) carry the user\n"
 "                        stack of the task that hit them, walked by frame\n"
 "                        pointers (code built without them hides frames);\n"
-"                        a kprobe: or uprobe: of -e may be named too\n"
+"                        a kprobe: or uprobe: of -e may be named too;\n"
+"                        implies --mmap\n"
 "      --ustack-depth N  frames kept per user stack, 1 to 127 (default 64)\n"
 "      --ustack-mode fp|copy  fp (the default) walks frame pointers; copy\n"
 "                        records the stack's top bytes instead, which report\n"
 "                        unwinds with the binaries' CFI (code built without\n"
-"                        frame pointers too; record with --mmap, then keep\n"
-"                        the binaries with ringtrace symbols or give report\n"
-"                        --binaries); costly on hot events\n"
+"                        frame pointers too, from the binaries kept at the\n"
+"                        stop, or report --binaries); costly on hot events\n"
 "      --ustack-size BYTES  bytes copied per stack, 512 to 32768 (default\n"
 "                        8192), at most a quarter of a sub-buffer (-b)\n"
 "      --mmap            record the executable mappings of the traced\n"
 "                        processes (user_mmap: address range, file offset,\n"
 "                        path, build-id), those at the start and those made\n"
 "                        while recording (the latter not on a kernel\n"
-"                        without kprobes)\n"
+"                        without kprobes); --ustack and --sample imply it\n"
+"      --symbols-max SIZE  at the stop, ringtraced keeps the binaries the\n"
+"                        user stacks ran in (from the processes that mapped\n"
+"                        them if they live, else their path, if the build-id\n"
+"                        is the trace's) in the trace's symbol store, up to\n"
+"                        SIZE (default 256M), so that report names their\n"
+"                        frames on any machine; what is left out is listed\n"
+"                        in DIR/.ringtrace-buildid/missing\n"
+"      --no-symbols      keep no binaries\n"
 "      --filter 'EVENT: EXPR'  record only the EVENTs (of -e) whose fields\n"
 "                        pass EXPR, decided in the kernel before the event\n"
 "                        is written (repeatable, one per event):\n"

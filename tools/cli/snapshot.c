@@ -20,11 +20,13 @@
 /*
  * What the buffers hold now into the new trace directory @outdir, with
  * ringtraced --once; tracing goes on.  0, or -1 when ringtraced failed
- * (it said why).  Also record --trigger's.
+ * (it said why).  Also record --trigger's, with its --symbols-max or
+ * --no-symbols as @symbols (NULL: none), for ringtraced.
  */
-int snapshot_write(const char *outdir, const char *debugfs)
+int snapshot_write(const char *outdir, const char *debugfs,
+		   char *const *symbols)
 {
-	char *args[8];
+	char *args[12];
 	int n = 0, status;
 	pid_t pid;
 
@@ -36,6 +38,8 @@ int snapshot_write(const char *outdir, const char *debugfs)
 		args[n++] = "--debugfs";
 		args[n++] = (char *)debugfs;
 	}
+	for (; symbols && *symbols && n < 11; symbols++)
+		args[n++] = *symbols;
 	args[n] = NULL;
 	pid = start_daemon(args);
 	if (waitpid(pid, &status, 0) != pid)
@@ -84,7 +88,7 @@ static int run(int argc, char **argv)
 	}
 	if (!access(outdir, F_OK))
 		usage_error("%s exists: -o names a new directory", outdir);
-	if (snapshot_write(outdir, debugfs))
+	if (snapshot_write(outdir, debugfs, NULL))
 		die("ringtraced failed (see above): no snapshot");
 	printf("snapshot in %s: ringtrace report %s\n", outdir, outdir);
 	return 0;

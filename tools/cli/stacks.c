@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../../lib/usyms.h"
 #include "usymbols.h"
 #include "unwind.h"
 
@@ -202,8 +203,8 @@ void stack_names_free(struct stack_names *n)
 	if (!n)
 		return;
 	ksyms_free(n->ks);
+	unwinder_free(n->uw);		/* before the store it shares */
 	usym_store_free(n->us);
-	unwinder_free(n->uw);
 	free(n);
 }
 
@@ -223,7 +224,7 @@ static const struct stack_pair *unwound(struct stack_names *n,
 	if (!p->copy.present)
 		return p;
 	if (!n->uw) {
-		n->uw = unwinder_new(n->dir, n->bindir, why, sizeof(why));
+		n->uw = unwinder_new(n->us, n->bindir, why, sizeof(why));
 		if (!n->uw)
 			die("--binaries %s", why);
 	}
@@ -531,20 +532,6 @@ struct fold_state {
 	struct last_event *last;	/* by CPU number */
 };
 
-int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
-		       int32_t tid)
-{
-	int32_t pid;
-
-	if (p->pid >= 0)
-		return p->pid;
-	if (tid <= 0)
-		return -1;
-	/* Not said yet (no state dump, no fork of it): a main thread's is its tid. */
-	pid = rt_threads_pid(th, tid);
-	return pid < 0 ? tid : pid;
-}
-
 static void fold_event(struct fold_state *s, const struct rt_item *it,
 		       const struct rt_threads *th, int32_t owner)
 {
@@ -654,7 +641,7 @@ int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict
 	s.names = stack_names_new(dir, bindir, um);
 	rt_tidmap_init(&s.waiting, sizeof(struct offcpu));
 
-	m = merge_open(t, false);
+	m = merge_trace(t, false);
 	while ((it = merge_next(m))) {
 		/* An event's stacks, before the item after them says anything. */
 		if ((p = stackrec_feed(sr, it)))
@@ -700,10 +687,12 @@ struct stack_tree {
 	struct stack_owner *last;	/* by CPU number */
 	struct folds frame_ids;		/* "name\tmodule" -> frame id */
 	struct folds node_ids;		/* "parent frame" -> node id */
+	struct folds map_ids;		/* "build-id\tpath\tpgoff" -> map id */
 	struct stack_frame *frames;	/* [id - 1] */
 	struct stack_node *nodes;	/* [id - 1] */
-	uint32_t nr_frames, nr_nodes;
-	size_t frames_cap, nodes_cap;
+	struct stack_map *maps;		/* [id - 1] */
+	uint32_t nr_frames, nr_nodes, nr_maps;
+	size_t frames_cap, nodes_cap, maps_cap;
 };
 
 struct stack_tree *stack_tree_new(const struct rt_trace *t)
@@ -728,10 +717,14 @@ void stack_tree_free(struct stack_tree *st)
 	for (uint32_t i = 0; i < st->nr_frames; i++)
 		if (st->frames[i].owned)
 			free((char *)st->frames[i].name);
+	for (uint32_t i = 0; i < st->nr_maps; i++)
+		free((char *)st->maps[i].path);
 	free(st->frames);
 	free(st->nodes);
+	free(st->maps);
 	folds_free(&st->frame_ids);
 	folds_free(&st->node_ids);
+	folds_free(&st->map_ids);
 	free(st->last);
 	ksyms_free(st->ks);
 	free(st);
@@ -770,6 +763,21 @@ const struct stack_owner *stack_tree_owner(const struct stack_tree *st,
 	return o;
 }
 
+/* Room for one more frame (not counted yet), or NULL out of memory. */
+static struct stack_frame *new_frame(struct stack_tree *st)
+{
+	if (st->nr_frames == st->frames_cap) {
+		size_t cap = st->frames_cap ? 2 * st->frames_cap : 256;
+		struct stack_frame *p = realloc(st->frames, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		st->frames = p;
+		st->frames_cap = cap;
+	}
+	return &st->frames[st->nr_frames];
+}
+
 /* @ip's frame id: its function's (or its address's, with no symbol); 0 out of memory. */
 static uint32_t frame_id(struct stack_tree *st, uint64_t ip)
 {
@@ -793,16 +801,9 @@ static uint32_t frame_id(struct stack_tree *st, uint64_t ip)
 		return 0;
 	if (e->weight)
 		return (uint32_t)e->weight;
-	if (st->nr_frames == st->frames_cap) {
-		size_t cap = st->frames_cap ? 2 * st->frames_cap : 256;
-		struct stack_frame *p = realloc(st->frames, cap * sizeof(*p));
-
-		if (!p)
-			return 0;
-		st->frames = p;
-		st->frames_cap = cap;
-	}
-	sf = &st->frames[st->nr_frames];
+	sf = new_frame(st);
+	if (!sf)
+		return 0;
 	*sf = (struct stack_frame){
 		.name = f.name, .module = f.module, .start = f.start,
 	};
@@ -812,6 +813,105 @@ static uint32_t frame_id(struct stack_tree *st, uint64_t ip)
 		if (!sf->name)
 			return 0;
 	}
+	e->weight = ++st->nr_frames;
+	return st->nr_frames;
+}
+
+/*
+ * The mapping of @h, where @ip of a process is (one per build-id, path
+ * and file offset: the first process's range); 0 out of memory.
+ */
+static uint32_t map_id(struct stack_tree *st, struct stack_names *n,
+		       const struct umap_hit *h, uint64_t ip)
+{
+	char hex[2 * UMAP_BUILD_ID_MAX + 1] = "", *key;
+	uint64_t pgoff = h->file_off - (ip - h->start), bias = 0;
+	struct stack_map *m;
+	struct fold *e;
+
+	if (h->build_id)
+		usyms_hex(h->build_id, h->build_id_len, hex);
+	key = malloc(strlen(hex) + strlen(h->path) + 24);
+	if (!key)
+		return 0;
+	sprintf(key, "%s\t%s\t%" PRIx64, hex, h->path, pgoff);
+	e = folds_find(&st->map_ids, key);
+	free(key);
+	if (!e)
+		return 0;
+	if (e->weight)
+		return (uint32_t)e->weight;
+	if (st->nr_maps == st->maps_cap) {
+		size_t cap = st->maps_cap ? 2 * st->maps_cap : 16;
+		struct stack_map *p = realloc(st->maps, cap * sizeof(*p));
+
+		if (!p)
+			return 0;
+		st->maps = p;
+		st->maps_cap = cap;
+	}
+	if (h->build_id)
+		usym_load_bias(n->us, h->build_id, h->build_id_len, h->file_off, &bias);
+	m = &st->maps[st->nr_maps];
+	*m = (struct stack_map){
+		.path = strdup(h->path), .start = h->start, .end = h->end,
+		.pgoff = pgoff, .load_bias = bias,
+	};
+	if (!m->path)
+		return 0;
+	if (h->build_id) {
+		m->build_id_len = h->build_id_len;
+		memcpy(m->build_id, h->build_id, h->build_id_len);
+	}
+	e->weight = ++st->nr_maps;
+	return st->nr_maps;
+}
+
+/*
+ * User frame @ip of process @pid, named as report --folded names it
+ * (usymbols.h), under its mapping: a function's frame starts where the
+ * function does; 0 out of memory.
+ */
+static uint32_t user_frame_id(struct stack_tree *st, struct stack_names *n,
+			      int32_t pid, uint64_t ip)
+{
+	char name[512], *key;
+	struct usym_frame f = { 0 };
+	struct stack_frame *sf;
+	struct umap_hit h;
+	uint64_t start = ip;
+	uint32_t map = 0;
+	struct fold *e;
+
+	usym_format(n->us, n->um, pid, ip, USYM_FOLDED, name, sizeof(name));
+	if (umaps_lookup(n->um, pid, ip, &h)) {
+		start = h.file_off;
+		if (!usym_resolve(n->us, h.build_id, h.build_id_len, h.file_off, &f))
+			start -= f.offset;
+		/* umaps_lookup()'s hit: valid until the next feed, copied. */
+		if (!(map = map_id(st, n, &h, ip)))
+			return 0;
+	}
+	key = malloc(strlen(name) + 32);
+	if (!key)
+		return 0;
+	/* Two tabs: no kernel frame's key ("name\tmodule") is one. */
+	sprintf(key, "%s\t\t%" PRIu32, name, map);
+	e = folds_find(&st->frame_ids, key);
+	free(key);
+	if (!e)
+		return 0;
+	if (e->weight)
+		return (uint32_t)e->weight;
+	sf = new_frame(st);
+	if (!sf)
+		return 0;
+	*sf = (struct stack_frame){
+		.name = strdup(name), .start = start, .owned = true, .user = true,
+		.map = map,
+	};
+	if (!sf->name)
+		return 0;
 	e->weight = ++st->nr_frames;
 	return st->nr_frames;
 }
@@ -860,6 +960,39 @@ int64_t stack_tree_add(struct stack_tree *st, const struct rt_field_value *ips)
 			return -1;
 	}
 	return node;
+}
+
+int64_t stack_tree_add_pair(struct stack_tree *st, struct stack_names *n,
+			    const struct stack_pair *p, int32_t pid)
+{
+	uint32_t node = 0, frame;
+
+	if (!st->ks_read)
+		st->ks = stack_symbols(st->t->dir);
+	st->ks_read = true;
+	p = unwound(n, p, pid);
+	/* Outermost first: the user's root, ..., its leaf, the kernel's root, ... */
+	for (uint32_t i = p->user.present ? p->user.nr : 0; i-- > 0;) {
+		frame = user_frame_id(st, n, pid, p->user.ips[i]);
+		if (!frame || !(node = node_id(st, node, frame)))
+			return -1;
+	}
+	for (uint32_t i = p->kernel.present ? p->kernel.nr : 0; i-- > 0;) {
+		frame = frame_id(st, p->kernel.ips[i]);
+		if (!frame || !(node = node_id(st, node, frame)))
+			return -1;
+	}
+	return node;
+}
+
+uint32_t stack_tree_maps(const struct stack_tree *st)
+{
+	return st->nr_maps;
+}
+
+const struct stack_map *stack_tree_map(const struct stack_tree *st, uint32_t id)
+{
+	return id && id <= st->nr_maps ? &st->maps[id - 1] : NULL;
 }
 
 uint32_t stack_tree_nodes(const struct stack_tree *st)

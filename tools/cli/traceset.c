@@ -1535,7 +1535,7 @@ struct tset_merge *tset_merge_open(struct tset *ts)
 	tm->ts = ts;
 	tm->last = -1;
 	for (unsigned int i = 0; i < ts->nr; i++) {
-		tm->c[i].m = merge_open(ts->m[i].t, false);
+		tm->c[i].m = merge_trace(ts->m[i].t, false);
 		cursor_next(tm, &tm->c[i]);
 	}
 	return tm;

@@ -4,12 +4,15 @@
  * module/ustack.c): ip, sp and bp, and up to ustack_size bytes from sp.
  *
  * Each process gets one libdwfl session (a Dwfl), made the first time one
- * of its stacks is unwound, and again when its mappings change (those of
- * other processes do not matter, umaps_gen()): each executable mapping
- * the mapping table (tools/lib/umaps.h) holds for it is reported with
- * dwfl_report_elf() at the bias its address gives, from the binary of the
- * same build-id: the trace's symbol store (a stored image goes into a
- * memfd), else the --binaries directory, else debuginfod's executable.  The session's thread
+ * of its stacks is unwound: each executable mapping the mapping table
+ * (tools/lib/umaps.h) holds for it is reported with dwfl_report_elf() at
+ * the bias its address gives, from the binary of the same build-id: the
+ * trace's symbol store (the memfd the namer, usymbols.c, decompressed it
+ * into), else the --binaries directory, else debuginfod's executable.
+ * When its mappings change (those of other processes do not matter,
+ * umaps_gen()), the mappings added are reported to the same session
+ * (dwfl_report_begin_add()); one that went or changed (an exec, an
+ * munmap, a mapping over it) makes a new session.  The session's thread
  * callbacks answer for the stack being unwound (@cur):
  *
  *   set_initial_registers  DWARF 6 (rbp), 7 (rsp) and the pc, from the
@@ -34,13 +37,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/usyms.h"
 #include "debuginfod.h"
 #include "unwind.h"
+#include "usymbols.h"
 
 #define BUILD_ID_MAX	20
 #define PROC_CACHE	16		/* processes with a session at once */
@@ -63,30 +65,38 @@ struct binary {
 };
 
 /*
- * A build-id looked for: the file found (a stored binary's image in a
- * memfd, named by its /proc/self/fd path; a --binaries file; debuginfod's
- * cached executable), or NULL when none was.
+ * A build-id looked for: the file found (a stored binary's memfd, by its
+ * /proc/self/fd path; a --binaries file; debuginfod's cached executable),
+ * or NULL when none was.
  */
 struct found {
 	uint8_t build_id[BUILD_ID_MAX];
 	uint8_t build_id_len;
 	char *path;
-	int fd;				/* the memfd, or -1 */
+};
+
+/* A mapping a session was told of: a module, or counted missing. */
+struct told {
+	uint64_t start, end, pgoff;
+	uint8_t build_id[BUILD_ID_MAX];
+	uint8_t build_id_len;
 };
 
 /* One libdwfl session: a process's modules, and the stack being unwound. */
 struct proc {
 	int32_t pid;
 	bool made;			/* this slot holds @pid's session */
-	uint64_t gen;			/* pid_gen() when made */
+	uint64_t gen;			/* umaps_gen() when last told */
 	Dwfl *dwfl;			/* NULL: nothing to unwind with */
 	unsigned int missing;		/* mappings without a binary */
+	struct told *told;		/* by start, as umaps_nth() gives them */
+	size_t nr_told;
 	const struct stack_copy *cur;
 	uint64_t unread;		/* the first word it could not read */
 };
 
 struct unwinder {
-	const char *dir;		/* the trace's: its symbol store */
+	struct usym_store *store;	/* the trace's symbol store */
 	struct binary *bins;		/* --binaries */
 	size_t nr_bins;
 	struct found *found;
@@ -165,39 +175,6 @@ static int scan_dir(struct unwinder *u, const char *dir, int depth)
 	return 0;
 }
 
-/* @m's binary from the trace's symbol store, in a memfd: its path or NULL. */
-static char *store_binary(const struct unwinder *u, const struct umap_mapping *m,
-			  int *fdp)
-{
-	struct usyms_file f;
-	char why[256], *path;
-	size_t done = 0;
-	int fd;
-
-	if (!u->dir || usyms_open(u->dir, m->build_id, m->build_id_len, &f, why,
-				  sizeof(why)))
-		return NULL;	/* usymbols.c says what is wrong with it */
-	fd = memfd_create("ringtrace-binary", MFD_CLOEXEC);
-	while (fd >= 0 && done < f.size) {
-		ssize_t n = write(fd, (const char *)f.image + done, f.size - done);
-
-		if (n <= 0) {
-			close(fd);
-			fd = -1;
-		} else {
-			done += (size_t)n;
-		}
-	}
-	usyms_close(&f);
-	if (fd < 0 || asprintf(&path, "/proc/self/fd/%d", fd) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	*fdp = fd;
-	return path;
-}
-
 /*
  * The binary of @m's build-id: the trace's symbol store, then the
  * --binaries directory, then debuginfod's executable; NULL when none
@@ -205,9 +182,9 @@ static char *store_binary(const struct unwinder *u, const struct umap_mapping *m
  */
 static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 {
+	const char *stored;
 	struct found *f;
 	char *path = NULL;
-	int fd = -1;
 
 	if (!m->build_id_len)
 		return NULL;
@@ -215,7 +192,10 @@ static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 		if (u->found[i].build_id_len == m->build_id_len &&
 		    !memcmp(u->found[i].build_id, m->build_id, m->build_id_len))
 			return u->found[i].path;
-	path = store_binary(u, m, &fd);
+	/* usymbols.c says what is wrong with a stored binary it refuses. */
+	stored = usym_store_path(u->store, m->build_id, m->build_id_len);
+	if (stored && !(path = strdup(stored)))
+		return NULL;
 	for (size_t i = 0; !path && i < u->nr_bins; i++)
 		if (u->bins[i].build_id_len == m->build_id_len &&
 		    !memcmp(u->bins[i].build_id, m->build_id, m->build_id_len) &&
@@ -229,8 +209,6 @@ static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 	}
 	f = realloc(u->found, (u->nr_found + 1) * sizeof(*f));
 	if (!f) {
-		if (fd >= 0)
-			close(fd);
 		free(path);
 		return NULL;
 	}
@@ -239,12 +217,11 @@ static const char *find_binary(struct unwinder *u, const struct umap_mapping *m)
 	memcpy(f->build_id, m->build_id, m->build_id_len);
 	f->build_id_len = m->build_id_len;
 	f->path = path;
-	f->fd = fd;
 	return path;
 }
 
-struct unwinder *unwinder_new(const char *dir, const char *bindir, char *why,
-			      size_t len)
+struct unwinder *unwinder_new(struct usym_store *store, const char *bindir,
+			      char *why, size_t len)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 	int err;
@@ -253,7 +230,7 @@ struct unwinder *unwinder_new(const char *dir, const char *bindir, char *why,
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
-	u->dir = dir;
+	u->store = store;
 	elf_version(EV_CURRENT);
 	if (bindir && (err = scan_dir(u, bindir, 0))) {
 		snprintf(why, len, "%s: %s", bindir, strerror(-err));
@@ -267,6 +244,7 @@ static void proc_drop(struct proc *p)
 {
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
+	free(p->told);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -279,11 +257,8 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nr_bins; i++)
 		free(u->bins[i].path);
 	free(u->bins);
-	for (size_t i = 0; i < u->nr_found; i++) {
+	for (size_t i = 0; i < u->nr_found; i++)
 		free(u->found[i].path);
-		if (u->found[i].fd >= 0)
-			close(u->found[i].fd);
-	}
 	free(u->found);
 	free(u);
 }
@@ -447,13 +422,78 @@ static bool map_bias(const char *path, const struct umap_mapping *m,
 	return found;
 }
 
+/* @um reported to @p's session: true if it became a module. */
+static bool proc_report(struct unwinder *u, struct proc *p,
+			const struct umap_mapping *um)
+{
+	const char *path, *name;
+	uint64_t bias;
+
+	path = find_binary(u, um);
+	if (path && map_bias(path, um, &bias)) {
+		name = strrchr(path, '/');
+		/* add_p_vaddr: @bias is added to the file's vaddrs as they are. */
+		if (dwfl_report_elf(p->dwfl, name ? name + 1 : path, path, -1,
+				    bias, true))
+			return true;
+	}
+	p->missing++;
+	return false;
+}
+
+static bool told_is(const struct told *t, const struct umap_mapping *um)
+{
+	return t->start == um->start && t->end == um->end &&
+	       t->pgoff == um->pgoff && t->build_id_len == um->build_id_len &&
+	       !memcmp(t->build_id, um->build_id, um->build_id_len);
+}
+
+/*
+ * @p's list of what it was told made @pid's mappings with a build-id now
+ * (without one, nothing finds their file), the modules reported and
+ * counted in the session: all of them when @p->nr_told is 0, else those
+ * not in the list (proc_add() checked the list's are all still there).
+ * Returns how many became modules, or -1 out of memory (nothing told).
+ */
+static int proc_tell(struct unwinder *u, struct proc *p, const struct umaps *m)
+{
+	const struct umap_mapping *um;
+	struct told *next = NULL;
+	size_t nr = 0, j = 0;
+	int reported = 0;
+
+	for (uint32_t i = 0; (um = umaps_nth(m, p->pid, i)); i++)
+		nr += um->build_id_len > 0;
+	if (nr && !(next = calloc(nr, sizeof(*next))))
+		return -1;
+	nr = 0;
+	for (uint32_t i = 0; (um = umaps_nth(m, p->pid, i)); i++) {
+		struct told *t;
+
+		if (!um->build_id_len)
+			continue;
+		t = &next[nr++];
+		*t = (struct told){ .start = um->start, .end = um->end,
+				    .pgoff = um->pgoff,
+				    .build_id_len = um->build_id_len };
+		memcpy(t->build_id, um->build_id, um->build_id_len);
+		/* Both by start: one told before is at j. */
+		if (j < p->nr_told && told_is(&p->told[j], um)) {
+			j++;
+			continue;
+		}
+		reported += proc_report(u, p, um);
+	}
+	free(p->told);
+	p->told = next;
+	p->nr_told = nr;
+	return reported;
+}
+
 static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
 		      const struct umaps *m, uint64_t gen)
 {
-	const struct umap_mapping *um;
-	unsigned int reported = 0;
-	const char *path, *name;
-	uint64_t bias;
+	int reported;
 
 	p->pid = pid;
 	p->made = true;
@@ -462,31 +502,51 @@ static void proc_make(struct unwinder *u, struct proc *p, int32_t pid,
 	if (!p->dwfl)
 		return;
 	dwfl_report_begin(p->dwfl);
-	for (uint32_t i = 0; (um = umaps_nth(m, pid, i)); i++) {
-		/* No build-id (a file without one): nothing to find it by. */
-		if (!um->build_id_len)
-			continue;
-		path = find_binary(u, um);
-		if (!path || !map_bias(path, um, &bias)) {
-			p->missing++;
-			continue;
-		}
-		name = strrchr(path, '/');
-		/* add_p_vaddr: @bias is added to the file's vaddrs as they are. */
-		if (dwfl_report_elf(p->dwfl, name ? name + 1 : path, path, -1,
-				    bias, true))
-			reported++;
-		else
-			p->missing++;
-	}
+	reported = proc_tell(u, p, m);
 	dwfl_report_end(p->dwfl, NULL, NULL);
-	if (!reported || !dwfl_attach_state(p->dwfl, NULL, pid, &thread_cbs, p)) {
+	if (reported <= 0 ||
+	    !dwfl_attach_state(p->dwfl, NULL, pid, &thread_cbs, p)) {
 		dwfl_end(p->dwfl);
 		p->dwfl = NULL;
 	}
 }
 
-/* @pid's session, made (again) when its mappings may have changed. */
+/*
+ * @p's session told of @p->pid's mappings added since (as @gen is now):
+ * false, nothing done, when one it was told of went or changed (an exec,
+ * an munmap, a mapping over a part), or it has no session to add to.
+ */
+static bool proc_add(struct unwinder *u, struct proc *p, const struct umaps *m,
+		     uint64_t gen)
+{
+	const struct umap_mapping *um;
+	size_t j = 0;
+	int rc;
+
+	if (!p->dwfl)
+		return false;
+	/* Every mapping told is still there as it was: both lists by start. */
+	for (uint32_t i = 0; j < p->nr_told && (um = umaps_nth(m, p->pid, i)); i++) {
+		if (!um->build_id_len || um->start < p->told[j].start)
+			continue;	/* none, or added */
+		if (!told_is(&p->told[j], um))
+			return false;
+		j++;
+	}
+	if (j < p->nr_told)
+		return false;
+	dwfl_report_begin_add(p->dwfl);
+	rc = proc_tell(u, p, m);
+	if (dwfl_report_end(p->dwfl, NULL, NULL) || rc < 0)
+		return false;
+	p->gen = gen;
+	return true;
+}
+
+/*
+ * @pid's session, told of the mappings added since, or made again when
+ * one it knew went or changed.
+ */
 static struct proc *proc_get(struct unwinder *u, int32_t pid,
 			     const struct umaps *m)
 {
@@ -495,8 +555,13 @@ static struct proc *proc_get(struct unwinder *u, int32_t pid,
 
 	for (unsigned int i = 0; i < PROC_CACHE; i++) {
 		p = &u->procs[i];
-		if (p->made && p->pid == pid && p->gen == gen)
+		if (!p->made || p->pid != pid)
+			continue;
+		if (p->gen == gen || proc_add(u, p, m, gen))
 			return p;
+		proc_drop(p);
+		proc_make(u, p, pid, m, gen);
+		return p;
 	}
 	p = &u->procs[u->next_victim++ % PROC_CACHE];
 	proc_drop(p);

@@ -18,6 +18,7 @@
 #include "../lib/rtdecode.h"
 #include "../lib/stackrec.h"
 #include "../lib/umaps.h"
+#include "usymbols.h"
 
 /* Whether @it is a user_stack_copy (stackrec.h makes it a pair's copy). */
 bool ucopy_is(const struct rt_item *it);
@@ -25,15 +26,16 @@ bool ucopy_is(const struct rt_item *it);
 /* One per report: the binaries by build-id, a libdwfl session per process. */
 struct unwinder;
 /*
- * A binary is looked for by build-id in the symbol store of the trace
- * directory @dir (lib/usyms.h), then in @bindir, the binaries' directory
+ * A binary is looked for by build-id in the trace's symbol store @store
+ * (usymbols.h: the namer's, whose decompressed images are shared; it
+ * outlives the unwinder), then in @bindir, the binaries' directory
  * (its files and its subdirectories' files, found by their build-ids; NULL
  * for none), then from debuginfod (debuginfod.h); a stack whose binaries
  * none has is its ip alone.  NULL with *@why said when @bindir is
  * unreadable.
  */
-struct unwinder *unwinder_new(const char *dir, const char *bindir, char *why,
-			      size_t len);
+struct unwinder *unwinder_new(struct usym_store *store, const char *bindir,
+			      char *why, size_t len);
 void unwinder_free(struct unwinder *u);
 
 /*

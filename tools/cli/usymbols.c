@@ -11,6 +11,10 @@
  * file's segments hold no bytes (NOBITS), so the file offset becomes an
  * address through the store's binary, else through the executable
  * debuginfod serves.  A binary stored with its .symtab is never asked for.
+ *
+ * A stored binary is decompressed once per report into a memfd, which the
+ * namer maps and the unwinder (unwind.c) hands libdwfl by its
+ * /proc/self/fd path: one copy of its bytes for both.
  */
 #include <errno.h>
 #include <gelf.h>
@@ -18,6 +22,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,9 +44,15 @@ struct load {
 struct binary {
 	uint8_t id[USYMS_BUILD_ID_MAX];
 	size_t id_len;
-	bool ok;			/* opened and checked */
+	bool ok;			/* opened and checked: names from it */
+	bool stored;			/* @file holds the store's image */
+	bool named;			/* names read, or why not said */
+	int err;			/* usyms_open()'s, and its @why */
+	char *why;
 	bool symtab;			/* its functions are .symtab's */
 	struct usyms_file file;		/* the store's (not debuginfod's) */
+	int memfd;			/* file.image's bytes, mapped... */
+	char *memfd_path;		/* ...when this is set: /proc/self/fd/N */
 	Elf *elf;
 	struct usym *syms;		/* by value */
 	size_t nr_syms;
@@ -62,8 +73,11 @@ struct usym_store {
 	char *dir;
 	bool looked;			/* whether the store exists, asked */
 	bool exists;
+	bool said;			/* that it does not, said */
 	struct binary *bins;
 	size_t nr, cap;
+	size_t *index;			/* 1 + a bin's index, by build-id hash */
+	size_t index_cap;		/* 4 * cap, a power of 2 */
 	struct debug *dbgs;
 	size_t nr_dbgs, cap_dbgs;
 };
@@ -84,7 +98,57 @@ static void binary_free(struct binary *b)
 	elf_end(b->elf);
 	free(b->syms);
 	free(b->loads);
+	if (b->memfd_path) {
+		munmap(b->file.image, b->file.size);
+		b->file.image = NULL;
+		close(b->memfd);
+		free(b->memfd_path);
+	}
 	usyms_close(&b->file);
+	free(b->why);
+}
+
+/*
+ * @b's decompressed image moved into a memfd and mapped there (private
+ * and writable, as the heap copy was: libelf may convert in place), the
+ * heap copy freed.  0, or -errno with the heap copy kept.
+ */
+static int image_to_memfd(struct binary *b)
+{
+	const char *image = b->file.image;
+	size_t done = 0;
+	void *map;
+	int fd, err;
+
+	fd = memfd_create("ringtrace-binary", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < b->file.size) {
+		ssize_t n = write(fd, image + done, b->file.size - done);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	map = mmap(NULL, b->file.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto fail;
+	}
+	if (asprintf(&b->memfd_path, "/proc/self/fd/%d", fd) < 0) {
+		munmap(map, b->file.size);
+		err = -ENOMEM;
+		goto fail;
+	}
+	free(b->file.image);
+	b->file.image = map;
+	b->memfd = fd;
+	return 0;
+fail:
+	close(fd);
+	return err;
 }
 
 void usym_store_free(struct usym_store *st)
@@ -94,6 +158,7 @@ void usym_store_free(struct usym_store *st)
 	for (size_t i = 0; i < st->nr; i++)
 		binary_free(&st->bins[i]);
 	free(st->bins);
+	free(st->index);
 	for (size_t i = 0; i < st->nr_dbgs; i++) {
 		binary_free(&st->dbgs[i].syms);
 		binary_free(&st->dbgs[i].exe);
@@ -123,7 +188,7 @@ static int read_syms(struct binary *b, Elf64_Word type)
 	while ((scn = elf_nextscn(b->elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
-		size_t n;
+		size_t n, room, fsize;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
 			continue;
@@ -131,10 +196,25 @@ static int read_syms(struct binary *b, Elf64_Word type)
 		if (!d)
 			continue;
 		n = sh.sh_size / sh.sh_entsize;
+		/*
+		 * Room for every function at once: as many as gelf_getsym()
+		 * can return, whatever sh_entsize a damaged file claims.
+		 */
+		fsize = gelf_fsize(b->elf, ELF_T_SYM, 1, EV_CURRENT);
+		room = fsize ? d->d_size / fsize : 0;
+		if (room > n)
+			room = n;
+		if (room) {
+			struct usym *p = reallocarray(b->syms, b->nr_syms + room,
+						      sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			b->syms = p;
+		}
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym s;
 			const char *name;
-			struct usym *p;
 
 			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
 			    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
@@ -143,10 +223,6 @@ static int read_syms(struct binary *b, Elf64_Word type)
 			name = elf_strptr(b->elf, sh.sh_link, s.st_name);
 			if (!name || !*name)
 				continue;
-			p = realloc(b->syms, (b->nr_syms + 1) * sizeof(*p));
-			if (!p)
-				return -ENOMEM;
-			b->syms = p;
 			b->syms[b->nr_syms++] = (struct usym){
 				.value = s.st_value, .size = s.st_size, .name = name,
 				.global = GELF_ST_BIND(s.st_info) != STB_LOCAL,
@@ -198,17 +274,62 @@ static int read_binary(struct binary *b, char *why, size_t size)
 	return read_elf(b, why, size);
 }
 
-/* @id's binary, opened on the first ask; NULL when missing or bad. */
-static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
-				 size_t len)
+/* Where @id's slot is, or would go, in st->index (a build-id is a hash). */
+static size_t index_slot(const struct usym_store *st, const uint8_t *id,
+			 size_t len)
+{
+	size_t mask = st->index_cap - 1, h = 0;
+
+	memcpy(&h, id, len < sizeof(h) ? len : sizeof(h));
+	for (h &= mask; st->index[h]; h = (h + 1) & mask) {
+		const struct binary *b = &st->bins[st->index[h] - 1];
+
+		if (b->id_len == len && !memcmp(b->id, id, len))
+			break;
+	}
+	return h;
+}
+
+/* Room for one more slot, in st->bins and in st->index: 0 or -ENOMEM. */
+static int grow_bins(struct usym_store *st)
+{
+	size_t cap = st->cap ? 2 * st->cap : 16;
+	struct binary *p;
+	size_t *index;
+
+	if (st->nr < st->cap)
+		return 0;
+	p = realloc(st->bins, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	st->bins = p;
+	index = calloc(4 * cap, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	free(st->index);
+	st->index = index;
+	st->index_cap = 4 * cap;
+	st->cap = cap;
+	for (size_t i = 0; i < st->nr; i++)
+		st->index[index_slot(st, st->bins[i].id, st->bins[i].id_len)] = i + 1;
+	return 0;
+}
+
+/*
+ * @id's slot, its stored image loaded on the first ask (b->stored; what
+ * went wrong kept for get_binary() to say when a frame is named: the
+ * unwinder asks for binaries no frame may be in); NULL out of memory.
+ */
+static struct binary *load_binary(struct usym_store *st, const uint8_t *id,
+				  size_t len)
 {
 	char why[PATH_MAX + 256], hex[2 * USYMS_BUILD_ID_MAX + 1];
 	struct binary *b;
+	size_t h;
 	int err;
 
-	for (size_t i = 0; i < st->nr; i++)
-		if (st->bins[i].id_len == len && !memcmp(st->bins[i].id, id, len))
-			return st->bins[i].ok ? &st->bins[i] : NULL;
+	if (st->index_cap && st->index[h = index_slot(st, id, len)])
+		return &st->bins[st->index[h] - 1];
 	if (!st->looked) {
 		char path[PATH_MAX];
 		struct stat s;
@@ -216,58 +337,110 @@ static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
 		snprintf(path, sizeof(path), "%s/" USYMS_DIR, st->dir);
 		st->exists = !stat(path, &s) && S_ISDIR(s.st_mode);
 		st->looked = true;
-		if (!st->exists)
-			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved%s ('ringtrace symbols %s' fills it while the binaries exist)",
-			     st->dir, dbginfo_enabled() ? " unless debuginfod has them" : "",
-			     st->dir);
 	}
-	if (st->nr == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 16;
-		struct binary *p = realloc(st->bins, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		st->bins = p;
-		st->cap = cap;
-	}
+	if (grow_bins(st))
+		return NULL;
 	b = &st->bins[st->nr++];
 	memset(b, 0, sizeof(*b));
 	memcpy(b->id, id, len);
 	b->id_len = len;
+	st->index[index_slot(st, id, len)] = st->nr;
 	if (!st->exists)
-		return NULL;
-	usyms_hex(id, len, hex);
-	err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
-	if (err == -ENOENT) {
-		warn("build-id %s is not in the symbol store: %s", hex,
-		     dbginfo_enabled() ? "asking debuginfod" : "its frames print unresolved");
-		return NULL;
+		return b;
+	b->err = usyms_open(st->dir, id, len, &b->file, why, sizeof(why));
+	if (b->err) {
+		b->why = strdup(why);
+		return b;
 	}
-	if (!err) {
-		char ewhy[256];
+	b->stored = true;
+	err = image_to_memfd(b);
+	if (err) {
+		usyms_hex(id, len, hex);
+		warn("build-id %s: no memfd for it (%s): its user stack copies are not unwound with it",
+		     hex, strerror(-err));
+	}
+	return b;
+}
 
-		err = read_binary(b, ewhy, sizeof(ewhy));
-		/*
-		 * No function, but segments: kept for debuginfod's debug file
-		 * (usym_resolve()), which says why if it has none.
-		 */
-		if (!err && !b->nr_syms && !dbginfo_enabled()) {
-			snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
-			err = -EINVAL;
-		}
-		if (err)
-			snprintf(why, sizeof(why), "build-id %s: %s", hex, ewhy);
+/* @b's functions read (b->ok), or why not said: once, on its first frame. */
+static void name_binary(struct usym_store *st, struct binary *b)
+{
+	char why[PATH_MAX + 256], ewhy[256], hex[2 * USYMS_BUILD_ID_MAX + 1];
+	int err;
+
+	b->named = true;
+	if (!st->exists) {
+		if (!st->said)
+			warn("%s has no symbol store (" USYMS_DIR "): user frames print unresolved%s ('ringtrace symbols %s' fills it while the binaries exist)",
+			     st->dir, dbginfo_enabled() ? " unless debuginfod has them" : "",
+			     st->dir);
+		st->said = true;
+		return;
+	}
+	usyms_hex(b->id, b->id_len, hex);
+	if (b->err == -ENOENT) {
+		char left[768];
+
+		/* Why the recording left it out, if its missing list says. */
+		if (usyms_missing_why(st->dir, b->id, b->id_len, left, sizeof(left)))
+			warn("build-id %s is not in the symbol store (not stored when recorded: %s): %s",
+			     hex, left, dbginfo_enabled() ? "asking debuginfod" :
+			     "its frames print unresolved");
+		else
+			warn("build-id %s is not in the symbol store: %s", hex,
+			     dbginfo_enabled() ? "asking debuginfod" :
+			     "its frames print unresolved");
+		return;
+	}
+	if (b->err) {
+		warn("%s: its frames print unresolved", b->why ? b->why : strerror(-b->err));
+		return;
+	}
+	err = read_binary(b, ewhy, sizeof(ewhy));
+	/*
+	 * No function, but segments: kept for debuginfod's debug file
+	 * (usym_resolve()), which says why if it has none.
+	 */
+	if (!err && !b->nr_syms && !dbginfo_enabled()) {
+		snprintf(ewhy, sizeof(ewhy), "no function in .symtab or .dynsym (stripped, or damaged)");
+		err = -EINVAL;
 	}
 	if (err) {
+		snprintf(why, sizeof(why), "build-id %s: %s", hex, ewhy);
 		warn("%s: its frames print unresolved", why);
-		binary_free(b);
-		memset(b, 0, sizeof(*b));
-		memcpy(b->id, id, len);
-		b->id_len = len;
-		return NULL;
+		/* The image stays (b->stored): its CFI may still unwind. */
+		elf_end(b->elf);
+		free(b->syms);
+		free(b->loads);
+		b->elf = NULL;
+		b->syms = NULL;
+		b->loads = NULL;
+		b->nr_syms = b->nr_loads = 0;
+		return;
 	}
 	b->ok = true;
-	return b;
+}
+
+/* @id's binary, opened on the first ask; NULL when missing or bad. */
+static struct binary *get_binary(struct usym_store *st, const uint8_t *id,
+				 size_t len)
+{
+	struct binary *b = load_binary(st, id, len);
+
+	if (b && !b->named)
+		name_binary(st, b);
+	return b && b->ok ? b : NULL;
+}
+
+const char *usym_store_path(struct usym_store *st, const uint8_t *id,
+			    size_t len)
+{
+	struct binary *b;
+
+	if (!id || !len || len > USYMS_BUILD_ID_MAX)
+		return NULL;
+	b = load_binary(st, id, len);
+	return b && b->stored ? b->memfd_path : NULL;
 }
 
 /*
@@ -413,6 +586,30 @@ int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 	if (!d)
 		return -1;
 	return name_offset(b ? b : &d->exe, &d->syms, file_off, f);
+}
+
+int usym_load_bias(struct usym_store *st, const uint8_t *build_id, size_t len,
+		   uint64_t file_off, uint64_t *bias)
+{
+	const struct binary *b;
+	struct debug *d;
+
+	if (!build_id || !len || len > USYMS_BUILD_ID_MAX)
+		return -1;
+	b = get_binary(st, build_id, len);
+	if (!b) {
+		d = get_debug(st, build_id, len, NULL);
+		b = d ? &d->exe : NULL;
+	}
+	for (size_t i = 0; b && i < b->nr_loads; i++) {
+		const struct load *l = &b->loads[i];
+
+		if (file_off >= l->offset && file_off - l->offset < l->filesz) {
+			*bias = l->vaddr - l->offset;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 bool usym_format(struct usym_store *st, const struct umaps *um, int32_t pid,

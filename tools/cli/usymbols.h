@@ -22,6 +22,16 @@ struct usym_store;
 struct usym_store *usym_store_new(const char *dir);
 void usym_store_free(struct usym_store *st);
 
+/*
+ * The binary @build_id as the store holds it, for the unwinder's libdwfl
+ * (unwind.h): the path of a memfd holding the very bytes the namer reads,
+ * decompressed and checked once for the whole report, valid until
+ * usym_store_free(); NULL when the store lacks it or it is damaged (said
+ * once, on stderr).
+ */
+const char *usym_store_path(struct usym_store *st, const uint8_t *build_id,
+			    size_t len);
+
 struct usym_frame {
 	const char *name;		/* the function; NULL: not resolved */
 	uint64_t offset;		/* from the function's start */
@@ -36,6 +46,14 @@ struct usym_frame {
  */
 int usym_resolve(struct usym_store *st, const uint8_t *build_id, size_t len,
 		 uint64_t file_off, struct usym_frame *f);
+
+/*
+ * The load bias of binary @build_id where @file_off is: p_vaddr -
+ * p_offset of its PT_LOAD holding it (the store's binary, else
+ * debuginfod's executable).  0, or -1 (*@bias untouched) when neither has it.
+ */
+int usym_load_bias(struct usym_store *st, const uint8_t *build_id, size_t len,
+		   uint64_t file_off, uint64_t *bias);
 
 /* How usym_format() writes a frame. */
 enum usym_style {

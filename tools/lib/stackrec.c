@@ -481,3 +481,17 @@ const struct stack_pair *stackrec_flush(struct stackrec *sr)
 {
 	return close_pair(sr);
 }
+
+int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
+		       int32_t tid)
+{
+	int32_t pid;
+
+	if (p->pid >= 0)
+		return p->pid;
+	if (tid <= 0)
+		return -1;
+	/* Not said yet (no state dump, no fork of it): a main thread's is its tid. */
+	pid = rt_threads_pid(th, tid);
+	return pid < 0 ? tid : pid;
+}

@@ -102,4 +102,13 @@ bool stackrec_is_def(const struct stackrec *sr, const struct rt_item *it);
 /* At the end (or before items of another trace): the pair still open, or NULL. */
 const struct stack_pair *stackrec_flush(struct stackrec *sr);
 
+/*
+ * The process a pair's user stack is of, -1 unknown: a cpu_sample's own,
+ * else that of @tid, the thread its event belongs to (rt_threads_owner()),
+ * as @th says when the pair is handed out, else @tid itself (a main
+ * thread's is its pid).
+ */
+int32_t stack_pair_pid(const struct stack_pair *p, const struct rt_threads *th,
+		       int32_t tid);
+
 #endif /* RINGTRACE_STACKREC_H */

@@ -30,6 +30,11 @@ struct umaps {
 	uint8_t *kinds;			/* enum kind, by position in md->events */
 	bool mmaps;			/* md declares user_mmap: anything to do */
 	uint64_t gen;			/* changes to any process's mappings */
+	/* The mapping the last umaps_feed() added (umaps_last()). */
+	bool has_last;
+	int32_t last_pid;
+	struct umap_mapping last;
+	char *last_path;
 };
 
 int umaps_set_metadata(struct umaps *um, const struct rt_metadata *md)
@@ -96,6 +101,7 @@ void umaps_free(struct umaps *um)
 	}
 	rt_tidmap_free(&um->procs);
 	free(um->kinds);
+	free(um->last_path);
 	free(um);
 }
 
@@ -304,8 +310,16 @@ static int feed_mmap(struct umaps *um, const struct rt_item *it)
 	}
 	m.path = p ? p : "";
 	err = umaps_add(um, pid, &m);
-	free(p);
-	return err;
+	if (err) {
+		free(p);
+		return err;
+	}
+	free(um->last_path);
+	um->last_path = p;
+	um->last = m;
+	um->last_pid = pid;
+	um->has_last = true;
+	return 0;
 }
 
 int umaps_feed(struct umaps *um, const struct rt_item *it)
@@ -314,6 +328,7 @@ int umaps_feed(struct umaps *um, const struct rt_item *it)
 	enum kind k;
 	bool ok = true;
 
+	um->has_last = false;
 	/* Every item comes here: without mappings, nothing to look at. */
 	if (!um->mmaps || it->type != RT_ITEM_EVENT ||
 	    (uintptr_t)ev < (uintptr_t)evs ||
@@ -341,4 +356,12 @@ int umaps_feed(struct umaps *um, const struct rt_item *it)
 		return ok ? copy_maps(um, parent, child) : 0;
 	}
 	return 0;
+}
+
+const struct umap_mapping *umaps_last(const struct umaps *um, int32_t *pid)
+{
+	if (!um->has_last)
+		return NULL;
+	*pid = um->last_pid;
+	return &um->last;
 }

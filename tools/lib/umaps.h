@@ -81,4 +81,11 @@ const struct umap_mapping *umaps_nth(const struct umaps *um, int32_t pid,
 				     uint32_t i);
 uint64_t umaps_gen(const struct umaps *um, int32_t pid);
 
+/*
+ * The mapping the last umaps_feed() added and its process (@pid), or
+ * NULL if that item added none; valid until the next umaps_feed().  So a
+ * reader that wants user_mmap's fields (lib/symfill.c) parses none.
+ */
+const struct umap_mapping *umaps_last(const struct umaps *um, int32_t *pid);
+
 #endif /* RINGTRACE_UMAPS_H */

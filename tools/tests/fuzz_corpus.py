@@ -195,6 +195,10 @@ def seeds(real, out):
         # next packet.
         made['gen-interned'] = read_dir(test_decoder.intern_trace(
             os.path.join(tmp, 'i'), test_decoder.INTERNED_RUN))
+        # USDT hits (arguments, a fault, a user stack) and a probe
+        # without arguments.
+        made['gen-usdt'] = read_dir(test_decoder.usdt_seed_trace(
+            os.path.join(tmp, 'u')))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))

@@ -10,7 +10,9 @@
 #
 # DIR is what lttng_guest.sh left in $RT_VM_OUT/lttng-tests: t (the trace),
 # lttng (its export -f lttng), tids (the workload's "tid pid comm" lines),
-# n (its getppid calls per thread).  Debian's python3-lttnganalyses, as a
+# n (its getppid calls per thread), su and stacks-lttng (a recording with
+# --stack, --ustack and --sample, unpacked, and its export).  Debian's
+# python3-lttnganalyses, as a
 # user runs them (lttng_check.py --analyses, default intersection mode):
 #   - agree with ringtrace report --stat of the trace (lttng_check.py
 #     --report): system calls per name, hard IRQs, on-CPU time per thread,
@@ -21,6 +23,12 @@
 #     as report's wakeups and switches (a thread's first wakeup while it
 #     runs nowhere, to its next switch-in), and lttng-schedlog as many
 #     rows.
+#   - the stacks' export: babeltrace2 reads each event's callstack_kernel
+#     and callstack_user as the recording's stacks (the stack_defs each
+#     stack_ref names; an older module's kernel_stack and user_stack
+#     records), report prints as many frames (lttng_check.py --stacks);
+#     the analyses run on it; switches carry both stacks, samples user
+#     stacks.
 # Ends with "lttng-analyses: N passed, M failed".
 
 set -u
@@ -78,6 +86,27 @@ ok({int(k): v for k, v in a['schedlog'].items()} == dict(lat) and sum(mine.value
 PY
 }
 
+# lttng_guest.sh's recording with stacks (su, unpacked) and its export
+# (stacks-lttng): babeltrace2 reads each event's callstack contexts as the
+# trace's records and report's frames (lttng_check.py --stacks), the
+# analyses run on it; the workload's sleeper switches out with both stacks,
+# its spinner is sampled with its user stack.
+stacks() {
+	local d=$1 w=$2 n
+	if [[ ! -d $d/su || ! -d $d/stacks-lttng ]]; then
+		check "the guest left the stacks' recording and export in $d" false
+		return
+	fi
+	python3 "$CHECK" "$d/stacks-lttng" --stacks "$d/su" --analyses "$w/stacks.json" \
+		>"$w/stacks.check" 2>&1
+	check_output "$w/stacks.check" $?
+	n=$(sed -n 's/^# stacks: sched_switch .* both=\([0-9]*\)$/\1/p' "$w/stacks.check")
+	check "sched_switch events with both stacks in their contexts (${n:-none})" \
+		test "${n:-0}" -gt 10
+	n=$(sed -n 's/^# stacks: cpu_sample .* user=\([0-9]*\) .*/\1/p' "$w/stacks.check")
+	check "cpu_sample events with a user stack (${n:-none})" test "${n:-0}" -gt 0
+}
+
 main() {
 	local d=${1:?usage: lttng_analyses.sh DIR} w
 	if [[ ! -d $d/t || ! -d $d/lttng || ! -s $d/tids || ! -s $d/n ]]; then
@@ -95,6 +124,7 @@ main() {
 		eval '"$CLI" report "$d/t" >"$w/report" 2>/dev/null && test -s "$w/report"'
 	per_thread "$d" "$w" >"$w/per-thread" 2>&1
 	check_output "$w/per-thread" $?
+	stacks "$d" "$w"
 	rm -rf "$w"
 	check_summary lttng-analyses
 }

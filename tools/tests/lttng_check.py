@@ -3,7 +3,7 @@
 """Check a trace written by `ringtrace export -f lttng`, byte by byte,
 against LTTng 2.13's kernel layout; count its events and their bytes.
 
-    lttng_check.py OUTDIR [--json FILE]
+    lttng_check.py OUTDIR [--json FILE] [--analyses FILE [--report TRACE]] [--stacks TRACE]
 
 Reads OUTDIR/kernel/metadata (the TSDL subset the exporter writes:
 integers, char arrays, sequences with a length field, strings) and every
@@ -11,7 +11,9 @@ OUTDIR/kernel/channel0_N, and checks what babeltrace2, Trace Compass and
 lttng-analyses rely on, independently of them:
 
   - the metadata starts with "/* CTF 1.8", claims lttng-modules 2.13 in
-    env, domain "kernel", the large event header;
+    env, domain "kernel", the large event header, and the stream event
+    context of `lttng add-context -k -t callstack-kernel -t
+    callstack-user` (lttng-modules' declarations, byte for byte);
   - every packet: magic, the trace's uuid, stream_id 0,
     stream_instance_id = cpu_id = N, packet_seq_num 0, 1, 2..., content_size
     <= packet_size, packet_size a multiple of 4 KiB, zeros after the
@@ -71,6 +73,26 @@ each, as a user reading both would:
     (lttng_analyses.sh compares the analyses' per thread with the same
     measure taken from report's events).
 
+With --stacks TRACE, checks the stacks the export carries against the
+trace it was exported from (unpacked: babeltrace2 reads it), one "ok -
+..." or "not ok - ..." line each:
+
+  - babeltrace2 reads, from the export, every event's callstack_kernel
+    and callstack_user contexts; from TRACE, each event's stacks (the
+    ips, leaf first): the stack_defs its stack_ref names, or an older
+    trace's kernel_stack and user_stack records after it (a def's offset
+    is learnt from the ref of its own reservation, the one right after
+    it, which names it, so no byte of the stream is parsed here): per
+    CPU and time, the export's stacks are the records', in their order, a
+    user stack cut at its depth ending with LTTng's all-ones delimiter;
+    events with no record have both contexts empty;
+  - `ringtrace report TRACE` prints under each event as many frames as
+    the export's stacks hold, and each frame report prints as a bare
+    address (no symbol names it) is the export's address there;
+  - cpu_sample: as many in the export as babeltrace2 reads in TRACE;
+and a "# stacks: NAME events=N kernel=K user=U both=B" line per event
+name: how many have a kernel stack, a user stack, both.
+
 Python standard library only.
 """
 
@@ -92,6 +114,29 @@ class Bad(Exception):
     pass
 
 
+# lttng-modules 2.13's metadata for `lttng add-context -k -t
+# callstack-kernel -t callstack-user` (lttng-context-callstack.c: an
+# unsigned int length, a sequence of unsigned long in base 16; every
+# field name gets a leading "_" in TSDL): these lines, as a real
+# lttng-modules 2.13.18 kernel trace with both contexts declares them
+# (recorded in a 6.12 guest, read with babeltrace2 -o ctf-metadata).
+STREAM_CONTEXT = (
+    '\tevent.context := struct {\n'
+    '\t\tinteger { size = 32; align = 8; signed = 0; encoding = none; base = 10; }'
+    ' __callstack_kernel_length;\n'
+    '\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; base = 16; }'
+    ' _callstack_kernel[ __callstack_kernel_length ];\n'
+    '\t\tinteger { size = 32; align = 8; signed = 0; encoding = none; base = 10; }'
+    ' __callstack_user_length;\n'
+    '\t\tinteger { size = 64; align = 8; signed = 0; encoding = none; base = 16; }'
+    ' _callstack_user[ __callstack_user_length ];\n'
+    '\t};\n')
+CONTEXT_FIELDS = [('int', '_callstack_kernel_length', 4, 0, None),
+                  ('int', 'callstack_kernel', 8, 0, '__callstack_kernel_length'),
+                  ('int', '_callstack_user_length', 4, 0, None),
+                  ('int', 'callstack_user', 8, 0, '__callstack_user_length')]
+
+
 def parse_metadata(text):
     if not text.startswith('/* CTF 1.8'):
         raise Bad('metadata does not start with "/* CTF 1.8"')
@@ -100,6 +145,8 @@ def parse_metadata(text):
     uuid = re.search(r'trace \{.*?uuid = "([0-9a-f-]+)";', text, re.S).group(1)
     if 'event.header := struct event_header_large;' not in text:
         raise Bad('the stream does not use the large event header')
+    if STREAM_CONTEXT not in text:
+        raise Bad('the stream event context is not lttng-modules\' callstack contexts')
     events = {}
     for m in re.finditer(r'event \{\n\tname = "((?:[^"\\]|\\.)*)";\n\tid = (\d+);\n'
                          r'\tstream_id = 0;\n\tfields := struct \{\n(.*?)\t\};\n\};', text, re.S):
@@ -211,7 +258,7 @@ def check_stream(path, cpu, uuid, events, counts, problems):
                 break
             name, fields = events[eid]
             try:
-                plen = payload_size(data, p + hlen, pos + content, fields)
+                plen = payload_size(data, p + hlen, pos + content, CONTEXT_FIELDS + fields)
             except Bad as e:
                 bad('event %s: %s' % (name, e))
                 break
@@ -478,6 +525,171 @@ def against_report(found, trace, ringtrace):
     return lines
 
 
+BT2_LINE = re.compile(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, (.*)$')
+ARRAY = r' = \[ ((?:\[\d+\] = 0x[0-9A-Fa-f]+(?:, )?)*) ?\]'
+
+
+def ips_of(text):
+    return [int(v, 16) for v in re.findall(r'\[\d+\] = (0x[0-9A-Fa-f]+)', text)]
+
+
+def babeltrace2(path):
+    r = subprocess.run(['babeltrace2', '--clock-cycles', '--no-delta', path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if r.returncode:
+        raise Bad('babeltrace2 %s: exit %d: %s' % (path, r.returncode, r.stderr[-500:]))
+    return r.stdout.splitlines()
+
+
+def export_stacks(outdir):
+    """[(cycles, cpu, name, kernel ips, user ips)] of every event, as
+    babeltrace2 reads the export's stream event context."""
+    out = []
+    for line in babeltrace2(outdir):
+        m = BT2_LINE.match(line)
+        c = m and re.match(r'\{ _callstack_kernel_length = (\d+), callstack_kernel' + ARRAY +
+                           r', _callstack_user_length = (\d+), callstack_user' + ARRAY +
+                           r' \}', m.group(4))
+        if not c:
+            raise Bad('an event without the callstack contexts: %r' % line[:300])
+        k, u = ips_of(c.group(2)), ips_of(c.group(4))
+        if len(k) != int(c.group(1)) or len(u) != int(c.group(3)):
+            raise Bad('a length that is not its sequence\'s: %r' % line[:300])
+        out.append((int(m.group(1)), int(m.group(3)), m.group(2), k, u))
+    return out
+
+
+def int_field(fields, name):
+    m = re.search(r'(?:^|, )%s = (\d+)' % name, fields)
+    return int(m.group(1)) if m else 0
+
+
+def source_stacks(trace):
+    """[(cycles, cpu, name, kernel ips, user ips)] of every event of the
+    ringtrace trace, its stacks (babeltrace2) folded into the event before
+    them on their CPU at their time: a stack_ref's stack_defs (module/stack.c),
+    or an older trace's kernel_stack and user_stack records.
+
+    A stack_ref names each def by its byte offset in the packet, which
+    babeltrace2 does not print; but a def is only ever written in the
+    reservation of an event whose ref names it, right before that ref: so
+    the ref after a CPU's defs says their offsets, and a later ref naming
+    an offset finds there the CPU's last def of that kind (the one of its
+    own packet: a ref never names a def of another packet)."""
+    out, last, pending, defs = [], {}, {}, {}
+    for line in babeltrace2(trace):
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+)[^}]*\}, \{ ?(.*?) ?\}$', line)
+        if not m:
+            continue
+        ts, name, cpu, fields = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4)
+        if name == 'stack_def':
+            pending.setdefault(cpu, []).append(
+                (int_field(fields, 'kind'), int_field(fields, 'flags'), ips_of(fields)))
+            continue
+        if name in ('kernel_stack', 'user_stack', 'user_stack_copy', 'stack_ref'):
+            ev = last.get(cpu)
+            mine = pending.pop(cpu, [])
+            if name == 'stack_ref':
+                at = (int_field(fields, 'kernel'), int_field(fields, 'user'))
+                for kind, flags, ips in mine:
+                    if kind in (0, 1) and at[kind]:
+                        defs[(cpu, kind, at[kind])] = (flags, ips)
+            if ev is None or ev[0] != ts:
+                continue        # its event lost with a packet: report drops it too
+            if name == 'kernel_stack':
+                ev[3][:] = ips_of(fields)
+            elif name == 'user_stack':
+                ev[4][:] = ips_of(fields)
+                if int_field(fields, 'flags') & 1:
+                    ev[4].append(0xffffffffffffffff)
+            elif name == 'stack_ref':
+                k = defs.get((cpu, 0, at[0])) if at[0] else None
+                u = defs.get((cpu, 1, at[1])) if at[1] else None
+                if k:
+                    ev[3][:] = k[1]
+                if u:
+                    ev[4][:] = u[1]
+                    if u[0] & 1:
+                        ev[4].append(0xffffffffffffffff)
+            continue
+        ev = (ts, cpu, name, [], [])
+        out.append(ev)
+        last[cpu] = ev
+    return out
+
+
+def report_frames(trace, ringtrace):
+    """{(ns, cpu): [[frame, ...] per event]} of ringtrace report TRACE."""
+    r = subprocess.run([ringtrace, 'report', trace], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    if r.returncode:
+        raise Bad('ringtrace report: exit %d: %s' % (r.returncode, r.stderr[-500:]))
+    out, cur = {}, None
+    for line in r.stdout.splitlines():
+        m = re.match(r'^\[(\d+)\.(\d+)\] cpu(\d+) ', line)
+        if m:
+            cur = []
+            key = (int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3)))
+            out.setdefault(key, []).append(cur)
+        elif line.startswith('    ') and cur is not None and not line.startswith('    ('):
+            cur.append(line.strip())
+    return out
+
+
+def against_stacks(outdir, trace, ringtrace):
+    """"ok - ..." / "not ok - ..." lines: the export's stacks against the
+    trace's records and report's frames."""
+    lines = []
+
+    def ok(cond, what):
+        lines.append('%s - %s' % ('ok' if cond else 'not ok', what))
+
+    got = export_stacks(outdir)
+    want = source_stacks(trace)
+    with_stacks = lambda evs: sorted((e[0], e[1], e[3], e[4]) for e in evs if e[3] or e[4])
+    g, w = with_stacks(got), with_stacks(want)
+    diff = [x for x in g if x not in w][:2] + [x for x in w if x not in g][:2]
+    ok(w and g == w, 'the export\'s callstack contexts are the trace\'s stacks (stack_ref\'s '
+       'stack_defs, or kernel_stack and user_stack records), per event (%d events with stacks: %d kernel, %d user frames; '
+       'export %d)%s' % (len(w), sum(len(x[2]) for x in w), sum(len(x[3]) for x in w), len(g),
+                         ': differ %s' % diff if diff else ''))
+    for name in sorted({e[2] for e in got}):
+        evs = [e for e in got if e[2] == name]
+        lines.append('# stacks: %s events=%d kernel=%d user=%d both=%d' % (
+            name, len(evs), sum(1 for e in evs if e[3]), sum(1 for e in evs if e[4]),
+            sum(1 for e in evs if e[3] and e[4])))
+    n = sum(1 for e in want if e[2] == 'cpu_sample')
+    m = sum(1 for e in got if e[2] == 'cpu_sample')
+    ok(n == m, 'cpu_sample: %d events in the export, %d in the trace' % (m, n))
+    freq = int(re.search(r'^\tfreq = (\d+);$', open(os.path.join(outdir, 'kernel', 'metadata'))
+                         .read(), re.M).group(1))
+    frames = report_frames(trace, ringtrace)
+    bad, checked, addresses = [], 0, 0
+    for ts, cpu, name, k, u in got:
+        if not (k or u):
+            continue
+        ips = k + [i for i in u if i != 0xffffffffffffffff]
+        evs = frames.get((ts * 10**9 // freq, cpu), [])
+        # The event report prints with this many frames (several events
+        # may share a time and a CPU).
+        match = [f for f in evs if len(f) == len(ips)]
+        if not match:
+            bad.append((ts, cpu, name, len(ips), [len(f) for f in evs]))
+            continue
+        checked += 1
+        for f, ip in zip(match[0], ips):
+            a = re.match(r'^0x([0-9a-f]+)(?: \[user\])?$', f)
+            if a:
+                addresses += 1
+                if int(a.group(1), 16) != ip:
+                    bad.append((ts, cpu, name, f, hex(ip)))
+    ok(checked and not bad, 'report prints as many frames under each of %d events, and the '
+       'same address where it prints one (%d)%s' % (checked, addresses,
+                                                   ': differ %s' % bad[:3] if bad else ''))
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('outdir')
@@ -487,6 +699,8 @@ def main():
                     help='also run syscallstats with --no-intersection')
     ap.add_argument('--report', metavar='TRACE',
                     help='compare the analyses with ringtrace report of TRACE')
+    ap.add_argument('--stacks', metavar='TRACE',
+                    help='compare the stacks with those of TRACE and its report')
     ap.add_argument('--ringtrace', default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), '..', 'ringtrace'),
         help='the ringtrace CLI (default: tools/ringtrace)')
@@ -506,6 +720,14 @@ def main():
             for line in lines:
                 print(line)
             problems += [l for l in lines if l.startswith('not ok')]
+    if args.stacks:
+        try:
+            lines = against_stacks(args.outdir, args.stacks, args.ringtrace)
+        except (Bad, OSError) as e:
+            lines = ['not ok - the stacks: %s' % e]
+        for line in lines:
+            print(line)
+        problems += [l for l in lines if l.startswith('not ok')]
     for p in problems[:50]:
         print('lttng_check: %s' % p)
     if len(problems) > 50:

@@ -13,13 +13,16 @@
 #       lttng_statedump_process_state;
 #   a damaged copy: what is intact is exported (babeltrace2 reads as many
 #   events as report does), the damage is said, exit 3; --strict leaves
-#   nothing.
+#   nothing;
+#   stacks: record --stack sched_switch --ustack sched_switch --sample of
+#   tools/tests/ustack-workload (fp-built, known call chains), export -f
+#   lttng exits 0; lttng_analyses.sh checks that export on the host.
 #
 # Ends with "lttng: N passed, M failed".  LTTng's analyses run on the host,
-# on the trace and export this leaves in $RT_VM_OUT/lttng-tests:
+# on the traces and exports this leaves in $RT_VM_OUT/lttng-tests:
 # tools/tests/lttng_analyses.sh (each analysis takes 10 to 20 s of Python
-# in a TCG guest, well under one on the host), which tools/run-tests runs
-# after this boot.
+# in a TCG guest, well under one on the host; so do babeltrace2's reads of
+# the stacks), which tools/run-tests runs after this boot.
 
 set -u
 
@@ -30,6 +33,7 @@ readonly RT=/sys/kernel/debug/ringtrace
 readonly CLI=$REPO/tools/ringtrace
 readonly WL=$REPO/tools/tests/cli-workload
 readonly CHECK=$REPO/tools/tests/lttng_check.py
+readonly UWL=$REPO/tools/tests/ustack-workload
 W=$(mktemp -d /tmp/rt-lttng.XXXXXX) || exit 1
 readonly W
 # getppid calls per thread of the workload
@@ -155,12 +159,28 @@ EOF
 	check "no temporary directory left" test -z "$(ls -d "$W"/*.lttng-* 2>/dev/null)"
 }
 
+test_stacks() {
+	local rc start=$SECONDS
+	"$CLI" record --stack sched_switch --ustack sched_switch --sample 199 -F \
+		-o "$W/s" -- "$UWL" 100 >"$W/stacks.wl" 2>"$W/stacks.rec.err"
+	check "record --stack --ustack --sample of ustack-workload exits 0 ($(tail -c 300 "$W/stacks.rec.err"))" \
+		test $? -eq 0
+	rc=0
+	"$CLI" export -f lttng -o "$W/stacks-lttng" "$W/s" 2>"$W/stacks.export.err" || rc=$?
+	check "export -f lttng of the stacks exits 0 (got $rc; $(head -c 300 "$W/stacks.export.err"))" \
+		test $rc -eq 0
+	# For the host, which reads it with babeltrace2: unpacked.
+	setup "unpack the recording" eval '"$CLI" unpack "$W/s" "$W/su" >/dev/null 2>&1'
+	note "stacks: $((SECONDS - start)) s"
+}
+
 main() {
 	note "kernel $(uname -r), $(nproc) CPUs, work in $W"
 	test_record_export
 	compare >"$W/compare.out" 2>&1
 	check_output "$W/compare.out" $?
 	test_damaged
+	test_stacks
 	rmmod ringtrace 2>/dev/null
 	# For the host: the trace, its export, the workload's tids and N
 	# (tools/tests/lttng_analyses.sh), and the files of this run.
@@ -169,6 +189,7 @@ main() {
 		echo "$N" >"$W/n"
 		find "$W" -maxdepth 1 -type f -exec cp {} "$RT_VM_OUT/lttng-tests/" \;
 		cp -r "$W/t" "$W/lttng" "$RT_VM_OUT/lttng-tests/"
+		cp -r "$W/su" "$W/stacks-lttng" "$RT_VM_OUT/lttng-tests/" 2>/dev/null
 	fi
 	check_summary lttng
 }

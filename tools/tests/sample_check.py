@@ -7,8 +7,9 @@ Usage: sample_check.py WORKLOAD_OUT OUTSIDER_PID REPORT FOLDED SECONDS
 WORKLOAD_OUT is spin-workload's output (pid, sp-spin's and sp-kern's
 tids, its spinner's functions' text), REPORT `ringtrace report -e
 cpu_sample` (each sample with its stacks' frames under it, the user ones
-as "    0xADDR [user]"), FOLDED `ringtrace report --folded` of the same
-trace.  One "ok - ..." / "not ok - ..." line per
+named from the trace's symbol store as "    FUNC+0xOFF (BINARY)"; record
+--sample implies --mmap and ringtraced stores the binaries at the stop),
+FOLDED `ringtrace report --folded` of the same trace.  One "ok - ..." / "not ok - ..." line per
 check; the rates are printed, not checked (attribution is).
 """
 import re
@@ -27,7 +28,10 @@ SAMPLE = re.compile(r'^\[[0-9.]+\] cpu(\d+) .* cpu_sample: '
 OWN_FRAMES = re.compile(r';(?:\[k\] )?((rtr_sample[a-z_]*|rtr_stack_[a-z_]+) '
                         r'\[ringtrace\]|hrtimer_interrupt|'
                         r'__hrtimer_run_queues)(;|$)')
-USER_FRAME = re.compile(r'^    0x([0-9a-f]+) \[user\]$')
+# A user frame: named "FUNC+0xOFF (BINARY)", else "BINARY+0xOFF [bid:..]"
+# or "0xADDR [user]" (no name: None).
+USER_FRAME = re.compile(r'^    (?:([A-Za-z_][A-Za-z0-9_.]*)\+0x[0-9a-f]+ \([^()]*\)|'
+                        r'\S+\+0x[0-9a-f]+ \[bid:[0-9a-f]+\]|0x[0-9a-f]+ \[user\])$')
 READ_FRAMES = re.compile(r';(?:\[k\] )?(ksys_read|vfs_read|read_zero|read_iter_zero)( |;|$)')
 
 
@@ -55,7 +59,7 @@ def main():
         line = line.rstrip('\n')
         u = USER_FRAME.match(line)
         if u and frames is not None:
-            frames.append(int(u.group(1), 16))
+            frames.append(u.group(1))
             continue
         m = SAMPLE.match(line)
         if not m:
@@ -92,16 +96,16 @@ def main():
           "sp-kern's samples are >= 50 % in kernel mode")
     check(modes[spin][MODE_IDLE] == 0 and modes[kern][MODE_IDLE] == 0,
           'no sample of a workload thread says idle')
-    # Leaf first: spin_leaf, then the return addresses into its callers.
+    # Leaf first: spin_leaf, then its callers, by name.
     # The thread's start and end run in libc, built without frame
     # pointers (10 % of its user samples on the debug kernel): the chain
     # is asserted for the samples in spin_leaf, where it spins.
-    def in_order(ips):
-        return len(ips) >= len(text) and all(
-            lo <= ip < hi for ip, (_, lo, hi) in zip(ips, text))
+    def in_order(names):
+        return len(names) >= len(text) and all(
+            name == want for name, (want, _, _) in zip(names, text))
     check(len(text) == 4, "spin-workload printed its 4 functions' text")
-    in_leaf = [ips for ips in spin_stacks
-               if text and ips and text[0][1] <= ips[0] < text[0][2]]
+    in_leaf = [names for names in spin_stacks
+               if text and names and names[0] == text[0][0]]
     good = sum(1 for ips in in_leaf if in_order(ips))
     print(f'# sp-spin: {len(spin_stacks)} user-mode samples, {len(in_leaf)} '
           f'in spin_leaf, {good} of them with '
@@ -144,13 +148,15 @@ def main():
         f'{leaf} {w}' for leaf, w in sorted(leaves.items(),
                                               key=lambda x: -x[1])[:5]))
     # Each sample once; a user-mode one with its user frames (root first,
-    # as addresses: no --mmap), then the kernel's after "[k] " if any.
+    # named), then the kernel's after "[k] " if any.
     check(sum(weights.values()) == total,
           f'--folded counts every sample once: {sum(weights.values())} of {total}')
-    spin_folded = sum(w for k, w in weights.items() if k.startswith('sp-spin;0x'))
-    check(modes[spin][MODE_USER] and spin_folded >= 0.9 * modes[spin][MODE_USER],
-          f"sp-spin's user-mode samples fold with their user frames "
-          f"({spin_folded} of {modes[spin][MODE_USER]})")
+    chain = ';'.join(name for name, _, _ in reversed(text))
+    spin_folded = sum(w for k, w in weights.items()
+                      if k.startswith('sp-spin;') and (';' + chain) in k)
+    check(good and spin_folded >= good,
+          f"sp-spin's samples fold with their named user frames, ...;{chain} "
+          f"({spin_folded}, of {good} such stacks in the report)")
     return 0
 
 

@@ -2574,9 +2574,10 @@ def interned_stacks_read_as_inline(ctx):
     """A trace with interned stacks (stack_def once per packet, stack_ref
     per event, a def referred to again in its packet, defined again in the
     next) reads as the same trace with inline stacks: report, --folded,
-    --folded --off-cpu, --stat, the chrome-json and perfetto exports'
-    stacks; no stack_def or stack_ref prints as an event; babeltrace2 reads
-    every record."""
+    --folded --off-cpu, --stat, the chrome-json, perfetto and lttng
+    exports' stacks (lttng_check --stacks resolves the refs itself); no
+    stack_def or stack_ref prints as an event; babeltrace2 reads every
+    record."""
     di = intern_trace(os.path.join(ctx.tmp, 'interned'), INTERNED_RUN)
     dl = hex_stack_trace(os.path.join(ctx.tmp, 'inline'), USTACK_EVENTS, INLINE_RUN)
     for args in ((), ('--folded',), ('--folded', '--off-cpu'), ('--stat',)):
@@ -2604,6 +2605,25 @@ def interned_stacks_read_as_inline(ctx):
         check(ri.returncode == 0 and rl.returncode == 0, 'export -f %s: %s' % (fmt, ri.stderr))
         with open(oi, 'rb') as a, open(ol, 'rb') as b:
             check(a.read() == b.read(), 'export -f %s: interned differs from inline' % fmt)
+    # LTTng (a random uuid per export): babeltrace2 reads the same events
+    # and callstack contexts, no stack_def or stack_ref among them, and
+    # lttng_check --stacks, resolving the refs from the recording alone,
+    # finds the export's contexts are its stacks.
+    texts = []
+    for name, d in (('lint', di), ('linl', dl)):
+        out, _, r = lttng_export(ctx, d, name=name)
+        check(r.stderr == '', 'export -f lttng of %s: %s' % (name, r.stderr))
+        b = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+        check(b.returncode == 0, 'babeltrace2 %s: %s' % (name, b.stderr[-1000:]))
+        texts.append(b.stdout)
+        c = run([sys.executable, LTTNG_CHECK, out, '--stacks', d, '--ringtrace', RINGTRACE])
+        check(c.returncode == 0 and c.stdout.count('ok - ') == 3 and
+              'not ok' not in c.stdout and '(5 events with stacks: 16 kernel, 11 user' in c.stdout,
+              'lttng_check --stacks of %s: %s' % (name, c.stdout[-3000:]))
+    check(texts[0] == texts[1] and texts[0].count('callstack_kernel = [ [0]') == 4 and
+          texts[0].count('callstack_user = [ [0]') == 4 and 'stack_def' not in texts[0] and
+          'stack_ref' not in texts[0], 'export -f lttng: interned differs from inline:\n%s\n--\n%s'
+          % (texts[0][-3000:], texts[1][-3000:]))
     events, _ = bt2(di)
     names = [e[2] for e in events]
     check(names.count('stack_def') == 6 and names.count('stack_ref') == 5 and
@@ -2853,15 +2873,15 @@ APP_PID = 4000123              # no process here: symbols reads the path
 APP_BASE = 0x555555554000      # the PIE's load bias
 
 
-def build_elf(ctx, name, variant=0):
-    """A tiny ELF with symbols and a build-id, compiled here: its path,
-    build-id, functions {name: (vaddr, size)} and executable segment
-    (file offset, vaddr, size)."""
+def build_elf(ctx, name, variant=0, flags=()):
+    """A tiny ELF with symbols and a build-id, compiled here (gcc @flags
+    too): its path, build-id, functions {name: (vaddr, size)} and
+    executable segment (file offset, vaddr, size)."""
     src = os.path.join(ctx.tmp, name + '.c')
     out = os.path.join(ctx.tmp, name)
     with open(src, 'w') as f:
         f.write(APP_C % variant)
-    r = run(['gcc', '-g', '-O0', '-Wl,--build-id', '-o', out, src])
+    r = run(['gcc', '-g', '-O0', '-Wl,--build-id'] + list(flags) + ['-o', out, src])
     check(r.returncode == 0, 'gcc: ' + r.stderr)
     r = run(['readelf', '-nW', out])
     m = re.search(r'Build ID: ([0-9a-f]+)', r.stdout)
@@ -3358,6 +3378,53 @@ def symbols_command(ctx):
     check(r.returncode == 1 and r.stderr.count('\n') == 1, 'no trace: %r' % r.stderr)
 
 
+@test
+def symbols_missing_said(ctx):
+    """What the store leaves out is listed in .ringtrace-buildid/missing
+    (build-id, reason, path), report's warning for its frames says why, a
+    later run that stores it takes it off the list; binaries no stack hit
+    are listed too by `symbols` (it keeps them all), never by default
+    for a binary it stored."""
+    app = build_elf(ctx, 'app')
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), app_events(app))
+    missing = os.path.join(d, '.ringtrace-buildid', 'missing')
+    r = rt('symbols', '--max', '0', d, asan=True)
+    check(r.returncode == 0 and r.stdout.endswith('; 0 already there, 1 not stored\n'),
+          'symbols --max 0: %r %r' % (r.stdout, r.stderr))
+    lines = open(missing).read().splitlines() if os.path.isfile(missing) else []
+    check(lines == ['%s\t--max 0 bytes reached\t%s' % (app['bid'].hex(), app['path'])],
+          'the missing list: %r' % lines)
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of a store without app')
+    check(r.returncode == 0 and r.stderr.count('\n') == 1 and
+          'build-id %s is not in the symbol store (not stored when recorded: '
+          '--max 0 bytes reached): its frames print unresolved' % app['bid'].hex()
+          in r.stderr, 'report says why: %r' % r.stderr)
+    fill_store(d, 'stored 1 binary (')
+    check(not os.path.exists(missing), 'stored now: the missing list goes')
+    # A file that changed since (another build-id at the path).
+    lie = dict(app, bid=bytes(range(20)))
+    e = user_trace(os.path.join(ctx.tmp, 'changed'), app_events(lie))
+    r = rt('symbols', e, asan=True)
+    check(r.returncode == 0 and r.stdout.endswith('; 0 already there, 1 not stored\n'),
+          'symbols of a changed binary: %r %r' % (r.stdout, r.stderr))
+    lines = open(os.path.join(e, '.ringtrace-buildid', 'missing')).read().splitlines()
+    check(len(lines) == 1 and lines[0].startswith(bytes(range(20)).hex() + '\t') and
+          lines[0].endswith('its build-id is %s, not %s\t%s' %
+                            (app['bid'].hex(), bytes(range(20)).hex(), app['path'])),
+          'a changed binary listed: %r' % lines)
+    r = rt('report', e, asan=True)
+    check('not stored when recorded: ' in r.stderr and 'its build-id is' in r.stderr,
+          'report of the changed binary says why: %r' % r.stderr)
+    # A damaged list is untrusted input: a line that is no entry says nothing.
+    open(os.path.join(e, '.ringtrace-buildid', 'missing'), 'w').write(
+        '\n\t\t\n' + bytes(range(20)).hex() + '\n' + 'zz' * 300)
+    r = rt('report', e, asan=True)
+    clean_run(r, 'report, a damaged missing list')
+    check(r.returncode == 0 and 'not stored when recorded' not in r.stderr and
+          'is not in the symbol store: its frames print unresolved' in r.stderr,
+          'a damaged missing list: %r' % r.stderr)
+
 def lttng_export(ctx, d, status=0, name='lttng'):
     """export -f lttng of d (ASan build): the output directory, checked by
     lttng_check.py; its counts."""
@@ -3389,7 +3456,11 @@ def bt2_lttng(out):
     check(r.returncode == 0, 'babeltrace2 on the export: %s' % r.stderr[-2000:])
     events = []
     for l in r.stdout.splitlines():
-        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, \{ ?(.*?) ?\}$', l)
+        # A trace without stacks: every event's callstack contexts empty.
+        m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+) \}, '
+                     r'\{ _callstack_kernel_length = 0, callstack_kernel = \[ \], '
+                     r'_callstack_user_length = 0, callstack_user = \[ \] \}, '
+                     r'\{ ?(.*?) ?\}$', l)
         check(m, 'unexpected babeltrace2 line: ' + l)
         events.append((int(m.group(1)), int(m.group(3)), m.group(2), m.group(4)))
     lost = {}
@@ -3557,6 +3628,80 @@ LTTNG_SCHED_DECLS = {
     'sched_migrate_task': [LTTNG_COMM] + [LTTNG_INT % (32, 1, 'none', f)
                                           for f in ('tid', 'prio', 'orig_cpu', 'dest_cpu')],
 }
+
+
+# Switches and samples with stacks (kernel, user, both, a user stack cut
+# at its depth, none), on two CPUs.
+LTTNG_STACK_EVENTS = [(0, e) for e in SAMPLE_EVENTS_OF_A_RUN] + [
+    (1, (1500, 1, kswitch('sleeper', 300, 'swapper/1', 0))),
+    (1, (1500, STACK_ID, kstack(*STACK_LEAF))),
+    (1, (1500, USTACK_ID, gentrace.make_user_stack([UTEXT + 0x10, UTEXT + 0x234], 0x1))),
+    (1, (2500, 1, kswitch('swapper/1', 0, 'sleeper', 300))),
+    (1, (2600, SAMPLE_ID, sample(300, 1))),
+    (1, (2600, STACK_ID, kstack(KTEXT + 0x2010))),
+]
+
+
+@test
+def export_lttng_stacks(ctx):
+    """export -f lttng: each event's kernel and user stacks as LTTng's
+    callstack_kernel / callstack_user stream event context (lttng-modules'
+    declarations), both on every event, empty where it had none, a user
+    stack cut at its depth ending in LTTng's delimiter; no kernel_stack or
+    user_stack event; cpu_sample an event of its own; babeltrace2 reads
+    the stacks back as report prints them (lttng_check.py --stacks)."""
+    d = os.path.join(ctx.tmp, 'lstacks')
+    write_trace(d, SAMPLE_EVENTS, [[e for c, e in LTTNG_STACK_EVENTS if c == 0]])
+    with open(os.path.join(d, 'cpu1'), 'wb') as f:
+        f.write(make_packet(bytes(range(16)), 1, 0,
+                            [e for c, e in LTTNG_STACK_EVENTS if c == 1]))
+    meta = os.path.join(d, 'metadata')
+    text = open(meta).read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    out, info, r = lttng_export(ctx, d)
+    check(r.stderr == '', 'export: nothing said: %r' % r.stderr)
+    # No symbols in the trace: report prints every frame as its address.
+    c = run([sys.executable, LTTNG_CHECK, out, '--stacks', d,
+             '--ringtrace', RINGTRACE])
+    check(c.returncode == 0 and c.stdout.count('\nok - ') + c.stdout.startswith('ok - ') == 3,
+          'lttng_check --stacks: %s' % c.stdout[-3000:])
+    check('same address where it prints one (%d)' % (2 + 4 + 2 + 4 + 1 + 1) in c.stdout,
+          'every frame compared with report\'s address: %s' % c.stdout)
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    check(r.returncode == 0 and not r.stderr, 'babeltrace2: %s' % r.stderr[-2000:])
+    lines = [re.sub(r'^\[0*(\d+)\] \S+ ', r'\1 ', l) for l in r.stdout.splitlines()]
+    k = ('_callstack_kernel_length = 4, callstack_kernel = [ [0] = 0xFFFFFFFF9A002010, '
+         '[1] = 0xFFFFFFFF9A002134, [2] = 0xFFFFFFFFC0A10424, [3] = 0xFFFFFFFF9A001008 ]')
+    none = '_callstack_kernel_length = 0, callstack_kernel = [ ]'
+    nou = '_callstack_user_length = 0, callstack_user = [ ]'
+    u2 = ('_callstack_user_length = 2, callstack_user = [ [0] = 0x55D0C0A01010, '
+          '[1] = 0x55D0C0A01234 ]')
+    want = [
+        '500 sched_switch: { cpu_id = 0 }, { %s, %s }' % (none, nou),
+        '1000 cpu_sample: { cpu_id = 0 }, { %s, %s }, { tid = 100, pid = 100, mode = 0 }'
+        % (none, u2),
+        '1500 sched_switch: { cpu_id = 1 }, { %s, _callstack_user_length = 3, callstack_user = '
+        '[ [0] = 0x55D0C0A01010, [1] = 0x55D0C0A01234, [2] = 0xFFFFFFFFFFFFFFFF ] }' % k,
+        '2000 cpu_sample: { cpu_id = 0 }, { %s, _callstack_user_length = 1, callstack_user = '
+        '[ [0] = 0x55D0C0A01010 ] }, { tid = 100, pid = 100, mode = 1 }' % k,
+        '2500 sched_switch: { cpu_id = 1 }, { %s, %s }' % (none, nou),
+        '2600 cpu_sample: { cpu_id = 1 }, { _callstack_kernel_length = 1, callstack_kernel = '
+        '[ [0] = 0xFFFFFFFF9A002010 ], %s }, { tid = 300, pid = 300, mode = 1 }' % nou,
+        '3000 sched_switch: { cpu_id = 0 }, { %s, %s }' % (none, nou),
+        '3500 cpu_sample: { cpu_id = 0 }, { %s, %s }, { tid = 0, pid = 0, mode = 2 }'
+        % (none, nou),
+    ]
+    got = [re.sub(r' \}, \{ prev_comm = .*$', ' }', l) for l in lines[:8]]
+    check(got == want, 'babeltrace2 reads the stacks in the contexts:\n%s\nwant\n%s' % (
+        '\n'.join(got), '\n'.join(want)))
+    check(len(lines) == 12 and not any(w in l for l in lines for w in (
+        'kernel_stack', 'user_stack')), 'no stack record is an event: %s' % lines)
+    check(info['events'].get('cpu_sample') == 6 and 'kernel_stack' not in info['classes'],
+          'lttng_check: 6 cpu_sample, no kernel_stack class: %s' % info)
+    check(info['classes'].get('cpu_sample') == ['tid', 'pid', 'mode'],
+          'cpu_sample\'s fields: %s' % info['classes'].get('cpu_sample'))
 
 
 @test
@@ -4660,6 +4805,96 @@ def ucopy_seed(ctx):
               'tools/tests/fuzz/seeds/gen-ucopy is not ucopy_seed_trace()')
 
 
+# USDT events as module/usdt.c declares them: the probe's N int64_t
+# arguments, then faults; dynamic ids (the fuzz seed's are any free ones).
+USDT_TICK_ID, USDT_START_ID = 40, 41
+USDT_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
+               (UMMAP_ID, 'user_mmap', gentrace.USER_MMAP),
+               (USER_STACK_ID, 'user_stack', gentrace.USER_STACK),
+               (USDT_TICK_ID, 'usdt_rt_tick', [('int64_t', 'arg0', None),
+                                               ('int64_t', 'arg1', None),
+                                               ('uint16_t', 'faults', None)]),
+               (USDT_START_ID, 'usdt_rt_start', [('uint16_t', 'faults', None)])]
+
+
+def usdt_seed_trace(d):
+    """The fuzzer's seed gen-usdt: a mapping, two rt:tick hits (the second
+    with arg1's memory faulted and a user stack), and rt:start, a probe
+    without arguments."""
+    bid = bytes(range(0x60, 0x74))
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'wl', 300)),
+          (1100, UMMAP_ID, gentrace.user_mmap(300, 0x555555554000, 0x555555556000,
+                                              0x1000, bid, '/usr/bin/wl')),
+          (1200, USDT_START_ID, struct.pack('<H', 0)),
+          (1300, USDT_TICK_ID, struct.pack('<qqH', 7, -21, 0)),
+          (1400, USDT_TICK_ID, struct.pack('<qqH', 8, 0, 2)),
+          (1400, USER_STACK_ID, gentrace.make_user_stack([0x555555555123,
+                                                          0x555555555456])),
+          (2000, 1, kswitch('wl', 300, 'swapper/0', 0))]
+    return write_trace(d, USDT_EVENTS, [ev])
+
+
+@test
+def usdt_seed(ctx):
+    """The fuzz seed gen-usdt is usdt_seed_trace() as it reads now: report
+    prints each hit's arguments and faults, the stack after the faulted
+    one; babeltrace2 reads its seven records."""
+    d = usdt_seed_trace(os.path.join(ctx.tmp, 'seed'))
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of the seed')
+    lines = [l for l in r.stdout.splitlines() if ' usdt_rt_' in l]
+    check(r.returncode == 0 and len(lines) == 3 and
+          'usdt_rt_start: faults=0' in lines[0] and
+          'arg0=7, arg1=-21, faults=0' in lines[1] and
+          'arg0=8, arg1=0, faults=2' in lines[2] and
+          '    wl+0x2123 [bid:60616263]' in r.stdout,
+          'seed: %d %s' % (r.returncode, r.stdout))
+    events, _ = bt2(d)
+    check([e[2] for e in events] == ['sched_switch', 'user_mmap', 'usdt_rt_start',
+                                     'usdt_rt_tick', 'usdt_rt_tick', 'user_stack',
+                                     'sched_switch'],
+          'babeltrace2: %s' % events)
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-usdt'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
+              'tools/tests/fuzz/seeds/gen-usdt is not usdt_seed_trace()')
+
+
+# Every record issue 30 added, by name (usdt_* a prefix).
+USER_RECORDS = ['stack_def', 'stack_ref', 'user_stack', 'user_stack_copy', 'user_mmap', 'cpu_sample', 'usdt_']
+
+
+@test
+def fuzz_seeds_carry_user_records(ctx):
+    """The decoder fuzzer starts from a trace holding each record issue 30
+    added: some seed of tools/tests/fuzz/seeds has an event of each, as
+    babeltrace2 reads the seeds (the plain ones: the store and chunks
+    left out)."""
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    seeds = os.path.join(HERE, 'fuzz', 'seeds')
+    found = {}
+    for name in sorted(os.listdir(seeds)):
+        d = os.path.join(ctx.tmp, 'seeds', name)
+        os.makedirs(d)
+        with open(os.path.join(seeds, name), 'rb') as f:
+            files = fuzz_corpus.unpack(f.read())
+        if any(n.endswith('.zst') and not n.startswith('.') for n, _ in files):
+            continue                    # chunks: babeltrace2 reads no zstd
+        for n, data in files:
+            if '/' not in n and not n.startswith('.'):
+                with open(os.path.join(d, n), 'wb') as f:
+                    f.write(data)
+        for e in bt2(d)[0]:
+            for rec in USER_RECORDS:
+                if e[2] == rec or (rec.endswith('_') and e[2].startswith(rec)):
+                    found.setdefault(rec, name)
+    check(all(rec in found for rec in USER_RECORDS),
+          'no seed with %s (found: %s)' %
+          (', '.join(rec for rec in USER_RECORDS if rec not in found), found))
+
+
 @test
 def ucopy_unwound(ctx):
     """A stack copied as ringtrace.ko's copy mode does, from a program
@@ -4711,6 +4946,144 @@ def ucopy_unwound(ctx):
           '--stat: %d %s' % (r.returncode, r.stdout[-1500:]))
 
 
+def pf_samples(ctx, d, name, *opts):
+    """export -f perfetto of @d (under ASan), resolved by
+    perfetto_stacks.perf_samples(): every callstack named, every binary's
+    mapping with a build-id, or the test fails."""
+    out = os.path.join(ctx.tmp, name + '.pftrace')
+    r = rt('export', '-f', 'perfetto', '-o', out, *opts, d, asan=True)
+    clean_run(r, 'export -f perfetto ' + name)
+    check(r.returncode == 0, 'export %s: exit %d: %s' % (name, r.returncode, r.stderr))
+    text = pf_text(out)
+    try:
+        return perfetto_stacks.perf_samples(text), text
+    except perfetto_stacks.Bad as e:
+        raise Fail('%s: %s' % (name, e))
+
+
+@test
+def user_stacks_in_perfetto(ctx):
+    """export -f perfetto: an event's user and kernel stacks are one
+    PerfSample of its thread, user frames (root first) then the kernel's,
+    cpu_mode MODE_KERNEL; a cpu_sample's user stack is one of the
+    sample's thread in MODE_USER; the user frames are named from the
+    symbol store (the binary gone from this machine) as report names
+    them, each under the binary's Mapping: its build-id (InternedData
+    build_ids, raw bytes), path, range, file offset, load bias (a non-PIE
+    binary: p_vaddr - p_offset is not 0), and the function's file offset
+    as rel_pc.  A frame in no mapping is its address under "[unknown]";
+    an idle sample (no stack) is no PerfSample."""
+    app = build_elf(ctx, 'app', flags=['-no-pie'])
+    off, va, _ = app['text']
+    base = 0
+    ev = [e for e in app_events(app) if e[1] not in (USER_MMAP_ID, USER_STACK_ID)]
+    ev = sorted(ev + [
+        (950, USER_MMAP_ID, elf_mmap(app, APP_PID, base)),
+        (1000, USER_STACK_ID, ustack(uip(app, 'b', 4, base), uip(app, 'a', 8, base),
+                                     uip(app, 'main', 16, base))),
+        (6000, USER_STACK_ID, ustack(uip(app, 'b', 2, base), uip(app, 'a', 8, base),
+                                     uip(app, 'main', 16, base))),
+        (7000, USER_STACK_ID, ustack(uip(app, 'a', 3, base), uip(app, 'main', 16, base))),
+        (7500, CPU_SAMPLE_ID, gentrace.make_cpu_sample(APP_PID, APP_PID)),
+        (7500, USER_STACK_ID, ustack(0x1234)),
+        (7600, CPU_SAMPLE_ID, gentrace.make_cpu_sample(0, 0, 2)),
+    ], key=lambda e: e[0])
+    d = user_trace(os.path.join(ctx.tmp, 'trace'), ev)
+    fill_store(d, 'stored 1 binary (')
+    gone(app)
+    got, text = pf_samples(ctx, d, 'user')
+    kernel = ['entry_SYSCALL_64 [kernel.kallsyms]', 'rtr_pid_filter_set [ringtrace]',
+              'do_nanosleep [kernel.kallsyms]', 'schedule [kernel.kallsyms]']
+    user = ['main', 'a', 'b']
+    check([(s['time'], s['pid'], s['tid'], s['mode'],
+            ['%s %s' % (f['name'], f['path']) for f in s['frames']]) for s in got] == [
+        (1000, APP_PID, APP_PID, 'MODE_KERNEL',
+         ['%s %s' % (u, app['path']) for u in user] + kernel),
+        (6000, APP_PID, APP_PID, 'MODE_USER', ['%s %s' % (u, app['path']) for u in user]),
+        (7000, APP_PID, APP_PID, 'MODE_USER', ['%s %s' % (u, app['path']) for u in user[:2]]),
+        (7500, APP_PID, APP_PID, 'MODE_USER', ['0x1234 [unknown]'])],
+        'PerfSamples: %s' % [(s['time'], s['pid'], s['tid'], s['mode'],
+                              [(f['name'], f['path']) for f in s['frames']]) for s in got])
+    mapping = dict(build_id=app['bid'].hex(), start=base + (va & ~0xfff),
+                   end=base + ((va + app['text'][2] + 0xfff) & ~0xfff),
+                   exact_offset=off & ~0xfff, load_bias=va - off)
+    check(mapping['load_bias'] != 0, 'a non-PIE binary: its load bias is not 0 (%s)' % (app['text'],))
+    for f in got[0]['frames'][:3]:
+        want = dict(mapping, rel_pc=file_off(app, f['name'], 0))
+        check({k: f[k] for k in want} == want, 'frame %s: %s, not %s' % (f['name'], f, want))
+    for f in got[0]['frames'][3:]:
+        check(f['build_id'] is None and f['start'] is None,
+              'a kernel frame has no build-id or range: %s' % f)
+    # Each function interned once: 3 of the app, 4 of the kernel, an address.
+    check(text.count('function_names {') == 8 and text.count('build_ids {') == 1 and
+          text.count('mappings {') == 4,
+          'interned: %d names, %d build-ids, %d mappings' % (
+              text.count('function_names {'), text.count('build_ids {'),
+              text.count('mappings {')))
+    check('event_name: "cpu_sample"' not in text and 'event_name: "user_stack' not in text,
+          'a cpu_sample or user_stack left as an ftrace event')
+
+
+@test
+def ucopy_in_perfetto(ctx):
+    """export -f perfetto of a stack copied in copy mode: unwound with
+    the binaries of --binaries, its frames (leaf, b, a, main) unnamed
+    without a symbol store; the store filled, named as report names them,
+    under ucopy-capture's mapping with its build-id.  --binaries of no
+    directory is a usage error, with no file written."""
+    cap = ucopy_capture(ctx)
+    d = ucopy_trace(os.path.join(ctx.tmp, 'ucopy'), cap)
+    exe = os.path.realpath(UCOPY_CAPTURE)
+    got, _ = pf_samples(ctx, d, 'bindir', '--binaries', cap['bindir'])
+    check(len(got) == 1 and len(got[0]['frames']) >= 4 and
+          all(f['name'].startswith('ucopy-capture+0x') for f in got[0]['frames'][-4:]),
+          'unwound through --binaries: %s' % got)
+    r = rt('export', '-f', 'perfetto', '-o', os.path.join(ctx.tmp, 'no.pftrace'),
+           '--binaries', os.path.join(ctx.tmp, 'nosuchdir'), d)
+    check(r.returncode == 2 and 'not a directory' in r.stderr and
+          not os.path.exists(os.path.join(ctx.tmp, 'no.pftrace')),
+          '--binaries of no directory: %d %r' % (r.returncode, r.stderr))
+    rt('symbols', d, asan=True)
+    got, _ = pf_samples(ctx, d, 'store')
+    check(len(got) == 1 and got[0]['tid'] == cap['pid'] and
+          [f['name'] for f in got[0]['frames'][-4:]] == ['main', 'a', 'b', 'leaf'] and
+          all(f['build_id'] == cap['bids'][exe].hex()
+              for f in got[0]['frames'][-4:]),
+          'named from the store: %s' % got)
+
+
+@test
+def export_lttng_ucopy_left_out(ctx):
+    """export -f lttng does not unwind user stack copies: the event keeps
+    its kernel stack, its callstack_user is empty, no user_stack_copy event,
+    and stderr says how many copies were left out."""
+    events = UCOPY_EVENTS[:2] + [STACK_EVENTS[2]] + UCOPY_EVENTS[2:]
+    d = hex_stack_trace(os.path.join(ctx.tmp, 'lcopy'), events, [
+        (1000, 1, kswitch('swapper/0', 0, 'capture', 100)),
+        (2000, 1, kswitch('capture', 100, 'swapper/0', 0)),
+        (2000, STACK_ID, kstack(*STACK_LEAF)),
+        (2000, UCOPY_ID, gentrace.user_stack_copy(UTEXT + 0x10, 0x7ffc0000, 0x7ffc0040,
+                                                  bytes(64))),
+        (3000, 1, kswitch('swapper/0', 0, 'capture', 100)),
+        (3000, UCOPY_ID, gentrace.user_stack_copy(UTEXT + 0x20, 0x7ffc0000, 0x7ffc0040,
+                                                  bytes(64)))], None)
+    out, info, r = lttng_export(ctx, d)
+    check(r.stderr.count('\n') == 1 and '2 user stacks recorded as copies' in r.stderr,
+          'the copies said once: %r' % r.stderr)
+    check(set(info['events']) == {'sched_switch'}, 'no other event: %s' % info['events'])
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    got = [re.sub(r'\}, \{ prev_comm.*$', '', l.split(' sched_switch: ')[1])
+           for l in r.stdout.splitlines()]
+    none = '_callstack_kernel_length = 0, callstack_kernel = [ ]'
+    nou = '_callstack_user_length = 0, callstack_user = [ ]'
+    check(r.returncode == 0 and got == [
+        '{ cpu_id = 0 }, { %s, %s ' % (none, nou),
+        '{ cpu_id = 0 }, { _callstack_kernel_length = 4, callstack_kernel = [ [0] = '
+        '0xFFFFFFFF9A002010, [1] = 0xFFFFFFFF9A002134, [2] = 0xFFFFFFFFC0A10424, [3] = '
+        '0xFFFFFFFF9A001008 ], %s ' % nou,
+        '{ cpu_id = 0 }, { %s, %s ' % (none, nou)], 'babeltrace2: %s' % got)
+
+
 @test
 def ucopy_with_kernel_stack(ctx):
     """A switch-out with its kernel stack and a user stack copy: report
@@ -4753,6 +5126,70 @@ def ucopy_with_kernel_stack(ctx):
         r'^capture;(.*;)?main;a;b;leaf;\[k\] entry_SYSCALL_64;'
         r'\[k\] rtr_pid_filter_set \[ringtrace\];\[k\] do_nanosleep;\[k\] schedule 1$',
         r.stdout, re.M), '--folded: %s' % r.stdout)
+
+
+@test
+def ucopy_mappings_change(ctx):
+    """A process's mappings change between its stack copies (unwind.c
+    tells its libdwfl session of the mappings added; one that went or
+    changed makes a new session): a copy taken before the program's own
+    binary is mapped is its ip, no caller found; mapped, the next copy
+    unwinds to leaf, b, a, main; the mapping replaced by one of another
+    build-id (no binary has it), no caller again; mapped back, whole
+    again."""
+    cap = ucopy_capture(ctx)
+    pid = cap['pid']
+    exe = os.path.realpath(UCOPY_CAPTURE)
+    maps = [(lo, hi, off, path, cap['bids'].get(os.path.realpath(path)))
+            for lo, hi, off, path in cap['maps']]
+    own = [m for m in maps if m[4] and os.path.realpath(m[3]) == exe]
+    check(own, 'the program has a mapping with a build-id: %s' % maps)
+    ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    t = 1100
+    for lo, hi, off, path, bid in maps:
+        if bid and (lo, hi, off, path, bid) not in own:
+            ev.append((t, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path)))
+            t += 10
+
+    def mapped(at, bid):
+        return [(at + k, UMMAP_ID, gentrace.user_mmap(pid, lo, hi, off, bid, path))
+                for k, (lo, hi, off, path, _) in enumerate(own)]
+
+    def copy(at):
+        return [(at, 1, kswitch('capture', pid, 'swapper/0', 0)),
+                (at, UCOPY_ID, gentrace.user_stack_copy(cap['ip'], cap['sp'],
+                                                        cap['bp'], cap['stack'])),
+                (at + 100, 1, kswitch('swapper/0', 0, 'capture', pid))]
+    ev += copy(2000) + mapped(2500, own[0][4]) + copy(3000)
+    ev += mapped(3500, bytes(range(0x60, 0x74))) + copy(4000)
+    ev += mapped(4500, own[0][4]) + copy(5000)
+    d = write_trace(os.path.join(ctx.tmp, 'changes'), UCOPY_EVENTS, [ev])
+    r = rt('report', '--binaries', cap['bindir'], d, asan=True)
+    clean_run(r, 'report of copies as the mappings change')
+    check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
+    lines = r.stdout.splitlines()
+    starts = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
+    check(len(starts) == 4, 'four switch-outs: %s' % r.stdout[-2000:])
+    got = []
+    for i in starts:
+        frames = []
+        for l in lines[i + 1:]:
+            a = frame_addr(l, cap)
+            if a is None:
+                break
+            frames.append(a)
+        got.append(frames)
+    def in_callers(a):
+        return any(cap['funcs'][n][0] <= a < cap['funcs'][n][1] for n in ('b', 'a', 'main'))
+    for k in (0, 2):
+        check(got[k][:1] == [cap['ip']] and not any(map(in_callers, got[k][1:])),
+              'copy %d (the program not mapped, or not its binary): its ip, '
+              'no caller found, not %s' % (k + 1, [hex(f) for f in got[k]]))
+    for k in (1, 3):
+        check(len(got[k]) >= 4 and all(
+            cap['funcs'][n][0] <= got[k][j] < cap['funcs'][n][1]
+            for j, n in enumerate(('leaf', 'b', 'a', 'main'))),
+            'copy %d: leaf, b, a, main, not %s' % (k + 1, [hex(f) for f in got[k]]))
 
 
 @test

@@ -8,10 +8,16 @@
  *                               /proc/self/maps to OUT, and exits: all
  *                               within a few ms of the exec
  *   umap-workload sleep N OUT   writes the same (no LIB), then sleeps N s
+ *   umap-workload orphan N OUT  starts a thread that sleeps N s and exits
+ *                               the process, writes the same, and ends its
+ *                               main thread by pthread_exit(): the group
+ *                               leader is gone (a zombie, no mm) while
+ *                               the process lives on
  *
  * OUT is complete (closed) before the exit or the sleep.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +46,16 @@ static int print_maps(const char *path)
 	return fclose(out) ? -1 : 0;
 }
 
+static void *sleeper(void *seconds)
+{
+	sleep((unsigned int)(long)seconds);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	int (*answer)(void);
+	pthread_t th;
 	void *lib;
 
 	if (argc == 4 && !strcmp(argv[1], "run")) {
@@ -64,6 +77,15 @@ int main(int argc, char **argv)
 		sleep((unsigned int)atoi(argv[2]));
 		return 0;
 	}
-	fprintf(stderr, "usage: umap-workload run LIB OUT | sleep SECONDS OUT\n");
+	if (argc == 4 && !strcmp(argv[1], "orphan")) {
+		if (pthread_create(&th, NULL, sleeper, (void *)(long)atoi(argv[2]))) {
+			fprintf(stderr, "umap-workload: pthread_create failed\n");
+			return 1;
+		}
+		if (print_maps(argv[3]))
+			return 1;
+		pthread_exit(NULL);
+	}
+	fprintf(stderr, "usage: umap-workload run LIB OUT | sleep SECONDS OUT | orphan SECONDS OUT\n");
 	return 2;
 }

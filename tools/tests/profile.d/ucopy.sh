@@ -8,7 +8,7 @@
 #   - abi: ustack_mode takes fp and copy only, ustack_size 512..32768 and
 #     at most subbuf_size / 4; a bad write (a word, 511, 32769, above the
 #     quarter, a mode "bogus") is refused with EINVAL and changes nothing
-#   - record --ustack sched_switch --ustack-mode copy --mmap -F --
+#   - record --ustack sched_switch --ustack-mode copy --mmap --no-symbols -F --
 #     ucopy-workload (-O2 -fomit-frame-pointer): of the sleeping thread's
 #     switch-outs, >= 90 % unwind three frames deep in the workload by
 #     report --binaries, and, after ringtrace symbols, to d, c and main in
@@ -88,7 +88,7 @@ profile_ucopy() {
 	local least=200 pid
 	if [[ -e /sys/kernel/debug/kprobes/list ]]; then
 		setup "record --ustack sched_switch --ustack-mode copy --mmap -F -- ucopy-workload" \
-			"$CLI" record --ustack sched_switch --ustack-mode copy --mmap -F \
+			"$CLI" record --ustack sched_switch --ustack-mode copy --mmap --no-symbols -F \
 			-o "$d/ucopy-rec" -- "$wl" 300 2000000 >"$d/ucopy-wl.out" \
 			2>"$d/ucopy-record.err" || { cat "$d/ucopy-record.err"; return; }
 	else
@@ -98,7 +98,7 @@ profile_ucopy() {
 		setup "ucopy: ucopy-workload running before the recording (no kprobes)" \
 			wait_for 10 grep -q "^main " "$d/ucopy-wl.out" || { kill $pid; return; }
 		setup "record --ustack sched_switch --ustack-mode copy --mmap -p $pid" \
-			"$CLI" record --ustack sched_switch --ustack-mode copy --mmap \
+			"$CLI" record --ustack sched_switch --ustack-mode copy --mmap --no-symbols \
 			-p "$pid" --duration 1s -o "$d/ucopy-rec" \
 			2>"$d/ucopy-record.err" || { cat "$d/ucopy-record.err"; kill $pid; return; }
 		kill $pid 2>/dev/null

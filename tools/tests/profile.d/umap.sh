@@ -26,6 +26,9 @@
 #            checked as in exec, and no other process's (on every kernel:
 #            without kprobes too, where record says that later mappings
 #            are not recorded)
+#   tmpfs    the same of a copy of umap-workload in the guest's tmpfs
+#            (a file system without ->read_folio: the build-id is read
+#            from the pages already in its page cache)
 #
 # exec and pool need the kprobe: on a kernel without kprobes they are not
 # run (hook checks the refusal there instead).
@@ -152,6 +155,27 @@ umap_dump() {
 			"$W/umap-dump.err"
 }
 
+umap_tmpfs() {
+	local pid wl=$W/umap-tmpfs-wl
+	check "umap tmpfs: the copy's directory is tmpfs" \
+		test "$(stat -f -c %T "$W")" = tmpfs
+	cp "$umap_wl" "$wl"
+	"$wl" sleep 60 "$W/umap-tmpfs.maps" &
+	pid=$!
+	setup "umap tmpfs: a copy of umap-workload in tmpfs, sleeping" \
+		wait_for 10 grep -q "^pid $pid" "$W/umap-tmpfs.maps" || { kill $pid; return; }
+	sleep 0.2
+	setup "umap tmpfs: record --mmap -p $pid" \
+		umap_record umap-tmpfs -p "$pid" --duration 1s
+	kill $pid
+	wait $pid 2>/dev/null
+	"$REPO/tools/tests/umap_check.py" "$W/umap-tmpfs.txt" "$W/umap-tmpfs.maps" \
+		--flags-set 0x1 --flags-clear 0xc \
+		--need umap-tmpfs-wl ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
+		>"$W/umap-tmpfs.check" 2>&1
+	check_output "$W/umap-tmpfs.check" $?
+}
+
 umap_list() {
 	"$CLI" list user_mmap >"$W/umap-list.txt" 2>&1
 	check "umap list: user_mmap is listed as record --mmap's, with its build_id" \
@@ -168,4 +192,5 @@ profile_umap() {
 		umap_pool
 	fi
 	umap_dump
+	umap_tmpfs
 }

@@ -20,9 +20,14 @@
 #   - --ustack naming the state dump, --ustack-depth 128, a uprobe not
 #     in -e: refused, nothing changed
 
+# A user frame of report: "FUNC+0xOFF (BINARY)", named from the store
+# ringtraced filled at the stop (--ustack implies --mmap), else
+# "BINARY+0xOFF [bid:...]" or "0xADDR [user]"; $1 is FUNC+0xOFF.
+USTACK_USER_FRAME='/^    ([A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+ \([^()]*\)|[^ ]+\+0x[0-9a-f]+ \[bid:[0-9a-f]+\]|0x[0-9a-f]+ \[user\])$/'
+
 # ustack_frames REPORT TID: per switch-out of TID once it is the workload
 # (after its exec: before, it is record's child), its user frames on one
-# line (addresses, leaf first), "-" for none (its last, after exit_mm).
+# line (FUNC+0xOFF, leaf first), "-" for none (its last, after exit_mm).
 ustack_frames() {
 	awk -v tid="$2" '
 		function flush() { if (open) print (f == "" ? "-" : f); open = 0 }
@@ -30,26 +35,21 @@ ustack_frames() {
 			if ($0 ~ ("prev_comm=\"ustack-workload\", prev_tid=" tid ","))
 				{ open = 1; f = "" }
 			next }
-		/^    0x[0-9a-f]+ \[user\]$/ { if (open) f = f (f == "" ? "" : " ") $1; next }
+		'"$USTACK_USER_FRAME"' { if (open) f = f (f == "" ? "" : " ") $1; next }
 		/^    / { next }
 		{ flush() }
 		END { flush() }' "$1"
 }
 
-# in_dcm FRAMES FUNCS: the share (percent) of FRAMES' stacks whose first
-# three frames are in d, c and main (FUNCS: the workload's "func" lines).
+# in_dcm FRAMES: the share (percent) of FRAMES' stacks whose first three
+# frames are named d, c and main.
 in_dcm() {
-	python3 - "$1" "$2" <<'PY'
+	python3 - "$1" <<'PY'
 import sys
-funcs = {}
-for l in open(sys.argv[2]):
-    w = l.split()
-    if w and w[0] == 'func':
-        funcs[w[1]] = (int(w[2], 16), int(w[3], 16))
 lines = [l.split() for l in open(sys.argv[1]) if l.strip() != '-']
-def inside(a, f):
-    return funcs[f][0] <= int(a, 16) < funcs[f][1]
-good = sum(1 for f in lines if len(f) >= 3 and inside(f[0], 'd') and inside(f[1], 'c') and inside(f[2], 'main'))
+def named(frame, func):
+    return frame.startswith(func + '+0x')
+good = sum(1 for f in lines if len(f) >= 3 and named(f[0], 'd') and named(f[1], 'c') and named(f[2], 'main'))
 print(100 * good // len(lines) if lines else 0)
 PY
 }
@@ -84,7 +84,7 @@ profile_ustack() {
 	tid=$(awk '$1 == "pid" { print $4 }' "$d/ustack-wl.out")
 	ustack_frames "$d/ustack-report" "$tid" >"$d/ustack-sleeper.frames"
 	n=$(grep -vc '^-$' "$d/ustack-sleeper.frames")
-	pct=$(in_dcm "$d/ustack-sleeper.frames" "$d/ustack-wl.out")
+	pct=$(in_dcm "$d/ustack-sleeper.frames")
 	note "sleeper $tid: $(wc -l <"$d/ustack-sleeper.frames") switch-outs, $n with user stacks, $pct % in d <- c <- main"
 	check "the sleeper's switch-outs had at least 200 user stacks ($n)" [ "$n" -ge 200 ]
 	check "ustack: >= 90 % of the sleeper's user stacks are d, c, main ($pct %)" \
@@ -110,23 +110,16 @@ profile_ustack() {
 		2>"$d/ustack-record5.err" || { cat "$d/ustack-record5.err"; return; }
 	"$CLI" report "$d/ustack-rec5" >"$d/ustack-report5" 2>&1
 	awk '/ uprobe_[^ ]*_d: / { if (open) print f; open = 1; f = ""; next }
-	     /^    0x[0-9a-f]+ \[user\]$/ { if (open) f = f (f == "" ? "" : " ") $1; next }
+	     '"$USTACK_USER_FRAME"' { if (open) f = f (f == "" ? "" : " ") $1; next }
 	     /^    \(user stack: caller read at \[sp\]\)$/ { if (open) f = f " entry"; next }
 	     /^    / { next }
 	     { if (open) print f; open = 0 }
 	     END { if (open) print f }' "$d/ustack-report5" >"$d/ustack-entry.frames"
-	pct=$(python3 - "$d/ustack-entry.frames" "$d/ustack-wl5.out" <<'PY'
+	pct=$(python3 - "$d/ustack-entry.frames" <<'PY'
 import sys
-funcs = {}
-for l in open(sys.argv[2]):
-    w = l.split()
-    if w and w[0] == 'func':
-        funcs[w[1]] = (int(w[2], 16), int(w[3], 16))
-def inside(a, f):
-    return funcs[f][0] <= int(a, 16) < funcs[f][1]
 lines = [l.split() for l in open(sys.argv[1])]
 good = sum(1 for f in lines if len(f) >= 4 and f[-1] == 'entry' and
-           int(f[0], 16) == funcs['d'][0] and inside(f[1], 'c') and inside(f[2], 'main'))
+           f[0] == 'd+0x0' and f[1].startswith('c+0x') and f[2].startswith('main+0x'))
 print('%d %d' % (len(lines), 100 * good // len(lines) if lines else 0))
 PY
 )
