@@ -2624,6 +2624,23 @@ def interned_stacks_read_as_inline(ctx):
           texts[0].count('callstack_user = [ [0]') == 4 and 'stack_def' not in texts[0] and
           'stack_ref' not in texts[0], 'export -f lttng: interned differs from inline:\n%s\n--\n%s'
           % (texts[0][-3000:], texts[1][-3000:]))
+    # A window whose switch refers to defs before it (6000 to 1000's):
+    # the export still has them, for LTTng and Perfetto alike.
+    win = ('--begin', '0.0000055', '--end', '0.0000065')
+    out = os.path.join(ctx.tmp, 'lwin')
+    r = rt('export', '-f', 'lttng', *win, '-o', out, di, asan=True)
+    clean_run(r, 'export -f lttng --begin of interned stacks')
+    b = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    sw = [l for l in b.stdout.splitlines() if ' sched_switch: ' in l]
+    check(r.returncode == 0 and r.stderr == '' and len(sw) == 2 and
+          sw[0].startswith('[00000000000000006000]') and
+          '_callstack_kernel_length = 4, callstack_kernel = [ [0] = 0xFFFFFFFF9A002010' in sw[0] and
+          '_callstack_user_length = 3, callstack_user = [ [0] = 0x55D0C0A01010' in sw[0],
+          'export -f lttng %s: the 6000 switch without its stacks: %s %s' % (
+              win, r.stderr, b.stdout[-2000:]))
+    got, _ = pf_samples(ctx, di, 'pwin', *win)
+    check([(s['time'], len(s['frames'])) for s in got] == [(6000, 7)],
+          'export -f perfetto %s: the 6000 switch\'s stacks: %s' % (win, got))
     events, _ = bt2(di)
     names = [e[2] for e in events]
     check(names.count('stack_def') == 6 and names.count('stack_ref') == 5 and
