@@ -4827,7 +4827,8 @@ def ucopy_seed(ctx):
 USDT_TICK_ID, USDT_START_ID = 40, 41
 USDT_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
                (UMMAP_ID, 'user_mmap', gentrace.USER_MMAP),
-               (USER_STACK_ID, 'user_stack', gentrace.USER_STACK),
+               (DEF_ID, 'stack_def', gentrace.STACK_DEF),
+               (REF_ID, 'stack_ref', gentrace.STACK_REF),
                (USDT_TICK_ID, 'usdt_rt_tick', [('int64_t', 'arg0', None),
                                                ('int64_t', 'arg1', None),
                                                ('uint16_t', 'faults', None)]),
@@ -4836,8 +4837,9 @@ USDT_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
 
 def usdt_seed_trace(d):
     """The fuzzer's seed gen-usdt: a mapping, two rt:tick hits (the second
-    with arg1's memory faulted and a user stack), and rt:start, a probe
-    without arguments."""
+    with arg1's memory faulted and a user stack, interned as the module
+    writes it: its stack_def, then the stack_ref naming it), and rt:start,
+    a probe without arguments."""
     bid = bytes(range(0x60, 0x74))
     ev = [(1000, 1, kswitch('swapper/0', 0, 'wl', 300)),
           (1100, UMMAP_ID, gentrace.user_mmap(300, 0x555555554000, 0x555555556000,
@@ -4845,17 +4847,17 @@ def usdt_seed_trace(d):
           (1200, USDT_START_ID, struct.pack('<H', 0)),
           (1300, USDT_TICK_ID, struct.pack('<qqH', 7, -21, 0)),
           (1400, USDT_TICK_ID, struct.pack('<qqH', 8, 0, 2)),
-          (1400, USER_STACK_ID, gentrace.make_user_stack([0x555555555123,
-                                                          0x555555555456])),
+          (1400, 'def', 'u', 1, 0, [0x555555555123, 0x555555555456]),
+          (1400, 'ref', None, 'u'),
           (2000, 1, kswitch('wl', 300, 'swapper/0', 0))]
-    return write_trace(d, USDT_EVENTS, [ev])
+    return write_trace(d, USDT_EVENTS, [intern_packet(ev)])
 
 
 @test
 def usdt_seed(ctx):
     """The fuzz seed gen-usdt is usdt_seed_trace() as it reads now: report
     prints each hit's arguments and faults, the stack after the faulted
-    one; babeltrace2 reads its seven records."""
+    one; babeltrace2 reads its eight records."""
     d = usdt_seed_trace(os.path.join(ctx.tmp, 'seed'))
     r = rt('report', d, asan=True)
     clean_run(r, 'report of the seed')
@@ -4868,8 +4870,8 @@ def usdt_seed(ctx):
           'seed: %d %s' % (r.returncode, r.stdout))
     events, _ = bt2(d)
     check([e[2] for e in events] == ['sched_switch', 'user_mmap', 'usdt_rt_start',
-                                     'usdt_rt_tick', 'usdt_rt_tick', 'user_stack',
-                                     'sched_switch'],
+                                     'usdt_rt_tick', 'usdt_rt_tick', 'stack_def',
+                                     'stack_ref', 'sched_switch'],
           'babeltrace2: %s' % events)
     sys.path.insert(0, HERE)
     import fuzz_corpus
