@@ -40,9 +40,11 @@ struct export_ctx {
 	uint64_t unknown;
 	void *priv;			/* the format's own state */
 	/*
-	 * Interned stacks (stackrec.h), fed every item: a stack_ref with a
-	 * kernel stack reaches the format as a kernel_stack would, its frames
-	 * from export_stack_ips(); stack_defs never do.
+	 * Interned stacks (stackrec.h) for a format without user_stacks,
+	 * fed every item: a stack_ref with a kernel stack reaches it as a
+	 * kernel_stack would, its frames from export_stack_ips(); stack_defs
+	 * never do.  A format with user_stacks joins them itself, given
+	 * every trailer (export.c's feed()).
 	 */
 	struct stackrec *sr;
 	struct rt_field_desc ref_desc;
