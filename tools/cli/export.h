@@ -66,7 +66,8 @@ struct export_format {
 	/* Writes a directory at -o, not a file (nor standard output). */
 	bool directory;
 	/*
-	 * Takes the user stacks too: user_stack and user_stack_copy items
+	 * Takes the user stacks too: every stack_def and stack_ref (a
+	 * def even out of the window), user_stack and user_stack_copy item
 	 * (tools/lib/stackrec.h joins them to their event), which the
 	 * others are not given.
 	 */
