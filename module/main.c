@@ -80,7 +80,13 @@ int rtr_set_tracing(bool on)
 			mutex_unlock(&buf->flush_lock);
 		}
 		rtr_trace.tracing_on = true;
-		WRITE_ONCE(ringtrace_tracing, 1);
+		rtr_stack_start();
+		/*
+		 * [B6] The tables rtr_stack_start() emptied, before any writer
+		 * sees tracing on.  Pairs with smp_load_acquire() in
+		 * rtr_stack_reserve_at().
+		 */
+		smp_store_release(&ringtrace_tracing, 1);
 		rtr_statedump();
 		return 0;
 	}

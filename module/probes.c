@@ -883,12 +883,14 @@ static void rtr_probes_unregister_events(unsigned int n)
 /*
  * The records registered after the probes' events, in this order, each
  * with a compact id (below RINGTRACE_EVENT_ID_EXTENDED): a trailer's
- * header is compact (ringtrace_put_trailer()), and user_mmap (mmap.c)
+ * header is compact (ringtrace_put_trailer(): stack_def, stack_ref,
+ * user_stack_copy, stack.c), and user_mmap (mmap.c)
  * and cpu_sample (sampler.c), not trailers, were given those ids too:
  * they are the hottest of issue 30's records, or nearly.
  */
 static struct ringtrace_event *const rtr_compact_events[] = {
-	&rtr_stack_event, &rtr_ustack_event, &rtr_ucopy_event, &rtr_mmap_event,
+	&rtr_stack_def_event, &rtr_stack_ref_event, &rtr_ucopy_event,
+	&rtr_mmap_event,
 	&rtr_sample_event,
 };
 
@@ -905,6 +907,9 @@ int __init rtr_probes_init(void)
 	int ret;
 
 	rtr_probes_check_types();
+	ret = rtr_stack_init();
+	if (ret)
+		return ret;
 	rtr_pid_filter_init();
 	for_each_kernel_tracepoint(rtr_probe_find, NULL);
 	/* In id order: the metadata lists them, enabled or not. */
@@ -917,6 +922,7 @@ int __init rtr_probes_init(void)
 		ret = ringtrace_event_register(&rtr_probes[i].event);
 		if (ret) {
 			rtr_probes_unregister_events(i);
+			rtr_stack_exit();
 			return ret;
 		}
 	}
@@ -931,6 +937,7 @@ int __init rtr_probes_init(void)
 		if (ret) {
 			rtr_compact_unregister(i);
 			rtr_probes_unregister_events(RTR_NR_PROBES);
+			rtr_stack_exit();
 			return ret;
 		}
 	}
@@ -946,6 +953,7 @@ void rtr_probes_init_undo(void)
 {
 	rtr_compact_unregister(ARRAY_SIZE(rtr_compact_events));
 	rtr_probes_unregister_events(RTR_NR_PROBES);
+	rtr_stack_exit();
 }
 
 void rtr_probes_exit(void)

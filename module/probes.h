@@ -138,11 +138,17 @@ struct rtr_rsv {
 	u8 *trailer;			/* where their records go */
 	void *payload;			/* the event's, as reserved */
 	unsigned int reserved;		/* payload bytes reserved, trailer's too */
+	/* Interning (stack.c), with RTR_RSV_STACK: */
+	u8 level;			/* this CPU's stack level, the scratch's */
+	u8 defs;			/* RTR_DEF_*: a stack_def in this reservation */
+	u32 khash, uhash;		/* the stacks' hashes */
+	u32 kref, uref;			/* without its def: its def's offset */
+	unsigned long pkt;		/* free-running number of our packet */
 };
 
-extern struct ringtrace_event rtr_stack_event;
-extern struct ringtrace_event rtr_ustack_event;
 extern struct ringtrace_event rtr_ucopy_event;
+extern struct ringtrace_event rtr_stack_def_event;
+extern struct ringtrace_event rtr_stack_ref_event;
 extern bool rtr_ustack_copy_on;
 extern unsigned int rtr_ustack_size;
 extern unsigned int rtr_stack_depth;
@@ -174,6 +180,8 @@ int rtr_stack_set_depth(unsigned int depth, bool user);
 void rtr_ustack_stats_show(struct seq_file *m);
 int rtr_stack_set_mode(bool copy);
 int rtr_stack_set_size(unsigned int size);
+int rtr_stack_init(void);
+void rtr_stack_start(void);
 void rtr_stack_exit(void);
 
 /*

@@ -103,6 +103,9 @@
  *       smp_store_release(retiring, 0)
  *       GET: cmpxchg(consumed), smp_load_acquire(retiring) until 0, read
  *       lost_overrun
+ *  [B6] start: rtr_stack_start() empties the stack tables,
+ *       smp_store_release(ringtrace_tracing, 1); a stack writer:
+ *       smp_load_acquire(ringtrace_tracing), then reads its table
  *
  * Race windows:
  *  [R1] An interrupt between a writer's offset cmpxchg and its header

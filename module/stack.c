@@ -3,22 +3,59 @@
  * ringtrace: kernel and user stacks on chosen events (set_event_stack,
  * set_event_ustack).
  *
- * A stack rides as a trailer, a second record inside the event's own
- * reservation (ringtrace_put_trailer() in include/linux/ringtrace.h):
+ * A stack rides in the event's own reservation, as trailers (records
+ * that are no events: ringtrace_put_trailer() in include/linux/ringtrace.h),
+ * and is interned per packet:
  *
- *	| event header | payload | kernel_stack header | depth | ips |
- *	                         | user_stack header | depth | flags | ips |
+ *	| event header | payload | [stack_def k] | [stack_def u] | stack_ref |
  *
- * (either trailer, or both in that order; in ustack_mode "copy" the user
- * trailer is user_stack_copy, the raw stack: ip, sp, bp, size, flags and
- * size bytes from sp, unwound offline), so a stack always directly
+ * stack_def ("uint8_t kind; uint8_t flags; uint16_t depth; uint64_t
+ * ips[depth];", kind 0 kernel, 1 user) holds a stack's frames; stack_ref
+ * ("uint32_t kernel; uint32_t user;") names, for each of the event's two
+ * stacks, the byte offset in the packet of the stack_def that holds it (0:
+ * none; offset 0 is the packet header, never a record).  A definition
+ * only ever serves references in its own packet, so a packet decodes
+ * alone: a lost, damaged or overwritten packet costs itself, as before.
+ * A stack whose definition this CPU wrote earlier in the same packet, at
+ * the same stack level (below), costs the reference alone; any other gets
+ * its stack_def in this reservation, before the reference.
+ *
+ * Whether the definition is already in the packet is known only once the
+ * reservation's place is: the choice is made inside the reserve loop,
+ * attempt by attempt (rtr_stack_reserve_ring()), from a per-CPU,
+ * per-level table of the definitions written (struct rtr_stack_seen):
+ *
+ *  [I1] A hit is taken only if the table names this packet (its
+ *       free-running number: positions never go back within a buffer, and
+ *       every trace start empties the tables, rtr_stack_start()) and the
+ *       bytes at the offset it names equal our stack: a hash collision
+ *       never gives a wrong stack.  Those bytes are compared before the
+ *       attempt's cmpxchg, and trusted only when it succeeds: an
+ *       unchanged offset means no reservation came between, so the
+ *       packet is still open, was never closed, reused or handed to the
+ *       consumer, and its committed bytes were read as they stand.  If a
+ *       nested writer moved the offset (it may even have wrapped the ring
+ *       and rewritten those bytes), the cmpxchg fails and the retry drops
+ *       what was read.  The memory read is the ring's, always mapped.
+ *  [I2] The tables of a level are written only by writers at that level
+ *       on this CPU, one after another (an interrupting writer takes the
+ *       next level, see below), after their reservation's defs are
+ *       written: an entry always names a stack_def committed in full,
+ *       needing no atomics.  A writer at another level has its own table
+ *       and may define the same stack again: bytes, never a wrong ref.
+ *  [I3] The slow path (a new packet, a ts that needs a full header, a
+ *       drop) is given the length with both definitions: where it lands
+ *       in a packet that already had them, they are written again, which
+ *       is redundant and correct; a reference never lacks its def.
+ *
+ * A user_stack_copy (ustack_mode "copy") stays inline, after the
+ * reference: its bytes differ every time.  So a stack always directly
  * follows its event in the CPU's stream, with the same timestamp, and
  * nothing else can come between them, not even a nested writer.  Events
- * of a probe without a stack keep their layout, byte for byte: a stack is
- * a record of its own (kernel_stack, "uint16_t depth; uint64_t
- * ips[depth];", and user_stack, which adds "uint16_t flags;"), not a
- * field every event carries.  Documentation/ringtrace/design.rst weighs
- * this inline form against stacks deduplicated per packet.
+ * of a probe without a stack keep their layout, byte for byte.
+ * Documentation/ringtrace/design.rst ("Stack interning") says why per
+ * packet; traces of older modules carry kernel_stack and user_stack
+ * trailers (the frames inline), which readers still read.
  *
  * The walks (stack_trace_save(): the unwinder, NMI-safe on x86-64 and
  * arm64, no locks, no allocation; rtr_ustack_walk(): frame pointers read
@@ -42,6 +79,7 @@
  * gets no user_stack: its event carries the kernel_stack alone, or no
  * trailer.
  */
+#include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/stacktrace.h>
@@ -70,21 +108,22 @@ static DEFINE_PER_CPU(unsigned int, rtr_stack_level);
 unsigned int rtr_stack_depth = RINGTRACE_STACK_DEFAULT_DEPTH;
 unsigned int rtr_ustack_depth = RINGTRACE_USTACK_DEFAULT_DEPTH;
 
-/* The trailer: registered after the probes' events (a compact id). */
-struct ringtrace_event rtr_stack_event = {
-	.name = "kernel_stack",
-	.fields = "uint16_t depth; "
+/*
+ * The interned stacks' records: registered after the probes' events, in
+ * this order (compact ids, probes.c's rtr_compact_events[]).
+ */
+struct ringtrace_event rtr_stack_def_event = {
+	.name = "stack_def",
+	.fields = "uint8_t kind; uint8_t flags; uint16_t depth; "
 		  "integer { size = 64; align = 8; signed = false; base = 16; } ips[depth];",
 };
 
-/* The user's: registered right after kernel_stack (a compact id). */
-struct ringtrace_event rtr_ustack_event = {
-	.name = "user_stack",
-	.fields = "uint16_t depth; uint16_t flags; "
-		  "integer { size = 64; align = 8; signed = false; base = 16; } ips[depth];",
+struct ringtrace_event rtr_stack_ref_event = {
+	.name = "stack_ref",
+	.fields = "uint32_t kernel; uint32_t user;",
 };
 
-/* Or, in copy mode, this one: registered right after user_stack. */
+/* In copy mode, the user's: registered right after stack_ref. */
 struct ringtrace_event rtr_ucopy_event = {
 	.name = "user_stack_copy",
 	.fields = "integer { size = 64; align = 8; signed = false; base = 16; } ip; "
@@ -93,16 +132,53 @@ struct ringtrace_event rtr_ucopy_event = {
 		  "uint16_t size; uint16_t flags; uint8_t bytes[size];",
 };
 
-struct rtr_stack_head {
+#define RTR_STACK_KERNEL	0	/* stack_def's kinds */
+#define RTR_STACK_USER		1
+
+struct rtr_stack_def_head {
+	u8 kind;
+	u8 flags;			/* user: RINGTRACE_USTACK_*; kernel: 0 */
 	u16 depth;
 	u64 ips[];
 } __packed;
 
-struct rtr_ustack_head {
-	u16 depth;
-	u16 flags;
-	u64 ips[];
+struct rtr_stack_ref {
+	u32 kernel;			/* offset of the stack_def in the packet */
+	u32 user;			/* 0: no such stack */
 } __packed;
+
+#define RTR_DEF_KERNEL		1	/* rtr_rsv.defs */
+#define RTR_DEF_USER		2
+
+/* A stack_def's record: compact header, head, frames. */
+static inline unsigned int rtr_stack_def_len(unsigned int nr)
+{
+	return RINGTRACE_COMPACT_HEADER_SIZE +
+	       sizeof(struct rtr_stack_def_head) + nr * sizeof(u64);
+}
+
+#define RTR_STACK_REF_LEN \
+	(RINGTRACE_COMPACT_HEADER_SIZE + sizeof(struct rtr_stack_ref))
+
+/*
+ * The definitions a level wrote last, per kind, by hash (direct-mapped: a
+ * newer stack takes an older one's place): the packet (free-running
+ * number) and the offset in it of the stack_def record.  @off 0: empty.
+ * [I2]
+ */
+#define RTR_STACK_SEEN_BITS	7
+
+struct rtr_stack_seen {
+	unsigned long pkt;
+	u32 hash;
+	u32 off;
+};
+
+struct rtr_stack_seen_cpu {
+	struct rtr_stack_seen e[RINGTRACE_MAX_NESTING][2][1 << RTR_STACK_SEEN_BITS];
+};
+
+static struct rtr_stack_seen_cpu __percpu *rtr_stack_seen;
 
 struct rtr_ucopy_head {
 	u64 ip;
@@ -239,6 +315,140 @@ static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
 	return skip;
 }
 
+/* A stack's hash: its head and frames (jhash2 over 32-bit words). */
+static u32 rtr_stack_hash(const struct rtr_stack_def_head *h, const u64 *ips)
+{
+	u32 head;
+
+	memcpy(&head, h, sizeof(head));
+	return jhash2((const u32 *)ips, h->depth * 2, head);
+}
+
+/*
+ * True when @e names a stack_def of @h and @ips in packet @pkt of @buf:
+ * trusted only if the caller's cmpxchg then succeeds [I1].
+ */
+static bool rtr_stack_seen_in(const struct ringtrace_buffer *buf,
+			      const struct rtr_stack_seen *e, unsigned long pkt,
+			      u32 hash, const struct rtr_stack_def_head *h,
+			      const u64 *ips)
+{
+	const u8 *def;
+
+	if (e->pkt != pkt || e->hash != hash || !e->off)
+		return false;
+	def = buf->data + ((pkt << buf->subbuf_order) & buf->buf_mask) +
+	      e->off + RINGTRACE_COMPACT_HEADER_SIZE;
+	return !memcmp(def, h, sizeof(*h)) &&
+	       !memcmp(def + sizeof(*h), ips, h->depth * sizeof(u64));
+}
+
+/*
+ * ringtrace_reserve() for an event with interned stacks: @len bytes of
+ * payload, then the stack_defs this packet lacks, the stack_ref, and
+ * @tail bytes more (a user_stack_copy).  The defs are chosen per attempt,
+ * once the attempt's packet is known [I1], [I3].  Sets @w's reservation,
+ * defs, refs, packet and reserved length; returns the payload, or NULL
+ * (dropped and counted, nesting and preemption undone).
+ */
+static void *rtr_stack_reserve_ring(struct rtr_rsv *w, unsigned int id,
+				    unsigned int len, unsigned int tail,
+				    const struct rtr_stack_def_head *kh,
+				    const struct rtr_stack_def_head *uh)
+{
+	struct rtr_stack_seen (*seen)[1 << RTR_STACK_SEEN_BITS];
+	struct rtr_stack_seen *ke = NULL, *ue = NULL;
+	struct ringtrace_slow_reservation s;
+	struct ringtrace_buffer *buf;
+	unsigned long old, off, rec, pkt;
+	unsigned int hlen, plen;
+	u64 ts, last;
+
+	preempt_disable_notrace();
+	if (unlikely(!READ_ONCE(ringtrace_tracing)))
+		goto off;
+	buf = this_cpu_read(ringtrace_cpu_buffer);
+	/* As in ringtrace_reserve(). */
+	if (unlikely(local_read(&buf->nesting) >= RINGTRACE_MAX_NESTING ||
+		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
+		      in_nmi()))) {
+		ringtrace_drop_nested(buf);
+		goto off;
+	}
+	local_inc(&buf->nesting);
+
+	seen = this_cpu_ptr(rtr_stack_seen)->e[w->level];
+	if (kh)
+		ke = &seen[RTR_STACK_KERNEL]
+			  [w->khash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
+	if (uh)
+		ue = &seen[RTR_STACK_USER]
+			  [w->uhash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
+	do {
+		old = local_read(&buf->offset);
+		ts = ringtrace_buffer_clock(buf, &last);
+		hlen = ringtrace_header_len(id, ts, last);
+		off = old & buf->subbuf_mask;
+		/* Opening a packet: it has no definitions yet. */
+		if (unlikely(!off))
+			goto slow;
+		pkt = old >> buf->subbuf_order;
+		plen = len + RTR_STACK_REF_LEN + tail;
+		w->defs = 0;
+		if (kh) {
+			if (rtr_stack_seen_in(buf, ke, pkt, w->khash, kh,
+					      (const u64 *)w->ips)) {
+				w->kref = ke->off;
+			} else {
+				w->defs |= RTR_DEF_KERNEL;
+				plen += rtr_stack_def_len(kh->depth);
+			}
+		}
+		if (uh) {
+			if (rtr_stack_seen_in(buf, ue, pkt, w->uhash, uh,
+					      w->uips)) {
+				w->uref = ue->off;
+			} else {
+				w->defs |= RTR_DEF_USER;
+				plen += rtr_stack_def_len(uh->depth);
+			}
+		}
+		/* As in ringtrace_reserve_hlen(): a byte to spare. */
+		if (unlikely(off + hlen + plen >= buf->subbuf_size))
+			goto slow;
+	} while (unlikely(local_cmpxchg(&buf->offset, old,
+					old + hlen + plen) != old));
+
+	WRITE_ONCE(buf->last_ts, ts);
+	rec = old & buf->buf_mask;
+	w->r.buf = buf;
+	w->r.slot = ringtrace_rec_slot(buf, rec);
+	w->r.len = hlen + plen;
+	w->pkt = pkt;
+	w->reserved = plen;
+	return ringtrace_put_header(buf->data + rec, hlen, id, ts);
+
+slow:
+	/* Whatever packet it lands in, with both definitions [I3]. */
+	w->defs = (kh ? RTR_DEF_KERNEL : 0) | (uh ? RTR_DEF_USER : 0);
+	plen = len + RTR_STACK_REF_LEN + tail +
+	       (kh ? rtr_stack_def_len(kh->depth) : 0) +
+	       (uh ? rtr_stack_def_len(uh->depth) : 0);
+	s = ringtrace_reserve_slow(buf, id, plen, old, ts, last);
+	if (!s.payload)
+		return NULL;
+	rec = s.pos & buf->buf_mask;
+	w->r.buf = buf;
+	w->r.slot = ringtrace_rec_slot(buf, rec);
+	w->r.len = (u8 *)s.payload - (buf->data + rec) + plen;
+	w->pkt = s.pos >> buf->subbuf_order;
+	w->reserved = plen;
+	return s.payload;
+off:
+	preempt_enable_notrace();
+	return NULL;
+}
+
 /*
  * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
  * trailers: the kernel's with @kstack (cut at @cut_ip when not 0, see
@@ -250,50 +460,71 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 			   unsigned int len, bool kstack, u8 ustack,
 			   unsigned long cut_ip)
 {
+	struct rtr_stack_def_head kh = {}, uh = {};
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
-	unsigned int level, nr, skip, extra = 0;
+	unsigned int level, nr, skip, tail = 0;
 	unsigned long *ips;
 	void *pl;
 
 	preempt_disable_notrace();
-	/* No walk for an event that reserve would refuse anyway. */
-	if (unlikely(!READ_ONCE(ringtrace_tracing)))
+	/*
+	 * No walk for an event that reserve would refuse anyway.  [B6] The
+	 * acquire pairs with the release that starts tracing, after
+	 * rtr_stack_start() emptied the tables of definitions.
+	 */
+	if (unlikely(!smp_load_acquire(&ringtrace_tracing)))
 		goto plain;
 	level = this_cpu_inc_return(rtr_stack_level) - 1;
 	if (unlikely(level >= RINGTRACE_MAX_NESTING))
 		goto plain_level;
+	w->level = level;
 	w->ips = NULL;
 	w->nr = 0;
 	if (kstack) {
 		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
 		nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
 		skip = rtr_stack_cut(ips, &nr, cut_ip);
-		w->ips = ips + skip;
-		w->nr = min(nr, depth);
-		extra += RINGTRACE_COMPACT_HEADER_SIZE +
-			 sizeof(struct rtr_stack_head) + w->nr * sizeof(u64);
+		if (nr) {
+			w->ips = ips + skip;
+			w->nr = min(nr, depth);
+			kh = (struct rtr_stack_def_head){
+				.kind = RTR_STACK_KERNEL, .depth = w->nr,
+			};
+			w->khash = rtr_stack_hash(&kh, (const u64 *)w->ips);
+		}
 	}
 	w->unr = 0;
 	w->ucopy = NULL;
 	if (ustack && READ_ONCE(rtr_ustack_copy_on)) {
-		extra += rtr_ucopy_save(w, level);
+		tail = rtr_ucopy_save(w, level);
 	} else if (ustack) {
 		w->uips = this_cpu_ptr(&rtr_stack_scratch)->uips[level];
 		w->unr = rtr_ustack_save(w->uips, &w->uflags, ustack);
-		if (w->unr)
-			extra += RINGTRACE_COMPACT_HEADER_SIZE +
-				 sizeof(struct rtr_ustack_head) +
-				 w->unr * sizeof(u64);
+		if (w->unr) {
+			uh = (struct rtr_stack_def_head){
+				.kind = RTR_STACK_USER, .flags = w->uflags,
+				.depth = w->unr,
+			};
+			w->uhash = rtr_stack_hash(&uh, w->uips);
+		}
 	}
-	if (!extra)
+	w->kref = w->uref = 0;
+	if (w->nr || w->unr) {
+		pl = rtr_stack_reserve_ring(w, id, len, tail,
+					    w->nr ? &kh : NULL,
+					    w->unr ? &uh : NULL);
+	} else if (tail) {
+		/* A copy alone: inline, as it always is. */
+		w->reserved = len + tail;
+		w->defs = 0;
+		pl = ringtrace_reserve(&w->r, id, w->reserved);
+	} else {
 		goto plain_level;
-
+	}
 	/*
 	 * A drop here is the event's (counted once, as any drop): it is not
 	 * retried without its stacks, which would count it twice.
 	 */
-	w->reserved = len + extra;
-	pl = ringtrace_reserve(&w->r, id, w->reserved);
 	if (unlikely(!pl)) {
 		this_cpu_dec(rtr_stack_level);
 		preempt_enable_notrace();
@@ -323,29 +554,59 @@ bool rtr_stack_busy(void)
 }
 
 /*
- * The trailers go in after the payload, the kernel's first, then the
- * user's (user_stack or user_stack_copy, never both), then the whole is
- * committed (from rtr_commit_slow()).
+ * A stack_def of @nr frames @ips at @at, in @w's reservation; the table
+ * of @w's level names it from now on [I2].  Returns its offset in the
+ * packet.
+ */
+static u32 rtr_stack_put_def(struct rtr_rsv *w, u8 *at, u8 kind, u8 flags,
+			     const u64 *ips, unsigned int nr, u32 hash)
+{
+	struct ringtrace_buffer *buf = w->r.buf;
+	struct rtr_stack_def_head *h;
+	struct rtr_stack_seen *e;
+	u32 off = (at - buf->data) & buf->subbuf_mask;
+
+	h = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
+				  rtr_stack_def_event.id);
+	h->kind = kind;
+	h->flags = flags;
+	h->depth = nr;
+	memcpy(h->ips, ips, nr * sizeof(u64));
+	e = &this_cpu_ptr(rtr_stack_seen)->e[w->level][kind]
+		[hash & ((1 << RTR_STACK_SEEN_BITS) - 1)];
+	e->pkt = w->pkt;
+	e->hash = hash;
+	e->off = off;
+	return off;
+}
+
+/*
+ * The trailers go in after the payload: the definitions the reservation
+ * has room for (kernel, user), the reference, then a user_stack_copy;
+ * then the whole is committed (from rtr_commit_slow()).
  */
 void rtr_stack_commit(struct rtr_rsv *w)
 {
-	struct rtr_ustack_head *uh;
-	struct rtr_stack_head *h;
+	struct rtr_stack_ref *ref;
 	u8 *at = w->trailer;
 
-	if (w->ips) {
-		h = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
-					  rtr_stack_event.id);
-		h->depth = w->nr;
-		memcpy(h->ips, w->ips, w->nr * sizeof(u64));
-		at = (u8 *)(h->ips + w->nr);
+	if (w->defs & RTR_DEF_KERNEL) {
+		w->kref = rtr_stack_put_def(w, at, RTR_STACK_KERNEL, 0,
+					    (const u64 *)w->ips, w->nr,
+					    w->khash);
+		at += rtr_stack_def_len(w->nr);
 	}
-	if (w->unr) {
-		uh = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
-					   rtr_ustack_event.id);
-		uh->depth = w->unr;
-		uh->flags = w->uflags;
-		memcpy(uh->ips, w->uips, w->unr * sizeof(u64));
+	if (w->defs & RTR_DEF_USER) {
+		w->uref = rtr_stack_put_def(w, at, RTR_STACK_USER, w->uflags,
+					    w->uips, w->unr, w->uhash);
+		at += rtr_stack_def_len(w->unr);
+	}
+	if (w->nr || w->unr) {
+		ref = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
+					    rtr_stack_ref_event.id);
+		ref->kernel = w->kref;
+		ref->user = w->uref;
+		at = (u8 *)(ref + 1);
 	}
 	if (w->ucopy) {
 		void *t = ringtrace_put_trailer(&w->r, w->payload, w->reserved,
@@ -440,9 +701,40 @@ int rtr_stack_set_size(unsigned int size)
 	return 0;
 }
 
-/* At module exit, once no probe can run: the copies' scratch. */
+/* At module load: the tables of definitions (-ENOMEM). */
+int rtr_stack_init(void)
+{
+	/* user_stack's flags fit stack_def's. */
+	BUILD_BUG_ON((RINGTRACE_USTACK_TRUNCATED | RINGTRACE_USTACK_FAULT |
+		      RINGTRACE_USTACK_COMPAT | RINGTRACE_USTACK_ENTRY) > U8_MAX);
+	BUILD_BUG_ON(RINGTRACE_USTACK_MAX_DEPTH > U16_MAX);
+	BUILD_BUG_ON(RINGTRACE_STACK_MAX_DEPTH > U16_MAX);
+	/* Offsets in a packet fit a stack_ref's fields. */
+	BUILD_BUG_ON(RINGTRACE_MAX_SUBBUF_SIZE > U32_MAX);
+	rtr_stack_seen = alloc_percpu(struct rtr_stack_seen_cpu);
+	return rtr_stack_seen ? 0 : -ENOMEM;
+}
+
+/*
+ * Before tracing starts (no writer runs: the last stop waited for them
+ * [R3]): every table empty, since a new trace's buffers number their
+ * packets from 0 again.  [B6] Ordered before the writers' reads by the
+ * store-release that starts tracing (main.c).
+ */
+void rtr_stack_start(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(rtr_stack_seen, cpu), 0,
+		       sizeof(struct rtr_stack_seen_cpu));
+}
+
+/* At module exit, once no probe can run: the copies' scratch, the tables. */
 void rtr_stack_exit(void)
 {
 	vfree(rtr_ucopy_scratch);
 	rtr_ucopy_scratch = NULL;
+	free_percpu(rtr_stack_seen);
+	rtr_stack_seen = NULL;
 }

@@ -432,8 +432,8 @@ TEST_F(filter, glob_span)
 }
 
 struct stack_records {
-	int entry_id, stack_id;
-	unsigned int entries, stacks;
+	int entry_id, ref_id, def_id;
+	unsigned int entries, refs, defs;
 };
 
 static int count_stack_records(void *arg, const struct rt_event *ev,
@@ -443,14 +443,17 @@ static int count_stack_records(void *arg, const struct rt_event *ev,
 	struct stack_records *c = arg;
 
 	c->entries += (int)ev->id == c->entry_id;
-	c->stacks += (int)ev->id == c->stack_id;
+	c->refs += (int)ev->id == c->ref_id;
+	c->defs += (int)ev->id == c->def_id;
 	return 0;
 }
 
 /*
  * An event with its kernel stack is one event: `written` and `delivered`
- * count it once, while its packet holds two records -- the event and its
- * kernel_stack trailer -- and the packet's `events` counts both.
+ * count it once, while its packet holds more records -- the event, its
+ * stack_ref trailer and, the first time in a packet, the stack's
+ * stack_def -- and the packet's `events` counts them all.  The calls come
+ * from one place: one stack, defined once per packet at most.
  */
 TEST_F(filter, stack_counts_once)
 {
@@ -468,9 +471,11 @@ TEST_F(filter, stack_counts_once)
 	m = rt_meta_load_file();
 	ASSERT_NE(NULL, m);
 	c.entry_id = rt_meta_find(m, "syscall_entry");
-	c.stack_id = rt_meta_find(m, "kernel_stack");
+	c.ref_id = rt_meta_find(m, "stack_ref");
+	c.def_id = rt_meta_find(m, "stack_def");
 	ASSERT_LE(0, c.entry_id);
-	ASSERT_LE(0, c.stack_id);
+	ASSERT_LE(0, c.ref_id);
+	ASSERT_LE(0, c.def_id);
 	n = written_by_child(_metadata, self->cpu, "syscall_entry",
 			     "comm == " CHILD_COMM " && id == getppid", 0);
 	EXPECT_EQ(NR_GETPPID, n);
@@ -479,10 +484,13 @@ TEST_F(filter, stack_counts_once)
 		TH_LOG("%s", msg);
 	}
 	EXPECT_EQ(NR_GETPPID, c.entries);
-	EXPECT_EQ(NR_GETPPID, c.stacks);
+	EXPECT_EQ(NR_GETPPID, c.refs);
+	/* Interned: far fewer definitions than references. */
+	EXPECT_LE(1, c.defs);
+	EXPECT_GT(NR_GETPPID / 2, c.defs);
 	ASSERT_EQ(0, rt_read_stats(self->cpu, &s));
-	/* The state dump's events and the calls: every record but the stacks. */
-	EXPECT_EQ(dr.events - c.stacks, s.delivered);
+	/* The state dump's events and the calls: every record but the stacks'. */
+	EXPECT_EQ(dr.events - c.refs - c.defs, s.delivered);
 	EXPECT_EQ(s.delivered, s.written);
 	EXPECT_EQ(0, rt_stats_lost(&s));
 	free(m);

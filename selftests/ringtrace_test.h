@@ -970,6 +970,107 @@ struct rt_event {
 	size_t payload_len;
 };
 
+/*
+ * Interned stacks (module/stack.c): a stack_def ("uint8_t kind; uint8_t
+ * flags; uint16_t depth; uint64_t ips[depth]") holds a stack's frames, a
+ * stack_ref ("uint32_t kernel; uint32_t user") names the defs of its
+ * event's stacks by their offset in the packet, 0 for none.  Fed every
+ * event of a drain in order, struct rt_stacks keeps the current packet's
+ * defs (a packet starts where an offset goes back) and resolves refs.
+ */
+#define RT_STACK_KERNEL		0
+#define RT_STACK_USER		1
+#define RT_STACK_DEFS_MAX	1024
+
+struct rt_stack_def {
+	size_t offset;
+	bool extended;			/* its event's header was extended */
+	uint8_t kind, flags;
+	uint16_t depth;
+	uint64_t ips[RINGTRACE_USTACK_MAX_DEPTH];
+};
+
+struct rt_stacks {
+	int def_id, ref_id;		/* from rt_meta_find() */
+	size_t last_offset;
+	unsigned int ndefs;		/* in the current packet */
+	unsigned int packets;		/* with a def or a ref */
+	unsigned int defs, refs;	/* in all */
+	unsigned int bad;		/* a malformed def, a ref to none */
+	struct rt_stack_def def[RT_STACK_DEFS_MAX];
+	/* The last ref's stacks (NULL: none). */
+	const struct rt_stack_def *kernel, *user;
+};
+
+/* The def at @off of the current packet, of @kind, or NULL. */
+static inline const struct rt_stack_def *
+rt_stacks_find(const struct rt_stacks *st, uint32_t off, uint8_t kind)
+{
+	unsigned int i;
+
+	for (i = 0; i < st->ndefs; i++)
+		if (st->def[i].offset == off)
+			return st->def[i].kind == kind ? &st->def[i] : NULL;
+	return NULL;
+}
+
+/*
+ * Feed @ev: 1 for a stack_def (kept, or counted in @bad), 2 for a
+ * stack_ref (st->kernel and st->user its stacks; a field naming no def of
+ * its kind earlier in the packet is counted in @bad), 0 for another event.
+ */
+static inline int rt_stacks_feed(struct rt_stacks *st, const struct rt_event *ev)
+{
+	struct rt_stack_def *d;
+	uint32_t k, u;
+
+	if (ev->offset <= st->last_offset)
+		st->ndefs = 0;
+	if (!st->ndefs && ((int)ev->id == st->def_id || (int)ev->id == st->ref_id))
+		st->packets++;
+	st->last_offset = ev->offset;
+	if ((int)ev->id == st->def_id) {
+		st->defs++;
+		if (st->ndefs == RT_STACK_DEFS_MAX || ev->payload_len < 4) {
+			st->bad++;
+			return 1;
+		}
+		d = &st->def[st->ndefs];
+		d->offset = ev->offset;
+		d->extended = ev->extended;
+		d->kind = ev->payload[0];
+		d->flags = ev->payload[1];
+		d->depth = (uint16_t)rt_le(ev->payload + 2, 2);
+		if (d->depth > RINGTRACE_USTACK_MAX_DEPTH ||
+		    ev->payload_len != 4 + 8 * (size_t)d->depth || d->kind > 1) {
+			st->bad++;
+			return 1;
+		}
+		memcpy(d->ips, ev->payload + 4, 8 * (size_t)d->depth);
+		st->ndefs++;
+		return 1;
+	}
+	if ((int)ev->id != st->ref_id)
+		return 0;
+	st->refs++;
+	k = (uint32_t)rt_le(ev->payload, 4);
+	u = (uint32_t)rt_le(ev->payload + 4, 4);
+	st->kernel = k ? rt_stacks_find(st, k, RT_STACK_KERNEL) : NULL;
+	st->user = u ? rt_stacks_find(st, u, RT_STACK_USER) : NULL;
+	st->bad += (k && !st->kernel) + (u && !st->user) + (!k && !u);
+	return 2;
+}
+
+/* rt_stacks_feed() as an rt_drain() callback (@arg the struct rt_stacks). */
+static inline int rt_stacks_drain_fn(void *arg, const struct rt_event *ev,
+				     char *msg, size_t msg_size)
+{
+	(void)msg;
+	(void)msg_size;
+	rt_stacks_feed(arg, ev);
+	return 0;
+}
+
 /* Called per event; returns 0, or -1 after writing a message in @msg. */
 typedef int (*rt_event_fn)(void *arg, const struct rt_event *ev,
 			   char *msg, size_t msg_size);

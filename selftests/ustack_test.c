@@ -8,11 +8,24 @@
  *              event) are refused and change nothing; 1 and 127 are taken
  *   switches   sched_switch with its kernel and user stacks, on this
  *              test's CPU while it sleeps: each switch-out of this thread
- *              is followed by its kernel_stack then its user_stack (ips[0]
- *              a user address, at most ustack_depth frames, only known
- *              flags), while no switch-out of a kernel thread (the idle
- *              task, a kworker...) carries a user_stack; ustack_stats
- *              counted at least those walks
+ *              is followed by its stack_ref, naming its kernel and user
+ *              stacks' stack_defs (user ips[0] a user address, at most
+ *              ustack_depth frames, only known flags), while no switch-out
+ *              of a kernel thread (the idle task, a kworker...) has a user
+ *              stack; ustack_stats counted at least those walks
+ *   interned   the same with 4 KiB packets and 1500 sleeps from one place:
+ *              every ref names a def of its kind earlier in its packet;
+ *              this thread's stacks are one kernel and one user stack,
+ *              user ips[0] in an executable mapping of this process; a
+ *              stack is defined again in a packet only after another
+ *              stack of its kind could have taken its place in the table
+ *              or by an event with a full header (the slow path); and
+ *              there are far fewer defs than refs
+ *   stress     stacks on system calls, switches, interrupts and softirqs
+ *              (nested levels), 4 KiB packets, children on every CPU:
+ *              written == delivered + lost, the records read are the
+ *              delivered events and their stacks' trailers, every ref
+ *              resolves
  *
  * Runs from tools/tests/profile.d/ustack.sh (single-threaded TCG: it
  * switches a tracepoint), or by hand as root with ringtrace.ko loaded.
@@ -20,6 +33,8 @@
 #include "ringtrace_test.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -30,20 +45,21 @@
 #define KNOWN_FLAGS	(RINGTRACE_USTACK_TRUNCATED | RINGTRACE_USTACK_FAULT | \
 			 RINGTRACE_USTACK_COMPAT | RINGTRACE_USTACK_ENTRY)
 
-/* A sched_switch and the trailers that followed it. */
+/* A sched_switch and the stacks its stack_ref named. */
 struct switch_rec {
 	int prev_tid;
+	bool ref;			/* a stack_ref followed it */
 	bool kstack, ustack;
-	bool ustack_first;		/* user_stack came before kernel_stack */
 	unsigned int udepth;
 	uint16_t uflags;
 	uint64_t uip0;
 };
 
 struct switches {
-	int switch_id, kstack_id, ustack_id;
+	int switch_id;
 	unsigned int n;
-	unsigned int stray;		/* a trailer after no switch */
+	unsigned int stray;		/* a ref after no switch, or a second */
+	struct rt_stacks st;
 	struct switch_rec rec[MAX_SWITCHES];
 };
 
@@ -61,21 +77,22 @@ static int collect(void *arg, const struct rt_event *ev,
 		memset(r, 0, sizeof(*r));
 		/* char prev_comm[16]; int32_t prev_tid; ... */
 		r->prev_tid = (int32_t)rt_le(ev->payload + 16, 4);
-	} else if ((int)ev->id == s->kstack_id) {
-		if (!r || r->kstack || r->ustack)
-			s->stray++;
-		else
-			r->kstack = true;
-	} else if ((int)ev->id == s->ustack_id) {
-		if (!r || r->ustack) {
-			s->stray++;
-			return 0;
-		}
+		s->st.last_offset = ev->offset;
+		return 0;
+	}
+	if (rt_stacks_feed(&s->st, ev) != 2)
+		return 0;
+	if (!r || r->ref) {
+		s->stray++;
+		return 0;
+	}
+	r->ref = true;
+	r->kstack = s->st.kernel;
+	if (s->st.user) {
 		r->ustack = true;
-		r->ustack_first = !r->kstack;
-		r->udepth = rt_le(ev->payload, 2);
-		r->uflags = rt_le(ev->payload + 2, 2);
-		r->uip0 = r->udepth ? rt_le(ev->payload + 4, 8) : 0;
+		r->udepth = s->st.user->depth;
+		r->uflags = s->st.user->flags;
+		r->uip0 = r->udepth ? s->st.user->ips[0] : 0;
 	}
 	return 0;
 }
@@ -212,13 +229,14 @@ TEST_F(ustack, switches)
 	m = rt_meta_load_file();
 	ASSERT_NE(NULL, m);
 	s->switch_id = rt_meta_find(m, "sched_switch");
-	s->kstack_id = rt_meta_find(m, "kernel_stack");
-	s->ustack_id = rt_meta_find(m, "user_stack");
+	s->st.def_id = rt_meta_find(m, "stack_def");
+	s->st.ref_id = rt_meta_find(m, "stack_ref");
 	ASSERT_LE(0, s->switch_id);
-	ASSERT_LE(0, s->kstack_id);
-	ASSERT_LE(0, s->ustack_id);
-	/* A compact id: the trailer's header has no room for more. */
-	EXPECT_GT(RINGTRACE_EVENT_ID_EXTENDED, s->ustack_id);
+	ASSERT_LE(0, s->st.def_id);
+	ASSERT_LE(0, s->st.ref_id);
+	/* Compact ids: a trailer's header has no room for more. */
+	EXPECT_GT(RINGTRACE_EVENT_ID_EXTENDED, s->st.def_id);
+	EXPECT_GT(RINGTRACE_EVENT_ID_EXTENDED, s->st.ref_id);
 	walks_before = stat_of("walks");
 	ASSERT_LE(0, walks_before);
 
@@ -234,15 +252,13 @@ TEST_F(ustack, switches)
 	walks = stat_of("walks");
 
 	EXPECT_EQ(0, s->stray);
+	EXPECT_EQ(0, s->st.bad);
 	for (i = 0; i < s->n; i++) {
 		const struct switch_rec *r = &s->rec[i];
 
 		EXPECT_TRUE(r->kstack) {
-			TH_LOG("switch %u (prev %d) without its kernel_stack", i,
+			TH_LOG("switch %u (prev %d) without its kernel stack", i,
 			       r->prev_tid);
-		}
-		EXPECT_FALSE(r->ustack_first) {
-			TH_LOG("switch %u: user_stack before kernel_stack", i);
 		}
 		if (r->prev_tid == tid) {
 			mine++;
@@ -276,6 +292,311 @@ TEST_F(ustack, switches)
 	free(m);
 	free(s);
 	rt_buf_close(&b);
+}
+
+/* ---- interned ---------------------------------------------------------- */
+
+#define NR_INTERNED	1500
+#define MAX_CONTENTS	64
+
+/* A stack's frames, as a number: equal stacks give equal ones. */
+static uint64_t stack_sum(const struct rt_stack_def *d)
+{
+	uint64_t h = 1469598103934665603ULL ^ ((uint64_t)d->kind << 8 | d->flags);
+	unsigned int i;
+
+	for (i = 0; i < d->depth; i++)
+		h = (h ^ d->ips[i]) * 1099511628211ULL;
+	return h ^ d->depth;
+}
+
+struct interned {
+	int switch_id, tid;
+	bool event_extended;		/* the last event's header */
+	struct rt_stacks st;
+	unsigned int mine, mine_kernel, mine_user;
+	unsigned int redefined;		/* again, with no reason (below) */
+	unsigned int other_stray;	/* a ref not right after its switch */
+	bool last_was_switch, last_mine;
+	/* This thread's stacks: distinct contents and how often each. */
+	uint64_t sum[2][MAX_CONTENTS];
+	unsigned int count[2][MAX_CONTENTS], nsum[2];
+	uint64_t uip0[NR_INTERNED * 2];
+	unsigned int nuip0;
+};
+
+static void count_content(struct interned *c, unsigned int kind, uint64_t sum)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nsum[kind]; i++)
+		if (c->sum[kind][i] == sum) {
+			c->count[kind][i]++;
+			return;
+		}
+	if (i < MAX_CONTENTS) {
+		c->sum[kind][i] = sum;
+		c->count[kind][i] = 1;
+		c->nsum[kind]++;
+	}
+}
+
+/*
+ * A def of a stack its packet already defined: interning only does that
+ * after the table's entry may have gone to another stack of its kind (a
+ * def of one came in between) or from the slow path (an event with a
+ * full header: it may land in a packet with the def, stack.c [I3]).
+ */
+static bool redefined_without_reason(const struct interned *c)
+{
+	const struct rt_stack_def *d = &c->st.def[c->st.ndefs - 1];
+	uint64_t sum = stack_sum(d);
+	int i, last = -1;
+
+	for (i = 0; i < (int)c->st.ndefs - 1; i++)
+		if (c->st.def[i].kind == d->kind && stack_sum(&c->st.def[i]) == sum)
+			last = i;
+	if (last < 0 || c->event_extended)
+		return false;
+	for (i = last + 1; i < (int)c->st.ndefs - 1; i++)
+		if (c->st.def[i].kind == d->kind)
+			return false;
+	return true;
+}
+
+static int collect_interned(void *arg, const struct rt_event *ev,
+			    char *msg __attribute__((unused)),
+			    size_t msg_size __attribute__((unused)))
+{
+	struct interned *c = arg;
+	unsigned int defs = c->st.ndefs;
+	int kind;
+
+	if ((int)ev->id == c->switch_id) {
+		if (ev->offset <= c->st.last_offset)
+			c->st.ndefs = 0;
+		c->st.last_offset = ev->offset;
+		c->event_extended = ev->extended;
+		c->last_was_switch = true;
+		c->last_mine = (int32_t)rt_le(ev->payload + 16, 4) == c->tid;
+		return 0;
+	}
+	kind = rt_stacks_feed(&c->st, ev);
+	if (kind == 1) {
+		if (c->st.ndefs > defs && redefined_without_reason(c))
+			c->redefined++;
+		return 0;
+	}
+	if (kind != 2)
+		return 0;
+	if (!c->last_was_switch) {
+		c->other_stray++;
+		return 0;
+	}
+	c->last_was_switch = false;
+	if (!c->last_mine)
+		return 0;
+	c->mine++;
+	if (c->st.kernel) {
+		c->mine_kernel++;
+		count_content(c, 0, stack_sum(c->st.kernel));
+	}
+	if (c->st.user) {
+		c->mine_user++;
+		count_content(c, 1, stack_sum(c->st.user));
+		if (c->nuip0 < NR_INTERNED * 2 && c->st.user->depth)
+			c->uip0[c->nuip0++] = c->st.user->ips[0];
+	}
+	return 0;
+}
+
+/* Whether @ip lies in an executable mapping of this process. */
+static bool in_my_text(uint64_t ip)
+{
+	char line[512], perms[8];
+	unsigned long long lo, hi;
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 &&
+		    perms[2] == 'x' && ip >= lo && ip < hi)
+			found = true;
+	fclose(f);
+	return found;
+}
+
+/* The share (percent) of the most frequent content of @kind. */
+static unsigned int top_share(const struct interned *c, unsigned int kind,
+			      unsigned int of)
+{
+	unsigned int i, top = 0;
+
+	for (i = 0; i < c->nsum[kind]; i++)
+		if (c->count[kind][i] > top)
+			top = c->count[kind][i];
+	return of ? top * 100 / of : 0;
+}
+
+TEST_F(ustack, interned)
+{
+	const struct timespec sleep = { 0, 100000 };
+	struct interned *c = calloc(1, sizeof(*c));
+	struct rt_drain dr = { 0 };
+	struct rt_meta *m;
+	struct rt_stats st;
+	struct rt_buf b;
+	unsigned int i;
+	char msg[512];
+	int ret;
+
+	ASSERT_NE(NULL, c);
+	c->tid = (int)syscall(SYS_gettid);
+	ASSERT_EQ(0, rt_set_geometry(4096, 256));
+	ASSERT_EQ(0, rt_ctl_write("ustack_depth", "8"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "sched_switch"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_stack", "sched_switch"));
+	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
+	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	c->switch_id = rt_meta_find(m, "sched_switch");
+	c->st.def_id = rt_meta_find(m, "stack_def");
+	c->st.ref_id = rt_meta_find(m, "stack_ref");
+	ASSERT_LE(0, c->switch_id);
+	ASSERT_LE(0, c->st.def_id);
+	ASSERT_LE(0, c->st.ref_id);
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (i = 0; i < NR_INTERNED; i++)
+		nanosleep(&sleep, NULL);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(0, rt_flush(b.fd));
+	ret = rt_drain(m, &b, collect_interned, c, &dr, msg, sizeof(msg));
+	EXPECT_EQ(-ENODATA, ret) {
+		TH_LOG("%s", msg);
+	}
+	ASSERT_EQ(0, rt_read_stats(self->cpu, &st));
+	TH_LOG("%u packets, %u defs, %u refs; this thread: %u switch-outs, "
+	       "%u kernel and %u user stack contents", dr.packets, c->st.defs,
+	       c->st.refs, c->mine, c->nsum[0], c->nsum[1]);
+	EXPECT_EQ(0, rt_stats_lost(&st));
+	EXPECT_EQ(0, dr.seq_gaps);
+	/* Every ref names defs of its kind earlier in its packet. */
+	EXPECT_EQ(0, c->st.bad);
+	EXPECT_EQ(0, c->other_stray);
+	EXPECT_EQ(0, c->redefined);
+	/* A sleep whose timer expired before it blocked switches nothing. */
+	EXPECT_LE(NR_INTERNED * 9 / 10, c->mine);
+	EXPECT_EQ(c->mine, c->mine_kernel);
+	EXPECT_EQ(c->mine, c->mine_user);
+	/* One place sleeps: one kernel and one user stack, nearly always. */
+	EXPECT_LE(90, top_share(c, 0, c->mine_kernel));
+	EXPECT_LE(90, top_share(c, 1, c->mine_user));
+	for (i = 0; i < c->nuip0; i++)
+		if (!in_my_text(c->uip0[i]))
+			break;
+	EXPECT_EQ(c->nuip0, i) {
+		TH_LOG("user ips[0] 0x%llx is in no executable mapping",
+		       (unsigned long long)c->uip0[i]);
+	}
+	/* Many packets, each defining its few stacks once. */
+	EXPECT_LE(20, dr.packets);
+	EXPECT_GE(c->st.refs, 4 * c->st.defs);
+	free(m);
+	free(c);
+	rt_buf_close(&b);
+}
+
+/* ---- stress: stacks at every level, on every CPU ------------------------ */
+
+#define STRESS_MS	1500
+
+/* A child: system calls and short sleeps until killed. */
+static void stress_child(void)
+{
+	const struct timespec us = { 0, 50000 };
+
+	for (;;) {
+		for (int i = 0; i < 50; i++)
+			getppid();
+		nanosleep(&us, NULL);
+	}
+}
+
+/*
+ * Stacks on system calls, switches, interrupts and softirqs (task and
+ * nested levels), 4 KiB packets, on every CPU: written == delivered +
+ * lost, every record read is a delivered event or a stack's trailer, and
+ * every ref names defs of its kind earlier in its packet.
+ */
+TEST_F(ustack, stress)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), c, i;
+	pid_t kids[8];
+	struct rt_stacks *st = calloc(1, sizeof(*st));
+	struct rt_meta *m;
+	char msg[512];
+
+	ASSERT_NE(NULL, st);
+	ASSERT_LT(0, ncpu);
+	ASSERT_EQ(0, rt_set_geometry(4096, 512));
+	ASSERT_EQ(0, rt_ctl_write("set_event_stack",
+				  "sched_switch syscall_entry irq_handler_entry irq_softirq_entry"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "sched_switch syscall_entry"));
+	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("events/syscall_entry/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("events/irq_handler_entry/enable", "1"));
+	ASSERT_EQ(0, rt_ctl_write("events/irq_softirq_entry/enable", "1"));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (i = 0; i < 2 * ncpu && i < 8; i++) {
+		kids[i] = fork();
+		if (!kids[i]) {
+			rt_pin(i % ncpu);
+			stress_child();
+		}
+	}
+	usleep(STRESS_MS * 1000);
+	for (c = 0; c < i; c++)
+		kill(kids[c], SIGKILL);
+	for (c = 0; c < i; c++)
+		waitpid(kids[c], NULL, 0);
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	for (c = 0; c < ncpu; c++) {
+		struct rt_drain dr = { 0 };
+		struct rt_stats s;
+		struct rt_buf b;
+		int ret;
+
+		memset(st, 0, sizeof(*st));
+		st->def_id = rt_meta_find(m, "stack_def");
+		st->ref_id = rt_meta_find(m, "stack_ref");
+		ASSERT_EQ(0, rt_buf_open(&b, c));
+		ASSERT_EQ(0, rt_flush(b.fd));
+		ret = rt_drain(m, &b, (rt_event_fn)rt_stacks_drain_fn, st, &dr,
+			       msg, sizeof(msg));
+		EXPECT_EQ(-ENODATA, ret) {
+			TH_LOG("cpu %d: %s", c, msg);
+		}
+		ASSERT_EQ(0, rt_read_stats(c, &s));
+		TH_LOG("cpu %d: written %llu delivered %llu lost %llu; %u packets, "
+		       "%u refs, %u defs", c, (unsigned long long)s.written,
+		       (unsigned long long)s.delivered,
+		       (unsigned long long)rt_stats_lost(&s), dr.packets,
+		       st->refs, st->defs);
+		EXPECT_EQ(s.written, s.delivered + rt_stats_lost(&s));
+		EXPECT_EQ(dr.events - st->refs - st->defs, s.delivered);
+		EXPECT_EQ(0, st->bad);
+		EXPECT_LT(0, st->refs);
+		EXPECT_LT(st->defs, st->refs);
+		rt_buf_close(&b);
+	}
+	free(m);
+	free(st);
 }
 
 TEST_HARNESS_MAIN

@@ -314,7 +314,9 @@ expect "stacks: a syscall_entry stack from do_syscall_64" \
 	frame_under syscall_entry do_syscall_64
 expect "stacks: at most stack_depth (12) frames" \
 	awk '/^    / { n++; if (n > 12) bad = 1; next } { n = 0 } END { exit bad }' "$WORK/stacks.report"
-expect "stacks: babeltrace2 reads them" grep -q 'kernel_stack: ' "$WORK/stacks.txt"
+expect "stacks: babeltrace2 reads them (interned: stack_def, stack_ref)" \
+	grep -q 'stack_def: .*kind = 0' "$WORK/stacks.txt"
+expect "stacks: ... and the refs" grep -q 'stack_ref: ' "$WORK/stacks.txt"
 
 # dropped RUN STACK: the stats' "written lost" sums after rt_workload ran,
 # alone in the pid filter, into a 2 x 4 KiB buffer nobody drains (discard

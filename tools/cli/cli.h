@@ -128,13 +128,16 @@ bool has_line(const char *text, const char *line);
 int select_events(const char *spec, const char *const *names, size_t n,
 		  bool *sel, char *why, size_t size);
 /*
- * stacks.c: the kernel_stack records (module/stack.c), each the item right
- * after its event on the same CPU, and user_stack after them: one pair an
- * event (tools/lib/stackrec.h).  stack_ips(): a kernel_stack's frames,
+ * stacks.c: an event's stacks (module/stack.c), the stack_ref right after
+ * it on the same CPU naming stack_defs of its packet, or in older traces
+ * kernel_stack and user_stack records: one pair an event
+ * (tools/lib/stackrec.h).  stack_ips(): an older kernel_stack's frames,
  * leaf first, or NULL when @it is no kernel stack.  stack_symbols(): the
  * trace's kernel symbols, or NULL (said on stderr) to print addresses.
  */
 const struct rt_field_value *stack_ips(const struct rt_item *it);
+/* On stderr: the stacks @sr lost to refs without their def, if any. */
+void stack_lost_warn(const struct stackrec *sr);
 /*
  * The user_stack records (module/ustack.c), after their event and its
  * kernel_stack: the frames, leaf first, addresses not yet named, and

@@ -148,10 +148,27 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	}
 	while (!err && (it = merge_next(m))) {
 		int32_t tid;
+		bool keep;
 
-		/* User stacks: to the formats that write them. */
-		if (window_holds(w, it->timestamp) &&
-		    (fmt->user_stacks || (!ustack_ips(it, NULL) && !ucopy_is(it)))) {
+		/*
+		 * Stacks.  The formats that take user stacks join each
+		 * event's themselves (tools/lib/stackrec.h) and are given
+		 * every trailer, a stack_def even out of the window (a
+		 * definition before it serves refs in it).  The others are
+		 * given an event's kernel stack alone: a kernel_stack, or a
+		 * stack_ref that gave one (export_stack_ips()).
+		 */
+		if (fmt->user_stacks) {
+			keep = window_holds(w, it->timestamp) ||
+			       stackrec_is_def(x->sr, it);
+		} else {
+			stackrec_feed(x->sr, it);
+			keep = window_holds(w, it->timestamp) &&
+			       !stackrec_is_def(x->sr, it) &&
+			       !(stackrec_is_trailer(x->sr, it) && !stack_ips(it) &&
+				 !export_stack_ips(x, it));
+		}
+		if (keep) {
 			tid = rt_threads_owner(th, it);
 			if (it->type == RT_ITEM_LOST)
 				*lost += it->lost_events;
@@ -166,6 +183,36 @@ static int feed(struct export_ctx *x, const struct export_format *fmt,
 	}
 	merge_close(m);
 	return err;
+}
+
+const struct rt_field_value *export_stack_ips(struct export_ctx *x,
+					      const struct rt_item *it)
+{
+	const struct rt_field_value *v = stack_ips(it);
+	const struct stack_ips *k;
+
+	if (v || !x->sr || !(k = stackrec_ref_kernel(x->sr, it)))
+		return v;
+	if (k->nr * 8 > x->ref_cap) {
+		uint8_t *p = realloc(x->ref_bytes, k->nr * 8);
+
+		if (!p)
+			return NULL;
+		x->ref_bytes = p;
+		x->ref_cap = k->nr * 8;
+	}
+	/* Little endian, as a field's elements are (rt_field_u64()). */
+	for (uint32_t i = 0; i < k->nr; i++)
+		for (unsigned int b = 0; b < 8; b++)
+			x->ref_bytes[i * 8 + b] = (uint8_t)(k->ips[i] >> (8 * b));
+	x->ref_desc = (struct rt_field_desc){
+		.name = "ips", .kind = RT_FIELD_SEQUENCE, .bits = 64, .align = 1,
+		.base = 16,
+	};
+	x->ref_ips = (struct rt_field_value){
+		.desc = &x->ref_desc, .count = k->nr, .data = x->ref_bytes,
+	};
+	return &x->ref_ips;
 }
 
 /*
@@ -230,6 +277,11 @@ static int export_trace(char *const *dirs, unsigned int n,
 		goto close_out;
 	}
 	x.th = th;
+	x.sr = stackrec_new(t->md);
+	if (!x.sr) {
+		error_line("out of memory");
+		goto free_threads;
+	}
 	x.windowed = w.has_begin;
 	if (window_threads(ts, 0, th))
 		goto free_threads;
@@ -249,6 +301,9 @@ static int export_trace(char *const *dirs, unsigned int n,
 		warn("the trace reports %" PRIu64 " events lost while recording",
 		     lost);
 free_threads:
+	stack_lost_warn(x.sr);
+	stackrec_free(x.sr);
+	free(x.ref_bytes);
 	rt_threads_free(th);
 close_out:
 	if (x.f != stdout && fclose(x.f) && !err) {

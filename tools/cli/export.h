@@ -39,7 +39,26 @@ struct export_ctx {
 	/* Events left out because their thread is unknown: counted by item(). */
 	uint64_t unknown;
 	void *priv;			/* the format's own state */
+	/*
+	 * Interned stacks (stackrec.h) for a format without user_stacks,
+	 * fed every item: a stack_ref with a kernel stack reaches it as a
+	 * kernel_stack would, its frames from export_stack_ips(); stack_defs
+	 * never do.  A format with user_stacks joins them itself, given
+	 * every trailer (export.c's feed()).
+	 */
+	struct stackrec *sr;
+	struct rt_field_desc ref_desc;
+	struct rt_field_value ref_ips;
+	uint8_t *ref_bytes;
+	size_t ref_cap;
 };
+
+/*
+ * The kernel stack @it carries: a kernel_stack's ips, or a stack_ref's
+ * kernel stack (as a field value valid until the next item); else NULL.
+ */
+const struct rt_field_value *export_stack_ips(struct export_ctx *x,
+					      const struct rt_item *it);
 
 struct export_format {
 	const char *name;
@@ -47,7 +66,8 @@ struct export_format {
 	/* Writes a directory at -o, not a file (nor standard output). */
 	bool directory;
 	/*
-	 * Takes the user stacks too: user_stack and user_stack_copy items
+	 * Takes the user stacks too: every stack_def and stack_ref (a
+	 * def even out of the window), user_stack and user_stack_copy item
 	 * (tools/lib/stackrec.h joins them to their event), which the
 	 * others are not given.
 	 */

@@ -168,7 +168,7 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 
 	if (it->type != RT_ITEM_EVENT)
 		return 0;
-	ips = stack_ips(it);
+	ips = export_stack_ips(x, it);
 	if (ips)
 		return stack(x, it, ips);
 	stack_tree_event(j->stacks, it, tid);

@@ -37,10 +37,11 @@
  *                               int32 tid, int32 pid, uint8 mode (0 user,
  *                               1 kernel, 2 idle), its stacks in the
  *                               context below
- *   kernel_stack, user_stack    no event: the stream event context of the
- *                               event they follow, as lttng-modules'
- *                               callstack-kernel and callstack-user
- *                               contexts (export_lttng_ctf.c)
+ *   stack_def, stack_ref (and   no event: the stream event context of the
+ *   older traces' kernel_stack, event they follow (a stack_ref's stacks
+ *   user_stack)                 those its stack_defs hold), as
+ *                               lttng-modules' callstack-kernel and
+ *                               callstack-user contexts (export_lttng_ctf.c)
  *   user_stack_copy             not unwound here: callstack_user is empty
  *                               (counted, said on stderr)
  *   anything else               itself: ringtrace's fields, re-packed
@@ -755,7 +756,8 @@ static int item(struct export_ctx *x, const struct rt_item *it, int32_t tid)
 	/* Before this item is written: the held event, with its stacks. */
 	if (p && release(l, p))
 		return -1;
-	if (stream < 0)
+	/* A definition may come from before the window (export.c). */
+	if (stream < 0 || stackrec_is_def(l->sr, it))
 		return 0;	/* the reader checks every packet's CPU */
 	lw_start_at(l->w, it->timestamp);
 	if (stackrec_is_trailer(l->sr, it))
@@ -849,6 +851,7 @@ static int end(struct export_ctx *x, bool ok)
 		warn("%" PRIu64 " user stacks recorded as copies (--ustack-mode copy) are not unwound by this export: their events' callstack_user is empty",
 		     l->copies);
 	lw_free(l->w);
+	stack_lost_warn(l->sr);
 	stackrec_free(l->sr);
 	lb_free(&l->held.pl);
 	free(l->sc_by_label);

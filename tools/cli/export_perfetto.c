@@ -54,8 +54,10 @@
  *   ringtrace_statedump_task     the ProcessTree, not an event
  *   ringtrace_statedump_cpu      nothing (the CPU's switches say it)
  *   cpu_sample                   a PerfSample (below), not an event
- *   kernel_stack, user_stack,    the PerfSample of their event (below),
- *   user_stack_copy              not events
+ *   stack_def, stack_ref,        the PerfSample of their event (below),
+ *   user_stack_copy (and older   not events
+ *   traces' kernel_stack,
+ *   user_stack)
  *   any other event              generic: its name and its fields
  *
  * Stacks.  FtraceEvent has no place for a stack; what Perfetto reads as
@@ -63,8 +65,9 @@
  * profiler's): trace_processor puts each in its stack samples with the
  * thread, process and CPU, and the UI shows them on the process's and
  * the thread's "Callstacks" tracks, a flame graph for a selected span.
- * So an event's stacks (its kernel_stack and its user_stack, or its
- * user_stack_copy unwound; tools/lib/stackrec.h joins them) become one
+ * So an event's stacks (those its stack_ref names, or an older trace's
+ * kernel_stack and user_stack; its user_stack_copy unwound;
+ * tools/lib/stackrec.h joins them) become one
  * PerfSample at its time, on its thread, cpu_mode MODE_KERNEL (MODE_USER
  * for a uprobe's or a USDT probe's); a cpu_sample's, on the
  * sample's own thread, in the mode it says.  A sample without a frame
@@ -1620,6 +1623,7 @@ static int end(struct export_ctx *x, bool ok)
 	stack_tree_free(p->stacks);
 	stack_names_free(p->names);
 	umaps_free(p->um);
+	stack_lost_warn(p->sr);
 	stackrec_free(p->sr);
 	free(p->callstack_interned);
 	free(p->mappings);

@@ -131,12 +131,16 @@ static int run(int argc, char **argv)
 			continue;
 		printf("%-28s id %-4u %s%s%s\n", ev->name, ev->id,
 		       dynamic ? "(dynamic probe)" :
+		       !strcmp(ev->name, "stack_ref") ?
+		       "(follows each event of set_event_stack, set_event_ustack)" :
+		       !strcmp(ev->name, "stack_def") ?
+		       "(a stack, once per packet, before its first stack_ref)" :
 		       !strcmp(ev->name, "kernel_stack") ?
 		       "(follows each event of set_event_stack)" :
 		       !strcmp(ev->name, "user_stack") ?
 		       "(follows each event of set_event_ustack)" :
 		       !strcmp(ev->name, "user_stack_copy") ?
-		       "(instead of user_stack, in ustack_mode copy)" :
+		       "(the user stack, in ustack_mode copy)" :
 		       !strcmp(ev->name, "user_mmap") ?
 		       "(with mmap_dump and mmap_events: record --mmap)" :
 		       !strcmp(ev->name, "cpu_sample") ?
@@ -190,9 +194,9 @@ const struct command cmd_list = {
 "with their types.  Events that other modules register through the\n"
 "writer API are always on: they write when their module does.  An\n"
 "event that carries its kernel stack (record --stack) says \"with its\n"
-"stack\"; kernel_stack is that stack, after its event.  One that carries\n"
-"its user stack (record --ustack) says \"with its user stack\";\n"
-"user_stack is that stack, after the event and its kernel_stack.\n"
+"stack\"; one that carries its user stack (record --ustack) says \"with\n"
+"its user stack\".  A stack_ref after the event names its stacks, each a\n"
+"stack_def written once per packet (before the first stack_ref of it).\n"
 "user_mmap, the executable mappings of traced processes, is written\n"
 "with record --mmap.  The dynamic probes of a recording running now\n"
 "('record -e kprobe:FUNC[+OFF]',\n"

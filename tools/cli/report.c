@@ -768,6 +768,7 @@ static void view_free(struct view *v)
 	top_fns_free(v->top);
 	stack_names_free(v->names);
 	umaps_free(v->um);
+	stack_lost_warn(v->sr);
 	stackrec_free(v->sr);
 	free(v->f.events);
 	free(v->f.cpus);

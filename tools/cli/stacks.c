@@ -35,6 +35,15 @@ const struct rt_field_value *stack_ips(const struct rt_item *it)
 	return rt_item_field(it, "ips", RT_USE_INTS);
 }
 
+void stack_lost_warn(const struct stackrec *sr)
+{
+	uint64_t n = sr ? stackrec_lost(sr) : 0;
+
+	if (n)
+		warn("%" PRIu64 " stacks lost: their stack_ref named no stack_def of its packet (damage)",
+		     n);
+}
+
 const struct rt_field_value *ustack_ips(const struct rt_item *it,
 					uint16_t *flags)
 {
@@ -662,6 +671,7 @@ int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict
 	free(s.last);
 	stack_names_free(s.names);
 	umaps_free(um);
+	stack_lost_warn(sr);
 	stackrec_free(sr);
 	rt_threads_free(th);
 	rt_trace_close(t);

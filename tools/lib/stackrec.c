@@ -3,17 +3,44 @@
  * An event's trailers into one stack pair (stackrec.h).  One pair is open
  * at a time: the last event's, until an item that is not its trailer.  The
  * frames are copied, since an item's fields live until the next item.
+ * Interned stacks: each CPU's stack_defs of its current packet are kept,
+ * by offset, until a record of another packet of that CPU comes; a
+ * stack_ref takes its frames from there.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "stackrec.h"
 
-enum kind { K_OTHER, K_KSTACK, K_USTACK, K_UCOPY, K_SAMPLE };
+enum kind { K_OTHER, K_KSTACK, K_USTACK, K_UCOPY, K_SAMPLE, K_DEF, K_REF };
+
+/* stack_def's kinds (module/stack.c). */
+#define DEF_KERNEL	0
+#define DEF_USER	1
 
 struct ips_buf {
 	uint64_t *v;
 	uint32_t cap;
+};
+
+/* A stack_def of a CPU's current packet; its frames in the CPU's pool. */
+struct def {
+	uint64_t off;			/* of its record in the packet */
+	uint8_t kind;			/* DEF_* */
+	uint16_t flags;
+	uint32_t nr;
+	size_t at;			/* its first frame in pool */
+};
+
+/* The stack_defs read in one CPU's packet, in the order of their offsets. */
+struct cpu_defs {
+	const char *file;		/* the packet: file, offset in it, seq */
+	uint64_t pkt_off, seq;
+	bool valid;
+	struct def *v;
+	size_t nr, cap;
+	uint64_t *pool;
+	size_t pool_nr, pool_cap;
 };
 
 struct stackrec {
@@ -26,6 +53,14 @@ struct stackrec {
 	struct ips_buf kbuf, ubuf;
 	uint8_t *cbuf;			/* a user_stack_copy's bytes */
 	uint32_t ccap;
+	struct cpu_defs *cpus;		/* by CPU number */
+	uint32_t nr_cpus;
+	uint64_t lost;			/* refs without their def */
+	/* The last item fed and its kind, for stackrec_is_trailer(). */
+	const struct rt_item *last;
+	const struct rt_event_desc *last_event;
+	uint64_t last_offset;
+	enum kind last_kind;
 };
 
 int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md)
@@ -40,11 +75,14 @@ int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md)
 		k[i] = !strcmp(name, "kernel_stack") ? K_KSTACK :
 		       !strcmp(name, "user_stack") ? K_USTACK :
 		       !strcmp(name, "user_stack_copy") ? K_UCOPY :
-		       !strcmp(name, "cpu_sample") ? K_SAMPLE : K_OTHER;
+		       !strcmp(name, "cpu_sample") ? K_SAMPLE :
+		       !strcmp(name, "stack_def") ? K_DEF :
+		       !strcmp(name, "stack_ref") ? K_REF : K_OTHER;
 	}
 	free(sr->kinds);
 	sr->kinds = k;
 	sr->md = md;
+	sr->last = NULL;
 	return 0;
 }
 
@@ -67,7 +105,17 @@ void stackrec_free(struct stackrec *sr)
 	free(sr->kbuf.v);
 	free(sr->ubuf.v);
 	free(sr->cbuf);
+	for (uint32_t i = 0; i < sr->nr_cpus; i++) {
+		free(sr->cpus[i].v);
+		free(sr->cpus[i].pool);
+	}
+	free(sr->cpus);
 	free(sr);
+}
+
+uint64_t stackrec_lost(const struct stackrec *sr)
+{
+	return sr->lost;
 }
 
 /* The kind of @it's event: a look-up by its position in the metadata. */
@@ -81,11 +129,162 @@ static enum kind kind_of(const struct stackrec *sr, const struct rt_item *it)
 	return (enum kind)sr->kinds[ev - evs];
 }
 
+static bool is_trailer(enum kind k)
+{
+	return k == K_KSTACK || k == K_USTACK || k == K_UCOPY || k == K_DEF ||
+	       k == K_REF;
+}
+
+/* Whether @it is the item fed last. */
+static bool fed_last(const struct stackrec *sr, const struct rt_item *it)
+{
+	return it == sr->last && it->event == sr->last_event &&
+	       it->offset == sr->last_offset;
+}
+
+/* The item just fed is not classified again. */
 bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it)
 {
-	enum kind k = kind_of(sr, it);
+	return is_trailer(fed_last(sr, it) ? sr->last_kind : kind_of(sr, it));
+}
 
-	return k == K_KSTACK || k == K_USTACK || k == K_UCOPY;
+/*
+ * The stack_defs of @it's CPU, emptied when @it is of another packet than
+ * theirs; NULL out of memory.
+ */
+static struct cpu_defs *defs_of(struct stackrec *sr, const struct rt_item *it)
+{
+	const struct rt_packet_info *pi = it->packet;
+	struct cpu_defs *c;
+
+	if (it->cpu >= sr->nr_cpus) {
+		uint32_t n = it->cpu + 1;
+		struct cpu_defs *p = realloc(sr->cpus, n * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		memset(p + sr->nr_cpus, 0, (n - sr->nr_cpus) * sizeof(*p));
+		sr->cpus = p;
+		sr->nr_cpus = n;
+	}
+	c = &sr->cpus[it->cpu];
+	if (!c->valid || c->file != pi->file || c->pkt_off != pi->offset ||
+	    c->seq != pi->seq) {
+		c->valid = true;
+		c->file = pi->file;
+		c->pkt_off = pi->offset;
+		c->seq = pi->seq;
+		c->nr = c->pool_nr = 0;
+	}
+	return c;
+}
+
+/*
+ * Keep @it, a stack_def, for the refs after it in its packet.  One that
+ * does not check (a kind that is none, frames that disagree with its
+ * depth) is left out: refs to it lose their stack.  Out of memory too.
+ */
+static void keep_def(struct stackrec *sr, const struct rt_item *it)
+{
+	const struct rt_field_value *kind, *flags, *ips;
+	struct cpu_defs *c;
+	struct def *d;
+
+	kind = rt_item_field(it, "kind", RT_USE_INT);
+	flags = rt_item_field(it, "flags", RT_USE_INT);
+	ips = rt_item_field(it, "ips", RT_USE_INTS);
+	if (!kind || !flags || !ips || rt_field_u64(kind, 0) > DEF_USER ||
+	    ips->count > UINT16_MAX || !it->packet || it->offset < it->packet->offset)
+		return;
+	c = defs_of(sr, it);
+	if (!c)
+		return;
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct def *p = realloc(c->v, cap * sizeof(*p));
+
+		if (!p)
+			return;
+		c->v = p;
+		c->cap = cap;
+	}
+	if (c->pool_nr + ips->count > c->pool_cap) {
+		size_t cap = c->pool_cap ? c->pool_cap : 1024;
+		uint64_t *p;
+
+		while (cap < c->pool_nr + ips->count)
+			cap *= 2;
+		p = realloc(c->pool, cap * sizeof(*p));
+		if (!p)
+			return;
+		c->pool = p;
+		c->pool_cap = cap;
+	}
+	d = &c->v[c->nr++];
+	*d = (struct def){
+		.off = it->offset - it->packet->offset,
+		.kind = (uint8_t)rt_field_u64(kind, 0),
+		.flags = (uint16_t)rt_field_u64(flags, 0),
+		.nr = (uint32_t)ips->count,
+		.at = c->pool_nr,
+	};
+	for (uint64_t i = 0; i < ips->count; i++)
+		c->pool[c->pool_nr++] = rt_field_u64(ips, i);
+}
+
+/* The def of @kind at offset @off of @c's packet, or NULL. */
+static const struct def *find_def(const struct cpu_defs *c, uint64_t off,
+				  uint8_t kind)
+{
+	size_t lo = 0, hi = c->nr;
+
+	/* Offsets grow along the packet: a binary search. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->v[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->nr || c->v[lo].off != off || c->v[lo].kind != kind)
+		return NULL;
+	return &c->v[lo];
+}
+
+/*
+ * Frames of the def that @it's field @name (a stack_ref's) names, into @b
+ * and @s; a field of 0 names none.  One that names no def of its kind in
+ * the packet before it (damage) loses that stack, counted.
+ */
+static const struct def *take_ref(struct stackrec *sr, const struct rt_item *it,
+				  const char *name, uint8_t kind,
+				  struct ips_buf *b, struct stack_ips *s)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+	const struct cpu_defs *c;
+	const struct def *d;
+	uint64_t off;
+
+	if (!v || !(off = rt_field_u64(v, 0)))
+		return NULL;
+	c = it->packet ? defs_of(sr, it) : NULL;
+	d = c ? find_def(c, off, kind) : NULL;
+	if (!d || d->off >= it->offset - it->packet->offset) {
+		sr->lost++;
+		return NULL;
+	}
+	if (d->nr > b->cap) {
+		uint64_t *p = realloc(b->v, d->nr * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		b->v = p;
+		b->cap = d->nr;
+	}
+	memcpy(b->v, c->pool + d->at, d->nr * sizeof(*b->v));
+	*s = (struct stack_ips){ .present = true, .nr = d->nr, .ips = b->v };
+	return d;
 }
 
 /* A cpu_sample's own tid or pid field, else -1. */
@@ -178,9 +377,14 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 {
 	enum kind k = kind_of(sr, it);
 	const struct stack_pair *done;
+	const struct def *d;
 	bool user;
 
-	if (k != K_KSTACK && k != K_USTACK && k != K_UCOPY) {
+	sr->last = it;
+	sr->last_event = it->event;
+	sr->last_offset = it->offset;
+	sr->last_kind = k;
+	if (!is_trailer(k)) {
 		done = close_pair(sr);
 		if (it->type == RT_ITEM_EVENT) {
 			/* Field by field: this runs for every event read. */
@@ -208,10 +412,33 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 		}
 		return done;
 	}
+	/* A definition serves the refs after it, whichever event it rides. */
+	if (k == K_DEF) {
+		keep_def(sr, it);
+		return NULL;
+	}
 	user = k == K_USTACK;
 	/* Not the open event's: its event was lost; the open pair is done. */
 	if (!sr->open || it->cpu != sr->pair.cpu || it->timestamp != sr->pair.timestamp)
 		return close_pair(sr);
+	if (k == K_REF) {
+		/*
+		 * Both stacks, or none: a second ref, or one after inline
+		 * stacks, is left out.  A user_stack_copy may follow.
+		 */
+		if (sr->pair.kernel.present || sr->pair.user.present ||
+		    sr->pair.copy.present)
+			return NULL;
+		if (take_ref(sr, it, "kernel", DEF_KERNEL, &sr->kbuf,
+			     &sr->pair.kernel))
+			sr->has_stack = true;
+		d = take_ref(sr, it, "user", DEF_USER, &sr->ubuf, &sr->pair.user);
+		if (d) {
+			sr->pair.user_flags = d->flags;
+			sr->has_stack = true;
+		}
+		return NULL;
+	}
 	if (k == K_UCOPY) {
 		/* The last trailer too, in place of user_stack. */
 		if (!sr->pair.user.present && !sr->pair.copy.present &&
@@ -234,6 +461,20 @@ const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item
 	if (!sr->pair.kernel.present && take_ips(it, &sr->kbuf, &sr->pair.kernel))
 		sr->has_stack = true;
 	return NULL;
+}
+
+const struct stack_ips *stackrec_ref_kernel(const struct stackrec *sr,
+					    const struct rt_item *it)
+{
+	if (!fed_last(sr, it) || sr->last_kind != K_REF || !sr->open ||
+	    !sr->pair.kernel.present)
+		return NULL;
+	return &sr->pair.kernel;
+}
+
+bool stackrec_is_def(const struct stackrec *sr, const struct rt_item *it)
+{
+	return (fed_last(sr, it) ? sr->last_kind : kind_of(sr, it)) == K_DEF;
 }
 
 const struct stack_pair *stackrec_flush(struct stackrec *sr)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The stacks of an event: the trailers the module writes right after it
- * in the same reservation (module/stack.c), kernel_stack then user_stack
- * (or, recorded with --ustack-mode copy, user_stack_copy), either or
- * both, each with the event's timestamp on the event's CPU.
+ * in the same reservation (module/stack.c): the stack_defs its packet
+ * lacked, then a stack_ref naming the defs (by offset in the packet) of
+ * its kernel and user stacks, then, recorded with --ustack-mode copy, a
+ * user_stack_copy; each with the event's timestamp on the event's CPU.
+ * Traces of older modules carry the frames inline: kernel_stack then
+ * user_stack (or user_stack_copy), either or both.
  * Merged by time (ties by CPU), an event's trailers are the items right
  * after it: its stacks are complete at the first item that is not one of
  * them.  Fed every item in that order, stackrec_feed() hands out each
@@ -71,10 +74,16 @@ struct stackrec *stackrec_new(const struct rt_metadata *md);
 int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md);
 void stackrec_free(struct stackrec *sr);
 /*
- * Whether @it is a trailer (kernel_stack, user_stack, user_stack_copy): no
- * event of its own.
+ * Whether @it is a trailer (stack_def, stack_ref, kernel_stack, user_stack,
+ * user_stack_copy): no event of its own.  The item just fed is answered
+ * from what stackrec_feed() found.
  */
 bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it);
+/*
+ * Stacks lost so far: a stack_ref's that named no stack_def of its kind
+ * before it in its packet (damage; the pair goes without that stack).
+ */
+uint64_t stackrec_lost(const struct stackrec *sr);
 /*
  * The next item in time order: the pair it completes, or NULL.  A pair
  * stays valid until the next call.  A trailer that follows no event of
@@ -82,6 +91,14 @@ bool stackrec_is_trailer(const struct stackrec *sr, const struct rt_item *it);
  * kind, is left out.  Out of memory: the pair loses that stack.
  */
 const struct stack_pair *stackrec_feed(struct stackrec *sr, const struct rt_item *it);
+/*
+ * For item-level readers (the exporters): when @it, the item just fed, is
+ * a stack_ref that gave its event a kernel stack, that stack; else NULL.
+ * Whether @it is a stack_def (a definition, to be left out).
+ */
+const struct stack_ips *stackrec_ref_kernel(const struct stackrec *sr,
+					    const struct rt_item *it);
+bool stackrec_is_def(const struct stackrec *sr, const struct rt_item *it);
 /* At the end (or before items of another trace): the pair still open, or NULL. */
 const struct stack_pair *stackrec_flush(struct stackrec *sr);
 

@@ -1372,8 +1372,10 @@ test_stacks() {
 		test "$n" -gt 0 -a "$(wc -l <"$W/s1.pfstacks")" -eq "$n"
 	ctf=$(unpacked "$out") || { check "unpack s1" false; return; }
 	babeltrace2 "$ctf" >"$W/s1.bt" 2>&1
-	check "babeltrace2 reads a trace with stacks" \
-		grep -qE 'kernel_stack: .*\{ depth = [0-9]+, ips = \[' "$W/s1.bt"
+	check "babeltrace2 reads a trace with stacks (interned: stack_def)" \
+		grep -qE 'stack_def: .*\{ kind = 0, flags = 0, depth = [0-9]+, ips = \[' "$W/s1.bt"
+	check "babeltrace2 reads a trace with stacks (interned: stack_ref)" \
+		grep -qE 'stack_ref: .*\{ kernel = [1-9][0-9]*, user = 0 \}' "$W/s1.bt"
 	cp -r "$out" "${RT_VM_OUT:-$W}/stack-trace" 2>/dev/null
 }
 

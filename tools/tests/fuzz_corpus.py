@@ -191,10 +191,14 @@ def seeds(real, out):
         # A mapping and user stack copies (one cut, one with sp near 2^64).
         made['gen-ucopy'] = read_dir(test_decoder.ucopy_seed_trace(
             os.path.join(tmp, 'h')))
+        # Interned stacks: defs once per packet, refs, a def again in the
+        # next packet.
+        made['gen-interned'] = read_dir(test_decoder.intern_trace(
+            os.path.join(tmp, 'i'), test_decoder.INTERNED_RUN))
         # USDT hits (arguments, a fault, a user stack) and a probe
         # without arguments.
         made['gen-usdt'] = read_dir(test_decoder.usdt_seed_trace(
-            os.path.join(tmp, 'i')))
+            os.path.join(tmp, 'u')))
     for name, files in made.items():
         with open(os.path.join(out, name), 'wb') as f:
             f.write(pack(files))

@@ -67,11 +67,21 @@ USER_MMAP = [('int32_t', 'pid', None), ('uint32_t', 'flags', None),
              ('uint16_t', 'path_len', None), ('utf8_t', 'path', 'path_len')]
 CPU_SAMPLE = [('int32_t', 'tid', None), ('int32_t', 'pid', None),
               ('uint8_t', 'mode', None)]
+# Interned stacks (module/stack.c): a stack_def once per packet, a
+# stack_ref per event naming defs by their offset in the packet.
+STACK_DEF = [('uint8_t', 'kind', None), ('uint8_t', 'flags', None),
+             ('uint16_t', 'depth', None), (HEX64, 'ips', 'depth')]
+STACK_REF = [('uint32_t', 'kernel', None), ('uint32_t', 'user', None)]
 
 
 def make_user_stack(ips, flags=0):
     """A user_stack trailer: depth, flags, the ips leaf first."""
     return struct.pack('<HH%dQ' % len(ips), len(ips), flags, *ips)
+
+
+def make_stack_def(kind, flags, ips):
+    """A stack_def: kind 0 kernel, 1 user; the ips leaf first."""
+    return struct.pack('<BBH%dQ' % len(ips), kind, flags, len(ips), *ips)
 
 
 def make_user_mmap(pid, start, end, pgoff, build_id, path, flags=0, dev=0,

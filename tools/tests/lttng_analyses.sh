@@ -24,8 +24,9 @@
 #     runs nowhere, to its next switch-in), and lttng-schedlog as many
 #     rows.
 #   - the stacks' export: babeltrace2 reads each event's callstack_kernel
-#     and callstack_user as the recording's kernel_stack and user_stack
-#     records, report prints as many frames (lttng_check.py --stacks);
+#     and callstack_user as the recording's stacks (the stack_defs each
+#     stack_ref names; an older module's kernel_stack and user_stack
+#     records), report prints as many frames (lttng_check.py --stacks);
 #     the analyses run on it; switches carry both stacks, samples user
 #     stacks.
 # Ends with "lttng-analyses: N passed, M failed".

@@ -78,9 +78,12 @@ trace it was exported from (unpacked: babeltrace2 reads it), one "ok -
 ..." or "not ok - ..." line each:
 
   - babeltrace2 reads, from the export, every event's callstack_kernel
-    and callstack_user contexts; from TRACE, each kernel_stack and
-    user_stack record (the ips, leaf first) after its event: per CPU and
-    time, the export's stacks are the records', in their order, a
+    and callstack_user contexts; from TRACE, each event's stacks (the
+    ips, leaf first): the stack_defs its stack_ref names, or an older
+    trace's kernel_stack and user_stack records after it (a def's offset
+    is learnt from the ref of its own reservation, the one right after
+    it, which names it, so no byte of the stream is parsed here): per
+    CPU and time, the export's stacks are the records', in their order, a
     user stack cut at its depth ending with LTTng's all-ones delimiter;
     events with no record have both contexts empty;
   - `ringtrace report TRACE` prints under each event as many frames as
@@ -557,27 +560,58 @@ def export_stacks(outdir):
     return out
 
 
+def int_field(fields, name):
+    m = re.search(r'(?:^|, )%s = (\d+)' % name, fields)
+    return int(m.group(1)) if m else 0
+
+
 def source_stacks(trace):
     """[(cycles, cpu, name, kernel ips, user ips)] of every event of the
-    ringtrace trace, its kernel_stack and user_stack records (babeltrace2)
-    folded into the event before them on their CPU at their time."""
-    out, last = [], {}
+    ringtrace trace, its stacks (babeltrace2) folded into the event before
+    them on their CPU at their time: a stack_ref's stack_defs (module/stack.c),
+    or an older trace's kernel_stack and user_stack records.
+
+    A stack_ref names each def by its byte offset in the packet, which
+    babeltrace2 does not print; but a def is only ever written in the
+    reservation of an event whose ref names it, right before that ref: so
+    the ref after a CPU's defs says their offsets, and a later ref naming
+    an offset finds there the CPU's last def of that kind (the one of its
+    own packet: a ref never names a def of another packet)."""
+    out, last, pending, defs = [], {}, {}, {}
     for line in babeltrace2(trace):
         m = re.match(r'^\[(\d+)\] \S+ (\w+): \{ cpu_id = (\d+)[^}]*\}, \{ ?(.*?) ?\}$', line)
         if not m:
             continue
         ts, name, cpu, fields = int(m.group(1)), m.group(2), int(m.group(3)), m.group(4)
-        if name in ('kernel_stack', 'user_stack', 'user_stack_copy'):
+        if name == 'stack_def':
+            pending.setdefault(cpu, []).append(
+                (int_field(fields, 'kind'), int_field(fields, 'flags'), ips_of(fields)))
+            continue
+        if name in ('kernel_stack', 'user_stack', 'user_stack_copy', 'stack_ref'):
             ev = last.get(cpu)
+            mine = pending.pop(cpu, [])
+            if name == 'stack_ref':
+                at = (int_field(fields, 'kernel'), int_field(fields, 'user'))
+                for kind, flags, ips in mine:
+                    if kind in (0, 1) and at[kind]:
+                        defs[(cpu, kind, at[kind])] = (flags, ips)
             if ev is None or ev[0] != ts:
                 continue        # its event lost with a packet: report drops it too
             if name == 'kernel_stack':
                 ev[3][:] = ips_of(fields)
             elif name == 'user_stack':
                 ev[4][:] = ips_of(fields)
-                flags = re.search(r'flags = (\d+)', fields)
-                if flags and int(flags.group(1)) & 1:
+                if int_field(fields, 'flags') & 1:
                     ev[4].append(0xffffffffffffffff)
+            elif name == 'stack_ref':
+                k = defs.get((cpu, 0, at[0])) if at[0] else None
+                u = defs.get((cpu, 1, at[1])) if at[1] else None
+                if k:
+                    ev[3][:] = k[1]
+                if u:
+                    ev[4][:] = u[1]
+                    if u[0] & 1:
+                        ev[4].append(0xffffffffffffffff)
             continue
         ev = (ts, cpu, name, [], [])
         out.append(ev)
@@ -616,8 +650,8 @@ def against_stacks(outdir, trace, ringtrace):
     with_stacks = lambda evs: sorted((e[0], e[1], e[3], e[4]) for e in evs if e[3] or e[4])
     g, w = with_stacks(got), with_stacks(want)
     diff = [x for x in g if x not in w][:2] + [x for x in w if x not in g][:2]
-    ok(w and g == w, 'the export\'s callstack contexts are the trace\'s kernel_stack and '
-       'user_stack records, per event (%d events with stacks: %d kernel, %d user frames; '
+    ok(w and g == w, 'the export\'s callstack contexts are the trace\'s stacks (stack_ref\'s '
+       'stack_defs, or kernel_stack and user_stack records), per event (%d events with stacks: %d kernel, %d user frames; '
        'export %d)%s' % (len(w), sum(len(x[2]) for x in w), sum(len(x[3]) for x in w), len(g),
                          ': differ %s' % diff if diff else ''))
     for name in sorted({e[2] for e in got}):

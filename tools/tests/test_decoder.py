@@ -2461,6 +2461,264 @@ def ustacks_under_their_event(ctx):
         'user_stack', 'sched_switch'], 'babeltrace2 reads every record: %s' % events)
 
 
+# ---- interned stacks (module/stack.c: stack_def, stack_ref) -----------------
+
+DEF_ID, REF_ID = 22, 23
+INTERN_EVENTS = STACK_EVENTS[:2] + [
+    (DEF_ID, 'stack_def', gentrace.STACK_DEF), (REF_ID, 'stack_ref', gentrace.STACK_REF)]
+EXT_HEADER = 12                         # make_packet's headers: extended
+
+
+def stack_def(kind, flags, ips):
+    return gentrace.make_stack_def(kind, flags, ips)
+
+
+def intern_packet(records):
+    """A packet's events from @records: (ts, id, payload) as they are, or
+    (ts, 'def', NAME, kind, flags, ips), or (ts, 'ref', K, U) where K and U
+    name a def of this packet (its offset, wherever it is: refs before defs
+    are damage), or are raw offsets, or None (0)."""
+    offs, at, out = {}, HEADER.size, []
+    for r in records:
+        if r[1] == 'def':
+            offs[r[2]] = at
+            payload = stack_def(*r[3:])
+        elif r[1] == 'ref':
+            payload = b'\0' * 8
+        else:
+            payload = r[2]
+        at += EXT_HEADER + len(payload)
+    for r in records:
+        if r[1] == 'def':
+            out.append((r[0], DEF_ID, stack_def(*r[3:])))
+        elif r[1] == 'ref':
+            k, u = [0 if x is None else offs[x] if isinstance(x, str) else x
+                    for x in r[2:4]]
+            out.append((r[0], REF_ID, struct.pack('<II', k, u)))
+        else:
+            out.append(r)
+    return out
+
+
+def intern_trace(d, packets, ksyms=KSYMS):
+    """A trace of INTERN_EVENTS (ips hex, as the module declares them) of
+    @packets (intern_packet()'s records), with the symbols file."""
+    write_trace(d, INTERN_EVENTS, [intern_packet(p) for p in packets])
+    meta = os.path.join(d, 'metadata')
+    with open(meta) as f:
+        text = f.read()
+    with open(meta, 'w') as f:
+        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
+                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(ksyms.encode()))
+    return d
+
+
+USTACK_A = (0, UTEXT + 0x10, UTEXT + 0x234, UTEXT + 0x456)
+USTACK_B = (0x3, UTEXT + 0x10)
+KSTACK_B = (KTEXT + 0x2010, KTEXT + 0x2134, KTEXT + 0x1008, KTEXT + 0x9010)
+
+# One run, two packets: the first defines both stacks of the first switch
+# and its second switch-out refers to them again; the second packet
+# defines them again, and another kernel stack, a user stack alone.
+INTERNED_RUN = [
+    [(1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (1000, 'def', 'k', 0, 0, STACK_LEAF), (1000, 'def', 'u', 1, *USTACK_A[:1], USTACK_A[1:]),
+     (1000, 'ref', 'k', 'u'),
+     (5000, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+     (6000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (6000, 'ref', 'k', 'u'),
+     (6500, 1, kswitch('swapper/0', 0, 'sleeper', 100))],
+    [(7000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (7000, 'def', 'k2', 0, 0, KSTACK_B), (7000, 'ref', 'k2', None),
+     (7500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+     (8000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (8000, 'def', 'u2', 1, USTACK_B[0], USTACK_B[1:]), (8000, 'ref', None, 'u2'),
+     (8500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+     (9000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+     (9000, 'def', 'k', 0, 0, STACK_LEAF), (9000, 'def', 'u', 1, USTACK_A[0], USTACK_A[1:]),
+     (9000, 'ref', 'k', 'u')]]
+
+# The same run with the stacks inline, as older modules wrote them.
+INLINE_RUN = [
+    (1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (1000, STACK_ID, kstack(*STACK_LEAF)), (1000, USTACK_ID, ustack(*USTACK_A)),
+    (5000, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (6000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (6000, STACK_ID, kstack(*STACK_LEAF)), (6000, USTACK_ID, ustack(*USTACK_A)),
+    (6500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (7000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (7000, STACK_ID, kstack(*KSTACK_B)),
+    (7500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (8000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (8000, USTACK_ID, ustack(*USTACK_B)),
+    (8500, 1, kswitch('swapper/0', 0, 'sleeper', 100)),
+    (9000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+    (9000, STACK_ID, kstack(*STACK_LEAF)), (9000, USTACK_ID, ustack(*USTACK_A))]
+
+
+def under_switches(out):
+    """The indented lines under each sched_switch line of a report."""
+    groups = []
+    for l in out.splitlines():
+        if ' sched_switch: ' in l:
+            groups.append([])
+        elif l.startswith('    ') and groups:
+            groups[-1].append(l)
+    return groups
+
+
+@test
+def interned_stacks_read_as_inline(ctx):
+    """A trace with interned stacks (stack_def once per packet, stack_ref
+    per event, a def referred to again in its packet, defined again in the
+    next) reads as the same trace with inline stacks: report, --folded,
+    --folded --off-cpu, --stat, the chrome-json, perfetto and lttng
+    exports' stacks (lttng_check --stacks resolves the refs itself); no
+    stack_def or stack_ref prints as an event; babeltrace2 reads every
+    record."""
+    di = intern_trace(os.path.join(ctx.tmp, 'interned'), INTERNED_RUN)
+    dl = hex_stack_trace(os.path.join(ctx.tmp, 'inline'), USTACK_EVENTS, INLINE_RUN)
+    for args in ((), ('--folded',), ('--folded', '--off-cpu'), ('--stat',)):
+        ri = rt('report', *args, di, asan=True)
+        rl = rt('report', *args, dl, asan=True)
+        clean_run(ri, 'report %s of interned stacks' % (args,))
+        check(ri.returncode == 0 and ri.stderr == '',
+              'report %s: exit %d: %s' % (args, ri.returncode, ri.stderr))
+        # The summary's packets and records differ, not a word more.
+        oi, ol = [[l for l in r.stdout.splitlines() if not re.match(r'cpu\d+: packets=', l)]
+                  for r in (ri, rl)]
+        check(oi == ol, 'report %s: interned differs from inline:\n%s\n--\n%s'
+              % (args, ri.stdout, rl.stdout))
+        check('stack_def' not in ri.stdout and 'stack_ref' not in ri.stdout,
+              'report %s: no record prints as an event: %s' % (args, ri.stdout))
+    groups = under_switches(rt('report', di).stdout)
+    check(len(groups) == 9 and len(groups[0]) == 7 and groups[0] == groups[2] == groups[8]
+          and len(groups[4]) == 4 and len(groups[6]) == 3,
+          'the stacks under their switches: %s' % groups)
+    for fmt in ('chrome-json', 'perfetto'):
+        oi, ol = os.path.join(ctx.tmp, 'i.' + fmt), os.path.join(ctx.tmp, 'l.' + fmt)
+        ri = rt('export', '-f', fmt, '-o', oi, di, asan=True)
+        rl = rt('export', '-f', fmt, '-o', ol, dl, asan=True)
+        clean_run(ri, 'export -f %s of interned stacks' % fmt)
+        check(ri.returncode == 0 and rl.returncode == 0, 'export -f %s: %s' % (fmt, ri.stderr))
+        with open(oi, 'rb') as a, open(ol, 'rb') as b:
+            check(a.read() == b.read(), 'export -f %s: interned differs from inline' % fmt)
+    # LTTng (a random uuid per export): babeltrace2 reads the same events
+    # and callstack contexts, no stack_def or stack_ref among them, and
+    # lttng_check --stacks, resolving the refs from the recording alone,
+    # finds the export's contexts are its stacks.
+    texts = []
+    for name, d in (('lint', di), ('linl', dl)):
+        out, _, r = lttng_export(ctx, d, name=name)
+        check(r.stderr == '', 'export -f lttng of %s: %s' % (name, r.stderr))
+        b = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+        check(b.returncode == 0, 'babeltrace2 %s: %s' % (name, b.stderr[-1000:]))
+        texts.append(b.stdout)
+        c = run([sys.executable, LTTNG_CHECK, out, '--stacks', d, '--ringtrace', RINGTRACE])
+        check(c.returncode == 0 and c.stdout.count('ok - ') == 3 and
+              'not ok' not in c.stdout and '(5 events with stacks: 16 kernel, 11 user' in c.stdout,
+              'lttng_check --stacks of %s: %s' % (name, c.stdout[-3000:]))
+    check(texts[0] == texts[1] and texts[0].count('callstack_kernel = [ [0]') == 4 and
+          texts[0].count('callstack_user = [ [0]') == 4 and 'stack_def' not in texts[0] and
+          'stack_ref' not in texts[0], 'export -f lttng: interned differs from inline:\n%s\n--\n%s'
+          % (texts[0][-3000:], texts[1][-3000:]))
+    # A window whose switch refers to defs before it (6000 to 1000's):
+    # the export still has them, for LTTng and Perfetto alike.
+    win = ('--begin', '0.0000055', '--end', '0.0000065')
+    out = os.path.join(ctx.tmp, 'lwin')
+    r = rt('export', '-f', 'lttng', *win, '-o', out, di, asan=True)
+    clean_run(r, 'export -f lttng --begin of interned stacks')
+    b = run(['babeltrace2', '--clock-cycles', '--no-delta', out])
+    sw = [l for l in b.stdout.splitlines() if ' sched_switch: ' in l]
+    check(r.returncode == 0 and r.stderr == '' and len(sw) == 2 and
+          sw[0].startswith('[00000000000000006000]') and
+          '_callstack_kernel_length = 4, callstack_kernel = [ [0] = 0xFFFFFFFF9A002010' in sw[0] and
+          '_callstack_user_length = 3, callstack_user = [ [0] = 0x55D0C0A01010' in sw[0],
+          'export -f lttng %s: the 6000 switch without its stacks: %s %s' % (
+              win, r.stderr, b.stdout[-2000:]))
+    got, _ = pf_samples(ctx, di, 'pwin', *win)
+    check([(s['time'], len(s['frames'])) for s in got] == [(6000, 7)],
+          'export -f perfetto %s: the 6000 switch\'s stacks: %s' % (win, got))
+    events, _ = bt2(di)
+    names = [e[2] for e in events]
+    check(names.count('stack_def') == 6 and names.count('stack_ref') == 5 and
+          names.count('sched_switch') == 9, 'babeltrace2 reads every record: %s' % names)
+
+
+@test
+def interned_damage_costs_its_packet(ctx):
+    """Refs that name no def of their kind before them in their packet (a
+    def after the ref, an offset past the packet, the offset of another
+    record, the middle of a def, a def of the other kind, a def of an
+    earlier packet's offset) lose that stack alone, counted in one
+    warning, never fatal and never a wrong stack; a def whose depth runs
+    past its record is a damaged packet, skipped alone; the stacks of the
+    packets around them read whole."""
+    p0 = [(1000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1000, 'ref', 'k', None),                     # before its def
+          (1000, 'def', 'k', 0, 0, STACK_LEAF),
+          (1100, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1100, 'ref', 'k', 1 << 20),                  # past the packet
+          (1200, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1200, 'ref', HEADER.size, None),             # the first event's offset
+          (1300, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (1300, 'def', 'u', 1, 0, USTACK_A[1:]),
+          (1300, 'ref', 'u', 'k')]                      # kinds crossed
+    p1 = [(2000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (2000, 'def', 'k', 0, 0, KSTACK_B), (2000, 'ref', 'k', None)]
+    # The depth claims more frames than the record holds: damage.
+    lying = [(3000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+             (3000, DEF_ID, struct.pack('<BBH', 0, 0, 9) + struct.pack('<QQ', KTEXT, KTEXT)),
+             (3000, 'ref', HEADER.size + EXT_HEADER + 60, None)]
+    # Offsets where p0 and p1 had defs: none here.
+    p3 = [(4000, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (4000, 'ref', HEADER.size + EXT_HEADER + 60, None),
+          (4100, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (4100, 'ref', HEADER.size + 2 * EXT_HEADER + 60 + 8, None),
+          (4200, 1, kswitch('sleeper', 100, 'swapper/0', 0)),
+          (4200, 'def', 'k', 0, 0, STACK_LEAF),
+          (4200, 'ref', HEADER.size + 5 * EXT_HEADER + 60 * 3 + 16 + 4, None)]  # mid-def
+    d = intern_trace(os.path.join(ctx.tmp, 'damage'), [p0, p1, lying, p3])
+    r = rt('report', d, asan=True)
+    clean_run(r, 'report of damaged interned stacks')
+    check(r.returncode == 3 and 'damaged' in r.stderr,
+          'the lying def damages its packet: %d %s' % (r.returncode, r.stderr))
+    lost = [l for l in r.stderr.splitlines() if 'stacks lost' in l]
+    check(len(lost) == 1 and ': 8 stacks lost: ' in lost[0],
+          'one warning, 8 stacks lost: %s' % r.stderr)
+    groups = under_switches(r.stdout)
+    check(len(groups) == 8, 'eight switches read (the damaged packet\'s not): %s' % groups)
+    leaf = '    schedule+0x10'
+    check(groups[0] == [] and groups[1][:1] == [leaf] and groups[2] == [],
+          'p0: the ref before its def loses it, the next ref has it; the '
+          'record offset gives none: %s' % groups[:3])
+    check(groups[3] == [], 'kinds crossed: neither stack: %s' % groups[3])
+    check(len(groups[4]) == 4 and groups[4][0] == leaf and
+          groups[4][3] == '    0x%x' % (KTEXT + 0x9010), 'p1 reads whole: %s' % groups[4])
+    check(groups[5] == groups[6] == groups[7] == [],
+          'p3: old offsets and a def\'s middle give nothing: %s' % groups[5:])
+    r = rt('report', '--folded', d, asan=True)
+    clean_run(r, 'report --folded of damaged interned stacks')
+    check(r.returncode == 3 and 'stacks lost' in r.stderr, '--folded: %d %s' % (r.returncode, r.stderr))
+    for fmt in ('chrome-json', 'perfetto'):
+        r = rt('export', '-f', fmt, '-o', os.path.join(ctx.tmp, 'dmg.' + fmt), d, asan=True)
+        clean_run(r, 'export -f %s of damaged interned stacks' % fmt)
+        check(r.returncode == 3, 'export -f %s: %d %s' % (fmt, r.returncode, r.stderr))
+
+
+@test
+def interned_seed(ctx):
+    """The fuzz seed gen-interned is intern_trace() of INTERNED_RUN."""
+    d = intern_trace(os.path.join(ctx.tmp, 'seed'), INTERNED_RUN)
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-interned'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
+              'tools/tests/fuzz/seeds/gen-interned is not intern_trace(INTERNED_RUN)')
+
+
 SAMPLE_ID = 21
 SAMPLE_EVENTS = USTACK_EVENTS + [
     (SAMPLE_ID, 'cpu_sample', [('int32_t', 'tid', None), ('int32_t', 'pid', None),
@@ -4569,7 +4827,8 @@ def ucopy_seed(ctx):
 USDT_TICK_ID, USDT_START_ID = 40, 41
 USDT_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
                (UMMAP_ID, 'user_mmap', gentrace.USER_MMAP),
-               (USER_STACK_ID, 'user_stack', gentrace.USER_STACK),
+               (DEF_ID, 'stack_def', gentrace.STACK_DEF),
+               (REF_ID, 'stack_ref', gentrace.STACK_REF),
                (USDT_TICK_ID, 'usdt_rt_tick', [('int64_t', 'arg0', None),
                                                ('int64_t', 'arg1', None),
                                                ('uint16_t', 'faults', None)]),
@@ -4578,8 +4837,9 @@ USDT_EVENTS = [gentrace.EVENTS[0], (1, 'sched_switch', SCHED_SWITCH),
 
 def usdt_seed_trace(d):
     """The fuzzer's seed gen-usdt: a mapping, two rt:tick hits (the second
-    with arg1's memory faulted and a user stack), and rt:start, a probe
-    without arguments."""
+    with arg1's memory faulted and a user stack, interned as the module
+    writes it: its stack_def, then the stack_ref naming it), and rt:start,
+    a probe without arguments."""
     bid = bytes(range(0x60, 0x74))
     ev = [(1000, 1, kswitch('swapper/0', 0, 'wl', 300)),
           (1100, UMMAP_ID, gentrace.user_mmap(300, 0x555555554000, 0x555555556000,
@@ -4587,17 +4847,17 @@ def usdt_seed_trace(d):
           (1200, USDT_START_ID, struct.pack('<H', 0)),
           (1300, USDT_TICK_ID, struct.pack('<qqH', 7, -21, 0)),
           (1400, USDT_TICK_ID, struct.pack('<qqH', 8, 0, 2)),
-          (1400, USER_STACK_ID, gentrace.make_user_stack([0x555555555123,
-                                                          0x555555555456])),
+          (1400, 'def', 'u', 1, 0, [0x555555555123, 0x555555555456]),
+          (1400, 'ref', None, 'u'),
           (2000, 1, kswitch('wl', 300, 'swapper/0', 0))]
-    return write_trace(d, USDT_EVENTS, [ev])
+    return write_trace(d, USDT_EVENTS, [intern_packet(ev)])
 
 
 @test
 def usdt_seed(ctx):
     """The fuzz seed gen-usdt is usdt_seed_trace() as it reads now: report
     prints each hit's arguments and faults, the stack after the faulted
-    one; babeltrace2 reads its seven records."""
+    one; babeltrace2 reads its eight records."""
     d = usdt_seed_trace(os.path.join(ctx.tmp, 'seed'))
     r = rt('report', d, asan=True)
     clean_run(r, 'report of the seed')
@@ -4610,8 +4870,8 @@ def usdt_seed(ctx):
           'seed: %d %s' % (r.returncode, r.stdout))
     events, _ = bt2(d)
     check([e[2] for e in events] == ['sched_switch', 'user_mmap', 'usdt_rt_start',
-                                     'usdt_rt_tick', 'usdt_rt_tick', 'user_stack',
-                                     'sched_switch'],
+                                     'usdt_rt_tick', 'usdt_rt_tick', 'stack_def',
+                                     'stack_ref', 'sched_switch'],
           'babeltrace2: %s' % events)
     sys.path.insert(0, HERE)
     import fuzz_corpus
@@ -4621,7 +4881,7 @@ def usdt_seed(ctx):
 
 
 # Every record issue 30 added, by name (usdt_* a prefix).
-USER_RECORDS = ['user_stack', 'user_stack_copy', 'user_mmap', 'cpu_sample', 'usdt_']
+USER_RECORDS = ['stack_def', 'stack_ref', 'user_stack', 'user_stack_copy', 'user_mmap', 'cpu_sample', 'usdt_']
 
 
 @test

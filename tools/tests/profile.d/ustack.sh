@@ -5,8 +5,9 @@
 # pointers (record --ustack, module/ustack.c).  Checks:
 #   - selftests/ustack_test: set_event_ustack and ustack_depth refuse bad
 #     writes (depth 0, 128, a word) with nothing changed; sched_switch
-#     with both trailers, kernel_stack then user_stack; a kernel thread's
-#     switch carries no user_stack; ustack_stats counts the walks
+#     with both stacks (a stack_ref naming a kernel and a user stack_def);
+#     a kernel thread's switch carries no user stack; ustack_stats counts
+#     the walks
 #   - record --ustack sched_switch -F -- ustack-workload: of the sleeping
 #     thread's switch-outs, >= 90 % have user frames whose first three
 #     are in d (the syscall), c and main, in that order; ustack_stats
