@@ -23,6 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * checkpatch's VOLATILE and PREFER_DEFINED_ATTRIBUTE_MACRO warnings here
+ * are kernel rules: this is a user-space program, without the kernel's
+ * noinline, and the volatile sink only keeps the loop from being dropped.
+ */
 static volatile unsigned long sink;
 
 static void __attribute__((noinline)) spin_leaf(unsigned long loops)
