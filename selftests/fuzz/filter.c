@@ -93,7 +93,9 @@ static void fz_filter_trim(const char *s, char *out, size_t size)
 		n--;
 	if (n >= size)
 		n = size - 1;
-	memcpy(out, s, n);
+	/* The kernel reads a filter back as one line: each blank a space. */
+	for (size_t i = 0; i < n; i++)
+		out[i] = isspace((unsigned char)s[i]) ? ' ' : s[i];
 	out[n] = '\0';
 }
 
