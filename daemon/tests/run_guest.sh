@@ -1493,7 +1493,7 @@ test_sync_eio() {
 # its declaration, it stays in the kernel, the daemon stops; the next
 # daemon records it, declared.
 test_metadata_fail() {
-	local fs=$W/ino rc=0 i a filler
+	local fs=$W/ino rc=0 i a round
 	[[ -d $ST ]] || { fail "metadata-fail: ringtrace_selftest.ko not loaded"; return; }
 	note "the metadata cannot be updated: the packets stay in the kernel"
 	reset_module
@@ -1501,27 +1501,19 @@ test_metadata_fail() {
 		{ fail "metadata-fail: cannot mount a tmpfs"; return; }
 	start_daemon mfail -o "$fs/t" -f 200 ||
 		{ fail "metadata-fail: daemon did not start"; umount "$fs"; return; }
-	# Every inode left goes, and any freed later, until the daemon ends: a
-	# filler runs beside it (the chunks being written still grow).  An
-	# update of the metadata the start made (metadata.new renamed over it)
-	# frees an inode once it is done, and on a loaded host that was more
-	# than 3 s after the start: the update for layout a then found it
-	# (6.12 and 6.12-rt, CI).  So layout a is registered only once no
-	# metadata.new is left and the filler has had time to take what
-	# its rename freed.
-	(
-		n=0
-		while :; do
-			: 2>/dev/null >"$fs/fill$n" && n=$((n + 1))
-			sleep 0.05
+	# Every inode left goes: the chunks being written still grow.  Again
+	# and again for 3 s (15 flush intervals): an update of the metadata
+	# the start made (metadata.new renamed over it) frees an inode once
+	# it is done, and the update for layout a then found one (6.12-rt,
+	# CI; on a loaded host that update ended more than 1 s after the
+	# start, after a second fill).
+	i=0
+	for ((round = 0; round < 30; round++)); do
+		for ((; i < 64; i++)); do
+			: 2>/dev/null >"$fs/fill$i" || break
 		done
-	) &
-	filler=$!
-	for ((i = 0; i < 200; i++)); do
-		[[ -e $fs/t/metadata.new ]] || break
 		sleep 0.1
 	done
-	sleep 0.5
 	setup "metadata-fail: markers" run_markers mf1 50
 	setup "metadata-fail: register layout a" eval 'echo "register a" >"$ST/dyn"'
 	setup "metadata-fail: write 60" eval 'echo "write 60" >"$ST/dyn"'
@@ -1535,8 +1527,6 @@ test_metadata_fail() {
 	fi
 	wait_exit "$DPID" 60 || rc=$?
 	DPID=
-	kill "$filler"
-	wait "$filler" 2>/dev/null
 	eq "metadata-fail: exit status" "$rc" 1
 	check "metadata-fail: the last line names the metadata: $(last_err mfail)" \
 		grep -q "^ringtraced: $fs/t/metadata: No space left on device (the new events' declarations; their packets stay in the kernel)$" \
