@@ -14,7 +14,8 @@
 
 /* Every table: a new one is a line here and a t_*.c file. */
 static const struct sql_table *const tables[] = {
-	&sql_t_trace, &sql_t_raw, &sql_t_ftrace_event, &sql_t_scan_stats,
+	&sql_t_trace, &sql_t_raw, &sql_t_ftrace_event, &sql_t_lost,
+	&sql_t_event_count, &sql_t_scan_stats,
 };
 
 static bool seek_allowed(void)
