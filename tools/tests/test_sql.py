@@ -444,6 +444,41 @@ def two_traces(ctx):
 
 
 @test
+def chunk_sets_one_trace(ctx):
+    """The chunk sets of one recording, the first and one between them
+    missing, are one trace (host from their manifests, nr_sets 2, nr_gaps
+    2): each missing run is a lost row of kind missing_sets with no CPU,
+    the one between two sets with the time it covers; the
+    counts are report --stat's of the same sets, and a window across the
+    sets gives report --begin/--end's events."""
+    d = td.seek_trace(ctx.path('rot'), files=3, packets=30)
+    sets = td.chunk_sets(ctx, d, host='web3')
+    check(len(sets) == 3, '%d sets' % len(sets))
+    two = [sets[0], sets[2]]
+    tr = rows(two, 'SELECT host, nr_sets, nr_gaps FROM trace')
+    check(tr == [{'host': 'web3', 'nr_sets': 2, 'nr_gaps': 2}], 'trace %s' % tr)
+    gaps = rows(two, "SELECT ts, dur, cpu FROM lost WHERE kind = 'missing_sets'")
+    mid = td.SEEK_T0 + 45 * td.SEEK_PACKET_NS      # inside set 2's time
+    timed = [g for g in gaps if g['dur'] is not None]
+    check(len(gaps) == 2 and all(g['cpu'] is None for g in gaps) and len(timed) == 1 and
+          timed[0]['ts'] < mid < timed[0]['ts'] + timed[0]['dur'], 'gap rows %s' % gaps)
+    r = td.rt('report', '--stat', *two)
+    want = stat_events(r.stdout)
+    got = {(x['name'], x['cpu']): x['count'] for x in
+           rows(two, "SELECT name, cpu, count FROM event_count WHERE host = 'web3'")}
+    check(got == want and want, 'event_count %s, report %s' % (got, want))
+    b, e = td.SEEK_T0 + 20 * td.SEEK_PACKET_NS + 5, td.SEEK_T0 + 70 * td.SEEK_PACKET_NS
+    r = td.rt('report', '--begin', td.seek_secs(b), '--end', td.seek_secs(e), *two)
+    check(r.returncode == 0, 'report window: %s' % r.stderr)
+    want = sorted((td.ts_ns(l), int(l.split()[1][3:])) for l in r.stdout.splitlines()
+                  if l.startswith('[') and ' -- ' not in l and ': ' in l)
+    got = sorted((x['ts'], x['cpu']) for x in
+                 rows(two, 'SELECT ts, cpu FROM raw WHERE ts BETWEEN %d AND %d' % (b, e)))
+    check(got == want and len(want) > 100, 'window across sets: %d rows, report %d' %
+          (len(got), len(want)))
+
+
+@test
 def bad_statements(ctx):
     """A syntax error, an unknown table, an unknown column, a statement
     that fails part way: SQLite's message, exit 1; a usage error exits 2."""
