@@ -479,6 +479,50 @@ def chunk_sets_one_trace(ctx):
 
 
 @test
+def prompt_on_a_terminal(ctx):
+    """No statement and a terminal on stdin: a prompt that runs each
+    statement once it is complete (a second line's prompt until then),
+    says a bad one and goes on, and ends at end of file."""
+    import pty
+    import select
+    import subprocess
+    import time
+    master, slave = pty.openpty()
+    p = subprocess.Popen([td.RINGTRACE, 'sql', REAL_TRACE], stdin=slave, stdout=slave,
+                         stderr=slave, close_fds=True)
+    os.close(slave)
+    out = b''
+    deadline = time.time() + 20
+
+    def until(text):
+        nonlocal out
+        while text not in out and time.time() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    return
+    until(b'sql> ')
+    os.write(master, b'SELECT count(*) AS n\n')
+    until(b'...> ')
+    os.write(master, b'FROM raw;\n')
+    until(b'5601')
+    os.write(master, b'SELEC 1;\n')
+    until(b'syntax error')
+    os.write(master, b"SELECT name FROM raw WHERE name = 'task_rename';\n")
+    until(b'task_rename\r\n')
+    os.write(master, b'\x04')
+    until(b'never')
+    p.wait(timeout=10)
+    os.close(master)
+    text = out.decode(errors='replace')
+    check(b'5601' in out and 'near "SELEC": syntax error' in text and
+          text.count('sql> ') >= 4 and 'task_rename' in text.split('syntax error')[1],
+          'the prompt printed %r' % text[-1500:])
+    check(p.returncode == 1, 'the prompt ended with exit %d after a bad statement' % p.returncode)
+
+
+@test
 def bad_statements(ctx):
     """A syntax error, an unknown table, an unknown column, a statement
     that fails part way: SQLite's message, exit 1; a usage error exits 2."""
