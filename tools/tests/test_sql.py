@@ -374,8 +374,9 @@ def pushdown_by_scan_stats(ctx):
 @test
 def limit_only_where_allowed(ctx):
     """LIMIT stops the scan when SQLite's answer is the first rows it
-    gives (every term pushed, no ORDER BY); with an ORDER BY, or a term
-    the table does not apply, the answer is still the right rows."""
+    gives (every term pushed, no ORDER BY but ORDER BY ts of one trace,
+    the order rows come in); with another ORDER BY, or a term the table
+    does not apply, the answer is still the right rows."""
     d = packed(ctx, packets=20, files=1)
     full = rows(d, 'SELECT ts, cpu, name FROM raw')
     r, st = stats(d, 'SELECT ts, cpu, name FROM raw LIMIT 5')
@@ -391,6 +392,21 @@ def limit_only_where_allowed(ctx):
     want = sorted(full, key=lambda x: (-x['cpu'], x['ts']))[:4]
     check(r == want and 'limit' not in st[0]['plan'], 'ORDER BY cpu LIMIT 4: %s, expected %s' %
           (r, want))
+    # ORDER BY ts is the order rows come in (one trace): consumed, and
+    # the LIMIT with it; DESC is SQLite's sort.
+    r, st = stats(d, 'SELECT ts FROM raw WHERE cpu IN (0, 1) ORDER BY ts LIMIT 6')
+    want = sorted(x['ts'] for x in full)[:6]
+    check([x['ts'] for x in r] == want and st[0]['plan'] == 'cpu=in order limit' and
+          st[0]['rows'] == 6, 'ORDER BY ts LIMIT 6: %s (plan %r, %d scanned), expected %s' %
+          (r, st[0]['plan'], st[0]['rows'], want))
+    r, st = stats(d, 'SELECT ts FROM raw ORDER BY ts DESC LIMIT 3')
+    want = sorted((x['ts'] for x in full), reverse=True)[:3]
+    check([x['ts'] for x in r] == want and 'order' not in st[0]['plan'],
+          'ORDER BY ts DESC LIMIT 3: %s, expected %s' % (r, want))
+    eqp = sql(d, "EXPLAIN QUERY PLAN SELECT * FROM raw WHERE ts > 5 AND cpu IN (0, 1) "
+                 "AND name = 'x' ORDER BY ts").stdout
+    check(re.search(r'SCAN raw VIRTUAL TABLE INDEX \d+:ts> cpu=in name= order', eqp),
+          'EXPLAIN QUERY PLAN: %s' % eqp)
     r, st = stats(d, "SELECT ts, cpu, name FROM raw WHERE name LIKE 'sys%' LIMIT 2")
     want = [x for x in full if x['name'].startswith('sys')][:2]
     check(r == want and 'limit' not in st[0]['plan'], 'LIKE ... LIMIT 2: %s, expected %s' %
@@ -439,6 +455,11 @@ def two_traces(ctx):
     r, st = stats([a, b], 'SELECT count(*) n, min(trace) t, max(host) h FROM raw WHERE trace = 1')
     check(st[0]['members'] == 1 and r[0]['t'] == 1 and r[0]['h'] == tr[1]['host'],
           'trace = 1: %s, %d members opened' % (r, st[0]['members']))
+    # Traces are read one after the other: ORDER BY ts is SQLite's.
+    r, st = stats([a, b], 'SELECT ts FROM raw ORDER BY ts LIMIT 7')
+    want = sorted(x['ts'] for x in rows([a, b], 'SELECT ts FROM raw'))[:7]
+    check([x['ts'] for x in r] == want and 'order' not in st[0]['plan'],
+          'two traces ORDER BY ts LIMIT 7: %s, expected %s' % (r, want))
     r, st = stats([a, b], "SELECT count(*) n FROM raw WHERE host = 'no such host'")
     check(r[0]['n'] == 0 and st[0]['members'] == 0, 'an unknown host read %s' % st)
 

@@ -5,11 +5,12 @@
  * ts =, <, <=, >, >=; cpu, name, trace, host = and IN, all of an IN list
  * at once -- and marks it omitted, so SQLite does not check it again; the
  * scan keeps only the rows that meet it.  LIMIT (and OFFSET) is taken
- * only when every other term was taken so and no ORDER BY is asked for:
- * then the first LIMIT + OFFSET rows the scan keeps are SQLite's answer,
- * and it stops there.
+ * only when every other term was taken so and no ORDER BY is asked for
+ * but the one the rows come in (ORDER BY ts of one trace): then the first
+ * LIMIT + OFFSET rows the scan keeps are SQLite's answer, and it stops
+ * there.
  *
- * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in
+ * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in order
  * limit"), which EXPLAIN QUERY PLAN and scan_stats show.  xFilter reads
  * it back with the values (sql_plan_spec()).
  */
@@ -47,8 +48,24 @@ static const char *op_text(int op)
 	}
 }
 
-int sql_plan_best(const struct sql_table *t, sqlite3_index_info *info)
+/*
+ * ORDER BY ts (ascending, alone) is the order rows come in when the
+ * table gives them in time order and there is one trace (traces are read
+ * one after another).
+ */
+static bool ordered(const struct sql_table *t, unsigned int nr_members,
+		    const sqlite3_index_info *info)
 {
+	return t->ordered && nr_members == 1 && info->nOrderBy == 1 &&
+	       !info->aOrderBy[0].desc && info->aOrderBy[0].iColumn >= 0 &&
+	       (unsigned int)info->aOrderBy[0].iColumn < t->nr_cols &&
+	       t->cols[info->aOrderBy[0].iColumn].push == SQL_PUSH_TS;
+}
+
+int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
+		  sqlite3_index_info *info)
+{
+	bool in_order = ordered(t, nr_members, info);
 	sqlite3_str *plan = sqlite3_str_new(NULL);
 	int argv = 0, limit = -1, offset = -1;
 	double cost = 1e6;
@@ -81,13 +98,17 @@ int sql_plan_best(const struct sql_table *t, sqlite3_index_info *info)
 		in = col->push != SQL_PUSH_TS && sqlite3_vtab_in(info, i, -1);
 		if (in)
 			sqlite3_vtab_in(info, i, 1);
-		sqlite3_str_appendf(plan, "%s%s%s%s", argv > 1 ? " " : "", col->name,
-				    op_text(k->op), in ? "in" : "");
+		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
+				    col->name, op_text(k->op), in ? "in" : "");
 		cost *= col->push == SQL_PUSH_TS ? 0.1 : 0.5;
 	}
-	if (limit >= 0 && exact && info->nOrderBy == 0 && t->scan_rows) {
+	if (in_order) {
+		info->orderByConsumed = 1;
+		sqlite3_str_appendf(plan, "%sorder", sqlite3_str_length(plan) ? " " : "");
+	}
+	if (limit >= 0 && exact && (info->nOrderBy == 0 || in_order) && t->scan_rows) {
 		info->aConstraintUsage[limit].argvIndex = ++argv;
-		sqlite3_str_appendf(plan, "%slimit", argv > 1 ? " " : "");
+		sqlite3_str_appendf(plan, "%slimit", sqlite3_str_length(plan) ? " " : "");
 		if (offset >= 0) {
 			info->aConstraintUsage[offset].argvIndex = ++argv;
 			sqlite3_str_appendf(plan, " offset");
@@ -324,11 +345,16 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		char tok[64];
 		const char *op;
 
-		if (i >= argc || len >= sizeof(tok))
+		if (len >= sizeof(tok))
 			return sql_error(c, "bad plan '%s'", plan);
 		memcpy(tok, p, len);
 		tok[len] = 0;
 		p += len + (end ? 1 : 0);
+		/* Rows come in ts order anyway: nothing to read. */
+		if (!strcmp(tok, "order"))
+			continue;
+		if (i >= argc)
+			return sql_error(c, "bad plan '%s'", plan);
 		if (!strcmp(tok, "limit") || !strcmp(tok, "offset")) {
 			int64_t x = sqlite3_value_int64(argv[i++]);
 

@@ -125,6 +125,7 @@ struct sql_table {
 	size_t priv_size;		/* the table's cursor state (c->priv) */
 	bool scan_rows;			/* a row per item kept: LIMIT pushed down */
 	bool no_stats;			/* scan_stats does not list its cursors */
+	bool ordered;			/* rows in ts order within a trace */
 	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err. */
 	int (*filter)(struct sql_cursor *c);
 	/* The next row: 1, 0 at the end, -1 with c->err set. */
@@ -165,7 +166,8 @@ extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
 
 /* plan.c: xBestIndex, and the argv of xFilter into c->spec. */
-int sql_plan_best(const struct sql_table *t, sqlite3_index_info *info);
+int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
+		  sqlite3_index_info *info);
 int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		  sqlite3_value **argv);
 void sql_spec_free(struct scan_spec *s);

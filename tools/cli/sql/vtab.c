@@ -84,7 +84,9 @@ static int vt_disconnect(sqlite3_vtab *v)
 
 static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 {
-	return sql_plan_best(((struct sql_vtab *)v)->t, info);
+	struct sql_vtab *vt = (struct sql_vtab *)v;
+
+	return sql_plan_best(vt->t, vt->d->ts->nr, info);
 }
 
 static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
