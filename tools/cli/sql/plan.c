@@ -248,7 +248,7 @@ static sqlite3_value *term_next(struct term_values *tv)
 	return x;
 }
 
-/* The members whose trace number (@host NULL) or host is one of the values. */
+/* The members whose trace number (or with @host, host) is one of the values. */
 static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 {
 	struct scan_spec *s = &c->spec;
@@ -259,6 +259,7 @@ static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 	if (!now)
 		die("out of memory");
 	while ((v = term_next(tv))) {
+		const char *name;
 		int64_t x;
 
 		if (!host) {
@@ -266,10 +267,12 @@ static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 				now[x] = true;
 			continue;
 		}
-		if (sqlite3_value_type(v) != SQLITE_TEXT)
+		/* A TEXT column: numbers compare as their text, blobs never equal. */
+		if (sqlite3_value_type(v) == SQLITE_NULL || sqlite3_value_type(v) == SQLITE_BLOB ||
+		    !(name = (const char *)sqlite3_value_text(v)))
 			continue;
 		for (unsigned int i = 0; i < ts->nr; i++)
-			if (!strcmp(ts->m[i].host, (const char *)sqlite3_value_text(v)))
+			if (!strcmp(ts->m[i].host, name))
 				now[i] = true;
 	}
 	if (s->members_set)
