@@ -192,10 +192,9 @@ static int run(int argc, char **argv)
 	return status;
 }
 
-const struct command cmd_sql = {
-	.name = "sql",
-	.summary = "SQL queries over traces (SQLite, nothing loaded up front)",
-	.help =
+static void help(FILE *f)
+{
+	fputs(
 "Usage: ringtrace sql [OPTIONS] TRACE... ['STATEMENTS']\n"
 "\n"
 "Run SQL (SQLite's) over trace directories and chunk sets: every table is\n"
@@ -206,17 +205,13 @@ const struct command cmd_sql = {
 "sets of one recording are one trace, told apart by the trace and host\n"
 "columns.\n"
 "\n"
-"Tables (Documentation/ringtrace/sql.rst tells what each equals in report):\n"
-"  raw, ftrace_event  every event: ts, name, cpu, utid, args (JSON), ucpu\n"
-"  event_count        events by name and cpu (report --stat's table)\n"
-"  lost               losses per CPU: ts, dur, cpu, kind, events, packets,\n"
-"                     damaged; missing chunk sets\n"
-"  trace              the traces: trace, host, dir, uuid, nr_sets, ...\n"
-"  scan_stats         what the statement before read: plan, cpus,\n"
-"                     frames_read, bytes_decompressed, events_decoded, rows\n"
+"Tables (Documentation/ringtrace/sql.rst tells what each equals in report):\n", f);
+	sqldb_help_tables(f);
+	fputs(
+"\n"
 "ts is the trace clock in ns (--wall: since the epoch).  Constraints on\n"
 "ts (ranges), cpu, name, trace and host (=, IN) are pushed down: only the\n"
-"frames, CPUs and events they can hold are read.\n"
+"frames, CPUs and events they can hold are read (scan_stats shows it).\n"
 "\n"
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
 "      --csv        CSV (RFC 4180) with a header line\n"
@@ -227,6 +222,12 @@ const struct command cmd_sql = {
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"
 "statements ran but damage was read past: the damaged packets are lost\n"
-"rows, the rest answered (said on stderr).\n",
+"rows, the rest answered (said on stderr).\n", f);
+}
+
+const struct command cmd_sql = {
+	.name = "sql",
+	.summary = "SQL queries over traces (SQLite, nothing loaded up front)",
+	.help_fn = help,
 	.run = run,
 };

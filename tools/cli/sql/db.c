@@ -18,6 +18,26 @@ static const struct sql_table *const tables[] = {
 	&sql_t_event_count, &sql_t_scan_stats,
 };
 
+void sqldb_help_tables(FILE *f)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(tables); i++) {
+		const struct sql_table *t = tables[i];
+		int col = 4;
+
+		fprintf(f, "  %-14s %s\n   ", t->name, t->what);
+		for (unsigned int k = 0; k < t->nr_cols; k++) {
+			int w = (int)strlen(t->cols[k].name) + 2;
+
+			if (col + w > 76) {
+				fputs("\n   ", f);
+				col = 4;
+			}
+			fprintf(f, " %s%s", t->cols[k].name, k + 1 < t->nr_cols ? "," : "\n");
+			col += w;
+		}
+	}
+}
+
 static bool seek_allowed(void)
 {
 	const char *e = getenv("RINGTRACE_SEEK");

@@ -259,6 +259,11 @@ int scan_next(struct scan *s, struct scan_row *row)
 	}
 }
 
+const struct rt_threads *scan_threads(const struct scan *s)
+{
+	return s->th;
+}
+
 void scan_close(struct scan *s)
 {
 	if (!s)

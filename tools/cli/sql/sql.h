@@ -65,6 +65,8 @@ struct sqldb {
 /* The directories as one database, or NULL said. */
 struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall);
 void sqldb_close(struct sqldb *d);
+/* Every table, what its rows are and its columns (--help). */
+void sqldb_help_tables(FILE *f);
 /* A new statement starts: scan_stats will tell the one before. */
 void sqldb_statement(struct sqldb *d);
 /* A cursor's counters: an index into d->cur. */
@@ -119,7 +121,7 @@ struct sql_cursor;
 
 struct sql_table {
 	const char *name;
-	const char *what;		/* one line, for --help and sql.rst */
+	const char *what;		/* one line: what its rows are */
 	const struct sql_column *cols;
 	unsigned int nr_cols;
 	size_t priv_size;		/* the table's cursor state (c->priv) */
@@ -140,7 +142,7 @@ struct sql_cursor {
 	struct sqldb *db;
 	const struct sql_table *t;
 	struct scan_spec spec;
-	uint64_t col_used;		/* bit per column used (all from 30 on) */
+	uint64_t col_used;		/* bit per column used (sql_col_used()) */
 	unsigned int stat;		/* sqldb_stat() */
 	int64_t rowid;
 	bool eof;
@@ -151,6 +153,7 @@ struct sql_cursor {
 /* Sets c->err; returns -1. */
 __attribute__((format(printf, 2, 3)))
 int sql_error(struct sql_cursor *c, const char *fmt, ...);
+/* Whether the statement reads column @col (from 29 on: one bit for all, kept). */
 static inline bool sql_col_used(const struct sql_cursor *c, int col)
 {
 	return col >= 29 ? (c->col_used >> 29) & 1 : (c->col_used >> col) & 1;
@@ -194,10 +197,18 @@ struct scan_row {
 };
 
 struct scan;
-/* Items of the members @c->spec selects, in time order within a member. */
+/*
+ * Items of the members @c->spec selects, one member after another, in
+ * time order within a member (CPUs merged), its gaps after its items.
+ */
 struct scan *scan_open(struct sql_cursor *c, unsigned int what);
 /* The next item the spec keeps: 1 with *@row, 0 at the end, -1 (c->err). */
 int scan_next(struct scan *s, struct scan_row *row);
+/*
+ * SCAN_THREADS: what the member of the last row knows of threads (names,
+ * pids: rt_threads_comm()...) at that row; NULL otherwise.
+ */
+const struct rt_threads *scan_threads(const struct scan *s);
 void scan_close(struct scan *s);
 
 /* ---- output (out.c) ---------------------------------------------------------------- */
@@ -208,10 +219,10 @@ struct out;
 struct out *out_new(enum out_mode mode, FILE *f);
 /* A statement's rows, all of them: SQLITE_DONE, or SQLite's error. */
 int out_statement(struct out *o, sqlite3_stmt *st);
-/* The end of everything printed (JSON closes its array). */
+/* Freed (each statement's output is whole when out_statement() returns). */
 void out_free(struct out *o);
 
-/* JSON text of @len bytes of @s (up to a NUL) appended to *@buf (sqlite3_str). */
+/* A JSON string of @len bytes of @s (up to a NUL) appended to @buf. */
 void sql_json_text(sqlite3_str *buf, const uint8_t *s, size_t len);
 
 #endif /* RINGTRACE_SQL_H */

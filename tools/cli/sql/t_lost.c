@@ -103,7 +103,7 @@ static void lost_reset(struct sql_cursor *c)
 
 const struct sql_table sql_t_lost = {
 	.name = "lost",
-	.what = "losses per CPU (events, packets, damaged places) and missing chunk sets",
+	.what = "losses per CPU, damaged places, missing chunk sets",
 	.cols = cols,
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct lost),

@@ -149,7 +149,7 @@ static void raw_reset(struct sql_cursor *c)
 
 const struct sql_table sql_t_raw = {
 	.name = "raw",
-	.what = "every event with its fields (args, JSON) and its thread (utid)",
+	.what = "every event: its fields (args, JSON), its thread (utid)",
 	.cols = cols,
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct raw),

@@ -71,7 +71,7 @@ static void stats_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 const struct sql_table sql_t_scan_stats = {
 	.name = "scan_stats",
-	.what = "what the statement before read: plan, frames, bytes, events per cursor",
+	.what = "what the statement before read, per cursor",
 	.cols = cols,
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct stats_cursor),

@@ -94,7 +94,7 @@ static void trace_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 const struct sql_table sql_t_trace = {
 	.name = "trace",
-	.what = "the traces (members): number, host, directory, uuid, chunk sets",
+	.what = "the traces: number, host, directory, uuid, chunk sets",
 	.cols = cols,
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct members),
