@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_decoder as td  # noqa: E402
 from test_decoder import Fail, check, marker, sys_entry, kswitch  # noqa: E402
+from sql_check import report_lines, stat_events, stat_losses  # noqa: E402
 
 TESTS = []
 REAL_TRACE = os.path.join(HERE, 'real-trace')
@@ -99,31 +100,6 @@ def report_stat(d, status=0):
     r = td.rt('report', '--stat', d)
     check(r.returncode == status, 'report --stat exit %d: %s' % (r.returncode, r.stderr))
     return r.stdout
-
-
-def stat_events(text):
-    """report --stat's events by name and CPU: {(name, cpu): count}."""
-    lines = text.splitlines()
-    head = next(i for i, l in enumerate(lines) if l.startswith('events by name and CPU'))
-    cpus = [int(c[3:]) for c in lines[head + 1].split()[2:]]
-    out = {}
-    for l in lines[head + 2:]:
-        if not l.strip():
-            break
-        f = l.split()
-        for c, n in zip(cpus, f[2:]):
-            if int(n):
-                out[(f[0], c)] = int(n)
-    return out
-
-
-LOSS = re.compile(r'^  CPU (\d+): (\d+) events lost, (\d+) packets lost, (\d+) damaged')
-
-
-def stat_losses(text):
-    """report --stat's losses: {cpu: (events, packets, damaged)}."""
-    return {int(m.group(1)): tuple(int(m.group(k)) for k in (2, 3, 4))
-            for m in map(LOSS.match, text.splitlines()) if m}
 
 
 def sql_losses(d, status=0):
@@ -245,20 +221,10 @@ def ctx_copy(ctx):
 
 # ---- every row is report's line ------------------------------------------------------
 
-LINE = re.compile(r'^\[(\d+)\.(\d{9})\] cpu(\d+) (?:- |.*-(\d+) )(\w+):')
-
-
 def report_events(d, *args):
     r = td.rt('report', *(list(args) + [d]))
     check(r.returncode == 0, 'report: %s' % r.stderr)
-    out = []
-    for l in r.stdout.splitlines():
-        m = LINE.match(l)
-        if m and ' -- ' not in l:
-            tid = int(m.group(4)) if m.group(4) is not None else None
-            out.append((int(m.group(1)) * 10**9 + int(m.group(2)), int(m.group(3)),
-                        tid, m.group(5)))
-    return sorted(out, key=repr)
+    return report_lines(r.stdout)
 
 
 def sql_events(d, where='', env=None):
