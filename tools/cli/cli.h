@@ -39,7 +39,7 @@ struct command {
 
 extern const struct command cmd_record, cmd_snapshot, cmd_list, cmd_report,
 	cmd_export, cmd_check, cmd_unpack, cmd_compress, cmd_stats, cmd_start,
-	cmd_stop, cmd_symbols;
+	cmd_stop, cmd_symbols, cmd_sql;
 
 /* The command being run, for messages and --help. */
 extern const struct command *current_cmd;

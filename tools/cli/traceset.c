@@ -709,7 +709,7 @@ static void member_damage(struct tset_member *m, int cpu, const char *fmt, ...)
  * manifests promise of its files, the member's damage that is its.
  */
 static void stream_setup(const struct tset *ts, const struct tset_member *m,
-			 struct rt_trace_cpu *c)
+			 struct rt_trace_cpu *c, bool first)
 {
 	rt_stream_set_tolerant(c->stream, !ts->strict);
 	for (unsigned int i = 0; i < m->nr_files; i++) {
@@ -720,8 +720,7 @@ static void stream_setup(const struct tset *ts, const struct tset_member *m,
 			die("out of memory");
 	}
 	for (unsigned int i = 0; i < m->nr_damage; i++)
-		if (m->damage[i].cpu == c->cpu ||
-		    (m->damage[i].cpu < 0 && c == &m->t->cpus[0]))
+		if (m->damage[i].cpu == c->cpu || (m->damage[i].cpu < 0 && first))
 			rt_stream_add_damage(c->stream, m->damage[i].what);
 }
 
@@ -738,7 +737,7 @@ static int open_streams(const struct tset *ts, struct tset_member *m)
 			error_line("%s", err.msg);
 			return -1;
 		}
-		stream_setup(ts, m, c);
+		stream_setup(ts, m, c, k == 0);
 	}
 	return 0;
 }
@@ -1310,7 +1309,7 @@ struct tset *tset_open(char *const *dirs, unsigned int n, bool strict)
 		if (!u->nr_loose) {
 			plain_member(m, u);
 			for (unsigned int c = 0; c < m->t->nr_cpus; c++)
-				stream_setup(ts, m, &m->t->cpus[c]);
+				stream_setup(ts, m, &m->t->cpus[c], c == 0);
 		} else if (build_member(ts, m, NULL, 0, &self, 1)) {
 			goto out;
 		}
@@ -1461,34 +1460,36 @@ static void window_chunks(struct tset_member *m, const struct rt_trace_cpu *c,
 	*cold = b;
 }
 
-int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
-		uint64_t end, bool seek)
+/*
+ * The window [@begin, @end] on the streams of @t, member @m's CPUs (@t is
+ * m->t, or a view's copy of it): each CPU's chunks after the window not
+ * opened, the window and the cold chunks set.  Streams not open yet (a
+ * view's) are opened here.  0, or -1 with @err set.
+ */
+static int window_streams(const struct tset *ts, struct tset_member *m,
+			  struct rt_trace *t, uint64_t begin, uint64_t end,
+			  bool seek, struct rt_error *err)
 {
-	struct tset_member *m = &ts->m[member];
-	struct rt_error err;
-
-	for (unsigned int i = 0; i < m->t->nr_cpus; i++) {
-		struct rt_trace_cpu *c = &m->t->cpus[i];
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		struct rt_trace_cpu *c = &t->cpus[i];
 		unsigned int after = c->nr_paths, cold = 0;
 		char *why[2] = { NULL, NULL };
 
 		if (seek)
 			window_chunks(m, c, begin, end, &after, &cold, &why[0], &why[1]);
 		if (ts->strict && (why[0] || why[1])) {
-			error_line("%s", why[0] ? why[0] : why[1]);
+			snprintf(err->msg, sizeof(err->msg), "%s", why[0] ? why[0] : why[1]);
 			free(why[0]);
 			free(why[1]);
 			return -1;
 		}
-		if (after < c->nr_paths) {
+		if (after < c->nr_paths || !c->stream) {
 			rt_stream_close(c->stream);
 			c->stream = NULL;
-			if (rt_stream_open(&c->stream, m->t->md, (const char *const *)c->paths,
-					   after, c->cpu, &err)) {
-				error_line("%s", err.msg);
+			if (rt_stream_open(&c->stream, t->md, (const char *const *)c->paths,
+					   after, c->cpu, err))
 				return -1;
-			}
-			stream_setup(ts, m, c);
+			stream_setup(ts, m, c, i == 0);
 		}
 		for (unsigned int k = 0; k < 2; k++) {
 			if (why[k])
@@ -1499,6 +1500,77 @@ int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
 		rt_stream_set_cold(c->stream, cold);
 	}
 	return 0;
+}
+
+int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
+		uint64_t end, bool seek)
+{
+	struct rt_error err;
+
+	if (window_streams(ts, &ts->m[member], ts->m[member].t, begin, end, seek, &err)) {
+		error_line("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- views: a member read by one reader ---------------------------------------- */
+
+struct tset_view {
+	struct rt_trace t;		/* the member's, its own cpus[] and streams */
+};
+
+struct tset_view *tset_view_open(struct tset *ts, unsigned int member,
+				 const bool *cpus, bool windowed, uint64_t begin,
+				 uint64_t end, bool seek, struct rt_error *err)
+{
+	struct tset_member *m = &ts->m[member];
+	struct tset_view *v = calloc(1, sizeof(*v));
+	unsigned int n = 0;
+
+	if (!v || !(v->t.cpus = calloc(m->t->nr_cpus + 1, sizeof(*v->t.cpus))))
+		die("out of memory");
+	v->t.dir = m->t->dir;
+	v->t.md = m->t->md;
+	for (unsigned int i = 0; i < m->t->nr_cpus; i++) {
+		if (cpus && !cpus[i])
+			continue;
+		v->t.cpus[n] = m->t->cpus[i];
+		v->t.cpus[n++].stream = NULL;
+	}
+	v->t.nr_cpus = n;
+	if (windowed) {
+		if (window_streams(ts, m, &v->t, begin, end, seek, err))
+			goto fail;
+		return v;
+	}
+	for (unsigned int k = 0; k < n; k++) {
+		struct rt_trace_cpu *c = &v->t.cpus[k];
+
+		if (rt_stream_open(&c->stream, v->t.md, (const char *const *)c->paths,
+				   c->nr_paths, c->cpu, err))
+			goto fail;
+		stream_setup(ts, m, c, k == 0);
+	}
+	return v;
+fail:
+	tset_view_close(v);
+	return NULL;
+}
+
+struct rt_trace *tset_view_trace(struct tset_view *v)
+{
+	return &v->t;
+}
+
+void tset_view_close(struct tset_view *v)
+{
+	if (!v)
+		return;
+	for (unsigned int i = 0; i < v->t.nr_cpus; i++)
+		rt_stream_close(v->t.cpus[i].stream);
+	free(v->t.cpus);
+	free(v);
 }
 
 /* ---- merged on wall-clock time ----------------------------------------------------- */

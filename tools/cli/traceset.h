@@ -92,6 +92,23 @@ int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
 		uint64_t end, bool seek);
 
 /*
+ * A view: member @member read by one reader of its own (ringtrace sql's
+ * cursors, several at once), the member's streams untouched.  Fresh
+ * streams of the CPUs @cpus says (by index in the member's t->cpus; NULL:
+ * all), tolerant unless --strict, with what the manifests promise; with
+ * @windowed only [@begin, @end] is needed, as tset_window() says.  The
+ * trace it gives shares the member's metadata and paths, its cpus[] (and
+ * so nr_cpus) the view's own: merge_open() and damage_report() read it.
+ * NULL with @err set when a stream cannot be opened.
+ */
+struct tset_view;
+struct tset_view *tset_view_open(struct tset *ts, unsigned int member,
+				 const bool *cpus, bool windowed, uint64_t begin,
+				 uint64_t end, bool seek, struct rt_error *err);
+struct rt_trace *tset_view_trace(struct tset_view *v);
+void tset_view_close(struct tset_view *v);
+
+/*
  * Every member's items (and gaps) merged on wall-clock time: NULL at the
  * end or at the first error (tset_merge_error()).  An item stays valid
  * until the next call.

@@ -91,6 +91,7 @@ struct rt_source {
 	size_t siglen;
 	/* Read by the owner, kept across files. */
 	uint64_t moved;			/* bytes decoded, copied out or back */
+	uint64_t frames;		/* zstd frames decoded */
 	/* Read by the owner. */
 	const char *path;		/* NULL: no file open */
 	bool zst;

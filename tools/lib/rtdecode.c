@@ -2427,6 +2427,12 @@ const struct rt_stream_stats *rt_stream_stats(const struct rt_stream *s)
 	return &s->stats;
 }
 
+void rt_stream_reads(const struct rt_stream *s, uint64_t *frames, uint64_t *bytes)
+{
+	*frames = s->src.frames;
+	*bytes = s->src.moved;
+}
+
 uint64_t rt_stream_work(const struct rt_stream *s)
 {
 	return s->src.moved + s->scanned;

@@ -338,6 +338,12 @@ void rt_stream_add_damage(struct rt_stream *s, const char *what);
  * -1 when it does not start with a packet header.
  */
 int rt_file_first_ts(const char *path, uint64_t *ts);
+/*
+ * What reading cost so far: zstd frames decoded (whole, checked), and the
+ * bytes read out of the files (decompressed, or plain) -- what a window
+ * or a choice of CPUs saves (ringtrace sql's scan_stats).
+ */
+void rt_stream_reads(const struct rt_stream *s, uint64_t *frames, uint64_t *bytes);
 unsigned int rt_stream_nr_index_notes(const struct rt_stream *s);
 const char *rt_stream_index_note(const struct rt_stream *s, unsigned int i);
 

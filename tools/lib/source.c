@@ -107,6 +107,7 @@ void rt_src_close(struct rt_source *src)
 	memcpy(src->sig, was.sig, sizeof(src->sig));
 	src->siglen = was.siglen;
 	src->moved = was.moved;
+	src->frames = was.frames;
 }
 
 /* rtdecode.h */
@@ -628,6 +629,7 @@ static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
 			return 2;
 		}
 	} while (ret);
+	src->frames++;
 	return 1;
 }
 

@@ -19,7 +19,9 @@
  * from the command line (their run()): report, report --stat, report
  * --begin/--end (seeking with the chunks' time indexes, and learning the
  * frames before from their thread tables, or decoding them), export -f systrace (whole, and from --begin), report --folded [--off-cpu], export -f chrome-json, export -f lttng (into a directory
- * beside, removed after each input), export -f perfetto and check -v --
+ * beside, removed after each input), export -f perfetto, check -v and
+ * three ringtrace sql queries (event_count and lost, a window of raw with
+ * threads and fields, IN lists) --
  * the metadata parser, the packet walk, thread attribution, the reports,
  * --stat and every export format.  Their output goes to /dev/null.
  *
@@ -223,6 +225,21 @@ static void run(const struct command *cmd, const char *a1, const char *a2,
 	}
 }
 
+/* `ringtrace sql DIR QUERY`: the query comes after the directory. */
+static void run_sql(const char *query)
+{
+	char *argv[] = { (char *)cmd_sql.name, dir, (char *)query, NULL };
+	int status;
+
+	current_cmd = &cmd_sql;
+	optind = 0;
+	status = cmd_sql.run(3, argv);
+	if (status != 0 && status != 1 && status != EXIT_DAMAGED) {
+		fprintf(stderr, "fuzz_decoder: ringtrace sql %s: status %d\n", query, status);
+		abort();
+	}
+}
+
 /*
  * Each CPU's stream read three ways at once (diffread.h), tolerant and
  * strict: the decoder as readers use it, the reference reader and a
@@ -283,5 +300,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	remove_out();
 	run(&cmd_export, "-f", "perfetto", "-o", "/dev/null");
 	run(&cmd_check, "-v", NULL, NULL, NULL);
+	/* SQL: counts and losses, a window with threads and fields, IN lists. */
+	run_sql("SELECT name, cpu, count FROM event_count; SELECT * FROM lost");
+	run_sql("SELECT ts, name, cpu, utid, args FROM raw WHERE ts BETWEEN "
+		"(SELECT min(ts) FROM raw) + 1000000 AND (SELECT min(ts) FROM raw) + 3000000");
+	run_sql("SELECT count(*) FROM raw WHERE cpu IN (0, 1) AND "
+		"name IN ('sched_switch', 'ringtrace_marker'); SELECT * FROM scan_stats");
 	return 0;
 }

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace sql TRACE... ['SELECT ...']: SQLite over trace directories and
+ * chunk sets, nothing loaded up front (sql/sql.h).  The statements come
+ * from the last argument (when it is not a directory), -f FILE, or stdin
+ * -- a prompt when stdin is a terminal.  Each statement's rows are
+ * printed as it runs; the first failing statement ends a non-interactive
+ * run (SQLite's message, exit 1).  Damage read past is said on stderr at
+ * the end, exit 3, as report does.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sql/sql.h"
+
+static sqlite3 *running_db;
+
+/* Ctrl-C at the prompt stops the statement running, not the program. */
+static void on_sigint(int sig)
+{
+	(void)sig;
+	if (running_db)
+		sqlite3_interrupt(running_db);
+}
+
+/* Every statement of @sql, printed by @o: 0, or 1 after SQLite's error. */
+static int run_sql(struct sqldb *d, struct out *o, const char *sql)
+{
+	const char *tail = sql;
+
+	while (tail && *tail) {
+		sqlite3_stmt *st = NULL;
+		const char *next;
+		int rc;
+
+		rc = sqlite3_prepare_v2(d->db, tail, -1, &st, &next);
+		if (rc != SQLITE_OK) {
+			error_line("%s", sqlite3_errmsg(d->db));
+			return 1;
+		}
+		tail = next;
+		if (!st)		/* a comment or white space */
+			continue;
+		sqldb_statement(d);
+		rc = out_statement(o, st);
+		if (rc != SQLITE_DONE) {
+			fflush(stdout);
+			error_line("%s", sqlite3_errmsg(d->db));
+			sqlite3_finalize(st);
+			return 1;
+		}
+		sqlite3_finalize(st);
+	}
+	return 0;
+}
+
+/* All of @f. */
+static char *read_all(FILE *f, const char *name)
+{
+	size_t n = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		die("out of memory");
+	for (;;) {
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+
+		n += got;
+		if (n + 1 < cap) {
+			if (ferror(f))
+				die("%s: %s", name, strerror(errno));
+			break;
+		}
+		cap *= 2;
+		buf = realloc(buf, cap);
+		if (!buf)
+			die("out of memory");
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/* The prompt: a statement once sqlite3_complete() says it ends. */
+static int prompt(struct sqldb *d, struct out *o)
+{
+	sqlite3_str *stmt = sqlite3_str_new(NULL);
+	char *line = NULL;
+	size_t cap = 0;
+	int status = 0;
+
+	signal(SIGINT, on_sigint);
+	for (;;) {
+		char *text;
+
+		fputs(sqlite3_str_length(stmt) ? "   ...> " : "sql> ", stdout);
+		fflush(stdout);
+		if (getline(&line, &cap, stdin) < 0)
+			break;
+		sqlite3_str_appendall(stmt, line);
+		text = sqlite3_str_value(stmt);
+		if (!text || !sqlite3_complete(text))
+			continue;
+		status |= run_sql(d, o, text);
+		sqlite3_str_reset(stmt);
+	}
+	putchar('\n');
+	free(line);
+	sqlite3_free(sqlite3_str_finish(stmt));
+	signal(SIGINT, SIG_DFL);
+	return status;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "csv", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "wall", no_argument, NULL, 'w' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "file", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum out_mode mode = OUT_TABLE;
+	bool wall = false, strict = false;
+	const char *file = NULL, *query = NULL;
+	char *text = NULL;
+	struct sqldb *d;
+	struct out *o;
+	int c, ndirs, status;
+
+	while ((c = cmd_getopt(argc, argv, "f:h", opts)) != -1) {
+		if (c == 'c')
+			mode = OUT_CSV;
+		else if (c == 'j')
+			mode = OUT_JSON;
+		else if (c == 'w')
+			wall = true;
+		else if (c == 's')
+			strict = true;
+		else if (c == 'f')
+			file = optarg;
+	}
+	ndirs = argc - optind;
+	if (ndirs > 0 && !file && !is_dir(argv[argc - 1])) {
+		query = argv[argc - 1];
+		ndirs--;
+	}
+	if (ndirs < 1)
+		usage_error("a trace directory is needed");
+	if (file) {
+		FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+
+		if (!f)
+			usage_error("%s: %s", file, strerror(errno));
+		text = read_all(f, file);
+		if (f != stdin)
+			fclose(f);
+	} else if (!query && !isatty(STDIN_FILENO)) {
+		text = read_all(stdin, "stdin");
+	}
+	d = sqldb_open(argv + optind, (unsigned int)ndirs, strict, wall);
+	if (!d) {
+		free(text);
+		return 1;
+	}
+	o = out_new(mode, stdout);
+	running_db = d->db;
+	if (query || text)
+		status = run_sql(d, o, query ? query : text);
+	else
+		status = prompt(d, o);
+	running_db = NULL;
+	out_free(o);
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	if (sqldb_damage_report(d) && !status)
+		status = EXIT_DAMAGED;
+	sqldb_close(d);
+	free(text);
+	return status;
+}
+
+static void help(FILE *f)
+{
+	fputs(
+"Usage: ringtrace sql [OPTIONS] TRACE... ['STATEMENTS']\n"
+"\n"
+"Run SQL (SQLite's) over trace directories and chunk sets: every table is\n"
+"read from the trace as the query runs, nothing is loaded first.  The\n"
+"statements are the last argument when it is not a directory, else\n"
+"-f FILE's, else stdin's (a prompt when stdin is a terminal; Ctrl-C stops\n"
+"the statement running).  Several directories are one database: the chunk\n"
+"sets of one recording are one trace, told apart by the trace and host\n"
+"columns.\n"
+"\n"
+"Tables (Documentation/ringtrace/sql.rst tells what each equals in report):\n", f);
+	sqldb_help_tables(f);
+	fputs(
+"\n"
+"ts is the trace clock in ns (--wall: since the epoch).  Constraints on\n"
+"ts (ranges), cpu, name, trace and host (=, IN) are pushed down: only the\n"
+"frames, CPUs and events they can hold are read (scan_stats shows it).\n"
+"\n"
+"  -f, --file FILE  the statements in FILE ('-': stdin)\n"
+"      --csv        CSV (RFC 4180) with a header line\n"
+"      --json       a JSON array of objects per statement\n"
+"      --wall       ts in ns since the epoch (joins across hosts)\n"
+"      --strict     damage is an error instead of read past\n"
+"  -h, --help       this text\n"
+"\n"
+"Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"
+"statements ran but damage was read past: the damaged packets are lost\n"
+"rows, the rest answered (said on stderr).\n", f);
+}
+
+const struct command cmd_sql = {
+	.name = "sql",
+	.summary = "SQL queries over traces (SQLite, nothing loaded up front)",
+	.help_fn = help,
+	.run = run,
+};

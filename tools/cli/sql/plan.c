@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The constraints SQLite passes a table, pushed down (sql.h): xBestIndex
+ * takes each one its column can apply exactly (struct sql_column.push) --
+ * ts =, <, <=, >, >=; cpu, name, trace, host = and IN, all of an IN list
+ * at once -- and marks it omitted, so SQLite does not check it again; the
+ * scan keeps only the rows that meet it.  LIMIT (and OFFSET) is taken
+ * only when every other term was taken so and no ORDER BY is asked for
+ * but the one the rows come in (ORDER BY ts of one trace): then the first
+ * LIMIT + OFFSET rows the scan keeps are SQLite's answer, and it stops
+ * there.
+ *
+ * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in order
+ * limit"), which EXPLAIN QUERY PLAN and scan_stats show.  xFilter reads
+ * it back with the values (sql_plan_spec()).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+static bool push_op(enum sql_push p, int op)
+{
+	switch (p) {
+	case SQL_PUSH_TS:
+		return op == SQLITE_INDEX_CONSTRAINT_EQ || op == SQLITE_INDEX_CONSTRAINT_GT ||
+		       op == SQLITE_INDEX_CONSTRAINT_GE || op == SQLITE_INDEX_CONSTRAINT_LT ||
+		       op == SQLITE_INDEX_CONSTRAINT_LE;
+	case SQL_PUSH_CPU:
+	case SQL_PUSH_NAME:
+	case SQL_PUSH_TRACE:
+	case SQL_PUSH_HOST:
+		return op == SQLITE_INDEX_CONSTRAINT_EQ;
+	default:
+		return false;
+	}
+}
+
+static const char *op_text(int op)
+{
+	switch (op) {
+	case SQLITE_INDEX_CONSTRAINT_EQ: return "=";
+	case SQLITE_INDEX_CONSTRAINT_GT: return ">";
+	case SQLITE_INDEX_CONSTRAINT_GE: return ">=";
+	case SQLITE_INDEX_CONSTRAINT_LT: return "<";
+	default: return "<=";
+	}
+}
+
+/*
+ * ORDER BY ts (ascending, alone) is the order rows come in when the
+ * table gives them in time order and there is one trace (traces are read
+ * one after another).
+ */
+static bool ordered(const struct sql_table *t, unsigned int nr_members,
+		    const sqlite3_index_info *info)
+{
+	return t->ordered && nr_members == 1 && info->nOrderBy == 1 &&
+	       !info->aOrderBy[0].desc && info->aOrderBy[0].iColumn >= 0 &&
+	       (unsigned int)info->aOrderBy[0].iColumn < t->nr_cols &&
+	       t->cols[info->aOrderBy[0].iColumn].push == SQL_PUSH_TS;
+}
+
+int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
+		  sqlite3_index_info *info)
+{
+	bool in_order = ordered(t, nr_members, info);
+	sqlite3_str *plan = sqlite3_str_new(NULL);
+	int argv = 0, limit = -1, offset = -1;
+	double cost = 1e6;
+	bool exact = true;
+
+	for (int i = 0; i < info->nConstraint; i++) {
+		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
+		const struct sql_column *col;
+		bool in;
+
+		if (k->op == SQLITE_INDEX_CONSTRAINT_LIMIT) {
+			limit = i;
+			continue;
+		}
+		if (k->op == SQLITE_INDEX_CONSTRAINT_OFFSET) {
+			offset = i;
+			continue;
+		}
+		col = k->iColumn >= 0 && (unsigned int)k->iColumn < t->nr_cols ?
+		      &t->cols[k->iColumn] : NULL;
+		/* Text is compared as bytes only (BINARY, the columns' collation). */
+		if (!k->usable || !col || !push_op(col->push, k->op) ||
+		    ((col->push == SQL_PUSH_NAME || col->push == SQL_PUSH_HOST) &&
+		     strcmp(sqlite3_vtab_collation(info, i), "BINARY"))) {
+			exact = false;
+			continue;
+		}
+		info->aConstraintUsage[i].argvIndex = ++argv;
+		info->aConstraintUsage[i].omit = 1;
+		in = col->push != SQL_PUSH_TS && sqlite3_vtab_in(info, i, -1);
+		if (in)
+			sqlite3_vtab_in(info, i, 1);
+		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
+				    col->name, op_text(k->op), in ? "in" : "");
+		cost *= col->push == SQL_PUSH_TS ? 0.1 : 0.5;
+	}
+	if (in_order) {
+		info->orderByConsumed = 1;
+		sqlite3_str_appendf(plan, "%sorder", sqlite3_str_length(plan) ? " " : "");
+	}
+	if (limit >= 0 && exact && (info->nOrderBy == 0 || in_order) && t->scan_rows) {
+		info->aConstraintUsage[limit].argvIndex = ++argv;
+		sqlite3_str_appendf(plan, "%slimit", sqlite3_str_length(plan) ? " " : "");
+		if (offset >= 0) {
+			info->aConstraintUsage[offset].argvIndex = ++argv;
+			sqlite3_str_appendf(plan, " offset");
+		}
+	}
+	/* The columns the statement reads (xColumn is asked only for those). */
+	info->idxNum = info->colUsed >> 30 ? 0x3fffffff : (int)info->colUsed;
+	if (sqlite3_str_errcode(plan) != SQLITE_OK) {
+		sqlite3_free(sqlite3_str_finish(plan));
+		return SQLITE_NOMEM;
+	}
+	/* Nothing pushed down: NULL. */
+	info->idxStr = sqlite3_str_finish(plan);
+	info->needToFreeIdxStr = 1;
+	info->estimatedCost = cost;
+	info->estimatedRows = (sqlite3_int64)cost;
+	return SQLITE_OK;
+}
+
+/* ---- xFilter: the values ---------------------------------------------------------- */
+
+void sql_spec_free(struct scan_spec *s)
+{
+	for (unsigned int i = 0; i < s->nr_names; i++)
+		free(s->names[i]);
+	free(s->names);
+	free(s->cpus);
+	free(s->members);
+	memset(s, 0, sizeof(*s));
+	s->limit = -1;
+}
+
+/*
+ * A ts bound from @v as SQLite would compare an INTEGER column with it:
+ * numbers (a real rounded toward the rows it keeps), NULL matches
+ * nothing, text and blobs sort after every number.
+ */
+static void ts_bound(struct scan_spec *s, int op, sqlite3_value *v)
+{
+	bool lower = op == SQLITE_INDEX_CONSTRAINT_GT || op == SQLITE_INDEX_CONSTRAINT_GE;
+	bool upper = op == SQLITE_INDEX_CONSTRAINT_LT || op == SQLITE_INDEX_CONSTRAINT_LE;
+	int64_t lo = INT64_MIN, hi = INT64_MAX;
+	int type = sqlite3_value_numeric_type(v);
+
+	if (type == SQLITE_NULL) {
+		s->empty = true;
+		return;
+	}
+	if (type == SQLITE_TEXT || type == SQLITE_BLOB) {
+		if (!upper)
+			s->empty = true;
+		return;
+	}
+	if (type == SQLITE_INTEGER) {
+		int64_t x = sqlite3_value_int64(v);
+
+		if (op == SQLITE_INDEX_CONSTRAINT_GT && x == INT64_MAX)
+			s->empty = true;
+		if (op == SQLITE_INDEX_CONSTRAINT_LT && x == INT64_MIN)
+			s->empty = true;
+		if (s->empty)
+			return;
+		lo = op == SQLITE_INDEX_CONSTRAINT_GT ? x + 1 : x;
+		hi = op == SQLITE_INDEX_CONSTRAINT_LT ? x - 1 : x;
+	} else {
+		double d = sqlite3_value_double(v), c = ceil(d), f = floor(d);
+
+		if (isnan(d)) {
+			s->empty = true;
+			return;
+		}
+		if (op == SQLITE_INDEX_CONSTRAINT_GT && c == d)
+			c += 1;
+		if (op == SQLITE_INDEX_CONSTRAINT_LT && f == d)
+			f -= 1;
+		if (op == SQLITE_INDEX_CONSTRAINT_EQ && c != d) {
+			s->empty = true;
+			return;
+		}
+		lo = c >= 9.2e18 ? INT64_MAX : c <= -9.2e18 ? INT64_MIN : (int64_t)c;
+		hi = f >= 9.2e18 ? INT64_MAX : f <= -9.2e18 ? INT64_MIN : (int64_t)f;
+		if (c >= 9.3e18 && !upper)
+			s->empty = true;
+		if (f <= -9.3e18 && !lower)
+			s->empty = true;
+	}
+	if (!upper && (!s->has_begin || lo > s->begin)) {
+		s->has_begin = true;
+		s->begin = lo;
+	}
+	if (!lower && (!s->has_end || hi < s->end)) {
+		s->has_end = true;
+		s->end = hi;
+	}
+	if (s->has_begin && s->has_end && s->end < s->begin)
+		s->empty = true;
+}
+
+/* An integer equal to @v (an INTEGER column's =): false when none is. */
+static bool int_value(sqlite3_value *v, int64_t *x)
+{
+	int type = sqlite3_value_numeric_type(v);
+	double d;
+
+	if (type == SQLITE_INTEGER) {
+		*x = sqlite3_value_int64(v);
+		return true;
+	}
+	if (type != SQLITE_FLOAT)
+		return false;
+	d = sqlite3_value_double(v);
+	if (d != floor(d) || d < -9.2e18 || d > 9.2e18)
+		return false;
+	*x = (int64_t)d;
+	return true;
+}
+
+/* The values of one = or IN term, one at a time. */
+struct term_values {
+	sqlite3_value *v, *list;
+	bool in, started;
+};
+
+static sqlite3_value *term_next(struct term_values *tv)
+{
+	sqlite3_value *x = NULL;
+
+	if (!tv->in) {
+		x = tv->started ? NULL : tv->v;
+	} else if (!tv->started) {
+		if (sqlite3_vtab_in_first(tv->list, &x) != SQLITE_OK)
+			x = NULL;
+	} else if (sqlite3_vtab_in_next(tv->list, &x) != SQLITE_OK) {
+		x = NULL;
+	}
+	tv->started = true;
+	return x;
+}
+
+/* The members whose trace number (or with @host, host) is one of the values. */
+static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
+{
+	struct scan_spec *s = &c->spec;
+	const struct tset *ts = c->db->ts;
+	bool *now = calloc(ts->nr + 1, sizeof(*now));
+	sqlite3_value *v;
+
+	if (!now)
+		die("out of memory");
+	while ((v = term_next(tv))) {
+		const char *name;
+		int64_t x;
+
+		if (!host) {
+			if (int_value(v, &x) && x >= 0 && (uint64_t)x < ts->nr)
+				now[x] = true;
+			continue;
+		}
+		/* A TEXT column: numbers compare as their text, blobs never equal. */
+		if (sqlite3_value_type(v) == SQLITE_NULL || sqlite3_value_type(v) == SQLITE_BLOB ||
+		    !(name = (const char *)sqlite3_value_text(v)))
+			continue;
+		for (unsigned int i = 0; i < ts->nr; i++)
+			if (!strcmp(ts->m[i].host, name))
+				now[i] = true;
+	}
+	if (s->members_set)
+		for (unsigned int i = 0; i < ts->nr; i++)
+			now[i] = now[i] && s->members[i];
+	free(s->members);
+	s->members = now;
+	s->members_set = true;
+}
+
+static void cpu_term(struct scan_spec *s, struct term_values *tv)
+{
+	int64_t *now = NULL, x;
+	unsigned int n = 0;
+	sqlite3_value *v;
+
+	while ((v = term_next(tv))) {
+		if (!int_value(v, &x) || (s->cpus_set && !sql_spec_cpu(s, x)))
+			continue;
+		now = realloc(now, (n + 1) * sizeof(*now));
+		if (!now)
+			die("out of memory");
+		now[n++] = x;
+	}
+	free(s->cpus);
+	s->cpus = now;
+	s->nr_cpus = n;
+	s->cpus_set = true;
+}
+
+static void name_term(struct scan_spec *s, struct term_values *tv)
+{
+	unsigned int n = 0;
+	sqlite3_value *v;
+	char **now = NULL;
+
+	while ((v = term_next(tv))) {
+		const char *name;
+
+		/* A TEXT column: numbers compare as their text, blobs never equal. */
+		if (sqlite3_value_type(v) == SQLITE_NULL || sqlite3_value_type(v) == SQLITE_BLOB)
+			continue;
+		name = (const char *)sqlite3_value_text(v);
+		if (!name || (s->names_set && !sql_spec_name(s, name)))
+			continue;
+		now = realloc(now, (n + 1) * sizeof(*now));
+		if (!now || !(now[n++] = strdup(name)))
+			die("out of memory");
+	}
+	for (unsigned int i = 0; i < s->nr_names; i++)
+		free(s->names[i]);
+	free(s->names);
+	s->names = now;
+	s->nr_names = n;
+	s->names_set = true;
+}
+
+int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
+		  sqlite3_value **argv)
+{
+	struct scan_spec *s = &c->spec;
+	const char *p = plan ? plan : "";
+	int64_t limit = -1, offset = 0;
+	int i = 0;
+
+	sql_spec_free(s);
+	c->col_used = (uint64_t)idx;
+	while (*p) {
+		const char *end = strchr(p, ' ');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		const struct sql_column *col = NULL;
+		struct term_values tv = { 0 };
+		char tok[64];
+		const char *op;
+
+		if (len >= sizeof(tok))
+			return sql_error(c, "bad plan '%s'", plan);
+		memcpy(tok, p, len);
+		tok[len] = 0;
+		p += len + (end ? 1 : 0);
+		/* Rows come in ts order anyway: nothing to read. */
+		if (!strcmp(tok, "order"))
+			continue;
+		if (i >= argc)
+			return sql_error(c, "bad plan '%s'", plan);
+		if (!strcmp(tok, "limit") || !strcmp(tok, "offset")) {
+			int64_t x = sqlite3_value_int64(argv[i++]);
+
+			if (tok[0] == 'l')
+				limit = x;
+			else
+				offset = x > 0 ? x : 0;
+			continue;
+		}
+		for (unsigned int k = 0; k < c->t->nr_cols && !col; k++) {
+			size_t n = strlen(c->t->cols[k].name);
+
+			if (!strncmp(tok, c->t->cols[k].name, n) && strchr("<>=", tok[n]))
+				col = &c->t->cols[k];
+		}
+		if (!col)
+			return sql_error(c, "bad plan '%s'", plan);
+		op = tok + strlen(col->name);
+		tv.v = tv.list = argv[i++];
+		tv.in = strstr(op, "in") != NULL;
+		switch (col->push) {
+		case SQL_PUSH_TS:
+			ts_bound(s, !strcmp(op, "=") ? SQLITE_INDEX_CONSTRAINT_EQ :
+				 !strcmp(op, ">") ? SQLITE_INDEX_CONSTRAINT_GT :
+				 !strcmp(op, ">=") ? SQLITE_INDEX_CONSTRAINT_GE :
+				 !strcmp(op, "<") ? SQLITE_INDEX_CONSTRAINT_LT :
+				 SQLITE_INDEX_CONSTRAINT_LE, tv.v);
+			break;
+		case SQL_PUSH_CPU:
+			cpu_term(s, &tv);
+			break;
+		case SQL_PUSH_NAME:
+			name_term(s, &tv);
+			break;
+		case SQL_PUSH_TRACE:
+		case SQL_PUSH_HOST:
+			member_term(c, &tv, col->push == SQL_PUSH_HOST);
+			break;
+		default:
+			return sql_error(c, "bad plan '%s'", plan);
+		}
+	}
+	/* SQLite's LIMIT: negative is none. */
+	if (limit >= 0)
+		s->limit = limit > INT64_MAX - offset ? INT64_MAX : limit + offset;
+	if ((s->cpus_set && !s->nr_cpus) || (s->names_set && !s->nr_names) || s->limit == 0)
+		s->empty = true;
+	return 0;
+}
+
+bool sql_spec_cpu(const struct scan_spec *s, int64_t cpu)
+{
+	if (!s->cpus_set)
+		return true;
+	for (unsigned int i = 0; i < s->nr_cpus; i++)
+		if (s->cpus[i] == cpu)
+			return true;
+	return false;
+}
+
+bool sql_spec_name(const struct scan_spec *s, const char *name)
+{
+	if (!s->names_set)
+		return true;
+	for (unsigned int i = 0; i < s->nr_names; i++)
+		if (!strcmp(s->names[i], name))
+			return true;
+	return false;
+}
+
+bool sql_spec_ts(const struct scan_spec *s, int64_t ts)
+{
+	return (!s->has_begin || ts >= s->begin) && (!s->has_end || ts <= s->end);
+}

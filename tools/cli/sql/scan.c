@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A cursor's reading (sql.h): the members its spec selects, one after
+ * another, each through a view of its own (tset_view_open()) with only
+ * the CPUs asked for and, for a ts range, a window that seeks with the
+ * chunks' time indexes (unless RINGTRACE_SEEK=0); events of names not
+ * asked for are never decoded (rt_stream_set_wanted()).  Items come in
+ * time order within a member, merged over its CPUs; every item the spec
+ * does not keep exactly (a window reads the packet before it) is dropped
+ * here.  Trailers (kernel_stack, user_stack, stack_def...) are not
+ * events of their own, as in report.
+ *
+ * The owner thread of an item (SCAN_THREADS) is report's: rt_threads fed
+ * every item read, and what a window's frames before it say of threads.
+ *
+ * What each view read (frames, bytes, packets, events) is added to the
+ * cursor's scan_stats row when it closes; its damage goes to the
+ * database's list (sqldb_view_damage()).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+struct scan {
+	struct sql_cursor *c;
+	struct sqldb *d;
+	unsigned int what;
+	unsigned int member;		/* the next member to open */
+	unsigned int cur;		/* the member being read */
+	struct tset_view *v;		/* NULL: none open */
+	struct merge *m;
+	struct rt_threads *th;
+	struct stackrec *sr;		/* knows trailers by name */
+	bool *want;			/* by event position: the spec's names */
+	unsigned int gap;		/* the next gap of the member to give */
+	bool items_done;		/* its items given; gaps left */
+	uint64_t kept;			/* rows given (LIMIT) */
+};
+
+static bool want_event(void *arg, const struct rt_event_desc *ev)
+{
+	struct scan *s = arg;
+	const struct rt_metadata *md = tset_view_trace(s->v)->md;
+
+	if (!(s->what & SCAN_EVENTS))
+		return s->th && rt_threads_reads(s->th, ev);
+	return s->want[ev - md->events] || (s->th && rt_threads_reads(s->th, ev));
+}
+
+/* Adds what the open view read to the cursor's counters, and closes it. */
+static void view_close(struct scan *s)
+{
+	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
+	struct rt_trace *t;
+
+	if (!s->v)
+		return;
+	t = tset_view_trace(s->v);
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		uint64_t frames, bytes;
+
+		if (!t->cpus[i].stream)
+			continue;
+		rt_stream_reads(t->cpus[i].stream, &frames, &bytes);
+		st->frames += frames;
+		st->bytes += bytes;
+		st->cpus++;
+	}
+	sqldb_view_damage(s->d, s->cur, t);
+	merge_close(s->m);
+	s->m = NULL;
+	rt_threads_free(s->th);
+	s->th = NULL;
+	stackrec_free(s->sr);
+	s->sr = NULL;
+	free(s->want);
+	s->want = NULL;
+	tset_view_close(s->v);
+	s->v = NULL;
+}
+
+/* Cycles of member @m that hold ns @ns: rounded down (@up: up). */
+static uint64_t ns_to_cycles(const struct sqldb *d, const struct tset_member *m,
+			     int64_t ns, bool up)
+{
+	__int128 rel = (__int128)ns - (d->wall ? m->wall_offset_ns : 0);
+	uint64_t freq = m->t->md->clock_freq;
+	__int128 c;
+
+	if (rel < 0)
+		return 0;
+	c = (rel * freq + (up ? 999999999 : 0)) / 1000000000;
+	return c > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)c;
+}
+
+/* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
+static int view_open(struct scan *s, unsigned int i)
+{
+	const struct scan_spec *sp = &s->c->spec;
+	struct tset_member *m = &s->d->ts->m[i];
+	const struct rt_metadata *md = m->t->md;
+	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
+	uint64_t begin = 0, end = UINT64_MAX;
+	bool *cpus = NULL, any = false;
+	struct rt_trace *t;
+	struct rt_error err;
+
+	if (sp->cpus_set) {
+		cpus = calloc(m->t->nr_cpus + 1, sizeof(*cpus));
+		if (!cpus)
+			die("out of memory");
+		for (unsigned int k = 0; k < sp->nr_cpus; k++) {
+			int x = sp->cpus[k] >= 0 && sp->cpus[k] < RT_MAX_CPUS ?
+				trace_cpu_index(m->t, (uint32_t)sp->cpus[k]) : -1;
+
+			if (x >= 0)
+				any = cpus[x] = true;
+		}
+		if (!any) {
+			free(cpus);
+			return 0;
+		}
+	}
+	if (sp->has_begin)
+		begin = ns_to_cycles(s->d, m, sp->begin, false);
+	/* The last cycle whose ns is at most end: below (end + 1) ns. */
+	if (sp->has_end && sp->end < INT64_MAX)
+		end = ns_to_cycles(s->d, m, sp->end + 1, true);
+	s->v = tset_view_open(s->d->ts, i, cpus, sp->has_begin || sp->has_end,
+			      begin, end, s->d->seek, &err);
+	free(cpus);
+	if (!s->v)
+		return sql_error(s->c, "%s", err.msg);
+	s->cur = i;
+	st->members++;
+	t = tset_view_trace(s->v);
+	s->sr = stackrec_new(md);
+	s->want = calloc(md->nr_events + 1, sizeof(*s->want));
+	if (!s->sr || !s->want)
+		die("out of memory");
+	for (unsigned int e = 0; e < md->nr_events; e++)
+		s->want[e] = sql_spec_name(sp, md->events[e].name);
+	if (s->what & SCAN_THREADS) {
+		s->th = rt_threads_new(md);
+		if (!s->th)
+			die("out of memory");
+	}
+	for (unsigned int k = 0; k < t->nr_cpus; k++) {
+		if (rt_stream_set_wanted(t->cpus[k].stream, want_event, s))
+			die("out of memory");
+		if (s->th && rt_threads_learn_window(s->th, t->cpus[k].stream, &err))
+			return sql_error(s->c, "%s", err.msg);
+	}
+	s->m = merge_trace(t, true);
+	s->gap = 0;
+	s->items_done = false;
+	return 1;
+}
+
+struct scan *scan_open(struct sql_cursor *c, unsigned int what)
+{
+	struct scan *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		die("out of memory");
+	s->c = c;
+	s->d = c->db;
+	s->what = what;
+	return s;
+}
+
+/* Gap @g of member @m as a row, if the spec keeps it. */
+static bool gap_kept(struct scan *s, const struct tset_member *m,
+		     const struct tset_gap *g, struct scan_row *row)
+{
+	const struct scan_spec *sp = &s->c->spec;
+
+	/* A gap is of no CPU: cpu = x never holds for it. */
+	if (sp->cpus_set)
+		return false;
+	row->ts = g->leading ? 0 : sqldb_ns(s->d, s->cur, g->from);
+	if (!sql_spec_ts(sp, row->ts))
+		return false;
+	row->member = s->cur;
+	row->it = NULL;
+	row->gap = g;
+	row->tid = -1;
+	(void)m;
+	return true;
+}
+
+int scan_next(struct scan *s, struct scan_row *row)
+{
+	const struct scan_spec *sp = &s->c->spec;
+	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
+
+	if (sp->empty || (sp->limit >= 0 && s->kept >= (uint64_t)sp->limit))
+		return 0;
+	for (;;) {
+		const struct rt_item *it;
+		const struct tset_member *m;
+		int r;
+
+		if (!s->v) {
+			while (s->member < s->d->ts->nr &&
+			       sp->members_set && !sp->members[s->member])
+				s->member++;
+			if (s->member >= s->d->ts->nr)
+				return 0;
+			r = view_open(s, s->member++);
+			if (r < 0)
+				return -1;
+			if (!r)
+				continue;
+		}
+		m = &s->d->ts->m[s->cur];
+		if (s->items_done) {
+			/* The member's missing chunk sets, after its items. */
+			while ((s->what & SCAN_GAPS) && s->gap < m->nr_gaps) {
+				if (gap_kept(s, m, &m->gaps[s->gap++], row)) {
+					s->kept++;
+					return 1;
+				}
+			}
+			view_close(s);
+			continue;
+		}
+		it = merge_next(s->m);
+		if (!it) {
+			if (merge_error(s->m))
+				return sql_error(s->c, "%s", merge_error(s->m));
+			s->items_done = true;
+			continue;
+		}
+		if (it->type == RT_ITEM_PACKET) {
+			st->packets++;
+			continue;
+		}
+		if (it->type == RT_ITEM_EVENT)
+			st->events++;
+		row->tid = s->th ? rt_threads_owner(s->th, it) : -1;
+		if (s->th)
+			rt_threads_feed(s->th, it);
+		if (it->type == RT_ITEM_EVENT &&
+		    (!(s->what & SCAN_EVENTS) || !s->want[it->event - m->t->md->events] ||
+		     stackrec_is_trailer(s->sr, it)))
+			continue;
+		if (it->type == RT_ITEM_LOST && !(s->what & SCAN_LOSSES))
+			continue;
+		row->ts = sqldb_ns(s->d, s->cur, it->timestamp);
+		if (!sql_spec_ts(sp, row->ts))
+			continue;
+		row->member = s->cur;
+		row->it = it;
+		row->gap = NULL;
+		s->kept++;
+		return 1;
+	}
+}
+
+const struct rt_threads *scan_threads(const struct scan *s)
+{
+	return s->th;
+}
+
+void scan_close(struct scan *s)
+{
+	if (!s)
+		return;
+	view_close(s);
+	free(s);
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ringtrace sql: SQLite over traces, nothing loaded up front.
+ *
+ * Every table is an eponymous virtual table (no CREATE): a SELECT opens a
+ * cursor, xFilter turns what SQLite passes (ts ranges, cpu, event name,
+ * trace/host, IN lists, LIMIT) into a struct scan_spec (plan.c), and the
+ * table's producer pulls rows from a scan (scan.c): per member a view of
+ * its own (tset_view_open(): fresh streams, only the CPUs asked for, a
+ * window seeking with the chunk indexes), events of other names never
+ * decoded (rt_stream_set_wanted()).  A table is a struct sql_table in a
+ * t_*.c file of its own, listed once in db.c's array.
+ *
+ *   sql.c     the command: options, statements, prompt, exit status
+ *   db.c      the connection, the tables' registration, damage, scan_stats
+ *   vtab.c    the sqlite3_module every table shares
+ *   plan.c    xBestIndex and the constraints' values into a scan_spec
+ *   scan.c    a cursor's reading of the members
+ *   out.c     table, CSV and JSON output
+ *   t_*.c     one table each
+ *
+ * Values from a trace are only ever bound as results (sqlite3_result_*),
+ * never written into SQL text.
+ */
+#ifndef RINGTRACE_SQL_H
+#define RINGTRACE_SQL_H
+
+#include <sqlite3.h>
+
+#include "../traceset.h"
+
+/* ---- the database ------------------------------------------------------------ */
+
+/* What one cursor's scans read, summed over its xFilter calls (scan_stats). */
+struct scan_stat {
+	const char *table;
+	char plan[128];			/* the plan's idxStr */
+	uint64_t filters;		/* xFilter calls */
+	uint64_t members;		/* member views opened */
+	uint64_t cpus;			/* streams opened */
+	uint64_t frames;		/* zstd frames decoded */
+	uint64_t bytes;			/* bytes decoded (decompressed, or read plain) */
+	uint64_t packets;		/* packets handed out */
+	uint64_t events;		/* events decoded (handed out by the decoder) */
+	uint64_t rows;			/* rows given to SQLite */
+};
+
+struct sqldb {
+	sqlite3 *db;
+	struct tset *ts;
+	bool wall;			/* ts columns in epoch ns */
+	bool seek;			/* windows seek (RINGTRACE_SEEK=0: not) */
+	/* The statement running and the one before: scan_stats shows it. */
+	struct scan_stat *cur, *last;
+	unsigned int nr_cur, nr_last;
+	/* Damage read past by any cursor, each place once (db_damage()). */
+	char **damage;
+	unsigned int nr_damage;
+	unsigned int *undescribed;	/* per member and CPU index: beyond RT_MSGS_KEPT */
+	char **notes;
+	unsigned int nr_notes;
+	unsigned int cpu_slots;		/* per member in the two arrays above */
+};
+
+/* The directories as one database, or NULL said. */
+struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall);
+void sqldb_close(struct sqldb *d);
+/* Every table, what its rows are and its columns (--help). */
+void sqldb_help_tables(FILE *f);
+/* A new statement starts: scan_stats will tell the one before. */
+void sqldb_statement(struct sqldb *d);
+/* A cursor's counters: an index into d->cur. */
+unsigned int sqldb_stat_new(struct sqldb *d, const char *table);
+static inline struct scan_stat *sqldb_stat(struct sqldb *d, unsigned int i)
+{
+	return &d->cur[i];
+}
+/* The damage and notes of a view's streams (member @member), kept once. */
+void sqldb_view_damage(struct sqldb *d, unsigned int member, const struct rt_trace *t);
+/* Every damaged place read past, on stderr; how many. */
+unsigned int sqldb_damage_report(const struct sqldb *d);
+/* Nanoseconds of a member's clock cycles (with --wall: since the epoch). */
+int64_t sqldb_ns(const struct sqldb *d, unsigned int member, uint64_t cycles);
+
+/* ---- tables -------------------------------------------------------------------- */
+
+/* What a column's constraints push down (plan.c). */
+enum sql_push {
+	SQL_PUSH_NONE,
+	SQL_PUSH_TS,			/* =, <, <=, >, >=: the window */
+	SQL_PUSH_CPU,			/* =, IN: the streams opened */
+	SQL_PUSH_NAME,			/* =, IN: the events decoded */
+	SQL_PUSH_TRACE,			/* =, IN: the members read */
+	SQL_PUSH_HOST,			/* =, IN: the members read */
+};
+
+struct sql_column {
+	const char *name;
+	const char *type;		/* "INTEGER", "TEXT" */
+	enum sql_push push;
+};
+
+/*
+ * What the constraints a cursor was given leave to read.  Sets: NULL
+ * (n == 0 and !set) = no constraint; set with n == 0 = nothing matches.
+ */
+struct scan_spec {
+	bool empty;			/* a constraint no row can meet */
+	bool has_begin, has_end;
+	int64_t begin, end;		/* ts in ns, both included */
+	bool cpus_set, names_set, members_set;
+	int64_t *cpus;
+	unsigned int nr_cpus;
+	char **names;
+	unsigned int nr_names;
+	bool *members;			/* by member; NULL unless members_set */
+	int64_t limit;			/* rows at most; -1: all */
+};
+
+struct sql_cursor;
+
+struct sql_table {
+	const char *name;
+	const char *what;		/* one line: what its rows are */
+	const struct sql_column *cols;
+	unsigned int nr_cols;
+	size_t priv_size;		/* the table's cursor state (c->priv) */
+	bool scan_rows;			/* a row per item kept: LIMIT pushed down */
+	bool no_stats;			/* scan_stats does not list its cursors */
+	bool ordered;			/* rows in ts order within a trace */
+	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err. */
+	int (*filter)(struct sql_cursor *c);
+	/* The next row: 1, 0 at the end, -1 with c->err set. */
+	int (*next)(struct sql_cursor *c);
+	void (*column)(struct sql_cursor *c, sqlite3_context *ctx, int col);
+	/* Its state freed (after a filter, again before the next one). */
+	void (*reset)(struct sql_cursor *c);
+};
+
+struct sql_cursor {
+	sqlite3_vtab_cursor base;	/* first: SQLite's */
+	struct sqldb *db;
+	const struct sql_table *t;
+	struct scan_spec spec;
+	uint64_t col_used;		/* bit per column used (sql_col_used()) */
+	unsigned int stat;		/* sqldb_stat() */
+	int64_t rowid;
+	bool eof;
+	char *err;			/* sqlite3_mprintf()'d, for zErrMsg */
+	void *priv;
+};
+
+/* Sets c->err; returns -1. */
+__attribute__((format(printf, 2, 3)))
+int sql_error(struct sql_cursor *c, const char *fmt, ...);
+/* Whether the statement reads column @col (from 29 on: one bit for all, kept). */
+static inline bool sql_col_used(const struct sql_cursor *c, int col)
+{
+	return col >= 29 ? (c->col_used >> 29) & 1 : (c->col_used >> col) & 1;
+}
+
+/* The common columns' values: trace, host. */
+void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member);
+
+extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
+	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
+
+/* vtab.c: @t registered in @d as an eponymous virtual table. */
+int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
+
+/* plan.c: xBestIndex, and the argv of xFilter into c->spec. */
+int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
+		  sqlite3_index_info *info);
+int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
+		  sqlite3_value **argv);
+void sql_spec_free(struct scan_spec *s);
+bool sql_spec_cpu(const struct scan_spec *s, int64_t cpu);
+bool sql_spec_name(const struct scan_spec *s, const char *name);
+bool sql_spec_ts(const struct scan_spec *s, int64_t ts);
+
+/* ---- the scan (scan.c) ---------------------------------------------------------- */
+
+/* What a producer wants of the items. */
+enum {
+	SCAN_EVENTS = 1U << 0,		/* events (of the spec's names) */
+	SCAN_LOSSES = 1U << 1,		/* RT_ITEM_LOST items */
+	SCAN_GAPS = 1U << 2,		/* missing chunk sets (row.gap) */
+	SCAN_THREADS = 1U << 3,		/* row.tid: the owner thread */
+};
+
+struct scan_row {
+	unsigned int member;
+	const struct rt_item *it;	/* NULL: a gap */
+	const struct tset_gap *gap;
+	int32_t tid;			/* SCAN_THREADS; -1 unknown */
+	int64_t ts;			/* ns (sqldb_ns()) */
+};
+
+struct scan;
+/*
+ * Items of the members @c->spec selects, one member after another, in
+ * time order within a member (CPUs merged), its gaps after its items.
+ */
+struct scan *scan_open(struct sql_cursor *c, unsigned int what);
+/* The next item the spec keeps: 1 with *@row, 0 at the end, -1 (c->err). */
+int scan_next(struct scan *s, struct scan_row *row);
+/*
+ * SCAN_THREADS: what the member of the last row knows of threads (names,
+ * pids: rt_threads_comm()...) at that row; NULL otherwise.
+ */
+const struct rt_threads *scan_threads(const struct scan *s);
+void scan_close(struct scan *s);
+
+/* ---- output (out.c) ---------------------------------------------------------------- */
+
+enum out_mode { OUT_TABLE, OUT_CSV, OUT_JSON };
+
+struct out;
+struct out *out_new(enum out_mode mode, FILE *f);
+/* A statement's rows, all of them: SQLITE_DONE, or SQLite's error. */
+int out_statement(struct out *o, sqlite3_stmt *st);
+/* Freed (each statement's output is whole when out_statement() returns). */
+void out_free(struct out *o);
+
+/* A JSON string of @len bytes of @s (up to a NUL) appended to @buf. */
+void sql_json_text(sqlite3_str *buf, const uint8_t *s, size_t len);
+
+#endif /* RINGTRACE_SQL_H */

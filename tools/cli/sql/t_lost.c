@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lost: what a trace does not hold, one row per place.  Per CPU, the
+ * losses the decoder reports before a packet (RT_ITEM_LOST): events the
+ * writer discarded (events), sequence numbers never read (packets:
+ * overwritten, or skipped as damage) and damaged places read past
+ * (damaged), at the time of the packet after them; kind 'before_first'
+ * for what a stream's first packet already counted, 'damaged' where
+ * damage was read past, else 'lost'.  And the chunk sets missing between
+ * those of a recording: kind 'missing_sets', no CPU, ts and dur the time
+ * they cover.  Summed per CPU, the rows are report --stat's "losses".
+ */
+#include <stdlib.h>
+
+#include "sql.h"
+
+enum { C_TS, C_DUR, C_CPU, C_KIND, C_EVENTS, C_PACKETS, C_DAMAGED, C_TRACE, C_HOST };
+
+static const struct sql_column cols[] = {
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_TS },
+	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
+	[C_KIND] = { "kind", "TEXT", SQL_PUSH_NONE },
+	[C_EVENTS] = { "events", "INTEGER", SQL_PUSH_NONE },
+	[C_PACKETS] = { "packets", "INTEGER", SQL_PUSH_NONE },
+	[C_DAMAGED] = { "damaged", "INTEGER", SQL_PUSH_NONE },
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+};
+
+struct lost {
+	struct scan *scan;
+	struct scan_row row;
+};
+
+static int lost_filter(struct sql_cursor *c)
+{
+	struct lost *l = c->priv;
+
+	l->scan = scan_open(c, SCAN_LOSSES | SCAN_GAPS);
+	return 0;
+}
+
+static int lost_next(struct sql_cursor *c)
+{
+	struct lost *l = c->priv;
+
+	return scan_next(l->scan, &l->row);
+}
+
+static void lost_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct scan_row *row = &((struct lost *)c->priv)->row;
+	const struct rt_item *it = row->it;
+	const struct tset_gap *g = row->gap;
+
+	switch (col) {
+	case C_TS:
+		sqlite3_result_int64(ctx, row->ts);
+		break;
+	case C_DUR:
+		if (g && !g->leading && g->to >= g->from)
+			sqlite3_result_int64(ctx, sqldb_ns(c->db, row->member, g->to) - row->ts);
+		else
+			sqlite3_result_null(ctx);
+		break;
+	case C_CPU:
+		if (it)
+			sqlite3_result_int64(ctx, it->cpu);
+		else
+			sqlite3_result_null(ctx);
+		break;
+	case C_KIND:
+		sqlite3_result_text(ctx, !it ? "missing_sets" : it->lost_first ? "before_first" :
+				    it->damaged_packets ? "damaged" : "lost", -1, SQLITE_STATIC);
+		break;
+	case C_EVENTS:
+	case C_PACKETS:
+	case C_DAMAGED:
+		if (!it)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, (int64_t)(col == C_EVENTS ? it->lost_events :
+					     col == C_PACKETS ? it->lost_packets :
+					     it->damaged_packets));
+		break;
+	case C_TRACE:
+		sqlite3_result_int64(ctx, row->member);
+		break;
+	case C_HOST:
+		sql_result_host(c, ctx, row->member);
+		break;
+	}
+}
+
+static void lost_reset(struct sql_cursor *c)
+{
+	struct lost *l = c->priv;
+
+	scan_close(l->scan);
+	l->scan = NULL;
+}
+
+const struct sql_table sql_t_lost = {
+	.name = "lost",
+	.what = "losses per CPU, damaged places, missing chunk sets",
+	.cols = cols,
+	.nr_cols = ARRAY_SIZE(cols),
+	.priv_size = sizeof(struct lost),
+	.scan_rows = true,
+	.filter = lost_filter,
+	.next = lost_next,
+	.column = lost_column,
+	.reset = lost_reset,
+};

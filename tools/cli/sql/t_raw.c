@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * raw and ftrace_event (trace_processor's names for the same thing):
+ * every event, one row each, with its fields as JSON text in args --
+ * integers as numbers, an enum's value as its label where it has one,
+ * text as a string, arrays as arrays, bytes in hex (a build-id) as one
+ * string, as report prints them.  Trailers (kernel_stack, user_stack,
+ * stack_def...) are their event's, not rows.  Counted by name and CPU,
+ * the rows are report --stat's "events by name and CPU".
+ *
+ * utid is member << 32 | tid of the thread the event belongs to
+ * (report's), NULL when not known (after a loss, before the CPU's first
+ * switch); threads are followed only when utid is read.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "sql.h"
+
+enum { C_TS, C_NAME, C_CPU, C_UTID, C_ARGS, C_UCPU, C_TRACE, C_HOST };
+
+static const struct sql_column cols[] = {
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_TS },
+	[C_NAME] = { "name", "TEXT", SQL_PUSH_NAME },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_ARGS] = { "args", "TEXT", SQL_PUSH_NONE },
+	[C_UCPU] = { "ucpu", "INTEGER", SQL_PUSH_CPU },
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+};
+
+struct raw {
+	struct scan *scan;
+	struct scan_row row;
+};
+
+static int raw_filter(struct sql_cursor *c)
+{
+	struct raw *r = c->priv;
+
+	r->scan = scan_open(c, SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0));
+	return 0;
+}
+
+static int raw_next(struct sql_cursor *c)
+{
+	struct raw *r = c->priv;
+
+	return scan_next(r->scan, &r->row);
+}
+
+static void int_json(sqlite3_str *b, const struct rt_field_value *v, uint64_t i)
+{
+	if (v->desc->is_signed)
+		sqlite3_str_appendf(b, "%lld", (long long)rt_field_s64(v, i));
+	else
+		sqlite3_str_appendf(b, "%llu", (unsigned long long)rt_field_u64(v, i));
+}
+
+/* The event's fields as one JSON object. */
+static void args_json(sqlite3_context *ctx, const struct rt_item *it)
+{
+	sqlite3_str *b = sqlite3_str_new(NULL);
+	char *s;
+
+	sqlite3_str_appendchar(b, 1, '{');
+	for (unsigned int i = 0; i < it->nr_fields; i++) {
+		const struct rt_field_value *v = &it->fields[i];
+		const char *label;
+
+		if (i)
+			sqlite3_str_appendchar(b, 1, ',');
+		sql_json_text(b, (const uint8_t *)v->desc->name, SIZE_MAX);
+		sqlite3_str_appendchar(b, 1, ':');
+		if (v->desc->kind == RT_FIELD_INT) {
+			label = v->desc->nr_labels ? rt_field_label(v->desc, rt_field_s64(v, 0)) : NULL;
+			if (label)
+				sql_json_text(b, (const uint8_t *)label, SIZE_MAX);
+			else
+				int_json(b, v, 0);
+		} else if (v->desc->is_text) {
+			sql_json_text(b, v->data, v->count);
+		} else if (v->desc->bits == 8 && v->desc->base == 16 && !v->desc->is_signed) {
+			sqlite3_str_appendchar(b, 1, '"');
+			for (uint64_t j = 0; j < v->count; j++)
+				sqlite3_str_appendf(b, "%02x", (unsigned int)rt_field_u64(v, j));
+			sqlite3_str_appendchar(b, 1, '"');
+		} else {
+			sqlite3_str_appendchar(b, 1, '[');
+			for (uint64_t j = 0; j < v->count; j++) {
+				if (j)
+					sqlite3_str_appendchar(b, 1, ',');
+				int_json(b, v, j);
+			}
+			sqlite3_str_appendchar(b, 1, ']');
+		}
+	}
+	sqlite3_str_appendchar(b, 1, '}');
+	s = sqlite3_str_finish(b);
+	if (!s) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	sqlite3_result_text(ctx, s, -1, sqlite3_free);
+}
+
+static void raw_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct scan_row *row = &((struct raw *)c->priv)->row;
+	const struct rt_item *it = row->it;
+
+	switch (col) {
+	case C_TS:
+		sqlite3_result_int64(ctx, row->ts);
+		break;
+	case C_NAME:
+		sqlite3_result_text(ctx, it->event->name, -1, SQLITE_STATIC);
+		break;
+	case C_CPU:
+	case C_UCPU:
+		sqlite3_result_int64(ctx, it->cpu);
+		break;
+	case C_UTID:
+		if (row->tid < 0)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, (int64_t)row->member << 32 | row->tid);
+		break;
+	case C_ARGS:
+		args_json(ctx, it);
+		break;
+	case C_TRACE:
+		sqlite3_result_int64(ctx, row->member);
+		break;
+	case C_HOST:
+		sql_result_host(c, ctx, row->member);
+		break;
+	}
+}
+
+static void raw_reset(struct sql_cursor *c)
+{
+	struct raw *r = c->priv;
+
+	scan_close(r->scan);
+	r->scan = NULL;
+}
+
+const struct sql_table sql_t_raw = {
+	.name = "raw",
+	.what = "every event: its fields (args, JSON), its thread (utid)",
+	.cols = cols,
+	.nr_cols = ARRAY_SIZE(cols),
+	.priv_size = sizeof(struct raw),
+	.scan_rows = true,
+	.ordered = true,
+	.filter = raw_filter,
+	.next = raw_next,
+	.column = raw_column,
+	.reset = raw_reset,
+};
+
+const struct sql_table sql_t_ftrace_event = {
+	.name = "ftrace_event",
+	.what = "raw under trace_processor's other name",
+	.cols = cols,
+	.nr_cols = ARRAY_SIZE(cols),
+	.priv_size = sizeof(struct raw),
+	.scan_rows = true,
+	.ordered = true,
+	.filter = raw_filter,
+	.next = raw_next,
+	.column = raw_column,
+	.reset = raw_reset,
+};

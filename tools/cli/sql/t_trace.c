@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trace: one row per member of the database -- a trace directory, or the
+ * chunk sets of one recording -- in the order of the command line: its
+ * number is every other table's trace column.  host is the recording
+ * machine's name ("" when the trace does not say), wall_offset_ns what
+ * turns its ts into epoch ns (--wall adds it).
+ */
+#include <stdlib.h>
+
+#include "sql.h"
+
+enum { C_TRACE, C_HOST, C_DIR, C_UUID, C_NR_SETS, C_NR_GAPS, C_NR_CPUS,
+       C_CLOCK_FREQ, C_WALL_OFFSET };
+
+static const struct sql_column cols[] = {
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_NONE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_NONE },
+	[C_DIR] = { "dir", "TEXT", SQL_PUSH_NONE },
+	[C_UUID] = { "uuid", "TEXT", SQL_PUSH_NONE },
+	[C_NR_SETS] = { "nr_sets", "INTEGER", SQL_PUSH_NONE },
+	[C_NR_GAPS] = { "nr_gaps", "INTEGER", SQL_PUSH_NONE },
+	[C_NR_CPUS] = { "nr_cpus", "INTEGER", SQL_PUSH_NONE },
+	[C_CLOCK_FREQ] = { "clock_freq", "INTEGER", SQL_PUSH_NONE },
+	[C_WALL_OFFSET] = { "wall_offset_ns", "INTEGER", SQL_PUSH_NONE },
+};
+
+struct members {
+	unsigned int next;
+};
+
+static int trace_filter(struct sql_cursor *c)
+{
+	(void)c;
+	return 0;
+}
+
+static int trace_next(struct sql_cursor *c)
+{
+	struct members *m = c->priv;
+
+	if (m->next >= c->db->ts->nr)
+		return 0;
+	m->next++;
+	return 1;
+}
+
+static void trace_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+{
+	unsigned int i = ((struct members *)c->priv)->next - 1;
+	const struct tset_member *m = &c->db->ts->m[i];
+	const struct rt_metadata *md = m->t->md;
+	const uint8_t *u = md->uuid;
+
+	switch (col) {
+	case C_TRACE:
+		sqlite3_result_int64(ctx, i);
+		break;
+	case C_HOST:
+		sql_result_host(c, ctx, i);
+		break;
+	case C_DIR:
+		sqlite3_result_text(ctx, m->t->dir, -1, SQLITE_STATIC);
+		break;
+	case C_UUID:
+		if (!md->has_uuid) {
+			sqlite3_result_null(ctx);
+			break;
+		}
+		sqlite3_result_text(ctx, sqlite3_mprintf(
+			"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+			u[11], u[12], u[13], u[14], u[15]), -1, sqlite3_free);
+		break;
+	case C_NR_SETS:
+		sqlite3_result_int64(ctx, m->nr_sets);
+		break;
+	case C_NR_GAPS:
+		sqlite3_result_int64(ctx, m->nr_gaps);
+		break;
+	case C_NR_CPUS:
+		sqlite3_result_int64(ctx, m->t->nr_cpus);
+		break;
+	case C_CLOCK_FREQ:
+		sqlite3_result_int64(ctx, (int64_t)md->clock_freq);
+		break;
+	case C_WALL_OFFSET:
+		sqlite3_result_int64(ctx, m->wall_offset_ns > INT64_MAX ? INT64_MAX :
+				     m->wall_offset_ns < INT64_MIN ? INT64_MIN :
+				     (int64_t)m->wall_offset_ns);
+		break;
+	}
+}
+
+const struct sql_table sql_t_trace = {
+	.name = "trace",
+	.what = "the traces: number, host, directory, uuid, chunk sets",
+	.cols = cols,
+	.nr_cols = ARRAY_SIZE(cols),
+	.priv_size = sizeof(struct members),
+	.no_stats = true,
+	.filter = trace_filter,
+	.next = trace_next,
+	.column = trace_column,
+};

@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of `ringtrace sql` (no kernel needed), report as the oracle.
+
+  - raw's and event_count's events per name and CPU, and lost's sums per
+    CPU, are report --stat's, on synthetic traces, on the committed
+    tools/tests/real-trace, and on it with one damaged header (exit 3,
+    the damage on stderr, a lost row that says damaged);
+  - every raw row is report's event line: time, CPU, thread, name;
+  - a ts window gives the same rows seeking and with RINGTRACE_SEEK=0,
+    and they are the full scan's rows filtered here;
+  - pushdown, proven by scan_stats: a window reads few frames, cpu = 1
+    opens one stream, name = 'ringtrace_marker' decodes only markers, IN lists come
+    in one xFilter, LIMIT stops the scan only where it may;
+  - --csv and --json read back with Python's csv and json as the same
+    rows; several traces are told apart by trace and host; bad
+    statements get SQLite's message and exit 1.
+
+Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
+
+Usage: test_sql.py [-k SUBSTRING] [-v] [--keep]
+Last line: `sql: N passed, M failed`.
+"""
+
+import argparse
+import csv
+import io
+import json
+import os
+import random
+import re
+import shutil
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_decoder as td  # noqa: E402
+from test_decoder import Fail, check, marker, sys_entry, kswitch  # noqa: E402
+from sql_check import report_lines, stat_events, stat_losses  # noqa: E402
+
+TESTS = []
+REAL_TRACE = os.path.join(HERE, 'real-trace')
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Ctx:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.n = 0
+
+    def path(self, name):
+        self.n += 1
+        return os.path.join(self.tmp, '%s%03d' % (name, self.n))
+
+
+def sql(dirs, query, *opts, env=None, status=0, asan=False):
+    """`ringtrace sql OPTS DIRS QUERY`, checked to exit with @status."""
+    dirs = [dirs] if isinstance(dirs, str) else list(dirs)
+    r = td.rt_env(env or {}, 'sql', *(list(opts) + dirs + [query]), asan=asan)
+    check('runtime error' not in r.stderr and 'Sanitizer' not in r.stderr,
+          'sql %r: sanitizer:\n%s' % (query, r.stderr[-3000:]))
+    check(r.returncode == status, 'sql %r: exit %d, expected %d: %s' %
+          (query, r.returncode, status, r.stderr[-1500:]))
+    return r
+
+
+def arrays(text):
+    """The JSON arrays --json printed, one per statement."""
+    dec, out, i = json.JSONDecoder(), [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            return out
+        v, i = dec.raw_decode(text, i)
+        out.append(v)
+
+
+def rows(dirs, query, *opts, env=None, status=0):
+    """The rows of one statement, as dicts (through --json)."""
+    a = arrays(sql(dirs, query, '--json', *opts, env=env, status=status).stdout)
+    check(len(a) == 1, '%r printed %d arrays' % (query, len(a)))
+    return a[0]
+
+
+def stats(dirs, query, env=None, status=0):
+    """(rows of @query, scan_stats of it) from one run."""
+    a = arrays(sql(dirs, query + '; SELECT * FROM scan_stats', '--json', env=env,
+                   status=status).stdout)
+    check(len(a) == 2, '%r then scan_stats printed %d arrays' % (query, len(a)))
+    return a[0], a[1]
+
+
+def report_stat(d, status=0):
+    r = td.rt('report', '--stat', d)
+    check(r.returncode == status, 'report --stat exit %d: %s' % (r.returncode, r.stderr))
+    return r.stdout
+
+
+def sql_losses(d, status=0):
+    got = rows(d, 'SELECT cpu, sum(events) e, sum(packets) p, sum(damaged) g '
+                  'FROM lost WHERE cpu IS NOT NULL GROUP BY cpu', status=status)
+    return {r['cpu']: (r['e'], r['p'], r['g']) for r in got}
+
+
+def agrees_with_report(d, status=0):
+    """event_count, raw grouped and lost equal report --stat of @d."""
+    text = report_stat(d, status=status)
+    want = stat_events(text)
+    check(want, 'report --stat of %s has no events' % d)
+    ec = {(r['name'], r['cpu']): r['count'] for r in
+          rows(d, 'SELECT name, cpu, count FROM event_count', status=status)}
+    check(ec == want, 'event_count %s\n  report %s' % (sorted(ec.items()), sorted(want.items())))
+    grp = {(r['name'], r['cpu']): r['n'] for r in
+           rows(d, 'SELECT name, cpu, count(*) n FROM raw GROUP BY name, cpu', status=status)}
+    check(grp == want, 'raw grouped %s\n  report %s' % (sorted(grp.items()), sorted(want.items())))
+    losses = stat_losses(text)
+    got = sql_losses(d, status=status)
+    for cpu, v in losses.items():
+        check(got.get(cpu, (0, 0, 0)) == v, 'lost of cpu%d: %s, report %s' %
+              (cpu, got.get(cpu), v))
+    return want
+
+
+# ---- synthetic traces ----------------------------------------------------------------
+
+def mixed_trace(d, cpus=2, packets=6, per_packet=10, seed=1, text=None):
+    """A kernel trace: switches among a few threads, system calls and
+    markers on every CPU, events discarded and packets lost on CPU 1."""
+    rng = random.Random(seed)
+    streams = {}
+    for cpu in range(cpus):
+        pk, tid, disc, seq = [], 100 + cpu, 0, 0
+        for p in range(packets):
+            begin = 10**9 + p * 10**6 + cpu * 1000
+            evs = []
+            for i in range(per_packet):
+                ts = begin + (i + 1) * 10**6 // (per_packet + 1)
+                k = rng.randrange(3)
+                if k == 0:
+                    nxt = 100 + rng.randrange(6)
+                    evs.append((ts, 1, kswitch('task%d' % tid, tid, 'task%d' % nxt, nxt)))
+                    tid = nxt
+                elif k == 1:
+                    evs.append((ts, 11, sys_entry(rng.choice((0, 4, 110)), 1, 2)))
+                else:
+                    evs.append((ts, 0, marker(text if text and i == 3 else
+                                              b'c%d p%d e%d' % (cpu, p, i))))
+            if cpu == 1 and p in (2, 4):
+                disc += 5
+                seq += 1        # a packet overwritten
+            pk.append((begin, begin + 10**6 - 1, disc, seq, evs))
+            seq += 1
+        streams[cpu] = pk
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    meta = td.gentrace.metadata(uuid, 1700000000, 500000000, td.KERNEL_EVENTS)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(meta.replace('fields := struct { int64_t id;',
+                             'fields := struct { %s' % td.SYSCALL_ENUM))
+    for cpu, pk in streams.items():
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for b, e, disc, seq, evs in pk:
+                f.write(td.kpacket(uuid, cpu, seq, evs, b, e, disc))
+    return d
+
+
+@test
+def counts_equal_report_synthetic(ctx):
+    """A synthetic trace (and its seek_trace sibling, rotated stored
+    chunks): events per name and CPU from event_count and from raw
+    grouped, and losses per CPU, are report --stat's."""
+    d = mixed_trace(ctx.path('mixed'))
+    want = agrees_with_report(d)
+    check(('ringtrace_marker', 0) in want and ('sched_switch', 1) in want, 'trace lacks events: %s' % want)
+    check(stat_losses(report_stat(d))[1][0] == 10, 'cpu1 does not lose 10 events')
+    agrees_with_report(td.seek_trace(ctx.path('seek'), packets=20))
+
+
+@test
+def counts_equal_report_real_trace(ctx):
+    """The committed 6.12 recording (tools/tests/real-trace): the same."""
+    want = agrees_with_report(REAL_TRACE)
+    check(want[('sched_switch', 0)] > 100, 'few switches: %s' % want)
+
+
+@test
+def damaged_header_real_trace(ctx):
+    """The real trace with one packet header damaged: exit 3, the damage
+    said on stderr, a lost row of that CPU says damaged, and every count
+    is report --stat's of the same damaged copy."""
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, ref, off = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    r = sql(bad, 'SELECT count(*) FROM raw', status=3)
+    check(re.search(r'damaged: .*cpu0.*offset %d' % off, r.stderr),
+          'the damage is not said: %r' % r.stderr)
+    agrees_with_report(bad, status=3)
+    dmg = rows(bad, "SELECT cpu, kind, damaged FROM lost WHERE damaged > 0", status=3)
+    check(dmg == [{'cpu': 0, 'kind': 'damaged', 'damaged': 1}], 'damaged rows %s' % dmg)
+    # Undamaged, the copy answers exit 0 and no lost row says damaged.
+    check(rows(ref, 'SELECT count(*) n FROM lost WHERE damaged > 0') == [{'n': 0}],
+          'the undamaged copy has damaged rows')
+
+
+def ctx_copy(ctx):
+    """What td.damaged_copy() wants of a context: copy()."""
+    class C:
+        def copy(self, d):
+            n = ctx.path('copy')
+            shutil.copytree(d, n)
+            return n
+    return C()
+
+
+# ---- every row is report's line ------------------------------------------------------
+
+def report_events(d, *args):
+    r = td.rt('report', *(list(args) + [d]))
+    check(r.returncode == 0, 'report: %s' % r.stderr)
+    return report_lines(r.stdout)
+
+
+def sql_events(d, where='', env=None):
+    got = rows(d, 'SELECT ts, cpu, utid, name FROM raw ' + where, env=env)
+    return sorted(((r['ts'], r['cpu'], r['utid'], r['name']) for r in got), key=repr)
+
+
+@test
+def rows_are_report_lines(ctx):
+    """Each raw row is an event line of report: time, CPU, the thread it
+    belongs to (utid == tid for one trace; NULL where report prints -),
+    name -- the whole real trace, and a window of a chunked trace whose
+    threads are learnt from the frames before it."""
+    want = report_events(REAL_TRACE)
+    check(len(want) > 5000, 'report printed %d events' % len(want))
+    check(sql_events(REAL_TRACE) == want, 'raw differs from report')
+    d = td.seek_trace(ctx.path('seek'), packets=30, dump=True)
+    td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    b, e = td.SEEK_T0 + 41 * td.SEEK_PACKET_NS + 77, td.SEEK_T0 + 63 * td.SEEK_PACKET_NS
+    want = report_events(d, '--begin', td.seek_secs(b), '--end', td.seek_secs(e))
+    check(len(want) > 100 and any(w[2] is not None for w in want), 'window: %d events' % len(want))
+    got = sql_events(d, 'WHERE ts BETWEEN %d AND %d' % (b, e))
+    check(got == want, 'the window differs from report --begin/--end:\n%s' %
+          next(('  sql %s\n  report %s' % (x, y) for x, y in zip(got, want) if x != y),
+               '%d rows, %d lines' % (len(got), len(want))))
+
+
+# ---- windows and pushdown ------------------------------------------------------------
+
+def packed(ctx, name='packed', frame='4K', **kw):
+    d = td.seek_trace(ctx.path(name), **kw)
+    r = td.rt('compress', '--frame-size', frame, '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d
+
+
+@test
+def windows_seek_equal_full_scan(ctx):
+    """20 random ts windows (BETWEEN, >, <, = and one-sided) of a packed
+    chunked trace: the rows seeking, the rows with RINGTRACE_SEEK=0 and
+    the full scan's rows filtered here are the same."""
+    d = packed(ctx)
+    q = 'SELECT ts, cpu, name, args, utid FROM raw'
+    full = rows(d, q)
+    check(len(full) > 2000, 'the trace has %d events' % len(full))
+    lo, hi = full[0]['ts'], max(r['ts'] for r in full)
+    rng = random.Random(31)
+    cases = []
+    for i in range(20):
+        a = rng.randrange(lo - 10**6, hi + 10**6)
+        b = a + rng.choice((0, 1, 10**5, 10**6, 3 * 10**7, 10**9))
+        k = i % 5
+        if k == 0:
+            cases.append(('ts BETWEEN %d AND %d' % (a, b), lambda t, a=a, b=b: a <= t <= b))
+        elif k == 1:
+            cases.append(('ts > %d AND ts < %d' % (a, b), lambda t, a=a, b=b: a < t < b))
+        elif k == 2:
+            cases.append(('ts >= %d' % a, lambda t, a=a: t >= a))
+        elif k == 3:
+            cases.append(('ts <= %d' % b, lambda t, b=b: t <= b))
+        else:
+            t = rng.choice(full)['ts']
+            cases.append(('ts = %d' % t, lambda x, t=t: x == t))
+    text = ';'.join('%s WHERE %s' % (q, w) for w, _ in cases)
+    seek = arrays(sql(d, text, '--json').stdout)
+    nseek = arrays(sql(d, text, '--json', env={'RINGTRACE_SEEK': '0'}).stdout)
+    key = lambda r: (r['ts'], r['cpu'], r['args'])  # noqa: E731
+    for (w, keep), s, n in zip(cases, seek, nseek):
+        want = sorted((r for r in full if keep(r['ts'])), key=key)
+        check(sorted(s, key=key) == want, '%s: seeking gives %d rows, the full scan %d' %
+              (w, len(s), len(want)))
+        check(sorted(n, key=key) == want, '%s: RINGTRACE_SEEK=0 gives %d rows, expected %d' %
+              (w, len(n), len(want)))
+
+
+@test
+def pushdown_by_scan_stats(ctx):
+    """scan_stats proves what was not read: the last 1 % of a 64-frame
+    packed trace decodes at most 3 frames per CPU (64 for the whole);
+    cpu = 1 opens one stream of two; name = 'ringtrace_marker' decodes the markers
+    alone; an IN list on cpu and one on name come in one xFilter."""
+    d = packed(ctx, packets=256, files=1, per_packet=30)
+    full, st = stats(d, 'SELECT count(*) n, max(ts) last, min(ts) first FROM raw')
+    check(st[0]['frames_read'] >= 2 * 64, 'the whole trace decodes %d frames' % st[0]['frames_read'])
+    first, last = full[0]['first'], full[0]['last']
+    cut = last - (last - first) // 100
+    r, st = stats(d, 'SELECT count(*) n FROM raw WHERE ts >= %d' % cut)
+    want = rows(d, 'SELECT count(*) n FROM raw WHERE ts + 0 >= %d' % cut)
+    check(r == want and want[0]['n'] > 0, 'window count %s, unpushed %s' % (r, want))
+    check(st[0]['plan'] == 'ts>=' and st[0]['frames_read'] <= 6,
+          'the last 1%% decoded %d frames (plan %r)' % (st[0]['frames_read'], st[0]['plan']))
+    r, st = stats(d, 'SELECT count(*) n FROM raw WHERE cpu = 1')
+    check(st[0]['cpus'] == 1 and st[0]['plan'] == 'cpu=', 'cpu = 1 opened %d streams' % st[0]['cpus'])
+    check(r[0]['n'] == rows(d, 'SELECT count(*) n FROM raw WHERE cpu + 0 = 1')[0]['n'],
+          'cpu = 1 counts differ')
+    markers = rows(d, "SELECT count(*) n FROM raw WHERE name || '' = 'ringtrace_marker'")[0]['n']
+    r, st = stats(d, "SELECT count(*) n FROM raw WHERE name = 'ringtrace_marker'")
+    check(r[0]['n'] == markers and st[0]['events_decoded'] == markers,
+          "name = 'ringtrace_marker': %d rows, %d events decoded, %d markers" %
+          (r[0]['n'], st[0]['events_decoded'], markers))
+    r, st = stats(d, "SELECT name, cpu, count(*) n FROM raw WHERE cpu IN (0, 1) AND "
+                  "name IN ('sched_switch', 'ringtrace_marker') GROUP BY 1, 2")
+    want = rows(d, "SELECT name, cpu, count(*) n FROM raw WHERE cpu + 0 IN (0, 1) AND "
+                "name || '' IN ('sched_switch', 'ringtrace_marker') GROUP BY 1, 2")
+    check(r == want and len(r) == 4, 'IN lists: %s, expected %s' % (r, want))
+    check(st[0]['filters'] == 1 and 'cpu=in' in st[0]['plan'] and 'name=in' in st[0]['plan'],
+          'IN lists: %d xFilter calls, plan %r' % (st[0]['filters'], st[0]['plan']))
+    # Nothing to read: no stream is opened.
+    r, st = stats(d, 'SELECT count(*) n FROM raw WHERE cpu = 7')
+    check(r[0]['n'] == 0 and st[0]['cpus'] == 0, 'cpu = 7: %s %s' % (r, st))
+
+
+@test
+def limit_only_where_allowed(ctx):
+    """LIMIT stops the scan when SQLite's answer is the first rows it
+    gives (every term pushed, no ORDER BY but ORDER BY ts of one trace,
+    the order rows come in); with another ORDER BY, or a term the table
+    does not apply, the answer is still the right rows."""
+    d = packed(ctx, packets=20, files=1)
+    full = rows(d, 'SELECT ts, cpu, name FROM raw')
+    r, st = stats(d, 'SELECT ts, cpu, name FROM raw LIMIT 5')
+    check(len(r) == 5 and st[0]['rows'] == 5 and 'limit' in st[0]['plan'],
+          'LIMIT 5 gave %d rows, the scan %d (plan %r)' % (len(r), st[0]['rows'], st[0]['plan']))
+    check(st[0]['events_decoded'] < len(full) // 4,
+          'LIMIT 5 decoded %d of %d events' % (st[0]['events_decoded'], len(full)))
+    r, st = stats(d, 'SELECT ts, cpu, name FROM raw WHERE cpu = 1 LIMIT 3 OFFSET 4')
+    want = [x for x in full if x['cpu'] == 1][4:7]
+    check(r == want and st[0]['rows'] == 7, 'LIMIT 3 OFFSET 4: %s (%d scanned), expected %s' %
+          (r, st[0]['rows'], want))
+    r, st = stats(d, 'SELECT ts, cpu, name FROM raw ORDER BY cpu DESC, ts LIMIT 4')
+    want = sorted(full, key=lambda x: (-x['cpu'], x['ts']))[:4]
+    check(r == want and 'limit' not in st[0]['plan'], 'ORDER BY cpu LIMIT 4: %s, expected %s' %
+          (r, want))
+    # ORDER BY ts is the order rows come in (one trace): consumed, and
+    # the LIMIT with it; DESC is SQLite's sort.
+    r, st = stats(d, 'SELECT ts FROM raw WHERE cpu IN (0, 1) ORDER BY ts LIMIT 6')
+    want = sorted(x['ts'] for x in full)[:6]
+    check([x['ts'] for x in r] == want and st[0]['plan'] == 'cpu=in order limit' and
+          st[0]['rows'] == 6, 'ORDER BY ts LIMIT 6: %s (plan %r, %d scanned), expected %s' %
+          (r, st[0]['plan'], st[0]['rows'], want))
+    r, st = stats(d, 'SELECT ts FROM raw ORDER BY ts DESC LIMIT 3')
+    want = sorted((x['ts'] for x in full), reverse=True)[:3]
+    check([x['ts'] for x in r] == want and 'order' not in st[0]['plan'],
+          'ORDER BY ts DESC LIMIT 3: %s, expected %s' % (r, want))
+    eqp = sql(d, "EXPLAIN QUERY PLAN SELECT * FROM raw WHERE ts > 5 AND cpu IN (0, 1) "
+                 "AND name = 'x' ORDER BY ts").stdout
+    check(re.search(r'SCAN raw VIRTUAL TABLE INDEX \d+:ts> cpu=in name= order', eqp),
+          'EXPLAIN QUERY PLAN: %s' % eqp)
+    r, st = stats(d, "SELECT ts, cpu, name FROM raw WHERE name LIKE 'sys%' LIMIT 2")
+    want = [x for x in full if x['name'].startswith('sys')][:2]
+    check(r == want and 'limit' not in st[0]['plan'], 'LIKE ... LIMIT 2: %s, expected %s' %
+          (r, want))
+
+
+# ---- output, several traces, errors -------------------------------------------------
+
+@test
+def csv_json_round_trip(ctx):
+    """The same statement as --csv, --json and a table: csv and json read
+    back as the same values, text with commas, quotes and line breaks
+    included; NULL is empty in CSV, null in JSON, NULL in the table."""
+    d = mixed_trace(ctx.path('mixed'), text=b'a,"b"\nc\\d')
+    q = 'SELECT ts, cpu, name, utid, args, NULL AS empty, 1.5 AS half FROM raw'
+    js = rows(d, q)
+    c = list(csv.reader(io.StringIO(sql(d, q, '--csv').stdout, newline='')))
+    check(c[0] == ['ts', 'cpu', 'name', 'utid', 'args', 'empty', 'half'], 'csv header %s' % c[0])
+    check(len(c) - 1 == len(js) and len(js) > 50, 'csv %d rows, json %d' % (len(c) - 1, len(js)))
+    for row, j in zip(c[1:], js):
+        want = ['' if j[k] is None else str(j[k]) for k in
+                ('ts', 'cpu', 'name', 'utid', 'args', 'empty', 'half')]
+        check(row == want, 'csv %s\n  json %s' % (row, want))
+    odd = [j for j in js if j['name'] == 'ringtrace_marker' and 'a,' in j['args']]
+    check(odd and json.loads(odd[0]['args']) == {'len': 9, 'data': 'a,"b"\nc\\d'},
+          'marker text through JSON: %s' % odd[:1])
+    table = sql(d, 'SELECT ts, utid, NULL AS x FROM raw LIMIT 2').stdout.splitlines()
+    check(table[0].split() == ['ts', 'utid', 'x'] and set(table[1]) <= {'-', ' '} and
+          table[2].split()[-1] == 'NULL', 'the table: %s' % table[:3])
+
+
+@test
+def two_traces(ctx):
+    """Two trace directories are one database: trace lists both (host
+    from each trace's metadata), rows carry trace and host, each trace's
+    counts are its own report --stat's, and trace = 1 opens only it."""
+    a = mixed_trace(ctx.path('a'), seed=1)
+    b = mixed_trace(ctx.path('b'), seed=2, packets=4)
+    tr = rows([a, b], 'SELECT trace, host, dir FROM trace')
+    check([(t['trace'], t['dir']) for t in tr] == [(0, a), (1, b)], 'trace table %s' % tr)
+    for i, d in enumerate((a, b)):
+        want = stat_events(report_stat(d))
+        got = {(r['name'], r['cpu']): r['n'] for r in rows(
+            [a, b], 'SELECT name, cpu, count(*) n FROM raw WHERE trace = %d GROUP BY 1, 2' % i)}
+        check(got == want, 'trace %d: %s, report %s' % (i, got, want))
+    r, st = stats([a, b], 'SELECT count(*) n, min(trace) t, max(host) h FROM raw WHERE trace = 1')
+    check(st[0]['members'] == 1 and r[0]['t'] == 1 and r[0]['h'] == tr[1]['host'],
+          'trace = 1: %s, %d members opened' % (r, st[0]['members']))
+    # Traces are read one after the other: ORDER BY ts is SQLite's.
+    r, st = stats([a, b], 'SELECT ts FROM raw ORDER BY ts LIMIT 7')
+    want = sorted(x['ts'] for x in rows([a, b], 'SELECT ts FROM raw'))[:7]
+    check([x['ts'] for x in r] == want and 'order' not in st[0]['plan'],
+          'two traces ORDER BY ts LIMIT 7: %s, expected %s' % (r, want))
+    r, st = stats([a, b], "SELECT count(*) n FROM raw WHERE host = 'no such host'")
+    check(r[0]['n'] == 0 and st[0]['members'] == 0, 'an unknown host read %s' % st)
+
+
+@test
+def chunk_sets_one_trace(ctx):
+    """The chunk sets of one recording, the first and one between them
+    missing, are one trace (host from their manifests, nr_sets 2, nr_gaps
+    2): each missing run is a lost row of kind missing_sets with no CPU,
+    the one between two sets with the time it covers; the
+    counts are report --stat's of the same sets, and a window across the
+    sets gives report --begin/--end's events."""
+    d = td.seek_trace(ctx.path('rot'), files=3, packets=30)
+    sets = td.chunk_sets(ctx, d, host='web3')
+    check(len(sets) == 3, '%d sets' % len(sets))
+    two = [sets[0], sets[2]]
+    tr = rows(two, 'SELECT host, nr_sets, nr_gaps FROM trace')
+    check(tr == [{'host': 'web3', 'nr_sets': 2, 'nr_gaps': 2}], 'trace %s' % tr)
+    gaps = rows(two, "SELECT ts, dur, cpu FROM lost WHERE kind = 'missing_sets'")
+    mid = td.SEEK_T0 + 45 * td.SEEK_PACKET_NS      # inside set 2's time
+    timed = [g for g in gaps if g['dur'] is not None]
+    check(len(gaps) == 2 and all(g['cpu'] is None for g in gaps) and len(timed) == 1 and
+          timed[0]['ts'] < mid < timed[0]['ts'] + timed[0]['dur'], 'gap rows %s' % gaps)
+    r = td.rt('report', '--stat', *two)
+    want = stat_events(r.stdout)
+    got = {(x['name'], x['cpu']): x['count'] for x in
+           rows(two, "SELECT name, cpu, count FROM event_count WHERE host = 'web3'")}
+    check(got == want and want, 'event_count %s, report %s' % (got, want))
+    b, e = td.SEEK_T0 + 20 * td.SEEK_PACKET_NS + 5, td.SEEK_T0 + 70 * td.SEEK_PACKET_NS
+    r = td.rt('report', '--begin', td.seek_secs(b), '--end', td.seek_secs(e), *two)
+    check(r.returncode == 0, 'report window: %s' % r.stderr)
+    want = sorted((td.ts_ns(l), int(l.split()[1][3:])) for l in r.stdout.splitlines()
+                  if l.startswith('[') and ' -- ' not in l and ': ' in l)
+    got = sorted((x['ts'], x['cpu']) for x in
+                 rows(two, 'SELECT ts, cpu FROM raw WHERE ts BETWEEN %d AND %d' % (b, e)))
+    check(got == want and len(want) > 100, 'window across sets: %d rows, report %d' %
+          (len(got), len(want)))
+
+
+@test
+def prompt_on_a_terminal(ctx):
+    """No statement and a terminal on stdin: a prompt that runs each
+    statement once it is complete (a second line's prompt until then),
+    says a bad one and goes on, and ends at end of file."""
+    import pty
+    import select
+    import subprocess
+    import time
+    master, slave = pty.openpty()
+    p = subprocess.Popen([td.RINGTRACE, 'sql', REAL_TRACE], stdin=slave, stdout=slave,
+                         stderr=slave, close_fds=True)
+    os.close(slave)
+    out = b''
+    deadline = time.time() + 20
+
+    def until(text):
+        nonlocal out
+        while text not in out and time.time() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    return
+    until(b'sql> ')
+    os.write(master, b'SELECT count(*) AS n\n')
+    until(b'...> ')
+    os.write(master, b'FROM raw;\n')
+    until(b'5601')
+    os.write(master, b'SELEC 1;\n')
+    until(b'syntax error')
+    os.write(master, b"SELECT name FROM raw WHERE name = 'task_rename';\n")
+    until(b'task_rename\r\n')
+    os.write(master, b'\x04')
+    until(b'never')
+    p.wait(timeout=10)
+    os.close(master)
+    text = out.decode(errors='replace')
+    check(b'5601' in out and 'near "SELEC": syntax error' in text and
+          text.count('sql> ') >= 4 and 'task_rename' in text.split('syntax error')[1],
+          'the prompt printed %r' % text[-1500:])
+    check(p.returncode == 1, 'the prompt ended with exit %d after a bad statement' % p.returncode)
+
+
+@test
+def bad_statements(ctx):
+    """A syntax error, an unknown table, an unknown column, a statement
+    that fails part way: SQLite's message, exit 1; a usage error exits 2."""
+    for q, msg in (('SELEC 1', 'near "SELEC": syntax error'),
+                   ('SELECT * FROM nosuch', 'no such table: nosuch'),
+                   ('SELECT nosuch FROM raw', 'no such column: nosuch'),
+                   ('INSERT INTO raw VALUES (1)', 'table raw may not be modified'),
+                   ("SELECT json_extract(args, '$[') FROM raw", 'JSON path error')):
+        r = sql(REAL_TRACE, q, status=1)
+        check(msg in r.stderr and r.stderr.startswith('ringtrace: '),
+              '%r: stderr %r, expected %r' % (q, r.stderr, msg))
+    r = td.rt('sql', 'SELECT 1')
+    check(r.returncode == 2 and 'a trace directory is needed' in r.stderr,
+          'no directory: exit %d %r' % (r.returncode, r.stderr))
+    r = td.rt('sql', os.path.join(ctx.tmp, 'none'), 'SELECT 1')
+    check(r.returncode == 1, 'a missing directory: exit %d %r' % (r.returncode, r.stderr))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('-k', help='only tests whose name contains this')
+    ap.add_argument('-v', action='store_true', help='show tracebacks')
+    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
+    args = ap.parse_args()
+
+    # RT_SQL_BIN=/other/tools/ringtrace: run everything with that build
+    # (how a test is shown to fail before its code).
+    if os.environ.get('RT_SQL_BIN'):
+        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_SQL_BIN']
+    if not os.access(td.RINGTRACE, os.X_OK):
+        print('sql: %s missing: run make -C tools ringtrace' % td.RINGTRACE)
+        print('sql: 0 passed, 1 failed')
+        return 1
+    return td.run_suite('sql', TESTS, lambda tmp: Ctx(tmp), args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
