@@ -79,7 +79,7 @@
  * gets no user_stack: its event carries the kernel_stack alone, or no
  * trailer.
  */
-#include <linux/jhash.h>
+#include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/stacktrace.h>
@@ -315,13 +315,25 @@ static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
 	return skip;
 }
 
-/* A stack's hash: its head and frames (jhash2 over 32-bit words). */
+/*
+ * A stack's hash: its head and frames, a multiply per frame.  It only
+ * picks a table entry, whose hit is checked byte for byte [I1]: a
+ * collision costs a definition, never a wrong stack, so a cheap hash
+ * beats a strong one (jhash2 cost four times as much).  The entry's index
+ * is taken from the low bits of the product's upper half, which every
+ * bit of every frame reaches.
+ */
 static u32 rtr_stack_hash(const struct rtr_stack_def_head *h, const u64 *ips)
 {
+	unsigned int i;
 	u32 head;
+	u64 x;
 
 	memcpy(&head, h, sizeof(head));
-	return jhash2((const u32 *)ips, h->depth * 2, head);
+	x = head;
+	for (i = 0; i < h->depth; i++)
+		x = (x ^ ips[i]) * GOLDEN_RATIO_64;
+	return x >> 32;
 }
 
 /*
@@ -334,13 +346,24 @@ static bool rtr_stack_seen_in(const struct ringtrace_buffer *buf,
 			      const u64 *ips)
 {
 	const u8 *def;
+	unsigned int i;
 
 	if (e->pkt != pkt || e->hash != hash || !e->off)
 		return false;
 	def = buf->data + ((pkt << buf->subbuf_order) & buf->buf_mask) +
 	      e->off + RINGTRACE_COMPACT_HEADER_SIZE;
-	return !memcmp(def, h, sizeof(*h)) &&
-	       !memcmp(def + sizeof(*h), ips, h->depth * sizeof(u64));
+	if (memcmp(def, h, sizeof(*h)))
+		return false;
+	/* Inline: a call to memcmp() cost more than a short stack's loop. */
+	def += sizeof(*h);
+	for (i = 0; i < h->depth; i++) {
+		u64 ip;
+
+		memcpy(&ip, def + i * sizeof(ip), sizeof(ip));
+		if (ip != ips[i])
+			return false;
+	}
+	return true;
 }
 
 /*
