@@ -70,7 +70,7 @@ struct rtr_uframe {
  * lazy CPU to init_mm, and a lazy CPU runs a kernel thread, which has no
  * user stack to walk).  So the later reads are __get_user()s, each after
  * __access_ok() of its range, inside one pagefault_disable() section:
- * two loads a frame instead of a call through the checks above.
+ * perf's reads, instead of a copy through the checks above per frame.
  */
 static bool rtr_ufetch_first(void *dst, unsigned long src, unsigned int n)
 {
