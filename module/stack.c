@@ -57,8 +57,8 @@
  * packet; traces of older modules carry kernel_stack and user_stack
  * trailers (the frames inline), which readers still read.
  *
- * The walks (stack_trace_save(): the unwinder, NMI-safe on x86-64 and
- * arm64, no locks, no allocation; rtr_ustack_walk(): frame pointers read
+ * The walks (the kernel's unwinder, rtr_kstack_save(): NMI-safe on x86-64
+ * and arm64, no locks, no allocation; rtr_ustack_walk(): frame pointers read
  * with page faults off, ustack.c) must happen before the reservation,
  * whose size they decide; they land in a per-CPU scratch array, one per
  * nesting level (task < softirq < irq < NMI), and are copied into the
@@ -79,11 +79,14 @@
  * gets no user_stack: its event carries the kernel_stack alone, or no
  * trailer.
  */
-#include <linux/jhash.h>
+#include <linux/hash.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/stacktrace.h>
 #include <linux/vmalloc.h>
+#ifdef CONFIG_X86_64
+#include <asm/unwind.h>
+#endif
 
 #include "internal.h"
 #include "probes.h"
@@ -287,6 +290,36 @@ static unsigned int rtr_ucopy_save(struct rtr_rsv *w, unsigned int level)
 }
 
 /*
+ * The current kernel stack into @ips, at most @max frames: what
+ * stack_trace_save(@ips, @max, 0) stores, unwound from this function's
+ * caller's frame (inlined: rtr_stack_reserve_at()).  On x86-64 the
+ * unwinder is driven here as arch_stack_walk() drives it, which spares
+ * the unwinding of arch_stack_walk()'s and stack_trace_save()'s own
+ * frames and a callback per frame: a fifth of the instructions of a
+ * sched_switch's walk (seven frames kept).
+ */
+static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
+						    unsigned int max)
+{
+#ifdef CONFIG_X86_64
+	struct unwind_state state;
+	unsigned int nr = 0;
+	unsigned long addr;
+
+	for (unwind_start(&state, current, NULL, NULL);
+	     nr < max && !unwind_done(&state); unwind_next_frame(&state)) {
+		addr = unwind_get_return_address(&state);
+		if (!addr)
+			break;
+		ips[nr++] = addr;
+	}
+	return nr;
+#else
+	return stack_trace_save(ips, max, 0);
+#endif
+}
+
+/*
  * Cut the kernel walk @ips[0..*@nr): our frames, or with @cut_ip
  * everything before the first frame at @cut_ip, the interrupted ip.  An
  * ip the walk did not see (an unwinder that did not cross the interrupt
@@ -315,13 +348,25 @@ static unsigned int rtr_stack_cut(unsigned long *ips, unsigned int *nr,
 	return skip;
 }
 
-/* A stack's hash: its head and frames (jhash2 over 32-bit words). */
+/*
+ * A stack's hash: its head and frames, a multiply per frame.  It only
+ * picks a table entry, whose hit is checked byte for byte [I1]: a
+ * collision costs a definition, never a wrong stack, so a cheap hash
+ * beats a strong one (jhash2 cost four times as much).  The entry's index
+ * is taken from the low bits of the product's upper half, which every
+ * bit of every frame reaches.
+ */
 static u32 rtr_stack_hash(const struct rtr_stack_def_head *h, const u64 *ips)
 {
+	unsigned int i;
 	u32 head;
+	u64 x;
 
 	memcpy(&head, h, sizeof(head));
-	return jhash2((const u32 *)ips, h->depth * 2, head);
+	x = head;
+	for (i = 0; i < h->depth; i++)
+		x = (x ^ ips[i]) * GOLDEN_RATIO_64;
+	return x >> 32;
 }
 
 /*
@@ -334,13 +379,24 @@ static bool rtr_stack_seen_in(const struct ringtrace_buffer *buf,
 			      const u64 *ips)
 {
 	const u8 *def;
+	unsigned int i;
 
 	if (e->pkt != pkt || e->hash != hash || !e->off)
 		return false;
 	def = buf->data + ((pkt << buf->subbuf_order) & buf->buf_mask) +
 	      e->off + RINGTRACE_COMPACT_HEADER_SIZE;
-	return !memcmp(def, h, sizeof(*h)) &&
-	       !memcmp(def + sizeof(*h), ips, h->depth * sizeof(u64));
+	if (memcmp(def, h, sizeof(*h)))
+		return false;
+	/* Inline: a call to memcmp() cost more than a short stack's loop. */
+	def += sizeof(*h);
+	for (i = 0; i < h->depth; i++) {
+		u64 ip;
+
+		memcpy(&ip, def + i * sizeof(ip), sizeof(ip));
+		if (ip != ips[i])
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -482,7 +538,7 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	w->nr = 0;
 	if (kstack) {
 		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
-		nr = stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
+		nr = rtr_kstack_save(ips, depth + RTR_STACK_OWN_FRAMES);
 		skip = rtr_stack_cut(ips, &nr, cut_ip);
 		if (nr) {
 			w->ips = ips + skip;

@@ -12,11 +12,11 @@
  *
  * so the chain from the task's user registers names its callers: ips[0]
  * is the interrupted (or trapping) instruction, then one return address
- * per frame.  Each frame is read with copy_from_user_nofault(): it checks
- * the address is a user one, runs with page faults disabled, never sleeps
- * and never faults a page in, so the walk is safe with the rq lock held,
- * with interrupts off, in hardirq and in NMI.  A page not present ends it
- * (FAULT): a stack being walked is almost always resident.
+ * per frame.  Every frame is read with page faults disabled: a read
+ * never sleeps and never faults a page in, so the walk is safe with the
+ * rq lock held, with interrupts off, in hardirq and in NMI.  A page not
+ * present ends it (FAULT): a stack being walked is almost always
+ * resident.  How the reads are made, and why that is safe: rtr_ufetch().
  *
  * The walk stops at a zero fp (the chain's end, as _start leaves it), at
  * an fp below the user sp for the first frame or not above the previous
@@ -49,6 +49,47 @@ struct rtr_uframe {
 	u64 next;			/* the caller's frame pointer */
 	u64 ret;			/* the return address into the caller */
 };
+
+/*
+ * The walk's reads of user memory, as perf's callchain walk makes them.
+ *
+ * The first read of a walk goes through copy_from_user_nmi() (x86; other
+ * architectures: copy_from_user_nofault()): besides checking that the
+ * range is user memory, it refuses when the mm loaded on this CPU is not
+ * current's (nmi_uaccess_okay(): a probe between switch_mm_irqs_off()
+ * and switch_to(), or in text_poke()'s temporary mm), whose
+ * cpu_tlbstate is not exported to modules.  Unlike
+ * copy_from_user_nofault(), it skips the hardened usercopy check of the
+ * destination (check_object_size()), of no use for our kernel-stack or
+ * scratch destinations.
+ *
+ * [U1] Once that read succeeded, the mm loaded stays current's for the
+ * rest of the walk: preemption is off (no context switch), and nothing
+ * that can interrupt the walk switches mm without switching back before
+ * it returns (text_poke() runs with interrupts off; a TLB flush moves a
+ * lazy CPU to init_mm, and a lazy CPU runs a kernel thread, which has no
+ * user stack to walk).  So the later reads are __get_user()s, each after
+ * __access_ok() of its range, inside one pagefault_disable() section:
+ * perf's reads, instead of a copy through the checks above per frame.
+ */
+static bool rtr_ufetch_first(void *dst, unsigned long src, unsigned int n)
+{
+#ifdef CONFIG_X86_64
+	return !copy_from_user_nmi(dst, (const void __user *)src, n);
+#else
+	return !copy_from_user_nofault(dst, (const void __user *)src, n);
+#endif
+}
+
+/* A frame record after the first read [U1]; page faults are off. */
+static bool rtr_ufetch(struct rtr_uframe *f, unsigned long fp)
+{
+	const struct rtr_uframe __user *uf = (const void __user *)fp;
+
+	return __access_ok(uf, sizeof(*uf)) &&
+	       !__get_user(f->next, &uf->next) &&
+	       !__get_user(f->ret, &uf->ret);
+}
 
 static bool rtr_ustack_compat(struct pt_regs *uregs)
 {
@@ -85,6 +126,7 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 			     unsigned int max, u16 *flags)
 {
 	bool entry = *flags & RINGTRACE_USTACK_ENTRY;
+	bool first = true;
 	unsigned long fp, lo;
 	struct rtr_uframe f;
 	unsigned int nr = 0;
@@ -103,8 +145,7 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 	if (entry && nr < max) {
 		u64 ret;
 
-		if (copy_from_user_nofault(&ret, (void __user *)lo,
-					   sizeof(ret))) {
+		if (!rtr_ufetch_first(&ret, lo, sizeof(ret))) {
 			*flags |= RINGTRACE_USTACK_FAULT;
 			return nr;
 		}
@@ -113,8 +154,10 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 		*flags |= RINGTRACE_USTACK_ENTRY;
 		ips[nr++] = ret;
 		lo += sizeof(ret);
+		first = false;
 	}
 	fp = frame_pointer(uregs);
+	pagefault_disable();
 	while (fp) {
 		if (!IS_ALIGNED(fp, sizeof(u64)) || fp < lo)
 			break;
@@ -122,10 +165,12 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 			*flags |= RINGTRACE_USTACK_TRUNCATED;
 			break;
 		}
-		if (copy_from_user_nofault(&f, (void __user *)fp, sizeof(f))) {
+		if (first ? !rtr_ufetch_first(&f, fp, sizeof(f)) :
+			    !rtr_ufetch(&f, fp)) {
 			*flags |= RINGTRACE_USTACK_FAULT;
 			break;
 		}
+		first = false;
 		if (!f.ret)
 			break;
 		ips[nr++] = f.ret;
@@ -133,6 +178,7 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
 		lo = fp + sizeof(f);
 		fp = f.next;
 	}
+	pagefault_enable();
 	return nr;
 }
 
@@ -141,7 +187,8 @@ unsigned int rtr_ustack_walk(struct pt_regs *uregs, u64 *ips,
  *
  * Copy up to @max bytes of the current task's user stack, from its user
  * sp in @uregs upwards, into @dst; returns the bytes copied.  Page by
- * page, with copy_from_user_nofault(): a page not present ends the copy
+ * page, each as a walk's first read (rtr_ufetch_first(): page faults
+ * off, the mm checked, no check of @dst): a page not present ends the copy
  * there (FAULT in *@flags), as does @max (TRUNCATED: the stack may go
  * on).  There is no bound by the stack's VMA: find_vma() needs mmap_lock,
  * which this context (rq lock held, hardirq, NMI) cannot take, and a
@@ -168,8 +215,7 @@ unsigned int rtr_ustack_copy(struct pt_regs *uregs, void *dst,
 		n = min_t(unsigned long, max - done,
 			  PAGE_SIZE - offset_in_page(sp + done));
 		/* Checks the range is user memory (a wrap fails too). */
-		if (copy_from_user_nofault((u8 *)dst + done,
-					   (void __user *)(sp + done), n)) {
+		if (!rtr_ufetch_first((u8 *)dst + done, sp + done, n)) {
 			*flags |= RINGTRACE_USTACK_FAULT;
 			return done;
 		}

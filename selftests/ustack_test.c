@@ -26,6 +26,16 @@
  *              written == delivered + lost, the records read are the
  *              delivered events and their stacks' trailers, every ref
  *              resolves
+ *   forged     getpriority() made with rsp and rbp pointing at frame
+ *              records this test laid out, with both stacks on
+ *              syscall_entry: a chain of 200 records gives the ip and
+ *              then exactly the first 126 return addresses in order
+ *              (ustack_depth 127, TRUNCATED, no FAULT); a record whose
+ *              next frame lies in the kernel's text, or in a page never
+ *              touched, ends the walk with FAULT after its return address,
+ *              and that page is still not resident (mincore): the walk
+ *              never faults a page in; each event's kernel stack starts
+ *              outside ringtrace.ko and reaches do_syscall_64
  *
  * Runs from tools/tests/profile.d/ustack.sh (single-threaded TCG: it
  * switches a tracepoint), or by hand as root with ringtrace.ko loaded.
@@ -597,6 +607,283 @@ TEST_F(ustack, stress)
 	}
 	free(m);
 	free(st);
+}
+
+/* ---- forged ------------------------------------------------------------ */
+
+#define FORGE_WHICH	0x7a11		/* getpriority()'s which: EINVAL */
+#define FORGE_DEEP	200		/* records of the deep chain */
+#define FORGE_RET	0x10000000ULL	/* return addresses: FORGE_RET + i */
+
+enum { FORGE_CHAIN, FORGE_KERNEL, FORGE_ABSENT, FORGE_CASES };
+
+/*
+ * getpriority(FORGE_WHICH, @tag) entered with rsp = @sp and rbp = @fp:
+ * the user registers the kernel saves, and so the user stack it walks.
+ * Both are put back before anything else runs here.
+ */
+static long forged_syscall(uint64_t sp, uint64_t fp, long tag)
+{
+	register long nr asm("rax") = SYS_getpriority;
+	register long which asm("rdi") = FORGE_WHICH;
+	register long arg asm("rsi") = tag;
+	register uint64_t fsp asm("r8") = sp;
+	register uint64_t ffp asm("r9") = fp;
+
+	asm volatile("mov %%rsp, %%r12\n\t"
+		     "mov %%rbp, %%r13\n\t"
+		     "mov %%r8, %%rsp\n\t"
+		     "mov %%r9, %%rbp\n\t"
+		     "syscall\n\t"
+		     "mov %%r13, %%rbp\n\t"
+		     "mov %%r12, %%rsp"
+		     : "+r"(nr)
+		     : "r"(which), "r"(arg), "r"(fsp), "r"(ffp)
+		     : "rcx", "r11", "r12", "r13", "memory");
+	return nr;
+}
+
+/* The kernel's symbols, sorted, to name a kernel frame. */
+struct ksym {
+	uint64_t addr;
+	char name[64];
+	bool ours;			/* [ringtrace] */
+};
+
+struct ksyms {
+	struct ksym *s;
+	size_t n;
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int ksyms_load(struct ksyms *k)
+{
+	char line[512], type, mod[64];
+	unsigned long long addr;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		struct ksym e = { 0 };
+
+		mod[0] = 0;
+		if (sscanf(line, "%llx %c %63s %63s", &addr, &type, e.name, mod) < 3 ||
+		    !addr || (type != 't' && type != 'T'))
+			continue;
+		if (k->n == cap) {
+			struct ksym *n = realloc(k->s, (cap = cap ? 2 * cap : 65536) *
+						 sizeof(*n));
+
+			if (!n)
+				break;
+			k->s = n;
+		}
+		e.addr = addr;
+		e.ours = !strcmp(mod, "[ringtrace]");
+		k->s[k->n++] = e;
+	}
+	fclose(f);
+	qsort(k->s, k->n, sizeof(*k->s), ksym_cmp);
+	return k->n ? 0 : -1;
+}
+
+/* The address of text symbol @name, or 0. */
+static uint64_t ksym_addr(const struct ksyms *k, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (!strcmp(k->s[i].name, name))
+			return k->s[i].addr;
+	return 0;
+}
+
+/* The text symbol @ip lies in (the last at or below it), or NULL. */
+static const struct ksym *ksym_of(const struct ksyms *k, uint64_t ip)
+{
+	size_t lo = 0, hi = k->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (k->s[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &k->s[lo - 1] : NULL;
+}
+
+struct forged {
+	int entry_id;
+	bool pending;			/* a forged call's entry, no ref yet */
+	long tag;
+	struct rt_stacks st;
+	unsigned int seen[FORGE_CASES];
+	struct rt_stack_def user[FORGE_CASES], kernel[FORGE_CASES];
+	bool has_kernel[FORGE_CASES];
+};
+
+static int collect_forged(void *arg, const struct rt_event *ev,
+			  char *msg __attribute__((unused)),
+			  size_t msg_size __attribute__((unused)))
+{
+	struct forged *c = arg;
+
+	if ((int)ev->id == c->entry_id) {
+		/* int64_t id; uint8_t nr_args; uint64_t args[nr_args]; */
+		c->pending = ev->payload_len >= 25 &&
+			     rt_le(ev->payload, 8) == SYS_getpriority &&
+			     rt_le(ev->payload + 9, 8) == FORGE_WHICH;
+		c->tag = c->pending ? (long)rt_le(ev->payload + 17, 8) : -1;
+		c->st.last_offset = ev->offset;
+		return 0;
+	}
+	if (rt_stacks_feed(&c->st, ev) != 2 || !c->pending)
+		return 0;
+	c->pending = false;
+	if (c->tag < 0 || c->tag >= FORGE_CASES || c->seen[c->tag]++)
+		return 0;
+	if (c->st.user)
+		c->user[c->tag] = *c->st.user;
+	if (c->st.kernel) {
+		c->kernel[c->tag] = *c->st.kernel;
+		c->has_kernel[c->tag] = true;
+	}
+	return 0;
+}
+
+TEST_F(ustack, forged)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct forged *c = calloc(1, sizeof(*c));
+	struct ksyms k = { 0 };
+	uint64_t *rec, fp[FORGE_CASES], sp, kernel;
+	unsigned char resident = 1;
+	struct rt_meta *m;
+	struct rt_buf b;
+	char msg[512];
+	unsigned int i, t;
+	uint8_t *r;
+	int ret;
+
+	ASSERT_NE(NULL, c);
+	ASSERT_EQ(0, ksyms_load(&k));
+	/* Mapped kernel memory: a read that skipped the range check works. */
+	kernel = ksym_addr(&k, "do_syscall_64") & ~7ULL;
+	ASSERT_NE(0, kernel);
+	/* page 0: the sp and the deep chain; 1: a record; 2: never touched */
+	r = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	sp = (uint64_t)r + 64;
+	rec = (uint64_t *)(r + 128);
+	for (i = 0; i < FORGE_DEEP; i++) {
+		rec[2 * i] = i + 1 < FORGE_DEEP ? (uint64_t)&rec[2 * i + 2] : 0;
+		rec[2 * i + 1] = FORGE_RET + i;
+	}
+	fp[FORGE_CHAIN] = (uint64_t)rec;
+	rec = (uint64_t *)(r + page);
+	rec[0] = kernel;
+	rec[1] = FORGE_RET + 1000;
+	rec[2] = (uint64_t)(r + 2 * page);
+	rec[3] = FORGE_RET + 2000;
+	fp[FORGE_KERNEL] = (uint64_t)&rec[0];
+	fp[FORGE_ABSENT] = (uint64_t)&rec[2];
+
+	ASSERT_EQ(0, rt_ctl_write("ustack_depth", "127"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "syscall_entry"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_stack", "syscall_entry"));
+	ASSERT_EQ(0, rt_ctl_write("events/syscall_entry/enable", "1"));
+	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	c->entry_id = rt_meta_find(m, "syscall_entry");
+	c->st.def_id = rt_meta_find(m, "stack_def");
+	c->st.ref_id = rt_meta_find(m, "stack_ref");
+	ASSERT_LE(0, c->entry_id);
+	ASSERT_LE(0, c->st.def_id);
+	ASSERT_LE(0, c->st.ref_id);
+
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	for (t = 0; t < FORGE_CASES; t++)
+		EXPECT_EQ(-EINVAL, forged_syscall(sp, fp[t], t));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	rt_ctl_write("set_event_ustack", "!syscall_entry");
+	rt_ctl_write("set_event_stack", "!syscall_entry");
+	rt_ctl_write("events/syscall_entry/enable", "0");
+	ASSERT_EQ(0, rt_flush(b.fd));
+	ret = rt_drain(m, &b, collect_forged, c, NULL, msg, sizeof(msg));
+	EXPECT_EQ(-ENODATA, ret) {
+		TH_LOG("%s", msg);
+	}
+	EXPECT_EQ(0, c->st.bad);
+	/* The untouched page: the walk read it with page faults off. */
+	EXPECT_EQ(0, mincore(r + 2 * page, page, &resident));
+	EXPECT_EQ(0, resident & 1) {
+		TH_LOG("the walk faulted in the page its last record pointed to");
+	}
+
+	for (t = 0; t < FORGE_CASES; t++) {
+		const struct rt_stack_def *u = &c->user[t], *kd = &c->kernel[t];
+		bool syscall64 = false;
+
+		EXPECT_EQ(1, c->seen[t]) {
+			TH_LOG("forged call %u: %u entries with a stack_ref", t,
+			       c->seen[t]);
+		}
+		if (c->seen[t] != 1)
+			continue;
+		EXPECT_TRUE(u->depth && in_my_text(u->ips[0])) {
+			TH_LOG("forged call %u: ips[0] not in this program", t);
+		}
+		if (t == FORGE_CHAIN) {
+			EXPECT_EQ(RINGTRACE_USTACK_MAX_DEPTH, u->depth);
+			EXPECT_EQ(RINGTRACE_USTACK_TRUNCATED, u->flags);
+			for (i = 1; i < u->depth; i++)
+				if (u->ips[i] != FORGE_RET + i - 1)
+					break;
+			EXPECT_EQ(u->depth, i) {
+				TH_LOG("chain: frame %u is 0x%llx", i,
+				       (unsigned long long)u->ips[i]);
+			}
+		} else {
+			EXPECT_EQ(2, u->depth);
+			EXPECT_EQ(RINGTRACE_USTACK_FAULT, u->flags);
+			EXPECT_EQ(FORGE_RET + (t == FORGE_KERNEL ? 1000 : 2000),
+				  u->depth > 1 ? u->ips[1] : 0);
+		}
+		EXPECT_TRUE(c->has_kernel[t]);
+		if (!c->has_kernel[t])
+			continue;
+		EXPECT_LE(2, kd->depth);
+		for (i = 0; i < kd->depth; i++) {
+			const struct ksym *s = ksym_of(&k, kd->ips[i]);
+
+			EXPECT_FALSE(s && s->ours) {
+				TH_LOG("forged call %u: kernel frame %u is ringtrace's %s",
+				       t, i, s->name);
+			}
+			if (s && !strcmp(s->name, "do_syscall_64"))
+				syscall64 = true;
+		}
+		EXPECT_TRUE(syscall64) {
+			TH_LOG("forged call %u: no frame in do_syscall_64", t);
+		}
+	}
+	munmap(r, 3 * page);
+	free(k.s);
+	free(m);
+	free(c);
+	rt_buf_close(&b);
 }
 
 TEST_HARNESS_MAIN

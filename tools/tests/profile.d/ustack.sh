@@ -7,7 +7,9 @@
 #     writes (depth 0, 128, a word) with nothing changed; sched_switch
 #     with both stacks (a stack_ref naming a kernel and a user stack_def);
 #     a kernel thread's switch carries no user stack; ustack_stats counts
-#     the walks
+#     the walks; a user stack the test lays out itself (forged: 200 frame
+#     records, a next frame in kernel text, one in a page never touched)
+#     walked exactly as laid out, that page left absent
 #   - record --ustack sched_switch -F -- ustack-workload: of the sleeping
 #     thread's switch-outs, >= 90 % have user frames whose first three
 #     are in d (the syscall), c and main, in that order; ustack_stats
