@@ -88,7 +88,8 @@
  *   [S5] the period: written before the state is added and constant
  *        while it exists; an online callback reads it after the cpuhp
  *        core woke its thread (the wakeup orders the write before it),
- *        and the callback and the probe after @on was set on their CPU.
+ *        and the timer's callback after that online callback started
+ *        it.  The probe does not read it: a parked timer owes @left.
  *
  * A timer whose CPU has no stack scratch left (a writer at every nesting
  * level below) skips its sample, counted as dropped_nesting.
