@@ -1164,6 +1164,31 @@ static bool fz_valid_mmap_stats(const char *s)
 	return !*s;
 }
 
+/*
+ * sample_stats: samples, dropped_nesting, ticks, parks, then one
+ * "cpuN ticks T parks P" a CPU, at least one, in rising CPU order.
+ */
+static bool fz_valid_sample_stats(const char *s)
+{
+	unsigned long long smp, drop, ticks, parks, t, p;
+	unsigned int cpu, ncpu = 0;
+	int n = 0;
+
+	if (sscanf(s, "samples %llu\ndropped_nesting %llu\nticks %llu\nparks %llu\n%n",
+		   &smp, &drop, &ticks, &parks, &n) != 4 || !n)
+		return false;
+	s += n;
+	while (*s) {
+		n = 0;
+		if (sscanf(s, "cpu%u ticks %llu parks %llu\n%n",
+			   &cpu, &t, &p, &n) != 3 || !n || cpu < ncpu)
+			return false;
+		ncpu = cpu + 1;
+		s += n;
+	}
+	return ncpu > 0;
+}
+
 static bool fz_valid_pid_list(const char *s)
 {
 	long last = -1, v;
@@ -1316,11 +1341,7 @@ static void fz_check_read(struct fz_thread *t)
 				    &w, &f, &t, &end) == 3 && end == (int)len &&
 			     f <= w && t <= w;
 		} else if (!strcmp(rel, "sample_stats")) {
-			unsigned long long n, d;
-			int end = 0;
-
-			ok = sscanf(buf, "samples %llu\ndropped_nesting %llu\n%n",
-				    &n, &d, &end) == 2 && end == (int)len;
+			ok = fz_valid_sample_stats(buf);
 		} else if (!strcmp(rel, "mmap_stats")) {
 			ok = fz_valid_mmap_stats(buf);
 		} else {

@@ -29,9 +29,10 @@
 #
 #   ringtrace+zstd  the same, ringtraced compressing at its default level
 #               (the others below store their chunks: --level store)
-#   ringtrace+timer  no recording: sample_hz 999 with a pid filter that
-#               keeps only init, so the sampler's timers fire on every
-#               CPU and write nothing (their cost per 999 Hz period)
+#   ringtrace+timer  no recording: sample_hz 999, tracing off and no pid
+#               filter (so no timer parks), so the sampler's timers fire
+#               on every CPU and write nothing (their cost per 999 Hz
+#               period)
 #   ringtrace+timer0  the same with the last CPU offline during the load:
 #               the timer of the load's CPU alone
 #
@@ -177,22 +178,21 @@ session_ringtrace() {	# CONFIG ROUND
 }
 
 # ringtrace+timer: the sampler's timers alone, on every CPU at 999 Hz, no
-# sample written (the pid filter keeps only init, asleep): what the timer
-# interrupts cost the clock, on the load's CPU and on the idle one.
+# sample written: no pid filter (every task kept, so no timer parks) and
+# tracing off (each tick stops before the stack walk and the reserve):
+# what the timer interrupts cost the clock, on the load's CPU and on the
+# idle one.
 session_ringtrace_timer() {	# CONFIG ROUND
 	put "$RT/tracing_on" 0
 	echo 0 >"$RT/events/enable"
-	put "$RT/set_event_pid" 1
+	put "$RT/set_event_pid" " "
 	put "$RT/sample_hz" "$HZ"
-	put "$RT/tracing_on" 1
 	# +timer0: the last CPU offline meanwhile (its timer cancelled by the
 	# sampler's cpuhp callback): the load's CPU's timer alone.
 	[[ $1 == *+timer0 ]] && put "/sys/devices/system/cpu/cpu$LAST_CPU/online" 0
 	load "$1" "$2"
 	[[ $1 == *+timer0 ]] && put "/sys/devices/system/cpu/cpu$LAST_CPU/online" 1
-	put "$RT/tracing_on" 0
 	put "$RT/sample_hz" 0
-	put "$RT/set_event_pid" " "
 }
 
 # --- perf record -----------------------------------------------------------

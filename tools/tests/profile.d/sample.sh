@@ -32,13 +32,19 @@ sample_refused() {
 		test "$got" = EINVAL -a "$(cat "$RT/sample_hz")" = "$before"
 }
 
+# Whether file $1 (sample_stats) is in its format (events.rst).
+sample_stats_format() {
+	python3 -c 'import re, sys
+sys.exit(not re.fullmatch(r"samples \d+\ndropped_nesting \d+\nticks \d+\n"
+                          r"parks \d+\n(cpu\d+ ticks \d+ parks \d+\n)+",
+                          open(sys.argv[1]).read()))' "$1"
+}
+
 sample_abi() {
 	check "sample_hz reads 0 (off) after the load" \
 		test "$(cat "$RT/sample_hz" 2>/dev/null)" = 0
-	check "sample_stats: samples and dropped_nesting" \
-		grep -qzE '^samples [0-9]+
-dropped_nesting [0-9]+
-$' "$RT/sample_stats"
+	check "sample_stats: samples, dropped_nesting, ticks, parks, then per CPU" \
+		sample_stats_format "$RT/sample_stats"
 	sample_refused 10001
 	sample_refused abc
 	sample_refused -1
