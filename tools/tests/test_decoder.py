@@ -2744,7 +2744,7 @@ def interned_untimed_refs_read_as_inline(ctx):
     """Today's module writes each stack_ref with an untimed header (its 27
     bits the id again, module/ctf.c's `untimed` option): the same run
     reads as the inline trace (report, --folded, --folded --off-cpu,
-    --stat); babeltrace2 reads every record without a warning, each
+    --stat, the chrome-json and perfetto exports); babeltrace2 reads every record without a warning, each
     stack_ref at its event's time; the fuzz seed gen-interned-untimed is
     this trace."""
     di = intern_trace(os.path.join(ctx.tmp, 'untimed'), INTERNED_RUN, untimed=True)
@@ -2763,6 +2763,14 @@ def interned_untimed_refs_read_as_inline(ctx):
                   for r in (ri, rl)]
         check(oi == ol, 'report %s: untimed refs differ from inline:\n%s\n--\n%s'
               % (args, ri.stdout, rl.stdout))
+    for fmt in ('chrome-json', 'perfetto'):
+        oi, ol = os.path.join(ctx.tmp, 'u.' + fmt), os.path.join(ctx.tmp, 'l.' + fmt)
+        ri = rt('export', '-f', fmt, '-o', oi, di, asan=True)
+        rl = rt('export', '-f', fmt, '-o', ol, dl, asan=True)
+        clean_run(ri, 'export -f %s of untimed refs' % fmt)
+        check(ri.returncode == 0 and rl.returncode == 0, 'export -f %s: %s' % (fmt, ri.stderr))
+        with open(oi, 'rb') as a, open(ol, 'rb') as b:
+            check(a.read() == b.read(), 'export -f %s: untimed refs differ from inline' % fmt)
     r = run(['babeltrace2', '--clock-cycles', '--no-delta', di])
     check(r.returncode == 0 and r.stderr == '',
           'babeltrace2: exit %d, stderr: %s' % (r.returncode, r.stderr[-2000:]))
