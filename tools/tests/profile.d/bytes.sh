@@ -49,7 +49,7 @@ bytes_packed() {
 }
 
 profile_bytes() {
-	local plain=$W/bytes-plain stacks=$W/bytes-stacks p s n r
+	local plain=$W/bytes-plain stacks=$W/bytes-stacks p s n r failed0=$failed
 	if ! command -v perf >/dev/null; then
 		check "perf is installed (the load: perf bench sched pipe)" false
 		return
@@ -89,5 +89,9 @@ profile_bytes() {
 	note "babeltrace2: sched_switch, stack_ref at its time, at another: $n"
 	check "babeltrace2: a stack_ref at its sched_switch's time after each ($n)" \
 		awk -v n="$n" 'BEGIN { split(n, a, " "); exit !(a[1] >= 2 * '"$BYTES_LOOPS"' && a[2] * 100 >= a[1] * 99 && a[3] == 0) }'
+	# A failure's traces go to the results, to be looked at.
+	if ((failed != failed0)) && [[ -n ${RT_VM_OUT:-} ]]; then
+		cp -a "$plain" "$stacks" "$RT_VM_OUT/" 2>/dev/null
+	fi
 	rm -rf "$plain" "$stacks" "$W/bytes-ctf"
 }
