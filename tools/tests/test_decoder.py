@@ -2744,7 +2744,7 @@ def interned_untimed_refs_read_as_inline(ctx):
     """Today's module writes each stack_ref with an untimed header (its 27
     bits the id again, module/ctf.c's `untimed` option): the same run
     reads as the inline trace (report, --folded, --folded --off-cpu,
-    --stat, the chrome-json and perfetto exports); babeltrace2 reads every record without a warning, each
+    --stat, the chrome-json, perfetto and lttng exports); babeltrace2 reads every record without a warning, each
     stack_ref at its event's time; the fuzz seed gen-interned-untimed is
     this trace."""
     di = intern_trace(os.path.join(ctx.tmp, 'untimed'), INTERNED_RUN, untimed=True)
@@ -2771,6 +2771,14 @@ def interned_untimed_refs_read_as_inline(ctx):
         check(ri.returncode == 0 and rl.returncode == 0, 'export -f %s: %s' % (fmt, ri.stderr))
         with open(oi, 'rb') as a, open(ol, 'rb') as b:
             check(a.read() == b.read(), 'export -f %s: untimed refs differ from inline' % fmt)
+    # LTTng: lttng_check --stacks resolves the refs from babeltrace2's
+    # reading of the recording, each at its event's time.
+    out, _, r = lttng_export(ctx, di, name='lunt')
+    check(r.stderr == '', 'export -f lttng of untimed refs: %s' % r.stderr)
+    c = run([sys.executable, LTTNG_CHECK, out, '--stacks', di, '--ringtrace', RINGTRACE])
+    check(c.returncode == 0 and c.stdout.count('ok - ') == 3 and
+          'not ok' not in c.stdout and '(5 events with stacks: 16 kernel, 11 user' in c.stdout,
+          'lttng_check --stacks of untimed refs: %s' % c.stdout[-3000:])
     r = run(['babeltrace2', '--clock-cycles', '--no-delta', di])
     check(r.returncode == 0 and r.stderr == '',
           'babeltrace2: exit %d, stderr: %s' % (r.returncode, r.stderr[-2000:]))
