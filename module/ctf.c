@@ -12,6 +12,7 @@
 #include <linux/utsname.h>
 
 #include "internal.h"
+#include "probes.h"
 
 /*
  * Declarations while the module stays loaded: 1024 different events (the
@@ -246,8 +247,15 @@ static const char rtr_tsdl_types[] =
  * alignment counts from the packet start and events are byte aligned, so
  * every field of the event header is bit aligned: a byte-aligned member
  * would move the whole variant option to the next byte.
+ *
+ * One compact id may be "untimed" (rtr_stack_untimed_id(): stack_ref): its
+ * 27 bits hold the id again, not a time, so the record takes the time of
+ * the record before it, its event, and its header word is the same every
+ * time (a packed trace stores it for next to nothing).  The name "id" is
+ * what makes babeltrace2 read the 27 bits as the event's id, as in the
+ * extended option; a field without a meaning there would be warned about.
  */
-static const char rtr_tsdl_stream[] =
+static const char rtr_tsdl_stream_head[] =
 	"stream {\n"
 	"\tid = 0;\n"
 	"\tpacket.context := struct {\n"
@@ -260,14 +268,38 @@ static const char rtr_tsdl_stream[] =
 	"\t\tuint32_t cpu_id;\n"
 	"\t\tuint32_t events;\n"
 	"\t};\n"
-	"\tevent.header := struct {\n"
-	"\t\tenum : uint5_t { compact = 0 ... 30, extended = 31 } id;\n"
+	"\tevent.header := struct {\n";
+
+static const char rtr_tsdl_stream_variant[] =
 	"\t\tvariant <id> {\n"
-	"\t\t\tstruct { uint27_clock_monotonic_t timestamp; } compact;\n"
+	"\t\t\tstruct { uint27_clock_monotonic_t timestamp; } compact;\n";
+
+static const char rtr_tsdl_stream_tail[] =
 	"\t\t\tstruct { uint27_t id; uint64_bits_clock_monotonic_t timestamp; } extended;\n"
 	"\t\t} v;\n"
 	"\t};\n"
 	"};\n\n";
+
+/* The stream block: its header's enum maps @untimed (if any) apart. */
+static void rtr_metadata_stream(struct seq_file *m, int untimed)
+{
+	seq_puts(m, rtr_tsdl_stream_head);
+	seq_puts(m, "\t\tenum : uint5_t { ");
+	if (untimed < 0) {
+		seq_puts(m, "compact = 0 ... 30");
+	} else {
+		if (untimed > 0)
+			seq_printf(m, "compact = 0 ... %d, ", untimed - 1);
+		seq_printf(m, "untimed = %d", untimed);
+		if (untimed < RINGTRACE_EVENT_ID_EXTENDED - 1)
+			seq_printf(m, ", compact = %d ... 30", untimed + 1);
+	}
+	seq_puts(m, ", extended = 31 } id;\n");
+	seq_puts(m, rtr_tsdl_stream_variant);
+	if (untimed >= 0)
+		seq_puts(m, "\t\t\tstruct { uint27_t id; } untimed;\n");
+	seq_puts(m, rtr_tsdl_stream_tail);
+}
 
 /*
  * The env block.  boottime_offset is CLOCK_BOOTTIME minus CLOCK_MONOTONIC
@@ -313,7 +345,7 @@ int rtr_metadata_show(struct seq_file *m, void *unused)
 		   "\tprecision = 1;\n\toffset_s = %llu;\n\toffset = %llu;\n"
 		   "\tabsolute = TRUE;\n};\n\n", rtr_trace.uuid,
 		   offset / NSEC_PER_SEC, offset % NSEC_PER_SEC);
-	seq_puts(m, rtr_tsdl_stream);
+	rtr_metadata_stream(m, rtr_stack_untimed_id());
 
 	/* Unregistered events too: their events may still be read. */
 	mutex_lock(&rtr_events_lock);

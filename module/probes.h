@@ -149,6 +149,7 @@ struct rtr_rsv {
 extern struct ringtrace_event rtr_ucopy_event;
 extern struct ringtrace_event rtr_stack_def_event;
 extern struct ringtrace_event rtr_stack_ref_event;
+int rtr_stack_untimed_id(void);
 extern bool rtr_ustack_copy_on;
 extern unsigned int rtr_ustack_size;
 extern unsigned int rtr_stack_depth;

@@ -13,7 +13,12 @@
  * ips[depth];", kind 0 kernel, 1 user) holds a stack's frames; stack_ref
  * ("uint32_t kernel; uint32_t user;") names, for each of the event's two
  * stacks, the byte offset in the packet of the stack_def that holds it (0:
- * none; offset 0 is the packet header, never a record).  A definition
+ * none; offset 0 is the packet header, never a record).  The reference's
+ * header is untimed (ringtrace_put_untimed_trailer(), module/ctf.c): its
+ * 27 bits repeat its id, where a timestamp would repeat its event's, so
+ * the 12 bytes of a reference to the stacks used before are the same
+ * 12 bytes again and cost a packed trace next to nothing, where the
+ * timestamp's low bits cost it about 4 bytes an event.  A definition
  * only ever serves references in its own packet, so a packet decodes
  * alone: a lost, damaged or overwritten packet costs itself, as before.
  * A stack whose definition this CPU wrote earlier in the same packet, at
@@ -50,7 +55,7 @@
  *
  * A user_stack_copy (ustack_mode "copy") stays inline, after the
  * reference: its bytes differ every time.  So a stack always directly
- * follows its event in the CPU's stream, with the same timestamp, and
+ * follows its event in the CPU's stream, at its event's time, and
  * nothing else can come between them, not even a nested writer.  Events
  * of a probe without a stack keep their layout, byte for byte.
  * Documentation/ringtrace/design.rst ("Stack interning") says why per
@@ -658,8 +663,8 @@ void rtr_stack_commit(struct rtr_rsv *w)
 		at += rtr_stack_def_len(w->unr);
 	}
 	if (w->nr || w->unr) {
-		ref = ringtrace_put_trailer(&w->r, w->payload, w->reserved, at,
-					    rtr_stack_ref_event.id);
+		ref = ringtrace_put_untimed_trailer(&w->r, at,
+						    rtr_stack_ref_event.id);
 		ref->kernel = w->kref;
 		ref->user = w->uref;
 		at = (u8 *)(ref + 1);
@@ -673,6 +678,18 @@ void rtr_stack_commit(struct rtr_rsv *w)
 	ringtrace_commit(&w->r);
 	this_cpu_dec(rtr_stack_level);
 	preempt_enable_notrace();
+}
+
+/*
+ * The compact id whose event header carries no time (module/ctf.c):
+ * stack_ref's, registered at load before any trace can start
+ * (rtr_probes_init()), or -1 when it is not.
+ */
+int rtr_stack_untimed_id(void)
+{
+	unsigned int id = READ_ONCE(rtr_stack_ref_event.id);
+
+	return id && id < RINGTRACE_EVENT_ID_EXTENDED ? id : -1;
 }
 
 /* The stack's walk uses unsigned long, the record u64: the same here. */

@@ -563,6 +563,12 @@ struct rt_meta {
 	uint8_t uuid[16];
 	bool have_uuid;
 	bool ctf18;			/* starts with the CTF 1.8 magic comment */
+	/*
+	 * A bit per compact id whose event header is untimed (module/ctf.c:
+	 * "untimed = N" in the header's enum): its 27 bits the id again, its
+	 * time the record's before it.
+	 */
+	uint32_t untimed;
 	struct rt_event_desc ev[RT_MAX_IDS];
 };
 
@@ -878,7 +884,11 @@ static inline int rt_meta_parse(struct rt_meta *m, const char *text)
 {
 	struct rt_lexer l = { .p = text };
 
+	const char *u = strstr(text, "untimed = ");
+
 	m->ctf18 = !strncmp(text, "/* CTF 1.8 */", 13);
+	if (u && atoi(u + 10) > 0 && atoi(u + 10) < RINGTRACE_EVENT_ID_EXTENDED)
+		m->untimed |= 1U << atoi(u + 10);
 	rt_lex(&l);
 	while (l.type) {
 		if (l.type == 'i' && (!strcmp(l.tok, "event") || !strcmp(l.tok, "trace"))) {
@@ -965,6 +975,7 @@ struct rt_event {
 	uint32_t id;
 	uint64_t ts;
 	bool extended;
+	bool untimed;			/* its header: the id twice, no time */
 	size_t offset;			/* of the header in the packet */
 	const uint8_t *payload;
 	size_t payload_len;
@@ -1176,6 +1187,11 @@ static inline int rt_check_packet(const struct rt_meta *m, const struct rt_buf *
 			ev.id = word >> RINGTRACE_EVENT_ID_BITS;
 			ev.ts = rt_le(pkt + off + 4, 8);
 			off += RINGTRACE_EXTENDED_HEADER_SIZE;
+		} else if (m->untimed >> (word & id_mask) & 1) {
+			ev.untimed = true;
+			ev.id = word >> RINGTRACE_EVENT_ID_BITS;
+			ev.ts = prev;
+			off += RINGTRACE_COMPACT_HEADER_SIZE;
 		} else {
 			ev.id = word & id_mask;
 			ev.ts = (prev & ~ts_mask) | (word >> RINGTRACE_EVENT_ID_BITS);

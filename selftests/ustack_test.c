@@ -19,7 +19,9 @@
  *              user ips[0] in an executable mapping of this process; a
  *              stack is defined again in a packet only after another
  *              stack of its kind could have taken its place in the table
- *              or by an event with a full header (the slow path); and
+ *              or by an event with a full header (the slow path); every
+ *              ref's header is untimed (the metadata's `untimed` id, its
+ *              27 bits the id again), read at its switch's time; and
  *              there are far fewer defs than refs
  *   stress     stacks on system calls, switches, interrupts and softirqs
  *              (nested levels), 4 KiB packets, children on every CPU:
@@ -327,6 +329,8 @@ struct interned {
 	unsigned int mine, mine_kernel, mine_user;
 	unsigned int redefined;		/* again, with no reason (below) */
 	unsigned int other_stray;	/* a ref not right after its switch */
+	unsigned int timed;		/* a ref whose header carries a time */
+	uint64_t switch_ts;		/* the last switch's */
 	bool last_was_switch, last_mine;
 	/* This thread's stacks: distinct contents and how often each. */
 	uint64_t sum[2][MAX_CONTENTS];
@@ -387,6 +391,7 @@ static int collect_interned(void *arg, const struct rt_event *ev,
 			c->st.ndefs = 0;
 		c->st.last_offset = ev->offset;
 		c->event_extended = ev->extended;
+		c->switch_ts = ev->ts;
 		c->last_was_switch = true;
 		c->last_mine = (int32_t)rt_le(ev->payload + 16, 4) == c->tid;
 		return 0;
@@ -404,6 +409,9 @@ static int collect_interned(void *arg, const struct rt_event *ev,
 		return 0;
 	}
 	c->last_was_switch = false;
+	/* Untimed (module/ctf.c): the ref is read at its switch's time. */
+	if (!ev->untimed || ev->ts != c->switch_ts)
+		c->timed++;
 	if (!c->last_mine)
 		return 0;
 	c->mine++;
@@ -497,6 +505,7 @@ TEST_F(ustack, interned)
 	/* Every ref names defs of its kind earlier in its packet. */
 	EXPECT_EQ(0, c->st.bad);
 	EXPECT_EQ(0, c->other_stray);
+	EXPECT_EQ(0, c->timed);
 	EXPECT_EQ(0, c->redefined);
 	/* A sleep whose timer expired before it blocked switches nothing. */
 	EXPECT_LE(NR_INTERNED * 9 / 10, c->mine);

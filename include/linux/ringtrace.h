@@ -455,6 +455,23 @@ static __always_inline void *ringtrace_put_trailer(struct ringtrace_reservation 
 	return ringtrace_put_header(at, RINGTRACE_COMPACT_HEADER_SIZE, id, ts);
 }
 
+/*
+ * An untimed trailer (stack_ref, module/stack.c): as ringtrace_put_trailer(),
+ * but its header's 27 bits repeat @id instead of carrying a time, as the
+ * metadata's event header says for that id (module/ctf.c): a reader gives
+ * it the time of the record before it, its event's.
+ */
+static __always_inline void *
+ringtrace_put_untimed_trailer(struct ringtrace_reservation *r, u8 *at,
+			      unsigned int id)
+{
+	u32 word = id | id << RINGTRACE_EVENT_ID_BITS;
+
+	local_inc(&r->buf->trailers[r->slot - r->buf->slots]);
+	memcpy(at, &word, sizeof(word));
+	return at + RINGTRACE_COMPACT_HEADER_SIZE;
+}
+
 /* Reserve, copy @len bytes of @payload, commit.  False if not recorded. */
 static __always_inline bool ringtrace_write(unsigned int id,
 					    const void *payload,

@@ -1275,19 +1275,24 @@ static bool int_at(const struct ty *st, unsigned int idx, unsigned int start,
 
 /*
  * The event header must be: a 5-bit enum `id` at bit 0 whose value 31
- * selects the extended option and 0..30 the compact one, then a variant
- * tagged by it.  compact: one clock-mapped 27-bit integer at bit 5.
- * extended: a 27-bit `id` at bit 5, then a clock-mapped 64-bit timestamp
- * at byte 4 (12 bytes in all, as the uapi header says).  Each option's
- * struct must have alignment 1, or CTF would start it at the next byte
- * (a struct is aligned like its most aligned field): a byte-aligned
- * 64-bit type there moves the whole option to bit 8.
+ * selects the extended option and each of 0..30 the compact one or an
+ * untimed one, then a variant tagged by it.  compact: one clock-mapped
+ * 27-bit integer at bit 5.  untimed (module/ctf.c: stack_ref's id): one
+ * 27-bit `id` at bit 5 mapped to no clock, the event's id, as babeltrace2
+ * reads it; the record keeps the time of the one before it.  extended: a
+ * 27-bit `id` at bit 5, then a clock-mapped 64-bit timestamp at byte 4
+ * (12 bytes in all, as the uapi header says).  Each option's struct must
+ * have alignment 1, or CTF would start it at the next byte (a struct is
+ * aligned like its most aligned field): a byte-aligned 64-bit type there
+ * moves the whole option to bit 8.  *@untimed gets a bit per untimed id.
  */
-static int check_event_header(struct parser *p, const struct ty *st)
+static int check_event_header(struct parser *p, const struct ty *st,
+			      uint32_t *untimed)
 {
-	const struct member *id, *v, *c, *x;
+	const struct member *id, *v, *c, *x, *u = NULL, *o;
 	const char *what = NULL;
 
+	*untimed = 0;
 	if (!st)
 		return perr(p, 0, "stream has no event.header");
 	id = st->kind == TY_STRUCT && st->nr_members == 2 ? member_at(st, 0) : NULL;
@@ -1300,15 +1305,28 @@ static int check_event_header(struct parser *p, const struct ty *st)
 			    "event.header must be `enum : uint5_t {...} id; variant <id> {...} v;`");
 	c = option_for(id->ty, v->ty, 0);
 	x = option_for(id->ty, v->ty, RINGTRACE_EVENT_ID_EXTENDED);
-	for (int64_t i = 1; c && i < RINGTRACE_EVENT_ID_EXTENDED; i++)
-		if (option_for(id->ty, v->ty, i) != c)
+	/* Id 0 is the marker's, always timed. */
+	for (int64_t i = 1; c && i < RINGTRACE_EVENT_ID_EXTENDED; i++) {
+		o = option_for(id->ty, v->ty, i);
+		if (o == c)
+			continue;
+		if (!o || o == x || (u && o != u))
 			c = NULL;
+		u = o;
+		*untimed |= 1u << i;
+	}
 	if (!c || !x || c == x)
-		what = "its enum must map 0..30 to the compact option and 31 to the extended one";
+		what = "its enum must map 0..30 to the compact option (or some of 1..30 to one untimed option) and 31 to the extended one";
 	else if (c->ty->kind != TY_STRUCT || c->ty->nr_members != 1 ||
 		 c->ty->align != 1 ||
 		 !int_at(c->ty, 0, 5, 5, RINGTRACE_COMPACT_TS_BITS, true))
 		what = "the compact option must be struct { 27-bit clock-mapped timestamp } with alignment 1";
+	else if (u && (u->ty->kind != TY_STRUCT || u->ty->nr_members != 1 ||
+		       u->ty->align != 1 ||
+		       !int_at(u->ty, 0, 5, 5, 32 - RINGTRACE_EVENT_ID_BITS, false) ||
+		       member_at(u->ty, 0)->ty->map ||
+		       strcmp(member_at(u->ty, 0)->name, "id")))
+		what = "the untimed option must be struct { 27-bit `id` mapped to no clock } with alignment 1";
 	else if (x->ty->kind != TY_STRUCT || x->ty->nr_members != 2 ||
 		 x->ty->align != 1)
 		what = "the extended option must be a struct of 2 fields with alignment 1 (give its 64-bit field align = 1)";
@@ -1690,7 +1708,7 @@ static int convert(struct parser *p, struct rt_metadata *md)
 	if (check_fixed(p, ctx, "stream packet.context", packet_context, 8, &bit))
 		return -1;
 	it = find_item(stream, "event.header");
-	if (check_event_header(p, it ? it->ty : NULL))
+	if (check_event_header(p, it ? it->ty : NULL, &md->untimed))
 		return -1;
 
 	/* The clock that timestamp_begin counts in. */

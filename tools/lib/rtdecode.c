@@ -578,11 +578,13 @@ short_event:
 
 /*
  * The header of the event at *@at of the packet @raw, @end bytes long,
- * the one before it at time @clock: its id and time into *@id and *@ts,
- * *@at past it.  False when it does not read (header_refused() says why).
+ * the one before it at time @clock, the compact ids @untimed untimed
+ * (rt_metadata's): its id and time into *@id and *@ts, *@at past it.
+ * False when it does not read (header_refused() says why).
  */
 static inline bool read_header(const uint8_t *raw, uint64_t end, uint64_t *at,
-			       uint64_t clock, uint32_t *id, uint64_t *ts)
+			       uint64_t clock, uint32_t untimed, uint32_t *id,
+			       uint64_t *ts)
 {
 	uint64_t left = end - *at;
 	uint32_t word;
@@ -591,6 +593,13 @@ static inline bool read_header(const uint8_t *raw, uint64_t end, uint64_t *at,
 		return false;
 	word = le32(raw + *at);
 	*id = word & ((1u << RINGTRACE_EVENT_ID_BITS) - 1);
+	if (untimed >> *id & 1) {
+		/* The id again in the 27 bits, as babeltrace2 reads it. */
+		*id = word >> RINGTRACE_EVENT_ID_BITS;
+		*ts = clock;
+		*at += RINGTRACE_COMPACT_HEADER_SIZE;
+		return true;
+	}
 	if (*id != RINGTRACE_EVENT_ID_EXTENDED) {
 		uint64_t low = word >> RINGTRACE_EVENT_ID_BITS;
 
@@ -811,7 +820,8 @@ static int decode_event(struct rt_stream *s, const struct rt_packet_info *pi,
 	uint64_t hoff = *at, pos = *at, ts;
 	uint32_t id;
 
-	if (!read_header(pi->raw, pi->content_bytes, &pos, *clock, &id, &ts))
+	if (!read_header(pi->raw, pi->content_bytes, &pos, *clock, s->md->untimed,
+			 &id, &ts))
 		return header_refused(s, pi, hoff, *clock, err);
 	if (decode_payload(s, pi, hoff, id, ts, &pos, item, err))
 		return -1;
@@ -934,7 +944,7 @@ check_loop(struct rt_stream *s, struct head *p, struct ev_at *evs, size_t cap,
 	p->first_ts = pi->timestamp_begin;
 	while (at < end) {
 		hoff = at;
-		if (!read_header(raw, end, &at, clock, &id, &ts))
+		if (!read_header(raw, end, &at, clock, md->untimed, &id, &ts))
 			return header_refused(s, pi, hoff, clock, err);
 		sh = id < nr_ids ? &ids[id] : &other;
 		e = sh->e;

@@ -123,6 +123,12 @@ struct rt_metadata {
 	uint8_t uuid[16];
 	bool has_uuid;
 	uint64_t stream_id;
+	/*
+	 * A bit per compact id whose header is untimed (its 27 bits the id
+	 * again, its time the record's before it: stack_ref's, 0 in traces
+	 * of older modules).
+	 */
+	uint32_t untimed;
 	uint64_t clock_freq;		/* Hz */
 	int64_t clock_offset_s;
 	int64_t clock_offset;		/* cycles */

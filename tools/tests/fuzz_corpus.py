@@ -195,6 +195,9 @@ def seeds(real, out):
         # next packet.
         made['gen-interned'] = read_dir(test_decoder.intern_trace(
             os.path.join(tmp, 'i'), test_decoder.INTERNED_RUN))
+        # ... with the refs untimed, as today's module writes them.
+        made['gen-interned-untimed'] = read_dir(test_decoder.intern_trace(
+            os.path.join(tmp, 'iu'), test_decoder.INTERNED_RUN, untimed=True))
         # USDT hits (arguments, a fault, a user stack) and a probe
         # without arguments.
         made['gen-usdt'] = read_dir(test_decoder.usdt_seed_trace(

@@ -172,7 +172,21 @@ TSDL_STREAM = (
     '};\n\n')
 
 
-def metadata(uuid, offset_s, offset_ns, events):
+def tsdl_stream(untimed=None):
+    """The stream block; with UNTIMED (an id), the event header that
+    module/ctf.c writes when stack_ref has that id: its 27 bits are the id
+    again, no time."""
+    if untimed is None:
+        return TSDL_STREAM
+    ranges = ['compact = 0 ... %d' % (untimed - 1)] if untimed else []
+    ranges.append('untimed = %d' % untimed)
+    if untimed < EXTENDED - 1:
+        ranges.append('compact = %d ... 30' % (untimed + 1))
+    s = TSDL_STREAM.replace('compact = 0 ... 30', ', '.join(ranges))
+    return s.replace('} compact;\n', '} compact;\n\t\t\tstruct { uint27_t id; } untimed;\n')
+
+
+def metadata(uuid, offset_s, offset_ns, events, untimed=None):
     u = uuid.hex()
     us = '%s-%s-%s-%s-%s' % (u[0:8], u[8:12], u[12:16], u[16:20], u[20:32])
     out = '/* CTF 1.8 */\n\n' + TSDL_TYPES
@@ -190,7 +204,7 @@ def metadata(uuid, offset_s, offset_ns, events):
             '\tdescription = "CLOCK_MONOTONIC";\n\tfreq = 1000000000;\n'
             '\tprecision = 1;\n\toffset_s = %d;\n\toffset = %d;\n'
             '\tabsolute = TRUE;\n};\n\n' % (us, offset_s, offset_ns))
-    out += TSDL_STREAM
+    out += tsdl_stream(untimed)
     for eid, name, fields in events:
         out += ('event {\n\tname = "%s";\n\tid = %d;\n'
                 '\tstream_id = 0;\n\tfields := struct { %s };\n};\n\n'

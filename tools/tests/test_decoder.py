@@ -207,10 +207,12 @@ SCHED_SWITCH = [('utf8_t', 'prev_comm', 16), ('int32_t', 'prev_tid', None),
                 ('int32_t', 'next_prio', None)]
 
 
-def make_packet(uuid, cpu, seq, events, begin=None):
+def make_packet(uuid, cpu, seq, events, begin=None, untimed=None):
     """One packet (packet_size == content_size) of EVENTS, each
-    (time, id, payload), with extended headers."""
-    body = b''.join(struct.pack('<IQ', 31 | eid << 5, ts) + payload
+    (time, id, payload), with extended headers, but those of id UNTIMED:
+    untimed (gentrace.tsdl_stream())."""
+    body = b''.join((struct.pack('<I', eid | eid << 5) if eid == untimed else
+                     struct.pack('<IQ', 31 | eid << 5, ts)) + payload
                     for ts, eid, payload in events)
     size = HEADER.size + len(body)
     begin = events[0][0] if begin is None else begin
@@ -218,16 +220,17 @@ def make_packet(uuid, cpu, seq, events, begin=None):
                        size * 8, size * 8, seq, 0, cpu, len(events)) + body
 
 
-def write_trace(d, events, packets, cpu=0):
+def write_trace(d, events, packets, cpu=0, untimed=None):
     """A trace directory of one CPU: gentrace's metadata of EVENTS (its
-    EVENTS list format) and a stream of PACKETS (lists of events)."""
+    EVENTS list format) and a stream of PACKETS (lists of events), the
+    records of id UNTIMED untimed."""
     uuid = bytes(range(16))
     os.makedirs(d)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(gentrace.metadata(uuid, 1700000000, 0, events))
+        f.write(gentrace.metadata(uuid, 1700000000, 0, events, untimed))
     with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
         for seq, p in enumerate(packets):
-            f.write(make_packet(uuid, cpu, seq, p))
+            f.write(make_packet(uuid, cpu, seq, p, untimed=untimed))
     return d
 
 
@@ -309,18 +312,31 @@ def raw_zstd_frame(data):
 
 @test
 def generator_tsdl_is_the_modules(ctx):
-    """gentrace.py writes the TSDL of module/ctf.c, string for string."""
+    """gentrace.py writes the TSDL of module/ctf.c, string for string (the
+    stream block with stack_ref's id untimed, as the module writes it)."""
     path = os.path.join(REPO, 'module', 'ctf.c')
     check(os.path.exists(path), 'module/ctf.c missing')
     src = open(path).read()
     d, _ = ctx.gen(events=10, cpus=1)
     meta = open(os.path.join(d, 'metadata')).read()
-    for var in ('rtr_tsdl_types', 'rtr_tsdl_stream'):
+    umeta = gentrace.metadata(bytes(16), 0, 0, [], untimed=20)
+    for var, into in (('rtr_tsdl_types', meta), ('rtr_tsdl_stream_head', umeta),
+                      ('rtr_tsdl_stream_head', meta), ('rtr_tsdl_stream_variant', umeta),
+                      ('rtr_tsdl_stream_variant', meta), ('rtr_tsdl_stream_tail', umeta),
+                      ('rtr_tsdl_stream_tail', meta)):
         m = re.search(r'%s\[\]\s*=\s*((?:\s*"(?:[^"\\]|\\.)*")+)\s*;' % var, src)
         check(m, '%s not found in module/ctf.c' % var)
         text = ''.join(json.loads('"%s"' % s) for s in
                        re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1)))
-        check(text in meta, '%s of module/ctf.c is not in the generated metadata' % var)
+        check(text in into, '%s of module/ctf.c is not in the generated metadata' % var)
+    # rtr_metadata_stream()'s enum for id 20, as its seq_printf()s make it.
+    check('\t\tenum : uint5_t { compact = 0 ... 19, untimed = 20, compact = 21 ... 30, '
+          'extended = 31 } id;\n' in umeta, 'the untimed enum differs from module/ctf.c\'s')
+    body = src[src.index('static void rtr_metadata_stream'):src.index('/*\n * The env block')]
+    for frag in re.findall(r'"((?:[^"\\]|\\.)*)"', body):
+        frag = json.loads('"%s"' % frag).split('%')[0]
+        check(frag in umeta or frag in meta,
+              'rtr_metadata_stream() text %r is not in the generated metadata' % frag)
     for frag in re.findall(r'"((?:[^"\\]|\\.)*)"', src[src.index('rtr_metadata_show'):]):
         frag = json.loads('"%s"' % frag).split('%')[0]
         check(frag in meta, 'module/ctf.c text %r is not in the generated metadata' % frag)
@@ -2473,11 +2489,12 @@ def stack_def(kind, flags, ips):
     return gentrace.make_stack_def(kind, flags, ips)
 
 
-def intern_packet(records):
+def intern_packet(records, untimed=False):
     """A packet's events from @records: (ts, id, payload) as they are, or
     (ts, 'def', NAME, kind, flags, ips), or (ts, 'ref', K, U) where K and U
     name a def of this packet (its offset, wherever it is: refs before defs
-    are damage), or are raw offsets, or None (0)."""
+    are damage), or are raw offsets, or None (0).  @untimed: the refs'
+    headers are untimed (4 bytes, write_trace(untimed=REF_ID))."""
     offs, at, out = {}, HEADER.size, []
     for r in records:
         if r[1] == 'def':
@@ -2487,7 +2504,7 @@ def intern_packet(records):
             payload = b'\0' * 8
         else:
             payload = r[2]
-        at += EXT_HEADER + len(payload)
+        at += (4 if untimed and r[1] == 'ref' else EXT_HEADER) + len(payload)
     for r in records:
         if r[1] == 'def':
             out.append((r[0], DEF_ID, stack_def(*r[3:])))
@@ -2500,10 +2517,12 @@ def intern_packet(records):
     return out
 
 
-def intern_trace(d, packets, ksyms=KSYMS):
+def intern_trace(d, packets, ksyms=KSYMS, untimed=False):
     """A trace of INTERN_EVENTS (ips hex, as the module declares them) of
-    @packets (intern_packet()'s records), with the symbols file."""
-    write_trace(d, INTERN_EVENTS, [intern_packet(p) for p in packets])
+    @packets (intern_packet()'s records), with the symbols file; @untimed:
+    the refs untimed, as today's module writes them (older ones: timed)."""
+    write_trace(d, INTERN_EVENTS, [intern_packet(p, untimed) for p in packets],
+                untimed=REF_ID if untimed else None)
     meta = os.path.join(d, 'metadata')
     with open(meta) as f:
         text = f.read()
@@ -2717,6 +2736,155 @@ def interned_seed(ctx):
     with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-interned'), 'rb') as f:
         check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(d)),
               'tools/tests/fuzz/seeds/gen-interned is not intern_trace(INTERNED_RUN)')
+
+
+
+@test
+def interned_untimed_refs_read_as_inline(ctx):
+    """Today's module writes each stack_ref with an untimed header (its 27
+    bits the id again, module/ctf.c's `untimed` option): the same run
+    reads as the inline trace (report, --folded, --folded --off-cpu,
+    --stat, the chrome-json, perfetto and lttng exports); babeltrace2 reads every record without a warning, each
+    stack_ref at its event's time; the fuzz seed gen-interned-untimed is
+    this trace."""
+    di = intern_trace(os.path.join(ctx.tmp, 'untimed'), INTERNED_RUN, untimed=True)
+    dl = hex_stack_trace(os.path.join(ctx.tmp, 'inline'), USTACK_EVENTS, INLINE_RUN)
+    with open(os.path.join(di, 'metadata')) as f:
+        meta = f.read()
+    check('untimed = %d' % REF_ID in meta and 'struct { uint27_t id; } untimed;' in meta,
+          'the metadata has no untimed option for stack_ref')
+    for args in ((), ('--folded',), ('--folded', '--off-cpu'), ('--stat',)):
+        ri = rt('report', *args, di, asan=True)
+        rl = rt('report', *args, dl, asan=True)
+        clean_run(ri, 'report %s of untimed refs' % (args,))
+        check(ri.returncode == 0 and ri.stderr == '',
+              'report %s: exit %d: %s' % (args, ri.returncode, ri.stderr))
+        oi, ol = [[l for l in r.stdout.splitlines() if not re.match(r'cpu\d+: packets=', l)]
+                  for r in (ri, rl)]
+        check(oi == ol, 'report %s: untimed refs differ from inline:\n%s\n--\n%s'
+              % (args, ri.stdout, rl.stdout))
+    for fmt in ('chrome-json', 'perfetto'):
+        oi, ol = os.path.join(ctx.tmp, 'u.' + fmt), os.path.join(ctx.tmp, 'l.' + fmt)
+        ri = rt('export', '-f', fmt, '-o', oi, di, asan=True)
+        rl = rt('export', '-f', fmt, '-o', ol, dl, asan=True)
+        clean_run(ri, 'export -f %s of untimed refs' % fmt)
+        check(ri.returncode == 0 and rl.returncode == 0, 'export -f %s: %s' % (fmt, ri.stderr))
+        with open(oi, 'rb') as a, open(ol, 'rb') as b:
+            check(a.read() == b.read(), 'export -f %s: untimed refs differ from inline' % fmt)
+    # LTTng: lttng_check --stacks resolves the refs from babeltrace2's
+    # reading of the recording, each at its event's time.
+    out, _, r = lttng_export(ctx, di, name='lunt')
+    check(r.stderr == '', 'export -f lttng of untimed refs: %s' % r.stderr)
+    c = run([sys.executable, LTTNG_CHECK, out, '--stacks', di, '--ringtrace', RINGTRACE])
+    check(c.returncode == 0 and c.stdout.count('ok - ') == 3 and
+          'not ok' not in c.stdout and '(5 events with stacks: 16 kernel, 11 user' in c.stdout,
+          'lttng_check --stacks of untimed refs: %s' % c.stdout[-3000:])
+    r = run(['babeltrace2', '--clock-cycles', '--no-delta', di])
+    check(r.returncode == 0 and r.stderr == '',
+          'babeltrace2: exit %d, stderr: %s' % (r.returncode, r.stderr[-2000:]))
+    events, _ = bt2(di)
+    names = [e[2] for e in events]
+    check(names.count('stack_def') == 6 and names.count('stack_ref') == 5 and
+          names.count('sched_switch') == 9, 'babeltrace2 reads every record: %s' % names)
+    refs = [(events[i - 1][0], e[0]) for i, e in enumerate(events) if e[2] == 'stack_ref']
+    check([t for t, _ in refs] == [t for _, t in refs] == [1000, 6000, 7000, 8000, 9000],
+          'each stack_ref at its event\'s time: %s' % refs)
+    sys.path.insert(0, HERE)
+    import fuzz_corpus
+    with open(os.path.join(HERE, 'fuzz', 'seeds', 'gen-interned-untimed'), 'rb') as f:
+        check(f.read() == fuzz_corpus.pack(fuzz_corpus.read_dir(di)),
+              'tools/tests/fuzz/seeds/gen-interned-untimed is not this trace')
+
+
+def steady_switch_trace(d, stacks, untimed=True, switches=20000, seed=3):
+    """The bench's steady workload as the module lays it out (compact
+    headers, 64 KiB packets, stored chunks): two tasks switching to each
+    other on CPU 0, every 2-9 us; with @stacks each switch has a kernel
+    and a user stack (one pair per task), interned as module/stack.c does:
+    the defs once per packet, then a stack_ref, untimed or (older modules)
+    with its event's 27 time bits."""
+    uuid = bytes(range(16))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(gentrace.metadata(uuid, 1700000000, 0, INTERN_EVENTS,
+                                  REF_ID if stacks and untimed else None))
+    rng = random.Random(seed)
+    kst = [tuple(KTEXT + 0x1000 * (t + 1) + 0x40 * i for i in range(12)) for t in range(2)]
+    ust = [tuple(UTEXT + 0x100 * (t + 1) + 0x10 * i for i in range(6)) for t in range(2)]
+    names = [('perf', 200), ('perf', 201)]
+    packets, body, n, seen, ts, begin = [], b'', 0, {}, 5 * 10**9, None
+
+    def close():
+        nonlocal body, n, seen
+        size = HEADER.size + len(body)
+        packets.append(HEADER.pack(0xC1FC1FC1, uuid, 0, 0, begin, ts, size * 8, size * 8,
+                                   len(packets), 0, 0, n) + body)
+        body, n, seen = b'', 0, {}
+
+    def rec(eid, payload):
+        nonlocal body, n
+        body += struct.pack('<I', eid | (ts & (2**27 - 1)) << 5) + payload
+        n += 1
+
+    for i in range(switches):
+        ts += rng.randrange(2000, 9000)
+        if begin is None:
+            begin = ts
+        t = i % 2
+        need = 4 + 60 + (4 + 4 + 12 * 8 + 4 + 4 + 6 * 8 + 12 if stacks else 0)
+        if HEADER.size + len(body) + need >= 65536:
+            close()
+            begin = ts
+        rec(1, kswitch(names[t][0], names[t][1], names[1 - t][0], names[1 - t][1]))
+        if not stacks:
+            continue
+        offs = []
+        for kind, ips in ((0, kst[t]), (1, ust[t])):
+            if (kind, t) not in seen:
+                seen[kind, t] = HEADER.size + len(body)
+                rec(DEF_ID, gentrace.make_stack_def(kind, 0, ips))
+            offs.append(seen[kind, t])
+        ref = struct.pack('<II', *offs)
+        if untimed:
+            body += struct.pack('<I', REF_ID | REF_ID << 5) + ref
+            n += 1
+        else:
+            rec(REF_ID, ref)
+    close()
+    with open(os.path.join(d, 'cpu0-000001.zst'), 'wb') as f:
+        f.write(stored_chunk(packets))
+    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
+        f.write(raw_zstd_frame(KSYMS.encode()))
+    return d
+
+
+@test
+def interned_refs_cost_little_packed(ctx):
+    """Issue 30's bound as a fact of the format: the bench's steady
+    workload (a sched_switch every few us between two tasks) with a kernel
+    and a user stack on every switch, interned as the module writes it
+    (untimed stack_ref), packed by ringtrace compress at ringtraced's
+    level, is at most 1.3x the bytes of the same trace without stacks;
+    with refs that carry their event's time bits (older modules) it was
+    not.  Every stack reads back (report --folded)."""
+    sizes, folded = {}, None
+    for name, stacks, untimed in (('plain', False, True), ('untimed', True, True),
+                                  ('timed', True, False)):
+        d = steady_switch_trace(os.path.join(ctx.tmp, name), stacks, untimed)
+        r = rt('compress', '-j', '1', d)
+        check(r.returncode == 0, 'compress %s: %s' % (name, r.stderr))
+        sizes[name] = os.path.getsize(os.path.join(d, 'cpu0-000001.zst'))
+        if name == 'untimed':
+            folded = rt('report', '--folded', d, asan=True)
+            clean_run(folded, 'report --folded of the steady trace')
+    ratio, old = sizes['untimed'] / sizes['plain'], sizes['timed'] / sizes['plain']
+    check(folded.returncode == 0 and folded.stderr == '' and
+          sum(int(l.rsplit(' ', 1)[1]) for l in folded.stdout.splitlines()) == 20000,
+          'report --folded: every switch with its stacks: exit %d %s %s' % (
+              folded.returncode, folded.stderr, folded.stdout[:1000]))
+    print('    packed: %s; with stacks %.3fx, timed refs %.3fx' % (sizes, ratio, old))
+    check(ratio <= 1.3, 'packed with both stacks %.3fx the trace without (%s)' % (ratio, sizes))
+    check(old > 1.3, 'timed refs: %.3fx, the cost the untimed header removes (%s)' % (old, sizes))
 
 
 SAMPLE_ID = 21
