@@ -107,9 +107,9 @@ usdt_multi_check() {
 		test "$n" -eq 60
 	n=$(grep -c " $USDT_MEV: " "$report")
 	check "usdt: no $USDT_MEV of another process (all: $n)" test "$n" -eq 60
-	want=$( (seq 0 9 | awk '{ print 1, 7 * $1 }'
-		seq 0 19 | awk '{ printf "2 %d\n", 1000000000000 + $1 }'
-		seq 0 29 | awk '{ print 3, -1 - $1 }') )
+	want=$(for i in {0..9}; do echo "1 $((7 * i))"; done
+		for i in {0..19}; do echo "2 $((1000000000000 + i))"; done
+		for i in {0..29}; do echo "3 $((-1 - i))"; done)
 	check "usdt: rt:multi: site 1's register 7i (10), site 2's stack slot 1000000000000+i (20), site 3's int16 global -1-i (30), in order" \
 		test "$(usdt_args "$report" $USDT_MEV)" = "$want"
 	bad=$(grep " $USDT_MEV: " "$report" | grep -cv 'faults=0$')
@@ -272,11 +272,11 @@ usdt_bad() {
 # usdt_pe_expect CMD ERR WHAT: one write of CMD refused with strerror ERR,
 # nothing left, the semaphores 0 0.
 usdt_pe_expect() {
-	local rc
+	local rc err=$2
 	usdt_pe_write "$1"
 	rc=$?
-	check "usdt multi: probe_events $3 refused with '$2'" \
-		eval '[ $rc -ne 0 ] && grep -q "$2" "$W/usdt-pe.err"'
+	check "usdt multi: probe_events $3 refused with '$err'" \
+		eval '[ $rc -ne 0 ] && grep -qxF "$err" "$W/usdt-pe.err"'
 	check "usdt multi: ... nothing left, the semaphores 0 0" \
 		eval 'usdt_no_probes && usdt_sem_is "0 0"'
 }
