@@ -294,7 +294,7 @@ usdt_multi() {
 	offs=("${off##*:}")
 	for x in $(grep -oE ' at=0x[0-9a-f]+' <<<"$cmd"); do offs+=("${x#at=}"); done
 	setup "usdt multi: rt:multi's 3 offsets and its ref= from record's command (${offs[*]}$ref)" \
-		eval '[[ ${#offs[@]} -eq 3 && -n $ref ]]'
+		eval '[[ ${#offs[@]} -eq 3 && -n $ref ]]' || return
 	# Two of its sites, one probe: the semaphore counts both.
 	two="s:$USDT_WL:${offs[0]}@rt_two$ref a0=4s@\$1 at=${offs[2]} a0=4s@\$3"
 	exec {fd}>"$RT/probe_events"
