@@ -12,9 +12,11 @@
  *                             a uprobe at a file offset of an executable
  *                             (uprobes.c): event uprobe_BASE_LABEL or
  *                             uprobe_BASE_0xOFFSET, fields arg0 .. arg5
- *           "s:PATH:OFFSET@LABEL[ ref=OFF][ a0=ARG[ a1=ARG ...]]"
+ *           "s:PATH:OFFSET@LABEL[ ref=OFF][ a0=ARG[ a1=ARG ...]]
+ *                [ at=OFFSET a0=ARG ...]..."
  *                             a USDT probe (usdt.c): event usdt_LABEL,
- *                             fields int64_t arg0 .. argN-1, faults
+ *                             fields int64_t arg0 .. argN-1, faults; a
+ *                             site per at=, 32 at most, one event
  *           "-:NAME"          remove the probe of that event
  *     a probe's command may end with " ustack": its events carry the
  *     user stack (stack.c), a uprobe's with " ustack entry" when it is
@@ -114,9 +116,10 @@
 #define RTR_DYNPROBES_MAX	64
 /*
  * The longest command: a uprobe's absolute path, offset and label, and a
- * USDT probe's semaphore and arguments.
+ * USDT probe's semaphore and its sites' offsets and arguments.
  */
-#define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN + 1024)
+#define RTR_DYNPROBE_CMD_MAX	(PATH_MAX + KSYM_NAME_LEN + \
+				 RTR_USDT_SITES_MAX * RTR_USDT_SITE_CMD_MAX)
 
 struct rtr_kretprobe_payload {
 	u64 ret;

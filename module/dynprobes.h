@@ -23,6 +23,22 @@
 /* "kretprobe_" + a symbol + "_0x" + 16 hex digits; uprobes.c fits in it. */
 #define RTR_DYNPROBE_NAME_MAX	(KSYM_NAME_LEN + 32)
 
+/*
+ * usdt.c: what sdt.h passes at most (the CLI's USDT_ARGS_MAX,
+ * tools/cli/usdt.h), and the sites of one probe at most (USDT_SITES_MAX):
+ * more than a loop unrolled or a probe inlined into a few callers give.
+ */
+#define RTR_USDT_ARGS_MAX	12
+#define RTR_USDT_SITES_MAX	32
+/*
+ * What the CLI writes for a site at most: " at=0x" and 16 hex digits,
+ * then 12 operands of 39 characters: " a11=8s@-9223372036854775808(r15,r15,8)".
+ */
+#define RTR_USDT_SITE_CMD_MAX	512
+static_assert(sizeof(" at=0x") - 1 + 16 +
+	      RTR_USDT_ARGS_MAX * (sizeof(" a11=8s@-9223372036854775808(r15,r15,8)") - 1) <=
+	      RTR_USDT_SITE_CMD_MAX);
+
 /* Probes that record the first six argument registers (kprobe, uprobe). */
 struct rtr_dynprobe_args_payload {
 	u64 arg[RTR_DYNPROBE_ARGS];
@@ -247,15 +263,20 @@ int rtr_uprobe_site_parse(struct rtr_uprobe_site *s, char *spec,
 /* Looks the file up and registers @s->consumer; 0 or an errno, nothing left. */
 int rtr_uprobe_site_attach(struct rtr_uprobe_site *s);
 /*
- * Detaches the @n probes of @ps, each with its site @site_off bytes into
- * it: unlinked, one wait for the handlers of all, the files put.
+ * Detaching a site takes two steps, so that many sites (of many probes)
+ * cost one wait: each unlinked (no new handler call), then one
+ * rtr_uprobe_unregister_sync() (compat.h) for the handlers running, then
+ * each put (the file's path released).
  */
-void rtr_uprobe_sites_detach(struct rtr_dynprobe **ps, unsigned int n,
-			     size_t site_off);
+void rtr_uprobe_site_unlink(struct rtr_uprobe_site *s);
+void rtr_uprobe_site_put(struct rtr_uprobe_site *s);
 /* Frees what rtr_uprobe_site_parse() allocated. */
 void rtr_uprobe_site_free(struct rtr_uprobe_site *s);
 
-/* usdt.c: "s:PATH:OFFSET@LABEL[ ref=OFF][ a0=ARG ...]" into a new probe, or an ERR_PTR. */
+/*
+ * usdt.c: "s:PATH:OFFSET@LABEL[ ref=OFF][ a0=ARG ...][ at=OFFSET a0=ARG ...]..."
+ * into a new probe, or an ERR_PTR.
+ */
 struct rtr_dynprobe *rtr_usdt_parse(char *cmd);
 
 #endif /* _RINGTRACE_DYNPROBES_H */

@@ -109,27 +109,28 @@ static int rtr_uprobe_attach(struct rtr_dynprobe *p)
 	return rtr_uprobe_site_attach(&u->site);
 }
 
-/* All unlinked, then one wait for the handlers of every one of them. */
-void rtr_uprobe_sites_detach(struct rtr_dynprobe **ps, unsigned int n,
-			     size_t site_off)
+void rtr_uprobe_site_unlink(struct rtr_uprobe_site *s)
 {
-	struct rtr_uprobe_site *s;
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		s = (void *)ps[i] + site_off;
-		rtr_uprobe_unregister_nosync(&s->ref, &s->consumer);
-	}
-	rtr_uprobe_unregister_sync();
-	for (i = 0; i < n; i++) {
-		s = (void *)ps[i] + site_off;
-		path_put(&s->path);
-	}
+	rtr_uprobe_unregister_nosync(&s->ref, &s->consumer);
 }
 
+void rtr_uprobe_site_put(struct rtr_uprobe_site *s)
+{
+	path_put(&s->path);
+}
+
+/* All unlinked, then one wait for the handlers of every one of them. */
 static void rtr_uprobe_detach(struct rtr_dynprobe **ps, unsigned int n)
 {
-	rtr_uprobe_sites_detach(ps, n, offsetof(struct rtr_uprobe, site));
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rtr_uprobe_site_unlink(&container_of(ps[i], struct rtr_uprobe,
+						     dp)->site);
+	rtr_uprobe_unregister_sync();
+	for (i = 0; i < n; i++)
+		rtr_uprobe_site_put(&container_of(ps[i], struct rtr_uprobe,
+						  dp)->site);
 }
 
 static void rtr_uprobe_show(struct seq_file *m, const struct rtr_dynprobe *p)

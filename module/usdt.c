@@ -2,11 +2,11 @@
 /*
  * ringtrace: USDT probes (<sys/sdt.h>), a kind of dynamic probe
  * (dynprobes.c owns the file, the list, arming and lifetime): a uprobe on
- * the probe's nop (uprobes.c's site), which raises the probe's semaphore
- * while it exists, and whose handler fetches the probe's arguments as the
- * note describes them.
+ * each of the probe's nops (uprobes.c's sites), each raising the probe's
+ * semaphore while it exists, and whose handler fetches the probe's
+ * arguments as that site's note describes them.
  *
- *   "s:PATH:OFFSET@LABEL[ ref=REFOFF][ a0=ARG[ a1=ARG ...]]"
+ *   "s:PATH:OFFSET@LABEL[ ref=REFOFF][ a0=ARG ...][ at=OFFSET a0=ARG ...]..."
  *
  * PATH, OFFSET and LABEL as a uprobe's (uprobes.c), the label required:
  * the event is usdt_LABEL (the CLI makes it PROVIDER_NAME).  REFOFF is
@@ -29,17 +29,34 @@
  * memory at a fixed distance from the probe: where the CLI puts a
  * symbol's operand (a global's `foo(%rip)`), wherever the file is mapped.
  *
+ * Sites.  A probe written once in the source may be compiled at several
+ * places (inlined, unrolled, one macro in several callers): a note per
+ * site, each with its own operands.  "at=OFFSET" starts the next site of
+ * the same probe, in the same file, with the same semaphore: its operands
+ * follow, exactly as many as the first site's (a count that differs is
+ * -EINVAL), each site's own registers, sizes and signs.  Every site fires
+ * the one event.  RTR_USDT_SITES_MAX sites at most, at different offsets.
+ * The uprobes core counts the semaphore per uprobe: while the probe
+ * exists it reads N in a process where its N sites are placed.  All sites
+ * are attached, or none: if one fails, those placed before are taken out
+ * again (and their share of the semaphore) before the write fails.
+ *
  * The event: int64_t arg0 .. argN-1, exactly the probe's N arguments,
  * then uint16_t faults, bit i set when argument i's memory could not be
  * read (its value then 0): the handler reads with copy_from_user_nofault(),
- * which never sleeps nor faults a page in.  Its filter and trigger name
- * arg0 .. argN-1, faults and comm: per probe, not per kind.
+ * which never sleeps nor faults a page in.  Sites whose operands have
+ * different sizes for one argument share the field: 64 bits, the widest
+ * an operand has, each site's value extended from its own size and sign.
+ * Its filter and trigger name arg0 .. argN-1, faults and comm: per probe,
+ * not per kind.
  *
  * Errors (beyond a uprobe's): -EINVAL a malformed or missing label, ref=,
- * argument, an argument out of order or a 13th, a semaphore offset odd or
- * beyond the file's end, or a semaphore another tracer's uprobe at the
- * same place gives differently (the core's pr_warn says so); -EOPNOTSUPP
- * on an architecture other than x86-64, whose pt_regs this reads.
+ * argument, at=, an argument out of order or a 13th, a site with another
+ * argument count than the first's, two sites at one offset, a semaphore
+ * offset odd or beyond the file's end, or a semaphore another tracer's
+ * uprobe at the same place gives differently (the core's pr_warn says
+ * so); -E2BIG more than RTR_USDT_SITES_MAX sites; -EOPNOTSUPP on an
+ * architecture other than x86-64, whose pt_regs this reads.
  *
  * The handler runs in the probed task, preemptible, on its way back to
  * user space from the breakpoint: preemption goes off around everything
@@ -60,8 +77,6 @@
 
 #include "dynprobes.h"
 
-/* What sdt.h passes at most; the CLI's USDT_ARGS_MAX (tools/cli/usdt.h). */
-#define RTR_USDT_ARGS_MAX	12
 /* One bit per argument in the event's faults. */
 static_assert(RTR_USDT_ARGS_MAX <= 16);
 static_assert(sizeof("usdt_") + RTR_UPROBE_LABEL_MAX <= RTR_DYNPROBE_NAME_MAX);
@@ -105,16 +120,26 @@ struct rtr_usdt_arg {
 	u8 scale;			/* with index */
 };
 
+struct rtr_usdt;
+
+/* One place the probe's nop was compiled to, and its operands there. */
+struct rtr_usdt_site {
+	struct rtr_uprobe_site site;	/* its consumer: the handler's key */
+	struct rtr_usdt *probe;
+	struct rtr_usdt_arg args[RTR_USDT_ARGS_MAX];
+};
+
 struct rtr_usdt {
 	struct rtr_dynprobe dp;		/* first: read on every hit */
-	struct rtr_uprobe_site site;
 
 	/* Set by the parser, then constant. */
-	unsigned int nargs;
-	struct rtr_usdt_arg args[RTR_USDT_ARGS_MAX];
+	unsigned int nargs;		/* of every site */
+	unsigned int nsites;
 	char label[RTR_UPROBE_LABEL_MAX + 1];
 	char *fields;			/* the event's TSDL */
 	struct rtr_filter_field ff[RTR_USDT_ARGS_MAX + 2];
+	/* sites[0]'s file is every site's: freed with it alone. */
+	struct rtr_usdt_site sites[];
 };
 
 #ifdef CONFIG_X86_64
@@ -164,7 +189,9 @@ static u64 rtr_usdt_fetch(const struct rtr_usdt_arg *a,
 
 static int rtr_usdt_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
-	struct rtr_usdt *s = container_of(uc, struct rtr_usdt, site.consumer);
+	const struct rtr_usdt_site *site = container_of(uc, struct rtr_usdt_site,
+							site.consumer);
+	struct rtr_usdt *s = site->probe;
 	union rtr_fval v[RTR_USDT_ARGS_MAX + 2];
 	const struct rtr_filter *f, *t;
 	u64 arg[RTR_USDT_ARGS_MAX];
@@ -178,7 +205,7 @@ static int rtr_usdt_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 	if (!rtr_dynprobe_id(&s->dp, &id) || !rtr_task_traced(current))
 		goto out;
 	for (i = 0; i < n; i++)
-		arg[i] = rtr_usdt_fetch(&s->args[i], regs, i, &faults);
+		arg[i] = rtr_usdt_fetch(&site->args[i], regs, i, &faults);
 	/*
 	 * rtr_dynprobe_filtered() with the values in an array: this probe's
 	 * fields are its own (s->ff), known at parse time, not compile time.
@@ -205,37 +232,70 @@ out:
 }
 #endif
 
+/* Sites [0, @n) of @s out: unlinked, one wait, put. */
+static void rtr_usdt_sites_detach(struct rtr_usdt *s, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		rtr_uprobe_site_unlink(&s->sites[i].site);
+	rtr_uprobe_unregister_sync();
+	for (i = 0; i < n; i++)
+		rtr_uprobe_site_put(&s->sites[i].site);
+}
+
+/*
+ * Every site, or none: site k refused takes sites 0 .. k-1 out again,
+ * their semaphore counts with them.  A handler of those may have run
+ * meanwhile; the probe is not armed yet, it wrote nothing [D1].
+ */
 static int rtr_usdt_attach(struct rtr_dynprobe *p)
 {
 	struct rtr_usdt *s = container_of(p, struct rtr_usdt, dp);
+	unsigned int i;
+	int ret = 0;
 
+	for (i = 0; i < s->nsites; i++) {
 #ifdef CONFIG_X86_64
-	s->site.consumer.handler = rtr_usdt_handler;
+		s->sites[i].site.consumer.handler = rtr_usdt_handler;
 #endif
-	return rtr_uprobe_site_attach(&s->site);
+		ret = rtr_uprobe_site_attach(&s->sites[i].site);
+		if (ret)
+			break;
+	}
+	if (ret && i)
+		rtr_usdt_sites_detach(s, i);
+	return ret;
 }
 
+/* Every site of every probe unlinked, then one wait for all. */
 static void rtr_usdt_detach(struct rtr_dynprobe **ps, unsigned int n)
 {
-	rtr_uprobe_sites_detach(ps, n, offsetof(struct rtr_usdt, site));
+	struct rtr_usdt *s;
+	unsigned int i, j;
+
+	for (i = 0; i < n; i++) {
+		s = container_of(ps[i], struct rtr_usdt, dp);
+		for (j = 0; j < s->nsites; j++)
+			rtr_uprobe_site_unlink(&s->sites[j].site);
+	}
+	rtr_uprobe_unregister_sync();
+	for (i = 0; i < n; i++) {
+		s = container_of(ps[i], struct rtr_usdt, dp);
+		for (j = 0; j < s->nsites; j++)
+			rtr_uprobe_site_put(&s->sites[j].site);
+	}
 }
 
-static void rtr_usdt_show(struct seq_file *m, const struct rtr_dynprobe *p)
-{
-	const struct rtr_usdt *s = container_of(p, struct rtr_usdt, dp);
 #ifdef CONFIG_X86_64
+static void rtr_usdt_show_args(struct seq_file *m, const struct rtr_usdt *s,
+			       const struct rtr_usdt_site *site)
+{
 	const struct rtr_usdt_arg *a;
 	unsigned int i;
-#endif
 
-	seq_printf(m, "s:%s:0x%llx@%s", s->site.file,
-		   (unsigned long long)s->site.offset, s->label);
-	if (s->site.ref_ctr_offset)
-		seq_printf(m, " ref=0x%llx",
-			   (unsigned long long)s->site.ref_ctr_offset);
-#ifdef CONFIG_X86_64
 	for (i = 0; i < s->nargs; i++) {
-		a = &s->args[i];
+		a = &site->args[i];
 		seq_printf(m, " a%u=%u%s@", i, a->size, a->is_signed ? "s" : "");
 		if (a->kind == RTR_USDT_ARG_REG)
 			seq_puts(m, rtr_usdt_regs[a->base].name);
@@ -250,14 +310,35 @@ static void rtr_usdt_show(struct seq_file *m, const struct rtr_dynprobe *p)
 				   rtr_usdt_regs[a->base].name,
 				   rtr_usdt_regs[a->index].name, a->scale);
 	}
+}
 #endif
+
+static void rtr_usdt_show(struct seq_file *m, const struct rtr_dynprobe *p)
+{
+	const struct rtr_usdt *s = container_of(p, struct rtr_usdt, dp);
+	const struct rtr_uprobe_site *site0 = &s->sites[0].site;
+	unsigned int i;
+
+	seq_printf(m, "s:%s:0x%llx@%s", site0->file,
+		   (unsigned long long)site0->offset, s->label);
+	if (site0->ref_ctr_offset)
+		seq_printf(m, " ref=0x%llx",
+			   (unsigned long long)site0->ref_ctr_offset);
+	for (i = 0; i < s->nsites; i++) {
+		if (i)
+			seq_printf(m, " at=0x%llx",
+				   (unsigned long long)s->sites[i].site.offset);
+#ifdef CONFIG_X86_64
+		rtr_usdt_show_args(m, s, &s->sites[i]);
+#endif
+	}
 }
 
 static void rtr_usdt_free(struct rtr_dynprobe *p)
 {
 	struct rtr_usdt *s = container_of(p, struct rtr_usdt, dp);
 
-	rtr_uprobe_site_free(&s->site);
+	rtr_uprobe_site_free(&s->sites[0].site);
 	kfree(s->fields);
 	kfree(s);
 }
@@ -355,34 +436,85 @@ static int rtr_usdt_parse_arg(char *text, struct rtr_usdt_arg *a)
 	return 0;
 }
 
+/* How many sites the words after "PATH:OFFSET@LABEL" give: 1 + the at=s. */
+static unsigned int rtr_usdt_count_sites(const char *words)
+{
+	unsigned int n = 1;
+
+	for (; words; words = strchr(words, ' '), words = words ? words + 1 : NULL)
+		if (!strncmp(words, "at=", 3))
+			n++;
+	return n;
+}
+
+/*
+ * "at=OFFSET" into site @k, the next: the file and the semaphore are the
+ * first site's, the offset its own, not another site's.
+ */
+static int rtr_usdt_parse_at(struct rtr_usdt *s, unsigned int k,
+			     const char *text)
+{
+	struct rtr_uprobe_site *site = &s->sites[k].site;
+	unsigned long long off;
+	unsigned int i;
+
+	if (kstrtoull(text, 0, &off) || off > LLONG_MAX)
+		return -EINVAL;
+	for (i = 0; i < k; i++)
+		if (s->sites[i].site.offset == off)
+			return -EINVAL;
+	site->file = s->sites[0].site.file;
+	site->offset = off;
+	site->ref_ctr_offset = s->sites[0].site.ref_ctr_offset;
+	return 0;
+}
+
 /*
  * The words after "PATH:OFFSET@LABEL": "ref=REFOFF" first if there,
- * then "aI=ARG" with I = 0, 1, ... in order.
+ * then "aI=ARG" with I = 0, 1, ... in order; each "at=OFFSET" then
+ * starts another site, its "aI=ARG" as many as the first site's.
  */
 static int rtr_usdt_parse_words(struct rtr_usdt *s, char *words)
 {
 	unsigned long long ref;
+	unsigned int k = 0, n = 0;
 	char *word, name[8];
 	int ret;
 
 	while ((word = strsep(&words, " "))) {
-		if (!s->nargs && !s->site.ref_ctr_offset &&
+		if (!k && !n && !s->sites[0].site.ref_ctr_offset &&
 		    !strncmp(word, "ref=", 4)) {
 			if (kstrtoull(word + 4, 0, &ref) || !ref || ref > LLONG_MAX)
 				return -EINVAL;
-			s->site.ref_ctr_offset = ref;
+			s->sites[0].site.ref_ctr_offset = ref;
 			continue;
 		}
-		if (s->nargs == RTR_USDT_ARGS_MAX)
+		if (!strncmp(word, "at=", 3)) {
+			if (k && n != s->nargs)
+				return -EINVAL;
+			s->nargs = n;
+			/* Counted before: the words are those counted. */
+			if (++k == s->nsites)
+				return -EINVAL;
+			ret = rtr_usdt_parse_at(s, k, word + 3);
+			if (ret)
+				return ret;
+			n = 0;
+			continue;
+		}
+		if (n == RTR_USDT_ARGS_MAX)
 			return -EINVAL;
-		snprintf(name, sizeof(name), "a%u=", s->nargs);
+		snprintf(name, sizeof(name), "a%u=", n);
 		if (strncmp(word, name, strlen(name)))
 			return -EINVAL;
-		ret = rtr_usdt_parse_arg(word + strlen(name), &s->args[s->nargs]);
+		ret = rtr_usdt_parse_arg(word + strlen(name), &s->sites[k].args[n]);
 		if (ret)
 			return ret;
-		s->nargs++;
+		n++;
 	}
+	if (k && n != s->nargs)
+		return -EINVAL;
+	s->nargs = n;
 	return 0;
 }
 
@@ -418,13 +550,19 @@ struct rtr_dynprobe *rtr_usdt_parse(char *cmd)
 {
 	char *words = cmd + 2;
 	char *site = strsep(&words, " ");
+	unsigned int i, nsites = rtr_usdt_count_sites(words);
 	struct rtr_usdt *s;
 	int ret;
 
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (nsites > RTR_USDT_SITES_MAX)
+		return ERR_PTR(-E2BIG);
+	s = kzalloc(struct_size(s, sites, nsites), GFP_KERNEL);
 	if (!s)
 		return ERR_PTR(-ENOMEM);
-	ret = rtr_uprobe_site_parse(&s->site, site, s->label);
+	s->nsites = nsites;
+	for (i = 0; i < nsites; i++)
+		s->sites[i].probe = s;
+	ret = rtr_uprobe_site_parse(&s->sites[0].site, site, s->label);
 	if (ret)
 		goto free;
 	ret = -EINVAL;
@@ -445,7 +583,7 @@ struct rtr_dynprobe *rtr_usdt_parse(char *cmd)
 	return &s->dp;
 
 free_site:
-	rtr_uprobe_site_free(&s->site);
+	rtr_uprobe_site_free(&s->sites[0].site);
 free:
 	kfree(s);
 	return ERR_PTR(ret);

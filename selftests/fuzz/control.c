@@ -1886,11 +1886,11 @@ static void fz_events_pids(struct fz_thread *t)
 
 /*
  * probe_events: a kprobe or kretprobe made, hit while the writers run,
- * its filter replaced meanwhile,
- * removed by "-:NAME" or by the close; bad commands refused with nothing
- * left.  Another thread may hold the same probe (EEXIST); a kernel without
- * kprobes refuses every one (EOPNOTSUPP).  kprobes patch text: --toggle
- * only.
+ * its filter replaced meanwhile, removed by "-:NAME" or by the close; bad
+ * commands (USDT sites among them: E2BIG for 33) refused with nothing
+ * left.  Another thread may hold the same probe (EEXIST); a kernel
+ * without kprobes refuses every one (EOPNOTSUPP).  kprobes patch text:
+ * --toggle only.
  */
 #define FZ_DYNPROBES_MAX	200
 static _Atomic unsigned int fz_dynprobes_made;
@@ -1953,6 +1953,15 @@ static void fz_dynprobe(struct fz_thread *t)
 	static const char *const bad[] = {
 		"p:", "x:vfs_read", "p:rt_fuzz_no_such_fn", "r:vfs_read+4",
 		"p:notify_die", "-:kprobe_rt_fuzz_none", "p:vfs_read p:vfs_write",
+		/* USDT sites (at=): refused whole, before any is placed. */
+		"s:/bin/true:0x10@rt_fuzz a0=8@ax at=0x20",
+		"s:/bin/true:0x10@rt_fuzz a0=8@ax at=0x20 a0=8@bx a1=8@cx",
+		"s:/bin/true:0x10@rt_fuzz at=0x10", "s:/bin/true:0x10@rt_fuzz at=",
+		"s:/bin/true:0x10@rt_fuzz at=0x20 ref=0x2",
+		"s:/bin/true:0x10@rt_fuzz at=1 at=2 at=3 at=4 at=5 at=6 at=7 at=8 "
+		"at=9 at=10 at=11 at=12 at=13 at=14 at=15 at=16 at=17 at=18 at=19 "
+		"at=20 at=21 at=22 at=23 at=24 at=25 at=26 at=27 at=28 at=29 "
+		"at=30 at=31 at=32",
 	};
 	struct fz_rng *r = &t->rng;
 	const char *cmd;
@@ -1979,7 +1988,7 @@ static void fz_dynprobe(struct fz_thread *t)
 		fz_refused(t);
 	if (is_bad) {
 		FZ_EXPECT(t, "a bad probe command", ret, -EINVAL, -ENOENT,
-			  -EOPNOTSUPP);
+			  -EOPNOTSUPP, -E2BIG);
 		goto close;
 	}
 	FZ_EXPECT(t, "a probe command", ret < 0 ? ret : 0, 0, -EEXIST,

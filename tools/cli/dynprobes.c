@@ -233,8 +233,10 @@ static void explain_uprobe(const char *spec, int err, char *why, size_t size)
 		break;
 	case EINVAL:
 		snprintf(why, size, "-e %s: the kernel refuses a uprobe there "
-			 "(not a regular file, or not an instruction it can probe)",
-			 spec);
+			 "(not a regular file, or not an instruction it can probe)%s",
+			 spec, kind_of(spec) == USDT ?
+			 ", at one of the probe's sites or its semaphore; no site is left" :
+			 "");
 		break;
 	case EOPNOTSUPP:
 		snprintf(why, size, "-e %s: this kernel has no uprobes (CONFIG_UPROBES)",
@@ -295,7 +297,7 @@ static void explain(const char *spec, int err, char *why, size_t size)
 static int event_names(struct dynprobes *dp, const struct ctl *c)
 {
 	char *text = ctl_read_alloc(c, "probe_events"), *line, *save = NULL;
-	char id[16], name[512], cmd[PATH_MAX + 1024];
+	char *name, *cmd;
 	size_t found = 0;
 
 	dp->events = calloc(dp->n, sizeof(*dp->events));
@@ -305,8 +307,13 @@ static int event_names(struct dynprobes *dp, const struct ctl *c)
 	}
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%15s %511s %5119[^\n]", id, name, cmd) != 3)
+		/* A multi-site USDT probe's command is long: no copy, cut in place. */
+		name = strchr(line, ' ');
+		cmd = name ? strchr(name + 1, ' ') : NULL;
+		if (!cmd)
 			continue;
+		*cmd++ = '\0';
+		name++;
 		/* Listed as written: the command, then its options. */
 		for (size_t i = 0; i < dp->n; i++) {
 			size_t n = strlen(dp->cmds[i]);

@@ -40,26 +40,79 @@ static bool line_starts(const char *text, const char *prefix)
 	return false;
 }
 
-/* One line per probe site: "PROVIDER:NAME<tab>ARGS<tab>SEMAPHORE". */
+/* Each probe's sites, counted in a first walk of the notes. */
+struct usdt_count {
+	size_t n;
+	struct usdt_probe_sites {
+		char *key;		/* "PROVIDER:NAME" */
+		unsigned int sites, shown;
+	} *p;
+};
+
+static struct usdt_probe_sites *usdt_find(struct usdt_count *c, const char *key)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!strcmp(c->p[i].key, key))
+			return &c->p[i];
+	return NULL;
+}
+
+static int usdt_count_cb(const struct usdt_probe *p, void *arg)
+{
+	struct usdt_count *c = arg;
+	struct usdt_probe_sites *ps, *grown;
+	char *key;
+
+	if (asprintf(&key, "%s:%s", p->provider, p->name) < 0)
+		die("out of memory");
+	ps = usdt_find(c, key);
+	if (ps) {
+		free(key);
+		ps->sites++;
+		return 0;
+	}
+	grown = realloc(c->p, (c->n + 1) * sizeof(*c->p));
+	if (!grown)
+		die("out of memory");
+	c->p = grown;
+	c->p[c->n++] = (struct usdt_probe_sites){ .key = key, .sites = 1 };
+	return 0;
+}
+
+/*
+ * One line per probe site: "PROVIDER:NAME<tab>ARGS<tab>SEMAPHORE<tab>site
+ * K of N", N the probe's sites (record -e usdt: probes all N).
+ */
 static int usdt_line(const struct usdt_probe *p, void *arg)
 {
-	(void)arg;
+	struct usdt_count *c = arg;
+	struct usdt_probe_sites *ps;
+	char key[1024];
+
+	snprintf(key, sizeof(key), "%s:%s", p->provider, p->name);
+	ps = usdt_find(c, key);
 	printf("%s:%s\t%s\t", p->provider, p->name, p->args);
 	if (p->semaphore)
-		printf("semaphore 0x%" PRIx64 "\n", p->semaphore);
+		printf("semaphore 0x%" PRIx64, p->semaphore);
 	else
-		puts("no semaphore");
+		fputs("no semaphore", stdout);
+	printf("\tsite %u of %u\n", ps ? ++ps->shown : 0, ps ? ps->sites : 0);
 	return 0;
 }
 
 static int list_usdt(const char *path)
 {
+	struct usdt_count c = { 0 };
 	char why[1024];
 
-	if (usdt_probes(path, usdt_line, NULL, why, sizeof(why)))
+	if (usdt_probes(path, usdt_count_cb, &c, why, sizeof(why)) ||
+	    usdt_probes(path, usdt_line, &c, why, sizeof(why)))
 		die("%s", why);
 	if (fflush(stdout) || ferror(stdout))
 		die("write error: %s", strerror(errno));
+	for (size_t i = 0; i < c.n; i++)
+		free(c.p[i].key);
+	free(c.p);
 	return 0;
 }
 
@@ -204,10 +257,11 @@ const struct command cmd_list = {
 "'-e usdt:PATH:PROVIDER:NAME') are listed as such; the syntax ends the list.\n"
 "\n"
 "With --usdt PATH, the USDT probes (<sys/sdt.h>) of the ELF file PATH\n"
-"instead, from its .note.stapsdt, one line per probe site with three\n"
+"instead, from its .note.stapsdt, one line per probe site with four\n"
 "tab-separated columns: PROVIDER:NAME, the note's argument operands,\n"
-"and \"semaphore 0xADDR\" (the address of its semaphore) or \"no\n"
-"semaphore\".  Needs no ringtrace.ko.\n"
+"\"semaphore 0xADDR\" (the address of its semaphore) or \"no\n"
+"semaphore\", and \"site K of N\", N the probe's sites (record probes\n"
+"every one).  Needs no ringtrace.ko.\n"
 "\n"
 "  -d, --debugfs DIR   debugfs is mounted on DIR (default: debugfs, or\n"
 "                      /dev/ringtrace when debugfs refuses)\n"

@@ -323,13 +323,26 @@ int usdt_probes(const char *path,
 
 /* ---- one probe ---------------------------------------------------------- */
 
+/* A probe's sites as the notes give them; the strings in the ELF data. */
 struct find {
 	const char *provider, *name;
-	struct usdt_probe found;	/* its strings in the ELF data: @args copies one */
-	char args[1024];
-	unsigned int sites;
+	unsigned int sites;		/* all seen; the first USDT_SITES_MAX kept */
+	struct usdt_probe found[USDT_SITES_MAX];
 	char list[512];			/* "rt:forms, rt:tick" */
 };
+
+/* True if @list ("rt:forms, rt:tick") names @p: a probe of several sites once. */
+static bool listed(const char *list, const struct usdt_probe *p)
+{
+	size_t lp = strlen(p->provider), ln = strlen(p->name);
+
+	for (const char *s = list; *s; s += strcspn(s, ","), s += *s ? 2 : 0)
+		if (!strncmp(s, p->provider, lp) && s[lp] == ':' &&
+		    !strncmp(s + lp + 1, p->name, ln) &&
+		    (s[lp + 1 + ln] == ',' || !s[lp + 1 + ln]))
+			return true;
+	return false;
+}
 
 static int find_cb(const struct usdt_probe *p, void *arg)
 {
@@ -337,15 +350,29 @@ static int find_cb(const struct usdt_probe *p, void *arg)
 	size_t len = strlen(f->list);
 
 	if (!strcmp(p->provider, f->provider) && !strcmp(p->name, f->name)) {
-		if (!f->sites++) {
-			f->found = *p;
-			snprintf(f->args, sizeof(f->args), "%s", p->args);
-		}
+		if (f->sites < USDT_SITES_MAX)
+			f->found[f->sites] = *p;
+		f->sites++;
 	}
-	if (len < sizeof(f->list) - 1)
+	if (len < sizeof(f->list) - 1 && !listed(f->list, p))
 		snprintf(f->list + len, sizeof(f->list) - len, "%s%s:%s",
 			 len ? ", " : "", p->provider, p->name);
 	return 0;
+}
+
+/* The number of operands in a note's argument string. */
+static unsigned int count_args(const char *args)
+{
+	unsigned int n = 0;
+
+	for (const char *p = args; *p; ) {
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
+		n++;
+		p += strcspn(p, " \t");
+	}
+	return n;
 }
 
 /* The file offset of @vaddr in the section that holds its bytes; -1 if none. */
@@ -364,22 +391,22 @@ static int data_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
 	return -1;
 }
 
-/* The operands of @f's probe into @spec; symbols made relative to its site. */
-static int resolve_args(Elf *elf, const char *path, struct find *f,
-			struct usdt_spec *spec, char *why, size_t size)
+/* The operands of site @k of @f's probe into @site; symbols made relative to it. */
+static int resolve_args(Elf *elf, const char *path, const struct find *f,
+			unsigned int k, struct usdt_site *site, char *why,
+			size_t size)
 {
-	char *save = NULL, *word, msg[400];
+	const struct usdt_probe *p = &f->found[k];
+	char args[1024], *save = NULL, *word, msg[400];
+	unsigned int n = 0;
 	struct usdt_arg *a;
 	GElf_Sym sym;
 
-	for (word = strtok_r(f->args, " \t", &save); word;
+	/* strtok_r() cuts: a copy, not the ELF data. */
+	snprintf(args, sizeof(args), "%s", p->args);
+	for (word = strtok_r(args, " \t", &save); word;
 	     word = strtok_r(NULL, " \t", &save)) {
-		if (spec->nargs == USDT_ARGS_MAX) {
-			snprintf(why, size, "%s: USDT probe %s:%s has more than %d arguments",
-				 path, f->provider, f->name, USDT_ARGS_MAX);
-			return -1;
-		}
-		a = &spec->args[spec->nargs++];
+		a = &site->args[n++];
 		if (usdt_parse_arg(word, a, msg, sizeof(msg))) {
 			snprintf(why, size, "%s: USDT probe %s:%s: %s", path,
 				 f->provider, f->name, msg);
@@ -396,7 +423,48 @@ static int resolve_args(Elf *elf, const char *path, struct find *f,
 		/* At the hit, ip is the site's address, wherever it is mapped. */
 		a->kind = USDT_MEM;
 		a->reg = "ip";
-		a->disp += (int64_t)(sym.st_value - f->found.pc);
+		a->disp += (int64_t)(sym.st_value - p->pc);
+	}
+	return 0;
+}
+
+/*
+ * What the sites of @f's probe must agree on: the argument count (the
+ * event's fields) and the semaphore (the module raises one per probe).
+ */
+static int check_sites(const char *path, const struct find *f, char *why,
+		       size_t size)
+{
+	unsigned int n0 = count_args(f->found[0].args), n;
+
+	if (f->sites > USDT_SITES_MAX) {
+		snprintf(why, size, "%s: USDT probe %s:%s has %u sites, more than "
+			 "the %d ringtrace probes at once", path, f->provider,
+			 f->name, f->sites, USDT_SITES_MAX);
+		return -1;
+	}
+	if (n0 > USDT_ARGS_MAX) {
+		snprintf(why, size, "%s: USDT probe %s:%s has more than %d arguments",
+			 path, f->provider, f->name, USDT_ARGS_MAX);
+		return -1;
+	}
+	for (unsigned int k = 1; k < f->sites; k++) {
+		n = count_args(f->found[k].args);
+		if (n != n0) {
+			snprintf(why, size, "%s: USDT probe %s:%s: its sites disagree on "
+				 "the argument count (%u at 0x%" PRIx64 ", %u at 0x%"
+				 PRIx64 ")", path, f->provider, f->name, n0,
+				 f->found[0].pc, n, f->found[k].pc);
+			return -1;
+		}
+		if (f->found[k].semaphore != f->found[0].semaphore) {
+			snprintf(why, size, "%s: USDT probe %s:%s: its sites name different "
+				 "semaphores (0x%" PRIx64 " at 0x%" PRIx64 ", 0x%" PRIx64
+				 " at 0x%" PRIx64 ")", path, f->provider, f->name,
+				 f->found[0].semaphore, f->found[0].pc,
+				 f->found[k].semaphore, f->found[k].pc);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -404,43 +472,69 @@ static int resolve_args(Elf *elf, const char *path, struct find *f,
 int usdt_spec(const char *path, const char *provider, const char *name,
 	      struct usdt_spec *spec, char *why, size_t size)
 {
-	struct find f = { .provider = provider, .name = name };
+	struct find *f = calloc(1, sizeof(*f));
 	size_t n;
 	int fd, ret = -1;
-	Elf *elf = open_elf(path, &fd, why, size);
+	Elf *elf;
 
 	memset(spec, 0, sizeof(*spec));
-	if (!elf)
+	if (!f) {
+		snprintf(why, size, "out of memory");
 		return -1;
-	if (walk_notes(elf, path, &n, find_cb, &f, why, size))
+	}
+	f->provider = provider;
+	f->name = name;
+	elf = open_elf(path, &fd, why, size);
+	if (!elf) {
+		free(f);
+		return -1;
+	}
+	if (walk_notes(elf, path, &n, find_cb, f, why, size))
 		goto out;
-	if (!f.sites) {
+	if (!f->sites) {
 		snprintf(why, size, "%s: no USDT probe %s:%s (it has %s)", path,
-			 provider, name, f.list);
+			 provider, name, f->list);
 		goto out;
 	}
-	if (f.sites > 1) {
-		snprintf(why, size, "%s: USDT probe %s:%s has %u sites (inlined or "
-			 "written more than once); ringtrace probes a single site",
-			 path, provider, name, f.sites);
+	if (check_sites(path, f, why, size))
+		goto out;
+	spec->sites = calloc(f->sites, sizeof(*spec->sites));
+	if (!spec->sites) {
+		snprintf(why, size, "out of memory");
 		goto out;
 	}
-	if (elfsym_vaddr_offset(elf, f.found.pc, &spec->offset)) {
-		snprintf(why, size, "%s: USDT probe %s:%s is not in a loaded segment",
-			 path, provider, name);
-		goto out;
-	}
-	if (f.found.semaphore &&
-	    data_offset(elf, f.found.semaphore, &spec->ref_offset)) {
+	spec->nsites = f->sites;
+	spec->nargs = count_args(f->found[0].args);
+	if (f->found[0].semaphore &&
+	    data_offset(elf, f->found[0].semaphore, &spec->ref_offset)) {
 		snprintf(why, size, "%s: the semaphore of USDT probe %s:%s is not "
 			 "in the file's data", path, provider, name);
 		goto out;
 	}
-	ret = resolve_args(elf, path, &f, spec, why, size);
+	for (unsigned int k = 0; k < f->sites; k++) {
+		if (elfsym_vaddr_offset(elf, f->found[k].pc, &spec->sites[k].offset)) {
+			snprintf(why, size, "%s: USDT probe %s:%s (its site at 0x%" PRIx64
+				 ") is not in a loaded segment", path, provider, name,
+				 f->found[k].pc);
+			goto out;
+		}
+		if (resolve_args(elf, path, f, k, &spec->sites[k], why, size))
+			goto out;
+	}
+	ret = 0;
 out:
+	if (ret)
+		usdt_spec_free(spec);
 	elf_end(elf);
 	close(fd);
+	free(f);
 	return ret;
+}
+
+void usdt_spec_free(struct usdt_spec *spec)
+{
+	free(spec->sites);
+	memset(spec, 0, sizeof(*spec));
 }
 
 /* ---- the module's command ----------------------------------------------- */
@@ -471,13 +565,35 @@ static int put_arg(char *buf, size_t size, unsigned int i, const struct usdt_arg
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
+/* " a0=... a1=..." of @site, or " at=0xOFF a0=..." for a site after the first. */
+static int put_site(char *buf, size_t size, const struct usdt_spec *spec,
+		    unsigned int k)
+{
+	size_t len = 0;
+	int n;
+
+	if (k) {
+		n = snprintf(buf, size, " at=0x%" PRIx64, spec->sites[k].offset);
+		if (n < 0 || (size_t)n >= size)
+			return -1;
+		len = (size_t)n;
+	}
+	for (unsigned int i = 0; i < spec->nargs; i++) {
+		if (put_arg(buf + len, size - len, i, &spec->sites[k].args[i]))
+			return -1;
+		len += strlen(buf + len);
+	}
+	return 0;
+}
+
 char *usdt_cmd(const char *word, char *why, size_t size)
 {
 	const char *arg = word + strlen("usdt:"), *name, *provider;
-	char *file = NULL, *abs = NULL, *cmd = NULL, *prov = NULL, *p;
-	char label[256], args[USDT_ARGS_MAX * 64] = "";
-	struct usdt_spec spec;
-	size_t len;
+	char *file = NULL, *abs = NULL, *cmd = NULL, *prov = NULL, *args = NULL, *p;
+	/* The module's longest site: RTR_USDT_SITE_CMD_MAX (module/dynprobes.h). */
+	size_t args_size = USDT_SITES_MAX * 512, len;
+	struct usdt_spec spec = { 0 };
+	char label[256];
 
 	name = strrchr(arg, ':');
 	provider = name ? memrchr(arg, ':', (size_t)(name - arg)) : NULL;
@@ -488,7 +604,8 @@ char *usdt_cmd(const char *word, char *why, size_t size)
 	file = strndup(arg, (size_t)(provider - arg));
 	prov = strndup(provider + 1, (size_t)(name - provider - 1));
 	name++;
-	if (!file || !prov)
+	args = calloc(1, args_size);
+	if (!file || !prov || !args)
 		goto nomem;
 	abs = elfsym_probe_path(word, file, why, size);
 	if (!abs)
@@ -512,16 +629,16 @@ char *usdt_cmd(const char *word, char *why, size_t size)
 	for (p = label; *p; p++)
 		if (!isalnum((unsigned char)*p))
 			*p = '_';
-	for (unsigned int i = 0; i < spec.nargs; i++) {
+	for (unsigned int k = 0; k < spec.nsites; k++) {
 		len = strlen(args);
-		if (put_arg(args + len, sizeof(args) - len, i, &spec.args[i]))
+		if (put_site(args + len, args_size - len, &spec, k))
 			goto nomem;
 	}
 	if ((spec.ref_offset ?
 	     asprintf(&cmd, "s:%s:0x%" PRIx64 "@%s ref=0x%" PRIx64 "%s", abs,
-		      spec.offset, label, spec.ref_offset, args) :
-	     asprintf(&cmd, "s:%s:0x%" PRIx64 "@%s%s", abs, spec.offset, label,
-		      args)) < 0) {
+		      spec.sites[0].offset, label, spec.ref_offset, args) :
+	     asprintf(&cmd, "s:%s:0x%" PRIx64 "@%s%s", abs, spec.sites[0].offset,
+		      label, args)) < 0) {
 		cmd = NULL;
 		goto nomem;
 	}
@@ -529,6 +646,8 @@ char *usdt_cmd(const char *word, char *why, size_t size)
 nomem:
 	snprintf(why, size, "out of memory");
 out:
+	usdt_spec_free(&spec);
+	free(args);
 	free(file);
 	free(prov);
 	free(abs);

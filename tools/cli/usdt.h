@@ -13,6 +13,11 @@
 
 /* What sdt.h passes at most, and what the module takes (module/usdt.c). */
 #define USDT_ARGS_MAX	12
+/*
+ * The sites of one probe the module takes at most (RTR_USDT_SITES_MAX,
+ * module/dynprobes.h): a probe inlined or unrolled into more is refused.
+ */
+#define USDT_SITES_MAX	32
 
 /* One probe site, as its note says (addresses corrected for prelink). */
 struct usdt_probe {
@@ -63,26 +68,37 @@ int usdt_probes(const char *path,
 		int (*cb)(const struct usdt_probe *p, void *arg), void *arg,
 		char *why, size_t size);
 
-/* A probe made ready for the module: file offsets, operands resolved. */
-struct usdt_spec {
-	uint64_t offset;	/* of the probe's instruction in the file */
-	uint64_t ref_offset;	/* of its semaphore in the file, 0 if none */
-	unsigned int nargs;
+/* One site of a probe made ready for the module: a file offset, operands resolved. */
+struct usdt_site {
+	uint64_t offset;	/* of the site's instruction in the file */
 	struct usdt_arg args[USDT_ARGS_MAX];
 };
 
+/* A probe made ready for the module: every site, in the notes' order. */
+struct usdt_spec {
+	uint64_t ref_offset;	/* of its semaphore in the file, 0 if none */
+	unsigned int nargs;	/* of every site */
+	unsigned int nsites;	/* 1 .. USDT_SITES_MAX */
+	struct usdt_site *sites;	/* malloc'd: usdt_spec_free() */
+};
+
 /*
- * The probe PROVIDER:NAME of @path into @spec.  -1 with one sentence in
- * @why: what usdt_probes() refuses, an unknown probe (the sentence lists
- * the file's), a probe with two sites or more, an operand not handled (the
- * probe named), a symbol or a semaphore not in the file.
+ * The probe PROVIDER:NAME of @path into @spec, each of its sites (a note
+ * each).  -1 with one sentence in @why: what usdt_probes() refuses, an
+ * unknown probe (the sentence lists the file's), more than USDT_SITES_MAX
+ * sites, sites with different argument counts or semaphores, an operand
+ * not handled (the probe named), a symbol or a semaphore not in the file.
+ * The sites' operands may differ in register, kind and size.
  */
 int usdt_spec(const char *path, const char *provider, const char *name,
 	      struct usdt_spec *spec, char *why, size_t size);
+/* Frees what usdt_spec() allocated; @spec zeroed or filled by it. */
+void usdt_spec_free(struct usdt_spec *spec);
 
 /*
  * record's -e usdt:PATH:PROVIDER:NAME (@word) into the probe_events
- * command "s:/ABS/PATH:0xOFF@PROVIDER_NAME[ ref=0xOFF][ a0=SPEC...]",
+ * command "s:/ABS/PATH:0xOFF@PROVIDER_NAME[ ref=0xOFF][ a0=SPEC...]
+ * [ at=0xOFF a0=SPEC...]..." (an at= per site after the first),
  * malloc'd, as the module reads it back; NULL with one sentence in @why.
  */
 char *usdt_cmd(const char *word, char *why, size_t size);

@@ -14,7 +14,10 @@
  * command its note and readelf's section table say (site and semaphore
  * as file offsets); an unknown probe, a file without probes and an
  * operand not handled (the workload's rt:bad) are refused in one
- * sentence naming what is wrong.
+ * sentence naming what is wrong.  A probe at several sites (rt:multi)
+ * becomes one command with an at= per site after the first, each site's
+ * own operands; 32 sites are taken (rt:full), 33 (rt:many) and sites
+ * that disagree on the argument count (rt:mixed) refused in a sentence.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -22,6 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include "../cli/elfsym.h"
 #include "../cli/usdt.h"
 #include "tap.h"
 
@@ -132,26 +141,30 @@ static void workload(const char *path)
 	check("usdt_spec(rt:tick) of the workload", ok);
 	if (!ok)
 		printf("# %s\n", why);
-	check("rt:tick has 3 operands: -4@REG -8@REG 8@REG",
-	      ok && spec.nargs == 3 && spec.args[0].kind == USDT_REG &&
-	      spec.args[0].size == 4 && spec.args[0].is_signed &&
-	      spec.args[1].size == 8 && spec.args[1].is_signed &&
-	      spec.args[2].size == 8 && !spec.args[2].is_signed);
+	check("rt:tick has 1 site, 3 operands: -4@REG -8@REG 8@REG",
+	      ok && spec.nsites == 1 && spec.nargs == 3 &&
+	      spec.sites[0].args[0].kind == USDT_REG &&
+	      spec.sites[0].args[0].size == 4 && spec.sites[0].args[0].is_signed &&
+	      spec.sites[0].args[1].size == 8 && spec.sites[0].args[1].is_signed &&
+	      spec.sites[0].args[2].size == 8 && !spec.sites[0].args[2].is_signed);
 	check("rt:tick's site and semaphore are file offsets (not 0)",
-	      ok && spec.offset && spec.ref_offset);
+	      ok && spec.sites[0].offset && spec.ref_offset);
+	usdt_spec_free(&spec);
 	ok = !usdt_spec(path, "rt", "forms", &spec, why, sizeof(why));
 	check("rt:forms: $5, rt_global(%rip) made relative to the site, -8(%rsp)",
 	      ok && spec.nargs == 3 && !spec.ref_offset &&
-	      spec.args[0].kind == USDT_IMM && spec.args[0].disp == 5 &&
-	      spec.args[1].kind == USDT_MEM && !strcmp(spec.args[1].reg, "ip") &&
-	      spec.args[1].disp > 0 &&
-	      spec.args[2].kind == USDT_MEM && !strcmp(spec.args[2].reg, "sp") &&
-	      spec.args[2].disp == -8);
+	      spec.sites[0].args[0].kind == USDT_IMM && spec.sites[0].args[0].disp == 5 &&
+	      spec.sites[0].args[1].kind == USDT_MEM &&
+	      !strcmp(spec.sites[0].args[1].reg, "ip") && spec.sites[0].args[1].disp > 0 &&
+	      spec.sites[0].args[2].kind == USDT_MEM &&
+	      !strcmp(spec.sites[0].args[2].reg, "sp") && spec.sites[0].args[2].disp == -8);
 	if (!ok)
 		printf("# %s\n", why);
+	usdt_spec_free(&spec);
 
 	ok = usdt_spec(path, "rt", "nosuch", &spec, why, sizeof(why)) &&
-	     strstr(why, "no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:start, rt:tick)");
+	     strstr(why, "no USDT probe rt:nosuch (it has rt:full, rt:many, rt:bad, rt:forms, "
+		   "rt:start, rt:multi, rt:mixed, rt:tick)");
 	snprintf(what, sizeof(what), "an unknown probe, refused listing the file's: \"%s\"",
 		 why);
 	check(what, ok);
@@ -184,6 +197,118 @@ static void workload(const char *path)
 	free(cmd);
 }
 
+/* The address of the symbol @name of @path (libelf), 0 if none. */
+static uint64_t symbol(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+	GElf_Sym sym;
+	uint64_t v = 0;
+
+	elf_version(EV_CURRENT);
+	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	if (elf && elfsym_find(elf, name, &sym))
+		v = sym.st_value;
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return v;
+}
+
+struct nth { unsigned int want, seen; uint64_t pc; };
+
+static int nth_multi(const struct usdt_probe *p, void *arg)
+{
+	struct nth *n = arg;
+
+	if (!strcmp(p->name, "multi") && n->seen++ == n->want)
+		n->pc = p->pc;
+	return 0;
+}
+
+/* The address of rt:multi's site @k, from its note. */
+static uint64_t multi_pc(const char *path, unsigned int k)
+{
+	struct nth n = { .want = k };
+	char why[512];
+
+	return usdt_probes(path, nth_multi, &n, why, sizeof(why)) ? 0 : n.pc;
+}
+
+/*
+ * rt:multi, one probe at three sites with operands of other kinds and
+ * sizes; rt:full at 32 sites; rt:mixed's sites disagreeing on the
+ * argument count and rt:many's 33 sites refused.
+ */
+static void sites(const char *path)
+{
+	const struct usdt_arg *a1[3];
+	struct usdt_spec spec;
+	char why[1024], what[1200], *cmd, *at;
+	bool ok;
+
+	ok = !usdt_spec(path, "rt", "multi", &spec, why, sizeof(why));
+	check("usdt_spec(rt:multi) of the workload", ok);
+	if (!ok)
+		printf("# %s\n", why);
+	check("rt:multi: 3 sites of 2 arguments, at 3 file offsets, one semaphore",
+	      ok && spec.nsites == 3 && spec.nargs == 2 && spec.ref_offset &&
+	      spec.sites[0].offset && spec.sites[0].offset != spec.sites[1].offset &&
+	      spec.sites[1].offset != spec.sites[2].offset &&
+	      spec.sites[0].offset != spec.sites[2].offset);
+	for (unsigned int k = 0; k < 3; k++) {
+		snprintf(what, sizeof(what), "rt:multi's site %u: arg0 is $%u", k + 1, k + 1);
+		check(what, ok && spec.nsites == 3 &&
+		      spec.sites[k].args[0].kind == USDT_IMM &&
+		      spec.sites[k].args[0].disp == k + 1);
+		a1[k] = ok && spec.nsites == 3 ? &spec.sites[k].args[1] : NULL;
+	}
+	check("rt:multi's site 1: arg1 -4@REG",
+	      a1[0] && a1[0]->kind == USDT_REG && a1[0]->size == 4 && a1[0]->is_signed);
+	check("rt:multi's site 2: arg1 -8@-8(%rsp)",
+	      a1[1] && a1[1]->kind == USDT_MEM && a1[1]->size == 8 && a1[1]->is_signed &&
+	      !strcmp(a1[1]->reg, "sp") && a1[1]->disp == -8);
+	check("rt:multi's site 3: arg1 -2@rt_multi_global(%rip), from its own address",
+	      a1[2] && a1[2]->kind == USDT_MEM && a1[2]->size == 2 && a1[2]->is_signed &&
+	      !strcmp(a1[2]->reg, "ip") &&
+	      a1[2]->disp == (int64_t)(symbol(path, "rt_multi_global") - multi_pc(path, 2)));
+	usdt_spec_free(&spec);
+
+	snprintf(what, sizeof(what), "usdt:%s:rt:multi", path);
+	cmd = usdt_cmd(what, why, sizeof(why));
+	check("usdt:WORKLOAD:rt:multi makes one s: command", cmd != NULL);
+	if (cmd)
+		printf("# %s\n", cmd);
+	at = cmd ? strstr(cmd, " at=0x") : NULL;
+	check("... labelled rt_multi, ref=, site 1's a0=4s@$1 a1=4s@REG before the first at=",
+	      at && strstr(cmd, "@rt_multi ref=0x") && strstr(cmd, " a0=4s@$1 a1=4s@") < at);
+	check("... then at=0x... a0=4s@$2 a1=8s@-8(sp), at=0x... a0=4s@$3 a1=2s@...(ip)",
+	      at && strstr(at, " a0=4s@$2 a1=8s@-8(sp) at=0x") &&
+	      strstr(at, " a0=4s@$3 a1=2s@") && strstr(at, "(ip)") &&
+	      !strstr(strstr(at + 1, " at=0x") + 1, " at=0x"));
+	free(cmd);
+
+	ok = !usdt_spec(path, "rt", "full", &spec, why, sizeof(why));
+	check("rt:full: its 32 sites taken, no argument",
+	      ok && spec.nsites == 32 && spec.nargs == 0);
+	usdt_spec_free(&spec);
+	ok = usdt_spec(path, "rt", "many", &spec, why, sizeof(why)) &&
+	     strstr(why, ": USDT probe rt:many has 33 sites, more than the 32 "
+		    "ringtrace probes at once");
+	snprintf(what, sizeof(what), "rt:many, 33 sites, refused: \"%s\"", why);
+	check(what, ok);
+	ok = usdt_spec(path, "rt", "mixed", &spec, why, sizeof(why)) &&
+	     strstr(why, ": USDT probe rt:mixed: its sites disagree on the argument "
+		    "count (1 at 0x") && strstr(why, ", 2 at 0x");
+	snprintf(what, sizeof(what), "rt:mixed, 1 and 2 arguments, refused: \"%s\"", why);
+	check(what, ok);
+	snprintf(what, sizeof(what), "usdt:%s:rt:mixed", path);
+	cmd = usdt_cmd(what, why, sizeof(why));
+	check("usdt:WORKLOAD:rt:mixed: no command, the sentence says why",
+	      !cmd && strstr(why, "its sites disagree on the argument count"));
+	free(cmd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -192,6 +317,7 @@ int main(int argc, char **argv)
 	}
 	operands();
 	workload(argv[1]);
+	sites(argv[1]);
 	printf("rt-usdt: %u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -3,30 +3,47 @@
 # USDT probes (module/usdt.c, record -e usdt:PATH:PROVIDER:NAME): a part of
 # tools/tests/profile_guest.sh, sourced there (its helpers and $W, $CLI,
 # $RT).  On tools/tests/usdt-workload (its header says what it fires):
-#   record   rt:tick, rt:forms and rt:start recorded around `usdt-workload fire`:
-#            the workload saw rt:tick's semaphore at 1 and fired 1000
-#            ticks; exactly 1000 usdt_rt_tick events of its pid, arg0 = i
-#            and arg1 = -3i in order, faults 0; rt:forms's immediate,
-#            %rip-relative global and stack slot read as 5, -77 and
-#            1234567890123; rt:start (no argument) one event with faults
-#            alone; babeltrace2 reads the 1000 too; no probe left
+#   record   rt:tick, rt:forms, rt:start and rt:multi recorded around
+#            `usdt-workload fire`: the workload saw rt:tick's semaphore at
+#            1 and fired 1000 ticks; exactly 1000 usdt_rt_tick events of
+#            its pid, arg0 = i and arg1 = -3i in order, faults 0;
+#            rt:forms's immediate, %rip-relative global and stack slot read
+#            as 5, -77 and 1234567890123; rt:start (no argument) one event
+#            with faults alone; rt:multi, one probe at three sites, saw its
+#            semaphore at 3 (one per site) and its 60 hits are exactly 60
+#            usdt_rt_multi events, each site's own operand (a register, a
+#            stack slot, a 2-byte global) read right: 10 x (1, 7i), 20 x
+#            (2, 1000000000000 + i), 30 x (3, -1 - i), in order, faults 0;
+#            babeltrace2 reads the 1000 ticks too; no probe left
 #   filter   --filter 'usdt_rt_tick: arg0 > 500' keeps 499 events; one
 #            on arg3 (rt:tick has three) refused naming it
 #   trigger  --trigger 'usdt_rt_tick: arg1 == -2100' saves one snapshot
 #            holding tick 700 and the marker naming the hit
-#   sem      `usdt-workload watch` (started before) sees the semaphore 0,
-#            then 1 while a system-wide record probes rt:tick, then 0
-#            again after record ends by Ctrl-C (a terminal's), SIGTERM and
-#            SIGKILL; probe_events empty each time
+#   sem      `usdt-workload watch` (started before) sees rt:tick's and
+#            rt:multi's semaphores 0 0, then 1 3 while a system-wide
+#            record probes both (rt:multi's three sites one command, in
+#            probe_events), then 0 0 again after record ends by Ctrl-C (a
+#            terminal's), SIGTERM and SIGKILL; probe_events empty each time
 #   bad      record -e usdt: on /bin/true, an unknown probe and rt:bad (an
 #            operand not handled) refused in one line each, naming the
 #            file's probes, the probe and its operand; malformed "s:"
 #            commands written to probe_events refused (EINVAL); nothing
-#            left, the semaphore still 0
+#            left, the semaphore still 0; rt:mixed (sites with 1 and 2
+#            arguments) and rt:many (33 sites) refused in one line each
+#   multi    probe_events with several sites (at=): two of rt:multi's
+#            sites in one command raise its semaphore to 2 while the file
+#            is open, read back as written, 0 when closed; malformed or
+#            disagreeing sites (an argument count not the first site's,
+#            two sites at one offset, a bad at=, at= before ref=) refused
+#            with EINVAL, 33 sites with E2BIG; a command whose third site
+#            is beyond the file's end refused with EINVAL after its first
+#            two were placed: nothing left, the semaphore back to 0 0;
+#            record -e usdt:...:rt:full takes its 32 sites
 # Every kernel of the matrix has uprobes: none of this is skipped.
 
 USDT_WL=$REPO/tools/tests/usdt-workload
 USDT_EV=usdt_rt_tick
+USDT_MEV=usdt_rt_multi
 
 usdt_no_probes() {
 	[[ -z $(cat "$RT/probe_events") ]] && return 0
@@ -40,14 +57,14 @@ usdt_args() {
 }
 
 usdt_record() {
-	local out=$W/usdt-rec pid= sem= fired= n bad want forms
-	"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:forms,usdt:$USDT_WL:rt:start" \
+	local out=$W/usdt-rec pid= sem= fired= msem= mfired= n bad want forms
+	"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:forms,usdt:$USDT_WL:rt:start,usdt:$USDT_WL:rt:multi" \
 		-o "$out" -- "$USDT_WL" fire "$W/usdt-fire.out" >/dev/null 2>"$W/usdt-rec.err"
-	check "usdt: record -e usdt:...:rt:tick,usdt:...:rt:forms,usdt:...:rt:start exits 0" \
+	check "usdt: record -e usdt:...:rt:tick,...:rt:forms,...:rt:start,...:rt:multi exits 0" \
 		test $? -eq 0
 	sed 's/^/# stderr: /' "$W/usdt-rec.err"
 	check "usdt: no probe left after record" usdt_no_probes
-	read -r pid sem fired <"$W/usdt-fire.out"
+	read -r pid sem fired msem mfired <"$W/usdt-fire.out"
 	check "usdt: the workload saw rt:tick's semaphore at 1 while recorded (got ${sem:-none})" \
 		test "${sem:-}" = 1
 	check "usdt: the workload fired 1000 ticks (got ${fired:-none})" test "${fired:-}" = 1000
@@ -71,9 +88,33 @@ usdt_record() {
 	n=$(grep -c " usdt_rt_start: faults=0$" "$W/usdt-rec.report")
 	check "usdt: rt:start, a probe without arguments: its one event, faults alone ($n)" \
 		test "$n" -eq 1
+	usdt_multi_check "$W/usdt-rec.report" "$pid" "$msem" "$mfired"
 	n=$("$CLI" unpack "$out" "$out.ctf" >/dev/null &&
 		babeltrace2 "$out.ctf" 2>"$W/usdt-babel.err" | grep -c "$USDT_EV: ")
 	check "usdt: babeltrace2 reads the 1000 events too ($n)" test "$n" -eq 1000
+}
+
+# usdt_multi_check REPORT PID MSEM MFIRED: rt:multi's three sites in the
+# report, each argument as its own site's operand gave it.
+usdt_multi_check() {
+	local report=$1 pid=$2 msem=$3 mfired=$4 n bad want
+	check "usdt: the workload saw rt:multi's semaphore at 3, one per site (got ${msem:-none})" \
+		test "${msem:-}" = 3
+	check "usdt: the workload fired rt:multi's 3 sites 60 times (got ${mfired:-none})" \
+		test "${mfired:-}" = 60
+	n=$(grep -c -- "-$pid $USDT_MEV: " "$report")
+	check "usdt: exactly 60 $USDT_MEV events of the workload's pid $pid (got $n)" \
+		test "$n" -eq 60
+	n=$(grep -c " $USDT_MEV: " "$report")
+	check "usdt: no $USDT_MEV of another process (all: $n)" test "$n" -eq 60
+	want=$(for i in {0..9}; do echo "1 $((7 * i))"; done
+		for i in {0..19}; do echo "2 $((1000000000000 + i))"; done
+		for i in {0..29}; do echo "3 $((-1 - i))"; done)
+	check "usdt: rt:multi: site 1's register 7i (10), site 2's stack slot 1000000000000+i (20), site 3's int16 global -1-i (30), in order" \
+		test "$(usdt_args "$report" $USDT_MEV)" = "$want"
+	bad=$(grep " $USDT_MEV: " "$report" | grep -cv 'faults=0$')
+	check "usdt: rt:multi: no fault at any site ($bad with one)" test "$bad" -eq 0
+	grep " $USDT_MEV: " "$report" | sed -n '1p;11p;31p' | sed 's/^/# /'
 }
 
 usdt_filter() {
@@ -128,16 +169,23 @@ usdt_stop_by() {
 	[[ $how == int ]] && opts=(--pty --ctrl-c-when "$W/usdt-ctrl-c")
 	rm -f "$W/usdt-sr.pid" "$W/usdt-sr.status" "$W/usdt-ctrl-c"
 	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/usdt-sr.status" "$W/usdt-sr.pid" \
-		"$CLI" record -e "usdt:$USDT_WL:rt:tick" -o "$out" >>"$W/usdt-sigrun.out" 2>&1 &
+		"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:multi" -o "$out" \
+		>>"$W/usdt-sigrun.out" 2>&1 &
 	status=$!
 	wait_for 120 test -s "$W/usdt-sr.pid"
 	rec=$(cat "$W/usdt-sr.pid")
-	check "usdt $how: the semaphore is 1 while record probes rt:tick" usdt_sem_is 1
+	check "usdt $how: the semaphores are 1 and 3 (rt:multi's sites) while record probes rt:tick and rt:multi" \
+		usdt_sem_is "1 3"
 	grep " $USDT_EV " "$RT/probe_events" >"$W/usdt-good-cmd"
 	check "usdt $how: ... and the probe is in probe_events, with its semaphore" \
 		grep -qE "^[0-9]+ $USDT_EV s:$USDT_WL:0x[0-9a-f]+@rt_tick ref=0x[0-9a-f]+ a0=4s@" \
 		"$W/usdt-good-cmd"
 	sed 's/^/# /' "$W/usdt-good-cmd"
+	grep " $USDT_MEV " "$RT/probe_events" >"$W/usdt-multi-cmd"
+	check "usdt $how: ... and rt:multi, one probe of 3 sites, each its operands" \
+		grep -qE "^[0-9]+ $USDT_MEV s:$USDT_WL:0x[0-9a-f]+@rt_multi ref=0x[0-9a-f]+ a0=4s@\\\$1 a1=4s@[a-z0-9]+ at=0x[0-9a-f]+ a0=4s@\\\$2 a1=8s@-8\(sp\) at=0x[0-9a-f]+ a0=4s@\\\$3 a1=2s@-?[0-9]+\(ip\)$" \
+		"$W/usdt-multi-cmd"
+	sed 's/^/# /' "$W/usdt-multi-cmd"
 	daemon=$(pgrep -P "$rec" -x ringtraced)
 	case $how in
 	int) touch "$W/usdt-ctrl-c" ;;
@@ -146,7 +194,7 @@ usdt_stop_by() {
 	wait "$status"
 	echo "# record ended: $(cat "$W/usdt-sr.status" 2>/dev/null)"
 	check "usdt $how: record ended" eval '! kill -0 "$rec" 2>/dev/null'
-	check "usdt $how: the semaphore is 0 again" usdt_sem_is 0
+	check "usdt $how: the semaphores are 0 0 again" usdt_sem_is "0 0"
 	check "usdt $how: probe_events is empty" usdt_no_probes
 	if [[ $how == kill ]]; then
 		# Its ringtraced ends by itself; tracing is left on: put it off.
@@ -158,15 +206,18 @@ usdt_stop_by() {
 }
 
 usdt_sem() {
-	local watcher how
+	local watcher how t0
 	"$USDT_WL" watch "$W/usdt-sem" &
 	watcher=$!
-	check "usdt: the semaphore is 0 with no tracer" usdt_sem_is 0
+	check "usdt: the semaphores are 0 0 with no tracer" usdt_sem_is "0 0"
 	for how in int term kill; do
 		usdt_stop_by "$how"
 	done
 	usdt_bad
-	check "usdt: the semaphore still 0 after the refused specs" usdt_sem_is 0
+	check "usdt: the semaphores still 0 0 after the refused specs" usdt_sem_is "0 0"
+	t0=$SECONDS
+	usdt_multi
+	echo "# usdt_multi took $((SECONDS - t0)) s"
 	kill "$watcher"
 	wait "$watcher" 2>/dev/null
 }
@@ -195,8 +246,10 @@ usdt_bad() {
 			eval 'usdt_no_probes && [ ! -e "$W/usdt-bad" ]'
 	done <<-EOF
 		usdt:/bin/true:rt:tick|/bin/true has no USDT probes
-		usdt:$USDT_WL:rt:nosuch|no USDT probe rt:nosuch (it has rt:bad, rt:forms, rt:start, rt:tick)
+		usdt:$USDT_WL:rt:nosuch|no USDT probe rt:nosuch (it has rt:full, rt:many, rt:bad, rt:forms, rt:start, rt:multi, rt:mixed, rt:tick)
 		usdt:$USDT_WL:rt:bad|USDT probe rt:bad: argument '-1@%ah': operand '%ah' is not handled
+		usdt:$USDT_WL:rt:mixed|USDT probe rt:mixed: its sites disagree on the argument count (1 at 0x
+		usdt:$USDT_WL:rt:many|USDT probe rt:many has 33 sites, more than the 32 ringtrace probes at once
 	EOF
 	# The kernel's own checks, on commands the CLI would not write.
 	off=$(grep -o 's:[^ ]*' "$W/usdt-good-cmd" 2>/dev/null)
@@ -216,6 +269,69 @@ usdt_bad() {
 	rc=$?
 	check "usdt: probe_events 's:' without a label refused with EINVAL" \
 		eval '[ $rc -ne 0 ] && grep -q "Invalid argument" "$W/usdt-pe.err" && usdt_no_probes'
+}
+
+# usdt_pe_expect CMD ERR WHAT: one write of CMD (bash's printf: one
+# write(2) for a command this short, no python to start) refused with
+# strerror ERR, nothing left, the semaphores 0 0.
+usdt_pe_expect() {
+	local rc err=$2
+	printf '%s' "$1" 2>"$W/usdt-pe.err" >"$RT/probe_events"
+	rc=$?
+	check "usdt multi: probe_events $3 refused with '$err'" \
+		eval '[ $rc -ne 0 ] && grep -qF "write error: $err" "$W/usdt-pe.err"'
+	check "usdt multi: ... nothing left, the semaphores 0 0" \
+		eval 'usdt_no_probes && usdt_sem_is "0 0"'
+}
+
+# Sites written to probe_events by hand, from record's rt:multi command
+# (the watcher of usdt_sem runs).
+usdt_multi() {
+	local cmd off ref offs=() sites fd two x
+	cmd=$(sed -E 's/^[0-9]+ [a-z_]+ //' "$W/usdt-multi-cmd" 2>/dev/null)
+	ref=$(grep -oE ' ref=0x[0-9a-f]+' <<<"$cmd")
+	off=${cmd%%@*}
+	offs=("${off##*:}")
+	for x in $(grep -oE ' at=0x[0-9a-f]+' <<<"$cmd"); do offs+=("${x#at=}"); done
+	setup "usdt multi: rt:multi's 3 offsets and its ref= from record's command (${offs[*]}$ref)" \
+		eval '[[ ${#offs[@]} -eq 3 && -n $ref ]]' || return
+	# Two of its sites, one probe: the semaphore counts both.
+	two="s:$USDT_WL:${offs[0]}@rt_two$ref a0=4s@\$1 at=${offs[2]} a0=4s@\$3"
+	exec {fd}>"$RT/probe_events"
+	printf '%s' "$two" >&"$fd"
+	check "usdt multi: '$two' taken" test $? -eq 0
+	check "usdt multi: ... rt:multi's semaphore 2 (one per site) while its file is open" \
+		usdt_sem_is "0 2"
+	check "usdt multi: ... read back as written" \
+		test "$(sed -E 's/^[0-9]+ //' "$RT/probe_events")" = "usdt_rt_two $two"
+	exec {fd}>&-
+	check "usdt multi: ... the file closed: nothing left, the semaphore 0" \
+		eval 'usdt_no_probes && usdt_sem_is "0 0"'
+	sites="s:$USDT_WL:${offs[0]}@bad$ref a0=4s@\$1"
+	usdt_pe_expect "$sites at=${offs[1]}" "Invalid argument" \
+		"'... a0=... at=OFF' (no argument at site 2)"
+	usdt_pe_expect "$sites at=${offs[1]} a0=4s@\$2 a1=8@ax" "Invalid argument" \
+		"'... at=OFF a0=... a1=...' (2 arguments at site 2)"
+	usdt_pe_expect "$sites at=${offs[1]} a1=8@ax" "Invalid argument" \
+		"'... at=OFF a1=...' (site 2's first argument a1)"
+	usdt_pe_expect "$sites at=${offs[1]} a0=4s@\$2 at=${offs[1]} a0=4s@\$3" "Invalid argument" \
+		"'... at=OFF ... at=OFF' (two sites at one offset)"
+	usdt_pe_expect "$sites at=${offs[0]} a0=4s@\$2" "Invalid argument" \
+		"'s:...:OFF... at=OFF' (site 2 at site 1's offset)"
+	usdt_pe_expect "$sites at=nosuch a0=4s@\$2" "Invalid argument" "'... at=nosuch'"
+	usdt_pe_expect "$sites at= a0=4s@\$2" "Invalid argument" "'... at=' (no offset)"
+	usdt_pe_expect "s:$USDT_WL:${offs[0]}@bad at=${offs[1]}$ref" "Invalid argument" \
+		"'... at=OFF ref=...' (ref= after a site)"
+	usdt_pe_expect "s:$USDT_WL:${offs[0]}@bad$(seq -f ' at=%g' -s '' 1 32)" \
+		"Argument list too long" "with 33 sites"
+	# Sites 1 and 2 placed, site 3 beyond the file's end: all taken out.
+	usdt_pe_expect "$sites at=${offs[1]} a0=4s@\$2 at=0x7fffffff a0=4s@\$3" \
+		"Invalid argument" "'... at=0x7fffffff' (site 3 beyond the file, after sites 1 and 2)"
+	"$CLI" record -e "usdt:$USDT_WL:rt:full" -o "$W/usdt-full" -- true \
+		>/dev/null 2>"$W/usdt-full.err"
+	check "usdt multi: record -e usdt:...:rt:full (32 sites) exits 0" test $? -eq 0
+	sed 's/^/# stderr: /' "$W/usdt-full.err"
+	check "usdt multi: ... nothing left" usdt_no_probes
 }
 
 profile_usdt() {
