@@ -207,7 +207,7 @@ hotplug_suite() {
 # The persistent region's tests, with ringtrace.ko unloaded: they load it
 # with the boot's region and with bad parameters, and unload it.
 persist_suite() {
-	if ! grep -qE '(^| )(reserve_mem=[^ ]*:ringtrace|memmap=[^ ]*[$])( |$)' /proc/cmdline; then
+	if ! grep -qE '(^| )(reserve_mem=[^ ]*:ringtrace|memmap=[^ ]*[$][^ ]*)( |$)' /proc/cmdline; then
 		echo "# persist_test not run: no reserve_mem=SIZE:ALIGN:ringtrace or memmap=SIZE\$ADDR on the kernel command line"
 		return
 	fi

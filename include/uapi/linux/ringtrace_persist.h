@@ -15,8 +15,9 @@
  *   state_offset       struct ringtrace_persist_state, then the crash
  *                      path's entries (state_size bytes)
  *   slices_offset      nr_slices x struct ringtrace_persist_slice
- *   metadata_offset[2] two copies of the trace's TSDL metadata
- *   ksyms_offset[2]    two copies of the kernel's symbols
+ *   metadata_offset[2] two copies of the trace's TSDL metadata (reserved:
+ *                      zero for now)
+ *   ksyms_offset[2]    two copies of the kernel's symbols (the same)
  *   rings_offset       nr_slices slices of slice_size bytes, each:
  *                        counters  num_subbufs x ringtrace_persist_slot,
  *                                  then x __u64 trailers,
@@ -104,9 +105,10 @@ struct ringtrace_persist_header {
 #define RINGTRACE_PERSIST_HEADER_SIZE_VER1	520
 
 /*
- * The mutable state, at state_offset.  @lifecycle is written in process
- * context at arming, unload and release; the rest of the area belongs to
- * the crash path (entries of a later layout minor: zero until then).
+ * The mutable state, at state_offset: @lifecycle, written in process
+ * context at arming, unload and release.  The rest of the area
+ * (state_size bytes) is reserved for what a crashing kernel records; the
+ * module leaves it zero for now.
  */
 struct ringtrace_persist_state {
 	__u32 lifecycle;		/* RINGTRACE_PERSIST_{EMPTY,LIVE,UNLOADED} */
