@@ -19,6 +19,11 @@
 #include <linux/ringtrace_persist.h>
 
 #define TMPDIR		"/tmp/rt-persist"
+/*
+ * Seconds per test, far above the harness's 30: each insmod is seconds
+ * under KASAN, and bad_params_refused makes eight.
+ */
+#define PERSIST_TIMEOUT	600
 #define MARKERS		10
 
 /* ------------------------------------------------------------------ */
@@ -486,8 +491,10 @@ FIXTURE_SETUP(persist)
 		SKIP(return, "RT_KO (the ringtrace.ko to load) not set");
 }
 
+/* Whatever a test left, the next starts with the module unloaded. */
 FIXTURE_TEARDOWN(persist)
 {
+	unload();
 }
 
 /* ------------------------------------------------------------------ */
@@ -495,7 +502,7 @@ FIXTURE_TEARDOWN(persist)
 /* ------------------------------------------------------------------ */
 
 /* Without a region nothing changes: no persist/, today's geometry. */
-TEST_F(persist, no_region_no_persist)
+TEST_F_TIMEOUT(persist, no_region_no_persist, PERSIST_TIMEOUT)
 {
 
 	ASSERT_EQ(0, unload());
@@ -510,7 +517,7 @@ TEST_F(persist, no_region_no_persist)
  * Load with the region: armed (or a previous test run's image, released),
  * rings carved from it, one slice per CPU; record, save the rings, unload.
  */
-TEST_F(persist, arm_record_unload)
+TEST_F_TIMEOUT(persist, arm_record_unload, PERSIST_TIMEOUT)
 {
 	const char *why = "";
 	struct info in;
@@ -538,7 +545,7 @@ TEST_F(persist, arm_record_unload)
 }
 
 /* Reload: the image is found, valid, and holds what the rings held. */
-TEST_F(persist, reload_keeps_image)
+TEST_F_TIMEOUT(persist, reload_keeps_image, PERSIST_TIMEOUT)
 {
 	char msg[256] = "";
 	uint8_t *img, *again;
@@ -575,7 +582,7 @@ TEST_F(persist, reload_keeps_image)
 }
 
 /* Bad releases change nothing: wrong uuid, garbage, tracing on. */
-TEST_F(persist, bad_release_refused)
+TEST_F_TIMEOUT(persist, bad_release_refused, PERSIST_TIMEOUT)
 {
 	struct info in, cur;
 	uint8_t *img, *again;
@@ -614,7 +621,7 @@ TEST_F(persist, bad_release_refused)
  * Bad parameters fail the load with one clear line and leave the region
  * as it was: the next good load still finds the same image.
  */
-TEST_F(persist, bad_params_refused)
+TEST_F_TIMEOUT(persist, bad_params_refused, PERSIST_TIMEOUT)
 {
 	struct {
 		char args[160];
@@ -668,7 +675,7 @@ TEST_F(persist, bad_params_refused)
  * re-carves within it (too big: ENOSPC, nothing changed); clear; the
  * second trace survives a reload as the first did.
  */
-TEST_F(persist, release_geometry_reload)
+TEST_F_TIMEOUT(persist, release_geometry_reload, PERSIST_TIMEOUT)
 {
 	const char *why = "";
 	char msg[256] = "", old[64];
