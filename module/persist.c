@@ -18,10 +18,11 @@
  * for one ring per possible CPU): a region that does not pass fails the
  * load, with one line saying why.  It is mapped once, write-back (memremap()).
  *
- * Then its header decides (rtr_persist_check()):
+ * Then its header decides (rtr_persist_classify()):
  *
- *   no magic        no image (a cold boot): the region is zeroed and
- *                   armed, and the rings live in it (LIVE)
+ *   no magic        no image (a cold boot; or an image armed by a load
+ *                   that failed, lifecycle EMPTY): the region is zeroed
+ *                   and armed, and the rings live in it (LIVE)
  *   a valid image   the previous load's or boot's trace: kept untouched,
  *                   readable through persist/image, until persist/release
  *                   names its uuid; meanwhile this load's rings use pages
