@@ -663,6 +663,8 @@ static int rtr_persist_info_show(struct seq_file *m, void *unused)
 	struct ringtrace_persist_slice *s;
 	unsigned int i;
 
+	/* A CPU's first slice is written under the hotplug lock alone. */
+	cpus_read_lock();
 	mutex_lock(&rtr_control_lock);
 	seq_printf(m, "state %s\n", rtr_persist_state_name[rtr_persist.state]);
 	seq_printf(m, "source %s", rtr_persist_source_name());
@@ -694,6 +696,7 @@ static int rtr_persist_info_show(struct seq_file *m, void *unused)
 	}
 unlock:
 	mutex_unlock(&rtr_control_lock);
+	cpus_read_unlock();
 	return 0;
 }
 
