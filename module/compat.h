@@ -288,4 +288,20 @@ static inline u64 rtr_cgroup_id(struct cgroup *cg)
 }
 #endif
 
+/*
+ * The reserve_mem=SIZE:ALIGN:NAME region called @name (6.11 added
+ * reserve_mem= and reserve_mem_find_by_name()): 0 and its place, or
+ * -ENOENT.  Older kernels have no such regions: -EOPNOTSUPP, and
+ * persist.c says to use a memmap= range there.
+ */
+static inline int rtr_reserve_mem_find(const char *name, phys_addr_t *start,
+				       phys_addr_t *size)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+	return reserve_mem_find_by_name(name, start, size) ? 0 : -ENOENT;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 #endif /* _RINGTRACE_COMPAT_H */

@@ -280,7 +280,7 @@ int rtr_files_init(void)
 	ret = rtr_debugfs_failed(rtr_dir) ? PTR_ERR(rtr_dir) :
 	      rtr_control_files_init() ?: rtr_events_ctl_init() ?:
 	      rtr_dynprobes_init() ?: rtr_mmap_files_init() ?:
-	      rtr_sampler_files_init();
+	      rtr_sampler_files_init() ?: rtr_persist_files_init();
 	if (ret)
 		rtr_files_abort();
 	return ret;

@@ -14,6 +14,7 @@
 #include <linux/stringify.h>
 #include <linux/uuid.h>
 #include <linux/wait.h>
+#include <uapi/linux/ringtrace_persist.h>
 
 /*
  * 4 MiB per CPU in 64 packets of 64 KiB.  A packet reaches the consumer
@@ -105,6 +106,7 @@ struct rtr_buffer {
 	struct ringtrace_meta *meta;	/* page 0 of pages[] */
 	struct page **pages;
 	unsigned int nr_pages;
+	bool persist;			/* counters and pages in a slice */
 };
 
 static inline struct rtr_buffer *rtr_buf(struct ringtrace_buffer *w)
@@ -170,11 +172,25 @@ int rtr_set_mode(bool overwrite);
 int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs);
 int rtr_clear(void);
 
+/*
+ * A slice of the persistent region (persist.c): where one CPU's counters
+ * (slots, trailers, slot_info, in that order) and ring (meta page, then
+ * the sub-buffers) live, mapped, and the ring's first page frame.
+ */
+struct rtr_slice {
+	struct ringtrace_slot *counters;
+	struct ringtrace_meta *ring;
+	unsigned long ring_pfn;
+};
+
 /* ring.c: one CPU's buffer. */
 struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 				    unsigned int num_subbufs, bool overwrite,
-				    bool killable);
+				    bool killable, const struct rtr_slice *slice);
+void rtr_buffer_carve(struct rtr_buffer *buf);
+void rtr_buffer_idle(struct rtr_buffer *buf);
 void rtr_buffer_free(struct rtr_buffer *buf);
+unsigned long rtr_buffer_counters_size(unsigned int num_subbufs);
 unsigned long rtr_buffer_pages(unsigned long subbuf_size,
 			       unsigned int num_subbufs);
 void rtr_buffer_flush(struct rtr_buffer *buf);
@@ -190,6 +206,39 @@ bool rtr_buffer_drained(struct rtr_buffer *buf);
 void rtr_buffer_stats(struct rtr_buffer *buf, struct ringtrace_stats *st);
 void rtr_buffer_positions(struct rtr_buffer *buf, struct ringtrace_positions *p);
 void rtr_buffer_set_irq_wakeup(struct rtr_buffer *buf, bool on);
+
+/*
+ * persist.c: the persistent region, when the module was loaded with one.
+ * Called under cpus_read_lock() (or the hotplug lock's write side) and,
+ * but for init and exit, rtr_control_lock.
+ */
+struct rtr_persist_layout {
+	unsigned long subbuf_size;
+	unsigned int num_subbufs;
+	unsigned int nr_slices;
+	u64 counters_size;		/* of one slice */
+	u64 slice_size;
+	u64 state_offset, state_size;
+	u64 slices_offset, slices_size;
+	u64 metadata_offset[2], metadata_size;
+	u64 ksyms_offset[2], ksyms_size;
+	u64 rings_offset, rings_size;
+};
+
+int rtr_persist_init(void);
+void rtr_persist_init_undo(void);
+void rtr_persist_exit(void);
+bool rtr_persist_live(void);
+int rtr_persist_fit(struct rtr_persist_layout *l, unsigned long subbuf_size,
+		    unsigned int num_subbufs);
+bool rtr_persist_slice(const struct rtr_persist_layout *l, unsigned int cpu,
+		       struct rtr_slice *slice);
+const struct rtr_persist_layout *rtr_persist_current(void);
+void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm);
+int rtr_persist_files_init(void);
+/* main.c: a new set of buffers, in the region's slices when @l is given. */
+int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,
+			const struct rtr_persist_layout *l, bool arm);
 
 /* ctf.c: event registry and TSDL metadata. */
 extern u64 rtr_events_gen;		/* see struct ringtrace_meta */

@@ -121,14 +121,18 @@ static void rtr_free_buffers(struct rtr_buffer **bufs)
 	kfree(bufs);
 }
 
+/* @cpu's buffer, in its slice of @l when the region has one for it. */
 static struct rtr_buffer *rtr_alloc_cpu(unsigned int cpu,
 					unsigned long subbuf_size,
-					unsigned int num_subbufs, bool killable)
+					unsigned int num_subbufs, bool killable,
+					const struct rtr_persist_layout *l)
 {
+	struct rtr_slice slice;
 	struct rtr_buffer *buf;
 
 	buf = rtr_buffer_alloc(cpu, subbuf_size, num_subbufs,
-			       rtr_trace.overwrite, killable);
+			       rtr_trace.overwrite, killable,
+			       rtr_persist_slice(l, cpu, &slice) ? &slice : NULL);
 	if (buf)
 		buf->irq_wakeup = cpu_online(cpu);
 	return buf;
@@ -161,9 +165,14 @@ static int rtr_check_memory(unsigned long subbuf_size,
 	return 0;
 }
 
-/* All or nothing: on failure nothing changed. */
-static int rtr_replace_buffers(unsigned long subbuf_size,
-			       unsigned int num_subbufs)
+/*
+ * All or nothing: on failure nothing changed.  With a layout @l of the
+ * persistent region (persist.c), the buffers that get a slice live in it:
+ * once every new buffer is allocated, the old ones are idle and the region
+ * is re-carved (@arm: zeroed and armed first) under them.
+ */
+int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,
+			const struct rtr_persist_layout *l, bool arm)
 {
 	struct rtr_buffer **bufs, *buf;
 	unsigned int cpu, nr = 0;
@@ -171,6 +180,9 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 
 	for_each_rtr_buffer(cpu, buf)
 		nr++;
+	/* Those past the region's slices take pages. */
+	if (l)
+		nr -= min(nr, l->nr_slices);
 	ret = rtr_check_memory(subbuf_size, num_subbufs, nr);
 	if (ret)
 		return ret;
@@ -185,7 +197,8 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 	 */
 	set_current_oom_origin();
 	for_each_rtr_buffer(cpu, buf) {
-		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs, true);
+		bufs[cpu] = rtr_alloc_cpu(cpu, subbuf_size, num_subbufs, true,
+					  l);
 		if (!bufs[cpu] && fatal_signal_pending(current)) {
 			ret = -EINTR;
 			goto free_new;
@@ -199,6 +212,15 @@ static int rtr_replace_buffers(unsigned long subbuf_size,
 		}
 	}
 	clear_current_oom_origin();
+	if (l) {
+		/* No meta page update of an old buffer lands in a new one. */
+		for_each_rtr_buffer(cpu, buf)
+			rtr_buffer_idle(buf);
+		rtr_persist_commit(l, arm);
+		for_each_possible_cpu(cpu)
+			if (bufs[cpu] && bufs[cpu]->persist)
+				rtr_buffer_carve(bufs[cpu]);
+	}
 	/* Writers are stopped [R3]; swap, then free the old set. */
 	for_each_possible_cpu(cpu) {
 		if (!bufs[cpu])
@@ -223,6 +245,18 @@ free_new:
 	return ret;
 }
 
+/* A new set of buffers, in the region's slices while it is live. */
+static int rtr_new_buffers(unsigned long subbuf_size, unsigned int num_subbufs)
+{
+	struct rtr_persist_layout l;
+	int ret;
+
+	if (!rtr_persist_live())
+		return rtr_replace_buffers(subbuf_size, num_subbufs, NULL, false);
+	ret = rtr_persist_fit(&l, subbuf_size, num_subbufs);
+	return ret ?: rtr_replace_buffers(subbuf_size, num_subbufs, &l, false);
+}
+
 int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
 {
 	lockdep_assert_held(&rtr_control_lock);
@@ -234,7 +268,7 @@ int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
 		return -EINVAL;
 	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
 		return -EBUSY;
-	return rtr_replace_buffers(subbuf_size, num_subbufs);
+	return rtr_new_buffers(subbuf_size, num_subbufs);
 }
 
 int rtr_clear(void)
@@ -242,7 +276,7 @@ int rtr_clear(void)
 	lockdep_assert_held(&rtr_control_lock);
 	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
 		return -EBUSY;
-	return rtr_replace_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
+	return rtr_new_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 }
 
 /*
@@ -258,13 +292,17 @@ static int rtr_cpu_prepare(unsigned int cpu)
 	if (rtr_cpu_buffer(cpu))
 		return 0;
 	/*
-	 * Geometry and mode change only with cpus_read_lock() held.  Not
-	 * killable: a CPU coming up is not the caller's to abort.
+	 * Geometry, mode and the region change only with cpus_read_lock()
+	 * held.  Not killable: a CPU coming up is not the caller's to abort.
+	 * A slice given now was zeroed when it was carved, and is no other
+	 * buffer's.
 	 */
 	buf = rtr_alloc_cpu(cpu, rtr_trace.subbuf_size, rtr_trace.num_subbufs,
-			    false);
+			    false, rtr_persist_current());
 	if (!buf)
 		return -ENOMEM;
+	if (buf->persist)
+		rtr_buffer_carve(buf);
 	/* Pairs with READ_ONCE() in rtr_cpu_buffer(), as above. */
 	smp_store_release(per_cpu_ptr(&ringtrace_cpu_buffer, cpu), &buf->w);
 	return 0;
@@ -348,6 +386,10 @@ static int __init ringtrace_init(void)
 	ret = rtr_events_init();
 	if (ret)
 		return ret;
+	/* Before any buffer: it may give them their slices and geometry. */
+	ret = rtr_persist_init();
+	if (ret)
+		goto exit_events;
 	ret = rtr_hotplug_init();
 	if (ret)
 		goto free_buffers;
@@ -374,6 +416,8 @@ exit_hotplug:
 free_buffers:
 	/* Also what a failed setup of the prepare state allocated. */
 	rtr_free_percpu_buffers();
+	rtr_persist_init_undo();
+exit_events:
 	rtr_events_exit();
 	return ret;
 }
@@ -385,8 +429,17 @@ static void __exit ringtrace_exit(void)
 	rtr_probes_exit();
 	rtr_files_exit();
 	rtr_quiesce();
+	/* The image's packets closed, as a stop closes them for a consumer. */
+	if (rtr_persist_live()) {
+		struct rtr_buffer *buf;
+		unsigned int cpu;
+
+		for_each_rtr_buffer(cpu, buf)
+			rtr_buffer_flush(buf);
+	}
 	rtr_hotplug_exit();
 	rtr_free_percpu_buffers();
+	rtr_persist_exit();
 	rtr_events_exit();
 }
 

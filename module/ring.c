@@ -867,26 +867,48 @@ static void rtr_free_pages(struct page **pages, unsigned int nr)
 }
 
 /*
- * A buffer for @cpu, or NULL.  @killable: the caller is a task that asked
- * for it (a geometry change), and a fatal signal ends the allocation --
- * it may be the OOM killer's, for all the pages this loop took.
+ * The counters of a slice (persist.c) are the writers' own, used in
+ * place: the image's layout (<linux/ringtrace_persist.h>) is theirs.
  */
-struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
-				    unsigned int num_subbufs, bool overwrite,
-				    bool killable)
+static void rtr_check_persist_layout(void)
+{
+	BUILD_BUG_ON(sizeof(struct ringtrace_slot) !=
+		     sizeof(struct ringtrace_persist_slot));
+	BUILD_BUG_ON(offsetof(struct ringtrace_slot, commit) !=
+		     offsetof(struct ringtrace_persist_slot, commit));
+	BUILD_BUG_ON(offsetof(struct ringtrace_slot, events) !=
+		     offsetof(struct ringtrace_persist_slot, events));
+	BUILD_BUG_ON(sizeof(local_t) != sizeof(__u64));
+	BUILD_BUG_ON(sizeof(struct rtr_slot_info) !=
+		     sizeof(struct ringtrace_persist_slot_info));
+	BUILD_BUG_ON(offsetof(struct rtr_slot_info, discarded) !=
+		     offsetof(struct ringtrace_persist_slot_info, discarded));
+	BUILD_BUG_ON(offsetof(struct rtr_slot_info, retired) !=
+		     offsetof(struct ringtrace_persist_slot_info, retired));
+	BUILD_BUG_ON(offsetof(struct rtr_slot_info, retired_trailers) !=
+		     offsetof(struct ringtrace_persist_slot_info,
+			      retired_trailers));
+}
+
+/* Bytes of a slice's counters: slots, trailers, slot_info, page rounded. */
+unsigned long rtr_buffer_counters_size(unsigned int num_subbufs)
+{
+	rtr_check_persist_layout();
+	return PAGE_ALIGN((unsigned long)num_subbufs *
+			  (sizeof(struct ringtrace_slot) + sizeof(local_t) +
+			   sizeof(struct rtr_slot_info)));
+}
+
+/* The counters and pages of a buffer, from the page allocator. */
+static int rtr_buffer_alloc_pages(struct rtr_buffer *buf, unsigned int cpu,
+				  unsigned int num_subbufs, bool killable)
 {
 	const gfp_t gfp = GFP_KERNEL | __GFP_ZERO | __GFP_NOWARN |
 			  __GFP_RETRY_MAYFAIL;
 	int node = cpu_to_node(cpu);
-	struct ringtrace_meta *meta;
-	struct rtr_buffer *buf;
 	unsigned int i;
 	void *vaddr;
 
-	buf = kzalloc_node(sizeof(*buf), GFP_KERNEL, node);
-	if (!buf)
-		return NULL;
-	buf->wakeup_packets = 1;
 	buf->w.slots = kcalloc_node(num_subbufs, sizeof(*buf->w.slots),
 				    GFP_KERNEL, node);
 	buf->w.trailers = kcalloc_node(num_subbufs, sizeof(*buf->w.trailers),
@@ -895,7 +917,6 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 				      GFP_KERNEL, node);
 	if (!buf->w.slots || !buf->w.trailers || !buf->slot_info)
 		goto free_slots;
-	buf->nr_pages = rtr_buffer_pages(subbuf_size, num_subbufs);
 	buf->pages = kvcalloc(buf->nr_pages, sizeof(*buf->pages), GFP_KERNEL);
 	if (!buf->pages)
 		goto free_slots;
@@ -910,9 +931,73 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP, PAGE_KERNEL);
 	if (!vaddr)
 		goto free_pages;
-
 	buf->meta = vaddr;
-	buf->w.data = (u8 *)vaddr + PAGE_SIZE;
+	return 0;
+
+free_pages:
+	rtr_free_pages(buf->pages, i);
+free_slots:
+	kfree(buf->slot_info);
+	kfree(buf->w.trailers);
+	kfree(buf->w.slots);
+	return -ENOMEM;
+}
+
+/*
+ * The counters and pages of a buffer, in a slice of the persistent
+ * region: already mapped (the region's one memremap()), only the array of
+ * its struct pages, for the buffer file's mmap, is allocated.  Nothing of
+ * the slice is written here: rtr_buffer_carve() does, once the caller
+ * knows that every buffer of its set could be allocated.
+ */
+static int rtr_buffer_use_slice(struct rtr_buffer *buf,
+				const struct rtr_slice *slice,
+				unsigned int num_subbufs)
+{
+	unsigned int i;
+
+	buf->pages = kvcalloc(buf->nr_pages, sizeof(*buf->pages), GFP_KERNEL);
+	if (!buf->pages)
+		return -ENOMEM;
+	for (i = 0; i < buf->nr_pages; i++)
+		buf->pages[i] = pfn_to_page(slice->ring_pfn + i);
+	buf->w.slots = slice->counters;
+	buf->w.trailers = (local_t *)(buf->w.slots + num_subbufs);
+	buf->slot_info = (struct rtr_slot_info *)(buf->w.trailers +
+						  num_subbufs);
+	buf->meta = slice->ring;
+	buf->persist = true;
+	return 0;
+}
+
+/*
+ * A buffer for @cpu, or NULL.  @killable: the caller is a task that asked
+ * for it (a geometry change), and a fatal signal ends the allocation --
+ * it may be the OOM killer's, for all the pages this loop took.  With a
+ * @slice, the buffer lives in it and is not usable before
+ * rtr_buffer_carve(); without, it is ready.
+ */
+struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
+				    unsigned int num_subbufs, bool overwrite,
+				    bool killable, const struct rtr_slice *slice)
+{
+	struct rtr_buffer *buf;
+	int ret;
+
+	buf = kzalloc_node(sizeof(*buf), GFP_KERNEL, cpu_to_node(cpu));
+	if (!buf)
+		return NULL;
+	buf->nr_pages = rtr_buffer_pages(subbuf_size, num_subbufs);
+	if (slice)
+		ret = rtr_buffer_use_slice(buf, slice, num_subbufs);
+	else
+		ret = rtr_buffer_alloc_pages(buf, cpu, num_subbufs, killable);
+	if (ret) {
+		kfree(buf);
+		return NULL;
+	}
+	buf->wakeup_packets = 1;
+	buf->w.data = (u8 *)buf->meta + PAGE_SIZE;
 	buf->w.subbuf_size = subbuf_size;
 	buf->w.subbuf_mask = subbuf_size - 1;
 	buf->w.buf_mask = subbuf_size * num_subbufs - 1;
@@ -927,24 +1012,33 @@ struct rtr_buffer *rtr_buffer_alloc(unsigned int cpu, unsigned long subbuf_size,
 	init_waitqueue_head(&buf->waitq);
 	init_irq_work(&buf->wakeup, rtr_wakeup);
 	raw_spin_lock_init(&buf->meta_lock);
+	if (!slice)
+		rtr_buffer_carve(buf);
+	return buf;
+}
 
-	meta = buf->meta;
+/*
+ * The meta page of a new buffer.  A slice's counters and pages are zero
+ * (persist.c zeroes the rings it carves) and no one else uses them: the
+ * buffer they belonged to before is freed or about to be, with no writer,
+ * consumer or irq_work left (rtr_buffer_idle()).
+ */
+void rtr_buffer_carve(struct rtr_buffer *buf)
+{
+	struct ringtrace_meta *meta = buf->meta;
+
 	meta->meta_size = sizeof(*meta);
 	meta->meta_page_size = PAGE_SIZE;
-	meta->subbuf_size = subbuf_size;
-	meta->num_subbufs = num_subbufs;
-	meta->cpu = cpu;
+	meta->subbuf_size = buf->w.subbuf_size;
+	meta->num_subbufs = (buf->w.buf_mask + 1) >> buf->w.subbuf_order;
+	meta->cpu = buf->cpu;
 	rtr_meta_update(buf);
-	return buf;
+}
 
-free_pages:
-	rtr_free_pages(buf->pages, i);
-free_slots:
-	kfree(buf->slot_info);
-	kfree(buf->w.trailers);
-	kfree(buf->w.slots);
-	kfree(buf);
-	return NULL;
+/* No irq_work of @buf runs or is queued: it writes the meta page. */
+void rtr_buffer_idle(struct rtr_buffer *buf)
+{
+	irq_work_sync(&buf->wakeup);
 }
 
 /*
@@ -956,10 +1050,15 @@ void rtr_buffer_free(struct rtr_buffer *buf)
 	if (!buf)
 		return;
 	irq_work_sync(&buf->wakeup);
-	vunmap(buf->meta);
-	rtr_free_pages(buf->pages, buf->nr_pages);
-	kfree(buf->slot_info);
-	kfree(buf->w.trailers);
-	kfree(buf->w.slots);
+	if (buf->persist) {
+		/* The slice stays as the writers left it: the image. */
+		kvfree(buf->pages);
+	} else {
+		vunmap(buf->meta);
+		rtr_free_pages(buf->pages, buf->nr_pages);
+		kfree(buf->slot_info);
+		kfree(buf->w.trailers);
+		kfree(buf->w.slots);
+	}
 	kfree(buf);
 }

@@ -19,10 +19,19 @@
 # missing ones as failed).
 # Exits 1 if anything failed.
 #
+# persist_test (the persistent region) loads and unloads ringtrace.ko
+# itself, after the others, when the kernel command line reserves a region
+# for it: reserve_mem=16M:4096:ringtrace reserve_mem=1M:4096:rtsmall
+# (6.11+) or memmap=16M$0x50000000 (any kernel), as tools/run-tests boots
+# every guest (RT_VM_KERNEL_ARGS for vmtest by hand).  Without one it says
+# so and is not run.
+#
 # Environment: RT_KVER (set by vmtest; default `uname -r`), BUILD (module
 # build root, as for `make modules`; default $RT_CACHE/build; vmtest passes
 # no environment, hence the `env` above), RT_SELFTESTS (space-separated
-# subset of the binaries).
+# subset of the binaries; persist_test runs if it is listed, or by
+# default), RT_RINGTRACE_PARAMS (ringtrace.ko's parameters for the other
+# binaries, e.g. persist=ringtrace to run them over rings in the region).
 
 set -u
 
@@ -33,7 +42,7 @@ readonly KVER=${RT_KVER:-$(uname -r)}
 readonly BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly KO_DIR=$BUILD/$KVER
 readonly DEBUGFS=/sys/kernel/debug
-read -r -a TESTS <<<"${RT_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test kmod_test stress_test}"
+read -r -a TESTS <<<"${RT_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test kmod_test stress_test persist_test}"
 readonly TESTS
 # The suites that only need ringtrace.ko, run again through /dev/ringtrace.
 read -r -a DEV_TESTS <<<"${RT_DEV_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test}"
@@ -113,7 +122,9 @@ load() {
 		echo "# $ko missing: run make modules BUILD=$BUILD on the host"
 		return 1
 	fi
-	insmod "$ko" && module_loaded "$1"
+	# shellcheck disable=SC2086 # parameters: words
+	insmod "$ko" ${RT_RINGTRACE_PARAMS:+$([[ $1 == ringtrace ]] && echo "$RT_RINGTRACE_PARAMS")} &&
+		module_loaded "$1"
 }
 
 unload() {
@@ -193,6 +204,19 @@ hotplug_suite() {
 	check rmmod_ringtrace_after_hotplug timeout 60 rmmod ringtrace
 }
 
+# The persistent region's tests, with ringtrace.ko unloaded: they load it
+# with the boot's region and with bad parameters, and unload it.
+persist_suite() {
+	if ! grep -qE '(^| )(reserve_mem=[^ ]*:ringtrace|memmap=[^ ]*[$][^ ]*)( |$)' /proc/cmdline; then
+		echo "# persist_test not run: no reserve_mem=SIZE:ALIGN:ringtrace or memmap=SIZE\$ADDR on the kernel command line"
+		return
+	fi
+	export RT_KO=$KO_DIR/ringtrace.ko
+	run_binary persist_test
+	unset RT_KO
+	module_loaded ringtrace && check persist_test_left_it_unloaded false
+}
+
 run_binary() {
 	local name=$1 bin=$SELFTESTS_DIR/$1 out status start secs
 	echo "# selftests: $name${RT_ROOT:+ (RT_ROOT=$RT_ROOT)}"
@@ -232,7 +256,7 @@ main() {
 
 	if ((loaded)); then
 		for t in "${TESTS[@]}"; do
-			run_binary "$t"
+			[[ $t == persist_test ]] || run_binary "$t"
 		done
 		check dev_tree_mirrors_debugfs same_trees
 		check dev_modes_match_debugfs same_modes
@@ -253,6 +277,8 @@ main() {
 		check debugfs_dir_removed test ! -e "$DEBUGFS/ringtrace"
 		check dev_dir_removed test ! -e "$DEVDIR"
 	fi
+	[[ " ${TESTS[*]} " == *" persist_test "* ]] && ! module_loaded ringtrace &&
+		persist_suite
 	((loaded)) && hotplug_suite
 	check no_kernel_splat no_kernel_splat
 
