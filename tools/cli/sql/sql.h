@@ -164,6 +164,7 @@ void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned 
 
 extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
+extern const struct sql_table sql_t_sched_slice, sql_t_thread_state;
 
 /* vtab.c: @t registered in @d as an eponymous virtual table. */
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
