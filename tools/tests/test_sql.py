@@ -38,6 +38,7 @@ sys.path.insert(0, HERE)
 import test_decoder as td  # noqa: E402
 from test_decoder import Fail, check, marker, sys_entry, kswitch  # noqa: E402
 from sql_check import report_lines, stat_events, stat_losses  # noqa: E402
+from sql_check import Db as SqlDb, Fail as SqlFail, load_parts  # noqa: E402
 
 TESTS = []
 REAL_TRACE = os.path.join(HERE, 'real-trace')
@@ -526,6 +527,155 @@ def bad_statements(ctx):
           'no directory: exit %d %r' % (r.returncode, r.stderr))
     r = td.rt('sql', os.path.join(ctx.tmp, 'none'), 'SELECT 1')
     check(r.returncode == 1, 'a missing directory: exit %d %r' % (r.returncode, r.stderr))
+
+
+# ---- scheduling: sched_slice, thread_state (issue 31 P3) ---------------------------------
+
+def sql_part(name):
+    """check_<name> of sql.d/<name>.py, its failures this suite's."""
+    fn = dict(load_parts([name]))[name]
+
+    def run(d, status=0):
+        try:
+            fn(SqlDb(d, status=status))
+        except SqlFail as e:
+            raise Fail(str(e))
+    return run
+
+
+SCHED_EVENTS = td.KERNEL_EVENTS + [(3, 'sched_waking', td.MODULE_LAYOUTS['sched_waking']),
+                                   (6, 'sched_wakeup_new', td.MODULE_LAYOUTS['sched_waking'])]
+US = 1000                       # the hand-built trace's time unit, ns
+T0 = 10**9
+
+
+def sw(prev, prev_state, nxt, next_prio=20):
+    """sched_switch from tid @prev (in @prev_state) to @nxt."""
+    return struct.pack('<16siiq16sii', b'p%d' % prev, prev, 20, prev_state,
+                       b'n%d' % nxt, nxt, next_prio)
+
+
+def wk(tid, target_cpu):
+    return struct.pack('<16siii', b'w%d' % tid, tid, 20, target_cpu)
+
+
+def sched_trace(d):
+    """Two CPUs, times in µs after T0.  CPU 0: idle -> 100 (A), A blocks
+    (S) for 101 (B), B wakes A (sched_waking, then sched_wakeup: one
+    wakeup), A preempts B (R+), A waits in D, 3 events lost, B sleeps,
+    idle wakes A (an interrupt), A runs to the end.  CPU 1: 200 runs from
+    the CPU's first switch, whose prev is 300 (the chain broken), 300
+    sleeps from there, 400 is new (sched_wakeup_new) and runs to the
+    end; a marker at 9500 is the trace's last item."""
+    ev = lambda t, eid, p: (T0 + t * US, eid, p)  # noqa: E731
+    cpu0 = [(T0, T0 + 5500 * US, 0, [
+        ev(1000, 1, sw(0, 0, 100)), ev(2000, 1, sw(100, 1, 101)),
+        ev(3000, 3, wk(100, 1)), ev(3500, 2, wk(100, 1)),
+        ev(4000, 1, sw(101, 256, 100)), ev(5000, 1, sw(100, 2, 101))]),
+        (T0 + 6000 * US, T0 + 10000 * US, 3, [
+        ev(7000, 1, sw(101, 1, 0)), ev(8000, 2, wk(100, 0)), ev(9000, 1, sw(0, 0, 100))])]
+    cpu1 = [(T0 + 1000 * US, T0 + 10000 * US, 0, [
+        ev(1500, 1, sw(0, 0, 200)), ev(2500, 1, sw(300, 1, 0)),
+        ev(6000, 6, wk(400, 1)), ev(6500, 1, sw(0, 0, 400, next_prio=10)),
+        ev(9500, 0, marker(b'end'))])]
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+    for cpu, pk in ((0, cpu0), (1, cpu1)):
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, (b, e, disc, evs) in enumerate(pk):
+                f.write(td.kpacket(uuid, cpu, seq, evs, b, e, disc))
+    return d
+
+
+def rel(rows):
+    """Rows with ts in µs after T0 and dur in µs, as tuples."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        r['ts'] = (r['ts'] - T0) / US
+        r['dur'] = r['dur'] / US
+        out.append(tuple(r.values()))
+    return sorted(out, key=repr)
+
+
+@test
+def sched_hand_built_rows(ctx):
+    """A hand-built switch/wakeup sequence (sched_trace()): every
+    thread_state and sched_slice row exactly -- Running where report
+    counts on-CPU time, S/D/R+ from prev_state, R from a blocked thread's
+    first wakeup with the waker (sched_waking's owner; idle's for an
+    interrupt's wakeup; a second wakeup changes nothing), a loss inside a
+    slice keeps it, a broken chain is state NULL and no slice, open spans
+    end at the trace's last item; and the sums are report --stat's."""
+    d = sched_trace(ctx.path('sched'))
+    got = rel(rows(d, 'SELECT ts, dur, utid, state, cpu, waker_utid FROM thread_state'))
+    want = sorted([
+        (1000, 1000, 100, 'Running', 0, None), (2000, 1000, 100, 'S', 0, None),
+        (3000, 1000, 100, 'R', 1, 101), (4000, 1000, 100, 'Running', 0, None),
+        (5000, 3000, 100, 'D', 0, None), (8000, 1000, 100, 'R', 0, 0),
+        (9000, 500, 100, 'Running', 0, None),
+        (2000, 2000, 101, 'Running', 0, None), (4000, 1000, 101, 'R+', 0, None),
+        (5000, 2000, 101, 'Running', 0, None), (7000, 2500, 101, 'S', 0, None),
+        (7000, 2000, 0, 'Running', 0, None), (2500, 4000, 0, 'Running', 1, None),
+        (1500, 1000, 200, None, 1, None), (2500, 7000, 300, 'S', 1, None),
+        (6000, 500, 400, 'R', 1, 0), (6500, 3000, 400, 'Running', 1, None),
+    ], key=repr)
+    check(got == want, 'thread_state:\n  got  %s\n  want %s\n  differ %s' %
+          (got, want, sorted(set(got) ^ set(want), key=repr)))
+    got = rel(rows(d, 'SELECT ts, dur, cpu, utid, end_state, priority FROM sched_slice'))
+    want = sorted([
+        (1000, 1000, 0, 100, 'S', 120), (2000, 2000, 0, 101, 'R+', 120),
+        (4000, 1000, 0, 100, 'D', 120), (5000, 2000, 0, 101, 'S', 120),
+        (7000, 2000, 0, 0, 'R', 120), (9000, 500, 0, 100, None, 120),
+        (2500, 4000, 1, 0, 'R', 120), (6500, 3000, 1, 400, None, 110),
+    ], key=repr)
+    check(got == want, 'sched_slice:\n  got  %s\n  want %s' % (got, want))
+    check(stat_losses(report_stat(d))[0][0] == 3, 'CPU 0 does not lose 3 events')
+    sql_part('sched')(d)
+
+
+@test
+def sched_agrees_with_report(ctx):
+    """Σ thread_state Running and Σ sched_slice per thread are report
+    --stat's on_cpu_ms (every thread it lists, at its rounding), and the
+    slices are the Running spans one for one: on synthetic traces with
+    losses (one file, rotated stored chunks, packed), on the real trace,
+    and on it with a damaged header (exit 3)."""
+    check_sched = sql_part('sched')
+    check_sched(mixed_trace(ctx.path('mixed')))
+    check_sched(td.seek_trace(ctx.path('seek'), packets=20))
+    check_sched(packed(ctx, packets=20))
+    check_sched(REAL_TRACE)
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    check_sched(bad, status=3)
+
+
+@test
+def sched_windows_equal_full_scan(ctx):
+    """12 random windows of the real trace (end_ts >= a AND ts <= b, the
+    spans that touch [a, b]): thread_state's and sched_slice's rows are
+    the whole table's filtered here."""
+    for table in ('thread_state', 'sched_slice'):
+        q = 'SELECT ts, dur, end_ts, utid, cpu FROM ' + table
+        full = rows(REAL_TRACE, q)
+        check(len(full) > 1000, '%s has %d rows' % (table, len(full)))
+        lo, hi = min(r['ts'] for r in full), max(r['end_ts'] for r in full)
+        rng = random.Random(table)
+        cases = []
+        for _ in range(6):
+            a = rng.randrange(lo - 10**6, hi)
+            cases.append((a, a + rng.choice((0, 10**5, 10**7, 10**9))))
+        text = ';'.join('%s WHERE end_ts >= %d AND ts <= %d' % (q, a, b) for a, b in cases)
+        key = lambda r: (r['ts'], r['utid'], r['cpu'], r['dur'])  # noqa: E731
+        for (a, b), got in zip(cases, arrays(sql(REAL_TRACE, text, '--json').stdout)):
+            want = sorted((r for r in full if r['end_ts'] >= a and r['ts'] <= b), key=key)
+            check(sorted(got, key=key) == want, '%s [%d, %d]: %d rows, the full scan %d' %
+                  (table, a, b, len(got), len(want)))
 
 
 def main():
