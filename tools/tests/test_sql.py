@@ -678,6 +678,82 @@ def sched_windows_equal_full_scan(ctx):
                   (table, a, b, len(got), len(want)))
 
 
+# ---- threads and processes (issue 31 P2) -------------------------------------------------
+
+def thread_trace(d):
+    """One CPU, times in µs after T0: the state dump names 50 (shell,
+    parent 1) and its thread 51; 50 forks 60, 60 makes thread 61, 60
+    execs /usr/bin/tool, 61 is renamed tool-io and exits."""
+    c = td.comm
+    evs = [
+        (1, 13, struct.pack('<iii', 50, 50, 1) + c('shell')),
+        (2, 13, struct.pack('<iii', 51, 50, 1) + c('shell-worker')),
+        (3, 4, c('shell') + struct.pack('<ii', 50, 50) + c('shell') + struct.pack('<ii', 60, 60)),
+        (4, 4, c('shell') + struct.pack('<ii', 60, 60) + c('shell') + struct.pack('<ii', 61, 60)),
+        (5, 5, struct.pack('<iiH', 60, 60, 13) + b'/usr/bin/tool'),
+        (6, 15, struct.pack('<i', 61) + c('tool') + c('tool-io') + struct.pack('<h', 0)),
+        (7, 3, c('tool-io') + struct.pack('<ii', 61, 20)),
+        (8, 0, marker(b'end')),
+    ]
+    events = td.KERNEL_EVENTS + [(3, 'sched_process_exit', td.MODULE_LAYOUTS['sched_process_exit'])]
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, events))
+    with open(os.path.join(d, 'cpu0'), 'wb') as f:
+        f.write(td.kpacket(uuid, 0, 0, [(T0 + t * US, e, p) for t, e, p in evs],
+                           T0, T0 + 10 * US))
+    return d
+
+
+@test
+def threads_hand_built_rows(ctx):
+    """Fork, a thread of it, exec, rename, exit and the state dump
+    (thread_trace()): every thread and process row exactly -- names and
+    pids as report knows them at the end, the exec's file name as
+    cmdline, parents, fork and exit times, the idle task one row; and for
+    two traces utid and upid carry the trace's number."""
+    d = thread_trace(ctx.path('threads'))
+    t = lambda us: None if us is None else T0 + us * US  # noqa: E731
+    got = [tuple(r.values()) for r in rows(
+        d, 'SELECT utid, tid, name, upid, start_ts, end_ts, is_main_thread, is_idle '
+           'FROM thread ORDER BY utid')]
+    want = [(0, 0, 'swapper', 0, None, None, None, 1),
+            (50, 50, 'shell', 50, None, None, 1, 0),
+            (51, 51, 'shell-worker', 50, None, None, 0, 0),
+            (60, 60, 'tool', 60, t(3), None, 1, 0),
+            (61, 61, 'tool-io', 60, t(4), t(7), 0, 0)]
+    check(got == want, 'thread:\n  got  %s\n  want %s' % (got, want))
+    got = [tuple(r.values()) for r in rows(
+        d, 'SELECT upid, pid, name, cmdline, parent_upid, start_ts, end_ts '
+           'FROM process ORDER BY upid')]
+    want = [(0, 0, 'swapper', None, None, None, None),
+            (50, 50, 'shell', None, 1, None, None),
+            (60, 60, 'tool', '/usr/bin/tool', 50, t(3), None)]
+    check(got == want, 'process:\n  got  %s\n  want %s' % (got, want))
+    two = rows([d, REAL_TRACE], 'SELECT trace, utid, tid, upid FROM thread '
+                                'WHERE tid IN (61, 176) ORDER BY trace')
+    check([tuple(r.values()) for r in two] == [(0, 61, 61, 60), (1, 1 << 32 | 176, 176, 1 << 32 | 176)],
+          'two traces: %s' % two)
+
+
+@test
+def threads_agree_with_report(ctx):
+    """thread's names and pids are report --stat's for every thread it
+    lists, every event's utid is a thread, every thread's upid a process
+    named after its leader: synthetic traces, the real trace, and it
+    damaged (exit 3)."""
+    check_threads = sql_part('threads')
+    check_threads(mixed_trace(ctx.path('mixed')))
+    check_threads(td.seek_trace(ctx.path('seek'), packets=20, dump=True))
+    check_threads(REAL_TRACE)
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    check_threads(bad, status=3)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')
