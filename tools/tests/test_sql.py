@@ -14,7 +14,12 @@
     in one xFilter, LIMIT stops the scan only where it may;
   - --csv and --json read back with Python's csv and json as the same
     rows; several traces are told apart by trace and host; bad
-    statements get SQLite's message and exit 1.
+    statements get SQLite's message and exit 1;
+  - sched_slice and thread_state row for row on a hand-built switch and
+    wakeup trace, their sums per thread report --stat's on_cpu_ms
+    (sql.d/sched.py), windows of them the full table filtered; thread
+    and process row for row on a hand-built fork/exec/rename trace, names
+    and pids report --stat's (sql.d/threads.py).
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
