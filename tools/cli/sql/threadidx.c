@@ -151,14 +151,16 @@ static char *dup_or_null(const char *s)
 
 static int cmp_thread(const void *a, const void *b)
 {
-	int32_t x = ((const struct tidx_thread *)a)->tid, y = ((const struct tidx_thread *)b)->tid;
+	int32_t x = ((const struct tidx_thread *)a)->tid;
+	int32_t y = ((const struct tidx_thread *)b)->tid;
 
 	return (x > y) - (x < y);
 }
 
 static int cmp_proc(const void *a, const void *b)
 {
-	int32_t x = ((const struct tidx_process *)a)->pid, y = ((const struct tidx_process *)b)->pid;
+	int32_t x = ((const struct tidx_process *)a)->pid;
+	int32_t y = ((const struct tidx_process *)b)->pid;
 
 	return (x > y) - (x < y);
 }
