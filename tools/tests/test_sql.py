@@ -759,6 +759,23 @@ def threads_agree_with_report(ctx):
     check_threads(bad, status=3)
 
 
+@test
+def threads_decode_only_theirs(ctx):
+    """thread decodes the events threads are learnt from and the process
+    events, nothing else (scan_stats): on the real trace, its events
+    decoded are the count of those names, fewer than the trace's events."""
+    names = ('sched_switch', 'sched_wakeup', 'sched_wakeup_new', 'sched_process_fork',
+             'sched_process_exec', 'sched_process_exit', 'sched_process_free',
+             'task_rename', 'ringtrace_statedump_task', 'ringtrace_statedump_cpu')
+    counts = rows(REAL_TRACE, 'SELECT name, sum(count) n FROM event_count GROUP BY name')
+    want = sum(r['n'] for r in counts if r['name'] in names)
+    total = sum(r['n'] for r in counts)
+    r, st = stats(REAL_TRACE, 'SELECT count(*) n FROM thread')
+    check(r[0]['n'] > 10 and st[0]['events_decoded'] == want and want < total,
+          'thread: %d rows, %d events decoded, expected %d of %d' %
+          (r[0]['n'], st[0]['events_decoded'], want, total))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')
