@@ -639,6 +639,13 @@ def sched_hand_built_rows(ctx):
     check(got == want, 'sched_slice:\n  got  %s\n  want %s' % (got, want))
     check(stat_losses(report_stat(d))[0][0] == 3, 'CPU 0 does not lose 3 events')
     sql_part('sched')(d)
+    # Two traces: each one's spans as alone, its utids carrying its number.
+    q = ('SELECT trace, count(*) n, sum(dur) d, sum(utid >> 32 != trace) bad, '
+         'sum(waker_utid >> 32 != trace) wbad FROM thread_state GROUP BY trace')
+    got = rows([d, REAL_TRACE], q)
+    want = [dict(r, trace=i) for i, x in enumerate((d, REAL_TRACE)) for r in rows(x, q)]
+    check(got == want and all(r['bad'] == r['wbad'] == 0 for r in got) and got[1]['n'] > 1000,
+          'two traces: %s, alone %s' % (got, want))
 
 
 @test
