@@ -306,5 +306,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"(SELECT min(ts) FROM raw) + 1000000 AND (SELECT min(ts) FROM raw) + 3000000");
 	run_sql("SELECT count(*) FROM raw WHERE cpu IN (0, 1) AND "
 		"name IN ('sched_switch', 'ringtrace_marker'); SELECT * FROM scan_stats");
+	run_sql("SELECT * FROM thread_state; SELECT * FROM sched_slice; "
+		"SELECT * FROM thread; SELECT * FROM process");
 	return 0;
 }

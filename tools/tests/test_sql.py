@@ -14,7 +14,12 @@
     in one xFilter, LIMIT stops the scan only where it may;
   - --csv and --json read back with Python's csv and json as the same
     rows; several traces are told apart by trace and host; bad
-    statements get SQLite's message and exit 1.
+    statements get SQLite's message and exit 1;
+  - sched_slice and thread_state row for row on a hand-built switch and
+    wakeup trace, their sums per thread report --stat's on_cpu_ms
+    (sql.d/sched.py), windows of them the full table filtered; thread
+    and process row for row on a hand-built fork/exec/rename trace, names
+    and pids report --stat's (sql.d/threads.py).
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -38,6 +43,7 @@ sys.path.insert(0, HERE)
 import test_decoder as td  # noqa: E402
 from test_decoder import Fail, check, marker, sys_entry, kswitch  # noqa: E402
 from sql_check import report_lines, stat_events, stat_losses  # noqa: E402
+from sql_check import Db as SqlDb, Fail as SqlFail, load_parts  # noqa: E402
 
 TESTS = []
 REAL_TRACE = os.path.join(HERE, 'real-trace')
@@ -526,6 +532,255 @@ def bad_statements(ctx):
           'no directory: exit %d %r' % (r.returncode, r.stderr))
     r = td.rt('sql', os.path.join(ctx.tmp, 'none'), 'SELECT 1')
     check(r.returncode == 1, 'a missing directory: exit %d %r' % (r.returncode, r.stderr))
+
+
+# ---- scheduling: sched_slice, thread_state (issue 31 P3) ---------------------------------
+
+def sql_part(name):
+    """check_<name> of sql.d/<name>.py, its failures this suite's."""
+    fn = dict(load_parts([name]))[name]
+
+    def run(d, status=0):
+        try:
+            fn(SqlDb(d, status=status))
+        except SqlFail as e:
+            raise Fail(str(e))
+    return run
+
+
+SCHED_EVENTS = td.KERNEL_EVENTS + [(3, 'sched_waking', td.MODULE_LAYOUTS['sched_waking']),
+                                   (6, 'sched_wakeup_new', td.MODULE_LAYOUTS['sched_waking'])]
+US = 1000                       # the hand-built trace's time unit, ns
+T0 = 10**9
+
+
+def sw(prev, prev_state, nxt, next_prio=20):
+    """sched_switch from tid @prev (in @prev_state) to @nxt."""
+    return struct.pack('<16siiq16sii', b'p%d' % prev, prev, 20, prev_state,
+                       b'n%d' % nxt, nxt, next_prio)
+
+
+def wk(tid, target_cpu):
+    return struct.pack('<16siii', b'w%d' % tid, tid, 20, target_cpu)
+
+
+def sched_trace(d):
+    """Two CPUs, times in µs after T0.  CPU 0: idle -> 100 (A), A blocks
+    (S) for 101 (B), B wakes A (sched_waking, then sched_wakeup: one
+    wakeup), A preempts B (R+), A waits in D, 3 events lost, B sleeps,
+    idle wakes A (an interrupt), A runs to the end.  CPU 1: 200 runs from
+    the CPU's first switch, whose prev is 300 (the chain broken), 300
+    sleeps from there, 400 is new (sched_wakeup_new) and runs to the
+    end; a marker at 9500 is the trace's last item."""
+    ev = lambda t, eid, p: (T0 + t * US, eid, p)  # noqa: E731
+    cpu0 = [(T0, T0 + 5500 * US, 0, [
+        ev(1000, 1, sw(0, 0, 100)), ev(2000, 1, sw(100, 1, 101)),
+        ev(3000, 3, wk(100, 1)), ev(3500, 2, wk(100, 1)),
+        ev(4000, 1, sw(101, 256, 100)), ev(5000, 1, sw(100, 2, 101))]),
+        (T0 + 6000 * US, T0 + 10000 * US, 3, [
+        ev(7000, 1, sw(101, 1, 0)), ev(8000, 2, wk(100, 0)), ev(9000, 1, sw(0, 0, 100))])]
+    cpu1 = [(T0 + 1000 * US, T0 + 10000 * US, 0, [
+        ev(1500, 1, sw(0, 0, 200)), ev(2500, 1, sw(300, 1, 0)),
+        ev(6000, 6, wk(400, 1)), ev(6500, 1, sw(0, 0, 400, next_prio=10)),
+        ev(9500, 0, marker(b'end'))])]
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+    for cpu, pk in ((0, cpu0), (1, cpu1)):
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            for seq, (b, e, disc, evs) in enumerate(pk):
+                f.write(td.kpacket(uuid, cpu, seq, evs, b, e, disc))
+    return d
+
+
+def rel(rows):
+    """Rows with ts in µs after T0 and dur in µs, as tuples."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        r['ts'] = (r['ts'] - T0) / US
+        r['dur'] = r['dur'] / US
+        out.append(tuple(r.values()))
+    return sorted(out, key=repr)
+
+
+@test
+def sched_hand_built_rows(ctx):
+    """A hand-built switch/wakeup sequence (sched_trace()): every
+    thread_state and sched_slice row exactly -- Running where report
+    counts on-CPU time, S/D/R+ from prev_state, R from a blocked thread's
+    first wakeup with the waker (sched_waking's owner; idle's for an
+    interrupt's wakeup; a second wakeup changes nothing), a loss inside a
+    slice keeps it, a broken chain is state NULL and no slice, open spans
+    end at the trace's last item; and the sums are report --stat's."""
+    d = sched_trace(ctx.path('sched'))
+    got = rel(rows(d, 'SELECT ts, dur, utid, state, cpu, waker_utid FROM thread_state'))
+    want = sorted([
+        (1000, 1000, 100, 'Running', 0, None), (2000, 1000, 100, 'S', 0, None),
+        (3000, 1000, 100, 'R', 1, 101), (4000, 1000, 100, 'Running', 0, None),
+        (5000, 3000, 100, 'D', 0, None), (8000, 1000, 100, 'R', 0, 0),
+        (9000, 500, 100, 'Running', 0, None),
+        (2000, 2000, 101, 'Running', 0, None), (4000, 1000, 101, 'R+', 0, None),
+        (5000, 2000, 101, 'Running', 0, None), (7000, 2500, 101, 'S', 0, None),
+        (7000, 2000, 0, 'Running', 0, None), (2500, 4000, 0, 'Running', 1, None),
+        (1500, 1000, 200, None, 1, None), (2500, 7000, 300, 'S', 1, None),
+        (6000, 500, 400, 'R', 1, 0), (6500, 3000, 400, 'Running', 1, None),
+    ], key=repr)
+    check(got == want, 'thread_state:\n  got  %s\n  want %s\n  differ %s' %
+          (got, want, sorted(set(got) ^ set(want), key=repr)))
+    got = rel(rows(d, 'SELECT ts, dur, cpu, utid, end_state, priority FROM sched_slice'))
+    want = sorted([
+        (1000, 1000, 0, 100, 'S', 120), (2000, 2000, 0, 101, 'R+', 120),
+        (4000, 1000, 0, 100, 'D', 120), (5000, 2000, 0, 101, 'S', 120),
+        (7000, 2000, 0, 0, 'R', 120), (9000, 500, 0, 100, None, 120),
+        (2500, 4000, 1, 0, 'R', 120), (6500, 3000, 1, 400, None, 110),
+    ], key=repr)
+    check(got == want, 'sched_slice:\n  got  %s\n  want %s' % (got, want))
+    check(stat_losses(report_stat(d))[0][0] == 3, 'CPU 0 does not lose 3 events')
+    sql_part('sched')(d)
+    # Two traces: each one's spans as alone, its utids carrying its number.
+    q = ('SELECT trace, count(*) n, sum(dur) d, sum(utid >> 32 != trace) bad, '
+         'sum(waker_utid >> 32 != trace) wbad FROM thread_state GROUP BY trace')
+    got = rows([d, REAL_TRACE], q)
+    want = [dict(r, trace=i) for i, x in enumerate((d, REAL_TRACE)) for r in rows(x, q)]
+    check(got == want and all(r['bad'] == r['wbad'] == 0 for r in got) and got[1]['n'] > 1000,
+          'two traces: %s, alone %s' % (got, want))
+
+
+@test
+def sched_agrees_with_report(ctx):
+    """Σ thread_state Running and Σ sched_slice per thread are report
+    --stat's on_cpu_ms (every thread it lists, at its rounding), and the
+    slices are the Running spans one for one: on synthetic traces with
+    losses (one file, rotated stored chunks, packed), on the real trace,
+    and on it with a damaged header (exit 3)."""
+    check_sched = sql_part('sched')
+    check_sched(mixed_trace(ctx.path('mixed')))
+    check_sched(td.seek_trace(ctx.path('seek'), packets=20))
+    check_sched(packed(ctx, packets=20))
+    check_sched(REAL_TRACE)
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    check_sched(bad, status=3)
+
+
+@test
+def sched_windows_equal_full_scan(ctx):
+    """12 random windows of the real trace (end_ts >= a AND ts <= b, the
+    spans that touch [a, b]): thread_state's and sched_slice's rows are
+    the whole table's filtered here."""
+    for table in ('thread_state', 'sched_slice'):
+        q = 'SELECT ts, dur, end_ts, utid, cpu FROM ' + table
+        full = rows(REAL_TRACE, q)
+        check(len(full) > 1000, '%s has %d rows' % (table, len(full)))
+        lo, hi = min(r['ts'] for r in full), max(r['end_ts'] for r in full)
+        rng = random.Random(table)
+        cases = []
+        for _ in range(6):
+            a = rng.randrange(lo - 10**6, hi)
+            cases.append((a, a + rng.choice((0, 10**5, 10**7, 10**9))))
+        text = ';'.join('%s WHERE end_ts >= %d AND ts <= %d' % (q, a, b) for a, b in cases)
+        key = lambda r: (r['ts'], r['utid'], r['cpu'], r['dur'])  # noqa: E731
+        for (a, b), got in zip(cases, arrays(sql(REAL_TRACE, text, '--json').stdout)):
+            want = sorted((r for r in full if r['end_ts'] >= a and r['ts'] <= b), key=key)
+            check(sorted(got, key=key) == want, '%s [%d, %d]: %d rows, the full scan %d' %
+                  (table, a, b, len(got), len(want)))
+
+
+# ---- threads and processes (issue 31 P2) -------------------------------------------------
+
+def thread_trace(d):
+    """One CPU, times in µs after T0: the state dump names 50 (shell,
+    parent 1) and its thread 51; 50 forks 60, 60 makes thread 61, 60
+    execs /usr/bin/tool, 61 is renamed tool-io and exits."""
+    c = td.comm
+    evs = [
+        (1, 13, struct.pack('<iii', 50, 50, 1) + c('shell')),
+        (2, 13, struct.pack('<iii', 51, 50, 1) + c('shell-worker')),
+        (3, 4, c('shell') + struct.pack('<ii', 50, 50) + c('shell') + struct.pack('<ii', 60, 60)),
+        (4, 4, c('shell') + struct.pack('<ii', 60, 60) + c('shell') + struct.pack('<ii', 61, 60)),
+        (5, 5, struct.pack('<iiH', 60, 60, 13) + b'/usr/bin/tool'),
+        (6, 15, struct.pack('<i', 61) + c('tool') + c('tool-io') + struct.pack('<h', 0)),
+        (7, 3, c('tool-io') + struct.pack('<ii', 61, 20)),
+        (8, 0, marker(b'end')),
+    ]
+    events = td.KERNEL_EVENTS + [(3, 'sched_process_exit', td.MODULE_LAYOUTS['sched_process_exit'])]
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, events))
+    with open(os.path.join(d, 'cpu0'), 'wb') as f:
+        f.write(td.kpacket(uuid, 0, 0, [(T0 + t * US, e, p) for t, e, p in evs],
+                           T0, T0 + 10 * US))
+    return d
+
+
+@test
+def threads_hand_built_rows(ctx):
+    """Fork, a thread of it, exec, rename, exit and the state dump
+    (thread_trace()): every thread and process row exactly -- names and
+    pids as report knows them at the end, the exec's file name as
+    cmdline, parents, fork and exit times, the idle task one row; and for
+    two traces utid and upid carry the trace's number."""
+    d = thread_trace(ctx.path('threads'))
+    t = lambda us: None if us is None else T0 + us * US  # noqa: E731
+    got = [tuple(r.values()) for r in rows(
+        d, 'SELECT utid, tid, name, upid, start_ts, end_ts, is_main_thread, is_idle '
+           'FROM thread ORDER BY utid')]
+    want = [(0, 0, 'swapper', 0, None, None, None, 1),
+            (50, 50, 'shell', 50, None, None, 1, 0),
+            (51, 51, 'shell-worker', 50, None, None, 0, 0),
+            (60, 60, 'tool', 60, t(3), None, 1, 0),
+            (61, 61, 'tool-io', 60, t(4), t(7), 0, 0)]
+    check(got == want, 'thread:\n  got  %s\n  want %s' % (got, want))
+    got = [tuple(r.values()) for r in rows(
+        d, 'SELECT upid, pid, name, cmdline, parent_upid, start_ts, end_ts '
+           'FROM process ORDER BY upid')]
+    want = [(0, 0, 'swapper', None, None, None, None),
+            (50, 50, 'shell', None, 1, None, None),
+            (60, 60, 'tool', '/usr/bin/tool', 50, t(3), None)]
+    check(got == want, 'process:\n  got  %s\n  want %s' % (got, want))
+    two = rows([d, REAL_TRACE], 'SELECT trace, utid, tid, upid FROM thread '
+                                'WHERE tid IN (61, 176) ORDER BY trace')
+    check([tuple(r.values()) for r in two] == [(0, 61, 61, 60), (1, 1 << 32 | 176, 176, 1 << 32 | 176)],
+          'two traces: %s' % two)
+
+
+@test
+def threads_agree_with_report(ctx):
+    """thread's names and pids are report --stat's for every thread it
+    lists, every event's utid is a thread, every thread's upid a process
+    named after its leader: synthetic traces, the real trace, and it
+    damaged (exit 3)."""
+    check_threads = sql_part('threads')
+    check_threads(mixed_trace(ctx.path('mixed')))
+    check_threads(td.seek_trace(ctx.path('seek'), packets=20, dump=True))
+    check_threads(REAL_TRACE)
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    check_threads(bad, status=3)
+
+
+@test
+def threads_decode_only_theirs(ctx):
+    """thread decodes the events threads are learnt from and the process
+    events, nothing else (scan_stats): on the real trace, its events
+    decoded are the count of those names, fewer than the trace's events."""
+    names = ('sched_switch', 'sched_wakeup', 'sched_wakeup_new', 'sched_process_fork',
+             'sched_process_exec', 'sched_process_exit', 'sched_process_free',
+             'task_rename', 'ringtrace_statedump_task', 'ringtrace_statedump_cpu')
+    counts = rows(REAL_TRACE, 'SELECT name, sum(count) n FROM event_count GROUP BY name')
+    want = sum(r['n'] for r in counts if r['name'] in names)
+    total = sum(r['n'] for r in counts)
+    r, st = stats(REAL_TRACE, 'SELECT count(*) n FROM thread')
+    check(r[0]['n'] > 10 and st[0]['events_decoded'] == want and want < total,
+          'thread: %d rows, %d events decoded, expected %d of %d' %
+          (r[0]['n'], st[0]['events_decoded'], want, total))
 
 
 def main():

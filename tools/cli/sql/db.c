@@ -16,6 +16,8 @@
 static const struct sql_table *const tables[] = {
 	&sql_t_trace, &sql_t_raw, &sql_t_ftrace_event, &sql_t_lost,
 	&sql_t_event_count, &sql_t_scan_stats,
+	&sql_t_sched_slice, &sql_t_thread_state,
+	&sql_t_thread, &sql_t_process,
 };
 
 void sqldb_help_tables(FILE *f)

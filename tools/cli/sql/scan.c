@@ -35,6 +35,7 @@ struct scan {
 	bool *want;			/* by event position: the spec's names */
 	unsigned int gap;		/* the next gap of the member to give */
 	bool items_done;		/* its items given; gaps left */
+	bool end_given;			/* SCAN_MEMBER_END: its end row given */
 	uint64_t kept;			/* rows given (LIMIT) */
 };
 
@@ -155,6 +156,7 @@ static int view_open(struct scan *s, unsigned int i)
 	s->m = merge_trace(t, true);
 	s->gap = 0;
 	s->items_done = false;
+	s->end_given = false;
 	return 1;
 }
 
@@ -222,6 +224,13 @@ int scan_next(struct scan *s, struct scan_row *row)
 					s->kept++;
 					return 1;
 				}
+			}
+			if ((s->what & SCAN_MEMBER_END) && !s->end_given) {
+				s->end_given = true;
+				memset(row, 0, sizeof(*row));
+				row->member = s->cur;
+				row->tid = -1;
+				return 1;
 			}
 			view_close(s);
 			continue;

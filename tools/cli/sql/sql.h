@@ -164,6 +164,8 @@ void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned 
 
 extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
+extern const struct sql_table sql_t_sched_slice, sql_t_thread_state;
+extern const struct sql_table sql_t_thread, sql_t_process;
 
 /* vtab.c: @t registered in @d as an eponymous virtual table. */
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
@@ -186,11 +188,12 @@ enum {
 	SCAN_LOSSES = 1U << 1,		/* RT_ITEM_LOST items */
 	SCAN_GAPS = 1U << 2,		/* missing chunk sets (row.gap) */
 	SCAN_THREADS = 1U << 3,		/* row.tid: the owner thread */
+	SCAN_MEMBER_END = 1U << 4,	/* a row (no it, no gap) as a member ends */
 };
 
 struct scan_row {
 	unsigned int member;
-	const struct rt_item *it;	/* NULL: a gap */
+	const struct rt_item *it;	/* NULL: a gap (or SCAN_MEMBER_END's row) */
 	const struct tset_gap *gap;
 	int32_t tid;			/* SCAN_THREADS; -1 unknown */
 	int64_t ts;			/* ns (sqldb_ns()) */

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * schedwalk: the spans of a member's scheduling, streamed from its
+ * sched_switch and wakeup events by one forward scan -- what sched_slice
+ * and thread_state are made of.  The rules are report --stat's on-CPU
+ * accounting (report.c stat_feed()):
+ *
+ *  - a CPU runs next_tid from a switch to the CPU's next switch; the span
+ *    counts (chained) only when that switch's prev_tid is the same
+ *    thread: with a pid filter, or after damage, the switches between
+ *    are missing and the time is not the thread's;
+ *  - a loss does not end the span (report keeps the CPU's thread);
+ *  - what still runs at the member's end runs to its last item (an
+ *    event or a loss, of any CPU);
+ *  - tid 0, the idle task, runs as any thread (report leaves it out of
+ *    its table only when printing).
+ *
+ * With states, a thread's time off CPU is spans too: from its switch out,
+ * in the state prev_state says (0 'R', preempted 'R+', bit k 'S' 'D' 'T'
+ * 't' 'X' 'Z' 'P' 'I'), until it is switched in; a blocked thread's first
+ * wakeup (sched_waking, sched_wakeup or sched_wakeup_new, whichever comes
+ * first) ends its blocked span and opens 'R', woken by the owner of that
+ * event.  Idle (tid 0) has no such spans.  Spans still open at the end
+ * close at the member's last item.
+ *
+ * Spans come out in the order they end (several may end at one event),
+ * per member one after another; memory: a tidmap entry per thread and
+ * per CPU, and the spans ending at one event.
+ */
+#ifndef RINGTRACE_SCHEDWALK_H
+#define RINGTRACE_SCHEDWALK_H
+
+#include "sql.h"
+
+/* prev_state's value while a thread runs (never in a trace: bit 15). */
+#define SW_RUNNING	(1LL << 15)
+
+struct sw_span {
+	unsigned int member;
+	int64_t ts, end;		/* ns */
+	int32_t tid;
+	int32_t cpu;			/* -1: none */
+	/*
+	 * SW_RUNNING: on a CPU; else the prev_state (module encoding) the
+	 * thread is in.
+	 */
+	int64_t state;
+	/* SW_RUNNING: the CPU's next switch named it (or the member ended). */
+	bool chained;
+	/* SW_RUNNING: the prev_state of the switch that ended it, -1: none. */
+	int64_t end_state;
+	int64_t prio;			/* SW_RUNNING: next_prio, the kernel's; INT64_MIN none */
+	int32_t waker;			/* 'R' from a wakeup: who woke it; -1 none */
+};
+
+struct schedwalk;
+/* The spans of @c's members (@states: off-CPU spans too), or NULL (c->err). */
+struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states);
+/* The next span: 1 with *@sp, 0 at the end, -1 (c->err). */
+int schedwalk_next(struct schedwalk *w, struct sw_span *sp);
+void schedwalk_close(struct schedwalk *w);
+
+/*
+ * @state as thread_state names it: "Running", "R", "R+", "S", "D", "D|P"...
+ * (letters joined by '|', '+' when preempted); in @buf.
+ */
+const char *sw_state_name(int64_t state, char *buf, size_t size);
+
+#endif /* RINGTRACE_SCHEDWALK_H */

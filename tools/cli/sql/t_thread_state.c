@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * thread_state: what each thread was doing, span after span
+ * (schedwalk.h): 'Running' on a CPU exactly where sched_slice has a
+ * slice (the same ts, dur, cpu, utid); off CPU from its switch out in the
+ * state prev_state says ('R' runnable, 'R+' preempted, 'S', 'D', 'T',
+ * 't', 'X', 'Z', 'P', 'I', several joined by '|'), cpu the CPU it left;
+ * 'R' from the first wakeup of a blocked thread on, waker_utid the
+ * thread that woke it (the owner of sched_waking, or of sched_wakeup
+ * when no sched_waking came first; NULL unknown), cpu its target_cpu.
+ * A span on a CPU whose next switch names another prev has state NULL
+ * (report does not count it).  Spans still open at the member's end
+ * close at its last item.  Summed per utid, the Running spans are
+ * report --stat's on_cpu_ms.
+ *
+ * blocked_function, irq_context and io_wait are NULL: not derived yet.
+ * Every event of a member is read; ts ranges are SQLite's to apply.
+ */
+#include "schedwalk.h"
+
+enum {
+	C_TS, C_DUR, C_END_TS, C_UTID, C_STATE, C_CPU, C_WAKER_UTID,
+	C_IRQ_CONTEXT, C_BLOCKED_FUNCTION, C_IO_WAIT, C_TRACE, C_HOST,
+};
+
+static const struct sql_column cols[] = {
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_STATE] = { "state", "TEXT", SQL_PUSH_NONE },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
+	[C_WAKER_UTID] = { "waker_utid", "INTEGER", SQL_PUSH_NONE },
+	[C_IRQ_CONTEXT] = { "irq_context", "INTEGER", SQL_PUSH_NONE },
+	[C_BLOCKED_FUNCTION] = { "blocked_function", "TEXT", SQL_PUSH_NONE },
+	[C_IO_WAIT] = { "io_wait", "INTEGER", SQL_PUSH_NONE },
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+};
+
+struct tstate {
+	struct schedwalk *w;
+	struct sw_span sp;
+};
+
+static int tstate_filter(struct sql_cursor *c)
+{
+	struct tstate *s = c->priv;
+
+	s->w = schedwalk_open(c, true);
+	return 0;
+}
+
+static int tstate_next(struct sql_cursor *c)
+{
+	struct tstate *s = c->priv;
+
+	return schedwalk_next(s->w, &s->sp);
+}
+
+static void utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
+{
+	if (tid < 0)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
+}
+
+static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct sw_span *sp = &((struct tstate *)c->priv)->sp;
+	char buf[32];
+
+	switch (col) {
+	case C_TS:
+		sqlite3_result_int64(ctx, sp->ts);
+		break;
+	case C_DUR:
+		sqlite3_result_int64(ctx, sp->end - sp->ts);
+		break;
+	case C_END_TS:
+		sqlite3_result_int64(ctx, sp->end);
+		break;
+	case C_UTID:
+		utid(ctx, sp->member, sp->tid);
+		break;
+	case C_STATE:
+		if (sp->state == SW_RUNNING && !sp->chained)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_text(ctx, sw_state_name(sp->state, buf, sizeof(buf)),
+					    -1, SQLITE_TRANSIENT);
+		break;
+	case C_CPU:
+		if (sp->cpu < 0)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, sp->cpu);
+		break;
+	case C_WAKER_UTID:
+		utid(ctx, sp->member, sp->waker);
+		break;
+	case C_TRACE:
+		sqlite3_result_int64(ctx, sp->member);
+		break;
+	case C_HOST:
+		sql_result_host(c, ctx, sp->member);
+		break;
+	default:
+		sqlite3_result_null(ctx);
+		break;
+	}
+}
+
+static void tstate_reset(struct sql_cursor *c)
+{
+	struct tstate *s = c->priv;
+
+	schedwalk_close(s->w);
+	s->w = NULL;
+}
+
+const struct sql_table sql_t_thread_state = {
+	.name = "thread_state",
+	.what = "each thread's spans: Running, R, R+, S, D... and who woke it",
+	.cols = cols,
+	.nr_cols = ARRAY_SIZE(cols),
+	.priv_size = sizeof(struct tstate),
+	.filter = tstate_filter,
+	.next = tstate_next,
+	.column = tstate_column,
+	.reset = tstate_reset,
+};
