@@ -528,6 +528,171 @@ def bad_statements(ctx):
     check(r.returncode == 1, 'a missing directory: exit %d %r' % (r.returncode, r.stderr))
 
 
+# ---- syscall, wakeup, irq, softirq, marker, the shipped queries (sql.d/sys.py) ---------
+
+def sys_part():
+    """sql.d/sys.py, whose checks sql_check.py runs on recordings."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('sql_d_sys', os.path.join(HERE, 'sql.d', 'sys.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.check = check       # its failures this suite's (FAIL, not ERROR)
+    return mod
+
+
+def sys_exit(nr, ret):
+    return struct.pack('<qq', nr, ret)
+
+
+def kwakeup(tid, cpu=0):
+    return td.comm('w%d' % tid) + struct.pack('<iii', tid, 120, cpu)
+
+
+def shipped_agree(d, status=0):
+    return sys_part().shipped_equal_report(d, report_stat(d, status=status), status)
+
+
+@test
+def shipped_queries_equal_report_real_trace(ctx):
+    """sql -q of every --stat query prints report --stat's sections to the
+    last digit (events, losses, both system call tables, the wakeup
+    percentiles) on the real trace, and on it with one damaged header
+    (exit 3 for both); the tables' rows are the entry events' counts."""
+    by_count, line = shipped_agree(REAL_TRACE)
+    check(len(by_count) == 25 and int(line[1]) > 600, 'few calls or wakeups: %s %s' %
+          (len(by_count), line))
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    by_bad, line_bad = shipped_agree(bad, status=3)
+    check((by_bad, line_bad) != (by_count, line), 'the damage changed no number')
+    sys_part().check_sys(sys.modules['sql_check'].Db(REAL_TRACE))
+
+
+def syscall_trace(d):
+    """One CPU: A (100) calls read (pairs), stat then getppid (a second
+    entry before stat's exit), read again with stat's exit (another id)
+    before its own; 3 events lost;
+    stat's exit with no thread known (after the loss), B (200) switched in,
+    an exit with no entry, and a read whose exit never comes."""
+    return td.kernel_trace(d, {0: [
+        (1000, 2000, 0, [(1000, 1, kswitch('swapper', 0, 'A', 100)),
+                         (1100, 11, sys_entry(0, 3, 4096)),
+                         (1300, 12, sys_exit(0, 5)),
+                         (1400, 11, sys_entry(4, 7)),
+                         (1500, 11, sys_entry(110)),
+                         (1800, 12, sys_exit(110, 7)),
+                         (1850, 11, sys_entry(0, 8)),
+                         (1900, 12, sys_exit(4, -1)),
+                         (1950, 12, sys_exit(0, 2))]),
+        (3000, 4000, 3, [(3000, 12, sys_exit(4, 0)),
+                         (3100, 1, kswitch('A', 100, 'B', 200)),
+                         (3200, 12, sys_exit(0, 9)),
+                         (3300, 11, sys_entry(0, 1, 2, 3))]),
+    ]})
+
+
+@test
+def syscall_rows_hand_built(ctx):
+    """syscall_trace()'s rows exactly: read paired (dur 200, ret 5, its
+    args); stat's row dur NULL (getppid's entry came first, stat's exit
+    after the loss has no thread); getppid paired; the second read paired
+    with its own exit, not stat's that came between; the exits with no open
+    entry (B's read after the loss) are no rows; B's read at the end: dur
+    NULL.  report --stat counts the same three calls, and the shipped
+    queries print them."""
+    d = syscall_trace(ctx.path('sys'))
+    got = rows(d, 'SELECT ts, dur, end_ts, utid, cpu, id, name, args, ret FROM syscall ORDER BY ts')
+    want = [
+        {'ts': 1100, 'dur': 200, 'end_ts': 1300, 'utid': 100, 'cpu': 0, 'id': 0,
+         'name': 'read', 'args': '[3,4096]', 'ret': 5},
+        {'ts': 1400, 'dur': None, 'end_ts': None, 'utid': 100, 'cpu': 0, 'id': 4,
+         'name': 'stat', 'args': '[7]', 'ret': None},
+        {'ts': 1500, 'dur': 300, 'end_ts': 1800, 'utid': 100, 'cpu': 0, 'id': 110,
+         'name': 'getppid', 'args': '[]', 'ret': 7},
+        {'ts': 1850, 'dur': 100, 'end_ts': 1950, 'utid': 100, 'cpu': 0, 'id': 0,
+         'name': 'read', 'args': '[8]', 'ret': 2},
+        {'ts': 3300, 'dur': None, 'end_ts': None, 'utid': 200, 'cpu': 0, 'id': 0,
+         'name': 'read', 'args': '[1,2,3]', 'ret': None},
+    ]
+    check(got == want, 'syscall rows:\n  %s\nwant\n  %s' % ('\n  '.join(map(str, got)),
+                                                         '\n  '.join(map(str, want))))
+    by_count, _ = shipped_agree(d)
+    check(by_count == [['read', '2', '0.3', '0.15', '0.20'],
+                       ['getppid', '1', '0.3', '0.30', '0.30']], 'by count %s' % by_count)
+
+
+def wakeup_trace(d, lats, seed=3):
+    """One CPU: thread W (300) woken and switched in once per latency of
+    @lats (ns), in a shuffled order, a second wakeup while it waits (no
+    sample), and at the end a wakeup of 301 that never runs."""
+    rng = random.Random(seed)
+    lats = list(lats)
+    rng.shuffle(lats)
+    evs, t = [], 10**6
+    for i, lat in enumerate(lats):
+        evs.append((t, 2, kwakeup(300)))
+        if i % 7 == 0:
+            evs.append((t + 1, 2, kwakeup(300)))
+        evs.append((t + lat, 1, kswitch('X', 50, 'W', 300)))
+        evs.append((t + lat + 10, 1, kswitch('W', 300, 'X', 50)))
+        t += lat + 1000
+    evs.append((t, 2, kwakeup(301)))
+    packets = []
+    for k in range(0, len(evs), 100):
+        part = evs[k:k + 100]
+        packets.append((part[0][0], part[-1][0], 0, part))
+    return td.kernel_trace(d, {0: packets})
+
+
+@test
+def wakeup_percentiles_index_rule(ctx):
+    """1001 wakeup-to-run latencies 1..1001 us: wakeup_latency gives p50
+    501.00 (rank ceil(0.5 * 1001) = 501, not 500), p90 901.00, p99 991.00,
+    p99.9 1000.00 (ceil(999.999) = 1000: floor would take rank 999),
+    p100 1001.00 -- report's line (and 7 samples, where round() of the
+    rank would differ at p90); the wakeup table
+    has a row per sched_wakeup, latency on the 1001 samples only, the
+    second wakeup and the one never followed by a switch in NULL."""
+    d = wakeup_trace(ctx.path('wake'), [k * 1000 for k in range(1, 1002)])
+    _, line = shipped_agree(d)
+    want = ['samples', '1001', 'p50', '501.00', 'us', 'p90', '901.00', 'us', 'p99', '991.00',
+            'us', 'p99.9', '1000.00', 'us', 'p100', '1001.00', 'us']
+    check(line == want, 'report says %s' % line)
+    got = rows(d, 'SELECT count(*) n, count(latency) s, sum(latency) t, '
+                  'count(DISTINCT wakee_utid) w, min(waker_utid) k FROM wakeup')[0]
+    check(got == {'n': 1001 + 143 + 1, 's': 1001, 't': sum(range(1, 1002)) * 1000,
+                  'w': 2, 'k': 50}, 'wakeup rows %s' % got)
+    # 7 samples: p90 is rank ceil(6.3) = 7 (round: 6), p50 ceil(3.5) = 4 (floor: 3).
+    _, line = shipped_agree(wakeup_trace(ctx.path('wake7'), [k * 1000 for k in range(1, 8)]))
+    check([line[1]] + line[3::3] == ['7', '4.00', '7.00', '7.00', '7.00', '7.00'], 'report says %s' % line)
+
+
+@test
+def list_stat_and_copied_queries(ctx):
+    """--list prints every shipped query's name and SQL; that SQL, copied
+    and run as statements, gives -q's rows; --stat runs report --stat's
+    queries in its order; an unknown -q name is a usage error (exit 2)."""
+    r = td.rt('sql', '--list')
+    check(r.returncode == 0, 'sql --list: exit %d %s' % (r.returncode, r.stderr))
+    blocks = re.findall(r'^-- (\w+): .*\n((?:(?!-- ).*\n)+)', r.stdout, re.M)
+    names = [b[0] for b in blocks]
+    check(names[:5] == ['events', 'losses', 'syscalls_by_count', 'syscalls_by_total',
+                        'wakeup_latency'] and 'irqs' in names, 'listed %s' % names)
+    for name, text in blocks:
+        a = rows(REAL_TRACE, text.strip())
+        b = arrays(td.rt('sql', '--json', '-q', name, REAL_TRACE).stdout)[0]
+        check(a == b and a, '%s: its listed SQL gives %d rows, -q %d' % (name, len(a), len(b)))
+    r = td.rt('sql', '--stat', REAL_TRACE)
+    check(r.returncode == 0, 'sql --stat: exit %d %s' % (r.returncode, r.stderr))
+    heads = re.findall(r'^-- (\w+):', r.stdout, re.M)
+    check(heads == names[:5], '--stat ran %s' % heads)
+    r = td.rt('sql', '-q', 'nosuch', REAL_TRACE)
+    check(r.returncode == 2 and 'no shipped query nosuch' in r.stderr,
+          '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')
