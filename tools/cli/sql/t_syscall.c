@@ -88,7 +88,8 @@ static void flush_open(struct sc *s)
 		if (k && k->open)
 			queue(s, k);
 	}
-	qsort(s->q + first, s->nr_q - first, sizeof(*s->q), cmp_start);
+	if (s->nr_q > first)	/* (none: q may be NULL) */
+		qsort(s->q + first, s->nr_q - first, sizeof(*s->q), cmp_start);
 	rt_tidmap_free(&s->open);
 	rt_tidmap_init(&s->open, sizeof(struct call));
 }

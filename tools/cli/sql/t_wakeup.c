@@ -87,7 +87,8 @@ static void flush_waiting(struct wk *w)
 		if (k && k->waiting)
 			queue(w, k);
 	}
-	qsort(w->q + first, w->nr_q - first, sizeof(*w->q), cmp_at);
+	if (w->nr_q > first)	/* (none: q may be NULL) */
+		qsort(w->q + first, w->nr_q - first, sizeof(*w->q), cmp_at);
 	rt_tidmap_free(&w->waiting);
 	rt_tidmap_init(&w->waiting, sizeof(struct wake));
 }
