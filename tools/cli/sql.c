@@ -258,6 +258,8 @@ static void help(FILE *f)
 "Tables (Documentation/ringtrace/sql.rst tells what each equals in report):\n", f);
 	sqldb_help_tables(f);
 	fputs(
+"  slice          a view: syscall, irq and softirq as trace_processor's\n"
+"                 slice (ts, dur, name, category, depth, utid, cpu...)\n"
 "\n"
 "ts is the trace clock in ns (--wall: since the epoch).  Constraints on\n"
 "ts (ranges), cpu, name, trace and host (=, IN) are pushed down: only the\n"

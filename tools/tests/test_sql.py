@@ -693,6 +693,58 @@ def list_stat_and_copied_queries(ctx):
           '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
 
 
+def irq_entry(irq, name):
+    return struct.pack('<iH', irq, len(name)) + name
+
+
+@test
+def irq_softirq_slices_hand_built(ctx):
+    """One CPU: irq 5 with irq 7 nested in it (both closed, depth 0 and 1);
+    5 again with 7 inside whose exit never comes (7 ends dur NULL when 5's
+    exit closes it); an exit with no entry (no row); 5 open at a loss (dur
+    NULL: the exit of 5 after the loss is not taken for its); 5 open at
+    the end; softirq TIMER closed, NET_RX open at the end.
+    A row per entry event, report's counts; the slice view holds the
+    three tables, and its cpu = 1 reaches irq's and softirq's cursors."""
+    d = td.kernel_trace(ctx.path('irq'), {0: [
+        (1000, 2000, 0, [(1000, 1, kswitch('swapper', 0, 'A', 100)),
+                         (1100, 7, irq_entry(5, b'eth0')),
+                         (1150, 7, irq_entry(7, b'timer')),
+                         (1200, 8, struct.pack('<ii', 7, 1)),
+                         (1300, 8, struct.pack('<ii', 5, 1)),
+                         (1400, 7, irq_entry(5, b'eth0')),
+                         (1450, 7, irq_entry(7, b'timer')),
+                         (1500, 8, struct.pack('<ii', 5, 0)),
+                         (1600, 8, struct.pack('<ii', 9, 1)),
+                         (1650, 9, struct.pack('<I', 1)),
+                         (1680, 10, struct.pack('<I', 1)),
+                         (1700, 7, irq_entry(5, b'eth0'))]),
+        (3000, 4000, 2, [(3050, 8, struct.pack('<ii', 5, 1)),
+                         (3100, 7, irq_entry(5, b'eth0')),
+                         (3200, 9, struct.pack('<I', 3))]),
+    ]})
+    got = [tuple(r.values()) for r in
+           rows(d, 'SELECT ts, dur, end_ts, cpu, utid, irq, name, depth, ret FROM irq ORDER BY ts')]
+    want = [(1100, 200, 1300, 0, 100, 5, 'eth0', 0, 1), (1150, 50, 1200, 0, 100, 7, 'timer', 1, 1),
+            (1400, 100, 1500, 0, 100, 5, 'eth0', 0, 0),
+            (1450, None, None, 0, 100, 7, 'timer', 1, None),
+            (1700, None, None, 0, 100, 5, 'eth0', 0, None),
+            (3100, None, None, 0, None, 5, 'eth0', 0, None)]
+    check(got == want, 'irq rows\n  %s\nwant\n  %s' % (got, want))
+    got = [tuple(r.values()) for r in
+           rows(d, 'SELECT ts, dur, vec, name, depth FROM softirq ORDER BY ts')]
+    check(got == [(1650, 30, 1, 'TIMER', 0), (3200, None, 3, 'NET_RX', 0)], 'softirq %s' % got)
+    ev = stat_events(report_stat(d))
+    check(ev[('irq_handler_entry', 0)] == 6 and ev[('irq_softirq_entry', 0)] == 2,
+          'report counts %s' % ev)
+    got = rows(d, 'SELECT category, count(*) n FROM slice GROUP BY 1 ORDER BY 1')
+    check(got == [{'category': 'irq', 'n': 6}, {'category': 'softirq', 'n': 2}], 'slice %s' % got)
+    got, st = stats(d, 'SELECT count(*) n FROM slice WHERE cpu = 1')
+    plans = sorted((s['tbl'], s['plan'], s['cpus']) for s in st)
+    check(got == [{'n': 0}] and plans == [('irq', 'cpu=', 0), ('softirq', 'cpu=', 0),
+                                         ('syscall', '', 1)], 'slice cpu = 1: %s %s' % (got, plans))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')

@@ -35,10 +35,24 @@ static void fixed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
+/*
+ * slice, trace_processor's shape (ts, dur, name, category, depth) over the
+ * span tables: a view, so SQLite hands each arm of the UNION ALL the terms
+ * of a WHERE on it (cpu = 1 reaches irq's and softirq's xFilter).
+ */
+static const char slice_view[] =
+	"CREATE TEMP VIEW slice AS\n"
+	"SELECT ts, dur, name, 'syscall' AS category, 0 AS depth, utid, cpu, trace, host\n"
+	"FROM syscall\n"
+	"UNION ALL SELECT ts, dur, name, 'irq', depth, utid, cpu, trace, host FROM irq\n"
+	"UNION ALL SELECT ts, dur, name, 'softirq', depth, utid, cpu, trace, host FROM softirq";
+
 int sql_functions_register(sqlite3 *db)
 {
-	return sqlite3_create_function(db, "fixed", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC |
-				       SQLITE_INNOCUOUS, NULL, fixed, NULL, NULL);
+	int rc = sqlite3_create_function(db, "fixed", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+					 SQLITE_INNOCUOUS, NULL, fixed, NULL, NULL);
+
+	return rc != SQLITE_OK ? rc : sqlite3_exec(db, slice_view, NULL, NULL, NULL);
 }
 
 /* A syscall summary ranked by @order (count, or total latency). */

@@ -227,7 +227,7 @@ struct sql_query {
 const struct sql_query *sql_queries(unsigned int *n);
 /* The query named @name, or NULL. */
 const struct sql_query *sql_query_find(const char *name);
-/* The SQL functions they use (fixed()) registered in @db. */
+/* The SQL function they use (fixed()) and the slice view, made in @db. */
 int sql_functions_register(sqlite3 *db);
 
 /* ---- output (out.c) ---------------------------------------------------------------- */
