@@ -14,7 +14,12 @@
     in one xFilter, LIMIT stops the scan only where it may;
   - --csv and --json read back with Python's csv and json as the same
     rows; several traces are told apart by trace and host; bad
-    statements get SQLite's message and exit 1.
+    statements get SQLite's message and exit 1;
+  - the shipped queries (sql -q, --stat) print report --stat's sections to
+    the last digit (sql.d/sys.py's checks, also run on recordings by
+    sql_check.py); syscall, irq/softirq rows of hand-built sequences
+    (pairing, nesting, losses); wakeup percentiles by report's rank rule;
+    --list's SQL gives -q's rows; marker and the slice view.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -743,6 +748,24 @@ def irq_softirq_slices_hand_built(ctx):
     plans = sorted((s['tbl'], s['plan'], s['cpus']) for s in st)
     check(got == [{'n': 0}] and plans == [('irq', 'cpu=', 0), ('softirq', 'cpu=', 0),
                                          ('syscall', '', 1)], 'slice cpu = 1: %s %s' % (got, plans))
+
+
+@test
+def marker_rows(ctx):
+    """marker: a row per ringtrace_marker with raw's ts, cpu, thread and
+    data (a text with a quote and a comma included), report's count, and
+    reading it decodes the markers alone (scan_stats)."""
+    d = mixed_trace(ctx.path('mixed'), text=b'he said "hi", twice')
+    got = rows(d, 'SELECT ts, cpu, utid, text FROM marker')
+    want = rows(d, "SELECT ts, cpu, utid, json_extract(args, '$.data') text FROM raw "
+                   "WHERE name = 'ringtrace_marker'")
+    n = sum(v for (e, _), v in stat_events(report_stat(d)).items() if e == 'ringtrace_marker')
+    check(got == want and len(got) == n and n > 10, 'marker %d rows, raw %d, report %d' %
+          (len(got), len(want), n))
+    check(any(r['text'] == 'he said "hi", twice' for r in got), 'the text is not a row')
+    _, st = stats(d, 'SELECT count(*) FROM marker')
+    check(st[0]['events_decoded'] == n, 'marker decoded %d events for %d markers' %
+          (st[0]['events_decoded'], n))
 
 
 def main():
