@@ -114,6 +114,36 @@ static int prompt(struct sqldb *d, struct out *o)
 	return status;
 }
 
+/* --list: every shipped query, its name, what it gives, its SQL. */
+static void list_queries(void)
+{
+	unsigned int n;
+	const struct sql_query *q = sql_queries(&n);
+
+	for (unsigned int i = 0; i < n; i++)
+		printf("%s-- %s: %s%s\n%s", i ? "\n" : "", q[i].name, q[i].what,
+		       q[i].stat ? " (--stat)" : "", q[i].sql);
+}
+
+/* The shipped queries -q named, or --stat's: 0, or 1 after SQLite's error. */
+static int run_shipped(struct sqldb *d, struct out *o, enum out_mode mode,
+		       const char *name)
+{
+	unsigned int n, done = 0;
+	const struct sql_query *q = sql_queries(&n);
+	int status = 0;
+
+	for (unsigned int i = 0; i < n && !status; i++) {
+		if (name ? strcmp(q[i].name, name) : !q[i].stat)
+			continue;
+		if (mode == OUT_TABLE)
+			printf("%s-- %s: %s\n", done++ ? "\n" : "", q[i].name, q[i].what);
+		fflush(stdout);
+		status = run_sql(d, o, q[i].sql);
+	}
+	return status;
+}
+
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -129,18 +159,22 @@ static int run(int argc, char **argv)
 		{ "wall", no_argument, NULL, 'w' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "file", required_argument, NULL, 'f' },
+		{ "query", required_argument, NULL, 'q' },
+		{ "stat", no_argument, NULL, 'S' },
+		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum out_mode mode = OUT_TABLE;
 	bool wall = false, strict = false;
-	const char *file = NULL, *query = NULL;
+	const char *file = NULL, *query = NULL, *shipped = NULL;
+	bool stat = false;
 	char *text = NULL;
 	struct sqldb *d;
 	struct out *o;
 	int c, ndirs, status;
 
-	while ((c = cmd_getopt(argc, argv, "f:h", opts)) != -1) {
+	while ((c = cmd_getopt(argc, argv, "f:q:h", opts)) != -1) {
 		if (c == 'c')
 			mode = OUT_CSV;
 		else if (c == 'j')
@@ -151,9 +185,21 @@ static int run(int argc, char **argv)
 			strict = true;
 		else if (c == 'f')
 			file = optarg;
+		else if (c == 'q')
+			shipped = optarg;
+		else if (c == 'S')
+			stat = true;
+		else if (c == 'l') {
+			list_queries();
+			return 0;
+		}
 	}
+	if (shipped && !sql_query_find(shipped))
+		usage_error("no shipped query %s (--list lists them)", shipped);
+	if ((shipped || stat) && (file || (shipped && stat)))
+		usage_error("one of -q, --stat, -f and statements");
 	ndirs = argc - optind;
-	if (ndirs > 0 && !file && !is_dir(argv[argc - 1])) {
+	if (ndirs > 0 && !file && !shipped && !stat && !is_dir(argv[argc - 1])) {
 		query = argv[argc - 1];
 		ndirs--;
 	}
@@ -167,7 +213,7 @@ static int run(int argc, char **argv)
 		text = read_all(f, file);
 		if (f != stdin)
 			fclose(f);
-	} else if (!query && !isatty(STDIN_FILENO)) {
+	} else if (!query && !shipped && !stat && !isatty(STDIN_FILENO)) {
 		text = read_all(stdin, "stdin");
 	}
 	d = sqldb_open(argv + optind, (unsigned int)ndirs, strict, wall);
@@ -177,7 +223,9 @@ static int run(int argc, char **argv)
 	}
 	o = out_new(mode, stdout);
 	running_db = d->db;
-	if (query || text)
+	if (shipped || stat)
+		status = run_shipped(d, o, mode, shipped);
+	else if (query || text)
 		status = run_sql(d, o, query ? query : text);
 	else
 		status = prompt(d, o);
@@ -196,6 +244,8 @@ static void help(FILE *f)
 {
 	fputs(
 "Usage: ringtrace sql [OPTIONS] TRACE... ['STATEMENTS']\n"
+"       ringtrace sql --stat|-q NAME [OPTIONS] TRACE...\n"
+"       ringtrace sql --list\n"
 "\n"
 "Run SQL (SQLite's) over trace directories and chunk sets: every table is\n"
 "read from the trace as the query runs, nothing is loaded first.  The\n"
@@ -208,12 +258,18 @@ static void help(FILE *f)
 "Tables (Documentation/ringtrace/sql.rst tells what each equals in report):\n", f);
 	sqldb_help_tables(f);
 	fputs(
+"  slice          a view: syscall, irq and softirq as trace_processor's\n"
+"                 slice (ts, dur, name, category, depth, utid, cpu...)\n"
 "\n"
 "ts is the trace clock in ns (--wall: since the epoch).  Constraints on\n"
 "ts (ranges), cpu, name, trace and host (=, IN) are pushed down: only the\n"
 "frames, CPUs and events they can hold are read (scan_stats shows it).\n"
 "\n"
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
+"  -q, --query NAME the shipped query NAME (--list)\n"
+"      --stat       the shipped queries of report --stat's sections, in its\n"
+"                   order (events, losses, system calls, wakeup latency)\n"
+"      --list       every shipped query: its name, what it gives, its SQL\n"
 "      --csv        CSV (RFC 4180) with a header line\n"
 "      --json       a JSON array of objects per statement\n"
 "      --wall       ts in ns since the epoch (joins across hosts)\n"

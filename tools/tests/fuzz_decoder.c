@@ -226,14 +226,16 @@ static void run(const struct command *cmd, const char *a1, const char *a2,
 }
 
 /* `ringtrace sql DIR QUERY`: the query comes after the directory. */
+/* ringtrace sql DIR QUERY, or with @query an option (--stat) before DIR. */
 static void run_sql(const char *query)
 {
 	char *argv[] = { (char *)cmd_sql.name, dir, (char *)query, NULL };
+	char *opt_argv[] = { (char *)cmd_sql.name, (char *)query, dir, NULL };
 	int status;
 
 	current_cmd = &cmd_sql;
 	optind = 0;
-	status = cmd_sql.run(3, argv);
+	status = cmd_sql.run(3, query[0] == '-' ? opt_argv : argv);
 	if (status != 0 && status != 1 && status != EXIT_DAMAGED) {
 		fprintf(stderr, "fuzz_decoder: ringtrace sql %s: status %d\n", query, status);
 		abort();
@@ -308,5 +310,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"name IN ('sched_switch', 'ringtrace_marker'); SELECT * FROM scan_stats");
 	run_sql("SELECT * FROM thread_state; SELECT * FROM sched_slice; "
 		"SELECT * FROM thread; SELECT * FROM process");
+	run_sql("SELECT * FROM syscall; SELECT * FROM wakeup; SELECT * FROM irq; "
+		"SELECT * FROM softirq; SELECT * FROM marker");
+	run_sql("--stat");
 	return 0;
 }

@@ -19,7 +19,12 @@
     wakeup trace, their sums per thread report --stat's on_cpu_ms
     (sql.d/sched.py), windows of them the full table filtered; thread
     and process row for row on a hand-built fork/exec/rename trace, names
-    and pids report --stat's (sql.d/threads.py).
+    and pids report --stat's (sql.d/threads.py);
+  - the shipped queries (sql -q, --stat) print report --stat's sections to
+    the last digit (sql.d/sys.py's checks, also run on recordings by
+    sql_check.py); syscall, irq/softirq rows of hand-built sequences
+    (pairing, nesting, losses); wakeup percentiles by report's rank rule;
+    --list's SQL gives -q's rows; marker and the slice view.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -781,6 +786,241 @@ def threads_decode_only_theirs(ctx):
     check(r[0]['n'] > 10 and st[0]['events_decoded'] == want and want < total,
           'thread: %d rows, %d events decoded, expected %d of %d' %
           (r[0]['n'], st[0]['events_decoded'], want, total))
+
+
+# ---- syscall, wakeup, irq, softirq, marker, the shipped queries (sql.d/sys.py) ---------
+
+def sys_part():
+    """sql.d/sys.py, whose checks sql_check.py runs on recordings."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('sql_d_sys', os.path.join(HERE, 'sql.d', 'sys.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.check = check       # its failures this suite's (FAIL, not ERROR)
+    return mod
+
+
+def sys_exit(nr, ret):
+    return struct.pack('<qq', nr, ret)
+
+
+def kwakeup(tid, cpu=0):
+    return td.comm('w%d' % tid) + struct.pack('<iii', tid, 120, cpu)
+
+
+def shipped_agree(d, status=0):
+    return sys_part().shipped_equal_report(d, report_stat(d, status=status), status)
+
+
+@test
+def shipped_queries_equal_report_real_trace(ctx):
+    """sql -q of every --stat query prints report --stat's sections to the
+    last digit (events, losses, both system call tables, the wakeup
+    percentiles) on the real trace, and on it with one damaged header
+    (exit 3 for both); the tables' rows are the entry events' counts."""
+    by_count, line = shipped_agree(REAL_TRACE)
+    check(len(by_count) == 25 and int(line[1]) > 600, 'few calls or wakeups: %s %s' %
+          (len(by_count), line))
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    by_bad, line_bad = shipped_agree(bad, status=3)
+    check((by_bad, line_bad) != (by_count, line), 'the damage changed no number')
+    sys_part().check_sys(sys.modules['sql_check'].Db(REAL_TRACE))
+
+
+def syscall_trace(d):
+    """One CPU: A (100) calls read (pairs), stat then getppid (a second
+    entry before stat's exit), read again with stat's exit (another id)
+    before its own; 3 events lost;
+    stat's exit with no thread known (after the loss), B (200) switched in,
+    an exit with no entry, and a read whose exit never comes."""
+    return td.kernel_trace(d, {0: [
+        (1000, 2000, 0, [(1000, 1, kswitch('swapper', 0, 'A', 100)),
+                         (1100, 11, sys_entry(0, 3, 4096)),
+                         (1300, 12, sys_exit(0, 5)),
+                         (1400, 11, sys_entry(4, 7)),
+                         (1500, 11, sys_entry(110)),
+                         (1800, 12, sys_exit(110, 7)),
+                         (1850, 11, sys_entry(0, 8)),
+                         (1900, 12, sys_exit(4, -1)),
+                         (1950, 12, sys_exit(0, 2))]),
+        (3000, 4000, 3, [(3000, 12, sys_exit(4, 0)),
+                         (3100, 1, kswitch('A', 100, 'B', 200)),
+                         (3200, 12, sys_exit(0, 9)),
+                         (3300, 11, sys_entry(0, 1, 2, 3))]),
+    ]})
+
+
+@test
+def syscall_rows_hand_built(ctx):
+    """syscall_trace()'s rows exactly: read paired (dur 200, ret 5, its
+    args); stat's row dur NULL (getppid's entry came first, stat's exit
+    after the loss has no thread); getppid paired; the second read paired
+    with its own exit, not stat's that came between; the exits with no open
+    entry (B's read after the loss) are no rows; B's read at the end: dur
+    NULL.  report --stat counts the same three calls, and the shipped
+    queries print them."""
+    d = syscall_trace(ctx.path('sys'))
+    got = rows(d, 'SELECT ts, dur, end_ts, utid, cpu, id, name, args, ret FROM syscall ORDER BY ts')
+    want = [
+        {'ts': 1100, 'dur': 200, 'end_ts': 1300, 'utid': 100, 'cpu': 0, 'id': 0,
+         'name': 'read', 'args': '[3,4096]', 'ret': 5},
+        {'ts': 1400, 'dur': None, 'end_ts': None, 'utid': 100, 'cpu': 0, 'id': 4,
+         'name': 'stat', 'args': '[7]', 'ret': None},
+        {'ts': 1500, 'dur': 300, 'end_ts': 1800, 'utid': 100, 'cpu': 0, 'id': 110,
+         'name': 'getppid', 'args': '[]', 'ret': 7},
+        {'ts': 1850, 'dur': 100, 'end_ts': 1950, 'utid': 100, 'cpu': 0, 'id': 0,
+         'name': 'read', 'args': '[8]', 'ret': 2},
+        {'ts': 3300, 'dur': None, 'end_ts': None, 'utid': 200, 'cpu': 0, 'id': 0,
+         'name': 'read', 'args': '[1,2,3]', 'ret': None},
+    ]
+    check(got == want, 'syscall rows:\n  %s\nwant\n  %s' % ('\n  '.join(map(str, got)),
+                                                         '\n  '.join(map(str, want))))
+    by_count, _ = shipped_agree(d)
+    check(by_count == [['read', '2', '0.3', '0.15', '0.20'],
+                       ['getppid', '1', '0.3', '0.30', '0.30']], 'by count %s' % by_count)
+
+
+def wakeup_trace(d, lats, seed=3):
+    """One CPU: thread W (300) woken and switched in once per latency of
+    @lats (ns), in a shuffled order, a second wakeup while it waits (no
+    sample), and at the end a wakeup of 301 that never runs."""
+    rng = random.Random(seed)
+    lats = list(lats)
+    rng.shuffle(lats)
+    evs, t = [], 10**6
+    for i, lat in enumerate(lats):
+        evs.append((t, 2, kwakeup(300)))
+        if i % 7 == 0:
+            evs.append((t + 1, 2, kwakeup(300)))
+        evs.append((t + lat, 1, kswitch('X', 50, 'W', 300)))
+        evs.append((t + lat + 10, 1, kswitch('W', 300, 'X', 50)))
+        t += lat + 1000
+    evs.append((t, 2, kwakeup(301)))
+    packets = []
+    for k in range(0, len(evs), 100):
+        part = evs[k:k + 100]
+        packets.append((part[0][0], part[-1][0], 0, part))
+    return td.kernel_trace(d, {0: packets})
+
+
+@test
+def wakeup_percentiles_index_rule(ctx):
+    """1001 wakeup-to-run latencies 1..1001 us: wakeup_latency gives p50
+    501.00 (rank ceil(0.5 * 1001) = 501, not 500), p90 901.00, p99 991.00,
+    p99.9 1000.00 (ceil(999.999) = 1000: floor would take rank 999),
+    p100 1001.00 -- report's line (and 7 samples, where round() of the
+    rank would differ at p90); the wakeup table
+    has a row per sched_wakeup, latency on the 1001 samples only, the
+    second wakeup and the one never followed by a switch in NULL."""
+    d = wakeup_trace(ctx.path('wake'), [k * 1000 for k in range(1, 1002)])
+    _, line = shipped_agree(d)
+    want = ['samples', '1001', 'p50', '501.00', 'us', 'p90', '901.00', 'us', 'p99', '991.00',
+            'us', 'p99.9', '1000.00', 'us', 'p100', '1001.00', 'us']
+    check(line == want, 'report says %s' % line)
+    got = rows(d, 'SELECT count(*) n, count(latency) s, sum(latency) t, '
+                  'count(DISTINCT wakee_utid) w, min(waker_utid) k FROM wakeup')[0]
+    check(got == {'n': 1001 + 143 + 1, 's': 1001, 't': sum(range(1, 1002)) * 1000,
+                  'w': 2, 'k': 50}, 'wakeup rows %s' % got)
+    # 7 samples: p90 is rank ceil(6.3) = 7 (round: 6), p50 ceil(3.5) = 4 (floor: 3).
+    _, line = shipped_agree(wakeup_trace(ctx.path('wake7'), [k * 1000 for k in range(1, 8)]))
+    check([line[1]] + line[3::3] == ['7', '4.00', '7.00', '7.00', '7.00', '7.00'], 'report says %s' % line)
+
+
+@test
+def list_stat_and_copied_queries(ctx):
+    """--list prints every shipped query's name and SQL; that SQL, copied
+    and run as statements, gives -q's rows; --stat runs report --stat's
+    queries in its order; an unknown -q name is a usage error (exit 2)."""
+    r = td.rt('sql', '--list')
+    check(r.returncode == 0, 'sql --list: exit %d %s' % (r.returncode, r.stderr))
+    blocks = re.findall(r'^-- (\w+): .*\n((?:(?!-- ).*\n)+)', r.stdout, re.M)
+    names = [b[0] for b in blocks]
+    check(names[:5] == ['events', 'losses', 'syscalls_by_count', 'syscalls_by_total',
+                        'wakeup_latency'] and 'irqs' in names, 'listed %s' % names)
+    for name, text in blocks:
+        a = rows(REAL_TRACE, text.strip())
+        b = arrays(td.rt('sql', '--json', '-q', name, REAL_TRACE).stdout)[0]
+        check(a == b and a, '%s: its listed SQL gives %d rows, -q %d' % (name, len(a), len(b)))
+    r = td.rt('sql', '--stat', REAL_TRACE)
+    check(r.returncode == 0, 'sql --stat: exit %d %s' % (r.returncode, r.stderr))
+    heads = re.findall(r'^-- (\w+):', r.stdout, re.M)
+    check(heads == names[:5], '--stat ran %s' % heads)
+    r = td.rt('sql', '-q', 'nosuch', REAL_TRACE)
+    check(r.returncode == 2 and 'no shipped query nosuch' in r.stderr,
+          '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
+
+
+def irq_entry(irq, name):
+    return struct.pack('<iH', irq, len(name)) + name
+
+
+@test
+def irq_softirq_slices_hand_built(ctx):
+    """One CPU: irq 5 with irq 7 nested in it (both closed, depth 0 and 1);
+    5 again with 7 inside whose exit never comes (7 ends dur NULL when 5's
+    exit closes it); an exit with no entry (no row); 5 open at a loss (dur
+    NULL: the exit of 5 after the loss is not taken for its); 5 open at
+    the end; softirq TIMER closed, NET_RX open at the end.
+    A row per entry event, report's counts; the slice view holds the
+    three tables, and its cpu = 1 reaches irq's and softirq's cursors."""
+    d = td.kernel_trace(ctx.path('irq'), {0: [
+        (1000, 2000, 0, [(1000, 1, kswitch('swapper', 0, 'A', 100)),
+                         (1100, 7, irq_entry(5, b'eth0')),
+                         (1150, 7, irq_entry(7, b'timer')),
+                         (1200, 8, struct.pack('<ii', 7, 1)),
+                         (1300, 8, struct.pack('<ii', 5, 1)),
+                         (1400, 7, irq_entry(5, b'eth0')),
+                         (1450, 7, irq_entry(7, b'timer')),
+                         (1500, 8, struct.pack('<ii', 5, 0)),
+                         (1600, 8, struct.pack('<ii', 9, 1)),
+                         (1650, 9, struct.pack('<I', 1)),
+                         (1680, 10, struct.pack('<I', 1)),
+                         (1700, 7, irq_entry(5, b'eth0'))]),
+        (3000, 4000, 2, [(3050, 8, struct.pack('<ii', 5, 1)),
+                         (3100, 7, irq_entry(5, b'eth0')),
+                         (3200, 9, struct.pack('<I', 3))]),
+    ]})
+    got = [tuple(r.values()) for r in
+           rows(d, 'SELECT ts, dur, end_ts, cpu, utid, irq, name, depth, ret FROM irq ORDER BY ts')]
+    want = [(1100, 200, 1300, 0, 100, 5, 'eth0', 0, 1), (1150, 50, 1200, 0, 100, 7, 'timer', 1, 1),
+            (1400, 100, 1500, 0, 100, 5, 'eth0', 0, 0),
+            (1450, None, None, 0, 100, 7, 'timer', 1, None),
+            (1700, None, None, 0, 100, 5, 'eth0', 0, None),
+            (3100, None, None, 0, None, 5, 'eth0', 0, None)]
+    check(got == want, 'irq rows\n  %s\nwant\n  %s' % (got, want))
+    got = [tuple(r.values()) for r in
+           rows(d, 'SELECT ts, dur, vec, name, depth FROM softirq ORDER BY ts')]
+    check(got == [(1650, 30, 1, 'TIMER', 0), (3200, None, 3, 'NET_RX', 0)], 'softirq %s' % got)
+    ev = stat_events(report_stat(d))
+    check(ev[('irq_handler_entry', 0)] == 6 and ev[('irq_softirq_entry', 0)] == 2,
+          'report counts %s' % ev)
+    got = rows(d, 'SELECT category, count(*) n FROM slice GROUP BY 1 ORDER BY 1')
+    check(got == [{'category': 'irq', 'n': 6}, {'category': 'softirq', 'n': 2}], 'slice %s' % got)
+    got, st = stats(d, 'SELECT count(*) n FROM slice WHERE cpu = 1')
+    plans = sorted((s['tbl'], s['plan'], s['cpus']) for s in st)
+    check(got == [{'n': 0}] and plans == [('irq', 'cpu=', 0), ('softirq', 'cpu=', 0),
+                                         ('syscall', '', 1)], 'slice cpu = 1: %s %s' % (got, plans))
+
+
+@test
+def marker_rows(ctx):
+    """marker: a row per ringtrace_marker with raw's ts, cpu, thread and
+    data (a text with a quote and a comma included), report's count, and
+    reading it decodes the markers alone (scan_stats)."""
+    d = mixed_trace(ctx.path('mixed'), text=b'he said "hi", twice')
+    got = rows(d, 'SELECT ts, cpu, utid, text FROM marker')
+    want = rows(d, "SELECT ts, cpu, utid, json_extract(args, '$.data') text FROM raw "
+                   "WHERE name = 'ringtrace_marker'")
+    n = sum(v for (e, _), v in stat_events(report_stat(d)).items() if e == 'ringtrace_marker')
+    check(got == want and len(got) == n and n > 10, 'marker %d rows, raw %d, report %d' %
+          (len(got), len(want), n))
+    check(any(r['text'] == 'he said "hi", twice' for r in got), 'the text is not a row')
+    _, st = stats(d, 'SELECT count(*) FROM marker')
+    check(st[0]['events_decoded'] == n, 'marker decoded %d events for %d markers' %
+          (st[0]['events_decoded'], n))
 
 
 def main():

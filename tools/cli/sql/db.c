@@ -18,6 +18,7 @@ static const struct sql_table *const tables[] = {
 	&sql_t_event_count, &sql_t_scan_stats,
 	&sql_t_sched_slice, &sql_t_thread_state,
 	&sql_t_thread, &sql_t_process,
+	&sql_t_syscall, &sql_t_wakeup, &sql_t_irq, &sql_t_softirq, &sql_t_marker,
 };
 
 void sqldb_help_tables(FILE *f)
@@ -83,6 +84,11 @@ struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wa
 			sqldb_close(d);
 			return NULL;
 		}
+	}
+	if (sql_functions_register(d->db) != SQLITE_OK) {
+		error_line("sqlite: %s", sqlite3_errmsg(d->db));
+		sqldb_close(d);
+		return NULL;
 	}
 	return d;
 }

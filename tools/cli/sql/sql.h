@@ -17,6 +17,7 @@
  *   plan.c    xBestIndex and the constraints' values into a scan_spec
  *   scan.c    a cursor's reading of the members
  *   out.c     table, CSV and JSON output
+ *   queries.c the shipped queries (--list, --stat, -q)
  *   t_*.c     one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
@@ -166,6 +167,8 @@ extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
 extern const struct sql_table sql_t_sched_slice, sql_t_thread_state;
 extern const struct sql_table sql_t_thread, sql_t_process;
+extern const struct sql_table sql_t_syscall, sql_t_wakeup, sql_t_irq, sql_t_softirq,
+	sql_t_marker;
 
 /* vtab.c: @t registered in @d as an eponymous virtual table. */
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
@@ -213,6 +216,22 @@ int scan_next(struct scan *s, struct scan_row *row);
  */
 const struct rt_threads *scan_threads(const struct scan *s);
 void scan_close(struct scan *s);
+
+/* ---- shipped queries (queries.c) ------------------------------------------------ */
+
+struct sql_query {
+	const char *name;
+	const char *what;		/* one line */
+	const char *sql;
+	bool stat;			/* one of --stat's, in report --stat's order */
+};
+
+/* Every shipped query (--list), @n of them. */
+const struct sql_query *sql_queries(unsigned int *n);
+/* The query named @name, or NULL. */
+const struct sql_query *sql_query_find(const char *name);
+/* The SQL function they use (fixed()) and the slice view, made in @db. */
+int sql_functions_register(sqlite3 *db);
 
 /* ---- output (out.c) ---------------------------------------------------------------- */
 

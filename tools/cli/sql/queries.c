@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The queries shipped with ringtrace sql (--list prints them, -q NAME
+ * runs one, --stat runs report --stat's in its order): plain SQL over the
+ * tables, for a user to copy and change.  Times are printed in us with
+ * report's arithmetic and rounding (ns * 1e6 / 1e9, C's %.1f/%.2f),
+ * so on a trace of a 1 GHz clock (ringtrace's) the numbers are report's
+ * to the last digit.  fixed() is this file's SQL function for that.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "sql.h"
+
+/*
+ * fixed(X, N): X with N decimals as report prints it (C's %.*f: the
+ * binary value rounded, 111.065 -> "111.06"); SQLite's printf rounds its
+ * decimal digits instead (-> "111.07").  NULL for a NULL X.
+ */
+static void fixed(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	int n = sqlite3_value_int(argv[1]);
+	char buf[400];
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	if (n < 0 || n > 20) {
+		sqlite3_result_error(ctx, "fixed(): decimals are 0 to 20", -1);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.*f", n, sqlite3_value_double(argv[0]));
+	sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+}
+
+/*
+ * slice, trace_processor's shape (ts, dur, name, category, depth) over the
+ * span tables: a view, so SQLite hands each arm of the UNION ALL the terms
+ * of a WHERE on it (cpu = 1 reaches irq's and softirq's xFilter).
+ */
+static const char slice_view[] =
+	"CREATE TEMP VIEW slice AS\n"
+	"SELECT ts, dur, name, 'syscall' AS category, 0 AS depth, utid, cpu, trace, host\n"
+	"FROM syscall\n"
+	"UNION ALL SELECT ts, dur, name, 'irq', depth, utid, cpu, trace, host FROM irq\n"
+	"UNION ALL SELECT ts, dur, name, 'softirq', depth, utid, cpu, trace, host FROM softirq";
+
+int sql_functions_register(sqlite3 *db)
+{
+	int rc = sqlite3_create_function(db, "fixed", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+					 SQLITE_INNOCUOUS, NULL, fixed, NULL, NULL);
+
+	return rc != SQLITE_OK ? rc : sqlite3_exec(db, slice_view, NULL, NULL, NULL);
+}
+
+/* A syscall summary ranked by @order (count, or total latency). */
+#define SYSCALLS(order)							\
+	"SELECT name AS syscall, count(*) AS count,\n"			\
+	"       fixed(sum(dur) * 1e6 / 1e9, 1) AS total_us,\n"	\
+	"       fixed(sum(dur) * 1e6 / 1e9 / count(*), 2) AS avg_us,\n" \
+	"       fixed(max(dur) * 1e6 / 1e9, 2) AS max_us\n"	\
+	"FROM syscall WHERE dur IS NOT NULL\n"				\
+	"GROUP BY id ORDER BY " order " DESC, id LIMIT 25;\n"
+
+/*
+ * Percentile @p (a real: 50.0, not 50, or / 100 divides integers) of l's
+ * latencies: rank ceil(p / 100 * n), report's rule, its arithmetic.
+ */
+#define PCT(p, col)							\
+	"       fixed(max(CASE WHEN rn = max(1, ceil(" p " / 100 * n))\n" \
+	"                          THEN latency END) * 1e6 / 1e9, 2) AS " col
+
+static const struct sql_query queries[] = {
+	{
+		.name = "events",
+		.what = "events by name and CPU (report --stat's first table)",
+		.stat = true,
+		.sql = "SELECT name, cpu, count FROM event_count;\n",
+	},
+	{
+		.name = "losses",
+		.what = "events and packets lost, damaged places, per CPU that lost any",
+		.stat = true,
+		.sql =
+"SELECT cpu, sum(events) AS events_lost, sum(packets) AS packets_lost,\n"
+"       sum(damaged) AS damaged\n"
+"FROM lost WHERE cpu IS NOT NULL GROUP BY cpu ORDER BY cpu;\n",
+	},
+	{
+		.name = "syscalls_by_count",
+		.what = "system calls by count (entry to exit of the same thread)",
+		.stat = true,
+		.sql = SYSCALLS("count(*)"),
+	},
+	{
+		.name = "syscalls_by_total",
+		.what = "system calls by total latency",
+		.stat = true,
+		.sql = SYSCALLS("sum(dur)"),
+	},
+	{
+		.name = "wakeup_latency",
+		.what = "wakeup to run latency percentiles (sched_wakeup to the switch in)",
+		.stat = true,
+		.sql =
+"WITH l AS MATERIALIZED (\n"
+"  SELECT latency, row_number() OVER (ORDER BY latency) AS rn,\n"
+"         count(*) OVER () AS n\n"
+"  FROM wakeup WHERE latency IS NOT NULL)\n"
+"SELECT count(*) AS samples,\n"
+PCT("50.0", "p50_us") ",\n"
+PCT("90.0", "p90_us") ",\n"
+PCT("99.0", "p99_us") ",\n"
+PCT("99.9", "p99_9_us") ",\n"
+PCT("100.0", "p100_us") "\n"
+"FROM l HAVING count(*) > 0;\n",
+	},
+	{
+		.name = "irqs",
+		.what = "interrupt handlers and softirqs by count, total and max time",
+		.sql =
+"SELECT 'irq' AS kind, irq AS number, name, count(*) AS count,\n"
+"       fixed(sum(dur) * 1e6 / 1e9, 1) AS total_us,\n"
+"       fixed(max(dur) * 1e6 / 1e9, 2) AS max_us\n"
+"FROM irq GROUP BY irq, name\n"
+"UNION ALL\n"
+"SELECT 'softirq', vec, name, count(*), fixed(sum(dur) * 1e6 / 1e9, 1),\n"
+"       fixed(max(dur) * 1e6 / 1e9, 2)\n"
+"FROM softirq GROUP BY vec, name\n"
+"ORDER BY count DESC;\n",
+	},
+};
+
+const struct sql_query *sql_queries(unsigned int *n)
+{
+	*n = ARRAY_SIZE(queries);
+	return queries;
+}
+
+const struct sql_query *sql_query_find(const char *name)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(queries); i++)
+		if (!strcmp(queries[i].name, name))
+			return &queries[i];
+	return NULL;
+}

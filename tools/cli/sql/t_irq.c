@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * irq and softirq: a row per irq_handler_entry (irq_softirq_entry), a
+ * slice to the exit of the same number on that CPU.  Each CPU keeps a
+ * stack of the slices open there, so a nested one closes first; an exit
+ * closes the innermost open slice of its number and ends those opened
+ * inside it with dur NULL (their exits lost), as a loss on the CPU and
+ * the member's end do for every slice still open.  An exit with no open
+ * entry is no row.  depth is how many slices were open under it; utid
+ * the thread it interrupted (the one running on the CPU, report's owner
+ * of the entry).  Counted, the rows are the entry events' counts.
+ *
+ * A row is given when its slice closes, so rows are not in ts order; cpu
+ * is pushed down (a slice is one CPU's), ts is not (the exit may come
+ * after any window).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+enum {
+	C_TS, C_DUR, C_END_TS, C_CPU, C_UTID, C_NUM, C_NAME, C_DEPTH, C_TRACE, C_HOST,
+	C_RET,				/* irq only */
+};
+
+static const struct sql_column irq_cols[] = {
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_NUM] = { "irq", "INTEGER", SQL_PUSH_NONE },
+	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
+	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_RET] = { "ret", "INTEGER", SQL_PUSH_NONE },
+};
+
+static const struct sql_column softirq_cols[] = {
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_NUM] = { "vec", "INTEGER", SQL_PUSH_NONE },
+	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
+	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+};
+
+/* The kernel's softirq_to_name[], for a trace whose vec has no labels. */
+static const char *const softirq_names[] = {
+	"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET",
+	"SCHED", "HRTIMER", "RCU",
+};
+
+#define MAX_DEPTH	16
+
+struct slice {
+	bool closed;
+	unsigned int member;
+	uint32_t cpu, depth;
+	int32_t tid;			/* -1 unknown */
+	int64_t num, ret;
+	uint64_t start, end;		/* clock cycles */
+	int64_t ts;			/* ns */
+	char name[32];
+};
+
+struct cpu_stack {
+	struct slice s[MAX_DEPTH];
+	unsigned int n;
+};
+
+struct ir {
+	bool soft;
+	const char *entry, *exit;	/* the events' names */
+	struct scan *scan;
+	struct cpu_stack *cpus;		/* by the member's CPU index */
+	unsigned int nr_cpus;
+	unsigned int member;
+	bool done;
+	struct slice *q;		/* rows ready */
+	size_t nr_q, cap_q, head;
+	struct slice row;
+};
+
+static void queue(struct ir *r, const struct slice *k)
+{
+	if (r->nr_q == r->cap_q) {
+		r->cap_q = r->cap_q ? 2 * r->cap_q : 64;
+		r->q = realloc(r->q, r->cap_q * sizeof(*r->q));
+		if (!r->q)
+			die("out of memory");
+	}
+	r->q[r->nr_q++] = *k;
+}
+
+/* CPU @i's slices from depth @from up, ended without exit (innermost last). */
+static void cut(struct ir *r, unsigned int i, unsigned int from)
+{
+	struct cpu_stack *st = &r->cpus[i];
+
+	for (unsigned int k = from; k < st->n; k++)
+		queue(r, &st->s[k]);
+	if (st->n > from)
+		st->n = from;
+}
+
+static void cut_all(struct ir *r)
+{
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		cut(r, i, 0);
+}
+
+static int filter(struct sql_cursor *c, bool soft)
+{
+	struct ir *r = c->priv;
+
+	r->soft = soft;
+	r->entry = soft ? "irq_softirq_entry" : "irq_handler_entry";
+	r->exit = soft ? "irq_softirq_exit" : "irq_handler_exit";
+	c->spec.names = calloc(2, sizeof(*c->spec.names));
+	if (!c->spec.names || !(c->spec.names[0] = strdup(r->entry)) ||
+	    !(c->spec.names[1] = strdup(r->exit)))
+		die("out of memory");
+	c->spec.nr_names = 2;
+	c->spec.names_set = true;
+	r->nr_cpus = c->db->cpu_slots;
+	r->cpus = calloc(r->nr_cpus, sizeof(*r->cpus));
+	if (!r->cpus)
+		die("out of memory");
+	r->scan = scan_open(c, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS);
+	return 0;
+}
+
+static int irq_filter(struct sql_cursor *c)
+{
+	return filter(c, false);
+}
+
+static int softirq_filter(struct sql_cursor *c)
+{
+	return filter(c, true);
+}
+
+static int64_t field(const struct rt_item *it, const char *name, int64_t none)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+
+	return v ? rt_field_s64(v, 0) : none;
+}
+
+static void slice_name(struct ir *r, const struct rt_item *it, struct slice *k)
+{
+	const struct rt_field_value *v;
+	const char *label;
+
+	if (r->soft) {
+		v = rt_item_field(it, "vec", RT_USE_INT);
+		label = v && v->desc->nr_labels ? rt_field_label(v->desc, k->num) : NULL;
+		if (!label && k->num >= 0 && k->num < (int64_t)ARRAY_SIZE(softirq_names))
+			label = softirq_names[k->num];
+		snprintf(k->name, sizeof(k->name), "%s", label ? label : "");
+		return;
+	}
+	v = rt_item_field(it, "name", RT_USE_TEXT);
+	if (v)
+		snprintf(k->name, sizeof(k->name), "%.*s",
+			 (int)(v->count < sizeof(k->name) ? v->count : sizeof(k->name) - 1),
+			 (const char *)v->data);
+}
+
+static void feed(struct ir *r, struct sql_cursor *c, const struct scan_row *row)
+{
+	const struct rt_item *it = row->it;
+	const char *num = r->soft ? "vec" : "irq";
+	int i = trace_cpu_index(c->db->ts->m[row->member].t, it->cpu);
+	struct cpu_stack *st;
+
+	if (i < 0 || (unsigned int)i >= r->nr_cpus)
+		return;
+	st = &r->cpus[i];
+	if (it->type == RT_ITEM_LOST) {	/* the exits may be in the loss */
+		cut(r, (unsigned int)i, 0);
+		return;
+	}
+	if (!strcmp(it->event->name, r->entry)) {
+		struct slice k = {
+			.member = row->member, .cpu = it->cpu, .depth = st->n,
+			.tid = row->tid, .num = field(it, num, -1),
+			.start = it->timestamp, .ts = row->ts,
+		};
+
+		slice_name(r, it, &k);
+		if (st->n == MAX_DEPTH)	/* deeper than interrupts nest */
+			queue(r, &k);
+		else
+			st->s[st->n++] = k;
+		return;
+	}
+	for (unsigned int d = st->n; d-- > 0;) {
+		struct slice *k = &st->s[d];
+
+		if (k->num != field(it, num, -1))
+			continue;
+		cut(r, (unsigned int)i, d + 1);
+		k->closed = true;
+		k->end = it->timestamp;
+		k->ret = field(it, "ret", 0);
+		queue(r, k);
+		st->n = d;
+		return;
+	}
+}
+
+static int ir_next(struct sql_cursor *c)
+{
+	struct ir *r = c->priv;
+	struct scan_row row;
+
+	while (r->head == r->nr_q) {
+		int rc;
+
+		r->head = r->nr_q = 0;
+		if (r->done)
+			return 0;
+		rc = scan_next(r->scan, &row);
+		if (rc < 0)
+			return -1;
+		if (!rc || row.member != r->member) {
+			cut_all(r);
+			r->member = row.member;
+			r->done = !rc;
+			if (!rc)
+				continue;
+		}
+		if (row.it)
+			feed(r, c, &row);
+	}
+	r->row = r->q[r->head++];
+	return 1;
+}
+
+/* Nanoseconds of @cycles of member @m's clock. */
+static int64_t dur_ns(const struct sql_cursor *c, unsigned int m, uint64_t cycles)
+{
+	return (int64_t)((unsigned __int128)cycles * 1000000000 /
+			 c->db->ts->m[m].t->md->clock_freq);
+}
+
+static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct slice *k = &((struct ir *)c->priv)->row;
+
+	switch (col) {
+	case C_TS:
+		sqlite3_result_int64(ctx, k->ts);
+		break;
+	case C_DUR:
+	case C_END_TS:
+		if (!k->closed)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, dur_ns(c, k->member, k->end - k->start) +
+					     (col == C_END_TS ? k->ts : 0));
+		break;
+	case C_CPU:
+		sqlite3_result_int64(ctx, k->cpu);
+		break;
+	case C_UTID:
+		if (k->tid < 0)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, (int64_t)k->member << 32 | k->tid);
+		break;
+	case C_NUM:
+		sqlite3_result_int64(ctx, k->num);
+		break;
+	case C_NAME:
+		sqlite3_result_text(ctx, k->name, -1, SQLITE_TRANSIENT);
+		break;
+	case C_DEPTH:
+		sqlite3_result_int64(ctx, k->depth);
+		break;
+	case C_TRACE:
+		sqlite3_result_int64(ctx, k->member);
+		break;
+	case C_HOST:
+		sql_result_host(c, ctx, k->member);
+		break;
+	case C_RET:
+		if (!k->closed)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, k->ret);
+		break;
+	}
+}
+
+static void ir_reset(struct sql_cursor *c)
+{
+	struct ir *r = c->priv;
+
+	scan_close(r->scan);
+	free(r->cpus);
+	free(r->q);
+	*r = (struct ir){ 0 };
+}
+
+const struct sql_table sql_t_irq = {
+	.name = "irq",
+	.what = "hardware interrupt handlers, entry to exit per CPU (nested)",
+	.cols = irq_cols,
+	.nr_cols = ARRAY_SIZE(irq_cols),
+	.priv_size = sizeof(struct ir),
+	.filter = irq_filter,
+	.next = ir_next,
+	.column = ir_column,
+	.reset = ir_reset,
+};
+
+const struct sql_table sql_t_softirq = {
+	.name = "softirq",
+	.what = "softirqs, entry to exit per CPU (nested)",
+	.cols = softirq_cols,
+	.nr_cols = ARRAY_SIZE(softirq_cols),
+	.priv_size = sizeof(struct ir),
+	.filter = softirq_filter,
+	.next = ir_next,
+	.column = ir_column,
+	.reset = ir_reset,
+};

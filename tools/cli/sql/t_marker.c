@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * marker: a row per ringtrace_marker event (what a program wrote to the
+ * marker file): ts, cpu, the thread that wrote it, its text.  Counted,
+ * the marker events' count.  ts and cpu are pushed down.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+
+enum { C_TS, C_CPU, C_UTID, C_TEXT, C_TRACE, C_HOST };
+
+static const struct sql_column cols[] = {
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_TS },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_TEXT] = { "text", "TEXT", SQL_PUSH_NONE },
+	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
+	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+};
+
+struct mk {
+	struct scan *scan;
+	struct scan_row row;
+};
+
+static int mk_filter(struct sql_cursor *c)
+{
+	struct mk *m = c->priv;
+
+	c->spec.names = calloc(1, sizeof(*c->spec.names));
+	if (!c->spec.names || !(c->spec.names[0] = strdup("ringtrace_marker")))
+		die("out of memory");
+	c->spec.nr_names = 1;
+	c->spec.names_set = true;
+	m->scan = scan_open(c, SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0));
+	return 0;
+}
+
+static int mk_next(struct sql_cursor *c)
+{
+	struct mk *m = c->priv;
+
+	return scan_next(m->scan, &m->row);
+}
+
+static void mk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+{
+	const struct scan_row *row = &((struct mk *)c->priv)->row;
+	const struct rt_field_value *v;
+
+	switch (col) {
+	case C_TS:
+		sqlite3_result_int64(ctx, row->ts);
+		break;
+	case C_CPU:
+		sqlite3_result_int64(ctx, row->it->cpu);
+		break;
+	case C_UTID:
+		if (row->tid < 0)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, (int64_t)row->member << 32 | row->tid);
+		break;
+	case C_TEXT:
+		v = rt_item_field(row->it, "data", RT_USE_TEXT);
+		if (!v)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_text(ctx, (const char *)v->data,
+					    (int)strnlen((const char *)v->data, v->count),
+					    SQLITE_TRANSIENT);
+		break;
+	case C_TRACE:
+		sqlite3_result_int64(ctx, row->member);
+		break;
+	case C_HOST:
+		sql_result_host(c, ctx, row->member);
+		break;
+	}
+}
+
+static void mk_reset(struct sql_cursor *c)
+{
+	struct mk *m = c->priv;
+
+	scan_close(m->scan);
+	m->scan = NULL;
+}
+
+const struct sql_table sql_t_marker = {
+	.name = "marker",
+	.what = "what programs wrote to the marker file, one row each",
+	.cols = cols,
+	.nr_cols = ARRAY_SIZE(cols),
+	.priv_size = sizeof(struct mk),
+	.scan_rows = true,
+	.ordered = true,
+	.filter = mk_filter,
+	.next = mk_next,
+	.column = mk_column,
+	.reset = mk_reset,
+};
