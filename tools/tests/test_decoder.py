@@ -4785,6 +4785,32 @@ def user_frames(out, cap):
     return frames, notes
 
 
+def switch_out_frames(out, cap):
+    """The addresses printed under each of the capture's switch-outs, in
+    order: one list per switch-out."""
+    lines = out.splitlines()
+    got = []
+    for i in [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]:
+        frames = []
+        for l in lines[i + 1:]:
+            a = frame_addr(l, cap)
+            if a is None:
+                break
+            frames.append(a)
+        got.append(frames)
+    return got
+
+
+def capture_copy(cap, at, back):
+    """The capture switched out at @at with its stack copy, and back in at
+    @at + @back."""
+    pid = cap['pid']
+    return [(at, 1, kswitch('capture', pid, 'swapper/0', 0)),
+            (at, UCOPY_ID, gentrace.user_stack_copy(cap['ip'], cap['sp'],
+                                                    cap['bp'], cap['stack'])),
+            (at + back, 1, kswitch('swapper/0', 0, 'capture', pid))]
+
+
 def ucopy_seed_trace(d):
     """The fuzzer's seed gen-ucopy: a process's mapping (a build-id no
     binary has), then two switch-outs with copies: one cut by a fault, one
@@ -5175,10 +5201,7 @@ def ucopy_mappings_change(ctx):
                 for k, (lo, hi, off, path, _) in enumerate(own)]
 
     def copy(at):
-        return [(at, 1, kswitch('capture', pid, 'swapper/0', 0)),
-                (at, UCOPY_ID, gentrace.user_stack_copy(cap['ip'], cap['sp'],
-                                                        cap['bp'], cap['stack'])),
-                (at + 100, 1, kswitch('swapper/0', 0, 'capture', pid))]
+        return capture_copy(cap, at, 100)
     ev += copy(2000) + mapped(2500, own[0][4]) + copy(3000)
     ev += mapped(3500, bytes(range(0x60, 0x74))) + copy(4000)
     ev += mapped(4500, own[0][4]) + copy(5000)
@@ -5186,18 +5209,8 @@ def ucopy_mappings_change(ctx):
     r = rt('report', '--binaries', cap['bindir'], d, asan=True)
     clean_run(r, 'report of copies as the mappings change')
     check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
-    lines = r.stdout.splitlines()
-    starts = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
-    check(len(starts) == 4, 'four switch-outs: %s' % r.stdout[-2000:])
-    got = []
-    for i in starts:
-        frames = []
-        for l in lines[i + 1:]:
-            a = frame_addr(l, cap)
-            if a is None:
-                break
-            frames.append(a)
-        got.append(frames)
+    got = switch_out_frames(r.stdout, cap)
+    check(len(got) == 4, 'four switch-outs: %s' % r.stdout[-2000:])
     def in_callers(a):
         return any(cap['funcs'][n][0] <= a < cap['funcs'][n][1] for n in ('b', 'a', 'main'))
     for k in (0, 2):
@@ -5250,10 +5263,7 @@ def ucopy_mappings_in_time(ctx):
             who, m[0], m[1], m[2], cap['bids'][os.path.realpath(m[3])], m[3]))
 
     def copy_out(t):
-        return [(t, 1, kswitch('capture', pid, 'swapper/0', 0)),
-                (t, UCOPY_ID, gentrace.user_stack_copy(
-                    cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
-                (t + 50, 1, kswitch('swapper/0', 0, 'capture', pid))]
+        return capture_copy(cap, t, 50)
     ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
     ev += [mmap_ev(1100 + i, m) for i, m in enumerate(maps) if m not in exe]
     ev += copy_out(2000)
@@ -5265,18 +5275,8 @@ def ucopy_mappings_in_time(ctx):
     r = rt('report', '--binaries', cap['bindir'], d, asan=True)
     clean_run(r, 'report')
     check(r.returncode == 0, 'report: %d %s' % (r.returncode, r.stderr))
-    lines = r.stdout.splitlines()
-    outs = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
-    check(len(outs) == 3, 'three switch-outs: %s' % r.stdout[-1500:])
-    got = []
-    for k in outs:
-        frames = []
-        for l in lines[k + 1:]:
-            a = frame_addr(l, cap)
-            if a is None:
-                break
-            frames.append(a)
-        got.append(frames)
+    got = switch_out_frames(r.stdout, cap)
+    check(len(got) == 3, 'three switch-outs: %s' % r.stdout[-1500:])
     lo, hi = cap['funcs']['main']
     check(len(got[0]) < 4 and len(got[1]) < 4,
           'no binary mapped yet: %s' % [[hex(f) for f in g] for g in got])
