@@ -2240,11 +2240,10 @@ def kstack(*ips):
     return struct.pack('<H', len(ips)) + b''.join(struct.pack('<Q', i) for i in ips)
 
 
-def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
-    """write_trace() of @events in one stream, with kernel_stack and
-    user_stack declared as the module declares them (ips hex), and its
-    symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
-    write_trace(d, evdefs, [events])
+def hex_ips(d, ksyms=None):
+    """The stacks' ips of trace @d declared as the module declares them
+    (hex), and its symbols file (zstd): @ksyms text or raw bytes, or none
+    (None)."""
     meta = os.path.join(d, 'metadata')
     with open(meta) as f:
         text = f.read()
@@ -2255,6 +2254,14 @@ def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
         with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
             f.write(raw_zstd_frame(ksyms.encode()) if isinstance(ksyms, str) else ksyms)
     return d
+
+
+def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
+    """write_trace() of @events in one stream, with kernel_stack and
+    user_stack declared as the module declares them (ips hex), and its
+    symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
+    write_trace(d, evdefs, [events])
+    return hex_ips(d, ksyms)
 
 
 def stack_trace(d, events, ksyms=KSYMS):
@@ -2504,15 +2511,7 @@ def intern_trace(d, packets, ksyms=KSYMS):
     """A trace of INTERN_EVENTS (ips hex, as the module declares them) of
     @packets (intern_packet()'s records), with the symbols file."""
     write_trace(d, INTERN_EVENTS, [intern_packet(p) for p in packets])
-    meta = os.path.join(d, 'metadata')
-    with open(meta) as f:
-        text = f.read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
-    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
-        f.write(raw_zstd_frame(ksyms.encode()))
-    return d
+    return hex_ips(d, ksyms)
 
 
 USTACK_A = (0, UTEXT + 0x10, UTEXT + 0x234, UTEXT + 0x456)
@@ -3672,11 +3671,7 @@ def export_lttng_stacks(ctx):
     with open(os.path.join(d, 'cpu1'), 'wb') as f:
         f.write(make_packet(bytes(range(16)), 1, 0,
                             [e for c, e in LTTNG_STACK_EVENTS if c == 1]))
-    meta = os.path.join(d, 'metadata')
-    text = open(meta).read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    hex_ips(d)
     out, info, r = lttng_export(ctx, d)
     check(r.stderr == '', 'export: nothing said: %r' % r.stderr)
     # No symbols in the trace: report prints every frame as its address.
