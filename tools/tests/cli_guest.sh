@@ -138,9 +138,10 @@ test_loads_module() {
 
 # A second record in test_loads_module's module load: its packets are its
 # own, numbered from the recording's start, so none of the first one's
-# counts as lost before its first packet (every CPU wrote in the first).
+# counts as lost before its first packet (every CPU wrote in the first),
+# and ringtraced's summary counts its own events, not the first's.
 test_second_record() {
-	local out=$W/t0b c cpus=0
+	local out=$W/t0b c cpus=0 n d
 	"$CLI" report "$W/t0" 2>/dev/null | events_only >"$W/t0.events"
 	for ((c = 0; c < $(nproc); c++)); do
 		grep -q "^\[[0-9.]*\] cpu$c " "$W/t0.events" && cpus=$((cpus + 1))
@@ -157,6 +158,13 @@ test_second_record() {
 	"$CLI" report "$out" >"$W/t0b.report" 2>&1
 	check "second record: report prints no loss before the first packet" \
 		test "$(grep -c -- '-- lost' "$W/t0b.report")" -eq 0
+	# ringtraced's summary counts this recording's events too.
+	for ((c = 0; c < $(nproc); c++)); do
+		n=$(events_only <"$W/t0b.report" | grep -c "^\[[0-9.]*\] cpu$c ")
+		d=$(sed -nE "s/^CPU $c: 0 events lost \(.*\); ([0-9]+) written, ([0-9]+) delivered$/\1 \2/p" "$W/t0b.out")
+		check "second record: CPU $c's summary: written and delivered its $n events ($d)" \
+			test "$d" = "$n $n"
+	done
 }
 
 # A state that is not the default, so that a restore to defaults fails.
