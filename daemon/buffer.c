@@ -20,10 +20,19 @@ static bool is_pow2(uint64_t v)
 	return v && !(v & (v - 1));
 }
 
+/* The module's counts since its load (GET_STATS). */
+static int stats_raw(struct rt_buffer *b, struct ringtrace_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	return ioctl(b->fd, RINGTRACE_IOC_GET_STATS, st) < 0 ? -errno : 0;
+}
+
 /*
- * Map the meta page alone to learn the geometry, then the whole buffer.
- * The kernel serves the meta page as one page; the geometry cannot change
- * while the file is open (-EBUSY for writers of subbuf_size/num_subbufs).
+ * Map the meta page alone to learn the geometry, then the whole buffer;
+ * keep the module's counts as the recording's base.  The kernel serves
+ * the meta page as one page; the geometry cannot change while the file
+ * is open (-EBUSY for writers of subbuf_size/num_subbufs).
  */
 int buffer_open(struct rt_buffer *b, const char *rtdir, unsigned int cpu)
 {
@@ -73,7 +82,10 @@ int buffer_open(struct rt_buffer *b, const char *rtdir, unsigned int cpu)
 	b->map = p;
 	b->map_len = len;
 	b->meta = p;
-	return 0;
+	err = stats_raw(b, &b->base);
+	if (err)
+		buffer_close(b);
+	return err;
 
 close_fd:
 	close(b->fd);
@@ -153,9 +165,21 @@ int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p)
 
 int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st)
 {
-	memset(st, 0, sizeof(*st));
-	st->size = sizeof(*st);
-	return ioctl(b->fd, RINGTRACE_IOC_GET_STATS, st) < 0 ? -errno : 0;
+	const struct ringtrace_stats *o = &b->base;
+	int err = stats_raw(b, st);
+
+	if (err)
+		return err;
+	st->written -= o->written;
+	st->delivered -= o->delivered;
+	st->lost_full -= o->lost_full;
+	st->lost_overrun -= o->lost_overrun;
+	st->lost_held -= o->lost_held;
+	st->lost_nested -= o->lost_nested;
+	st->lost_too_big -= o->lost_too_big;
+	st->subbufs_delivered -= o->subbufs_delivered;
+	st->bytes_delivered -= o->bytes_delivered;
+	return 0;
 }
 
 /* The write position sits on a sub-buffer boundary exactly when no packet is open. */
@@ -166,7 +190,11 @@ bool positions_packet_open(const struct ringtrace_positions *p)
 
 uint64_t buffer_lost(const struct rt_buffer *b)
 {
-	return __atomic_load_n(&b->meta->lost, __ATOMIC_ACQUIRE);
+	const struct ringtrace_stats *o = &b->base;
+
+	return __atomic_load_n(&b->meta->lost, __ATOMIC_ACQUIRE) -
+	       (o->lost_full + o->lost_overrun + o->lost_held +
+		o->lost_nested + o->lost_too_big);
 }
 
 uint64_t buffer_events_gen(const struct rt_buffer *b)

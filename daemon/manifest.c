@@ -25,7 +25,7 @@
  * = timestamp + realtime_offset_ns (and boot time likewise).  "events" are
  * the events in the set's packets; "events_lost" what the buffer reported
  * lost (events_discarded) since the CPU's previous chunk, or, for the
- * first, since the module's counters began.
+ * first, since the recording began (include/uapi/linux/ringtrace.h).
  *
  * A set recover.c finished after a crash has "recovered": true after
  * "sequence", and its origin is the recording's (struct manifest_origin:

@@ -15,6 +15,10 @@
  *             by the stop), Q waiting, R running; N not handed (queue
  *             full), A not assembled; E of earlier traces
  *
+ * The module's counters (written, delivered, lost) are this recording's:
+ * since the daemon opened the buffers (buffer_stats(), buffer_lost()),
+ * not since the module loaded.
+ *
  * STATUS= every 10 s, and at the tick after an --on-chunk hook failed.
  */
 #include <errno.h>

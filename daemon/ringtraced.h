@@ -162,6 +162,12 @@ struct rt_buffer {
 	uint32_t subbuf_size;
 	uint32_t num_subbufs;
 	char path[96];
+	/*
+	 * The module's counts (since its load) when the buffer was opened:
+	 * buffer_stats() and buffer_lost() say what came since, this
+	 * recording's, as its packets do (the uapi header).
+	 */
+	struct ringtrace_stats base;
 };
 
 /* All return 0 or -errno; @b->path names the file for messages. */
@@ -171,11 +177,12 @@ int buffer_get(struct rt_buffer *b, struct ringtrace_subbuf *sb);
 int buffer_put(struct rt_buffer *b, const struct ringtrace_subbuf *sb);
 int buffer_flush(struct rt_buffer *b);
 int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p);
+/* The module's counts since the buffer was opened (@b->base). */
 int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st);
 int buffer_set_wakeup(struct rt_buffer *b, unsigned int packets);
 /* True when the positions say a packet is open (being written). */
 bool positions_packet_open(const struct ringtrace_positions *p);
-/* Events lost so far, all causes, as the meta page last showed. */
+/* Events lost since the open, all causes, as the meta page last showed. */
 uint64_t buffer_lost(const struct rt_buffer *b);
 /* The event set's generation, as the meta page last showed. */
 uint64_t buffer_events_gen(const struct rt_buffer *b);

@@ -43,6 +43,9 @@ static int rtr_buffer_open(struct inode *inode, struct file *file)
 		ret = -EBUSY;
 		goto unlock;
 	}
+	/* Tracing off: a new consumer may begin a new recording (ring.c). */
+	if (!rtr_trace.tracing_on)
+		rtr_buffer_rebase(buf);
 	buf->open = true;
 	rtr_trace.open_buffers++;
 	file->private_data = buf;

@@ -98,17 +98,18 @@ typedef int (*rtr_elf_read_fn)(void *ctx, u8 *buf, u64 off, u64 len);
  * The build-id of the ELF file of @file_size bytes that begins with @head
  * (@head_len bytes of it, at most RTR_ELF_HEAD_MAX); @notes is
  * RTR_ELF_NOTES_MAX bytes of scratch for segments outside @head.  Returns
- * the id's length with the bytes in @id, 0 if the file has none, or
- * -ENOEXEC if it is not an ELF file this parser reads (an extended
- * program header count, e_phnum 0xffff, included: executables and
- * libraries never have one).
+ * the id's length with the bytes in @id, 0 if the file has none, -EIO if
+ * it may have one in a note segment @read could not read (not known yet:
+ * a page that may read next time), or -ENOEXEC if it is not an ELF file
+ * this parser reads (an extended program header count, e_phnum 0xffff,
+ * included: executables and libraries never have one).
  */
 static inline int rtr_elf_build_id(const u8 *head, u64 head_len, u64 file_size,
 				   rtr_elf_read_fn read, void *ctx, u8 *notes,
 				   u8 *id)
 {
 	u64 phoff, phentsize, phnum, i, type, off, sz, align, budget;
-	bool is64;
+	bool is64, unread = false;
 	const u8 *ph, *p;
 	int ret;
 
@@ -142,8 +143,10 @@ static inline int rtr_elf_build_id(const u8 *head, u64 head_len, u64 file_size,
 		if (off <= head_len && sz <= head_len - off) {
 			p = head + off;
 		} else {
-			if (read(ctx, notes, off, sz))
+			if (read(ctx, notes, off, sz)) {
+				unread = true;
 				continue;
+			}
 			budget -= sz;
 			p = notes;
 		}
@@ -151,7 +154,7 @@ static inline int rtr_elf_build_id(const u8 *head, u64 head_len, u64 file_size,
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return unread ? -EIO : 0;
 }
 
 #endif /* _RINGTRACE_ELFNOTE_H */

@@ -89,6 +89,13 @@ struct rtr_buffer {
 	u64 subbufs_delivered;
 	u64 bytes_delivered;
 	bool open;			/* one consumer at a time; control lock */
+	/*
+	 * Where the recording began, which GET numbers packets and counts
+	 * losses from: a position and the events lost before it.  Moved by
+	 * rtr_buffer_rebase() alone, when a consumer opens the file.
+	 */
+	unsigned long origin;
+	u64 discarded_origin;
 	/* Serialises flushes of this buffer that do not run as a writer. */
 	struct mutex flush_lock;
 
@@ -198,6 +205,7 @@ void rtr_buffer_wake(struct rtr_buffer *buf);
 int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb);
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos);
 void rtr_buffer_unhold(struct rtr_buffer *buf);
+void rtr_buffer_rebase(struct rtr_buffer *buf);
 void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite);
 unsigned long rtr_waiting(struct rtr_buffer *buf);
 bool rtr_buffer_ready(struct rtr_buffer *buf);

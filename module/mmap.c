@@ -307,6 +307,8 @@ static int rtr_build_id(struct rtr_mmap_scratch *s, struct file *file, u8 *id)
 		return 0;		/* not cached: it may read next time */
 	ret = rtr_elf_build_id(s->head, head, size, rtr_bid_read, file,
 			       s->notes, id);
+	if (ret == -EIO)
+		return 0;		/* a note unread: not cached either */
 	if (ret < 0)
 		ret = 0;
 	rtr_bid_store(&key, id, ret);

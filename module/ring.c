@@ -89,6 +89,18 @@
  * reads the older floor.  events_discarded is snapshotted in the same
  * loop, so it never decreases from packet to packet.
  *
+ * Recordings.  The writers number a packet by its position, pos /
+ * subbuf_size, and snapshot the losses counted since the buffer was
+ * allocated.  A consumer's packets say what happened since its recording
+ * began: GET rewrites packet_seq_num and events_discarded relative to
+ * @origin, which a consumer opening a drained buffer with tracing off
+ * moves to the write position (rtr_buffer_rebase()).  So a second
+ * recording in one module load starts at packet 0 with no loss, while a
+ * consumer that takes over a trace in progress (tracing on, or packets
+ * left) reads on in the numbering of the one before, and its first packet
+ * still counts what was lost or taken before it.  A packet handed back
+ * unconsumed gets the writer's number again (rtr_buffer_unhold()).
+ *
  * Memory ordering (the userspace half is in the uapi header):
  *  [B1] writer: record/header stores, smp_wmb(), commit count add
  *       consumer: read commit count, smp_rmb(), read the packet
@@ -758,11 +770,15 @@ int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb)
 	while (smp_load_acquire(&buf->retiring))
 		cpu_relax();
 
-	/* Exact now that the packet is complete and held. */
+	/*
+	 * Exact now that the packet is complete and held; numbered and
+	 * counted from the recording's origin ("Recordings" above).
+	 */
 	ph->events = rtr_slot_records(buf, cons);
 	ph->events_discarded =
 		buf->slot_info[rtr_slot_index(buf, cons)].discarded +
-		local_read(&buf->lost_overrun);
+		local_read(&buf->lost_overrun) - buf->discarded_origin;
+	ph->packet_seq_num = (cons - buf->origin) >> buf->w.subbuf_order;
 
 	sb->size = sizeof(*sb);
 	sb->pos = cons;
@@ -811,6 +827,8 @@ void rtr_buffer_unhold(struct rtr_buffer *buf)
 
 	if (!(cons & RTR_POS_HELD))
 		return;
+	/* The writer's number again, which the next GET checks. */
+	rtr_packet(buf, cons)->packet_seq_num = cons >> buf->w.subbuf_order;
 	/*
 	 * [B2] Pairs with atomic_long_read_acquire() in rtr_make_room(): an
 	 * overwriting writer may push this packet once HELD is gone, and the
@@ -819,6 +837,27 @@ void rtr_buffer_unhold(struct rtr_buffer *buf)
 	atomic_long_set_release(&buf->consumed, cons & ~RTR_POS_HELD);
 	/* The meta page must not go on saying the packet is held. */
 	rtr_meta_update(buf);
+}
+
+/*
+ * A consumer opens the buffer, tracing off: if nothing is left for it --
+ * no packet to take, none open, no loss still to report -- whatever the
+ * buffer held went to earlier consumers or was lost before this one came,
+ * and its recording begins
+ * here ("Recordings" above).  Otherwise it takes over where the last
+ * recording began.  Under the control lock, with no consumer, no writer
+ * [R3] and so no flush [R4].
+ */
+void rtr_buffer_rebase(struct rtr_buffer *buf)
+{
+	unsigned long off = local_read(&buf->w.offset);
+
+	if ((unsigned long)atomic_long_read(&buf->consumed) != off ||
+	    rtr_buffer_flush_wanted(buf))
+		return;
+	buf->origin = off;
+	buf->discarded_origin = rtr_lost_dropped(buf) +
+				local_read(&buf->lost_overrun);
 }
 
 /* Mode changes (tracing off): the meta page says which mode is on. */

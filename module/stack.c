@@ -410,7 +410,7 @@ static bool rtr_stack_seen_in(const struct ringtrace_buffer *buf,
  * @tail bytes more (a user_stack_copy).  The defs are chosen per attempt,
  * once the attempt's packet is known [I1], [I3].  Sets @w's reservation,
  * defs, refs, packet and reserved length; returns the payload, or NULL
- * (dropped and counted, nesting and preemption undone).
+ * (tracing off, or dropped and counted; nesting and preemption undone).
  */
 static void *rtr_stack_reserve_ring(struct rtr_rsv *w, unsigned int id,
 				    unsigned int len, unsigned int tail,
@@ -425,19 +425,8 @@ static void *rtr_stack_reserve_ring(struct rtr_rsv *w, unsigned int id,
 	unsigned int hlen, plen;
 	u64 ts, last;
 
-	preempt_disable_notrace();
-	if (unlikely(!READ_ONCE(ringtrace_tracing)))
-		goto off;
-	buf = this_cpu_read(ringtrace_cpu_buffer);
-	/* As in ringtrace_reserve(). */
-	if (unlikely(local_read(&buf->nesting) >= RINGTRACE_MAX_NESTING ||
-		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
-		      in_nmi()))) {
-		ringtrace_drop_nested(buf);
-		goto off;
-	}
-	local_inc(&buf->nesting);
-
+	if (unlikely(!ringtrace_enter(&buf)))
+		return NULL;
 	seen = this_cpu_ptr(rtr_stack_seen)->e[w->level];
 	if (kh)
 		ke = &seen[RTR_STACK_KERNEL]
@@ -480,14 +469,9 @@ static void *rtr_stack_reserve_ring(struct rtr_rsv *w, unsigned int id,
 	} while (unlikely(local_cmpxchg(&buf->offset, old,
 					old + hlen + plen) != old));
 
-	WRITE_ONCE(buf->last_ts, ts);
-	rec = old & buf->buf_mask;
-	w->r.buf = buf;
-	w->r.slot = ringtrace_rec_slot(buf, rec);
-	w->r.len = hlen + plen;
 	w->pkt = pkt;
 	w->reserved = plen;
-	return ringtrace_put_header(buf->data + rec, hlen, id, ts);
+	return ringtrace_reserved(&w->r, buf, old, hlen, plen, id, ts);
 
 slow:
 	/* Whatever packet it lands in, with both definitions [I3]. */
@@ -505,9 +489,6 @@ slow:
 	w->pkt = s.pos >> buf->subbuf_order;
 	w->reserved = plen;
 	return s.payload;
-off:
-	preempt_enable_notrace();
-	return NULL;
 }
 
 /*

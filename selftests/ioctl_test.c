@@ -2,7 +2,8 @@
 /*
  * The consumer ioctls of a CPU buffer file: GET/PUT/FLUSH hand out whole
  * CTF packets whose every header field is checked, with the documented
- * error codes for every misuse; GET_POSITIONS and GET_STATS; one opener.
+ * error codes for every misuse; GET_POSITIONS and GET_STATS; one opener;
+ * each recording's packets numbered from its start.
  */
 #include "ringtrace_test.h"
 
@@ -184,6 +185,68 @@ TEST_F(ioc, packet_after_flush)
 	EXPECT_EQ(1, info.events);
 	EXPECT_EQ(0, rt_put(self->b.fd, sb.pos));
 	rt_markers_free(c);
+}
+
+/*
+ * A recording is numbered from its own start.  The consumer that opens
+ * the buffer with tracing off and nothing left in it begins one: its
+ * first packet is number 0 and counts no loss of the recording before,
+ * which lost events and consumed packets.  One that opens it while
+ * tracing is on goes on with the numbers: a packet left held by the
+ * consumer before is handed out again as it was (no WARN, no EIO), and
+ * the next one follows it.
+ */
+TEST_F(ioc, recording_starts_at_open)
+{
+	struct ringtrace_subbuf sb, again;
+	struct rt_packet_info info;
+	struct rt_drain dr = { 0 };
+	struct rt_stats st;
+	char msg[256];
+	unsigned int i;
+
+	/* Recording 1 fills the ring of 4 packets unconsumed: losses. */
+	for (i = 0; i < 32; i++)
+		ASSERT_EQ(1000, rt_write_seq_marker(self->marker, i, 1000));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "0"));
+	ASSERT_EQ(-ENODATA, rt_drain(self->m, &self->b, NULL, NULL, &dr, msg,
+				     sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(0, rt_ioctl_stats(self->b.fd, &st));
+	ASSERT_LT(0, st.lost_full);
+	ASSERT_LE(NSUBBUF, dr.packets);
+	EXPECT_EQ(0, dr.first.packet_seq_num);
+	EXPECT_EQ(rt_stats_lost(&st), dr.last.events_discarded);
+	rt_buf_close(&self->b);
+
+	/* Recording 2: its own numbers, from where the ring is. */
+	ASSERT_EQ(0, rt_buf_open(&self->b, self->cpu));
+	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
+	one_packet(_metadata, self, "second");
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	EXPECT_EQ((uint64_t)dr.packets * SUBBUF, sb.pos);
+	EXPECT_EQ(0, sb.events_discarded);
+	ASSERT_EQ(0, rt_check_packet(self->m, &self->b, &sb, NULL, NULL, &info,
+				     msg, sizeof(msg))) TH_LOG("%s", msg);
+	EXPECT_EQ(0, info.h.packet_seq_num);
+	EXPECT_EQ(0, info.h.events_discarded);
+
+	/* Closed holding it, tracing on: the next consumer takes over. */
+	rt_buf_close(&self->b);
+	ASSERT_EQ(0, rt_buf_open(&self->b, self->cpu));
+	ASSERT_EQ(0, rt_get(self->b.fd, &again));
+	EXPECT_EQ(sb.pos, again.pos);
+	ASSERT_EQ(0, rt_check_packet(self->m, &self->b, &again, NULL, NULL,
+				     &info, msg, sizeof(msg))) TH_LOG("%s", msg);
+	EXPECT_EQ(0, info.h.packet_seq_num);
+	EXPECT_EQ(0, info.h.events_discarded);
+	ASSERT_EQ(0, rt_put(self->b.fd, again.pos));
+	one_packet(_metadata, self, "taken over");
+	ASSERT_EQ(0, rt_get(self->b.fd, &sb));
+	ASSERT_EQ(0, rt_check_packet(self->m, &self->b, &sb, NULL, NULL, &info,
+				     msg, sizeof(msg))) TH_LOG("%s", msg);
+	EXPECT_EQ(1, info.h.packet_seq_num);
+	EXPECT_EQ(0, info.h.events_discarded);
+	ASSERT_EQ(0, rt_put(self->b.fd, sb.pos));
 }
 
 TEST_F(ioc, put_wrong_pos)

@@ -423,6 +423,13 @@ struct rt_buf {
 	size_t meta_page_size;
 	uint32_t subbuf_size;
 	uint32_t num_subbufs;
+	/*
+	 * Packets before the recording's first, as this open's first packet
+	 * said (pos / subbuf_size - packet_seq_num): the same for every
+	 * packet of one open (uapi: numbered from the recording's start).
+	 */
+	uint64_t seq_origin;
+	bool seq_known;
 };
 
 static inline void rt_buf_path(char *path, size_t size, int cpu)
@@ -1103,7 +1110,7 @@ struct rt_packet_info {
  * decreasing, the walk ending exactly at content_size, the count matching).
  * @fn (may be NULL) sees each event.  0, or -1 with a message.
  */
-static inline int rt_check_packet(const struct rt_meta *m, const struct rt_buf *b,
+static inline int rt_check_packet(const struct rt_meta *m, struct rt_buf *b,
 				  const struct ringtrace_subbuf *sb,
 				  rt_event_fn fn, void *arg,
 				  struct rt_packet_info *info,
@@ -1151,7 +1158,12 @@ static inline int rt_check_packet(const struct rt_meta *m, const struct rt_buf *
 		RT_FAIL("packet_size %llu bits != content_size %llu bits",
 			(unsigned long long)h.packet_size,
 			(unsigned long long)h.content_size);
-	if (h.packet_seq_num != sb->pos / b->subbuf_size)
+	if (!b->seq_known && h.packet_seq_num <= sb->pos / b->subbuf_size) {
+		b->seq_origin = sb->pos / b->subbuf_size - h.packet_seq_num;
+		b->seq_known = true;
+	}
+	if (!b->seq_known ||
+	    h.packet_seq_num != sb->pos / b->subbuf_size - b->seq_origin)
 		RT_FAIL("packet_seq_num %llu at position %llu",
 			(unsigned long long)h.packet_seq_num,
 			(unsigned long long)sb->pos);
@@ -1362,7 +1374,7 @@ static inline void rt_dump_packet(const char *dir, const struct rt_buf *b,
 		close(fd);
 }
 
-static inline int rt_drain(const struct rt_meta *m, const struct rt_buf *b,
+static inline int rt_drain(const struct rt_meta *m, struct rt_buf *b,
 			   rt_event_fn fn, void *arg, struct rt_drain *dr,
 			   char *msg, size_t msg_size)
 {

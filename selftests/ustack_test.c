@@ -220,6 +220,34 @@ TEST_F(ustack, controls)
 	EXPECT_GT(0, rt_ctl_write("ustack_stats", "0"));
 }
 
+/*
+ * Kernel and user stacks (at most @depth user frames) on sched_switch,
+ * the buffer of @cpu open in @b: returns the metadata (the caller frees
+ * it) and the ids of sched_switch, stack_def and stack_ref.
+ */
+static struct rt_meta *stacks_on_switch(struct __test_metadata *_metadata,
+					int cpu, const char *depth,
+					struct rt_buf *b, int *switch_id,
+					struct rt_stacks *st)
+{
+	struct rt_meta *m;
+
+	ASSERT_EQ(0, rt_ctl_write("ustack_depth", depth));
+	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "sched_switch"));
+	ASSERT_EQ(0, rt_ctl_write("set_event_stack", "sched_switch"));
+	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
+	ASSERT_EQ(0, rt_buf_open(b, cpu));
+	m = rt_meta_load_file();
+	ASSERT_NE(NULL, m);
+	*switch_id = rt_meta_find(m, "sched_switch");
+	st->def_id = rt_meta_find(m, "stack_def");
+	st->ref_id = rt_meta_find(m, "stack_ref");
+	ASSERT_LE(0, *switch_id);
+	ASSERT_LE(0, st->def_id);
+	ASSERT_LE(0, st->ref_id);
+	return m;
+}
+
 TEST_F(ustack, switches)
 {
 	const struct timespec ms = { 0, 1000000 };
@@ -233,19 +261,8 @@ TEST_F(ustack, switches)
 	int ret;
 
 	ASSERT_NE(NULL, s);
-	ASSERT_EQ(0, rt_ctl_write("ustack_depth", "5"));
-	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "sched_switch"));
-	ASSERT_EQ(0, rt_ctl_write("set_event_stack", "sched_switch"));
-	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
-	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
-	m = rt_meta_load_file();
-	ASSERT_NE(NULL, m);
-	s->switch_id = rt_meta_find(m, "sched_switch");
-	s->st.def_id = rt_meta_find(m, "stack_def");
-	s->st.ref_id = rt_meta_find(m, "stack_ref");
-	ASSERT_LE(0, s->switch_id);
-	ASSERT_LE(0, s->st.def_id);
-	ASSERT_LE(0, s->st.ref_id);
+	m = stacks_on_switch(_metadata, self->cpu, "5", &b, &s->switch_id,
+			     &s->st);
 	/* Compact ids: a trailer's header has no room for more. */
 	EXPECT_GT(RINGTRACE_EVENT_ID_EXTENDED, s->st.def_id);
 	EXPECT_GT(RINGTRACE_EVENT_ID_EXTENDED, s->st.ref_id);
@@ -473,19 +490,8 @@ TEST_F(ustack, interned)
 	ASSERT_NE(NULL, c);
 	c->tid = (int)syscall(SYS_gettid);
 	ASSERT_EQ(0, rt_set_geometry(4096, 256));
-	ASSERT_EQ(0, rt_ctl_write("ustack_depth", "8"));
-	ASSERT_EQ(0, rt_ctl_write("set_event_ustack", "sched_switch"));
-	ASSERT_EQ(0, rt_ctl_write("set_event_stack", "sched_switch"));
-	ASSERT_EQ(0, rt_ctl_write("events/sched_switch/enable", "1"));
-	ASSERT_EQ(0, rt_buf_open(&b, self->cpu));
-	m = rt_meta_load_file();
-	ASSERT_NE(NULL, m);
-	c->switch_id = rt_meta_find(m, "sched_switch");
-	c->st.def_id = rt_meta_find(m, "stack_def");
-	c->st.ref_id = rt_meta_find(m, "stack_ref");
-	ASSERT_LE(0, c->switch_id);
-	ASSERT_LE(0, c->st.def_id);
-	ASSERT_LE(0, c->st.ref_id);
+	m = stacks_on_switch(_metadata, self->cpu, "8", &b, &c->switch_id,
+			     &c->st);
 
 	ASSERT_EQ(0, rt_ctl_write("tracing_on", "1"));
 	for (i = 0; i < NR_INTERNED; i++)

@@ -235,6 +235,71 @@ ringtrace_pos_slot(const struct ringtrace_buffer *buf, unsigned long pos)
 }
 
 /*
+ * Enter this CPU's buffer (*@bufp) as a writer, one nesting level deeper:
+ * preemption off, tracing on.  False, preemption on again, when tracing
+ * is off or the writer would nest too deep (dropped and counted).  Every
+ * reservation begins here: ringtrace_reserve() and the interned stacks'
+ * own loop (module/stack.c).  A bool, not a NULL buffer: this_cpu_read()
+ * may be NULL for all the compiler knows, and the caller would test it
+ * again on the fast path.
+ */
+static __always_inline bool ringtrace_enter(struct ringtrace_buffer **bufp)
+{
+	struct ringtrace_buffer *buf;
+
+	/*
+	 * Preemption goes off before the flag is tested: stopping tracing
+	 * clears the flag and then waits for every preempt-off section with
+	 * synchronize_rcu() before it flushes or frees buffers [R3].
+	 */
+	preempt_disable_notrace();
+	if (unlikely(!READ_ONCE(ringtrace_tracing)))
+		goto off;
+	buf = this_cpu_read(ringtrace_cpu_buffer);
+	/*
+	 * local_cmpxchg() is only NMI-safe where the architecture says so;
+	 * elsewhere an NMI writer could corrupt the interrupted one's update
+	 * (compiled out on x86, arm64, ...).  Counted as lost_nested.
+	 *
+	 * The depth is read, then incremented: every writer that interrupts
+	 * us between the two has undone its own increment before we go on
+	 * (commit or drop), so what we read is still the depth we add to.
+	 */
+	if (unlikely(local_read(&buf->nesting) >= RINGTRACE_MAX_NESTING ||
+		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
+		      in_nmi()))) {
+		ringtrace_drop_nested(buf);
+		goto off;
+	}
+	local_inc(&buf->nesting);
+	*bufp = buf;
+	return true;
+off:
+	preempt_enable_notrace();
+	return false;
+}
+
+/*
+ * The record of @hlen + @payload_len bytes at @old is ours (our cmpxchg
+ * on @offset moved it past): publish its time as the clock floor, fill
+ * @r for the commit and write the event header.  Returns the payload.
+ */
+static __always_inline void *
+ringtrace_reserved(struct ringtrace_reservation *r,
+		   struct ringtrace_buffer *buf, unsigned long old,
+		   unsigned int hlen, unsigned int payload_len,
+		   unsigned int id, u64 ts)
+{
+	unsigned long rec = old & buf->buf_mask;
+
+	WRITE_ONCE(buf->last_ts, ts);
+	r->buf = buf;
+	r->slot = ringtrace_rec_slot(buf, rec);
+	r->len = hlen + payload_len;
+	return ringtrace_put_header(buf->data + rec, hlen, id, ts);
+}
+
+/*
  * The sub-buffer switch (and every drop but the nesting one), out of line.
  * The record's length is its header's plus the payload's: the header ends
  * where the payload begins.
@@ -271,7 +336,7 @@ ringtrace_reserve_hlen(struct ringtrace_reservation *r,
 		       struct ringtrace_buffer *buf, unsigned int id,
 		       unsigned int payload_len, const unsigned int hlen)
 {
-	unsigned long old, off, rec;
+	unsigned long old, off;
 	u64 ts, last;
 
 	/*
@@ -308,12 +373,7 @@ ringtrace_reserve_hlen(struct ringtrace_reservation *r,
 	} while (unlikely(local_cmpxchg(&buf->offset, old,
 					old + hlen + payload_len) != old));
 
-	WRITE_ONCE(buf->last_ts, ts);
-	rec = old & buf->buf_mask;
-	r->buf = buf;
-	r->slot = ringtrace_rec_slot(buf, rec);
-	r->len = hlen + payload_len;
-	return ringtrace_put_header(buf->data + rec, hlen, id, ts);
+	return ringtrace_reserved(r, buf, old, hlen, payload_len, id, ts);
 }
 
 /*
@@ -328,41 +388,14 @@ static __always_inline void *ringtrace_reserve(struct ringtrace_reservation *r,
 {
 	struct ringtrace_buffer *buf;
 
-	/*
-	 * Preemption goes off before the flag is tested: stopping tracing
-	 * clears the flag and then waits for every preempt-off section with
-	 * synchronize_rcu() before it flushes or frees buffers [R3].
-	 */
-	preempt_disable_notrace();
-	if (unlikely(!READ_ONCE(ringtrace_tracing)))
-		goto off;
-	buf = this_cpu_read(ringtrace_cpu_buffer);
-	/*
-	 * local_cmpxchg() is only NMI-safe where the architecture says so;
-	 * elsewhere an NMI writer could corrupt the interrupted one's update
-	 * (compiled out on x86, arm64, ...).  Counted as lost_nested.
-	 *
-	 * The depth is read, then incremented: every writer that interrupts
-	 * us between the two has undone its own increment before we go on
-	 * (commit or drop), so what we read is still the depth we add to.
-	 */
-	if (unlikely(local_read(&buf->nesting) >= RINGTRACE_MAX_NESTING ||
-		     (!IS_ENABLED(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&
-		      in_nmi()))) {
-		ringtrace_drop_nested(buf);
-		goto off;
-	}
-	local_inc(&buf->nesting);
-
+	if (unlikely(!ringtrace_enter(&buf)))
+		return NULL;
 	/* Most events: an id that fits the compact header. */
 	if (likely(id < RINGTRACE_EVENT_ID_EXTENDED))
 		return ringtrace_reserve_hlen(r, buf, id, payload_len,
 					      RINGTRACE_COMPACT_HEADER_SIZE);
 	return ringtrace_reserve_hlen(r, buf, id, payload_len,
 				      RINGTRACE_EXTENDED_HEADER_SIZE);
-off:
-	preempt_enable_notrace();
-	return NULL;
 }
 
 /* Commit count at which the generation holding @pos is complete. */

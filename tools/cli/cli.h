@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include "../../lib/ctl.h"
@@ -40,6 +41,25 @@ struct command {
 extern const struct command cmd_record, cmd_snapshot, cmd_list, cmd_report,
 	cmd_export, cmd_check, cmd_unpack, cmd_compress, cmd_stats, cmd_start,
 	cmd_stop, cmd_symbols, cmd_sql;
+
+/*
+ * Room for element @n of @arr, an array of *@cap elements of @size bytes:
+ * @arr itself, or @arr grown to twice *@cap (@first elements the first
+ * time) and *@cap updated.  NULL out of memory, @arr left as it was.
+ */
+static inline void *grow_array(void *arr, size_t *cap, size_t n, size_t size,
+			       size_t first)
+{
+	size_t want = *cap ? 2 * *cap : first;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	p = reallocarray(arr, want, size);
+	if (p)
+		*cap = want;
+	return p;
+}
 
 /* The command being run, for messages and --help. */
 extern const struct command *current_cmd;

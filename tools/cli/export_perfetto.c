@@ -1468,8 +1468,9 @@ static int lost(struct export_ctx *x, const struct rt_item *it)
 
 /*
  * FtraceStats at the start and at the end: per CPU, the events lost
- * before the first packet (they may be an earlier recording's), then all
- * lost; trace_processor shows the difference as ftrace_cpu_overrun_delta.
+ * before the first packet (a recording that took over a trace in
+ * progress counts them: include/uapi/linux/ringtrace.h), then all lost;
+ * trace_processor shows the difference as ftrace_cpu_overrun_delta.
  */
 static int put_stats(struct export_ctx *x)
 {

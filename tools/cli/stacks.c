@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,25 @@ static struct fold *folds_find(struct folds *m, const char *key)
 		return NULL;
 	m->used++;
 	return &m->slots[i];
+}
+
+/* folds_find() of the key printed from @fmt; NULL out of memory. */
+__attribute__((format(printf, 2, 3)))
+static struct fold *folds_findf(struct folds *m, const char *fmt, ...)
+{
+	struct fold *f;
+	va_list ap;
+	char *key;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&key, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	f = folds_find(m, key);
+	free(key);
+	return f;
 }
 
 static struct fold *folds_get(struct folds *m, const char *key)
@@ -766,16 +786,13 @@ const struct stack_owner *stack_tree_owner(const struct stack_tree *st,
 /* Room for one more frame (not counted yet), or NULL out of memory. */
 static struct stack_frame *new_frame(struct stack_tree *st)
 {
-	if (st->nr_frames == st->frames_cap) {
-		size_t cap = st->frames_cap ? 2 * st->frames_cap : 256;
-		struct stack_frame *p = realloc(st->frames, cap * sizeof(*p));
+	struct stack_frame *p = grow_array(st->frames, &st->frames_cap,
+					   st->nr_frames, sizeof(*p), 256);
 
-		if (!p)
-			return NULL;
-		st->frames = p;
-		st->frames_cap = cap;
-	}
-	return &st->frames[st->nr_frames];
+	if (!p)
+		return NULL;
+	st->frames = p;
+	return &p[st->nr_frames];
 }
 
 /* @ip's frame id: its function's (or its address's, with no symbol); 0 out of memory. */
@@ -784,19 +801,14 @@ static uint32_t frame_id(struct stack_tree *st, uint64_t ip)
 	struct ksym_frame f;
 	struct stack_frame *sf;
 	struct fold *e;
-	char addr[24], *key;
+	char addr[24];
 	const char *name, *mod;
 
 	ksyms_lookup(st->ks, ip, &f);
 	snprintf(addr, sizeof(addr), "0x%" PRIx64, ip);
 	name = f.name ? f.name : addr;
 	mod = f.module ? f.module : "";
-	key = malloc(strlen(name) + strlen(mod) + 2);
-	if (!key)
-		return 0;
-	sprintf(key, "%s\t%s", name, mod);
-	e = folds_find(&st->frame_ids, key);
-	free(key);
+	e = folds_findf(&st->frame_ids, "%s\t%s", name, mod);
 	if (!e)
 		return 0;
 	if (e->weight)
@@ -824,32 +836,22 @@ static uint32_t frame_id(struct stack_tree *st, uint64_t ip)
 static uint32_t map_id(struct stack_tree *st, struct stack_names *n,
 		       const struct umap_hit *h, uint64_t ip)
 {
-	char hex[2 * UMAP_BUILD_ID_MAX + 1] = "", *key;
+	char hex[2 * UMAP_BUILD_ID_MAX + 1] = "";
 	uint64_t pgoff = h->file_off - (ip - h->start), bias = 0;
 	struct stack_map *m;
 	struct fold *e;
 
 	if (h->build_id)
 		usyms_hex(h->build_id, h->build_id_len, hex);
-	key = malloc(strlen(hex) + strlen(h->path) + 24);
-	if (!key)
-		return 0;
-	sprintf(key, "%s\t%s\t%" PRIx64, hex, h->path, pgoff);
-	e = folds_find(&st->map_ids, key);
-	free(key);
+	e = folds_findf(&st->map_ids, "%s\t%s\t%" PRIx64, hex, h->path, pgoff);
 	if (!e)
 		return 0;
 	if (e->weight)
 		return (uint32_t)e->weight;
-	if (st->nr_maps == st->maps_cap) {
-		size_t cap = st->maps_cap ? 2 * st->maps_cap : 16;
-		struct stack_map *p = realloc(st->maps, cap * sizeof(*p));
-
-		if (!p)
-			return 0;
-		st->maps = p;
-		st->maps_cap = cap;
-	}
+	m = grow_array(st->maps, &st->maps_cap, st->nr_maps, sizeof(*m), 16);
+	if (!m)
+		return 0;
+	st->maps = m;
 	if (h->build_id)
 		usym_load_bias(n->us, h->build_id, h->build_id_len, h->file_off, &bias);
 	m = &st->maps[st->nr_maps];
@@ -875,7 +877,7 @@ static uint32_t map_id(struct stack_tree *st, struct stack_names *n,
 static uint32_t user_frame_id(struct stack_tree *st, struct stack_names *n,
 			      int32_t pid, uint64_t ip)
 {
-	char name[512], *key;
+	char name[512];
 	struct usym_frame f = { 0 };
 	struct stack_frame *sf;
 	struct umap_hit h;
@@ -892,13 +894,8 @@ static uint32_t user_frame_id(struct stack_tree *st, struct stack_names *n,
 		if (!(map = map_id(st, n, &h, ip)))
 			return 0;
 	}
-	key = malloc(strlen(name) + 32);
-	if (!key)
-		return 0;
 	/* Two tabs: no kernel frame's key ("name\tmodule") is one. */
-	sprintf(key, "%s\t\t%" PRIu32, name, map);
-	e = folds_find(&st->frame_ids, key);
-	free(key);
+	e = folds_findf(&st->frame_ids, "%s\t\t%" PRIu32, name, map);
 	if (!e)
 		return 0;
 	if (e->weight)
@@ -919,6 +916,7 @@ static uint32_t user_frame_id(struct stack_tree *st, struct stack_names *n,
 /* The node of @frame under @parent; 0 out of memory. */
 static uint32_t node_id(struct stack_tree *st, uint32_t parent, uint32_t frame)
 {
+	struct stack_node *p;
 	struct fold *e;
 	char key[24];
 
@@ -928,15 +926,10 @@ static uint32_t node_id(struct stack_tree *st, uint32_t parent, uint32_t frame)
 		return 0;
 	if (e->weight)
 		return (uint32_t)e->weight;
-	if (st->nr_nodes == st->nodes_cap) {
-		size_t cap = st->nodes_cap ? 2 * st->nodes_cap : 256;
-		struct stack_node *p = realloc(st->nodes, cap * sizeof(*p));
-
-		if (!p)
-			return 0;
-		st->nodes = p;
-		st->nodes_cap = cap;
-	}
+	p = grow_array(st->nodes, &st->nodes_cap, st->nr_nodes, sizeof(*p), 256);
+	if (!p)
+		return 0;
+	st->nodes = p;
 	st->nodes[st->nr_nodes] = (struct stack_node){
 		.parent = parent, .frame = frame,
 		.depth = parent ? st->nodes[parent - 1].depth + 1 : 0,

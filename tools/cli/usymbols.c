@@ -535,15 +535,10 @@ static struct debug *get_debug(struct usym_store *st, const uint8_t *id, size_t 
 			return st->dbgs[i].ok ? &st->dbgs[i] : NULL;
 	if (!dbginfo_enabled())
 		return NULL;
-	if (st->nr_dbgs == st->cap_dbgs) {
-		size_t cap = st->cap_dbgs ? 2 * st->cap_dbgs : 16;
-		struct debug *p = realloc(st->dbgs, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		st->dbgs = p;
-		st->cap_dbgs = cap;
-	}
+	d = grow_array(st->dbgs, &st->cap_dbgs, st->nr_dbgs, sizeof(*d), 16);
+	if (!d)
+		return NULL;
+	st->dbgs = d;
 	d = &st->dbgs[st->nr_dbgs++];
 	memset(d, 0, sizeof(*d));
 	memcpy(d->id, id, len);

@@ -14,9 +14,11 @@
  * content_size and the next one is looked for right there.
  *
  * Counters are the module's: events_discarded is cumulative since the
- * module was loaded or cleared, packet_seq_num counts sub-buffers since
- * then.  What the first packet of a stream already counts is reported as
- * lost "before the first packet" (it may belong to an earlier recording).
+ * recording began, packet_seq_num counts sub-buffers since then (a
+ * recording that took over a trace in progress counts from where the one
+ * before began: include/uapi/linux/ringtrace.h).  What the first packet
+ * of a stream already counts is reported as lost "before the first
+ * packet".
  *
  * Everything read is checked, metadata included -- a trace is untrusted
  * input: a corrupt trace gives an error naming the file and the byte

@@ -252,6 +252,21 @@ static const struct def *find_def(const struct cpu_defs *c, uint64_t off,
 	return &c->v[lo];
 }
 
+/* Room for @n frames in @b; false out of memory. */
+static bool ips_room(struct ips_buf *b, uint32_t n)
+{
+	uint64_t *p;
+
+	if (n <= b->cap)
+		return true;
+	p = realloc(b->v, n * sizeof(*p));
+	if (!p)
+		return false;
+	b->v = p;
+	b->cap = n;
+	return true;
+}
+
 /*
  * Frames of the def that @it's field @name (a stack_ref's) names, into @b
  * and @s; a field of 0 names none.  One that names no def of its kind in
@@ -274,14 +289,8 @@ static const struct def *take_ref(struct stackrec *sr, const struct rt_item *it,
 		sr->lost++;
 		return NULL;
 	}
-	if (d->nr > b->cap) {
-		uint64_t *p = realloc(b->v, d->nr * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		b->v = p;
-		b->cap = d->nr;
-	}
+	if (!ips_room(b, d->nr))
+		return NULL;
 	memcpy(b->v, c->pool + d->at, d->nr * sizeof(*b->v));
 	*s = (struct stack_ips){ .present = true, .nr = d->nr, .ips = b->v };
 	return d;
@@ -301,16 +310,8 @@ static bool take_ips(const struct rt_item *it, struct ips_buf *b,
 {
 	const struct rt_field_value *v = rt_item_field(it, "ips", RT_USE_INTS);
 
-	if (!v || v->count > UINT16_MAX)
+	if (!v || v->count > UINT16_MAX || !ips_room(b, (uint32_t)v->count))
 		return false;
-	if (v->count > b->cap) {
-		uint64_t *p = realloc(b->v, v->count * sizeof(*p));
-
-		if (!p)
-			return false;
-		b->v = p;
-		b->cap = (uint32_t)v->count;
-	}
 	for (uint64_t i = 0; i < v->count; i++)
 		b->v[i] = rt_field_u64(v, i);
 	*s = (struct stack_ips){ .present = true, .nr = (uint32_t)v->count, .ips = b->v };

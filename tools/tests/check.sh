@@ -10,6 +10,7 @@
 #   check_summary SUITE                          # prints the line; status 1 on failures
 #   one_line FILE                                # FILE (an error) is one line
 #   same_state BEFORE                            # the suite's state() prints BEFORE again
+#   ctl_lines FILE...                            # "FILE: value" of control files under $RT
 #   wait_for SECONDS COMMAND [ARGS...]           # until COMMAND succeeds; false after SECONDS
 #   keep_files DIR NAME                          # DIR's files into $RT_VM_OUT/NAME (a guest's results)
 
@@ -107,6 +108,15 @@ same_state() {
 	[[ $now == "$1" ]] && return 0
 	diff <(echo "$1") <(echo "$now") | sed 's/^/# /'
 	return 1
+}
+
+# ctl_lines FILE...: one "FILE: value" line per control file under $RT
+# (a suite's state()), a value of several lines joined by blanks.
+ctl_lines() {
+	local f
+	for f in "$@"; do
+		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
+	done
 }
 
 # keep_files DIR NAME: the files of DIR (not its directories) into

@@ -4,7 +4,8 @@
 # The ringtrace CLI as a user runs it, in the test guest (tools/guest-tests),
 # as root, starting with ringtrace.ko not loaded:
 #
-#   record     loads the module itself; -- CMD: CMD's exit status, each
+#   record     loads the module itself; a second record in that load
+#              counts no loss of the first's; -- CMD: CMD's exit status, each
 #              known thread's getppid calls attributed to its tid and comm,
 #              --stat's count; -F: the command's tree and nothing else;
 #              every control file as it was after a normal exit, Ctrl-C, a
@@ -92,12 +93,9 @@ note() { echo "# $*"; }
 
 # Every control file that record may change, one "name: value" line each.
 state() {
-	local f
-	for f in tracing_on mode subbuf_size num_subbufs set_event \
-		 set_event_pid event_fork set_event_stack stack_depth \
-		 set_event_cgroup; do
-		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
-	done
+	ctl_lines tracing_on mode subbuf_size num_subbufs set_event \
+		set_event_pid event_fork set_event_stack stack_depth \
+		set_event_cgroup
 }
 
 # same_lines WANT GOT: the files are equal, WANT not empty (two failures
@@ -136,6 +134,37 @@ test_loads_module() {
 	check "record printed where the trace is" grep -q "ringtrace report $out" "$W/t0.out"
 	check "record's summary has a 'CPU n: N events lost' line per CPU" \
 		grep -qE '^CPU 0: [0-9]+ events lost' "$W/t0.out"
+}
+
+# A second record in test_loads_module's module load: its packets are its
+# own, numbered from the recording's start, so none of the first one's
+# counts as lost before its first packet (every CPU wrote in the first),
+# and ringtraced's summary counts its own events, not the first's.
+test_second_record() {
+	local out=$W/t0b c cpus=0 n d
+	"$CLI" report "$W/t0" 2>/dev/null | events_only >"$W/t0.events"
+	for ((c = 0; c < $(nproc); c++)); do
+		grep -q "^\[[0-9.]*\] cpu$c " "$W/t0.events" && cpus=$((cpus + 1))
+	done
+	check "second record: the first recording wrote on all $(nproc) CPUs ($cpus)" \
+		test "$cpus" -eq "$(nproc)"
+	"$CLI" record -o "$out" -- true >"$W/t0b.out" 2>"$W/t0b.err"
+	check "second record in one module load exits 0" test $? -eq 0
+	"$CLI" report --stat "$out" >"$W/t0b.stat" 2>&1
+	check "second record: --stat has a losses line per CPU" \
+		test "$(grep -cE '^  CPU [0-9]+: ' "$W/t0b.stat")" -eq "$(nproc)"
+	check "second record: no CPU lost events or packets: $(grep -E '^  CPU [0-9]+: ' "$W/t0b.stat" | grep -vE ': 0 events lost, 0 packets lost' | head -n 1)" \
+		test "$(grep -E '^  CPU [0-9]+: ' "$W/t0b.stat" | grep -cvE ': 0 events lost, 0 packets lost')" -eq 0
+	"$CLI" report "$out" >"$W/t0b.report" 2>&1
+	check "second record: report prints no loss before the first packet" \
+		test "$(grep -c -- '-- lost' "$W/t0b.report")" -eq 0
+	# ringtraced's summary counts this recording's events too.
+	for ((c = 0; c < $(nproc); c++)); do
+		n=$(events_only <"$W/t0b.report" | grep -c "^\[[0-9.]*\] cpu$c ")
+		d=$(sed -nE "s/^CPU $c: 0 events lost \(.*\); ([0-9]+) written, ([0-9]+) delivered$/\1 \2/p" "$W/t0b.out")
+		check "second record: CPU $c's summary: written and delivered its $n events ($d)" \
+			test "$d" = "$n $n"
+	done
 }
 
 # A state that is not the default, so that a restore to defaults fails.
@@ -1872,7 +1901,7 @@ test_hosts() {
 
 # In this order: test_hosts merges test_attribution's and test_follow's
 # traces.
-ALL_TESTS="test_loads_module set_odd_state test_attribution test_syscall_args
+ALL_TESTS="test_loads_module test_second_record set_odd_state test_attribution test_syscall_args
 	test_follow test_hosts test_sigmask test_ctrl_c test_stop_signals
 	test_sigkill_restores test_sigkill_trigger test_sigkill_all
 	test_term_signals test_relay_once test_pkill_once test_start_stop

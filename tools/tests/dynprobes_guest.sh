@@ -80,11 +80,8 @@ BLACK=notify_die
 
 # Every control file record may change, and the probes.
 state() {
-	local f
-	for f in tracing_on mode subbuf_size num_subbufs set_event \
-		 set_event_pid event_fork probe_events; do
-		printf '%s: %s\n' "$f" "$(tr '\n' ' ' <"$RT/$f")"
-	done
+	ctl_lines tracing_on mode subbuf_size num_subbufs set_event \
+		set_event_pid event_fork probe_events
 	printf 'kprobes: %s\n' "$(tr '\n' ' ' 2>/dev/null <"$KLIST")"
 }
 

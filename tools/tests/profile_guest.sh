@@ -27,6 +27,21 @@ export RINGTRACED=$REPO/daemon/ringtraced
 
 note() { echo "# $*"; }
 
+# dump_maps_check NAME PID BINARY: $W/NAME.txt, the report of a record
+# --mmap -p PID, holds PID's mappings from the state dump (DUMP), each line
+# of $W/NAME.maps (the workload's /proc/self/maps) with readelf's build-id,
+# BINARY's among them (umap_check.py), and no other process's.
+dump_maps_check() {
+	local name=$1 pid=$2
+	"$REPO/tools/tests/umap_check.py" "$W/$name.txt" "$W/$name.maps" \
+		--flags-set 0x1 --flags-clear 0xc \
+		--need "$3" ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
+		>"$W/$name.check" 2>&1
+	check_output "$W/$name.check" $?
+	check "$name: only the pid filter's process (-p)" \
+		eval '! grep " user_mmap: " "$W/$name.txt" | grep -vq "pid=$pid, "'
+}
+
 main() {
 	local part name t0
 	note "kernel $KVER, $(nproc) CPUs, work in $W"

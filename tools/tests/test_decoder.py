@@ -2256,11 +2256,10 @@ def kstack(*ips):
     return struct.pack('<H', len(ips)) + b''.join(struct.pack('<Q', i) for i in ips)
 
 
-def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
-    """write_trace() of @events in one stream, with kernel_stack and
-    user_stack declared as the module declares them (ips hex), and its
-    symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
-    write_trace(d, evdefs, [events])
+def hex_ips(d, ksyms=None):
+    """The stacks' ips of trace @d declared as the module declares them
+    (hex), and its symbols file (zstd): @ksyms text or raw bytes, or none
+    (None)."""
     meta = os.path.join(d, 'metadata')
     with open(meta) as f:
         text = f.read()
@@ -2271,6 +2270,14 @@ def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
         with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
             f.write(raw_zstd_frame(ksyms.encode()) if isinstance(ksyms, str) else ksyms)
     return d
+
+
+def hex_stack_trace(d, evdefs, events, ksyms=KSYMS):
+    """write_trace() of @events in one stream, with kernel_stack and
+    user_stack declared as the module declares them (ips hex), and its
+    symbols file (zstd): KSYMS, or none (None), or these raw bytes."""
+    write_trace(d, evdefs, [events])
+    return hex_ips(d, ksyms)
 
 
 def stack_trace(d, events, ksyms=KSYMS):
@@ -2523,15 +2530,7 @@ def intern_trace(d, packets, ksyms=KSYMS, untimed=False):
     the refs untimed, as today's module writes them (older ones: timed)."""
     write_trace(d, INTERN_EVENTS, [intern_packet(p, untimed) for p in packets],
                 untimed=REF_ID if untimed else None)
-    meta = os.path.join(d, 'metadata')
-    with open(meta) as f:
-        text = f.read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
-    with open(os.path.join(d, '.ringtrace-ksyms.zst'), 'wb') as f:
-        f.write(raw_zstd_frame(ksyms.encode()))
-    return d
+    return hex_ips(d, ksyms)
 
 
 USTACK_A = (0, UTEXT + 0x10, UTEXT + 0x234, UTEXT + 0x456)
@@ -3840,11 +3839,7 @@ def export_lttng_stacks(ctx):
     with open(os.path.join(d, 'cpu1'), 'wb') as f:
         f.write(make_packet(bytes(range(16)), 1, 0,
                             [e for c, e in LTTNG_STACK_EVENTS if c == 1]))
-    meta = os.path.join(d, 'metadata')
-    text = open(meta).read()
-    with open(meta, 'w') as f:
-        f.write(text.replace('uint64_t ips[depth];', 'integer { size = 64; '
-                             'align = 8; signed = false; base = 16; } ips[depth];'))
+    hex_ips(d)
     out, info, r = lttng_export(ctx, d)
     check(r.stderr == '', 'export: nothing said: %r' % r.stderr)
     # No symbols in the trace: report prints every frame as its address.
@@ -4953,6 +4948,32 @@ def user_frames(out, cap):
     return frames, notes
 
 
+def switch_out_frames(out, cap):
+    """The addresses printed under each of the capture's switch-outs, in
+    order: one list per switch-out."""
+    lines = out.splitlines()
+    got = []
+    for i in [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]:
+        frames = []
+        for l in lines[i + 1:]:
+            a = frame_addr(l, cap)
+            if a is None:
+                break
+            frames.append(a)
+        got.append(frames)
+    return got
+
+
+def capture_copy(cap, at, back):
+    """The capture switched out at @at with its stack copy, and back in at
+    @at + @back."""
+    pid = cap['pid']
+    return [(at, 1, kswitch('capture', pid, 'swapper/0', 0)),
+            (at, UCOPY_ID, gentrace.user_stack_copy(cap['ip'], cap['sp'],
+                                                    cap['bp'], cap['stack'])),
+            (at + back, 1, kswitch('swapper/0', 0, 'capture', pid))]
+
+
 def ucopy_seed_trace(d):
     """The fuzzer's seed gen-ucopy: a process's mapping (a build-id no
     binary has), then two switch-outs with copies: one cut by a fault, one
@@ -5343,10 +5364,7 @@ def ucopy_mappings_change(ctx):
                 for k, (lo, hi, off, path, _) in enumerate(own)]
 
     def copy(at):
-        return [(at, 1, kswitch('capture', pid, 'swapper/0', 0)),
-                (at, UCOPY_ID, gentrace.user_stack_copy(cap['ip'], cap['sp'],
-                                                        cap['bp'], cap['stack'])),
-                (at + 100, 1, kswitch('swapper/0', 0, 'capture', pid))]
+        return capture_copy(cap, at, 100)
     ev += copy(2000) + mapped(2500, own[0][4]) + copy(3000)
     ev += mapped(3500, bytes(range(0x60, 0x74))) + copy(4000)
     ev += mapped(4500, own[0][4]) + copy(5000)
@@ -5354,18 +5372,8 @@ def ucopy_mappings_change(ctx):
     r = rt('report', '--binaries', cap['bindir'], d, asan=True)
     clean_run(r, 'report of copies as the mappings change')
     check(r.returncode == 0, 'report: exit %d: %s' % (r.returncode, r.stderr))
-    lines = r.stdout.splitlines()
-    starts = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
-    check(len(starts) == 4, 'four switch-outs: %s' % r.stdout[-2000:])
-    got = []
-    for i in starts:
-        frames = []
-        for l in lines[i + 1:]:
-            a = frame_addr(l, cap)
-            if a is None:
-                break
-            frames.append(a)
-        got.append(frames)
+    got = switch_out_frames(r.stdout, cap)
+    check(len(got) == 4, 'four switch-outs: %s' % r.stdout[-2000:])
     def in_callers(a):
         return any(cap['funcs'][n][0] <= a < cap['funcs'][n][1] for n in ('b', 'a', 'main'))
     for k in (0, 2):
@@ -5418,10 +5426,7 @@ def ucopy_mappings_in_time(ctx):
             who, m[0], m[1], m[2], cap['bids'][os.path.realpath(m[3])], m[3]))
 
     def copy_out(t):
-        return [(t, 1, kswitch('capture', pid, 'swapper/0', 0)),
-                (t, UCOPY_ID, gentrace.user_stack_copy(
-                    cap['ip'], cap['sp'], cap['bp'], cap['stack'])),
-                (t + 50, 1, kswitch('swapper/0', 0, 'capture', pid))]
+        return capture_copy(cap, t, 50)
     ev = [(1000, 1, kswitch('swapper/0', 0, 'capture', pid))]
     ev += [mmap_ev(1100 + i, m) for i, m in enumerate(maps) if m not in exe]
     ev += copy_out(2000)
@@ -5433,18 +5438,8 @@ def ucopy_mappings_in_time(ctx):
     r = rt('report', '--binaries', cap['bindir'], d, asan=True)
     clean_run(r, 'report')
     check(r.returncode == 0, 'report: %d %s' % (r.returncode, r.stderr))
-    lines = r.stdout.splitlines()
-    outs = [k for k, l in enumerate(lines) if 'prev_comm="capture"' in l]
-    check(len(outs) == 3, 'three switch-outs: %s' % r.stdout[-1500:])
-    got = []
-    for k in outs:
-        frames = []
-        for l in lines[k + 1:]:
-            a = frame_addr(l, cap)
-            if a is None:
-                break
-            frames.append(a)
-        got.append(frames)
+    got = switch_out_frames(r.stdout, cap)
+    check(len(got) == 3, 'three switch-outs: %s' % r.stdout[-1500:])
     lo, hi = cap['funcs']['main']
     check(len(got[0]) < 4 and len(got[1]) < 4,
           'no binary mapped yet: %s' % [[hex(f) for f in g] for g in got])

@@ -91,8 +91,14 @@
  * naturally aligned, exactly as the TSDL in the `metadata` file declares.
  * timestamp_* are nanoseconds of the trace clock (CLOCK_MONOTONIC via the
  * NMI-safe fast accessor); sizes are in bits as CTF wants them.
- * events_discarded is a per-CPU cumulative count of lost events: the
- * difference between two consecutive packets is what was lost between them.
+ * packet_seq_num and events_discarded count from the start of the
+ * recording: packets before this one and events lost so far, on this CPU.
+ * The difference between two consecutive packets is what was lost between
+ * them.  A recording starts when a consumer opens a CPU's buffer file with
+ * tracing off and nothing left in the buffer (as ringtraced does); one
+ * that opens it while tracing is on, or with packets left, reads on in the
+ * numbering of the recording before, and its first packet counts what
+ * that one took or lost.
  * packet_size equals content_size: a packet is exactly the content_size
  * bytes GET_SUBBUF reports, with no padding to copy or store.
  */
@@ -107,8 +113,8 @@ struct ringtrace_packet_header {
 	__u64 timestamp_end;		/* >= last event's timestamp */
 	__u64 content_size;		/* bits of header + events */
 	__u64 packet_size;		/* bits: == content_size, see below */
-	__u64 packet_seq_num;		/* position / subbuf_size */
-	__u64 events_discarded;		/* cumulative lost events */
+	__u64 packet_seq_num;		/* packets before it, see above */
+	__u64 events_discarded;		/* cumulative lost events, see above */
 	__u32 cpu_id;
 	__u32 events;			/* records: events, stack trailers */
 };

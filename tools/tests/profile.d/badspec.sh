@@ -10,12 +10,9 @@
 # unknown probe) the usdt part's.
 
 badspec_state() {
-	local f
-	for f in sample_hz ustack_mode ustack_size mmap_events mmap_dump \
-		 set_event set_event_stack set_event_ustack tracing_on \
-		 probe_events; do
-		printf '%s: %s\n' "$f" "$(<"$RT/$f")"
-	done
+	ctl_lines sample_hz ustack_mode ustack_size mmap_events mmap_dump \
+		set_event set_event_stack set_event_ustack tracing_on \
+		probe_events
 }
 
 # badspec_refused WHAT MESSAGE OPTION...: record OPTION... -- true fails

@@ -35,11 +35,5 @@ profile_leaderexit() {
 	wait $pid 2>/dev/null
 	"$CLI" report "$out" >"$out.txt" 2>"$out.report.err"
 	check "leaderexit: report reads the trace" test $? -eq 0
-	"$REPO/tools/tests/umap_check.py" "$out.txt" "$out.maps" \
-		--flags-set 0x1 --flags-clear 0xc \
-		--need umap-workload ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
-		>"$out.check" 2>&1
-	check_output "$out.check" $?
-	check "leaderexit: only the pid filter's process (-p)" \
-		eval '! grep " user_mmap: " "$out.txt" | grep -vq "pid=$pid, "'
+	dump_maps_check leaderexit "$pid" umap-workload
 }

@@ -131,24 +131,27 @@ umap_pool() {
 		test "$(umap_stat in_flight) $(cat /sys/module/ringtrace/refcnt)" = "0 0"
 }
 
-umap_dump() {
-	local pid
-	"$umap_wl" sleep 60 "$W/umap-dump.maps" &
+# umap_sleeper PART WORKLOAD: WORKLOAD (umap-workload or a copy) sleeping
+# since before a recording with --mmap -p of it, into $W/umap-PART: its
+# mappings from the state dump, and no other process's (dump_maps_check).
+# 1 if it did not start.
+umap_sleeper() {
+	local part=$1 wl=$2 pid
+	"$wl" sleep 60 "$W/umap-$part.maps" &
 	pid=$!
-	setup "umap dump: a umap-workload sleeping before the recording" \
-		wait_for 10 grep -q "^pid $pid" "$W/umap-dump.maps" || { kill $pid; return; }
+	setup "umap $part: ${wl##*/} sleeping before the recording" \
+		wait_for 10 grep -q "^pid $pid" "$W/umap-$part.maps" ||
+		{ kill $pid; return 1; }
 	sleep 0.2
-	setup "umap dump: record --mmap -p $pid" \
-		umap_record umap-dump -p "$pid" --duration 1s
+	setup "umap $part: record --mmap -p $pid" \
+		umap_record "umap-$part" -p "$pid" --duration 1s
 	kill $pid
 	wait $pid 2>/dev/null
-	"$REPO/tools/tests/umap_check.py" "$W/umap-dump.txt" "$W/umap-dump.maps" \
-		--flags-set 0x1 --flags-clear 0xc \
-		--need umap-workload ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
-		>"$W/umap-dump.check" 2>&1
-	check_output "$W/umap-dump.check" $?
-	check "umap dump: only the pid filter's process (-p)" \
-		eval '! grep " user_mmap: " "$W/umap-dump.txt" | grep -vq "pid=$pid, "'
+	dump_maps_check "umap-$part" "$pid" "${wl##*/}"
+}
+
+umap_dump() {
+	umap_sleeper dump "$umap_wl" || return
 	[[ -e /sys/kernel/debug/kprobes/list ]] ||
 		check "umap dump: without kprobes, record --mmap says later mappings are not recorded" \
 			grep -q "mappings after the start are not recorded on this kernel" \
@@ -156,24 +159,11 @@ umap_dump() {
 }
 
 umap_tmpfs() {
-	local pid wl=$W/umap-tmpfs-wl
+	local wl=$W/umap-tmpfs-wl
 	check "umap tmpfs: the copy's directory is tmpfs" \
 		test "$(stat -f -c %T "$W")" = tmpfs
 	cp "$umap_wl" "$wl"
-	"$wl" sleep 60 "$W/umap-tmpfs.maps" &
-	pid=$!
-	setup "umap tmpfs: a copy of umap-workload in tmpfs, sleeping" \
-		wait_for 10 grep -q "^pid $pid" "$W/umap-tmpfs.maps" || { kill $pid; return; }
-	sleep 0.2
-	setup "umap tmpfs: record --mmap -p $pid" \
-		umap_record umap-tmpfs -p "$pid" --duration 1s
-	kill $pid
-	wait $pid 2>/dev/null
-	"$REPO/tools/tests/umap_check.py" "$W/umap-tmpfs.txt" "$W/umap-tmpfs.maps" \
-		--flags-set 0x1 --flags-clear 0xc \
-		--need umap-tmpfs-wl ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
-		>"$W/umap-tmpfs.check" 2>&1
-	check_output "$W/umap-tmpfs.check" $?
+	umap_sleeper tmpfs "$wl"
 }
 
 umap_list() {
