@@ -179,7 +179,7 @@ static inline void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id,
  * (in the path that takes it, shrink-wrapped): [0] the caller's rbp,
  * [1] the return address into the caller.
  */
-#ifdef CONFIG_X86_64
+#if defined(CONFIG_X86_64) && defined(CONFIG_UNWINDER_ORC)
 #define RTR_PROBE_FRAME()	((const unsigned long *)__builtin_frame_address(0))
 #else
 #define RTR_PROBE_FRAME()	NULL

@@ -323,35 +323,39 @@ static __always_inline bool rtr_ret_hooked(void)
  * arch_stack_walk()'s and stack_trace_save()'s own frames and a
  * callback per frame.
  *
- * With @frame, a tracepoint probe's (RTR_PROBE_FRAME()), the walk starts
- * at the probe's caller instead, from the registers it had at its call
- * of the probe, given as an interrupt's: ip the call instruction (ORC
- * looks a signal frame's ip up as is, a return address at ip - 1: the
- * same entry), sp past the return address, bp as the probe saved it.
- * Then no frame of ours (module text, whose ORC lookup is a
- * __module_address() search, two thirds of a sched_switch's walk) is
- * unwound, and rtr_stack_cut() finds none to cut.  The frames stored are
- * the same: the probe's return address first (a tracepoint's call site,
- * or the BPF trampoline that called the probe: kernel text either way),
- * then what the unwinder finds from there.  @frame lies above this function's on
- * the stack we run on, which nothing else writes while we run, whatever
- * the context (task, IRQ, NMI; preemptible on PREEMPT_RT, where the
- * stack moves with us).  Returns the frames stored.
+ * With @frame, a tracepoint probe's (RTR_PROBE_FRAME()), and ORC (the
+ * unwinder of every kernel ringtrace is tested on), the walk starts at
+ * the probe's caller instead, from the registers it had at its call of
+ * the probe, given as an interrupt's: ip the call instruction (ORC looks
+ * a signal frame's ip up as is, a return address at ip - 1: the same
+ * entry), sp past the return address, bp as the probe saved it; the
+ * other registers zero (ORC reads one only where a stack is realigned,
+ * never at a call, which clobbers them).  Then no frame of ours is
+ * unwound (module text, whose ORC entry is found by a __module_address()
+ * search: 41 % of a sched_switch's walk went there) nor cut.  The frames
+ * stored are the same: the probe's return address first (a tracepoint's
+ * call site, or the BPF trampoline that called the probe: kernel text
+ * either way), then what the unwinder finds from there.  @frame is on the stack we run on, above our frame: nothing
+ * else writes it while we run, in any context, preempted or not.
+ * Returns the frames stored; *@cut says whether rtr_stack_cut() is due.
  */
 static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
 						    unsigned int depth,
-						    const unsigned long *frame)
+						    const unsigned long *frame,
+						    bool *cut)
 {
 #ifdef CONFIG_X86_64
 	struct unwind_state state;
 	unsigned int max = depth + RTR_STACK_OWN_FRAMES, nr = 0;
 	unsigned long addr;
 
+	*cut = true;
 	/*
 	 * A probe that tail-called rtr_stack_reserve_at() (no frame of its
 	 * own left) would give this function's frame: then the long way.
 	 */
-	if (frame && frame > (unsigned long *)__builtin_frame_address(0) &&
+	if (IS_ENABLED(CONFIG_UNWINDER_ORC) && frame &&
+	    frame > (unsigned long *)__builtin_frame_address(0) &&
 	    !rtr_ret_hooked()) {
 		struct pt_regs regs = {
 			.ip = READ_ONCE_NOCHECK(frame[1]) - 1,
@@ -361,6 +365,7 @@ static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
 			.flags = X86_EFLAGS_FIXED,
 		};
 
+		*cut = false;
 		max = depth;
 		ips[nr++] = regs.ip + 1;
 		unwind_start(&state, current, &regs, NULL);
@@ -375,6 +380,7 @@ static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
 	}
 	return nr;
 #else
+	*cut = true;
 	return stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
 #endif
 }
@@ -582,6 +588,7 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
 	unsigned int level, nr, skip, tail = 0;
 	unsigned long *ips;
+	bool cut;
 	void *pl;
 
 	preempt_disable_notrace();
@@ -600,8 +607,8 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	w->nr = 0;
 	if (kstack) {
 		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
-		nr = rtr_kstack_save(ips, depth, frame);
-		skip = rtr_stack_cut(ips, &nr, cut_ip);
+		nr = rtr_kstack_save(ips, depth, frame, &cut);
+		skip = cut ? rtr_stack_cut(ips, &nr, cut_ip) : 0;
 		if (nr) {
 			w->ips = ips + skip;
 			w->nr = min(nr, depth);
