@@ -292,10 +292,10 @@ static unsigned int rtr_ucopy_save(struct rtr_rsv *w, unsigned int level)
 
 /*
  * True when a return address on current's stack may have been replaced
- * by a trampoline (the function graph tracer's, a kretprobe's or
- * fprobe's rethook), which the unwinder maps back and a probe's
- * __builtin_return_address() would not.  Any such return will do: only
- * the probe's matters, and then the walk takes the long way.
+ * by a trampoline's (the function graph tracer's, a kretprobe's or an
+ * fprobe's rethook), which the unwinder maps back and a probe's frame
+ * gives as is.  Only the probe's own return matters, but any one of the
+ * task's sends the walk the long way: cheaper to tell.
  */
 static __always_inline bool rtr_ret_hooked(void)
 {
@@ -333,10 +333,11 @@ static __always_inline bool rtr_ret_hooked(void)
  * never at a call, which clobbers them).  Then no frame of ours is
  * unwound (module text, whose ORC entry is found by a __module_address()
  * search: 41 % of a sched_switch's walk went there) nor cut.  The frames
- * stored are the same: the probe's return address first (a tracepoint's
- * call site, or the BPF trampoline that called the probe: kernel text
- * either way), then what the unwinder finds from there.  @frame is on the stack we run on, above our frame: nothing
- * else writes it while we run, in any context, preempted or not.
+ * stored are those of the walk from the probe: the probe's return
+ * address first (a tracepoint's call site, or the BPF trampoline that
+ * called the probe: kernel text either way), then what the unwinder
+ * finds from there.  @frame is on the stack we run on, above our frame:
+ * nothing else writes it while we run, in any context, preempted or not.
  * Returns the frames stored; *@cut says whether rtr_stack_cut() is due.
  */
 static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
