@@ -162,7 +162,7 @@ extern unsigned int rtr_ustack_depth;
 
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 			   unsigned int len, bool kstack, u8 ustack,
-			   unsigned long cut_ip);
+			   unsigned long cut_ip, const unsigned long *frame);
 bool rtr_stack_busy(void);
 
 /* A probe's stacks: the kernel one starts where the probe was hit. */
@@ -170,8 +170,21 @@ static inline void *rtr_stack_reserve(struct rtr_rsv *w, unsigned int id,
 				      unsigned int len, bool kstack,
 				      u8 ustack)
 {
-	return rtr_stack_reserve_at(w, id, len, kstack, ustack, 0);
+	return rtr_stack_reserve_at(w, id, len, kstack, ustack, 0, NULL);
 }
+
+/*
+ * The frame of the tracepoint probe that expands this, for its kernel
+ * stack to be walked from the probe's caller on (stack.c,
+ * rtr_kstack_save()).  It makes GCC keep a frame pointer in the probe
+ * (in the path that takes it, shrink-wrapped): [0] the caller's rbp,
+ * [1] the return address into the caller.
+ */
+#if defined(CONFIG_X86_64) && defined(CONFIG_UNWINDER_ORC)
+#define RTR_PROBE_FRAME()	((const unsigned long *)__builtin_frame_address(0))
+#else
+#define RTR_PROBE_FRAME()	NULL
+#endif
 
 void rtr_stack_commit(struct rtr_rsv *w);
 void rtr_commit_slow(struct rtr_rsv *w);
@@ -196,8 +209,10 @@ static __always_inline void *rtr_reserve(struct rtr_rsv *w, const void *data,
 	bool kstack = READ_ONCE(p->stack), ustack = READ_ONCE(p->ustack);
 
 	if (unlikely(kstack | ustack))
-		return rtr_stack_reserve(w, p->event.id, len, kstack,
-					 ustack ? RTR_USTACK_ON : RTR_USTACK_OFF);
+		return rtr_stack_reserve_at(w, p->event.id, len, kstack,
+					    ustack ? RTR_USTACK_ON :
+						     RTR_USTACK_OFF,
+					    0, kstack ? RTR_PROBE_FRAME() : NULL);
 	return ringtrace_reserve(&w->r, p->event.id, len);
 }
 

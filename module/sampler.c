@@ -179,7 +179,7 @@ static void rtr_sample(struct rtr_sampler_cpu *sc, struct task_struct *t)
 		p = rtr_stack_reserve_at(&w, rtr_sample_event.id, sizeof(*p),
 					 mode == RTR_SAMPLE_KERNEL,
 					 RTR_USTACK_ON,
-					 instruction_pointer(regs));
+					 instruction_pointer(regs), NULL);
 	if (!p)
 		return;
 	p->tid = t->pid;

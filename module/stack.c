@@ -75,8 +75,9 @@
  * up to RINGTRACE_USTACK_COPY_MAX bytes each: vmalloc()ed when ustack_mode
  * first becomes "copy", kept until the module goes.
  *
- * The first kernel frames are the probe's own, in ringtrace.ko: they are
- * cut, so a stack starts at the code that hit the tracepoint.  The
+ * A stack starts at the code that hit the tracepoint: a tracepoint probe's
+ * walk starts at its caller (rtr_kstack_save()); a probe's own frames, in
+ * ringtrace.ko, where the walk starts here, are cut.  The
  * sampler's (sampler.c) walk starts in its timer's interrupt and crosses
  * the interrupt frame: there everything up to the interrupted ip is cut,
  * so its stack starts where the CPU was.  A task
@@ -295,24 +296,89 @@ static unsigned int rtr_ucopy_save(struct rtr_rsv *w, unsigned int level)
 }
 
 /*
- * The current kernel stack into @ips, at most @max frames: what
- * stack_trace_save(@ips, @max, 0) stores, unwound from this function's
- * caller's frame (inlined: rtr_stack_reserve_at()).  On x86-64 the
- * unwinder is driven here as arch_stack_walk() drives it, which spares
- * the unwinding of arch_stack_walk()'s and stack_trace_save()'s own
- * frames and a callback per frame: a fifth of the instructions of a
- * sched_switch's walk (seven frames kept).
+ * True when a return address on current's stack may have been replaced
+ * by a trampoline's (the function graph tracer's, a kretprobe's or an
+ * fprobe's rethook), which the unwinder maps back and a probe's frame
+ * gives as is.  Only the probe's own return matters, but any one of the
+ * task's sends the walk the long way: cheaper to tell.
+ */
+static __always_inline bool rtr_ret_hooked(void)
+{
+#ifdef CONFIG_FUNCTION_GRAPH_TRACER
+	if (READ_ONCE(current->curr_ret_depth) >= 0)
+		return true;
+#endif
+#ifdef CONFIG_RETHOOK
+	if (!llist_empty(&current->rethooks))
+		return true;
+#endif
+#if defined(CONFIG_KRETPROBES) && !defined(CONFIG_KRETPROBE_ON_RETHOOK)
+	if (!llist_empty(&current->kretprobe_instances))
+		return true;
+#endif
+	return false;
+}
+
+/*
+ * The current kernel stack into @ips, at most @depth frames and the ones
+ * of ours rtr_stack_cut() will cut: what stack_trace_save() stores,
+ * unwound from this function's caller's frame (inlined:
+ * rtr_stack_reserve_at()).  On x86-64 the unwinder is driven here as
+ * arch_stack_walk() drives it, which spares the unwinding of
+ * arch_stack_walk()'s and stack_trace_save()'s own frames and a
+ * callback per frame.
+ *
+ * With @frame, a tracepoint probe's (RTR_PROBE_FRAME()), and ORC (the
+ * unwinder of every kernel ringtrace is tested on), the walk starts at
+ * the probe's caller instead, from the registers it had at its call of
+ * the probe, given as an interrupt's: ip the call instruction (ORC looks
+ * a signal frame's ip up as is, a return address at ip - 1: the same
+ * entry), sp past the return address, bp as the probe saved it; the
+ * other registers zero (ORC reads one only where a stack is realigned,
+ * never at a call, which clobbers them).  Then no frame of ours is
+ * unwound (module text, whose ORC entry is found by a __module_address()
+ * search: 41 % of a sched_switch's walk went there) nor cut.  The frames
+ * stored are those of the walk from the probe: the probe's return
+ * address first (a tracepoint's call site, or the BPF trampoline that
+ * called the probe: kernel text either way), then what the unwinder
+ * finds from there.  @frame is on the stack we run on, above our frame:
+ * nothing else writes it while we run, in any context, preempted or not.
+ * Returns the frames stored; *@cut says whether rtr_stack_cut() is due.
  */
 static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
-						    unsigned int max)
+						    unsigned int depth,
+						    const unsigned long *frame,
+						    bool *cut)
 {
 #ifdef CONFIG_X86_64
 	struct unwind_state state;
-	unsigned int nr = 0;
+	unsigned int max = depth + RTR_STACK_OWN_FRAMES, nr = 0;
 	unsigned long addr;
 
-	for (unwind_start(&state, current, NULL, NULL);
-	     nr < max && !unwind_done(&state); unwind_next_frame(&state)) {
+	*cut = true;
+	/*
+	 * A probe that tail-called rtr_stack_reserve_at() (no frame of its
+	 * own left) would give this function's frame: then the long way.
+	 */
+	if (IS_ENABLED(CONFIG_UNWINDER_ORC) && frame &&
+	    frame > (unsigned long *)__builtin_frame_address(0) &&
+	    !rtr_ret_hooked()) {
+		struct pt_regs regs = {
+			.ip = READ_ONCE_NOCHECK(frame[1]) - 1,
+			.sp = (unsigned long)(frame + 2),
+			.bp = READ_ONCE_NOCHECK(frame[0]),
+			.cs = __KERNEL_CS,
+			.flags = X86_EFLAGS_FIXED,
+		};
+
+		*cut = false;
+		max = depth;
+		ips[nr++] = regs.ip + 1;
+		unwind_start(&state, current, &regs, NULL);
+	} else {
+		unwind_start(&state, current, NULL, NULL);
+	}
+	for (; nr < max && !unwind_done(&state); unwind_next_frame(&state)) {
 		addr = unwind_get_return_address(&state);
 		if (!addr)
 			break;
@@ -320,7 +386,8 @@ static __always_inline unsigned int rtr_kstack_save(unsigned long *ips,
 	}
 	return nr;
 #else
-	return stack_trace_save(ips, max, 0);
+	*cut = true;
+	return stack_trace_save(ips, depth + RTR_STACK_OWN_FRAMES, 0);
 #endif
 }
 
@@ -494,18 +561,21 @@ slow:
 /*
  * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
  * trailers: the kernel's with @kstack (cut at @cut_ip when not 0, see
- * rtr_stack_cut()), the user's as @ustack says (RTR_USTACK_*).
+ * rtr_stack_cut(); or walked from the caller of the probe whose @frame
+ * this is, see rtr_kstack_save()), the user's as @ustack says
+ * (RTR_USTACK_*).
  * RTR_RSV_STACK in @w->slow when there is a trailer to commit.  Returns
  * the payload, or NULL (nothing to commit).
  */
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 			   unsigned int len, bool kstack, u8 ustack,
-			   unsigned long cut_ip)
+			   unsigned long cut_ip, const unsigned long *frame)
 {
 	struct rtr_stack_def_head kh = {}, uh = {};
 	unsigned int depth = READ_ONCE(rtr_stack_depth);
 	unsigned int level, nr, skip, tail = 0;
 	unsigned long *ips;
+	bool cut;
 	void *pl;
 
 	preempt_disable_notrace();
@@ -524,8 +594,8 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	w->nr = 0;
 	if (kstack) {
 		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
-		nr = rtr_kstack_save(ips, depth + RTR_STACK_OWN_FRAMES);
-		skip = rtr_stack_cut(ips, &nr, cut_ip);
+		nr = rtr_kstack_save(ips, depth, frame, &cut);
+		skip = cut ? rtr_stack_cut(ips, &nr, cut_ip) : 0;
 		if (nr) {
 			w->ips = ips + skip;
 			w->nr = min(nr, depth);
