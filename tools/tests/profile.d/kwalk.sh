@@ -18,25 +18,6 @@
 readonly KWALK_T=/sys/kernel/tracing
 readonly KWALK_INST=$KWALK_T/instances/rt-kwalk
 
-# kwalk_canon FILE...: each NAME+0xOFF in the FILEs renamed to the first
-# name /proc/kallsyms gives NAME's address: report and ftrace may pick
-# different aliases (__schedule or __sched_text_start on the debug
-# kernel, __x86_indirect_thunk_array or _rax on 6.12-rt).
-kwalk_canon() {
-	python3 - "$@" <<'PY'
-import re, sys
-first, canon = {}, {}
-for line in open('/proc/kallsyms'):
-    w = line.split()
-    if len(w) >= 3 and int(w[0], 16):
-        canon[w[2]] = first.setdefault(w[0], w[2])
-tok = re.compile(r'(?<![\w.])([A-Za-z_.][\w.]*)(?=\+0x[0-9a-f]+)')
-for p in sys.argv[1:]:
-    s = open(p).read()
-    open(p, 'w').write(tok.sub(lambda m: canon.get(m.group(1), m.group(1)), s))
-PY
-}
-
 profile_kwalk() {
 	local wl=$REPO/tools/tests/ustack-workload d=$W tid nrt nft neq hits
 	declare -F ustack_ftrace_compare >/dev/null ||
@@ -68,7 +49,7 @@ profile_kwalk() {
 	[[ -d $d/kwalk-rec ]] || { cat "$d/kwalk-record.err"; return; }
 	"$CLI" report "$d/kwalk-rec" >"$d/kwalk-report" 2>"$d/kwalk-report.err"
 	tid=$(awk '$1 == "pid" { print $4 }' "$d/kwalk-wl.out")
-	kwalk_canon "$d/kwalk-report" "$d/kwalk-ftrace.txt"
+	ustack_ftrace_canon "$d/kwalk-report" "$d/kwalk-ftrace.txt"
 	read -r nrt nft neq < <(ustack_ftrace_compare kernel "$d/kwalk-report" \
 		"$d/kwalk-ftrace.txt" "$tid" "$d/kwalk-wl.out" 2>"$d/kwalk.diff")
 	note "sleeper $tid: kernel stacks, probe graph-traced: $nrt by ringtrace, $nft by ftrace, $neq the same $(cat "$d/kwalk.diff")"

@@ -14,9 +14,11 @@
 #     by the workload's own "func NAME START END" lines): same functions,
 #     same offsets, same order
 #   - both saw at least 90 of its kernel stacks, and the i-th is the same
-#     in both, frame by frame (function, offset, module)
+#     in both, frame by frame (function, offset, module; a function's
+#     aliases are one name)
 
-readonly USTACK_FTRACE_INST=/sys/kernel/tracing/instances/rt-ustack
+# Not readonly: part kwalk sources this file too, before the suite does.
+USTACK_FTRACE_INST=/sys/kernel/tracing/instances/rt-ustack
 
 # ustack_ftrace_compare KIND RT FTRACE TID WL_OUT: TID's switch-outs as
 # the workload, with their KIND ("user" or "kernel") stacks, by ringtrace
@@ -98,6 +100,25 @@ for a, b in zip(rt, ft):
 PY
 }
 
+# ustack_ftrace_canon FILE...: each NAME+0xOFF in the FILEs renamed to the first
+# name /proc/kallsyms gives NAME's address: report and ftrace may pick
+# different aliases (__schedule or __sched_text_start on the debug
+# kernel, __x86_indirect_thunk_array or _rax on 6.12-rt).
+ustack_ftrace_canon() {
+	python3 - "$@" <<'PY'
+import re, sys
+first, canon = {}, {}
+for line in open('/proc/kallsyms'):
+    w = line.split()
+    if len(w) >= 3 and int(w[0], 16):
+        canon[w[2]] = first.setdefault(w[0], w[2])
+tok = re.compile(r'(?<![\w.])([A-Za-z_.][\w.]*)(?=\+0x[0-9a-f]+)')
+for p in sys.argv[1:]:
+    s = open(p).read()
+    open(p, 'w').write(tok.sub(lambda m: canon.get(m.group(1), m.group(1)), s))
+PY
+}
+
 profile_ustack_ftrace() {
 	local wl=$REPO/tools/tests/ustack-workload d=$W tid kind rt nrt nft neq
 	# ustack.sh's helpers (ustack_frames, ustack_by_address), when the
@@ -125,6 +146,8 @@ profile_ustack_ftrace() {
 	tid=$(awk '$1 == "pid" { print $4 }' "$d/uftrace-wl.out")
 	ustack_frames "$d/uftrace-report" "$tid" >"$d/uftrace-sleeper.rt"
 	ustack_by_address "$d/uftrace-sleeper.rt" "$d/uftrace-wl.out"
+	# Kernel names only: the user frames are taken above.
+	ustack_ftrace_canon "$d/uftrace-report" "$d/uftrace-ftrace.txt"
 	for kind in user kernel; do
 		rt=$d/uftrace-report
 		[[ $kind == user ]] && rt=$d/uftrace-sleeper.rt
