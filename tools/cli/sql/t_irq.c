@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sql.h"
+#include "spanq.h"
 
 enum {
 	C_TS, C_DUR, C_END_TS, C_CPU, C_UTID, C_NUM, C_NAME, C_DEPTH, C_TRACE, C_HOST,
@@ -78,26 +78,11 @@ struct cpu_stack {
 struct ir {
 	bool soft;
 	const char *entry, *exit;	/* the events' names */
-	struct scan *scan;
+	struct spanq q;			/* rows of struct slice */
 	struct cpu_stack *cpus;		/* by the member's CPU index */
 	unsigned int nr_cpus;
-	unsigned int member;
-	bool done;
-	struct slice *q;		/* rows ready */
-	size_t nr_q, cap_q, head;
-	struct slice row;
+	const struct slice *row;
 };
-
-static void queue(struct ir *r, const struct slice *k)
-{
-	if (r->nr_q == r->cap_q) {
-		r->cap_q = r->cap_q ? 2 * r->cap_q : 64;
-		r->q = realloc(r->q, r->cap_q * sizeof(*r->q));
-		if (!r->q)
-			die("out of memory");
-	}
-	r->q[r->nr_q++] = *k;
-}
 
 /* CPU @i's slices from depth @from up, ended without exit (innermost last). */
 static void cut(struct ir *r, unsigned int i, unsigned int from)
@@ -105,7 +90,7 @@ static void cut(struct ir *r, unsigned int i, unsigned int from)
 	struct cpu_stack *st = &r->cpus[i];
 
 	for (unsigned int k = from; k < st->n; k++)
-		queue(r, &st->s[k]);
+		spanq_push(&r->q, &st->s[k]);
 	if (st->n > from)
 		st->n = from;
 }
@@ -123,17 +108,13 @@ static int filter(struct sql_cursor *c, bool soft)
 	r->soft = soft;
 	r->entry = soft ? "irq_softirq_entry" : "irq_handler_entry";
 	r->exit = soft ? "irq_softirq_exit" : "irq_handler_exit";
-	c->spec.names = calloc(2, sizeof(*c->spec.names));
-	if (!c->spec.names || !(c->spec.names[0] = strdup(r->entry)) ||
-	    !(c->spec.names[1] = strdup(r->exit)))
-		die("out of memory");
-	c->spec.nr_names = 2;
-	c->spec.names_set = true;
+	sql_want_events(c, (const char *const[]){ r->entry, r->exit }, 2);
 	r->nr_cpus = c->db->cpu_slots;
 	r->cpus = calloc(r->nr_cpus, sizeof(*r->cpus));
 	if (!r->cpus)
 		die("out of memory");
-	r->scan = scan_open(c, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS);
+	spanq_init(&r->q, sizeof(struct slice));
+	r->q.scan = scan_open(c, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS);
 	return 0;
 }
 
@@ -145,13 +126,6 @@ static int irq_filter(struct sql_cursor *c)
 static int softirq_filter(struct sql_cursor *c)
 {
 	return filter(c, true);
-}
-
-static int64_t field(const struct rt_item *it, const char *name, int64_t none)
-{
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
-
-	return v ? rt_field_s64(v, 0) : none;
 }
 
 static void slice_name(struct ir *r, const struct rt_item *it, struct slice *k)
@@ -174,13 +148,17 @@ static void slice_name(struct ir *r, const struct rt_item *it, struct slice *k)
 			 (const char *)v->data);
 }
 
-static void feed(struct ir *r, struct sql_cursor *c, const struct scan_row *row)
+static void ir_feed(struct sql_cursor *c, const struct scan_row *row)
 {
+	struct ir *r = c->priv;
 	const struct rt_item *it = row->it;
 	const char *num = r->soft ? "vec" : "irq";
-	int i = trace_cpu_index(c->db->ts->m[row->member].t, it->cpu);
 	struct cpu_stack *st;
+	int i;
 
+	if (!it)		/* a gap between chunk sets: nothing on a CPU */
+		return;
+	i = trace_cpu_index(c->db->ts->m[row->member].t, it->cpu);
 	if (i < 0 || (unsigned int)i >= r->nr_cpus)
 		return;
 	st = &r->cpus[i];
@@ -191,13 +169,13 @@ static void feed(struct ir *r, struct sql_cursor *c, const struct scan_row *row)
 	if (!strcmp(it->event->name, r->entry)) {
 		struct slice k = {
 			.member = row->member, .cpu = it->cpu, .depth = st->n,
-			.tid = row->tid, .num = field(it, num, -1),
+			.tid = row->tid, .num = sql_item_s64(it, num, -1),
 			.start = it->timestamp, .ts = row->ts,
 		};
 
 		slice_name(r, it, &k);
 		if (st->n == MAX_DEPTH)	/* deeper than interrupts nest */
-			queue(r, &k);
+			spanq_push(&r->q, &k);
 		else
 			st->s[st->n++] = k;
 		return;
@@ -205,56 +183,35 @@ static void feed(struct ir *r, struct sql_cursor *c, const struct scan_row *row)
 	for (unsigned int d = st->n; d-- > 0;) {
 		struct slice *k = &st->s[d];
 
-		if (k->num != field(it, num, -1))
+		if (k->num != sql_item_s64(it, num, -1))
 			continue;
 		cut(r, (unsigned int)i, d + 1);
 		k->closed = true;
 		k->end = it->timestamp;
-		k->ret = field(it, "ret", 0);
-		queue(r, k);
+		k->ret = sql_item_s64(it, "ret", 0);
+		spanq_push(&r->q, k);
 		st->n = d;
 		return;
 	}
 }
 
+static void ir_member_end(struct sql_cursor *c)
+{
+	cut_all(c->priv);
+}
+
+static const struct spanq_ops ir_ops = { .feed = ir_feed, .member_end = ir_member_end };
+
 static int ir_next(struct sql_cursor *c)
 {
 	struct ir *r = c->priv;
-	struct scan_row row;
 
-	while (r->head == r->nr_q) {
-		int rc;
-
-		r->head = r->nr_q = 0;
-		if (r->done)
-			return 0;
-		rc = scan_next(r->scan, &row);
-		if (rc < 0)
-			return -1;
-		if (!rc || row.member != r->member) {
-			cut_all(r);
-			r->member = row.member;
-			r->done = !rc;
-			if (!rc)
-				continue;
-		}
-		if (row.it)
-			feed(r, c, &row);
-	}
-	r->row = r->q[r->head++];
-	return 1;
-}
-
-/* Nanoseconds of @cycles of member @m's clock. */
-static int64_t dur_ns(const struct sql_cursor *c, unsigned int m, uint64_t cycles)
-{
-	return (int64_t)((unsigned __int128)cycles * 1000000000 /
-			 c->db->ts->m[m].t->md->clock_freq);
+	return spanq_next(&r->q, c, &ir_ops, (const void **)&r->row);
 }
 
 static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
-	const struct slice *k = &((struct ir *)c->priv)->row;
+	const struct slice *k = ((struct ir *)c->priv)->row;
 
 	switch (col) {
 	case C_TS:
@@ -265,17 +222,14 @@ static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		if (!k->closed)
 			sqlite3_result_null(ctx);
 		else
-			sqlite3_result_int64(ctx, dur_ns(c, k->member, k->end - k->start) +
+			sqlite3_result_int64(ctx, sql_cycles_ns(c, k->member, k->end - k->start) +
 					     (col == C_END_TS ? k->ts : 0));
 		break;
 	case C_CPU:
 		sqlite3_result_int64(ctx, k->cpu);
 		break;
 	case C_UTID:
-		if (k->tid < 0)
-			sqlite3_result_null(ctx);
-		else
-			sqlite3_result_int64(ctx, (int64_t)k->member << 32 | k->tid);
+		sql_result_utid(ctx, k->member, k->tid);
 		break;
 	case C_NUM:
 		sqlite3_result_int64(ctx, k->num);
@@ -305,9 +259,8 @@ static void ir_reset(struct sql_cursor *c)
 {
 	struct ir *r = c->priv;
 
-	scan_close(r->scan);
+	spanq_free(&r->q);
 	free(r->cpus);
-	free(r->q);
 	*r = (struct ir){ 0 };
 }
 

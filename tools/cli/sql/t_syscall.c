@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sql.h"
+#include "spanq.h"
 
 enum { C_TS, C_DUR, C_END_TS, C_UTID, C_CPU, C_ID, C_NAME, C_ARGS, C_RET, C_TRACE, C_HOST };
 
@@ -50,24 +50,14 @@ struct call {
 };
 
 struct sc {
-	struct scan *scan;
+	struct spanq q;			/* rows of struct call */
 	struct rt_tidmap open;		/* struct call by tid, of the member read */
-	unsigned int member;
-	bool done;
-	struct call *q;			/* rows ready */
-	size_t nr_q, cap_q, head;
-	struct call row;
+	const struct call *row;
 };
 
-static void queue(struct sc *s, const struct call *k)
+static bool call_open(const void *row)
 {
-	if (s->nr_q == s->cap_q) {
-		s->cap_q = s->cap_q ? 2 * s->cap_q : 64;
-		s->q = realloc(s->q, s->cap_q * sizeof(*s->q));
-		if (!s->q)
-			die("out of memory");
-	}
-	s->q[s->nr_q++] = *k;
+	return ((const struct call *)row)->open;
 }
 
 static int cmp_start(const void *a, const void *b)
@@ -77,46 +67,16 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The member's calls still open: rows without dur, in ts order. */
-static void flush_open(struct sc *s)
-{
-	size_t first = s->nr_q;
-
-	for (size_t i = 0; i < s->open.cap; i++) {
-		struct call *k = rt_tidmap_slot(&s->open, i);
-
-		if (k && k->open)
-			queue(s, k);
-	}
-	if (s->nr_q > first)	/* (none: q may be NULL) */
-		qsort(s->q + first, s->nr_q - first, sizeof(*s->q), cmp_start);
-	rt_tidmap_free(&s->open);
-	rt_tidmap_init(&s->open, sizeof(struct call));
-}
-
 static int sc_filter(struct sql_cursor *c)
 {
 	static const char *const names[] = { "syscall_entry", "syscall_exit" };
 	struct sc *s = c->priv;
 
-	c->spec.names = calloc(ARRAY_SIZE(names), sizeof(*c->spec.names));
-	if (!c->spec.names)
-		die("out of memory");
-	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++)
-		if (!(c->spec.names[i] = strdup(names[i])))
-			die("out of memory");
-	c->spec.nr_names = ARRAY_SIZE(names);
-	c->spec.names_set = true;
+	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&s->open, sizeof(struct call));
-	s->scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS);
+	spanq_init(&s->q, sizeof(struct call));
+	s->q.scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS);
 	return 0;
-}
-
-static int64_t field(const struct rt_item *it, const char *name, int64_t none)
-{
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
-
-	return v ? rt_field_s64(v, 0) : none;
 }
 
 static void entry(struct sc *s, const struct scan_row *r)
@@ -133,71 +93,59 @@ static void entry(struct sc *s, const struct scan_row *r)
 	for (uint64_t i = 0; a && i < a->count && i < ARRAY_SIZE(k.args); i++)
 		k.args[k.nr_args++] = rt_field_u64(a, i);
 	if (r->tid < 0) {		/* no thread to pair it in */
-		queue(s, &k);
+		spanq_push(&s->q, &k);
 		return;
 	}
 	slot = rt_tidmap_get(&s->open, r->tid, &created);
 	if (!slot)
 		die("out of memory");
 	if (slot->open)			/* its exit never came */
-		queue(s, slot);
+		spanq_push(&s->q, slot);
 	*slot = k;
 }
 
 static void leave(struct sc *s, const struct scan_row *r)
 {
 	struct call *k = r->tid < 0 ? NULL : rt_tidmap_find(&s->open, r->tid);
-	int64_t id = field(r->it, "id", -1);
+	int64_t id = sql_item_s64(r->it, "id", -1);
 
 	if (!k || !k->open || k->id != id || id < 0 || id > INT32_MAX)
 		return;
 	k->closed = true;
 	k->end = r->it->timestamp;
-	k->ret = field(r->it, "ret", 0);
-	queue(s, k);
+	k->ret = sql_item_s64(r->it, "ret", 0);
+	spanq_push(&s->q, k);
 	k->open = false;
 }
+
+static void sc_feed(struct sql_cursor *c, const struct scan_row *r)
+{
+	if (!strcmp(r->it->event->name, "syscall_entry"))
+		entry(c->priv, r);
+	else
+		leave(c->priv, r);
+}
+
+/* The member's calls still open: rows without dur, in ts order. */
+static void sc_member_end(struct sql_cursor *c)
+{
+	struct sc *s = c->priv;
+
+	spanq_flush_tidmap(&s->q, &s->open, call_open, cmp_start);
+}
+
+static const struct spanq_ops sc_ops = { .feed = sc_feed, .member_end = sc_member_end };
 
 static int sc_next(struct sql_cursor *c)
 {
 	struct sc *s = c->priv;
-	struct scan_row r;
 
-	while (s->head == s->nr_q) {
-		int rc;
-
-		s->head = s->nr_q = 0;
-		if (s->done)
-			return 0;
-		rc = scan_next(s->scan, &r);
-		if (rc < 0)
-			return -1;
-		if (!rc || r.member != s->member) {
-			flush_open(s);
-			s->member = r.member;
-			s->done = !rc;
-			if (!rc)
-				continue;
-		}
-		if (!strcmp(r.it->event->name, "syscall_entry"))
-			entry(s, &r);
-		else
-			leave(s, &r);
-	}
-	s->row = s->q[s->head++];
-	return 1;
-}
-
-/* Nanoseconds of @cycles of member @m's clock. */
-static int64_t dur_ns(const struct sql_cursor *c, unsigned int m, uint64_t cycles)
-{
-	return (int64_t)((unsigned __int128)cycles * 1000000000 /
-			 c->db->ts->m[m].t->md->clock_freq);
+	return spanq_next(&s->q, c, &sc_ops, (const void **)&s->row);
 }
 
 static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
-	const struct call *k = &((struct sc *)c->priv)->row;
+	const struct call *k = ((struct sc *)c->priv)->row;
 	const char *label;
 
 	switch (col) {
@@ -209,14 +157,11 @@ static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		if (!k->closed)
 			sqlite3_result_null(ctx);
 		else
-			sqlite3_result_int64(ctx, dur_ns(c, k->member, k->end - k->start) +
+			sqlite3_result_int64(ctx, sql_cycles_ns(c, k->member, k->end - k->start) +
 					     (col == C_END_TS ? k->ts : 0));
 		break;
 	case C_UTID:
-		if (k->tid < 0)
-			sqlite3_result_null(ctx);
-		else
-			sqlite3_result_int64(ctx, (int64_t)k->member << 32 | k->tid);
+		sql_result_utid(ctx, k->member, k->tid);
 		break;
 	case C_CPU:
 		sqlite3_result_int64(ctx, k->cpu);
@@ -262,9 +207,8 @@ static void sc_reset(struct sql_cursor *c)
 {
 	struct sc *s = c->priv;
 
-	scan_close(s->scan);
+	spanq_free(&s->q);
 	rt_tidmap_free(&s->open);
-	free(s->q);
 	*s = (struct sc){ 0 };
 }
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sql.h"
+#include "spanq.h"
 
 enum { C_TS, C_CPU, C_WAKER, C_WAKEE, C_TARGET, C_EVENT, C_LATENCY, C_TRACE, C_HOST };
 
@@ -49,24 +49,14 @@ struct wake {
 };
 
 struct wk {
-	struct scan *scan;
+	struct spanq q;			/* rows of struct wake */
 	struct rt_tidmap waiting;	/* struct wake by wakee, of the member read */
-	unsigned int member;
-	bool done;
-	struct wake *q;			/* rows ready */
-	size_t nr_q, cap_q, head;
-	struct wake row;
+	const struct wake *row;
 };
 
-static void queue(struct wk *w, const struct wake *k)
+static bool still_waiting(const void *row)
 {
-	if (w->nr_q == w->cap_q) {
-		w->cap_q = w->cap_q ? 2 * w->cap_q : 64;
-		w->q = realloc(w->q, w->cap_q * sizeof(*w->q));
-		if (!w->q)
-			die("out of memory");
-	}
-	w->q[w->nr_q++] = *k;
+	return ((const struct wake *)row)->waiting;
 }
 
 static int cmp_at(const void *a, const void *b)
@@ -76,23 +66,6 @@ static int cmp_at(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* The member's waits never ended: rows without latency, in ts order. */
-static void flush_waiting(struct wk *w)
-{
-	size_t first = w->nr_q;
-
-	for (size_t i = 0; i < w->waiting.cap; i++) {
-		struct wake *k = rt_tidmap_slot(&w->waiting, i);
-
-		if (k && k->waiting)
-			queue(w, k);
-	}
-	if (w->nr_q > first)	/* (none: q may be NULL) */
-		qsort(w->q + first, w->nr_q - first, sizeof(*w->q), cmp_at);
-	rt_tidmap_free(&w->waiting);
-	rt_tidmap_init(&w->waiting, sizeof(struct wake));
-}
-
 static int wk_filter(struct sql_cursor *c)
 {
 	static const char *const names[] = {
@@ -100,40 +73,20 @@ static int wk_filter(struct sql_cursor *c)
 	};
 	struct wk *w = c->priv;
 
-	c->spec.names = calloc(ARRAY_SIZE(names), sizeof(*c->spec.names));
-	if (!c->spec.names)
-		die("out of memory");
-	for (unsigned int i = 0; i < ARRAY_SIZE(names); i++)
-		if (!(c->spec.names[i] = strdup(names[i])))
-			die("out of memory");
-	c->spec.nr_names = ARRAY_SIZE(names);
-	c->spec.names_set = true;
+	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&w->waiting, sizeof(struct wake));
-	w->scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS);
+	spanq_init(&w->q, sizeof(struct wake));
+	w->q.scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS);
 	return 0;
-}
-
-static int64_t field(const struct rt_item *it, const char *name)
-{
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
-
-	return v ? rt_field_s64(v, 0) : -1;
-}
-
-/* Nanoseconds of @cycles of member @m's clock. */
-static int64_t dur_ns(const struct sql_cursor *c, unsigned int m, uint64_t cycles)
-{
-	return (int64_t)((unsigned __int128)cycles * 1000000000 /
-			 c->db->ts->m[m].t->md->clock_freq);
 }
 
 static void wakeup(struct wk *w, const struct scan_row *r)
 {
 	const struct rt_item *it = r->it;
-	int64_t tid = field(it, "tid");
+	int64_t tid = sql_item_s64(it, "tid", -1);
 	struct wake k = {
 		.wakee = tid < 0 || tid > INT32_MAX ? -1 : (int32_t)tid,
-		.waker = r->tid, .target = field(it, "target_cpu"),
+		.waker = r->tid, .target = sql_item_s64(it, "target_cpu", -1),
 		.member = r->member, .event = it->event->name, .at = it->timestamp,
 		.ts = r->ts, .cpu = it->cpu,
 	};
@@ -141,14 +94,14 @@ static void wakeup(struct wk *w, const struct scan_row *r)
 	bool created;
 
 	if (k.wakee < 0 || !strcmp(k.event, "sched_waking") || !it->timestamp) {
-		queue(w, &k);
+		spanq_push(&w->q, &k);
 		return;
 	}
 	slot = rt_tidmap_get(&w->waiting, k.wakee, &created);
 	if (!slot)
 		die("out of memory");
 	if (slot->waiting) {		/* woken already: not a sample */
-		queue(w, &k);
+		spanq_push(&w->q, &k);
 		return;
 	}
 	k.waiting = true;
@@ -157,7 +110,7 @@ static void wakeup(struct wk *w, const struct scan_row *r)
 
 static void switch_in(struct wk *w, struct sql_cursor *c, const struct scan_row *r)
 {
-	int64_t next = field(r->it, "next_tid");
+	int64_t next = sql_item_s64(r->it, "next_tid", -1);
 	struct wake *k;
 
 	if (next <= 0 || next > INT32_MAX)
@@ -166,52 +119,39 @@ static void switch_in(struct wk *w, struct sql_cursor *c, const struct scan_row 
 	if (!k || !k->waiting)
 		return;
 	k->has_latency = true;
-	k->latency = dur_ns(c, k->member, r->it->timestamp - k->at);
+	k->latency = sql_cycles_ns(c, k->member, r->it->timestamp - k->at);
 	k->waiting = false;
-	queue(w, k);
+	spanq_push(&w->q, k);
 }
+
+static void wk_feed(struct sql_cursor *c, const struct scan_row *r)
+{
+	if (!strcmp(r->it->event->name, "sched_switch"))
+		switch_in(c->priv, c, r);
+	else
+		wakeup(c->priv, r);
+}
+
+/* The member's waits never ended: rows without latency, in ts order. */
+static void wk_member_end(struct sql_cursor *c)
+{
+	struct wk *w = c->priv;
+
+	spanq_flush_tidmap(&w->q, &w->waiting, still_waiting, cmp_at);
+}
+
+static const struct spanq_ops wk_ops = { .feed = wk_feed, .member_end = wk_member_end };
 
 static int wk_next(struct sql_cursor *c)
 {
 	struct wk *w = c->priv;
-	struct scan_row r;
 
-	while (w->head == w->nr_q) {
-		int rc;
-
-		w->head = w->nr_q = 0;
-		if (w->done)
-			return 0;
-		rc = scan_next(w->scan, &r);
-		if (rc < 0)
-			return -1;
-		if (!rc || r.member != w->member) {
-			flush_waiting(w);
-			w->member = r.member;
-			w->done = !rc;
-			if (!rc)
-				continue;
-		}
-		if (!strcmp(r.it->event->name, "sched_switch"))
-			switch_in(w, c, &r);
-		else
-			wakeup(w, &r);
-	}
-	w->row = w->q[w->head++];
-	return 1;
-}
-
-static void utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
-{
-	if (tid < 0)
-		sqlite3_result_null(ctx);
-	else
-		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
+	return spanq_next(&w->q, c, &wk_ops, (const void **)&w->row);
 }
 
 static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
-	const struct wake *k = &((struct wk *)c->priv)->row;
+	const struct wake *k = ((struct wk *)c->priv)->row;
 
 	switch (col) {
 	case C_TS:
@@ -221,10 +161,10 @@ static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_int64(ctx, k->cpu);
 		break;
 	case C_WAKER:
-		utid(ctx, k->member, k->waker);
+		sql_result_utid(ctx, k->member, k->waker);
 		break;
 	case C_WAKEE:
-		utid(ctx, k->member, k->wakee);
+		sql_result_utid(ctx, k->member, k->wakee);
 		break;
 	case C_TARGET:
 		if (k->target < 0)
@@ -254,9 +194,8 @@ static void wk_reset(struct sql_cursor *c)
 {
 	struct wk *w = c->priv;
 
-	scan_close(w->scan);
+	spanq_free(&w->q);
 	rt_tidmap_free(&w->waiting);
-	free(w->q);
 	*w = (struct wk){ 0 };
 }
 
