@@ -1744,7 +1744,8 @@ export_workload() {
 
 # The kernel's own ftrace of the export workload, in this boot.
 ftrace_workload() {
-	local T=/sys/kernel/tracing
+	local T=/sys/kernel/tracing on
+	on=$(cat "$T/tracing_on")
 	echo 0 >"$T/tracing_on"
 	echo >"$T/trace"
 	echo nop >"$T/current_tracer"
@@ -1770,6 +1771,7 @@ ftrace_workload() {
 	echo 0 >"$T/options/record-tgid"
 	echo >"$T/trace"
 	echo "${size%% *}" >"$T/buffer_size_kb"
+	echo "$on" >"$T/tracing_on"	# as found: later suites trace there too
 }
 
 # The line prefix, as the kernel prints it with options/record-tgid:

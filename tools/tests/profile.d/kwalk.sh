@@ -19,15 +19,20 @@ readonly KWALK_T=/sys/kernel/tracing
 readonly KWALK_INST=$KWALK_T/instances/rt-kwalk
 
 profile_kwalk() {
-	local wl=$REPO/tools/tests/ustack-workload d=$W tid nrt nft neq hits
+	local wl=$REPO/tools/tests/ustack-workload d=$W tid nrt nft neq hits on
 	declare -F ustack_ftrace_compare >/dev/null ||
 		. "$REPO/tools/tests/profile.d/ustack_ftrace.sh"
+	# The graph tracer writes to the top-level buffer: on, whatever an
+	# earlier suite left (cli_guest's ftrace comparison turns it off).
+	on=$(cat "$KWALK_T/tracing_on")
 	if ! { echo rtr_probe_sched_switch >"$KWALK_T/set_ftrace_filter" &&
+	       echo 1 >"$KWALK_T/tracing_on" &&
 	       echo function_graph >"$KWALK_T/current_tracer" &&
 	       mkdir "$KWALK_INST"; } 2>"$d/kwalk.err"; then
 		check "function_graph on ringtrace's sched_switch probe, an instance ($(cat "$d/kwalk.err"))" false
 		echo nop >"$KWALK_T/current_tracer"
 		echo >"$KWALK_T/set_ftrace_filter"
+		echo "$on" >"$KWALK_T/tracing_on"
 		return
 	fi
 	echo 'prev_comm == "ustack-workload"' >"$KWALK_INST/events/sched/sched_switch/filter"
@@ -44,6 +49,7 @@ profile_kwalk() {
 	hits=$(grep -c 'rtr_probe_sched_switch' "$KWALK_T/trace")
 	echo nop >"$KWALK_T/current_tracer"
 	echo >"$KWALK_T/set_ftrace_filter"
+	echo "$on" >"$KWALK_T/tracing_on"
 	check "function_graph traced ringtrace's sched_switch probe ($hits lines)" \
 		[ "${hits:-0}" -gt 0 ]
 	[[ -d $d/kwalk-rec ]] || { cat "$d/kwalk-record.err"; return; }
