@@ -97,11 +97,3 @@ int64_t sql_cycles_ns(const struct sql_cursor *c, unsigned int m, uint64_t cycle
 	return (int64_t)((unsigned __int128)cycles * 1000000000 /
 			 c->db->ts->m[m].t->md->clock_freq);
 }
-
-void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
-{
-	if (tid < 0)
-		sqlite3_result_null(ctx);
-	else
-		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
-}

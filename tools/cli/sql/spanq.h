@@ -47,7 +47,5 @@ void sql_want_events(struct sql_cursor *c, const char *const *names, unsigned in
 int64_t sql_item_s64(const struct rt_item *it, const char *name, int64_t none);
 /* Nanoseconds of @cycles of member @m's clock. */
 int64_t sql_cycles_ns(const struct sql_cursor *c, unsigned int m, uint64_t cycles);
-/* A utid column: NULL for an unknown thread (@tid < 0). */
-void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid);
 
 #endif

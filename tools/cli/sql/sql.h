@@ -162,6 +162,8 @@ static inline bool sql_col_used(const struct sql_cursor *c, int col)
 
 /* The common columns' values: trace, host. */
 void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member);
+/* A utid column (member << 32 | tid): NULL for an unknown thread (@tid < 0). */
+void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid);
 
 extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;

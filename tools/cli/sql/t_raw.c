@@ -122,10 +122,7 @@ static void raw_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_int64(ctx, it->cpu);
 		break;
 	case C_UTID:
-		if (row->tid < 0)
-			sqlite3_result_null(ctx);
-		else
-			sqlite3_result_int64(ctx, (int64_t)row->member << 32 | row->tid);
+		sql_result_utid(ctx, row->member, row->tid);
 		break;
 	case C_ARGS:
 		args_json(ctx, it);

@@ -58,14 +58,6 @@ static int tstate_next(struct sql_cursor *c)
 	return schedwalk_next(s->w, &s->sp);
 }
 
-static void utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
-{
-	if (tid < 0)
-		sqlite3_result_null(ctx);
-	else
-		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
-}
-
 static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct sw_span *sp = &((struct tstate *)c->priv)->sp;
@@ -82,7 +74,7 @@ static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_int64(ctx, sp->end);
 		break;
 	case C_UTID:
-		utid(ctx, sp->member, sp->tid);
+		sql_result_utid(ctx, sp->member, sp->tid);
 		break;
 	case C_STATE:
 		if (sp->state == SW_RUNNING && !sp->chained)
@@ -98,7 +90,7 @@ static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 			sqlite3_result_int64(ctx, sp->cpu);
 		break;
 	case C_WAKER_UTID:
-		utid(ctx, sp->member, sp->waker);
+		sql_result_utid(ctx, sp->member, sp->waker);
 		break;
 	case C_TRACE:
 		sqlite3_result_int64(ctx, sp->member);

@@ -40,6 +40,14 @@ void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned 
 	sqlite3_result_text(ctx, c->db->ts->m[member].host, -1, SQLITE_STATIC);
 }
 
+void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
+{
+	if (tid < 0)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
+}
+
 static int vt_connect(sqlite3 *db, void *arg, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **err)
 {
