@@ -230,8 +230,10 @@ unsigned int stack_pair_frames(struct stack_names *n, const struct stack_pair *p
  * outside .sched.text and .lock.text, whose bounds the trace's symbols
  * hold; a trace without them: a function not named __schedule*,
  * schedule*, io_schedule*, preempt_schedule*, __cond_resched* or
- * _cond_resched*.  Its function's name (in @buf), "0xADDR" when no
- * symbol covers it, NULL when every frame is the scheduler's.
+ * _cond_resched* -- after the first scheduler frame: those before it are
+ * the tracepoint's and its probe's.  Its function's name (in @buf),
+ * "0xADDR" when no symbol covers it; NULL when no frame is the
+ * scheduler's, or none follows.
  */
 const char *stack_blocked_function(struct stack_names *n, const struct stack_ips *k,
 				   char *buf, size_t size);

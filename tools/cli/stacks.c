@@ -406,7 +406,7 @@ const char *stack_blocked_function(struct stack_names *n, const struct stack_ips
 			    ksyms_addr(ks, bounds[i][1], &n->sched[n->nr_sched][1]))
 				n->nr_sched++;
 	}
-	for (uint32_t i = 0; k->present && i < k->nr; i++) {
+	for (uint32_t i = 0, in_sched = 0; k->present && i < k->nr; i++) {
 		uint64_t ip = k->ips[i];
 		struct ksym_frame f;
 		bool sched = false;
@@ -417,7 +417,13 @@ const char *stack_blocked_function(struct stack_names *n, const struct stack_ips
 			sched |= ip >= n->sched[s][0] && ip < n->sched[s][1];
 		if (!n->nr_sched && f.name)
 			sched = sched_name(f.name);
-		if (sched)
+		/*
+		 * The frames before the scheduler's are the tracepoint's and
+		 * the probe's (a walk from the probe itself): the switch's
+		 * task had not left them.
+		 */
+		in_sched |= sched;
+		if (sched || !in_sched)
 			continue;
 		if (f.name)
 			snprintf(buf, size, "%s", f.name);
