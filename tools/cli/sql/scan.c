@@ -40,6 +40,8 @@ struct scan {
 	struct stack_names *names;	/* SCAN_STACKS: what names frames */
 	const struct rt_item *held;	/* an item after the pair it completed */
 	int32_t pair_tid;		/* the last event's owner */
+	int32_t pair_prev;		/* its prev_tid if a sched_switch, else -1 */
+	const struct rt_event_desc *switch_ev;	/* the member's sched_switch */
 	bool *want;			/* by event position: the spec's names */
 	unsigned int gap;		/* the next gap of the member to give */
 	bool items_done;		/* its items given; gaps left */
@@ -161,7 +163,11 @@ static int view_open(struct scan *s, unsigned int i)
 		if (!s->um)
 			die("out of memory");
 		s->names = stack_names_new(m->t->dir, NULL, s->um);
-		s->pair_tid = -1;
+		s->pair_tid = s->pair_prev = -1;
+		s->switch_ev = NULL;
+		for (unsigned int e = 0; e < md->nr_events; e++)
+			if (!strcmp(md->events[e].name, "sched_switch"))
+				s->switch_ev = &md->events[e];
 	}
 	for (unsigned int e = 0; e < md->nr_events; e++)
 		s->want[e] = sql_spec_name(sp, md->events[e].name);
@@ -226,8 +232,12 @@ static bool pair_kept(struct scan *s, const struct stack_pair *p, struct scan_ro
 	row->it = NULL;
 	row->gap = NULL;
 	row->pair = p;
-	/* A sample names its thread; any other event is its owner's. */
-	row->tid = p->tid >= 0 ? p->tid : s->pair_tid;
+	/*
+	 * A sample names its thread, a switch's stack is its prev's; any
+	 * other event's is its owner's.  The process is report's (the
+	 * owner's), as it names the user frames so.
+	 */
+	row->tid = p->tid >= 0 ? p->tid : s->pair_prev >= 0 ? s->pair_prev : s->pair_tid;
 	row->pid = stack_pair_pid(p, s->th, s->pair_tid);
 	s->kept++;
 	return true;
@@ -311,8 +321,13 @@ int scan_next(struct scan *s, struct scan_row *row)
 		if (s->th)
 			rt_threads_feed(s->th, it);
 		if (s->um) {
-			if (it->type == RT_ITEM_EVENT && !stackrec_is_trailer(s->sr, it))
+			if (it->type == RT_ITEM_EVENT && !stackrec_is_trailer(s->sr, it)) {
+				const struct rt_field_value *v = it->event == s->switch_ev ?
+					rt_item_field(it, "prev_tid", RT_USE_INT) : NULL;
+
 				s->pair_tid = row->tid;
+				s->pair_prev = v ? (int32_t)rt_field_s64(v, 0) : -1;
+			}
 			if (umaps_feed(s->um, it))
 				die("out of memory");
 		}
