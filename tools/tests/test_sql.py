@@ -24,7 +24,13 @@
     the last digit (sql.d/sys.py's checks, also run on recordings by
     sql_check.py); syscall, irq/softirq rows of hand-built sequences
     (pairing, nesting, losses); wakeup percentiles by report's rank rule;
-    --list's SQL gives -q's rows; marker and the slice view.
+    --list's SQL gives -q's rows; marker and the slice view;
+  - the stacks (sql.d/stacks.py): top_functions prints report --stat's
+    top functions and sample's stacks are its N, on samples, interned
+    and inline stacks and 300 random ones; stack_id is the same in two
+    windows and in another trace holding the same frames;
+    thread_state.blocked_function on hand-built switches with kernel
+    stacks; a damaged stack record costs its packet alone.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
