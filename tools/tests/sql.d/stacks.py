@@ -35,14 +35,11 @@ def report_top(stat):
     if head is None:
         return 0, []
     rows = []
-    for l in lines[head + 1:]:
+    # The column names (or "no frame resolved"), then rows to a blank line.
+    for l in lines[head + 2:]:
         m = ROW.match(l)
         if not m:
-            if l.strip() and 'self' not in l and 'no frame resolved' not in l:
-                break
-            if not l.strip():
-                break
-            continue
+            break
         rows.append([m.group(1), m.group(2), m.group(3)])
     return int(TOP.match(lines[head]).group(1)), rows
 
