@@ -504,6 +504,17 @@ void ksyms_lookup(const struct ksyms *ks, uint64_t ip, struct ksym_frame *f)
 	f->start = y->addr - s->base;
 }
 
+bool ksyms_addr(const struct ksyms *ks, const char *name, uint64_t *addr)
+{
+	/* Asked a few times per trace: a plain search, no index by name. */
+	for (size_t i = 0; ks && i < ks->nr; i++)
+		if (!ks->syms[i].sect && !strcmp(ks->text + ks->syms[i].name, name)) {
+			*addr = ks->syms[i].addr;
+			return true;
+		}
+	return false;
+}
+
 void ksyms_format(const struct ksyms *ks, uint64_t ip, char *buf, size_t size)
 {
 	struct ksym_frame f;

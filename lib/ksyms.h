@@ -25,6 +25,7 @@
 #ifndef RINGTRACE_KSYMS_H
 #define RINGTRACE_KSYMS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,8 @@ struct ksym_frame {
 };
 
 void ksyms_lookup(const struct ksyms *ks, uint64_t ip, struct ksym_frame *f);
+/* The address of vmlinux's symbol @name (as recorded): true, or false if none. */
+bool ksyms_addr(const struct ksyms *ks, const char *name, uint64_t *addr);
 /* "function+0xoff [module]", "function+0xoff", or "0xADDR". */
 void ksyms_format(const struct ksyms *ks, uint64_t ip, char *buf, size_t size);
 

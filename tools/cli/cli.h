@@ -200,6 +200,43 @@ void top_fns_free(struct top_fns *t);
 void top_fns_add(struct top_fns *t, struct stack_names *n,
 		 const struct stack_pair *p, int32_t pid);
 void top_fns_print(struct top_fns *t, FILE *f, unsigned int top);
+/*
+ * ringtrace sql's frames: each frame of pair @p of process @pid, innermost
+ * first -- its kernel frames, then its user frames (a copy unwound) --
+ * passed to @fn (the strings valid during the call); how many.  @symbol is
+ * the name top_fns_add() counts the frame under (NULL: none, unresolved);
+ * @name the function alone; @module "vmlinux" or the module for a kernel
+ * frame, the mapping's path for a user frame (NULL: none known); @rel_pc
+ * the frame's offset from the base of vmlinux or its module, or in its
+ * binary's file, else (no symbol, no mapping) its address.
+ */
+struct named_frame {
+	bool user;
+	uint64_t ip;
+	const char *symbol;
+	const char *name;
+	const char *module;
+	const uint8_t *build_id;
+	uint8_t build_id_len;
+	uint64_t rel_pc;
+};
+typedef void (*stack_frame_fn)(void *arg, const struct named_frame *f);
+unsigned int stack_pair_frames(struct stack_names *n, const struct stack_pair *p,
+			       int32_t pid, stack_frame_fn fn, void *arg);
+/*
+ * The function a thread switched out in is blocked in: of kernel stack
+ * @k (leaf first), the first frame that is no scheduler function, as the
+ * kernel's __get_wchan() (what sched_blocked_reason reports) finds it --
+ * outside .sched.text and .lock.text, whose bounds the trace's symbols
+ * hold; a trace without them: a function not named __schedule*,
+ * schedule*, io_schedule*, preempt_schedule*, __cond_resched* or
+ * _cond_resched* -- after the first scheduler frame: those before it are
+ * the tracepoint's and its probe's.  Its function's name (in @buf),
+ * "0xADDR" when no symbol covers it; NULL when no frame is the
+ * scheduler's, or none follows.
+ */
+const char *stack_blocked_function(struct stack_names *n, const struct stack_ips *k,
+				   char *buf, size_t size);
 /* report --folded [--off-cpu]: the exit status. */
 int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict);
 /*

@@ -203,6 +203,10 @@ struct stack_names {
 	struct unwinder *uw;		/* made on the first stack copy */
 	struct stack_pair unwound;	/* a pair with its copy unwound */
 	uint64_t uips[RINGTRACE_USTACK_MAX_DEPTH];
+	/* The scheduler's text, [start, end) each (stack_blocked_function()). */
+	bool sched_read;
+	uint64_t sched[2][2];
+	unsigned int nr_sched;
 };
 
 struct stack_names *stack_names_new(const char *dir, const char *bindir,
@@ -318,6 +322,116 @@ void stack_pair_print(FILE *f, struct stack_names *n, const struct stack_pair *p
 	} else if (p->user.present) {
 		ustack_notes(f, p->user_flags);
 	}
+}
+
+/* ---- frames one by one (ringtrace sql) ------------------------------------ */
+
+unsigned int stack_pair_frames(struct stack_names *n, const struct stack_pair *p,
+			       int32_t pid, stack_frame_fn fn, void *arg)
+{
+	char symbol[512], name[512];
+	struct named_frame f;
+	struct ksym_frame k;
+	struct umap_hit h;
+	unsigned int nr = 0;
+
+	p = unwound(n, p, pid);
+	for (uint32_t i = 0; p->kernel.present && i < p->kernel.nr; i++, nr++) {
+		uint64_t ip = p->kernel.ips[i];
+
+		memset(&f, 0, sizeof(f));
+		f.ip = ip;
+		/* The name top_fns_add() counts it under, by the same call. */
+		if (kernel_frame(n, ip, USYM_NAME, symbol, sizeof(symbol)))
+			f.symbol = symbol;
+		ksyms_lookup(kernel_syms(n), ip, &k);
+		f.name = k.name;
+		f.module = k.name ? (k.module ? k.module : "vmlinux") : NULL;
+		f.rel_pc = k.name ? k.start + k.offset : ip;
+		fn(arg, &f);
+	}
+	for (uint32_t i = 0; p->user.present && i < p->user.nr; i++, nr++) {
+		uint64_t ip = p->user.ips[i];
+
+		memset(&f, 0, sizeof(f));
+		f.user = true;
+		f.ip = ip;
+		f.rel_pc = ip;
+		if (usym_format(n->us, n->um, pid, ip, USYM_NAME, symbol, sizeof(symbol)))
+			f.symbol = symbol;
+		if (usym_format(n->us, n->um, pid, ip, USYM_FOLDED, name, sizeof(name)))
+			f.name = name;
+		if (umaps_lookup(n->um, pid, ip, &h)) {
+			f.module = h.path;
+			f.build_id = h.build_id;
+			f.build_id_len = h.build_id ? h.build_id_len : 0;
+			f.rel_pc = h.file_off;
+		}
+		fn(arg, &f);
+	}
+	return nr;
+}
+
+/*
+ * Scheduler functions by name, for a trace whose symbols lack the
+ * sections' bounds: the entry points into schedule() a kernel stack
+ * taken at sched_switch passes through.
+ */
+static bool sched_name(const char *name)
+{
+	static const char *const prefix[] = {
+		"__schedule", "schedule", "io_schedule", "preempt_schedule",
+		"__cond_resched", "_cond_resched",
+	};
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(name, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
+const char *stack_blocked_function(struct stack_names *n, const struct stack_ips *k,
+				   char *buf, size_t size)
+{
+	static const char *const bounds[][2] = {
+		{ "__sched_text_start", "__sched_text_end" },
+		{ "__lock_text_start", "__lock_text_end" },
+	};
+	const struct ksyms *ks = kernel_syms(n);
+
+	if (!n->sched_read) {
+		n->sched_read = true;
+		for (size_t i = 0; i < 2; i++)
+			if (ksyms_addr(ks, bounds[i][0], &n->sched[n->nr_sched][0]) &&
+			    ksyms_addr(ks, bounds[i][1], &n->sched[n->nr_sched][1]))
+				n->nr_sched++;
+	}
+	for (uint32_t i = 0, in_sched = 0; k->present && i < k->nr; i++) {
+		uint64_t ip = k->ips[i];
+		struct ksym_frame f;
+		bool sched = false;
+
+		ksyms_lookup(ks, ip, &f);
+		/* in_sched_functions(), as the kernel's __get_wchan() asks it. */
+		for (unsigned int s = 0; s < n->nr_sched; s++)
+			sched |= ip >= n->sched[s][0] && ip < n->sched[s][1];
+		if (!n->nr_sched && f.name)
+			sched = sched_name(f.name);
+		/*
+		 * The frames before the scheduler's are the tracepoint's and
+		 * the probe's (a walk from the probe itself): the switch's
+		 * task had not left them.
+		 */
+		in_sched |= sched;
+		if (sched || !in_sched)
+			continue;
+		if (f.name)
+			snprintf(buf, size, "%s", f.name);
+		else
+			snprintf(buf, size, "0x%" PRIx64, ip);
+		return buf;
+	}
+	return NULL;
 }
 
 /* ---- top functions (report --stat) ---------------------------------------- */

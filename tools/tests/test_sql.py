@@ -24,7 +24,13 @@
     the last digit (sql.d/sys.py's checks, also run on recordings by
     sql_check.py); syscall, irq/softirq rows of hand-built sequences
     (pairing, nesting, losses); wakeup percentiles by report's rank rule;
-    --list's SQL gives -q's rows; marker and the slice view.
+    --list's SQL gives -q's rows; marker and the slice view;
+  - the stacks (sql.d/stacks.py): top_functions prints report --stat's
+    top functions and sample's stacks are its N, on samples, interned
+    and inline stacks and 300 random ones; stack_id is the same in two
+    windows and in another trace holding the same frames;
+    thread_state.blocked_function on hand-built switches with kernel
+    stacks; a damaged stack record costs its packet alone.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -943,11 +949,13 @@ def list_stat_and_copied_queries(ctx):
     for name, text in blocks:
         a = rows(REAL_TRACE, text.strip())
         b = arrays(td.rt('sql', '--json', '-q', name, REAL_TRACE).stdout)[0]
-        check(a == b and a, '%s: its listed SQL gives %d rows, -q %d' % (name, len(a), len(b)))
+        # The real trace recorded no stack: top_functions has no row there.
+        check(a == b and (a or name == 'top_functions'),
+              '%s: its listed SQL gives %d rows, -q %d' % (name, len(a), len(b)))
     r = td.rt('sql', '--stat', REAL_TRACE)
     check(r.returncode == 0, 'sql --stat: exit %d %s' % (r.returncode, r.stderr))
     heads = re.findall(r'^-- (\w+):', r.stdout, re.M)
-    check(heads == names[:5], '--stat ran %s' % heads)
+    check(heads == names[:5] + ['top_functions'], '--stat ran %s' % heads)
     r = td.rt('sql', '-q', 'nosuch', REAL_TRACE)
     check(r.returncode == 2 and 'no shipped query nosuch' in r.stderr,
           '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
@@ -1021,6 +1029,221 @@ def marker_rows(ctx):
     _, st = stats(d, 'SELECT count(*) FROM marker')
     check(st[0]['events_decoded'] == n, 'marker decoded %d events for %d markers' %
           (st[0]['events_decoded'], n))
+
+
+# ---- stacks: sample, stack, frame, blocked_function, top_functions (issue 31 P5) ------
+
+KT = td.KTEXT
+
+
+def stacks_part():
+    """sql.d/stacks.py as a module (its helpers)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('sql_d_stacks',
+                                                  os.path.join(HERE, 'sql.d', 'stacks.py'))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+# Thirty functions 0x100 apart after entry_SYSCALL_64, then _etext: a frame
+# past it is unresolved.
+KSYMS_RICH = ('ringtrace-ksyms 1\nK %x\n0 _text\n1000 entry_SYSCALL_64\n' % KT +
+              ''.join('100 fn%02d\n' % i for i in range(30)) + '5000 _etext\n')
+
+
+def rich_stack_trace(d, n=300, seed=7):
+    """One CPU of @n switch-outs, each with a kernel stack of 1 to 8 frames
+    drawn from KSYMS_RICH's functions (recursion: the same function twice
+    at different offsets), a leaf unresolved one time in five: ties in
+    self and total, more functions than report's top 20."""
+    rng = random.Random(seed)
+    evs = []
+    for i in range(n):
+        ts = 1000 * (i + 1)
+        frames = []
+        for _ in range(rng.randint(1, 8)):
+            fn = min(int(rng.expovariate(0.15)), 29)
+            frames.append(KT + 0x1100 + 0x100 * fn + rng.choice((0x8, 0x10, 0x40)))
+        if rng.random() < 0.2:
+            frames.insert(0, KT + 0x9000 + rng.randrange(0x100))
+        evs.append((ts, 1, kswitch('t%d' % (i % 5), 100 + i % 5, 'swapper/0', 0)))
+        evs.append((ts, td.STACK_ID, td.kstack(*frames)))
+    return td.stack_trace(d, evs, KSYMS_RICH)
+
+
+@test
+def top_functions_equal_report(ctx):
+    """The shipped query top_functions prints report --stat's top
+    functions row for row and the samples with a stack are its N
+    (sql.d/stacks.py), on: the profiler's samples (a kernel and user
+    stack, user frames alone, samples without a stack), interned stacks
+    (refs to defs of their packet, defined again in the next) and the
+    same inline, and 300 random kernel stacks with recursion, unresolved
+    leaves and ties (only the top 20); frame self counts from the tables
+    themselves are report's for every function it lists."""
+    part = sql_part('stacks')
+    d = td.hex_stack_trace(ctx.path('samples'), td.SAMPLE_EVENTS, td.SAMPLE_EVENTS_OF_A_RUN)
+    part(d)
+    got = rows(d, 'SELECT event, tid, stack_id IS NOT NULL s FROM sample ORDER BY ts')
+    check([(r['event'], r['tid'], r['s']) for r in got] == [
+        ('cpu_sample', 100, 1), ('cpu_sample', 100, 1), ('cpu_sample', 0, 0),
+        ('cpu_sample', 100, 0), ('cpu_sample', 200, 0)], 'samples: %s' % got)
+    part(td.intern_trace(ctx.path('interned'), td.INTERNED_RUN))
+    part(td.hex_stack_trace(ctx.path('inline'), td.USTACK_EVENTS, td.INLINE_RUN))
+    d = rich_stack_trace(ctx.path('rich'))
+    try:
+        n, top = stacks_part().top_equal_report(SqlDb(d))
+    except SqlFail as e:
+        raise Fail(str(e))
+    fns = rows(d, 'SELECT count(DISTINCT symbol) n FROM frame')[0]['n']
+    ties = sum(a[:2] == b[:2] for a, b in zip(top, top[1:]))
+    unnamed = rows(d, 'SELECT count(*) n FROM sample s JOIN stack k ON k.stack_id = s.stack_id '
+                      'AND k.depth = 0 JOIN frame f ON f.frame_id = k.frame_id '
+                      'WHERE f.symbol IS NULL')[0]['n']
+    check(n == 300 and len(top) == 20 and fns == 30 and ties and unnamed > 20,
+          'rich: %d stacks, %d rows of %d functions, %d ties, %d unresolved leaves: %s' %
+          (n, len(top), fns, ties, unnamed, top))
+    selfs = {r['symbol']: r['n'] for r in rows(
+        d, 'SELECT f.symbol, count(*) n FROM sample s JOIN stack k ON k.stack_id = s.stack_id '
+           'AND k.depth = 0 JOIN frame f ON f.frame_id = k.frame_id '
+           'WHERE f.symbol IS NOT NULL GROUP BY f.symbol')}
+    for self_, total, fn in top:
+        check(selfs.get(fn, 0) == int(self_), 'self of %s: frame says %s, report %s' %
+              (fn, selfs.get(fn), self_))
+
+
+def stacks_two_packets(d, packets, ksyms=td.KSYMS):
+    td.write_trace(d, td.STACK_EVENTS, packets)
+    return td.hex_ips(d, ksyms)
+
+
+STACK_A = td.STACK_LEAF
+STACK_B = (KT + 0x2010, KT + 0x2134, KT + 0x1008)
+
+
+def switch_out(ts, stack, tid=100):
+    return [(ts, 1, kswitch('t%d' % tid, tid, 'swapper/0', 0)),
+            (ts, td.STACK_ID, td.kstack(*stack))]
+
+
+@test
+def stack_ids_same_in_windows(ctx):
+    """stack_id and frame_id are what the frames are: the same stack has
+    the same id in two windows of a trace (A B | B A, the halves seen
+    first in another order), and in a trace of its second half alone read
+    beside it (another member, whose first stack is B); the stack table's
+    rows of a stack are the same in both; A and B differ."""
+    p1 = switch_out(1000, STACK_A) + switch_out(2000, STACK_B)
+    p2 = switch_out(3000, STACK_B) + switch_out(4000, STACK_A)
+    full = stacks_two_packets(ctx.path('full'), [p1, p2])
+    half = stacks_two_packets(ctx.path('half'), [p2])
+    got = rows([full, half], 'SELECT trace, ts, stack_id FROM sample ORDER BY trace, ts')
+    ids = [(r['trace'], r['stack_id']) for r in got]
+    check(len(ids) == 6, 'samples: %s' % got)
+    a, b = ids[0][1], ids[1][1]
+    check(a != b, 'two stacks, one id: %s' % got)
+    check([i for _, i in ids] == [a, b, b, a, b, a], 'ids by time: %s (A %d, B %d)' % (ids, a, b))
+    mid = got[2]['ts']
+    w1 = rows(full, 'SELECT stack_id FROM sample WHERE ts < %d' % mid)
+    w2 = rows(full, 'SELECT stack_id FROM sample WHERE ts >= %d' % mid)
+    check([r['stack_id'] for r in w1] == [a, b] and [r['stack_id'] for r in w2] == [b, a],
+          'windows: %s | %s' % (w1, w2))
+    st = rows([full, half], 'SELECT trace, stack_id, depth, frame_id FROM stack')
+    by = {t: sorted((r['stack_id'], r['depth'], r['frame_id']) for r in st if r['trace'] == t)
+          for t in (0, 1)}
+    check(by[0] == by[1] and len(by[0]) == len(STACK_A) + len(STACK_B),
+          'stack rows differ between the trace and its half: %s' % by)
+    fr = rows([full, half], 'SELECT trace, frame_id, name, module FROM frame')
+    check(sorted((r['frame_id'], r['name']) for r in fr if r['trace'] == 0) ==
+          sorted((r['frame_id'], r['name']) for r in fr if r['trace'] == 1),
+          'frames differ: %s' % fr)
+
+
+# Symbols with the scheduler's section: do_nanosleep is __sched, as in
+# the kernel; a tracepoint's frame before it (a walk from the probe).
+KSYMS_SCHED = ('ringtrace-ksyms 1\nK %x\n0 _text\n1000 entry_SYSCALL_64\n'
+               '1000 __sched_text_start\n8 schedule\n100 do_nanosleep\n'
+               '100 __sched_text_end\n10 hrtimer_nanosleep\n'
+               '1000 __traceiter_sched_switch\n5de8 _etext\n') % KT
+KSYMS_NO_SECTION = ('ringtrace-ksyms 1\nK %x\n0 _text\n1000 entry_SYSCALL_64\n'
+                    '1008 schedule\n100 do_nanosleep\n110 hrtimer_nanosleep\n'
+                    '1000 __traceiter_sched_switch\n5de8 _etext\n') % KT
+BLOCK_EVENTS = td.STACK_EVENTS + [td.KERNEL_EVENTS[2]]
+SLEEP = (KT + 0x3228, KT + 0x2018, KT + 0x2140, KT + 0x2220, KT + 0x1008)
+PAST = KT + 0x9100
+
+
+def ksw(prev, state, nxt):
+    return struct.pack('<16siiq16sii', b'p%d' % prev, prev, 20, state, b'n%d' % nxt, nxt, 20)
+
+
+def blocked_trace(d, ksyms):
+    """One CPU: 100 sleeps (S) in hrtimer_nanosleep, is woken, preempts
+    200 (R+, a stack), waits in D with a stack whose first frame past the
+    scheduler is unresolved, 200 sleeps without a stack, 100 is switched
+    out runnable (R) with a stack."""
+    evs = [(1000, 1, ksw(0, 0, 100)),
+           (2000, 1, ksw(100, 1, 200)), (2000, td.STACK_ID, td.kstack(*SLEEP)),
+           (3000, 2, kwakeup(100)),
+           (4000, 1, ksw(200, 256, 100)), (4000, td.STACK_ID, td.kstack(*SLEEP)),
+           (5000, 1, ksw(100, 2, 0)),
+           (5000, td.STACK_ID, td.kstack(KT + 0x3228, KT + 0x2018, PAST, KT + 0x1008)),
+           (6000, 1, ksw(0, 0, 200)),
+           (7000, 1, ksw(200, 1, 0)),
+           (8000, 1, ksw(0, 0, 100)),
+           (9000, 1, ksw(100, 0, 0)), (9000, td.STACK_ID, td.kstack(*SLEEP)),
+           (10000, 0, marker(b'end'))]
+    return td.hex_stack_trace(d, BLOCK_EVENTS, evs, ksyms)
+
+
+def blocked_rows(d):
+    got = rows(d, "SELECT ts, utid, state, blocked_function b FROM thread_state "
+                  "WHERE state != 'Running' ORDER BY ts, utid")
+    t0 = rows(d, 'SELECT min(ts) t FROM raw')[0]['t'] - 1000
+    return [(r['ts'] - t0, r['utid'], r['state'], r['b']) for r in got]
+
+
+@test
+def blocked_function_of_switch_stacks(ctx):
+    """thread_state.blocked_function on hand-built switches with a
+    kernel_stack trailer: S gets the first frame past the scheduler's
+    (its .sched.text by the trace's symbols: not the tracepoint's frame
+    before it, not do_nanosleep, a __sched function), D an unresolved one
+    as 0xADDR, R, R+, the R after a wakeup and a switch without a stack
+    none; symbols without the section's bounds: the first function past
+    those named schedule* (do_nanosleep)."""
+    want = [(2000, 100, 'S', 'hrtimer_nanosleep'), (3000, 100, 'R', None),
+            (4000, 200, 'R+', None), (5000, 100, 'D', '0x%x' % PAST),
+            (7000, 200, 'S', None), (9000, 100, 'R', None)]
+    got = blocked_rows(blocked_trace(ctx.path('sched'), KSYMS_SCHED))
+    check(got == want, 'blocked functions:\n  got  %s\n  want %s' % (got, want))
+    want[0] = (2000, 100, 'S', 'do_nanosleep')
+    got = blocked_rows(blocked_trace(ctx.path('names'), KSYMS_NO_SECTION))
+    check(got == want, 'by name:\n  got  %s\n  want %s' % (got, want))
+    d = blocked_trace(ctx.path('nosyms'), None)
+    got = blocked_rows(d)
+    check(got[0][3] is None and all(r[3] is None for r in got),
+          'no symbols: no scheduler frame known, no blocked function: %s' % got)
+
+
+@test
+def damaged_stack_costs_its_packet(ctx):
+    """A kernel_stack whose depth runs past its packet is that packet's
+    damage: exit 3, a lost row that says damaged, the other packet's
+    samples with the ids an undamaged trace gives them, top_functions
+    still report --stat's of the same damaged trace."""
+    p1 = switch_out(1000, STACK_B) + [
+        (2000, 1, kswitch('t100', 100, 'swapper/0', 0)),
+        (2000, td.STACK_ID, struct.pack('<H', 1000) + struct.pack('<QQ', KT, KT))]
+    p2 = switch_out(3000, STACK_B) + switch_out(4000, STACK_A)
+    d = stacks_two_packets(ctx.path('damaged'), [p1, p2])
+    good = stacks_two_packets(ctx.path('good'), [switch_out(1000, STACK_A), p2])
+    got = rows(d, 'SELECT ts, stack_id FROM sample ORDER BY ts', status=3)
+    want = rows(good, 'SELECT ts, stack_id FROM sample ORDER BY ts')[1:]
+    check([r['stack_id'] for r in got] == [r['stack_id'] for r in want] and len(got) == 2,
+          'the damaged packet cost more or less than itself: %s, want %s' % (got, want))
+    lost = rows(d, 'SELECT sum(damaged) g FROM lost', status=3)
+    check(lost[0]['g'] == 1, 'lost: %s' % lost)
+    sql_part('stacks')(d, status=3)
 
 
 def main():

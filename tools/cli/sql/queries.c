@@ -131,6 +131,32 @@ PCT("100.0", "p100_us") "\n"
 "FROM softirq GROUP BY vec, name\n"
 "ORDER BY count DESC;\n",
 	},
+	{
+		.name = "top_functions",
+		.what = "functions by the stacks they are innermost in (self), then in at all (total)",
+		.stat = true,
+		/*
+		 * report --stat's: a function counts once per stack however
+		 * often it recurs; self only for the innermost frame (depth
+		 * 0), if resolved; its top 20.
+		 */
+		.sql =
+"WITH s AS MATERIALIZED (\n"
+"  SELECT trace, stack_id, count(*) AS n FROM sample\n"
+"  WHERE stack_id IS NOT NULL GROUP BY trace, stack_id),\n"
+"f AS MATERIALIZED (\n"
+"  SELECT trace, frame_id, symbol FROM frame WHERE symbol IS NOT NULL),\n"
+"k AS MATERIALIZED (\n"
+"  SELECT trace, stack_id, frame_id, depth FROM stack),\n"
+"per AS (\n"
+"  SELECT k.trace, k.stack_id, f.symbol, max(k.depth = 0) AS leaf\n"
+"  FROM k JOIN f ON f.trace = k.trace AND f.frame_id = k.frame_id\n"
+"  GROUP BY k.trace, k.stack_id, f.symbol)\n"
+"SELECT sum(CASE WHEN leaf THEN n ELSE 0 END) AS self, sum(n) AS total,\n"
+"       symbol AS function\n"
+"FROM per JOIN s ON s.trace = per.trace AND s.stack_id = per.stack_id\n"
+"GROUP BY symbol ORDER BY self DESC, total DESC, function LIMIT 20;\n",
+	},
 };
 
 const struct sql_query *sql_queries(unsigned int *n)

@@ -12,6 +12,10 @@
  *
  * The owner thread of an item (SCAN_THREADS) is report's: rt_threads fed
  * every item read, and what a window's frames before it say of threads.
+ * SCAN_STACKS: each event's stack pair (stackrec.h) is a row of its own,
+ * given before the item that completed it, named through the member's
+ * symbols and the mappings the items before it told (umaps.h), as
+ * report --stat counts them.
  *
  * What each view read (frames, bytes, packets, events) is added to the
  * cursor's scan_stats row when it closes; its damage goes to the
@@ -32,6 +36,12 @@ struct scan {
 	struct merge *m;
 	struct rt_threads *th;
 	struct stackrec *sr;		/* knows trailers by name */
+	struct umaps *um;		/* SCAN_STACKS: the mappings */
+	struct stack_names *names;	/* SCAN_STACKS: what names frames */
+	const struct rt_item *held;	/* an item after the pair it completed */
+	int32_t pair_tid;		/* the last event's owner */
+	int32_t pair_prev;		/* its prev_tid if a sched_switch, else -1 */
+	const struct rt_event_desc *switch_ev;	/* the member's sched_switch */
 	bool *want;			/* by event position: the spec's names */
 	unsigned int gap;		/* the next gap of the member to give */
 	bool items_done;		/* its items given; gaps left */
@@ -44,6 +54,9 @@ static bool want_event(void *arg, const struct rt_event_desc *ev)
 	struct scan *s = arg;
 	const struct rt_metadata *md = tset_view_trace(s->v)->md;
 
+	/* Stacks: every event may carry some, trailers and mappings are read. */
+	if (s->what & SCAN_STACKS)
+		return true;
 	if (!(s->what & SCAN_EVENTS))
 		return s->th && rt_threads_reads(s->th, ev);
 	return s->want[ev - md->events] || (s->th && rt_threads_reads(s->th, ev));
@@ -75,6 +88,11 @@ static void view_close(struct scan *s)
 	s->th = NULL;
 	stackrec_free(s->sr);
 	s->sr = NULL;
+	stack_names_free(s->names);
+	s->names = NULL;
+	umaps_free(s->um);
+	s->um = NULL;
+	s->held = NULL;
 	free(s->want);
 	s->want = NULL;
 	tset_view_close(s->v);
@@ -140,6 +158,17 @@ static int view_open(struct scan *s, unsigned int i)
 	s->want = calloc(md->nr_events + 1, sizeof(*s->want));
 	if (!s->sr || !s->want)
 		die("out of memory");
+	if (s->what & SCAN_STACKS) {
+		s->um = umaps_new(md);
+		if (!s->um)
+			die("out of memory");
+		s->names = stack_names_new(m->t->dir, NULL, s->um);
+		s->pair_tid = s->pair_prev = -1;
+		s->switch_ev = NULL;
+		for (unsigned int e = 0; e < md->nr_events; e++)
+			if (!strcmp(md->events[e].name, "sched_switch"))
+				s->switch_ev = &md->events[e];
+	}
 	for (unsigned int e = 0; e < md->nr_events; e++)
 		s->want[e] = sql_spec_name(sp, md->events[e].name);
 	if (s->what & SCAN_THREADS) {
@@ -168,7 +197,8 @@ struct scan *scan_open(struct sql_cursor *c, unsigned int what)
 		die("out of memory");
 	s->c = c;
 	s->d = c->db;
-	s->what = what;
+	/* A pair's process is its thread's: threads are followed. */
+	s->what = what & SCAN_STACKS ? what | SCAN_THREADS : what;
 	return s;
 }
 
@@ -189,6 +219,27 @@ static bool gap_kept(struct scan *s, const struct tset_member *m,
 	row->gap = g;
 	row->tid = -1;
 	(void)m;
+	return true;
+}
+
+/* Pair @p of the member read as a row, if the spec keeps it. */
+static bool pair_kept(struct scan *s, const struct stack_pair *p, struct scan_row *row)
+{
+	row->ts = sqldb_ns(s->d, s->cur, p->timestamp);
+	if (!sql_spec_ts(&s->c->spec, row->ts))
+		return false;
+	row->member = s->cur;
+	row->it = NULL;
+	row->gap = NULL;
+	row->pair = p;
+	/*
+	 * A sample names its thread, a switch's stack is its prev's; any
+	 * other event's is its owner's.  The process is report's (the
+	 * owner's), as it names the user frames so.
+	 */
+	row->tid = p->tid >= 0 ? p->tid : s->pair_prev >= 0 ? s->pair_prev : s->pair_tid;
+	row->pid = stack_pair_pid(p, s->th, s->pair_tid);
+	s->kept++;
 	return true;
 }
 
@@ -217,6 +268,7 @@ int scan_next(struct scan *s, struct scan_row *row)
 				continue;
 		}
 		m = &s->d->ts->m[s->cur];
+		row->pair = NULL;
 		if (s->items_done) {
 			/* The member's missing chunk sets, after its items. */
 			while ((s->what & SCAN_GAPS) && s->gap < m->nr_gaps) {
@@ -235,13 +287,30 @@ int scan_next(struct scan *s, struct scan_row *row)
 			view_close(s);
 			continue;
 		}
-		it = merge_next(s->m);
+		it = s->held ? s->held : merge_next(s->m);
 		if (!it) {
+			const struct stack_pair *p;
+
 			if (merge_error(s->m))
 				return sql_error(s->c, "%s", merge_error(s->m));
 			s->items_done = true;
+			/* The last event's stacks: nothing comes after them. */
+			p = s->um ? stackrec_flush(s->sr) : NULL;
+			if (p && pair_kept(s, p, row))
+				return 1;
 			continue;
 		}
+		if (s->um && !s->held) {
+			const struct stack_pair *p = stackrec_feed(s->sr, it);
+
+			/* Before @it is used: the pair it completed, then it. */
+			if (p) {
+				s->held = it;
+				if (pair_kept(s, p, row))
+					return 1;
+			}
+		}
+		s->held = NULL;
 		if (it->type == RT_ITEM_PACKET) {
 			st->packets++;
 			continue;
@@ -251,6 +320,17 @@ int scan_next(struct scan *s, struct scan_row *row)
 		row->tid = s->th ? rt_threads_owner(s->th, it) : -1;
 		if (s->th)
 			rt_threads_feed(s->th, it);
+		if (s->um) {
+			if (it->type == RT_ITEM_EVENT && !stackrec_is_trailer(s->sr, it)) {
+				const struct rt_field_value *v = it->event == s->switch_ev ?
+					rt_item_field(it, "prev_tid", RT_USE_INT) : NULL;
+
+				s->pair_tid = row->tid;
+				s->pair_prev = v ? (int32_t)rt_field_s64(v, 0) : -1;
+			}
+			if (umaps_feed(s->um, it))
+				die("out of memory");
+		}
 		if (it->type == RT_ITEM_EVENT &&
 		    (!(s->what & SCAN_EVENTS) || !s->want[it->event - m->t->md->events] ||
 		     stackrec_is_trailer(s->sr, it)))
@@ -271,6 +351,11 @@ int scan_next(struct scan *s, struct scan_row *row)
 const struct rt_threads *scan_threads(const struct scan *s)
 {
 	return s->th;
+}
+
+struct stack_names *scan_names(const struct scan *s)
+{
+	return s->names;
 }
 
 void scan_close(struct scan *s)

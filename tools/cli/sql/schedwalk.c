@@ -17,6 +17,8 @@ struct sw_cpu {
 	int32_t tid;			/* -1: unknown */
 	int64_t since;
 	int64_t prio;
+	int64_t switch_ts;		/* its last switch, whose prev... */
+	int32_t switch_prev;		/* ...is this thread (-1: none) */
 };
 
 /* A thread's span off CPU, open since @since (states only). */
@@ -28,6 +30,7 @@ struct sw_thread {
 	int64_t since;
 	int32_t cpu;
 	int32_t waker;
+	const char *blocked;		/* in the walk's names */
 };
 
 enum sw_kind { K_OTHER, K_SWITCH, K_WAKEUP };
@@ -36,6 +39,10 @@ struct schedwalk {
 	struct sql_cursor *c;
 	struct scan *scan;
 	bool states;
+	bool blocked;			/* schedwalk_blocked() */
+	/* The functions blocked in, each once (open addressing, FNV-1a). */
+	char **names;
+	size_t cap_names, nr_names;
 	bool started, done;
 	unsigned int member;		/* of the state below */
 	int64_t last;			/* the member's last item so far */
@@ -93,6 +100,9 @@ void schedwalk_close(struct schedwalk *w)
 	scan_close(w->scan);
 	rt_tidmap_free(&w->cpus);
 	rt_tidmap_free(&w->threads);
+	for (size_t i = 0; i < w->cap_names; i++)
+		free(w->names[i]);
+	free(w->names);
 	free(w->q);
 	free(w);
 }
@@ -143,6 +153,7 @@ static void thread_close(struct schedwalk *w, struct sw_thread *t, int64_t end)
 	sp->state = t->state;
 	sp->cpu = t->cpu;
 	sp->waker = t->waker;
+	sp->blocked = t->blocked;
 	t->open = false;
 }
 
@@ -154,6 +165,7 @@ static void thread_open(struct sw_thread *t, int64_t state, int64_t since,
 	t->since = since;
 	t->cpu = cpu;
 	t->waker = waker;
+	t->blocked = NULL;
 }
 
 /* CPU @c's thread runs until @end; @prev: the switch's prev_tid (-2: none). */
@@ -230,6 +242,8 @@ static void on_switch(struct schedwalk *w, const struct scan_row *row)
 		c->tid = -1;
 		c->since = row->ts;
 	}
+	c->switch_ts = row->ts;
+	c->switch_prev = prev;
 	cpu_close(w, c, row->ts, prev, state);
 	if (w->states && prev > 0 && state >= 0) {
 		struct sw_thread *t = thread(w, prev);
@@ -264,6 +278,82 @@ static void on_wakeup(struct schedwalk *w, const struct scan_row *row)
 	thread_open(t, 0, row->ts, (int32_t)field(row->it, "target_cpu", -1), row->tid);
 }
 
+void schedwalk_blocked(struct schedwalk *w)
+{
+	w->blocked = true;
+	scan_close(w->scan);
+	w->scan = scan_open(w->c, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS | SCAN_STACKS);
+}
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* @name, kept once for the walk's life (spans point at it). */
+static const char *intern(struct schedwalk *w, const char *name)
+{
+	size_t i;
+
+	if (2 * (w->nr_names + 1) > w->cap_names) {
+		size_t cap = w->cap_names ? 2 * w->cap_names : 64;
+		char **n = calloc(cap, sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		for (size_t k = 0; k < w->cap_names; k++) {
+			if (!w->names[k])
+				continue;
+			for (i = hash_name(w->names[k]) & (cap - 1); n[i]; i = (i + 1) & (cap - 1))
+				;
+			n[i] = w->names[k];
+		}
+		free(w->names);
+		w->names = n;
+		w->cap_names = cap;
+	}
+	for (i = hash_name(name) & (w->cap_names - 1); w->names[i];
+	     i = (i + 1) & (w->cap_names - 1))
+		if (!strcmp(w->names[i], name))
+			return w->names[i];
+	w->names[i] = strdup(name);
+	if (!w->names[i])
+		die("out of memory");
+	w->nr_names++;
+	return w->names[i];
+}
+
+/*
+ * A stack pair: a sched_switch's kernel stack is where its prev blocked,
+ * given to the span that switch opened (still open: the pair comes before
+ * any later item).
+ */
+static void on_pair(struct schedwalk *w, const struct scan_row *row)
+{
+	const struct stack_pair *p = row->pair;
+	struct sw_thread *t;
+	struct sw_cpu *c;
+	const char *fn;
+	char buf[512];
+
+	if (!w->states || !p->kernel.present || kind(w, p->event) != K_SWITCH)
+		return;
+	c = rt_tidmap_find(&w->cpus, (int32_t)p->cpu);
+	if (!c || c->switch_ts != row->ts || c->switch_prev <= 0)
+		return;
+	t = rt_tidmap_find(&w->threads, c->switch_prev);
+	/* Blocked: a runnable thread (R, R+) waits for no function. */
+	if (!t || !t->open || t->since != row->ts || !(t->state & 0xff))
+		return;
+	fn = stack_blocked_function(scan_names(w->scan), &p->kernel, buf, sizeof(buf));
+	if (fn)
+		t->blocked = intern(w, fn);
+}
+
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 {
 	struct scan_row row;
@@ -288,6 +378,10 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 		if (!w->started) {
 			w->started = true;
 			w->member = row.member;
+		}
+		if (row.pair) {
+			on_pair(w, &row);
+			continue;
 		}
 		w->last = row.ts;
 		if (row.it->type != RT_ITEM_EVENT)

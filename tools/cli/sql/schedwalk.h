@@ -23,6 +23,11 @@
  * event.  Idle (tid 0) has no such spans.  Spans still open at the end
  * close at the member's last item.
  *
+ * Asked (schedwalk_blocked()), a blocked span (S, D... not R) opened by a
+ * sched_switch that carried a kernel stack says the function its thread
+ * blocked in: the stack's first frame that is no scheduler function
+ * (stack_blocked_function(), the kernel's wchan rule).
+ *
  * Spans come out in the order they end (several may end at one event),
  * per member one after another; memory: a tidmap entry per thread and
  * per CPU, and the spans ending at one event.
@@ -51,6 +56,7 @@ struct sw_span {
 	int64_t end_state;
 	int64_t prio;			/* SW_RUNNING: next_prio, the kernel's; INT64_MIN none */
 	int32_t waker;			/* 'R' from a wakeup: who woke it; -1 none */
+	const char *blocked;		/* schedwalk_blocked(): or NULL; the walk's */
 };
 
 struct schedwalk;
@@ -58,6 +64,8 @@ struct schedwalk;
 struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states);
 /* The next span: 1 with *@sp, 0 at the end, -1 (c->err). */
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp);
+/* Before the first span: blocked spans say where they blocked (sp->blocked). */
+void schedwalk_blocked(struct schedwalk *w);
 void schedwalk_close(struct schedwalk *w);
 
 /*

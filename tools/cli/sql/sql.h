@@ -171,6 +171,7 @@ extern const struct sql_table sql_t_sched_slice, sql_t_thread_state;
 extern const struct sql_table sql_t_thread, sql_t_process;
 extern const struct sql_table sql_t_syscall, sql_t_wakeup, sql_t_irq, sql_t_softirq,
 	sql_t_marker;
+extern const struct sql_table sql_t_sample, sql_t_stack, sql_t_frame;
 
 /* vtab.c: @t registered in @d as an eponymous virtual table. */
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
@@ -194,6 +195,7 @@ enum {
 	SCAN_GAPS = 1U << 2,		/* missing chunk sets (row.gap) */
 	SCAN_THREADS = 1U << 3,		/* row.tid: the owner thread */
 	SCAN_MEMBER_END = 1U << 4,	/* a row (no it, no gap) as a member ends */
+	SCAN_STACKS = 1U << 5,		/* row.pair: each event's stacks (threads too) */
 };
 
 struct scan_row {
@@ -202,6 +204,13 @@ struct scan_row {
 	const struct tset_gap *gap;
 	int32_t tid;			/* SCAN_THREADS; -1 unknown */
 	int64_t ts;			/* ns (sqldb_ns()) */
+	/*
+	 * SCAN_STACKS: an event's stack pair (it and gap NULL), before the
+	 * item that completed it; tid the thread (a sample's own), pid the
+	 * process its user frames are of (stack_pair_pid()).
+	 */
+	const struct stack_pair *pair;
+	int32_t pid;
 };
 
 struct scan;
@@ -217,6 +226,8 @@ int scan_next(struct scan *s, struct scan_row *row);
  * pids: rt_threads_comm()...) at that row; NULL otherwise.
  */
 const struct rt_threads *scan_threads(const struct scan *s);
+/* SCAN_STACKS: what names the frames of the member of the last row. */
+struct stack_names *scan_names(const struct scan *s);
 void scan_close(struct scan *s);
 
 /* ---- shipped queries (queries.c) ------------------------------------------------ */

@@ -13,7 +13,11 @@
  * close at its last item.  Summed per utid, the Running spans are
  * report --stat's on_cpu_ms.
  *
- * blocked_function, irq_context and io_wait are NULL: not derived yet.
+ * blocked_function: for a blocked span (S, D..., not R or R+) that a
+ * sched_switch carrying a kernel stack opened, the stack's first frame
+ * that is no scheduler function (stack_blocked_function(), the kernel's
+ * wchan rule); NULL otherwise.  The stacks are read only when the column
+ * is.  irq_context and io_wait are NULL: not derived yet.
  * Every event of a member is read; ts ranges are SQLite's to apply.
  */
 #include "schedwalk.h"
@@ -48,6 +52,8 @@ static int tstate_filter(struct sql_cursor *c)
 	struct tstate *s = c->priv;
 
 	s->w = schedwalk_open(c, true);
+	if (sql_col_used(c, C_BLOCKED_FUNCTION))
+		schedwalk_blocked(s->w);
 	return 0;
 }
 
@@ -91,6 +97,12 @@ static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		break;
 	case C_WAKER_UTID:
 		sql_result_utid(ctx, sp->member, sp->waker);
+		break;
+	case C_BLOCKED_FUNCTION:
+		if (sp->blocked)
+			sqlite3_result_text(ctx, sp->blocked, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_result_null(ctx);
 		break;
 	case C_TRACE:
 		sqlite3_result_int64(ctx, sp->member);
