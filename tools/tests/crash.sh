@@ -106,9 +106,10 @@ for k in "${kvers[@]}"; do
 		>"$out/$k.log" 2>&1
 	echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
 	# The guest's checks, boot by boot.
-	grep -E '^(ok|not ok) ' "$dir/console.log" | sed "s/^\(ok\|not ok\) - /&$k: /"
 	for ((b = 1; b <= boots; b++)); do
-		line=$(grep -E "^crash-${k//[.+]/.}-boot$b: [0-9]+ passed, [0-9]+ failed$" "$dir/console.log")
+		log=$dir/crash-boot-$b.log
+		grep -E '^(ok|not ok) ' "$log" 2>/dev/null | sed "s/^\(ok\|not ok\) - /&$k: /"
+		line=$(grep -E "^crash-${k//[.+]/.}-boot$b: [0-9]+ passed, [0-9]+ failed$" "$log" 2>/dev/null)
 		if [[ -z $line ]]; then
 			echo "not ok - $k: boot $b printed no summary"
 			failed=$((failed + 1))

@@ -29,8 +29,12 @@
 #            $RT_VM_OUT/markers.K, which crash.sh compares with boot K-1's
 #            console.
 #
-# Each boot prints "crash-<KVER>-boot<K>: N passed, M failed" (a boot that
-# fires a case prints it before the crash).
+# Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
+# failed" (a boot that fires a case, before the crash) to
+# $RT_VM_OUT/crash-boot-K.log, which crash.sh reads: the console would lose
+# what a crash leaves in the tty's buffers, a write to the share is on the
+# host when it returns.  The console gets a copy.
+# shellcheck disable=SC2317 # shellcheck takes the exec of the output's redirection for an exit
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 . tools/tests/check.sh
@@ -85,14 +89,24 @@ load() {
 
 # --- sysrq-c ------------------------------------------------------------
 
-# One CPU's writer: numbered markers until the crash; each number goes to
-# the console after the marker's write() returned.  Progress in /tmp.
+# One CPU's writer: once every writer is ready, numbered markers until the
+# crash; each number goes to the console after the marker's write()
+# returned.  Progress in /tmp.  A 5 ms pause after each (a read from a
+# FIFO nobody writes: no fork) leaves the CPU to the rest: under TCG a
+# writer that never waits has written hundreds, each a line on the slow
+# serial console, before the main shell's next look at their progress.
 marker_writer() {
 	local cpu=$1 i
+	mkfifo "/tmp/rtcrash-pause-$cpu" && exec 9<>"/tmp/rtcrash-pause-$cpu" || return 1
+	: >"/tmp/rtcrash-ready-$cpu"
+	until [[ -e /tmp/rtcrash-go ]]; do
+		sleep 0.05
+	done
 	for ((i = 0; ; i++)); do
 		printf 'rtcrash-%d-%06d' "$cpu" "$i" >"$RT/marker" || return 1
 		echo "<4>rtcrash: cpu $cpu marker $i" >/dev/kmsg || return 1
 		((i % 10)) || echo "$i" >"/tmp/rtcrash-progress-$cpu"
+		read -r -t 0.005 -u 9
 	done
 }
 
@@ -100,8 +114,15 @@ marker_writer() {
 writers_past() {
 	local cpu n
 	for cpu in "${CPUS[@]}"; do
-		n=$(cat "/tmp/rtcrash-progress-$cpu" 2>/dev/null) || return 1
+		read -r n 2>/dev/null <"/tmp/rtcrash-progress-$cpu" || return 1
 		((n >= $1)) || return 1
+	done
+}
+
+writers_ready() {
+	local cpu
+	for cpu in "${CPUS[@]}"; do
+		[[ -e /tmp/rtcrash-ready-$cpu ]] || return 1
 	done
 }
 
@@ -116,9 +137,14 @@ fire_sysrq-c() {
 	for cpu in "${CPUS[@]}"; do
 		taskset -c "$cpu" bash -c "$(declare -f marker_writer); RT=$RT; marker_writer $cpu" &
 	done
-	setup "every CPU's writer wrote 50 markers" wait_for 120 writers_past 50 || return 1
+	# They start together, so that none has written hundreds when the
+	# last one has written a few.
+	setup "a writer on every CPU" wait_for 60 writers_ready || return 1
+	: >/tmp/rtcrash-go
+	setup "every CPU's writer wrote 20 markers" wait_for 120 writers_past 20 || return 1
 	check_summary "crash-$KVER-boot$BOOT"
 	echo "# crashing with the writers running"
+	cat "$OUT/crash-boot-$BOOT.log" >&3
 	echo c >/proc/sysrq-trigger
 	sleep 10
 	echo "not ok - sysrq c did not crash the kernel"
@@ -136,7 +162,7 @@ check_sysrq-c() {
 	python3 tools/tests/crash_image.py "$RT/persist/image" live rtcrash >/tmp/rtcrash-read 2>&1
 	rc=$?
 	echo "# crash_image.py read the image in $((($(date +%s%N) - t) / 1000000)) ms"
-	check_output /tmp/rtcrash-read $rc
+	check_output /tmp/rtcrash-read "$rc"
 	grep '^markers ' /tmp/rtcrash-read >"$OUT/markers.$BOOT"
 	check "markers were read for every CPU ($(wc -l <"$OUT/markers.$BOOT") of $(nproc))" \
 		test "$(wc -l <"$OUT/markers.$BOOT")" -eq "$(nproc)"
@@ -144,6 +170,8 @@ check_sysrq-c() {
 
 # --- the chain -------------------------------------------------------------
 
+echo "# crash chain boot $BOOT of $BOOTS: the checks in $OUT/crash-boot-$BOOT.log"
+exec 3>&1 >"$OUT/crash-boot-$BOOT.log" 2>&1
 echo "# crash chain boot $BOOT of $BOOTS, cases: ${CASES[*]}"
 if ((BOOTS != ${#CASES[@]} + 1)); then
 	echo "not ok - $BOOTS boots for ${#CASES[@]} cases: want one more boot than cases"
@@ -151,6 +179,7 @@ if ((BOOTS != ${#CASES[@]} + 1)); then
 fi
 setup "ringtrace.ko loads with the region ($(region_params))" load || {
 	check_summary "crash-$KVER-boot$BOOT"
+	cat "$OUT/crash-boot-$BOOT.log" >&3
 	exit 1
 }
 if ((BOOT == 1)); then
@@ -167,7 +196,11 @@ else
 fi
 if ((BOOT <= ${#CASES[@]})); then
 	"fire_${CASES[BOOT - 1]}"
+	cat "$OUT/crash-boot-$BOOT.log" >&3
 	exit 1	# a case that returns did not crash
 fi
 rmmod ringtrace
 check_summary "crash-$KVER-boot$BOOT"
+status=$?
+cat "$OUT/crash-boot-$BOOT.log" >&3
+exit $status
