@@ -86,48 +86,53 @@ markers_match() {
 	((n > 0))
 }
 
-status=0
-for k in "${kvers[@]}"; do
-	passed=0 failed=0
-	out=$cache/vm-runs/crash
-	dir=$out/$k
-	boots=$((${#cases[@]} + 1))
-	expect=
-	for ((i = 0; i < ${#cases[@]}; i++)); do
-		e=$(expect_of "${cases[i]}") || { echo "crash.sh: unknown case ${cases[i]}" >&2; exit 2; }
-		expect+="$((i + 1)):$e"$'\n'
+main() {
+	local status=0 k out dir boots expect i e start b log line p f
+	for k in "${kvers[@]}"; do
+		passed=0 failed=0
+		out=$cache/vm-runs/crash
+		dir=$out/$k
+		boots=$((${#cases[@]} + 1))
+		expect=
+		for ((i = 0; i < ${#cases[@]}; i++)); do
+			e=$(expect_of "${cases[i]}") || { echo "crash.sh: unknown case ${cases[i]}" >&2; exit 2; }
+			expect+="$((i + 1)):$e"$'\n'
+		done
+		mkdir -p "$out"
+		start=$(date +%s)
+		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
+			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
+			tools/vm/vmtest -k "$k" -t $((120 * boots)) -o "$out" -- \
+			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
+			>"$out/$k.log" 2>&1
+		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
+		# The guest's checks, boot by boot.
+		for ((b = 1; b <= boots; b++)); do
+			log=$dir/crash-boot-$b.log
+			grep -E '^(ok|not ok) ' "$log" 2>/dev/null | sed "s/^\(ok\|not ok\) - /&$k: /"
+			line=$(grep -E "^crash-${k//[.+]/.}-boot$b: [0-9]+ passed, [0-9]+ failed$" "$log" 2>/dev/null)
+			if [[ -z $line ]]; then
+				echo "not ok - $k: boot $b printed no summary"
+				failed=$((failed + 1))
+				continue
+			fi
+			echo "# $line"
+			read -r _ p _ f _ <<<"$line"
+			passed=$((passed + p)) failed=$((failed + f))
+		done
+		for ((b = 2; b <= boots; b++)); do
+			[[ ${cases[b - 2]} == sysrq-c ]] || continue
+			check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
+				markers_match "$dir" "$b"
+		done
+		sed 's/^/# /' "$dir/result" 2>/dev/null
+		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \
+			grep -q ': PASS' "$dir/result"
+		echo "crash-$k: $passed passed, $failed failed"
+		((failed == 0)) || status=1
 	done
-	mkdir -p "$out"
-	start=$(date +%s)
-	RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
-		RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
-		tools/vm/vmtest -k "$k" -t $((120 * boots)) -o "$out" -- \
-		env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
-		>"$out/$k.log" 2>&1
-	echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
-	# The guest's checks, boot by boot.
-	for ((b = 1; b <= boots; b++)); do
-		log=$dir/crash-boot-$b.log
-		grep -E '^(ok|not ok) ' "$log" 2>/dev/null | sed "s/^\(ok\|not ok\) - /&$k: /"
-		line=$(grep -E "^crash-${k//[.+]/.}-boot$b: [0-9]+ passed, [0-9]+ failed$" "$log" 2>/dev/null)
-		if [[ -z $line ]]; then
-			echo "not ok - $k: boot $b printed no summary"
-			failed=$((failed + 1))
-			continue
-		fi
-		echo "# $line"
-		read -r _ p _ f _ <<<"$line"
-		passed=$((passed + p)) failed=$((failed + f))
-	done
-	for ((b = 2; b <= boots; b++)); do
-		[[ ${cases[b - 2]} == sysrq-c ]] || continue
-		check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
-			markers_match "$dir" "$b"
-	done
-	sed 's/^/# /' "$dir/result" 2>/dev/null
-	check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \
-		grep -q ': PASS' "$dir/result"
-	echo "crash-$k: $passed passed, $failed failed"
-	((failed == 0)) || status=1
-done
-exit $status
+	return $status
+}
+
+# Unless sourced: tools/tests/crash-bed.sh tests markers_match.
+[[ ${BASH_SOURCE[0]} != "$0" ]] || { main; exit; }
