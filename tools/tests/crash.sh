@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Crash chains, per kernel: one qemu process boots the guest once per case
+# and once more (tools/vm/vmtest's multi-boot mode, RAM kept across the
+# reboots), with the persistent region on the command line
+# (tools/vm/region-args); in each boot tools/tests/crash_guest.sh checks
+# the image the boot before left, then fires its case (a panic).
+#
+#   tools/tests/crash.sh [-k KVER]...
+#
+#   RT_CRASH_CASES   the cases, in boot order (default "sysrq-c"; see
+#                    crash_guest.sh)
+#
+# Here, after the run: every boot printed its summary, vmtest passed the run
+# (every boot reached, each case's panic on the console where it was fired
+# and no other splat in any boot's part of console.log), and for a sysrq-c
+# case the markers the next boot read from the image end where boot K's
+# console does: for each CPU, markers 0 to at least the last number L the
+# console shows, and on the CPU that panicked L or L + 1 (written, its
+# number not yet sent when the crash came; see markers_match).
+# Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
+# seconds.
+#
+# The boots run under single-threaded TCG (RT_VM_ACCEL overrides it): the
+# cases switch tracepoints (tools/tests/powerloss.sh says why that matters).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tools/vm/region-args
+cache=${RT_CACHE:-/var/cache/ringtrace}
+build=${BUILD:-$cache/build}
+read -r -a cases <<<"${RT_CRASH_CASES:-sysrq-c}"
+kvers=()
+while [[ ${1:-} == -k ]]; do
+	kvers+=("$2")
+	shift 2
+done
+if ((${#kvers[@]} == 0)); then
+	for v in /boot/vmlinuz-*; do
+		k=${v#/boot/vmlinuz-}
+		[[ -d /lib/modules/$k ]] && kvers+=("$k")
+	done
+fi
+
+# The first console line of each case's panic (vmtest's RT_VM_EXPECT).
+expect_of() {
+	case $1 in
+	sysrq-c) echo 'Kernel panic - not syncing: sysrq triggered crash' ;;
+	*) return 1 ;;
+	esac
+}
+
+passed=0 failed=0
+check() {	# DESCRIPTION COMMAND...
+	if "${@:2}"; then
+		echo "ok - $1"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $1"
+		failed=$((failed + 1))
+	fi
+}
+
+# The image boot $2 read against boot $2-1's console, in $1: per CPU the
+# console's last marker number L, the image's markers FIRST..LAST.  Wants
+# FIRST 0 and LAST >= L (every marker the console shows is in the image);
+# on the CPU that panicked also LAST <= L + 1 (the one written, its number
+# not sent).  Not on the others: 6.12's vprintk_emit() drops what other
+# CPUs print once a panic started (a run showed CPU 1 at 399 when its ring
+# held 411), so their console is a lower bound only.
+# shellcheck disable=SC2317 # called through check
+markers_match() {
+	local dir=$1 k=$2 cpu first last count l pcpu n=0
+	local console=$dir/console.boot-$((k - 1)).log
+	[[ -s $dir/markers.$k ]] || { echo "# no markers.$k"; return 1; }
+	# panic's dump: "CPU: N PID: ..." (6.1), "CPU: N UID: 0 PID: ..." (6.12)
+	pcpu=$(sed -nE 's/.*\] CPU: ([0-9]+) (UID|PID): .*/\1/p' "$console" | head -n1)
+	[[ -n $pcpu ]] || { echo "# no panicking CPU on boot $((k - 1))'s console"; return 1; }
+	while read -r _ cpu first last count; do
+		l=$(sed -nE "s/.*rtcrash: cpu $cpu marker ([0-9]+)$/\\1/p" "$console" | tail -n1)
+		echo "# cpu $cpu$([[ $cpu == "$pcpu" ]] && echo " (panicked)"): image markers $first..$last ($count), console's last ${l:-none}"
+		[[ -n $l ]] && ((first == 0 && last >= l)) || return 1
+		[[ $cpu != "$pcpu" ]] || ((last <= l + 1)) || return 1
+		n=$((n + 1))
+	done <"$dir/markers.$k"
+	((n > 0))
+}
+
+main() {
+	local status=0 k out dir boots expect i e start b log line p f
+	for k in "${kvers[@]}"; do
+		passed=0 failed=0
+		out=$cache/vm-runs/crash
+		dir=$out/$k
+		boots=$((${#cases[@]} + 1))
+		expect=
+		for ((i = 0; i < ${#cases[@]}; i++)); do
+			e=$(expect_of "${cases[i]}") || { echo "crash.sh: unknown case ${cases[i]}" >&2; exit 2; }
+			expect+="$((i + 1)):$e"$'\n'
+		done
+		mkdir -p "$out"
+		start=$(date +%s)
+		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
+			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
+			tools/vm/vmtest -k "$k" -t $((120 * boots)) -o "$out" -- \
+			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
+			>"$out/$k.log" 2>&1
+		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
+		# The guest's checks, boot by boot.
+		for ((b = 1; b <= boots; b++)); do
+			log=$dir/crash-boot-$b.log
+			grep -E '^(ok|not ok) ' "$log" 2>/dev/null | sed "s/^\(ok\|not ok\) - /&$k: /"
+			line=$(grep -E "^crash-${k//[.+]/.}-boot$b: [0-9]+ passed, [0-9]+ failed$" "$log" 2>/dev/null)
+			if [[ -z $line ]]; then
+				echo "not ok - $k: boot $b printed no summary"
+				failed=$((failed + 1))
+				continue
+			fi
+			echo "# $line"
+			read -r _ p _ f _ <<<"$line"
+			passed=$((passed + p)) failed=$((failed + f))
+		done
+		for ((b = 2; b <= boots; b++)); do
+			[[ ${cases[b - 2]} == sysrq-c ]] || continue
+			check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
+				markers_match "$dir" "$b"
+		done
+		sed 's/^/# /' "$dir/result" 2>/dev/null
+		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \
+			grep -q ': PASS' "$dir/result"
+		echo "crash-$k: $passed passed, $failed failed"
+		((failed == 0)) || status=1
+	done
+	return $status
+}
+
+# Unless sourced: tools/tests/crash-bed.sh tests markers_match.
+[[ ${BASH_SOURCE[0]} != "$0" ]] || { main; exit; }
