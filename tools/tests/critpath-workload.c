@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The workload of the critical-path test (tools/tests/profile.d/critpath.sh,
+ * checked on the host by tools/tests/sql.d/critpath.py): three threads,
+ * named cp-A, cp-B and cp-C, start together on a barrier, then
+ *	cp-A read()s a pipe,
+ *	cp-B waits on a futex (FUTEX_WAIT), then write()s the pipe,
+ *	cp-C sleeps 100 ms (clock_nanosleep), then wakes the futex (FUTEX_WAKE),
+ * so that cp-A waits on cp-B, which waits on cp-C, which sleeps: cp-A's
+ * critical path over its read is cp-A <- cp-B <- cp-C's 100 ms sleep.
+ * The futex word is set before the wake, and cp-B waits only while it is
+ * 0: a wake that comes before the wait is not lost.  Prints
+ *	A TID / B TID / C TID
+ * and exits 0 once cp-A read the byte.
+ *
+ * Usage: critpath-workload
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_barrier_t start;
+static int pipefd[2];
+static _Atomic int word;
+static pid_t tids[3];
+
+static void begin(int who, const char *name)
+{
+	prctl(PR_SET_NAME, name);
+	tids[who] = (pid_t)syscall(SYS_gettid);
+	pthread_barrier_wait(&start);
+}
+
+static void *thread_a(void *arg)
+{
+	char c;
+
+	(void)arg;
+	begin(0, "cp-A");
+	if (read(pipefd[0], &c, 1) != 1) {
+		perror("cp-A: read");
+		exit(1);
+	}
+	return NULL;
+}
+
+static void *thread_b(void *arg)
+{
+	(void)arg;
+	begin(1, "cp-B");
+	while (!atomic_load(&word))
+		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0) &&
+		    errno != EAGAIN && errno != EINTR) {
+			perror("cp-B: futex wait");
+			exit(1);
+		}
+	if (write(pipefd[1], "x", 1) != 1) {
+		perror("cp-B: write");
+		exit(1);
+	}
+	return NULL;
+}
+
+static void *thread_c(void *arg)
+{
+	struct timespec nap = { 0, 100 * 1000 * 1000 };
+
+	(void)arg;
+	begin(2, "cp-C");
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, &nap) == EINTR)
+		;
+	atomic_store(&word, 1);
+	syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	void *(*fn[3])(void *) = { thread_a, thread_b, thread_c };
+	pthread_t t[3];
+
+	(void)argv;
+	if (argc != 1) {
+		fprintf(stderr, "usage: critpath-workload\n");
+		return 2;
+	}
+	if (pipe(pipefd) || pthread_barrier_init(&start, NULL, 3)) {
+		perror("critpath-workload");
+		return 1;
+	}
+	for (int i = 0; i < 3; i++)
+		if (pthread_create(&t[i], NULL, fn[i], NULL)) {
+			perror("pthread_create");
+			return 1;
+		}
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	printf("A %d\nB %d\nC %d\n", tids[0], tids[1], tids[2]);
+	return 0;
+}
