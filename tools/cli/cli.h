@@ -203,6 +203,13 @@ void top_fns_print(struct top_fns *t, FILE *f, unsigned int top);
 /* report --folded [--off-cpu]: the exit status. */
 int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict);
 /*
+ * critical.c: report --critical-path WHO (a tid or a thread's name) of
+ * the recording @dirs, from --begin @begin to --end @end (NULL: the
+ * thread's life), as lines or (@folded) flame graph input; exit status.
+ */
+int critical_report(char *const *dirs, unsigned int n, const char *who,
+		    const char *begin, const char *end, bool folded, bool strict);
+/*
  * stacks.c, for the exporters: a trace's stacks as one call tree.  A node
  * is a frame (a function, or an address no symbol covers) under its
  * caller, the same frame under the same caller being one node: a stack is
