@@ -250,7 +250,8 @@ int critpath_run(struct sql_cursor *c, unsigned int member, int32_t tid,
 			if (!(sp.state & 0x30))
 				last = sp.end > last ? sp.end : last;
 		}
-		if (sp.tid <= 0 || (has_end && sp.ts >= end) ||
+		/* An R span starting at @end still names the waker before it. */
+		if (sp.tid <= 0 || (has_end && sp.ts > end) ||
 		    (has_begin && sp.end <= begin))
 			continue;
 		add_span(&w, &sp);
