@@ -24,7 +24,11 @@
     the last digit (sql.d/sys.py's checks, also run on recordings by
     sql_check.py); syscall, irq/softirq rows of hand-built sequences
     (pairing, nesting, losses); wakeup percentiles by report's rank rule;
-    --list's SQL gives -q's rows; marker and the slice view.
+    --list's SQL gives -q's rows; marker and the slice view;
+  - critical_path() row for row on hand-built wakeup chains (A <- B <- C
+    <- idle, a cycle of wakers, the 32-deep limit), its rows partitioning
+    the interval with shares summing to 1, report --critical-path and
+    --folded printing the same numbers (sql.d/critpath.py's checks too).
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -1210,6 +1214,22 @@ def critical_path_report_and_folded(ctx):
     check('critical_path(utid' in r.stderr, 'no argument: %r' % r.stderr)
     r = sql(d, "SELECT * FROM critical_path('x')", status=1)
     check('utid must be an integer' in r.stderr, 'text argument: %r' % r.stderr)
+
+
+@test
+def critical_path_part_real_trace(ctx):
+    """sql.d/critpath.py's checks (run by sql_check.py on every
+    recording) on the real trace, on it damaged (exit 3), and on
+    chain_trace(): the critical path of the thread that sleeps most
+    partitions its life, report --critical-path prints its rows."""
+    part = sql_part('critpath')
+    part(REAL_TRACE)
+    part(chain_trace(ctx.path('chain')))
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    part(bad, status=3)
 
 
 def main():
