@@ -26,7 +26,8 @@
     (pairing, nesting, losses); wakeup percentiles by report's rank rule;
     --list's SQL gives -q's rows; marker and the slice view;
   - critical_path() row for row on hand-built wakeup chains (A <- B <- C
-    <- idle, a cycle of wakers, the 32-deep limit), its rows partitioning
+    <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
+    ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
     --folded printing the same numbers (sql.d/critpath.py's checks too).
 
@@ -1167,6 +1168,33 @@ def critical_path_depth_limit(ctx):
           [r['state'] for r in deep if r['dur'] > 100 * US] == ['S'],
           'depth 32: %s' % deep)
     cp_partition(d, '101')
+
+
+@test
+def critical_path_softirq_waker(ctx):
+    """chain_trace()'s C woken instead by a softirq that ran in thread K
+    (50) on CPU 1 (irq_softirq_entry .. sched_waking .. exit, as
+    PREEMPT_RT runs timers in ktimers/N): thread_state's R says
+    irq_context 1 and waker K, and A's path stops at C's S rather than
+    going on into K; B's wakeup by C, outside any, is irq_context NULL."""
+    soft = struct.pack('<I', 8)
+    d = cp_trace(ctx.path('soft'), {
+        0: [(1000, 1, csw(0, 0, 10)), (1100, 1, csw(10, 1, 11)), (1200, 1, csw(11, 1, 12)),
+            (1300, 1, csw(12, 1, 0)), (5100, 1, csw(0, 0, 12)),
+            (5200, 2, wk(11, 0)), (5300, 1, csw(12, 1, 11)), (5400, 2, wk(10, 0)),
+            (5500, 1, csw(11, 1, 10))],
+        1: [(800, 1, csw(0, 0, 50)), (900, 1, csw(50, 1, 0)), (4900, 2, wk(50, 1)),
+            (4950, 1, csw(0, 0, 50)), (4980, 9, soft), (5000, 3, wk(12, 0)),
+            (5010, 10, soft), (5050, 1, csw(50, 1, 0))]})
+    got = rows(d, 'SELECT ts, utid, waker_utid, irq_context FROM thread_state '
+                  "WHERE state = 'R' AND utid IN (11, 12)")
+    want = [{'ts': T0 + 5000 * US, 'utid': 12, 'waker_utid': 50, 'irq_context': 1},
+            {'ts': T0 + 5200 * US, 'utid': 11, 'waker_utid': 12, 'irq_context': None}]
+    check(sorted(got, key=lambda r: r['ts']) == want, 'thread_state R: %s' % got)
+    got = cp_rows(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))
+    check((1300, 3700, 12, 'S', 2, 'T10;T11;T12') in got and
+          not any(r[2] == 50 for r in got), 'critical_path(A): %s' % got)
+    cp_partition(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))
 
 
 def report_cp(d, *args, status=0):

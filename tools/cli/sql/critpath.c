@@ -2,7 +2,8 @@
 /*
  * critpath (critpath.h): one thread_state pass over the member collects
  * the spans that overlap the interval into per-thread arrays, sorted by
- * time, each blocked span told its waker (the R span right after it);
+ * time, each blocked span told its waker (the R span right after it)
+ * and whether it woke it in an interrupt;
  * then the walk, depth first; then one thread pass names the threads.
  */
 #include <stdlib.h>
@@ -15,6 +16,7 @@ struct cp_span {
 	int64_t ts, end;
 	int64_t state;			/* CP_UNKNOWN: Running, not counted */
 	int32_t waker;			/* blocked: who ended it; -1 none */
+	bool irq;			/* R, blocked: that wakeup was in an interrupt */
 };
 
 /* A thread's spans (the tidmap's element). */
@@ -56,7 +58,7 @@ static void add_span(struct walk *w, const struct sw_span *sp)
 			die("out of memory");
 	}
 	t->v[t->nr++] = (struct cp_span){
-		.ts = sp->ts, .end = sp->end, .waker = sp->waker,
+		.ts = sp->ts, .end = sp->end, .waker = sp->waker, .irq = sp->irq,
 		.state = sp->state == SW_RUNNING && !sp->chained ? CP_UNKNOWN : sp->state,
 	};
 }
@@ -88,6 +90,7 @@ static void finish_threads(struct walk *w)
 				continue;
 			t->v[k].waker = n && n->ts == t->v[k].end && n->state == 0 ?
 					n->waker : -1;
+			t->v[k].irq = t->v[k].waker >= 0 && n->irq;
 		}
 	}
 }
@@ -155,7 +158,7 @@ static void walk(struct walk *w, unsigned int depth, int64_t s, int64_t e)
 		if (b <= a)
 			continue;	/* before @at, or overlapped: damage */
 		emit(w, depth, at, a, CP_UNKNOWN);
-		if (blocked(sp->state) && sp->waker > 0 && depth < CP_MAX_DEPTH &&
+		if (blocked(sp->state) && sp->waker > 0 && !sp->irq && depth < CP_MAX_DEPTH &&
 		    !in_chain(w, depth, sp->waker)) {
 			w->chain[depth + 1] = sp->waker;
 			walk(w, depth + 1, a, b);

@@ -10,7 +10,10 @@
  *     Running, R, R+        a row (chain+U, that state);
  *     blocked [x, y)        ended by a wakeup from W (the waker_utid of
  *                           the R span that follows it): when W is known,
- *                           not the idle task, not in chain+U already (a
+ *                           not the idle task, the wakeup was not inside a
+ *                           recorded interrupt or softirq (thread_state's
+ *                           irq_context: W is then only the thread it
+ *                           interrupted), W is not in chain+U already (a
  *                           cycle) and chain+U is shorter than
  *                           CP_MAX_DEPTH + 1: walk(W, x, y, chain+U),
  *                           what W did while U waited; else a row (chain+U,
@@ -20,9 +23,9 @@
  *
  * Each level's rows partition its interval, so the rows partition
  * [begin, end) and their shares (dur / (end - begin)) sum to 1.  A wakeup
- * from an interrupt belongs to whatever thread the interrupt hit (the
- * idle task stops the walk; a busy thread is followed): a trace does not
- * say the waker's context yet.
+ * from an interrupt that records no entry (a timer's) belongs to whatever
+ * thread the interrupt hit: the idle task stops the walk, a busy thread is
+ * followed (the trace does not say the waker's context yet).
  *
  * Memory: every span of the member that overlaps [begin, end), in
  * per-thread arrays, and the rows.

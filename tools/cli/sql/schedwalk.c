@@ -17,6 +17,7 @@ struct sw_cpu {
 	int32_t tid;			/* -1: unknown */
 	int64_t since;
 	int64_t prio;
+	unsigned int irqs;		/* irq and softirq entries not exited */
 };
 
 /* A thread's span off CPU, open since @since (states only). */
@@ -28,9 +29,10 @@ struct sw_thread {
 	int64_t since;
 	int32_t cpu;
 	int32_t waker;
+	bool irq;
 };
 
-enum sw_kind { K_OTHER, K_SWITCH, K_WAKEUP };
+enum sw_kind { K_OTHER, K_SWITCH, K_WAKEUP, K_IRQ_ENTRY, K_IRQ_EXIT };
 
 struct schedwalk {
 	struct sql_cursor *c;
@@ -143,6 +145,7 @@ static void thread_close(struct schedwalk *w, struct sw_thread *t, int64_t end)
 	sp->state = t->state;
 	sp->cpu = t->cpu;
 	sp->waker = t->waker;
+	sp->irq = t->irq;
 	t->open = false;
 }
 
@@ -154,6 +157,7 @@ static void thread_open(struct sw_thread *t, int64_t state, int64_t since,
 	t->since = since;
 	t->cpu = cpu;
 	t->waker = waker;
+	t->irq = false;
 }
 
 /* CPU @c's thread runs until @end; @prev: the switch's prev_tid (-2: none). */
@@ -209,9 +213,28 @@ static enum sw_kind kind(struct schedwalk *w, const struct rt_event_desc *ev)
 		w->kind = !strcmp(ev->name, "sched_switch") ? K_SWITCH :
 			  !strcmp(ev->name, "sched_waking") ||
 			  !strcmp(ev->name, "sched_wakeup") ||
-			  !strcmp(ev->name, "sched_wakeup_new") ? K_WAKEUP : K_OTHER;
+			  !strcmp(ev->name, "sched_wakeup_new") ? K_WAKEUP :
+			  !strcmp(ev->name, "irq_handler_entry") ||
+			  !strcmp(ev->name, "irq_softirq_entry") ? K_IRQ_ENTRY :
+			  !strcmp(ev->name, "irq_handler_exit") ||
+			  !strcmp(ev->name, "irq_softirq_exit") ? K_IRQ_EXIT : K_OTHER;
 	}
 	return w->kind;
+}
+
+/* CPU @cpu's state, made (nothing known) at its first item. */
+static struct sw_cpu *cpu(struct schedwalk *w, uint32_t cpu, int64_t ts)
+{
+	bool created;
+	struct sw_cpu *c = rt_tidmap_get(&w->cpus, (int32_t)cpu, &created);
+
+	if (!c)
+		die("out of memory");
+	if (created) {
+		c->tid = -1;
+		c->since = ts;
+	}
+	return c;
 }
 
 static void on_switch(struct schedwalk *w, const struct scan_row *row)
@@ -221,15 +244,8 @@ static void on_switch(struct schedwalk *w, const struct scan_row *row)
 	int32_t next = (int32_t)field(it, "next_tid", -1);
 	int64_t state = field(it, "prev_state", -1);
 	int64_t prio = field(it, "next_prio", INT64_MIN);
-	bool created;
-	struct sw_cpu *c = rt_tidmap_get(&w->cpus, (int32_t)it->cpu, &created);
+	struct sw_cpu *c = cpu(w, it->cpu, row->ts);
 
-	if (!c)
-		die("out of memory");
-	if (created) {
-		c->tid = -1;
-		c->since = row->ts;
-	}
 	cpu_close(w, c, row->ts, prev, state);
 	if (w->states && prev > 0 && state >= 0) {
 		struct sw_thread *t = thread(w, prev);
@@ -262,6 +278,7 @@ static void on_wakeup(struct schedwalk *w, const struct scan_row *row)
 		return;		/* running or runnable already */
 	thread_close(w, t, row->ts);
 	thread_open(t, 0, row->ts, (int32_t)field(row->it, "target_cpu", -1), row->tid);
+	t->irq = cpu(w, row->it->cpu, row->ts)->irqs > 0;
 }
 
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
@@ -290,8 +307,11 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 			w->member = row.member;
 		}
 		w->last = row.ts;
-		if (row.it->type != RT_ITEM_EVENT)
-			continue;	/* a loss: the chain goes on */
+		if (row.it->type != RT_ITEM_EVENT) {
+			/* A loss: the chain goes on; its exits may be lost. */
+			cpu(w, row.it->cpu, row.ts)->irqs = 0;
+			continue;
+		}
 		switch (kind(w, row.it->event)) {
 		case K_SWITCH:
 			on_switch(w, &row);
@@ -299,6 +319,15 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 		case K_WAKEUP:
 			on_wakeup(w, &row);
 			break;
+		case K_IRQ_ENTRY:
+			cpu(w, row.it->cpu, row.ts)->irqs++;
+			break;
+		case K_IRQ_EXIT: {
+			struct sw_cpu *c = cpu(w, row.it->cpu, row.ts);
+
+			c->irqs -= c->irqs > 0;
+			break;
+		}
 		case K_OTHER:
 			break;
 		}

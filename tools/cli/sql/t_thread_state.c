@@ -8,12 +8,16 @@
  * 'R' from the first wakeup of a blocked thread on, waker_utid the
  * thread that woke it (the owner of sched_waking, or of sched_wakeup
  * when no sched_waking came first; NULL unknown), cpu its target_cpu.
+ * irq_context is 1 on such an 'R' when the wakeup came inside an
+ * interrupt or softirq its CPU recorded (entry..exit), waker_utid then
+ * only the thread it interrupted; NULL otherwise (not known: a timer's
+ * interrupt records no entry).
  * A span on a CPU whose next switch names another prev has state NULL
  * (report does not count it).  Spans still open at the member's end
  * close at its last item.  Summed per utid, the Running spans are
  * report --stat's on_cpu_ms.
  *
- * blocked_function, irq_context and io_wait are NULL: not derived yet.
+ * blocked_function and io_wait are NULL: not derived yet.
  * Every event of a member is read; ts ranges are SQLite's to apply.
  */
 #include "schedwalk.h"
@@ -91,6 +95,12 @@ static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		break;
 	case C_WAKER_UTID:
 		sql_result_utid(ctx, sp->member, sp->waker);
+		break;
+	case C_IRQ_CONTEXT:
+		if (sp->irq)
+			sqlite3_result_int64(ctx, 1);
+		else
+			sqlite3_result_null(ctx);
 		break;
 	case C_TRACE:
 		sqlite3_result_int64(ctx, sp->member);
