@@ -11,7 +11,10 @@
  * The futex word is set before the wake, and cp-B waits only while it is
  * 0: a wake that comes before the wait is not lost.  Prints
  *	A TID / B TID / C TID
- * and exits 0 once cp-A read the byte.
+ *	sleep T0 T1	(CLOCK_MONOTONIC ns, the trace's clock: cp-C's
+ *			 clock_nanosleep() called at T0, returned at T1)
+ * and exits 0 once cp-A read the byte.  Under TCG a loaded host makes
+ * the sleep longer than 100 ms; T0 and T1 say how long it was.
  *
  * Usage: critpath-workload
  */
@@ -30,6 +33,15 @@ static pthread_barrier_t start;
 static int pipefd[2];
 static _Atomic int word;
 static pid_t tids[3];
+static long long slept[2];
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static void begin(int who, const char *name)
 {
@@ -74,8 +86,10 @@ static void *thread_c(void *arg)
 
 	(void)arg;
 	begin(2, "cp-C");
+	slept[0] = now_ns();
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, &nap) == EINTR)
 		;
+	slept[1] = now_ns();
 	atomic_store(&word, 1);
 	syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	return NULL;
@@ -102,6 +116,7 @@ int main(int argc, char **argv)
 		}
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
-	printf("A %d\nB %d\nC %d\n", tids[0], tids[1], tids[2]);
+	printf("A %d\nB %d\nC %d\nsleep %lld %lld\n", tids[0], tids[1], tids[2],
+	       slept[0], slept[1]);
 	return 0;
 }

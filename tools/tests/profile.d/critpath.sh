@@ -21,8 +21,8 @@ profile_critpath() {
 		"$REPO/tools/tests/critpath-workload" \
 		>"$d/record.out" 2>"$d/record.err" || { cat "$d/record.err"; return; }
 	sed 's/^/# /' "$d/record.out"
-	check "critpath: the workload printed its three threads" \
-		test "$(grep -cE '^[ABC] [0-9]+$' "$d/record.out")" -eq 3
+	check "critpath: the workload printed its three threads and its sleep" \
+		test "$(grep -cE "^([ABC] [0-9]+|sleep [0-9]+ [0-9]+)\$" "$d/record.out")" -eq 4
 	if [[ -n ${RT_VM_OUT:-} ]]; then
 		mkdir -p "$RT_VM_OUT/critpath" &&
 			cp -a "$d/rec" "$RT_VM_OUT/critpath/rec" &&
