@@ -8,6 +8,10 @@
  *	cp-C sleeps 100 ms (clock_nanosleep), then wakes the futex (FUTEX_WAKE),
  * so that cp-A waits on cp-B, which waits on cp-C, which sleeps: cp-A's
  * critical path over its read is cp-A <- cp-B <- cp-C's 100 ms sleep.
+ * cp-C sleeps only once cp-A and cp-B said they go to block (a flag set
+ * right before the call) and /proc says both sleep (S), yielding
+ * meanwhile, so that the whole sleep lies inside cp-A's read even when
+ * cp-A reaches it late (6.12-rt under TCG: 17 ms after the barrier).
  * The futex word is set before the wake, and cp-B waits only while it is
  * 0: a wake that comes before the wait is not lost.  Prints
  *	A TID / B TID / C TID
@@ -21,9 +25,11 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -34,6 +40,7 @@ static int pipefd[2];
 static _Atomic int word;
 static pid_t tids[3];
 static long long slept[2];
+static _Atomic int blocking;		/* cp-A and cp-B about to block */
 
 static long long now_ns(void)
 {
@@ -56,6 +63,7 @@ static void *thread_a(void *arg)
 
 	(void)arg;
 	begin(0, "cp-A");
+	atomic_fetch_add(&blocking, 1);
 	if (read(pipefd[0], &c, 1) != 1) {
 		perror("cp-A: read");
 		exit(1);
@@ -67,6 +75,7 @@ static void *thread_b(void *arg)
 {
 	(void)arg;
 	begin(1, "cp-B");
+	atomic_fetch_add(&blocking, 1);
 	while (!atomic_load(&word))
 		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0) &&
 		    errno != EAGAIN && errno != EINTR) {
@@ -80,12 +89,39 @@ static void *thread_b(void *arg)
 	return NULL;
 }
 
+/* Whether thread @tid of this process sleeps (S), as /proc says. */
+static int sleeping(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "tid (comm) S ...": comm may hold anything, ')' last. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
 static void *thread_c(void *arg)
 {
 	struct timespec nap = { 0, 100 * 1000 * 1000 };
 
 	(void)arg;
 	begin(2, "cp-C");
+	for (long long until = now_ns() + 10000000000LL;
+	     atomic_load(&blocking) < 2 || !sleeping(tids[0]) || !sleeping(tids[1]);)
+		if (now_ns() > until) {
+			fprintf(stderr, "cp-C: cp-A and cp-B not asleep after 10 s\n");
+			break;
+		} else {
+			sched_yield();
+		}
 	slept[0] = now_ns();
 	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, &nap) == EINTR)
 		;
