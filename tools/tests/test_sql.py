@@ -1176,19 +1176,24 @@ def critical_path_softirq_waker(ctx):
     (50) on CPU 1 (irq_softirq_entry .. sched_waking .. exit, as
     PREEMPT_RT runs timers in ktimers/N): thread_state's R says
     irq_context 1 and waker K, and A's path stops at C's S rather than
-    going on into K; B's wakeup by C, outside any, is irq_context NULL."""
+    going on into K; B's wakeup by C, outside any, is irq_context NULL, as
+    is 70's by thread 60, which runs after K was preempted (R+) inside a
+    second softirq: a switch is never inside an interrupt."""
     soft = struct.pack('<I', 8)
     d = cp_trace(ctx.path('soft'), {
         0: [(1000, 1, csw(0, 0, 10)), (1100, 1, csw(10, 1, 11)), (1200, 1, csw(11, 1, 12)),
             (1300, 1, csw(12, 1, 0)), (5100, 1, csw(0, 0, 12)),
             (5200, 2, wk(11, 0)), (5300, 1, csw(12, 1, 11)), (5400, 2, wk(10, 0)),
             (5500, 1, csw(11, 1, 10))],
-        1: [(800, 1, csw(0, 0, 50)), (900, 1, csw(50, 1, 0)), (4900, 2, wk(50, 1)),
+        1: [(800, 1, csw(70, 1, 50)), (900, 1, csw(50, 1, 0)), (4900, 2, wk(50, 1)),
             (4950, 1, csw(0, 0, 50)), (4980, 9, soft), (5000, 3, wk(12, 0)),
-            (5010, 10, soft), (5050, 1, csw(50, 1, 0))]})
+            (5010, 10, soft), (5020, 9, soft), (5030, 1, csw(50, 256, 60)),
+            (5040, 2, wk(70, 1)), (5045, 1, csw(60, 1, 50)), (5048, 10, soft),
+            (5050, 1, csw(50, 1, 0))]})
     got = rows(d, 'SELECT ts, utid, waker_utid, irq_context FROM thread_state '
-                  "WHERE state = 'R' AND utid IN (11, 12)")
+                  "WHERE state = 'R' AND utid IN (11, 12, 70)")
     want = [{'ts': T0 + 5000 * US, 'utid': 12, 'waker_utid': 50, 'irq_context': 1},
+            {'ts': T0 + 5040 * US, 'utid': 70, 'waker_utid': 60, 'irq_context': None},
             {'ts': T0 + 5200 * US, 'utid': 11, 'waker_utid': 12, 'irq_context': None}]
     check(sorted(got, key=lambda r: r['ts']) == want, 'thread_state R: %s' % got)
     got = cp_rows(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))

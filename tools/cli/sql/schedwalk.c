@@ -246,6 +246,12 @@ static void on_switch(struct schedwalk *w, const struct scan_row *row)
 	int64_t prio = field(it, "next_prio", INT64_MIN);
 	struct sw_cpu *c = cpu(w, it->cpu, row->ts);
 
+	/*
+	 * A switch is never inside an interrupt; a softirq thread preempted
+	 * in its softirq (PREEMPT_RT) takes its entry along: its exit later
+	 * finds none, and its wakeups after that count as not known.
+	 */
+	c->irqs = 0;
 	cpu_close(w, c, row->ts, prev, state);
 	if (w->states && prev > 0 && state >= 0) {
 		struct sw_thread *t = thread(w, prev);

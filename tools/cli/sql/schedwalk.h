@@ -22,7 +22,7 @@
  * first) ends its blocked span and opens 'R', woken by the owner of that
  * event -- in an interrupt when that event comes between an
  * irq_handler_entry or irq_softirq_entry and its exit on its CPU (a loss
- * there forgets them).  Idle (tid 0) has no such spans.  Spans still open at the end
+ * or a switch there forgets them).  Idle (tid 0) has no such spans.  Spans still open at the end
  * close at the member's last item.
  *
  * Spans come out in the order they end (several may end at one event),
