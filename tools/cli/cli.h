@@ -240,6 +240,13 @@ const char *stack_blocked_function(struct stack_names *n, const struct stack_ips
 /* report --folded [--off-cpu]: the exit status. */
 int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict);
 /*
+ * critical.c: report --critical-path WHO (a tid or a thread's name) of
+ * the recording @dirs, from --begin @begin to --end @end (NULL: the
+ * thread's life), as lines or (@folded) flame graph input; exit status.
+ */
+int critical_report(char *const *dirs, unsigned int n, const char *who,
+		    const char *begin, const char *end, bool folded, bool strict);
+/*
  * stacks.c, for the exporters: a trace's stacks as one call tree.  A node
  * is a frame (a function, or an address no symbol covers) under its
  * caller, the same frame under the same caller being one node: a stack is

@@ -42,6 +42,7 @@ struct opts {
 	unsigned int top;		/* --stat's top functions */
 	const char *events, *cpus, *begin, *end;
 	const char *binaries;		/* --binaries DIR, or NULL */
+	const char *critical;		/* --critical-path TID|COMM, or NULL */
 	int32_t *pids, *tids;
 	unsigned int nr_pids, nr_tids;
 	const char **comms;
@@ -969,7 +970,7 @@ static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
 	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP, O_TOP,
-	       O_NO_DEBUGINFOD, O_BINARIES };
+	       O_NO_DEBUGINFOD, O_BINARIES, O_CRITICAL };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -989,6 +990,7 @@ static int run(int argc, char **argv)
 		{ "top", required_argument, NULL, O_TOP },
 		{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 		{ "binaries", required_argument, NULL, O_BINARIES },
+		{ "critical-path", required_argument, NULL, O_CRITICAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1059,10 +1061,25 @@ static int run(int argc, char **argv)
 		case O_BINARIES:
 			o.binaries = optarg;
 			break;
+		case O_CRITICAL:
+			o.critical = optarg;
+			break;
 		}
 	}
 	if (argc - optind < 1)
 		usage_error("a trace directory is needed");
+	if (o.critical) {
+		if (o.stat || o.events || o.cpus || o.nr_pids || o.nr_tids || o.nr_comms ||
+		    o.nr_cgroups || o.off_cpu || o.follow || o.wall || o.binaries || top || hold)
+			usage_error("--critical-path takes --begin, --end, --folded and --strict only");
+		c = critical_report(argv + optind, (unsigned int)(argc - optind), o.critical,
+				    o.begin, o.end, o.folded, o.strict);
+		free(o.pids);
+		free(o.tids);
+		free(o.comms);
+		free(o.cgroups);
+		return c;
+	}
 	if (o.binaries && (stat(o.binaries, &st) || !S_ISDIR(st.st_mode)))
 		usage_error("--binaries %s: not a directory", o.binaries);
 	if (o.folded && argc - optind != 1)
@@ -1097,7 +1114,8 @@ static int run(int argc, char **argv)
 
 const struct command cmd_report = {
 	.name = "report",
-	.summary = "print a trace's events, filtered, its summaries (--stat) or stacks (--folded)",
+	.summary = "print a trace's events, filtered, its summaries (--stat), stacks (--folded) "
+		   "or a thread's critical path",
 	.help =
 "Usage: ringtrace report [OPTIONS] DIR...\n"
 "\n"
@@ -1175,6 +1193,15 @@ const struct command cmd_report = {
 "      --off-cpu       with --folded: sched_switch stacks only, each\n"
 "                      weighted by the nanoseconds until its thread ran\n"
 "                      again (where threads wait, and how long)\n"
+"      --critical-path TID|COMM  instead of the events: the thread's\n"
+"                      critical path (ringtrace sql's critical_path()):\n"
+"                      for each span it did not run, who woke it and what\n"
+"                      that waker did meanwhile, back through the chain of\n"
+"                      wakeups; a line per span with its share of the\n"
+"                      time, the chain thread;waker;waker's waker...; from\n"
+"                      --begin to --end (default: the thread's life); COMM\n"
+"                      must name one thread.  With --folded: summed as\n"
+"                      flame graph input, CHAIN;STATE NANOSECONDS\n"
 "      --no-debuginfod no debug files from debuginfod, DEBUGINFOD_URLS or not\n"
 "      --strict        damage in the trace is an error (default: read past\n"
 "                      it, say on stderr what was skipped, exit status 3)\n"

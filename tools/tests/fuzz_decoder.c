@@ -312,6 +312,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"SELECT * FROM thread; SELECT * FROM process");
 	run_sql("SELECT * FROM syscall; SELECT * FROM wakeup; SELECT * FROM irq; "
 		"SELECT * FROM softirq; SELECT * FROM marker");
+	/* The critical path of a thread that slept, through its wakers. */
+	run_sql("SELECT c.* FROM (SELECT utid FROM thread_state WHERE state = 'S' "
+		"ORDER BY ts LIMIT 1) s, critical_path(s.utid) c");
+	run(&cmd_report, "--critical-path", "1", "--folded", NULL);
 	run_sql("--stat");
 	return 0;
 }

@@ -31,6 +31,11 @@
     windows and in another trace holding the same frames;
     thread_state.blocked_function on hand-built switches with kernel
     stacks; a damaged stack record costs its packet alone.
+  - critical_path() row for row on hand-built wakeup chains (A <- B <- C
+    <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
+    ending the walk), its rows partitioning
+    the interval with shares summing to 1, report --critical-path and
+    --folded printing the same numbers (sql.d/critpath.py's checks too).
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -1244,6 +1249,241 @@ def damaged_stack_costs_its_packet(ctx):
     lost = rows(d, 'SELECT sum(damaged) g FROM lost', status=3)
     check(lost[0]['g'] == 1, 'lost: %s' % lost)
     sql_part('stacks')(d, status=3)
+# ---- critical path (issue 31 P6) ---------------------------------------------------------
+
+def csw(prev, prev_state, nxt):
+    """sched_switch from @prev (in @prev_state) to @nxt, each named T<tid>."""
+    return struct.pack('<16siiq16sii', b'T%d' % prev, prev, 20, prev_state,
+                       b'T%d' % nxt, nxt, 20)
+
+
+def cp_trace(d, cpus, last=9000):
+    """A trace of @cpus {cpu: [(µs after T0, event id, payload)]}, one packet
+    each, its last item a marker at @last µs on CPU 0."""
+    uuid = bytes(range(32, 48))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+    for cpu, evs in sorted(cpus.items()):
+        evs = [(T0 + t * US, eid, p) for t, eid, p in evs]
+        if cpu == 0:
+            evs.append((T0 + last * US, 0, marker(b'end')))
+        with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
+            f.write(td.kpacket(uuid, cpu, 0, evs, T0, T0 + 10000 * US, 0))
+    return d
+
+
+def chain_trace(d):
+    """CPU 0, times in µs after T0: A (10) runs, sleeps for B (11), which
+    sleeps for C (12), which sleeps until idle wakes it (an interrupt) at
+    5000; C wakes B at 5200, B wakes A at 5400, A runs to the end (9000)."""
+    return cp_trace(d, {0: [
+        (1000, 1, csw(0, 0, 10)), (1100, 1, csw(10, 1, 11)), (1200, 1, csw(11, 1, 12)),
+        (1300, 1, csw(12, 1, 0)), (5000, 3, wk(12, 0)), (5100, 1, csw(0, 0, 12)),
+        (5200, 2, wk(11, 0)), (5300, 1, csw(12, 1, 11)), (5400, 2, wk(10, 0)),
+        (5500, 1, csw(11, 1, 10))]})
+
+
+CP_COLS = 'ts, dur, utid, state, depth, chain'
+
+
+def cp_rows(d, args):
+    """critical_path(@args)'s rows, ts and dur in µs, as tuples in order."""
+    got = rows(d, 'SELECT %s FROM critical_path(%s)' % (CP_COLS, args))
+    return [((r['ts'] - T0) / US, r['dur'] / US, r['utid'], r['state'], r['depth'],
+             r['chain']) for r in got]
+
+
+def cp_partition(d, args):
+    """The rows of critical_path(@args) partition [arg_ts, arg_ts + arg_dur)
+    one after another and their shares sum to 1: their number."""
+    got = rows(d, 'SELECT ts, dur, share, arg_ts, arg_dur FROM critical_path(%s)' % args)
+    check(got, 'critical_path(%s) has no row' % args)
+    at = got[0]['arg_ts']
+    for r in got:
+        check(r['ts'] == at and r['dur'] > 0, 'critical_path(%s): a row at %d (dur %d), '
+              'the one before ended at %d' % (args, r['ts'], r['dur'], at))
+        at += r['dur']
+    check(at == got[0]['arg_ts'] + got[0]['arg_dur'], 'critical_path(%s): rows end at %d, '
+          'the interval at %d' % (args, at, got[0]['arg_ts'] + got[0]['arg_dur']))
+    total = sum(r['share'] for r in got)
+    check(abs(total - 1) < 1e-9, 'critical_path(%s): shares sum to %r' % (args, total))
+    return len(got)
+
+
+@test
+def critical_path_chain_rows(ctx):
+    """A <- B <- C <- idle (chain_trace()): critical_path(A) over [500,
+    6000) µs, row for row -- Unknown before A's first span, A's own
+    Running and R, B's and C's spans while A waited, C's sleep ended by
+    the idle task (an interrupt) stops the walk at C's S -- and they
+    partition the interval, shares summing to 1; without ts and dur: A's
+    life; the same rows in two traces carry the trace's number."""
+    d = chain_trace(ctx.path('chain'))
+    got = cp_rows(d, '10, %d, %d' % (T0 + 500 * US, 5500 * US))
+    a, ab, abc = 'T10', 'T10;T11', 'T10;T11;T12'
+    want = [
+        (500, 500, 10, 'Unknown', 0, a), (1000, 100, 10, 'Running', 0, a),
+        (1100, 100, 11, 'Running', 1, ab), (1200, 100, 12, 'Running', 2, abc),
+        (1300, 3700, 12, 'S', 2, abc), (5000, 100, 12, 'R', 2, abc),
+        (5100, 100, 12, 'Running', 2, abc), (5200, 100, 11, 'R', 1, ab),
+        (5300, 100, 11, 'Running', 1, ab), (5400, 100, 10, 'R', 0, a),
+        (5500, 500, 10, 'Running', 0, a)]
+    check(got == want, 'critical_path(A):\n  got  %s\n  want %s' % (got, want))
+    check(cp_partition(d, '10, %d, %d' % (T0 + 500 * US, 5500 * US)) == len(want),
+          'partition')
+    life = cp_rows(d, '10')
+    check(life == want[1:-1] + [(5500, 3500, 10, 'Running', 0, a)],
+          'critical_path(A) without ts, dur (A\'s life, 1000 to 9000): %s' % life)
+    cp_partition(d, '10')
+    cp_partition(d, '11')
+    got = rows([REAL_TRACE, d], 'SELECT trace, utid, root_utid, count(*) n FROM '
+               'critical_path(1 << 32 | 10) GROUP BY trace, utid ORDER BY utid')
+    check(got == [{'trace': 1, 'utid': (1 << 32) | t, 'root_utid': (1 << 32) | 10, 'n': n}
+                  for t, n in ((10, 3), (11, 3), (12, 4))], 'second trace: %s' % got)
+
+
+@test
+def critical_path_cycle(ctx):
+    """A cycle of wakers ends the walk: a trace where A (10) is switched
+    out on CPU 0 (S) while CPU 1 still runs it (its switch out there never
+    recorded), so that A wakes B (11) at 2000 while A waits for B: over
+    [1100, 3000) µs A's path goes to B, whose S was ended by A, already in
+    the chain -- B's S is the row, not A again (and B again, 32 deep)."""
+    d = cp_trace(ctx.path('cycle'), {
+        0: [(900, 1, csw(0, 0, 10)), (1100, 1, csw(10, 1, 0)), (3100, 1, csw(0, 0, 10))],
+        1: [(500, 1, csw(11, 1, 10)), (2000, 2, wk(11, 1)), (2100, 1, csw(0, 0, 11)),
+            (3000, 2, wk(10, 0))]})
+    got = cp_rows(d, '10, %d, %d' % (T0 + 1100 * US, 1900 * US))
+    ab = 'T10;T11'
+    want = [(1100, 900, 11, 'S', 1, ab), (2000, 100, 11, 'R', 1, ab),
+            (2100, 900, 11, 'Running', 1, ab)]
+    check(got == want, 'critical_path(A) of the cycle:\n  got  %s\n  want %s' % (got, want))
+    cp_partition(d, '10, %d, %d' % (T0 + 1100 * US, 1900 * US))
+
+
+@test
+def critical_path_depth_limit(ctx):
+    """35 threads (101..135) on CPU 0 each sleep in turn; idle wakes the
+    last, each wakes the one before: thread 101's path follows 32 wakers
+    (depth 0..32) and stops there, at 133's S, not at 135's; the rows still
+    partition the interval."""
+    evs, t, prev = [], 1000, 0
+    for tid in range(101, 136):
+        evs.append((t, 1, csw(prev, 1 if prev else 0, tid)))
+        prev, t = tid, t + 10
+    evs.append((t, 1, csw(135, 1, 0)))
+    t = 2000
+    evs.append((t, 3, wk(135, 0)))
+    evs.append((t + 5, 1, csw(0, 0, 135)))
+    for tid in range(135, 101, -1):
+        t += 50
+        evs.append((t, 2, wk(tid - 1, 0)))
+        evs.append((t + 5, 1, csw(tid, 1, tid - 1)))
+    d = cp_trace(ctx.path('deep'), {0: evs})
+    got = rows(d, 'SELECT max(depth) m FROM critical_path(101)')
+    check(got == [{'m': 32}], 'max depth %s, not 32' % got)
+    deep = rows(d, 'SELECT utid, state, chain, dur FROM critical_path(101) WHERE depth = 32')
+    names = ';'.join('T%d' % x for x in range(101, 134))
+    check(deep and all(r['utid'] == 133 and r['chain'] == names for r in deep) and
+          [r['state'] for r in deep if r['dur'] > 100 * US] == ['S'],
+          'depth 32: %s' % deep)
+    cp_partition(d, '101')
+
+
+@test
+def critical_path_softirq_waker(ctx):
+    """chain_trace()'s C woken instead by a softirq that ran in thread K
+    (50) on CPU 1 (irq_softirq_entry .. sched_waking .. exit, as
+    PREEMPT_RT runs timers in ktimers/N): thread_state's R says
+    irq_context 1 and waker K, and A's path stops at C's S rather than
+    going on into K; B's wakeup by C, outside any, is irq_context NULL, as
+    is 70's by thread 60, which runs after K was preempted (R+) inside a
+    second softirq: a switch is never inside an interrupt."""
+    soft = struct.pack('<I', 8)
+    d = cp_trace(ctx.path('soft'), {
+        0: [(1000, 1, csw(0, 0, 10)), (1100, 1, csw(10, 1, 11)), (1200, 1, csw(11, 1, 12)),
+            (1300, 1, csw(12, 1, 0)), (5100, 1, csw(0, 0, 12)),
+            (5200, 2, wk(11, 0)), (5300, 1, csw(12, 1, 11)), (5400, 2, wk(10, 0)),
+            (5500, 1, csw(11, 1, 10))],
+        1: [(800, 1, csw(70, 1, 50)), (900, 1, csw(50, 1, 0)), (4900, 2, wk(50, 1)),
+            (4950, 1, csw(0, 0, 50)), (4980, 9, soft), (5000, 3, wk(12, 0)),
+            (5010, 10, soft), (5020, 9, soft), (5030, 1, csw(50, 256, 60)),
+            (5040, 2, wk(70, 1)), (5045, 1, csw(60, 1, 50)), (5048, 10, soft),
+            (5050, 1, csw(50, 1, 0))]})
+    got = rows(d, 'SELECT ts, utid, waker_utid, irq_context FROM thread_state '
+                  "WHERE state = 'R' AND utid IN (11, 12, 70)")
+    want = [{'ts': T0 + 5000 * US, 'utid': 12, 'waker_utid': 50, 'irq_context': 1},
+            {'ts': T0 + 5040 * US, 'utid': 70, 'waker_utid': 60, 'irq_context': None},
+            {'ts': T0 + 5200 * US, 'utid': 11, 'waker_utid': 12, 'irq_context': None}]
+    check(sorted(got, key=lambda r: r['ts']) == want, 'thread_state R: %s' % got)
+    got = cp_rows(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))
+    check((1300, 3700, 12, 'S', 2, 'T10;T11;T12') in got and
+          not any(r[2] == 50 for r in got), 'critical_path(A): %s' % got)
+    cp_partition(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))
+
+
+def report_cp(d, *args, status=0):
+    r = td.rt('report', '--critical-path', *(list(args) + [d]))
+    check(r.returncode == status, 'report --critical-path %s: exit %d: %s' %
+          (' '.join(args), r.returncode, r.stderr))
+    return r
+
+
+@test
+def critical_path_report_and_folded(ctx):
+    """report --critical-path of chain_trace()'s A, by tid and by name,
+    --begin/--end as report prints times: a line per critical_path() row,
+    the same start, duration (every ns), share, state and chain; --folded:
+    the rows summed by chain;state in ns, in the order they first come;
+    a name no thread has, or the idle task, is an error (exit 1)."""
+    d = chain_trace(ctx.path('chain'))
+    begin, end = '1.000500000', '1.006000000'
+    want = rows(d, 'SELECT ts, dur, share, state, chain FROM critical_path(10, %d, %d)' %
+                (T0 + 500 * US, 5500 * US))
+    for who in ('10', 'T10'):
+        out = report_cp(d, who, '--begin', begin, '--end', end).stdout.splitlines()
+        check(out[0] == 'critical path of tid 10 from %s to %s (5.500000 ms)' % (begin, end),
+              'header %r' % out[0])
+        got = []
+        for l in out[2:]:
+            f = l.split()
+            sec, ns = f[0].split('.')
+            ms, frac = f[1].split('.')
+            got.append({'ts': int(sec) * 10**9 + int(ns), 'dur': int(ms) * 10**6 + int(frac),
+                        'share': f[2], 'state': f[3], 'chain': f[4]})
+        exp = [dict(r, share='%.2f%%' % (100 * r['share'])) for r in want]
+        check(got == exp, 'report --critical-path %s:\n  got  %s\n  want %s' % (who, got, exp))
+    out = report_cp(d, 'T10', '--begin', begin, '--end', end, '--folded').stdout
+    fold = ['T10;Unknown 500000', 'T10;Running 600000', 'T10;T11;Running 200000',
+            'T10;T11;T12;Running 200000', 'T10;T11;T12;S 3700000', 'T10;T11;T12;R 100000',
+            'T10;T11;R 100000', 'T10;R 100000']
+    check(out.splitlines() == fold, 'report --critical-path --folded:\n%s' % out)
+    r = report_cp(d, 'nobody', status=1)
+    check("no thread named 'nobody'" in r.stderr, 'unknown name: %r' % r.stderr)
+    r = report_cp(d, '0', status=1)
+    check('idle task' in r.stderr, 'idle: %r' % r.stderr)
+    r = report_cp(d, 'T10', '--stat', status=2)
+    r = sql(d, 'SELECT * FROM critical_path', status=1)
+    check('critical_path(utid' in r.stderr, 'no argument: %r' % r.stderr)
+    r = sql(d, "SELECT * FROM critical_path('x')", status=1)
+    check('utid must be an integer' in r.stderr, 'text argument: %r' % r.stderr)
+
+
+@test
+def critical_path_part_real_trace(ctx):
+    """sql.d/critpath.py's checks (run by sql_check.py on every
+    recording) on the real trace, on it damaged (exit 3), and on
+    chain_trace(): the critical path of the thread that sleeps most
+    partitions its life, report --critical-path prints its rows."""
+    part = sql_part('critpath')
+    part(REAL_TRACE)
+    part(chain_trace(ctx.path('chain')))
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    part(bad, status=3)
 
 
 def main():

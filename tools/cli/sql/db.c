@@ -20,6 +20,7 @@ static const struct sql_table *const tables[] = {
 	&sql_t_thread, &sql_t_process,
 	&sql_t_syscall, &sql_t_wakeup, &sql_t_irq, &sql_t_softirq, &sql_t_marker,
 	&sql_t_sample, &sql_t_stack, &sql_t_frame,
+	&sql_t_critical_path,
 };
 
 void sqldb_help_tables(FILE *f)

@@ -31,6 +31,7 @@ static bool push_op(enum sql_push p, int op)
 	case SQL_PUSH_NAME:
 	case SQL_PUSH_TRACE:
 	case SQL_PUSH_HOST:
+	case SQL_PUSH_ARG:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ;
 	default:
 		return false;
@@ -91,16 +92,20 @@ int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
 		    ((col->push == SQL_PUSH_NAME || col->push == SQL_PUSH_HOST) &&
 		     strcmp(sqlite3_vtab_collation(info, i), "BINARY"))) {
 			exact = false;
+			/* A function's argument not at hand: a plan to avoid. */
+			if (col && col->push == SQL_PUSH_ARG)
+				cost *= 1e6;
 			continue;
 		}
 		info->aConstraintUsage[i].argvIndex = ++argv;
 		info->aConstraintUsage[i].omit = 1;
-		in = col->push != SQL_PUSH_TS && sqlite3_vtab_in(info, i, -1);
+		in = col->push != SQL_PUSH_TS && col->push != SQL_PUSH_ARG &&
+		     sqlite3_vtab_in(info, i, -1);
 		if (in)
 			sqlite3_vtab_in(info, i, 1);
 		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
 				    col->name, op_text(k->op), in ? "in" : "");
-		cost *= col->push == SQL_PUSH_TS ? 0.1 : 0.5;
+		cost *= col->push == SQL_PUSH_TS ? 0.1 : col->push == SQL_PUSH_ARG ? 1e-3 : 0.5;
 	}
 	if (in_order) {
 		info->orderByConsumed = 1;
@@ -330,6 +335,30 @@ static void name_term(struct scan_spec *s, struct term_values *tv)
 	s->names_set = true;
 }
 
+/* A function's argument (the @col'th of its SQL_PUSH_ARG columns): its value kept. */
+static void arg_term(struct sql_cursor *c, const struct sql_column *col, sqlite3_value *v)
+{
+	unsigned int k = 0;
+
+	for (const struct sql_column *x = c->t->cols; x < col; x++)
+		k += x->push == SQL_PUSH_ARG;
+	if (k >= SQL_MAX_ARGS)
+		return;
+	if (c->spec.args[k].set) {
+		/* Twice: one row could meet both only if they are equal. */
+		int64_t x = 0;
+		bool integer = int_value(v, &x);
+
+		if (sqlite3_value_type(v) == SQLITE_NULL || c->spec.args[k].null ||
+		    integer != c->spec.args[k].integer || x != c->spec.args[k].v)
+			c->spec.empty = true;
+		return;
+	}
+	c->spec.args[k].set = true;
+	c->spec.args[k].null = sqlite3_value_type(v) == SQLITE_NULL;
+	c->spec.args[k].integer = int_value(v, &c->spec.args[k].v);
+}
+
 int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		  sqlite3_value **argv)
 {
@@ -395,6 +424,9 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		case SQL_PUSH_TRACE:
 		case SQL_PUSH_HOST:
 			member_term(c, &tv, col->push == SQL_PUSH_HOST);
+			break;
+		case SQL_PUSH_ARG:
+			arg_term(c, col, tv.v);
 			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);

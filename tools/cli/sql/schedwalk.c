@@ -19,6 +19,7 @@ struct sw_cpu {
 	int64_t prio;
 	int64_t switch_ts;		/* its last switch, whose prev... */
 	int32_t switch_prev;		/* ...is this thread (-1: none) */
+	unsigned int irqs;		/* irq and softirq entries not exited */
 };
 
 /* A thread's span off CPU, open since @since (states only). */
@@ -31,9 +32,10 @@ struct sw_thread {
 	int32_t cpu;
 	int32_t waker;
 	const char *blocked;		/* in the walk's names */
+	bool irq;
 };
 
-enum sw_kind { K_OTHER, K_SWITCH, K_WAKEUP };
+enum sw_kind { K_OTHER, K_SWITCH, K_WAKEUP, K_IRQ_ENTRY, K_IRQ_EXIT };
 
 struct schedwalk {
 	struct sql_cursor *c;
@@ -154,6 +156,7 @@ static void thread_close(struct schedwalk *w, struct sw_thread *t, int64_t end)
 	sp->cpu = t->cpu;
 	sp->waker = t->waker;
 	sp->blocked = t->blocked;
+	sp->irq = t->irq;
 	t->open = false;
 }
 
@@ -166,6 +169,7 @@ static void thread_open(struct sw_thread *t, int64_t state, int64_t since,
 	t->cpu = cpu;
 	t->waker = waker;
 	t->blocked = NULL;
+	t->irq = false;
 }
 
 /* CPU @c's thread runs until @end; @prev: the switch's prev_tid (-2: none). */
@@ -221,9 +225,29 @@ static enum sw_kind kind(struct schedwalk *w, const struct rt_event_desc *ev)
 		w->kind = !strcmp(ev->name, "sched_switch") ? K_SWITCH :
 			  !strcmp(ev->name, "sched_waking") ||
 			  !strcmp(ev->name, "sched_wakeup") ||
-			  !strcmp(ev->name, "sched_wakeup_new") ? K_WAKEUP : K_OTHER;
+			  !strcmp(ev->name, "sched_wakeup_new") ? K_WAKEUP :
+			  !strcmp(ev->name, "irq_handler_entry") ||
+			  !strcmp(ev->name, "irq_softirq_entry") ? K_IRQ_ENTRY :
+			  !strcmp(ev->name, "irq_handler_exit") ||
+			  !strcmp(ev->name, "irq_softirq_exit") ? K_IRQ_EXIT : K_OTHER;
 	}
 	return w->kind;
+}
+
+/* CPU @cpu's state, made (nothing known) at its first item. */
+static struct sw_cpu *cpu(struct schedwalk *w, uint32_t cpu, int64_t ts)
+{
+	bool created;
+	struct sw_cpu *c = rt_tidmap_get(&w->cpus, (int32_t)cpu, &created);
+
+	if (!c)
+		die("out of memory");
+	if (created) {
+		c->tid = -1;
+		c->since = ts;
+		c->switch_prev = -1;
+	}
+	return c;
 }
 
 static void on_switch(struct schedwalk *w, const struct scan_row *row)
@@ -233,17 +257,16 @@ static void on_switch(struct schedwalk *w, const struct scan_row *row)
 	int32_t next = (int32_t)field(it, "next_tid", -1);
 	int64_t state = field(it, "prev_state", -1);
 	int64_t prio = field(it, "next_prio", INT64_MIN);
-	bool created;
-	struct sw_cpu *c = rt_tidmap_get(&w->cpus, (int32_t)it->cpu, &created);
+	struct sw_cpu *c = cpu(w, it->cpu, row->ts);
 
-	if (!c)
-		die("out of memory");
-	if (created) {
-		c->tid = -1;
-		c->since = row->ts;
-	}
 	c->switch_ts = row->ts;
 	c->switch_prev = prev;
+	/*
+	 * A switch is never inside an interrupt; a softirq thread preempted
+	 * in its softirq (PREEMPT_RT) takes its entry along: its exit later
+	 * finds none, and its wakeups after that count as not known.
+	 */
+	c->irqs = 0;
 	cpu_close(w, c, row->ts, prev, state);
 	if (w->states && prev > 0 && state >= 0) {
 		struct sw_thread *t = thread(w, prev);
@@ -276,6 +299,7 @@ static void on_wakeup(struct schedwalk *w, const struct scan_row *row)
 		return;		/* running or runnable already */
 	thread_close(w, t, row->ts);
 	thread_open(t, 0, row->ts, (int32_t)field(row->it, "target_cpu", -1), row->tid);
+	t->irq = cpu(w, row->it->cpu, row->ts)->irqs > 0;
 }
 
 void schedwalk_blocked(struct schedwalk *w)
@@ -384,8 +408,11 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 			continue;
 		}
 		w->last = row.ts;
-		if (row.it->type != RT_ITEM_EVENT)
-			continue;	/* a loss: the chain goes on */
+		if (row.it->type != RT_ITEM_EVENT) {
+			/* A loss: the chain goes on; its exits may be lost. */
+			cpu(w, row.it->cpu, row.ts)->irqs = 0;
+			continue;
+		}
 		switch (kind(w, row.it->event)) {
 		case K_SWITCH:
 			on_switch(w, &row);
@@ -393,6 +420,15 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 		case K_WAKEUP:
 			on_wakeup(w, &row);
 			break;
+		case K_IRQ_ENTRY:
+			cpu(w, row.it->cpu, row.ts)->irqs++;
+			break;
+		case K_IRQ_EXIT: {
+			struct sw_cpu *c = cpu(w, row.it->cpu, row.ts);
+
+			c->irqs -= c->irqs > 0;
+			break;
+		}
 		case K_OTHER:
 			break;
 		}

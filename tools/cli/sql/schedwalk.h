@@ -20,7 +20,9 @@
  * 't' 'X' 'Z' 'P' 'I'), until it is switched in; a blocked thread's first
  * wakeup (sched_waking, sched_wakeup or sched_wakeup_new, whichever comes
  * first) ends its blocked span and opens 'R', woken by the owner of that
- * event.  Idle (tid 0) has no such spans.  Spans still open at the end
+ * event -- in an interrupt when that event comes between an
+ * irq_handler_entry or irq_softirq_entry and its exit on its CPU (a loss
+ * or a switch there forgets them).  Idle (tid 0) has no such spans.  Spans still open at the end
  * close at the member's last item.
  *
  * Asked (schedwalk_blocked()), a blocked span (S, D... not R) opened by a
@@ -57,6 +59,12 @@ struct sw_span {
 	int64_t prio;			/* SW_RUNNING: next_prio, the kernel's; INT64_MIN none */
 	int32_t waker;			/* 'R' from a wakeup: who woke it; -1 none */
 	const char *blocked;		/* schedwalk_blocked(): or NULL; the walk's */
+	/*
+	 * 'R' from a wakeup: it came inside an interrupt or softirq recorded
+	 * on its CPU (irq_handler_entry..exit, irq_softirq_entry..exit),
+	 * @waker only the thread it interrupted; false: not known to.
+	 */
+	bool irq;
 };
 
 struct schedwalk;

@@ -93,7 +93,11 @@ enum sql_push {
 	SQL_PUSH_NAME,			/* =, IN: the events decoded */
 	SQL_PUSH_TRACE,			/* =, IN: the members read */
 	SQL_PUSH_HOST,			/* =, IN: the members read */
+	SQL_PUSH_ARG,			/* =: a table-valued function's argument */
 };
+
+/* A table-valued function's arguments at most (its HIDDEN arg_* columns). */
+#define SQL_MAX_ARGS	4
 
 struct sql_column {
 	const char *name;
@@ -116,6 +120,11 @@ struct scan_spec {
 	unsigned int nr_names;
 	bool *members;			/* by member; NULL unless members_set */
 	int64_t limit;			/* rows at most; -1: all */
+	/* SQL_PUSH_ARG columns' values, in column order; not given: !set. */
+	struct {
+		bool set, null, integer;	/* integer: @v holds it */
+		int64_t v;
+	} args[SQL_MAX_ARGS];
 };
 
 struct sql_cursor;
@@ -169,6 +178,7 @@ extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
 extern const struct sql_table sql_t_sched_slice, sql_t_thread_state;
 extern const struct sql_table sql_t_thread, sql_t_process;
+extern const struct sql_table sql_t_critical_path;
 extern const struct sql_table sql_t_syscall, sql_t_wakeup, sql_t_irq, sql_t_softirq,
 	sql_t_marker;
 extern const struct sql_table sql_t_sample, sql_t_stack, sql_t_frame;

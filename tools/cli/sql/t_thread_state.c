@@ -8,6 +8,10 @@
  * 'R' from the first wakeup of a blocked thread on, waker_utid the
  * thread that woke it (the owner of sched_waking, or of sched_wakeup
  * when no sched_waking came first; NULL unknown), cpu its target_cpu.
+ * irq_context is 1 on such an 'R' when the wakeup came inside an
+ * interrupt or softirq its CPU recorded (entry..exit), waker_utid then
+ * only the thread it interrupted; NULL otherwise (not known: a timer's
+ * interrupt records no entry).
  * A span on a CPU whose next switch names another prev has state NULL
  * (report does not count it).  Spans still open at the member's end
  * close at its last item.  Summed per utid, the Running spans are
@@ -17,7 +21,7 @@
  * sched_switch carrying a kernel stack opened, the stack's first frame
  * that is no scheduler function (stack_blocked_function(), the kernel's
  * wchan rule); NULL otherwise.  The stacks are read only when the column
- * is.  irq_context and io_wait are NULL: not derived yet.
+ * is.  io_wait is NULL: not derived yet.
  * Every event of a member is read; ts ranges are SQLite's to apply.
  */
 #include "schedwalk.h"
@@ -101,6 +105,12 @@ static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_BLOCKED_FUNCTION:
 		if (sp->blocked)
 			sqlite3_result_text(ctx, sp->blocked, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_result_null(ctx);
+		break;
+	case C_IRQ_CONTEXT:
+		if (sp->irq)
+			sqlite3_result_int64(ctx, 1);
 		else
 			sqlite3_result_null(ctx);
 		break;
