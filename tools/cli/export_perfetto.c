@@ -258,8 +258,8 @@ static void pbuf_append(ProtobufCBuffer *base, size_t len, const uint8_t *data)
 {
 	struct pbuf *b = (struct pbuf *)base;
 
-	if (b->oom)
-		return;
+	if (b->oom || !len)
+		return;		/* nothing to copy: data may be NULL */
 	if (len > b->cap - b->len) {
 		size_t cap = b->cap ? b->cap : 4096;
 		uint8_t *p;
