@@ -953,6 +953,52 @@ def list_stat_and_copied_queries(ctx):
           '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
 
 
+# ---- waker_ctx, lost.dur, trace's span, threads_on_cpu, Ctrl-C, stdin (issue 31 P8 & rest) ----
+
+def waking_trace(d, layout):
+    """CPU 0: 100 runs, sched_waking of 200, 201, 202, 203 -- with
+    @layout SCHED_WAKING_CTX from a task, a softirq, a hard interrupt and
+    an NMI (waker_ctx 0 to 3) -- and a sched_wakeup of 200."""
+    ctx = layout == td.SCHED_WAKING_CTX
+    events = td.KERNEL_EVENTS + [(3, 'sched_waking', layout)]
+    evs = [(1000, 1, kswitch('swapper', 0, 'A', 100))]
+    for i in range(4):
+        evs.append((2000 + i * 100, 3, wk(200 + i, 0) + (struct.pack('<B', i) if ctx else b'')))
+    evs.append((3000, 2, wk(200, 0)))
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, events))
+    with open(os.path.join(d, 'cpu0'), 'wb') as f:
+        f.write(td.kpacket(uuid, 0, 0, evs, 1000, 4000))
+    return d
+
+
+@test
+def wakeup_waker_ctx_by_name(ctx):
+    """wakeup.waker_ctx is sched_waking's field, found by name: 0..3 as
+    recorded, NULL on sched_wakeup; a trace recorded before the field
+    (sched_waking without it) reads NULL on every row and answers the
+    rest as before; report and raw's args show the field."""
+    q = 'SELECT ts, event, wakee_utid & 0xffffffff AS tid, waker_ctx FROM wakeup ORDER BY ts'
+    d = waking_trace(ctx.path('ctx'), td.SCHED_WAKING_CTX)
+    got = rows(d, q)
+    want = [{'ts': 2000 + i * 100, 'event': 'sched_waking', 'tid': 200 + i, 'waker_ctx': i}
+            for i in range(4)] + [{'ts': 3000, 'event': 'sched_wakeup', 'tid': 200,
+                                   'waker_ctx': None}]
+    check(got == want, 'waker_ctx recorded:\n  got  %s\n  want %s' % (got, want))
+    args = rows(d, "SELECT json_extract(args, '$.waker_ctx') c FROM raw "
+                   "WHERE name = 'sched_waking'")
+    check([r['c'] for r in args] == [0, 1, 2, 3], 'raw args waker_ctx: %s' % args)
+    text = td.rt('report', d).stdout
+    check(len(re.findall(r'sched_waking: .*waker_ctx=[0-3]', text)) == 4,
+          'report prints waker_ctx: %s' % text)
+    old = waking_trace(ctx.path('old'), td.MODULE_LAYOUTS['sched_waking'])
+    got = rows(old, q)
+    check(got == [dict(r, waker_ctx=None) for r in want],
+          'an older trace:\n  got  %s\n  want waker_ctx NULL' % got)
+
+
 def irq_entry(irq, name):
     return struct.pack('<iH', irq, len(name)) + name
 
