@@ -999,6 +999,44 @@ def wakeup_waker_ctx_by_name(ctx):
           'an older trace:\n  got  %s\n  want waker_ctx NULL' % got)
 
 
+def lost_trace(d):
+    """CPU 0: a first packet that already counts 2 events discarded
+    (before_first), packets at 1000-2000 and 5000-6000 with 3 events
+    discarded between them; CPU 1: 1500-1600 and 9000-9500, 4 discarded
+    between."""
+    e = lambda t: (t, 0, marker(b'm%d' % t))  # noqa: E731
+    return td.kernel_trace(d, {0: [(500, 900, 2, [e(600)]), (1000, 2000, 2, [e(1500)]),
+                                   (5000, 6000, 5, [e(5500)])],
+                               1: [(1500, 1600, 0, [e(1550)]), (9000, 9500, 4, [e(9100)])]})
+
+
+@test
+def lost_dur_and_trace_span(ctx):
+    """lost.dur: the time back from a loss row's ts (the packet after) to
+    the end of the CPU's packet before; NULL for before_first.  trace's
+    first_ts and last_ts: the first and last item (a loss at the first
+    packet's start counts), report --stat's span, --wall adds the trace's
+    offset; on the real trace the same span as report's first line."""
+    d = lost_trace(ctx.path('lost'))
+    got = rows(d, 'SELECT ts, dur, cpu, kind, events FROM lost ORDER BY ts')
+    want = [{'ts': 500, 'dur': None, 'cpu': 0, 'kind': 'before_first', 'events': 2},
+            {'ts': 5000, 'dur': 3000, 'cpu': 0, 'kind': 'lost', 'events': 3},
+            {'ts': 9000, 'dur': 7400, 'cpu': 1, 'kind': 'lost', 'events': 4}]
+    check(got == want, 'lost rows:\n  got  %s\n  want %s' % (got, want))
+    got = rows(d, 'SELECT first_ts, last_ts FROM trace')
+    check(got == [{'first_ts': 500, 'last_ts': 9100}], 'trace span %s, want 500..9100' % got)
+    wall = rows(d, 'SELECT first_ts, last_ts, wall_offset_ns w FROM trace', '--wall')[0]
+    check(wall['w'] > 0 and (wall['first_ts'] - wall['w'], wall['last_ts'] - wall['w']) ==
+          (500, 9100), '--wall span %s' % wall)
+    span = re.search(r'events by name and CPU \(([0-9.]+) s\)', report_stat(d)).group(1)
+    check(span == '0.000009', 'report says the span is %s s' % span)
+    got = rows([REAL_TRACE, d], 'SELECT trace, (last_ts - first_ts) / 1e9 s FROM trace')
+    span = re.search(r'events by name and CPU \(([0-9.]+) s\)',
+                     report_stat(REAL_TRACE)).group(1)
+    check(len(got) == 2 and '%.6f' % got[0]['s'] == span and got[1]['s'] == 8600 / 1e9,
+          'spans %s, report %s s for the real trace' % (got, span))
+
+
 def irq_entry(irq, name):
     return struct.pack('<iH', irq, len(name)) + name
 
