@@ -938,8 +938,9 @@ def list_stat_and_copied_queries(ctx):
     check(r.returncode == 0, 'sql --list: exit %d %s' % (r.returncode, r.stderr))
     blocks = re.findall(r'^-- (\w+): .*\n((?:(?!-- ).*\n)+)', r.stdout, re.M)
     names = [b[0] for b in blocks]
-    check(names[:5] == ['events', 'losses', 'syscalls_by_count', 'syscalls_by_total',
-                        'wakeup_latency'] and 'irqs' in names, 'listed %s' % names)
+    check(names[:6] == ['events', 'losses', 'syscalls_by_count', 'syscalls_by_total',
+                        'threads_on_cpu', 'wakeup_latency'] and 'irqs' in names,
+          'listed %s' % names)
     for name, text in blocks:
         a = rows(REAL_TRACE, text.strip())
         b = arrays(td.rt('sql', '--json', '-q', name, REAL_TRACE).stdout)[0]
@@ -947,7 +948,7 @@ def list_stat_and_copied_queries(ctx):
     r = td.rt('sql', '--stat', REAL_TRACE)
     check(r.returncode == 0, 'sql --stat: exit %d %s' % (r.returncode, r.stderr))
     heads = re.findall(r'^-- (\w+):', r.stdout, re.M)
-    check(heads == names[:5], '--stat ran %s' % heads)
+    check(heads == names[:6], '--stat ran %s' % heads)
     r = td.rt('sql', '-q', 'nosuch', REAL_TRACE)
     check(r.returncode == 2 and 'no shipped query nosuch' in r.stderr,
           '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
@@ -1035,6 +1036,21 @@ def lost_dur_and_trace_span(ctx):
                      report_stat(REAL_TRACE)).group(1)
     check(len(got) == 2 and '%.6f' % got[0]['s'] == span and got[1]['s'] == 8600 / 1e9,
           'spans %s, report %s s for the real trace' % (got, span))
+
+
+@test
+def threads_on_cpu_hand_built(ctx):
+    """threads_on_cpu on sched_trace(): 101 4 ms (2 switches in), 400
+    3 ms (1), 100 2.5 ms (3); 200, whose chain broke, and idle are not
+    listed -- report --stat's table row for row (and every other --stat
+    query its section)."""
+    d = sched_trace(ctx.path('sched'))
+    got = [(r['tid'], r['on_cpu_ms'], r['switches']) for r in
+           rows(d, "SELECT * FROM (%s)" % td.rt('sql', '--list').stdout.split(
+               '-- threads_on_cpu:')[1].split('\n', 1)[1].split('\n\n')[0].rstrip().rstrip(';'))]
+    check(got == [(101, '4.000', 2), (400, '3.000', 1), (100, '2.500', 3)],
+          'threads_on_cpu %s' % got)
+    shipped_agree(d)
 
 
 def irq_entry(irq, name):
