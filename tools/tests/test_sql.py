@@ -1053,6 +1053,98 @@ def threads_on_cpu_hand_built(ctx):
     shipped_agree(d)
 
 
+@test
+def statements_from_a_pipe(ctx):
+    """No statement argument, stdin a pipe: its statements run in order
+    (one over two lines), no prompt printed; a failing one ends the run
+    with SQLite's message, exit 1, the rows before it printed."""
+    def piped(text):
+        return td.run([td.RINGTRACE, 'sql', '--json', REAL_TRACE], input=text)
+    r = piped('SELECT count(*) AS n\nFROM raw;\nSELECT 7 AS x;\n')
+    check(r.returncode == 0 and arrays(r.stdout) == [[{'n': 5601}], [{'x': 7}]] and
+          'sql>' not in r.stdout + r.stderr, 'a pipe: exit %d %r %r' %
+          (r.returncode, r.stdout, r.stderr))
+    r = piped('SELECT 1 AS a; SELEC 2; SELECT 3;')
+    check(r.returncode == 1 and arrays(r.stdout) == [[{'a': 1}]] and
+          'near "SELEC": syntax error' in r.stderr, 'a pipe with a bad statement: exit %d %r %r'
+          % (r.returncode, r.stdout, r.stderr))
+
+
+@test
+def ctrl_c_stops_a_long_query(ctx):
+    """SIGINT while a long statement prints (a join of raw with itself,
+    31 million rows): it stops at once, exit 130, "interrupted" on stderr,
+    and what was printed is a whole JSON array of whole rows (--csv: whole
+    lines); the same at the prompt goes on to the next statement."""
+    import signal
+    import subprocess
+    import time
+    for mode in ('--json', '--csv'):
+        path = os.path.join(ctx.tmp, 'cc' + mode)
+        with open(path, 'w') as out:
+            p = subprocess.Popen([td.RINGTRACE, 'sql', mode, REAL_TRACE,
+                                  'SELECT a.ts, b.name FROM raw a, raw b'],
+                                 stdout=out, stderr=subprocess.PIPE)
+            deadline = time.time() + 30
+            while os.path.getsize(path) < 200000 and time.time() < deadline:
+                time.sleep(0.02)
+            p.send_signal(signal.SIGINT)
+            try:
+                _, err = p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                raise Fail('%s: still running 20 s after SIGINT' % mode)
+        text = open(path).read()
+        check(p.returncode == 130 and err.decode() == 'ringtrace sql: interrupted\n',
+              '%s: exit %d, stderr %r' % (mode, p.returncode, err))
+        if mode == '--json':
+            try:
+                got = json.loads(text)
+            except ValueError as e:
+                raise Fail('--json after SIGINT is not JSON (%s): ...%r' % (e, text[-200:]))
+            check(200000 // 60 < len(got) < 5601 ** 2 and
+                  all(set(r) == {'ts', 'name'} for r in got), '--json: %d rows' % len(got))
+        else:
+            lines = text.split('\n')
+            check(lines[0] == 'ts,name' and lines[-1] == '' and
+                  all(re.fullmatch(r'\d+,\w+', l) for l in lines[1:-1]),
+                  '--csv after SIGINT: ...%r' % text[-200:])
+    # At the prompt: the statement stops, the next one runs, exit 0 at EOF.
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([td.RINGTRACE, 'sql', '--csv', REAL_TRACE], stdin=slave,
+                         stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    out, deadline = b'', time.time() + 30
+
+    def until(text):
+        nonlocal out
+        while text not in out and time.time() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    return
+    until(b'sql> ')
+    os.write(master, b'SELECT a.ts, b.name FROM raw a, raw b;\n')
+    until(b'sched_switch')
+    p.send_signal(signal.SIGINT)
+    until(b'interrupted')
+    os.write(master, b'SELECT 6 * 7 AS y;\n')
+    until(b'\n42\r\n')
+    os.write(master, b'\x04')
+    try:
+        p.wait(timeout=20)
+    finally:
+        p.kill()
+        os.close(master)
+    text = out.decode(errors='replace')
+    check(p.returncode == 0 and 'ringtrace sql: interrupted' in text and
+          '42' in text.split('interrupted')[-1], 'the prompt after SIGINT: exit %s, ...%r' %
+          (p.returncode, text[-300:]))
+
+
 def irq_entry(irq, name):
     return struct.pack('<iH', irq, len(name)) + name
 
