@@ -1045,9 +1045,9 @@ def threads_on_cpu_hand_built(ctx):
     listed -- report --stat's table row for row (and every other --stat
     query its section)."""
     d = sched_trace(ctx.path('sched'))
-    got = [(r['tid'], r['on_cpu_ms'], r['switches']) for r in
-           rows(d, "SELECT * FROM (%s)" % td.rt('sql', '--list').stdout.split(
-               '-- threads_on_cpu:')[1].split('\n', 1)[1].split('\n\n')[0].rstrip().rstrip(';'))]
+    r = td.rt('sql', '--json', '-q', 'threads_on_cpu', d)
+    check(r.returncode == 0, 'sql -q threads_on_cpu: exit %d %s' % (r.returncode, r.stderr))
+    got = [(r['tid'], r['on_cpu_ms'], r['switches']) for r in arrays(r.stdout)[0]]
     check(got == [(101, '4.000', 2), (400, '3.000', 1), (100, '2.500', 3)],
           'threads_on_cpu %s' % got)
     shipped_agree(d)
@@ -1143,6 +1143,24 @@ def ctrl_c_stops_a_long_query(ctx):
     check(p.returncode == 0 and 'ringtrace sql: interrupted' in text and
           '42' in text.split('interrupted')[-1], 'the prompt after SIGINT: exit %s, ...%r' %
           (p.returncode, text[-300:]))
+
+
+@test
+def mistyped_trace_and_help(ctx):
+    """A last argument that reads as a path but is no directory is a
+    mistyped trace (exit 1, said so), not a statement SQLite calls a
+    syntax error; a blank makes it a statement again.  --help (exit 0,
+    stdout) says Ctrl-C's exit status and what --stat runs."""
+    for arg in ('/nonexistent', './trace2', os.path.join(REAL_TRACE, 'metadata')):
+        r = td.rt('sql', REAL_TRACE, arg)
+        check(r.returncode == 1 and r.stderr == 'ringtrace: %s: not a trace directory\n' % arg,
+              '%s: exit %d %r' % (arg, r.returncode, r.stderr))
+    r = sql(REAL_TRACE, 'SELECT 6 / 3 AS x')
+    check(r.stdout.split() == ['x', '-', '2'], 'SELECT 6 / 3: %r' % r.stdout)
+    r = td.rt('sql', '--help')
+    check(r.returncode == 0 and not r.stderr and '130 Ctrl-C stopped a statement' in r.stdout
+          and 'threads by\n                   on-CPU time' in r.stdout and
+          'wakeup ' in r.stdout, '--help: exit %d %r' % (r.returncode, r.stdout[-800:]))
 
 
 def irq_entry(irq, name):
