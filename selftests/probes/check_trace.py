@@ -356,16 +356,19 @@ def check_waker_ctx(r, w):
     """The nappers' timers wake them from the context the kernel expires
     a sleeper's hrtimer in: the hard interrupt, except on PREEMPT_RT for a
     task outside the real-time classes (__hrtimer_init_sleeper() makes
-    its timer soft there; the ktimers thread runs it as a softirq)."""
+    its timer soft there; the ktimers thread runs it as a softirq).  A
+    napper may also wait for a lock at its start (the debug kernel: the
+    other thread's stack mapped meanwhile): a task's wakeup, 0."""
     for who, soft_on_rt in (('napper', True), ('fifonap', False)):
         want = 1 if w['preempt_rt'] and soft_on_rt else 2
         ctxs = [f.get('waker_ctx') for _, _, f in r.wakings
                 if f['tid'] == w[who]]
-        check(len(ctxs) >= w['naps'] and set(ctxs) == {want},
+        check(ctxs.count(want) >= w['naps'] and set(ctxs) <= {want, 0},
               'the %d timer wakeups of rt_%s %d have waker_ctx %d '
-              '(preempt_rt=%d): %d wakings, waker_ctx %s'
+              '(preempt_rt=%d), any other is a task\'s (0): %d wakings, '
+              'waker_ctx %s'
               % (w['naps'], who, w[who], want, w['preempt_rt'], len(ctxs),
-                 sorted(set(ctxs), key=str)))
+                 sorted(ctxs, key=str)))
     ctxs = set(f.get('waker_ctx') for _, _, f in r.wakings
                if f['tid'] == w['sleeper'])
     check(ctxs == {0}, 'the pipe wakeups of the sleeper have waker_ctx 0 '

@@ -1061,9 +1061,9 @@ def statements_from_a_pipe(ctx):
     def piped(text):
         return td.run([td.RINGTRACE, 'sql', '--json', REAL_TRACE], input=text)
     r = piped('SELECT count(*) AS n\nFROM raw;\nSELECT 7 AS x;\n')
-    check(r.returncode == 0 and arrays(r.stdout) == [[{'n': 5601}], [{'x': 7}]] and
-          'sql>' not in r.stdout + r.stderr, 'a pipe: exit %d %r %r' %
-          (r.returncode, r.stdout, r.stderr))
+    check(r.returncode == 0 and 'sql>' not in r.stdout + r.stderr, 'a pipe: exit %d %r %r' %
+          (r.returncode, r.stdout[-300:], r.stderr[-300:]))
+    check(arrays(r.stdout) == [[{'n': 5601}], [{'x': 7}]], 'a pipe printed %r' % r.stdout)
     r = piped('SELECT 1 AS a; SELEC 2; SELECT 3;')
     check(r.returncode == 1 and arrays(r.stdout) == [[{'a': 1}]] and
           'near "SELEC": syntax error' in r.stderr, 'a pipe with a bad statement: exit %d %r %r'
