@@ -980,7 +980,8 @@ def wakeup_waker_ctx_by_name(ctx):
     """wakeup.waker_ctx is sched_waking's field, found by name: 0..3 as
     recorded, NULL on sched_wakeup; a trace recorded before the field
     (sched_waking without it) reads NULL on every row and answers the
-    rest as before; report and raw's args show the field."""
+    rest as before; report, raw's args and babeltrace2 show the field;
+    export -f lttng, perfetto and systrace take the trace as before."""
     q = 'SELECT ts, event, wakee_utid & 0xffffffff AS tid, waker_ctx FROM wakeup ORDER BY ts'
     d = waking_trace(ctx.path('ctx'), td.SCHED_WAKING_CTX)
     got = rows(d, q)
@@ -994,6 +995,17 @@ def wakeup_waker_ctx_by_name(ctx):
     text = td.rt('report', d).stdout
     check(len(re.findall(r'sched_waking: .*waker_ctx=[0-3]', text)) == 4,
           'report prints waker_ctx: %s' % text)
+    # The exporters find sched_waking's fields by name: the new one changes nothing.
+    for fmt in ('lttng', 'perfetto', 'systrace'):
+        out = os.path.join(ctx.tmp, 'export.' + fmt)
+        r = td.rt('export', '-f', fmt, '-o', out, d)
+        check(r.returncode == 0, 'export -f %s: exit %d %s' % (fmt, r.returncode, r.stderr))
+    r = td.run(['babeltrace2', os.path.join(ctx.tmp, 'export.lttng')])
+    check(r.returncode == 0 and not r.stderr and r.stdout.count(' sched_waking: ') == 4,
+          'babeltrace2 of the LTTng export: %r %r' % (r.stdout[-600:], r.stderr))
+    r = td.run(['babeltrace2', d])
+    check(r.returncode == 0 and r.stdout.count('waker_ctx = ') == 4, 'babeltrace2: %r %r' %
+          (r.stdout[-600:], r.stderr))
     old = waking_trace(ctx.path('old'), td.MODULE_LAYOUTS['sched_waking'])
     got = rows(old, q)
     check(got == [dict(r, waker_ctx=None) for r in want],
