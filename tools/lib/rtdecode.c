@@ -149,6 +149,7 @@ struct rt_stream {
 	bool reference;			/* rt_stream_set_reference() */
 	uint64_t lost_events, lost_packets, damaged;
 	bool lost_first;
+	uint64_t lost_since;		/* timestamp_end of the packet before */
 
 	struct rt_stream_stats stats;
 	struct rt_msgs notes;		/* what a killed writer left */
@@ -799,6 +800,7 @@ static int decode_payload(struct rt_stream *s, const struct rt_packet_info *pi,
 	item->packet = pi;
 	item->lost_events = item->lost_packets = item->damaged_packets = 0;
 	item->lost_first = false;
+	item->lost_since = 0;
 	item->event = ev;
 	item->offset = pi->offset + hoff;
 	item->payload = pi->raw + align_to(*at, ev->align);
@@ -2026,6 +2028,7 @@ static void accept(struct rt_stream *s, const struct head *as, bool believed)
 	uint64_t discarded = pi->events_discarded;
 
 	s->lost_first = !r;
+	s->lost_since = r ? r->timestamp_end : 0;
 	s->lost_packets = !r ? pi->seq : pi->seq > r->seq ? pi->seq - r->seq - 1 : 0;
 	s->lost_events = !r ? pi->events_discarded :
 			 pi->events_discarded > r->events_discarded ?
@@ -2359,6 +2362,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			item->lost_packets = s->lost_packets;
 			item->damaged_packets = s->damaged;
 			item->lost_first = s->lost_first;
+			item->lost_since = s->lost_since;
 			return 1;
 		case GIVE_EVENTS:
 			r = next_event(s, pi, item, err);

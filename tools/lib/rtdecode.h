@@ -233,6 +233,7 @@ struct rt_item {
 	uint64_t lost_packets;		/* packet_seq_num gap */
 	uint64_t damaged_packets;	/* damaged places skipped */
 	bool lost_first;		/* counted before the first packet */
+	uint64_t lost_since;		/* the packet before's timestamp_end; 0 first */
 	/* RT_ITEM_EVENT */
 	const struct rt_event_desc *event;
 	uint64_t offset;		/* of the event header in the file */
