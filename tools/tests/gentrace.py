@@ -762,6 +762,8 @@ class PersistCpu:
         self.in_flight = 0      # records it drops as in flight
         self.partial = 0        # open packets
         self.packets_kept = 0
+        self.by_seq = {}        # seq: the markers of it a recovery keeps
+        self.slot_of = {}       # seq: its slot
         ts = t0
         marker = 0
         per_packet = []         # [(seq, [(text, ts)])]
@@ -850,6 +852,8 @@ class PersistCpu:
             return
         self.packets_kept += 1
         self.kept += [t for t, _, _ in recs[:committed_recs]]
+        self.by_seq[seq] = [t for t, _, _ in recs[:committed_recs]]
+        self.slot_of[seq] = slot
         if tail != 'closed':
             self.partial += 1
             self.in_flight += k - committed_recs
@@ -935,7 +939,8 @@ def make_image(seed=1, cpus=2, subbuf=4096, nsub=4, packets=6, tails=None,
         img[ring + 4096:ring + 4096 + len(pc.ring)] = pc.ring
         expect['cpus'][cpu] = {'markers': pc.kept, 'in_flight': pc.in_flight,
                                'partial': pc.partial,
-                               'packets': pc.packets_kept}
+                               'packets': pc.packets_kept,
+                               'by_seq': pc.by_seq, 'slot_of': pc.slot_of}
         expect['slots'][cpu] = (counters, ring + 4096)
     return bytes(img), expect
 
