@@ -372,7 +372,14 @@ static void recover_ksyms(struct recovery *rec)
 struct out_packet {
 	uint8_t *bytes;
 	uint64_t len;
-	uint64_t seq, ts_begin, ts_end, discarded;
+	uint64_t seq, ts_begin, ts_end;
+	/*
+	 * Its loss count: the slot's at its close (@own), or, for the open
+	 * packet, the previous packet's plus the records dropped in it
+	 * (@dropped).  Made cumulative when written (write_stream()).
+	 */
+	bool own;
+	uint64_t discarded, dropped;
 };
 
 struct cpu_work {
@@ -381,7 +388,7 @@ struct cpu_work {
 	struct cpu_account *acct;
 	struct out_packet *out;
 	size_t nr_out;
-	uint64_t discarded;		/* the last packet written's */
+	uint64_t clock_freq;		/* of the trace clock, Hz */
 };
 
 /* Packet @seq of @w's CPU (@raw, @len bytes) is damage: said, saved, counted. */
@@ -482,8 +489,14 @@ static const char *check_header(struct cpu_work *w, const uint8_t *h,
 	return NULL;
 }
 
+/*
+ * Packet @raw, @len bytes of it kept, into @w's list: its header rewritten
+ * to what is kept (events_discarded at write_stream()).  @own: @discarded
+ * is the slot's loss count at its close; else @discarded records were
+ * dropped from it (the open packet).
+ */
 static void add_out(struct cpu_work *w, const uint8_t *raw, uint64_t len,
-		    uint64_t seq, uint64_t ts_end, uint64_t events,
+		    uint64_t seq, uint64_t ts_end, uint64_t events, bool own,
 		    uint64_t discarded)
 {
 	struct out_packet *o;
@@ -492,13 +505,9 @@ static void add_out(struct cpu_work *w, const uint8_t *raw, uint64_t len,
 	if (!b)
 		die("%s", strerror(ENOMEM));
 	memcpy(b, raw, len);
-	if (discarded < w->discarded)
-		discarded = w->discarded;
-	w->discarded = discarded;
 	rt_put_le(b + PH(content_size), len * 8, 8);
 	rt_put_le(b + PH(packet_size), len * 8, 8);
 	rt_put_le(b + PH(packet_seq_num), seq, 8);
-	rt_put_le(b + PH(events_discarded), discarded, 8);
 	rt_put_le(b + PH(events), events, 4);
 	rt_put_le(b + PH(timestamp_end), ts_end, 8);
 	o = realloc(w->out, (w->nr_out + 1) * sizeof(*o));
@@ -506,12 +515,12 @@ static void add_out(struct cpu_work *w, const uint8_t *raw, uint64_t len,
 		die("%s", strerror(ENOMEM));
 	w->out = o;
 	o = &w->out[w->nr_out++];
-	o->bytes = b;
-	o->len = len;
-	o->seq = seq;
-	o->ts_begin = rt_get_le(b + PH(timestamp_begin), 8);
-	o->ts_end = ts_end;
-	o->discarded = discarded;
+	*o = (struct out_packet){
+		.bytes = b, .len = len, .seq = seq,
+		.ts_begin = rt_get_le(b + PH(timestamp_begin), 8),
+		.ts_end = ts_end, .own = own,
+		.discarded = own ? discarded : 0, .dropped = own ? 0 : discarded,
+	};
 	w->acct->packets++;
 	w->acct->events += events;
 }
@@ -560,7 +569,7 @@ static void complete_packet(struct cpu_work *w, const struct persist_packet *p)
 	}
 	if (hevents)
 		w->acct->taken++;
-	add_out(w, h, content, p->seq, end, wk.n, p->discarded);
+	add_out(w, h, content, p->seq, end, wk.n, true, p->discarded);
 out:
 	free(wk.ends);
 	free(wk.ts);
@@ -634,7 +643,7 @@ static void open_packet(struct cpu_work *w, const struct persist_packet *p)
 	w->acct->in_flight_dropped += dropped;
 	if (k || dropped)
 		add_out(w, h, k ? wk.ends[k - 1] : HDR_SIZE, p->seq, ts_end, k,
-			w->discarded + dropped);
+			false, dropped);
 	else
 		w->acct->partial_packets--;	/* opened, nothing in it yet */
 	free(wk.ends);
@@ -642,40 +651,93 @@ static void open_packet(struct cpu_work *w, const struct persist_packet *p)
 }
 
 /*
+ * The decoder's bound on what a CPU can lose or number by a time
+ * (rtdecode.c's most_lost()): an event a nanosecond, give or take 2^16.
+ */
+static uint64_t most_by(const struct cpu_work *w, uint64_t cycles)
+{
+	unsigned __int128 ns = (unsigned __int128)cycles * 1000000000 /
+			       (w->clock_freq ? w->clock_freq : 1000000000);
+
+	return ns > UINT64_MAX - 65536 ? UINT64_MAX : (uint64_t)ns + 65536;
+}
+
+/* The loss counts made cumulative, as written: never falling. */
+static void cumulate(struct cpu_work *w)
+{
+	uint64_t last = 0;
+
+	for (size_t i = 0; i < w->nr_out; i++) {
+		struct out_packet *o = &w->out[i];
+		uint64_t d = o->own ? o->discarded : last + o->dropped;
+
+		if (d < last || (!o->own && d < o->dropped))
+			d = o->own ? last : UINT64_MAX;
+		o->discarded = last = d;
+	}
+}
+
+/*
+ * Why packet @b cannot come after @a (NULL: @a NULL, or it can), as the
+ * decoder judges a stream (rtdecode.c's check_alone(), follows()).
+ */
+static const char *unfit(const struct cpu_work *w, const struct out_packet *a,
+			 const struct out_packet *b)
+{
+	uint64_t span;
+
+	if (b->seq > most_by(w, b->ts_end) || b->discarded > most_by(w, b->ts_end))
+		return "its packet number or loss count is more than a CPU writes by its timestamp_end";
+	if (!a)
+		return NULL;
+	if (b->ts_begin < a->ts_end)
+		return "its times overlap the packet before it";
+	span = b->ts_end - a->ts_end;
+	if (b->seq - a->seq - 1 > most_by(w, span) ||
+	    b->discarded - a->discarded > most_by(w, span))
+		return "more lost since the packet before it than a CPU writes in the time between";
+	return NULL;
+}
+
+/*
  * The packets written must follow each other as the decoder judges a
- * stream: times do not overlap.  One that does not fit between its
- * neighbours has a damaged header the checks above could not see (its
- * times): left out.
+ * stream.  Where two do not, one of them has a damaged header the checks
+ * above could not see (its times, a loss count): the one without which
+ * the packets around it follow each other is left out, as damage.
  */
 static void judge_neighbours(struct cpu_work *w)
 {
-	size_t i = 1;
+	size_t i = 0, bad;
+	const char *why;
 
+	cumulate(w);
 	while (i < w->nr_out) {
-		struct out_packet *a = &w->out[i - 1], *b = &w->out[i];
+		struct out_packet *a = i ? &w->out[i - 1] : NULL, *b = &w->out[i];
 
-		if (b->ts_begin >= a->ts_end) {
+		why = unfit(w, a, b);
+		if (!why) {
 			i++;
 			continue;
 		}
-		/* a or b: the one without which the others follow. */
-		if (i >= 2 && b->ts_begin >= w->out[i - 2].ts_end &&
-		    (i + 1 >= w->nr_out || w->out[i + 1].ts_begin >= b->ts_end)) {
-			i--;	/* a is the odd one */
-		}
+		bad = i;
+		/* a is the odd one if b follows the packet before a. */
+		if (a && !unfit(w, i >= 2 ? &w->out[i - 2] : NULL, b) &&
+		    unfit(w, i >= 2 ? &w->out[i - 2] : NULL, a))
+			bad = i - 1;
 		{
-			struct out_packet *x = &w->out[i];
+			struct out_packet *x = &w->out[bad];
 
 			w->acct->packets--;
 			w->acct->events -= rt_get_le(x->bytes + PH(events), 4);
-			damaged(w, x->seq, x->bytes, x->len, "its times (%" PRIu64 "..%" PRIu64 ") overlap the packet beside it",
-				x->ts_begin, x->ts_end);
+			damaged(w, x->seq, x->bytes, x->len,
+				"it does not fit between the packets beside it (%s)",
+				why);
 			free(x->bytes);
-			memmove(x, x + 1, (w->nr_out - i - 1) * sizeof(*x));
+			memmove(x, x + 1, (w->nr_out - bad - 1) * sizeof(*x));
 			w->nr_out--;
 		}
-		if (!i)
-			i = 1;
+		cumulate(w);
+		i = bad ? bad - 1 : 0;
 	}
 }
 
@@ -701,6 +763,7 @@ static void write_stream(struct cpu_work *w)
 		uint64_t want = chunk_stored_size(o->len);
 		ssize_t n;
 
+		rt_put_le(o->bytes + PH(events_discarded), o->discarded, 8);
 		cnt = chunk_stored_iovcnt(o->len);
 		iov = calloc(cnt, sizeof(*iov));
 		hdrs.blocks = calloc(cnt, 3);
@@ -721,7 +784,8 @@ static void write_stream(struct cpu_work *w)
 static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 			struct cpu_account *a)
 {
-	struct cpu_work w = { .rec = rec, .slice = s, .acct = a };
+	struct cpu_work w = { .rec = rec, .slice = s, .acct = a,
+			      .clock_freq = rec->md->clock_freq };
 	struct persist_packet *pk;
 	size_t n, stale;
 
@@ -735,7 +799,11 @@ static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 		     a->cpu, stale);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (pk[i].complete)
+		/* A record takes 4 bytes at least. */
+		if (pk[i].records > (rec->img.h.subbuf_size - HDR_SIZE) / 4)
+			slot_damaged(&w, &pk[i], "the slot's counters say %" PRIu64 " records: more than a sub-buffer holds",
+				     pk[i].records);
+		else if (pk[i].complete)
 			complete_packet(&w, &pk[i]);
 		else if (i + 1 == n)
 			open_packet(&w, &pk[i]);
