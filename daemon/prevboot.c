@@ -379,7 +379,8 @@ struct out_packet {
 	 * (@dropped).  Made cumulative when written (write_stream()).
 	 */
 	bool own;
-	uint64_t discarded, dropped;
+	uint64_t own_discarded, dropped;
+	uint64_t discarded;		/* cumulative: what is written */
 };
 
 struct cpu_work {
@@ -519,7 +520,7 @@ static void add_out(struct cpu_work *w, const uint8_t *raw, uint64_t len,
 		.bytes = b, .len = len, .seq = seq,
 		.ts_begin = rt_get_le(b + PH(timestamp_begin), 8),
 		.ts_end = ts_end, .own = own,
-		.discarded = own ? discarded : 0, .dropped = own ? 0 : discarded,
+		.own_discarded = own ? discarded : 0, .dropped = own ? 0 : discarded,
 	};
 	w->acct->packets++;
 	w->acct->events += events;
@@ -535,36 +536,44 @@ static void complete_packet(struct cpu_work *w, const struct persist_packet *p)
 	uint64_t begin = rt_get_le(h + PH(timestamp_begin), 8);
 	uint64_t end = rt_get_le(h + PH(timestamp_end), 8);
 	uint32_t hevents = rt_get_le(h + PH(events), 4);
-	uint64_t hdisc = rt_get_le(h + PH(events_discarded), 8), want, stop;
+	uint64_t hdisc = rt_get_le(h + PH(events_discarded), 8), want;
 	struct walk wk = { .most = UINT64_MAX, .raw = p->raw };
 	const char *why = check_header(w, h, p->seq, true);
 	struct rt_error err;
 
-	if (why)
-		return slot_damaged(w, p, "%s", why);
+	if (why) {
+		slot_damaged(w, p, "%s", why);
+		return;
+	}
 	if (content % 8 || content / 8 < HDR_SIZE || content / 8 >= S ||
-	    psize != content)
-		return slot_damaged(w, p, "bad sizes: content_size %" PRIu64 " bits, packet_size %" PRIu64 " bits",
-			       content, psize);
-	if (end < begin)
-		return slot_damaged(w, p, "timestamp_end %" PRIu64 " before timestamp_begin %" PRIu64,
-			       end, begin);
+	    psize != content) {
+		slot_damaged(w, p, "bad sizes: content_size %" PRIu64 " bits, packet_size %" PRIu64 " bits",
+			     content, psize);
+		return;
+	}
+	if (end < begin) {
+		slot_damaged(w, p, "timestamp_end %" PRIu64 " before timestamp_begin %" PRIu64,
+			     end, begin);
+		return;
+	}
 	content /= 8;
 	/* The writer's snapshot, unless a consumer's GET rewrote it. */
-	if (!hevents && hdisc != p->discarded)
-		return slot_damaged(w, p, "events_discarded %" PRIu64 " differs from the slot's count at its close, %" PRIu64,
-			       hdisc, p->discarded);
+	if (!hevents && hdisc != p->discarded) {
+		slot_damaged(w, p, "events_discarded %" PRIu64 " differs from the slot's count at its close, %" PRIu64,
+			     hdisc, p->discarded);
+		return;
+	}
 	wk.limit = content;
-	stop = rt_packet_walk(w->rec->md, "image", h, content, begin, end,
-			      take_record, &wk, &err);
-	if (stop != content) {
+	if (rt_packet_walk(w->rec->md, "image", h, content, begin, end,
+			   take_record, &wk, &err) != content) {
 		slot_damaged(w, p, "%s", err.msg);
 		goto out;
 	}
+	/* GET wrote the count into the header of a packet a consumer took. */
 	want = hevents ? hevents : p->records;
 	if (wk.n != want) {
 		slot_damaged(w, p, "it holds %zu records, its %s %" PRIu64, wk.n,
-			hevents ? "header says" : "slot's counters say", want);
+			     hevents ? "header says" : "slot's counters say", want);
 		goto out;
 	}
 	if (hevents)
@@ -593,7 +602,10 @@ static void open_packet(struct cpu_work *w, const struct persist_packet *p)
 
 	w->acct->partial_packets++;
 	if (r < HDR_SIZE || check_header(w, h, p->seq, false)) {
-		/* The opener had not committed its header: nothing to read. */
+		/*
+		 * The opener had not committed its header (or it is damaged:
+		 * the two look alike): nothing of it can be read.
+		 */
 		w->acct->in_flight_dropped += p->records;
 		return;
 	}
@@ -669,10 +681,10 @@ static void cumulate(struct cpu_work *w)
 
 	for (size_t i = 0; i < w->nr_out; i++) {
 		struct out_packet *o = &w->out[i];
-		uint64_t d = o->own ? o->discarded : last + o->dropped;
+		uint64_t d = o->own ? o->own_discarded : last + o->dropped;
 
 		if (d < last || (!o->own && d < o->dropped))
-			d = o->own ? last : UINT64_MAX;
+			d = o->own ? last : UINT64_MAX;	/* falls, or wraps */
 		o->discarded = last = d;
 	}
 }

@@ -306,6 +306,19 @@ def test_recover_scribbled_packet(ctx):
     check('cpu0 packet 4 is damaged' in r.stderr and 'uuid' in r.stderr,
           'stderr: %r' % r.stderr)
     check_markers(out, exp2, leave_out={0: exp2['cpus'][0]['by_seq'][4]})
+    # A timestamp_begin moved back over the packet before it: each packet
+    # checks alone, the stream does not; the one out of place goes.
+    at3, _ = slot_at(exp2, 2, 3)
+    at2, _ = slot_at(exp2, 2, 2)
+    b = bytearray(img2)
+    prev_begin = int.from_bytes(b[at2 + 32:at2 + 40], 'little')
+    b[at3 + 32:at3 + 40] = (prev_begin + 1).to_bytes(8, 'little')
+    r, out = recover(ctx, bytes(b))
+    expect_run(r, 3, 'overlapping times')
+    check('cpu2 packet 3 is damaged' in r.stderr and 'overlap' in r.stderr,
+          'stderr: %r' % r.stderr)
+    check_markers(out, exp2, leave_out={2: exp2['cpus'][2]['by_seq'][3]})
+    expect_run(td.rt('check', out), 0, 'check after overlapping times')
 
 
 @test
