@@ -394,6 +394,99 @@ def test_recover_other_build(ctx):
               'same release, another build-id: exit %d, %r' % (r.returncode, r.stderr))
 
 
+def fake_module(ctx, img, release='file'):
+    """A copy of the module's tree (-d DIR takes a directory as it is):
+    DIR/ringtrace/persist/image holding IMG, and persist/release a file to
+    read the uuid back from (or a directory: a release that fails)."""
+    root = ctx.path('debugfs')
+    persist = os.path.join(root, 'ringtrace', 'persist')
+    os.makedirs(persist)
+    with open(os.path.join(root, 'ringtrace', 'tracing_on'), 'w') as f:
+        f.write('0\n')
+    if img is None:
+        os.rmdir(persist)
+        return root, None
+    with open(os.path.join(persist, 'image'), 'wb') as f:
+        f.write(img)
+    rel = os.path.join(persist, 'release')
+    if release == 'file':
+        open(rel, 'w').close()
+    else:
+        os.mkdir(rel)
+    return root, rel
+
+
+def uuid_text(u):
+    h = u.hex()
+    return '%s-%s-%s-%s-%s' % (h[:8], h[8:12], h[12:16], h[16:20], h[20:])
+
+
+def release_written(rel):
+    with open(rel) as f:
+        return f.read()
+
+
+@test
+def test_recover_release(ctx):
+    """From the module's persist/image: the directory written and synced,
+    then persist/release given the image's trace uuid; --keep leaves the
+    region, --discard releases it writing nothing; a release that fails
+    keeps the directory and says so (exit 1); no persist/ (a module
+    without a region): no previous trace."""
+    img, exp = gt.make_image(seed=13, tails={0: 'open'})
+    uuid = uuid_text(exp['uuid'])
+    root, rel = fake_module(ctx, img)
+    out = ctx.path('out')
+    r = td.rt('recover', '-d', root, '-o', out)
+    expect_run(r, 0, 'recover')
+    check(release_written(rel) == uuid, 'release got %r, wanted %r'
+          % (release_written(rel), uuid))
+    check_markers(out, exp)
+    root, rel = fake_module(ctx, img)
+    out = ctx.path('out')
+    expect_run(td.rt('recover', '-d', root, '-o', out, '--keep'), 0, '--keep')
+    check(release_written(rel) == '', '--keep released: %r' % release_written(rel))
+    check_markers(out, exp)
+    root, rel = fake_module(ctx, img)
+    r = td.rt('recover', '-d', root, '--discard')
+    expect_run(r, 0, '--discard')
+    check(release_written(rel) == uuid and 'discarded' in r.stdout,
+          '--discard: %r %r' % (release_written(rel), r.stdout))
+    root, rel = fake_module(ctx, img, release='fails')
+    out = ctx.path('out')
+    r = td.rt('recover', '-d', root, '-o', out)
+    check(r.returncode == 1 and 'persist/release' in r.stderr,
+          'failed release: exit %d, %r' % (r.returncode, r.stderr))
+    check_markers(out, exp)
+    root, _ = fake_module(ctx, None)
+    r = td.rt('recover', '-d', root, '-o', ctx.path('out'))
+    check(r.returncode == 0 and 'no previous trace' in r.stdout and
+          'no persistent region' in r.stderr,
+          'no region: exit %d, %r %r' % (r.returncode, r.stdout, r.stderr))
+
+
+@test
+def test_recover_default_name(ctx):
+    """ringtraced --recover --root DIR: the directory is named after the
+    time the region was armed; a second one gets .1."""
+    img, exp = gt.make_image(seed=14)
+    path = ctx.path('image')
+    with open(path, 'wb') as f:
+        f.write(img)
+    root = ctx.path('root')
+    # The ringtraced beside the ringtrace under test (RT_PERSIST_BIN's too).
+    daemon = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(td.RINGTRACE))),
+                          'daemon', 'ringtraced')
+    env = dict(os.environ, TZ='UTC')
+    for suffix in ('', '.1'):
+        r = td.run([daemon, '--recover', '--image', path, '--root', root], env=env)
+        expect_run(r, 0, 'ringtraced --recover --root')
+        name = '20251129-000000-previous-boot' + suffix
+        check(os.path.isdir(os.path.join(root, name)),
+              '%s not in %s: %s' % (name, os.listdir(root), r.stdout))
+    check_markers(os.path.join(root, '20251129-000000-previous-boot.1'), exp)
+
+
 @test
 def test_recover_usage(ctx):
     """Options that do not go together: usage errors, exit 2."""
