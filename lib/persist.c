@@ -318,8 +318,7 @@ int persist_packets(const struct persist_image *img,
 	const uint8_t *trailers = slots + nsub * sizeof(struct ringtrace_persist_slot);
 	const uint8_t *info = trailers + nsub * sizeof(uint64_t);
 	struct persist_packet *v = calloc(nsub, sizeof(*v));
-	size_t k = 0, first = 0;
-	uint64_t max = 0;
+	size_t k = 0, first = 0, best = 0;
 
 	*out = NULL;
 	*n = *stale = 0;
@@ -352,15 +351,25 @@ int persist_packets(const struct persist_image *img,
 		k++;
 	}
 	qsort(v, k, sizeof(*v), by_seq);
-	if (k)
-		max = v[k - 1].seq;
-	/* The ring holds the newest num_subbufs packets: [max - n + 1, max]. */
-	while (first < k && max - v[first].seq >= nsub)
-		first++;
-	*stale = first;
-	memmove(v, v + first, (k - first) * sizeof(*v));
+	/*
+	 * The ring holds the newest num_subbufs packets: [max - n + 1, max].
+	 * A counter that is damaged may claim any generation, so max is the
+	 * end of the window that holds the most packets (the newest of
+	 * those that hold as many): one bad counter costs its packet, not
+	 * the ones it would put behind the ring.
+	 */
+	for (size_t lo = 0, hi = 0; hi < k; hi++) {
+		while (v[hi].seq - v[lo].seq >= nsub)
+			lo++;
+		if (hi - lo + 1 >= best) {
+			best = hi - lo + 1;
+			first = lo;
+		}
+	}
+	*stale = k - best;
+	memmove(v, v + first, best * sizeof(*v));
 	*out = v;
-	*n = k - first;
+	*n = best;
 	return 0;
 }
 

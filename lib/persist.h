@@ -83,8 +83,8 @@ struct persist_packet {
 /*
  * The packets of slice @s in the writer's order (by seq): each slot's
  * newest generation, complete or open, the slots never written left out.
- * Those older than the ring can hold behind the newest (a damaged
- * counter) are left out and counted in *@stale.  *@out is malloc()ed
+ * Those outside the ring's span of num_subbufs packets, where most of
+ * them are (a damaged counter), are left out and counted in *@stale.  *@out is malloc()ed
  * (free() it); 0, or -1 out of memory.
  */
 int persist_packets(const struct persist_image *img,

@@ -348,6 +348,15 @@ def test_recover_counters(ctx):
     js = {c['cpu']: c for c in crash_json(out)['cpus']}
     check(js[2]['stale_packets'] == 1, 'json: %r' % js[2])
     check_markers(out, exp3, leave_out={2: exp3['cpus'][2]['by_seq'][8]})
+    # A counter that claims a generation far ahead: that packet alone goes
+    # (the ring is where most of its packets are).
+    b = bytearray(img3)
+    b[cnt:cnt + 8] = (S * 1000).to_bytes(8, 'little')
+    r, out = recover(ctx, bytes(b))
+    expect_run(r, 3, 'far ahead')
+    js = {c['cpu']: c for c in crash_json(out)['cpus']}
+    check(js[2]['stale_packets'] == 1 and js[2]['packets'] == 3, 'json: %r' % js[2])
+    check_markers(out, exp3, leave_out={2: exp3['cpus'][2]['by_seq'][8]})
 
 
 @test
