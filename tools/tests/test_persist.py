@@ -134,6 +134,10 @@ def test_recover_markers_in_order(ctx):
     with open(os.path.join(out, 'metadata')) as f:
         check(f.read().startswith('/* CTF 1.8 */'), 'metadata not CTF')
     check(os.path.exists(os.path.join(out, '.ringtrace-ksyms.zst')), 'no ksyms')
+    q = td.rt('sql', '--csv', out, 'select cpu, count(*) from raw group by cpu order by cpu')
+    expect_run(q, 0, 'sql')
+    want = ''.join('%d,%d\n' % (c, len(e['markers'])) for c, e in sorted(exp['cpus'].items()))
+    check(q.stdout.endswith(want), 'sql: %r, wanted %r' % (q.stdout, want))
 
 
 @test
