@@ -32,10 +32,15 @@
  *               dropped added to events_discarded.  A header not
  *               committed yet: the packet is dropped.
  *
+ * Then the packets kept must follow each other as the decoder judges a
+ * stream (times, numbers, losses a CPU can reach: judge_neighbours()).
+ *
  * A packet that fails a check is damage (design D6): it is left out of
  * the stream (its sequence number reads as a lost packet, as any loss
  * does), saved verbatim as .ringtrace-damaged/cpuC-SEQ.bin, named on
- * stderr, and the exit status is 3.  The other packets are unaffected.
+ * stderr, and the exit status is 3.  The other packets are unaffected,
+ * and the directory reads clean.  Counters that put a slot outside the
+ * ring's span (stale) cost that slot's packet, counted, not saved.
  *
  * The directory: metadata (the image's newest valid copy, parsed and of
  * the image's uuid), .ringtrace-ksyms.zst (the image's blob, if it has
@@ -867,6 +872,10 @@ static void write_json(struct recovery *rec)
 		uuid, (uint64_t)h->armed_realtime_ns, lifecycle_name(rec->img.lifecycle),
 		(uint64_t)h->region_base, (uint64_t)h->region_size,
 		h->source == RINGTRACE_PERSIST_SRC_MEMMAP ? "memmap" : "reserve_mem");
+	/*
+	 * The crash path's entries and per-CPU snapshots: layout 1's state
+	 * area holds none yet (a later piece of the design writes them).
+	 */
 	fprintf(f, " \"ksyms\": %s, \"entries\": [],\n \"cpus\": [",
 		rec->ksyms ? "true" : "false");
 	for (unsigned int i = 0; i < rec->nr_acct; i++) {
