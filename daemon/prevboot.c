@@ -964,12 +964,7 @@ int prevboot_main(void)
 		free(buf);
 		return 0;
 	}
-	if (kind == PERSIST_OTHER_LAYOUT)
-		die("the image's header is of another layout (%s): this ringtraced cannot read it; ringtrace recover --discard releases it",
-		    why);
-	if (kind == PERSIST_DAMAGED)
-		die("the image's header is damaged (%s): nothing of it can be trusted; ringtrace recover --discard releases it",
-		    why);
+	/* Its uuid is all a release needs, whatever else is wrong. */
 	if (opt.discard) {
 		ret = release(&c, &rec.img, NULL);
 		if (!ret)
@@ -977,6 +972,12 @@ int prevboot_main(void)
 		free(buf);
 		return ret;
 	}
+	if (kind == PERSIST_OTHER_LAYOUT)
+		die("the image's header is of another layout (%s): this ringtraced cannot read it; ringtrace recover --discard releases it",
+		    why);
+	if (kind == PERSIST_DAMAGED)
+		die("the image's header is damaged (%s): nothing of it can be trusted; ringtrace recover --discard releases it",
+		    why);
 	check_identity(&rec.img);
 	/* Every slice entry checks before anything is written. */
 	for (i = 0; i < rec.img.h.nr_slices; i++) {

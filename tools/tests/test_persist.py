@@ -465,6 +465,19 @@ def test_recover_release(ctx):
     expect_run(r, 0, '--discard')
     check(release_written(rel) == uuid and 'discarded' in r.stdout,
           '--discard: %r %r' % (release_written(rel), r.stdout))
+    # A damaged header is refused, and --discard still releases it by the
+    # uuid it holds.
+    bad = bytearray(img)
+    bad[gt.PERSIST_OFF['boot_id']] ^= 1
+    root, rel = fake_module(ctx, bytes(bad))
+    r = td.rt('recover', '-d', root, '-o', ctx.path('out'))
+    check(r.returncode == 1 and 'checksum' in r.stderr and '--discard' in r.stderr,
+          'damaged header: exit %d, %r' % (r.returncode, r.stderr))
+    check(release_written(rel) == '', 'damaged header released: %r' % release_written(rel))
+    r = td.rt('recover', '-d', root, '--discard')
+    expect_run(r, 0, '--discard of a damaged header')
+    check(release_written(rel) == uuid, '--discard of a damaged header: %r'
+          % release_written(rel))
     root, rel = fake_module(ctx, img, release='fails')
     out = ctx.path('out')
     r = td.rt('recover', '-d', root, '-o', out)
