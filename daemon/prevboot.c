@@ -160,7 +160,7 @@ static int load_image(struct ctl *c, uint8_t **buf, uint64_t *n)
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && !opt.image) {
-		info("no previous trace: ringtrace.ko has no persistent region (load it with persist=NAME or persist_addr=/persist_size=)");
+		info("ringtrace.ko has no persistent region (load it with persist=NAME, or persist_addr= and persist_size=)");
 		return 0;
 	}
 	if (fd < 0)
@@ -168,7 +168,7 @@ static int load_image(struct ctl *c, uint8_t **buf, uint64_t *n)
 	err = read_all(fd, buf, n);
 	close(fd);
 	if (err == -ENODATA) {
-		info("no previous trace: the persistent region holds none");
+		info("the persistent region holds no image: it is live, this load's");
 		return 0;
 	}
 	if (err)
