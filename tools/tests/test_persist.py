@@ -514,6 +514,31 @@ def test_recover_default_name(ctx):
 
 
 @test
+def test_recover_real_image(ctx):
+    """An image ringtrace.ko made (real-image/README.md), its metadata put
+    into copy A: every marker, in order, exit 0, the trace reads clean."""
+    real = os.path.join(HERE, 'real-image')
+    img = bytearray(subprocess.run(['zstd', '-q', '-d', '-c', os.path.join(real, 'image.zst')],
+                                   stdout=subprocess.PIPE, check=True).stdout)
+    md = subprocess.run(['zstd', '-q', '-d', '-c', os.path.join(real, 'metadata.zst')],
+                        stdout=subprocess.PIPE, check=True).stdout
+    at = field(bytes(img), 'metadata_offset[0]')
+    check(img[at:at + 32] == bytes(32), 'copy A is not empty')
+    blob = gt.persist_blob(md, 1)
+    img[at:at + len(blob)] = blob
+    r, out = recover(ctx, bytes(img), '--force')
+    expect_run(r, 0, 'recover')
+    got = markers(out)
+    check(got.get(0) == ['marker %d\\n' % i for i in range(4000)] and not got.get(1),
+          'markers: cpu0 %d (%r..), cpu1 %d' % (len(got.get(0, [])), got.get(0, [''])[:2],
+                                                len(got.get(1, []))))
+    js = crash_json(out)
+    check(js['previous_boot']['lifecycle'] == 'unloaded' and
+          js['previous_boot']['release'] == '6.12.117+deb12-amd64', 'json: %r' % js)
+    expect_run(td.rt('check', out), 0, 'check')
+
+
+@test
 def test_recover_usage(ctx):
     """Options that do not go together: usage errors, exit 2."""
     for args, why in ((['--discard', '--image', '/nonexistent'], '--discard releases'),
