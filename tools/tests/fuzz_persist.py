@@ -3,7 +3,8 @@
 """Mutation fuzzer of ringtraced --recover (fuzz-persist.sh runs it).
 
 A valid persistent region image (gentrace.py's make_image(), a CPU's
-newest packet open, another's closed with a record in flight) is mutated
+newest packet open, another's closed with a record in flight; and
+real-image/, ringtrace.ko's) is mutated
 where a reader's decisions are made -- header fields (the checksum made
 right again half the time, so that the checks behind it are reached), the
 slice table, a slot's counters, packet headers, records, the metadata and
@@ -86,20 +87,20 @@ def mutate(rng, img, exp):
         elif kind == 'counter':
             cpu = rng.choice(list(exp['slots']))
             counters = exp['slots'][cpu][0]
-            n = lay['counters_size'] // 48
-            slot = rng.randrange(4)
+            n, sb = exp.get('n', 4), exp.get('S', S)
+            slot = rng.randrange(min(n, 4))
             at = rng.choice([counters + 16 * slot, counters + 16 * slot + 8,
-                             counters + 16 * 4 + 8 * slot,
-                             counters + 24 * 4 + 24 * slot,
-                             counters + 24 * 4 + 24 * slot + 8])
+                             counters + 16 * n + 8 * slot,
+                             counters + 24 * n + 24 * slot,
+                             counters + 24 * n + 24 * slot + 8])
             old = int.from_bytes(img[at:at + 8], 'little')
             new = rng.choice([interesting(rng, 8), old + rng.randint(-3, 3),
-                              old + S * rng.randint(-9, 9), old ^ (1 << rng.randrange(64))])
+                              old + sb * rng.randint(-9, 9), old ^ (1 << rng.randrange(64))])
             img[at:at + 8] = (new % (1 << 64)).to_bytes(8, 'little')
             done.append('counter at %d (n %d)' % (at, n))
         elif kind == 'pkthdr':
             cpu = rng.choice(list(exp['slots']))
-            at = exp['slots'][cpu][1] + S * rng.randrange(4)
+            at = exp['slots'][cpu][1] + exp.get('S', S) * rng.randrange(4)
             name = rng.choice(list(PH))
             o, size = PH[name]
             if size > 8:
@@ -111,7 +112,8 @@ def mutate(rng, img, exp):
             done.append('packet header %s at %d' % (name, at))
         elif kind == 'body':
             cpu = rng.choice(list(exp['slots']))
-            at = exp['slots'][cpu][1] + S * rng.randrange(4) + rng.randrange(88, S)
+            sb = exp.get('S', S)
+            at = exp['slots'][cpu][1] + sb * rng.randrange(2) + rng.randrange(88, min(sb, 8192))
             for i in range(rng.randint(1, 8)):
                 if at + i < len(img):
                     img[at + i] = rng.randrange(256)
@@ -135,6 +137,31 @@ def mutate(rng, img, exp):
     return done
 
 
+def real_image():
+    """real-image/ (ringtrace.ko's, 6.12) with its metadata in copy A, and
+    where its slices are, as make_image() says it of its own."""
+    real = os.path.join(HERE, 'real-image')
+    img = bytearray(subprocess.run(['zstd', '-q', '-d', '-c', os.path.join(real, 'image.zst')],
+                                   stdout=subprocess.PIPE, check=True).stdout)
+    md = subprocess.run(['zstd', '-q', '-d', '-c', os.path.join(real, 'metadata.zst')],
+                        stdout=subprocess.PIPE, check=True).stdout
+
+    def u64(name):
+        return struct.unpack_from('<Q', img, gt.PERSIST_OFF[name])[0]
+
+    blob = gt.persist_blob(md, 1)
+    img[u64('metadata_offset[0]'):u64('metadata_offset[0]') + len(blob)] = blob
+    lay = {k: u64(k) for k in ('state_offset', 'slices_offset', 'counters_size')}
+    lay['metadata_offset'] = [u64('metadata_offset[0]'), u64('metadata_offset[1]')]
+    lay['ksyms_offset'] = [u64('ksyms_offset[0]'), u64('ksyms_offset[1]')]
+    slots = {}
+    for i in range(struct.unpack_from('<I', img, gt.PERSIST_OFF['nr_slices'])[0]):
+        cpu, flags, counters, ring, _ = struct.unpack_from('<IIQQQ', img,
+                                                           lay['slices_offset'] + 32 * i)
+        slots[cpu] = (counters, ring + 4096)
+    return bytes(img), {'layout': lay, 'slots': slots, 'n': 64, 'S': 65536}
+
+
 def main():
     seconds, daemon, ringtrace, keep = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     seed = int(os.environ.get('RT_FUZZ_PERSIST_SEED', time.time()))
@@ -143,6 +170,7 @@ def main():
              for s, t0, t2, p in ((1, 'open', 'closed-incomplete', 6),
                                   (2, 'no-header', 'idle', 9),
                                   (3, 'closed', 'open', 3))]
+    bases.append(real_image())
     work = tempfile.mkdtemp(prefix='rt-fuzz-persist-')
     env = dict(os.environ, ASAN_OPTIONS='detect_leaks=1', UBSAN_OPTIONS='print_stacktrace=1')
     runs = statuses = 0
@@ -159,7 +187,7 @@ def main():
             shutil.rmtree(out, ignore_errors=True)
             with open(path, 'wb') as f:
                 f.write(img)
-            r = subprocess.run([daemon, '--recover', '--image', path, '-o', out],
+            r = subprocess.run([daemon, '--recover', '--image', path, '-o', out, '--force'],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                universal_newlines=True, errors='replace', env=env,
                                timeout=120)
