@@ -751,7 +751,8 @@ class PersistCpu:
                          before the opener committed the header
     """
 
-    def __init__(self, rng, uuid, cpu, subbuf, nsub, packets, tail, t0):
+    def __init__(self, rng, uuid, cpu, subbuf, nsub, packets, tail, t0,
+                 taken=0):
         self.S, self.n, self.cpu = subbuf, nsub, cpu
         self.ring = bytearray(subbuf * nsub)
         self.commit = [0] * nsub
@@ -786,6 +787,15 @@ class PersistCpu:
             last = seq == packets - 1
             self.write_packet(uuid, seq, recs, tail if last else 'closed',
                               seq >= packets - nsub)
+            # A consumer took the ring's oldest TAKEN packets (GET: events
+            # and, from its recording's origin, packet 1, the number and
+            # losses written; PUT: the slot's events retired).
+            if packets - nsub <= seq < packets - nsub + taken and not last:
+                base = (seq % nsub) * subbuf
+                struct.pack_into('<Q', self.ring, base + 64, seq - 1)
+                struct.pack_into('<Q', self.ring, base + OFF_DISC, 5)
+                struct.pack_into('<I', self.ring, base + 84, len(recs))
+                self.retired[seq % nsub] = self.events[seq % nsub]
 
     def write_packet(self, uuid, seq, recs, tail, in_ring):
         S = self.S
@@ -879,7 +889,7 @@ KSYMS_TEXT = ('ringtrace-ksyms 1\nK ffffffff81000000\n'
 
 def make_image(seed=1, cpus=2, subbuf=4096, nsub=4, packets=6, tails=None,
                identity=None, ksyms=True, metadata_copies=('good', 'none'),
-               lifecycle=1, unused_slices=0):
+               lifecycle=1, unused_slices=0, taken=0):
     """An image and what a recovery must find: {'cpus': {cpu: {'markers',
     'in_flight', 'partial', 'packets'}}, 'uuid', 'offsets'}."""
     rng = random.Random(seed)
@@ -932,7 +942,8 @@ def make_image(seed=1, cpus=2, subbuf=4096, nsub=4, packets=6, tails=None,
         if not used:
             continue
         pc = PersistCpu(rng, uuid, cpu, subbuf, nsub, packets,
-                        tails.get(cpu, 'closed'), 10**9 + 1000 * cpu)
+                        tails.get(cpu, 'closed'), 10**9 + 1000 * cpu,
+                        taken=taken)
         img[counters:counters + lay['counters_size']] = \
             pc.counters(lay['counters_size'])
         struct.pack_into('<IIIIII', img, ring, 4096, 4096, subbuf, nsub, cpu, 1)

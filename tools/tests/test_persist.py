@@ -157,6 +157,29 @@ def test_recover_tails(ctx):
 
 
 @test
+def test_recover_taken_by_consumer(ctx):
+    """Packets a recording had taken (GET wrote their events, numbered them
+    from its origin; PUT retired the slot's events): kept, counted in the
+    json, numbered as the writer did."""
+    img, exp = gt.make_image(seed=15, tails={0: 'open'}, taken=2)
+    r, out = recover(ctx, img)
+    expect_run(r, 0, 'recover')
+    check_markers(out, exp)
+    check_accounting(out, exp)
+    js = {c['cpu']: c for c in crash_json(out)['cpus']}
+    check(js[0]['taken_by_consumer'] == 2 and js[2]['taken_by_consumer'] == 2,
+          'json: %r' % js)
+    # A taken packet's count that its records belie is damage all the same.
+    at, _ = slot_at(exp, 0, 2)
+    b = bytearray(img)
+    b[at + 84] ^= 1
+    r, out = recover(ctx, bytes(b))
+    expect_run(r, 3, 'taken packet, count off')
+    check('cpu0 packet 2 is damaged' in r.stderr and 'header says' in r.stderr,
+          'stderr: %r' % r.stderr)
+
+
+@test
 def test_recover_babeltrace2(ctx):
     """babeltrace2 reads the directory (after unpack) and sees every
     marker report sees."""
