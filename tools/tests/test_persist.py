@@ -248,6 +248,20 @@ def test_recover_header_fields(ctx):
     r, out = recover(ctx, bytes(b))
     check(r.returncode == 1 and 'offset %d: checksum' % gt.PERSIST_OFF['checksum'] in r.stderr,
           'checksum: exit %d, %r' % (r.returncode, r.stderr))
+    # Fields checked against something else: the trace uuid against the
+    # metadata's, the release against this kernel's (its build: see
+    # test_recover_other_build).
+    b = bytearray(img)
+    b[gt.PERSIST_OFF['trace_uuid']] ^= 1
+    r, out = recover(ctx, reseal(bytes(b)))
+    check(r.returncode == 1 and "metadata is another trace's" in r.stderr,
+          'trace_uuid: exit %d, %r' % (r.returncode, r.stderr))
+    check(not os.path.exists(out), 'trace_uuid: written')
+    b = bytearray(img)
+    b[gt.PERSIST_OFF['release']] ^= 1
+    r, out = recover(ctx, reseal(bytes(b)))
+    check(r.returncode == 1 and 'another build' in r.stderr,
+          'release: exit %d, %r' % (r.returncode, r.stderr))
     # Past the header, in its page: must be zero.
     b = bytearray(img)
     b[1000] = 1
