@@ -97,7 +97,10 @@ struct recovery {
 	struct cpu_account *acct;
 	unsigned int nr_acct;
 	unsigned int damage;		/* damaged places, all CPUs */
-	bool ksyms;			/* .ringtrace-ksyms.zst written */
+	const uint8_t *md_text;		/* the metadata copy taken */
+	uint64_t md_len;
+	const uint8_t *ksyms;		/* the symbols' copy taken, or NULL */
+	uint64_t ksyms_len;
 };
 
 /* ---- reading the image ------------------------------------------------ */
@@ -289,8 +292,8 @@ static int write_file(int dirfd, const char *name, const void *data, size_t n)
 	return err;
 }
 
-/* The image's metadata, checked, into the directory and rec->md; dies if none. */
-static void recover_metadata(struct recovery *rec)
+/* The image's metadata, checked, into rec->md; dies if there is none. */
+static void check_metadata(struct recovery *rec)
 {
 	const struct ringtrace_persist_header *h = &rec->img.h;
 	static const char ctf[] = "/* CTF 1.8 */";
@@ -311,9 +314,8 @@ static void recover_metadata(struct recovery *rec)
 		die("%s", err.msg);
 	if (!rec->md->has_uuid || memcmp(rec->md->uuid, h->trace_uuid, 16))
 		die("the image's metadata is another trace's (its uuid is not the header's)");
-	r = write_file(rec->dirfd, "metadata", data, n);
-	if (r)
-		die("%s/metadata: %s", rec->dir, strerror(-r));
+	rec->md_text = data;
+	rec->md_len = n;
 }
 
 /* Whether @data, @n bytes, is zstd that decompresses to its end. */
@@ -345,8 +347,8 @@ out:
 	return ok;
 }
 
-/* The image's symbols, if any: .ringtrace-ksyms.zst. */
-static void recover_ksyms(struct recovery *rec)
+/* The image's symbols, if it has some that read, into rec->ksyms_*. */
+static void check_ksyms(struct recovery *rec)
 {
 	const uint8_t *data;
 	char why[512];
@@ -365,10 +367,21 @@ static void recover_ksyms(struct recovery *rec)
 		rec->damage++;
 		return;
 	}
-	r = write_file(rec->dirfd, KSYMS_FILE, data, n);
+	rec->ksyms = data;
+	rec->ksyms_len = n;
+}
+
+/* The metadata and the symbols checked above, into the directory. */
+static void write_metadata_ksyms(struct recovery *rec)
+{
+	int r = write_file(rec->dirfd, "metadata", rec->md_text, rec->md_len);
+
+	if (r)
+		die("%s/metadata: %s", rec->dir, strerror(-r));
+	r = rec->ksyms ? write_file(rec->dirfd, KSYMS_FILE, rec->ksyms,
+				    rec->ksyms_len) : 0;
 	if (r)
 		die("%s/%s: %s", rec->dir, KSYMS_FILE, strerror(-r));
-	rec->ksyms = true;
 }
 
 /* ---- packets ----------------------------------------------------------- */
@@ -979,13 +992,20 @@ int prevboot_main(void)
 		die("the image's header is damaged (%s): nothing of it can be trusted; ringtrace recover --discard releases it",
 		    why);
 	check_identity(&rec.img);
-	/* Every slice entry checks before anything is written. */
+	/* Everything that refuses the image is checked before anything is written. */
 	for (i = 0; i < rec.img.h.nr_slices; i++) {
-		struct persist_slice s;
+		struct persist_slice s, t;
 
 		if (persist_slice(&rec.img, i, &s, why, sizeof(why)))
 			die("the image's slice table is damaged (%s)", why);
+		for (unsigned int j = 0; s.used && j < i; j++)
+			if (!persist_slice(&rec.img, j, &t, why, sizeof(why)) &&
+			    t.used && t.cpu == s.cpu)
+				die("the image's slice table is damaged (slices %u and %u are both cpu %u's)",
+				    j, i, s.cpu);
 	}
+	check_metadata(&rec);
+	check_ksyms(&rec);
 
 	if (!opt.output) {
 		default_output(&rec.img, outpath, sizeof(outpath));
@@ -994,8 +1014,7 @@ int prevboot_main(void)
 	outdir_create();
 	rec.dir = outdir;
 	rec.dirfd = outdirfd;
-	recover_metadata(&rec);
-	recover_ksyms(&rec);
+	write_metadata_ksyms(&rec);
 	rec.acct = calloc(rec.img.h.nr_slices, sizeof(*rec.acct));
 	if (!rec.acct)
 		die("%s", strerror(ENOMEM));
@@ -1006,10 +1025,6 @@ int prevboot_main(void)
 		persist_slice(&rec.img, i, &s, why, sizeof(why));
 		if (!s.used)
 			continue;
-		for (unsigned int j = 0; j < rec.nr_acct; j++)
-			if (rec.acct[j].cpu == s.cpu)
-				die("the image's slice table is damaged (slices of cpu %u twice)",
-				    s.cpu);
 		recover_cpu(&rec, &s, a);
 		rec.nr_acct++;
 		info("cpu%u: %" PRIu64 " packets, %" PRIu64 " events; dropped in flight %" PRIu64

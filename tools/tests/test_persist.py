@@ -411,6 +411,7 @@ def test_recover_metadata_copies(ctx):
     r, out = recover(ctx, img)
     check(r.returncode == 1 and 'metadata is damaged' in r.stderr,
           'no valid copy: exit %d, %r' % (r.returncode, r.stderr))
+    check(not os.path.exists(out), 'no valid copy: %s written' % out)
     img, exp = gt.make_image(seed=11, metadata_copies=('none', 'none'))
     r, out = recover(ctx, img)
     check(r.returncode == 1 and 'holds no metadata' in r.stderr,
