@@ -10,7 +10,8 @@ right again half the time, so that the checks behind it are reached), the
 slice table, a slot's counters, packet headers, records, the metadata and
 ksyms framing, the image's length -- and recovered by the ASan/UBSan
 build of ringtraced, for a fixed time.  Each run must exit 0, 1 or 3 with
-no sanitizer report; a directory it writes must read clean (`ringtrace
+no sanitizer report; a refusal (1) writes nothing; a directory it writes
+must read clean (`ringtrace
 check` exit 0: damage is left out of it, never written).  A failing image
 is kept (KEEP) with the command that reproduces it.
 
@@ -197,6 +198,8 @@ def main():
                 bad = 'exit %d' % r.returncode
             elif 'Sanitizer' in r.stderr or 'runtime error' in r.stderr:
                 bad = 'sanitizer report'
+            elif r.returncode == 1 and os.path.exists(out):
+                bad = 'refused, but a directory was left'
             elif r.returncode in (0, 3) and os.path.isdir(out):
                 c = subprocess.run([ringtrace, 'check', out], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, universal_newlines=True,
