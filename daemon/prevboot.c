@@ -437,6 +437,12 @@ static void damaged(struct cpu_work *w, uint64_t seq, const uint8_t *raw,
 	}
 	snprintf(name, sizeof(name), "cpu%u-%" PRIu64 ".bin", w->acct->cpu, seq);
 	r = write_file(rec->damagedfd, name, raw, len);
+	/* Two slots whose damaged counters claim one number: both kept. */
+	for (unsigned int i = 1; r == -EEXIST && i < 1000; i++) {
+		snprintf(name, sizeof(name), "cpu%u-%" PRIu64 ".%u.bin",
+			 w->acct->cpu, seq, i);
+		r = write_file(rec->damagedfd, name, raw, len);
+	}
 	if (r)
 		die("%s/%s/%s: %s", rec->dir, DAMAGED_DIR, name, strerror(-r));
 	warn("cpu%u packet %" PRIu64 " is damaged, left out, saved as %s/%s: %s",
@@ -825,7 +831,7 @@ static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 	a->stale_packets = stale;
 	if (stale) {
 		rec->damage++;
-		warn("cpu%u: %zu packets older than the ring holds behind its newest (damaged counters): left out",
+		warn("cpu%u: %zu packets outside the span of packets the ring holds (damaged counters): left out",
 		     a->cpu, stale);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -341,10 +341,11 @@ int persist_packets(const struct persist_image *img,
 		if (p->complete)
 			g--;
 		p->committed = p->complete ? S : r;
-		/* A count beyond what the clock lets a CPU write is damage, caught by the seq check later. */
 		if (__builtin_mul_overflow(g, nsub, &p->seq) ||
-		    __builtin_add_overflow(p->seq, i, &p->seq))
-			p->seq = UINT64_MAX;
+		    __builtin_add_overflow(p->seq, i, &p->seq)) {
+			(*stale)++;	/* no ring gets that far */
+			continue;
+		}
 		p->records = events - retired + trl - rtrl;
 		p->discarded = discarded;
 		p->raw = s->ring + h->page_size + (uint64_t)i * S;
@@ -366,7 +367,7 @@ int persist_packets(const struct persist_image *img,
 			first = lo;
 		}
 	}
-	*stale = k - best;
+	*stale += k - best;
 	memmove(v, v + first, best * sizeof(*v));
 	*out = v;
 	*n = best;

@@ -385,7 +385,7 @@ def test_recover_counters(ctx):
     b[cnt:cnt + 8] = S.to_bytes(8, 'little')      # generation 0 complete
     r, out = recover(ctx, bytes(b))
     expect_run(r, 3, 'stale')
-    check('older than the ring holds' in r.stderr, 'stderr: %r' % r.stderr)
+    check('outside the span of packets the ring holds' in r.stderr, 'stderr: %r' % r.stderr)
     js = {c['cpu']: c for c in crash_json(out)['cpus']}
     check(js[2]['stale_packets'] == 1, 'json: %r' % js[2])
     check_markers(out, exp3, leave_out={2: exp3['cpus'][2]['by_seq'][8]})
