@@ -85,7 +85,7 @@ struct cpu_account {
 	uint64_t in_flight_dropped;	/* records being written at the crash */
 	uint64_t partial_packets;	/* open packets (kept in part or dropped) */
 	uint64_t damaged_packets;	/* failed a check: saved, left out */
-	uint64_t stale_packets;		/* older than the ring holds */
+	uint64_t stale_packets;		/* outside the ring's span */
 	uint64_t taken;			/* a consumer had taken (GET) them */
 };
 
