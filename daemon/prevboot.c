@@ -828,24 +828,26 @@ static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 	a->cpu = s->cpu;
 	if (persist_packets(&rec->img, s, &pk, &n, &stale))
 		die("%s", strerror(ENOMEM));
-	a->stale_packets = stale;
-	if (stale) {
-		rec->damage++;
-		warn("cpu%u: %zu packets outside the span of packets the ring holds (damaged counters): left out",
-		     a->cpu, stale);
-	}
 	for (size_t i = 0; i < n; i++) {
+		if (pk[i].stale) {
+			/* Saved as damage is, counted apart. */
+			slot_damaged(&w, &pk[i], "slot %u's counters put it outside the span of packets the ring holds (damaged counters)",
+				     pk[i].slot);
+			a->damaged_packets--;
+			a->stale_packets++;
+			continue;
+		}
 		/* A record takes 4 bytes at least. */
 		if (pk[i].records > (rec->img.h.subbuf_size - HDR_SIZE) / 4)
 			slot_damaged(&w, &pk[i], "the slot's counters say %" PRIu64 " records: more than a sub-buffer holds",
 				     pk[i].records);
 		else if (pk[i].complete)
 			complete_packet(&w, &pk[i]);
-		else if (i + 1 == n)
+		else if (i + 1 == n || pk[i + 1].stale)
 			open_packet(&w, &pk[i]);
 		else
 			slot_damaged(&w, &pk[i], "slot %u is open (commit %" PRIu64 " bytes into it), but packet %" PRIu64 " came after it",
-				pk[i].slot, pk[i].committed, pk[n - 1].seq);
+				pk[i].slot, pk[i].committed, pk[i + 1].seq);
 	}
 	judge_neighbours(&w);
 	write_stream(&w);
@@ -961,6 +963,22 @@ static int release(struct ctl *c, const struct persist_image *img, const char *s
 	return 1;
 }
 
+/* Whether any slot of any CPU's slice was ever written to. */
+static bool written(const struct persist_image *img)
+{
+	struct persist_slice s;
+	char why[256];
+
+	for (unsigned int i = 0; i < img->h.nr_slices; i++) {
+		if (persist_slice(img, i, &s, why, sizeof(why)) || !s.used)
+			continue;
+		for (uint32_t j = 0; j < img->h.num_subbufs; j++)
+			if (rt_get_le(s.counters + 16 * j, 8))
+				return true;
+	}
+	return false;
+}
+
 int prevboot_main(void)
 {
 	struct recovery rec = { .dirfd = -1, .damagedfd = -1 };
@@ -1010,6 +1028,12 @@ int prevboot_main(void)
 				die("the image's slice table is damaged (slices %u and %u are both cpu %u's)",
 				    j, i, s.cpu);
 	}
+	if (!written(&rec.img)) {
+		report("no previous trace: the region was armed, and nothing was written into it");
+		ret = opt.image || opt.keep ? 0 : release(&c, &rec.img, NULL);
+		free(buf);
+		return ret;
+	}
 	check_metadata(&rec);
 	check_ksyms(&rec);
 
@@ -1039,6 +1063,11 @@ int prevboot_main(void)
 		     a->partial_packets, a->damaged_packets + a->stale_packets);
 	}
 	write_json(&rec);
+	for (i = 0; i < rec.nr_acct && !rec.acct[i].packets; i++)
+		;
+	if (i == rec.nr_acct)
+		warn("no packet of the previous trace could be kept: %s holds no stream, only what was damaged",
+		     outdir);
 	if (rec.damagedfd >= 0 && (fsync(rec.damagedfd) < 0 || close(rec.damagedfd) < 0))
 		die("%s/%s: %s", outdir, DAMAGED_DIR, strerror(errno));
 	if (fsync(outdirfd) < 0)

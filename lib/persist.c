@@ -308,6 +308,27 @@ static int by_seq(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * Whether packet @p's header says what its slot's counters say: the
+ * magic, the image's uuid, and the writer's packet number (or, in one a
+ * consumer took, GET's renumbering from its recording's origin: never
+ * more, its events written).
+ */
+static bool confirmed(const struct persist_image *img,
+		      const struct persist_packet *p)
+{
+	const uint8_t *ph = p->raw;
+	uint64_t hseq = rt_get_le(ph + offsetof(struct ringtrace_packet_header,
+						packet_seq_num), 8);
+	uint32_t events = rt_get_le(ph + offsetof(struct ringtrace_packet_header,
+						  events), 4);
+
+	return rt_get_le(ph, 4) == RINGTRACE_CTF_MAGIC &&
+	       !memcmp(ph + offsetof(struct ringtrace_packet_header, uuid),
+		       img->h.trace_uuid, 16) &&
+	       (hseq == p->seq || (events && hseq < p->seq));
+}
+
 int persist_packets(const struct persist_image *img,
 		    const struct persist_slice *s,
 		    struct persist_packet **out, size_t *n, size_t *stale)
@@ -318,7 +339,7 @@ int persist_packets(const struct persist_image *img,
 	const uint8_t *trailers = slots + nsub * sizeof(struct ringtrace_persist_slot);
 	const uint8_t *info = trailers + nsub * sizeof(uint64_t);
 	struct persist_packet *v = calloc(nsub, sizeof(*v));
-	size_t k = 0, first = 0, best = 0;
+	size_t k = 0, first = 0, last = 0, best = 0, best_ok = 0, ok = 0;
 
 	*out = NULL;
 	*n = *stale = 0;
@@ -341,36 +362,46 @@ int persist_packets(const struct persist_image *img,
 		if (p->complete)
 			g--;
 		p->committed = p->complete ? S : r;
-		if (__builtin_mul_overflow(g, nsub, &p->seq) ||
-		    __builtin_add_overflow(p->seq, i, &p->seq)) {
-			(*stale)++;	/* no ring gets that far */
-			continue;
-		}
 		p->records = events - retired + trl - rtrl;
 		p->discarded = discarded;
 		p->raw = s->ring + h->page_size + (uint64_t)i * S;
+		/* No ring gets that far: stale, whatever the window. */
+		if (__builtin_mul_overflow(g, nsub, &p->seq) ||
+		    __builtin_add_overflow(p->seq, i, &p->seq)) {
+			p->seq = UINT64_MAX;
+			p->stale = true;
+		}
+		p->ok = !p->stale && confirmed(img, p);
 		k++;
 	}
 	qsort(v, k, sizeof(*v), by_seq);
 	/*
 	 * The ring holds the newest num_subbufs packets: [max - n + 1, max].
-	 * A counter that is damaged may claim any generation, so max is the
-	 * end of the window that holds the most packets (the newest of
-	 * those that hold as many): one bad counter costs its packet, not
-	 * the ones it would put behind the ring.
+	 * A counter that is damaged may claim any generation, so the ring is
+	 * the window that holds the most packets whose headers agree with
+	 * their counters (then the most packets, then the newest): one bad
+	 * counter costs its own packet, not the ones it would put outside.
 	 */
 	for (size_t lo = 0, hi = 0; hi < k; hi++) {
+		if (v[hi].stale)
+			break;
+		ok += v[hi].ok;
 		while (v[hi].seq - v[lo].seq >= nsub)
-			lo++;
-		if (hi - lo + 1 >= best) {
+			ok -= v[lo++].ok;
+		if (ok > best_ok || (ok == best_ok && hi - lo + 1 >= best)) {
+			best_ok = ok;
 			best = hi - lo + 1;
 			first = lo;
+			last = hi;
 		}
 	}
-	*stale += k - best;
-	memmove(v, v + first, best * sizeof(*v));
+	for (size_t i = 0; i < k; i++) {
+		if (!best || i < first || i > last)
+			v[i].stale = true;
+		*stale += v[i].stale;
+	}
 	*out = v;
-	*n = best;
+	*n = k;
 	return 0;
 }
 

@@ -78,14 +78,17 @@ struct persist_packet {
 	uint64_t records;	/* records committed (counters), this generation */
 	uint64_t discarded;	/* slot_info.discarded: the count at its close */
 	const uint8_t *raw;	/* the sub-buffer, subbuf_size bytes */
+	bool ok;		/* its header agrees with its counters */
+	bool stale;		/* outside the ring's span (damaged counters) */
 };
 
 /*
  * The packets of slice @s in the writer's order (by seq): each slot's
  * newest generation, complete or open, the slots never written left out.
- * Those outside the ring's span of num_subbufs packets, where most of
- * them are (a damaged counter), are left out and counted in *@stale.  *@out is malloc()ed
- * (free() it); 0, or -1 out of memory.
+ * Those outside the ring's span of num_subbufs packets -- the span where
+ * most headers agree with their counters -- are marked stale (a damaged
+ * counter) and counted in *@stale.  *@out is malloc()ed (free() it); 0,
+ * or -1 out of memory.
  */
 int persist_packets(const struct persist_image *img,
 		    const struct persist_slice *s,

@@ -200,6 +200,9 @@ def main():
                 bad = 'sanitizer report'
             elif r.returncode == 1 and os.path.exists(out):
                 bad = 'refused, but a directory was left'
+            elif r.returncode == 3 and 'no packet of the previous trace could be kept' in r.stderr:
+                if any(f.startswith('cpu') for f in os.listdir(out)):
+                    bad = 'said no packet was kept, but wrote a stream'
             elif r.returncode in (0, 3) and os.path.isdir(out):
                 c = subprocess.run([ringtrace, 'check', out], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, universal_newlines=True,

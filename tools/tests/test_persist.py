@@ -288,9 +288,15 @@ def test_recover_no_previous_trace(ctx):
     b[0] ^= 0x20
     empty = bytearray(img)
     empty[field(img, 'state_offset')] = 0
+    # Armed (lifecycle live) and never written: every counter zero.
+    unused, uexp = gt.make_image(seed=4)
+    unused = bytearray(unused)
+    for counters, _ in uexp['slots'].values():
+        unused[counters:counters + uexp['layout']['counters_size']] = \
+            bytes(uexp['layout']['counters_size'])
     for what, data in (('zeros', bytes(len(img))), ('noise', noise),
                        ('magic', bytes(b)), ('empty', bytes(empty)),
-                       ('nothing', b'')):
+                       ('nothing', b''), ('never written', bytes(unused))):
         r, out = recover(ctx, data)
         check(r.returncode == 0 and 'no previous trace' in r.stdout,
               '%s: exit %d, %r %r' % (what, r.returncode, r.stdout, r.stderr))
@@ -398,6 +404,18 @@ def test_recover_counters(ctx):
     js = {c['cpu']: c for c in crash_json(out)['cpus']}
     check(js[2]['stale_packets'] == 1 and js[2]['packets'] == 3, 'json: %r' % js[2])
     check_markers(out, exp3, leave_out={2: exp3['cpus'][2]['by_seq'][8]})
+    check(os.path.exists(os.path.join(out, '.ringtrace-damaged', 'cpu2-%d.bin'
+                                      % (999 * 4 + exp3['cpus'][2]['slot_of'][8]))),
+          'the stale packet is not saved: %r' % os.listdir(os.path.join(out, '.ringtrace-damaged')))
+    # Every packet's header damaged: a directory with no stream, said.
+    b = bytearray(img)
+    for cpu in exp['slots']:
+        for seq in exp['cpus'][cpu]['slot_of']:
+            at, _ = slot_at(exp, cpu, seq)
+            b[at] ^= 0xff
+    r, out = recover(ctx, bytes(b))
+    expect_run(r, 3, 'every packet damaged')
+    check('no packet of the previous trace could be kept' in r.stderr, 'stderr: %r' % r.stderr)
 
 
 @test
