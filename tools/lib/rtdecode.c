@@ -901,6 +901,49 @@ static int check_walk(struct rt_stream *s, struct head *p, struct rt_error *err)
 }
 
 /*
+ * rt_packet_walk(): check_walk()'s walk over bytes that are not (yet) a
+ * packet a stream hands out -- a persistent region's sub-buffer
+ * (lib/persist.h), whose end the walker does not know.  A stream of no
+ * file supplies what the messages and the payload walk need.
+ */
+uint64_t rt_packet_walk(const struct rt_metadata *md, const char *name,
+			const uint8_t *raw, uint64_t len, uint64_t ts_begin,
+			uint64_t ts_end,
+			int (*fn)(void *arg, const struct rt_walk_step *st),
+			void *arg, struct rt_error *err)
+{
+	struct rt_packet_info pi = {
+		.file = name, .raw = raw, .content_bytes = len,
+		.packet_bytes = len, .timestamp_begin = ts_begin,
+		.timestamp_end = ts_end,
+	};
+	uint64_t at = HDR_SIZE, clock = ts_begin;
+	struct rt_walk_step st;
+	struct rt_stream *s;
+	struct rt_item item;
+
+	if (len < HDR_SIZE) {
+		rt_fail(err, "%s: %" PRIu64 " bytes hold no packet header", name, len);
+		return 0;
+	}
+	if (rt_stream_open(&s, md, NULL, 0, -1, err))
+		return 0;
+	s->reference = true;
+	while (at < len) {
+		st.start = at;
+		if (decode_event(s, &pi, &at, &clock, &item, err))
+			break;
+		st.end = at;
+		st.ts = clock;
+		st.event = item.event;
+		if (fn(arg, &st))
+			break;
+	}
+	rt_stream_close(s);
+	return at < len ? st.start : len;
+}
+
+/*
  * The payload of an ID_TAIL event from *@at in the packet @raw, @end
  * bytes long: fast_payload()'s tail case, from the table.  False for one
  * it does not accept: the event is then looked up, and walked.
