@@ -144,12 +144,15 @@ for gib in $sizes; do
 		printf "  %-44s %9s %9s %8s\n" "thread_state Running per utid, whole" "$sf_cpu" "$sf_wall" "$(mib "$sf_rss")"
 		printf "  %-44s %9s %9s %8s\n" "  the same, end_ts in the last second" "$sw_cpu" "$sw_wall" "$(mib "$sw_rss")"
 		printf "  %-44s %9s %9s %8s\n" "syscall count, sum, max by name, whole" "$sc_cpu" "$sc_wall" "$(mib "$sc_rss")"
-		r1=$(pct "$rw_cpu" "$rf_cpu"); r2=$(pct "$rw_wall" "$rf_wall")
-		printf "  window ratio, raw:   cpu %s %%, wall %s %% (target <= 2 %%): %s\n" "$r1" "$r2" \
-			"$(verdict "$(awk -v a="$r1" -v b="$r2" 'BEGIN { print (a > b ? a : b) }')" 2 le)"
-		r1=$(pct "$sw_cpu" "$sf_cpu"); r2=$(pct "$sw_wall" "$sf_wall")
-		printf "  window ratio, spans: cpu %s %%, wall %s %% (target <= 2 %%): %s\n" "$r1" "$r2" \
-			"$(verdict "$(awk -v a="$r1" -v b="$r2" 'BEGIN { print (a > b ? a : b) }')" 2 le)"
+		for w in "raw:|$rw_cpu|$rf_cpu|$rw_wall|$rf_wall" "spans:|$sw_cpu|$sf_cpu|$sw_wall|$sf_wall"; do
+			IFS='|' read -r what a b c e <<<"$w"
+			r1=$(pct "$a" "$b"); r2=$(pct "$c" "$e")
+			# The target is the largest trace's (issue 31: 2.5 GiB).
+			v="target on the largest trace"
+			[[ $gib != "${sizes##* }" ]] ||
+				v="target <= 2 %: $(verdict "$(awk -v a="$r1" -v b="$r2" 'BEGIN { print (a > b ? a : b) }')" 2 le)"
+			printf "  window ratio, %-6s cpu %s %%, wall %s %% (%s)\n" "$what" "$r1" "$r2" "$v"
+		done
 	} >>"$table"
 	most=$(printf '%s\n' "$rf_rss" "$sf_rss" "$sc_rss" | sort -n | tail -1)
 	printf "  %-10s %10s %10s %10s   %s\n" "$size" "$(mib "$rf_rss")" "$(mib "$sf_rss")" \
