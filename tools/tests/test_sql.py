@@ -36,6 +36,9 @@
     ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
     --folded printing the same numbers (sql.d/critpath.py's checks too).
+  - --max-memory: a GROUP BY that keeps every event fails under 16M with
+    a clear message, exit 1, and runs without the bound; what SQLite can
+    spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -1706,6 +1709,65 @@ def critical_path_part_real_trace(ctx):
     check(r.returncode == 0, 'unpack: %s' % r.stderr)
     bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
     part(bad, status=3)
+# ---- --max-memory (issue 31 P7) ----------------------------------------------------------
+
+def big_trace(ctx):
+    """400 000 events on 2 CPUs (16 MiB): enough that keeping every
+    event's args per CPU takes more than 8 MiB, half of --max-memory 16M."""
+    return mixed_trace(ctx.path('big'), packets=400, per_packet=500, seed=5)
+
+
+@test
+def max_memory_refuses_what_needs_memory(ctx):
+    """A GROUP BY over all events that keeps every event (group_concat of
+    their args per CPU) fails under --max-memory 16M with the message that
+    says so, exit 1, no row printed; without the option (1G) and with 0 it
+    gives every CPU's whole length, the streamed sum of the same."""
+    d = big_trace(ctx)
+    q = 'SELECT cpu, length(group_concat(args)) n FROM raw GROUP BY cpu'
+    want = {r['cpu']: r['n'] for r in
+            rows(d, 'SELECT cpu, sum(length(args)) + count(*) - 1 n FROM raw GROUP BY cpu')}
+    check(len(want) == 2 and min(want.values()) > 8 << 20,
+          'the trace keeps too little per CPU to need 8 MiB: %s' % want)
+    r = sql(d, q, '--csv', '--max-memory', '16M', status=1)
+    msg = 'ringtrace: the statement needs more memory than --max-memory 16M allows'
+    check(r.stderr.startswith(msg) and 'raise --max-memory' in r.stderr,
+          '--max-memory 16M: stderr %r' % r.stderr)
+    check(r.stdout.strip() in ('', 'cpu,n'), '--max-memory 16M printed rows: %r' %
+          r.stdout[:200])
+    for opts in ((), ('--max-memory', '0')):
+        got = {x['cpu']: x['n'] for x in rows(d, q, *opts)}
+        check(got == want, '%s: %s, expected %s' % (opts or 'default', got, want))
+
+
+@test
+def max_memory_lets_sorts_spill(ctx):
+    """Under --max-memory 16M what SQLite can spill to its temporary files
+    still runs: GROUP BY name, cpu is report --stat's counts, and GROUP BY
+    ts (a group per event: a sort of all 400 000) has a row per event."""
+    d = big_trace(ctx)
+    want = stat_events(report_stat(d))
+    got = {(r['name'], r['cpu']): r['n'] for r in
+           rows(d, 'SELECT name, cpu, count(*) n FROM raw GROUP BY name, cpu',
+                '--max-memory', '16M')}
+    check(got == want, 'grouped under 16M %s\n  report %s' % (sorted(got.items()),
+                                                               sorted(want.items())))
+    got = rows(d, 'SELECT count(*) g, sum(n) n FROM '
+                  '(SELECT ts, count(*) n FROM raw GROUP BY ts)', '--max-memory', '16M')
+    check(got == [{'g': 400000, 'n': 400000}], 'GROUP BY ts under 16M: %s' % got)
+
+
+@test
+def max_memory_bad_values(ctx):
+    """--max-memory takes a size of at least 1M, or 0: anything else is a
+    usage error (exit 2) that names it."""
+    for v in ('1k', 'lots', '-1', '16Q', ''):
+        r = td.rt('sql', '--max-memory', v, REAL_TRACE, 'SELECT 1')
+        check(r.returncode == 2 and "--max-memory wants a size" in r.stderr and
+              repr(v) in r.stderr.replace('"', "'"),
+              '--max-memory %r: exit %d %r' % (v, r.returncode, r.stderr))
+    r = sql(REAL_TRACE, 'SELECT count(*) n FROM raw', '--json', '--max-memory', '1M')
+    check(json.loads(r.stdout)[0]['n'] > 100, '--max-memory 1M: %r' % r.stdout)
 
 
 def main():

@@ -61,10 +61,19 @@ struct sqldb {
 	char **notes;
 	unsigned int nr_notes;
 	unsigned int cpu_slots;		/* per member in the two arrays above */
+	uint64_t max_memory;		/* --max-memory: bytes, 0 none */
 };
 
+/*
+ * --max-memory's default (plan-31 D10): 1 GiB, of which SQLite's heap may
+ * take half (sqlite3_hard_heap_limit64()); the other half is the readers',
+ * which a trace's length does not grow (sql.rst, "Memory").
+ */
+#define SQL_MAX_MEMORY_DEFAULT	(1ULL << 30)
+
 /* The directories as one database, or NULL said. */
-struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall);
+struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall,
+			 uint64_t max_memory);
 void sqldb_close(struct sqldb *d);
 /* Every table, what its rows are and its columns (--help). */
 void sqldb_help_tables(FILE *f);
