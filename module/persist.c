@@ -366,8 +366,10 @@ rtr_persist_blob_begin(enum rtr_persist_blob_kind kind, size_t *room)
 	b = rtr_persist_blob(kind, !rtr_persist.blob[kind].newest, room);
 	WRITE_ONCE(b->gen, 0);
 	/*
-	 * The copy is invalid before its bytes change; pairs with the
-	 * smp_wmb() in rtr_persist_blob_end() for the generation after.
+	 * The copy reads as unwritten before any of its bytes change.  The
+	 * reader is not a CPU running now (no read barrier pairs with this)
+	 * but whoever reads the region after a crash stopped this one: the
+	 * order of the stores is all it has.
 	 */
 	smp_wmb();
 	return b;
@@ -385,7 +387,7 @@ static void rtr_persist_blob_end(enum rtr_persist_blob_kind kind,
 	 * Bytes, length and checksum before the generation that makes them
 	 * the newest: a crash (or an NMI that stops this CPU) between the
 	 * two leaves the other copy the newest valid one for the reader of
-	 * the image.  Pairs with the smp_wmb() in rtr_persist_blob_begin().
+	 * the image -- the same reader as rtr_persist_blob_begin()'s.
 	 */
 	smp_wmb();
 	WRITE_ONCE(b->gen, rtr_persist.blob[kind].gen + 1);
@@ -420,7 +422,7 @@ static u64 rtr_persist_blob_newest(enum rtr_persist_blob_kind kind,
  * Render the trace's TSDL into the inactive metadata copy, in place: a
  * seq_file over the copy's bytes, which seq_printf() and friends fill and
  * mark overflowed (count == size) when they do not fit.  A text over the
- * copy leaves the older copy the newest; said, once a minute at most.
+ * copy leaves the older copy the newest; said in the log, rate limited.
  */
 static void rtr_persist_metadata_render(void)
 {
