@@ -2722,14 +2722,11 @@ persist_args() {
 	done
 }
 
-# reload_ringtrace ARGS...: ringtrace.ko again with ARGS (the selftest
-# module off and on around it, when the suite loaded it).
+# reload_ringtrace ARGS...: ringtrace.ko again with ARGS; the selftest
+# module, which needs it, is left out from then on.
 reload_ringtrace() {
-	local st=0
-	[[ -d $ST ]] && { st=1; rmmod ringtrace_selftest || return 1; }
-	rmmod ringtrace && insmod "$KO/ringtrace.ko" "$@" || return 1
-	((st)) && { insmod "$KO/ringtrace_selftest.ko" || return 1; }
-	return 0
+	if [[ -d $ST ]]; then rmmod ringtrace_selftest || return 1; fi
+	rmmod ringtrace && insmod "$KO/ringtrace.ko" "$@"
 }
 
 # Writes the newest valid metadata and ksyms copies of the image $1 to
@@ -2792,7 +2789,8 @@ while o + 12 <= len(d):
 # trace's metadata byte for byte, its newest ksyms copy the trace's
 # .ringtrace-ksyms.zst, and its header names this boot, this build and
 # release.  Needs the region on the command line, as tools/run-tests
-# boots every guest (region_args).
+# boots every guest (region_args).  It runs last: it leaves ringtrace.ko
+# loaded over the region (the image released) and the selftest module out.
 test_persist_image() {
 	local args uuid rc=0 got
 	args=$(persist_args)
@@ -2828,7 +2826,6 @@ test_persist_image() {
 	eq "pimg: one ksyms write (gen)" "$(cut -d' ' -f5 <<<"$got")" 1
 	uuid=$(sed -n 's/^uuid //p' "$RT/persist/info")
 	setup "pimg: image released" sh -c "echo $uuid >$RT/persist/release"
-	setup "pimg: ringtrace.ko without the region again" reload_ringtrace
 }
 
 # wait_gone PATH SECONDS: until PATH does not exist.
@@ -2849,10 +2846,11 @@ ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
 	test_nofile test_chunk_time_long test_retention_safe
 	test_compress_many test_flush_ack test_races
-	test_syscalls test_wakeup test_persist_image test_install test_on_chunk test_on_chunk_hooks
+	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks
 	test_on_chunk_recover test_on_chunk_path test_on_chunk_kill
 	test_on_chunk_stop test_on_chunk_sigchld test_on_chunk_recover_safe
-	test_on_chunk_retention test_on_chunk_races test_trigger"
+	test_on_chunk_retention test_on_chunk_races test_trigger
+	test_persist_image"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
 # packers, hooks, the service's triggers (the kernel's side of a trigger:
