@@ -45,7 +45,7 @@
  * While LIVE the region also describes its trace, so that a reader of
  * the image needs nothing of the machine that wrote it (struct
  * ringtrace_persist_blob): two copies of the trace's TSDL, rendered at
- * arming, at every change of the event set and at every whole read of the
+ * arming, at every event registration and at every whole read of the
  * metadata file (so the image holds, byte for byte, what a consumer last
  * copied); two copies of the kernel's symbols, .ringtrace-ksyms.zst as
  * ringtraced writes it (persist/ksyms); and in the header the boot id and
@@ -447,7 +447,7 @@ static void rtr_persist_metadata_render(void)
 	rtr_persist.metadata_events_gen = events_gen;
 }
 
-/* The event set changed (ctf.c, no lock of its held): render it again. */
+/* An event was registered (ctf.c, no lock of its held): render again. */
 void rtr_persist_events_changed(void)
 {
 	mutex_lock(&rtr_persist_blob_lock);
@@ -459,7 +459,7 @@ void rtr_persist_events_changed(void)
  * The metadata file rendered @text whole, of event set @events_gen, for a
  * reader: that text becomes the image's, the very bytes the consumer
  * copies into its trace (the clock's offset is read at each render).
- * Unless the event set changed since: the copy rendered for the change
+ * Unless an event was registered since: the copy rendered for it
  * stays, the reader's text lacks its declarations.
  */
 void rtr_persist_metadata_read(const char *text, size_t len, u64 events_gen)
