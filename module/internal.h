@@ -244,6 +244,8 @@ bool rtr_persist_slice(const struct rtr_persist_layout *l, unsigned int cpu,
 const struct rtr_persist_layout *rtr_persist_current(void);
 void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm);
 int rtr_persist_files_init(void);
+void rtr_persist_events_changed(void);
+void rtr_persist_metadata_read(const char *text, size_t len, u64 events_gen);
 /* main.c: a new set of buffers, in the region's slices when @l is given. */
 int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,
 			const struct rtr_persist_layout *l, bool arm);
@@ -253,6 +255,7 @@ extern u64 rtr_events_gen;		/* see struct ringtrace_meta */
 int rtr_events_init(void);
 void rtr_events_exit(void);
 int rtr_metadata_show(struct seq_file *m, void *unused);
+u64 rtr_metadata_print(struct seq_file *m);
 const char *rtr_event_name(unsigned int id);
 extern struct ringtrace_event rtr_marker_event;
 
