@@ -695,6 +695,176 @@ def sched_windows_equal_full_scan(ctx):
                   (table, a, b, len(got), len(want)))
 
 
+def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5):
+    """A scheduler at work as rotated stored chunks, three a CPU: threads
+    switched out in R, S, D or preempted (R+), sleepers woken
+    (sched_waking, then sometimes sched_wakeup), markers between, events
+    discarded and packets lost now and then; thread 99 sleeps from the
+    first event to the end (a span as long as the trace)."""
+    rng = random.Random(seed)
+    cur = {c: 0 for c in range(cpus)}
+    runnable = set(range(100, 100 + threads))
+    sleeping = set()
+    evs = {c: [] for c in range(cpus)}
+    t = T0
+    evs[0].append((t, 1, sw(99, 1, 0)))
+    for i in range(n):
+        t += rng.randrange(200, 3000)
+        c = rng.randrange(cpus)
+        r = rng.random()
+        if r < 0.35:
+            prev = cur[c]
+            state = 0 if prev == 0 else rng.choice((0, 1, 1, 2, 256))
+            if prev and state & 3:
+                sleeping.add(prev)
+            elif prev:
+                runnable.add(prev)
+            nxt = rng.choice(sorted(runnable)) if runnable and rng.random() < 0.8 else 0
+            runnable.discard(nxt)
+            evs[c].append((t, 1, sw(prev, state, nxt, rng.randrange(20))))
+            cur[c] = nxt
+        elif r < 0.55 and sleeping:
+            w = rng.choice(sorted(sleeping))
+            sleeping.discard(w)
+            runnable.add(w)
+            evs[c].append((t, 3, wk(w, rng.randrange(cpus))))
+            if rng.random() < 0.5:
+                t += 10
+                evs[c].append((t, 2, wk(w, rng.randrange(cpus))))
+        else:
+            evs[c].append((t, 0, td.marker(b'm%d' % i)))
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+    for c in range(cpus):
+        disc = seq = 0
+        e = evs[c]
+        pks = []
+        for k in range(0, len(e), per_packet):
+            pk = e[k:k + per_packet]
+            if rng.random() < 0.03:
+                disc += rng.randrange(1, 5)
+            if rng.random() < 0.02:
+                seq += 1
+            pks.append(td.kpacket(uuid, c, seq, pk, pk[0][0] - 5, pk[-1][0] + 5, disc))
+            seq += 1
+        third = (len(pks) + 2) // 3
+        for k in range(3):
+            with open(os.path.join(d, 'cpu%d-%06d.zst' % (c, k + 1)), 'wb') as f:
+                f.write(td.stored_chunk(pks[k * third:(k + 1) * third]))
+    return d
+
+
+SPAN_TABLES = {
+    'thread_state': 'ts, dur, end_ts, utid, state, cpu, waker_utid',
+    'sched_slice': 'ts, dur, end_ts, cpu, utid, end_state, priority',
+}
+
+
+def span_windows(rng, lo, hi, n=20):
+    """@n (where, keep(row)) of random windows of [lo, hi]: the forms a
+    span's time is asked by (overlap, one-sided, BETWEEN, =)."""
+    out = []
+    for i in range(n):
+        a = rng.randrange(lo - 10**6, hi)
+        b = a + rng.choice((0, 10**4, 10**5, 10**6, 10**7))
+        k = i % 7
+        if k == 0:
+            out.append(('end_ts >= %d AND ts <= %d' % (a, b),
+                        lambda r, a=a, b=b: r['end_ts'] >= a and r['ts'] <= b))
+        elif k == 1:
+            out.append(('ts BETWEEN %d AND %d' % (a, b), lambda r, a=a, b=b: a <= r['ts'] <= b))
+        elif k == 2:
+            out.append(('end_ts > %d AND end_ts < %d' % (a, b),
+                        lambda r, a=a, b=b: a < r['end_ts'] < b))
+        elif k == 3:
+            out.append(('ts >= %d' % a, lambda r, a=a: r['ts'] >= a))
+        elif k == 4:
+            out.append(('end_ts <= %d' % b, lambda r, b=b: r['end_ts'] <= b))
+        elif k == 5:
+            out.append(('end_ts >= %d AND ts < %d AND dur > 0' % (a, b),
+                        lambda r, a=a, b=b: r['end_ts'] >= a and r['ts'] < b and r['dur'] > 0))
+        else:
+            out.append(('ts = %d' % a, lambda r, a=a: r['ts'] == a))
+    return out
+
+
+@test
+def span_windows_equal_full_scan(ctx):
+    """thread_state and sched_slice over 20 random windows each of a packed
+    scheduler trace (sched_mix_trace(): sleepers, wakeups, losses, a
+    thread asleep for the whole trace): the rows read through the
+    scheduling checkpoints, the same with RINGTRACE_SEEK=0 and the full
+    table filtered here are the same, column for column."""
+    d = sched_mix_trace(ctx.path('mix'))
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    for table, cols in SPAN_TABLES.items():
+        q = 'SELECT %s FROM %s' % (cols, table)
+        full = rows(d, q)
+        check(len(full) > 5000, '%s has %d rows' % (table, len(full)))
+        lo, hi = min(r['ts'] for r in full), max(r['end_ts'] for r in full)
+        cases = span_windows(random.Random(table), lo, hi)
+        text = ';'.join('%s WHERE %s' % (q, w) for w, _ in cases)
+        seek = arrays(sql(d, text, '--json').stdout)
+        nseek = arrays(sql(d, text, '--json', env={'RINGTRACE_SEEK': '0'}).stdout)
+        key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+        for (w, keep), s, n in zip(cases, seek, nseek):
+            want = sorted((r for r in full if keep(r)), key=key)
+            got = sorted(s, key=key)
+            check(got == want, '%s WHERE %s: %d rows, the full scan filtered %d; differ %s' %
+                  (table, w, len(got), len(want),
+                   [r for r in got if r not in want][:3] + [r for r in want if r not in got][:3]))
+            check(sorted(n, key=key) == want, '%s WHERE %s: RINGTRACE_SEEK=0 gives %d rows, '
+                  'expected %d' % (table, w, len(n), len(want)))
+
+
+@test
+def span_windows_read_the_window(ctx):
+    """scan_stats: a span table's window reads no more frames than raw's
+    window of the same [a, b] and 2 a CPU (the checkpoint before a, the
+    one after b), over 5 random windows and the last 1 %; the checkpoints
+    are built once per run (row 'sched index': every frame), not again
+    for the next statement; without a window nothing is indexed."""
+    d = sched_mix_trace(ctx.path('mix'))
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    full, st = stats(d, 'SELECT min(ts) lo, max(end_ts) hi FROM thread_state')
+    whole = st[0]['frames_read']
+    check(len(st) == 1 and whole > 100, 'the whole table: %s' % st)
+    lo, hi = full[0]['lo'], full[0]['hi']
+    rng = random.Random(7)
+    wins = [(a, a + (hi - lo) // 100) for a in (rng.randrange(lo, hi) for _ in range(5))]
+    wins.append((hi - (hi - lo) // 100, hi))
+    for table in SPAN_TABLES:
+        for i, (a, b) in enumerate(wins):
+            q = ('SELECT count(*) n FROM %s WHERE end_ts >= %d AND ts <= %d; '
+                 'SELECT * FROM scan_stats; '
+                 'SELECT count(*) n FROM raw WHERE ts BETWEEN %d AND %d; '
+                 'SELECT * FROM scan_stats' % (table, a, b, a, b))
+            got, st, _, raw = arrays(sql(d, q, '--json').stdout)
+            cur = [x for x in st if x['tbl'] == table]
+            idx = [x for x in st if x['tbl'] == 'sched index']
+            check(len(cur) == 1 and cur[0]['plan'] == 'end_ts>= ts<=',
+                  '%s [%d, %d]: scan_stats %s' % (table, a, b, st))
+            check(len(idx) == 1 and idx[0]['frames_read'] == whole,
+                  '%s: the checkpoints read %s frames, the whole table %d' % (table, idx, whole))
+            check(cur[0]['frames_read'] <= raw[0]['frames_read'] + 2 * 2,
+                  '%s [%d, %d]: %d frames read, raw\'s window %d (of %d)' %
+                  (table, a, b, cur[0]['frames_read'], raw[0]['frames_read'], whole))
+            want = rows(d, 'SELECT count(*) n FROM %s WHERE end_ts + 0 >= %d AND ts + 0 <= %d' %
+                        (table, a, b))
+            check(got == want, '%s [%d, %d]: %s, unpushed %s' % (table, a, b, got, want))
+        # Two windows in one run: the second reads its window alone.
+        q = ('SELECT count(*) FROM %s WHERE end_ts >= %d AND ts <= %d; '
+             'SELECT count(*) FROM %s WHERE end_ts >= %d AND ts <= %d; SELECT * FROM scan_stats' %
+             ((table,) + wins[0] + (table,) + wins[1]))
+        st = arrays(sql(d, q, '--json').stdout)[2]
+        check([x['tbl'] for x in st] == [table] and st[0]['frames_read'] < whole // 10,
+              '%s: a second window in the same run: %s' % (table, st))
+
+
 # ---- threads and processes (issue 31 P2) -------------------------------------------------
 
 def thread_trace(d):

@@ -24,6 +24,7 @@
 
 struct scan {
 	struct sql_cursor *c;
+	const struct scan_spec *sp;	/* c->spec, or the caller's */
 	struct sqldb *d;
 	unsigned int what;
 	unsigned int member;		/* the next member to open */
@@ -98,7 +99,7 @@ static uint64_t ns_to_cycles(const struct sqldb *d, const struct tset_member *m,
 /* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
 static int view_open(struct scan *s, unsigned int i)
 {
-	const struct scan_spec *sp = &s->c->spec;
+	const struct scan_spec *sp = s->sp;
 	struct tset_member *m = &s->d->ts->m[i];
 	const struct rt_metadata *md = m->t->md;
 	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
@@ -160,23 +161,30 @@ static int view_open(struct scan *s, unsigned int i)
 	return 1;
 }
 
-struct scan *scan_open(struct sql_cursor *c, unsigned int what)
+struct scan *scan_open_spec(struct sql_cursor *c, unsigned int what,
+			    const struct scan_spec *sp)
 {
 	struct scan *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		die("out of memory");
 	s->c = c;
+	s->sp = sp;
 	s->d = c->db;
 	s->what = what;
 	return s;
+}
+
+struct scan *scan_open(struct sql_cursor *c, unsigned int what)
+{
+	return scan_open_spec(c, what, &c->spec);
 }
 
 /* Gap @g of member @m as a row, if the spec keeps it. */
 static bool gap_kept(struct scan *s, const struct tset_member *m,
 		     const struct tset_gap *g, struct scan_row *row)
 {
-	const struct scan_spec *sp = &s->c->spec;
+	const struct scan_spec *sp = s->sp;
 
 	/* A gap is of no CPU: cpu = x never holds for it. */
 	if (sp->cpus_set)
@@ -194,7 +202,7 @@ static bool gap_kept(struct scan *s, const struct tset_member *m,
 
 int scan_next(struct scan *s, struct scan_row *row)
 {
-	const struct scan_spec *sp = &s->c->spec;
+	const struct scan_spec *sp = s->sp;
 	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
 
 	if (sp->empty || (sp->limit >= 0 && s->kept >= (uint64_t)sp->limit))

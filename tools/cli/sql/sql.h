@@ -61,7 +61,13 @@ struct sqldb {
 	char **notes;
 	unsigned int nr_notes;
 	unsigned int cpu_slots;		/* per member in the two arrays above */
+	/* Per member, its scheduling checkpoints once a window needed them. */
+	struct sw_index **sched_idx;
 };
+
+struct sw_index;
+/* schedwalk.c: a member's scheduling index freed. */
+void schedwalk_index_free(struct sw_index *ix);
 
 /* The directories as one database, or NULL said. */
 struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall);
@@ -93,6 +99,11 @@ enum sql_push {
 	SQL_PUSH_NAME,			/* =, IN: the events decoded */
 	SQL_PUSH_TRACE,			/* =, IN: the members read */
 	SQL_PUSH_HOST,			/* =, IN: the members read */
+	/*
+	 * A span's ts or end_ts (=, <, <=, >, >=): the stretch of time read
+	 * (spec.lo, spec.hi); SQLite still checks the terms.
+	 */
+	SQL_PUSH_SPAN,
 };
 
 struct sql_column {
@@ -115,6 +126,13 @@ struct scan_spec {
 	char **names;
 	unsigned int nr_names;
 	bool *members;			/* by member; NULL unless members_set */
+	/*
+	 * Span tables (SQL_PUSH_SPAN): every row asked for overlaps [lo, hi]
+	 * (end_ts >= lo, ts <= hi), ns, both included; a span's ts <= end_ts,
+	 * so a bound on either column bounds both.
+	 */
+	bool has_lo, has_hi;
+	int64_t lo, hi;
 	int64_t limit;			/* rows at most; -1: all */
 };
 
@@ -210,6 +228,9 @@ struct scan;
  * time order within a member (CPUs merged), its gaps after its items.
  */
 struct scan *scan_open(struct sql_cursor *c, unsigned int what);
+/* scan_open() by @sp (kept by the caller) instead of the cursor's spec. */
+struct scan *scan_open_spec(struct sql_cursor *c, unsigned int what,
+			    const struct scan_spec *sp);
 /* The next item the spec keeps: 1 with *@row, 0 at the end, -1 (c->err). */
 int scan_next(struct scan *s, struct scan_row *row);
 /*
@@ -217,6 +238,7 @@ int scan_next(struct scan *s, struct scan_row *row);
  * pids: rt_threads_comm()...) at that row; NULL otherwise.
  */
 const struct rt_threads *scan_threads(const struct scan *s);
+
 void scan_close(struct scan *s);
 
 /* ---- shipped queries (queries.c) ------------------------------------------------ */

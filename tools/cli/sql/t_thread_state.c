@@ -14,7 +14,8 @@
  * report --stat's on_cpu_ms.
  *
  * blocked_function, irq_context and io_wait are NULL: not derived yet.
- * Every event of a member is read; ts ranges are SQLite's to apply.
+ * A ts or end_ts range reads only the time around it (schedwalk.h's
+ * checkpoints); SQLite still checks the terms.
  */
 #include "schedwalk.h"
 
@@ -24,9 +25,9 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
-	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
 	[C_STATE] = { "state", "TEXT", SQL_PUSH_NONE },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
