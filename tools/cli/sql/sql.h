@@ -63,11 +63,16 @@ struct sqldb {
 	unsigned int cpu_slots;		/* per member in the two arrays above */
 	/* Per member, its scheduling checkpoints once a window needed them. */
 	struct sw_index **sched_idx;
+	/* The pairing tables' checkpoints (spanq.c), a list. */
+	struct spanq_index *span_idx;
 };
 
 struct sw_index;
+struct spanq_index;
 /* schedwalk.c: a member's scheduling index freed. */
 void schedwalk_index_free(struct sw_index *ix);
+/* spanq.c: a list of the pairing tables' checkpoints freed. */
+void spanq_index_free(struct spanq_index *ix);
 
 /* The directories as one database, or NULL said. */
 struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall);
