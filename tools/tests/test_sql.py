@@ -983,6 +983,66 @@ def threads_decode_only_theirs(ctx):
           (r[0]['n'], st[0]['events_decoded'], want, total))
 
 
+@test
+def threads_from_thread_tables(ctx):
+    """thread and process without their times (start_ts, end_ts, cmdline)
+    come from packed chunks' thread tables: no frame decompressed
+    (scan_stats bytes_decompressed == 0), the same rows as the tables
+    read with those columns asked (every frame decoded) and as
+    RINGTRACE_SEEK=0; a table that is damaged, of another version, says a
+    fact outside its frame (test_threads' cases) is not trusted: its
+    file's frames are decoded, the note said, the rows the same."""
+    import test_threads as tt
+    d = tt.packed(tt.scenario_trace(ctx.path('threads')))
+    tq = 'SELECT utid, tid, name, upid, is_main_thread, is_idle, cgroup FROM thread'
+    pq = 'SELECT upid, pid, name, parent_upid, cgroup FROM process'
+    times = ' WHERE start_ts IS NULL OR start_ts IS NOT NULL'
+    ptimes = ' WHERE cmdline IS NULL OR cmdline IS NOT NULL'
+
+    def check_all(expect_decoded, note=None):
+        r = sql(d, '%s; SELECT * FROM scan_stats; %s; SELECT * FROM scan_stats; %s; %s' %
+                (tq, pq, tq + times, pq + ptimes), '--json')
+        t, tst, pr, pst, tfull, pfull = arrays(r.stdout)
+        nseek = arrays(sql(d, '%s; %s' % (tq, pq), '--json',
+                           env={'RINGTRACE_SEEK': '0'}).stdout)
+        check(len(t) > 3 and t == tfull == nseek[0], 'thread from tables %s, decoded %s, '
+              'RINGTRACE_SEEK=0 %s' % (t, tfull, nseek[0]))
+        check(len(pr) > 1 and pr == pfull == nseek[1], 'process from tables %s, decoded %s, '
+              'RINGTRACE_SEEK=0 %s' % (pr, pfull, nseek[1]))
+        for st in (tst, pst):
+            ok = (st[0]['bytes_decompressed'] > 0 if expect_decoded else
+                  st[0]['bytes_decompressed'] == st[0]['events_decoded'] == 0)
+            check(len(st) == 1 and ok, '%s: scan_stats %s' % (note or 'good tables', st))
+        if note:
+            check(note in r.stderr and 'its thread table is ignored' in r.stderr,
+                  'no note "%s": %s' % (note, r.stderr))
+    check_all(False)
+    path = os.path.join(d, 'cpu0-000001.zst')
+    with open(path, 'rb') as f:
+        good = f.read()
+
+    def bad(fn, note):
+        with open(path, 'wb') as f:
+            f.write(good)
+        tt.rewrite_table(path, fn)
+        check_all(True, note)
+
+    def flip(fr):
+        fr[60] ^= 0x40
+        return fr
+    bad(flip, 'its checksum does not match its records')
+
+    def version(fr):
+        struct.pack_into('<I', fr, len(fr) - 12, 2)
+        return fr
+    bad(version, 'not a thread table of version 1')
+
+    def late(fr):
+        struct.pack_into('<Q', fr, 8 + 48, struct.unpack_from('<Q', fr, 8 + 48)[0] + 10**9)
+        return tt.reseal(fr)
+    bad(late, 'fact 0 is not one of the frame\'s')
+
+
 # ---- syscall, wakeup, irq, softirq, marker, the shipped queries (sql.d/sys.py) ---------
 
 def sys_part():

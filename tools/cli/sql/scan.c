@@ -129,7 +129,10 @@ static int view_open(struct scan *s, unsigned int i)
 	/* The last cycle whose ns is at most end: below (end + 1) ns. */
 	if (sp->has_end && sp->end < INT64_MAX)
 		end = ns_to_cycles(s->d, m, sp->end + 1, true);
-	s->v = tset_view_open(s->d->ts, i, cpus, sp->has_begin || sp->has_end,
+	if (sp->threads_only)
+		begin = end = UINT64_MAX;
+	s->v = tset_view_open(s->d->ts, i, cpus,
+			      sp->has_begin || sp->has_end || sp->threads_only,
 			      begin, end, s->d->seek, &err);
 	free(cpus);
 	if (!s->v)
@@ -235,6 +238,9 @@ int scan_next(struct scan *s, struct scan_row *row)
 			}
 			if ((s->what & SCAN_MEMBER_END) && !s->end_given) {
 				s->end_given = true;
+				/* A window past the items: what its frames said. */
+				if (s->th)
+					rt_threads_settle(s->th);
 				memset(row, 0, sizeof(*row));
 				row->member = s->cur;
 				row->tid = -1;

@@ -138,6 +138,13 @@ struct scan_spec {
 	 */
 	bool has_lo, has_hi;
 	int64_t lo, hi;
+	/*
+	 * Each member's threads learnt from its frames by a window at the
+	 * clock's end: packed chunks' thread tables, no frame decoded (what
+	 * is read all the same -- not seeking, files without tables -- only
+	 * fed to the threads' table).
+	 */
+	bool threads_only;
 	int64_t limit;			/* rows at most; -1: all */
 };
 

@@ -37,7 +37,8 @@ static int process_filter(struct sql_cursor *c)
 {
 	struct process *p = c->priv;
 
-	p->s = tidx_open(c);
+	p->s = tidx_open(c, sql_col_used(c, C_CMDLINE) || sql_col_used(c, C_START_TS) ||
+			 sql_col_used(c, C_END_TS));
 	return 0;
 }
 

@@ -39,7 +39,7 @@ static int thread_filter(struct sql_cursor *c)
 {
 	struct thread *t = c->priv;
 
-	t->s = tidx_open(c);
+	t->s = tidx_open(c, sql_col_used(c, C_START_TS) || sql_col_used(c, C_END_TS));
 	return 0;
 }
 
