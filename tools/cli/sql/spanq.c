@@ -285,6 +285,9 @@ static int member_start(struct spanq *q, unsigned int m)
 	if (!q->build && q->ops->save && (sp->has_lo || sp->has_hi) &&
 	    !(ix = index_get(q, m)))
 		return -1;
+	/* Not one row of the table in the member: nothing to read. */
+	if (ix && !ix->fed)
+		return 0;
 	q->member = m;
 	q->stop = 0;
 	q->last = INT64_MIN;

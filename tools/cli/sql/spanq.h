@@ -16,6 +16,8 @@
  * it was given.  A window's pass starts from its first checkpoint's state
  * and takes the rows still open at the last from the index: every row
  * the whole member gives that could meet the terms (SQLite checks them).
+ * Checkpoints are spaced by the table's own events: a window reads from
+ * the last of them before it (a member without any: nothing).
  */
 #ifndef RINGTRACE_SQL_SPANQ_H
 #define RINGTRACE_SQL_SPANQ_H
