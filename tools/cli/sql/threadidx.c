@@ -4,8 +4,9 @@
  * the events threads learn from (rt_threads_reads()) and the process
  * events (fork, exec, exit, free), the rest only read past -- or, when no
  * time is asked for, no item at all: what the frames say of threads
- * (spec.threads_only: packed chunks' thread tables); at each member's end (SCAN_MEMBER_END) its threads
- * and processes become two arrays sorted by id.
+ * (spec.threads_only: packed chunks' thread tables); at each member's
+ * end (SCAN_MEMBER_END) its threads and processes become two arrays
+ * sorted by id.
  */
 #include <stdlib.h>
 #include <string.h>
