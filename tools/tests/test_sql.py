@@ -1043,6 +1043,35 @@ def threads_from_thread_tables(ctx):
     bad(late, 'fact 0 is not one of the frame\'s')
 
 
+@test
+def utid_reads_its_trace(ctx):
+    """utid = X (upid = X of process) reads only the trace X names (its
+    high half): scan_stats opens one member of two, and the rows are
+    the unpushed term's (utid + 0 = X), for every table with the column;
+    an IN list of utids of both traces reads each once."""
+    d = sched_trace(ctx.path('sched'))
+    dirs = [d, REAL_TRACE]
+    x = 1 << 32 | 181               # the real trace's ls
+    for table, col in (('raw', 'utid'), ('thread_state', 'utid'), ('sched_slice', 'utid'),
+                       ('syscall', 'utid'), ('thread', 'utid'), ('marker', 'utid'),
+                       ('irq', 'utid'), ('process', 'upid')):
+        v = x if col == 'utid' else 1 << 32 | rows(REAL_TRACE, 'SELECT max(pid) p FROM '
+                                                   'process')[0]['p']
+        q = 'SELECT count(*) n, sum(trace) t FROM %s WHERE %s %%s= %d' % (table, col, v)
+        got, st = stats(dirs, q % '')
+        want = rows(dirs, q % '+ 0 ')
+        check(got == want and (table not in ('raw', 'thread_state') or got[0]['n'] > 100),
+              '%s.%s = %d: %s, unpushed %s' % (table, col, v, got, want))
+        check(len(st) == 1 and st[0]['members'] == 1 and st[0]['plan'].startswith(col + '='),
+              '%s.%s = %d: scan_stats %s' % (table, col, v, st))
+    got, st = stats(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid IN (100, %d) '
+                    'GROUP BY trace' % x)
+    want = rows(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid + 0 IN (100, %d) '
+                'GROUP BY trace' % x)
+    check(got == want and len(got) == 2 and st[0]['members'] == 2,
+          'utid IN: %s, unpushed %s, scan_stats %s' % (got, want, st))
+
+
 # ---- syscall, wakeup, irq, softirq, marker, the shipped queries (sql.d/sys.py) ---------
 
 def sys_part():

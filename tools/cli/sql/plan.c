@@ -10,7 +10,8 @@
  * LIMIT + OFFSET rows the scan keeps are SQLite's answer, and it stops
  * there.  A span table's ts and end_ts terms (SQL_PUSH_SPAN) are taken
  * but not omitted: they bound the time the table reads (the spans that
- * overlap [lo, hi]), and SQLite checks each row against them.
+ * overlap [lo, hi]), and SQLite checks each row against them; so is
+ * utid = (SQL_PUSH_UTID): the trace it names is the only one read.
  *
  * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in order
  * limit"), which EXPLAIN QUERY PLAN and scan_stats show.  xFilter reads
@@ -34,6 +35,7 @@ static bool push_op(enum sql_push p, int op)
 	case SQL_PUSH_NAME:
 	case SQL_PUSH_TRACE:
 	case SQL_PUSH_HOST:
+	case SQL_PUSH_UTID:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ;
 	default:
 		return false;
@@ -97,12 +99,13 @@ int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
 			continue;
 		}
 		info->aConstraintUsage[i].argvIndex = ++argv;
-		/* A span's bounds only narrow what is read: SQLite checks them. */
-		info->aConstraintUsage[i].omit = col->push != SQL_PUSH_SPAN;
-		if (col->push == SQL_PUSH_SPAN)
+		/* A span's bounds, a utid's trace only narrow what is read: SQLite checks them. */
+		info->aConstraintUsage[i].omit = col->push != SQL_PUSH_SPAN &&
+						 col->push != SQL_PUSH_UTID;
+		if (!info->aConstraintUsage[i].omit)
 			exact = false;
 		in = col->push != SQL_PUSH_TS && col->push != SQL_PUSH_SPAN &&
-		     sqlite3_vtab_in(info, i, -1);
+		     col->push != SQL_PUSH_UTID && sqlite3_vtab_in(info, i, -1);
 		if (in)
 			sqlite3_vtab_in(info, i, 1);
 		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
@@ -290,6 +293,24 @@ static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 	s->members_set = true;
 }
 
+/* utid (upid) = @v: only the trace its high half names is read. */
+static void utid_term(struct sql_cursor *c, sqlite3_value *v)
+{
+	struct scan_spec *s = &c->spec;
+	const struct tset *ts = c->db->ts;
+	bool *now = calloc(ts->nr + 1, sizeof(*now));
+	int64_t x;
+
+	if (!now)
+		die("out of memory");
+	if (int_value(v, &x) && x >= 0 && (uint64_t)(x >> 32) < ts->nr &&
+	    (!s->members_set || s->members[x >> 32]))
+		now[x >> 32] = true;
+	free(s->members);
+	s->members = now;
+	s->members_set = true;
+}
+
 static void cpu_term(struct scan_spec *s, struct term_values *tv)
 {
 	int64_t *now = NULL, x;
@@ -433,6 +454,9 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		case SQL_PUSH_TRACE:
 		case SQL_PUSH_HOST:
 			member_term(c, &tv, col->push == SQL_PUSH_HOST);
+			break;
+		case SQL_PUSH_UTID:
+			utid_term(c, tv.v);
 			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);

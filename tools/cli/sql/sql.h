@@ -109,6 +109,11 @@ enum sql_push {
 	 * (spec.lo, spec.hi); SQLite still checks the terms.
 	 */
 	SQL_PUSH_SPAN,
+	/*
+	 * A utid or upid (trace << 32 | id), =: the members read (the trace
+	 * it names); SQLite still checks the term.
+	 */
+	SQL_PUSH_UTID,
 };
 
 struct sql_column {

@@ -15,7 +15,7 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_NONE },
+	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_UTID },
 	[C_PID] = { "pid", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_CMDLINE] = { "cmdline", "TEXT", SQL_PUSH_NONE },

@@ -16,10 +16,10 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TID] = { "tid", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
-	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_NONE },
+	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_UTID },
 	[C_START_TS] = { "start_ts", "INTEGER", SQL_PUSH_NONE },
 	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
 	[C_IS_MAIN_THREAD] = { "is_main_thread", "INTEGER", SQL_PUSH_NONE },
