@@ -121,6 +121,10 @@ void sqldb_close(struct sqldb *d)
 	if (!d)
 		return;
 	sqlite3_close(d->db);
+	for (unsigned int i = 0; d->sched_idx && i < d->ts->nr; i++)
+		schedwalk_index_free(d->sched_idx[i]);
+	free(d->sched_idx);
+	spanq_index_free(d->span_idx);
 	tset_close(d->ts);
 	free(d->cur);
 	free(d->last);
