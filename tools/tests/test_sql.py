@@ -783,10 +783,10 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5):
 
 
 SPAN_TABLES = {
-    'thread_state': 'ts, dur, end_ts, utid, state, cpu, waker_utid',
+    'thread_state': 'ts, dur, end_ts, utid, state, cpu, waker_utid, irq_context',
     'sched_slice': 'ts, dur, end_ts, cpu, utid, end_state, priority',
     'syscall': 'ts, dur, end_ts, utid, cpu, id, name, args, ret',
-    'wakeup': 'ts, cpu, waker_utid, wakee_utid, target_cpu, event, latency',
+    'wakeup': 'ts, cpu, waker_utid, wakee_utid, target_cpu, event, latency, waker_ctx',
     'irq': 'ts, dur, end_ts, cpu, utid, irq, name, depth, ret',
     'softirq': 'ts, dur, end_ts, cpu, utid, vec, name, depth',
 }
