@@ -35,7 +35,7 @@
 /* The tables shipped, in this order; ringtrace_sets records each. */
 static const char *const ship_tables[] = {
 	"raw", "thread", "process", "sched_slice", "thread_state", "syscall",
-	"wakeup", "irq", "softirq", "marker", "lost",
+	"wakeup", "irq", "softirq", "marker", "lost", "sample", "stack", "frame",
 };
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
@@ -98,7 +98,6 @@ struct ch {
 	char *shown;			/* url without user:password@, for messages */
 	const char *db;
 	struct buf answer;
-	uint64_t bytes_sent;		/* on the wire (gzip'd) */
 };
 
 static size_t on_answer(char *data, size_t size, size_t n, void *arg)
@@ -162,7 +161,6 @@ static int ch_run(struct ch *ch, const char *sql, const void *body, size_t len, 
 		error_line("%s: %s", ch->shown, *errbuf ? errbuf : curl_easy_strerror(rc));
 		return -1;
 	}
-	ch->bytes_sent += len;
 	curl_easy_getinfo(ch->curl, CURLINFO_RESPONSE_CODE, &code);
 	if (code != 200) {
 		error_line("%s: the server answered HTTP %ld: %s", ch->shown, code,
@@ -574,6 +572,8 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
 	for (unsigned int i = 0; i < ARRAY_SIZE(ship_tables) && !rc; i++)
 		if (ship_table(ch, d, &set, ship_tables[i]))
 			rc = 1;
+	if (!rc)
+		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
 	if (sqldb_damage_report(d))
 		*damaged = true;
 	sqldb_close(d);
@@ -619,7 +619,7 @@ static int run(int argc, char **argv)
 	struct ch ch = { .db = "ringtrace" };
 	const char *user = NULL, *password = NULL;
 	bool strict = false, damaged = false, failed = false;
-	uint64_t version;
+	uint64_t one;
 	char *sql;
 	int c, status = 0;
 
@@ -660,7 +660,7 @@ static int run(int argc, char **argv)
 
 	/* The server answers, the database and the record of sets exist. */
 	sql = sqlite3_mprintf("CREATE DATABASE IF NOT EXISTS %s", ch.db);
-	if (ch_count(&ch, "SELECT 1", &version) || ch_run(&ch, sql, NULL, 0, false)) {
+	if (ch_count(&ch, "SELECT 1", &one) || ch_run(&ch, sql, NULL, 0, false)) {
 		sqlite3_free(sql);
 		status = 1;
 		goto out;
@@ -704,7 +704,8 @@ const struct command cmd_ship = {
 "\n"
 "Insert each trace directory or chunk set into ClickHouse over its HTTP\n"
 "interface, as the rows of ringtrace sql's tables (raw, thread, process,\n"
-"sched_slice, thread_state, syscall, wakeup, irq, softirq, marker, lost),\n"
+"sched_slice, thread_state, syscall, wakeup, irq, softirq, marker, lost,\n"
+"sample, stack, frame),\n"
 "each row with host, boot_id, set_id, day and wall_ts (ts in ns since the\n"
 "epoch) in front.  Tables are made when missing (MergeTree, partitioned by\n"
 "day, ordered by host and wall_ts); one of another shape is an error.\n"
@@ -722,10 +723,12 @@ const struct command cmd_ship = {
 "      --strict       damage is an error instead of read past\n"
 "  -h, --help         this text\n"
 "\n"
-"Each table shipped is a line on stdout (DIR: TABLE: N rows); each batch\n"
-"sent a line on stderr.  Exit status: 0; 1 the server failed or refused\n"
-"(its answer said; what was done stays recorded, run the same ship again)\n"
-"or a directory could not be read; 2 usage; 3 shipped, but damage was\n"
-"read past (said on stderr).\n",
+"Each table shipped is a line on stdout (DIR: TABLE: N rows), each set a\n"
+"last one (DIR: set ID: N rows shipped); each batch sent a line on stderr.\n"
+"\n"
+"Exit status: 0; 1 the server failed or refused (its answer said; what\n"
+"was done stays recorded, run the same ship again) or a directory could\n"
+"not be read; 2 usage; 3 shipped, but damage was read past (said on\n"
+"stderr).\n",
 	.run = run,
 };
