@@ -15,6 +15,8 @@ ports, killed at the end), ClickHouse's own answers as the check and
     partial rows seen on the server, then run again: every row exactly once;
   - a trace with a damaged packet header: exit 3, the damage said, what
     is shipped sql's answer on the same copy;
+  - a server SIGKILLed mid-ship: exit 1 said; restarted, the same ship
+    again: every row exactly once;
   - refused credentials (HTTP 401, ClickHouse's "Wrong password"), a server
     down, a table of another shape: the server's answer said, exit 1, the
     password not printed, nothing recorded as done; the right password
@@ -255,6 +257,45 @@ def killed_mid_ship_then_retry(ctx):
     same_as_sql(s, db, REAL_TRACE)
     check('raw: %d rows of an unfinished ship: deleted first' % part in r.stderr,
           'stderr: %s' % r.stderr)
+
+
+@test
+def server_killed_mid_ship_then_retry(ctx):
+    """A server of its own SIGKILLed after the ship's second batch of raw:
+    the ship exits 1 saying so (libcurl's reason, "run the same ship
+    again"); the server restarted on its data holds some raw rows and no
+    ringtrace_sets row for raw; the same ship again: every count and
+    aggregate sql's."""
+    c = clickhouse.Server(os.path.join(ctx.tmp, 'server'))
+    c.start()
+    try:
+        db = ctx.db()
+        p = subprocess.Popen([td.RINGTRACE, 'ship', '--clickhouse', c.url, '--database', db,
+                              REAL_TRACE], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env=dict(os.environ, RINGTRACE_SHIP_BATCH='2048'), text=True)
+        sent, err = 0, ''
+        for line in p.stderr:
+            err += line
+            if ': raw: ' in line and 'rows sent' in line:
+                sent += 1
+                if sent == 2:
+                    c.stop()
+        err += p.stderr.read()
+        p.wait()
+        check(p.returncode == 1 and c.url in err and 'run the same ship again' in err,
+              'ship after the server died: exit %d, %d batches:\n%s' %
+              (p.returncode, sent, err[-1500:]))
+        c.start()
+        total = sql_counts(REAL_TRACE)['raw']
+        part = int(c.query('SELECT count() FROM %s.raw' % db))
+        done = c.query("SELECT count() FROM %s.ringtrace_sets WHERE table = 'raw'"
+                       % db).strip()
+        check(0 < part < total and done == '0', 'after the kill: %d of %d raw rows, %s '
+              'ringtrace_sets rows: not a partial ship' % (part, total, done))
+        ship(c.url, db, REAL_TRACE)
+        same_as_sql(c, db, REAL_TRACE)
+    finally:
+        c.stop()
 
 
 @test
