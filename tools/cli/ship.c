@@ -653,6 +653,9 @@ static int run(int argc, char **argv)
 	curl_easy_setopt(ch.curl, CURLOPT_WRITEDATA, &ch.answer);
 	curl_easy_setopt(ch.curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(ch.curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* A server that stops answering: an error after 2 minutes of silence. */
+	curl_easy_setopt(ch.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(ch.curl, CURLOPT_LOW_SPEED_TIME, 120L);
 	if (user)
 		curl_easy_setopt(ch.curl, CURLOPT_USERNAME, user);
 	if (password)
