@@ -784,6 +784,7 @@ static void plain_member(struct tset_member *m, struct unit *u)
 	m->t = u->t;
 	u->t = NULL;
 	m->host = xstrdup(host ? host : "");
+	m->boot_id = xstrdup("");
 	m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
 			    (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
 }
@@ -1005,12 +1006,16 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 	m->nr_sets = n;
 	if (n) {
 		m->host = xstrdup(s[n - 1]->host);
+		m->boot_id = xstrdup(s[n - 1]->boot_id);
+		m->first_seq = s[0]->seq;
+		m->last_seq = s[n - 1]->seq;
 		m->wall_offset_ns = s[0]->wall_offset_ns;
 	} else {
 		const struct rt_metadata *md = m->t->md;
 		const char *host = rt_metadata_env(md, "hostname");
 
 		m->host = xstrdup(host ? host : "");
+		m->boot_id = xstrdup("");
 		m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
 				    (__int128)md->clock_offset * 1000000000 /
 				    (__int128)md->clock_freq;
@@ -1359,6 +1364,7 @@ void tset_close(struct tset *ts)
 
 		rt_trace_close(m->t);
 		free(m->host);
+		free(m->boot_id);
 		free(m->gaps);
 		free(m->files);
 		for (unsigned int j = 0; j < m->nr_damage; j++)

@@ -55,6 +55,8 @@ struct tset_damage {
 struct tset_member {
 	struct rt_trace *t;		/* its sets joined: one stream per CPU */
 	char *host;			/* "" when the trace does not say */
+	char *boot_id;			/* the manifests'; "" for a plain trace */
+	unsigned int first_seq, last_seq;	/* its sets' sequence numbers */
 	__int128 wall_offset_ns;	/* wall-clock = ns of a timestamp + this */
 	unsigned int nr_sets;		/* 0: a plain trace directory */
 	unsigned int nr_gaps;

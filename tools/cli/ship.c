@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ringtrace ship --clickhouse URL TRACE|SET...: each trace directory or
+ * chunk set into ClickHouse, over its HTTP interface (libcurl), as the
+ * rows of `ringtrace sql`'s tables -- the same virtual tables, read with
+ * `SELECT * FROM t` on the sql engine's connection, so the columns have
+ * one source of truth.  Each row gets host, boot_id, set_id, a Date (the
+ * partition) and wall_ts (the row's ts in epoch ns) in front of the
+ * table's own columns; rows go as RowBinary, gzip'd (zlib), a POST per
+ * batch.  Tables are created when missing and checked when present.
+ *
+ * Idempotency (Documentation/ringtrace/fleet.rst): a set and a table are
+ * done when ringtrace_sets has their row, written after the table's last
+ * batch.  A table not done whose set has rows there (a ship killed between
+ * two batches) has them deleted (a mutation, waited for) before it is
+ * sent again.  So a set shipped twice, or killed and shipped again, ends
+ * with each row once.  Two ships of one set at the same time are not
+ * supported.
+ *
+ * Server errors end the run (exit 1, the server's answer said); a
+ * directory that cannot be read is said and the next one shipped.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <zlib.h>
+
+#include "sql/sql.h"
+
+/* The tables shipped, in this order; ringtrace_sets records each. */
+static const char *const ship_tables[] = {
+	"raw", "thread", "process", "sched_slice", "thread_state", "syscall",
+	"wakeup", "irq", "softirq", "marker", "lost", "sample", "stack", "frame",
+};
+
+#define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
+#define MUTATION_WAIT_S		120
+
+/* A growing byte buffer. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const void *data, size_t len)
+{
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		b->p = realloc(b->p, cap);
+		if (!b->p)
+			die("out of memory");
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+}
+
+static void buf_u8(struct buf *b, uint8_t v)
+{
+	buf_add(b, &v, 1);
+}
+
+/* Little-endian, as RowBinary's numbers are (x86 and arm64 alike). */
+static void buf_le(struct buf *b, uint64_t v, unsigned int bytes)
+{
+	uint8_t le[8];
+
+	for (unsigned int i = 0; i < bytes; i++)
+		le[i] = (uint8_t)(v >> (8 * i));
+	buf_add(b, le, bytes);
+}
+
+/* RowBinary's String: LEB128 length, the bytes. */
+static void buf_str(struct buf *b, const void *s, size_t len)
+{
+	size_t n = len;
+
+	do {
+		buf_u8(b, (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0)));
+		n >>= 7;
+	} while (n);
+	buf_add(b, s, len);
+}
+
+/* ---- the server ---------------------------------------------------------------- */
+
+struct ch {
+	CURL *curl;
+	const char *url;
+	char *shown;			/* url without user:password@, for messages */
+	const char *db;
+	struct buf answer;
+};
+
+static size_t on_answer(char *data, size_t size, size_t n, void *arg)
+{
+	buf_add(arg, data, size * n);
+	return size * n;
+}
+
+/* The server's answer as one line: its first line, trimmed. */
+static const char *answer_line(struct ch *ch)
+{
+	char *s;
+	size_t n;
+
+	buf_u8(&ch->answer, 0);
+	ch->answer.len--;
+	s = (char *)ch->answer.p;
+	n = strcspn(s, "\n");
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	s[n] = 0;
+	return n ? s : "(no text)";
+}
+
+/*
+ * A statement: @sql in the POST body, or with @body (@gz: gzip'd) in the
+ * URL's query parameter.  0 with the answer in ch->answer (NUL-ended),
+ * or -1 said.
+ */
+static int ch_run(struct ch *ch, const char *sql, const void *body, size_t len, bool gz)
+{
+	struct curl_slist *hdrs = NULL;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	char *url = NULL, *esc = NULL;
+	long code = 0;
+	CURLcode rc;
+
+	ch->answer.len = 0;
+	if (body) {
+		esc = curl_easy_escape(ch->curl, sql, 0);
+		if (!esc || asprintf(&url, "%s%squery=%s", ch->url,
+				     strchr(ch->url, '?') ? "&" : "?", esc) < 0)
+			die("out of memory");
+		curl_free(esc);
+	} else {
+		body = sql;
+		len = strlen(sql);
+	}
+	if (gz)
+		hdrs = curl_slist_append(hdrs, "Content-Encoding: gzip");
+	hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
+	curl_easy_setopt(ch->curl, CURLOPT_URL, url ? url : ch->url);
+	curl_easy_setopt(ch->curl, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(ch->curl, CURLOPT_ERRORBUFFER, errbuf);
+	rc = curl_easy_perform(ch->curl);
+	curl_slist_free_all(hdrs);
+	free(url);
+	if (rc != CURLE_OK) {
+		error_line("%s: %s", ch->shown, *errbuf ? errbuf : curl_easy_strerror(rc));
+		return -1;
+	}
+	curl_easy_getinfo(ch->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code != 200) {
+		error_line("%s: the server answered HTTP %ld: %s", ch->shown, code,
+			   answer_line(ch));
+		return -1;
+	}
+	buf_u8(&ch->answer, 0);
+	ch->answer.len--;
+	return 0;
+}
+
+/* A statement whose answer is one number: 0 with *@v, or -1 said. */
+static int ch_count(struct ch *ch, const char *sql, uint64_t *v)
+{
+	char *end;
+
+	if (ch_run(ch, sql, NULL, 0, false))
+		return -1;
+	errno = 0;
+	*v = strtoull((char *)ch->answer.p, &end, 10);
+	if (errno || end == (char *)ch->answer.p || (*end && *end != '\n')) {
+		error_line("%s: not a count: %s (for %s)", ch->shown, answer_line(ch), sql);
+		return -1;
+	}
+	return 0;
+}
+
+/* INSERT INTO db.@table FORMAT RowBinary, @b's rows gzip'd: 0 or -1 said. */
+static int ch_insert(struct ch *ch, const char *table, const struct buf *b)
+{
+	z_stream z = { 0 };
+	uint8_t *out;
+	uLong cap;
+	char *sql;
+	int rc;
+
+	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		die("zlib: %s", z.msg ? z.msg : "deflateInit2 failed");
+	cap = deflateBound(&z, b->len);
+	out = malloc(cap);
+	if (!out)
+		die("out of memory");
+	z.next_in = b->p;
+	z.avail_in = (uInt)b->len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
+		die("zlib: %s", z.msg ? z.msg : "deflate failed");
+	if (asprintf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", ch->db, table) < 0)
+		die("out of memory");
+	rc = ch_run(ch, sql, out, z.total_out, true);
+	deflateEnd(&z);
+	free(out);
+	free(sql);
+	return rc;
+}
+
+/* ---- one table of one set ------------------------------------------------------ */
+
+/* The common columns, in front of every shipped table's. */
+#define COMMON_COLS "`host` String, `boot_id` String, `set_id` String, " \
+		    "`day` Date, `wall_ts` UInt64"
+
+struct set {
+	const char *dir;
+	const struct tset_member *m;
+	char id[64];			/* uuid[:first-last] */
+	uint64_t rows;			/* all tables' */
+};
+
+/* A column of a SELECT * on a virtual table, and what it is on the server. */
+struct col {
+	const char *name;
+	const char *type;		/* ClickHouse's */
+	int kind;			/* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
+	int idx;			/* in the statement */
+};
+
+/* The table's columns past trace and host (the common ones replace them). */
+static unsigned int table_cols(sqlite3_stmt *st, struct col *cols, int *ts_col)
+{
+	unsigned int n = 0;
+
+	*ts_col = -1;
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *name = sqlite3_column_name(st, i);
+		const char *decl = sqlite3_column_decltype(st, i);
+
+		if (!strcmp(name, "trace") || !strcmp(name, "host"))
+			continue;
+		cols[n].name = name;
+		cols[n].idx = i;
+		if (decl && !strcasecmp(decl, "TEXT")) {
+			cols[n].kind = SQLITE_TEXT;
+			cols[n].type = "Nullable(String)";
+		} else if (decl && !strcasecmp(decl, "REAL")) {
+			cols[n].kind = SQLITE_FLOAT;
+			cols[n].type = "Nullable(Float64)";
+		} else {
+			cols[n].kind = SQLITE_INTEGER;
+			cols[n].type = "Nullable(Int64)";
+		}
+		if (!strcmp(name, "ts") || (*ts_col < 0 && !strcmp(name, "start_ts")))
+			*ts_col = i;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * The table on the server: made when missing, else checked to have the
+ * columns ship writes, names and types in order.  0, or -1 said.
+ */
+static int table_ready(struct ch *ch, const char *table, const struct col *cols,
+		       unsigned int n)
+{
+	sqlite3_str *s = sqlite3_str_new(NULL);
+	char *sql, *line;
+	unsigned int k = 0;
+	int rc = -1;
+
+	sqlite3_str_appendf(s, "CREATE TABLE IF NOT EXISTS %s.%s (" COMMON_COLS,
+			    ch->db, table);
+	for (unsigned int i = 0; i < n; i++)
+		sqlite3_str_appendf(s, ", `%s` %s", cols[i].name, cols[i].type);
+	sqlite3_str_appendf(s, ") ENGINE = MergeTree() PARTITION BY day "
+			    "ORDER BY (host, wall_ts)");
+	sql = sqlite3_str_finish(s);
+	if (!sql)
+		die("out of memory");
+	rc = ch_run(ch, sql, NULL, 0, false);
+	sqlite3_free(sql);
+	if (rc)
+		return -1;
+	sql = sqlite3_mprintf("DESCRIBE TABLE %s.%s FORMAT TabSeparated", ch->db, table);
+	if (!sql)
+		die("out of memory");
+	rc = ch_run(ch, sql, NULL, 0, false);
+	sqlite3_free(sql);
+	if (rc)
+		return -1;
+	/* name TAB type TAB default kind TAB default expression, a line each */
+	static const char *const common[][2] = {
+		{ "host", "String" }, { "boot_id", "String" }, { "set_id", "String" },
+		{ "day", "Date" }, { "wall_ts", "UInt64" },
+	};
+	line = (char *)ch->answer.p;
+	for (k = 0; *line; k++) {
+		char *nl = strchr(line, '\n'), *tab, *type, *tab2;
+		const char *want_name, *want_type;
+
+		if (nl)
+			*nl = 0;
+		tab = strchr(line, '\t');
+		type = tab ? tab + 1 : "";
+		if (tab)
+			*tab = 0;
+		tab2 = strchr(type, '\t');
+		if (tab2)
+			*tab2 = 0;
+		if (k < ARRAY_SIZE(common)) {
+			want_name = common[k][0];
+			want_type = common[k][1];
+		} else if (k - ARRAY_SIZE(common) < n) {
+			want_name = cols[k - ARRAY_SIZE(common)].name;
+			want_type = cols[k - ARRAY_SIZE(common)].type;
+		} else {
+			error_line("%s.%s on the server has another shape: a column %s %s "
+				   "that ship does not write", ch->db, table, line, type);
+			return -1;
+		}
+		if (strcmp(line, want_name) || strcmp(type, want_type)) {
+			error_line("%s.%s on the server has another shape: column %u is "
+				   "%s %s, ship writes %s %s", ch->db, table, k + 1, line,
+				   type, want_name, want_type);
+			return -1;
+		}
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	if (k != ARRAY_SIZE(common) + n) {
+		error_line("%s.%s on the server has another shape: %u columns, ship "
+			   "writes %u", ch->db, table, k, ARRAY_SIZE(common) + n);
+		return -1;
+	}
+	return 0;
+}
+
+/* Deletes @set's rows of @table and waits for it: 0, or -1 said. */
+static int table_clear(struct ch *ch, const char *table, const struct set *set)
+{
+	char *sql;
+	uint64_t pending;
+	int rc;
+
+	sql = sqlite3_mprintf("ALTER TABLE %s.%s DELETE WHERE set_id = '%s'",
+			      ch->db, table, set->id);
+	rc = ch_run(ch, sql, NULL, 0, false);
+	sqlite3_free(sql);
+	if (rc)
+		return -1;
+	sql = sqlite3_mprintf("SELECT count() FROM system.mutations WHERE database = '%s' "
+			      "AND table = '%s' AND is_done = 0", ch->db, table);
+	for (int i = 0; i < MUTATION_WAIT_S * 10; i++) {
+		rc = ch_count(ch, sql, &pending);
+		if (rc || !pending)
+			break;
+		usleep(100000);
+	}
+	sqlite3_free(sql);
+	if (!rc && pending) {
+		error_line("%s.%s: deleting set %s's rows did not end in %d s",
+			   ch->db, table, set->id, MUTATION_WAIT_S);
+		rc = -1;
+	}
+	return rc;
+}
+
+/* ringtrace_sets' row: @table of @set is done, @rows rows.  0 or -1 said. */
+static int table_done(struct ch *ch, const char *table, const struct set *set,
+		      uint64_t rows)
+{
+	struct buf b = { 0 };
+	int rc;
+
+	buf_str(&b, set->id, strlen(set->id));
+	buf_str(&b, table, strlen(table));
+	buf_le(&b, rows, 8);
+	buf_str(&b, set->m->host, strlen(set->m->host));
+	buf_str(&b, set->m->boot_id, strlen(set->m->boot_id));
+	buf_str(&b, set->dir, strlen(set->dir));
+	buf_le(&b, (uint64_t)time(NULL), 4);
+	rc = ch_insert(ch, "ringtrace_sets", &b);
+	free(b.p);
+	return rc;
+}
+
+/* One row of @st into @b: the common columns, then the table's. */
+static void row_binary(struct buf *b, const struct set *set, sqlite3_stmt *st,
+		       const struct col *cols, unsigned int n, int ts_col)
+{
+	__int128 wall = set->m->wall_offset_ns;
+
+	if (ts_col >= 0 && sqlite3_column_type(st, ts_col) != SQLITE_NULL)
+		wall += sqlite3_column_int64(st, ts_col);
+	if (wall < 0)
+		wall = 0;
+	if (wall > (__int128)UINT64_MAX)
+		wall = UINT64_MAX;
+	buf_str(b, set->m->host, strlen(set->m->host));
+	buf_str(b, set->m->boot_id, strlen(set->m->boot_id));
+	buf_str(b, set->id, strlen(set->id));
+	buf_le(b, (uint64_t)(wall / ((__int128)86400 * 1000000000)), 2);
+	buf_le(b, (uint64_t)wall, 8);
+	for (unsigned int i = 0; i < n; i++) {
+		int x = cols[i].idx;
+		double f;
+		uint64_t u;
+
+		if (sqlite3_column_type(st, x) == SQLITE_NULL) {
+			buf_u8(b, 1);
+			continue;
+		}
+		buf_u8(b, 0);
+		switch (cols[i].kind) {
+		case SQLITE_TEXT:
+			buf_str(b, sqlite3_column_text(st, x),
+				(size_t)sqlite3_column_bytes(st, x));
+			break;
+		case SQLITE_FLOAT:
+			f = sqlite3_column_double(st, x);
+			memcpy(&u, &f, sizeof(u));
+			buf_le(b, u, 8);
+			break;
+		default:
+			buf_le(b, (uint64_t)sqlite3_column_int64(st, x), 8);
+		}
+	}
+}
+
+static size_t batch_bytes(void)
+{
+	const char *e = getenv("RINGTRACE_SHIP_BATCH");
+	unsigned long v;
+	char *end;
+
+	if (!e)
+		return SHIP_BATCH_DEFAULT;
+	v = strtoul(e, &end, 0);
+	return *end || !v ? SHIP_BATCH_DEFAULT : v;
+}
+
+/* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
+static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
+{
+	struct col cols[64];
+	struct buf b = { 0 };
+	sqlite3_stmt *st = NULL;
+	uint64_t have, rows = 0;
+	size_t batch = batch_bytes();
+	unsigned int n;
+	char *sql;
+	int ts_col, rc;
+
+	sql = sqlite3_mprintf("SELECT * FROM %s", table);
+	rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		error_line("%s: %s: %s", set->dir, table, sqlite3_errmsg(d->db));
+		return -1;
+	}
+	if (sqlite3_column_count(st) > (int)ARRAY_SIZE(cols))
+		die("%s: %d columns: more than ship can write", table,
+		    sqlite3_column_count(st));
+	n = table_cols(st, cols, &ts_col);
+	rc = table_ready(ch, table, cols, n);
+	if (rc)
+		goto out;
+	sql = sqlite3_mprintf("SELECT count() FROM %s.ringtrace_sets WHERE set_id = '%s' "
+			      "AND table = '%s'", ch->db, set->id, table);
+	rc = ch_count(ch, sql, &have);
+	sqlite3_free(sql);
+	if (rc)
+		goto out;
+	if (have) {
+		report("%s: %s: shipped before (set %s)", set->dir, table, set->id);
+		goto out;
+	}
+	sql = sqlite3_mprintf("SELECT count() FROM %s.%s WHERE set_id = '%s'",
+			      ch->db, table, set->id);
+	rc = ch_count(ch, sql, &have);
+	sqlite3_free(sql);
+	if (!rc && have) {
+		info("%s: %s: %" PRIu64 " rows of an unfinished ship: deleted first",
+		     set->dir, table, have);
+		rc = table_clear(ch, table, set);
+	}
+	if (rc)
+		goto out;
+	sqldb_statement(d);
+	for (;;) {
+		int step = sqlite3_step(st);
+
+		if (step == SQLITE_ROW) {
+			row_binary(&b, set, st, cols, n, ts_col);
+			rows++;
+		} else if (step != SQLITE_DONE) {
+			error_line("%s: %s: %s", set->dir, table, sqlite3_errmsg(d->db));
+			rc = -1;
+			goto out;
+		}
+		if (b.len && (b.len >= batch || step == SQLITE_DONE)) {
+			rc = ch_insert(ch, table, &b);
+			if (rc)
+				goto out;
+			b.len = 0;
+			info("%s: %s: %" PRIu64 " rows sent", set->dir, table, rows);
+		}
+		if (step == SQLITE_DONE)
+			break;
+	}
+	rc = table_done(ch, table, set, rows);
+	if (!rc)
+		report("%s: %s: %" PRIu64 " rows", set->dir, table, rows);
+	set->rows += rows;
+out:
+	sqlite3_finalize(st);
+	free(b.p);
+	return rc;
+}
+
+/* ---- the command --------------------------------------------------------------- */
+
+/* The set's id: its trace uuid, and for chunk sets their sequence numbers. */
+static int set_id(struct set *set)
+{
+	const struct rt_metadata *md = set->m->t->md;
+	const uint8_t *u = md->uuid;
+	int len;
+
+	if (!md->has_uuid) {
+		error_line("%s: the trace has no uuid: it cannot be told apart from "
+			   "another one, not shipped", set->dir);
+		return -1;
+	}
+	len = snprintf(set->id, sizeof(set->id),
+		       "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		       u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		       u[10], u[11], u[12], u[13], u[14], u[15]);
+	if (set->m->nr_sets)
+		snprintf(set->id + len, sizeof(set->id) - (size_t)len, ":%u-%u",
+			 set->m->first_seq, set->m->last_seq);
+	return 0;
+}
+
+/* One directory, every table: 0, 1 the server failed, 2 the trace did. */
+static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
+{
+	struct sqldb *d = sqldb_open(&dir, 1, strict, false);
+	struct set set = { .dir = dir };
+	int rc = 0;
+
+	if (!d)
+		return 2;
+	set.m = &d->ts->m[0];
+	if (set_id(&set)) {
+		sqldb_close(d);
+		return 2;
+	}
+	for (unsigned int i = 0; i < ARRAY_SIZE(ship_tables) && !rc; i++)
+		if (ship_table(ch, d, &set, ship_tables[i]))
+			rc = 1;
+	if (!rc)
+		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
+	if (sqldb_damage_report(d))
+		*damaged = true;
+	sqldb_close(d);
+	return rc;
+}
+
+/* @url without its user:password@, or @url. */
+static char *url_shown(const char *url)
+{
+	const char *host = strstr(url, "://") + 3;
+	const char *at = strchr(host, '@');
+	const char *slash = strchr(host, '/');
+	char *s;
+
+	if (!at || (slash && slash < at))
+		at = host - 1;
+	if (asprintf(&s, "%.*s%s", (int)(host - url), url, at + 1) < 0)
+		die("out of memory");
+	return s;
+}
+
+static bool is_name(const char *s)
+{
+	if (!*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_')
+			return false;
+	return true;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "clickhouse", required_argument, NULL, 'c' },
+		{ "database", required_argument, NULL, 'd' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "password", required_argument, NULL, 'p' },
+		{ "strict", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ch ch = { .db = "ringtrace" };
+	const char *user = NULL, *password = NULL;
+	bool strict = false, damaged = false, failed = false;
+	uint64_t one;
+	char *sql;
+	int c, status = 0;
+
+	while ((c = cmd_getopt(argc, argv, "c:d:u:p:h", opts)) != -1) {
+		if (c == 'c')
+			ch.url = optarg;
+		else if (c == 'd')
+			ch.db = optarg;
+		else if (c == 'u')
+			user = optarg;
+		else if (c == 'p')
+			password = optarg;
+		else if (c == 's')
+			strict = true;
+	}
+	if (!ch.url)
+		usage_error("--clickhouse URL is needed");
+	if (strncmp(ch.url, "http://", 7) && strncmp(ch.url, "https://", 8))
+		usage_error("--clickhouse %s: not an http:// or https:// URL", ch.url);
+	if (!is_name(ch.db))
+		usage_error("--database %s: letters, digits and _ only", ch.db);
+	if (optind >= argc)
+		usage_error("a trace directory or chunk set is needed");
+	if (curl_global_init(CURL_GLOBAL_DEFAULT))
+		die("libcurl: cannot initialise");
+	ch.shown = url_shown(ch.url);
+	ch.curl = curl_easy_init();
+	if (!ch.curl)
+		die("libcurl: cannot initialise");
+	curl_easy_setopt(ch.curl, CURLOPT_WRITEFUNCTION, on_answer);
+	curl_easy_setopt(ch.curl, CURLOPT_WRITEDATA, &ch.answer);
+	curl_easy_setopt(ch.curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(ch.curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	/* A server that stops answering: an error after 2 minutes of silence. */
+	curl_easy_setopt(ch.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(ch.curl, CURLOPT_LOW_SPEED_TIME, 120L);
+	if (user)
+		curl_easy_setopt(ch.curl, CURLOPT_USERNAME, user);
+	if (password)
+		curl_easy_setopt(ch.curl, CURLOPT_PASSWORD, password);
+
+	/* The server answers, the database and the record of sets exist. */
+	sql = sqlite3_mprintf("CREATE DATABASE IF NOT EXISTS %s", ch.db);
+	if (ch_count(&ch, "SELECT 1", &one) || ch_run(&ch, sql, NULL, 0, false)) {
+		sqlite3_free(sql);
+		status = 1;
+		goto out;
+	}
+	sqlite3_free(sql);
+	sql = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS %s.ringtrace_sets (`set_id` String, "
+			      "`table` String, `rows` UInt64, `host` String, `boot_id` String, "
+			      "`dir` String, `shipped_at` DateTime) ENGINE = MergeTree() "
+			      "ORDER BY (set_id, table)", ch.db);
+	if (ch_run(&ch, sql, NULL, 0, false))
+		status = 1;
+	sqlite3_free(sql);
+	for (int i = optind; i < argc && !status; i++) {
+		int rc = ship_dir(&ch, argv[i], strict, &damaged);
+
+		if (rc == 2)
+			failed = true;
+		else if (rc)
+			status = 1;
+	}
+	if (status)
+		error_line("not every table was shipped: what was is recorded in "
+			   "%s.ringtrace_sets, run the same ship again", ch.db);
+	else if (failed)
+		status = 1;
+	else if (damaged)
+		status = EXIT_DAMAGED;
+out:
+	curl_easy_cleanup(ch.curl);
+	curl_global_cleanup();
+	free(ch.answer.p);
+	free(ch.shown);
+	return status;
+}
+
+const struct command cmd_ship = {
+	.name = "ship",
+	.summary = "ship traces and chunk sets into ClickHouse (ringtrace sql's tables)",
+	.help =
+"Usage: ringtrace ship --clickhouse URL [OPTIONS] TRACE|SET...\n"
+"\n"
+"Insert each trace directory or chunk set into ClickHouse over its HTTP\n"
+"interface, as the rows of ringtrace sql's tables (raw, thread, process,\n"
+"sched_slice, thread_state, syscall, wakeup, irq, softirq, marker, lost,\n"
+"sample, stack, frame),\n"
+"each row with host, boot_id, set_id, day and wall_ts (ts in ns since the\n"
+"epoch) in front.  Tables are made when missing (MergeTree, partitioned by\n"
+"day, ordered by host and wall_ts); one of another shape is an error.\n"
+"\n"
+"Shipping is idempotent: DB.ringtrace_sets records each set and table\n"
+"once all its rows are in; shipping it again skips it, and a ship that was\n"
+"killed mid-way deletes the rows it left before sending them again.  The\n"
+"rule: Documentation/ringtrace/fleet.rst.\n"
+"\n"
+"  --clickhouse URL   the server's HTTP interface, e.g. http://host:8123/\n"
+"                     (user:password@ in it: HTTP basic authentication)\n"
+"  -d, --database DB  the database (default ringtrace), made when missing\n"
+"  -u, --user USER    the user (HTTP basic authentication)\n"
+"  -p, --password PW  its password\n"
+"      --strict       damage is an error instead of read past\n"
+"  -h, --help         this text\n"
+"\n"
+"Each table shipped is a line on stdout (DIR: TABLE: N rows), each set a\n"
+"last one (DIR: set ID: N rows shipped); each batch sent a line on stderr.\n"
+"\n"
+"Exit status: 0; 1 the server failed or refused (its answer said; what\n"
+"was done stays recorded, run the same ship again) or a directory could\n"
+"not be read; 2 usage; 3 shipped, but damage was read past (said on\n"
+"stderr).\n",
+	.run = run,
+};

@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of `ringtrace ship --clickhouse` against real clickhouse-server
+instances on loopback (tools/tests/clickhouse.py: private configs, random
+ports, killed at the end), ClickHouse's own answers as the check and
+`ringtrace sql` on the same trace as the oracle:
+
+  - per table row counts and aggregates (events per name and CPU; syscall
+    count, total and max per name; on-CPU per thread; wakeup latencies;
+    lost sums) equal sql's, on the committed tools/tests/real-trace, on
+    synthetic traces (test_sql.py's builders, stacks too) and on chunk sets (each set
+    its own set_id, the sums over sets sql's of each set);
+  - a set shipped twice: the same counts, and stdout says "shipped before";
+  - a ship SIGKILLed between two batches (RINGTRACE_SHIP_BATCH small), its
+    partial rows seen on the server, then run again: every row exactly once;
+  - a trace with a damaged packet header: exit 3, the damage said, what
+    is shipped sql's answer on the same copy;
+  - a server SIGKILLed mid-ship: exit 1 said; restarted, the same ship
+    again: every row exactly once;
+  - refused credentials (HTTP 401, ClickHouse's "Wrong password"), a server
+    down, a table of another shape: the server's answer said, exit 1, the
+    password not printed, nothing recorded as done; the right password
+    ships;
+  - two servers as two shards of a Distributed table: the fleet's events
+    per host and name are the union of sql on each trace.
+
+No clickhouse-server binary: a failure, not a skip.
+Usage: test_ship.py [-k SUBSTRING] [-v] [--keep]
+Last line: `ship: N passed, M failed`.
+"""
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import test_decoder as td  # noqa: E402
+from test_decoder import Fail, check  # noqa: E402
+import test_sql as ts  # noqa: E402
+import clickhouse  # noqa: E402
+
+TESTS = []
+REAL_TRACE = os.path.join(HERE, 'real-trace')
+SERVERS = []                    # started by main(): two shards
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+class Ctx(ts.Ctx):
+    dbs = 0
+
+    def db(self):
+        """A database name of its own."""
+        Ctx.dbs += 1
+        return 'rt%d' % Ctx.dbs
+
+
+def ship(url, db, *dirs, env=None, status=0, opts=()):
+    r = td.rt_env(env or {}, 'ship', '--clickhouse', url, '--database', db,
+                  *(list(opts) + list(dirs)), asan=False)
+    check(r.returncode == status, 'ship %s: exit %d, expected %d:\n%s%s' %
+          (' '.join(dirs), r.returncode, status, r.stdout[-1500:], r.stderr[-1500:]))
+    return r
+
+
+# The tables shipped, and the aggregates compared: {t} is the table's name
+# (sql) or db.table (ClickHouse); both dialects read them alike.
+TABLES = ('raw', 'thread', 'process', 'sched_slice', 'thread_state', 'syscall',
+          'wakeup', 'irq', 'softirq', 'marker', 'lost', 'sample', 'stack', 'frame')
+AGGREGATES = (
+    ('raw', 'SELECT name, cpu, count(*) FROM {t} GROUP BY name, cpu'),
+    ('syscall', 'SELECT name, count(*), sum(ifNull(dur, 0)), max(ifNull(dur, -1)), '
+                'count(dur) FROM {t} GROUP BY name'),
+    ('sched_slice', 'SELECT utid, sum(dur), count(*) FROM {t} GROUP BY utid'),
+    ('thread_state', 'SELECT utid, ifNull(state, \'?\'), sum(ifNull(dur, 0)), count(*) '
+                     'FROM {t} GROUP BY utid, state'),
+    ('wakeup', 'SELECT count(latency), sum(ifNull(latency, 0)), max(ifNull(latency, -1)), '
+               'count(*) FROM {t}'),
+    ('lost', 'SELECT ifNull(cpu, -1), sum(ifNull(events, 0)), sum(ifNull(packets, 0)), '
+             'sum(ifNull(damaged, 0)) FROM {t} GROUP BY cpu'),
+    ('thread', 'SELECT tid, ifNull(name, \'\'), ifNull(upid, -1) FROM {t}'),
+    ('marker', 'SELECT cpu, text FROM {t}'),
+    ('sample', 'SELECT utid, event, ifNull(stack_id, -1), count(*) FROM {t} '
+               'GROUP BY utid, event, stack_id'),
+    ('frame', 'SELECT frame_id, kind, ifNull(name, \'?\'), ifNull(module, \'?\') FROM {t}'),
+    ('stack', 'SELECT stack_id, depth, frame_id FROM {t}'),
+)
+
+
+def norm(v):
+    return '\\N' if v is None else str(v)
+
+
+def sql_rows(d, query, status=0):
+    return sorted(tuple(norm(v) for v in r.values()) for r in ts.rows(d, query, status=status))
+
+
+def ch_rows(server, query):
+    return sorted(tuple(r) for r in server.rows(query))
+
+
+def add(acc, rows):
+    """The last column of @rows summed into @acc by the others (several
+    sets into one)."""
+    for r in rows:
+        acc[r[:-1]] = acc.get(r[:-1], 0) + int(r[-1])
+    return acc
+
+
+def counts(server, db):
+    return {t: int(server.query('SELECT count() FROM %s.%s' % (db, t)) or 0) for t in TABLES}
+
+
+def sql_counts(d, status=0):
+    return {t: ts.rows(d, 'SELECT count(*) n FROM %s' % t, status=status)[0]['n']
+            for t in TABLES}
+
+
+def same_as_sql(server, db, d, status=0):
+    """@d alone in @db: every table's count and every aggregate is sql's."""
+    want = sql_counts(d, status)
+    got = counts(server, db)
+    check(got == want, 'row counts on the server %s\n  sql %s' % (got, want))
+    check(want['raw'] > 0, 'no raw rows in %s' % d)
+    for table, q in AGGREGATES:
+        if not want[table]:        # sum() of nothing: NULL in SQLite, 0 here
+            continue
+        w = sql_rows(d, q.format(t=table), status)
+        g = ch_rows(server, q.format(t='%s.%s' % (db, table)))
+        check(g == w, '%s on the server:\n  %s\n  sql:\n  %s' % (q, g[:20], w[:20]))
+    return want
+
+
+def synthetic(ctx):
+    return [ts.mixed_trace(ctx.path('mixed')), ts.sched_trace(ctx.path('sched')),
+            ts.syscall_trace(ctx.path('sys')), ts.thread_trace(ctx.path('thr')),
+            ts.wakeup_trace(ctx.path('wk'), [5000, 20000, 7000, 90000]),
+            ts.rich_stack_trace(ctx.path('stacks'))]
+
+
+@test
+def real_trace_equals_sql(ctx):
+    """tools/tests/real-trace shipped: counts and aggregates are sql's, each
+    row has the trace's host, its set_id (the trace uuid) and wall_ts =
+    ts + the trace's wall offset; ringtrace_sets says every table once."""
+    s, db = SERVERS[0], ctx.db()
+    r = ship(s.url, db, REAL_TRACE)
+    want = same_as_sql(s, db, REAL_TRACE)
+    check('real-trace: raw: %d rows' % want['raw'] in r.stdout, 'stdout: %s' % r.stdout)
+    off = ts.rows(REAL_TRACE, 'SELECT wall_offset_ns o, uuid FROM trace')[0]
+    bad = s.query("SELECT count() FROM %s.raw WHERE host != 'rtvm' OR set_id != '%s' "
+                  "OR wall_ts != ts + %d OR day != toDate(intDiv(wall_ts, 1000000000))"
+                  % (db, off['uuid'], off['o']))
+    check(bad.strip() == '0', '%s rows with another host, set_id or wall_ts' % bad.strip())
+    sets = ch_rows(s, 'SELECT table, toString(rows), set_id FROM %s.ringtrace_sets' % db)
+    check(sets == sorted((t, str(want[t]), off['uuid']) for t in TABLES),
+          'ringtrace_sets: %s' % sets)
+
+
+@test
+def synthetic_traces_equal_sql(ctx):
+    """The synthetic traces of test_sql.py (mixed, switches, system calls,
+    threads, wakeups, kernel stacks), each in a database of its own: sql's
+    answers; between them every table but irq and softirq (real-trace's)
+    has rows."""
+    seen = set()
+    for d in synthetic(ctx):
+        db = ctx.db()
+        ship(SERVERS[0].url, db, d)
+        seen |= {t for t, n in same_as_sql(SERVERS[0], db, d).items() if n}
+    check(seen >= set(TABLES) - {'irq', 'softirq'}, 'no rows of %s in any trace' %
+          (set(TABLES) - seen))
+
+
+@test
+def chunk_sets_each_a_set(ctx):
+    """One recording's three chunk sets shipped at once: three set_ids
+    (uuid:seq-seq), host and boot_id from the manifests, and each table's
+    count and aggregates the sum of sql's on each set alone."""
+    s, db = SERVERS[0], ctx.db()
+    d = td.seek_trace(ctx.path('rot'), files=3, packets=30)
+    sets = td.chunk_sets(ctx, d, host='web3', boot='boot-7')
+    check(len(sets) == 3, '%d sets' % len(sets))
+    ship(s.url, db, *sets)
+    want = {t: sum(sql_counts(x)[t] for x in sets) for t in ('raw', 'lost', 'thread')}
+    got = counts(s, db)
+    check({t: got[t] for t in want} == want and want['raw'] > 0,
+          'counts %s, sql per set summed %s' % (got, want))
+    ids = ch_rows(s, 'SELECT DISTINCT set_id, host, boot_id FROM %s.raw' % db)
+    seqs = []
+    for x in sets:
+        with open(os.path.join(x, 'manifest.json')) as f:
+            seqs.append('%d-%d' % ((json.load(f)['sequence'],) * 2))
+    check(len(ids) == 3 and all(i[1:] == ('web3', 'boot-7') for i in ids) and
+          sorted(i[0].split(':')[1] for i in ids) == sorted(seqs),
+          'sets %s, manifests %s' % (ids, seqs))
+    q = AGGREGATES[0][1]
+    w = {}
+    for x in sets:
+        add(w, sql_rows(x, q.format(t='raw')))
+    g = add({}, ch_rows(s, q.format(t='%s.raw' % db)))
+    check(g == w, 'events per name and CPU %s, sql %s' % (g, w))
+
+
+@test
+def shipped_twice_same_counts(ctx):
+    """real-trace shipped twice, and a synthetic trace with it the second
+    time: the same counts as once, "shipped before" said per table."""
+    s, db = SERVERS[0], ctx.db()
+    m = ts.mixed_trace(ctx.path('mixed'))
+    ship(s.url, db, REAL_TRACE)
+    once = counts(s, db)
+    r = ship(s.url, db, REAL_TRACE, m)
+    twice = counts(s, db)
+    mc = sql_counts(m)
+    check(twice == {t: once[t] + mc[t] for t in TABLES},
+          'after the second ship %s, once %s + the new trace %s' % (twice, once, mc))
+    check(r.stdout.count('shipped before') == len(TABLES), 'stdout: %s' % r.stdout)
+    sets = s.query('SELECT count() FROM %s.ringtrace_sets' % db).strip()
+    check(sets == str(2 * len(TABLES)), 'ringtrace_sets has %s rows' % sets)
+
+
+@test
+def killed_mid_ship_then_retry(ctx):
+    """A ship SIGKILLed after its second batch of raw (batches of 2 KiB):
+    the server holds some raw rows and no ringtrace_sets row for raw; the
+    same ship again ends with every table's count and aggregates sql's."""
+    s, db = SERVERS[0], ctx.db()
+    p = subprocess.Popen([td.RINGTRACE, 'ship', '--clickhouse', s.url, '--database', db,
+                          REAL_TRACE], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=dict(os.environ, RINGTRACE_SHIP_BATCH='2048'), text=True)
+    sent = 0
+    for line in p.stderr:
+        if ': raw: ' in line and 'rows sent' in line:
+            sent += 1
+            if sent == 2:
+                p.send_signal(signal.SIGKILL)
+                break
+    p.wait()
+    check(p.returncode == -signal.SIGKILL, 'ship ended by itself (exit %d) after %d '
+          'batches' % (p.returncode, sent))
+    total = sql_counts(REAL_TRACE)['raw']
+    part = int(s.query('SELECT count() FROM %s.raw' % db))
+    done = s.query("SELECT count() FROM %s.ringtrace_sets WHERE table = 'raw'" % db).strip()
+    check(0 < part < total and done == '0', 'after the kill: %d of %d raw rows, %s '
+          'ringtrace_sets rows: not a partial ship' % (part, total, done))
+    r = ship(s.url, db, REAL_TRACE)
+    same_as_sql(s, db, REAL_TRACE)
+    check('raw: %d rows of an unfinished ship: deleted first' % part in r.stderr,
+          'stderr: %s' % r.stderr)
+
+
+@test
+def server_killed_mid_ship_then_retry(ctx):
+    """A server of its own SIGKILLed after the ship's second batch of raw:
+    the ship exits 1 saying so (libcurl's reason, "run the same ship
+    again"); the server restarted on its data holds some raw rows and no
+    ringtrace_sets row for raw; the same ship again: every count and
+    aggregate sql's."""
+    c = clickhouse.Server(os.path.join(ctx.tmp, 'server'))
+    c.start()
+    try:
+        db = ctx.db()
+        p = subprocess.Popen([td.RINGTRACE, 'ship', '--clickhouse', c.url, '--database', db,
+                              REAL_TRACE], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env=dict(os.environ, RINGTRACE_SHIP_BATCH='2048'), text=True)
+        sent, err = 0, ''
+        for line in p.stderr:
+            err += line
+            if ': raw: ' in line and 'rows sent' in line:
+                sent += 1
+                if sent == 2:
+                    c.stop()
+        err += p.stderr.read()
+        p.wait()
+        check(p.returncode == 1 and c.url in err and 'run the same ship again' in err,
+              'ship after the server died: exit %d, %d batches:\n%s' %
+              (p.returncode, sent, err[-1500:]))
+        c.start()
+        total = sql_counts(REAL_TRACE)['raw']
+        part = int(c.query('SELECT count() FROM %s.raw' % db))
+        done = c.query("SELECT count() FROM %s.ringtrace_sets WHERE table = 'raw'"
+                       % db).strip()
+        check(0 < part < total and done == '0', 'after the kill: %d of %d raw rows, %s '
+              'ringtrace_sets rows: not a partial ship' % (part, total, done))
+        ship(c.url, db, REAL_TRACE)
+        same_as_sql(c, db, REAL_TRACE)
+    finally:
+        c.stop()
+
+
+@test
+def damaged_trace_exit_3(ctx):
+    """real-trace with one packet header damaged (test_sql's copy): exit
+    3, the damage said on stderr, and what is shipped is sql's answer on
+    the same copy, a lost row of kind damaged among it."""
+    s, db = SERVERS[0], ctx.db()
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, off = td.damaged_copy(ts.ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    r = ship(s.url, db, bad, status=3)
+    check(re.search(r'damaged: .*cpu0.*offset %d' % off, r.stderr), 'stderr: %s' % r.stderr)
+    same_as_sql(s, db, bad, status=3)
+    n = s.query("SELECT count() FROM %s.lost WHERE kind = 'damaged'" % db).strip()
+    check(n == '1', '%s damaged rows' % n)
+
+
+@test
+def refused_credentials(ctx):
+    """A wrong password (in the URL, and with --user/--password): exit 1,
+    ClickHouse's answer said, the password never printed, nothing on the
+    server; the right one ships."""
+    s, db = SERVERS[0], ctx.db()
+    for url, opts in ((s.url.replace('//', '//shipper:hunter2@'), ()),
+                      (s.url, ('--user', 'shipper', '--password', 'hunter2'))):
+        r = ship(url, db, REAL_TRACE, status=1, opts=opts)
+        check('Wrong password for user shipper' in r.stderr and 'HTTP 401' in r.stderr
+              and 'hunter2' not in r.stderr + r.stdout, 'stderr: %s' % r.stderr)
+    there = s.query("SELECT count() FROM system.databases WHERE name = '%s'" % db).strip()
+    check(there == '0', 'a refused ship made the database')
+    ship(s.url, db, REAL_TRACE, opts=('--user', 'shipper', '--password', 'secret'))
+    check(counts(s, db)['raw'] == sql_counts(REAL_TRACE)['raw'], 'the right password')
+
+
+@test
+def server_down(ctx):
+    """A port nobody listens on: exit 1, libcurl's reason with the URL."""
+    port = clickhouse.free_port()
+    r = ship('http://127.0.0.1:%d/' % port, 'x', REAL_TRACE, status=1)
+    check("Couldn't connect to server" in r.stderr and str(port) in r.stderr,
+          'stderr: %s' % r.stderr)
+
+
+@test
+def table_of_another_shape(ctx):
+    """raw made beforehand with other columns: exit 1, the column that
+    differs named, no rows and no ringtrace_sets row for raw; the tables
+    before it (none) and after it untouched."""
+    s, db = SERVERS[0], ctx.db()
+    s.query('CREATE DATABASE %s' % db)
+    s.query('CREATE TABLE %s.raw (host String, boot_id String, set_id String, day Date, '
+            'wall_ts UInt64, ts Int64) ENGINE = MergeTree() PARTITION BY day '
+            'ORDER BY (host, wall_ts)' % db)
+    r = ship(s.url, db, REAL_TRACE, status=1)
+    check('%s.raw on the server has another shape: column 6 is ts Int64, ship writes '
+          'ts Nullable(Int64)' % db in r.stderr, 'stderr: %s' % r.stderr)
+    n = s.query('SELECT (SELECT count() FROM %s.raw) + (SELECT count() FROM '
+                '%s.ringtrace_sets)' % (db, db)).strip()
+    check(n == '0', '%s rows after a refused ship' % n)
+
+
+@test
+def two_shards_distributed(ctx):
+    """real-trace into shard 1, the mixed trace into shard 2 (their own
+    servers), a Distributed table over both: events per host and name are
+    the union of sql's on each trace."""
+    s1, s2 = SERVERS
+    db = ctx.db()
+    m = ts.mixed_trace(ctx.path('mixed'))
+    ship(s1.url, db, REAL_TRACE)
+    ship(s2.url, db, m)
+    s1.query('CREATE TABLE %s.raw_fleet AS %s.raw ENGINE = Distributed(fleet, %s, raw, '
+             'cityHash64(host))' % (db, db, db))
+    q = 'SELECT host, name, count(*) FROM {t} GROUP BY host, name'
+    g = ch_rows(s1, q.format(t='%s.raw_fleet' % db))
+    w = sorted(sql_rows([REAL_TRACE, m], q.format(t='raw')))
+    check(g == w and len({r[0] for r in g}) == 2, 'fleet %s\n  sql %s' % (g, w))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('-k', help='only tests whose name contains this')
+    ap.add_argument('-v', action='store_true', help='show tracebacks')
+    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
+    args = ap.parse_args()
+
+    # RT_SHIP_BIN=/other/tools/ringtrace: run everything with that build.
+    if os.environ.get('RT_SHIP_BIN'):
+        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_SHIP_BIN']
+    if not os.access(clickhouse.BINARY, os.X_OK):
+        print('ship: %s missing: tools/install-deps installs clickhouse-server'
+              % clickhouse.BINARY)
+        print('ship: 0 passed, 1 failed')
+        return 1
+    root = tempfile.mkdtemp(prefix='rt-clickhouse-')
+    try:
+        a = clickhouse.Server(os.path.join(root, 'a'))
+        b = clickhouse.Server(os.path.join(root, 'b'))
+        a.shards = [a, b]
+        SERVERS.extend((a, b))
+        for s in SERVERS:
+            s.start()
+        return td.run_suite('ship', TESTS, lambda tmp: Ctx(tmp), args)
+    except clickhouse.Error as e:
+        print('ship: %s' % e)
+        print('ship: 0 passed, 1 failed')
+        return 1
+    finally:
+        for s in SERVERS:
+            s.stop()
+        if not args.keep:
+            subprocess.run(['rm', '-rf', root])
+
+
+if __name__ == '__main__':
+    sys.exit(main())
