@@ -558,7 +558,7 @@ static int set_id(struct set *set)
 /* One directory, every table: 0, 1 the server failed, 2 the trace did. */
 static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
 {
-	struct sqldb *d = sqldb_open(&dir, 1, strict, false);
+	struct sqldb *d = sqldb_open(&dir, 1, strict, false, SQL_MAX_MEMORY_DEFAULT);
 	struct set set = { .dir = dir };
 	int rc = 0;
 
