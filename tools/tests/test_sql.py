@@ -1486,6 +1486,29 @@ def critical_path_part_real_trace(ctx):
     part(bad, status=3)
 
 
+def damaged_real_copy(ctx):
+    """tools/tests/real-trace unpacked, one packet header of cpu0 damaged."""
+    d = ctx.path('real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    return bad
+
+
+@test
+def critical_path_name_on_strict_damage(ctx):
+    """report --critical-path COMM --strict on a damaged trace: the thread
+    table's read fails on the damage, and that is the error (exit 1), not
+    "no thread named"."""
+    bad = damaged_real_copy(ctx)
+    r = report_cp(bad, 'ls', '--strict', status=1)
+    check('damaged header' in r.stderr and 'no thread named' not in r.stderr,
+          'report --critical-path ls --strict: %r' % r.stderr)
+    # Without --strict: the name is found (twice in this trace), exit 1 said.
+    r = report_cp(bad, 'ls', status=1)
+    check("2 threads named 'ls'" in r.stderr, 'report --critical-path ls: %r' % r.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')
