@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "schedwalk.h"
 
@@ -42,7 +43,7 @@ struct schedwalk {
 	struct scan *scan;
 	bool states;
 	bool blocked;			/* schedwalk_blocked() */
-	/* The functions blocked in, each once (open addressing, FNV-1a). */
+	/* The functions blocked in, each once (open addressing, XXH3). */
 	char **names;
 	size_t cap_names, nr_names;
 	bool started, done;
@@ -311,11 +312,7 @@ void schedwalk_blocked(struct schedwalk *w)
 
 static uint64_t hash_name(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return XXH3_64bits(s, strlen(s));
 }
 
 /* @name, kept once for the walk's life (spans point at it). */
