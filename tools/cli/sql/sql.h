@@ -137,7 +137,7 @@ struct sql_table {
 	size_t priv_size;		/* the table's cursor state (c->priv) */
 	bool scan_rows;			/* a row per item kept: LIMIT pushed down */
 	bool no_stats;			/* scan_stats does not list its cursors */
-	bool ordered;			/* rows in ts order within a trace */
+	bool ordered;			/* rows in order of its SQL_PUSH_TS column */
 	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err. */
 	int (*filter)(struct sql_cursor *c);
 	/* The next row: 1, 0 at the end, -1 with c->err set. */
