@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanq.h"
 #include "threadidx.h"
 
 /* Fork, exit and exec of a tid, as the events said. */
@@ -58,21 +59,13 @@ static void facts_free(struct tidx_scan *s)
 struct tidx_scan *tidx_open(struct sql_cursor *c)
 {
 	struct tidx_scan *s = calloc(1, sizeof(*s));
-	struct scan_spec *sp = &c->spec;
 
 	if (!s)
 		die("out of memory");
 	s->c = c;
 	rt_tidmap_init(&s->facts, sizeof(struct tidx_fact));
 	/* No column of these tables names events: the spec's names are ours. */
-	sp->names = calloc(ARRAY_SIZE(events), sizeof(*sp->names));
-	if (!sp->names)
-		die("out of memory");
-	for (unsigned int i = 0; i < ARRAY_SIZE(events); i++)
-		if (!(sp->names[i] = strdup(events[i])))
-			die("out of memory");
-	sp->nr_names = ARRAY_SIZE(events);
-	sp->names_set = true;
+	sql_want_events(c, events, ARRAY_SIZE(events));
 	s->scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END);
 	return s;
 }
@@ -86,13 +79,6 @@ void tidx_close(struct tidx_scan *s)
 	rt_tidmap_free(&s->facts);
 	idx_free(&s->idx);
 	free(s);
-}
-
-static int64_t field(const struct rt_item *it, const char *name)
-{
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
-
-	return v ? rt_field_s64(v, 0) : -1;
 }
 
 static struct tidx_fact *fact(struct tidx_scan *s, int64_t tid)
@@ -117,18 +103,18 @@ static void learn(struct tidx_scan *s, const struct scan_row *row)
 	struct tidx_fact *f;
 
 	if (!strcmp(name, "sched_process_fork")) {
-		if ((f = fact(s, field(it, "child_tid"))))
+		if ((f = fact(s, sql_item_s64(it, "child_tid", -1))))
 			f->start = row->ts;
 	} else if (!strcmp(name, "sched_process_exit")) {
-		if ((f = fact(s, field(it, "tid"))))
+		if ((f = fact(s, sql_item_s64(it, "tid", -1))))
 			f->exit = row->ts;
 	} else if (!strcmp(name, "sched_process_free")) {
-		if ((f = fact(s, field(it, "tid"))))
+		if ((f = fact(s, sql_item_s64(it, "tid", -1))))
 			f->free = row->ts;
 	} else if (!strcmp(name, "sched_process_exec")) {
 		const struct rt_field_value *v = rt_item_field(it, "filename", RT_USE_TEXT);
 
-		if (v && (f = fact(s, field(it, "tid")))) {
+		if (v && (f = fact(s, sql_item_s64(it, "tid", -1)))) {
 			free(f->exec);
 			f->exec = strndup((const char *)v->data, v->count);
 			if (!f->exec)
