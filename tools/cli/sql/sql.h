@@ -51,7 +51,7 @@ struct sqldb {
 	struct tset *ts;
 	bool wall;			/* ts columns in epoch ns */
 	bool seek;			/* windows seek (RINGTRACE_SEEK=0: not) */
-	/* The statement running and the one before: scan_stats shows it. */
+	/* The statement running and the last one that read a table (scan_stats'). */
 	struct scan_stat *cur, *last;
 	unsigned int nr_cur, nr_last;
 	/* Damage read past by any cursor, each place once (db_damage()). */
@@ -68,7 +68,7 @@ struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wa
 void sqldb_close(struct sqldb *d);
 /* Every table, what its rows are and its columns (--help). */
 void sqldb_help_tables(FILE *f);
-/* A new statement starts: scan_stats will tell the one before. */
+/* A new statement starts: scan_stats will tell the last one that read a table. */
 void sqldb_statement(struct sqldb *d);
 /* A cursor's counters: an index into d->cur. */
 unsigned int sqldb_stat_new(struct sqldb *d, const char *table);
