@@ -173,6 +173,10 @@ static inline bool sql_col_used(const struct sql_cursor *c, int col)
 void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member);
 /* A utid column (member << 32 | tid): NULL for an unknown thread (@tid < 0). */
 void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid);
+/* @s (copied), or NULL for a NULL @s. */
+void sql_result_text_or_null(sqlite3_context *ctx, const char *s);
+/* @v, or NULL when it is not @known. */
+void sql_result_int_or_null(sqlite3_context *ctx, bool known, int64_t v);
 
 extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
