@@ -11,14 +11,19 @@
  * decoded (rt_stream_set_wanted()).  A table is a struct sql_table in a
  * t_*.c file of its own, listed once in db.c's array.
  *
- *   sql.c     the command: options, statements, prompt, exit status
- *   db.c      the connection, the tables' registration, damage, scan_stats
- *   vtab.c    the sqlite3_module every table shares
- *   plan.c    xBestIndex and the constraints' values into a scan_spec
- *   scan.c    a cursor's reading of the members
- *   out.c     table, CSV and JSON output
- *   queries.c the shipped queries (--list, --stat, -q)
- *   t_*.c     one table each
+ *   sql.c        the command: options, statements, prompt, exit status
+ *   db.c         the connection, the tables' registration, damage, scan_stats
+ *   vtab.c       the sqlite3_module every table shares, sql_result_*()
+ *   plan.c       xBestIndex and the constraints' values into a scan_spec
+ *   scan.c       a cursor's reading of the members
+ *   out.c        table, CSV and JSON output
+ *   queries.c    the shipped queries (--list, --stat, -q)
+ *   spanq.c      the rows of tables that pair events (syscall, wakeup, irq)
+ *   schedwalk.c  the scheduling spans (sched_slice, thread_state)
+ *   critpath.c   critical_path()'s walk over those spans
+ *   threadidx.c  the threads and processes (thread, process)
+ *   stackrows.c  the stacks' frames and ids (sample, stack, frame)
+ *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
  * never written into SQL text.
