@@ -35,7 +35,9 @@
     <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
     ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
-    --folded printing the same numbers (sql.d/critpath.py's checks too).
+    --folded printing the same numbers (sql.d/critpath.py's checks too);
+    report --critical-path COMM --strict on a damaged trace fails on the
+    damage, not on the name.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
