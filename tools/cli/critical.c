@@ -21,7 +21,7 @@ static int64_t find_thread(struct sqldb *d, const char *who)
 	sqlite3_stmt *st = NULL;
 	int64_t tid = -1;
 	unsigned int n = 0;
-	int x;
+	int x, rc;
 
 	if (parse_int(who, &x) && x >= 0)
 		return x;
@@ -31,9 +31,14 @@ static int64_t find_thread(struct sqldb *d, const char *who)
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, who, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!n++)
 			tid = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE) {	/* --strict: damage */
+		error_line("%s", sqlite3_errmsg(d->db));
+		sqlite3_finalize(st);
+		return -1;
 	}
 	sqlite3_finalize(st);
 	if (n == 1)
@@ -175,7 +180,7 @@ int critical_report(char *const *dirs, unsigned int n, const char *who,
 			    sqldb_ns(d, 0, w.end), folded);
 	fflush(stdout);
 	if (sqldb_damage_report(d) && !status)
-		status = 3;
+		status = EXIT_DAMAGED;
 	sqldb_close(d);
 	return status;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "cli.h"
 #include "../../lib/usyms.h"
@@ -90,7 +91,7 @@ struct ksyms *stack_symbols(const char *dir)
 
 /*
  * String -> weight (a folded stack's count, a function's or a node's
- * id), open addressing (FNV-1a).  Written here: libc's hsearch() keeps one
+ * id), open addressing (XXH3).  Written here: libc's hsearch() keeps one
  * global table that cannot be iterated or freed entry by entry, and the
  * CLI links no container library for these maps.
  */
@@ -106,11 +107,7 @@ struct folds {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return XXH3_64bits(s, strlen(s));
 }
 
 /* @key's entry (a new one of weight 0), or NULL out of memory. */

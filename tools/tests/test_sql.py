@@ -35,7 +35,9 @@
     <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
     ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
-    --folded printing the same numbers (sql.d/critpath.py's checks too).
+    --folded printing the same numbers (sql.d/critpath.py's checks too);
+    report --critical-path COMM --strict on a damaged trace fails on the
+    damage, not on the name.
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -2052,6 +2054,29 @@ def max_memory_bad_values(ctx):
               '--max-memory %r: exit %d %r' % (v, r.returncode, r.stderr))
     r = sql(REAL_TRACE, 'SELECT count(*) n FROM raw', '--json', '--max-memory', '1M')
     check(json.loads(r.stdout)[0]['n'] > 100, '--max-memory 1M: %r' % r.stdout)
+
+
+def damaged_real_copy(ctx):
+    """tools/tests/real-trace unpacked, one packet header of cpu0 damaged."""
+    d = ctx.path('real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    return bad
+
+
+@test
+def critical_path_name_on_strict_damage(ctx):
+    """report --critical-path COMM --strict on a damaged trace: the thread
+    table's read fails on the damage, and that is the error (exit 1), not
+    "no thread named"."""
+    bad = damaged_real_copy(ctx)
+    r = report_cp(bad, 'ls', '--strict', status=1)
+    check('damaged header' in r.stderr and 'no thread named' not in r.stderr,
+          'report --critical-path ls --strict: %r' % r.stderr)
+    # Without --strict: the name is found (twice in this trace), exit 1 said.
+    r = report_cp(bad, 'ls', status=1)
+    check("2 threads named 'ls'" in r.stderr, 'report --critical-path ls: %r' % r.stderr)
 
 
 def main():

@@ -276,7 +276,11 @@ int critpath_run(struct sql_cursor *c, unsigned int member, int32_t tid,
 	if (out->end > out->begin)
 		walk(&w, 0, out->begin, out->end);
 	threads_free(&w);
-	return name_threads(c, out);
+	if (name_threads(c, out)) {
+		critpath_free(out);	/* -1 leaves nothing to free */
+		return -1;
+	}
+	return 0;
 }
 
 void critpath_free(struct cp_result *r)

@@ -57,8 +57,9 @@ struct cp_result {
 /*
  * The critical path of thread @tid of member @member over [@begin, @end)
  * (@has_begin false: from the thread's first span; @has_end false: to
- * its last span's end), read through cursor @c (its spec's members are
- * set to @member here): 0 with *@out, or -1 (c->err).
+ * the end of its last span before it died -- X, Z spans left out), read
+ * through cursor @c (its spec's members are set to @member here): 0 with
+ * *@out, or -1 (c->err).
  */
 int critpath_run(struct sql_cursor *c, unsigned int member, int32_t tid,
 		 bool has_begin, int64_t begin, bool has_end, int64_t end,

@@ -72,21 +72,28 @@ static char *cell_text(sqlite3_stmt *st, int i, const char *null)
 {
 	const unsigned char *t;
 	sqlite3_str *b;
+	char *s;
 
 	switch (sqlite3_column_type(st, i)) {
 	case SQLITE_NULL:
-		return sqlite3_mprintf("%s", null);
+		s = sqlite3_mprintf("%s", null);
+		break;
 	case SQLITE_BLOB:
 		b = sqlite3_str_new(NULL);
 		for (int k = 0; k < sqlite3_column_bytes(st, i); k++)
 			sqlite3_str_appendf(b, "%02x",
 					    ((const uint8_t *)sqlite3_column_blob(st, i))[k]);
-		t = (const unsigned char *)sqlite3_str_finish(b);
-		return t ? (char *)t : sqlite3_mprintf("%s", "");
+		/* An empty blob is "": sqlite3_str_finish() of nothing is NULL. */
+		sqlite3_str_appendchar(b, 1, '\0');
+		s = sqlite3_str_finish(b);
+		break;
 	default:
 		t = sqlite3_column_text(st, i);
-		return sqlite3_mprintf("%s", t ? (const char *)t : "");
+		s = sqlite3_mprintf("%s", t ? (const char *)t : "");
 	}
+	if (!s)
+		die("out of memory");
+	return s;
 }
 
 static void csv_field(FILE *f, const char *s)
@@ -204,8 +211,6 @@ static void table_row(struct out *o, sqlite3_stmt *st, int n, size_t row)
 		int w;
 
 		line[i] = cell_text(st, i, "NULL");
-		if (!line[i])
-			die("out of memory");
 		right[i] = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
 		w = (int)strlen(line[i]);
 		if (keep && w > o->width[i])

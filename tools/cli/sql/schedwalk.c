@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "schedwalk.h"
 
@@ -74,7 +75,7 @@ struct schedwalk {
 	 * index's checkpoints and spans know no blocked function).
 	 */
 	bool blocked;
-	/* The functions blocked in, each once (open addressing, FNV-1a). */
+	/* The functions blocked in, each once (open addressing, XXH3). */
 	char **names;
 	size_t cap_names, nr_names;
 	bool done;
@@ -364,11 +365,7 @@ void schedwalk_blocked(struct schedwalk *w)
 
 static uint64_t hash_name(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return XXH3_64bits(s, strlen(s));
 }
 
 /* @name, kept once for the walk's life (spans point at it). */

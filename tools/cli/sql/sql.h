@@ -11,14 +11,19 @@
  * decoded (rt_stream_set_wanted()).  A table is a struct sql_table in a
  * t_*.c file of its own, listed once in db.c's array.
  *
- *   sql.c     the command: options, statements, prompt, exit status
- *   db.c      the connection, the tables' registration, damage, scan_stats
- *   vtab.c    the sqlite3_module every table shares
- *   plan.c    xBestIndex and the constraints' values into a scan_spec
- *   scan.c    a cursor's reading of the members
- *   out.c     table, CSV and JSON output
- *   queries.c the shipped queries (--list, --stat, -q)
- *   t_*.c     one table each
+ *   sql.c        the command: options, statements, prompt, exit status
+ *   db.c         the connection, the tables' registration, damage, scan_stats
+ *   vtab.c       the sqlite3_module every table shares, sql_result_*()
+ *   plan.c       xBestIndex and the constraints' values into a scan_spec
+ *   scan.c       a cursor's reading of the members
+ *   out.c        table, CSV and JSON output
+ *   queries.c    the shipped queries (--list, --stat, -q)
+ *   spanq.c      the rows of tables that pair events (syscall, wakeup, irq)
+ *   schedwalk.c  the scheduling spans (sched_slice, thread_state)
+ *   critpath.c   critical_path()'s walk over those spans
+ *   threadidx.c  the threads and processes (thread, process)
+ *   stackrows.c  the stacks' frames and ids (sample, stack, frame)
+ *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
  * never written into SQL text.
@@ -51,7 +56,7 @@ struct sqldb {
 	struct tset *ts;
 	bool wall;			/* ts columns in epoch ns */
 	bool seek;			/* windows seek (RINGTRACE_SEEK=0: not) */
-	/* The statement running and the one before: scan_stats shows it. */
+	/* The statement running and the last one that read a table (scan_stats'). */
 	struct scan_stat *cur, *last;
 	unsigned int nr_cur, nr_last;
 	/* Damage read past by any cursor, each place once (db_damage()). */
@@ -88,7 +93,7 @@ struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wa
 void sqldb_close(struct sqldb *d);
 /* Every table, what its rows are and its columns (--help). */
 void sqldb_help_tables(FILE *f);
-/* A new statement starts: scan_stats will tell the one before. */
+/* A new statement starts: scan_stats will tell the last one that read a table. */
 void sqldb_statement(struct sqldb *d);
 /* A cursor's counters: an index into d->cur. */
 unsigned int sqldb_stat_new(struct sqldb *d, const char *table);
@@ -181,7 +186,7 @@ struct sql_table {
 	size_t priv_size;		/* the table's cursor state (c->priv) */
 	bool scan_rows;			/* a row per item kept: LIMIT pushed down */
 	bool no_stats;			/* scan_stats does not list its cursors */
-	bool ordered;			/* rows in ts order within a trace */
+	bool ordered;			/* rows in order of its SQL_PUSH_TS column */
 	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err. */
 	int (*filter)(struct sql_cursor *c);
 	/* The next row: 1, 0 at the end, -1 with c->err set. */
@@ -217,6 +222,10 @@ static inline bool sql_col_used(const struct sql_cursor *c, int col)
 void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member);
 /* A utid column (member << 32 | tid): NULL for an unknown thread (@tid < 0). */
 void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid);
+/* @s (copied), or NULL for a NULL @s. */
+void sql_result_text_or_null(sqlite3_context *ctx, const char *s);
+/* @v, or NULL when it is not @known. */
+void sql_result_int_or_null(sqlite3_context *ctx, bool known, int64_t v);
 
 extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;

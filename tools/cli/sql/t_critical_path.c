@@ -10,7 +10,8 @@
  * place in the chain (0: the thread asked about, root_utid), chain the
  * names from the root to it joined by ';', share dur over the interval's
  * length.  Without ts and dur: the thread's whole life in the trace (its
- * first span to its last); ts without dur: from ts to its last span's end.
+ * first span to the end of its last one before it died: X, Z left out);
+ * ts without dur: from ts to there.
  * report --critical-path prints these rows (critical.c).
  */
 #include "critpath.h"

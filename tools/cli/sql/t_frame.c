@@ -60,14 +60,6 @@ static int frm_next(struct sql_cursor *c)
 	}
 }
 
-static void text_or_null(sqlite3_context *ctx, const char *s)
-{
-	if (s)
-		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_result_null(ctx);
-}
-
 static void frm_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	struct frm *f = c->priv;
@@ -81,16 +73,16 @@ static void frm_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_text(ctx, fr->user ? "u" : "k", 1, SQLITE_STATIC);
 		break;
 	case C_NAME:
-		text_or_null(ctx, fr->name);
+		sql_result_text_or_null(ctx, fr->name);
 		break;
 	case C_MODULE:
-		text_or_null(ctx, fr->module);
+		sql_result_text_or_null(ctx, fr->module);
 		break;
 	case C_REL_PC:
 		sqlite3_result_int64(ctx, (int64_t)fr->rel_pc);
 		break;
 	case C_SYMBOL:
-		text_or_null(ctx, fr->symbol);
+		sql_result_text_or_null(ctx, fr->symbol);
 		break;
 	case C_TRACE:
 		sqlite3_result_int64(ctx, f->row.member);

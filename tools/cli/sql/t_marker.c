@@ -4,10 +4,9 @@
  * marker file): ts, cpu, the thread that wrote it, its text.  Counted,
  * the marker events' count.  ts and cpu are pushed down.
  */
-#include <stdlib.h>
 #include <string.h>
 
-#include "sql.h"
+#include "spanq.h"
 
 enum { C_TS, C_CPU, C_UTID, C_TEXT, C_TRACE, C_HOST };
 
@@ -29,11 +28,7 @@ static int mk_filter(struct sql_cursor *c)
 {
 	struct mk *m = c->priv;
 
-	c->spec.names = calloc(1, sizeof(*c->spec.names));
-	if (!c->spec.names || !(c->spec.names[0] = strdup("ringtrace_marker")))
-		die("out of memory");
-	c->spec.nr_names = 1;
-	c->spec.names_set = true;
+	sql_want_events(c, (const char *const[]){ "ringtrace_marker" }, 1);
 	m->scan = scan_open(c, SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0));
 	return 0;
 }

@@ -58,22 +58,6 @@ static int process_next(struct sql_cursor *c)
 	return 1;
 }
 
-static void text_or_null(sqlite3_context *ctx, const char *s)
-{
-	if (s)
-		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_result_null(ctx);
-}
-
-static void int_or_null(sqlite3_context *ctx, bool known, int64_t v)
-{
-	if (known)
-		sqlite3_result_int64(ctx, v);
-	else
-		sqlite3_result_null(ctx);
-}
-
 static void process_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct process *p = c->priv;
@@ -88,22 +72,22 @@ static void process_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_int64(ctx, pr->pid);
 		break;
 	case C_NAME:
-		text_or_null(ctx, pr->name);
+		sql_result_text_or_null(ctx, pr->name);
 		break;
 	case C_CMDLINE:
-		text_or_null(ctx, pr->cmdline);
+		sql_result_text_or_null(ctx, pr->cmdline);
 		break;
 	case C_PARENT_UPID:
-		int_or_null(ctx, pr->ppid >= 0, m | pr->ppid);
+		sql_result_int_or_null(ctx, pr->ppid >= 0, m | pr->ppid);
 		break;
 	case C_CGROUP:
-		int_or_null(ctx, pr->cgroup, (int64_t)pr->cgroup);
+		sql_result_int_or_null(ctx, pr->cgroup, (int64_t)pr->cgroup);
 		break;
 	case C_START_TS:
-		int_or_null(ctx, pr->start != TIDX_NONE, pr->start);
+		sql_result_int_or_null(ctx, pr->start != TIDX_NONE, pr->start);
 		break;
 	case C_END_TS:
-		int_or_null(ctx, pr->end != TIDX_NONE, pr->end);
+		sql_result_int_or_null(ctx, pr->end != TIDX_NONE, pr->end);
 		break;
 	case C_TRACE:
 		sqlite3_result_int64(ctx, p->x->member);

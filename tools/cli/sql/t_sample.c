@@ -114,7 +114,6 @@ const struct sql_table sql_t_sample = {
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct smp),
 	.scan_rows = true,
-	.ordered = true,
 	.filter = smp_filter,
 	.next = smp_next,
 	.column = smp_column,

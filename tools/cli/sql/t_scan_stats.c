@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * scan_stats: what the statement before this one read, one row per
- * cursor it opened (a table read twice, a join's inner side: one each):
- * its plan (the terms pushed down, as EXPLAIN QUERY PLAN shows them),
- * xFilter calls, member views and CPU streams opened, zstd frames
- * decoded, bytes decoded, packets and events handed out by the decoder,
- * rows given to SQLite.  What proves a window, a cpu or a name was
- * pushed down: the frames and events a query did not read.
+ * scan_stats: what the last statement before this one that read a table
+ * (scan_stats and trace aside) read, one row per cursor it opened (a table
+ * read twice, a join's inner side: one each): its plan (the terms pushed
+ * down, as EXPLAIN QUERY PLAN shows them), xFilter calls, member views and
+ * CPU streams opened, zstd frames decoded, bytes decoded, packets and
+ * events handed out by the decoder, rows given to SQLite.  What proves a
+ * window, a cpu or a name was pushed down: the frames and events a query
+ * did not read.
  */
 #include <stdlib.h>
 
@@ -71,7 +72,7 @@ static void stats_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 const struct sql_table sql_t_scan_stats = {
 	.name = "scan_stats",
-	.what = "what the statement before read, per cursor",
+	.what = "what the last statement that read a table read, per cursor",
 	.cols = cols,
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct stats_cursor),

@@ -59,14 +59,6 @@ static int thread_next(struct sql_cursor *c)
 	return 1;
 }
 
-static void time_or_null(sqlite3_context *ctx, int64_t ts)
-{
-	if (ts == TIDX_NONE)
-		sqlite3_result_null(ctx);
-	else
-		sqlite3_result_int64(ctx, ts);
-}
-
 static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct thread *t = c->priv;
@@ -81,10 +73,7 @@ static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_int64(ctx, th->tid);
 		break;
 	case C_NAME:
-		if (th->name)
-			sqlite3_result_text(ctx, th->name, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_result_null(ctx);
+		sql_result_text_or_null(ctx, th->name);
 		break;
 	case C_UPID:
 		if (th->pid < 0)
@@ -93,10 +82,10 @@ static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 			sqlite3_result_int64(ctx, m | th->pid);
 		break;
 	case C_START_TS:
-		time_or_null(ctx, th->start);
+		sql_result_int_or_null(ctx, th->start != TIDX_NONE, th->start);
 		break;
 	case C_END_TS:
-		time_or_null(ctx, th->end);
+		sql_result_int_or_null(ctx, th->end != TIDX_NONE, th->end);
 		break;
 	case C_IS_MAIN_THREAD:
 		if (th->pid < 0 || !th->tid)
@@ -108,10 +97,7 @@ static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sqlite3_result_int(ctx, !th->tid);
 		break;
 	case C_CGROUP:
-		if (th->cgroup)
-			sqlite3_result_int64(ctx, (int64_t)th->cgroup);
-		else
-			sqlite3_result_null(ctx);
+		sql_result_int_or_null(ctx, th->cgroup, (int64_t)th->cgroup);
 		break;
 	case C_TRACE:
 		sqlite3_result_int64(ctx, t->x->member);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spanq.h"
 #include "threadidx.h"
 
 /* Fork, exit and exec of a tid, as the events said. */
@@ -60,7 +61,6 @@ static void facts_free(struct tidx_scan *s)
 struct tidx_scan *tidx_open(struct sql_cursor *c, bool times)
 {
 	struct tidx_scan *s = calloc(1, sizeof(*s));
-	struct scan_spec *sp = &c->spec;
 
 	if (!s)
 		die("out of memory");
@@ -96,13 +96,6 @@ void tidx_close(struct tidx_scan *s)
 	free(s);
 }
 
-static int64_t field(const struct rt_item *it, const char *name)
-{
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
-
-	return v ? rt_field_s64(v, 0) : -1;
-}
-
 static struct tidx_fact *fact(struct tidx_scan *s, int64_t tid)
 {
 	struct tidx_fact *f;
@@ -125,18 +118,18 @@ static void learn(struct tidx_scan *s, const struct scan_row *row)
 	struct tidx_fact *f;
 
 	if (!strcmp(name, "sched_process_fork")) {
-		if ((f = fact(s, field(it, "child_tid"))))
+		if ((f = fact(s, sql_item_s64(it, "child_tid", -1))))
 			f->start = row->ts;
 	} else if (!strcmp(name, "sched_process_exit")) {
-		if ((f = fact(s, field(it, "tid"))))
+		if ((f = fact(s, sql_item_s64(it, "tid", -1))))
 			f->exit = row->ts;
 	} else if (!strcmp(name, "sched_process_free")) {
-		if ((f = fact(s, field(it, "tid"))))
+		if ((f = fact(s, sql_item_s64(it, "tid", -1))))
 			f->free = row->ts;
 	} else if (!strcmp(name, "sched_process_exec")) {
 		const struct rt_field_value *v = rt_item_field(it, "filename", RT_USE_TEXT);
 
-		if (v && (f = fact(s, field(it, "tid")))) {
+		if (v && (f = fact(s, sql_item_s64(it, "tid", -1)))) {
 			free(f->exec);
 			f->exec = strndup((const char *)v->data, v->count);
 			if (!f->exec)

@@ -48,6 +48,22 @@ void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
 		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
 }
 
+void sql_result_text_or_null(sqlite3_context *ctx, const char *s)
+{
+	if (s)
+		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_result_null(ctx);
+}
+
+void sql_result_int_or_null(sqlite3_context *ctx, bool known, int64_t v)
+{
+	if (known)
+		sqlite3_result_int64(ctx, v);
+	else
+		sqlite3_result_null(ctx);
+}
+
 static int vt_connect(sqlite3 *db, void *arg, int argc, const char *const *argv,
 		      sqlite3_vtab **out, char **err)
 {
