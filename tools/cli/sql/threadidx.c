@@ -67,19 +67,12 @@ struct tidx_scan *tidx_open(struct sql_cursor *c, bool times)
 	s->c = c;
 	rt_tidmap_init(&s->facts, sizeof(struct tidx_fact));
 	/* No column of these tables names events: the spec's names are ours. */
-	sp->names = calloc(ARRAY_SIZE(events), sizeof(*sp->names));
-	if (!sp->names)
-		die("out of memory");
-	for (unsigned int i = 0; i < ARRAY_SIZE(events); i++)
-		if (!(sp->names[i] = strdup(events[i])))
-			die("out of memory");
-	sp->nr_names = ARRAY_SIZE(events);
-	sp->names_set = true;
+	sql_want_events(c, events, ARRAY_SIZE(events));
 	/* No times asked: no item read, the members' threads learnt. */
 	if (!times) {
 		/* Items read anyway (not seeking, frames without tables): not rows. */
-		sp->threads_only = sp->has_begin = true;
-		sp->begin = INT64_MAX;
+		c->spec.threads_only = c->spec.has_begin = true;
+		c->spec.begin = INT64_MAX;
 	}
 	s->scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END);
 	return s;
