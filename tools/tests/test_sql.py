@@ -35,7 +35,9 @@
     <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
     ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
-    --folded printing the same numbers (sql.d/critpath.py's checks too).
+    --folded printing the same numbers (sql.d/critpath.py's checks too);
+    critical_path(utid, ts, dur) on a long trace the walk done here over
+    the whole thread_state, reading the window's frames (scan_stats).
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -1993,6 +1995,113 @@ def critical_path_part_real_trace(ctx):
     check(r.returncode == 0, 'unpack: %s' % r.stderr)
     bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
     part(bad, status=3)
+
+
+def cp_oracle(spans, names, root, begin, end):
+    """critical_path(@root, @begin, @end - @begin) computed here from
+    @spans, thread_state's rows of the whole trace (critpath.h's walk):
+    rows (ts, dur, utid, state, depth, chain)."""
+    threads = {}
+    for r in spans:
+        if r['utid'] > 0 and r['ts'] <= end and r['end_ts'] > begin:
+            threads.setdefault(r['utid'], []).append(r)
+    for v in threads.values():
+        v.sort(key=lambda r: (r['ts'], r['end_ts']))
+
+    def blocked(state):
+        return state not in (None, 'Running') and not state.startswith('R')
+
+    def waker(v, k):
+        n = v[k + 1] if k + 1 < len(v) else None
+        if not n or n['ts'] != v[k]['end_ts'] or n['state'] != 'R' or n['waker_utid'] is None:
+            return -1
+        return -1 if n['irq_context'] else n['waker_utid']
+
+    out = []
+
+    def emit(chain, ts, e, state):
+        if e > ts:
+            out.append((ts, e - ts, chain[-1], state, len(chain) - 1,
+                        ';'.join(names.get(t, str(t)) for t in chain)))
+
+    def walk(chain, s, e):
+        v = threads.get(chain[-1], [])
+        at = s
+        i = max([k for k, r in enumerate(v) if r['ts'] <= s] or [0])
+        while i < len(v) and at < e:
+            r = v[i]
+            a, b = max(r['ts'], at), min(r['end_ts'], e)
+            i += 1
+            if a >= e:
+                break
+            if b <= a:
+                continue
+            emit(chain, at, a, 'Unknown')
+            w = waker(v, i - 1) if blocked(r['state']) else -1
+            if w > 0 and len(chain) <= 32 and w not in chain:
+                walk(chain + [w], a, b)
+            else:
+                emit(chain, a, b, r['state'] or 'Unknown')
+            at = b
+        emit(chain, at, e, 'Unknown')
+    walk([root], begin, end)
+    return out
+
+
+@test
+def critical_path_window_reads_the_window(ctx):
+    """critical_path(utid, ts, dur) on a packed trace of a scheduler at
+    work (sched_mix_trace()), 6 windows of 1 % of it (the last one at the
+    trace's end) for threads that run in them: the rows are the walk of
+    critpath.h done here over the whole trace's thread_state; scan_stats:
+    the checkpoints ('sched index') read the trace once, critical_path
+    no more frames than raw's window of [ts, ts + dur] and 2 a CPU (a
+    checkpoint interval either side), and a second call in the same run
+    the same, the index not rebuilt."""
+    d = mix_packed(ctx)
+    spans = rows(d, 'SELECT ts, end_ts, utid, state, waker_utid, irq_context '
+                 'FROM thread_state')
+    names = {r['utid']: r['name'] for r in rows(d, 'SELECT utid, name FROM thread')}
+    lo = min(r['ts'] for r in spans)
+    hi = max(r['end_ts'] for r in spans)
+    dur = (hi - lo) // 100
+    rng = random.Random(31)
+    cols = 'ts, dur, utid, state, depth, chain'
+    deep = 0
+    for n in range(6):
+        a = rng.randrange(lo, hi - dur) if n < 5 else hi - dur
+        ran = sorted({r['utid'] for r in spans if r['state'] == 'Running' and r['utid'] > 0
+                      and r['end_ts'] >= a and r['ts'] <= a + dur})
+        check(ran, '[%d, %d]: no thread runs' % (a, a + dur))
+        u = ran[n % len(ran)]
+        q = ('SELECT %s FROM critical_path(%d, %d, %d); SELECT * FROM scan_stats; '
+             'SELECT %s FROM critical_path(%d, %d, %d); SELECT * FROM scan_stats; '
+             'SELECT count(*) FROM raw WHERE ts BETWEEN %d AND %d; SELECT * FROM scan_stats' %
+             (cols, u, a, dur, cols, u, a + dur // 2, dur, a, a + dur))
+        got, st, got2, st2, _, raw = arrays(sql(d, q, '--json').stdout)
+        for b, g in ((a, got), (a + dur // 2, got2)):
+            g = [tuple(r[k] for k in ('ts', 'dur', 'utid', 'state', 'depth', 'chain'))
+                 for r in g]
+            want = cp_oracle(spans, names, u, b, b + dur)
+            deep = max([deep] + [r[4] for r in want])
+            check(g == want, 'critical_path(%d, %d, %d): %d rows, the walk of the whole '
+                  'thread_state %d; first different %s' %
+                  (u, b, dur, len(g), len(want), [(x, y) for x, y in zip(g, want)
+                                                  if x != y][:2]))
+        idx = [x for x in st if x['tbl'] == 'sched index']
+        check(len(idx) == 1 and idx[0]['frames_read'] > 100,
+              '[%d, %d]: scan_stats %s' % (a, a + dur, st))
+        whole = idx[0]['frames_read']
+        for s in (st, st2):
+            cp = [x for x in s if x['tbl'] == 'critical_path']
+            check(len(cp) == 1 and cp[0]['frames_read'] <= raw[0]['frames_read'] + 2 * 2,
+                  'critical_path(%d, %d, %d): %s frames read, raw\'s window %d, the trace %d'
+                  % (u, a, dur, [x['frames_read'] for x in cp], raw[0]['frames_read'], whole))
+        check(not [x for x in st2 if x['tbl'] == 'sched index'],
+              'the second call built the checkpoints again: %s' % st2)
+    check(deep >= 2, 'no window followed a waker\'s waker (depth %d)' % deep)
+
+
 # ---- --max-memory (issue 31 P7) ----------------------------------------------------------
 
 def big_trace(ctx):
