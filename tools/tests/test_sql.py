@@ -30,14 +30,19 @@
     and inline stacks and 300 random ones; stack_id is the same in two
     windows and in another trace holding the same frames;
     thread_state.blocked_function on hand-built switches with kernel
-    stacks; a damaged stack record costs its packet alone.
+    stacks; a damaged stack record costs its packet alone; sample's ts,
+    cpu and utid windows the full table filtered on a trace whose
+    mappings change as it runs (interned and inline stacks), reading the
+    window and, before it, the mapping events alone (scan_stats).
   - critical_path() row for row on hand-built wakeup chains (A <- B <- C
     <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
     ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
     --folded printing the same numbers (sql.d/critpath.py's checks too);
     report --critical-path COMM --strict on a damaged trace fails on the
-    damage, not on the name.
+    damage, not on the name; critical_path(utid, ts, dur) on a long trace
+    the walk done here over the whole thread_state, reading the window's
+    frames (scan_stats).
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -1674,6 +1679,217 @@ def stack_ids_same_in_windows(ctx):
           'frames differ: %s' % fr)
 
 
+# A profiler's trace: samples with user stacks named by mappings that
+# change while it runs (stack_def/stack_ref and inline stacks mixed).
+UMIX_MMAP, UMIX_FORK, UMIX_EXEC = 24, 4, 5
+UMIX_EVENTS = td.SAMPLE_EVENTS + [
+    (td.DEF_ID, 'stack_def', td.gentrace.STACK_DEF),
+    (td.REF_ID, 'stack_ref', td.gentrace.STACK_REF),
+    (UMIX_MMAP, 'user_mmap', td.MMAP_FIELDS),
+    (UMIX_FORK, 'sched_process_fork', td.MODULE_LAYOUTS['sched_process_fork']),
+    (UMIX_EXEC, 'sched_process_exec', td.MODULE_LAYOUTS['sched_process_exec'])]
+
+
+def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
+    """Stored chunks, three a CPU, of @n events after T0: the state dump
+    maps the text of processes 300-303 (/bin/a300...) on CPU 0 first;
+    then cpu_samples (user stack alone, or kernel and user) and switches
+    out with both stacks, on random CPUs, their stacks interned in one
+    packet of two (a def once per packet, referred to again later in
+    it) and inline in the other; now and then a process's text mapped
+    again from another file (user_mmap on any CPU), a fork (the child
+    samples with its parent's mappings), an exec (its mappings gone until
+    the next user_mmap); markers between."""
+    rng = random.Random(seed)
+    evs = {c: [] for c in range(cpus)}
+    t = T0
+    procs = [300, 301, 302, 303]
+    ustacks = [tuple(td.UTEXT + rng.randrange(0x10000) for _ in range(rng.randint(1, 5)))
+               for _ in range(12)]
+    kstacks = [tuple(KT + 0x1000 + rng.randrange(0x6000) for _ in range(rng.randint(1, 4)))
+               for _ in range(6)]
+
+    def mmap(pid, path, dump=0):
+        return (UMIX_MMAP, td.user_mmap(pid, dump, td.UTEXT - 0x1000, td.UTEXT + 0x10000,
+                                        rng.choice((0, 0x1000, 0x3000)),
+                                        bytes([pid & 0xff]) * 20, path))
+    for p in procs:
+        t += 100
+        evs[0].append((t,) + mmap(p, '/bin/a%d' % p, 1))
+    for i in range(n):
+        t += rng.randrange(300, 3000)
+        c = rng.randrange(cpus)
+        r = rng.random()
+        if r < 0.03:
+            p = rng.choice(procs)
+            evs[c].append((t,) + mmap(p, '/lib/v%d-%d.so' % (p, i)))
+        elif r < 0.04 and len(procs) < 12:
+            parent = rng.choice(procs)
+            child = 400 + i
+            procs.append(child)
+            evs[c].append((t, UMIX_FORK, td.comm('a%d' % parent) +
+                           struct.pack('<ii', parent, parent) + td.comm('a%d' % parent) +
+                           struct.pack('<ii', child, child)))
+        elif r < 0.05:
+            p = rng.choice(procs)
+            f = b'/bin/e%d' % i
+            evs[c].append((t, UMIX_EXEC, struct.pack('<iiH', p, p, len(f)) + f))
+        elif r < 0.15:
+            evs[c].append((t, 0, td.marker(b'm%d' % i)))
+        else:
+            p = rng.choice(procs)
+            k = rng.choice(kstacks) if rng.random() < 0.5 else None
+            u = rng.choice(ustacks)
+            if rng.random() < 0.75:
+                ev = (t, td.SAMPLE_ID, struct.pack('<iiB', p, p, 1 if k else 0))
+            else:
+                ev = (t, 1, td.kswitch('a%d' % p, p, 'swapper/0', 0))
+            evs[c].append((ev, k, u))
+    uuid = bytes(range(48, 64))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, UMIX_EVENTS))
+    for c in range(cpus):
+        pks = []
+        e = evs[c]
+        for seq, k in enumerate(range(0, len(e), per_packet)):
+            recs, interned, defs = [], seq % 2 == 0, {}
+            for x in e[k:k + per_packet]:
+                if not isinstance(x[0], tuple):
+                    recs.append(x)
+                    continue
+                ev, ks, us = x
+                recs.append(ev)
+                ts = ev[0]
+                if not interned:
+                    if ks:
+                        recs.append((ts, td.STACK_ID, td.kstack(*ks)))
+                    recs.append((ts, td.USTACK_ID, td.ustack(0, *us)))
+                    continue
+                names = []
+                for kind, s in ((0, ks), (1, us)):
+                    if s is None:
+                        names.append(None)
+                        continue
+                    name = '%d%r' % (kind, s)
+                    if name not in defs:
+                        defs[name] = True
+                        recs.append((ts, 'def', name, kind, 0, s))
+                    names.append(name)
+                recs.append((ts, 'ref', names[0], names[1]))
+            pk = td.intern_packet(recs)
+            pks.append(td.kpacket(uuid, c, seq, pk, pk[0][0] - 5, pk[-1][0] + 5))
+        third = (len(pks) + 2) // 3
+        for k in range(3):
+            with open(os.path.join(d, 'cpu%d-%06d.zst' % (c, k + 1)), 'wb') as f:
+                f.write(td.stored_chunk(pks[k * third:(k + 1) * third]))
+    td.hex_ips(d, KSYMS_RICH)
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d
+
+
+@test
+def sample_windows_equal_full_scan(ctx):
+    """sample's ts, cpu and utid terms pushed down (umix_trace(): user
+    stacks named by mappings that change mid-trace, forks and execs,
+    interned and inline stacks, packed): 24 random windows, one-sided,
+    with cpu = and IN, with utid =, give the full table's rows filtered
+    here, column for column (stack_id names the user frames by the
+    mappings of the sample's time: another mapping, another id), the
+    same with RINGTRACE_SEEK=0; the stack and frame rows of a window's
+    stacks are the full table's."""
+    d = umix_trace(ctx.path('umix'))
+    cols = 'ts, cpu, utid, tid, pid, event, stack_id'
+    full = rows(d, 'SELECT %s FROM sample' % cols)
+    ids = {r['stack_id'] for r in full}
+    check(len(full) > 8000 and len(ids) > 200,
+          'the trace: %d samples, %d stacks' % (len(full), len(ids)))
+    lo, hi = full[0]['ts'], full[-1]['ts']
+    rng = random.Random(5)
+    cases = []
+    for i in range(24):
+        a = rng.randrange(lo - 10**5, hi)
+        b = a + rng.choice((0, 10**5, 10**6, 10**7, 10**8))
+        u = rng.choice(sorted({r['utid'] for r in full}))
+        form = [('ts BETWEEN %d AND %d' % (a, b), lambda r, a=a, b=b: a <= r['ts'] <= b),
+                ('ts >= %d' % a, lambda r, a=a: r['ts'] >= a),
+                ('ts < %d' % b, lambda r, b=b: r['ts'] < b),
+                ('ts >= %d AND ts <= %d AND cpu = 1' % (a, b),
+                 lambda r, a=a, b=b: a <= r['ts'] <= b and r['cpu'] == 1),
+                ('cpu IN (0) AND ts > %d' % a, lambda r, a=a: r['cpu'] == 0 and r['ts'] > a),
+                ('cpu = 1', lambda r: r['cpu'] == 1),
+                ('utid = %d AND ts >= %d' % (u, a), lambda r, a=a, u=u: r['utid'] == u and
+                 r['ts'] >= a),
+                ('ts = %d' % full[i * 300]['ts'], lambda r, i=i: r['ts'] == full[i * 300]['ts'])]
+        cases.append(form[i % len(form)])
+    q = 'SELECT %s FROM sample WHERE ' % cols
+    text = ';'.join(q + w for w, _ in cases)
+    for env in ({}, {'RINGTRACE_SEEK': '0'}):
+        for (w, keep), got in zip(cases, arrays(sql(d, text, '--json', env=env).stdout)):
+            want = [r for r in full if keep(r)]
+            if got != want:
+                g = [x for x, y in zip(got, want) if x != y][:2]
+                check(False, '%s%s%s: %d rows, the full table filtered %d; first different: '
+                      '%s, want %s' % (env and 'RINGTRACE_SEEK=0 ' or '', q, w, len(got),
+                                       len(want), g, [y for x, y in zip(got, want)
+                                                      if x != y][:2]))
+    a, b = full[len(full) // 2]['ts'], full[len(full) // 2 + 300]['ts']
+    win = rows(d, 'SELECT DISTINCT stack_id FROM sample WHERE ts BETWEEN %d AND %d '
+               'AND stack_id IS NOT NULL' % (a, b))
+    st = rows(d, 'WITH w AS MATERIALIZED (SELECT DISTINCT stack_id FROM sample WHERE ts '
+              'BETWEEN %d AND %d), s AS MATERIALIZED (SELECT * FROM stack) SELECT s.stack_id, '
+              'depth, frame_id FROM s JOIN w USING (stack_id) ORDER BY 1, 2' % (a, b))
+    check(win and {r['stack_id'] for r in st} <= {r['stack_id'] for r in win} and
+          len({r['stack_id'] for r in st}) == len(win),
+          'stack rows of the window\'s %d stacks: %d stacks' % (len(win), len(st)))
+
+
+@test
+def sample_window_reads_the_window(ctx):
+    """scan_stats of sample over a window of umix_trace(): no more frames
+    than raw's window and the prologue's (whole frames before the window,
+    every CPU), and the events decoded are the window's (raw's count) and
+    at most the mapping events up to 1 ms past it (user_mmap, fork, exec:
+    raw's count of those names), fewer than a quarter of the events
+    before it -- no other event before the window is decoded; cpu = 1
+    opens one CPU's window and the prologue; a window at the start reads
+    no prologue."""
+    d = umix_trace(ctx.path('umix'))
+    span = rows(d, 'SELECT min(ts) lo, max(ts) hi FROM raw')[0]
+    lo, hi = span['lo'], span['hi']
+    maps = "('user_mmap', 'sched_process_fork', 'sched_process_exec')"
+    for a, b, cpu in ((lo + (hi - lo) // 2, lo + (hi - lo) // 2 + (hi - lo) // 50, None),
+                      (hi - (hi - lo) // 50, hi, None), (lo + (hi - lo) // 3,
+                                                         lo + (hi - lo) // 3 + 10**6, 1)):
+        where = 'ts BETWEEN %d AND %d%s' % (a, b, '' if cpu is None else ' AND cpu = %d' % cpu)
+        got, st = stats(d, 'SELECT count(*) n FROM sample WHERE ' + where)
+        _, raw = stats(d, 'SELECT count(*) n FROM raw WHERE ' + where)
+        _, before = stats(d, 'SELECT count(*) n FROM raw WHERE ts < %d' % a)
+        # The prologue reads its streams a packet or so past b (a packet:
+        # ~0.2 ms here): bounded by 1 ms.
+        nmaps = rows(d, 'SELECT count(*) n FROM raw WHERE name IN %s AND ts <= %d' %
+                     (maps, b + 10**6))[0]['n']
+        want = rows(d, 'SELECT count(*) n FROM sample WHERE ts + 0 BETWEEN %d AND %d%s' %
+                    (a, b, '' if cpu is None else ' AND cpu + 0 = %d' % cpu))
+        check(got == want and got[0]['n'] > 10, '%s: %s, unpushed %s' % (where, got, want))
+        s, r, p = st[0], raw[0], before[0]
+        check(set(s['plan'].split()) == {'ts>=', 'ts<='} | ({'cpu='} if cpu else set()),
+              '%s: plan %s' % (where, s['plan']))
+        check(s['events_decoded'] <= r['events_decoded'] + nmaps and
+              s['events_decoded'] < r['events_decoded'] + p['events_decoded'] // 4,
+              '%s: %d events decoded, the window %d, mapping events before it %d, every '
+              'event before it %d' % (where, s['events_decoded'], r['events_decoded'], nmaps,
+                                      p['events_decoded']))
+        check(s['frames_read'] <= r['frames_read'] + p['frames_read'] + 2 * 2,
+              '%s: %d frames, the window %d and before it %d' %
+              (where, s['frames_read'], r['frames_read'], p['frames_read']))
+    _, st = stats(d, 'SELECT count(*) FROM sample WHERE ts <= %d' % (lo + (hi - lo) // 50))
+    _, raw = stats(d, 'SELECT count(*) FROM raw WHERE ts <= %d' % (lo + (hi - lo) // 50))
+    check(st[0]['frames_read'] <= raw[0]['frames_read'] and
+          st[0]['events_decoded'] == raw[0]['events_decoded'],
+          'a window at the start: %s, raw\'s %s' % (st, raw))
+
 # Symbols with the scheduler's section: do_nanosleep is __sched, as in
 # the kernel; a tracepoint's frame before it (a walk from the probe).
 KSYMS_SCHED = ('ringtrace-ksyms 1\nK %x\n0 _text\n1000 entry_SYSCALL_64\n'
@@ -1995,6 +2211,113 @@ def critical_path_part_real_trace(ctx):
     check(r.returncode == 0, 'unpack: %s' % r.stderr)
     bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
     part(bad, status=3)
+
+
+def cp_oracle(spans, names, root, begin, end):
+    """critical_path(@root, @begin, @end - @begin) computed here from
+    @spans, thread_state's rows of the whole trace (critpath.h's walk):
+    rows (ts, dur, utid, state, depth, chain)."""
+    threads = {}
+    for r in spans:
+        if r['utid'] > 0 and r['ts'] <= end and r['end_ts'] > begin:
+            threads.setdefault(r['utid'], []).append(r)
+    for v in threads.values():
+        v.sort(key=lambda r: (r['ts'], r['end_ts']))
+
+    def blocked(state):
+        return state not in (None, 'Running') and not state.startswith('R')
+
+    def waker(v, k):
+        n = v[k + 1] if k + 1 < len(v) else None
+        if not n or n['ts'] != v[k]['end_ts'] or n['state'] != 'R' or n['waker_utid'] is None:
+            return -1
+        return -1 if n['irq_context'] else n['waker_utid']
+
+    out = []
+
+    def emit(chain, ts, e, state):
+        if e > ts:
+            out.append((ts, e - ts, chain[-1], state, len(chain) - 1,
+                        ';'.join(names.get(t, str(t)) for t in chain)))
+
+    def walk(chain, s, e):
+        v = threads.get(chain[-1], [])
+        at = s
+        i = max([k for k, r in enumerate(v) if r['ts'] <= s] or [0])
+        while i < len(v) and at < e:
+            r = v[i]
+            a, b = max(r['ts'], at), min(r['end_ts'], e)
+            i += 1
+            if a >= e:
+                break
+            if b <= a:
+                continue
+            emit(chain, at, a, 'Unknown')
+            w = waker(v, i - 1) if blocked(r['state']) else -1
+            if w > 0 and len(chain) <= 32 and w not in chain:
+                walk(chain + [w], a, b)
+            else:
+                emit(chain, a, b, r['state'] or 'Unknown')
+            at = b
+        emit(chain, at, e, 'Unknown')
+    walk([root], begin, end)
+    return out
+
+
+@test
+def critical_path_window_reads_the_window(ctx):
+    """critical_path(utid, ts, dur) on a packed trace of a scheduler at
+    work (sched_mix_trace()), 6 windows of 1 % of it (the last one at the
+    trace's end) for threads that run in them: the rows are the walk of
+    critpath.h done here over the whole trace's thread_state; scan_stats:
+    the checkpoints ('sched index') read the trace once, critical_path
+    no more frames than raw's window of [ts, ts + dur] and 2 a CPU (a
+    checkpoint interval either side), and a second call in the same run
+    the same, the index not rebuilt."""
+    d = mix_packed(ctx)
+    spans = rows(d, 'SELECT ts, end_ts, utid, state, waker_utid, irq_context '
+                 'FROM thread_state')
+    names = {r['utid']: r['name'] for r in rows(d, 'SELECT utid, name FROM thread')}
+    lo = min(r['ts'] for r in spans)
+    hi = max(r['end_ts'] for r in spans)
+    dur = (hi - lo) // 100
+    rng = random.Random(31)
+    cols = 'ts, dur, utid, state, depth, chain'
+    deep = 0
+    for n in range(6):
+        a = rng.randrange(lo, hi - dur) if n < 5 else hi - dur
+        ran = sorted({r['utid'] for r in spans if r['state'] == 'Running' and r['utid'] > 0
+                      and r['end_ts'] >= a and r['ts'] <= a + dur})
+        check(ran, '[%d, %d]: no thread runs' % (a, a + dur))
+        u = ran[n % len(ran)]
+        q = ('SELECT %s FROM critical_path(%d, %d, %d); SELECT * FROM scan_stats; '
+             'SELECT %s FROM critical_path(%d, %d, %d); SELECT * FROM scan_stats; '
+             'SELECT count(*) FROM raw WHERE ts BETWEEN %d AND %d; SELECT * FROM scan_stats' %
+             (cols, u, a, dur, cols, u, a + dur // 2, dur, a, a + dur))
+        got, st, got2, st2, _, raw = arrays(sql(d, q, '--json').stdout)
+        for b, g in ((a, got), (a + dur // 2, got2)):
+            g = [tuple(r[k] for k in ('ts', 'dur', 'utid', 'state', 'depth', 'chain'))
+                 for r in g]
+            want = cp_oracle(spans, names, u, b, b + dur)
+            deep = max([deep] + [r[4] for r in want])
+            check(g == want, 'critical_path(%d, %d, %d): %d rows, the walk of the whole '
+                  'thread_state %d; first different %s' %
+                  (u, b, dur, len(g), len(want), [(x, y) for x, y in zip(g, want)
+                                                  if x != y][:2]))
+        idx = [x for x in st if x['tbl'] == 'sched index']
+        check(len(idx) == 1 and idx[0]['frames_read'] > 100,
+              '[%d, %d]: scan_stats %s' % (a, a + dur, st))
+        whole = idx[0]['frames_read']
+        for s in (st, st2):
+            cp = [x for x in s if x['tbl'] == 'critical_path']
+            check(len(cp) == 1 and cp[0]['frames_read'] <= raw[0]['frames_read'] + 2 * 2,
+                  'critical_path(%d, %d, %d): %s frames read, raw\'s window %d, the trace %d'
+                  % (u, a, dur, [x['frames_read'] for x in cp], raw[0]['frames_read'], whole))
+        check(not [x for x in st2 if x['tbl'] == 'sched index'],
+              'the second call built the checkpoints again: %s' % st2)
+    check(deep >= 2, 'no window followed a waker\'s waker (depth %d)' % deep)
+
+
 # ---- --max-memory (issue 31 P7) ----------------------------------------------------------
 
 def big_trace(ctx):

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * critpath (critpath.h): one thread_state pass over the member collects
+ * critpath (critpath.h): one thread_state pass over the member (over the
+ * interval alone when both its ends are given: schedwalk's window) collects
  * the spans that overlap the interval into per-thread arrays, sorted by
  * time, each blocked span told its waker (the R span right after it)
  * and whether it woke it in an interrupt;
@@ -245,6 +246,16 @@ int critpath_run(struct sql_cursor *c, unsigned int member, int32_t tid,
 		die("out of memory");
 	c->spec.members[member] = true;
 	c->spec.members_set = true;
+	/*
+	 * Both ends given: the spans that overlap them alone, read through
+	 * the member's checkpoints (schedwalk's window).  Else the thread's
+	 * life is wanted: the whole member.
+	 */
+	if (has_begin && has_end) {
+		c->spec.has_lo = c->spec.has_hi = true;
+		c->spec.lo = begin;
+		c->spec.hi = end;
+	}
 	sw = schedwalk_open(c, true);
 	while ((rc = schedwalk_next(sw, &sp)) > 0) {
 		/* Its life: to its exit (X, Z: dead, until the trace ends). */
@@ -260,6 +271,7 @@ int critpath_run(struct sql_cursor *c, unsigned int member, int32_t tid,
 		add_span(&w, &sp);
 	}
 	schedwalk_close(sw);
+	c->spec.has_lo = c->spec.has_hi = false;
 	if (rc < 0) {
 		threads_free(&w);
 		return -1;

@@ -27,8 +27,12 @@
  * thread the interrupt hit: the idle task stops the walk, a busy thread is
  * followed (the trace does not say the waker's context yet).
  *
- * Memory: every span of the member that overlaps [begin, end), in
- * per-thread arrays, and the rows.
+ * Reading: with both ends given, the spans overlapping [begin, end] come
+ * through the member's checkpoints (schedwalk.h's window: the window's
+ * frames and a checkpoint interval either side, once the checkpoints
+ * exist); without them, the whole member.  Then the thread tables, for
+ * the names.  Memory: every span of the member that overlaps
+ * [begin, end), in per-thread arrays, and the rows.
  */
 #ifndef RINGTRACE_SQL_CRITPATH_H
 #define RINGTRACE_SQL_CRITPATH_H

@@ -15,7 +15,13 @@
  * SCAN_STACKS: each event's stack pair (stackrec.h) is a row of its own,
  * given before the item that completed it, named through the member's
  * symbols and the mappings the items before it told (umaps.h), as
- * report --stat counts them.
+ * report --stat counts them.  A window, or CPUs left out, read those
+ * mappings through a second view, the prologue: every CPU's user_mmap,
+ * sched_process_exec and fork events (nothing else decoded) before the
+ * window's begin, and the CPUs left out's up to its end, fed in merge
+ * order (time, then CPU) between the window's items; the window's own
+ * items tell the rest.  A stack_ref names defs of its own packet, which
+ * the window reads whole (the packet before it included).
  *
  * What each view read (frames, bytes, packets, events) is added to the
  * cursor's scan_stats row when it closes; its damage goes to the
@@ -40,6 +46,11 @@ struct scan {
 	struct umaps *um;		/* SCAN_STACKS: the mappings */
 	struct stack_names *names;	/* SCAN_STACKS: what names frames */
 	const struct rt_item *held;	/* an item after the pair it completed */
+	/* SCAN_STACKS with a window or CPUs: the mappings' prologue. */
+	struct tset_view *pv;
+	struct merge *pm;
+	const struct rt_item *pnext;	/* its next item; NULL at its end */
+	uint64_t pbegin;		/* the window's begin, cycles */
 	int32_t pair_tid;		/* the last event's owner */
 	int32_t pair_prev;		/* its prev_tid if a sched_switch, else -1 */
 	const struct rt_event_desc *switch_ev;	/* the member's sched_switch */
@@ -63,15 +74,20 @@ static bool want_event(void *arg, const struct rt_event_desc *ev)
 	return s->want[ev - md->events] || (s->th && rt_threads_reads(s->th, ev));
 }
 
-/* Adds what the open view read to the cursor's counters, and closes it. */
-static void view_close(struct scan *s)
+/* The prologue's events: what umaps_feed() reads. */
+static bool want_mapping(void *arg, const struct rt_event_desc *ev)
+{
+	(void)arg;
+	return !strcmp(ev->name, "user_mmap") || !strcmp(ev->name, "sched_process_exec") ||
+	       !strcmp(ev->name, "sched_process_fork");
+}
+
+/* Adds what view @v read to the cursor's counters (@cpus: its streams counted). */
+static void view_stats(struct scan *s, struct tset_view *v, bool cpus)
 {
 	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
-	struct rt_trace *t;
+	struct rt_trace *t = tset_view_trace(v);
 
-	if (!s->v)
-		return;
-	t = tset_view_trace(s->v);
 	for (unsigned int i = 0; i < t->nr_cpus; i++) {
 		uint64_t frames, bytes;
 
@@ -80,9 +96,25 @@ static void view_close(struct scan *s)
 		rt_stream_reads(t->cpus[i].stream, &frames, &bytes);
 		st->frames += frames;
 		st->bytes += bytes;
-		st->cpus++;
+		st->cpus += cpus;
 	}
 	sqldb_view_damage(s->d, s->cur, t);
+}
+
+/* Adds what the open view read to the cursor's counters, and closes it. */
+static void view_close(struct scan *s)
+{
+	if (!s->v)
+		return;
+	view_stats(s, s->v, true);
+	if (s->pv) {
+		view_stats(s, s->pv, false);
+		merge_close(s->pm);
+		s->pm = NULL;
+		s->pnext = NULL;
+		tset_view_close(s->pv);
+		s->pv = NULL;
+	}
 	merge_close(s->m);
 	s->m = NULL;
 	rt_threads_free(s->th);
@@ -112,6 +144,67 @@ static uint64_t ns_to_cycles(const struct sqldb *d, const struct tset_member *m,
 		return 0;
 	c = (rel * freq + (up ? 999999999 : 0)) / 1000000000;
 	return c > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)c;
+}
+
+/*
+ * SCAN_STACKS over [@begin, @end] (cycles) of member @i, or on some CPUs:
+ * the mappings the window's user frames are named by come from the
+ * prologue's view (0, or -1 with c->err).
+ */
+static int prologue_open(struct scan *s, unsigned int i, uint64_t begin, uint64_t end)
+{
+	struct rt_trace *t;
+	struct rt_error err;
+
+	/* The CPUs read whole see their own mappings from @begin on. */
+	if (!s->sp->cpus_set)
+		end = begin - 1;
+	s->pv = tset_view_open(s->d->ts, i, NULL, true, 0, end, s->d->seek, &err);
+	if (!s->pv)
+		return sql_error(s->c, "%s", err.msg);
+	s->pbegin = begin;
+	t = tset_view_trace(s->pv);
+	for (unsigned int k = 0; k < t->nr_cpus; k++)
+		if (rt_stream_set_wanted(t->cpus[k].stream, want_mapping, s))
+			die("out of memory");
+	s->pm = merge_trace(t, false);
+	s->pnext = merge_next(s->pm);
+	return 0;
+}
+
+/* Whether the window's own streams give @it (it is not the prologue's to feed). */
+static bool window_gives(const struct scan *s, const struct rt_item *it)
+{
+	if (it->timestamp < s->pbegin)
+		return false;
+	if (!s->sp->cpus_set)
+		return true;
+	for (unsigned int k = 0; k < s->sp->nr_cpus; k++)
+		if (s->sp->cpus[k] == it->cpu)
+			return true;
+	return false;
+}
+
+/*
+ * The prologue's items that come before (@ts, @cpu) in merge order fed to
+ * the mappings (those the window gives itself skipped): 0, or -1 (c->err).
+ */
+static int prologue_until(struct scan *s, uint64_t ts, uint32_t cpu)
+{
+	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
+
+	while (s->pnext && (s->pnext->timestamp < ts ||
+			    (s->pnext->timestamp == ts && s->pnext->cpu < cpu))) {
+		if (s->pnext->type == RT_ITEM_EVENT) {
+			st->events++;
+			if (!window_gives(s, s->pnext) && umaps_feed(s->um, s->pnext))
+				die("out of memory");
+		}
+		s->pnext = merge_next(s->pm);
+	}
+	if (merge_error(s->pm))
+		return sql_error(s->c, "%s", merge_error(s->pm));
+	return 0;
 }
 
 /* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
@@ -187,6 +280,8 @@ static int view_open(struct scan *s, unsigned int i)
 			return sql_error(s->c, "%s", err.msg);
 	}
 	s->m = merge_trace(t, true);
+	if ((s->what & SCAN_STACKS) && (begin || sp->cpus_set) && prologue_open(s, i, begin, end))
+		return -1;
 	s->gap = 0;
 	s->items_done = false;
 	s->end_given = false;
@@ -233,12 +328,15 @@ static bool gap_kept(struct scan *s, const struct tset_member *m,
 	return true;
 }
 
-/* Pair @p of the member read as a row, if the spec keeps it. */
-static bool pair_kept(struct scan *s, const struct stack_pair *p, struct scan_row *row)
+/* Pair @p of the member read as a row: 1, 0 the spec does not keep it, -1. */
+static int pair_kept(struct scan *s, const struct stack_pair *p, struct scan_row *row)
 {
 	row->ts = sqldb_ns(s->d, s->cur, p->timestamp);
 	if (!sql_spec_ts(&s->c->spec, row->ts))
-		return false;
+		return 0;
+	/* The mappings as they were at the pair's event. */
+	if (s->pm && prologue_until(s, p->timestamp, p->cpu))
+		return -1;
 	row->member = s->cur;
 	row->it = NULL;
 	row->gap = NULL;
@@ -251,7 +349,7 @@ static bool pair_kept(struct scan *s, const struct stack_pair *p, struct scan_ro
 	row->tid = p->tid >= 0 ? p->tid : s->pair_prev >= 0 ? s->pair_prev : s->pair_tid;
 	row->pid = stack_pair_pid(p, s->th, s->pair_tid);
 	s->kept++;
-	return true;
+	return 1;
 }
 
 int scan_next(struct scan *s, struct scan_row *row)
@@ -310,8 +408,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 			s->items_done = true;
 			/* The last event's stacks: nothing comes after them. */
 			p = s->um ? stackrec_flush(s->sr) : NULL;
-			if (p && pair_kept(s, p, row))
-				return 1;
+			if (p && (r = pair_kept(s, p, row)))
+				return r;
 			continue;
 		}
 		if (s->um && !s->held) {
@@ -320,8 +418,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 			/* Before @it is used: the pair it completed, then it. */
 			if (p) {
 				s->held = it;
-				if (pair_kept(s, p, row))
-					return 1;
+				if ((r = pair_kept(s, p, row)))
+					return r;
 			}
 		}
 		s->held = NULL;
@@ -342,7 +440,9 @@ int scan_next(struct scan *s, struct scan_row *row)
 				s->pair_tid = row->tid;
 				s->pair_prev = v ? (int32_t)rt_field_s64(v, 0) : -1;
 			}
-			if (umaps_feed(s->um, it))
+			if (s->pm && prologue_until(s, it->timestamp, it->cpu))
+				return -1;
+			if ((!s->pm || window_gives(s, it)) && umaps_feed(s->um, it))
 				die("out of memory");
 		}
 		if (it->type == RT_ITEM_EVENT &&

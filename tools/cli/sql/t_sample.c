@@ -8,8 +8,10 @@
  * kernel frames then its user frames as one stack (stackrows.h: the
  * stack table's rows; NULL when no stack was recorded).  The rows with a
  * stack_id are the stacks report --stat's top functions counts.
- * Every item of a member is read: a user frame is named by the mappings
- * the trace told before it, from its start (no ts or cpu pushdown).
+ * ts and cpu are pushed down as raw's are: the window's frames of the
+ * CPUs asked for; a user frame is named by the mappings the trace told
+ * before it, which scan.c's prologue reads from the member's start (its
+ * mapping events alone, every CPU's).  utid: the trace it names.
  */
 #include <string.h>
 
@@ -18,9 +20,9 @@
 enum { C_TS, C_CPU, C_UTID, C_TID, C_PID, C_EVENT, C_STACK_ID, C_TRACE, C_HOST };
 
 static const struct sql_column cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
-	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_TS },
+	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TID] = { "tid", "INTEGER", SQL_PUSH_NONE },
 	[C_PID] = { "pid", "INTEGER", SQL_PUSH_NONE },
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
