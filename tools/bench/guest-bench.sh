@@ -22,8 +22,18 @@
 #              reserve is dropped, so this times the drop path of both.
 #   consumer   only if daemon/ringtraced exists: ringtrace on one CPU while
 #              ringtraced, pinned to another CPU, drains every buffer.
+#   persist    (issue 32) the writer with its rings in the persistent region
+#              the kernel command line reserves (run-bench passes
+#              tools/vm/region-args' words), beside the same writer on
+#              ordinary pages, at one geometry (the default), overwrite
+#              mode, nobody consuming, in PERSIST_ROUNDS rounds (default
+#              3): "pagesR" on the module loaded without a region, then
+#              ringtrace.ko reloaded with persist= (or persist_addr= and
+#              persist_size= for a memmap= range; the last round's image
+#              released) for "persistR", then reloaded without.
+#              Skipped, and said, when the command line has no region.
 #
-# RING_CASES (default "default subbuf4k discard consumer") picks cases and
+# RING_CASES (default "default subbuf4k discard consumer persist") picks cases and
 # RING_CPUS (default both: one CPU, then all) the default case's CPU sets,
 # for a short boot under -icount (see benchmarks.rst, "Instruction counts").
 #
@@ -130,8 +140,84 @@ fi
 
 # The other parts run whatever happens here, so the ring cases run in a
 # subshell: its `exit 1` ends only them.
+# persist_args: the module arguments for the persistent region on this
+# boot's command line (as selftests/persist_test.c reads it); fails if
+# there is none.
+persist_args() {
+	local w size addr mult
+	for w in $(</proc/cmdline); do
+		case $w in
+		reserve_mem=*:ringtrace)
+			echo persist=ringtrace
+			return 0 ;;
+		memmap=*\$*)
+			size=${w#memmap=} addr=${w#*\$}
+			size=${size%%\$*}
+			case $size in
+			*[kK]) mult=$((1 << 10)) ;;
+			*[mM]) mult=$((1 << 20)) ;;
+			*[gG]) mult=$((1 << 30)) ;;
+			*) mult=1 ;;
+			esac
+			size=${size%[kKmMgG]}
+			echo "persist_addr=$addr persist_size=$((size * mult))"
+			return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# reload_rt [ARGS...]: ringtrace.ko (and the bench module on top of it)
+# loaded again, with ARGS.
+reload_rt() {
+	rmmod ringtrace_bench
+	rmmod ringtrace
+	insmod "$moddir/ringtrace.ko" "$@"
+	insmod "$moddir/ringtrace_bench.ko"
+}
+
+# persist_live: the region holds this load's rings; a previous image (the
+# last round's rmmod left one) is released first.
+persist_live() {
+	local uuid
+	if grep -qx 'state previous' "$RT/persist/info"; then
+		uuid=$(sed -n 's/^uuid //p' "$RT/persist/info")
+		rt_set persist/release "$uuid"
+	fi
+	cat "$RT/persist/info" >"$out/persist.info"
+	grep -qx 'state live' "$out/persist.info" ||
+		{ say "persist: the region is not live: $(head -1 "$out/persist.info")"; exit 1; }
+}
+
+# The persist case (see the header): rounds of pages then the region, at
+# one geometry.
+persist_case() {
+	local -a args
+	local size num r
+	if ! read -ra args < <(persist_args); then
+		say "persist: skipped (no persistent region on the kernel command line)"
+		return 0
+	fi
+	size=$(<"$RT/subbuf_size") num=$(<"$RT/num_subbufs")
+	rt_set clear 1
+	for ((r = 1; r <= ${PERSIST_ROUNDS:-3}; r++)); do
+		rt_set mode overwrite
+		rt_set subbuf_size "$size"
+		rt_set num_subbufs "$num"
+		run_case "pages$r" "iterations=$iters reps=$reps profile=0 cpus=both"
+		say "persist: reloading ringtrace.ko with ${args[*]}"
+		reload_rt "${args[@]}"
+		persist_live
+		rt_set mode overwrite
+		rt_set subbuf_size "$size"
+		rt_set num_subbufs "$num"
+		run_case "persist$r" "iterations=$iters reps=$reps profile=0 cpus=both"
+		reload_rt
+	done
+}
+
 ring_cases() {
-	local cases=" ${RING_CASES:-default subbuf4k discard consumer} "
+	local cases=" ${RING_CASES:-default subbuf4k discard consumer persist} "
 	rt_set mode overwrite
 	[[ $cases != *" default "* ]] ||
 		run_case default "iterations=$iters reps=$reps profile=1 cpus=${RING_CPUS:-both}"
@@ -181,6 +267,8 @@ ring_cases() {
 	else
 		say "consumer: skipped (no executable $daemon or only one CPU)"
 	fi
+
+	[[ $cases != *" persist "* ]] || persist_case
 }
 
 # run_part NAME COMMAND...: run one part, remember the first failure.
