@@ -243,6 +243,14 @@ bool rtr_persist_slice(const struct rtr_persist_layout *l, unsigned int cpu,
 		       struct rtr_slice *slice);
 const struct rtr_persist_layout *rtr_persist_current(void);
 void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm);
+void rtr_persist_hooks_init(void);
+void rtr_persist_hooks_exit(void);
+
+/* crash.c: the crash path's hooks (persist.c calls them). */
+void rtr_crash_init(void *va, size_t size, const int *slice_of);
+void rtr_crash_exit(void);
+void rtr_crash_arm(struct ringtrace_persist_state *st, unsigned int nr_slices);
+void rtr_crash_disarm(void);
 int rtr_persist_files_init(void);
 /* main.c: a new set of buffers, in the region's slices when @l is given. */
 int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,

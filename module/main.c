@@ -234,6 +234,9 @@ int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,
 				  &bufs[cpu]->w);
 		bufs[cpu] = buf;
 	}
+	/* [C1] of crash.c: the crash path's snapshot reads them under RCU. */
+	if (l)
+		synchronize_rcu();
 	rtr_free_buffers(bufs);
 	rtr_trace.subbuf_size = subbuf_size;
 	rtr_trace.num_subbufs = num_subbufs;
@@ -405,6 +408,7 @@ static int __init ringtrace_init(void)
 	if (ret)
 		goto exit_probes;
 	rtr_files_publish();
+	rtr_persist_hooks_init();
 	pr_info("loaded: %u cpus online, %lu x %u bytes per cpu\n",
 		num_online_cpus(), rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
@@ -424,6 +428,8 @@ exit_events:
 
 static void __exit ringtrace_exit(void)
 {
+	/* No crash hook reads a buffer or the region from here on. */
+	rtr_persist_hooks_exit();
 	/* No timer writes cpu_sample once rtr_probes_exit() drops it. */
 	rtr_sampler_exit();
 	rtr_probes_exit();
