@@ -11,6 +11,7 @@
 #
 #   RT_CRASH_CASES   the cases, in boot order (default "sysrq-c"; see
 #                    crash_guest.sh)
+#   RT_CRASH_OUT     the runs' directory (default $RT_CACHE/vm-runs/crash)
 #
 # Here, after the run: every boot printed its summary, vmtest passed the run
 # (every boot reached, each case's panic on the console where it was fired
@@ -18,7 +19,8 @@
 # case the markers the next boot read from the image end where boot K's
 # console does: for each CPU, markers 0 to at least the last number L the
 # console shows, and on the CPU that panicked L or L + 1 (written, its
-# number not yet sent when the crash came; see markers_match).
+# number not yet sent when the crash came; see markers_match), and the
+# crash entry it read is of the CPU whose panic the console shows.
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
 # seconds.
 #
@@ -86,11 +88,22 @@ markers_match() {
 	((n > 0))
 }
 
+# The crash entry boot $2 read (entry-cpu.K, in $1) names the CPU whose
+# panic boot $2-1's console shows.
+# shellcheck disable=SC2317 # called through check
+entry_cpu_match() {
+	local dir=$1 k=$2 pcpu ecpu
+	pcpu=$(sed -nE 's/.*\] CPU: ([0-9]+) (UID|PID): .*/\1/p' "$dir/console.boot-$((k - 1)).log" | head -n1)
+	ecpu=$(cat "$dir/entry-cpu.$k" 2>/dev/null)
+	echo "# boot $((k - 1)): the console's panic on CPU ${pcpu:-none}, the crash entry's ${ecpu:-none}"
+	[[ -n $pcpu && $pcpu == "$ecpu" ]]
+}
+
 main() {
 	local status=0 k out dir boots expect i e start b log line p f
 	for k in "${kvers[@]}"; do
 		passed=0 failed=0
-		out=$cache/vm-runs/crash
+		out=${RT_CRASH_OUT:-$cache/vm-runs/crash}
 		dir=$out/$k
 		boots=$((${#cases[@]} + 1))
 		expect=
@@ -124,6 +137,8 @@ main() {
 			[[ ${cases[b - 2]} == sysrq-c ]] || continue
 			check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
 				markers_match "$dir" "$b"
+			check "$k: boot $b's crash entry is of the CPU that panicked in boot $((b - 1))" \
+				entry_cpu_match "$dir" "$b"
 		done
 		sed 's/^/# /' "$dir/result" 2>/dev/null
 		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \

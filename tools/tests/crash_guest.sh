@@ -27,7 +27,11 @@
 #            trace's and CPU's, each CPU's markers in order with none missing
 #            (tools/tests/crash_image.py); their last numbers go to
 #            $RT_VM_OUT/markers.K, which crash.sh compares with boot K-1's
-#            console.
+#            console.  And the crash path's state (crash_entry.py): one
+#            entry, reason panic, "sysrq triggered crash", its stack naming
+#            sysrq_handle_crash, and every used slice's snapshot; the
+#            entry's CPU goes to $RT_VM_OUT/entry-cpu.K, which crash.sh
+#            compares with the CPU the console's panic names.
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -166,6 +170,12 @@ check_sysrq-c() {
 	grep '^markers ' /tmp/rtcrash-read >"$OUT/markers.$BOOT"
 	check "markers were read for every CPU ($(wc -l <"$OUT/markers.$BOOT") of $(nproc))" \
 		test "$(wc -l <"$OUT/markers.$BOOT")" -eq "$(nproc)"
+	# The crash path's entry and snapshots (nokaslr: this boot's
+	# kallsyms name the crashed boot's addresses).
+	python3 tools/tests/crash_entry.py "$RT/persist/image" /proc/kallsyms \
+		panic "sysrq triggered crash" sysrq_handle_crash >/tmp/rtcrash-entry 2>&1
+	check_output /tmp/rtcrash-entry $?
+	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
 }
 
 # --- the chain -------------------------------------------------------------
