@@ -63,6 +63,21 @@
 #include "compat.h"
 #include "internal.h"
 
+/*
+ * The event a crash leaves in the trace: the next boot's recovery appends
+ * it from the entry, in this layout, as its CPU's last record (a dying
+ * kernel writes into no ring).  Registered at every load, region or not,
+ * so that the metadata a trace directory gets declares it.  Readers find
+ * it by name.  Its stack follows as a kernel_stack trailer.
+ */
+static struct ringtrace_event rtr_kernel_panic_event = {
+	.name = "kernel_panic",
+	.fields = "enum : uint32_t { panic = 1, oops = 2, emerg_restart = 3, "
+		  "shutdown = 4 } reason; uint32_t cpu; uint64_t ip; "
+		  "int32_t tid; int32_t pid; utf8_t comm[16]; "
+		  "uint16_t message_len; utf8_t message[message_len];",
+};
+
 static struct {
 	/* Set before the hooks are registered, then read-only. */
 	void *va;			/* the whole region */
@@ -270,6 +285,19 @@ static struct kmsg_dumper rtr_crash_dumper = {
 };
 
 static bool rtr_crash_dumping;
+
+int rtr_crash_event_init(void)
+{
+	BUILD_BUG_ON(RINGTRACE_PERSIST_PANIC != 1 || RINGTRACE_PERSIST_OOPS != 2 ||
+		     RINGTRACE_PERSIST_EMERG_RESTART != 3 ||
+		     RINGTRACE_PERSIST_SHUTDOWN != 4);
+	return ringtrace_event_register(&rtr_kernel_panic_event);
+}
+
+void rtr_crash_event_exit(void)
+{
+	ringtrace_event_unregister(&rtr_kernel_panic_event);
+}
 
 /*
  * At load, once nothing can fail any more: hook the region at @va (@size

@@ -246,7 +246,9 @@ void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm);
 void rtr_persist_hooks_init(void);
 void rtr_persist_hooks_exit(void);
 
-/* crash.c: the crash path's hooks (persist.c calls them). */
+/* crash.c: the kernel_panic event, and the crash path's hooks. */
+int rtr_crash_event_init(void);
+void rtr_crash_event_exit(void);
 void rtr_crash_init(void *va, size_t size, const int *slice_of);
 void rtr_crash_exit(void);
 void rtr_crash_arm(struct ringtrace_persist_state *st, unsigned int nr_slices);

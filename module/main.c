@@ -399,6 +399,9 @@ static int __init ringtrace_init(void)
 	ret = rtr_probes_init();
 	if (ret)
 		goto exit_hotplug;
+	ret = rtr_crash_event_init();
+	if (ret)
+		goto exit_probes;
 	/*
 	 * The files last, and nothing that can fail after them: they open
 	 * only once published (files.c), and on failure they are gone with
@@ -406,13 +409,15 @@ static int __init ringtrace_init(void)
 	 */
 	ret = rtr_files_init();
 	if (ret)
-		goto exit_probes;
+		goto exit_crash_event;
 	rtr_files_publish();
 	rtr_persist_hooks_init();
 	pr_info("loaded: %u cpus online, %lu x %u bytes per cpu\n",
 		num_online_cpus(), rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
 
+exit_crash_event:
+	rtr_crash_event_exit();
 exit_probes:
 	rtr_probes_init_undo();
 exit_hotplug:
@@ -433,6 +438,7 @@ static void __exit ringtrace_exit(void)
 	/* No timer writes cpu_sample once rtr_probes_exit() drops it. */
 	rtr_sampler_exit();
 	rtr_probes_exit();
+	rtr_crash_event_exit();
 	rtr_files_exit();
 	rtr_quiesce();
 	/* The image's packets closed, as a stop closes them for a consumer. */

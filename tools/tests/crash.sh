@@ -20,7 +20,8 @@
 # console does: for each CPU, markers 0 to at least the last number L the
 # console shows, and on the CPU that panicked L or L + 1 (written, its
 # number not yet sent when the crash came; see markers_match), and the
-# crash entry it read is of the CPU whose panic the console shows.
+# crash entry it read is of the CPU whose panic the console shows, and the
+# crashed boot's metadata declares kernel_panic (babeltrace2 reads it).
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
 # seconds.
 #
@@ -99,6 +100,15 @@ entry_cpu_match() {
 	[[ -n $pcpu && $pcpu == "$ecpu" ]]
 }
 
+# Boot $2's metadata (metadata.K/, in $1) declares the kernel_panic event
+# the recovery appends, and babeltrace2 reads it.
+# shellcheck disable=SC2317 # called through check
+kernel_panic_declared() {
+	local md=$1/metadata.$2
+	grep -q 'name = "kernel_panic";' "$md/metadata" 2>/dev/null || { echo "# no kernel_panic in $md/metadata"; return 1; }
+	babeltrace2 "$md" >/dev/null
+}
+
 main() {
 	local status=0 k out dir boots expect i e start b log line p f
 	for k in "${kvers[@]}"; do
@@ -139,6 +149,8 @@ main() {
 				markers_match "$dir" "$b"
 			check "$k: boot $b's crash entry is of the CPU that panicked in boot $((b - 1))" \
 				entry_cpu_match "$dir" "$b"
+			check "$k: boot $((b - 1))'s metadata declares kernel_panic, and babeltrace2 reads it" \
+				kernel_panic_declared "$dir" $((b - 1))
 		done
 		sed 's/^/# /' "$dir/result" 2>/dev/null
 		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \

@@ -31,7 +31,9 @@
 #            entry, reason panic, "sysrq triggered crash", its stack naming
 #            sysrq_handle_crash, and every used slice's snapshot; the
 #            entry's CPU goes to $RT_VM_OUT/entry-cpu.K, which crash.sh
-#            compares with the CPU the console's panic names.
+#            compares with the CPU the console's panic names.  The
+#            crashed boot's metadata goes to $RT_VM_OUT/metadata.K/
+#            (kernel_panic declared, babeltrace2 reads it: crash.sh).
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -137,6 +139,8 @@ fire_sysrq-c() {
 	# /dev/kmsg would drop most of the console lines past 10 in 5 s.
 	setup "no rate limit on /dev/kmsg" sh -c 'echo on >/proc/sys/kernel/printk_devkmsg' || return 1
 	info_field uuid >"$OUT/uuid.$BOOT"
+	# The trace's metadata, for crash.sh (kernel_panic declared).
+	setup "the metadata saved" sh -c "mkdir -p $OUT/metadata.$BOOT && cat $RT/metadata >$OUT/metadata.$BOOT/metadata" || return 1
 	setup "tracing on" sh -c "echo 1 >$RT/tracing_on" || return 1
 	for cpu in "${CPUS[@]}"; do
 		taskset -c "$cpu" bash -c "$(declare -f marker_writer); RT=$RT; marker_writer $cpu" &
