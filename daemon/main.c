@@ -515,6 +515,8 @@ int main(int argc, char **argv)
 
 	msg_prog = PROG;
 	parse_options(argc, argv);
+	if (opt.recover)
+		return prevboot_main();
 	setup_signals();
 	nofile_raise();
 

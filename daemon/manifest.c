@@ -86,8 +86,7 @@ out:
 	return err;
 }
 
-/* @s as a JSON string: quotes, backslashes and control bytes escaped. */
-static void json_str(FILE *f, const char *s)
+void json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {

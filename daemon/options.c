@@ -220,6 +220,23 @@ static void usage(FILE *f)
 "                            back and tracing goes on, saving nothing more\n"
 "                            (the log and STATUS= say so)\n"
 "\n"
+"Previous boot (the persistent region, ringtrace recover):\n"
+"      --recover             write the trace the persistent region kept (of the\n"
+"                            previous boot, or the previous module load) as a\n"
+"                            trace directory (-o DIR; default, in --root or .:\n"
+"                            [ringtrace-]YYYYmmdd-HHMMSS-previous-boot, the time\n"
+"                            the region was armed), then release the region,\n"
+"                            and exit: 0 written or nothing to recover (\"no\n"
+"                            previous trace\"), 1 refused or an error, 3 written\n"
+"                            with damage left out (named on stderr, saved under\n"
+"                            DIR/.ringtrace-damaged/)\n"
+"      --image=FILE          with --recover: read FILE (a copy of persist/image)\n"
+"                            instead of the module's image; nothing is released\n"
+"      --force               with --recover: read an image of another kernel\n"
+"                            build (with its own metadata and symbols)\n"
+"      --keep                with --recover: do not release the region\n"
+"      --discard             with --recover: release the region, write nothing\n"
+"\n"
 "Running:\n"
 "      --service             run under systemd (Type=notify): log with syslog\n"
 "                            priorities, notify readiness, default output dir\n"
@@ -263,7 +280,8 @@ static void usage(FILE *f)
 "the sets not handed off for the next start (a hook still running gets\n"
 "SIGKILL at once), and exits.  SIGHUP closes every\n"
 "CPU's chunk now; SIGUSR1 prints statistics.\n"
-"Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error.\n",
+"Exit status: 0 after a clean stop, 1 on an error, 2 on a usage error\n"
+"(--recover: above).\n",
 		ZSTD_minCLevel(), ZSTD_maxCLevel(), CHUNK_DEFAULT_LEVEL,
 		1U << (CHUNK_PACK_WINDOW_LOG - 20), mem, MAX_WORKERS,
 		default_workers(), DEFAULT_FLUSH_MS, DEFAULT_HOOK_QUEUE,
@@ -306,6 +324,11 @@ enum {
 	OPT_RESTORE_FD,
 	OPT_SYMBOLS_MAX,
 	OPT_NO_SYMBOLS,
+	OPT_RECOVER,
+	OPT_IMAGE,
+	OPT_FORCE,
+	OPT_KEEP,
+	OPT_DISCARD,
 };
 
 /*
@@ -365,6 +388,11 @@ void parse_options(int argc, char **argv)
 		{ "restore-fd",		required_argument, NULL, OPT_RESTORE_FD },
 		{ "symbols-max",	required_argument, NULL, OPT_SYMBOLS_MAX },
 		{ "no-symbols",		no_argument,	   NULL, OPT_NO_SYMBOLS },
+		{ "recover",		no_argument,	   NULL, OPT_RECOVER },
+		{ "image",		required_argument, NULL, OPT_IMAGE },
+		{ "force",		no_argument,	   NULL, OPT_FORCE },
+		{ "keep",		no_argument,	   NULL, OPT_KEEP },
+		{ "discard",		no_argument,	   NULL, OPT_DISCARD },
 		{ "help",		no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -546,6 +574,21 @@ void parse_options(int argc, char **argv)
 			opt.no_symbols = true;
 			symbols = true;
 			break;
+		case OPT_RECOVER:
+			opt.recover = true;
+			break;
+		case OPT_IMAGE:
+			opt.image = optarg;
+			break;
+		case OPT_FORCE:
+			opt.force = true;
+			break;
+		case OPT_KEEP:
+			opt.keep = true;
+			break;
+		case OPT_DISCARD:
+			opt.discard = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -562,6 +605,12 @@ void parse_options(int argc, char **argv)
 		opt.stop_ms = SERVICE_STOP_MS;
 	if (opt.output && opt.root)
 		usage_error("--output and --root: one or the other");
+	if ((opt.image || opt.force || opt.keep || opt.discard) && !opt.recover)
+		usage_error("--image, --force, --keep and --discard go with --recover");
+	if (opt.recover && opt.discard && (opt.image || opt.keep || opt.output))
+		usage_error("--discard releases the module's region and writes nothing: no --image, --keep or --output");
+	if (opt.recover && (opt.once || opt.triggers.n || opt.on_chunk || opt.max_total))
+		usage_error("--recover writes the region's trace and exits: no --once, --trigger, --on-chunk or --max-total");
 	if (opt.max_total && (opt.output || opt.once))
 		usage_error("--max-total budgets the traces of --root (or --service's %s), not --output's",
 			    SERVICE_DIR);

@@ -46,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -104,6 +105,12 @@ struct options {
 	unsigned int max_snapshots;	/* --max; 0: no bound */
 	uint64_t symbols_max;		/* --symbols-max, bytes */
 	bool no_symbols;		/* --no-symbols */
+	/* --recover: the persistent region's trace (prevboot.c) */
+	bool recover;
+	const char *image;		/* --image: a file, not persist/image */
+	bool force;			/* --force: another build's image */
+	bool keep;			/* --keep: no release */
+	bool discard;			/* --discard: release, write nothing */
 };
 extern struct options opt;
 
@@ -508,6 +515,9 @@ void report_backlog(const char *what);
 
 #define SET_NAME_MAX		32	/* chunk-NNNNNN */
 
+/* @s as a JSON string: quotes, backslashes and control bytes escaped. */
+void json_str(FILE *f, const char *s);
+
 /*
  * In a trace directory made with --on-chunk: its sets are handed to the
  * hook, and those not marked shipped again by a later start (recover.c).
@@ -662,5 +672,12 @@ void restore_option(const char *arg);
 void restore_stale(void);
 /* At the end of stop(), buffers closed: record gone, its values back. */
 void restore_at_stop(void);
+
+/* ------------------------------------------------------------------ */
+/* prevboot.c: --recover                                                */
+/* ------------------------------------------------------------------ */
+
+/* The persistent region's trace into a directory; the exit status. */
+int prevboot_main(void);
 
 #endif /* RINGTRACED_H */

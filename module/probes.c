@@ -80,6 +80,25 @@ static_assert(sizeof(struct rtr_sched_wakeup) == 28);
 #define RTR_SCHED_WAKEUP_FIELDS						\
 	"utf8_t comm[16]; int32_t tid; int32_t prio; int32_t target_cpu;"
 
+/*
+ * sched_waking: sched_wakeup's payload and the context the waker runs in,
+ * appended so that a reader finds the other fields where they were.
+ */
+struct rtr_sched_waking {
+	struct rtr_sched_wakeup w;
+	u8 waker_ctx;			/* enum rtr_waker_ctx */
+} __packed;
+static_assert(sizeof(struct rtr_sched_waking) == 29);
+#define RTR_SCHED_WAKING_FIELDS RTR_SCHED_WAKEUP_FIELDS " uint8_t waker_ctx;"
+
+/* waker_ctx's values, the innermost context first (events.rst). */
+enum rtr_waker_ctx {
+	RTR_WAKER_TASK		= 0,
+	RTR_WAKER_SOFTIRQ	= 1,
+	RTR_WAKER_HARDIRQ	= 2,
+	RTR_WAKER_NMI		= 3,
+};
+
 struct rtr_sched_fork {
 	char parent_comm[RTR_COMM_LEN];
 	s32 parent_tid;
@@ -227,6 +246,11 @@ static const struct rtr_filter_field rtr_probe_sched_switch_ff[] = {
 static const struct rtr_filter_field rtr_write_wakeup_ff[] = {
 	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
 	RTR_FF("target_cpu", INT),
+};
+
+static const struct rtr_filter_field rtr_probe_sched_waking_ff[] = {
+	RTR_FF("comm", STR), RTR_FF("tid", INT), RTR_FF("prio", INT),
+	RTR_FF("target_cpu", INT), RTR_FF("waker_ctx", INT),
 };
 
 static const struct rtr_filter_field rtr_probe_sched_migrate_task_ff[] = {
@@ -420,7 +444,7 @@ static void rtr_probe_sched_switch(void *data, bool preempt,
 	rtr_commit(&r);
 }
 
-/* The payload of sched_wakeup, sched_wakeup_new and sched_waking. */
+/* The payload of sched_wakeup and sched_wakeup_new. */
 static __always_inline void rtr_write_wakeup(const void *data,
 					     struct task_struct *t)
 {
@@ -441,9 +465,8 @@ static __always_inline void rtr_write_wakeup(const void *data,
 	rtr_commit(&r);
 }
 
-/* Both pass their values through rtr_write_wakeup(). */
+/* It passes its values through rtr_write_wakeup(). */
 #define rtr_probe_sched_wakeup_ff	rtr_write_wakeup_ff
-#define rtr_probe_sched_waking_ff	rtr_write_wakeup_ff
 
 /* sched_wakeup and sched_wakeup_new: same payload, @data tells them apart. */
 static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
@@ -453,14 +476,55 @@ static void rtr_probe_sched_wakeup(void *data, struct task_struct *t)
 }
 
 /*
+ * The context the waker runs in, from the kernel's own helpers: an NMI
+ * also counts as a hard interrupt, and a hard interrupt may have cut into
+ * a softirq, so the innermost is asked first.  On PREEMPT_RT softirqs run
+ * in task context (ksoftirqd, ktimers, local_bh_enable()), and
+ * in_serving_softirq() reads the task's own softirq_disable_cnt there,
+ * which has SOFTIRQ_OFFSET while it handles them: 1 there as well.  Only
+ * the hard interrupt part of an interrupt is 2; a threaded handler is 0.
+ */
+static __always_inline u8 rtr_waker_ctx(void)
+{
+	if (in_nmi())
+		return RTR_WAKER_NMI;
+	if (in_hardirq())
+		return RTR_WAKER_HARDIRQ;
+	if (in_serving_softirq())
+		return RTR_WAKER_SOFTIRQ;
+	return RTR_WAKER_TASK;
+}
+
+/*
  * sched_waking fires in the waker's context, on its CPU, before the wakee
  * is given a CPU: target_cpu is the CPU it last ran on (the kernel's own
- * event says the same).  Kept if the wakee or the waker is traced.
+ * event says the same).  Kept if the wakee or the waker is traced.  Its
+ * own body, not rtr_write_wakeup()'s, so the other two pay nothing for
+ * waker_ctx.
  */
 static void rtr_probe_sched_waking(void *data, struct task_struct *t)
 {
-	if (rtr_tasks_traced(t, current))
-		rtr_write_wakeup(data, t);
+	struct rtr_rsv r __uninitialized;
+	struct rtr_sched_waking *p;
+	u8 ctx;
+
+	if (!rtr_tasks_traced(t, current))
+		return;
+	ctx = rtr_waker_ctx();
+	if (rtr_filtered(&r, data, rtr_probe_sched_waking_ff,
+			 RTR_FS(t->comm), RTR_FI(t->pid),
+			 RTR_FI(rtr_probe_prio(t)), RTR_FI(task_cpu(t)),
+			 RTR_FI(ctx)))
+		return;
+	p = rtr_reserve(&r, data, sizeof(*p));
+	if (!p)
+		return;
+	memcpy(p->w.comm, t->comm, RTR_COMM_LEN);
+	p->w.tid = t->pid;
+	p->w.prio = rtr_probe_prio(t);
+	p->w.target_cpu = task_cpu(t);
+	p->waker_ctx = ctx;
+	rtr_commit(&r);
 }
 
 /*
@@ -798,7 +862,7 @@ struct rtr_probe rtr_probes[RTR_NR_PROBES] = {
 	RTR_PROBE_F(RTR_PROBE_TASK_RENAME, "task_rename", "task_rename",
 		 rtr_probe_task_rename, RTR_TASK_RENAME_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_WAKING, "sched_waking", "sched_waking",
-		 rtr_probe_sched_waking, RTR_SCHED_WAKEUP_FIELDS),
+		 rtr_probe_sched_waking, RTR_SCHED_WAKING_FIELDS),
 	RTR_PROBE_F(RTR_PROBE_SCHED_PROCESS_FREE, "sched_process_free",
 		 "sched_process_free", rtr_probe_sched_process,
 		 RTR_SCHED_EXIT_FIELDS),

@@ -21,7 +21,9 @@ and exits non-zero if any check failed.
       `rt_workload --sched N`: every sched_waking of the sleeper is on the
       waker's CPU while the waker runs there, and names the sleeper;
       sched_migrate_task of the waker between its two CPUs; the
-      sched_process_free of the reaped child, after its exit.
+      sched_process_free of the reaped child, after its exit; the
+      waker_ctx of the nappers' timer wakeups (WORKLOAD_LINE also has
+      preempt_rt=0|1, from uname -v).
 
 The events carry no pid of their own (like LTTng without contexts): a
 syscall is attributed to the task that the last sched_switch on its CPU
@@ -346,6 +348,31 @@ def check_sched(r, w):
     check([n_ for _, n_ in order] == ['sched_process_exit',
                                       'sched_process_free'],
           'the child\'s exit, then its free: %s' % [n_ for _, n_ in order])
+    check_waker_ctx(r, w)
+
+
+# waker_ctx of sched_waking (events.rst): 0 task, 1 softirq, 2 hardirq.
+def check_waker_ctx(r, w):
+    """The nappers' timers wake them from the context the kernel expires
+    a sleeper's hrtimer in: the hard interrupt, except on PREEMPT_RT for a
+    task outside the real-time classes (__hrtimer_init_sleeper() makes
+    its timer soft there; the ktimers thread runs it as a softirq).  A
+    napper may also wait for a lock at its start (the debug kernel: the
+    other thread's stack mapped meanwhile): a task's wakeup, 0."""
+    for who, soft_on_rt in (('napper', True), ('fifonap', False)):
+        want = 1 if w['preempt_rt'] and soft_on_rt else 2
+        ctxs = [f.get('waker_ctx') for _, _, f in r.wakings
+                if f['tid'] == w[who]]
+        check(ctxs.count(want) >= w['naps'] and set(ctxs) <= {want, 0},
+              'the %d timer wakeups of rt_%s %d have waker_ctx %d '
+              '(preempt_rt=%d), any other is a task\'s (0): %d wakings, '
+              'waker_ctx %s'
+              % (w['naps'], who, w[who], want, w['preempt_rt'], len(ctxs),
+                 sorted(ctxs, key=str)))
+    ctxs = set(f.get('waker_ctx') for _, _, f in r.wakings
+               if f['tid'] == w['sleeper'])
+    check(ctxs == {0}, 'the pipe wakeups of the sleeper have waker_ctx 0 '
+          '(task): %s' % sorted(ctxs, key=str))
 
 
 MODES = {
@@ -355,6 +382,7 @@ MODES = {
                ('parent', 'ppid', 'thread', 'child', 'calls', 'nr', 'cpus')),
     'forks': (check_forks, ('parent', 'children')),
     'sched': (check_sched, ('waker', 'sleeper', 'waker_cpu', 'sleeper_cpu',
+                            'napper', 'fifonap', 'naps', 'preempt_rt',
                             'reaped', 'rounds')),
 }
 

@@ -19,10 +19,12 @@
  *	the scheduler events: the main thread, named "rt_waker" and pinned
  *	to CPU 0, wakes a thread "rt_sleeper" pinned to the last online CPU
  *	N times, each time only once it sleeps in read(); then moves itself
- *	to the sleeper's CPU and back N times; then forks a child that names
- *	itself "rt_reaped" and exits, and reaps it.  Prints
- *	"rt_workload sched waker=W sleeper=S waker_cpu=0 sleeper_cpu=L
- *	reaped=C rounds=N".
+ *	to the sleeper's CPU and back N times; then two threads sleep
+ *	NAPS times 2 ms in clock_nanosleep(), "rt_napper" at SCHED_OTHER and
+ *	"rt_fifonap" at SCHED_FIFO 1, woken by nothing but their timers;
+ *	then forks a child that names itself "rt_reaped" and exits, and
+ *	reaps it.  Prints "rt_workload sched waker=W sleeper=S waker_cpu=0
+ *	sleeper_cpu=L napper=P fifonap=F naps=NAPS reaped=C rounds=N".
  *
  * getppid() goes through syscall(2) so that no C library can answer it
  * without entering the kernel.
@@ -227,9 +229,65 @@ static void wait_sleeping(pid_t tid)
 	}
 }
 
+#define NAPS 10
+
+struct napper {
+	const char *name;
+	int policy;
+	pid_t tid;
+};
+
+/* Sleeps that only its timer ends: the timer's context wakes it. */
+static void *napper_main(void *arg)
+{
+	struct napper *n = arg;
+	struct sched_param sp = {
+		.sched_priority = n->policy == SCHED_FIFO ? 1 : 0,
+	};
+	struct timespec t = { .tv_nsec = 2 * 1000 * 1000 };
+	int i, err;
+
+	prctl(PR_SET_NAME, n->name);
+	n->tid = syscall(SYS_gettid);
+	err = pthread_setschedparam(pthread_self(), n->policy, &sp);
+	if (err) {
+		errno = err;
+		die("napper: pthread_setschedparam");
+	}
+	for (i = 0; i < NAPS; i++) {
+		err = clock_nanosleep(CLOCK_MONOTONIC, 0, &t, NULL);
+		if (err) {
+			errno = err;
+			die("napper: clock_nanosleep");
+		}
+	}
+	return NULL;
+}
+
+static void naps(struct napper *n, int nr)
+{
+	pthread_t threads[2];
+	int i, err;
+
+	for (i = 0; i < nr; i++) {
+		err = pthread_create(&threads[i], NULL, napper_main, &n[i]);
+		if (err) {
+			errno = err;
+			die("napper");
+		}
+	}
+	for (i = 0; i < nr; i++)
+		if (pthread_join(threads[i], NULL))
+			die("napper: join");
+}
+
 static int sched_events(long rounds)
 {
 	struct sleeper s = { .cpu = sysconf(_SC_NPROCESSORS_ONLN) - 1 };
+	struct napper n[2] = {
+		{ .name = "rt_napper", .policy = SCHED_OTHER },
+		{ .name = "rt_fifonap", .policy = SCHED_FIFO },
+	};
 	pthread_t thread;
 	pid_t waker, child;
 	char c;
@@ -265,6 +323,8 @@ static int sched_events(long rounds)
 		pin(0);
 	}
 
+	naps(n, 2);
+
 	child = fork();
 	if (child < 0)
 		die("fork");
@@ -273,8 +333,8 @@ static int sched_events(long rounds)
 		_exit(0);
 	}
 	wait_child(child);
-	printf("rt_workload sched waker=%d sleeper=%d waker_cpu=0 sleeper_cpu=%d reaped=%d rounds=%ld\n",
-	       waker, s.tid, s.cpu, child, rounds);
+	printf("rt_workload sched waker=%d sleeper=%d waker_cpu=0 sleeper_cpu=%d napper=%d fifonap=%d naps=%d reaped=%d rounds=%ld\n",
+	       waker, s.tid, s.cpu, n[0].tid, n[1].tid, NAPS, child, rounds);
 	return 0;
 }
 

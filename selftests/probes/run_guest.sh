@@ -14,7 +14,9 @@
 #     by ringtrace report:
 #     getppid pairs, fork/exec/exit, sched_switch chains, irq, softirq
 #     (check_trace.py main)
-#   - sched_waking in the waker's context, sched_migrate_task, the
+#   - sched_waking in the waker's context, its waker_ctx (2 for a
+#     timer's wakeup, 1 on PREEMPT_RT for a SCHED_OTHER sleeper's),
+#     sched_migrate_task, the
 #     sched_process_free of a reaped child (check_trace.py sched); the
 #     metadata's env: machine, kernel_version, boottime_offset
 #   - the same with set_event_pid (check_trace.py filter)
@@ -379,7 +381,7 @@ expect "sched trace: nothing lost ($(tr '\n' ' ' < "$WORK/sched.stats"))" no_los
 expect "sched trace: babeltrace2 read it without a warning" \
 	[ ! -s "$WORK/sched.bterr" ]
 expect "sched trace: ringtrace report and babeltrace2 agree" same_events sched
-"$here/check_trace.py" sched "$WORK/sched.txt" "$(cat "$WORK/sched.line")" > "$WORK/sched.check" 2>&1
+"$here/check_trace.py" sched "$WORK/sched.txt" "$(cat "$WORK/sched.line") preempt_rt=$(uname -v | grep -c PREEMPT_RT)" > "$WORK/sched.check" 2>&1
 check_output "$WORK/sched.check" $?
 
 # stat_agrees NAME EVENT: report --stat's total for EVENT is babeltrace2's count.

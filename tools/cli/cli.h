@@ -40,7 +40,7 @@ struct command {
 
 extern const struct command cmd_record, cmd_snapshot, cmd_list, cmd_report,
 	cmd_export, cmd_check, cmd_unpack, cmd_compress, cmd_stats, cmd_start,
-	cmd_stop, cmd_symbols, cmd_sql;
+	cmd_stop, cmd_symbols, cmd_sql, cmd_recover;
 
 /*
  * Room for element @n of @arr, an array of *@cap elements of @size bytes:

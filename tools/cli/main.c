@@ -12,7 +12,7 @@
 #include "cli.h"
 
 static const struct command *const commands[] = {
-	&cmd_record, &cmd_snapshot, &cmd_list, &cmd_report, &cmd_export,
+	&cmd_record, &cmd_snapshot, &cmd_recover, &cmd_list, &cmd_report, &cmd_export,
 	&cmd_check, &cmd_sql, &cmd_unpack, &cmd_compress, &cmd_stats, &cmd_start,
 	&cmd_stop, &cmd_symbols,
 };

@@ -6,7 +6,10 @@
  * -- a prompt when stdin is a terminal.  Each statement's rows are
  * printed as it runs; the first failing statement ends a non-interactive
  * run (SQLite's message, exit 1).  Damage read past is said on stderr at
- * the end, exit 3, as report does.
+ * the end, exit 3, as report does.  Ctrl-C (SIGINT) interrupts the
+ * statement running (sqlite3_interrupt()): at the prompt the next one is
+ * asked for, else the run ends there, exit 130 as a shell's for SIGINT,
+ * what was printed whole rows (a JSON array closed).
  */
 #include <errno.h>
 #include <signal.h>
@@ -17,9 +20,11 @@
 
 #include "sql/sql.h"
 
+#define EXIT_INTERRUPTED	130	/* 128 + SIGINT, as a shell says it */
+
 static sqlite3 *running_db;
 
-/* Ctrl-C at the prompt stops the statement running, not the program. */
+/* Ctrl-C stops the statement running, not the program. */
 static void on_sigint(int sig)
 {
 	(void)sig;
@@ -27,7 +32,10 @@ static void on_sigint(int sig)
 		sqlite3_interrupt(running_db);
 }
 
-/* Every statement of @sql, printed by @o: 0, or 1 after SQLite's error. */
+/*
+ * Every statement of @sql, printed by @o: 0, 1 after SQLite's error, or
+ * EXIT_INTERRUPTED when Ctrl-C stopped one.
+ */
 static int run_sql(struct sqldb *d, struct out *o, const char *sql)
 {
 	const char *tail = sql;
@@ -51,7 +59,7 @@ static int run_sql(struct sqldb *d, struct out *o, const char *sql)
 			fflush(stdout);
 			error_line("%s", sqlite3_errmsg(d->db));
 			sqlite3_finalize(st);
-			return 1;
+			return rc == SQLITE_INTERRUPT ? EXIT_INTERRUPTED : 1;
 		}
 		sqlite3_finalize(st);
 	}
@@ -92,7 +100,6 @@ static int prompt(struct sqldb *d, struct out *o)
 	size_t cap = 0;
 	int status = 0;
 
-	signal(SIGINT, on_sigint);
 	for (;;) {
 		char *text;
 
@@ -104,13 +111,13 @@ static int prompt(struct sqldb *d, struct out *o)
 		text = sqlite3_str_value(stmt);
 		if (!text || !sqlite3_complete(text))
 			continue;
-		status |= run_sql(d, o, text);
+		if (run_sql(d, o, text) == 1)	/* an interrupted one is no error */
+			status = 1;
 		sqlite3_str_reset(stmt);
 	}
 	putchar('\n');
 	free(line);
 	sqlite3_free(sqlite3_str_finish(stmt));
-	signal(SIGINT, SIG_DFL);
 	return status;
 }
 
@@ -149,6 +156,18 @@ static bool is_dir(const char *path)
 	struct stat st;
 
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/*
+ * The last argument, not a directory, is the statements -- unless it
+ * reads as a path (a '/', no blank) or names a file: a trace mistyped,
+ * which SQLite would call a syntax error.
+ */
+static bool is_path(const char *arg)
+{
+	struct stat st;
+
+	return (strchr(arg, '/') && !strpbrk(arg, " \t\n")) || !stat(arg, &st);
 }
 
 static int run(int argc, char **argv)
@@ -200,6 +219,10 @@ static int run(int argc, char **argv)
 		usage_error("one of -q, --stat, -f and statements");
 	ndirs = argc - optind;
 	if (ndirs > 0 && !file && !shipped && !stat && !is_dir(argv[argc - 1])) {
+		if (is_path(argv[argc - 1])) {
+			error_line("%s: not a trace directory", argv[argc - 1]);
+			return 1;
+		}
 		query = argv[argc - 1];
 		ndirs--;
 	}
@@ -223,12 +246,14 @@ static int run(int argc, char **argv)
 	}
 	o = out_new(mode, stdout);
 	running_db = d->db;
+	signal(SIGINT, on_sigint);
 	if (shipped || stat)
 		status = run_shipped(d, o, mode, shipped);
 	else if (query || text)
 		status = run_sql(d, o, query ? query : text);
 	else
 		status = prompt(d, o);
+	signal(SIGINT, SIG_DFL);
 	running_db = NULL;
 	out_free(o);
 	if (fflush(stdout) || ferror(stdout))
@@ -250,8 +275,9 @@ static void help(FILE *f)
 "Run SQL (SQLite's) over trace directories and chunk sets: every table is\n"
 "read from the trace as the query runs, nothing is loaded first.  The\n"
 "statements are the last argument when it is not a directory, else\n"
-"-f FILE's, else stdin's (a prompt when stdin is a terminal; Ctrl-C stops\n"
-"the statement running).  Several directories are one database: the chunk\n"
+"-f FILE's, else stdin's (a prompt when stdin is a terminal).  Ctrl-C stops\n"
+"the statement running: the prompt then asks for the next, else the run\n"
+"ends (exit 130).  Several directories are one database: the chunk\n"
 "sets of one recording are one trace, told apart by the trace and host\n"
 "columns.\n"
 "\n"
@@ -268,7 +294,8 @@ static void help(FILE *f)
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
 "  -q, --query NAME the shipped query NAME (--list)\n"
 "      --stat       the shipped queries of report --stat's sections, in its\n"
-"                   order (events, losses, system calls, wakeup latency)\n"
+"                   order (events, losses, system calls, threads by\n"
+"                   on-CPU time, wakeup latency)\n"
 "      --list       every shipped query: its name, what it gives, its SQL\n"
 "      --csv        CSV (RFC 4180) with a header line\n"
 "      --json       a JSON array of objects per statement\n"
@@ -278,7 +305,8 @@ static void help(FILE *f)
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"
 "statements ran but damage was read past: the damaged packets are lost\n"
-"rows, the rest answered (said on stderr).\n", f);
+"rows, the rest answered (said on stderr); 130 Ctrl-C stopped a statement\n"
+"(the rows printed before it are whole).\n", f);
 }
 
 const struct command cmd_sql = {

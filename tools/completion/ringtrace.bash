@@ -63,7 +63,7 @@ _ringtrace()
 		COMPREPLY=($(compgen -W "fp copy" -- "$cur"))
 		return
 		;;
-	-o | --output | -d | --debugfs)
+	-o | --output | -d | --debugfs | --image)
 		_filedir
 		return
 		;;

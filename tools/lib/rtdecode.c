@@ -149,6 +149,7 @@ struct rt_stream {
 	bool reference;			/* rt_stream_set_reference() */
 	uint64_t lost_events, lost_packets, damaged;
 	bool lost_first;
+	uint64_t lost_since;		/* timestamp_end of the packet before */
 
 	struct rt_stream_stats stats;
 	struct rt_msgs notes;		/* what a killed writer left */
@@ -799,6 +800,7 @@ static int decode_payload(struct rt_stream *s, const struct rt_packet_info *pi,
 	item->packet = pi;
 	item->lost_events = item->lost_packets = item->damaged_packets = 0;
 	item->lost_first = false;
+	item->lost_since = 0;
 	item->event = ev;
 	item->offset = pi->offset + hoff;
 	item->payload = pi->raw + align_to(*at, ev->align);
@@ -896,6 +898,49 @@ static int check_walk(struct rt_stream *s, struct head *p, struct rt_error *err)
 	}
 	p->last_ts = clock;
 	return n == pi->events ? 0 : count_refused(s, pi, n, err);
+}
+
+/*
+ * rt_packet_walk(): check_walk()'s walk over bytes that are not (yet) a
+ * packet a stream hands out -- a persistent region's sub-buffer
+ * (lib/persist.h), whose end the walker does not know.  A stream of no
+ * file supplies what the messages and the payload walk need.
+ */
+uint64_t rt_packet_walk(const struct rt_metadata *md, const char *name,
+			const uint8_t *raw, uint64_t len, uint64_t ts_begin,
+			uint64_t ts_end,
+			int (*fn)(void *arg, const struct rt_walk_step *st),
+			void *arg, struct rt_error *err)
+{
+	struct rt_packet_info pi = {
+		.file = name, .raw = raw, .content_bytes = len,
+		.packet_bytes = len, .timestamp_begin = ts_begin,
+		.timestamp_end = ts_end,
+	};
+	uint64_t at = HDR_SIZE, clock = ts_begin;
+	struct rt_walk_step st;
+	struct rt_stream *s;
+	struct rt_item item;
+
+	if (len < HDR_SIZE) {
+		rt_fail(err, "%s: %" PRIu64 " bytes hold no packet header", name, len);
+		return 0;
+	}
+	if (rt_stream_open(&s, md, NULL, 0, -1, err))
+		return 0;
+	s->reference = true;
+	while (at < len) {
+		st.start = at;
+		if (decode_event(s, &pi, &at, &clock, &item, err))
+			break;
+		st.end = at;
+		st.ts = clock;
+		st.event = item.event;
+		if (fn(arg, &st))
+			break;
+	}
+	rt_stream_close(s);
+	return at < len ? st.start : len;
 }
 
 /*
@@ -2026,6 +2071,7 @@ static void accept(struct rt_stream *s, const struct head *as, bool believed)
 	uint64_t discarded = pi->events_discarded;
 
 	s->lost_first = !r;
+	s->lost_since = r ? r->timestamp_end : 0;
 	s->lost_packets = !r ? pi->seq : pi->seq > r->seq ? pi->seq - r->seq - 1 : 0;
 	s->lost_events = !r ? pi->events_discarded :
 			 pi->events_discarded > r->events_discarded ?
@@ -2359,6 +2405,7 @@ int rt_stream_next(struct rt_stream *s, struct rt_item *item,
 			item->lost_packets = s->lost_packets;
 			item->damaged_packets = s->damaged;
 			item->lost_first = s->lost_first;
+			item->lost_since = s->lost_since;
 			return 1;
 		case GIVE_EVENTS:
 			r = next_event(s, pi, item, err);

@@ -233,6 +233,7 @@ struct rt_item {
 	uint64_t lost_packets;		/* packet_seq_num gap */
 	uint64_t damaged_packets;	/* damaged places skipped */
 	bool lost_first;		/* counted before the first packet */
+	uint64_t lost_since;		/* the packet before's timestamp_end; 0 first */
 	/* RT_ITEM_EVENT */
 	const struct rt_event_desc *event;
 	uint64_t offset;		/* of the event header in the file */
@@ -397,6 +398,28 @@ void rt_stream_set_metadata(struct rt_stream *s, const struct rt_metadata *md);
 int rt_stream_set_wanted(struct rt_stream *s,
 			 bool (*want)(void *arg, const struct rt_event_desc *ev),
 			 void *arg);
+
+/*
+ * The records of a packet's bytes @raw, @len of them (its header first),
+ * walked as the decoder checks a packet: each record's header read after
+ * the one before (the first after @ts_begin), its event known to @md, its
+ * time at most @ts_end, its payload inside @len.  @fn is called with each
+ * record that reads, in order; a non-zero return refuses that record and
+ * stops the walk.  Returns where the walk stopped: @len when every record
+ * read and was taken, else the start of the record that did not read (its
+ * reason in @err, with @name and the offset) or that @fn refused; 0 when
+ * @len holds no header, or out of memory (@err).
+ */
+struct rt_walk_step {
+	uint64_t start, end;		/* the record's bytes in the packet */
+	uint64_t ts;			/* its time */
+	const struct rt_event_desc *event;
+};
+uint64_t rt_packet_walk(const struct rt_metadata *md, const char *name,
+			const uint8_t *raw, uint64_t len, uint64_t ts_begin,
+			uint64_t ts_end,
+			int (*fn)(void *arg, const struct rt_walk_step *st),
+			void *arg, struct rt_error *err);
 
 /* @n bytes at @off of @fd (EINTR retried): 0, or -1 (an error, or the end). */
 int rt_pread_full(int fd, void *buf, size_t n, uint64_t off);

@@ -606,5 +606,369 @@ def main():
                    'offset_ns': offset_ns}, f, indent=1, sort_keys=True)
 
 
+
+# ---- persistent region images (include/uapi/linux/ringtrace_persist.h) ----
+#
+# make_image() lays out what ringtrace.ko leaves in its persistent region:
+# header page, state, slice table, metadata and ksyms copies (struct
+# ringtrace_persist_blob + bytes), and per CPU a slice of counters and a
+# ring of sub-buffers, written as the module's writer would have: marker
+# records packed into packets, the ring wrapped (older generations
+# overwritten), the slots' commit/events/retired counters, and the newest
+# packet in the state a crash left it (PersistCpu's tail).  It returns the
+# image and what a recovery must find.
+
+PERSIST_MAGIC = 0x5349535245505452
+PERSIST_HDR = struct.Struct('<QIIQQII16s72s72s20sI16sQQQIIQQQQQQ2QQ2QQQQ16QQ')
+assert PERSIST_HDR.size == 520
+# Field names, in the struct's order (arrays expanded as name[i]).
+PERSIST_FIELDS = (
+    ['magic', 'layout', 'header_size', 'region_base', 'region_size', 'source',
+     'page_size', 'trace_uuid', 'release', 'version', 'build_id',
+     'build_id_len', 'boot_id', 'armed_realtime_ns', 'armed_mono_ns',
+     'subbuf_size', 'num_subbufs', 'nr_slices', 'slice_size', 'counters_size',
+     'state_offset', 'state_size', 'slices_offset', 'slices_size',
+     'metadata_offset[0]', 'metadata_offset[1]', 'metadata_size',
+     'ksyms_offset[0]', 'ksyms_offset[1]', 'ksyms_size', 'rings_offset',
+     'rings_size'] + ['reserved[%d]' % i for i in range(16)] + ['checksum'])
+# Byte offset of each field in the header.
+PERSIST_OFF = {}
+_at = 0
+for _name, _code in zip(PERSIST_FIELDS, [
+        'Q', 'I', 'I', 'Q', 'Q', 'I', 'I', '16s', '72s', '72s', '20s', 'I',
+        '16s', 'Q', 'Q', 'Q', 'I', 'I', 'Q', 'Q', 'Q', 'Q', 'Q', 'Q', 'Q',
+        'Q', 'Q', 'Q', 'Q', 'Q', 'Q', 'Q'] + ['Q'] * 16 + ['Q']):
+    PERSIST_OFF[_name] = _at
+    _at += struct.calcsize('<' + _code)
+PERSIST_META_SIZE = 256 << 10
+PERSIST_KSYMS_SIZE = 1 << 20
+PERSIST_TAILS = ('closed', 'open', 'idle', 'closed-incomplete', 'no-header')
+
+
+def xxh64_bytes(data):
+    """XXH64, seed 0, through xxhsum (tools/install-deps: xxhash)."""
+    out = subprocess.run(['xxhsum', '-H1', '-'], input=data,
+                         stdout=subprocess.PIPE, check=True).stdout
+    return int(out.split()[0], 16)
+
+
+def running_identity():
+    """This machine's kernel release, version and build-id (bytes; b''
+    when /sys/kernel/notes says none), as ringtraced --recover reads them."""
+    u = os.uname()
+    bid = b''
+    try:
+        with open('/sys/kernel/notes', 'rb') as f:
+            notes = f.read()
+    except OSError:
+        notes = b''
+    at = 0
+    while at + 12 <= len(notes):
+        namesz, descsz, typ = struct.unpack_from('<III', notes, at)
+        name = at + 12
+        desc = name + (namesz + 3) // 4 * 4
+        if typ == 3 and notes[name:name + namesz] == b'GNU\0':
+            bid = notes[desc:desc + descsz]
+            break
+        at = desc + (descsz + 3) // 4 * 4
+    return u.release, u.version, bid
+
+
+def page_align(v, page=4096):
+    return (v + page - 1) // page * page
+
+
+def persist_layout(subbuf, nsub, nr_slices, page=4096):
+    """module/persist.c's rtr_persist_layout_of()."""
+    lay = {}
+    off = 4096
+    lay['state_offset'] = off
+    lay['state_size'] = page_align(16384 + 128 * nr_slices, page)
+    off += lay['state_size']
+    lay['slices_offset'] = off
+    lay['slices_size'] = page_align(nr_slices * 32, page)
+    off += lay['slices_size']
+    lay['metadata_size'] = PERSIST_META_SIZE
+    lay['metadata_offset'] = [off, off + PERSIST_META_SIZE]
+    off += 2 * PERSIST_META_SIZE
+    lay['ksyms_size'] = PERSIST_KSYMS_SIZE
+    lay['ksyms_offset'] = [off, off + PERSIST_KSYMS_SIZE]
+    off += 2 * PERSIST_KSYMS_SIZE
+    lay['counters_size'] = page_align(nsub * (16 + 8 + 24), page)
+    lay['slice_size'] = lay['counters_size'] + \
+        (1 + subbuf * nsub // page) * page
+    lay['rings_offset'] = off
+    lay['rings_size'] = lay['slice_size'] * nr_slices
+    lay['region_size'] = off + lay['rings_size']
+    return lay
+
+
+def persist_header(h):
+    """The header page of the dict H, its checksum computed."""
+    page = bytearray(4096)
+    vals = [h['magic'], h['layout'], h['header_size'], h['region_base'],
+            h['region_size'], h['source'], h['page_size'], h['trace_uuid'],
+            h['release'].encode(), h['version'].encode(), h['build_id'],
+            len(h['build_id']), h['boot_id'], h['armed_realtime_ns'],
+            h['armed_mono_ns'], h['subbuf_size'], h['num_subbufs'],
+            h['nr_slices'], h['slice_size'], h['counters_size'],
+            h['state_offset'], h['state_size'], h['slices_offset'],
+            h['slices_size'], h['metadata_offset'][0],
+            h['metadata_offset'][1], h['metadata_size'],
+            h['ksyms_offset'][0], h['ksyms_offset'][1], h['ksyms_size'],
+            h['rings_offset'], h['rings_size']] + [0] * 16 + [0]
+    PERSIST_HDR.pack_into(page, 0, *vals)
+    struct.pack_into('<Q', page, PERSIST_OFF['checksum'], xxh64_bytes(bytes(page)))
+    return page
+
+
+def persist_blob(data, gen):
+    """struct ringtrace_persist_blob and its bytes."""
+    return struct.pack('<QQQQ', gen, len(data), xxh64_bytes(data), 0) + data
+
+
+def marker_record(text, ts, prev_ts):
+    """A ringtrace_marker record with a compact header (prev_ts: the clock
+    it is read against)."""
+    assert ts - prev_ts < 2**TS_BITS and ts >= prev_ts
+    data = text.encode()
+    return (struct.pack('<I', 0 | ((ts & (2**TS_BITS - 1)) << 5)) +
+            struct.pack('<H', len(data)) + data)
+
+
+class PersistCpu:
+    """One CPU's ring in a slice, written packet by packet.
+
+    packets: how many packets the writer opened since arming (the ring
+    keeps the newest nsub).  tail: what the newest one is at the crash:
+      closed             complete, like the others
+      open               records committed, one more in flight (its header
+                         and payload stored, not committed)
+      idle               records committed, nothing in flight
+      closed-incomplete  a nested closer closed it while the record at its
+                         end was in flight (padding committed)
+      no-header          opened by a nested writer whose record committed
+                         before the opener committed the header
+    """
+
+    def __init__(self, rng, uuid, cpu, subbuf, nsub, packets, tail, t0,
+                 taken=0):
+        self.S, self.n, self.cpu = subbuf, nsub, cpu
+        self.ring = bytearray(subbuf * nsub)
+        self.commit = [0] * nsub
+        self.events = [0] * nsub
+        self.retired = [0] * nsub
+        self.discarded = [0] * nsub
+        self.kept = []          # markers a recovery keeps, in order
+        self.in_flight = 0      # records it drops as in flight
+        self.partial = 0        # open packets
+        self.packets_kept = 0
+        self.by_seq = {}        # seq: the markers of it a recovery keeps
+        self.slot_of = {}       # seq: its slot
+        ts = t0
+        marker = 0
+        per_packet = []         # [(seq, [(text, ts)])]
+        for seq in range(packets):
+            recs = []
+            used = HEADER.size
+            while True:
+                text = 'cpu%d m%06d %s' % (cpu, marker,
+                                           'x' * rng.randint(0, 40))
+                size = 4 + 2 + len(text)
+                if used + size >= subbuf:
+                    break
+                recs.append((text, ts, size))
+                used += size
+                marker += 1
+                ts += rng.randint(1, 5000)
+            per_packet.append((seq, recs))
+            ts += rng.randint(1, 5000)
+        for seq, recs in per_packet:
+            last = seq == packets - 1
+            self.write_packet(uuid, seq, recs, tail if last else 'closed',
+                              seq >= packets - nsub)
+            # A consumer took the ring's oldest TAKEN packets (GET: events
+            # and, from its recording's origin, packet 1, the number and
+            # losses written; PUT: the slot's events retired).
+            if packets - nsub <= seq < packets - nsub + taken and not last:
+                base = (seq % nsub) * subbuf
+                struct.pack_into('<Q', self.ring, base + 64, seq - 1)
+                struct.pack_into('<Q', self.ring, base + OFF_DISC, 5)
+                struct.pack_into('<I', self.ring, base + 84, len(recs))
+                self.retired[seq % nsub] = self.events[seq % nsub]
+
+    def write_packet(self, uuid, seq, recs, tail, in_ring):
+        S = self.S
+        slot, gen = seq % self.n, seq // self.n
+        base = slot * S
+        buf = self.ring
+        # The previous generation, retired before the slot reopened.
+        self.retired[slot] = self.events[slot]
+        begin = recs[0][1]
+        body = bytearray()
+        prev = begin
+        ends = []
+        for text, ts, size in recs:
+            body += marker_record(text, ts, prev)
+            prev = ts
+            ends.append(HEADER.size + len(body))
+        k = len(recs)
+        if tail == 'closed':
+            committed_recs = k
+        elif tail in ('open', 'closed-incomplete'):
+            committed_recs = k - 1      # the last one is in flight
+        elif tail == 'idle':
+            committed_recs = k
+        else:                           # no-header
+            committed_recs = 1
+        content = HEADER.size + len(body)
+        end_ts = recs[-1][1] + 7
+        hdr = HEADER.pack(MAGIC, uuid, 0, self.cpu, begin, end_ts, content * 8,
+                          content * 8, seq, 0, self.cpu, 0)
+        if tail == 'no-header':
+            # A nested record committed; the opener's header not yet
+            # stored: the slot still holds the previous generation's.
+            first = body[:ends[0] - HEADER.size]
+            buf[base + HEADER.size:base + HEADER.size + len(first)] = first
+            self.commit[slot] = gen * S + len(first)
+            self.events[slot] += 1
+            if in_ring:
+                self.partial += 1
+                self.in_flight += 1
+            return
+        if tail in ('open', 'idle'):
+            # Not closed: the end fields are the previous generation's.
+            old = buf[base:base + HEADER.size]
+            hdr = bytearray(hdr)
+            hdr[OFF_END:OFF_END + 8] = old[OFF_END:OFF_END + 8]
+            hdr[OFF_CONTENT:OFF_CONTENT + 16] = old[OFF_CONTENT:OFF_CONTENT + 16]
+            hdr[OFF_DISC:OFF_DISC + 8] = old[OFF_DISC:OFF_DISC + 8]
+            hdr = bytes(hdr)
+        buf[base:base + HEADER.size] = hdr
+        buf[base + HEADER.size:base + content] = body
+        if tail == 'idle':
+            # Nothing in flight: past the records, the ring as it was
+            # (zeros on a first generation).
+            pass
+        if tail == 'closed':
+            self.commit[slot] = (gen + 1) * S
+        elif tail == 'closed-incomplete':
+            self.commit[slot] = gen * S + ends[-2] + (S - content)
+        else:
+            self.commit[slot] = gen * S + (ends[committed_recs - 1]
+                                           if committed_recs else HEADER.size)
+        self.events[slot] += committed_recs
+        if not in_ring:
+            return
+        self.packets_kept += 1
+        self.kept += [t for t, _, _ in recs[:committed_recs]]
+        self.by_seq[seq] = [t for t, _, _ in recs[:committed_recs]]
+        self.slot_of[seq] = slot
+        if tail != 'closed':
+            self.partial += 1
+            self.in_flight += k - committed_recs
+
+    def counters(self, size):
+        out = bytearray(size)
+        n = self.n
+        for i in range(n):
+            struct.pack_into('<QQ', out, 16 * i, self.commit[i], self.events[i])
+            struct.pack_into('<Q', out, 16 * n + 8 * i, 0)
+            struct.pack_into('<QQQ', out, 24 * n + 24 * i, self.discarded[i],
+                             self.retired[i], 0)
+        return out
+
+
+OFF_END = 40
+OFF_CONTENT = 48
+OFF_DISC = 72
+
+KSYMS_TEXT = ('ringtrace-ksyms 1\nK ffffffff81000000\n'
+              '1000 start_kernel\n200 do_one_initcall\n')
+
+
+def make_image(seed=1, cpus=2, subbuf=4096, nsub=4, packets=6, tails=None,
+               identity=None, ksyms=True, metadata_copies=('good', 'none'),
+               lifecycle=1, unused_slices=0, taken=0):
+    """An image and what a recovery must find: {'cpus': {cpu: {'markers',
+    'in_flight', 'partial', 'packets'}}, 'uuid', 'offsets'}."""
+    rng = random.Random(seed)
+    uuid = bytes(rng.randrange(256) for _ in range(16))
+    release, version, bid = identity or running_identity()
+    nr = cpus + unused_slices
+    lay = persist_layout(subbuf, nsub, nr)
+    img = bytearray(lay['region_size'])
+    h = dict(magic=PERSIST_MAGIC, layout=1, header_size=520, region_base=0x50000000,
+             region_size=lay['region_size'], source=2, page_size=4096,
+             trace_uuid=uuid, release=release, version=version, build_id=bid,
+             boot_id=bytes(rng.randrange(256) for _ in range(16)),
+             armed_realtime_ns=1764374400 * 10**9, armed_mono_ns=5 * 10**9,
+             subbuf_size=subbuf, num_subbufs=nsub, nr_slices=nr,
+             slice_size=lay['slice_size'], counters_size=lay['counters_size'],
+             state_offset=lay['state_offset'], state_size=lay['state_size'],
+             slices_offset=lay['slices_offset'], slices_size=lay['slices_size'],
+             metadata_offset=lay['metadata_offset'],
+             metadata_size=lay['metadata_size'],
+             ksyms_offset=lay['ksyms_offset'], ksyms_size=lay['ksyms_size'],
+             rings_offset=lay['rings_offset'], rings_size=lay['rings_size'])
+    img[0:4096] = persist_header(h)
+    struct.pack_into('<I', img, lay['state_offset'], lifecycle)
+    md = metadata(uuid, 0, 0, EVENTS).encode()
+    for i, what in enumerate(metadata_copies):
+        at = lay['metadata_offset'][i]
+        if what == 'good':
+            blob = persist_blob(md, i + 1)
+        elif what == 'bad':
+            blob = bytearray(persist_blob(md, i + 1))
+            blob[40] ^= 0xff
+        else:
+            continue
+        img[at:at + len(blob)] = blob
+    if ksyms:
+        z = zstd_frame(KSYMS_TEXT.encode())
+        blob = persist_blob(z, 1)
+        at = lay['ksyms_offset'][0]
+        img[at:at + len(blob)] = blob
+    expect = {'uuid': uuid, 'layout': lay, 'cpus': {}, 'slots': {}}
+    tails = tails or {}
+    for i in range(nr):
+        at = lay['slices_offset'] + 32 * i
+        counters = lay['rings_offset'] + i * lay['slice_size']
+        ring = counters + lay['counters_size']
+        used = i < cpus
+        cpu = i * 2 if used else 0      # CPUs need not be 0..n-1
+        struct.pack_into('<IIQQQ', img, at, cpu, 1 if used else 0, counters,
+                         ring, lay['slice_size'] - lay['counters_size'])
+        if not used:
+            continue
+        pc = PersistCpu(rng, uuid, cpu, subbuf, nsub, packets,
+                        tails.get(cpu, 'closed'), 10**9 + 1000 * cpu,
+                        taken=taken)
+        img[counters:counters + lay['counters_size']] = \
+            pc.counters(lay['counters_size'])
+        struct.pack_into('<IIIIII', img, ring, 4096, 4096, subbuf, nsub, cpu, 1)
+        img[ring + 4096:ring + 4096 + len(pc.ring)] = pc.ring
+        expect['cpus'][cpu] = {'markers': pc.kept, 'in_flight': pc.in_flight,
+                               'partial': pc.partial,
+                               'packets': pc.packets_kept,
+                               'by_seq': pc.by_seq, 'slot_of': pc.slot_of}
+        expect['slots'][cpu] = (counters, ring + 4096)
+    return bytes(img), expect
+
+
+def main_image(argv):
+    """gentrace.py image OUT [--seed N]: an image for the fuzzer's corpus."""
+    ap = argparse.ArgumentParser(prog='gentrace.py image')
+    ap.add_argument('out')
+    ap.add_argument('--seed', type=int, default=1)
+    a = ap.parse_args(argv)
+    img, _ = make_image(seed=a.seed, tails={0: 'open', 2: 'closed-incomplete'})
+    with open(a.out, 'wb') as f:
+        f.write(img)
+    return 0
+
+
 if __name__ == '__main__':
+    if sys.argv[1:2] == ['image']:
+        sys.exit(main_image(sys.argv[2:]))
     sys.exit(main())

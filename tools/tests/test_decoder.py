@@ -1599,7 +1599,8 @@ LTTNG_CHECK = os.path.join(HERE, 'lttng_check.py')
 
 # The layouts of module/probes.c's and statedump.c's events, by name
 # (Documentation/ringtrace/events.rst); the export tests pick their events
-# and ids from here.
+# and ids from here.  sched_waking's is the one recorded before waker_ctx
+# (SCHED_WAKING_CTX below: today's), which readers still take.
 MODULE_LAYOUTS = {
     'sched_switch': SCHED_SWITCH,
     'sched_wakeup': [('utf8_t', 'comm', 16), ('int32_t', 'tid', None),
@@ -1634,6 +1635,8 @@ MODULE_LAYOUTS = {
     'task_rename': [('int32_t', 'tid', None), ('utf8_t', 'oldcomm', 16),
                     ('utf8_t', 'newcomm', 16), ('int16_t', 'oom_score_adj', None)],
 }
+
+SCHED_WAKING_CTX = MODULE_LAYOUTS['sched_waking'] + [('uint8_t', 'waker_ctx', None)]
 
 
 def sys_entry(nr, *args):

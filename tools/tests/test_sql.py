@@ -949,8 +949,9 @@ def list_stat_and_copied_queries(ctx):
     check(r.returncode == 0, 'sql --list: exit %d %s' % (r.returncode, r.stderr))
     blocks = re.findall(r'^-- (\w+): .*\n((?:(?!-- ).*\n)+)', r.stdout, re.M)
     names = [b[0] for b in blocks]
-    check(names[:5] == ['events', 'losses', 'syscalls_by_count', 'syscalls_by_total',
-                        'wakeup_latency'] and 'irqs' in names, 'listed %s' % names)
+    check(names[:6] == ['events', 'losses', 'syscalls_by_count', 'syscalls_by_total',
+                        'threads_on_cpu', 'wakeup_latency'] and 'irqs' in names,
+          'listed %s' % names)
     for name, text in blocks:
         a = rows(REAL_TRACE, text.strip())
         b = arrays(td.rt('sql', '--json', '-q', name, REAL_TRACE).stdout)[0]
@@ -960,10 +961,231 @@ def list_stat_and_copied_queries(ctx):
     r = td.rt('sql', '--stat', REAL_TRACE)
     check(r.returncode == 0, 'sql --stat: exit %d %s' % (r.returncode, r.stderr))
     heads = re.findall(r'^-- (\w+):', r.stdout, re.M)
-    check(heads == names[:5] + ['top_functions'], '--stat ran %s' % heads)
+    check(heads == names[:6] + ['top_functions'], '--stat ran %s' % heads)
     r = td.rt('sql', '-q', 'nosuch', REAL_TRACE)
     check(r.returncode == 2 and 'no shipped query nosuch' in r.stderr,
           '-q nosuch: exit %d %r' % (r.returncode, r.stderr))
+
+
+# ---- waker_ctx, lost.dur, trace's span, threads_on_cpu, Ctrl-C, stdin (issue 31 P8 & rest) ----
+
+def waking_trace(d, layout):
+    """CPU 0: 100 runs, sched_waking of 200, 201, 202, 203 -- with
+    @layout SCHED_WAKING_CTX from a task, a softirq, a hard interrupt and
+    an NMI (waker_ctx 0 to 3) -- and a sched_wakeup of 200."""
+    ctx = layout == td.SCHED_WAKING_CTX
+    events = td.KERNEL_EVENTS + [(3, 'sched_waking', layout)]
+    evs = [(1000, 1, kswitch('swapper', 0, 'A', 100))]
+    for i in range(4):
+        evs.append((2000 + i * 100, 3, wk(200 + i, 0) + (struct.pack('<B', i) if ctx else b'')))
+    evs.append((3000, 2, wk(200, 0)))
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, events))
+    with open(os.path.join(d, 'cpu0'), 'wb') as f:
+        f.write(td.kpacket(uuid, 0, 0, evs, 1000, 4000))
+    return d
+
+
+@test
+def wakeup_waker_ctx_by_name(ctx):
+    """wakeup.waker_ctx is sched_waking's field, found by name: 0..3 as
+    recorded, NULL on sched_wakeup; a trace recorded before the field
+    (sched_waking without it) reads NULL on every row and answers the
+    rest as before; report, raw's args and babeltrace2 show the field;
+    export -f lttng, perfetto and systrace take the trace as before."""
+    q = 'SELECT ts, event, wakee_utid & 0xffffffff AS tid, waker_ctx FROM wakeup ORDER BY ts'
+    d = waking_trace(ctx.path('ctx'), td.SCHED_WAKING_CTX)
+    got = rows(d, q)
+    want = [{'ts': 2000 + i * 100, 'event': 'sched_waking', 'tid': 200 + i, 'waker_ctx': i}
+            for i in range(4)] + [{'ts': 3000, 'event': 'sched_wakeup', 'tid': 200,
+                                   'waker_ctx': None}]
+    check(got == want, 'waker_ctx recorded:\n  got  %s\n  want %s' % (got, want))
+    args = rows(d, "SELECT json_extract(args, '$.waker_ctx') c FROM raw "
+                   "WHERE name = 'sched_waking'")
+    check([r['c'] for r in args] == [0, 1, 2, 3], 'raw args waker_ctx: %s' % args)
+    text = td.rt('report', d).stdout
+    check(len(re.findall(r'sched_waking: .*waker_ctx=[0-3]', text)) == 4,
+          'report prints waker_ctx: %s' % text)
+    # The exporters find sched_waking's fields by name: the new one changes nothing.
+    for fmt in ('lttng', 'perfetto', 'systrace'):
+        out = os.path.join(ctx.tmp, 'export.' + fmt)
+        r = td.rt('export', '-f', fmt, '-o', out, d)
+        check(r.returncode == 0, 'export -f %s: exit %d %s' % (fmt, r.returncode, r.stderr))
+    r = td.run(['babeltrace2', os.path.join(ctx.tmp, 'export.lttng')])
+    check(r.returncode == 0 and not r.stderr and r.stdout.count(' sched_waking: ') == 4,
+          'babeltrace2 of the LTTng export: %r %r' % (r.stdout[-600:], r.stderr))
+    r = td.run(['babeltrace2', d])
+    check(r.returncode == 0 and r.stdout.count('waker_ctx = ') == 4, 'babeltrace2: %r %r' %
+          (r.stdout[-600:], r.stderr))
+    old = waking_trace(ctx.path('old'), td.MODULE_LAYOUTS['sched_waking'])
+    got = rows(old, q)
+    check(got == [dict(r, waker_ctx=None) for r in want],
+          'an older trace:\n  got  %s\n  want waker_ctx NULL' % got)
+
+
+def lost_trace(d):
+    """CPU 0: a first packet that already counts 2 events discarded
+    (before_first), packets at 1000-2000 and 5000-6000 with 3 events
+    discarded between them; CPU 1: 1500-1600 and 9000-9500, 4 discarded
+    between."""
+    e = lambda t: (t, 0, marker(b'm%d' % t))  # noqa: E731
+    return td.kernel_trace(d, {0: [(500, 900, 2, [e(600)]), (1000, 2000, 2, [e(1500)]),
+                                   (5000, 6000, 5, [e(5500)])],
+                               1: [(1500, 1600, 0, [e(1550)]), (9000, 9500, 4, [e(9100)])]})
+
+
+@test
+def lost_dur_and_trace_span(ctx):
+    """lost.dur: the time back from a loss row's ts (the packet after) to
+    the end of the CPU's packet before; NULL for before_first.  trace's
+    first_ts and last_ts: the first and last item (a loss at the first
+    packet's start counts), report --stat's span, --wall adds the trace's
+    offset; on the real trace the same span as report's first line."""
+    d = lost_trace(ctx.path('lost'))
+    got = rows(d, 'SELECT ts, dur, cpu, kind, events FROM lost ORDER BY ts')
+    want = [{'ts': 500, 'dur': None, 'cpu': 0, 'kind': 'before_first', 'events': 2},
+            {'ts': 5000, 'dur': 3000, 'cpu': 0, 'kind': 'lost', 'events': 3},
+            {'ts': 9000, 'dur': 7400, 'cpu': 1, 'kind': 'lost', 'events': 4}]
+    check(got == want, 'lost rows:\n  got  %s\n  want %s' % (got, want))
+    got = rows(d, 'SELECT first_ts, last_ts FROM trace')
+    check(got == [{'first_ts': 500, 'last_ts': 9100}], 'trace span %s, want 500..9100' % got)
+    wall = rows(d, 'SELECT first_ts, last_ts, wall_offset_ns w FROM trace', '--wall')[0]
+    check(wall['w'] > 0 and (wall['first_ts'] - wall['w'], wall['last_ts'] - wall['w']) ==
+          (500, 9100), '--wall span %s' % wall)
+    span = re.search(r'events by name and CPU \(([0-9.]+) s\)', report_stat(d)).group(1)
+    check(span == '0.000009', 'report says the span is %s s' % span)
+    got = rows([REAL_TRACE, d], 'SELECT trace, (last_ts - first_ts) / 1e9 s FROM trace')
+    span = re.search(r'events by name and CPU \(([0-9.]+) s\)',
+                     report_stat(REAL_TRACE)).group(1)
+    check(len(got) == 2 and '%.6f' % got[0]['s'] == span and got[1]['s'] == 8600 / 1e9,
+          'spans %s, report %s s for the real trace' % (got, span))
+
+
+@test
+def threads_on_cpu_hand_built(ctx):
+    """threads_on_cpu on sched_trace(): 101 4 ms (2 switches in), 400
+    3 ms (1), 100 2.5 ms (3); 200, whose chain broke, and idle are not
+    listed -- report --stat's table row for row (and every other --stat
+    query its section)."""
+    d = sched_trace(ctx.path('sched'))
+    r = td.rt('sql', '--json', '-q', 'threads_on_cpu', d)
+    check(r.returncode == 0, 'sql -q threads_on_cpu: exit %d %s' % (r.returncode, r.stderr))
+    got = [(r['tid'], r['on_cpu_ms'], r['switches']) for r in arrays(r.stdout)[0]]
+    check(got == [(101, '4.000', 2), (400, '3.000', 1), (100, '2.500', 3)],
+          'threads_on_cpu %s' % got)
+    shipped_agree(d)
+
+
+@test
+def statements_from_a_pipe(ctx):
+    """No statement argument, stdin a pipe: its statements run in order
+    (one over two lines), no prompt printed; a failing one ends the run
+    with SQLite's message, exit 1, the rows before it printed."""
+    def piped(text):
+        return td.run([td.RINGTRACE, 'sql', '--json', REAL_TRACE], input=text)
+    r = piped('SELECT count(*) AS n\nFROM raw;\nSELECT 7 AS x;\n')
+    check(r.returncode == 0 and 'sql>' not in r.stdout + r.stderr, 'a pipe: exit %d %r %r' %
+          (r.returncode, r.stdout[-300:], r.stderr[-300:]))
+    check(arrays(r.stdout) == [[{'n': 5601}], [{'x': 7}]], 'a pipe printed %r' % r.stdout)
+    r = piped('SELECT 1 AS a; SELEC 2; SELECT 3;')
+    check(r.returncode == 1 and arrays(r.stdout) == [[{'a': 1}]] and
+          'near "SELEC": syntax error' in r.stderr, 'a pipe with a bad statement: exit %d %r %r'
+          % (r.returncode, r.stdout, r.stderr))
+
+
+@test
+def ctrl_c_stops_a_long_query(ctx):
+    """SIGINT while a long statement prints (a join of raw with itself,
+    31 million rows): it stops at once, exit 130, "interrupted" on stderr,
+    and what was printed is a whole JSON array of whole rows (--csv: whole
+    lines); the same at the prompt goes on to the next statement."""
+    import signal
+    import subprocess
+    import time
+    for mode in ('--json', '--csv'):
+        path = os.path.join(ctx.tmp, 'cc' + mode)
+        with open(path, 'w') as out:
+            p = subprocess.Popen([td.RINGTRACE, 'sql', mode, REAL_TRACE,
+                                  'SELECT a.ts, b.name FROM raw a, raw b'],
+                                 stdout=out, stderr=subprocess.PIPE)
+            deadline = time.time() + 30
+            while os.path.getsize(path) < 200000 and time.time() < deadline:
+                time.sleep(0.02)
+            p.send_signal(signal.SIGINT)
+            try:
+                _, err = p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                raise Fail('%s: still running 20 s after SIGINT' % mode)
+        text = open(path).read()
+        check(p.returncode == 130 and err.decode() == 'ringtrace sql: interrupted\n',
+              '%s: exit %d, stderr %r' % (mode, p.returncode, err))
+        if mode == '--json':
+            try:
+                got = json.loads(text)
+            except ValueError as e:
+                raise Fail('--json after SIGINT is not JSON (%s): ...%r' % (e, text[-200:]))
+            check(200000 // 60 < len(got) < 5601 ** 2 and
+                  all(set(r) == {'ts', 'name'} for r in got), '--json: %d rows' % len(got))
+        else:
+            lines = text.split('\n')
+            check(lines[0] == 'ts,name' and lines[-1] == '' and
+                  all(re.fullmatch(r'\d+,\w+', l) for l in lines[1:-1]),
+                  '--csv after SIGINT: ...%r' % text[-200:])
+    # At the prompt: the statement stops, the next one runs, exit 0 at EOF.
+    import pty
+    import select
+    master, slave = pty.openpty()
+    p = subprocess.Popen([td.RINGTRACE, 'sql', '--csv', REAL_TRACE], stdin=slave,
+                         stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    out, deadline = b'', time.time() + 30
+
+    def until(text):
+        nonlocal out
+        while text not in out and time.time() < deadline:
+            if select.select([master], [], [], 0.2)[0]:
+                try:
+                    out += os.read(master, 65536)
+                except OSError:
+                    return
+    until(b'sql> ')
+    os.write(master, b'SELECT a.ts, b.name FROM raw a, raw b;\n')
+    until(b'sched_switch')
+    p.send_signal(signal.SIGINT)
+    until(b'interrupted')
+    os.write(master, b'SELECT 6 * 7 AS y;\n')
+    until(b'\n42\r')   # CSV's line end, the terminal's \r before its \n
+    os.write(master, b'\x04')
+    try:
+        p.wait(timeout=20)
+    finally:
+        p.kill()
+        os.close(master)
+    text = out.decode(errors='replace')
+    check(p.returncode == 0 and 'ringtrace sql: interrupted' in text and
+          '42' in text.split('interrupted')[-1], 'the prompt after SIGINT: exit %s, ...%r' %
+          (p.returncode, text[-300:]))
+
+
+@test
+def mistyped_trace_and_help(ctx):
+    """A last argument that reads as a path but is no directory is a
+    mistyped trace (exit 1, said so), not a statement SQLite calls a
+    syntax error; a blank makes it a statement again.  --help (exit 0,
+    stdout) says Ctrl-C's exit status and what --stat runs."""
+    for arg in ('/nonexistent', './trace2', os.path.join(REAL_TRACE, 'metadata')):
+        r = td.rt('sql', REAL_TRACE, arg)
+        check(r.returncode == 1 and r.stderr == 'ringtrace: %s: not a trace directory\n' % arg,
+              '%s: exit %d %r' % (arg, r.returncode, r.stderr))
+    r = sql(REAL_TRACE, 'SELECT 6 / 3 AS x')
+    check(r.stdout.split() == ['x', '-', '2'], 'SELECT 6 / 3: %r' % r.stdout)
+    r = td.rt('sql', '--help')
+    check(r.returncode == 0 and not r.stderr and '130 Ctrl-C stopped a statement' in r.stdout
+          and 'threads by\n                   on-CPU time' in r.stdout and
+          'wakeup ' in r.stdout, '--help: exit %d %r' % (r.returncode, r.stdout[-800:]))
 
 
 def irq_entry(irq, name):

@@ -15,9 +15,9 @@
  *   state_offset       struct ringtrace_persist_state, then the crash
  *                      path's entries (state_size bytes)
  *   slices_offset      nr_slices x struct ringtrace_persist_slice
- *   metadata_offset[2] two copies of the trace's TSDL metadata (reserved:
- *                      zero for now)
- *   ksyms_offset[2]    two copies of the kernel's symbols (the same)
+ *   metadata_offset[2] two copies of the trace's TSDL metadata, each a
+ *                      struct ringtrace_persist_blob and its bytes
+ *   ksyms_offset[2]    two copies of .ringtrace-ksyms.zst (the same)
  *   rings_offset       nr_slices slices of slice_size bytes, each:
  *                        counters  num_subbufs x ringtrace_persist_slot,
  *                                  then x __u64 trailers,
@@ -30,7 +30,7 @@
  *                                  hands them out)
  *
  * The header is written in process context only (arming, a geometry
- * change, a release) and carries an xxh64 of itself; the state area is
+ * change, a release, persist/identity) and carries an xxh64 of itself; the state area is
  * the one the crash path writes.  A header whose magic is not
  * RINGTRACE_PERSIST_MAGIC is no image (a cold boot leaves zeros or noise).
  */
@@ -221,9 +221,29 @@ struct ringtrace_persist_slot_info {
 };
 
 /*
+ * A metadata or ksyms copy (metadata_size or ksyms_size bytes at
+ * metadata_offset[i] or ksyms_offset[i]): this header, then @len bytes --
+ * the TSDL text (no NUL), or .ringtrace-ksyms.zst as ringtraced writes it.
+ *
+ * A copy is valid when @gen != 0, @reserved == 0, @len <= the copy's size
+ * minus sizeof(this), and @checksum == xxh64(seed 0) of the @len bytes.
+ * The writer writes the copy that does not hold the newest valid
+ * generation: bytes, len, checksum, then gen = newest + 1 last, so a write
+ * cut short leaves the other copy the newest valid one.  A reader takes
+ * the valid copy with the highest @gen; neither valid: none was written
+ * (gen 0 in both), or both are damaged.
+ */
+struct ringtrace_persist_blob {
+	__u64 gen;			/* 1, 2, ...; 0: never written */
+	__u64 len;			/* bytes that follow */
+	__u64 checksum;			/* xxh64(seed 0) of those bytes */
+	__u64 reserved;			/* zero */
+};
+
+/*
  * Bytes of each of the two metadata copies and of each of the two ksyms
- * copies.  With them, the region's fixed areas take about 2.6 MiB; the
- * rest is slices.  A region refused as too small says what it needs.
+ * copies, their blob headers included.  With them, the region's fixed
+ * areas take about 2.6 MiB; the rest is slices.  A region refused as too small says what it needs.
  */
 #define RINGTRACE_PERSIST_METADATA_SIZE	(256U << 10)
 #define RINGTRACE_PERSIST_KSYMS_SIZE	(1U << 20)

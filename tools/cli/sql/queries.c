@@ -101,6 +101,30 @@ static const struct sql_query queries[] = {
 		.sql = SYSCALLS("sum(dur)"),
 	},
 	{
+		.name = "threads_on_cpu",
+		.what = "threads by on-CPU time (thread_state Running; switches in)",
+		.stat = true,
+		/*
+		 * report's order (most first, ties by tid), its top 25, idle
+		 * left out; switches counts every sched_switch to the thread.
+		 * MATERIALIZED: the joins then look rows up in SQLite's own
+		 * tables, not by scanning the trace again per row.
+		 */
+		.sql =
+"WITH run AS MATERIALIZED (\n"
+"  SELECT utid, sum(dur) AS d FROM thread_state\n"
+"  WHERE state = 'Running' AND utid & 0xffffffff > 0 GROUP BY utid),\n"
+"sw AS MATERIALIZED (\n"
+"  SELECT trace << 32 | json_extract(args, '$.next_tid') AS utid, count(*) AS n\n"
+"  FROM raw WHERE name = 'sched_switch' GROUP BY 1),\n"
+"t AS MATERIALIZED (SELECT utid, name, upid, cgroup FROM thread)\n"
+"SELECT coalesce(t.name, '<...>') AS comm, t.cgroup, run.utid & 0xffffffff AS tid,\n"
+"       t.upid & 0xffffffff AS pid, fixed(run.d * 1e6 / 1e9 / 1e3, 3) AS on_cpu_ms,\n"
+"       coalesce(sw.n, 0) AS switches\n"
+"FROM run LEFT JOIN t USING (utid) LEFT JOIN sw USING (utid)\n"
+"WHERE run.d > 0 ORDER BY run.d DESC, tid LIMIT 25;\n",
+	},
+	{
 		.name = "wakeup_latency",
 		.what = "wakeup to run latency percentiles (sched_wakeup to the switch in)",
 		.stat = true,

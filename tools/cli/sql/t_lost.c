@@ -4,9 +4,10 @@
  * losses the decoder reports before a packet (RT_ITEM_LOST): events the
  * writer discarded (events), sequence numbers never read (packets:
  * overwritten, or skipped as damage) and damaged places read past
- * (damaged), at the time of the packet after them; kind 'before_first'
- * for what a stream's first packet already counted, 'damaged' where
- * damage was read past, else 'lost'.  And the chunk sets missing between
+ * (damaged), at the time of the packet after them (ts), dur back to
+ * the end of the CPU's packet before (what was lost fell between); kind
+ * 'before_first' for what a stream's first packet already counted (dur
+ * NULL), 'damaged' where damage was read past, else 'lost'.  And the chunk sets missing between
  * those of a recording: kind 'missing_sets', no CPU, ts and dur the time
  * they cover.  Summed per CPU, the rows are report --stat's "losses".
  */
@@ -61,6 +62,9 @@ static void lost_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_DUR:
 		if (g && !g->leading && g->to >= g->from)
 			sqlite3_result_int64(ctx, sqldb_ns(c->db, row->member, g->to) - row->ts);
+		else if (it && !it->lost_first && it->lost_since <= it->timestamp)
+			sqlite3_result_int64(ctx, row->ts -
+					     sqldb_ns(c->db, row->member, it->lost_since));
 		else
 			sqlite3_result_null(ctx);
 		break;

@@ -4,14 +4,17 @@
  * chunk sets of one recording -- in the order of the command line: its
  * number is every other table's trace column.  host is the recording
  * machine's name ("" when the trace does not say), wall_offset_ns what
- * turns its ts into epoch ns (--wall adds it).
+ * turns its ts into epoch ns (--wall adds it).  first_ts and last_ts are
+ * the times of its first and last item (event or loss), the span report
+ * --stat gives in its first line: found, when asked for, by one pass over
+ * the member that decodes no payload; NULL for a member with none.
  */
 #include <stdlib.h>
 
 #include "sql.h"
 
 enum { C_TRACE, C_HOST, C_DIR, C_UUID, C_NR_SETS, C_NR_GAPS, C_NR_CPUS,
-       C_CLOCK_FREQ, C_WALL_OFFSET };
+       C_CLOCK_FREQ, C_WALL_OFFSET, C_FIRST_TS, C_LAST_TS };
 
 static const struct sql_column cols[] = {
 	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_NONE },
@@ -23,11 +26,73 @@ static const struct sql_column cols[] = {
 	[C_NR_CPUS] = { "nr_cpus", "INTEGER", SQL_PUSH_NONE },
 	[C_CLOCK_FREQ] = { "clock_freq", "INTEGER", SQL_PUSH_NONE },
 	[C_WALL_OFFSET] = { "wall_offset_ns", "INTEGER", SQL_PUSH_NONE },
+	[C_FIRST_TS] = { "first_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_LAST_TS] = { "last_ts", "INTEGER", SQL_PUSH_NONE },
 };
 
 struct members {
 	unsigned int next;
+	bool spanned;			/* first, last: of the row's member */
+	bool any;
+	uint64_t first, last;		/* clock cycles */
 };
+
+static bool no_event(void *arg, const struct rt_event_desc *ev)
+{
+	(void)arg;
+	(void)ev;
+	return false;
+}
+
+/*
+ * The first and last item of member @i: each CPU's losses as they come,
+ * its events' from the stream's stats (counted, never decoded).  0, or -1
+ * with the cursor's error.
+ */
+static int member_span(struct sql_cursor *c, unsigned int i, struct members *m)
+{
+	struct rt_error err;
+	struct tset_view *v = tset_view_open(c->db->ts, i, NULL, false, 0, UINT64_MAX,
+					     false, &err);
+	struct rt_trace *t;
+	int r = 0;
+
+	if (!v)
+		return sql_error(c, "%s", err.msg);
+	t = tset_view_trace(v);
+	m->any = false;
+	for (unsigned int k = 0; k < t->nr_cpus && !r; k++) {
+		struct rt_stream *s = t->cpus[k].stream;
+		const struct rt_stream_stats *st;
+		struct rt_item it;
+
+		if (!s)
+			continue;
+		if (rt_stream_set_wanted(s, no_event, NULL))
+			die("out of memory");
+		while ((r = rt_stream_next(s, &it, &err)) > 0) {
+			if (it.type != RT_ITEM_LOST)
+				continue;
+			m->first = !m->any || it.timestamp < m->first ? it.timestamp : m->first;
+			m->last = !m->any || it.timestamp > m->last ? it.timestamp : m->last;
+			m->any = true;
+		}
+		if (r < 0) {
+			r = sql_error(c, "%s", err.msg);
+			break;
+		}
+		st = rt_stream_stats(s);
+		if (!st->events)
+			continue;
+		m->first = !m->any || st->first_ts < m->first ? st->first_ts : m->first;
+		m->last = !m->any || st->last_ts > m->last ? st->last_ts : m->last;
+		m->any = true;
+	}
+	sqldb_view_damage(c->db, i, t);
+	tset_view_close(v);
+	m->spanned = !r;
+	return r;
+}
 
 static int trace_filter(struct sql_cursor *c)
 {
@@ -42,12 +107,14 @@ static int trace_next(struct sql_cursor *c)
 	if (m->next >= c->db->ts->nr)
 		return 0;
 	m->next++;
+	m->spanned = false;
 	return 1;
 }
 
 static void trace_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
-	unsigned int i = ((struct members *)c->priv)->next - 1;
+	struct members *ms = c->priv;
+	unsigned int i = ms->next - 1;
 	const struct tset_member *m = &c->db->ts->m[i];
 	const struct rt_metadata *md = m->t->md;
 	const uint8_t *u = md->uuid;
@@ -83,6 +150,18 @@ static void trace_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		break;
 	case C_CLOCK_FREQ:
 		sqlite3_result_int64(ctx, (int64_t)md->clock_freq);
+		break;
+	case C_FIRST_TS:
+	case C_LAST_TS:
+		if (!ms->spanned && member_span(c, i, ms) < 0) {
+			sqlite3_result_error(ctx, c->err ? c->err : "reading the trace", -1);
+			break;
+		}
+		if (!ms->any)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, sqldb_ns(c->db, i, col == C_FIRST_TS ?
+							   ms->first : ms->last));
 		break;
 	case C_WALL_OFFSET:
 		sqlite3_result_int64(ctx, m->wall_offset_ns > INT64_MAX ? INT64_MAX :

@@ -7,7 +7,9 @@
  * sched_wakeup_new of a thread not already waiting to run (sched_waking
  * never), to the next sched_switch that switches it in (next_tid > 0);
  * the wakeups between are rows with latency NULL, as are those whose
- * switch in never came.  Like report, a wakeup at clock cycle 0 starts
+ * switch in never came.  waker_ctx is sched_waking's field of that name
+ * (the context the waker ran in: 0 task, 1 softirq, 2 hardirq, 3 NMI),
+ * NULL where the event has none (the other two events, older traces).  Like report, a wakeup at clock cycle 0 starts
  * no wait (report keeps 0 for "not woken"), and a wakeup of a thread
  * still running starts one (plan-31 D4).
  *
@@ -20,7 +22,10 @@
 
 #include "spanq.h"
 
-enum { C_TS, C_CPU, C_WAKER, C_WAKEE, C_TARGET, C_EVENT, C_LATENCY, C_TRACE, C_HOST };
+enum {
+	C_TS, C_CPU, C_WAKER, C_WAKEE, C_TARGET, C_EVENT, C_LATENCY, C_WAKER_CTX,
+	C_TRACE, C_HOST,
+};
 
 static const struct sql_column cols[] = {
 	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
@@ -30,6 +35,7 @@ static const struct sql_column cols[] = {
 	[C_TARGET] = { "target_cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
 	[C_LATENCY] = { "latency", "INTEGER", SQL_PUSH_NONE },
+	[C_WAKER_CTX] = { "waker_ctx", "INTEGER", SQL_PUSH_NONE },
 	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
 	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
 };
@@ -40,6 +46,7 @@ struct wake {
 	bool has_latency;
 	int32_t waker;			/* -1 unknown */
 	int64_t target;			/* -1: no such field */
+	int64_t waker_ctx;		/* -1: no such field */
 	unsigned int member;
 	const char *event;		/* the event's name (metadata's) */
 	uint64_t at;			/* clock cycles */
@@ -87,6 +94,7 @@ static void wakeup(struct wk *w, const struct scan_row *r)
 	struct wake k = {
 		.wakee = tid < 0 || tid > INT32_MAX ? -1 : (int32_t)tid,
 		.waker = r->tid, .target = sql_item_s64(it, "target_cpu", -1),
+		.waker_ctx = sql_item_s64(it, "waker_ctx", -1),
 		.member = r->member, .event = it->event->name, .at = it->timestamp,
 		.ts = r->ts, .cpu = it->cpu,
 	};
@@ -171,6 +179,12 @@ static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 			sqlite3_result_null(ctx);
 		else
 			sqlite3_result_int64(ctx, k->target);
+		break;
+	case C_WAKER_CTX:
+		if (k->waker_ctx < 0)
+			sqlite3_result_null(ctx);
+		else
+			sqlite3_result_int64(ctx, k->waker_ctx);
 		break;
 	case C_EVENT:
 		sqlite3_result_text(ctx, k->event, -1, SQLITE_TRANSIENT);

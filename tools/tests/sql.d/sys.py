@@ -4,7 +4,8 @@ marker tables and the shipped queries) against report of the same trace:
 each shipped query of --stat (`sql -q NAME`) prints report --stat's section
 to the last digit -- events by name and CPU, losses per CPU, system calls
 by count and by total latency (name, count, total_us, avg_us, max_us, in
-report's order, its top 25), the wakeup-to-run percentiles -- and irq,
+report's order, its top 25), threads by on-CPU time (comm, cgroup, tid,
+pid, on_cpu_ms, switches, its top 25), the wakeup-to-run percentiles -- and irq,
 softirq and marker have a row per entry (marker) event.  test_sql.py runs
 the same checks on synthetic traces (shipped_equal_report())."""
 
@@ -46,6 +47,7 @@ def shipped_equal_report(d, stat, status=0):
             name, got[:5], want[:5]) if len(got) == len(want) else
             '%s: %d rows, report %d' % (name, len(got), len(want)))
         by_count = by_count or got
+    threads_on_cpu_equal_report(d, stat, status)
     line = next((v for k, v in secs.items() if k.startswith(WAKE_TITLE)), None)
     check(line is not None and len(line) == 1, 'report has no wakeup line: %s' % line)
     line = line[0]
@@ -57,6 +59,37 @@ def shipped_equal_report(d, stat, status=0):
     want = [line[1]] + line[3::3]
     check(len(got) == 1 and got[0] == want, 'wakeup_latency %s, report %s' % (got, line))
     return by_count, line
+
+
+def stat_threads_on_cpu(stat):
+    """report --stat's "threads by on-CPU time" rows: [comm, cgroup or
+    '-' (None where the trace has no cgroup ids, or report names it by
+    path), tid, pid, on_cpu_ms, switches] as printed."""
+    lines = stat.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith('threads by on-CPU time'))
+    cg = 'cgroup' in lines[head + 1]
+    out = []
+    for l in lines[head + 2:]:
+        if not l.startswith('  '):
+            break
+        # "  %-20s[ %-24s] %8d %8s %14.3f %10u": comm and cgroup may hold spaces.
+        cgroup = l[23:47].strip() if cg else None
+        if cgroup is not None and cgroup != '-' and not cgroup.isdigit():
+            cgroup = None           # a path: this machine's name for the id
+        out.append([l[2:22].rstrip(), cgroup] + l.split()[-4:])
+    return out
+
+
+def threads_on_cpu_equal_report(d, stat, status):
+    """threads_on_cpu (-q) prints report --stat's "threads by on-CPU time"
+    row for row: comm, cgroup id, tid, pid, on_cpu_ms, switches."""
+    want = stat_threads_on_cpu(stat)
+    got = [['-' if v == 'None' else v for v in r] for r in shipped(d, 'threads_on_cpu', status)]
+    got = [[r[0], r[1] if w[1] is not None else None] + r[2:] for r, w in zip(got, want)] + \
+        got[len(want):]
+    check(got == want, 'threads_on_cpu differs from report:\n  sql    %s\n  report %s' % (
+        got[:4], want[:4]) if len(got) == len(want) else
+        'threads_on_cpu: %d rows, report %d: %s %s' % (len(got), len(want), got[:3], want[:3]))
 
 
 def check_sys(db):
