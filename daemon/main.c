@@ -82,23 +82,51 @@ static void setup_signals(void)
  * sampler's: sample_hz) keeps the kernel's text symbols, to name their
  * frames on any machine later (lib/ksyms.h).  Without stacks it keeps
  * nothing (~0.5 MB compressed); stacks switched on after the start are
- * not named.
+ * not named.  A live persistent region gets the same bytes, stacks or
+ * not (a crash's stack is named from them), and this boot's identity
+ * (region.c).
  */
 static void save_ksyms(void)
 {
 	char *stacks = ctl_read_alloc(&ctl, "set_event_stack");
+	bool region = region_live(&ctl);
 	char hz[16] = "0";
+	bool want;
+	size_t len;
+	void *z;
 	int err;
 
 	/* A module without the sampler has no sample_hz: "0" stays. */
 	ctl_read(&ctl, "sample_hz", hz, sizeof(hz));
-	if ((stacks && *stacks) || strcmp(hz, "0")) {
-		err = ksyms_save(outdirfd);
+	want = (stacks && *stacks) || strcmp(hz, "0");
+	free(stacks);
+	if (region) {
+		err = region_identity(&ctl);
+		if (err)
+			warn("%s/persist/identity: %s: the persistent region's image will not name this boot and build",
+			     ctl.dir, strerror(-err));
+	}
+	if (!want && !region)
+		return;
+	err = ksyms_build(&z, &len);
+	if (err) {
+		warn("the kernel's symbols: %s: the stacks will print as addresses",
+		     strerror(-err));
+		return;
+	}
+	if (want) {
+		err = ksyms_write(outdirfd, z, len);
 		if (err)
 			warn("%s/" KSYMS_FILE ": %s: the stacks will print as addresses",
 			     outdir, strerror(-err));
 	}
-	free(stacks);
+	if (region) {
+		err = region_ksyms(&ctl, z, len);
+		if (err)
+			warn("%s/persist/ksyms: %s: the persistent region's image will print its stacks as addresses",
+			     ctl.dir, strerror(-err));
+	}
+	free(z);
 }
 
 /*

@@ -398,6 +398,14 @@ void drain_join(void);
 /* ------------------------------------------------------------------ */
 
 /* Copy the module's metadata to dirfd/metadata (new), as of @gen. */
+/*
+ * region.c: what the module's persistent region needs of userspace, when
+ * it is live (persist/info): 0 or -errno.
+ */
+bool region_live(const struct ctl *c);
+int region_identity(const struct ctl *c);
+int region_ksyms(const struct ctl *c, const void *z, size_t len);
+
 int metadata_start(const struct ctl *ctl, int dirfd, uint64_t gen);
 /*
  * After a GET that showed @gen: bring the copy up to date if it is newer.

@@ -215,13 +215,13 @@ static int write_all_fd(int fd, const void *p, size_t len)
 	return 0;
 }
 
-int ksyms_save(int dirfd)
+int ksyms_build(void **out, size_t *len)
 {
 	struct wtab t = { 0 };
 	struct strbuf b = { 0 };
 	void *z = NULL;
 	size_t zlen;
-	int err, fd;
+	int err;
 
 	err = read_modules(&t);
 	if (!err)
@@ -241,20 +241,42 @@ int ksyms_save(int dirfd)
 		err = -EIO;
 		goto out;
 	}
-	fd = openat(dirfd, KSYMS_FILE,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	err = write_all_fd(fd, z, zlen);
-	if (!err && fdatasync(fd) < 0)
-		err = -errno;
-	close(fd);
+	*out = z;
+	*len = zlen;
+	z = NULL;
 out:
 	free(z);
 	free(b.p);
 	wtab_free(&t);
+	return err;
+}
+
+int ksyms_write(int dirfd, const void *z, size_t len)
+{
+	int err, fd;
+
+	fd = openat(dirfd, KSYMS_FILE,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	err = write_all_fd(fd, z, len);
+	if (!err && fdatasync(fd) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int ksyms_save(int dirfd)
+{
+	size_t len;
+	void *z;
+	int err;
+
+	err = ksyms_build(&z, &len);
+	if (err)
+		return err;
+	err = ksyms_write(dirfd, z, len);
+	free(z);
 	return err;
 }
 

@@ -33,6 +33,13 @@
 
 /* Writes dirfd/KSYMS_FILE from this kernel: 0 or -errno. */
 int ksyms_save(int dirfd);
+/*
+ * The same in two steps, for a caller that puts the bytes in two places
+ * (the trace directory and the module's persistent region): this kernel's
+ * KSYMS_FILE bytes, malloc()ed into *@out; then dirfd/KSYMS_FILE, synced.
+ */
+int ksyms_build(void **out, size_t *len);
+int ksyms_write(int dirfd, const void *z, size_t len);
 
 struct ksyms;
 

@@ -151,6 +151,8 @@ unlock:
 	mutex_unlock(&rtr_events_lock);
 	if (d)
 		rtr_decl_free(d);
+	if (!ret)
+		rtr_persist_events_changed();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(ringtrace_event_register);
@@ -164,6 +166,7 @@ void ringtrace_event_unregister(struct ringtrace_event *ev)
 {
 	struct rtr_event_decl *d;
 
+	/* The TSDL stays as it was: the region's copy too. */
 	mutex_lock(&rtr_events_lock);
 	list_for_each_entry(d, &rtr_decls, node) {
 		if (d->id == ev->id && d->live) {
@@ -325,11 +328,16 @@ static void rtr_metadata_env(struct seq_file *m)
 		   RINGTRACE_ABI_VERSION);
 }
 
-int rtr_metadata_show(struct seq_file *m, void *unused)
+/*
+ * The whole TSDL into @m (which marks itself overflowed if it is too
+ * small); returns the event set's generation it describes.
+ */
+u64 rtr_metadata_print(struct seq_file *m)
 {
 	/* Wall time of monotonic zero, for the clock's offset. */
 	u64 offset = ktime_get_real_ns() - ktime_get_mono_fast_ns();
 	struct rtr_event_decl *d;
+	u64 gen;
 
 	seq_puts(m, "/* CTF 1.8 */\n\n");
 	seq_puts(m, rtr_tsdl_types);
@@ -353,6 +361,24 @@ int rtr_metadata_show(struct seq_file *m, void *unused)
 		seq_printf(m, "event {\n\tname = \"%s\";\n\tid = %u;\n"
 			   "\tstream_id = 0;\n\tfields := struct { %s };\n};\n\n",
 			   d->name, d->id, d->fields);
+	gen = rtr_events_gen;
 	mutex_unlock(&rtr_events_lock);
+	return gen;
+}
+
+/*
+ * The metadata file.  A text rendered whole is also the persistent
+ * region's copy (persist.c): the image then holds what this reader got.
+ * seq_read() renders from an empty buffer, again in a bigger one when it
+ * overflows.
+ */
+int rtr_metadata_show(struct seq_file *m, void *unused)
+{
+	size_t start = m->count;
+	u64 gen = rtr_metadata_print(m);
+
+	if (!seq_has_overflowed(m))
+		rtr_persist_metadata_read(m->buf + start, m->count - start,
+					  gen);
 	return 0;
 }

@@ -254,6 +254,8 @@ void rtr_crash_exit(void);
 void rtr_crash_arm(struct ringtrace_persist_state *st, unsigned int nr_slices);
 void rtr_crash_disarm(void);
 int rtr_persist_files_init(void);
+void rtr_persist_events_changed(void);
+void rtr_persist_metadata_read(const char *text, size_t len, u64 events_gen);
 /* main.c: a new set of buffers, in the region's slices when @l is given. */
 int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,
 			const struct rtr_persist_layout *l, bool arm);
@@ -263,6 +265,7 @@ extern u64 rtr_events_gen;		/* see struct ringtrace_meta */
 int rtr_events_init(void);
 void rtr_events_exit(void);
 int rtr_metadata_show(struct seq_file *m, void *unused);
+u64 rtr_metadata_print(struct seq_file *m);
 const char *rtr_event_name(unsigned int id);
 extern struct ringtrace_event rtr_marker_event;
 

@@ -14,6 +14,9 @@
  *			under its write side and take nothing below)
  *   rtr_control_lock	tracing on/off, mode, geometry, open files
  *   buf->flush_lock	one flush of a buffer at a time
+ *   rtr_persist_blob_lock  the persistent region's metadata and ksyms
+ *			copies (persist.c); also taken without the ones
+ *			above, and takes rtr_events_lock (ctf.c) inside
  *
  * Every change of geometry or mode holds cpus_read_lock(), so the hotplug
  * prepare callback reads them without the control lock.

@@ -42,14 +42,30 @@
  * one is dropped.  rmmod marks the region UNLOADED after the last flush; the
  * next load then finds it as a previous image.
  *
+ * While LIVE the region also describes its trace, so that a reader of
+ * the image needs nothing of the machine that wrote it (struct
+ * ringtrace_persist_blob): two copies of the trace's TSDL, rendered at
+ * arming, at every event registration and at every whole read of the
+ * metadata file (so the image holds, byte for byte, what a consumer last
+ * copied); two copies of the kernel's symbols, .ringtrace-ksyms.zst as
+ * ringtraced writes it (persist/ksyms); and in the header the boot id and
+ * build id, which only userspace can read (persist/identity).  A copy is
+ * written while the other one holds the newest generation: a crash in the
+ * middle of a write leaves that one.
+ *
  * Locking: the state below changes under cpus_read_lock() and
  * rtr_control_lock (control files), or under the hotplug lock's write side
  * (a CPU's first slice), or at init and exit, when nothing else runs.
+ * The copies are written under rtr_persist_blob_lock, which the region's
+ * arming takes too (inside the control lock), and which takes
+ * rtr_events_lock (ctf.c) inside it: the event set changes, and the
+ * metadata file is read, without the control lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/kernel.h>	/* hex2bin() */
 #include <linux/io.h>
 #include <linux/ioport.h>
 #include <linux/mm.h>
@@ -97,6 +113,20 @@ static const char *const rtr_persist_state_name[] = {
 	[RTR_PERSIST_FOREIGN] = "foreign",
 };
 
+/* The two-copy areas (struct ringtrace_persist_blob). */
+enum rtr_persist_blob_kind {
+	RTR_PERSIST_METADATA,
+	RTR_PERSIST_KSYMS,
+	RTR_PERSIST_NR_BLOBS,
+};
+
+static const char *const rtr_persist_blob_name[] = {
+	[RTR_PERSIST_METADATA] = "metadata",
+	[RTR_PERSIST_KSYMS] = "ksyms",
+};
+
+static DEFINE_MUTEX(rtr_persist_blob_lock);
+
 static struct {
 	/* Set at load, then read-only. */
 	phys_addr_t base;
@@ -112,6 +142,16 @@ static struct {
 	bool armed_here;		/* this load armed it */
 	unsigned int next_slice;	/* slices given so far */
 	struct rtr_persist_layout layout;	/* while LIVE */
+
+	/*
+	 * rtr_persist_blob_lock: per kind, the newest generation written
+	 * since arming (0: none) and the copy that holds it.
+	 */
+	struct {
+		u64 gen;
+		unsigned int newest;
+	} blob[RTR_PERSIST_NR_BLOBS];
+	u64 metadata_events_gen;	/* the event set the newest TSDL has */
 } rtr_persist;
 
 static struct ringtrace_persist_header *rtr_persist_header(void)
@@ -280,6 +320,171 @@ bool rtr_persist_slice(const struct rtr_persist_layout *l, unsigned int cpu,
 	return true;
 }
 
+/* --- the metadata and ksyms copies ------------------------------------ */
+
+/*
+ * Copy @copy of @kind, where a live region's or a valid image's header
+ * puts it (rtr_persist_check() held the image's to the layout), and the
+ * bytes it can hold in *@room.
+ */
+static struct ringtrace_persist_blob *
+rtr_persist_blob(enum rtr_persist_blob_kind kind, unsigned int copy,
+		 size_t *room)
+{
+	struct ringtrace_persist_header *h = rtr_persist_header();
+	u64 offset, size;
+
+	if (kind == RTR_PERSIST_METADATA) {
+		offset = h->metadata_offset[copy];
+		size = h->metadata_size;
+	} else {
+		offset = h->ksyms_offset[copy];
+		size = h->ksyms_size;
+	}
+	*room = size - sizeof(struct ringtrace_persist_blob);
+	return rtr_persist_at(offset);
+}
+
+static size_t rtr_persist_blob_room(enum rtr_persist_blob_kind kind)
+{
+	size_t room;
+
+	rtr_persist_blob(kind, 0, &room);
+	return room;
+}
+
+/*
+ * Start writing @kind: the copy that does not hold the newest generation,
+ * marked unwritten before any of its bytes change.  Its bytes follow the
+ * returned header, *@room of them at most.
+ */
+static struct ringtrace_persist_blob *
+rtr_persist_blob_begin(enum rtr_persist_blob_kind kind, size_t *room)
+{
+	struct ringtrace_persist_blob *b;
+
+	lockdep_assert_held(&rtr_persist_blob_lock);
+	b = rtr_persist_blob(kind, !rtr_persist.blob[kind].newest, room);
+	WRITE_ONCE(b->gen, 0);
+	/*
+	 * The copy reads as unwritten before any of its bytes change.  The
+	 * reader is not a CPU running now (no read barrier pairs with this)
+	 * but whoever reads the region after a crash stopped this one: the
+	 * order of the stores is all it has.
+	 */
+	smp_wmb();
+	return b;
+}
+
+/* The @len bytes after @b are written: make them the newest copy. */
+static void rtr_persist_blob_end(enum rtr_persist_blob_kind kind,
+				 struct ringtrace_persist_blob *b, size_t len)
+{
+	lockdep_assert_held(&rtr_persist_blob_lock);
+	b->len = len;
+	b->checksum = xxh64(b + 1, len, 0);
+	b->reserved = 0;
+	/*
+	 * Bytes, length and checksum before the generation that makes them
+	 * the newest: a crash (or an NMI that stops this CPU) between the
+	 * two leaves the other copy the newest valid one for the reader of
+	 * the image -- the same reader as rtr_persist_blob_begin()'s.
+	 */
+	smp_wmb();
+	WRITE_ONCE(b->gen, rtr_persist.blob[kind].gen + 1);
+	rtr_persist.blob[kind].gen++;
+	rtr_persist.blob[kind].newest ^= 1;
+}
+
+/*
+ * The newest valid copy of @kind in the region as it is: its generation
+ * (0: none valid) and length.  The same rules as any reader of the image.
+ */
+static u64 rtr_persist_blob_newest(enum rtr_persist_blob_kind kind,
+				   u64 *len)
+{
+	struct ringtrace_persist_blob *b;
+	unsigned int copy;
+	u64 gen = 0;
+	size_t room;
+
+	for (copy = 0; copy < 2; copy++) {
+		b = rtr_persist_blob(kind, copy, &room);
+		if (!b->gen || b->gen <= gen || b->reserved || b->len > room ||
+		    xxh64(b + 1, b->len, 0) != b->checksum)
+			continue;
+		gen = b->gen;
+		*len = b->len;
+	}
+	return gen;
+}
+
+/*
+ * Render the trace's TSDL into the inactive metadata copy, in place: a
+ * seq_file over the copy's bytes, which seq_printf() and friends fill and
+ * mark overflowed (count == size) when they do not fit.  A text over the
+ * copy leaves the older copy the newest; said in the log, rate limited.
+ */
+static void rtr_persist_metadata_render(void)
+{
+	struct ringtrace_persist_blob *b;
+	struct seq_file m = {};
+	u64 events_gen;
+	size_t room;
+
+	lockdep_assert_held(&rtr_persist_blob_lock);
+	if (rtr_persist.state != RTR_PERSIST_LIVE)
+		return;
+	b = rtr_persist_blob_begin(RTR_PERSIST_METADATA, &room);
+	m.buf = (char *)(b + 1);
+	m.size = room;
+	events_gen = rtr_metadata_print(&m);
+	if (seq_has_overflowed(&m)) {
+		pr_warn_ratelimited("the metadata does not fit the persistent region's %zu bytes: its image keeps an older copy\n",
+				    room);
+		return;
+	}
+	rtr_persist_blob_end(RTR_PERSIST_METADATA, b, m.count);
+	rtr_persist.metadata_events_gen = events_gen;
+}
+
+/* An event was registered (ctf.c, no lock of its held): render again. */
+void rtr_persist_events_changed(void)
+{
+	mutex_lock(&rtr_persist_blob_lock);
+	rtr_persist_metadata_render();
+	mutex_unlock(&rtr_persist_blob_lock);
+}
+
+/*
+ * The metadata file rendered @text whole, of event set @events_gen, for a
+ * reader: that text becomes the image's, the very bytes the consumer
+ * copies into its trace (the clock's offset is read at each render).
+ * Unless an event was registered since: the copy rendered for it
+ * stays, the reader's text lacks its declarations.
+ */
+void rtr_persist_metadata_read(const char *text, size_t len, u64 events_gen)
+{
+	struct ringtrace_persist_blob *b;
+	size_t room;
+
+	mutex_lock(&rtr_persist_blob_lock);
+	if (rtr_persist.state != RTR_PERSIST_LIVE ||
+	    events_gen < rtr_persist.metadata_events_gen)
+		goto unlock;
+	if (len > rtr_persist_blob_room(RTR_PERSIST_METADATA)) {
+		pr_warn_ratelimited("the metadata does not fit the persistent region's %zu bytes: its image keeps an older copy\n",
+				    rtr_persist_blob_room(RTR_PERSIST_METADATA));
+		goto unlock;
+	}
+	b = rtr_persist_blob_begin(RTR_PERSIST_METADATA, &room);
+	memcpy(b + 1, text, len);
+	rtr_persist_blob_end(RTR_PERSIST_METADATA, b, len);
+	rtr_persist.metadata_events_gen = events_gen;
+unlock:
+	mutex_unlock(&rtr_persist_blob_lock);
+}
+
 static void rtr_persist_checksum(struct ringtrace_persist_header *h)
 {
 	h->checksum = 0;
@@ -303,6 +508,8 @@ void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm)
 
 	BUILD_BUG_ON(sizeof(*h) != RINGTRACE_PERSIST_HEADER_SIZE_VER1);
 	BUILD_BUG_ON(sizeof(*h) > RINGTRACE_PERSIST_HEADER_SIZE);
+	/* No copy is written while the region is zeroed or carved. */
+	mutex_lock(&rtr_persist_blob_lock);
 	if (arm) {
 		/* [C2] of crash.c: no hook writes while it is zeroed. */
 		rtr_crash_disarm();
@@ -355,8 +562,17 @@ void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm)
 	rtr_persist.layout = *l;
 	rtr_persist.state = RTR_PERSIST_LIVE;
 	rtr_persist.damage = NULL;
-	if (arm)
+	if (arm) {
 		rtr_persist.armed_here = true;
+		/* Zeroed: no copy is valid, the first write goes to copy 0. */
+		for (i = 0; i < RTR_PERSIST_NR_BLOBS; i++) {
+			rtr_persist.blob[i].gen = 0;
+			rtr_persist.blob[i].newest = 1;
+		}
+		rtr_persist.metadata_events_gen = 0;
+		rtr_persist_metadata_render();
+	}
+	mutex_unlock(&rtr_persist_blob_lock);
 }
 
 /* --- finding and checking the region --------------------------------- */
@@ -677,6 +893,33 @@ static const char *rtr_persist_lifecycle_name(u32 lifecycle)
 	return "unknown";
 }
 
+/* Identity, and the newest valid metadata and ksyms copies. */
+static void rtr_persist_info_identity(struct seq_file *m,
+				      const struct ringtrace_persist_header *h)
+{
+	static const u8 unset[sizeof(h->boot_id)];
+	unsigned int kind;
+	u64 gen, len;
+
+	if (memcmp(h->boot_id, unset, sizeof(unset)))
+		seq_printf(m, "boot_id %pUb\n", h->boot_id);
+	else
+		seq_puts(m, "boot_id unset\n");
+	if (h->build_id_len && h->build_id_len <= sizeof(h->build_id))
+		seq_printf(m, "build_id %*phN\n", (int)h->build_id_len,
+			   h->build_id);
+	else
+		seq_puts(m, "build_id unset\n");
+	mutex_lock(&rtr_persist_blob_lock);
+	for (kind = 0; kind < RTR_PERSIST_NR_BLOBS; kind++) {
+		len = 0;
+		gen = rtr_persist_blob_newest(kind, &len);
+		seq_printf(m, "%s gen %llu bytes %llu\n",
+			   rtr_persist_blob_name[kind], gen, len);
+	}
+	mutex_unlock(&rtr_persist_blob_lock);
+}
+
 static int rtr_persist_info_show(struct seq_file *m, void *unused)
 {
 	struct ringtrace_persist_header *h = rtr_persist_header();
@@ -702,6 +945,7 @@ static int rtr_persist_info_show(struct seq_file *m, void *unused)
 		   rtr_persist_state_at(h->state_offset)->lifecycle));
 	seq_printf(m, "release %.*s\n", (int)sizeof(h->release), h->release);
 	seq_printf(m, "armed_realtime_ns %llu\n", h->armed_realtime_ns);
+	rtr_persist_info_identity(m, h);
 	seq_printf(m, "subbuf_size %llu\nnum_subbufs %u\nslices %u\n",
 		   h->subbuf_size, h->num_subbufs, h->nr_slices);
 	s = rtr_persist_slices(h->slices_offset);
@@ -823,6 +1067,135 @@ static const struct file_operations rtr_persist_release_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * persist/identity: "boot_id=UUID build_id=HEX", what the kernel cannot
+ * read of itself (the boot id is random's, the build id is in no export),
+ * into the live region's header.  Anything else, or a kept image: the
+ * header is left as it was.
+ */
+static int rtr_persist_set_identity(char *text)
+{
+	struct ringtrace_persist_header *h = rtr_persist_header();
+	u8 build_id[RINGTRACE_PERSIST_BUILD_ID_MAX];
+	bool have_boot_id = false, have_build_id = false;
+	size_t build_id_len = 0;
+	uuid_t boot_id;
+	char *tok, *val;
+
+	lockdep_assert_held(&rtr_control_lock);
+	while ((tok = strsep(&text, " \t\n"))) {
+		if (!*tok)
+			continue;
+		val = strchr(tok, '=');
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(tok, "boot_id") && !have_boot_id) {
+			/* uuid_parse() reads 36 characters, not the end. */
+			if (strlen(val) != UUID_STRING_LEN ||
+			    uuid_parse(val, &boot_id))
+				return -EINVAL;
+			have_boot_id = true;
+		} else if (!strcmp(tok, "build_id") && !have_build_id) {
+			build_id_len = strlen(val) / 2;
+			if (!build_id_len || strlen(val) % 2 ||
+			    build_id_len > sizeof(build_id) ||
+			    hex2bin(build_id, val, build_id_len))
+				return -EINVAL;
+			have_build_id = true;
+		} else {
+			return -EINVAL;
+		}
+	}
+	if (!have_boot_id || !have_build_id)
+		return -EINVAL;
+	if (rtr_persist.state != RTR_PERSIST_LIVE)
+		return -EBUSY;
+	memset(h->build_id, 0, sizeof(h->build_id));
+	memcpy(h->build_id, build_id, build_id_len);
+	h->build_id_len = build_id_len;
+	memcpy(h->boot_id, &boot_id, sizeof(h->boot_id));
+	rtr_persist_checksum(h);
+	return 0;
+}
+
+/* "boot_id=" 36 " build_id=" 40, a newline: 96 bytes; room to spare. */
+#define RTR_PERSIST_IDENTITY_MAX	128
+
+static ssize_t rtr_persist_identity_write(struct file *file,
+					  const char __user *ubuf,
+					  size_t count, loff_t *ppos)
+{
+	char *text;
+	int ret;
+
+	if (!count || count > RTR_PERSIST_IDENTITY_MAX)
+		return -EINVAL;
+	text = memdup_user_nul(ubuf, count);
+	if (IS_ERR(text))
+		return PTR_ERR(text);
+	mutex_lock(&rtr_control_lock);
+	ret = rtr_persist_set_identity(text);
+	mutex_unlock(&rtr_control_lock);
+	kfree(text);
+	return ret ?: count;
+}
+
+static const struct file_operations rtr_persist_identity_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_persist_open,
+	.write = rtr_persist_identity_write,
+	.llseek = noop_llseek,
+};
+
+/*
+ * persist/ksyms: one write() is the whole .ringtrace-ksyms.zst (a zstd
+ * frame), copied into the inactive ksyms copy and made the newest.  Not a
+ * zstd frame: EINVAL; over the copy: EFBIG; a kept image: EBUSY -- each
+ * with the newest copy as it was.  A fault half way leaves the copy being
+ * written invalid, the newest one untouched.
+ */
+static ssize_t rtr_persist_ksyms_write(struct file *file,
+				       const char __user *ubuf, size_t count,
+				       loff_t *ppos)
+{
+	static const u8 zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	struct ringtrace_persist_blob *b;
+	u8 magic[sizeof(zstd_magic)];
+	size_t room;
+	ssize_t ret;
+
+	if (count < sizeof(magic))
+		return -EINVAL;
+	if (copy_from_user(magic, ubuf, sizeof(magic)))
+		return -EFAULT;
+	if (memcmp(magic, zstd_magic, sizeof(magic)))
+		return -EINVAL;
+	mutex_lock(&rtr_persist_blob_lock);
+	ret = -EBUSY;
+	if (rtr_persist.state != RTR_PERSIST_LIVE)
+		goto unlock;
+	ret = -EFBIG;
+	if (count > rtr_persist_blob_room(RTR_PERSIST_KSYMS))
+		goto unlock;
+	b = rtr_persist_blob_begin(RTR_PERSIST_KSYMS, &room);
+	ret = -EFAULT;
+	if (copy_from_user(b + 1, ubuf, count))
+		goto unlock;
+	rtr_persist_blob_end(RTR_PERSIST_KSYMS, b, count);
+	ret = count;
+unlock:
+	mutex_unlock(&rtr_persist_blob_lock);
+	return ret;
+}
+
+static const struct file_operations rtr_persist_ksyms_fops = {
+	.owner = THIS_MODULE,
+	.open = rtr_persist_open,
+	.write = rtr_persist_ksyms_write,
+	.llseek = noop_llseek,
+};
+
 /* persist/: only with a region. */
 int rtr_persist_files_init(void)
 {
@@ -836,5 +1209,9 @@ int rtr_persist_files_init(void)
 	       rtr_file_create(dir, "persist/image", 0400, NULL,
 			       &rtr_persist_image_fops) ?:
 	       rtr_file_create(dir, "persist/release", 0200, NULL,
-			       &rtr_persist_release_fops);
+			       &rtr_persist_release_fops) ?:
+	       rtr_file_create(dir, "persist/identity", 0200, NULL,
+			       &rtr_persist_identity_fops) ?:
+	       rtr_file_create(dir, "persist/ksyms", 0200, NULL,
+			       &rtr_persist_ksyms_fops);
 }

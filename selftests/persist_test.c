@@ -494,6 +494,8 @@ FIXTURE_SETUP(persist)
 /* Whatever a test left, the next starts with the module unloaded. */
 FIXTURE_TEARDOWN(persist)
 {
+	if (!access("/sys/module/ringtrace_selftest", F_OK))
+		system("rmmod ringtrace_selftest");
 	unload();
 }
 
@@ -725,6 +727,329 @@ TEST_F_TIMEOUT(persist, release_geometry_reload, PERSIST_TIMEOUT)
 	ASSERT_EQ(0, rt_ctl_write("persist/release", cur.uuid));
 	ASSERT_EQ(0, read_info(&cur));
 	EXPECT_STREQ("live", cur.state);
+	ASSERT_EQ(0, unload());
+}
+
+/* ------------------------------------------------------------------ */
+/* The image describes itself: metadata, ksyms, identity               */
+/* ------------------------------------------------------------------ */
+
+#define BUILD_ID_HEX	"00112233445566778899aabbccddeeff01234567"
+
+/* persist/info's identity and newest copies (0: metadata, 1: ksyms). */
+struct described {
+	char boot_id[64], build_id[64];
+	unsigned long long gen[2], bytes[2];
+};
+
+static int read_described(struct described *d)
+{
+	char text[65536], *line, *save;
+	int seen = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (rt_ctl_read("persist/info", text, sizeof(text)) <= 0)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		seen += sscanf(line, "boot_id %63s", d->boot_id);
+		seen += sscanf(line, "build_id %63s", d->build_id);
+		seen += sscanf(line, "metadata gen %llu bytes %llu", &d->gen[0],
+			       &d->bytes[0]) == 2;
+		seen += sscanf(line, "ksyms gen %llu bytes %llu", &d->gen[1],
+			       &d->bytes[1]) == 2;
+	}
+	return seen == 4 ? 0 : -1;
+}
+
+/*
+ * Copy @copy of the metadata (@kind 0) or ksyms (1) area of @img, checked
+ * as a reader must (uapi struct ringtrace_persist_blob): NULL with @why
+ * if it is not valid; a copy never written (all of its header zero) is
+ * not valid either, @why "unwritten".
+ */
+static const struct ringtrace_persist_blob *
+blob_of(const uint8_t *img, int kind, int copy, const char **why)
+{
+	const struct ringtrace_persist_header *h = (const void *)img;
+	const struct ringtrace_persist_blob *b;
+	uint64_t off = kind ? h->ksyms_offset[copy] : h->metadata_offset[copy];
+	uint64_t size = kind ? h->ksyms_size : h->metadata_size;
+
+	*why = "outside the region";
+	if (size < sizeof(*b) || off > h->region_size ||
+	    size > h->region_size - off)
+		return NULL;
+	b = (const void *)(img + off);
+	*why = "unwritten";
+	if (!b->gen && !b->len && !b->checksum && !b->reserved)
+		return NULL;
+	*why = "gen 0";
+	if (!b->gen)
+		return NULL;
+	*why = "reserved";
+	if (b->reserved)
+		return NULL;
+	*why = "len";
+	if (b->len > size - sizeof(*b))
+		return NULL;
+	*why = "checksum";
+	if (XXH64(b + 1, b->len, 0) != b->checksum)
+		return NULL;
+	return b;
+}
+
+/* The valid copy with the highest gen: its index, or -1. */
+static int newest_copy(const uint8_t *img, int kind)
+{
+	const struct ringtrace_persist_blob *b[2];
+	const char *why;
+	int i, best = -1;
+
+	for (i = 0; i < 2; i++) {
+		b[i] = blob_of(img, kind, i, &why);
+		if (b[i] && (best < 0 || b[i]->gen > b[best]->gen))
+			best = i;
+	}
+	return best;
+}
+
+/* ringtrace_selftest.ko, beside RT_KO: insmod's exit status. */
+static int load_selftest_module(void)
+{
+	const char *ko = getenv("RT_KO"), *slash = ko ? strrchr(ko, '/') : NULL;
+	char cmd[2048];
+
+	if (!slash)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod '%.*s/ringtrace_selftest.ko'",
+		 (int)(slash - ko), ko);
+	return system(cmd);
+}
+
+/* A write of @len bytes to persist/ksyms: 0 or -errno. */
+static int write_ksyms(const void *data, size_t len)
+{
+	ssize_t n = rt_write_file(rt_path("persist/ksyms"), data, len);
+
+	if (n < 0)
+		return (int)n;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* @len bytes that begin as a zstd frame does, then a pattern of @seed. */
+static uint8_t *fake_zst(size_t len, unsigned int seed)
+{
+	static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	uint8_t *p = malloc(len);
+	size_t i;
+
+	if (!p)
+		return NULL;
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * seed + (i >> 9));
+	memcpy(p, magic, sizeof(magic));
+	return p;
+}
+
+static int uuid_bytes(const char *text, uint8_t out[16])
+{
+	unsigned int i, v;
+
+	for (i = 0; i < 16; i++) {
+		while (*text == '-')
+			text++;
+		if (sscanf(text, "%2x", &v) != 1)
+			return -1;
+		out[i] = (uint8_t)v;
+		text += 2;
+	}
+	return 0;
+}
+
+/*
+ * The live region takes this boot's identity and the symbols' blob from
+ * userspace, and the metadata from the module: bad input changes none of
+ * them.  Reloaded, the image holds each framed as the uapi says: the
+ * metadata a consumer last read, byte for byte; both ksyms writes, one a
+ * copy; the identity in the checksummed header.
+ */
+TEST_F_TIMEOUT(persist, image_describes_itself, PERSIST_TIMEOUT)
+{
+	const size_t room = RINGTRACE_PERSIST_KSYMS_SIZE -
+			    sizeof(struct ringtrace_persist_blob);
+	const struct ringtrace_persist_header *h;
+	const struct ringtrace_persist_blob *b;
+	char boot_id[64], good[256], text[256], *meta;
+	uint8_t *blob1, *blob2, *img, boot[16];
+	unsigned long long registered_gen;
+	struct described d, cur;
+	const char *why = "";
+	struct utsname u;
+	unsigned int i;
+	struct info in;
+	ssize_t mlen;
+	int c;
+
+	ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load(self->r.args));
+	ASSERT_EQ(0, read_info(&in));
+	if (!strcmp(in.state, "previous") || !strcmp(in.state, "damaged")) {
+		ASSERT_EQ(0, rt_ctl_write("persist/release", in.uuid));
+		ASSERT_EQ(0, read_info(&in));
+	}
+	ASSERT_STREQ("live", in.state);
+	/* Armed: the metadata is in it; nothing of userspace's yet. */
+	ASSERT_EQ(0, read_described(&d));
+	EXPECT_LE(1, d.gen[0]);
+	EXPECT_LT(1000, d.bytes[0]);
+	EXPECT_EQ(0, d.gen[1]);
+	EXPECT_STREQ("unset", d.boot_id);
+	EXPECT_STREQ("unset", d.build_id);
+
+	ASSERT_LT(0, rt_read_file("/proc/sys/kernel/random/boot_id", boot_id,
+				  sizeof(boot_id)));
+	boot_id[strcspn(boot_id, "\n")] = '\0';
+	ASSERT_EQ(0, uuid_bytes(boot_id, boot));
+	snprintf(good, sizeof(good), "boot_id=%s build_id=" BUILD_ID_HEX "\n",
+		 boot_id);
+	{
+		const char *bad[] = {
+			"garbage", "boot_id=", "boot_id=%s", "build_id=%s",
+			"boot_id=%s build_id=abc",
+			"boot_id=%s build_id=" BUILD_ID_HEX "00",
+			"boot_id=%sx build_id=" BUILD_ID_HEX,
+			"boot_id=%.35s build_id=" BUILD_ID_HEX,
+			"boot_id=%s build_id=" BUILD_ID_HEX " boot_id=%s",
+			"boot_id=%s build_id=zz112233445566778899aabbccddeeff01234567",
+			"boot_id=%s build_id=" BUILD_ID_HEX " extra=1",
+			"boot_id=%s  build_id " BUILD_ID_HEX,
+		};
+
+		for (i = 0; i < RT_ARRAY_SIZE(bad); i++) {
+			snprintf(text, sizeof(text), bad[i], boot_id, boot_id);
+			EXPECT_EQ(-EINVAL, rt_ctl_write("persist/identity", text))
+				TH_LOG("identity \"%s\"", text);
+		}
+	}
+	memset(text, 'a', sizeof(text) - 1);
+	text[sizeof(text) - 1] = '\0';
+	EXPECT_EQ(-EINVAL, rt_ctl_write("persist/identity", text));
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_STREQ("unset", cur.boot_id);
+	EXPECT_STREQ("unset", cur.build_id);
+	ASSERT_EQ(0, rt_ctl_write("persist/identity", good));
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_STREQ(boot_id, cur.boot_id);
+	EXPECT_STREQ(BUILD_ID_HEX, cur.build_id);
+	/* A bad one after it leaves it. */
+	EXPECT_EQ(-EINVAL, rt_ctl_write("persist/identity", "boot_id=x"));
+
+	/* ksyms: not a zstd frame, too big: refused, nothing written. */
+	blob1 = fake_zst(200000, 7);
+	blob2 = fake_zst(room + 1, 13);
+	ASSERT_NE(NULL, blob1);
+	ASSERT_NE(NULL, blob2);
+	EXPECT_EQ(-EINVAL, write_ksyms("abc", 3));
+	EXPECT_EQ(-EINVAL, write_ksyms(blob1 + 4, 4096));
+	EXPECT_EQ(-EFBIG, write_ksyms(blob2, room + 1));
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_EQ(0, cur.gen[1]);
+	/* Two writes, the second the most a copy holds. */
+	ASSERT_EQ(0, write_ksyms(blob1, 200000));
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_EQ(1, cur.gen[1]);
+	EXPECT_EQ(200000, cur.bytes[1]);
+	ASSERT_EQ(0, write_ksyms(blob2, room));
+	EXPECT_EQ(-EINVAL, write_ksyms(blob1 + 4, 4096));
+	EXPECT_EQ(-EFBIG, write_ksyms(blob2, room + 1));
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_EQ(2, cur.gen[1]);
+	EXPECT_EQ(room, cur.bytes[1]);
+
+	/*
+	 * Each event registered renders it again: the selftest module
+	 * registers its events at load (and its unload changes no TSDL).
+	 */
+	ASSERT_EQ(0, read_described(&d));
+	ASSERT_EQ(0, load_selftest_module());
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_LT(d.gen[0], cur.gen[0]);
+	registered_gen = cur.gen[0];
+	ASSERT_EQ(0, system("rmmod ringtrace_selftest"));
+
+	/* A whole read of the metadata file is the image's copy. */
+	meta = malloc(RINGTRACE_PERSIST_METADATA_SIZE);
+	ASSERT_NE(NULL, meta);
+	mlen = rt_ctl_read("metadata", meta, RINGTRACE_PERSIST_METADATA_SIZE);
+	ASSERT_LT(1000, mlen);
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_EQ(registered_gen + 1, cur.gen[0]);
+	EXPECT_EQ(mlen, cur.bytes[0]);
+	d = cur;
+	ASSERT_EQ(0, unload());
+
+	ASSERT_EQ(0, load(self->r.args));
+	ASSERT_EQ(0, read_info(&in));
+	ASSERT_STREQ("previous", in.state);
+	/* A kept image takes nothing. */
+	EXPECT_EQ(-EBUSY, rt_ctl_write("persist/identity", good));
+	EXPECT_EQ(-EBUSY, write_ksyms(blob1, 200000));
+	img = read_image(in.size);
+	ASSERT_NE(NULL, img);
+	h = (const void *)img;
+	EXPECT_EQ(h->checksum, header_sum(img));
+	EXPECT_EQ(0, memcmp(h->boot_id, boot, sizeof(boot)));
+	EXPECT_EQ(20, h->build_id_len);
+	EXPECT_EQ(0, memcmp(h->build_id,
+			    "\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99"
+			    "\xaa\xbb\xcc\xdd\xee\xff\x01\x23\x45\x67", 20));
+	ASSERT_EQ(0, uname(&u));
+	EXPECT_STREQ(u.release, h->release);
+	EXPECT_STREQ(u.version, h->version);
+	EXPECT_EQ(RINGTRACE_PERSIST_METADATA_SIZE, h->metadata_size);
+	EXPECT_EQ(RINGTRACE_PERSIST_KSYMS_SIZE, h->ksyms_size);
+
+	/* Metadata: both copies valid, the newer the text read. */
+	c = newest_copy(img, 0);
+	ASSERT_LE(0, c);
+	b = blob_of(img, 0, c, &why);
+	EXPECT_EQ(d.gen[0], b->gen);
+	EXPECT_EQ(mlen, b->len);
+	EXPECT_EQ(0, memcmp(b + 1, meta, mlen));
+	EXPECT_NE(NULL, memmem(b + 1, b->len, "\"" RTST_RECORD_NAME "\"",
+			       strlen(RTST_RECORD_NAME) + 2));
+	/* The older: the render for the selftest module's last event. */
+	b = blob_of(img, 0, !c, &why);
+	ASSERT_NE(NULL, b) TH_LOG("older metadata copy: %s", why);
+	EXPECT_EQ(registered_gen, b->gen);
+	EXPECT_EQ(0, memcmp(b + 1, "/* CTF 1.8 */", 13));
+	EXPECT_NE(NULL, memmem(b + 1, b->len, "\"" RTST_RECORD_NAME "\"",
+			       strlen(RTST_RECORD_NAME) + 2));
+
+	/* ksyms: the first write in copy 0, the second in copy 1. */
+	EXPECT_EQ(1, newest_copy(img, 1));
+	b = blob_of(img, 1, 0, &why);
+	ASSERT_NE(NULL, b) TH_LOG("ksyms copy 0: %s", why);
+	EXPECT_EQ(1, b->gen);
+	EXPECT_EQ(200000, b->len);
+	EXPECT_EQ(0, memcmp(b + 1, blob1, 200000));
+	b = blob_of(img, 1, 1, &why);
+	ASSERT_NE(NULL, b) TH_LOG("ksyms copy 1: %s", why);
+	EXPECT_EQ(2, b->gen);
+	EXPECT_EQ(room, b->len);
+	EXPECT_EQ(0, memcmp(b + 1, blob2, room));
+
+	/* persist/info of the kept image says the same. */
+	ASSERT_EQ(0, read_described(&cur));
+	EXPECT_STREQ(boot_id, cur.boot_id);
+	EXPECT_EQ(d.gen[0], cur.gen[0]);
+	EXPECT_EQ(2, cur.gen[1]);
+	free(img);
+	free(meta);
+	free(blob1);
+	free(blob2);
+	ASSERT_EQ(0, rt_ctl_write("persist/release", in.uuid));
 	ASSERT_EQ(0, unload());
 }
 

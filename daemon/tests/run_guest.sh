@@ -2703,6 +2703,131 @@ test_on_chunk_races() {
 	grep -A12 'WARNING: ThreadSanitizer' "$W/ocx.err" | head -40 | sed 's/^/# /'
 }
 
+# The module parameters of the persistent region on this boot's command
+# line (tools/run-tests' region_args), or nothing.
+persist_args() {
+	local w size addr
+	for w in $(</proc/cmdline); do
+		case $w in
+		reserve_mem=*:ringtrace)
+			echo persist=ringtrace
+			return ;;
+		memmap=*\$*)
+			size=${w#memmap=}
+			addr=${size#*\$}
+			size=${size%%\$*}
+			echo "persist_addr=$addr persist_size=$(numfmt --from=iec "$size")"
+			return ;;
+		esac
+	done
+}
+
+# reload_ringtrace ARGS...: ringtrace.ko again with ARGS; the selftest
+# module, which needs it, is left out from then on.
+reload_ringtrace() {
+	if [[ -d $ST ]]; then rmmod ringtrace_selftest || return 1; fi
+	rmmod ringtrace && insmod "$KO/ringtrace.ko" "$@"
+}
+
+# Writes the newest valid metadata and ksyms copies of the image $1 to
+# $2/metadata and $2/ksyms (struct ringtrace_persist_blob: the valid copy
+# with the highest gen; xxh64 by xxhsum) and prints "boot_id build_id
+# release metadata_gen ksyms_gen" of its header.
+persist_blobs() {
+	python3 - "$1" "$2" <<'PY'
+import struct, subprocess, sys
+
+img = open(sys.argv[1], 'rb').read()
+out = sys.argv[2]
+# include/uapi/linux/ringtrace_persist.h, struct ringtrace_persist_header
+assert img[:8] == b'RTPERSIS', 'magic'
+release = img[56:128].split(b'\0')[0].decode()
+build_id = img[200:220][:struct.unpack_from('<I', img, 220)[0]].hex()
+boot_id = img[224:240].hex()
+areas = {'metadata': (320, 336), 'ksyms': (344, 360)}
+gens = []
+for name, (offs, size_at) in areas.items():
+    size = struct.unpack_from('<Q', img, size_at)[0]
+    best = None
+    for off in struct.unpack_from('<2Q', img, offs):
+        gen, length, checksum, reserved = struct.unpack_from('<4Q', img, off)
+        data = img[off + 32:off + 32 + length]
+        if not gen or reserved or length > size - 32:
+            continue
+        digest = subprocess.run(['xxhsum', '-H1', '-'], input=data,
+                                capture_output=True).stdout.split()[0]
+        if digest.decode() != '%016x' % checksum:
+            continue
+        if best is None or gen > best[0]:
+            best = (gen, data)
+    if best:
+        open('%s/%s' % (out, name), 'wb').write(best[1])
+    gens.append(str(best[0] if best else 0))
+print(boot_id, build_id, release, *gens)
+PY
+}
+
+# The GNU build id of the running kernel, from /sys/kernel/notes.
+kernel_build_id() {
+	python3 -c '
+import struct
+d = open("/sys/kernel/notes", "rb").read()
+o = 0
+while o + 12 <= len(d):
+    n, s, t = struct.unpack_from("<3I", d, o)
+    o += 12
+    if t == 3 and d[o:o + n] == b"GNU\0":
+        print(d[o + ((n + 3) & ~3):o + ((n + 3) & ~3) + s].hex())
+        break
+    o += ((n + 3) & ~3) + ((s + 3) & ~3)'
+}
+
+# The persistent region describes the trace recorded in it (issue 32):
+# ringtraced, started over rings in the region, gives it this boot's
+# identity and the kernel's symbols, and the metadata it copies is the
+# one the image keeps.  Reloaded, the image's newest metadata copy is the
+# trace's metadata byte for byte, its newest ksyms copy the trace's
+# .ringtrace-ksyms.zst, and its header names this boot, this build and
+# release.  Needs the region on the command line, as tools/run-tests
+# boots every guest (region_args).  It runs last: it leaves ringtrace.ko
+# loaded over the region (the image released) and the selftest module out.
+test_persist_image() {
+	local args uuid rc=0 got
+	args=$(persist_args)
+	[[ -n $args ]] || { fail "pimg: no persistent region on the kernel command line (boot with tools/run-tests' region_args)"; return; }
+	# shellcheck disable=SC2086 # the parameters, word by word
+	setup "pimg: ringtrace.ko loaded with $args" reload_ringtrace $args || return
+	# An image a test left (selftests/persist_test's): released.
+	uuid=$(sed -n 's/^uuid //p' "$RT/persist/info")
+	grep -qx 'state live' "$RT/persist/info" ||
+		setup "pimg: earlier image released" sh -c "echo $uuid >$RT/persist/release"
+	check "pimg: region live" grep -qx 'state live' "$RT/persist/info"
+	echo irq_handler_entry >"$RT/set_event_stack"
+	start_daemon pimg -o "$W/pimg" || { fail "pimg: daemon did not start"; return; }
+	setup "pimg: markers written" run_markers pimg 100
+	stop_daemon || rc=$?
+	eq "pimg: daemon exit status" "$rc" 0
+	echo '!irq_handler_entry' >"$RT/set_event_stack"
+	check "pimg: the trace has its symbols" test -s "$W/pimg/.ringtrace-ksyms.zst"
+	# The image is readable once a load finds it: reload.
+	# shellcheck disable=SC2086
+	setup "pimg: reloaded with the region" reload_ringtrace $args || return
+	check "pimg: the image kept" grep -qx 'state previous' "$RT/persist/info"
+	mkdir -p "$W/pimg.blobs"
+	setup "pimg: image read" cp "$RT/persist/image" "$W/pimg.img"
+	got=$(persist_blobs "$W/pimg.img" "$W/pimg.blobs")
+	note "pimg: image: $got"
+	check "pimg: the image's metadata is the trace's, byte for byte" \
+		cmp "$W/pimg.blobs/metadata" "$W/pimg/metadata"
+	check "pimg: the image's ksyms are the trace's .ringtrace-ksyms.zst" \
+		cmp "$W/pimg.blobs/ksyms" "$W/pimg/.ringtrace-ksyms.zst"
+	eq "pimg: the image's boot id, build id and release" "$(cut -d' ' -f1-3 <<<"$got")" \
+		"$(tr -d '\n-' </proc/sys/kernel/random/boot_id) $(kernel_build_id) $(uname -r)"
+	eq "pimg: one ksyms write (gen)" "$(cut -d' ' -f5 <<<"$got")" 1
+	uuid=$(sed -n 's/^uuid //p' "$RT/persist/info")
+	setup "pimg: image released" sh -c "echo $uuid >$RT/persist/release"
+}
+
 # wait_gone PATH SECONDS: until PATH does not exist.
 wait_gone() {
 	local i
@@ -2724,7 +2849,8 @@ ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
 	test_syscalls test_wakeup test_install test_on_chunk test_on_chunk_hooks
 	test_on_chunk_recover test_on_chunk_path test_on_chunk_kill
 	test_on_chunk_stop test_on_chunk_sigchld test_on_chunk_recover_safe
-	test_on_chunk_retention test_on_chunk_races test_trigger"
+	test_on_chunk_retention test_on_chunk_races test_trigger
+	test_persist_image"
 
 # The tests of the daemon's own logic: options, files, disks, signals,
 # packers, hooks, the service's triggers (the kernel's side of a trigger:

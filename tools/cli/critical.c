@@ -143,7 +143,7 @@ static int print_path(struct sqldb *d, int64_t tid, bool has_begin, int64_t begi
 int critical_report(char *const *dirs, unsigned int n, const char *who,
 		    const char *begin, const char *end, bool folded, bool strict)
 {
-	struct sqldb *d = sqldb_open(dirs, n, strict, false);
+	struct sqldb *d = sqldb_open(dirs, n, strict, false, SQL_MAX_MEMORY_DEFAULT);
 	const struct tset_member *m;
 	struct window w;
 	uint64_t start = 0;

@@ -23,6 +23,7 @@
 #define EXIT_INTERRUPTED	130	/* 128 + SIGINT, as a shell says it */
 
 static sqlite3 *running_db;
+static const char *max_memory_arg;	/* --max-memory as given, for its message */
 
 /* Ctrl-C stops the statement running, not the program. */
 static void on_sigint(int sig)
@@ -30,6 +31,23 @@ static void on_sigint(int sig)
 	(void)sig;
 	if (running_db)
 		sqlite3_interrupt(running_db);
+}
+
+/*
+ * A statement failed: SQLite's message, or, when it ran out of the heap
+ * --max-memory gives it, what to do about that.
+ */
+static void statement_error(struct sqldb *d)
+{
+	if (sqlite3_errcode(d->db) == SQLITE_NOMEM && d->max_memory)
+		error_line("the statement needs more memory than --max-memory %s allows "
+			   "(SQLite's heap had %lld of its %llu MiB and asked for more): narrow it "
+			   "(a ts range, cpu, name) or keep less per group, or raise --max-memory",
+			   max_memory_arg ? max_memory_arg : "1G",
+			   (long long)(sqlite3_memory_highwater(0) >> 20),
+			   (unsigned long long)(d->max_memory / 2) >> 20);
+	else
+		error_line("%s", sqlite3_errmsg(d->db));
 }
 
 /*
@@ -47,7 +65,7 @@ static int run_sql(struct sqldb *d, struct out *o, const char *sql)
 
 		rc = sqlite3_prepare_v2(d->db, tail, -1, &st, &next);
 		if (rc != SQLITE_OK) {
-			error_line("%s", sqlite3_errmsg(d->db));
+			statement_error(d);
 			return 1;
 		}
 		tail = next;
@@ -57,7 +75,7 @@ static int run_sql(struct sqldb *d, struct out *o, const char *sql)
 		rc = out_statement(o, st);
 		if (rc != SQLITE_DONE) {
 			fflush(stdout);
-			error_line("%s", sqlite3_errmsg(d->db));
+			statement_error(d);
 			sqlite3_finalize(st);
 			return rc == SQLITE_INTERRUPT ? EXIT_INTERRUPTED : 1;
 		}
@@ -177,6 +195,7 @@ static int run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "wall", no_argument, NULL, 'w' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "max-memory", required_argument, NULL, 'm' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "query", required_argument, NULL, 'q' },
 		{ "stat", no_argument, NULL, 'S' },
@@ -186,6 +205,7 @@ static int run(int argc, char **argv)
 	};
 	enum out_mode mode = OUT_TABLE;
 	bool wall = false, strict = false;
+	uint64_t max_memory = SQL_MAX_MEMORY_DEFAULT;
 	const char *file = NULL, *query = NULL, *shipped = NULL;
 	bool stat = false;
 	char *text = NULL;
@@ -193,6 +213,7 @@ static int run(int argc, char **argv)
 	struct out *o;
 	int c, ndirs, status;
 
+	max_memory_arg = NULL;
 	while ((c = cmd_getopt(argc, argv, "f:q:h", opts)) != -1) {
 		if (c == 'c')
 			mode = OUT_CSV;
@@ -202,6 +223,14 @@ static int run(int argc, char **argv)
 			wall = true;
 		else if (c == 's')
 			strict = true;
+		else if (c == 'm') {
+			/* Below 1 MiB SQLite cannot even hold its schema. */
+			if (!parse_size(optarg, &max_memory) ||
+			    (max_memory && max_memory < (1 << 20)))
+				usage_error("--max-memory wants a size of at least 1M (K, M, G) or 0, not '%s'",
+					    optarg);
+			max_memory_arg = optarg;
+		}
 		else if (c == 'f')
 			file = optarg;
 		else if (c == 'q')
@@ -239,7 +268,7 @@ static int run(int argc, char **argv)
 	} else if (!query && !shipped && !stat && !isatty(STDIN_FILENO)) {
 		text = read_all(stdin, "stdin");
 	}
-	d = sqldb_open(argv + optind, (unsigned int)ndirs, strict, wall);
+	d = sqldb_open(argv + optind, (unsigned int)ndirs, strict, wall, max_memory);
 	if (!d) {
 		free(text);
 		return 1;
@@ -290,6 +319,10 @@ static void help(FILE *f)
 "ts is the trace clock in ns (--wall: since the epoch).  Constraints on\n"
 "ts (ranges), cpu, name, trace and host (=, IN) are pushed down: only the\n"
 "frames, CPUs and events they can hold are read (scan_stats shows it).\n"
+"The span tables' ts and end_ts ranges read from a checkpoint before the\n"
+"window to one after it (the first window of a run makes them: one pass);\n"
+"utid = X reads X's trace alone; thread and process without their times\n"
+"read a packed trace's thread tables alone.\n"
 "\n"
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
 "  -q, --query NAME the shipped query NAME (--list)\n"
@@ -301,6 +334,11 @@ static void help(FILE *f)
 "      --json       a JSON array of objects per statement\n"
 "      --wall       ts in ns since the epoch (joins across hosts)\n"
 "      --strict     damage is an error instead of read past\n"
+"      --max-memory SIZE\n"
+"                   SQLite's heap may grow to half of SIZE (K, M, G; default\n"
+"                   1G, 0: no bound): a statement that needs more (a\n"
+"                   group_concat() of every event) fails, exit 1, rather\n"
+"                   than grow; sorts and GROUP BY spill to temporary files\n"
 "  -h, --help       this text\n"
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"

@@ -1187,11 +1187,11 @@ static const struct chunk_table_frame *table_record(struct rt_stream *s,
 
 /*
  * The frames of spots @k..@j - 1, all of one file, decoded as a stream of
- * their own into one record (what a thread table's would hold for them).
- * Damage is read past as a full pass reads past it: a window says nothing
- * of damage before it.
+ * their own into one record (what a thread table's would hold for them),
+ * counted in @s's reads (rt_stream_reads()).  Damage is read past as a
+ * full pass reads past it: a window says nothing of damage before it.
  */
-static int decode_run(const struct rt_stream *s, const struct spots *sp,
+static int decode_run(struct rt_stream *s, const struct spots *sp,
 		      size_t k, size_t j, struct chunk_table_frame *rec,
 		      struct rt_error *err)
 {
@@ -1222,6 +1222,8 @@ static int decode_run(const struct rt_stream *s, const struct spots *sp,
 	while ((r = rt_stream_next(sub, &it, &e)) > 0)
 		rt_collector_item(c, &it);
 	r = rt_collector_end_frame(c, rec);
+	s->src.frames += sub->src.frames;
+	s->src.moved += sub->src.moved;
 	rt_stream_close(sub);
 	rt_collector_free(c);
 	return r ? rt_fail(err, "out of memory") : 0;
@@ -1274,9 +1276,12 @@ static int window_facts(struct rt_stream *s, struct plan_files *pf,
 	/*
 	 * Its first packet: was anything lost between it and the frame
 	 * before?  (Not from the table of a file whose index lies: @whole.)
+	 * No first packet when every frame is learnt from.
 	 */
-	r = whole ? NULL : table_record(s, pf, sp, first);
-	if (r) {
+	r = whole || first == sp->n ? NULL : table_record(s, pf, sp, first);
+	if (first == sp->n) {
+		np = NULL;
+	} else if (r) {
 		next = (struct rt_packet_info){ .timestamp_begin = f->e->ts_begin,
 						.seq = r->first_seq,
 						.events_discarded = r->first_discarded };
@@ -1334,6 +1339,15 @@ static bool entry_holds(struct rt_stream *s, const struct spot *at)
  * threads asked for it (rt_threads_learn_window()) -- the files before the
  * ones read (s->cold) included.
  */
+/* Every spot is an entry of its file's own index (the packer's). */
+static bool own_indexes(const struct spots *sp)
+{
+	for (size_t k = 0; k < sp->n; k++)
+		if (!sp->v[k].e || !sp->v[k].own)
+			return false;
+	return true;
+}
+
 static int plan_window(struct rt_stream *s, struct rt_error *err)
 {
 	struct plan_files pf = {
@@ -1377,6 +1391,18 @@ static int plan_window(struct rt_stream *s, struct rt_error *err)
 			goto out;
 	if (!sp.n) {
 		for (unsigned int i = 0; i < s->cold; i++)
+			s->plan[i].skip = true;
+		goto done;
+	}
+	/*
+	 * A window that begins at UINT64_MAX holds no item: with files that
+	 * carry their indexes, nothing is read and every frame is learnt
+	 * from (their thread tables) -- what the whole stream says of threads.
+	 */
+	if (s->want_facts && s->win_begin == UINT64_MAX && own_indexes(&sp)) {
+		if (window_facts(s, &pf, &sp, sp.n, false, err))
+			goto out;
+		for (unsigned int i = 0; i < s->nr_paths; i++)
 			s->plan[i].skip = true;
 		goto done;
 	}

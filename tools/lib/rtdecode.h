@@ -577,10 +577,19 @@ int32_t rt_threads_next(const struct rt_threads *th, size_t *pos);
  * the frames decoded where a file has none -- is taken on, each fact at
  * its time as items reach it, so that this table is at every item what a
  * full pass's is.  Nothing for a stream that is not seeking.  Before the
- * first item of @s; 0, or -1 with @err set.
+ * first item of @s; 0, or -1 with @err set.  A window that begins at
+ * UINT64_MAX (no item) of files with their own indexes reads nothing:
+ * every frame's facts are learnt, from its table where it has a good one
+ * (rt_threads_settle() takes them all on).
  */
 int rt_threads_learn_window(struct rt_threads *th, struct rt_stream *s,
 			    struct rt_error *err);
+/*
+ * Every fact a window learnt (rt_threads_learn_window()) taken on now, as
+ * if its items had been reached: what the frames before a window that
+ * holds nothing tell, the whole member's threads from its thread tables.
+ */
+void rt_threads_settle(struct rt_threads *th);
 
 /* ---- thread tables (facts.c) --------------------------------------------- */
 

@@ -550,6 +550,15 @@ static void catch_up(struct rt_threads *th, const struct rt_item *it)
 	}
 }
 
+void rt_threads_settle(struct rt_threads *th)
+{
+	while (th->next_pending < th->nr_pending)
+		apply(th, &th->pending[th->next_pending++]);
+	free(th->pending);
+	th->pending = NULL;
+	th->nr_pending = th->next_pending = 0;
+}
+
 void rt_threads_feed(struct rt_threads *th, const struct rt_item *it)
 {
 	struct rt_fact v[RT_ITEM_FACTS];

@@ -36,6 +36,9 @@
     ending the walk), its rows partitioning
     the interval with shares summing to 1, report --critical-path and
     --folded printing the same numbers (sql.d/critpath.py's checks too).
+  - --max-memory: a GROUP BY that keeps every event fails under 16M with
+    a clear message, exit 1, and runs without the bound; what SQLite can
+    spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
 
 Synthetic traces come from test_decoder.py's helpers (gentrace.py's TSDL).
 
@@ -691,7 +694,7 @@ def sched_windows_equal_full_scan(ctx):
     for table in ('thread_state', 'sched_slice'):
         q = 'SELECT ts, dur, end_ts, utid, cpu FROM ' + table
         full = rows(REAL_TRACE, q)
-        check(len(full) > 1000, '%s has %d rows' % (table, len(full)))
+        check(len(full) > 500, '%s has %d rows' % (table, len(full)))
         lo, hi = min(r['ts'] for r in full), max(r['end_ts'] for r in full)
         rng = random.Random(table)
         cases = []
@@ -705,6 +708,201 @@ def sched_windows_equal_full_scan(ctx):
             check(sorted(got, key=key) == want, '%s [%d, %d]: %d rows, the full scan %d' %
                   (table, a, b, len(got), len(want)))
 
+
+def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5):
+    """A scheduler at work as rotated stored chunks, three a CPU: threads
+    switched out in R, S, D or preempted (R+), sleepers woken
+    (sched_waking, then sometimes sched_wakeup), markers between, events
+    discarded and packets lost now and then; system calls, irqs and
+    softirqs entered and left at random (nested, unpaired, left open);
+    thread 99 sleeps from the first event to the end (a span as long as
+    the trace)."""
+    rng = random.Random(seed)
+    cur = {c: 0 for c in range(cpus)}
+    runnable = set(range(100, 100 + threads))
+    sleeping = set()
+    evs = {c: [] for c in range(cpus)}
+    t = T0
+    evs[0].append((t, 1, sw(99, 1, 0)))
+    for i in range(n):
+        t += rng.randrange(200, 3000)
+        c = rng.randrange(cpus)
+        r = rng.random()
+        if r < 0.35:
+            prev = cur[c]
+            state = 0 if prev == 0 else rng.choice((0, 1, 1, 2, 256))
+            if prev and state & 3:
+                sleeping.add(prev)
+            elif prev:
+                runnable.add(prev)
+            nxt = rng.choice(sorted(runnable)) if runnable and rng.random() < 0.8 else 0
+            runnable.discard(nxt)
+            evs[c].append((t, 1, sw(prev, state, nxt, rng.randrange(20))))
+            cur[c] = nxt
+        elif r < 0.55 and sleeping:
+            w = rng.choice(sorted(sleeping))
+            sleeping.discard(w)
+            runnable.add(w)
+            evs[c].append((t, 3, wk(w, rng.randrange(cpus))))
+            if rng.random() < 0.5:
+                t += 10
+                evs[c].append((t, 2, wk(w, rng.randrange(cpus))))
+        elif r < 0.65:
+            nr = rng.choice((0, 4, 110))
+            evs[c].append((t, 11, sys_entry(nr, i, 2)) if rng.random() < 0.55 else
+                          (t, 12, sys_exit(nr, -i)))
+        elif r < 0.75:
+            num = rng.choice((5, 7))
+            evs[c].append((t, 7, irq_entry(num, b'eth%d' % num)) if rng.random() < 0.5 else
+                          (t, 8, struct.pack('<ii', num, 1)))
+        elif r < 0.82:
+            evs[c].append((t, rng.choice((9, 10)), struct.pack('<I', rng.choice((1, 3)))))
+        else:
+            evs[c].append((t, 0, td.marker(b'm%d' % i)))
+    uuid = bytes(range(16, 32))
+    os.makedirs(d)
+    with open(os.path.join(d, 'metadata'), 'w') as f:
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+    for c in range(cpus):
+        disc = seq = 0
+        e = evs[c]
+        pks = []
+        for k in range(0, len(e), per_packet):
+            pk = e[k:k + per_packet]
+            if rng.random() < 0.03:
+                disc += rng.randrange(1, 5)
+            if rng.random() < 0.02:
+                seq += 1
+            pks.append(td.kpacket(uuid, c, seq, pk, pk[0][0] - 5, pk[-1][0] + 5, disc))
+            seq += 1
+        third = (len(pks) + 2) // 3
+        for k in range(3):
+            with open(os.path.join(d, 'cpu%d-%06d.zst' % (c, k + 1)), 'wb') as f:
+                f.write(td.stored_chunk(pks[k * third:(k + 1) * third]))
+    return d
+
+
+SPAN_TABLES = {
+    'thread_state': 'ts, dur, end_ts, utid, state, cpu, waker_utid, irq_context',
+    'sched_slice': 'ts, dur, end_ts, cpu, utid, end_state, priority',
+    'syscall': 'ts, dur, end_ts, utid, cpu, id, name, args, ret',
+    'wakeup': 'ts, cpu, waker_utid, wakee_utid, target_cpu, event, latency, waker_ctx',
+    'irq': 'ts, dur, end_ts, cpu, utid, irq, name, depth, ret',
+    'softirq': 'ts, dur, end_ts, cpu, utid, vec, name, depth',
+}
+
+
+def span_windows(rng, lo, hi, end, n=20):
+    """@n (where, keep(row)) of random windows of [lo, hi]: the forms a
+    span's time is asked by (overlap, one-sided, BETWEEN, =); @end: the
+    table's end column ('ts' for wakeup, whose rows are instants).  SQL's
+    NULL compares false, as keep() does."""
+    def cmp(r, col, op, x):
+        v = r[col]
+        return v is not None and (v >= x if op == '>=' else v <= x if op == '<=' else
+                                  v > x if op == '>' else v < x if op == '<' else v == x)
+    forms = [(('%s >= {a} AND ts <= {b}' % end), lambda r, a, b: cmp(r, end, '>=', a) and
+              cmp(r, 'ts', '<=', b)),
+             ('ts BETWEEN {a} AND {b}', lambda r, a, b: cmp(r, 'ts', '>=', a) and
+              cmp(r, 'ts', '<=', b)),
+             (('%s > {a} AND %s < {b}' % (end, end)), lambda r, a, b: cmp(r, end, '>', a) and
+              cmp(r, end, '<', b)),
+             ('ts >= {a}', lambda r, a, b: cmp(r, 'ts', '>=', a)),
+             (('%s <= {b}' % end), lambda r, a, b: cmp(r, end, '<=', b)),
+             (('%s >= {a} AND ts < {b} AND cpu = 1' % end), lambda r, a, b:
+              cmp(r, end, '>=', a) and cmp(r, 'ts', '<', b) and r['cpu'] == 1),
+             ('ts = {a}', lambda r, a, b: cmp(r, 'ts', '=', a))]
+    out = []
+    for i in range(n):
+        a = rng.randrange(lo - 10**6, hi)
+        b = a + rng.choice((0, 10**4, 10**5, 10**6, 10**7))
+        w, keep = forms[i % len(forms)]
+        out.append((w.format(a=a, b=b), lambda r, a=a, b=b, keep=keep: keep(r, a, b)))
+    return out
+
+
+def mix_packed(ctx):
+    d = sched_mix_trace(ctx.path('mix'))
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d
+
+
+@test
+def span_windows_equal_full_scan(ctx):
+    """Every span table (thread_state, sched_slice, syscall, wakeup, irq,
+    softirq) over 20 random windows each of a packed trace of a scheduler
+    at work (sched_mix_trace(): sleepers, wakeups, losses, calls and
+    interrupts left open, a thread asleep for the whole trace): the rows
+    read through the checkpoints, the same with RINGTRACE_SEEK=0 and the
+    full table filtered here are the same, column for column."""
+    d = mix_packed(ctx)
+    for table, cols in SPAN_TABLES.items():
+        q = 'SELECT %s FROM %s' % (cols, table)
+        full = rows(d, q)
+        end = 'ts' if table == 'wakeup' else 'end_ts'
+        check(len(full) > 500, '%s has %d rows' % (table, len(full)))
+        lo = min(r['ts'] for r in full)
+        hi = max(r[end] for r in full if r[end] is not None)
+        cases = span_windows(random.Random(table), lo, hi, end)
+        text = ';'.join('%s WHERE %s' % (q, w) for w, _ in cases)
+        seek = arrays(sql(d, text, '--json').stdout)
+        nseek = arrays(sql(d, text, '--json', env={'RINGTRACE_SEEK': '0'}).stdout)
+        key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+        for (w, keep), s, n in zip(cases, seek, nseek):
+            want = sorted((r for r in full if keep(r)), key=key)
+            got = sorted(s, key=key)
+            if got != want:
+                g, x = set(map(key, got)), set(map(key, want))
+                check(False, '%s WHERE %s: %d rows, the full scan filtered %d; only in '
+                      'one %s' % (table, w, len(got), len(want), sorted(g ^ x)[:6]))
+            check(sorted(n, key=key) == want, '%s WHERE %s: RINGTRACE_SEEK=0 gives %d rows, '
+                  'expected %d' % (table, w, len(n), len(want)))
+
+
+@test
+def span_windows_read_the_window(ctx):
+    """scan_stats, for every span table: a window reads no more frames
+    than raw's window of the same [a, b] and 2 a CPU (the checkpoint
+    before a, the one after b), over 5 random windows and the last 1 %;
+    the checkpoints are built once per run (row 'sched index' or 'span
+    index': every frame), not again for the next statement."""
+    d = mix_packed(ctx)
+    full, st = stats(d, 'SELECT min(ts) lo, max(end_ts) hi FROM thread_state')
+    whole = st[0]['frames_read']
+    check(len(st) == 1 and whole > 100, 'the whole table: %s' % st)
+    lo, hi = full[0]['lo'], full[0]['hi']
+    rng = random.Random(7)
+    wins = [(a, a + (hi - lo) // 100) for a in (rng.randrange(lo, hi) for _ in range(5))]
+    wins.append((hi - (hi - lo) // 100, hi))
+    for table in SPAN_TABLES:
+        end = 'ts' if table == 'wakeup' else 'end_ts'
+        index = 'sched index' if table in ('thread_state', 'sched_slice') else 'span index'
+        for a, b in wins:
+            q = ('SELECT count(*) n FROM %s WHERE %s >= %d AND ts <= %d; '
+                 'SELECT * FROM scan_stats; '
+                 'SELECT count(*) n FROM raw WHERE ts BETWEEN %d AND %d; '
+                 'SELECT * FROM scan_stats' % (table, end, a, b, a, b))
+            got, st, _, raw = arrays(sql(d, q, '--json').stdout)
+            cur = [x for x in st if x['tbl'] == table]
+            idx = [x for x in st if x['tbl'] == index]
+            check(len(cur) == 1 and cur[0]['plan'] == '%s>= ts<=' % end,
+                  '%s [%d, %d]: scan_stats %s' % (table, a, b, st))
+            check(len(idx) == 1 and idx[0]['frames_read'] == whole,
+                  '%s: the checkpoints read %s frames, the whole trace %d' % (table, idx, whole))
+            check(cur[0]['frames_read'] <= raw[0]['frames_read'] + 2 * 2,
+                  '%s [%d, %d]: %d frames read, raw\'s window %d (of %d)' %
+                  (table, a, b, cur[0]['frames_read'], raw[0]['frames_read'], whole))
+            want = rows(d, 'SELECT count(*) n FROM %s WHERE %s + 0 >= %d AND ts + 0 <= %d' %
+                        (table, end, a, b))
+            check(got == want, '%s [%d, %d]: %s, unpushed %s' % (table, a, b, got, want))
+        # Two windows in one run: the second reads its window alone.
+        q = ('SELECT count(*) FROM %s WHERE %s >= %d AND ts <= %d; '
+             'SELECT count(*) FROM %s WHERE %s >= %d AND ts <= %d; SELECT * FROM scan_stats' %
+             ((table, end) + wins[0] + (table, end) + wins[1]))
+        st = arrays(sql(d, q, '--json').stdout)[2]
+        check([x['tbl'] for x in st] == [table] and st[0]['frames_read'] < whole // 10,
+              '%s: a second window in the same run: %s' % (table, st))
 
 # ---- threads and processes (issue 31 P2) -------------------------------------------------
 
@@ -797,6 +995,95 @@ def threads_decode_only_theirs(ctx):
     check(r[0]['n'] > 10 and st[0]['events_decoded'] == want and want < total,
           'thread: %d rows, %d events decoded, expected %d of %d' %
           (r[0]['n'], st[0]['events_decoded'], want, total))
+
+
+@test
+def threads_from_thread_tables(ctx):
+    """thread and process without their times (start_ts, end_ts, cmdline)
+    come from packed chunks' thread tables: no frame decompressed
+    (scan_stats bytes_decompressed == 0), the same rows as the tables
+    read with those columns asked (every frame decoded) and as
+    RINGTRACE_SEEK=0; a table that is damaged, of another version, says a
+    fact outside its frame (test_threads' cases) is not trusted: its
+    file's frames are decoded, the note said, the rows the same."""
+    import test_threads as tt
+    d = tt.packed(tt.scenario_trace(ctx.path('threads')))
+    tq = 'SELECT utid, tid, name, upid, is_main_thread, is_idle, cgroup FROM thread'
+    pq = 'SELECT upid, pid, name, parent_upid, cgroup FROM process'
+    times = ' WHERE start_ts IS NULL OR start_ts IS NOT NULL'
+    ptimes = ' WHERE cmdline IS NULL OR cmdline IS NOT NULL'
+
+    def check_all(expect_decoded, note=None):
+        r = sql(d, '%s; SELECT * FROM scan_stats; %s; SELECT * FROM scan_stats; %s; %s' %
+                (tq, pq, tq + times, pq + ptimes), '--json')
+        t, tst, pr, pst, tfull, pfull = arrays(r.stdout)
+        nseek = arrays(sql(d, '%s; %s' % (tq, pq), '--json',
+                           env={'RINGTRACE_SEEK': '0'}).stdout)
+        check(len(t) > 3 and t == tfull == nseek[0], 'thread from tables %s, decoded %s, '
+              'RINGTRACE_SEEK=0 %s' % (t, tfull, nseek[0]))
+        check(len(pr) > 1 and pr == pfull == nseek[1], 'process from tables %s, decoded %s, '
+              'RINGTRACE_SEEK=0 %s' % (pr, pfull, nseek[1]))
+        for st in (tst, pst):
+            ok = (st[0]['bytes_decompressed'] > 0 if expect_decoded else
+                  st[0]['bytes_decompressed'] == st[0]['events_decoded'] == 0)
+            check(len(st) == 1 and ok, '%s: scan_stats %s' % (note or 'good tables', st))
+        if note:
+            check(note in r.stderr and 'its thread table is ignored' in r.stderr,
+                  'no note "%s": %s' % (note, r.stderr))
+    check_all(False)
+    path = os.path.join(d, 'cpu0-000001.zst')
+    with open(path, 'rb') as f:
+        good = f.read()
+
+    def bad(fn, note):
+        with open(path, 'wb') as f:
+            f.write(good)
+        tt.rewrite_table(path, fn)
+        check_all(True, note)
+
+    def flip(fr):
+        fr[60] ^= 0x40
+        return fr
+    bad(flip, 'its checksum does not match its records')
+
+    def version(fr):
+        struct.pack_into('<I', fr, len(fr) - 12, 2)
+        return fr
+    bad(version, 'not a thread table of version 1')
+
+    def late(fr):
+        struct.pack_into('<Q', fr, 8 + 48, struct.unpack_from('<Q', fr, 8 + 48)[0] + 10**9)
+        return tt.reseal(fr)
+    bad(late, 'fact 0 is not one of the frame\'s')
+
+
+@test
+def utid_reads_its_trace(ctx):
+    """utid = X (upid = X of process) reads only the trace X names (its
+    high half): scan_stats opens one member of two, and the rows are
+    the unpushed term's (utid + 0 = X), for every table with the column;
+    an IN list of utids of both traces reads each once."""
+    d = sched_trace(ctx.path('sched'))
+    dirs = [d, REAL_TRACE]
+    x = 1 << 32 | 181               # the real trace's ls
+    for table, col in (('raw', 'utid'), ('thread_state', 'utid'), ('sched_slice', 'utid'),
+                       ('syscall', 'utid'), ('thread', 'utid'), ('marker', 'utid'),
+                       ('irq', 'utid'), ('process', 'upid')):
+        v = x if col == 'utid' else 1 << 32 | rows(REAL_TRACE, 'SELECT max(pid) p FROM '
+                                                   'process')[0]['p']
+        q = 'SELECT count(*) n, sum(trace) t FROM %s WHERE %s %%s= %d' % (table, col, v)
+        got, st = stats(dirs, q % '')
+        want = rows(dirs, q % '+ 0 ')
+        check(got == want and (table not in ('raw', 'thread_state') or got[0]['n'] > 100),
+              '%s.%s = %d: %s, unpushed %s' % (table, col, v, got, want))
+        check(len(st) == 1 and st[0]['members'] == 1 and st[0]['plan'].startswith(col + '='),
+              '%s.%s = %d: scan_stats %s' % (table, col, v, st))
+    got, st = stats(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid IN (100, %d) '
+                    'GROUP BY trace' % x)
+    want = rows(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid + 0 IN (100, %d) '
+                'GROUP BY trace' % x)
+    check(got == want and len(got) == 2 and st[0]['members'] == 2,
+          'utid IN: %s, unpushed %s, scan_stats %s' % (got, want, st))
 
 
 # ---- syscall, wakeup, irq, softirq, marker, the shipped queries (sql.d/sys.py) ---------
@@ -1706,6 +1993,65 @@ def critical_path_part_real_trace(ctx):
     check(r.returncode == 0, 'unpack: %s' % r.stderr)
     bad, _, _ = td.damaged_copy(ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
     part(bad, status=3)
+# ---- --max-memory (issue 31 P7) ----------------------------------------------------------
+
+def big_trace(ctx):
+    """400 000 events on 2 CPUs (16 MiB): enough that keeping every
+    event's args per CPU takes more than 8 MiB, half of --max-memory 16M."""
+    return mixed_trace(ctx.path('big'), packets=400, per_packet=500, seed=5)
+
+
+@test
+def max_memory_refuses_what_needs_memory(ctx):
+    """A GROUP BY over all events that keeps every event (group_concat of
+    their args per CPU) fails under --max-memory 16M with the message that
+    says so, exit 1, no row printed; without the option (1G) and with 0 it
+    gives every CPU's whole length, the streamed sum of the same."""
+    d = big_trace(ctx)
+    q = 'SELECT cpu, length(group_concat(args)) n FROM raw GROUP BY cpu'
+    want = {r['cpu']: r['n'] for r in
+            rows(d, 'SELECT cpu, sum(length(args)) + count(*) - 1 n FROM raw GROUP BY cpu')}
+    check(len(want) == 2 and min(want.values()) > 8 << 20,
+          'the trace keeps too little per CPU to need 8 MiB: %s' % want)
+    r = sql(d, q, '--csv', '--max-memory', '16M', status=1)
+    msg = 'ringtrace: the statement needs more memory than --max-memory 16M allows'
+    check(r.stderr.startswith(msg) and 'raise --max-memory' in r.stderr,
+          '--max-memory 16M: stderr %r' % r.stderr)
+    check(r.stdout.strip() in ('', 'cpu,n'), '--max-memory 16M printed rows: %r' %
+          r.stdout[:200])
+    for opts in ((), ('--max-memory', '0')):
+        got = {x['cpu']: x['n'] for x in rows(d, q, *opts)}
+        check(got == want, '%s: %s, expected %s' % (opts or 'default', got, want))
+
+
+@test
+def max_memory_lets_sorts_spill(ctx):
+    """Under --max-memory 16M what SQLite can spill to its temporary files
+    still runs: GROUP BY name, cpu is report --stat's counts, and GROUP BY
+    ts (a group per event: a sort of all 400 000) has a row per event."""
+    d = big_trace(ctx)
+    want = stat_events(report_stat(d))
+    got = {(r['name'], r['cpu']): r['n'] for r in
+           rows(d, 'SELECT name, cpu, count(*) n FROM raw GROUP BY name, cpu',
+                '--max-memory', '16M')}
+    check(got == want, 'grouped under 16M %s\n  report %s' % (sorted(got.items()),
+                                                               sorted(want.items())))
+    got = rows(d, 'SELECT count(*) g, sum(n) n FROM '
+                  '(SELECT ts, count(*) n FROM raw GROUP BY ts)', '--max-memory', '16M')
+    check(got == [{'g': 400000, 'n': 400000}], 'GROUP BY ts under 16M: %s' % got)
+
+
+@test
+def max_memory_bad_values(ctx):
+    """--max-memory takes a size of at least 1M, or 0: anything else is a
+    usage error (exit 2) that names it."""
+    for v in ('1k', 'lots', '-1', '16Q', ''):
+        r = td.rt('sql', '--max-memory', v, REAL_TRACE, 'SELECT 1')
+        check(r.returncode == 2 and "--max-memory wants a size" in r.stderr and
+              repr(v) in r.stderr.replace('"', "'"),
+              '--max-memory %r: exit %d %r' % (v, r.returncode, r.stderr))
+    r = sql(REAL_TRACE, 'SELECT count(*) n FROM raw', '--json', '--max-memory', '1M')
+    check(json.loads(r.stdout)[0]['n'] > 100, '--max-memory 1M: %r' % r.stdout)
 
 
 def main():

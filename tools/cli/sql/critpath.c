@@ -184,7 +184,7 @@ static void threads_free(struct walk *w)
 /* The names of the threads on the path, from the thread table's scan. */
 static int name_threads(struct sql_cursor *c, struct cp_result *r)
 {
-	struct tidx_scan *s = tidx_open(c);
+	struct tidx_scan *s = tidx_open(c, false);
 	const struct threadidx *x;
 	int rc;
 

@@ -2,7 +2,8 @@
 /*
  * One database over the trace directories (sql.h): the trace set, one
  * in-memory SQLite connection made safe for untrusted input (defensive,
- * no extensions, sorts spill to temporary files), every table registered
+ * no extensions, sorts spill to temporary files, its heap bounded by
+ * --max-memory), every table registered
  * from the one array below, and what the cursors' scans leave behind --
  * their counters (scan_stats) and the damage they read past, each place
  * said once however many cursors read it.
@@ -50,7 +51,23 @@ static bool seek_allowed(void)
 	return !e || strcmp(e, "0");
 }
 
-struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall)
+/*
+ * SQLite's heap bounded by half of @max (0: not bounded).  The hard limit
+ * makes an allocation past it fail (SQLITE_NOMEM: the statement fails);
+ * the soft limit, half of that, first makes SQLite give back its caches
+ * and its sorter spill early, so a statement that can spill does.
+ * Process-wide: one database per process.
+ */
+static void heap_limit(uint64_t max)
+{
+	sqlite3_int64 hard = (sqlite3_int64)(max / 2);
+
+	sqlite3_hard_heap_limit64(hard);
+	sqlite3_soft_heap_limit64(hard / 2);
+}
+
+struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall,
+			 uint64_t max_memory)
 {
 	struct sqldb *d = calloc(1, sizeof(*d));
 	unsigned int slots = 0;
@@ -64,6 +81,10 @@ struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wa
 	}
 	d->wall = wall;
 	d->seek = seek_allowed();
+	d->max_memory = max_memory;
+	/* The limits count only what SQLite's memory statistics count. */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 1);
+	heap_limit(max_memory);
 	for (unsigned int i = 0; i < d->ts->nr; i++)
 		if (d->ts->m[i].t->nr_cpus > slots)
 			slots = d->ts->m[i].t->nr_cpus;
@@ -100,6 +121,10 @@ void sqldb_close(struct sqldb *d)
 	if (!d)
 		return;
 	sqlite3_close(d->db);
+	for (unsigned int i = 0; d->sched_idx && i < d->ts->nr; i++)
+		schedwalk_index_free(d->sched_idx[i]);
+	free(d->sched_idx);
+	spanq_index_free(d->span_idx);
 	tset_close(d->ts);
 	free(d->cur);
 	free(d->last);

@@ -8,7 +8,10 @@
  * only when every other term was taken so and no ORDER BY is asked for
  * but the one the rows come in (ORDER BY ts of one trace): then the first
  * LIMIT + OFFSET rows the scan keeps are SQLite's answer, and it stops
- * there.
+ * there.  A span table's ts and end_ts terms (SQL_PUSH_SPAN) are taken
+ * but not omitted: they bound the time the table reads (the spans that
+ * overlap [lo, hi]), and SQLite checks each row against them; so is
+ * utid = (SQL_PUSH_UTID): the trace it names is the only one read.
  *
  * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in order
  * limit"), which EXPLAIN QUERY PLAN and scan_stats show.  xFilter reads
@@ -24,6 +27,7 @@ static bool push_op(enum sql_push p, int op)
 {
 	switch (p) {
 	case SQL_PUSH_TS:
+	case SQL_PUSH_SPAN:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ || op == SQLITE_INDEX_CONSTRAINT_GT ||
 		       op == SQLITE_INDEX_CONSTRAINT_GE || op == SQLITE_INDEX_CONSTRAINT_LT ||
 		       op == SQLITE_INDEX_CONSTRAINT_LE;
@@ -32,6 +36,7 @@ static bool push_op(enum sql_push p, int op)
 	case SQL_PUSH_TRACE:
 	case SQL_PUSH_HOST:
 	case SQL_PUSH_ARG:
+	case SQL_PUSH_UTID:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ;
 	default:
 		return false;
@@ -98,14 +103,20 @@ int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
 			continue;
 		}
 		info->aConstraintUsage[i].argvIndex = ++argv;
-		info->aConstraintUsage[i].omit = 1;
-		in = col->push != SQL_PUSH_TS && col->push != SQL_PUSH_ARG &&
+		/* A span's bounds, a utid's trace only narrow what is read: SQLite checks them. */
+		info->aConstraintUsage[i].omit = col->push != SQL_PUSH_SPAN &&
+						 col->push != SQL_PUSH_UTID;
+		if (!info->aConstraintUsage[i].omit)
+			exact = false;
+		in = col->push != SQL_PUSH_TS && col->push != SQL_PUSH_SPAN &&
+		     col->push != SQL_PUSH_UTID && col->push != SQL_PUSH_ARG &&
 		     sqlite3_vtab_in(info, i, -1);
 		if (in)
 			sqlite3_vtab_in(info, i, 1);
 		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
 				    col->name, op_text(k->op), in ? "in" : "");
-		cost *= col->push == SQL_PUSH_TS ? 0.1 : col->push == SQL_PUSH_ARG ? 1e-3 : 0.5;
+		cost *= col->push == SQL_PUSH_TS || col->push == SQL_PUSH_SPAN ? 0.1 :
+			col->push == SQL_PUSH_ARG ? 1e-3 : 0.5;
 	}
 	if (in_order) {
 		info->orderByConsumed = 1;
@@ -288,6 +299,24 @@ static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 	s->members_set = true;
 }
 
+/* utid (upid) = @v: only the trace its high half names is read. */
+static void utid_term(struct sql_cursor *c, sqlite3_value *v)
+{
+	struct scan_spec *s = &c->spec;
+	const struct tset *ts = c->db->ts;
+	bool *now = calloc(ts->nr + 1, sizeof(*now));
+	int64_t x;
+
+	if (!now)
+		die("out of memory");
+	if (int_value(v, &x) && x >= 0 && (uint64_t)(x >> 32) < ts->nr &&
+	    (!s->members_set || s->members[x >> 32]))
+		now[x >> 32] = true;
+	free(s->members);
+	s->members = now;
+	s->members_set = true;
+}
+
 static void cpu_term(struct scan_spec *s, struct term_values *tv)
 {
 	int64_t *now = NULL, x;
@@ -359,6 +388,38 @@ static void arg_term(struct sql_cursor *c, const struct sql_column *col, sqlite3
 	c->spec.args[k].integer = int_value(v, &c->spec.args[k].v);
 }
 
+static int op_code(const char *op)
+{
+	return !strcmp(op, "=") ? SQLITE_INDEX_CONSTRAINT_EQ :
+	       !strcmp(op, ">") ? SQLITE_INDEX_CONSTRAINT_GT :
+	       !strcmp(op, ">=") ? SQLITE_INDEX_CONSTRAINT_GE :
+	       !strcmp(op, "<") ? SQLITE_INDEX_CONSTRAINT_LT :
+	       SQLITE_INDEX_CONSTRAINT_LE;
+}
+
+/*
+ * A bound on a span's ts or end_ts: a lower one bounds end_ts from below
+ * (ts >= a gives end_ts >= a), an upper one ts from above; a value no row
+ * meets empties the spec (SQLite would keep none either).
+ */
+static void span_bound(struct scan_spec *s, int op, sqlite3_value *v)
+{
+	struct scan_spec b = { .limit = -1 };
+
+	ts_bound(&b, op, v);
+	if (b.empty)
+		s->empty = true;
+	if (b.has_begin && (!s->has_lo || b.begin > s->lo)) {
+		s->has_lo = true;
+		s->lo = b.begin;
+	}
+	if (b.has_end && (!s->has_hi || b.end < s->hi)) {
+		s->has_hi = true;
+		s->hi = b.end;
+	}
+	/* hi < lo is no contradiction: a span may cover [hi, lo]. */
+}
+
 int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		  sqlite3_value **argv)
 {
@@ -409,11 +470,10 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		tv.in = strstr(op, "in") != NULL;
 		switch (col->push) {
 		case SQL_PUSH_TS:
-			ts_bound(s, !strcmp(op, "=") ? SQLITE_INDEX_CONSTRAINT_EQ :
-				 !strcmp(op, ">") ? SQLITE_INDEX_CONSTRAINT_GT :
-				 !strcmp(op, ">=") ? SQLITE_INDEX_CONSTRAINT_GE :
-				 !strcmp(op, "<") ? SQLITE_INDEX_CONSTRAINT_LT :
-				 SQLITE_INDEX_CONSTRAINT_LE, tv.v);
+			ts_bound(s, op_code(op), tv.v);
+			break;
+		case SQL_PUSH_SPAN:
+			span_bound(s, op_code(op), tv.v);
 			break;
 		case SQL_PUSH_CPU:
 			cpu_term(s, &tv);
@@ -427,6 +487,9 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			break;
 		case SQL_PUSH_ARG:
 			arg_term(c, col, tv.v);
+			break;
+		case SQL_PUSH_UTID:
+			utid_term(c, tv.v);
 			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);

@@ -28,6 +28,7 @@
 
 struct scan {
 	struct sql_cursor *c;
+	const struct scan_spec *sp;	/* c->spec, or the caller's */
 	struct sqldb *d;
 	unsigned int what;
 	unsigned int member;		/* the next member to open */
@@ -116,7 +117,7 @@ static uint64_t ns_to_cycles(const struct sqldb *d, const struct tset_member *m,
 /* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
 static int view_open(struct scan *s, unsigned int i)
 {
-	const struct scan_spec *sp = &s->c->spec;
+	const struct scan_spec *sp = s->sp;
 	struct tset_member *m = &s->d->ts->m[i];
 	const struct rt_metadata *md = m->t->md;
 	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
@@ -146,7 +147,10 @@ static int view_open(struct scan *s, unsigned int i)
 	/* The last cycle whose ns is at most end: below (end + 1) ns. */
 	if (sp->has_end && sp->end < INT64_MAX)
 		end = ns_to_cycles(s->d, m, sp->end + 1, true);
-	s->v = tset_view_open(s->d->ts, i, cpus, sp->has_begin || sp->has_end,
+	if (sp->threads_only)
+		begin = end = UINT64_MAX;
+	s->v = tset_view_open(s->d->ts, i, cpus,
+			      sp->has_begin || sp->has_end || sp->threads_only,
 			      begin, end, s->d->seek, &err);
 	free(cpus);
 	if (!s->v)
@@ -189,24 +193,31 @@ static int view_open(struct scan *s, unsigned int i)
 	return 1;
 }
 
-struct scan *scan_open(struct sql_cursor *c, unsigned int what)
+struct scan *scan_open_spec(struct sql_cursor *c, unsigned int what,
+			    const struct scan_spec *sp)
 {
 	struct scan *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		die("out of memory");
 	s->c = c;
+	s->sp = sp;
 	s->d = c->db;
 	/* A pair's process is its thread's: threads are followed. */
 	s->what = what & SCAN_STACKS ? what | SCAN_THREADS : what;
 	return s;
 }
 
+struct scan *scan_open(struct sql_cursor *c, unsigned int what)
+{
+	return scan_open_spec(c, what, &c->spec);
+}
+
 /* Gap @g of member @m as a row, if the spec keeps it. */
 static bool gap_kept(struct scan *s, const struct tset_member *m,
 		     const struct tset_gap *g, struct scan_row *row)
 {
-	const struct scan_spec *sp = &s->c->spec;
+	const struct scan_spec *sp = s->sp;
 
 	/* A gap is of no CPU: cpu = x never holds for it. */
 	if (sp->cpus_set)
@@ -245,7 +256,7 @@ static bool pair_kept(struct scan *s, const struct stack_pair *p, struct scan_ro
 
 int scan_next(struct scan *s, struct scan_row *row)
 {
-	const struct scan_spec *sp = &s->c->spec;
+	const struct scan_spec *sp = s->sp;
 	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
 
 	if (sp->empty || (sp->limit >= 0 && s->kept >= (uint64_t)sp->limit))
@@ -279,6 +290,9 @@ int scan_next(struct scan *s, struct scan_row *row)
 			}
 			if ((s->what & SCAN_MEMBER_END) && !s->end_given) {
 				s->end_given = true;
+				/* A window past the items: what its frames said. */
+				if (s->th)
+					rt_threads_settle(s->th);
 				memset(row, 0, sizeof(*row));
 				row->member = s->cur;
 				row->tid = -1;

@@ -4,7 +4,8 @@
  * members, kept as per-CPU and per-thread state, spans handed out as they
  * end.  Every event is read, not the scheduler's alone: a span still open
  * at the end runs to the member's last item, whatever it is (report's
- * rule).
+ * rule).  A window's scan of a member is the items in [checkpoint k,
+ * checkpoint k') (scan_open_spec()), started from k's state.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,17 +38,53 @@ struct sw_thread {
 
 enum sw_kind { K_OTHER, K_SWITCH, K_WAKEUP, K_IRQ_ENTRY, K_IRQ_EXIT };
 
+/*
+ * The state before a member's first item at or after @ts: the walk
+ * started there from it goes on as the whole member's walk does.
+ */
+struct sw_ckpt {
+	int64_t ts;			/* INT64_MIN: the member's start, nothing known */
+	struct sw_cpu *cpus;
+	size_t nr_cpus;
+	struct sw_thread *threads;
+	size_t nr_threads;
+};
+
+/* A member's checkpoints, and every span open at one of them. */
+struct sw_index {
+	struct sw_ckpt *ck;		/* by ts; ck[0] the member's start */
+	size_t nr_ck, cap_ck;
+	struct sw_span *spans;		/* whole, as the member's walk ends them */
+	size_t nr_spans, cap_spans;
+	uint64_t spacing;		/* items between two checkpoints */
+	uint64_t items;			/* rows read */
+	uint64_t at;			/* rows read at the last one */
+};
+
+/* Checkpoints kept: between SW_CKPTS and twice that. */
+#define SW_CKPTS	128
+
 struct schedwalk {
 	struct sql_cursor *c;
-	struct scan *scan;
+	struct scan *scan;		/* the member being read; NULL between */
+	struct scan_spec rd;		/* what it reads */
 	bool states;
-	bool blocked;			/* schedwalk_blocked() */
+	/*
+	 * schedwalk_blocked(): stacks read, and every member read whole (the
+	 * index's checkpoints and spans know no blocked function).
+	 */
+	bool blocked;
 	/* The functions blocked in, each once (open addressing, FNV-1a). */
 	char **names;
 	size_t cap_names, nr_names;
-	bool started, done;
-	unsigned int member;		/* of the state below */
+	bool done;
+	unsigned int member;		/* being read */
+	unsigned int next;		/* the next member to read */
 	int64_t last;			/* the member's last item so far */
+	/* A window (c->spec.has_lo/hi): the member's index, and where the read stops. */
+	const struct sw_index *ix;
+	size_t stop;			/* ix->ck[stop]: not read from there; 0: to the end */
+	struct sw_index *build;		/* building one: spans go here */
 	struct rt_tidmap cpus;		/* struct sw_cpu by CPU number */
 	struct rt_tidmap threads;	/* struct sw_thread by tid */
 	/* Spans ended, not handed out yet. */
@@ -81,7 +118,7 @@ const char *sw_state_name(int64_t state, char *buf, size_t size)
 	return buf;
 }
 
-struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states)
+static struct schedwalk *walk_new(struct sql_cursor *c, bool states)
 {
 	struct schedwalk *w = calloc(1, sizeof(*w));
 
@@ -89,10 +126,30 @@ struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states)
 		die("out of memory");
 	w->c = c;
 	w->states = states;
+	w->rd.limit = -1;
+	w->rd.members = calloc(c->db->ts->nr + 1, sizeof(*w->rd.members));
+	if (!w->rd.members)
+		die("out of memory");
+	w->rd.members_set = true;
 	rt_tidmap_init(&w->cpus, sizeof(struct sw_cpu));
 	rt_tidmap_init(&w->threads, sizeof(struct sw_thread));
-	w->scan = scan_open(c, SCAN_EVENTS | SCAN_LOSSES | (states ? SCAN_THREADS : 0));
 	return w;
+}
+
+struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states)
+{
+	struct schedwalk *w = walk_new(c, states);
+
+	w->done = c->spec.empty;
+	return w;
+}
+
+static void state_free(struct schedwalk *w)
+{
+	rt_tidmap_free(&w->cpus);
+	rt_tidmap_free(&w->threads);
+	rt_tidmap_init(&w->cpus, sizeof(struct sw_cpu));
+	rt_tidmap_init(&w->threads, sizeof(struct sw_thread));
 }
 
 void schedwalk_close(struct schedwalk *w)
@@ -100,8 +157,10 @@ void schedwalk_close(struct schedwalk *w)
 	if (!w)
 		return;
 	scan_close(w->scan);
+	state_free(w);
 	rt_tidmap_free(&w->cpus);
 	rt_tidmap_free(&w->threads);
+	sql_spec_free(&w->rd);
 	for (size_t i = 0; i < w->cap_names; i++)
 		free(w->names[i]);
 	free(w->names);
@@ -205,10 +264,6 @@ static void member_end(struct schedwalk *w)
 		if (t)
 			thread_close(w, t, w->last);
 	}
-	rt_tidmap_free(&w->cpus);
-	rt_tidmap_free(&w->threads);
-	rt_tidmap_init(&w->cpus, sizeof(struct sw_cpu));
-	rt_tidmap_init(&w->threads, sizeof(struct sw_thread));
 }
 
 static int64_t field(const struct rt_item *it, const char *name, int64_t none)
@@ -305,8 +360,6 @@ static void on_wakeup(struct schedwalk *w, const struct scan_row *row)
 void schedwalk_blocked(struct schedwalk *w)
 {
 	w->blocked = true;
-	scan_close(w->scan);
-	w->scan = scan_open(w->c, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS | SCAN_STACKS);
 }
 
 static uint64_t hash_name(const char *s)
@@ -378,41 +431,261 @@ static void on_pair(struct schedwalk *w, const struct scan_row *row)
 		t->blocked = intern(w, fn);
 }
 
-int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
+/* ---- checkpoints (a member's index) ------------------------------------------------ */
+
+static void ckpt_free(struct sw_ckpt *k)
 {
-	struct scan_row row;
+	free(k->cpus);
+	free(k->threads);
+}
 
-	while (w->head == w->nr_q) {
-		int r;
+void schedwalk_index_free(struct sw_index *ix)
+{
+	if (!ix)
+		return;
+	for (size_t i = 0; i < ix->nr_ck; i++)
+		ckpt_free(&ix->ck[i]);
+	free(ix->ck);
+	free(ix->spans);
+	free(ix);
+}
 
-		if (w->done)
-			return 0;
-		r = scan_next(w->scan, &row);
-		if (r < 0)
+/* The walk's state now, as checkpoint @ts. */
+static void ckpt_take(struct schedwalk *w, int64_t ts)
+{
+	struct sw_index *ix = w->build;
+	struct sw_ckpt *k;
+
+	if (ix->nr_ck == ix->cap_ck) {
+		ix->cap_ck = ix->cap_ck ? 2 * ix->cap_ck : 64;
+		ix->ck = realloc(ix->ck, ix->cap_ck * sizeof(*ix->ck));
+		if (!ix->ck)
+			die("out of memory");
+	}
+	k = &ix->ck[ix->nr_ck++];
+	memset(k, 0, sizeof(*k));
+	k->ts = ts;
+	k->cpus = calloc(w->cpus.used + 1, sizeof(*k->cpus));
+	k->threads = calloc(w->threads.used + 1, sizeof(*k->threads));
+	if (!k->cpus || !k->threads)
+		die("out of memory");
+	for (size_t i = 0; i < w->cpus.cap; i++) {
+		struct sw_cpu *c = rt_tidmap_slot(&w->cpus, i);
+
+		if (c)
+			k->cpus[k->nr_cpus++] = *c;
+	}
+	for (size_t i = 0; i < w->threads.cap; i++) {
+		struct sw_thread *t = rt_tidmap_slot(&w->threads, i);
+
+		if (t)
+			k->threads[k->nr_threads++] = *t;
+	}
+	/* Too many: every other one goes (the first stays), twice as far apart. */
+	if (ix->nr_ck > 2 * SW_CKPTS) {
+		size_t n = 1;
+
+		for (size_t i = 1; i < ix->nr_ck; i++) {
+			if (i % 2)
+				ckpt_free(&ix->ck[i]);
+			else
+				ix->ck[n++] = ix->ck[i];
+		}
+		ix->nr_ck = n;
+		ix->spacing *= 2;
+	}
+}
+
+static void ckpt_restore(struct schedwalk *w, const struct sw_ckpt *k)
+{
+	bool created;
+
+	for (size_t i = 0; i < k->nr_cpus; i++) {
+		struct sw_cpu *c = rt_tidmap_get(&w->cpus, k->cpus[i].cpu, &created);
+
+		if (!c)
+			die("out of memory");
+		*c = k->cpus[i];
+	}
+	for (size_t i = 0; w->states && i < k->nr_threads; i++) {
+		struct sw_thread *t = rt_tidmap_get(&w->threads, k->threads[i].tid, &created);
+
+		if (!t)
+			die("out of memory");
+		*t = k->threads[i];
+	}
+}
+
+/* Building: the spans ended so far that were open at a checkpoint are kept. */
+static void index_drain(struct schedwalk *w)
+{
+	struct sw_index *ix = w->build;
+	int64_t since = ix->ck[ix->nr_ck - 1].ts;
+
+	for (; w->head < w->nr_q; w->head++) {
+		if (w->q[w->head].ts >= since)
+			continue;
+		if (ix->nr_spans == ix->cap_spans) {
+			ix->cap_spans = ix->cap_spans ? 2 * ix->cap_spans : 256;
+			ix->spans = realloc(ix->spans, ix->cap_spans * sizeof(*ix->spans));
+			if (!ix->spans)
+				die("out of memory");
+		}
+		ix->spans[ix->nr_spans++] = w->q[w->head];
+	}
+}
+
+static int member_start(struct schedwalk *w, unsigned int m);
+static int member_row(struct schedwalk *w);
+static void member_finish(struct schedwalk *w);
+
+/*
+ * Member @m's index: one walk of the whole member with states (the sched
+ * events decoded, the rest read past), a checkpoint every spacing items
+ * of it (events of any name and losses: about the bytes read), and the
+ * spans open at any checkpoint, whole.  Its reading is scan_stats' row
+ * "sched index".
+ */
+static struct sw_index *index_build(struct sql_cursor *c, unsigned int m)
+{
+	struct sql_cursor ic = *c;
+	struct sw_index *ix = calloc(1, sizeof(*ix));
+	struct schedwalk *b;
+	int r;
+
+	if (!ix)
+		die("out of memory");
+	ic.stat = sqldb_stat_new(c->db, "sched index");
+	ic.err = NULL;
+	b = walk_new(&ic, true);
+	b->build = ix;
+	ix->spacing = 1;
+	ckpt_take(b, INT64_MIN);
+	r = member_start(b, m);
+	while (r >= 0 && b->scan)
+		r = member_row(b);
+	if (r < 0) {
+		c->err = ic.err;
+		schedwalk_index_free(ix);
+		ix = NULL;
+	}
+	schedwalk_close(b);
+	return ix;
+}
+
+/* Member @m's index, built on first need (kept by the database). */
+static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
+{
+	struct sqldb *d = c->db;
+
+	if (!d->sched_idx) {
+		d->sched_idx = calloc(d->ts->nr + 1, sizeof(*d->sched_idx));
+		if (!d->sched_idx)
+			die("out of memory");
+	}
+	if (!d->sched_idx[m])
+		d->sched_idx[m] = index_build(c, m);
+	return d->sched_idx[m];
+}
+
+/* ---- one member's walk ------------------------------------------------------------------ */
+
+/*
+ * Member @m from its start or, for a window [lo, hi], from the last
+ * checkpoint at or before lo to the first after hi (0 on success).
+ */
+static int member_start(struct schedwalk *w, unsigned int m)
+{
+	const struct scan_spec *sp = &w->c->spec;
+	const struct sw_index *ix = NULL;
+	size_t from = 0;
+
+	state_free(w);
+	w->member = m;
+	w->last = INT64_MIN;
+	w->stop = 0;
+	w->ix = NULL;
+	w->rd.has_begin = w->rd.has_end = false;
+	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi)) {
+		ix = index_get(w->c, m);
+		if (!ix)
 			return -1;
-		if (!r || (w->started && row.member != w->member)) {
-			if (w->started)
-				member_end(w);
-			w->started = false;
-			if (!r) {
-				w->done = true;
-				continue;
-			}
+		for (size_t i = 1; i < ix->nr_ck; i++) {
+			if (sp->has_lo && ix->ck[i].ts <= sp->lo)
+				from = i;
+			if (sp->has_hi && ix->ck[i].ts > sp->hi && !w->stop)
+				w->stop = i;
 		}
-		if (!w->started) {
-			w->started = true;
-			w->member = row.member;
+		ckpt_restore(w, &ix->ck[from]);
+		w->ix = ix;
+		w->last = ix->ck[from].ts;
+		if (from) {
+			w->rd.has_begin = true;
+			w->rd.begin = ix->ck[from].ts;
 		}
-		if (row.pair) {
-			on_pair(w, &row);
-			continue;
+		if (w->stop) {
+			w->rd.has_end = true;
+			w->rd.end = ix->ck[w->stop].ts - 1;
 		}
-		w->last = row.ts;
-		if (row.it->type != RT_ITEM_EVENT) {
-			/* A loss: the chain goes on; its exits may be lost. */
-			cpu(w, row.it->cpu, row.ts)->irqs = 0;
-			continue;
-		}
+	}
+	memset(w->rd.members, 0, w->c->db->ts->nr * sizeof(*w->rd.members));
+	w->rd.members[m] = true;
+	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
+				 (w->states ? SCAN_THREADS : 0) |
+				 (w->blocked ? SCAN_STACKS : 0), &w->rd);
+	return 0;
+}
+
+/*
+ * The member's rows are over: what is still open ends at its last item,
+ * or, when the read stopped at a checkpoint, the spans open there are the
+ * index's.
+ */
+static void member_finish(struct schedwalk *w)
+{
+	scan_close(w->scan);
+	w->scan = NULL;
+	if (!w->stop) {
+		member_end(w);
+		if (w->build)
+			index_drain(w);
+		state_free(w);
+		return;
+	}
+	for (size_t i = 0; i < w->ix->nr_spans; i++) {
+		const struct sw_span *x = &w->ix->spans[i];
+		int64_t at = w->ix->ck[w->stop].ts;
+
+		if (x->ts < at && x->end >= at && (w->states || x->state == SW_RUNNING))
+			*push(w, x->ts, x->end, x->tid) = *x;
+	}
+	state_free(w);
+}
+
+/* One row of the member applied (or its end): 0, -1 (c->err). */
+static int member_row(struct schedwalk *w)
+{
+	struct sw_index *ix = w->build;
+	struct scan_row row;
+	int r = scan_next(w->scan, &row);
+
+	if (r < 0)
+		return -1;
+	if (!r) {
+		member_finish(w);
+		return 0;
+	}
+	if (row.pair) {
+		on_pair(w, &row);
+		return 0;
+	}
+	/* A checkpoint before the first item of a new ts, every spacing items. */
+	if (ix && ++ix->items - ix->at > ix->spacing && row.ts > w->last) {
+		ix->at = ix->items;
+		ckpt_take(w, row.ts);
+	}
+	w->last = row.ts;
+	if (row.it->type == RT_ITEM_EVENT) {
 		switch (kind(w, row.it->event)) {
 		case K_SWITCH:
 			on_switch(w, &row);
@@ -432,7 +705,49 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 		case K_OTHER:
 			break;
 		}
+	} else {
+		/* A loss: the chain goes on; its exits may be lost. */
+		cpu(w, row.it->cpu, row.ts)->irqs = 0;
 	}
-	*sp = w->q[w->head++];
-	return 1;
+	if (ix)
+		index_drain(w);
+	return 0;
+}
+
+/* A span the cursor asked for: it overlaps [lo, hi]. */
+static bool span_kept(const struct scan_spec *sp, const struct sw_span *x)
+{
+	return (!sp->has_lo || x->end >= sp->lo) && (!sp->has_hi || x->ts <= sp->hi);
+}
+
+int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
+{
+	const struct scan_spec *spec = &w->c->spec;
+
+	for (;;) {
+		while (w->head < w->nr_q) {
+			const struct sw_span *x = &w->q[w->head++];
+
+			if (span_kept(spec, x)) {
+				*sp = *x;
+				return 1;
+			}
+		}
+		if (w->done)
+			return 0;
+		if (!w->scan) {
+			while (w->next < w->c->db->ts->nr && spec->members_set &&
+			       !spec->members[w->next])
+				w->next++;
+			if (w->next >= w->c->db->ts->nr) {
+				w->done = true;
+				continue;
+			}
+			if (member_start(w, w->next++) < 0)
+				return -1;
+			continue;
+		}
+		if (member_row(w) < 0)
+			return -1;
+	}
 }

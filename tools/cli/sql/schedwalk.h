@@ -28,11 +28,21 @@
  * Asked (schedwalk_blocked()), a blocked span (S, D... not R) opened by a
  * sched_switch that carried a kernel stack says the function its thread
  * blocked in: the stack's first frame that is no scheduler function
- * (stack_blocked_function(), the kernel's wchan rule).
+ * (stack_blocked_function(), the kernel's wchan rule).  Such a walk reads
+ * every member whole: the checkpoints below keep no stacks.
  *
  * Spans come out in the order they end (several may end at one event),
  * per member one after another; memory: a tidmap entry per thread and
  * per CPU, and the spans ending at one event.
+ *
+ * A window (the cursor's spec.lo/hi: the spans that overlap [lo, hi])
+ * reads only from the last checkpoint at or before lo to the first after
+ * hi.  A member's checkpoints are built by one walk of it the first time
+ * a window needs them, kept for the database's life: between 128 and 256
+ * snapshots of the per-CPU and per-thread state, evenly spaced in items,
+ * and every span open at one of them, whole.  A window's walk starts from
+ * its first checkpoint's state and takes the spans still open at the last
+ * from the index, so its spans are the whole member's walk's exactly.
  */
 #ifndef RINGTRACE_SCHEDWALK_H
 #define RINGTRACE_SCHEDWALK_H

@@ -5,9 +5,43 @@
 
 #include "spanq.h"
 
-void spanq_init(struct spanq *q, size_t size)
+/* One checkpoint: the table's state before the first row fed at or after @ts. */
+struct spanq_ckpt {
+	int64_t ts;			/* INT64_MIN: the member's start */
+	void *state;			/* NULL: the start's (nothing) */
+	size_t size;
+};
+
+/* A row given at or after a checkpoint it was open at. */
+struct spanq_long {
+	int64_t given;			/* ts of the row that gave it; INT64_MAX: the end */
+	size_t row;			/* offset in rows */
+};
+
+struct spanq_index {
+	struct spanq_index *next;	/* the database's list */
+	const struct sql_table *t;
+	unsigned int member;
+	char *cpus;			/* the CPUs it was built for ("" all) */
+	struct spanq_ckpt *ck;
+	size_t nr_ck, cap_ck;
+	struct spanq_long *longs;
+	size_t nr_longs, cap_longs;
+	char *rows;
+	size_t rows_len, rows_cap;
+	uint64_t spacing, fed, at;
+};
+
+/* Checkpoints kept: between SPANQ_CKPTS and twice that. */
+#define SPANQ_CKPTS	128
+
+void spanq_init(struct spanq *q, struct sql_cursor *c, const struct spanq_ops *ops,
+		unsigned int what, size_t size)
 {
-	*q = (struct spanq){ .size = size };
+	*q = (struct spanq){ .c = c, .ops = ops, .what = what, .size = size };
+	q->rd_members = calloc(c->db->ts->nr + 1, sizeof(*q->rd_members));
+	if (!q->rd_members)
+		die("out of memory");
 }
 
 void spanq_push(struct spanq *q, const void *row)
@@ -39,37 +73,346 @@ void spanq_flush_tidmap(struct spanq *q, struct rt_tidmap *open,
 	rt_tidmap_init(open, q->size);
 }
 
-int spanq_next(struct spanq *q, struct sql_cursor *c, const struct spanq_ops *ops,
-	       const void **row)
+void *spanq_save_tidmap(const struct rt_tidmap *m, size_t *size)
 {
+	char *b = malloc(m->used * m->elem + 1);
+	size_t n = 0;
+
+	if (!b)
+		die("out of memory");
+	for (size_t i = 0; i < m->cap; i++) {
+		const void *e = rt_tidmap_slot(m, i);
+
+		if (e)
+			memcpy(b + n++ * m->elem, e, m->elem);
+	}
+	*size = n * m->elem;
+	return b;
+}
+
+void spanq_restore_tidmap(struct rt_tidmap *m, const void *state, size_t size)
+{
+	for (size_t off = 0; off + m->elem <= size; off += m->elem) {
+		int32_t tid;
+		bool created;
+		void *e;
+
+		memcpy(&tid, (const char *)state + off, sizeof(tid));	/* the key: first */
+		e = rt_tidmap_get(m, tid, &created);
+		if (!e)
+			die("out of memory");
+		memcpy(e, (const char *)state + off, m->elem);
+	}
+}
+
+/* ---- checkpoints ------------------------------------------------------------------------ */
+
+static void index_free(struct spanq_index *ix)
+{
+	for (size_t i = 0; i < ix->nr_ck; i++)
+		free(ix->ck[i].state);
+	free(ix->ck);
+	free(ix->longs);
+	free(ix->rows);
+	free(ix->cpus);
+	free(ix);
+}
+
+void spanq_index_free(struct spanq_index *ix)
+{
+	while (ix) {
+		struct spanq_index *n = ix->next;
+
+		index_free(ix);
+		ix = n;
+	}
+}
+
+static void ckpt_take(struct spanq *q, int64_t ts)
+{
+	struct spanq_index *ix = q->build;
+	struct spanq_ckpt *k;
+
+	if (ix->nr_ck == ix->cap_ck) {
+		ix->cap_ck = ix->cap_ck ? 2 * ix->cap_ck : 64;
+		ix->ck = realloc(ix->ck, ix->cap_ck * sizeof(*ix->ck));
+		if (!ix->ck)
+			die("out of memory");
+	}
+	k = &ix->ck[ix->nr_ck++];
+	k->ts = ts;
+	k->state = ts == INT64_MIN ? NULL : q->ops->save(q->c, &k->size);
+	/* Too many: every other one goes (the first stays), twice as far apart. */
+	if (ix->nr_ck > 2 * SPANQ_CKPTS) {
+		size_t n = 1;
+
+		for (size_t i = 1; i < ix->nr_ck; i++) {
+			if (i % 2)
+				free(ix->ck[i].state);
+			else
+				ix->ck[n++] = ix->ck[i];
+		}
+		ix->nr_ck = n;
+		ix->spacing *= 2;
+	}
+}
+
+/* Building: the rows given now (at @given) that were open at a checkpoint are kept. */
+static void index_drain(struct spanq *q, int64_t given)
+{
+	struct spanq_index *ix = q->build;
+	int64_t since = ix->ck[ix->nr_ck - 1].ts;
+
+	for (; q->head < q->nr; q->head++) {
+		const char *row = q->rows + q->head * q->size;
+
+		if (q->ops->row_ts(row) >= since)
+			continue;
+		if (ix->nr_longs == ix->cap_longs) {
+			ix->cap_longs = ix->cap_longs ? 2 * ix->cap_longs : 256;
+			ix->longs = realloc(ix->longs, ix->cap_longs * sizeof(*ix->longs));
+			if (!ix->longs)
+				die("out of memory");
+		}
+		if (ix->rows_len + q->size > ix->rows_cap) {
+			ix->rows_cap = ix->rows_cap ? 2 * ix->rows_cap : 256 * q->size;
+			ix->rows = realloc(ix->rows, ix->rows_cap);
+			if (!ix->rows)
+				die("out of memory");
+		}
+		memcpy(ix->rows + ix->rows_len, row, q->size);
+		ix->longs[ix->nr_longs++] = (struct spanq_long){ given, ix->rows_len };
+		ix->rows_len += q->size;
+	}
+	q->head = q->nr = 0;
+}
+
+static int member_start(struct spanq *q, unsigned int m);
+static int member_row(struct spanq *q);
+
+/* The CPUs a cursor reads, as text: its index is theirs. */
+static char *cpus_key(const struct scan_spec *sp)
+{
+	sqlite3_str *b = sqlite3_str_new(NULL);
+	char *k, *r;
+
+	for (unsigned int i = 0; sp->cpus_set && i < sp->nr_cpus; i++)
+		sqlite3_str_appendf(b, "%lld,", (long long)sp->cpus[i]);
+	k = sqlite3_str_finish(b);
+	r = strdup(k ? k : (sp->cpus_set ? "-" : ""));
+	sqlite3_free(k);
+	if (!r)
+		die("out of memory");
+	return r;
+}
+
+/*
+ * Member @m's checkpoints for @q's table and CPUs: the member read whole
+ * through the table's own feed and queue (scan_stats row "span index").
+ */
+static struct spanq_index *index_build(struct spanq *q, unsigned int m, char *cpus)
+{
+	struct sql_cursor *c = q->c, ic = *c;
+	struct spanq_index *ix = calloc(1, sizeof(*ix));
+	int r;
+
+	if (!ix)
+		die("out of memory");
+	ix->t = c->t;
+	ix->member = m;
+	ix->cpus = cpus;
+	ix->spacing = 1;
+	/* scan_stats: "span index", the plan its table's name. */
+	ic.stat = sqldb_stat_new(c->db, "span index");
+	snprintf(sqldb_stat(c->db, ic.stat)->plan, sizeof(sqldb_stat(c->db, ic.stat)->plan),
+		 "%s", c->t->name);
+	ic.err = NULL;
+	/* The table's own feed, on its own queue and state: its counters ic's. */
+	q->c = &ic;
+	q->build = ix;
+	ckpt_take(q, INT64_MIN);
+	r = member_start(q, m);
+	while (r >= 0 && q->scan)
+		r = member_row(q);
+	scan_close(q->scan);
+	q->scan = NULL;
+	q->head = q->nr = 0;
+	q->build = NULL;
+	q->c = c;
+	if (r < 0) {
+		c->err = ic.err;
+		ix->cpus = NULL;
+		index_free(ix);
+		return NULL;
+	}
+	return ix;
+}
+
+static const struct spanq_index *index_get(struct spanq *q, unsigned int m)
+{
+	struct sqldb *d = q->c->db;
+	char *cpus = cpus_key(&q->c->spec);
+	struct spanq_index *ix;
+
+	for (ix = d->span_idx; ix; ix = ix->next)
+		if (ix->t == q->c->t && ix->member == m && !strcmp(ix->cpus, cpus)) {
+			free(cpus);
+			return ix;
+		}
+	ix = index_build(q, m, cpus);
+	if (!ix) {
+		free(cpus);
+		return NULL;
+	}
+	ix->next = d->span_idx;
+	d->span_idx = ix;
+	return ix;
+}
+
+/* ---- one member's read ------------------------------------------------------------------ */
+
+/*
+ * Member @m from its start or, for a window [lo, hi], from the last
+ * checkpoint at or before lo to the first after hi (0, or -1: c->err).
+ */
+static int member_start(struct spanq *q, unsigned int m)
+{
+	const struct scan_spec *sp = &q->c->spec;
+	const struct spanq_index *ix = NULL;
+	size_t from = 0;
+
+	/* First: building reads the member through this queue. */
+	if (!q->build && q->ops->save && (sp->has_lo || sp->has_hi) &&
+	    !(ix = index_get(q, m)))
+		return -1;
+	/* Not one row of the table in the member: nothing to read. */
+	if (ix && !ix->fed)
+		return 0;
+	q->member = m;
+	q->stop = 0;
+	q->last = INT64_MIN;
+	q->rd = *sp;			/* shallow: its sets are the cursor's */
+	q->rd.has_begin = q->rd.has_end = false;
+	q->rd.limit = -1;
+	if (ix) {
+		for (size_t i = 1; i < ix->nr_ck; i++) {
+			if (sp->has_lo && ix->ck[i].ts <= sp->lo)
+				from = i;
+			if (sp->has_hi && ix->ck[i].ts > sp->hi && !q->stop)
+				q->stop = i;
+		}
+		if (ix->ck[from].state)
+			q->ops->restore(q->c, ix->ck[from].state, ix->ck[from].size);
+		q->ix = ix;
+		if (from) {
+			q->rd.has_begin = true;
+			q->rd.begin = ix->ck[from].ts;
+		}
+		if (q->stop) {
+			q->rd.has_end = true;
+			q->rd.end = ix->ck[q->stop].ts - 1;
+		}
+	}
+	memset(q->rd_members, 0, q->c->db->ts->nr * sizeof(*q->rd_members));
+	q->rd_members[m] = true;
+	q->rd.members = q->rd_members;
+	q->rd.members_set = true;
+	q->scan = scan_open_spec(q->c, q->what, &q->rd);
+	return 0;
+}
+
+/*
+ * The member's rows are over: the table queues what is still open, or,
+ * when the read stopped at a checkpoint, the rows open there are the
+ * index's (the table's state, then, is dropped: the next member starts
+ * from nothing).
+ */
+static void member_finish(struct spanq *q)
+{
+	scan_close(q->scan);
+	q->scan = NULL;
+	if (!q->stop) {
+		q->ops->member_end(q->c);
+		if (q->build)
+			index_drain(q, INT64_MAX);
+		return;
+	}
+	for (size_t i = 0; i < q->ix->nr_longs; i++) {
+		const struct spanq_long *l = &q->ix->longs[i];
+		const char *row = q->ix->rows + l->row;
+		int64_t at = q->ix->ck[q->stop].ts;
+
+		if (q->ops->row_ts(row) < at && l->given >= at)
+			spanq_push(q, row);
+	}
+	/* What the table holds open is the index's rows' state: let it go. */
+	{
+		size_t keep = q->nr;
+
+		q->ops->member_end(q->c);
+		q->nr = keep;
+	}
+}
+
+/* One row of the member fed (or its end): 0, -1 (c->err). */
+static int member_row(struct spanq *q)
+{
+	struct spanq_index *ix = q->build;
 	struct scan_row r;
+	int rc = scan_next(q->scan, &r);
 
-	while (q->head == q->nr) {
-		int rc;
+	if (rc < 0)
+		return -1;
+	if (!rc) {
+		member_finish(q);
+		return 0;
+	}
+	/* A checkpoint before the first row of a new ts, every spacing rows. */
+	if (ix && ++ix->fed - ix->at > ix->spacing && r.ts > q->last) {
+		ix->at = ix->fed;
+		ckpt_take(q, r.ts);
+	}
+	q->last = r.ts;
+	q->ops->feed(q->c, &r);
+	if (ix)
+		index_drain(q, r.ts);
+	return 0;
+}
 
+int spanq_next(struct spanq *q, const void **row)
+{
+	const struct scan_spec *sp = &q->c->spec;
+
+	for (;;) {
+		if (q->head < q->nr) {
+			*row = q->rows + q->head++ * q->size;
+			return 1;
+		}
 		q->head = q->nr = 0;
 		if (q->done)
 			return 0;
-		rc = scan_next(q->scan, &r);
-		if (rc < 0)
-			return -1;
-		if (!rc || r.member != q->member) {
-			ops->member_end(c);
-			q->member = r.member;
-			q->done = !rc;
-			if (!rc)
+		if (!q->scan) {
+			while (q->next < q->c->db->ts->nr && sp->members_set &&
+			       !sp->members[q->next])
+				q->next++;
+			if (q->next >= q->c->db->ts->nr || sp->empty) {
+				q->done = true;
 				continue;
+			}
+			if (member_start(q, q->next++) < 0)
+				return -1;
+			continue;
 		}
-		ops->feed(c, &r);
+		if (member_row(q) < 0)
+			return -1;
 	}
-	*row = q->rows + q->head++ * q->size;
-	return 1;
 }
 
 void spanq_free(struct spanq *q)
 {
 	scan_close(q->scan);
 	free(q->rows);
+	free(q->rd_members);
 	*q = (struct spanq){ 0 };
 }
 

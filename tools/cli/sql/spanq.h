@@ -5,28 +5,60 @@
  * is ready only when its second event comes (or its member ends), so the
  * rows ready wait in a queue, and spanq_next() feeds the scan's rows to
  * the table until one is.  Also what those tables' columns share.
+ *
+ * Windows: a table whose ts (and end_ts) are SQL_PUSH_SPAN and whose ops
+ * can save and restore its state reads a window [lo, hi] (spec.lo/hi)
+ * from the last checkpoint at or before lo to the first after hi.  A
+ * member's checkpoints are built for a table (and its CPUs) by one pass
+ * the first time a window needs them, kept for the database's life:
+ * between 128 and 256 copies of the table's state, evenly spaced in rows
+ * fed, and every row that was open at one of them, whole, with the time
+ * it was given.  A window's pass starts from its first checkpoint's state
+ * and takes the rows still open at the last from the index: every row
+ * the whole member gives that could meet the terms (SQLite checks them).
+ * Checkpoints are spaced by the table's own events: a window reads from
+ * the last of them before it (a member without any: nothing).
  */
 #ifndef RINGTRACE_SQL_SPANQ_H
 #define RINGTRACE_SQL_SPANQ_H
 
 #include "sql.h"
 
-struct spanq {
-	struct scan *scan;
-	unsigned int member;		/* of the rows fed last */
-	bool done;
-	char *rows;			/* ready, @size bytes each */
-	size_t size, nr, cap, head;
-};
+struct spanq_index;
 
 struct spanq_ops {
 	void (*feed)(struct sql_cursor *c, const struct scan_row *r);
 	/* The member read ends: queue the rows it left open. */
 	void (*member_end)(struct sql_cursor *c);
+	/* Windows (NULL: every member read whole): the table's state, ... */
+	void *(*save)(struct sql_cursor *c, size_t *size);
+	/* ... put back (the state is the member's start's before), ... */
+	void (*restore)(struct sql_cursor *c, const void *state, size_t size);
+	/* ... and a row's ts (ns). */
+	int64_t (*row_ts)(const void *row);
 };
 
-/* Rows of @size bytes; @q->scan is the caller's to open. */
-void spanq_init(struct spanq *q, size_t size);
+struct spanq {
+	struct scan *scan;		/* the member being read; NULL between */
+	struct sql_cursor *c;
+	const struct spanq_ops *ops;
+	unsigned int what;		/* SCAN_* */
+	struct scan_spec rd;		/* the cursor's spec, for one member's time */
+	bool *rd_members;		/* rd.members */
+	unsigned int next;		/* the next member to read */
+	unsigned int member;		/* being read */
+	bool done;
+	const struct spanq_index *ix;	/* a window's */
+	size_t stop;			/* ix's checkpoint the read stops at; 0: the end */
+	struct spanq_index *build;	/* building one */
+	int64_t last;			/* ts of the last row fed */
+	char *rows;			/* ready, @size bytes each */
+	size_t size, nr, cap, head;
+};
+
+/* Rows of @size bytes, read from @c's members by scan_open_spec(@what). */
+void spanq_init(struct spanq *q, struct sql_cursor *c, const struct spanq_ops *ops,
+		unsigned int what, size_t size);
 void spanq_push(struct spanq *q, const void *row);
 /*
  * The rows of @open (a tidmap of rows) for which @is_open holds, queued
@@ -35,9 +67,11 @@ void spanq_push(struct spanq *q, const void *row);
 void spanq_flush_tidmap(struct spanq *q, struct rt_tidmap *open,
 			bool (*is_open)(const void *row),
 			int (*cmp)(const void *a, const void *b));
+/* A tidmap's elements as one block (ops->save), and put back (ops->restore). */
+void *spanq_save_tidmap(const struct rt_tidmap *m, size_t *size);
+void spanq_restore_tidmap(struct rt_tidmap *m, const void *state, size_t size);
 /* The next row ready into *@row (valid until the next call): 1, 0 at the end, -1. */
-int spanq_next(struct spanq *q, struct sql_cursor *c, const struct spanq_ops *ops,
-	       const void **row);
+int spanq_next(struct spanq *q, const void **row);
 /* The scan closed, the queue freed. */
 void spanq_free(struct spanq *q);
 

@@ -61,10 +61,30 @@ struct sqldb {
 	char **notes;
 	unsigned int nr_notes;
 	unsigned int cpu_slots;		/* per member in the two arrays above */
+	uint64_t max_memory;		/* --max-memory: bytes, 0 none */
+	/* Per member, its scheduling checkpoints once a window needed them. */
+	struct sw_index **sched_idx;
+	/* The pairing tables' checkpoints (spanq.c), a list. */
+	struct spanq_index *span_idx;
 };
 
+struct sw_index;
+struct spanq_index;
+/* schedwalk.c: a member's scheduling index freed. */
+void schedwalk_index_free(struct sw_index *ix);
+/* spanq.c: a list of the pairing tables' checkpoints freed. */
+void spanq_index_free(struct spanq_index *ix);
+
+/*
+ * --max-memory's default (plan-31 D10): 1 GiB, of which SQLite's heap may
+ * take half (sqlite3_hard_heap_limit64()); the other half is the readers',
+ * which a trace's length does not grow (sql.rst, "Memory").
+ */
+#define SQL_MAX_MEMORY_DEFAULT	(1ULL << 30)
+
 /* The directories as one database, or NULL said. */
-struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall);
+struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall,
+			 uint64_t max_memory);
 void sqldb_close(struct sqldb *d);
 /* Every table, what its rows are and its columns (--help). */
 void sqldb_help_tables(FILE *f);
@@ -94,6 +114,16 @@ enum sql_push {
 	SQL_PUSH_TRACE,			/* =, IN: the members read */
 	SQL_PUSH_HOST,			/* =, IN: the members read */
 	SQL_PUSH_ARG,			/* =: a table-valued function's argument */
+	/*
+	 * A span's ts or end_ts (=, <, <=, >, >=): the stretch of time read
+	 * (spec.lo, spec.hi); SQLite still checks the terms.
+	 */
+	SQL_PUSH_SPAN,
+	/*
+	 * A utid or upid (trace << 32 | id), =: the members read (the trace
+	 * it names); SQLite still checks the term.
+	 */
+	SQL_PUSH_UTID,
 };
 
 /* A table-valued function's arguments at most (its HIDDEN arg_* columns). */
@@ -119,6 +149,20 @@ struct scan_spec {
 	char **names;
 	unsigned int nr_names;
 	bool *members;			/* by member; NULL unless members_set */
+	/*
+	 * Span tables (SQL_PUSH_SPAN): every row asked for overlaps [lo, hi]
+	 * (end_ts >= lo, ts <= hi), ns, both included; a span's ts <= end_ts,
+	 * so a bound on either column bounds both.
+	 */
+	bool has_lo, has_hi;
+	int64_t lo, hi;
+	/*
+	 * Each member's threads learnt from its frames by a window at the
+	 * clock's end: packed chunks' thread tables, no frame decoded (what
+	 * is read all the same -- not seeking, files without tables -- only
+	 * fed to the threads' table).
+	 */
+	bool threads_only;
 	int64_t limit;			/* rows at most; -1: all */
 	/* SQL_PUSH_ARG columns' values, in column order; not given: !set. */
 	struct {
@@ -229,6 +273,9 @@ struct scan;
  * time order within a member (CPUs merged), its gaps after its items.
  */
 struct scan *scan_open(struct sql_cursor *c, unsigned int what);
+/* scan_open() by @sp (kept by the caller) instead of the cursor's spec. */
+struct scan *scan_open_spec(struct sql_cursor *c, unsigned int what,
+			    const struct scan_spec *sp);
 /* The next item the spec keeps: 1 with *@row, 0 at the end, -1 (c->err). */
 int scan_next(struct scan *s, struct scan_row *row);
 /*

@@ -11,8 +11,9 @@
  * of the entry).  Counted, the rows are the entry events' counts.
  *
  * A row is given when its slice closes, so rows are not in ts order; cpu
- * is pushed down (a slice is one CPU's), ts is not (the exit may come
- * after any window).
+ * is pushed down (a slice is one CPU's); a ts or end_ts range reads only
+ * the time around it (spanq.h's checkpoints, built per set of CPUs read),
+ * SQLite still checking the terms.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,11 @@ enum {
 };
 
 static const struct sql_column irq_cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
-	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_NUM] = { "irq", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
@@ -39,11 +40,11 @@ static const struct sql_column irq_cols[] = {
 };
 
 static const struct sql_column softirq_cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
-	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_NUM] = { "vec", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
@@ -101,6 +102,8 @@ static void cut_all(struct ir *r)
 		cut(r, i, 0);
 }
 
+static const struct spanq_ops ir_ops;
+
 static int filter(struct sql_cursor *c, bool soft)
 {
 	struct ir *r = c->priv;
@@ -113,8 +116,8 @@ static int filter(struct sql_cursor *c, bool soft)
 	r->cpus = calloc(r->nr_cpus, sizeof(*r->cpus));
 	if (!r->cpus)
 		die("out of memory");
-	spanq_init(&r->q, sizeof(struct slice));
-	r->q.scan = scan_open(c, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS);
+	spanq_init(&r->q, c, &ir_ops, SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS,
+		   sizeof(struct slice));
 	return 0;
 }
 
@@ -200,13 +203,40 @@ static void ir_member_end(struct sql_cursor *c)
 	cut_all(c->priv);
 }
 
-static const struct spanq_ops ir_ops = { .feed = ir_feed, .member_end = ir_member_end };
+static void *ir_save(struct sql_cursor *c, size_t *size)
+{
+	struct ir *r = c->priv;
+	void *b = malloc(r->nr_cpus * sizeof(*r->cpus));
+
+	if (!b)
+		die("out of memory");
+	memcpy(b, r->cpus, r->nr_cpus * sizeof(*r->cpus));
+	*size = r->nr_cpus * sizeof(*r->cpus);
+	return b;
+}
+
+static void ir_restore(struct sql_cursor *c, const void *state, size_t size)
+{
+	struct ir *r = c->priv;
+
+	memcpy(r->cpus, state, size);
+}
+
+static int64_t ir_row_ts(const void *row)
+{
+	return ((const struct slice *)row)->ts;
+}
+
+static const struct spanq_ops ir_ops = {
+	.feed = ir_feed, .member_end = ir_member_end,
+	.save = ir_save, .restore = ir_restore, .row_ts = ir_row_ts,
+};
 
 static int ir_next(struct sql_cursor *c)
 {
 	struct ir *r = c->priv;
 
-	return spanq_next(&r->q, c, &ir_ops, (const void **)&r->row);
+	return spanq_next(&r->q, (const void **)&r->row);
 }
 
 static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)

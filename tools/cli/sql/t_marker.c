@@ -14,7 +14,7 @@ enum { C_TS, C_CPU, C_UTID, C_TEXT, C_TRACE, C_HOST };
 static const struct sql_column cols[] = {
 	[C_TS] = { "ts", "INTEGER", SQL_PUSH_TS },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TEXT] = { "text", "TEXT", SQL_PUSH_NONE },
 	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
 	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },

@@ -15,7 +15,7 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_NONE },
+	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_UTID },
 	[C_PID] = { "pid", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_CMDLINE] = { "cmdline", "TEXT", SQL_PUSH_NONE },
@@ -37,7 +37,8 @@ static int process_filter(struct sql_cursor *c)
 {
 	struct process *p = c->priv;
 
-	p->s = tidx_open(c);
+	p->s = tidx_open(c, sql_col_used(c, C_CMDLINE) || sql_col_used(c, C_START_TS) ||
+			 sql_col_used(c, C_END_TS));
 	return 0;
 }
 

@@ -10,19 +10,19 @@
  * utid member << 32 | 0.  priority is the kernel's (next_prio + 100, as
  * ftrace prints it).
  *
- * Every event of a member is read (its last item ends the open slices);
- * ts ranges are SQLite's to apply, over the whole member.
+ * A ts or end_ts range reads only the time around it (schedwalk.h's
+ * checkpoints); SQLite still checks the terms.
  */
 #include "schedwalk.h"
 
 enum { C_TS, C_DUR, C_END_TS, C_CPU, C_UTID, C_END_STATE, C_PRIORITY, C_TRACE, C_HOST };
 
 static const struct sql_column cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
-	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_END_STATE] = { "end_state", "TEXT", SQL_PUSH_NONE },
 	[C_PRIORITY] = { "priority", "INTEGER", SQL_PUSH_NONE },
 	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },

@@ -11,8 +11,10 @@
  * with a dur are report's two system call tables.
  *
  * A row is given when its call closes (or cannot), so rows are not in ts
- * order; ts and cpu are not pushed down (a call's exit may be on another
- * CPU, after any window).
+ * order.  A ts or end_ts range reads only the time around it (spanq.h's
+ * checkpoints: a call open since before the window, or closed after it,
+ * is whole); SQLite still checks the terms.  cpu is not pushed down (a
+ * call's exit may be on another CPU).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +24,10 @@
 enum { C_TS, C_DUR, C_END_TS, C_UTID, C_CPU, C_ID, C_NAME, C_ARGS, C_RET, C_TRACE, C_HOST };
 
 static const struct sql_column cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
-	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_SPAN },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_ID] = { "id", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
@@ -67,6 +69,8 @@ static int cmp_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static const struct spanq_ops sc_ops;
+
 static int sc_filter(struct sql_cursor *c)
 {
 	static const char *const names[] = { "syscall_entry", "syscall_exit" };
@@ -74,8 +78,7 @@ static int sc_filter(struct sql_cursor *c)
 
 	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&s->open, sizeof(struct call));
-	spanq_init(&s->q, sizeof(struct call));
-	s->q.scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS);
+	spanq_init(&s->q, c, &sc_ops, SCAN_EVENTS | SCAN_THREADS, sizeof(struct call));
 	return 0;
 }
 
@@ -134,13 +137,31 @@ static void sc_member_end(struct sql_cursor *c)
 	spanq_flush_tidmap(&s->q, &s->open, call_open, cmp_start);
 }
 
-static const struct spanq_ops sc_ops = { .feed = sc_feed, .member_end = sc_member_end };
+static void *sc_save(struct sql_cursor *c, size_t *size)
+{
+	return spanq_save_tidmap(&((struct sc *)c->priv)->open, size);
+}
+
+static void sc_restore(struct sql_cursor *c, const void *state, size_t size)
+{
+	spanq_restore_tidmap(&((struct sc *)c->priv)->open, state, size);
+}
+
+static int64_t sc_row_ts(const void *row)
+{
+	return ((const struct call *)row)->ts;
+}
+
+static const struct spanq_ops sc_ops = {
+	.feed = sc_feed, .member_end = sc_member_end,
+	.save = sc_save, .restore = sc_restore, .row_ts = sc_row_ts,
+};
 
 static int sc_next(struct sql_cursor *c)
 {
 	struct sc *s = c->priv;
 
-	return spanq_next(&s->q, c, &sc_ops, (const void **)&s->row);
+	return spanq_next(&s->q, (const void **)&s->row);
 }
 
 static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)

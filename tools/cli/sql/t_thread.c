@@ -16,10 +16,10 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TID] = { "tid", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
-	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_NONE },
+	[C_UPID] = { "upid", "INTEGER", SQL_PUSH_UTID },
 	[C_START_TS] = { "start_ts", "INTEGER", SQL_PUSH_NONE },
 	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
 	[C_IS_MAIN_THREAD] = { "is_main_thread", "INTEGER", SQL_PUSH_NONE },
@@ -39,7 +39,7 @@ static int thread_filter(struct sql_cursor *c)
 {
 	struct thread *t = c->priv;
 
-	t->s = tidx_open(c);
+	t->s = tidx_open(c, sql_col_used(c, C_START_TS) || sql_col_used(c, C_END_TS));
 	return 0;
 }
 

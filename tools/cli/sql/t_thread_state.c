@@ -22,7 +22,9 @@
  * that is no scheduler function (stack_blocked_function(), the kernel's
  * wchan rule); NULL otherwise.  The stacks are read only when the column
  * is.  io_wait is NULL: not derived yet.
- * Every event of a member is read; ts ranges are SQLite's to apply.
+ * A ts or end_ts range reads only the time around it (schedwalk.h's
+ * checkpoints), unless blocked_function is asked (every event then);
+ * SQLite still checks the terms.
  */
 #include "schedwalk.h"
 
@@ -32,10 +34,10 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_DUR] = { "dur", "INTEGER", SQL_PUSH_NONE },
-	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
-	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_NONE },
+	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_SPAN },
+	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_STATE] = { "state", "TEXT", SQL_PUSH_NONE },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_WAKER_UTID] = { "waker_utid", "INTEGER", SQL_PUSH_NONE },

@@ -14,8 +14,10 @@
  * still running starts one (plan-31 D4).
  *
  * A row waiting for its switch in is given when it comes (or at the
- * member's end), so rows are not in ts order; ts and cpu are not pushed
- * down (the switch in is on any CPU, after any window).
+ * member's end), so rows are not in ts order.  A ts range reads only the
+ * time around it (spanq.h's checkpoints: a latency whose switch in comes
+ * after the window is whole); SQLite still checks the terms.  cpu is not
+ * pushed down (the switch in is on any CPU).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@ enum {
 };
 
 static const struct sql_column cols[] = {
-	[C_TS] = { "ts", "INTEGER", SQL_PUSH_NONE },
+	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_WAKER] = { "waker_utid", "INTEGER", SQL_PUSH_NONE },
 	[C_WAKEE] = { "wakee_utid", "INTEGER", SQL_PUSH_NONE },
@@ -73,6 +75,8 @@ static int cmp_at(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
+static const struct spanq_ops wk_ops;
+
 static int wk_filter(struct sql_cursor *c)
 {
 	static const char *const names[] = {
@@ -82,8 +86,7 @@ static int wk_filter(struct sql_cursor *c)
 
 	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&w->waiting, sizeof(struct wake));
-	spanq_init(&w->q, sizeof(struct wake));
-	w->q.scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS);
+	spanq_init(&w->q, c, &wk_ops, SCAN_EVENTS | SCAN_THREADS, sizeof(struct wake));
 	return 0;
 }
 
@@ -148,13 +151,31 @@ static void wk_member_end(struct sql_cursor *c)
 	spanq_flush_tidmap(&w->q, &w->waiting, still_waiting, cmp_at);
 }
 
-static const struct spanq_ops wk_ops = { .feed = wk_feed, .member_end = wk_member_end };
+static void *wk_save(struct sql_cursor *c, size_t *size)
+{
+	return spanq_save_tidmap(&((struct wk *)c->priv)->waiting, size);
+}
+
+static void wk_restore(struct sql_cursor *c, const void *state, size_t size)
+{
+	spanq_restore_tidmap(&((struct wk *)c->priv)->waiting, state, size);
+}
+
+static int64_t wk_row_ts(const void *row)
+{
+	return ((const struct wake *)row)->ts;
+}
+
+static const struct spanq_ops wk_ops = {
+	.feed = wk_feed, .member_end = wk_member_end,
+	.save = wk_save, .restore = wk_restore, .row_ts = wk_row_ts,
+};
 
 static int wk_next(struct sql_cursor *c)
 {
 	struct wk *w = c->priv;
 
-	return spanq_next(&w->q, c, &wk_ops, (const void **)&w->row);
+	return spanq_next(&w->q, (const void **)&w->row);
 }
 
 static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)

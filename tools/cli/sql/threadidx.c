@@ -2,9 +2,11 @@
 /*
  * threadidx (threadidx.h): a scan of the cursor's members that decodes
  * the events threads learn from (rt_threads_reads()) and the process
- * events (fork, exec, exit, free), the rest only read past; at each
- * member's end (SCAN_MEMBER_END) its threads and processes become two
- * arrays sorted by id.
+ * events (fork, exec, exit, free), the rest only read past -- or, when no
+ * time is asked for, no item at all: what the frames say of threads
+ * (spec.threads_only: packed chunks' thread tables); at each member's
+ * end (SCAN_MEMBER_END) its threads and processes become two arrays
+ * sorted by id.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,7 @@ static void facts_free(struct tidx_scan *s)
 	rt_tidmap_init(&s->facts, sizeof(struct tidx_fact));
 }
 
-struct tidx_scan *tidx_open(struct sql_cursor *c)
+struct tidx_scan *tidx_open(struct sql_cursor *c, bool times)
 {
 	struct tidx_scan *s = calloc(1, sizeof(*s));
 	struct scan_spec *sp = &c->spec;
@@ -73,6 +75,12 @@ struct tidx_scan *tidx_open(struct sql_cursor *c)
 			die("out of memory");
 	sp->nr_names = ARRAY_SIZE(events);
 	sp->names_set = true;
+	/* No times asked: no item read, the members' threads learnt. */
+	if (!times) {
+		/* Items read anyway (not seeking, frames without tables): not rows. */
+		sp->threads_only = sp->has_begin = true;
+		sp->begin = INT64_MAX;
+	}
 	s->scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END);
 	return s;
 }

@@ -38,7 +38,15 @@ struct threadidx {
 };
 
 struct tidx_scan;
-struct tidx_scan *tidx_open(struct sql_cursor *c);
+/*
+ * @times: the fork, exec and exit times and file names are asked for
+ * (those events decoded); else each member's threads come from what
+ * rt_threads learns of its frames without reading an item (spec.
+ * threads_only) -- a packed chunk's thread tables, no frame decompressed;
+ * frames without a table, or whose table is not trusted, decoded
+ * (rt_threads_learn_window()).
+ */
+struct tidx_scan *tidx_open(struct sql_cursor *c, bool times);
 /* The next member's tables: 1 with *@out (valid until the next call), 0 the end, -1. */
 int tidx_next(struct tidx_scan *s, const struct threadidx **out);
 void tidx_close(struct tidx_scan *s);
