@@ -70,12 +70,16 @@
  * so that the metadata a trace directory gets declares it.  Readers find
  * it by name.  Its stack follows as a kernel_stack trailer.
  */
+#define RTR_KERNEL_PANIC_FIELDS						\
+	"enum : uint32_t { panic = 1, oops = 2, emerg_restart = 3, "	\
+	"shutdown = 4 } reason; uint32_t cpu; "				\
+	"integer { size = 64; align = 8; signed = false; base = 16; } ip; " \
+	"int32_t tid; int32_t pid; utf8_t comm[16]; "			\
+	"uint16_t message_len; utf8_t message[message_len];"
+
 static struct ringtrace_event rtr_kernel_panic_event = {
 	.name = "kernel_panic",
-	.fields = "enum : uint32_t { panic = 1, oops = 2, emerg_restart = 3, "
-		  "shutdown = 4 } reason; uint32_t cpu; uint64_t ip; "
-		  "int32_t tid; int32_t pid; utf8_t comm[16]; "
-		  "uint16_t message_len; utf8_t message[message_len];",
+	.fields = RTR_KERNEL_PANIC_FIELDS,
 };
 
 static struct {

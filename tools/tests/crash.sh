@@ -21,7 +21,8 @@
 # console shows, and on the CPU that panicked L or L + 1 (written, its
 # number not yet sent when the crash came; see markers_match), and the
 # crash entry it read is of the CPU whose panic the console shows, and the
-# crashed boot's metadata declares kernel_panic (babeltrace2 reads it).
+# crashed boot's metadata declares kernel_panic (babeltrace2 reads it), and
+# `ringtrace recover`'s directory ends that CPU with kernel_panic.
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
 # seconds.
 #
@@ -109,6 +110,29 @@ kernel_panic_declared() {
 	babeltrace2 "$md" >/dev/null
 }
 
+# The directory boot $2 recovered (recovered.K, in $1), unpacked: babeltrace2
+# reads it, and the last event (trailers aside) of the CPU whose panic boot
+# $2-1's console shows is kernel_panic, reason panic, "sysrq triggered
+# crash"; its .ringtrace-crash.json lists that entry.
+# shellcheck disable=SC2317 # called through check
+recovered_panic() {
+	local dir=$1 k=$2 pcpu ctf last
+	pcpu=$(sed -nE 's/.*\] CPU: ([0-9]+) (UID|PID): .*/\1/p' "$dir/console.boot-$((k - 1)).log" | head -n1)
+	ctf=$dir/recovered-ctf.$k
+	rm -rf "$ctf"
+	tools/ringtrace unpack "$dir/recovered.$k" "$ctf" >/dev/null || return 1
+	babeltrace2 "$ctf" >"$ctf.txt" 2>"$ctf.err" || { echo "# babeltrace2 failed: $(tail -n3 "$ctf.err")"; return 1; }
+	last=$(grep -E "\{ cpu_id = ${pcpu:-none}[,} ]" "$ctf.txt" | grep -vE ' (stack_def|stack_ref): ' | tail -n1)
+	echo "# cpu ${pcpu:-none}'s last event: ${last:0:300}"
+	[[ $last == *' kernel_panic: '* && $last == *'reason = ( "panic"'* &&
+		$last == *'message = "sysrq triggered crash"'* ]] || return 1
+	python3 -c 'import json, sys
+js = json.load(open(sys.argv[1]))
+e = [x for x in js["entries"] if x["reason"] == "panic"]
+sys.exit(not (len(e) == 1 and e[0]["cpu"] == int(sys.argv[2]) and e[0]["message"] == "sysrq triggered crash"))' \
+		"$dir/recovered.$k/.ringtrace-crash.json" "$pcpu"
+}
+
 main() {
 	local status=0 k out dir boots expect i e start b log line p f
 	for k in "${kvers[@]}"; do
@@ -151,6 +175,8 @@ main() {
 				entry_cpu_match "$dir" "$b"
 			check "$k: boot $((b - 1))'s metadata declares kernel_panic, and babeltrace2 reads it" \
 				kernel_panic_declared "$dir" $((b - 1))
+			check "$k: boot $b's recovered trace ends the panicking CPU with kernel_panic (babeltrace2), and its json has the entry" \
+				recovered_panic "$dir" "$b"
 		done
 		sed 's/^/# /' "$dir/result" 2>/dev/null
 		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \

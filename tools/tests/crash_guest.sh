@@ -33,7 +33,9 @@
 #            entry's CPU goes to $RT_VM_OUT/entry-cpu.K, which crash.sh
 #            compares with the CPU the console's panic names.  The
 #            crashed boot's metadata goes to $RT_VM_OUT/metadata.K/
-#            (kernel_panic declared, babeltrace2 reads it: crash.sh).
+#            (kernel_panic declared, babeltrace2 reads it: crash.sh), and
+#            `ringtrace recover --keep` writes $RT_VM_OUT/recovered.K, where
+#            crash.sh wants kernel_panic as the panicking CPU's last event.
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -180,6 +182,9 @@ check_sysrq-c() {
 		panic "sysrq triggered crash" sysrq_handle_crash >/tmp/rtcrash-entry 2>&1
 	check_output /tmp/rtcrash-entry $?
 	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
+	# The recovery, into the share for crash.sh (kernel_panic last).
+	check "ringtrace recover --keep writes the trace directory" \
+		tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT"
 }
 
 # --- the chain -------------------------------------------------------------
