@@ -7,7 +7,10 @@
 # (tools/vm/region-args); in each boot tools/tests/crash_guest.sh checks
 # the image the boot before left, then fires its case (a panic).
 #
-#   tools/tests/crash.sh [-k KVER]...
+#   tools/tests/crash.sh [-k KVER | -K KDIR]...
+#
+#   -K KDIR          a kernel built in KDIR (the debug kernel), as vmtest's
+#                    -K; BUILD must hold its module under its release
 #
 #   RT_CRASH_CASES   the cases, in boot order (default "sysrq-c"; see
 #                    crash_guest.sh)
@@ -35,8 +38,15 @@ cache=${RT_CACHE:-/var/cache/ringtrace}
 build=${BUILD:-$cache/build}
 read -r -a cases <<<"${RT_CRASH_CASES:-sysrq-c}"
 kvers=()
-while [[ ${1:-} == -k ]]; do
-	kvers+=("$2")
+declare -A kdir_of=()
+while [[ ${1:-} == -[kK] ]]; do
+	if [[ $1 == -K ]]; then
+		k=$(<"$2/include/config/kernel.release") || exit 2
+		kdir_of[$k]=$2
+	else
+		k=$2
+	fi
+	kvers+=("$k")
 	shift 2
 done
 if ((${#kvers[@]} == 0)); then
@@ -135,6 +145,7 @@ sys.exit(not (len(e) == 1 and e[0]["cpu"] == int(sys.argv[2]) and e[0]["message"
 
 main() {
 	local status=0 k out dir boots expect i e start b log line p f
+	local -a kernel
 	for k in "${kvers[@]}"; do
 		passed=0 failed=0
 		out=${RT_CRASH_OUT:-$cache/vm-runs/crash}
@@ -145,11 +156,13 @@ main() {
 			e=$(expect_of "${cases[i]}") || { echo "crash.sh: unknown case ${cases[i]}" >&2; exit 2; }
 			expect+="$((i + 1)):$e"$'\n'
 		done
+		kernel=(-k "$k")
+		[[ -z ${kdir_of[$k]:-} ]] || kernel=(-K "${kdir_of[$k]}")
 		mkdir -p "$out"
 		start=$(date +%s)
 		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
 			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
-			tools/vm/vmtest -k "$k" -t $((120 * boots)) -o "$out" -- \
+			tools/vm/vmtest "${kernel[@]}" -t $((120 * boots)) -o "$out" -- \
 			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
 			>"$out/$k.log" 2>&1
 		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"

@@ -11,7 +11,8 @@ zero) with REASON (panic, oops, emerg_restart, shutdown) and MESSAGE, a
 task, a time between arming and the writers' clock floors, and a kernel
 stack that names FUNCTION when symbolized with KALLSYMS (the next boot's
 /proc/kallsyms: with nokaslr the kernel's addresses are the crashed
-boot's).  Then every used slice's snapshot: taken, of the slice's CPU,
+boot's; the hook's own frames, in ringtrace.ko, name whatever boot 2's
+module has at their addresses).  Then every used slice's snapshot: taken, of the slice's CPU,
 its reserve position at or past the bytes its slot counters committed and
 less than a sub-buffer beyond (a record in flight at most); on the CPU
 that ran the hook, none open and the counters exactly at the position.
