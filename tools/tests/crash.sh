@@ -13,7 +13,7 @@
 #                    -K; BUILD must hold its module under its release
 #
 #   RT_CRASH_CASES   the cases, in boot order (default "sysrq-c"; see
-#                    crash_guest.sh)
+#                    crash_guest.sh; "panic" where sysrq is not built in)
 #   RT_CRASH_OUT     the runs' directory (default $RT_CACHE/vm-runs/crash)
 #
 # Here, after the run: every boot printed its summary, vmtest passed the run
@@ -60,6 +60,7 @@ fi
 expect_of() {
 	case $1 in
 	sysrq-c) echo 'Kernel panic - not syncing: sysrq triggered crash' ;;
+	panic) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_panic' ;;
 	*) return 1 ;;
 	esac
 }
@@ -122,11 +123,11 @@ kernel_panic_declared() {
 
 # The directory boot $2 recovered (recovered.K, in $1), unpacked: babeltrace2
 # reads it, and the last event (trailers aside) of the CPU whose panic boot
-# $2-1's console shows is kernel_panic, reason panic, "sysrq triggered
-# crash"; its .ringtrace-crash.json lists that entry.
+# $2-1's console shows is kernel_panic, reason panic, message $3; its
+# .ringtrace-crash.json lists that entry.
 # shellcheck disable=SC2317 # called through check
 recovered_panic() {
-	local dir=$1 k=$2 pcpu ctf last
+	local dir=$1 k=$2 msg=$3 pcpu ctf last
 	pcpu=$(sed -nE 's/.*\] CPU: ([0-9]+) (UID|PID): .*/\1/p' "$dir/console.boot-$((k - 1)).log" | head -n1)
 	ctf=$dir/recovered-ctf.$k
 	rm -rf "$ctf"
@@ -135,16 +136,16 @@ recovered_panic() {
 	last=$(grep -E "\{ cpu_id = ${pcpu:-none}[,} ]" "$ctf.txt" | grep -vE ' (stack_def|stack_ref): ' | tail -n1)
 	echo "# cpu ${pcpu:-none}'s last event: ${last:0:300}"
 	[[ $last == *' kernel_panic: '* && $last == *'reason = ( "panic"'* &&
-		$last == *'message = "sysrq triggered crash"'* ]] || return 1
+		$last == *"message = \"$msg\""* ]] || return 1
 	python3 -c 'import json, sys
 js = json.load(open(sys.argv[1]))
 e = [x for x in js["entries"] if x["reason"] == "panic"]
-sys.exit(not (len(e) == 1 and e[0]["cpu"] == int(sys.argv[2]) and e[0]["message"] == "sysrq triggered crash"))' \
-		"$dir/recovered.$k/.ringtrace-crash.json" "$pcpu"
+sys.exit(not (len(e) == 1 and e[0]["cpu"] == int(sys.argv[2]) and e[0]["message"] == sys.argv[3]))' \
+		"$dir/recovered.$k/.ringtrace-crash.json" "$pcpu" "$msg"
 }
 
 main() {
-	local status=0 k out dir boots expect i e start b log line p f
+	local status=0 k out dir boots expect i e start b log line p f msg per_boot
 	local -a kernel
 	for k in "${kvers[@]}"; do
 		passed=0 failed=0
@@ -156,13 +157,15 @@ main() {
 			e=$(expect_of "${cases[i]}") || { echo "crash.sh: unknown case ${cases[i]}" >&2; exit 2; }
 			expect+="$((i + 1)):$e"$'\n'
 		done
-		kernel=(-k "$k")
-		[[ -z ${kdir_of[$k]:-} ]] || kernel=(-K "${kdir_of[$k]}")
+		# Seconds a boot: a debug build (KASAN, lockdep) under TCG
+		# takes 2 to 3 times as long.
+		kernel=(-k "$k") per_boot=120
+		[[ -z ${kdir_of[$k]:-} ]] || kernel=(-K "${kdir_of[$k]}") per_boot=300
 		mkdir -p "$out"
 		start=$(date +%s)
 		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
 			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
-			tools/vm/vmtest "${kernel[@]}" -t $((120 * boots)) -o "$out" -- \
+			tools/vm/vmtest "${kernel[@]}" -t $((per_boot * boots)) -o "$out" -- \
 			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
 			>"$out/$k.log" 2>&1
 		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
@@ -181,7 +184,11 @@ main() {
 			passed=$((passed + p)) failed=$((failed + f))
 		done
 		for ((b = 2; b <= boots; b++)); do
-			[[ ${cases[b - 2]} == sysrq-c ]] || continue
+			case ${cases[b - 2]} in
+			sysrq-c) msg="sysrq triggered crash" ;;
+			panic) msg="ringtrace_selftest: crash_panic" ;;
+			*) continue ;;
+			esac
 			check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
 				markers_match "$dir" "$b"
 			check "$k: boot $b's crash entry is of the CPU that panicked in boot $((b - 1))" \
@@ -189,7 +196,7 @@ main() {
 			check "$k: boot $((b - 1))'s metadata declares kernel_panic, and babeltrace2 reads it" \
 				kernel_panic_declared "$dir" $((b - 1))
 			check "$k: boot $b's recovered trace ends the panicking CPU with kernel_panic (babeltrace2), and its json has the entry" \
-				recovered_panic "$dir" "$b"
+				recovered_panic "$dir" "$b" "$msg"
 		done
 		sed 's/^/# /' "$dir/result" 2>/dev/null
 		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \

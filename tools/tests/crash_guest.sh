@@ -36,6 +36,10 @@
 #            (kernel_panic declared, babeltrace2 reads it: crash.sh), and
 #            `ringtrace recover --keep` writes $RT_VM_OUT/recovered.K, where
 #            crash.sh wants kernel_panic as the panicking CPU's last event.
+#   panic    as sysrq-c, the panic from ringtrace_selftest.ko's
+#            crash_panic (kernels without CONFIG_MAGIC_SYSRQ: the debug
+#            kernel); its entry's stack must name vfs_write (the module's
+#            own frames do not symbolize in the next boot).
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -134,7 +138,9 @@ writers_ready() {
 	done
 }
 
-fire_sysrq-c() {
+# Markers on every CPU, then $1 (a shell command that panics) with the
+# writers running.
+fire_markers() {
 	local cpu
 	mapfile -t CPUS < <(seq 0 $(($(nproc) - 1)))
 	setup "markers only (events off)" sh -c "echo 0 >$RT/events/enable" || return 1
@@ -155,13 +161,35 @@ fire_sysrq-c() {
 	check_summary "crash-$KVER-boot$BOOT"
 	echo "# crashing with the writers running"
 	cat "$OUT/crash-boot-$BOOT.log" >&3
-	echo c >/proc/sysrq-trigger
+	sh -c "$1"
 	sleep 10
-	echo "not ok - sysrq c did not crash the kernel"
+	echo "not ok - $1 did not crash the kernel"
 	return 1
 }
 
+fire_sysrq-c() {
+	fire_markers 'echo c >/proc/sysrq-trigger'
+}
+
+# As sysrq-c, through ringtrace_selftest's crash_panic: kernels without
+# CONFIG_MAGIC_SYSRQ (the debug kernel).
+fire_panic() {
+	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
+	fire_markers "echo 1 >/sys/kernel/debug/ringtrace_selftest/crash_panic"
+}
+
 check_sysrq-c() {
+	check_markers_crash "sysrq triggered crash" sysrq_handle_crash
+}
+
+# The module's frames do not symbolize in the next boot: a caller of the
+# debugfs write.
+check_panic() {
+	check_markers_crash "ringtrace_selftest: crash_panic" vfs_write
+}
+
+# The image of a markers case whose panic said $1, with $2 on its stack.
+check_markers_crash() {
 	local prev=$((BOOT - 1)) uuid rc t
 	uuid=$(info_field uuid)
 	check "the image is the crashed boot's trace (uuid $uuid)" \
@@ -179,7 +207,7 @@ check_sysrq-c() {
 	# The crash path's entry and snapshots (nokaslr: this boot's
 	# kallsyms name the crashed boot's addresses).
 	python3 tools/tests/crash_entry.py "$RT/persist/image" /proc/kallsyms \
-		panic "sysrq triggered crash" sysrq_handle_crash >/tmp/rtcrash-entry 2>&1
+		panic "$1" "$2" >/tmp/rtcrash-entry 2>&1
 	check_output /tmp/rtcrash-entry $?
 	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
 	# The recovery, into the share for crash.sh (kernel_panic last).
