@@ -34,6 +34,10 @@
  *
  * Then the packets kept must follow each other as the decoder judges a
  * stream (times, numbers, losses a CPU can reach: judge_neighbours()).
+ * Last, each whole terminal crash entry (panic, emergency restart,
+ * shutdown: module/crash.c) becomes its CPU's last record, kernel_panic,
+ * in a packet of its own (design D1: a dying kernel writes into no ring;
+ * append_panic()).
  *
  * A packet that fails a check is damage (design D6): it is left out of
  * the stream (its sequence number reads as a lost packet, as any loss
@@ -46,7 +50,7 @@
  * the image's uuid), .ringtrace-ksyms.zst (the image's blob, if it has
  * one that decompresses), cpuC-000000.zst per CPU (stored zstd frames,
  * one a packet: lib/chunk.h), and .ringtrace-crash.json with the
- * accounting.  Every file is synced, then the directory; only then is the
+ * accounting, the crash entries and the writers' snapshots.  Every file is synced, then the directory; only then is the
  * region released (design D15), unless --keep.
  */
 #include <errno.h>
@@ -87,6 +91,9 @@ struct cpu_account {
 	uint64_t damaged_packets;	/* failed a check: saved, left out */
 	uint64_t stale_packets;		/* outside the ring's span */
 	uint64_t taken;			/* a consumer had taken (GET) them */
+	bool snapshot;			/* the crash path snapshot its writers */
+	struct ringtrace_persist_snap snap;
+	unsigned int panics;		/* kernel_panic events appended */
 };
 
 struct recovery {
@@ -101,6 +108,13 @@ struct recovery {
 	uint64_t md_len;
 	const uint8_t *ksyms;		/* the symbols' copy taken, or NULL */
 	uint64_t ksyms_len;
+	/* The crash path's entries (persist_crash()), and what each is. */
+	struct ringtrace_persist_crash crash[RINGTRACE_PERSIST_CRASH_MAX];
+	int crash_state[RINGTRACE_PERSIST_CRASH_MAX];	/* 1 whole, -1 cut short */
+	unsigned int nr_crash;		/* claimed, at most CRASH_MAX */
+	uint32_t crash_claimed;
+	const struct rt_event_desc *panic_ev;	/* kernel_panic, or NULL */
+	uint32_t stack_def_id, stack_ref_id;	/* 0: not declared */
 };
 
 /* ---- reading the image ------------------------------------------------ */
@@ -345,6 +359,69 @@ out:
 	free(out);
 	ZSTD_freeDCtx(dc);
 	return ok;
+}
+
+/* Whether @ev's fields are @names (space separated), in order, each @bits wide. */
+static bool fields_are(const struct rt_event_desc *ev, const char *names,
+		       const unsigned int *bits)
+{
+	char copy[128], *save = NULL, *f;
+	unsigned int i = 0;
+
+	snprintf(copy, sizeof(copy), "%s", names);
+	for (f = strtok_r(copy, " ", &save); f; f = strtok_r(NULL, " ", &save), i++)
+		if (i >= ev->nr_fields || strcmp(ev->fields[i].name, f) ||
+		    ev->fields[i].bits != bits[i] || ev->fields[i].align != 1)
+			return false;
+	return i == ev->nr_fields;
+}
+
+/*
+ * The crash path's entries, and the events their kernel_panic needs in
+ * the metadata taken: declared as the module declares them (else the
+ * event is not appended, and said), the trailers with compact ids.
+ */
+static void check_crash(struct recovery *rec)
+{
+	static const unsigned int panic_bits[] = { 32, 32, 64, 32, 32, 8, 16, 8 };
+	static const unsigned int def_bits[] = { 8, 8, 16, 64 };
+	static const unsigned int ref_bits[] = { 32, 32 };
+	const struct rt_metadata *md = rec->md;
+
+	rec->crash_claimed = persist_crash_claimed(&rec->img);
+	rec->nr_crash = rec->crash_claimed < RINGTRACE_PERSIST_CRASH_MAX ?
+			rec->crash_claimed : RINGTRACE_PERSIST_CRASH_MAX;
+	for (unsigned int i = 0; i < rec->nr_crash; i++) {
+		rec->crash_state[i] = persist_crash(&rec->img, i, &rec->crash[i]);
+		if (rec->crash_state[i] < 0)
+			warn("crash entry %u was not written whole (a hook cut short, or damage): left out", i);
+	}
+	for (unsigned int i = 0; i < md->nr_events; i++) {
+		const struct rt_event_desc *ev = &md->events[i];
+
+		if (!strcmp(ev->name, "kernel_panic") &&
+		    ev->id < (1U << 27) &&
+		    fields_are(ev, "reason cpu ip tid pid comm message_len message",
+			       panic_bits))
+			rec->panic_ev = ev;
+		else if (!strcmp(ev->name, "stack_def") &&
+			 ev->id < RINGTRACE_EVENT_ID_EXTENDED &&
+			 !(md->untimed & 1U << ev->id) &&
+			 fields_are(ev, "kind flags depth ips", def_bits))
+			rec->stack_def_id = ev->id;
+		else if (!strcmp(ev->name, "stack_ref") &&
+			 ev->id < RINGTRACE_EVENT_ID_EXTENDED &&
+			 (md->untimed & 1U << ev->id) &&
+			 fields_are(ev, "kernel user", ref_bits))
+			rec->stack_ref_id = ev->id;
+	}
+	for (unsigned int i = 0; !rec->panic_ev && i < rec->nr_crash; i++)
+		if (rec->crash_state[i] == 1 &&
+		    rec->crash[i].reason != RINGTRACE_PERSIST_OOPS) {
+			warn("the metadata declares no kernel_panic event as this ringtraced writes it: the crash is in %s alone",
+			     CRASH_JSON);
+			break;
+		}
 }
 
 /* The image's symbols, if it has some that read, into rec->ksyms_*. */
@@ -777,6 +854,80 @@ static void judge_neighbours(struct cpu_work *w)
 	}
 }
 
+/* ---- the kernel_panic event (design D1) ---------------------------------- */
+
+static uint8_t *put(uint8_t *p, uint64_t v, unsigned int n)
+{
+	rt_put_le(p, v, n);
+	return p + n;
+}
+
+/*
+ * Crash entry @e of @w's CPU as that CPU's last record: a packet of its own
+ * after the ones kept, numbered next, at the entry's time (no earlier than
+ * the last packet's end), holding kernel_panic in the layout the module
+ * declares (module/crash.c) and, when the metadata declares the trailers,
+ * its stack as a stack_def and a stack_ref (events.rst).
+ */
+static void append_panic(struct cpu_work *w, const struct ringtrace_persist_crash *e)
+{
+	const struct recovery *rec = w->rec;
+	const struct out_packet *last = w->nr_out ? &w->out[w->nr_out - 1] : NULL;
+	uint64_t ts = e->mono_ns, seq = last ? last->seq + 1 : 0;
+	size_t mlen = strnlen(e->message, sizeof(e->message));
+	bool stack = rec->stack_def_id && rec->stack_ref_id && e->depth;
+	uint8_t *b, *p, *def = NULL;
+	size_t len;
+
+	if (last && ts < last->ts_end)
+		ts = last->ts_end;
+	if (mlen > UINT16_MAX)
+		mlen = UINT16_MAX;
+	len = HDR_SIZE + 12 + 4 + 4 + 8 + 4 + 4 + 16 + 2 + mlen;
+	if (stack)
+		len += 4 + 4 + 8 * e->depth + 4 + 8;
+	b = calloc(1, len);
+	if (!b)
+		die("%s", strerror(ENOMEM));
+	rt_put_le(b + PH(magic), RINGTRACE_CTF_MAGIC, 4);
+	memcpy(b + PH(uuid), rec->img.h.trace_uuid, 16);
+	rt_put_le(b + PH(stream_id), RINGTRACE_STREAM_ID, 4);
+	rt_put_le(b + PH(stream_instance_id), w->acct->cpu, 8);
+	rt_put_le(b + PH(timestamp_begin), ts, 8);
+	rt_put_le(b + PH(cpu_id), w->acct->cpu, 4);
+	p = b + HDR_SIZE;
+	/* The extended header: its id, then the whole timestamp. */
+	p = put(p, RINGTRACE_EVENT_ID_EXTENDED | (uint64_t)rec->panic_ev->id << 5, 4);
+	p = put(p, ts, 8);
+	p = put(p, e->reason, 4);
+	p = put(p, e->cpu, 4);
+	p = put(p, e->ip, 8);
+	p = put(p, (uint32_t)e->tid, 4);
+	p = put(p, (uint32_t)e->pid, 4);
+	memcpy(p, e->comm, 16);
+	p += 16;
+	p = put(p, mlen, 2);
+	memcpy(p, e->message, mlen);
+	p += mlen;
+	if (stack) {
+		/* Compact headers: the id, the timestamp's low 27 bits. */
+		def = p;
+		p = put(p, rec->stack_def_id | (ts & ((1U << 27) - 1)) << 5, 4);
+		p = put(p, 0, 1);	/* kind: kernel */
+		p = put(p, 0, 1);	/* flags */
+		p = put(p, e->depth, 2);
+		for (uint32_t i = 0; i < e->depth; i++)
+			p = put(p, e->ips[i], 8);
+		/* Untimed: its 27 bits repeat its id. */
+		p = put(p, rec->stack_ref_id | (uint64_t)rec->stack_ref_id << 5, 4);
+		p = put(p, def - b, 4);
+		p = put(p, 0, 4);
+	}
+	add_out(w, b, len, seq, ts, stack ? 3 : 1, false, 0);
+	free(b);
+	w->acct->panics++;
+}
+
 /* The CPU's stream, cpuC-000000.zst: one stored frame a packet. */
 static void write_stream(struct cpu_work *w)
 {
@@ -850,6 +1001,12 @@ static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 				pk[i].slot, pk[i].committed, pk[i + 1].seq);
 	}
 	judge_neighbours(&w);
+	for (unsigned int i = 0; rec->panic_ev && i < rec->nr_crash; i++)
+		if (rec->crash_state[i] == 1 && rec->crash[i].cpu == s->cpu &&
+		    rec->crash[i].reason != RINGTRACE_PERSIST_OOPS)
+			append_panic(&w, &rec->crash[i]);
+	cumulate(&w);
+	a->snapshot = persist_snap(&rec->img, s->index, &a->snap);
 	write_stream(&w);
 	for (size_t i = 0; i < w.nr_out; i++)
 		free(w.out[i].bytes);
@@ -863,6 +1020,14 @@ static const char *lifecycle_name(uint32_t l)
 {
 	return l == RINGTRACE_PERSIST_LIVE ? "live" :
 	       l == RINGTRACE_PERSIST_UNLOADED ? "unloaded" : "empty";
+}
+
+static const char *reason_name(uint32_t r)
+{
+	return r == RINGTRACE_PERSIST_PANIC ? "panic" :
+	       r == RINGTRACE_PERSIST_OOPS ? "oops" :
+	       r == RINGTRACE_PERSIST_EMERG_RESTART ? "emerg_restart" :
+	       r == RINGTRACE_PERSIST_SHUTDOWN ? "shutdown" : "unknown";
 }
 
 static void write_json(struct recovery *rec)
@@ -893,22 +1058,49 @@ static void write_json(struct recovery *rec)
 		uuid, (uint64_t)h->armed_realtime_ns, lifecycle_name(rec->img.lifecycle),
 		(uint64_t)h->region_base, (uint64_t)h->region_size,
 		h->source == RINGTRACE_PERSIST_SRC_MEMMAP ? "memmap" : "reserve_mem");
-	/*
-	 * The crash path's entries and per-CPU snapshots: layout 1's state
-	 * area holds none yet (a later piece of the design writes them).
-	 */
-	fprintf(f, " \"ksyms\": %s, \"entries\": [],\n \"cpus\": [",
-		rec->ksyms ? "true" : "false");
+	/* The crash path's entries, whole ones only, and per-CPU snapshots. */
+	fprintf(f, " \"ksyms\": %s, \"hooks_run\": %u, \"entries\": [",
+		rec->ksyms ? "true" : "false", rec->crash_claimed);
+	for (unsigned int i = 0, n = 0; i < rec->nr_crash; i++) {
+		const struct ringtrace_persist_crash *e = &rec->crash[i];
+
+		if (rec->crash_state[i] != 1)
+			continue;
+		fprintf(f, "%s\n  {\"reason\": \"%s\", \"cpu\": %u, \"time_ns\": %" PRIu64
+			", \"context\": \"%s\", \"ip\": \"%#" PRIx64 "\", \"tid\": %d, \"pid\": %d, \"comm\": ",
+			n++ ? "," : "", reason_name(e->reason), e->cpu, (uint64_t)e->mono_ns,
+			e->flags & RINGTRACE_PERSIST_CRASH_NMI ? "nmi" :
+			e->flags & RINGTRACE_PERSIST_CRASH_IRQ ? "irq" : "task",
+			(uint64_t)e->ip, e->tid, e->pid);
+		json_str(f, e->comm);
+		fputs(", \"message\": ", f);
+		json_str(f, e->message);
+		fputs(", \"stack\": [", f);
+		for (uint32_t j = 0; j < e->depth; j++)
+			fprintf(f, "%s\"%#" PRIx64 "\"", j ? ", " : "", (uint64_t)e->ips[j]);
+		fputs("]}", f);
+	}
+	fputs("],\n \"cpus\": [", f);
 	for (unsigned int i = 0; i < rec->nr_acct; i++) {
 		const struct cpu_account *a = &rec->acct[i];
 
 		fprintf(f, "%s\n  {\"cpu\": %u, \"packets\": %" PRIu64 ", \"events\": %" PRIu64
 			", \"in_flight_dropped\": %" PRIu64 ", \"partial_packets\": %" PRIu64
 			", \"damaged_packets\": %" PRIu64 ", \"stale_packets\": %" PRIu64
-			", \"taken_by_consumer\": %" PRIu64 ", \"snapshot\": false}",
+			", \"taken_by_consumer\": %" PRIu64 ", \"kernel_panic\": %u",
 			i ? "," : "", a->cpu, a->packets, a->events,
 			a->in_flight_dropped, a->partial_packets, a->damaged_packets,
-			a->stale_packets, a->taken);
+			a->stale_packets, a->taken, a->panics);
+		if (a->snapshot)
+			fprintf(f, ", \"snapshot\": {\"reserved\": %" PRIu64 ", \"nesting\": %" PRIu64
+				", \"consumed\": %" PRIu64 ", \"lost\": %" PRIu64 "}}",
+				(uint64_t)a->snap.offset, (uint64_t)a->snap.nesting,
+				(uint64_t)a->snap.consumed,
+				(uint64_t)(a->snap.lost_full + a->snap.lost_held +
+					   a->snap.lost_nested + a->snap.lost_too_big +
+					   a->snap.lost_overrun));
+		else
+			fputs(", \"snapshot\": null}", f);
 	}
 	fputs("]}\n", f);
 	if (fclose(f))
@@ -1036,6 +1228,7 @@ int prevboot_main(void)
 	}
 	check_metadata(&rec);
 	check_ksyms(&rec);
+	check_crash(&rec);
 
 	if (!opt.output) {
 		default_output(&rec.img, outpath, sizeof(outpath));

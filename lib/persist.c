@@ -38,7 +38,8 @@ static bool layout_of(const HDR *h, HDR *l)
 	uint64_t ring_pages;
 
 	l->state_offset = off;
-	l->state_size = page_align(16384 + 128ULL * h->nr_slices, page);
+	l->state_size = page_align(RINGTRACE_PERSIST_SNAP_OFFSET +
+				   (uint64_t)RINGTRACE_PERSIST_SNAP_SIZE * h->nr_slices, page);
 	off += l->state_size;
 	l->slices_offset = off;
 	l->slices_size = page_align((uint64_t)h->nr_slices *
@@ -197,11 +198,15 @@ enum persist_kind persist_check(const uint8_t *buf, uint64_t size,
 	    img->lifecycle != RINGTRACE_PERSIST_LIVE &&
 	    img->lifecycle != RINGTRACE_PERSIST_UNLOADED)
 		return bad(why, len, h->state_offset, "lifecycle %u", img->lifecycle);
+	/* crash_claimed and terminal: the crash path's (persist_crash()). */
 	if (st->reserved0)
-		return bad(why, len, h->state_offset + 4, "state reserved0 is not zero");
-	for (unsigned int i = 0; i < 7; i++)
+		return bad(why, len, h->state_offset +
+			   offsetof(struct ringtrace_persist_state, reserved0),
+			   "state reserved0 is not zero");
+	for (unsigned int i = 0; i < sizeof(st->reserved) / sizeof(st->reserved[0]); i++)
 		if (st->reserved[i])
-			return bad(why, len, h->state_offset + 8 + 8 * i,
+			return bad(why, len, h->state_offset +
+				   offsetof(struct ringtrace_persist_state, reserved) + 8 * i,
 				   "state reserved[%u] is not zero", i);
 	if (img->lifecycle == RINGTRACE_PERSIST_EMPTY)
 		return PERSIST_NONE;
@@ -413,4 +418,44 @@ void persist_build_id_hex(const struct persist_image *img, char *buf,
 	buf[0] = 0;
 	for (unsigned int i = 0; i < img->h.build_id_len && at + 3 <= len; i++)
 		at += snprintf(buf + at, len - at, "%02x", img->h.build_id[i]);
+}
+
+int persist_crash(const struct persist_image *img, unsigned int i,
+		  struct ringtrace_persist_crash *e)
+{
+	const uint64_t off = img->h.state_offset + RINGTRACE_PERSIST_CRASH_OFFSET +
+			     (uint64_t)i * sizeof(*e);
+	struct ringtrace_persist_crash blank;
+	uint32_t claimed;
+
+	/* persist_check() put the state area inside the image. */
+	claimed = rt_get_le(img->buf + img->h.state_offset +
+			    offsetof(struct ringtrace_persist_state, crash_claimed), 4);
+	if (i >= RINGTRACE_PERSIST_CRASH_MAX || i >= claimed)
+		return 0;
+	memcpy(e, img->buf + off, sizeof(*e));
+	blank = *e;
+	blank.valid = 0;
+	blank.checksum = 0;
+	if (e->valid != RINGTRACE_PERSIST_CRASH_VALID ||
+	    XXH64(&blank, sizeof(blank), 0) != e->checksum ||
+	    e->depth > RINGTRACE_PERSIST_CRASH_IPS ||
+	    memchr(e->message, 0, sizeof(e->message)) == NULL)
+		return -1;
+	e->comm[sizeof(e->comm) - 1] = 0;
+	return 1;
+}
+
+uint32_t persist_crash_claimed(const struct persist_image *img)
+{
+	return rt_get_le(img->buf + img->h.state_offset +
+			 offsetof(struct ringtrace_persist_state, crash_claimed), 4);
+}
+
+bool persist_snap(const struct persist_image *img, unsigned int slice,
+		  struct ringtrace_persist_snap *s)
+{
+	memcpy(s, img->buf + img->h.state_offset + RINGTRACE_PERSIST_SNAP_OFFSET +
+	       (uint64_t)slice * sizeof(*s), sizeof(*s));
+	return s->valid == 1;
 }

@@ -94,6 +94,19 @@ int persist_packets(const struct persist_image *img,
 		    const struct persist_slice *s,
 		    struct persist_packet **out, size_t *n, size_t *stale);
 
+/*
+ * The crash path's entry @i (module/crash.c): 1 with *@e filled when it
+ * was written whole (claimed, valid, its xxh64 right), 0 when no hook
+ * claimed it, -1 when a hook was cut short writing it (or it is damaged).
+ */
+int persist_crash(const struct persist_image *img, unsigned int i,
+		  struct ringtrace_persist_crash *e);
+/* The hooks that ran (entries past RINGTRACE_PERSIST_CRASH_MAX: counted only). */
+uint32_t persist_crash_claimed(const struct persist_image *img);
+/* Slice @slice's writer snapshot into *@s: whether a hook took one. */
+bool persist_snap(const struct persist_image *img, unsigned int slice,
+		  struct ringtrace_persist_snap *s);
+
 /* The header's identity as text: build-id in hex ("" when unset). */
 void persist_build_id_hex(const struct persist_image *img, char *buf,
 			  size_t len);

@@ -11,12 +11,17 @@
 
 #include <linux/cgroup.h>
 #include <linux/device.h>
+#include <linux/kmsg_dump.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/stringify.h>
 #include <linux/uprobes.h>
 #include <linux/version.h>
+#ifdef CONFIG_X86
+#include <asm/cacheflush.h>
+#endif
 
 /*
  * The kernels ringtrace.ko is known to build and run on: 6.1 to 6.12, the
@@ -301,6 +306,49 @@ static inline int rtr_reserve_mem_find(const char *name, phys_addr_t *start,
 	return reserve_mem_find_by_name(name, start, size) ? 0 : -ENOENT;
 #else
 	return -EOPNOTSUPP;
+#endif
+}
+
+/*
+ * The kmsg dumper's callback: the reason alone until 6.12, then a struct
+ * kmsg_dump_detail that carries it (and the panic's description).  A
+ * typedef for the second argument (checkpatch's NEW_TYPEDEFS warning): the
+ * difference is in a callback's prototype, as for rtr_devnode_device.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+typedef struct kmsg_dump_detail *rtr_kmsg_dump_arg;
+
+static inline enum kmsg_dump_reason rtr_kmsg_dump_reason(rtr_kmsg_dump_arg a)
+{
+	return a->reason;
+}
+#else
+typedef enum kmsg_dump_reason rtr_kmsg_dump_arg;
+
+static inline enum kmsg_dump_reason rtr_kmsg_dump_reason(rtr_kmsg_dump_arg a)
+{
+	return a;
+}
+#endif
+
+/*
+ * Write back (and drop) every cache line of [@addr, @addr + @size) to RAM,
+ * from any CPU's cache of the coherence domain: x86's CLFLUSH, callable
+ * with interrupts off and in NMI context.  Other architectures export no
+ * such range operation to modules: there the crash path relies on the
+ * reset keeping what the caches held (nothing ringtrace supports today).
+ */
+static inline void rtr_cache_writeback(void *addr, size_t size)
+{
+#ifdef CONFIG_X86
+	/* clflush_cache_range() takes an unsigned int size. */
+	while (size) {
+		unsigned int n = min_t(size_t, size, SZ_1G);
+
+		clflush_cache_range(addr, n);
+		addr = (u8 *)addr + n;
+		size -= n;
+	}
 #endif
 }
 

@@ -243,6 +243,16 @@ bool rtr_persist_slice(const struct rtr_persist_layout *l, unsigned int cpu,
 		       struct rtr_slice *slice);
 const struct rtr_persist_layout *rtr_persist_current(void);
 void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm);
+void rtr_persist_hooks_init(void);
+void rtr_persist_hooks_exit(void);
+
+/* crash.c: the kernel_panic event, and the crash path's hooks. */
+int rtr_crash_event_init(void);
+void rtr_crash_event_exit(void);
+void rtr_crash_init(void *va, size_t size, const int *slice_of);
+void rtr_crash_exit(void);
+void rtr_crash_arm(struct ringtrace_persist_state *st, unsigned int nr_slices);
+void rtr_crash_disarm(void);
 int rtr_persist_files_init(void);
 void rtr_persist_events_changed(void);
 void rtr_persist_metadata_read(const char *text, size_t len, u64 events_gen);

@@ -237,6 +237,9 @@ int rtr_replace_buffers(unsigned long subbuf_size, unsigned int num_subbufs,
 				  &bufs[cpu]->w);
 		bufs[cpu] = buf;
 	}
+	/* [C1] of crash.c: the crash path's snapshot reads them under RCU. */
+	if (l)
+		synchronize_rcu();
 	rtr_free_buffers(bufs);
 	rtr_trace.subbuf_size = subbuf_size;
 	rtr_trace.num_subbufs = num_subbufs;
@@ -399,6 +402,9 @@ static int __init ringtrace_init(void)
 	ret = rtr_probes_init();
 	if (ret)
 		goto exit_hotplug;
+	ret = rtr_crash_event_init();
+	if (ret)
+		goto exit_probes;
 	/*
 	 * The files last, and nothing that can fail after them: they open
 	 * only once published (files.c), and on failure they are gone with
@@ -406,12 +412,15 @@ static int __init ringtrace_init(void)
 	 */
 	ret = rtr_files_init();
 	if (ret)
-		goto exit_probes;
+		goto exit_crash_event;
 	rtr_files_publish();
+	rtr_persist_hooks_init();
 	pr_info("loaded: %u cpus online, %lu x %u bytes per cpu\n",
 		num_online_cpus(), rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 	return 0;
 
+exit_crash_event:
+	rtr_crash_event_exit();
 exit_probes:
 	rtr_probes_init_undo();
 exit_hotplug:
@@ -427,9 +436,12 @@ exit_events:
 
 static void __exit ringtrace_exit(void)
 {
+	/* No crash hook reads a buffer or the region from here on. */
+	rtr_persist_hooks_exit();
 	/* No timer writes cpu_sample once rtr_probes_exit() drops it. */
 	rtr_sampler_exit();
 	rtr_probes_exit();
+	rtr_crash_event_exit();
 	rtr_files_exit();
 	rtr_quiesce();
 	/* The image's packets closed, as a stop closes them for a consumer. */

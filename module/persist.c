@@ -204,9 +204,10 @@ static int rtr_persist_layout_of(struct rtr_persist_layout *l, u64 size,
 	l->subbuf_size = subbuf_size;
 	l->num_subbufs = num_subbufs;
 	l->nr_slices = nr_slices;
-	/* The crash path's area: 16 KiB and 128 bytes a slice. */
+	/* The crash path's area: entries, then a snapshot per slice. */
 	l->state_offset = off;
-	l->state_size = PAGE_ALIGN(SZ_16K + 128ULL * nr_slices);
+	l->state_size = PAGE_ALIGN(RINGTRACE_PERSIST_SNAP_OFFSET +
+				   (u64)RINGTRACE_PERSIST_SNAP_SIZE * nr_slices);
 	off += l->state_size;
 	l->slices_offset = off;
 	l->slices_size = PAGE_ALIGN((u64)nr_slices *
@@ -510,6 +511,8 @@ void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm)
 	/* No copy is written while the region is zeroed or carved. */
 	mutex_lock(&rtr_persist_blob_lock);
 	if (arm) {
+		/* [C2] of crash.c: no hook writes while it is zeroed. */
+		rtr_crash_disarm();
 		rtr_persist_zero(0, rtr_persist.size);
 		h->magic = RINGTRACE_PERSIST_MAGIC;
 		h->layout = RINGTRACE_PERSIST_LAYOUT;
@@ -555,6 +558,7 @@ void rtr_persist_commit(const struct rtr_persist_layout *l, bool arm)
 						cpu);
 	st = rtr_persist_state_at(l->state_offset);
 	WRITE_ONCE(st->lifecycle, RINGTRACE_PERSIST_LIVE);
+	rtr_crash_arm(st, l->nr_slices);
 	rtr_persist.layout = *l;
 	rtr_persist.state = RTR_PERSIST_LIVE;
 	rtr_persist.damage = NULL;
@@ -832,6 +836,22 @@ void rtr_persist_init_undo(void)
 		WRITE_ONCE(rtr_persist_state_at(l->state_offset)->lifecycle,
 			   RINGTRACE_PERSIST_EMPTY);
 	rtr_persist_unmap();
+}
+
+/*
+ * At load, once nothing can fail: the crash path's hooks, with a region.
+ * At unload, before anything is freed: without them.
+ */
+void rtr_persist_hooks_init(void)
+{
+	if (rtr_persist.va)
+		rtr_crash_init(rtr_persist.va, rtr_persist.size,
+			       rtr_persist.slice_of);
+}
+
+void rtr_persist_hooks_exit(void)
+{
+	rtr_crash_exit();
 }
 
 /* At unload, the buffers flushed and freed: the next load finds an image. */

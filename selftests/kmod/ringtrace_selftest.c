@@ -966,6 +966,31 @@ DEFINE_SHOW_ATTRIBUTE(rtst_result);
 DEFINE_SHOW_ATTRIBUTE(rtst_events);
 DEFINE_SHOW_ATTRIBUTE(rtst_floor);
 
+/*
+ * crash_panic: writing "1" panics, as sysrq c does, for the crash chains
+ * (tools/tests/crash_guest.sh) on kernels built without CONFIG_MAGIC_SYSRQ
+ * (the debug kernel).  Anything else is EINVAL.
+ */
+static ssize_t rtst_crash_panic_write(struct file *file, const char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &on);
+	if (ret)
+		return ret;
+	if (!on)
+		return -EINVAL;
+	panic("ringtrace_selftest: crash_panic\n");
+}
+
+static const struct file_operations rtst_crash_panic_fops = {
+	.owner = THIS_MODULE,
+	.write = rtst_crash_panic_write,
+	.llseek = noop_llseek,
+};
+
 static int __init rtst_init(void)
 {
 	unsigned int cpu, kind;
@@ -1013,6 +1038,8 @@ static int __init rtst_init(void)
 	debugfs_create_file("online_burst", 0600, rtst_dir, NULL,
 			    &rtst_online_burst_fops);
 	debugfs_create_file("floor", 0400, rtst_dir, NULL, &rtst_floor_fops);
+	debugfs_create_file("crash_panic", 0200, rtst_dir, NULL,
+			    &rtst_crash_panic_fops);
 	return 0;
 
 err_unregister_blob:

@@ -27,7 +27,19 @@
 #            trace's and CPU's, each CPU's markers in order with none missing
 #            (tools/tests/crash_image.py); their last numbers go to
 #            $RT_VM_OUT/markers.K, which crash.sh compares with boot K-1's
-#            console.
+#            console.  And the crash path's state (crash_entry.py): one
+#            entry, reason panic, "sysrq triggered crash", its stack naming
+#            sysrq_handle_crash, and every used slice's snapshot; the
+#            entry's CPU goes to $RT_VM_OUT/entry-cpu.K, which crash.sh
+#            compares with the CPU the console's panic names.  The
+#            crashed boot's metadata goes to $RT_VM_OUT/metadata.K/
+#            (kernel_panic declared, babeltrace2 reads it: crash.sh), and
+#            `ringtrace recover --keep` writes $RT_VM_OUT/recovered.K, where
+#            crash.sh wants kernel_panic as the panicking CPU's last event.
+#   panic    as sysrq-c, the panic from ringtrace_selftest.ko's
+#            crash_panic (kernels without CONFIG_MAGIC_SYSRQ: the debug
+#            kernel); its entry's stack must name vfs_write (the module's
+#            own frames do not symbolize in the next boot).
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -126,13 +138,17 @@ writers_ready() {
 	done
 }
 
-fire_sysrq-c() {
+# Markers on every CPU, then $1 (a shell command that panics) with the
+# writers running.
+fire_markers() {
 	local cpu
 	mapfile -t CPUS < <(seq 0 $(($(nproc) - 1)))
 	setup "markers only (events off)" sh -c "echo 0 >$RT/events/enable" || return 1
 	# /dev/kmsg would drop most of the console lines past 10 in 5 s.
 	setup "no rate limit on /dev/kmsg" sh -c 'echo on >/proc/sys/kernel/printk_devkmsg' || return 1
 	info_field uuid >"$OUT/uuid.$BOOT"
+	# The trace's metadata, for crash.sh (kernel_panic declared).
+	setup "the metadata saved" sh -c "mkdir -p $OUT/metadata.$BOOT && cat $RT/metadata >$OUT/metadata.$BOOT/metadata" || return 1
 	setup "tracing on" sh -c "echo 1 >$RT/tracing_on" || return 1
 	for cpu in "${CPUS[@]}"; do
 		taskset -c "$cpu" bash -c "$(declare -f marker_writer); RT=$RT; marker_writer $cpu" &
@@ -145,13 +161,35 @@ fire_sysrq-c() {
 	check_summary "crash-$KVER-boot$BOOT"
 	echo "# crashing with the writers running"
 	cat "$OUT/crash-boot-$BOOT.log" >&3
-	echo c >/proc/sysrq-trigger
+	sh -c "$1"
 	sleep 10
-	echo "not ok - sysrq c did not crash the kernel"
+	echo "not ok - $1 did not crash the kernel"
 	return 1
 }
 
+fire_sysrq-c() {
+	fire_markers 'echo c >/proc/sysrq-trigger'
+}
+
+# As sysrq-c, through ringtrace_selftest's crash_panic: kernels without
+# CONFIG_MAGIC_SYSRQ (the debug kernel).
+fire_panic() {
+	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
+	fire_markers "echo 1 >/sys/kernel/debug/ringtrace_selftest/crash_panic"
+}
+
 check_sysrq-c() {
+	check_markers_crash "sysrq triggered crash" sysrq_handle_crash
+}
+
+# The module's frames do not symbolize in the next boot: a caller of the
+# debugfs write.
+check_panic() {
+	check_markers_crash "ringtrace_selftest: crash_panic" vfs_write
+}
+
+# The image of a markers case whose panic said $1, with $2 on its stack.
+check_markers_crash() {
 	local prev=$((BOOT - 1)) uuid rc t
 	uuid=$(info_field uuid)
 	check "the image is the crashed boot's trace (uuid $uuid)" \
@@ -166,6 +204,15 @@ check_sysrq-c() {
 	grep '^markers ' /tmp/rtcrash-read >"$OUT/markers.$BOOT"
 	check "markers were read for every CPU ($(wc -l <"$OUT/markers.$BOOT") of $(nproc))" \
 		test "$(wc -l <"$OUT/markers.$BOOT")" -eq "$(nproc)"
+	# The crash path's entry and snapshots (nokaslr: this boot's
+	# kallsyms name the crashed boot's addresses).
+	python3 tools/tests/crash_entry.py "$RT/persist/image" /proc/kallsyms \
+		panic "$1" "$2" >/tmp/rtcrash-entry 2>&1
+	check_output /tmp/rtcrash-entry $?
+	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
+	# The recovery, into the share for crash.sh (kernel_panic last).
+	check "ringtrace recover --keep writes the trace directory" \
+		tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT"
 }
 
 # --- the chain -------------------------------------------------------------

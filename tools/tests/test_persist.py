@@ -594,6 +594,101 @@ def test_recover_real_image(ctx):
     expect_run(td.rt('check', out), 0, 'check')
 
 
+# The crash path's state area (<linux/ringtrace_persist.h>): entries at
+# +256, 1640 bytes each; the xxh64 with valid and checksum zero.
+CRASH = struct.Struct('<IIIIQQii16sII64Q1024s4QQ')
+KERNEL_PANIC = [('enum : uint32_t { panic = 1, oops = 2, emerg_restart = 3, '
+                 'shutdown = 4 }', 'reason', None), ('uint32_t', 'cpu', None),
+                (gt.HEX64, 'ip', None), ('int32_t', 'tid', None),
+                ('int32_t', 'pid', None), ('utf8_t', 'comm', 16),
+                ('uint16_t', 'message_len', None),
+                ('utf8_t', 'message', 'message_len')]
+
+
+def crash_entry(reason, cpu, ts, msg, ips, comm=b'bash', tid=175, valid=True):
+    vals = [0, reason, 0, cpu, ts, 0, tid, tid, comm, len(ips), 0]
+    vals += list(ips) + [0] * (64 - len(ips)) + [msg.encode(), 0, 0, 0, 0, 0]
+    raw = bytearray(CRASH.pack(*vals))
+    struct.pack_into('<Q', raw, CRASH.size - 8, gt.xxh64_bytes(bytes(raw)))
+    if valid:
+        struct.pack_into('<I', raw, 0, 0x48534152)
+    return bytes(raw)
+
+
+def with_crash(img, entries, kernel_panic=True):
+    """IMG with the crash ENTRIES in its state area and, with KERNEL_PANIC,
+    a newer metadata copy that declares kernel_panic and the stack
+    trailers as the module does."""
+    img = bytearray(img)
+    st = field(bytes(img), 'state_offset')
+    struct.pack_into('<II', img, st + 4, len(entries), len(entries))
+    for i, e in enumerate(entries):
+        img[st + 256 + i * CRASH.size:st + 256 + (i + 1) * CRASH.size] = e
+    if kernel_panic:
+        uuid = img[gt.PERSIST_OFF['trace_uuid']:gt.PERSIST_OFF['trace_uuid'] + 16]
+        events = gt.EVENTS + [(4, 'stack_def', gt.STACK_DEF), (5, 'stack_ref', gt.STACK_REF),
+                              (41, 'kernel_panic', KERNEL_PANIC)]
+        blob = gt.persist_blob(gt.metadata(bytes(uuid), 0, 0, events, untimed=5).encode(), 2)
+        at = field(bytes(img), 'metadata_offset[1]')
+        img[at:at + len(blob)] = blob
+    return bytes(img)
+
+
+@test
+def test_recover_kernel_panic(ctx):
+    """The crash path's panic entry becomes its CPU's last event,
+    kernel_panic, with its stack as trailers; an oops entry and one cut
+    short are not appended; the json lists the whole ones; babeltrace2
+    reads the directory.  Without kernel_panic in the metadata: the json
+    alone, said."""
+    img, exp = gt.make_image(seed=3, tails={0: 'open'})
+    ips = (0xffffffff81001010, 0xffffffff81001234)
+    entries = [crash_entry(2, 0, 59 * 10**9, 'Oops: general protection fault', ips[:1]),
+               crash_entry(1, 2, 60 * 10**9, 'sysrq triggered crash', ips),
+               crash_entry(1, 0, 61 * 10**9, 'cut short', ips, valid=False)]
+    r, out = recover(ctx, with_crash(img, entries))
+    expect_run(r, 0, 'recover')
+    check('crash entry 2 was not written whole' in r.stderr, 'stderr: %r' % r.stderr)
+    ctf = ctx.path('ctf')
+    expect_run(td.rt('unpack', out, ctf), 0, 'unpack')
+    events, _ = td.bt2(ctf)
+    last = {}
+    for ts, cpu, name in events:
+        if name not in ('stack_def', 'stack_ref'):
+            last[cpu] = (ts, name)
+    check(last.get(2) == (60 * 10**9, 'kernel_panic'),
+          'cpu2 ends with %r, not kernel_panic at 60 s' % (last.get(2),))
+    check(last.get(0, (0, ''))[1] == 'ringtrace_marker', 'cpu0 ends with %r' % (last.get(0),))
+    check([n for _, c, n in events if c == 2][-3:] == ['kernel_panic', 'stack_def', 'stack_ref'],
+          'cpu2 tail: %r' % [n for _, c, n in events if c == 2][-3:])
+    bt = td.run(['babeltrace2', ctf]).stdout
+    line = next((l for l in bt.splitlines() if 'kernel_panic' in l), '')
+    for want in ('reason = ( "panic" : container = 1 )', 'comm = "bash"',
+                 'message = "sysrq triggered crash"', 'tid = 175'):
+        check(want in line, 'kernel_panic: %r wanted in %r' % (want, line))
+    check('FFFFFFFF81001234' in bt.upper(), 'the stack_def holds no 0xffffffff81001234')
+    js = crash_json(out)
+    check(js['hooks_run'] == 3 and [(e['reason'], e['cpu'], e['message']) for e in js['entries']] ==
+          [('oops', 0, 'Oops: general protection fault'), ('panic', 2, 'sysrq triggered crash')],
+          'json entries: %r' % js['entries'])
+    check(js['entries'][1]['stack'] == ['0xffffffff81001010', '0xffffffff81001234'],
+          'json stack: %r' % js['entries'][1]['stack'])
+    cpus = {c['cpu']: c for c in js['cpus']}
+    check(cpus[2]['kernel_panic'] == 1 and cpus[0]['kernel_panic'] == 0,
+          'json kernel_panic counts: %r' % cpus)
+    check_markers(out, exp)
+    expect_run(td.rt('check', out), 0, 'check')
+
+    r, out = recover(ctx, with_crash(img, entries[:2], kernel_panic=False))
+    expect_run(r, 0, 'recover without kernel_panic declared')
+    check('declares no kernel_panic' in r.stderr, 'stderr: %r' % r.stderr)
+    check(len(crash_json(out)['entries']) == 2, 'json: %r' % crash_json(out)['entries'])
+    ctf = ctx.path('ctf')
+    expect_run(td.rt('unpack', out, ctf), 0, 'unpack')
+    events, _ = td.bt2(ctf)
+    check('kernel_panic' not in [n for _, _, n in events], 'kernel_panic written undeclared')
+
+
 @test
 def test_recover_usage(ctx):
     """Options that do not go together: usage errors, exit 2."""

@@ -106,15 +106,93 @@ struct ringtrace_persist_header {
 
 /*
  * The mutable state, at state_offset: @lifecycle, written in process
- * context at arming, unload and release.  The rest of the area
- * (state_size bytes) is reserved for what a crashing kernel records; the
- * module leaves it zero for now.
+ * context at arming, unload and release; the rest by the crash path of a
+ * dying kernel (module/persist.c), on whichever CPU hit it, with no lock:
+ *
+ *   state_offset + 0                          this struct
+ *   state_offset + RINGTRACE_PERSIST_CRASH_OFFSET
+ *                                             crash[RINGTRACE_PERSIST_CRASH_MAX]
+ *   state_offset + RINGTRACE_PERSIST_SNAP_OFFSET
+ *                                             snap[nr_slices], by slice index
+ *
+ * @crash_claimed counts the hooks that ran (a hook claims entry
+ * crash_claimed - 1; past the last entry it is only counted), so two CPUs
+ * oopsing at once write different entries.  A reader believes an entry
+ * whose @valid is RINGTRACE_PERSIST_CRASH_VALID and whose @checksum
+ * matches; anything else in it is a hook cut short.
  */
 struct ringtrace_persist_state {
 	__u32 lifecycle;		/* RINGTRACE_PERSIST_{EMPTY,LIVE,UNLOADED} */
+	__u32 crash_claimed;		/* crash hooks run (entries claimed) */
+	__u32 terminal;			/* of them PANIC, EMERG, SHUTDOWN */
 	__u32 reserved0;		/* zero */
-	__u64 reserved[7];		/* zero */
+	__u64 reserved[6];		/* zero */
 };
+
+#define RINGTRACE_PERSIST_CRASH_OFFSET	256
+#define RINGTRACE_PERSIST_CRASH_MAX	8
+#define RINGTRACE_PERSIST_CRASH_VALID	0x48534152	/* "RASH" */
+#define RINGTRACE_PERSIST_CRASH_MSG	1024
+#define RINGTRACE_PERSIST_CRASH_IPS	64
+/* The snapshots, after the 8 entries; 128 bytes each. */
+#define RINGTRACE_PERSIST_SNAP_OFFSET	16384
+
+/* crash.reason */
+#define RINGTRACE_PERSIST_PANIC		1	/* panic(): the notifier */
+#define RINGTRACE_PERSIST_OOPS		2	/* die(): DIE_OOPS */
+#define RINGTRACE_PERSIST_EMERG_RESTART	3	/* emergency_restart() (sysrq b) */
+#define RINGTRACE_PERSIST_SHUTDOWN	4	/* reboot, halt, power off */
+
+/* crash.flags */
+#define RINGTRACE_PERSIST_CRASH_NMI	1U	/* the hook ran in NMI context */
+#define RINGTRACE_PERSIST_CRASH_IRQ	2U	/* in hard interrupt context */
+
+/*
+ * One crash entry.  @checksum is xxh64(seed 0) of the entry with @valid
+ * and @checksum zero; @valid is written last.
+ */
+struct ringtrace_persist_crash {
+	__u32 valid;			/* RINGTRACE_PERSIST_CRASH_VALID */
+	__u32 reason;			/* RINGTRACE_PERSIST_{PANIC,...} */
+	__u32 flags;			/* RINGTRACE_PERSIST_CRASH_* */
+	__u32 cpu;			/* the CPU that ran the hook */
+	__u64 mono_ns;			/* CLOCK_MONOTONIC (the packets' clock) */
+	__u64 ip;			/* faulting instruction (OOPS), else 0 */
+	__s32 tid;			/* current's, on that CPU */
+	__s32 pid;
+	char comm[16];			/* NUL padded */
+	__u32 depth;			/* ips[] used */
+	__u32 reserved0;		/* zero */
+	__u64 ips[RINGTRACE_PERSIST_CRASH_IPS];	/* the hook's kernel stack */
+	char message[RINGTRACE_PERSIST_CRASH_MSG];	/* NUL terminated */
+	__u64 reserved[4];		/* zero */
+	__u64 checksum;
+};
+#define RINGTRACE_PERSIST_CRASH_SIZE	1640
+
+/*
+ * One slice's writer state as the crash path found it (the writers'
+ * counters not in the slice: they live in struct rtr_buffer).  A hint, not
+ * the truth: a CPU that was not stopped may have written on; the slot
+ * counters are what a reader trusts.  Rewritten by every hook.
+ */
+struct ringtrace_persist_snap {
+	__u32 valid;			/* 1: taken */
+	__u32 cpu;
+	__u64 offset;			/* reserve position (w.offset) */
+	__u64 nesting;			/* reservations open on the CPU */
+	__u64 last_ts;			/* the writers' clock floor */
+	__u64 consumed;			/* the consumer's position */
+	__u64 lost_full;
+	__u64 lost_held;
+	__u64 lost_nested;
+	__u64 lost_too_big;
+	__u64 lost_overrun;
+	__u64 lost_reported;
+	__u64 delivered;
+	__u64 reserved[4];		/* zero */
+};
+#define RINGTRACE_PERSIST_SNAP_SIZE	128
 
 /* One slice: a CPU's ring, at rings_offset + index * slice_size. */
 struct ringtrace_persist_slice {

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check the crash path's state area of a persistent-region image
+(include/uapi/linux/ringtrace_persist.h, "The mutable state"):
+
+  crash_entry.py IMAGE KALLSYMS REASON MESSAGE FUNCTION
+
+wants exactly one hook run (crash_claimed 1, terminal 1 for a terminal
+REASON), its entry valid (RINGTRACE_PERSIST_CRASH_VALID, xxh64, reserved
+zero) with REASON (panic, oops, emerg_restart, shutdown) and MESSAGE, a
+task, a time between arming and the writers' clock floors, and a kernel
+stack that names FUNCTION when symbolized with KALLSYMS (the next boot's
+/proc/kallsyms: with nokaslr the kernel's addresses are the crashed
+boot's; the hook's own frames, in ringtrace.ko, name whatever boot 2's
+module has at their addresses).  Then every used slice's snapshot: taken, of the slice's CPU,
+its reserve position at or past the bytes its slot counters committed and
+less than a sub-buffer beyond (a record in flight at most); on the CPU
+that ran the hook, none open and the counters exactly at the position.
+
+One "ok - ..." / "not ok - ..." line per check; "entry cpu C" for the
+host; exit 1 if one failed.
+"""
+import bisect
+import struct
+import sys
+
+from crash_image import (HEADER_PAGE, SLICE, SLOT, Image, check, header_of,
+                         xxh64)
+import crash_image
+
+CRASH_OFFSET = 256
+CRASH_MAX = 8
+CRASH_VALID = 0x48534152
+SNAP_OFFSET = 16384
+REASONS = {"panic": 1, "oops": 2, "emerg_restart": 3, "shutdown": 4}
+
+STATE = struct.Struct("<IIII6Q")
+# struct ringtrace_persist_crash
+CRASH = struct.Struct("<IIIIQQii16sII64Q1024s4QQ")
+# struct ringtrace_persist_snap
+SNAP = struct.Struct("<II11Q4Q")
+
+
+def cstr(b):
+    return b.split(b"\0", 1)[0].decode(errors="replace")
+
+
+def kallsyms(path):
+    """Sorted (address, name) of the text symbols."""
+    syms = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] in "tT" and int(parts[0], 16):
+                syms.append((int(parts[0], 16), parts[2]))
+    syms.sort()
+    return syms
+
+
+def symbolize(syms, ip):
+    i = bisect.bisect_right(syms, (ip, "\xff")) - 1
+    return syms[i][1] if i >= 0 else hex(ip)
+
+
+def main():
+    path, ksyms, reason, message, function = sys.argv[1:6]
+    img = Image(path)
+    h = header_of(img.read(0, HEADER_PAGE))
+    st = STATE.unpack(img.read(h["state_offset"], STATE.size))
+    claimed, terminal = st[1], st[2]
+    check(f"one crash hook ran ({claimed} entries claimed)", claimed == 1)
+    check(f"terminal count {terminal}, {int(reason != 'oops')} wanted",
+          terminal == int(reason != "oops"))
+    if not claimed:
+        return 1
+    raw = img.read(h["state_offset"] + CRASH_OFFSET, CRASH.size)
+    f = CRASH.unpack(raw)
+    valid, ereason, flags, cpu, mono, ip, tid, pid, comm, depth = f[:10]
+    ips = f[11:11 + 64]
+    msg = cstr(f[75])
+    if not check(f"entry 0 is valid ({valid:#x})", valid == CRASH_VALID):
+        return 1
+    blank = bytearray(raw)
+    blank[0:4] = bytes(4)
+    blank[-8:] = bytes(8)
+    check(f"entry 0's checksum ({f[-1]:#x}) is its xxh64",
+          xxh64(bytes(blank)) == f[-1])
+    check("entry 0's reserved fields are zero", f[10] == 0 and not any(f[76:80]))
+    check(f"reason {ereason}, {reason} ({REASONS[reason]}) wanted",
+          ereason == REASONS[reason])
+    check(f"message {msg!r}", msg == message)
+    check(f"task {cstr(comm)!r} tid {tid} pid {pid}", tid > 0 and pid > 0 and
+          cstr(comm))
+    check(f"flags {flags:#x}: not in NMI or hardirq context", flags == 0)
+    check(f"time {mono} after arming ({h['armed_mono_ns']})",
+          mono > h["armed_mono_ns"])
+    syms = kallsyms(ksyms)
+    names = [symbolize(syms, a) for a in ips[:depth]]
+    check(f"a stack of {depth} frames: {' '.join(names)}",
+          0 < depth <= 64 and not any(ips[depth:]))
+    check(f"the stack names {function}", function in names)
+    print(f"entry cpu {cpu}")
+
+    sub, num = h["subbuf_size"], h["num_subbufs"]
+    table = img.read(h["slices_offset"], h["nr_slices"] * SLICE.size)
+    cpus = []
+    for i in range(h["nr_slices"]):
+        scpu, sflags, counters, _, _ = SLICE.unpack_from(table, i * SLICE.size)
+        if not sflags & 1:
+            continue
+        cpus.append(scpu)
+        s = SNAP.unpack(img.read(h["state_offset"] + SNAP_OFFSET +
+                                 i * SNAP.size, SNAP.size))
+        svalid, snap_cpu, offset, nesting, last_ts = s[:5]
+        if not check(f"slice {i} (cpu {scpu}): snapshot taken, of cpu "
+                     f"{snap_cpu}", svalid == 1 and snap_cpu == scpu):
+            continue
+        raw = img.read(counters, num * SLOT.size)
+        committed = sum(SLOT.unpack_from(raw, j * SLOT.size)[0]
+                        for j in range(num))
+        check(f"slice {i}: reserve position {offset} holds the {committed} "
+              f"bytes committed, less than a sub-buffer more",
+              committed <= offset < committed + sub)
+        check(f"slice {i}: clock floor {last_ts} before the entry",
+              0 < last_ts <= mono)
+        check(f"slice {i}: reserved fields zero", not any(s[13:]))
+        if scpu == cpu:
+            check(f"slice {i}: the CPU that panicked had nothing open "
+                  f"(nesting {nesting}, {offset - committed} bytes "
+                  f"uncommitted)", nesting == 0 and offset == committed)
+    check(f"the entry's cpu {cpu} is a slice's ({cpus})", cpu in cpus)
+    return 1 if crash_image.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
