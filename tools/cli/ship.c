@@ -23,7 +23,10 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -595,6 +598,57 @@ static char *url_shown(const char *url)
 	return s;
 }
 
+/*
+ * The directories to ship, from the operands: a set's manifest.json names
+ * its set, and a directory named twice (by itself and by its manifest, as
+ * ringtraced --on-chunk's hook gets them: SETDIR MANIFEST) is shipped
+ * once.  No operand: the set in RINGTRACE_CHUNK_DIR, which ringtraced
+ * gives its hook (so --on-chunk 'ringtrace ship --clickhouse URL' needs
+ * no "$1").  Their number, or 0 (said: usage).
+ */
+static int ship_operands(int argc, char **argv, char **dirs)
+{
+	char *env[] = { getenv("RINGTRACE_CHUNK_DIR") };
+	char **seen = calloc((size_t)argc + 1, sizeof(*seen));
+	int n = 0;
+
+	if (!seen)
+		die("out of memory");
+	if (argc == 0 && env[0] && *env[0]) {
+		argv = env;
+		argc = 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		char *dir = argv[i], *real;
+		struct stat st;
+		bool twice = false;
+
+		if (!stat(dir, &st) && S_ISREG(st.st_mode) &&
+		    !strcmp(basename(strdupa(dir)), "manifest.json"))
+			dir = dirname(strdupa(dir));
+		dir = strdup(dir);
+		/* A path that does not resolve is kept as given: it fails there. */
+		real = realpath(dir, NULL);
+		if (!real)
+			real = strdup(dir);
+		if (!dir || !real)
+			die("out of memory");
+		for (int k = 0; k < n && !twice; k++)
+			twice = !strcmp(seen[k], real);
+		if (twice) {
+			free(dir);
+			free(real);
+			continue;
+		}
+		seen[n] = real;
+		dirs[n++] = dir;
+	}
+	for (int k = 0; k < n; k++)
+		free(seen[k]);
+	free(seen);
+	return n;
+}
+
 static bool is_name(const char *s)
 {
 	if (!*s || strlen(s) > 64)
@@ -620,8 +674,8 @@ static int run(int argc, char **argv)
 	const char *user = NULL, *password = NULL;
 	bool strict = false, damaged = false, failed = false;
 	uint64_t one;
-	char *sql;
-	int c, status = 0;
+	char *sql, **dirs;
+	int c, ndirs, status = 0;
 
 	while ((c = cmd_getopt(argc, argv, "c:d:u:p:h", opts)) != -1) {
 		if (c == 'c')
@@ -641,8 +695,13 @@ static int run(int argc, char **argv)
 		usage_error("--clickhouse %s: not an http:// or https:// URL", ch.url);
 	if (!is_name(ch.db))
 		usage_error("--database %s: letters, digits and _ only", ch.db);
-	if (optind >= argc)
-		usage_error("a trace directory or chunk set is needed");
+	dirs = calloc((size_t)(argc - optind) + 1, sizeof(*dirs));
+	if (!dirs)
+		die("out of memory");
+	ndirs = ship_operands(argc - optind, argv + optind, dirs);
+	if (!ndirs)
+		usage_error("a trace directory or chunk set is needed "
+			    "(or RINGTRACE_CHUNK_DIR, as ringtraced --on-chunk sets it)");
 	if (curl_global_init(CURL_GLOBAL_DEFAULT))
 		die("libcurl: cannot initialise");
 	ch.shown = url_shown(ch.url);
@@ -676,8 +735,8 @@ static int run(int argc, char **argv)
 	if (ch_run(&ch, sql, NULL, 0, false))
 		status = 1;
 	sqlite3_free(sql);
-	for (int i = optind; i < argc && !status; i++) {
-		int rc = ship_dir(&ch, argv[i], strict, &damaged);
+	for (int i = 0; i < ndirs && !status; i++) {
+		int rc = ship_dir(&ch, dirs[i], strict, &damaged);
 
 		if (rc == 2)
 			failed = true;
@@ -696,6 +755,9 @@ out:
 	curl_global_cleanup();
 	free(ch.answer.p);
 	free(ch.shown);
+	for (int i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
 	return status;
 }
 
@@ -703,7 +765,7 @@ const struct command cmd_ship = {
 	.name = "ship",
 	.summary = "ship traces and chunk sets into ClickHouse (ringtrace sql's tables)",
 	.help =
-"Usage: ringtrace ship --clickhouse URL [OPTIONS] TRACE|SET...\n"
+"Usage: ringtrace ship --clickhouse URL [OPTIONS] [TRACE|SET...]\n"
 "\n"
 "Insert each trace directory or chunk set into ClickHouse over its HTTP\n"
 "interface, as the rows of ringtrace sql's tables (raw, thread, process,\n"
@@ -712,6 +774,13 @@ const struct command cmd_ship = {
 "each row with host, boot_id, set_id, day and wall_ts (ts in ns since the\n"
 "epoch) in front.  Tables are made when missing (MergeTree, partitioned by\n"
 "day, ordered by host and wall_ts); one of another shape is an error.\n"
+"\n"
+"A set's manifest.json names its set, and a directory named twice is\n"
+"shipped once: a program given to ringtraced --on-chunk alone gets SET and\n"
+"SET/manifest.json.  With no TRACE|SET, the set in $RINGTRACE_CHUNK_DIR,\n"
+"which ringtraced gives its hook: --on-chunk 'ringtrace ship --clickhouse\n"
+"URL' ships each set as it closes (exit 1, a server down: the set stays on\n"
+"disk and the next start of ringtraced hands it over again).\n"
 "\n"
 "Shipping is idempotent: DB.ringtrace_sets records each set and table\n"
 "once all its rows are in; shipping it again skips it, and a ship that was\n"

@@ -212,6 +212,26 @@ def chunk_sets_each_a_set(ctx):
 
 
 @test
+def hook_arguments_one_set(ctx):
+    """A chunk set given as a hook program gets it, SETDIR and
+    SETDIR/manifest.json: shipped once (one "rows shipped" line, the
+    counts sql's of the set); with no operand, RINGTRACE_CHUNK_DIR's set."""
+    s = SERVERS[0]
+    d = td.seek_trace(ctx.path('rot'), files=2, packets=30)
+    sets = td.chunk_sets(ctx, d, host='web4', boot='boot-8')
+    db = ctx.db()
+    r = ship(s.url, db, sets[0], os.path.join(sets[0], 'manifest.json'))
+    check(r.stdout.count('rows shipped') == 1, 'stdout: %s' % r.stdout)
+    check(counts(s, db) == sql_counts(sets[0]), 'counts %s, sql %s' %
+          (counts(s, db), sql_counts(sets[0])))
+    db = ctx.db()
+    r = ship(s.url, db, env={'RINGTRACE_CHUNK_DIR': sets[1]})
+    check(r.stdout.count('rows shipped') == 1 and sets[1] in r.stdout, 'stdout: %s' % r.stdout)
+    check(counts(s, db) == sql_counts(sets[1]), 'counts %s, sql %s' %
+          (counts(s, db), sql_counts(sets[1])))
+
+
+@test
 def shipped_twice_same_counts(ctx):
     """real-trace shipped twice, and a synthetic trace with it the second
     time: the same counts as once, "shipped before" said per table."""
@@ -375,6 +395,43 @@ def two_shards_distributed(ctx):
     g = ch_rows(s1, q.format(t='%s.raw_fleet' % db))
     w = sorted(sql_rows([REAL_TRACE, m], q.format(t='raw')))
     check(g == w and len({r[0] for r in g}) == 2, 'fleet %s\n  sql %s' % (g, w))
+
+
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
+RT_HANDOFF = os.path.join(ROOT, 'daemon', 'tests', 'rt-handoff')
+
+
+@test
+def on_chunk_hook_retried(ctx):
+    """ringtraced's hand-off (daemon/tests/rt-handoff ship: the daemon's own
+    code, no module) with --on-chunk 'ringtrace ship --clickhouse URL':
+    three sets of real-trace's chunks made while the server is down, each
+    hook exits 1 and the set stays unmarked; the next start hands them over
+    again and ships them; a third hands nothing.  On the server: each
+    table's count is the sum of sql's on each set, three set_ids, and
+    ringtrace_sets says every table of every set once."""
+    s, db = SERVERS[0], ctx.db()
+    r = subprocess.run(['make', '-s', '-C', os.path.join(ROOT, 'daemon'), 'tests/rt-handoff'],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, 'make rt-handoff: %s' % r.stderr)
+    out = os.path.join(ctx.tmp, 'traces')
+    r = subprocess.run([RT_HANDOFF, 'ship'], capture_output=True, text=True, env=dict(
+        os.environ, RT_SHIP_CLI=td.RINGTRACE, RT_SHIP_SRC=REAL_TRACE, RT_SHIP_OUT=out,
+        RT_SHIP_DOWN_URL='http://127.0.0.1:%d/' % clickhouse.free_port(),
+        RT_SHIP_URL=s.url))
+    check(r.returncode == 0 and 'handoff: 6 passed, 0 failed' in r.stdout,
+          'rt-handoff ship:\n%s\n%s' % ('\n'.join(l[:300] for l in r.stdout.splitlines()
+                                                 if not l.startswith('#   ')),
+                                       r.stderr[-1000:]))
+    sets = sorted(os.path.join(out, 't1', x) for x in os.listdir(os.path.join(out, 't1'))
+                  if x.startswith('chunk-'))
+    check(len(sets) == 3, 'sets %s' % sets)
+    want = {t: sum(sql_counts(x)[t] for x in sets) for t in TABLES}
+    got = counts(s, 'ringtrace')
+    check(got == want and want['raw'] > 0, 'on the server %s, sql per set summed %s' % (got, want))
+    ids = s.rows('SELECT set_id, count() FROM ringtrace.ringtrace_sets GROUP BY set_id '
+                 'ORDER BY set_id')
+    check(len(ids) == 3 and all(int(n) == len(TABLES) for _, n in ids), 'ringtrace_sets %s' % ids)
 
 
 def main():
