@@ -397,6 +397,94 @@ def two_shards_distributed(ctx):
     check(g == w and len({r[0] for r in g}) == 2, 'fleet %s\n  sql %s' % (g, w))
 
 
+def ch_sql(server, db, *args, status=0):
+    r = td.rt_env({}, 'sql', '--clickhouse', server.url, '--database', db, *args, asan=False)
+    check(r.returncode == status, 'sql --clickhouse %s: exit %d, expected %d:\n%s%s' %
+          (' '.join(args), r.returncode, status, r.stdout[-1500:], r.stderr[-1500:]))
+    return r
+
+
+@test
+def sql_clickhouse_prints_as_sql(ctx):
+    """sql --clickhouse: a query on the shipped tables printed as sql
+    prints the same query on the trace, byte for byte, as a table, CSV
+    and JSON (integers, text, NULLs); two statements, two tables."""
+    s, db = SERVERS[0], ctx.db()
+    ship(s.url, db, REAL_TRACE)
+    for q in ('SELECT name, cpu, count(*) AS count FROM raw GROUP BY name, cpu '
+              'ORDER BY name, cpu',
+              'SELECT tid, name, cgroup, upid, is_main_thread FROM thread ORDER BY tid, name'):
+        for fmt in ((), ('--csv',), ('--json',)):
+            want = td.rt('sql', *fmt, REAL_TRACE, q)
+            got = ch_sql(s, db, *(fmt + (q.replace('count(*)', 'count()'),)))
+            check(want.returncode == 0 and got.stdout == want.stdout and want.stdout.count('\n') > 5,
+                  '%s %s:\n%s\n  sql:\n%s' % (fmt, q, got.stdout[:800], want.stdout[:800]))
+    got = ch_sql(s, db, "SELECT 'a\tb' AS t, 1.5 AS f; SELECT NULL AS z")
+    check(got.stdout == 't    f\n---  ---\na\tb  1.5\n\nz\n----\nNULL\n',
+          'two statements: %r' % got.stdout)
+
+
+@test
+def sql_clickhouse_errors(ctx):
+    """A statement the server refuses: its message, exit 1; a server
+    down: libcurl's reason, exit 1; a directory given: usage, exit 2."""
+    s, db = SERVERS[0], ctx.db()
+    r = ch_sql(s, 'default', 'SELECT nope FROM system.one', status=1)
+    check('Unknown identifier: nope' in r.stderr and 'HTTP' in r.stderr, 'stderr: %s' % r.stderr)
+    port = clickhouse.free_port()
+    r = td.rt_env({}, 'sql', '--clickhouse', 'http://127.0.0.1:%d/' % port, 'SELECT 1',
+                  asan=False)
+    check(r.returncode == 1 and "Couldn't connect to server" in r.stderr, 'down: %d %s' %
+          (r.returncode, r.stderr))
+    r = ch_sql(s, db, REAL_TRACE, 'SELECT 1', status=2)
+
+
+def stat_sections(text):
+    """--stat's output by query name: its lines."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.match(r'-- (\w+): ', line)
+        if m:
+            name = m.group(1)
+            out[name] = []
+        elif name and line:
+            out[name].append(line)
+    return out
+
+
+@test
+def sql_clickhouse_stat_equals_sql(ctx):
+    """sql --clickhouse --stat on a trace shipped alone equals sql --stat
+    on the trace, query by query, to the last digit (the us figures are
+    fixed()'s strings): losses, system calls by count and by total, threads
+    by on-CPU time, wakeup percentiles exactly; events per name and CPU the
+    same rows (ClickHouse orders them by name: the metadata's order is not
+    shipped).  real-trace, and synthetic traces with system calls and
+    wakeups; top_functions has no ClickHouse version."""
+    s = SERVERS[0]
+    traces = [REAL_TRACE, ts.syscall_trace(ctx.path('sys')),
+              ts.wakeup_trace(ctx.path('wk'), [5000, 20000, 7000, 90000, 1005, 2015, 3025])]
+    seen = set()
+    for d in traces:
+        db = ctx.db()
+        ship(s.url, db, d)
+        want = stat_sections(td.rt('sql', '--stat', d).stdout)
+        got = stat_sections(ch_sql(s, db, '--stat').stdout)
+        check(set(got) == set(want) - {'top_functions'}, 'sections %s, sql %s' %
+              (sorted(got), sorted(want)))
+        for name, lines in got.items():
+            w = want[name]
+            if name == 'events':
+                lines, w = lines[:2] + sorted(lines[2:]), w[:2] + sorted(w[2:])
+            check(lines == w, '%s of %s:\n%s\n  sql:\n%s' % (name, d, '\n'.join(lines[:30]),
+                                                            '\n'.join(w[:30])))
+            if len(w) > 2:
+                seen.add(name)
+        j = ch_sql(s, db, '--json', '-q', 'syscalls_by_total').stdout
+        check(j == td.rt('sql', '--json', '-q', 'syscalls_by_total', d).stdout, 'json: %s' % j)
+    check(seen >= set(got), 'queries with no rows in any trace: %s' % (set(got) - seen))
+
+
 ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
 RT_HANDOFF = os.path.join(ROOT, 'daemon', 'tests', 'rt-handoff')
 
