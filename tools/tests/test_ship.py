@@ -121,8 +121,10 @@ def counts(server, db):
 
 
 def sql_counts(d, status=0):
-    return {t: ts.rows(d, 'SELECT count(*) n FROM %s' % t, status=status)[0]['n']
-            for t in TABLES}
+    """Every table's count, in one run of sql."""
+    r = ts.rows(d, 'SELECT ' + ', '.join('(SELECT count(*) FROM %s) AS %s' % (t, t)
+                                         for t in TABLES), status=status)[0]
+    return {t: r[t] for t in TABLES}
 
 
 def same_as_sql(server, db, d, status=0):
