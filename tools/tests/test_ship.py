@@ -23,6 +23,13 @@ ports, killed at the end), ClickHouse's own answers as the check and
     ships;
   - two servers as two shards of a Distributed table: the fleet's events
     per host and name are the union of sql on each trace.
+  - ringtraced's hand-off (daemon/tests/rt-handoff ship, no module) with
+    --on-chunk 'ringtrace ship --clickhouse URL': sets a down server
+    refused are shipped by the next start, each row once; a set given as
+    SETDIR MANIFEST, or in RINGTRACE_CHUNK_DIR, ships once;
+  - sql --clickhouse prints as sql does (table, CSV, JSON), says the
+    server's errors, and its --stat equals sql --stat on the same trace,
+    query by query.
 
 No clickhouse-server binary: a failure, not a skip.
 Usage: test_ship.py [-k SUBSTRING] [-v] [--keep]
@@ -429,7 +436,8 @@ def sql_clickhouse_prints_as_sql(ctx):
 @test
 def sql_clickhouse_errors(ctx):
     """A statement the server refuses: its message, exit 1; a server
-    down: libcurl's reason, exit 1; a directory given: usage, exit 2."""
+    down: libcurl's reason, exit 1; a directory given: usage, exit 2; a
+    FORMAT of the statement's own: said, nothing printed, exit 1."""
     s, db = SERVERS[0], ctx.db()
     r = ch_sql(s, 'default', 'SELECT nope FROM system.one', status=1)
     check('Unknown identifier: nope' in r.stderr and 'HTTP' in r.stderr, 'stderr: %s' % r.stderr)
@@ -439,6 +447,10 @@ def sql_clickhouse_errors(ctx):
     check(r.returncode == 1 and "Couldn't connect to server" in r.stderr, 'down: %d %s' %
           (r.returncode, r.stderr))
     r = ch_sql(s, db, REAL_TRACE, 'SELECT 1', status=2)
+    for q in ('SELECT 1 AS a, 2 AS b FORMAT JSON', 'SELECT 1 FORMAT TSV'):
+        r = ch_sql(s, 'default', q, status=1)
+        check('not TabSeparatedWithNamesAndTypes (a FORMAT clause' in r.stderr and not r.stdout,
+              '%s: %s %s' % (q, r.stdout, r.stderr))
 
 
 def stat_sections(text):

@@ -105,7 +105,8 @@ static int print_answer(sqlite3 *mem, struct out *o, char *text, const char *sho
 	sqlite3_str *create, *select, *insert;
 	sqlite3_stmt *ins = NULL, *st = NULL;
 	enum kind *kinds;
-	int n = 0, rc = -1;
+	int n = 0, n_types = 0, rc = -1;
+	bool good = true;
 
 	if (!*text)			/* a statement without rows */
 		return 0;
@@ -119,6 +120,17 @@ static int print_answer(sqlite3 *mem, struct out *o, char *text, const char *sho
 	for (p = names; *p != '\n'; p++)
 		n += *p == '\t';
 	n++;
+	/* As many types as names, each a type's name (Nullable(String), UInt64). */
+	for (p = types; *p != '\n' && good; p++)
+		if (*p == '\t') {
+			good = p[1] >= 'A' && p[1] <= 'Z';
+			n_types++;
+		}
+	if (!good || n_types + 1 != n || *types < 'A' || *types > 'Z') {
+		error_line("%s: the answer is not TabSeparatedWithNamesAndTypes (a FORMAT "
+			   "clause in the statement?)", shown);
+		return -1;
+	}
 	kinds = calloc((size_t)n, sizeof(*kinds));
 	if (!kinds)
 		die("out of memory");
