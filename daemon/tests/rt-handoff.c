@@ -1166,28 +1166,130 @@ static void case_facts(void)
 		show(log);
 }
 
+/*
+ * ringtrace ship as the hook (--on-chunk 'ringtrace ship --clickhouse
+ * URL', the set from RINGTRACE_CHUNK_DIR), run by tools/tests/test_ship.py
+ * with a real clickhouse-server, which then checks what the server holds;
+ * only when named (rt-handoff ship), the environment saying:
+ *   RT_SHIP_CLI       the ringtrace binary
+ *   RT_SHIP_SRC       a trace: its metadata and cpu0.zst, cpu1.zst are
+ *                     the module's metadata and every set's chunks
+ *   RT_SHIP_DOWN_URL  a server that is down: the first start's hooks fail
+ *   RT_SHIP_URL       the server: the next start hands the sets over again
+ *   RT_SHIP_OUT       a new directory for the traces, left for the checks
+ * A first start makes sets 1-3 while the server is down: three hooks
+ * fail, nothing is marked shipped; the next start (the server up) hands
+ * the three over again (RINGTRACE_CHUNK_RETRY=1) and they ship; a third
+ * start hands nothing.
+ */
+static void d_set_from(unsigned int seq, const char *src)
+{
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		struct chunk_facts f = { .cpu = cpu, .seq = seq, .packets = 1 };
+		char name[CHUNK_NAME_MAX], data[65536];
+		int in = open(P("%s/cpu%u.zst", src, cpu), O_RDONLY | O_CLOEXEC), fd;
+		ssize_t n;
+
+		chunk_name(name, sizeof(name), cpu, seq);
+		fd = openat(outdirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+		if (in < 0 || fd < 0)
+			warn("%s: %s", name, strerror(errno));
+		while (in >= 0 && fd >= 0 && (n = read(in, data, sizeof(data))) > 0)
+			if (write(fd, data, (size_t)n) != n)
+				warn("%s: %s", name, strerror(errno));
+		close(in);
+		close(fd);
+		handoff_chunk_closed(&f);
+	}
+	handoff_sets_closed(seq);
+}
+
+static void run_ship_sets(void *arg)
+{
+	d_start(arg, false);
+	for (unsigned int k = 1; k <= 3; k++)
+		d_set_from(k, getenv("RT_SHIP_SRC"));
+	d_stop(0);
+	d_status("stop");
+}
+
+static void case_ship(void)
+{
+	const char *cli = getenv("RT_SHIP_CLI"), *src = getenv("RT_SHIP_SRC"),
+		   *down = getenv("RT_SHIP_DOWN_URL"), *url = getenv("RT_SHIP_URL"),
+		   *out = getenv("RT_SHIP_OUT");
+	char hook1[PATH_MAX + 256], hook2[PATH_MAX + 256], *meta;
+	const char *log = P("%s/log", cdir);
+	int rc;
+
+	if (!cli || !src || !down || !url || !out) {
+		check(false, "RT_SHIP_CLI, RT_SHIP_SRC, RT_SHIP_DOWN_URL, RT_SHIP_URL and RT_SHIP_OUT are needed (tools/tests/test_ship.py sets them)");
+		return;
+	}
+	snprintf(hook1, sizeof(hook1), "%s ship --clickhouse %s", cli, down);
+	snprintf(hook2, sizeof(hook2), "%s ship --clickhouse %s", cli, url);
+	const char *a1[] = { "-o", P("%s/t1", out), "--on-chunk", hook1, NULL };
+	const char *a2[] = { "-o", P("%s/t2", out), "--on-chunk", hook2, NULL };
+	const char *a3[] = { "-o", P("%s/t3", out), "--on-chunk", hook2, NULL };
+
+	/* Every set's chunks are the source's: its metadata is the "module's". */
+	meta = slurp(P("%s/metadata", src));
+	put(P("%s/metadata", fctl.dir), meta, 0644);
+	free(meta);
+	mkdir(out, 0755);
+	rc = start(run_ship_sets, (void *)a1, log, 60);
+	check(rc == 0 && count(log, "--on-chunk hook exited 1 after") == 3 &&
+	      count(log, "Couldn't connect to server") == 3,
+	      "the server down: three hooks exit 1, libcurl's reason said (exit %d)", rc);
+	check(!exists(P("%s/t1/.chunk-000001.shipped", out)) &&
+	      !exists(P("%s/t1/.chunk-000003.shipped", out)) &&
+	      exists(P("%s/t1/chunk-000003/manifest.json", out)),
+	      "no set is marked shipped, each stays on disk");
+	check(!has(log, "cannot know which set"), "ringtrace ship is not warned about: it reads RINGTRACE_CHUNK_DIR");
+	rc = start(run_empty, (void *)a2, log, 120);
+	check(rc == 0 && count(log, "--on-chunk hook exited 0 after") == 3 &&
+	      exists(P("%s/t1/.chunk-000001.shipped", out)) &&
+	      exists(P("%s/t1/.chunk-000002.shipped", out)) &&
+	      exists(P("%s/t1/.chunk-000003.shipped", out)),
+	      "the next start, the server up: the three sets shipped (exit %d)", rc);
+	check(count(log, "t1/chunk-000001: set ") == 1 &&
+	      count(log, "t1/chunk-000002: set ") == 1 &&
+	      count(log, "t1/chunk-000003: set ") == 1 &&
+	      count(log, "rows shipped") == 3,
+	      "each set shipped once");
+	rc = start(run_empty, (void *)a3, log, 60);
+	check(rc == 0 && count(log, "--on-chunk hook exited 0 after") == 3 &&
+	      count(log, "--on-chunk hook exited") == 6,
+	      "a third start hands nothing over (exit %d)", rc);
+	put(P("%s/metadata", fctl.dir), "/* CTF 1.8 */\ntrace { major = 1; };\n", 0644);
+	if (counts->failed > case_failed0)
+		show(log);
+}
+
 /* ---- main ----------------------------------------------------------------------------- */
 
 static const struct {
 	const char *name;
 	void (*fn)(void);
+	bool named;			/* only when named (needs a server) */
 } cases[] = {
-	{ "trust", case_trust },
-	{ "fifo", case_fifo },
-	{ "tmpswap", case_tmpswap },
-	{ "oneword", case_oneword },
-	{ "queue", case_queue },
-	{ "requeue", case_requeue },
-	{ "symlink", case_symlink },
-	{ "subdir", case_subdir },
-	{ "forget", case_forget },
-	{ "complete", case_complete },
-	{ "siblings", case_siblings },
-	{ "lock", case_lock },
-	{ "mark", case_mark },
-	{ "stop", case_stop },
-	{ "loose", case_loose },
-	{ "facts", case_facts },
+	{ "trust", case_trust, false },
+	{ "fifo", case_fifo, false },
+	{ "tmpswap", case_tmpswap, false },
+	{ "oneword", case_oneword, false },
+	{ "queue", case_queue, false },
+	{ "requeue", case_requeue, false },
+	{ "symlink", case_symlink, false },
+	{ "subdir", case_subdir, false },
+	{ "forget", case_forget, false },
+	{ "complete", case_complete, false },
+	{ "siblings", case_siblings, false },
+	{ "lock", case_lock, false },
+	{ "mark", case_mark, false },
+	{ "stop", case_stop, false },
+	{ "loose", case_loose, false },
+	{ "facts", case_facts, false },
+	{ "ship", case_ship, true },
 };
 
 static bool wanted(int argc, char **argv, const char *name)
@@ -1222,7 +1324,8 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < ARRAY_SIZE(cases); i++) {
 		unsigned int before = counts->failed;
 
-		if (!wanted(argc, argv, cases[i].name))
+		if (!wanted(argc, argv, cases[i].name) ||
+		    (cases[i].named && argc < 2))
 			continue;
 		case_failed0 = before;
 		cname = cases[i].name;

@@ -20,17 +20,17 @@
  * Server errors end the run (exit 1, the server's answer said); a
  * directory that cannot be read is said and the next one shipped.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-#include <zlib.h>
 
-#include "sql/sql.h"
+#include "sql/clickhouse.h"
 
 /* The tables shipped, in this order; ringtrace_sets records each. */
 static const char *const ship_tables[] = {
@@ -40,183 +40,6 @@ static const char *const ship_tables[] = {
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
 #define MUTATION_WAIT_S		120
-
-/* A growing byte buffer. */
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void buf_add(struct buf *b, const void *data, size_t len)
-{
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		if (!b->p)
-			die("out of memory");
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-}
-
-static void buf_u8(struct buf *b, uint8_t v)
-{
-	buf_add(b, &v, 1);
-}
-
-/* Little-endian, as RowBinary's numbers are (x86 and arm64 alike). */
-static void buf_le(struct buf *b, uint64_t v, unsigned int bytes)
-{
-	uint8_t le[8];
-
-	for (unsigned int i = 0; i < bytes; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
-	buf_add(b, le, bytes);
-}
-
-/* RowBinary's String: LEB128 length, the bytes. */
-static void buf_str(struct buf *b, const void *s, size_t len)
-{
-	size_t n = len;
-
-	do {
-		buf_u8(b, (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0)));
-		n >>= 7;
-	} while (n);
-	buf_add(b, s, len);
-}
-
-/* ---- the server ---------------------------------------------------------------- */
-
-struct ch {
-	CURL *curl;
-	const char *url;
-	char *shown;			/* url without user:password@, for messages */
-	const char *db;
-	struct buf answer;
-};
-
-static size_t on_answer(char *data, size_t size, size_t n, void *arg)
-{
-	buf_add(arg, data, size * n);
-	return size * n;
-}
-
-/* The server's answer as one line: its first line, trimmed. */
-static const char *answer_line(struct ch *ch)
-{
-	char *s;
-	size_t n;
-
-	buf_u8(&ch->answer, 0);
-	ch->answer.len--;
-	s = (char *)ch->answer.p;
-	n = strcspn(s, "\n");
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	s[n] = 0;
-	return n ? s : "(no text)";
-}
-
-/*
- * A statement: @sql in the POST body, or with @body (@gz: gzip'd) in the
- * URL's query parameter.  0 with the answer in ch->answer (NUL-ended),
- * or -1 said.
- */
-static int ch_run(struct ch *ch, const char *sql, const void *body, size_t len, bool gz)
-{
-	struct curl_slist *hdrs = NULL;
-	char errbuf[CURL_ERROR_SIZE] = "";
-	char *url = NULL, *esc = NULL;
-	long code = 0;
-	CURLcode rc;
-
-	ch->answer.len = 0;
-	if (body) {
-		esc = curl_easy_escape(ch->curl, sql, 0);
-		if (!esc || asprintf(&url, "%s%squery=%s", ch->url,
-				     strchr(ch->url, '?') ? "&" : "?", esc) < 0)
-			die("out of memory");
-		curl_free(esc);
-	} else {
-		body = sql;
-		len = strlen(sql);
-	}
-	if (gz)
-		hdrs = curl_slist_append(hdrs, "Content-Encoding: gzip");
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
-	curl_easy_setopt(ch->curl, CURLOPT_URL, url ? url : ch->url);
-	curl_easy_setopt(ch->curl, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(ch->curl, CURLOPT_ERRORBUFFER, errbuf);
-	rc = curl_easy_perform(ch->curl);
-	curl_slist_free_all(hdrs);
-	free(url);
-	if (rc != CURLE_OK) {
-		error_line("%s: %s", ch->shown, *errbuf ? errbuf : curl_easy_strerror(rc));
-		return -1;
-	}
-	curl_easy_getinfo(ch->curl, CURLINFO_RESPONSE_CODE, &code);
-	if (code != 200) {
-		error_line("%s: the server answered HTTP %ld: %s", ch->shown, code,
-			   answer_line(ch));
-		return -1;
-	}
-	buf_u8(&ch->answer, 0);
-	ch->answer.len--;
-	return 0;
-}
-
-/* A statement whose answer is one number: 0 with *@v, or -1 said. */
-static int ch_count(struct ch *ch, const char *sql, uint64_t *v)
-{
-	char *end;
-
-	if (ch_run(ch, sql, NULL, 0, false))
-		return -1;
-	errno = 0;
-	*v = strtoull((char *)ch->answer.p, &end, 10);
-	if (errno || end == (char *)ch->answer.p || (*end && *end != '\n')) {
-		error_line("%s: not a count: %s (for %s)", ch->shown, answer_line(ch), sql);
-		return -1;
-	}
-	return 0;
-}
-
-/* INSERT INTO db.@table FORMAT RowBinary, @b's rows gzip'd: 0 or -1 said. */
-static int ch_insert(struct ch *ch, const char *table, const struct buf *b)
-{
-	z_stream z = { 0 };
-	uint8_t *out;
-	uLong cap;
-	char *sql;
-	int rc;
-
-	if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		die("zlib: %s", z.msg ? z.msg : "deflateInit2 failed");
-	cap = deflateBound(&z, b->len);
-	out = malloc(cap);
-	if (!out)
-		die("out of memory");
-	z.next_in = b->p;
-	z.avail_in = (uInt)b->len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
-		die("zlib: %s", z.msg ? z.msg : "deflate failed");
-	if (asprintf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", ch->db, table) < 0)
-		die("out of memory");
-	rc = ch_run(ch, sql, out, z.total_out, true);
-	deflateEnd(&z);
-	free(out);
-	free(sql);
-	return rc;
-}
 
 /* ---- one table of one set ------------------------------------------------------ */
 
@@ -580,29 +403,55 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
 	return rc;
 }
 
-/* @url without its user:password@, or @url. */
-static char *url_shown(const char *url)
+/*
+ * The directories to ship, from the operands: a set's manifest.json names
+ * its set, and a directory named twice (by itself and by its manifest, as
+ * ringtraced --on-chunk's hook gets them: SETDIR MANIFEST) is shipped
+ * once.  No operand: the set in RINGTRACE_CHUNK_DIR, which ringtraced
+ * gives its hook (so --on-chunk 'ringtrace ship --clickhouse URL' needs
+ * no "$1").  Their number, or 0 (said: usage).
+ */
+static int ship_operands(int argc, char **argv, char **dirs)
 {
-	const char *host = strstr(url, "://") + 3;
-	const char *at = strchr(host, '@');
-	const char *slash = strchr(host, '/');
-	char *s;
+	char *env[] = { getenv("RINGTRACE_CHUNK_DIR") };
+	char **seen = calloc((size_t)argc + 1, sizeof(*seen));
+	int n = 0;
 
-	if (!at || (slash && slash < at))
-		at = host - 1;
-	if (asprintf(&s, "%.*s%s", (int)(host - url), url, at + 1) < 0)
+	if (!seen)
 		die("out of memory");
-	return s;
-}
+	if (argc == 0 && env[0] && *env[0]) {
+		argv = env;
+		argc = 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		char *dir = argv[i], *real;
+		struct stat st;
+		bool twice = false;
 
-static bool is_name(const char *s)
-{
-	if (!*s || strlen(s) > 64)
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_')
-			return false;
-	return true;
+		if (!stat(dir, &st) && S_ISREG(st.st_mode) &&
+		    !strcmp(basename(strdupa(dir)), "manifest.json"))
+			dir = dirname(strdupa(dir));
+		dir = strdup(dir);
+		/* A path that does not resolve is kept as given: it fails there. */
+		real = realpath(dir, NULL);
+		if (!real)
+			real = strdup(dir);
+		if (!dir || !real)
+			die("out of memory");
+		for (int k = 0; k < n && !twice; k++)
+			twice = !strcmp(seen[k], real);
+		if (twice) {
+			free(dir);
+			free(real);
+			continue;
+		}
+		seen[n] = real;
+		dirs[n++] = dir;
+	}
+	for (int k = 0; k < n; k++)
+		free(seen[k]);
+	free(seen);
+	return n;
 }
 
 static int run(int argc, char **argv)
@@ -620,8 +469,8 @@ static int run(int argc, char **argv)
 	const char *user = NULL, *password = NULL;
 	bool strict = false, damaged = false, failed = false;
 	uint64_t one;
-	char *sql;
-	int c, status = 0;
+	char *sql, **dirs;
+	int c, ndirs, status = 0;
 
 	while ((c = cmd_getopt(argc, argv, "c:d:u:p:h", opts)) != -1) {
 		if (c == 'c')
@@ -639,27 +488,16 @@ static int run(int argc, char **argv)
 		usage_error("--clickhouse URL is needed");
 	if (strncmp(ch.url, "http://", 7) && strncmp(ch.url, "https://", 8))
 		usage_error("--clickhouse %s: not an http:// or https:// URL", ch.url);
-	if (!is_name(ch.db))
+	if (!ch_is_name(ch.db))
 		usage_error("--database %s: letters, digits and _ only", ch.db);
-	if (optind >= argc)
-		usage_error("a trace directory or chunk set is needed");
-	if (curl_global_init(CURL_GLOBAL_DEFAULT))
-		die("libcurl: cannot initialise");
-	ch.shown = url_shown(ch.url);
-	ch.curl = curl_easy_init();
-	if (!ch.curl)
-		die("libcurl: cannot initialise");
-	curl_easy_setopt(ch.curl, CURLOPT_WRITEFUNCTION, on_answer);
-	curl_easy_setopt(ch.curl, CURLOPT_WRITEDATA, &ch.answer);
-	curl_easy_setopt(ch.curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(ch.curl, CURLOPT_CONNECTTIMEOUT, 10L);
-	/* A server that stops answering: an error after 2 minutes of silence. */
-	curl_easy_setopt(ch.curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(ch.curl, CURLOPT_LOW_SPEED_TIME, 120L);
-	if (user)
-		curl_easy_setopt(ch.curl, CURLOPT_USERNAME, user);
-	if (password)
-		curl_easy_setopt(ch.curl, CURLOPT_PASSWORD, password);
+	dirs = calloc((size_t)(argc - optind) + 1, sizeof(*dirs));
+	if (!dirs)
+		die("out of memory");
+	ndirs = ship_operands(argc - optind, argv + optind, dirs);
+	if (!ndirs)
+		usage_error("a trace directory or chunk set is needed "
+			    "(or RINGTRACE_CHUNK_DIR, as ringtraced --on-chunk sets it)");
+	ch_open(&ch, user, password);
 
 	/* The server answers, the database and the record of sets exist. */
 	sql = sqlite3_mprintf("CREATE DATABASE IF NOT EXISTS %s", ch.db);
@@ -676,8 +514,8 @@ static int run(int argc, char **argv)
 	if (ch_run(&ch, sql, NULL, 0, false))
 		status = 1;
 	sqlite3_free(sql);
-	for (int i = optind; i < argc && !status; i++) {
-		int rc = ship_dir(&ch, argv[i], strict, &damaged);
+	for (int i = 0; i < ndirs && !status; i++) {
+		int rc = ship_dir(&ch, dirs[i], strict, &damaged);
 
 		if (rc == 2)
 			failed = true;
@@ -692,10 +530,10 @@ static int run(int argc, char **argv)
 	else if (damaged)
 		status = EXIT_DAMAGED;
 out:
-	curl_easy_cleanup(ch.curl);
-	curl_global_cleanup();
-	free(ch.answer.p);
-	free(ch.shown);
+	ch_close(&ch);
+	for (int i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
 	return status;
 }
 
@@ -703,7 +541,7 @@ const struct command cmd_ship = {
 	.name = "ship",
 	.summary = "ship traces and chunk sets into ClickHouse (ringtrace sql's tables)",
 	.help =
-"Usage: ringtrace ship --clickhouse URL [OPTIONS] TRACE|SET...\n"
+"Usage: ringtrace ship --clickhouse URL [OPTIONS] [TRACE|SET...]\n"
 "\n"
 "Insert each trace directory or chunk set into ClickHouse over its HTTP\n"
 "interface, as the rows of ringtrace sql's tables (raw, thread, process,\n"
@@ -712,6 +550,13 @@ const struct command cmd_ship = {
 "each row with host, boot_id, set_id, day and wall_ts (ts in ns since the\n"
 "epoch) in front.  Tables are made when missing (MergeTree, partitioned by\n"
 "day, ordered by host and wall_ts); one of another shape is an error.\n"
+"\n"
+"A set's manifest.json names its set, and a directory named twice is\n"
+"shipped once: a program given to ringtraced --on-chunk alone gets SET and\n"
+"SET/manifest.json.  With no TRACE|SET, the set in $RINGTRACE_CHUNK_DIR,\n"
+"which ringtraced gives its hook: --on-chunk 'ringtrace ship --clickhouse\n"
+"URL' ships each set as it closes (exit 1, a server down: the set stays on\n"
+"disk and the next start of ringtraced hands it over again).\n"
 "\n"
 "Shipping is idempotent: DB.ringtrace_sets records each set and table\n"
 "once all its rows are in; shipping it again skips it, and a ship that was\n"

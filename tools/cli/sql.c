@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sql/sql.h"
+#include "sql/clickhouse.h"
 
 #define EXIT_INTERRUPTED	130	/* 128 + SIGINT, as a shell says it */
 
@@ -150,9 +150,12 @@ static void list_queries(void)
 		       q[i].stat ? " (--stat)" : "", q[i].sql);
 }
 
-/* The shipped queries -q named, or --stat's: 0, or 1 after SQLite's error. */
-static int run_shipped(struct sqldb *d, struct out *o, enum out_mode mode,
-		       const char *name)
+/*
+ * The shipped queries -q named, or --stat's: 0, or 1 after SQLite's error.
+ * With @ch, their ClickHouse versions, on its server.
+ */
+static int run_shipped(struct sqldb *d, struct ch *ch, struct out *o,
+		       enum out_mode mode, const char *name)
 {
 	unsigned int n, done = 0;
 	const struct sql_query *q = sql_queries(&n);
@@ -161,10 +164,17 @@ static int run_shipped(struct sqldb *d, struct out *o, enum out_mode mode,
 	for (unsigned int i = 0; i < n && !status; i++) {
 		if (name ? strcmp(q[i].name, name) : !q[i].stat)
 			continue;
+		if (ch && !q[i].clickhouse) {
+			if (name)
+				error_line("%s: no ClickHouse version of it "
+					   "(Documentation/ringtrace/fleet.rst)", name);
+			status = name ? 1 : 0;
+			continue;
+		}
 		if (mode == OUT_TABLE)
 			printf("%s-- %s: %s\n", done++ ? "\n" : "", q[i].name, q[i].what);
 		fflush(stdout);
-		status = run_sql(d, o, q[i].sql);
+		status = ch ? sql_clickhouse(ch, o, q[i].clickhouse) : run_sql(d, o, q[i].sql);
 	}
 	return status;
 }
@@ -188,6 +198,60 @@ static bool is_path(const char *arg)
 	return (strchr(arg, '/') && !strpbrk(arg, " \t\n")) || !stat(arg, &st);
 }
 
+/*
+ * --clickhouse: the statements (the one argument, -f FILE's or stdin's),
+ * --stat or -q NAME run on the server, printed as on a trace.
+ */
+static int run_clickhouse(struct ch *ch, const char *user, const char *password,
+			  enum out_mode mode, const char *file, const char *shipped,
+			  bool stat, int nargs, char **args)
+{
+	char *text = NULL, *url;
+	struct out *o;
+	int status;
+
+	if (strncmp(ch->url, "http://", 7) && strncmp(ch->url, "https://", 8))
+		usage_error("--clickhouse %s: not an http:// or https:// URL", ch->url);
+	if (!ch_is_name(ch->db))
+		usage_error("--database %s: letters, digits and _ only", ch->db);
+	if (nargs > ((shipped || stat || file) ? 0 : 1))
+		usage_error("--clickhouse takes no trace directory: the statements are its "
+			    "one argument");
+	if (shipped && !sql_query_find(shipped))
+		usage_error("no shipped query %s (--list lists them)", shipped);
+	if ((shipped || stat) && (file || (shipped && stat)))
+		usage_error("one of -q, --stat, -f and statements");
+	if (file) {
+		FILE *f = strcmp(file, "-") ? fopen(file, "r") : stdin;
+
+		if (!f)
+			usage_error("%s: %s", file, strerror(errno));
+		text = read_all(f, file);
+		if (f != stdin)
+			fclose(f);
+	} else if (!nargs && !shipped && !stat) {
+		text = read_all(stdin, "stdin");
+	}
+	ch_open(ch, user, password);
+	/* The answers' format and the database, for every statement. */
+	if (asprintf(&url, "%s%sdefault_format=TabSeparatedWithNamesAndTypes&database=%s",
+		     ch->url, strchr(ch->url, '?') ? "&" : "?", ch->db) < 0)
+		die("out of memory");
+	ch->url = url;
+	o = out_new(mode, stdout);
+	if (shipped || stat)
+		status = run_shipped(NULL, ch, o, mode, shipped);
+	else
+		status = sql_clickhouse(ch, o, text ? text : args[0]);
+	out_free(o);
+	if (fflush(stdout) || ferror(stdout))
+		die("write error: %s", strerror(errno));
+	ch_close(ch);
+	free(url);
+	free(text);
+	return status;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -200,6 +264,10 @@ static int run(int argc, char **argv)
 		{ "query", required_argument, NULL, 'q' },
 		{ "stat", no_argument, NULL, 'S' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "clickhouse", required_argument, NULL, 'C' },
+		{ "database", required_argument, NULL, 'D' },
+		{ "user", required_argument, NULL, 'U' },
+		{ "password", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -209,6 +277,8 @@ static int run(int argc, char **argv)
 	const char *file = NULL, *query = NULL, *shipped = NULL;
 	bool stat = false;
 	char *text = NULL;
+	struct ch ch = { .db = "ringtrace" };
+	const char *user = NULL, *password = NULL;
 	struct sqldb *d;
 	struct out *o;
 	int c, ndirs, status;
@@ -240,8 +310,18 @@ static int run(int argc, char **argv)
 		else if (c == 'l') {
 			list_queries();
 			return 0;
-		}
+		} else if (c == 'C')
+			ch.url = optarg;
+		else if (c == 'D')
+			ch.db = optarg;
+		else if (c == 'U')
+			user = optarg;
+		else if (c == 'P')
+			password = optarg;
 	}
+	if (ch.url)
+		return run_clickhouse(&ch, user, password, mode, file, shipped, stat,
+				      argc - optind, argv + optind);
 	if (shipped && !sql_query_find(shipped))
 		usage_error("no shipped query %s (--list lists them)", shipped);
 	if ((shipped || stat) && (file || (shipped && stat)))
@@ -277,7 +357,7 @@ static int run(int argc, char **argv)
 	running_db = d->db;
 	signal(SIGINT, on_sigint);
 	if (shipped || stat)
-		status = run_shipped(d, o, mode, shipped);
+		status = run_shipped(d, NULL, o, mode, shipped);
 	else if (query || text)
 		status = run_sql(d, o, query ? query : text);
 	else
@@ -300,6 +380,8 @@ static void help(FILE *f)
 "Usage: ringtrace sql [OPTIONS] TRACE... ['STATEMENTS']\n"
 "       ringtrace sql --stat|-q NAME [OPTIONS] TRACE...\n"
 "       ringtrace sql --list\n"
+"       ringtrace sql --clickhouse URL [--database DB] [OPTIONS] ['STATEMENTS']\n"
+"       ringtrace sql --clickhouse URL --stat|-q NAME [OPTIONS]\n"
 "\n"
 "Run SQL (SQLite's) over trace directories and chunk sets: every table is\n"
 "read from the trace as the query runs, nothing is loaded first.  The\n"
@@ -342,6 +424,14 @@ static void help(FILE *f)
 "                   1G, 0: no bound): a statement that needs more (a\n"
 "                   group_concat() of every event) fails, exit 1, rather\n"
 "                   than grow; sorts and GROUP BY spill to temporary files\n"
+"      --clickhouse URL\n"
+"                   run the statements (ClickHouse's SQL) on that server's\n"
+"                   tables, which ringtrace ship filled, printed as here;\n"
+"                   --stat and -q run the queries' ClickHouse versions\n"
+"                   (Documentation/ringtrace/fleet.rst); the server's\n"
+"                   error is said, exit 1\n"
+"      --database DB  its database (default ringtrace)\n"
+"      --user USER, --password PW  HTTP basic authentication\n"
 "  -h, --help       this text\n"
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"

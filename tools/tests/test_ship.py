@@ -23,6 +23,13 @@ ports, killed at the end), ClickHouse's own answers as the check and
     ships;
   - two servers as two shards of a Distributed table: the fleet's events
     per host and name are the union of sql on each trace.
+  - ringtraced's hand-off (daemon/tests/rt-handoff ship, no module) with
+    --on-chunk 'ringtrace ship --clickhouse URL': sets a down server
+    refused are shipped by the next start, each row once; a set given as
+    SETDIR MANIFEST, or in RINGTRACE_CHUNK_DIR, ships once;
+  - sql --clickhouse prints as sql does (table, CSV, JSON), says the
+    server's errors, and its --stat equals sql --stat on the same trace,
+    query by query.
 
 No clickhouse-server binary: a failure, not a skip.
 Usage: test_ship.py [-k SUBSTRING] [-v] [--keep]
@@ -121,8 +128,10 @@ def counts(server, db):
 
 
 def sql_counts(d, status=0):
-    return {t: ts.rows(d, 'SELECT count(*) n FROM %s' % t, status=status)[0]['n']
-            for t in TABLES}
+    """Every table's count, in one run of sql."""
+    r = ts.rows(d, 'SELECT ' + ', '.join('(SELECT count(*) FROM %s) AS %s' % (t, t)
+                                         for t in TABLES), status=status)[0]
+    return {t: r[t] for t in TABLES}
 
 
 def same_as_sql(server, db, d, status=0):
@@ -209,6 +218,26 @@ def chunk_sets_each_a_set(ctx):
         add(w, sql_rows(x, q.format(t='raw')))
     g = add({}, ch_rows(s, q.format(t='%s.raw' % db)))
     check(g == w, 'events per name and CPU %s, sql %s' % (g, w))
+
+
+@test
+def hook_arguments_one_set(ctx):
+    """A chunk set given as a hook program gets it, SETDIR and
+    SETDIR/manifest.json: shipped once (one "rows shipped" line, the
+    counts sql's of the set); with no operand, RINGTRACE_CHUNK_DIR's set."""
+    s = SERVERS[0]
+    d = td.seek_trace(ctx.path('rot'), files=2, packets=30)
+    sets = td.chunk_sets(ctx, d, host='web4', boot='boot-8')
+    db = ctx.db()
+    r = ship(s.url, db, sets[0], os.path.join(sets[0], 'manifest.json'))
+    check(r.stdout.count('rows shipped') == 1, 'stdout: %s' % r.stdout)
+    check(counts(s, db) == sql_counts(sets[0]), 'counts %s, sql %s' %
+          (counts(s, db), sql_counts(sets[0])))
+    db = ctx.db()
+    r = ship(s.url, db, env={'RINGTRACE_CHUNK_DIR': sets[1]})
+    check(r.stdout.count('rows shipped') == 1 and sets[1] in r.stdout, 'stdout: %s' % r.stdout)
+    check(counts(s, db) == sql_counts(sets[1]), 'counts %s, sql %s' %
+          (counts(s, db), sql_counts(sets[1])))
 
 
 @test
@@ -375,6 +404,136 @@ def two_shards_distributed(ctx):
     g = ch_rows(s1, q.format(t='%s.raw_fleet' % db))
     w = sorted(sql_rows([REAL_TRACE, m], q.format(t='raw')))
     check(g == w and len({r[0] for r in g}) == 2, 'fleet %s\n  sql %s' % (g, w))
+
+
+def ch_sql(server, db, *args, status=0):
+    r = td.rt_env({}, 'sql', '--clickhouse', server.url, '--database', db, *args, asan=False)
+    check(r.returncode == status, 'sql --clickhouse %s: exit %d, expected %d:\n%s%s' %
+          (' '.join(args), r.returncode, status, r.stdout[-1500:], r.stderr[-1500:]))
+    return r
+
+
+@test
+def sql_clickhouse_prints_as_sql(ctx):
+    """sql --clickhouse: a query on the shipped tables printed as sql
+    prints the same query on the trace, byte for byte, as a table, CSV
+    and JSON (integers, text, NULLs); two statements, two tables."""
+    s, db = SERVERS[0], ctx.db()
+    ship(s.url, db, REAL_TRACE)
+    for q in ('SELECT name, cpu, count(*) AS count FROM raw GROUP BY name, cpu '
+              'ORDER BY name, cpu',
+              'SELECT tid, name, cgroup, upid, is_main_thread FROM thread ORDER BY tid, name'):
+        for fmt in ((), ('--csv',), ('--json',)):
+            want = td.rt('sql', *fmt, REAL_TRACE, q)
+            got = ch_sql(s, db, *(fmt + (q.replace('count(*)', 'count()'),)))
+            check(want.returncode == 0 and got.stdout == want.stdout and want.stdout.count('\n') > 5,
+                  '%s %s:\n%s\n  sql:\n%s' % (fmt, q, got.stdout[:800], want.stdout[:800]))
+    got = ch_sql(s, db, "SELECT 'a\tb' AS t, 1.5 AS f; SELECT NULL AS z")
+    check(got.stdout == 't    f\n---  ---\na\tb  1.5\n\nz\n----\nNULL\n',
+          'two statements: %r' % got.stdout)
+
+
+@test
+def sql_clickhouse_errors(ctx):
+    """A statement the server refuses: its message, exit 1; a server
+    down: libcurl's reason, exit 1; a directory given: usage, exit 2; a
+    FORMAT of the statement's own: said, nothing printed, exit 1."""
+    s, db = SERVERS[0], ctx.db()
+    r = ch_sql(s, 'default', 'SELECT nope FROM system.one', status=1)
+    check('Unknown identifier: nope' in r.stderr and 'HTTP' in r.stderr, 'stderr: %s' % r.stderr)
+    port = clickhouse.free_port()
+    r = td.rt_env({}, 'sql', '--clickhouse', 'http://127.0.0.1:%d/' % port, 'SELECT 1',
+                  asan=False)
+    check(r.returncode == 1 and "Couldn't connect to server" in r.stderr, 'down: %d %s' %
+          (r.returncode, r.stderr))
+    r = ch_sql(s, db, REAL_TRACE, 'SELECT 1', status=2)
+    for q in ('SELECT 1 AS a, 2 AS b FORMAT JSON', 'SELECT 1 FORMAT TSV'):
+        r = ch_sql(s, 'default', q, status=1)
+        check('not TabSeparatedWithNamesAndTypes (a FORMAT clause' in r.stderr and not r.stdout,
+              '%s: %s %s' % (q, r.stdout, r.stderr))
+
+
+def stat_sections(text):
+    """--stat's output by query name: its lines."""
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.match(r'-- (\w+): ', line)
+        if m:
+            name = m.group(1)
+            out[name] = []
+        elif name and line:
+            out[name].append(line)
+    return out
+
+
+@test
+def sql_clickhouse_stat_equals_sql(ctx):
+    """sql --clickhouse --stat on a trace shipped alone equals sql --stat
+    on the trace, query by query, to the last digit (the us figures are
+    fixed()'s strings): losses, system calls by count and by total, threads
+    by on-CPU time, wakeup percentiles exactly; events per name and CPU the
+    same rows (ClickHouse orders them by name: the metadata's order is not
+    shipped).  real-trace, and synthetic traces with system calls and
+    wakeups; top_functions has no ClickHouse version."""
+    s = SERVERS[0]
+    traces = [REAL_TRACE, ts.syscall_trace(ctx.path('sys')),
+              ts.wakeup_trace(ctx.path('wk'), [5000, 20000, 7000, 90000, 1005, 2015, 3025])]
+    seen = set()
+    for d in traces:
+        db = ctx.db()
+        ship(s.url, db, d)
+        want = stat_sections(td.rt('sql', '--stat', d).stdout)
+        got = stat_sections(ch_sql(s, db, '--stat').stdout)
+        check(set(got) == set(want) - {'top_functions'}, 'sections %s, sql %s' %
+              (sorted(got), sorted(want)))
+        for name, lines in got.items():
+            w = want[name]
+            if name == 'events':
+                lines, w = lines[:2] + sorted(lines[2:]), w[:2] + sorted(w[2:])
+            check(lines == w, '%s of %s:\n%s\n  sql:\n%s' % (name, d, '\n'.join(lines[:30]),
+                                                            '\n'.join(w[:30])))
+            if len(w) > 2:
+                seen.add(name)
+        j = ch_sql(s, db, '--json', '-q', 'syscalls_by_total').stdout
+        check(j == td.rt('sql', '--json', '-q', 'syscalls_by_total', d).stdout, 'json: %s' % j)
+    check(seen >= set(got), 'queries with no rows in any trace: %s' % (set(got) - seen))
+
+
+ROOT = os.path.normpath(os.path.join(HERE, '..', '..'))
+RT_HANDOFF = os.path.join(ROOT, 'daemon', 'tests', 'rt-handoff')
+
+
+@test
+def on_chunk_hook_retried(ctx):
+    """ringtraced's hand-off (daemon/tests/rt-handoff ship: the daemon's own
+    code, no module) with --on-chunk 'ringtrace ship --clickhouse URL':
+    three sets of real-trace's chunks made while the server is down, each
+    hook exits 1 and the set stays unmarked; the next start hands them over
+    again and ships them; a third hands nothing.  On the server: each
+    table's count is the sum of sql's on each set, three set_ids, and
+    ringtrace_sets says every table of every set once."""
+    s, db = SERVERS[0], ctx.db()
+    r = subprocess.run(['make', '-s', '-C', os.path.join(ROOT, 'daemon'), 'tests/rt-handoff'],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, 'make rt-handoff: %s' % r.stderr)
+    out = os.path.join(ctx.tmp, 'traces')
+    r = subprocess.run([RT_HANDOFF, 'ship'], capture_output=True, text=True, env=dict(
+        os.environ, RT_SHIP_CLI=td.RINGTRACE, RT_SHIP_SRC=REAL_TRACE, RT_SHIP_OUT=out,
+        RT_SHIP_DOWN_URL='http://127.0.0.1:%d/' % clickhouse.free_port(),
+        RT_SHIP_URL=s.url))
+    check(r.returncode == 0 and 'handoff: 6 passed, 0 failed' in r.stdout,
+          'rt-handoff ship:\n%s\n%s' % ('\n'.join(l[:300] for l in r.stdout.splitlines()
+                                                 if not l.startswith('#   ')),
+                                       r.stderr[-1000:]))
+    sets = sorted(os.path.join(out, 't1', x) for x in os.listdir(os.path.join(out, 't1'))
+                  if x.startswith('chunk-'))
+    check(len(sets) == 3, 'sets %s' % sets)
+    want = {t: sum(sql_counts(x)[t] for x in sets) for t in TABLES}
+    got = counts(s, 'ringtrace')
+    check(got == want and want['raw'] > 0, 'on the server %s, sql per set summed %s' % (got, want))
+    ids = s.rows('SELECT set_id, count() FROM ringtrace.ringtrace_sets GROUP BY set_id '
+                 'ORDER BY set_id')
+    check(len(ids) == 3 and all(int(n) == len(TABLES) for _, n in ids), 'ringtrace_sets %s' % ids)
 
 
 def main():

@@ -303,6 +303,8 @@ struct sql_query {
 	const char *what;		/* one line */
 	const char *sql;
 	bool stat;			/* one of --stat's, in report --stat's order */
+	const char *clickhouse;		/* the same over shipped tables (sql
+					   --clickhouse), NULL: none */
 };
 
 /* Every shipped query (--list), @n of them. */
@@ -311,6 +313,13 @@ const struct sql_query *sql_queries(unsigned int *n);
 const struct sql_query *sql_query_find(const char *name);
 /* The SQL function they use (fixed()) and the slice view, made in @db. */
 int sql_functions_register(sqlite3 *db);
+
+/* ---- sql --clickhouse (remote.c) --------------------------------------------- */
+
+struct ch;
+struct out;
+/* Every statement of @text run on the server, printed by @o: 0, or 1 said. */
+int sql_clickhouse(struct ch *ch, struct out *o, const char *text);
 
 /* ---- output (out.c) ---------------------------------------------------------------- */
 

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A ClickHouse server over HTTP (clickhouse.c): ship's and sql --clickhouse's. */
+#ifndef RINGTRACE_SQL_CLICKHOUSE_H
+#define RINGTRACE_SQL_CLICKHOUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <curl/curl.h>
+
+#include "sql.h"
+
+/* A growing byte buffer. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+void buf_add(struct buf *b, const void *data, size_t len);
+void buf_u8(struct buf *b, uint8_t v);
+/* Little-endian, as RowBinary's numbers are. */
+void buf_le(struct buf *b, uint64_t v, unsigned int bytes);
+/* RowBinary's String: LEB128 length, the bytes. */
+void buf_str(struct buf *b, const void *s, size_t len);
+
+struct ch {
+	CURL *curl;
+	const char *url;
+	char *shown;			/* url without user:password@, for messages */
+	const char *db;
+	struct buf answer;
+};
+
+/* libcurl set up for @ch->url (user and password: NULL for none). */
+void ch_open(struct ch *ch, const char *user, const char *password);
+void ch_close(struct ch *ch);
+/* A database name ship and sql accept: letters, digits, '_'. */
+bool ch_is_name(const char *s);
+/*
+ * A statement: @sql in the POST body, or with @body (@gz: gzip'd) in the
+ * URL's query parameter.  0 with the answer in ch->answer (NUL-ended),
+ * or -1 said.
+ */
+int ch_run(struct ch *ch, const char *sql, const void *body, size_t len, bool gz);
+/* The server's answer as one line: its first line, trimmed. */
+const char *answer_line(struct ch *ch);
+/* A statement whose answer is one number: 0 with *@v, or -1 said. */
+int ch_count(struct ch *ch, const char *sql, uint64_t *v);
+/* INSERT INTO db.@table FORMAT RowBinary, @b's rows gzip'd: 0 or -1 said. */
+int ch_insert(struct ch *ch, const char *table, const struct buf *b);
+
+#endif
