@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sql/sql.h"
+#include "sql/sqlcache.h"
 
 #define EXIT_INTERRUPTED	130	/* 128 + SIGINT, as a shell says it */
 
@@ -200,6 +201,7 @@ static int run(int argc, char **argv)
 		{ "query", required_argument, NULL, 'q' },
 		{ "stat", no_argument, NULL, 'S' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "no-cache", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -237,6 +239,8 @@ static int run(int argc, char **argv)
 			shipped = optarg;
 		else if (c == 'S')
 			stat = true;
+		else if (c == 'N')
+			sqlcache_disable();
 		else if (c == 'l') {
 			list_queries();
 			return 0;
@@ -320,7 +324,8 @@ static void help(FILE *f)
 "ts (ranges), cpu, name, trace and host (=, IN) are pushed down: only the\n"
 "frames, CPUs and events they can hold are read (scan_stats shows it).\n"
 "The span tables' ts and end_ts ranges read from a checkpoint before the\n"
-"window to one after it (the first window of a run makes them: one pass);\n"
+"window to one after it (the first window of a trace makes them: one pass,\n"
+"kept in $XDG_CACHE_HOME/ringtrace or $RINGTRACE_SQL_CACHE for later runs);\n"
 "utid = X reads X's trace alone; thread and process without their times\n"
 "read a packed trace's thread tables alone.\n"
 "\n"
@@ -339,6 +344,8 @@ static void help(FILE *f)
 "                   1G, 0: no bound): a statement that needs more (a\n"
 "                   group_concat() of every event) fails, exit 1, rather\n"
 "                   than grow; sorts and GROUP BY spill to temporary files\n"
+"      --no-cache   neither read nor keep the span tables' checkpoints on\n"
+"                   disk (RINGTRACE_SQL_CACHE set empty: the same)\n"
 "  -h, --help       this text\n"
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"
