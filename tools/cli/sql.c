@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "sql/clickhouse.h"
+#include "sql/sql.h"
+#include "sql/sqlcache.h"
 
 #define EXIT_INTERRUPTED	130	/* 128 + SIGINT, as a shell says it */
 
@@ -268,6 +270,7 @@ static int run(int argc, char **argv)
 		{ "database", required_argument, NULL, 'D' },
 		{ "user", required_argument, NULL, 'U' },
 		{ "password", required_argument, NULL, 'P' },
+		{ "no-cache", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -307,6 +310,8 @@ static int run(int argc, char **argv)
 			shipped = optarg;
 		else if (c == 'S')
 			stat = true;
+		else if (c == 'N')
+			sqlcache_disable();
 		else if (c == 'l') {
 			list_queries();
 			return 0;
@@ -404,10 +409,11 @@ static void help(FILE *f)
 "they can hold are read (scan_stats shows it).\n"
 "The span tables' ts and end_ts ranges (critical_path's ts, dur) read from\n"
 "a checkpoint before the window to one after it (the first window of a run\n"
-"makes them: one pass); sample decodes before its window only the events\n"
-"that name user frames (mmap, fork, exec); utid = X reads X's trace alone;\n"
-"thread and process without their times read a packed trace's thread\n"
-"tables alone.\n"
+"makes them: one pass; sched_slice's and thread_state's are kept for later\n"
+"runs in $XDG_CACHE_HOME/ringtrace, or $RINGTRACE_SQL_CACHE); sample\n"
+"decodes before its window only the events that name user frames (mmap,\n"
+"fork, exec); utid = X reads X's trace alone; thread and process without\n"
+"their times read a packed trace's thread tables alone.\n"
 "\n"
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
 "  -q, --query NAME the shipped query NAME (--list)\n"
@@ -432,6 +438,9 @@ static void help(FILE *f)
 "                   error is said, exit 1\n"
 "      --database DB  its database (default ringtrace)\n"
 "      --user USER, --password PW  HTTP basic authentication\n"
+"      --no-cache   neither read nor keep sched_slice's and thread_state's\n"
+"                   checkpoints on disk (RINGTRACE_SQL_CACHE set empty: the\n"
+"                   same)\n"
 "  -h, --help       this text\n"
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"

@@ -911,6 +911,246 @@ def span_windows_read_the_window(ctx):
         check([x['tbl'] for x in st] == [table] and st[0]['frames_read'] < whole // 10,
               '%s: a second window in the same run: %s' % (table, st))
 
+# ---- the checkpoints kept on disk (plan-31 D5) ---------------------------------------
+
+def mix_at(d, n, seed=5):
+    """sched_mix_trace() of @n events packed at @d, whatever was there
+    before (the same file names: chunks 1-3 of each CPU)."""
+    shutil.rmtree(d, ignore_errors=True)
+    sched_mix_trace(d, n=n, seed=seed)
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d
+
+
+def extent(d):
+    """(first ts, last end_ts, frames of the whole) of thread_state, no cache."""
+    full, st = stats(d, 'SELECT min(ts) lo, max(end_ts) hi FROM thread_state',
+                     env={'RINGTRACE_SQL_CACHE': ''})
+    return full[0]['lo'], full[0]['hi'], st[0]['frames_read']
+
+
+def cache_windows(lo, hi):
+    """A window of 1 % in the middle (spans open at its far checkpoint come
+    from the index) and the last 1 %."""
+    w = (hi - lo) // 100
+    return [((lo + hi) // 2, (lo + hi) // 2 + w), (hi - w, hi)]
+
+
+def cache_run(d, wins, env, *opts, asan=False):
+    """One process: thread_state and sched_slice over @wins (their rows),
+    scan_stats of the first window, and raw's frames over it."""
+    ts = 'SELECT %s FROM thread_state WHERE end_ts >= %%d AND ts <= %%d' % \
+        SPAN_TABLES['thread_state']
+    ss = 'SELECT %s FROM sched_slice WHERE end_ts >= %%d AND ts <= %%d' % \
+        SPAN_TABLES['sched_slice']
+    q = '; '.join([ts % wins[0], 'SELECT * FROM scan_stats',
+                   'SELECT count(*) n FROM raw WHERE ts BETWEEN %d AND %d' % wins[0],
+                   'SELECT * FROM scan_stats', ts % wins[1], ss % wins[0], ss % wins[1]])
+    r = sql(d, q, '--json', *opts, env=env, asan=asan)
+    a = arrays(r.stdout)
+    check(len(a) == 7, 'printed %d arrays' % len(a))
+    return {'rows': [a[0], a[4], a[5], a[6]], 'st': a[1], 'raw': a[3][0]['frames_read'],
+            'stderr': r.stderr}
+
+
+def index_row(run):
+    idx = [x for x in run['st'] if x['tbl'] == 'sched index']
+    check(len(idx) == 1, 'scan_stats has %d sched index rows: %s' % (len(idx), run['st']))
+    return idx[0]
+
+
+def check_built(run, whole, what):
+    idx = index_row(run)
+    check(idx['plan'] != 'cache' and idx['frames_read'] == whole,
+          '%s: the checkpoints should be built (%d frames), scan_stats: %s' %
+          (what, whole, run['st']))
+
+
+def check_cached(run, what, cpus=2):
+    idx = index_row(run)
+    cur = [x for x in run['st'] if x['tbl'] == 'thread_state']
+    check(idx['plan'] == 'cache' and idx['frames_read'] == 0,
+          '%s: the checkpoints should come from the cache, scan_stats: %s' % (what, run['st']))
+    check(len(cur) == 1 and cur[0]['frames_read'] <= run['raw'] + 2 * cpus,
+          '%s: the window read %s frames, raw\'s %d' % (what, cur, run['raw']))
+
+
+def cache_files(cache):
+    return sorted(f for f in os.listdir(cache)) if os.path.isdir(cache) else []
+
+
+@test
+def cache_next_process_reads_the_window(ctx):
+    """A process's first window builds the sched checkpoints (scan_stats
+    row 'sched index': every frame) and keeps them in RINGTRACE_SQL_CACHE,
+    one file; the next process's windows read them from there (the row's
+    plan 'cache', no frame) and then no more frames than raw's window and
+    2 a CPU; thread_state and sched_slice give the rows of a run without
+    the cache.  --no-cache and RINGTRACE_SQL_CACHE='' neither read nor
+    write it; a cache directory that cannot be made is one note on stderr
+    and the same rows."""
+    d = mix_packed(ctx)
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    lo, hi, whole = extent(d)
+    wins = cache_windows(lo, hi)
+    ref = cache_run(d, wins, {'RINGTRACE_SQL_CACHE': ''})
+    check_built(ref, whole, 'RINGTRACE_SQL_CACHE=\'\'')
+    check(sum(map(len, ref['rows'])) > 50, 'the windows have %s rows' % list(map(len, ref['rows'])))
+    first = cache_run(d, wins, env)
+    check_built(first, whole, 'the first process')
+    files = cache_files(cache)
+    check(len(files) == 1 and files[0].endswith('.sched.rtidx'), 'the cache holds %s' % files)
+    second = cache_run(d, wins, env)
+    check_cached(second, 'the second process')
+    for what, run in (('the first', first), ('the second', second)):
+        check(run['rows'] == ref['rows'], '%s process\'s rows differ from a run without cache' %
+              what)
+    path = os.path.join(cache, files[0])
+    before = open(path, 'rb').read(), os.stat(path).st_mtime_ns
+    third = cache_run(d, wins, env, '--no-cache')
+    check_built(third, whole, '--no-cache')
+    check(third['rows'] == ref['rows'], '--no-cache: other rows')
+    check((open(path, 'rb').read(), os.stat(path).st_mtime_ns) == before and
+          cache_files(cache) == files, '--no-cache touched the cache')
+    bad = os.path.join(d, 'metadata', 'cache')
+    run = cache_run(d, wins, {'RINGTRACE_SQL_CACHE': bad})
+    check_built(run, whole, 'an unusable cache directory')
+    notes = [l for l in run['stderr'].splitlines() if l.strip()]
+    check(run['rows'] == ref['rows'] and len(notes) == 1 and 'note: sql cache' in notes[0],
+          'an unusable cache directory: stderr %r' % run['stderr'])
+
+
+@test
+def cache_changed_trace_rebuilt(ctx):
+    """The same trace directory made again with more events (appended)
+    and then fewer (truncated) -- same uuid, same file names: each time
+    the next window builds the checkpoints again (the cached ones were of
+    other files) and gives the rows of a run without the cache; the run
+    after it uses the new file."""
+    d = ctx.path('grow')
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    for n in (16000, 20000, 12000):
+        mix_at(d, n)
+        lo, hi, whole = extent(d)
+        wins = cache_windows(lo, hi)
+        ref = cache_run(d, wins, {'RINGTRACE_SQL_CACHE': ''})
+        got = cache_run(d, wins, env)
+        check_built(got, whole, '%d events' % n)
+        check(got['rows'] == ref['rows'], '%d events: rows of a stale cache' % n)
+        again = cache_run(d, wins, env)
+        check_cached(again, '%d events, again' % n)
+        check(again['rows'] == ref['rows'], '%d events: other rows from the cache' % n)
+        check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
+
+
+def xxh64(data):
+    import ctypes
+    lib = ctypes.CDLL('libxxhash.so.0')
+    lib.XXH64.restype = ctypes.c_uint64
+    lib.XXH64.argtypes = (ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64)
+    return lib.XXH64(data, len(data), 0)
+
+
+def resum(b):
+    """A cache file @b with its checksum made right again (sqlcache.c's header)."""
+    b = bytearray(b)
+    b[32:40] = struct.pack('<Q', xxh64(bytes(b[:32]) + bytes(b[48:])))
+    return bytes(b)
+
+
+def flip(b, *offs):
+    b = bytearray(b)
+    for o in offs:
+        b[o] ^= 0x5a
+    return bytes(b)
+
+
+def cache_damages(good):
+    """(what, bytes) of a damaged cache file."""
+    n = len(good)
+    plen = struct.unpack_from('<Q', good, 24)[0]
+    huge = bytearray(good)
+    huge[56:64] = struct.pack('<Q', 1 << 60)           # the checkpoints' count
+    return [('magic', flip(good, 0)), ('version', flip(good, 8)), ('key', flip(good, 17)),
+            ('size', flip(good, 25)), ('checksum', flip(good, 33)),
+            ('payload start', flip(good, 48)), ('middle', flip(good, n // 2)),
+            ('last byte', flip(good, n - 1)), ('one byte short', good[:-1]),
+            ('half', good[:n // 2]), ('header only', good[:48]), ('short header', good[:20]),
+            ('empty', b''), ('a byte more', good + b'\0'),
+            ('version 2, checksum right', resum(good[:8] + struct.pack('<I', 2) + good[12:])),
+            ('another trace\'s key, checksum right', resum(flip(good, 16))),
+            ('2^60 checkpoints, checksum right', resum(bytes(huge))),
+            ('payload cut, size and checksum right',
+             resum(good[:24] + struct.pack('<Q', plen - 8) + good[32:-8]))]
+
+
+@test
+def cache_damaged_file_rebuilt(ctx):
+    """A cache file damaged in every part (magic, version, key, size,
+    checksum, payload; cut short, emptied, grown; a wrong version, another
+    trace's key, an absurd count and a cut payload with the checksum made
+    right): the next window builds the checkpoints again, its rows those
+    of a run without the cache, and the file is rewritten whole."""
+    d = mix_packed(ctx)
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    lo, hi, whole = extent(d)
+    wins = cache_windows(lo, hi)
+    ref = cache_run(d, wins, env)
+    check_built(ref, whole, 'the first process')
+    check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
+    path = os.path.join(cache, cache_files(cache)[0])
+    good = open(path, 'rb').read()
+    for what, bad in cache_damages(good):
+        with open(path, 'wb') as f:
+            f.write(bad)
+        run = cache_run(d, wins, env)
+        check_built(run, whole, 'cache file damaged (%s)' % what)
+        check(run['rows'] == ref['rows'], 'cache file damaged (%s): other rows' % what)
+        check(open(path, 'rb').read() == good,
+              'cache file damaged (%s): not rewritten as it was' % what)
+
+
+@test
+def cache_fuzz_asan(ctx):
+    """200 runs of the ASan build over a cache file with 1 to 8 random
+    bytes changed: every other run with the checksum made right again (so
+    that the payload's own checks are what stands).  No sanitizer report,
+    exit 0; a file whose checksum fails is rebuilt, the rows those of a run
+    without the cache."""
+    d = ctx.path('small')
+    mix_at(d, 3000)
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    lo, hi, whole = extent(d)
+    wins = cache_windows(lo, hi)
+    ref = cache_run(d, wins, env, asan=True)
+    check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
+    path = os.path.join(cache, cache_files(cache)[0])
+    good = open(path, 'rb').read()
+    rng = random.Random(31)
+    loaded = 0
+    for i in range(200):
+        b = bytearray(good)
+        for _ in range(rng.randrange(1, 9)):
+            o = rng.randrange(48 if i % 2 else 0, len(b))
+            b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
+        b = resum(bytes(b)) if i % 2 else bytes(b)
+        with open(path, 'wb') as f:
+            f.write(b)
+        run = cache_run(d, wins, env, asan=True)
+        if b != good and not i % 2:
+            check_built(run, whole, 'fuzz run %d' % i)
+            check(run['rows'] == ref['rows'], 'fuzz run %d: other rows' % i)
+        loaded += i % 2 and index_row(run)['plan'] == 'cache'
+    # The payload's checks are what the runs with the checksum right met:
+    # some files pass them (values changed), some not (counts, keys).
+    check(10 <= loaded <= 90, '%d of 100 files with the checksum right were read' % loaded)
+
+
 # ---- threads and processes (issue 31 P2) -------------------------------------------------
 
 def thread_trace(d):
@@ -2417,6 +2657,10 @@ def main():
         print('sql: %s missing: run make -C tools ringtrace' % td.RINGTRACE)
         print('sql: 0 passed, 1 failed')
         return 1
+    # The span tables' checkpoints are not kept between runs (the cache_*
+    # tests give RINGTRACE_SQL_CACHE a directory): every test sees what
+    # one process reads, and nothing lands in the user's ~/.cache.
+    os.environ['RINGTRACE_SQL_CACHE'] = ''
     return td.run_suite('sql', TESTS, lambda tmp: Ctx(tmp), args)
 
 

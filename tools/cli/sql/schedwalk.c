@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "schedwalk.h"
+#include "sqlcache.h"
 
 /* Who runs on a CPU since when, as its switches say. */
 struct sw_cpu {
@@ -570,7 +571,188 @@ static struct sw_index *index_build(struct sql_cursor *c, unsigned int m)
 	return ix;
 }
 
-/* Member @m's index, built on first need (kept by the database). */
+/* ---- the index on disk (sqlcache.h) --------------------------------------------------- */
+
+/* The records below, their version: a new one with any change to them. */
+#define SW_CACHE_LAYOUT	1
+#define SW_CACHE_FAMILY	"sched"
+/* Bytes of a CPU's, a thread's and a span's record. */
+#define SW_REC_CPU	40
+#define SW_REC_THREAD	32
+#define SW_REC_SPAN	56
+
+static void put_cpu(struct sqlcache_buf *b, const struct sw_cpu *c)
+{
+	sqlcache_put32(b, (uint32_t)c->cpu);
+	sqlcache_put32(b, (uint32_t)c->tid);
+	sqlcache_put64(b, (uint64_t)c->since);
+	sqlcache_put64(b, (uint64_t)c->prio);
+	sqlcache_put64(b, (uint64_t)c->switch_ts);
+	sqlcache_put32(b, (uint32_t)c->switch_prev);
+	sqlcache_put32(b, c->irqs);
+}
+
+/* No blocked function: the index's walk reads no stacks (and names are pointers). */
+static void put_thread(struct sqlcache_buf *b, const struct sw_thread *t)
+{
+	sqlcache_put32(b, (uint32_t)t->tid);
+	sqlcache_put32(b, (uint32_t)t->open | (uint32_t)t->running << 1 | (uint32_t)t->irq << 2);
+	sqlcache_put64(b, (uint64_t)t->state);
+	sqlcache_put64(b, (uint64_t)t->since);
+	sqlcache_put32(b, (uint32_t)t->cpu);
+	sqlcache_put32(b, (uint32_t)t->waker);
+}
+
+static void put_span(struct sqlcache_buf *b, const struct sw_span *sp)
+{
+	sqlcache_put64(b, (uint64_t)sp->ts);
+	sqlcache_put64(b, (uint64_t)sp->end);
+	sqlcache_put64(b, (uint64_t)sp->state);
+	sqlcache_put64(b, (uint64_t)sp->end_state);
+	sqlcache_put64(b, (uint64_t)sp->prio);
+	sqlcache_put32(b, (uint32_t)sp->tid);
+	sqlcache_put32(b, (uint32_t)sp->cpu);
+	sqlcache_put32(b, (uint32_t)sp->waker);
+	sqlcache_put32(b, (uint32_t)sp->chained | (uint32_t)sp->irq << 1);
+}
+
+/* Member @m's index @ix kept for the next process. */
+static void index_store(struct sql_cursor *c, unsigned int m, const struct sw_index *ix)
+{
+	struct sqlcache_buf b = { 0 };
+
+	sqlcache_put64(&b, ix->spacing);
+	sqlcache_put64(&b, ix->nr_ck);
+	for (size_t i = 0; i < ix->nr_ck; i++) {
+		const struct sw_ckpt *k = &ix->ck[i];
+
+		sqlcache_put64(&b, (uint64_t)k->ts);
+		sqlcache_put64(&b, k->nr_cpus);
+		sqlcache_put64(&b, k->nr_threads);
+		for (size_t j = 0; j < k->nr_cpus; j++)
+			put_cpu(&b, &k->cpus[j]);
+		for (size_t j = 0; j < k->nr_threads; j++)
+			put_thread(&b, &k->threads[j]);
+	}
+	sqlcache_put64(&b, ix->nr_spans);
+	for (size_t i = 0; i < ix->nr_spans; i++)
+		put_span(&b, &ix->spans[i]);
+	sqlcache_store(c->db, m, SW_CACHE_FAMILY, SW_CACHE_LAYOUT, &b);
+	sqlcache_buf_free(&b);
+}
+
+/* A count of records of @size bytes each that the rest of @b can hold: or 0, b->bad. */
+static size_t get_count(struct sqlcache_buf *b, size_t size)
+{
+	uint64_t n = sqlcache_get64(b);
+
+	if (n > sqlcache_left(b) / size) {
+		b->bad = true;
+		return 0;
+	}
+	return (size_t)n;
+}
+
+/*
+ * Member @m's index from the cache, or NULL (a miss).  Everything is
+ * checked that the walk relies on: checkpoints by time from the member's
+ * start, tidmap keys (CPU numbers >= 0, tids > 0), counts within the file.
+ */
+static struct sw_index *index_load(struct sql_cursor *c, unsigned int m)
+{
+	struct sqlcache_buf b;
+	struct sw_index *ix;
+
+	if (!sqlcache_load(c->db, m, SW_CACHE_FAMILY, SW_CACHE_LAYOUT, &b))
+		return NULL;
+	ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		die("out of memory");
+	ix->spacing = sqlcache_get64(&b);
+	ix->cap_ck = get_count(&b, 24);
+	if (!ix->cap_ck || ix->cap_ck > 2 * SW_CKPTS + 1)
+		b.bad = true;
+	ix->ck = calloc(ix->cap_ck + 1, sizeof(*ix->ck));
+	if (!ix->ck)
+		die("out of memory");
+	for (size_t i = 0; !b.bad && i < ix->cap_ck; i++) {
+		struct sw_ckpt *k = &ix->ck[ix->nr_ck++];
+
+		k->ts = (int64_t)sqlcache_get64(&b);
+		if (i ? k->ts <= ix->ck[i - 1].ts : k->ts != INT64_MIN)
+			b.bad = true;
+		k->nr_cpus = get_count(&b, SW_REC_CPU);
+		k->nr_threads = get_count(&b, SW_REC_THREAD);
+		k->cpus = calloc(k->nr_cpus + 1, sizeof(*k->cpus));
+		k->threads = calloc(k->nr_threads + 1, sizeof(*k->threads));
+		if (!k->cpus || !k->threads)
+			die("out of memory");
+		for (size_t j = 0; !b.bad && j < k->nr_cpus; j++) {
+			struct sw_cpu *x = &k->cpus[j];
+
+			x->cpu = (int32_t)sqlcache_get32(&b);
+			x->tid = (int32_t)sqlcache_get32(&b);
+			x->since = (int64_t)sqlcache_get64(&b);
+			x->prio = (int64_t)sqlcache_get64(&b);
+			x->switch_ts = (int64_t)sqlcache_get64(&b);
+			x->switch_prev = (int32_t)sqlcache_get32(&b);
+			x->irqs = sqlcache_get32(&b);
+			if (x->cpu < 0)
+				b.bad = true;
+		}
+		for (size_t j = 0; !b.bad && j < k->nr_threads; j++) {
+			struct sw_thread *x = &k->threads[j];
+			uint32_t flags;
+
+			x->tid = (int32_t)sqlcache_get32(&b);
+			flags = sqlcache_get32(&b);
+			x->open = flags & 1;
+			x->running = flags & 2;
+			x->irq = flags & 4;
+			x->state = (int64_t)sqlcache_get64(&b);
+			x->since = (int64_t)sqlcache_get64(&b);
+			x->cpu = (int32_t)sqlcache_get32(&b);
+			x->waker = (int32_t)sqlcache_get32(&b);
+			if (x->tid <= 0 || flags > 7)
+				b.bad = true;
+		}
+	}
+	ix->cap_spans = ix->nr_spans = b.bad ? 0 : get_count(&b, SW_REC_SPAN);
+	ix->spans = calloc(ix->nr_spans + 1, sizeof(*ix->spans));
+	if (!ix->spans)
+		die("out of memory");
+	for (size_t i = 0; !b.bad && i < ix->nr_spans; i++) {
+		struct sw_span *x = &ix->spans[i];
+		uint32_t flags;
+
+		x->member = m;
+		x->ts = (int64_t)sqlcache_get64(&b);
+		x->end = (int64_t)sqlcache_get64(&b);
+		x->state = (int64_t)sqlcache_get64(&b);
+		x->end_state = (int64_t)sqlcache_get64(&b);
+		x->prio = (int64_t)sqlcache_get64(&b);
+		x->tid = (int32_t)sqlcache_get32(&b);
+		x->cpu = (int32_t)sqlcache_get32(&b);
+		x->waker = (int32_t)sqlcache_get32(&b);
+		flags = sqlcache_get32(&b);
+		x->chained = flags & 1;
+		x->irq = flags & 2;
+		if (flags > 3)
+			b.bad = true;
+	}
+	if (b.bad || sqlcache_left(&b)) {
+		schedwalk_index_free(ix);
+		ix = NULL;
+	}
+	sqlcache_buf_free(&b);
+	return ix;
+}
+
+/*
+ * Member @m's index, on first need: from the cache (scan_stats' row
+ * "sched index", plan "cache", reads no frame), else built and kept
+ * there (kept by the database either way).
+ */
 static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
 {
 	struct sqldb *d = c->db;
@@ -580,8 +762,13 @@ static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
 		if (!d->sched_idx)
 			die("out of memory");
 	}
-	if (!d->sched_idx[m])
-		d->sched_idx[m] = index_build(c, m);
+	if (!d->sched_idx[m] && (d->sched_idx[m] = index_load(c, m))) {
+		struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, "sched index"));
+
+		snprintf(st->plan, sizeof(st->plan), "cache");
+	}
+	if (!d->sched_idx[m] && (d->sched_idx[m] = index_build(c, m)))
+		index_store(c, m, d->sched_idx[m]);
 	return d->sched_idx[m];
 }
 

@@ -38,7 +38,8 @@
  * A window (the cursor's spec.lo/hi: the spans that overlap [lo, hi])
  * reads only from the last checkpoint at or before lo to the first after
  * hi.  A member's checkpoints are built by one walk of it the first time
- * a window needs them, kept for the database's life: between 128 and 256
+ * a window needs them (or read back from the cache file an earlier process
+ * wrote: sqlcache.h), kept for the database's life: between 128 and 256
  * snapshots of the per-CPU and per-thread state, evenly spaced in items,
  * and every span open at one of them, whole.  A window's walk starts from
  * its first checkpoint's state and takes the spans still open at the last
