@@ -23,6 +23,10 @@
  * items tell the rest.  A stack_ref names defs of its own packet, which
  * the window reads whole (the packet before it included).
  *
+ * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
+ * the thread's first run there to its last (runidx.c), the CPUs it never
+ * ran on not opened; the threads are followed there as in any window.
+ *
  * What each view read (frames, bytes, packets, events) is added to the
  * cursor's scan_stats row when it closes; its damage goes to the
  * database's list (sqldb_view_damage()).
@@ -428,6 +432,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 			r = view_open(s, s->member++);
 			if (r < 0)
 				return -1;
+			/* The run index's row may have moved the counters. */
+			st = sqldb_stat(s->d, s->c->stat);
 			if (!r)
 				continue;
 		}

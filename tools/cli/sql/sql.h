@@ -23,6 +23,7 @@
  *   critpath.c   critical_path()'s walk over those spans
  *   threadidx.c  the threads and processes (thread, process)
  *   stackrows.c  the stacks' frames and ids (sample, stack, frame)
+ *   runidx.c     where each thread ran, per CPU (raw's utid =)
  *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
