@@ -43,6 +43,10 @@
     damage, not on the name; critical_path(utid, ts, dur) on a long trace
     the walk done here over the whole thread_state, reading the window's
     frames (scan_stats).
+  - raw's utid = X through run lists: the rows of utid + 0 = X and of
+    RINGTRACE_SEEK=0 for threads that migrate, ran once, never ran, also
+    on a trace with a damaged frame; a thread that ran once reads a few
+    frames, one that never ran none (scan_stats).
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
