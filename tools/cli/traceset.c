@@ -1474,12 +1474,19 @@ static void window_chunks(struct tset_member *m, const struct rt_trace_cpu *c,
  */
 static int window_streams(const struct tset *ts, struct tset_member *m,
 			  struct rt_trace *t, uint64_t begin, uint64_t end,
+			  const uint64_t *begins, const uint64_t *ends,
 			  bool seek, struct rt_error *err)
 {
 	for (unsigned int i = 0; i < t->nr_cpus; i++) {
 		struct rt_trace_cpu *c = &t->cpus[i];
 		unsigned int after = c->nr_paths, cold = 0;
 		char *why[2] = { NULL, NULL };
+
+		/* A window of its own (by index in @t->cpus). */
+		if (begins) {
+			begin = begins[i];
+			end = ends[i];
+		}
 
 		if (seek)
 			window_chunks(m, c, begin, end, &after, &cold, &why[0], &why[1]);
@@ -1513,7 +1520,8 @@ int tset_window(struct tset *ts, unsigned int member, uint64_t begin,
 {
 	struct rt_error err;
 
-	if (window_streams(ts, &ts->m[member], ts->m[member].t, begin, end, seek, &err)) {
+	if (window_streams(ts, &ts->m[member], ts->m[member].t, begin, end, NULL, NULL,
+			   seek, &err)) {
 		error_line("%s", err.msg);
 		return -1;
 	}
@@ -1526,27 +1534,41 @@ struct tset_view {
 	struct rt_trace t;		/* the member's, its own cpus[] and streams */
 };
 
-struct tset_view *tset_view_open(struct tset *ts, unsigned int member,
-				 const bool *cpus, bool windowed, uint64_t begin,
-				 uint64_t end, bool seek, struct rt_error *err)
+/* tset_view_open(), and with @begins: a window per CPU (by index in m->t->cpus). */
+static struct tset_view *view_open(struct tset *ts, unsigned int member,
+				   const bool *cpus, bool windowed, uint64_t begin,
+				   uint64_t end, const uint64_t *begins,
+				   const uint64_t *ends, bool seek, struct rt_error *err)
 {
 	struct tset_member *m = &ts->m[member];
 	struct tset_view *v = calloc(1, sizeof(*v));
+	uint64_t *b = NULL, *e = NULL;
 	unsigned int n = 0;
 
 	if (!v || !(v->t.cpus = calloc(m->t->nr_cpus + 1, sizeof(*v->t.cpus))))
+		die("out of memory");
+	if (begins && (!(b = calloc(m->t->nr_cpus + 1, sizeof(*b))) ||
+		       !(e = calloc(m->t->nr_cpus + 1, sizeof(*e)))))
 		die("out of memory");
 	v->t.dir = m->t->dir;
 	v->t.md = m->t->md;
 	for (unsigned int i = 0; i < m->t->nr_cpus; i++) {
 		if (cpus && !cpus[i])
 			continue;
+		if (begins) {
+			b[n] = begins[i];
+			e[n] = ends[i];
+		}
 		v->t.cpus[n] = m->t->cpus[i];
 		v->t.cpus[n++].stream = NULL;
 	}
 	v->t.nr_cpus = n;
 	if (windowed) {
-		if (window_streams(ts, m, &v->t, begin, end, seek, err))
+		int r = window_streams(ts, m, &v->t, begin, end, b, e, seek, err);
+
+		free(b);
+		free(e);
+		if (r)
 			goto fail;
 		return v;
 	}
@@ -1562,6 +1584,20 @@ struct tset_view *tset_view_open(struct tset *ts, unsigned int member,
 fail:
 	tset_view_close(v);
 	return NULL;
+}
+
+struct tset_view *tset_view_open(struct tset *ts, unsigned int member,
+				 const bool *cpus, bool windowed, uint64_t begin,
+				 uint64_t end, bool seek, struct rt_error *err)
+{
+	return view_open(ts, member, cpus, windowed, begin, end, NULL, NULL, seek, err);
+}
+
+struct tset_view *tset_view_open_cpus(struct tset *ts, unsigned int member,
+				      const bool *cpus, const uint64_t *begins,
+				      const uint64_t *ends, bool seek, struct rt_error *err)
+{
+	return view_open(ts, member, cpus, true, 0, 0, begins, ends, seek, err);
 }
 
 struct rt_trace *tset_view_trace(struct tset_view *v)

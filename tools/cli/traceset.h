@@ -107,6 +107,13 @@ struct tset_view;
 struct tset_view *tset_view_open(struct tset *ts, unsigned int member,
 				 const bool *cpus, bool windowed, uint64_t begin,
 				 uint64_t end, bool seek, struct rt_error *err);
+/*
+ * tset_view_open() windowed, each CPU by a window of its own: [@begins[i],
+ * @ends[i]] for the member's CPU of index i (as @cpus).
+ */
+struct tset_view *tset_view_open_cpus(struct tset *ts, unsigned int member,
+				      const bool *cpus, const uint64_t *begins,
+				      const uint64_t *ends, bool seek, struct rt_error *err);
 struct rt_trace *tset_view_trace(struct tset_view *v);
 void tset_view_close(struct tset_view *v);
 

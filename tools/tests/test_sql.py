@@ -43,6 +43,10 @@
     damage, not on the name; critical_path(utid, ts, dur) on a long trace
     the walk done here over the whole thread_state, reading the window's
     frames (scan_stats).
+  - raw's utid = X through run lists: the rows of utid + 0 = X and of
+    RINGTRACE_SEEK=0 for threads that migrate, ran once, never ran, also
+    on a trace with a damaged frame; a thread that ran once reads a few
+    frames, one that never ran none (scan_stats).
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -716,14 +720,15 @@ def sched_windows_equal_full_scan(ctx):
                   (table, a, b, len(got), len(want)))
 
 
-def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5):
+def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visitor=None):
     """A scheduler at work as rotated stored chunks, three a CPU: threads
     switched out in R, S, D or preempted (R+), sleepers woken
     (sched_waking, then sometimes sched_wakeup), markers between, events
     discarded and packets lost now and then; system calls, irqs and
     softirqs entered and left at random (nested, unpaired, left open);
     thread 99 sleeps from the first event to the end (a span as long as
-    the trace)."""
+    the trace); tid @visitor (if given) runs once, on the last CPU halfway
+    through, for two markers."""
     rng = random.Random(seed)
     cur = {c: 0 for c in range(cpus)}
     runnable = set(range(100, 100 + threads))
@@ -732,6 +737,11 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5):
     t = T0
     evs[0].append((t, 1, sw(99, 1, 0)))
     for i in range(n):
+        if visitor is not None and i == n // 2:
+            c = cpus - 1
+            evs[c] += [(t + 10, 1, sw(cur[c], 256, visitor)), (t + 20, 0, td.marker(b'v1')),
+                       (t + 30, 0, td.marker(b'v2')), (t + 40, 1, sw(visitor, 1, cur[c]))]
+            t += 40
         t += rng.randrange(200, 3000)
         c = rng.randrange(cpus)
         r = rng.random()
@@ -918,6 +928,15 @@ def mix_at(d, n, seed=5):
     before (the same file names: chunks 1-3 of each CPU)."""
     shutil.rmtree(d, ignore_errors=True)
     sched_mix_trace(d, n=n, seed=seed)
+# ---- utid pushed down through run lists (issue 31 P3c) ------------------------------------
+
+RUN_COLS = 'ts, cpu, name, utid, args'
+# 7777 runs once (visitor), 99 owns the first event alone, 4242 never runs, 0 is idle.
+RUN_TIDS = (7777, 99, 4242, 100, 105, 117, 123, 0)
+
+
+def runs_packed(ctx):
+    d = sched_mix_trace(ctx.path('runs'), visitor=7777)
     r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
     check(r.returncode == 0, 'compress: ' + r.stderr)
     return d
@@ -1149,6 +1168,89 @@ def cache_fuzz_asan(ctx):
     # The payload's checks are what the runs with the checksum right met:
     # some files pass them (values changed), some not (counts, keys).
     check(10 <= loaded <= 90, '%d of 100 files with the checksum right were read' % loaded)
+def utid_rows(d, x, extra='', status=0):
+    """raw's rows of utid @x pushed down, not pushed (utid + 0) and with
+    RINGTRACE_SEEK=0, and the two runs' scan_stats."""
+    q = 'SELECT %s FROM raw WHERE utid = %d%s' % (RUN_COLS, x, extra)
+    u = 'SELECT %s FROM raw WHERE utid + 0 = %d%s' % (RUN_COLS, x, extra)
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    a = arrays(sql(d, q + '; SELECT * FROM scan_stats; ' + u + '; SELECT * FROM scan_stats',
+                   '--json', status=status).stdout)
+    n = arrays(sql(d, q, '--json', env={'RINGTRACE_SEEK': '0'}, status=status).stdout)
+    check(len(a) == 4 and len(n) == 1, 'utid %d: printed %d and %d arrays' % (x, len(a), len(n)))
+    return sorted(a[0], key=key), sorted(a[2], key=key), sorted(n[0], key=key), a[1], a[3]
+
+
+@test
+def utid_reads_its_runs(ctx):
+    """raw WHERE utid = X on a packed trace whose threads migrate between
+    two CPUs: the rows are those of utid + 0 = X (not pushed) and of
+    RINGTRACE_SEEK=0, for threads that ran often, 99 (its first event
+    alone), 7777 (two markers halfway), 4242 (never ran) and the idle
+    task, also with a ts window and cpu = 1; scan_stats: the run lists
+    are built once per run by a pass over every frame ('run index'), a
+    thread that ran once reads a few frames, one that never ran none,
+    and the next statement builds nothing again."""
+    d = runs_packed(ctx)
+    for x in RUN_TIDS:
+        got, full, nseek, st, ust = utid_rows(d, x)
+        check(got == full, 'utid %d: %d rows pushed down, the full scan %d; only in one: %s' %
+              (x, len(got), len(full), sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+        check(nseek == full, 'utid %d: RINGTRACE_SEEK=0 gives %d rows, expected %d' %
+              (x, len(nseek), len(full)))
+        check(x == 4242 or len(full) > 0, 'utid %d has no rows' % x)
+        raw = [r for r in st if r['tbl'] == 'raw']
+        whole = ust[0]['frames_read']
+        check(len(raw) == 1 and raw[0]['plan'] == 'utid=' and whole > 100,
+              'utid %d: scan_stats %s, the full scan %s' % (x, st, ust))
+        if x == 7777:
+            check(len(full) == 3 and raw[0]['frames_read'] <= 4,
+                  'utid 7777: %d rows, %d frames read of %d' %
+                  (len(full), raw[0]['frames_read'], whole))
+        if x == 99:
+            check(raw[0]['frames_read'] <= 2 and raw[0]['cpus'] == 1,
+                  'utid 99: %s' % raw)
+        if x == 4242:
+            check(raw[0]['frames_read'] == 0 and raw[0]['cpus'] == 0,
+                  'utid 4242 (never ran): %s' % raw)
+        idx = [r for r in st if r['tbl'] == 'run index']
+        check(len(idx) == 1 and idx[0]['frames_read'] == whole,
+              'utid %d: the run index %s, the full scan read %d frames' % (x, idx, whole))
+    lo = min(r['ts'] for r in rows(d, 'SELECT ts FROM raw WHERE utid = 105'))
+    for extra in (' AND cpu = 1', ' AND ts BETWEEN %d AND %d' % (lo + 10**7, lo + 3 * 10**7),
+                  ' AND ts > %d AND cpu = 0' % (lo + 10**7)):
+        got, full, nseek, _, _ = utid_rows(d, 105, extra)
+        check(got == full == nseek and len(full) > 0,
+              'utid 105%s: %d rows pushed, %d not, %d RINGTRACE_SEEK=0' %
+              (extra, len(got), len(full), len(nseek)))
+    st = arrays(sql(d, 'SELECT count(*) FROM raw WHERE utid = 100; '
+                       'SELECT count(*) FROM raw WHERE utid = 7777; SELECT * FROM scan_stats',
+                    '--json').stdout)[2]
+    check([r['tbl'] for r in st] == ['raw'] and st[0]['frames_read'] <= 4,
+          'a second utid in one run: %s' % st)
+
+
+@test
+def utid_runs_damaged_frame(ctx):
+    """The packed trace of utid_reads_its_runs with one frame of cpu1's
+    middle chunk damaged: raw WHERE utid = X gives the rows of the full
+    scan (utid + 0 = X, exit 3) for each X; exit 3 where it read the
+    damage, 0 where it did not."""
+    d = runs_packed(ctx)
+    name = sorted(f for f in os.listdir(d) if f.startswith('cpu1-'))[1]
+    data = bytearray(open(os.path.join(d, name), 'rb').read())
+    data[len(data) // 2] ^= 0x55
+    open(os.path.join(d, name), 'wb').write(data)
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    for x in RUN_TIDS:
+        u = 'SELECT %s FROM raw WHERE utid + 0 = %d' % (RUN_COLS, x)
+        full = sorted(rows(d, u, status=3), key=key)
+        r = td.rt_env({}, 'sql', '--json', d, u.replace(' + 0', ''))
+        check(r.returncode in (0, 3) and 'runtime error' not in r.stderr,
+              'utid %d: exit %d %s' % (x, r.returncode, r.stderr[-800:]))
+        got = sorted(arrays(r.stdout)[0], key=key)
+        check(got == full, 'utid %d on the damaged trace: %d rows, the full scan %d' %
+              (x, len(got), len(full)))
 
 
 # ---- threads and processes (issue 31 P2) -------------------------------------------------
@@ -1323,8 +1425,12 @@ def utid_reads_its_trace(ctx):
         want = rows(dirs, q % '+ 0 ')
         check(got == want and (table not in ('raw', 'thread_state') or got[0]['n'] > 100),
               '%s.%s = %d: %s, unpushed %s' % (table, col, v, got, want))
-        check(len(st) == 1 and st[0]['members'] == 1 and st[0]['plan'].startswith(col + '='),
-              '%s.%s = %d: scan_stats %s' % (table, col, v, st))
+        # raw's run lists (utid_reads_its_runs) are built of that trace alone.
+        idx = [s for s in st if s['tbl'] == 'run index']
+        st = [s for s in st if s['tbl'] != 'run index']
+        check(len(st) == 1 and st[0]['members'] == 1 and st[0]['plan'].startswith(col + '=') and
+              len(idx) == (table == 'raw') and all(s['members'] == 1 for s in idx),
+              '%s.%s = %d: scan_stats %s' % (table, col, v, st + idx))
     got, st = stats(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid IN (100, %d) '
                     'GROUP BY trace' % x)
     want = rows(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid + 0 IN (100, %d) '

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sql.h"
+#include "runidx.h"
 
 /* Every table: a new one is a line here and a t_*.c file. */
 static const struct sql_table *const tables[] = {
@@ -125,6 +125,9 @@ void sqldb_close(struct sqldb *d)
 		schedwalk_index_free(d->sched_idx[i]);
 	free(d->sched_idx);
 	spanq_index_free(d->span_idx);
+	for (unsigned int i = 0; d->run_idx && i < d->ts->nr; i++)
+		runidx_free(d->run_idx[i]);
+	free(d->run_idx);
 	tset_close(d->ts);
 	free(d->cur);
 	free(d->last);

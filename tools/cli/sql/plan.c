@@ -299,8 +299,11 @@ static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 	s->members_set = true;
 }
 
-/* utid (upid) = @v: only the trace its high half names is read. */
-static void utid_term(struct sql_cursor *c, sqlite3_value *v)
+/*
+ * utid (upid) = @v: only the trace its high half names is read; a utid's
+ * value kept (SCAN_RUNS), two that differ matching nothing.
+ */
+static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite3_value *v)
 {
 	struct scan_spec *s = &c->spec;
 	const struct tset *ts = c->db->ts;
@@ -315,6 +318,14 @@ static void utid_term(struct sql_cursor *c, sqlite3_value *v)
 	free(s->members);
 	s->members = now;
 	s->members_set = true;
+	if (strcmp(col->name, "utid"))
+		return;
+	if (!int_value(v, &x) || (s->utid_set && s->utid != x)) {
+		s->empty = true;
+		return;
+	}
+	s->utid_set = true;
+	s->utid = x;
 }
 
 static void cpu_term(struct scan_spec *s, struct term_values *tv)
@@ -489,7 +500,7 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			arg_term(c, col, tv.v);
 			break;
 		case SQL_PUSH_UTID:
-			utid_term(c, tv.v);
+			utid_term(c, col, tv.v);
 			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);

@@ -23,6 +23,10 @@
  * items tell the rest.  A stack_ref names defs of its own packet, which
  * the window reads whole (the packet before it included).
  *
+ * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
+ * the thread's first run there to its last (runidx.c), the CPUs it never
+ * ran on not opened; the threads are followed there as in any window.
+ *
  * What each view read (frames, bytes, packets, events) is added to the
  * cursor's scan_stats row when it closes; its damage goes to the
  * database's list (sqldb_view_damage()).
@@ -30,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sql.h"
+#include "runidx.h"
 
 struct scan {
 	struct sql_cursor *c;
@@ -207,6 +211,51 @@ static int prologue_until(struct scan *s, uint64_t ts, uint32_t cpu)
 	return 0;
 }
 
+/*
+ * SCAN_RUNS: member @i's view of the spec's utid, each CPU from the first
+ * to the last run of its thread there within [@begin, @end], CPUs
+ * @cpus (NULL: all) left out where it never ran: 1, 0 it ran on none, -1.
+ */
+static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
+		     uint64_t begin, uint64_t end)
+{
+	const struct tset_member *m = &s->d->ts->m[i];
+	const struct run_index *ix = runidx_get(s->c, i);
+	uint64_t *b, *e;
+	struct rt_error err;
+	bool *on, any = false;
+	int32_t tid = (int32_t)(s->sp->utid & 0xffffffff);
+
+	if (!ix)
+		return -1;
+	on = calloc(m->t->nr_cpus + 1, sizeof(*on));
+	b = calloc(m->t->nr_cpus + 1, sizeof(*b));
+	e = calloc(m->t->nr_cpus + 1, sizeof(*e));
+	if (!on || !b || !e)
+		die("out of memory");
+	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
+		uint64_t from, to;
+
+		if ((cpus && !cpus[k]) ||
+		    (uint64_t)s->sp->utid & 0x80000000u ||
+		    !runidx_span(ix, tid, m->t->cpus[k].cpu, &from, &to))
+			continue;
+		b[k] = from > begin ? from : begin;
+		e[k] = to < end ? to : end;
+		any = on[k] = b[k] <= e[k];
+	}
+	if (any)
+		s->v = tset_view_open_cpus(s->d->ts, i, on, b, e, s->d->seek, &err);
+	free(on);
+	free(b);
+	free(e);
+	if (!any)
+		return 0;
+	if (!s->v)
+		return sql_error(s->c, "%s", err.msg);
+	return 1;
+}
+
 /* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
 static int view_open(struct scan *s, unsigned int i)
 {
@@ -242,12 +291,22 @@ static int view_open(struct scan *s, unsigned int i)
 		end = ns_to_cycles(s->d, m, sp->end + 1, true);
 	if (sp->threads_only)
 		begin = end = UINT64_MAX;
-	s->v = tset_view_open(s->d->ts, i, cpus,
-			      sp->has_begin || sp->has_end || sp->threads_only,
-			      begin, end, s->d->seek, &err);
-	free(cpus);
-	if (!s->v)
-		return sql_error(s->c, "%s", err.msg);
+	if ((s->what & SCAN_RUNS) && sp->utid_set && (uint64_t)sp->utid >> 32 == i) {
+		int r = runs_view(s, i, cpus, begin, end);
+
+		free(cpus);
+		if (r <= 0)
+			return r;
+	} else {
+		s->v = tset_view_open(s->d->ts, i, cpus,
+				      sp->has_begin || sp->has_end || sp->threads_only,
+				      begin, end, s->d->seek, &err);
+		free(cpus);
+		if (!s->v)
+			return sql_error(s->c, "%s", err.msg);
+	}
+	/* The run index's row may have moved the counters. */
+	st = sqldb_stat(s->d, s->c->stat);
 	s->cur = i;
 	st->members++;
 	t = tset_view_trace(s->v);
@@ -373,6 +432,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 			r = view_open(s, s->member++);
 			if (r < 0)
 				return -1;
+			/* The run index's row may have moved the counters. */
+			st = sqldb_stat(s->d, s->c->stat);
 			if (!r)
 				continue;
 		}

@@ -23,6 +23,7 @@
  *   critpath.c   critical_path()'s walk over those spans
  *   threadidx.c  the threads and processes (thread, process)
  *   stackrows.c  the stacks' frames and ids (sample, stack, frame)
+ *   runidx.c     where each thread ran, per CPU (raw's utid =)
  *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
@@ -71,6 +72,8 @@ struct sqldb {
 	struct sw_index **sched_idx;
 	/* The pairing tables' checkpoints (spanq.c), a list. */
 	struct spanq_index *span_idx;
+	/* Per member, its run lists once a utid needed them (runidx.c). */
+	struct run_index **run_idx;
 };
 
 struct sw_index;
@@ -154,6 +157,9 @@ struct scan_spec {
 	char **names;
 	unsigned int nr_names;
 	bool *members;			/* by member; NULL unless members_set */
+	/* utid = @utid (a column named utid, SQL_PUSH_UTID): SCAN_RUNS reads its runs. */
+	bool utid_set;
+	int64_t utid;
 	/*
 	 * Span tables (SQL_PUSH_SPAN): every row asked for overlaps [lo, hi]
 	 * (end_ts >= lo, ts <= hi), ns, both included; a span's ts <= end_ts,
@@ -259,6 +265,13 @@ enum {
 	SCAN_THREADS = 1U << 3,		/* row.tid: the owner thread */
 	SCAN_MEMBER_END = 1U << 4,	/* a row (no it, no gap) as a member ends */
 	SCAN_STACKS = 1U << 5,		/* row.pair: each event's stacks (threads too) */
+	/*
+	 * With the spec's utid: on each CPU only the stretch from the first
+	 * to the last run of its thread there (runidx.c), no other CPU; for
+	 * a producer whose rows are the owner's (row.tid) and that leaves
+	 * the utid term to SQLite.
+	 */
+	SCAN_RUNS = 1U << 6,
 };
 
 struct scan_row {

@@ -10,7 +10,8 @@
  *
  * utid is member << 32 | tid of the thread the event belongs to
  * (report's), NULL when not known (after a loss, before the CPU's first
- * switch); threads are followed only when utid is read.
+ * switch); threads are followed only when utid is read.  utid = X reads
+ * on each CPU only from X's first run there to its last (runidx.c).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -39,7 +40,9 @@ static int raw_filter(struct sql_cursor *c)
 {
 	struct raw *r = c->priv;
 
-	r->scan = scan_open(c, SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0));
+	/* utid = X: only the stretches where X owned a CPU (SQLite checks the term). */
+	r->scan = scan_open(c, SCAN_EVENTS | SCAN_RUNS |
+			    (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0));
 	return 0;
 }
 

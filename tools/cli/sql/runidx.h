@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Run lists (runidx.c): where on each CPU a thread owned the events, so
+ * that `utid = X` reads only those stretches of the CPUs X ran on.
+ */
+#ifndef RINGTRACE_SQL_RUNIDX_H
+#define RINGTRACE_SQL_RUNIDX_H
+
+#include "sql.h"
+
+struct run_index;
+
+/*
+ * Member @m's run lists, built by one pass on first need and kept by the
+ * database (its reading is scan_stats' row "run index"); NULL with
+ * c->err set.
+ */
+const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m);
+/*
+ * The first and last cycle of CPU @cpu (its number) at which an event
+ * there can belong to @tid (raw's utid: rt_threads_owner() in a full
+ * pass): false when none can.
+ */
+bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		 uint64_t *from, uint64_t *to);
+void runidx_free(struct run_index *ix);
+
+#endif /* RINGTRACE_SQL_RUNIDX_H */
