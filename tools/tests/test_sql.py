@@ -928,15 +928,6 @@ def mix_at(d, n, seed=5):
     before (the same file names: chunks 1-3 of each CPU)."""
     shutil.rmtree(d, ignore_errors=True)
     sched_mix_trace(d, n=n, seed=seed)
-# ---- utid pushed down through run lists (issue 31 P3c) ------------------------------------
-
-RUN_COLS = 'ts, cpu, name, utid, args'
-# 7777 runs once (visitor), 99 owns the first event alone, 4242 never runs, 0 is idle.
-RUN_TIDS = (7777, 99, 4242, 100, 105, 117, 123, 0)
-
-
-def runs_packed(ctx):
-    d = sched_mix_trace(ctx.path('runs'), visitor=7777)
     r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
     check(r.returncode == 0, 'compress: ' + r.stderr)
     return d
@@ -1168,6 +1159,20 @@ def cache_fuzz_asan(ctx):
     # The payload's checks are what the runs with the checksum right met:
     # some files pass them (values changed), some not (counts, keys).
     check(10 <= loaded <= 90, '%d of 100 files with the checksum right were read' % loaded)
+# ---- utid pushed down through run lists (issue 31 P3c) ------------------------------------
+
+RUN_COLS = 'ts, cpu, name, utid, args'
+# 7777 runs once (visitor), 99 owns the first event alone, 4242 never runs, 0 is idle.
+RUN_TIDS = (7777, 99, 4242, 100, 105, 117, 123, 0)
+
+
+def runs_packed(ctx):
+    d = sched_mix_trace(ctx.path('runs'), visitor=7777)
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d
+
+
 def utid_rows(d, x, extra='', status=0):
     """raw's rows of utid @x pushed down, not pushed (utid + 0) and with
     RINGTRACE_SEEK=0, and the two runs' scan_stats."""
