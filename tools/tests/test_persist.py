@@ -605,6 +605,40 @@ def test_recover_usage(ctx):
               '%s: exit %d %r' % (args, r.returncode, r.stderr))
 
 
+@test
+def test_report_tail_recovered(ctx):
+    """report --tail N of a recovered image: per CPU, in CPU order, a
+    header and the last N markers gentrace put whole in the image, in
+    order (the record in flight is not among them); the loss line of the
+    dropped record prints with the events once N reaches back to it; all
+    as model_tail() makes it from the whole report."""
+    img, exp = gt.make_image(seed=1, tails={0: 'open', 2: 'closed-incomplete'})
+    r, out = recover(ctx, img)
+    expect_run(r, 0, 'recover')
+    for n in (1, 3, 20):
+        t = td.check_tail(out, n)
+        blocks = t.stdout.split('\n\n')
+        check(len(blocks) == len(exp['cpus']) + 1, '--tail %d: %d blocks' % (n, len(blocks)))
+        for block, (cpu, e) in zip(blocks, sorted(exp['cpus'].items())):
+            lines = block.splitlines()
+            check(re.match(r'^CPU %d: last %d events? before \[[0-9.]+\]$' % (cpu, n), lines[0]),
+                  '--tail %d: header %r' % (n, lines[0]))
+            got = [MARKER.match(l).group(2) for l in lines[1:] if MARKER.match(l)]
+            check(got == e['markers'][-n:] and len(lines) == n + 1,
+                  '--tail %d, cpu%d: %s, wanted the markers %s' % (n, cpu, lines[1:],
+                                                                e['markers'][-n:]))
+    full = td.rt('report', '--cpu', '0', out).stdout.splitlines()
+    loss = max(i for i, l in enumerate(full) if ' cpu0 -- lost events=1 ' in l + ' ')
+    after = sum(1 for l in full[loss + 1:] if MARKER.match(l))
+    t = td.check_tail(out, after, '--cpu', '0')
+    lines = t.stdout.splitlines()
+    check(lines[1] == full[loss] and 'lost events=1 packets=0' in lines[1],
+          '--tail %d: the record in flight\'s loss is not first: %s' % (after, lines[:3]))
+    t = td.check_tail(out, len(exp['cpus'][0]['markers']))
+    check(t.stdout.count('before the first packet') == 2,
+          'every event: the losses before the first packets: %s' % t.stdout[:300])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')
