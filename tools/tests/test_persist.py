@@ -671,6 +671,8 @@ def test_unit_recovers(ctx):
         check(os.listdir(root) == [name], '%s: %s' % (opts, os.listdir(root)))
         check_markers(os.path.join(root, name), exp)
         check(release_written(rel) == uuid, 'not released: %r' % release_written(rel))
+        check('ringtrace report --tail 20 %s/%s' % (root, name) in r.stdout,
+              'the journal line does not say how to read it: %r' % r.stdout)
     debugfs, rel = fake_module(ctx, img)
     root = ctx.path('root')
     r = unit_recover(ctx, '--debugfs', debugfs, RINGTRACED_OPTS='--root ' + root,
