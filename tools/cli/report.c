@@ -909,6 +909,10 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 		view_flush(&vs[last]);
 	/* After an error, what was read stays printed; no summaries. */
 	error = tset_merge_error(tm);
+	for (unsigned int i = 0; error && i < ts->nr; i++)
+		if (vs[i].tail)
+			tail_print(vs[i].tail, stdout, o->wall, vs[i].f.cpus,
+				   vs[i].f.nr_cpu_sel);
 	for (unsigned int i = 0; !error && i < ts->nr; i++) {
 		const struct tset_member *mb = &ts->m[i];
 

@@ -5660,8 +5660,15 @@ def tail_damaged(ctx):
               '--tail %d: the damage is not named: %r' % (n, r.stderr))
     check('damaged=1' in r.stdout, '--tail 100000: no damaged=1 loss line: %s'
           % r.stdout[-2000:])
+    # --strict: an error where the damage is; what was read before it
+    # still prints, as the whole report's lines do.
     r = rt('report', '--tail', 3, '--strict', bad)
-    check(r.returncode == 1, '--strict: exit %d' % r.returncode)
+    full = rt('report', '--strict', bad)
+    cpu1 = [l for l in full.stdout.splitlines() if l.split(' ')[1:2] == ['cpu1']]
+    check(r.returncode == 1 and full.returncode == 1 and len(cpu1) > 3 and
+          r.stdout.split('\n\n')[1].splitlines()[1:] == cpu1[-3:],
+          '--strict: exit %d, %s; the whole report\'s cpu1 ends %s'
+          % (r.returncode, r.stdout, cpu1[-3:]))
 
 
 @test
