@@ -1265,7 +1265,7 @@ int prevboot_main(void)
 		die("%s/%s: %s", outdir, DAMAGED_DIR, strerror(errno));
 	if (fsync(outdirfd) < 0)
 		die("%s: %s", outdir, strerror(errno));
-	report("previous trace in %s: ringtrace report %s", outdir, outdir);
+	report("previous trace in %s: ringtrace report --tail 20 %s", outdir, outdir);
 	if (!opt.image && !opt.keep)
 		ret = release(&c, &rec.img, outdir);
 	rt_metadata_free(rec.md);

@@ -240,6 +240,22 @@ const char *stack_blocked_function(struct stack_names *n, const struct stack_ips
 /* report --folded [--off-cpu]: the exit status. */
 int folded_report(const char *dir, const char *bindir, bool off_cpu, bool strict);
 /*
+ * tail.c: report --tail N, each CPU's last @n events of @t.  report prints
+ * an item (and, after tail_keep(), its event's stacks) into tail_out();
+ * tail_keep() files it under its CPU (@event: false for a loss),
+ * tail_append() adds what was printed since to the last event filed;
+ * tail_print() prints the CPUs one after another, those @sel (by CPU
+ * number, @nr_sel of them; NULL: all) says.  NULL: out of memory.
+ */
+struct tail;
+struct tail *tail_new(unsigned int n, const struct rt_trace *t);
+FILE *tail_out(struct tail *tl);
+void tail_keep(struct tail *tl, uint32_t cpu, bool event);
+void tail_append(struct tail *tl);
+void tail_print(const struct tail *tl, FILE *f, bool wall, const bool *sel,
+		unsigned int nr_sel);
+void tail_free(struct tail *tl);
+/*
  * critical.c: report --critical-path WHO (a tid or a thread's name) of
  * the recording @dirs, from --begin @begin to --end @end (NULL: the
  * thread's life), as lines or (@folded) flame graph input; exit status.

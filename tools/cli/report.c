@@ -7,6 +7,7 @@
  *
  * One pass in time order; memory grows with the number of threads,
  * system call names and wakeup samples (--stat), not with the events.
+ * --tail N keeps each CPU's last N events instead of printing (tail.c).
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -40,6 +41,7 @@ struct opts {
 	bool wall, stat, strict, folded, off_cpu, follow;
 	unsigned int hold_ms;
 	unsigned int top;		/* --stat's top functions */
+	unsigned int tail;		/* --tail N; 0: every event */
 	const char *events, *cpus, *begin, *end;
 	const char *binaries;		/* --binaries DIR, or NULL */
 	const char *critical;		/* --critical-path TID|COMM, or NULL */
@@ -252,14 +254,14 @@ static void make_filter(struct filter *f, const struct opts *o,
 
 /* ---- printing --------------------------------------------------------------- */
 
-static void print_thread(const struct rt_threads *th, int32_t tid, uint32_t cpu)
+static void print_thread(FILE *f, const struct rt_threads *th, int32_t tid, uint32_t cpu)
 {
 	const char *comm = rt_threads_comm(th, tid, cpu);
 
 	if (tid < 0)
-		fputs(" -", stdout);
+		fputs(" -", f);
 	else
-		printf(" %s-%" PRId32, comm ? comm : "<...>", tid);
+		fprintf(f, " %s-%" PRId32, comm ? comm : "<...>", tid);
 }
 
 /*
@@ -289,7 +291,7 @@ static void format_ts(char *buf, size_t len, const struct tset *ts,
 		snprintf(buf + n, len - n, " %s", *mb->host ? mb->host : "-");
 }
 
-static void print_item(const struct tset *ts, const struct tset_member *mb,
+static void print_item(FILE *f, const struct tset *ts, const struct tset_member *mb,
 		       const struct rt_metadata *md, const struct rt_item *it,
 		       const struct rt_threads *th, int32_t tid, bool wall)
 {
@@ -297,21 +299,21 @@ static void print_item(const struct tset *ts, const struct tset_member *mb,
 
 	format_ts(time, sizeof(time), ts, mb, md, it->timestamp, wall);
 	if (it->type == RT_ITEM_LOST) {
-		printf("%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64,
-		       time, it->cpu, it->lost_events, it->lost_packets);
+		fprintf(f, "%s cpu%u -- lost events=%" PRIu64 " packets=%" PRIu64,
+			time, it->cpu, it->lost_events, it->lost_packets);
 		if (it->damaged_packets)
-			printf(" damaged=%" PRIu64, it->damaged_packets);
-		printf("%s\n", it->lost_first ? " before the first packet" : "");
+			fprintf(f, " damaged=%" PRIu64, it->damaged_packets);
+		fprintf(f, "%s\n", it->lost_first ? " before the first packet" : "");
 		return;
 	}
-	printf("%s cpu%u", time, it->cpu);
-	print_thread(th, tid, it->cpu);
-	printf(" %s:", it->event->name);
+	fprintf(f, "%s cpu%u", time, it->cpu);
+	print_thread(f, th, tid, it->cpu);
+	fprintf(f, " %s:", it->event->name);
 	if (it->nr_fields) {
-		putchar(' ');
-		rt_print_fields(stdout, it);
+		fputc(' ', f);
+		rt_print_fields(f, it);
 	}
-	putchar('\n');
+	fputc('\n', f);
 }
 
 /* "chunk set 3" or "chunk sets 3-5". */
@@ -728,6 +730,8 @@ struct view {
 	struct umaps *um;		/* the processes' mappings */
 	struct stack_names *names;	/* what names the frames */
 	struct top_fns *top;		/* --stat: the stacks' functions */
+	struct tail *tail;		/* --tail: kept per CPU instead of printed */
+	FILE *out;			/* where events print: stdout, or the tail's */
 	bool pair_kept;			/* the last event: printed (or counted) */
 	int32_t pair_tid;		/* the last event's thread */
 };
@@ -749,6 +753,7 @@ static void view_init(struct view *v, const struct opts *o, const char *dir,
 	if (!v->th || !v->sr || !v->um)
 		die("out of memory");
 	v->names = stack_names_new(dir, o->binaries, v->um);
+	v->out = stdout;
 	if (o->stat)
 		v->top = top_fns_new();
 }
@@ -788,7 +793,9 @@ static void view_pair(struct view *v, const struct stack_pair *p)
 	if (v->top)
 		top_fns_add(v->top, v->names, p, pid);
 	else
-		stack_pair_print(stdout, v->names, p, pid);
+		stack_pair_print(v->out, v->names, p, pid);
+	if (v->tail)
+		tail_append(v->tail);
 }
 
 /* The stacks of the last event, before items of another trace are printed. */
@@ -821,7 +828,9 @@ static void view_item(struct view *v, const struct rt_item *it)
 	if (keep && v->st)
 		stat_feed(v->st, it, tid);
 	else if (keep)
-		print_item(v->ts, v->mb, v->md, it, v->th, tid, v->o->wall);
+		print_item(v->out, v->ts, v->mb, v->md, it, v->th, tid, v->o->wall);
+	if (keep && v->tail)
+		tail_keep(v->tail, it->cpu, it->type == RT_ITEM_EVENT);
 	/*
 	 * Threads are learnt from everything read, before --begin too, and,
 	 * seeking, from what the frames before the window's tell
@@ -855,6 +864,11 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 	ts = tset_open(dirs, n, o->strict);
 	if (!ts)
 		return 1;
+	if (o->tail && ts->nr > 1) {
+		error_line("--tail reads one recording: these directories are %u", ts->nr);
+		tset_close(ts);
+		return 1;
+	}
 	vs = calloc(ts->nr, sizeof(*vs));
 	sts = calloc(ts->nr, sizeof(*sts));
 	if (!vs || !sts)
@@ -866,6 +880,12 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 		if (o->stat) {
 			stat_init(&sts[i], mb->t, vs[i].th);
 			vs[i].st = &sts[i];
+		}
+		if (o->tail) {
+			vs[i].tail = tail_new(o->tail, mb->t);
+			if (!vs[i].tail)
+				die("out of memory");
+			vs[i].out = tail_out(vs[i].tail);
 		}
 		if (window_apply(ts, i, &vs[i].f.win) ||
 		    window_threads(ts, i, vs[i].th)) {
@@ -889,6 +909,10 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 		view_flush(&vs[last]);
 	/* After an error, what was read stays printed; no summaries. */
 	error = tset_merge_error(tm);
+	for (unsigned int i = 0; error && i < ts->nr; i++)
+		if (vs[i].tail)
+			tail_print(vs[i].tail, stdout, o->wall, vs[i].f.cpus,
+				   vs[i].f.nr_cpu_sel);
 	for (unsigned int i = 0; !error && i < ts->nr; i++) {
 		const struct tset_member *mb = &ts->m[i];
 
@@ -899,6 +923,9 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 			top_fns_print(vs[i].top, stdout, o->top);
 			continue;
 		}
+		if (vs[i].tail)
+			tail_print(vs[i].tail, stdout, o->wall, vs[i].f.cpus,
+				   vs[i].f.nr_cpu_sel);
 		putchar('\n');
 		for (unsigned int c = 0; c < mb->t->nr_cpus; c++)
 			print_cpu_summary(mb->t, &mb->t->cpus[c], stdout);
@@ -908,6 +935,7 @@ static int report_dirs(char *const *dirs, unsigned int n, const struct opts *o)
 out:
 	for (unsigned int i = 0; i < ts->nr; i++) {
 		stat_free(&sts[i]);
+		tail_free(vs[i].tail);
 		view_free(&vs[i]);
 	}
 	free(sts);
@@ -970,7 +998,7 @@ static int run(int argc, char **argv)
 {
 	enum { O_CPU = 256, O_PID, O_TID, O_COMM, O_BEGIN, O_END, O_STAT,
 	       O_STRICT, O_FOLDED, O_OFF_CPU, O_FOLLOW, O_HOLD, O_CGROUP, O_TOP,
-	       O_NO_DEBUGINFOD, O_BINARIES, O_CRITICAL };
+	       O_NO_DEBUGINFOD, O_BINARIES, O_CRITICAL, O_TAIL };
 	static const struct option lopts[] = {
 		{ "wall", no_argument, NULL, 'w' },
 		{ "events", required_argument, NULL, 'e' },
@@ -991,6 +1019,7 @@ static int run(int argc, char **argv)
 		{ "no-debuginfod", no_argument, NULL, O_NO_DEBUGINFOD },
 		{ "binaries", required_argument, NULL, O_BINARIES },
 		{ "critical-path", required_argument, NULL, O_CRITICAL },
+		{ "tail", required_argument, NULL, O_TAIL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1064,13 +1093,19 @@ static int run(int argc, char **argv)
 		case O_CRITICAL:
 			o.critical = optarg;
 			break;
+		case O_TAIL:
+			if (!parse_uint(optarg, &o.tail) || !o.tail)
+				usage_error("--tail: '%s' is not a number of events (1 or more)",
+					    optarg);
+			break;
 		}
 	}
 	if (argc - optind < 1)
 		usage_error("a trace directory is needed");
 	if (o.critical) {
 		if (o.stat || o.events || o.cpus || o.nr_pids || o.nr_tids || o.nr_comms ||
-		    o.nr_cgroups || o.off_cpu || o.follow || o.wall || o.binaries || top || hold)
+		    o.nr_cgroups || o.off_cpu || o.follow || o.wall || o.binaries || top || hold ||
+		    o.tail)
 			usage_error("--critical-path takes --begin, --end, --folded and --strict only");
 		c = critical_report(argv + optind, (unsigned int)(argc - optind), o.critical,
 				    o.begin, o.end, o.folded, o.strict);
@@ -1096,6 +1131,8 @@ static int run(int argc, char **argv)
 		usage_error("--hold goes with --follow");
 	if (o.follow && (o.stat || o.folded))
 		usage_error("--follow prints the events: no --stat or --folded");
+	if (o.tail && (o.stat || o.folded || o.follow))
+		usage_error("--tail prints events: no --stat, --folded or --follow");
 	if (o.follow && argc - optind != 1)
 		usage_error("--follow reads one trace directory");
 	if (o.follow)
@@ -1180,6 +1217,13 @@ const struct command cmd_report = {
 "                      with stacks, the top functions by self (innermost)\n"
 "                      and total (anywhere in the stack) counts\n"
 "      --top N         with --stat: N top functions (default 20)\n"
+"      --tail N        each CPU's last N events (of those the filters\n"
+"                      keep), with their stacks, CPU after CPU, each in\n"
+"                      time order under \"CPU c: last K events before [END]\"\n"
+"                      (END: the trace's last event); losses among or\n"
+"                      just before them print with them, uncounted.  What\n"
+"                      each CPU did before a crash: ringtrace recover's\n"
+"                      directory (or any one recording)\n"
 "  -w, --wall          times since the epoch (default: CLOCK_MONOTONIC)\n"
 "      --binaries DIR  more binaries to unwind user stack copies with\n"
 "                      (record --ustack-mode copy): DIR's files and its\n"

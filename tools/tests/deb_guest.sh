@@ -12,6 +12,8 @@
 #                                      install succeeds
 #   ringtrace record -- CMD            records with the installed programs
 #   systemd-analyze verify             the installed unit
+#   ringtraced-recover                 the unit's ExecStartPre saves what the
+#                                      region (region-args) kept, released
 #   bash completion                    completes commands and options
 #   dpkg -r, dpkg -P                   the module leaves every kernel; traces
 #                                      in /var/lib/ringtrace stay until purge
@@ -64,6 +66,69 @@ newer_kernel() {
 	[[ -n $h ]] && posing "$W/headers-6.13" 6 13 "$h" >/dev/null &&
 		cp "/boot/config-${h#/usr/src/linux-headers-}" "/boot/config-$NEWER" &&
 		mkdir -p "/lib/modules/$NEWER" && ln -s "$W/headers-6.13" "/lib/modules/$NEWER/build"
+}
+
+# The module's persistent region in this boot's command line
+# (tools/vm/region-args: run-tests gives every boot one), as modprobe
+# options; nothing without one.
+region_opts() {
+	local w size n
+	for w in $(cat /proc/cmdline); do
+		case $w in
+		reserve_mem=*:ringtrace) echo persist=ringtrace; return ;;
+		memmap=*\$*)
+			size=${w#memmap=}; size=${size%%\$*}; n=${size%[KMG]}
+			case $size in *K) n=$((n << 10)) ;; *M) n=$((n << 20)) ;; *G) n=$((n << 30)) ;; esac
+			echo "persist_addr=${w#*\$} persist_size=$n"; return ;;
+		esac
+	done
+}
+
+# The unit's ExecStartPre saves the previous trace the region kept (issue
+# 32): markers recorded into the region, the module reloaded (the rings
+# kept as the previous trace's image, as after a warm reboot), then the
+# installed ringtraced-recover as the unit runs it, its --root from
+# RINGTRACED_OPTS: the directory, the markers last on their CPU, the region
+# released; run again, "no previous trace".  Leaves the module loaded.
+deb_unit_recovers() {
+	local opts dir got
+	opts=$(region_opts)
+	if [[ -z $opts ]]; then
+		check "a persistent region on the kernel's command line (RT_VM_KERNEL_ARGS=\$(region_args ...), tools/vm/region-args)" false
+		return
+	fi
+	rmmod ringtrace
+	# shellcheck disable=SC2086 # options are words
+	check "modprobe ringtrace $opts" modprobe ringtrace $opts
+	check "persist/info: the region is live" \
+		grep -q '^state live' /sys/kernel/debug/ringtrace/persist/info
+	(cd "$W" && ringtrace record -e marker -o "$W/live" -- sh -c \
+		'for i in 1 2 3; do echo "unit-m$i" >/sys/kernel/debug/ringtrace/marker; done') \
+		>"$W/live.out" 2>&1
+	check "ringtrace record into the region: exit 0" test $? -eq 0
+	rmmod ringtrace
+	# shellcheck disable=SC2086
+	modprobe ringtrace $opts
+	check "reloaded: persist/info keeps the previous trace" \
+		grep -q '^state previous' /sys/kernel/debug/ringtrace/persist/info
+	RINGTRACED_OPTS="--max-size 32M --root $W/prev --max-total 4G" \
+		/usr/lib/ringtrace/ringtraced-recover >"$W/prev.out" 2>&1
+	check "ringtraced-recover: exit 0" test $? -eq 0
+	sed 's/^/# /' "$W/prev.out" | head -8
+	dir=$(ls -d "$W"/prev/*-previous-boot 2>/dev/null | head -1)
+	check "the previous trace saved as ROOT/YYYYmmdd-HHMMSS-previous-boot" test -n "$dir"
+	# Each CPU's last 3 markers: the three, whichever CPUs sh ran on.
+	got=$(ringtrace report -e ringtrace_marker --tail 3 "$dir" 2>&1 |
+		grep -o 'data="unit-m[0-9]' | sort | tr -d '\n')
+	check "report --tail 3 -e ringtrace_marker: the markers (got '$got')" \
+		test "$got" = 'data="unit-m1data="unit-m2data="unit-m3'
+	[[ $got == 'data="unit-m1data="unit-m2data="unit-m3' ]] ||
+		ringtrace report --tail 3 "$dir" 2>&1 | sed 's/^/# /' | head -20
+	check "the region released: live again" \
+		grep -q '^state live' /sys/kernel/debug/ringtrace/persist/info
+	RINGTRACED_OPTS="--root $W/prev" /usr/lib/ringtrace/ringtraced-recover >"$W/prev2.out" 2>&1
+	check "ringtraced-recover again: no previous trace" \
+		eval 'grep -q "no previous trace" "$W/prev2.out" && test $(ls "$W/prev" | wc -l) -eq 1'
 }
 
 main() {
@@ -162,6 +227,9 @@ main() {
 	sed 's/^/# /' "$W/verify" | head -5
 	check "the unit is installed, not enabled" \
 		test ! -e /etc/systemd/system/multi-user.target.wants/ringtraced.service
+	t=$(now_us)
+	deb_unit_recovers
+	note "the unit's recovery: $(since "$t") s"
 
 	if [[ -r /usr/share/bash-completion/bash_completion ]]; then
 		local got

@@ -5538,6 +5538,163 @@ def run_suite(suite, tests, make_ctx, args):
     return 1 if failed else 0
 
 
+# ---- report --tail N (tools/cli/tail.c) -------------------------------------------
+
+def model_tail(report_out, n, cpus=None):
+    """What `report --tail N` prints, made from the whole report's output:
+    per CPU (in the summaries' order; those of @cpus) its last N events with the lines
+    under them (stacks), the loss lines among or just before them; a
+    header each; the summaries after a blank line."""
+    lines = report_out.splitlines()
+    summ = [l for l in lines if re.match(r'^cpu\d+: packets=', l)]
+    items = [l for l in lines if l.startswith('[') or l.startswith(' ')]
+    per, end = {}, None
+    for l in items:
+        if l.startswith(' '):
+            per[cur][-1][0].append(l)
+            continue
+        f = l.split(' ')
+        cur = int(f[1][3:])
+        event = f[2] != '--'
+        per.setdefault(cur, []).append(([l], event))
+        if event:
+            end = f[0]
+    out = []
+    for s_ in summ:
+        cpu = int(s_.split(':')[0][3:])
+        if cpus is not None and cpu not in cpus:
+            continue
+        ents = per.get(cpu, [])
+        while sum(e for _, e in ents) > n:
+            ents = ents[1:]
+        k = sum(e for _, e in ents)
+        if out:
+            out.append('')
+        out.append('CPU %d: %s' % (cpu, 'last %d event%s before %s'
+                                   % (k, '' if k == 1 else 's', end) if k else 'no events'))
+        out += [x for ls, _ in ents for x in ls]
+    return out + [''] + summ
+
+
+def check_tail(d, n, *args, status=0):
+    """report --tail N of @d is model_tail() of its whole report (ARGS
+    given to both); the exit status @status both times."""
+    full = rt('report', *args, d, asan=True)
+    r = rt('report', '--tail', n, *args, d, asan=True)
+    clean_run(r, 'report --tail %d' % n)
+    check(full.returncode == status and r.returncode == status,
+          '--tail %d %s: exit %d (the whole report %d), wanted %d: %s'
+          % (n, args, r.returncode, full.returncode, status, r.stderr[-800:]))
+    cpus = [int(args[i + 1]) for i, a in enumerate(args) if a == '--cpu']
+    want = model_tail(full.stdout, n, cpus or None)
+    got = r.stdout.splitlines()
+    check(got == want, '--tail %d %s: first difference at line %s:\n%s\nwanted\n%s'
+          % (n, args, next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
+                           min(len(got), len(want))), '\n'.join(got[:40]),
+             '\n'.join(want[:40])))
+    return r
+
+
+@test
+def tail_real_trace(ctx):
+    """report --tail N of the trace recorded on 6.12: each CPU's last N
+    events, CPU after CPU, under a header naming the trace's end; the
+    summaries; the filters apply before the N are counted; the loss of
+    cpu1's buffer full prints with its events once N reaches it."""
+    r = check_tail(REAL_TRACE, 2)
+    check(r.stdout.splitlines()[:7] == [
+        'CPU 0: last 2 events before [14.720372518]',
+        '[4.339035580] cpu0 ls-181 syscall_exit: id=readlink(89), ret=25',
+        '[4.339049590] cpu0 ls-181 syscall_entry: id=statx(332), nr_args=5, '
+        'args=[4294967196, 140731449737264, 2304, 606, 140731449736960]',
+        '',
+        'CPU 1: last 2 events before [14.720372518]',
+        '[14.720357115] cpu1 cat-220 irq_softirq_exit: vec=7',
+        '[14.720372518] cpu1 cat-220 sched_switch: prev_comm="cat", prev_tid=220, '
+        'prev_prio=20, prev_state=0, next_comm="rcu_preempt", next_tid=18, next_prio=20'],
+        '--tail 2: %s' % r.stdout)
+    r = check_tail(REAL_TRACE, 1, '-e', 'sched_switch')
+    check(r.stdout.splitlines()[:2] == [
+        'CPU 0: last 1 event before [14.720372518]',
+        '[4.339020177] cpu0 swapper/0-0 sched_switch: prev_comm="swapper/0", prev_tid=0, '
+        'prev_prio=20, prev_state=0, next_comm="ls", next_tid=181, next_prio=20'],
+        '--tail 1 -e sched_switch: %s' % r.stdout)
+    r = check_tail(REAL_TRACE, 1011, '--cpu', '1')
+    lines = r.stdout.splitlines()
+    check(lines[:2] == ['CPU 1: last 1011 events before [14.720372518]',
+                        '[14.652136687] cpu1 -- lost events=71 packets=0'],
+          '--tail 1011 --cpu 1: the loss before its events: %s' % lines[:3])
+    r = check_tail(REAL_TRACE, 1010, '--cpu', '1')
+    check('lost' not in r.stdout.split('\n\n')[0], '--tail 1010: a loss before the '
+          'events it shows was printed: %s' % r.stdout.splitlines()[:3])
+    check_tail(REAL_TRACE, 100000)
+
+
+@test
+def tail_stacks(ctx):
+    """An event's stack prints under it in --tail, the last event's too
+    (its stack is complete only at the end of the trace)."""
+    d = stack_trace(os.path.join(ctx.tmp, 'stacks'), STACK_EVENTS_AGAIN)
+    for n in (1, 2, 3, 5):
+        check_tail(d, n)
+    r = rt('report', '--tail', 1, d)
+    lines = r.stdout.splitlines()
+    check(lines[2:6] == ['    schedule+0x10', '    do_nanosleep+0x34',
+                         '    rtr_pid_filter_set+0x24 [ringtrace]',
+                         '    entry_SYSCALL_64+0x8'] and lines[0].startswith('CPU 0: last 1 event '),
+          '--tail 1: the last event and its stack: %s' % lines)
+
+
+@test
+def tail_damaged(ctx):
+    """The damage rules hold: a damaged packet of cpu1 costs that packet
+    (exit 3, named on stderr); --tail prints what the whole report does
+    of the CPU's end, the loss line saying damaged=1 when N reaches it."""
+    d = os.path.join(ctx.tmp, 'real')
+    r = rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack of the real trace: %s' % r.stderr)
+    bad, _, off = damaged_copy(ctx, d, 23, 'seq', lambda v: v ^ 1 << 40, cpu=1)
+    for n in (3, 200, 100000):
+        r = check_tail(bad, n, status=3)
+        check('damaged' in r.stderr and 'cpu1' in r.stderr,
+              '--tail %d: the damage is not named: %r' % (n, r.stderr))
+    check('damaged=1' in r.stdout, '--tail 100000: no damaged=1 loss line: %s'
+          % r.stdout[-2000:])
+    # --strict: an error where the damage is; what was read before it
+    # still prints, as the whole report's lines do.
+    r = rt('report', '--tail', 3, '--strict', bad)
+    full = rt('report', '--strict', bad)
+    cpu1 = [l for l in full.stdout.splitlines() if l.split(' ')[1:2] == ['cpu1']]
+    check(r.returncode == 1 and full.returncode == 1 and len(cpu1) > 3 and
+          r.stdout.split('\n\n')[1].splitlines()[1:] == cpu1[-3:],
+          '--strict: exit %d, %s; the whole report\'s cpu1 ends %s'
+          % (r.returncode, r.stdout, cpu1[-3:]))
+
+
+@test
+def tail_refused(ctx):
+    """--tail 0, a negative or non-numeric N, and --tail with --stat,
+    --folded, --follow or --critical-path: usage errors (exit 2), nothing
+    printed; two recordings at once: an error."""
+    for args, why in ((['--tail', '0'], "--tail: '0' is not a number of events (1 or more)"),
+                      (['--tail', '-1'], "--tail: '-1' is not a number of events"),
+                      (['--tail', 'x'], "--tail: 'x' is not a number of events"),
+                      (['--tail', '99999999999'], "is not a number of events"),
+                      (['--tail', ''], "is not a number of events"),
+                      (['--tail', '2', '--stat'], '--tail prints events'),
+                      (['--tail', '2', '--folded'], '--tail prints events'),
+                      (['--tail', '2', '--follow'], '--tail prints events'),
+                      (['--tail', '2', '--critical-path', '1'], '--critical-path takes')):
+        r = rt('report', *(args + [REAL_TRACE]))
+        check(r.returncode == 2 and why in r.stderr and r.stdout == '',
+              '%s: exit %d %r %r' % (args, r.returncode, r.stderr, r.stdout[:200]))
+    a, _ = ctx.gen(events=50, cpus=1, seed=5)
+    r = rt('report', '--tail', '2', REAL_TRACE, a)
+    check(r.returncode == 1 and '--tail reads one recording' in r.stderr,
+          'two recordings: exit %d %r' % (r.returncode, r.stderr))
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--fuzz', type=int, default=100,

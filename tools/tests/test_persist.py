@@ -700,6 +700,145 @@ def test_recover_usage(ctx):
               '%s: exit %d %r' % (args, r.returncode, r.stderr))
 
 
+@test
+def test_report_tail_recovered(ctx):
+    """report --tail N of a recovered image: per CPU, in CPU order, a
+    header and the last N markers gentrace put whole in the image, in
+    order (the record in flight is not among them); the loss line of the
+    dropped record prints with the events once N reaches back to it; all
+    as model_tail() makes it from the whole report."""
+    img, exp = gt.make_image(seed=1, tails={0: 'open', 2: 'closed-incomplete'})
+    r, out = recover(ctx, img)
+    expect_run(r, 0, 'recover')
+    for n in (1, 3, 20):
+        t = td.check_tail(out, n)
+        blocks = t.stdout.split('\n\n')
+        check(len(blocks) == len(exp['cpus']) + 1, '--tail %d: %d blocks' % (n, len(blocks)))
+        for block, (cpu, e) in zip(blocks, sorted(exp['cpus'].items())):
+            lines = block.splitlines()
+            check(re.match(r'^CPU %d: last %d events? before \[[0-9.]+\]$' % (cpu, n), lines[0]),
+                  '--tail %d: header %r' % (n, lines[0]))
+            got = [MARKER.match(l).group(2) for l in lines[1:] if MARKER.match(l)]
+            check(got == e['markers'][-n:] and len(lines) == n + 1,
+                  '--tail %d, cpu%d: %s, wanted the markers %s' % (n, cpu, lines[1:],
+                                                                e['markers'][-n:]))
+    full = td.rt('report', '--cpu', '0', out).stdout.splitlines()
+    loss = max(i for i, l in enumerate(full) if ' cpu0 -- lost events=1 ' in l + ' ')
+    after = sum(1 for l in full[loss + 1:] if MARKER.match(l))
+    t = td.check_tail(out, after, '--cpu', '0')
+    lines = t.stdout.splitlines()
+    check(lines[1] == full[loss] and 'lost events=1 packets=0' in lines[1],
+          '--tail %d: the record in flight\'s loss is not first: %s' % (after, lines[:3]))
+    t = td.check_tail(out, len(exp['cpus'][0]['markers']))
+    check(t.stdout.count('before the first packet') == 2,
+          'every event: the losses before the first packets: %s' % t.stdout[:300])
+
+
+def unit_recover(ctx, *args, **env):
+    """daemon/ringtraced-recover (ringtraced.service's ExecStartPre) as the
+    unit runs it, RINGTRACED the ringtraced beside the ringtrace under
+    test, ENV the unit's environment (/etc/default/ringtraced)."""
+    daemon = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(td.RINGTRACE))),
+                          'daemon')
+    e = dict(os.environ, TZ='UTC', RINGTRACED=os.path.join(daemon, 'ringtraced'))
+    for k in ('RINGTRACED_OPTS', 'RINGTRACE_RECOVER', 'RINGTRACE_RECOVER_TIMEOUT'):
+        e.pop(k, None)
+    e.update(env)
+    return td.run([os.path.join(daemon, 'ringtraced-recover')] + list(args), env=e)
+
+
+@test
+def test_unit_recovers(ctx):
+    """The unit's ExecStartPre (daemon/ringtraced-recover): the region's
+    image saved as ROOT/YYYYmmdd-HHMMSS-previous-boot, ROOT the recording's
+    --root, and the region released; RINGTRACE_RECOVER=no leaves it; no
+    region: "no previous trace", exit 0; another build or a damaged header:
+    refused, named, kept (exit 1: the unit goes on, D4); a recovery that
+    hangs is stopped after RINGTRACE_RECOVER_TIMEOUT."""
+    img, exp = gt.make_image(seed=21, tails={0: 'open'})
+    uuid = uuid_text(exp['uuid'])
+    name = '20251129-000000-previous-boot'
+    for opts in ('--max-size 32M --root %s --max-total 4G', '--root=%s'):
+        debugfs, rel = fake_module(ctx, img)
+        root = ctx.path('root')
+        r = unit_recover(ctx, '--debugfs', debugfs, RINGTRACED_OPTS=opts % root)
+        expect_run(r, 0, 'ringtraced-recover, RINGTRACED_OPTS=%s' % opts)
+        check(os.listdir(root) == [name], '%s: %s' % (opts, os.listdir(root)))
+        check_markers(os.path.join(root, name), exp)
+        check(release_written(rel) == uuid, 'not released: %r' % release_written(rel))
+        check('ringtrace report --tail 20 %s/%s' % (root, name) in r.stdout,
+              'the journal line does not say how to read it: %r' % r.stdout)
+    debugfs, rel = fake_module(ctx, img)
+    root = ctx.path('root')
+    r = unit_recover(ctx, '--debugfs', debugfs, RINGTRACED_OPTS='--root ' + root,
+                     RINGTRACE_RECOVER='no')
+    check(r.returncode == 0 and 'stays in the region' in r.stdout and
+          not os.path.exists(root) and release_written(rel) == '',
+          'RINGTRACE_RECOVER=no: exit %d %r, released %r'
+          % (r.returncode, r.stdout, release_written(rel)))
+    debugfs, _ = fake_module(ctx, None)
+    r = unit_recover(ctx, '--debugfs', debugfs, RINGTRACED_OPTS='--root ' + root)
+    check(r.returncode == 0 and 'no previous trace' in r.stdout + r.stderr and
+          not os.path.exists(root), 'no region: exit %d %r %r' % (r.returncode, r.stdout,
+                                                                 r.stderr))
+    other, _ = gt.make_image(seed=22, identity=('5.10.0-other', '#1 SMP other',
+                                                bytes(range(1, 21))))
+    bad = bytearray(img)
+    bad[gt.PERSIST_OFF['boot_id']] ^= 1
+    for what, im, why in (('another build', other, '5.10.0-other'),
+                          ('a damaged header', bytes(bad), 'checksum')):
+        debugfs, rel = fake_module(ctx, im)
+        r = unit_recover(ctx, '--debugfs', debugfs, RINGTRACED_OPTS='--root ' + root)
+        check(r.returncode == 1 and why in r.stderr and release_written(rel) == '' and
+              not os.path.exists(root),
+              '%s: exit %d %r, released %r' % (what, r.returncode, r.stderr,
+                                                release_written(rel)))
+    hang = ctx.path('hang')
+    with open(hang, 'w') as f:
+        f.write('#!/bin/sh\nexec sleep 30\n')
+    os.chmod(hang, 0o755)
+    r = unit_recover(ctx, RINGTRACED=hang, RINGTRACE_RECOVER_TIMEOUT='1')
+    check(r.returncode == 124 and 'stopped after 1 s' in r.stderr,
+          'a hung recovery: exit %d %r' % (r.returncode, r.stderr))
+    r = unit_recover(ctx, RINGTRACE_RECOVER_TIMEOUT='soon')
+    check(r.returncode == 1 and "'soon' is not a number" in r.stderr,
+          'RINGTRACE_RECOVER_TIMEOUT=soon: exit %d %r' % (r.returncode, r.stderr))
+
+
+@test
+def test_unit_installed(ctx):
+    """make -C daemon install: the unit loads the module with
+    RINGTRACE_PERSIST, then runs the installed ringtraced-recover (which
+    names the installed ringtraced), then ringtraced; /etc/default says
+    RINGTRACE_RECOVER=yes and has the region line commented; the
+    modprobe.d template's options lines are all commented out."""
+    dest = ctx.path('dest')
+    r = td.run(['make', '-s', '-C', os.path.join(td.REPO, 'daemon'), 'install',
+                'DESTDIR=' + dest, 'PREFIX=/usr'])
+    expect_run(r, 0, 'make install')
+    with open(os.path.join(dest, 'etc/systemd/system/ringtraced.service')) as f:
+        execs = [l for l in f.read().splitlines() if l.startswith('ExecStart')]
+    check(execs[:3] == ['ExecStartPre=-/sbin/modprobe -q ringtrace $RINGTRACE_PERSIST',
+                        'ExecStartPre=-/usr/lib/ringtrace/ringtraced-recover',
+                        'ExecStart=/usr/sbin/ringtraced --service $RINGTRACED_OPTS'],
+          'the unit: %s' % execs)
+    with open(os.path.join(dest, 'usr/lib/ringtrace/ringtraced-recover')) as f:
+        text = f.read()
+    check('${RINGTRACED:-/usr/sbin/ringtraced}' in text and '@' not in text.replace(
+        '"$@"', ''), 'ringtraced-recover installed unsubstituted')
+    check(os.access(os.path.join(dest, 'usr/lib/ringtrace/ringtraced-recover'), os.X_OK),
+          'ringtraced-recover not executable')
+    with open(os.path.join(dest, 'etc/default/ringtraced')) as f:
+        lines = f.read().splitlines()
+    check('#RINGTRACE_PERSIST="persist=ringtrace"' in lines and
+          'RINGTRACE_RECOVER=yes' in lines, '/etc/default/ringtraced: %s' % lines[-16:])
+    with open(os.path.join(dest, 'etc/modprobe.d/ringtrace.conf')) as f:
+        lines = f.read().splitlines()
+    check('#options ringtrace persist=ringtrace' in lines and
+          not [l for l in lines if l.startswith('options')],
+          'modprobe.d/ringtrace.conf: %s' % lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')
