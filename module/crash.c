@@ -68,7 +68,8 @@
  * it from the entry, in this layout, as its CPU's last record (a dying
  * kernel writes into no ring).  Registered at every load, region or not,
  * so that the metadata a trace directory gets declares it.  Readers find
- * it by name.  Its stack follows as a kernel_stack trailer.
+ * it by name.  Its stack follows as trailers (stack_def, stack_ref), as
+ * any event's.
  */
 #define RTR_KERNEL_PANIC_FIELDS						\
 	"enum : uint32_t { panic = 1, oops = 2, emerg_restart = 3, "	\
