@@ -103,7 +103,7 @@ deb_unit_recovers() {
 	# An earlier suite of this boot may have left its trace in the region
 	# (the daemon suite's test_persist_image ends loaded over it): gone
 	# first, as a user who does not want it would release it.
-	if grep -q '^state previous' /sys/kernel/debug/ringtrace/persist/info; then
+	if grep -Eq '^state (previous|damaged|foreign)' /sys/kernel/debug/ringtrace/persist/info; then
 		note "an earlier suite's image in the region: released"
 		sed -n 's/^uuid //p' /sys/kernel/debug/ringtrace/persist/info \
 			>/sys/kernel/debug/ringtrace/persist/release
