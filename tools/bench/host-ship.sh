@@ -73,7 +73,7 @@ trap cleanup EXIT
 export REPO
 
 # The trace, made once.
-t=$cache/mix-c$cpus-t$threads-r$rate-s$secs-v1
+t=$cache/mix-c$cpus-t$threads-r$rate-s$secs-v2
 if [[ ! -d $t ]]; then
 	rm -rf -- "$t.new"
 	mkdir -p -- "$t.new"
@@ -88,7 +88,7 @@ if [[ ! -d $t ]]; then
 	    f.write(meta.replace('fields := struct { int64_t id;',
 	                         'fields := struct { %s' % td.SYSCALL_ENUM))
 	EOF
-	"${NICE[@]}" "$GEN" --mix "$threads" "$t.new" 202122232425262728292a2b2c2d2e2f \
+	"${NICE[@]}" "$GEN" --mix "$threads" "$t.new" 101112131415161718191a1b1c1d1e1f \
 		"$cpus" "$secs" "$rate" 256 >/dev/null
 	"${NICE[@]}" "$RT" compress -l 3 -j 2 "$t.new" >"$work/compress.log" 2>&1 ||
 		{ cat -- "$work/compress.log" >&2; exit 1; }
@@ -140,7 +140,7 @@ s1=$(server_cpu)
 read -r cpu rss < <(awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$work/time")
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 srv=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-read -r sent raw < <(sed -n 's/^ringtrace: \([0-9]*\) bytes sent (\([0-9]*\) before gzip)$/\1 \2/p' "$work/ship.err")
+read -r sent raw < <(sed -n 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (\([0-9]*\) before gzip)$/\1 \2/p' "$work/ship.err") || true
 [[ -n ${raw:-} ]] || { echo "host-ship: ship said no bytes sent:" >&2; cat -- "$work/ship.err" >&2; exit 1; }
 
 # The events: raw's rows on the server, sql's count on the trace.
@@ -170,7 +170,7 @@ need=$(awk -v z="$zero_loss" -v e="$evps" 'BEGIN { printf "%.2f", z / e }')
 
 {
 	echo
-	echo "== ship (host): ringtrace ship --clickhouse, one clickhouse-server $(clickhouse-server --version 2>/dev/null | grep -o '[0-9][0-9.]*' | head -1) on loopback =="
+	echo "== ship (host): ringtrace ship --clickhouse, one clickhouse-server $(q "SELECT version()") on loopback =="
 	printf "trace: rt-seekgen --mix, %d CPUs x %d s x %d events/s, %d threads a CPU: %d events, %d rows in %d tables\n" \
 		"$cpus" "$secs" "$rate" "$threads" "$events" "$rows" \
 		"$(q "SELECT count() FROM system.tables WHERE database = 'ringtrace'")"

@@ -262,7 +262,7 @@ def shipped_twice_same_counts(ctx):
 
 def sent_summary(stderr):
     """ship's last stderr line, "N bytes sent (M before gzip)": (N, M)."""
-    m = re.findall(r'^ringtrace: (\d+) bytes sent \((\d+) before gzip\)$', stderr, re.M)
+    m = re.findall(r'^ringtrace(?: ship)?: (\d+) bytes sent \((\d+) before gzip\)$', stderr, re.M)
     check(len(m) == 1, 'no single "N bytes sent (M before gzip)" line on stderr:\n%s'
           % stderr[-1500:])
     return int(m[0][0]), int(m[0][1])
