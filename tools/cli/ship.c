@@ -529,6 +529,7 @@ static int run(int argc, char **argv)
 		status = 1;
 	else if (damaged)
 		status = EXIT_DAMAGED;
+	info("%" PRIu64 " bytes sent (%" PRIu64 " before gzip)", ch.sent, ch.sent_raw);
 out:
 	ch_close(&ch);
 	for (int i = 0; i < ndirs; i++)
@@ -572,7 +573,9 @@ const struct command cmd_ship = {
 "  -h, --help         this text\n"
 "\n"
 "Each table shipped is a line on stdout (DIR: TABLE: N rows), each set a\n"
-"last one (DIR: set ID: N rows shipped); each batch sent a line on stderr.\n"
+"last one (DIR: set ID: N rows shipped); each batch sent a line on stderr,\n"
+"and the end the bytes of the batches' bodies (N bytes sent (M before\n"
+"gzip)).\n"
 "\n"
 "Exit status: 0; 1 the server failed or refused (its answer said; what\n"
 "was done stays recorded, run the same ship again) or a directory could\n"

@@ -11,6 +11,8 @@ ports, killed at the end), ClickHouse's own answers as the check and
     synthetic traces (test_sql.py's builders, stacks too) and on chunk sets (each set
     its own set_id, the sums over sets sql's of each set);
   - a set shipped twice: the same counts, and stdout says "shipped before";
+  - the bytes sent said on stderr ("N bytes sent (M before gzip)"): M the
+    RowBinary of the rows on the server, N gzip'd below it;
   - a ship SIGKILLed between two batches (RINGTRACE_SHIP_BATCH small), its
     partial rows seen on the server, then run again: every row exactly once;
   - a trace with a damaged packet header: exit 3, the damage said, what
@@ -256,6 +258,43 @@ def shipped_twice_same_counts(ctx):
     check(r.stdout.count('shipped before') == len(TABLES), 'stdout: %s' % r.stdout)
     sets = s.query('SELECT count() FROM %s.ringtrace_sets' % db).strip()
     check(sets == str(2 * len(TABLES)), 'ringtrace_sets has %s rows' % sets)
+
+
+def sent_summary(stderr):
+    """ship's last stderr line, "N bytes sent (M before gzip)": (N, M)."""
+    m = re.findall(r'^ringtrace(?: ship)?: (\d+) bytes sent \((\d+) before gzip\)$', stderr, re.M)
+    check(len(m) == 1, 'no single "N bytes sent (M before gzip)" line on stderr:\n%s'
+          % stderr[-1500:])
+    return int(m[0][0]), int(m[0][1])
+
+
+def rowbinary_bytes(server, table):
+    """The length of SELECT * FROM @table FORMAT RowBinary: every row's
+    bytes as an INSERT of all columns sends them."""
+    import urllib.request
+    req = urllib.request.Request(server.url, method='POST',
+                                 data=('SELECT * FROM %s FORMAT RowBinary' % table).encode())
+    with urllib.request.urlopen(req, timeout=60) as r:
+        return len(r.read())
+
+
+@test
+def bytes_sent_said(ctx):
+    """ship's stderr ends with "N bytes sent (M before gzip)": M is the
+    RowBinary of every row on the server (SELECT * ... FORMAT RowBinary of
+    each table and of ringtrace_sets, the bytes an INSERT of all columns
+    sends), 0 < N < M (the
+    bodies gzip'd, several batches of RINGTRACE_SHIP_BATCH); shipped again,
+    nothing is sent: 0 bytes (0 before gzip)."""
+    s, db = SERVERS[0], ctx.db()
+    r = ship(s.url, db, REAL_TRACE, env={'RINGTRACE_SHIP_BATCH': '65536'})
+    sent, raw = sent_summary(r.stderr)
+    check(r.stderr.count('rows sent') > 2, 'one batch only:\n%s' % r.stderr[-1500:])
+    want = sum(rowbinary_bytes(s, '%s.%s' % (db, t)) for t in TABLES + ('ringtrace_sets',))
+    check(raw == want, '%d bytes before gzip said, the rows on the server are %d' % (raw, want))
+    check(0 < sent < raw, '%d bytes sent, %d before gzip' % (sent, raw))
+    r = ship(s.url, db, REAL_TRACE)
+    check(sent_summary(r.stderr) == (0, 0), 'shipped again: %s' % r.stderr[-500:])
 
 
 @test

@@ -169,6 +169,8 @@ int ch_insert(struct ch *ch, const char *table, const struct buf *b)
 	if (asprintf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", ch->db, table) < 0)
 		die("out of memory");
 	rc = ch_run(ch, sql, out, z.total_out, true);
+	ch->sent += z.total_out;
+	ch->sent_raw += b->len;
 	deflateEnd(&z);
 	free(out);
 	free(sql);

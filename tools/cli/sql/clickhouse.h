@@ -30,6 +30,8 @@ struct ch {
 	char *shown;			/* url without user:password@, for messages */
 	const char *db;
 	struct buf answer;
+	uint64_t sent;			/* ch_insert()'s gzip'd bodies, bytes */
+	uint64_t sent_raw;		/* the same before gzip */
 };
 
 /* libcurl set up for @ch->url (user and password: NULL for none). */
