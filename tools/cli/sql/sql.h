@@ -208,7 +208,10 @@ struct sql_table {
 	 * SQL_PUSH_HOST columns with it.  Required by a table with either.
 	 */
 	unsigned int (*member)(const struct sql_cursor *c);
-	/* Its state freed (after a filter, again before the next one). */
+	/*
+	 * Its state freed (before each filter and at close); vtab.c then
+	 * zeroes or frees c->priv, the table need not clear its fields.
+	 */
 	void (*reset)(struct sql_cursor *c);
 };
 

@@ -160,8 +160,6 @@ static void cpath_reset(struct sql_cursor *c)
 
 	if (p->have)
 		critpath_free(&p->r);
-	p->have = false;
-	p->i = 0;
 }
 
 const struct sql_table sql_t_critical_path = {

@@ -126,8 +126,6 @@ static void count_reset(struct sql_cursor *c)
 	struct counts *k = c->priv;
 
 	free(k->rows);
-	k->rows = NULL;
-	k->nr = k->next = 0;
 }
 
 const struct sql_table sql_t_event_count = {

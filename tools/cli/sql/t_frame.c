@@ -97,10 +97,8 @@ static void frm_reset(struct sql_cursor *c)
 	struct frm *f = c->priv;
 
 	scan_close(f->scan);
-	f->scan = NULL;
 	sr_stack_free(&f->st);
 	sr_seen_free(&f->seen);
-	f->at = 0;
 }
 
 const struct sql_table sql_t_frame = {

@@ -290,7 +290,6 @@ static void ir_reset(struct sql_cursor *c)
 
 	spanq_free(&r->q);
 	free(r->cpus);
-	*r = (struct ir){ 0 };
 }
 
 const struct sql_table sql_t_irq = {

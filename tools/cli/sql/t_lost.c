@@ -101,7 +101,6 @@ static void lost_reset(struct sql_cursor *c)
 	struct lost *l = c->priv;
 
 	scan_close(l->scan);
-	l->scan = NULL;
 }
 
 const struct sql_table sql_t_lost = {

@@ -77,7 +77,6 @@ static void mk_reset(struct sql_cursor *c)
 	struct mk *m = c->priv;
 
 	scan_close(m->scan);
-	m->scan = NULL;
 }
 
 const struct sql_table sql_t_marker = {

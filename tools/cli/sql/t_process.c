@@ -102,8 +102,6 @@ static void process_reset(struct sql_cursor *c)
 	struct process *p = c->priv;
 
 	tidx_close(p->s);
-	p->s = NULL;
-	p->x = NULL;
 }
 
 const struct sql_table sql_t_process = {

@@ -143,7 +143,6 @@ static void raw_reset(struct sql_cursor *c)
 	struct raw *r = c->priv;
 
 	scan_close(r->scan);
-	r->scan = NULL;
 }
 
 const struct sql_table sql_t_raw = {

@@ -104,7 +104,6 @@ static void smp_reset(struct sql_cursor *c)
 	struct smp *m = c->priv;
 
 	scan_close(m->scan);
-	m->scan = NULL;
 	sr_stack_free(&m->st);
 }
 

@@ -99,7 +99,6 @@ static void slice_reset(struct sql_cursor *c)
 	struct slice *s = c->priv;
 
 	schedwalk_close(s->w);
-	s->w = NULL;
 }
 
 const struct sql_table sql_t_sched_slice = {

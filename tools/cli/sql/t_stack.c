@@ -81,10 +81,8 @@ static void stk_reset(struct sql_cursor *c)
 	struct stk *k = c->priv;
 
 	scan_close(k->scan);
-	k->scan = NULL;
 	sr_stack_free(&k->st);
 	sr_seen_free(&k->seen);
-	k->depth = 0;
 }
 
 const struct sql_table sql_t_stack = {

@@ -229,7 +229,6 @@ static void sc_reset(struct sql_cursor *c)
 
 	spanq_free(&s->q);
 	rt_tidmap_free(&s->open);
-	*s = (struct sc){ 0 };
 }
 
 const struct sql_table sql_t_syscall = {

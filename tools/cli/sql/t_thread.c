@@ -112,8 +112,6 @@ static void thread_reset(struct sql_cursor *c)
 	struct thread *t = c->priv;
 
 	tidx_close(t->s);
-	t->s = NULL;
-	t->x = NULL;
 }
 
 const struct sql_table sql_t_thread = {

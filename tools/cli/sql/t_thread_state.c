@@ -132,7 +132,6 @@ static void tstate_reset(struct sql_cursor *c)
 	struct tstate *s = c->priv;
 
 	schedwalk_close(s->w);
-	s->w = NULL;
 }
 
 const struct sql_table sql_t_thread_state = {

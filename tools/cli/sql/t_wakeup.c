@@ -230,7 +230,6 @@ static void wk_reset(struct sql_cursor *c)
 
 	spanq_free(&w->q);
 	rt_tidmap_free(&w->waiting);
-	*w = (struct wk){ 0 };
 }
 
 const struct sql_table sql_t_wakeup = {
