@@ -242,7 +242,8 @@ int sql_vtab_register(struct sqldb *d, const struct sql_table *t)
 		enum sql_push p = t->cols[i].push;
 
 		if ((p == SQL_PUSH_TRACE || p == SQL_PUSH_HOST) && !t->member)
-			die("sql: table %s: column %s wants a member()", t->name, t->cols[i].name);
+			die("table %s: column %s has no member() to answer it",
+			    t->name, t->cols[i].name);
 	}
 	a = malloc(sizeof(*a));
 	if (!a)
