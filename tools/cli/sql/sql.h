@@ -143,6 +143,10 @@ struct sql_column {
 	enum sql_push push;
 };
 
+/* The trace and host columns: vtab.c answers them (struct sql_table's member()). */
+#define SQL_COL_TRACE	{ "trace", "INTEGER", SQL_PUSH_TRACE }
+#define SQL_COL_HOST	{ "host", "TEXT", SQL_PUSH_HOST }
+
 /*
  * What the constraints a cursor was given leave to read.  Sets: NULL
  * (n == 0 and !set) = no constraint; set with n == 0 = nothing matches.
@@ -197,8 +201,17 @@ struct sql_table {
 	int (*filter)(struct sql_cursor *c);
 	/* The next row: 1, 0 at the end, -1 with c->err set. */
 	int (*next)(struct sql_cursor *c);
+	/* A column of the row (not one vtab.c answers, see member). */
 	void (*column)(struct sql_cursor *c, sqlite3_context *ctx, int col);
-	/* Its state freed (after a filter, again before the next one). */
+	/*
+	 * The row's member: vtab.c answers the SQL_PUSH_TRACE and
+	 * SQL_PUSH_HOST columns with it.  Required by a table with either.
+	 */
+	unsigned int (*member)(const struct sql_cursor *c);
+	/*
+	 * Its state freed (before each filter and at close); vtab.c then
+	 * zeroes or frees c->priv, the table need not clear its fields.
+	 */
 	void (*reset)(struct sql_cursor *c);
 };
 
@@ -224,7 +237,7 @@ static inline bool sql_col_used(const struct sql_cursor *c, int col)
 	return col >= 29 ? (c->col_used >> 29) & 1 : (c->col_used >> col) & 1;
 }
 
-/* The common columns' values: trace, host. */
+/* A host column's value: member @member's host. */
 void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member);
 /* A utid column (member << 32 | tid): NULL for an unknown thread (@tid < 0). */
 void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid);

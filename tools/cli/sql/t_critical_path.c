@@ -30,8 +30,8 @@ static const struct sql_column cols[] = {
 	[C_ROOT_UTID] = { "root_utid", "INTEGER", SQL_PUSH_NONE },
 	[C_CHAIN] = { "chain", "TEXT", SQL_PUSH_NONE },
 	[C_SHARE] = { "share", "REAL", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 	[C_ARG_UTID] = { "arg_utid", "INTEGER HIDDEN", SQL_PUSH_ARG },
 	[C_ARG_TS] = { "arg_ts", "INTEGER HIDDEN", SQL_PUSH_ARG },
 	[C_ARG_DUR] = { "arg_dur", "INTEGER HIDDEN", SQL_PUSH_ARG },
@@ -98,6 +98,11 @@ static int cpath_next(struct sql_cursor *c)
 	return p->i < p->r.nr;
 }
 
+static unsigned int cpath_member(const struct sql_cursor *c)
+{
+	return ((const struct cpath *)c->priv)->r.member;
+}
+
 static void cpath_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct cpath *p = c->priv;
@@ -140,12 +145,6 @@ static void cpath_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_SHARE:
 		sqlite3_result_double(ctx, (double)row->dur / (double)(p->r.end - p->r.begin));
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, m);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, m);
-		break;
 	case C_ARG_TS:
 		sqlite3_result_int64(ctx, p->r.begin);
 		break;
@@ -161,8 +160,6 @@ static void cpath_reset(struct sql_cursor *c)
 
 	if (p->have)
 		critpath_free(&p->r);
-	p->have = false;
-	p->i = 0;
 }
 
 const struct sql_table sql_t_critical_path = {
@@ -174,5 +171,6 @@ const struct sql_table sql_t_critical_path = {
 	.filter = cpath_filter,
 	.next = cpath_next,
 	.column = cpath_column,
+	.member = cpath_member,
 	.reset = cpath_reset,
 };

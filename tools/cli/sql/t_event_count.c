@@ -17,8 +17,8 @@ static const struct sql_column cols[] = {
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NAME },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
 	[C_COUNT] = { "count", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct count_row {
@@ -96,6 +96,13 @@ static int count_next(struct sql_cursor *c)
 	return 1;
 }
 
+static unsigned int count_member(const struct sql_cursor *c)
+{
+	const struct counts *k = c->priv;
+
+	return k->rows[k->next - 1].member;
+}
+
 static void count_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	struct counts *k = c->priv;
@@ -111,12 +118,6 @@ static void count_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_COUNT:
 		sqlite3_result_int64(ctx, (int64_t)row->n);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, row->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, row->member);
-		break;
 	}
 }
 
@@ -125,8 +126,6 @@ static void count_reset(struct sql_cursor *c)
 	struct counts *k = c->priv;
 
 	free(k->rows);
-	k->rows = NULL;
-	k->nr = k->next = 0;
 }
 
 const struct sql_table sql_t_event_count = {
@@ -138,5 +137,6 @@ const struct sql_table sql_t_event_count = {
 	.filter = count_filter,
 	.next = count_next,
 	.column = count_column,
+	.member = count_member,
 	.reset = count_reset,
 };

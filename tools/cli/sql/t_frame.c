@@ -21,8 +21,8 @@ static const struct sql_column cols[] = {
 	[C_MODULE] = { "module", "TEXT", SQL_PUSH_NONE },
 	[C_REL_PC] = { "rel_pc", "INTEGER", SQL_PUSH_NONE },
 	[C_SYMBOL] = { "symbol", "TEXT", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct frm {
@@ -60,6 +60,11 @@ static int frm_next(struct sql_cursor *c)
 	}
 }
 
+static unsigned int frm_member(const struct sql_cursor *c)
+{
+	return ((const struct frm *)c->priv)->row.member;
+}
+
 static void frm_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	struct frm *f = c->priv;
@@ -84,12 +89,6 @@ static void frm_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_SYMBOL:
 		sql_result_text_or_null(ctx, fr->symbol);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, f->row.member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, f->row.member);
-		break;
 	}
 }
 
@@ -98,10 +97,8 @@ static void frm_reset(struct sql_cursor *c)
 	struct frm *f = c->priv;
 
 	scan_close(f->scan);
-	f->scan = NULL;
 	sr_stack_free(&f->st);
 	sr_seen_free(&f->seen);
-	f->at = 0;
 }
 
 const struct sql_table sql_t_frame = {
@@ -113,5 +110,6 @@ const struct sql_table sql_t_frame = {
 	.filter = frm_filter,
 	.next = frm_next,
 	.column = frm_column,
+	.member = frm_member,
 	.reset = frm_reset,
 };

@@ -34,8 +34,8 @@ static const struct sql_column irq_cols[] = {
 	[C_NUM] = { "irq", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 	[C_RET] = { "ret", "INTEGER", SQL_PUSH_NONE },
 };
 
@@ -48,8 +48,8 @@ static const struct sql_column softirq_cols[] = {
 	[C_NUM] = { "vec", "INTEGER", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 /* The kernel's softirq_to_name[], for a trace whose vec has no labels. */
@@ -239,6 +239,11 @@ static int ir_next(struct sql_cursor *c)
 	return spanq_next(&r->q, (const void **)&r->row);
 }
 
+static unsigned int ir_member(const struct sql_cursor *c)
+{
+	return ((const struct ir *)c->priv)->row->member;
+}
+
 static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct slice *k = ((struct ir *)c->priv)->row;
@@ -270,12 +275,6 @@ static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_DEPTH:
 		sqlite3_result_int64(ctx, k->depth);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, k->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, k->member);
-		break;
 	case C_RET:
 		if (!k->closed)
 			sqlite3_result_null(ctx);
@@ -291,7 +290,6 @@ static void ir_reset(struct sql_cursor *c)
 
 	spanq_free(&r->q);
 	free(r->cpus);
-	*r = (struct ir){ 0 };
 }
 
 const struct sql_table sql_t_irq = {
@@ -303,6 +301,7 @@ const struct sql_table sql_t_irq = {
 	.filter = irq_filter,
 	.next = ir_next,
 	.column = ir_column,
+	.member = ir_member,
 	.reset = ir_reset,
 };
 
@@ -315,5 +314,6 @@ const struct sql_table sql_t_softirq = {
 	.filter = softirq_filter,
 	.next = ir_next,
 	.column = ir_column,
+	.member = ir_member,
 	.reset = ir_reset,
 };

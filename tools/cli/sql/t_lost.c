@@ -25,8 +25,8 @@ static const struct sql_column cols[] = {
 	[C_EVENTS] = { "events", "INTEGER", SQL_PUSH_NONE },
 	[C_PACKETS] = { "packets", "INTEGER", SQL_PUSH_NONE },
 	[C_DAMAGED] = { "damaged", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct lost {
@@ -47,6 +47,11 @@ static int lost_next(struct sql_cursor *c)
 	struct lost *l = c->priv;
 
 	return scan_next(l->scan, &l->row);
+}
+
+static unsigned int lost_member(const struct sql_cursor *c)
+{
+	return ((const struct lost *)c->priv)->row.member;
 }
 
 static void lost_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
@@ -88,12 +93,6 @@ static void lost_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 					     col == C_PACKETS ? it->lost_packets :
 					     it->damaged_packets));
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, row->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, row->member);
-		break;
 	}
 }
 
@@ -102,7 +101,6 @@ static void lost_reset(struct sql_cursor *c)
 	struct lost *l = c->priv;
 
 	scan_close(l->scan);
-	l->scan = NULL;
 }
 
 const struct sql_table sql_t_lost = {
@@ -115,5 +113,6 @@ const struct sql_table sql_t_lost = {
 	.filter = lost_filter,
 	.next = lost_next,
 	.column = lost_column,
+	.member = lost_member,
 	.reset = lost_reset,
 };

@@ -15,8 +15,8 @@ static const struct sql_column cols[] = {
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
 	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TEXT] = { "text", "TEXT", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct mk {
@@ -38,6 +38,11 @@ static int mk_next(struct sql_cursor *c)
 	struct mk *m = c->priv;
 
 	return scan_next(m->scan, &m->row);
+}
+
+static unsigned int mk_member(const struct sql_cursor *c)
+{
+	return ((const struct mk *)c->priv)->row.member;
 }
 
 static void mk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
@@ -64,12 +69,6 @@ static void mk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 					    (int)strnlen((const char *)v->data, v->count),
 					    SQLITE_TRANSIENT);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, row->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, row->member);
-		break;
 	}
 }
 
@@ -78,7 +77,6 @@ static void mk_reset(struct sql_cursor *c)
 	struct mk *m = c->priv;
 
 	scan_close(m->scan);
-	m->scan = NULL;
 }
 
 const struct sql_table sql_t_marker = {
@@ -92,5 +90,6 @@ const struct sql_table sql_t_marker = {
 	.filter = mk_filter,
 	.next = mk_next,
 	.column = mk_column,
+	.member = mk_member,
 	.reset = mk_reset,
 };

@@ -23,8 +23,8 @@ static const struct sql_column cols[] = {
 	[C_CGROUP] = { "cgroup", "INTEGER", SQL_PUSH_NONE },
 	[C_START_TS] = { "start_ts", "INTEGER", SQL_PUSH_NONE },
 	[C_END_TS] = { "end_ts", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct process {
@@ -58,6 +58,11 @@ static int process_next(struct sql_cursor *c)
 	return 1;
 }
 
+static unsigned int process_member(const struct sql_cursor *c)
+{
+	return ((const struct process *)c->priv)->x->member;
+}
+
 static void process_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct process *p = c->priv;
@@ -89,12 +94,6 @@ static void process_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_END_TS:
 		sql_result_int_or_null(ctx, pr->end != TIDX_NONE, pr->end);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, p->x->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, p->x->member);
-		break;
 	}
 }
 
@@ -103,8 +102,6 @@ static void process_reset(struct sql_cursor *c)
 	struct process *p = c->priv;
 
 	tidx_close(p->s);
-	p->s = NULL;
-	p->x = NULL;
 }
 
 const struct sql_table sql_t_process = {
@@ -116,5 +113,6 @@ const struct sql_table sql_t_process = {
 	.filter = process_filter,
 	.next = process_next,
 	.column = process_column,
+	.member = process_member,
 	.reset = process_reset,
 };

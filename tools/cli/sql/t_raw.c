@@ -27,8 +27,8 @@ static const struct sql_column cols[] = {
 	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_ARGS] = { "args", "TEXT", SQL_PUSH_NONE },
 	[C_UCPU] = { "ucpu", "INTEGER", SQL_PUSH_CPU },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct raw {
@@ -108,6 +108,11 @@ static void args_json(sqlite3_context *ctx, const struct rt_item *it)
 	sqlite3_result_text(ctx, s, -1, sqlite3_free);
 }
 
+static unsigned int raw_member(const struct sql_cursor *c)
+{
+	return ((const struct raw *)c->priv)->row.member;
+}
+
 static void raw_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct scan_row *row = &((struct raw *)c->priv)->row;
@@ -130,12 +135,6 @@ static void raw_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_ARGS:
 		args_json(ctx, it);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, row->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, row->member);
-		break;
 	}
 }
 
@@ -144,7 +143,6 @@ static void raw_reset(struct sql_cursor *c)
 	struct raw *r = c->priv;
 
 	scan_close(r->scan);
-	r->scan = NULL;
 }
 
 const struct sql_table sql_t_raw = {
@@ -158,6 +156,7 @@ const struct sql_table sql_t_raw = {
 	.filter = raw_filter,
 	.next = raw_next,
 	.column = raw_column,
+	.member = raw_member,
 	.reset = raw_reset,
 };
 
@@ -172,5 +171,6 @@ const struct sql_table sql_t_ftrace_event = {
 	.filter = raw_filter,
 	.next = raw_next,
 	.column = raw_column,
+	.member = raw_member,
 	.reset = raw_reset,
 };

@@ -27,8 +27,8 @@ static const struct sql_column cols[] = {
 	[C_PID] = { "pid", "INTEGER", SQL_PUSH_NONE },
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
 	[C_STACK_ID] = { "stack_id", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct smp {
@@ -53,6 +53,11 @@ static int smp_next(struct sql_cursor *c)
 	if (r > 0 && sql_col_used(c, C_STACK_ID))
 		sr_stack_read(&m->st, m->scan, &m->row);
 	return r;
+}
+
+static unsigned int smp_member(const struct sql_cursor *c)
+{
+	return ((const struct smp *)c->priv)->row.member;
 }
 
 static void smp_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
@@ -91,12 +96,6 @@ static void smp_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		else
 			sqlite3_result_null(ctx);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, row->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, row->member);
-		break;
 	}
 }
 
@@ -105,7 +104,6 @@ static void smp_reset(struct sql_cursor *c)
 	struct smp *m = c->priv;
 
 	scan_close(m->scan);
-	m->scan = NULL;
 	sr_stack_free(&m->st);
 }
 
@@ -119,5 +117,6 @@ const struct sql_table sql_t_sample = {
 	.filter = smp_filter,
 	.next = smp_next,
 	.column = smp_column,
+	.member = smp_member,
 	.reset = smp_reset,
 };

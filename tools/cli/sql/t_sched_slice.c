@@ -25,8 +25,8 @@ static const struct sql_column cols[] = {
 	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_END_STATE] = { "end_state", "TEXT", SQL_PUSH_NONE },
 	[C_PRIORITY] = { "priority", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct slice {
@@ -50,6 +50,11 @@ static int slice_next(struct sql_cursor *c)
 	while ((r = schedwalk_next(s->w, &s->sp)) > 0 && !s->sp.chained)
 		;
 	return r;
+}
+
+static unsigned int slice_member(const struct sql_cursor *c)
+{
+	return ((const struct slice *)c->priv)->sp.member;
 }
 
 static void slice_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
@@ -86,12 +91,6 @@ static void slice_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		else
 			sqlite3_result_int64(ctx, sp->prio);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, sp->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, sp->member);
-		break;
 	}
 }
 
@@ -100,7 +99,6 @@ static void slice_reset(struct sql_cursor *c)
 	struct slice *s = c->priv;
 
 	schedwalk_close(s->w);
-	s->w = NULL;
 }
 
 const struct sql_table sql_t_sched_slice = {
@@ -112,5 +110,6 @@ const struct sql_table sql_t_sched_slice = {
 	.filter = slice_filter,
 	.next = slice_next,
 	.column = slice_column,
+	.member = slice_member,
 	.reset = slice_reset,
 };

@@ -14,8 +14,8 @@ static const struct sql_column cols[] = {
 	[C_STACK_ID] = { "stack_id", "INTEGER", SQL_PUSH_NONE },
 	[C_DEPTH] = { "depth", "INTEGER", SQL_PUSH_NONE },
 	[C_FRAME_ID] = { "frame_id", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct stk {
@@ -54,6 +54,11 @@ static int stk_next(struct sql_cursor *c)
 	}
 }
 
+static unsigned int stk_member(const struct sql_cursor *c)
+{
+	return ((const struct stk *)c->priv)->row.member;
+}
+
 static void stk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	struct stk *k = c->priv;
@@ -68,12 +73,6 @@ static void stk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_FRAME_ID:
 		sqlite3_result_int64(ctx, k->st.ids[k->depth]);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, k->row.member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, k->row.member);
-		break;
 	}
 }
 
@@ -82,10 +81,8 @@ static void stk_reset(struct sql_cursor *c)
 	struct stk *k = c->priv;
 
 	scan_close(k->scan);
-	k->scan = NULL;
 	sr_stack_free(&k->st);
 	sr_seen_free(&k->seen);
-	k->depth = 0;
 }
 
 const struct sql_table sql_t_stack = {
@@ -97,5 +94,6 @@ const struct sql_table sql_t_stack = {
 	.filter = stk_filter,
 	.next = stk_next,
 	.column = stk_column,
+	.member = stk_member,
 	.reset = stk_reset,
 };

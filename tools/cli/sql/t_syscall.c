@@ -33,8 +33,8 @@ static const struct sql_column cols[] = {
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_ARGS] = { "args", "TEXT", SQL_PUSH_NONE },
 	[C_RET] = { "ret", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 /* A call: open in a thread's slot, then a row. */
@@ -164,6 +164,11 @@ static int sc_next(struct sql_cursor *c)
 	return spanq_next(&s->q, (const void **)&s->row);
 }
 
+static unsigned int sc_member(const struct sql_cursor *c)
+{
+	return ((const struct sc *)c->priv)->row->member;
+}
+
 static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct call *k = ((struct sc *)c->priv)->row;
@@ -215,12 +220,6 @@ static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		else
 			sqlite3_result_int64(ctx, k->ret);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, k->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, k->member);
-		break;
 	}
 }
 
@@ -230,7 +229,6 @@ static void sc_reset(struct sql_cursor *c)
 
 	spanq_free(&s->q);
 	rt_tidmap_free(&s->open);
-	*s = (struct sc){ 0 };
 }
 
 const struct sql_table sql_t_syscall = {
@@ -242,5 +240,6 @@ const struct sql_table sql_t_syscall = {
 	.filter = sc_filter,
 	.next = sc_next,
 	.column = sc_column,
+	.member = sc_member,
 	.reset = sc_reset,
 };

@@ -25,8 +25,8 @@ static const struct sql_column cols[] = {
 	[C_IS_MAIN_THREAD] = { "is_main_thread", "INTEGER", SQL_PUSH_NONE },
 	[C_IS_IDLE] = { "is_idle", "INTEGER", SQL_PUSH_NONE },
 	[C_CGROUP] = { "cgroup", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct thread {
@@ -57,6 +57,11 @@ static int thread_next(struct sql_cursor *c)
 			break;
 	}
 	return 1;
+}
+
+static unsigned int thread_member(const struct sql_cursor *c)
+{
+	return ((const struct thread *)c->priv)->x->member;
 }
 
 static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
@@ -99,12 +104,6 @@ static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_CGROUP:
 		sql_result_int_or_null(ctx, th->cgroup, (int64_t)th->cgroup);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, t->x->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, t->x->member);
-		break;
 	}
 }
 
@@ -113,8 +112,6 @@ static void thread_reset(struct sql_cursor *c)
 	struct thread *t = c->priv;
 
 	tidx_close(t->s);
-	t->s = NULL;
-	t->x = NULL;
 }
 
 const struct sql_table sql_t_thread = {
@@ -126,5 +123,6 @@ const struct sql_table sql_t_thread = {
 	.filter = thread_filter,
 	.next = thread_next,
 	.column = thread_column,
+	.member = thread_member,
 	.reset = thread_reset,
 };

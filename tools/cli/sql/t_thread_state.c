@@ -44,8 +44,8 @@ static const struct sql_column cols[] = {
 	[C_IRQ_CONTEXT] = { "irq_context", "INTEGER", SQL_PUSH_NONE },
 	[C_BLOCKED_FUNCTION] = { "blocked_function", "TEXT", SQL_PUSH_NONE },
 	[C_IO_WAIT] = { "io_wait", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct tstate {
@@ -68,6 +68,11 @@ static int tstate_next(struct sql_cursor *c)
 	struct tstate *s = c->priv;
 
 	return schedwalk_next(s->w, &s->sp);
+}
+
+static unsigned int tstate_member(const struct sql_cursor *c)
+{
+	return ((const struct tstate *)c->priv)->sp.member;
 }
 
 static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
@@ -116,12 +121,6 @@ static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		else
 			sqlite3_result_null(ctx);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, sp->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, sp->member);
-		break;
 	default:
 		sqlite3_result_null(ctx);
 		break;
@@ -133,7 +132,6 @@ static void tstate_reset(struct sql_cursor *c)
 	struct tstate *s = c->priv;
 
 	schedwalk_close(s->w);
-	s->w = NULL;
 }
 
 const struct sql_table sql_t_thread_state = {
@@ -145,5 +143,6 @@ const struct sql_table sql_t_thread_state = {
 	.filter = tstate_filter,
 	.next = tstate_next,
 	.column = tstate_column,
+	.member = tstate_member,
 	.reset = tstate_reset,
 };

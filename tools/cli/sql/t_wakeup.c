@@ -38,8 +38,8 @@ static const struct sql_column cols[] = {
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
 	[C_LATENCY] = { "latency", "INTEGER", SQL_PUSH_NONE },
 	[C_WAKER_CTX] = { "waker_ctx", "INTEGER", SQL_PUSH_NONE },
-	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_TRACE },
-	[C_HOST] = { "host", "TEXT", SQL_PUSH_HOST },
+	[C_TRACE] = SQL_COL_TRACE,
+	[C_HOST] = SQL_COL_HOST,
 };
 
 struct wake {
@@ -178,6 +178,11 @@ static int wk_next(struct sql_cursor *c)
 	return spanq_next(&w->q, (const void **)&w->row);
 }
 
+static unsigned int wk_member(const struct sql_cursor *c)
+{
+	return ((const struct wk *)c->priv)->row->member;
+}
+
 static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 {
 	const struct wake *k = ((struct wk *)c->priv)->row;
@@ -216,12 +221,6 @@ static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		else
 			sqlite3_result_int64(ctx, k->latency);
 		break;
-	case C_TRACE:
-		sqlite3_result_int64(ctx, k->member);
-		break;
-	case C_HOST:
-		sql_result_host(c, ctx, k->member);
-		break;
 	}
 }
 
@@ -231,7 +230,6 @@ static void wk_reset(struct sql_cursor *c)
 
 	spanq_free(&w->q);
 	rt_tidmap_free(&w->waiting);
-	*w = (struct wk){ 0 };
 }
 
 const struct sql_table sql_t_wakeup = {
@@ -243,5 +241,6 @@ const struct sql_table sql_t_wakeup = {
 	.filter = wk_filter,
 	.next = wk_next,
 	.column = wk_column,
+	.member = wk_member,
 	.reset = wk_reset,
 };

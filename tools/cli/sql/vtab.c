@@ -2,8 +2,9 @@
 /*
  * The sqlite3_module every table shares (sql.h): eponymous only (no
  * xCreate: a table is there without CREATE and cannot be made twice),
- * read-only; xColumn and the row producer are the table's.  Errors of a
- * cursor reach SQLite as its vtab's zErrMsg.
+ * read-only; the row producer and xColumn are the table's, but for the
+ * trace and host columns, answered here from the table's member().  Errors
+ * of a cursor reach SQLite as its vtab's zErrMsg.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -197,7 +198,17 @@ static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
 	struct sql_cursor *c = (struct sql_cursor *)cur;
 
-	c->t->column(c, ctx, col);
+	switch (c->t->cols[col].push) {
+	case SQL_PUSH_TRACE:
+		sqlite3_result_int64(ctx, c->t->member(c));
+		break;
+	case SQL_PUSH_HOST:
+		sql_result_host(c, ctx, c->t->member(c));
+		break;
+	default:
+		c->t->column(c, ctx, col);
+		break;
+	}
 	return SQLITE_OK;
 }
 
@@ -225,8 +236,16 @@ static const sqlite3_module module = {
 
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t)
 {
-	struct sql_module_arg *a = malloc(sizeof(*a));
+	struct sql_module_arg *a;
 
+	for (unsigned int i = 0; i < t->nr_cols; i++) {
+		enum sql_push p = t->cols[i].push;
+
+		if ((p == SQL_PUSH_TRACE || p == SQL_PUSH_HOST) && !t->member)
+			die("table %s: column %s has no member() to answer it",
+			    t->name, t->cols[i].name);
+	}
+	a = malloc(sizeof(*a));
 	if (!a)
 		die("out of memory");
 	a->d = d;
