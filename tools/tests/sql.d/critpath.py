@@ -2,8 +2,10 @@
 """sql_check.py part critpath (issue 31 P6): critical_path() and report
 --critical-path on recorded traces.
 
-On every trace: the critical path of the thread that slept most often,
-over its life, partitions that time (rows one after another, shares
+On every trace: thread_state has one S span for each time report shows
+a thread switched out asleep; the critical path of the thread that slept
+most often (of the one with the most spans if none slept), over its
+life, partitions that time (rows one after another, shares
 summing to 1), and report --critical-path TID prints the same rows.
 
 On profile.d/critpath.sh's recording (its record.out beside the trace
@@ -115,11 +117,26 @@ def check_workload(db, tids):
     check(line in r.stdout.splitlines(), '--folded has no line %r:\n%s' % (line, r.stdout))
 
 
+def report_sleeps(db):
+    """How often report shows a thread other than the idle task switched
+    out asleep (prev_state=1, S): each such switch starts one S span."""
+    return sum(1 for l in db.report().splitlines()
+               if ' sched_switch: ' in l and ' prev_state=1,' in l and ' prev_tid=0,' not in l)
+
+
 def check_critpath(db):
-    sleepy = db.rows("SELECT utid, count(*) n FROM thread_state WHERE utid & 0xffffffff > 0 "
-                     "AND state = 'S' GROUP BY utid ORDER BY n DESC, utid LIMIT 1")
-    check(sleepy, '%s: no thread ever sleeps (S)' % db.dir)
-    utid = sleepy[0]['utid']
+    n = db.rows("SELECT count(*) n FROM thread_state WHERE utid & 0xffffffff > 0 "
+                "AND state = 'S'")[0]['n']
+    want = report_sleeps(db)
+    check(n == want, '%s: %d spans in S, report shows %d switches out asleep' %
+          (db.dir, n, want))
+    # A damaged copy may have lost every sleep with its packet (a CPU
+    # recorded in one packet): then the thread with the most spans.
+    busiest = db.rows("SELECT utid, count(*) n FROM thread_state WHERE utid & 0xffffffff > 0 "
+                      "%s GROUP BY utid ORDER BY n DESC, utid LIMIT 1" %
+                      ("AND state = 'S'" if want else ''))
+    check(busiest, '%s: no thread has a state' % db.dir)
+    utid = busiest[0]['utid']
     got = partition(db, str(utid))
     report_agrees(db, str(utid & 0xffffffff), got)
     tids = workload_tids(db)
