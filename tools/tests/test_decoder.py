@@ -4139,10 +4139,6 @@ def pf_text(pftrace):
     return r.stdout
 
 
-def comm(s):
-    return s.encode().ljust(16, b'\0')
-
-
 @test
 def perfetto_schema_published(ctx):
     """tools/cli/perfetto.proto is Perfetto's published schema where it
@@ -5503,6 +5499,56 @@ def ucopy_partial(ctx):
     check(r.returncode == 3 and 'damage' in r.stderr.lower() and
           not any(frame_addr(l, cap) == cap['ip'] for l in r.stdout.splitlines()),
           'oversize: %d %s %s' % (r.returncode, r.stderr, r.stdout[-500:]))
+
+
+def registry():
+    """A suite's tests in the order written, and the decorator (@test)
+    that adds one."""
+    tests = []
+
+    def test(fn):
+        tests.append(fn)
+        return fn
+    return tests, test
+
+
+class PathCtx:
+    """A test's own directory, and fresh numbered paths in it (the
+    suites that make their traces themselves)."""
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.n = 0
+
+    def path(self, name):
+        self.n += 1
+        return os.path.join(self.tmp, '%s%03d' % (name, self.n))
+
+
+def suite_args(doc, bin_env=None):
+    """A suite's command line (-k, -v, --keep).  When the variable
+    @bin_env names another build of ringtrace, every run uses it (how a
+    test is shown to fail before its change)."""
+    global RINGTRACE, RINGTRACE_ASAN
+    ap = argparse.ArgumentParser(description=doc.split('\n')[0])
+    ap.add_argument('-k', help='only tests whose name contains this')
+    ap.add_argument('-v', action='store_true', help='show tracebacks')
+    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
+    args = ap.parse_args()
+    if bin_env and os.environ.get(bin_env):
+        RINGTRACE = RINGTRACE_ASAN = os.environ[bin_env]
+    return args
+
+
+def missing(suite, paths, hint):
+    """True, the suite's failing last line printed, when one of @paths is
+    not an executable file."""
+    for path in paths:
+        if not os.access(path, os.X_OK):
+            print('%s: %s missing: %s' % (suite, path, hint))
+            print('%s: 0 passed, 1 failed' % suite)
+            return True
+    return False
 
 
 def run_suite(suite, tests, make_ctx, args):

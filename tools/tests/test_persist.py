@@ -18,7 +18,6 @@ are shown to fail before the command existed).
 Last line: `persist: N passed, M failed`.
 """
 
-import argparse
 import json
 import os
 import random
@@ -33,23 +32,11 @@ import gentrace as gt  # noqa: E402
 import test_decoder as td  # noqa: E402
 from test_decoder import check, Fail  # noqa: E402
 
-TESTS = []
+TESTS, test = td.registry()
 S = 4096            # make_image()'s sub-buffer
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-class Ctx:
-    def __init__(self, tmp):
-        self.tmp = tmp
-        self.n = 0
-
-    def path(self, name):
-        self.n += 1
-        return os.path.join(self.tmp, '%s%03d' % (name, self.n))
+Ctx = td.PathCtx
 
 
 def recover(ctx, img, *extra):
@@ -840,16 +827,8 @@ def test_unit_installed(ctx):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-k', help='only tests whose name contains this')
-    ap.add_argument('-v', action='store_true', help='show tracebacks')
-    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
-    args = ap.parse_args()
-    if os.environ.get('RT_PERSIST_BIN'):
-        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_PERSIST_BIN']
-    if not os.access(td.RINGTRACE, os.X_OK):
-        print('persist: %s missing: run make -C tools ringtrace' % td.RINGTRACE)
-        print('persist: 0 passed, 1 failed')
+    args = td.suite_args(__doc__, 'RT_PERSIST_BIN')
+    if td.missing('persist', [td.RINGTRACE], 'run make -C tools ringtrace'):
         return 1
     return td.run_suite('persist', TESTS, lambda tmp: Ctx(tmp), args)
 

@@ -19,7 +19,6 @@ Usage: test_sets.py [-k SUBSTRING] [-v] [--keep]
 Last line: `sets: N passed, M failed`.
 """
 
-import argparse
 import json
 import os
 import random
@@ -38,22 +37,10 @@ sys.path.insert(0, HERE)
 import test_decoder as td  # noqa: E402
 from test_decoder import check, rt, rt_env, Fail  # noqa: E402
 
-TESTS = []
+TESTS, test = td.registry()
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-class Ctx:
-    def __init__(self, tmp):
-        self.tmp = tmp
-        self.n = 0
-
-    def path(self, name):
-        self.n += 1
-        return os.path.join(self.tmp, '%s%03d' % (name, self.n))
+Ctx = td.PathCtx
 
 
 EVENT = re.compile(r'^(\[[0-9.]+\]) (?:\S+ )?(cpu\d+) \S+ (.*)$')
@@ -722,21 +709,10 @@ def manifest_time_true_skips(ctx):
 # ---- the runner ------------------------------------------------------------------
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-k', help='only tests whose name contains this')
-    ap.add_argument('-v', action='store_true', help='show tracebacks')
-    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
-    args = ap.parse_args()
-
-    # RT_SETS_BIN=/other/tools/ringtrace: run everything with that build
-    # (how a test is shown to fail before its fix).
-    if os.environ.get('RT_SETS_BIN'):
-        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_SETS_BIN']
-    for b in (td.RINGTRACE, td.RINGTRACE_ASAN):
-        if not os.access(b, os.X_OK):
-            print('sets: %s missing: run make -C tools ringtrace ringtrace-asan' % b)
-            print('sets: 0 passed, 1 failed')
-            return 1
+    args = td.suite_args(__doc__, 'RT_SETS_BIN')
+    if td.missing('sets', [td.RINGTRACE, td.RINGTRACE_ASAN],
+                  'run make -C tools ringtrace ringtrace-asan'):
+        return 1
     return td.run_suite('sets', TESTS, lambda tmp: Ctx(tmp), args)
 
 

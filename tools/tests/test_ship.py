@@ -38,7 +38,6 @@ Usage: test_ship.py [-k SUBSTRING] [-v] [--keep]
 Last line: `ship: N passed, M failed`.
 """
 
-import argparse
 import json
 import os
 import re
@@ -54,14 +53,9 @@ from test_decoder import Fail, check  # noqa: E402
 import test_sql as ts  # noqa: E402
 import clickhouse  # noqa: E402
 
-TESTS = []
+TESTS, test = td.registry()
 REAL_TRACE = os.path.join(HERE, 'real-trace')
 SERVERS = []                    # started by main(): two shards
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
 
 
 class Ctx(ts.Ctx):
@@ -576,19 +570,8 @@ def on_chunk_hook_retried(ctx):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-k', help='only tests whose name contains this')
-    ap.add_argument('-v', action='store_true', help='show tracebacks')
-    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
-    args = ap.parse_args()
-
-    # RT_SHIP_BIN=/other/tools/ringtrace: run everything with that build.
-    if os.environ.get('RT_SHIP_BIN'):
-        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_SHIP_BIN']
-    if not os.access(clickhouse.BINARY, os.X_OK):
-        print('ship: %s missing: tools/install-deps installs clickhouse-server'
-              % clickhouse.BINARY)
-        print('ship: 0 passed, 1 failed')
+    args = td.suite_args(__doc__, 'RT_SHIP_BIN')
+    if td.missing('ship', [clickhouse.BINARY], 'tools/install-deps installs clickhouse-server'):
         return 1
     root = tempfile.mkdtemp(prefix='rt-clickhouse-')
     try:

@@ -57,7 +57,6 @@ Usage: test_sql.py [-k SUBSTRING] [-v] [--keep]
 Last line: `sql: N passed, M failed`.
 """
 
-import argparse
 import csv
 import io
 import json
@@ -75,23 +74,11 @@ from test_decoder import Fail, check, marker, sys_entry, kswitch  # noqa: E402
 from sql_check import report_lines, stat_events, stat_losses  # noqa: E402
 from sql_check import Db as SqlDb, Fail as SqlFail, load_parts  # noqa: E402
 
-TESTS = []
+TESTS, test = td.registry()
 REAL_TRACE = os.path.join(HERE, 'real-trace')
 
 
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-class Ctx:
-    def __init__(self, tmp):
-        self.tmp = tmp
-        self.n = 0
-
-    def path(self, name):
-        self.n += 1
-        return os.path.join(self.tmp, '%s%03d' % (name, self.n))
+Ctx = td.PathCtx
 
 
 def sql(dirs, query, *opts, env=None, status=0, asan=False):
@@ -2754,19 +2741,8 @@ def critical_path_name_on_strict_damage(ctx):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-k', help='only tests whose name contains this')
-    ap.add_argument('-v', action='store_true', help='show tracebacks')
-    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
-    args = ap.parse_args()
-
-    # RT_SQL_BIN=/other/tools/ringtrace: run everything with that build
-    # (how a test is shown to fail before its code).
-    if os.environ.get('RT_SQL_BIN'):
-        td.RINGTRACE = td.RINGTRACE_ASAN = os.environ['RT_SQL_BIN']
-    if not os.access(td.RINGTRACE, os.X_OK):
-        print('sql: %s missing: run make -C tools ringtrace' % td.RINGTRACE)
-        print('sql: 0 passed, 1 failed')
+    args = td.suite_args(__doc__, 'RT_SQL_BIN')
+    if td.missing('sql', [td.RINGTRACE], 'run make -C tools ringtrace'):
         return 1
     # The span tables' checkpoints are not kept between runs (the cache_*
     # tests give RINGTRACE_SQL_CACHE a directory): every test sees what

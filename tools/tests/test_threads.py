@@ -23,7 +23,6 @@ Usage: test_threads.py [-k SUBSTRING] [-v] [--keep]
 Last line: `threads: N passed, M failed`.
 """
 
-import argparse
 import os
 import re
 import shutil
@@ -37,12 +36,7 @@ import gentrace  # noqa: E402
 import test_decoder as td  # noqa: E402
 from test_decoder import Fail, check, comm, kpacket, stored_chunk, marker, sys_entry  # noqa: E402
 
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
+TESTS, test = td.registry()
 
 
 def rt(*args, env=None, asan=True):
@@ -959,16 +953,10 @@ def table_not_trusted(ctx):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('-k', help='only tests whose name contains this')
-    ap.add_argument('-v', action='store_true', help='show tracebacks')
-    ap.add_argument('--keep', action='store_true', help='keep the temporary dir')
-    args = ap.parse_args()
-    for b in (td.RINGTRACE, td.RINGTRACE_ASAN):
-        if not os.access(b, os.X_OK):
-            print('threads: %s missing: run make -C tools ringtrace ringtrace-asan' % b)
-            print('threads: 0 passed, 1 failed')
-            return 1
+    args = td.suite_args(__doc__)
+    if td.missing('threads', [td.RINGTRACE, td.RINGTRACE_ASAN],
+                  'run make -C tools ringtrace ringtrace-asan'):
+        return 1
     return td.run_suite('threads', TESTS, lambda tmp: td.Ctx(tmp, args), args)
 
 
