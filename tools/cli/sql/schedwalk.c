@@ -11,6 +11,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "ckpts.h"
 #include "schedwalk.h"
 #include "sqlcache.h"
 
@@ -54,17 +55,10 @@ struct sw_ckpt {
 
 /* A member's checkpoints, and every span open at one of them. */
 struct sw_index {
-	struct sw_ckpt *ck;		/* by ts; ck[0] the member's start */
-	size_t nr_ck, cap_ck;
+	struct ckpts ck;		/* struct sw_ckpt, spaced in items read */
 	struct sw_span *spans;		/* whole, as the member's walk ends them */
 	size_t nr_spans, cap_spans;
-	uint64_t spacing;		/* items between two checkpoints */
-	uint64_t items;			/* rows read */
-	uint64_t at;			/* rows read at the last one */
 };
-
-/* Checkpoints kept: between SW_CKPTS and twice that. */
-#define SW_CKPTS	128
 
 struct schedwalk {
 	struct sql_cursor *c;
@@ -431,8 +425,10 @@ static void on_pair(struct schedwalk *w, const struct scan_row *row)
 
 /* ---- checkpoints (a member's index) ------------------------------------------------ */
 
-static void ckpt_free(struct sw_ckpt *k)
+static void ckpt_drop(void *el)
 {
+	struct sw_ckpt *k = el;
+
 	free(k->cpus);
 	free(k->threads);
 }
@@ -441,28 +437,17 @@ void schedwalk_index_free(struct sw_index *ix)
 {
 	if (!ix)
 		return;
-	for (size_t i = 0; i < ix->nr_ck; i++)
-		ckpt_free(&ix->ck[i]);
-	free(ix->ck);
+	ckpts_free(&ix->ck);
 	free(ix->spans);
 	free(ix);
 }
 
-/* The walk's state now, as checkpoint @ts. */
-static void ckpt_take(struct schedwalk *w, int64_t ts)
+/* The walk's state now, into checkpoint @el (ckpts_take()'s fill). */
+static void ckpt_fill(void *el, void *arg)
 {
-	struct sw_index *ix = w->build;
-	struct sw_ckpt *k;
+	struct schedwalk *w = arg;
+	struct sw_ckpt *k = el;
 
-	if (ix->nr_ck == ix->cap_ck) {
-		ix->cap_ck = ix->cap_ck ? 2 * ix->cap_ck : 64;
-		ix->ck = realloc(ix->ck, ix->cap_ck * sizeof(*ix->ck));
-		if (!ix->ck)
-			die("out of memory");
-	}
-	k = &ix->ck[ix->nr_ck++];
-	memset(k, 0, sizeof(*k));
-	k->ts = ts;
 	k->cpus = calloc(w->cpus.used + 1, sizeof(*k->cpus));
 	k->threads = calloc(w->threads.used + 1, sizeof(*k->threads));
 	if (!k->cpus || !k->threads)
@@ -478,19 +463,6 @@ static void ckpt_take(struct schedwalk *w, int64_t ts)
 
 		if (t)
 			k->threads[k->nr_threads++] = *t;
-	}
-	/* Too many: every other one goes (the first stays), twice as far apart. */
-	if (ix->nr_ck > 2 * SW_CKPTS) {
-		size_t n = 1;
-
-		for (size_t i = 1; i < ix->nr_ck; i++) {
-			if (i % 2)
-				ckpt_free(&ix->ck[i]);
-			else
-				ix->ck[n++] = ix->ck[i];
-		}
-		ix->nr_ck = n;
-		ix->spacing *= 2;
 	}
 }
 
@@ -518,7 +490,7 @@ static void ckpt_restore(struct schedwalk *w, const struct sw_ckpt *k)
 static void index_drain(struct schedwalk *w)
 {
 	struct sw_index *ix = w->build;
-	int64_t since = ix->ck[ix->nr_ck - 1].ts;
+	int64_t since = ckpts_ts(&ix->ck, ix->ck.nr - 1);
 
 	for (; w->head < w->nr_q; w->head++) {
 		if (w->q[w->head].ts >= since)
@@ -557,8 +529,8 @@ static struct sw_index *index_build(struct sql_cursor *c, unsigned int m)
 	ic.err = NULL;
 	b = walk_new(&ic, true);
 	b->build = ix;
-	ix->spacing = 1;
-	ckpt_take(b, INT64_MIN);
+	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
+	ckpts_take(&ix->ck, INT64_MIN, ckpt_fill, b);
 	r = member_start(b, m);
 	while (r >= 0 && b->scan)
 		r = member_row(b);
@@ -621,10 +593,10 @@ static void index_store(struct sql_cursor *c, unsigned int m, const struct sw_in
 {
 	struct sqlcache_buf b = { 0 };
 
-	sqlcache_put64(&b, ix->spacing);
-	sqlcache_put64(&b, ix->nr_ck);
-	for (size_t i = 0; i < ix->nr_ck; i++) {
-		const struct sw_ckpt *k = &ix->ck[i];
+	sqlcache_put64(&b, ix->ck.spacing);
+	sqlcache_put64(&b, ix->ck.nr);
+	for (size_t i = 0; i < ix->ck.nr; i++) {
+		const struct sw_ckpt *k = ckpts_at(&ix->ck, i);
 
 		sqlcache_put64(&b, (uint64_t)k->ts);
 		sqlcache_put64(&b, k->nr_cpus);
@@ -662,24 +634,23 @@ static struct sw_index *index_load(struct sql_cursor *c, unsigned int m)
 {
 	struct sqlcache_buf b;
 	struct sw_index *ix;
+	size_t nr;
 
 	if (!sqlcache_load(c->db, m, SW_CACHE_FAMILY, SW_CACHE_LAYOUT, &b))
 		return NULL;
 	ix = calloc(1, sizeof(*ix));
 	if (!ix)
 		die("out of memory");
-	ix->spacing = sqlcache_get64(&b);
-	ix->cap_ck = get_count(&b, 24);
-	if (!ix->cap_ck || ix->cap_ck > 2 * SW_CKPTS + 1)
+	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
+	ix->ck.spacing = sqlcache_get64(&b);
+	nr = get_count(&b, 24);
+	if (!nr || nr > 2 * CKPTS_MIN + 1)
 		b.bad = true;
-	ix->ck = calloc(ix->cap_ck + 1, sizeof(*ix->ck));
-	if (!ix->ck)
-		die("out of memory");
-	for (size_t i = 0; !b.bad && i < ix->cap_ck; i++) {
-		struct sw_ckpt *k = &ix->ck[ix->nr_ck++];
+	for (size_t i = 0; !b.bad && i < nr; i++) {
+		struct sw_ckpt *k = ckpts_append(&ix->ck);
 
 		k->ts = (int64_t)sqlcache_get64(&b);
-		if (i ? k->ts <= ix->ck[i - 1].ts : k->ts != INT64_MIN)
+		if (i ? k->ts <= ckpts_ts(&ix->ck, i - 1) : k->ts != INT64_MIN)
 			b.bad = true;
 		k->nr_cpus = get_count(&b, SW_REC_CPU);
 		k->nr_threads = get_count(&b, SW_REC_THREAD);
@@ -794,22 +765,17 @@ static int member_start(struct schedwalk *w, unsigned int m)
 		ix = index_get(w->c, m);
 		if (!ix)
 			return -1;
-		for (size_t i = 1; i < ix->nr_ck; i++) {
-			if (sp->has_lo && ix->ck[i].ts <= sp->lo)
-				from = i;
-			if (sp->has_hi && ix->ck[i].ts > sp->hi && !w->stop)
-				w->stop = i;
-		}
-		ckpt_restore(w, &ix->ck[from]);
+		ckpts_window(&ix->ck, sp->has_lo, sp->lo, sp->has_hi, sp->hi, &from, &w->stop);
+		ckpt_restore(w, ckpts_at(&ix->ck, from));
 		w->ix = ix;
-		w->last = ix->ck[from].ts;
+		w->last = ckpts_ts(&ix->ck, from);
 		if (from) {
 			w->rd.has_begin = true;
-			w->rd.begin = ix->ck[from].ts;
+			w->rd.begin = ckpts_ts(&ix->ck, from);
 		}
 		if (w->stop) {
 			w->rd.has_end = true;
-			w->rd.end = ix->ck[w->stop].ts - 1;
+			w->rd.end = ckpts_ts(&ix->ck, w->stop) - 1;
 		}
 	}
 	memset(w->rd.members, 0, w->c->db->ts->nr * sizeof(*w->rd.members));
@@ -838,7 +804,7 @@ static void member_finish(struct schedwalk *w)
 	}
 	for (size_t i = 0; i < w->ix->nr_spans; i++) {
 		const struct sw_span *x = &w->ix->spans[i];
-		int64_t at = w->ix->ck[w->stop].ts;
+		int64_t at = ckpts_ts(&w->ix->ck, w->stop);
 
 		if (x->ts < at && x->end >= at && (w->states || x->state == SW_RUNNING))
 			*push(w, x->ts, x->end, x->tid) = *x;
@@ -864,10 +830,8 @@ static int member_row(struct schedwalk *w)
 		return 0;
 	}
 	/* A checkpoint before the first item of a new ts, every spacing items. */
-	if (ix && ++ix->items - ix->at > ix->spacing && row.ts > w->last) {
-		ix->at = ix->items;
-		ckpt_take(w, row.ts);
-	}
+	if (ix && ckpts_due(&ix->ck, row.ts, w->last))
+		ckpts_take(&ix->ck, row.ts, ckpt_fill, w);
 	w->last = row.ts;
 	if (row.it->type == RT_ITEM_EVENT) {
 		switch (kind(w, row.it->event)) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ckpts.h"
 #include "spanq.h"
 
 /* One checkpoint: the table's state before the first row fed at or after @ts. */
@@ -23,17 +24,12 @@ struct spanq_index {
 	const struct sql_table *t;
 	unsigned int member;
 	char *cpus;			/* the CPUs it was built for ("" all) */
-	struct spanq_ckpt *ck;
-	size_t nr_ck, cap_ck;
+	struct ckpts ck;		/* struct spanq_ckpt, spaced in rows fed */
 	struct spanq_long *longs;
 	size_t nr_longs, cap_longs;
 	char *rows;
 	size_t rows_len, rows_cap;
-	uint64_t spacing, fed, at;
 };
-
-/* Checkpoints kept: between SPANQ_CKPTS and twice that. */
-#define SPANQ_CKPTS	128
 
 void spanq_init(struct spanq *q, struct sql_cursor *c, const struct spanq_ops *ops,
 		unsigned int what, size_t size)
@@ -107,11 +103,14 @@ void spanq_restore_tidmap(struct rt_tidmap *m, const void *state, size_t size)
 
 /* ---- checkpoints ------------------------------------------------------------------------ */
 
+static void ckpt_drop(void *el)
+{
+	free(((struct spanq_ckpt *)el)->state);
+}
+
 static void index_free(struct spanq_index *ix)
 {
-	for (size_t i = 0; i < ix->nr_ck; i++)
-		free(ix->ck[i].state);
-	free(ix->ck);
+	ckpts_free(&ix->ck);
 	free(ix->longs);
 	free(ix->rows);
 	free(ix->cpus);
@@ -128,40 +127,20 @@ void spanq_index_free(struct spanq_index *ix)
 	}
 }
 
-static void ckpt_take(struct spanq *q, int64_t ts)
+/* The table's state now, into checkpoint @el (ckpts_take()'s fill). */
+static void ckpt_fill(void *el, void *arg)
 {
-	struct spanq_index *ix = q->build;
-	struct spanq_ckpt *k;
+	struct spanq *q = arg;
+	struct spanq_ckpt *k = el;
 
-	if (ix->nr_ck == ix->cap_ck) {
-		ix->cap_ck = ix->cap_ck ? 2 * ix->cap_ck : 64;
-		ix->ck = realloc(ix->ck, ix->cap_ck * sizeof(*ix->ck));
-		if (!ix->ck)
-			die("out of memory");
-	}
-	k = &ix->ck[ix->nr_ck++];
-	k->ts = ts;
-	k->state = ts == INT64_MIN ? NULL : q->ops->save(q->c, &k->size);
-	/* Too many: every other one goes (the first stays), twice as far apart. */
-	if (ix->nr_ck > 2 * SPANQ_CKPTS) {
-		size_t n = 1;
-
-		for (size_t i = 1; i < ix->nr_ck; i++) {
-			if (i % 2)
-				free(ix->ck[i].state);
-			else
-				ix->ck[n++] = ix->ck[i];
-		}
-		ix->nr_ck = n;
-		ix->spacing *= 2;
-	}
+	k->state = k->ts == INT64_MIN ? NULL : q->ops->save(q->c, &k->size);
 }
 
 /* Building: the rows given now (at @given) that were open at a checkpoint are kept. */
 static void index_drain(struct spanq *q, int64_t given)
 {
 	struct spanq_index *ix = q->build;
-	int64_t since = ix->ck[ix->nr_ck - 1].ts;
+	int64_t since = ckpts_ts(&ix->ck, ix->ck.nr - 1);
 
 	for (; q->head < q->nr; q->head++) {
 		const char *row = q->rows + q->head * q->size;
@@ -221,7 +200,7 @@ static struct spanq_index *index_build(struct spanq *q, unsigned int m, char *cp
 	ix->t = c->t;
 	ix->member = m;
 	ix->cpus = cpus;
-	ix->spacing = 1;
+	CKPTS_INIT(&ix->ck, struct spanq_ckpt, ckpt_drop);
 	/* scan_stats: "span index", the plan its table's name. */
 	ic.stat = sqldb_stat_new(c->db, "span index");
 	snprintf(sqldb_stat(c->db, ic.stat)->plan, sizeof(sqldb_stat(c->db, ic.stat)->plan),
@@ -230,7 +209,7 @@ static struct spanq_index *index_build(struct spanq *q, unsigned int m, char *cp
 	/* The table's own feed, on its own queue and state: its counters ic's. */
 	q->c = &ic;
 	q->build = ix;
-	ckpt_take(q, INT64_MIN);
+	ckpts_take(&ix->ck, INT64_MIN, ckpt_fill, q);
 	r = member_start(q, m);
 	while (r >= 0 && q->scan)
 		r = member_row(q);
@@ -286,7 +265,7 @@ static int member_start(struct spanq *q, unsigned int m)
 	    !(ix = index_get(q, m)))
 		return -1;
 	/* Not one row of the table in the member: nothing to read. */
-	if (ix && !ix->fed)
+	if (ix && !ix->ck.fed)
 		return 0;
 	q->member = m;
 	q->stop = 0;
@@ -295,22 +274,20 @@ static int member_start(struct spanq *q, unsigned int m)
 	q->rd.has_begin = q->rd.has_end = false;
 	q->rd.limit = -1;
 	if (ix) {
-		for (size_t i = 1; i < ix->nr_ck; i++) {
-			if (sp->has_lo && ix->ck[i].ts <= sp->lo)
-				from = i;
-			if (sp->has_hi && ix->ck[i].ts > sp->hi && !q->stop)
-				q->stop = i;
-		}
-		if (ix->ck[from].state)
-			q->ops->restore(q->c, ix->ck[from].state, ix->ck[from].size);
+		const struct spanq_ckpt *k;
+
+		ckpts_window(&ix->ck, sp->has_lo, sp->lo, sp->has_hi, sp->hi, &from, &q->stop);
+		k = ckpts_at(&ix->ck, from);
+		if (k->state)
+			q->ops->restore(q->c, k->state, k->size);
 		q->ix = ix;
 		if (from) {
 			q->rd.has_begin = true;
-			q->rd.begin = ix->ck[from].ts;
+			q->rd.begin = k->ts;
 		}
 		if (q->stop) {
 			q->rd.has_end = true;
-			q->rd.end = ix->ck[q->stop].ts - 1;
+			q->rd.end = ckpts_ts(&ix->ck, q->stop) - 1;
 		}
 	}
 	memset(q->rd_members, 0, q->c->db->ts->nr * sizeof(*q->rd_members));
@@ -340,7 +317,7 @@ static void member_finish(struct spanq *q)
 	for (size_t i = 0; i < q->ix->nr_longs; i++) {
 		const struct spanq_long *l = &q->ix->longs[i];
 		const char *row = q->ix->rows + l->row;
-		int64_t at = q->ix->ck[q->stop].ts;
+		int64_t at = ckpts_ts(&q->ix->ck, q->stop);
 
 		if (q->ops->row_ts(row) < at && l->given >= at)
 			spanq_push(q, row);
@@ -368,10 +345,8 @@ static int member_row(struct spanq *q)
 		return 0;
 	}
 	/* A checkpoint before the first row of a new ts, every spacing rows. */
-	if (ix && ++ix->fed - ix->at > ix->spacing && r.ts > q->last) {
-		ix->at = ix->fed;
-		ckpt_take(q, r.ts);
-	}
+	if (ix && ckpts_due(&ix->ck, r.ts, q->last))
+		ckpts_take(&ix->ck, r.ts, ckpt_fill, q);
 	q->last = r.ts;
 	q->ops->feed(q->c, &r);
 	if (ix)
