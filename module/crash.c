@@ -25,8 +25,9 @@
  * state and writes the cache lines of the whole region back to RAM (a warm
  * reset does not write caches back).  All of it without a lock of any
  * kind, printk, allocation, irq_work, IPI or RCU wait: the CPU may have
- * died holding any of them.  Terminal reasons never write into a ring: the
- * next boot's recovery appends the kernel_panic event from the entry.
+ * died holding any of them.  No hook writes into a ring, whatever the
+ * reason: the next boot's recovery appends the kernel_panic event from a
+ * terminal entry (PANIC, EMERG_RESTART, SHUTDOWN); an OOPS is listed only.
  *
  * Races:
  *  [C1] A hook against a geometry change or release (rtr_replace_buffers()

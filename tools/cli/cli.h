@@ -5,8 +5,10 @@
  *
  * Exit statuses, the same for every command (and ringtraced's usage
  * errors): 0 done; 1 error; 2 usage error; 3 a trace was read but damage
- * was skipped (report, check, unpack without --strict).  `record` exits
- * with its command's status instead, once the recording is done.
+ * was skipped (report, export, check, unpack, sql, ship and symbols, read
+ * past without --strict; recover, damaged packets left out).  `record`
+ * exits with its command's status instead, once the recording is done;
+ * `sql` with 130 when Ctrl-C stopped a statement.
  */
 #ifndef RINGTRACE_CLI_H
 #define RINGTRACE_CLI_H

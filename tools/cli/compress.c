@@ -309,8 +309,10 @@ const struct command cmd_compress = {
 "\n"
 "  -l, --level LEVEL  zstd level (default 6, ringtraced's)\n"
 "  -j, --jobs N       threads (default: one per online CPU)\n"
-"      --frame-size SIZE  packets per zstd frame (default 4M, ringtraced's):\n"
-"                     smaller frames let report --begin/--end read less\n"
+"      --frame-size SIZE  bytes of packets per zstd frame, 4K to 4M\n"
+"                     (default 4M, ringtraced's): a frame ends with the\n"
+"                     packet that brings it to SIZE; smaller frames\n"
+"                     let report --begin/--end and sql read less\n"
 "                     around a window (each chunk keeps a time index of\n"
 "                     its frames), at some cost in compression\n"
 "  -h, --help         this text\n",

@@ -32,7 +32,8 @@ static void usage(FILE *f)
 	fputs("\n"
 	      "'ringtrace COMMAND --help' tells more.  Exit status: 0 done,\n"
 	      "1 error, 2 usage error, 3 trace read but damage skipped (record:\n"
-	      "its command's status).  Documentation/ringtrace/cli.rst has it all.\n",
+	      "its command's status; sql: 130 after Ctrl-C).\n"
+	      "Documentation/ringtrace/cli.rst has it all.\n",
 	      f);
 }
 

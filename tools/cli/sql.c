@@ -419,7 +419,7 @@ static void help(FILE *f)
 "  -q, --query NAME the shipped query NAME (--list)\n"
 "      --stat       the shipped queries of report --stat's sections, in its\n"
 "                   order (events, losses, system calls, threads by\n"
-"                   on-CPU time, wakeup latency)\n"
+"                   on-CPU time, wakeup latency, top functions)\n"
 "      --list       every shipped query: its name, what it gives, its SQL\n"
 "      --csv        CSV (RFC 4180) with a header line\n"
 "      --json       a JSON array of objects per statement\n"

@@ -79,7 +79,7 @@ const struct command cmd_symbols = {
 	.name = "symbols",
 	.summary = "keep the binaries a trace's user stacks ran in, for report on any machine",
 	.help =
-"Usage: ringtrace symbols [--max SIZE] DIR\n"
+"Usage: ringtrace symbols [-m SIZE] DIR\n"
 "\n"
 "Copy into the trace directory DIR's symbol store (DIR/" USYMS_DIR "/, one\n"
 "zstd-compressed file per build-id) each binary its user_mmap events\n"
@@ -94,7 +94,7 @@ const struct command cmd_symbols = {
 "with the binaries the stacks hit only (--symbols-max, --no-symbols).\n"
 "What is not stored is listed in " USYMS_DIR "/missing with the reason.\n"
 "\n"
-"      --max SIZE  stop storing past SIZE bytes (K, M, G; default 256M)\n"
+"  -m, --max SIZE  stop storing past SIZE bytes (K, M, G; default 256M)\n"
 "  -h, --help      this text\n",
 	.run = run,
 };

@@ -107,7 +107,7 @@ struct ringtrace_persist_header {
 /*
  * The mutable state, at state_offset: @lifecycle, written in process
  * context at arming, unload and release; the rest by the crash path of a
- * dying kernel (module/persist.c), on whichever CPU hit it, with no lock:
+ * dying kernel (module/crash.c), on whichever CPU hit it, with no lock:
  *
  *   state_offset + 0                          this struct
  *   state_offset + RINGTRACE_PERSIST_CRASH_OFFSET

@@ -18,12 +18,16 @@
  *   scan.c       a cursor's reading of the members
  *   out.c        table, CSV and JSON output
  *   queries.c    the shipped queries (--list, --stat, -q)
- *   spanq.c      the rows of tables that pair events (syscall, wakeup, irq)
+ *   spanq.c      the rows of tables that pair events (syscall, wakeup,
+ *                irq, softirq)
  *   schedwalk.c  the scheduling spans (sched_slice, thread_state)
+ *   sqlcache.c   schedwalk's checkpoints kept on disk between runs
  *   critpath.c   critical_path()'s walk over those spans
  *   threadidx.c  the threads and processes (thread, process)
  *   stackrows.c  the stacks' frames and ids (sample, stack, frame)
  *   runidx.c     where each thread ran, per CPU (raw's utid =)
+ *   remote.c     sql --clickhouse: the statements run on a server
+ *   clickhouse.c the HTTP client of a ClickHouse server (sql, ship)
  *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
