@@ -196,6 +196,8 @@ static int write_snapshot(const char *dir,
 	args[n++] = workers;
 	args[n++] = "--max-size";
 	args[n++] = size;
+	/* No symbol store: its walk of the snapshot would delay the re-arm. */
+	args[n++] = "--no-symbols";
 	if (opt.debugfs) {
 		args[n++] = "--debugfs";
 		args[n++] = (char *)opt.debugfs;
