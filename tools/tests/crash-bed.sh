@@ -140,6 +140,17 @@ sed -i 's/^\[    9.000600\] Rebooting in 1 seconds..$/&\n[    0.500000] WARNING:
 RT_VM_EXPECT=$EXPECT1 RT_VM_ACCEL=tcg,thread=single \
 	vmtest_case "a WARNING early in boot 2's kernel, after boot 1's panic: FAIL" "FAIL (kernel splat)" "$d"
 
+# A panic's last line lost (the CPU stopped while holding the console):
+# boot 1's part ends where boot 2's kernel starts, its printk times anew.
+d=$tmp/lostend
+good_run "$d"
+sed -i '/Rebooting in 1 seconds/d' "$d/console.log"
+RT_VM_EXPECT=$EXPECT1 RT_VM_ACCEL=tcg,thread=single \
+	vmtest_case "boot 1's panic without its last line: PASS" ": PASS (3 boots)" "$d"
+check "vmtest multi-boot: ... boot 1's part ends with its panic's last line there, boot 2's starts with its kernel" \
+	test "$(tail -n1 "$d/console.boot-1.log")" = "[    9.000500] Kernel Offset: disabled" -a \
+	"$(head -n1 "$d/console.boot-2.log")" = "[    1.000000] mtrr: your CPUs had inconsistent fixed MTRR settings"
+
 d=$tmp/unreached
 good_run "$d"
 rm "$d/reached-3"
