@@ -1068,12 +1068,15 @@ static void report_ending(const struct recovery *rec)
 	else if (e)
 		report("the previous boot ended in a reboot or power off (cpu %u), not a crash: no kernel_panic",
 		       e->cpu);
+	else if (rec->img.lifecycle == RINGTRACE_PERSIST_UNLOADED && o)
+		report("the previous load ended in %sthe module unloaded", oops);
 	else if (rec->img.lifecycle == RINGTRACE_PERSIST_UNLOADED)
-		report("the previous load ended with the module unloaded, %snot a crash",
-		       o ? "after an oops; " : "");
+		report("the previous load ended with the module unloaded, not a crash");
+	else if (o)
+		report("the previous boot ended in %sno hook: no panic or reboot the module saw (a reset, a hang, power lost)",
+		       oops);
 	else
-		report("%sno crash hook ran: the previous boot ended without a panic or a reboot the module saw (a reset, a hang, power lost)",
-		       o ? oops : "");
+		report("no crash hook ran: the previous boot ended without a panic or a reboot the module saw (a reset, a hang, power lost)");
 }
 
 /* "crashed" in the json: true, false, or null (no hook ran: unknown). */

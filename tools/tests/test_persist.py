@@ -714,7 +714,11 @@ def test_recover_how_it_ended(ctx):
          'the previous boot ended in an oops on cpu 2 ("Oops: general protection fault"), '
          'then a reboot or power off (cpu 0)', True, 'shutdown', 0),
         ([], 'no crash hook ran: the previous boot ended without a panic or a reboot the '
-         'module saw (a reset, a hang, power lost)', None, 'unknown', 0))
+         'module saw (a reset, a hang, power lost)', None, 'unknown', 0),
+        ([crash_entry(2, 2, 59 * 10**9, 'Oops: general protection fault', ips)],
+         'the previous boot ended in an oops on cpu 2 ("Oops: general protection fault"), '
+         'then no hook: no panic or reboot the module saw (a reset, a hang, power lost)',
+         True, 'unknown', 0))
     for entries, line, crashed, ended, panics in cases:
         r, out = recover(ctx, with_crash(img, entries))
         expect_run(r, 0, 'recover, %s' % ended)
