@@ -207,9 +207,9 @@ fire_panic() {
 # As sysrq-c, the crash a hung CPU: ringtrace_selftest's crash_lockup
 # spins on CPU 1 with preemption off (interrupts on) until the soft-lockup
 # detector, at kernel.watchdog_thresh=1 (a lockup after 2 s), panics with
-# kernel.softlockup_panic=1, from its hrtimer on CPU 1 (hard interrupt).  Before it, the
-# trace's identity names another build (the build-id all 07s), so the
-# next boot's recovery must refuse it until --force.
+# kernel.softlockup_panic=1, from its hrtimer on CPU 1 (hard interrupt).
+# Before it, the trace's identity names another build (the build-id all
+# 07s), so the next boot's recovery must refuse it until --force.
 fire_lockup() {
 	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
 	setup "the image's identity names another build" sh -c \
@@ -263,12 +263,12 @@ fire_reboot() {
 # The shutdown entry, and a recovery that says the boot did not crash
 # and appends no kernel_panic (crash.sh checks the directory).
 check_reboot() {
+	local rc
 	check_markers_image
 	python3 tools/tests/crash_entry.py "$RT/persist/image" /proc/kallsyms \
 		shutdown shutdown kernel_restart >/tmp/rtcrash-entry 2>&1
 	check_output /tmp/rtcrash-entry $?
 	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
-	local rc
 	tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT" >/tmp/rtcrash-recover.log 2>&1
 	rc=$?
 	check "ringtrace recover --keep writes the trace directory (exit $rc)" test "$rc" = 0
@@ -317,6 +317,7 @@ check_markers_image() {
 # The image of a markers case whose panic said $1, with $2 on its stack,
 # in context $3 (task, irq, nmi; default task); $4: recover's option.
 check_markers_crash() {
+	local rc
 	check_markers_image
 	# The crash path's entry and snapshots (nokaslr: this boot's
 	# kallsyms name the crashed boot's addresses).
@@ -325,7 +326,6 @@ check_markers_crash() {
 	check_output /tmp/rtcrash-entry $?
 	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
 	# The recovery, into the share for crash.sh (kernel_panic last).
-	local rc
 	tools/ringtrace recover --keep ${4:+"$4"} -o "$OUT/recovered.$BOOT" >/tmp/rtcrash-recover.log 2>&1
 	rc=$?
 	check "ringtrace recover --keep ${4:+$4 }writes the trace directory (exit $rc)" test "$rc" = 0
