@@ -34,10 +34,11 @@
  *
  * Then the packets kept must follow each other as the decoder judges a
  * stream (times, numbers, losses a CPU can reach: judge_neighbours()).
- * Last, each whole terminal crash entry (panic, emergency restart,
- * shutdown: module/crash.c) becomes its CPU's last record, kernel_panic,
- * in a packet of its own (design D1: a dying kernel writes into no ring;
- * append_panic()).
+ * Last, each whole panic or emergency-restart entry (module/crash.c)
+ * becomes its CPU's last record, kernel_panic, in a packet of its own
+ * (design D1: a dying kernel writes into no ring; append_panic()).  A
+ * shutdown entry (reboot, power off) is no crash: the json lists it, and
+ * the summary says how the boot ended (ending()).
  *
  * A packet that fails a check is damage (design D6): it is left out of
  * the stream (its sequence number reads as a lost packet, as any loss
@@ -1001,9 +1002,11 @@ static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 				pk[i].slot, pk[i].committed, pk[i + 1].seq);
 	}
 	judge_neighbours(&w);
+	/* A shutdown is not a crash: its entry stays in the json alone. */
 	for (unsigned int i = 0; rec->panic_ev && i < rec->nr_crash; i++)
 		if (rec->crash_state[i] == 1 && rec->crash[i].cpu == s->cpu &&
-		    rec->crash[i].reason != RINGTRACE_PERSIST_OOPS)
+		    (rec->crash[i].reason == RINGTRACE_PERSIST_PANIC ||
+		     rec->crash[i].reason == RINGTRACE_PERSIST_EMERG_RESTART))
 			append_panic(&w, &rec->crash[i]);
 	cumulate(&w);
 	a->snapshot = persist_snap(&rec->img, s->index, &a->snap);
@@ -1012,6 +1015,80 @@ static void recover_cpu(struct recovery *rec, const struct persist_slice *s,
 		free(w.out[i].bytes);
 	free(w.out);
 	free(pk);
+}
+
+/* ---- how the previous boot ended -------------------------------------- */
+
+/*
+ * The entry that ended the previous boot: the first whole terminal one
+ * (panic; emergency restart, which a panic's own restart never writes;
+ * shutdown), or NULL when no terminal hook ran.
+ */
+static const struct ringtrace_persist_crash *ending(const struct recovery *rec)
+{
+	for (unsigned int i = 0; i < rec->nr_crash; i++)
+		if (rec->crash_state[i] == 1 &&
+		    rec->crash[i].reason != RINGTRACE_PERSIST_OOPS)
+			return &rec->crash[i];
+	return NULL;
+}
+
+/* The first whole oops entry, or NULL. */
+static const struct ringtrace_persist_crash *first_oops(const struct recovery *rec)
+{
+	for (unsigned int i = 0; i < rec->nr_crash; i++)
+		if (rec->crash_state[i] == 1 &&
+		    rec->crash[i].reason == RINGTRACE_PERSIST_OOPS)
+			return &rec->crash[i];
+	return NULL;
+}
+
+/*
+ * One line: whether the previous boot (or load) crashed, and how it ended.
+ * A reboot or power off through the kernel's own path is not a crash;
+ * neither is an unload.  No terminal hook in a boot the module was live
+ * at: the kernel's paths were not taken (a reset, a hang, power lost).
+ */
+static void report_ending(const struct recovery *rec)
+{
+	const struct ringtrace_persist_crash *e = ending(rec), *o = first_oops(rec);
+	char oops[sizeof(o->message) + 64] = "";
+
+	if (o)
+		snprintf(oops, sizeof(oops), "an oops on cpu %u (\"%.*s\"), then ",
+			 o->cpu, (int)strnlen(o->message, sizeof(o->message)), o->message);
+	if (e && e->reason == RINGTRACE_PERSIST_PANIC)
+		report("the previous boot crashed: %spanic on cpu %u: \"%.*s\"", oops,
+		       e->cpu, (int)strnlen(e->message, sizeof(e->message)), e->message);
+	else if (e && e->reason == RINGTRACE_PERSIST_EMERG_RESTART)
+		report("the previous boot ended in %san emergency restart (cpu %u: sysrq b, or a watchdog), not a clean reboot",
+		       oops, e->cpu);
+	else if (e && o)
+		report("the previous boot ended in %sa reboot or power off (cpu %u)", oops, e->cpu);
+	else if (e)
+		report("the previous boot ended in a reboot or power off (cpu %u), not a crash: no kernel_panic",
+		       e->cpu);
+	else if (rec->img.lifecycle == RINGTRACE_PERSIST_UNLOADED && o)
+		report("the previous load ended in %sthe module unloaded", oops);
+	else if (rec->img.lifecycle == RINGTRACE_PERSIST_UNLOADED)
+		report("the previous load ended with the module unloaded, not a crash");
+	else if (o)
+		report("the previous boot ended in %sno hook: no panic or reboot the module saw (a reset, a hang, power lost)",
+		       oops);
+	else
+		report("no crash hook ran: the previous boot ended without a panic or a reboot the module saw (a reset, a hang, power lost)");
+}
+
+/* "crashed" in the json: true, false, or null (no hook ran: unknown). */
+static const char *crashed(const struct recovery *rec)
+{
+	const struct ringtrace_persist_crash *e = ending(rec);
+
+	if (first_oops(rec) || (e && e->reason != RINGTRACE_PERSIST_SHUTDOWN))
+		return "true";
+	if (e || rec->img.lifecycle == RINGTRACE_PERSIST_UNLOADED)
+		return "false";
+	return "null";
 }
 
 /* ---- .ringtrace-crash.json ------------------------------------------------ */
@@ -1059,8 +1136,11 @@ static void write_json(struct recovery *rec)
 		(uint64_t)h->region_base, (uint64_t)h->region_size,
 		h->source == RINGTRACE_PERSIST_SRC_MEMMAP ? "memmap" : "reserve_mem");
 	/* The crash path's entries, whole ones only, and per-CPU snapshots. */
-	fprintf(f, " \"ksyms\": %s, \"hooks_run\": %u, \"entries\": [",
-		rec->ksyms ? "true" : "false", rec->crash_claimed);
+	fprintf(f, " \"ksyms\": %s, \"crashed\": %s, \"ended\": \"%s\", \"hooks_run\": %u, \"entries\": [",
+		rec->ksyms ? "true" : "false", crashed(rec),
+		ending(rec) ? reason_name(ending(rec)->reason) :
+		rec->img.lifecycle == RINGTRACE_PERSIST_UNLOADED ? "unloaded" : "unknown",
+		rec->crash_claimed);
 	for (unsigned int i = 0, n = 0; i < rec->nr_crash; i++) {
 		const struct ringtrace_persist_crash *e = &rec->crash[i];
 
@@ -1265,6 +1345,7 @@ int prevboot_main(void)
 		die("%s/%s: %s", outdir, DAMAGED_DIR, strerror(errno));
 	if (fsync(outdirfd) < 0)
 		die("%s: %s", outdir, strerror(errno));
+	report_ending(&rec);
 	report("previous trace in %s: ringtrace report --tail 20 %s", outdir, outdir);
 	if (!opt.image && !opt.keep)
 		ret = release(&c, &rec.img, outdir);

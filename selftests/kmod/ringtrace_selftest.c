@@ -42,6 +42,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/timekeeping.h>
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <asm/byteorder.h>
@@ -991,6 +992,41 @@ static const struct file_operations rtst_crash_panic_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * crash_lockup: writing N (1 to 300) spins on the writing CPU with
+ * preemption off for N seconds, interrupts on: what the soft-lockup
+ * detector reports (and, with kernel.softlockup_panic=1, panics on) once
+ * the CPU's stopper thread has not run for 2 * kernel.watchdog_thresh
+ * seconds.  For the crash chains' lockup case (tools/tests/crash_guest.sh).
+ * A spin the watchdog let pass returns -ETIMEDOUT.  Anything else is
+ * EINVAL.
+ */
+static ssize_t rtst_crash_lockup_write(struct file *file, const char __user *ubuf,
+				       size_t count, loff_t *ppos)
+{
+	unsigned int secs;
+	u64 end;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, count, 0, &secs);
+	if (ret)
+		return ret;
+	if (!secs || secs > 300)
+		return -EINVAL;
+	preempt_disable();
+	end = ktime_get_mono_fast_ns() + (u64)secs * NSEC_PER_SEC;
+	while (ktime_get_mono_fast_ns() < end)
+		cpu_relax();
+	preempt_enable();
+	return -ETIMEDOUT;
+}
+
+static const struct file_operations rtst_crash_lockup_fops = {
+	.owner = THIS_MODULE,
+	.write = rtst_crash_lockup_write,
+	.llseek = noop_llseek,
+};
+
 static int __init rtst_init(void)
 {
 	unsigned int cpu, kind;
@@ -1040,6 +1076,8 @@ static int __init rtst_init(void)
 	debugfs_create_file("floor", 0400, rtst_dir, NULL, &rtst_floor_fops);
 	debugfs_create_file("crash_panic", 0200, rtst_dir, NULL,
 			    &rtst_crash_panic_fops);
+	debugfs_create_file("crash_lockup", 0200, rtst_dir, NULL,
+			    &rtst_crash_lockup_fops);
 	return 0;
 
 err_unregister_blob:

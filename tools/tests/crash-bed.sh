@@ -140,6 +140,17 @@ sed -i 's/^\[    9.000600\] Rebooting in 1 seconds..$/&\n[    0.500000] WARNING:
 RT_VM_EXPECT=$EXPECT1 RT_VM_ACCEL=tcg,thread=single \
 	vmtest_case "a WARNING early in boot 2's kernel, after boot 1's panic: FAIL" "FAIL (kernel splat)" "$d"
 
+# A panic's last line lost (the CPU stopped while holding the console):
+# boot 1's part ends where boot 2's kernel starts, its printk times anew.
+d=$tmp/lostend
+good_run "$d"
+sed -i '/Rebooting in 1 seconds/d' "$d/console.log"
+RT_VM_EXPECT=$EXPECT1 RT_VM_ACCEL=tcg,thread=single \
+	vmtest_case "boot 1's panic without its last line: PASS" ": PASS (3 boots)" "$d"
+check "vmtest multi-boot: ... boot 1's part ends with its panic's last line there, boot 2's starts with its kernel" \
+	test "$(tail -n1 "$d/console.boot-1.log")" = "[    9.000500] Kernel Offset: disabled" -a \
+	"$(head -n1 "$d/console.boot-2.log")" = "[    1.000000] mtrr: your CPUs had inconsistent fixed MTRR settings"
+
 d=$tmp/unreached
 good_run "$d"
 rm "$d/reached-3"
@@ -244,22 +255,27 @@ check "crash_image.py: no image: refused ($out)" grep -q '^not ok - read' <<<"$o
 
 # --- crash.sh's markers_match -----------------------------------------------
 
-# match_case WHAT WANT(0|1) MARKERS-LINES: against a console where cpu 0
-# showed 0..20, cpu 1 (the one that panicked) 0..30.
+# match_case WHAT WANT(0|1) MARKERS-LINES [reboot]: against a console where
+# cpu 0 showed 0..20, cpu 1 0..30, then the panic of cpu 1 (or, with
+# "reboot", a reboot's last line: no CPU panicked).
 match_case() {
 	local d=$tmp/match rc
 	mkdir -p "$d"
 	{
 		for i in $(seq 0 20); do echo "[    1.0] rtcrash: cpu 0 marker $i"; done
 		for i in $(seq 0 30); do echo "[    1.0] rtcrash: cpu 1 marker $i"; done
-		echo "[    2.0] Kernel panic - not syncing: sysrq triggered crash"
-		echo "[    2.0] CPU: 1 UID: 0 PID: 170 Comm: sh Tainted: G OE 6.12.117+deb12-amd64 #1"
+		if [[ -z ${4:-} ]]; then
+			echo "[    2.0] Kernel panic - not syncing: sysrq triggered crash"
+			echo "[    2.0] CPU: 1 UID: 0 PID: 170 Comm: sh Tainted: G OE 6.12.117+deb12-amd64 #1"
+		else
+			echo "[    2.0] reboot: Restarting system"
+		fi
 	} >"$d/console.boot-1.log"
 	printf '%s\n' "$3" >"$d/markers.2"
 	(
 		# shellcheck source=tools/tests/crash.sh
 		. tools/tests/crash.sh
-		markers_match "$d" 2
+		markers_match "$d" 2 ${4:+"$4"}
 	) >"$tmp/match.out" 2>&1
 	rc=$?
 	sed 's/^/# /' "$tmp/match.out"
@@ -276,5 +292,13 @@ match_case "two more than the console on the panicking CPU: refused" 1 \
 	$'markers 0 0 20 21\nmarkers 1 0 32 33'
 match_case "markers not from 0: refused" 1 \
 	$'markers 0 3 20 18\nmarkers 1 0 30 31'
+match_case "after a reboot, every CPU may hold more than its console shows" 0 \
+	$'markers 0 0 27 28\nmarkers 1 0 45 46' reboot
+match_case "after a reboot, the image short of the console: refused" 1 \
+	$'markers 0 0 20 21\nmarkers 1 0 29 30' reboot
+match_case "after a reboot, markers not from 0: refused" 1 \
+	$'markers 0 1 20 20\nmarkers 1 0 30 31' reboot
+match_case "a panic's check on a reboot's console (no panicking CPU): refused" 1 \
+	$'markers 0 0 20 21\nmarkers 1 0 31 32' panic-wanted
 
 check_summary crash-bed

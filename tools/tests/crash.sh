@@ -5,27 +5,36 @@
 # and once more (tools/vm/vmtest's multi-boot mode, RAM kept across the
 # reboots), with the persistent region on the command line
 # (tools/vm/region-args); in each boot tools/tests/crash_guest.sh checks
-# the image the boot before left, then fires its case (a panic).
+# the image the boot before left, then fires its case (a panic, a soft
+# lockup, a reboot -f).
 #
 #   tools/tests/crash.sh [-k KVER | -K KDIR]...
 #
 #   -K KDIR          a kernel built in KDIR (the debug kernel), as vmtest's
 #                    -K; BUILD must hold its module under its release
 #
-#   RT_CRASH_CASES   the cases, in boot order (default "sysrq-c"; see
-#                    crash_guest.sh; "panic" where sysrq is not built in)
+#   RT_CRASH_CASES   the cases, in boot order (see crash_guest.sh);
+#                    default "sysrq-c lockup reboot", with "panic" for
+#                    "sysrq-c" where the kernel's config has no
+#                    CONFIG_MAGIC_SYSRQ and no "lockup" without
+#                    CONFIG_SOFTLOCKUP_DETECTOR (the debug kernel:
+#                    "panic reboot")
 #   RT_CRASH_OUT     the runs' directory (default $RT_CACHE/vm-runs/crash)
 #
 # Here, after the run: every boot printed its summary, vmtest passed the run
-# (every boot reached, each case's panic on the console where it was fired
-# and no other splat in any boot's part of console.log), and for a sysrq-c
-# case the markers the next boot read from the image end where boot K's
-# console does: for each CPU, markers 0 to at least the last number L the
-# console shows, and on the CPU that panicked L or L + 1 (written, its
-# number not yet sent when the crash came; see markers_match), and the
-# crash entry it read is of the CPU whose panic the console shows, and the
-# crashed boot's metadata declares kernel_panic (babeltrace2 reads it), and
-# `ringtrace recover`'s directory ends that CPU with kernel_panic.
+# (every boot reached, each case's splat on the console where it was fired
+# and no other splat in any boot's part of console.log), and for each case
+# the markers the next boot read from the image end where boot K's console
+# does: for each CPU, markers 0 to at least the last number L the console
+# shows, and on the CPU that panicked L or L + 1 (written, its number not
+# yet sent when the crash came; see markers_match).  For a panic (sysrq-c,
+# panic, lockup): the crash entry it read is of the CPU whose panic the
+# console shows, the crashed boot's metadata declares kernel_panic
+# (babeltrace2 reads it), and `ringtrace recover`'s directory ends that CPU
+# with kernel_panic and the case's message.  For a reboot: the directory
+# holds no kernel_panic and its json says the boot ended in a shutdown, not
+# a crash.  And each recovered directory holds the markers of the boot
+# before it and of no other boot (two crashes in a row).
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
 # seconds.
 #
@@ -36,7 +45,6 @@ cd "$(dirname "$0")/../.." || exit 1
 . tools/vm/region-args
 cache=${RT_CACHE:-/var/cache/ringtrace}
 build=${BUILD:-$cache/build}
-read -r -a cases <<<"${RT_CRASH_CASES:-sysrq-c}"
 kvers=()
 declare -A kdir_of=()
 while [[ ${1:-} == -[kK] ]]; do
@@ -56,12 +64,44 @@ if ((${#kvers[@]} == 0)); then
 	done
 fi
 
-# The first console line of each case's panic (vmtest's RT_VM_EXPECT).
+# The chain's cases for kernel $1 (RT_CRASH_CASES, or what its config
+# allows): a panic (sysrq c, or ringtrace_selftest's where sysrq is not
+# built in), a soft lockup where the detector is, and a reboot -f.
+default_cases() {
+	local config=/boot/config-$1
+	[[ -z ${kdir_of[$1]:-} ]] || config=${kdir_of[$1]}/.config
+	if [[ -n ${RT_CRASH_CASES:-} ]]; then
+		echo "$RT_CRASH_CASES"
+		return
+	fi
+	if grep -q '^CONFIG_MAGIC_SYSRQ=y' "$config"; then
+		printf 'sysrq-c '
+	else
+		printf 'panic '
+	fi
+	grep -q '^CONFIG_SOFTLOCKUP_DETECTOR=y' "$config" && printf 'lockup '
+	echo reboot
+}
+
+# The first console line of each case's splat (vmtest's RT_VM_EXPECT);
+# nothing for a case without one.
 expect_of() {
 	case $1 in
 	sysrq-c) echo 'Kernel panic - not syncing: sysrq triggered crash' ;;
 	panic) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_panic' ;;
+	lockup) echo 'watchdog: BUG: soft lockup - CPU#1 stuck for ' ;;
+	reboot) ;;
 	*) return 1 ;;
+	esac
+}
+
+# The message of the case's panic, kernel_panic's in the recovered trace;
+# nothing for a case that does not panic.
+panic_message() {
+	case $1 in
+	sysrq-c) echo "sysrq triggered crash" ;;
+	panic) echo "ringtrace_selftest: crash_panic" ;;
+	lockup) echo "softlockup: hung tasks" ;;
 	esac
 }
 
@@ -84,13 +124,17 @@ check() {	# DESCRIPTION COMMAND...
 # CPUs print once a panic started (a run showed CPU 1 at 399 when its ring
 # held 411), so their console is a lower bound only.
 # shellcheck disable=SC2317 # called through check
+# With $3 "reboot" (no panic, the writers ran on while the kernel
+# restarted): FIRST 0 and LAST >= L on every CPU.
 markers_match() {
-	local dir=$1 k=$2 cpu first last count l pcpu n=0
+	local dir=$1 k=$2 cpu first last count l pcpu='' n=0
 	local console=$dir/console.boot-$((k - 1)).log
 	[[ -s $dir/markers.$k ]] || { echo "# no markers.$k"; return 1; }
-	# panic's dump: "CPU: N PID: ..." (6.1), "CPU: N UID: 0 PID: ..." (6.12)
-	pcpu=$(sed -nE 's/.*\] CPU: ([0-9]+) (UID|PID): .*/\1/p' "$console" | head -n1)
-	[[ -n $pcpu ]] || { echo "# no panicking CPU on boot $((k - 1))'s console"; return 1; }
+	if [[ ${3:-} != reboot ]]; then
+		# panic's dump: "CPU: N PID: ..." (6.1), "CPU: N UID: 0 PID: ..." (6.12)
+		pcpu=$(sed -nE 's/.*\] CPU: ([0-9]+) (UID|PID): .*/\1/p' "$console" | head -n1)
+		[[ -n $pcpu ]] || { echo "# no panicking CPU on boot $((k - 1))'s console"; return 1; }
+	fi
 	while read -r _ cpu first last count; do
 		l=$(sed -nE "s/.*rtcrash: cpu $cpu marker ([0-9]+)$/\\1/p" "$console" | tail -n1)
 		echo "# cpu $cpu$([[ $cpu == "$pcpu" ]] && echo " (panicked)"): image markers $first..$last ($count), console's last ${l:-none}"
@@ -144,18 +188,55 @@ sys.exit(not (len(e) == 1 and e[0]["cpu"] == int(sys.argv[2]) and e[0]["message"
 		"$dir/recovered.$k/.ringtrace-crash.json" "$pcpu" "$msg"
 }
 
+# The directory boot $2 recovered (recovered.K, in $1) after a reboot:
+# babeltrace2 reads it, it holds no kernel_panic, and its
+# .ringtrace-crash.json says the boot ended in a shutdown, not a crash,
+# with that one entry.
+# shellcheck disable=SC2317 # called through check
+recovered_reboot() {
+	local dir=$1 k=$2 ctf
+	ctf=$dir/recovered-ctf.$k
+	rm -rf "$ctf"
+	tools/ringtrace unpack "$dir/recovered.$k" "$ctf" >/dev/null || return 1
+	babeltrace2 "$ctf" >"$ctf.txt" 2>"$ctf.err" || { echo "# babeltrace2 failed: $(tail -n3 "$ctf.err")"; return 1; }
+	echo "# $(grep -c ' ringtrace_marker: ' "$ctf.txt") markers, $(grep -c ' kernel_panic: ' "$ctf.txt") kernel_panic"
+	grep -q ' ringtrace_marker: ' "$ctf.txt" && ! grep -q ' kernel_panic: ' "$ctf.txt" || return 1
+	python3 -c 'import json, sys
+js = json.load(open(sys.argv[1]))
+print("# ended %s, crashed %s, entries %s" % (js["ended"], js["crashed"], [e["reason"] for e in js["entries"]]))
+sys.exit(not (js["ended"] == "shutdown" and js["crashed"] is False and
+              [e["reason"] for e in js["entries"]] == ["shutdown"]))' \
+		"$dir/recovered.$k/.ringtrace-crash.json"
+}
+
+# The directory boot $2 recovered (recovered.K, in $1; unpacked by
+# recovered_panic or recovered_reboot) holds boot $2-1's markers
+# (rtcrash-bK-...) and no other boot's: two crashes in a row, the second
+# recovery holds the second boot's events.
+# shellcheck disable=SC2317 # called through check
+recovered_one_boot() {
+	local dir=$1 k=$2 txt mine others
+	txt=$dir/recovered-ctf.$k.txt
+	[[ -s $txt ]] || { echo "# no babeltrace2 text of recovered.$k"; return 1; }
+	mine=$(grep -c "data = \"rtcrash-b$((k - 1))-" "$txt")
+	others=$(grep -E 'data = "rtcrash-b[0-9]+-' "$txt" | grep -vc "data = \"rtcrash-b$((k - 1))-")
+	echo "# boot $((k - 1))'s markers: $mine, other boots': $others"
+	((mine > 0 && others == 0))
+}
+
 main() {
 	local status=0 k out dir boots expect i e start b log line p f msg per_boot
-	local -a kernel
+	local -a kernel cases
 	for k in "${kvers[@]}"; do
 		passed=0 failed=0
 		out=${RT_CRASH_OUT:-$cache/vm-runs/crash}
 		dir=$out/$k
+		read -r -a cases <<<"$(default_cases "$k")"
 		boots=$((${#cases[@]} + 1))
 		expect=
 		for ((i = 0; i < ${#cases[@]}; i++)); do
 			e=$(expect_of "${cases[i]}") || { echo "crash.sh: unknown case ${cases[i]}" >&2; exit 2; }
-			expect+="$((i + 1)):$e"$'\n'
+			[[ -z $e ]] || expect+="$((i + 1)):$e"$'\n'
 		done
 		# Seconds a boot: a debug build (KASAN, lockdep) under TCG
 		# takes 2 to 3 times as long.
@@ -184,19 +265,24 @@ main() {
 			passed=$((passed + p)) failed=$((failed + f))
 		done
 		for ((b = 2; b <= boots; b++)); do
-			case ${cases[b - 2]} in
-			sysrq-c) msg="sysrq triggered crash" ;;
-			panic) msg="ringtrace_selftest: crash_panic" ;;
-			*) continue ;;
-			esac
-			check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
-				markers_match "$dir" "$b"
-			check "$k: boot $b's crash entry is of the CPU that panicked in boot $((b - 1))" \
-				entry_cpu_match "$dir" "$b"
-			check "$k: boot $((b - 1))'s metadata declares kernel_panic, and babeltrace2 reads it" \
-				kernel_panic_declared "$dir" $((b - 1))
-			check "$k: boot $b's recovered trace ends the panicking CPU with kernel_panic (babeltrace2), and its json has the entry" \
-				recovered_panic "$dir" "$b" "$msg"
+			if [[ ${cases[b - 2]} == reboot ]]; then
+				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (reboot -f)" \
+					markers_match "$dir" "$b" reboot
+				check "$k: boot $b's recovered trace has no kernel_panic, and its json says boot $((b - 1)) ended in a shutdown, not a crash" \
+					recovered_reboot "$dir" "$b"
+			else
+				msg=$(panic_message "${cases[b - 2]}")
+				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows" \
+					markers_match "$dir" "$b"
+				check "$k: boot $b's crash entry is of the CPU that panicked in boot $((b - 1))" \
+					entry_cpu_match "$dir" "$b"
+				check "$k: boot $((b - 1))'s metadata declares kernel_panic, and babeltrace2 reads it" \
+					kernel_panic_declared "$dir" $((b - 1))
+				check "$k: boot $b's recovered trace ends the panicking CPU with kernel_panic \"$msg\" (babeltrace2), and its json has the entry" \
+					recovered_panic "$dir" "$b" "$msg"
+			fi
+			check "$k: boot $b's recovered trace holds boot $((b - 1))'s markers and no other boot's" \
+				recovered_one_boot "$dir" "$b"
 		done
 		sed 's/^/# /' "$dir/result" 2>/dev/null
 		check "$k: vmtest's verdict: $(tail -n1 "$dir/result" 2>/dev/null | sed 's/^vmtest: [^ ]*: //')" \

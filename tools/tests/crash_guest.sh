@@ -10,14 +10,17 @@
 #                                  last (N = cases + 1)
 #
 # Boot K loads ringtrace.ko with the region and checks what the boot before
-# it left: boot 1 (RAM fresh from qemu) that there is no previous trace;
+# it left: boot 1 (RAM fresh from qemu) that there is no previous trace
+# (persist/info, persist/image, and `ringtrace recover` says so, exits 0
+# and writes nothing);
 # boot K > 1 that case K-1's image is there and holds what the case wrote
 # (check_CASE), then releases it and sees no previous trace.  Then boot K <
 # N fires case K (fire_CASE), which ends the boot; boot N unloads the
 # module and returns, and the guest powers off.
 #
 # Cases:
-#   sysrq-c  markers on every CPU, "rtcrash-CPU-NNNNNN" (each number sent
+#   sysrq-c  markers on every CPU, "rtcrash-bK-CPU-NNNNNN" (K the boot;
+#            each number sent
 #            to the console through /dev/kmsg as "rtcrash: cpu C marker N"
 #            once its write() returned), then `echo c > /proc/sysrq-trigger`
 #            while they are still being written.  Checked next boot: the
@@ -25,7 +28,8 @@
 #            module was loaded at the crash), the trace uuid the crashed boot
 #            had, every used slice's counters non-zero and its packets this
 #            trace's and CPU's, each CPU's markers in order with none missing
-#            (tools/tests/crash_image.py); their last numbers go to
+#            and none of an earlier boot (tools/tests/crash_image.py);
+#            their last numbers go to
 #            $RT_VM_OUT/markers.K, which crash.sh compares with boot K-1's
 #            console.  And the crash path's state (crash_entry.py): one
 #            entry, reason panic, "sysrq triggered crash", its stack naming
@@ -34,12 +38,30 @@
 #            compares with the CPU the console's panic names.  The
 #            crashed boot's metadata goes to $RT_VM_OUT/metadata.K/
 #            (kernel_panic declared, babeltrace2 reads it: crash.sh), and
-#            `ringtrace recover --keep` writes $RT_VM_OUT/recovered.K, where
-#            crash.sh wants kernel_panic as the panicking CPU's last event.
+#            `ringtrace recover --keep` writes $RT_VM_OUT/recovered.K and
+#            says the previous boot crashed, a panic on the entry's CPU
+#            with the message; crash.sh wants kernel_panic as the
+#            panicking CPU's last event there.
 #   panic    as sysrq-c, the panic from ringtrace_selftest.ko's
 #            crash_panic (kernels without CONFIG_MAGIC_SYSRQ: the debug
 #            kernel); its entry's stack must name vfs_write (the module's
 #            own frames do not symbolize in the next boot).
+#   lockup   as sysrq-c, the panic the soft-lockup detector's
+#            (kernel.softlockup_panic=1, kernel.watchdog_thresh=1) while
+#            ringtrace_selftest.ko's crash_lockup spins on CPU 1 with
+#            preemption off; the image's identity first names another
+#            build (persist/identity, build-id 07...).  Checked next boot:
+#            `ringtrace recover` refuses it (exit 1, both build-ids and
+#            --force named, nothing written, the image kept), then as
+#            sysrq-c with --force: the entry "softlockup: hung tasks", in
+#            hard interrupt context, its stack naming watchdog_timer_fn.
+#   reboot   markers as sysrq-c, then `busybox reboot -f` with the writers
+#            running: no crash.  Checked next boot: the markers as
+#            sysrq-c's, one entry, reason shutdown, its stack naming
+#            kernel_restart (the other CPUs wrote on after it: their
+#            snapshots are only no later than the end), and `ringtrace
+#            recover` says the previous boot ended in a reboot, not a
+#            crash; crash.sh wants no kernel_panic in the directory.
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -57,6 +79,8 @@ readonly BOOT=${RT_VM_BOOT:?run by tools/vm/vmtest with RT_VM_BOOTS}
 readonly BOOTS=${RT_VM_BOOTS:?run by tools/vm/vmtest with RT_VM_BOOTS}
 read -r -a CASES <<<"${RT_CRASH_CASES:-sysrq-c}"
 readonly OUT=$RT_VM_OUT
+# The build-id the lockup case writes into its image's identity.
+readonly FOREIGN_BUILD_ID=0707070707070707070707070707070707070707
 
 # The module parameters naming this boot's region, from the command line.
 region_params() {
@@ -115,7 +139,7 @@ marker_writer() {
 		sleep 0.05
 	done
 	for ((i = 0; ; i++)); do
-		printf 'rtcrash-%d-%06d' "$cpu" "$i" >"$RT/marker" || return 1
+		printf 'rtcrash-b%d-%d-%06d' "$BOOT" "$cpu" "$i" >"$RT/marker" || return 1
 		echo "<4>rtcrash: cpu $cpu marker $i" >/dev/kmsg || return 1
 		((i % 10)) || echo "$i" >"/tmp/rtcrash-progress-$cpu"
 		read -r -t 0.005 -u 9
@@ -151,7 +175,7 @@ fire_markers() {
 	setup "the metadata saved" sh -c "mkdir -p $OUT/metadata.$BOOT && cat $RT/metadata >$OUT/metadata.$BOOT/metadata" || return 1
 	setup "tracing on" sh -c "echo 1 >$RT/tracing_on" || return 1
 	for cpu in "${CPUS[@]}"; do
-		taskset -c "$cpu" bash -c "$(declare -f marker_writer); RT=$RT; marker_writer $cpu" &
+		taskset -c "$cpu" bash -c "$(declare -f marker_writer); RT=$RT BOOT=$BOOT; marker_writer $cpu" &
 	done
 	# They start together, so that none has written hundreds when the
 	# last one has written a few.
@@ -178,6 +202,82 @@ fire_panic() {
 	fire_markers "echo 1 >/sys/kernel/debug/ringtrace_selftest/crash_panic"
 }
 
+# --- lockup ---------------------------------------------------------------
+
+# As sysrq-c, the crash a hung CPU: ringtrace_selftest's crash_lockup
+# spins on CPU 1 with preemption off (interrupts on) until the soft-lockup
+# detector, at kernel.watchdog_thresh=1 (a lockup after 2 s), panics with
+# kernel.softlockup_panic=1, from its hrtimer on CPU 1 (hard interrupt).
+# Before it, the trace's identity names another build (the build-id all
+# 07s), so the next boot's recovery must refuse it until --force.
+fire_lockup() {
+	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
+	setup "the image's identity names another build" sh -c \
+		"echo boot_id=\$(cat /proc/sys/kernel/random/boot_id) build_id=$FOREIGN_BUILD_ID >$RT/persist/identity" || return 1
+	setup "softlockup_panic=1" sh -c 'echo 1 >/proc/sys/kernel/softlockup_panic' || return 1
+	# The short threshold only from the spin on: a vCPU of a busy host
+	# can miss 2 s before it.
+	fire_markers "echo 1 >/proc/sys/kernel/watchdog_thresh && taskset -c 1 sh -c 'echo 60 >/sys/kernel/debug/ringtrace_selftest/crash_lockup'"
+}
+
+# Another build's image: refused, both build-ids named, nothing written and
+# the image kept; the rest as sysrq-c's, read with --force.
+check_lockup() {
+	local out=/tmp/rtcrash-foreign rc
+	tools/ringtrace recover -o "$out" >/tmp/rtcrash-foreign.log 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/rtcrash-foreign.log
+	check "another build's image: ringtrace recover refuses it (exit $rc, 1 wanted)" test "$rc" = 1
+	check "its message names the image's build-id, this kernel's and --force" \
+		grep -q "build-id $FOREIGN_BUILD_ID.*this kernel is $KVER .*(build-id $(running_build_id)).*--force" \
+		/tmp/rtcrash-foreign.log
+	check "nothing was written, and the image is kept (state $(info_field state))" \
+		test ! -e "$out" -a "$(info_field state)" = previous
+	check_markers_crash "softlockup: hung tasks" watchdog_timer_fn irq --force
+}
+
+# This kernel's GNU build-id, from /sys/kernel/notes, in hex.
+running_build_id() {
+	python3 -c 'import struct
+d = open("/sys/kernel/notes", "rb").read()
+i = 0
+while i + 12 <= len(d):
+    n, s, t = struct.unpack_from("<III", d, i)
+    name = i + 12
+    desc = name + (n + 3) // 4 * 4
+    if t == 3 and d[name:name + n] == b"GNU\0":
+        print(d[desc:desc + s].hex())
+        break
+    i = desc + (s + 3) // 4 * 4'
+}
+
+# --- reboot ---------------------------------------------------------------
+
+# No crash: markers, then a warm `reboot -f` with the writers running.
+# Busybox's: the guest's root is the host's, where reboot is systemctl,
+# which does nothing in a chroot.  Either way reboot(2) without init.
+fire_reboot() {
+	fire_markers 'busybox reboot -f'
+}
+
+# The shutdown entry, and a recovery that says the boot did not crash
+# and appends no kernel_panic (crash.sh checks the directory).
+check_reboot() {
+	local rc
+	check_markers_image
+	python3 tools/tests/crash_entry.py "$RT/persist/image" /proc/kallsyms \
+		shutdown shutdown kernel_restart >/tmp/rtcrash-entry 2>&1
+	check_output /tmp/rtcrash-entry $?
+	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
+	tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT" >/tmp/rtcrash-recover.log 2>&1
+	rc=$?
+	check "ringtrace recover --keep writes the trace directory (exit $rc)" test "$rc" = 0
+	sed 's/^/# /' /tmp/rtcrash-recover.log
+	check "it says the previous boot ended in a reboot, not a crash" \
+		grep -q '^the previous boot ended in a reboot or power off (cpu [0-9]*), not a crash: no kernel_panic$' \
+		/tmp/rtcrash-recover.log
+}
+
 check_sysrq-c() {
 	check_markers_crash "sysrq triggered crash" sysrq_handle_crash
 }
@@ -188,31 +288,62 @@ check_panic() {
 	check_markers_crash "ringtrace_selftest: crash_panic" vfs_write
 }
 
-# The image of a markers case whose panic said $1, with $2 on its stack.
-check_markers_crash() {
-	local prev=$((BOOT - 1)) uuid rc t
+# The image of the boot before, live when that boot ended: its trace (the
+# uuid), its markers (rtcrash-bK-..., K the boot before) in order per CPU,
+# to $OUT/markers.$BOOT for crash.sh.  No marker of an earlier boot: an
+# image holds one boot's trace.
+check_markers_image() {
+	local prev=$((BOOT - 1)) uuid rc t b
 	uuid=$(info_field uuid)
-	check "the image is the crashed boot's trace (uuid $uuid)" \
+	check "the image is boot $prev's trace (uuid $uuid)" \
 		test -n "$uuid" -a "$uuid" = "$(cat "$OUT/uuid.$prev" 2>/dev/null)"
-	check "it was live at the crash (lifecycle $(info_field lifecycle))" \
+	check "it was live when boot $prev ended (lifecycle $(info_field lifecycle))" \
 		test "$(info_field lifecycle)" = live
 	t=$(date +%s%N)
-	python3 tools/tests/crash_image.py "$RT/persist/image" live rtcrash >/tmp/rtcrash-read 2>&1
+	python3 tools/tests/crash_image.py "$RT/persist/image" live "rtcrash-b$prev" >/tmp/rtcrash-read 2>&1
 	rc=$?
 	echo "# crash_image.py read the image in $((($(date +%s%N) - t) / 1000000)) ms"
 	check_output /tmp/rtcrash-read "$rc"
 	grep '^markers ' /tmp/rtcrash-read >"$OUT/markers.$BOOT"
 	check "markers were read for every CPU ($(wc -l <"$OUT/markers.$BOOT") of $(nproc))" \
 		test "$(wc -l <"$OUT/markers.$BOOT")" -eq "$(nproc)"
+	for ((b = 1; b < prev; b++)); do
+		python3 tools/tests/crash_image.py "$RT/persist/image" live "rtcrash-b$b" >/tmp/rtcrash-old 2>&1
+		check "no marker of boot $b in it ($(grep -c '^markers ' /tmp/rtcrash-old) CPUs have some)" \
+			test "$(grep -c '^markers ' /tmp/rtcrash-old)" = 0
+	done
+}
+
+# The image of a markers case whose panic said $1, with $2 on its stack,
+# in context $3 (task, irq, nmi; default task); $4: recover's option.
+check_markers_crash() {
+	local rc
+	check_markers_image
 	# The crash path's entry and snapshots (nokaslr: this boot's
 	# kallsyms name the crashed boot's addresses).
 	python3 tools/tests/crash_entry.py "$RT/persist/image" /proc/kallsyms \
-		panic "$1" "$2" >/tmp/rtcrash-entry 2>&1
+		panic "$1" "$2" "${3:-task}" >/tmp/rtcrash-entry 2>&1
 	check_output /tmp/rtcrash-entry $?
 	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
 	# The recovery, into the share for crash.sh (kernel_panic last).
-	check "ringtrace recover --keep writes the trace directory" \
-		tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT"
+	tools/ringtrace recover --keep ${4:+"$4"} -o "$OUT/recovered.$BOOT" >/tmp/rtcrash-recover.log 2>&1
+	rc=$?
+	check "ringtrace recover --keep ${4:+$4 }writes the trace directory (exit $rc)" test "$rc" = 0
+	sed 's/^/# /' /tmp/rtcrash-recover.log
+	check "it says the previous boot crashed: a panic on the entry's CPU, \"$1\"" \
+		grep -qxF "the previous boot crashed: panic on cpu $(cat "$OUT/entry-cpu.$BOOT"): \"$1\"" \
+		/tmp/rtcrash-recover.log
+}
+
+# A cold boot: ringtrace recover finds nothing, says so, and writes nothing.
+check_cold() {
+	local out=/tmp/rtcrash-cold rc
+	tools/ringtrace recover -o "$out" >/tmp/rtcrash-cold.log 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/rtcrash-cold.log
+	check "cold boot: ringtrace recover says \"no previous trace\" (exit $rc)" \
+		grep -qx 'no previous trace' /tmp/rtcrash-cold.log
+	check "cold boot: it exits 0 and writes nothing" test "$rc" = 0 -a ! -e "$out"
 }
 
 # --- the chain -------------------------------------------------------------
@@ -231,6 +362,7 @@ setup "ringtrace.ko loads with the region ($(region_params))" load || {
 }
 if ((BOOT == 1)); then
 	check "boot 1 (qemu's fresh RAM): no previous trace" no_previous_trace
+	check_cold
 else
 	prev=${CASES[BOOT - 2]}
 	state=$(info_field state)

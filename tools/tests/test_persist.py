@@ -677,6 +677,55 @@ def test_recover_kernel_panic(ctx):
 
 
 @test
+def test_recover_how_it_ended(ctx):
+    """recover says whether the previous boot crashed, and how it ended,
+    in one line on stdout and as the json's crashed/ended: a shutdown
+    entry (reboot -f, power off) is not a crash and appends no
+    kernel_panic; a panic and an emergency restart are, and do; an oops
+    before a shutdown is a crash; no entry at all is unknown (no hook
+    ran: a reset, a hang)."""
+    img, exp = gt.make_image(seed=4, tails={0: 'open'})
+    ips = (0xffffffff81001010, 0xffffffff81002345)
+    cases = (
+        ([crash_entry(4, 0, 60 * 10**9, 'shutdown', ips, comm=b'reboot')],
+         'the previous boot ended in a reboot or power off (cpu 0), not a crash: no kernel_panic',
+         False, 'shutdown', 0),
+        ([crash_entry(1, 2, 60 * 10**9, 'sysrq triggered crash', ips)],
+         'the previous boot crashed: panic on cpu 2: "sysrq triggered crash"',
+         True, 'panic', 1),
+        ([crash_entry(3, 0, 60 * 10**9, 'emergency restart', ips)],
+         'the previous boot ended in an emergency restart (cpu 0: sysrq b, or a watchdog), not a clean reboot',
+         True, 'emerg_restart', 1),
+        ([crash_entry(2, 2, 59 * 10**9, 'Oops: general protection fault', ips),
+          crash_entry(4, 0, 60 * 10**9, 'shutdown', ips, comm=b'reboot')],
+         'the previous boot ended in an oops on cpu 2 ("Oops: general protection fault"), '
+         'then a reboot or power off (cpu 0)', True, 'shutdown', 0),
+        ([], 'no crash hook ran: the previous boot ended without a panic or a reboot the '
+         'module saw (a reset, a hang, power lost)', None, 'unknown', 0),
+        ([crash_entry(2, 2, 59 * 10**9, 'Oops: general protection fault', ips)],
+         'the previous boot ended in an oops on cpu 2 ("Oops: general protection fault"), '
+         'then no hook: no panic or reboot the module saw (a reset, a hang, power lost)',
+         True, 'unknown', 0))
+    for entries, line, crashed, ended, panics in cases:
+        r, out = recover(ctx, with_crash(img, entries))
+        expect_run(r, 0, 'recover, %s' % ended)
+        check(line in r.stdout.splitlines(), '%s: %r not in stdout %r' % (ended, line, r.stdout))
+        js = crash_json(out)
+        check(js['crashed'] is crashed and js['ended'] == ended,
+              '%s: json crashed %r, ended %r' % (ended, js['crashed'], js['ended']))
+        check([e['reason'] for e in js['entries']] ==
+              [('panic', 'oops', 'emerg_restart', 'shutdown')[e[1] - 1] for e in
+               (CRASH.unpack(x) for x in entries)],
+              '%s: json entries %r' % (ended, js['entries']))
+        ctf = ctx.path('ctf')
+        expect_run(td.rt('unpack', out, ctf), 0, 'unpack')
+        events, _ = td.bt2(ctf)
+        n = sum(1 for _, _, name in events if name == 'kernel_panic')
+        check(n == panics, '%s: %d kernel_panic events, %d wanted' % (ended, n, panics))
+        check_markers(out, exp)
+
+
+@test
 def test_recover_usage(ctx):
     """Options that do not go together: usage errors, exit 2."""
     for args, why in ((['--discard', '--image', '/nonexistent'], '--discard releases'),
