@@ -62,7 +62,7 @@ static void int_json(sqlite3_str *b, const struct rt_field_value *v, uint64_t i)
 }
 
 /* The event's fields as one JSON object. */
-static void args_json(sqlite3_context *ctx, const struct rt_item *it)
+static void args_json(struct sql_out *ctx, const struct rt_item *it)
 {
 	sqlite3_str *b = sqlite3_str_new(NULL);
 	char *s;
@@ -102,10 +102,10 @@ static void args_json(sqlite3_context *ctx, const struct rt_item *it)
 	sqlite3_str_appendchar(b, 1, '}');
 	s = sqlite3_str_finish(b);
 	if (!s) {
-		sqlite3_result_error_nomem(ctx);
+		sql_out_error_nomem(ctx);
 		return;
 	}
-	sqlite3_result_text(ctx, s, -1, sqlite3_free);
+	sql_out_text(ctx, s, -1, sqlite3_free);
 }
 
 static unsigned int raw_member(const struct sql_cursor *c)
@@ -113,21 +113,21 @@ static unsigned int raw_member(const struct sql_cursor *c)
 	return ((const struct raw *)c->priv)->row.member;
 }
 
-static void raw_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void raw_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct scan_row *row = &((struct raw *)c->priv)->row;
 	const struct rt_item *it = row->it;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, row->ts);
+		sql_out_int64(ctx, row->ts);
 		break;
 	case C_NAME:
-		sqlite3_result_text(ctx, it->event->name, -1, SQLITE_STATIC);
+		sql_out_text(ctx, it->event->name, -1, SQLITE_STATIC);
 		break;
 	case C_CPU:
 	case C_UCPU:
-		sqlite3_result_int64(ctx, it->cpu);
+		sql_out_int64(ctx, it->cpu);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, row->member, row->tid);
