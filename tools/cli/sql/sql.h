@@ -13,7 +13,8 @@
  *
  *   sql.c        the command: options, statements, prompt, exit status
  *   db.c         the connection, the tables' registration, damage, scan_stats
- *   vtab.c       the sqlite3_module every table shares, sql_result_*()
+ *   vtab.c       the sqlite3_module every table shares, sql_result_*(),
+ *                the cursor ship reads rows through without SQLite
  *   plan.c       xBestIndex and the constraints' values into a scan_spec
  *   scan.c       a cursor's reading of the members
  *   out.c        table, CSV and JSON output

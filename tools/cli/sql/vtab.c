@@ -4,7 +4,9 @@
  * xCreate: a table is there without CREATE and cannot be made twice),
  * read-only; the row producer and xColumn are the table's, but for the
  * trace and host columns, answered here from the table's member().  Errors
- * of a cursor reach SQLite as its vtab's zErrMsg.
+ * of a cursor reach SQLite as its vtab's zErrMsg.  The same cursor
+ * functions serve ship without SQLite (sql_cursor_all(): every row, every
+ * column, values to a sink of its own through struct sql_out).
  */
 #include <limits.h>
 #include <stdarg.h>
