@@ -53,12 +53,27 @@ static int raw_next(struct sql_cursor *c)
 	return scan_next(r->scan, &r->row);
 }
 
+/* In decimal, without printf's format parsing (a field or more an event). */
 static void int_json(sqlite3_str *b, const struct rt_field_value *v, uint64_t i)
 {
-	if (v->desc->is_signed)
-		sqlite3_str_appendf(b, "%lld", (long long)rt_field_s64(v, i));
-	else
-		sqlite3_str_appendf(b, "%llu", (unsigned long long)rt_field_u64(v, i));
+	char s[24], *p = s + sizeof(s);
+	bool neg = false;
+	uint64_t u;
+
+	if (v->desc->is_signed) {
+		int64_t x = rt_field_s64(v, i);
+
+		neg = x < 0;
+		u = neg ? 0 - (uint64_t)x : (uint64_t)x;
+	} else {
+		u = rt_field_u64(v, i);
+	}
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (neg)
+		*--p = '-';
+	sqlite3_str_append(b, p, (int)(s + sizeof(s) - p));
 }
 
 /* The event's fields as one JSON object. */
