@@ -10,8 +10,8 @@
  * Date (the partition) and wall_ts (the row's ts in epoch ns) in front of
  * the table's own columns; a POST per batch, compressed as --compress
  * says (clickhouse.c: zstd in ClickHouse's native blocks by default, the
- * cheapest measured; gzip; none).  Tables are created when missing and
- * checked when present.
+ * cheapest that compresses, measured; gzip; none).  Tables are created
+ * when missing and checked when present.
  *
  * Idempotency (Documentation/ringtrace/fleet.rst): a set and a table are
  * done when ringtrace_sets has their row, written after the table's last
@@ -332,9 +332,9 @@ static void enc_error(struct sql_sink *k, const char *msg)
 {
 	struct row_enc *e = (struct row_enc *)k;
 
-	if (!e->err)
-		e->err = strdup(msg ? msg : "out of memory");
-	buf_u8(e->b, 1);		/* the row is not sent */
+	if (!e->err && !(e->err = strdup(msg ? msg : "out of memory")))
+		die("out of memory");
+	buf_u8(e->b, 1);		/* a NULL: the row whole, but the batch is not sent */
 }
 
 /* The row @c is on into @e->b: the common columns, then the table's. */
@@ -441,7 +441,9 @@ static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const cha
 		if (step > 0) {
 			row_binary(&e, set, c, cols, n, ts_col);
 			rows++;
-		} else if (step < 0 || e.err) {
+		}
+		/* A value that could not be made ends the table before its batch goes. */
+		if (step < 0 || e.err) {
 			error_line("%s: %s: %s", set->dir, table,
 				   e.err ? e.err : c->err ? c->err : "error");
 			rc = -1;
