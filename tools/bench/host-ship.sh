@@ -19,8 +19,10 @@
 #               process, its wall time, and the server's CPU for the same
 #               (from /proc: both processes count, the server's is not
 #               ship's cost on the traced host).
-#   wire        bytes of the POSTs' gzip'd bodies per event (ship's
-#               "N bytes sent (M before gzip)" line), and before gzip.
+#   wire        bytes of the POSTs' bodies per event as sent (ship's
+#               "N bytes sent (M before zstd)" line: the compression,
+#               ship's default unless SHIP_COMPRESS=zstd|gzip|none says)
+#               and of their RowBinary before it.
 #   disk        system.parts' bytes_on_disk of the database's active parts
 #               per event, as shipped and after OPTIMIZE ... FINAL (the
 #               parts merged), against the packed trace's chunks
@@ -133,14 +135,16 @@ server_cpu() {
 s0=$(server_cpu)
 t0=$(date +%s.%N)
 "${NICE[@]}" /usr/bin/time -o "$work/time" -f '%U %S %M' \
-	"$RT" ship --clickhouse "$url" --database ringtrace "$t" >"$work/ship.out" 2>"$work/ship.err" ||
+	"$RT" ship --clickhouse "$url" --database ringtrace ${SHIP_COMPRESS:+--compress "$SHIP_COMPRESS"} "$t" \
+	>"$work/ship.out" 2>"$work/ship.err" ||
 	{ cat -- "$work/ship.err" >&2; exit 1; }
 t1=$(date +%s.%N)
 s1=$(server_cpu)
 read -r cpu rss < <(awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$work/time")
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 srv=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-read -r sent raw < <(sed -n 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (\([0-9]*\) before gzip)$/\1 \2/p' "$work/ship.err") || true
+read -r sent raw how < <(sed -n -e 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (\([0-9]*\) before \([a-z]*\))$/\1 \2 \3/p' \
+	-e 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (not compressed)$/\1 \1 none/p' "$work/ship.err") || true
 [[ -n ${raw:-} ]] || { echo "host-ship: ship said no bytes sent:" >&2; cat -- "$work/ship.err" >&2; exit 1; }
 
 # The events: raw's rows on the server, sql's count on the trace.
@@ -177,7 +181,7 @@ need=$(awk -v z="$zero_loss" -v e="$evps" 'BEGIN { printf "%.2f", z / e }')
 	printf "  %-34s %s\n" "ship CPU (user + sys), wall" "$cpu s, $wall s (max RSS $(( (rss + 1023) / 1024 )) MiB)"
 	printf "  %-34s %s\n" "events per CPU second of ship" "$evps"
 	printf "  %-34s %s\n" "server CPU for it" "$srv s ($(awk -v n="$events" -v c="$srv" 'BEGIN { printf "%.0f", n / c }') events a CPU second)"
-	printf "  %-34s %s\n" "wire, bytes per event" "$(per "$sent" "$events") gzip'd ($(per "$raw" "$events") before gzip)"
+	printf "  %-34s %s\n" "wire, bytes per event" "$(per "$sent" "$events") $how ($(per "$raw" "$events") of RowBinary)"
 	printf "  %-34s %s\n" "ClickHouse disk, bytes per event" "$(per "$disk" "$events") as shipped ($nparts parts), $(per "$disk_m" "$events") merged ($nparts_m parts)"
 	printf "  %-34s %s\n" "packed trace, bytes per event" "$(per "$packed" "$events") (cpu*.zst): disk merged / packed $(per "$disk_m" "$packed") x, wire / packed $(per "$sent" "$packed") x"
 	printf "  %-34s %s\n" "one CPU shipping 200000 events/s" "$p200 % (target <= 10 %: $(verdict "$p200" 10 le))"

@@ -2,12 +2,16 @@
 /*
  * ringtrace ship --clickhouse URL TRACE|SET...: each trace directory or
  * chunk set into ClickHouse, over its HTTP interface (libcurl), as the
- * rows of `ringtrace sql`'s tables -- the same virtual tables, read with
- * `SELECT * FROM t` on the sql engine's connection, so the columns have
- * one source of truth.  Each row gets host, boot_id, set_id, a Date (the
- * partition) and wall_ts (the row's ts in epoch ns) in front of the
- * table's own columns; rows go as RowBinary, gzip'd (zlib), a POST per
- * batch.  Tables are created when missing and checked when present.
+ * rows of `ringtrace sql`'s tables -- the same tables (struct sql_table:
+ * their columns, their row producers), so the columns have one source of
+ * truth.  The rows do not go through SQLite: a cursor of the table's own
+ * (sql_cursor_all()) hands each value to the row encoder here, which
+ * writes it as RowBinary at once.  Each row gets host, boot_id, set_id, a
+ * Date (the partition) and wall_ts (the row's ts in epoch ns) in front of
+ * the table's own columns; a POST per batch, compressed as --compress
+ * says (clickhouse.c: zstd in ClickHouse's native blocks by default, the
+ * cheapest that compresses, measured; gzip; none).  Tables are created
+ * when missing and checked when present.
  *
  * Idempotency (Documentation/ringtrace/fleet.rst): a set and a table are
  * done when ringtrace_sets has their row, written after the table's last
@@ -51,43 +55,49 @@ struct set {
 	const char *dir;
 	const struct tset_member *m;
 	char id[64];			/* uuid[:first-last] */
+	struct buf prefix;		/* every row's host, boot_id and set_id */
 	uint64_t rows;			/* all tables' */
 };
 
-/* A column of a SELECT * on a virtual table, and what it is on the server. */
+/* A column of the table that ship writes, and what it is on the server. */
 struct col {
 	const char *name;
 	const char *type;		/* ClickHouse's */
 	int kind;			/* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
-	int idx;			/* in the statement */
+	int idx;			/* the table's column */
 };
 
-/* The table's columns past trace and host (the common ones replace them). */
-static unsigned int table_cols(sqlite3_stmt *st, struct col *cols, int *ts_col)
+/*
+ * The table's columns as SELECT * has them, past trace and host (the
+ * common ones replace them): sql's own definition (struct sql_table), so
+ * ship's columns and sql's are one list.  *@ts_col: the row's time, ts or
+ * else start_ts, -1 none.
+ */
+static unsigned int table_cols(const struct sql_table *t, struct col *cols, int *ts_col)
 {
 	unsigned int n = 0;
 
 	*ts_col = -1;
-	for (int i = 0; i < sqlite3_column_count(st); i++) {
-		const char *name = sqlite3_column_name(st, i);
-		const char *decl = sqlite3_column_decltype(st, i);
+	for (unsigned int i = 0; i < t->nr_cols; i++) {
+		const struct sql_column *c = &t->cols[i];
 
-		if (!strcmp(name, "trace") || !strcmp(name, "host"))
+		if (c->push == SQL_PUSH_TRACE || c->push == SQL_PUSH_HOST ||
+		    strstr(c->type, "HIDDEN"))
 			continue;
-		cols[n].name = name;
-		cols[n].idx = i;
-		if (decl && !strcasecmp(decl, "TEXT")) {
+		cols[n].name = c->name;
+		cols[n].idx = (int)i;
+		if (!strcasecmp(c->type, "TEXT")) {
 			cols[n].kind = SQLITE_TEXT;
 			cols[n].type = "Nullable(String)";
-		} else if (decl && !strcasecmp(decl, "REAL")) {
+		} else if (!strcasecmp(c->type, "REAL")) {
 			cols[n].kind = SQLITE_FLOAT;
 			cols[n].type = "Nullable(Float64)";
 		} else {
 			cols[n].kind = SQLITE_INTEGER;
 			cols[n].type = "Nullable(Int64)";
 		}
-		if (!strcmp(name, "ts") || (*ts_col < 0 && !strcmp(name, "start_ts")))
-			*ts_col = i;
+		if (!strcmp(c->name, "ts") || (*ts_col < 0 && !strcmp(c->name, "start_ts")))
+			*ts_col = (int)n;
 		n++;
 	}
 	return n;
@@ -114,14 +124,14 @@ static int table_ready(struct ch *ch, const char *table, const struct col *cols,
 	sql = sqlite3_str_finish(s);
 	if (!sql)
 		die("out of memory");
-	rc = ch_run(ch, sql, NULL, 0, false);
+	rc = ch_run(ch, sql);
 	sqlite3_free(sql);
 	if (rc)
 		return -1;
 	sql = sqlite3_mprintf("DESCRIBE TABLE %s.%s FORMAT TabSeparated", ch->db, table);
 	if (!sql)
 		die("out of memory");
-	rc = ch_run(ch, sql, NULL, 0, false);
+	rc = ch_run(ch, sql);
 	sqlite3_free(sql);
 	if (rc)
 		return -1;
@@ -180,7 +190,7 @@ static int table_clear(struct ch *ch, const char *table, const struct set *set)
 
 	sql = sqlite3_mprintf("ALTER TABLE %s.%s DELETE WHERE set_id = '%s'",
 			      ch->db, table, set->id);
-	rc = ch_run(ch, sql, NULL, 0, false);
+	rc = ch_run(ch, sql);
 	sqlite3_free(sql);
 	if (rc)
 		return -1;
@@ -220,47 +230,142 @@ static int table_done(struct ch *ch, const char *table, const struct set *set,
 	return rc;
 }
 
-/* One row of @st into @b: the common columns, then the table's. */
-static void row_binary(struct buf *b, const struct set *set, sqlite3_stmt *st,
+/*
+ * The row encoder: the sink a table's column() gives each value to
+ * (struct sql_out), RowBinary at once into @b as the column's server type
+ * wants it.  A value of another kind than its column's is converted as
+ * SQLite's sqlite3_column_*() would (integer to text in decimal, real to
+ * text as %!.15g, a real to an integer truncated and clamped); text in a
+ * number column is no table's and ends the run (said).
+ */
+struct row_enc {
+	struct sql_sink sink;		/* first: what column() is given */
+	struct buf *b;
+	const struct sql_table *t;
+	const struct col *col;		/* the column encoded now */
+	bool is_ts;			/* it is the row's time: @ts kept */
+	bool has_ts;
+	int64_t ts;
+	char *err;			/* a value could not be made */
+};
+
+static void enc_le(struct buf *b, uint64_t v)
+{
+	buf_room(b, 9);
+	b->p[b->len++] = 0;		/* not NULL */
+	for (unsigned int i = 0; i < 8; i++)
+		b->p[b->len++] = (uint8_t)(v >> (8 * i));
+}
+
+static void enc_null(struct sql_sink *k)
+{
+	buf_u8(((struct row_enc *)k)->b, 1);
+}
+
+static void enc_text(struct sql_sink *k, const char *s, size_t len)
+{
+	struct row_enc *e = (struct row_enc *)k;
+
+	if (e->col->kind != SQLITE_TEXT)
+		die("ship: table %s gave text for its number column %s", e->t->name,
+		    e->col->name);
+	buf_u8(e->b, 0);
+	buf_str(e->b, s, len);
+}
+
+static void enc_integer(struct sql_sink *k, int64_t v)
+{
+	struct row_enc *e = (struct row_enc *)k;
+	char s[24];
+	double f;
+	uint64_t u;
+
+	if (e->is_ts) {
+		e->has_ts = true;
+		e->ts = v;
+	}
+	switch (e->col->kind) {
+	case SQLITE_INTEGER:
+		enc_le(e->b, (uint64_t)v);
+		break;
+	case SQLITE_FLOAT:
+		f = (double)v;
+		memcpy(&u, &f, sizeof(u));
+		enc_le(e->b, u);
+		break;
+	default:
+		snprintf(s, sizeof(s), "%" PRId64, v);
+		buf_u8(e->b, 0);
+		buf_str(e->b, s, strlen(s));
+	}
+}
+
+static void enc_real(struct sql_sink *k, double v)
+{
+	struct row_enc *e = (struct row_enc *)k;
+	char s[40];
+	uint64_t u;
+	int64_t i;
+
+	switch (e->col->kind) {
+	case SQLITE_INTEGER:
+		i = v != v ? 0 : v <= -9223372036854775808.0 ? INT64_MIN :
+		    v >= 9223372036854775808.0 ? INT64_MAX : (int64_t)v;
+		if (e->is_ts) {
+			e->has_ts = true;
+			e->ts = i;
+		}
+		enc_le(e->b, (uint64_t)i);
+		break;
+	case SQLITE_FLOAT:
+		memcpy(&u, &v, sizeof(u));
+		enc_le(e->b, u);
+		break;
+	default:
+		sqlite3_snprintf(sizeof(s), s, "%!.15g", v);
+		buf_u8(e->b, 0);
+		buf_str(e->b, s, strlen(s));
+	}
+}
+
+static void enc_error(struct sql_sink *k, const char *msg)
+{
+	struct row_enc *e = (struct row_enc *)k;
+
+	if (!e->err && !(e->err = strdup(msg ? msg : "out of memory")))
+		die("out of memory");
+	buf_u8(e->b, 1);		/* a NULL: the row whole, but the batch is not sent */
+}
+
+/* The row @c is on into @e->b: the common columns, then the table's. */
+static void row_binary(struct row_enc *e, const struct set *set, struct sql_cursor *c,
 		       const struct col *cols, unsigned int n, int ts_col)
 {
+	struct sql_out o = { .sink = &e->sink };
+	struct buf *b = e->b;
 	__int128 wall = set->m->wall_offset_ns;
+	size_t at;
 
-	if (ts_col >= 0 && sqlite3_column_type(st, ts_col) != SQLITE_NULL)
-		wall += sqlite3_column_int64(st, ts_col);
+	buf_add(b, set->prefix.p, set->prefix.len);
+	at = b->len;
+	buf_room(b, 10);
+	b->len += 10;			/* day and wall_ts, once ts is known */
+	e->has_ts = false;
+	for (unsigned int i = 0; i < n; i++) {
+		e->col = &cols[i];
+		e->is_ts = (int)i == ts_col;
+		sql_cursor_column(c, &o, cols[i].idx);
+	}
+	if (e->has_ts)
+		wall += e->ts;
 	if (wall < 0)
 		wall = 0;
 	if (wall > (__int128)UINT64_MAX)
 		wall = UINT64_MAX;
-	buf_str(b, set->m->host, strlen(set->m->host));
-	buf_str(b, set->m->boot_id, strlen(set->m->boot_id));
-	buf_str(b, set->id, strlen(set->id));
-	buf_le(b, (uint64_t)(wall / ((__int128)86400 * 1000000000)), 2);
-	buf_le(b, (uint64_t)wall, 8);
-	for (unsigned int i = 0; i < n; i++) {
-		int x = cols[i].idx;
-		double f;
-		uint64_t u;
-
-		if (sqlite3_column_type(st, x) == SQLITE_NULL) {
-			buf_u8(b, 1);
-			continue;
-		}
-		buf_u8(b, 0);
-		switch (cols[i].kind) {
-		case SQLITE_TEXT:
-			buf_str(b, sqlite3_column_text(st, x),
-				(size_t)sqlite3_column_bytes(st, x));
-			break;
-		case SQLITE_FLOAT:
-			f = sqlite3_column_double(st, x);
-			memcpy(&u, &f, sizeof(u));
-			buf_le(b, u, 8);
-			break;
-		default:
-			buf_le(b, (uint64_t)sqlite3_column_int64(st, x), 8);
-		}
-	}
+	for (unsigned int i = 0; i < 2; i++)
+		b->p[at + i] = (uint8_t)((uint64_t)(wall / ((__int128)86400 * 1000000000)) >> (8 * i));
+	for (unsigned int i = 0; i < 8; i++)
+		b->p[at + 2 + i] = (uint8_t)((uint64_t)wall >> (8 * i));
 }
 
 static size_t batch_bytes(void)
@@ -278,26 +383,25 @@ static size_t batch_bytes(void)
 /* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
 static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
 {
+	const struct sql_table *t = sql_table_find(table);
 	struct col cols[64];
 	struct buf b = { 0 };
-	sqlite3_stmt *st = NULL;
+	struct row_enc e = {
+		.sink = { enc_null, enc_integer, enc_real, enc_text, enc_error },
+		.b = &b, .t = t,
+	};
+	struct sql_cursor *c = NULL;
 	uint64_t have, rows = 0;
 	size_t batch = batch_bytes();
 	unsigned int n;
-	char *sql;
+	char *sql, *err = NULL;
 	int ts_col, rc;
 
-	sql = sqlite3_mprintf("SELECT * FROM %s", table);
-	rc = sqlite3_prepare_v2(d->db, sql, -1, &st, NULL);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK) {
-		error_line("%s: %s: %s", set->dir, table, sqlite3_errmsg(d->db));
-		return -1;
-	}
-	if (sqlite3_column_count(st) > (int)ARRAY_SIZE(cols))
-		die("%s: %d columns: more than ship can write", table,
-		    sqlite3_column_count(st));
-	n = table_cols(st, cols, &ts_col);
+	if (!t)
+		die("ship: no sql table %s", table);
+	if (t->nr_cols > ARRAY_SIZE(cols))
+		die("%s: %u columns: more than ship can write", table, t->nr_cols);
+	n = table_cols(t, cols, &ts_col);
 	rc = table_ready(ch, table, cols, n);
 	if (rc)
 		goto out;
@@ -322,26 +426,37 @@ static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const cha
 	}
 	if (rc)
 		goto out;
+	/* The rows straight from the table's producer, no statement between. */
 	sqldb_statement(d);
+	c = sql_cursor_all(d, t, &err);
+	if (!c) {
+		error_line("%s: %s", set->dir, err);
+		sqlite3_free(err);
+		rc = -1;
+		goto out;
+	}
 	for (;;) {
-		int step = sqlite3_step(st);
+		int step = sql_cursor_next(c);
 
-		if (step == SQLITE_ROW) {
-			row_binary(&b, set, st, cols, n, ts_col);
+		if (step > 0) {
+			row_binary(&e, set, c, cols, n, ts_col);
 			rows++;
-		} else if (step != SQLITE_DONE) {
-			error_line("%s: %s: %s", set->dir, table, sqlite3_errmsg(d->db));
+		}
+		/* A value that could not be made ends the table before its batch goes. */
+		if (step < 0 || e.err) {
+			error_line("%s: %s: %s", set->dir, table,
+				   e.err ? e.err : c->err ? c->err : "error");
 			rc = -1;
 			goto out;
 		}
-		if (b.len && (b.len >= batch || step == SQLITE_DONE)) {
+		if (b.len && (b.len >= batch || !step)) {
 			rc = ch_insert(ch, table, &b);
 			if (rc)
 				goto out;
 			b.len = 0;
 			info("%s: %s: %" PRIu64 " rows sent", set->dir, table, rows);
 		}
-		if (step == SQLITE_DONE)
+		if (!step)
 			break;
 	}
 	rc = table_done(ch, table, set, rows);
@@ -349,7 +464,8 @@ static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const cha
 		report("%s: %s: %" PRIu64 " rows", set->dir, table, rows);
 	set->rows += rows;
 out:
-	sqlite3_finalize(st);
+	sql_cursor_free(c);
+	free(e.err);
 	free(b.p);
 	return rc;
 }
@@ -392,6 +508,9 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
 		sqldb_close(d);
 		return 2;
 	}
+	buf_str(&set.prefix, set.m->host, strlen(set.m->host));
+	buf_str(&set.prefix, set.m->boot_id, strlen(set.m->boot_id));
+	buf_str(&set.prefix, set.id, strlen(set.id));
 	for (unsigned int i = 0; i < ARRAY_SIZE(ship_tables) && !rc; i++)
 		if (ship_table(ch, d, &set, ship_tables[i]))
 			rc = 1;
@@ -400,6 +519,7 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
 	if (sqldb_damage_report(d))
 		*damaged = true;
 	sqldb_close(d);
+	free(set.prefix.p);
 	return rc;
 }
 
@@ -454,6 +574,15 @@ static int ship_operands(int argc, char **argv, char **dirs)
 	return n;
 }
 
+/* --compress's argument. */
+static enum ch_wire wire_named(const char *s)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(ch_wire_names); i++)
+		if (!strcmp(s, ch_wire_names[i]))
+			return (enum ch_wire)i;
+	usage_error("--compress %s: zstd, gzip or none", s);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -462,6 +591,7 @@ static int run(int argc, char **argv)
 		{ "user", required_argument, NULL, 'u' },
 		{ "password", required_argument, NULL, 'p' },
 		{ "strict", no_argument, NULL, 's' },
+		{ "compress", required_argument, NULL, 'z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -483,6 +613,8 @@ static int run(int argc, char **argv)
 			password = optarg;
 		else if (c == 's')
 			strict = true;
+		else if (c == 'z')
+			ch.wire = wire_named(optarg);
 	}
 	if (!ch.url)
 		usage_error("--clickhouse URL is needed");
@@ -501,7 +633,7 @@ static int run(int argc, char **argv)
 
 	/* The server answers, the database and the record of sets exist. */
 	sql = sqlite3_mprintf("CREATE DATABASE IF NOT EXISTS %s", ch.db);
-	if (ch_count(&ch, "SELECT 1", &one) || ch_run(&ch, sql, NULL, 0, false)) {
+	if (ch_count(&ch, "SELECT 1", &one) || ch_run(&ch, sql)) {
 		sqlite3_free(sql);
 		status = 1;
 		goto out;
@@ -511,7 +643,7 @@ static int run(int argc, char **argv)
 			      "`table` String, `rows` UInt64, `host` String, `boot_id` String, "
 			      "`dir` String, `shipped_at` DateTime) ENGINE = MergeTree() "
 			      "ORDER BY (set_id, table)", ch.db);
-	if (ch_run(&ch, sql, NULL, 0, false))
+	if (ch_run(&ch, sql))
 		status = 1;
 	sqlite3_free(sql);
 	for (int i = 0; i < ndirs && !status; i++) {
@@ -529,7 +661,11 @@ static int run(int argc, char **argv)
 		status = 1;
 	else if (damaged)
 		status = EXIT_DAMAGED;
-	info("%" PRIu64 " bytes sent (%" PRIu64 " before gzip)", ch.sent, ch.sent_raw);
+	if (ch.wire == CH_WIRE_NONE)
+		info("%" PRIu64 " bytes sent (not compressed)", ch.sent);
+	else
+		info("%" PRIu64 " bytes sent (%" PRIu64 " before %s)", ch.sent, ch.sent_raw,
+		     ch_wire_names[ch.wire]);
 out:
 	ch_close(&ch);
 	for (int i = 0; i < ndirs; i++)
@@ -569,13 +705,16 @@ const struct command cmd_ship = {
 "  -d, --database DB  the database (default ringtrace), made when missing\n"
 "  -u, --user USER    the user (HTTP basic authentication)\n"
 "  -p, --password PW  its password\n"
+"      --compress HOW zstd (default: ClickHouse's native compressed blocks),\n"
+"                     gzip (Content-Encoding) or none\n"
 "      --strict       damage is an error instead of read past\n"
 "  -h, --help         this text\n"
 "\n"
 "Each table shipped is a line on stdout (DIR: TABLE: N rows), each set a\n"
 "last one (DIR: set ID: N rows shipped); each batch sent a line on stderr,\n"
 "and the end the bytes of the batches' bodies (N bytes sent (M before\n"
-"gzip)).\n"
+"zstd), M their RowBinary; with --compress none, N bytes sent (not\n"
+"compressed)).\n"
 "\n"
 "Exit status: 0; 1 the server failed or refused (its answer said; what\n"
 "was done stays recorded, run the same ship again) or a directory could\n"

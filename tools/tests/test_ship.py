@@ -11,8 +11,10 @@ ports, killed at the end), ClickHouse's own answers as the check and
     synthetic traces (test_sql.py's builders, stacks too) and on chunk sets (each set
     its own set_id, the sums over sets sql's of each set);
   - a set shipped twice: the same counts, and stdout says "shipped before";
-  - the bytes sent said on stderr ("N bytes sent (M before gzip)"): M the
-    RowBinary of the rows on the server, N gzip'd below it;
+  - the bytes sent said on stderr ("N bytes sent (M before zstd)"): M the
+    RowBinary of the rows on the server, N compressed below it;
+  - --compress zstd, gzip and none: the same rows, all columns, row for
+    row, and sql's answers; a compression ship does not know: exit 2;
   - a ship SIGKILLed between two batches (RINGTRACE_SHIP_BATCH small), its
     partial rows seen on the server, then run again: every row exactly once;
   - a trace with a damaged packet header: exit 3, the damage said, what
@@ -255,11 +257,14 @@ def shipped_twice_same_counts(ctx):
 
 
 def sent_summary(stderr):
-    """ship's last stderr line, "N bytes sent (M before gzip)": (N, M)."""
-    m = re.findall(r'^ringtrace(?: ship)?: (\d+) bytes sent \((\d+) before gzip\)$', stderr, re.M)
-    check(len(m) == 1, 'no single "N bytes sent (M before gzip)" line on stderr:\n%s'
+    """ship's last stderr line, "N bytes sent (M before zstd|gzip)" or
+    "N bytes sent (not compressed)": (N, M, how), M = N uncompressed."""
+    m = re.findall(r'^ringtrace(?: ship)?: (\d+) bytes sent '
+                   r'\((?:(\d+) before (zstd|gzip)|(not compressed))\)$', stderr, re.M)
+    check(len(m) == 1, 'no single "N bytes sent (M before zstd|gzip)" line on stderr:\n%s'
           % stderr[-1500:])
-    return int(m[0][0]), int(m[0][1])
+    n, raw, how, plain = m[0]
+    return int(n), int(raw or n), how or plain
 
 
 def rowbinary_bytes(server, table):
@@ -274,21 +279,61 @@ def rowbinary_bytes(server, table):
 
 @test
 def bytes_sent_said(ctx):
-    """ship's stderr ends with "N bytes sent (M before gzip)": M is the
+    """ship's stderr ends with "N bytes sent (M before zstd)" (the default
+    compression): M is the
     RowBinary of every row on the server (SELECT * ... FORMAT RowBinary of
     each table and of ringtrace_sets, the bytes an INSERT of all columns
     sends), 0 < N < M (the
-    bodies gzip'd, several batches of RINGTRACE_SHIP_BATCH); shipped again,
-    nothing is sent: 0 bytes (0 before gzip)."""
+    bodies compressed, several batches of RINGTRACE_SHIP_BATCH); shipped again,
+    nothing is sent: 0 bytes (0 before zstd)."""
     s, db = SERVERS[0], ctx.db()
     r = ship(s.url, db, REAL_TRACE, env={'RINGTRACE_SHIP_BATCH': '65536'})
-    sent, raw = sent_summary(r.stderr)
+    sent, raw, how = sent_summary(r.stderr)
+    check(how == 'zstd', 'the default compression is %s, not zstd' % how)
     check(r.stderr.count('rows sent') > 2, 'one batch only:\n%s' % r.stderr[-1500:])
     want = sum(rowbinary_bytes(s, '%s.%s' % (db, t)) for t in TABLES + ('ringtrace_sets',))
     check(raw == want, '%d bytes before gzip said, the rows on the server are %d' % (raw, want))
     check(0 < sent < raw, '%d bytes sent, %d before gzip' % (sent, raw))
     r = ship(s.url, db, REAL_TRACE)
-    check(sent_summary(r.stderr) == (0, 0), 'shipped again: %s' % r.stderr[-500:])
+    check(sent_summary(r.stderr) == (0, 0, 'zstd'), 'shipped again: %s' % r.stderr[-500:])
+
+
+@test
+def each_compression_same_rows(ctx):
+    """--compress zstd (ClickHouse's native compressed blocks, several to a
+    POST), gzip and none, each into a database of its own: every table's
+    rows, all columns, are the same row for row in the three and sql's
+    answers; the bytes line says the compression, the RowBinary on the
+    server before it, and fewer bytes sent for zstd and gzip, as many for
+    none; --compress lz4 is a usage error (exit 2) that sends nothing."""
+    s = SERVERS[0]
+    got = {}
+    for how in ('zstd', 'gzip', 'none'):
+        db = ctx.db()
+        r = ship(s.url, db, REAL_TRACE, opts=('--compress', how))
+        same_as_sql(s, db, REAL_TRACE)
+        sent, raw, said = sent_summary(r.stderr)
+        want = sum(rowbinary_bytes(s, '%s.%s' % (db, t)) for t in TABLES + ('ringtrace_sets',))
+        check(raw == want, '%s: %d bytes before it said, the rows on the server are %d'
+              % (how, raw, want))
+        if how == 'none':
+            check(said == 'not compressed' and sent == raw, 'none: %s' % r.stderr[-300:])
+        else:
+            check(said == how and 0 < sent < raw, '%s: %s' % (how, r.stderr[-300:]))
+        got[how] = {t: ch_rows(s, 'SELECT * FROM %s.%s' % (db, t)) for t in TABLES}
+    # raw went in one POST (4 MiB batches) of several native blocks (256 KiB each).
+    check(rowbinary_bytes(s, '%s.raw' % db) > 512 << 10, 'real-trace raw below 512 KiB')
+    for how in ('gzip', 'none'):
+        for t in TABLES:
+            check(got[how][t] == got['zstd'][t], '%s: %s differs from zstd\'s: %d rows, %d'
+                  % (t, how, len(got[how][t]), len(got['zstd'][t])))
+    db = ctx.db()
+    r = td.rt_env({}, 'ship', '--clickhouse', s.url, '--database', db, '--compress', 'lz4',
+                  REAL_TRACE, asan=False)
+    check(r.returncode == 2 and '--compress lz4' in r.stderr,
+          'lz4: exit %d: %s' % (r.returncode, r.stderr[-300:]))
+    check(s.query("SELECT count() FROM system.databases WHERE name = '%s'" % db).strip() == '0',
+          'lz4 made the database')
 
 
 @test

@@ -24,6 +24,14 @@ static const struct sql_table *const tables[] = {
 	&sql_t_critical_path,
 };
 
+const struct sql_table *sql_table_find(const char *name)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(tables); i++)
+		if (!strcmp(tables[i]->name, name))
+			return tables[i];
+	return NULL;
+}
+
 void sqldb_help_tables(FILE *f)
 {
 	for (unsigned int i = 0; i < ARRAY_SIZE(tables); i++) {

@@ -49,21 +49,27 @@ void out_free(struct out *o)
 
 void sql_json_text(sqlite3_str *b, const uint8_t *s, size_t len)
 {
+	size_t plain = 0;		/* where the run of bytes kept as they are began */
+	size_t i;
+
 	sqlite3_str_appendchar(b, 1, '"');
-	for (size_t i = 0; i < len && s[i]; i++) {
+	for (i = 0; i < len && s[i]; i++) {
 		uint8_t c = s[i];
 
+		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
+			continue;
+		sqlite3_str_append(b, (const char *)s + plain, (int)(i - plain));
+		plain = i + 1;
 		if (c == '"' || c == '\\')
 			sqlite3_str_appendf(b, "\\%c", c);
 		else if (c == '\n')
 			sqlite3_str_appendall(b, "\\n");
 		else if (c == '\t')
 			sqlite3_str_appendall(b, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			sqlite3_str_appendf(b, "\\u%04x", c);
 		else
-			sqlite3_str_appendchar(b, 1, (char)c);
+			sqlite3_str_appendf(b, "\\u%04x", c);
 	}
+	sqlite3_str_append(b, (const char *)s + plain, (int)(i - plain));
 	sqlite3_str_appendchar(b, 1, '"');
 }
 

@@ -238,7 +238,7 @@ int sql_clickhouse(struct ch *ch, struct out *o, const char *text)
 			die("out of memory");
 		text = *end ? end + 1 : end;
 		if (!blank(one)) {
-			if (ch_run(ch, one, NULL, 0, false) ||
+			if (ch_run(ch, one) ||
 			    print_answer(mem, o, (char *)ch->answer.p, ch->shown))
 				status = 1;
 		}

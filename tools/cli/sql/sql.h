@@ -13,7 +13,8 @@
  *
  *   sql.c        the command: options, statements, prompt, exit status
  *   db.c         the connection, the tables' registration, damage, scan_stats
- *   vtab.c       the sqlite3_module every table shares, sql_result_*()
+ *   vtab.c       the sqlite3_module every table shares, sql_result_*(),
+ *                the cursor ship reads rows through without SQLite
  *   plan.c       xBestIndex and the constraints' values into a scan_spec
  *   scan.c       a cursor's reading of the members
  *   out.c        table, CSV and JSON output
@@ -37,6 +38,7 @@
 #define RINGTRACE_SQL_H
 
 #include <sqlite3.h>
+#include <string.h>
 
 #include "../traceset.h"
 
@@ -98,6 +100,8 @@ void spanq_index_free(struct spanq_index *ix);
 struct sqldb *sqldb_open(char *const *dirs, unsigned int n, bool strict, bool wall,
 			 uint64_t max_memory);
 void sqldb_close(struct sqldb *d);
+/* The table named @name, or NULL. */
+const struct sql_table *sql_table_find(const char *name);
 /* Every table, what its rows are and its columns (--help). */
 void sqldb_help_tables(FILE *f);
 /* A new statement starts: scan_stats will tell the last one that read a table. */
@@ -192,6 +196,89 @@ struct scan_spec {
 
 struct sql_cursor;
 
+/*
+ * Where a table's column() puts a value: SQLite's result (@ctx, a
+ * statement's row), or else @sink, which takes it at once (ship's RowBinary
+ * encoder: no statement between the producer and the wire).  The
+ * sql_out_*() calls are sqlite3_result_*()'s, to either.
+ */
+struct sql_sink {
+	void (*null)(struct sql_sink *k);
+	void (*integer)(struct sql_sink *k, int64_t v);
+	void (*real)(struct sql_sink *k, double v);
+	/* @s is the caller's: copied before the call returns. */
+	void (*text)(struct sql_sink *k, const char *s, size_t len);
+	/* The value could not be made: @msg, NULL for out of memory. */
+	void (*error)(struct sql_sink *k, const char *msg);
+};
+
+struct sql_out {
+	sqlite3_context *ctx;
+	struct sql_sink *sink;
+};
+
+static inline void sql_out_int64(struct sql_out *o, int64_t v)
+{
+	if (o->ctx)
+		sqlite3_result_int64(o->ctx, v);
+	else
+		o->sink->integer(o->sink, v);
+}
+
+static inline void sql_out_int(struct sql_out *o, int v)
+{
+	sql_out_int64(o, v);
+}
+
+static inline void sql_out_null(struct sql_out *o)
+{
+	if (o->ctx)
+		sqlite3_result_null(o->ctx);
+	else
+		o->sink->null(o->sink);
+}
+
+static inline void sql_out_double(struct sql_out *o, double v)
+{
+	if (o->ctx)
+		sqlite3_result_double(o->ctx, v);
+	else
+		o->sink->real(o->sink, v);
+}
+
+/* sqlite3_result_text()'s: @s NULL is NULL, @len < 0 up to its NUL, @del frees it. */
+static inline void sql_out_text(struct sql_out *o, const char *s, int len,
+				void (*del)(void *))
+{
+	if (o->ctx) {
+		sqlite3_result_text(o->ctx, s, len, del);
+		return;
+	}
+	if (!s)
+		o->sink->null(o->sink);
+	else
+		o->sink->text(o->sink, s, len < 0 ? strlen(s) : (size_t)len);
+	if (s && del != SQLITE_STATIC && del != SQLITE_TRANSIENT)
+		del((void *)s);
+}
+
+static inline void sql_out_error(struct sql_out *o, const char *msg, int len)
+{
+	(void)len;
+	if (o->ctx)
+		sqlite3_result_error(o->ctx, msg, -1);
+	else
+		o->sink->error(o->sink, msg);
+}
+
+static inline void sql_out_error_nomem(struct sql_out *o)
+{
+	if (o->ctx)
+		sqlite3_result_error_nomem(o->ctx);
+	else
+		o->sink->error(o->sink, NULL);
+}
+
 struct sql_table {
 	const char *name;
 	const char *what;		/* one line: what its rows are */
@@ -206,7 +293,7 @@ struct sql_table {
 	/* The next row: 1, 0 at the end, -1 with c->err set. */
 	int (*next)(struct sql_cursor *c);
 	/* A column of the row (not one vtab.c answers, see member). */
-	void (*column)(struct sql_cursor *c, sqlite3_context *ctx, int col);
+	void (*column)(struct sql_cursor *c, struct sql_out *ctx, int col);
 	/*
 	 * The row's member: vtab.c answers the SQL_PUSH_TRACE and
 	 * SQL_PUSH_HOST columns with it.  Required by a table with either.
@@ -242,13 +329,13 @@ static inline bool sql_col_used(const struct sql_cursor *c, int col)
 }
 
 /* A host column's value: member @member's host. */
-void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member);
+void sql_result_host(const struct sql_cursor *c, struct sql_out *ctx, unsigned int member);
 /* A utid column (member << 32 | tid): NULL for an unknown thread (@tid < 0). */
-void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid);
+void sql_result_utid(struct sql_out *ctx, unsigned int member, int32_t tid);
 /* @s (copied), or NULL for a NULL @s. */
-void sql_result_text_or_null(sqlite3_context *ctx, const char *s);
+void sql_result_text_or_null(struct sql_out *ctx, const char *s);
 /* @v, or NULL when it is not @known. */
-void sql_result_int_or_null(sqlite3_context *ctx, bool known, int64_t v);
+void sql_result_int_or_null(struct sql_out *ctx, bool known, int64_t v);
 
 extern const struct sql_table sql_t_trace, sql_t_raw, sql_t_ftrace_event,
 	sql_t_lost, sql_t_event_count, sql_t_scan_stats;
@@ -261,6 +348,18 @@ extern const struct sql_table sql_t_sample, sql_t_stack, sql_t_frame;
 
 /* vtab.c: @t registered in @d as an eponymous virtual table. */
 int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
+
+/*
+ * vtab.c: a table's rows without SQLite (ship), through what its virtual
+ * table runs: a cursor on every row of every member, all columns
+ * (sql_cursor_column(): the trace and host columns too), or NULL with
+ * *@err (sqlite3_mprintf()'d).  sql_cursor_next(): 1 a row, 0 the end,
+ * -1 with c->err.
+ */
+struct sql_cursor *sql_cursor_all(struct sqldb *d, const struct sql_table *t, char **err);
+int sql_cursor_next(struct sql_cursor *c);
+void sql_cursor_column(struct sql_cursor *c, struct sql_out *o, int col);
+void sql_cursor_free(struct sql_cursor *c);
 
 /* plan.c: xBestIndex, and the argv of xFilter into c->spec. */
 int sql_plan_best(const struct sql_table *t, unsigned int nr_members,

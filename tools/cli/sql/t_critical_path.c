@@ -103,7 +103,7 @@ static unsigned int cpath_member(const struct sql_cursor *c)
 	return ((const struct cpath *)c->priv)->r.member;
 }
 
-static void cpath_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void cpath_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct cpath *p = c->priv;
 	const struct cp_row *row = &p->r.rows[p->i];
@@ -113,20 +113,20 @@ static void cpath_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, row->ts);
+		sql_out_int64(ctx, row->ts);
 		break;
 	case C_DUR:
-		sqlite3_result_int64(ctx, row->dur);
+		sql_out_int64(ctx, row->dur);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, m, row->chain[row->depth]);
 		break;
 	case C_STATE:
-		sqlite3_result_text(ctx, critpath_state(row, buf, sizeof(buf)), -1,
+		sql_out_text(ctx, critpath_state(row, buf, sizeof(buf)), -1,
 				    SQLITE_TRANSIENT);
 		break;
 	case C_DEPTH:
-		sqlite3_result_int64(ctx, row->depth);
+		sql_out_int64(ctx, row->depth);
 		break;
 	case C_ROOT_UTID:
 	case C_ARG_UTID:
@@ -137,19 +137,19 @@ static void cpath_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		critpath_chain(&p->r, row, s);
 		if (sqlite3_str_errcode(s)) {
 			sqlite3_free(sqlite3_str_finish(s));
-			sqlite3_result_error_nomem(ctx);
+			sql_out_error_nomem(ctx);
 			break;
 		}
-		sqlite3_result_text(ctx, sqlite3_str_finish(s), -1, sqlite3_free);
+		sql_out_text(ctx, sqlite3_str_finish(s), -1, sqlite3_free);
 		break;
 	case C_SHARE:
-		sqlite3_result_double(ctx, (double)row->dur / (double)(p->r.end - p->r.begin));
+		sql_out_double(ctx, (double)row->dur / (double)(p->r.end - p->r.begin));
 		break;
 	case C_ARG_TS:
-		sqlite3_result_int64(ctx, p->r.begin);
+		sql_out_int64(ctx, p->r.begin);
 		break;
 	case C_ARG_DUR:
-		sqlite3_result_int64(ctx, p->r.end - p->r.begin);
+		sql_out_int64(ctx, p->r.end - p->r.begin);
 		break;
 	}
 }

@@ -103,20 +103,20 @@ static unsigned int count_member(const struct sql_cursor *c)
 	return k->rows[k->next - 1].member;
 }
 
-static void count_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void count_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	struct counts *k = c->priv;
 	const struct count_row *row = &k->rows[k->next - 1];
 
 	switch (col) {
 	case C_NAME:
-		sqlite3_result_text(ctx, row->name, -1, SQLITE_STATIC);
+		sql_out_text(ctx, row->name, -1, SQLITE_STATIC);
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, row->cpu);
+		sql_out_int64(ctx, row->cpu);
 		break;
 	case C_COUNT:
-		sqlite3_result_int64(ctx, (int64_t)row->n);
+		sql_out_int64(ctx, (int64_t)row->n);
 		break;
 	}
 }

@@ -65,17 +65,17 @@ static unsigned int frm_member(const struct sql_cursor *c)
 	return ((const struct frm *)c->priv)->row.member;
 }
 
-static void frm_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void frm_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	struct frm *f = c->priv;
 	const struct sr_frame *fr = &f->st.frames[f->at];
 
 	switch (col) {
 	case C_FRAME_ID:
-		sqlite3_result_int64(ctx, fr->id);
+		sql_out_int64(ctx, fr->id);
 		break;
 	case C_KIND:
-		sqlite3_result_text(ctx, fr->user ? "u" : "k", 1, SQLITE_STATIC);
+		sql_out_text(ctx, fr->user ? "u" : "k", 1, SQLITE_STATIC);
 		break;
 	case C_NAME:
 		sql_result_text_or_null(ctx, fr->name);
@@ -84,7 +84,7 @@ static void frm_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		sql_result_text_or_null(ctx, fr->module);
 		break;
 	case C_REL_PC:
-		sqlite3_result_int64(ctx, (int64_t)fr->rel_pc);
+		sql_out_int64(ctx, (int64_t)fr->rel_pc);
 		break;
 	case C_SYMBOL:
 		sql_result_text_or_null(ctx, fr->symbol);

@@ -244,42 +244,42 @@ static unsigned int ir_member(const struct sql_cursor *c)
 	return ((const struct ir *)c->priv)->row->member;
 }
 
-static void ir_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void ir_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct slice *k = ((struct ir *)c->priv)->row;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, k->ts);
+		sql_out_int64(ctx, k->ts);
 		break;
 	case C_DUR:
 	case C_END_TS:
 		if (!k->closed)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, sql_cycles_ns(c, k->member, k->end - k->start) +
+			sql_out_int64(ctx, sql_cycles_ns(c, k->member, k->end - k->start) +
 					     (col == C_END_TS ? k->ts : 0));
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, k->cpu);
+		sql_out_int64(ctx, k->cpu);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, k->member, k->tid);
 		break;
 	case C_NUM:
-		sqlite3_result_int64(ctx, k->num);
+		sql_out_int64(ctx, k->num);
 		break;
 	case C_NAME:
-		sqlite3_result_text(ctx, k->name, -1, SQLITE_TRANSIENT);
+		sql_out_text(ctx, k->name, -1, SQLITE_TRANSIENT);
 		break;
 	case C_DEPTH:
-		sqlite3_result_int64(ctx, k->depth);
+		sql_out_int64(ctx, k->depth);
 		break;
 	case C_RET:
 		if (!k->closed)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, k->ret);
+			sql_out_int64(ctx, k->ret);
 		break;
 	}
 }

@@ -54,7 +54,7 @@ static unsigned int lost_member(const struct sql_cursor *c)
 	return ((const struct lost *)c->priv)->row.member;
 }
 
-static void lost_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void lost_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct scan_row *row = &((struct lost *)c->priv)->row;
 	const struct rt_item *it = row->it;
@@ -62,34 +62,34 @@ static void lost_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, row->ts);
+		sql_out_int64(ctx, row->ts);
 		break;
 	case C_DUR:
 		if (g && !g->leading && g->to >= g->from)
-			sqlite3_result_int64(ctx, sqldb_ns(c->db, row->member, g->to) - row->ts);
+			sql_out_int64(ctx, sqldb_ns(c->db, row->member, g->to) - row->ts);
 		else if (it && !it->lost_first && it->lost_since <= it->timestamp)
-			sqlite3_result_int64(ctx, row->ts -
+			sql_out_int64(ctx, row->ts -
 					     sqldb_ns(c->db, row->member, it->lost_since));
 		else
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		break;
 	case C_CPU:
 		if (it)
-			sqlite3_result_int64(ctx, it->cpu);
+			sql_out_int64(ctx, it->cpu);
 		else
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		break;
 	case C_KIND:
-		sqlite3_result_text(ctx, !it ? "missing_sets" : it->lost_first ? "before_first" :
+		sql_out_text(ctx, !it ? "missing_sets" : it->lost_first ? "before_first" :
 				    it->damaged_packets ? "damaged" : "lost", -1, SQLITE_STATIC);
 		break;
 	case C_EVENTS:
 	case C_PACKETS:
 	case C_DAMAGED:
 		if (!it)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, (int64_t)(col == C_EVENTS ? it->lost_events :
+			sql_out_int64(ctx, (int64_t)(col == C_EVENTS ? it->lost_events :
 					     col == C_PACKETS ? it->lost_packets :
 					     it->damaged_packets));
 		break;

@@ -45,17 +45,17 @@ static unsigned int mk_member(const struct sql_cursor *c)
 	return ((const struct mk *)c->priv)->row.member;
 }
 
-static void mk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void mk_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct scan_row *row = &((struct mk *)c->priv)->row;
 	const struct rt_field_value *v;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, row->ts);
+		sql_out_int64(ctx, row->ts);
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, row->it->cpu);
+		sql_out_int64(ctx, row->it->cpu);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, row->member, row->tid);
@@ -63,9 +63,9 @@ static void mk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	case C_TEXT:
 		v = rt_item_field(row->it, "data", RT_USE_TEXT);
 		if (!v)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_text(ctx, (const char *)v->data,
+			sql_out_text(ctx, (const char *)v->data,
 					    (int)strnlen((const char *)v->data, v->count),
 					    SQLITE_TRANSIENT);
 		break;

@@ -63,7 +63,7 @@ static unsigned int process_member(const struct sql_cursor *c)
 	return ((const struct process *)c->priv)->x->member;
 }
 
-static void process_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void process_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct process *p = c->priv;
 	const struct tidx_process *pr = &p->x->procs[p->i];
@@ -71,10 +71,10 @@ static void process_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 	switch (col) {
 	case C_UPID:
-		sqlite3_result_int64(ctx, m | pr->pid);
+		sql_out_int64(ctx, m | pr->pid);
 		break;
 	case C_PID:
-		sqlite3_result_int64(ctx, pr->pid);
+		sql_out_int64(ctx, pr->pid);
 		break;
 	case C_NAME:
 		sql_result_text_or_null(ctx, pr->name);

@@ -53,16 +53,31 @@ static int raw_next(struct sql_cursor *c)
 	return scan_next(r->scan, &r->row);
 }
 
+/* In decimal, without printf's format parsing (a field or more an event). */
 static void int_json(sqlite3_str *b, const struct rt_field_value *v, uint64_t i)
 {
-	if (v->desc->is_signed)
-		sqlite3_str_appendf(b, "%lld", (long long)rt_field_s64(v, i));
-	else
-		sqlite3_str_appendf(b, "%llu", (unsigned long long)rt_field_u64(v, i));
+	char s[24], *p = s + sizeof(s);
+	bool neg = false;
+	uint64_t u;
+
+	if (v->desc->is_signed) {
+		int64_t x = rt_field_s64(v, i);
+
+		neg = x < 0;
+		u = neg ? 0 - (uint64_t)x : (uint64_t)x;
+	} else {
+		u = rt_field_u64(v, i);
+	}
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (neg)
+		*--p = '-';
+	sqlite3_str_append(b, p, (int)(s + sizeof(s) - p));
 }
 
 /* The event's fields as one JSON object. */
-static void args_json(sqlite3_context *ctx, const struct rt_item *it)
+static void args_json(struct sql_out *ctx, const struct rt_item *it)
 {
 	sqlite3_str *b = sqlite3_str_new(NULL);
 	char *s;
@@ -102,10 +117,10 @@ static void args_json(sqlite3_context *ctx, const struct rt_item *it)
 	sqlite3_str_appendchar(b, 1, '}');
 	s = sqlite3_str_finish(b);
 	if (!s) {
-		sqlite3_result_error_nomem(ctx);
+		sql_out_error_nomem(ctx);
 		return;
 	}
-	sqlite3_result_text(ctx, s, -1, sqlite3_free);
+	sql_out_text(ctx, s, -1, sqlite3_free);
 }
 
 static unsigned int raw_member(const struct sql_cursor *c)
@@ -113,21 +128,21 @@ static unsigned int raw_member(const struct sql_cursor *c)
 	return ((const struct raw *)c->priv)->row.member;
 }
 
-static void raw_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void raw_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct scan_row *row = &((struct raw *)c->priv)->row;
 	const struct rt_item *it = row->it;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, row->ts);
+		sql_out_int64(ctx, row->ts);
 		break;
 	case C_NAME:
-		sqlite3_result_text(ctx, it->event->name, -1, SQLITE_STATIC);
+		sql_out_text(ctx, it->event->name, -1, SQLITE_STATIC);
 		break;
 	case C_CPU:
 	case C_UCPU:
-		sqlite3_result_int64(ctx, it->cpu);
+		sql_out_int64(ctx, it->cpu);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, row->member, row->tid);

@@ -60,41 +60,41 @@ static unsigned int smp_member(const struct sql_cursor *c)
 	return ((const struct smp *)c->priv)->row.member;
 }
 
-static void smp_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void smp_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	struct smp *m = c->priv;
 	const struct scan_row *row = &m->row;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, row->ts);
+		sql_out_int64(ctx, row->ts);
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, row->pair->cpu);
+		sql_out_int64(ctx, row->pair->cpu);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, row->member, row->tid);
 		break;
 	case C_TID:
 		if (row->tid < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, row->tid);
+			sql_out_int64(ctx, row->tid);
 		break;
 	case C_PID:
 		if (row->pid < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, row->pid);
+			sql_out_int64(ctx, row->pid);
 		break;
 	case C_EVENT:
-		sqlite3_result_text(ctx, row->pair->event->name, -1, SQLITE_TRANSIENT);
+		sql_out_text(ctx, row->pair->event->name, -1, SQLITE_TRANSIENT);
 		break;
 	case C_STACK_ID:
 		if (m->st.present)
-			sqlite3_result_int64(ctx, m->st.id);
+			sql_out_int64(ctx, m->st.id);
 		else
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		break;
 	}
 }

@@ -50,7 +50,7 @@ static int stats_next(struct sql_cursor *c)
 	return 1;
 }
 
-static void stats_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void stats_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	unsigned int i = ((struct stats_cursor *)c->priv)->next - 1;
 	const struct scan_stat *st = &c->db->last[i];
@@ -61,13 +61,13 @@ static void stats_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 	};
 
 	if (col == C_CURSOR)
-		sqlite3_result_int64(ctx, i);
+		sql_out_int64(ctx, i);
 	else if (col == C_TBL)
-		sqlite3_result_text(ctx, st->table, -1, SQLITE_STATIC);
+		sql_out_text(ctx, st->table, -1, SQLITE_STATIC);
 	else if (col == C_PLAN)
-		sqlite3_result_text(ctx, st->plan, -1, SQLITE_TRANSIENT);
+		sql_out_text(ctx, st->plan, -1, SQLITE_TRANSIENT);
 	else
-		sqlite3_result_int64(ctx, (int64_t)v[col]);
+		sql_out_int64(ctx, (int64_t)v[col]);
 }
 
 const struct sql_table sql_t_scan_stats = {

@@ -57,39 +57,39 @@ static unsigned int slice_member(const struct sql_cursor *c)
 	return ((const struct slice *)c->priv)->sp.member;
 }
 
-static void slice_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void slice_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct sw_span *sp = &((struct slice *)c->priv)->sp;
 	char buf[32];
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, sp->ts);
+		sql_out_int64(ctx, sp->ts);
 		break;
 	case C_DUR:
-		sqlite3_result_int64(ctx, sp->end - sp->ts);
+		sql_out_int64(ctx, sp->end - sp->ts);
 		break;
 	case C_END_TS:
-		sqlite3_result_int64(ctx, sp->end);
+		sql_out_int64(ctx, sp->end);
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, sp->cpu);
+		sql_out_int64(ctx, sp->cpu);
 		break;
 	case C_UTID:
-		sqlite3_result_int64(ctx, (int64_t)sp->member << 32 | (uint32_t)sp->tid);
+		sql_out_int64(ctx, (int64_t)sp->member << 32 | (uint32_t)sp->tid);
 		break;
 	case C_END_STATE:
 		if (sp->end_state < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_text(ctx, sw_state_name(sp->end_state, buf, sizeof(buf)),
+			sql_out_text(ctx, sw_state_name(sp->end_state, buf, sizeof(buf)),
 					    -1, SQLITE_TRANSIENT);
 		break;
 	case C_PRIORITY:
 		if (sp->prio == INT64_MIN)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, sp->prio);
+			sql_out_int64(ctx, sp->prio);
 		break;
 	}
 }

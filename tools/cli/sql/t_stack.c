@@ -59,19 +59,19 @@ static unsigned int stk_member(const struct sql_cursor *c)
 	return ((const struct stk *)c->priv)->row.member;
 }
 
-static void stk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void stk_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	struct stk *k = c->priv;
 
 	switch (col) {
 	case C_STACK_ID:
-		sqlite3_result_int64(ctx, k->st.id);
+		sql_out_int64(ctx, k->st.id);
 		break;
 	case C_DEPTH:
-		sqlite3_result_int64(ctx, k->depth);
+		sql_out_int64(ctx, k->depth);
 		break;
 	case C_FRAME_ID:
-		sqlite3_result_int64(ctx, k->st.ids[k->depth]);
+		sql_out_int64(ctx, k->st.ids[k->depth]);
 		break;
 	}
 }

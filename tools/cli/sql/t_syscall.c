@@ -169,38 +169,38 @@ static unsigned int sc_member(const struct sql_cursor *c)
 	return ((const struct sc *)c->priv)->row->member;
 }
 
-static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void sc_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct call *k = ((struct sc *)c->priv)->row;
 	const char *label;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, k->ts);
+		sql_out_int64(ctx, k->ts);
 		break;
 	case C_DUR:
 	case C_END_TS:
 		if (!k->closed)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, sql_cycles_ns(c, k->member, k->end - k->start) +
+			sql_out_int64(ctx, sql_cycles_ns(c, k->member, k->end - k->start) +
 					     (col == C_END_TS ? k->ts : 0));
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, k->member, k->tid);
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, k->cpu);
+		sql_out_int64(ctx, k->cpu);
 		break;
 	case C_ID:
-		sqlite3_result_int64(ctx, k->id);
+		sql_out_int64(ctx, k->id);
 		break;
 	case C_NAME:
 		label = k->idf ? rt_field_label(k->idf, k->id) : NULL;
 		if (label)
-			sqlite3_result_text(ctx, label, -1, SQLITE_TRANSIENT);
+			sql_out_text(ctx, label, -1, SQLITE_TRANSIENT);
 		else
-			sqlite3_result_text(ctx, sqlite3_mprintf("%lld", (long long)k->id), -1,
+			sql_out_text(ctx, sqlite3_mprintf("%lld", (long long)k->id), -1,
 					    sqlite3_free);
 		break;
 	case C_ARGS: {
@@ -211,14 +211,14 @@ static void sc_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 			sqlite3_str_appendf(b, "%s%llu", i ? "," : "",
 					    (unsigned long long)k->args[i]);
 		sqlite3_str_appendchar(b, 1, ']');
-		sqlite3_result_text(ctx, sqlite3_str_finish(b), -1, sqlite3_free);
+		sql_out_text(ctx, sqlite3_str_finish(b), -1, sqlite3_free);
 		break;
 	}
 	case C_RET:
 		if (!k->closed)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, k->ret);
+			sql_out_int64(ctx, k->ret);
 		break;
 	}
 }

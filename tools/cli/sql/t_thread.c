@@ -64,7 +64,7 @@ static unsigned int thread_member(const struct sql_cursor *c)
 	return ((const struct thread *)c->priv)->x->member;
 }
 
-static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void thread_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct thread *t = c->priv;
 	const struct tidx_thread *th = &t->x->threads[t->i];
@@ -72,19 +72,19 @@ static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 	switch (col) {
 	case C_UTID:
-		sqlite3_result_int64(ctx, m | th->tid);
+		sql_out_int64(ctx, m | th->tid);
 		break;
 	case C_TID:
-		sqlite3_result_int64(ctx, th->tid);
+		sql_out_int64(ctx, th->tid);
 		break;
 	case C_NAME:
 		sql_result_text_or_null(ctx, th->name);
 		break;
 	case C_UPID:
 		if (th->pid < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, m | th->pid);
+			sql_out_int64(ctx, m | th->pid);
 		break;
 	case C_START_TS:
 		sql_result_int_or_null(ctx, th->start != TIDX_NONE, th->start);
@@ -94,12 +94,12 @@ static void thread_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		break;
 	case C_IS_MAIN_THREAD:
 		if (th->pid < 0 || !th->tid)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int(ctx, th->pid == th->tid);
+			sql_out_int(ctx, th->pid == th->tid);
 		break;
 	case C_IS_IDLE:
-		sqlite3_result_int(ctx, !th->tid);
+		sql_out_int(ctx, !th->tid);
 		break;
 	case C_CGROUP:
 		sql_result_int_or_null(ctx, th->cgroup, (int64_t)th->cgroup);

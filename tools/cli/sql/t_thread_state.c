@@ -75,54 +75,54 @@ static unsigned int tstate_member(const struct sql_cursor *c)
 	return ((const struct tstate *)c->priv)->sp.member;
 }
 
-static void tstate_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void tstate_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct sw_span *sp = &((struct tstate *)c->priv)->sp;
 	char buf[32];
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, sp->ts);
+		sql_out_int64(ctx, sp->ts);
 		break;
 	case C_DUR:
-		sqlite3_result_int64(ctx, sp->end - sp->ts);
+		sql_out_int64(ctx, sp->end - sp->ts);
 		break;
 	case C_END_TS:
-		sqlite3_result_int64(ctx, sp->end);
+		sql_out_int64(ctx, sp->end);
 		break;
 	case C_UTID:
 		sql_result_utid(ctx, sp->member, sp->tid);
 		break;
 	case C_STATE:
 		if (sp->state == SW_RUNNING && !sp->chained)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_text(ctx, sw_state_name(sp->state, buf, sizeof(buf)),
+			sql_out_text(ctx, sw_state_name(sp->state, buf, sizeof(buf)),
 					    -1, SQLITE_TRANSIENT);
 		break;
 	case C_CPU:
 		if (sp->cpu < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, sp->cpu);
+			sql_out_int64(ctx, sp->cpu);
 		break;
 	case C_WAKER_UTID:
 		sql_result_utid(ctx, sp->member, sp->waker);
 		break;
 	case C_BLOCKED_FUNCTION:
 		if (sp->blocked)
-			sqlite3_result_text(ctx, sp->blocked, -1, SQLITE_TRANSIENT);
+			sql_out_text(ctx, sp->blocked, -1, SQLITE_TRANSIENT);
 		else
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		break;
 	case C_IRQ_CONTEXT:
 		if (sp->irq)
-			sqlite3_result_int64(ctx, 1);
+			sql_out_int64(ctx, 1);
 		else
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		break;
 	default:
-		sqlite3_result_null(ctx);
+		sql_out_null(ctx);
 		break;
 	}
 }

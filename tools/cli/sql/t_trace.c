@@ -111,7 +111,7 @@ static int trace_next(struct sql_cursor *c)
 	return 1;
 }
 
-static void trace_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void trace_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	struct members *ms = c->priv;
 	unsigned int i = ms->next - 1;
@@ -121,50 +121,50 @@ static void trace_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 
 	switch (col) {
 	case C_TRACE:
-		sqlite3_result_int64(ctx, i);
+		sql_out_int64(ctx, i);
 		break;
 	case C_HOST:
 		sql_result_host(c, ctx, i);
 		break;
 	case C_DIR:
-		sqlite3_result_text(ctx, m->t->dir, -1, SQLITE_STATIC);
+		sql_out_text(ctx, m->t->dir, -1, SQLITE_STATIC);
 		break;
 	case C_UUID:
 		if (!md->has_uuid) {
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 			break;
 		}
-		sqlite3_result_text(ctx, sqlite3_mprintf(
+		sql_out_text(ctx, sqlite3_mprintf(
 			"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
 			u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
 			u[11], u[12], u[13], u[14], u[15]), -1, sqlite3_free);
 		break;
 	case C_NR_SETS:
-		sqlite3_result_int64(ctx, m->nr_sets);
+		sql_out_int64(ctx, m->nr_sets);
 		break;
 	case C_NR_GAPS:
-		sqlite3_result_int64(ctx, m->nr_gaps);
+		sql_out_int64(ctx, m->nr_gaps);
 		break;
 	case C_NR_CPUS:
-		sqlite3_result_int64(ctx, m->t->nr_cpus);
+		sql_out_int64(ctx, m->t->nr_cpus);
 		break;
 	case C_CLOCK_FREQ:
-		sqlite3_result_int64(ctx, (int64_t)md->clock_freq);
+		sql_out_int64(ctx, (int64_t)md->clock_freq);
 		break;
 	case C_FIRST_TS:
 	case C_LAST_TS:
 		if (!ms->spanned && member_span(c, i, ms) < 0) {
-			sqlite3_result_error(ctx, c->err ? c->err : "reading the trace", -1);
+			sql_out_error(ctx, c->err ? c->err : "reading the trace", -1);
 			break;
 		}
 		if (!ms->any)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, sqldb_ns(c->db, i, col == C_FIRST_TS ?
+			sql_out_int64(ctx, sqldb_ns(c->db, i, col == C_FIRST_TS ?
 							   ms->first : ms->last));
 		break;
 	case C_WALL_OFFSET:
-		sqlite3_result_int64(ctx, m->wall_offset_ns > INT64_MAX ? INT64_MAX :
+		sql_out_int64(ctx, m->wall_offset_ns > INT64_MAX ? INT64_MAX :
 				     m->wall_offset_ns < INT64_MIN ? INT64_MIN :
 				     (int64_t)m->wall_offset_ns);
 		break;

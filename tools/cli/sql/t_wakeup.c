@@ -183,16 +183,16 @@ static unsigned int wk_member(const struct sql_cursor *c)
 	return ((const struct wk *)c->priv)->row->member;
 }
 
-static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
+static void wk_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
 	const struct wake *k = ((struct wk *)c->priv)->row;
 
 	switch (col) {
 	case C_TS:
-		sqlite3_result_int64(ctx, k->ts);
+		sql_out_int64(ctx, k->ts);
 		break;
 	case C_CPU:
-		sqlite3_result_int64(ctx, k->cpu);
+		sql_out_int64(ctx, k->cpu);
 		break;
 	case C_WAKER:
 		sql_result_utid(ctx, k->member, k->waker);
@@ -202,24 +202,24 @@ static void wk_column(struct sql_cursor *c, sqlite3_context *ctx, int col)
 		break;
 	case C_TARGET:
 		if (k->target < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, k->target);
+			sql_out_int64(ctx, k->target);
 		break;
 	case C_WAKER_CTX:
 		if (k->waker_ctx < 0)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, k->waker_ctx);
+			sql_out_int64(ctx, k->waker_ctx);
 		break;
 	case C_EVENT:
-		sqlite3_result_text(ctx, k->event, -1, SQLITE_TRANSIENT);
+		sql_out_text(ctx, k->event, -1, SQLITE_TRANSIENT);
 		break;
 	case C_LATENCY:
 		if (!k->has_latency)
-			sqlite3_result_null(ctx);
+			sql_out_null(ctx);
 		else
-			sqlite3_result_int64(ctx, k->latency);
+			sql_out_int64(ctx, k->latency);
 		break;
 	}
 }

@@ -4,7 +4,9 @@
  * xCreate: a table is there without CREATE and cannot be made twice),
  * read-only; the row producer and xColumn are the table's, but for the
  * trace and host columns, answered here from the table's member().  Errors
- * of a cursor reach SQLite as its vtab's zErrMsg.
+ * of a cursor reach SQLite as its vtab's zErrMsg.  The same cursor
+ * functions serve ship without SQLite (sql_cursor_all(): every row, every
+ * column, values to a sink of its own through struct sql_out).
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -36,33 +38,33 @@ int sql_error(struct sql_cursor *c, const char *fmt, ...)
 	return -1;
 }
 
-void sql_result_host(const struct sql_cursor *c, sqlite3_context *ctx, unsigned int member)
+void sql_result_host(const struct sql_cursor *c, struct sql_out *ctx, unsigned int member)
 {
-	sqlite3_result_text(ctx, c->db->ts->m[member].host, -1, SQLITE_STATIC);
+	sql_out_text(ctx, c->db->ts->m[member].host, -1, SQLITE_STATIC);
 }
 
-void sql_result_utid(sqlite3_context *ctx, unsigned int member, int32_t tid)
+void sql_result_utid(struct sql_out *ctx, unsigned int member, int32_t tid)
 {
 	if (tid < 0)
-		sqlite3_result_null(ctx);
+		sql_out_null(ctx);
 	else
-		sqlite3_result_int64(ctx, (int64_t)member << 32 | tid);
+		sql_out_int64(ctx, (int64_t)member << 32 | tid);
 }
 
-void sql_result_text_or_null(sqlite3_context *ctx, const char *s)
+void sql_result_text_or_null(struct sql_out *ctx, const char *s)
 {
 	if (s)
-		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
+		sql_out_text(ctx, s, -1, SQLITE_TRANSIENT);
 	else
-		sqlite3_result_null(ctx);
+		sql_out_null(ctx);
 }
 
-void sql_result_int_or_null(sqlite3_context *ctx, bool known, int64_t v)
+void sql_result_int_or_null(struct sql_out *ctx, bool known, int64_t v)
 {
 	if (known)
-		sqlite3_result_int64(ctx, v);
+		sql_out_int64(ctx, v);
 	else
-		sqlite3_result_null(ctx);
+		sql_out_null(ctx);
 }
 
 static int vt_connect(sqlite3 *db, void *arg, int argc, const char *const *argv,
@@ -114,31 +116,43 @@ static int vt_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	return sql_plan_best(vt->t, vt->d->ts->nr, info);
 }
 
+/* A cursor as xOpen makes it: no rows until sql_cursor_filter(). */
+static struct sql_cursor *cursor_new(struct sqldb *d, const struct sql_table *t)
+{
+	struct sql_cursor *c = calloc(1, sizeof(*c));
+
+	if (!c || (t->priv_size && !(c->priv = calloc(1, t->priv_size))))
+		die("out of memory");
+	c->db = d;
+	c->t = t;
+	c->spec.limit = -1;
+	c->stat = t->no_stats ? UINT_MAX : sqldb_stat_new(d, t->name);
+	return c;
+}
+
 static int vt_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 {
 	struct sql_vtab *vt = (struct sql_vtab *)v;
-	struct sql_cursor *c = calloc(1, sizeof(*c));
 
-	if (!c || (vt->t->priv_size && !(c->priv = calloc(1, vt->t->priv_size))))
-		die("out of memory");
-	c->db = vt->d;
-	c->t = vt->t;
-	c->spec.limit = -1;
-	c->stat = vt->t->no_stats ? UINT_MAX : sqldb_stat_new(vt->d, vt->t->name);
-	*out = &c->base;
+	*out = &cursor_new(vt->d, vt->t)->base;
 	return SQLITE_OK;
 }
 
-static int vt_close(sqlite3_vtab_cursor *cur)
+void sql_cursor_free(struct sql_cursor *c)
 {
-	struct sql_cursor *c = (struct sql_cursor *)cur;
-
+	if (!c)
+		return;
 	if (c->t->reset)
 		c->t->reset(c);
 	sql_spec_free(&c->spec);
 	sqlite3_free(c->err);
 	free(c->priv);
 	free(c);
+}
+
+static int vt_close(sqlite3_vtab_cursor *cur)
+{
+	sql_cursor_free((struct sql_cursor *)cur);
 	return SQLITE_OK;
 }
 
@@ -152,26 +166,32 @@ static int vt_fail(struct sql_cursor *c)
 	return SQLITE_ERROR;
 }
 
-static int vt_next(sqlite3_vtab_cursor *cur)
+int sql_cursor_next(struct sql_cursor *c)
 {
-	struct sql_cursor *c = (struct sql_cursor *)cur;
 	int r = c->t->next(c);
 
 	if (r < 0)
-		return vt_fail(c);
+		return r;
 	c->eof = !r;
 	if (r) {
 		c->rowid++;
 		if (c->stat != UINT_MAX)
 			sqldb_stat(c->db, c->stat)->rows++;
 	}
-	return SQLITE_OK;
+	return r;
 }
 
-static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *plan,
-		     int argc, sqlite3_value **argv)
+static int vt_next(sqlite3_vtab_cursor *cur)
 {
 	struct sql_cursor *c = (struct sql_cursor *)cur;
+
+	return sql_cursor_next(c) < 0 ? vt_fail(c) : SQLITE_OK;
+}
+
+/* xFilter's work, its first row but not: 0, or -1 with c->err. */
+static int cursor_filter(struct sql_cursor *c, int idx, const char *plan,
+			 int argc, sqlite3_value **argv)
+{
 	if (c->t->reset)
 		c->t->reset(c);
 	if (c->priv)
@@ -185,8 +205,33 @@ static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *plan,
 		st->filters++;
 	}
 	if (sql_plan_spec(c, idx, plan, argc, argv) || c->t->filter(c))
+		return -1;
+	return 0;
+}
+
+static int vt_filter(sqlite3_vtab_cursor *cur, int idx, const char *plan,
+		     int argc, sqlite3_value **argv)
+{
+	struct sql_cursor *c = (struct sql_cursor *)cur;
+
+	if (cursor_filter(c, idx, plan, argc, argv))
 		return vt_fail(c);
 	return vt_next(cur);
+}
+
+/* No term, no plan: every column read (idxNum's all-columns value, plan.c). */
+#define SQL_ALL_COLUMNS		0x3fffffff
+
+struct sql_cursor *sql_cursor_all(struct sqldb *d, const struct sql_table *t, char **err)
+{
+	struct sql_cursor *c = cursor_new(d, t);
+
+	if (cursor_filter(c, SQL_ALL_COLUMNS, NULL, 0, NULL)) {
+		*err = sqlite3_mprintf("%s: %s", t->name, c->err ? c->err : "error");
+		sql_cursor_free(c);
+		return NULL;
+	}
+	return c;
 }
 
 static int vt_eof(sqlite3_vtab_cursor *cur)
@@ -194,21 +239,26 @@ static int vt_eof(sqlite3_vtab_cursor *cur)
 	return ((struct sql_cursor *)cur)->eof;
 }
 
-static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+void sql_cursor_column(struct sql_cursor *c, struct sql_out *o, int col)
 {
-	struct sql_cursor *c = (struct sql_cursor *)cur;
-
 	switch (c->t->cols[col].push) {
 	case SQL_PUSH_TRACE:
-		sqlite3_result_int64(ctx, c->t->member(c));
+		sql_out_int64(o, c->t->member(c));
 		break;
 	case SQL_PUSH_HOST:
-		sql_result_host(c, ctx, c->t->member(c));
+		sql_result_host(c, o, c->t->member(c));
 		break;
 	default:
-		c->t->column(c, ctx, col);
+		c->t->column(c, o, col);
 		break;
 	}
+}
+
+static int vt_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	struct sql_out o = { .ctx = ctx };
+
+	sql_cursor_column((struct sql_cursor *)cur, &o, col);
 	return SQLITE_OK;
 }
 
