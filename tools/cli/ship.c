@@ -700,7 +700,7 @@ const struct command cmd_ship = {
 "killed mid-way deletes the rows it left before sending them again.  The\n"
 "rule: Documentation/ringtrace/fleet.rst.\n"
 "\n"
-"  --clickhouse URL   the server's HTTP interface, e.g. http://host:8123/\n"
+"  -c, --clickhouse URL  the server's HTTP interface, e.g. http://host:8123/\n"
 "                     (user:password@ in it: HTTP basic authentication)\n"
 "  -d, --database DB  the database (default ringtrace), made when missing\n"
 "  -u, --user USER    the user (HTTP basic authentication)\n"

@@ -37,10 +37,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # (command, option) -> why it is not fixed here.
-PENDING = {
-    ('ship', '-c'): 'tools/cli/ship.c parses -c for --clickhouse; its --help '
-                    'says --clickhouse alone (ship.c is issue 33\'s this stop)',
-}
+PENDING = {}
 
 OPTION_RE = re.compile(r'\{\s*"([a-z][a-z0-9-]*)",\s*(?:no|required|optional)_argument,'
                        r'\s*NULL,\s*([^}]+?)\s*\}')
