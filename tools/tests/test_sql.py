@@ -2753,6 +2753,65 @@ def critical_path_name_on_strict_damage(ctx):
     check("2 threads named 'ls'" in r.stderr, 'report --critical-path ls: %r' % r.stderr)
 
 
+# ---- utid on the span tables, tid on sample (issue 31, gaps 2 and 3) ----------------------
+
+# The span tables' utid columns (thread_state and sched_slice, syscall, and wakeup's
+# wakee): (table, the pushed column, the columns compared).
+UTID_TABLES = (
+    ('thread_state', 'utid', SPAN_TABLES['thread_state']),
+    ('sched_slice', 'utid', SPAN_TABLES['sched_slice']),
+    ('syscall', 'utid', SPAN_TABLES['syscall']),
+)
+
+
+def utid_span_rows(d, table, col, cols, x, extra='', status=0, env=None):
+    """@table's rows of @col = @x pushed down and not (@col + 0 = @x, which
+    SQLite cannot push), sorted, and the pushed cursor's scan_stats row."""
+    q = 'SELECT %s FROM %s WHERE %s = %d%s' % (cols, table, col, x, extra)
+    u = 'SELECT %s FROM %s WHERE %s + 0 = %d%s' % (cols, table, col, x, extra)
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    a = arrays(sql(d, q + '; SELECT * FROM scan_stats; ' + u + '; SELECT * FROM scan_stats',
+                   '--json', status=status, env=env).stdout)
+    check(len(a) == 4, '%s %s %d: printed %d arrays' % (table, col, x, len(a)))
+    own = [r for r in a[1] if r['tbl'] == table]
+    whole = [r for r in a[3] if r['tbl'] == table]
+    check(len(own) == 1 and len(whole) == 1, '%s: scan_stats %s / %s' % (table, a[1], a[3]))
+    return sorted(a[0], key=key), sorted(a[2], key=key), own[0], whole[0]
+
+
+@test
+def utid_span_tables_equal_unpushed(ctx):
+    """thread_state, sched_slice and syscall WHERE utid = X on the packed
+    scheduler trace of utid_reads_its_runs (threads migrating, sleepers
+    woken across CPUs, calls left open, thread 99 asleep from the first
+    event to the end, 7777 running once halfway): the rows are exactly
+    those of utid + 0 = X (SQLite's filter of the whole table), column for
+    column, for busy threads, 99, 7777, 4242 (never ran) and the idle
+    task, also with ts windows; and where X is named in a few places (7777,
+    99, 4242) the pushed cursor reads under a quarter of the whole
+    table's frames."""
+    d = runs_packed(ctx)
+    for table, col, cols in UTID_TABLES:
+        for x in RUN_TIDS:
+            got, full, st, whole = utid_span_rows(d, table, col, cols, x)
+            check(got == full, '%s utid %d: %d rows pushed down, %d not; only in one: %s' %
+                  (table, x, len(got), len(full),
+                   sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+            check(x in (4242, 0, 99) or table == 'syscall' or len(full) > 0,
+                  '%s utid %d has no rows' % (table, x))
+            if x in (7777, 4242, 99):
+                check(st['frames_read'] * 4 < whole['frames_read'],
+                      '%s utid %d read %d frames, the whole table %d' %
+                      (table, x, st['frames_read'], whole['frames_read']))
+        ts = [r['ts'] for r in rows(d, 'SELECT ts FROM %s WHERE utid + 0 = 105' % table)]
+        lo = min(ts)
+        for extra in (' AND ts BETWEEN %d AND %d' % (lo + 10**7, lo + 3 * 10**7),
+                      ' AND ts > %d' % (lo + 10**7), ' AND ts < %d' % (lo + 10**6)):
+            got, full, _, _ = utid_span_rows(d, table, col, cols, 105, extra)
+            check(got == full and len(full) > 0, '%s utid 105%s: %d rows pushed, %d not' %
+                  (table, extra, len(got), len(full)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('-k', help='only tests whose name contains this')

@@ -21,8 +21,19 @@
  * owners (the utid term is not omitted); one window per CPU keeps the
  * merge and the threads' table as they are for any window.  What it costs:
  * a thread that ran early and late on one CPU reads its middle too.
+ *
+ * The same pass keeps, per thread, where the scheduler's events name it:
+ * a sched_switch as prev_tid or next_tid, a sched_waking, sched_wakeup
+ * or sched_wakeup_new as tid (on any CPU).  Every span of X in
+ * sched_slice and thread_state begins at such an event (schedwalk.c), so
+ * a span walk for `utid = X` reads only the stretches between
+ * checkpoints that hold one (runidx_named()).  Kept coarse: the member's
+ * items cut into between RUN_BUCKETS and twice that buckets, evenly
+ * spaced in items (each bucket's first ns kept), and per thread the
+ * buckets it is named in, in order.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "runidx.h"
 
@@ -32,9 +43,25 @@ struct run {
 	uint64_t from, to;		/* cycles */
 };
 
+/* The buckets a thread is named in (ascending). */
+struct named {
+	int32_t tid;			/* -1: a free slot */
+	uint32_t *b;
+	size_t n, cap;
+};
+
+/* Buckets kept: between RUN_BUCKETS and twice that. */
+#define RUN_BUCKETS	512
+
 struct run_index {
 	struct run *slot;		/* open addressing by (tid, cpu) */
 	size_t cap, n;			/* cap a power of two */
+	struct named *named;		/* open addressing by tid */
+	size_t named_cap, named_n;
+	int64_t *bound;			/* bucket k from ns bound[k]; bound[0] INT64_MIN */
+	size_t nr_bound, cap_bound;
+	uint64_t spacing, items, at;	/* items between two bounds; read; at the last */
+	int64_t last;			/* ns of the last item */
 };
 
 /* What the pass knows of one CPU. */
@@ -96,9 +123,123 @@ static void run_note(struct run_index *ix, int32_t tid, uint32_t cpu,
 		r->to = to;
 }
 
+static struct named *named_find(const struct run_index *ix, int32_t tid)
+{
+	for (size_t i = run_hash(tid, 0) & (ix->named_cap - 1);; i = (i + 1) & (ix->named_cap - 1)) {
+		struct named *x = &ix->named[i];
+
+		if (x->tid < 0 || x->tid == tid)
+			return x;
+	}
+}
+
+/* @tid is named in the current bucket. */
+static void named_note(struct run_index *ix, int32_t tid)
+{
+	uint32_t k = (uint32_t)(ix->nr_bound - 1);
+	struct named *x;
+
+	if (tid < 0)
+		return;
+	if (2 * (ix->named_n + 1) > ix->named_cap) {
+		struct run_index g = { .named_cap = ix->named_cap ? 2 * ix->named_cap : 64 };
+
+		g.named = malloc(g.named_cap * sizeof(*g.named));
+		if (!g.named)
+			die("out of memory");
+		for (size_t i = 0; i < g.named_cap; i++)
+			g.named[i].tid = -1;
+		for (size_t i = 0; i < ix->named_cap; i++)
+			if (ix->named[i].tid >= 0)
+				*named_find(&g, ix->named[i].tid) = ix->named[i];
+		free(ix->named);
+		ix->named = g.named;
+		ix->named_cap = g.named_cap;
+	}
+	x = named_find(ix, tid);
+	if (x->tid < 0) {
+		*x = (struct named){ .tid = tid };
+		ix->named_n++;
+	}
+	if (x->n && x->b[x->n - 1] == k)
+		return;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 4;
+		x->b = reallocarray(x->b, x->cap, sizeof(*x->b));
+		if (!x->b)
+			die("out of memory");
+	}
+	x->b[x->n++] = k;
+}
+
+/*
+ * An item at @ns: a new bucket begins before it every spacing items (not
+ * between two items of one ns); too many, and every two become one.
+ */
+static void bucket_item(struct run_index *ix, int64_t ns)
+{
+	if (++ix->items - ix->at <= ix->spacing || ns <= ix->last) {
+		ix->last = ns > ix->last ? ns : ix->last;
+		return;
+	}
+	ix->at = ix->items;
+	ix->last = ns;
+	if (ix->nr_bound == ix->cap_bound) {
+		ix->cap_bound = 2 * ix->cap_bound;
+		ix->bound = reallocarray(ix->bound, ix->cap_bound, sizeof(*ix->bound));
+		if (!ix->bound)
+			die("out of memory");
+	}
+	ix->bound[ix->nr_bound++] = ns;
+	if (ix->nr_bound <= 2 * RUN_BUCKETS)
+		return;
+	for (size_t i = 0; 2 * i < ix->nr_bound; i++)
+		ix->bound[i] = ix->bound[2 * i];
+	ix->nr_bound = (ix->nr_bound + 1) / 2;
+	ix->spacing *= 2;
+	for (size_t i = 0; i < ix->named_cap; i++) {
+		struct named *x = &ix->named[i];
+		size_t n = 0;
+
+		if (x->tid < 0)
+			continue;
+		for (size_t j = 0; j < x->n; j++)
+			if (!n || x->b[n - 1] != x->b[j] / 2)
+				x->b[n++] = x->b[j] / 2;
+		x->n = n;
+	}
+}
+
+static bool is_wakeup(const struct rt_event_desc *ev)
+{
+	return !strcmp(ev->name, "sched_waking") || !strcmp(ev->name, "sched_wakeup") ||
+	       !strcmp(ev->name, "sched_wakeup_new");
+}
+
 static bool want_threads(void *arg, const struct rt_event_desc *ev)
 {
-	return rt_threads_reads(arg, ev);
+	return rt_threads_reads(arg, ev) || is_wakeup(ev);
+}
+
+static int32_t tid_field(const struct rt_item *it, const char *name)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+	int64_t x = v ? rt_field_s64(v, 0) : -1;
+
+	return x < 0 || x > INT32_MAX ? -1 : (int32_t)x;
+}
+
+/* The threads @it names (a switch's prev and next, a wakeup's wakee). */
+static void named_item(struct run_index *ix, const struct rt_item *it)
+{
+	if (it->type != RT_ITEM_EVENT)
+		return;
+	if (!strcmp(it->event->name, "sched_switch")) {
+		named_note(ix, tid_field(it, "prev_tid"));
+		named_note(ix, tid_field(it, "next_tid"));
+	} else if (is_wakeup(it->event)) {
+		named_note(ix, tid_field(it, "tid"));
+	}
 }
 
 /* The pass over member @m: the index, or NULL with c->err. */
@@ -118,6 +259,13 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 
 	if (!ix || !cpu || !(th = rt_threads_new(d->ts->m[m].t->md)))
 		die("out of memory");
+	ix->cap_bound = 64;
+	ix->bound = malloc(ix->cap_bound * sizeof(*ix->bound));
+	if (!ix->bound)
+		die("out of memory");
+	ix->bound[ix->nr_bound++] = INT64_MIN;
+	ix->spacing = 1;
+	ix->last = INT64_MIN;
 	for (unsigned int i = 0; i < RT_MAX_CPUS; i++)
 		cpu[i].tid = -1;
 	st->filters++;
@@ -142,6 +290,8 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 		    it->cpu >= RT_MAX_CPUS)
 			continue;
 		st->events += it->type == RT_ITEM_EVENT;
+		bucket_item(ix, sqldb_ns(d, m, it->timestamp));
+		named_item(ix, it);
 		cr = &cpu[it->cpu];
 		/* Not the CPU's current: the item names its owner itself. */
 		o = rt_threads_owner(th, it);
@@ -213,10 +363,32 @@ bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 	return true;
 }
 
+bool runidx_named(const struct run_index *ix, int32_t tid, int64_t from, int64_t to)
+{
+	const struct named *x;
+
+	if (tid < 0 || !ix->named_cap)
+		return false;
+	x = named_find(ix, tid);
+	for (size_t i = 0; x->tid >= 0 && i < x->n; i++) {
+		size_t k = x->b[i];
+		int64_t end = k + 1 < ix->nr_bound ? ix->bound[k + 1] : INT64_MAX;
+
+		if (ix->bound[k] < to && end > from)
+			return true;
+	}
+	return false;
+}
+
 void runidx_free(struct run_index *ix)
 {
 	if (!ix)
 		return;
+	for (size_t i = 0; i < ix->named_cap; i++)
+		if (ix->named[i].tid >= 0)
+			free(ix->named[i].b);
+	free(ix->named);
+	free(ix->bound);
 	free(ix->slot);
 	free(ix);
 }

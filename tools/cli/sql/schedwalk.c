@@ -11,6 +11,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "runidx.h"
 #include "schedwalk.h"
 #include "sqlcache.h"
 
@@ -87,6 +88,14 @@ struct schedwalk {
 	const struct sw_index *ix;
 	size_t stop;			/* ix->ck[stop]: not read from there; 0: to the end */
 	struct sw_index *build;		/* building one: spans go here */
+	/*
+	 * utid = X in the member read ("utid = X" below): only X's
+	 * spans; the stretches [ck[from], ck[stop]) read, as pairs in @rng,
+	 * the spans queued before q[trusted] the index's.
+	 */
+	int32_t only;			/* X's tid; -1: every thread's spans */
+	size_t *rng, nr_rng, at_rng;
+	size_t trusted;
 	struct rt_tidmap cpus;		/* struct sw_cpu by CPU number */
 	struct rt_tidmap threads;	/* struct sw_thread by tid */
 	/* Spans ended, not handed out yet. */
@@ -133,6 +142,7 @@ static struct schedwalk *walk_new(struct sql_cursor *c, bool states)
 	if (!w->rd.members)
 		die("out of memory");
 	w->rd.members_set = true;
+	w->only = -1;
 	rt_tidmap_init(&w->cpus, sizeof(struct sw_cpu));
 	rt_tidmap_init(&w->threads, sizeof(struct sw_thread));
 	return w;
@@ -167,6 +177,7 @@ void schedwalk_close(struct schedwalk *w)
 		free(w->names[i]);
 	free(w->names);
 	free(w->q);
+	free(w->rng);
 	free(w);
 }
 
@@ -175,7 +186,7 @@ static struct sw_span *push(struct schedwalk *w, int64_t ts, int64_t end, int32_
 	struct sw_span *sp;
 
 	if (w->head == w->nr_q)
-		w->head = w->nr_q = 0;
+		w->head = w->nr_q = w->trusted = 0;
 	if (w->nr_q == w->cap_q) {
 		w->cap_q = w->cap_q ? 2 * w->cap_q : 16;
 		w->q = realloc(w->q, w->cap_q * sizeof(*w->q));
@@ -536,6 +547,8 @@ static void index_drain(struct schedwalk *w)
 static int member_start(struct schedwalk *w, unsigned int m);
 static int member_row(struct schedwalk *w);
 static void member_finish(struct schedwalk *w);
+static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid);
+static void utid_finish(struct schedwalk *w);
 
 /*
  * Member @m's index: one walk of the whole member with states (the sched
@@ -772,6 +785,138 @@ static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
 	return d->sched_idx[m];
 }
 
+/* ---- utid = X: the stretches where X's spans begin ---------------------------------------- */
+
+/*
+ * Every span of X begins at an event that names X in a tid field: a
+ * sched_switch's next_tid (Running) or prev_tid (off CPU), a wakeup's
+ * tid ('R').  A span that was open at one of the index's checkpoints is
+ * the index's, whole; any other lies between two checkpoints, and the
+ * stretch [ck[i], ck[i + 1]) that holds it holds such an event
+ * (runidx_named()).  So a walk for utid = X takes X's spans open at a
+ * checkpoint from the index, reads only the stretches that name X, each
+ * run of them from its first checkpoint's state as a window does, and
+ * keeps there X's spans open at no checkpoint: every span of X the
+ * member's walk gives, once.
+ */
+
+/* Whether [@ts, @end] was open at one of @ix's checkpoints (ts < ck.ts <= end). */
+static bool crosses(const struct sw_index *ix, int64_t ts, int64_t end)
+{
+	size_t lo = 1, hi = ix->nr_ck;
+
+	while (lo < hi) {		/* the first checkpoint after @ts */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->ck[mid].ts > ts)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < ix->nr_ck && ix->ck[lo].ts <= end;
+}
+
+/* X's tid when the walk of member @m reads X's stretches alone; -1: it reads all. */
+static int32_t utid_tid(const struct schedwalk *w, unsigned int m)
+{
+	const struct scan_spec *sp = &w->c->spec;
+
+	if (w->build || w->blocked || !sp->utid_set || sp->utid < 0 ||
+	    (uint64_t)sp->utid >> 32 != m || sp->utid & 0x80000000)
+		return -1;
+	return (int32_t)(sp->utid & 0x7fffffff);
+}
+
+/* A queued span of the utid's walk given (@indexed: it is the index's). */
+static bool utid_kept(const struct schedwalk *w, const struct sw_span *x, bool indexed)
+{
+	return x->tid == w->only && (indexed || !crosses(w->ix, x->ts, x->end));
+}
+
+/* The next stretch of the member read, from its first checkpoint's state. */
+static void range_start(struct schedwalk *w)
+{
+	const struct sw_index *ix = w->ix;
+	size_t from = w->rng[2 * w->at_rng], stop = w->rng[2 * w->at_rng + 1];
+
+	w->at_rng++;
+	state_free(w);
+	ckpt_restore(w, &ix->ck[from]);
+	w->last = ix->ck[from].ts;
+	w->stop = stop;
+	w->rd.has_begin = from > 0;
+	w->rd.begin = ix->ck[from].ts;
+	w->rd.has_end = stop > 0;
+	w->rd.end = stop ? ix->ck[stop].ts - 1 : 0;
+	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
+				 (w->states ? SCAN_THREADS : 0), &w->rd);
+}
+
+/*
+ * Member @m for X (tid @tid): X's spans open at a checkpoint queued from
+ * the index, the stretches that name X (and meet lo/hi) listed and the
+ * first one opened (0, or -1 with c->err).
+ */
+static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid)
+{
+	const struct scan_spec *sp = &w->c->spec;
+	const struct sw_index *ix = index_get(w->c, m);
+	const struct run_index *ri = ix ? runidx_get(w->c, m) : NULL;
+
+	if (!ri)
+		return -1;
+	w->ix = ix;
+	w->only = tid;
+	for (size_t i = 0; i < ix->nr_spans; i++) {
+		const struct sw_span *x = &ix->spans[i];
+
+		if (x->tid == tid && (w->states || x->state == SW_RUNNING) &&
+		    crosses(ix, x->ts, x->end))
+			*push(w, x->ts, x->end, x->tid) = *x;
+	}
+	w->trusted = w->nr_q;
+	w->nr_rng = w->at_rng = 0;
+	free(w->rng);
+	w->rng = calloc(2 * ix->nr_ck + 2, sizeof(*w->rng));
+	if (!w->rng)
+		die("out of memory");
+	for (size_t i = 0; i < ix->nr_ck; i++) {
+		int64_t a = ix->ck[i].ts, b = i + 1 < ix->nr_ck ? ix->ck[i + 1].ts : INT64_MAX;
+		size_t stop = i + 1 < ix->nr_ck ? i + 1 : 0;
+
+		/* A span within [a, b) ends before b and begins at a or after. */
+		if ((sp->has_lo && b <= sp->lo) || (sp->has_hi && a > sp->hi) ||
+		    !runidx_named(ri, tid, a, b))
+			continue;
+		if (w->nr_rng && w->rng[2 * w->nr_rng - 1] == i) {
+			w->rng[2 * w->nr_rng - 1] = stop;
+			continue;
+		}
+		w->rng[2 * w->nr_rng] = i;
+		w->rng[2 * w->nr_rng + 1] = stop;
+		w->nr_rng++;
+	}
+	if (w->nr_rng)
+		range_start(w);
+	return 0;
+}
+
+/*
+ * A stretch read: what is still open ends at the member's last item if
+ * it read to the end (what was open at its last checkpoint is the
+ * index's); then the next stretch, if any.
+ */
+static void utid_finish(struct schedwalk *w)
+{
+	scan_close(w->scan);
+	w->scan = NULL;
+	if (!w->stop)
+		member_end(w);
+	state_free(w);
+	if (w->at_rng < w->nr_rng)
+		range_start(w);
+}
+
 /* ---- one member's walk ------------------------------------------------------------------ */
 
 /*
@@ -789,8 +934,9 @@ static int member_start(struct schedwalk *w, unsigned int m)
 	w->last = INT64_MIN;
 	w->stop = 0;
 	w->ix = NULL;
+	w->only = -1;
 	w->rd.has_begin = w->rd.has_end = false;
-	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi)) {
+	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi) && utid_tid(w, m) < 0) {
 		ix = index_get(w->c, m);
 		if (!ix)
 			return -1;
@@ -814,6 +960,8 @@ static int member_start(struct schedwalk *w, unsigned int m)
 	}
 	memset(w->rd.members, 0, w->c->db->ts->nr * sizeof(*w->rd.members));
 	w->rd.members[m] = true;
+	if (utid_tid(w, m) >= 0)
+		return utid_start(w, m, utid_tid(w, m));
 	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
 				 (w->states ? SCAN_THREADS : 0) |
 				 (w->blocked ? SCAN_STACKS : 0), &w->rd);
@@ -827,6 +975,10 @@ static int member_start(struct schedwalk *w, unsigned int m)
  */
 static void member_finish(struct schedwalk *w)
 {
+	if (w->only >= 0) {
+		utid_finish(w);
+		return;
+	}
 	scan_close(w->scan);
 	w->scan = NULL;
 	if (!w->stop) {
@@ -910,9 +1062,10 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 
 	for (;;) {
 		while (w->head < w->nr_q) {
+			bool indexed = w->head < w->trusted;
 			const struct sw_span *x = &w->q[w->head++];
 
-			if (span_kept(spec, x)) {
+			if (span_kept(spec, x) && (w->only < 0 || utid_kept(w, x, indexed))) {
 				*sp = *x;
 				return 1;
 			}
