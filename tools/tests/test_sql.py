@@ -1430,17 +1430,25 @@ def utid_reads_its_trace(ctx):
         want = rows(dirs, q % '+ 0 ')
         check(got == want and (table not in ('raw', 'thread_state') or got[0]['n'] > 100),
               '%s.%s = %d: %s, unpushed %s' % (table, col, v, got, want))
-        # raw's run lists (utid_reads_its_runs) are built of that trace alone.
-        idx = [s for s in st if s['tbl'] == 'run index']
-        st = [s for s in st if s['tbl'] != 'run index']
-        check(len(st) == 1 and st[0]['members'] == 1 and st[0]['plan'].startswith(col + '=') and
-              len(idx) == (table == 'raw') and all(s['members'] == 1 for s in idx),
+        # The run lists (raw, syscall: utid_reads_its_runs) and the span
+        # tables' checkpoints (thread_state, sched_slice: their stretches
+        # naming X, a view each) are built of that trace alone.
+        idx = [s for s in st if s['tbl'] in ('run index', 'sched index')]
+        st = [s for s in st if s not in idx]
+        stretches = table in ('thread_state', 'sched_slice')
+        check(len(st) == 1 and (st[0]['members'] == 1 or stretches) and
+              st[0]['plan'].startswith(col + '=') and
+              len(idx) == (table in ('raw', 'syscall')) + 2 * stretches and
+              all(s['members'] == 1 for s in idx),
               '%s.%s = %d: scan_stats %s' % (table, col, v, st + idx))
     got, st = stats(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid IN (100, %d) '
                     'GROUP BY trace' % x)
     want = rows(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid + 0 IN (100, %d) '
                 'GROUP BY trace' % x)
-    check(got == want and len(got) == 2 and st[0]['members'] == 2,
+    # One xFilter a utid, each trace's checkpoints and run lists built once.
+    idx = sorted(s['tbl'] for s in st[1:] if s['members'] == 1)
+    check(got == want and len(got) == 2 and st[0]['filters'] == 2 and
+          idx == ['run index'] * 2 + ['sched index'] * 2 and len(st) == 5,
           'utid IN: %s, unpushed %s, scan_stats %s' % (got, want, st))
 
 
@@ -2810,6 +2818,56 @@ def utid_span_tables_equal_unpushed(ctx):
             got, full, _, _ = utid_span_rows(d, table, col, cols, 105, extra)
             check(got == full and len(full) > 0, '%s utid 105%s: %d rows pushed, %d not' %
                   (table, extra, len(got), len(full)))
+
+
+
+@test
+def utid_run_index_cached(ctx):
+    """The run lists (and named-in lists) kept in RINGTRACE_SQL_CACHE: the
+    first process builds them ('run index', every frame) and writes
+    DIR/*.runs.rtidx; the next reads them (plan 'cache', no frame) and
+    gives the same rows of thread_state, sched_slice and syscall WHERE
+    utid = X; a cache file damaged anywhere (a byte flipped, cut short) is
+    a miss: built again, the same rows."""
+    d = runs_packed(ctx)
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    # scan_stats after the first statement: the one that read the lists.
+    q = '; '.join('SELECT %s FROM %s WHERE utid = 105' % (cols, t)
+                  for t, _, cols in UTID_TABLES[:1]) + '; SELECT * FROM scan_stats; ' + \
+        '; '.join('SELECT %s FROM %s WHERE utid = 105' % (cols, t)
+                  for t, _, cols in UTID_TABLES[1:])
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+
+    def one(what):
+        a = arrays(sql(d, q, '--json', env=env).stdout)
+        check(len(a) == 4, '%s: %d arrays' % (what, len(a)))
+        idx = [r for r in a[1] if r['tbl'] == 'run index']
+        return [sorted(x, key=key) for x in a[:1] + a[2:]], idx
+
+    ref = [sorted(rows(d, 'SELECT %s FROM %s WHERE utid + 0 = 105' % (cols, t)), key=key)
+           for t, _, cols in UTID_TABLES]
+    got, idx = one('the first process')
+    files = [f for f in os.listdir(cache) if f.endswith('.runs.rtidx')]
+    check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache' and
+          idx[0]['frames_read'] > 100 and len(files) == 1,
+          'the first process: rows %s, want %s; run index %s; cache %s' %
+          (list(map(len, got)), list(map(len, ref)), idx, os.listdir(cache)))
+    got, idx = one('the second process')
+    check(got == ref and len(idx) == 1 and idx[0]['plan'] == 'cache' and
+          idx[0]['frames_read'] == 0, 'the second process: rows %s, want %s; run index %s' %
+          (list(map(len, got)), list(map(len, ref)), idx))
+    path = os.path.join(cache, files[0])
+    good = open(path, 'rb').read()
+    rng = random.Random(31)
+    for bad in [good[:len(good) // 2], good[:-3]] + \
+            [good[:i] + bytes([good[i] ^ 0x40]) + good[i + 1:]
+             for i in sorted(rng.sample(range(len(good)), 6))]:
+        open(path, 'wb').write(bad)
+        got, idx = one('a damaged cache file')
+        check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache',
+              'a damaged cache file (%d bytes): rows %s, run index %s' %
+              (len(bad), list(map(len, got)), idx))
 
 
 def main():

@@ -26,11 +26,13 @@ const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m);
 bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 		 uint64_t *from, uint64_t *to);
 /*
- * Whether a scheduler event of member time [@from, @to) (ns, @to not
- * included) may name @tid: a sched_switch's prev_tid or next_tid, a
- * wakeup's tid.  False only when none does (coarse: true may be wrong).
+ * Whether a scheduler event of CPU @cpu (its number) in member time
+ * [@from, @to) (ns, @to not included) may name @tid: a sched_switch's
+ * prev_tid or next_tid, a wakeup's tid.  False only when none does
+ * (coarse: true may be wrong).
  */
-bool runidx_named(const struct run_index *ix, int32_t tid, int64_t from, int64_t to);
+bool runidx_named(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		  int64_t from, int64_t to);
 void runidx_free(struct run_index *ix);
 
 #endif /* RINGTRACE_SQL_RUNIDX_H */

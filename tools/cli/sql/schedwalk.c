@@ -94,6 +94,7 @@ struct schedwalk {
 	 * the spans queued before q[trusted] the index's.
 	 */
 	int32_t only;			/* X's tid; -1: every thread's spans */
+	const struct run_index *runs;	/* the member's (runidx.h) */
 	size_t *rng, nr_rng, at_rng;
 	size_t trusted;
 	struct rt_tidmap cpus;		/* struct sw_cpu by CPU number */
@@ -833,12 +834,59 @@ static bool utid_kept(const struct schedwalk *w, const struct sw_span *x, bool i
 	return x->tid == w->only && (indexed || !crosses(w->ix, x->ts, x->end));
 }
 
+/* Whether a scheduler event of [@a, @b) names X on any CPU of the member. */
+static bool named_any(const struct schedwalk *w, const struct run_index *ri, int64_t a, int64_t b)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+
+	for (unsigned int k = 0; k < t->nr_cpus; k++)
+		if (runidx_named(ri, w->only, t->cpus[k].cpu, a, b))
+			return true;
+	return false;
+}
+
+/*
+ * The CPUs a stretch [ck[from], ck[stop]) reads: those where an event
+ * names X in it and those X runs on at ck[from] (the switch that ends
+ * that run names X only when the chain holds).  X's spans there are
+ * made of their events alone: the switches and wakeups naming X, the
+ * CPU's next switch after X's switch in, and the waker's CPU's owner and
+ * interrupts, the wakeup's own.  A stretch to the member's end reads
+ * every CPU (its spans still open end at the member's last item).
+ */
+static void range_cpus(struct schedwalk *w, const struct run_index *ri, size_t from, size_t stop)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+	const struct sw_ckpt *k = &w->ix->ck[from];
+	int64_t b = w->ix->ck[stop].ts;
+
+	free(w->rd.cpus);
+	w->rd.cpus = NULL;
+	w->rd.nr_cpus = 0;
+	w->rd.cpus_set = stop > 0;
+	if (!stop)
+		return;
+	w->rd.cpus = calloc(t->nr_cpus + 1, sizeof(*w->rd.cpus));
+	if (!w->rd.cpus)
+		die("out of memory");
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		uint32_t cpu = t->cpus[i].cpu;
+		bool on = runidx_named(ri, w->only, cpu, k->ts, b);
+
+		for (size_t j = 0; !on && j < k->nr_cpus; j++)
+			on = k->cpus[j].cpu == (int32_t)cpu && k->cpus[j].tid == w->only;
+		if (on)
+			w->rd.cpus[w->rd.nr_cpus++] = cpu;
+	}
+}
+
 /* The next stretch of the member read, from its first checkpoint's state. */
 static void range_start(struct schedwalk *w)
 {
 	const struct sw_index *ix = w->ix;
 	size_t from = w->rng[2 * w->at_rng], stop = w->rng[2 * w->at_rng + 1];
 
+	range_cpus(w, w->runs, from, stop);
 	w->at_rng++;
 	state_free(w);
 	ckpt_restore(w, &ix->ck[from]);
@@ -866,6 +914,7 @@ static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid)
 	if (!ri)
 		return -1;
 	w->ix = ix;
+	w->runs = ri;
 	w->only = tid;
 	for (size_t i = 0; i < ix->nr_spans; i++) {
 		const struct sw_span *x = &ix->spans[i];
@@ -886,9 +935,10 @@ static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid)
 
 		/* A span within [a, b) ends before b and begins at a or after. */
 		if ((sp->has_lo && b <= sp->lo) || (sp->has_hi && a > sp->hi) ||
-		    !runidx_named(ri, tid, a, b))
+		    !named_any(w, ri, a, b))
 			continue;
-		if (w->nr_rng && w->rng[2 * w->nr_rng - 1] == i) {
+		/* The last stretch alone reads every CPU (range_cpus()): not joined. */
+		if (w->nr_rng && w->rng[2 * w->nr_rng - 1] == i && stop) {
 			w->rng[2 * w->nr_rng - 1] = stop;
 			continue;
 		}
@@ -935,7 +985,7 @@ static int member_start(struct schedwalk *w, unsigned int m)
 	w->stop = 0;
 	w->ix = NULL;
 	w->only = -1;
-	w->rd.has_begin = w->rd.has_end = false;
+	w->rd.has_begin = w->rd.has_end = w->rd.cpus_set = false;
 	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi) && utid_tid(w, m) < 0) {
 		ix = index_get(w->c, m);
 		if (!ix)
