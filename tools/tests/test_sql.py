@@ -2769,6 +2769,7 @@ UTID_TABLES = (
     ('thread_state', 'utid', SPAN_TABLES['thread_state']),
     ('sched_slice', 'utid', SPAN_TABLES['sched_slice']),
     ('syscall', 'utid', SPAN_TABLES['syscall']),
+    ('wakeup', 'wakee_utid', SPAN_TABLES['wakeup']),
 )
 
 
@@ -2789,7 +2790,8 @@ def utid_span_rows(d, table, col, cols, x, extra='', status=0, env=None):
 
 @test
 def utid_span_tables_equal_unpushed(ctx):
-    """thread_state, sched_slice and syscall WHERE utid = X on the packed
+    """thread_state, sched_slice and syscall WHERE utid = X, and wakeup
+    WHERE wakee_utid = X, on the packed
     scheduler trace of utid_reads_its_runs (threads migrating, sleepers
     woken across CPUs, calls left open, thread 99 asleep from the first
     event to the end, 7777 running once halfway): the rows are exactly
@@ -2805,13 +2807,13 @@ def utid_span_tables_equal_unpushed(ctx):
             check(got == full, '%s utid %d: %d rows pushed down, %d not; only in one: %s' %
                   (table, x, len(got), len(full),
                    sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
-            check(x in (4242, 0, 99) or table == 'syscall' or len(full) > 0,
+            check(x in (4242, 0, 99) or table in ('syscall', 'wakeup') or len(full) > 0,
                   '%s utid %d has no rows' % (table, x))
             if x in (7777, 4242, 99):
                 check(st['frames_read'] * 4 < whole['frames_read'],
                       '%s utid %d read %d frames, the whole table %d' %
                       (table, x, st['frames_read'], whole['frames_read']))
-        ts = [r['ts'] for r in rows(d, 'SELECT ts FROM %s WHERE utid + 0 = 105' % table)]
+        ts = [r['ts'] for r in rows(d, 'SELECT ts FROM %s WHERE %s + 0 = 105' % (table, col))]
         lo = min(ts)
         for extra in (' AND ts BETWEEN %d AND %d' % (lo + 10**7, lo + 3 * 10**7),
                       ' AND ts > %d' % (lo + 10**7), ' AND ts < %d' % (lo + 10**6)):
@@ -2827,28 +2829,28 @@ def utid_run_index_cached(ctx):
     first process builds them ('run index', every frame) and writes
     DIR/*.runs.rtidx; the next reads them (plan 'cache', no frame) and
     gives the same rows of thread_state, sched_slice and syscall WHERE
-    utid = X; a cache file damaged anywhere (a byte flipped, cut short) is
+    utid = X and wakeup WHERE wakee_utid = X; a cache file damaged anywhere (a byte flipped, cut short) is
     a miss: built again, the same rows."""
     d = runs_packed(ctx)
     cache = ctx.path('cache')
     env = {'RINGTRACE_SQL_CACHE': cache}
     # scan_stats after the first statement: the one that read the lists.
-    q = '; '.join('SELECT %s FROM %s WHERE utid = 105' % (cols, t)
-                  for t, _, cols in UTID_TABLES[:1]) + '; SELECT * FROM scan_stats; ' + \
-        '; '.join('SELECT %s FROM %s WHERE utid = 105' % (cols, t)
-                  for t, _, cols in UTID_TABLES[1:])
+    q = '; '.join('SELECT %s FROM %s WHERE %s = 105' % (cols, t, col)
+                  for t, col, cols in UTID_TABLES[:1]) + '; SELECT * FROM scan_stats; ' + \
+        '; '.join('SELECT %s FROM %s WHERE %s = 105' % (cols, t, col)
+                  for t, col, cols in UTID_TABLES[1:])
     key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
 
     def one(what):
         a = arrays(sql(d, q, '--json', env=env).stdout)
-        check(len(a) == 4, '%s: %d arrays' % (what, len(a)))
+        check(len(a) == len(UTID_TABLES) + 1, '%s: %d arrays' % (what, len(a)))
         idx = [r for r in a[1] if r['tbl'] == 'run index']
         return [sorted(x, key=key) for x in a[:1] + a[2:]], idx
 
-    ref = [sorted(rows(d, 'SELECT %s FROM %s WHERE utid + 0 = 105' % (cols, t)), key=key)
-           for t, _, cols in UTID_TABLES]
+    ref = [sorted(rows(d, 'SELECT %s FROM %s WHERE %s + 0 = 105' % (cols, t, col)), key=key)
+           for t, col, cols in UTID_TABLES]
     got, idx = one('the first process')
-    files = [f for f in os.listdir(cache) if f.endswith('.runs.rtidx')]
+    files = [f for f in cache_files(cache) if f.endswith('.runs.rtidx')]
     check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache' and
           idx[0]['frames_read'] > 100 and len(files) == 1,
           'the first process: rows %s, want %s; run index %s; cache %s' %

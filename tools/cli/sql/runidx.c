@@ -527,6 +527,23 @@ bool runidx_named(const struct run_index *ix, int32_t tid, uint32_t cpu,
 	return false;
 }
 
+bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		       int64_t *from, int64_t *to)
+{
+	const struct named *x;
+	size_t k;
+
+	if (tid < 0 || !ix->named_cap)
+		return false;
+	x = named_find(ix, tid, cpu);
+	if (x->tid < 0 || !x->n)
+		return false;
+	k = x->b[x->n - 1];
+	*from = ix->bound[x->b[0]];
+	*to = k + 1 < ix->nr_bound ? ix->bound[k + 1] : INT64_MAX;
+	return true;
+}
+
 void runidx_free(struct run_index *ix)
 {
 	if (!ix)

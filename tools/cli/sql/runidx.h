@@ -33,6 +33,13 @@ bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
  */
 bool runidx_named(const struct run_index *ix, int32_t tid, uint32_t cpu,
 		  int64_t from, int64_t to);
+/*
+ * The member time (ns, [@from, @to), @to INT64_MAX: to the end) from the
+ * first to the last scheduler event of CPU @cpu that may name @tid:
+ * false when none does.
+ */
+bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		       int64_t *from, int64_t *to);
 void runidx_free(struct run_index *ix);
 
 #endif /* RINGTRACE_SQL_RUNIDX_H */

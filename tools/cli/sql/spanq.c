@@ -318,7 +318,8 @@ static int member_start(struct spanq *q, unsigned int m)
 	q->rd.members = q->rd_members;
 	q->rd.members_set = true;
 	/* The index is every thread's: SCAN_RUNS only for the cursor's own read. */
-	q->scan = scan_open_spec(q->c, q->build ? q->what & ~SCAN_RUNS : q->what, &q->rd);
+	q->scan = scan_open_spec(q->c, q->build ? q->what & ~(SCAN_RUNS | SCAN_NAMED) : q->what,
+				 &q->rd);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """utid = X pushed down on the span tables (issue 31): thread_state,
-sched_slice and syscall give for `utid = X` (read through the run
-index's lists: X's runs, the stretches whose scheduler events name X)
-exactly the rows of `utid + 0 = X`, which SQLite cannot push down and
+sched_slice and syscall give for `utid = X`, wakeup for `wakee_utid = X`
+(read through the run index's lists: X's runs, the stretches whose
+scheduler events name X) exactly the rows of `utid + 0 = X`, which SQLite cannot push down and
 answers by filtering the whole table; for the busiest threads, one seen
 once, the idle task and a tid the trace never names, whole and in a
 window of the trace's middle."""
@@ -11,7 +11,8 @@ import json
 
 from sql_check import check, run
 
-TABLES = ('thread_state', 'sched_slice', 'syscall')
+TABLES = (('thread_state', 'utid'), ('sched_slice', 'utid'), ('syscall', 'utid'),
+          ('wakeup', 'wakee_utid'))
 
 
 def statements(db, text):
@@ -50,14 +51,15 @@ def check_utid(db):
     for x in threads(db):
         for extra in ('', window):
             text = ''
-            for t in TABLES:
-                text += 'SELECT * FROM %s WHERE utid = %d%s; ' % (t, x, extra)
-                text += 'SELECT * FROM %s WHERE utid + 0 = %d%s; ' % (t, x, extra)
+            for t, col in TABLES:
+                w = extra.replace('end_ts', 'ts') if t == 'wakeup' else extra
+                text += 'SELECT * FROM %s WHERE %s = %d%s; ' % (t, col, x, w)
+                text += 'SELECT * FROM %s WHERE %s + 0 = %d%s; ' % (t, col, x, w)
             a = statements(db, text)
             check(len(a) == 2 * len(TABLES), 'utid %d: %d arrays printed' % (x, len(a)))
-            for i, t in enumerate(TABLES):
+            for i, (t, col) in enumerate(TABLES):
                 got = sorted(a[2 * i], key=key)
                 full = sorted(a[2 * i + 1], key=key)
-                check(got == full, '%s utid = %d%s: %d rows, utid + 0: %d; only in one: %s' %
-                      (t, x, extra, len(got), len(full),
+                check(got == full, '%s %s = %d%s: %d rows, + 0: %d; only in one: %s' %
+                      (t, col, x, extra, len(got), len(full),
                        sorted(set(map(key, got)) ^ set(map(key, full)))[:3]))
