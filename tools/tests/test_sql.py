@@ -47,6 +47,12 @@
     RINGTRACE_SEEK=0 for threads that migrate, ran once, never ran, also
     on a trace with a damaged frame; a thread that ran once reads a few
     frames, one that never ran none (scan_stats).
+  - utid = X on thread_state, sched_slice and syscall, wakee_utid = X on
+    wakeup: the rows of the unpushed term (+ 0) for threads that ran
+    often, once, never, and the idle task, with windows; a thread named
+    in few places reads under a quarter of the frames; the run lists
+    kept in the cache directory and read back, a damaged cache file a
+    miss (sql.d/utid.py's checks run on recordings).
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
