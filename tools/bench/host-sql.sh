@@ -114,12 +114,10 @@ timed() {
 	awk -v a="$t0" -v b="$t1" '{ printf "%.3f %.3f %d\n", $1 + $2, b - a, $3 }' "$work/time"
 }
 sql1() { timed "$RT" sql --csv "$@"; }
-# sql1 with the frames the statement decompressed for its rows in $work/frames.
-sqlf() {
-	RINGTRACE_SQL_FRAMES=1 timed "$RT" sql --csv "$@" 2>"$work/err"
-	sed -n 's/^sql: frames decompressed: .*(rows \([0-9]*\),.*/\1/p' "$work/err" >"$work/frames"
-}
-frames() { cat -- "$work/frames"; }
+# sql1 saying the frames it decompressed (on stderr, in $work/err) ...
+sqlf() { RINGTRACE_SQL_FRAMES=1 timed "$RT" sql --csv "$@" 2>"$work/err"; }
+# ... of which its rows needed these (read after sqlf's line: it has ended).
+frames() { sed -n 's/^sql: frames decompressed: .*(rows \([0-9]*\),.*/\1/p' "$work/err"; }
 value() { sed -n '2s/\r$//p' "$work/out"; }
 mib() { echo $(( ($1 + 1023) / 1024 )); }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", 100 * a / b }'; }
