@@ -801,20 +801,36 @@ static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
  * member's walk gives, once.
  */
 
+/* The index's checkpoints as this section reads them: how many, one, its ts. */
+static size_t ck_nr(const struct sw_index *ix)
+{
+	return ix->nr_ck;
+}
+
+static const struct sw_ckpt *ck_at(const struct sw_index *ix, size_t i)
+{
+	return &ix->ck[i];
+}
+
+static int64_t ck_ts(const struct sw_index *ix, size_t i)
+{
+	return ix->ck[i].ts;
+}
+
 /* Whether [@ts, @end] was open at one of @ix's checkpoints (ts < ck.ts <= end). */
 static bool crosses(const struct sw_index *ix, int64_t ts, int64_t end)
 {
-	size_t lo = 1, hi = ix->nr_ck;
+	size_t lo = 1, hi = ck_nr(ix);
 
 	while (lo < hi) {		/* the first checkpoint after @ts */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ix->ck[mid].ts > ts)
+		if (ck_ts(ix, mid) > ts)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return lo < ix->nr_ck && ix->ck[lo].ts <= end;
+	return lo < ck_nr(ix) && ck_ts(ix, lo) <= end;
 }
 
 /* X's tid when the walk of member @m reads X's stretches alone; -1: it reads all. */
@@ -857,8 +873,8 @@ static bool named_any(const struct schedwalk *w, const struct run_index *ri, int
 static void range_cpus(struct schedwalk *w, const struct run_index *ri, size_t from, size_t stop)
 {
 	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
-	const struct sw_ckpt *k = &w->ix->ck[from];
-	int64_t b = w->ix->ck[stop].ts;
+	const struct sw_ckpt *k = ck_at(w->ix, from);
+	int64_t b = ck_ts(w->ix, stop);
 
 	free(w->rd.cpus);
 	w->rd.cpus = NULL;
@@ -889,13 +905,13 @@ static void range_start(struct schedwalk *w)
 	range_cpus(w, w->runs, from, stop);
 	w->at_rng++;
 	state_free(w);
-	ckpt_restore(w, &ix->ck[from]);
-	w->last = ix->ck[from].ts;
+	ckpt_restore(w, ck_at(ix, from));
+	w->last = ck_ts(ix, from);
 	w->stop = stop;
 	w->rd.has_begin = from > 0;
-	w->rd.begin = ix->ck[from].ts;
+	w->rd.begin = ck_ts(ix, from);
 	w->rd.has_end = stop > 0;
-	w->rd.end = stop ? ix->ck[stop].ts - 1 : 0;
+	w->rd.end = stop ? ck_ts(ix, stop) - 1 : 0;
 	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
 				 (w->states ? SCAN_THREADS : 0), &w->rd);
 }
@@ -926,12 +942,12 @@ static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid)
 	w->trusted = w->nr_q;
 	w->nr_rng = w->at_rng = 0;
 	free(w->rng);
-	w->rng = calloc(2 * ix->nr_ck + 2, sizeof(*w->rng));
+	w->rng = calloc(2 * ck_nr(ix) + 2, sizeof(*w->rng));
 	if (!w->rng)
 		die("out of memory");
-	for (size_t i = 0; i < ix->nr_ck; i++) {
-		int64_t a = ix->ck[i].ts, b = i + 1 < ix->nr_ck ? ix->ck[i + 1].ts : INT64_MAX;
-		size_t stop = i + 1 < ix->nr_ck ? i + 1 : 0;
+	for (size_t i = 0; i < ck_nr(ix); i++) {
+		int64_t a = ck_ts(ix, i), b = i + 1 < ck_nr(ix) ? ck_ts(ix, i + 1) : INT64_MAX;
+		size_t stop = i + 1 < ck_nr(ix) ? i + 1 : 0;
 
 		/* A span within [a, b) ends before b and begins at a or after. */
 		if ((sp->has_lo && b <= sp->lo) || (sp->has_hi && a > sp->hi) ||
