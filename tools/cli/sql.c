@@ -53,6 +53,32 @@ static void statement_error(struct sqldb *d)
 }
 
 /*
+ * RINGTRACE_SQL_FRAMES set (not empty): after each statement, on stderr,
+ * the zstd frames its cursors decompressed (scan_stats' frames_read),
+ * those the tables' rows needed apart from those of the indexes it built
+ * (run, sched and span index: a first query's one pass).
+ */
+static void frames_line(const struct sqldb *d)
+{
+	const char *e = getenv("RINGTRACE_SQL_FRAMES");
+	uint64_t rows = 0, index = 0;
+
+	if (!e || !*e)
+		return;
+	for (unsigned int i = 0; i < d->nr_cur; i++) {
+		const struct scan_stat *st = &d->cur[i];
+
+		if (strstr(st->table, " index"))
+			index += st->frames;
+		else
+			rows += st->frames;
+	}
+	fprintf(stderr, "sql: frames decompressed: %llu (rows %llu, indexes %llu)\n",
+		(unsigned long long)(rows + index), (unsigned long long)rows,
+		(unsigned long long)index);
+}
+
+/*
  * Every statement of @sql, printed by @o: 0, 1 after SQLite's error, or
  * EXIT_INTERRUPTED when Ctrl-C stopped one.
  */
@@ -75,6 +101,7 @@ static int run_sql(struct sqldb *d, struct out *o, const char *sql)
 			continue;
 		sqldb_statement(d);
 		rc = out_statement(o, st);
+		frames_line(d);
 		if (rc != SQLITE_DONE) {
 			fflush(stdout);
 			statement_error(d);
@@ -412,8 +439,11 @@ static void help(FILE *f)
 "makes them: one pass; sched_slice's and thread_state's are kept for later\n"
 "runs in $XDG_CACHE_HOME/ringtrace, or $RINGTRACE_SQL_CACHE); sample\n"
 "decodes before its window only the events that name user frames (mmap,\n"
-"fork, exec); utid = X reads X's trace alone; thread and process without\n"
-"their times read a packed trace's thread tables alone.\n"
+"fork, exec); utid = X reads X's trace alone, and there: raw and syscall\n"
+"only where X ran, sched_slice and thread_state only the stretches and\n"
+"CPUs whose scheduler events name X (wakeup: wakee_utid = X), from lists\n"
+"one pass makes (cached as the checkpoints are); thread and process\n"
+"without their times read a packed trace's thread tables alone.\n"
 "\n"
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
 "  -q, --query NAME the shipped query NAME (--list)\n"
@@ -446,7 +476,10 @@ static void help(FILE *f)
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"
 "statements ran but damage was read past: the damaged packets are lost\n"
 "rows, the rest answered (said on stderr); 130 Ctrl-C stopped a statement\n"
-"(the rows printed before it are whole).\n", f);
+"(the rows printed before it are whole).\n"
+"\n"
+"RINGTRACE_SQL_FRAMES=1: after each statement, the zstd frames it\n"
+"decompressed on stderr (for its rows, and for the indexes it built).\n", f);
 }
 
 const struct command cmd_sql = {

@@ -128,6 +128,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	msg_prog = "ringtrace";
 	/* A user frame the store cannot name would be asked of a server. */
 	unsetenv("DEBUGINFOD_URLS");
+	/* sql's checkpoints and run lists: none kept on disk per input. */
+	setenv("RINGTRACE_SQL_CACHE", "", 1);
 	return 0;
 }
 
@@ -312,6 +314,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		"SELECT * FROM thread; SELECT * FROM process");
 	run_sql("SELECT * FROM syscall; SELECT * FROM wakeup; SELECT * FROM irq; "
 		"SELECT * FROM softirq; SELECT * FROM marker");
+	/* One thread's spans: the run lists, the stretches and CPUs naming it. */
+	run_sql("SELECT * FROM thread_state WHERE utid = (SELECT max(utid) FROM sched_slice); "
+		"SELECT * FROM sched_slice WHERE utid = (SELECT min(utid) FROM thread_state "
+		"WHERE utid > 0); SELECT * FROM syscall WHERE utid = (SELECT max(utid) FROM raw); "
+		"SELECT * FROM wakeup WHERE wakee_utid = (SELECT max(wakee_utid) FROM wakeup)");
 	/* The critical path of a thread that slept, through its wakers. */
 	run_sql("SELECT c.* FROM (SELECT utid FROM thread_state WHERE state = 'S' "
 		"ORDER BY ts LIMIT 1) s, critical_path(s.utid) c");

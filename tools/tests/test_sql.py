@@ -47,6 +47,12 @@
     RINGTRACE_SEEK=0 for threads that migrate, ran once, never ran, also
     on a trace with a damaged frame; a thread that ran once reads a few
     frames, one that never ran none (scan_stats).
+  - utid = X on thread_state, sched_slice and syscall, wakee_utid = X on
+    wakeup: the rows of the unpushed term (+ 0) for threads that ran
+    often, once, never, and the idle task, with windows; a thread named
+    in few places reads under a quarter of the frames; the run lists
+    kept in the cache directory and read back, a damaged cache file a
+    miss (sql.d/utid.py's checks run on recordings).
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -1417,17 +1423,25 @@ def utid_reads_its_trace(ctx):
         want = rows(dirs, q % '+ 0 ')
         check(got == want and (table not in ('raw', 'thread_state') or got[0]['n'] > 100),
               '%s.%s = %d: %s, unpushed %s' % (table, col, v, got, want))
-        # raw's run lists (utid_reads_its_runs) are built of that trace alone.
-        idx = [s for s in st if s['tbl'] == 'run index']
-        st = [s for s in st if s['tbl'] != 'run index']
-        check(len(st) == 1 and st[0]['members'] == 1 and st[0]['plan'].startswith(col + '=') and
-              len(idx) == (table == 'raw') and all(s['members'] == 1 for s in idx),
+        # The run lists (raw, syscall: utid_reads_its_runs) and the span
+        # tables' checkpoints (thread_state, sched_slice: their stretches
+        # naming X, a view each) are built of that trace alone.
+        idx = [s for s in st if s['tbl'] in ('run index', 'sched index')]
+        st = [s for s in st if s not in idx]
+        stretches = table in ('thread_state', 'sched_slice')
+        check(len(st) == 1 and (st[0]['members'] == 1 or stretches) and
+              st[0]['plan'].startswith(col + '=') and
+              len(idx) == (table in ('raw', 'syscall')) + 2 * stretches and
+              all(s['members'] == 1 for s in idx),
               '%s.%s = %d: scan_stats %s' % (table, col, v, st + idx))
     got, st = stats(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid IN (100, %d) '
                     'GROUP BY trace' % x)
     want = rows(dirs, 'SELECT trace, count(*) n FROM thread_state WHERE utid + 0 IN (100, %d) '
                 'GROUP BY trace' % x)
-    check(got == want and len(got) == 2 and st[0]['members'] == 2,
+    # One xFilter a utid, each trace's checkpoints and run lists built once.
+    idx = sorted(s['tbl'] for s in st[1:] if s['members'] == 1)
+    check(got == want and len(got) == 2 and st[0]['filters'] == 2 and
+          idx == ['run index'] * 2 + ['sched index'] * 2 and len(st) == 5,
           'utid IN: %s, unpushed %s, scan_stats %s' % (got, want, st))
 
 
@@ -2738,6 +2752,117 @@ def critical_path_name_on_strict_damage(ctx):
     # Without --strict: the name is found (twice in this trace), exit 1 said.
     r = report_cp(bad, 'ls', status=1)
     check("2 threads named 'ls'" in r.stderr, 'report --critical-path ls: %r' % r.stderr)
+
+
+# ---- utid on the span tables, tid on sample (issue 31, gaps 2 and 3) ----------------------
+
+# The span tables' utid columns (thread_state and sched_slice, syscall, and wakeup's
+# wakee): (table, the pushed column, the columns compared).
+UTID_TABLES = (
+    ('thread_state', 'utid', SPAN_TABLES['thread_state']),
+    ('sched_slice', 'utid', SPAN_TABLES['sched_slice']),
+    ('syscall', 'utid', SPAN_TABLES['syscall']),
+    ('wakeup', 'wakee_utid', SPAN_TABLES['wakeup']),
+)
+
+
+def utid_span_rows(d, table, col, cols, x, extra='', status=0, env=None):
+    """@table's rows of @col = @x pushed down and not (@col + 0 = @x, which
+    SQLite cannot push), sorted, and the pushed cursor's scan_stats row."""
+    q = 'SELECT %s FROM %s WHERE %s = %d%s' % (cols, table, col, x, extra)
+    u = 'SELECT %s FROM %s WHERE %s + 0 = %d%s' % (cols, table, col, x, extra)
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    a = arrays(sql(d, q + '; SELECT * FROM scan_stats; ' + u + '; SELECT * FROM scan_stats',
+                   '--json', status=status, env=env).stdout)
+    check(len(a) == 4, '%s %s %d: printed %d arrays' % (table, col, x, len(a)))
+    own = [r for r in a[1] if r['tbl'] == table]
+    whole = [r for r in a[3] if r['tbl'] == table]
+    check(len(own) == 1 and len(whole) == 1, '%s: scan_stats %s / %s' % (table, a[1], a[3]))
+    return sorted(a[0], key=key), sorted(a[2], key=key), own[0], whole[0]
+
+
+@test
+def utid_span_tables_equal_unpushed(ctx):
+    """thread_state, sched_slice and syscall WHERE utid = X, and wakeup
+    WHERE wakee_utid = X, on the packed
+    scheduler trace of utid_reads_its_runs (threads migrating, sleepers
+    woken across CPUs, calls left open, thread 99 asleep from the first
+    event to the end, 7777 running once halfway): the rows are exactly
+    those of utid + 0 = X (SQLite's filter of the whole table), column for
+    column, for busy threads, 99, 7777, 4242 (never ran) and the idle
+    task, also with ts windows; and where X is named in a few places (7777,
+    99, 4242) the pushed cursor reads under a quarter of the whole
+    table's frames."""
+    d = runs_packed(ctx)
+    for table, col, cols in UTID_TABLES:
+        for x in RUN_TIDS:
+            got, full, st, whole = utid_span_rows(d, table, col, cols, x)
+            check(got == full, '%s utid %d: %d rows pushed down, %d not; only in one: %s' %
+                  (table, x, len(got), len(full),
+                   sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+            check(x in (4242, 0, 99) or table in ('syscall', 'wakeup') or len(full) > 0,
+                  '%s utid %d has no rows' % (table, x))
+            if x in (7777, 4242, 99):
+                check(st['frames_read'] * 4 < whole['frames_read'],
+                      '%s utid %d read %d frames, the whole table %d' %
+                      (table, x, st['frames_read'], whole['frames_read']))
+        ts = [r['ts'] for r in rows(d, 'SELECT ts FROM %s WHERE %s + 0 = 105' % (table, col))]
+        lo = min(ts)
+        for extra in (' AND ts BETWEEN %d AND %d' % (lo + 10**7, lo + 3 * 10**7),
+                      ' AND ts > %d' % (lo + 10**7), ' AND ts < %d' % (lo + 10**6)):
+            got, full, _, _ = utid_span_rows(d, table, col, cols, 105, extra)
+            check(got == full and len(full) > 0, '%s utid 105%s: %d rows pushed, %d not' %
+                  (table, extra, len(got), len(full)))
+
+
+
+@test
+def utid_run_index_cached(ctx):
+    """The run lists (and named-in lists) kept in RINGTRACE_SQL_CACHE: the
+    first process builds them ('run index', every frame) and writes
+    DIR/*.runs.rtidx; the next reads them (plan 'cache', no frame) and
+    gives the same rows of thread_state, sched_slice and syscall WHERE
+    utid = X and wakeup WHERE wakee_utid = X; a cache file damaged anywhere (a byte flipped, cut short) is
+    a miss: built again, the same rows."""
+    d = runs_packed(ctx)
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    # scan_stats after the first statement: the one that read the lists.
+    q = '; '.join('SELECT %s FROM %s WHERE %s = 105' % (cols, t, col)
+                  for t, col, cols in UTID_TABLES[:1]) + '; SELECT * FROM scan_stats; ' + \
+        '; '.join('SELECT %s FROM %s WHERE %s = 105' % (cols, t, col)
+                  for t, col, cols in UTID_TABLES[1:])
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+
+    def one(what):
+        a = arrays(sql(d, q, '--json', env=env).stdout)
+        check(len(a) == len(UTID_TABLES) + 1, '%s: %d arrays' % (what, len(a)))
+        idx = [r for r in a[1] if r['tbl'] == 'run index']
+        return [sorted(x, key=key) for x in a[:1] + a[2:]], idx
+
+    ref = [sorted(rows(d, 'SELECT %s FROM %s WHERE %s + 0 = 105' % (cols, t, col)), key=key)
+           for t, col, cols in UTID_TABLES]
+    got, idx = one('the first process')
+    files = [f for f in cache_files(cache) if f.endswith('.runs.rtidx')]
+    check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache' and
+          idx[0]['frames_read'] > 100 and len(files) == 1,
+          'the first process: rows %s, want %s; run index %s; cache %s' %
+          (list(map(len, got)), list(map(len, ref)), idx, os.listdir(cache)))
+    got, idx = one('the second process')
+    check(got == ref and len(idx) == 1 and idx[0]['plan'] == 'cache' and
+          idx[0]['frames_read'] == 0, 'the second process: rows %s, want %s; run index %s' %
+          (list(map(len, got)), list(map(len, ref)), idx))
+    path = os.path.join(cache, files[0])
+    good = open(path, 'rb').read()
+    rng = random.Random(31)
+    for bad in [good[:len(good) // 2], good[:-3]] + \
+            [good[:i] + bytes([good[i] ^ 0x40]) + good[i + 1:]
+             for i in sorted(rng.sample(range(len(good)), 6))]:
+        open(path, 'wb').write(bad)
+        got, idx = one('a damaged cache file')
+        check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache',
+              'a damaged cache file (%d bytes): rows %s, run index %s' %
+              (len(bad), list(map(len, got)), idx))
 
 
 def main():

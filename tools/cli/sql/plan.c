@@ -318,7 +318,8 @@ static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite
 	free(s->members);
 	s->members = now;
 	s->members_set = true;
-	if (strcmp(col->name, "utid"))
+	/* upid narrows to the trace alone. */
+	if (strcmp(col->name, "utid") && strcmp(col->name, "wakee_utid"))
 		return;
 	if (!int_value(v, &x) || (s->utid_set && s->utid != x)) {
 		s->empty = true;

@@ -21,10 +21,22 @@
  * owners (the utid term is not omitted); one window per CPU keeps the
  * merge and the threads' table as they are for any window.  What it costs:
  * a thread that ran early and late on one CPU reads its middle too.
+ *
+ * The same pass keeps, per thread, where the scheduler's events name it:
+ * a sched_switch as prev_tid or next_tid, a sched_waking, sched_wakeup
+ * or sched_wakeup_new as tid, and on which CPU.  Every span of X in
+ * sched_slice and thread_state begins at such an event (schedwalk.c), so
+ * a span walk for `utid = X` reads only the stretches between
+ * checkpoints that hold one (runidx_named()).  Kept coarse: the member's
+ * items cut into between RUN_BUCKETS and twice that buckets, evenly
+ * spaced in items (each bucket's first ns kept), and per thread and CPU
+ * the buckets it is named in there, in order.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "runidx.h"
+#include "sqlcache.h"
 
 struct run {
 	int32_t tid;			/* -1: a free slot */
@@ -32,9 +44,26 @@ struct run {
 	uint64_t from, to;		/* cycles */
 };
 
+/* The buckets a thread is named in on a CPU (ascending). */
+struct named {
+	int32_t tid;			/* -1: a free slot */
+	uint32_t cpu;			/* the event's */
+	uint32_t *b;
+	size_t n, cap;
+};
+
+/* Buckets kept: between RUN_BUCKETS and twice that. */
+#define RUN_BUCKETS	512
+
 struct run_index {
 	struct run *slot;		/* open addressing by (tid, cpu) */
 	size_t cap, n;			/* cap a power of two */
+	struct named *named;		/* open addressing by (tid, cpu) */
+	size_t named_cap, named_n;
+	int64_t *bound;			/* bucket k from ns bound[k]; bound[0] INT64_MIN */
+	size_t nr_bound, cap_bound;
+	uint64_t spacing, items, at;	/* items between two bounds; read; at the last */
+	int64_t last;			/* ns of the last item */
 };
 
 /* What the pass knows of one CPU. */
@@ -96,9 +125,128 @@ static void run_note(struct run_index *ix, int32_t tid, uint32_t cpu,
 		r->to = to;
 }
 
+static struct named *named_find(const struct run_index *ix, int32_t tid, uint32_t cpu)
+{
+	for (size_t i = run_hash(tid, cpu) & (ix->named_cap - 1);;
+	     i = (i + 1) & (ix->named_cap - 1)) {
+		struct named *x = &ix->named[i];
+
+		if (x->tid < 0 || (x->tid == tid && x->cpu == cpu))
+			return x;
+	}
+}
+
+/* @tid is named on CPU @cpu in bucket @k (no earlier one than its last). */
+static void named_put(struct run_index *ix, int32_t tid, uint32_t cpu, uint32_t k)
+{
+	struct named *x;
+
+	if (2 * (ix->named_n + 1) > ix->named_cap) {
+		struct run_index g = { .named_cap = ix->named_cap ? 2 * ix->named_cap : 64 };
+
+		g.named = malloc(g.named_cap * sizeof(*g.named));
+		if (!g.named)
+			die("out of memory");
+		for (size_t i = 0; i < g.named_cap; i++)
+			g.named[i].tid = -1;
+		for (size_t i = 0; i < ix->named_cap; i++)
+			if (ix->named[i].tid >= 0)
+				*named_find(&g, ix->named[i].tid, ix->named[i].cpu) = ix->named[i];
+		free(ix->named);
+		ix->named = g.named;
+		ix->named_cap = g.named_cap;
+	}
+	x = named_find(ix, tid, cpu);
+	if (x->tid < 0) {
+		*x = (struct named){ .tid = tid, .cpu = cpu };
+		ix->named_n++;
+	}
+	if (x->n && x->b[x->n - 1] == k)
+		return;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 4;
+		x->b = reallocarray(x->b, x->cap, sizeof(*x->b));
+		if (!x->b)
+			die("out of memory");
+	}
+	x->b[x->n++] = k;
+}
+
+/* @tid is named on CPU @cpu in the current bucket. */
+static void named_note(struct run_index *ix, int32_t tid, uint32_t cpu)
+{
+	if (tid >= 0)
+		named_put(ix, tid, cpu, (uint32_t)(ix->nr_bound - 1));
+}
+
+/*
+ * An item at @ns: a new bucket begins before it every spacing items (not
+ * between two items of one ns); too many, and every two become one.
+ */
+static void bucket_item(struct run_index *ix, int64_t ns)
+{
+	if (++ix->items - ix->at <= ix->spacing || ns <= ix->last) {
+		ix->last = ns > ix->last ? ns : ix->last;
+		return;
+	}
+	ix->at = ix->items;
+	ix->last = ns;
+	if (ix->nr_bound == ix->cap_bound) {
+		ix->cap_bound = 2 * ix->cap_bound;
+		ix->bound = reallocarray(ix->bound, ix->cap_bound, sizeof(*ix->bound));
+		if (!ix->bound)
+			die("out of memory");
+	}
+	ix->bound[ix->nr_bound++] = ns;
+	if (ix->nr_bound <= 2 * RUN_BUCKETS)
+		return;
+	for (size_t i = 0; 2 * i < ix->nr_bound; i++)
+		ix->bound[i] = ix->bound[2 * i];
+	ix->nr_bound = (ix->nr_bound + 1) / 2;
+	ix->spacing *= 2;
+	for (size_t i = 0; i < ix->named_cap; i++) {
+		struct named *x = &ix->named[i];
+		size_t n = 0;
+
+		if (x->tid < 0)
+			continue;
+		for (size_t j = 0; j < x->n; j++)
+			if (!n || x->b[n - 1] != x->b[j] / 2)
+				x->b[n++] = x->b[j] / 2;
+		x->n = n;
+	}
+}
+
+static bool is_wakeup(const struct rt_event_desc *ev)
+{
+	return !strcmp(ev->name, "sched_waking") || !strcmp(ev->name, "sched_wakeup") ||
+	       !strcmp(ev->name, "sched_wakeup_new");
+}
+
 static bool want_threads(void *arg, const struct rt_event_desc *ev)
 {
-	return rt_threads_reads(arg, ev);
+	return rt_threads_reads(arg, ev) || is_wakeup(ev);
+}
+
+static int32_t tid_field(const struct rt_item *it, const char *name)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+	int64_t x = v ? rt_field_s64(v, 0) : -1;
+
+	return x < 0 || x > INT32_MAX ? -1 : (int32_t)x;
+}
+
+/* The threads @it names (a switch's prev and next, a wakeup's wakee). */
+static void named_item(struct run_index *ix, const struct rt_item *it)
+{
+	if (it->type != RT_ITEM_EVENT)
+		return;
+	if (!strcmp(it->event->name, "sched_switch")) {
+		named_note(ix, tid_field(it, "prev_tid"), it->cpu);
+		named_note(ix, tid_field(it, "next_tid"), it->cpu);
+	} else if (is_wakeup(it->event)) {
+		named_note(ix, tid_field(it, "tid"), it->cpu);
+	}
 }
 
 /* The pass over member @m: the index, or NULL with c->err. */
@@ -118,6 +266,13 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 
 	if (!ix || !cpu || !(th = rt_threads_new(d->ts->m[m].t->md)))
 		die("out of memory");
+	ix->cap_bound = 64;
+	ix->bound = malloc(ix->cap_bound * sizeof(*ix->bound));
+	if (!ix->bound)
+		die("out of memory");
+	ix->bound[ix->nr_bound++] = INT64_MIN;
+	ix->spacing = 1;
+	ix->last = INT64_MIN;
 	for (unsigned int i = 0; i < RT_MAX_CPUS; i++)
 		cpu[i].tid = -1;
 	st->filters++;
@@ -142,6 +297,8 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 		    it->cpu >= RT_MAX_CPUS)
 			continue;
 		st->events += it->type == RT_ITEM_EVENT;
+		bucket_item(ix, sqldb_ns(d, m, it->timestamp));
+		named_item(ix, it);
 		cr = &cpu[it->cpu];
 		/* Not the CPU's current: the item names its owner itself. */
 		o = rt_threads_owner(th, it);
@@ -184,6 +341,140 @@ fail:
 	return NULL;
 }
 
+/* ---- the lists on disk (sqlcache.h) ---------------------------------------------------- */
+
+/* The records below, their version: a new one with any change to them. */
+#define RUN_CACHE_LAYOUT	1
+#define RUN_CACHE_FAMILY	"runs"
+/* Bytes of a run's record, and of a named list's head. */
+#define RUN_REC_RUN	24
+#define RUN_REC_NAMED	16
+
+static void index_store(struct sql_cursor *c, unsigned int m, const struct run_index *ix)
+{
+	struct sqlcache_buf b = { 0 };
+
+	sqlcache_put64(&b, ix->n);
+	for (size_t i = 0; i < ix->cap; i++) {
+		const struct run *r = &ix->slot[i];
+
+		if (r->tid < 0)
+			continue;
+		sqlcache_put32(&b, (uint32_t)r->tid);
+		sqlcache_put32(&b, r->cpu);
+		sqlcache_put64(&b, r->from);
+		sqlcache_put64(&b, r->to);
+	}
+	sqlcache_put64(&b, ix->nr_bound);
+	for (size_t i = 0; i < ix->nr_bound; i++)
+		sqlcache_put64(&b, (uint64_t)ix->bound[i]);
+	sqlcache_put64(&b, ix->named_n);
+	for (size_t i = 0; i < ix->named_cap; i++) {
+		const struct named *x = &ix->named[i];
+
+		if (x->tid < 0)
+			continue;
+		sqlcache_put32(&b, (uint32_t)x->tid);
+		sqlcache_put32(&b, x->cpu);
+		sqlcache_put64(&b, x->n);
+		for (size_t j = 0; j < x->n; j++)
+			sqlcache_put32(&b, x->b[j]);
+	}
+	sqlcache_store(c->db, m, RUN_CACHE_FAMILY, RUN_CACHE_LAYOUT, &b);
+	sqlcache_buf_free(&b);
+}
+
+/* A count of records of @size bytes each that the rest of @b can hold: or 0, b->bad. */
+static size_t get_count(struct sqlcache_buf *b, size_t size)
+{
+	uint64_t n = sqlcache_get64(b);
+
+	if (n > sqlcache_left(b) / size) {
+		b->bad = true;
+		return 0;
+	}
+	return (size_t)n;
+}
+
+/*
+ * Member @m's lists from the cache, or NULL (a miss).  Checked: tids
+ * >= 0, a run's from <= to, each (tid, CPU) once, bounds ascending from
+ * INT64_MIN, a thread's buckets ascending below their count.
+ */
+static struct run_index *index_load(struct sql_cursor *c, unsigned int m)
+{
+	struct run_index *ix;
+	struct sqlcache_buf b;
+	size_t n;
+
+	if (!sqlcache_load(c->db, m, RUN_CACHE_FAMILY, RUN_CACHE_LAYOUT, &b))
+		return NULL;
+	ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		die("out of memory");
+	n = get_count(&b, RUN_REC_RUN);
+	for (size_t i = 0; !b.bad && i < n; i++) {
+		struct run r;
+
+		r.tid = (int32_t)sqlcache_get32(&b);
+		r.cpu = sqlcache_get32(&b);
+		r.from = sqlcache_get64(&b);
+		r.to = sqlcache_get64(&b);
+		if (r.tid < 0 || r.from > r.to) {
+			b.bad = true;
+			break;
+		}
+		run_note(ix, r.tid, r.cpu, r.from, r.to);
+		if (ix->n != i + 1)		/* twice */
+			b.bad = true;
+	}
+	ix->nr_bound = ix->cap_bound = b.bad ? 0 : get_count(&b, 8);
+	ix->bound = calloc(ix->cap_bound + 1, sizeof(*ix->bound));
+	if (!ix->bound)
+		die("out of memory");
+	for (size_t i = 0; !b.bad && i < ix->nr_bound; i++) {
+		ix->bound[i] = (int64_t)sqlcache_get64(&b);
+		if (i ? ix->bound[i] <= ix->bound[i - 1] : ix->bound[i] != INT64_MIN)
+			b.bad = true;
+	}
+	if (!ix->nr_bound)
+		b.bad = true;
+	n = b.bad ? 0 : get_count(&b, RUN_REC_NAMED);
+	for (size_t i = 0; !b.bad && i < n; i++) {
+		int32_t tid = (int32_t)sqlcache_get32(&b);
+		uint32_t cpu = sqlcache_get32(&b);
+		size_t k = get_count(&b, 4);
+		uint32_t last = 0;
+
+		if (tid < 0 || b.bad) {
+			b.bad = true;
+			break;
+		}
+		for (size_t j = 0; !b.bad && j < k; j++) {
+			uint32_t v = sqlcache_get32(&b);
+
+			if (v >= ix->nr_bound || (j && v <= last)) {
+				b.bad = true;
+				break;
+			}
+			named_put(ix, tid, cpu, v);
+			last = v;
+		}
+		if (!b.bad && ix->named_n != i + 1)	/* none, or twice */
+			b.bad = true;
+	}
+	if (b.bad || sqlcache_left(&b)) {
+		runidx_free(ix);
+		ix = NULL;
+	}
+	sqlcache_buf_free(&b);
+	return ix;
+}
+
+/*
+ * Member @m's lists, on first need: from the cache (scan_stats' row "run
+ * index", plan "cache", reads no frame), else built and kept there.
+ */
 const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m)
 {
 	struct sqldb *d = c->db;
@@ -193,8 +484,13 @@ const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m)
 		if (!d->run_idx)
 			die("out of memory");
 	}
-	if (!d->run_idx[m])
-		d->run_idx[m] = index_build(c, m);
+	if (!d->run_idx[m] && (d->run_idx[m] = index_load(c, m))) {
+		struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, "run index"));
+
+		snprintf(st->plan, sizeof(st->plan), "cache");
+	}
+	if (!d->run_idx[m] && (d->run_idx[m] = index_build(c, m)))
+		index_store(c, m, d->run_idx[m]);
 	return d->run_idx[m];
 }
 
@@ -213,10 +509,50 @@ bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 	return true;
 }
 
+bool runidx_named(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		  int64_t from, int64_t to)
+{
+	const struct named *x;
+
+	if (tid < 0 || !ix->named_cap)
+		return false;
+	x = named_find(ix, tid, cpu);
+	for (size_t i = 0; x->tid >= 0 && i < x->n; i++) {
+		size_t k = x->b[i];
+		int64_t end = k + 1 < ix->nr_bound ? ix->bound[k + 1] : INT64_MAX;
+
+		if (ix->bound[k] < to && end > from)
+			return true;
+	}
+	return false;
+}
+
+bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		       int64_t *from, int64_t *to)
+{
+	const struct named *x;
+	size_t k;
+
+	if (tid < 0 || !ix->named_cap)
+		return false;
+	x = named_find(ix, tid, cpu);
+	if (x->tid < 0 || !x->n)
+		return false;
+	k = x->b[x->n - 1];
+	*from = ix->bound[x->b[0]];
+	*to = k + 1 < ix->nr_bound ? ix->bound[k + 1] : INT64_MAX;
+	return true;
+}
+
 void runidx_free(struct run_index *ix)
 {
 	if (!ix)
 		return;
+	for (size_t i = 0; i < ix->named_cap; i++)
+		if (ix->named[i].tid >= 0)
+			free(ix->named[i].b);
+	free(ix->named);
+	free(ix->bound);
 	free(ix->slot);
 	free(ix);
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Run lists (runidx.c): where on each CPU a thread owned the events, so
- * that `utid = X` reads only those stretches of the CPUs X ran on.
+ * that `utid = X` reads only those stretches of the CPUs X ran on; and
+ * where the scheduler's events name it, so that a span walk for X reads
+ * only the stretches that hold one.
  */
 #ifndef RINGTRACE_SQL_RUNIDX_H
 #define RINGTRACE_SQL_RUNIDX_H
@@ -23,6 +25,21 @@ const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m);
  */
 bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 		 uint64_t *from, uint64_t *to);
+/*
+ * Whether a scheduler event of CPU @cpu (its number) in member time
+ * [@from, @to) (ns, @to not included) may name @tid: a sched_switch's
+ * prev_tid or next_tid, a wakeup's tid.  False only when none does
+ * (coarse: true may be wrong).
+ */
+bool runidx_named(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		  int64_t from, int64_t to);
+/*
+ * The member time (ns, [@from, @to), @to INT64_MAX: to the end) from the
+ * first to the last scheduler event of CPU @cpu that may name @tid:
+ * false when none does.
+ */
+bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
+		       int64_t *from, int64_t *to);
 void runidx_free(struct run_index *ix);
 
 #endif /* RINGTRACE_SQL_RUNIDX_H */

@@ -26,6 +26,8 @@
  * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
  * the thread's first run there to its last (runidx.c), the CPUs it never
  * ran on not opened; the threads are followed there as in any window.
+ * SCAN_NAMED: the same from the first to the last scheduler event that
+ * names it there.
  *
  * What each view read (frames, bytes, packets, events) is added to the
  * cursor's scan_stats row when it closes; its damage goes to the
@@ -215,10 +217,12 @@ static int prologue_until(struct scan *s, uint64_t ts, uint32_t cpu)
  * SCAN_RUNS: member @i's view of the spec's utid, each CPU from the first
  * to the last run of its thread there within [@begin, @end], CPUs
  * @cpus (NULL: all) left out where it never ran: 1, 0 it ran on none, -1.
+ * SCAN_NAMED: the same from the first to the last event naming it.
  */
 static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 		     uint64_t begin, uint64_t end)
 {
+	bool named = s->what & SCAN_NAMED;
 	const struct tset_member *m = &s->d->ts->m[i];
 	const struct run_index *ix = runidx_get(s->c, i);
 	uint64_t *b, *e;
@@ -236,10 +240,18 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
 		uint64_t from, to;
 
-		if ((cpus && !cpus[k]) ||
-		    (uint64_t)s->sp->utid & 0x80000000u ||
-		    !runidx_span(ix, tid, m->t->cpus[k].cpu, &from, &to))
+		int64_t a, z;
+
+		if ((cpus && !cpus[k]) || (uint64_t)s->sp->utid & 0x80000000u)
 			continue;
+		if (named) {
+			if (!runidx_named_span(ix, tid, m->t->cpus[k].cpu, &a, &z))
+				continue;
+			from = ns_to_cycles(s->d, m, a, false);
+			to = z == INT64_MAX ? UINT64_MAX : ns_to_cycles(s->d, m, z, true);
+		} else if (!runidx_span(ix, tid, m->t->cpus[k].cpu, &from, &to)) {
+			continue;
+		}
 		b[k] = from > begin ? from : begin;
 		e[k] = to < end ? to : end;
 		any = on[k] = b[k] <= e[k];
@@ -291,7 +303,7 @@ static int view_open(struct scan *s, unsigned int i)
 		end = ns_to_cycles(s->d, m, sp->end + 1, true);
 	if (sp->threads_only)
 		begin = end = UINT64_MAX;
-	if ((s->what & SCAN_RUNS) && sp->utid_set && (uint64_t)sp->utid >> 32 == i) {
+	if ((s->what & (SCAN_RUNS | SCAN_NAMED)) && sp->utid_set && (uint64_t)sp->utid >> 32 == i) {
 		int r = runs_view(s, i, cpus, begin, end);
 
 		free(cpus);

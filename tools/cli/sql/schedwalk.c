@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "ckpts.h"
+#include "runidx.h"
 #include "schedwalk.h"
 #include "sqlcache.h"
 
@@ -81,6 +82,15 @@ struct schedwalk {
 	const struct sw_index *ix;
 	size_t stop;			/* ix->ck[stop]: not read from there; 0: to the end */
 	struct sw_index *build;		/* building one: spans go here */
+	/*
+	 * utid = X in the member read ("utid = X" below): only X's
+	 * spans; the stretches [ck[from], ck[stop]) read, as pairs in @rng,
+	 * the spans queued before q[trusted] the index's.
+	 */
+	int32_t only;			/* X's tid; -1: every thread's spans */
+	const struct run_index *runs;	/* the member's (runidx.h) */
+	size_t *rng, nr_rng, at_rng;
+	size_t trusted;
 	struct rt_tidmap cpus;		/* struct sw_cpu by CPU number */
 	struct rt_tidmap threads;	/* struct sw_thread by tid */
 	/* Spans ended, not handed out yet. */
@@ -127,6 +137,7 @@ static struct schedwalk *walk_new(struct sql_cursor *c, bool states)
 	if (!w->rd.members)
 		die("out of memory");
 	w->rd.members_set = true;
+	w->only = -1;
 	rt_tidmap_init(&w->cpus, sizeof(struct sw_cpu));
 	rt_tidmap_init(&w->threads, sizeof(struct sw_thread));
 	return w;
@@ -161,6 +172,7 @@ void schedwalk_close(struct schedwalk *w)
 		free(w->names[i]);
 	free(w->names);
 	free(w->q);
+	free(w->rng);
 	free(w);
 }
 
@@ -169,7 +181,7 @@ static struct sw_span *push(struct schedwalk *w, int64_t ts, int64_t end, int32_
 	struct sw_span *sp;
 
 	if (w->head == w->nr_q)
-		w->head = w->nr_q = 0;
+		w->head = w->nr_q = w->trusted = 0;
 	if (w->nr_q == w->cap_q) {
 		w->cap_q = w->cap_q ? 2 * w->cap_q : 16;
 		w->q = realloc(w->q, w->cap_q * sizeof(*w->q));
@@ -508,6 +520,8 @@ static void index_drain(struct schedwalk *w)
 static int member_start(struct schedwalk *w, unsigned int m);
 static int member_row(struct schedwalk *w);
 static void member_finish(struct schedwalk *w);
+static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid);
+static void utid_finish(struct schedwalk *w);
 
 /*
  * Member @m's index: one walk of the whole member with states (the sched
@@ -743,6 +757,187 @@ static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
 	return d->sched_idx[m];
 }
 
+/* ---- utid = X: the stretches where X's spans begin ---------------------------------------- */
+
+/*
+ * Every span of X begins at an event that names X in a tid field: a
+ * sched_switch's next_tid (Running) or prev_tid (off CPU), a wakeup's
+ * tid ('R').  A span that was open at one of the index's checkpoints is
+ * the index's, whole; any other lies between two checkpoints, and the
+ * stretch [ck[i], ck[i + 1]) that holds it holds such an event
+ * (runidx_named()).  So a walk for utid = X takes X's spans open at a
+ * checkpoint from the index, reads only the stretches that name X, each
+ * run of them from its first checkpoint's state as a window does, and
+ * keeps there X's spans open at no checkpoint: every span of X the
+ * member's walk gives, once.
+ */
+
+/* Whether [@ts, @end] was open at one of @ix's checkpoints (ts < ck.ts <= end). */
+static bool crosses(const struct sw_index *ix, int64_t ts, int64_t end)
+{
+	size_t lo = 1, hi = ix->ck.nr;
+
+	while (lo < hi) {		/* the first checkpoint after @ts */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ckpts_ts(&ix->ck, mid) > ts)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < ix->ck.nr && ckpts_ts(&ix->ck, lo) <= end;
+}
+
+/* X's tid when the walk of member @m reads X's stretches alone; -1: it reads all. */
+static int32_t utid_tid(const struct schedwalk *w, unsigned int m)
+{
+	const struct scan_spec *sp = &w->c->spec;
+
+	if (w->build || w->blocked || !sp->utid_set || sp->utid < 0 ||
+	    (uint64_t)sp->utid >> 32 != m || sp->utid & 0x80000000)
+		return -1;
+	return (int32_t)(sp->utid & 0x7fffffff);
+}
+
+/* A queued span of the utid's walk given (@indexed: it is the index's). */
+static bool utid_kept(const struct schedwalk *w, const struct sw_span *x, bool indexed)
+{
+	return x->tid == w->only && (indexed || !crosses(w->ix, x->ts, x->end));
+}
+
+/* Whether a scheduler event of [@a, @b) names X on any CPU of the member. */
+static bool named_any(const struct schedwalk *w, const struct run_index *ri, int64_t a, int64_t b)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+
+	for (unsigned int k = 0; k < t->nr_cpus; k++)
+		if (runidx_named(ri, w->only, t->cpus[k].cpu, a, b))
+			return true;
+	return false;
+}
+
+/*
+ * The CPUs a stretch [ck[from], ck[stop]) reads: those where an event
+ * names X in it and those X runs on at ck[from] (the switch that ends
+ * that run names X only when the chain holds).  X's spans there are
+ * made of their events alone: the switches and wakeups naming X, the
+ * CPU's next switch after X's switch in, and the waker's CPU's owner and
+ * interrupts, the wakeup's own.  A stretch to the member's end reads
+ * every CPU (its spans still open end at the member's last item).
+ */
+static void range_cpus(struct schedwalk *w, const struct run_index *ri, size_t from, size_t stop)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+	const struct sw_ckpt *k = ckpts_at(&w->ix->ck, from);
+	int64_t b = ckpts_ts(&w->ix->ck, stop);
+
+	free(w->rd.cpus);
+	w->rd.cpus = NULL;
+	w->rd.nr_cpus = 0;
+	w->rd.cpus_set = stop > 0;
+	if (!stop)
+		return;
+	w->rd.cpus = calloc(t->nr_cpus + 1, sizeof(*w->rd.cpus));
+	if (!w->rd.cpus)
+		die("out of memory");
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		uint32_t cpu = t->cpus[i].cpu;
+		bool on = runidx_named(ri, w->only, cpu, k->ts, b);
+
+		for (size_t j = 0; !on && j < k->nr_cpus; j++)
+			on = k->cpus[j].cpu == (int32_t)cpu && k->cpus[j].tid == w->only;
+		if (on)
+			w->rd.cpus[w->rd.nr_cpus++] = cpu;
+	}
+}
+
+/* The next stretch of the member read, from its first checkpoint's state. */
+static void range_start(struct schedwalk *w)
+{
+	const struct sw_index *ix = w->ix;
+	size_t from = w->rng[2 * w->at_rng], stop = w->rng[2 * w->at_rng + 1];
+
+	range_cpus(w, w->runs, from, stop);
+	w->at_rng++;
+	state_free(w);
+	ckpt_restore(w, ckpts_at(&ix->ck, from));
+	w->last = ckpts_ts(&ix->ck, from);
+	w->stop = stop;
+	w->rd.has_begin = from > 0;
+	w->rd.begin = ckpts_ts(&ix->ck, from);
+	w->rd.has_end = stop > 0;
+	w->rd.end = stop ? ckpts_ts(&ix->ck, stop) - 1 : 0;
+	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
+				 (w->states ? SCAN_THREADS : 0), &w->rd);
+}
+
+/*
+ * Member @m for X (tid @tid): X's spans open at a checkpoint queued from
+ * the index, the stretches that name X (and meet lo/hi) listed and the
+ * first one opened (0, or -1 with c->err).
+ */
+static int utid_start(struct schedwalk *w, unsigned int m, int32_t tid)
+{
+	const struct scan_spec *sp = &w->c->spec;
+	const struct sw_index *ix = index_get(w->c, m);
+	const struct run_index *ri = ix ? runidx_get(w->c, m) : NULL;
+
+	if (!ri)
+		return -1;
+	w->ix = ix;
+	w->runs = ri;
+	w->only = tid;
+	for (size_t i = 0; i < ix->nr_spans; i++) {
+		const struct sw_span *x = &ix->spans[i];
+
+		if (x->tid == tid && (w->states || x->state == SW_RUNNING) &&
+		    crosses(ix, x->ts, x->end))
+			*push(w, x->ts, x->end, x->tid) = *x;
+	}
+	w->trusted = w->nr_q;
+	w->nr_rng = w->at_rng = 0;
+	free(w->rng);
+	w->rng = calloc(2 * ix->ck.nr + 2, sizeof(*w->rng));
+	if (!w->rng)
+		die("out of memory");
+	for (size_t i = 0; i < ix->ck.nr; i++) {
+		int64_t a = ckpts_ts(&ix->ck, i), b = i + 1 < ix->ck.nr ? ckpts_ts(&ix->ck, i + 1) : INT64_MAX;
+		size_t stop = i + 1 < ix->ck.nr ? i + 1 : 0;
+
+		/* A span within [a, b) ends before b and begins at a or after. */
+		if ((sp->has_lo && b <= sp->lo) || (sp->has_hi && a > sp->hi) ||
+		    !named_any(w, ri, a, b))
+			continue;
+		/* The last stretch alone reads every CPU (range_cpus()): not joined. */
+		if (w->nr_rng && w->rng[2 * w->nr_rng - 1] == i && stop) {
+			w->rng[2 * w->nr_rng - 1] = stop;
+			continue;
+		}
+		w->rng[2 * w->nr_rng] = i;
+		w->rng[2 * w->nr_rng + 1] = stop;
+		w->nr_rng++;
+	}
+	if (w->nr_rng)
+		range_start(w);
+	return 0;
+}
+
+/*
+ * A stretch read: what is still open ends at the member's last item if
+ * it read to the end (what was open at its last checkpoint is the
+ * index's); then the next stretch, if any.
+ */
+static void utid_finish(struct schedwalk *w)
+{
+	scan_close(w->scan);
+	w->scan = NULL;
+	if (!w->stop)
+		member_end(w);
+	state_free(w);
+	if (w->at_rng < w->nr_rng)
+		range_start(w);
+}
+
 /* ---- one member's walk ------------------------------------------------------------------ */
 
 /*
@@ -760,8 +955,9 @@ static int member_start(struct schedwalk *w, unsigned int m)
 	w->last = INT64_MIN;
 	w->stop = 0;
 	w->ix = NULL;
-	w->rd.has_begin = w->rd.has_end = false;
-	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi)) {
+	w->only = -1;
+	w->rd.has_begin = w->rd.has_end = w->rd.cpus_set = false;
+	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi) && utid_tid(w, m) < 0) {
 		ix = index_get(w->c, m);
 		if (!ix)
 			return -1;
@@ -780,6 +976,8 @@ static int member_start(struct schedwalk *w, unsigned int m)
 	}
 	memset(w->rd.members, 0, w->c->db->ts->nr * sizeof(*w->rd.members));
 	w->rd.members[m] = true;
+	if (utid_tid(w, m) >= 0)
+		return utid_start(w, m, utid_tid(w, m));
 	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
 				 (w->states ? SCAN_THREADS : 0) |
 				 (w->blocked ? SCAN_STACKS : 0), &w->rd);
@@ -793,6 +991,10 @@ static int member_start(struct schedwalk *w, unsigned int m)
  */
 static void member_finish(struct schedwalk *w)
 {
+	if (w->only >= 0) {
+		utid_finish(w);
+		return;
+	}
 	scan_close(w->scan);
 	w->scan = NULL;
 	if (!w->stop) {
@@ -874,9 +1076,10 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 
 	for (;;) {
 		while (w->head < w->nr_q) {
+			bool indexed = w->head < w->trusted;
 			const struct sw_span *x = &w->q[w->head++];
 
-			if (span_kept(spec, x)) {
+			if (span_kept(spec, x) && (w->only < 0 || utid_kept(w, x, indexed))) {
 				*sp = *x;
 				return 1;
 			}

@@ -294,7 +294,9 @@ static int member_start(struct spanq *q, unsigned int m)
 	q->rd_members[m] = true;
 	q->rd.members = q->rd_members;
 	q->rd.members_set = true;
-	q->scan = scan_open_spec(q->c, q->what, &q->rd);
+	/* The index is every thread's: SCAN_RUNS only for the cursor's own read. */
+	q->scan = scan_open_spec(q->c, q->build ? q->what & ~(SCAN_RUNS | SCAN_NAMED) : q->what,
+				 &q->rd);
 	return 0;
 }
 

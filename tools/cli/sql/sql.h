@@ -169,7 +169,10 @@ struct scan_spec {
 	char **names;
 	unsigned int nr_names;
 	bool *members;			/* by member; NULL unless members_set */
-	/* utid = @utid (a column named utid, SQL_PUSH_UTID): SCAN_RUNS reads its runs. */
+	/*
+	 * utid = @utid (a column named utid or wakee_utid, SQL_PUSH_UTID):
+	 * SCAN_RUNS reads its runs, SCAN_NAMED where it is named.
+	 */
 	bool utid_set;
 	int64_t utid;
 	/*
@@ -388,6 +391,13 @@ enum {
 	 * the utid term to SQLite.
 	 */
 	SCAN_RUNS = 1U << 6,
+	/*
+	 * With the spec's utid: on each CPU only the stretch from the first
+	 * to the last scheduler event naming its thread there (a switch's
+	 * prev_tid or next_tid, a wakeup's tid: runidx.h), no other CPU; for
+	 * a producer whose rows are made of those events alone.
+	 */
+	SCAN_NAMED = 1U << 7,
 };
 
 struct scan_row {

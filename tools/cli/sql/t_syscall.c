@@ -14,7 +14,10 @@
  * order.  A ts or end_ts range reads only the time around it (spanq.h's
  * checkpoints: a call open since before the window, or closed after it,
  * is whole); SQLite still checks the terms.  cpu is not pushed down (a
- * call's exit may be on another CPU).
+ * call's exit may be on another CPU).  utid = X reads on each CPU only
+ * from X's first run there to its last (runidx.c), as raw does: a call's
+ * entry and exit are both X's own events, and X's calls open at the
+ * read's start are the checkpoint's (the terms are still checked).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +81,9 @@ static int sc_filter(struct sql_cursor *c)
 
 	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&s->open, sizeof(struct call));
-	spanq_init(&s->q, c, &sc_ops, SCAN_EVENTS | SCAN_THREADS, sizeof(struct call));
+	/* utid = X: only X's runs (runidx.c), X's calls being its own events. */
+	spanq_init(&s->q, c, &sc_ops, SCAN_EVENTS | SCAN_THREADS | SCAN_RUNS,
+		   sizeof(struct call));
 	return 0;
 }
 

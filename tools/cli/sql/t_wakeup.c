@@ -17,7 +17,11 @@
  * member's end), so rows are not in ts order.  A ts range reads only the
  * time around it (spanq.h's checkpoints: a latency whose switch in comes
  * after the window is whole); SQLite still checks the terms.  cpu is not
- * pushed down (the switch in is on any CPU).
+ * pushed down (the switch in is on any CPU).  wakee_utid = X reads only
+ * the trace it names and there, on each CPU, from the first scheduler
+ * event naming X to the last (runidx.h): X's rows are made of its
+ * wakeups and its switches in alone, and X's wait open at the read's
+ * start is the checkpoint's; the term is still checked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +37,7 @@ static const struct sql_column cols[] = {
 	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_WAKER] = { "waker_utid", "INTEGER", SQL_PUSH_NONE },
-	[C_WAKEE] = { "wakee_utid", "INTEGER", SQL_PUSH_NONE },
+	[C_WAKEE] = { "wakee_utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TARGET] = { "target_cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
 	[C_LATENCY] = { "latency", "INTEGER", SQL_PUSH_NONE },
@@ -86,7 +90,9 @@ static int wk_filter(struct sql_cursor *c)
 
 	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&w->waiting, sizeof(struct wake));
-	spanq_init(&w->q, c, &wk_ops, SCAN_EVENTS | SCAN_THREADS, sizeof(struct wake));
+	/* wakee_utid = X: where X is named alone, its rows being made of those events. */
+	spanq_init(&w->q, c, &wk_ops, SCAN_EVENTS | SCAN_THREADS | SCAN_NAMED,
+		   sizeof(struct wake));
 	return 0;
 }
 
