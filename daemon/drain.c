@@ -29,18 +29,33 @@
  * thread per CPU drains each buffer as soon as any CPU is free (measured:
  * Documentation/ringtrace/benchmarks.rst).
  *
- * Priority: the drain threads run at nice DRAIN_NICE, above the workload's
- * SCHED_OTHER threads.  Between a packet's completion and the writer
- * running out of sub-buffers there is the rest of the ring: 4 MiB at the
- * defaults, ~0.4 s of a system-call loop under TCG (1 MiB, ~0.1 s, before
- * the default grew; benchmarks.rst, the storm).  At
- * the workload's nice 0 a woken drain thread waits its turn behind a busy
- * loop on every CPU, and that wait was longer than the ring at times (the
- * daemon suite's backlog and second-signal tests lost events on 6.12-rt
- * with a loop on each CPU).  Its CPU time is what copying the packets out
- * costs, so the raise takes little from anyone.  Real-time threads still
- * come first.  Without CAP_SYS_NICE (or RLIMIT_NICE) it stays at nice 0
- * and says so once.
+ * Priority: the drain threads run SCHED_FIFO at priority DRAIN_RT_PRIO,
+ * above every SCHED_OTHER thread, each started on its buffer's CPU.
+ * Between a packet's completion and the writer running out of sub-buffers
+ * there is the rest of the ring: 4 MiB at the defaults, ~0.4 s of a
+ * system-call loop under TCG (benchmarks.rst, the storm), 1 MiB and ~40 ms
+ * in the pipeline benchmark.  A woken drain thread must run within that
+ * time whatever runs on every CPU.  At nice 0 it waited its turn behind a
+ * busy loop (issue 19).  At nice -10, still SCHED_OTHER, it was preempted
+ * by its own writer, a thread that sleeps often (CFS before EEVDF credits
+ * a waking thread with half a latency, whatever the nice of the one it
+ * preempts), and moved by wake-affinity to the other CPU, where its writer
+ * ran on unhindered: 6.1 lost events from 650000 per second per CPU with
+ * its drain threads 13 % busy (issue 34; ringtrace's own trace of it in
+ * benchmarks.rst).  A SCHED_FIFO thread wakes on the CPU it last ran on
+ * and preempts the SCHED_OTHER thread there at its next preemption point,
+ * and moves only away from a real-time thread that it may not preempt
+ * there (another drain thread; on PREEMPT_RT the irq_work/N thread that
+ * wakes it).  Started on its buffer's CPU, a drain thread is woken there
+ * by its writer's irq_work [W1] (on PREEMPT_RT, on a CPU running no
+ * real-time thread), and its writer waits while it drains.
+ * The wakeups are the same (the irq_work, the flush tick): the idle-CPU
+ * rules are unchanged.  Its CPU time is what copying the packets out
+ * costs.  Real-time threads above DRAIN_RT_PRIO still come first; on
+ * PREEMPT_RT the kernel's ktimers/N and irq_work/N share priority 1 with
+ * it and wait for a batch to end.  Where SCHED_FIFO is refused (no
+ * CAP_SYS_NICE, RLIMIT_RTPRIO 0, systemd's RestrictRealtime=) it runs at
+ * nice DRAIN_NICE, where that is refused too at nice 0, and says so once.
  *
  * Errors end the thread, not the process: it records what failed in
  * cpu->err/errmsg, closes its chunk and tells main, which decides.  The
@@ -50,6 +65,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +83,8 @@ unsigned int set_rotation_wanted;
 
 static int notify_fd = -1;
 
-/* The drain threads' nice value (see the top of this file). */
+/* The drain threads' priority, and their nice value where it is refused. */
+#define DRAIN_RT_PRIO	1
 #define DRAIN_NICE	-10
 
 /* How long a parked thread waits before it looks at its buffer again. */
@@ -419,17 +436,53 @@ static enum drain_result flush_request(struct cpu *c, unsigned int req)
 	return r;
 }
 
-/* This thread at DRAIN_NICE; said once when the system refuses it. */
+/*
+ * This thread at SCHED_FIFO DRAIN_RT_PRIO (see the top of this file), else
+ * at nice DRAIN_NICE; each refusal said once.  Reset on fork: nothing a
+ * drain thread starts inherits it.
+ */
 static void raise_priority(void)
 {
-	static bool told;
+	static bool told_rt, told_nice;
+	struct sched_param sp = { .sched_priority = DRAIN_RT_PRIO };
 	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int rt_err;
 
-	if (setpriority(PRIO_PROCESS, (id_t)tid, DRAIN_NICE) == 0)
+	/* pid 0: the calling thread, not the process. */
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
 		return;
-	if (!__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
-		warn("drain threads stay at the workload's priority (nice %d refused: %s): a busy system may make them late, and events lost",
-		     DRAIN_NICE, strerror(errno));
+	rt_err = errno;
+	if (setpriority(PRIO_PROCESS, (id_t)tid, DRAIN_NICE) == 0) {
+		if (!__atomic_exchange_n(&told_rt, true, __ATOMIC_RELAXED))
+			info("drain threads at nice %d (SCHED_FIFO refused: %s): with a loop on every CPU they may be late, and events lost",
+			     DRAIN_NICE, strerror(rt_err));
+		return;
+	}
+	if (!__atomic_exchange_n(&told_nice, true, __ATOMIC_RELAXED))
+		warn("drain threads stay at the workload's priority (SCHED_FIFO refused: %s; nice %d refused: %s): a busy system may make them late, and events lost",
+		     strerror(rt_err), DRAIN_NICE, strerror(errno));
+}
+
+/*
+ * Move this thread to its buffer's CPU, then give it back every CPU it was
+ * allowed: a SCHED_FIFO thread wakes where it last ran, so it is woken
+ * from then on where its writer's irq_work runs [W1], and its writer waits
+ * while it drains (see the top of this file).  Not a pin: a CPU going down
+ * or a real-time thread above it there still moves it.  Nothing to do
+ * where the CPU is not allowed (taskset, cgroups) or the call fails.
+ */
+static void start_on_cpu(const struct cpu *c)
+{
+	cpu_set_t allowed, one;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) ||
+	    c->buf.cpu >= CPU_SETSIZE || !CPU_ISSET(c->buf.cpu, &allowed))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(c->buf.cpu, &one);
+	/* Returns once the thread runs there. */
+	if (sched_setaffinity(0, sizeof(one), &one) == 0)
+		sched_setaffinity(0, sizeof(allowed), &allowed);
 }
 
 static void *drain_main(void *arg)
@@ -445,6 +498,7 @@ static void *drain_main(void *arg)
 	snprintf(tname, sizeof(tname), "rtd-drain/%u", c->buf.cpu);
 	pthread_setname_np(pthread_self(), tname);
 	raise_priority();
+	start_on_cpu(c);
 	for (;;) {
 		struct pollfd p[2] = {
 			{ .fd = c->evfd, .events = POLLIN },

@@ -345,6 +345,27 @@ test_busy() {
 	eq "busy: first daemon stops cleanly" "$rc" 0
 }
 
+# Where SCHED_FIFO is refused (no CAP_SYS_NICE, RLIMIT_RTPRIO 0) the drain
+# threads run at nice -10, if RLIMIT_NICE allows it, and the daemon says
+# so once; the other threads stay as they were.
+test_drain_priority() {
+	local rc=0 n
+	note "drain threads where SCHED_FIFO is refused"
+	command -v setpriv >/dev/null || { fail "drain priority: setpriv (util-linux) missing"; return; }
+	reset_module
+	WRAP=(setpriv --bounding-set=-sys_nice --inh-caps=-sys_nice prlimit --rtprio=0 --nice=30 --)
+	start_daemon prio -o "$W/prio" || { WRAP=(); fail "drain priority: daemon did not start"; return; }
+	WRAP=()
+	eq "drain priority: drain threads at nice -10, not real-time, one per CPU" \
+		"$(ps -L -o comm=,cls=,nice= -p "$DPID" | awk '$1 ~ /^rtd-drain/ { print $2, $3 }' | sort -u) $(ps -L -o comm= -p "$DPID" | grep -c '^rtd-drain')" \
+		"TS -10 ${#CPUS[@]}"
+	eq "drain priority: main thread at nice 0" "$(ps -o nice= -p "$DPID" | tr -d ' ')" 0
+	stop_daemon || rc=$?
+	eq "drain priority: exit status" "$rc" 0
+	n=$(grep -c "^ringtraced: drain threads at nice -10 (SCHED_FIFO refused: Operation not permitted)" "$W/prio.err")
+	eq "drain priority: said once" "$n" 1
+}
+
 # N marker events pinned on every CPU come back exactly, in order, with
 # their payloads, and nothing is reported lost.
 test_end_to_end() {
@@ -354,10 +375,12 @@ test_end_to_end() {
 	start_daemon e2e -o "$W/e2e" || { fail "e2e: daemon did not start"; return; }
 	check "e2e: tracing turned on by the daemon" grep -qx 1 "$RT/tracing_on"
 	setup "e2e: markers written on every CPU" run_markers e2e "$n" -s 48
-	# Above the workload: a busy loop on every CPU must not starve them.
-	eq "e2e: drain threads at nice -10, one per CPU" \
-		"$(ps -L -o comm=,nice= -p "$DPID" | awk '$1 ~ /^rtd-drain/ { print $2 }' | sort -u) $(ps -L -o comm= -p "$DPID" | grep -c '^rtd-drain')" \
-		"-10 ${#CPUS[@]}"
+	# Above the workload: a busy loop on every CPU must not starve them,
+	# nor may the scheduler stack them on one CPU behind each other (issue
+	# 34: SCHED_FIFO, see daemon/drain.c).
+	eq "e2e: drain threads SCHED_FIFO priority 1, one per CPU" \
+		"$(ps -L -o comm=,cls=,rtprio= -p "$DPID" | awk '$1 ~ /^rtd-drain/ { print $2, $3 }' | sort -u) $(ps -L -o comm= -p "$DPID" | grep -c '^rtd-drain')" \
+		"FF 1 ${#CPUS[@]}"
 	stop_daemon || rc=$?
 	eq "e2e: daemon exit status after SIGTERM" "$rc" 0
 	eq "e2e: tracing turned off at exit" "$(cat "$RT/tracing_on")" 0
@@ -2849,7 +2872,7 @@ wait_gone() {
 
 # Every test, in the order they run.
 ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
-	test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
+	test_drain_priority test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
 	test_enospc test_rotation test_hup test_thread_table test_chunk_time test_backlog
 	test_second_signal test_kill_packing test_service test_retention
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
@@ -2870,7 +2893,7 @@ ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
 # flush, poll, the counters) is what the others test on every kernel.  They
 # are two thirds of the suite's time: tools/run-tests runs them in one boot
 # (RT_DAEMON_SCOPE=kernel in the others).
-DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_enospc test_rotation test_hup
+DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_drain_priority test_enospc test_rotation test_hup
 	test_thread_table test_chunk_time test_backlog test_second_signal test_kill_packing
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many
