@@ -1027,6 +1027,39 @@ static const struct file_operations rtst_crash_lockup_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * crash_oops: writing "1" oopses the writing task with a NULL pointer
+ * store in this module (not ringtrace.ko, and outside any ringtrace
+ * writer): with kernel.panic_on_oops=0 the task dies and the kernel goes
+ * on, the die notifier's kernel_panic (reason oops) is in the CPU's ring.
+ * For the crash chains' oops case (tools/tests/crash_guest.sh).  This
+ * module cannot be unloaded afterwards (the dead task holds the file).
+ * Anything else is EINVAL.
+ */
+static int *rtst_crash_null;
+
+static ssize_t rtst_crash_oops_write(struct file *file, const char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, count, 0, &v);
+	if (ret)
+		return ret;
+	if (v != 1)
+		return -EINVAL;
+	/* Through a variable: the compiler cannot make it a trap. */
+	WRITE_ONCE(*READ_ONCE(rtst_crash_null), 1);
+	return count;
+}
+
+static const struct file_operations rtst_crash_oops_fops = {
+	.owner = THIS_MODULE,
+	.write = rtst_crash_oops_write,
+	.llseek = noop_llseek,
+};
+
 static int __init rtst_init(void)
 {
 	unsigned int cpu, kind;
@@ -1078,6 +1111,8 @@ static int __init rtst_init(void)
 			    &rtst_crash_panic_fops);
 	debugfs_create_file("crash_lockup", 0200, rtst_dir, NULL,
 			    &rtst_crash_lockup_fops);
+	debugfs_create_file("crash_oops", 0200, rtst_dir, NULL,
+			    &rtst_crash_oops_fops);
 	return 0;
 
 err_unregister_blob:
