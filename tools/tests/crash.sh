@@ -37,7 +37,8 @@
 # the markers as a reboot's, and the directory's one kernel_panic is the
 # oops, CPU 1's, between the markers that CPU wrote before and after it,
 # of the task that oopsed, with the stack of the json's oops entry, which
-# says it was written live.  And each recovered directory holds the
+# says it was written live.  For nmi (not in the default cases either): as
+# a panic's, the panic from an NMI handler.  And each recovered directory holds the
 # markers of the boot before it and of no other boot (two crashes in a
 # row).
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
@@ -97,6 +98,7 @@ expect_of() {
 	lockup) echo 'watchdog: BUG: soft lockup - CPU#1 stuck for ' ;;
 	reboot) ;;
 	oops) echo 'BUG: kernel NULL pointer dereference' ;;
+	nmi) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_nmi' ;;
 	*) return 1 ;;
 	esac
 }
@@ -108,6 +110,7 @@ panic_message() {
 	sysrq-c) echo "sysrq triggered crash" ;;
 	panic) echo "ringtrace_selftest: crash_panic" ;;
 	lockup) echo "softlockup: hung tasks" ;;
+	nmi) echo "ringtrace_selftest: crash_nmi" ;;
 	esac
 }
 

@@ -73,6 +73,11 @@
 #            1's kernel_panic (reason oops, "Oops", that task) between the
 #            two markers, the json's oops entry written live and agreeing
 #            (cpu, tid, message, the same stack), and no other kernel_panic.
+#   nmi      as sysrq-c, the panic in NMI context: ringtrace_selftest.ko's
+#            crash_nmi sends CPU 1 an NMI whose handler calls nmi_panic()
+#            (as the hard-lockup detector does).  Checked next boot as
+#            sysrq-c, the entry "ringtrace_selftest: crash_nmi", written in
+#            NMI context, its stack naming default_do_nmi.
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -314,6 +319,17 @@ check_oops() {
 	check "it says the previous boot ended in an oops on cpu 1, then a reboot" \
 		grep -q '^the previous boot ended in an oops on cpu 1 ("Oops"), then a reboot or power off (cpu [0-9]*)' \
 		/tmp/rtcrash-recover.log
+}
+
+# --- nmi ------------------------------------------------------------------
+
+fire_nmi() {
+	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
+	fire_markers "taskset -c 1 sh -c 'echo 1 >/sys/kernel/debug/ringtrace_selftest/crash_nmi'"
+}
+
+check_nmi() {
+	check_markers_crash "ringtrace_selftest: crash_nmi" default_do_nmi nmi
 }
 
 check_sysrq-c() {
