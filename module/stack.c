@@ -671,6 +671,7 @@ void *rtr_stack_reserve_ips(struct rtr_rsv *w, unsigned int id,
 	void *pl;
 
 	preempt_disable_notrace();
+	/* [B6] As in rtr_stack_reserve_at(): pairs with the tracing start. */
 	if (unlikely(!smp_load_acquire(&ringtrace_tracing)) || !nr)
 		goto plain;
 	level = this_cpu_inc_return(rtr_stack_level) - 1;
