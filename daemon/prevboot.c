@@ -1155,6 +1155,9 @@ static void write_json(struct recovery *rec)
 		json_str(f, e->comm);
 		fputs(", \"message\": ", f);
 		json_str(f, e->message);
+		/* An oops the crash path also wrote into its CPU's ring. */
+		fprintf(f, ", \"written_live\": %s",
+			e->flags & RINGTRACE_PERSIST_CRASH_LIVE ? "true" : "false");
 		fputs(", \"stack\": [", f);
 		for (uint32_t j = 0; j < e->depth; j++)
 			fprintf(f, "%s\"%#" PRIx64 "\"", j ? ", " : "", (uint64_t)e->ips[j]);

@@ -13,7 +13,9 @@
  *                      possibly in NMI (nmi_panic()) or hardirq context.
  *   die notifier       OOPS (DIE_OOPS only; the chain also carries kprobes'
  *                      int3 traffic), ip = the faulting instruction.  The
- *                      other CPUs run on.
+ *                      other CPUs run on.  Registered at every load, region
+ *                      or not: it also writes the oops into the live trace
+ *                      (below).
  *   kmsg dumper        EMERG_RESTART (sysrq b; panic's own restart is
  *                      skipped once a PANIC entry was written) and
  *                      SHUTDOWN (reboot, halt, power off).  PANIC and OOPS
@@ -28,6 +30,26 @@
  * died holding any of them.  No hook writes into a ring, whatever the
  * reason: the next boot's recovery appends the kernel_panic event from a
  * terminal entry (PANIC, EMERG_RESTART, SHUTDOWN); an OOPS is listed only.
+ *
+ * An oops is not terminal: with panic_on_oops=0 the kernel lives on, and
+ * the trace with it (design decision D7).  So the die notifier writes the
+ * kernel_panic event (reason oops) into the oopsing CPU's ring at once,
+ * through the ordinary writer (lock-free and NMI-safe, as any probe's),
+ * where it belongs in time among that CPU's events: in a live recording
+ * and in a later image alike.  Its message, cpu, task, ip and stack are
+ * the entry's (one walk serves both), and the entry says LIVE so that the
+ * recovery appends nothing for it.  The panic's event, not a distinct
+ * one: a reader asks one event how this CPU's story ended, and its reason
+ * tells an oops from a panic.  Written only when that cannot make things
+ * worse:
+ *   - the faulting ip is not in ringtrace.ko (our own consumer, control or
+ *     writer code may have left a buffer inconsistent);
+ *   - no reservation is open on this CPU (an oops inside a writer, e.g. a
+ *     probe's: that ring's writer state is the one that failed);
+ *   - tracing is on (the writer's own test).
+ * Otherwise the entry alone says it (not LIVE), as before.  When the oops
+ * turns into a panic (panic_on_oops=1, or in an interrupt), the live event
+ * is in the ring and the panic's entry is appended after it.
  *
  * Races:
  *  [C1] A hook against a geometry change or release (rtr_replace_buffers()
@@ -51,6 +73,7 @@
 #include <linux/hardirq.h>
 #include <linux/kdebug.h>
 #include <linux/kmsg_dump.h>
+#include <linux/module.h>
 #include <linux/notifier.h>
 #include <linux/panic_notifier.h>
 #include <linux/percpu.h>
@@ -63,6 +86,7 @@
 
 #include "compat.h"
 #include "internal.h"
+#include "probes.h"
 
 /*
  * The event a crash leaves in the trace: the next boot's recovery appends
@@ -104,6 +128,16 @@ static struct {
 /* [C3] Hooks running on this CPU. */
 static DEFINE_PER_CPU(int, rtr_crash_nesting);
 
+/*
+ * The die notifier's walk, for the entry and the live event: off the
+ * stack, which may be an exception stack of a few KiB.  [C3] keeps one
+ * user per CPU.
+ */
+static DEFINE_PER_CPU(unsigned long [RINGTRACE_PERSIST_CRASH_IPS],
+		      rtr_crash_ips);
+/* The live event carries every frame of its entry. */
+static_assert(RINGTRACE_PERSIST_CRASH_IPS <= RINGTRACE_STACK_MAX_DEPTH);
+
 static struct ringtrace_persist_crash *rtr_crash_entry(
 		struct ringtrace_persist_state *st, unsigned int i)
 {
@@ -140,12 +174,14 @@ static void rtr_crash_message(char *dst, const char *msg)
 }
 
 static void rtr_crash_fill(struct ringtrace_persist_crash *e, u32 reason,
-			   const char *msg, unsigned long ip)
+			   const char *msg, unsigned long ip, u32 flags,
+			   const unsigned long *ips, unsigned int depth)
 {
 	struct task_struct *task = current;
 
 	/* A claimed entry is zero: armed regions start zeroed [C2]. */
 	e->reason = reason;
+	e->flags = flags;
 	if (in_nmi())
 		e->flags |= RINGTRACE_PERSIST_CRASH_NMI;
 	else if (in_hardirq())
@@ -158,8 +194,13 @@ static void rtr_crash_fill(struct ringtrace_persist_crash *e, u32 reason,
 	/* Not get_task_comm(): 6.1's takes the task lock. */
 	strscpy(e->comm, task->comm, sizeof(e->comm));
 	rtr_crash_message(e->message, msg);
-	e->depth = stack_trace_save((unsigned long *)e->ips,
-				    RINGTRACE_PERSIST_CRASH_IPS, 0);
+	if (ips) {
+		memcpy(e->ips, ips, depth * sizeof(*ips));
+		e->depth = depth;
+	} else {
+		e->depth = stack_trace_save((unsigned long *)e->ips,
+					    RINGTRACE_PERSIST_CRASH_IPS, 0);
+	}
 	e->checksum = xxh64(e, sizeof(*e), 0);
 	/*
 	 * @valid last: the next boot reads it first.  The reader is in
@@ -204,56 +245,148 @@ static void rtr_crash_snapshot(struct ringtrace_persist_state *st)
 }
 
 /*
- * One hook's work: an entry, the snapshots, the writeback.  Returns
- * whether it wrote an entry.
+ * [C3] A hook's way in: on this CPU (the kmsg dumper's SHUTDOWN runs
+ * preemptible), and false if a hook already runs here (a fault in the
+ * crash path must not recurse).  rtr_crash_leave() either way.
  */
-static bool rtr_crash_record(u32 reason, const char *msg, unsigned long ip)
+static bool rtr_crash_enter(void)
+{
+	preempt_disable();
+	return this_cpu_inc_return(rtr_crash_nesting) == 1;
+}
+
+static void rtr_crash_leave(void)
+{
+	this_cpu_dec(rtr_crash_nesting);
+	preempt_enable();
+}
+
+/*
+ * One hook's work, between rtr_crash_enter() and rtr_crash_leave(): an
+ * entry (its stack @ips, or walked here if NULL), the snapshots, the
+ * writeback.  Returns whether it wrote an entry.
+ */
+static bool rtr_crash_record(u32 reason, const char *msg, unsigned long ip,
+			     u32 flags, const unsigned long *ips,
+			     unsigned int depth)
 {
 	struct ringtrace_persist_state *st;
 	bool wrote = false;
 	int n;
 
-	/* The kmsg dumper's SHUTDOWN runs preemptible: stay on this CPU. */
-	preempt_disable();
-	/* [C3] A fault in here must not recurse. */
-	if (this_cpu_inc_return(rtr_crash_nesting) > 1)
-		goto out;
 	/* [C2] Pairs with smp_store_release() in rtr_crash_arm(). */
 	st = smp_load_acquire(&rtr_crash.state);
 	if (!st)
-		goto out;
+		return false;
 	n = atomic_inc_return(rtr_crash_counter(&st->crash_claimed));
 	if (n <= RINGTRACE_PERSIST_CRASH_MAX) {
-		rtr_crash_fill(rtr_crash_entry(st, n - 1), reason, msg, ip);
+		rtr_crash_fill(rtr_crash_entry(st, n - 1), reason, msg, ip,
+			       flags, ips, depth);
 		wrote = true;
 	}
 	if (reason != RINGTRACE_PERSIST_OOPS)
 		atomic_inc(rtr_crash_counter(&st->terminal));
 	rtr_crash_snapshot(st);
 	rtr_cache_writeback(rtr_crash.va, rtr_crash.size);
-out:
-	this_cpu_dec(rtr_crash_nesting);
-	preempt_enable();
 	return wrote;
+}
+
+/* The hooks that walk their stack in the entry. */
+static bool rtr_crash_hook(u32 reason, const char *msg)
+{
+	bool wrote = false;
+
+	if (rtr_crash_enter())
+		wrote = rtr_crash_record(reason, msg, 0, 0, NULL, 0);
+	rtr_crash_leave();
+	return wrote;
+}
+
+/* kernel_panic's payload, as RTR_KERNEL_PANIC_FIELDS declares it. */
+struct rtr_kernel_panic {
+	u32 reason;
+	u32 cpu;
+	u64 ip;
+	s32 tid;
+	s32 pid;
+	char comm[TASK_COMM_LEN];
+	u16 message_len;
+	char message[];
+} __packed;
+static_assert(sizeof(struct rtr_kernel_panic) == 42);
+
+/*
+ * The oops into this CPU's ring, now, when that is safe (see the top of
+ * the file): @msg, the faulting @ip, the stack @ips[@depth].  Irqs are
+ * off (oops_begin()).  Returns whether the event was committed.
+ */
+static bool rtr_crash_live(const char *msg, unsigned long ip,
+			   unsigned long *ips, unsigned int depth)
+{
+	struct ringtrace_buffer *buf = this_cpu_read(ringtrace_cpu_buffer);
+	struct task_struct *task = current;
+	struct rtr_kernel_panic *p;
+	struct rtr_rsv w;
+	size_t len = 0;
+
+	if (!buf || local_read(&buf->nesting) ||
+	    (ip && within_module(ip, THIS_MODULE)))
+		return false;
+	if (msg) {
+		len = strnlen(msg, RINGTRACE_PERSIST_CRASH_MSG - 1);
+		while (len && msg[len - 1] == '\n')
+			len--;
+	}
+	w.slow = 0;
+	p = rtr_stack_reserve_ips(&w, rtr_kernel_panic_event.id,
+				  sizeof(*p) + len, ips, depth);
+	if (!p)
+		return false;
+	p->reason = RINGTRACE_PERSIST_OOPS;
+	p->cpu = raw_smp_processor_id();
+	p->ip = ip;
+	p->tid = task_pid_nr(task);
+	p->pid = task_tgid_nr(task);
+	/* NUL padded, as the entry's comm (strscpy_pad(): no lock). */
+	strscpy_pad(p->comm, task->comm, sizeof(p->comm));
+	p->message_len = len;
+	memcpy(p->message, msg, len);
+	rtr_commit(&w);
+	return true;
 }
 
 static int rtr_crash_panic(struct notifier_block *nb, unsigned long event,
 			   void *msg)
 {
-	if (rtr_crash_record(RINGTRACE_PERSIST_PANIC, msg, 0))
+	if (rtr_crash_hook(RINGTRACE_PERSIST_PANIC, msg))
 		WRITE_ONCE(rtr_crash.panicked, true);
 	return NOTIFY_DONE;
 }
 
+/*
+ * One walk for the live event and the entry: the same frames in both.
+ * The live event first, so that the entry can say it was written.
+ */
 static int rtr_crash_die(struct notifier_block *nb, unsigned long event,
 			 void *data)
 {
 	struct die_args *args = data;
+	unsigned long ip, *ips;
+	unsigned int depth;
+	u32 flags = 0;
 
 	if (event != DIE_OOPS)
 		return NOTIFY_DONE;
-	rtr_crash_record(RINGTRACE_PERSIST_OOPS, args->str,
-			 args->regs ? instruction_pointer(args->regs) : 0);
+	if (rtr_crash_enter()) {
+		ip = args->regs ? instruction_pointer(args->regs) : 0;
+		ips = this_cpu_ptr(rtr_crash_ips);
+		depth = stack_trace_save(ips, RINGTRACE_PERSIST_CRASH_IPS, 0);
+		if (rtr_crash_live(args->str, ip, ips, depth))
+			flags |= RINGTRACE_PERSIST_CRASH_LIVE;
+		rtr_crash_record(RINGTRACE_PERSIST_OOPS, args->str, ip, flags,
+				 ips, depth);
+	}
+	rtr_crash_leave();
 	return NOTIFY_DONE;
 }
 
@@ -263,11 +396,11 @@ static void rtr_crash_kmsg(struct kmsg_dumper *dumper, rtr_kmsg_dump_arg arg)
 	case KMSG_DUMP_EMERG:
 		/* panic()'s restart: its entry says more. */
 		if (!READ_ONCE(rtr_crash.panicked))
-			rtr_crash_record(RINGTRACE_PERSIST_EMERG_RESTART,
-					 "emergency restart", 0);
+			rtr_crash_hook(RINGTRACE_PERSIST_EMERG_RESTART,
+				       "emergency restart");
 		break;
 	case KMSG_DUMP_SHUTDOWN:
-		rtr_crash_record(RINGTRACE_PERSIST_SHUTDOWN, "shutdown", 0);
+		rtr_crash_hook(RINGTRACE_PERSIST_SHUTDOWN, "shutdown");
 		break;
 	default:
 		break;
@@ -306,8 +439,10 @@ void rtr_crash_event_exit(void)
 }
 
 /*
- * At load, once nothing can fail any more: hook the region at @va (@size
- * bytes, @slice_of per CPU).  The hooks write nothing until rtr_crash_arm().
+ * At load, once nothing can fail any more: the die notifier (the live
+ * oops event, with or without a region), and with a region at @va (@size
+ * bytes, @slice_of per CPU; NULL: none) the other hooks.  No entry is
+ * written until rtr_crash_arm().
  */
 void rtr_crash_init(void *va, size_t size, const int *slice_of)
 {
@@ -321,12 +456,14 @@ void rtr_crash_init(void *va, size_t size, const int *slice_of)
 		     RINGTRACE_PERSIST_CRASH_OFFSET);
 	BUILD_BUG_ON(RINGTRACE_PERSIST_CRASH_OFFSET + RINGTRACE_PERSIST_CRASH_MAX *
 		     RINGTRACE_PERSIST_CRASH_SIZE > RINGTRACE_PERSIST_SNAP_OFFSET);
+	register_die_notifier(&rtr_crash_die_nb);
+	if (!va)
+		return;
 	rtr_crash.va = va;
 	rtr_crash.size = size;
 	rtr_crash.slice_of = slice_of;
 	atomic_notifier_chain_register(&panic_notifier_list,
 				       &rtr_crash_panic_nb);
-	register_die_notifier(&rtr_crash_die_nb);
 	/* -EBUSY only if this dumper were registered already. */
 	ret = kmsg_dump_register(&rtr_crash_dumper);
 	if (ret)
@@ -338,11 +475,12 @@ void rtr_crash_init(void *va, size_t size, const int *slice_of)
 /* At unload, before the buffers and the region go: no hook runs after. */
 void rtr_crash_exit(void)
 {
+	/* It waited for the notifiers inside it. */
+	unregister_die_notifier(&rtr_crash_die_nb);
 	if (!rtr_crash.va)
 		return;
 	if (rtr_crash_dumping)
 		kmsg_dump_unregister(&rtr_crash_dumper);
-	unregister_die_notifier(&rtr_crash_die_nb);
 	atomic_notifier_chain_unregister(&panic_notifier_list,
 					 &rtr_crash_panic_nb);
 	/* Each unregistration waited for the hooks inside it. */

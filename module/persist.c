@@ -839,14 +839,13 @@ void rtr_persist_init_undo(void)
 }
 
 /*
- * At load, once nothing can fail: the crash path's hooks, with a region.
- * At unload, before anything is freed: without them.
+ * At load, once nothing can fail: the crash path's hooks (the die
+ * notifier alone without a region: the live oops event).  At unload,
+ * before anything is freed: without them.
  */
 void rtr_persist_hooks_init(void)
 {
-	if (rtr_persist.va)
-		rtr_crash_init(rtr_persist.va, rtr_persist.size,
-			       rtr_persist.slice_of);
+	rtr_crash_init(rtr_persist.va, rtr_persist.size, rtr_persist.slice_of);
 }
 
 void rtr_persist_hooks_exit(void)

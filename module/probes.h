@@ -163,6 +163,9 @@ extern unsigned int rtr_ustack_depth;
 void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 			   unsigned int len, bool kstack, u8 ustack,
 			   unsigned long cut_ip, const unsigned long *frame);
+void *rtr_stack_reserve_ips(struct rtr_rsv *w, unsigned int id,
+			    unsigned int len, unsigned long *ips,
+			    unsigned int nr);
 bool rtr_stack_busy(void);
 
 /* A probe's stacks: the kernel one starts where the probe was hit. */

@@ -656,6 +656,57 @@ plain:
 }
 
 /*
+ * rtr_stack_reserve_at() with a kernel stack the caller walked: @nr
+ * frames at @ips (RINGTRACE_STACK_MAX_DEPTH at most, not cut to
+ * stack_depth: the crash path's kernel_panic carries the stack its crash
+ * entry has, crash.c), which must not change until the commit.  No user
+ * stack.  Returns the payload, or NULL (nothing to commit).
+ */
+void *rtr_stack_reserve_ips(struct rtr_rsv *w, unsigned int id,
+			    unsigned int len, unsigned long *ips,
+			    unsigned int nr)
+{
+	struct rtr_stack_def_head kh;
+	unsigned int level;
+	void *pl;
+
+	preempt_disable_notrace();
+	/* [B6] As in rtr_stack_reserve_at(): pairs with the tracing start. */
+	if (unlikely(!smp_load_acquire(&ringtrace_tracing)) || !nr)
+		goto plain;
+	level = this_cpu_inc_return(rtr_stack_level) - 1;
+	if (unlikely(level >= RINGTRACE_MAX_NESTING))
+		goto plain_level;
+	w->level = level;
+	w->ips = ips;
+	w->nr = min(nr, RINGTRACE_STACK_MAX_DEPTH);
+	kh = (struct rtr_stack_def_head){
+		.kind = RTR_STACK_KERNEL, .depth = w->nr,
+	};
+	w->khash = rtr_stack_hash(&kh, (const u64 *)w->ips);
+	w->unr = 0;
+	w->ucopy = NULL;
+	w->kref = w->uref = 0;
+	pl = rtr_stack_reserve_ring(w, id, len, 0, &kh, NULL);
+	if (unlikely(!pl)) {
+		this_cpu_dec(rtr_stack_level);
+		preempt_enable_notrace();
+		return NULL;
+	}
+	w->slow |= RTR_RSV_STACK;
+	w->trailer = (u8 *)pl + len;
+	w->payload = pl;
+	return pl;
+
+plain_level:
+	this_cpu_dec(rtr_stack_level);
+plain:
+	pl = ringtrace_reserve(&w->r, id, len);
+	preempt_enable_notrace();
+	return pl;
+}
+
+/*
  * True when this CPU has no scratch left: a walk now would go without its
  * stacks.  Exact with interrupts off (a nested writer gives its level
  * back before it returns).

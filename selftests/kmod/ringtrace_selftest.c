@@ -46,6 +46,10 @@
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <asm/byteorder.h>
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/nmi.h>
+#endif
 
 #include "ringtrace_selftest.h"
 
@@ -1027,6 +1031,89 @@ static const struct file_operations rtst_crash_lockup_fops = {
 	.llseek = noop_llseek,
 };
 
+/*
+ * crash_oops: writing "1" oopses the writing task with a NULL pointer
+ * store in this module (not ringtrace.ko, and outside any ringtrace
+ * writer): with kernel.panic_on_oops=0 the task dies and the kernel goes
+ * on, the die notifier's kernel_panic (reason oops) is in the CPU's ring.
+ * For the crash chains' oops case (tools/tests/crash_guest.sh).  This
+ * module cannot be unloaded afterwards (the dead task holds the file).
+ * Anything else is EINVAL.
+ */
+static int *rtst_crash_null;
+
+static ssize_t rtst_crash_oops_write(struct file *file, const char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	unsigned int v;
+	int ret;
+
+	ret = kstrtouint_from_user(ubuf, count, 0, &v);
+	if (ret)
+		return ret;
+	if (v != 1)
+		return -EINVAL;
+	/* Through a variable: the compiler cannot make it a trap. */
+	WRITE_ONCE(*READ_ONCE(rtst_crash_null), 1);
+	return count;
+}
+
+static const struct file_operations rtst_crash_oops_fops = {
+	.owner = THIS_MODULE,
+	.write = rtst_crash_oops_write,
+	.llseek = noop_llseek,
+};
+
+#ifdef CONFIG_X86_LOCAL_APIC
+/*
+ * crash_nmi: writing "1" sends the writing CPU an NMI whose handler (this
+ * module's, armed for that one NMI) calls nmi_panic(): a panic in NMI
+ * context, as the hard-lockup detector's, for the crash chains' nmi case
+ * (tools/tests/crash_guest.sh).  An NMI that did not come within a second
+ * returns -ETIMEDOUT.  Anything else is EINVAL.
+ */
+static atomic_t rtst_crash_nmi_armed = ATOMIC_INIT(0);
+
+static int rtst_crash_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (atomic_cmpxchg(&rtst_crash_nmi_armed, 1, 0) != 1)
+		return NMI_DONE;
+	nmi_panic(regs, "ringtrace_selftest: crash_nmi");
+	return NMI_HANDLED;
+}
+
+static ssize_t rtst_crash_nmi_write(struct file *file, const char __user *ubuf,
+				    size_t count, loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &on);
+	if (ret)
+		return ret;
+	if (!on)
+		return -EINVAL;
+	ret = register_nmi_handler(NMI_LOCAL, rtst_crash_nmi_handler, 0,
+				   "rtst_crash_nmi");
+	if (ret)
+		return ret;
+	atomic_set(&rtst_crash_nmi_armed, 1);
+	preempt_disable();
+	apic->send_IPI(smp_processor_id(), NMI_VECTOR);
+	preempt_enable();
+	msleep(1000);
+	atomic_set(&rtst_crash_nmi_armed, 0);
+	unregister_nmi_handler(NMI_LOCAL, "rtst_crash_nmi");
+	return -ETIMEDOUT;
+}
+
+static const struct file_operations rtst_crash_nmi_fops = {
+	.owner = THIS_MODULE,
+	.write = rtst_crash_nmi_write,
+	.llseek = noop_llseek,
+};
+#endif
+
 static int __init rtst_init(void)
 {
 	unsigned int cpu, kind;
@@ -1078,6 +1165,12 @@ static int __init rtst_init(void)
 			    &rtst_crash_panic_fops);
 	debugfs_create_file("crash_lockup", 0200, rtst_dir, NULL,
 			    &rtst_crash_lockup_fops);
+	debugfs_create_file("crash_oops", 0200, rtst_dir, NULL,
+			    &rtst_crash_oops_fops);
+#ifdef CONFIG_X86_LOCAL_APIC
+	debugfs_create_file("crash_nmi", 0200, rtst_dir, NULL,
+			    &rtst_crash_nmi_fops);
+#endif
 	return 0;
 
 err_unregister_blob:

@@ -33,8 +33,14 @@
 # (babeltrace2 reads it), and `ringtrace recover`'s directory ends that CPU
 # with kernel_panic and the case's message.  For a reboot: the directory
 # holds no kernel_panic and its json says the boot ended in a shutdown, not
-# a crash.  And each recovered directory holds the markers of the boot
-# before it and of no other boot (two crashes in a row).
+# a crash.  For an oops (not in the default cases; RT_CRASH_CASES=oops):
+# the markers as a reboot's, and the directory's one kernel_panic is the
+# oops, CPU 1's, between the markers that CPU wrote before and after it,
+# of the task that oopsed, with the stack of the json's oops entry, which
+# says it was written live.  For nmi (not in the default cases either): as
+# a panic's, the panic from an NMI handler.  And each recovered directory holds the
+# markers of the boot before it and of no other boot (two crashes in a
+# row).
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
 # seconds.
 #
@@ -91,6 +97,8 @@ expect_of() {
 	panic) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_panic' ;;
 	lockup) echo 'watchdog: BUG: soft lockup - CPU#1 stuck for ' ;;
 	reboot) ;;
+	oops) echo 'BUG: kernel NULL pointer dereference' ;;
+	nmi) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_nmi' ;;
 	*) return 1 ;;
 	esac
 }
@@ -102,6 +110,7 @@ panic_message() {
 	sysrq-c) echo "sysrq triggered crash" ;;
 	panic) echo "ringtrace_selftest: crash_panic" ;;
 	lockup) echo "softlockup: hung tasks" ;;
+	nmi) echo "ringtrace_selftest: crash_nmi" ;;
 	esac
 }
 
@@ -224,6 +233,63 @@ recovered_one_boot() {
 	((mine > 0 && others == 0))
 }
 
+# The directory boot $2 recovered (recovered.K, in $1) after the oops
+# case: babeltrace2 reads it; its one kernel_panic is CPU 1's, reason oops,
+# message "Oops", the task that oopsed (oops-tid.K-1), between that CPU's
+# markers rtcrash-oops-before and rtcrash-oops-after (written live, at its
+# place in time: nothing was appended at the end); its stack_def holds the
+# frames of the json's oops entry, which says it was written live.
+# shellcheck disable=SC2317 # called through check
+recovered_oops() {
+	local dir=$1 k=$2 ctf
+	ctf=$dir/recovered-ctf.$k
+	rm -rf "$ctf"
+	tools/ringtrace unpack "$dir/recovered.$k" "$ctf" >/dev/null || return 1
+	babeltrace2 "$ctf" >"$ctf.txt" 2>"$ctf.err" || { echo "# babeltrace2 failed: $(tail -n3 "$ctf.err")"; return 1; }
+	python3 - "$ctf.txt" "$dir/recovered.$k/.ringtrace-crash.json" "$(cat "$dir/oops-tid.$((k - 1))" 2>/dev/null)" <<'PY'
+import json, re, sys
+txt, js_path, tid = sys.argv[1], sys.argv[2], sys.argv[3]
+lines = open(txt).read().splitlines()
+ok = True
+def want(what, cond):
+    global ok
+    print("# %s%s" % ("" if cond else "NOT: ", what))
+    ok = ok and bool(cond)
+panics = [l for l in lines if " kernel_panic: " in l]
+want("one kernel_panic in the trace (%d)" % len(panics), len(panics) == 1)
+cpu1 = [l for l in lines if re.search(r"\{ cpu_id = 1[,} ]", l)]
+names = [re.search(r" (\w+): \{", l).group(1) if re.search(r" (\w+): \{", l) else "" for l in cpu1]
+at = names.index("kernel_panic") if "kernel_panic" in names else -1
+want("kernel_panic on cpu 1", at >= 0)
+if at < 0:
+    sys.exit(1)
+ev = cpu1[at]
+print("# " + ev[:400])
+want("reason oops", 'reason = ( "oops"' in ev)
+want('message "Oops"', 'message = "Oops"' in ev)
+want("tid %s (the task that oopsed)" % tid, tid and ("tid = %s," % tid) in ev)
+before = [i for i, l in enumerate(cpu1) if 'data = "rtcrash-oops-before"' in l]
+after = [i for i, l in enumerate(cpu1) if 'data = "rtcrash-oops-after"' in l]
+want("cpu 1: rtcrash-oops-before %s < kernel_panic %d < rtcrash-oops-after %s" % (before, at, after),
+     len(before) == 1 and len(after) == 1 and before[0] < at < after[0])
+later = [n for n in names[at + 1:] if n not in ("stack_def", "stack_ref")]
+want("cpu 1 wrote on after it (%d events)" % len(later), len(later) > 1)
+defs = [l for l in cpu1[at + 1:at + 3] if " stack_def: " in l]
+frames = [int(x, 16) for x in re.findall(r"0x([0-9a-fA-F]+)", defs[0].split("ips =", 1)[1])] if defs else []
+js = json.load(open(js_path))
+oops = [e for e in js["entries"] if e["reason"] == "oops"]
+want("the json: one oops entry, then the shutdown (%s)" % [e["reason"] for e in js["entries"]],
+     [e["reason"] for e in js["entries"]] == ["oops", "shutdown"])
+if oops:
+    e = oops[0]
+    want("the entry: written live, cpu 1, tid %s, message Oops (%s)" % (tid, {x: e[x] for x in ("written_live", "cpu", "tid", "message")}),
+         e["written_live"] is True and e["cpu"] == 1 and str(e["tid"]) == tid and e["message"] == "Oops")
+    want("the event's stack (%d frames) is the entry's (%d)" % (len(frames), len(e["stack"])),
+         frames and frames == [int(x, 16) for x in e["stack"]])
+sys.exit(0 if ok else 1)
+PY
+}
+
 main() {
 	local status=0 k out dir boots expect i e start b log line p f msg per_boot
 	local -a kernel cases
@@ -265,7 +331,12 @@ main() {
 			passed=$((passed + p)) failed=$((failed + f))
 		done
 		for ((b = 2; b <= boots; b++)); do
-			if [[ ${cases[b - 2]} == reboot ]]; then
+			if [[ ${cases[b - 2]} == oops ]]; then
+				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (oops, then reboot -f)" \
+					markers_match "$dir" "$b" reboot
+				check "$k: boot $b's recovered trace has boot $((b - 1))'s oops as CPU 1's kernel_panic between its markers, as the json's entry says" \
+					recovered_oops "$dir" "$b"
+			elif [[ ${cases[b - 2]} == reboot ]]; then
 				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (reboot -f)" \
 					markers_match "$dir" "$b" reboot
 				check "$k: boot $b's recovered trace has no kernel_panic, and its json says boot $((b - 1)) ended in a shutdown, not a crash" \

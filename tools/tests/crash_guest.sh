@@ -62,6 +62,22 @@
 #            snapshots are only no later than the end), and `ringtrace
 #            recover` says the previous boot ended in a reboot, not a
 #            crash; crash.sh wants no kernel_panic in the directory.
+#   oops     markers as sysrq-c; on CPU 1 a marker "rtcrash-oops-before",
+#            then a task oopses (ringtrace_selftest.ko's crash_oops, a NULL
+#            store) with kernel.panic_on_oops=0, the boot goes on: a
+#            marker "rtcrash-oops-after" on CPU 1, then `busybox reboot -f`
+#            (as reboot).  The oopsing task's pid goes to
+#            $RT_VM_OUT/oops-tid.K.  Checked next boot: the markers as
+#            sysrq-c's, `ringtrace recover` says the boot ended in an oops
+#            on CPU 1 then a reboot; crash.sh wants, in the directory, CPU
+#            1's kernel_panic (reason oops, "Oops", that task) between the
+#            two markers, the json's oops entry written live and agreeing
+#            (cpu, tid, message, the same stack), and no other kernel_panic.
+#   nmi      as sysrq-c, the panic in NMI context: ringtrace_selftest.ko's
+#            crash_nmi sends CPU 1 an NMI whose handler calls nmi_panic()
+#            (as the hard-lockup detector does).  Checked next boot as
+#            sysrq-c, the entry "ringtrace_selftest: crash_nmi", written in
+#            NMI context, its stack naming default_do_nmi.
 #
 # Each boot writes its checks and "crash-<KVER>-boot<K>: N passed, M
 # failed" (a boot that fires a case, before the crash) to
@@ -276,6 +292,44 @@ check_reboot() {
 	check "it says the previous boot ended in a reboot, not a crash" \
 		grep -q '^the previous boot ended in a reboot or power off (cpu [0-9]*), not a crash: no kernel_panic$' \
 		/tmp/rtcrash-recover.log
+}
+
+# --- oops -----------------------------------------------------------------
+
+# A task oopses on CPU 1 between two markers of its CPU, the kernel lives
+# on (panic_on_oops=0), then reboot -f as fire_reboot.
+fire_oops() {
+	local st=/sys/kernel/debug/ringtrace_selftest
+	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
+	setup "panic_on_oops=0" sh -c 'echo 0 >/proc/sys/kernel/panic_on_oops' || return 1
+	fire_markers "taskset -c 1 sh -c 'echo \$\$ >$OUT/oops-tid.$BOOT; printf rtcrash-oops-before >$RT/marker; echo 1 >$st/crash_oops'; sleep 1; taskset -c 1 sh -c 'printf rtcrash-oops-after >$RT/marker' && sleep 1 && busybox reboot -f"
+}
+
+# The markers, and a recovery that says the boot oopsed on CPU 1, then
+# rebooted (crash.sh checks the directory).
+check_oops() {
+	local rc
+	check_markers_image
+	tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT" >/tmp/rtcrash-recover.log 2>&1
+	rc=$?
+	check "ringtrace recover --keep writes the trace directory (exit $rc)" test "$rc" = 0
+	# Not onto the console: its "Oops" is a splat to vmtest.
+	cp /tmp/rtcrash-recover.log "$OUT/recover.$BOOT.log"
+	echo "# its output: recover.$BOOT.log"
+	check "it says the previous boot ended in an oops on cpu 1, then a reboot" \
+		grep -q '^the previous boot ended in an oops on cpu 1 ("Oops"), then a reboot or power off (cpu [0-9]*)' \
+		/tmp/rtcrash-recover.log
+}
+
+# --- nmi ------------------------------------------------------------------
+
+fire_nmi() {
+	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
+	fire_markers "taskset -c 1 sh -c 'echo 1 >/sys/kernel/debug/ringtrace_selftest/crash_nmi'"
+}
+
+check_nmi() {
+	check_markers_crash "ringtrace_selftest: crash_nmi" default_do_nmi nmi
 }
 
 check_sysrq-c() {

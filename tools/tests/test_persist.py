@@ -592,8 +592,9 @@ KERNEL_PANIC = [('enum : uint32_t { panic = 1, oops = 2, emerg_restart = 3, '
                 ('utf8_t', 'message', 'message_len')]
 
 
-def crash_entry(reason, cpu, ts, msg, ips, comm=b'bash', tid=175, valid=True):
-    vals = [0, reason, 0, cpu, ts, 0, tid, tid, comm, len(ips), 0]
+def crash_entry(reason, cpu, ts, msg, ips, comm=b'bash', tid=175, valid=True,
+                flags=0):
+    vals = [0, reason, flags, cpu, ts, 0, tid, tid, comm, len(ips), 0]
     vals += list(ips) + [0] * (64 - len(ips)) + [msg.encode(), 0, 0, 0, 0, 0]
     raw = bytearray(CRASH.pack(*vals))
     struct.pack_into('<Q', raw, CRASH.size - 8, gt.xxh64_bytes(bytes(raw)))
@@ -674,6 +675,30 @@ def test_recover_kernel_panic(ctx):
     expect_run(td.rt('unpack', out, ctf), 0, 'unpack')
     events, _ = td.bt2(ctf)
     check('kernel_panic' not in [n for _, _, n in events], 'kernel_panic written undeclared')
+
+
+@test
+def test_recover_oops_written_live(ctx):
+    """An oops entry the crash path also wrote into its CPU's ring
+    (RINGTRACE_PERSIST_CRASH_LIVE) is listed with written_live true, one
+    that it could not write (an oops inside a writer) false, as a panic's
+    (appended here, not live); nothing is appended for either oops: a
+    live one is in the ring already, and an oops not last is out of time
+    order."""
+    img, exp = gt.make_image(seed=5, tails={0: 'open'})
+    ips = (0xffffffff81001010, 0xffffffff81002345)
+    entries = [crash_entry(2, 2, 58 * 10**9, 'Oops', ips, flags=4),
+               crash_entry(2, 0, 59 * 10**9, 'Oops', ips),
+               crash_entry(1, 2, 60 * 10**9, 'Oops', ips)]
+    r, out = recover(ctx, with_crash(img, entries))
+    expect_run(r, 0, 'recover')
+    js = crash_json(out)
+    check([(e['reason'], e['cpu'], e['written_live']) for e in js['entries']] ==
+          [('oops', 2, True), ('oops', 0, False), ('panic', 2, False)],
+          'json entries: %r' % js['entries'])
+    cpus = {c['cpu']: c['kernel_panic'] for c in js['cpus']}
+    check(cpus == {0: 0, 2: 1}, 'kernel_panic appended per cpu (the panic alone): %r' % cpus)
+    check_markers(out, exp)
 
 
 @test

@@ -146,6 +146,13 @@ struct ringtrace_persist_state {
 /* crash.flags */
 #define RINGTRACE_PERSIST_CRASH_NMI	1U	/* the hook ran in NMI context */
 #define RINGTRACE_PERSIST_CRASH_IRQ	2U	/* in hard interrupt context */
+/*
+ * OOPS only: the same kernel_panic event (reason oops, this entry's
+ * message, cpu, tid, pid, comm, ip and stack) went into the CPU's ring
+ * too, through the writer, at the oops's place in time: a recovery leaves
+ * it there and appends nothing for this entry.
+ */
+#define RINGTRACE_PERSIST_CRASH_LIVE	4U
 
 /*
  * One crash entry.  @checksum is xxh64(seed 0) of the entry with @valid
