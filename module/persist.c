@@ -1033,7 +1033,7 @@ static int rtr_persist_release_image(const char *word)
 		return -ENODATA;
 	if (memcmp(&uuid, h->trace_uuid, sizeof(uuid)))
 		return -EINVAL;
-	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
+	if (rtr_trace.tracing_on || !rtr_buffers_idle())
 		return -EBUSY;
 	ret = rtr_persist_fit_most(&l, rtr_trace.subbuf_size);
 	if (ret)
