@@ -535,6 +535,8 @@ int drain_start(int notify)
 			return -errno;
 		err = chunks_open(&c->out, c->buf.cpu, i, outdirfd,
 				  c->buf.subbuf_size);
+		if (!err)
+			err = chunks_source(&c->out, &c->buf);
 		if (err) {
 			snprintf(c->errmsg, sizeof(c->errmsg), "%s/cpu%u-%06u.zst: %s",
 				 outdir, c->buf.cpu, 1U, strerror(-err));

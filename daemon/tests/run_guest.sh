@@ -389,6 +389,41 @@ test_end_to_end() {
 	done
 }
 
+# The store path over splice (issue 34): the same markers stored by
+# splice (the default where the module offers it: RINGTRACE_FEATURE_SPLICE)
+# and by pwritev() from the mapping (--no-splice) read back the same,
+# every payload verbatim, and the summary says which path stored them.
+test_splice_store() {
+	local n=3000 how rc total spliced
+	for how in splice pwritev; do
+		reset_module
+		local -a args=(-o "$W/st-$how" -l store)
+		[[ $how == pwritev ]] && args+=(--no-splice)
+		start_daemon "st-$how" "${args[@]}" || { fail "store $how: daemon did not start"; continue; }
+		setup "store $how: markers written on every CPU" run_markers st "$n" -s 200
+		rc=0
+		stop_daemon || rc=$?
+		eq "store $how: daemon exit status after SIGTERM" "$rc" 0
+		total=$(sed -n 's/^total: \([0-9]*\) sub-buffers.*/\1/p' "$W/st-$how.out")
+		spliced=$(sed -n 's/^stored by splice: \([0-9]*\) sub-buffers.*/\1/p' "$W/st-$how.out")
+		check "store $how: sub-buffers stored ($total)" test "${total:-0}" -gt 0
+		if [[ $how == splice ]]; then
+			eq "store splice: every sub-buffer spliced" "$spliced" "$total"
+		else
+			eq "store pwritev: none spliced" "$spliced" 0
+		fi
+		check "store $how: unpack" unpack "$W/st-$how" "$W/st-$how.ctf"
+		check "store $how: babeltrace2 reads the trace" bt "$W/st-$how.ctf" "$W/st-$how.txt"
+		eq "store $how: babeltrace2 stderr is empty" "$(head -c 300 "$W/st-$how.txt.err")" ""
+		# CPU and payload of every marker, in each CPU's order.
+		sed -nE 's/.* ringtrace_marker: \{ cpu_id = ([0-9]+),.*(\{ len = .*)$/\1 \2/p' \
+			"$W/st-$how.txt" | sort -s -n -k1,1 >"$W/st-$how.markers"
+		eq "store $how: markers read back" "$(wc -l <"$W/st-$how.markers")" $((n * ${#CPUS[@]}))
+	done
+	check "store: the spliced trace's markers are the pwritev() trace's, byte for byte" \
+		cmp -s "$W/st-splice.markers" "$W/st-pwritev.markers"
+}
+
 # The first events after tracing starts, more than a ring holds: the
 # drain threads must be draining from that moment.  They park on the
 # buffers while tracing is off (the kernel says POLLHUP); a parked thread
@@ -2849,7 +2884,7 @@ wait_gone() {
 
 # Every test, in the order they run.
 ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
-	test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
+	test_end_to_end test_splice_store test_start_burst test_kernel_generator test_losses test_sigkill
 	test_enospc test_rotation test_hup test_thread_table test_chunk_time test_backlog
 	test_second_signal test_kill_packing test_service test_retention
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
