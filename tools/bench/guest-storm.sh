@@ -25,10 +25,21 @@
 #   store     ringtrace only: defaults, ringtraced -l store.  The chunks
 #             stay uncompressed, as LTTng's and trace-cmd's files are: the
 #             consumer does the others' work, copying packets to a file,
-#             and no more (issue 19: "its consumer splices")
+#             and no more (issue 19: "its consumer splices"); ringtraced
+#             splices the packets where the module offers it (issue 34)
+#   store-writev  the same with --no-splice: each packet written with
+#             pwritev() from the mapping, as before issue 34 (not in the
+#             default list: STORM_CONFIGS="... store store-writev")
 #
 # STORM_RINGTRACED_ARGS: more options for ringtraced in every ringtrace
 # run (an experiment's, e.g. "--wakeup 1"; words split on blanks).
+# STORM_PERF="CONFIG...": where ringtraced's drain threads spend their
+# CPU: after the measured runs, one more ringtrace run per CONFIG named
+# (e.g. "store store-writev") under perf record (cpu-clock, call graphs)
+# of those threads, its report by symbol in
+# OUTDIR/storm/ringtrace-CONFIG.perf and .perf-g; its storm line goes to
+# OUTDIR/storm-perf.txt, not to the table (perf's sampling is charged to
+# the threads it samples).
 #
 # perf also gets --synth=no -B and a control fifo (it starts disabled and
 # says when it records), which change its start and end, not its buffers.
@@ -129,9 +140,10 @@ storm() {
 	} END { printf "%.1f\n", n ? s / n : 0 }')
 }
 
+perf_pass=0
 line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES [KEY=VALUE...]
 	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6${7:+ ${*:7}}" \
-		>>"$out/storm.txt"
+		>>"$out/storm$( ((!perf_pass)) || echo -perf).txt"
 	say "$1 ($2): $ns ns/call, lost $3, recorded $4"
 }
 
@@ -143,13 +155,39 @@ keep() {
 
 dir_bytes() { du -sb "$1" | cut -f1; }
 
+# perf_drain_start PID NAME: perf record of PID's rtd-drain/N threads
+# (STORM_PERF); sets perf_pid.
+perf_drain_start() {
+	local t comm tids=
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[[ $comm == rtd-drain/* ]] && tids+=${tids:+,}${t##*/}
+	done
+	[[ -n $tids ]] || fail "no drain thread in ringtraced $1"
+	perf record -e cpu-clock -F 999 -g -t "$tids" -o "$WORK/$2.perf.data" \
+		>"$RAW/$2.perf-record" 2>&1 &
+	perf_pid=$!
+	sleep 1
+}
+
+perf_drain_stop() {
+	kill -INT "$perf_pid"
+	wait "$perf_pid" || true
+	perf report -i "$WORK/$1.perf.data" --stdio --no-children \
+		--sort sym --percent-limit 0.5 -g none >"$RAW/$1.perf" 2>&1 || true
+	perf report -i "$WORK/$1.perf.data" --stdio --no-children \
+		--sort sym --percent-limit 2 -g caller,0.5,callee >"$RAW/$1.perf-g" 2>&1 || true
+	rm -f "$WORK/$1.perf.data"
+}
+
 run_ringtrace() {
 	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt tpid dpid t0 lost events
 	local d0 p0 d1 p1 life
 	local -a level=()
 	rm -rf "$dir"
-	[[ $cfg == store ]] && level=(-l store)
-	if [[ $cfg == defaults || $cfg == store ]]; then
+	[[ $cfg == store* ]] && level=(-l store)
+	[[ $cfg == store-writev ]] && level+=(--no-splice)
+	if [[ $cfg == defaults || $cfg == store* ]]; then
 		# shellcheck disable=SC2046 # "subbuf_size num_subbufs mode"
 		set -- $(<"$out/rt-defaults")
 		rt_set subbuf_size "$1"
@@ -174,11 +212,13 @@ run_ringtrace() {
 	done
 	read -r dpid </proc/"$tpid"/task/"$tpid"/children || true	# no newline
 	[[ $dpid =~ ^[0-9]+$ ]] || fail "no ringtraced under time(1): '$dpid'"
+	((!perf_pass)) || perf_drain_start "$dpid" "$name"
 	t0=$(ticks_of "$dpid")
 	read -r d0 p0 <<<"$(split_ticks "$dpid")"
 	storm "$name"
 	t0=$(($(ticks_of "$dpid") - t0))
 	read -r d1 p1 <<<"$(split_ticks "$dpid")"
+	((!perf_pass)) || perf_drain_stop "$name"
 	kill -TERM "$dpid"
 	wait "$tpid" || fail "ringtraced exited with status $?"
 	life=$(awk -v hz="$CLK_TCK" '{ printf "%d\n", ($1 + $2) * hz + 0.5 }' "$RAW/$name.time")
@@ -190,7 +230,7 @@ run_ringtrace() {
 	} END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
 	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")" \
 		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life"
-	keep "storm-$name" "$dir"
+	((perf_pass)) || keep "storm-$name" "$dir"
 	rm -rf "$dir"
 }
 
@@ -323,10 +363,15 @@ fi
 for cfg in ${STORM_CONFIGS:-defaults 1mib store}; do
 	for t in "${tracers[@]}"; do
 		[[ -n $t ]] || continue
-		[[ $cfg != store || $t == ringtrace ]] || continue
+		[[ $cfg != store* || $t == ringtrace ]] || continue
 		"run_${t//-/}" "$cfg"
 	done
 done
+perf_pass=1
+for cfg in ${STORM_PERF:-}; do
+	run_ringtrace "$cfg"
+done
+perf_pass=0
 # Leave ringtrace and ftrace as the module and the boot had them.
 # shellcheck disable=SC2046
 set -- $(<"$out/rt-defaults")
