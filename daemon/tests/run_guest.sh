@@ -1251,7 +1251,7 @@ sys_run() {
 	shift
 	reset_module
 	# -ff: a file per thread, so that no call is split in two lines.
-	WRAP=(strace -ff -y -qq -o "$W/$name.strace" -e trace=ioctl,write,writev)
+	WRAP=(strace -ff -y -qq -o "$W/$name.strace" -e trace=ioctl,write,writev,pwritev,splice)
 	start_daemon "$name" -o "$W/$name" -f 0 "$@" ||
 		{ WRAP=(); fail "$name: daemon did not start"; return 1; }
 	WRAP=()
@@ -1270,11 +1270,14 @@ sys_run() {
 	put=$(grep -c ', 0xb9, 0x2, .* = 0$' "$W/$name.strace")
 	other=$(grep -c ', 0xb9, 0x[345], ' "$W/$name.strace")
 	writes=$(grep -c '^write([0-9]*<[^>]*\.zst>' "$W/$name.strace")
-	writevs=$(grep -c '^writev([0-9]*<[^>]*\.zst>' "$W/$name.strace")
+	writevs=$(grep -c '^p\?writev([0-9]*<[^>]*\.zst>' "$W/$name.strace")
+	# Spliced: from the buffer file into the pipe, from the pipe into a chunk.
+	splice_in=$(grep -c '^splice([0-9]*</[^>]*/buffer>, \[' "$W/$name.strace")
+	splice_out=$(grep -c '^splice([0-9]*<pipe:[^>]*>, NULL, [0-9]*<[^>]*\.zst>' "$W/$name.strace")
 	check "$name: sub-buffers recorded ($packets)" test "${packets:-0}" -gt 4
 	eq "$name: one successful GET_SUBBUF per sub-buffer" "$get" "$packets"
 	eq "$name: one PUT_SUBBUF per sub-buffer" "$put" "$packets"
-	note "$name: $packets sub-buffers: $get GET + $put PUT, $again GET -> EAGAIN/ENODATA (one per wakeup), $other FLUSH/POSITIONS/STATS, $writes write + $writevs writev"
+	note "$name: $packets sub-buffers: $get GET + $put PUT, $again GET -> EAGAIN/ENODATA (one per wakeup), $other FLUSH/POSITIONS/STATS, $writes write + $writevs pwritev, $splice_in + $splice_out splice in + out"
 }
 
 # An event registered by another module during the recording, written,
@@ -1979,14 +1982,23 @@ test_races() {
 }
 
 test_syscalls() {
-	local get put again other writes writevs packets
+	local get put again other writes writevs splice_in splice_out packets
 	command -v strace >/dev/null || { fail "sys: strace missing (tools/install-deps)"; return; }
 	note "syscalls per sub-buffer (strace)"
+	# The module splices: a packet (64 KiB) fits the daemon's pipe whole.
 	sys_run sys || return
-	eq "sys: one writev per sub-buffer into the chunks, straight from the mapping" \
-		"$writevs" "$packets"
-	eq "sys: no other write to a chunk (the packers write their temporary files)" "$writes" 0
+	eq "sys: one splice per sub-buffer from the held packet into the pipe" \
+		"$splice_in" "$packets"
+	eq "sys: one splice per sub-buffer from the pipe into the chunks" \
+		"$splice_out" "$packets"
+	eq "sys: no write or pwritev to a chunk (the packers write their temporary files)" \
+		"$writes $writevs" "0 0"
 	holds_written sys
+	sys_run sysw --no-splice || return
+	eq "sysw: --no-splice: one pwritev per sub-buffer into the chunks, straight from the mapping" \
+		"$writevs" "$packets"
+	eq "sysw: no splice, no other write to a chunk" "$writes $splice_in $splice_out" "0 0 0"
+	holds_written sysw
 }
 
 # holds_written NAME: NAME's trace decodes (unpack, babeltrace2) and holds,
@@ -2013,7 +2025,7 @@ holds_written() {
 # ticks and four per CPU.  The trace holds every event the module did not
 # count as lost.
 test_wakeup() {
-	local get put again other writes writevs packets ticks bound
+	local get put again other writes writevs splice_in splice_out packets ticks bound
 	command -v strace >/dev/null || { fail "wk: strace missing (tools/install-deps)"; return; }
 	note "wakeup watermark: --wakeup ${RT_WAKEUP_TEST:-4} (strace)"
 	SYS_MARKERS="2000 -s 48 -d 500" sys_run wk -f 1000 --subbuf-size 4K \
