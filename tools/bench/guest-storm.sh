@@ -155,16 +155,18 @@ keep() {
 
 dir_bytes() { du -sb "$1" | cut -f1; }
 
-# perf_drain_start PID NAME: perf record of PID's rtd-drain/N threads
-# (STORM_PERF); sets perf_pid.
+# perf_drain_start PID NAME: perf record of every CPU (STORM_PERF; its
+# report keeps PID's rtd-drain/N threads: perf record -t of them took no
+# sample under TCG); sets perf_pid and perf_comms.
 perf_drain_start() {
-	local t comm tids=
+	local t comm
+	perf_comms=
 	for t in /proc/"$1"/task/*; do
 		read -r comm <"$t/comm" 2>/dev/null || continue
-		[[ $comm == rtd-drain/* ]] && tids+=${tids:+,}${t##*/}
+		[[ $comm == rtd-drain/* ]] && perf_comms+=${perf_comms:+,}$comm
 	done
-	[[ -n $tids ]] || fail "no drain thread in ringtraced $1"
-	perf record -e cpu-clock -F 999 -g -t "$tids" -o "$WORK/$2.perf.data" \
+	[[ -n $perf_comms ]] || fail "no drain thread in ringtraced $1"
+	perf record -a -e cpu-clock -F 999 -g -o "$WORK/$2.perf.data" \
 		>"$RAW/$2.perf-record" 2>&1 &
 	perf_pid=$!
 	sleep 1
@@ -174,9 +176,11 @@ perf_drain_stop() {
 	kill -INT "$perf_pid"
 	wait "$perf_pid" || true
 	perf report -i "$WORK/$1.perf.data" --stdio --no-children \
-		--sort sym --percent-limit 0.5 -g none >"$RAW/$1.perf" 2>&1 || true
+		--comms "$perf_comms" --sort sym --percent-limit 0.5 -g none \
+		>"$RAW/$1.perf" 2>&1 || true
 	perf report -i "$WORK/$1.perf.data" --stdio --no-children \
-		--sort sym --percent-limit 2 -g caller,0.5,callee >"$RAW/$1.perf-g" 2>&1 || true
+		--comms "$perf_comms" --sort sym --percent-limit 2 \
+		-g caller,0.5,callee >"$RAW/$1.perf-g" 2>&1 || true
 	rm -f "$WORK/$1.perf.data"
 }
 
