@@ -48,7 +48,7 @@
 # One line per run in OUTDIR/storm.txt:
 #   storm tracer=T config=C cpus=N calls=N ns_per_call=X lost=N events=N
 #         consumer_ticks=N clk_tck=N wall_ms=N bytes=N
-#         [drain_ticks=N pack_ticks=N life_ticks=N]
+#         [drain_ticks=N pack_ticks=N life_ticks=N drain_sys_ticks=N]
 # ns_per_call is the mean over the CPUs' loops; lost what the tracer
 # counted as lost; events what it recorded (-1 for LTTng, which does not
 # say: check-traces counts them on the host); consumer_ticks the CPU time
@@ -57,7 +57,9 @@
 # (drain_ticks: the rtd-drain/N threads that copy packets out; pack_ticks:
 # the rtd-pack/N compression workers; over the storm, like consumer_ticks)
 # and life_ticks, its CPU time from start to exit (time(1)): the packers
-# finish after the storm, at the stop, and that is part of the cost.
+# finish after the storm, at the stop, and that is part of the cost;
+# drain_sys_ticks, of drain_ticks the kernel's (stime: the copy, the
+# ioctls, the splices).
 # Every run's trace goes to OUTDIR/traces/storm-T-C/
 # with "expect" (getppid=CALLS x CPUs) for run-bench's self-check: each
 # tracer's trace must hold every getppid() call its counters do not
@@ -105,21 +107,25 @@ ticks_of() {
 	echo "$sum"
 }
 
-# split_ticks PID: "DRAIN PACK" -- utime + stime of ringtraced's drain
-# threads and of its packers (threads named by daemon/drain.c, packer.c).
+# split_ticks PID: "DRAIN PACK DRAIN_SYS" -- utime + stime of ringtraced's
+# drain threads and of its packers (threads named by daemon/drain.c,
+# packer.c), and the drain threads' stime alone.
 split_ticks() {
-	local t comm drain=0 pack=0
+	local t comm drain=0 pack=0 dsys=0
 	local -a st
 	for t in /proc/"$1"/task/*; do
 		read -r comm <"$t/comm" 2>/dev/null || continue
 		# comm is field 2 of stat, in parentheses, without spaces here.
 		read -r -a st <"$t/stat" 2>/dev/null || continue
 		case $comm in
-		rtd-drain/*) drain=$((drain + st[13] + st[14])) ;;
+		rtd-drain/*)
+			drain=$((drain + st[13] + st[14]))
+			dsys=$((dsys + st[14]))
+			;;
 		rtd-pack/*) pack=$((pack + st[13] + st[14])) ;;
 		esac
 	done
-	echo "$drain $pack"
+	echo "$drain $pack $dsys"
 }
 
 # storm NAME: rt-sysloop on every CPU at once; sets ns (mean ns per call)
@@ -186,7 +192,7 @@ perf_drain_stop() {
 
 run_ringtrace() {
 	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt tpid dpid t0 lost events
-	local d0 p0 d1 p1 life
+	local d0 p0 s0 d1 p1 s1 life
 	local -a level=()
 	rm -rf "$dir"
 	[[ $cfg == store* ]] && level=(-l store)
@@ -218,10 +224,10 @@ run_ringtrace() {
 	[[ $dpid =~ ^[0-9]+$ ]] || fail "no ringtraced under time(1): '$dpid'"
 	((!perf_pass)) || perf_drain_start "$dpid" "$name"
 	t0=$(ticks_of "$dpid")
-	read -r d0 p0 <<<"$(split_ticks "$dpid")"
+	read -r d0 p0 s0 <<<"$(split_ticks "$dpid")"
 	storm "$name"
 	t0=$(($(ticks_of "$dpid") - t0))
-	read -r d1 p1 <<<"$(split_ticks "$dpid")"
+	read -r d1 p1 s1 <<<"$(split_ticks "$dpid")"
 	((!perf_pass)) || perf_drain_stop "$name"
 	kill -TERM "$dpid"
 	wait "$tpid" || fail "ringtraced exited with status $?"
@@ -233,7 +239,8 @@ run_ringtrace() {
 		ev += v["delivered"]
 	} END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
 	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")" \
-		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life"
+		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life" \
+		"drain_sys_ticks=$((s1 - s0))"
 	((perf_pass)) || keep "storm-$name" "$dir"
 	rm -rf "$dir"
 }
@@ -363,6 +370,14 @@ if lttng_ok; then
 else
 	echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/storm.txt"
 	say "lttng: not run: $(lttng_why)"
+fi
+# STORM_TRACERS: a subset of the tracers (an experiment's, e.g.
+# "ringtrace lttng" with STORM_CONFIGS repeating "defaults store
+# store-writev" for rounds that alternate).
+if [[ -n ${STORM_TRACERS:-} ]]; then
+	for t in "${!tracers[@]}"; do
+		[[ " $STORM_TRACERS " == *" ${tracers[t]} "* ]] || tracers[t]=
+	done
 fi
 for cfg in ${STORM_CONFIGS:-defaults 1mib store}; do
 	for t in "${tracers[@]}"; do
