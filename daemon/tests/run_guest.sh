@@ -393,6 +393,8 @@ test_end_to_end() {
 # splice (the default where the module offers it: RINGTRACE_FEATURE_SPLICE)
 # and by pwritev() from the mapping (--no-splice) read back the same,
 # every payload verbatim, and the summary says which path stored them.
+# One kernel's boot (DAEMON_ONLY): test_syscalls splices on every kernel,
+# selftests/splice_test checks the module's side there.
 test_splice_store() {
 	local n=1000 how rc total spliced
 	for how in splice pwritev; do
@@ -1994,12 +1996,6 @@ test_syscalls() {
 	eq "sys: no write or pwritev to a chunk (the packers write their temporary files)" \
 		"$writes $writevs" "0 0"
 	holds_written sys
-	# Fewer markers: the count per sub-buffer is what is checked here.
-	SYS_MARKERS="6000 -s 48" sys_run sysw --no-splice || return
-	eq "sysw: --no-splice: one pwritev per sub-buffer into the chunks, straight from the mapping" \
-		"$writevs" "$packets"
-	eq "sysw: no splice, no other write to a chunk" "$writes $splice_in $splice_out" "0 0 0"
-	holds_written sysw
 }
 
 # holds_written NAME: NAME's trace decodes (unpack, babeltrace2) and holds,
@@ -2918,7 +2914,7 @@ ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
 # flush, poll, the counters) is what the others test on every kernel.  They
 # are two thirds of the suite's time: tools/run-tests runs them in one boot
 # (RT_DAEMON_SCOPE=kernel in the others).
-DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_enospc test_rotation test_hup
+DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_splice_store test_enospc test_rotation test_hup
 	test_thread_table test_chunk_time test_backlog test_second_signal test_kill_packing
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many
