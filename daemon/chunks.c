@@ -3,8 +3,14 @@
  * One CPU's chunk files, written by that CPU's drain thread (drain.c).
  *
  * Every packet becomes one stored zstd frame (lib/chunk.c) appended to the
- * current chunk with one writev() from the kernel's mapping, before the
- * sub-buffer goes back to the kernel.  So at any instant:
+ * current chunk before the sub-buffer goes back to the kernel: spliced
+ * from the held packet's pages through a pipe where the module offers it
+ * (RINGTRACE_FEATURE_SPLICE; its headers written into the pipe, the pipe
+ * spliced into the chunk), otherwise -- or with --no-splice -- with one
+ * pwritev() from the kernel's mapping.  Either way the page cache gets
+ * one copy of each byte; splice saves the read through the user mapping
+ * (Documentation/ringtrace/benchmarks.rst has what that is worth).  So at
+ * any instant:
  *
  *   - every packet the kernel counts as delivered is in a chunk as a whole
  *     frame (a SIGKILL loses nothing the module did not count);
@@ -70,18 +76,22 @@ double pthread_cpu_s(pthread_t t)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* writev() all of it, or -errno with the file possibly extended in part. */
-static int writev_all(int fd, struct iovec *iov, int cnt)
+/*
+ * pwritev() all of it at @off, or -errno with the file possibly extended
+ * in part.
+ */
+static int pwritev_all(int fd, struct iovec *iov, int cnt, uint64_t off)
 {
 	ssize_t n;
 
 	while (cnt) {
-		n = writev(fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX);
+		n = pwritev(fd, iov, cnt < IOV_MAX ? cnt : IOV_MAX, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
+		off += (uint64_t)n;
 		for (; cnt && (size_t)n >= iov->iov_len; iov++, cnt--)
 			n -= (ssize_t)iov->iov_len;
 		if (cnt) {
@@ -90,6 +100,169 @@ static int writev_all(int fd, struct iovec *iov, int cnt)
 		}
 	}
 	return 0;
+}
+
+/* The pipe's bytes into the chunk at *@at, all of them, or -errno. */
+static int pipe_out(struct chunk_writer *w, uint64_t *at)
+{
+	loff_t off;
+	ssize_t n;
+
+	while (w->pipe_bytes) {
+		off = (loff_t)*at;
+		n = splice(w->pipe[0], NULL, w->fd, &off, w->pipe_bytes, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n ? -errno : -EIO;
+		*at += (uint64_t)n;
+		w->pipe_bytes -= (size_t)n;
+	}
+	w->pipe_free = w->pipe_slots;
+	return 0;
+}
+
+/*
+ * Into the pipe: @len bytes of the held packet at mapping offset @src,
+ * as page buffers of the module (a slot per page), as many as fit.
+ */
+static ssize_t pipe_in_packet(struct chunk_writer *w, uint64_t src, size_t len)
+{
+	size_t lead = (size_t)(src % w->page);
+	size_t room = (size_t)w->pipe_free * w->page;
+	loff_t off = (loff_t)src;
+	ssize_t n;
+
+	if (room <= lead)
+		return -EAGAIN;
+	if (len > room - lead)
+		len = room - lead;
+	n = splice(w->src_fd, &off, w->pipe[1], NULL, len, 0);
+	if (n <= 0)
+		return n ? -errno : -EIO;
+	w->pipe_free -= (unsigned int)((lead + (size_t)n + w->page - 1) /
+				       w->page);
+	w->pipe_bytes += (size_t)n;
+	return n;
+}
+
+/* Into the pipe: the frame's headers, @len bytes copied (one slot). */
+static ssize_t pipe_in_bytes(struct chunk_writer *w, const void *p, size_t len)
+{
+	ssize_t n;
+
+	if (!w->pipe_free)
+		return -EAGAIN;
+	n = write(w->pipe[1], p, len);
+	if (n <= 0)
+		return n ? -errno : -EIO;
+	w->pipe_free--;
+	w->pipe_bytes += (size_t)n;
+	return n;
+}
+
+/*
+ * One stored frame through the pipe: the headers written into it, the
+ * data (@iov's pieces in the mapping) spliced from the held packet's
+ * pages, and the pipe spliced into the chunk whenever the next piece does
+ * not fit, and at the end.  Consecutive headers go in one write.
+ */
+static int splice_frame(struct chunk_writer *w, const struct iovec *iov,
+			unsigned int cnt)
+{
+	const uint8_t *map = w->src_map;
+	uint64_t at = w->size;
+	uint8_t hdr[64];
+	unsigned int i = 0;
+	size_t done = 0;
+	ssize_t n;
+	int err;
+
+	while (i < cnt) {
+		const uint8_t *p = iov[i].iov_base;
+		size_t len = iov[i].iov_len;
+
+		if (p >= map && p + len <= map + w->src_len) {
+			n = pipe_in_packet(w, (uint64_t)(p - map) + done,
+					   len - done);
+		} else {
+			size_t h = 0;
+			unsigned int k;
+
+			for (k = i; k < cnt && h + iov[k].iov_len <= sizeof(hdr); k++) {
+				p = iov[k].iov_base;
+				if (p >= map && p < map + w->src_len)
+					break;
+				memcpy(hdr + h, p, iov[k].iov_len);
+				h += iov[k].iov_len;
+			}
+			n = pipe_in_bytes(w, hdr, h);
+			if (n > 0 && (size_t)n == h) {
+				i = k;
+				continue;
+			}
+			if (n > 0)	/* a pipe takes a small write whole */
+				return -EIO;
+		}
+		if (n == -EAGAIN || n == -EINTR) {
+			err = n == -EAGAIN ? pipe_out(w, &at) : 0;
+			if (err)
+				return err;
+			continue;
+		}
+		if (n < 0)
+			return (int)n;
+		done += (size_t)n;
+		if (done == len) {
+			i++;
+			done = 0;
+		}
+	}
+	return pipe_out(w, &at);
+}
+
+/*
+ * Splice from @src's held packets when the module offers it and the user
+ * did not say --no-splice: a pipe of up to a packet's pages (what the
+ * system lets us have; a larger packet goes through it in parts).
+ */
+int chunks_source(struct chunk_writer *w, const struct rt_buffer *src)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int size;
+
+	w->pipe[0] = w->pipe[1] = -1;
+	if (opt.no_splice || !buffer_can_splice(src))
+		return 0;
+	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	/* A page per slot; the headers need a few more. */
+	size = fcntl(w->pipe[1], F_SETPIPE_SZ,
+		     (int)(w->max_packet + 16 * (size_t)page));
+	if (size < 0)
+		size = fcntl(w->pipe[1], F_GETPIPE_SZ);
+	if (size < 2 * page) {
+		chunks_unsource(w);
+		return size < 0 ? -errno : -ENOSPC;
+	}
+	w->page = (size_t)page;
+	w->pipe_slots = (unsigned int)(size / page);
+	w->pipe_free = w->pipe_slots;
+	w->pipe_bytes = 0;
+	w->src_fd = src->fd;
+	w->src_map = src->map;
+	w->src_len = src->map_len;
+	return 0;
+}
+
+void chunks_unsource(struct chunk_writer *w)
+{
+	if (w->pipe[0] >= 0)
+		close(w->pipe[0]);
+	if (w->pipe[1] >= 0)
+		close(w->pipe[1]);
+	w->pipe[0] = w->pipe[1] = -1;
+	w->src_map = NULL;
 }
 
 /* The oldest chunks beyond --max-files leave the table and the disk. */
@@ -120,9 +293,9 @@ static int open_next(struct chunk_writer *w)
 	int fd;
 
 	chunk_name(name, sizeof(name), w->cpu, seq);
+	/* Not O_APPEND, which splice refuses: every write says where. */
 	fd = openat(w->dirfd, name,
-		    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-		    0640);
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
 	c = packer_chunk_new(w->cpu_index, w->cpu, seq);
@@ -174,7 +347,7 @@ static void close_current(struct chunk_writer *w)
 	drop = !w->size && packer_chunks_on_disk(w->cpu_index) > 1;
 	if (!w->size && !drop) {
 		h.blocks = block;
-		if (!writev_all(fd, iov, (int)chunk_stored_iov(iov, &h, NULL, 0)))
+		if (!pwritev_all(fd, iov, (int)chunk_stored_iov(iov, &h, NULL, 0), 0))
 			w->size = chunk_stored_size(0);
 		else
 			drop = true;
@@ -221,6 +394,7 @@ int chunks_open(struct chunk_writer *w, unsigned int cpu,
 	w->cpu_index = cpu_index;
 	w->dirfd = dirfd;
 	w->fd = -1;
+	w->pipe[0] = w->pipe[1] = -1;
 	w->max_packet = max_packet;
 	w->iov = calloc(niov, sizeof(*w->iov));
 	w->hdrs.blocks = calloc(niov, sizeof(*w->hdrs.blocks));
@@ -232,12 +406,20 @@ int chunks_open(struct chunk_writer *w, unsigned int cpu,
 int chunks_write(struct chunk_writer *w, const void *data, size_t len)
 {
 	uint64_t start = w->size;
+	unsigned int cnt;
 	int err;
 
 	if (len > w->max_packet)
 		return -EMSGSIZE;	/* larger than the geometry allows */
-	err = writev_all(w->fd, w->iov,
-			 (int)chunk_stored_iov(w->iov, &w->hdrs, data, len));
+	cnt = chunk_stored_iov(w->iov, &w->hdrs, data, len);
+	if (w->src_map) {
+		err = splice_frame(w, w->iov, cnt);
+		/* Whatever is left of it: the packet stays held, unput. */
+		if (err)
+			chunks_unsource(w);
+	} else {
+		err = pwritev_all(w->fd, w->iov, (int)cnt, w->size);
+	}
 	if (err) {
 		/*
 		 * ENOSPC, EIO, EFBIG... somewhere in this packet's frame: cut
@@ -260,6 +442,8 @@ int chunks_write(struct chunk_writer *w, const void *data, size_t len)
 	COUNTER_ADD(w->packets, 1);
 	COUNTER_ADD(w->bytes_in, len);
 	COUNTER_ADD(w->bytes_out, chunk_stored_size(len));
+	if (w->src_map)
+		COUNTER_ADD(w->spliced, 1);
 	return 0;
 }
 
@@ -295,6 +479,7 @@ int chunks_roll_if_due(struct chunk_writer *w, uint64_t now)
 void chunks_finish(struct chunk_writer *w)
 {
 	close_current(w);
+	chunks_unsource(w);
 	free(w->iov);
 	free(w->hdrs.blocks);
 	w->iov = NULL;

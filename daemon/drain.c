@@ -4,7 +4,8 @@
  *
  *   loop:  poll(buffer fd, request eventfd)
  *          readable -> GET_SUBBUF, write the packet as a stored frame
- *                      (chunks.c, one writev() from the mapping),
+ *                      (chunks.c: spliced, or one pwritev() from the
+ *                      mapping),
  *                      PUT_SUBBUF; until GET says -EAGAIN.  After a PUT,
  *                      close the chunk if it is full (between sub-buffers,
  *                      never while one is held)
@@ -22,7 +23,7 @@
  *                      parks at start, before tracing is on, so that wake
  *                      is what lets a fast writer's first packets out.
  *
- * Two ioctls and one writev per sub-buffer, never an event parsed, never a
+ * Two ioctls and one frame per sub-buffer, never an event parsed, never a
  * compressor: draining costs what copying the packet out costs, whatever
  * the level the packers use.  Threads rather than one loop over every CPU
  * because a loop drains nothing while its one thread does not run, and a
@@ -283,7 +284,7 @@ static enum drain_result fail(struct cpu *c, int err, const char *fmt, ...)
 }
 
 /*
- * GET, write, PUT: two ioctls and one writev per sub-buffer.  With
+ * GET, write, PUT: two ioctls and one frame per sub-buffer.  With
  * @rotations, a rotation main asked for (--on-chunk) ends the batch, so
  * that a full chunk closes after a packet or two, not after a ring's worth.
  */
@@ -589,6 +590,8 @@ int drain_start(int notify)
 			return -errno;
 		err = chunks_open(&c->out, c->buf.cpu, i, outdirfd,
 				  c->buf.subbuf_size);
+		if (!err)
+			err = chunks_source(&c->out, &c->buf);
 		if (err) {
 			snprintf(c->errmsg, sizeof(c->errmsg), "%s/cpu%u-%06u.zst: %s",
 				 outdir, c->buf.cpu, 1U, strerror(-err));

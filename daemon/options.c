@@ -103,7 +103,11 @@ static void usage(FILE *f)
 "                            (the zstd window is at most %u MiB):\n"
 "                              %s\n"
 "                            Draining needs no memory of its own per CPU: it\n"
-"                            writes from the kernel's mapping\n"
+"                            splices the kernel's pages into the chunks (or\n"
+"                            writes from its mapping: --no-splice)\n"
+"      --no-splice           store each packet with pwritev() from the mapping\n"
+"                            even where the module can splice its pages (a\n"
+"                            module older than splice: always)\n"
 "  -j, --workers=N           compression threads, 1..%d (default: one per\n"
 "                            online CPU, at most 4, here %u); they run at idle\n"
 "                            priority while recording, so a load that leaves\n"
@@ -325,6 +329,7 @@ enum {
 	OPT_RESTORE_FD,
 	OPT_SYMBOLS_MAX,
 	OPT_NO_SYMBOLS,
+	OPT_NO_SPLICE,
 	OPT_RECOVER,
 	OPT_IMAGE,
 	OPT_FORCE,
@@ -389,6 +394,7 @@ void parse_options(int argc, char **argv)
 		{ "restore-fd",		required_argument, NULL, OPT_RESTORE_FD },
 		{ "symbols-max",	required_argument, NULL, OPT_SYMBOLS_MAX },
 		{ "no-symbols",		no_argument,	   NULL, OPT_NO_SYMBOLS },
+		{ "no-splice",		no_argument,	   NULL, OPT_NO_SPLICE },
 		{ "recover",		no_argument,	   NULL, OPT_RECOVER },
 		{ "image",		required_argument, NULL, OPT_IMAGE },
 		{ "force",		no_argument,	   NULL, OPT_FORCE },
@@ -574,6 +580,9 @@ void parse_options(int argc, char **argv)
 		case OPT_NO_SYMBOLS:
 			opt.no_symbols = true;
 			symbols = true;
+			break;
+		case OPT_NO_SPLICE:
+			opt.no_splice = true;
 			break;
 		case OPT_RECOVER:
 			opt.recover = true;

@@ -52,7 +52,7 @@ static double drain_cpu_s(void)
 
 void report_print(const char *title)
 {
-	uint64_t packets = 0, in = 0, out = 0, lost_all = 0;
+	uint64_t packets = 0, in = 0, out = 0, lost_all = 0, spliced = 0;
 	char first[PATH_MAX + 128];
 	struct syncer_stats ss;
 	struct packer_stats ps;
@@ -71,6 +71,7 @@ void report_print(const char *title)
 		       (unsigned long long)COUNTER_READ(w->bytes_out),
 		       (unsigned long long)COUNTER_READ(w->chunks));
 		packets += COUNTER_READ(w->packets);
+		spliced += COUNTER_READ(w->spliced);
 		in += COUNTER_READ(w->bytes_in);
 		out += COUNTER_READ(w->bytes_out);
 
@@ -95,6 +96,8 @@ void report_print(const char *title)
 	report("total: %llu sub-buffers, %llu bytes in, %llu bytes stored, %llu events lost",
 	       (unsigned long long)packets, (unsigned long long)in,
 	       (unsigned long long)out, (unsigned long long)lost_all);
+	report("stored by splice: %llu sub-buffers (the others with pwritev)",
+	       (unsigned long long)spliced);
 	packer_stats(&ps);
 	report("chunks: %llu compressed (%llu -> %llu bytes, ratio %.2f), %llu waiting (%llu bytes stored), %llu uncompressed (%llu bytes); %u workers, %u busy",
 	       (unsigned long long)ps.packed, (unsigned long long)ps.packed_in,

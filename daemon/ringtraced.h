@@ -105,6 +105,7 @@ struct options {
 	unsigned int max_snapshots;	/* --max; 0: no bound */
 	uint64_t symbols_max;		/* --symbols-max, bytes */
 	bool no_symbols;		/* --no-symbols */
+	bool no_splice;			/* --no-splice: pwritev() */
 	/* --recover: the persistent region's trace (prevboot.c) */
 	bool recover;
 	const char *image;		/* --image: a file, not persist/image */
@@ -187,6 +188,12 @@ int buffer_positions(struct rt_buffer *b, struct ringtrace_positions *p);
 /* The module's counts since the buffer was opened (@b->base). */
 int buffer_stats(struct rt_buffer *b, struct ringtrace_stats *st);
 int buffer_set_wakeup(struct rt_buffer *b, unsigned int packets);
+
+/* The module splices held packets into pipes (an older one: 0 here). */
+static inline bool buffer_can_splice(const struct rt_buffer *b)
+{
+	return b->meta->features & RINGTRACE_FEATURE_SPLICE;
+}
 /* True when the positions say a packet is open (being written). */
 bool positions_packet_open(const struct ringtrace_positions *p);
 /* Events lost since the open, all causes, as the meta page last showed. */
@@ -318,11 +325,28 @@ struct chunk_writer {
 	uint64_t bytes_out;		/* stored bytes written */
 	uint64_t chunks;		/* chunks opened */
 	uint64_t packets_unsaved;	/* cut back after a failed write */
+	uint64_t spliced;		/* of @packets, stored by splice */
+	/* Splicing (chunks_source()): the buffer file, a pipe's room. */
+	int src_fd;
+	const uint8_t *src_map;		/* NULL: pwritev() from the mapping */
+	size_t src_len;
+	int pipe[2];
+	size_t page;
+	unsigned int pipe_slots;	/* pages the pipe holds */
+	unsigned int pipe_free;		/* ... still free */
+	size_t pipe_bytes;		/* in it, not yet in the chunk */
 };
 
 /* Chunk 1 of CPU @cpu, for packets of at most @max_packet bytes. */
 int chunks_open(struct chunk_writer *w, unsigned int cpu,
 		unsigned int cpu_index, int dirfd, size_t max_packet);
+/*
+ * Splice @src's held packets into the chunks (when the module offers it
+ * and not --no-splice): chunks_write()'s data in @src's mapping then
+ * comes from the module's pages; 0 or -errno.  chunks_unsource() stops.
+ */
+int chunks_source(struct chunk_writer *w, const struct rt_buffer *src);
+void chunks_unsource(struct chunk_writer *w);
 /* One packet as a stored frame: whole, or -errno with the file cut back. */
 int chunks_write(struct chunk_writer *w, const void *data, size_t len);
 /*

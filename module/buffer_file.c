@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ringtrace: cpu/<N>/buffer, the consumer's file: read-only mmap of the
- * meta page and the sub-buffers, poll, and the GET/PUT/FLUSH/positions/
- * stats ioctls of include/uapi/linux/ringtrace.h.  One opener at a time.
+ * meta page and the sub-buffers, poll, splice of the held packet
+ * (splice.c), and the GET/PUT/FLUSH/positions/stats ioctls of
+ * include/uapi/linux/ringtrace.h.  One opener at a time.
  * Nothing here takes the global control lock on the read path: consumers
  * of different CPUs never wait for each other.
  */
@@ -51,7 +52,12 @@ static int rtr_buffer_open(struct inode *inode, struct file *file)
 	file->private_data = buf;
 unlock:
 	mutex_unlock(&rtr_control_lock);
-	return ret ?: nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+	nonseekable_open(inode, file);
+	/* No lseek; splice's off_in (RINGTRACE_FEATURE_SPLICE) wants PREAD. */
+	file->f_mode |= FMODE_PREAD;
+	return 0;
 }
 
 static int rtr_buffer_release(struct inode *inode, struct file *file)
@@ -336,6 +342,7 @@ const struct file_operations rtr_buffer_fops = {
 	.open = rtr_buffer_open,
 	.release = rtr_buffer_release,
 	.mmap = rtr_buffer_mmap,
+	.splice_read = rtr_buffer_splice_read,
 	.poll = rtr_buffer_poll,
 	.unlocked_ioctl = rtr_buffer_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

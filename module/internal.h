@@ -96,6 +96,13 @@ struct rtr_buffer {
 	 */
 	unsigned long origin;
 	u64 discarded_origin;
+	/*
+	 * The held packet's owners (splice.c [S1]): RTR_SPLICE_OWNER while
+	 * its consumer holds it, plus one per pipe buffer of its pages.  Set
+	 * and tested by GET, PUT and splice under consumer_lock; dropped by
+	 * the pipe's release, from anywhere.
+	 */
+	atomic_t splice_refs;
 	/* Serialises flushes of this buffer that do not run as a writer. */
 	struct mutex flush_lock;
 
@@ -205,6 +212,9 @@ void rtr_buffer_wake(struct rtr_buffer *buf);
 int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb);
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos);
 void rtr_buffer_unhold(struct rtr_buffer *buf);
+void rtr_buffer_hand_back(struct rtr_buffer *buf);
+unsigned long rtr_buffer_held_content(struct rtr_buffer *buf,
+				      unsigned long cons);
 void rtr_buffer_rebase(struct rtr_buffer *buf);
 void rtr_buffer_set_mode(struct rtr_buffer *buf, bool overwrite);
 unsigned long rtr_waiting(struct rtr_buffer *buf);
@@ -294,6 +304,25 @@ void *rtr_file_data(const struct inode *inode);
 /* control.c: the control files; buffer_file.c: cpu/<N>/buffer. */
 int rtr_control_files_init(void);
 extern const struct file_operations rtr_buffer_fops;
+
+/*
+ * splice.c: the held packet's pages handed to a pipe.  A consumer holds a
+ * packet with RTR_SPLICE_OWNER references (large enough that pipe buffers
+ * never reach it); rtr_splice_busy(): some pipe still holds pages of a
+ * buffer, so the buffers must not be replaced.  Control lock held.
+ */
+#define RTR_SPLICE_OWNER	(1 << 30)
+struct pipe_inode_info;
+ssize_t rtr_buffer_splice_read(struct file *file, loff_t *ppos,
+			       struct pipe_inode_info *pipe, size_t len,
+			       unsigned int flags);
+bool rtr_splice_busy(void);
+
+/* No consumer and no pipe holds any buffer's pages.  Control lock held. */
+static inline bool rtr_buffers_idle(void)
+{
+	return !rtr_trace.open_buffers && !rtr_splice_busy();
+}
 /* A short control word from userspace, NUL-terminated, blanks trimmed. */
 int rtr_read_word(const char __user *ubuf, size_t count, char *word,
 		  size_t size);

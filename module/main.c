@@ -272,7 +272,7 @@ int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
 	    !is_power_of_2(num_subbufs) ||
 	    num_subbufs > RINGTRACE_MAX_SUBBUFS)
 		return -EINVAL;
-	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
+	if (rtr_trace.tracing_on || !rtr_buffers_idle())
 		return -EBUSY;
 	return rtr_new_buffers(subbuf_size, num_subbufs);
 }
@@ -280,7 +280,7 @@ int rtr_set_geometry(unsigned long subbuf_size, unsigned int num_subbufs)
 int rtr_clear(void)
 {
 	lockdep_assert_held(&rtr_control_lock);
-	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
+	if (rtr_trace.tracing_on || !rtr_buffers_idle())
 		return -EBUSY;
 	return rtr_new_buffers(rtr_trace.subbuf_size, rtr_trace.num_subbufs);
 }

@@ -662,6 +662,9 @@ int rtr_mmap_files_init(void)
 void rtr_mmap_exit(void)
 {
 	rtr_mmap_events_set(false);
-	/* [M1] The last callbacks have returned past module_put(). */
+	/*
+	 * [M1] The last callbacks have returned past module_put(); so have
+	 * the last pipe buffer releases of splice.c [S3].
+	 */
 	synchronize_rcu_tasks();
 }

@@ -1015,8 +1015,8 @@ static const struct file_operations rtr_persist_image_fops = {
 /*
  * Release the kept image whose trace uuid is written: zero the region,
  * arm it, and move the rings into it -- a geometry change (EBUSY while
- * tracing is on or a buffer file is open).  The uuid makes a stale
- * release unable to clear a newer image.
+ * tracing is on, a buffer file is open or a pipe holds a buffer's pages).
+ * The uuid makes a stale release unable to clear a newer image.
  */
 static int rtr_persist_release_image(const char *word)
 {
@@ -1032,7 +1032,7 @@ static int rtr_persist_release_image(const char *word)
 		return -ENODATA;
 	if (memcmp(&uuid, h->trace_uuid, sizeof(uuid)))
 		return -EINVAL;
-	if (rtr_trace.tracing_on || rtr_trace.open_buffers)
+	if (rtr_trace.tracing_on || !rtr_buffers_idle())
 		return -EBUSY;
 	ret = rtr_persist_fit_most(&l, rtr_trace.subbuf_size);
 	if (ret)

@@ -119,6 +119,9 @@
  *       smp_store_release(ringtrace_tracing, 1); a stack writer:
  *       smp_load_acquire(ringtrace_tracing), then reads its table
  *
+ *  [S1] [S2] splice.c: the held packet's pipe buffers, and the one
+ *       of them or the consumer that hands it back
+ *
  * Race windows:
  *  [R1] An interrupt between a writer's offset cmpxchg and its header
  *       writes may fill and close the packet first: header fields are
@@ -747,6 +750,11 @@ int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb)
 					cons | RTR_POS_HELD) == cons)
 			break;
 	}
+	/*
+	 * Ours now ([S1] in splice.c): no pipe buffer is left of an earlier
+	 * packet, since HELD was clear.
+	 */
+	atomic_set(&buf->splice_refs, RTR_SPLICE_OWNER);
 
 	ph = rtr_packet(buf, cons);
 	content = ph->content_size / 8;
@@ -791,6 +799,14 @@ int rtr_buffer_get(struct rtr_buffer *buf, struct ringtrace_subbuf *sb)
 	return 0;
 }
 
+/* Bytes of the packet held at @cons (GET checked: below subbuf_size). */
+unsigned long rtr_buffer_held_content(struct rtr_buffer *buf,
+				      unsigned long cons)
+{
+	lockdep_assert_held(&buf->consumer_lock);
+	return rtr_packet(buf, cons)->content_size / 8;
+}
+
 /* Caller holds buf->consumer_lock. */
 int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 {
@@ -800,6 +816,15 @@ int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 	cons = atomic_long_read(&buf->consumed);
 	if (!(cons & RTR_POS_HELD) || (cons & ~RTR_POS_HELD) != pos)
 		return -EINVAL;
+	/*
+	 * [S2] A pipe still holds pages of the packet (or it is an earlier
+	 * consumer's, waiting for its pipes).  The acquire pairs with the
+	 * fully ordered decrement of the last pipe buffer's release: the
+	 * pipe's reads of the packet are done before the release below.
+	 */
+	if (atomic_read_acquire(&buf->splice_refs) != RTR_SPLICE_OWNER)
+		return -EBUSY;
+	atomic_set(&buf->splice_refs, 0);
 
 	/*
 	 * The packet is held: no writer can open its slot, and every writer
@@ -819,7 +844,9 @@ int rtr_buffer_put(struct rtr_buffer *buf, u64 pos)
 
 /*
  * The consumer went away holding a packet, or cannot learn that it holds
- * one: hand it back unconsumed.  Caller holds buf->consumer_lock.
+ * one: hand it back unconsumed -- at once, or, while a pipe still holds
+ * pages of it, when the last of them is released ([S1] in splice.c).
+ * Caller holds buf->consumer_lock.
  */
 void rtr_buffer_unhold(struct rtr_buffer *buf)
 {
@@ -827,6 +854,26 @@ void rtr_buffer_unhold(struct rtr_buffer *buf)
 
 	if (!(cons & RTR_POS_HELD))
 		return;
+	/* An earlier consumer's packet, waiting for its pipes: not ours. */
+	if (atomic_read(&buf->splice_refs) < RTR_SPLICE_OWNER)
+		return;
+	/* [S1] Fully ordered: exactly one of us and the last pipe buffer. */
+	if (atomic_sub_return(RTR_SPLICE_OWNER, &buf->splice_refs))
+		return;
+	rtr_buffer_hand_back(buf);
+}
+
+/*
+ * The held packet has no owner left (no consumer, no pipe buffer): back
+ * to the writers, unconsumed.  Under consumer_lock, or from the release
+ * of the packet's last pipe buffer, which its consumer left: no consumer
+ * can hold the packet then, a later one's GET and PUT see HELD and
+ * refuse it until the release below.
+ */
+void rtr_buffer_hand_back(struct rtr_buffer *buf)
+{
+	unsigned long cons = atomic_long_read(&buf->consumed);
+
 	/* The writer's number again, which the next GET checks. */
 	rtr_packet(buf, cons)->packet_seq_num = cons >> buf->w.subbuf_order;
 	/*
@@ -1071,6 +1118,7 @@ void rtr_buffer_carve(struct rtr_buffer *buf)
 	meta->subbuf_size = buf->w.subbuf_size;
 	meta->num_subbufs = (buf->w.buf_mask + 1) >> buf->w.subbuf_order;
 	meta->cpu = buf->cpu;
+	meta->features = RINGTRACE_FEATURE_SPLICE;
 	rtr_meta_update(buf);
 }
 

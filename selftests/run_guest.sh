@@ -42,7 +42,7 @@ readonly KVER=${RT_KVER:-$(uname -r)}
 readonly BUILD=${BUILD:-${RT_CACHE:-/var/cache/ringtrace}/build}
 readonly KO_DIR=$BUILD/$KVER
 readonly DEBUGFS=/sys/kernel/debug
-read -r -a TESTS <<<"${RT_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test kmod_test stress_test persist_test}"
+read -r -a TESTS <<<"${RT_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test kmod_test stress_test splice_test persist_test}"
 readonly TESTS
 # The suites that only need ringtrace.ko, run again through /dev/ringtrace.
 read -r -a DEV_TESTS <<<"${RT_DEV_SELFTESTS:-control_test mmap_test ioctl_test poll_test marker_test mode_test}"

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -531,6 +532,109 @@ static void test_writer(void)
 	      "a CPU without packets has one chunk of one empty frame");
 	packer_stop(false);
 	syncer_stop();
+	close(dd);
+}
+
+/*
+ * The store path over splice (chunks_source()): packets spliced from a
+ * source's pages through a pipe make the very bytes that pwritev() from
+ * the mapping makes, whatever their size against the frame's blocks and
+ * the pipe (a packet larger than the pipe goes in parts).  A memfd
+ * stands for the module's buffer file: it splices from its page cache
+ * as the module does from the ring (the module's side has its own tests,
+ * selftests/splice_test.c).
+ */
+static void test_splice_writer(void)
+{
+	/* Below a page, a page, three raw blocks and a bit, one block. */
+	static const size_t lens[] = { 3000, 4096, 300000, 65536, 200 };
+	long page = sysconf(_SC_PAGESIZE);
+	size_t at[ARRAY_SIZE(lens)], map_len = (size_t)page, len, plen;
+	struct ringtrace_meta *meta;
+	struct chunk_writer w;
+	struct rt_buffer src;
+	uint8_t *map, *a, *b;
+	unsigned int i, pass;
+	bool same;
+	int dd = open(dir, O_RDONLY | O_DIRECTORY), mfd, err = 0;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		at[i] = map_len;
+		map_len += (lens[i] + (size_t)page - 1) / (size_t)page * (size_t)page;
+	}
+	mfd = memfd_create("rt-chunk-splice", MFD_CLOEXEC);
+	check(mfd >= 0 && !ftruncate(mfd, (off_t)map_len), "a memfd as the buffer file");
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (map == MAP_FAILED) {
+		check(0, "mmap of the memfd: %s", strerror(errno));
+		return;
+	}
+	meta = (struct ringtrace_meta *)map;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		uint8_t *pkt = make_packet(lens[i], i, 12);
+
+		memcpy(map + at[i], pkt, lens[i]);
+		free(pkt);
+	}
+	src = (struct rt_buffer){ .fd = mfd, .map = map, .map_len = map_len,
+				  .meta = meta };
+
+	opt.max_size = 64 << 20;
+	opt.max_files = 0;
+	/* An older module: no feature bit, no splice. */
+	meta->features = 0;
+	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) && !syncer_start(dd, -1, 64) &&
+	      !chunks_open(&w, 12, 0, dd, 512 << 10) && !chunks_source(&w, &src) &&
+	      !w.src_map, "a module without RINGTRACE_FEATURE_SPLICE: pwritev()");
+	for (i = 0; i < ARRAY_SIZE(lens) && !err; i++)
+		err = chunks_write(&w, map + at[i], lens[i]);
+	check(!err && !COUNTER_READ(w.spliced), "%d packets written, none spliced",
+	      ARRAY_SIZE(lens));
+	chunks_finish(&w);
+
+	/* 13: a pipe of the packets' size; 14: of 4 pages, in parts. */
+	meta->features = RINGTRACE_FEATURE_SPLICE;
+	for (pass = 0; pass < 2; pass++) {
+		check(!chunks_open(&w, 13 + pass, 0, dd, 512 << 10) &&
+		      !chunks_source(&w, &src) && w.src_map,
+		      "CPU %u splices from the module's pages", 13 + pass);
+		if (pass && fcntl(w.pipe[1], F_SETPIPE_SZ, 4 * (int)page) >= 0)
+			w.pipe_slots = w.pipe_free = 4;
+		for (i = 0, err = 0; i < ARRAY_SIZE(lens) && !err; i++)
+			err = chunks_write(&w, map + at[i], lens[i]);
+		check(!err && COUNTER_READ(w.spliced) == ARRAY_SIZE(lens) &&
+		      (!pass || w.pipe_slots == 4),
+		      "CPU %u: %llu of %d packets spliced (pipe of %u pages): %s",
+		      13 + pass, (unsigned long long)COUNTER_READ(w.spliced),
+		      ARRAY_SIZE(lens), w.pipe_slots, strerror(-err));
+		chunks_finish(&w);
+	}
+	packer_stop(false);
+	syncer_stop();
+
+	a = read_file("cpu12-000001.zst", &len);
+	for (pass = 0; pass < 2; pass++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "cpu%u-000001.zst", 13 + pass);
+		b = read_file(name, &plen);
+		same = a && b && len == plen && !memcmp(a, b, len);
+		check(same, "%s: the bytes pwritev() stored (%zu and %zu bytes)",
+		      name, len, plen);
+		free(b);
+	}
+	plen = 0;
+	b = malloc(map_len);
+	for (i = 0; b && i < ARRAY_SIZE(lens); i++) {
+		memcpy(b + plen, map + at[i], lens[i]);
+		plen += lens[i];
+	}
+	check(b && decompresses_to("cpu13-000001.zst", b, plen),
+	      "zstd -d of the spliced chunk gives the %zu packets' bytes", plen);
+	free(a);
+	free(b);
+	munmap(map, map_len);
+	close(mfd);
 	close(dd);
 }
 
@@ -1086,6 +1190,7 @@ int main(int argc, char **argv)
 	test_pack();
 	test_kill_while_packing();
 	test_writer();
+	test_splice_writer();
 	test_remove_just_packed();
 	test_full_disk();
 	test_thread_table();

@@ -412,6 +412,43 @@ test_end_to_end() {
 	done
 }
 
+# The store path over splice (issue 34): the same markers stored by
+# splice (the default where the module offers it: RINGTRACE_FEATURE_SPLICE)
+# and by pwritev() from the mapping (--no-splice) read back the same,
+# every payload verbatim, and the summary says which path stored them.
+# One kernel's boot (DAEMON_ONLY): test_syscalls splices on every kernel,
+# selftests/splice_test checks the module's side there.
+test_splice_store() {
+	local n=1000 how rc total spliced
+	for how in splice pwritev; do
+		reset_module
+		local -a args=(-o "$W/st-$how" -l store)
+		[[ $how == pwritev ]] && args+=(--no-splice)
+		start_daemon "st-$how" "${args[@]}" || { fail "store $how: daemon did not start"; continue; }
+		setup "store $how: markers written on every CPU" run_markers st "$n" -s 200
+		rc=0
+		stop_daemon || rc=$?
+		eq "store $how: daemon exit status after SIGTERM" "$rc" 0
+		total=$(sed -n 's/^total: \([0-9]*\) sub-buffers.*/\1/p' "$W/st-$how.out")
+		spliced=$(sed -n 's/^stored by splice: \([0-9]*\) sub-buffers.*/\1/p' "$W/st-$how.out")
+		check "store $how: sub-buffers stored ($total)" test "${total:-0}" -gt 0
+		if [[ $how == splice ]]; then
+			eq "store splice: every sub-buffer spliced" "$spliced" "$total"
+		else
+			eq "store pwritev: none spliced" "$spliced" 0
+		fi
+		check "store $how: unpack" unpack "$W/st-$how" "$W/st-$how.ctf"
+		check "store $how: babeltrace2 reads the trace" bt "$W/st-$how.ctf" "$W/st-$how.txt"
+		eq "store $how: babeltrace2 stderr is empty" "$(head -c 300 "$W/st-$how.txt.err")" ""
+		# CPU and payload of every marker, in each CPU's order.
+		sed -nE 's/.* ringtrace_marker: \{ cpu_id = ([0-9]+),.*(\{ len = .*)$/\1 \2/p' \
+			"$W/st-$how.txt" | sort -s -n -k1,1 >"$W/st-$how.markers"
+		eq "store $how: markers read back" "$(wc -l <"$W/st-$how.markers")" $((n * ${#CPUS[@]}))
+	done
+	check "store: the spliced trace's markers are the pwritev() trace's, byte for byte" \
+		cmp -s "$W/st-splice.markers" "$W/st-pwritev.markers"
+}
+
 # The first events after tracing starts, more than a ring holds: the
 # drain threads must be draining from that moment.  They park on the
 # buffers while tracing is off (the kernel says POLLHUP); a parked thread
@@ -1239,7 +1276,7 @@ sys_run() {
 	shift
 	reset_module
 	# -ff: a file per thread, so that no call is split in two lines.
-	WRAP=(strace -ff -y -qq -o "$W/$name.strace" -e trace=ioctl,write,writev)
+	WRAP=(strace -ff -y -qq -o "$W/$name.strace" -e trace=ioctl,write,writev,pwritev,splice)
 	start_daemon "$name" -o "$W/$name" -f 0 "$@" ||
 		{ WRAP=(); fail "$name: daemon did not start"; return 1; }
 	WRAP=()
@@ -1258,11 +1295,14 @@ sys_run() {
 	put=$(grep -c ', 0xb9, 0x2, .* = 0$' "$W/$name.strace")
 	other=$(grep -c ', 0xb9, 0x[345], ' "$W/$name.strace")
 	writes=$(grep -c '^write([0-9]*<[^>]*\.zst>' "$W/$name.strace")
-	writevs=$(grep -c '^writev([0-9]*<[^>]*\.zst>' "$W/$name.strace")
+	writevs=$(grep -c '^p\?writev([0-9]*<[^>]*\.zst>' "$W/$name.strace")
+	# Spliced: from the buffer file into the pipe, from the pipe into a chunk.
+	splice_in=$(grep -c '^splice([0-9]*</[^>]*/buffer>, \[' "$W/$name.strace")
+	splice_out=$(grep -c '^splice([0-9]*<pipe:[^>]*>, NULL, [0-9]*<[^>]*\.zst>' "$W/$name.strace")
 	check "$name: sub-buffers recorded ($packets)" test "${packets:-0}" -gt 4
 	eq "$name: one successful GET_SUBBUF per sub-buffer" "$get" "$packets"
 	eq "$name: one PUT_SUBBUF per sub-buffer" "$put" "$packets"
-	note "$name: $packets sub-buffers: $get GET + $put PUT, $again GET -> EAGAIN/ENODATA (one per wakeup), $other FLUSH/POSITIONS/STATS, $writes write + $writevs writev"
+	note "$name: $packets sub-buffers: $get GET + $put PUT, $again GET -> EAGAIN/ENODATA (one per wakeup), $other FLUSH/POSITIONS/STATS, $writes write + $writevs pwritev, $splice_in + $splice_out splice in + out"
 }
 
 # An event registered by another module during the recording, written,
@@ -1967,13 +2007,17 @@ test_races() {
 }
 
 test_syscalls() {
-	local get put again other writes writevs packets
+	local get put again other writes writevs splice_in splice_out packets
 	command -v strace >/dev/null || { fail "sys: strace missing (tools/install-deps)"; return; }
 	note "syscalls per sub-buffer (strace)"
+	# The module splices: a packet (64 KiB) fits the daemon's pipe whole.
 	sys_run sys || return
-	eq "sys: one writev per sub-buffer into the chunks, straight from the mapping" \
-		"$writevs" "$packets"
-	eq "sys: no other write to a chunk (the packers write their temporary files)" "$writes" 0
+	eq "sys: one splice per sub-buffer from the held packet into the pipe" \
+		"$splice_in" "$packets"
+	eq "sys: one splice per sub-buffer from the pipe into the chunks" \
+		"$splice_out" "$packets"
+	eq "sys: no write or pwritev to a chunk (the packers write their temporary files)" \
+		"$writes $writevs" "0 0"
 	holds_written sys
 }
 
@@ -2001,7 +2045,7 @@ holds_written() {
 # ticks and four per CPU.  The trace holds every event the module did not
 # count as lost.
 test_wakeup() {
-	local get put again other writes writevs packets ticks bound
+	local get put again other writes writevs splice_in splice_out packets ticks bound
 	command -v strace >/dev/null || { fail "wk: strace missing (tools/install-deps)"; return; }
 	note "wakeup watermark: --wakeup ${RT_WAKEUP_TEST:-4} (strace)"
 	SYS_MARKERS="2000 -s 48 -d 500" sys_run wk -f 1000 --subbuf-size 4K \
@@ -2872,7 +2916,7 @@ wait_gone() {
 
 # Every test, in the order they run.
 ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
-	test_drain_priority test_end_to_end test_start_burst test_kernel_generator test_losses test_sigkill
+	test_drain_priority test_end_to_end test_splice_store test_start_burst test_kernel_generator test_losses test_sigkill
 	test_enospc test_rotation test_hup test_thread_table test_chunk_time test_backlog
 	test_second_signal test_kill_packing test_service test_retention
 	test_dyn_events test_sync_eio test_metadata_fail test_pack_eio
@@ -2893,7 +2937,7 @@ ALL_TESTS="test_usage test_usage_root_only test_symbols_usage test_busy
 # flush, poll, the counters) is what the others test on every kernel.  They
 # are two thirds of the suite's time: tools/run-tests runs them in one boot
 # (RT_DAEMON_SCOPE=kernel in the others).
-DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_drain_priority test_enospc test_rotation test_hup
+DAEMON_ONLY="test_usage test_usage_root_only test_symbols_usage test_drain_priority test_splice_store test_enospc test_rotation test_hup
 	test_thread_table test_chunk_time test_backlog test_second_signal test_kill_packing
 	test_service test_retention test_sync_eio test_pack_eio test_nofile
 	test_chunk_time_long test_retention_safe test_compress_many

@@ -25,10 +25,21 @@
 #   store     ringtrace only: defaults, ringtraced -l store.  The chunks
 #             stay uncompressed, as LTTng's and trace-cmd's files are: the
 #             consumer does the others' work, copying packets to a file,
-#             and no more (issue 19: "its consumer splices")
+#             and no more (issue 19: "its consumer splices"); ringtraced
+#             splices the packets where the module offers it (issue 34)
+#   store-writev  the same with --no-splice: each packet written with
+#             pwritev() from the mapping, as before issue 34 (not in the
+#             default list: STORM_CONFIGS="... store store-writev")
 #
 # STORM_RINGTRACED_ARGS: more options for ringtraced in every ringtrace
 # run (an experiment's, e.g. "--wakeup 1"; words split on blanks).
+# STORM_PERF="CONFIG...": where ringtraced's drain threads spend their
+# CPU: after the measured runs, one more ringtrace run per CONFIG named
+# (e.g. "store store-writev") under perf record (cpu-clock, call graphs)
+# of those threads, its report by symbol in
+# OUTDIR/storm/ringtrace-CONFIG.perf and .perf-g; its storm line goes to
+# OUTDIR/storm-perf.txt, not to the table (perf's sampling is charged to
+# the threads it samples).
 #
 # perf also gets --synth=no -B and a control fifo (it starts disabled and
 # says when it records), which change its start and end, not its buffers.
@@ -37,7 +48,7 @@
 # One line per run in OUTDIR/storm.txt:
 #   storm tracer=T config=C cpus=N calls=N ns_per_call=X lost=N events=N
 #         consumer_ticks=N clk_tck=N wall_ms=N bytes=N
-#         [drain_ticks=N pack_ticks=N life_ticks=N]
+#         [drain_ticks=N pack_ticks=N life_ticks=N drain_sys_ticks=N]
 # ns_per_call is the mean over the CPUs' loops; lost what the tracer
 # counted as lost; events what it recorded (-1 for LTTng, which does not
 # say: check-traces counts them on the host); consumer_ticks the CPU time
@@ -46,7 +57,9 @@
 # (drain_ticks: the rtd-drain/N threads that copy packets out; pack_ticks:
 # the rtd-pack/N compression workers; over the storm, like consumer_ticks)
 # and life_ticks, its CPU time from start to exit (time(1)): the packers
-# finish after the storm, at the stop, and that is part of the cost.
+# finish after the storm, at the stop, and that is part of the cost;
+# drain_sys_ticks, of drain_ticks the kernel's (stime: the copy, the
+# ioctls, the splices).
 # Every run's trace goes to OUTDIR/traces/storm-T-C/
 # with "expect" (getppid=CALLS x CPUs) for run-bench's self-check: each
 # tracer's trace must hold every getppid() call its counters do not
@@ -94,21 +107,25 @@ ticks_of() {
 	echo "$sum"
 }
 
-# split_ticks PID: "DRAIN PACK" -- utime + stime of ringtraced's drain
-# threads and of its packers (threads named by daemon/drain.c, packer.c).
+# split_ticks PID: "DRAIN PACK DRAIN_SYS" -- utime + stime of ringtraced's
+# drain threads and of its packers (threads named by daemon/drain.c,
+# packer.c), and the drain threads' stime alone.
 split_ticks() {
-	local t comm drain=0 pack=0
+	local t comm drain=0 pack=0 dsys=0
 	local -a st
 	for t in /proc/"$1"/task/*; do
 		read -r comm <"$t/comm" 2>/dev/null || continue
 		# comm is field 2 of stat, in parentheses, without spaces here.
 		read -r -a st <"$t/stat" 2>/dev/null || continue
 		case $comm in
-		rtd-drain/*) drain=$((drain + st[13] + st[14])) ;;
+		rtd-drain/*)
+			drain=$((drain + st[13] + st[14]))
+			dsys=$((dsys + st[14]))
+			;;
 		rtd-pack/*) pack=$((pack + st[13] + st[14])) ;;
 		esac
 	done
-	echo "$drain $pack"
+	echo "$drain $pack $dsys"
 }
 
 # storm NAME: rt-sysloop on every CPU at once; sets ns (mean ns per call)
@@ -129,9 +146,10 @@ storm() {
 	} END { printf "%.1f\n", n ? s / n : 0 }')
 }
 
+perf_pass=0
 line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES [KEY=VALUE...]
 	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6${7:+ ${*:7}}" \
-		>>"$out/storm.txt"
+		>>"$out/storm$( ((!perf_pass)) || echo -perf).txt"
 	say "$1 ($2): $ns ns/call, lost $3, recorded $4"
 }
 
@@ -143,13 +161,43 @@ keep() {
 
 dir_bytes() { du -sb "$1" | cut -f1; }
 
+# perf_drain_start PID NAME: perf record of every CPU (STORM_PERF; its
+# report keeps PID's rtd-drain/N threads: perf record -t of them took no
+# sample under TCG); sets perf_pid and perf_comms.
+perf_drain_start() {
+	local t comm
+	perf_comms=
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[[ $comm == rtd-drain/* ]] && perf_comms+=${perf_comms:+,}$comm
+	done
+	[[ -n $perf_comms ]] || fail "no drain thread in ringtraced $1"
+	perf record -a -e cpu-clock -F 999 -g -o "$WORK/$2.perf.data" \
+		>"$RAW/$2.perf-record" 2>&1 &
+	perf_pid=$!
+	sleep 1
+}
+
+perf_drain_stop() {
+	kill -INT "$perf_pid"
+	wait "$perf_pid" || true
+	perf report -i "$WORK/$1.perf.data" --stdio --no-children \
+		--comms "$perf_comms" --sort sym --percent-limit 0.5 -g none \
+		>"$RAW/$1.perf" 2>&1 || true
+	perf report -i "$WORK/$1.perf.data" --stdio --no-children \
+		--comms "$perf_comms" --sort sym --percent-limit 2 \
+		-g caller,0.5,callee >"$RAW/$1.perf-g" 2>&1 || true
+	rm -f "$WORK/$1.perf.data"
+}
+
 run_ringtrace() {
 	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt tpid dpid t0 lost events
-	local d0 p0 d1 p1 life
+	local d0 p0 s0 d1 p1 s1 life
 	local -a level=()
 	rm -rf "$dir"
-	[[ $cfg == store ]] && level=(-l store)
-	if [[ $cfg == defaults || $cfg == store ]]; then
+	[[ $cfg == store* ]] && level=(-l store)
+	[[ $cfg == store-writev ]] && level+=(--no-splice)
+	if [[ $cfg == defaults || $cfg == store* ]]; then
 		# shellcheck disable=SC2046 # "subbuf_size num_subbufs mode"
 		set -- $(<"$out/rt-defaults")
 		rt_set subbuf_size "$1"
@@ -172,13 +220,21 @@ run_ringtrace() {
 		kill -0 "$tpid" 2>/dev/null || fail "ringtraced died: $(cat "$RAW/$name.err")"
 		sleep 0.1
 	done
-	read -r dpid </proc/"$tpid"/task/"$tpid"/children || true	# no newline
+	# The children file read empty once under load (6.12, issue 34's
+	# rounds) while the daemon ran: look again for a while.
+	for _ in $(seq 50); do
+		read -r dpid </proc/"$tpid"/task/"$tpid"/children || true	# no newline
+		[[ $dpid =~ ^[0-9]+$ ]] && break
+		sleep 0.1
+	done
 	[[ $dpid =~ ^[0-9]+$ ]] || fail "no ringtraced under time(1): '$dpid'"
+	((!perf_pass)) || perf_drain_start "$dpid" "$name"
 	t0=$(ticks_of "$dpid")
-	read -r d0 p0 <<<"$(split_ticks "$dpid")"
+	read -r d0 p0 s0 <<<"$(split_ticks "$dpid")"
 	storm "$name"
 	t0=$(($(ticks_of "$dpid") - t0))
-	read -r d1 p1 <<<"$(split_ticks "$dpid")"
+	read -r d1 p1 s1 <<<"$(split_ticks "$dpid")"
+	((!perf_pass)) || perf_drain_stop "$name"
 	kill -TERM "$dpid"
 	wait "$tpid" || fail "ringtraced exited with status $?"
 	life=$(awk -v hz="$CLK_TCK" '{ printf "%d\n", ($1 + $2) * hz + 0.5 }' "$RAW/$name.time")
@@ -189,8 +245,9 @@ run_ringtrace() {
 		ev += v["delivered"]
 	} END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
 	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")" \
-		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life"
-	keep "storm-$name" "$dir"
+		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life" \
+		"drain_sys_ticks=$((s1 - s0))"
+	((perf_pass)) || keep "storm-$name" "$dir"
 	rm -rf "$dir"
 }
 
@@ -320,13 +377,26 @@ else
 	echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/storm.txt"
 	say "lttng: not run: $(lttng_why)"
 fi
+# STORM_TRACERS: a subset of the tracers (an experiment's, e.g.
+# "ringtrace lttng" with STORM_CONFIGS repeating "defaults store
+# store-writev" for rounds that alternate).
+if [[ -n ${STORM_TRACERS:-} ]]; then
+	for t in "${!tracers[@]}"; do
+		[[ " $STORM_TRACERS " == *" ${tracers[t]} "* ]] || tracers[t]=
+	done
+fi
 for cfg in ${STORM_CONFIGS:-defaults 1mib store}; do
 	for t in "${tracers[@]}"; do
 		[[ -n $t ]] || continue
-		[[ $cfg != store || $t == ringtrace ]] || continue
+		[[ $cfg != store* || $t == ringtrace ]] || continue
 		"run_${t//-/}" "$cfg"
 	done
 done
+perf_pass=1
+for cfg in ${STORM_PERF:-}; do
+	run_ringtrace "$cfg"
+done
+perf_pass=0
 # Leave ringtrace and ftrace as the module and the boot had them.
 # shellcheck disable=SC2046
 set -- $(<"$out/rt-defaults")

@@ -177,8 +177,26 @@ struct ringtrace_meta {
 	__u64 written;			/* events offered while tracing on */
 	__u64 delivered;		/* events in sub-buffers put back */
 	__u64 lost;			/* events lost, all causes */
-	__u64 reserved1[3];
+	__u64 features;			/* RINGTRACE_FEATURE_*, fixed per load */
+	__u64 reserved1[2];
 };
+
+/*
+ * features: what this module offers beyond the ioctls below (0 on a
+ * module older than the field, which kept it zero).
+ *
+ * RINGTRACE_FEATURE_SPLICE: splice(2) from the buffer file into a pipe
+ * hands the held sub-buffer's pages to the pipe, no copy.  The source
+ * offset (off_in, required) is a mapping offset inside the held packet,
+ * from GET_SUBBUF's offset up to offset + content_size (0 bytes at that
+ * end); anything else, or no packet held by this opener: -EINVAL.  While
+ * a pipe holds any page of the packet, PUT_SUBBUF says -EBUSY (drain the
+ * pipe, or close it, then PUT again); a consumer that closes the file
+ * with pages still in a pipe hands the packet back unconsumed once the
+ * last of them leaves the pipe, and the module cannot be unloaded, nor
+ * the buffers replaced (geometry, clear: -EBUSY), before then.
+ */
+#define RINGTRACE_FEATURE_SPLICE	0x1ULL
 
 /* ------------------------------------------------------------------ */
 /* ioctls on a CPU buffer file                                          */
