@@ -3,13 +3,14 @@
  * One CPU's chunk files, written by that CPU's drain thread (drain.c).
  *
  * Every packet becomes one stored zstd frame (lib/chunk.c) appended to the
- * current chunk before the sub-buffer goes back to the kernel: spliced
- * from the held packet's pages through a pipe where the module offers it
- * (RINGTRACE_FEATURE_SPLICE; its headers written into the pipe, the pipe
- * spliced into the chunk), otherwise -- or with --no-splice -- with one
- * pwritev() from the kernel's mapping.  Either way the page cache gets
- * one copy of each byte; splice saves the read through the user mapping
- * (Documentation/ringtrace/benchmarks.rst has what that is worth).  So at
+ * current chunk before the sub-buffer goes back to the kernel: with one
+ * pwritev() from the kernel's mapping, or with --splice, where the module
+ * offers it (RINGTRACE_FEATURE_SPLICE), spliced from the held packet's
+ * pages through a pipe (its headers written into the pipe, the pipe
+ * spliced into the chunk).  Either way the page cache gets one copy of
+ * each byte; splice saves the read through the user mapping but costs
+ * more on 6.12 and 6.12-rt (Documentation/ringtrace/benchmarks.rst), so
+ * it is not the default.  So at
  * any instant:
  *
  *   - every packet the kernel counts as delivered is in a chunk as a whole
@@ -222,8 +223,8 @@ static int splice_frame(struct chunk_writer *w, const struct iovec *iov,
 }
 
 /*
- * Splice from @src's held packets when the module offers it and the user
- * did not say --no-splice: a pipe of up to a packet's pages (what the
+ * Splice from @src's held packets when the user said --splice and the
+ * module offers it: a pipe of up to a packet's pages (what the
  * system lets us have; a larger packet goes through it in parts).
  */
 int chunks_source(struct chunk_writer *w, const struct rt_buffer *src)
@@ -232,7 +233,7 @@ int chunks_source(struct chunk_writer *w, const struct rt_buffer *src)
 	int size;
 
 	w->pipe[0] = w->pipe[1] = -1;
-	if (opt.no_splice || !buffer_can_splice(src))
+	if (!opt.splice || !buffer_can_splice(src))
 		return 0;
 	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;

@@ -103,11 +103,12 @@ static void usage(FILE *f)
 "                            (the zstd window is at most %u MiB):\n"
 "                              %s\n"
 "                            Draining needs no memory of its own per CPU: it\n"
-"                            splices the kernel's pages into the chunks (or\n"
-"                            writes from its mapping: --no-splice)\n"
-"      --no-splice           store each packet with pwritev() from the mapping\n"
-"                            even where the module can splice its pages (a\n"
-"                            module older than splice: always)\n"
+"                            writes the kernel's pages into the chunks from\n"
+"                            its mapping (or splices them: --splice)\n"
+"      --splice              store each packet by splicing its pages from the\n"
+"                            buffer file where the module can (a module older\n"
+"                            than splice: pwritev() all the same); costs more\n"
+"                            CPU than pwritev() on 6.12 (benchmarks.rst)\n"
 "  -j, --workers=N           compression threads, 1..%d (default: one per\n"
 "                            online CPU, at most 4, here %u); they run at idle\n"
 "                            priority while recording, so a load that leaves\n"
@@ -329,7 +330,7 @@ enum {
 	OPT_RESTORE_FD,
 	OPT_SYMBOLS_MAX,
 	OPT_NO_SYMBOLS,
-	OPT_NO_SPLICE,
+	OPT_SPLICE,
 	OPT_RECOVER,
 	OPT_IMAGE,
 	OPT_FORCE,
@@ -394,7 +395,7 @@ void parse_options(int argc, char **argv)
 		{ "restore-fd",		required_argument, NULL, OPT_RESTORE_FD },
 		{ "symbols-max",	required_argument, NULL, OPT_SYMBOLS_MAX },
 		{ "no-symbols",		no_argument,	   NULL, OPT_NO_SYMBOLS },
-		{ "no-splice",		no_argument,	   NULL, OPT_NO_SPLICE },
+		{ "splice",		no_argument,	   NULL, OPT_SPLICE },
 		{ "recover",		no_argument,	   NULL, OPT_RECOVER },
 		{ "image",		required_argument, NULL, OPT_IMAGE },
 		{ "force",		no_argument,	   NULL, OPT_FORCE },
@@ -581,8 +582,8 @@ void parse_options(int argc, char **argv)
 			opt.no_symbols = true;
 			symbols = true;
 			break;
-		case OPT_NO_SPLICE:
-			opt.no_splice = true;
+		case OPT_SPLICE:
+			opt.splice = true;
 			break;
 		case OPT_RECOVER:
 			opt.recover = true;

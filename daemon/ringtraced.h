@@ -105,7 +105,7 @@ struct options {
 	unsigned int max_snapshots;	/* --max; 0: no bound */
 	uint64_t symbols_max;		/* --symbols-max, bytes */
 	bool no_symbols;		/* --no-symbols */
-	bool no_splice;			/* --no-splice: pwritev() */
+	bool splice;			/* --splice: splice, not pwritev() */
 	/* --recover: the persistent region's trace (prevboot.c) */
 	bool recover;
 	const char *image;		/* --image: a file, not persist/image */
@@ -341,8 +341,8 @@ struct chunk_writer {
 int chunks_open(struct chunk_writer *w, unsigned int cpu,
 		unsigned int cpu_index, int dirfd, size_t max_packet);
 /*
- * Splice @src's held packets into the chunks (when the module offers it
- * and not --no-splice): chunks_write()'s data in @src's mapping then
+ * Splice @src's held packets into the chunks (with --splice, when the
+ * module offers it): chunks_write()'s data in @src's mapping then
  * comes from the module's pages; 0 or -errno.  chunks_unsource() stops.
  */
 int chunks_source(struct chunk_writer *w, const struct rt_buffer *src);

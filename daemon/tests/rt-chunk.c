@@ -581,6 +581,7 @@ static void test_splice_writer(void)
 
 	opt.max_size = 64 << 20;
 	opt.max_files = 0;
+	opt.splice = true;	/* --splice */
 	/* An older module: no feature bit, no splice. */
 	meta->features = 0;
 	check(!packer_start(1, 0, RT_LEVEL_STORE, dd) && !syncer_start(dd, -1, 64) &&
@@ -609,6 +610,11 @@ static void test_splice_writer(void)
 		      ARRAY_SIZE(lens), w.pipe_slots, strerror(-err));
 		chunks_finish(&w);
 	}
+	/* Without --splice, the default: pwritev() where the module could splice. */
+	opt.splice = false;
+	check(!chunks_open(&w, 15, 0, dd, 512 << 10) && !chunks_source(&w, &src) &&
+	      !w.src_map, "without --splice: pwritev() though the module can splice");
+	chunks_finish(&w);
 	packer_stop(false);
 	syncer_stop();
 

@@ -413,17 +413,17 @@ test_end_to_end() {
 }
 
 # The store path over splice (issue 34): the same markers stored by
-# splice (the default where the module offers it: RINGTRACE_FEATURE_SPLICE)
-# and by pwritev() from the mapping (--no-splice) read back the same,
+# splice (--splice, where the module offers it: RINGTRACE_FEATURE_SPLICE)
+# and by pwritev() from the mapping (the default) read back the same,
 # every payload verbatim, and the summary says which path stored them.
-# One kernel's boot (DAEMON_ONLY): test_syscalls splices on every kernel,
-# selftests/splice_test checks the module's side there.
+# One kernel's boot (DAEMON_ONLY): selftests/splice_test checks the
+# module's side on every kernel.
 test_splice_store() {
 	local n=1000 how rc total spliced
 	for how in splice pwritev; do
 		reset_module
 		local -a args=(-o "$W/st-$how" -l store)
-		[[ $how == pwritev ]] && args+=(--no-splice)
+		[[ $how == splice ]] && args+=(--splice)
 		start_daemon "st-$how" "${args[@]}" || { fail "store $how: daemon did not start"; continue; }
 		setup "store $how: markers written on every CPU" run_markers st "$n" -s 200
 		rc=0
@@ -2010,14 +2010,12 @@ test_syscalls() {
 	local get put again other writes writevs splice_in splice_out packets
 	command -v strace >/dev/null || { fail "sys: strace missing (tools/install-deps)"; return; }
 	note "syscalls per sub-buffer (strace)"
-	# The module splices: a packet (64 KiB) fits the daemon's pipe whole.
+	# pwritev() from the mapping, the default (--splice: test_splice_store).
 	sys_run sys || return
-	eq "sys: one splice per sub-buffer from the held packet into the pipe" \
-		"$splice_in" "$packets"
-	eq "sys: one splice per sub-buffer from the pipe into the chunks" \
-		"$splice_out" "$packets"
-	eq "sys: no write or pwritev to a chunk (the packers write their temporary files)" \
-		"$writes $writevs" "0 0"
+	eq "sys: one pwritev per sub-buffer into the chunks, straight from the mapping" \
+		"$writevs" "$packets"
+	eq "sys: no other write to a chunk, no splice (the packers write their temporary files)" \
+		"$writes $splice_in $splice_out" "0 0 0"
 	holds_written sys
 }
 

@@ -26,16 +26,16 @@
 #             stay uncompressed, as LTTng's and trace-cmd's files are: the
 #             consumer does the others' work, copying packets to a file,
 #             and no more (issue 19: "its consumer splices"); ringtraced
-#             splices the packets where the module offers it (issue 34)
-#   store-writev  the same with --no-splice: each packet written with
-#             pwritev() from the mapping, as before issue 34 (not in the
-#             default list: STORM_CONFIGS="... store store-writev")
+#             writes each packet with pwritev() from the mapping
+#   store-splice  the same with --splice: each packet spliced from the
+#             buffer file where the module offers it (issue 34; not in the
+#             default list: STORM_CONFIGS="... store store-splice")
 #
 # STORM_RINGTRACED_ARGS: more options for ringtraced in every ringtrace
 # run (an experiment's, e.g. "--wakeup 1"; words split on blanks).
 # STORM_PERF="CONFIG...": where ringtraced's drain threads spend their
 # CPU: after the measured runs, one more ringtrace run per CONFIG named
-# (e.g. "store store-writev") under perf record (cpu-clock, call graphs)
+# (e.g. "store store-splice") under perf record (cpu-clock, call graphs)
 # of those threads, its report by symbol in
 # OUTDIR/storm/ringtrace-CONFIG.perf and .perf-g; its storm line goes to
 # OUTDIR/storm-perf.txt, not to the table (perf's sampling is charged to
@@ -196,7 +196,7 @@ run_ringtrace() {
 	local -a level=()
 	rm -rf "$dir"
 	[[ $cfg == store* ]] && level=(-l store)
-	[[ $cfg == store-writev ]] && level+=(--no-splice)
+	[[ $cfg == store-splice ]] && level+=(--splice)
 	if [[ $cfg == defaults || $cfg == store* ]]; then
 		# shellcheck disable=SC2046 # "subbuf_size num_subbufs mode"
 		set -- $(<"$out/rt-defaults")
@@ -379,7 +379,7 @@ else
 fi
 # STORM_TRACERS: a subset of the tracers (an experiment's, e.g.
 # "ringtrace lttng" with STORM_CONFIGS repeating "defaults store
-# store-writev" for rounds that alternate).
+# store-splice" for rounds that alternate).
 if [[ -n ${STORM_TRACERS:-} ]]; then
 	for t in "${!tracers[@]}"; do
 		[[ " $STORM_TRACERS " == *" ${tracers[t]} "* ]] || tracers[t]=
