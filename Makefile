@@ -60,8 +60,9 @@ $(USER_DIRS):
 check:
 	tools/run-tests
 
+# make bench P=storm,pipeline: those parts only (make keeps -p for itself).
 bench: all
-	tools/bench/run-bench
+	tools/bench/run-bench $(if $(P),-p $(P))
 
 sparse:
 	@set -e; for k in $(KVERS); do \

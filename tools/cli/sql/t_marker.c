@@ -2,7 +2,7 @@
 /*
  * marker: a row per ringtrace_marker event (what a program wrote to the
  * marker file): ts, cpu, the thread that wrote it, its text.  Counted,
- * the marker events' count.  ts and cpu are pushed down.
+ * the marker events' count.  ts, cpu and utid are pushed down.
  */
 #include <string.h>
 

@@ -3,7 +3,8 @@
  * sample: a row per event that carried stacks -- every cpu_sample of the
  * profiler (with or without a stack: an idle CPU's has none), and any
  * other event recorded with a stack (a sched_switch's, a probe's): ts,
- * cpu, the thread (a sample's own tid, else the event's owner), the
+ * cpu, the thread (a sample's own tid, a sched_switch's prev_tid, else
+ * the event's owner), the
  * process its user frames are of, the event's name, and stack_id, its
  * kernel frames then its user frames as one stack (stackrows.h: the
  * stack table's rows; NULL when no stack was recorded).  The rows with a
