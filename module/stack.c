@@ -559,6 +559,26 @@ slow:
 }
 
 /*
+ * The end of a reservation with stacks: @pl the payload of @len bytes, its
+ * trailers after it; NULL undoes the level and the preemption taken.  A
+ * drop here is the event's (counted once, as any drop): it is not retried
+ * without its stacks, which would count it twice.
+ */
+static __always_inline void *rtr_stack_reserved(struct rtr_rsv *w, void *pl,
+						unsigned int len)
+{
+	if (unlikely(!pl)) {
+		this_cpu_dec(rtr_stack_level);
+		preempt_enable_notrace();
+		return NULL;
+	}
+	w->slow |= RTR_RSV_STACK;
+	w->trailer = (u8 *)pl + len;
+	w->payload = pl;
+	return pl;
+}
+
+/*
  * Reserve @len bytes of payload for event @id, plus this CPU's stacks as
  * trailers: the kernel's with @kstack (cut at @cut_ip when not 0, see
  * rtr_stack_cut(); or walked from the caller of the probe whose @frame
@@ -633,19 +653,7 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	} else {
 		goto plain_level;
 	}
-	/*
-	 * A drop here is the event's (counted once, as any drop): it is not
-	 * retried without its stacks, which would count it twice.
-	 */
-	if (unlikely(!pl)) {
-		this_cpu_dec(rtr_stack_level);
-		preempt_enable_notrace();
-		return NULL;
-	}
-	w->slow |= RTR_RSV_STACK;
-	w->trailer = (u8 *)pl + len;
-	w->payload = pl;
-	return pl;
+	return rtr_stack_reserved(w, pl, len);
 
 plain_level:
 	this_cpu_dec(rtr_stack_level);
@@ -688,15 +696,7 @@ void *rtr_stack_reserve_ips(struct rtr_rsv *w, unsigned int id,
 	w->ucopy = NULL;
 	w->kref = w->uref = 0;
 	pl = rtr_stack_reserve_ring(w, id, len, 0, &kh, NULL);
-	if (unlikely(!pl)) {
-		this_cpu_dec(rtr_stack_level);
-		preempt_enable_notrace();
-		return NULL;
-	}
-	w->slow |= RTR_RSV_STACK;
-	w->trailer = (u8 *)pl + len;
-	w->payload = pl;
-	return pl;
+	return rtr_stack_reserved(w, pl, len);
 
 plain_level:
 	this_cpu_dec(rtr_stack_level);
