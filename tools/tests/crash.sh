@@ -33,12 +33,12 @@
 # (babeltrace2 reads it), and `ringtrace recover`'s directory ends that CPU
 # with kernel_panic and the case's message.  For a reboot: the directory
 # holds no kernel_panic and its json says the boot ended in a shutdown, not
-# a crash.  For an oops (not in the default cases; RT_CRASH_CASES=oops):
+# a crash.  For an oops:
 # the markers as a reboot's, and the directory's one kernel_panic is the
 # oops, CPU 1's, between the markers that CPU wrote before and after it,
 # of the task that oopsed, with the stack of the json's oops entry, which
-# says it was written live.  For nmi (not in the default cases either): as
-# a panic's, the panic from an NMI handler.  And each recovered directory holds the
+# says it was written live.  For nmi: as a
+# panic's, the panic from an NMI handler.  And each recovered directory holds the
 # markers of the boot before it and of no other boot (two crashes in a
 # row).
 # Prints "crash-<KVER>: N passed, M failed" per kernel, and the guest's
@@ -86,7 +86,7 @@ default_cases() {
 		printf 'panic '
 	fi
 	grep -q '^CONFIG_SOFTLOCKUP_DETECTOR=y' "$config" && printf 'lockup '
-	echo reboot
+	echo nmi oops reboot
 }
 
 # The first console line of each case's splat (vmtest's RT_VM_EXPECT);
