@@ -20,6 +20,9 @@
 #                    CONFIG_SOFTLOCKUP_DETECTOR (the debug kernel:
 #                    "panic reboot")
 #   RT_CRASH_OUT     the runs' directory (default $RT_CACHE/vm-runs/crash)
+#   RT_CRASH_RESTART selftest: the oops case's emergency restart through
+#                    ringtrace_selftest.ko (crash_guest.sh), as on a
+#                    kernel without sysrq, where sysrq is built in
 #
 # Here, after the run: every boot printed its summary, vmtest passed the run
 # (every boot reached, each case's splat on the console where it was fired
@@ -39,7 +42,8 @@
 # wrote before and after it, of the task that oopsed, with the stack of
 # the json's oops entry, which says it was written live; its second is
 # the emergency restart's, appended as the last event of the CPU that ran
-# sysrq b, with the stack of the json's second entry; the json says the
+# sysrq b (or the selftest's crash_restart), with the stack of the
+# json's second entry; the json says the
 # boot crashed and ended in the emergency restart.  For nmi: as a
 # panic's, the panic from an NMI handler.  And each recovered directory holds the
 # markers of the boot before it and of no other boot (two crashes in a
@@ -311,7 +315,7 @@ evs = [l for l in lines if ecpu and re.search(r"\{ cpu_id = %s[,} ]" % ecpu, l)]
 real = [i for i, l in enumerate(evs) if name(l) not in ("stack_def", "stack_ref")]
 last = evs[real[-1]] if real else ""
 print("# cpu %s's last event: %s" % (ecpu, last[:400]))
-want("cpu %s (sysrq b's) ends with kernel_panic, reason emerg_restart, \"emergency restart\"" % ecpu,
+want("cpu %s (the restart's) ends with kernel_panic, reason emerg_restart, \"emergency restart\"" % ecpu,
      name(last) == "kernel_panic" and 'reason = ( "emerg_restart"' in last and
      'message = "emergency restart"' in last and ("cpu = %s," % ecpu) in last)
 emerg = [e for e in js["entries"] if e["reason"] == "emerg_restart"]
@@ -350,7 +354,8 @@ main() {
 		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
 			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
 			tools/vm/vmtest "${kernel[@]}" -t $((per_boot * boots)) -o "$out" -- \
-			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
+			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" \
+			${RT_CRASH_RESTART:+RT_CRASH_RESTART="$RT_CRASH_RESTART"} tools/tests/crash_guest.sh \
 			>"$out/$k.log" 2>&1
 		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
 		# The guest's checks, boot by boot.
@@ -371,7 +376,7 @@ main() {
 			if [[ ${cases[b - 2]} == oops ]]; then
 				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (oops, then sysrq b)" \
 					markers_match "$dir" "$b" reboot
-				check "$k: boot $b's recovered trace has boot $((b - 1))'s oops as CPU 1's kernel_panic between its markers, then the emergency restart's last on the sysrq CPU, as the json's entries say" \
+				check "$k: boot $b's recovered trace has boot $((b - 1))'s oops as CPU 1's kernel_panic between its markers, then the emergency restart's last on the CPU that restarted, as the json's entries say" \
 					recovered_oops "$dir" "$b"
 			elif [[ ${cases[b - 2]} == reboot ]]; then
 				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (reboot -f)" \
