@@ -36,6 +36,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
+#include <linux/reboot.h>
 #include <linux/ringtrace.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -997,6 +998,34 @@ static const struct file_operations rtst_crash_panic_fops = {
 };
 
 /*
+ * crash_restart: writing "1" restarts the machine through
+ * emergency_restart(), as sysrq b does (no panic, no reboot path), for the
+ * crash chains' oops case on kernels built without CONFIG_MAGIC_SYSRQ (the
+ * debug kernel).  Anything else is EINVAL.
+ */
+static ssize_t rtst_crash_restart_write(struct file *file,
+					const char __user *ubuf, size_t count,
+					loff_t *ppos)
+{
+	bool on;
+	int ret;
+
+	ret = kstrtobool_from_user(ubuf, count, &on);
+	if (ret)
+		return ret;
+	if (!on)
+		return -EINVAL;
+	emergency_restart();
+	return count;	/* not reached: the machine was reset */
+}
+
+static const struct file_operations rtst_crash_restart_fops = {
+	.owner = THIS_MODULE,
+	.write = rtst_crash_restart_write,
+	.llseek = noop_llseek,
+};
+
+/*
  * crash_lockup: writing N (1 to 300) spins on the writing CPU with
  * preemption off for N seconds, interrupts on: what the soft-lockup
  * detector reports (and, with kernel.softlockup_panic=1, panics on) once
@@ -1167,6 +1196,8 @@ static int __init rtst_init(void)
 			    &rtst_crash_lockup_fops);
 	debugfs_create_file("crash_oops", 0200, rtst_dir, NULL,
 			    &rtst_crash_oops_fops);
+	debugfs_create_file("crash_restart", 0200, rtst_dir, NULL,
+			    &rtst_crash_restart_fops);
 #ifdef CONFIG_X86_LOCAL_APIC
 	debugfs_create_file("crash_nmi", 0200, rtst_dir, NULL,
 			    &rtst_crash_nmi_fops);

@@ -6,7 +6,7 @@
 # reboots), with the persistent region on the command line
 # (tools/vm/region-args); in each boot tools/tests/crash_guest.sh checks
 # the image the boot before left, then fires its case (a panic, a soft
-# lockup, a reboot -f).
+# lockup, an oops then an emergency restart, a reboot -f).
 #
 #   tools/tests/crash.sh [-k KVER | -K KDIR]...
 #
@@ -14,12 +14,15 @@
 #                    -K; BUILD must hold its module under its release
 #
 #   RT_CRASH_CASES   the cases, in boot order (see crash_guest.sh);
-#                    default "sysrq-c lockup reboot", with "panic" for
+#                    default "sysrq-c lockup nmi oops reboot", with "panic" for
 #                    "sysrq-c" where the kernel's config has no
 #                    CONFIG_MAGIC_SYSRQ and no "lockup" without
 #                    CONFIG_SOFTLOCKUP_DETECTOR (the debug kernel:
 #                    "panic reboot")
 #   RT_CRASH_OUT     the runs' directory (default $RT_CACHE/vm-runs/crash)
+#   RT_CRASH_RESTART selftest: the oops case's emergency restart through
+#                    ringtrace_selftest.ko (crash_guest.sh), as on a
+#                    kernel without sysrq, where sysrq is built in
 #
 # Here, after the run: every boot printed its summary, vmtest passed the run
 # (every boot reached, each case's splat on the console where it was fired
@@ -33,11 +36,15 @@
 # (babeltrace2 reads it), and `ringtrace recover`'s directory ends that CPU
 # with kernel_panic and the case's message.  For a reboot: the directory
 # holds no kernel_panic and its json says the boot ended in a shutdown, not
-# a crash.  For an oops:
-# the markers as a reboot's, and the directory's one kernel_panic is the
-# oops, CPU 1's, between the markers that CPU wrote before and after it,
-# of the task that oopsed, with the stack of the json's oops entry, which
-# says it was written live.  For nmi: as a
+# a crash.  For an oops (then sysrq b, an emergency restart): the markers
+# as a reboot's (the writers ran on until the reset), the directory's
+# first kernel_panic is the oops, CPU 1's, between the markers that CPU
+# wrote before and after it, of the task that oopsed, with the stack of
+# the json's oops entry, which says it was written live; its second is
+# the emergency restart's, appended as the last event of the CPU that ran
+# sysrq b (or the selftest's crash_restart), with the stack of the
+# json's second entry; the json says the
+# boot crashed and ended in the emergency restart.  For nmi: as a
 # panic's, the panic from an NMI handler.  And each recovered directory holds the
 # markers of the boot before it and of no other boot (two crashes in a
 # row).
@@ -234,11 +241,17 @@ recovered_one_boot() {
 }
 
 # The directory boot $2 recovered (recovered.K, in $1) after the oops
-# case: babeltrace2 reads it; its one kernel_panic is CPU 1's, reason oops,
-# message "Oops", the task that oopsed (oops-tid.K-1), between that CPU's
-# markers rtcrash-oops-before and rtcrash-oops-after (written live, at its
-# place in time: nothing was appended at the end); its stack_def holds the
-# frames of the json's oops entry, which says it was written live.
+# case: babeltrace2 reads it; it holds two kernel_panic events.  CPU 1's
+# is the oops: reason oops, message "Oops", the task that oopsed
+# (oops-tid.K-1), between that CPU's markers rtcrash-oops-before and
+# rtcrash-oops-after (written live, at its place in time), its stack_def
+# the frames of the json's oops entry, which says it was written live.
+# The other is the emergency restart's (sysrq b on the CPU emerg-cpu.K-1
+# names): that CPU's last event (trailers aside), reason emerg_restart,
+# message "emergency restart", its stack_def the frames of the json's
+# second entry, not written live.  The json: entries [oops,
+# emerg_restart], crashed, ended emerg_restart, kernel_panic 1 appended
+# on the sysrq CPU alone.
 # shellcheck disable=SC2317 # called through check
 recovered_oops() {
 	local dir=$1 k=$2 ctf
@@ -246,19 +259,27 @@ recovered_oops() {
 	rm -rf "$ctf"
 	tools/ringtrace unpack "$dir/recovered.$k" "$ctf" >/dev/null || return 1
 	babeltrace2 "$ctf" >"$ctf.txt" 2>"$ctf.err" || { echo "# babeltrace2 failed: $(tail -n3 "$ctf.err")"; return 1; }
-	python3 - "$ctf.txt" "$dir/recovered.$k/.ringtrace-crash.json" "$(cat "$dir/oops-tid.$((k - 1))" 2>/dev/null)" <<'PY'
+	python3 - "$ctf.txt" "$dir/recovered.$k/.ringtrace-crash.json" "$(cat "$dir/oops-tid.$((k - 1))" 2>/dev/null)" \
+		"$(cat "$dir/emerg-cpu.$((k - 1))" 2>/dev/null)" <<'PY'
 import json, re, sys
-txt, js_path, tid = sys.argv[1], sys.argv[2], sys.argv[3]
+txt, js_path, tid, ecpu = sys.argv[1:5]
 lines = open(txt).read().splitlines()
 ok = True
 def want(what, cond):
     global ok
     print("# %s%s" % ("" if cond else "NOT: ", what))
     ok = ok and bool(cond)
+def name(l):
+    m = re.search(r" (\w+): \{", l)
+    return m.group(1) if m else ""
+def frames_after(evs, at):
+    defs = [l for l in evs[at + 1:at + 3] if " stack_def: " in l]
+    return [int(x, 16) for x in re.findall(r"0x([0-9a-fA-F]+)", defs[0].split("ips =", 1)[1])] if defs else []
 panics = [l for l in lines if " kernel_panic: " in l]
-want("one kernel_panic in the trace (%d)" % len(panics), len(panics) == 1)
+want("two kernel_panic in the trace, the oops and the emergency restart (%d)" % len(panics),
+     len(panics) == 2)
 cpu1 = [l for l in lines if re.search(r"\{ cpu_id = 1[,} ]", l)]
-names = [re.search(r" (\w+): \{", l).group(1) if re.search(r" (\w+): \{", l) else "" for l in cpu1]
+names = [name(l) for l in cpu1]
 at = names.index("kernel_panic") if "kernel_panic" in names else -1
 want("kernel_panic on cpu 1", at >= 0)
 if at < 0:
@@ -274,17 +295,37 @@ want("cpu 1: rtcrash-oops-before %s < kernel_panic %d < rtcrash-oops-after %s" %
      len(before) == 1 and len(after) == 1 and before[0] < at < after[0])
 later = [n for n in names[at + 1:] if n not in ("stack_def", "stack_ref")]
 want("cpu 1 wrote on after it (%d events)" % len(later), len(later) > 1)
-defs = [l for l in cpu1[at + 1:at + 3] if " stack_def: " in l]
-frames = [int(x, 16) for x in re.findall(r"0x([0-9a-fA-F]+)", defs[0].split("ips =", 1)[1])] if defs else []
+frames = frames_after(cpu1, at)
 js = json.load(open(js_path))
 oops = [e for e in js["entries"] if e["reason"] == "oops"]
-want("the json: one oops entry, then the shutdown (%s)" % [e["reason"] for e in js["entries"]],
-     [e["reason"] for e in js["entries"]] == ["oops", "shutdown"])
+want("the json: one oops entry, then the emergency restart (%s)" % [e["reason"] for e in js["entries"]],
+     [e["reason"] for e in js["entries"]] == ["oops", "emerg_restart"])
+want("the json: crashed, ended in the emergency restart (%s, %s)" % (js["crashed"], js["ended"]),
+     js["crashed"] is True and js["ended"] == "emerg_restart")
+want("the json: kernel_panic appended on cpu %s alone (%s)" % (ecpu, {c["cpu"]: c["kernel_panic"] for c in js["cpus"]}),
+     ecpu and {c["cpu"]: c["kernel_panic"] for c in js["cpus"] if c["kernel_panic"]} == {int(ecpu): 1})
 if oops:
     e = oops[0]
     want("the entry: written live, cpu 1, tid %s, message Oops (%s)" % (tid, {x: e[x] for x in ("written_live", "cpu", "tid", "message")}),
          e["written_live"] is True and e["cpu"] == 1 and str(e["tid"]) == tid and e["message"] == "Oops")
     want("the event's stack (%d frames) is the entry's (%d)" % (len(frames), len(e["stack"])),
+         frames and frames == [int(x, 16) for x in e["stack"]])
+# The emergency restart's, appended: the sysrq CPU's last event.
+evs = [l for l in lines if ecpu and re.search(r"\{ cpu_id = %s[,} ]" % ecpu, l)]
+real = [i for i, l in enumerate(evs) if name(l) not in ("stack_def", "stack_ref")]
+last = evs[real[-1]] if real else ""
+print("# cpu %s's last event: %s" % (ecpu, last[:400]))
+want("cpu %s (the restart's) ends with kernel_panic, reason emerg_restart, \"emergency restart\"" % ecpu,
+     name(last) == "kernel_panic" and 'reason = ( "emerg_restart"' in last and
+     'message = "emergency restart"' in last and ("cpu = %s," % ecpu) in last)
+emerg = [e for e in js["entries"] if e["reason"] == "emerg_restart"]
+want("the json: one emerg_restart entry (%d)" % len(emerg), len(emerg) == 1)
+if emerg and real:
+    e = emerg[0]
+    frames = frames_after(evs, real[-1])
+    want("the entry: not written live, cpu %s (%s)" % (ecpu, {x: e[x] for x in ("written_live", "cpu", "message")}),
+         e["written_live"] is False and str(e["cpu"]) == ecpu and e["message"] == "emergency restart")
+    want("the appended event's stack (%d frames) is the entry's (%d)" % (len(frames), len(e["stack"])),
          frames and frames == [int(x, 16) for x in e["stack"]])
 sys.exit(0 if ok else 1)
 PY
@@ -313,7 +354,8 @@ main() {
 		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
 			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
 			tools/vm/vmtest "${kernel[@]}" -t $((per_boot * boots)) -o "$out" -- \
-			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" tools/tests/crash_guest.sh \
+			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" \
+			${RT_CRASH_RESTART:+RT_CRASH_RESTART="$RT_CRASH_RESTART"} tools/tests/crash_guest.sh \
 			>"$out/$k.log" 2>&1
 		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"
 		# The guest's checks, boot by boot.
@@ -332,9 +374,9 @@ main() {
 		done
 		for ((b = 2; b <= boots; b++)); do
 			if [[ ${cases[b - 2]} == oops ]]; then
-				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (oops, then reboot -f)" \
+				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (oops, then sysrq b)" \
 					markers_match "$dir" "$b" reboot
-				check "$k: boot $b's recovered trace has boot $((b - 1))'s oops as CPU 1's kernel_panic between its markers, as the json's entry says" \
+				check "$k: boot $b's recovered trace has boot $((b - 1))'s oops as CPU 1's kernel_panic between its markers, then the emergency restart's last on the CPU that restarted, as the json's entries say" \
 					recovered_oops "$dir" "$b"
 			elif [[ ${cases[b - 2]} == reboot ]]; then
 				check "$k: boot $b's image holds each CPU's markers up to the last boot $((b - 1))'s console shows (reboot -f)" \

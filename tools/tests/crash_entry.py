@@ -3,7 +3,7 @@
 """Check the crash path's state area of a persistent-region image
 (include/uapi/linux/ringtrace_persist.h, "The mutable state"):
 
-  crash_entry.py IMAGE KALLSYMS REASON MESSAGE FUNCTION [CONTEXT]
+  crash_entry.py [--entry N] IMAGE KALLSYMS REASON MESSAGE FUNCTION [CONTEXT]
 
 wants exactly one hook run (crash_claimed 1, terminal 1 for a terminal
 REASON), its entry valid (RINGTRACE_PERSIST_CRASH_VALID, xxh64, reserved
@@ -21,7 +21,12 @@ counters exactly at the position.  A shutdown stops no CPU before its
 hook (kernel_restart() dumps, then machine_restart() stops them): the
 writers wrote on, so each snapshot must only be no later than what the
 counters committed in the end (less than a sub-buffer beyond), its clock
-floor taken, and on the hook's CPU nothing open.
+floor taken, and on the hook's CPU nothing open.  Nor does an emergency
+restart (sysrq b): the same.
+
+FUNCTION may be several, comma-separated: the stack must name each.
+With --entry N the entry checked is entry N, after N oopses (the hooks
+that ran before it, each a whole entry of reason oops): N + 1 hooks ran.
 
 One "ok - ..." / "not ok - ..." line per check; "entry cpu C" for the
 host; exit 1 if one failed.
@@ -71,31 +76,43 @@ def symbolize(syms, ip):
 
 
 def main():
-    path, ksyms, reason, message, function = sys.argv[1:6]
-    context = sys.argv[6] if len(sys.argv) > 6 else "task"
-    running = reason == "shutdown"
+    args = sys.argv[1:]
+    nth = 0
+    if args[:1] == ["--entry"]:
+        nth, args = int(args[1]), args[2:]
+    path, ksyms, reason, message, function = args[:5]
+    context = args[5] if len(args) > 5 else "task"
+    running = reason in ("shutdown", "emerg_restart")
     img = Image(path)
     h = header_of(img.read(0, HEADER_PAGE))
     st = STATE.unpack(img.read(h["state_offset"], STATE.size))
     claimed, terminal = st[1], st[2]
-    check(f"one crash hook ran ({claimed} entries claimed)", claimed == 1)
+    check(f"{nth + 1} crash hook(s) ran ({claimed} entries claimed)",
+          claimed == nth + 1)
     check(f"terminal count {terminal}, {int(reason != 'oops')} wanted",
           terminal == int(reason != "oops"))
-    if not claimed:
+    if claimed < nth + 1:
         return 1
-    raw = img.read(h["state_offset"] + CRASH_OFFSET, CRASH.size)
+    for i in range(nth):
+        e = CRASH.unpack(img.read(h["state_offset"] + CRASH_OFFSET +
+                                  i * CRASH.size, CRASH.size))
+        check(f"entry {i}: a whole oops ({e[0]:#x}, reason {e[1]})",
+              e[0] == CRASH_VALID and e[1] == REASONS["oops"])
+    raw = img.read(h["state_offset"] + CRASH_OFFSET + nth * CRASH.size,
+                   CRASH.size)
     f = CRASH.unpack(raw)
     valid, ereason, flags, cpu, mono, ip, tid, pid, comm, depth = f[:10]
     ips = f[11:11 + 64]
     msg = cstr(f[75])
-    if not check(f"entry 0 is valid ({valid:#x})", valid == CRASH_VALID):
+    if not check(f"entry {nth} is valid ({valid:#x})", valid == CRASH_VALID):
         return 1
     blank = bytearray(raw)
     blank[0:4] = bytes(4)
     blank[-8:] = bytes(8)
-    check(f"entry 0's checksum ({f[-1]:#x}) is its xxh64",
+    check(f"entry {nth}'s checksum ({f[-1]:#x}) is its xxh64",
           xxh64(bytes(blank)) == f[-1])
-    check("entry 0's reserved fields are zero", f[10] == 0 and not any(f[76:80]))
+    check(f"entry {nth}'s reserved fields are zero",
+          f[10] == 0 and not any(f[76:80]))
     check(f"reason {ereason}, {reason} ({REASONS[reason]}) wanted",
           ereason == REASONS[reason])
     check(f"message {msg!r}", msg == message)
@@ -110,8 +127,9 @@ def main():
     check(f"a stack of {depth} frames: {' '.join(names)}",
           0 < depth <= 64 and not any(ips[depth:]))
     # GCC's split-off cold part: "kernel_restart.cold" (6.1's build).
-    check(f"the stack names {function}",
-          any(n == function or n.startswith(function + ".") for n in names))
+    for fn in function.split(","):
+        check(f"the stack names {fn}",
+              any(n == fn or n.startswith(fn + ".") for n in names))
     print(f"entry cpu {cpu}")
 
     sub, num = h["subbuf_size"], h["num_subbufs"]

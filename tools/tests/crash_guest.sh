@@ -8,6 +8,10 @@
 #
 #   RT_CRASH_CASES="sysrq-c ..."   the chain's cases, one per boot but the
 #                                  last (N = cases + 1)
+#   RT_CRASH_RESTART=selftest      the oops case restarts through
+#                                  ringtrace_selftest.ko's crash_restart
+#                                  even where sysrq is built in (the way
+#                                  of a kernel without: the debug kernel)
 #
 # Boot K loads ringtrace.ko with the region and checks what the boot before
 # it left: boot 1 (RAM fresh from qemu) that there is no previous trace
@@ -65,14 +69,26 @@
 #   oops     markers as sysrq-c; on CPU 1 a marker "rtcrash-oops-before",
 #            then a task oopses (ringtrace_selftest.ko's crash_oops, a NULL
 #            store) with kernel.panic_on_oops=0, the boot goes on: a
-#            marker "rtcrash-oops-after" on CPU 1, then `busybox reboot -f`
-#            (as reboot).  The oopsing task's pid goes to
-#            $RT_VM_OUT/oops-tid.K.  Checked next boot: the markers as
-#            sysrq-c's, `ringtrace recover` says the boot ended in an oops
-#            on CPU 1 then a reboot; crash.sh wants, in the directory, CPU
-#            1's kernel_panic (reason oops, "Oops", that task) between the
-#            two markers, the json's oops entry written live and agreeing
-#            (cpu, tid, message, the same stack), and no other kernel_panic.
+#            marker "rtcrash-oops-after" on CPU 1, then an emergency
+#            restart with the writers running: `echo b >
+#            /proc/sysrq-trigger` on CPU 0 (without CONFIG_MAGIC_SYSRQ,
+#            ringtrace_selftest.ko's crash_restart, which calls
+#            emergency_restart()).  The oopsing task's pid goes to
+#            $RT_VM_OUT/oops-tid.K, the CPU that restarted to
+#            $RT_VM_OUT/emerg-cpu.K, the way (sysrq, selftest) to
+#            emerg-how.K.  Checked next boot: the markers as sysrq-c's;
+#            two entries, the oops then the emergency restart
+#            (crash_entry.py --entry 1: reason emerg_restart, "emergency
+#            restart", of that CPU, its stack naming emergency_restart and
+#            __handle_sysrq, or vfs_write for the selftest's; the writers
+#            ran on, as after a shutdown's);
+#            `ringtrace recover` says the boot ended in an oops on CPU 1
+#            then an emergency restart on that CPU; crash.sh wants, in the
+#            directory, CPU 1's kernel_panic (reason oops, "Oops", that
+#            task) between the two markers, the json's oops entry written
+#            live and agreeing (cpu, tid, message, the same stack), and the
+#            emergency restart's kernel_panic appended as the last event of
+#            the CPU that ran sysrq b, with the stack of the json's entry.
 #   nmi      as sysrq-c, the panic in NMI context: ringtrace_selftest.ko's
 #            crash_nmi sends CPU 1 an NMI whose handler calls nmi_panic()
 #            (as the hard-lockup detector does).  Checked next boot as
@@ -297,27 +313,44 @@ check_reboot() {
 # --- oops -----------------------------------------------------------------
 
 # A task oopses on CPU 1 between two markers of its CPU, the kernel lives
-# on (panic_on_oops=0), then reboot -f as fire_reboot.
+# on (panic_on_oops=0), then an emergency restart (sysrq b, or the
+# selftest's crash_restart, on CPU 0) with the writers running: no panic,
+# no reboot path.
 fire_oops() {
-	local st=/sys/kernel/debug/ringtrace_selftest
+	local st=/sys/kernel/debug/ringtrace_selftest restart='echo b >/proc/sysrq-trigger' how=sysrq
 	setup "ringtrace_selftest.ko loads" insmod "$BUILD/$KVER/ringtrace_selftest.ko" || return 1
 	setup "panic_on_oops=0" sh -c 'echo 0 >/proc/sys/kernel/panic_on_oops' || return 1
-	fire_markers "taskset -c 1 sh -c 'echo \$\$ >$OUT/oops-tid.$BOOT; printf rtcrash-oops-before >$RT/marker; echo 1 >$st/crash_oops'; sleep 1; taskset -c 1 sh -c 'printf rtcrash-oops-after >$RT/marker' && sleep 1 && busybox reboot -f"
+	if [[ ${RT_CRASH_RESTART:-} == selftest || ! -e /proc/sysrq-trigger ]]; then
+		restart="echo 1 >$st/crash_restart" how=selftest
+	fi
+	echo 0 >"$OUT/emerg-cpu.$BOOT"
+	echo "$how" >"$OUT/emerg-how.$BOOT"
+	fire_markers "taskset -c 1 sh -c 'echo \$\$ >$OUT/oops-tid.$BOOT; printf rtcrash-oops-before >$RT/marker; echo 1 >$st/crash_oops'; sleep 1; taskset -c 1 sh -c 'printf rtcrash-oops-after >$RT/marker' && sleep 1 && taskset -c 0 sh -c '$restart'"
 }
 
-# The markers, and a recovery that says the boot oopsed on CPU 1, then
-# rebooted (crash.sh checks the directory).
+# The markers; the emergency restart's entry after the oops's, of the CPU
+# that ran sysrq b; a recovery that says the boot oopsed on CPU 1, then
+# restarted in an emergency on that CPU (crash.sh checks the directory).
 check_oops() {
-	local rc
+	local rc ecpu caller=__handle_sysrq
 	check_markers_image
+	# The selftest module's frames do not symbolize: its caller's do.
+	[[ $(cat "$OUT/emerg-how.$((BOOT - 1))" 2>/dev/null) != selftest ]] || caller=vfs_write
+	python3 tools/tests/crash_entry.py --entry 1 "$RT/persist/image" /proc/kallsyms \
+		emerg_restart "emergency restart" "emergency_restart,$caller" >/tmp/rtcrash-entry 2>&1
+	check_output /tmp/rtcrash-entry $?
+	sed -n 's/^entry cpu //p' /tmp/rtcrash-entry >"$OUT/entry-cpu.$BOOT"
+	ecpu=$(cat "$OUT/emerg-cpu.$((BOOT - 1))" 2>/dev/null)
+	check "the emergency restart's entry is of cpu $ecpu, which restarted ($(cat "$OUT/entry-cpu.$BOOT"))" \
+		test -n "$ecpu" -a "$ecpu" = "$(cat "$OUT/entry-cpu.$BOOT")"
 	tools/ringtrace recover --keep -o "$OUT/recovered.$BOOT" >/tmp/rtcrash-recover.log 2>&1
 	rc=$?
 	check "ringtrace recover --keep writes the trace directory (exit $rc)" test "$rc" = 0
 	# Not onto the console: its "Oops" is a splat to vmtest.
 	cp /tmp/rtcrash-recover.log "$OUT/recover.$BOOT.log"
 	echo "# its output: recover.$BOOT.log"
-	check "it says the previous boot ended in an oops on cpu 1, then a reboot" \
-		grep -q '^the previous boot ended in an oops on cpu 1 ("Oops"), then a reboot or power off (cpu [0-9]*)' \
+	check "it says the previous boot ended in an oops on cpu 1, then an emergency restart on cpu $ecpu" \
+		grep -qxF "the previous boot ended in an oops on cpu 1 (\"Oops\"), then an emergency restart (cpu $ecpu: sysrq b, or a watchdog), not a clean reboot" \
 		/tmp/rtcrash-recover.log
 }
 

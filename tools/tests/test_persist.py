@@ -706,7 +706,8 @@ def test_recover_how_it_ended(ctx):
     """recover says whether the previous boot crashed, and how it ended,
     in one line on stdout and as the json's crashed/ended: a shutdown
     entry (reboot -f, power off) is not a crash and appends no
-    kernel_panic; a panic and an emergency restart are, and do; an oops
+    kernel_panic; a panic and an emergency restart are, and do (after a
+    live oops too: the crash chain's oops case, sysrq b); an oops
     before a shutdown is a crash; no entry at all is unknown (no hook
     ran: a reset, a hang)."""
     img, exp = gt.make_image(seed=4, tails={0: 'open'})
@@ -725,6 +726,10 @@ def test_recover_how_it_ended(ctx):
           crash_entry(4, 0, 60 * 10**9, 'shutdown', ips, comm=b'reboot')],
          'the previous boot ended in an oops on cpu 2 ("Oops: general protection fault"), '
          'then a reboot or power off (cpu 0)', True, 'shutdown', 0),
+        ([crash_entry(2, 1, 59 * 10**9, 'Oops', ips, flags=4),
+          crash_entry(3, 0, 60 * 10**9, 'emergency restart', ips)],
+         'the previous boot ended in an oops on cpu 1 ("Oops"), then an emergency restart '
+         '(cpu 0: sysrq b, or a watchdog), not a clean reboot', True, 'emerg_restart', 1),
         ([], 'no crash hook ran: the previous boot ended without a panic or a reboot the '
          'module saw (a reset, a hang, power lost)', None, 'unknown', 0),
         ([crash_entry(2, 2, 59 * 10**9, 'Oops: general protection fault', ips)],
