@@ -2817,6 +2817,34 @@ def utid_span_tables_equal_unpushed(ctx):
 
 
 @test
+def utid_window_leaving_out_a_cpu(ctx):
+    """utid = X (wakee_utid = X on wakeup) with a ts range that leaves out
+    one of the CPUs X is on -- after its last event there, or before its
+    first --: raw and the span tables give the rows of utid + 0 = X, for
+    every thread of the packed scheduler trace on two CPUs or more.  (The
+    per-CPU read once kept only the last CPU's verdict: a range missing
+    the last CPU read nothing, 0 rows for 148 on 6.12-rt's recording.)"""
+    d = runs_packed(ctx)
+    tables = UTID_TABLES + (('raw', 'utid', 'ts, cpu, utid, name, args'),)
+    some = 0
+    for x in RUN_TIDS:
+        spans = rows(d, 'SELECT cpu, min(ts) lo, max(ts) hi FROM raw WHERE utid + 0 = %d '
+                        'GROUP BY cpu' % x)
+        if len(spans) < 2:
+            continue
+        for sp in spans:
+            for extra in (' AND ts > %d' % sp['hi'], ' AND ts < %d' % sp['lo']):
+                for table, col, cols in tables:
+                    q = 'SELECT %s FROM %s WHERE %s %%s %d%s' % (cols, table, col, x, extra)
+                    got = sorted(map(repr, rows(d, q % '=')))
+                    full = sorted(map(repr, rows(d, q % '+ 0 =')))
+                    check(got == full, '%s %s = %d%s: %d rows pushed down, %d not' %
+                          (table, col, x, extra, len(got), len(full)))
+                    some += len(full) > 0
+    check(some > 20, 'only %d of the windows have rows' % some)
+
+
+@test
 def utid_run_index_cached(ctx):
     """The run lists (and named-in lists) kept in RINGTRACE_SQL_CACHE: the
     first process builds them ('run index', every frame) and writes

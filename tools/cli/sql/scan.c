@@ -239,7 +239,6 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 		die("out of memory");
 	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
 		uint64_t from, to;
-
 		int64_t a, z;
 
 		if ((cpus && !cpus[k]) || (uint64_t)s->sp->utid & 0x80000000u)
@@ -254,7 +253,8 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 		}
 		b[k] = from > begin ? from : begin;
 		e[k] = to < end ? to : end;
-		any = on[k] = b[k] <= e[k];
+		on[k] = b[k] <= e[k];
+		any |= on[k];
 	}
 	if (any)
 		s->v = tset_view_open_cpus(s->d->ts, i, on, b, e, s->d->seek, &err);
