@@ -97,17 +97,36 @@ default_cases() {
 }
 
 # The first console line of each case's splat (vmtest's RT_VM_EXPECT);
-# nothing for a case without one.
+# nothing for a case without one.  The oops case's under KASAN, which
+# catches the NULL store first, is its general protection fault's.
 expect_of() {
 	case $1 in
+	oops)
+		if [[ $oops_msg == Oops ]]; then
+			echo 'BUG: kernel NULL pointer dereference'
+		else
+			echo 'Oops: general protection fault'
+		fi ;;
 	sysrq-c) echo 'Kernel panic - not syncing: sysrq triggered crash' ;;
 	panic) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_panic' ;;
 	lockup) echo 'watchdog: BUG: soft lockup - CPU#1 stuck for ' ;;
 	reboot) ;;
-	oops) echo 'BUG: kernel NULL pointer dereference' ;;
 	nmi) echo 'Kernel panic - not syncing: ringtrace_selftest: crash_nmi' ;;
 	*) return 1 ;;
 	esac
+}
+
+# The oops case's message (kernel_panic's, the json entry's) on kernel $1:
+# "Oops", or under KASAN (its shadow check faults first on the NULL
+# store) its general protection fault's.
+oops_message() {
+	local config=/boot/config-$1
+	[[ -z ${kdir_of[$1]:-} ]] || config=${kdir_of[$1]}/.config
+	if grep -q '^CONFIG_KASAN=y' "$config"; then
+		echo 'general protection fault, probably for non-canonical address 0xdffffc0000000000'
+	else
+		echo Oops
+	fi
 }
 
 # The message of the case's panic, kernel_panic's in the recovered trace;
@@ -122,6 +141,7 @@ panic_message() {
 }
 
 passed=0 failed=0
+oops_msg=Oops			# the kernel's, main() sets it (oops_message)
 check() {	# DESCRIPTION COMMAND...
 	if "${@:2}"; then
 		echo "ok - $1"
@@ -260,9 +280,9 @@ recovered_oops() {
 	tools/ringtrace unpack "$dir/recovered.$k" "$ctf" >/dev/null || return 1
 	babeltrace2 "$ctf" >"$ctf.txt" 2>"$ctf.err" || { echo "# babeltrace2 failed: $(tail -n3 "$ctf.err")"; return 1; }
 	python3 - "$ctf.txt" "$dir/recovered.$k/.ringtrace-crash.json" "$(cat "$dir/oops-tid.$((k - 1))" 2>/dev/null)" \
-		"$(cat "$dir/emerg-cpu.$((k - 1))" 2>/dev/null)" <<'PY'
+		"$(cat "$dir/emerg-cpu.$((k - 1))" 2>/dev/null)" "$oops_msg" <<'PY'
 import json, re, sys
-txt, js_path, tid, ecpu = sys.argv[1:5]
+txt, js_path, tid, ecpu, msg = sys.argv[1:6]
 lines = open(txt).read().splitlines()
 ok = True
 def want(what, cond):
@@ -287,7 +307,7 @@ if at < 0:
 ev = cpu1[at]
 print("# " + ev[:400])
 want("reason oops", 'reason = ( "oops"' in ev)
-want('message "Oops"', 'message = "Oops"' in ev)
+want('message "%s"' % msg, ('message = "%s"' % msg) in ev)
 want("tid %s (the task that oopsed)" % tid, tid and ("tid = %s," % tid) in ev)
 before = [i for i, l in enumerate(cpu1) if 'data = "rtcrash-oops-before"' in l]
 after = [i for i, l in enumerate(cpu1) if 'data = "rtcrash-oops-after"' in l]
@@ -306,8 +326,8 @@ want("the json: kernel_panic appended on cpu %s alone (%s)" % (ecpu, {c["cpu"]: 
      ecpu and {c["cpu"]: c["kernel_panic"] for c in js["cpus"] if c["kernel_panic"]} == {int(ecpu): 1})
 if oops:
     e = oops[0]
-    want("the entry: written live, cpu 1, tid %s, message Oops (%s)" % (tid, {x: e[x] for x in ("written_live", "cpu", "tid", "message")}),
-         e["written_live"] is True and e["cpu"] == 1 and str(e["tid"]) == tid and e["message"] == "Oops")
+    want("the entry: written live, cpu 1, tid %s, message %s (%s)" % (tid, msg, {x: e[x] for x in ("written_live", "cpu", "tid", "message")}),
+         e["written_live"] is True and e["cpu"] == 1 and str(e["tid"]) == tid and e["message"] == msg)
     want("the event's stack (%d frames) is the entry's (%d)" % (len(frames), len(e["stack"])),
          frames and frames == [int(x, 16) for x in e["stack"]])
 # The emergency restart's, appended: the sysrq CPU's last event.
@@ -339,6 +359,7 @@ main() {
 		out=${RT_CRASH_OUT:-$cache/vm-runs/crash}
 		dir=$out/$k
 		read -r -a cases <<<"$(default_cases "$k")"
+		oops_msg=$(oops_message "$k")
 		boots=$((${#cases[@]} + 1))
 		expect=
 		for ((i = 0; i < ${#cases[@]}; i++)); do
@@ -354,7 +375,7 @@ main() {
 		RT_VM_ACCEL=${RT_VM_ACCEL:-tcg,thread=single} RT_VM_BOOTS=$boots RT_VM_EXPECT=$expect \
 			RT_VM_KERNEL_ARGS=$(region_args "-k $k") \
 			tools/vm/vmtest "${kernel[@]}" -t $((per_boot * boots)) -o "$out" -- \
-			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" \
+			env BUILD="$build" RT_CRASH_CASES="${cases[*]}" RT_CRASH_OOPS_MSG="$oops_msg" \
 			${RT_CRASH_RESTART:+RT_CRASH_RESTART="$RT_CRASH_RESTART"} tools/tests/crash_guest.sh \
 			>"$out/$k.log" 2>&1
 		echo "# $k: $boots boots in $(($(date +%s) - start)) s ($(grep -o 'guest ran for .*' "$out/$k.log"))"

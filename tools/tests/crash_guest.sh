@@ -8,6 +8,8 @@
 #
 #   RT_CRASH_CASES="sysrq-c ..."   the chain's cases, one per boot but the
 #                                  last (N = cases + 1)
+#   RT_CRASH_OOPS_MSG=MSG          the oops's message (default "Oops";
+#                                  crash.sh gives KASAN's otherwise)
 #   RT_CRASH_RESTART=selftest      the oops case restarts through
 #                                  ringtrace_selftest.ko's crash_restart
 #                                  even where sysrq is built in (the way
@@ -350,7 +352,7 @@ check_oops() {
 	cp /tmp/rtcrash-recover.log "$OUT/recover.$BOOT.log"
 	echo "# its output: recover.$BOOT.log"
 	check "it says the previous boot ended in an oops on cpu 1, then an emergency restart on cpu $ecpu" \
-		grep -qxF "the previous boot ended in an oops on cpu 1 (\"Oops\"), then an emergency restart (cpu $ecpu: sysrq b, or a watchdog), not a clean reboot" \
+		grep -qxF "the previous boot ended in an oops on cpu 1 (\"${RT_CRASH_OOPS_MSG:-Oops}\"), then an emergency restart (cpu $ecpu: sysrq b, or a watchdog), not a clean reboot" \
 		/tmp/rtcrash-recover.log
 }
 
