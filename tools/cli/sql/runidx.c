@@ -384,18 +384,6 @@ static void index_store(struct sql_cursor *c, unsigned int m, const struct run_i
 	sqlcache_buf_free(&b);
 }
 
-/* A count of records of @size bytes each that the rest of @b can hold: or 0, b->bad. */
-static size_t get_count(struct sqlcache_buf *b, size_t size)
-{
-	uint64_t n = sqlcache_get64(b);
-
-	if (n > sqlcache_left(b) / size) {
-		b->bad = true;
-		return 0;
-	}
-	return (size_t)n;
-}
-
 /*
  * Member @m's lists from the cache, or NULL (a miss).  Checked: tids
  * >= 0, a run's from <= to, each (tid, CPU) once, bounds ascending from
@@ -412,7 +400,7 @@ static struct run_index *index_load(struct sql_cursor *c, unsigned int m)
 	ix = calloc(1, sizeof(*ix));
 	if (!ix)
 		die("out of memory");
-	n = get_count(&b, RUN_REC_RUN);
+	n = sqlcache_get_count(&b, RUN_REC_RUN);
 	for (size_t i = 0; !b.bad && i < n; i++) {
 		struct run r;
 
@@ -428,7 +416,7 @@ static struct run_index *index_load(struct sql_cursor *c, unsigned int m)
 		if (ix->n != i + 1)		/* twice */
 			b.bad = true;
 	}
-	ix->nr_bound = ix->cap_bound = b.bad ? 0 : get_count(&b, 8);
+	ix->nr_bound = ix->cap_bound = b.bad ? 0 : sqlcache_get_count(&b, 8);
 	ix->bound = calloc(ix->cap_bound + 1, sizeof(*ix->bound));
 	if (!ix->bound)
 		die("out of memory");
@@ -439,11 +427,11 @@ static struct run_index *index_load(struct sql_cursor *c, unsigned int m)
 	}
 	if (!ix->nr_bound)
 		b.bad = true;
-	n = b.bad ? 0 : get_count(&b, RUN_REC_NAMED);
+	n = b.bad ? 0 : sqlcache_get_count(&b, RUN_REC_NAMED);
 	for (size_t i = 0; !b.bad && i < n; i++) {
 		int32_t tid = (int32_t)sqlcache_get32(&b);
 		uint32_t cpu = sqlcache_get32(&b);
-		size_t k = get_count(&b, 4);
+		size_t k = sqlcache_get_count(&b, 4);
 		uint32_t last = 0;
 
 		if (tid < 0 || b.bad) {

@@ -627,18 +627,6 @@ static void index_store(struct sql_cursor *c, unsigned int m, const struct sw_in
 	sqlcache_buf_free(&b);
 }
 
-/* A count of records of @size bytes each that the rest of @b can hold: or 0, b->bad. */
-static size_t get_count(struct sqlcache_buf *b, size_t size)
-{
-	uint64_t n = sqlcache_get64(b);
-
-	if (n > sqlcache_left(b) / size) {
-		b->bad = true;
-		return 0;
-	}
-	return (size_t)n;
-}
-
 /*
  * Member @m's index from the cache, or NULL (a miss).  Everything is
  * checked that the walk relies on: checkpoints by time from the member's
@@ -657,7 +645,7 @@ static struct sw_index *index_load(struct sql_cursor *c, unsigned int m)
 		die("out of memory");
 	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
 	ix->ck.spacing = sqlcache_get64(&b);
-	nr = get_count(&b, 24);
+	nr = sqlcache_get_count(&b, 24);
 	if (!nr || nr > 2 * CKPTS_MIN + 1)
 		b.bad = true;
 	for (size_t i = 0; !b.bad && i < nr; i++) {
@@ -666,8 +654,8 @@ static struct sw_index *index_load(struct sql_cursor *c, unsigned int m)
 		k->ts = (int64_t)sqlcache_get64(&b);
 		if (i ? k->ts <= ckpts_ts(&ix->ck, i - 1) : k->ts != INT64_MIN)
 			b.bad = true;
-		k->nr_cpus = get_count(&b, SW_REC_CPU);
-		k->nr_threads = get_count(&b, SW_REC_THREAD);
+		k->nr_cpus = sqlcache_get_count(&b, SW_REC_CPU);
+		k->nr_threads = sqlcache_get_count(&b, SW_REC_THREAD);
 		k->cpus = calloc(k->nr_cpus + 1, sizeof(*k->cpus));
 		k->threads = calloc(k->nr_threads + 1, sizeof(*k->threads));
 		if (!k->cpus || !k->threads)
@@ -702,7 +690,7 @@ static struct sw_index *index_load(struct sql_cursor *c, unsigned int m)
 				b.bad = true;
 		}
 	}
-	ix->cap_spans = ix->nr_spans = b.bad ? 0 : get_count(&b, SW_REC_SPAN);
+	ix->cap_spans = ix->nr_spans = b.bad ? 0 : sqlcache_get_count(&b, SW_REC_SPAN);
 	ix->spans = calloc(ix->nr_spans + 1, sizeof(*ix->spans));
 	if (!ix->spans)
 		die("out of memory");

@@ -70,6 +70,17 @@ static inline size_t sqlcache_left(const struct sqlcache_buf *b)
 {
 	return b->len - b->off;
 }
+/* A count of records of @size bytes each that the rest of @b can hold: or 0, b->bad. */
+static inline size_t sqlcache_get_count(struct sqlcache_buf *b, size_t size)
+{
+	uint64_t n = sqlcache_get64(b);
+
+	if (n > sqlcache_left(b) / size) {
+		b->bad = true;
+		return 0;
+	}
+	return (size_t)n;
+}
 void sqlcache_buf_free(struct sqlcache_buf *b);
 
 /* --no-cache: nothing read or written from now on. */
