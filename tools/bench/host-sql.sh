@@ -84,16 +84,7 @@ trace_of() {
 		rm -rf -- "$d" "$d.new"
 		mkdir -p -- "$d.new"
 		echo "host-sql: making $d ($secs s of events)" >&2
-		python3 - "$d.new/metadata" <<-'EOF'
-		import os, sys
-		sys.path.insert(0, os.path.join(os.environ['REPO'], 'tools', 'tests'))
-		import test_decoder as td
-		meta = td.gentrace.metadata(bytes(range(16, 32)), 1700000000, 500000000,
-		                            td.KERNEL_EVENTS)
-		with open(sys.argv[1], 'w') as f:
-		    f.write(meta.replace('fields := struct { int64_t id;',
-		                         'fields := struct { %s' % td.SYSCALL_ENUM))
-		EOF
+		"$REPO/tools/bench/mix-metadata.py" "$d.new/metadata"
 		"${NICE[@]}" "$GEN" --mix "$threads" "$d.new" 101112131415161718191a1b1c1d1e1f \
 			"$cpus" "$secs" "$rate" 256 >"$work/times"
 		"${NICE[@]}" "$RT" compress -l 3 -j 2 "$d.new" >"$work/compress.log" 2>&1 ||
