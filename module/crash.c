@@ -27,9 +27,10 @@
  * state and writes the cache lines of the whole region back to RAM (a warm
  * reset does not write caches back).  All of it without a lock of any
  * kind, printk, allocation, irq_work, IPI or RCU wait: the CPU may have
- * died holding any of them.  No hook writes into a ring, whatever the
- * reason: the next boot's recovery appends the kernel_panic event from a
- * terminal entry (PANIC, EMERG_RESTART, SHUTDOWN); an OOPS is listed only.
+ * died holding any of them.  No terminal hook writes into a ring: the next
+ * boot's recovery appends the kernel_panic event from a PANIC or
+ * EMERG_RESTART entry (a SHUTDOWN is listed only).  The die notifier alone
+ * writes one, for an oops, as follows.
  *
  * An oops is not terminal: with panic_on_oops=0 the kernel lives on, and
  * the trace with it (design decision D7).  So the die notifier writes the
