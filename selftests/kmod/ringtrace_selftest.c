@@ -972,6 +972,17 @@ DEFINE_SHOW_ATTRIBUTE(rtst_result);
 DEFINE_SHOW_ATTRIBUTE(rtst_events);
 DEFINE_SHOW_ATTRIBUTE(rtst_floor);
 
+/* A crash knob's input: 0 for "1" (kstrtobool's yes), EINVAL for a no, or -errno. */
+static int rtst_crash_armed(const char __user *ubuf, size_t count)
+{
+	bool on;
+	int ret = kstrtobool_from_user(ubuf, count, &on);
+
+	if (ret)
+		return ret;
+	return on ? 0 : -EINVAL;
+}
+
 /*
  * crash_panic: writing "1" panics, as sysrq c does, for the crash chains
  * (tools/tests/crash_guest.sh) on kernels built without CONFIG_MAGIC_SYSRQ
@@ -980,14 +991,10 @@ DEFINE_SHOW_ATTRIBUTE(rtst_floor);
 static ssize_t rtst_crash_panic_write(struct file *file, const char __user *ubuf,
 				      size_t count, loff_t *ppos)
 {
-	bool on;
-	int ret;
+	int ret = rtst_crash_armed(ubuf, count);
 
-	ret = kstrtobool_from_user(ubuf, count, &on);
 	if (ret)
 		return ret;
-	if (!on)
-		return -EINVAL;
 	panic("ringtrace_selftest: crash_panic\n");
 }
 
@@ -1007,14 +1014,10 @@ static ssize_t rtst_crash_restart_write(struct file *file,
 					const char __user *ubuf, size_t count,
 					loff_t *ppos)
 {
-	bool on;
-	int ret;
+	int ret = rtst_crash_armed(ubuf, count);
 
-	ret = kstrtobool_from_user(ubuf, count, &on);
 	if (ret)
 		return ret;
-	if (!on)
-		return -EINVAL;
 	emergency_restart();
 	return count;	/* not reached: the machine was reset */
 }
@@ -1114,14 +1117,10 @@ static int rtst_crash_nmi_handler(unsigned int type, struct pt_regs *regs)
 static ssize_t rtst_crash_nmi_write(struct file *file, const char __user *ubuf,
 				    size_t count, loff_t *ppos)
 {
-	bool on;
-	int ret;
+	int ret = rtst_crash_armed(ubuf, count);
 
-	ret = kstrtobool_from_user(ubuf, count, &on);
 	if (ret)
 		return ret;
-	if (!on)
-		return -EINVAL;
 	ret = register_nmi_handler(NMI_LOCAL, rtst_crash_nmi_handler, 0,
 				   "rtst_crash_nmi");
 	if (ret)
