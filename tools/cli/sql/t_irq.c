@@ -203,23 +203,49 @@ static void ir_member_end(struct sql_cursor *c)
 	cut_all(c->priv);
 }
 
+/* The slices open: CPU by CPU, outermost first. */
 static void *ir_save(struct sql_cursor *c, size_t *size)
 {
 	struct ir *r = c->priv;
-	void *b = malloc(r->nr_cpus * sizeof(*r->cpus));
+	struct slice *b;
+	size_t n = 0;
 
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		n += r->cpus[i].n;
+	b = malloc(n * sizeof(*b) + 1);
 	if (!b)
 		die("out of memory");
-	memcpy(b, r->cpus, r->nr_cpus * sizeof(*r->cpus));
-	*size = r->nr_cpus * sizeof(*r->cpus);
+	n = 0;
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		for (unsigned int d = 0; d < r->cpus[i].n; d++)
+			b[n++] = r->cpus[i].s[d];
+	*size = n * sizeof(*b);
 	return b;
 }
 
+/*
+ * Each slice entered again on its CPU, at the depth it comes at (what
+ * ir_save() gave: the depths it had).  One on no CPU of its member, or
+ * deeper than a CPU keeps, is none (a save never holds one).
+ */
 static void ir_restore(struct sql_cursor *c, const void *state, size_t size)
 {
+	const struct slice *k = state;
 	struct ir *r = c->priv;
 
-	memcpy(r->cpus, state, size);
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		r->cpus[i].n = 0;
+	for (size_t j = 0; j < size / sizeof(*k); j++) {
+		int i = trace_cpu_index(c->db->ts->m[k[j].member].t, k[j].cpu);
+		struct cpu_stack *st;
+
+		if (i < 0 || (unsigned int)i >= r->nr_cpus || r->cpus[i].n == MAX_DEPTH)
+			continue;
+		st = &r->cpus[i];
+		st->s[st->n] = k[j];
+		st->s[st->n].depth = st->n;
+		st->n++;
+	}
 }
 
 static int64_t ir_row_ts(const void *row)
