@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sqlcache: a member's indexes (schedwalk.c's checkpoints, runidx.c's run
- * lists) kept on disk, so that the next `ringtrace sql` of the same trace
+ * sqlcache: a member's indexes (schedwalk.c's and spanq.c's checkpoints,
+ * runidx.c's run lists) kept on disk, so that the next `ringtrace sql` of the same trace
  * starts where the last one's first window left off instead of reading
  * the whole member again (plan-31 D5).  sqlcache_index() is how an index
  * is had: read back, else built and kept.
