@@ -609,8 +609,7 @@ static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
 	const struct sw_index *ix = index;
 
 	(void)arg;
-	sqlcache_put64(b, ix->ck.spacing);
-	sqlcache_put64(b, ix->ck.nr);
+	ckpts_put_head(&ix->ck, b);
 	for (size_t i = 0; i < ix->ck.nr; i++) {
 		const struct sw_ckpt *k = ckpts_at(&ix->ck, i);
 
@@ -644,16 +643,10 @@ static void *index_load(struct sql_cursor *c, unsigned int m, struct sqlcache_bu
 	if (!ix)
 		die("out of memory");
 	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
-	ix->ck.spacing = sqlcache_get64(b);
-	nr = sqlcache_get_count(b, 24);
-	if (!nr || nr > 2 * CKPTS_MIN + 1)
-		b->bad = true;
+	nr = ckpts_get_head(&ix->ck, b, 24);
 	for (size_t i = 0; !b->bad && i < nr; i++) {
-		struct sw_ckpt *k = ckpts_append(&ix->ck);
+		struct sw_ckpt *k = ckpts_get_next(&ix->ck, b);
 
-		k->ts = (int64_t)sqlcache_get64(b);
-		if (i ? k->ts <= ckpts_ts(&ix->ck, i - 1) : k->ts != INT64_MIN)
-			b->bad = true;
 		k->nr_cpus = sqlcache_get_count(b, SW_REC_CPU);
 		k->nr_threads = sqlcache_get_count(b, SW_REC_THREAD);
 		k->cpus = calloc(k->nr_cpus + 1, sizeof(*k->cpus));

@@ -252,9 +252,8 @@ static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
 	const struct spanq_index *ix = index;
 	const struct spanq *q = arg;
 
-	sqlcache_put64(b, ix->ck.spacing);
 	sqlcache_put64(b, ix->ck.fed);
-	sqlcache_put64(b, ix->ck.nr);
+	ckpts_put_head(&ix->ck, b);
 	for (size_t i = 0; i < ix->ck.nr; i++) {
 		const struct spanq_ckpt *k = ckpts_at(&ix->ck, i);
 		size_t n = k->state ? k->size / q->size : 0;
@@ -284,17 +283,11 @@ static void *index_load(struct sql_cursor *c, unsigned int m, struct sqlcache_bu
 	struct spanq_index *ix = index_new(c->t, m);
 	size_t nr, n;
 
-	ix->ck.spacing = sqlcache_get64(b);
 	ix->ck.fed = sqlcache_get64(b);
-	nr = sqlcache_get_count(b, SPAN_REC_CKPT);
-	if (!nr || nr > 2 * CKPTS_MIN || !ix->ck.spacing)
-		b->bad = true;
+	nr = ckpts_get_head(&ix->ck, b, SPAN_REC_CKPT);
 	for (size_t i = 0; !b->bad && i < nr; i++) {
-		struct spanq_ckpt *k = ckpts_append(&ix->ck);
+		struct spanq_ckpt *k = ckpts_get_next(&ix->ck, b);
 
-		k->ts = (int64_t)sqlcache_get64(b);
-		if (i ? k->ts <= ckpts_ts(&ix->ck, i - 1) : k->ts != INT64_MIN)
-			b->bad = true;
 		n = sqlcache_get_count(b, q->ops->rec);
 		if (!i) {
 			b->bad |= n != 0;
