@@ -941,6 +941,14 @@ def cache_windows(lo, hi, per=100):
     return [((lo + hi) // 2, (lo + hi) // 2 + w), (hi - w, hi)]
 
 
+def cache_setup(ctx, d, per=100):
+    """(the cache directory, the environment that names it, frames of the
+    whole trace @d, cache_windows() of it) for a cache test."""
+    cache = ctx.path('cache')
+    lo, hi, whole = extent(d)
+    return cache, {'RINGTRACE_SQL_CACHE': cache}, whole, cache_windows(lo, hi, per)
+
+
 def cache_run(d, wins, env, *opts, asan=False):
     """One process: thread_state and sched_slice over @wins (their rows),
     scan_stats of the first window, and raw's frames over it."""
@@ -995,10 +1003,7 @@ def cache_next_process_reads_the_window(ctx):
     write it; a cache directory that cannot be made is one note on stderr
     and the same rows."""
     d = mix_packed(ctx)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     ref = cache_run(d, wins, {'RINGTRACE_SQL_CACHE': ''})
     check_built(ref, whole, 'RINGTRACE_SQL_CACHE=\'\'')
     check(sum(map(len, ref['rows'])) > 50, 'the windows have %s rows' % list(map(len, ref['rows'])))
@@ -1100,10 +1105,7 @@ def cache_damaged_file_rebuilt(ctx):
     right): the next window builds the checkpoints again, its rows those
     of a run without the cache, and the file is rewritten whole."""
     d = mix_packed(ctx)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     ref = cache_run(d, wins, env)
     check_built(ref, whole, 'the first process')
     check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
@@ -1128,10 +1130,7 @@ def cache_fuzz_asan(ctx):
     without the cache."""
     d = ctx.path('small')
     mix_at(d, 3000)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     ref = cache_run(d, wins, env, asan=True)
     check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
     path = os.path.join(cache, cache_files(cache)[0])
@@ -1217,10 +1216,7 @@ def span_cache_next_process_reads_the_window(ctx):
     than raw's window and 2 a CPU, and gives the rows of a run without the
     cache.  --no-cache neither reads nor writes the file."""
     d = mix_packed(ctx)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi, 10)
+    cache, env, whole, wins = cache_setup(ctx, d, 10)
     for table in SPAN_CACHED:
         ref = span_run(d, table, wins, {'RINGTRACE_SQL_CACHE': ''})
         span_built(ref, whole, 'RINGTRACE_SQL_CACHE=\'\'')
@@ -1280,10 +1276,7 @@ def span_cache_damaged_file_rebuilt(ctx):
     again, its rows those of a run without the cache, and the file is
     rewritten whole."""
     d = mix_packed(ctx)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi, 10)
+    cache, env, whole, wins = cache_setup(ctx, d, 10)
     for table in SPAN_CACHED:
         ref = span_run(d, table, wins, env)
         span_built(ref, whole, 'the first process')
@@ -1309,10 +1302,7 @@ def span_cache_fuzz_asan(ctx):
     either reads the file or builds the checkpoints again."""
     d = ctx.path('small')
     mix_at(d, 3000)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     rng = random.Random(31)
     for table in SPAN_CACHED:
         span_run(d, table, wins, env, asan=True)
