@@ -1214,7 +1214,8 @@ def span_cache_next_process_reads_the_window(ctx):
     *.span-TABLE.rtidx each; the next process (the ASan build) reads them
     from there (the row's plan 'cache', no frame) and then no more frames
     than raw's window and 2 a CPU, and gives the rows of a run without the
-    cache.  --no-cache neither reads nor writes the file."""
+    cache.  --no-cache neither reads nor writes the file.  irq asked of
+    CPU 1 has checkpoints of its own, a file of their own, read back."""
     d = mix_packed(ctx)
     cache, env, whole, wins = cache_setup(ctx, d, 10)
     for table in SPAN_CACHED:
@@ -1237,6 +1238,21 @@ def span_cache_next_process_reads_the_window(ctx):
         check((open(path, 'rb').read(), os.stat(path).st_mtime_ns) == before,
               '%s: --no-cache touched the cache' % table)
     check(len(cache_files(cache)) == len(SPAN_CACHED), 'the cache holds %s' % cache_files(cache))
+    # irq's checkpoints of CPU 1 alone: a file of their own, read back.
+    a, b = wins[0]
+    q = ('SELECT %s FROM irq WHERE cpu %%s= 1 AND end_ts %%s>= %d AND ts %%s<= %d' %
+         (SPAN_TABLES['irq'], a, b))
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    want = sorted(rows(d, q % ('+ 0 ', '+ 0 ', '+ 0 ')), key=key)
+    check(len(want) > 5, 'irq on CPU 1: %d rows' % len(want))
+    for what, plan in (('built', 'irq'), ('read back', 'cache')):
+        got, st = stats(d, q % ('', '', ''), env=env)
+        got = sorted(got, key=key)
+        idx = [x for x in st if x['tbl'] == 'span index']
+        check(got == want and len(idx) == 1 and idx[0]['plan'] == plan,
+              'irq on CPU 1, %s: %d rows, want %d; scan_stats %s' % (what, len(got), len(want), st))
+    check(len([f for f in cache_files(cache) if '.span-irq-' in f]) == 1,
+          'irq of CPU 1: the cache holds %s' % cache_files(cache))
 
 
 @test
