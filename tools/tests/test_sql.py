@@ -916,12 +916,13 @@ def span_windows_read_the_window(ctx):
 
 # ---- the checkpoints kept on disk (plan-31 D5) ---------------------------------------
 
-def mix_at(d, n, seed=5):
-    """sched_mix_trace() of @n events packed at @d, whatever was there
-    before (the same file names: chunks 1-3 of each CPU)."""
+def mix_at(d, n, seed=5, frame='4K'):
+    """sched_mix_trace() of @n events packed at @d (zstd frames of
+    @frame), whatever was there before (the same file names: chunks 1-3 of
+    each CPU)."""
     shutil.rmtree(d, ignore_errors=True)
     sched_mix_trace(d, n=n, seed=seed)
-    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    r = td.rt('compress', '--frame-size', frame, '-j', '1', d)
     check(r.returncode == 0, 'compress: ' + r.stderr)
     return d
 
@@ -933,11 +934,19 @@ def extent(d):
     return full[0]['lo'], full[0]['hi'], st[0]['frames_read']
 
 
-def cache_windows(lo, hi):
-    """A window of 1 % in the middle (spans open at its far checkpoint come
-    from the index) and the last 1 %."""
-    w = (hi - lo) // 100
+def cache_windows(lo, hi, per=100):
+    """A window of 1/@per of the trace in the middle (spans open at its
+    far checkpoint come from the index) and the last 1/@per."""
+    w = (hi - lo) // per
     return [((lo + hi) // 2, (lo + hi) // 2 + w), (hi - w, hi)]
+
+
+def cache_setup(ctx, d, per=100):
+    """(the cache directory, the environment that names it, frames of the
+    whole trace @d, cache_windows() of it) for a cache test."""
+    cache = ctx.path('cache')
+    lo, hi, whole = extent(d)
+    return cache, {'RINGTRACE_SQL_CACHE': cache}, whole, cache_windows(lo, hi, per)
 
 
 def cache_run(d, wins, env, *opts, asan=False):
@@ -994,10 +1003,7 @@ def cache_next_process_reads_the_window(ctx):
     write it; a cache directory that cannot be made is one note on stderr
     and the same rows."""
     d = mix_packed(ctx)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     ref = cache_run(d, wins, {'RINGTRACE_SQL_CACHE': ''})
     check_built(ref, whole, 'RINGTRACE_SQL_CACHE=\'\'')
     check(sum(map(len, ref['rows'])) > 50, 'the windows have %s rows' % list(map(len, ref['rows'])))
@@ -1071,12 +1077,13 @@ def flip(b, *offs):
     return bytes(b)
 
 
-def cache_damages(good):
-    """(what, bytes) of a damaged cache file."""
+def cache_damages(good, count_at=56):
+    """(what, bytes) of a damaged cache file whose checkpoints' count is
+    at byte @count_at."""
     n = len(good)
     plen = struct.unpack_from('<Q', good, 24)[0]
     huge = bytearray(good)
-    huge[56:64] = struct.pack('<Q', 1 << 60)           # the checkpoints' count
+    huge[count_at:count_at + 8] = struct.pack('<Q', 1 << 60)
     return [('magic', flip(good, 0)), ('version', flip(good, 8)), ('key', flip(good, 17)),
             ('size', flip(good, 25)), ('checksum', flip(good, 33)),
             ('payload start', flip(good, 48)), ('middle', flip(good, n // 2)),
@@ -1098,10 +1105,7 @@ def cache_damaged_file_rebuilt(ctx):
     right): the next window builds the checkpoints again, its rows those
     of a run without the cache, and the file is rewritten whole."""
     d = mix_packed(ctx)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     ref = cache_run(d, wins, env)
     check_built(ref, whole, 'the first process')
     check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
@@ -1126,10 +1130,7 @@ def cache_fuzz_asan(ctx):
     without the cache."""
     d = ctx.path('small')
     mix_at(d, 3000)
-    cache = ctx.path('cache')
-    env = {'RINGTRACE_SQL_CACHE': cache}
-    lo, hi, whole = extent(d)
-    wins = cache_windows(lo, hi)
+    cache, env, whole, wins = cache_setup(ctx, d)
     ref = cache_run(d, wins, env, asan=True)
     check(len(cache_files(cache)) == 1, 'the cache holds %s' % cache_files(cache))
     path = os.path.join(cache, cache_files(cache)[0])
@@ -1152,6 +1153,190 @@ def cache_fuzz_asan(ctx):
     # The payload's checks are what the runs with the checksum right met:
     # some files pass them (values changed), some not (counts, keys).
     check(10 <= loaded <= 90, '%d of 100 files with the checksum right were read' % loaded)
+
+# ---- the span tables' checkpoints kept on disk ----------------------------------------------
+
+SPAN_CACHED = ('syscall', 'wakeup', 'irq', 'softirq')
+# Where a span file's checkpoint count is: the header, spacing, rows fed.
+SPAN_COUNT_AT = 48 + 16
+
+
+def span_run(d, table, wins, env, *opts, asan=False):
+    """One process: @table over @wins (its rows), scan_stats of the first
+    window, and raw's frames over it."""
+    end = 'ts' if table == 'wakeup' else 'end_ts'
+    q = 'SELECT %s FROM %s WHERE %s >= %%d AND ts <= %%d' % (SPAN_TABLES[table], table, end)
+    text = '; '.join([q % wins[0], 'SELECT * FROM scan_stats',
+                      'SELECT count(*) n FROM raw WHERE ts BETWEEN %d AND %d' % wins[0],
+                      'SELECT * FROM scan_stats', q % wins[1]])
+    r = sql(d, text, '--json', *opts, env=env, asan=asan)
+    a = arrays(r.stdout)
+    check(len(a) == 5, 'printed %d arrays' % len(a))
+    return {'rows': [a[0], a[4]], 'st': a[1], 'raw': a[3][0]['frames_read'],
+            'stderr': r.stderr, 'table': table}
+
+
+def span_index_row(run):
+    idx = [x for x in run['st'] if x['tbl'] == 'span index']
+    check(len(idx) == 1, '%s: scan_stats has %d span index rows: %s' %
+          (run['table'], len(idx), run['st']))
+    return idx[0]
+
+
+def span_built(run, whole, what):
+    idx = span_index_row(run)
+    check(idx['plan'] == run['table'] and idx['frames_read'] == whole,
+          '%s, %s: the checkpoints should be built (%d frames), scan_stats: %s' %
+          (run['table'], what, whole, run['st']))
+
+
+def span_cached(run, what, cpus=2):
+    idx = span_index_row(run)
+    cur = [x for x in run['st'] if x['tbl'] == run['table']]
+    check(idx['plan'] == 'cache' and idx['frames_read'] == 0,
+          '%s, %s: the checkpoints should come from the cache, scan_stats: %s' %
+          (run['table'], what, run['st']))
+    check(len(cur) == 1 and cur[0]['frames_read'] <= run['raw'] + 2 * cpus,
+          '%s, %s: the window read %s frames, raw\'s %d' % (run['table'], what, cur, run['raw']))
+
+
+def span_file(cache, table):
+    files = [f for f in cache_files(cache) if f.endswith('.span-%s.rtidx' % table)]
+    check(len(files) == 1, '%s: the cache holds %s' % (table, cache_files(cache)))
+    return os.path.join(cache, files[0])
+
+
+@test
+def span_cache_next_process_reads_the_window(ctx):
+    """syscall, wakeup, irq and softirq: a process's first window builds
+    the table's checkpoints (scan_stats row 'span index', plan the table:
+    every frame) and keeps them in RINGTRACE_SQL_CACHE, a file
+    *.span-TABLE.rtidx each; the next process (the ASan build) reads them
+    from there (the row's plan 'cache', no frame) and then no more frames
+    than raw's window and 2 a CPU, and gives the rows of a run without the
+    cache.  --no-cache neither reads nor writes the file.  irq asked of
+    CPU 1 has checkpoints of its own, a file of their own, read back."""
+    d = mix_packed(ctx)
+    cache, env, whole, wins = cache_setup(ctx, d, 10)
+    for table in SPAN_CACHED:
+        ref = span_run(d, table, wins, {'RINGTRACE_SQL_CACHE': ''})
+        span_built(ref, whole, 'RINGTRACE_SQL_CACHE=\'\'')
+        check(sum(map(len, ref['rows'])) > 50, '%s: the windows have %s rows' %
+              (table, list(map(len, ref['rows']))))
+        first = span_run(d, table, wins, env)
+        span_built(first, whole, 'the first process')
+        path = span_file(cache, table)
+        second = span_run(d, table, wins, env, asan=True)
+        span_cached(second, 'the second process')
+        for what, run in (('the first', first), ('the second', second)):
+            check(run['rows'] == ref['rows'], '%s: %s process\'s rows differ from a run '
+                  'without cache' % (table, what))
+        before = open(path, 'rb').read(), os.stat(path).st_mtime_ns
+        third = span_run(d, table, wins, env, '--no-cache')
+        span_built(third, whole, '--no-cache')
+        check(third['rows'] == ref['rows'], '%s, --no-cache: other rows' % table)
+        check((open(path, 'rb').read(), os.stat(path).st_mtime_ns) == before,
+              '%s: --no-cache touched the cache' % table)
+    check(len(cache_files(cache)) == len(SPAN_CACHED), 'the cache holds %s' % cache_files(cache))
+    # irq's checkpoints of CPU 1 alone: a file of their own, read back.
+    a, b = wins[0]
+    q = ('SELECT %s FROM irq WHERE cpu %%s= 1 AND end_ts %%s>= %d AND ts %%s<= %d' %
+         (SPAN_TABLES['irq'], a, b))
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    want = sorted(rows(d, q % ('+ 0 ', '+ 0 ', '+ 0 ')), key=key)
+    check(len(want) > 5, 'irq on CPU 1: %d rows' % len(want))
+    for what, plan in (('built', 'irq'), ('read back', 'cache')):
+        got, st = stats(d, q % ('', '', ''), env=env)
+        got = sorted(got, key=key)
+        idx = [x for x in st if x['tbl'] == 'span index']
+        check(got == want and len(idx) == 1 and idx[0]['plan'] == plan,
+              'irq on CPU 1, %s: %d rows, want %d; scan_stats %s' % (what, len(got), len(want), st))
+    check(len([f for f in cache_files(cache) if '.span-irq-' in f]) == 1,
+          'irq of CPU 1: the cache holds %s' % cache_files(cache))
+
+
+@test
+def span_cache_changed_trace_rebuilt(ctx):
+    """The same trace directory made again with more events (appended),
+    then fewer (truncated), then the same events packed again in other
+    frames (repacked) -- same uuid, same file names: each time the next
+    window of each span table builds its checkpoints again and gives the
+    rows of a run without the cache; the run after it uses the new file."""
+    d = ctx.path('grow')
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    for n, frame in ((16000, '4K'), (20000, '4K'), (12000, '4K'), (12000, '8K')):
+        mix_at(d, n, frame=frame)
+        lo, hi, whole = extent(d)
+        wins = cache_windows(lo, hi, 10)
+        for table in SPAN_CACHED:
+            what = '%d events, %s frames' % (n, frame)
+            ref = span_run(d, table, wins, {'RINGTRACE_SQL_CACHE': ''})
+            got = span_run(d, table, wins, env)
+            span_built(got, whole, what)
+            check(got['rows'] == ref['rows'], '%s, %s: rows of a stale cache' % (table, what))
+            again = span_run(d, table, wins, env)
+            span_cached(again, what + ', again')
+            check(again['rows'] == ref['rows'], '%s, %s: other rows from the cache' %
+                  (table, what))
+            span_file(cache, table)
+
+
+@test
+def span_cache_damaged_file_rebuilt(ctx):
+    """A span table's cache file damaged in every part (magic, version,
+    key, size, checksum, payload; cut short, emptied, grown; a wrong
+    version, another trace's key, an absurd count and a cut payload with
+    the checksum made right), for each of syscall, wakeup, irq and
+    softirq: the next window (the ASan build) builds the checkpoints
+    again, its rows those of a run without the cache, and the file is
+    rewritten whole."""
+    d = mix_packed(ctx)
+    cache, env, whole, wins = cache_setup(ctx, d, 10)
+    for table in SPAN_CACHED:
+        ref = span_run(d, table, wins, env)
+        span_built(ref, whole, 'the first process')
+        path = span_file(cache, table)
+        good = open(path, 'rb').read()
+        for what, bad in cache_damages(good, SPAN_COUNT_AT):
+            with open(path, 'wb') as f:
+                f.write(bad)
+            run = span_run(d, table, wins, env, asan=True)
+            span_built(run, whole, 'cache file damaged (%s)' % what)
+            check(run['rows'] == ref['rows'], '%s, cache file damaged (%s): other rows' %
+                  (table, what))
+            check(open(path, 'rb').read() == good,
+                  '%s, cache file damaged (%s): not rewritten as it was' % (table, what))
+
+
+@test
+def span_cache_fuzz_asan(ctx):
+    """40 runs a table (syscall, wakeup, irq, softirq) of the ASan build
+    over its cache file with 1 to 8 random bytes of the payload changed and
+    the checksum made right again, so that the checks of the payload and
+    of each row are what stands: no sanitizer report, exit 0, each run
+    either reads the file or builds the checkpoints again."""
+    d = ctx.path('small')
+    mix_at(d, 3000)
+    cache, env, whole, wins = cache_setup(ctx, d)
+    rng = random.Random(31)
+    for table in SPAN_CACHED:
+        span_run(d, table, wins, env, asan=True)
+        path = span_file(cache, table)
+        good = open(path, 'rb').read()
+        plans = set()
+        for i in range(40):
+            b = bytearray(good)
+            for _ in range(rng.randrange(1, 9)):
+                o = rng.randrange(48, len(b))
+                b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
+            with open(path, 'wb') as f:
+                f.write(resum(bytes(b)))
+            run = span_run(d, table, wins, env, asan=True)
+            plans.add(span_index_row(run)['plan'])
+        check(plans <= {'cache', table}, '%s: span index plans %s' % (table, plans))
+
+
 # ---- utid pushed down through run lists (issue 31 P3c) ------------------------------------
 
 RUN_COLS = 'ts, cpu, name, utid, args'

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* A member's checkpoints: taking, thinning, a window's first and last (ckpts.h). */
+/* A member's checkpoints: taking, thinning, a window's first and last, on disk (ckpts.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckpts.h"
 #include "sql.h"
+#include "sqlcache.h"
 
 void ckpts_init(struct ckpts *l, size_t size, void (*drop)(void *el))
 {
@@ -75,4 +76,32 @@ void ckpts_window(const struct ckpts *l, bool has_lo, int64_t lo, bool has_hi, i
 		if (has_hi && ckpts_ts(l, i) > hi && !*stop)
 			*stop = i;
 	}
+}
+
+void ckpts_put_head(const struct ckpts *l, struct sqlcache_buf *b)
+{
+	sqlcache_put64(b, l->spacing);
+	sqlcache_put64(b, l->nr);
+}
+
+size_t ckpts_get_head(struct ckpts *l, struct sqlcache_buf *b, size_t rec)
+{
+	size_t nr;
+
+	l->spacing = sqlcache_get64(b);
+	nr = sqlcache_get_count(b, rec);
+	if (!nr || nr > 2 * CKPTS_MIN + 1 || !l->spacing)
+		b->bad = true;
+	return b->bad ? 0 : nr;
+}
+
+void *ckpts_get_next(struct ckpts *l, struct sqlcache_buf *b)
+{
+	void *el = ckpts_append(l);
+	int64_t ts = (int64_t)sqlcache_get64(b);
+
+	if (l->nr > 1 ? ts <= ckpts_ts(l, l->nr - 2) : ts != INT64_MIN)
+		b->bad = true;
+	*(int64_t *)el = ts;
+	return el;
 }

@@ -79,4 +79,19 @@ void *ckpts_append(struct ckpts *l);
 void ckpts_window(const struct ckpts *l, bool has_lo, int64_t lo, bool has_hi, int64_t hi,
 		  size_t *from, size_t *stop);
 
+/*
+ * On disk (sqlcache.h): the spacing and the count, then each checkpoint
+ * from its ts on, written by its owner (ckpts_put_head(), then per
+ * checkpoint its ts and what it holds) ...
+ */
+struct sqlcache_buf;
+void ckpts_put_head(const struct ckpts *l, struct sqlcache_buf *b);
+/*
+ * ... read back: the count (1 to 2 * CKPTS_MIN + 1, each checkpoint @rec
+ * bytes at least), or 0 with b->bad; ...
+ */
+size_t ckpts_get_head(struct ckpts *l, struct sqlcache_buf *b, size_t rec);
+/* ... then each one appended, its ts read: after the last's (the first's INT64_MIN). */
+void *ckpts_get_next(struct ckpts *l, struct sqlcache_buf *b);
+
 #endif /* RINGTRACE_SQL_CKPTS_H */

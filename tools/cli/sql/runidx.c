@@ -249,8 +249,8 @@ static void named_item(struct run_index *ix, const struct rt_item *it)
 	}
 }
 
-/* The pass over member @m: the index, or NULL with c->err. */
-static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
+/* The pass over member @m: the index, or NULL with c->err (sqlcache_family.build). */
+static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 {
 	struct sqldb *d = c->db;
 	struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, "run index"));
@@ -264,6 +264,7 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 	struct merge *mg;
 	int r = 0;
 
+	(void)arg;
 	if (!ix || !cpu || !(th = rt_threads_new(d->ts->m[m].t->md)))
 		die("out of memory");
 	ix->cap_bound = 64;
@@ -350,114 +351,119 @@ fail:
 #define RUN_REC_RUN	24
 #define RUN_REC_NAMED	16
 
-static void index_store(struct sql_cursor *c, unsigned int m, const struct run_index *ix)
+static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
 {
-	struct sqlcache_buf b = { 0 };
+	const struct run_index *ix = index;
 
-	sqlcache_put64(&b, ix->n);
+	(void)arg;
+	sqlcache_put64(b, ix->n);
 	for (size_t i = 0; i < ix->cap; i++) {
 		const struct run *r = &ix->slot[i];
 
 		if (r->tid < 0)
 			continue;
-		sqlcache_put32(&b, (uint32_t)r->tid);
-		sqlcache_put32(&b, r->cpu);
-		sqlcache_put64(&b, r->from);
-		sqlcache_put64(&b, r->to);
+		sqlcache_put32(b, (uint32_t)r->tid);
+		sqlcache_put32(b, r->cpu);
+		sqlcache_put64(b, r->from);
+		sqlcache_put64(b, r->to);
 	}
-	sqlcache_put64(&b, ix->nr_bound);
+	sqlcache_put64(b, ix->nr_bound);
 	for (size_t i = 0; i < ix->nr_bound; i++)
-		sqlcache_put64(&b, (uint64_t)ix->bound[i]);
-	sqlcache_put64(&b, ix->named_n);
+		sqlcache_put64(b, (uint64_t)ix->bound[i]);
+	sqlcache_put64(b, ix->named_n);
 	for (size_t i = 0; i < ix->named_cap; i++) {
 		const struct named *x = &ix->named[i];
 
 		if (x->tid < 0)
 			continue;
-		sqlcache_put32(&b, (uint32_t)x->tid);
-		sqlcache_put32(&b, x->cpu);
-		sqlcache_put64(&b, x->n);
+		sqlcache_put32(b, (uint32_t)x->tid);
+		sqlcache_put32(b, x->cpu);
+		sqlcache_put64(b, x->n);
 		for (size_t j = 0; j < x->n; j++)
-			sqlcache_put32(&b, x->b[j]);
+			sqlcache_put32(b, x->b[j]);
 	}
-	sqlcache_store(c->db, m, RUN_CACHE_FAMILY, RUN_CACHE_LAYOUT, &b);
-	sqlcache_buf_free(&b);
 }
 
 /*
- * Member @m's lists from the cache, or NULL (a miss).  Checked: tids
+ * Member @m's lists from payload @b (sqlcache_family.load).  Checked: tids
  * >= 0, a run's from <= to, each (tid, CPU) once, bounds ascending from
  * INT64_MIN, a thread's buckets ascending below their count.
  */
-static struct run_index *index_load(struct sql_cursor *c, unsigned int m)
+static void *index_load(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b,
+			void *arg)
 {
 	struct run_index *ix;
-	struct sqlcache_buf b;
 	size_t n;
 
-	if (!sqlcache_load(c->db, m, RUN_CACHE_FAMILY, RUN_CACHE_LAYOUT, &b))
-		return NULL;
+	(void)c;
+	(void)m;
+	(void)arg;
 	ix = calloc(1, sizeof(*ix));
 	if (!ix)
 		die("out of memory");
-	n = sqlcache_get_count(&b, RUN_REC_RUN);
-	for (size_t i = 0; !b.bad && i < n; i++) {
+	n = sqlcache_get_count(b, RUN_REC_RUN);
+	for (size_t i = 0; !b->bad && i < n; i++) {
 		struct run r;
 
-		r.tid = (int32_t)sqlcache_get32(&b);
-		r.cpu = sqlcache_get32(&b);
-		r.from = sqlcache_get64(&b);
-		r.to = sqlcache_get64(&b);
+		r.tid = (int32_t)sqlcache_get32(b);
+		r.cpu = sqlcache_get32(b);
+		r.from = sqlcache_get64(b);
+		r.to = sqlcache_get64(b);
 		if (r.tid < 0 || r.from > r.to) {
-			b.bad = true;
+			b->bad = true;
 			break;
 		}
 		run_note(ix, r.tid, r.cpu, r.from, r.to);
 		if (ix->n != i + 1)		/* twice */
-			b.bad = true;
+			b->bad = true;
 	}
-	ix->nr_bound = ix->cap_bound = b.bad ? 0 : sqlcache_get_count(&b, 8);
+	ix->nr_bound = ix->cap_bound = b->bad ? 0 : sqlcache_get_count(b, 8);
 	ix->bound = calloc(ix->cap_bound + 1, sizeof(*ix->bound));
 	if (!ix->bound)
 		die("out of memory");
-	for (size_t i = 0; !b.bad && i < ix->nr_bound; i++) {
-		ix->bound[i] = (int64_t)sqlcache_get64(&b);
+	for (size_t i = 0; !b->bad && i < ix->nr_bound; i++) {
+		ix->bound[i] = (int64_t)sqlcache_get64(b);
 		if (i ? ix->bound[i] <= ix->bound[i - 1] : ix->bound[i] != INT64_MIN)
-			b.bad = true;
+			b->bad = true;
 	}
 	if (!ix->nr_bound)
-		b.bad = true;
-	n = b.bad ? 0 : sqlcache_get_count(&b, RUN_REC_NAMED);
-	for (size_t i = 0; !b.bad && i < n; i++) {
-		int32_t tid = (int32_t)sqlcache_get32(&b);
-		uint32_t cpu = sqlcache_get32(&b);
-		size_t k = sqlcache_get_count(&b, 4);
+		b->bad = true;
+	n = b->bad ? 0 : sqlcache_get_count(b, RUN_REC_NAMED);
+	for (size_t i = 0; !b->bad && i < n; i++) {
+		int32_t tid = (int32_t)sqlcache_get32(b);
+		uint32_t cpu = sqlcache_get32(b);
+		size_t k = sqlcache_get_count(b, 4);
 		uint32_t last = 0;
 
-		if (tid < 0 || b.bad) {
-			b.bad = true;
+		if (tid < 0 || b->bad) {
+			b->bad = true;
 			break;
 		}
-		for (size_t j = 0; !b.bad && j < k; j++) {
-			uint32_t v = sqlcache_get32(&b);
+		for (size_t j = 0; !b->bad && j < k; j++) {
+			uint32_t v = sqlcache_get32(b);
 
 			if (v >= ix->nr_bound || (j && v <= last)) {
-				b.bad = true;
+				b->bad = true;
 				break;
 			}
 			named_put(ix, tid, cpu, v);
 			last = v;
 		}
-		if (!b.bad && ix->named_n != i + 1)	/* none, or twice */
-			b.bad = true;
+		if (!b->bad && ix->named_n != i + 1)	/* none, or twice */
+			b->bad = true;
 	}
-	if (b.bad || sqlcache_left(&b)) {
-		runidx_free(ix);
-		ix = NULL;
-	}
-	sqlcache_buf_free(&b);
 	return ix;
 }
+
+static void index_free(void *ix)
+{
+	runidx_free(ix);
+}
+
+static const struct sqlcache_family run_family = {
+	.stat = "run index", .layout = RUN_CACHE_LAYOUT,
+	.load = index_load, .store = index_store, .build = index_build, .free = index_free,
+};
 
 /*
  * Member @m's lists, on first need: from the cache (scan_stats' row "run
@@ -472,13 +478,8 @@ const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m)
 		if (!d->run_idx)
 			die("out of memory");
 	}
-	if (!d->run_idx[m] && (d->run_idx[m] = index_load(c, m))) {
-		struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, "run index"));
-
-		snprintf(st->plan, sizeof(st->plan), "cache");
-	}
-	if (!d->run_idx[m] && (d->run_idx[m] = index_build(c, m)))
-		index_store(c, m, d->run_idx[m]);
+	if (!d->run_idx[m])
+		d->run_idx[m] = sqlcache_index(c, m, RUN_CACHE_FAMILY, &run_family, NULL);
 	return d->run_idx[m];
 }
 

@@ -530,13 +530,14 @@ static void utid_finish(struct schedwalk *w);
  * spans open at any checkpoint, whole.  Its reading is scan_stats' row
  * "sched index".
  */
-static struct sw_index *index_build(struct sql_cursor *c, unsigned int m)
+static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 {
 	struct sql_cursor ic = *c;
 	struct sw_index *ix = calloc(1, sizeof(*ix));
 	struct schedwalk *b;
 	int r;
 
+	(void)arg;
 	if (!ix)
 		die("out of memory");
 	ic.stat = sqldb_stat_new(c->db, "sched index");
@@ -602,124 +603,121 @@ static void put_span(struct sqlcache_buf *b, const struct sw_span *sp)
 	sqlcache_put32(b, (uint32_t)sp->chained | (uint32_t)sp->irq << 1);
 }
 
-/* Member @m's index @ix kept for the next process. */
-static void index_store(struct sql_cursor *c, unsigned int m, const struct sw_index *ix)
+/* Index @ix kept for the next process (sqlcache_family.store). */
+static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
 {
-	struct sqlcache_buf b = { 0 };
+	const struct sw_index *ix = index;
 
-	sqlcache_put64(&b, ix->ck.spacing);
-	sqlcache_put64(&b, ix->ck.nr);
+	(void)arg;
+	ckpts_put_head(&ix->ck, b);
 	for (size_t i = 0; i < ix->ck.nr; i++) {
 		const struct sw_ckpt *k = ckpts_at(&ix->ck, i);
 
-		sqlcache_put64(&b, (uint64_t)k->ts);
-		sqlcache_put64(&b, k->nr_cpus);
-		sqlcache_put64(&b, k->nr_threads);
+		sqlcache_put64(b, (uint64_t)k->ts);
+		sqlcache_put64(b, k->nr_cpus);
+		sqlcache_put64(b, k->nr_threads);
 		for (size_t j = 0; j < k->nr_cpus; j++)
-			put_cpu(&b, &k->cpus[j]);
+			put_cpu(b, &k->cpus[j]);
 		for (size_t j = 0; j < k->nr_threads; j++)
-			put_thread(&b, &k->threads[j]);
+			put_thread(b, &k->threads[j]);
 	}
-	sqlcache_put64(&b, ix->nr_spans);
+	sqlcache_put64(b, ix->nr_spans);
 	for (size_t i = 0; i < ix->nr_spans; i++)
-		put_span(&b, &ix->spans[i]);
-	sqlcache_store(c->db, m, SW_CACHE_FAMILY, SW_CACHE_LAYOUT, &b);
-	sqlcache_buf_free(&b);
+		put_span(b, &ix->spans[i]);
 }
 
 /*
- * Member @m's index from the cache, or NULL (a miss).  Everything is
+ * Member @m's index from payload @b (sqlcache_family.load).  Everything is
  * checked that the walk relies on: checkpoints by time from the member's
  * start, tidmap keys (CPU numbers >= 0, tids > 0), counts within the file.
  */
-static struct sw_index *index_load(struct sql_cursor *c, unsigned int m)
+static void *index_load(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b,
+			void *arg)
 {
-	struct sqlcache_buf b;
 	struct sw_index *ix;
 	size_t nr;
 
-	if (!sqlcache_load(c->db, m, SW_CACHE_FAMILY, SW_CACHE_LAYOUT, &b))
-		return NULL;
+	(void)c;
+	(void)arg;
 	ix = calloc(1, sizeof(*ix));
 	if (!ix)
 		die("out of memory");
 	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
-	ix->ck.spacing = sqlcache_get64(&b);
-	nr = sqlcache_get_count(&b, 24);
-	if (!nr || nr > 2 * CKPTS_MIN + 1)
-		b.bad = true;
-	for (size_t i = 0; !b.bad && i < nr; i++) {
-		struct sw_ckpt *k = ckpts_append(&ix->ck);
+	nr = ckpts_get_head(&ix->ck, b, 24);
+	for (size_t i = 0; !b->bad && i < nr; i++) {
+		struct sw_ckpt *k = ckpts_get_next(&ix->ck, b);
 
-		k->ts = (int64_t)sqlcache_get64(&b);
-		if (i ? k->ts <= ckpts_ts(&ix->ck, i - 1) : k->ts != INT64_MIN)
-			b.bad = true;
-		k->nr_cpus = sqlcache_get_count(&b, SW_REC_CPU);
-		k->nr_threads = sqlcache_get_count(&b, SW_REC_THREAD);
+		k->nr_cpus = sqlcache_get_count(b, SW_REC_CPU);
+		k->nr_threads = sqlcache_get_count(b, SW_REC_THREAD);
 		k->cpus = calloc(k->nr_cpus + 1, sizeof(*k->cpus));
 		k->threads = calloc(k->nr_threads + 1, sizeof(*k->threads));
 		if (!k->cpus || !k->threads)
 			die("out of memory");
-		for (size_t j = 0; !b.bad && j < k->nr_cpus; j++) {
+		for (size_t j = 0; !b->bad && j < k->nr_cpus; j++) {
 			struct sw_cpu *x = &k->cpus[j];
 
-			x->cpu = (int32_t)sqlcache_get32(&b);
-			x->tid = (int32_t)sqlcache_get32(&b);
-			x->since = (int64_t)sqlcache_get64(&b);
-			x->prio = (int64_t)sqlcache_get64(&b);
-			x->switch_ts = (int64_t)sqlcache_get64(&b);
-			x->switch_prev = (int32_t)sqlcache_get32(&b);
-			x->irqs = sqlcache_get32(&b);
+			x->cpu = (int32_t)sqlcache_get32(b);
+			x->tid = (int32_t)sqlcache_get32(b);
+			x->since = (int64_t)sqlcache_get64(b);
+			x->prio = (int64_t)sqlcache_get64(b);
+			x->switch_ts = (int64_t)sqlcache_get64(b);
+			x->switch_prev = (int32_t)sqlcache_get32(b);
+			x->irqs = sqlcache_get32(b);
 			if (x->cpu < 0)
-				b.bad = true;
+				b->bad = true;
 		}
-		for (size_t j = 0; !b.bad && j < k->nr_threads; j++) {
+		for (size_t j = 0; !b->bad && j < k->nr_threads; j++) {
 			struct sw_thread *x = &k->threads[j];
 			uint32_t flags;
 
-			x->tid = (int32_t)sqlcache_get32(&b);
-			flags = sqlcache_get32(&b);
+			x->tid = (int32_t)sqlcache_get32(b);
+			flags = sqlcache_get32(b);
 			x->open = flags & 1;
 			x->running = flags & 2;
 			x->irq = flags & 4;
-			x->state = (int64_t)sqlcache_get64(&b);
-			x->since = (int64_t)sqlcache_get64(&b);
-			x->cpu = (int32_t)sqlcache_get32(&b);
-			x->waker = (int32_t)sqlcache_get32(&b);
+			x->state = (int64_t)sqlcache_get64(b);
+			x->since = (int64_t)sqlcache_get64(b);
+			x->cpu = (int32_t)sqlcache_get32(b);
+			x->waker = (int32_t)sqlcache_get32(b);
 			if (x->tid <= 0 || flags > 7)
-				b.bad = true;
+				b->bad = true;
 		}
 	}
-	ix->cap_spans = ix->nr_spans = b.bad ? 0 : sqlcache_get_count(&b, SW_REC_SPAN);
+	ix->cap_spans = ix->nr_spans = b->bad ? 0 : sqlcache_get_count(b, SW_REC_SPAN);
 	ix->spans = calloc(ix->nr_spans + 1, sizeof(*ix->spans));
 	if (!ix->spans)
 		die("out of memory");
-	for (size_t i = 0; !b.bad && i < ix->nr_spans; i++) {
+	for (size_t i = 0; !b->bad && i < ix->nr_spans; i++) {
 		struct sw_span *x = &ix->spans[i];
 		uint32_t flags;
 
 		x->member = m;
-		x->ts = (int64_t)sqlcache_get64(&b);
-		x->end = (int64_t)sqlcache_get64(&b);
-		x->state = (int64_t)sqlcache_get64(&b);
-		x->end_state = (int64_t)sqlcache_get64(&b);
-		x->prio = (int64_t)sqlcache_get64(&b);
-		x->tid = (int32_t)sqlcache_get32(&b);
-		x->cpu = (int32_t)sqlcache_get32(&b);
-		x->waker = (int32_t)sqlcache_get32(&b);
-		flags = sqlcache_get32(&b);
+		x->ts = (int64_t)sqlcache_get64(b);
+		x->end = (int64_t)sqlcache_get64(b);
+		x->state = (int64_t)sqlcache_get64(b);
+		x->end_state = (int64_t)sqlcache_get64(b);
+		x->prio = (int64_t)sqlcache_get64(b);
+		x->tid = (int32_t)sqlcache_get32(b);
+		x->cpu = (int32_t)sqlcache_get32(b);
+		x->waker = (int32_t)sqlcache_get32(b);
+		flags = sqlcache_get32(b);
 		x->chained = flags & 1;
 		x->irq = flags & 2;
 		if (flags > 3)
-			b.bad = true;
+			b->bad = true;
 	}
-	if (b.bad || sqlcache_left(&b)) {
-		schedwalk_index_free(ix);
-		ix = NULL;
-	}
-	sqlcache_buf_free(&b);
 	return ix;
 }
+
+static void index_free(void *ix)
+{
+	schedwalk_index_free(ix);
+}
+
+static const struct sqlcache_family sw_family = {
+	.stat = "sched index", .layout = SW_CACHE_LAYOUT,
+	.load = index_load, .store = index_store, .build = index_build, .free = index_free,
+};
 
 /*
  * Member @m's index, on first need: from the cache (scan_stats' row
@@ -735,13 +733,8 @@ static const struct sw_index *index_get(struct sql_cursor *c, unsigned int m)
 		if (!d->sched_idx)
 			die("out of memory");
 	}
-	if (!d->sched_idx[m] && (d->sched_idx[m] = index_load(c, m))) {
-		struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, "sched index"));
-
-		snprintf(st->plan, sizeof(st->plan), "cache");
-	}
-	if (!d->sched_idx[m] && (d->sched_idx[m] = index_build(c, m)))
-		index_store(c, m, d->sched_idx[m]);
+	if (!d->sched_idx[m])
+		d->sched_idx[m] = sqlcache_index(c, m, SW_CACHE_FAMILY, &sw_family, NULL);
 	return d->sched_idx[m];
 }
 

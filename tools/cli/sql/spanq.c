@@ -2,9 +2,11 @@
 /* The queue and feeding loop of the tables that pair events (spanq.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "ckpts.h"
 #include "spanq.h"
+#include "sqlcache.h"
 
 /* One checkpoint: the table's state before the first row fed at or after @ts. */
 struct spanq_ckpt {
@@ -108,8 +110,22 @@ static void ckpt_drop(void *el)
 	free(((struct spanq_ckpt *)el)->state);
 }
 
-static void index_free(struct spanq_index *ix)
+static struct spanq_index *index_new(const struct sql_table *t, unsigned int m)
 {
+	struct spanq_index *ix = calloc(1, sizeof(*ix));
+
+	if (!ix)
+		die("out of memory");
+	ix->t = t;
+	ix->member = m;
+	CKPTS_INIT(&ix->ck, struct spanq_ckpt, ckpt_drop);
+	return ix;
+}
+
+static void index_free(void *index)
+{
+	struct spanq_index *ix = index;
+
 	ckpts_free(&ix->ck);
 	free(ix->longs);
 	free(ix->rows);
@@ -187,20 +203,16 @@ static char *cpus_key(const struct scan_spec *sp)
 
 /*
  * Member @m's checkpoints for @q's table and CPUs: the member read whole
- * through the table's own feed and queue (scan_stats row "span index").
+ * through the table's own feed and queue (scan_stats row "span index";
+ * sqlcache_family.build, @arg the queue).
  */
-static struct spanq_index *index_build(struct spanq *q, unsigned int m, char *cpus)
+static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 {
-	struct sql_cursor *c = q->c, ic = *c;
-	struct spanq_index *ix = calloc(1, sizeof(*ix));
+	struct spanq *q = arg;
+	struct sql_cursor ic = *c;
+	struct spanq_index *ix = index_new(c->t, m);
 	int r;
 
-	if (!ix)
-		die("out of memory");
-	ix->t = c->t;
-	ix->member = m;
-	ix->cpus = cpus;
-	CKPTS_INIT(&ix->ck, struct spanq_ckpt, ckpt_drop);
 	/* scan_stats: "span index", the plan its table's name. */
 	ic.stat = sqldb_stat_new(c->db, "span index");
 	snprintf(sqldb_stat(c->db, ic.stat)->plan, sizeof(sqldb_stat(c->db, ic.stat)->plan),
@@ -220,29 +232,130 @@ static struct spanq_index *index_build(struct spanq *q, unsigned int m, char *cp
 	q->c = c;
 	if (r < 0) {
 		c->err = ic.err;
-		ix->cpus = NULL;
 		index_free(ix);
 		return NULL;
 	}
 	return ix;
 }
 
+/* ---- the checkpoints on disk (sqlcache.h) ----------------------------------------------- */
+
+/* The records below, their version: a new one with any change to them or to a table's put(). */
+#define SPAN_CACHE_LAYOUT	1
+/* Bytes of a checkpoint's head (ts, rows), a long row's head (given). */
+#define SPAN_REC_CKPT		16
+#define SPAN_REC_LONG		8
+
+/* @ix kept for the next process (sqlcache_family.store, @arg the queue). */
+static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
+{
+	const struct spanq_index *ix = index;
+	const struct spanq *q = arg;
+
+	sqlcache_put64(b, ix->ck.fed);
+	ckpts_put_head(&ix->ck, b);
+	for (size_t i = 0; i < ix->ck.nr; i++) {
+		const struct spanq_ckpt *k = ckpts_at(&ix->ck, i);
+		size_t n = k->state ? k->size / q->size : 0;
+
+		sqlcache_put64(b, (uint64_t)k->ts);
+		sqlcache_put64(b, n);
+		for (size_t j = 0; j < n; j++)
+			q->ops->put(b, (const char *)k->state + j * q->size);
+	}
+	sqlcache_put64(b, ix->nr_longs);
+	for (size_t i = 0; i < ix->nr_longs; i++) {
+		sqlcache_put64(b, (uint64_t)ix->longs[i].given);
+		q->ops->put(b, ix->rows + ix->longs[i].row);
+	}
+}
+
+/*
+ * Member @m's checkpoints from payload @b (sqlcache_family.load, @arg the
+ * queue).  Checked here: the checkpoints by time from the member's start
+ * (which holds nothing), counts within the file; each row by the table's
+ * get().
+ */
+static void *index_load(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b,
+			void *arg)
+{
+	const struct spanq *q = arg;
+	struct spanq_index *ix = index_new(c->t, m);
+	size_t nr, n;
+
+	ix->ck.fed = sqlcache_get64(b);
+	nr = ckpts_get_head(&ix->ck, b, SPAN_REC_CKPT);
+	for (size_t i = 0; !b->bad && i < nr; i++) {
+		struct spanq_ckpt *k = ckpts_get_next(&ix->ck, b);
+
+		n = sqlcache_get_count(b, q->ops->rec);
+		if (!i) {
+			b->bad |= n != 0;
+			continue;
+		}
+		k->size = n * q->size;
+		k->state = calloc(n + 1, q->size);
+		if (!k->state)
+			die("out of memory");
+		for (size_t j = 0; !b->bad && j < n; j++)
+			b->bad = !q->ops->get(c, m, b, (char *)k->state + j * q->size);
+	}
+	n = b->bad ? 0 : sqlcache_get_count(b, SPAN_REC_LONG + q->ops->rec);
+	ix->longs = calloc(n + 1, sizeof(*ix->longs));
+	ix->rows = calloc(n + 1, q->size);
+	if (!ix->longs || !ix->rows)
+		die("out of memory");
+	ix->cap_longs = n + 1;
+	ix->rows_cap = (n + 1) * q->size;
+	for (size_t i = 0; !b->bad && i < n; i++) {
+		struct spanq_long *l = &ix->longs[ix->nr_longs++];
+
+		l->given = (int64_t)sqlcache_get64(b);
+		l->row = ix->rows_len;
+		b->bad = !q->ops->get(c, m, b, ix->rows + ix->rows_len);
+		ix->rows_len += q->size;
+	}
+	return ix;
+}
+
+static const struct sqlcache_family span_family = {
+	.stat = "span index", .layout = SPAN_CACHE_LAYOUT,
+	.load = index_load, .store = index_store, .build = index_build, .free = index_free,
+};
+
+/*
+ * Member @m's checkpoints for @q's table and CPUs, on first need: from the
+ * cache (scan_stats' row "span index", plan "cache", reads no frame), else
+ * built and kept there; kept by the database either way.  A file per
+ * table and set of CPUs: each is built by its own pass, when a window of
+ * that table first needs it.
+ */
 static const struct spanq_index *index_get(struct spanq *q, unsigned int m)
 {
 	struct sqldb *d = q->c->db;
-	char *cpus = cpus_key(&q->c->spec);
+	char *cpus = cpus_key(&q->c->spec), *family;
 	struct spanq_index *ix;
+	int r;
 
 	for (ix = d->span_idx; ix; ix = ix->next)
 		if (ix->t == q->c->t && ix->member == m && !strcmp(ix->cpus, cpus)) {
 			free(cpus);
 			return ix;
 		}
-	ix = index_build(q, m, cpus);
+	if (*cpus)
+		r = asprintf(&family, "span-%s-%016llx", q->c->t->name,
+			     (unsigned long long)XXH64(cpus, strlen(cpus), 0));
+	else
+		r = asprintf(&family, "span-%s", q->c->t->name);
+	if (r < 0)
+		die("out of memory");
+	ix = sqlcache_index(q->c, m, family, &span_family, q);
+	free(family);
 	if (!ix) {
 		free(cpus);
 		return NULL;
 	}
+	ix->cpus = cpus;
 	ix->next = d->span_idx;
 	d->span_idx = ix;
 	return ix;

@@ -18,6 +18,11 @@
  * the whole member gives that could meet the terms (SQLite checks them).
  * Checkpoints are spaced by the table's own events: a window reads from
  * the last of them before it (a member without any: nothing).
+ *
+ * The checkpoints are kept on disk too (sqlcache.h), the rows written
+ * and read back by the table's ops (put, get): one file per table and
+ * set of CPUs, so that the next process's first window reads the window
+ * alone.
  */
 #ifndef RINGTRACE_SQL_SPANQ_H
 #define RINGTRACE_SQL_SPANQ_H
@@ -25,6 +30,7 @@
 #include "sql.h"
 
 struct spanq_index;
+struct sqlcache_buf;
 
 struct spanq_ops {
 	void (*feed)(struct sql_cursor *c, const struct scan_row *r);
@@ -32,10 +38,22 @@ struct spanq_ops {
 	void (*member_end)(struct sql_cursor *c);
 	/* Windows (NULL: every member read whole): the table's state, ... */
 	void *(*save)(struct sql_cursor *c, size_t *size);
-	/* ... put back (the state is the member's start's before), ... */
+	/*
+	 * ... put back (the state is the member's start's before), ...
+	 * The state is the rows the table holds open: a whole number of them,
+	 * each as it would be queued.
+	 */
 	void (*restore)(struct sql_cursor *c, const void *state, size_t size);
 	/* ... and a row's ts (ns). */
 	int64_t (*row_ts)(const void *row);
+	/* ... a row written into @b, in @rec bytes (the checkpoints kept on disk), ... */
+	void (*put)(struct sqlcache_buf *b, const void *row);
+	/*
+	 * ... and back into @row (zeroed) as a row of member @m, every value
+	 * the table relies on checked (false: not one a put() wrote).
+	 */
+	bool (*get)(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b, void *row);
+	size_t rec;
 };
 
 struct spanq {

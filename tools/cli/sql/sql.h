@@ -22,7 +22,7 @@
  *   spanq.c      the rows of tables that pair events (syscall, wakeup,
  *                irq, softirq)
  *   schedwalk.c  the scheduling spans (sched_slice, thread_state)
- *   sqlcache.c   schedwalk's checkpoints kept on disk between runs
+ *   sqlcache.c   the indexes (checkpoints, run lists) kept on disk between runs
  *   critpath.c   critical_path()'s walk over those spans
  *   threadidx.c  the threads and processes (thread, process)
  *   stackrows.c  the stacks' frames and ids (sample, stack, frame)

@@ -92,6 +92,14 @@ static void note(const char *dir, const char *what)
 	noted = true;
 }
 
+/* Whether files are read and written (neither --no-cache nor RINGTRACE_SQL_CACHE=''). */
+static bool enabled(void)
+{
+	const char *env = getenv("RINGTRACE_SQL_CACHE");
+
+	return !disabled && !(env && !*env);
+}
+
 /* The cache directory, made if need be (malloc'd), or NULL: none. */
 static char *cache_dir(void)
 {
@@ -101,7 +109,7 @@ static char *cache_dir(void)
 	char *dir;
 	int r;
 
-	if (disabled || (env && !*env))
+	if (!enabled())
 		return NULL;
 	if (env) {
 		r = asprintf(&dir, "%s", env);
@@ -398,4 +406,35 @@ out:
 	free(tmp);
 	free(path);
 	free(dir);
+}
+
+void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
+		     const struct sqlcache_family *f, void *arg)
+{
+	struct sqldb *d = c->db;
+	struct sqlcache_buf b;
+	void *ix = NULL;
+
+	if (sqlcache_load(d, m, family, f->layout, &b)) {
+		ix = f->load(c, m, &b, arg);
+		if (ix && (b.bad || sqlcache_left(&b))) {
+			f->free(ix);
+			ix = NULL;
+		}
+		sqlcache_buf_free(&b);
+	}
+	if (ix) {
+		struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, f->stat));
+
+		snprintf(st->plan, sizeof(st->plan), "cache");
+		return ix;
+	}
+	ix = f->build(c, m, arg);
+	if (ix && enabled()) {
+		b = (struct sqlcache_buf){ 0 };
+		f->store(&b, ix, arg);
+		sqlcache_store(d, m, family, f->layout, &b);
+		sqlcache_buf_free(&b);
+	}
+	return ix;
 }

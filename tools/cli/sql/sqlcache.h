@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sqlcache: a member's checkpoints (schedwalk.c's index) kept on disk, so
- * that the next `ringtrace sql` of the same trace starts where the last
- * one's first window left off instead of reading the whole member again
- * (plan-31 D5).
+ * sqlcache: a member's indexes (schedwalk.c's and spanq.c's checkpoints,
+ * runidx.c's run lists) kept on disk, so that the next `ringtrace sql` of the same trace
+ * starts where the last one's first window left off instead of reading
+ * the whole member again (plan-31 D5).  sqlcache_index() is how an index
+ * is had: read back, else built and kept.
  *
  * One file per (member, family) in $RINGTRACE_SQL_CACHE, else
  * $XDG_CACHE_HOME/ringtrace, else ~/.cache/ringtrace; RINGTRACE_SQL_CACHE
@@ -16,7 +17,7 @@
  *
  * A cache file is untrusted input like a trace: sqlcache_load() checks its
  * magic, version, sizes and the XXH64 of the whole file, and the family's
- * reader checks every count and value it takes from the payload
+ * load() checks every count and value it takes from the payload
  * (struct sqlcache_buf: reads past the end fail, never read).  Anything
  * wrong is a miss: the index is built again and the file rewritten.
  * Writing is a temporary file renamed over the old one; a cache directory
@@ -85,6 +86,35 @@ void sqlcache_buf_free(struct sqlcache_buf *b);
 
 /* --no-cache: nothing read or written from now on. */
 void sqlcache_disable(void);
+
+/*
+ * A family of index files, as its owner reads and writes them: a member's
+ * index is read from its file, else built and kept in it
+ * (sqlcache_index()).  @arg is sqlcache_index()'s, handed to each.
+ */
+struct sqlcache_family {
+	const char *stat;		/* scan_stats row: "sched index", ... */
+	uint64_t layout;		/* the records' version: a new one with any change */
+	/*
+	 * Member @m's index from payload @b, every value the index relies on
+	 * checked; NULL, or b->bad set, for anything wrong (the index then
+	 * freed by @free).  Bytes left over are a miss too.
+	 */
+	void *(*load)(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b, void *arg);
+	/* @ix into @b, for load() to read back. */
+	void (*store)(struct sqlcache_buf *b, const void *ix, void *arg);
+	/* Member @m's index read from the trace; NULL: c->err set. */
+	void *(*build)(struct sql_cursor *c, unsigned int m, void *arg);
+	void (*free)(void *ix);
+};
+
+/*
+ * Member @m's index of @f, in the file of @family (its name's end): read
+ * back (a row @f->stat in scan_stats, plan "cache", no frame read), else
+ * built and kept there.  NULL: the build failed (c->err set).
+ */
+void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
+		     const struct sqlcache_family *f, void *arg);
 
 /*
  * Member @m's cached payload of @family, made by a reader whose record

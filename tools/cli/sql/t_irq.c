@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "spanq.h"
+#include "sqlcache.h"
 
 enum {
 	C_TS, C_DUR, C_END_TS, C_CPU, C_UTID, C_NUM, C_NAME, C_DEPTH, C_TRACE, C_HOST,
@@ -203,23 +204,49 @@ static void ir_member_end(struct sql_cursor *c)
 	cut_all(c->priv);
 }
 
+/* The slices open: CPU by CPU, outermost first. */
 static void *ir_save(struct sql_cursor *c, size_t *size)
 {
 	struct ir *r = c->priv;
-	void *b = malloc(r->nr_cpus * sizeof(*r->cpus));
+	struct slice *b;
+	size_t n = 0;
 
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		n += r->cpus[i].n;
+	b = malloc(n * sizeof(*b) + 1);
 	if (!b)
 		die("out of memory");
-	memcpy(b, r->cpus, r->nr_cpus * sizeof(*r->cpus));
-	*size = r->nr_cpus * sizeof(*r->cpus);
+	n = 0;
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		for (unsigned int d = 0; d < r->cpus[i].n; d++)
+			b[n++] = r->cpus[i].s[d];
+	*size = n * sizeof(*b);
 	return b;
 }
 
+/*
+ * Each slice entered again on its CPU, at the depth it comes at (what
+ * ir_save() gave: the depths it had).  One on no CPU of its member, or
+ * deeper than a CPU keeps, is none (a save never holds one).
+ */
 static void ir_restore(struct sql_cursor *c, const void *state, size_t size)
 {
+	const struct slice *k = state;
 	struct ir *r = c->priv;
 
-	memcpy(r->cpus, state, size);
+	for (unsigned int i = 0; i < r->nr_cpus; i++)
+		r->cpus[i].n = 0;
+	for (size_t j = 0; j < size / sizeof(*k); j++) {
+		int i = trace_cpu_index(c->db->ts->m[k[j].member].t, k[j].cpu);
+		struct cpu_stack *st;
+
+		if (i < 0 || (unsigned int)i >= r->nr_cpus || r->cpus[i].n == MAX_DEPTH)
+			continue;
+		st = &r->cpus[i];
+		st->s[st->n] = k[j];
+		st->s[st->n].depth = st->n;
+		st->n++;
+	}
 }
 
 static int64_t ir_row_ts(const void *row)
@@ -227,9 +254,59 @@ static int64_t ir_row_ts(const void *row)
 	return ((const struct slice *)row)->ts;
 }
 
+/* A slice on disk: closed, cpu, depth, tid, num, ret, start, end, ts, name. */
+#define IR_REC	(56 + sizeof(((struct slice *)0)->name))
+
+static void ir_put(struct sqlcache_buf *b, const void *row)
+{
+	const struct slice *k = row;
+
+	sqlcache_put32(b, k->closed);
+	sqlcache_put32(b, k->cpu);
+	sqlcache_put32(b, k->depth);
+	sqlcache_put32(b, (uint32_t)k->tid);
+	sqlcache_put64(b, (uint64_t)k->num);
+	sqlcache_put64(b, (uint64_t)k->ret);
+	sqlcache_put64(b, k->start);
+	sqlcache_put64(b, k->end);
+	sqlcache_put64(b, (uint64_t)k->ts);
+	sqlcache_put(b, k->name, sizeof(k->name));
+}
+
+/*
+ * Checked: a CPU of member @m that the table keeps a stack for, a depth
+ * up to MAX_DEPTH (a slice deeper than that is a row at once), a tid or
+ * -1, the name ended.
+ */
+static bool ir_get(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b, void *row)
+{
+	const struct ir *r = c->priv;
+	struct slice *k = row;
+	uint32_t closed = sqlcache_get32(b);
+	int i;
+
+	k->member = m;
+	k->closed = closed;
+	k->cpu = sqlcache_get32(b);
+	k->depth = sqlcache_get32(b);
+	k->tid = (int32_t)sqlcache_get32(b);
+	k->num = (int64_t)sqlcache_get64(b);
+	k->ret = (int64_t)sqlcache_get64(b);
+	k->start = sqlcache_get64(b);
+	k->end = sqlcache_get64(b);
+	k->ts = (int64_t)sqlcache_get64(b);
+	sqlcache_get(b, k->name, sizeof(k->name));
+	if (b->bad || closed > 1 || k->depth > MAX_DEPTH || k->tid < -1 ||
+	    !memchr(k->name, 0, sizeof(k->name)))
+		return false;
+	i = trace_cpu_index(c->db->ts->m[m].t, k->cpu);
+	return i >= 0 && (unsigned int)i < r->nr_cpus;
+}
+
 static const struct spanq_ops ir_ops = {
 	.feed = ir_feed, .member_end = ir_member_end,
 	.save = ir_save, .restore = ir_restore, .row_ts = ir_row_ts,
+	.put = ir_put, .get = ir_get, .rec = IR_REC,
 };
 
 static int ir_next(struct sql_cursor *c)

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "spanq.h"
+#include "sqlcache.h"
 
 enum { C_TS, C_DUR, C_END_TS, C_UTID, C_CPU, C_ID, C_NAME, C_ARGS, C_RET, C_TRACE, C_HOST };
 
@@ -52,6 +53,7 @@ struct call {
 	uint8_t nr_args;
 	uint64_t args[6];
 	const struct rt_field_desc *idf;	/* the id's labels */
+	uint32_t event;			/* the entry's event id (idf's event) */
 };
 
 struct sc {
@@ -94,7 +96,8 @@ static void entry(struct sc *s, const struct scan_row *r)
 	const struct rt_field_value *a = rt_item_field(it, "args", RT_USE_INTS);
 	struct call k = { .tid = r->tid, .open = true, .member = r->member,
 			  .id = v ? rt_field_s64(v, 0) : -1, .start = it->timestamp,
-			  .ts = r->ts, .cpu = it->cpu, .idf = v ? v->desc : NULL };
+			  .ts = r->ts, .cpu = it->cpu, .idf = v ? v->desc : NULL,
+			  .event = it->event->id };
 	struct call *slot;
 	bool created;
 
@@ -157,9 +160,73 @@ static int64_t sc_row_ts(const void *row)
 	return ((const struct call *)row)->ts;
 }
 
+/* A call on disk: tid, flags, id, ret, start, end, ts, cpu, nr_args, args, event, 0. */
+#define SC_REC	112
+
+static void sc_put(struct sqlcache_buf *b, const void *row)
+{
+	const struct call *k = row;
+
+	sqlcache_put32(b, (uint32_t)k->tid);
+	sqlcache_put32(b, (uint32_t)k->open | (uint32_t)k->closed << 1);
+	sqlcache_put64(b, (uint64_t)k->id);
+	sqlcache_put64(b, (uint64_t)k->ret);
+	sqlcache_put64(b, k->start);
+	sqlcache_put64(b, k->end);
+	sqlcache_put64(b, (uint64_t)k->ts);
+	sqlcache_put32(b, k->cpu);
+	sqlcache_put32(b, k->nr_args);
+	for (unsigned int i = 0; i < ARRAY_SIZE(k->args); i++)
+		sqlcache_put64(b, k->args[i]);
+	sqlcache_put32(b, k->idf ? k->event : UINT32_MAX);
+	sqlcache_put32(b, 0);
+}
+
+/*
+ * Checked: a tid or -1, the flags and argument count put() writes, the
+ * id's labels those of member @m's syscall_entry.
+ */
+static bool sc_get(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b, void *row)
+{
+	struct call *k = row;
+	uint32_t flags, nr_args, event;
+
+	k->member = m;
+	k->tid = (int32_t)sqlcache_get32(b);
+	flags = sqlcache_get32(b);
+	k->open = flags & 1;
+	k->closed = flags & 2;
+	k->id = (int64_t)sqlcache_get64(b);
+	k->ret = (int64_t)sqlcache_get64(b);
+	k->start = sqlcache_get64(b);
+	k->end = sqlcache_get64(b);
+	k->ts = (int64_t)sqlcache_get64(b);
+	k->cpu = sqlcache_get32(b);
+	nr_args = sqlcache_get32(b);
+	for (unsigned int i = 0; i < ARRAY_SIZE(k->args); i++)
+		k->args[i] = sqlcache_get64(b);
+	event = sqlcache_get32(b);
+	if (b->bad || k->tid < -1 || flags > 3 || nr_args > ARRAY_SIZE(k->args) ||
+	    sqlcache_get32(b))
+		return false;
+	k->nr_args = (uint8_t)nr_args;
+	if (event != UINT32_MAX) {
+		const struct rt_event_desc *ev = rt_metadata_event(c->db->ts->m[m].t->md, event);
+		int f = ev && !strcmp(ev->name, "syscall_entry") ?
+			rt_event_field(ev, "id", RT_USE_INT) : -1;
+
+		if (f < 0)
+			return false;
+		k->event = event;
+		k->idf = &ev->fields[f];
+	}
+	return !b->bad;
+}
+
 static const struct spanq_ops sc_ops = {
 	.feed = sc_feed, .member_end = sc_member_end,
 	.save = sc_save, .restore = sc_restore, .row_ts = sc_row_ts,
+	.put = sc_put, .get = sc_get, .rec = SC_REC,
 };
 
 static int sc_next(struct sql_cursor *c)

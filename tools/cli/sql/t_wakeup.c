@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "spanq.h"
+#include "sqlcache.h"
 
 enum {
 	C_TS, C_CPU, C_WAKER, C_WAKEE, C_TARGET, C_EVENT, C_LATENCY, C_WAKER_CTX,
@@ -54,7 +55,7 @@ struct wake {
 	int64_t target;			/* -1: no such field */
 	int64_t waker_ctx;		/* -1: no such field */
 	unsigned int member;
-	const char *event;		/* the event's name (metadata's) */
+	const char *event;		/* the event's name (metadata's, or wakeups[]) */
 	uint64_t at;			/* clock cycles */
 	int64_t ts;			/* ns */
 	int64_t latency;		/* ns */
@@ -172,9 +173,63 @@ static int64_t wk_row_ts(const void *row)
 	return ((const struct wake *)row)->ts;
 }
 
+/* The events a row is made of, by their number on disk. */
+static const char *const wakeups[] = { "sched_wakeup", "sched_wakeup_new", "sched_waking" };
+
+/* A row on disk: wakee, flags, waker, event, target, waker_ctx, at, ts, latency, cpu, 0. */
+#define WK_REC	64
+
+static void wk_put(struct sqlcache_buf *b, const void *row)
+{
+	const struct wake *k = row;
+	uint32_t event = 0;
+
+	while (event < ARRAY_SIZE(wakeups) - 1 && strcmp(k->event, wakeups[event]))
+		event++;
+	sqlcache_put32(b, (uint32_t)k->wakee);
+	sqlcache_put32(b, (uint32_t)k->waiting | (uint32_t)k->has_latency << 1);
+	sqlcache_put32(b, (uint32_t)k->waker);
+	sqlcache_put32(b, event);
+	sqlcache_put64(b, (uint64_t)k->target);
+	sqlcache_put64(b, (uint64_t)k->waker_ctx);
+	sqlcache_put64(b, k->at);
+	sqlcache_put64(b, (uint64_t)k->ts);
+	sqlcache_put64(b, (uint64_t)k->latency);
+	sqlcache_put32(b, k->cpu);
+	sqlcache_put32(b, 0);
+}
+
+/* Checked: the tids or -1, the flags put() writes, one of wakeups[]. */
+static bool wk_get(struct sql_cursor *c, unsigned int m, struct sqlcache_buf *b, void *row)
+{
+	struct wake *k = row;
+	uint32_t flags, event;
+
+	(void)c;
+	k->member = m;
+	k->wakee = (int32_t)sqlcache_get32(b);
+	flags = sqlcache_get32(b);
+	k->waiting = flags & 1;
+	k->has_latency = flags & 2;
+	k->waker = (int32_t)sqlcache_get32(b);
+	event = sqlcache_get32(b);
+	k->target = (int64_t)sqlcache_get64(b);
+	k->waker_ctx = (int64_t)sqlcache_get64(b);
+	k->at = sqlcache_get64(b);
+	k->ts = (int64_t)sqlcache_get64(b);
+	k->latency = (int64_t)sqlcache_get64(b);
+	k->cpu = sqlcache_get32(b);
+	if (sqlcache_get32(b) || b->bad || k->wakee < -1 || k->waker < -1 || flags > 3 ||
+	    event >= ARRAY_SIZE(wakeups))
+		return false;
+	k->event = wakeups[event];
+	return true;
+}
+
 static const struct spanq_ops wk_ops = {
 	.feed = wk_feed, .member_end = wk_member_end,
 	.save = wk_save, .restore = wk_restore, .row_ts = wk_row_ts,
+	.put = wk_put, .get = wk_get, .rec = WK_REC,
 };
 
 static int wk_next(struct sql_cursor *c)
