@@ -33,7 +33,8 @@
     stacks; a damaged stack record costs its packet alone; sample's ts,
     cpu and utid windows the full table filtered on a trace whose
     mappings change as it runs (interned and inline stacks), reading the
-    window and, before it, the mapping events alone (scan_stats).
+    window and, before it, the mapping events alone (scan_stats); a
+    trace with no stacks read once by the three stack tables.
   - critical_path() row for row on hand-built wakeup chains (A <- B <- C
     <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
     ending the walk), its rows partitioning
@@ -1982,6 +1983,24 @@ def top_functions_equal_report(ctx):
     for self_, total, fn in top:
         check(selfs.get(fn, 0) == int(self_), 'self of %s: frame says %s, report %s' %
               (fn, selfs.get(fn), self_))
+
+
+@test
+def stack_tables_without_pairs_read_once(ctx):
+    """sample, stack and frame of a trace with no stack read it once
+    between them (the scans after the first open no member: scan_stats),
+    as ringtrace ship reads each; with stacks, each reads the trace and
+    gives its rows."""
+    q = ('SELECT (SELECT count(*) FROM sample) s, (SELECT count(*) FROM stack) k, '
+         '(SELECT count(*) FROM frame) f')
+    r, st = stats(packed(ctx), q)
+    read = sorted((x['members'], x['bytes_decompressed'] > 0) for x in st)
+    check(r == [{'s': 0, 'k': 0, 'f': 0}] and read == [(0, False), (0, False), (1, True)],
+          'no stacks: rows %s, scan_stats %s' % (r, st))
+    r, st = stats(rich_stack_trace(ctx.path('rich')), q)
+    read = [(x['members'], x['bytes_decompressed'] > 0) for x in st]
+    check(r[0]['s'] == 300 and r[0]['k'] > 300 and r[0]['f'] > 0 and read == [(1, True)] * 3,
+          'stacks: rows %s, scan_stats %s' % (r, st))
 
 
 def stacks_two_packets(d, packets, ksyms=td.KSYMS):

@@ -136,6 +136,7 @@ void sqldb_close(struct sqldb *d)
 	for (unsigned int i = 0; d->run_idx && i < d->ts->nr; i++)
 		runidx_free(d->run_idx[i]);
 	free(d->run_idx);
+	free(d->no_pairs);
 	tset_close(d->ts);
 	free(d->cur);
 	free(d->last);

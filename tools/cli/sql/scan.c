@@ -23,6 +23,11 @@
  * items tell the rest.  A stack_ref names defs of its own packet, which
  * the window reads whole (the packet before it included).
  *
+ * A member read whole for its stacks that gave no pair is noted
+ * (sqldb.no_pairs): a scan that wants nothing but pairs does not read it
+ * again (sample, stack and frame of a trace without stacks cost one pass,
+ * not three).
+ *
  * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
  * the thread's first run there to its last (runidx.c), the CPUs it never
  * ran on not opened; the threads are followed there as in any window.
@@ -63,6 +68,8 @@ struct scan {
 	bool *want;			/* by event position: the spec's names */
 	unsigned int gap;		/* the next gap of the member to give */
 	bool items_done;		/* its items given; gaps left */
+	bool whole;			/* the member is read whole: all CPUs, no window */
+	bool paired;			/* SCAN_STACKS: a pair came of the member */
 	bool end_given;			/* SCAN_MEMBER_END: its end row given */
 	uint64_t kept;			/* rows given (LIMIT) */
 };
@@ -280,6 +287,9 @@ static int view_open(struct scan *s, unsigned int i)
 	struct rt_trace *t;
 	struct rt_error err;
 
+	/* Pairs alone wanted, and a whole read of the member gave none. */
+	if ((s->what & ~SCAN_THREADS) == SCAN_STACKS && s->d->no_pairs && s->d->no_pairs[i])
+		return 0;
 	if (sp->cpus_set) {
 		cpus = calloc(m->t->nr_cpus + 1, sizeof(*cpus));
 		if (!cpus)
@@ -303,6 +313,7 @@ static int view_open(struct scan *s, unsigned int i)
 		end = ns_to_cycles(s->d, m, sp->end + 1, true);
 	if (sp->threads_only)
 		begin = end = UINT64_MAX;
+	s->whole = false;
 	if ((s->what & (SCAN_RUNS | SCAN_NAMED)) && sp->utid_set && (uint64_t)sp->utid >> 32 == i) {
 		int r = runs_view(s, i, cpus, begin, end);
 
@@ -310,6 +321,7 @@ static int view_open(struct scan *s, unsigned int i)
 		if (r <= 0)
 			return r;
 	} else {
+		s->whole = !cpus && !sp->has_begin && !sp->has_end && !sp->threads_only;
 		s->v = tset_view_open(s->d->ts, i, cpus,
 				      sp->has_begin || sp->has_end || sp->threads_only,
 				      begin, end, s->d->seek, &err);
@@ -354,6 +366,7 @@ static int view_open(struct scan *s, unsigned int i)
 	if ((s->what & SCAN_STACKS) && (begin || sp->cpus_set) && prologue_open(s, i, begin, end))
 		return -1;
 	s->gap = 0;
+	s->paired = false;
 	s->items_done = false;
 	s->end_given = false;
 	return 1;
@@ -379,6 +392,16 @@ struct scan *scan_open(struct sql_cursor *c, unsigned int what)
 	return scan_open_spec(c, what, &c->spec);
 }
 
+/* The member read gave no pair, read whole: noted for the next scans. */
+static void no_pairs(struct scan *s)
+{
+	struct sqldb *d = s->d;
+
+	if (!d->no_pairs && !(d->no_pairs = calloc(d->ts->nr + 1, sizeof(*d->no_pairs))))
+		die("out of memory");
+	d->no_pairs[s->cur] = true;
+}
+
 /* Gap @g of member @m as a row, if the spec keeps it. */
 static bool gap_kept(struct scan *s, const struct tset_member *m,
 		     const struct tset_gap *g, struct scan_row *row)
@@ -402,6 +425,7 @@ static bool gap_kept(struct scan *s, const struct tset_member *m,
 /* Pair @p of the member read as a row: 1, 0 the spec does not keep it, -1. */
 static int pair_kept(struct scan *s, const struct stack_pair *p, struct scan_row *row)
 {
+	s->paired = true;
 	row->ts = sqldb_ns(s->d, s->cur, p->timestamp);
 	if (!sql_spec_ts(&s->c->spec, row->ts))
 		return 0;
@@ -483,6 +507,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 			p = s->um ? stackrec_flush(s->sr) : NULL;
 			if (p && (r = pair_kept(s, p, row)))
 				return r;
+			if (s->um && s->whole && !s->paired)
+				no_pairs(s);
 			continue;
 		}
 		if (s->um && !s->held) {

@@ -80,6 +80,11 @@ struct sqldb {
 	struct spanq_index *span_idx;
 	/* Per member, its run lists once a utid needed them (runidx.c). */
 	struct run_index **run_idx;
+	/*
+	 * Per member: a read of all of it gave no stack pair (scan.c), so
+	 * the stack tables' next scans of it read nothing.
+	 */
+	bool *no_pairs;
 };
 
 struct sw_index;
