@@ -29,6 +29,7 @@
  *   runidx.c     where each thread ran, per CPU (raw's utid =)
  *   remote.c     sql --clickhouse: the statements run on a server
  *   clickhouse.c the HTTP client of a ClickHouse server (sql, ship)
+ *   buf.c        a growing byte buffer (ship's batches, raw's args, --json)
  *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
@@ -41,6 +42,7 @@
 #include <string.h>
 
 #include "../traceset.h"
+#include "buf.h"
 
 /* ---- the database ------------------------------------------------------------ */
 
@@ -476,7 +478,7 @@ int out_statement(struct out *o, sqlite3_stmt *st);
 /* Freed (each statement's output is whole when out_statement() returns). */
 void out_free(struct out *o);
 
-/* A JSON string of @len bytes of @s (up to a NUL) appended to @buf. */
-void sql_json_text(sqlite3_str *buf, const uint8_t *s, size_t len);
+/* A JSON string of @len bytes of @s (up to a NUL) appended to @b. */
+void sql_json_text(struct buf *b, const uint8_t *s, size_t len);
 
 #endif /* RINGTRACE_SQL_H */
