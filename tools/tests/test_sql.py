@@ -19,7 +19,8 @@
     wakeup trace, their sums per thread report --stat's on_cpu_ms
     (sql.d/sched.py), windows of them the full table filtered; thread
     and process row for row on a hand-built fork/exec/rename trace, names
-    and pids report --stat's (sql.d/threads.py);
+    and pids report --stat's (sql.d/threads.py), process after thread
+    reading nothing again;
   - the shipped queries (sql -q, --stat) print report --stat's sections to
     the last digit (sql.d/sys.py's checks, also run on recordings by
     sql_check.py); syscall, irq/softirq rows of hand-built sequences
@@ -1281,6 +1282,24 @@ def thread_trace(d):
 
 
 @test
+def thread_and_process_read_once(ctx):
+    """thread then process in one run (as ringtrace ship reads them): the
+    second takes the tables the first built and reads nothing (its
+    members in scan_stats 0), with the rows each gives alone; tables
+    without the times do not serve a cursor that wants them (it reads
+    the trace)."""
+    d = thread_trace(ctx.path('threads'))
+    q_t = 'SELECT * FROM thread ORDER BY utid'
+    q_p = 'SELECT * FROM process ORDER BY upid'
+    q_names = 'SELECT utid, name FROM thread ORDER BY utid'
+    for first, then, read in ((q_t, q_p, 0), (q_p, q_t, 0), (q_names, q_p, 1)):
+        a = arrays(sql(d, '%s; %s; SELECT * FROM scan_stats' % (first, then), '--json').stdout)
+        check(len(a) == 3 and a[0] == rows(d, first) and a[1] == rows(d, then) and a[1] and
+              [x['members'] for x in a[2]] == [read],
+              '%s then %s: %s' % (first, then, a))
+
+
+@test
 def threads_hand_built_rows(ctx):
     """Fork, a thread of it, exec, rename, exit and the state dump
     (thread_trace()): every thread and process row exactly -- names and
@@ -1351,7 +1370,7 @@ def threads_from_thread_tables(ctx):
     come from packed chunks' thread tables: no frame decompressed
     (scan_stats bytes_decompressed == 0), the same rows as the tables
     read with those columns asked (every frame decoded) and as
-    RINGTRACE_SEEK=0; a table that is damaged, of another version, says a
+    RINGTRACE_SEEK=0 (process after thread reading nothing); a table that is damaged, of another version, says a
     fact outside its frame (test_threads' cases) is not trusted: its
     file's frames are decoded, the note said, the rows the same."""
     import test_threads as tt
@@ -1371,10 +1390,12 @@ def threads_from_thread_tables(ctx):
               'RINGTRACE_SEEK=0 %s' % (t, tfull, nseek[0]))
         check(len(pr) > 1 and pr == pfull == nseek[1], 'process from tables %s, decoded %s, '
               'RINGTRACE_SEEK=0 %s' % (pr, pfull, nseek[1]))
-        for st in (tst, pst):
-            ok = (st[0]['bytes_decompressed'] > 0 if expect_decoded else
-                  st[0]['bytes_decompressed'] == st[0]['events_decoded'] == 0)
-            check(len(st) == 1 and ok, '%s: scan_stats %s' % (note or 'good tables', st))
+        ok = (tst[0]['bytes_decompressed'] > 0 if expect_decoded else
+              tst[0]['bytes_decompressed'] == tst[0]['events_decoded'] == 0)
+        check(len(tst) == 1 and ok, '%s: scan_stats %s' % (note or 'good tables', tst))
+        # process takes what thread read (thread_and_process_read_once).
+        check(len(pst) == 1 and pst[0]['members'] == pst[0]['bytes_decompressed'] == 0,
+              '%s: process read again: scan_stats %s' % (note or 'good tables', pst))
         if note:
             check(note in r.stderr and 'its thread table is ignored' in r.stderr,
                   'no note "%s": %s' % (note, r.stderr))

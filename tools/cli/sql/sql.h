@@ -87,6 +87,11 @@ struct sqldb {
 	 * the stack tables' next scans of it read nothing.
 	 */
 	bool *no_pairs;
+	/*
+	 * Per member, its threads and processes (threadidx.h) once a
+	 * cursor built them from all of it: [2 * member + with times].
+	 */
+	struct threadidx **thread_idx;
 };
 
 struct sw_index;
@@ -95,6 +100,9 @@ struct spanq_index;
 void schedwalk_index_free(struct sw_index *ix);
 /* spanq.c: a list of the pairing tables' checkpoints freed. */
 void spanq_index_free(struct spanq_index *ix);
+struct threadidx;
+/* threadidx.c: a member's threads and processes freed. */
+void threadidx_free(struct threadidx *x);
 
 /*
  * --max-memory's default (plan-31 D10): 1 GiB, of which SQLite's heap may
