@@ -2007,6 +2007,34 @@ def top_functions_equal_report(ctx):
 
 
 @test
+def tables_skip_events_a_trace_lacks(ctx):
+    """After raw read a trace whole, a table whose rows are events the
+    trace does not hold (marker on tools/tests/real-trace, irq and
+    softirq on a trace with none and no loss) opens nothing (scan_stats members 0),
+    as ringtrace ship reads them; one whose events it holds reads it and
+    gives the rows it gives alone; before raw, marker reads it."""
+    q = ('SELECT (SELECT count(*) FROM marker) m, (SELECT count(*) FROM irq) i, '
+         '(SELECT count(*) FROM softirq) s, (SELECT count(*) FROM syscall) c')
+    alone = rows(REAL_TRACE, q)
+    a = arrays(sql(REAL_TRACE, 'SELECT count(*) FROM raw; %s; SELECT * FROM scan_stats' % q,
+                   '--json').stdout)
+    opened = {x['tbl']: x['members'] for x in a[2]}
+    check(a[1] == alone and alone[0]['m'] == 0 and alone[0]['i'] > 0 and
+          opened == {'marker': 0, 'irq': 1, 'softirq': 1, 'syscall': 1},
+          'real trace: %s alone, %s after raw, scan_stats %s' % (alone, a[1], a[2]))
+    _, st = stats(REAL_TRACE, 'SELECT count(*) FROM marker')
+    check([x['members'] for x in st] == [1], 'marker first: scan_stats %s' % st)
+    d = thread_trace(ctx.path('threads'))
+    alone = rows(d, q)
+    a = arrays(sql(d, 'SELECT count(*) FROM raw; %s; SELECT * FROM scan_stats' % q,
+                   '--json').stdout)
+    opened = {x['tbl']: x['members'] for x in a[2]}
+    check(a[1] == alone and alone[0]['i'] == alone[0]['s'] == 0 and
+          opened['irq'] == opened['softirq'] == 0,
+          'no irq, no loss: %s alone, %s after raw, scan_stats %s' % (alone, a[1], a[2]))
+
+
+@test
 def stack_tables_without_pairs_read_once(ctx):
     """sample, stack and frame of a trace with no stack read it once
     between them (the scans after the first open no member: scan_stats),

@@ -28,6 +28,11 @@
  * again (sample, stack and frame of a trace without stacks cost one pass,
  * not three).
  *
+ * Likewise a whole read notes which events it decoded and which of them
+ * the member holds (sqldb.events_read): a scan whose rows are events of
+ * names the member does not hold does not open it (after raw, ship's
+ * irq, softirq and marker of a trace without them read nothing).
+ *
  * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
  * the thread's first run there to its last (runidx.c), the CPUs it never
  * ran on not opened; the threads are followed there as in any window.
@@ -70,6 +75,7 @@ struct scan {
 	bool items_done;		/* its items given; gaps left */
 	bool whole;			/* the member is read whole: all CPUs, no window */
 	bool paired;			/* SCAN_STACKS: a pair came of the member */
+	struct scan_events *evs;	/* what this read decodes and finds */
 	bool end_given;			/* SCAN_MEMBER_END: its end row given */
 	uint64_t kept;			/* rows given (LIMIT) */
 };
@@ -141,6 +147,8 @@ static void view_close(struct scan *s)
 	s->held = NULL;
 	free(s->want);
 	s->want = NULL;
+	free(s->evs);
+	s->evs = NULL;
 	tset_view_close(s->v);
 	s->v = NULL;
 }
@@ -275,6 +283,47 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 	return 1;
 }
 
+/*
+ * Whether member @i may hold a row of a scan whose rows are events (and
+ * losses): not when whole reads decoded every event of the spec's names
+ * and found none (nor a loss).
+ */
+static bool events_held(const struct scan *s, unsigned int i, const struct rt_metadata *md)
+{
+	const struct scan_events *x = s->d->events_read ? s->d->events_read[i] : NULL;
+
+	if (!x || x->nr_events != md->nr_events || !(s->what & SCAN_EVENTS) ||
+	    (s->what & ~(SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS | SCAN_RUNS | SCAN_NAMED)) ||
+	    ((s->what & SCAN_LOSSES) && x->lost))
+		return true;
+	for (unsigned int e = 0; e < md->nr_events; e++)
+		if (sql_spec_name(s->sp, md->events[e].name) &&
+		    (!(x->flags[e] & SCAN_EV_DECODED) || (x->flags[e] & SCAN_EV_HELD)))
+			return true;
+	return false;
+}
+
+/* What the member's whole read decoded and found, added to the database's. */
+static void events_note(struct scan *s)
+{
+	struct sqldb *d = s->d;
+	struct scan_events **x;
+
+	if (!d->events_read && !(d->events_read = calloc(d->ts->nr + 1, sizeof(*d->events_read))))
+		die("out of memory");
+	x = &d->events_read[s->cur];
+	if (*x && (*x)->nr_events != s->evs->nr_events)
+		return;
+	if (!*x) {
+		*x = s->evs;
+		s->evs = NULL;
+		return;
+	}
+	for (unsigned int e = 0; e < s->evs->nr_events; e++)
+		(*x)->flags[e] |= s->evs->flags[e];
+	(*x)->lost |= s->evs->lost;
+}
+
 /* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
 static int view_open(struct scan *s, unsigned int i)
 {
@@ -289,6 +338,8 @@ static int view_open(struct scan *s, unsigned int i)
 
 	/* Pairs alone wanted, and a whole read of the member gave none. */
 	if ((s->what & ~SCAN_THREADS) == SCAN_STACKS && s->d->no_pairs && s->d->no_pairs[i])
+		return 0;
+	if (!events_held(s, i, md))
 		return 0;
 	if (sp->cpus_set) {
 		cpus = calloc(m->t->nr_cpus + 1, sizeof(*cpus));
@@ -356,6 +407,12 @@ static int view_open(struct scan *s, unsigned int i)
 		if (!s->th)
 			die("out of memory");
 	}
+	s->evs = calloc(1, sizeof(*s->evs) + md->nr_events + 1);
+	if (!s->evs)
+		die("out of memory");
+	s->evs->nr_events = md->nr_events;
+	for (unsigned int e = 0; e < md->nr_events; e++)
+		s->evs->flags[e] = want_event(s, &md->events[e]) ? SCAN_EV_DECODED : 0;
 	for (unsigned int k = 0; k < t->nr_cpus; k++) {
 		if (rt_stream_set_wanted(t->cpus[k].stream, want_event, s))
 			die("out of memory");
@@ -509,6 +566,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 				return r;
 			if (s->um && s->whole && !s->paired)
 				no_pairs(s);
+			if (s->whole)
+				events_note(s);
 			continue;
 		}
 		if (s->um && !s->held) {
@@ -526,8 +585,10 @@ int scan_next(struct scan *s, struct scan_row *row)
 			st->packets++;
 			continue;
 		}
-		if (it->type == RT_ITEM_EVENT)
+		if (it->type == RT_ITEM_EVENT) {
 			st->events++;
+			s->evs->flags[it->event - m->t->md->events] |= SCAN_EV_HELD;
+		}
 		row->tid = s->th ? rt_threads_owner(s->th, it) : -1;
 		if (s->th)
 			rt_threads_feed(s->th, it);
@@ -548,6 +609,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 		    (!(s->what & SCAN_EVENTS) || !s->want[it->event - m->t->md->events] ||
 		     stackrec_is_trailer(s->sr, it)))
 			continue;
+		if (it->type == RT_ITEM_LOST)
+			s->evs->lost = true;
 		if (it->type == RT_ITEM_LOST && !(s->what & SCAN_LOSSES))
 			continue;
 		row->ts = sqldb_ns(s->d, s->cur, it->timestamp);

@@ -88,6 +88,12 @@ struct sqldb {
 	 */
 	bool *no_pairs;
 	/*
+	 * Per member: which events whole reads of it decoded, and which of
+	 * those it holds (scan.c); a scan whose rows are events it does
+	 * not hold does not read it.
+	 */
+	struct scan_events **events_read;
+	/*
 	 * Per member, its threads and processes (threadidx.h) once a
 	 * cursor built them from all of it: [2 * member + with times].
 	 */
@@ -390,6 +396,15 @@ bool sql_spec_name(const struct scan_spec *s, const char *name);
 bool sql_spec_ts(const struct scan_spec *s, int64_t ts);
 
 /* ---- the scan (scan.c) ---------------------------------------------------------- */
+
+/* What whole reads of a member found, by event position in its metadata. */
+struct scan_events {
+	unsigned int nr_events;
+	bool lost;			/* a loss (RT_ITEM_LOST) was read */
+	uint8_t flags[];		/* SCAN_EV_* */
+};
+#define SCAN_EV_DECODED	1U		/* a whole read decoded every one of it */
+#define SCAN_EV_HELD	2U		/* and there was one */
 
 /* What a producer wants of the items. */
 enum {
