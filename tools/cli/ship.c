@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 
+#include "../../lib/le.h"
 #include "sql/clickhouse.h"
 
 /* The tables shipped, in this order; ringtrace_sets records each. */
@@ -249,12 +250,16 @@ struct row_enc {
 	char *err;			/* a value could not be made */
 };
 
+/* A Nullable 64-bit number: not NULL, then @v (one store, not a byte each). */
 static void enc_le(struct buf *b, uint64_t v)
 {
+	uint8_t *p;
+
 	buf_room(b, 9);
-	b->p[b->len++] = 0;		/* not NULL */
-	for (unsigned int i = 0; i < 8; i++)
-		b->p[b->len++] = (uint8_t)(v >> (8 * i));
+	p = b->p + b->len;
+	p[0] = 0;
+	rt_put_le(p + 1, v, 8);
+	b->len += 9;
 }
 
 static void enc_null(struct sql_sink *k)
@@ -344,6 +349,7 @@ static void row_binary(struct row_enc *e, const struct set *set, struct sql_curs
 	struct sql_out o = { .sink = &e->sink };
 	struct buf *b = e->b;
 	__int128 wall = set->m->wall_offset_ns;
+	uint64_t ns;
 	size_t at;
 
 	buf_add(b, set->prefix.p, set->prefix.len);
@@ -358,14 +364,9 @@ static void row_binary(struct row_enc *e, const struct set *set, struct sql_curs
 	}
 	if (e->has_ts)
 		wall += e->ts;
-	if (wall < 0)
-		wall = 0;
-	if (wall > (__int128)UINT64_MAX)
-		wall = UINT64_MAX;
-	for (unsigned int i = 0; i < 2; i++)
-		b->p[at + i] = (uint8_t)((uint64_t)(wall / ((__int128)86400 * 1000000000)) >> (8 * i));
-	for (unsigned int i = 0; i < 8; i++)
-		b->p[at + 2 + i] = (uint8_t)((uint64_t)wall >> (8 * i));
+	ns = wall < 0 ? 0 : wall > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)wall;
+	rt_put_le(b->p + at, ns / (86400ULL * 1000000000), 2);
+	rt_put_le(b->p + at + 2, ns, 8);
 }
 
 static size_t batch_bytes(void)

@@ -19,7 +19,8 @@
     wakeup trace, their sums per thread report --stat's on_cpu_ms
     (sql.d/sched.py), windows of them the full table filtered; thread
     and process row for row on a hand-built fork/exec/rename trace, names
-    and pids report --stat's (sql.d/threads.py);
+    and pids report --stat's (sql.d/threads.py), process after thread
+    reading nothing again;
   - the shipped queries (sql -q, --stat) print report --stat's sections to
     the last digit (sql.d/sys.py's checks, also run on recordings by
     sql_check.py); syscall, irq/softirq rows of hand-built sequences
@@ -33,7 +34,8 @@
     stacks; a damaged stack record costs its packet alone; sample's ts,
     cpu and utid windows the full table filtered on a trace whose
     mappings change as it runs (interned and inline stacks), reading the
-    window and, before it, the mapping events alone (scan_stats).
+    window and, before it, the mapping events alone (scan_stats); a
+    trace with no stacks read once by the three stack tables.
   - critical_path() row for row on hand-built wakeup chains (A <- B <- C
     <- idle, a cycle of wakers, the 32-deep limit, a wakeup in a softirq
     ending the walk), its rows partitioning
@@ -1465,6 +1467,24 @@ def thread_trace(d):
 
 
 @test
+def thread_and_process_read_once(ctx):
+    """thread then process in one run (as ringtrace ship reads them): the
+    second takes the tables the first built and reads nothing (its
+    members in scan_stats 0), with the rows each gives alone; tables
+    without the times do not serve a cursor that wants them (it reads
+    the trace)."""
+    d = thread_trace(ctx.path('threads'))
+    q_t = 'SELECT * FROM thread ORDER BY utid'
+    q_p = 'SELECT * FROM process ORDER BY upid'
+    q_names = 'SELECT utid, name FROM thread ORDER BY utid'
+    for first, then, read in ((q_t, q_p, 0), (q_p, q_t, 0), (q_names, q_p, 1)):
+        a = arrays(sql(d, '%s; %s; SELECT * FROM scan_stats' % (first, then), '--json').stdout)
+        check(len(a) == 3 and a[0] == rows(d, first) and a[1] == rows(d, then) and a[1] and
+              [x['members'] for x in a[2]] == [read],
+              '%s then %s: %s' % (first, then, a))
+
+
+@test
 def threads_hand_built_rows(ctx):
     """Fork, a thread of it, exec, rename, exit and the state dump
     (thread_trace()): every thread and process row exactly -- names and
@@ -1535,7 +1555,7 @@ def threads_from_thread_tables(ctx):
     come from packed chunks' thread tables: no frame decompressed
     (scan_stats bytes_decompressed == 0), the same rows as the tables
     read with those columns asked (every frame decoded) and as
-    RINGTRACE_SEEK=0; a table that is damaged, of another version, says a
+    RINGTRACE_SEEK=0 (process after thread reading nothing); a table that is damaged, of another version, says a
     fact outside its frame (test_threads' cases) is not trusted: its
     file's frames are decoded, the note said, the rows the same."""
     import test_threads as tt
@@ -1555,10 +1575,12 @@ def threads_from_thread_tables(ctx):
               'RINGTRACE_SEEK=0 %s' % (t, tfull, nseek[0]))
         check(len(pr) > 1 and pr == pfull == nseek[1], 'process from tables %s, decoded %s, '
               'RINGTRACE_SEEK=0 %s' % (pr, pfull, nseek[1]))
-        for st in (tst, pst):
-            ok = (st[0]['bytes_decompressed'] > 0 if expect_decoded else
-                  st[0]['bytes_decompressed'] == st[0]['events_decoded'] == 0)
-            check(len(st) == 1 and ok, '%s: scan_stats %s' % (note or 'good tables', st))
+        ok = (tst[0]['bytes_decompressed'] > 0 if expect_decoded else
+              tst[0]['bytes_decompressed'] == tst[0]['events_decoded'] == 0)
+        check(len(tst) == 1 and ok, '%s: scan_stats %s' % (note or 'good tables', tst))
+        # process takes what thread read (thread_and_process_read_once).
+        check(len(pst) == 1 and pst[0]['members'] == pst[0]['bytes_decompressed'] == 0,
+              '%s: process read again: scan_stats %s' % (note or 'good tables', pst))
         if note:
             check(note in r.stderr and 'its thread table is ignored' in r.stderr,
                   'no note "%s": %s' % (note, r.stderr))
@@ -2167,6 +2189,52 @@ def top_functions_equal_report(ctx):
     for self_, total, fn in top:
         check(selfs.get(fn, 0) == int(self_), 'self of %s: frame says %s, report %s' %
               (fn, selfs.get(fn), self_))
+
+
+@test
+def tables_skip_events_a_trace_lacks(ctx):
+    """After raw read a trace whole, a table whose rows are events the
+    trace does not hold (marker on tools/tests/real-trace, irq and
+    softirq on a trace with none and no loss) opens nothing (scan_stats members 0),
+    as ringtrace ship reads them; one whose events it holds reads it and
+    gives the rows it gives alone; before raw, marker reads it."""
+    q = ('SELECT (SELECT count(*) FROM marker) m, (SELECT count(*) FROM irq) i, '
+         '(SELECT count(*) FROM softirq) s, (SELECT count(*) FROM syscall) c')
+    alone = rows(REAL_TRACE, q)
+    a = arrays(sql(REAL_TRACE, 'SELECT count(*) FROM raw; %s; SELECT * FROM scan_stats' % q,
+                   '--json').stdout)
+    opened = {x['tbl']: x['members'] for x in a[2]}
+    check(a[1] == alone and alone[0]['m'] == 0 and alone[0]['i'] > 0 and
+          opened == {'marker': 0, 'irq': 1, 'softirq': 1, 'syscall': 1},
+          'real trace: %s alone, %s after raw, scan_stats %s' % (alone, a[1], a[2]))
+    _, st = stats(REAL_TRACE, 'SELECT count(*) FROM marker')
+    check([x['members'] for x in st] == [1], 'marker first: scan_stats %s' % st)
+    d = thread_trace(ctx.path('threads'))
+    alone = rows(d, q)
+    a = arrays(sql(d, 'SELECT count(*) FROM raw; %s; SELECT * FROM scan_stats' % q,
+                   '--json').stdout)
+    opened = {x['tbl']: x['members'] for x in a[2]}
+    check(a[1] == alone and alone[0]['i'] == alone[0]['s'] == 0 and
+          opened['irq'] == opened['softirq'] == 0,
+          'no irq, no loss: %s alone, %s after raw, scan_stats %s' % (alone, a[1], a[2]))
+
+
+@test
+def stack_tables_without_pairs_read_once(ctx):
+    """sample, stack and frame of a trace with no stack read it once
+    between them (the scans after the first open no member: scan_stats),
+    as ringtrace ship reads each; with stacks, each reads the trace and
+    gives its rows."""
+    q = ('SELECT (SELECT count(*) FROM sample) s, (SELECT count(*) FROM stack) k, '
+         '(SELECT count(*) FROM frame) f')
+    r, st = stats(packed(ctx), q)
+    read = sorted((x['members'], x['bytes_decompressed'] > 0) for x in st)
+    check(r == [{'s': 0, 'k': 0, 'f': 0}] and read == [(0, False), (0, False), (1, True)],
+          'no stacks: rows %s, scan_stats %s' % (r, st))
+    r, st = stats(rich_stack_trace(ctx.path('rich')), q)
+    read = [(x['members'], x['bytes_decompressed'] > 0) for x in st]
+    check(r[0]['s'] == 300 and r[0]['k'] > 300 and r[0]['f'] > 0 and read == [(1, True)] * 3,
+          'stacks: rows %s, scan_stats %s' % (r, st))
 
 
 def stacks_two_packets(d, packets, ksyms=td.KSYMS):

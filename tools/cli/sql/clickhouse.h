@@ -11,16 +11,6 @@
 
 #include "sql.h"
 
-/* A growing byte buffer. */
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-/* Room for @len more bytes. */
-void buf_room(struct buf *b, size_t len);
-void buf_add(struct buf *b, const void *data, size_t len);
-void buf_u8(struct buf *b, uint8_t v);
 /* Little-endian, as RowBinary's numbers are. */
 void buf_le(struct buf *b, uint64_t v, unsigned int bytes);
 /* RowBinary's String: LEB128 length, the bytes. */

@@ -136,6 +136,13 @@ void sqldb_close(struct sqldb *d)
 	for (unsigned int i = 0; d->run_idx && i < d->ts->nr; i++)
 		runidx_free(d->run_idx[i]);
 	free(d->run_idx);
+	free(d->no_pairs);
+	for (unsigned int i = 0; d->events_read && i < d->ts->nr; i++)
+		free(d->events_read[i]);
+	free(d->events_read);
+	for (unsigned int i = 0; d->thread_idx && i < 2 * d->ts->nr; i++)
+		threadidx_free(d->thread_idx[i]);
+	free(d->thread_idx);
 	tset_close(d->ts);
 	free(d->cur);
 	free(d->last);

@@ -11,6 +11,7 @@
  * Each statement that returns columns prints its own header or array.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct out {
 	bool *right;
 	size_t nr_cells, cap_cells;
 	int *width;
+	struct buf row;			/* json: the row being made */
 };
 
 struct out *out_new(enum out_mode mode, FILE *f)
@@ -44,33 +46,36 @@ void out_free(struct out *o)
 {
 	free(o->cells);
 	free(o->right);
+	free(o->row.p);
 	free(o);
 }
 
-void sql_json_text(sqlite3_str *b, const uint8_t *s, size_t len)
+void sql_json_text(struct buf *b, const uint8_t *s, size_t len)
 {
 	size_t plain = 0;		/* where the run of bytes kept as they are began */
 	size_t i;
 
-	sqlite3_str_appendchar(b, 1, '"');
+	buf_u8(b, '"');
 	for (i = 0; i < len && s[i]; i++) {
 		uint8_t c = s[i];
+		char esc[8];
 
 		if (c != '"' && c != '\\' && c >= 0x20 && c != 0x7f)
 			continue;
-		sqlite3_str_append(b, (const char *)s + plain, (int)(i - plain));
+		buf_add(b, s + plain, i - plain);
 		plain = i + 1;
 		if (c == '"' || c == '\\')
-			sqlite3_str_appendf(b, "\\%c", c);
+			snprintf(esc, sizeof(esc), "\\%c", c);
 		else if (c == '\n')
-			sqlite3_str_appendall(b, "\\n");
+			strcpy(esc, "\\n");
 		else if (c == '\t')
-			sqlite3_str_appendall(b, "\\t");
+			strcpy(esc, "\\t");
 		else
-			sqlite3_str_appendf(b, "\\u%04x", c);
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+		buf_add(b, esc, strlen(esc));
 	}
-	sqlite3_str_append(b, (const char *)s + plain, (int)(i - plain));
-	sqlite3_str_appendchar(b, 1, '"');
+	buf_add(b, s + plain, i - plain);
+	buf_u8(b, '"');
 }
 
 /* Column @i of the row as text for the table and CSV: NULL as @null. */
@@ -130,32 +135,41 @@ static void csv_row(struct out *o, sqlite3_stmt *st, bool header)
 	fputs("\r\n", o->f);
 }
 
+static void buf_text(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
 static void json_row(struct out *o, sqlite3_stmt *st, bool first)
 {
-	sqlite3_str *b = sqlite3_str_new(NULL);
-	char *s;
+	struct buf *b = &o->row;
+	char num[40], *s;
 
-	sqlite3_str_appendall(b, first ? "\n  {" : ",\n  {");
+	b->len = 0;
+	buf_text(b, first ? "\n  {" : ",\n  {");
 	for (int i = 0; i < sqlite3_column_count(st); i++) {
 		double d;
 
 		if (i)
-			sqlite3_str_appendall(b, ", ");
+			buf_text(b, ", ");
 		sql_json_text(b, (const uint8_t *)sqlite3_column_name(st, i), SIZE_MAX);
-		sqlite3_str_appendall(b, ": ");
+		buf_text(b, ": ");
 		switch (sqlite3_column_type(st, i)) {
 		case SQLITE_NULL:
-			sqlite3_str_appendall(b, "null");
+			buf_text(b, "null");
 			break;
 		case SQLITE_INTEGER:
-			sqlite3_str_appendf(b, "%lld", sqlite3_column_int64(st, i));
+			sqlite3_snprintf(sizeof(num), num, "%lld", sqlite3_column_int64(st, i));
+			buf_text(b, num);
 			break;
 		case SQLITE_FLOAT:
 			d = sqlite3_column_double(st, i);
-			if (isfinite(d))
-				sqlite3_str_appendf(b, "%!.17g", d);
-			else
-				sqlite3_str_appendall(b, "null");
+			if (isfinite(d)) {
+				sqlite3_snprintf(sizeof(num), num, "%!.17g", d);
+				buf_text(b, num);
+			} else {
+				buf_text(b, "null");
+			}
 			break;
 		case SQLITE_BLOB:
 			s = cell_text(st, i, "");
@@ -167,12 +181,8 @@ static void json_row(struct out *o, sqlite3_stmt *st, bool first)
 				      (size_t)sqlite3_column_bytes(st, i));
 		}
 	}
-	sqlite3_str_appendchar(b, 1, '}');
-	s = sqlite3_str_finish(b);
-	if (!s)
-		die("out of memory");
-	fputs(s, o->f);
-	sqlite3_free(s);
+	buf_u8(b, '}');
+	fwrite(b->p, 1, b->len, o->f);
 }
 
 /* table: the kept rows' cells, or the header (@cells NULL) */

@@ -23,6 +23,16 @@
  * items tell the rest.  A stack_ref names defs of its own packet, which
  * the window reads whole (the packet before it included).
  *
+ * A member read whole for its stacks that gave no pair is noted
+ * (sqldb.no_pairs): a scan that wants nothing but pairs does not read it
+ * again (sample, stack and frame of a trace without stacks cost one pass,
+ * not three).
+ *
+ * Likewise a whole read notes which events it decoded and which of them
+ * the member holds (sqldb.events_read): a scan whose rows are events of
+ * names the member does not hold does not open it (after raw, ship's
+ * irq, softirq and marker of a trace without them read nothing).
+ *
  * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
  * the thread's first run there to its last (runidx.c), the CPUs it never
  * ran on not opened; the threads are followed there as in any window.
@@ -63,6 +73,9 @@ struct scan {
 	bool *want;			/* by event position: the spec's names */
 	unsigned int gap;		/* the next gap of the member to give */
 	bool items_done;		/* its items given; gaps left */
+	bool whole;			/* the member is read whole: all CPUs, no window */
+	bool paired;			/* SCAN_STACKS: a pair came of the member */
+	struct scan_events *evs;	/* what this read decodes and finds */
 	bool end_given;			/* SCAN_MEMBER_END: its end row given */
 	uint64_t kept;			/* rows given (LIMIT) */
 };
@@ -134,6 +147,8 @@ static void view_close(struct scan *s)
 	s->held = NULL;
 	free(s->want);
 	s->want = NULL;
+	free(s->evs);
+	s->evs = NULL;
 	tset_view_close(s->v);
 	s->v = NULL;
 }
@@ -268,6 +283,47 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 	return 1;
 }
 
+/*
+ * Whether member @i may hold a row of a scan whose rows are events (and
+ * losses): not when whole reads decoded every event of the spec's names
+ * and found none (nor a loss).
+ */
+static bool events_held(const struct scan *s, unsigned int i, const struct rt_metadata *md)
+{
+	const struct scan_events *x = s->d->events_read ? s->d->events_read[i] : NULL;
+
+	if (!x || x->nr_events != md->nr_events || !(s->what & SCAN_EVENTS) ||
+	    (s->what & ~(SCAN_EVENTS | SCAN_LOSSES | SCAN_THREADS | SCAN_RUNS | SCAN_NAMED)) ||
+	    ((s->what & SCAN_LOSSES) && x->lost))
+		return true;
+	for (unsigned int e = 0; e < md->nr_events; e++)
+		if (sql_spec_name(s->sp, md->events[e].name) &&
+		    (!(x->flags[e] & SCAN_EV_DECODED) || (x->flags[e] & SCAN_EV_HELD)))
+			return true;
+	return false;
+}
+
+/* What the member's whole read decoded and found, added to the database's. */
+static void events_note(struct scan *s)
+{
+	struct sqldb *d = s->d;
+	struct scan_events **x;
+
+	if (!d->events_read && !(d->events_read = calloc(d->ts->nr + 1, sizeof(*d->events_read))))
+		die("out of memory");
+	x = &d->events_read[s->cur];
+	if (*x && (*x)->nr_events != s->evs->nr_events)
+		return;
+	if (!*x) {
+		*x = s->evs;
+		s->evs = NULL;
+		return;
+	}
+	for (unsigned int e = 0; e < s->evs->nr_events; e++)
+		(*x)->flags[e] |= s->evs->flags[e];
+	(*x)->lost |= s->evs->lost;
+}
+
 /* Member @i's view, as the spec says: 1 opened, 0 nothing of it to read, -1. */
 static int view_open(struct scan *s, unsigned int i)
 {
@@ -280,6 +336,11 @@ static int view_open(struct scan *s, unsigned int i)
 	struct rt_trace *t;
 	struct rt_error err;
 
+	/* Pairs alone wanted, and a whole read of the member gave none. */
+	if ((s->what & ~SCAN_THREADS) == SCAN_STACKS && s->d->no_pairs && s->d->no_pairs[i])
+		return 0;
+	if (!events_held(s, i, md))
+		return 0;
 	if (sp->cpus_set) {
 		cpus = calloc(m->t->nr_cpus + 1, sizeof(*cpus));
 		if (!cpus)
@@ -303,6 +364,7 @@ static int view_open(struct scan *s, unsigned int i)
 		end = ns_to_cycles(s->d, m, sp->end + 1, true);
 	if (sp->threads_only)
 		begin = end = UINT64_MAX;
+	s->whole = false;
 	if ((s->what & (SCAN_RUNS | SCAN_NAMED)) && sp->utid_set && (uint64_t)sp->utid >> 32 == i) {
 		int r = runs_view(s, i, cpus, begin, end);
 
@@ -310,6 +372,7 @@ static int view_open(struct scan *s, unsigned int i)
 		if (r <= 0)
 			return r;
 	} else {
+		s->whole = !cpus && !sp->has_begin && !sp->has_end && !sp->threads_only;
 		s->v = tset_view_open(s->d->ts, i, cpus,
 				      sp->has_begin || sp->has_end || sp->threads_only,
 				      begin, end, s->d->seek, &err);
@@ -344,6 +407,12 @@ static int view_open(struct scan *s, unsigned int i)
 		if (!s->th)
 			die("out of memory");
 	}
+	s->evs = calloc(1, sizeof(*s->evs) + md->nr_events + 1);
+	if (!s->evs)
+		die("out of memory");
+	s->evs->nr_events = md->nr_events;
+	for (unsigned int e = 0; e < md->nr_events; e++)
+		s->evs->flags[e] = want_event(s, &md->events[e]) ? SCAN_EV_DECODED : 0;
 	for (unsigned int k = 0; k < t->nr_cpus; k++) {
 		if (rt_stream_set_wanted(t->cpus[k].stream, want_event, s))
 			die("out of memory");
@@ -354,6 +423,7 @@ static int view_open(struct scan *s, unsigned int i)
 	if ((s->what & SCAN_STACKS) && (begin || sp->cpus_set) && prologue_open(s, i, begin, end))
 		return -1;
 	s->gap = 0;
+	s->paired = false;
 	s->items_done = false;
 	s->end_given = false;
 	return 1;
@@ -379,6 +449,16 @@ struct scan *scan_open(struct sql_cursor *c, unsigned int what)
 	return scan_open_spec(c, what, &c->spec);
 }
 
+/* The member read gave no pair, read whole: noted for the next scans. */
+static void no_pairs(struct scan *s)
+{
+	struct sqldb *d = s->d;
+
+	if (!d->no_pairs && !(d->no_pairs = calloc(d->ts->nr + 1, sizeof(*d->no_pairs))))
+		die("out of memory");
+	d->no_pairs[s->cur] = true;
+}
+
 /* Gap @g of member @m as a row, if the spec keeps it. */
 static bool gap_kept(struct scan *s, const struct tset_member *m,
 		     const struct tset_gap *g, struct scan_row *row)
@@ -402,6 +482,7 @@ static bool gap_kept(struct scan *s, const struct tset_member *m,
 /* Pair @p of the member read as a row: 1, 0 the spec does not keep it, -1. */
 static int pair_kept(struct scan *s, const struct stack_pair *p, struct scan_row *row)
 {
+	s->paired = true;
 	row->ts = sqldb_ns(s->d, s->cur, p->timestamp);
 	if (!sql_spec_ts(&s->c->spec, row->ts))
 		return 0;
@@ -483,6 +564,10 @@ int scan_next(struct scan *s, struct scan_row *row)
 			p = s->um ? stackrec_flush(s->sr) : NULL;
 			if (p && (r = pair_kept(s, p, row)))
 				return r;
+			if (s->um && s->whole && !s->paired)
+				no_pairs(s);
+			if (s->whole)
+				events_note(s);
 			continue;
 		}
 		if (s->um && !s->held) {
@@ -500,8 +585,10 @@ int scan_next(struct scan *s, struct scan_row *row)
 			st->packets++;
 			continue;
 		}
-		if (it->type == RT_ITEM_EVENT)
+		if (it->type == RT_ITEM_EVENT) {
 			st->events++;
+			s->evs->flags[it->event - m->t->md->events] |= SCAN_EV_HELD;
+		}
 		row->tid = s->th ? rt_threads_owner(s->th, it) : -1;
 		if (s->th)
 			rt_threads_feed(s->th, it);
@@ -522,6 +609,8 @@ int scan_next(struct scan *s, struct scan_row *row)
 		    (!(s->what & SCAN_EVENTS) || !s->want[it->event - m->t->md->events] ||
 		     stackrec_is_trailer(s->sr, it)))
 			continue;
+		if (it->type == RT_ITEM_LOST)
+			s->evs->lost = true;
 		if (it->type == RT_ITEM_LOST && !(s->what & SCAN_LOSSES))
 			continue;
 		row->ts = sqldb_ns(s->d, s->cur, it->timestamp);

@@ -29,6 +29,7 @@
  *   runidx.c     where each thread ran, per CPU (raw's utid =)
  *   remote.c     sql --clickhouse: the statements run on a server
  *   clickhouse.c the HTTP client of a ClickHouse server (sql, ship)
+ *   buf.c        a growing byte buffer (ship's batches, raw's args, --json)
  *   t_*.c        one table each
  *
  * Values from a trace are only ever bound as results (sqlite3_result_*),
@@ -41,6 +42,7 @@
 #include <string.h>
 
 #include "../traceset.h"
+#include "buf.h"
 
 /* ---- the database ------------------------------------------------------------ */
 
@@ -80,6 +82,22 @@ struct sqldb {
 	struct spanq_index *span_idx;
 	/* Per member, its run lists once a utid needed them (runidx.c). */
 	struct run_index **run_idx;
+	/*
+	 * Per member: a read of all of it gave no stack pair (scan.c), so
+	 * the stack tables' next scans of it read nothing.
+	 */
+	bool *no_pairs;
+	/*
+	 * Per member: which events whole reads of it decoded, and which of
+	 * those it holds (scan.c); a scan whose rows are events it does
+	 * not hold does not read it.
+	 */
+	struct scan_events **events_read;
+	/*
+	 * Per member, its threads and processes (threadidx.h) once a
+	 * cursor built them from all of it: [2 * member + with times].
+	 */
+	struct threadidx **thread_idx;
 };
 
 struct sw_index;
@@ -88,6 +106,9 @@ struct spanq_index;
 void schedwalk_index_free(struct sw_index *ix);
 /* spanq.c: a list of the pairing tables' checkpoints freed. */
 void spanq_index_free(struct spanq_index *ix);
+struct threadidx;
+/* threadidx.c: a member's threads and processes freed. */
+void threadidx_free(struct threadidx *x);
 
 /*
  * --max-memory's default (plan-31 D10): 1 GiB, of which SQLite's heap may
@@ -376,6 +397,15 @@ bool sql_spec_ts(const struct scan_spec *s, int64_t ts);
 
 /* ---- the scan (scan.c) ---------------------------------------------------------- */
 
+/* What whole reads of a member found, by event position in its metadata. */
+struct scan_events {
+	unsigned int nr_events;
+	bool lost;			/* a loss (RT_ITEM_LOST) was read */
+	uint8_t flags[];		/* SCAN_EV_* */
+};
+#define SCAN_EV_DECODED	1U		/* a whole read decoded every one of it */
+#define SCAN_EV_HELD	2U		/* and there was one */
+
 /* What a producer wants of the items. */
 enum {
 	SCAN_EVENTS = 1U << 0,		/* events (of the spec's names) */
@@ -471,7 +501,7 @@ int out_statement(struct out *o, sqlite3_stmt *st);
 /* Freed (each statement's output is whole when out_statement() returns). */
 void out_free(struct out *o);
 
-/* A JSON string of @len bytes of @s (up to a NUL) appended to @buf. */
-void sql_json_text(sqlite3_str *buf, const uint8_t *s, size_t len);
+/* A JSON string of @len bytes of @s (up to a NUL) appended to @b. */
+void sql_json_text(struct buf *b, const uint8_t *s, size_t len);
 
 #endif /* RINGTRACE_SQL_H */

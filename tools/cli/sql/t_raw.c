@@ -14,6 +14,7 @@
  * on each CPU only from X's first run there to its last (runidx.c).
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "sql.h"
@@ -34,6 +35,7 @@ static const struct sql_column cols[] = {
 struct raw {
 	struct scan *scan;
 	struct scan_row row;
+	struct buf args;		/* the row's args, its room kept */
 };
 
 static int raw_filter(struct sql_cursor *c)
@@ -54,7 +56,7 @@ static int raw_next(struct sql_cursor *c)
 }
 
 /* In decimal, without printf's format parsing (a field or more an event). */
-static void int_json(sqlite3_str *b, const struct rt_field_value *v, uint64_t i)
+static void int_json(struct buf *b, const struct rt_field_value *v, uint64_t i)
 {
 	char s[24], *p = s + sizeof(s);
 	bool neg = false;
@@ -73,24 +75,27 @@ static void int_json(sqlite3_str *b, const struct rt_field_value *v, uint64_t i)
 	while (u /= 10);
 	if (neg)
 		*--p = '-';
-	sqlite3_str_append(b, p, (int)(s + sizeof(s) - p));
+	buf_add(b, p, (size_t)(s + sizeof(s) - p));
 }
 
-/* The event's fields as one JSON object. */
-static void args_json(struct sql_out *ctx, const struct rt_item *it)
+/*
+ * The event's fields as one JSON object, made in the cursor's buffer (no
+ * allocation a row once it has grown) and copied out by sql_out_text().
+ */
+static void args_json(struct sql_out *ctx, struct buf *b, const struct rt_item *it)
 {
-	sqlite3_str *b = sqlite3_str_new(NULL);
-	char *s;
+	static const char hex[] = "0123456789abcdef";
 
-	sqlite3_str_appendchar(b, 1, '{');
+	b->len = 0;
+	buf_u8(b, '{');
 	for (unsigned int i = 0; i < it->nr_fields; i++) {
 		const struct rt_field_value *v = &it->fields[i];
 		const char *label;
 
 		if (i)
-			sqlite3_str_appendchar(b, 1, ',');
+			buf_u8(b, ',');
 		sql_json_text(b, (const uint8_t *)v->desc->name, SIZE_MAX);
-		sqlite3_str_appendchar(b, 1, ':');
+		buf_u8(b, ':');
 		if (v->desc->kind == RT_FIELD_INT) {
 			label = v->desc->nr_labels ? rt_field_label(v->desc, rt_field_s64(v, 0)) : NULL;
 			if (label)
@@ -100,27 +105,30 @@ static void args_json(struct sql_out *ctx, const struct rt_item *it)
 		} else if (v->desc->is_text) {
 			sql_json_text(b, v->data, v->count);
 		} else if (v->desc->bits == 8 && v->desc->base == 16 && !v->desc->is_signed) {
-			sqlite3_str_appendchar(b, 1, '"');
-			for (uint64_t j = 0; j < v->count; j++)
-				sqlite3_str_appendf(b, "%02x", (unsigned int)rt_field_u64(v, j));
-			sqlite3_str_appendchar(b, 1, '"');
+			buf_u8(b, '"');
+			for (uint64_t j = 0; j < v->count; j++) {
+				uint8_t x = (uint8_t)rt_field_u64(v, j);
+
+				buf_u8(b, (uint8_t)hex[x >> 4]);
+				buf_u8(b, (uint8_t)hex[x & 15]);
+			}
+			buf_u8(b, '"');
 		} else {
-			sqlite3_str_appendchar(b, 1, '[');
+			buf_u8(b, '[');
 			for (uint64_t j = 0; j < v->count; j++) {
 				if (j)
-					sqlite3_str_appendchar(b, 1, ',');
+					buf_u8(b, ',');
 				int_json(b, v, j);
 			}
-			sqlite3_str_appendchar(b, 1, ']');
+			buf_u8(b, ']');
 		}
 	}
-	sqlite3_str_appendchar(b, 1, '}');
-	s = sqlite3_str_finish(b);
-	if (!s) {
-		sql_out_error_nomem(ctx);
+	buf_u8(b, '}');
+	if (b->len > INT_MAX) {
+		sql_out_error(ctx, "args: too long", -1);
 		return;
 	}
-	sql_out_text(ctx, s, -1, sqlite3_free);
+	sql_out_text(ctx, (const char *)b->p, (int)b->len, SQLITE_TRANSIENT);
 }
 
 static unsigned int raw_member(const struct sql_cursor *c)
@@ -148,7 +156,7 @@ static void raw_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 		sql_result_utid(ctx, row->member, row->tid);
 		break;
 	case C_ARGS:
-		args_json(ctx, it);
+		args_json(ctx, &((struct raw *)c->priv)->args, it);
 		break;
 	}
 }
@@ -158,6 +166,7 @@ static void raw_reset(struct sql_cursor *c)
 	struct raw *r = c->priv;
 
 	scan_close(r->scan);
+	free(r->args.p);
 }
 
 const struct sql_table sql_t_raw = {

@@ -23,9 +23,19 @@ struct tidx_fact {
 
 struct tidx_scan {
 	struct sql_cursor *c;
-	struct scan *scan;
+	bool times;
+	unsigned int member;		/* the next member to give */
+	struct scan_spec rd;		/* the cursor's, one member at a time */
+	bool *rd_members;
+	struct scan *scan;		/* the member being read; NULL none */
 	struct rt_tidmap facts;		/* struct tidx_fact by tid */
-	struct threadidx idx;
+	/*
+	 * Its tables are every cursor's (no CPU, window or thread asked
+	 * for): kept in the database (sqldb.thread_idx) for the next ones,
+	 * else @own, freed when the next member's are built.
+	 */
+	bool shared;
+	struct threadidx *own;
 };
 
 static const char *const events[] = {
@@ -33,8 +43,10 @@ static const char *const events[] = {
 	"sched_process_free",
 };
 
-static void idx_free(struct threadidx *x)
+void threadidx_free(struct threadidx *x)
 {
+	if (!x)
+		return;
 	for (size_t i = 0; i < x->nr_threads; i++)
 		free(x->threads[i].name);
 	for (size_t i = 0; i < x->nr_procs; i++) {
@@ -43,7 +55,7 @@ static void idx_free(struct threadidx *x)
 	}
 	free(x->threads);
 	free(x->procs);
-	memset(x, 0, sizeof(*x));
+	free(x);
 }
 
 static void facts_free(struct tidx_scan *s)
@@ -65,6 +77,7 @@ struct tidx_scan *tidx_open(struct sql_cursor *c, bool times)
 	if (!s)
 		die("out of memory");
 	s->c = c;
+	s->times = times;
 	rt_tidmap_init(&s->facts, sizeof(struct tidx_fact));
 	/* No column of these tables names events: the spec's names are ours. */
 	sql_want_events(c, events, ARRAY_SIZE(events));
@@ -74,7 +87,15 @@ struct tidx_scan *tidx_open(struct sql_cursor *c, bool times)
 		c->spec.threads_only = c->spec.has_begin = true;
 		c->spec.begin = INT64_MAX;
 	}
-	s->scan = scan_open(c, SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END);
+	s->shared = !c->spec.cpus_set && !c->spec.utid_set && !c->spec.has_lo &&
+		    !c->spec.has_hi && (!times || (!c->spec.has_begin && !c->spec.has_end));
+	s->rd = c->spec;		/* shallow: its sets are the cursor's */
+	s->rd.limit = -1;
+	s->rd_members = calloc(c->db->ts->nr + 1, sizeof(*s->rd_members));
+	if (!s->rd_members)
+		die("out of memory");
+	s->rd.members = s->rd_members;
+	s->rd.members_set = true;
 	return s;
 }
 
@@ -85,7 +106,8 @@ void tidx_close(struct tidx_scan *s)
 	scan_close(s->scan);
 	facts_free(s);
 	rt_tidmap_free(&s->facts);
-	idx_free(&s->idx);
+	free(s->rd_members);
+	threadidx_free(s->own);
 	free(s);
 }
 
@@ -160,16 +182,18 @@ static int cmp_proc(const void *a, const void *b)
 }
 
 /* The member's end: its threads and processes as rt_threads knows them now. */
-static void build(struct tidx_scan *s, unsigned int member)
+static struct threadidx *build(struct tidx_scan *s, unsigned int member)
 {
 	const struct rt_threads *th = scan_threads(s->scan);
-	struct threadidx *x = &s->idx;
+	struct threadidx *x = calloc(1, sizeof(*x));
 	struct rt_tidmap pids;
 	size_t pos = 0, cap = 16, pcap = 16;
 	int32_t tid;
 
-	idx_free(x);
+	if (!x)
+		die("out of memory");
 	x->member = member;
+	x->times = s->times;
 	x->threads = malloc(cap * sizeof(*x->threads));
 	x->procs = malloc(pcap * sizeof(*x->procs));
 	if (!x->threads || !x->procs)
@@ -233,21 +257,69 @@ static void build(struct tidx_scan *s, unsigned int member)
 	rt_tidmap_free(&pids);
 	qsort(x->procs, x->nr_procs, sizeof(*x->procs), cmp_proc);
 	facts_free(s);
+	return x;
+}
+
+/*
+ * Member @m's tables as another cursor of this database built them: with
+ * the times if asked for (those without are what the frames said), or
+ * NULL.
+ */
+static struct threadidx **kept(struct tidx_scan *s, unsigned int m, bool times)
+{
+	struct sqldb *d = s->c->db;
+
+	if (!d->thread_idx &&
+	    !(d->thread_idx = calloc(2 * (size_t)d->ts->nr + 1, sizeof(*d->thread_idx))))
+		die("out of memory");
+	return &d->thread_idx[2 * (size_t)m + times];
 }
 
 int tidx_next(struct tidx_scan *s, const struct threadidx **out)
 {
+	struct sql_cursor *c = s->c;
 	struct scan_row row;
 	int r;
 
-	while ((r = scan_next(s->scan, &row)) > 0) {
-		if (row.it && row.it->type == RT_ITEM_EVENT) {
-			learn(s, &row);
-		} else if (!row.it && !row.gap) {
-			build(s, row.member);
-			*out = &s->idx;
+	for (;;) {
+		unsigned int m;
+
+		if (s->scan) {
+			while ((r = scan_next(s->scan, &row)) > 0) {
+				if (row.it && row.it->type == RT_ITEM_EVENT) {
+					learn(s, &row);
+				} else if (!row.it && !row.gap) {
+					struct threadidx *x = build(s, row.member);
+
+					if (s->shared) {
+						*kept(s, row.member, s->times) = x;
+					} else {
+						threadidx_free(s->own);
+						s->own = x;
+					}
+					*out = x;
+					return 1;
+				}
+			}
+			if (r < 0)
+				return -1;
+			scan_close(s->scan);
+			s->scan = NULL;
+			continue;
+		}
+		while (s->member < c->db->ts->nr && c->spec.members_set &&
+		       !c->spec.members[s->member])
+			s->member++;
+		if (s->member >= c->db->ts->nr)
+			return 0;
+		m = s->member++;
+		/* Times are more than what the frames said: either serves without. */
+		if (s->shared && (*kept(s, m, true) || (!s->times && *kept(s, m, false)))) {
+			*out = *kept(s, m, true) ? *kept(s, m, true) : *kept(s, m, false);
 			return 1;
 		}
+		memset(s->rd_members, 0, c->db->ts->nr * sizeof(*s->rd_members));
+		s->rd_members[m] = true;
+		s->scan = scan_open_spec(c, SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END, &s->rd);
 	}
-	return r;
 }

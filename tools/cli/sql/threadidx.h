@@ -4,8 +4,9 @@
  * scan of it leaves them -- rt_threads' names, pids, parents and cgroups
  * at the member's end (report's, whose --stat prints them), and the times
  * of forks, execs and exits.  Built per member, one after another, for
- * the thread and process tables; a member's tables are freed when the
- * next one is built.
+ * the thread and process tables, and kept by the database once built
+ * from all of a member (sqldb.thread_idx): the next cursor takes them
+ * without reading the member again (ship reads both tables).
  */
 #ifndef RINGTRACE_THREADIDX_H
 #define RINGTRACE_THREADIDX_H
@@ -31,6 +32,7 @@ struct tidx_process {
 
 struct threadidx {
 	unsigned int member;
+	bool times;			/* fork, exec and exit times learnt */
 	struct tidx_thread *threads;	/* by tid, the idle task (0) first */
 	size_t nr_threads;
 	struct tidx_process *procs;	/* by pid */
@@ -47,7 +49,10 @@ struct tidx_scan;
  * (rt_threads_learn_window()).
  */
 struct tidx_scan *tidx_open(struct sql_cursor *c, bool times);
-/* The next member's tables: 1 with *@out (valid until the next call), 0 the end, -1. */
+/*
+ * The next member's tables: 1 with *@out (valid until the next call or
+ * tidx_close()), 0 the end, -1.
+ */
 int tidx_next(struct tidx_scan *s, const struct threadidx **out);
 void tidx_close(struct tidx_scan *s);
 
