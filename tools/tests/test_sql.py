@@ -2042,7 +2042,7 @@ UMIX_EVENTS = td.SAMPLE_EVENTS + [
     (UMIX_EXEC, 'sched_process_exec', td.MODULE_LAYOUTS['sched_process_exec'])]
 
 
-def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
+def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11, late=None):
     """Stored chunks, three a CPU, of @n events after T0: the state dump
     maps the text of processes 300-303 (/bin/a300...) on CPU 0 first;
     then cpu_samples (user stack alone, or kernel and user) and switches
@@ -2051,7 +2051,8 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
     it) and inline in the other; now and then a process's text mapped
     again from another file (user_mmap on any CPU), a fork (the child
     samples with its parent's mappings), an exec (its mappings gone until
-    the next user_mmap); markers between."""
+    the next user_mmap); markers between.  @late: a process of that pid
+    forked from 300 nine tenths through, sampled from then on."""
     rng = random.Random(seed)
     evs = {c: [] for c in range(cpus)}
     t = T0
@@ -2071,6 +2072,11 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
     for i in range(n):
         t += rng.randrange(300, 3000)
         c = rng.randrange(cpus)
+        if late is not None and i == 9 * n // 10:
+            procs.append(late)
+            evs[c].append((t, UMIX_FORK, td.comm('a300') + struct.pack('<ii', 300, 300) +
+                           td.comm('a300') + struct.pack('<ii', late, late)))
+            t += 10
         r = rng.random()
         if r < 0.03:
             p = rng.choice(procs)
@@ -2892,6 +2898,46 @@ def utid_run_index_cached(ctx):
               'a damaged cache file (%d bytes): rows %s, run index %s' %
               (len(bad), list(map(len, got)), idx))
 
+
+
+@test
+def sample_utid_and_tid_read_their_runs(ctx):
+    """sample WHERE utid = X and WHERE tid = X on umix_trace() (the
+    profiler's samples name a process while the switches say swapper runs
+    there: a sample's thread is not the CPU's owner; forks mid-trace; user
+    stacks named by mappings that change; one forked nine tenths
+    through): the rows are those of utid + 0
+    = X and tid + 0 = X, column for column (stack_id included: the user
+    frames named by the mappings of every CPU), whole and in a window,
+    for a process of the state dump, the last one forked, the idle task
+    and a tid never seen; the one forked nine tenths through decodes under half the
+    events of the unpushed scan, and a tid never seen opens no CPU."""
+    d = umix_trace(ctx.path('umix'), late=9999)
+    cols = 'ts, cpu, utid, tid, pid, event, stack_id'
+    born = rows(d, 'SELECT tid, min(ts) ts FROM sample WHERE tid > 0 GROUP BY tid '
+                   'ORDER BY ts DESC')
+    span = rows(d, 'SELECT min(ts) lo, max(ts) hi FROM raw')[0]
+    late = born[0]
+    check(late['ts'] > span['lo'] + 2 * (span['hi'] - span['lo']) // 3 and
+          any(b['tid'] == 300 for b in born),
+          'the last process forked samples first at %d of [%d, %d]: %s' %
+          (late['ts'], span['lo'], span['hi'], born[:3]))
+    mid = (span['lo'] + span['hi']) // 2
+    for x in (300, late['tid'], 0, 4242):
+        for col in ('utid', 'tid'):
+            for extra in ('', ' AND ts >= %d' % mid):
+                got, full, st, whole = utid_span_rows(d, 'sample', col, cols, x, extra)
+                check(got == full, 'sample %s = %d%s: %d rows pushed down, %d not; only in '
+                      'one: %s' % (col, x, extra, len(got), len(full),
+                                   sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+                check(x in (4242, 0) or len(full) > 0, 'sample %s = %d%s: no rows' % (col, x, extra))
+                if x == late['tid'] and not extra:
+                    check(st['events_decoded'] * 2 < whole['events_decoded'],
+                          'sample %s = %d decoded %d events, the whole table %d' %
+                          (col, x, st['events_decoded'], whole['events_decoded']))
+                if x == 4242:
+                    check(st['cpus'] == 0 and st['frames_read'] == 0,
+                          'sample %s = 4242 (never seen): %s' % (col, st))
 
 def main():
     args = td.suite_args(__doc__, 'RT_SQL_BIN')

@@ -12,7 +12,10 @@
  * those events decoded sees every change: the thread current from item A
  * on owns the CPU's events in [A, B], B the next item that changes it
  * (B itself included: a switch is its prev's), and the last one's
- * stretch runs to the clock's end.
+ * stretch runs to the clock's end.  The sample table gives a cpu_sample
+ * its own tid and a sched_switch its prev_tid, whoever owns them (the
+ * two differ after a loss, or where a switch is missing): such an event
+ * is noted for that thread too, a stretch of its own instant.
  *
  * Kept per (tid, CPU): the first stretch's begin and the last's end
  * (cycles).  A window of those bounds is exact however often X came and
@@ -225,7 +228,7 @@ static bool is_wakeup(const struct rt_event_desc *ev)
 
 static bool want_threads(void *arg, const struct rt_event_desc *ev)
 {
-	return rt_threads_reads(arg, ev) || is_wakeup(ev);
+	return rt_threads_reads(arg, ev) || is_wakeup(ev) || !strcmp(ev->name, "cpu_sample");
 }
 
 static int32_t tid_field(const struct rt_item *it, const char *name)
@@ -234,6 +237,18 @@ static int32_t tid_field(const struct rt_item *it, const char *name)
 	int64_t x = v ? rt_field_s64(v, 0) : -1;
 
 	return x < 0 || x > INT32_MAX ? -1 : (int32_t)x;
+}
+
+/* The thread a sample row gives @it besides its owner (t_sample.c): -1 none. */
+static int32_t own_tid(const struct rt_item *it)
+{
+	if (it->type != RT_ITEM_EVENT)
+		return -1;
+	if (!strcmp(it->event->name, "cpu_sample"))
+		return tid_field(it, "tid");
+	if (!strcmp(it->event->name, "sched_switch"))
+		return tid_field(it, "prev_tid");
+	return -1;
 }
 
 /* The threads @it names (a switch's prev and next, a wakeup's wakee). */
@@ -289,7 +304,7 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 	mg = merge_trace(t, true);
 	while ((it = merge_next(mg))) {
 		struct cpu_run *cr;
-		int32_t o, now;
+		int32_t o, x, now;
 
 		if (it->type == RT_ITEM_PACKET)
 			st->packets++;
@@ -304,6 +319,9 @@ static struct run_index *index_build(struct sql_cursor *c, unsigned int m)
 		o = rt_threads_owner(th, it);
 		if (o >= 0 && o != cr->tid)
 			run_note(ix, o, it->cpu, it->timestamp, it->timestamp);
+		x = own_tid(it);
+		if (x >= 0 && x != o && x != cr->tid)
+			run_note(ix, x, it->cpu, it->timestamp, it->timestamp);
 		rt_threads_feed(th, it);
 		now = rt_threads_current(th, it->cpu);
 		if (now == cr->tid)
@@ -344,7 +362,7 @@ fail:
 /* ---- the lists on disk (sqlcache.h) ---------------------------------------------------- */
 
 /* The records below, their version: a new one with any change to them. */
-#define RUN_CACHE_LAYOUT	1
+#define RUN_CACHE_LAYOUT	2	/* 2: runs hold samples' and switches' own tids */
 #define RUN_CACHE_FAMILY	"runs"
 /* Bytes of a run's record, and of a named list's head. */
 #define RUN_REC_RUN	24

@@ -21,7 +21,8 @@ const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m);
 /*
  * The first and last cycle of CPU @cpu (its number) at which an event
  * there can belong to @tid (raw's utid: rt_threads_owner() in a full
- * pass): false when none can.
+ * pass) or be a sample of it (a cpu_sample's tid, a switch's prev_tid):
+ * false when none can.
  */
 bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 		 uint64_t *from, uint64_t *to);

@@ -140,6 +140,11 @@ enum sql_push {
 	 * it names); SQLite still checks the term.
 	 */
 	SQL_PUSH_UTID,
+	/*
+	 * A thread's tid, =: in every trace, what SCAN_RUNS reads for the
+	 * utid (trace << 32 | tid); SQLite still checks the term.
+	 */
+	SQL_PUSH_TID,
 };
 
 /* A table-valued function's arguments at most (its HIDDEN arg_* columns). */
@@ -175,6 +180,9 @@ struct scan_spec {
 	 */
 	bool utid_set;
 	int64_t utid;
+	/* tid = @tid (SQL_PUSH_TID): SCAN_RUNS reads its runs in every trace. */
+	bool tid_set;
+	int64_t tid;
 	/*
 	 * Span tables (SQL_PUSH_SPAN): every row asked for overlaps [lo, hi]
 	 * (end_ts >= lo, ts <= hi), ns, both included; a span's ts <= end_ts,
