@@ -713,7 +713,8 @@ def sched_windows_equal_full_scan(ctx):
                   (table, a, b, len(got), len(want)))
 
 
-def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visitor=None):
+def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visitor=None,
+                    visitor_wakes=False):
     """A scheduler at work as rotated stored chunks, three a CPU: threads
     switched out in R, S, D or preempted (R+), sleepers woken
     (sched_waking, then sometimes sched_wakeup), markers between, events
@@ -721,7 +722,8 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
     softirqs entered and left at random (nested, unpaired, left open);
     thread 99 sleeps from the first event to the end (a span as long as
     the trace); tid @visitor (if given) runs once, on the last CPU halfway
-    through, for two markers."""
+    through, for two markers (@visitor_wakes: and wakes a sleeper between
+    them)."""
     rng = random.Random(seed)
     cur = {c: 0 for c in range(cpus)}
     runnable = set(range(100, 100 + threads))
@@ -732,8 +734,13 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
     for i in range(n):
         if visitor is not None and i == n // 2:
             c = cpus - 1
-            evs[c] += [(t + 10, 1, sw(cur[c], 256, visitor)), (t + 20, 0, td.marker(b'v1')),
-                       (t + 30, 0, td.marker(b'v2')), (t + 40, 1, sw(visitor, 1, cur[c]))]
+            evs[c] += [(t + 10, 1, sw(cur[c], 256, visitor)), (t + 20, 0, td.marker(b'v1'))]
+            if visitor_wakes and sleeping:
+                w = min(sleeping)
+                sleeping.discard(w)
+                runnable.add(w)
+                evs[c].append((t + 25, 3, wk(w, 0)))
+            evs[c] += [(t + 30, 0, td.marker(b'v2')), (t + 40, 1, sw(visitor, 1, cur[c]))]
             t += 40
         t += rng.randrange(200, 3000)
         c = rng.randrange(cpus)
@@ -2898,6 +2905,50 @@ def utid_run_index_cached(ctx):
               'a damaged cache file (%d bytes): rows %s, run index %s' %
               (len(bad), list(map(len, got)), idx))
 
+
+
+# wakeup's and thread_state's waker_utid: (table, the columns compared).
+WAKER_TABLES = (
+    ('wakeup', SPAN_TABLES['wakeup']),
+    ('thread_state', SPAN_TABLES['thread_state']),
+)
+
+
+@test
+def waker_utid_reads_its_time(ctx):
+    """wakeup and thread_state WHERE waker_utid = X on the packed
+    scheduler trace of utid_reads_its_runs, its visitor 7777 waking a
+    sleeper between its two markers halfway: the rows are exactly those
+    of waker_utid + 0 = X (SQLite's filter of the whole table), column for
+    column, for busy threads, 7777, 99 (asleep throughout: wakes no one),
+    4242 (never ran) and the idle task, also with ts windows and with
+    utid = (wakee_utid =) beside it; 7777 has its one row, and where X ran
+    in a short time (7777) or never (4242) the pushed cursor reads under a
+    quarter of the whole table's frames."""
+    d = sched_mix_trace(ctx.path('runs'), visitor=7777, visitor_wakes=True)
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    for table, cols in WAKER_TABLES:
+        for x in RUN_TIDS:
+            got, full, st, whole = utid_span_rows(d, table, 'waker_utid', cols, x)
+            check(got == full, '%s waker_utid %d: %d rows pushed down, %d not; only in one: %s' %
+                  (table, x, len(got), len(full),
+                   sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+            check(x in (4242, 99) or len(full) > 0, '%s waker_utid %d has no rows' % (table, x))
+            check(x != 7777 or len(full) == 1, '%s waker_utid 7777: %d rows' % (table, len(full)))
+            if x in (7777, 4242):
+                check(st['frames_read'] * 4 < whole['frames_read'],
+                      '%s waker_utid %d read %d frames, the whole table %d' %
+                      (table, x, st['frames_read'], whole['frames_read']))
+        ts = [r['ts'] for r in rows(d, 'SELECT ts FROM %s WHERE waker_utid + 0 = 105' % table)]
+        lo = min(ts)
+        wakee = 'wakee_utid' if table == 'wakeup' else 'utid'
+        for extra in (' AND ts BETWEEN %d AND %d' % (lo + 10**7, lo + 3 * 10**7),
+                      ' AND ts > %d' % (lo + 10**7), ' AND ts < %d' % (lo + 10**6),
+                      ' AND %s = 117' % wakee):
+            got, full, _, _ = utid_span_rows(d, table, 'waker_utid', cols, 105, extra)
+            check(got == full and len(full) > 0, '%s waker_utid 105%s: %d rows pushed, %d not' %
+                  (table, extra, len(got), len(full)))
 
 
 @test

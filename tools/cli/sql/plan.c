@@ -11,8 +11,9 @@
  * there.  A span table's ts and end_ts terms (SQL_PUSH_SPAN) are taken
  * but not omitted: they bound the time the table reads (the spans that
  * overlap [lo, hi]), and SQLite checks each row against them; so are
- * utid = (SQL_PUSH_UTID): the trace it names is the only one read; and
- * tid = (SQL_PUSH_TID): the thread's runs in each trace.
+ * utid = (SQL_PUSH_UTID): the trace it names is the only one read; tid =
+ * (SQL_PUSH_TID): the thread's runs in each trace; and waker_utid =
+ * (SQL_PUSH_WAKER): the time of the waker's runs in the trace it names.
  *
  * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in order
  * limit"), which EXPLAIN QUERY PLAN and scan_stats show.  xFilter reads
@@ -39,6 +40,7 @@ static bool push_op(enum sql_push p, int op)
 	case SQL_PUSH_ARG:
 	case SQL_PUSH_UTID:
 	case SQL_PUSH_TID:
+	case SQL_PUSH_WAKER:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ;
 	default:
 		return false;
@@ -48,7 +50,8 @@ static bool push_op(enum sql_push p, int op)
 /* Terms that only narrow what is read: SQLite checks them on every row. */
 static bool checked(enum sql_push p)
 {
-	return p == SQL_PUSH_SPAN || p == SQL_PUSH_UTID || p == SQL_PUSH_TID;
+	return p == SQL_PUSH_SPAN || p == SQL_PUSH_UTID || p == SQL_PUSH_TID ||
+	       p == SQL_PUSH_WAKER;
 }
 
 static const char *op_text(int op)
@@ -319,8 +322,8 @@ static void keep_value(struct scan_spec *s, sqlite3_value *v, bool *set, int64_t
 }
 
 /*
- * utid (upid) = @v: only the trace its high half names is read; a utid's
- * value kept (SCAN_RUNS).
+ * utid (upid, waker_utid) = @v: only the trace its high half names is
+ * read; a utid's value kept (SCAN_RUNS), a waker's (runidx_waker_window()).
  */
 static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite3_value *v)
 {
@@ -337,8 +340,10 @@ static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite
 	free(s->members);
 	s->members = now;
 	s->members_set = true;
+	if (col->push == SQL_PUSH_WAKER)
+		keep_value(s, v, &s->waker_set, &s->waker);
 	/* upid narrows to the trace alone. */
-	if (!strcmp(col->name, "utid") || !strcmp(col->name, "wakee_utid"))
+	else if (!strcmp(col->name, "utid") || !strcmp(col->name, "wakee_utid"))
 		keep_value(s, v, &s->utid_set, &s->utid);
 }
 
@@ -514,6 +519,7 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			arg_term(c, col, tv.v);
 			break;
 		case SQL_PUSH_UTID:
+		case SQL_PUSH_WAKER:
 			utid_term(c, col, tv.v);
 			break;
 		case SQL_PUSH_TID:

@@ -550,6 +550,54 @@ bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 	return true;
 }
 
+int runidx_waker_window(struct sql_cursor *c)
+{
+	struct scan_spec *sp = &c->spec;
+	uint64_t m = (uint64_t)sp->waker >> 32, first = UINT64_MAX, last = 0;
+	int32_t tid = (int32_t)(sp->waker & 0x7fffffff);
+	const struct run_index *ix;
+	const struct rt_trace *t;
+	int64_t lo, hi;
+
+	if (!sp->waker_set || sp->empty)
+		return 0;
+	/* A utid no thread has: its trace was not asked for already. */
+	if (sp->waker < 0 || m >= c->db->ts->nr || sp->waker & 0x80000000) {
+		sp->empty = true;
+		return 0;
+	}
+	ix = runidx_get(c, (unsigned int)m);
+	if (!ix)
+		return -1;
+	t = c->db->ts->m[m].t;
+	for (unsigned int k = 0; k < t->nr_cpus; k++) {
+		uint64_t from, to;
+
+		if (!runidx_span(ix, tid, t->cpus[k].cpu, &from, &to))
+			continue;
+		first = from < first ? from : first;
+		last = to > last ? to : last;
+	}
+	if (first > last) {
+		sp->empty = true;
+		return 0;
+	}
+	lo = sqldb_ns(c->db, (unsigned int)m, first);
+	if (!sp->has_lo || lo > sp->lo) {
+		sp->has_lo = true;
+		sp->lo = lo;
+	}
+	/* A run to the clock's end: no upper bound. */
+	if (last == UINT64_MAX)
+		return 0;
+	hi = sqldb_ns(c->db, (unsigned int)m, last);
+	if (!sp->has_hi || hi < sp->hi) {
+		sp->has_hi = true;
+		sp->hi = hi;
+	}
+	return 0;
+}
+
 void runidx_free(struct run_index *ix)
 {
 	if (!ix)

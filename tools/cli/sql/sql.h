@@ -145,6 +145,12 @@ enum sql_push {
 	 * utid (trace << 32 | tid); SQLite still checks the term.
 	 */
 	SQL_PUSH_TID,
+	/*
+	 * A waker's utid, =: the trace it names, and there only the time
+	 * from its first run to its last (runidx_waker_window()); SQLite
+	 * still checks the term.
+	 */
+	SQL_PUSH_WAKER,
 };
 
 /* A table-valued function's arguments at most (its HIDDEN arg_* columns). */
@@ -183,6 +189,9 @@ struct scan_spec {
 	/* tid = @tid (SQL_PUSH_TID): SCAN_RUNS reads its runs in every trace. */
 	bool tid_set;
 	int64_t tid;
+	/* waker_utid = @waker (SQL_PUSH_WAKER): runidx_waker_window() narrows lo/hi. */
+	bool waker_set;
+	int64_t waker;
 	/*
 	 * Span tables (SQL_PUSH_SPAN): every row asked for overlaps [lo, hi]
 	 * (end_ts >= lo, ts <= hi), ns, both included; a span's ts <= end_ts,
