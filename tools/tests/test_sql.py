@@ -2058,8 +2058,10 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11, late=None):
     it) and inline in the other; now and then a process's text mapped
     again from another file (user_mmap on any CPU), a fork (the child
     samples with its parent's mappings), an exec (its mappings gone until
-    the next user_mmap); markers between.  @late: a process of that pid
-    forked from 300 nine tenths through, sampled from then on."""
+    the next user_mmap); markers between.  @late: a thread of that tid
+    cloned into process 300 nine tenths through, on the last CPU, and
+    sampled from then on on the others (its process known only from that
+    CPU's events)."""
     rng = random.Random(seed)
     evs = {c: [] for c in range(cpus)}
     t = T0
@@ -2081,8 +2083,8 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11, late=None):
         c = rng.randrange(cpus)
         if late is not None and i == 9 * n // 10:
             procs.append(late)
-            evs[c].append((t, UMIX_FORK, td.comm('a300') + struct.pack('<ii', 300, 300) +
-                           td.comm('a300') + struct.pack('<ii', late, late)))
+            evs[cpus - 1].append((t, UMIX_FORK, td.comm('a300') + struct.pack('<ii', 300, 300) +
+                                  td.comm('a300') + struct.pack('<ii', late, 300)))
             t += 10
         r = rng.random()
         if r < 0.03:
@@ -2103,12 +2105,18 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11, late=None):
             evs[c].append((t, 0, td.marker(b'm%d' % i)))
         else:
             p = rng.choice(procs)
+            if p == late and c == cpus - 1:
+                p = 300
             k = rng.choice(kstacks) if rng.random() < 0.5 else None
             u = rng.choice(ustacks)
             if rng.random() < 0.75:
-                ev = (t, td.SAMPLE_ID, struct.pack('<iiB', p, p, 1 if k else 0))
+                ev = (t, td.SAMPLE_ID, struct.pack('<iiB', p, 300 if p == late else p,
+                                                   1 if k else 0))
             else:
                 ev = (t, 1, td.kswitch('a%d' % p, p, 'swapper/0', 0))
+                if p == late:
+                    # Switched in first: the CPU's owner, its process the threads' table's.
+                    evs[c].append((t - 5, 1, td.kswitch('swapper/0', 0, 'a300', late)))
             evs[c].append((ev, k, u))
     uuid = bytes(range(48, 64))
     os.makedirs(d)
@@ -2956,14 +2964,16 @@ def sample_utid_and_tid_read_their_runs(ctx):
     """sample WHERE utid = X and WHERE tid = X on umix_trace() (the
     profiler's samples name a process while the switches say swapper runs
     there: a sample's thread is not the CPU's owner; forks mid-trace; user
-    stacks named by mappings that change; one forked nine tenths
-    through): the rows are those of utid + 0
+    stacks named by mappings that change; a thread of process 300 cloned
+    nine tenths through on a CPU it never runs on, so that its switches'
+    samples are named process 300 by that CPU's events alone): the rows
+    are those of utid + 0
     = X and tid + 0 = X, column for column (stack_id included: the user
     frames named by the mappings of every CPU), whole and in a window,
     for a process of the state dump, the last one forked, the idle task
     and a tid never seen; the one forked nine tenths through decodes under half the
     events of the unpushed scan, and a tid never seen opens no CPU."""
-    d = umix_trace(ctx.path('umix'), late=9999)
+    d = umix_trace(ctx.path('umix'), cpus=3, late=9999)
     cols = 'ts, cpu, utid, tid, pid, event, stack_id'
     born = rows(d, 'SELECT tid, min(ts) ts FROM sample WHERE tid > 0 GROUP BY tid '
                    'ORDER BY ts DESC')

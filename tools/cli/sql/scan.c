@@ -26,8 +26,10 @@
  * SCAN_RUNS with the spec's utid (or in every member its tid): each CPU
  * read over its own window, from the thread's first run there to its
  * last (runidx.c), the CPUs it never ran on not opened; the threads are
- * followed there as in any window, and SCAN_STACKS' prologue reads every
- * CPU's mappings up to the last window's end but those the windows give.
+ * followed there as in any window.  With SCAN_STACKS every CPU is read
+ * up to the last window's end (runs_to_last(): a row's process is what
+ * any CPU told of its thread), and the prologue reads every CPU's
+ * mappings up to there but those the windows give.
  * SCAN_NAMED: the same from the first to the last scheduler event that
  * names it there.
  *
@@ -246,6 +248,32 @@ static int64_t runs_tid(const struct scan *s, unsigned int i)
 }
 
 /*
+ * SCAN_STACKS: a row's process (stack_pair_pid()) is what the threads'
+ * table knows of its thread, which forks and state dumps of any CPU tell,
+ * up to the row's time.  So every CPU (of @cpus, NULL: all) is read up to
+ * the last window's end, those the thread never ran on as an empty
+ * window there: what their frames before it tell of threads is learnt,
+ * each fact at its time (rt_threads_learn_window()).
+ */
+static void runs_to_last(const struct tset_member *m, const bool *cpus, bool *on,
+			 uint64_t *b, uint64_t *e)
+{
+	uint64_t last = 0;
+
+	for (unsigned int k = 0; k < m->t->nr_cpus; k++)
+		if (on[k] && e[k] > last)
+			last = e[k];
+	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
+		if (cpus && !cpus[k])
+			continue;
+		if (!on[k])
+			b[k] = last;
+		on[k] = true;
+		e[k] = last;
+	}
+}
+
+/*
  * SCAN_RUNS: member @i's view of thread @tid, each CPU from the first to
  * the last run of the thread there within [@begin, @end], CPUs @cpus
  * (NULL: all) left out where it never ran: 1, 0 it ran on none, -1.
@@ -288,6 +316,8 @@ static int runs_view(struct scan *s, unsigned int i, int64_t tid, const bool *cp
 		on[k] = b[k] <= e[k];
 		any |= on[k];
 	}
+	if (any && (s->what & SCAN_STACKS))
+		runs_to_last(m, cpus, on, b, e);
 	if (any)
 		s->v = tset_view_open_cpus(s->d->ts, i, on, b, e, s->d->seek, &err);
 	if (!s->v) {

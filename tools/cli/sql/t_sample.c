@@ -13,10 +13,11 @@
  * CPUs asked for; a user frame is named by the mappings the trace told
  * before it, which scan.c's prologue reads from the member's start (its
  * mapping events alone, every CPU's).  utid = X reads the trace X names
- * and there, on each CPU, only from X's first run to its last (runidx.h:
- * the runs also hold the samples and switches that name X as theirs
- * without owning the CPU); tid = N the same in every trace.  Both terms
- * are still checked.
+ * and there, on each CPU, only from X's first run there to its last on
+ * any CPU (runidx.h: the runs also hold the samples and switches that
+ * name X as theirs without owning the CPU; scan.c: what names a row's
+ * process is learnt from every CPU); tid = N the same in every trace.
+ * Both terms are still checked.
  */
 #include <string.h>
 
