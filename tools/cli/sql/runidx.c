@@ -550,6 +550,33 @@ bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 	return true;
 }
 
+/*
+ * Whether [@first, @last] (cycles) is under half the time the member's
+ * runs cover: a window reads from the span tables' checkpoints, which the
+ * run's first window builds by a pass over the whole member; a window
+ * longer than that would cost more than the whole read.
+ */
+static bool runs_narrow(const struct run_index *ix, uint64_t first, uint64_t last)
+{
+	uint64_t a = UINT64_MAX, z = 0;
+
+	for (size_t i = 0; i < ix->cap; i++) {
+		const struct run *r = &ix->slot[i];
+
+		if (r->tid < 0)
+			continue;
+		a = r->from < a ? r->from : a;
+		/* A run to the clock's end: the member's last item is its own end. */
+		if (r->to != UINT64_MAX && r->to > z)
+			z = r->to;
+		if (r->from > z)
+			z = r->from;
+	}
+	if (last == UINT64_MAX)
+		last = z;
+	return z > a && last - first < (z - a) / 2;
+}
+
 int runidx_waker_window(struct sql_cursor *c)
 {
 	struct scan_spec *sp = &c->spec;
@@ -582,6 +609,8 @@ int runidx_waker_window(struct sql_cursor *c)
 		sp->empty = true;
 		return 0;
 	}
+	if (!runs_narrow(ix, first, last))
+		return 0;
 	lo = sqldb_ns(c->db, (unsigned int)m, first);
 	if (!sp->has_lo || lo > sp->lo) {
 		sp->has_lo = true;

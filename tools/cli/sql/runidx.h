@@ -45,8 +45,10 @@ bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
  * waker_utid = X (spec.waker): the events X owns, its wakeups among them,
  * lie between its first run and its last on any CPU, so the cursor's
  * lo/hi are narrowed to that time of the trace X names (the rows that
- * begin with one of X's wakeups begin there), the spec emptied when X
- * never ran.  0, or -1 with c->err (the lists could not be read).
+ * begin with one of X's wakeups begin there) when it is under half the
+ * trace's (a longer window costs more than the whole read: its
+ * checkpoints are one pass), the spec emptied when X never ran.  0, or
+ * -1 with c->err (the lists could not be read).
  */
 int runidx_waker_window(struct sql_cursor *c);
 void runidx_free(struct run_index *ix);
