@@ -53,6 +53,10 @@
     in few places reads under a quarter of the frames; the run lists
     kept in the cache directory and read back, a damaged cache file a
     miss (sql.d/utid.py's checks run on recordings).
+  - sample's utid = X and tid = X, wakeup's and thread_state's
+    waker_utid = X: the rows of the unpushed term, a thread seen late
+    decodes under half the events, a waker that ran once reads under a
+    quarter of the frames.
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -2967,12 +2971,12 @@ def sample_utid_and_tid_read_their_runs(ctx):
     stacks named by mappings that change; a thread of process 300 cloned
     nine tenths through on a CPU it never runs on, so that its switches'
     samples are named process 300 by that CPU's events alone): the rows
-    are those of utid + 0
-    = X and tid + 0 = X, column for column (stack_id included: the user
-    frames named by the mappings of every CPU), whole and in a window,
-    for a process of the state dump, the last one forked, the idle task
-    and a tid never seen; the one forked nine tenths through decodes under half the
-    events of the unpushed scan, and a tid never seen opens no CPU."""
+    are those of utid + 0 = X and tid + 0 = X, column for column (pid and
+    stack_id included: the process and the user frames named by every
+    CPU's events), whole and in a window, for a process of the state
+    dump, that thread, the idle task and a tid never seen; that thread
+    decodes under half the events of the unpushed scan, and a tid never
+    seen opens no CPU."""
     d = umix_trace(ctx.path('umix'), cpus=3, late=9999)
     cols = 'ts, cpu, utid, tid, pid, event, stack_id'
     born = rows(d, 'SELECT tid, min(ts) ts FROM sample WHERE tid > 0 GROUP BY tid '
