@@ -31,7 +31,9 @@
 #                    call: the answer checked equal).  Target <= 2 %, warm.
 #   one thread       thread_state and syscall of one thread (utid = 1000,
 #                    the first of CPU 0; each --mix thread runs on one
-#                    CPU) pushed down against utid + 0 = 1000 (SQLite's
+#                    CPU), and the wakeups and R spans it caused (wakeup,
+#                    thread_state waker_utid = 1000), pushed down against
+#                    utid + 0 = 1000 (SQLite's
 #                    filter of the whole table): the zstd frames the rows
 #                    needed (RINGTRACE_SQL_FRAMES) and CPU, cold (the run
 #                    lists built: one pass) and warm (read from the
@@ -164,19 +166,22 @@ for gib in $sizes; do
 		{ echo "host-sql: $t: syscall's last second: $(value) with the checkpoints cached" >&2; exit 1; }
 	# One thread, pushed down (utid =) and not (utid + 0 =): the same answer.
 	one=()
-	for tbl in thread_state syscall; do
-		q="SELECT count(*), sum(dur) FROM $tbl WHERE utid"
+	for tc in thread_state:utid syscall:utid wakeup:waker_utid thread_state:waker_utid; do
+		tbl=${tc%:*} col=${tc#*:}
+		sum=dur
+		[[ $tbl != wakeup ]] || sum=latency
+		q="SELECT count(*), sum($sum) FROM $tbl WHERE $col"
 		read -r u_cpu u_wall _ < <(sqlf "$t" "$q + 0 = 1000")
 		u_frames=$(frames) u_val=$(value)
 		read -r c_cpu c_wall _ < <(sqlf "$t" "$q = 1000")
 		c_frames=$(frames)
 		[[ $(value) == "$u_val" ]] ||
-			{ echo "host-sql: $t: $tbl of utid 1000: $(value) pushed down, $u_val not" >&2; exit 1; }
+			{ echo "host-sql: $t: $tbl $col = 1000: $(value) pushed down, $u_val not" >&2; exit 1; }
 		read -r p_cpu p_wall _ < <(sqlf "$t" "$q = 1000")
 		p_frames=$(frames)
 		[[ $(value) == "$u_val" ]] ||
-			{ echo "host-sql: $t: $tbl of utid 1000 (cached lists): $(value), $u_val not pushed" >&2; exit 1; }
-		one+=("$tbl|$u_cpu|$u_frames|$c_cpu|$c_frames|$p_cpu|$p_frames")
+			{ echo "host-sql: $t: $tbl $col = 1000 (cached lists): $(value), $u_val not pushed" >&2; exit 1; }
+		one+=("$tbl $col|$u_cpu|$u_frames|$c_cpu|$c_frames|$p_cpu|$p_frames")
 	done
 	# The window's count is the full pass's, filtered.
 	"${NICE[@]}" env RINGTRACE_SEEK=0 "$RT" sql --csv "$t" \
@@ -198,7 +203,7 @@ for gib in $sizes; do
 		printf "  %-44s %9s %9s %8s\n" "  the same, warm (checkpoints cached)" "$yk_cpu" "$yk_wall" "$(mib "$yk_rss")"
 		for o in "${one[@]}"; do
 			IFS='|' read -r tbl a af b bf c cf <<<"$o"
-			printf "  one thread, %-12s utid + 0: cpu %s s, %s frames; utid =: cold cpu %s s, %s frames; warm cpu %s s, %s frames: %s %% of the frames, %s %% of the CPU\n" \
+			printf "  one thread, %-23s + 0: cpu %s s, %s frames; =: cold cpu %s s, %s frames; warm cpu %s s, %s frames: %s %% of the frames, %s %% of the CPU\n" \
 				"$tbl" "$a" "$af" "$b" "$bf" "$c" "$cf" "$(pct "$cf" "$af")" "$(pct "$c" "$a")"
 		done
 		for w in "raw:|$rw_cpu|$rf_cpu|$rw_wall|$rf_wall" "spans, cold:|$sw_cpu|$sf_cpu|$sw_wall|$sf_wall" \

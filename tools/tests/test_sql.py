@@ -55,6 +55,10 @@
     in few places reads under a quarter of the frames; the run lists
     kept in the cache directory and read back, a damaged cache file a
     miss (sql.d/utid.py's checks run on recordings).
+  - sample's utid = X and tid = X, wakeup's and thread_state's
+    waker_utid = X: the rows of the unpushed term, a thread seen late
+    decodes under half the events, a waker that ran once reads under a
+    quarter of the frames.
   - --max-memory: a GROUP BY that keeps every event fails under 16M with
     a clear message, exit 1, and runs without the bound; what SQLite can
     spill (GROUP BY name, GROUP BY ts) runs under it; bad sizes exit 2.
@@ -715,7 +719,8 @@ def sched_windows_equal_full_scan(ctx):
                   (table, a, b, len(got), len(want)))
 
 
-def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visitor=None):
+def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visitor=None,
+                    visitor_wakes=False):
     """A scheduler at work as rotated stored chunks, three a CPU: threads
     switched out in R, S, D or preempted (R+), sleepers woken
     (sched_waking, then sometimes sched_wakeup), markers between, events
@@ -723,7 +728,8 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
     softirqs entered and left at random (nested, unpaired, left open);
     thread 99 sleeps from the first event to the end (a span as long as
     the trace); tid @visitor (if given) runs once, on the last CPU halfway
-    through, for two markers."""
+    through, for two markers (@visitor_wakes: and wakes a sleeper between
+    them)."""
     rng = random.Random(seed)
     cur = {c: 0 for c in range(cpus)}
     runnable = set(range(100, 100 + threads))
@@ -734,8 +740,13 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
     for i in range(n):
         if visitor is not None and i == n // 2:
             c = cpus - 1
-            evs[c] += [(t + 10, 1, sw(cur[c], 256, visitor)), (t + 20, 0, td.marker(b'v1')),
-                       (t + 30, 0, td.marker(b'v2')), (t + 40, 1, sw(visitor, 1, cur[c]))]
+            evs[c] += [(t + 10, 1, sw(cur[c], 256, visitor)), (t + 20, 0, td.marker(b'v1'))]
+            if visitor_wakes and sleeping:
+                w = min(sleeping)
+                sleeping.discard(w)
+                runnable.add(w)
+                evs[c].append((t + 25, 3, wk(w, 0)))
+            evs[c] += [(t + 30, 0, td.marker(b'v2')), (t + 40, 1, sw(visitor, 1, cur[c]))]
             t += 40
         t += rng.randrange(200, 3000)
         c = rng.randrange(cpus)
@@ -2295,7 +2306,7 @@ UMIX_EVENTS = td.SAMPLE_EVENTS + [
     (UMIX_EXEC, 'sched_process_exec', td.MODULE_LAYOUTS['sched_process_exec'])]
 
 
-def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
+def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11, late=None):
     """Stored chunks, three a CPU, of @n events after T0: the state dump
     maps the text of processes 300-303 (/bin/a300...) on CPU 0 first;
     then cpu_samples (user stack alone, or kernel and user) and switches
@@ -2304,7 +2315,10 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
     it) and inline in the other; now and then a process's text mapped
     again from another file (user_mmap on any CPU), a fork (the child
     samples with its parent's mappings), an exec (its mappings gone until
-    the next user_mmap); markers between."""
+    the next user_mmap); markers between.  @late: a thread of that tid
+    cloned into process 300 nine tenths through, on the last CPU, and
+    sampled from then on on the others (its process known only from that
+    CPU's events)."""
     rng = random.Random(seed)
     evs = {c: [] for c in range(cpus)}
     t = T0
@@ -2324,6 +2338,11 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
     for i in range(n):
         t += rng.randrange(300, 3000)
         c = rng.randrange(cpus)
+        if late is not None and i == 9 * n // 10:
+            procs.append(late)
+            evs[cpus - 1].append((t, UMIX_FORK, td.comm('a300') + struct.pack('<ii', 300, 300) +
+                                  td.comm('a300') + struct.pack('<ii', late, 300)))
+            t += 10
         r = rng.random()
         if r < 0.03:
             p = rng.choice(procs)
@@ -2343,12 +2362,18 @@ def umix_trace(d, cpus=2, n=12000, per_packet=60, seed=11):
             evs[c].append((t, 0, td.marker(b'm%d' % i)))
         else:
             p = rng.choice(procs)
+            if p == late and c == cpus - 1:
+                p = 300
             k = rng.choice(kstacks) if rng.random() < 0.5 else None
             u = rng.choice(ustacks)
             if rng.random() < 0.75:
-                ev = (t, td.SAMPLE_ID, struct.pack('<iiB', p, p, 1 if k else 0))
+                ev = (t, td.SAMPLE_ID, struct.pack('<iiB', p, 300 if p == late else p,
+                                                   1 if k else 0))
             else:
                 ev = (t, 1, td.kswitch('a%d' % p, p, 'swapper/0', 0))
+                if p == late:
+                    # Switched in first: the CPU's owner, its process the threads' table's.
+                    evs[c].append((t - 5, 1, td.kswitch('swapper/0', 0, 'a300', late)))
             evs[c].append((ev, k, u))
     uuid = bytes(range(48, 64))
     os.makedirs(d)
@@ -3145,6 +3170,92 @@ def utid_run_index_cached(ctx):
               'a damaged cache file (%d bytes): rows %s, run index %s' %
               (len(bad), list(map(len, got)), idx))
 
+
+
+# wakeup's and thread_state's waker_utid: (table, the columns compared).
+WAKER_TABLES = (
+    ('wakeup', SPAN_TABLES['wakeup']),
+    ('thread_state', SPAN_TABLES['thread_state']),
+)
+
+
+@test
+def waker_utid_reads_its_time(ctx):
+    """wakeup and thread_state WHERE waker_utid = X on the packed
+    scheduler trace of utid_reads_its_runs, its visitor 7777 waking a
+    sleeper between its two markers halfway: the rows are exactly those
+    of waker_utid + 0 = X (SQLite's filter of the whole table), column for
+    column, for busy threads, 7777, 99 (asleep throughout: wakes no one),
+    4242 (never ran) and the idle task, also with ts windows and with
+    utid = (wakee_utid =) beside it; 7777 has its one row, and where X ran
+    in a short time (7777) or never (4242) the pushed cursor reads under a
+    quarter of the whole table's frames."""
+    d = sched_mix_trace(ctx.path('runs'), visitor=7777, visitor_wakes=True)
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    for table, cols in WAKER_TABLES:
+        for x in RUN_TIDS:
+            got, full, st, whole = utid_span_rows(d, table, 'waker_utid', cols, x)
+            check(got == full, '%s waker_utid %d: %d rows pushed down, %d not; only in one: %s' %
+                  (table, x, len(got), len(full),
+                   sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+            check(x in (4242, 99) or len(full) > 0, '%s waker_utid %d has no rows' % (table, x))
+            check(x != 7777 or len(full) == 1, '%s waker_utid 7777: %d rows' % (table, len(full)))
+            if x in (7777, 4242):
+                check(st['frames_read'] * 4 < whole['frames_read'],
+                      '%s waker_utid %d read %d frames, the whole table %d' %
+                      (table, x, st['frames_read'], whole['frames_read']))
+        ts = [r['ts'] for r in rows(d, 'SELECT ts FROM %s WHERE waker_utid + 0 = 105' % table)]
+        lo = min(ts)
+        wakee = 'wakee_utid' if table == 'wakeup' else 'utid'
+        for extra in (' AND ts BETWEEN %d AND %d' % (lo + 10**7, lo + 3 * 10**7),
+                      ' AND ts > %d' % (lo + 10**7), ' AND ts < %d' % (lo + 10**6),
+                      ' AND %s = 117' % wakee):
+            got, full, _, _ = utid_span_rows(d, table, 'waker_utid', cols, 105, extra)
+            check(got == full and len(full) > 0, '%s waker_utid 105%s: %d rows pushed, %d not' %
+                  (table, extra, len(got), len(full)))
+
+
+@test
+def sample_utid_and_tid_read_their_runs(ctx):
+    """sample WHERE utid = X and WHERE tid = X on umix_trace() (the
+    profiler's samples name a process while the switches say swapper runs
+    there: a sample's thread is not the CPU's owner; forks mid-trace; user
+    stacks named by mappings that change; a thread of process 300 cloned
+    nine tenths through on a CPU it never runs on, so that its switches'
+    samples are named process 300 by that CPU's events alone): the rows
+    are those of utid + 0 = X and tid + 0 = X, column for column (pid and
+    stack_id included: the process and the user frames named by every
+    CPU's events), whole and in a window, for a process of the state
+    dump, that thread, the idle task and a tid never seen; that thread
+    decodes under half the events of the unpushed scan, and a tid never
+    seen opens no CPU."""
+    d = umix_trace(ctx.path('umix'), cpus=3, late=9999)
+    cols = 'ts, cpu, utid, tid, pid, event, stack_id'
+    born = rows(d, 'SELECT tid, min(ts) ts FROM sample WHERE tid > 0 GROUP BY tid '
+                   'ORDER BY ts DESC')
+    span = rows(d, 'SELECT min(ts) lo, max(ts) hi FROM raw')[0]
+    late = born[0]
+    check(late['ts'] > span['lo'] + 2 * (span['hi'] - span['lo']) // 3 and
+          any(b['tid'] == 300 for b in born),
+          'the last process forked samples first at %d of [%d, %d]: %s' %
+          (late['ts'], span['lo'], span['hi'], born[:3]))
+    mid = (span['lo'] + span['hi']) // 2
+    for x in (300, late['tid'], 0, 4242):
+        for col in ('utid', 'tid'):
+            for extra in ('', ' AND ts >= %d' % mid):
+                got, full, st, whole = utid_span_rows(d, 'sample', col, cols, x, extra)
+                check(got == full, 'sample %s = %d%s: %d rows pushed down, %d not; only in '
+                      'one: %s' % (col, x, extra, len(got), len(full),
+                                   sorted(set(map(repr, got)) ^ set(map(repr, full)))[:4]))
+                check(x in (4242, 0) or len(full) > 0, 'sample %s = %d%s: no rows' % (col, x, extra))
+                if x == late['tid'] and not extra:
+                    check(st['events_decoded'] * 2 < whole['events_decoded'],
+                          'sample %s = %d decoded %d events, the whole table %d' %
+                          (col, x, st['events_decoded'], whole['events_decoded']))
+                if x == 4242:
+                    check(st['cpus'] == 0 and st['frames_read'] == 0,
+                          'sample %s = 4242 (never seen): %s' % (col, st))
 
 def main():
     args = td.suite_args(__doc__, 'RT_SQL_BIN')

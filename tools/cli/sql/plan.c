@@ -10,8 +10,10 @@
  * LIMIT + OFFSET rows the scan keeps are SQLite's answer, and it stops
  * there.  A span table's ts and end_ts terms (SQL_PUSH_SPAN) are taken
  * but not omitted: they bound the time the table reads (the spans that
- * overlap [lo, hi]), and SQLite checks each row against them; so is
- * utid = (SQL_PUSH_UTID): the trace it names is the only one read.
+ * overlap [lo, hi]), and SQLite checks each row against them; so are
+ * utid = (SQL_PUSH_UTID): the trace it names is the only one read; tid =
+ * (SQL_PUSH_TID): the thread's runs in each trace; and waker_utid =
+ * (SQL_PUSH_WAKER): the time of the waker's runs in the trace it names.
  *
  * The plan is idxStr, the terms in argv order ("ts>= ts<= cpu=in order
  * limit"), which EXPLAIN QUERY PLAN and scan_stats show.  xFilter reads
@@ -37,10 +39,19 @@ static bool push_op(enum sql_push p, int op)
 	case SQL_PUSH_HOST:
 	case SQL_PUSH_ARG:
 	case SQL_PUSH_UTID:
+	case SQL_PUSH_TID:
+	case SQL_PUSH_WAKER:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ;
 	default:
 		return false;
 	}
+}
+
+/* Terms that only narrow what is read: SQLite checks them on every row. */
+static bool checked(enum sql_push p)
+{
+	return p == SQL_PUSH_SPAN || p == SQL_PUSH_UTID || p == SQL_PUSH_TID ||
+	       p == SQL_PUSH_WAKER;
 }
 
 static const char *op_text(int op)
@@ -103,14 +114,12 @@ int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
 			continue;
 		}
 		info->aConstraintUsage[i].argvIndex = ++argv;
-		/* A span's bounds, a utid's trace only narrow what is read: SQLite checks them. */
-		info->aConstraintUsage[i].omit = col->push != SQL_PUSH_SPAN &&
-						 col->push != SQL_PUSH_UTID;
+		/* A span's bounds, a thread's trace and runs only narrow what is read. */
+		info->aConstraintUsage[i].omit = !checked(col->push);
 		if (!info->aConstraintUsage[i].omit)
 			exact = false;
-		in = col->push != SQL_PUSH_TS && col->push != SQL_PUSH_SPAN &&
-		     col->push != SQL_PUSH_UTID && col->push != SQL_PUSH_ARG &&
-		     sqlite3_vtab_in(info, i, -1);
+		in = col->push != SQL_PUSH_TS && !checked(col->push) &&
+		     col->push != SQL_PUSH_ARG && sqlite3_vtab_in(info, i, -1);
 		if (in)
 			sqlite3_vtab_in(info, i, 1);
 		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
@@ -299,9 +308,22 @@ static void member_term(struct sql_cursor *c, struct term_values *tv, bool host)
 	s->members_set = true;
 }
 
+/* An = term's value kept in *@x (*@set): a non-integer, or two that differ, match nothing. */
+static void keep_value(struct scan_spec *s, sqlite3_value *v, bool *set, int64_t *x)
+{
+	int64_t y;
+
+	if (!int_value(v, &y) || (*set && *x != y)) {
+		s->empty = true;
+		return;
+	}
+	*set = true;
+	*x = y;
+}
+
 /*
- * utid (upid) = @v: only the trace its high half names is read; a utid's
- * value kept (SCAN_RUNS), two that differ matching nothing.
+ * utid (upid, waker_utid) = @v: only the trace its high half names is
+ * read; a utid's value kept (SCAN_RUNS), a waker's (runidx_waker_window()).
  */
 static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite3_value *v)
 {
@@ -318,15 +340,11 @@ static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite
 	free(s->members);
 	s->members = now;
 	s->members_set = true;
+	if (col->push == SQL_PUSH_WAKER)
+		keep_value(s, v, &s->waker_set, &s->waker);
 	/* upid narrows to the trace alone. */
-	if (strcmp(col->name, "utid") && strcmp(col->name, "wakee_utid"))
-		return;
-	if (!int_value(v, &x) || (s->utid_set && s->utid != x)) {
-		s->empty = true;
-		return;
-	}
-	s->utid_set = true;
-	s->utid = x;
+	else if (!strcmp(col->name, "utid") || !strcmp(col->name, "wakee_utid"))
+		keep_value(s, v, &s->utid_set, &s->utid);
 }
 
 static void cpu_term(struct scan_spec *s, struct term_values *tv)
@@ -501,7 +519,11 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			arg_term(c, col, tv.v);
 			break;
 		case SQL_PUSH_UTID:
+		case SQL_PUSH_WAKER:
 			utid_term(c, col, tv.v);
+			break;
+		case SQL_PUSH_TID:
+			keep_value(s, tv.v, &s->tid_set, &s->tid);
 			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);
@@ -511,6 +533,10 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 	if (limit >= 0)
 		s->limit = limit > INT64_MAX - offset ? INT64_MAX : limit + offset;
 	if ((s->cpus_set && !s->nr_cpus) || (s->names_set && !s->nr_names) || s->limit == 0)
+		s->empty = true;
+	/* A tid no row has (its column is NULL below 0), or not the utid's. */
+	if (s->tid_set && (s->tid < 0 || s->tid > INT32_MAX ||
+			   (s->utid_set && (s->utid & 0xffffffff) != s->tid)))
 		s->empty = true;
 	return 0;
 }

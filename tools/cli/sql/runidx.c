@@ -12,7 +12,10 @@
  * those events decoded sees every change: the thread current from item A
  * on owns the CPU's events in [A, B], B the next item that changes it
  * (B itself included: a switch is its prev's), and the last one's
- * stretch runs to the clock's end.
+ * stretch runs to the clock's end.  The sample table gives a cpu_sample
+ * its own tid and a sched_switch its prev_tid, whoever owns them (the
+ * two differ after a loss, or where a switch is missing): such an event
+ * is noted for that thread too, a stretch of its own instant.
  *
  * Kept per (tid, CPU): the first stretch's begin and the last's end
  * (cycles).  A window of those bounds is exact however often X came and
@@ -225,7 +228,7 @@ static bool is_wakeup(const struct rt_event_desc *ev)
 
 static bool want_threads(void *arg, const struct rt_event_desc *ev)
 {
-	return rt_threads_reads(arg, ev) || is_wakeup(ev);
+	return rt_threads_reads(arg, ev) || is_wakeup(ev) || !strcmp(ev->name, "cpu_sample");
 }
 
 static int32_t tid_field(const struct rt_item *it, const char *name)
@@ -234,6 +237,18 @@ static int32_t tid_field(const struct rt_item *it, const char *name)
 	int64_t x = v ? rt_field_s64(v, 0) : -1;
 
 	return x < 0 || x > INT32_MAX ? -1 : (int32_t)x;
+}
+
+/* The thread a sample row gives @it besides its owner (t_sample.c): -1 none. */
+static int32_t own_tid(const struct rt_item *it)
+{
+	if (it->type != RT_ITEM_EVENT)
+		return -1;
+	if (!strcmp(it->event->name, "cpu_sample"))
+		return tid_field(it, "tid");
+	if (!strcmp(it->event->name, "sched_switch"))
+		return tid_field(it, "prev_tid");
+	return -1;
 }
 
 /* The threads @it names (a switch's prev and next, a wakeup's wakee). */
@@ -290,7 +305,7 @@ static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 	mg = merge_trace(t, true);
 	while ((it = merge_next(mg))) {
 		struct cpu_run *cr;
-		int32_t o, now;
+		int32_t o, x, now;
 
 		if (it->type == RT_ITEM_PACKET)
 			st->packets++;
@@ -305,6 +320,9 @@ static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 		o = rt_threads_owner(th, it);
 		if (o >= 0 && o != cr->tid)
 			run_note(ix, o, it->cpu, it->timestamp, it->timestamp);
+		x = own_tid(it);
+		if (x >= 0 && x != o && x != cr->tid)
+			run_note(ix, x, it->cpu, it->timestamp, it->timestamp);
 		rt_threads_feed(th, it);
 		now = rt_threads_current(th, it->cpu);
 		if (now == cr->tid)
@@ -345,7 +363,7 @@ fail:
 /* ---- the lists on disk (sqlcache.h) ---------------------------------------------------- */
 
 /* The records below, their version: a new one with any change to them. */
-#define RUN_CACHE_LAYOUT	1
+#define RUN_CACHE_LAYOUT	2	/* 2: runs hold samples' and switches' own tids */
 #define RUN_CACHE_FAMILY	"runs"
 /* Bytes of a run's record, and of a named list's head. */
 #define RUN_REC_RUN	24
@@ -531,6 +549,83 @@ bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 	*from = ix->bound[x->b[0]];
 	*to = k + 1 < ix->nr_bound ? ix->bound[k + 1] : INT64_MAX;
 	return true;
+}
+
+/*
+ * Whether [@first, @last] (cycles) is under half the time the member's
+ * runs cover: a window reads from the span tables' checkpoints, which the
+ * run's first window builds by a pass over the whole member; a window
+ * longer than that would cost more than the whole read.
+ */
+static bool runs_narrow(const struct run_index *ix, uint64_t first, uint64_t last)
+{
+	uint64_t a = UINT64_MAX, z = 0;
+
+	for (size_t i = 0; i < ix->cap; i++) {
+		const struct run *r = &ix->slot[i];
+
+		if (r->tid < 0)
+			continue;
+		a = r->from < a ? r->from : a;
+		/* A run to the clock's end: the member's last item is its own end. */
+		if (r->to != UINT64_MAX && r->to > z)
+			z = r->to;
+		if (r->from > z)
+			z = r->from;
+	}
+	if (last == UINT64_MAX)
+		last = z;
+	return z > a && last - first < (z - a) / 2;
+}
+
+int runidx_waker_window(struct sql_cursor *c)
+{
+	struct scan_spec *sp = &c->spec;
+	uint64_t m = (uint64_t)sp->waker >> 32, first = UINT64_MAX, last = 0;
+	int32_t tid = (int32_t)(sp->waker & 0x7fffffff);
+	const struct run_index *ix;
+	const struct rt_trace *t;
+	int64_t lo, hi;
+
+	if (!sp->waker_set || sp->empty)
+		return 0;
+	/* A utid no thread has: its trace was not asked for already. */
+	if (sp->waker < 0 || m >= c->db->ts->nr || sp->waker & 0x80000000) {
+		sp->empty = true;
+		return 0;
+	}
+	ix = runidx_get(c, (unsigned int)m);
+	if (!ix)
+		return -1;
+	t = c->db->ts->m[m].t;
+	for (unsigned int k = 0; k < t->nr_cpus; k++) {
+		uint64_t from, to;
+
+		if (!runidx_span(ix, tid, t->cpus[k].cpu, &from, &to))
+			continue;
+		first = from < first ? from : first;
+		last = to > last ? to : last;
+	}
+	if (first > last) {
+		sp->empty = true;
+		return 0;
+	}
+	if (!runs_narrow(ix, first, last))
+		return 0;
+	lo = sqldb_ns(c->db, (unsigned int)m, first);
+	if (!sp->has_lo || lo > sp->lo) {
+		sp->has_lo = true;
+		sp->lo = lo;
+	}
+	/* A run to the clock's end: no upper bound. */
+	if (last == UINT64_MAX)
+		return 0;
+	hi = sqldb_ns(c->db, (unsigned int)m, last);
+	if (!sp->has_hi || hi < sp->hi) {
+		sp->has_hi = true;
+		sp->hi = hi;
+	}
+	return 0;
 }
 
 void runidx_free(struct run_index *ix)

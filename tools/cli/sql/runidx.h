@@ -21,7 +21,8 @@ const struct run_index *runidx_get(struct sql_cursor *c, unsigned int m);
 /*
  * The first and last cycle of CPU @cpu (its number) at which an event
  * there can belong to @tid (raw's utid: rt_threads_owner() in a full
- * pass): false when none can.
+ * pass) or be a sample of it (a cpu_sample's tid, a switch's prev_tid):
+ * false when none can.
  */
 bool runidx_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 		 uint64_t *from, uint64_t *to);
@@ -40,6 +41,16 @@ bool runidx_named(const struct run_index *ix, int32_t tid, uint32_t cpu,
  */
 bool runidx_named_span(const struct run_index *ix, int32_t tid, uint32_t cpu,
 		       int64_t *from, int64_t *to);
+/*
+ * waker_utid = X (spec.waker): the events X owns, its wakeups among them,
+ * lie between its first run and its last on any CPU, so the cursor's
+ * lo/hi are narrowed to that time of the trace X names (the rows that
+ * begin with one of X's wakeups begin there) when it is under half the
+ * trace's (a longer window costs more than the whole read: its
+ * checkpoints are one pass), the spec emptied when X never ran.  0, or
+ * -1 with c->err (the lists could not be read).
+ */
+int runidx_waker_window(struct sql_cursor *c);
 void runidx_free(struct run_index *ix);
 
 #endif /* RINGTRACE_SQL_RUNIDX_H */

@@ -33,9 +33,13 @@
  * names the member does not hold does not open it (after raw, ship's
  * irq, softirq and marker of a trace without them read nothing).
  *
- * SCAN_RUNS with the spec's utid: each CPU read over its own window, from
- * the thread's first run there to its last (runidx.c), the CPUs it never
- * ran on not opened; the threads are followed there as in any window.
+ * SCAN_RUNS with the spec's utid (or in every member its tid): each CPU
+ * read over its own window, from the thread's first run there to its
+ * last (runidx.c), the CPUs it never ran on not opened; the threads are
+ * followed there as in any window.  With SCAN_STACKS every CPU is read
+ * up to the last window's end (runs_to_last(): a row's process is what
+ * any CPU told of its thread), and the prologue reads every CPU's
+ * mappings up to there but those the windows give.
  * SCAN_NAMED: the same from the first to the last scheduler event that
  * names it there.
  *
@@ -67,6 +71,9 @@ struct scan {
 	struct merge *pm;
 	const struct rt_item *pnext;	/* its next item; NULL at its end */
 	uint64_t pbegin;		/* the window's begin, cycles */
+	/* A runs view's windows by CPU index (NULL: none): [run_b, run_e] if run_on. */
+	bool *run_on;
+	uint64_t *run_b, *run_e;
 	int32_t pair_tid;		/* the last event's owner */
 	int32_t pair_prev;		/* its prev_tid if a sched_switch, else -1 */
 	const struct rt_event_desc *switch_ev;	/* the member's sched_switch */
@@ -149,6 +156,11 @@ static void view_close(struct scan *s)
 	s->want = NULL;
 	free(s->evs);
 	s->evs = NULL;
+	free(s->run_on);
+	free(s->run_b);
+	free(s->run_e);
+	s->run_on = NULL;
+	s->run_b = s->run_e = NULL;
 	tset_view_close(s->v);
 	s->v = NULL;
 }
@@ -178,7 +190,7 @@ static int prologue_open(struct scan *s, unsigned int i, uint64_t begin, uint64_
 	struct rt_error err;
 
 	/* The CPUs read whole see their own mappings from @begin on. */
-	if (!s->sp->cpus_set)
+	if (!s->sp->cpus_set && !s->run_on)
 		end = begin - 1;
 	s->pv = tset_view_open(s->d->ts, i, NULL, true, 0, end, s->d->seek, &err);
 	if (!s->pv)
@@ -196,6 +208,12 @@ static int prologue_open(struct scan *s, unsigned int i, uint64_t begin, uint64_
 /* Whether the window's own streams give @it (it is not the prologue's to feed). */
 static bool window_gives(const struct scan *s, const struct rt_item *it)
 {
+	if (s->run_on) {
+		int k = trace_cpu_index(s->d->ts->m[s->cur].t, it->cpu);
+
+		return k >= 0 && s->run_on[k] && it->timestamp >= s->run_b[k] &&
+		       it->timestamp <= s->run_e[k];
+	}
 	if (it->timestamp < s->pbegin)
 		return false;
 	if (!s->sp->cpus_set)
@@ -229,12 +247,55 @@ static int prologue_until(struct scan *s, uint64_t ts, uint32_t cpu)
 }
 
 /*
- * SCAN_RUNS: member @i's view of the spec's utid, each CPU from the first
- * to the last run of its thread there within [@begin, @end], CPUs
- * @cpus (NULL: all) left out where it never ran: 1, 0 it ran on none, -1.
- * SCAN_NAMED: the same from the first to the last event naming it.
+ * The thread whose runs member @i's view reads (SCAN_RUNS, SCAN_NAMED):
+ * the spec's utid's if it names @i, else the spec's tid; -1: none, the
+ * member is read as any other.
  */
-static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
+static int64_t runs_tid(const struct scan *s, unsigned int i)
+{
+	const struct scan_spec *sp = s->sp;
+
+	if (!(s->what & (SCAN_RUNS | SCAN_NAMED)))
+		return -1;
+	if (sp->utid_set && (uint64_t)sp->utid >> 32 == i)
+		return sp->utid & 0xffffffff;
+	return sp->tid_set ? sp->tid : -1;
+}
+
+/*
+ * SCAN_STACKS: a row's process (stack_pair_pid()) is what the threads'
+ * table knows of its thread, which forks and state dumps of any CPU tell,
+ * up to the row's time.  So every CPU (of @cpus, NULL: all) is read up to
+ * the last window's end, those the thread never ran on as an empty
+ * window there: what their frames before it tell of threads is learnt,
+ * each fact at its time (rt_threads_learn_window()).
+ */
+static void runs_to_last(const struct tset_member *m, const bool *cpus, bool *on,
+			 uint64_t *b, uint64_t *e)
+{
+	uint64_t last = 0;
+
+	for (unsigned int k = 0; k < m->t->nr_cpus; k++)
+		if (on[k] && e[k] > last)
+			last = e[k];
+	for (unsigned int k = 0; k < m->t->nr_cpus; k++) {
+		if (cpus && !cpus[k])
+			continue;
+		if (!on[k])
+			b[k] = last;
+		on[k] = true;
+		e[k] = last;
+	}
+}
+
+/*
+ * SCAN_RUNS: member @i's view of thread @tid, each CPU from the first to
+ * the last run of the thread there within [@begin, @end], CPUs @cpus
+ * (NULL: all) left out where it never ran: 1, 0 it ran on none, -1.
+ * SCAN_NAMED: the same from the first to the last event naming it.  The
+ * windows stay in s->run_* for the prologue (window_gives()).
+ */
+static int runs_view(struct scan *s, unsigned int i, int64_t tid, const bool *cpus,
 		     uint64_t begin, uint64_t end)
 {
 	bool named = s->what & SCAN_NAMED;
@@ -243,7 +304,6 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 	uint64_t *b, *e;
 	struct rt_error err;
 	bool *on, any = false;
-	int32_t tid = (int32_t)(s->sp->utid & 0xffffffff);
 
 	if (!ix)
 		return -1;
@@ -256,7 +316,7 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 		uint64_t from, to;
 		int64_t a, z;
 
-		if ((cpus && !cpus[k]) || (uint64_t)s->sp->utid & 0x80000000u)
+		if ((cpus && !cpus[k]) || tid > INT32_MAX)
 			continue;
 		if (named) {
 			if (!runidx_named_span(ix, tid, m->t->cpus[k].cpu, &a, &z))
@@ -271,15 +331,19 @@ static int runs_view(struct scan *s, unsigned int i, const bool *cpus,
 		on[k] = b[k] <= e[k];
 		any |= on[k];
 	}
+	if (any && (s->what & SCAN_STACKS))
+		runs_to_last(m, cpus, on, b, e);
 	if (any)
 		s->v = tset_view_open_cpus(s->d->ts, i, on, b, e, s->d->seek, &err);
-	free(on);
-	free(b);
-	free(e);
-	if (!any)
-		return 0;
-	if (!s->v)
-		return sql_error(s->c, "%s", err.msg);
+	if (!s->v) {
+		free(on);
+		free(b);
+		free(e);
+		return any ? sql_error(s->c, "%s", err.msg) : 0;
+	}
+	s->run_on = on;
+	s->run_b = b;
+	s->run_e = e;
 	return 1;
 }
 
@@ -333,6 +397,7 @@ static int view_open(struct scan *s, unsigned int i)
 	struct scan_stat *st = sqldb_stat(s->d, s->c->stat);
 	uint64_t begin = 0, end = UINT64_MAX;
 	bool *cpus = NULL, any = false;
+	int64_t tid = runs_tid(s, i);
 	struct rt_trace *t;
 	struct rt_error err;
 
@@ -365,12 +430,17 @@ static int view_open(struct scan *s, unsigned int i)
 	if (sp->threads_only)
 		begin = end = UINT64_MAX;
 	s->whole = false;
-	if ((s->what & (SCAN_RUNS | SCAN_NAMED)) && sp->utid_set && (uint64_t)sp->utid >> 32 == i) {
-		int r = runs_view(s, i, cpus, begin, end);
+	if (tid >= 0) {
+		int r = runs_view(s, i, tid, cpus, begin, end);
 
 		free(cpus);
 		if (r <= 0)
 			return r;
+		/* The prologue's mappings: every CPU's, to the last window's end. */
+		end = 0;
+		for (unsigned int k = 0; k < m->t->nr_cpus; k++)
+			if (s->run_on[k] && s->run_e[k] > end)
+				end = s->run_e[k];
 	} else {
 		s->whole = !cpus && !sp->has_begin && !sp->has_end && !sp->threads_only;
 		s->v = tset_view_open(s->d->ts, i, cpus,
@@ -420,7 +490,8 @@ static int view_open(struct scan *s, unsigned int i)
 			return sql_error(s->c, "%s", err.msg);
 	}
 	s->m = merge_trace(t, true);
-	if ((s->what & SCAN_STACKS) && (begin || sp->cpus_set) && prologue_open(s, i, begin, end))
+	if ((s->what & SCAN_STACKS) && (begin || sp->cpus_set || s->run_on) &&
+	    prologue_open(s, i, begin, end))
 		return -1;
 	s->gap = 0;
 	s->paired = false;

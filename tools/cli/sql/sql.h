@@ -161,6 +161,17 @@ enum sql_push {
 	 * it names); SQLite still checks the term.
 	 */
 	SQL_PUSH_UTID,
+	/*
+	 * A thread's tid, =: in every trace, what SCAN_RUNS reads for the
+	 * utid (trace << 32 | tid); SQLite still checks the term.
+	 */
+	SQL_PUSH_TID,
+	/*
+	 * A waker's utid, =: the trace it names, and there only the time
+	 * from its first run to its last (runidx_waker_window()); SQLite
+	 * still checks the term.
+	 */
+	SQL_PUSH_WAKER,
 };
 
 /* A table-valued function's arguments at most (its HIDDEN arg_* columns). */
@@ -196,6 +207,12 @@ struct scan_spec {
 	 */
 	bool utid_set;
 	int64_t utid;
+	/* tid = @tid (SQL_PUSH_TID): SCAN_RUNS reads its runs in every trace. */
+	bool tid_set;
+	int64_t tid;
+	/* waker_utid = @waker (SQL_PUSH_WAKER): runidx_waker_window() narrows lo/hi. */
+	bool waker_set;
+	int64_t waker;
 	/*
 	 * Span tables (SQL_PUSH_SPAN): every row asked for overlaps [lo, hi]
 	 * (end_ts >= lo, ts <= hi), ns, both included; a span's ts <= end_ts,

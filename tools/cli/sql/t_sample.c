@@ -12,7 +12,12 @@
  * ts and cpu are pushed down as raw's are: the window's frames of the
  * CPUs asked for; a user frame is named by the mappings the trace told
  * before it, which scan.c's prologue reads from the member's start (its
- * mapping events alone, every CPU's).  utid: the trace it names.
+ * mapping events alone, every CPU's).  utid = X reads the trace X names
+ * and there, on each CPU, only from X's first run there to its last on
+ * any CPU (runidx.h: the runs also hold the samples and switches that
+ * name X as theirs without owning the CPU; scan.c: what names a row's
+ * process is learnt from every CPU); tid = N the same in every trace.
+ * Both terms are still checked.
  */
 #include <string.h>
 
@@ -24,7 +29,7 @@ static const struct sql_column cols[] = {
 	[C_TS] = { "ts", "INTEGER", SQL_PUSH_TS },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_CPU },
 	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
-	[C_TID] = { "tid", "INTEGER", SQL_PUSH_NONE },
+	[C_TID] = { "tid", "INTEGER", SQL_PUSH_TID },
 	[C_PID] = { "pid", "INTEGER", SQL_PUSH_NONE },
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
 	[C_STACK_ID] = { "stack_id", "INTEGER", SQL_PUSH_NONE },
@@ -42,7 +47,7 @@ static int smp_filter(struct sql_cursor *c)
 {
 	struct smp *m = c->priv;
 
-	m->scan = scan_open(c, SCAN_STACKS);
+	m->scan = scan_open(c, SCAN_STACKS | SCAN_RUNS);
 	return 0;
 }
 

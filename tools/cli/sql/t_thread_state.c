@@ -24,8 +24,11 @@
  * is.  io_wait is NULL: not derived yet.
  * A ts or end_ts range reads only the time around it (schedwalk.h's
  * checkpoints), unless blocked_function is asked (every event then);
- * SQLite still checks the terms.
+ * SQLite still checks the terms.  So does waker_utid = X, which reads the
+ * trace X names and there the time from X's first run to its last (the
+ * R spans X opened begin with a wakeup X owns) as such a range.
  */
+#include "runidx.h"
 #include "schedwalk.h"
 
 enum {
@@ -40,7 +43,7 @@ static const struct sql_column cols[] = {
 	[C_UTID] = { "utid", "INTEGER", SQL_PUSH_UTID },
 	[C_STATE] = { "state", "TEXT", SQL_PUSH_NONE },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
-	[C_WAKER_UTID] = { "waker_utid", "INTEGER", SQL_PUSH_NONE },
+	[C_WAKER_UTID] = { "waker_utid", "INTEGER", SQL_PUSH_WAKER },
 	[C_IRQ_CONTEXT] = { "irq_context", "INTEGER", SQL_PUSH_NONE },
 	[C_BLOCKED_FUNCTION] = { "blocked_function", "TEXT", SQL_PUSH_NONE },
 	[C_IO_WAIT] = { "io_wait", "INTEGER", SQL_PUSH_NONE },
@@ -57,6 +60,9 @@ static int tstate_filter(struct sql_cursor *c)
 {
 	struct tstate *s = c->priv;
 
+	/* waker_utid = X: the time from X's first run to its last, as a window. */
+	if (runidx_waker_window(c))
+		return -1;
 	s->w = schedwalk_open(c, true);
 	if (sql_col_used(c, C_BLOCKED_FUNCTION))
 		schedwalk_blocked(s->w);

@@ -21,11 +21,15 @@
  * the trace it names and there, on each CPU, from the first scheduler
  * event naming X to the last (runidx.h): X's rows are made of its
  * wakeups and its switches in alone, and X's wait open at the read's
- * start is the checkpoint's; the term is still checked.
+ * start is the checkpoint's; the term is still checked.  waker_utid = X
+ * reads only the trace it names and there the time from X's first run to
+ * its last (on any CPU), as a ts window does: its wakeups are events it
+ * owns; the term is still checked.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "runidx.h"
 #include "spanq.h"
 #include "sqlcache.h"
 
@@ -37,7 +41,7 @@ enum {
 static const struct sql_column cols[] = {
 	[C_TS] = { "ts", "INTEGER", SQL_PUSH_SPAN },
 	[C_CPU] = { "cpu", "INTEGER", SQL_PUSH_NONE },
-	[C_WAKER] = { "waker_utid", "INTEGER", SQL_PUSH_NONE },
+	[C_WAKER] = { "waker_utid", "INTEGER", SQL_PUSH_WAKER },
 	[C_WAKEE] = { "wakee_utid", "INTEGER", SQL_PUSH_UTID },
 	[C_TARGET] = { "target_cpu", "INTEGER", SQL_PUSH_NONE },
 	[C_EVENT] = { "event", "TEXT", SQL_PUSH_NONE },
@@ -91,6 +95,9 @@ static int wk_filter(struct sql_cursor *c)
 
 	sql_want_events(c, names, ARRAY_SIZE(names));
 	rt_tidmap_init(&w->waiting, sizeof(struct wake));
+	/* waker_utid = X: the time from X's first run to its last, as a window. */
+	if (runidx_waker_window(c))
+		return -1;
 	/* wakee_utid = X: where X is named alone, its rows being made of those events. */
 	spanq_init(&w->q, c, &wk_ops, SCAN_EVENTS | SCAN_THREADS | SCAN_NAMED,
 		   sizeof(struct wake));

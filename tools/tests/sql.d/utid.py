@@ -1,18 +1,23 @@
 # SPDX-License-Identifier: GPL-2.0
-"""utid = X pushed down on the span tables (issue 31): thread_state,
-sched_slice and syscall give for `utid = X`, wakeup for `wakee_utid = X`
-(read through the run index's lists: X's runs, the stretches whose
-scheduler events name X) exactly the rows of `utid + 0 = X`, which SQLite cannot push down and
-answers by filtering the whole table; for the busiest threads, one seen
-once, the idle task and a tid the trace never names, whole and in a
-window of the trace's middle."""
+"""utid = X pushed down (issue 31): thread_state, sched_slice and syscall
+give for `utid = X`, wakeup for `wakee_utid = X` (read through the run
+index's lists: X's runs, the stretches whose scheduler events name X),
+sample for `utid = X` and `tid = X` (X's runs), wakeup and thread_state
+for `waker_utid = X` (the time from X's first run to its last) exactly
+the rows of `utid + 0 = X` (`tid + 0`, `waker_utid + 0`), which SQLite
+cannot push down and answers by filtering the whole table; for the
+busiest threads, one seen once, the idle task and a tid the trace never
+names, whole and in a window of the trace's middle."""
 
 import json
 
 from sql_check import check, run
 
 TABLES = (('thread_state', 'utid'), ('sched_slice', 'utid'), ('syscall', 'utid'),
-          ('wakeup', 'wakee_utid'))
+          ('wakeup', 'wakee_utid'), ('sample', 'utid'), ('sample', 'tid'),
+          ('wakeup', 'waker_utid'), ('thread_state', 'waker_utid'))
+# The tables whose rows are instants: a window on ts alone.
+INSTANTS = ('wakeup', 'sample')
 
 
 def statements(db, text):
@@ -52,7 +57,7 @@ def check_utid(db):
         for extra in ('', window):
             text = ''
             for t, col in TABLES:
-                w = extra.replace('end_ts', 'ts') if t == 'wakeup' else extra
+                w = extra.replace('end_ts', 'ts') if t in INSTANTS else extra
                 text += 'SELECT * FROM %s WHERE %s = %d%s; ' % (t, col, x, w)
                 text += 'SELECT * FROM %s WHERE %s + 0 = %d%s; ' % (t, col, x, w)
             a = statements(db, text)
