@@ -2614,13 +2614,13 @@ def csw(prev, prev_state, nxt):
                        b'T%d' % nxt, nxt, 20)
 
 
-def cp_trace(d, cpus, last=9000):
+def cp_trace(d, cpus, last=9000, events=SCHED_EVENTS):
     """A trace of @cpus {cpu: [(µs after T0, event id, payload)]}, one packet
     each, its last item a marker at @last µs on CPU 0."""
     uuid = bytes(range(32, 48))
     os.makedirs(d)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, events))
     for cpu, evs in sorted(cpus.items()):
         evs = [(T0 + t * US, eid, p) for t, eid, p in evs]
         if cpu == 0:
@@ -2772,6 +2772,37 @@ def critical_path_softirq_waker(ctx):
                   "WHERE state = 'R' AND utid IN (11, 12, 70)")
     want = [{'ts': T0 + 5000 * US, 'utid': 12, 'waker_utid': 50, 'irq_context': 1},
             {'ts': T0 + 5040 * US, 'utid': 70, 'waker_utid': 60, 'irq_context': None},
+            {'ts': T0 + 5200 * US, 'utid': 11, 'waker_utid': 12, 'irq_context': None}]
+    check(sorted(got, key=lambda r: r['ts']) == want, 'thread_state R: %s' % got)
+    got = cp_rows(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))
+    check((1300, 3700, 12, 'S', 2, 'T10;T11;T12') in got and
+          not any(r[2] == 50 for r in got), 'critical_path(A): %s' % got)
+    cp_partition(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))
+
+
+@test
+def critical_path_timer_waker(ctx):
+    """chain_trace()'s C woken instead by a timer's interrupt on CPU 1
+    while thread K (50) runs there: sched_waking with waker_ctx 2 and no
+    irq entry recorded (a timer's interrupt records none).  thread_state's
+    R says irq_context 1 and waker K, and A's path stops at C's S rather
+    than going on into K's time; C's wakeup of B (waker_ctx 0) is
+    irq_context NULL and followed."""
+    events = td.KERNEL_EVENTS + [(3, 'sched_waking', td.SCHED_WAKING_CTX)]
+
+    def wkc(tid, target_cpu, waker_ctx):
+        return wk(tid, target_cpu) + struct.pack('<B', waker_ctx)
+
+    d = cp_trace(ctx.path('timer'), {
+        0: [(1000, 1, csw(0, 0, 10)), (1100, 1, csw(10, 1, 11)), (1200, 1, csw(11, 1, 12)),
+            (1300, 1, csw(12, 1, 0)), (5100, 1, csw(0, 0, 12)),
+            (5200, 3, wkc(11, 0, 0)), (5300, 1, csw(12, 1, 11)), (5400, 3, wkc(10, 0, 0)),
+            (5500, 1, csw(11, 1, 10))],
+        1: [(900, 1, csw(0, 0, 50)), (5000, 3, wkc(12, 0, 2)), (5050, 1, csw(50, 1, 0))]},
+        events=events)
+    got = rows(d, 'SELECT ts, utid, waker_utid, irq_context FROM thread_state '
+                  "WHERE state = 'R' AND utid IN (11, 12)")
+    want = [{'ts': T0 + 5000 * US, 'utid': 12, 'waker_utid': 50, 'irq_context': 1},
             {'ts': T0 + 5200 * US, 'utid': 11, 'waker_utid': 12, 'irq_context': None}]
     check(sorted(got, key=lambda r: r['ts']) == want, 'thread_state R: %s' % got)
     got = cp_rows(d, '10, %d, %d' % (T0 + 1000 * US, 5000 * US))

@@ -362,7 +362,12 @@ static void on_wakeup(struct schedwalk *w, const struct scan_row *row)
 		return;		/* running or runnable already */
 	thread_close(w, t, row->ts);
 	thread_open(t, 0, row->ts, (int32_t)field(row->it, "target_cpu", -1), row->tid);
-	t->irq = cpu(w, row->it->cpu, row->ts)->irqs > 0;
+	/*
+	 * In an interrupt: one recorded on the CPU, or one sched_waking's
+	 * waker_ctx names (a timer's interrupt records no entry).
+	 */
+	t->irq = cpu(w, row->it->cpu, row->ts)->irqs > 0 ||
+		 field(row->it, "waker_ctx", 0) > 0;
 }
 
 void schedwalk_blocked(struct schedwalk *w)
@@ -561,7 +566,7 @@ static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 /* ---- the index on disk (sqlcache.h) --------------------------------------------------- */
 
 /* The records below, their version: a new one with any change to them. */
-#define SW_CACHE_LAYOUT	1
+#define SW_CACHE_LAYOUT	2	/* 2: irq from waker_ctx too */
 #define SW_CACHE_FAMILY	"sched"
 /* Bytes of a CPU's, a thread's and a span's record. */
 #define SW_REC_CPU	40

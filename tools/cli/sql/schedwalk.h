@@ -20,10 +20,11 @@
  * 't' 'X' 'Z' 'P' 'I'), until it is switched in; a blocked thread's first
  * wakeup (sched_waking, sched_wakeup or sched_wakeup_new, whichever comes
  * first) ends its blocked span and opens 'R', woken by the owner of that
- * event -- in an interrupt when that event comes between an
- * irq_handler_entry or irq_softirq_entry and its exit on its CPU (a loss
- * or a switch there forgets them).  Idle (tid 0) has no such spans.  Spans still open at the end
- * close at the member's last item.
+ * event -- in an interrupt when sched_waking's waker_ctx says so (1..3),
+ * or when that event comes between an irq_handler_entry or
+ * irq_softirq_entry and its exit on its CPU (a loss or a switch there
+ * forgets them).  Idle (tid 0) has no such spans.  Spans still open at
+ * the end close at the member's last item.
  *
  * Asked (schedwalk_blocked()), a blocked span (S, D... not R) opened by a
  * sched_switch that carried a kernel stack says the function its thread
@@ -71,9 +72,9 @@ struct sw_span {
 	int32_t waker;			/* 'R' from a wakeup: who woke it; -1 none */
 	const char *blocked;		/* schedwalk_blocked(): or NULL; the walk's */
 	/*
-	 * 'R' from a wakeup: it came inside an interrupt or softirq recorded
-	 * on its CPU (irq_handler_entry..exit, irq_softirq_entry..exit),
-	 * @waker only the thread it interrupted; false: not known to.
+	 * 'R' from a wakeup: it came inside an interrupt or softirq (its
+	 * waker_ctx, or irq_handler_entry..exit, irq_softirq_entry..exit on
+	 * its CPU), @waker only the thread it interrupted; false: not known to.
 	 */
 	bool irq;
 };

@@ -9,9 +9,9 @@
  * thread that woke it (the owner of sched_waking, or of sched_wakeup
  * when no sched_waking came first; NULL unknown), cpu its target_cpu.
  * irq_context is 1 on such an 'R' when the wakeup came inside an
- * interrupt or softirq its CPU recorded (entry..exit), waker_utid then
- * only the thread it interrupted; NULL otherwise (not known: a timer's
- * interrupt records no entry).
+ * interrupt or softirq (sched_waking's waker_ctx 1..3, or an entry..exit
+ * its CPU recorded), waker_utid then only the thread it interrupted;
+ * NULL otherwise (not known in traces without waker_ctx).
  * A span on a CPU whose next switch names another prev has state NULL
  * (report does not count it).  Spans still open at the member's end
  * close at its last item.  Summed per utid, the Running spans are
