@@ -2275,7 +2275,7 @@ manifest_sums() {
 # of the sets holds every marker once, in order, and the manifests' counts
 # add up to the module's.
 test_on_chunk() {
-	local n=300 c rc=0 d bad=0 ns nh nf nt nn sums
+	local n=200 c rc=0 d bad=0 ns nh nf nt nn sums
 	note "--on-chunk: sets of a few 16 KiB packets, moved away by a slow hook"
 	reset_module
 	# A parent of its own: a start with --on-chunk hands over what the
@@ -2285,13 +2285,13 @@ test_on_chunk() {
 	start_daemon oc -o "$W/oc.p/oc" -s 40K -f 100 --subbuf-size 16K --num-subbufs 64 \
 		--on-chunk "echo \"\$1 \$2\" >>$W/oc.hooklog; sleep 0.2; mv \"\$1\" $W/oc.moved/" ||
 		{ fail "oc: daemon did not start"; return; }
-	# ~90 KB a CPU, 5-6 packets: paced (1 ms a marker) so that the
+	# ~60 KB a CPU, 4 packets: paced (1 ms a marker) so that the
 	# drain sees them one by one and the 40K limit asks for a rotation
 	# every few packets.  A drain that found them all at once (the ring
 	# holds the whole load: 6.12-rt, a loaded host) still rotates once
-	# within its batch: the stop alone would make one set.  (Twice as
-	# many markers made seven sets, each decoded alone below: 7 s a set
-	# under a loaded TCG guest, for nothing three or four do not show.)
+	# within its batch: the stop alone would make one set.  (Three times
+	# as many markers made seven sets, each decoded alone below: 7 s a set
+	# under a loaded TCG guest, for nothing two or three do not show.)
 	setup "oc: markers written" run_markers oc "$n" -r -s 300 -d 1000
 	stop_daemon || rc=$?
 	eq "oc: daemon exit status" "$rc" 0
@@ -2649,7 +2649,7 @@ EOF
 
 # A stop while the hook hangs (ignoring SIGTERM) and sets wait for it.
 # Without --stop-timeout a second SIGTERM ends the wait at once; with
-# --stop-timeout 8s the stop ends by itself (SIGTERM to the hook's group
+# --stop-timeout 6s the stop ends by itself (SIGTERM to the hook's group
 # 5 s before, SIGKILL at it), says what it left, and the next start hands
 # that over.
 # ocs_cleanup: the hooks an older ringtraced left running.
@@ -2700,7 +2700,7 @@ EOF
 	eq "ocs: no hook process left" "$(pgrep -f 'sleep 1003' | wc -l)" 0
 	ocs_cleanup
 
-	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 8s --on-chunk "$hook \"\$1\"" ||
+	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 6s --on-chunk "$hook \"\$1\"" ||
 		{ fail "ocs: daemon did not start"; return; }
 	for i in 1 2; do
 		run_markers "ocs$i" "$n" -r -s 300 || fail "ocs: markers of set $i"
@@ -2714,8 +2714,8 @@ EOF
 	wait_exit "$DPID" 60 || rc=$?
 	took=$((SECONDS - t0))
 	DPID=
-	eq "ocs: --stop-timeout 8s: exit status" "$rc" 0
-	check "ocs: the stop ended by its deadline ($took s for 8 s)" test "$took" -le 20
+	eq "ocs: --stop-timeout 6s: exit status" "$rc" 0
+	check "ocs: the stop ended by its deadline ($took s for 6 s)" test "$took" -le 20
 	check "ocs: SIGTERM to the hook 5 s before the deadline" \
 		grep -q "t1/chunk-000001: --on-chunk hook still running 5 s before the stop's deadline: SIGTERM to its process group" "$W/ocs1.err"
 	check "ocs: the hook ended by the stop, its set left" \
