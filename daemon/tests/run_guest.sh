@@ -2386,6 +2386,9 @@ test_on_chunk_hooks() {
 	# three SIGHUPs; stored: no packing to wait for) than the queue holds
 	# (1): those wait on disk, and reach the hook once the queue has room.
 	note "--on-chunk: a hook that hangs, ignoring SIGTERM, while sets pile up"
+	# Half ocf's markers: the SIGHUPs make the sets that pile up; more by
+	# size were only more manifests to check (3 s each under TCG).
+	n=300
 	reset_module
 	mkdir -p "$W/och.moved" "$W/och.p"
 	: >"$W/och.markers"
