@@ -153,13 +153,13 @@ metadata_has() { grep -q "name = \"$1\";" "$RT/metadata"; }
 # next: a probe or kprobe one left behind is still there at the end.
 test_abi_malformed() {
 	local cmd
-	{
+	# Not a pipe: pe_refuse_all counts its checks in this shell.
+	pe_refuse_all < <(
 		for cmd in "x:$FUNC" "p:" "p$FUNC" "p:$FUNC extra" "p:a/b" \
 			   "p:$FUNC+" "p:$FUNC+zz" "r:$FUNC+4" "-:"; do
 			echo "$cmd|Invalid argument"
 		done
-		echo "-:kprobe_nothing_here|No such file"
-	} | pe_refuse_all
+		echo "-:kprobe_nothing_here|No such file")
 	check "probe_events: ... nothing left by the malformed commands" no_probes
 	check "probe_events: 'p:$FUNC\\np:vfs_read' is EINVAL, nothing left" \
 		refused "p:$FUNC
