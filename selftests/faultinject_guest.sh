@@ -33,7 +33,7 @@
 # allocation of an op that makes up to this many; default 300, past which
 # the helper samples: a module load makes thousands), RT_FI_SAMPLE (faults
 # the helper draws at random between a sampled op's first 16 and last 8;
-# default 50; tools/run-tests gives the debug kernel 16), RT_FI_SEED (the
+# default 50; tools/run-tests gives the debug kernel 8), RT_FI_SEED (the
 # draws' seed, which the helper prints first; default a random one, so
 # that successive runs fail different allocations).
 
