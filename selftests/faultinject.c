@@ -8,16 +8,20 @@
  * root, with the failslab and fail_page_alloc attributes set up to fail
  * any allocation (ignore-gfp-wait=N, min-order=0, verbose=0).
  *
- *   faultinject -m RINGTRACE_KO -s SPLAT_REGEX [-e MAX_EXHAUSTIVE] [PATH...]
+ *   faultinject -m RINGTRACE_KO -s SPLAT_REGEX [-e MAX_EXHAUSTIVE]
+ *               [-n SAMPLE] [-S SEED] [PATH...]
  *
  * One system call per PATH (the "op") runs with
  * /proc/self/task/<tid>/fail-nth set to N, which fails the Nth allocation
  * in this task.  Reading the file back tells whether that fault was
  * consumed, and how many allocations the op made when it was not.  Every
  * one of them is failed in turn when there are at most MAX_EXHAUSTIVE
- * (default 300); past that, the first 64, the last 32 and 100 evenly
- * spaced between (see sweep()).  Without PATHs, every path but "unload"
- * (see on_request).  Per injected fault:
+ * (default 300); past that, the first 16, the last 8 and SAMPLE (default
+ * 50) drawn at random between, with SEED (default: a random one, printed
+ * first as "# faultinject: seed=SEED sample=SAMPLE": -S SEED repeats a
+ * run's draws), so that each run fails other allocations (see sweep()).
+ * Without PATHs, every path but "unload" (see on_request).  Per injected
+ * fault:
  *
  *   - the op failed with ENOMEM, or it succeeded anyway (the kernel fell
  *     back, as kvmalloc() does) and then did all it should;
@@ -62,6 +66,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -84,6 +89,9 @@ static void *ko_image;
 static size_t ko_size;
 static regex_t splat_re;
 static unsigned int max_exhaustive = 300;
+/* Faults drawn between the head and the tail of a sampled op, and how. */
+static unsigned int sample_middle = 50;
+static unsigned short sample_state[3];	/* erand48()'s, from the seed */
 static int nth_fd = -1, kmsg_fd = -1;
 static long page_size;
 static unsigned long modules_start;	/* kernel image end: modules above */
@@ -1426,22 +1434,35 @@ static enum fi_attempt attempt(const struct fi_path *p, unsigned int n,
 /*
  * Count the op's allocations once (a success with fail-nth far out), then
  * fail each of them in turn: all of them when there are at most
- * max_exhaustive, else the first FI_HEAD, the last FI_TAIL and every
- * stride-th between (a module load makes thousands, most of them the
- * same few dozen in debugfs and device_create() once per file, and each
- * attempt costs as much as the load up to its fault: with 100 between,
- * the load's sweep took 296 s of the debug kernel's boot).  Last,
- * fail-nth one past the end: the op must succeed without consuming it.
+ * max_exhaustive, else the first FI_HEAD, the last FI_TAIL and
+ * sample_middle drawn at random between (a module load makes thousands,
+ * most of them the same few dozen in debugfs and device_create() once per
+ * file, and each attempt costs as much as the load up to its fault: under
+ * KASAN 3.3 s each, 368 s of the debug kernel's boot for 113 faults).
+ * The draw changes with the seed, so that runs together cover what one
+ * run's sweep cannot.  Last, fail-nth one past the end: the op must
+ * succeed without consuming it.
  */
 #define FI_COUNT_ARM	(1U << 30)
-#define FI_HEAD		64
-#define FI_TAIL		32
-#define FI_MIDDLE	50
+#define FI_HEAD		16
+#define FI_TAIL		8
+
+/*
+ * Whether to fail the middle allocation @n, the draw's @seen-th candidate
+ * of @range, @picked of @want taken so far: selection sampling (Knuth's
+ * Algorithm S), which takes exactly @want, in increasing order.
+ */
+static bool sample_pick(unsigned int seen, unsigned int range,
+			unsigned int picked, unsigned int want)
+{
+	return (range - seen) * erand48(sample_state) < want - picked;
+}
 
 static void sweep(const struct fi_path *p)
 {
-	unsigned int n, total, left, stride = 1, max;
+	unsigned int n, total, left, max, range = 0, seen = 0, picked = 0;
 	struct fi_counts c = { 0 };
+	bool sampled = false;
 	enum fi_attempt r;
 	time_t start = time(NULL);
 
@@ -1456,14 +1477,18 @@ static void sweep(const struct fi_path *p)
 		return;
 	}
 	total = FI_COUNT_ARM - left;
-	if (total > max_exhaustive)
-		stride = (total - FI_HEAD - FI_TAIL) / FI_MIDDLE + 1;
+	if (total > max_exhaustive && total > FI_HEAD + FI_TAIL) {
+		sampled = true;
+		range = total - FI_HEAD - FI_TAIL;
+	}
 	/* Allocations can vary a little between runs (kmemleak's own). */
 	max = total + 64;
 	for (n = 1; n <= max; n++) {
-		if (stride > 1 && n > FI_HEAD && n + FI_TAIL <= total &&
-		    (n - FI_HEAD) % stride)
-			continue;
+		if (sampled && n > FI_HEAD && n + FI_TAIL <= total) {
+			if (!sample_pick(seen++, range, picked, sample_middle))
+				continue;
+			picked++;
+		}
 		r = attempt(p, n, &c, &left);
 		if (r != FI_INJECTED)
 			break;
@@ -1479,9 +1504,21 @@ static void sweep(const struct fi_path *p)
 	printf("%s - %s: %s: %u allocations, %u faults injected (%s), %u failed cleanly with ENOMEM, %u succeeded through a fallback, %u bad, %lds\n",
 	       r == FI_UNCONSUMED && !c.bad ? "ok" : "not ok", p->name,
 	       p->what, total, c.faults,
-	       stride > 1 ? "sampled" : "every one", c.clean, c.tolerated,
+	       sampled ? "sampled" : "every one", c.clean, c.tolerated,
 	       c.bad, (long)(time(NULL) - start));
 	fflush(stdout);
+}
+
+/* The draws' seed, erand48()'s 48 bits: @arg, else a random one. */
+static unsigned long long sample_seed(const char *arg)
+{
+	unsigned long long seed;
+
+	if (arg)
+		seed = strtoull(arg, NULL, 0);
+	else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		seed = (unsigned long long)time(NULL) ^ getpid();
+	return seed & ((1ULL << 48) - 1);
 }
 
 static int setup(void)
@@ -1536,7 +1573,7 @@ static int setup(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: faultinject -m RINGTRACE_KO -s SPLAT_REGEX [-e MAX_EXHAUSTIVE] [PATH...]\npaths:");
+	fprintf(stderr, "usage: faultinject -m RINGTRACE_KO -s SPLAT_REGEX [-e MAX_EXHAUSTIVE] [-n SAMPLE] [-S SEED] [PATH...]\npaths:");
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		fprintf(stderr, " %s", paths[i].name);
 	fputc('\n', stderr);
@@ -1545,11 +1582,12 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	const char *re = NULL;
+	const char *re = NULL, *seed_arg = NULL;
+	unsigned long long seed;
 	size_t i;
 	int opt, ret, arg;
 
-	while ((opt = getopt(argc, argv, "m:s:e:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:e:n:S:")) != -1) {
 		switch (opt) {
 		case 'm':
 			ko_path = optarg;
@@ -1559,6 +1597,12 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			max_exhaustive = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			sample_middle = strtoul(optarg, NULL, 0);
+			break;
+		case 'S':
+			seed_arg = optarg;
 			break;
 		default:
 			usage();
@@ -1580,6 +1624,12 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	seed = sample_seed(seed_arg);
+	sample_state[0] = seed;
+	sample_state[1] = seed >> 16;
+	sample_state[2] = seed >> 32;
+	printf("# faultinject: seed=%llu sample=%u (-S %llu draws the same faults)\n",
+	       seed, sample_middle, seed);
 	ret = setup();
 	if (ret) {
 		printf("not ok - faultinject setup: %s\n", strerror(-ret));

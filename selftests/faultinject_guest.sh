@@ -31,7 +31,11 @@
 # build root; default $RT_CACHE/build), RT_FI_PATHS (space-separated subset
 # of the helper's paths; default all), RT_FI_EXHAUSTIVE (fail every
 # allocation of an op that makes up to this many; default 300, past which
-# the helper samples: a module load makes thousands).
+# the helper samples: a module load makes thousands), RT_FI_SAMPLE (faults
+# the helper draws at random between a sampled op's first 16 and last 8;
+# default 50; tools/run-tests gives the debug kernel 8), RT_FI_SEED (the
+# draws' seed, which the helper prints first; default a random one, so
+# that successive runs fail different allocations).
 
 set -u
 cd "$(dirname -- "${BASH_SOURCE[0]}")/.." || exit 1
@@ -109,6 +113,7 @@ out=$(mktemp)
 start=$(date +%s)
 # shellcheck disable=SC2086 # RT_FI_PATHS is a word list
 "$HELPER" -m "$KO" -s "$SPLAT_RE" -e "${RT_FI_EXHAUSTIVE:-300}" \
+	-n "${RT_FI_SAMPLE:-50}" ${RT_FI_SEED:+-S "$RT_FI_SEED"} \
 	${RT_FI_PATHS:-} 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 echo "# faultinject helper: exit status $status after $(($(date +%s) - start))s"

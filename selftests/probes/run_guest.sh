@@ -73,6 +73,10 @@ STRESS_SECONDS=${STRESS_SECONDS:-20}
 # grandchild).  tools/run-tests gives the debug kernel fewer: 3000 take
 # it 330 s there (KASAN), and the race is for the fast kernels to hit.
 PROBES_FORKS=${PROBES_FORKS:-3000}
+# getppid calls of the main trace's rt_workload (the filtered one makes
+# half): tools/run-tests gives the debug kernel fewer, whose traces every
+# reader takes longer to read, and a thousand prove no more there.
+PROBES_CALLS=${PROBES_CALLS:-1000}
 PROBES_SMP=${PROBES_SMP:-0}
 
 offlined=()			# CPUs solo took offline
@@ -90,8 +94,9 @@ refuse() { local d=$1; shift; if "$@" 2>/dev/null; then not_ok "$d"; else ok "$d
 wr() { echo "$2" > "$1"; }
 # ap FILE TEXT: the same, opened with O_APPEND (">>").
 ap() { echo "$2" >> "$1"; }
-# is FILE TEXT: the file reads exactly TEXT.
-is() { [ "$(cat "$1")" = "$2" ]; }
+# is FILE TEXT: the file reads exactly TEXT (bash reads it: an exec costs
+# a second under the debug kernel).
+is() { [ "$(<"$1")" = "$2" ]; }
 
 finish() {
 	local f
@@ -99,6 +104,7 @@ finish() {
 	for f in "${offlined[@]}"; do
 		echo 1 > "$f" 2>/dev/null
 	done
+	section ""
 	echo "probes: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]
 	exit
@@ -110,6 +116,17 @@ bail() {
 }
 
 events() { cut -d' ' -f2 "$R/available_events"; }
+
+# section NAME: the section NAME starts; the one before says how long it
+# took ("# section X took N s": where a slow kernel's time goes).
+section_name=
+section_start=$SECONDS
+section() {
+	[ -n "$section_name" ] &&
+		echo "# section $section_name took $((SECONDS - section_start)) s"
+	section_name=$1
+	section_start=$SECONDS
+}
 
 # solo: only CPU 0 online (unless PROBES_SMP=1); tutti: all back online.
 solo() {
@@ -141,16 +158,21 @@ setup "insmod $KO" insmod "$KO" || finish
 
 # --- ids ---------------------------------------------------------------------
 
+section ids
+
 want="sched_switch sched_wakeup sched_wakeup_new sched_process_fork sched_process_exec sched_process_exit irq_handler_entry irq_handler_exit irq_softirq_entry irq_softirq_exit syscall_entry syscall_exit ringtrace_statedump_task ringtrace_statedump_cpu task_rename sched_waking sched_process_free sched_migrate_task"
 expect "available_events lists the 18 events in id order" \
 	[ "$(events | tr '\n' ' ')" = "$want " ]
 cat "$R/metadata" > "$WORK/metadata"
+# Matched by bash, not a grep per event (an exec costs a second under the
+# debug kernel).
+metadata=$(<"$WORK/metadata")
 ids_ok=1
 declare -A seen=()
 while read -r id name; do
 	if [ "$id" -lt 1 ] || [ "$id" -gt 30 ] || [ -n "${seen[$id]:-}" ] ||
 	   ! is "$R/events/$name/id" "$id" ||
-	   ! grep -Pzq "name = \"$name\";\n\tid = $id;\n" "$WORK/metadata"; then
+	   [[ $metadata != *"name = \"$name\";"$'\n\t'"id = $id;"$'\n'* ]]; then
 		echo "# bad id $id for $name" >&2
 		ids_ok=0
 	fi
@@ -182,6 +204,8 @@ elif [ -d "/lib/modules/$KVER/kernel" ]; then
 fi
 
 # --- control files -----------------------------------------------------------
+
+section control
 
 expect "all events start disabled" is "$R/events/enable" 0
 refuse "enable: '2' refused" wr "$R/events/sched_switch/enable" 2
@@ -230,6 +254,8 @@ expect "set_event_pid: a blank write clears it" \
 
 # --- a traced workload -------------------------------------------------------
 
+section main
+
 # trace NAME COMMAND...: trace COMMAND with the enabled events, recorded
 # by ringtraced into $WORK/NAME.rec and unpacked to plain CTF in
 # $WORK/NAME; leave babeltrace2's text in $WORK/NAME.txt, our decoder's
@@ -275,7 +301,7 @@ setup "geometry 64 KiB x 32 for the traces" \
 	eval 'wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32'
 wr "$R/events/enable" 1
 setup "trace rt_workload with every event enabled" \
-	trace main "$WORKLOAD" -n 1000
+	trace main "$WORKLOAD" -n "$PROBES_CALLS"
 echo "# $(cat "$WORK/main.line")"
 save main
 expect "main trace: nothing lost ($(tr '\n' ' ' < "$WORK/main.stats"))" no_loss main
@@ -286,6 +312,8 @@ expect "main trace: ringtrace report and babeltrace2 agree" same_events main
 check_output "$WORK/main.check" $?
 
 # --- kernel stacks -------------------------------------------------------------
+
+section stacks
 
 wr "$R/events/enable" 0
 wr "$R/set_event" "sched_switch syscall_entry"
@@ -347,6 +375,8 @@ wr "$R/set_event_stack" "!sched_switch !syscall_entry"
 wr "$R/stack_depth" 32
 
 # --- the scheduler: sched_waking, sched_migrate_task, sched_process_free ----
+
+section sched
 
 # A waker wakes a sleeper on another CPU, moves itself there and back,
 # reaps a child.  The child's task_struct is freed by an RCU callback some
@@ -441,10 +471,12 @@ wr "$R/events/enable" 1
 
 # --- the pid filter ----------------------------------------------------------
 
+section filtered
+
 setup "clear before the filtered trace" wr "$R/clear" 1
 mkfifo "$WORK/go"
 # The subshell waits for "go", then becomes rt_workload with the same pid.
-( read -r _ < "$WORK/go"; exec "$WORKLOAD" -n 500 ) > "$WORK/victim.out" &
+( read -r _ < "$WORK/go"; exec "$WORKLOAD" -n $((PROBES_CALLS / 2)) ) > "$WORK/victim.out" &
 victim=$!
 setup "set_event_pid $victim" wr "$R/set_event_pid" "$victim"
 filtered_run() {
@@ -462,6 +494,8 @@ wr "$R/set_event_pid" ""
 wr "$R/events/enable" 0
 
 # --- the cgroup filter ---------------------------------------------------------
+
+section cgroup
 
 # cg_procs CGROUP: the cgroup's processes, for a look after a failure.
 cg_procs() { echo "# $1: $(tr '\n' ' ' < "$1/cgroup.procs")"; }
@@ -554,6 +588,8 @@ fi
 
 # --- event_fork: the filter follows forks ------------------------------------
 
+section event_fork
+
 expect "event_fork: 0 at load" is "$R/event_fork" 0
 for bad in 2 x "" "1 1" -1; do
 	refuse "event_fork: '$bad' refused" wr "$R/event_fork" "$bad"
@@ -631,6 +667,8 @@ wr "$R/events/enable" 0
 
 # --- a geometry write killed while it allocates -----------------------------
 
+section killed_geometry
+
 # The write of a geometry allocates every CPU's buffer page by page; a
 # fatal signal ends it with EINTR (not ENOMEM: memory did not run out),
 # and the old buffers stay.  A killed task never sees its write's return
@@ -685,6 +723,8 @@ setup "back to 64 KiB x 32" \
 	eval 'wr "$R/subbuf_size" 65536 && wr "$R/num_subbufs" 32'
 
 # --- enable/disable under load, then rmmod -----------------------------------
+
+section stress
 
 setup "overwrite mode for the stress test" wr "$R/mode" overwrite
 echo "# stress with cpus $(cat /sys/devices/system/cpu/online) online"
@@ -786,6 +826,7 @@ harness_cases() {
 	fi
 }
 
+section harness
 # Field predicates (module/filter.c): filter_test, a kselftest binary,
 # switches tracepoints, so it runs here and not in selftests/run_guest.sh.
 "$ROOT/selftests/filter_test" > "$WORK/filter.tap" 2>&1

@@ -9,7 +9,10 @@
 # check.sh's helpers; a part says in its header what it checks.  The
 # workloads are built on the host by `make all` (tools/Makefile).
 # RT_PROFILE_PARTS="ustack sample" runs only those parts (tools/run-tests
-# gives the debug kernel the parts whose kernel side it checks).
+# gives the debug kernel the parts whose kernel side it checks), and
+# RT_PROFILE_SCOPE=kernel (the debug kernel's too) leaves out within them
+# what happens in user space only, the same on every kernel (the CLI's
+# refusals before it asks the module, ringtrace list).
 # Ends with "profile: N passed, M failed".
 
 set -u
@@ -26,6 +29,9 @@ export RINGTRACED=$REPO/daemon/ringtraced
 . tools/tests/check.sh
 
 note() { echo "# $*"; }
+
+# Whether the checks of user space's own logic run (RT_PROFILE_SCOPE).
+user_logic() { [[ ${RT_PROFILE_SCOPE:-all} != kernel ]]; }
 
 # dump_maps_check NAME PID BINARY: $W/NAME.txt, the report of a record
 # --mmap -p PID, holds PID's mappings from the state dump (DUMP), each line

@@ -9,7 +9,8 @@
 #            the file still reads 0
 #   abi      mmap_events and mmap_dump refuse anything but 0 and 1, and
 #            keep their value; mmap_stats refuses writes
-#   list     ringtrace list shows user_mmap as record --mmap's
+#   list     ringtrace list shows user_mmap as record --mmap's (user space
+#            only: not in RT_PROFILE_SCOPE=kernel)
 #   exec     record --mmap -F of umap-workload (exec, dlopen of
 #            libumap-test.so, exit within ms): an event for each line of
 #            its /proc/self/maps -- the binary, ld.so, libc, the library,
@@ -176,7 +177,7 @@ umap_list() {
 profile_umap() {
 	umap_hook
 	umap_abi
-	umap_list
+	user_logic && umap_list
 	if [[ -e /sys/kernel/debug/kprobes/list ]]; then
 		umap_exec
 		umap_pool

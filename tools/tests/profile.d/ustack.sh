@@ -21,7 +21,8 @@
 #     >= 90 % of the probe's events have d's first byte, then c, then
 #     main, and say the caller was read at [sp]
 #   - --ustack naming the state dump, --ustack-depth 128, a uprobe not
-#     in -e: refused, nothing changed
+#     in -e: refused, nothing changed (user space only: not in
+#     RT_PROFILE_SCOPE=kernel)
 
 # A user frame of report: "FUNC+0xOFF (BINARY)", named from the store
 # ringtraced filled at the stop (--ustack implies --mmap), else
@@ -160,22 +161,25 @@ PY
 	check "uprobe ustack entry: >= 45 events, >= 90 % d <- c <- main ($pct)" \
 		[ "${pct% *}" -ge 45 -a "${pct#* }" -ge 90 ]
 
-	st=0
-	"$CLI" record --ustack ringtrace_statedump_task -o "$d/ustack-rec3" -- true \
-		>"$d/ustack-refuse1.out" 2>&1 || st=$?
-	check "--ustack of the state dump refused ($st), nothing recorded" \
-		eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec3" ] && [ "$(ustack_state)" = "$before" ]'
-	st=0
-	"$CLI" record --ustack sched_switch --ustack-depth 128 -o "$d/ustack-rec4" -- true \
-		>"$d/ustack-refuse2.out" 2>&1 || st=$?
-	check "--ustack-depth 128 refused ($st)" eval '[ "$st" -eq 2 ] && [ ! -e "$d/ustack-rec4" ]'
-	st=0
-	"$CLI" record --ustack "uprobe:$wl:d" -o "$d/ustack-rec6" -- true \
-		>"$d/ustack-refuse3.out" 2>&1 || st=$?
-	check "--ustack of a uprobe not in -e refused ($st), nothing left" \
-		eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec6" ] &&
-		      grep -q "not a probe of -e" "$d/ustack-refuse3.out" &&
-		      [ -z "$(cat "$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
+	# The CLI's refusals, before it asks the module.
+	if user_logic; then
+		st=0
+		"$CLI" record --ustack ringtrace_statedump_task -o "$d/ustack-rec3" -- true \
+			>"$d/ustack-refuse1.out" 2>&1 || st=$?
+		check "--ustack of the state dump refused ($st), nothing recorded" \
+			eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec3" ] && [ "$(ustack_state)" = "$before" ]'
+		st=0
+		"$CLI" record --ustack sched_switch --ustack-depth 128 -o "$d/ustack-rec4" -- true \
+			>"$d/ustack-refuse2.out" 2>&1 || st=$?
+		check "--ustack-depth 128 refused ($st)" eval '[ "$st" -eq 2 ] && [ ! -e "$d/ustack-rec4" ]'
+		st=0
+		"$CLI" record --ustack "uprobe:$wl:d" -o "$d/ustack-rec6" -- true \
+			>"$d/ustack-refuse3.out" 2>&1 || st=$?
+		check "--ustack of a uprobe not in -e refused ($st), nothing left" \
+			eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec6" ] &&
+			      grep -q "not a probe of -e" "$d/ustack-refuse3.out" &&
+			      [ -z "$(cat "$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
+	fi
 	echo "$RINGTRACE_USTACK_DEFAULT" >"$RT/ustack_depth"
 }
 
