@@ -34,6 +34,11 @@ KBUILD_SRCS := Kbuild module include selftests/kmod tools/bench
 
 USER_DIRS := daemon tools selftests selftests/probes selftests/fuzz
 
+# A module's DEFINE_PER_CPU data comes out of the kernel's reserve shared
+# by every module (PERCPU_MODULE_RESERVE, 8 KiB): ringtrace.ko keeps its
+# share small so that other modules (lttng_tracer) still load beside it.
+PERCPU_STATIC_MAX := 1024
+
 .PHONY: all modules userspace check bench sparse checkpatch install deb clean $(USER_DIRS)
 
 all: modules userspace
@@ -51,6 +56,12 @@ modules:
 		done; \
 		echo "  MODULES $$k"; \
 		$(MAKE) -s -C "$(call kdir,$$k)" M="$$d" W=1 modules; \
+		pcpu=$$(readelf -SW "$$d/ringtrace.ko" | \
+			awk '$$2 == ".data..percpu" { print $$6 }'); \
+		if [ $$((0x$${pcpu:-0})) -gt $(PERCPU_STATIC_MAX) ]; then \
+			echo "ringtrace.ko: $$((0x$$pcpu)) bytes of static per-CPU data (limit $(PERCPU_STATIC_MAX)): use alloc_percpu()" >&2; \
+			exit 1; \
+		fi; \
 	done
 
 userspace: $(USER_DIRS)
