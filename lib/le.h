@@ -38,6 +38,23 @@ static inline uint64_t rt_get_le(const uint8_t *p, unsigned int bytes)
 
 static inline void rt_put_le(uint8_t *p, uint64_t v, unsigned int bytes)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* The host's order: one store (ship's row encoder, a value or more a row). */
+	uint32_t v32 = (uint32_t)v;
+	uint16_t v16 = (uint16_t)v;
+
+	switch (bytes) {
+	case 2:
+		memcpy(p, &v16, 2);
+		return;
+	case 4:
+		memcpy(p, &v32, 4);
+		return;
+	case 8:
+		memcpy(p, &v, 8);
+		return;
+	}
+#endif
 	for (unsigned int i = 0; i < bytes; i++, v >>= 8)
 		p[i] = (uint8_t)v;
 }

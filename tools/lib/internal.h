@@ -20,6 +20,9 @@ static inline const struct rt_event_desc *rt_md_event(const struct rt_metadata *
 	return rt_metadata_event(md, id);
 }
 
+/* Whether field @f can be read as @use says (rt_event_field()'s test). */
+bool rt_field_fits(const struct rt_field_desc *f, enum rt_field_use use);
+
 /* Formats the message into @err (if any) and returns -1. */
 int rt_fail(struct rt_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -1910,6 +1910,20 @@ const struct rt_event_desc *rt_metadata_event(const struct rt_metadata *md,
 	return NULL;
 }
 
+bool rt_field_fits(const struct rt_field_desc *f, enum rt_field_use use)
+{
+	switch (use) {
+	case RT_USE_INT:
+		return f->kind == RT_FIELD_INT;
+	case RT_USE_INTS:
+		return (f->kind == RT_FIELD_ARRAY || f->kind == RT_FIELD_SEQUENCE) &&
+		       !f->is_text;
+	case RT_USE_TEXT:
+		return f->is_text;
+	}
+	return false;
+}
+
 int rt_event_field(const struct rt_event_desc *ev, const char *name,
 		   enum rt_field_use use)
 {
@@ -1918,17 +1932,7 @@ int rt_event_field(const struct rt_event_desc *ev, const char *name,
 
 		if (strcmp(f->name, name))
 			continue;
-		switch (use) {
-		case RT_USE_INT:
-			return f->kind == RT_FIELD_INT ? (int)i : -1;
-		case RT_USE_INTS:
-			return (f->kind == RT_FIELD_ARRAY ||
-				f->kind == RT_FIELD_SEQUENCE) && !f->is_text ?
-			       (int)i : -1;
-		case RT_USE_TEXT:
-			return f->is_text ? (int)i : -1;
-		}
-		return -1;
+		return rt_field_fits(f, use) ? (int)i : -1;
 	}
 	return -1;
 }

@@ -2917,16 +2917,40 @@ out:
 
 /* ---- values and printing -------------------------------------------------------------- */
 
+/*
+ * Readers ask for a field by a literal name, event after event: the index
+ * last found for an (event, name) pair is tried first, checked by one
+ * strcmp() and the use (a description freed and another made at its
+ * address costs only the search again).  Per thread: the daemon's
+ * packers read on threads of their own.
+ */
+#define FIELD_MEMO	32
+
+static __thread struct field_memo {
+	const struct rt_event_desc *ev;
+	const char *name;
+	unsigned int i;
+} field_memo[FIELD_MEMO];
+
 const struct rt_field_value *rt_item_field(const struct rt_item *it,
 					   const char *name,
 					   enum rt_field_use use)
 {
+	const struct rt_event_desc *ev = it->event;
+	struct field_memo *m;
 	int i;
 
 	if (it->type != RT_ITEM_EVENT)
 		return NULL;
-	i = rt_event_field(it->event, name, use);
-	return i < 0 ? NULL : &it->fields[i];
+	m = &field_memo[((uintptr_t)ev / 64 ^ (uintptr_t)name) % FIELD_MEMO];
+	if (m->ev == ev && m->name == name && m->i < ev->nr_fields &&
+	    !strcmp(ev->fields[m->i].name, name))
+		return rt_field_fits(&ev->fields[m->i], use) ? &it->fields[m->i] : NULL;
+	i = rt_event_field(ev, name, use);
+	if (i < 0)
+		return NULL;
+	*m = (struct field_memo){ .ev = ev, .name = name, .i = (unsigned int)i };
+	return &it->fields[i];
 }
 
 uint64_t rt_field_u64(const struct rt_field_value *f, uint64_t i)

@@ -6,28 +6,26 @@
 #include "../../../lib/msg.h"
 #include "buf.h"
 
-void buf_room(struct buf *b, size_t len)
+void buf_grow(struct buf *b, size_t len)
 {
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
+	size_t cap = b->cap ? b->cap : 4096;
 
-		while (cap < b->len + len)
-			cap *= 2;
-		b->p = realloc(b->p, cap);
-		if (!b->p)
-			die("out of memory");
-		b->cap = cap;
-	}
+	while (cap < b->len + len)
+		cap *= 2;
+	b->p = realloc(b->p, cap);
+	if (!b->p)
+		die("out of memory");
+	b->cap = cap;
 }
 
-void buf_add(struct buf *b, const void *data, size_t len)
+void buf_dec(struct buf *b, uint64_t u, bool neg)
 {
-	buf_room(b, len);
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
-}
+	char s[24], *p = s + sizeof(s);
 
-void buf_u8(struct buf *b, uint8_t v)
-{
-	buf_add(b, &v, 1);
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (neg)
+		*--p = '-';
+	buf_add(b, p, (size_t)(s + sizeof(s) - p));
 }

@@ -96,9 +96,15 @@ struct schedwalk {
 	/* Spans ended, not handed out yet. */
 	struct sw_span *q;
 	size_t nr_q, head, cap_q;
-	/* The last item's event and what it is (one lookup per event kind). */
-	const struct rt_event_desc *ev;
-	enum sw_kind kind;
+	/*
+	 * What events are (kind()), by their description's address: the
+	 * members' metadata live as long as the database, so an address is
+	 * one event for the walk's life.  Direct-mapped: events interleave.
+	 */
+	struct {
+		const struct rt_event_desc *ev;
+		enum sw_kind kind;
+	} kinds[32];
 };
 
 const char *sw_state_name(int64_t state, char *buf, size_t size)
@@ -283,9 +289,11 @@ static int64_t field(const struct rt_item *it, const char *name, int64_t none)
 
 static enum sw_kind kind(struct schedwalk *w, const struct rt_event_desc *ev)
 {
-	if (ev != w->ev) {
-		w->ev = ev;
-		w->kind = !strcmp(ev->name, "sched_switch") ? K_SWITCH :
+	typeof(w->kinds[0]) *k = &w->kinds[(uintptr_t)ev / sizeof(*ev) % ARRAY_SIZE(w->kinds)];
+
+	if (k->ev != ev) {
+		k->ev = ev;
+		k->kind = !strcmp(ev->name, "sched_switch") ? K_SWITCH :
 			  !strcmp(ev->name, "sched_waking") ||
 			  !strcmp(ev->name, "sched_wakeup") ||
 			  !strcmp(ev->name, "sched_wakeup_new") ? K_WAKEUP :
@@ -294,7 +302,7 @@ static enum sw_kind kind(struct schedwalk *w, const struct rt_event_desc *ev)
 			  !strcmp(ev->name, "irq_handler_exit") ||
 			  !strcmp(ev->name, "irq_softirq_exit") ? K_IRQ_EXIT : K_OTHER;
 	}
-	return w->kind;
+	return k->kind;
 }
 
 /* CPU @cpu's state, made (nothing known) at its first item. */

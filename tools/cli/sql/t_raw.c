@@ -32,10 +32,23 @@ static const struct sql_column cols[] = {
 	[C_HOST] = SQL_COL_HOST,
 };
 
+/*
+ * An event's field names as args' keys, made the first time a row is of
+ * it: '{"name":' for the first field, ',"name":' for each after it, one
+ * after another in @text, key i from @at[i] to @at[i + 1].
+ */
+struct raw_keys {
+	struct buf text;
+	size_t *at;
+};
+
 struct raw {
 	struct scan *scan;
 	struct scan_row row;
 	struct buf args;		/* the row's args, its room kept */
+	/* Per member, per event (its position in the metadata): NULL until made. */
+	struct raw_keys **keys;
+	unsigned int nr_keys;		/* members in @keys */
 };
 
 static int raw_filter(struct sql_cursor *c)
@@ -58,44 +71,75 @@ static int raw_next(struct sql_cursor *c)
 /* In decimal, without printf's format parsing (a field or more an event). */
 static void int_json(struct buf *b, const struct rt_field_value *v, uint64_t i)
 {
-	char s[24], *p = s + sizeof(s);
-	bool neg = false;
-	uint64_t u;
+	int64_t x;
 
-	if (v->desc->is_signed) {
-		int64_t x = rt_field_s64(v, i);
-
-		neg = x < 0;
-		u = neg ? 0 - (uint64_t)x : (uint64_t)x;
-	} else {
-		u = rt_field_u64(v, i);
+	if (!v->desc->is_signed) {
+		buf_dec(b, rt_field_u64(v, i), false);
+		return;
 	}
-	do
-		*--p = (char)('0' + u % 10);
-	while (u /= 10);
-	if (neg)
-		*--p = '-';
-	buf_add(b, p, (size_t)(s + sizeof(s) - p));
+	x = rt_field_s64(v, i);
+	buf_dec(b, x < 0 ? 0 - (uint64_t)x : (uint64_t)x, x < 0);
+}
+
+/* The keys of member @member's event @ev (raw_keys), made the first time. */
+static const struct raw_keys *keys_of(struct sql_cursor *c, unsigned int member,
+				      const struct rt_event_desc *ev)
+{
+	struct raw *r = c->priv;
+	const struct rt_metadata *md = c->db->ts->m[member].t->md;
+	struct raw_keys *k;
+
+	if (!r->keys) {
+		r->nr_keys = c->db->ts->nr;
+		r->keys = calloc(r->nr_keys, sizeof(*r->keys));
+		if (!r->keys)
+			die("out of memory");
+	}
+	if (!r->keys[member] &&
+	    !(r->keys[member] = calloc(md->nr_events + 1, sizeof(*r->keys[member]))))
+		die("out of memory");
+	k = &r->keys[member][ev - md->events];
+	if (k->at)
+		return k;
+	k->at = malloc((ev->nr_fields + 1) * sizeof(*k->at));
+	if (!k->at)
+		die("out of memory");
+	for (unsigned int i = 0; i < ev->nr_fields; i++) {
+		k->at[i] = k->text.len;
+		buf_u8(&k->text, i ? ',' : '{');
+		sql_json_text(&k->text, (const uint8_t *)ev->fields[i].name, SIZE_MAX);
+		buf_u8(&k->text, ':');
+	}
+	k->at[ev->nr_fields] = k->text.len;
+	return k;
 }
 
 /*
  * The event's fields as one JSON object, made in the cursor's buffer (no
- * allocation a row once it has grown) and copied out by sql_out_text().
+ * allocation a row once it has grown) and copied out by sql_out_text();
+ * each field's key as @k made it once for the event.
  */
-static void args_json(struct sql_out *ctx, struct buf *b, const struct rt_item *it)
+static void args_json(struct sql_out *ctx, struct buf *b, const struct raw_keys *k,
+		      const struct rt_item *it)
 {
 	static const char hex[] = "0123456789abcdef";
+	const struct rt_event_desc *ev = it->event;
 
 	b->len = 0;
-	buf_u8(b, '{');
+	if (!it->nr_fields)
+		buf_u8(b, '{');
 	for (unsigned int i = 0; i < it->nr_fields; i++) {
 		const struct rt_field_value *v = &it->fields[i];
 		const char *label;
 
-		if (i)
-			buf_u8(b, ',');
-		sql_json_text(b, (const uint8_t *)v->desc->name, SIZE_MAX);
-		buf_u8(b, ':');
+		/* The decoder's values are the event's fields, in its order. */
+		if (i < ev->nr_fields && v->desc == &ev->fields[i]) {
+			buf_add(b, k->text.p + k->at[i], k->at[i + 1] - k->at[i]);
+		} else {
+			buf_u8(b, i ? ',' : '{');
+			sql_json_text(b, (const uint8_t *)v->desc->name, SIZE_MAX);
+			buf_u8(b, ':');
+		}
 		if (v->desc->kind == RT_FIELD_INT) {
 			label = v->desc->nr_labels ? rt_field_label(v->desc, rt_field_s64(v, 0)) : NULL;
 			if (label)
@@ -156,7 +200,8 @@ static void raw_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 		sql_result_utid(ctx, row->member, row->tid);
 		break;
 	case C_ARGS:
-		args_json(ctx, &((struct raw *)c->priv)->args, it);
+		args_json(ctx, &((struct raw *)c->priv)->args,
+			  keys_of(c, row->member, it->event), it);
 		break;
 	}
 }
@@ -167,6 +212,18 @@ static void raw_reset(struct sql_cursor *c)
 
 	scan_close(r->scan);
 	free(r->args.p);
+	for (unsigned int m = 0; m < r->nr_keys; m++) {
+		const struct rt_metadata *md = c->db->ts->m[m].t->md;
+
+		if (!r->keys[m])
+			continue;
+		for (unsigned int e = 0; e < md->nr_events; e++) {
+			free(r->keys[m][e].text.p);
+			free(r->keys[m][e].at);
+		}
+		free(r->keys[m]);
+	}
+	free(r->keys);
 }
 
 const struct sql_table sql_t_raw = {

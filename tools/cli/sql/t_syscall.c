@@ -60,6 +60,7 @@ struct sc {
 	struct spanq q;			/* rows of struct call */
 	struct rt_tidmap open;		/* struct call by tid, of the member read */
 	const struct call *row;
+	struct buf args;		/* the row's args, its room kept */
 };
 
 static bool call_open(const void *row)
@@ -276,14 +277,17 @@ static void sc_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 					    sqlite3_free);
 		break;
 	case C_ARGS: {
-		sqlite3_str *b = sqlite3_str_new(NULL);
+		struct buf *b = &((struct sc *)c->priv)->args;
 
-		sqlite3_str_appendchar(b, 1, '[');
-		for (unsigned int i = 0; i < k->nr_args; i++)
-			sqlite3_str_appendf(b, "%s%llu", i ? "," : "",
-					    (unsigned long long)k->args[i]);
-		sqlite3_str_appendchar(b, 1, ']');
-		sql_out_text(ctx, sqlite3_str_finish(b), -1, sqlite3_free);
+		b->len = 0;
+		buf_u8(b, '[');
+		for (unsigned int i = 0; i < k->nr_args; i++) {
+			if (i)
+				buf_u8(b, ',');
+			buf_dec(b, k->args[i], false);
+		}
+		buf_u8(b, ']');
+		sql_out_text(ctx, (const char *)b->p, (int)b->len, SQLITE_TRANSIENT);
 		break;
 	}
 	case C_RET:
@@ -301,6 +305,7 @@ static void sc_reset(struct sql_cursor *c)
 
 	spanq_free(&s->q);
 	rt_tidmap_free(&s->open);
+	free(s->args.p);
 }
 
 const struct sql_table sql_t_syscall = {
