@@ -6,12 +6,15 @@
  * their columns, their row producers), so the columns have one source of
  * truth.  The rows do not go through SQLite: a cursor of the table's own
  * (sql_cursor_all()) hands each value to the row encoder here, which
- * writes it as RowBinary at once.  Each row gets host, boot_id, set_id, a
- * Date (the partition) and wall_ts (the row's ts in epoch ns) in front of
- * the table's own columns; a POST per batch, compressed as --compress
- * says (clickhouse.c: zstd in ClickHouse's native blocks by default, the
- * cheapest that compresses, measured; gzip; none).  Tables are created
- * when missing and checked when present.
+ * writes it as RowBinary at once.  Each row gets host, boot_id, set_key (a
+ * number for the set: ringtrace_sets has its set_id), a Date (the
+ * partition) and wall_ts (the row's ts in epoch ns) in front of the
+ * table's own columns; a POST per batch, compressed as --compress says
+ * (clickhouse.c: LZ4 in ClickHouse's native blocks by default, the
+ * cheapest in CPU that compresses, measured; zstd; gzip; none).  Tables are
+ * created when missing and checked when present: tables of the shape
+ * before set_key (a set_id String in each row) are an error that says
+ * so, not migrated.
  *
  * Idempotency (Documentation/ringtrace/fleet.rst): a set and a table are
  * done when ringtrace_sets has their row, written after the table's last
@@ -34,6 +37,8 @@
 #include <unistd.h>
 
 
+#include <xxhash.h>
+
 #include "../../lib/le.h"
 #include "sql/clickhouse.h"
 
@@ -44,19 +49,39 @@ static const char *const ship_tables[] = {
 };
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
+/*
+ * --cache's default: the decoded frames the tables' passes share
+ * (rt_frame_cache_start()), enough for a set of four CPUs' chunks at
+ * ringtraced's default --max-size (64 MiB).
+ */
+#define SHIP_CACHE_DEFAULT	(256ULL << 20)
 #define MUTATION_WAIT_S		120
 
 /* ---- one table of one set ------------------------------------------------------ */
 
 /* The common columns, in front of every shipped table's. */
-#define COMMON_COLS "`host` String, `boot_id` String, `set_id` String, " \
+#define COMMON_COLS "`host` String, `boot_id` String, `set_key` UInt64, " \
 		    "`day` Date, `wall_ts` UInt64"
+
+/* The same, a name and a type each (table_ready()'s check). */
+static const char *const common_cols[][2] = {
+	{ "host", "String" }, { "boot_id", "String" }, { "set_key", "UInt64" },
+	{ "day", "Date" }, { "wall_ts", "UInt64" },
+};
+
+/* ringtrace_sets' columns: a row per set and table shipped. */
+static const char *const sets_cols[][2] = {
+	{ "set_id", "String" }, { "set_key", "UInt64" }, { "table", "String" },
+	{ "rows", "UInt64" }, { "host", "String" }, { "boot_id", "String" },
+	{ "dir", "String" }, { "shipped_at", "DateTime" },
+};
 
 struct set {
 	const char *dir;
 	const struct tset_member *m;
 	char id[64];			/* uuid[:first-last] */
-	struct buf prefix;		/* every row's host, boot_id and set_id */
+	uint64_t key;			/* XXH64 of @id: the rows' set_key */
+	struct buf prefix;		/* every row's host, boot_id and set_key */
 	uint64_t rows;			/* all tables' */
 };
 
@@ -105,16 +130,79 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 }
 
 /*
+ * Whether @table on the server has the columns @want (a name and a type
+ * each, @n of them, in order): 0, or -1 said.  One without set_key where
+ * ship writes it is a table of ship's before set_key (its rows had a
+ * set_id String there, ringtrace_sets had none): said as that.
+ */
+static int table_shape(struct ch *ch, const char *table, const char *const (*want)[2],
+		       unsigned int n)
+{
+	char *sql = sqlite3_mprintf("DESCRIBE TABLE %s.%s FORMAT TabSeparated", ch->db, table);
+	char *line;
+	unsigned int k;
+	int rc;
+
+	if (!sql)
+		die("out of memory");
+	rc = ch_run(ch, sql);
+	sqlite3_free(sql);
+	if (rc)
+		return -1;
+	/* name TAB type TAB default kind TAB default expression, a line each */
+	line = (char *)ch->answer.p;
+	for (k = 0; *line; k++) {
+		char *nl = strchr(line, '\n'), *tab, *type, *tab2;
+
+		if (nl)
+			*nl = 0;
+		tab = strchr(line, '\t');
+		type = tab ? tab + 1 : "";
+		if (tab)
+			*tab = 0;
+		tab2 = strchr(type, '\t');
+		if (tab2)
+			*tab2 = 0;
+		if (k >= n) {
+			error_line("%s.%s on the server has another shape: a column %s %s "
+				   "that ship does not write", ch->db, table, line, type);
+			return -1;
+		}
+		if (!strcmp(want[k][0], "set_key") && strcmp(line, "set_key")) {
+			error_line("%s.%s on the server was made by an older ringtrace ship "
+				   "(column %u is %s %s, where set_key UInt64 is now): not "
+				   "migrated; ship into another --database, or drop the "
+				   "database's tables", ch->db, table, k + 1, line, type);
+			return -1;
+		}
+		if (strcmp(line, want[k][0]) || strcmp(type, want[k][1])) {
+			error_line("%s.%s on the server has another shape: column %u is "
+				   "%s %s, ship writes %s %s", ch->db, table, k + 1, line,
+				   type, want[k][0], want[k][1]);
+			return -1;
+		}
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	if (k != n) {
+		error_line("%s.%s on the server has another shape: %u columns, ship "
+			   "writes %u", ch->db, table, k, n);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The table on the server: made when missing, else checked to have the
  * columns ship writes, names and types in order.  0, or -1 said.
  */
 static int table_ready(struct ch *ch, const char *table, const struct col *cols,
 		       unsigned int n)
 {
+	const char *want[ARRAY_SIZE(common_cols) + 64][2];
 	sqlite3_str *s = sqlite3_str_new(NULL);
-	char *sql, *line;
 	unsigned int k = 0;
-	int rc = -1;
+	char *sql;
+	int rc;
 
 	sqlite3_str_appendf(s, "CREATE TABLE IF NOT EXISTS %s.%s (" COMMON_COLS,
 			    ch->db, table);
@@ -129,57 +217,15 @@ static int table_ready(struct ch *ch, const char *table, const struct col *cols,
 	sqlite3_free(sql);
 	if (rc)
 		return -1;
-	sql = sqlite3_mprintf("DESCRIBE TABLE %s.%s FORMAT TabSeparated", ch->db, table);
-	if (!sql)
-		die("out of memory");
-	rc = ch_run(ch, sql);
-	sqlite3_free(sql);
-	if (rc)
-		return -1;
-	/* name TAB type TAB default kind TAB default expression, a line each */
-	static const char *const common[][2] = {
-		{ "host", "String" }, { "boot_id", "String" }, { "set_id", "String" },
-		{ "day", "Date" }, { "wall_ts", "UInt64" },
-	};
-	line = (char *)ch->answer.p;
-	for (k = 0; *line; k++) {
-		char *nl = strchr(line, '\n'), *tab, *type, *tab2;
-		const char *want_name, *want_type;
-
-		if (nl)
-			*nl = 0;
-		tab = strchr(line, '\t');
-		type = tab ? tab + 1 : "";
-		if (tab)
-			*tab = 0;
-		tab2 = strchr(type, '\t');
-		if (tab2)
-			*tab2 = 0;
-		if (k < ARRAY_SIZE(common)) {
-			want_name = common[k][0];
-			want_type = common[k][1];
-		} else if (k - ARRAY_SIZE(common) < n) {
-			want_name = cols[k - ARRAY_SIZE(common)].name;
-			want_type = cols[k - ARRAY_SIZE(common)].type;
-		} else {
-			error_line("%s.%s on the server has another shape: a column %s %s "
-				   "that ship does not write", ch->db, table, line, type);
-			return -1;
-		}
-		if (strcmp(line, want_name) || strcmp(type, want_type)) {
-			error_line("%s.%s on the server has another shape: column %u is "
-				   "%s %s, ship writes %s %s", ch->db, table, k + 1, line,
-				   type, want_name, want_type);
-			return -1;
-		}
-		line = nl ? nl + 1 : line + strlen(line);
+	for (unsigned int i = 0; i < ARRAY_SIZE(common_cols); i++, k++) {
+		want[k][0] = common_cols[i][0];
+		want[k][1] = common_cols[i][1];
 	}
-	if (k != ARRAY_SIZE(common) + n) {
-		error_line("%s.%s on the server has another shape: %u columns, ship "
-			   "writes %u", ch->db, table, k, ARRAY_SIZE(common) + n);
-		return -1;
+	for (unsigned int i = 0; i < n; i++, k++) {
+		want[k][0] = cols[i].name;
+		want[k][1] = cols[i].type;
 	}
-	return 0;
+	return table_shape(ch, table, want, k);
 }
 
 /* Deletes @set's rows of @table and waits for it: 0, or -1 said. */
@@ -189,8 +235,8 @@ static int table_clear(struct ch *ch, const char *table, const struct set *set)
 	uint64_t pending;
 	int rc;
 
-	sql = sqlite3_mprintf("ALTER TABLE %s.%s DELETE WHERE set_id = '%s'",
-			      ch->db, table, set->id);
+	sql = sqlite3_mprintf("ALTER TABLE %s.%s DELETE WHERE set_key = %llu",
+			      ch->db, table, (unsigned long long)set->key);
 	rc = ch_run(ch, sql);
 	sqlite3_free(sql);
 	if (rc)
@@ -220,6 +266,7 @@ static int table_done(struct ch *ch, const char *table, const struct set *set,
 	int rc;
 
 	buf_str(&b, set->id, strlen(set->id));
+	buf_le(&b, set->key, 8);
 	buf_str(&b, table, strlen(table));
 	buf_le(&b, rows, 8);
 	buf_str(&b, set->m->host, strlen(set->m->host));
@@ -416,8 +463,8 @@ static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const cha
 		report("%s: %s: shipped before (set %s)", set->dir, table, set->id);
 		goto out;
 	}
-	sql = sqlite3_mprintf("SELECT count() FROM %s.%s WHERE set_id = '%s'",
-			      ch->db, table, set->id);
+	sql = sqlite3_mprintf("SELECT count() FROM %s.%s WHERE set_key = %llu",
+			      ch->db, table, (unsigned long long)set->key);
 	rc = ch_count(ch, sql, &have);
 	sqlite3_free(sql);
 	if (!rc && have) {
@@ -495,8 +542,12 @@ static int set_id(struct set *set)
 	return 0;
 }
 
-/* One directory, every table: 0, 1 the server failed, 2 the trace did. */
-static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
+/*
+ * One directory, every table: 0, 1 the server failed, 2 the trace did.
+ * Each table is a pass of its own over the set; the frames the first
+ * decodes are kept for the others, up to @cache bytes (0: none).
+ */
+static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool *damaged)
 {
 	struct sqldb *d = sqldb_open(&dir, 1, strict, false, SQL_MAX_MEMORY_DEFAULT);
 	struct set set = { .dir = dir };
@@ -504,22 +555,34 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, bool *damaged)
 
 	if (!d)
 		return 2;
+	rt_frame_cache_start(cache);
 	set.m = &d->ts->m[0];
 	if (set_id(&set)) {
 		sqldb_close(d);
+		rt_frame_cache_stop();
 		return 2;
 	}
 	buf_str(&set.prefix, set.m->host, strlen(set.m->host));
 	buf_str(&set.prefix, set.m->boot_id, strlen(set.m->boot_id));
-	buf_str(&set.prefix, set.id, strlen(set.id));
+	set.key = XXH64(set.id, strlen(set.id), 0);
+	buf_le(&set.prefix, set.key, 8);
 	for (unsigned int i = 0; i < ARRAY_SIZE(ship_tables) && !rc; i++)
 		if (ship_table(ch, d, &set, ship_tables[i]))
 			rc = 1;
 	if (!rc)
 		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
+	if (cache) {
+		uint64_t decoded, hits;
+		size_t kept;
+
+		rt_frame_cache_stats(&decoded, &hits, &kept);
+		info("%s: %" PRIu64 " packed frames decoded, %" PRIu64 " taken from the "
+		     "cache (%zu bytes kept)", dir, decoded, hits, kept);
+	}
 	if (sqldb_damage_report(d))
 		*damaged = true;
 	sqldb_close(d);
+	rt_frame_cache_stop();
 	free(set.prefix.p);
 	return rc;
 }
@@ -581,7 +644,7 @@ static enum ch_wire wire_named(const char *s)
 	for (unsigned int i = 0; i < ARRAY_SIZE(ch_wire_names); i++)
 		if (!strcmp(s, ch_wire_names[i]))
 			return (enum ch_wire)i;
-	usage_error("--compress %s: zstd, gzip or none", s);
+	usage_error("--compress %s: lz4, zstd, gzip or none", s);
 }
 
 static int run(int argc, char **argv)
@@ -593,13 +656,14 @@ static int run(int argc, char **argv)
 		{ "password", required_argument, NULL, 'p' },
 		{ "strict", no_argument, NULL, 's' },
 		{ "compress", required_argument, NULL, 'z' },
+		{ "cache", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct ch ch = { .db = "ringtrace" };
 	const char *user = NULL, *password = NULL;
 	bool strict = false, damaged = false, failed = false;
-	uint64_t one;
+	uint64_t one, cache = SHIP_CACHE_DEFAULT;
 	char *sql, **dirs;
 	int c, ndirs, status = 0;
 
@@ -616,6 +680,9 @@ static int run(int argc, char **argv)
 			strict = true;
 		else if (c == 'z')
 			ch.wire = wire_named(optarg);
+		else if (c == 'C' && !parse_size(optarg, &cache))
+			usage_error("--cache %s: not a size in bytes (e.g. 256M, 0 for none)",
+				    optarg);
 	}
 	if (!ch.url)
 		usage_error("--clickhouse URL is needed");
@@ -641,14 +708,15 @@ static int run(int argc, char **argv)
 	}
 	sqlite3_free(sql);
 	sql = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS %s.ringtrace_sets (`set_id` String, "
-			      "`table` String, `rows` UInt64, `host` String, `boot_id` String, "
-			      "`dir` String, `shipped_at` DateTime) ENGINE = MergeTree() "
-			      "ORDER BY (set_id, table)", ch.db);
-	if (ch_run(&ch, sql))
+			      "`set_key` UInt64, `table` String, `rows` UInt64, `host` String, "
+			      "`boot_id` String, `dir` String, `shipped_at` DateTime) "
+			      "ENGINE = MergeTree() ORDER BY (set_id, table)", ch.db);
+	if (ch_run(&ch, sql) ||
+	    table_shape(&ch, "ringtrace_sets", sets_cols, ARRAY_SIZE(sets_cols)))
 		status = 1;
 	sqlite3_free(sql);
 	for (int i = 0; i < ndirs && !status; i++) {
-		int rc = ship_dir(&ch, dirs[i], strict, &damaged);
+		int rc = ship_dir(&ch, dirs[i], strict, cache, &damaged);
 
 		if (rc == 2)
 			failed = true;
@@ -685,7 +753,7 @@ const struct command cmd_ship = {
 "interface, as the rows of ringtrace sql's tables (raw, thread, process,\n"
 "sched_slice, thread_state, syscall, wakeup, irq, softirq, marker, lost,\n"
 "sample, stack, frame),\n"
-"each row with host, boot_id, set_id, day and wall_ts (ts in ns since the\n"
+"each row with host, boot_id, set_key, day and wall_ts (ts in ns since the\n"
 "epoch) in front.  Tables are made when missing (MergeTree, partitioned by\n"
 "day, ordered by host and wall_ts); one of another shape is an error.\n"
 "\n"
@@ -706,16 +774,19 @@ const struct command cmd_ship = {
 "  -d, --database DB  the database (default ringtrace), made when missing\n"
 "  -u, --user USER    the user (HTTP basic authentication)\n"
 "  -p, --password PW  its password\n"
-"      --compress HOW zstd (default: ClickHouse's native compressed blocks),\n"
-"                     gzip (Content-Encoding) or none\n"
+"      --compress HOW lz4 (default) or zstd: ClickHouse's native compressed\n"
+"                     blocks; gzip (Content-Encoding) or none\n"
+"      --cache SIZE   decoded frames the tables' passes over a set share\n"
+"                     (default 256M; 0: each pass decodes them again)\n"
 "      --strict       damage is an error instead of read past\n"
 "  -h, --help         this text\n"
 "\n"
 "Each table shipped is a line on stdout (DIR: TABLE: N rows), each set a\n"
 "last one (DIR: set ID: N rows shipped); each batch sent a line on stderr,\n"
-"and the end the bytes of the batches' bodies (N bytes sent (M before\n"
-"zstd), M their RowBinary; with --compress none, N bytes sent (not\n"
-"compressed)).\n"
+"each directory what its passes decoded (DIR: N packed frames decoded, M\n"
+"taken from the cache (K bytes kept)), and the end the bytes of the\n"
+"batches' bodies (N bytes sent (M before lz4), M their RowBinary; with\n"
+"--compress none, N bytes sent (not compressed)).\n"
 "\n"
 "Exit status: 0; 1 the server failed or refused (its answer said; what\n"
 "was done stays recorded, run the same ship again) or a directory could\n"

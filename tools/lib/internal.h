@@ -83,6 +83,26 @@ static inline bool rt_is_zst(const char *path)
 }
 
 /* source.c: the bytes of one stream file, plain or zstd. */
+/* A file as the frame cache knows it (framecache.c). */
+struct rt_fkey {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+/* A frame the cache holds: its decoded bytes, its compressed length. */
+struct rt_cframe {
+	const uint8_t *data;
+	size_t len;
+	uint64_t clen;
+};
+
+/* @fd's key, when the cache is on: false when it is off (or fstat fails). */
+bool rt_fcache_key(int fd, struct rt_fkey *k);
+/* The frame at compressed offset @off of file @k, or NULL. */
+const struct rt_cframe *rt_fcache_find(const struct rt_fkey *k, uint64_t off);
+/* A packed frame was decoded: kept (a copy of @data) if it fits in the budget. */
+void rt_fcache_add(const struct rt_fkey *k, uint64_t off, uint64_t clen,
+		   const uint8_t *data, size_t len);
+
 struct rt_source {
 	/* Set by the owner, kept across files. */
 	bool tolerant;			/* skip a damaged frame, say so */
@@ -115,12 +135,15 @@ struct rt_source {
 	uint8_t *in;			/* compressed bytes ... */
 	size_t in_len, in_pos;
 	uint64_t in_off;		/* ... from this file offset */
-	uint8_t *frame;			/* the frame being handed out */
+	uint8_t *frame;			/* the frame being decoded */
+	const uint8_t *frame_data;	/* the frame handed out: @frame or the cache's */
 	size_t frame_len, frame_pos, frame_cap;
 	uint64_t frame_start;		/* its file offset */
 	bool frame_checked;		/* it carries a content checksum */
 	uint64_t limit;			/* file offset reading stops at; 0: none */
 	bool vetted;			/* its promise, if any, was checked */
+	bool fkeyed;			/* the frame cache is on: @fkey is the file's */
+	struct rt_fkey fkey;
 };
 
 /* A closed source: what rt_src_open() starts from. */

@@ -421,6 +421,20 @@ uint64_t rt_packet_walk(const struct rt_metadata *md, const char *name,
 			int (*fn)(void *arg, const struct rt_walk_step *st),
 			void *arg, struct rt_error *err);
 
+/*
+ * Decoded frames shared by every reader of the process (framecache.c): a
+ * packed zstd frame, decoded whole and checked, is kept while its bytes
+ * fit in @bytes, and a later reader of the same frame of the same file
+ * takes them instead of decompressing it again (ship's passes, one per
+ * table, over one set).  Never evicted: rt_frame_cache_stop() frees them
+ * all and turns the cache off (the default).  For a process that reads
+ * on one thread.
+ */
+void rt_frame_cache_start(size_t bytes);
+void rt_frame_cache_stop(void);
+/* Packed frames decoded since the start, frames taken from the cache, bytes it holds. */
+void rt_frame_cache_stats(uint64_t *decoded, uint64_t *hits, size_t *bytes);
+
 /* @n bytes at @off of @fd (EINTR retried): 0, or -1 (an error, or the end). */
 int rt_pread_full(int fd, void *buf, size_t n, uint64_t off);
 /* @fd's size and XXH64 (seed 0), read with pread: 0, or -1 (errno). */

@@ -83,6 +83,7 @@ int rt_src_open(struct rt_source *src, const char *path, struct rt_error *err)
 			rt_src_close(src);
 			return rt_fail(err, "%s: cannot set up zstd", path);
 		}
+		src->fkeyed = rt_fcache_key(src->fd, &src->fkey);
 	}
 	return 0;
 }
@@ -634,9 +635,41 @@ static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
 }
 
 /*
- * The next frame with bytes, decoded and checked whole into src->frame: 1,
- * or 0 at the end of the file, -1 on an error (a damaged frame, unless
- * tolerant: then it is skipped and described).
+ * The frame at the reading position from the frame cache (rtdecode.h,
+ * rt_frame_cache_start()), its compressed bytes stepped over: true, or
+ * false when the cache does not hold it (or is off).
+ */
+static bool zst_cached_frame(struct rt_source *src)
+{
+	uint64_t at = src->in_off + src->in_pos;
+	const struct rt_cframe *f;
+
+	if (!src->fkeyed || !(f = rt_fcache_find(&src->fkey, at)))
+		return false;
+	if (src->limit && at + f->clen > src->limit)
+		return false;
+	if (f->clen <= src->in_len - src->in_pos) {
+		src->in_pos += f->clen;
+	} else {
+		/* Past what was read in: the file goes on (else it would be in). */
+		if (lseek(src->fd, (off_t)(at + f->clen), SEEK_SET) < 0)
+			return false;
+		src->in_off = at + f->clen;
+		src->in_len = src->in_pos = 0;
+	}
+	src->frame_start = at;
+	src->frame_checked = true;
+	src->frame_data = f->data;
+	src->frame_len = f->len;
+	src->frame_pos = 0;
+	return true;
+}
+
+/*
+ * The next frame with bytes, decoded and checked whole into src->frame (or
+ * the frame cache's copy of it, src->frame_data either way): 1, or 0 at
+ * the end of the file, -1 on an error (a damaged frame, unless tolerant:
+ * then it is skipped and described).
  */
 static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 {
@@ -644,7 +677,12 @@ static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 	uint64_t at;
 
 	for (;;) {
-		int r = zst_decode_frame(src, what, sizeof(what), &at, err);
+		int r;
+
+		if (zst_cached_frame(src))
+			return 1;
+		r = zst_decode_frame(src, what, sizeof(what), &at, err);
+		src->frame_data = src->frame;
 
 		if (r == 2 && !src->tolerant)
 			return rt_fail(err, "%s: zstd: %s (frame at compressed offset %" PRIu64 ")",
@@ -660,8 +698,13 @@ static int zst_next_frame(struct rt_source *src, struct rt_error *err)
 		/* An empty or skippable frame: on to the next. */
 		if (!src->frame_len)
 			continue;
-		if (src->frame_checked)
+		if (src->frame_checked) {
+			if (src->fkeyed)
+				rt_fcache_add(&src->fkey, src->frame_start,
+					      src->in_off + src->in_pos - src->frame_start,
+					      src->frame, src->frame_len);
 			return 1;
+		}
 		/*
 		 * Nothing checks a stored frame's bytes: they are its
 		 * packet's, and a payload may hold a frame magic.  What
@@ -735,7 +778,7 @@ ssize_t rt_src_read(struct rt_source *src, void *buf, size_t n,
 			}
 			k = src->frame_len - src->frame_pos;
 			k = k < n - got ? k : n - got;
-			memcpy(p + got, src->frame + src->frame_pos, k);
+			memcpy(p + got, src->frame_data + src->frame_pos, k);
 			src->frame_pos += k;
 		}
 		got += k;

@@ -11,10 +11,14 @@ ports, killed at the end), ClickHouse's own answers as the check and
     synthetic traces (test_sql.py's builders, stacks too) and on chunk sets (each set
     its own set_id, the sums over sets sql's of each set);
   - a set shipped twice: the same counts, and stdout says "shipped before";
-  - the bytes sent said on stderr ("N bytes sent (M before zstd)"): M the
+  - the bytes sent said on stderr ("N bytes sent (M before lz4)"): M the
     RowBinary of the rows on the server, N compressed below it;
-  - --compress zstd, gzip and none: the same rows, all columns, row for
-    row, and sql's answers; a compression ship does not know: exit 2;
+  - --compress lz4, zstd, gzip and none: the same rows, all columns, row
+    for row, and sql's answers; a compression ship does not know: exit 2;
+  - the tables' passes share the frames the first decoded (--cache): each
+    packed frame of the trace decoded once, as the stderr line says, the
+    rows sql's; with a cache too small for a frame, every pass decodes
+    each frame again and the rows are the same;
   - a ship SIGKILLed between two batches (RINGTRACE_SHIP_BATCH small), its
     partial rows seen on the server, then run again: every row exactly once;
   - a trace with a damaged packet header: exit 3, the damage said, what
@@ -101,6 +105,13 @@ AGGREGATES = (
 )
 
 
+def set_key(set_id):
+    """A set's set_key: XXH64 (seed 0) of its set_id, as xxhsum computes it."""
+    out = subprocess.run(['xxhsum', '-H64', '-'], input=set_id.encode(), check=True,
+                         capture_output=True).stdout
+    return int(out.split()[0], 16)
+
+
 def norm(v):
     return '\\N' if v is None else str(v)
 
@@ -157,19 +168,22 @@ def synthetic(ctx):
 @test
 def real_trace_equals_sql(ctx):
     """tools/tests/real-trace shipped: counts and aggregates are sql's, each
-    row has the trace's host, its set_id (the trace uuid) and wall_ts =
+    row has the trace's host, its set_key (XXH64 of the trace uuid, its
+    set_id in ringtrace_sets) and wall_ts =
     ts + the trace's wall offset; ringtrace_sets says every table once."""
     s, db = SERVERS[0], ctx.db()
     r = ship(s.url, db, REAL_TRACE)
     want = same_as_sql(s, db, REAL_TRACE)
     check('real-trace: raw: %d rows' % want['raw'] in r.stdout, 'stdout: %s' % r.stdout)
     off = ts.rows(REAL_TRACE, 'SELECT wall_offset_ns o, uuid FROM trace')[0]
-    bad = s.query("SELECT count() FROM %s.raw WHERE host != 'rtvm' OR set_id != '%s' "
+    key = set_key(off['uuid'])
+    bad = s.query("SELECT count() FROM %s.raw WHERE host != 'rtvm' OR set_key != %d "
                   "OR wall_ts != ts + %d OR day != toDate(intDiv(wall_ts, 1000000000))"
-                  % (db, off['uuid'], off['o']))
-    check(bad.strip() == '0', '%s rows with another host, set_id or wall_ts' % bad.strip())
-    sets = ch_rows(s, 'SELECT table, toString(rows), set_id FROM %s.ringtrace_sets' % db)
-    check(sets == sorted((t, str(want[t]), off['uuid']) for t in TABLES),
+                  % (db, key, off['o']))
+    check(bad.strip() == '0', '%s rows with another host, set_key or wall_ts' % bad.strip())
+    sets = ch_rows(s, 'SELECT table, toString(rows), set_id, toString(set_key) '
+                      'FROM %s.ringtrace_sets' % db)
+    check(sets == sorted((t, str(want[t]), off['uuid'], str(key)) for t in TABLES),
           'ringtrace_sets: %s' % sets)
 
 
@@ -191,7 +205,8 @@ def synthetic_traces_equal_sql(ctx):
 @test
 def chunk_sets_each_a_set(ctx):
     """One recording's three chunk sets shipped at once: three set_ids
-    (uuid:seq-seq), host and boot_id from the manifests, and each table's
+    (uuid:seq-seq, ringtrace_sets' for the rows' set_key), host and
+    boot_id from the manifests, and each table's
     count and aggregates the sum of sql's on each set alone."""
     s, db = SERVERS[0], ctx.db()
     d = td.seek_trace(ctx.path('rot'), files=3, packets=30)
@@ -202,7 +217,10 @@ def chunk_sets_each_a_set(ctx):
     got = counts(s, db)
     check({t: got[t] for t in want} == want and want['raw'] > 0,
           'counts %s, sql per set summed %s' % (got, want))
-    ids = ch_rows(s, 'SELECT DISTINCT set_id, host, boot_id FROM %s.raw' % db)
+    # A row's set_id is ringtrace_sets' for its set_key.
+    ids = ch_rows(s, 'SELECT DISTINCT set_id, host, boot_id FROM %s.raw ANY INNER JOIN '
+                     '(SELECT set_key, any(set_id) AS set_id FROM %s.ringtrace_sets '
+                     'GROUP BY set_key) USING set_key' % (db, db))
     seqs = []
     for x in sets:
         with open(os.path.join(x, 'manifest.json')) as f:
@@ -260,8 +278,8 @@ def sent_summary(stderr):
     """ship's last stderr line, "N bytes sent (M before zstd|gzip)" or
     "N bytes sent (not compressed)": (N, M, how), M = N uncompressed."""
     m = re.findall(r'^ringtrace(?: ship)?: (\d+) bytes sent '
-                   r'\((?:(\d+) before (zstd|gzip)|(not compressed))\)$', stderr, re.M)
-    check(len(m) == 1, 'no single "N bytes sent (M before zstd|gzip)" line on stderr:\n%s'
+                   r'\((?:(\d+) before (lz4|zstd|gzip)|(not compressed))\)$', stderr, re.M)
+    check(len(m) == 1, 'no single "N bytes sent (M before lz4|zstd|gzip)" line on stderr:\n%s'
           % stderr[-1500:])
     n, raw, how, plain = m[0]
     return int(n), int(raw or n), how or plain
@@ -279,7 +297,7 @@ def rowbinary_bytes(server, table):
 
 @test
 def bytes_sent_said(ctx):
-    """ship's stderr ends with "N bytes sent (M before zstd)" (the default
+    """ship's stderr ends with "N bytes sent (M before lz4)" (the default
     compression): M is the
     RowBinary of every row on the server (SELECT * ... FORMAT RowBinary of
     each table and of ringtrace_sets, the bytes an INSERT of all columns
@@ -289,26 +307,27 @@ def bytes_sent_said(ctx):
     s, db = SERVERS[0], ctx.db()
     r = ship(s.url, db, REAL_TRACE, env={'RINGTRACE_SHIP_BATCH': '65536'})
     sent, raw, how = sent_summary(r.stderr)
-    check(how == 'zstd', 'the default compression is %s, not zstd' % how)
+    check(how == 'lz4', 'the default compression is %s, not lz4' % how)
     check(r.stderr.count('rows sent') > 2, 'one batch only:\n%s' % r.stderr[-1500:])
     want = sum(rowbinary_bytes(s, '%s.%s' % (db, t)) for t in TABLES + ('ringtrace_sets',))
     check(raw == want, '%d bytes before gzip said, the rows on the server are %d' % (raw, want))
     check(0 < sent < raw, '%d bytes sent, %d before gzip' % (sent, raw))
     r = ship(s.url, db, REAL_TRACE)
-    check(sent_summary(r.stderr) == (0, 0, 'zstd'), 'shipped again: %s' % r.stderr[-500:])
+    check(sent_summary(r.stderr) == (0, 0, 'lz4'), 'shipped again: %s' % r.stderr[-500:])
 
 
 @test
 def each_compression_same_rows(ctx):
-    """--compress zstd (ClickHouse's native compressed blocks, several to a
-    POST), gzip and none, each into a database of its own: every table's
-    rows, all columns, are the same row for row in the three and sql's
-    answers; the bytes line says the compression, the RowBinary on the
-    server before it, and fewer bytes sent for zstd and gzip, as many for
-    none; --compress lz4 is a usage error (exit 2) that sends nothing."""
+    """--compress lz4 and zstd (ClickHouse's native compressed blocks,
+    several to a POST), gzip and none, each into a database of its own:
+    every table's rows, all columns, are the same row for row in the four
+    and sql's answers; the bytes line says the compression, the RowBinary
+    on the server before it, and fewer bytes sent for lz4, zstd and gzip,
+    as many for none; --compress brotli is a usage error (exit 2) that
+    sends nothing."""
     s = SERVERS[0]
     got = {}
-    for how in ('zstd', 'gzip', 'none'):
+    for how in ('lz4', 'zstd', 'gzip', 'none'):
         db = ctx.db()
         r = ship(s.url, db, REAL_TRACE, opts=('--compress', how))
         same_as_sql(s, db, REAL_TRACE)
@@ -323,17 +342,68 @@ def each_compression_same_rows(ctx):
         got[how] = {t: ch_rows(s, 'SELECT * FROM %s.%s' % (db, t)) for t in TABLES}
     # raw went in one POST (4 MiB batches) of several native blocks (256 KiB each).
     check(rowbinary_bytes(s, '%s.raw' % db) > 512 << 10, 'real-trace raw below 512 KiB')
-    for how in ('gzip', 'none'):
+    for how in ('lz4', 'gzip', 'none'):
         for t in TABLES:
             check(got[how][t] == got['zstd'][t], '%s: %s differs from zstd\'s: %d rows, %d'
                   % (t, how, len(got[how][t]), len(got['zstd'][t])))
     db = ctx.db()
-    r = td.rt_env({}, 'ship', '--clickhouse', s.url, '--database', db, '--compress', 'lz4',
+    r = td.rt_env({}, 'ship', '--clickhouse', s.url, '--database', db, '--compress', 'brotli',
                   REAL_TRACE, asan=False)
-    check(r.returncode == 2 and '--compress lz4' in r.stderr,
-          'lz4: exit %d: %s' % (r.returncode, r.stderr[-300:]))
+    check(r.returncode == 2 and '--compress brotli' in r.stderr,
+          'brotli: exit %d: %s' % (r.returncode, r.stderr[-300:]))
     check(s.query("SELECT count() FROM system.databases WHERE name = '%s'" % db).strip() == '0',
-          'lz4 made the database')
+          'brotli made the database')
+
+
+def zstd_frames(d):
+    """The zstd frames of @d's stream files, as `zstd -lv` counts them."""
+    n = 0
+    for f in sorted(os.listdir(d)):
+        if f.endswith('.zst'):
+            out = subprocess.run(['zstd', '-lv', os.path.join(d, f)], capture_output=True,
+                                 text=True, check=True).stdout
+            n += int(re.search(r'^# Zstandard Frames: (\d+)$', out, re.M).group(1))
+    return n
+
+
+def frames_said(stderr, d):
+    """ship's "DIR: N packed frames decoded, M taken from the cache (K bytes
+    kept)" line for @d: (N, M, K)."""
+    m = re.findall(r'^ringtrace(?: ship)?: %s: (\d+) packed frames decoded, (\d+) taken '
+                   r'from the cache \((\d+) bytes kept\)$' % re.escape(d), stderr, re.M)
+    check(len(m) == 1, 'no single frames line for %s on stderr:\n%s' % (d, stderr[-1500:]))
+    return tuple(int(x) for x in m[0])
+
+
+@test
+def passes_share_frames(ctx):
+    """The tables' passes over real-trace (its frames packed, with
+    checksums) share what the first decoded: with the default --cache each
+    of its zstd frames is decoded once (zstd -lv's count), every other
+    read of it is taken from the cache, and the rows are sql's.  With
+    --cache 1 (a byte: less than any frame) nothing is kept, each pass
+    decodes every frame again (as many reads as with the cache), and every
+    table's rows are the same, row for row."""
+    s = SERVERS[0]
+    frames = zstd_frames(REAL_TRACE)
+    db = ctx.db()
+    r = ship(s.url, db, REAL_TRACE)
+    same_as_sql(s, db, REAL_TRACE)
+    decoded, taken, kept = frames_said(r.stderr, REAL_TRACE)
+    check(decoded == frames, '%d frames decoded, the trace has %d' % (decoded, frames))
+    check(taken > 0 and taken % frames == 0 and kept > 0,
+          '%d frames taken from the cache (%d bytes kept), %d in the trace'
+          % (taken, kept, frames))
+    db2 = ctx.db()
+    r = ship(s.url, db2, REAL_TRACE, opts=('--cache', '1'))
+    same_as_sql(s, db2, REAL_TRACE)
+    check(frames_said(r.stderr, REAL_TRACE) == (decoded + taken, 0, 0),
+          'a cache of 1 byte: %s, with the default %s'
+          % (frames_said(r.stderr, REAL_TRACE), (decoded, taken, kept)))
+    for t in TABLES:
+        a = ch_rows(s, 'SELECT * FROM %s.%s' % (db, t))
+        b = ch_rows(s, 'SELECT * FROM %s.%s' % (db2, t))
+        check(a == b, '%s: %d rows with the cache, %d without' % (t, len(a), len(b)))
 
 
 @test
@@ -455,7 +525,7 @@ def table_of_another_shape(ctx):
     before it (none) and after it untouched."""
     s, db = SERVERS[0], ctx.db()
     s.query('CREATE DATABASE %s' % db)
-    s.query('CREATE TABLE %s.raw (host String, boot_id String, set_id String, day Date, '
+    s.query('CREATE TABLE %s.raw (host String, boot_id String, set_key UInt64, day Date, '
             'wall_ts UInt64, ts Int64) ENGINE = MergeTree() PARTITION BY day '
             'ORDER BY (host, wall_ts)' % db)
     r = ship(s.url, db, REAL_TRACE, status=1)
@@ -464,6 +534,48 @@ def table_of_another_shape(ctx):
     n = s.query('SELECT (SELECT count() FROM %s.raw) + (SELECT count() FROM '
                 '%s.ringtrace_sets)' % (db, db)).strip()
     check(n == '0', '%s rows after a refused ship' % n)
+
+
+# The tables of ship before set_key: a set_id String in each row (and no
+# set_key in ringtrace_sets).
+OLD_COMMON = 'host String, boot_id String, set_id String, day Date, wall_ts UInt64'
+OLD_SETS = ('set_id String, table String, rows UInt64, host String, boot_id String, '
+            'dir String, shipped_at DateTime')
+
+
+@test
+def older_tables_refused(ctx):
+    """A database whose tables an older ship made (rows with a set_id
+    String, ringtrace_sets without set_key), holding a row: exit 1, the
+    message says the table was made by an older ringtrace ship and is not
+    migrated, naming the column; the old row is still there, nothing
+    added.  Once for ringtrace_sets of the old shape, once for raw of
+    the old shape under a ringtrace_sets of the new."""
+    s = SERVERS[0]
+    db = ctx.db()
+    s.query('CREATE DATABASE %s' % db)
+    s.query('CREATE TABLE %s.ringtrace_sets (%s) ENGINE = MergeTree() '
+            'ORDER BY (set_id, table)' % (db, OLD_SETS))
+    s.query("INSERT INTO %s.ringtrace_sets VALUES ('x', 'raw', 1, 'h', '', '/d', now())" % db)
+    r = ship(s.url, db, REAL_TRACE, status=1)
+    check('%s.ringtrace_sets on the server was made by an older ringtrace ship (column 2 '
+          'is table String, where set_key UInt64 is now): not migrated' % db in r.stderr,
+          'stderr: %s' % r.stderr)
+    check(s.query('SELECT count() FROM %s.ringtrace_sets' % db).strip() == '1',
+          'ringtrace_sets changed')
+    db = ctx.db()
+    s.query('CREATE DATABASE %s' % db)
+    s.query('CREATE TABLE %s.raw (%s, ts Nullable(Int64)) ENGINE = MergeTree() '
+            'PARTITION BY day ORDER BY (host, wall_ts)' % (db, OLD_COMMON))
+    s.query("INSERT INTO %s.raw VALUES ('h', '', 'x', today(), 1, 1)" % db)
+    r = ship(s.url, db, REAL_TRACE, status=1)
+    check('%s.raw on the server was made by an older ringtrace ship (column 3 is set_id '
+          'String, where set_key UInt64 is now): not migrated' % db in r.stderr,
+          'stderr: %s' % r.stderr)
+    n = s.query('SELECT (SELECT count() FROM %s.raw) * 10 + (SELECT count() FROM '
+                '%s.ringtrace_sets)' % (db, db)).strip()
+    check(n == '10', 'raw and ringtrace_sets: %s rows after a refused ship, 1 and 0 '
+          'before' % n)
 
 
 @test

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <lz4.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -131,8 +132,9 @@ int ch_count(struct ch *ch, const char *sql, uint64_t *v)
 	return 0;
 }
 
-const char *const ch_wire_names[3] = {
-	[CH_WIRE_ZSTD] = "zstd", [CH_WIRE_GZIP] = "gzip", [CH_WIRE_NONE] = "none",
+const char *const ch_wire_names[CH_WIRE_NR] = {
+	[CH_WIRE_LZ4] = "lz4", [CH_WIRE_ZSTD] = "zstd", [CH_WIRE_GZIP] = "gzip",
+	[CH_WIRE_NONE] = "none",
 };
 
 /* @b as one gzip member (zlib's level 1: its fastest) into ch->body. */
@@ -157,24 +159,38 @@ static void body_gzip(struct ch *ch, const struct buf *b)
 /*
  * ClickHouse's native compressed blocks (what its own clients send, and
  * the HTTP interface reads with decompress=1), a block per at most
- * CH_BLOCK bytes of @b: a 16-byte checksum, the method (0x90: zstd), the
- * block's size with this 9-byte header and the data's size before
- * compression (UInt32 LE each), then one zstd frame.  The checksum is
- * CityHash128 (v1.0.2) of the rest; ringtrace links no CityHash, so it
- * sends zeros and the URL says
+ * CH_BLOCK bytes of @b: a 16-byte checksum, the method (0x82: LZ4, 0x90:
+ * zstd), the block's size with this 9-byte header and the data's size
+ * before compression (UInt32 LE each), then the data: one LZ4 block
+ * (liblz4's raw block format) or one zstd frame.  The checksum is
+ * CityHash128 (v1.0.2) of the rest; no Debian library has ClickHouse's
+ * variant of it, so ringtrace sends zeros and the URL says
  * http_native_compression_disable_checksumming_on_decompress=1 (18.16 has
  * it and current releases keep it).  What the checksum would have caught
- * each zstd frame's own checksum (XXH64 of its content, checked by the
- * server's ZSTD_decompress) catches instead.
+ * TCP's checksums and, for zstd, each frame's own (XXH64 of its content,
+ * checked by the server's ZSTD_decompress) catch instead; a corrupt LZ4
+ * block that still decodes would go in as rows -- it would have to get
+ * past TCP first, as an uncompressed body does.
  */
 #define CH_BLOCK		(256U << 10)
+#define CH_METHOD_LZ4		0x82
 #define CH_METHOD_ZSTD		0x90
 #define CH_ZSTD_LEVEL		1
 
-static void body_native_zstd(struct ch *ch, const struct buf *b)
+/* @n bytes at @src as one block of ch->wire's method at @dst (room @cap): its size. */
+static size_t block_compress(struct ch *ch, uint8_t *dst, size_t cap, const uint8_t *src,
+			     size_t n)
 {
 	ZSTD_CCtx *z = ch->zstd;
+	size_t zn;
+	int ln;
 
+	if (ch->wire == CH_WIRE_LZ4) {
+		ln = LZ4_compress_default((const char *)src, (char *)dst, (int)n, (int)cap);
+		if (ln <= 0)
+			die("lz4: cannot compress a block of %zu bytes", n);
+		return (size_t)ln;
+	}
 	if (!z) {
 		z = ch->zstd = ZSTD_createCCtx();
 		if (!z ||
@@ -183,19 +199,29 @@ static void body_native_zstd(struct ch *ch, const struct buf *b)
 		    ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 1)))
 			die("zstd: cannot set up a compression context");
 	}
+	zn = ZSTD_compress2(z, dst, cap, src, n);
+	if (ZSTD_isError(zn))
+		die("zstd: %s", ZSTD_getErrorName(zn));
+	return zn;
+}
+
+static void body_native(struct ch *ch, const struct buf *b)
+{
+	bool lz4 = ch->wire == CH_WIRE_LZ4;
+
+	_Static_assert(CH_BLOCK <= LZ4_MAX_INPUT_SIZE, "a block is one LZ4 input");
 	ch->body.len = 0;
 	for (size_t off = 0; off < b->len; off += CH_BLOCK) {
 		size_t n = b->len - off < CH_BLOCK ? b->len - off : CH_BLOCK;
 		size_t head = ch->body.len, zn;
 
-		buf_room(&ch->body, 16 + 9 + ZSTD_compressBound(n));
+		buf_room(&ch->body, 16 + 9 + (lz4 ? (size_t)LZ4_compressBound((int)n) :
+					      ZSTD_compressBound(n)));
 		memset(ch->body.p + head, 0, 16);
-		zn = ZSTD_compress2(z, ch->body.p + head + 25, ch->body.cap - head - 25,
+		zn = block_compress(ch, ch->body.p + head + 25, ch->body.cap - head - 25,
 				    b->p + off, n);
-		if (ZSTD_isError(zn))
-			die("zstd: %s", ZSTD_getErrorName(zn));
 		ch->body.len = head + 16;
-		buf_u8(&ch->body, CH_METHOD_ZSTD);
+		buf_u8(&ch->body, lz4 ? CH_METHOD_LZ4 : CH_METHOD_ZSTD);
 		buf_le(&ch->body, 9 + zn, 4);
 		buf_le(&ch->body, n, 4);
 		ch->body.len += zn;
@@ -211,8 +237,9 @@ int ch_insert(struct ch *ch, const char *table, const struct buf *b)
 	int rc;
 
 	switch (ch->wire) {
+	case CH_WIRE_LZ4:
 	case CH_WIRE_ZSTD:
-		body_native_zstd(ch, b);
+		body_native(ch, b);
 		params = "&decompress=1"
 			 "&http_native_compression_disable_checksumming_on_decompress=1";
 		break;

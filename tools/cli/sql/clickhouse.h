@@ -18,14 +18,15 @@ void buf_str(struct buf *b, const void *s, size_t len);
 
 /*
  * How ch_insert() compresses its bodies (ship --compress): ClickHouse's
- * native compressed blocks of zstd (the URL's decompress=1), gzip
+ * native compressed blocks of LZ4 or zstd (the URL's decompress=1), gzip
  * (Content-Encoding, the only encodings 18.16's HTTP interface takes being
  * gzip and deflate), or none.
  */
-enum ch_wire { CH_WIRE_ZSTD, CH_WIRE_GZIP, CH_WIRE_NONE };
+enum ch_wire { CH_WIRE_LZ4, CH_WIRE_ZSTD, CH_WIRE_GZIP, CH_WIRE_NONE };
+#define CH_WIRE_NR	(CH_WIRE_NONE + 1)
 
 /* The names --compress takes, by enum ch_wire. */
-extern const char *const ch_wire_names[3];
+extern const char *const ch_wire_names[CH_WIRE_NR];
 
 struct ch {
 	CURL *curl;
