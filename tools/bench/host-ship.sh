@@ -20,8 +20,8 @@
 #               (from /proc: both processes count, the server's is not
 #               ship's cost on the traced host).
 #   wire        bytes of the POSTs' bodies per event as sent (ship's
-#               "N bytes sent (M before zstd)" line: the compression,
-#               ship's default unless SHIP_COMPRESS=zstd|gzip|none says)
+#               "N bytes sent (M before lz4)" line: the compression,
+#               ship's default unless SHIP_COMPRESS=lz4|zstd|gzip|none says)
 #               and of their RowBinary before it.
 #   disk        system.parts' bytes_on_disk of the database's active parts
 #               per event, as shipped and after OPTIMIZE ... FINAL (the
@@ -134,7 +134,7 @@ s1=$(server_cpu)
 read -r cpu rss < <(awk '{ printf "%.3f %d\n", $1 + $2, $3 }' "$work/time")
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 srv=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.3f", b - a }')
-read -r sent raw how < <(sed -n -e 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (\([0-9]*\) before \([a-z]*\))$/\1 \2 \3/p' \
+read -r sent raw how < <(sed -n -e 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (\([0-9]*\) before \([a-z0-9]*\))$/\1 \2 \3/p' \
 	-e 's/^ringtrace[a-z ]*: \([0-9]*\) bytes sent (not compressed)$/\1 \1 none/p' "$work/ship.err") || true
 [[ -n ${raw:-} ]] || { echo "host-ship: ship said no bytes sent:" >&2; cat -- "$work/ship.err" >&2; exit 1; }
 
