@@ -129,6 +129,18 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 	return n;
 }
 
+/* @sql (sqlite3_mprintf()'d, NULL: out of memory) run and freed: 0, or -1 said. */
+static int run_sql(struct ch *ch, char *sql)
+{
+	int rc;
+
+	if (!sql)
+		die("out of memory");
+	rc = ch_run(ch, sql);
+	sqlite3_free(sql);
+	return rc ? -1 : 0;
+}
+
 /*
  * Whether @table on the server has the columns @want (a name and a type
  * each, @n of them, in order): 0, or -1 said.  One without set_key where
@@ -138,16 +150,11 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 static int table_shape(struct ch *ch, const char *table, const char *const (*want)[2],
 		       unsigned int n)
 {
-	char *sql = sqlite3_mprintf("DESCRIBE TABLE %s.%s FORMAT TabSeparated", ch->db, table);
 	char *line;
 	unsigned int k;
-	int rc;
 
-	if (!sql)
-		die("out of memory");
-	rc = ch_run(ch, sql);
-	sqlite3_free(sql);
-	if (rc)
+	if (run_sql(ch, sqlite3_mprintf("DESCRIBE TABLE %s.%s FORMAT TabSeparated",
+					ch->db, table)))
 		return -1;
 	/* name TAB type TAB default kind TAB default expression, a line each */
 	line = (char *)ch->answer.p;
@@ -201,8 +208,6 @@ static int table_ready(struct ch *ch, const char *table, const struct col *cols,
 	const char *want[ARRAY_SIZE(common_cols) + 64][2];
 	sqlite3_str *s = sqlite3_str_new(NULL);
 	unsigned int k = 0;
-	char *sql;
-	int rc;
 
 	sqlite3_str_appendf(s, "CREATE TABLE IF NOT EXISTS %s.%s (" COMMON_COLS,
 			    ch->db, table);
@@ -210,12 +215,7 @@ static int table_ready(struct ch *ch, const char *table, const struct col *cols,
 		sqlite3_str_appendf(s, ", `%s` %s", cols[i].name, cols[i].type);
 	sqlite3_str_appendf(s, ") ENGINE = MergeTree() PARTITION BY day "
 			    "ORDER BY (host, wall_ts)");
-	sql = sqlite3_str_finish(s);
-	if (!sql)
-		die("out of memory");
-	rc = ch_run(ch, sql);
-	sqlite3_free(sql);
-	if (rc)
+	if (run_sql(ch, sqlite3_str_finish(s)))
 		return -1;
 	for (unsigned int i = 0; i < ARRAY_SIZE(common_cols); i++, k++) {
 		want[k][0] = common_cols[i][0];
@@ -235,11 +235,8 @@ static int table_clear(struct ch *ch, const char *table, const struct set *set)
 	uint64_t pending;
 	int rc;
 
-	sql = sqlite3_mprintf("ALTER TABLE %s.%s DELETE WHERE set_key = %llu",
-			      ch->db, table, (unsigned long long)set->key);
-	rc = ch_run(ch, sql);
-	sqlite3_free(sql);
-	if (rc)
+	if (run_sql(ch, sqlite3_mprintf("ALTER TABLE %s.%s DELETE WHERE set_key = %llu",
+					ch->db, table, (unsigned long long)set->key)))
 		return -1;
 	sql = sqlite3_mprintf("SELECT count() FROM system.mutations WHERE database = '%s' "
 			      "AND table = '%s' AND is_done = 0", ch->db, table);

@@ -552,30 +552,24 @@ def older_tables_refused(ctx):
     added.  Once for ringtrace_sets of the old shape, once for raw of
     the old shape under a ringtrace_sets of the new."""
     s = SERVERS[0]
-    db = ctx.db()
-    s.query('CREATE DATABASE %s' % db)
-    s.query('CREATE TABLE %s.ringtrace_sets (%s) ENGINE = MergeTree() '
-            'ORDER BY (set_id, table)' % (db, OLD_SETS))
-    s.query("INSERT INTO %s.ringtrace_sets VALUES ('x', 'raw', 1, 'h', '', '/d', now())" % db)
-    r = ship(s.url, db, REAL_TRACE, status=1)
-    check('%s.ringtrace_sets on the server was made by an older ringtrace ship (column 2 '
-          'is table String, where set_key UInt64 is now): not migrated' % db in r.stderr,
-          'stderr: %s' % r.stderr)
-    check(s.query('SELECT count() FROM %s.ringtrace_sets' % db).strip() == '1',
-          'ringtrace_sets changed')
-    db = ctx.db()
-    s.query('CREATE DATABASE %s' % db)
-    s.query('CREATE TABLE %s.raw (%s, ts Nullable(Int64)) ENGINE = MergeTree() '
-            'PARTITION BY day ORDER BY (host, wall_ts)' % (db, OLD_COMMON))
-    s.query("INSERT INTO %s.raw VALUES ('h', '', 'x', today(), 1, 1)" % db)
-    r = ship(s.url, db, REAL_TRACE, status=1)
-    check('%s.raw on the server was made by an older ringtrace ship (column 3 is set_id '
-          'String, where set_key UInt64 is now): not migrated' % db in r.stderr,
-          'stderr: %s' % r.stderr)
-    n = s.query('SELECT (SELECT count() FROM %s.raw) * 10 + (SELECT count() FROM '
-                '%s.ringtrace_sets)' % (db, db)).strip()
-    check(n == '10', 'raw and ringtrace_sets: %s rows after a refused ship, 1 and 0 '
-          'before' % n)
+    olds = (('ringtrace_sets', OLD_SETS, 'ORDER BY (set_id, table)',
+             "('x', 'raw', 1, 'h', '', '/d', now())", 'column 2 is table String'),
+            ('raw', OLD_COMMON + ', ts Nullable(Int64)',
+             'PARTITION BY day ORDER BY (host, wall_ts)', "('h', '', 'x', today(), 1, 1)",
+             'column 3 is set_id String'))
+    for table, columns, order, row, said in olds:
+        db = ctx.db()
+        s.query('CREATE DATABASE %s' % db)
+        s.query('CREATE TABLE %s.%s (%s) ENGINE = MergeTree() %s' % (db, table, columns, order))
+        s.query('INSERT INTO %s.%s VALUES %s' % (db, table, row))
+        r = ship(s.url, db, REAL_TRACE, status=1)
+        check('%s.%s on the server was made by an older ringtrace ship (%s, where set_key '
+              'UInt64 is now): not migrated' % (db, table, said) in r.stderr,
+              'stderr: %s' % r.stderr)
+        n = s.query('SELECT (SELECT count() FROM %s.%s) * 10 + (SELECT count() FROM '
+                    '%s.ringtrace_sets)' % (db, table, db)).strip()
+        check(n == ('11' if table == 'ringtrace_sets' else '10'),
+              '%s and ringtrace_sets: %s after a refused ship (10 x rows + rows)' % (table, n))
 
 
 @test
