@@ -412,10 +412,17 @@ void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		     const struct sqlcache_family *f, void *arg)
 {
 	struct sqldb *d = c->db;
+	uint64_t layout = f->layout;
 	struct sqlcache_buf b;
 	void *ix = NULL;
 
-	if (sqlcache_load(d, m, family, f->layout, &b)) {
+	/* The family's own key goes in with its layout (member_key() hashes both). */
+	if (f->key) {
+		uint64_t k[2] = { f->layout, f->key(d, m, arg) };
+
+		layout = XXH64(k, sizeof(k), 0);
+	}
+	if (sqlcache_load(d, m, family, layout, &b)) {
 		ix = f->load(c, m, &b, arg);
 		if (ix && (b.bad || sqlcache_left(&b))) {
 			f->free(ix);
@@ -430,10 +437,10 @@ void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		return ix;
 	}
 	ix = f->build(c, m, arg);
-	if (ix && enabled()) {
+	if (ix && enabled() && (!f->keep || f->keep(ix, arg))) {
 		b = (struct sqlcache_buf){ 0 };
 		f->store(&b, ix, arg);
-		sqlcache_store(d, m, family, f->layout, &b);
+		sqlcache_store(d, m, family, layout, &b);
 		sqlcache_buf_free(&b);
 	}
 	return ix;
