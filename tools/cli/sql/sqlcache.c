@@ -283,11 +283,11 @@ bool sqlcache_load(struct sqldb *d, unsigned int m, const char *family, uint64_t
 	    plen != (uint64_t)st.st_size - SQLCACHE_HEADER ||
 	    sum != file_sum(b, b + SQLCACHE_HEADER, plen))
 		goto out;
-	out->len = out->cap = plen;
-	out->p = malloc(plen + 1);
-	if (!out->p)
-		die("out of memory");
-	memcpy(out->p, b + SQLCACHE_HEADER, plen);
+	/* The payload read where it lies, after the header: one copy of the file. */
+	out->p = b;
+	out->len = out->cap = (size_t)st.st_size;
+	out->off = SQLCACHE_HEADER;
+	b = NULL;
 	/* Used: the last to go when the directory is trimmed. */
 	futimens(fd, NULL);
 	ok = true;
