@@ -54,6 +54,12 @@ static uint64_t node_hash(const struct stack_index *ix, uint32_t i)
 	return pair_hash(ix->nodes[i].frame, ix->nodes[i].caller);
 }
 
+/* The pool's strings are found by their offset: the @i'th is not at hand, its text is. */
+static uint64_t text_hash(const char *s)
+{
+	return XXH3_64bits(s, strlen(s));
+}
+
 /* @t made room for one more of the @n elements @hash places (rebuilt from them). */
 static void slots_fit(const struct stack_index *ix, struct si_slots *t, size_t n,
 		      uint64_t (*hash)(const struct stack_index *, uint32_t))
@@ -77,6 +83,59 @@ static void slots_fit(const struct stack_index *ix, struct si_slots *t, size_t n
 	}
 	free(t->v);
 	*t = g;
+}
+
+/* The string table made room for one more (rebuilt from the pool). */
+static void strs_fit(struct stack_index *ix)
+{
+	struct si_slots g;
+
+	if (2 * (ix->nr_strs + 1) <= ix->str_by_text.cap)
+		return;
+	g.cap = ix->str_by_text.cap ? 2 * ix->str_by_text.cap : 64;
+	g.v = calloc(g.cap, sizeof(*g.v));
+	if (!g.v)
+		die("out of memory");
+	for (size_t off = 0; off < ix->pool_len; off += strlen(ix->pool + off) + 1) {
+		size_t k = text_hash(ix->pool + off) & (g.cap - 1);
+
+		while (g.v[k])
+			k = (k + 1) & (g.cap - 1);
+		g.v[k] = (uint32_t)off + 1;
+	}
+	free(ix->str_by_text.v);
+	ix->str_by_text = g;
+}
+
+/* @s's offset in the pool, added if new; SI_NOSTR for NULL. */
+static uint32_t str_add(struct stack_index *ix, const char *s)
+{
+	const struct si_slots *t;
+	size_t n, k;
+
+	if (!s)
+		return SI_NOSTR;
+	strs_fit(ix);
+	t = &ix->str_by_text;
+	for (k = text_hash(s) & (t->cap - 1); t->v[k]; k = (k + 1) & (t->cap - 1))
+		if (!strcmp(ix->pool + t->v[k] - 1, s))
+			return t->v[k] - 1;
+	n = strlen(s) + 1;
+	if (ix->pool_len + n >= SI_NOSTR - 1)
+		die("out of memory");
+	if (ix->pool_len + n > ix->pool_cap) {
+		ix->pool_cap = ix->pool_cap ? 2 * ix->pool_cap : 4096;
+		while (ix->pool_len + n > ix->pool_cap)
+			ix->pool_cap *= 2;
+		ix->pool = realloc(ix->pool, ix->pool_cap);
+		if (!ix->pool)
+			die("out of memory");
+	}
+	memcpy(ix->pool + ix->pool_len, s, n);
+	t->v[k] = (uint32_t)ix->pool_len + 1;
+	ix->pool_len += n;
+	ix->nr_strs++;
+	return t->v[k] - 1;
 }
 
 /* The slot of frame @id, or the free one it would take (frame_by_id.cap > 0). */
@@ -123,7 +182,7 @@ const struct si_stack *stackidx_stack(const struct stack_index *ix, int64_t id)
 	return *s ? &ix->stacks[*s - 1] : NULL;
 }
 
-const struct sr_frame *stackidx_frame(const struct stack_index *ix, int64_t id)
+const struct si_frame *stackidx_frame(const struct stack_index *ix, int64_t id)
 {
 	uint32_t *s;
 
@@ -147,37 +206,18 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
 	return v;
 }
 
-static char *dup_or_null(const char *s)
+/* The slot of frame @id, or the free one it takes, room made for one more. */
+static uint32_t *frame_slot_fit(struct stack_index *ix, int64_t id)
 {
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		die("out of memory");
-	return d;
+	slots_fit(ix, &ix->frame_by_id, ix->nr_frames, frame_hash);
+	return frame_slot(ix, id);
 }
 
-/* Frame @f (its id @id, its strings copied if new): its index. */
-static uint32_t frame_add(struct stack_index *ix, int64_t id, bool user, const char *name,
-			  const char *module, const char *symbol, uint64_t rel_pc)
+/* Frame @f put in free slot @s (frame_slot_fit()'s): its index. */
+static uint32_t frame_put(struct stack_index *ix, uint32_t *s, const struct si_frame *f)
 {
-	uint32_t *s;
-
-	slots_fit(ix, &ix->frame_by_id, ix->nr_frames, frame_hash);
-	s = frame_slot(ix, id);
-	if (*s)
-		return *s - 1;
 	ix->frames = grow(ix->frames, ix->nr_frames, &ix->cap_frames, sizeof(*ix->frames));
-	ix->frames[ix->nr_frames] = (struct sr_frame){
-		.id = id,
-		.user = user,
-		.name = dup_or_null(name),
-		.module = dup_or_null(module),
-		.symbol = dup_or_null(symbol),
-		.rel_pc = rel_pc,
-	};
+	ix->frames[ix->nr_frames] = *f;
 	*s = (uint32_t)++ix->nr_frames;
 	return *s - 1;
 }
@@ -216,12 +256,9 @@ void stackidx_free(struct stack_index *ix)
 {
 	if (!ix)
 		return;
-	for (size_t i = 0; i < ix->nr_frames; i++) {
-		free(ix->frames[i].name);
-		free(ix->frames[i].module);
-		free(ix->frames[i].symbol);
-	}
 	free(ix->frames);
+	free(ix->pool);
+	free(ix->str_by_text.v);
 	free(ix->nodes);
 	free(ix->stacks);
 	free(ix->frame_by_id.v);
@@ -244,6 +281,7 @@ static void pass_frame(void *arg, const struct named_frame *f)
 {
 	struct si_pass *p = arg;
 	int64_t id = sr_frame_id(f);
+	uint32_t *s;
 
 	if (p->nr == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 64;
@@ -253,7 +291,19 @@ static void pass_frame(void *arg, const struct named_frame *f)
 			die("out of memory");
 	}
 	p->ids[p->nr] = id;
-	p->at[p->nr++] = frame_add(p->ix, id, f->user, f->name, f->module, f->symbol, f->rel_pc);
+	s = frame_slot_fit(p->ix, id);
+	if (*s) {
+		p->at[p->nr++] = *s - 1;
+		return;
+	}
+	p->at[p->nr++] = frame_put(p->ix, s, &(struct si_frame){
+		.id = id,
+		.rel_pc = f->rel_pc,
+		.name = str_add(p->ix, f->name),
+		.module = str_add(p->ix, f->module),
+		.symbol = str_add(p->ix, f->symbol),
+		.user = f->user,
+	});
 }
 
 /* A pair's frames (new ones kept), and its stack if new and it has a frame. */
@@ -328,10 +378,7 @@ static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 /* The records below, their version: a new one with any change to them. */
 #define SI_CACHE_LAYOUT		1
 #define SI_CACHE_FAMILY		"stacks"
-/* A string's length that says NULL; the longest kept. */
-#define SI_NULL			UINT32_MAX
-#define SI_STR_MAX		(1U << 16)
-/* Bytes a record takes at least: a frame (three NULL strings), a node, a stack. */
+/* Bytes of a frame's record, a node's, a stack's. */
 #define SI_REC_FRAME		32
 #define SI_REC_NODE		8
 #define SI_REC_STACK		16
@@ -415,55 +462,23 @@ static bool index_keep(const void *index, void *arg)
 	return !ix->asked && !ix->read_past;
 }
 
-static void put_str(struct sqlcache_buf *b, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	/* A longer name is cut (a symbol's, a path's: never that long). */
-	if (n > SI_STR_MAX)
-		n = SI_STR_MAX;
-	sqlcache_put32(b, s ? (uint32_t)n : SI_NULL);
-	if (s)
-		sqlcache_put(b, s, n);
-}
-
-/* A string of @b: NULL for SI_NULL; b->bad for a length over SI_STR_MAX or a NUL in it. */
-static char *get_str(struct sqlcache_buf *b)
-{
-	uint32_t n = sqlcache_get32(b);
-	char *s;
-
-	if (b->bad || n == SI_NULL)
-		return NULL;
-	if (n > SI_STR_MAX || n > sqlcache_left(b)) {
-		b->bad = true;
-		return NULL;
-	}
-	s = malloc(n + 1);
-	if (!s)
-		die("out of memory");
-	sqlcache_get(b, s, n);
-	s[n] = 0;
-	if (strlen(s) != n)
-		b->bad = true;
-	return s;
-}
-
 static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
 {
 	const struct stack_index *ix = index;
 
 	(void)arg;
+	sqlcache_put64(b, ix->pool_len);
+	sqlcache_put(b, ix->pool, ix->pool_len);
 	sqlcache_put64(b, ix->nr_frames);
 	for (size_t i = 0; i < ix->nr_frames; i++) {
-		const struct sr_frame *f = &ix->frames[i];
+		const struct si_frame *f = &ix->frames[i];
 
 		sqlcache_put64(b, (uint64_t)f->id);
 		sqlcache_put64(b, f->rel_pc);
 		sqlcache_put32(b, f->user);
-		put_str(b, f->name);
-		put_str(b, f->module);
-		put_str(b, f->symbol);
+		sqlcache_put32(b, f->name);
+		sqlcache_put32(b, f->module);
+		sqlcache_put32(b, f->symbol);
 	}
 	sqlcache_put64(b, ix->nr_nodes);
 	for (size_t i = 0; i < ix->nr_nodes; i++) {
@@ -476,6 +491,12 @@ static void index_store(struct sqlcache_buf *b, const void *index, void *arg)
 		sqlcache_put32(b, ix->stacks[i].leaf);
 		sqlcache_put32(b, ix->stacks[i].depth);
 	}
+}
+
+/* Whether @s starts a string of the pool (whose last byte is a NUL), or is none. */
+static bool str_ok(const struct stack_index *ix, uint32_t s)
+{
+	return s == SI_NOSTR || (s < ix->pool_len && (!s || !ix->pool[s - 1]));
 }
 
 /*
@@ -504,8 +525,9 @@ static bool stack_ok(const struct stack_index *ix, int64_t id, uint32_t leaf, ui
 }
 
 /*
- * Member @m's index from payload @b (sqlcache_family.load).  Checked:
- * frame ids non-negative and each once, strings without a NUL; a node's
+ * Member @m's index from payload @b (sqlcache_family.load).  Checked: the
+ * strings' pool ends with a NUL, a frame's strings start one of them;
+ * frame ids non-negative and each once; a node's
  * frame one of the frames, its caller an earlier node (a pass adds the
  * callers first: no cycle), each (frame, caller) once; a stack's chain
  * of its depth, the id of its frames (so its frames are the ones named
@@ -523,22 +545,35 @@ static void *index_load(struct sql_cursor *c, unsigned int m, struct sqlcache_bu
 	(void)arg;
 	if (!ix)
 		die("out of memory");
-	n = sqlcache_get_count(b, SI_REC_FRAME);
+	n = sqlcache_get_count(b, 1);
+	if (n >= SI_NOSTR || (n && b->p[b->off + n - 1]))
+		b->bad = true;
+	ix->pool_len = ix->pool_cap = b->bad ? 0 : n;
+	ix->pool = malloc(ix->pool_len + 1);
+	if (!ix->pool)
+		die("out of memory");
+	sqlcache_get(b, ix->pool, ix->pool_len);
+	n = b->bad ? 0 : sqlcache_get_count(b, SI_REC_FRAME);
 	for (size_t i = 0; !b->bad && i < n; i++) {
-		int64_t id = (int64_t)sqlcache_get64(b);
-		uint64_t rel_pc = sqlcache_get64(b);
-		uint32_t user = sqlcache_get32(b);
-		char *name = get_str(b), *module = get_str(b), *symbol = get_str(b);
+		struct si_frame f = { .id = (int64_t)sqlcache_get64(b) };
+		uint32_t user, *s;
 
-		if (id < 0 || user > 1)
+		f.rel_pc = sqlcache_get64(b);
+		user = sqlcache_get32(b);
+		f.user = user;
+		f.name = sqlcache_get32(b);
+		f.module = sqlcache_get32(b);
+		f.symbol = sqlcache_get32(b);
+		if (b->bad || f.id < 0 || user > 1 || !str_ok(ix, f.name) ||
+		    !str_ok(ix, f.module) || !str_ok(ix, f.symbol)) {
 			b->bad = true;
-		if (!b->bad)
-			frame_add(ix, id, user, name, module, symbol, rel_pc);
-		free(name);
-		free(module);
-		free(symbol);
-		if (!b->bad && ix->nr_frames != i + 1)	/* twice */
+			break;
+		}
+		s = frame_slot_fit(ix, f.id);
+		if (*s)				/* twice */
 			b->bad = true;
+		else
+			frame_put(ix, s, &f);
 	}
 	n = b->bad ? 0 : sqlcache_get_count(b, SI_REC_NODE);
 	for (size_t i = 0; !b->bad && i < n; i++) {

@@ -20,6 +20,19 @@
 #include "stackrows.h"
 
 #define SI_NONE		UINT32_MAX	/* no node: past the outermost frame */
+#define SI_NOSTR	UINT32_MAX	/* no string: NULL */
+
+/*
+ * A frame (named_frame's), its strings offsets in the index's pool, each
+ * distinct string kept once (a module's path is the module of each of
+ * its frames).
+ */
+struct si_frame {
+	int64_t id;
+	uint64_t rel_pc;
+	uint32_t name, module, symbol;	/* SI_NOSTR: NULL */
+	bool user;
+};
 
 struct si_node {
 	uint32_t frame;			/* index in frames */
@@ -39,13 +52,15 @@ struct si_slots {
 };
 
 struct stack_index {
-	struct sr_frame *frames;	/* first met first */
+	struct si_frame *frames;	/* first met first */
 	size_t nr_frames, cap_frames;
+	char *pool;			/* the frames' strings, each once */
+	size_t pool_len, pool_cap, nr_strs;
 	struct si_node *nodes;
 	size_t nr_nodes, cap_nodes;
 	struct si_stack *stacks;	/* those with a frame, first met first */
 	size_t nr_stacks, cap_stacks;
-	struct si_slots frame_by_id, node_by_pair, stack_by_id;
+	struct si_slots frame_by_id, node_by_pair, stack_by_id, str_by_text;
 	/*
 	 * What its pass depended on besides the trace's files: debuginfod's
 	 * lookups before it, whether it made any; whether it read past
@@ -63,7 +78,12 @@ struct stack_index {
 const struct stack_index *stackidx_get(struct sql_cursor *c, unsigned int m);
 /* The stack or frame of id @id, or NULL. */
 const struct si_stack *stackidx_stack(const struct stack_index *ix, int64_t id);
-const struct sr_frame *stackidx_frame(const struct stack_index *ix, int64_t id);
+const struct si_frame *stackidx_frame(const struct stack_index *ix, int64_t id);
+/* A frame's string, or NULL. */
+static inline const char *stackidx_str(const struct stack_index *ix, uint32_t s)
+{
+	return s == SI_NOSTR ? NULL : ix->pool + s;
+}
 void stackidx_free(struct stack_index *ix);
 
 #endif /* RINGTRACE_SQL_STACKIDX_H */

@@ -21,14 +21,6 @@
 
 #include "sql.h"
 
-/* One frame of a stack, its strings its own (the stack index's, stackidx.h). */
-struct sr_frame {
-	int64_t id;
-	bool user;
-	char *name, *module, *symbol;	/* NULL: none (named_frame's) */
-	uint64_t rel_pc;
-};
-
 struct sr_stack {
 	bool present;			/* a stack was recorded */
 	int64_t id;

@@ -32,7 +32,7 @@ struct frm {
 	unsigned int member;		/* the one read */
 	const struct stack_index *ix;	/* its index; NULL: none yet */
 	size_t at;			/* the next frame (or id asked for) */
-	const struct sr_frame *fr;	/* the row's */
+	const struct si_frame *fr;	/* the row's */
 };
 
 /* The member's next frame asked for: false at its end. */
@@ -80,7 +80,8 @@ static unsigned int frm_member(const struct sql_cursor *c)
 
 static void frm_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
-	const struct sr_frame *fr = ((struct frm *)c->priv)->fr;
+	const struct frm *f = c->priv;
+	const struct si_frame *fr = f->fr;
 
 	switch (col) {
 	case C_FRAME_ID:
@@ -90,16 +91,16 @@ static void frm_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 		sql_out_text(ctx, fr->user ? "u" : "k", 1, SQLITE_STATIC);
 		break;
 	case C_NAME:
-		sql_result_text_or_null(ctx, fr->name);
+		sql_result_text_or_null(ctx, stackidx_str(f->ix, fr->name));
 		break;
 	case C_MODULE:
-		sql_result_text_or_null(ctx, fr->module);
+		sql_result_text_or_null(ctx, stackidx_str(f->ix, fr->module));
 		break;
 	case C_REL_PC:
 		sql_out_int64(ctx, (int64_t)fr->rel_pc);
 		break;
 	case C_SYMBOL:
-		sql_result_text_or_null(ctx, fr->symbol);
+		sql_result_text_or_null(ctx, stackidx_str(f->ix, fr->symbol));
 		break;
 	}
 }
