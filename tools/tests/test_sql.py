@@ -55,6 +55,13 @@
     in few places reads under a quarter of the frames; the run lists
     kept in the cache directory and read back, a damaged cache file a
     miss (sql.d/utid.py's checks run on recordings).
+  - the stack index: sample JOIN stack JOIN frame as written reads the
+    trace twice (sample's scan, the index's pass), its rows the
+    materialized join's; stack_id = and frame_id = (and IN) the rows of
+    the unpushed terms, reading nothing once the index is built; the
+    index kept in the cache and read back, a damaged file or changed
+    symbols a miss, a damaged trace's not kept; 80 damaged files under
+    ASan.
   - sample's utid = X and tid = X, wakeup's and thread_state's
     waker_utid = X: the rows of the unpushed term, a thread seen late
     decodes under half the events, a waker that ran once reads under a
