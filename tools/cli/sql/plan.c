@@ -351,42 +351,23 @@ static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite
 		keep_value(s, v, &s->utid_set, &s->utid);
 }
 
-static void cpu_term(struct scan_spec *s, struct term_values *tv)
+/*
+ * An INTEGER column's = or IN (cpu, a stack's or a frame's id): the
+ * integers of the values, those of an earlier term (*@set) alone.
+ */
+static void ints_term(struct term_values *tv, bool *set, int64_t **vals, unsigned int *nr)
 {
 	int64_t *now = NULL, x;
 	unsigned int n = 0;
 	sqlite3_value *v;
 
 	while ((v = term_next(tv))) {
-		if (!int_value(v, &x) || (s->cpus_set && !sql_spec_cpu(s, x)))
-			continue;
-		now = realloc(now, (n + 1) * sizeof(*now));
-		if (!now)
-			die("out of memory");
-		now[n++] = x;
-	}
-	free(s->cpus);
-	s->cpus = now;
-	s->nr_cpus = n;
-	s->cpus_set = true;
-}
-
-/* A stack's or a frame's id = or IN: the integers of the values (and of an earlier term). */
-static void id_term(struct scan_spec *s, struct term_values *tv)
-{
-	int64_t *now = NULL, x;
-	unsigned int n = 0;
-	sqlite3_value *v;
-
-	while ((v = term_next(tv))) {
-		bool before;
+		bool before = !*set;
 
 		if (!int_value(v, &x))
 			continue;
-		/* Two terms: the ids of both. */
-		before = !s->ids_set;
-		for (unsigned int i = 0; !before && i < s->nr_ids; i++)
-			before = s->ids[i] == x;
+		for (unsigned int i = 0; !before && i < *nr; i++)
+			before = (*vals)[i] == x;
 		if (!before)
 			continue;
 		now = reallocarray(now, n + 1, sizeof(*now));
@@ -394,10 +375,10 @@ static void id_term(struct scan_spec *s, struct term_values *tv)
 			die("out of memory");
 		now[n++] = x;
 	}
-	free(s->ids);
-	s->ids = now;
-	s->nr_ids = n;
-	s->ids_set = true;
+	free(*vals);
+	*vals = now;
+	*nr = n;
+	*set = true;
 }
 
 static void name_term(struct scan_spec *s, struct term_values *tv)
@@ -539,7 +520,7 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			span_bound(s, op_code(op), tv.v);
 			break;
 		case SQL_PUSH_CPU:
-			cpu_term(s, &tv);
+			ints_term(&tv, &s->cpus_set, &s->cpus, &s->nr_cpus);
 			break;
 		case SQL_PUSH_NAME:
 			name_term(s, &tv);
@@ -559,7 +540,7 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			keep_value(s, tv.v, &s->tid_set, &s->tid);
 			break;
 		case SQL_PUSH_ID:
-			id_term(s, &tv);
+			ints_term(&tv, &s->ids_set, &s->ids, &s->nr_ids);
 			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);

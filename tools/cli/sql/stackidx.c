@@ -611,6 +611,20 @@ static const struct sqlcache_family stack_family = {
 	.key = stacks_key, .keep = index_keep,
 };
 
+int stackidx_next_member(struct sql_cursor *c, unsigned int *next, unsigned int *member,
+			 const struct stack_index **ix)
+{
+	const struct scan_spec *sp = &c->spec;
+
+	while (*next < c->db->ts->nr && sp->members_set && !sp->members[*next])
+		(*next)++;
+	if (*next >= c->db->ts->nr)
+		return 0;
+	*member = (*next)++;
+	*ix = stackidx_get(c, *member);
+	return *ix ? 1 : -1;
+}
+
 const struct stack_index *stackidx_get(struct sql_cursor *c, unsigned int m)
 {
 	struct sqldb *d = c->db;

@@ -76,6 +76,13 @@ struct stack_index {
  * and kept.  NULL with c->err set.
  */
 const struct stack_index *stackidx_get(struct sql_cursor *c, unsigned int m);
+/*
+ * The next member the cursor's spec asks for from *@next on: 1 with its
+ * index in *@ix and its number in *@member, *@next past it; 0 none is
+ * left; -1 (c->err).
+ */
+int stackidx_next_member(struct sql_cursor *c, unsigned int *next, unsigned int *member,
+			 const struct stack_index **ix);
 /* The stack or frame of id @id, or NULL. */
 const struct si_stack *stackidx_stack(const struct stack_index *ix, int64_t id);
 const struct si_frame *stackidx_frame(const struct stack_index *ix, int64_t id);

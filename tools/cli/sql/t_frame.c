@@ -54,21 +54,17 @@ static bool next_frame(struct sql_cursor *c, struct frm *f)
 static int frm_next(struct sql_cursor *c)
 {
 	struct frm *f = c->priv;
-	const struct sqldb *d = c->db;
 
 	if (c->spec.empty)
 		return 0;
 	for (;;) {
+		int r;
+
 		if (f->ix && next_frame(c, f))
 			return 1;
-		while (f->next < d->ts->nr && c->spec.members_set && !c->spec.members[f->next])
-			f->next++;
-		if (f->next >= d->ts->nr)
-			return 0;
-		f->member = f->next++;
-		f->ix = stackidx_get(c, f->member);
-		if (!f->ix)
-			return -1;
+		r = stackidx_next_member(c, &f->next, &f->member, &f->ix);
+		if (r <= 0)
+			return r;
 		f->at = 0;
 	}
 }

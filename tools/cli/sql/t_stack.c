@@ -50,7 +50,6 @@ static bool next_stack(struct sql_cursor *c, struct stk *k)
 static int stk_next(struct sql_cursor *c)
 {
 	struct stk *k = c->priv;
-	const struct sqldb *d = c->db;
 
 	if (c->spec.empty)
 		return 0;
@@ -59,19 +58,16 @@ static int stk_next(struct sql_cursor *c)
 		return 1;
 	}
 	for (;;) {
+		int r;
+
 		if (k->ix && next_stack(c, k)) {
 			k->node = k->st->leaf;
 			k->depth = 0;
 			return 1;
 		}
-		while (k->next < d->ts->nr && c->spec.members_set && !c->spec.members[k->next])
-			k->next++;
-		if (k->next >= d->ts->nr)
-			return 0;
-		k->member = k->next++;
-		k->ix = stackidx_get(c, k->member);
-		if (!k->ix)
-			return -1;
+		r = stackidx_next_member(c, &k->next, &k->member, &k->ix);
+		if (r <= 0)
+			return r;
 		k->at = 0;
 	}
 }
