@@ -1141,6 +1141,17 @@ def cache_damaged_file_rebuilt(ctx):
               'cache file damaged (%s): not rewritten as it was' % what)
 
 
+def fuzzed(good, rng, i):
+    """Cache file @good with 1 to 8 random bytes changed; odd @i: past the
+    header, the checksum made right again (the payload's own checks
+    stand)."""
+    b = bytearray(good)
+    for _ in range(rng.randrange(1, 9)):
+        o = rng.randrange(48 if i % 2 else 0, len(b))
+        b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
+    return resum(bytes(b)) if i % 2 else bytes(b)
+
+
 @test
 def cache_fuzz_asan(ctx):
     """200 runs of the ASan build over a cache file with 1 to 8 random
@@ -1158,11 +1169,7 @@ def cache_fuzz_asan(ctx):
     rng = random.Random(31)
     loaded = 0
     for i in range(200):
-        b = bytearray(good)
-        for _ in range(rng.randrange(1, 9)):
-            o = rng.randrange(48 if i % 2 else 0, len(b))
-            b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
-        b = resum(bytes(b)) if i % 2 else bytes(b)
+        b = fuzzed(good, rng, i)
         with open(path, 'wb') as f:
             f.write(b)
         run = cache_run(d, wins, env, asan=True)
@@ -2823,11 +2830,7 @@ def stack_cache_fuzz_asan(ctx):
     rng = random.Random(37)
     loaded = 0
     for i in range(80):
-        b = bytearray(good)
-        for _ in range(rng.randrange(1, 9)):
-            o = rng.randrange(48 if i % 2 else 0, len(b))
-            b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
-        b = resum(bytes(b)) if i % 2 else bytes(b)
+        b = fuzzed(good, rng, i)
         with open(path, 'wb') as f:
             f.write(b)
         got, idx, _ = stack_cache_run(d, env, asan=True)

@@ -16,11 +16,10 @@ recording:
 On lttng_guest.sh's `t` (no stacks) every table is empty and so are the
 answers; on its `su` the samples' kernel and user stacks."""
 
-import json
 import shutil
 import tempfile
 
-from sql_check import check, run
+from sql_check import check
 
 JOIN = ('SELECT s.ts, s.stack_id, k.depth, k.frame_id, f.symbol FROM sample s '
         'JOIN stack k ON k.stack_id = s.stack_id JOIN frame f ON f.frame_id = k.frame_id')
@@ -31,21 +30,6 @@ JOIN_MAT = ('WITH s AS MATERIALIZED (SELECT ts, stack_id FROM sample), '
             'JOIN k ON k.stack_id = s.stack_id JOIN f ON f.frame_id = k.frame_id')
 # Ids looked up one by one at most (spread over the trace's).
 SOME = 60
-
-
-def statements(db, text, env=None):
-    """The --json arrays of @text's statements, run in one process."""
-    r = run(['sql', '--json', db.dir, text], env=env)
-    check(r.returncode == db.status, 'sql %r: exit %d, expected %d: %s' %
-          (text[:200], r.returncode, db.status, r.stderr[-1000:]))
-    dec, out, i = json.JSONDecoder(), [], 0
-    while True:
-        while i < len(r.stdout) and r.stdout[i].isspace():
-            i += 1
-        if i == len(r.stdout):
-            return out
-        v, i = dec.raw_decode(r.stdout, i)
-        out.append(v)
 
 
 def key(r):
@@ -63,7 +47,7 @@ def by_id(db, table, col, ids):
     for x in ids:
         text += 'SELECT * FROM %s WHERE %s = %d; ' % (table, col, x)
         text += 'SELECT * FROM %s WHERE %s + 0 = %d; ' % (table, col, x)
-    a = statements(db, text)
+    a = db.statements(text)
     check(len(a) == 2 * len(ids), '%s: %d arrays printed' % (table, len(a)))
     for i, x in enumerate(ids):
         got, full = sorted(a[2 * i], key=key), sorted(a[2 * i + 1], key=key)
@@ -77,7 +61,7 @@ def check_stackidx(db):
     by_id(db, 'stack', 'stack_id', spread(sids) + [4242])
     by_id(db, 'frame', 'frame_id', spread(fids) + [4242])
     some = ', '.join(str(x) for x in sorted(sids)[::3] + [4242])
-    a = statements(db, 'SELECT * FROM stack WHERE stack_id IN (%s); '
+    a = db.statements('SELECT * FROM stack WHERE stack_id IN (%s); '
                        'SELECT * FROM stack WHERE stack_id + 0 IN (%s); %s; %s' %
                    (some, some, JOIN, JOIN_MAT))
     check(sorted(a[0], key=key) == sorted(a[1], key=key),
@@ -88,9 +72,9 @@ def check_stackidx(db):
     cache = tempfile.mkdtemp(prefix='rt-sql-stackidx-')
     try:
         q = 'SELECT * FROM stack; SELECT * FROM frame'
-        ref = statements(db, q, env={'RINGTRACE_SQL_CACHE': ''})
+        ref = db.statements(q, env={'RINGTRACE_SQL_CACHE': ''})
         for what in ('built', 'read back'):
-            got = statements(db, q, env={'RINGTRACE_SQL_CACHE': cache})
+            got = db.statements(q, env={'RINGTRACE_SQL_CACHE': cache})
             check(got == ref, 'stack and frame, index %s: %s rows, without cache %s' %
                   (what, list(map(len, got)), list(map(len, ref))))
     finally:
