@@ -61,6 +61,7 @@ static struct {
 	struct answer *answers;
 	size_t nr, cap;
 	bool downloading;		/* this lookup's line printed */
+	unsigned long lookups;		/* dbginfo_lookups() */
 	const char *hex;		/* for the progress line */
 	enum kind kind;
 } dbg = { .log_fd = -1 };
@@ -271,6 +272,7 @@ static int find(enum kind kind, const uint8_t *id, size_t len, char **path)
 	*path = NULL;
 	if (!dbginfo_enabled())
 		return -ENOSYS;
+	dbg.lookups++;
 	if (!len || len > BUILD_ID_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < dbg.nr && !a; i++)
@@ -303,6 +305,11 @@ static int find(enum kind kind, const uint8_t *id, size_t len, char **path)
 		return -ENOMEM;
 	}
 	return fd;
+}
+
+unsigned long dbginfo_lookups(void)
+{
+	return dbg.lookups;
 }
 
 int dbginfo_find(const uint8_t *build_id, size_t len, char **path)

@@ -37,6 +37,13 @@ int dbginfo_find(const uint8_t *build_id, size_t len, char **path);
 /* The same for the executable (or shared object) itself. */
 int dbginfo_find_executable(const uint8_t *build_id, size_t len, char **path);
 
+/*
+ * The lookups made so far (dbginfo_find*() calls while lookups are on,
+ * answered again or not): what was named with a server's help since a
+ * given count.
+ */
+unsigned long dbginfo_lookups(void);
+
 /* Ends the client session and forgets the answers and dbginfo_disable(). */
 void dbginfo_end(void);
 

@@ -41,6 +41,7 @@
 
 #include "../../lib/le.h"
 #include "sql/clickhouse.h"
+#include "sql/sqlcache.h"
 
 /* The tables shipped, in this order; ringtrace_sets records each. */
 static const char *const ship_tables[] = {
@@ -694,6 +695,12 @@ static int run(int argc, char **argv)
 	if (!ndirs)
 		usage_error("a trace directory or chunk set is needed "
 			    "(or RINGTRACE_CHUNK_DIR, as ringtraced --on-chunk sets it)");
+	/*
+	 * Each set is read once, table by table: an index of it (the stack
+	 * index that stack and frame read) is of no use to a later run, and
+	 * a ship per chunk set would fill the user's cache with them.
+	 */
+	sqlcache_disable();
 	ch_open(&ch, user, password);
 
 	/* The server answers, the database and the record of sets exist. */

@@ -56,7 +56,7 @@ static void statement_error(struct sqldb *d)
  * RINGTRACE_SQL_FRAMES set (not empty): after each statement, on stderr,
  * the zstd frames its cursors decompressed (scan_stats' frames_read),
  * those the tables' rows needed apart from those of the indexes it built
- * (run, sched and span index: a first query's one pass).
+ * (run, sched, span and stack index: a first query's one pass).
  */
 static void frames_line(const struct sqldb *d)
 {
@@ -446,7 +446,9 @@ static void help(FILE *f)
 "waker_utid = X only the time from X's first run to its last (when under\n"
 "half the trace), from lists one pass makes (cached as the checkpoints\n"
 "are); thread and process without their times read a packed trace's\n"
-"thread tables alone.\n"
+"thread tables alone; stack and frame answer from a trace's stack index\n"
+"(one pass, cached as the checkpoints are): stack_id = X and frame_id = X\n"
+"are lookups, so a join of sample, stack and frame reads the trace twice.\n"
 "\n"
 "  -f, --file FILE  the statements in FILE ('-': stdin)\n"
 "  -q, --query NAME the shipped query NAME (--list)\n"
@@ -471,9 +473,9 @@ static void help(FILE *f)
 "                   error is said, exit 1\n"
 "      --database DB  its database (default ringtrace)\n"
 "      --user USER, --password PW  HTTP basic authentication\n"
-"      --no-cache   neither read nor keep the span tables' checkpoints and the\n"
-"                   run lists on disk (RINGTRACE_SQL_CACHE set empty: the\n"
-"                   same)\n"
+"      --no-cache   neither read nor keep the span tables' checkpoints, the\n"
+"                   run lists and the stack index on disk\n"
+"                   (RINGTRACE_SQL_CACHE set empty: the same)\n"
 "  -h, --help       this text\n"
 "\n"
 "Exit status: 0; 1 a statement failed (SQLite's message); 2 usage; 3 the\n"

@@ -109,6 +109,20 @@ class Db:
               (query, r.returncode, self.status, r.stderr[-1000:]))
         return json.loads(r.stdout) if r.stdout.strip() else []
 
+    def statements(self, text, env=None):
+        """The --json arrays of @text's statements, run in one process."""
+        r = run(['sql', '--json', self.dir, text], env=env)
+        check(r.returncode == self.status, 'sql %r: exit %d, expected %d: %s' %
+              (text[:200], r.returncode, self.status, r.stderr[-1000:]))
+        dec, out, i = json.JSONDecoder(), [], 0
+        while True:
+            while i < len(r.stdout) and r.stdout[i].isspace():
+                i += 1
+            if i == len(r.stdout):
+                return out
+            v, i = dec.raw_decode(r.stdout, i)
+            out.append(v)
+
     def report_stat(self):
         if self._stat is None:
             r = run(['report', '--stat', self.dir])

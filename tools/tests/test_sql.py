@@ -55,6 +55,13 @@
     in few places reads under a quarter of the frames; the run lists
     kept in the cache directory and read back, a damaged cache file a
     miss (sql.d/utid.py's checks run on recordings).
+  - the stack index: sample JOIN stack JOIN frame as written reads the
+    trace twice (sample's scan, the index's pass), its rows the
+    materialized join's; stack_id = and frame_id = (and IN) the rows of
+    the unpushed terms, reading nothing once the index is built; the
+    index kept in the cache and read back, a damaged file or changed
+    symbols a miss, a damaged trace's not kept; 80 damaged files under
+    ASan.
   - sample's utid = X and tid = X, wakeup's and thread_state's
     waker_utid = X: the rows of the unpushed term, a thread seen late
     decodes under half the events, a waker that ran once reads under a
@@ -1134,6 +1141,17 @@ def cache_damaged_file_rebuilt(ctx):
               'cache file damaged (%s): not rewritten as it was' % what)
 
 
+def fuzzed(good, rng, i):
+    """Cache file @good with 1 to 8 random bytes changed; odd @i: past the
+    header, the checksum made right again (the payload's own checks
+    stand)."""
+    b = bytearray(good)
+    for _ in range(rng.randrange(1, 9)):
+        o = rng.randrange(48 if i % 2 else 0, len(b))
+        b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
+    return resum(bytes(b)) if i % 2 else bytes(b)
+
+
 @test
 def cache_fuzz_asan(ctx):
     """200 runs of the ASan build over a cache file with 1 to 8 random
@@ -1151,11 +1169,7 @@ def cache_fuzz_asan(ctx):
     rng = random.Random(31)
     loaded = 0
     for i in range(200):
-        b = bytearray(good)
-        for _ in range(rng.randrange(1, 9)):
-            o = rng.randrange(48 if i % 2 else 0, len(b))
-            b[o] ^= 1 << rng.randrange(8) if rng.random() < 0.7 else rng.randrange(1, 256)
-        b = resum(bytes(b)) if i % 2 else bytes(b)
+        b = fuzzed(good, rng, i)
         with open(path, 'wb') as f:
             f.write(b)
         run = cache_run(d, wins, env, asan=True)
@@ -2234,18 +2248,21 @@ def tables_skip_events_a_trace_lacks(ctx):
 def stack_tables_without_pairs_read_once(ctx):
     """sample, stack and frame of a trace with no stack read it once
     between them (the scans after the first open no member: scan_stats),
-    as ringtrace ship reads each; with stacks, each reads the trace and
-    gives its rows."""
+    as ringtrace ship reads each; with stacks, twice: sample's scan and
+    the stack index's pass ('stack index'), which stack and frame both
+    answer from (they open no member)."""
     q = ('SELECT (SELECT count(*) FROM sample) s, (SELECT count(*) FROM stack) k, '
          '(SELECT count(*) FROM frame) f')
     r, st = stats(packed(ctx), q)
-    read = sorted((x['members'], x['bytes_decompressed'] > 0) for x in st)
-    check(r == [{'s': 0, 'k': 0, 'f': 0}] and read == [(0, False), (0, False), (1, True)],
-          'no stacks: rows %s, scan_stats %s' % (r, st))
+    read = sorted((x['tbl'], x['members'], x['bytes_decompressed'] > 0) for x in st)
+    check(r == [{'s': 0, 'k': 0, 'f': 0}] and read == [
+        ('frame', 0, False), ('sample', 1, True), ('stack', 0, False),
+        ('stack index', 0, False)], 'no stacks: rows %s, scan_stats %s' % (r, st))
     r, st = stats(rich_stack_trace(ctx.path('rich')), q)
-    read = [(x['members'], x['bytes_decompressed'] > 0) for x in st]
-    check(r[0]['s'] == 300 and r[0]['k'] > 300 and r[0]['f'] > 0 and read == [(1, True)] * 3,
-          'stacks: rows %s, scan_stats %s' % (r, st))
+    read = sorted((x['tbl'], x['members'], x['bytes_decompressed'] > 0) for x in st)
+    check(r[0]['s'] == 300 and r[0]['k'] > 300 and r[0]['f'] > 0 and read == [
+        ('frame', 0, False), ('sample', 1, True), ('stack', 0, False),
+        ('stack index', 1, True)], 'stacks: rows %s, scan_stats %s' % (r, st))
 
 
 def stacks_two_packets(d, packets, ksyms=td.KSYMS):
@@ -2606,6 +2623,226 @@ def damaged_stack_costs_its_packet(ctx):
     lost = rows(d, 'SELECT sum(damaged) g FROM lost', status=3)
     check(lost[0]['g'] == 1, 'lost: %s' % lost)
     sql_part('stacks')(d, status=3)
+# ---- the stack index: stack and frame by id (issue 31) ------------------------------------
+
+JOIN3 = ('SELECT s.ts, s.stack_id, k.depth, k.frame_id, f.symbol FROM sample s '
+         'JOIN stack k ON k.stack_id = s.stack_id JOIN frame f ON f.frame_id = k.frame_id')
+JOIN3_MAT = ('WITH s AS MATERIALIZED (SELECT ts, stack_id FROM sample), '
+             'k AS MATERIALIZED (SELECT stack_id, depth, frame_id FROM stack), '
+             'f AS MATERIALIZED (SELECT frame_id, symbol FROM frame) '
+             'SELECT s.ts, s.stack_id, k.depth, k.frame_id, f.symbol FROM s '
+             'JOIN k ON k.stack_id = s.stack_id JOIN f ON f.frame_id = k.frame_id')
+
+
+def row_key(r):
+    return tuple(repr(v) for v in r.values())
+
+
+@test
+def stack_join_reads_the_trace_once(ctx):
+    """sample JOIN stack ON stack_id JOIN frame ON frame_id as a user
+    writes it (no MATERIALIZED): SQLite looks each stack and frame up by
+    its id (the plans stack_id= and frame_id=, EXPLAIN QUERY PLAN says
+    so), and the trace is read twice in all -- sample's scan, and the one
+    pass that builds the stack index (scan_stats row 'stack index'), the
+    lookups reading nothing -- where the stack table read again for each
+    of the 300 samples read the trace 300 times; the rows are the
+    materialized join's, and those of the packed umix_trace's too."""
+    d = rich_stack_trace(ctx.path('rich'))
+    got, st = stats(d, JOIN3)
+    want = rows(d, JOIN3_MAT)
+    check(len(want) > 300 and sorted(got, key=row_key) == sorted(want, key=row_key),
+          'the join: %d rows, materialized %d' % (len(got), len(want)))
+    by = {}
+    for x in st:
+        by.setdefault(x['tbl'], []).append(x)
+    whole = by['sample'][0]['bytes_decompressed']
+    total = sum(x['bytes_decompressed'] for x in st)
+    check(whole > 0 and total == 2 * whole and len(by.get('stack index', [])) == 1 and
+          by['stack'][0]['plan'] == 'stack_id=' and by['frame'][0]['plan'] == 'frame_id=' and
+          by['stack'][0]['filters'] >= 300 and
+          by['stack'][0]['bytes_decompressed'] == by['frame'][0]['bytes_decompressed'] == 0,
+          'the join read %d bytes, sample\'s scan %d: scan_stats %s' % (total, whole, st))
+    plan = sql(d, 'EXPLAIN QUERY PLAN ' + JOIN3).stdout
+    check(':stack_id=' in plan and ':frame_id=' in plan, 'EXPLAIN QUERY PLAN: %s' % plan)
+    d = umix_trace(ctx.path('umix'))
+    got, st = stats(d, JOIN3)
+    want = rows(d, JOIN3_MAT)
+    check(len(want) > 8000 and sorted(got, key=row_key) == sorted(want, key=row_key),
+          'umix: the join %d rows, materialized %d' % (len(got), len(want)))
+    frames = sum(x['frames_read'] for x in st)
+    whole = [x for x in st if x['tbl'] == 'sample'][0]['frames_read']
+    check(frames == 2 * whole, 'umix: the join read %d frames, sample\'s scan %d: %s' %
+          (frames, whole, st))
+
+
+def id_statements(ids, table, col):
+    """@table WHERE @col = X and @col + 0 = X for each of @ids, then IN."""
+    text = ''
+    for x in ids:
+        text += 'SELECT * FROM %s WHERE %s = %d; ' % (table, col, x)
+        text += 'SELECT * FROM %s WHERE %s + 0 = %d; ' % (table, col, x)
+    some = ', '.join(str(x) for x in ids[::7])
+    text += 'SELECT * FROM %s WHERE %s + 0 IN (%s); ' % (table, col, some)
+    text += 'SELECT * FROM %s WHERE %s IN (%s); ' % (table, col, some)
+    return text
+
+
+def stack_and_frame_ids(d):
+    ids = sorted({r['stack_id'] for r in rows(d, 'SELECT stack_id FROM sample '
+                                                 'WHERE stack_id IS NOT NULL')})
+    fids = sorted({r['frame_id'] for r in rows(d, 'SELECT frame_id FROM frame')})
+    return ids + [4242, -1, 0], fids + [4242, -1]
+
+
+@test
+def stack_and_frame_by_id(ctx):
+    """stack WHERE stack_id = X and frame WHERE frame_id = X, and IN
+    lists, give the rows of the unpushed term (+ 0: the whole table
+    filtered by SQLite), for every stack of the samples and every frame
+    of two traces read as one (umix_trace's interned and inline user
+    stacks, rich_stack_trace's kernel ones), and none for an id no stack
+    has; after the first, a statement reads no frame (the stack index is
+    the run's: no 'stack index' row, the cursor no byte)."""
+    dirs = [umix_trace(ctx.path('umix')), rich_stack_trace(ctx.path('rich'))]
+    ids, fids = stack_and_frame_ids(dirs)
+    check(len(ids) > 300 and len(fids) > 100, '%d stacks, %d frames' % (len(ids), len(fids)))
+    for table, col, xs in (('stack', 'stack_id', ids), ('frame', 'frame_id', fids)):
+        path = ctx.path('%s.sql' % table)
+        with open(path, 'w') as f:
+            f.write(id_statements(xs, table, col) + 'SELECT * FROM scan_stats')
+        r = td.rt('sql', '--json', '-f', path, *dirs)
+        check(r.returncode == 0, 'sql -f: exit %d: %s' % (r.returncode, r.stderr[-500:]))
+        a = arrays(r.stdout)
+        check(len(a) == 2 * len(xs) + 3, '%s: %d arrays' % (table, len(a)))
+        found = 0
+        for i, x in enumerate(xs + ['IN']):
+            got, full = a[2 * i], a[2 * i + 1]
+            if x == 'IN':
+                got, full = full, got
+            check(sorted(got, key=row_key) == sorted(full, key=row_key) and
+                  not (full and x in (4242, -1, 0)),
+                  '%s %s = %s: %d rows, + 0: %d' % (table, col, x, len(got), len(full)))
+            found += bool(full)
+        # A stack recorded without a frame has an id and no row.
+        check(found >= len(xs) - 4, '%s: %d of %d ids found' % (table, found, len(xs)))
+        st = a[-1]
+        check([x['tbl'] for x in st] == [table] and st[0]['bytes_decompressed'] == 0 and
+              st[0]['plan'] == col + '=in',
+              'the last lookup read the trace again: scan_stats %s' % st)
+
+
+STACK_Q = ('SELECT * FROM stack; SELECT * FROM scan_stats; SELECT * FROM frame; '
+           'SELECT * FROM stack WHERE stack_id IN (SELECT stack_id FROM sample)')
+
+
+def stack_cache_run(d, env, status=0, asan=False):
+    """stack, frame, the stacks of the samples by id: (their rows, the
+    'stack index' row of scan_stats, stderr)."""
+    r = sql(d, STACK_Q, '--json', env=env, status=status, asan=asan)
+    a = arrays(r.stdout)
+    check(len(a) == 4, 'printed %d arrays' % len(a))
+    idx = [x for x in a[1] if x['tbl'] == 'stack index']
+    return [a[0]] + a[2:], idx, r.stderr
+
+
+def stack_files(cache):
+    return [f for f in cache_files(cache) if f.endswith('.stacks.rtidx')]
+
+
+@test
+def stack_index_cached(ctx):
+    """The stack index kept in RINGTRACE_SQL_CACHE (*.stacks.rtidx): the
+    first process builds it (its pass reads the trace), the next reads it
+    back (plan 'cache', no frame) and gives stack and frame row for row
+    as a run without the cache; a cache file damaged anywhere (cut, bytes
+    flipped, an absurd count with the checksum right) is a miss, built
+    again, the same rows; the trace's symbols changed (their names
+    renamed) is a miss, the new names given; a pass that read past
+    damage is not kept (the next run says the damage again, exit 3)."""
+    d = umix_trace(ctx.path('umix'))
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    ref, idx, _ = stack_cache_run(d, {'RINGTRACE_SQL_CACHE': ''})
+    check(len(ref[0]) > 300 and len(ref[1]) > 100 and len(idx) == 1,
+          'no cache: %s rows, index %s' % (list(map(len, ref)), idx))
+    got, idx, _ = stack_cache_run(d, env)
+    files = stack_files(cache)
+    check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache' and
+          idx[0]['frames_read'] > 10 and len(files) == 1,
+          'the first process: rows %s, want %s; index %s; cache %s' %
+          (list(map(len, got)), list(map(len, ref)), idx, cache_files(cache)))
+    got, idx, _ = stack_cache_run(d, env)
+    check(got == ref and len(idx) == 1 and idx[0]['plan'] == 'cache' and
+          idx[0]['frames_read'] == 0, 'the second process: rows %s; index %s' %
+          (list(map(len, got)), idx))
+    path = os.path.join(cache, files[0])
+    good = open(path, 'rb').read()
+    rng = random.Random(33)
+    # The last record is the last stack's: id, innermost node, depth.
+    bad = [good[:len(good) // 2], good[:-3],
+           resum(good[:48] + struct.pack('<Q', 1 << 60) + good[56:]),
+           resum(flip(good, len(good) - 16)), resum(flip(good, len(good) - 4)),
+           resum(good[:-8] + struct.pack('<I', 1 << 30) + good[-4:])] + \
+        [flip(good, i) for i in sorted(rng.sample(range(len(good)), 6))]
+    for b in bad:
+        open(path, 'wb').write(b)
+        got, idx, _ = stack_cache_run(d, env)
+        check(got == ref and len(idx) == 1 and idx[0]['plan'] != 'cache',
+              'a damaged cache file (%d bytes): rows %s, index %s' %
+              (len(b), list(map(len, got)), idx))
+    r = rich_stack_trace(ctx.path('rich'))
+    names = lambda: {x['name'] for x in rows(r, 'SELECT name FROM frame', env=env)}  # noqa: E731
+    before = names()
+    td.hex_ips(r, KSYMS_RICH.replace(' fn', ' gn'))
+    after = names()
+    check('fn03' in before and 'gn03' in after and not any(n and n.startswith('fn')
+                                                         for n in after),
+          'the symbols renamed: frame names %s, before %s' % (sorted(after, key=str)[:5],
+                                                            sorted(before, key=str)[:5]))
+    p1 = switch_out(1000, STACK_B) + [
+        (2000, 1, kswitch('t100', 100, 'swapper/0', 0)),
+        (2000, td.STACK_ID, struct.pack('<H', 1000) + struct.pack('<QQ', KT, KT))]
+    p2 = switch_out(3000, STACK_B) + switch_out(4000, STACK_A)
+    dmg = stacks_two_packets(ctx.path('damaged'), [p1, p2])
+    for i in range(2):
+        got, idx, err = stack_cache_run(dmg, env, status=3)
+        check(len(got[0]) == len(STACK_A) + len(STACK_B) and 'damaged' in err and
+              idx and idx[0]['plan'] != 'cache',
+              'a damaged trace, run %d: rows %s, index %s, stderr %r' %
+              (i, list(map(len, got)), idx, err[-300:]))
+    check(len(stack_files(cache)) == 2, 'the cache holds %s' % cache_files(cache))
+
+
+@test
+def stack_cache_fuzz_asan(ctx):
+    """80 runs of the ASan build over a stack index file with 1 to 8
+    random bytes changed, every other one with the checksum made right
+    again (the payload's own checks stand): no sanitizer report, exit 0;
+    a file whose checksum fails is built again, the rows those of a run
+    without the cache."""
+    d = rich_stack_trace(ctx.path('rich'))
+    cache = ctx.path('cache')
+    env = {'RINGTRACE_SQL_CACHE': cache}
+    ref, _, _ = stack_cache_run(d, env, asan=True)
+    path = os.path.join(cache, stack_files(cache)[0])
+    good = open(path, 'rb').read()
+    rng = random.Random(37)
+    loaded = 0
+    for i in range(80):
+        b = fuzzed(good, rng, i)
+        with open(path, 'wb') as f:
+            f.write(b)
+        got, idx, _ = stack_cache_run(d, env, asan=True)
+        if b != good and not i % 2:
+            check(got == ref and idx and idx[0]['plan'] != 'cache',
+                  'fuzz run %d: rows %s, index %s' % (i, list(map(len, got)), idx))
+        loaded += bool(i % 2 and idx and idx[0]['plan'] == 'cache')
+    # Some files with the checksum right pass the checks (a name's byte
+    # changed), most not (ids, counts, chains).
+    check(loaded <= 30, '%d of 40 files with the checksum right were read' % loaded)
+
+
 # ---- critical path (issue 31 P6) ---------------------------------------------------------
 
 def csw(prev, prev_state, nxt):

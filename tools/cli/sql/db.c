@@ -143,6 +143,9 @@ void sqldb_close(struct sqldb *d)
 	for (unsigned int i = 0; d->thread_idx && i < 2 * d->ts->nr; i++)
 		threadidx_free(d->thread_idx[i]);
 	free(d->thread_idx);
+	for (unsigned int i = 0; d->stack_idx && i < d->ts->nr; i++)
+		stackidx_free(d->stack_idx[i]);
+	free(d->stack_idx);
 	tset_close(d->ts);
 	free(d->cur);
 	free(d->last);
@@ -208,6 +211,7 @@ void sqldb_view_damage(struct sqldb *d, unsigned int member, const struct rt_tra
 			if (rt_stream_index_note(s, j))
 				keep_once(&d->notes, &d->nr_notes, rt_stream_index_note(s, j));
 		nr = rt_stream_nr_damage(s);
+		d->read_past += nr + rt_stream_nr_index_notes(s);
 		for (unsigned int j = 0; j < nr; j++) {
 			if (rt_stream_damage(s, j)) {
 				keep_once(&d->damage, &d->nr_damage, rt_stream_damage(s, j));

@@ -3,7 +3,8 @@
  * The constraints SQLite passes a table, pushed down (sql.h): xBestIndex
  * takes each one its column can apply exactly (struct sql_column.push) --
  * ts =, <, <=, >, >=; cpu, name, trace, host = and IN, all of an IN list
- * at once -- and marks it omitted, so SQLite does not check it again; the
+ * at once, a stack's or a frame's id = and IN (looked up in the stack
+ * index) -- and marks it omitted, so SQLite does not check it again; the
  * scan keeps only the rows that meet it.  LIMIT (and OFFSET) is taken
  * only when every other term was taken so and no ORDER BY is asked for
  * but the one the rows come in (ORDER BY ts of one trace): then the first
@@ -41,6 +42,7 @@ static bool push_op(enum sql_push p, int op)
 	case SQL_PUSH_UTID:
 	case SQL_PUSH_TID:
 	case SQL_PUSH_WAKER:
+	case SQL_PUSH_ID:
 		return op == SQLITE_INDEX_CONSTRAINT_EQ;
 	default:
 		return false;
@@ -124,8 +126,9 @@ int sql_plan_best(const struct sql_table *t, unsigned int nr_members,
 			sqlite3_vtab_in(info, i, 1);
 		sqlite3_str_appendf(plan, "%s%s%s%s", sqlite3_str_length(plan) ? " " : "",
 				    col->name, op_text(k->op), in ? "in" : "");
+		/* An id is a lookup in the stack index: the inner side of a join. */
 		cost *= col->push == SQL_PUSH_TS || col->push == SQL_PUSH_SPAN ? 0.1 :
-			col->push == SQL_PUSH_ARG ? 1e-3 : 0.5;
+			col->push == SQL_PUSH_ARG ? 1e-3 : col->push == SQL_PUSH_ID ? 1e-5 : 0.5;
 	}
 	if (in_order) {
 		info->orderByConsumed = 1;
@@ -161,6 +164,7 @@ void sql_spec_free(struct scan_spec *s)
 		free(s->names[i]);
 	free(s->names);
 	free(s->cpus);
+	free(s->ids);
 	free(s->members);
 	memset(s, 0, sizeof(*s));
 	s->limit = -1;
@@ -347,24 +351,34 @@ static void utid_term(struct sql_cursor *c, const struct sql_column *col, sqlite
 		keep_value(s, v, &s->utid_set, &s->utid);
 }
 
-static void cpu_term(struct scan_spec *s, struct term_values *tv)
+/*
+ * An INTEGER column's = or IN (cpu, a stack's or a frame's id): the
+ * integers of the values, those of an earlier term (*@set) alone.
+ */
+static void ints_term(struct term_values *tv, bool *set, int64_t **vals, unsigned int *nr)
 {
 	int64_t *now = NULL, x;
 	unsigned int n = 0;
 	sqlite3_value *v;
 
 	while ((v = term_next(tv))) {
-		if (!int_value(v, &x) || (s->cpus_set && !sql_spec_cpu(s, x)))
+		bool before = !*set;
+
+		if (!int_value(v, &x))
 			continue;
-		now = realloc(now, (n + 1) * sizeof(*now));
+		for (unsigned int i = 0; !before && i < *nr; i++)
+			before = (*vals)[i] == x;
+		if (!before)
+			continue;
+		now = reallocarray(now, n + 1, sizeof(*now));
 		if (!now)
 			die("out of memory");
 		now[n++] = x;
 	}
-	free(s->cpus);
-	s->cpus = now;
-	s->nr_cpus = n;
-	s->cpus_set = true;
+	free(*vals);
+	*vals = now;
+	*nr = n;
+	*set = true;
 }
 
 static void name_term(struct scan_spec *s, struct term_values *tv)
@@ -506,7 +520,7 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 			span_bound(s, op_code(op), tv.v);
 			break;
 		case SQL_PUSH_CPU:
-			cpu_term(s, &tv);
+			ints_term(&tv, &s->cpus_set, &s->cpus, &s->nr_cpus);
 			break;
 		case SQL_PUSH_NAME:
 			name_term(s, &tv);
@@ -525,6 +539,9 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 		case SQL_PUSH_TID:
 			keep_value(s, tv.v, &s->tid_set, &s->tid);
 			break;
+		case SQL_PUSH_ID:
+			ints_term(&tv, &s->ids_set, &s->ids, &s->nr_ids);
+			break;
 		default:
 			return sql_error(c, "bad plan '%s'", plan);
 		}
@@ -532,7 +549,8 @@ int sql_plan_spec(struct sql_cursor *c, int idx, const char *plan, int argc,
 	/* SQLite's LIMIT: negative is none. */
 	if (limit >= 0)
 		s->limit = limit > INT64_MAX - offset ? INT64_MAX : limit + offset;
-	if ((s->cpus_set && !s->nr_cpus) || (s->names_set && !s->nr_names) || s->limit == 0)
+	if ((s->cpus_set && !s->nr_cpus) || (s->names_set && !s->nr_names) ||
+	    (s->ids_set && !s->nr_ids) || s->limit == 0)
 		s->empty = true;
 	/* A tid no row has (its column is NULL below 0), or not the utid's. */
 	if (s->tid_set && (s->tid < 0 || s->tid > INT32_MAX ||

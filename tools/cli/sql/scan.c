@@ -25,8 +25,8 @@
  *
  * A member read whole for its stacks that gave no pair is noted
  * (sqldb.no_pairs): a scan that wants nothing but pairs does not read it
- * again (sample, stack and frame of a trace without stacks cost one pass,
- * not three).
+ * again (sample and the stack index of a trace without stacks cost one
+ * pass, not two).
  *
  * Likewise a whole read notes which events it decoded and which of them
  * the member holds (sqldb.events_read): a scan whose rows are events of

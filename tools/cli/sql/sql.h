@@ -26,6 +26,7 @@
  *   critpath.c   critical_path()'s walk over those spans
  *   threadidx.c  the threads and processes (thread, process)
  *   stackrows.c  the stacks' frames and ids (sample, stack, frame)
+ *   stackidx.c   a trace's distinct stacks and frames (stack, frame)
  *   runidx.c     where each thread ran, per CPU (raw's utid =)
  *   remote.c     sql --clickhouse: the statements run on a server
  *   clickhouse.c the HTTP client of a ClickHouse server (sql, ship)
@@ -98,6 +99,10 @@ struct sqldb {
 	 * cursor built them from all of it: [2 * member + with times].
 	 */
 	struct threadidx **thread_idx;
+	/* Per member, its stacks and frames once a cursor needed them (stackidx.h). */
+	struct stack_index **stack_idx;
+	/* Damaged places and index notes any view read past, counted each time. */
+	uint64_t read_past;
 };
 
 struct sw_index;
@@ -109,6 +114,9 @@ void spanq_index_free(struct spanq_index *ix);
 struct threadidx;
 /* threadidx.c: a member's threads and processes freed. */
 void threadidx_free(struct threadidx *x);
+struct stack_index;
+/* stackidx.c: a member's stack index freed. */
+void stackidx_free(struct stack_index *ix);
 
 /*
  * --max-memory's default (plan-31 D10): 1 GiB, of which SQLite's heap may
@@ -172,6 +180,11 @@ enum sql_push {
 	 * still checks the term.
 	 */
 	SQL_PUSH_WAKER,
+	/*
+	 * A stack's or a frame's id, =, IN: looked up in the member's stack
+	 * index (stackidx.h), no other row listed.
+	 */
+	SQL_PUSH_ID,
 };
 
 /* A table-valued function's arguments at most (its HIDDEN arg_* columns). */
@@ -210,6 +223,10 @@ struct scan_spec {
 	/* tid = @tid (SQL_PUSH_TID): SCAN_RUNS reads its runs in every trace. */
 	bool tid_set;
 	int64_t tid;
+	/* id = or IN (SQL_PUSH_ID): the ids asked for. */
+	bool ids_set;
+	int64_t *ids;
+	unsigned int nr_ids;
 	/* waker_utid = @waker (SQL_PUSH_WAKER): runidx_waker_window() narrows lo/hi. */
 	bool waker_set;
 	int64_t waker;
@@ -329,7 +346,7 @@ struct sql_table {
 	bool scan_rows;			/* a row per item kept: LIMIT pushed down */
 	bool no_stats;			/* scan_stats does not list its cursors */
 	bool ordered;			/* rows in order of its SQL_PUSH_TS column */
-	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err. */
+	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err; NULL: none to start. */
 	int (*filter)(struct sql_cursor *c);
 	/* The next row: 1, 0 at the end, -1 with c->err set. */
 	int (*next)(struct sql_cursor *c);

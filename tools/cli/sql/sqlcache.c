@@ -283,11 +283,11 @@ bool sqlcache_load(struct sqldb *d, unsigned int m, const char *family, uint64_t
 	    plen != (uint64_t)st.st_size - SQLCACHE_HEADER ||
 	    sum != file_sum(b, b + SQLCACHE_HEADER, plen))
 		goto out;
-	out->len = out->cap = plen;
-	out->p = malloc(plen + 1);
-	if (!out->p)
-		die("out of memory");
-	memcpy(out->p, b + SQLCACHE_HEADER, plen);
+	/* The payload read where it lies, after the header: one copy of the file. */
+	out->p = b;
+	out->len = out->cap = (size_t)st.st_size;
+	out->off = SQLCACHE_HEADER;
+	b = NULL;
 	/* Used: the last to go when the directory is trimmed. */
 	futimens(fd, NULL);
 	ok = true;
@@ -412,10 +412,17 @@ void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		     const struct sqlcache_family *f, void *arg)
 {
 	struct sqldb *d = c->db;
+	uint64_t layout = f->layout;
 	struct sqlcache_buf b;
 	void *ix = NULL;
 
-	if (sqlcache_load(d, m, family, f->layout, &b)) {
+	/* The family's own key goes in with its layout (member_key() hashes both). */
+	if (f->key) {
+		uint64_t k[2] = { f->layout, f->key(d, m, arg) };
+
+		layout = XXH64(k, sizeof(k), 0);
+	}
+	if (sqlcache_load(d, m, family, layout, &b)) {
 		ix = f->load(c, m, &b, arg);
 		if (ix && (b.bad || sqlcache_left(&b))) {
 			f->free(ix);
@@ -430,10 +437,10 @@ void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		return ix;
 	}
 	ix = f->build(c, m, arg);
-	if (ix && enabled()) {
+	if (ix && enabled() && (!f->keep || f->keep(ix, arg))) {
 		b = (struct sqlcache_buf){ 0 };
 		f->store(&b, ix, arg);
-		sqlcache_store(d, m, family, f->layout, &b);
+		sqlcache_store(d, m, family, layout, &b);
 		sqlcache_buf_free(&b);
 	}
 	return ix;

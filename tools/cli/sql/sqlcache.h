@@ -106,6 +106,13 @@ struct sqlcache_family {
 	/* Member @m's index read from the trace; NULL: c->err set. */
 	void *(*build)(struct sql_cursor *c, unsigned int m, void *arg);
 	void (*free)(void *ix);
+	/*
+	 * Optional: what else than the member's files the index depends on
+	 * (a hash, mixed into the key: a new value is a miss).
+	 */
+	uint64_t (*key)(const struct sqldb *d, unsigned int m, void *arg);
+	/* Optional: whether a built @ix may be kept (NULL: always). */
+	bool (*keep)(const void *ix, void *arg);
 };
 
 /*

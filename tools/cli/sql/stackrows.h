@@ -21,38 +21,22 @@
 
 #include "sql.h"
 
-/* One frame of a stack, its strings its own. */
-struct sr_frame {
-	int64_t id;
-	bool user;
-	char *name, *module, *symbol;	/* NULL: none (named_frame's) */
-	uint64_t rel_pc;
-};
-
 struct sr_stack {
 	bool present;			/* a stack was recorded */
 	int64_t id;
 	uint32_t nr;
 	int64_t *ids;			/* frame ids, innermost first */
-	/* @keep_frames: the frames too (the frame table). */
-	bool keep_frames;
-	struct sr_frame *frames;
 	uint32_t cap;
 };
 
+/* A frame's id: its kind, module (with a user frame's build-id) and rel_pc. */
+int64_t sr_frame_id(const struct named_frame *f);
+/* The id of the stack of frames @ids, innermost first. */
+int64_t sr_stack_id(const int64_t *ids, uint32_t nr);
+/* Whether @p holds a stack (an idle CPU's sample holds none). */
+bool sr_pair_present(const struct stack_pair *p);
 /* @row's pair (scan_row.pair) into @st, its ids computed. */
 void sr_stack_read(struct sr_stack *st, struct scan *scan, const struct scan_row *row);
 void sr_stack_free(struct sr_stack *st);
-
-/* A set of ids (distinct rows of stack and frame), per member. */
-struct sr_seen {
-	int64_t *v;			/* 0: empty slot (id 0 kept apart) */
-	size_t cap, nr;
-	bool zero;
-	unsigned int member;
-};
-/* Whether @id of @member was not in @s (it is now); another member empties it. */
-bool sr_seen_add(struct sr_seen *s, unsigned int member, int64_t id);
-void sr_seen_free(struct sr_seen *s);
 
 #endif /* RINGTRACE_SQL_STACKROWS_H */

@@ -8,14 +8,16 @@
  * symbol or mapping covers: the address), symbol (the name report
  * --stat's top functions counts it under: "function [module]", [vmlinux]
  * for the kernel's own, "function (binary)"; NULL when it counts none).
- * Each frame once per trace.
+ * Each frame once per trace, in the order a pass first meets it.  Read
+ * from the trace's stack index (stackidx.h), so frame_id = X and IN are
+ * lookups.
  */
-#include "stackrows.h"
+#include "stackidx.h"
 
 enum { C_FRAME_ID, C_KIND, C_NAME, C_MODULE, C_REL_PC, C_SYMBOL, C_TRACE, C_HOST };
 
 static const struct sql_column cols[] = {
-	[C_FRAME_ID] = { "frame_id", "INTEGER", SQL_PUSH_NONE },
+	[C_FRAME_ID] = { "frame_id", "INTEGER", SQL_PUSH_ID },
 	[C_KIND] = { "kind", "TEXT", SQL_PUSH_NONE },
 	[C_NAME] = { "name", "TEXT", SQL_PUSH_NONE },
 	[C_MODULE] = { "module", "TEXT", SQL_PUSH_NONE },
@@ -26,49 +28,56 @@ static const struct sql_column cols[] = {
 };
 
 struct frm {
-	struct scan *scan;
-	struct scan_row row;
-	struct sr_stack st;
-	struct sr_seen seen;
-	uint32_t at;			/* the row's frame in st; st.nr: none */
+	unsigned int next;		/* the next member to read */
+	unsigned int member;		/* the one read */
+	const struct stack_index *ix;	/* its index; NULL: none yet */
+	size_t at;			/* the next frame (or id asked for) */
+	const struct si_frame *fr;	/* the row's */
 };
 
-static int frm_filter(struct sql_cursor *c)
+/* The member's next frame asked for: false at its end. */
+static bool next_frame(struct sql_cursor *c, struct frm *f)
 {
-	struct frm *f = c->priv;
+	const struct scan_spec *sp = &c->spec;
 
-	f->st.keep_frames = true;
-	f->scan = scan_open(c, SCAN_STACKS);
-	return 0;
+	f->fr = NULL;
+	if (!sp->ids_set) {
+		if (f->at < f->ix->nr_frames)
+			f->fr = &f->ix->frames[f->at++];
+		return f->fr;
+	}
+	while (!f->fr && f->at < sp->nr_ids)
+		f->fr = stackidx_frame(f->ix, sp->ids[f->at++]);
+	return f->fr;
 }
 
 static int frm_next(struct sql_cursor *c)
 {
 	struct frm *f = c->priv;
 
+	if (c->spec.empty)
+		return 0;
 	for (;;) {
 		int r;
 
-		while (++f->at < f->st.nr)
-			if (sr_seen_add(&f->seen, f->row.member, f->st.ids[f->at]))
-				return 1;
-		r = scan_next(f->scan, &f->row);
+		if (f->ix && next_frame(c, f))
+			return 1;
+		r = stackidx_next_member(c, &f->next, &f->member, &f->ix);
 		if (r <= 0)
 			return r;
-		sr_stack_read(&f->st, f->scan, &f->row);
-		f->at = (uint32_t)-1;
+		f->at = 0;
 	}
 }
 
 static unsigned int frm_member(const struct sql_cursor *c)
 {
-	return ((const struct frm *)c->priv)->row.member;
+	return ((const struct frm *)c->priv)->member;
 }
 
 static void frm_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 {
-	struct frm *f = c->priv;
-	const struct sr_frame *fr = &f->st.frames[f->at];
+	const struct frm *f = c->priv;
+	const struct si_frame *fr = f->fr;
 
 	switch (col) {
 	case C_FRAME_ID:
@@ -78,27 +87,18 @@ static void frm_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 		sql_out_text(ctx, fr->user ? "u" : "k", 1, SQLITE_STATIC);
 		break;
 	case C_NAME:
-		sql_result_text_or_null(ctx, fr->name);
+		sql_result_text_or_null(ctx, stackidx_str(f->ix, fr->name));
 		break;
 	case C_MODULE:
-		sql_result_text_or_null(ctx, fr->module);
+		sql_result_text_or_null(ctx, stackidx_str(f->ix, fr->module));
 		break;
 	case C_REL_PC:
 		sql_out_int64(ctx, (int64_t)fr->rel_pc);
 		break;
 	case C_SYMBOL:
-		sql_result_text_or_null(ctx, fr->symbol);
+		sql_result_text_or_null(ctx, stackidx_str(f->ix, fr->symbol));
 		break;
 	}
-}
-
-static void frm_reset(struct sql_cursor *c)
-{
-	struct frm *f = c->priv;
-
-	scan_close(f->scan);
-	sr_stack_free(&f->st);
-	sr_seen_free(&f->seen);
 }
 
 const struct sql_table sql_t_frame = {
@@ -107,9 +107,7 @@ const struct sql_table sql_t_frame = {
 	.cols = cols,
 	.nr_cols = ARRAY_SIZE(cols),
 	.priv_size = sizeof(struct frm),
-	.filter = frm_filter,
 	.next = frm_next,
 	.column = frm_column,
 	.member = frm_member,
-	.reset = frm_reset,
 };

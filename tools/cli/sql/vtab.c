@@ -204,7 +204,7 @@ static int cursor_filter(struct sql_cursor *c, int idx, const char *plan,
 		snprintf(st->plan, sizeof(st->plan), "%s", plan ? plan : "");
 		st->filters++;
 	}
-	if (sql_plan_spec(c, idx, plan, argc, argv) || c->t->filter(c))
+	if (sql_plan_spec(c, idx, plan, argc, argv) || (c->t->filter && c->t->filter(c)))
 		return -1;
 	return 0;
 }

@@ -9,30 +9,13 @@ cannot push down and answers by filtering the whole table; for the
 busiest threads, one seen once, the idle task and a tid the trace never
 names, whole and in a window of the trace's middle."""
 
-import json
-
-from sql_check import check, run
+from sql_check import check
 
 TABLES = (('thread_state', 'utid'), ('sched_slice', 'utid'), ('syscall', 'utid'),
           ('wakeup', 'wakee_utid'), ('sample', 'utid'), ('sample', 'tid'),
           ('wakeup', 'waker_utid'), ('thread_state', 'waker_utid'))
 # The tables whose rows are instants: a window on ts alone.
 INSTANTS = ('wakeup', 'sample')
-
-
-def statements(db, text):
-    """The --json arrays of @text's statements, run in one process."""
-    r = run(['sql', '--json', db.dir, text])
-    check(r.returncode == db.status, 'sql %r: exit %d, expected %d: %s' %
-          (text[:200], r.returncode, db.status, r.stderr[-1000:]))
-    dec, out, i = json.JSONDecoder(), [], 0
-    while True:
-        while i < len(r.stdout) and r.stdout[i].isspace():
-            i += 1
-        if i == len(r.stdout):
-            return out
-        v, i = dec.raw_decode(r.stdout, i)
-        out.append(v)
 
 
 def threads(db):
@@ -60,7 +43,7 @@ def check_utid(db):
                 w = extra.replace('end_ts', 'ts') if t in INSTANTS else extra
                 text += 'SELECT * FROM %s WHERE %s = %d%s; ' % (t, col, x, w)
                 text += 'SELECT * FROM %s WHERE %s + 0 = %d%s; ' % (t, col, x, w)
-            a = statements(db, text)
+            a = db.statements(text)
             check(len(a) == 2 * len(TABLES), 'utid %d: %d arrays printed' % (x, len(a)))
             for i, (t, col) in enumerate(TABLES):
                 got = sorted(a[2 * i], key=key)
