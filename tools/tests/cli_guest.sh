@@ -1774,98 +1774,24 @@ ftrace_workload() {
 	echo "$on" >"$T/tracing_on"	# as found: later suites trace there too
 }
 
-# The line prefix, as the kernel prints it with options/record-tgid:
-# comm-tid (tgid) [cpu] flags seconds: (our seconds have 9 decimals, the
-# kernel's 6: the prefix is matched with either).
-PREFIX=' *.{1,16}-[0-9]+ +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]+: '
-
-# shape: each line with its values replaced by # (a decimal number) or S
-# (anything else), keeping names, order and layout.
-shape() {
-	sed -E "s/^$PREFIX//" | sed -E '
-		s/=-?[0-9]+( |\]|$)/=#\1/g; s/=[^ #][^ ]*/=S/g;
-		s/^([a-z_]+): NR [0-9-]+ \(.*\)$/\1: NR V (ARGS)/;
-		s/^([a-z_]+): NR [0-9-]+ = [0-9-]+$/\1: NR V = V/'
-}
-
+# What the exports say, checked by tools/tests/export_check.py in one
+# process: systrace's lines against the kernel's own ftrace text of the
+# same workload (their prefix, nanoseconds, each thread's TGID, each
+# event's layout), chrome-json's slices and thread names.
 test_export() {
-	local out=$W/t6 ev kpat n bad total
+	local out=$W/t6
 	ftrace_workload
 	"$CLI" record -e all -o "$out" -- bash -c "$(declare -f export_workload); WL=$WL export_workload $W/tids6" \
 		>/dev/null 2>"$W/t6.err"
 	check "record -e all of the export workload" test $? -eq 0
 	"$CLI" export "$out" -f systrace -o "$W/export.txt" 2>"$W/export.err"
 	check "export -f systrace exits 0" test $? -eq 0
-	check "systrace starts with '# tracer: nop'" \
-		test "$(head -1 "$W/export.txt")" = "# tracer: nop"
-	# The line prefix: comm-tid [cpu] flags timestamp: event:
-	total=$(grep -vc '^#' "$W/export.txt")
-	bad=$(grep -v '^#' "$W/export.txt" |
-		grep -cvE "^${PREFIX%: }: [a-z_]+: ")
-	check "every systrace line has ftrace's prefix ($bad of $total not)" \
-		test "$bad" -eq 0 -a "$total" -gt 0
-	n=$(grep -vc '^#' "$W/ftrace.txt")
-	bad=$(grep -v '^#' "$W/ftrace.txt" | grep -cvE "^${PREFIX%: }: [a-z_]+: ")
-	check "so has every line of the kernel's own, with record-tgid ($bad of $n not)" \
-		test "$bad" -eq 0 -a "$n" -gt 0
-	bad=$(grep -v '^#' "$W/export.txt" | grep -cvE '^ *.{1,16}-[0-9]+ +\(.{7}\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{9}: ')
-	check "systrace timestamps have nanoseconds ($bad lines not)" test "$bad" -eq 0
-	# The TGID column: each workload thread's lines name its process.
-	local tid pid comm wrong=0
-	while read -r tid pid comm; do
-		n=$(grep -cE -- "-$tid +\( *$pid\) " "$W/export.txt")
-		x=$(grep -E -- "-$tid +\(" "$W/export.txt" | grep -cvE -- "-$tid +\( *$pid\) ")
-		((n > 0 && x == 0)) || { note "tid $tid: $n lines with tgid $pid, $x with another"; wrong=1; }
-	done <"$W/tids6"
-	check "systrace's TGID column: each workload thread's process ($(wc -l <"$W/tids6") threads)" \
-		test $wrong -eq 0 -a "$(wc -l <"$W/tids6")" -eq 5
-	for ev in sched_switch sched_wakeup sched_wakeup_new sched_process_fork \
-		  sched_process_exec sched_process_exit task_rename sys_enter \
-		  sys_exit irq_handler_entry irq_handler_exit softirq_entry \
-		  softirq_exit; do
-		kpat=$(grep -m1 " $ev: " "$W/ftrace.txt" | shape)
-		if [[ -z $kpat ]]; then
-			# Interrupts depend on the guest's devices; the rest
-			# the workload makes for sure.
-			case $ev in
-			irq_*|softirq_*) note "ftrace printed no $ev in this boot: not compared" ;;
-			*) check "ftrace printed $ev for the workload" false ;;
-			esac
-			continue
-		fi
-		n=$(grep " $ev: " "$W/export.txt" | wc -l)
-		bad=$(grep " $ev: " "$W/export.txt" | shape | grep -cvxF -- "$kpat")
-		check "systrace $ev lines ($n) have the kernel's layout '$kpat' ($bad differ)" \
-			test "$n" -gt 0 -a "$bad" -eq 0
-		grep " $ev: " "$W/export.txt" | shape | grep -vxF -- "$kpat" | head -2 | sed 's/^/# ours: /'
-	done
 	"$CLI" export "$W/t1" -f chrome-json -o "$W/export.json" 2>/dev/null
 	check "export -f chrome-json exits 0" test $? -eq 0
-	python3 - "$W/export.json" "$W/tids1" $N <<'EOF'
-import json, sys
-events = json.load(open(sys.argv[1]))
-events = events["traceEvents"] if isinstance(events, dict) else events
-n = int(sys.argv[3])
-ok = len(open(sys.argv[2]).readlines()) == 5
-if not ok:
-    print("# the workload's tid file has no 5 lines")
-for line in open(sys.argv[2]):
-    tid, pid, comm = line.split()
-    slices = [e for e in events if e.get("ph") == "X" and e.get("name") == "getppid"
-              and e.get("tid") == int(tid)]
-    # the exec'd child has two lines (two names): 2N slices for its tid
-    want = n * sum(1 for l in open(sys.argv[2]) if l.split()[0] == tid)
-    if len(slices) != want:
-        print(f"# tid {tid} ({comm}): {len(slices)} getppid slices, want {want}")
-        ok = False
-    names = [e for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
-             and e.get("tid") == int(tid)]
-    if not names:
-        print(f"# tid {tid}: no thread_name")
-        ok = False
-sys.exit(0 if ok else 1)
-EOF
-	check "chrome-json: JSON, N getppid slices on each workload thread, threads named" test $? -eq 0
+	python3 "$REPO/tools/tests/export_check.py" \
+		--systrace "$W/export.txt" "$W/ftrace.txt" "$W/tids6" \
+		--chrome-json "$W/export.json" "$W/tids1" $N >"$W/export.check" 2>&1
+	check_output "$W/export.check" $?
 }
 
 # Two recordings of this boot (test_attribution's and test_follow's), each

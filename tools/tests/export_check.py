@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The cli suite's checks of export's text and JSON, in one process.
+
+    export_check.py [--systrace EXPORT FTRACE TIDS] [--chrome-json JSON TIDS N]
+
+systrace: EXPORT (`ringtrace export -f systrace`) against FTRACE, the
+kernel's own ftrace text of the same workload in the same boot (with
+options/record-tgid): the header, every line's prefix, nanosecond
+timestamps, each workload thread's TGID (TIDS: its "tid pid comm"
+lines), and per event the layout of its lines, numbers and strings
+replaced, against the kernel's.
+
+chrome-json: JSON (`export -f chrome-json`) has N getppid slices on each
+thread of TIDS (2N for a tid with two lines: the exec'd child), each
+thread named.
+
+One "ok - ..." / "not ok - ..." line per check and "# ..." notes
+(tools/tests/check.sh's check_output reads them); exit status 1 if any
+check failed.  A shell reading the same files checked each line with a
+process or two per event, seconds under TCG where this takes one.
+"""
+import argparse
+import json
+import re
+import sys
+
+failed = 0
+
+
+def check(ok, desc):
+    global failed
+    print(("ok - " if ok else "not ok - ") + desc)
+    if not ok:
+        failed += 1
+
+
+def note(text):
+    print("# " + text)
+
+
+# The line prefix, as the kernel prints it with options/record-tgid:
+# comm-tid (tgid) [cpu] flags seconds (ours with 9 decimals, the kernel's
+# 6).  Bytes: the files are read as the C locale reads them.
+STAMP = rb' *.{1,16}-[0-9]+ +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]+'
+PREFIX = re.compile(STAMP + rb': ')
+LINE = re.compile(STAMP + rb': [a-z_]+: ')
+NANOS = re.compile(rb' *.{1,16}-[0-9]+ +\(.{7}\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{9}: ')
+
+# shape: the line without its prefix, each value replaced by # (a decimal
+# number) or S (anything else), keeping names, order and layout.
+SHAPES = [
+    (re.compile(rb'=-?[0-9]+( |\]|$)'), rb'=#\1'),
+    (re.compile(rb'=[^ #][^ ]*'), rb'=S'),
+    (re.compile(rb'^([a-z_]+): NR [0-9-]+ \(.*\)$'), rb'\1: NR V (ARGS)'),
+    (re.compile(rb'^([a-z_]+): NR [0-9-]+ = [0-9-]+$'), rb'\1: NR V = V'),
+]
+
+EVENTS = ["sched_switch", "sched_wakeup", "sched_wakeup_new",
+          "sched_process_fork", "sched_process_exec", "sched_process_exit",
+          "task_rename", "sys_enter", "sys_exit", "irq_handler_entry",
+          "irq_handler_exit", "softirq_entry", "softirq_exit"]
+
+
+def shape(line):
+    m = PREFIX.match(line)
+    if m:
+        line = line[m.end():]
+    for pat, rep in SHAPES:
+        line = pat.sub(rep, line)
+    return line
+
+
+def lines_of(path):
+    with open(path, "rb") as f:
+        return f.read().splitlines()
+
+
+def tids_of(path):
+    with open(path) as f:
+        return [line.split() for line in f if line.strip()]
+
+
+def systrace(export_path, ftrace_path, tids_path):
+    export = lines_of(export_path)
+    ftrace = lines_of(ftrace_path)
+    check(export[:1] == [b"# tracer: nop"], "systrace starts with '# tracer: nop'")
+    body = [line for line in export if not line.startswith(b"#")]
+    kbody = [line for line in ftrace if not line.startswith(b"#")]
+    bad = sum(1 for line in body if not LINE.match(line))
+    check(bad == 0 and len(body) > 0,
+          "every systrace line has ftrace's prefix (%d of %d not)" % (bad, len(body)))
+    bad = sum(1 for line in kbody if not LINE.match(line))
+    check(bad == 0 and len(kbody) > 0,
+          "so has every line of the kernel's own, with record-tgid (%d of %d not)"
+          % (bad, len(kbody)))
+    bad = sum(1 for line in body if not NANOS.match(line))
+    check(bad == 0, "systrace timestamps have nanoseconds (%d lines not)" % bad)
+
+    # The TGID column: each workload thread's lines name its process.
+    tids = tids_of(tids_path)
+    wrong = False
+    for tid, pid, _comm in tids:
+        mine = re.compile(rb"-" + tid.encode() + rb" +\(")
+        right = re.compile(rb"-" + tid.encode() + rb" +\( *" + pid.encode() + rb"\) ")
+        n = x = 0
+        for line in body:
+            if right.search(line):
+                n += 1
+            elif mine.search(line):
+                x += 1
+        if not (n > 0 and x == 0):
+            note("tid %s: %d lines with tgid %s, %d with another" % (tid, n, pid, x))
+            wrong = True
+    check(not wrong and len(tids) == 5,
+          "systrace's TGID column: each workload thread's process (%d threads)" % len(tids))
+
+    for ev in EVENTS:
+        key = b" " + ev.encode() + b": "
+        first = next((line for line in ftrace if key in line), None)
+        if first is None:
+            # Interrupts depend on the guest's devices; the rest the
+            # workload makes for sure.
+            if ev.startswith(("irq_", "softirq_")):
+                note("ftrace printed no %s in this boot: not compared" % ev)
+            else:
+                check(False, "ftrace printed %s for the workload" % ev)
+            continue
+        kpat = shape(first)
+        ours = [shape(line) for line in export if key in line]
+        differ = [s for s in ours if s != kpat]
+        check(len(ours) > 0 and not differ,
+              "systrace %s lines (%d) have the kernel's layout '%s' (%d differ)"
+              % (ev, len(ours), kpat.decode(errors="replace"), len(differ)))
+        for s in differ[:2]:
+            note("ours: " + s.decode(errors="replace"))
+
+
+def chrome_json(json_path, tids_path, n):
+    with open(json_path) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    tids = tids_of(tids_path)
+    ok = len(tids) == 5
+    if not ok:
+        note("the workload's tid file has no 5 lines")
+    slices, named = {}, set()
+    for e in events:
+        if e.get("ph") == "X" and e.get("name") == "getppid":
+            slices[e.get("tid")] = slices.get(e.get("tid"), 0) + 1
+        elif e.get("ph") == "M" and e.get("name") == "thread_name":
+            named.add(e.get("tid"))
+    for tid, _pid, comm in tids:
+        # The exec'd child has two lines (two names): 2N slices for its tid.
+        want = n * sum(1 for t in tids if t[0] == tid)
+        got = slices.get(int(tid), 0)
+        if got != want:
+            note("tid %s (%s): %d getppid slices, want %d" % (tid, comm, got, want))
+            ok = False
+        if int(tid) not in named:
+            note("tid %s: no thread_name" % tid)
+            ok = False
+    check(ok, "chrome-json: JSON, N getppid slices on each workload thread, threads named")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--systrace", nargs=3, metavar=("EXPORT", "FTRACE", "TIDS"))
+    ap.add_argument("--chrome-json", nargs=3, metavar=("JSON", "TIDS", "N"))
+    args = ap.parse_args()
+    if not args.systrace and not args.chrome_json:
+        ap.error("nothing to check")
+    if args.systrace:
+        systrace(*args.systrace)
+    if args.chrome_json:
+        chrome_json(args.chrome_json[0], args.chrome_json[1], int(args.chrome_json[2]))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
