@@ -1599,7 +1599,8 @@ max_delay() {
 # within a second; a filtered view at the same time; Ctrl-C ends both
 # with status 0.
 test_follow_view() {
-	local out=$W/fv n=40 ncpu i rc rc2 dpid fpid fpid2 want want0
+	local out=$W/fv n=40 ncpu i c rc rc2 dpid fpid fpid2 want want0 nap
+	local -a wfd afd wpid
 	ncpu=$(ls "$RT/cpu" | wc -l)
 	echo 0 >"$RT/tracing_on"
 	echo discard >"$RT/mode"
@@ -1621,6 +1622,20 @@ test_follow_view() {
 	wait_for 30 grep -q following "$W/fv0.err"
 	wait_for 30 grep -q ready "$W/fv.out"
 	wait_for 30 grep -q ready "$W/fv0.out"
+	# A writer pinned to each CPU, fed through a FIFO, says when its
+	# marker is written (one write(2) each): no exec per marker (taskset
+	# and printf were two, 150 ms under TCG).  The pause between markers
+	# is a read with a timeout on a FIFO no one writes: no sleep(1) either.
+	for ((c = 0; c < ncpu; c++)); do
+		mkfifo "$W/fv.w$c" "$W/fv.a$c"
+		taskset -c "$c" bash -c 'exec 3<>"$1" 4<>"$2"
+			while read -r m <&3; do printf %s "$m" >"$3"; echo >&4; done' \
+			sh "$W/fv.w$c" "$W/fv.a$c" "$RT/marker" &
+		wpid[c]=$!
+		exec {wfd[c]}>"$W/fv.w$c" {afd[c]}<"$W/fv.a$c"
+	done
+	mkfifo "$W/fv.nap"
+	exec {nap}<>"$W/fv.nap"
 	# A probe's registration and removal stop the machine for a moment
 	# (text patching): before a marker's write, not between it and its
 	# flush, which would time the guest kernel, not the view.
@@ -1628,9 +1643,16 @@ test_follow_view() {
 		((i == n / 4)) && exec 3<>"$RT/probe_events" && echo p:do_sys_openat2 >&3
 		((i == n / 2)) && kill -HUP "$dpid"
 		((i == 3 * n / 4)) && exec 3>&-
-		taskset -c $((i % ncpu)) /usr/bin/printf "fv $i" >"$RT/marker"
-		sleep 0.05
+		c=$((i % ncpu))
+		echo "fv $i" >&"${wfd[c]}" && read -r -t 10 -u "${afd[c]}" _
+		read -r -t 0.05 -u "$nap" _
 	done
+	for ((c = 0; c < ncpu; c++)); do
+		exec {wfd[c]}>&- {afd[c]}<&-
+		kill "${wpid[c]}" 2>/dev/null
+		wait "${wpid[c]}" 2>/dev/null
+	done
+	exec {nap}<&-
 	wait_for 10 grep -q "\"fv $((n - 1))\"" "$W/fv.out"
 	kill -INT "$fpid" "$fpid2"
 	wait "$fpid"
