@@ -88,6 +88,7 @@ export RINGTRACED=${RT_RINGTRACED_BIN:-$REPO/daemon/ringtraced}
 
 . tools/tests/check.sh
 . tools/tests/scope.sh
+. tools/tests/job.sh
 
 note() { echo "# $*"; }
 
@@ -515,16 +516,6 @@ put_state() {
 	done <<<"$1"
 }
 
-# as_job CMD...: CMD as a terminal starts a job: a process group of its
-# own, SIGINT and SIGQUIT not ignored (a script's "&" ignores them) and
-# SIGPIPE as the kernel starts it.  Run it with "&" only: it execs.
-as_job() {
-	exec setsid python3 -c 'import os, signal, sys
-for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_DFL)
-os.execvp(sys.argv[1], sys.argv[1:])' "$@"
-}
-
 # recording OUT ERR CMD...: starts `record -o OUT -- CMD` in the
 # background, as a terminal's job; sets rec (record's pid) and cmd (the
 # command's) once tracing is on and the command runs.
@@ -535,8 +526,8 @@ recording() {
 	rec=$!
 	cmd=
 	for ((i = 0; i < 300; i++)); do
-		cmd=$(pgrep -P "$rec" -x "$(basename "$1")")
-		[[ $(cat "$RT/tracing_on") == 1 && -n $cmd ]] && break
+		cmd=$(pgrep -P "$rec" -x "${1##*/}")
+		[[ $(<"$RT/tracing_on") == 1 && -n $cmd ]] && break
 		sleep 0.1
 	done
 	sleep 0.5
@@ -607,7 +598,7 @@ test_stop_signals() {
 	as_job nohup "$CLI" record -o "$W/nohup" -- sleep 3 >/dev/null 2>"$W/nohup.err" &
 	rec=$!
 	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x sleep >/dev/null && break
+		[[ $(<"$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x sleep >/dev/null && break
 		sleep 0.1
 	done
 	kill -HUP "$rec"
@@ -683,7 +674,7 @@ pid_gone() { [[ ! -d /proc/$1 ]] || grep -qs '^State:.*Z' "/proc/$1/status"; }
 # started NAME: record ($rec) has turned tracing on and runs NAME.
 started() {
 	local name=$1
-	wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$name" >/dev/null'
+	wait_for 60 eval '[[ $(<"$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$name" >/dev/null'
 }
 
 # SIGKILL of record: its ringtraced, which outlives it, writes back what
@@ -738,7 +729,7 @@ test_sigkill_trigger() {
 		test "$(tree_state)" != "$before"
 	kill -KILL "$rec"
 	wait "$rec" 2>/dev/null
-	wait_for 30 eval '[[ $(cat "$RT/tracing_on") == 0 ]] && pid_gone "${guard:-0}"'
+	wait_for 30 eval '[[ $(<"$RT/tracing_on") == 0 ]] && pid_gone "${guard:-0}"'
 	check "SIGKILL --trigger: tracing off, every control file, filter and trigger as before" \
 		same_tree "$before"
 	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
@@ -801,7 +792,7 @@ sigrun() {
 	srjob=$!
 	# Python's first start in a boot, over 9p, can take half a minute.
 	wait_for 120 test -s "$W/sr.pid"
-	rec=$(cat "$W/sr.pid")
+	rec=$(<"$W/sr.pid")
 }
 sigrun_wait() {
 	wait "$srjob"
@@ -816,7 +807,7 @@ test_term_signals() {
 	before=$(tree_state)
 	# Cores allowed (sigrun --core), into $W: SIGQUIT's would dump one,
 	# but record, which failed in nothing, ends without.
-	core=$(cat /proc/sys/kernel/core_pattern)
+	core=$(</proc/sys/kernel/core_pattern)
 	echo "$W/core.%p" >/proc/sys/kernel/core_pattern
 	# System-wide: a stop signal stops it, any other ends it at once
 	# (SIGHUP and SIGTERM as SIGINT; with a command: test_stop_signals).
@@ -825,7 +816,7 @@ test_term_signals() {
 		want="signal $num"
 		out=$W/ts-$num
 		sigrun --core -- "$CLI" record -o "$out" -e sched
-		wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]]'
+		wait_for 60 eval '[[ $(<"$RT/tracing_on") == 1 ]]'
 		daemon=$(pgrep -P "$rec" -x ringtraced)
 		[[ $sig == QUIT ]] && quit=$rec
 		kill -s "$sig" "$rec"
@@ -941,11 +932,11 @@ test_relay_once() {
 			>>"$W/sigrun.out" 2>&1 &
 		srjob=$!
 		wait_for 120 test -e "$f.ready"
-		rec=$(cat "$W/sr.pid")
+		rec=$(<"$W/sr.pid")
 		# systemd's order: the main process, then the others.
 		kill -STOP "$rec"
 		kill -TERM "$rec"
-		for p in $(cat /sys/fs/cgroup/rt-unit/cgroup.procs); do
+		for p in $(</sys/fs/cgroup/rt-unit/cgroup.procs); do
 			[[ $p != "$srjob" && $p != "$rec" ]] && kill -TERM "$p"
 		done
 		wait_for 10 test -e "$f.got"
@@ -1059,7 +1050,7 @@ test_restore_file() {
 	rc=$?
 	check "someone else's file as the restore file: record refuses ($rc) in one line" \
 		eval '[ $rc -ne 0 ] && one_line "$W/rf1.err" && grep -q "not a restore file" "$W/rf1.err"'
-	check "... the file left as it is" test "$(cat "$f")" = precious
+	check "... the file left as it is" test "$(<"$f")" = precious
 	check "... control files as before" same_state "$before"
 	rm -f "$f"
 	chmod 0777 /run/ringtrace
@@ -1087,11 +1078,11 @@ test_restore_file() {
 	kill -KILL "$cmd" 2>/dev/null
 	# By hand since: tracing off, another count of sub-buffers.
 	echo 0 >"$RT/tracing_on"
-	nb=$(($(cat "$RT/num_subbufs") * 2))
+	nb=$(($(<"$RT/num_subbufs") * 2))
 	echo "$nb" >"$RT/num_subbufs"
 	"$CLI" record -o "$W/rf5" -- true >/dev/null 2>"$W/rf5.err"
-	check "the next record: num_subbufs set by hand since stays ($nb, got $(cat "$RT/num_subbufs"))" \
-		test "$(cat "$RT/num_subbufs")" = "$nb"
+	check "the next record: num_subbufs set by hand since stays ($nb, got $(<"$RT/num_subbufs"))" \
+		test "$(<"$RT/num_subbufs")" = "$nb"
 	check "... and it says so" grep -q "num_subbufs changed since ringtrace record set it" "$W/rf5.err"
 	check "... every other control file as before the killed record" \
 		test "$(grep -v '^num_subbufs' <<<"$before")" = "$(state | grep -v '^num_subbufs')"
@@ -1109,7 +1100,7 @@ freeze() {
 thaw() {
 	local p
 	echo 0 >/sys/fs/cgroup/rt-freeze/cgroup.freeze
-	for p in $(cat /sys/fs/cgroup/rt-freeze/cgroup.procs); do
+	for p in $(</sys/fs/cgroup/rt-freeze/cgroup.procs); do
 		echo "$p" >/sys/fs/cgroup/cgroup.procs
 	done
 	rmdir /sys/fs/cgroup/rt-freeze
@@ -1153,7 +1144,7 @@ time.sleep(300)' "$CLI" record -o "$W/kc2" -m overwrite -e "sched,kprobe:$func" 
 		--trigger 'ringtrace_marker: data == "rt-never"' -- sleep 100
 	lead=$rec
 	wait_for 60 eval 'rec=$(pgrep -P "$lead" -x ringtrace) && pgrep -P "$rec" -x sleep >/dev/null &&
-			  [[ $(cat "$RT/tracing_on") == 1 ]]'
+			  [[ $(<"$RT/tracing_on") == 1 ]]'
 	guard=$(pgrep -P "$rec" -x rt-guard)
 	pids=$(pgrep -f "^$CLI record -o $W/kc2" | tr '\n' ' ')
 	check "record --trigger: pgrep -f 'ringtrace record' lists record alone, not its guard ($rec; got ${pids% })" \
@@ -1743,7 +1734,7 @@ test_trigger() {
 	fi
 	check "after record --trigger: every control file as before" same_state "$before"
 	check "after record --trigger: the marker's trigger is none" \
-		test "$(cat "$RT/events/ringtrace_marker/trigger")" = none
+		test "$(<"$RT/events/ringtrace_marker/trigger")" = none
 
 	# Refused: one line naming the token, nothing changed.
 	"$CLI" record --mode overwrite \
@@ -1783,13 +1774,13 @@ export_workload() {
 # The kernel's own ftrace of the export workload, in this boot.
 ftrace_workload() {
 	local T=/sys/kernel/tracing on
-	on=$(cat "$T/tracing_on")
+	on=$(<"$T/tracing_on")
 	echo 0 >"$T/tracing_on"
 	echo >"$T/trace"
 	echo nop >"$T/current_tracer"
 	# Room for the whole workload: an overwritten start loses the forks.
 	local size
-	size=$(cat "$T/buffer_size_kb")
+	size=$(<"$T/buffer_size_kb")
 	echo 16384 >"$T/buffer_size_kb"
 	echo 1 >"$T/events/sched/sched_switch/enable"
 	echo 1 >"$T/events/sched/sched_wakeup/enable"

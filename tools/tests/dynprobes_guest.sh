@@ -77,6 +77,7 @@ readonly UEV=uprobe_uprobe_workload_rtu_work
 export RINGTRACED=$REPO/daemon/ringtraced
 
 . tools/tests/check.sh
+. tools/tests/job.sh
 
 note() { echo "# $*"; }
 
@@ -299,25 +300,18 @@ test_record_filter() {
 	check "-F: no kprobe event of another process ($others)" test "$others" -eq 0
 }
 
-# as_job CMD...: CMD as a terminal's job (SIGINT not ignored, own group).
-as_job() {
-	exec setsid python3 -c 'import os, signal, sys
-for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_DFL)
-os.execvp(sys.argv[1], sys.argv[1:])' "$@"
-}
-
 # recording OUT N EVENTS: starts a system-wide record of EVENTS (-e) as a
 # terminal's job; sets rec once tracing is on and N probes exist.
 recording() {
-	local i
+	local i pe
 	as_job "$CLI" record -e "$3" -o "$1" >/dev/null 2>"$1.err" &
 	rec=$!
 	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == "$2" ]] && return 0
+		mapfile -t pe <"$PE"
+		[[ $(<"$RT/tracing_on") == 1 && ${#pe[@]} == "$2" ]] && return 0
 		sleep 0.1
 	done
-	note "record did not start: $(cat "$1.err")"
+	note "record did not start: $(<"$1.err")"
 	return 1
 }
 
@@ -678,7 +672,7 @@ test_uprobe_sigkill() {
 	check "uprobe SIGKILL: rtu_work+1 at readelf's offset + 1 ($want)" \
 		grep -qE "^[0-9]+ ${UEV}_0x1 u:$UWL:$want@rtu_work_0x1$" "$PE"
 	sigkill_record
-	check "uprobe SIGKILL: probe_events is empty" test -z "$(cat "$PE")"
+	check "uprobe SIGKILL: probe_events is empty" test -z "$(<"$PE")"
 	after_sigkill
 }
 

@@ -68,7 +68,7 @@ sample_profile() {
 		>"$W/sample.wl" 2>"$W/sample.rec.err"
 	check "record --sample 999 -F -- spin-workload exits 0" test $? -eq 0
 	sed 's/^/# stderr: /' "$W/sample.rec.err"
-	check "record put sample_hz back to 0" test "$(cat "$RT/sample_hz")" = 0
+	check "record put sample_hz back to 0" test "$(<"$RT/sample_hz")" = 0
 	# The outsider's part is done: it would take a vCPU from the readers.
 	kill "$bg" 2>/dev/null
 	wait "$bg" 2>/dev/null
@@ -120,7 +120,7 @@ sample_unload() {
 	[[ -n $log ]] && note "$log"
 	check "no oops or WARN after the unload (no timer left running)" test -z "$log"
 	setup "reload ringtrace.ko" insmod "$BUILD/$KVER/ringtrace.ko" || return
-	check "sample_hz reads 0 after the reload" test "$(cat "$RT/sample_hz")" = 0
+	check "sample_hz reads 0 after the reload" test "$(<"$RT/sample_hz")" = 0
 }
 
 profile_sample() {

@@ -46,7 +46,7 @@ USDT_EV=usdt_rt_tick
 USDT_MEV=usdt_rt_multi
 
 usdt_no_probes() {
-	[[ -z $(cat "$RT/probe_events") ]] && return 0
+	[[ -z $(<"$RT/probe_events") ]] && return 0
 	sed 's/^/# probe_events: /' "$RT/probe_events"
 	return 1
 }
@@ -173,7 +173,7 @@ usdt_stop_by() {
 		>>"$W/usdt-sigrun.out" 2>&1 &
 	status=$!
 	wait_for 120 test -s "$W/usdt-sr.pid"
-	rec=$(cat "$W/usdt-sr.pid")
+	rec=$(<"$W/usdt-sr.pid")
 	check "usdt $how: the semaphores are 1 and 3 (rt:multi's sites) while record probes rt:tick and rt:multi" \
 		usdt_sem_is "1 3"
 	grep " $USDT_EV " "$RT/probe_events" >"$W/usdt-good-cmd"

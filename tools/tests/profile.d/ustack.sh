@@ -178,7 +178,7 @@ PY
 		check "--ustack of a uprobe not in -e refused ($st), nothing left" \
 			eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec6" ] &&
 			      grep -q "not a probe of -e" "$d/ustack-refuse3.out" &&
-			      [ -z "$(cat "$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
+			      [ -z "$(<"$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
 	fi
 	echo "$RINGTRACE_USTACK_DEFAULT" >"$RT/ustack_depth"
 }
