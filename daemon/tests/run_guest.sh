@@ -83,27 +83,41 @@ reset_module() {
 	echo 1 >"$RT/clear"
 }
 
+# read_stats: the stats file into ST, "cpuN FIELD" -> value, read by
+# bash itself (an awk per read was a process start, 70-100 ms under TCG,
+# in loops that poll it); CPUS_SEEN lists the CPUs, in the file's order.
+declare -A ST=()
+CPUS_SEEN=()
+read_stats() {
+	local -a f
+	local kv
+	ST=()
+	CPUS_SEEN=()
+	while read -r -a f; do
+		[[ ${f[0]:-} == cpu* ]] || continue
+		CPUS_SEEN+=("${f[0]}")
+		for kv in "${f[@]:1}"; do
+			ST[${f[0]} ${kv%%=*}]=${kv#*=}
+		done
+	done <"$RT/stats"
+}
+
 # stat CPU FIELD: one counter of the stats file.
 stat() {
-	awk -v cpu="cpu$1" -v f="$2" '$1 == cpu {
-		for (i = 2; i <= NF; i++)
-			if (substr($i, 1, length(f) + 1) == f "=")
-				print substr($i, length(f) + 2)
-	}' "$RT/stats"
+	read_stats
+	echo "${ST[cpu$1 $2]-}"
 }
 
 # lost_of CPU: the sum of its five lost counters (one read of the file;
 # "missing" if one of them is not there).
 lost_of() {
-	awk -v cpu="cpu$1" '$1 == cpu {
-		for (i = 2; i <= NF; i++) {
-			split($i, kv, "=")
-			if (kv[1] ~ /^lost_(full|overrun|held|nested|too_big)$/) {
-				s += kv[2]
-				n++
-			}
-		}
-	} END { print n == 5 ? s + 0 : "missing" }' "$RT/stats"
+	local k s=0
+	read_stats
+	for k in full overrun held nested too_big; do
+		[[ -n ${ST[cpu$1 lost_$k]-} ]] || { echo missing; return; }
+		s=$((s + ${ST[cpu$1 lost_$k]}))
+	done
+	echo "$s"
 }
 
 # --------------------------------------------------------------------
@@ -163,19 +177,18 @@ stop_daemon() {
 # by a flush tick; nothing left in the kernel for a kill to leave), at
 # most SECONDS (30).
 drained() {
-	local i
+	local i c k lost busy
 	for ((i = 0; i < ${1:-30} * 10; i++)); do
-		awk '{
-			s = 0
-			for (i = 2; i <= NF; i++) {
-				split($i, kv, "=")
-				v[kv[1]] = kv[2]
-				if (kv[1] ~ /^lost_/)
-					s += kv[2]
-			}
-			if (v["written"] != v["delivered"] + s)
-				busy = 1
-		} END { exit busy }' "$RT/stats" && return 0
+		read_stats
+		busy=0
+		for c in "${CPUS_SEEN[@]}"; do
+			lost=0
+			for k in "${!ST[@]}"; do
+				[[ $k == "$c lost_"* ]] && lost=$((lost + ${ST[$k]}))
+			done
+			((${ST[$c written]:-0} == ${ST[$c delivered]:-0} + lost)) || busy=1
+		done
+		((busy)) || return 0
 		sleep 0.1
 	done
 	return 1
