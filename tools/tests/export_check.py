@@ -41,13 +41,13 @@ def note(text):
 
 # The line prefix, as the kernel prints it with options/record-tgid:
 # comm-tid (tgid) [cpu] flags seconds (ours with 9 decimals, the kernel's
-# 6).  Bytes: the files are read as the C locale reads them.
-STAMP = rb' *.{1,16}-[0-9]+ +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]+'
-PREFIX = re.compile(STAMP + rb': ')
-LINE = re.compile(STAMP + rb': [a-z_]+: ')
-NANOS = re.compile(rb' *.{1,16}-[0-9]+ +\(.{7}\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{9}: ')
+# 6), then the event's name.  Bytes: the files are read as the C locale
+# reads them.  Each line is matched once: its tid, tgid, decimals and
+# event come from that match.
+LINE = re.compile(rb' *.{1,16}-([0-9]+) +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +'
+                  rb'[0-9]+\.([0-9]+): (([a-z_]+): )')
 
-# shape: the line without its prefix, each value replaced by # (a decimal
+# shape: the line after its prefix, each value replaced by # (a decimal
 # number) or S (anything else), keeping names, order and layout.
 SHAPES = [
     (re.compile(rb'=-?[0-9]+( |\]|$)'), rb'=#\1'),
@@ -62,10 +62,8 @@ EVENTS = ["sched_switch", "sched_wakeup", "sched_wakeup_new",
           "irq_handler_exit", "softirq_entry", "softirq_exit"]
 
 
-def shape(line):
-    m = PREFIX.match(line)
-    if m:
-        line = line[m.end():]
+def shape(line, m):
+    line = line[m.start(4):]
     for pat, rep in SHAPES:
         line = pat.sub(rep, line)
     return line
@@ -81,44 +79,56 @@ def tids_of(path):
         return [line.split() for line in f if line.strip()]
 
 
+def parsed(lines):
+    """(line, match) of each line not a comment; match None: no prefix."""
+    return [(line, LINE.match(line)) for line in lines if not line.startswith(b"#")]
+
+
 def systrace(export_path, ftrace_path, tids_path):
     export = lines_of(export_path)
-    ftrace = lines_of(ftrace_path)
+    body = parsed(export)
+    kbody = parsed(lines_of(ftrace_path))
     check(export[:1] == [b"# tracer: nop"], "systrace starts with '# tracer: nop'")
-    body = [line for line in export if not line.startswith(b"#")]
-    kbody = [line for line in ftrace if not line.startswith(b"#")]
-    bad = sum(1 for line in body if not LINE.match(line))
+    bad = sum(1 for _, m in body if not m)
     check(bad == 0 and len(body) > 0,
           "every systrace line has ftrace's prefix (%d of %d not)" % (bad, len(body)))
-    bad = sum(1 for line in kbody if not LINE.match(line))
+    bad = sum(1 for _, m in kbody if not m)
     check(bad == 0 and len(kbody) > 0,
           "so has every line of the kernel's own, with record-tgid (%d of %d not)"
           % (bad, len(kbody)))
-    bad = sum(1 for line in body if not NANOS.match(line))
+    bad = sum(1 for _, m in body if not m or len(m.group(2)) != 7 or len(m.group(3)) != 9)
     check(bad == 0, "systrace timestamps have nanoseconds (%d lines not)" % bad)
 
     # The TGID column: each workload thread's lines name its process.
     tids = tids_of(tids_path)
+    tgids = {}
+    for _, m in body:
+        if m:
+            per = tgids.setdefault(m.group(1).decode(), {})
+            tgid = m.group(2).strip().decode()
+            per[tgid] = per.get(tgid, 0) + 1
     wrong = False
     for tid, pid, _comm in tids:
-        mine = re.compile(rb"-" + tid.encode() + rb" +\(")
-        right = re.compile(rb"-" + tid.encode() + rb" +\( *" + pid.encode() + rb"\) ")
-        n = x = 0
-        for line in body:
-            if right.search(line):
-                n += 1
-            elif mine.search(line):
-                x += 1
+        per = tgids.get(tid, {})
+        n = per.get(pid, 0)
+        x = sum(per.values()) - n
         if not (n > 0 and x == 0):
             note("tid %s: %d lines with tgid %s, %d with another" % (tid, n, pid, x))
             wrong = True
     check(not wrong and len(tids) == 5,
           "systrace's TGID column: each workload thread's process (%d threads)" % len(tids))
 
+    kfirst, ours = {}, {}
+    for line, m in kbody:
+        if m and m.group(5) not in kfirst:
+            kfirst[m.group(5)] = shape(line, m)
+    for line, m in body:
+        if m:
+            ours.setdefault(m.group(5), []).append((line, m))
     for ev in EVENTS:
-        key = b" " + ev.encode() + b": "
-        first = next((line for line in ftrace if key in line), None)
-        if first is None:
+        key = ev.encode()
+        kpat = kfirst.get(key)
+        if kpat is None:
             # Interrupts depend on the guest's devices; the rest the
             # workload makes for sure.
             if ev.startswith(("irq_", "softirq_")):
@@ -126,12 +136,11 @@ def systrace(export_path, ftrace_path, tids_path):
             else:
                 check(False, "ftrace printed %s for the workload" % ev)
             continue
-        kpat = shape(first)
-        ours = [shape(line) for line in export if key in line]
-        differ = [s for s in ours if s != kpat]
-        check(len(ours) > 0 and not differ,
+        mine = [shape(line, m) for line, m in ours.get(key, [])]
+        differ = [s for s in mine if s != kpat]
+        check(len(mine) > 0 and not differ,
               "systrace %s lines (%d) have the kernel's layout '%s' (%d differ)"
-              % (ev, len(ours), kpat.decode(errors="replace"), len(differ)))
+              % (ev, len(mine), kpat.decode(errors="replace"), len(differ)))
         for s in differ[:2]:
             note("ours: " + s.decode(errors="replace"))
 
