@@ -396,7 +396,7 @@ cg_workload() {
 	gos+=("$go")
 	for ((i = 0; i < 100; i++)); do
 		grep -qx "${wls[-1]}" "$1/cgroup.procs" && return
-		sleep 0.05
+		nap 0.05
 	done
 }
 
@@ -528,9 +528,9 @@ recording() {
 	for ((i = 0; i < 300; i++)); do
 		cmd=$(pgrep -P "$rec" -x "${1##*/}")
 		[[ $(<"$RT/tracing_on") == 1 && -n $cmd ]] && break
-		sleep 0.1
+		nap 0.1
 	done
-	sleep 0.5
+	nap 0.5
 }
 
 # exited_in TRACE PID: the trace holds PID's sched_process_exit.
@@ -546,8 +546,8 @@ test_sigmask() {
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
 os.execvp(sys.argv[1], sys.argv[1:])'
-	want=$(python3 -c "$as_given" grep -E '^Sig(Blk|Ign)' /proc/self/status)
-	got=$(python3 -c "$as_given" "$CLI" record -o "$W/sm" -- \
+	want=$(python3 -S -c "$as_given" grep -E '^Sig(Blk|Ign)' /proc/self/status)
+	got=$(python3 -S -c "$as_given" "$CLI" record -o "$W/sm" -- \
 		grep -E '^Sig(Blk|Ign)' /proc/self/status 2>/dev/null | grep -E '^Sig')
 	check "the command's signal mask and ignored signals are record's own" \
 		test "$got" = "$want"
@@ -599,7 +599,7 @@ test_stop_signals() {
 	rec=$!
 	for ((i = 0; i < 300; i++)); do
 		[[ $(<"$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x sleep >/dev/null && break
-		sleep 0.1
+		nap 0.1
 	done
 	kill -HUP "$rec"
 	wait "$rec"
@@ -779,7 +779,9 @@ test_sigkill_all() {
 }
 
 # sigrun OPTS... -- CMD...: CMD through sigrun.py (its own job), in the
-# background; rec is CMD's pid once it runs.  sigrun_wait: st is its wait
+# background; rec is CMD's pid once it runs.  The suite's pythons run
+# with -S: the standard library alone, no site module (a third of a
+# python's start, seconds of the suite under TCG).  sigrun_wait: st is its wait
 # status ("signal N[ core]" or "exit N") once it has ended (not in a
 # $(...): only this shell can wait for it).
 sigrun() {
@@ -787,7 +789,7 @@ sigrun() {
 	while [[ $1 != -- ]]; do opts+=("$1"); shift; done
 	shift
 	rm -f "$W/sr.pid" "$W/sr.status"
-	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/sr.status" "$W/sr.pid" "$@" \
+	python3 -S "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/sr.status" "$W/sr.pid" "$@" \
 		>>"$W/sigrun.out" 2>&1 &
 	srjob=$!
 	# Python's first start in a boot, over 9p, can take half a minute.
@@ -902,13 +904,13 @@ test_relay_once() {
 	before=$(tree_state)
 
 	f=$W/ro-alone
-	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM
 	wait_for 120 test -e "$f.ready"
 	kill -TERM "$rec"
 	count_once "SIGTERM to record alone" "$f"
 
 	f=$W/ro-group
-	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM
 	wait_for 120 test -e "$f.ready"
 	kill -STOP "$rec"
 	kill -TERM -- -"$rec"
@@ -918,7 +920,7 @@ test_relay_once() {
 
 	f=$W/ro-pty
 	sigrun --pty --ctrl-c-when "$f.ready" -- "$CLI" record -o "$f.trace" -e sched -- \
-		python3 -c "$COUNTER" "$f" INT
+		python3 -S -c "$COUNTER" "$f" INT
 	count_once "Ctrl-C at the terminal" "$f"
 
 	if [[ -d /sys/fs/cgroup ]]; then
@@ -927,8 +929,8 @@ test_relay_once() {
 		f=$W/ro-cgroup
 		rm -f "$W/sr.pid"
 		(echo "$BASHPID" >/sys/fs/cgroup/rt-unit/cgroup.procs &&
-			exec python3 "$REPO/tools/tests/sigrun.py" "$W/sr.status" "$W/sr.pid" \
-				"$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM) \
+			exec python3 -S "$REPO/tools/tests/sigrun.py" "$W/sr.status" "$W/sr.pid" \
+				"$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM) \
 			>>"$W/sigrun.out" 2>&1 &
 		srjob=$!
 		wait_for 120 test -e "$f.ready"
@@ -961,7 +963,7 @@ test_pkill_once() {
 	set_odd_state
 	before=$(tree_state)
 	f=$W/pk
-	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM
 	wait_for 120 test -e "$f.ready"
 	# Anchored: sigrun.py's command line holds record's too.
 	pids=$(pgrep -f "^$CLI record -o $f.trace" | tr '\n' ' ')
@@ -1136,7 +1138,7 @@ test_kill_children() {
 	put_tree "$before"
 
 	# A shell-like session leader, a subreaper, on a stty tostop terminal.
-	sigrun --pty --tostop -- python3 -c 'import ctypes, os, sys, time
+	sigrun --pty --tostop -- python3 -S -c 'import ctypes, os, sys, time
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
 if os.fork() == 0:
     os.execvp(sys.argv[1], sys.argv[1:])
@@ -1313,7 +1315,7 @@ off_cpu_matches() {
 # chrome-json export (comm: its thread's last name); fails if an "sf" or
 # a "parent" names no frame of stackFrames.
 chrome_stacks() {
-	python3 -c '
+	python3 -S -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
 frames = doc.get("stackFrames", {})
@@ -1534,7 +1536,7 @@ test_snapshot() {
 			[[ $line == "cpu0 "* ]] && break
 		done <"$RT/stats"
 		[[ $line =~ " lost_overrun="[1-9] ]] && break
-		sleep 0.1
+		nap 0.1
 	done
 	[[ $line =~ " written="([0-9]+) ]] && before=${BASH_REMATCH[1]}
 	"$CLI" snapshot -o "$out" >/dev/null 2>"$W/snap.err"
@@ -1603,8 +1605,8 @@ test_follow_view() {
 	dpid=$!
 	wait_for 60 grep -qx 1 "$RT/tracing_on"
 	mkfifo "$W/fv.fifo" "$W/fv0.fifo"
-	python3 -c "$STAMP" <"$W/fv.fifo" >"$W/fv.out" &
-	python3 -c "$STAMP" <"$W/fv0.fifo" >"$W/fv0.out" &
+	python3 -S -c "$STAMP" <"$W/fv.fifo" >"$W/fv.out" &
+	python3 -S -c "$STAMP" <"$W/fv0.fifo" >"$W/fv0.out" &
 	"$CLI" report --follow "$out" >"$W/fv.fifo" 2>"$W/fv.err" &
 	fpid=$!
 	"$CLI" report --follow --cpu 0 -e marker "$out" >"$W/fv0.fifo" 2>"$W/fv0.err" &
@@ -1711,7 +1713,7 @@ test_trigger() {
 	trigger_writer "$W/trg-writer.py"
 	"$CLI" record --mode overwrite -b 64K -e sched_switch \
 		--trigger 'ringtrace_marker: data == FAIL*' --after 500ms --max 2 \
-		-o "$out" -- taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" 2 \
+		-o "$out" -- taskset -c 0 python3 -S "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" 2 \
 		>"$W/trg.out" 2>"$W/trg.err"
 	check "record --trigger exits with the writer's status 0" test $? -eq 0
 	sed 's/^/# writer: /' "$W/trg.log"
@@ -1817,7 +1819,7 @@ test_export() {
 	check "export -f systrace exits 0" test $? -eq 0
 	"$CLI" export "$W/t1" -f chrome-json -o "$W/export.json" 2>/dev/null
 	check "export -f chrome-json exits 0" test $? -eq 0
-	python3 "$REPO/tools/tests/export_check.py" \
+	python3 -S "$REPO/tools/tests/export_check.py" \
 		--systrace "$W/export.txt" "$W/ftrace.txt" "$W/tids6" \
 		--chrome-json "$W/export.json" "$W/tids1" $N >"$W/export.check" 2>&1
 	check_output "$W/export.check" $?
