@@ -1382,7 +1382,7 @@ test_stacks() {
 		grep -qE '^st-sleep;.*;(do_nanosleep|hrtimer_nanosleep);.*schedule' "$W/s1.cjstacks"
 	"$CLI" export -f perfetto -o "$W/s1.pftrace" "$out" 2>/dev/null
 	check "export -f perfetto of a trace with stacks exits 0" test $? -eq 0
-	"$REPO/tools/tests/perfetto_stacks.py" "$W/s1.pftrace" >"$W/s1.pfstacks"
+	python3 -S "$REPO/tools/tests/perfetto_stacks.py" "$W/s1.pftrace" >"$W/s1.pfstacks"
 	check "perfetto: each PerfSample's callstack resolves through the interned data" \
 		test $? -eq 0
 	tid=$(awk '$1 == "st-sleep" { print $2 }' "$W/s1.times")

@@ -110,7 +110,7 @@ no_probes() {
 # pe_write CMD: one write(2) of CMD to a fresh open of probe_events (bash's
 # printf may split it at a newline); the error's strerror in $W/pe.err.
 pe_write() {
-	python3 -c 'import os, sys
+	python3 -S -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 try:
     os.write(fd, sys.argv[2].encode())
@@ -132,7 +132,7 @@ pe_refuse_all() {
 	while IFS='|' read -r cmd want got; do
 		check "probe_events: '$cmd' is refused: $want${got:+ (got $got)}" \
 			test "$got" = "$want"
-	done < <(python3 -c 'import os, sys
+	done < <(python3 -S -c 'import os, sys
 for line in sys.stdin:
     cmd, want = line.rstrip("\n").split("|")
     fd = os.open(sys.argv[1], os.O_WRONLY)

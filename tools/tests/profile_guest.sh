@@ -39,7 +39,7 @@ user_logic() { [[ ${RT_PROFILE_SCOPE:-all} != kernel ]]; }
 # BINARY's among them (umap_check.py), and no other process's.
 dump_maps_check() {
 	local name=$1 pid=$2
-	"$REPO/tools/tests/umap_check.py" "$W/$name.txt" "$W/$name.maps" \
+	python3 -S "$REPO/tools/tests/umap_check.py" "$W/$name.txt" "$W/$name.maps" \
 		--flags-set 0x1 --flags-clear 0xc \
 		--need "$3" ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
 		>"$W/$name.check" 2>&1

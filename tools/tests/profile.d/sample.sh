@@ -21,7 +21,7 @@ sample_refused() {
 	while IFS='|' read -r value got before after; do
 		check "sample_hz refuses '$value' with EINVAL ($got), stays $before" \
 			test "$got" = EINVAL -a "$after" = "$before"
-	done < <(python3 -c 'import errno, os, sys
+	done < <(python3 -S -c 'import errno, os, sys
 def rate():
     with open(sys.argv[1]) as f:
         return f.read().strip()
@@ -39,7 +39,7 @@ for value in sys.argv[2:]:
 
 # Whether file $1 (sample_stats) is in its format (events.rst).
 sample_stats_format() {
-	python3 -c 'import re, sys
+	python3 -S -c 'import re, sys
 sys.exit(not re.fullmatch(r"samples \d+\ndropped_nesting \d+\nticks \d+\n"
                           r"parks \d+\n(cpu\d+ ticks \d+ parks \d+\n)+",
                           open(sys.argv[1]).read()))' "$1"
@@ -79,7 +79,7 @@ sample_profile() {
 	# recorded: its frames are checked by address (sample_check.py).
 	local byaddr=()
 	[[ -e /sys/kernel/debug/kprobes/list ]] || byaddr=(--by-address)
-	python3 "$REPO/tools/tests/sample_check.py" "$W/sample.wl" "$bg" \
+	python3 -S "$REPO/tools/tests/sample_check.py" "$W/sample.wl" "$bg" \
 		"$W/sample.report" "$W/sample.folded" 2 "${byaddr[@]}" \
 		>"$W/sample.check" 2>&1
 	check_output "$W/sample.check" $?

@@ -101,7 +101,7 @@ umap_exec() {
 	setup "umap exec: record --mmap -F of umap-workload" \
 		umap_record umap-exec -F -- "$umap_wl" run "$umap_lib" \
 		"$W/umap-exec.maps" || return
-	"$REPO/tools/tests/umap_check.py" "$W/umap-exec.txt" "$W/umap-exec.maps" \
+	python3 -S "$REPO/tools/tests/umap_check.py" "$W/umap-exec.txt" "$W/umap-exec.maps" \
 		--flags-clear 0xd "${umap_need[@]}" >"$W/umap-exec.check" 2>&1
 	check_output "$W/umap-exec.check" $?
 	check "umap exec: mmap_stats counts the events written from the task_work" \
@@ -120,7 +120,7 @@ umap_pool() {
 		umap_record umap-pool -F -- "$umap_wl" run "$umap_lib" \
 		"$W/umap-pool.maps"
 	echo 0 >"$param"
-	"$REPO/tools/tests/umap_check.py" "$W/umap-pool.txt" "$W/umap-pool.maps" \
+	python3 -S "$REPO/tools/tests/umap_check.py" "$W/umap-pool.txt" "$W/umap-pool.maps" \
 		--no-path --flags-set 0x2 --flags-clear 0x5 "${umap_need[@]}" \
 		>"$W/umap-pool.check" 2>&1
 	check_output "$W/umap-pool.check" $?

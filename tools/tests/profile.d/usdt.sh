@@ -168,7 +168,7 @@ usdt_stop_by() {
 	local opts=()
 	[[ $how == int ]] && opts=(--pty --ctrl-c-when "$W/usdt-ctrl-c")
 	rm -f "$W/usdt-sr.pid" "$W/usdt-sr.status" "$W/usdt-ctrl-c"
-	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/usdt-sr.status" "$W/usdt-sr.pid" \
+	python3 -S "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/usdt-sr.status" "$W/usdt-sr.pid" \
 		"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:multi" -o "$out" \
 		>>"$W/usdt-sigrun.out" 2>&1 &
 	status=$!
@@ -225,7 +225,7 @@ usdt_sem() {
 # usdt_pe_write CMD: one write(2) of CMD to probe_events; its strerror in
 # $W/usdt-pe.err.
 usdt_pe_write() {
-	python3 -c 'import os, sys
+	python3 -S -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 try:
     os.write(fd, sys.argv[2].encode())

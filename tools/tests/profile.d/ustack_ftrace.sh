@@ -30,7 +30,7 @@ USTACK_FTRACE_INST=/sys/kernel/tracing/instances/rt-ustack
 # report's text; frames are NAME+0xOFF [MODULE], ftrace's own probe
 # (trace_event_raw_event_*) left out: ringtrace's start at the tracepoint.
 ustack_ftrace_compare() {
-	python3 - "$@" <<'PY'
+	python3 -S - "$@" <<'PY'
 import re, sys
 kind, rtfile, ftfile, tid, wlout = sys.argv[1:]
 funcs = []
@@ -114,7 +114,7 @@ PY
 # different aliases (__schedule or __sched_text_start on the debug
 # kernel, __x86_indirect_thunk_array or _rax on 6.12-rt).
 ustack_ftrace_canon() {
-	python3 - "$@" <<'PY'
+	python3 -S - "$@" <<'PY'
 import re, sys
 first, canon = {}, {}
 for line in open('/proc/kallsyms'):
