@@ -13,28 +13,18 @@
 SPIN=$REPO/tools/tests/spin-workload
 
 # sample_refused VALUE...: one write(2) of each VALUE to sample_hz, each
-# through its own open, in one python (an exec costs seconds under the
-# debug kernel's KASAN): each must fail with EINVAL and leave the rate as
-# it was.
+# through its own open, in one python (tools/tests/write_each.py: an exec
+# costs seconds under the debug kernel's KASAN): each must fail with
+# EINVAL and leave the rate as it was.
 sample_refused() {
-	local value got before after
-	while IFS='|' read -r value got before after; do
-		check "sample_hz refuses '$value' with EINVAL ($got), stays $before" \
+	local got before after i=0
+	local -a values=("$@")
+	while IFS='|' read -r got _ before after; do
+		check "sample_hz refuses '${values[i]}' with EINVAL ($got), stays $before" \
 			test "$got" = EINVAL -a "$after" = "$before"
-	done < <(python3 -S -c 'import errno, os, sys
-def rate():
-    with open(sys.argv[1]) as f:
-        return f.read().strip()
-for value in sys.argv[2:]:
-    before = rate()
-    fd = os.open(sys.argv[1], os.O_WRONLY)
-    try:
-        os.write(fd, value.encode())
-        got = "OK"
-    except OSError as e:
-        got = errno.errorcode[e.errno]
-    os.close(fd)
-    print("%s|%s|%s|%s" % (value, got, before, rate()))' "$RT/sample_hz" "$@")
+		i=$((i + 1))
+	done < <(python3 -S "$REPO/tools/tests/write_each.py" --read "$RT/sample_hz" "$@" 2>&1)
+	((i == $#)) || check "sample_hz: every value written ($i of $#)" false
 }
 
 # Whether file $1 (sample_stats) is in its format (events.rst).

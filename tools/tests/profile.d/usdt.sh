@@ -222,15 +222,12 @@ usdt_sem() {
 	wait "$watcher" 2>/dev/null
 }
 
-# usdt_pe_write CMD: one write(2) of CMD to probe_events; its strerror in
+# usdt_pe_write CMD: one write(2) of CMD to probe_events
+# (tools/tests/write_each.py); its error's name and strerror in
 # $W/usdt-pe.err.
 usdt_pe_write() {
-	python3 -S -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-try:
-    os.write(fd, sys.argv[2].encode())
-except OSError as e:
-    sys.exit(e.strerror)' "$RT/probe_events" "$1" 2>"$W/usdt-pe.err"
+	python3 -S "$REPO/tools/tests/write_each.py" "$RT/probe_events" "$1" \
+		>"$W/usdt-pe.err" 2>&1
 }
 
 usdt_bad() {
