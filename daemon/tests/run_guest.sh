@@ -83,21 +83,21 @@ reset_module() {
 	echo 1 >"$RT/clear"
 }
 
-# read_stats: the stats file into ST, "cpuN FIELD" -> value, read by
+# read_stats: the stats file into STATS, "cpuN FIELD" -> value, read by
 # bash itself (an awk per read was a process start, 70-100 ms under TCG,
 # in loops that poll it); CPUS_SEEN lists the CPUs, in the file's order.
-declare -A ST=()
+declare -A STATS=()
 CPUS_SEEN=()
 read_stats() {
 	local -a f
 	local kv
-	ST=()
+	STATS=()
 	CPUS_SEEN=()
 	while read -r -a f; do
 		[[ ${f[0]:-} == cpu* ]] || continue
 		CPUS_SEEN+=("${f[0]}")
 		for kv in "${f[@]:1}"; do
-			ST[${f[0]} ${kv%%=*}]=${kv#*=}
+			STATS[${f[0]} ${kv%%=*}]=${kv#*=}
 		done
 	done <"$RT/stats"
 }
@@ -105,7 +105,7 @@ read_stats() {
 # stat CPU FIELD: one counter of the stats file.
 stat() {
 	read_stats
-	echo "${ST[cpu$1 $2]-}"
+	echo "${STATS[cpu$1 $2]-}"
 }
 
 # lost_of CPU: the sum of its five lost counters (one read of the file;
@@ -114,8 +114,8 @@ lost_of() {
 	local k s=0
 	read_stats
 	for k in full overrun held nested too_big; do
-		[[ -n ${ST[cpu$1 lost_$k]-} ]] || { echo missing; return; }
-		s=$((s + ${ST[cpu$1 lost_$k]}))
+		[[ -n ${STATS[cpu$1 lost_$k]-} ]] || { echo missing; return; }
+		s=$((s + ${STATS[cpu$1 lost_$k]}))
 	done
 	echo "$s"
 }
@@ -183,10 +183,10 @@ drained() {
 		busy=0
 		for c in "${CPUS_SEEN[@]}"; do
 			lost=0
-			for k in "${!ST[@]}"; do
-				[[ $k == "$c lost_"* ]] && lost=$((lost + ${ST[$k]}))
+			for k in "${!STATS[@]}"; do
+				[[ $k == "$c lost_"* ]] && lost=$((lost + ${STATS[$k]}))
 			done
-			((${ST[$c written]:-0} == ${ST[$c delivered]:-0} + lost)) || busy=1
+			((${STATS[$c written]:-0} == ${STATS[$c delivered]:-0} + lost)) || busy=1
 		done
 		((busy)) || return 0
 		sleep 0.1
