@@ -22,21 +22,13 @@ process or two per event, seconds under TCG where this takes one.
 """
 import argparse
 import json
+import os
 import re
 import sys
 
-failed = 0
-
-
-def check(ok, desc):
-    global failed
-    print(("ok - " if ok else "not ok - ") + desc)
-    if not ok:
-        failed += 1
-
-
-def note(text):
-    print("# " + text)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import check, note  # noqa: E402
+import tap  # noqa: E402
 
 
 # The line prefix, as the kernel prints it with options/record-tgid:
@@ -183,7 +175,7 @@ def main():
         systrace(*args.systrace)
     if args.chrome_json:
         chrome_json(args.chrome_json[0], args.chrome_json[1], int(args.chrome_json[2]))
-    return 1 if failed else 0
+    return 1 if tap.failed else 0
 
 
 if __name__ == "__main__":
