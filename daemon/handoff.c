@@ -24,7 +24,8 @@
  *                  anything of the hook runs: recover.c and --max-total
  *                  leave a set so held alone); watched through a pidfd;
  *                  after --on-chunk-timeout SIGTERM to its group,
- *                  HOOK_KILL_MS later SIGKILL; what it left running said.
+ *                  --on-chunk-kill-after later SIGKILL; what it left
+ *                  running said.
  *
  * The queue is durable: a set is shipped once its hook exited 0, and only
  * then marked so, by .chunk-k.shipped beside it (synced; none when the
@@ -45,11 +46,11 @@
  *
  * The stop (handoff_deadline(), handoff_finish()): the sets left are
  * assembled and their hooks run until the deadline (--stop-timeout);
- * no hook starts in its last HOOK_KILL_MS, a hook still running then gets
- * SIGTERM, and SIGKILL at the deadline; what is left is said and stays for
- * the next start.  The stop waits for this thread GIVE_UP_MS past the
- * deadline at most: stuck in a call, it is left to itself (what it was
- * doing said), and the exit ends it.
+ * no hook starts in its last --on-chunk-kill-after, a hook still running
+ * then gets SIGTERM, and SIGKILL at the deadline; what is left is said
+ * and stays for the next start.  The stop waits for this thread
+ * GIVE_UP_MS past the deadline at most: stuck in a call, it is left to
+ * itself (what it was doing said), and the exit ends it.
  *
  * Sets are assembled in order: set k+1 waits for set k.  A set is one
  * rotation: chunk k of every CPU that wrote one (a CPU whose chunk stayed
@@ -75,7 +76,6 @@
 
 extern char **environ;
 
-#define HOOK_KILL_MS	5000		/* from SIGTERM to SIGKILL */
 #define HOOK_GONE_MS	1000		/* after SIGKILL at the deadline: given up */
 /*
  * Past the stop's deadline, the stop waits this long for the thread, which
@@ -359,8 +359,8 @@ void handoff_removed(unsigned int seq, int err)
 			continue;
 		s->removing = false;
 		if (err == -EBUSY) {
-			/* The next pass of --max-total, in 10 s, looks again. */
-			s->busy_ms = now_ms() + 10000;
+			/* The next pass of --max-total looks again. */
+			s->busy_ms = now_ms() + opt.max_total_ms;
 		} else if (err) {
 			s->kept = true;
 		} else {
@@ -928,7 +928,7 @@ static void start_hook(struct hook *h)
 	int err;
 
 	/* In the stop's last seconds no hook starts: it would be killed. */
-	if (h->set || past_deadline(HOOK_KILL_MS))
+	if (h->set || past_deadline(opt.hook_kill_ms))
 		return;
 	pthread_mutex_lock(&hs.lock);
 	for (s = hs.head; s && s->state != SET_QUEUED; s = s->next)
@@ -1116,8 +1116,9 @@ static void reap_hook(struct hook *h)
 }
 
 /*
- * Its timeout: SIGTERM to its group, HOOK_KILL_MS later SIGKILL.  The
- * stop's deadline: SIGTERM HOOK_KILL_MS before it, SIGKILL at it.
+ * Its timeout: SIGTERM to its group, --on-chunk-kill-after later
+ * SIGKILL.  The stop's deadline: SIGTERM that long before it, SIGKILL at
+ * it.
  */
 static void hook_overdue(struct hook *h)
 {
@@ -1139,22 +1140,22 @@ static void hook_overdue(struct hook *h)
 	} else if (h->termed) {
 		if (now < h->kill_ms)
 			return;
-		warn("%s: --on-chunk hook still running %d s after SIGTERM: SIGKILL to its process group",
-		     dir, HOOK_KILL_MS / 1000);
+		warn("%s: --on-chunk hook still running %.1f s after SIGTERM: SIGKILL to its process group",
+		     dir, (double)opt.hook_kill_ms / 1000);
 		kill(-h->pid, SIGKILL);
 		h->killed = true;
-	} else if (past_deadline(HOOK_KILL_MS)) {
-		warn("%s: --on-chunk hook still running %d s before the stop's deadline: SIGTERM to its process group",
-		     dir, HOOK_KILL_MS / 1000);
+	} else if (past_deadline(opt.hook_kill_ms)) {
+		warn("%s: --on-chunk hook still running %.1f s before the stop's deadline: SIGTERM to its process group",
+		     dir, (double)opt.hook_kill_ms / 1000);
 		kill(-h->pid, SIGTERM);
 		h->termed = h->stopped = true;
-		h->kill_ms = now + HOOK_KILL_MS;
+		h->kill_ms = now + opt.hook_kill_ms;
 	} else if (now >= h->term_ms) {
 		warn("%s: --on-chunk hook still running after %.1f s: SIGTERM to its process group",
 		     dir, (double)opt.hook_ms / 1000);
 		kill(-h->pid, SIGTERM);
 		h->termed = true;
-		h->kill_ms = now + HOOK_KILL_MS;
+		h->kill_ms = now + opt.hook_kill_ms;
 	}
 }
 
@@ -1171,7 +1172,7 @@ static uint64_t hook_next_ms(const struct hook *h)
 		       now_ms() < h->gone_ms ? h->gone_ms : UINT64_MAX;
 	next = h->termed ? h->kill_ms : h->term_ms;
 	if (d != UINT64_MAX) {
-		uint64_t term = d > HOOK_KILL_MS ? d - HOOK_KILL_MS : 0;
+		uint64_t term = d > opt.hook_kill_ms ? d - opt.hook_kill_ms : 0;
 
 		if (!h->termed && term < next)
 			next = term;
@@ -1183,9 +1184,9 @@ static uint64_t hook_next_ms(const struct hook *h)
 
 /*
  * A stop may end here: every closed set assembled, none queued, no hook;
- * or no hook left in the stop's last HOOK_KILL_MS, when none may start
- * (one killed at the deadline and not gone HOOK_GONE_MS later is left to
- * itself).
+ * or no hook left in the stop's last --on-chunk-kill-after, when none
+ * may start (one killed at the deadline and not gone HOOK_GONE_MS later
+ * is left to itself).
  */
 static bool all_done(const struct hook *h)
 {
@@ -1198,7 +1199,7 @@ static bool all_done(const struct hook *h)
 	for (s = hs.head; s && s->state == SET_DONE; s = s->next)
 		;
 	done = hs.stopping && (!s || (hs.deadline_ms != UINT64_MAX &&
-				      now_ms() + HOOK_KILL_MS >= hs.deadline_ms));
+				      now_ms() + opt.hook_kill_ms >= hs.deadline_ms));
 	pthread_mutex_unlock(&hs.lock);
 	return done;
 }
@@ -1255,8 +1256,8 @@ static void *handoff_main(void *arg __attribute__((unused)))
 		/* Stopping: its last seconds end the wait for sets to settle. */
 		pthread_mutex_lock(&hs.lock);
 		if (hs.stopping && hs.deadline_ms != UINT64_MAX) {
-			uint64_t last = hs.deadline_ms > HOOK_KILL_MS ?
-					hs.deadline_ms - HOOK_KILL_MS : 0;
+			uint64_t last = hs.deadline_ms > opt.hook_kill_ms ?
+					hs.deadline_ms - opt.hook_kill_ms : 0;
 
 			if (last > now && last < next)
 				next = last;

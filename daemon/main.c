@@ -13,7 +13,9 @@
  *           timer and the drain threads' eventfd):
  *             timer    -> every drain thread: close the open packet, drain
  *                         (REQ_FLUSH); once all have, a sync round;
- *                         --max-total; systemd's STATUS=
+ *                         systemd's STATUS=
+ *             a timer of its own -> --max-total (every
+ *                         --max-total-interval)
  *             SIGHUP   -> every drain thread: close the chunk (REQ_ROTATE)
  *             SIGUSR1  -> statistics
  *             a drain thread failed, a sync failed, SIGINT/SIGTERM -> stop
@@ -45,11 +47,12 @@
 #include "ringtraced.h"
 
 /* epoll tags */
-enum { TAG_SIGNAL, TAG_TIMER, TAG_NOTIFY };
+enum { TAG_SIGNAL, TAG_TIMER, TAG_RETENTION, TAG_NOTIFY };
 
 enum run_end { RUN_STOP, RUN_FAILED };
 
-static int sigfd = -1, timerfd = -1, notifyfd = -1, epfd = -1;
+static int sigfd = -1, timerfd = -1, retentionfd = -1, notifyfd = -1;
+static int epfd = -1;
 
 static void setup_signals(void)
 {
@@ -159,6 +162,25 @@ static void epoll_add(int fd, uint32_t tag)
 		die("epoll_ctl: %s", strerror(errno));
 }
 
+/* A timer that fires every @ms, in the loop as @tag. */
+static int periodic_timer(uint64_t ms, uint32_t tag)
+{
+	struct itimerspec its = {
+		.it_interval.tv_sec = (time_t)(ms / 1000),
+		.it_interval.tv_nsec = (long)(ms % 1000) * 1000000,
+	};
+	int fd;
+
+	its.it_value = its.it_interval;
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (fd < 0)
+		die("timerfd_create: %s", strerror(errno));
+	if (timerfd_settime(fd, 0, &its, NULL) < 0)
+		die("timerfd_settime: %s", strerror(errno));
+	epoll_add(fd, tag);
+	return fd;
+}
+
 static void setup_loop(void)
 {
 	epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -166,21 +188,11 @@ static void setup_loop(void)
 		die("epoll_create1: %s", strerror(errno));
 	epoll_add(sigfd, TAG_SIGNAL);
 	epoll_add(notifyfd, TAG_NOTIFY);
-	if (opt.flush_ms && !opt.once) {
-		struct itimerspec its = {
-			.it_interval.tv_sec = opt.flush_ms / 1000,
-			.it_interval.tv_nsec = (long)(opt.flush_ms % 1000) * 1000000,
-		};
-
-		its.it_value = its.it_interval;
-		timerfd = timerfd_create(CLOCK_MONOTONIC,
-					 TFD_NONBLOCK | TFD_CLOEXEC);
-		if (timerfd < 0)
-			die("timerfd_create: %s", strerror(errno));
-		if (timerfd_settime(timerfd, 0, &its, NULL) < 0)
-			die("timerfd_settime: %s", strerror(errno));
-		epoll_add(timerfd, TAG_TIMER);
-	}
+	if (opt.flush_ms && !opt.once)
+		timerfd = periodic_timer(opt.flush_ms, TAG_TIMER);
+	/* Its own: checked with -f 0 too, at its own pace. */
+	if (opt.max_total && opt.root && !opt.once)
+		retentionfd = periodic_timer(opt.max_total_ms, TAG_RETENTION);
 }
 
 static bool cpu_exited(const struct cpu *c)
@@ -225,7 +237,6 @@ static void tick(void)
 	 */
 	if (!sync_gen)
 		sync_gen = flush_gen;
-	outdir_retention();
 	report_status();
 }
 
@@ -381,6 +392,10 @@ static enum run_end run(void)
 				break;
 			case TAG_TIMER:
 				tick();
+				break;
+			case TAG_RETENTION:
+				if (read(retentionfd, &v, sizeof(v)) > 0)
+					outdir_retention();
 				break;
 			case TAG_NOTIFY:
 				if (read(notifyfd, &v, sizeof(v)) < 0)

@@ -20,6 +20,8 @@
 #define DEFAULT_FLUSH_MS	1000
 #define DEFAULT_MAX_SIZE	(64ULL << 20)
 #define DEFAULT_HOOK_MS		(10 * 60 * 1000)
+#define DEFAULT_HOOK_KILL_MS	5000
+#define DEFAULT_MAX_TOTAL_MS	10000
 #define DEFAULT_HOOK_QUEUE	16
 /* Under ringtraced.service's TimeoutStopSec=60: 10 s for the summary, exit. */
 #define SERVICE_STOP_MS		(50 * 1000)
@@ -33,6 +35,8 @@ struct options opt = {
 	.max_size = DEFAULT_MAX_SIZE,
 	.start = true,
 	.hook_ms = DEFAULT_HOOK_MS,
+	.hook_kill_ms = DEFAULT_HOOK_KILL_MS,
+	.max_total_ms = DEFAULT_MAX_TOTAL_MS,
 	.hook_queue = DEFAULT_HOOK_QUEUE,
 	.symbols_max = SYMFILL_DEFAULT_MAX,
 };
@@ -126,10 +130,14 @@ static void usage(FILE *f)
 "                            start, named YYYYmmdd-HHMMSS (default with\n"
 "                            --service: " SERVICE_DIR ")\n"
 "      --max-total=SIZE      keep the traces in --root's directory under SIZE\n"
-"                            bytes together, checked every 10 s: the oldest\n"
-"                            whole traces go first (one in use, by ringtrace\n"
-"                            compress, waits), then the running trace's\n"
-"                            oldest closed chunks, whatever their CPU\n"
+"                            bytes together, checked at start and every\n"
+"                            --max-total-interval: the oldest whole traces go\n"
+"                            first (one in use, by ringtrace compress, waits),\n"
+"                            then the running trace's oldest closed chunks,\n"
+"                            whatever their CPU\n"
+"      --max-total-interval=TIME  how often --max-total checks, 100ms to 1h\n"
+"                            (default 10s): between two checks the traces may\n"
+"                            grow past SIZE by what is written meanwhile\n"
 "      --symbols-max=SIZE    when the recording stops, keep the binaries its\n"
 "                            user stacks ran in, up to SIZE bytes compressed\n"
 "                            (default 256M), in the trace's symbol store\n"
@@ -196,7 +204,10 @@ static void usage(FILE *f)
 "                            left queued or unassembled) in the traces beside\n"
 "                            its own.  Its exit status is logged\n"
 "      --on-chunk-timeout=TIME  SIGTERM the hook's process group after TIME\n"
-"                            (default 10m), SIGKILL 5 s later\n"
+"                            (default 10m), SIGKILL --on-chunk-kill-after later\n"
+"      --on-chunk-kill-after=TIME  from a hook's SIGTERM to its SIGKILL, 100ms\n"
+"                            to 10m (default 5s): the time a hook has to clean\n"
+"                            up after its timeout or before the stop's deadline\n"
 "      --on-chunk-queue=N    at most N sets of this trace wait in the hook's\n"
 "                            queue (default %d), where --max-total never takes\n"
 "                            them; one more waits on disk (logged), queued\n"
@@ -252,8 +263,9 @@ static void usage(FILE *f)
 "                            2m; 0: no bound): what is not compressed by then\n"
 "                            stays stored, and with --on-chunk what is not\n"
 "                            handed off stays for the next start (a hook\n"
-"                            still running gets SIGTERM 5 s before TIME, at\n"
-"                            once if less is left, and SIGKILL at TIME; a\n"
+"                            still running gets SIGTERM --on-chunk-kill-after\n"
+"                            before TIME, at once if less is left, and SIGKILL\n"
+"                            at TIME; no hook starts in that last stretch; a\n"
 "                            hand-off stuck in a call is left 2 s after it).\n"
 "                            The drain of the buffers and the last sync, which\n"
 "                            come first, are not bounded.  Default: none; with\n"
@@ -318,9 +330,11 @@ enum {
 	OPT_SERVICE,
 	OPT_ROOT,
 	OPT_MAX_TOTAL,
+	OPT_MAX_TOTAL_INTERVAL,
 	OPT_TEST_DELAY,
 	OPT_ON_CHUNK,
 	OPT_ON_CHUNK_TIMEOUT,
+	OPT_ON_CHUNK_KILL_AFTER,
 	OPT_ON_CHUNK_QUEUE,
 	OPT_STOP_TIMEOUT,
 	OPT_WAKEUP,
@@ -383,9 +397,11 @@ void parse_options(int argc, char **argv)
 		{ "service",		no_argument,	   NULL, OPT_SERVICE },
 		{ "root",		required_argument, NULL, OPT_ROOT },
 		{ "max-total",		required_argument, NULL, OPT_MAX_TOTAL },
+		{ "max-total-interval",	required_argument, NULL, OPT_MAX_TOTAL_INTERVAL },
 		{ "test-delay-us",	required_argument, NULL, OPT_TEST_DELAY },
 		{ "on-chunk",		required_argument, NULL, OPT_ON_CHUNK },
 		{ "on-chunk-timeout",	required_argument, NULL, OPT_ON_CHUNK_TIMEOUT },
+		{ "on-chunk-kill-after", required_argument, NULL, OPT_ON_CHUNK_KILL_AFTER },
 		{ "on-chunk-queue",	required_argument, NULL, OPT_ON_CHUNK_QUEUE },
 		{ "stop-timeout",	required_argument, NULL, OPT_STOP_TIMEOUT },
 		{ "wakeup",		required_argument, NULL, OPT_WAKEUP },
@@ -405,6 +421,7 @@ void parse_options(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	bool after = false, no_start = false, stop_timeout = false, symbols = false;
+	bool max_total_interval = false, kill_after = false;
 	char why[512];
 	int c;
 
@@ -518,6 +535,13 @@ void parse_options(int argc, char **argv)
 				usage_error("--max-total: '%s' is not a size in bytes (e.g. 4G)",
 					    optarg);
 			break;
+		case OPT_MAX_TOTAL_INTERVAL:
+			if (!parse_duration_ms(optarg, &opt.max_total_ms) ||
+			    opt.max_total_ms < 100 || opt.max_total_ms > 3600 * 1000)
+				usage_error("--max-total-interval: '%s' is not a duration from 100ms to 1h (e.g. 2s)",
+					    optarg);
+			max_total_interval = true;
+			break;
 		case OPT_TEST_DELAY:
 			if (!parse_uint(optarg, &opt.delay_us) ||
 			    opt.delay_us > 10 * 1000 * 1000)
@@ -534,6 +558,13 @@ void parse_options(int argc, char **argv)
 			    !opt.hook_ms)
 				usage_error("--on-chunk-timeout: '%s' is not a duration (e.g. 30s, 10m)",
 					    optarg);
+			break;
+		case OPT_ON_CHUNK_KILL_AFTER:
+			if (!parse_duration_ms(optarg, &opt.hook_kill_ms) ||
+			    opt.hook_kill_ms < 100 || opt.hook_kill_ms > 600 * 1000)
+				usage_error("--on-chunk-kill-after: '%s' is not a duration from 100ms to 10m (e.g. 2s)",
+					    optarg);
+			kill_after = true;
 			break;
 		case OPT_ON_CHUNK_QUEUE:
 			if (!parse_uint(optarg, &opt.hook_queue) ||
@@ -627,6 +658,10 @@ void parse_options(int argc, char **argv)
 			    SERVICE_DIR);
 	if (opt.max_total && !opt.root && !msg_service)
 		usage_error("--max-total needs --root (or --service)");
+	if (max_total_interval && !opt.max_total)
+		usage_error("--max-total-interval needs --max-total");
+	if (kill_after && !opt.on_chunk)
+		usage_error("--on-chunk-kill-after needs --on-chunk");
 	if ((after || opt.max_snapshots) && !opt.triggers.n)
 		usage_error("--after and --max need --trigger");
 	if (opt.triggers.n)

@@ -283,15 +283,13 @@ static void trim_running_sets(uint64_t over)
 	said |= n > 0;
 }
 
+/* --max-total's check: at start, then every --max-total-interval (main). */
 void outdir_retention(void)
 {
-	static time_t last;
 	uint64_t over;
 	int err;
 
 	if (!opt.max_total || !opt.root)
-		return;
-	if (!due_every_10s(&last))
 		return;
 	err = retention_prune(opt.root, outname, opt.max_total, NULL, &over);
 	if (err == -ENOSPC && opt.on_chunk)

@@ -93,10 +93,12 @@ struct options {
 	const char *mode;		/* NULL: leave as is */
 	const char *root;		/* a trace directory per start in it */
 	uint64_t max_total;		/* 0: no budget for root's traces */
+	uint64_t max_total_ms;		/* --max-total-interval */
 	unsigned int delay_us;		/* testing: slow consumer */
 	unsigned int wakeup;		/* --wakeup: packets; 0: a quarter */
 	const char *on_chunk;		/* --on-chunk: chunk sets, this hook */
 	uint64_t hook_ms;		/* --on-chunk-timeout */
+	uint64_t hook_kill_ms;		/* --on-chunk-kill-after */
 	unsigned int hook_queue;	/* --on-chunk-queue */
 	uint64_t stop_ms;		/* --stop-timeout; 0: none */
 	/* --trigger: the flight recorder that saves itself (trigger.c) */

@@ -345,13 +345,14 @@ static void say_recording(void)
 
 int trigger_main(int sigfd)
 {
-	uint64_t due = 0, status_at = 0, now;
+	uint64_t due = 0, status_at = 0, retention_at, now;
 	bool pending = false, stopping = false;
 	struct trigger_hit hit;
 	int fd, timeout;
 
 	fd = setup();
 	retention();
+	retention_at = now_ms() + opt.max_total_ms;
 	say_recording();
 	notify_systemd("READY=1");
 	while (!stopping) {
@@ -366,9 +367,14 @@ int trigger_main(int sigfd)
 		if (now >= status_at) {
 			status();
 			status_at = now + STATUS_MS;
+		}
+		if (opt.max_total && now >= retention_at) {
 			retention();
+			retention_at = now + opt.max_total_ms;
 		}
 		next = pending && due < status_at ? due : status_at;
+		if (opt.max_total && retention_at < next)
+			next = retention_at;
 		timeout = next <= now ? 0 : next - now > INT_MAX ? INT_MAX :
 			  (int)(next - now);
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)

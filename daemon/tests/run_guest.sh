@@ -83,27 +83,41 @@ reset_module() {
 	echo 1 >"$RT/clear"
 }
 
+# read_stats: the stats file into STATS, "cpuN FIELD" -> value, read by
+# bash itself (an awk per read was a process start, 70-100 ms under TCG,
+# in loops that poll it); CPUS_SEEN lists the CPUs, in the file's order.
+declare -A STATS=()
+CPUS_SEEN=()
+read_stats() {
+	local -a f
+	local kv
+	STATS=()
+	CPUS_SEEN=()
+	while read -r -a f; do
+		[[ ${f[0]:-} == cpu* ]] || continue
+		CPUS_SEEN+=("${f[0]}")
+		for kv in "${f[@]:1}"; do
+			STATS[${f[0]} ${kv%%=*}]=${kv#*=}
+		done
+	done <"$RT/stats"
+}
+
 # stat CPU FIELD: one counter of the stats file.
 stat() {
-	awk -v cpu="cpu$1" -v f="$2" '$1 == cpu {
-		for (i = 2; i <= NF; i++)
-			if (substr($i, 1, length(f) + 1) == f "=")
-				print substr($i, length(f) + 2)
-	}' "$RT/stats"
+	read_stats
+	echo "${STATS[cpu$1 $2]-}"
 }
 
 # lost_of CPU: the sum of its five lost counters (one read of the file;
 # "missing" if one of them is not there).
 lost_of() {
-	awk -v cpu="cpu$1" '$1 == cpu {
-		for (i = 2; i <= NF; i++) {
-			split($i, kv, "=")
-			if (kv[1] ~ /^lost_(full|overrun|held|nested|too_big)$/) {
-				s += kv[2]
-				n++
-			}
-		}
-	} END { print n == 5 ? s + 0 : "missing" }' "$RT/stats"
+	local k s=0
+	read_stats
+	for k in full overrun held nested too_big; do
+		[[ -n ${STATS[cpu$1 lost_$k]-} ]] || { echo missing; return; }
+		s=$((s + ${STATS[cpu$1 lost_$k]}))
+	done
+	echo "$s"
 }
 
 # --------------------------------------------------------------------
@@ -163,19 +177,18 @@ stop_daemon() {
 # by a flush tick; nothing left in the kernel for a kill to leave), at
 # most SECONDS (30).
 drained() {
-	local i
+	local i c k lost busy
 	for ((i = 0; i < ${1:-30} * 10; i++)); do
-		awk '{
-			s = 0
-			for (i = 2; i <= NF; i++) {
-				split($i, kv, "=")
-				v[kv[1]] = kv[2]
-				if (kv[1] ~ /^lost_/)
-					s += kv[2]
-			}
-			if (v["written"] != v["delivered"] + s)
-				busy = 1
-		} END { exit busy }' "$RT/stats" && return 0
+		read_stats
+		busy=0
+		for c in "${CPUS_SEEN[@]}"; do
+			lost=0
+			for k in "${!STATS[@]}"; do
+				[[ $k == "$c lost_"* ]] && lost=$((lost + ${STATS[$k]}))
+			done
+			((${STATS[$c written]:-0} == ${STATS[$c delivered]:-0} + lost)) || busy=1
+		done
+		((busy)) || return 0
 		sleep 0.1
 	done
 	return 1
@@ -342,6 +355,15 @@ test_usage() {
 	usage_case 2 "--mode: 'ring' is neither" --mode ring
 	usage_case 2 "unexpected argument 'extra'" -o "$W/u1" extra
 	usage_case 2 "--output: empty directory name" -o ""
+	# The pace of --max-total and a hook's time from SIGTERM to SIGKILL.
+	usage_case 2 "^ringtraced: --max-total-interval: '50ms' is not a duration from 100ms to 1h" \
+		--root "$W/u1" --max-total 1M --max-total-interval 50ms
+	usage_case 2 "^ringtraced: --max-total-interval needs --max-total$" \
+		--root "$W/u1" --max-total-interval 1s
+	usage_case 2 "^ringtraced: --on-chunk-kill-after: '0' is not a duration from 100ms to 10m" \
+		-o "$W/u1" --on-chunk true --on-chunk-kill-after 0
+	usage_case 2 "^ringtraced: --on-chunk-kill-after needs --on-chunk$" \
+		-o "$W/u1" --on-chunk-kill-after 1s
 	check "usage: nothing created on usage errors" test ! -e "$W/u1"
 
 	mkdir -p "$W/full" && touch "$W/full/x" "$W/file"
@@ -1542,10 +1564,13 @@ test_retention_running() {
 	note "--max-total: the running trace alone is over it"
 	reset_module
 	rm -rf "$root"
-	start_daemon rrun --root "$root" --max-total 512K -s 128K -l store -f 200 ||
+	# Checked every second: about 1.6 MB over 3 s is more than the budget
+	# across two checks or more.  With -f 0 (no flush tick) too: the
+	# checks have a timer of their own.
+	start_daemon rrun --root "$root" --max-total 512K --max-total-interval 1s \
+		-s 128K -l store -f 0 ||
 		{ fail "retention-running: daemon did not start"; return; }
-	# About 1.6 MB over 12 s: more than the budget, across a 10 s check.
-	setup "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 3000
+	setup "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 750
 	rc=0
 	stop_daemon || rc=$?
 	eq "retention-running: exit status" "$rc" 0
@@ -1990,7 +2015,8 @@ test_retention_safe() {
 		compgen -G "$old/.*.tmp" >/dev/null && break
 		sleep 0.05
 	done
-	start_daemon src2 --root "$root" --max-total 64K -l store -f 200 ||
+	start_daemon src2 --root "$root" --max-total 64K --max-total-interval 500ms \
+		-l store -f 200 ||
 		{ fail "retention-safe: second trace"; kill "$cpid"; return; }
 	local inuse="^ringtraced: --max-total: $old is in use (ringtrace compress, or its chunk sets being handed to --on-chunk): kept for now$"
 	for ((i = 0; i < 200; i++)); do
@@ -1998,7 +2024,7 @@ test_retention_safe() {
 		sleep 0.1
 	done
 	check "retention-safe: the daemon says the trace is in use" grep -q "$inuse" "$W/src2.err"
-	# Once compress is done the daemon's next check (every 10 s) may
+	# Once compress is done the daemon's next check (every 500 ms) may
 	# remove the trace at any moment: the daemon waits, stopped, while
 	# the test reads what compress left.
 	kill -STOP "$DPID"
@@ -2009,7 +2035,7 @@ test_retention_safe() {
 		grep -q "^$old: $stored chunks compressed" "$W/src.compress"
 	check "retention-safe: the compressed trace is whole" unpack "$old" "$W/src.ctf"
 	kill -CONT "$DPID"
-	# Not in use any more: the next check (every 10 s) removes it.
+	# Not in use any more: the next check removes it.
 	for ((i = 0; i < 150; i++)); do
 		[[ -e $old ]] || break
 		sleep 0.1
@@ -2382,7 +2408,8 @@ test_on_chunk_hooks() {
 	done
 
 	# The first set's hook ignores SIGTERM and sleeps: SIGKILL after the
-	# timeout (2 s) and 5 s more; meanwhile more sets close (by size, then
+	# timeout (2 s) and --on-chunk-kill-after (1 s) more (5 s by default);
+	# meanwhile more sets close (by size, then
 	# three SIGHUPs; stored: no packing to wait for) than the queue holds
 	# (1): those wait on disk, and reach the hook once the queue has room.
 	note "--on-chunk: a hook that hangs, ignoring SIGTERM, while sets pile up"
@@ -2392,7 +2419,8 @@ test_on_chunk_hooks() {
 	reset_module
 	mkdir -p "$W/och.moved" "$W/och.p"
 	: >"$W/och.markers"
-	start_daemon och -o "$W/och.p/och" "${geo[@]}" -l store --on-chunk-timeout 2s --on-chunk-queue 1 --on-chunk \
+	start_daemon och -o "$W/och.p/och" "${geo[@]}" -l store --on-chunk-timeout 2s \
+		--on-chunk-kill-after 1s --on-chunk-queue 1 --on-chunk \
 		"case \"\$1\" in */chunk-000001) trap '' TERM; sleep 1000 ;; *) mv \"\$1\" $W/och.moved/ ;; esac" ||
 		{ fail "och: daemon did not start"; return; }
 	setup "och: markers written" run_markers och "$n" -r -s 300
@@ -2408,6 +2436,8 @@ test_on_chunk_hooks() {
 		wait_for "$W/och.err" 'queue is full (--on-chunk-queue 1): the set waits on disk' 30
 	check "och: the hook was terminated after its timeout" \
 		wait_for "$W/och.err" 'still running after 2.0 s: SIGTERM to its process group' 30
+	check "och: SIGKILL --on-chunk-kill-after later" \
+		wait_for "$W/och.err" 'chunk-000001: --on-chunk hook still running 1.0 s after SIGTERM: SIGKILL to its process group' 30
 	check "och: then killed" wait_for "$W/och.err" 'hook timed out: ended by signal 9 after' 30
 	stop_daemon || rc=$?
 	eq "och: daemon exit status" "$rc" 0
@@ -2653,8 +2683,8 @@ EOF
 # A stop while the hook hangs (ignoring SIGTERM) and sets wait for it.
 # Without --stop-timeout a second SIGTERM ends the wait at once; with
 # --stop-timeout 6s the stop ends by itself (SIGTERM to the hook's group
-# 5 s before, SIGKILL at it), says what it left, and the next start hands
-# that over.
+# --on-chunk-kill-after, here 2 s, before, SIGKILL at it), says what it
+# left, and the next start hands that over.
 # ocs_cleanup: the hooks an older ringtraced left running.
 ocs_cleanup() {
 	local g
@@ -2703,7 +2733,8 @@ EOF
 	eq "ocs: no hook process left" "$(pgrep -f 'sleep 1003' | wc -l)" 0
 	ocs_cleanup
 
-	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 6s --on-chunk "$hook \"\$1\"" ||
+	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 6s --on-chunk-kill-after 2s \
+		--on-chunk "$hook \"\$1\"" ||
 		{ fail "ocs: daemon did not start"; return; }
 	for i in 1 2; do
 		run_markers "ocs$i" "$n" -r -s 300 || fail "ocs: markers of set $i"
@@ -2719,8 +2750,8 @@ EOF
 	DPID=
 	eq "ocs: --stop-timeout 6s: exit status" "$rc" 0
 	check "ocs: the stop ended by its deadline ($took s for 6 s)" test "$took" -le 20
-	check "ocs: SIGTERM to the hook 5 s before the deadline" \
-		grep -q "t1/chunk-000001: --on-chunk hook still running 5 s before the stop's deadline: SIGTERM to its process group" "$W/ocs1.err"
+	check "ocs: SIGTERM to the hook --on-chunk-kill-after (2 s) before the deadline" \
+		grep -q "t1/chunk-000001: --on-chunk hook still running 2.0 s before the stop's deadline: SIGTERM to its process group" "$W/ocs1.err"
 	check "ocs: the hook ended by the stop, its set left" \
 		grep -q "t1/chunk-000001: --on-chunk hook ended at the stop's deadline (signal [0-9]*) after .* (the set stays on disk for the next start)" "$W/ocs1.err"
 	eq "ocs: no hook process left" "$(pgrep -f 'sleep 1003' | wc -l)" 0
@@ -2866,7 +2897,8 @@ echo "\$1 \$whole" >>$log
 exit 3
 EOF
 	chmod 755 "$hook"
-	start_daemon ocm2 --root "$r" --max-total 4K -f 100 -l store --on-chunk "$hook" ||
+	start_daemon ocm2 --root "$r" --max-total 4K --max-total-interval 500ms -f 100 -l store \
+		--on-chunk "$hook" ||
 		{ fail "ocm: second daemon did not start"; return; }
 	check "ocm: the older trace's sets reach the hook" \
 		wait_for_count "$log" "^$r/$old/chunk-" "$ns" 60
@@ -2894,8 +2926,8 @@ test_on_chunk_races() {
 	reset_module
 	mkdir -p "$r"
 	DAEMON=$TSAN
-	start_daemon ocx --root "$r" --max-total 64K -f 100 -s 40K --subbuf-size 16K \
-		--num-subbufs 64 --stop-timeout 20s \
+	start_daemon ocx --root "$r" --max-total 64K --max-total-interval 300ms -f 100 \
+		-s 40K --subbuf-size 16K --num-subbufs 64 --stop-timeout 20s \
 		--on-chunk 'case "$1" in *[13579]) exit 1 ;; esac; rm -r "$1"'
 	rc=$?
 	DAEMON=$daemon
@@ -2911,6 +2943,8 @@ test_on_chunk_races() {
 	eq "ocx: exit status" "$rc" 0
 	check "ocx: sets handed off and failed" \
 		grep -q 'chunk-[0-9]*: --on-chunk hook exited 1' "$W/ocx.err"
+	check "ocx: the budget removed sets the hook failed" \
+		grep -q "^ringtraced: --max-total: removed $r/[^/]*/chunk-[0-9]*, a chunk set never shipped" "$W/ocx.err"
 	eq "ocx: ThreadSanitizer's reports" "$(grep -c 'WARNING: ThreadSanitizer' "$W/ocx.err")" 0
 	grep -A12 'WARNING: ThreadSanitizer' "$W/ocx.err" | head -40 | sed 's/^/# /'
 }

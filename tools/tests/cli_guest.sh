@@ -88,6 +88,7 @@ export RINGTRACED=${RT_RINGTRACED_BIN:-$REPO/daemon/ringtraced}
 
 . tools/tests/check.sh
 . tools/tests/scope.sh
+. tools/tests/job.sh
 
 note() { echo "# $*"; }
 
@@ -117,7 +118,8 @@ unpacked() {
 # The event lines of report's output (not losses, not the summary).
 # An event's thread is " -" until its CPU said who runs there (report's print_thread):
 # those are events too; only the "-- lost" lines are not.
-events_only() { grep -E '^\[[0-9.]+\] cpu[0-9]+ ' | grep -vE '^\[[0-9.]+\] cpu[0-9]+ -- lost'; }
+# One awk, not two greps: a process start is 70-100 ms under TCG.
+events_only() { awk '/^\[[0-9.]+\] cpu[0-9]+ / && !/^\[[0-9.]+\] cpu[0-9]+ -- lost/'; }
 
 # count_lines PATTERN FILE
 count_lines() { grep -cE -- "$1" "$2"; }
@@ -394,7 +396,7 @@ cg_workload() {
 	gos+=("$go")
 	for ((i = 0; i < 100; i++)); do
 		grep -qx "${wls[-1]}" "$1/cgroup.procs" && return
-		sleep 0.05
+		nap 0.05
 	done
 }
 
@@ -514,16 +516,6 @@ put_state() {
 	done <<<"$1"
 }
 
-# as_job CMD...: CMD as a terminal starts a job: a process group of its
-# own, SIGINT and SIGQUIT not ignored (a script's "&" ignores them) and
-# SIGPIPE as the kernel starts it.  Run it with "&" only: it execs.
-as_job() {
-	exec setsid python3 -c 'import os, signal, sys
-for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_DFL)
-os.execvp(sys.argv[1], sys.argv[1:])' "$@"
-}
-
 # recording OUT ERR CMD...: starts `record -o OUT -- CMD` in the
 # background, as a terminal's job; sets rec (record's pid) and cmd (the
 # command's) once tracing is on and the command runs.
@@ -534,11 +526,11 @@ recording() {
 	rec=$!
 	cmd=
 	for ((i = 0; i < 300; i++)); do
-		cmd=$(pgrep -P "$rec" -x "$(basename "$1")")
-		[[ $(cat "$RT/tracing_on") == 1 && -n $cmd ]] && break
-		sleep 0.1
+		cmd=$(pgrep -P "$rec" -x "${1##*/}")
+		[[ $(<"$RT/tracing_on") == 1 && -n $cmd ]] && break
+		nap 0.1
 	done
-	sleep 0.5
+	nap 0.5
 }
 
 # exited_in TRACE PID: the trace holds PID's sched_process_exit.
@@ -554,8 +546,8 @@ test_sigmask() {
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2})
 signal.signal(signal.SIGUSR1, signal.SIG_IGN)
 os.execvp(sys.argv[1], sys.argv[1:])'
-	want=$(python3 -c "$as_given" grep -E '^Sig(Blk|Ign)' /proc/self/status)
-	got=$(python3 -c "$as_given" "$CLI" record -o "$W/sm" -- \
+	want=$(python3 -S -c "$as_given" grep -E '^Sig(Blk|Ign)' /proc/self/status)
+	got=$(python3 -S -c "$as_given" "$CLI" record -o "$W/sm" -- \
 		grep -E '^Sig(Blk|Ign)' /proc/self/status 2>/dev/null | grep -E '^Sig')
 	check "the command's signal mask and ignored signals are record's own" \
 		test "$got" = "$want"
@@ -606,8 +598,8 @@ test_stop_signals() {
 	as_job nohup "$CLI" record -o "$W/nohup" -- sleep 3 >/dev/null 2>"$W/nohup.err" &
 	rec=$!
 	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x sleep >/dev/null && break
-		sleep 0.1
+		[[ $(<"$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x sleep >/dev/null && break
+		nap 0.1
 	done
 	kill -HUP "$rec"
 	wait "$rec"
@@ -682,7 +674,7 @@ pid_gone() { [[ ! -d /proc/$1 ]] || grep -qs '^State:.*Z' "/proc/$1/status"; }
 # started NAME: record ($rec) has turned tracing on and runs NAME.
 started() {
 	local name=$1
-	wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$name" >/dev/null'
+	wait_for 60 eval '[[ $(<"$RT/tracing_on") == 1 ]] && pgrep -P "$rec" -x "$name" >/dev/null'
 }
 
 # SIGKILL of record: its ringtraced, which outlives it, writes back what
@@ -737,7 +729,7 @@ test_sigkill_trigger() {
 		test "$(tree_state)" != "$before"
 	kill -KILL "$rec"
 	wait "$rec" 2>/dev/null
-	wait_for 30 eval '[[ $(cat "$RT/tracing_on") == 0 ]] && pid_gone "${guard:-0}"'
+	wait_for 30 eval '[[ $(<"$RT/tracing_on") == 0 ]] && pid_gone "${guard:-0}"'
 	check "SIGKILL --trigger: tracing off, every control file, filter and trigger as before" \
 		same_tree "$before"
 	[[ -n $cmd ]] && kill -KILL "$cmd" 2>/dev/null
@@ -787,7 +779,9 @@ test_sigkill_all() {
 }
 
 # sigrun OPTS... -- CMD...: CMD through sigrun.py (its own job), in the
-# background; rec is CMD's pid once it runs.  sigrun_wait: st is its wait
+# background; rec is CMD's pid once it runs.  The suite's pythons run
+# with -S: the standard library alone, no site module (a third of a
+# python's start, seconds of the suite under TCG).  sigrun_wait: st is its wait
 # status ("signal N[ core]" or "exit N") once it has ended (not in a
 # $(...): only this shell can wait for it).
 sigrun() {
@@ -795,12 +789,12 @@ sigrun() {
 	while [[ $1 != -- ]]; do opts+=("$1"); shift; done
 	shift
 	rm -f "$W/sr.pid" "$W/sr.status"
-	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/sr.status" "$W/sr.pid" "$@" \
+	python3 -S "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/sr.status" "$W/sr.pid" "$@" \
 		>>"$W/sigrun.out" 2>&1 &
 	srjob=$!
 	# Python's first start in a boot, over 9p, can take half a minute.
 	wait_for 120 test -s "$W/sr.pid"
-	rec=$(cat "$W/sr.pid")
+	rec=$(<"$W/sr.pid")
 }
 sigrun_wait() {
 	wait "$srjob"
@@ -815,7 +809,7 @@ test_term_signals() {
 	before=$(tree_state)
 	# Cores allowed (sigrun --core), into $W: SIGQUIT's would dump one,
 	# but record, which failed in nothing, ends without.
-	core=$(cat /proc/sys/kernel/core_pattern)
+	core=$(</proc/sys/kernel/core_pattern)
 	echo "$W/core.%p" >/proc/sys/kernel/core_pattern
 	# System-wide: a stop signal stops it, any other ends it at once
 	# (SIGHUP and SIGTERM as SIGINT; with a command: test_stop_signals).
@@ -824,7 +818,7 @@ test_term_signals() {
 		want="signal $num"
 		out=$W/ts-$num
 		sigrun --core -- "$CLI" record -o "$out" -e sched
-		wait_for 60 eval '[[ $(cat "$RT/tracing_on") == 1 ]]'
+		wait_for 60 eval '[[ $(<"$RT/tracing_on") == 1 ]]'
 		daemon=$(pgrep -P "$rec" -x ringtraced)
 		[[ $sig == QUIT ]] && quit=$rec
 		kill -s "$sig" "$rec"
@@ -910,13 +904,13 @@ test_relay_once() {
 	before=$(tree_state)
 
 	f=$W/ro-alone
-	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM
 	wait_for 120 test -e "$f.ready"
 	kill -TERM "$rec"
 	count_once "SIGTERM to record alone" "$f"
 
 	f=$W/ro-group
-	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM
 	wait_for 120 test -e "$f.ready"
 	kill -STOP "$rec"
 	kill -TERM -- -"$rec"
@@ -926,7 +920,7 @@ test_relay_once() {
 
 	f=$W/ro-pty
 	sigrun --pty --ctrl-c-when "$f.ready" -- "$CLI" record -o "$f.trace" -e sched -- \
-		python3 -c "$COUNTER" "$f" INT
+		python3 -S -c "$COUNTER" "$f" INT
 	count_once "Ctrl-C at the terminal" "$f"
 
 	if [[ -d /sys/fs/cgroup ]]; then
@@ -935,16 +929,16 @@ test_relay_once() {
 		f=$W/ro-cgroup
 		rm -f "$W/sr.pid"
 		(echo "$BASHPID" >/sys/fs/cgroup/rt-unit/cgroup.procs &&
-			exec python3 "$REPO/tools/tests/sigrun.py" "$W/sr.status" "$W/sr.pid" \
-				"$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM) \
+			exec python3 -S "$REPO/tools/tests/sigrun.py" "$W/sr.status" "$W/sr.pid" \
+				"$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM) \
 			>>"$W/sigrun.out" 2>&1 &
 		srjob=$!
 		wait_for 120 test -e "$f.ready"
-		rec=$(cat "$W/sr.pid")
+		rec=$(<"$W/sr.pid")
 		# systemd's order: the main process, then the others.
 		kill -STOP "$rec"
 		kill -TERM "$rec"
-		for p in $(cat /sys/fs/cgroup/rt-unit/cgroup.procs); do
+		for p in $(</sys/fs/cgroup/rt-unit/cgroup.procs); do
 			[[ $p != "$srjob" && $p != "$rec" ]] && kill -TERM "$p"
 		done
 		wait_for 10 test -e "$f.got"
@@ -969,7 +963,7 @@ test_pkill_once() {
 	set_odd_state
 	before=$(tree_state)
 	f=$W/pk
-	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -c "$COUNTER" "$f" TERM
+	sigrun -- "$CLI" record -o "$f.trace" -e sched -- python3 -S -c "$COUNTER" "$f" TERM
 	wait_for 120 test -e "$f.ready"
 	# Anchored: sigrun.py's command line holds record's too.
 	pids=$(pgrep -f "^$CLI record -o $f.trace" | tr '\n' ' ')
@@ -1058,7 +1052,7 @@ test_restore_file() {
 	rc=$?
 	check "someone else's file as the restore file: record refuses ($rc) in one line" \
 		eval '[ $rc -ne 0 ] && one_line "$W/rf1.err" && grep -q "not a restore file" "$W/rf1.err"'
-	check "... the file left as it is" test "$(cat "$f")" = precious
+	check "... the file left as it is" test "$(<"$f")" = precious
 	check "... control files as before" same_state "$before"
 	rm -f "$f"
 	chmod 0777 /run/ringtrace
@@ -1086,11 +1080,11 @@ test_restore_file() {
 	kill -KILL "$cmd" 2>/dev/null
 	# By hand since: tracing off, another count of sub-buffers.
 	echo 0 >"$RT/tracing_on"
-	nb=$(($(cat "$RT/num_subbufs") * 2))
+	nb=$(($(<"$RT/num_subbufs") * 2))
 	echo "$nb" >"$RT/num_subbufs"
 	"$CLI" record -o "$W/rf5" -- true >/dev/null 2>"$W/rf5.err"
-	check "the next record: num_subbufs set by hand since stays ($nb, got $(cat "$RT/num_subbufs"))" \
-		test "$(cat "$RT/num_subbufs")" = "$nb"
+	check "the next record: num_subbufs set by hand since stays ($nb, got $(<"$RT/num_subbufs"))" \
+		test "$(<"$RT/num_subbufs")" = "$nb"
 	check "... and it says so" grep -q "num_subbufs changed since ringtrace record set it" "$W/rf5.err"
 	check "... every other control file as before the killed record" \
 		test "$(grep -v '^num_subbufs' <<<"$before")" = "$(state | grep -v '^num_subbufs')"
@@ -1108,7 +1102,7 @@ freeze() {
 thaw() {
 	local p
 	echo 0 >/sys/fs/cgroup/rt-freeze/cgroup.freeze
-	for p in $(cat /sys/fs/cgroup/rt-freeze/cgroup.procs); do
+	for p in $(</sys/fs/cgroup/rt-freeze/cgroup.procs); do
 		echo "$p" >/sys/fs/cgroup/cgroup.procs
 	done
 	rmdir /sys/fs/cgroup/rt-freeze
@@ -1144,7 +1138,7 @@ test_kill_children() {
 	put_tree "$before"
 
 	# A shell-like session leader, a subreaper, on a stty tostop terminal.
-	sigrun --pty --tostop -- python3 -c 'import ctypes, os, sys, time
+	sigrun --pty --tostop -- python3 -S -c 'import ctypes, os, sys, time
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
 if os.fork() == 0:
     os.execvp(sys.argv[1], sys.argv[1:])
@@ -1152,7 +1146,7 @@ time.sleep(300)' "$CLI" record -o "$W/kc2" -m overwrite -e "sched,kprobe:$func" 
 		--trigger 'ringtrace_marker: data == "rt-never"' -- sleep 100
 	lead=$rec
 	wait_for 60 eval 'rec=$(pgrep -P "$lead" -x ringtrace) && pgrep -P "$rec" -x sleep >/dev/null &&
-			  [[ $(cat "$RT/tracing_on") == 1 ]]'
+			  [[ $(<"$RT/tracing_on") == 1 ]]'
 	guard=$(pgrep -P "$rec" -x rt-guard)
 	pids=$(pgrep -f "^$CLI record -o $W/kc2" | tr '\n' ' ')
 	check "record --trigger: pgrep -f 'ringtrace record' lists record alone, not its guard ($rec; got ${pids% })" \
@@ -1321,7 +1315,7 @@ off_cpu_matches() {
 # chrome-json export (comm: its thread's last name); fails if an "sf" or
 # a "parent" names no frame of stackFrames.
 chrome_stacks() {
-	python3 -c '
+	python3 -S -c '
 import json, sys
 doc = json.load(open(sys.argv[1]))
 frames = doc.get("stackFrames", {})
@@ -1388,7 +1382,7 @@ test_stacks() {
 		grep -qE '^st-sleep;.*;(do_nanosleep|hrtimer_nanosleep);.*schedule' "$W/s1.cjstacks"
 	"$CLI" export -f perfetto -o "$W/s1.pftrace" "$out" 2>/dev/null
 	check "export -f perfetto of a trace with stacks exits 0" test $? -eq 0
-	"$REPO/tools/tests/perfetto_stacks.py" "$W/s1.pftrace" >"$W/s1.pfstacks"
+	python3 -S "$REPO/tools/tests/perfetto_stacks.py" "$W/s1.pftrace" >"$W/s1.pfstacks"
 	check "perfetto: each PerfSample's callstack resolves through the interned data" \
 		test $? -eq 0
 	tid=$(awk '$1 == "st-sleep" { print $2 }' "$W/s1.times")
@@ -1446,24 +1440,31 @@ test_list() {
 		grep -qE '^sched_switch.*enabled' <("$CLI" list sched_switch)
 }
 
-# Counts of babeltrace2's text per event name: "name count" lines.
+# bt_counts CTF COUNTS CPU1: babeltrace2's text read once: its events per
+# name into COUNTS ("name count" lines, sorted), the number of those on
+# CPU 1 (cpu_id = 1) into CPU1.
 bt_counts() {
-	babeltrace2 "$1" | sed -nE 's/^\[[^]]*\] \([^)]*\) [^ ]+ ([a-z_0-9]+): .*/\1/p' |
-		sort | uniq -c | awk '{ print $2, $1 }'
+	babeltrace2 "$1" | awk -v cpu1="$3" '
+		/^\[[^]]*\] \([^)]*\) [^ ]+ [a-z_0-9]+: / { n[substr($4, 1, length($4) - 1)]++ }
+		/cpu_id = 1[ ,}]/ { c++ }
+		END {
+			for (e in n)
+				print e, n[e]
+			print c + 0 >cpu1
+		}' | sort >"$2"
 }
 
 test_filters() {
 	local out=$W/t1 ctf name count got total bt e
 	ctf=$(unpacked "$out") || { check "unpack t1" false; return; }
-	bt_counts "$ctf" >"$W/bt.counts"
+	bt_counts "$ctf" "$W/bt.counts" "$W/bt.cpu1"
 	check "babeltrace2 reads the recorded trace" test -s "$W/bt.counts"
 	# --stat's events by name: the same totals as babeltrace2's.
 	"$CLI" report --stat "$out" 2>/dev/null |
 		awk '/^events by name/ { on = 1; next } on && NF == 0 { exit }
 		     on && $1 != "event" { print $1, $2 }' | sort >"$W/stat.counts"
-	sort "$W/bt.counts" >"$W/bt.counts.sorted"
 	check "--stat's events per name equal babeltrace2's" \
-		same_lines "$W/bt.counts.sorted" "$W/stat.counts"
+		same_lines "$W/bt.counts" "$W/stat.counts"
 	# -e: the lines of one event, as many as babeltrace2 has.
 	for e in sched_switch syscall_entry; do
 		"$CLI" report -e "$e" "$out" 2>/dev/null | events_only >"$W/e.$e"
@@ -1476,7 +1477,7 @@ test_filters() {
 	done
 	# --cpu: the events of CPU 1 are babeltrace2's with cpu_id = 1.
 	got=$("$CLI" report --cpu 1 "$out" 2>/dev/null | events_only | wc -l)
-	count=$(babeltrace2 "$ctf" | grep -cE 'cpu_id = 1[ ,}]')
+	count=$(<"$W/bt.cpu1")
 	check "report --cpu 1: $got events, babeltrace2 $count" test "$got" -eq "$count" -a "$got" -gt 0
 	# --tid and --comm select one thread's lines.
 	read -r tid _ comm < <(grep ' rtw-t1$' "$W/tids1")
@@ -1513,11 +1514,13 @@ test_filters() {
 # ---- snapshot ------------------------------------------------------------------------
 
 test_snapshot() {
-	local out=$W/snap writer before first last n gaps
+	local out=$W/snap writer before first last n gaps line i
 	echo 0 >"$RT/tracing_on"
 	echo overwrite >"$RT/mode"
-	echo 16 >"$RT/num_subbufs"
-	echo 16384 >"$RT/subbuf_size"
+	# 16 KiB a CPU: a thousand markers wrap it (16 x 16 KiB took 15000,
+	# which the shell's writer and report's reader took 20 s over).
+	echo 4 >"$RT/num_subbufs"
+	echo 4096 >"$RT/subbuf_size"
 	echo 0 >"$RT/events/enable"
 	echo 1 >"$RT/clear"
 	echo 1 >"$RT/tracing_on"
@@ -1525,32 +1528,38 @@ test_snapshot() {
 	taskset -c 0 bash -c 'i=0; while :; do echo "snap $i" >'"$RT"'/marker; i=$((i+1)); done' &
 	writer=$!
 	# Until the ring has wrapped (overwrite counted losses): then it holds
-	# only the newest markers.  Slow kernels (KASAN) take longer.
-	local i
+	# only the newest markers.  Slow kernels (KASAN) take longer.  The
+	# shell's own reads: a grep every 100 ms would race the writer for
+	# the CPU.
 	for ((i = 0; i < 300; i++)); do
-		grep -q 'lost_overrun=[1-9]' "$RT/stats" && break
-		sleep 0.1
+		while read -r line; do
+			[[ $line == "cpu0 "* ]] && break
+		done <"$RT/stats"
+		[[ $line =~ " lost_overrun="[1-9] ]] && break
+		nap 0.1
 	done
-	sleep 1
-	before=$(awk '$1 == "cpu0" { for (i = 2; i <= NF; i++) if ($i ~ /^written=/) print substr($i, 9) }' "$RT/stats")
+	[[ $line =~ " written="([0-9]+) ]] && before=${BASH_REMATCH[1]}
 	"$CLI" snapshot -o "$out" >/dev/null 2>"$W/snap.err"
 	check "snapshot exits 0" test $? -eq 0
-	sleep 1
-	check "tracing goes on after snapshot" test "$(cat "$RT/tracing_on")" = 1
+	check "tracing goes on after snapshot" test "$(<"$RT/tracing_on")" = 1
 	kill "$writer"
 	wait "$writer" 2>/dev/null
-	"$CLI" report "$out" 2>/dev/null | sed -nE 's/.* ringtrace_marker: .*"snap ([0-9]+)\\n".*/\1/p; s/.* ringtrace_marker: .*"snap ([0-9]+)".*/\1/p' >"$W/snap.seq"
+	# The marker's text, "snap N" or "snap N\n", by awk's index(): a
+	# regex after a leading .* backtracks over every line.
+	"$CLI" report "$out" 2>/dev/null | awk 'index($0, " ringtrace_marker: ") &&
+		(i = index($0, "\"snap ")) { s = substr($0, i + 6); sub(/[^0-9].*/, "", s); print s }' \
+		>"$W/snap.seq"
 	n=$(wc -l <"$W/snap.seq")
 	first=$(head -1 "$W/snap.seq")
 	last=$(tail -1 "$W/snap.seq")
-	note "snapshot: $n markers, snap ${first:-?}..${last:-?}; cpu0 had written $before events before"
+	note "snapshot: $n markers, snap ${first:-?}..${last:-?}; cpu0 had written ${before:-?} events before"
 	check "snapshot holds markers" test "$n" -gt 100
 	gaps=$(awk 'NR > 1 && $1 != prev + 1 { g++ } { prev = $1 } END { print g + 0 }' "$W/snap.seq")
 	check "snapshot's markers are contiguous ($gaps gaps)" test "$gaps" -eq 0
 	# The newest: the last marker is at least the count written before
 	# snapshot started (markers are numbered from 0, one event each).
 	check "snapshot holds the newest markers (last $last >= $before - 1)" \
-		test "${last:-0}" -ge $((before - 1))
+		test "${last:-0}" -ge $((${before:-1} - 1)) -a -n "$before"
 	check "snapshot: overwrite leaves older markers out (first $first > 0)" \
 		test "${first:-0}" -gt 0
 	echo 0 >"$RT/tracing_on"
@@ -1583,7 +1592,8 @@ max_delay() {
 # within a second; a filtered view at the same time; Ctrl-C ends both
 # with status 0.
 test_follow_view() {
-	local out=$W/fv n=40 ncpu i rc rc2 dpid fpid fpid2 want want0
+	local out=$W/fv n=40 ncpu i c rc rc2 dpid fpid fpid2 want want0 nap
+	local -a wfd afd wpid
 	ncpu=$(ls "$RT/cpu" | wc -l)
 	echo 0 >"$RT/tracing_on"
 	echo discard >"$RT/mode"
@@ -1595,8 +1605,8 @@ test_follow_view() {
 	dpid=$!
 	wait_for 60 grep -qx 1 "$RT/tracing_on"
 	mkfifo "$W/fv.fifo" "$W/fv0.fifo"
-	python3 -c "$STAMP" <"$W/fv.fifo" >"$W/fv.out" &
-	python3 -c "$STAMP" <"$W/fv0.fifo" >"$W/fv0.out" &
+	python3 -S -c "$STAMP" <"$W/fv.fifo" >"$W/fv.out" &
+	python3 -S -c "$STAMP" <"$W/fv0.fifo" >"$W/fv0.out" &
 	"$CLI" report --follow "$out" >"$W/fv.fifo" 2>"$W/fv.err" &
 	fpid=$!
 	"$CLI" report --follow --cpu 0 -e marker "$out" >"$W/fv0.fifo" 2>"$W/fv0.err" &
@@ -1605,6 +1615,20 @@ test_follow_view() {
 	wait_for 30 grep -q following "$W/fv0.err"
 	wait_for 30 grep -q ready "$W/fv.out"
 	wait_for 30 grep -q ready "$W/fv0.out"
+	# A writer pinned to each CPU, fed through a FIFO, says when its
+	# marker is written (one write(2) each): no exec per marker (taskset
+	# and printf were two, 150 ms under TCG).  The pause between markers
+	# is a read with a timeout on a FIFO no one writes: no sleep(1) either.
+	for ((c = 0; c < ncpu; c++)); do
+		mkfifo "$W/fv.w$c" "$W/fv.a$c"
+		taskset -c "$c" bash -c 'exec 3<>"$1" 4<>"$2"
+			while read -r m <&3; do printf %s "$m" >"$3"; echo >&4; done' \
+			sh "$W/fv.w$c" "$W/fv.a$c" "$RT/marker" &
+		wpid[c]=$!
+		exec {wfd[c]}>"$W/fv.w$c" {afd[c]}<"$W/fv.a$c"
+	done
+	mkfifo "$W/fv.nap"
+	exec {nap}<>"$W/fv.nap"
 	# A probe's registration and removal stop the machine for a moment
 	# (text patching): before a marker's write, not between it and its
 	# flush, which would time the guest kernel, not the view.
@@ -1612,9 +1636,16 @@ test_follow_view() {
 		((i == n / 4)) && exec 3<>"$RT/probe_events" && echo p:do_sys_openat2 >&3
 		((i == n / 2)) && kill -HUP "$dpid"
 		((i == 3 * n / 4)) && exec 3>&-
-		taskset -c $((i % ncpu)) /usr/bin/printf "fv $i" >"$RT/marker"
-		sleep 0.05
+		c=$((i % ncpu))
+		echo "fv $i" >&"${wfd[c]}" && read -r -t 10 -u "${afd[c]}" _
+		read -r -t 0.05 -u "$nap" _
 	done
+	for ((c = 0; c < ncpu; c++)); do
+		exec {wfd[c]}>&- {afd[c]}<&-
+		kill "${wpid[c]}" 2>/dev/null
+		wait "${wpid[c]}" 2>/dev/null
+	done
+	exec {nap}<&-
 	wait_for 10 grep -q "\"fv $((n - 1))\"" "$W/fv.out"
 	kill -INT "$fpid" "$fpid2"
 	wait "$fpid"
@@ -1682,7 +1713,7 @@ test_trigger() {
 	trigger_writer "$W/trg-writer.py"
 	"$CLI" record --mode overwrite -b 64K -e sched_switch \
 		--trigger 'ringtrace_marker: data == FAIL*' --after 500ms --max 2 \
-		-o "$out" -- taskset -c 0 python3 "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" 2 \
+		-o "$out" -- taskset -c 0 python3 -S "$W/trg-writer.py" "$RT" "$W/trg.out" "$W/trg.log" 2 \
 		>"$W/trg.out" 2>"$W/trg.err"
 	check "record --trigger exits with the writer's status 0" test $? -eq 0
 	sed 's/^/# writer: /' "$W/trg.log"
@@ -1705,7 +1736,7 @@ test_trigger() {
 	fi
 	check "after record --trigger: every control file as before" same_state "$before"
 	check "after record --trigger: the marker's trigger is none" \
-		test "$(cat "$RT/events/ringtrace_marker/trigger")" = none
+		test "$(<"$RT/events/ringtrace_marker/trigger")" = none
 
 	# Refused: one line naming the token, nothing changed.
 	"$CLI" record --mode overwrite \
@@ -1745,13 +1776,13 @@ export_workload() {
 # The kernel's own ftrace of the export workload, in this boot.
 ftrace_workload() {
 	local T=/sys/kernel/tracing on
-	on=$(cat "$T/tracing_on")
+	on=$(<"$T/tracing_on")
 	echo 0 >"$T/tracing_on"
 	echo >"$T/trace"
 	echo nop >"$T/current_tracer"
 	# Room for the whole workload: an overwritten start loses the forks.
 	local size
-	size=$(cat "$T/buffer_size_kb")
+	size=$(<"$T/buffer_size_kb")
 	echo 16384 >"$T/buffer_size_kb"
 	echo 1 >"$T/events/sched/sched_switch/enable"
 	echo 1 >"$T/events/sched/sched_wakeup/enable"
@@ -1774,98 +1805,24 @@ ftrace_workload() {
 	echo "$on" >"$T/tracing_on"	# as found: later suites trace there too
 }
 
-# The line prefix, as the kernel prints it with options/record-tgid:
-# comm-tid (tgid) [cpu] flags seconds: (our seconds have 9 decimals, the
-# kernel's 6: the prefix is matched with either).
-PREFIX=' *.{1,16}-[0-9]+ +\(( *[0-9]+|-------)\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]+: '
-
-# shape: each line with its values replaced by # (a decimal number) or S
-# (anything else), keeping names, order and layout.
-shape() {
-	sed -E "s/^$PREFIX//" | sed -E '
-		s/=-?[0-9]+( |\]|$)/=#\1/g; s/=[^ #][^ ]*/=S/g;
-		s/^([a-z_]+): NR [0-9-]+ \(.*\)$/\1: NR V (ARGS)/;
-		s/^([a-z_]+): NR [0-9-]+ = [0-9-]+$/\1: NR V = V/'
-}
-
+# What the exports say, checked by tools/tests/export_check.py in one
+# process: systrace's lines against the kernel's own ftrace text of the
+# same workload (their prefix, nanoseconds, each thread's TGID, each
+# event's layout), chrome-json's slices and thread names.
 test_export() {
-	local out=$W/t6 ev kpat n bad total
+	local out=$W/t6
 	ftrace_workload
 	"$CLI" record -e all -o "$out" -- bash -c "$(declare -f export_workload); WL=$WL export_workload $W/tids6" \
 		>/dev/null 2>"$W/t6.err"
 	check "record -e all of the export workload" test $? -eq 0
 	"$CLI" export "$out" -f systrace -o "$W/export.txt" 2>"$W/export.err"
 	check "export -f systrace exits 0" test $? -eq 0
-	check "systrace starts with '# tracer: nop'" \
-		test "$(head -1 "$W/export.txt")" = "# tracer: nop"
-	# The line prefix: comm-tid [cpu] flags timestamp: event:
-	total=$(grep -vc '^#' "$W/export.txt")
-	bad=$(grep -v '^#' "$W/export.txt" |
-		grep -cvE "^${PREFIX%: }: [a-z_]+: ")
-	check "every systrace line has ftrace's prefix ($bad of $total not)" \
-		test "$bad" -eq 0 -a "$total" -gt 0
-	n=$(grep -vc '^#' "$W/ftrace.txt")
-	bad=$(grep -v '^#' "$W/ftrace.txt" | grep -cvE "^${PREFIX%: }: [a-z_]+: ")
-	check "so has every line of the kernel's own, with record-tgid ($bad of $n not)" \
-		test "$bad" -eq 0 -a "$n" -gt 0
-	bad=$(grep -v '^#' "$W/export.txt" | grep -cvE '^ *.{1,16}-[0-9]+ +\(.{7}\) \[[0-9]{3}\] [^ ]+ +[0-9]+\.[0-9]{9}: ')
-	check "systrace timestamps have nanoseconds ($bad lines not)" test "$bad" -eq 0
-	# The TGID column: each workload thread's lines name its process.
-	local tid pid comm wrong=0
-	while read -r tid pid comm; do
-		n=$(grep -cE -- "-$tid +\( *$pid\) " "$W/export.txt")
-		x=$(grep -E -- "-$tid +\(" "$W/export.txt" | grep -cvE -- "-$tid +\( *$pid\) ")
-		((n > 0 && x == 0)) || { note "tid $tid: $n lines with tgid $pid, $x with another"; wrong=1; }
-	done <"$W/tids6"
-	check "systrace's TGID column: each workload thread's process ($(wc -l <"$W/tids6") threads)" \
-		test $wrong -eq 0 -a "$(wc -l <"$W/tids6")" -eq 5
-	for ev in sched_switch sched_wakeup sched_wakeup_new sched_process_fork \
-		  sched_process_exec sched_process_exit task_rename sys_enter \
-		  sys_exit irq_handler_entry irq_handler_exit softirq_entry \
-		  softirq_exit; do
-		kpat=$(grep -m1 " $ev: " "$W/ftrace.txt" | shape)
-		if [[ -z $kpat ]]; then
-			# Interrupts depend on the guest's devices; the rest
-			# the workload makes for sure.
-			case $ev in
-			irq_*|softirq_*) note "ftrace printed no $ev in this boot: not compared" ;;
-			*) check "ftrace printed $ev for the workload" false ;;
-			esac
-			continue
-		fi
-		n=$(grep " $ev: " "$W/export.txt" | wc -l)
-		bad=$(grep " $ev: " "$W/export.txt" | shape | grep -cvxF -- "$kpat")
-		check "systrace $ev lines ($n) have the kernel's layout '$kpat' ($bad differ)" \
-			test "$n" -gt 0 -a "$bad" -eq 0
-		grep " $ev: " "$W/export.txt" | shape | grep -vxF -- "$kpat" | head -2 | sed 's/^/# ours: /'
-	done
 	"$CLI" export "$W/t1" -f chrome-json -o "$W/export.json" 2>/dev/null
 	check "export -f chrome-json exits 0" test $? -eq 0
-	python3 - "$W/export.json" "$W/tids1" $N <<'EOF'
-import json, sys
-events = json.load(open(sys.argv[1]))
-events = events["traceEvents"] if isinstance(events, dict) else events
-n = int(sys.argv[3])
-ok = len(open(sys.argv[2]).readlines()) == 5
-if not ok:
-    print("# the workload's tid file has no 5 lines")
-for line in open(sys.argv[2]):
-    tid, pid, comm = line.split()
-    slices = [e for e in events if e.get("ph") == "X" and e.get("name") == "getppid"
-              and e.get("tid") == int(tid)]
-    # the exec'd child has two lines (two names): 2N slices for its tid
-    want = n * sum(1 for l in open(sys.argv[2]) if l.split()[0] == tid)
-    if len(slices) != want:
-        print(f"# tid {tid} ({comm}): {len(slices)} getppid slices, want {want}")
-        ok = False
-    names = [e for e in events if e.get("ph") == "M" and e.get("name") == "thread_name"
-             and e.get("tid") == int(tid)]
-    if not names:
-        print(f"# tid {tid}: no thread_name")
-        ok = False
-sys.exit(0 if ok else 1)
-EOF
-	check "chrome-json: JSON, N getppid slices on each workload thread, threads named" test $? -eq 0
+	python3 -S "$REPO/tools/tests/export_check.py" \
+		--systrace "$W/export.txt" "$W/ftrace.txt" "$W/tids6" \
+		--chrome-json "$W/export.json" "$W/tids1" $N >"$W/export.check" 2>&1
+	check_output "$W/export.check" $?
 }
 
 # Two recordings of this boot (test_attribution's and test_follow's), each

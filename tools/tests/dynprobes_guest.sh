@@ -77,11 +77,12 @@ readonly UEV=uprobe_uprobe_workload_rtu_work
 export RINGTRACED=$REPO/daemon/ringtraced
 
 . tools/tests/check.sh
+. tools/tests/job.sh
+# user_logic: whether the tests of user space's own logic run
+# (RT_DYNPROBES_SCOPE, in SCOPE).
+. tools/tests/scope.sh
 
 note() { echo "# $*"; }
-
-# Whether the tests of user space's own logic run (RT_DYNPROBES_SCOPE).
-user_logic() { [[ $SCOPE != kernel ]]; }
 
 # The kernel function every open(2) goes through.
 FUNC=do_sys_openat2
@@ -107,14 +108,10 @@ no_probes() {
 }
 
 # pe_write CMD: one write(2) of CMD to a fresh open of probe_events (bash's
-# printf may split it at a newline); the error's strerror in $W/pe.err.
+# printf may split it at a newline; tools/tests/write_each.py); the
+# error's name and strerror in $W/pe.err.
 pe_write() {
-	python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-try:
-    os.write(fd, sys.argv[2].encode())
-except OSError as e:
-    sys.exit(e.strerror)' "$PE" "$1" 2>"$W/pe.err"
+	python3 -S "$REPO/tools/tests/write_each.py" "$PE" "$1" >"$W/pe.err" 2>&1
 }
 
 # refused CMD ERRNO-TEXT: the write fails with that error, nothing left.
@@ -125,23 +122,25 @@ refused() {
 }
 
 # pe_refuse_all: stdin "CMD|ERRNO-TEXT" lines; each CMD, written in one
-# write(2) through its own open, must fail with that error.
+# write(2) through its own open (one write_each.py for them all), must
+# fail with that error.
 pe_refuse_all() {
-	local cmd want got
-	while IFS='|' read -r cmd want got; do
+	local cmd want name text got i=0
+	local -a cmds=() wants=()
+	while IFS='|' read -r cmd want; do
+		cmds+=("$cmd")
+		wants+=("$want")
+	done
+	while IFS='|' read -r name text _; do
+		want=${wants[i]} cmd=${cmds[i]}
+		got=${text:-taken}
+		[[ $got == "$want"* ]] && got=$want
 		check "probe_events: '$cmd' is refused: $want${got:+ (got $got)}" \
 			test "$got" = "$want"
-	done < <(python3 -c 'import os, sys
-for line in sys.stdin:
-    cmd, want = line.rstrip("\n").split("|")
-    fd = os.open(sys.argv[1], os.O_WRONLY)
-    try:
-        os.write(fd, cmd.encode())
-        got = "taken"
-    except OSError as e:
-        got = e.strerror
-    os.close(fd)
-    print("%s|%s|%s" % (cmd, want, want if got.startswith(want) else got))' "$PE")
+		i=$((i + 1))
+	done < <(python3 -S "$REPO/tools/tests/write_each.py" "$PE" "${cmds[@]}" 2>&1)
+	((i == ${#cmds[@]})) ||
+		check "probe_events: every command written ($i of ${#cmds[@]})" false
 }
 
 metadata_has() { grep -q "name = \"$1\";" "$RT/metadata"; }
@@ -299,25 +298,18 @@ test_record_filter() {
 	check "-F: no kprobe event of another process ($others)" test "$others" -eq 0
 }
 
-# as_job CMD...: CMD as a terminal's job (SIGINT not ignored, own group).
-as_job() {
-	exec setsid python3 -c 'import os, signal, sys
-for s in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_DFL)
-os.execvp(sys.argv[1], sys.argv[1:])' "$@"
-}
-
 # recording OUT N EVENTS: starts a system-wide record of EVENTS (-e) as a
 # terminal's job; sets rec once tracing is on and N probes exist.
 recording() {
-	local i
+	local i pe
 	as_job "$CLI" record -e "$3" -o "$1" >/dev/null 2>"$1.err" &
 	rec=$!
 	for ((i = 0; i < 300; i++)); do
-		[[ $(cat "$RT/tracing_on") == 1 && $(wc -l <"$PE") == "$2" ]] && return 0
+		mapfile -t pe <"$PE"
+		[[ $(<"$RT/tracing_on") == 1 && ${#pe[@]} == "$2" ]] && return 0
 		sleep 0.1
 	done
-	note "record did not start: $(cat "$1.err")"
+	note "record did not start: $(<"$1.err")"
 	return 1
 }
 
@@ -678,7 +670,7 @@ test_uprobe_sigkill() {
 	check "uprobe SIGKILL: rtu_work+1 at readelf's offset + 1 ($want)" \
 		grep -qE "^[0-9]+ ${UEV}_0x1 u:$UWL:$want@rtu_work_0x1$" "$PE"
 	sigkill_record
-	check "uprobe SIGKILL: probe_events is empty" test -z "$(cat "$PE")"
+	check "uprobe SIGKILL: probe_events is empty" test -z "$(<"$PE")"
 	after_sigkill
 }
 

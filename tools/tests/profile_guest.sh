@@ -26,12 +26,13 @@ readonly CLI=$REPO/tools/ringtrace
 readonly W=$(mktemp -d /tmp/rt-profile.XXXXXX)
 export RINGTRACED=$REPO/daemon/ringtraced
 
+# user_logic (tools/tests/scope.sh): RT_PROFILE_SCOPE's.
+readonly SCOPE=${RT_PROFILE_SCOPE:-all}
+
 . tools/tests/check.sh
+. tools/tests/scope.sh
 
 note() { echo "# $*"; }
-
-# Whether the checks of user space's own logic run (RT_PROFILE_SCOPE).
-user_logic() { [[ ${RT_PROFILE_SCOPE:-all} != kernel ]]; }
 
 # dump_maps_check NAME PID BINARY: $W/NAME.txt, the report of a record
 # --mmap -p PID, holds PID's mappings from the state dump (DUMP), each line
@@ -39,7 +40,7 @@ user_logic() { [[ ${RT_PROFILE_SCOPE:-all} != kernel ]]; }
 # BINARY's among them (umap_check.py), and no other process's.
 dump_maps_check() {
 	local name=$1 pid=$2
-	"$REPO/tools/tests/umap_check.py" "$W/$name.txt" "$W/$name.maps" \
+	python3 -S "$REPO/tools/tests/umap_check.py" "$W/$name.txt" "$W/$name.maps" \
 		--flags-set 0x1 --flags-clear 0xc \
 		--need "$3" ld-linux-x86-64.so.2 libc.so.6 '[vdso]' \
 		>"$W/$name.check" 2>&1

@@ -6,6 +6,11 @@
 #   . tools/tests/scope.sh
 #   scoped_tests SCOPE "ALL" "ONLY"   # ALL's names in order, each on a line;
 #                                     # ONLY's left out when SCOPE is kernel
+#   user_logic                        # whether the checks of user space's
+#                                     # own logic run within a test: $SCOPE
+#                                     # (the suite's RT_*_SCOPE) not kernel
+
+user_logic() { [[ ${SCOPE:-all} != kernel ]]; }
 
 scoped_tests() {
 	local t d

@@ -71,11 +71,18 @@ PY
 # marker; babeltrace2's status.
 trigger_seq() {
 	babeltrace2 "$1" >"$2.bt" 2>"$2.bt-err" || return 1
-	sed -nE \
-		-e 's/.* ringtrace_marker: .*data = "trg ([0-9]+)".*/\1/p' \
-		-e 's/.* ringtrace_marker: .*data = "(FAIL [0-9]+)".*/\1/p' \
-		-e 's/.* ringtrace_marker: .*data = "ringtrace trigger: ringtrace_marker: data == FAIL\*.*/END/p' \
-		"$2.bt" >"$2"
+	# awk's index(), not a regex after a leading .*, which backtracks
+	# over each of the thousands of lines.
+	awk 'index($0, " ringtrace_marker: ") && (i = index($0, "data = \"")) {
+		d = substr($0, i + 8)
+		if (d ~ /^trg [0-9]+"/ || d ~ /^FAIL [0-9]+"/) {
+			sub(/^trg /, "", d)
+			sub(/".*/, "", d)
+			print d
+		} else if (index(d, "ringtrace trigger: ringtrace_marker: data == FAIL*") == 1) {
+			print "END"
+		}
+	}' "$2.bt" >"$2"
 	rm -f "$2.bt"
 }
 

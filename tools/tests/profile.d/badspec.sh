@@ -44,9 +44,9 @@ profile_badspec() {
 		--ustack sched_switch --ustack-mode copy --ustack-size 511
 	# The kernel's maximum, read from the module: the CLI's must agree.
 	check "badspec: sample_hz takes $max, the CLI's maximum" \
-		eval 'echo $max >"$RT/sample_hz" && [ "$(cat "$RT/sample_hz")" = $max ]'
+		eval 'echo $max >"$RT/sample_hz" && [ "$(<"$RT/sample_hz")" = $max ]'
 	echo 0 >"$RT/sample_hz"
 	check "badspec: sample_hz refuses $((max + 1))" \
 		eval '! (echo $((max + 1)) >"$RT/sample_hz") 2>/dev/null &&
-		      [ "$(cat "$RT/sample_hz")" = 0 ]'
+		      [ "$(<"$RT/sample_hz")" = 0 ]'
 }

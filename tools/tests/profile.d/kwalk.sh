@@ -24,12 +24,12 @@ profile_kwalk() {
 		. "$REPO/tools/tests/profile.d/ustack_ftrace.sh"
 	# The graph tracer writes to the top-level buffer: on, whatever an
 	# earlier suite left (cli_guest's ftrace comparison turns it off).
-	on=$(cat "$KWALK_T/tracing_on")
+	on=$(<"$KWALK_T/tracing_on")
 	if ! { echo rtr_probe_sched_switch >"$KWALK_T/set_ftrace_filter" &&
 	       echo 1 >"$KWALK_T/tracing_on" &&
 	       echo function_graph >"$KWALK_T/current_tracer" &&
 	       mkdir "$KWALK_INST"; } 2>"$d/kwalk.err"; then
-		check "function_graph on ringtrace's sched_switch probe, an instance ($(cat "$d/kwalk.err"))" false
+		check "function_graph on ringtrace's sched_switch probe, an instance ($(<"$d/kwalk.err"))" false
 		echo nop >"$KWALK_T/current_tracer"
 		echo >"$KWALK_T/set_ftrace_filter"
 		echo "$on" >"$KWALK_T/tracing_on"
@@ -58,7 +58,7 @@ profile_kwalk() {
 	ustack_ftrace_canon "$d/kwalk-report" "$d/kwalk-ftrace.txt"
 	read -r nrt nft neq < <(ustack_ftrace_compare kernel "$d/kwalk-report" \
 		"$d/kwalk-ftrace.txt" "$tid" "$d/kwalk-wl.out" 2>"$d/kwalk.diff")
-	note "sleeper $tid: kernel stacks, probe graph-traced: $nrt by ringtrace, $nft by ftrace, $neq the same $(cat "$d/kwalk.diff")"
+	note "sleeper $tid: kernel stacks, probe graph-traced: $nrt by ringtrace, $nft by ftrace, $neq the same $(<"$d/kwalk.diff")"
 	check "probe graph-traced: both saw >= 90 of the sleeper's kernel stacks (${nrt:-?}, ${nft:-?})" \
 		[ "${nrt:-0}" -ge 90 -a "${nft:-0}" -ge 90 ]
 	check "probe graph-traced: the same kernel frames, switch-out by switch-out (${neq:-?} of ${nrt:-?})" \

@@ -35,7 +35,7 @@ pexport_profile() {
 	note "exported in $((SECONDS - t0)) s"
 	bid=$(readelf -n "$REPO/tools/tests/spin-workload" |
 	      sed -n 's/^ *Build ID: \([0-9a-f]*\)$/\1/p')
-	python3 "$REPO/tools/tests/perfetto_profile_check.py" \
+	python3 -S "$REPO/tools/tests/perfetto_profile_check.py" \
 		--schema "$REPO/tools/cli/perfetto.proto" "$W/pexport.wl" "$bid" \
 		"$W/pexport.pftrace" >"$W/pexport.check" 2>&1
 	check_output "$W/pexport.check" $?

@@ -13,33 +13,23 @@
 SPIN=$REPO/tools/tests/spin-workload
 
 # sample_refused VALUE...: one write(2) of each VALUE to sample_hz, each
-# through its own open, in one python (an exec costs seconds under the
-# debug kernel's KASAN): each must fail with EINVAL and leave the rate as
-# it was.
+# through its own open, in one python (tools/tests/write_each.py: an exec
+# costs seconds under the debug kernel's KASAN): each must fail with
+# EINVAL and leave the rate as it was.
 sample_refused() {
-	local value got before after
-	while IFS='|' read -r value got before after; do
-		check "sample_hz refuses '$value' with EINVAL ($got), stays $before" \
+	local got before after i=0
+	local -a values=("$@")
+	while IFS='|' read -r got _ before after; do
+		check "sample_hz refuses '${values[i]}' with EINVAL ($got), stays $before" \
 			test "$got" = EINVAL -a "$after" = "$before"
-	done < <(python3 -c 'import errno, os, sys
-def rate():
-    with open(sys.argv[1]) as f:
-        return f.read().strip()
-for value in sys.argv[2:]:
-    before = rate()
-    fd = os.open(sys.argv[1], os.O_WRONLY)
-    try:
-        os.write(fd, value.encode())
-        got = "OK"
-    except OSError as e:
-        got = errno.errorcode[e.errno]
-    os.close(fd)
-    print("%s|%s|%s|%s" % (value, got, before, rate()))' "$RT/sample_hz" "$@")
+		i=$((i + 1))
+	done < <(python3 -S "$REPO/tools/tests/write_each.py" --read "$RT/sample_hz" "$@" 2>&1)
+	((i == $#)) || check "sample_hz: every value written ($i of $#)" false
 }
 
 # Whether file $1 (sample_stats) is in its format (events.rst).
 sample_stats_format() {
-	python3 -c 'import re, sys
+	python3 -S -c 'import re, sys
 sys.exit(not re.fullmatch(r"samples \d+\ndropped_nesting \d+\nticks \d+\n"
                           r"parks \d+\n(cpu\d+ ticks \d+ parks \d+\n)+",
                           open(sys.argv[1]).read()))' "$1"
@@ -68,7 +58,7 @@ sample_profile() {
 		>"$W/sample.wl" 2>"$W/sample.rec.err"
 	check "record --sample 999 -F -- spin-workload exits 0" test $? -eq 0
 	sed 's/^/# stderr: /' "$W/sample.rec.err"
-	check "record put sample_hz back to 0" test "$(cat "$RT/sample_hz")" = 0
+	check "record put sample_hz back to 0" test "$(<"$RT/sample_hz")" = 0
 	# The outsider's part is done: it would take a vCPU from the readers.
 	kill "$bg" 2>/dev/null
 	wait "$bg" 2>/dev/null
@@ -79,7 +69,7 @@ sample_profile() {
 	# recorded: its frames are checked by address (sample_check.py).
 	local byaddr=()
 	[[ -e /sys/kernel/debug/kprobes/list ]] || byaddr=(--by-address)
-	python3 "$REPO/tools/tests/sample_check.py" "$W/sample.wl" "$bg" \
+	python3 -S "$REPO/tools/tests/sample_check.py" "$W/sample.wl" "$bg" \
 		"$W/sample.report" "$W/sample.folded" 2 "${byaddr[@]}" \
 		>"$W/sample.check" 2>&1
 	check_output "$W/sample.check" $?
@@ -120,7 +110,7 @@ sample_unload() {
 	[[ -n $log ]] && note "$log"
 	check "no oops or WARN after the unload (no timer left running)" test -z "$log"
 	setup "reload ringtrace.ko" insmod "$BUILD/$KVER/ringtrace.ko" || return
-	check "sample_hz reads 0 after the reload" test "$(cat "$RT/sample_hz")" = 0
+	check "sample_hz reads 0 after the reload" test "$(<"$RT/sample_hz")" = 0
 }
 
 profile_sample() {

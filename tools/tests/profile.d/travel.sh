@@ -24,7 +24,7 @@
 # that it is a binary of its own for the store (the kernel reads the note
 # from the file it maps, the store from the file it copies).
 travel_patch_build_id() {
-	python3 - "$1" <<'PY'
+	python3 -S - "$1" <<'PY'
 import struct, sys
 path = sys.argv[1]
 data = bytearray(open(path, 'rb').read())

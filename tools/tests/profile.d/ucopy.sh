@@ -72,17 +72,17 @@ profile_ucopy() {
 	local wl=$REPO/tools/tests/ucopy-workload d=$W before tid n pct bins sub
 	before=$(ucopy_state)
 	check "ucopy: ustack_mode is fp, ustack_size 8192 by default" \
-		eval '[ "$(cat "$RT/ustack_mode")" = fp ] && [ "$(cat "$RT/ustack_size")" = 8192 ]'
+		eval '[ "$(<"$RT/ustack_mode")" = fp ] && [ "$(<"$RT/ustack_size")" = 8192 ]'
 	ucopy_refused ustack_mode bogus
 	ucopy_refused ustack_mode "copy fp"
 	ucopy_refused ustack_size 511
 	ucopy_refused ustack_size 32769
 	ucopy_refused ustack_size 4k
-	sub=$(cat "$RT/subbuf_size")
+	sub=$(<"$RT/subbuf_size")
 	ucopy_refused ustack_size $((sub / 4 + 8))
 	echo copy >"$RT/ustack_mode" && echo 512 >"$RT/ustack_size"
 	check "ucopy: ustack_mode copy and ustack_size 512 taken" \
-		eval '[ "$(cat "$RT/ustack_mode")" = copy ] && [ "$(cat "$RT/ustack_size")" = 512 ]'
+		eval '[ "$(<"$RT/ustack_mode")" = copy ] && [ "$(<"$RT/ustack_size")" = 512 ]'
 	echo fp >"$RT/ustack_mode" && echo 8192 >"$RT/ustack_size"
 
 	local least=200 pid

@@ -46,10 +46,10 @@ umap_stat() {
 # Writing VALUE to FILE fails with MESSAGE (strerror's) and FILE keeps BEFORE.
 umap_refused() {
 	local file=$1 value=$2 message=$3 before err
-	before=$(cat "$RT/$file")
+	before=$(<"$RT/$file")
 	err=$( (printf '%s' "$value" >"$RT/$file") 2>&1) && return 1
-	[[ $err == *"$message"* && $(cat "$RT/$file") == "$before" ]] ||
-		{ echo "# $file <- '$value': $err; now $(cat "$RT/$file")"; return 1; }
+	[[ $err == *"$message"* && $(<"$RT/$file") == "$before" ]] ||
+		{ echo "# $file <- '$value': $err; now $(<"$RT/$file")"; return 1; }
 }
 
 # A kprobe on perf_event_mmap is listed ("+0x4" past an endbr64 with IBT).
@@ -60,10 +60,10 @@ umap_kprobed() {
 umap_hook() {
 	if [[ -e /sys/kernel/debug/kprobes/list ]]; then
 		check "umap hook: mmap_events 1 registers a kprobe on perf_event_mmap" \
-			eval 'echo 1 >"$RT/mmap_events" && [[ $(cat "$RT/mmap_events") == 1 ]] && umap_kprobed'
+			eval 'echo 1 >"$RT/mmap_events" && [[ $(<"$RT/mmap_events") == 1 ]] && umap_kprobed'
 		grep perf_event_mmap /sys/kernel/debug/kprobes/list | sed 's/^/# /'
 		check "umap hook: mmap_events 0 removes it" \
-			eval 'echo 0 >"$RT/mmap_events" && [[ $(cat "$RT/mmap_events") == 0 ]] && ! umap_kprobed'
+			eval 'echo 0 >"$RT/mmap_events" && [[ $(<"$RT/mmap_events") == 0 ]] && ! umap_kprobed'
 	else
 		check "umap hook: without kprobes mmap_events refuses 1 (EOPNOTSUPP), reads 0" \
 			umap_refused mmap_events 1 "Operation not supported"
@@ -79,8 +79,8 @@ umap_abi() {
 		done
 	done
 	check "umap abi: mmap_dump takes 1 and 0" \
-		eval 'echo 1 >"$RT/mmap_dump" && [[ $(cat "$RT/mmap_dump") == 1 ]] &&
-		      echo 0 >"$RT/mmap_dump" && [[ $(cat "$RT/mmap_dump") == 0 ]]'
+		eval 'echo 1 >"$RT/mmap_dump" && [[ $(<"$RT/mmap_dump") == 1 ]] &&
+		      echo 0 >"$RT/mmap_dump" && [[ $(<"$RT/mmap_dump") == 0 ]]'
 	check "umap abi: mmap_stats refuses writes" \
 		eval '! (echo 0 >"$RT/mmap_stats") 2>/dev/null'
 }
@@ -101,15 +101,15 @@ umap_exec() {
 	setup "umap exec: record --mmap -F of umap-workload" \
 		umap_record umap-exec -F -- "$umap_wl" run "$umap_lib" \
 		"$W/umap-exec.maps" || return
-	"$REPO/tools/tests/umap_check.py" "$W/umap-exec.txt" "$W/umap-exec.maps" \
+	python3 -S "$REPO/tools/tests/umap_check.py" "$W/umap-exec.txt" "$W/umap-exec.maps" \
 		--flags-clear 0xd "${umap_need[@]}" >"$W/umap-exec.check" 2>&1
 	check_output "$W/umap-exec.check" $?
 	check "umap exec: mmap_stats counts the events written from the task_work" \
 		test "$(umap_stat mapped)" -ge $((before + 4))
 	check "umap exec: record put mmap_events and mmap_dump back (0)" \
-		test "$(cat "$RT/mmap_events") $(cat "$RT/mmap_dump")" = "0 0"
+		test "$(<"$RT/mmap_events") $(<"$RT/mmap_dump")" = "0 0"
 	check "umap exec: no pool entry in flight, module references back to 0" \
-		test "$(umap_stat in_flight) $(cat /sys/module/ringtrace/refcnt)" = "0 0"
+		test "$(umap_stat in_flight) $(</sys/module/ringtrace/refcnt)" = "0 0"
 }
 
 umap_pool() {
@@ -120,7 +120,7 @@ umap_pool() {
 		umap_record umap-pool -F -- "$umap_wl" run "$umap_lib" \
 		"$W/umap-pool.maps"
 	echo 0 >"$param"
-	"$REPO/tools/tests/umap_check.py" "$W/umap-pool.txt" "$W/umap-pool.maps" \
+	python3 -S "$REPO/tools/tests/umap_check.py" "$W/umap-pool.txt" "$W/umap-pool.maps" \
 		--no-path --flags-set 0x2 --flags-clear 0x5 "${umap_need[@]}" \
 		>"$W/umap-pool.check" 2>&1
 	check_output "$W/umap-pool.check" $?
@@ -129,7 +129,7 @@ umap_pool() {
 	check "umap pool: mmap_stats counts them in no_path" \
 		test "$(umap_stat no_path)" -ge $((before + 4))
 	check "umap pool: no pool entry in flight, module references back to 0" \
-		test "$(umap_stat in_flight) $(cat /sys/module/ringtrace/refcnt)" = "0 0"
+		test "$(umap_stat in_flight) $(</sys/module/ringtrace/refcnt)" = "0 0"
 }
 
 # umap_sleeper PART WORKLOAD: WORKLOAD (umap-workload or a copy) sleeping

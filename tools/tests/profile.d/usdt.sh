@@ -46,7 +46,7 @@ USDT_EV=usdt_rt_tick
 USDT_MEV=usdt_rt_multi
 
 usdt_no_probes() {
-	[[ -z $(cat "$RT/probe_events") ]] && return 0
+	[[ -z $(<"$RT/probe_events") ]] && return 0
 	sed 's/^/# probe_events: /' "$RT/probe_events"
 	return 1
 }
@@ -168,12 +168,12 @@ usdt_stop_by() {
 	local opts=()
 	[[ $how == int ]] && opts=(--pty --ctrl-c-when "$W/usdt-ctrl-c")
 	rm -f "$W/usdt-sr.pid" "$W/usdt-sr.status" "$W/usdt-ctrl-c"
-	python3 "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/usdt-sr.status" "$W/usdt-sr.pid" \
+	python3 -S "$REPO/tools/tests/sigrun.py" "${opts[@]}" "$W/usdt-sr.status" "$W/usdt-sr.pid" \
 		"$CLI" record -e "usdt:$USDT_WL:rt:tick,usdt:$USDT_WL:rt:multi" -o "$out" \
 		>>"$W/usdt-sigrun.out" 2>&1 &
 	status=$!
 	wait_for 120 test -s "$W/usdt-sr.pid"
-	rec=$(cat "$W/usdt-sr.pid")
+	rec=$(<"$W/usdt-sr.pid")
 	check "usdt $how: the semaphores are 1 and 3 (rt:multi's sites) while record probes rt:tick and rt:multi" \
 		usdt_sem_is "1 3"
 	grep " $USDT_EV " "$RT/probe_events" >"$W/usdt-good-cmd"
@@ -222,15 +222,12 @@ usdt_sem() {
 	wait "$watcher" 2>/dev/null
 }
 
-# usdt_pe_write CMD: one write(2) of CMD to probe_events; its strerror in
+# usdt_pe_write CMD: one write(2) of CMD to probe_events
+# (tools/tests/write_each.py); its error's name and strerror in
 # $W/usdt-pe.err.
 usdt_pe_write() {
-	python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_WRONLY)
-try:
-    os.write(fd, sys.argv[2].encode())
-except OSError as e:
-    sys.exit(e.strerror)' "$RT/probe_events" "$1" 2>"$W/usdt-pe.err"
+	python3 -S "$REPO/tools/tests/write_each.py" "$RT/probe_events" "$1" \
+		>"$W/usdt-pe.err" 2>&1
 }
 
 usdt_bad() {

@@ -53,7 +53,7 @@ ustack_frames() {
 # the trace itself and nothing is rewritten.
 ustack_by_address() {
 	[[ -e /sys/kernel/debug/kprobes/list ]] && return
-	python3 - "$1" "$2" <<'PY'
+	python3 -S - "$1" "$2" <<'PY'
 import sys
 funcs = []
 for l in open(sys.argv[2]):
@@ -76,7 +76,7 @@ PY
 # in_dcm FRAMES: the share (percent) of FRAMES' stacks whose first three
 # frames are named d, c and main.
 in_dcm() {
-	python3 - "$1" <<'PY'
+	python3 -S - "$1" <<'PY'
 import sys
 lines = [l.split() for l in open(sys.argv[1]) if l.strip() != '-']
 def named(frame, func):
@@ -149,7 +149,7 @@ profile_ustack() {
 	     { if (open) print f; open = 0 }
 	     END { if (open) print f }' "$d/ustack-report5" >"$d/ustack-entry.frames"
 	ustack_by_address "$d/ustack-entry.frames" "$d/ustack-wl5.out"
-	pct=$(python3 - "$d/ustack-entry.frames" <<'PY'
+	pct=$(python3 -S - "$d/ustack-entry.frames" <<'PY'
 import sys
 lines = [l.split() for l in open(sys.argv[1])]
 good = sum(1 for f in lines if len(f) >= 4 and f[-1] == 'entry' and
@@ -178,7 +178,7 @@ PY
 		check "--ustack of a uprobe not in -e refused ($st), nothing left" \
 			eval '[ "$st" -ne 0 ] && [ ! -e "$d/ustack-rec6" ] &&
 			      grep -q "not a probe of -e" "$d/ustack-refuse3.out" &&
-			      [ -z "$(cat "$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
+			      [ -z "$(<"$RT/probe_events")" ] && [ "$(ustack_state)" = "$before" ]'
 	fi
 	echo "$RINGTRACE_USTACK_DEFAULT" >"$RT/ustack_depth"
 }

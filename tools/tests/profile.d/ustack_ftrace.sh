@@ -30,7 +30,7 @@ USTACK_FTRACE_INST=/sys/kernel/tracing/instances/rt-ustack
 # report's text; frames are NAME+0xOFF [MODULE], ftrace's own probe
 # (trace_event_raw_event_*) left out: ringtrace's start at the tracepoint.
 ustack_ftrace_compare() {
-	python3 - "$@" <<'PY'
+	python3 -S - "$@" <<'PY'
 import re, sys
 kind, rtfile, ftfile, tid, wlout = sys.argv[1:]
 funcs = []
@@ -114,7 +114,7 @@ PY
 # different aliases (__schedule or __sched_text_start on the debug
 # kernel, __x86_indirect_thunk_array or _rax on 6.12-rt).
 ustack_ftrace_canon() {
-	python3 - "$@" <<'PY'
+	python3 -S - "$@" <<'PY'
 import re, sys
 first, canon = {}, {}
 for line in open('/proc/kallsyms'):
@@ -134,7 +134,7 @@ profile_ustack_ftrace() {
 	# part runs alone.
 	declare -F ustack_frames >/dev/null || . "$REPO/tools/tests/profile.d/ustack.sh"
 	if ! mkdir "$USTACK_FTRACE_INST" 2>"$d/uftrace.err"; then
-		check "an ftrace instance for userstacktrace ($(cat "$d/uftrace.err"))" false
+		check "an ftrace instance for userstacktrace ($(<"$d/uftrace.err"))" false
 		return
 	fi
 	echo 'prev_comm == "ustack-workload"' >"$USTACK_FTRACE_INST/events/sched/sched_switch/filter"
@@ -162,7 +162,7 @@ profile_ustack_ftrace() {
 		[[ $kind == user ]] && rt=$d/uftrace-sleeper.rt
 		read -r nrt nft neq < <(ustack_ftrace_compare "$kind" "$rt" \
 			"$d/uftrace-ftrace.txt" "$tid" "$d/uftrace-wl.out" 2>"$d/uftrace-$kind.diff")
-		note "sleeper $tid: $kind stacks: $nrt by ringtrace, $nft by ftrace, $neq the same $(cat "$d/uftrace-$kind.diff")"
+		note "sleeper $tid: $kind stacks: $nrt by ringtrace, $nft by ftrace, $neq the same $(<"$d/uftrace-$kind.diff")"
 		check "$kind stacks vs ftrace: both saw >= 90 of the sleeper's switch-outs (${nrt:-?}, ${nft:-?})" \
 			[ "${nrt:-0}" -ge 90 -a "${nft:-0}" -ge 90 ]
 		check "$kind stacks vs ftrace: the same frames, switch-out by switch-out (${neq:-?} of ${nrt:-?})" \
