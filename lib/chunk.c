@@ -179,6 +179,9 @@ struct chunk_packer {
 	const struct chunk_table_ops *tops;	/* NULL: no thread table */
 	struct chunk_table tab;		/* the frames' records, while it is made */
 	bool tab_on;			/* for the chunk being packed */
+	const struct chunk_sched_ops *sops;	/* NULL: no scheduler records */
+	struct chunk_sched sched;	/* the frames' scheduler records */
+	bool sched_on;			/* for the chunk being packed */
 };
 
 static unsigned int umin(unsigned int a, unsigned int b)
@@ -274,6 +277,11 @@ void chunk_packer_set_table(struct chunk_packer *p, const struct chunk_table_ops
 	p->tops = ops;
 }
 
+void chunk_packer_set_sched(struct chunk_packer *p, const struct chunk_sched_ops *ops)
+{
+	p->sops = ops;
+}
+
 void chunk_packer_free(struct chunk_packer *p)
 {
 	if (!p)
@@ -285,6 +293,7 @@ void chunk_packer_free(struct chunk_packer *p)
 	free(p->out);
 	chunk_index_free(&p->ix);
 	chunk_table_free(&p->tab);
+	chunk_sched_free(&p->sched);
 	free(p);
 }
 
@@ -457,6 +466,26 @@ static void table_frame(struct chunk_packer *p)
 	}
 }
 
+/* The scheduler records no longer: what is left of them is freed. */
+static void sched_off(struct chunk_packer *p)
+{
+	p->sched_on = false;
+	chunk_sched_free(&p->sched);
+}
+
+/* The scheduler record of the frame just packed. */
+static void sched_frame(struct chunk_packer *p)
+{
+	struct chunk_sched_frame f = { 0 };
+
+	if (!p->sched_on)
+		return;
+	if (p->sops->frame_end(p->sops->arg, &f) || chunk_sched_add(&p->sched, &f)) {
+		free(f.threads);
+		sched_off(p);
+	}
+}
+
 /*
  * The index's frames hold ringtrace.ko's packets: their times never go
  * back.  Else no index is written (nor a table): readers then scan the
@@ -488,6 +517,30 @@ static int write_table(struct chunk_packer *p, int fd,
 	if (!buf)
 		return 0;	/* readers decode instead */
 	chunk_table_encode(&p->tab, buf);
+	err = write_all(fd, buf, len);
+	free(buf);
+	if (!err)
+		res->out += len;
+	return err;
+}
+
+/*
+ * The scheduler records (chunk_index.h) as a skippable frame in front of
+ * the thread table, a record per frame of the index.
+ */
+static int write_sched(struct chunk_packer *p, int fd,
+		       struct chunk_pack_result *res)
+{
+	size_t len = chunk_sched_size(&p->sched);
+	uint8_t *buf;
+	int err;
+
+	if (!p->sched_on || p->sched.n != p->ix.n || len > UINT32_MAX)
+		return 0;
+	buf = malloc(len);
+	if (!buf)
+		return 0;	/* readers decode instead */
+	chunk_sched_encode(&p->sched, buf);
 	err = write_all(fd, buf, len);
 	free(buf);
 	if (!err)
@@ -563,17 +616,23 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 			if (p->tab_on)
 				p->tops->packet(p->tops->arg, p->pkt, content,
 						res->content);
+			if (p->sched_on)
+				p->sops->packet(p->sops->arg, p->pkt, content,
+						res->content);
 			res->packets++;
 			res->content += content;
 		}
 		if (chunk_index_add(&p->ix, &entry))
 			return -ENOMEM;
 		table_frame(p);
+		sched_frame(p);
 		off = g;
 	}
 	if (!index_ok(&p->ix))
 		return 0;
-	err = write_table(p, fd, res);
+	err = write_sched(p, fd, res);
+	if (!err)
+		err = write_table(p, fd, res);
 	return err ? err : write_index(p, fd, res);
 }
 
@@ -618,11 +677,16 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	/* A failed earlier call may have left the compressor mid-frame. */
 	ZSTD_CCtx_reset(p->cctx, ZSTD_reset_session_only);
 	table_off(p);
+	sched_off(p);
 	p->tab_on = p->tops && !p->tops->begin(p->tops->arg, dirfd, name);
+	p->sched_on = p->sops && !p->sops->begin(p->sops->arg, dirfd, name);
 	err = pack_fd(p, in, (uint64_t)st.st_size, out, cancel, res);
 	if (p->tops)
 		p->tops->end(p->tops->arg);
+	if (p->sops)
+		p->sops->end(p->sops->arg);
 	table_off(p);
+	sched_off(p);
 	if (!err && fdatasync(out) < 0)
 		err = -errno;
 	if (close(out) < 0 && !err)

@@ -137,6 +137,24 @@ struct chunk_table_ops {
 };
 /* Every chunk @p packs from now on gets a thread table made by @ops (NULL: none). */
 void chunk_packer_set_table(struct chunk_packer *p, const struct chunk_table_ops *ops);
+
+struct chunk_sched_frame;
+
+/*
+ * What makes a packed chunk's scheduler records (chunk_index.h): the
+ * same calls as a thread table's maker gets (tools/lib/schedrec.c's),
+ * frame_end() giving the frame's scheduler record.  Records that cannot
+ * be made are left out, never the chunk unpacked.
+ */
+struct chunk_sched_ops {
+	int (*begin)(void *arg, int dirfd, const char *name);
+	void (*packet)(void *arg, const uint8_t *pkt, size_t len, uint64_t offset);
+	int (*frame_end)(void *arg, struct chunk_sched_frame *f);
+	void (*end)(void *arg);
+	void *arg;
+};
+/* Every chunk @p packs from now on gets scheduler records made by @ops (NULL: none). */
+void chunk_packer_set_sched(struct chunk_packer *p, const struct chunk_sched_ops *ops);
 /* Bytes of memory one packer takes at @level (libzstd's own estimate). */
 size_t chunk_pack_memory(int level);
 
