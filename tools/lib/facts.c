@@ -384,12 +384,7 @@ struct rt_table_maker {
 	bool reference;			/* rt_table_maker_set_reference() */
 };
 
-/*
- * The trace's metadata, @dirfd's "metadata", parsed again only when the
- * file changed (ringtraced replaces it when the event set grows, and it
- * declares every event of every chunk on disk: metadata.c).
- */
-static int load_metadata(struct rt_table_maker *m, int dirfd)
+int rt_metadata_reload(int dirfd, struct rt_metadata **mdp, struct stat *mst)
 {
 	int fd = openat(dirfd, "metadata", O_RDONLY | O_CLOEXEC);
 	struct rt_metadata *md = NULL;
@@ -403,10 +398,10 @@ static int load_metadata(struct rt_table_maker *m, int dirfd)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    st.st_size > (64 << 20))
 		goto out;
-	if (m->md && st.st_ino == m->mst.st_ino && st.st_dev == m->mst.st_dev &&
-	    st.st_size == m->mst.st_size &&
-	    st.st_mtim.tv_sec == m->mst.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == m->mst.st_mtim.tv_nsec) {
+	if (*mdp && st.st_ino == mst->st_ino && st.st_dev == mst->st_dev &&
+	    st.st_size == mst->st_size &&
+	    st.st_mtim.tv_sec == mst->st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == mst->st_mtim.tv_nsec) {
 		ret = 0;
 		goto out;
 	}
@@ -415,9 +410,9 @@ static int load_metadata(struct rt_table_maker *m, int dirfd)
 		goto out;
 	if (rt_metadata_parse(text, (size_t)st.st_size, "metadata", &md, &err))
 		goto out;
-	rt_metadata_free(m->md);
-	m->md = md;
-	m->mst = st;
+	rt_metadata_free(*mdp);
+	*mdp = md;
+	*mst = st;
 	ret = 0;
 out:
 	free(text);
@@ -445,7 +440,7 @@ static int maker_begin(void *arg, int dirfd, const char *name)
 	m->dead = false;
 	m->damage = m->notes = 0;
 	if (!chunk_parse_name(name, &cpu, &seq) || cpu >= RT_MAX_CPUS ||
-	    load_metadata(m, dirfd))
+	    rt_metadata_reload(dirfd, &m->md, &m->mst))
 		return -1;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->c = rt_collector_new(m->md);

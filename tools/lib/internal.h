@@ -62,6 +62,17 @@ void rt_stream_set_reference(struct rt_stream *s, bool on);
  */
 void rt_table_maker_set_reference(struct rt_table_maker *m, bool on);
 
+/*
+ * The trace's metadata, @dirfd's "metadata", into *@md -- parsed again
+ * only when the file changed since *@mst (ringtraced replaces it when the
+ * event set grows, and it declares every event of every chunk on disk:
+ * metadata.c): 0, or -1 (*@md kept).  The packers' makers' (facts.c,
+ * schedrec.c).
+ */
+struct stat;
+int rt_metadata_reload(int dirfd, struct rt_metadata **md, struct stat *mst);
+
+
 /* What a chunk set's manifest says a file is (rt_stream_promise()). */
 struct rt_promise {
 	char *path;
@@ -170,6 +181,12 @@ int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e);
  * when it is bad (said in @why).
  */
 int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
+		 char *why, size_t size);
+/*
+ * The scheduler records of the packed chunk @fd whose index is @ix
+ * (chunk_index.h): 0, 1 none there, -1 bad (@why).
+ */
+int rt_sched_get(int fd, const struct chunk_index *ix, struct chunk_sched *s,
 		 char *why, size_t size);
 /* The first packet header of the frame (packet) at @coff into @pi: 0, or -1. */
 int rt_index_first_packet(int fd, bool zst, uint64_t coff,

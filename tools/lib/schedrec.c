@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scheduler records: what one CPU's frames do to a scheduling walk's state
+ * (tools/cli/sql/schedwalk.c), frame by frame (lib/chunk_index.h), so that
+ * a reader learns each thread's state at a time without decoding the
+ * frames before it.
+ *
+ * A record is fed one CPU's items of one frame in order and depends on
+ * them alone: what it needs of the state at the frame's start (who runs
+ * on the CPU, who owns its events, its interrupt depth) it keeps as a
+ * function of that state, which the reader composes.  The rules are the
+ * walk's, restated per CPU:
+ *
+ *  - a sched_switch: the CPU's thread is no longer running (a "mark" of
+ *    it: of the thread the frame's previous switch put there, or, for the
+ *    frame's first switch, of the one at its start), then prev_tid leaves
+ *    in prev_state (when both are known), then next_tid runs; it resets
+ *    the interrupt depth and makes next_tid the owner of what follows;
+ *  - a wakeup (sched_waking, sched_wakeup, sched_wakeup_new) of tid: it
+ *    counts for the walk only when tid is neither running nor runnable
+ *    then, which depends on every CPU; so a record keeps, per thread, its
+ *    last switch and the first wakeup and mark after it (or in the frame,
+ *    without one), and the last of each, for the reader to tell whether a
+ *    switch elsewhere falls between them (then it decodes);
+ *  - irq_handler_entry / irq_softirq_entry raise the depth, their exits
+ *    lower it (not below zero), a loss resets it and makes the owner
+ *    unknown; a loss in front of the chunk's first packet is left to the
+ *    reader (it knows the chunk before);
+ *  - ringtrace_statedump_cpu names the owner if none is known.
+ *
+ * The packer's maker (below) feeds a record from the packets it packs,
+ * as the thread tables' maker does (facts.c); a frame read past damage
+ * gets no record (CHUNK_SCHED_UNLEARNT): its reader decodes it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "../../lib/chunk.h"
+
+enum sr_kind { S_OTHER, S_SWITCH, S_WAKEUP, S_IRQ_ENTRY, S_IRQ_EXIT, S_DUMP_CPU };
+
+struct rt_schedrec {
+	struct chunk_sched_frame cur;	/* threads: in @threads until handed out */
+	struct rt_tidmap threads;	/* struct chunk_sched_thread by tid */
+	bool have_packet;
+	bool switched;			/* @tid is the CPU's thread (else the start's) */
+	int32_t tid;
+	/* The last event's description, what it is, and whether it names the owner. */
+	const struct rt_event_desc *ev;
+	enum sr_kind kind;
+	bool owner_fields;
+	bool oom;
+	bool keep;			/* rt_schedrec_keep_events() */
+	struct rt_sched_event *evs;
+	size_t nr_evs, cap_evs;
+};
+
+struct rt_schedrec *rt_schedrec_new(void)
+{
+	struct rt_schedrec *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	rt_tidmap_init(&r->threads, sizeof(struct chunk_sched_thread));
+	return r;
+}
+
+void rt_schedrec_free(struct rt_schedrec *r)
+{
+	if (!r)
+		return;
+	rt_tidmap_free(&r->threads);
+	free(r->evs);
+	free(r);
+}
+
+void rt_schedrec_keep_events(struct rt_schedrec *r)
+{
+	r->keep = true;
+}
+
+const struct rt_sched_event *rt_schedrec_events(const struct rt_schedrec *r, size_t *nr)
+{
+	*nr = r->nr_evs;
+	return r->evs;
+}
+
+/* A mark or wakeup kept (rt_schedrec_keep_events()). */
+static struct rt_sched_event *keep(struct rt_schedrec *r, int32_t tid,
+				   enum rt_sched_event_kind kind, uint64_t ts)
+{
+	struct rt_sched_event *e;
+
+	if (!r->keep)
+		return NULL;
+	if (r->nr_evs == r->cap_evs) {
+		size_t cap = r->cap_evs ? 2 * r->cap_evs : 64;
+
+		e = reallocarray(r->evs, cap, sizeof(*e));
+		if (!e) {
+			r->oom = true;
+			return NULL;
+		}
+		r->evs = e;
+		r->cap_evs = cap;
+	}
+	e = &r->evs[r->nr_evs++];
+	*e = (struct rt_sched_event){ .tid = tid, .kind = kind, .ts = ts };
+	return e;
+}
+
+static enum sr_kind kind_of(struct rt_schedrec *r, const struct rt_event_desc *ev)
+{
+	static const char *const owner[][2] = {
+		{ "sched_switch", "prev_comm" }, { "sched_switch", "next_comm" },
+		{ "ringtrace_statedump_cpu", "comm" },
+	};
+
+	if (ev == r->ev)
+		return r->kind;
+	r->ev = ev;
+	r->kind = !strcmp(ev->name, "sched_switch") ? S_SWITCH :
+		  !strcmp(ev->name, "sched_waking") ||
+		  !strcmp(ev->name, "sched_wakeup") ||
+		  !strcmp(ev->name, "sched_wakeup_new") ? S_WAKEUP :
+		  !strcmp(ev->name, "irq_handler_entry") ||
+		  !strcmp(ev->name, "irq_softirq_entry") ? S_IRQ_ENTRY :
+		  !strcmp(ev->name, "irq_handler_exit") ||
+		  !strcmp(ev->name, "irq_softirq_exit") ? S_IRQ_EXIT :
+		  !strcmp(ev->name, "ringtrace_statedump_cpu") ? S_DUMP_CPU : S_OTHER;
+	/* The owner is what threads.c takes it for: only from events whose fields it reads. */
+	r->owner_fields = !ev->unsupported;
+	for (size_t i = 0; i < sizeof(owner) / sizeof(owner[0]); i++)
+		if (!strcmp(ev->name, owner[i][0]) &&
+		    rt_event_field(ev, owner[i][1], RT_USE_TEXT) < 0)
+			r->owner_fields = false;
+	if (r->kind == S_SWITCH)
+		r->owner_fields &= rt_event_field(ev, "prev_tid", RT_USE_INT) >= 0 &&
+				   rt_event_field(ev, "next_tid", RT_USE_INT) >= 0;
+	if (r->kind == S_DUMP_CPU)
+		r->owner_fields &= rt_event_field(ev, "tid", RT_USE_INT) >= 0 &&
+				   rt_event_field(ev, "pid", RT_USE_INT) >= 0;
+	return r->kind;
+}
+
+static int64_t field(const struct rt_item *it, const char *name, int64_t none)
+{
+	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+
+	return v ? rt_field_s64(v, 0) : none;
+}
+
+/* @tid's record in the frame (made empty). */
+static struct chunk_sched_thread *thread(struct rt_schedrec *r, int32_t tid)
+{
+	bool created;
+	struct chunk_sched_thread *t = rt_tidmap_get(&r->threads, tid, &created);
+
+	if (!t)
+		r->oom = true;
+	return t;
+}
+
+/* @tid's switch at @ts: what came after its previous one no longer counts. */
+static void thread_switch(struct rt_schedrec *r, int32_t tid, uint64_t ts, bool in,
+			  int64_t state)
+{
+	struct chunk_sched_thread *t = thread(r, tid);
+
+	if (!t)
+		return;
+	*t = (struct chunk_sched_thread){ .tid = tid, .switch_ts = ts,
+					  .state = in ? 0 : state,
+					  .flags = CHUNK_SCHED_T_SWITCH |
+						   (in ? CHUNK_SCHED_T_IN : 0) };
+	keep(r, tid, RT_SCHED_SWITCH, ts);
+}
+
+/* @tid stops running at @ts (its CPU switched). */
+static void thread_mark(struct rt_schedrec *r, int32_t tid, uint64_t ts)
+{
+	struct chunk_sched_thread *t = thread(r, tid);
+
+	if (!t)
+		return;
+	if (!(t->flags & CHUNK_SCHED_T_MARK)) {
+		t->flags |= CHUNK_SCHED_T_MARK;
+		t->mark_ts = ts;
+	}
+	t->mark_last = ts;
+	keep(r, tid, RT_SCHED_MARK, ts);
+}
+
+static void on_wakeup(struct rt_schedrec *r, const struct rt_item *it)
+{
+	int32_t tid = (int32_t)field(it, "tid", -1);
+	struct chunk_sched_thread *t, w = { 0 };
+	struct rt_sched_event *e;
+
+	if (tid <= 0 || !(t = thread(r, tid)))
+		return;
+	w.target_cpu = (int32_t)field(it, "target_cpu", -1);
+	w.wake_irq = r->cur.irq;
+	switch (r->cur.owner_change) {
+	case CHUNK_CPU_SAME:
+		w.flags = CHUNK_SCHED_T_WAKER_START;
+		break;
+	case CHUNK_CPU_FILL:
+		w.flags = CHUNK_SCHED_T_WAKER_FILL;
+		/* fall through */
+	default:
+		w.waker = r->cur.owner;
+	}
+	e = keep(r, tid, RT_SCHED_WAKE, it->timestamp);
+	if (e) {
+		e->target_cpu = w.target_cpu;
+		e->waker = w.waker;
+		e->flags = w.flags;
+		e->irq = w.wake_irq;
+	}
+	t->wake_last = it->timestamp;
+	if (t->flags & CHUNK_SCHED_T_WAKE)
+		return;
+	t->flags |= CHUNK_SCHED_T_WAKE | w.flags;
+	t->wake_ts = it->timestamp;
+	t->target_cpu = w.target_cpu;
+	t->waker = w.waker;
+	t->wake_irq = w.wake_irq;
+}
+
+static void on_switch(struct rt_schedrec *r, const struct rt_item *it)
+{
+	int32_t prev = (int32_t)field(it, "prev_tid", -1);
+	int32_t next = (int32_t)field(it, "next_tid", -1);
+	int64_t state = field(it, "prev_state", -1);
+	struct chunk_sched_frame *f = &r->cur;
+
+	if (!(f->flags & CHUNK_SCHED_SWITCHED)) {
+		f->flags |= CHUNK_SCHED_SWITCHED;
+		f->first_switch = it->timestamp;
+	} else if (r->tid > 0) {
+		thread_mark(r, r->tid, it->timestamp);
+	}
+	f->irq = (struct chunk_irq_fn){ .reset = true };
+	if (prev > 0 && state >= 0)
+		thread_switch(r, prev, it->timestamp, false, state);
+	if (next > 0)
+		thread_switch(r, next, it->timestamp, true, 0);
+	r->switched = true;
+	r->tid = next;
+	f->last_switch = it->timestamp;
+	f->prev_tid = prev;
+	f->next_tid = next;
+	f->next_prio = field(it, "next_prio", INT64_MIN);
+	if (r->owner_fields) {
+		f->owner_change = CHUNK_CPU_SET;
+		f->owner = next;
+	}
+}
+
+/* The owner a state dump names, if none is known (facts.c's compose()). */
+static void on_dump_cpu(struct rt_schedrec *r, const struct rt_item *it)
+{
+	struct chunk_sched_frame *f = &r->cur;
+	int32_t tid = (int32_t)field(it, "tid", -1);
+
+	if (!r->owner_fields)
+		return;
+	if (f->owner_change == CHUNK_CPU_SAME) {
+		f->owner_change = CHUNK_CPU_FILL;
+		f->owner = tid;
+	} else if (f->owner < 0) {
+		f->owner = tid;
+	}
+}
+
+void rt_schedrec_item(struct rt_schedrec *r, const struct rt_item *it)
+{
+	struct chunk_sched_frame *f = &r->cur;
+	struct chunk_irq_fn *irq = &f->irq;
+
+	if (it->packet) {
+		if (!r->have_packet) {
+			f->first_seq = it->packet->seq;
+			f->first_discarded = it->packet->events_discarded;
+			r->have_packet = true;
+		}
+		f->last_seq = it->packet->seq;
+		f->last_discarded = it->packet->events_discarded;
+	}
+	if (it->type == RT_ITEM_LOST) {
+		if (it->lost_first)
+			return;
+		*irq = (struct chunk_irq_fn){ .reset = true };
+		f->owner_change = CHUNK_CPU_SET;
+		f->owner = -1;
+		return;
+	}
+	if (it->type != RT_ITEM_EVENT)
+		return;
+	switch (kind_of(r, it->event)) {
+	case S_SWITCH:
+		on_switch(r, it);
+		break;
+	case S_WAKEUP:
+		on_wakeup(r, it);
+		break;
+	case S_IRQ_ENTRY:
+		irq->add++;
+		break;
+	case S_IRQ_EXIT:
+		if (irq->add)
+			irq->add--;
+		else if (!irq->reset)
+			irq->drop++;
+		break;
+	case S_DUMP_CPU:
+		on_dump_cpu(r, it);
+		break;
+	case S_OTHER:
+		break;
+	}
+}
+
+void rt_schedrec_unlearnt(struct rt_schedrec *r)
+{
+	r->cur.flags |= CHUNK_SCHED_UNLEARNT;
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct chunk_sched_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+int rt_schedrec_peek(const struct rt_schedrec *r, struct chunk_sched_frame *f)
+{
+	*f = r->cur;
+	f->threads = NULL;
+	f->nr_threads = 0;
+	if (r->oom)
+		return -ENOMEM;
+	if (f->flags & CHUNK_SCHED_UNLEARNT) {
+		/* Nothing of it is believed: the seq numbers alone stay. */
+		*f = (struct chunk_sched_frame){ .flags = CHUNK_SCHED_UNLEARNT,
+			.first_seq = r->cur.first_seq, .first_discarded = r->cur.first_discarded,
+			.last_seq = r->cur.last_seq, .last_discarded = r->cur.last_discarded };
+		return 0;
+	}
+	if (!r->threads.used)
+		return 0;
+	f->threads = calloc(r->threads.used, sizeof(*f->threads));
+	if (!f->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->threads.cap; i++) {
+		const struct chunk_sched_thread *t = rt_tidmap_slot(&r->threads, i);
+
+		if (t)
+			f->threads[f->nr_threads++] = *t;
+	}
+	qsort(f->threads, f->nr_threads, sizeof(*f->threads), by_tid);
+	return 0;
+}
+
+int rt_schedrec_end_frame(struct rt_schedrec *r, struct chunk_sched_frame *f)
+{
+	int err = rt_schedrec_peek(r, f);
+
+	rt_tidmap_free(&r->threads);
+	rt_tidmap_init(&r->threads, sizeof(struct chunk_sched_thread));
+	r->cur = (struct chunk_sched_frame){ 0 };
+	r->nr_evs = 0;
+	r->have_packet = r->switched = r->oom = false;
+	r->tid = 0;
+	return err;
+}
+
+/* ---- the packer's maker ---------------------------------------------------------------- */
+
+struct rt_sched_maker {
+	struct chunk_sched_ops ops;
+	struct rt_metadata *md;
+	struct stat mst;		/* of the metadata parsed */
+	struct rt_stream *s;
+	struct rt_schedrec *r;
+	char name[CHUNK_NAME_MAX];
+	unsigned int damage, notes;	/* the stream's, so far */
+	bool dead;			/* it failed: nothing more is learnt */
+};
+
+static void maker_end(void *arg)
+{
+	struct rt_sched_maker *m = arg;
+
+	rt_stream_close(m->s);
+	rt_schedrec_free(m->r);
+	m->s = NULL;
+	m->r = NULL;
+}
+
+static bool wanted(void *arg, const struct rt_event_desc *ev)
+{
+	struct rt_sched_maker *m = arg;
+
+	return kind_of(m->r, ev) != S_OTHER;
+}
+
+static int maker_begin(void *arg, int dirfd, const char *name)
+{
+	struct rt_sched_maker *m = arg;
+	unsigned int cpu, seq;
+	struct rt_error err;
+
+	maker_end(m);
+	m->dead = false;
+	m->damage = m->notes = 0;
+	if (!chunk_parse_name(name, &cpu, &seq) || cpu >= RT_MAX_CPUS ||
+	    rt_metadata_reload(dirfd, &m->md, &m->mst))
+		return -1;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	m->r = rt_schedrec_new();
+	if (!m->r || rt_stream_open_fed(&m->s, m->md, (int)cpu, &err) ||
+	    rt_stream_set_wanted(m->s, wanted, m)) {
+		maker_end(m);
+		return -1;
+	}
+	rt_stream_set_tolerant(m->s, true);
+	return 0;
+}
+
+static void maker_packet(void *arg, const uint8_t *pkt, size_t len, uint64_t offset)
+{
+	struct rt_sched_maker *m = arg;
+	struct rt_error err;
+	struct rt_item it;
+	int r = 0;
+
+	if (m->dead)
+		return;
+	if (rt_stream_feed_lent(m->s, m->name, offset, pkt, len, &err))
+		r = -1;
+	else
+		while ((r = rt_stream_next(m->s, &it, &err)) > 0)
+			rt_schedrec_item(m->r, &it);
+	/* Damage read past (or dropped): the frame is what a reader decodes. */
+	if (r < 0 || rt_stream_nr_damage(m->s) != m->damage ||
+	    rt_stream_nr_notes(m->s) != m->notes)
+		rt_schedrec_unlearnt(m->r);
+	m->damage = rt_stream_nr_damage(m->s);
+	m->notes = rt_stream_nr_notes(m->s);
+	m->dead = r < 0;
+}
+
+static int maker_frame_end(void *arg, struct chunk_sched_frame *f)
+{
+	struct rt_sched_maker *m = arg;
+
+	if (m->dead)
+		rt_schedrec_unlearnt(m->r);
+	return rt_schedrec_end_frame(m->r, f);
+}
+
+struct rt_sched_maker *rt_sched_maker_new(void)
+{
+	struct rt_sched_maker *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->ops = (struct chunk_sched_ops){
+		.begin = maker_begin,
+		.packet = maker_packet,
+		.frame_end = maker_frame_end,
+		.end = maker_end,
+		.arg = m,
+	};
+	return m;
+}
+
+void rt_sched_maker_free(struct rt_sched_maker *m)
+{
+	if (!m)
+		return;
+	maker_end(m);
+	rt_metadata_free(m->md);
+	free(m);
+}
+
+const struct chunk_sched_ops *rt_sched_maker_ops(struct rt_sched_maker *m)
+{
+	return &m->ops;
+}
