@@ -77,6 +77,7 @@ import random
 import re
 import shutil
 import struct
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -803,6 +804,90 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
             with open(os.path.join(d, 'cpu%d-%06d.zst' % (c, k + 1)), 'wb') as f:
                 f.write(td.stored_chunk(pks[k * third:(k + 1) * third]))
     return d
+
+
+SCHEDREC = re.compile(r'schedrec check: member 0: (\d+) points: (\d+) equal, (\d+) not told, '
+                      r'(\d+) differ; .* (\d+) frames read: (\d+) differ, (\d+) unlearnt')
+
+
+def real_packed(d, damage=None):
+    """The recorded trace (6.12, 2 CPUs, a state dump, irqs, wakeups and
+    cpu1's full-buffer losses) as three stored chunks a CPU, packed in
+    4 KiB frames; @damage=(cpu, k): packet k of that CPU gets an unknown
+    event id first.  Returns it and {file: the packets it holds}."""
+    plain = d + '-plain'
+    r = td.rt('unpack', REAL_TRACE, plain)
+    check(r.returncode == 0, 'unpack: ' + r.stderr)
+    os.makedirs(d)
+    shutil.copy(os.path.join(plain, 'metadata'), d)
+    want = {}
+    for cpu in (0, 1):
+        data = bytearray(open(os.path.join(plain, 'cpu%d' % cpu), 'rb').read())
+        offs = td.packets_of(data) + [len(data)]
+        if damage and damage[0] == cpu:
+            struct.pack_into('<I', data, offs[damage[1]] + 88, 29)
+        pks = [bytes(data[offs[i]:offs[i + 1]]) for i in range(len(offs) - 1)]
+        third = (len(pks) + 2) // 3
+        for k in range(3):
+            name = 'cpu%d-%06d.zst' % (cpu, k + 1)
+            want[name] = b''.join(pks[k * third:(k + 1) * third])
+            with open(os.path.join(d, name), 'wb') as f:
+                f.write(td.stored_chunk(pks[k * third:(k + 1) * third]))
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    return d, want
+
+
+def schedrec_check(d, status=0):
+    """The records' check of @d's checkpoints (RINGTRACE_SQL_SCHEDREC_CHECK):
+    (points, equal, not told, differ, frames, frames differ, unlearnt)."""
+    r = sql(d, 'SELECT count(*) FROM thread_state WHERE ts > 1', '--no-cache',
+            env={'RINGTRACE_SQL_SCHEDREC_CHECK': '1'}, status=status)
+    m = SCHEDREC.search(r.stderr)
+    check(m, '%s: no check of the scheduler records: %s' % (d, r.stderr[-1500:]))
+    return tuple(map(int, m.groups()))
+
+
+@test
+def sched_records_are_the_walks(ctx):
+    """Packed chunks carry scheduler records (issue 31): at every
+    checkpoint the walk that builds thread_state's checkpoints takes, and
+    at its end, the state the records of every CPU give -- the frames
+    they cannot tell about decoded, as a reader decodes the frame a point
+    lies in -- is the walk's, each CPU and thread; and each frame's record
+    is the one its items make.  On the scheduler mix (wakeups, irqs
+    nested and left open, losses; three chunks a CPU; frames of 4 and 16
+    KiB), on the recorded 6.12 trace packed, and on it with a damaged
+    packet (its frame's record says to decode it: it is, and the states
+    are still the walk's).  zstd -d of a packed chunk is its packets alone
+    (what babeltrace2 reads); a trace without records is read as before."""
+    cases = []
+    for frame in ('4K', '16K'):
+        d = ctx.path('mix' + frame)
+        sched_mix_trace(d)
+        r = td.rt('compress', '--frame-size', frame, '-j', '1', d)
+        check(r.returncode == 0, 'compress: ' + r.stderr)
+        cases.append((d, 0, 0))
+    real, want = real_packed(ctx.path('real'))
+    cases.append((real, 0, 0))
+    cases.append((real_packed(ctx.path('real-damaged'), (1, 3))[0], 3, 1))
+    for d, status, unlearnt in cases:
+        pts, eq, untold, differ, frames, fdiffer, unl = schedrec_check(d, status)
+        check(pts > 500 and eq == pts and not untold and not differ,
+              '%s: %d points, %d equal, %d not told, %d differ' % (d, pts, eq, untold, differ))
+        check(frames > 20 and not fdiffer and unl == unlearnt,
+              '%s: %d frames read, %d records differ from their items\', %d unlearnt (want %d)' %
+              (d, frames, fdiffer, unl, unlearnt))
+    for name, packets in sorted(want.items()):
+        path = os.path.join(real, name)
+        check(struct.pack('<I', 0x184D2A5D) in open(path, 'rb').read(),
+              '%s: no scheduler records' % name)
+        out = subprocess.run(['zstd', '-dcq', path], stdout=subprocess.PIPE, check=True).stdout
+        check(out == packets, '%s: zstd -d gives more than its packets' % name)
+    r = sql(REAL_TRACE, 'SELECT count(*) FROM thread_state WHERE ts > 1', '--no-cache',
+            env={'RINGTRACE_SQL_SCHEDREC_CHECK': '1'})
+    check('no scheduler records' in r.stderr and not SCHEDREC.search(r.stderr),
+          'a trace without records: %s' % r.stderr[-800:])
 
 
 SPAN_TABLES = {

@@ -13,6 +13,7 @@
 
 #include "ckpts.h"
 #include "runidx.h"
+#include "schedpack.h"
 #include "schedwalk.h"
 #include "sqlcache.h"
 
@@ -82,6 +83,7 @@ struct schedwalk {
 	const struct sw_index *ix;
 	size_t stop;			/* ix->ck[stop]: not read from there; 0: to the end */
 	struct sw_index *build;		/* building one: spans go here */
+	struct sp_check *check;		/* building: the records checked (schedpack.h) */
 	/*
 	 * utid = X in the member read ("utid = X" below): only X's
 	 * spans; the stretches [ck[from], ck[stop]) read, as pairs in @rng,
@@ -459,12 +461,61 @@ void schedwalk_index_free(struct sw_index *ix)
 	free(ix);
 }
 
+static int cpu_cmp(const void *a, const void *b)
+{
+	const struct sp_cpu_state *x = a, *y = b;
+
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct sp_thread_state *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The walk's state now against the scheduler records' (schedpack.h's check). */
+static void check_now(struct schedwalk *w)
+{
+	struct sp_state st = { 0 };
+
+	st.cpus = calloc(w->cpus.used + 1, sizeof(*st.cpus));
+	st.threads = calloc(w->threads.used + 1, sizeof(*st.threads));
+	if (!st.cpus || !st.threads)
+		die("out of memory");
+	for (size_t i = 0; i < w->cpus.cap; i++) {
+		const struct sw_cpu *c = rt_tidmap_slot(&w->cpus, i);
+
+		if (c)
+			st.cpus[st.nr_cpus++] = (struct sp_cpu_state){
+				.cpu = (uint32_t)c->cpu, .tid = c->tid, .since = (uint64_t)c->since,
+				.prio = c->prio, .switch_ts = (uint64_t)c->switch_ts,
+				.switch_prev = c->switch_prev, .irqs = c->irqs };
+	}
+	for (size_t i = 0; i < w->threads.cap; i++) {
+		const struct sw_thread *t = rt_tidmap_slot(&w->threads, i);
+
+		if (t && (t->open || t->running))
+			st.threads[st.nr_threads++] = (struct sp_thread_state){
+				.tid = t->tid, .running = t->running, .open = t->open,
+				.state = t->state, .since = (uint64_t)t->since, .cpu = t->cpu,
+				.waker = t->waker, .irq = t->irq };
+	}
+	qsort(st.cpus, st.nr_cpus, sizeof(*st.cpus), cpu_cmp);
+	qsort(st.threads, st.nr_threads, sizeof(*st.threads), thread_cmp);
+	spcheck_state(w->check, &st);
+	sp_state_free(&st);
+}
+
 /* The walk's state now, into checkpoint @el (ckpts_take()'s fill). */
 static void ckpt_fill(void *el, void *arg)
 {
 	struct schedwalk *w = arg;
 	struct sw_ckpt *k = el;
 
+	if (w->check)
+		check_now(w);
 	k->cpus = calloc(w->cpus.used + 1, sizeof(*k->cpus));
 	k->threads = calloc(w->threads.used + 1, sizeof(*k->threads));
 	if (!k->cpus || !k->threads)
@@ -551,9 +602,11 @@ static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 	b->build = ix;
 	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
 	ckpts_take(&ix->ck, INT64_MIN, ckpt_fill, b);
+	b->check = spcheck_open(&ic, m);
 	r = member_start(b, m);
 	while (r >= 0 && b->scan)
 		r = member_row(b);
+	spcheck_close(b->check);
 	if (r < 0) {
 		c->err = ic.err;
 		schedwalk_index_free(ix);
@@ -984,6 +1037,8 @@ static void member_finish(struct schedwalk *w)
 	scan_close(w->scan);
 	w->scan = NULL;
 	if (!w->stop) {
+		if (w->check)
+			check_now(w);
 		member_end(w);
 		if (w->build)
 			index_drain(w);
@@ -1020,6 +1075,8 @@ static int member_row(struct schedwalk *w)
 	/* A checkpoint before the first item of a new ts, every spacing items. */
 	if (ix && ckpts_due(&ix->ck, row.ts, w->last))
 		ckpts_take(&ix->ck, row.ts, ckpt_fill, w);
+	if (w->check)
+		spcheck_item(w->check, row.it);
 	w->last = row.ts;
 	if (row.it->type == RT_ITEM_EVENT) {
 		switch (kind(w, row.it->event)) {
