@@ -464,7 +464,7 @@ static bool sched_record_ok(const struct chunk_sched_frame *r, const struct chun
 	    (r->owner_change == CHUNK_CPU_SAME && r->owner))
 		return false;
 	if (r->flags & CHUNK_SCHED_UNLEARNT)
-		return r->flags == CHUNK_SCHED_UNLEARNT && !r->nr_threads &&
+		return r->flags == CHUNK_SCHED_UNLEARNT && !r->nr_threads && !r->irq.reset &&
 		       !r->first_switch && !r->last_switch && !r->prev_tid && !r->next_tid &&
 		       !r->next_prio && !r->irq.drop && !r->irq.add && !r->owner_change;
 	if (r->flags & CHUNK_SCHED_SWITCHED)
@@ -504,6 +504,7 @@ int chunk_sched_parse(const uint8_t *buf, size_t len, const struct chunk_index *
 		      struct chunk_sched *s, char *why, size_t size)
 {
 	const uint8_t *f = buf + len - CHUNK_SCHED_FOOTER, *p, *end;
+	bool bad;
 
 	memset(s, 0, sizeof(*s));
 	if (len < CHUNK_INDEX_HEADER + CHUNK_SCHED_FOOTER ||
@@ -555,6 +556,8 @@ int chunk_sched_parse(const uint8_t *buf, size_t len, const struct chunk_index *
 		r->owner_change = (uint32_t)rt_get_le(p + 80, 4);
 		r->owner = (int32_t)(uint32_t)rt_get_le(p + 84, 4);
 		p += CHUNK_SCHED_RECORD;
+		/* In memory the depth's reset is irq.reset alone (and the same below). */
+		r->flags &= ~CHUNK_SCHED_IRQ_RESET;
 		if (!sched_record_ok(r, e)) {
 			snprintf(why, size, "record %zu: not a frame's", s->n);
 			goto bad;
@@ -584,7 +587,9 @@ int chunk_sched_parse(const uint8_t *buf, size_t len, const struct chunk_index *
 			t->waker = (int32_t)(uint32_t)rt_get_le(p + 60, 4);
 			t->wake_irq.drop = (uint32_t)rt_get_le(p + 64, 4);
 			t->wake_irq.add = (uint32_t)rt_get_le(p + 68, 4);
-			if (!sched_thread_ok(t, e) || (k && t->tid <= t[-1].tid)) {
+			bad = !sched_thread_ok(t, e) || (k && t->tid <= t[-1].tid);
+			t->flags &= ~CHUNK_SCHED_T_WAKE_IRQ_RESET;
+			if (bad) {
 				snprintf(why, size, "record %zu: thread %u is not one of the frame's",
 					 s->n, k);
 				s->n++;

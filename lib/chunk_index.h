@@ -297,7 +297,7 @@ static inline uint32_t chunk_irq_apply(const struct chunk_irq_fn *f, uint32_t d)
 
 struct chunk_sched_thread {
 	int32_t tid;
-	uint32_t flags;
+	uint32_t flags;			/* but _T_WAKE_IRQ_RESET: wake_irq.reset */
 	uint64_t switch_ts;
 	int64_t state;			/* prev_state (not _T_IN) */
 	uint64_t mark_ts, mark_last;
@@ -307,7 +307,7 @@ struct chunk_sched_thread {
 };
 
 struct chunk_sched_frame {
-	uint32_t flags;
+	uint32_t flags;			/* but _IRQ_RESET: irq.reset */
 	uint32_t nr_threads;
 	uint64_t first_seq, first_discarded;
 	uint64_t last_seq, last_discarded;
