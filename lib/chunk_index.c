@@ -10,17 +10,106 @@
 #include "chunk_index.h"
 #include "le.h"
 
+/* Room in *@v (*@cap elements of @elem bytes) for element @n: 0, or -ENOMEM. */
+static int grow(void **v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t c = *cap ? 2 * *cap : first;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = reallocarray(*v, c, elem);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+/*
+ * The thread table and the scheduler records are frames of one shape:
+ * magic and length, @len bytes of records, then a 32-byte footer -- XXH64
+ * of the records, their number, a record's and an item's size, the
+ * version, the records' bytes, the tag.
+ */
+struct trailer {
+	uint32_t magic, tag, version, record, item;
+	const char *what;
+};
+
+_Static_assert(CHUNK_SCHED_FOOTER == CHUNK_TABLE_FOOTER, "one footer for both frames");
+
+static const struct trailer table_trailer = {
+	CHUNK_TABLE_MAGIC, CHUNK_TABLE_TAG, CHUNK_TABLE_VERSION, CHUNK_TABLE_RECORD,
+	CHUNK_TABLE_FACT, "a thread table",
+};
+
+static const struct trailer sched_trailer = {
+	CHUNK_SCHED_MAGIC, CHUNK_SCHED_TAG, CHUNK_SCHED_VERSION, CHUNK_SCHED_RECORD,
+	CHUNK_SCHED_THREAD, "scheduler records",
+};
+
+/* @buf's magic and length, and its footer at @p after @len bytes of @n records. */
+static void trailer_put(const struct trailer *t, uint8_t *buf, uint8_t *p, size_t len, size_t n)
+{
+	rt_put_le(buf, t->magic, 4);
+	rt_put_le(buf + 4, len + CHUNK_TABLE_FOOTER, 4);
+	rt_put_le(p, XXH64(buf + CHUNK_INDEX_HEADER, len, 0), 8);
+	rt_put_le(p + 8, n, 4);
+	rt_put_le(p + 12, t->record, 4);
+	rt_put_le(p + 16, t->item, 4);
+	rt_put_le(p + 20, t->version, 4);
+	rt_put_le(p + 24, len, 4);
+	rt_put_le(p + 28, t->tag, 4);
+}
+
+/* The frame in front of @room bytes whose footer is @footer: its bytes, 0 none. */
+static uint64_t trailer_size(const struct trailer *t, const uint8_t *footer, uint64_t room)
+{
+	uint64_t n = CHUNK_INDEX_HEADER + rt_get_le(footer + 24, 4) + CHUNK_TABLE_FOOTER;
+
+	if (rt_get_le(footer + 28, 4) != t->tag)
+		return 0;
+	/* Whatever it says, no more than there is: the parse says what is wrong. */
+	return n <= room ? n : room;
+}
+
+/*
+ * @buf, @len bytes, is such a frame of @n records, whole (its checksum):
+ * 0, or -1 with the reason in @why.
+ */
+static int trailer_check(const struct trailer *t, const uint8_t *buf, size_t len, size_t n,
+			 char *why, size_t size)
+{
+	const uint8_t *f = buf + len - CHUNK_TABLE_FOOTER;
+
+	if (len < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER || rt_get_le(f + 28, 4) != t->tag)
+		goto bad_size;
+	if (rt_get_le(f + 20, 4) != t->version || rt_get_le(f + 12, 4) != t->record ||
+	    rt_get_le(f + 16, 4) != t->item) {
+		snprintf(why, size, "not %s of version %u", t->what, t->version);
+		return -1;
+	}
+	if (rt_get_le(buf, 4) != t->magic ||
+	    rt_get_le(buf + 4, 4) != len - CHUNK_INDEX_HEADER ||
+	    rt_get_le(f + 24, 4) != len - CHUNK_INDEX_HEADER - CHUNK_TABLE_FOOTER ||
+	    rt_get_le(f + 8, 4) != n)
+		goto bad_size;
+	if (XXH64(buf + CHUNK_INDEX_HEADER, len - CHUNK_INDEX_HEADER - CHUNK_TABLE_FOOTER, 0) !=
+	    rt_get_le(f, 8)) {
+		snprintf(why, size, "its checksum does not match its records");
+		return -1;
+	}
+	return 0;
+bad_size:
+	snprintf(why, size, "its sizes disagree with the index's %zu frames", n);
+	return -1;
+}
+
 int chunk_index_add(struct chunk_index *ix, const struct chunk_index_entry *e)
 {
-	if (ix->n == ix->cap) {
-		size_t cap = ix->cap ? 2 * ix->cap : 64;
-		struct chunk_index_entry *n = realloc(ix->e, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		ix->e = n;
-		ix->cap = cap;
-	}
+	if (grow((void **)&ix->e, &ix->cap, ix->n, sizeof(*e), 64))
+		return -ENOMEM;
 	ix->e[ix->n++] = *e;
 	return 0;
 }
@@ -136,15 +225,8 @@ bad:
 
 int chunk_table_add(struct chunk_table *t, struct chunk_table_frame *f)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		struct chunk_table_frame *n = realloc(t->f, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->f = n;
-		t->cap = cap;
-	}
+	if (grow((void **)&t->f, &t->cap, t->n, sizeof(*f), 16))
+		return -ENOMEM;
 	t->f[t->n++] = *f;
 	f->facts = NULL;
 	f->nr_facts = 0;
@@ -190,8 +272,6 @@ void chunk_table_encode(const struct chunk_table *t, uint8_t *buf)
 	size_t len = records_size(t);
 	uint8_t *p = buf + CHUNK_INDEX_HEADER;
 
-	rt_put_le(buf, CHUNK_TABLE_MAGIC, 4);
-	rt_put_le(buf + 4, len + CHUNK_TABLE_FOOTER, 4);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct chunk_table_frame *f = &t->f[i];
 
@@ -211,23 +291,12 @@ void chunk_table_encode(const struct chunk_table *t, uint8_t *buf)
 			put_value(p + 16, &f->facts[k]);
 		}
 	}
-	rt_put_le(p, XXH64(buf + CHUNK_INDEX_HEADER, len, 0), 8);
-	rt_put_le(p + 8, t->n, 4);
-	rt_put_le(p + 12, CHUNK_TABLE_RECORD, 4);
-	rt_put_le(p + 16, CHUNK_TABLE_FACT, 4);
-	rt_put_le(p + 20, CHUNK_TABLE_VERSION, 4);
-	rt_put_le(p + 24, len, 4);
-	rt_put_le(p + 28, CHUNK_TABLE_TAG, 4);
+	trailer_put(&table_trailer, buf, p, len, t->n);
 }
 
 uint64_t chunk_table_frame_size(const uint8_t *footer, uint64_t room)
 {
-	uint64_t n = CHUNK_INDEX_HEADER + rt_get_le(footer + 24, 4) + CHUNK_TABLE_FOOTER;
-
-	if (rt_get_le(footer + 28, 4) != CHUNK_TABLE_TAG)
-		return 0;
-	/* Whatever it says, no more than there is: the parse says what is wrong. */
-	return n <= room ? n : room;
+	return trailer_size(&table_trailer, footer, room);
 }
 
 /* The fact at @p into @f: 0, or -1 when its bytes are not a fact's. */
@@ -267,29 +336,11 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
 		      const struct chunk_index *ix, struct chunk_table *t,
 		      char *why, size_t size)
 {
-	const uint8_t *f = buf + len - CHUNK_TABLE_FOOTER, *p, *end;
+	const uint8_t *p, *end = buf + len - CHUNK_TABLE_FOOTER;
 
 	memset(t, 0, sizeof(*t));
-	if (len < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER ||
-	    rt_get_le(f + 28, 4) != CHUNK_TABLE_TAG)
-		goto bad_size;
-	if (rt_get_le(f + 20, 4) != CHUNK_TABLE_VERSION ||
-	    rt_get_le(f + 12, 4) != CHUNK_TABLE_RECORD ||
-	    rt_get_le(f + 16, 4) != CHUNK_TABLE_FACT) {
-		snprintf(why, size, "not a thread table of version %u", CHUNK_TABLE_VERSION);
+	if (trailer_check(&table_trailer, buf, len, ix->n, why, size))
 		return -1;
-	}
-	if (rt_get_le(buf, 4) != CHUNK_TABLE_MAGIC ||
-	    rt_get_le(buf + 4, 4) != len - CHUNK_INDEX_HEADER ||
-	    rt_get_le(f + 24, 4) != len - CHUNK_INDEX_HEADER - CHUNK_TABLE_FOOTER ||
-	    rt_get_le(f + 8, 4) != ix->n)
-		goto bad_size;
-	end = f;
-	if (XXH64(buf + CHUNK_INDEX_HEADER, (size_t)(end - buf - CHUNK_INDEX_HEADER), 0) !=
-	    rt_get_le(f, 8)) {
-		snprintf(why, size, "its checksum does not match its records");
-		return -1;
-	}
 	t->f = calloc(ix->n ? ix->n : 1, sizeof(*t->f));
 	if (!t->f) {
 		snprintf(why, size, "out of memory");
@@ -352,15 +403,8 @@ bad:
 
 int chunk_sched_add(struct chunk_sched *s, struct chunk_sched_frame *f)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct chunk_sched_frame *n = realloc(s->f, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->f = n;
-		s->cap = cap;
-	}
+	if (grow((void **)&s->f, &s->cap, s->n, sizeof(*f), 64))
+		return -ENOMEM;
 	s->f[s->n++] = *f;
 	f->threads = NULL;
 	f->nr_threads = 0;
@@ -394,8 +438,6 @@ void chunk_sched_encode(const struct chunk_sched *s, uint8_t *buf)
 	size_t len = sched_records_size(s);
 	uint8_t *p = buf + CHUNK_INDEX_HEADER;
 
-	rt_put_le(buf, CHUNK_SCHED_MAGIC, 4);
-	rt_put_le(buf + 4, len + CHUNK_SCHED_FOOTER, 4);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct chunk_sched_frame *f = &s->f[i];
 
@@ -433,22 +475,12 @@ void chunk_sched_encode(const struct chunk_sched *s, uint8_t *buf)
 			rt_put_le(p + 68, t->wake_irq.add, 4);
 		}
 	}
-	rt_put_le(p, XXH64(buf + CHUNK_INDEX_HEADER, len, 0), 8);
-	rt_put_le(p + 8, s->n, 4);
-	rt_put_le(p + 12, CHUNK_SCHED_RECORD, 4);
-	rt_put_le(p + 16, CHUNK_SCHED_THREAD, 4);
-	rt_put_le(p + 20, CHUNK_SCHED_VERSION, 4);
-	rt_put_le(p + 24, len, 4);
-	rt_put_le(p + 28, CHUNK_SCHED_TAG, 4);
+	trailer_put(&sched_trailer, buf, p, len, s->n);
 }
 
 uint64_t chunk_sched_frame_size(const uint8_t *footer, uint64_t room)
 {
-	uint64_t n = CHUNK_INDEX_HEADER + rt_get_le(footer + 24, 4) + CHUNK_SCHED_FOOTER;
-
-	if (rt_get_le(footer + 28, 4) != CHUNK_SCHED_TAG)
-		return 0;
-	return n <= room ? n : room;
+	return trailer_size(&sched_trailer, footer, room);
 }
 
 static bool in_frame(uint64_t ts, const struct chunk_index_entry *e)
@@ -503,30 +535,12 @@ static bool sched_thread_ok(const struct chunk_sched_thread *t, const struct chu
 int chunk_sched_parse(const uint8_t *buf, size_t len, const struct chunk_index *ix,
 		      struct chunk_sched *s, char *why, size_t size)
 {
-	const uint8_t *f = buf + len - CHUNK_SCHED_FOOTER, *p, *end;
+	const uint8_t *p, *end = buf + len - CHUNK_SCHED_FOOTER;
 	bool bad;
 
 	memset(s, 0, sizeof(*s));
-	if (len < CHUNK_INDEX_HEADER + CHUNK_SCHED_FOOTER ||
-	    rt_get_le(f + 28, 4) != CHUNK_SCHED_TAG)
-		goto bad_size;
-	if (rt_get_le(f + 20, 4) != CHUNK_SCHED_VERSION ||
-	    rt_get_le(f + 12, 4) != CHUNK_SCHED_RECORD ||
-	    rt_get_le(f + 16, 4) != CHUNK_SCHED_THREAD) {
-		snprintf(why, size, "not scheduler records of version %u", CHUNK_SCHED_VERSION);
+	if (trailer_check(&sched_trailer, buf, len, ix->n, why, size))
 		return -1;
-	}
-	if (rt_get_le(buf, 4) != CHUNK_SCHED_MAGIC ||
-	    rt_get_le(buf + 4, 4) != len - CHUNK_INDEX_HEADER ||
-	    rt_get_le(f + 24, 4) != len - CHUNK_INDEX_HEADER - CHUNK_SCHED_FOOTER ||
-	    rt_get_le(f + 8, 4) != ix->n)
-		goto bad_size;
-	end = f;
-	if (XXH64(buf + CHUNK_INDEX_HEADER, (size_t)(end - buf - CHUNK_INDEX_HEADER), 0) !=
-	    rt_get_le(f, 8)) {
-		snprintf(why, size, "its checksum does not match its records");
-		return -1;
-	}
 	s->f = calloc(ix->n ? ix->n : 1, sizeof(*s->f));
 	if (!s->f) {
 		snprintf(why, size, "out of memory");
