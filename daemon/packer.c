@@ -71,7 +71,6 @@ struct worker {
 	pid_t tid;			/* set by the thread, read by boost */
 	struct chunk_packer *packer;
 	struct rt_table_maker *table;	/* the packer's thread tables */
-	struct rt_sched_maker *sched;	/* and scheduler records */
 	bool started;
 };
 
@@ -465,11 +464,9 @@ int packer_start(unsigned int ncpus, unsigned int workers, int level,
 
 		w->packer = chunk_packer_new(level);
 		w->table = rt_table_maker_new();
-		w->sched = rt_sched_maker_new();
-		if (!w->packer || !w->table || !w->sched)
+		if (!w->packer || !w->table)
 			return -ENOMEM;
 		chunk_packer_set_table(w->packer, rt_table_maker_ops(w->table));
-		chunk_packer_set_sched(w->packer, rt_sched_maker_ops(w->sched));
 		err = pthread_create(&w->thread, NULL, worker_main, w);
 		if (err)
 			return -err;
@@ -536,7 +533,6 @@ void packer_stop(bool abandon)
 		pthread_join(pk.workers[i].thread, NULL);
 		chunk_packer_free(pk.workers[i].packer);
 		rt_table_maker_free(pk.workers[i].table);
-		rt_sched_maker_free(pk.workers[i].sched);
 	}
 	pk.running = false;
 	/* What no packer took stays stored. */

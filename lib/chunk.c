@@ -179,8 +179,7 @@ struct chunk_packer {
 	const struct chunk_table_ops *tops;	/* NULL: no thread table */
 	struct chunk_table tab;		/* the frames' records, while it is made */
 	bool tab_on;			/* for the chunk being packed */
-	const struct chunk_sched_ops *sops;	/* NULL: no scheduler records */
-	struct chunk_sched sched;	/* the frames' scheduler records */
+	struct chunk_sched sched;	/* the frames' scheduler records, the same way */
 	bool sched_on;			/* for the chunk being packed */
 };
 
@@ -275,11 +274,6 @@ void chunk_packer_set_frame_bytes(struct chunk_packer *p, size_t bytes)
 void chunk_packer_set_table(struct chunk_packer *p, const struct chunk_table_ops *ops)
 {
 	p->tops = ops;
-}
-
-void chunk_packer_set_sched(struct chunk_packer *p, const struct chunk_sched_ops *ops)
-{
-	p->sops = ops;
 }
 
 void chunk_packer_free(struct chunk_packer *p)
@@ -480,7 +474,7 @@ static void sched_frame(struct chunk_packer *p)
 
 	if (!p->sched_on)
 		return;
-	if (p->sops->frame_end(p->sops->arg, &f) || chunk_sched_add(&p->sched, &f)) {
+	if (p->tops->sched_end(p->tops->arg, &f) || chunk_sched_add(&p->sched, &f)) {
 		free(f.threads);
 		sched_off(p);
 	}
@@ -500,6 +494,20 @@ static bool index_ok(const struct chunk_index *ix)
 	return ix->n;
 }
 
+/* A trailing frame's @len bytes @buf (NULL: none, readers decode instead) go out. */
+static int write_trailer(int fd, struct chunk_pack_result *res, uint8_t *buf, size_t len)
+{
+	int err;
+
+	if (!buf)
+		return 0;
+	err = write_all(fd, buf, len);
+	free(buf);
+	if (!err)
+		res->out += len;
+	return err;
+}
+
 /*
  * The thread table (chunk_index.h) as a skippable frame in front of the
  * index, a record per frame of it.
@@ -509,43 +517,28 @@ static int write_table(struct chunk_packer *p, int fd,
 {
 	size_t len = chunk_table_size(&p->tab);
 	uint8_t *buf;
-	int err;
 
 	if (!p->tab_on || p->tab.n != p->ix.n || len > UINT32_MAX)
 		return 0;
 	buf = malloc(len);
-	if (!buf)
-		return 0;	/* readers decode instead */
-	chunk_table_encode(&p->tab, buf);
-	err = write_all(fd, buf, len);
-	free(buf);
-	if (!err)
-		res->out += len;
-	return err;
+	if (buf)
+		chunk_table_encode(&p->tab, buf);
+	return write_trailer(fd, res, buf, len);
 }
 
-/*
- * The scheduler records (chunk_index.h) as a skippable frame in front of
- * the thread table, a record per frame of the index.
- */
+/* The scheduler records (chunk_index.h), the same way, in front of the table. */
 static int write_sched(struct chunk_packer *p, int fd,
 		       struct chunk_pack_result *res)
 {
 	size_t len = chunk_sched_size(&p->sched);
 	uint8_t *buf;
-	int err;
 
 	if (!p->sched_on || p->sched.n != p->ix.n || len > UINT32_MAX)
 		return 0;
 	buf = malloc(len);
-	if (!buf)
-		return 0;	/* readers decode instead */
-	chunk_sched_encode(&p->sched, buf);
-	err = write_all(fd, buf, len);
-	free(buf);
-	if (!err)
-		res->out += len;
-	return err;
+	if (buf)
+		chunk_sched_encode(&p->sched, buf);
+	return write_trailer(fd, res, buf, len);
 }
 
 /* The time index (chunk_index.h) as the packed chunk's last frame. */
@@ -613,11 +606,8 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 			if (f == off)
 				entry.ts_begin = packet_time(p->pkt, content, true);
 			entry.ts_end = packet_time(p->pkt, content, false);
-			if (p->tab_on)
+			if (p->tab_on || p->sched_on)
 				p->tops->packet(p->tops->arg, p->pkt, content,
-						res->content);
-			if (p->sched_on)
-				p->sops->packet(p->sops->arg, p->pkt, content,
 						res->content);
 			res->packets++;
 			res->content += content;
@@ -679,12 +669,10 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	table_off(p);
 	sched_off(p);
 	p->tab_on = p->tops && !p->tops->begin(p->tops->arg, dirfd, name);
-	p->sched_on = p->sops && !p->sops->begin(p->sops->arg, dirfd, name);
+	p->sched_on = p->tab_on && p->tops->sched_end;
 	err = pack_fd(p, in, (uint64_t)st.st_size, out, cancel, res);
 	if (p->tops)
 		p->tops->end(p->tops->arg);
-	if (p->sops)
-		p->sops->end(p->sops->arg);
 	table_off(p);
 	sched_off(p);
 	if (!err && fdatasync(out) < 0)

@@ -118,43 +118,28 @@ void chunk_packer_free(struct chunk_packer *p);
 void chunk_packer_set_frame_bytes(struct chunk_packer *p, size_t bytes);
 
 struct chunk_table_frame;
+struct chunk_sched_frame;
 
 /*
- * What makes a packed chunk's thread table (chunk_index.h): a reader of
- * the trace's events (tools/lib/facts.c's table maker), which this file
- * does not link.  begin() for each chunk @name of @dirfd (0: a table is
- * made for it), packet() for each of its packets in order (@offset in the
- * stream), frame_end() when a packed frame ends (its record), end() after
- * the chunk.  A table that cannot be made is left out, never the chunk
- * unpacked: readers then decode what they need.
+ * What makes a packed chunk's thread table and scheduler records
+ * (chunk_index.h): a reader of the trace's events (tools/lib/facts.c's
+ * table maker), which this file does not link.  begin() for each chunk
+ * @name of @dirfd (0: they are made for it), packet() for each of its
+ * packets in order (@offset in the stream), frame_end() and sched_end()
+ * (NULL: no scheduler records) when a packed frame ends (its records),
+ * end() after the chunk.  What cannot be made is left out, never the
+ * chunk unpacked: readers then decode what they need.
  */
 struct chunk_table_ops {
 	int (*begin)(void *arg, int dirfd, const char *name);
 	void (*packet)(void *arg, const uint8_t *pkt, size_t len, uint64_t offset);
 	int (*frame_end)(void *arg, struct chunk_table_frame *f);
+	int (*sched_end)(void *arg, struct chunk_sched_frame *f);
 	void (*end)(void *arg);
 	void *arg;
 };
 /* Every chunk @p packs from now on gets a thread table made by @ops (NULL: none). */
 void chunk_packer_set_table(struct chunk_packer *p, const struct chunk_table_ops *ops);
-
-struct chunk_sched_frame;
-
-/*
- * What makes a packed chunk's scheduler records (chunk_index.h): the
- * same calls as a thread table's maker gets (tools/lib/schedrec.c's),
- * frame_end() giving the frame's scheduler record.  Records that cannot
- * be made are left out, never the chunk unpacked.
- */
-struct chunk_sched_ops {
-	int (*begin)(void *arg, int dirfd, const char *name);
-	void (*packet)(void *arg, const uint8_t *pkt, size_t len, uint64_t offset);
-	int (*frame_end)(void *arg, struct chunk_sched_frame *f);
-	void (*end)(void *arg);
-	void *arg;
-};
-/* Every chunk @p packs from now on gets scheduler records made by @ops (NULL: none). */
-void chunk_packer_set_sched(struct chunk_packer *p, const struct chunk_sched_ops *ops);
 /* Bytes of memory one packer takes at @level (libzstd's own estimate). */
 size_t chunk_pack_memory(int level);
 

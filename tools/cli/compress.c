@@ -156,7 +156,6 @@ static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 {
 	struct chunk_packer **packers;
 	struct rt_table_maker **tables;
-	struct rt_sched_maker **scheds;
 	pthread_t *threads;
 	uint64_t total;
 	double said = now_s();
@@ -191,20 +190,17 @@ static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 		nthreads = (unsigned int)w.njobs;
 	packers = calloc(nthreads, sizeof(*packers));
 	tables = calloc(nthreads, sizeof(*tables));
-	scheds = calloc(nthreads, sizeof(*scheds));
 	threads = calloc(nthreads, sizeof(*threads));
-	if (!packers || !tables || !scheds || !threads)
+	if (!packers || !tables || !threads)
 		die("%s", strerror(ENOMEM));
 	for (i = 0; i < nthreads; i++) {
 		packers[i] = chunk_packer_new(w.level);
 		tables[i] = rt_table_maker_new();
-		scheds[i] = rt_sched_maker_new();
-		if (!packers[i] || !tables[i] || !scheds[i])
+		if (!packers[i] || !tables[i])
 			die("%s", strerror(ENOMEM));
 		chunk_packer_set_frame_bytes(packers[i], w.frame_bytes);
-		/* Each chunk's thread table and scheduler records, as ringtraced's packers write them. */
+		/* Each chunk's thread table, as ringtraced's packers write it. */
 		chunk_packer_set_table(packers[i], rt_table_maker_ops(tables[i]));
-		chunk_packer_set_sched(packers[i], rt_sched_maker_ops(scheds[i]));
 		if (pthread_create(&threads[i], NULL, worker, packers[i]))
 			break;
 		started++;
@@ -237,11 +233,9 @@ static int compress_dir(const char *dir, unsigned int nthreads, bool tty)
 	for (i = 0; i < nthreads; i++) {
 		chunk_packer_free(packers[i]);
 		rt_table_maker_free(tables[i]);
-		rt_sched_maker_free(scheds[i]);
 	}
 	free(packers);
 	free(tables);
-	free(scheds);
 	free(threads);
 	printf("%s: %zu chunks compressed, %.1f MiB -> %.1f MiB (ratio %.2f)%s\n",
 	       dir, w.njobs - w.failed, (double)total / (1 << 20),

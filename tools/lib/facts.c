@@ -378,13 +378,19 @@ struct rt_table_maker {
 	struct stat mst;		/* of the metadata file @md is */
 	struct rt_stream *s;		/* the chunk's packets, fed */
 	struct rt_collector *c;
+	struct rt_schedrec *r;		/* its scheduler records (schedrec.c) */
 	char name[CHUNK_NAME_MAX];
 	unsigned int damage, notes;	/* the stream's, so far */
 	bool dead;			/* it failed: nothing more is learnt */
 	bool reference;			/* rt_table_maker_set_reference() */
 };
 
-int rt_metadata_reload(int dirfd, struct rt_metadata **mdp, struct stat *mst)
+/*
+ * The trace's metadata, @dirfd's "metadata", parsed again only when the
+ * file changed (ringtraced replaces it when the event set grows, and it
+ * declares every event of every chunk on disk: metadata.c).
+ */
+static int load_metadata(struct rt_table_maker *m, int dirfd)
 {
 	int fd = openat(dirfd, "metadata", O_RDONLY | O_CLOEXEC);
 	struct rt_metadata *md = NULL;
@@ -398,10 +404,10 @@ int rt_metadata_reload(int dirfd, struct rt_metadata **mdp, struct stat *mst)
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
 	    st.st_size > (64 << 20))
 		goto out;
-	if (*mdp && st.st_ino == mst->st_ino && st.st_dev == mst->st_dev &&
-	    st.st_size == mst->st_size &&
-	    st.st_mtim.tv_sec == mst->st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == mst->st_mtim.tv_nsec) {
+	if (m->md && st.st_ino == m->mst.st_ino && st.st_dev == m->mst.st_dev &&
+	    st.st_size == m->mst.st_size &&
+	    st.st_mtim.tv_sec == m->mst.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == m->mst.st_mtim.tv_nsec) {
 		ret = 0;
 		goto out;
 	}
@@ -410,9 +416,9 @@ int rt_metadata_reload(int dirfd, struct rt_metadata **mdp, struct stat *mst)
 		goto out;
 	if (rt_metadata_parse(text, (size_t)st.st_size, "metadata", &md, &err))
 		goto out;
-	rt_metadata_free(*mdp);
-	*mdp = md;
-	*mst = st;
+	rt_metadata_free(m->md);
+	m->md = md;
+	m->mst = st;
 	ret = 0;
 out:
 	free(text);
@@ -426,8 +432,18 @@ static void maker_end(void *arg)
 
 	rt_stream_close(m->s);
 	rt_collector_free(m->c);
+	rt_schedrec_free(m->r);
 	m->s = NULL;
 	m->c = NULL;
+	m->r = NULL;
+}
+
+/* What the table and the scheduler records read (the stream hands out no other event). */
+static bool maker_wants(void *arg, const struct rt_event_desc *ev)
+{
+	struct rt_table_maker *m = arg;
+
+	return rt_threads_reads(m->c->th, ev) || rt_schedrec_reads(ev);
 }
 
 static int maker_begin(void *arg, int dirfd, const char *name)
@@ -440,14 +456,15 @@ static int maker_begin(void *arg, int dirfd, const char *name)
 	m->dead = false;
 	m->damage = m->notes = 0;
 	if (!chunk_parse_name(name, &cpu, &seq) || cpu >= RT_MAX_CPUS ||
-	    rt_metadata_reload(dirfd, &m->md, &m->mst))
+	    load_metadata(m, dirfd))
 		return -1;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->c = rt_collector_new(m->md);
+	m->r = rt_schedrec_new();
 	/* No event of the trace tells of threads: a window learns nothing. */
-	if (!m->c || !rt_threads_reads_any(m->c->th) ||
+	if (!m->c || !m->r || !rt_threads_reads_any(m->c->th) ||
 	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err) ||
-	    (!m->reference && rt_collector_filter(m->c, m->s))) {
+	    (!m->reference && rt_stream_set_wanted(m->s, maker_wants, m))) {
 		maker_end(m);
 		return -1;
 	}
@@ -469,12 +486,16 @@ static void maker_packet(void *arg, const uint8_t *pkt, size_t len, uint64_t off
 	if (rt_stream_feed_lent(m->s, m->name, offset, pkt, len, &err))
 		r = -1;
 	else
-		while ((r = rt_stream_next(m->s, &it, &err)) > 0)
+		while ((r = rt_stream_next(m->s, &it, &err)) > 0) {
 			rt_collector_item(m->c, &it);
+			rt_schedrec_item(m->r, &it);
+		}
 	/* Damage read past (or dropped): the frame is what a reader decodes. */
 	if (r < 0 || rt_stream_nr_damage(m->s) != m->damage ||
-	    rt_stream_nr_notes(m->s) != m->notes)
+	    rt_stream_nr_notes(m->s) != m->notes) {
 		rt_collector_unlearnt(m->c);
+		rt_schedrec_unlearnt(m->r);
+	}
 	m->damage = rt_stream_nr_damage(m->s);
 	m->notes = rt_stream_nr_notes(m->s);
 	m->dead = r < 0;
@@ -489,6 +510,15 @@ static int maker_frame_end(void *arg, struct chunk_table_frame *f)
 	return rt_collector_end_frame(m->c, f);
 }
 
+static int maker_sched_end(void *arg, struct chunk_sched_frame *f)
+{
+	struct rt_table_maker *m = arg;
+
+	if (m->dead)
+		rt_schedrec_unlearnt(m->r);
+	return rt_schedrec_end_frame(m->r, f);
+}
+
 struct rt_table_maker *rt_table_maker_new(void)
 {
 	struct rt_table_maker *m = calloc(1, sizeof(*m));
@@ -499,6 +529,7 @@ struct rt_table_maker *rt_table_maker_new(void)
 		.begin = maker_begin,
 		.packet = maker_packet,
 		.frame_end = maker_frame_end,
+		.sched_end = maker_sched_end,
 		.end = maker_end,
 		.arg = m,
 	};

@@ -62,17 +62,6 @@ void rt_stream_set_reference(struct rt_stream *s, bool on);
  */
 void rt_table_maker_set_reference(struct rt_table_maker *m, bool on);
 
-/*
- * The trace's metadata, @dirfd's "metadata", into *@md -- parsed again
- * only when the file changed since *@mst (ringtraced replaces it when the
- * event set grows, and it declares every event of every chunk on disk:
- * metadata.c): 0, or -1 (*@md kept).  The packers' makers' (facts.c,
- * schedrec.c).
- */
-struct stat;
-int rt_metadata_reload(int dirfd, struct rt_metadata **md, struct stat *mst);
-
-
 /* What a chunk set's manifest says a file is (rt_stream_promise()). */
 struct rt_promise {
 	char *path;

@@ -597,7 +597,8 @@ void rt_threads_settle(struct rt_threads *th);
 
 /*
  * What a packer (ringtraced's, `ringtrace compress`) gives lib/chunk.c to
- * write a packed chunk's thread table (lib/chunk_index.h): the trace's
+ * write a packed chunk's thread table and scheduler records
+ * (lib/chunk_index.h, schedrec.c's rt_schedrec): the trace's
  * metadata is read from the chunk's directory, the chunk's packets decoded
  * as they are packed.  One per packer thread.
  */
@@ -607,12 +608,6 @@ struct rt_table_maker;
 struct rt_table_maker *rt_table_maker_new(void);
 void rt_table_maker_free(struct rt_table_maker *m);
 const struct chunk_table_ops *rt_table_maker_ops(struct rt_table_maker *m);
-/* The same for scheduler records (schedrec.c; chunk_packer_set_sched()). */
-struct chunk_sched_ops;
-struct rt_sched_maker;
-struct rt_sched_maker *rt_sched_maker_new(void);
-void rt_sched_maker_free(struct rt_sched_maker *m);
-const struct chunk_sched_ops *rt_sched_maker_ops(struct rt_sched_maker *m);
 
 /*
  * schedrec.c: one CPU's scheduler records (lib/chunk_index.h), made from
@@ -627,6 +622,8 @@ struct rt_schedrec;
 struct rt_schedrec *rt_schedrec_new(void);
 void rt_schedrec_free(struct rt_schedrec *r);
 void rt_schedrec_item(struct rt_schedrec *r, const struct rt_item *it);
+/* Whether a record reads @ev's events (the others can be left undecoded). */
+bool rt_schedrec_reads(const struct rt_event_desc *ev);
 /* The frame holds damage: its record says to decode it. */
 void rt_schedrec_unlearnt(struct rt_schedrec *r);
 int rt_schedrec_peek(const struct rt_schedrec *r, struct chunk_sched_frame *f);

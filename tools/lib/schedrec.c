@@ -28,19 +28,15 @@
  *    reader (it knows the chunk before);
  *  - ringtrace_statedump_cpu names the owner if none is known.
  *
- * The packer's maker (below) feeds a record from the packets it packs,
- * as the thread tables' maker does (facts.c); a frame read past damage
- * gets no record (CHUNK_SCHED_UNLEARNT): its reader decodes it.
+ * The packer's table maker (facts.c) feeds a record from the packets it
+ * packs, beside the frame's thread table; a frame read past damage gets
+ * no record (CHUNK_SCHED_UNLEARNT): its reader decodes it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "internal.h"
-#include "../../lib/chunk.h"
 
 enum sr_kind { S_OTHER, S_SWITCH, S_WAKEUP, S_IRQ_ENTRY, S_IRQ_EXIT, S_DUMP_CPU };
 
@@ -114,6 +110,24 @@ static struct rt_sched_event *keep(struct rt_schedrec *r, int32_t tid,
 	return e;
 }
 
+static enum sr_kind kind_by_name(const struct rt_event_desc *ev)
+{
+	return !strcmp(ev->name, "sched_switch") ? S_SWITCH :
+	       !strcmp(ev->name, "sched_waking") ||
+	       !strcmp(ev->name, "sched_wakeup") ||
+	       !strcmp(ev->name, "sched_wakeup_new") ? S_WAKEUP :
+	       !strcmp(ev->name, "irq_handler_entry") ||
+	       !strcmp(ev->name, "irq_softirq_entry") ? S_IRQ_ENTRY :
+	       !strcmp(ev->name, "irq_handler_exit") ||
+	       !strcmp(ev->name, "irq_softirq_exit") ? S_IRQ_EXIT :
+	       !strcmp(ev->name, "ringtrace_statedump_cpu") ? S_DUMP_CPU : S_OTHER;
+}
+
+bool rt_schedrec_reads(const struct rt_event_desc *ev)
+{
+	return kind_by_name(ev) != S_OTHER;
+}
+
 static enum sr_kind kind_of(struct rt_schedrec *r, const struct rt_event_desc *ev)
 {
 	static const char *const owner[][2] = {
@@ -124,15 +138,7 @@ static enum sr_kind kind_of(struct rt_schedrec *r, const struct rt_event_desc *e
 	if (ev == r->ev)
 		return r->kind;
 	r->ev = ev;
-	r->kind = !strcmp(ev->name, "sched_switch") ? S_SWITCH :
-		  !strcmp(ev->name, "sched_waking") ||
-		  !strcmp(ev->name, "sched_wakeup") ||
-		  !strcmp(ev->name, "sched_wakeup_new") ? S_WAKEUP :
-		  !strcmp(ev->name, "irq_handler_entry") ||
-		  !strcmp(ev->name, "irq_softirq_entry") ? S_IRQ_ENTRY :
-		  !strcmp(ev->name, "irq_handler_exit") ||
-		  !strcmp(ev->name, "irq_softirq_exit") ? S_IRQ_EXIT :
-		  !strcmp(ev->name, "ringtrace_statedump_cpu") ? S_DUMP_CPU : S_OTHER;
+	r->kind = kind_by_name(ev);
 	/* The owner is what threads.c takes it for: only from events whose fields it reads. */
 	r->owner_fields = !ev->unsupported;
 	for (size_t i = 0; i < sizeof(owner) / sizeof(owner[0]); i++)
@@ -379,119 +385,4 @@ int rt_schedrec_end_frame(struct rt_schedrec *r, struct chunk_sched_frame *f)
 	r->have_packet = r->switched = r->oom = false;
 	r->tid = 0;
 	return err;
-}
-
-/* ---- the packer's maker ---------------------------------------------------------------- */
-
-struct rt_sched_maker {
-	struct chunk_sched_ops ops;
-	struct rt_metadata *md;
-	struct stat mst;		/* of the metadata parsed */
-	struct rt_stream *s;
-	struct rt_schedrec *r;
-	char name[CHUNK_NAME_MAX];
-	unsigned int damage, notes;	/* the stream's, so far */
-	bool dead;			/* it failed: nothing more is learnt */
-};
-
-static void maker_end(void *arg)
-{
-	struct rt_sched_maker *m = arg;
-
-	rt_stream_close(m->s);
-	rt_schedrec_free(m->r);
-	m->s = NULL;
-	m->r = NULL;
-}
-
-static bool wanted(void *arg, const struct rt_event_desc *ev)
-{
-	struct rt_sched_maker *m = arg;
-
-	return kind_of(m->r, ev) != S_OTHER;
-}
-
-static int maker_begin(void *arg, int dirfd, const char *name)
-{
-	struct rt_sched_maker *m = arg;
-	unsigned int cpu, seq;
-	struct rt_error err;
-
-	maker_end(m);
-	m->dead = false;
-	m->damage = m->notes = 0;
-	if (!chunk_parse_name(name, &cpu, &seq) || cpu >= RT_MAX_CPUS ||
-	    rt_metadata_reload(dirfd, &m->md, &m->mst))
-		return -1;
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	m->r = rt_schedrec_new();
-	if (!m->r || rt_stream_open_fed(&m->s, m->md, (int)cpu, &err) ||
-	    rt_stream_set_wanted(m->s, wanted, m)) {
-		maker_end(m);
-		return -1;
-	}
-	rt_stream_set_tolerant(m->s, true);
-	return 0;
-}
-
-static void maker_packet(void *arg, const uint8_t *pkt, size_t len, uint64_t offset)
-{
-	struct rt_sched_maker *m = arg;
-	struct rt_error err;
-	struct rt_item it;
-	int r = 0;
-
-	if (m->dead)
-		return;
-	if (rt_stream_feed_lent(m->s, m->name, offset, pkt, len, &err))
-		r = -1;
-	else
-		while ((r = rt_stream_next(m->s, &it, &err)) > 0)
-			rt_schedrec_item(m->r, &it);
-	/* Damage read past (or dropped): the frame is what a reader decodes. */
-	if (r < 0 || rt_stream_nr_damage(m->s) != m->damage ||
-	    rt_stream_nr_notes(m->s) != m->notes)
-		rt_schedrec_unlearnt(m->r);
-	m->damage = rt_stream_nr_damage(m->s);
-	m->notes = rt_stream_nr_notes(m->s);
-	m->dead = r < 0;
-}
-
-static int maker_frame_end(void *arg, struct chunk_sched_frame *f)
-{
-	struct rt_sched_maker *m = arg;
-
-	if (m->dead)
-		rt_schedrec_unlearnt(m->r);
-	return rt_schedrec_end_frame(m->r, f);
-}
-
-struct rt_sched_maker *rt_sched_maker_new(void)
-{
-	struct rt_sched_maker *m = calloc(1, sizeof(*m));
-
-	if (!m)
-		return NULL;
-	m->ops = (struct chunk_sched_ops){
-		.begin = maker_begin,
-		.packet = maker_packet,
-		.frame_end = maker_frame_end,
-		.end = maker_end,
-		.arg = m,
-	};
-	return m;
-}
-
-void rt_sched_maker_free(struct rt_sched_maker *m)
-{
-	if (!m)
-		return;
-	maker_end(m);
-	rt_metadata_free(m->md);
-	free(m);
-}
-
-const struct chunk_sched_ops *rt_sched_maker_ops(struct rt_sched_maker *m)
-{
-	return &m->ops;
 }
