@@ -4,13 +4,15 @@
  * (lib/chunk_index.h), so that a window learns it without decoding them.
  *
  * A collector is fed one CPU's items in order -- from a stream that hands
- * out only the events threads.c reads (rt_collector_filter()) --
+ * out only the events threads.c reads (rt_collector_filter(); the
+ * packer's, also those its scheduler records read) --
  * threads.c turns them into the facts it would apply (rt_threads_facts()),
  * and the collector's journal keeps, for the frame being fed, the latest
  * name, thread group and parent of each thread, every cgroup fact in
  * order, and what became of the CPU's thread (the composition of its
  * switches, losses and state dump).  The packer makes one per chunk from
- * the packets it packs (the table maker below); a window's reader makes
+ * the packets it packs (the table maker below, which feeds the chunk's
+ * scheduler records, schedrec.c, the same items); a window's reader makes
  * one for a frame without a table (rtdecode.c), and turns records into
  * the facts it replays (rt_facts_record()).
  *
