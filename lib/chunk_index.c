@@ -525,7 +525,7 @@ static bool sched_thread_ok(const struct chunk_sched_thread *t, const struct chu
 		return !t->wake_ts && !t->wake_last && !t->target_cpu && !t->waker &&
 		       !t->wake_irq.drop && !t->wake_irq.add &&
 		       !(f & (CHUNK_SCHED_T_WAKE_IRQ_RESET | CHUNK_SCHED_T_WAKER_START |
-			      CHUNK_SCHED_T_WAKER_FILL));
+			      CHUNK_SCHED_T_WAKER_FILL | CHUNK_SCHED_T_WAKE_CTX));
 	return in_frame(t->wake_ts, e) && in_frame(t->wake_last, e) &&
 	       t->wake_ts <= t->wake_last &&
 	       !((f & CHUNK_SCHED_T_WAKER_START) && (f & CHUNK_SCHED_T_WAKER_FILL)) &&

@@ -247,7 +247,9 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
  *                           start; _T_WAKER_FILL: that, if known, else
  *                           this tid)
  *                       u32 D, u32 A: the CPU's interrupt depth at that
- *                           wakeup, as above (_T_WAKE_IRQ_RESET: A alone)
+ *                           wakeup, as above (_T_WAKE_IRQ_RESET: A alone);
+ *                           _T_WAKE_CTX: its waker_ctx (sched_waking's)
+ *                           says it came in an interrupt whatever the depth
  *   ...       32    footer:
  *                     u64 XXH64 (seed 0) of the N records
  *                     u32 N
@@ -282,7 +284,8 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
 #define CHUNK_SCHED_T_WAKE_IRQ_RESET	16U
 #define CHUNK_SCHED_T_WAKER_START	32U
 #define CHUNK_SCHED_T_WAKER_FILL	64U
-#define CHUNK_SCHED_T_FLAGS		127U
+#define CHUNK_SCHED_T_WAKE_CTX		128U
+#define CHUNK_SCHED_T_FLAGS		255U
 
 /* The interrupt depth as a function of the depth @d before: max(d - drop, 0) + add. */
 struct chunk_irq_fn {

@@ -640,7 +640,7 @@ struct rt_sched_event {
 	enum rt_sched_event_kind kind;
 	uint64_t ts;
 	int32_t target_cpu, waker;	/* a wakeup's, as a thread record's */
-	uint32_t flags;			/* CHUNK_SCHED_T_WAKER_START, _FILL */
+	uint32_t flags;			/* CHUNK_SCHED_T_WAKER_START, _FILL, _WAKE_CTX */
 	struct chunk_irq_fn irq;
 };
 void rt_schedrec_keep_events(struct rt_schedrec *r);

@@ -21,7 +21,9 @@
  *    then, which depends on every CPU; so a record keeps, per thread, its
  *    last switch and the first wakeup and mark after it (or in the frame,
  *    without one), and the last of each, for the reader to tell whether a
- *    switch elsewhere falls between them (then it decodes);
+ *    switch elsewhere falls between them (then it decodes); the first
+ *    wakeup's interrupt context is the CPU's depth then, or its own
+ *    waker_ctx when that names an interrupt (a timer's records no entry);
  *  - irq_handler_entry / irq_softirq_entry raise the depth, their exits
  *    lower it (not below zero), a loss resets it and makes the owner
  *    unknown; a loss in front of the chunk's first packet is left to the
@@ -222,6 +224,9 @@ static void on_wakeup(struct rt_schedrec *r, const struct rt_item *it)
 	default:
 		w.waker = r->cur.owner;
 	}
+	/* sched_waking's waker_ctx: in an interrupt (1..3), recorded on the CPU or not. */
+	if (field(it, "waker_ctx", 0) > 0)
+		w.flags |= CHUNK_SCHED_T_WAKE_CTX;
 	e = keep(r, tid, RT_SCHED_WAKE, it->timestamp);
 	if (e) {
 		e->target_cpu = w.target_cpu;

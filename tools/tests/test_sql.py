@@ -721,7 +721,7 @@ def sched_windows_equal_full_scan(ctx):
 
 
 def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visitor=None,
-                    visitor_wakes=False):
+                    visitor_wakes=False, waker_ctx=False):
     """A scheduler at work as rotated stored chunks, three a CPU: threads
     switched out in R, S, D or preempted (R+), sleepers woken
     (sched_waking, then sometimes sched_wakeup), markers between, events
@@ -730,8 +730,19 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
     thread 99 sleeps from the first event to the end (a span as long as
     the trace); tid @visitor (if given) runs once, on the last CPU halfway
     through, for two markers (@visitor_wakes: and wakes a sleeper between
-    them)."""
+    them); @waker_ctx: sched_waking carries waker_ctx, a third of them
+    1 to 3 (in an interrupt, recorded or not)."""
     rng = random.Random(seed)
+    ctx_rng = random.Random(seed + 1)
+    events = SCHED_EVENTS
+    if waker_ctx:
+        events = [e if e[1] != 'sched_waking' else (3, 'sched_waking', td.SCHED_WAKING_CTX)
+                  for e in SCHED_EVENTS]
+
+    def waking(tid, target_cpu):
+        if not waker_ctx:
+            return wk(tid, target_cpu)
+        return wk(tid, target_cpu) + struct.pack('<B', ctx_rng.choice((0, 0, 0, 0, 0, 0, 1, 2, 3)))
     cur = {c: 0 for c in range(cpus)}
     runnable = set(range(100, 100 + threads))
     sleeping = set()
@@ -746,7 +757,7 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
                 w = min(sleeping)
                 sleeping.discard(w)
                 runnable.add(w)
-                evs[c].append((t + 25, 3, wk(w, 0)))
+                evs[c].append((t + 25, 3, waking(w, 0)))
             evs[c] += [(t + 30, 0, td.marker(b'v2')), (t + 40, 1, sw(visitor, 1, cur[c]))]
             t += 40
         t += rng.randrange(200, 3000)
@@ -767,7 +778,7 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
             w = rng.choice(sorted(sleeping))
             sleeping.discard(w)
             runnable.add(w)
-            evs[c].append((t, 3, wk(w, rng.randrange(cpus))))
+            evs[c].append((t, 3, waking(w, rng.randrange(cpus))))
             if rng.random() < 0.5:
                 t += 10
                 evs[c].append((t, 2, wk(w, rng.randrange(cpus))))
@@ -786,7 +797,7 @@ def sched_mix_trace(d, cpus=2, threads=24, n=24000, per_packet=40, seed=5, visit
     uuid = bytes(range(16, 32))
     os.makedirs(d)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, SCHED_EVENTS))
+        f.write(td.gentrace.metadata(uuid, 1700000000, 500000000, events))
     for c in range(cpus):
         disc = seq = 0
         e = evs[c]
@@ -857,14 +868,16 @@ def sched_records_are_the_walks(ctx):
     lies in -- is the walk's, each CPU and thread; and each frame's record
     is the one its items make.  On the scheduler mix (wakeups, irqs
     nested and left open, losses; three chunks a CPU; frames of 4 and 16
-    KiB), on the recorded 6.12 trace packed, and on it with a damaged
+    KiB; and with sched_waking's waker_ctx naming interrupts no entry
+    recorded, which the walk counts as in one), on the recorded 6.12
+    trace packed, and on it with a damaged
     packet (its frame's record says to decode it: it is, and the states
     are still the walk's).  zstd -d of a packed chunk is its packets alone
     (what babeltrace2 reads); a trace without records is read as before."""
     cases = []
-    for frame in ('4K', '16K'):
-        d = ctx.path('mix' + frame)
-        sched_mix_trace(d)
+    for frame, ctxs in (('4K', False), ('16K', False), ('4K', True)):
+        d = ctx.path('mix%s%s' % (frame, '-ctx' if ctxs else ''))
+        sched_mix_trace(d, waker_ctx=ctxs)
         r = td.rt('compress', '--frame-size', frame, '-j', '1', d)
         check(r.returncode == 0, 'compress: ' + r.stderr)
         cases.append((d, 0, 0))

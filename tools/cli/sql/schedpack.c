@@ -160,13 +160,16 @@ struct sp_run {
 	int32_t owner;
 };
 
-/* A wakeup's owner and interrupt context, from its CPU's at the frame's start. */
+/*
+ * A wakeup's owner and interrupt context, from its CPU's at the frame's
+ * start (or its waker_ctx: _T_WAKE_CTX).
+ */
 static void wake_from(struct sp_cand *x, const struct sp_run *run, uint32_t flags,
 		      int32_t waker, const struct chunk_irq_fn *irq)
 {
 	x->waker = flags & CHUNK_SCHED_T_WAKER_START ? run->owner :
 		   flags & CHUNK_SCHED_T_WAKER_FILL && run->owner >= 0 ? run->owner : waker;
-	x->irq = chunk_irq_apply(irq, run->st.irqs) > 0;
+	x->irq = (flags & CHUNK_SCHED_T_WAKE_CTX) || chunk_irq_apply(irq, run->st.irqs) > 0;
 }
 
 /* What frame @f of CPU @run holds of threads, decoded (@ev), as details. */
