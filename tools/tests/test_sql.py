@@ -850,10 +850,11 @@ def real_packed(d, damage=None):
 
 
 def schedrec_check(d, status=0):
-    """The records' check of @d's checkpoints (RINGTRACE_SQL_SCHEDREC_CHECK):
+    """The records' check of @d's checkpoints (RINGTRACE_SQL_SCHEDREC_CHECK;
+    the window reads the trace as without records, which builds them):
     (points, equal, not told, differ, frames, frames differ, unlearnt)."""
     r = sql(d, 'SELECT count(*) FROM thread_state WHERE ts > 1', '--no-cache',
-            env={'RINGTRACE_SQL_SCHEDREC_CHECK': '1'}, status=status)
+            env=dict(NO_RECORDS, RINGTRACE_SQL_SCHEDREC_CHECK='1'), status=status)
     m = SCHEDREC.search(r.stderr)
     check(m, '%s: no check of the scheduler records: %s' % (d, r.stderr[-1500:]))
     return tuple(map(int, m.groups()))
@@ -902,6 +903,10 @@ def sched_records_are_the_walks(ctx):
     check('no scheduler records' in r.stderr and not SCHEDREC.search(r.stderr),
           'a trace without records: %s' % r.stderr[-800:])
 
+
+# A packed trace read as without its scheduler records: windows of the span
+# tables need the checkpoints (what a trace packed before them gets).
+NO_RECORDS = {'RINGTRACE_SQL_SCHEDREC': '0'}
 
 SPAN_TABLES = {
     'thread_state': 'ts, dur, end_ts, utid, state, cpu, waker_utid, irq_context',
@@ -987,7 +992,9 @@ def span_windows_read_the_window(ctx):
     than raw's window of the same [a, b] and 2 a CPU (the checkpoint
     before a, the one after b), over 5 random windows and the last 1 %;
     the checkpoints are built once per run (row 'sched index' or 'span
-    index': every frame), not again for the next statement."""
+    index': every frame), not again for the next statement (the trace
+    read as without scheduler records: first_window_from_sched_records
+    has them)."""
     d = mix_packed(ctx)
     full, st = stats(d, 'SELECT min(ts) lo, max(end_ts) hi FROM thread_state')
     whole = st[0]['frames_read']
@@ -1004,7 +1011,7 @@ def span_windows_read_the_window(ctx):
                  'SELECT * FROM scan_stats; '
                  'SELECT count(*) n FROM raw WHERE ts BETWEEN %d AND %d; '
                  'SELECT * FROM scan_stats' % (table, end, a, b, a, b))
-            got, st, _, raw = arrays(sql(d, q, '--json').stdout)
+            got, st, _, raw = arrays(sql(d, q, '--json', env=NO_RECORDS).stdout)
             cur = [x for x in st if x['tbl'] == table]
             idx = [x for x in st if x['tbl'] == index]
             check(len(cur) == 1 and cur[0]['plan'] == '%s>= ts<=' % end,
@@ -1021,9 +1028,96 @@ def span_windows_read_the_window(ctx):
         q = ('SELECT count(*) FROM %s WHERE %s >= %d AND ts <= %d; '
              'SELECT count(*) FROM %s WHERE %s >= %d AND ts <= %d; SELECT * FROM scan_stats' %
              ((table, end) + wins[0] + (table, end) + wins[1]))
-        st = arrays(sql(d, q, '--json').stdout)[2]
+        st = arrays(sql(d, q, '--json', env=NO_RECORDS).stdout)[2]
         check([x['tbl'] for x in st] == [table] and st[0]['frames_read'] < whole // 10,
               '%s: a second window in the same run: %s' % (table, st))
+
+def stats_damaged(d, query, env=None, damaged=False):
+    """stats(), exit 3 allowed when @damaged (damage read past: a window
+    may not reach it)."""
+    r = td.rt_env(env or {}, 'sql', '--json', d, query + '; SELECT * FROM scan_stats',
+                  asan=False)
+    check(r.returncode in ((0, 3) if damaged else (0,)) and 'Sanitizer' not in r.stderr,
+          'sql %r: exit %d: %s' % (query, r.returncode, r.stderr[-1500:]))
+    a = arrays(r.stdout)
+    check(len(a) == 2, '%r then scan_stats printed %d arrays' % (query, len(a)))
+    return a[0], a[1]
+
+
+def first_window_check(d, wins, tight, damaged=False, cpus=2):
+    """thread_state and sched_slice over each [a, b] of @wins (b None: to
+    the end) in a fresh process each: no 'sched index' row (the records
+    give the window its start), fewer frames read than the checkpoints'
+    way (RINGTRACE_SQL_SCHEDREC=0: a pass over every frame, then the
+    window), and its rows, which are the whole table's filtered.  @tight:
+    a window to the end reads raw's frames of it and at most 3 a CPU more
+    (the frame each CPU is in at a, read up to a for the records and again
+    by the window, and the packet before), one with an end under a fifth
+    of the whole trace's frames (past b, the frames where the spans still
+    open end, and the last ones, where those nothing ends close).
+    Returns the rows compared; @damaged: a trace with damage."""
+    key = lambda r: tuple(repr(v) for v in r.values())  # noqa: E731
+    n = 0
+    for table in ('thread_state', 'sched_slice'):
+        cols = SPAN_TABLES[table]
+        full, fst = stats_damaged(d, 'SELECT %s FROM %s' % (cols, table), damaged=damaged)
+        whole = fst[0]['frames_read']
+        for a, b in wins:
+            where = 'end_ts >= %d' % a + ('' if b is None else ' AND ts <= %d' % b)
+            q = 'SELECT %s FROM %s WHERE %s' % (cols, table, where)
+            got, st = stats_damaged(d, q, damaged=damaged)
+            ref, rst = stats_damaged(d, q, env=NO_RECORDS, damaged=damaged)
+            frames = sum(x['frames_read'] for x in st)
+            check([x['tbl'] for x in st] == [table] and
+                  frames < sum(x['frames_read'] for x in rst),
+                  '%s WHERE %s: scan_stats %s, without records %s' % (table, where, st, rst))
+            check(sorted(x['tbl'] for x in rst) == ['sched index', table],
+                  '%s WHERE %s without records: scan_stats %s' % (table, where, rst))
+            if tight:
+                raw = stats(d, 'SELECT count(*) FROM raw WHERE ts >= %d' % a +
+                            ('' if b is None else ' AND ts <= %d' % b))[1][0]['frames_read']
+                check(frames <= (raw + 3 * cpus if b is None else whole // 5),
+                      '%s WHERE %s: %d frames read, raw\'s window %d, the whole %d' %
+                      (table, where, frames, raw, whole))
+            want = sorted((r for r in full if r['end_ts'] is not None and r['end_ts'] >= a and
+                           (b is None or r['ts'] <= b)), key=key)
+            check(sorted(got, key=key) == want and sorted(ref, key=key) == want,
+                  '%s WHERE %s: %d rows from the records, %d from the checkpoints, %d of the '
+                  'whole table' % (table, where, len(got), len(ref), len(want)))
+            n += len(want)
+    return n
+
+
+@test
+def first_window_from_sched_records(ctx):
+    """A packed trace's scheduler records start a process's first window
+    of thread_state and sched_slice (issue 31): no pass over the trace
+    for the checkpoints, the rows of the checkpoints' way and of the whole
+    table filtered (first_window_check()): the last 1 % (to the end), a
+    window in the middle and one near the start, on the scheduler mix
+    packed in 4 KiB frames (thread 99 asleep for the whole trace: its
+    span ends at the last item, found without reading up to there), with
+    waker_ctx, on the recorded 6.12 trace packed, and on it with a
+    damaged packet (its frame decoded)."""
+    cases = [(mix_packed(ctx), True, False)]
+    d = ctx.path('mixctx')
+    sched_mix_trace(d, waker_ctx=True)
+    r = td.rt('compress', '--frame-size', '4K', '-j', '1', d)
+    check(r.returncode == 0, 'compress: ' + r.stderr)
+    cases.append((d, True, False))
+    cases.append((real_packed(ctx.path('real'))[0], False, False))
+    cases.append((real_packed(ctx.path('real-damaged'), (1, 3))[0], False, True))
+    for d, tight, damaged in cases:
+        ext = stats_damaged(d, 'SELECT min(ts) lo, max(end_ts) hi FROM thread_state',
+                            damaged=damaged)[0][0]
+        lo, hi = ext['lo'], ext['hi']
+        span = hi - lo
+        mid = lo + span // 2
+        n = first_window_check(d, [(hi - span // 100, None), (mid, mid + span // 100),
+                                   (lo + span // 10, lo + span // 10 + span // 50)], tight,
+                               damaged)
+        check(n > 100, '%s: %d rows in the windows' % (d, n))
+
 
 # ---- the checkpoints kept on disk (plan-31 D5) ---------------------------------------
 
@@ -1062,7 +1156,10 @@ def cache_setup(ctx, d, per=100):
 
 def cache_run(d, wins, env, *opts, asan=False):
     """One process: thread_state and sched_slice over @wins (their rows),
-    scan_stats of the first window, and raw's frames over it."""
+    scan_stats of the first window, and raw's frames over it; the packed
+    trace read as without scheduler records (RINGTRACE_SQL_SCHEDREC=0:
+    the windows need the checkpoints)."""
+    env = dict(env, **NO_RECORDS)
     ts = 'SELECT %s FROM thread_state WHERE end_ts >= %%d AND ts <= %%d' % \
         SPAN_TABLES['thread_state']
     ss = 'SELECT %s FROM sched_slice WHERE end_ts >= %%d AND ts <= %%d' % \
@@ -3031,10 +3128,13 @@ def critical_path_window_reads_the_window(ctx):
     work (sched_mix_trace()), 6 windows of 1 % of it (the last one at the
     trace's end) for threads that run in them: the rows are the walk of
     critpath.h done here over the whole trace's thread_state; scan_stats:
-    the checkpoints ('sched index') read the trace once, critical_path
-    no more frames than raw's window of [ts, ts + dur] and 2 a CPU (a
-    checkpoint interval either side), and a second call in the same run
-    the same, the index not rebuilt."""
+    read as without scheduler records (RINGTRACE_SQL_SCHEDREC=0), the
+    checkpoints read the trace once, critical_path no more frames than
+    raw's window of [ts, ts + dur] and 2 a CPU (a checkpoint interval
+    either side), and a second call in the same run the same, the index
+    not rebuilt; with them, the same rows and no pass for the checkpoints
+    (no 'sched index' row), each call under a fifth of the trace's frames
+    (past the window, the frames where the spans it touches end)."""
     d = mix_packed(ctx)
     spans = rows(d, 'SELECT ts, end_ts, utid, state, waker_utid, irq_context '
                  'FROM thread_state')
@@ -3055,27 +3155,31 @@ def critical_path_window_reads_the_window(ctx):
              'SELECT %s FROM critical_path(%d, %d, %d); SELECT * FROM scan_stats; '
              'SELECT count(*) FROM raw WHERE ts BETWEEN %d AND %d; SELECT * FROM scan_stats' %
              (cols, u, a, dur, cols, u, a + dur // 2, dur, a, a + dur))
-        got, st, got2, st2, _, raw = arrays(sql(d, q, '--json').stdout)
-        for b, g in ((a, got), (a + dur // 2, got2)):
-            g = [tuple(r[k] for k in ('ts', 'dur', 'utid', 'state', 'depth', 'chain'))
-                 for r in g]
-            want = cp_oracle(spans, names, u, b, b + dur)
-            deep = max([deep] + [r[4] for r in want])
-            check(g == want, 'critical_path(%d, %d, %d): %d rows, the walk of the whole '
-                  'thread_state %d; first different %s' %
-                  (u, b, dur, len(g), len(want), [(x, y) for x, y in zip(g, want)
-                                                  if x != y][:2]))
-        idx = [x for x in st if x['tbl'] == 'sched index']
-        check(len(idx) == 1 and idx[0]['frames_read'] > 100,
-              '[%d, %d]: scan_stats %s' % (a, a + dur, st))
-        whole = idx[0]['frames_read']
-        for s in (st, st2):
-            cp = [x for x in s if x['tbl'] == 'critical_path']
-            check(len(cp) == 1 and cp[0]['frames_read'] <= raw[0]['frames_read'] + 2 * 2,
-                  'critical_path(%d, %d, %d): %s frames read, raw\'s window %d, the trace %d'
-                  % (u, a, dur, [x['frames_read'] for x in cp], raw[0]['frames_read'], whole))
-        check(not [x for x in st2 if x['tbl'] == 'sched index'],
-              'the second call built the checkpoints again: %s' % st2)
+        whole = None
+        for env in (NO_RECORDS, {}):
+            got, st, got2, st2, _, raw = arrays(sql(d, q, '--json', env=env).stdout)
+            for b, g in ((a, got), (a + dur // 2, got2)):
+                g = [tuple(r[k] for k in ('ts', 'dur', 'utid', 'state', 'depth', 'chain'))
+                     for r in g]
+                want = cp_oracle(spans, names, u, b, b + dur)
+                deep = max([deep] + [r[4] for r in want])
+                check(g == want, 'critical_path(%d, %d, %d) %s: %d rows, the walk of the '
+                      'whole thread_state %d; first different %s' %
+                      (u, b, dur, env, len(g), len(want), [(x, y) for x, y in zip(g, want)
+                                                           if x != y][:2]))
+            idx = [x for x in st if x['tbl'] == 'sched index']
+            check(len(idx) == (1 if env else 0) and (not env or idx[0]['frames_read'] > 100),
+                  '[%d, %d] %s: scan_stats %s' % (a, a + dur, env, st))
+            whole = idx[0]['frames_read'] if env else whole
+            for s in (st, st2):
+                cp = [x for x in s if x['tbl'] == 'critical_path']
+                most = raw[0]['frames_read'] + 2 * 2 if env else whole // 5
+                check(len(cp) == 1 and cp[0]['frames_read'] <= most,
+                      'critical_path(%d, %d, %d) %s: %s frames read, raw\'s window %d, the '
+                      'trace %d' % (u, a, dur, env, [x['frames_read'] for x in cp],
+                                    raw[0]['frames_read'], whole))
+            check(not [x for x in st2 if x['tbl'] == 'sched index'],
+                  'the second call built the checkpoints again: %s' % st2)
     check(deep >= 2, 'no window followed a waker\'s waker (depth %d)' % deep)
 
 

@@ -279,7 +279,7 @@ void spcheck_state(struct sp_check *k, const struct sp_state *walk)
 			x->events[x->cur].ev = rt_schedrec_events(x->acc, &x->events[x->cur].nr);
 		}
 	}
-	r = schedpack_state(k->in, k->nr_cpus, &st, &decoded);
+	r = schedpack_state(k->in, k->nr_cpus, &st, &decoded, NULL);
 	if (r < 0)
 		die("out of memory");
 	k->points++;

@@ -31,7 +31,9 @@ int sp_cpu_load(struct sp_cpu_records *c, uint32_t cpu, char *const *paths,
 	c->chunk_start = calloc(c->nr + 1, sizeof(*c->chunk_start));
 	c->file = calloc(c->nr + 1, sizeof(*c->file));
 	c->uoff = calloc(c->nr + 1, sizeof(*c->uoff));
-	if (!c->rec || !c->chunk_start || !c->file || !c->uoff)
+	c->ts_begin = calloc(c->nr + 1, sizeof(*c->ts_begin));
+	c->ts_end = calloc(c->nr + 1, sizeof(*c->ts_end));
+	if (!c->rec || !c->chunk_start || !c->file || !c->uoff || !c->ts_begin || !c->ts_end)
 		die("out of memory");
 	c->nr = 0;
 	for (size_t i = 0; !r && i < c->nr_files; i++)
@@ -39,6 +41,8 @@ int sp_cpu_load(struct sp_cpu_records *c, uint32_t cpu, char *const *paths,
 			c->chunk_start[c->nr] = i && !k;
 			c->file[c->nr] = i;
 			c->uoff[c->nr] = ix[i].e[k].uoff;
+			c->ts_begin[c->nr] = ix[i].e[k].ts_begin;
+			c->ts_end[c->nr] = ix[i].e[k].ts_end;
 			c->rec[c->nr++] = &c->files[i].f[k];
 		}
 	for (size_t i = 0; i < nr_paths; i++)
@@ -58,6 +62,8 @@ void sp_cpu_free(struct sp_cpu_records *c)
 	free(c->chunk_start);
 	free(c->file);
 	free(c->uoff);
+	free(c->ts_begin);
+	free(c->ts_end);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -119,14 +125,47 @@ struct sp_cand {
 	size_t seq;			/* in the order made */
 };
 
+/* The frame a group of candidates came from. */
+struct sp_group {
+	size_t cpu, frame;
+};
+
 struct sp_build {
 	struct rt_tidmap last;		/* struct sp_last */
 	struct sp_cand *c;
 	size_t nr, cap;
 	size_t groups;
+	struct sp_group *group;		/* by group */
+	size_t cap_groups;
 	bool *decoded;			/* by group: its details were needed */
 	size_t nr_decoded;
+	struct sp_need need;		/* the frame to decode, when one does not tell */
 };
+
+/* The frame of @in[@cpu] whose record is applied next: group b->groups + 1. */
+static void group_new(struct sp_build *b, size_t cpu, size_t frame)
+{
+	if (b->groups == b->cap_groups) {
+		b->cap_groups = b->cap_groups ? 2 * b->cap_groups : 256;
+		b->group = reallocarray(b->group, b->cap_groups, sizeof(*b->group));
+		if (!b->group)
+			die("out of memory");
+	}
+	b->group[b->groups++] = (struct sp_group){ cpu, frame };
+}
+
+/*
+ * Group @g's frame must be decoded (@g == SIZE_MAX: decoding would not
+ * tell).  Groups count from 1, as cand() gives them out.
+ */
+static void needs(struct sp_build *b, size_t g)
+{
+	if (g == SIZE_MAX || !g)
+		b->need = (struct sp_need){ .known = false };
+	else
+		b->need = (struct sp_need){ .known = true, .cpu = b->group[g - 1].cpu,
+					    .frame = b->group[g - 1].frame };
+}
 
 static struct sp_cand *cand(struct sp_build *b, int32_t tid, int kind)
 {
@@ -197,13 +236,15 @@ static void details(struct sp_build *b, const struct sp_run *run, size_t f,
  * NULL): 0, or 1 (decode it).
  */
 static int apply(struct sp_build *b, struct sp_run *run, const struct chunk_sched_frame *r,
-		 size_t f, bool lost_before, const struct sp_events *ev)
+		 size_t k, size_t f, bool lost_before, const struct sp_events *ev)
 {
 	uint32_t cpu = run->st.cpu;
 
-	b->groups++;
-	if (r->flags & CHUNK_SCHED_UNLEARNT)
+	group_new(b, k, f);
+	if (r->flags & CHUNK_SCHED_UNLEARNT) {
+		needs(b, b->groups);
 		return 1;
+	}
 	if (lost_before) {
 		run->st.irqs = 0;
 		run->owner = -1;
@@ -294,8 +335,10 @@ static int from_details(struct sp_build *b, const struct sp_cand *c, size_t n, s
 			if (c[i].kind == C_SWITCH)
 				from = i + 1;
 		}
-	if (!any)
+	if (!any) {
+		needs(b, g);
 		return 1;
+	}
 	if (!b->decoded[g]) {
 		b->decoded[g] = true;
 		b->nr_decoded++;
@@ -306,8 +349,10 @@ static int from_details(struct sp_build *b, const struct sp_cand *c, size_t n, s
 		if (!c[i].detail || c[i].group != g || c[i].kind != kind)
 			continue;
 		cmp = key_cmp(&c[i].first, p);
-		if (!cmp)
+		if (!cmp) {
+			needs(b, SIZE_MAX);
 			return 1;
+		}
 		if (cmp > 0) {
 			if (!*out || key_cmp(&c[i].first, &(*out)->first) < 0)
 				*out = &c[i];
@@ -423,7 +468,7 @@ static int threads_out(struct sp_build *b, struct sp_state *st)
 }
 
 int schedpack_state(const struct sp_input *in, size_t nr, struct sp_state *st,
-		    size_t *decoded)
+		    size_t *decoded, struct sp_need *need)
 {
 	struct sp_build b = { 0 };
 	int r = 0;
@@ -441,11 +486,11 @@ int schedpack_state(const struct sp_input *in, size_t nr, struct sp_state *st,
 					      .switch_prev = -1 }, .owner = -1 };
 
 		for (size_t i = 0; !r && i < c->nr; i++)
-			r = apply(&b, &run, c->rec[i], i,
+			r = apply(&b, &run, c->rec[i], k, i,
 				  c->chunk_start[i] && !follows(c->rec[i - 1], c->rec[i]),
 				  c->events ? &c->events[i] : NULL);
 		if (!r && c->partial)
-			r = apply(&b, &run, c->partial, c->nr,
+			r = apply(&b, &run, c->partial, k, c->nr,
 				  c->partial_start && c->nr && !follows(c->rec[c->nr - 1], c->partial),
 				  c->events ? &c->events[c->nr] : NULL);
 		if (run.seen || run.st.irqs)
@@ -455,8 +500,11 @@ int schedpack_state(const struct sp_input *in, size_t nr, struct sp_state *st,
 		r = threads_out(&b, st);
 	if (decoded)
 		*decoded = b.nr_decoded;
+	if (need)
+		*need = b.need;
 	rt_tidmap_free(&b.last);
 	free(b.c);
+	free(b.group);
 	free(b.decoded);
 	if (r)
 		sp_state_free(st);

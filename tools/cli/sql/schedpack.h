@@ -33,6 +33,8 @@
 
 #include "../../../lib/chunk_index.h"
 
+struct sql_cursor;
+
 /* One CPU's records, its files' in order, as read from the files. */
 struct sp_cpu_records {
 	uint32_t cpu;
@@ -41,6 +43,7 @@ struct sp_cpu_records {
 	bool *chunk_start;		/* the first frame of a file but the first */
 	size_t *file;			/* the file of each */
 	uint64_t *uoff;			/* where each frame starts in its file's stream */
+	uint64_t *ts_begin, *ts_end;	/* its packets' times (the time index's) */
 	struct chunk_sched *files;
 	size_t nr_files;
 };
@@ -106,14 +109,91 @@ struct sp_state {
 };
 
 /*
+ * Which frame schedpack_state() needed decoded: @in[cpu]'s frame @frame
+ * (nr: its partial one); @known false when decoding would not tell
+ * either (a tie of times between CPUs).
+ */
+struct sp_need {
+	bool known;
+	size_t cpu, frame;
+};
+
+/*
  * The walk's state after the items @in's records were made of (@nr of
  * them, a CPU each, in CPU order): 0 with @st set (sp_state_free()), 1
- * when the records cannot tell and a frame they need is not decoded;
- * *@decoded (may be NULL) counts the decoded frames it had to read.
+ * when the records cannot tell and a frame they need is not decoded
+ * (*@need, may be NULL, says which); *@decoded (may be NULL) counts the
+ * decoded frames it had to read.
  */
 int schedpack_state(const struct sp_input *in, size_t nr, struct sp_state *st,
-		    size_t *decoded);
+		    size_t *decoded, struct sp_need *need);
 void sp_state_free(struct sp_state *st);
+
+/*
+ * schedstart.c: the walk's state of member @m before its first item at
+ * or after @lo (ns), from the member's records (every CPU's files must
+ * carry trusted ones) and the items before @lo of the frame each CPU is
+ * in there (read; and any frame the records cannot tell about, decoded):
+ * 0 with @st (times in cycles; sp_state_free()) and *@last the time (ns)
+ * of the last item read before @lo (INT64_MIN: none); 1 when the member
+ * has no records to trust (or RINGTRACE_SQL_SCHEDREC=0, or the database
+ * does not seek) or they do not tell; -1 (c->err).
+ */
+int schedpack_at(struct sql_cursor *c, unsigned int m, int64_t lo, struct sp_state *st,
+		 int64_t *last);
+
+/*
+ * What may still end a span of member @m open at @hi (ns), as its
+ * records say of the frames that may hold an item after @hi: which CPUs
+ * switch again (by the trace's CPU index), which threads a switch names
+ * again and which a wakeup does (sorted), or that any may be (an
+ * unlearnt frame).  The others end at the member's last item
+ * (schedpack_last()).
+ */
+struct sp_after {
+	bool *cpu_switches;
+	int32_t *switched, *woken;
+	size_t nr_switched, nr_woken;
+	bool any;
+};
+/* 0 with @a set (sp_after_free()), 1 (no records). */
+int schedpack_after(struct sql_cursor *c, unsigned int m, int64_t hi, struct sp_after *a);
+/* Whether thread @tid's span off CPU may end after hi (@blocked: a wakeup ends it too). */
+bool sp_after_named(const struct sp_after *a, int32_t tid, bool blocked);
+void sp_after_free(struct sp_after *a);
+/*
+ * The time (ns) of member @m's last item, its CPUs' last frames read: 0,
+ * 1 (no records, or no item there), -1 (c->err).
+ */
+int schedpack_last(struct sql_cursor *c, unsigned int m, int64_t *last);
+
+/*
+ * Spans still open past a window's end, to be ended: the CPUs (by the
+ * trace's index) whose thread runs on until their next switch, and the
+ * threads off CPU, sorted by tid, @blocked when a wakeup ends their span
+ * too (S, D...: not R).
+ */
+struct sp_open_thread {
+	int32_t tid;
+	bool blocked;
+};
+
+struct sp_open {
+	bool *cpus;
+	struct sp_open_thread *threads;
+	size_t nr_threads;
+};
+
+/*
+ * Where to read next, every item before @pos (ns) that may end one of
+ * @open's spans read: [*@b, *@e], the earliest frame at or after @pos of
+ * any CPU that may (its CPU switches, a switch names the thread, a wakeup
+ * a blocked one; or the frame is unlearnt), from @pos on, on the CPUs
+ * @cpus says (by the trace's index): those with such a frame starting by
+ * *@e.  No other item before *@e can end one.  0, or 1 when no frame may.
+ */
+int schedpack_next(struct sql_cursor *c, unsigned int m, int64_t pos,
+		   const struct sp_open *open, int64_t *b, int64_t *e, bool *cpus);
 
 /*
  * The check (schedcheck.c): with RINGTRACE_SQL_SCHEDREC_CHECK set, the
@@ -126,7 +206,6 @@ void sp_state_free(struct sp_state *st);
  * items must be the packer's.  A summary goes to stderr at the end
  * (spcheck_close()), with the first differences.
  */
-struct sql_cursor;
 struct rt_item;
 struct sp_check;
 /* The check of member @m, or NULL (not asked; the note says why not). */
