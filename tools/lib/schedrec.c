@@ -42,16 +42,42 @@
 
 enum sr_kind { S_OTHER, S_SWITCH, S_WAKEUP, S_IRQ_ENTRY, S_IRQ_EXIT, S_DUMP_CPU };
 
+/* The fields a record reads, by their place in an event (-1: not there). */
+enum sr_field { F_PREV_TID, F_NEXT_TID, F_PREV_STATE, F_NEXT_PRIO, F_TID, F_TARGET_CPU,
+		F_WAKER_CTX, F_FIELDS };
+
+static const char *const field_names[F_FIELDS] = {
+	[F_PREV_TID] = "prev_tid", [F_NEXT_TID] = "next_tid", [F_PREV_STATE] = "prev_state",
+	[F_NEXT_PRIO] = "next_prio", [F_TID] = "tid", [F_TARGET_CPU] = "target_cpu",
+	[F_WAKER_CTX] = "waker_ctx",
+};
+
+/*
+ * An event description met: what it is, whether it names the owner, and
+ * where its fields are.  Looked up by name once per description, not per
+ * event (the names' compares were most of what the records cost the
+ * packer on top of decoding the wakeups).
+ */
+struct sr_desc {
+	const struct rt_event_desc *ev;
+	enum sr_kind kind;
+	bool owner_fields;
+	int field[F_FIELDS];
+};
+
+/* Descriptions kept; a trace's scheduler and interrupt events are fewer. */
+#define SR_DESCS	16
+
 struct rt_schedrec {
 	struct chunk_sched_frame cur;	/* threads: in @threads until handed out */
 	struct rt_tidmap threads;	/* struct chunk_sched_thread by tid */
 	bool have_packet;
 	bool switched;			/* @tid is the CPU's thread (else the start's) */
 	int32_t tid;
-	/* The last event's description, what it is, and whether it names the owner. */
-	const struct rt_event_desc *ev;
-	enum sr_kind kind;
-	bool owner_fields;
+	/* The descriptions met, the last one's first; the next to replace. */
+	struct sr_desc descs[SR_DESCS];
+	unsigned int nr_descs, victim;
+	const struct sr_desc *d;	/* the last event's */
 	bool oom;
 	bool keep;			/* rt_schedrec_keep_events() */
 	struct rt_sched_event *evs;
@@ -130,37 +156,62 @@ bool rt_schedrec_reads(const struct rt_event_desc *ev)
 	return kind_by_name(ev) != S_OTHER;
 }
 
-static enum sr_kind kind_of(struct rt_schedrec *r, const struct rt_event_desc *ev)
+/* @ev's description looked up by name, into @d. */
+static void desc_make(struct sr_desc *d, const struct rt_event_desc *ev)
 {
 	static const char *const owner[][2] = {
 		{ "sched_switch", "prev_comm" }, { "sched_switch", "next_comm" },
 		{ "ringtrace_statedump_cpu", "comm" },
 	};
 
-	if (ev == r->ev)
-		return r->kind;
-	r->ev = ev;
-	r->kind = kind_by_name(ev);
+	d->ev = ev;
+	d->kind = kind_by_name(ev);
+	for (int i = 0; i < F_FIELDS; i++)
+		d->field[i] = d->kind == S_OTHER ? -1 :
+			      rt_event_field(ev, field_names[i], RT_USE_INT);
 	/* The owner is what threads.c takes it for: only from events whose fields it reads. */
-	r->owner_fields = !ev->unsupported;
+	d->owner_fields = !ev->unsupported;
 	for (size_t i = 0; i < sizeof(owner) / sizeof(owner[0]); i++)
 		if (!strcmp(ev->name, owner[i][0]) &&
 		    rt_event_field(ev, owner[i][1], RT_USE_TEXT) < 0)
-			r->owner_fields = false;
-	if (r->kind == S_SWITCH)
-		r->owner_fields &= rt_event_field(ev, "prev_tid", RT_USE_INT) >= 0 &&
-				   rt_event_field(ev, "next_tid", RT_USE_INT) >= 0;
-	if (r->kind == S_DUMP_CPU)
-		r->owner_fields &= rt_event_field(ev, "tid", RT_USE_INT) >= 0 &&
+			d->owner_fields = false;
+	if (d->kind == S_SWITCH)
+		d->owner_fields &= d->field[F_PREV_TID] >= 0 && d->field[F_NEXT_TID] >= 0;
+	if (d->kind == S_DUMP_CPU)
+		d->owner_fields &= d->field[F_TID] >= 0 &&
 				   rt_event_field(ev, "pid", RT_USE_INT) >= 0;
-	return r->kind;
 }
 
-static int64_t field(const struct rt_item *it, const char *name, int64_t none)
+static enum sr_kind kind_of(struct rt_schedrec *r, const struct rt_event_desc *ev)
 {
-	const struct rt_field_value *v = rt_item_field(it, name, RT_USE_INT);
+	struct sr_desc *d;
 
-	return v ? rt_field_s64(v, 0) : none;
+	if (r->d && r->d->ev == ev)
+		return r->d->kind;
+	for (unsigned int i = 0; i < r->nr_descs; i++)
+		if (r->descs[i].ev == ev) {
+			r->d = &r->descs[i];
+			return r->d->kind;
+		}
+	/* A trace of more kinds than kept: the oldest goes. */
+	if (r->nr_descs < SR_DESCS) {
+		d = &r->descs[r->nr_descs++];
+	} else {
+		d = &r->descs[r->victim];
+		r->victim = (r->victim + 1) % SR_DESCS;
+	}
+	desc_make(d, ev);
+	r->d = d;
+	return d->kind;
+}
+
+/* Field @f of the event @it, whose description is the last kind_of()'s. */
+static int64_t field(const struct rt_schedrec *r, const struct rt_item *it, enum sr_field f,
+		     int64_t none)
+{
+	int i = r->d->field[f];
+
+	return i < 0 ? none : rt_field_s64(&it->fields[i], 0);
 }
 
 /* @tid's record in the frame (made empty). */
@@ -206,13 +257,13 @@ static void thread_mark(struct rt_schedrec *r, int32_t tid, uint64_t ts)
 
 static void on_wakeup(struct rt_schedrec *r, const struct rt_item *it)
 {
-	int32_t tid = (int32_t)field(it, "tid", -1);
+	int32_t tid = (int32_t)field(r, it, F_TID, -1);
 	struct chunk_sched_thread *t, w = { 0 };
 	struct rt_sched_event *e;
 
 	if (tid <= 0 || !(t = thread(r, tid)))
 		return;
-	w.target_cpu = (int32_t)field(it, "target_cpu", -1);
+	w.target_cpu = (int32_t)field(r, it, F_TARGET_CPU, -1);
 	w.wake_irq = r->cur.irq;
 	switch (r->cur.owner_change) {
 	case CHUNK_CPU_SAME:
@@ -225,7 +276,7 @@ static void on_wakeup(struct rt_schedrec *r, const struct rt_item *it)
 		w.waker = r->cur.owner;
 	}
 	/* sched_waking's waker_ctx: in an interrupt (1..3), recorded on the CPU or not. */
-	if (field(it, "waker_ctx", 0) > 0)
+	if (field(r, it, F_WAKER_CTX, 0) > 0)
 		w.flags |= CHUNK_SCHED_T_WAKE_CTX;
 	e = keep(r, tid, RT_SCHED_WAKE, it->timestamp);
 	if (e) {
@@ -246,9 +297,9 @@ static void on_wakeup(struct rt_schedrec *r, const struct rt_item *it)
 
 static void on_switch(struct rt_schedrec *r, const struct rt_item *it)
 {
-	int32_t prev = (int32_t)field(it, "prev_tid", -1);
-	int32_t next = (int32_t)field(it, "next_tid", -1);
-	int64_t state = field(it, "prev_state", -1);
+	int32_t prev = (int32_t)field(r, it, F_PREV_TID, -1);
+	int32_t next = (int32_t)field(r, it, F_NEXT_TID, -1);
+	int64_t state = field(r, it, F_PREV_STATE, -1);
 	struct chunk_sched_frame *f = &r->cur;
 
 	if (!(f->flags & CHUNK_SCHED_SWITCHED)) {
@@ -267,8 +318,8 @@ static void on_switch(struct rt_schedrec *r, const struct rt_item *it)
 	f->last_switch = it->timestamp;
 	f->prev_tid = prev;
 	f->next_tid = next;
-	f->next_prio = field(it, "next_prio", INT64_MIN);
-	if (r->owner_fields) {
+	f->next_prio = field(r, it, F_NEXT_PRIO, INT64_MIN);
+	if (r->d->owner_fields) {
 		f->owner_change = CHUNK_CPU_SET;
 		f->owner = next;
 	}
@@ -278,9 +329,9 @@ static void on_switch(struct rt_schedrec *r, const struct rt_item *it)
 static void on_dump_cpu(struct rt_schedrec *r, const struct rt_item *it)
 {
 	struct chunk_sched_frame *f = &r->cur;
-	int32_t tid = (int32_t)field(it, "tid", -1);
+	int32_t tid = (int32_t)field(r, it, F_TID, -1);
 
-	if (!r->owner_fields)
+	if (!r->d->owner_fields)
 		return;
 	if (f->owner_change == CHUNK_CPU_SAME) {
 		f->owner_change = CHUNK_CPU_FILL;
