@@ -126,30 +126,33 @@ static void feed(const struct at_cpu *x, size_t f, struct rt_schedrec *acc, bool
 }
 
 
-/* A read of member @m over [@begin, @end] ns (INT64_MAX: to its end; @cpu >= 0: that CPU alone). */
-static struct scan *read_open(struct sql_cursor *c, unsigned int m, struct scan_spec *rd,
-			      int64_t begin, int64_t end, int64_t cpu)
+/*
+ * Each item of member @m's CPU @cpu over [@begin, @end] ns (INT64_MAX: to
+ * the end) to @fn, in order: 0, -1 (c->err).
+ */
+static int read_cpu(struct sql_cursor *c, unsigned int m, uint32_t cpu, int64_t begin,
+		    int64_t end, void (*fn)(const struct scan_row *row, void *arg), void *arg)
 {
-	memset(rd, 0, sizeof(*rd));
-	rd->limit = -1;
-	rd->members = calloc(c->db->ts->nr + 1, sizeof(*rd->members));
-	if (!rd->members)
+	struct scan_spec rd = { .limit = -1, .members_set = true, .cpus_set = true,
+				.nr_cpus = 1, .has_begin = true, .begin = begin,
+				.has_end = end != INT64_MAX, .end = end };
+	struct scan_row row;
+	struct scan *s;
+	int r;
+
+	rd.members = calloc(c->db->ts->nr + 1, sizeof(*rd.members));
+	rd.cpus = calloc(1, sizeof(*rd.cpus));
+	if (!rd.members || !rd.cpus)
 		die("out of memory");
-	rd->members_set = true;
-	rd->members[m] = true;
-	rd->has_begin = true;
-	rd->begin = begin;
-	rd->has_end = end != INT64_MAX;
-	rd->end = end;
-	if (cpu >= 0) {
-		rd->cpus = calloc(1, sizeof(*rd->cpus));
-		if (!rd->cpus)
-			die("out of memory");
-		rd->cpus[0] = cpu;
-		rd->nr_cpus = 1;
-		rd->cpus_set = true;
-	}
-	return scan_open_spec(c, SCAN_EVENTS | SCAN_LOSSES, rd);
+	rd.members[m] = true;
+	rd.cpus[0] = cpu;
+	s = scan_open_spec(c, SCAN_EVENTS | SCAN_LOSSES, &rd);
+	while ((r = scan_next(s, &row)) > 0)
+		if (row.it)
+			fn(&row, arg);
+	scan_close(s);
+	sql_spec_free(&rd);
+	return r < 0 ? -1 : 0;
 }
 
 /*
@@ -165,30 +168,36 @@ static void seq_of(struct chunk_sched_frame *made, const struct chunk_sched_fram
 	made->last_discarded = file->last_discarded;
 }
 
+/* A frame being decoded (decode()). */
+struct frame_read {
+	const struct at_cpu *x;
+	size_t f;
+	struct rt_schedrec *acc;
+	bool started;
+};
+
+static void frame_item(const struct scan_row *row, void *arg)
+{
+	struct frame_read *fr = arg;
+
+	if (in_frame(fr->x, fr->f, row->it))
+		feed(fr->x, fr->f, fr->acc, &fr->started, row->it);
+}
+
 /* CPU @x's frame @f decoded: the record its items make and its events (0, -1 c->err). */
 static int decode(struct sql_cursor *c, unsigned int m, struct at_cpu *x, size_t f)
 {
 	const struct sqldb *d = c->db;
-	struct rt_schedrec *acc = rt_schedrec_new();
+	struct frame_read fr = { .x = x, .f = f, .acc = rt_schedrec_new() };
 	const struct rt_sched_event *ev;
-	struct scan_spec rd;
-	struct scan_row row;
-	struct scan *s;
-	bool started = false;
+	struct rt_schedrec *acc = fr.acc;
 	size_t n;
-	int r;
 
 	if (!acc)
 		die("out of memory");
 	rt_schedrec_keep_events(acc);
-	s = read_open(c, m, &rd, sqldb_ns(d, m, x->r->ts_begin[f]),
-		      sqldb_ns(d, m, x->r->ts_end[f]), x->r->cpu);
-	while ((r = scan_next(s, &row)) > 0)
-		if (row.it && in_frame(x, f, row.it))
-			feed(x, f, acc, &started, row.it);
-	scan_close(s);
-	sql_spec_free(&rd);
-	if (r < 0) {
+	if (read_cpu(c, m, x->r->cpu, sqldb_ns(d, m, x->r->ts_begin[f]),
+		     sqldb_ns(d, m, x->r->ts_end[f]), frame_item, &fr) < 0) {
 		rt_schedrec_free(acc);
 		return -1;
 	}
@@ -211,32 +220,34 @@ static int decode(struct sql_cursor *c, unsigned int m, struct at_cpu *x, size_t
  * n..last, each CPU read from frame n's start (0, -1 c->err); *@last the
  * time of the last item before @lo read, INT64_MIN none.
  */
+struct partial_read {
+	struct at_cpu *k;
+	int64_t last;
+};
+
+static void partial_item(const struct scan_row *row, void *arg)
+{
+	struct partial_read *pr = arg;
+
+	pr->last = row->ts > pr->last ? row->ts : pr->last;
+	/* Items of earlier frames are in their records. */
+	if (in_partial(pr->k, row->it))
+		feed(pr->k, pr->k->n, pr->k->acc, &pr->k->part_started, row->it);
+}
+
 static int partials(struct sql_cursor *c, unsigned int m, struct at_cpu *x, size_t nr,
 		    int64_t lo, int64_t *last)
 {
-	*last = INT64_MIN;
-	for (size_t i = 0; i < nr; i++) {
-		struct at_cpu *k = &x[i];
-		struct scan_spec rd;
-		struct scan_row row;
-		struct scan *s;
-		int r;
+	struct partial_read pr = { .last = INT64_MIN };
 
-		if (!k->partial)
-			continue;
-		s = read_open(c, m, &rd, sqldb_ns(c->db, m, k->r->ts_begin[k->n]), lo - 1,
-			      k->r->cpu);
-		while ((r = scan_next(s, &row)) > 0) {
-			*last = row.ts > *last ? row.ts : *last;
-			/* Items of earlier frames are in their records. */
-			if (row.it && in_partial(k, row.it))
-				feed(k, k->n, k->acc, &k->part_started, row.it);
-		}
-		scan_close(s);
-		sql_spec_free(&rd);
-		if (r < 0)
+	for (size_t i = 0; i < nr; i++) {
+		pr.k = &x[i];
+		if (x[i].partial &&
+		    read_cpu(c, m, x[i].r->cpu, sqldb_ns(c->db, m, x[i].r->ts_begin[x[i].n]),
+			     lo - 1, partial_item, &pr) < 0)
 			return -1;
 	}
+	*last = pr.last;
 	return 0;
 }
 
@@ -399,33 +410,27 @@ static void tid_add(int32_t **v, size_t *n, size_t *cap, int32_t tid)
  * The time of member @m's last item, each CPU's last frame read: 0, 1
  * none, -1 (c->err).
  */
+static void last_of(const struct scan_row *row, void *arg)
+{
+	int64_t *last = arg;
+
+	*last = row->ts > *last ? row->ts : *last;
+}
+
 static int last_item(struct sql_cursor *c, unsigned int m, const struct sp_member *pm,
 		     int64_t *last)
 {
-	bool any = false;
+	int64_t l = INT64_MIN;
 
 	for (size_t i = 0; i < pm->nr_cpus; i++) {
 		const struct sp_cpu_records *cr = &pm->cpus[i];
-		struct scan_spec rd;
-		struct scan_row row;
-		struct scan *s;
-		int r;
 
-		if (!cr->nr)
-			continue;
-		s = read_open(c, m, &rd, sqldb_ns(c->db, m, cr->ts_begin[cr->nr - 1]), INT64_MAX,
-			      cr->cpu);
-		while ((r = scan_next(s, &row)) > 0) {
-			if (!any || row.ts > *last)
-				*last = row.ts;
-			any = true;
-		}
-		scan_close(s);
-		sql_spec_free(&rd);
-		if (r < 0)
+		if (cr->nr && read_cpu(c, m, cr->cpu, sqldb_ns(c->db, m, cr->ts_begin[cr->nr - 1]),
+				       INT64_MAX, last_of, &l) < 0)
 			return -1;
 	}
-	return !any;
+	*last = l;
+	return l == INT64_MIN;
 }
 
 int schedpack_after(struct sql_cursor *c, unsigned int m, int64_t hi, struct sp_after *a)
