@@ -254,7 +254,8 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
  *                     u64 XXH64 (seed 0) of the N records
  *                     u32 N
  *                     u32 88, u32 72: a record's and a thread record's size
- *                     u32 1, the version
+ *                     u32 2, the version (1, before _T_WAKE_CTX:
+ *                         read as no records)
  *                     u32 bytes of the records
  *                     u32 0x52535452 ("RTSR")
  *
@@ -265,7 +266,7 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
  */
 #define CHUNK_SCHED_MAGIC	0x184D2A5DU
 #define CHUNK_SCHED_TAG		0x52535452U	/* "RTSR" */
-#define CHUNK_SCHED_VERSION	1U
+#define CHUNK_SCHED_VERSION	2U	/* 2: _T_WAKE_CTX */
 #define CHUNK_SCHED_RECORD	88U
 #define CHUNK_SCHED_THREAD	72U
 #define CHUNK_SCHED_FOOTER	32U
