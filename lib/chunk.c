@@ -179,6 +179,8 @@ struct chunk_packer {
 	const struct chunk_table_ops *tops;	/* NULL: no thread table */
 	struct chunk_table tab;		/* the frames' records, while it is made */
 	bool tab_on;			/* for the chunk being packed */
+	struct chunk_sched sched;	/* the frames' scheduler records, the same way */
+	bool sched_on;			/* for the chunk being packed */
 };
 
 static unsigned int umin(unsigned int a, unsigned int b)
@@ -285,6 +287,7 @@ void chunk_packer_free(struct chunk_packer *p)
 	free(p->out);
 	chunk_index_free(&p->ix);
 	chunk_table_free(&p->tab);
+	chunk_sched_free(&p->sched);
 	free(p);
 }
 
@@ -457,6 +460,26 @@ static void table_frame(struct chunk_packer *p)
 	}
 }
 
+/* The scheduler records no longer: what is left of them is freed. */
+static void sched_off(struct chunk_packer *p)
+{
+	p->sched_on = false;
+	chunk_sched_free(&p->sched);
+}
+
+/* The scheduler record of the frame just packed. */
+static void sched_frame(struct chunk_packer *p)
+{
+	struct chunk_sched_frame f = { 0 };
+
+	if (!p->sched_on)
+		return;
+	if (p->tops->sched_end(p->tops->arg, &f) || chunk_sched_add(&p->sched, &f)) {
+		free(f.threads);
+		sched_off(p);
+	}
+}
+
 /*
  * The index's frames hold ringtrace.ko's packets: their times never go
  * back.  Else no index is written (nor a table): readers then scan the
@@ -471,6 +494,20 @@ static bool index_ok(const struct chunk_index *ix)
 	return ix->n;
 }
 
+/* A trailing frame's @len bytes @buf (NULL: none, readers decode instead) go out. */
+static int write_trailer(int fd, struct chunk_pack_result *res, uint8_t *buf, size_t len)
+{
+	int err;
+
+	if (!buf)
+		return 0;
+	err = write_all(fd, buf, len);
+	free(buf);
+	if (!err)
+		res->out += len;
+	return err;
+}
+
 /*
  * The thread table (chunk_index.h) as a skippable frame in front of the
  * index, a record per frame of it.
@@ -480,19 +517,28 @@ static int write_table(struct chunk_packer *p, int fd,
 {
 	size_t len = chunk_table_size(&p->tab);
 	uint8_t *buf;
-	int err;
 
 	if (!p->tab_on || p->tab.n != p->ix.n || len > UINT32_MAX)
 		return 0;
 	buf = malloc(len);
-	if (!buf)
-		return 0;	/* readers decode instead */
-	chunk_table_encode(&p->tab, buf);
-	err = write_all(fd, buf, len);
-	free(buf);
-	if (!err)
-		res->out += len;
-	return err;
+	if (buf)
+		chunk_table_encode(&p->tab, buf);
+	return write_trailer(fd, res, buf, len);
+}
+
+/* The scheduler records (chunk_index.h), the same way, in front of the table. */
+static int write_sched(struct chunk_packer *p, int fd,
+		       struct chunk_pack_result *res)
+{
+	size_t len = chunk_sched_size(&p->sched);
+	uint8_t *buf;
+
+	if (!p->sched_on || p->sched.n != p->ix.n || len > UINT32_MAX)
+		return 0;
+	buf = malloc(len);
+	if (buf)
+		chunk_sched_encode(&p->sched, buf);
+	return write_trailer(fd, res, buf, len);
 }
 
 /* The time index (chunk_index.h) as the packed chunk's last frame. */
@@ -560,7 +606,7 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 			if (f == off)
 				entry.ts_begin = packet_time(p->pkt, content, true);
 			entry.ts_end = packet_time(p->pkt, content, false);
-			if (p->tab_on)
+			if (p->tab_on || p->sched_on)
 				p->tops->packet(p->tops->arg, p->pkt, content,
 						res->content);
 			res->packets++;
@@ -569,11 +615,14 @@ static int pack_fd(struct chunk_packer *p, int in, uint64_t size, int fd,
 		if (chunk_index_add(&p->ix, &entry))
 			return -ENOMEM;
 		table_frame(p);
+		sched_frame(p);
 		off = g;
 	}
 	if (!index_ok(&p->ix))
 		return 0;
-	err = write_table(p, fd, res);
+	err = write_sched(p, fd, res);
+	if (!err)
+		err = write_table(p, fd, res);
 	return err ? err : write_index(p, fd, res);
 }
 
@@ -618,11 +667,14 @@ int chunk_pack(struct chunk_packer *p, int dirfd, const char *name,
 	/* A failed earlier call may have left the compressor mid-frame. */
 	ZSTD_CCtx_reset(p->cctx, ZSTD_reset_session_only);
 	table_off(p);
+	sched_off(p);
 	p->tab_on = p->tops && !p->tops->begin(p->tops->arg, dirfd, name);
+	p->sched_on = p->tab_on && p->tops->sched_end;
 	err = pack_fd(p, in, (uint64_t)st.st_size, out, cancel, res);
 	if (p->tops)
 		p->tops->end(p->tops->arg);
 	table_off(p);
+	sched_off(p);
 	if (!err && fdatasync(out) < 0)
 		err = -errno;
 	if (close(out) < 0 && !err)

@@ -118,20 +118,23 @@ void chunk_packer_free(struct chunk_packer *p);
 void chunk_packer_set_frame_bytes(struct chunk_packer *p, size_t bytes);
 
 struct chunk_table_frame;
+struct chunk_sched_frame;
 
 /*
- * What makes a packed chunk's thread table (chunk_index.h): a reader of
- * the trace's events (tools/lib/facts.c's table maker), which this file
- * does not link.  begin() for each chunk @name of @dirfd (0: a table is
- * made for it), packet() for each of its packets in order (@offset in the
- * stream), frame_end() when a packed frame ends (its record), end() after
- * the chunk.  A table that cannot be made is left out, never the chunk
- * unpacked: readers then decode what they need.
+ * What makes a packed chunk's thread table and scheduler records
+ * (chunk_index.h): a reader of the trace's events (tools/lib/facts.c's
+ * table maker), which this file does not link.  begin() for each chunk
+ * @name of @dirfd (0: they are made for it), packet() for each of its
+ * packets in order (@offset in the stream), frame_end() and sched_end()
+ * (NULL: no scheduler records) when a packed frame ends (its records),
+ * end() after the chunk.  What cannot be made is left out, never the
+ * chunk unpacked: readers then decode what they need.
  */
 struct chunk_table_ops {
 	int (*begin)(void *arg, int dirfd, const char *name);
 	void (*packet)(void *arg, const uint8_t *pkt, size_t len, uint64_t offset);
 	int (*frame_end)(void *arg, struct chunk_table_frame *f);
+	int (*sched_end)(void *arg, struct chunk_sched_frame *f);
 	void (*end)(void *arg);
 	void *arg;
 };

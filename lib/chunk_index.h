@@ -197,4 +197,151 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
 		      const struct chunk_index *ix, struct chunk_table *t,
 		      char *why, size_t size);
 
+/*
+ * The scheduler records: per frame of the time index, what the frame's
+ * sched_switch, wakeup (sched_waking, sched_wakeup, sched_wakeup_new),
+ * irq_handler_entry/exit, irq_softirq_entry/exit events and losses did
+ * to the state a scheduling walk keeps (tools/cli/sql/schedwalk.h): the
+ * CPU's last switch, its interrupt depth as a function of the depth at
+ * the frame's start, and for each thread a switch, wakeup or CPU change
+ * names, the last switch of it and the first of its wakeups and "no
+ * longer running" marks after that switch.  A reader that merges every
+ * CPU's records of the frames before a time gets each thread's state
+ * there without decoding them (tools/lib/schedrec.c says how, and when it
+ * cannot: then it decodes).  The packer writes it as another skippable
+ * frame, right in front of the thread table (in front of the time index
+ * when there is no table); readers of the index and of the table pass
+ * over it.  Times are the events' (clock cycles).  Little endian:
+ *
+ *   0         4     0x184D2A5D   zstd skippable frame magic
+ *   4         4     bytes that follow
+ *   8         ...   N records, one per index entry, in its order:
+ *                     u32 flags (CHUNK_SCHED_*)
+ *                     u32 T, thread records that follow
+ *                     u64 packet_seq_num, u64 events_discarded of the
+ *                         frame's first packet, u64 and u64 of its last
+ *                         (a loss in front of a chunk's first packet is
+ *                         not in the record: its reader judges it)
+ *                     u64 time of its first sched_switch  (_SWITCHED)
+ *                     u64 time of its last sched_switch   (_SWITCHED)
+ *                     s32 that switch's prev_tid, s32 its next_tid
+ *                     s64 its next_prio (INT64_MIN: none)
+ *                     u32 D, u32 A: the interrupt depth at the frame's
+ *                         end is max(d - D, 0) + A of the depth d at its
+ *                         start (_IRQ_RESET: A alone)
+ *                     u32 who owns the CPU's events at the frame's end
+ *                         (CHUNK_CPU_SAME, _SET, _FILL as the thread
+ *                         table says it), s32 that tid
+ *                     T x 72 bytes, by tid:
+ *                       s32 tid, u32 flags (CHUNK_SCHED_T_*)
+ *                       u64 time of its last switch in the frame (_T_SWITCH),
+ *                       s64 the prev_state it left with (_T_IN: switched in)
+ *                       u64 time of the first mark after that switch (or
+ *                           in the frame: no switch), u64 of the last mark
+ *                           (_T_MARK); a mark is a switch of the CPU while
+ *                           its thread was this one, which ends its running
+ *                       u64 time of the first wakeup after that switch
+ *                           (or in the frame), u64 of the last (_T_WAKE)
+ *                       s32 the first one's target_cpu, s32 its owner
+ *                           (_T_WAKER_START: the CPU's owner at the frame's
+ *                           start; _T_WAKER_FILL: that, if known, else
+ *                           this tid)
+ *                       u32 D, u32 A: the CPU's interrupt depth at that
+ *                           wakeup, as above (_T_WAKE_IRQ_RESET: A alone);
+ *                           _T_WAKE_CTX: its waker_ctx (sched_waking's)
+ *                           says it came in an interrupt whatever the depth
+ *   ...       32    footer:
+ *                     u64 XXH64 (seed 0) of the N records
+ *                     u32 N
+ *                     u32 88, u32 72: a record's and a thread record's size
+ *                     u32 2, the version (1, before _T_WAKE_CTX:
+ *                         read as no records)
+ *                     u32 bytes of the records
+ *                     u32 0x52535452 ("RTSR")
+ *
+ * Untrusted like the index: chunk_sched_parse() checks it against the
+ * index (one record per entry, times within their frame's, tids
+ * increasing and positive, known flags, must-be-zero fields zero) and its
+ * checksum.
+ */
+#define CHUNK_SCHED_MAGIC	0x184D2A5DU
+#define CHUNK_SCHED_TAG		0x52535452U	/* "RTSR" */
+#define CHUNK_SCHED_VERSION	2U	/* 2: _T_WAKE_CTX */
+#define CHUNK_SCHED_RECORD	88U
+#define CHUNK_SCHED_THREAD	72U
+#define CHUNK_SCHED_FOOTER	32U
+
+/* A record's flags. */
+#define CHUNK_SCHED_UNLEARNT	1U	/* damage: a reader decodes the frame */
+#define CHUNK_SCHED_SWITCHED	2U
+#define CHUNK_SCHED_IRQ_RESET	4U
+#define CHUNK_SCHED_FLAGS	7U
+
+/* A thread record's flags. */
+#define CHUNK_SCHED_T_SWITCH		1U
+#define CHUNK_SCHED_T_IN		2U
+#define CHUNK_SCHED_T_MARK		4U
+#define CHUNK_SCHED_T_WAKE		8U
+#define CHUNK_SCHED_T_WAKE_IRQ_RESET	16U
+#define CHUNK_SCHED_T_WAKER_START	32U
+#define CHUNK_SCHED_T_WAKER_FILL	64U
+#define CHUNK_SCHED_T_WAKE_CTX		128U
+#define CHUNK_SCHED_T_FLAGS		255U
+
+/* The interrupt depth as a function of the depth @d before: max(d - drop, 0) + add. */
+struct chunk_irq_fn {
+	bool reset;			/* ...or add alone */
+	uint32_t drop, add;
+};
+
+static inline uint32_t chunk_irq_apply(const struct chunk_irq_fn *f, uint32_t d)
+{
+	return f->reset ? f->add : (d > f->drop ? d - f->drop : 0) + f->add;
+}
+
+struct chunk_sched_thread {
+	int32_t tid;
+	uint32_t flags;			/* but _T_WAKE_IRQ_RESET: wake_irq.reset */
+	uint64_t switch_ts;
+	int64_t state;			/* prev_state (not _T_IN) */
+	uint64_t mark_ts, mark_last;
+	uint64_t wake_ts, wake_last;
+	int32_t target_cpu, waker;
+	struct chunk_irq_fn wake_irq;
+};
+
+struct chunk_sched_frame {
+	uint32_t flags;			/* but _IRQ_RESET: irq.reset */
+	uint32_t nr_threads;
+	uint64_t first_seq, first_discarded;
+	uint64_t last_seq, last_discarded;
+	uint64_t first_switch, last_switch;
+	int32_t prev_tid, next_tid;
+	int64_t next_prio;
+	struct chunk_irq_fn irq;
+	uint32_t owner_change;		/* enum chunk_cpu_change */
+	int32_t owner;
+	struct chunk_sched_thread *threads;	/* by tid */
+};
+
+struct chunk_sched {
+	struct chunk_sched_frame *f;
+	size_t n, cap;
+};
+
+/* Appends @f, taking its threads over (freed with @s); -ENOMEM. */
+int chunk_sched_add(struct chunk_sched *s, struct chunk_sched_frame *f);
+void chunk_sched_free(struct chunk_sched *s);
+size_t chunk_sched_size(const struct chunk_sched *s);
+void chunk_sched_encode(const struct chunk_sched *s, uint8_t *buf);
+/*
+ * The scheduler frame that ends at the table frame (or the index frame),
+ * from the CHUNK_SCHED_FOOTER bytes @footer in front of it: how many bytes
+ * it takes (0: none there), at most @room.
+ */
+uint64_t chunk_sched_frame_size(const uint8_t *footer, uint64_t room);
+/* The scheduler frame @buf of @len bytes, the frames of @ix: 0, or -1 with @why. */
+int chunk_sched_parse(const uint8_t *buf, size_t len, const struct chunk_index *ix,
+		      struct chunk_sched *s, char *why, size_t size);
+
 #endif /* RINGTRACE_LIB_CHUNK_INDEX_H */

@@ -924,6 +924,93 @@ static bool read_table(const char *name, struct chunk_index *ix, struct chunk_ta
 	return ok;
 }
 
+/* The packed chunk @name's scheduler records: rt_file_sched()'s 0, 1 or -1. */
+static int sched_of(const char *name, struct chunk_sched *s)
+{
+	char path[PATH_MAX + CHUNK_NAME_MAX + 1], why[128];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	r = rt_file_sched(path, s, NULL, why, sizeof(why));
+	if (r < 0)
+		printf("# %s: %s\n", name, why);
+	return r;
+}
+
+/*
+ * Scheduler records are untrusted input: what is encoded parses back the
+ * same; any byte changed, any length cut, and a record that says what no
+ * frame can (a checksum made right) are refused.
+ */
+static void test_sched_parse(void)
+{
+	struct chunk_index_entry e[2] = { { 0, 0, 100, 199 }, { 50, 4096, 200, 299 } };
+	struct chunk_index ix = { .e = e, .n = 2 };
+	struct chunk_sched_thread th[2] = {
+		{ .tid = 7, .flags = CHUNK_SCHED_T_SWITCH | CHUNK_SCHED_T_WAKE |
+			  CHUNK_SCHED_T_WAKER_START, .switch_ts = 150, .state = 2,
+		  .wake_ts = 160, .wake_last = 170, .target_cpu = 1,
+		  .wake_irq = { .drop = 1, .add = 2 } },
+		{ .tid = 9, .flags = CHUNK_SCHED_T_MARK, .mark_ts = 120, .mark_last = 190 },
+	};
+	struct chunk_sched in = { 0 }, out;
+	struct chunk_sched_frame f[2] = {
+		{ .flags = CHUNK_SCHED_SWITCHED, .first_seq = 3, .last_seq = 5,
+		  .first_switch = 110, .last_switch = 150, .prev_tid = 7, .next_tid = 9,
+		  .next_prio = -20, .irq = { .reset = true, .add = 1 },
+		  .owner_change = CHUNK_CPU_SET, .owner = 9 },
+		{ .flags = CHUNK_SCHED_UNLEARNT, .first_seq = 6, .last_seq = 9 },
+	};
+	struct chunk_sched_thread *tcopy = malloc(sizeof(th));
+	size_t len, bad = 0, cut = 0;
+	uint8_t *buf;
+	char why[128];
+	bool same;
+
+	memcpy(tcopy, th, sizeof(th));
+	f[0].threads = tcopy;
+	f[0].nr_threads = 2;
+	check(!chunk_sched_add(&in, &f[0]) && !chunk_sched_add(&in, &f[1]), "two records");
+	len = chunk_sched_size(&in);
+	buf = malloc(len);
+	chunk_sched_encode(&in, buf);
+	check(chunk_sched_frame_size(buf + len - CHUNK_SCHED_FOOTER, len) == len,
+	      "the frame's size from its footer: %zu", len);
+	same = !chunk_sched_parse(buf, len, &ix, &out, why, sizeof(why)) && out.n == 2 &&
+	       out.f[0].nr_threads == 2 && out.f[0].next_prio == -20 &&
+	       out.f[0].irq.reset && out.f[0].irq.add == 1 && out.f[0].owner == 9 &&
+	       out.f[0].threads[0].wake_irq.drop == 1 && out.f[0].threads[0].wake_irq.add == 2 &&
+	       out.f[0].threads[0].wake_last == 170 && out.f[0].threads[1].mark_last == 190 &&
+	       out.f[1].flags == CHUNK_SCHED_UNLEARNT && out.f[1].last_seq == 9;
+	check(same, "parsed back the same%s%s", same ? "" : ": ", same ? "" : why);
+	chunk_sched_free(&out);
+	for (size_t i = 0; i < len; i++)
+		for (unsigned int bit = 0; bit < 8; bit++) {
+			buf[i] ^= (uint8_t)(1 << bit);
+			bad += !!chunk_sched_parse(buf, len, &ix, &out, why, sizeof(why));
+			chunk_sched_free(&out);
+			buf[i] ^= (uint8_t)(1 << bit);
+		}
+	for (size_t n = 0; n < len; n++) {
+		cut += !!chunk_sched_parse(buf + len - n, n, &ix, &out, why, sizeof(why));
+		chunk_sched_free(&out);
+	}
+	check(bad == 8 * len && cut == len, "%zu of %zu bit flips and %zu of %zu cuts refused",
+	      bad, 8 * len, cut, len);
+	/* Right checksum, wrong content: a wakeup after the frame's end, tid 0. */
+	in.f[0].threads[0].wake_last = 250;
+	chunk_sched_encode(&in, buf);
+	check(chunk_sched_parse(buf, len, &ix, &out, why, sizeof(why)) == -1,
+	      "a wakeup outside its frame's times is refused: %s", why);
+	in.f[0].threads[0].wake_last = 170;
+	in.f[0].threads[0].tid = 0;
+	chunk_sched_encode(&in, buf);
+	check(chunk_sched_parse(buf, len, &ix, &out, why, sizeof(why)) == -1,
+	      "tid 0 is refused: %s", why);
+	chunk_sched_free(&in);
+	free(buf);
+}
+
 static const struct chunk_fact *find_fact(const struct chunk_table_frame *f,
 					  uint32_t kind, int32_t tid)
 {
@@ -942,6 +1029,7 @@ static void test_thread_table(void)
 	uint8_t blocks[8][3];
 	struct tpacket *p = malloc(sizeof(*p));
 	struct chunk_index ix = { 0 };
+	struct chunk_sched s;
 	struct chunk_table t;
 	struct chunk *c;
 	size_t total = 0;
@@ -994,6 +1082,29 @@ static void test_thread_table(void)
 	}
 	chunk_table_free(&t);
 	chunk_index_free(&ix);
+	ok = sched_of("cpu12-000001.zst", &s) == 0;
+	check(ok && s.n == 2, "the packed chunk's scheduler records: %zu", s.n);
+	if (s.n == 2) {
+		const struct chunk_sched_frame *f = s.f;
+
+		check(f[0].flags == CHUNK_SCHED_SWITCHED && f[0].prev_tid == 0 &&
+		      f[0].next_tid == 42 && f[0].next_prio == 120 && f[0].nr_threads == 1 &&
+		      f[0].threads[0].tid == 42 &&
+		      f[0].threads[0].flags == (CHUNK_SCHED_T_SWITCH | CHUNK_SCHED_T_IN) &&
+		      f[0].owner_change == CHUNK_CPU_SET && f[0].owner == 42 &&
+		      f[0].irq.reset && !f[0].irq.add,
+		      "frame 1: swapper switches to worker 42, which runs");
+		check(f[1].flags == CHUNK_SCHED_SWITCHED && f[1].prev_tid == 42 &&
+		      f[1].next_tid == 43 && f[1].nr_threads == 2 &&
+		      f[1].first_switch == f[1].last_switch &&
+		      f[1].threads[0].tid == 42 && f[1].threads[0].flags == CHUNK_SCHED_T_SWITCH &&
+		      f[1].threads[0].state == 1 && f[1].threads[0].switch_ts == f[1].last_switch &&
+		      f[1].threads[1].tid == 43 &&
+		      f[1].threads[1].flags == (CHUNK_SCHED_T_SWITCH | CHUNK_SCHED_T_IN) &&
+		      f[1].first_seq == f[0].last_seq + 1,
+		      "frame 2: worker 42 leaves asleep (S), helper 43 runs");
+	}
+	chunk_sched_free(&s);
 	/* No metadata: no table, the index all the same. */
 	unlinkat(dfd, "metadata", 0);
 	check(!packer_start(1, 1, 1, dd), "a packer starts (no metadata)");
@@ -1002,8 +1113,9 @@ static void test_thread_table(void)
 	wait_idle();
 	packer_stop(false);
 	ok = read_table("cpu12-000002.zst", &ix, &t);
-	check(ok && ix.n == 2 && !t.n,
-	      "without the trace's metadata: the index, no thread table (%zu records)", t.n);
+	check(ok && ix.n == 2 && !t.n && sched_of("cpu12-000002.zst", &s) == 1,
+	      "without the trace's metadata: the index, no thread table (%zu records) "
+	      "nor scheduler records", t.n);
 	chunk_table_free(&t);
 	chunk_index_free(&ix);
 	free(p);
@@ -1199,6 +1311,7 @@ int main(int argc, char **argv)
 	test_splice_writer();
 	test_remove_just_packed();
 	test_full_disk();
+	test_sched_parse();
 	test_thread_table();
 	test_table_as_before();
 	if (own)

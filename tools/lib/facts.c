@@ -4,13 +4,15 @@
  * (lib/chunk_index.h), so that a window learns it without decoding them.
  *
  * A collector is fed one CPU's items in order -- from a stream that hands
- * out only the events threads.c reads (rt_collector_filter()) --
+ * out only the events threads.c reads (rt_collector_filter(); the
+ * packer's, also those its scheduler records read) --
  * threads.c turns them into the facts it would apply (rt_threads_facts()),
  * and the collector's journal keeps, for the frame being fed, the latest
  * name, thread group and parent of each thread, every cgroup fact in
  * order, and what became of the CPU's thread (the composition of its
  * switches, losses and state dump).  The packer makes one per chunk from
- * the packets it packs (the table maker below); a window's reader makes
+ * the packets it packs (the table maker below, which feeds the chunk's
+ * scheduler records, schedrec.c, the same items); a window's reader makes
  * one for a frame without a table (rtdecode.c), and turns records into
  * the facts it replays (rt_facts_record()).
  *
@@ -378,6 +380,7 @@ struct rt_table_maker {
 	struct stat mst;		/* of the metadata file @md is */
 	struct rt_stream *s;		/* the chunk's packets, fed */
 	struct rt_collector *c;
+	struct rt_schedrec *r;		/* its scheduler records (schedrec.c) */
 	char name[CHUNK_NAME_MAX];
 	unsigned int damage, notes;	/* the stream's, so far */
 	bool dead;			/* it failed: nothing more is learnt */
@@ -431,8 +434,18 @@ static void maker_end(void *arg)
 
 	rt_stream_close(m->s);
 	rt_collector_free(m->c);
+	rt_schedrec_free(m->r);
 	m->s = NULL;
 	m->c = NULL;
+	m->r = NULL;
+}
+
+/* What the table and the scheduler records read (the stream hands out no other event). */
+static bool maker_wants(void *arg, const struct rt_event_desc *ev)
+{
+	struct rt_table_maker *m = arg;
+
+	return rt_threads_reads(m->c->th, ev) || rt_schedrec_reads(ev);
 }
 
 static int maker_begin(void *arg, int dirfd, const char *name)
@@ -449,10 +462,11 @@ static int maker_begin(void *arg, int dirfd, const char *name)
 		return -1;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->c = rt_collector_new(m->md);
+	m->r = rt_schedrec_new();
 	/* No event of the trace tells of threads: a window learns nothing. */
-	if (!m->c || !rt_threads_reads_any(m->c->th) ||
+	if (!m->c || !m->r || !rt_threads_reads_any(m->c->th) ||
 	    rt_stream_open_fed(&m->s, m->md, (int)cpu, &err) ||
-	    (!m->reference && rt_collector_filter(m->c, m->s))) {
+	    (!m->reference && rt_stream_set_wanted(m->s, maker_wants, m))) {
 		maker_end(m);
 		return -1;
 	}
@@ -474,12 +488,16 @@ static void maker_packet(void *arg, const uint8_t *pkt, size_t len, uint64_t off
 	if (rt_stream_feed_lent(m->s, m->name, offset, pkt, len, &err))
 		r = -1;
 	else
-		while ((r = rt_stream_next(m->s, &it, &err)) > 0)
+		while ((r = rt_stream_next(m->s, &it, &err)) > 0) {
 			rt_collector_item(m->c, &it);
+			rt_schedrec_item(m->r, &it);
+		}
 	/* Damage read past (or dropped): the frame is what a reader decodes. */
 	if (r < 0 || rt_stream_nr_damage(m->s) != m->damage ||
-	    rt_stream_nr_notes(m->s) != m->notes)
+	    rt_stream_nr_notes(m->s) != m->notes) {
 		rt_collector_unlearnt(m->c);
+		rt_schedrec_unlearnt(m->r);
+	}
 	m->damage = rt_stream_nr_damage(m->s);
 	m->notes = rt_stream_nr_notes(m->s);
 	m->dead = r < 0;
@@ -494,6 +512,15 @@ static int maker_frame_end(void *arg, struct chunk_table_frame *f)
 	return rt_collector_end_frame(m->c, f);
 }
 
+static int maker_sched_end(void *arg, struct chunk_sched_frame *f)
+{
+	struct rt_table_maker *m = arg;
+
+	if (m->dead)
+		rt_schedrec_unlearnt(m->r);
+	return rt_schedrec_end_frame(m->r, f);
+}
+
 struct rt_table_maker *rt_table_maker_new(void)
 {
 	struct rt_table_maker *m = calloc(1, sizeof(*m));
@@ -504,6 +531,7 @@ struct rt_table_maker *rt_table_maker_new(void)
 		.begin = maker_begin,
 		.packet = maker_packet,
 		.frame_end = maker_frame_end,
+		.sched_end = maker_sched_end,
 		.end = maker_end,
 		.arg = m,
 	};

@@ -197,6 +197,12 @@ int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e);
  */
 int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
 		 char *why, size_t size);
+/*
+ * The scheduler records of the packed chunk @fd whose index is @ix
+ * (chunk_index.h): 0, 1 none there, -1 bad (@why).
+ */
+int rt_sched_get(int fd, const struct chunk_index *ix, struct chunk_sched *s,
+		 char *why, size_t size);
 /* The first packet header of the frame (packet) at @coff into @pi: 0, or -1. */
 int rt_index_first_packet(int fd, bool zst, uint64_t coff,
 			  struct rt_packet_info *pi);

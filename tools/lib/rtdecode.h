@@ -61,6 +61,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../../lib/chunk_index.h"
+
 #define RT_ERR_MAX	512
 
 struct rt_error {
@@ -609,7 +611,8 @@ void rt_threads_settle(struct rt_threads *th);
 
 /*
  * What a packer (ringtraced's, `ringtrace compress`) gives lib/chunk.c to
- * write a packed chunk's thread table (lib/chunk_index.h): the trace's
+ * write a packed chunk's thread table and scheduler records
+ * (lib/chunk_index.h, schedrec.c's rt_schedrec): the trace's
  * metadata is read from the chunk's directory, the chunk's packets decoded
  * as they are packed.  One per packer thread.
  */
@@ -619,6 +622,56 @@ struct rt_table_maker;
 struct rt_table_maker *rt_table_maker_new(void);
 void rt_table_maker_free(struct rt_table_maker *m);
 const struct chunk_table_ops *rt_table_maker_ops(struct rt_table_maker *m);
+
+/*
+ * schedrec.c: one CPU's scheduler records (lib/chunk_index.h), made from
+ * its items of a frame in order (every item of the scheduler's events,
+ * the losses and the packets); rt_schedrec_peek() gives the record of
+ * what was fed of the frame so far, rt_schedrec_end_frame() that and
+ * starts the next frame.  Both fill @f, whose threads the caller frees:
+ * 0, or -ENOMEM.
+ */
+struct chunk_sched_frame;
+struct rt_schedrec;
+struct rt_schedrec *rt_schedrec_new(void);
+void rt_schedrec_free(struct rt_schedrec *r);
+void rt_schedrec_item(struct rt_schedrec *r, const struct rt_item *it);
+/* Whether a record reads @ev's events (the others can be left undecoded). */
+bool rt_schedrec_reads(const struct rt_event_desc *ev);
+/* The frame holds damage: its record says to decode it. */
+void rt_schedrec_unlearnt(struct rt_schedrec *r);
+int rt_schedrec_peek(const struct rt_schedrec *r, struct chunk_sched_frame *f);
+/*
+ * Decoding a frame a record cannot tell about: every switch, mark and
+ * wakeup of a thread fed so far in the frame, in order
+ * (rt_schedrec_keep_events() before the first item; rt_schedrec_end_frame()
+ * drops them, so take them first).
+ */
+enum rt_sched_event_kind { RT_SCHED_SWITCH, RT_SCHED_MARK, RT_SCHED_WAKE };
+
+struct rt_sched_event {
+	int32_t tid;
+	enum rt_sched_event_kind kind;
+	uint64_t ts;
+	int32_t target_cpu, waker;	/* a wakeup's, as a thread record's */
+	uint32_t flags;			/* CHUNK_SCHED_T_WAKER_START, _FILL, _WAKE_CTX */
+	struct chunk_irq_fn irq;
+};
+void rt_schedrec_keep_events(struct rt_schedrec *r);
+const struct rt_sched_event *rt_schedrec_events(const struct rt_schedrec *r, size_t *nr);
+int rt_schedrec_end_frame(struct rt_schedrec *r, struct chunk_sched_frame *f);
+
+/*
+ * The scheduler records of the stream file @path (lib/chunk_index.h): 0
+ * with @s filled (chunk_sched_free()) and, if @ix is not NULL, its time
+ * index (chunk_index_free()); 1 when it has none (not packed, or packed
+ * without them), -1 when they or its index are bad, or it cannot be read
+ * (@why).
+ */
+struct chunk_sched;
+struct chunk_index;
+int rt_file_sched(const char *path, struct chunk_sched *s, struct chunk_index *ix,
+		  char *why, size_t size);
 
 /* ---- values and printing ------------------------------------------------ */
 

@@ -406,6 +406,58 @@ int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
 	return r;
 }
 
+int rt_sched_get(int fd, const struct chunk_index *ix, struct chunk_sched *s,
+		 char *why, size_t size)
+{
+	uint8_t foot[CHUNK_TABLE_FOOTER];
+	uint64_t end = ix->data_bytes, len;
+	uint8_t *buf;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	/* In front of the thread table, if there is one. */
+	if (end >= CHUNK_TABLE_FOOTER &&
+	    !rt_pread_full(fd, foot, CHUNK_TABLE_FOOTER, end - CHUNK_TABLE_FOOTER))
+		end -= chunk_table_frame_size(foot, end);
+	if (end < CHUNK_INDEX_HEADER + CHUNK_SCHED_FOOTER)
+		return 1;
+	r = read_before(fd, end, CHUNK_SCHED_FOOTER, chunk_sched_frame_size, TABLE_MAX_BYTES,
+			"its scheduler records", &buf, &len, why, size);
+	if (r)
+		return r;
+	r = chunk_sched_parse(buf, len, ix, s, why, size);
+	free(buf);
+	return r;
+}
+
+int rt_file_sched(const char *path, struct chunk_sched *s, struct chunk_index *out,
+		  char *why, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct chunk_index ix;
+	bool own;
+	int r = 1;
+
+	memset(s, 0, sizeof(*s));
+	if (out)
+		memset(out, 0, sizeof(*out));
+	*why = '\0';
+	if (fd < 0) {
+		snprintf(why, size, "%s", strerror(errno));
+		return -1;
+	}
+	if (rt_is_zst(path) && !rt_index_get(fd, true, &ix, &own, why, size)) {
+		if (own)
+			r = rt_sched_get(fd, &ix, s, why, size);
+		if (!r && out)
+			*out = ix;
+		else
+			chunk_index_free(&ix);
+	}
+	close(fd);
+	return r;
+}
+
 int rt_index_first_packet(int fd, bool zst, uint64_t coff,
 			  struct rt_packet_info *pi)
 {

@@ -630,7 +630,9 @@ static int zst_decode_frame(struct rt_source *src, char *what, size_t size,
 			return 2;
 		}
 	} while (ret);
-	src->frames++;
+	/* A frame of no bytes (skippable: an index, a table, records) decodes nothing. */
+	if (src->frame_len)
+		src->frames++;
 	return 1;
 }
 

@@ -132,6 +132,9 @@ void sqldb_close(struct sqldb *d)
 	for (unsigned int i = 0; d->sched_idx && i < d->ts->nr; i++)
 		schedwalk_index_free(d->sched_idx[i]);
 	free(d->sched_idx);
+	for (unsigned int i = 0; d->sched_rec && i < d->ts->nr; i++)
+		schedpack_member_free(d->sched_rec[i]);
+	free(d->sched_rec);
 	spanq_index_free(d->span_idx);
 	for (unsigned int i = 0; d->run_idx && i < d->ts->nr; i++)
 		runidx_free(d->run_idx[i]);

@@ -5,7 +5,9 @@
  * end.  Every event is read, not the scheduler's alone: a span still open
  * at the end runs to the member's last item, whatever it is (report's
  * rule).  A window's scan of a member is the items in [checkpoint k,
- * checkpoint k') (scan_open_spec()), started from k's state.
+ * checkpoint k') (scan_open_spec()), started from k's state; or, from
+ * the scheduler records, the items from lo on, started from the records'
+ * state there, and past hi the stretches that may end its spans.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 
 #include "ckpts.h"
 #include "runidx.h"
+#include "schedpack.h"
 #include "schedwalk.h"
 #include "sqlcache.h"
 
@@ -81,7 +84,33 @@ struct schedwalk {
 	/* A window (c->spec.has_lo/hi): the member's index, and where the read stops. */
 	const struct sw_index *ix;
 	size_t stop;			/* ix->ck[stop]: not read from there; 0: to the end */
+	/*
+	 * A window started from the scheduler records (records_start()):
+	 * with hi, read on past it until every span begun by then has
+	 * ended, each ending event being the member's walk's own.
+	 */
+	bool until;			/* a window with hi, read so */
+	bool crossed;			/* an item after hi was read */
+	size_t open_old;		/* spans open then, not ended since */
+	bool ended;			/* they have all ended: the read stops */
+	/*
+	 * Of those, the ones nothing after hi can end (schedpack_after()):
+	 * not counted in open_old, ended at the member's last item when the
+	 * read stops.
+	 */
+	struct sp_after after;
+	bool have_after;
+	int64_t after_last;		/* the member's last item, ns */
+	/*
+	 * Past hi, only the frames that may end one of them are read, in
+	 * stretches (round_next()): everything before @pos has been.
+	 */
+	bool rounds;
+	bool skipped;			/* some time after hi was not read */
+	bool at_end;			/* nothing after @pos ends those still open */
+	int64_t pos;
 	struct sw_index *build;		/* building one: spans go here */
+	struct sp_check *check;		/* building: the records checked (schedpack.h) */
 	/*
 	 * utid = X in the member read ("utid = X" below): only X's
 	 * spans; the stretches [ck[from], ck[stop]) read, as pairs in @rng,
@@ -179,6 +208,7 @@ void schedwalk_close(struct schedwalk *w)
 	free(w->names);
 	free(w->q);
 	free(w->rng);
+	sp_after_free(&w->after);
 	free(w);
 }
 
@@ -195,6 +225,9 @@ static struct sw_span *push(struct schedwalk *w, int64_t ts, int64_t end, int32_
 			die("out of memory");
 	}
 	sp = &w->q[w->nr_q++];
+	/* After hi, only a span open when it was crossed begins by hi. */
+	if (w->crossed && ts <= w->c->spec.hi && w->open_old)
+		w->open_old--;
 	memset(sp, 0, sizeof(*sp));
 	sp->member = w->member;
 	sp->ts = ts;
@@ -467,12 +500,61 @@ void schedwalk_index_free(struct sw_index *ix)
 	free(ix);
 }
 
+static int cpu_cmp(const void *a, const void *b)
+{
+	const struct sp_cpu_state *x = a, *y = b;
+
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct sp_thread_state *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The walk's state now against the scheduler records' (schedpack.h's check). */
+static void check_now(struct schedwalk *w)
+{
+	struct sp_state st = { 0 };
+
+	st.cpus = calloc(w->cpus.used + 1, sizeof(*st.cpus));
+	st.threads = calloc(w->threads.used + 1, sizeof(*st.threads));
+	if (!st.cpus || !st.threads)
+		die("out of memory");
+	for (size_t i = 0; i < w->cpus.cap; i++) {
+		const struct sw_cpu *c = rt_tidmap_slot(&w->cpus, i);
+
+		if (c)
+			st.cpus[st.nr_cpus++] = (struct sp_cpu_state){
+				.cpu = (uint32_t)c->cpu, .tid = c->tid, .since = (uint64_t)c->since,
+				.prio = c->prio, .switch_ts = (uint64_t)c->switch_ts,
+				.switch_prev = c->switch_prev, .irqs = c->irqs };
+	}
+	for (size_t i = 0; i < w->threads.cap; i++) {
+		const struct sw_thread *t = rt_tidmap_slot(&w->threads, i);
+
+		if (t && (t->open || t->running))
+			st.threads[st.nr_threads++] = (struct sp_thread_state){
+				.tid = t->tid, .running = t->running, .open = t->open,
+				.state = t->state, .since = (uint64_t)t->since, .cpu = t->cpu,
+				.waker = t->waker, .irq = t->irq };
+	}
+	qsort(st.cpus, st.nr_cpus, sizeof(*st.cpus), cpu_cmp);
+	qsort(st.threads, st.nr_threads, sizeof(*st.threads), thread_cmp);
+	spcheck_state(w->check, &st);
+	sp_state_free(&st);
+}
+
 /* The walk's state now, into checkpoint @el (ckpts_take()'s fill). */
 static void ckpt_fill(void *el, void *arg)
 {
 	struct schedwalk *w = arg;
 	struct sw_ckpt *k = el;
 
+	if (w->check)
+		check_now(w);
 	k->cpus = calloc(w->cpus.used + 1, sizeof(*k->cpus));
 	k->threads = calloc(w->threads.used + 1, sizeof(*k->threads));
 	if (!k->cpus || !k->threads)
@@ -559,9 +641,11 @@ static void *index_build(struct sql_cursor *c, unsigned int m, void *arg)
 	b->build = ix;
 	CKPTS_INIT(&ix->ck, struct sw_ckpt, ckpt_drop);
 	ckpts_take(&ix->ck, INT64_MIN, ckpt_fill, b);
+	b->check = spcheck_open(&ic, m);
 	r = member_start(b, m);
 	while (r >= 0 && b->scan)
 		r = member_row(b);
+	spcheck_close(b->check);
 	if (r < 0) {
 		c->err = ic.err;
 		schedwalk_index_free(ix);
@@ -932,6 +1016,264 @@ static void utid_finish(struct schedwalk *w)
 		range_start(w);
 }
 
+/* ---- a first window from the scheduler records ---------------------------------------- */
+
+/* The state the records give (times in cycles), as the walk keeps it. */
+static void records_restore(struct schedwalk *w, unsigned int m, const struct sp_state *st)
+{
+	const struct sqldb *d = w->c->db;
+
+	for (size_t i = 0; i < st->nr_cpus; i++) {
+		const struct sp_cpu_state *x = &st->cpus[i];
+		struct sw_cpu *c = cpu(w, x->cpu, 0);
+
+		c->tid = x->tid;
+		c->since = sqldb_ns(d, m, x->since);
+		c->prio = x->prio;
+		c->switch_ts = sqldb_ns(d, m, x->switch_ts);
+		c->switch_prev = x->switch_prev;
+		c->irqs = x->irqs;
+	}
+	for (size_t i = 0; w->states && i < st->nr_threads; i++) {
+		const struct sp_thread_state *x = &st->threads[i];
+		struct sw_thread *t = thread(w, x->tid);
+
+		t->open = x->open;
+		t->running = x->running;
+		t->state = x->state;
+		t->since = sqldb_ns(d, m, x->since);
+		t->cpu = x->cpu;
+		t->waker = x->waker;
+		t->irq = x->irq;
+		t->blocked = NULL;
+	}
+}
+
+/*
+ * A window of member @m that has no checkpoints yet, from its scheduler
+ * records (schedpack_at()): the walk's state before lo, the read from lo
+ * on -- to the member's end, or with hi until every span begun by hi has
+ * ended (the spans it gives are the member's walk's: each ends at the
+ * event the whole walk ends it at).  0, 1 (no records to trust, or they
+ * do not tell: the checkpoints' way), -1 (c->err).
+ */
+static int records_start(struct schedwalk *w, unsigned int m)
+{
+	const struct scan_spec *sp = &w->c->spec;
+	struct sp_state st;
+	int64_t last;
+	int r = schedpack_at(w->c, m, sp->has_lo ? sp->lo : INT64_MIN, &st, &last);
+
+	if (r)
+		return r;
+	records_restore(w, m, &st);
+	sp_state_free(&st);
+	w->last = last;
+	if (sp->has_lo) {
+		w->rd.has_begin = true;
+		w->rd.begin = sp->lo;
+	}
+	w->until = sp->has_hi;
+	return 0;
+}
+
+static int open_thread_cmp(const void *a, const void *b)
+{
+	const struct sp_open_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Whether CPU @c's span can end after hi (w->after). */
+static bool cpu_ends(const struct schedwalk *w, const struct sw_cpu *c)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+
+	if (!w->have_after)
+		return true;
+	if (w->at_end)
+		return false;
+	for (unsigned int i = 0; i < t->nr_cpus; i++)
+		if ((int32_t)t->cpus[i].cpu == c->cpu)
+			return w->after.cpu_switches[i];
+	return true;
+}
+
+static bool thread_ends(const struct schedwalk *w, const struct sw_thread *t)
+{
+	return !w->have_after ||
+	       (!w->at_end && sp_after_named(&w->after, t->tid, t->state & 0xff));
+}
+
+/*
+ * hi is crossed: every span open now began by then.  Those something
+ * after hi can end are counted (open_old); the others end at the
+ * member's last item (hi_close()).  (0, -1 c->err.)
+ */
+static int hi_cross(struct schedwalk *w)
+{
+	size_t n = 0, open = 0;
+	int r;
+
+	w->have_after = !schedpack_after(w->c, w->member, w->c->spec.hi, &w->after);
+	for (size_t i = 0; i < w->cpus.cap; i++) {
+		const struct sw_cpu *c = rt_tidmap_slot(&w->cpus, i);
+
+		open += c && c->tid >= 0;
+		n += c && c->tid >= 0 && cpu_ends(w, c);
+	}
+	for (size_t i = 0; w->states && i < w->threads.cap; i++) {
+		const struct sw_thread *t = rt_tidmap_slot(&w->threads, i);
+
+		open += t && t->open;
+		n += t && t->open && thread_ends(w, t);
+	}
+	/* Some end at the member's last item: where is it? (Not told: read on.) */
+	if (w->have_after && n < open) {
+		r = schedpack_last(w->c, w->member, &w->after_last);
+		if (r < 0)
+			return -1;
+		if (r) {
+			sp_after_free(&w->after);
+			w->have_after = false;
+			n = open;
+		}
+	}
+	w->crossed = true;
+	w->open_old = n;
+	return 0;
+}
+
+/* The spans open past hi that something may still end (rounds). */
+static void open_now(struct schedwalk *w, struct sp_open *o)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+	int64_t hi = w->c->spec.hi;
+
+	o->cpus = calloc(t->nr_cpus + 1, sizeof(*o->cpus));
+	o->threads = calloc(w->threads.used + 1, sizeof(*o->threads));
+	o->nr_threads = 0;
+	if (!o->cpus || !o->threads)
+		die("out of memory");
+	for (unsigned int i = 0; i < t->nr_cpus; i++) {
+		const struct sw_cpu *c = rt_tidmap_find(&w->cpus, (int32_t)t->cpus[i].cpu);
+
+		o->cpus[i] = c && c->tid >= 0 && c->since <= hi && cpu_ends(w, c);
+	}
+	for (size_t i = 0; w->states && i < w->threads.cap; i++) {
+		const struct sw_thread *x = rt_tidmap_slot(&w->threads, i);
+
+		if (x && x->open && x->since <= hi && thread_ends(w, x))
+			o->threads[o->nr_threads++] = (struct sp_open_thread){
+				.tid = x->tid, .blocked = x->state & 0xff };
+	}
+	qsort(o->threads, o->nr_threads, sizeof(*o->threads), open_thread_cmp);
+}
+
+/*
+ * The next stretch past hi that may end a span still open: the frames
+ * between end none (schedpack_next(); each span ends at the first event
+ * naming it, which lies in the first frame naming it on some CPU), so
+ * the walk reads it as the whole walk does for those spans.  None left:
+ * those still open end at the member's last item (or, not known, the
+ * read goes on to the end).  0, -1 (c->err).
+ */
+static int round_next(struct schedwalk *w)
+{
+	const struct rt_trace *t = w->c->db->ts->m[w->member].t;
+	bool *cpus = calloc(t->nr_cpus + 1, sizeof(*cpus));
+	struct sp_open o;
+	int64_t b = 0, e = 0;
+	bool none;
+
+	if (!cpus)
+		die("out of memory");
+	scan_close(w->scan);
+	open_now(w, &o);
+	none = schedpack_next(w->c, w->member, w->pos, &o, &b, &e, cpus) != 0;
+	free(o.cpus);
+	free(o.threads);
+	w->scan = NULL;
+	if (none) {
+		int r = schedpack_last(w->c, w->member, &w->after_last);
+
+		if (r < 0) {
+			free(cpus);
+			return -1;
+		}
+		if (!r) {
+			free(cpus);
+			w->at_end = w->ended = true;
+			w->open_old = 0;
+			member_finish(w);
+			return 0;
+		}
+	}
+	w->skipped = true;
+	w->rd.has_begin = true;
+	w->rd.begin = none ? w->pos : b;
+	w->rd.has_end = !none;
+	w->rd.end = e;
+	w->rounds = !none;
+	/* A stretch reads the CPUs that may end a span in it; to the end, all. */
+	free(w->rd.cpus);
+	w->rd.cpus = NULL;
+	w->rd.nr_cpus = 0;
+	w->rd.cpus_set = !none;
+	if (!none) {
+		w->rd.cpus = calloc(t->nr_cpus + 1, sizeof(*w->rd.cpus));
+		if (!w->rd.cpus)
+			die("out of memory");
+		for (unsigned int i = 0; i < t->nr_cpus; i++)
+			if (cpus[i])
+				w->rd.cpus[w->rd.nr_cpus++] = t->cpus[i].cpu;
+	}
+	free(cpus);
+	w->pos = e < INT64_MAX ? e + 1 : e;
+	w->scan = scan_open_spec(w->c, SCAN_EVENTS | SCAN_LOSSES |
+				 (w->states ? SCAN_THREADS : 0), &w->rd);
+	return 0;
+}
+
+/* The read stops: the spans nothing after hi ended end at the member's last item. */
+static void hi_close(struct schedwalk *w)
+{
+	int64_t hi = w->c->spec.hi;
+
+	if (!w->have_after)
+		return;
+	for (size_t i = 0; i < w->cpus.cap; i++) {
+		struct sw_cpu *c = rt_tidmap_slot(&w->cpus, i);
+
+		if (c && c->tid >= 0 && c->since <= hi && !cpu_ends(w, c))
+			cpu_close(w, c, w->after_last, -2, -1);
+	}
+	for (size_t i = 0; w->states && i < w->threads.cap; i++) {
+		struct sw_thread *t = rt_tidmap_slot(&w->threads, i);
+
+		if (t && t->open && t->since <= hi && !thread_ends(w, t))
+			thread_close(w, t, w->after_last);
+	}
+	sp_after_free(&w->after);
+	w->have_after = false;
+}
+
+/* Member @m's index if it is known already: in memory or in the cache. */
+static const struct sw_index *index_known(struct sql_cursor *c, unsigned int m)
+{
+	struct sqldb *d = c->db;
+
+	if (d->sched_idx && d->sched_idx[m])
+		return d->sched_idx[m];
+	if (!d->sched_idx) {
+		d->sched_idx = calloc(d->ts->nr + 1, sizeof(*d->sched_idx));
+		if (!d->sched_idx)
+			die("out of memory");
+	}
+	d->sched_idx[m] = sqlcache_index_cached(c, m, SW_CACHE_FAMILY, &sw_family, NULL);
+	return d->sched_idx[m];
+}
+
 /* ---- one member's walk ------------------------------------------------------------------ */
 
 /*
@@ -950,9 +1292,23 @@ static int member_start(struct schedwalk *w, unsigned int m)
 	w->stop = 0;
 	w->ix = NULL;
 	w->only = -1;
+	w->until = w->crossed = w->ended = w->rounds = w->skipped = w->at_end = false;
+	w->open_old = 0;
+	sp_after_free(&w->after);
+	w->have_after = false;
 	w->rd.has_begin = w->rd.has_end = w->rd.cpus_set = false;
 	if (!w->build && !w->blocked && (sp->has_lo || sp->has_hi) && utid_tid(w, m) < 0) {
-		ix = index_get(w->c, m);
+		int r;
+
+		ix = index_known(w->c, m);
+		if (!ix) {
+			r = records_start(w, m);
+			if (r < 0)
+				return -1;
+			if (!r)
+				goto open;
+			ix = index_get(w->c, m);
+		}
 		if (!ix)
 			return -1;
 		ckpts_window(&ix->ck, sp->has_lo, sp->lo, sp->has_hi, sp->hi, &from, &w->stop);
@@ -968,6 +1324,7 @@ static int member_start(struct schedwalk *w, unsigned int m)
 			w->rd.end = ckpts_ts(&ix->ck, w->stop) - 1;
 		}
 	}
+open:
 	memset(w->rd.members, 0, w->c->db->ts->nr * sizeof(*w->rd.members));
 	w->rd.members[m] = true;
 	if (utid_tid(w, m) >= 0)
@@ -991,7 +1348,17 @@ static void member_finish(struct schedwalk *w)
 	}
 	scan_close(w->scan);
 	w->scan = NULL;
+	if (w->ended) {
+		hi_close(w);
+		state_free(w);
+		return;
+	}
+	/* Read to the end: what hi_close() would end there, member_end() does. */
+	sp_after_free(&w->after);
+	w->have_after = false;
 	if (!w->stop) {
+		if (w->check)
+			check_now(w);
 		member_end(w);
 		if (w->build)
 			index_drain(w);
@@ -1018,6 +1385,21 @@ static int member_row(struct schedwalk *w)
 	if (r < 0)
 		return -1;
 	if (!r) {
+		/* Past hi: the next stretch that may end a span, or the end. */
+		if (w->crossed && !w->open_old) {
+			w->ended = true;
+		} else if (w->rounds) {
+			return round_next(w);
+		} else if (w->skipped) {
+			/* Time was skipped: the last item read need not be the member's. */
+			int64_t last;
+
+			r = schedpack_last(w->c, w->member, &last);
+			if (r < 0)
+				return -1;
+			if (!r)
+				w->last = last;
+		}
 		member_finish(w);
 		return 0;
 	}
@@ -1025,9 +1407,25 @@ static int member_row(struct schedwalk *w)
 		on_pair(w, &row);
 		return 0;
 	}
+	if (w->until && !w->crossed && row.ts > w->c->spec.hi) {
+		if (hi_cross(w) < 0)
+			return -1;
+		/* With records, read only where a span open now may end (from hi on). */
+		if (w->have_after && w->open_old) {
+			w->pos = w->c->spec.hi + 1;
+			return round_next(w);
+		}
+	}
+	if (w->crossed && !w->open_old) {
+		w->ended = true;
+		member_finish(w);
+		return 0;
+	}
 	/* A checkpoint before the first item of a new ts, every spacing items. */
 	if (ix && ckpts_due(&ix->ck, row.ts, w->last))
 		ckpts_take(&ix->ck, row.ts, ckpt_fill, w);
+	if (w->check)
+		spcheck_item(w->check, row.it);
 	w->last = row.ts;
 	if (row.it->type == RT_ITEM_EVENT) {
 		switch (kind(w, row.it->event)) {

@@ -45,6 +45,14 @@
  * and every span open at one of them, whole.  A window's walk starts from
  * its first checkpoint's state and takes the spans still open at the last
  * from the index, so its spans are the whole member's walk's exactly.
+ *
+ * A window of a member with no checkpoints yet (in the run or the cache)
+ * whose files all carry trusted scheduler records (packed chunks:
+ * schedpack.h) builds none: it starts from the state the records give at
+ * lo (schedpack_at()), reads to hi, and past hi only the stretches where
+ * a span still open may end (schedpack_next(): a switch of its CPU, a
+ * switch or wakeup naming its thread); what nothing after hi ends ends at
+ * the member's last item, as in the whole walk.
  */
 #ifndef RINGTRACE_SCHEDWALK_H
 #define RINGTRACE_SCHEDWALK_H

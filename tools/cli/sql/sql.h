@@ -79,6 +79,8 @@ struct sqldb {
 	uint64_t max_memory;		/* --max-memory: bytes, 0 none */
 	/* Per member, its scheduling checkpoints once a window needed them. */
 	struct sw_index **sched_idx;
+	/* Per member, its scheduler records once a window looked (schedstart.c). */
+	struct sp_member **sched_rec;
 	/* The pairing tables' checkpoints (spanq.c), a list. */
 	struct spanq_index *span_idx;
 	/* Per member, its run lists once a utid needed them (runidx.c). */
@@ -109,6 +111,9 @@ struct sw_index;
 struct spanq_index;
 /* schedwalk.c: a member's scheduling index freed. */
 void schedwalk_index_free(struct sw_index *ix);
+struct sp_member;
+/* schedstart.c: a member's scheduler records freed. */
+void schedpack_member_free(struct sp_member *pm);
 /* spanq.c: a list of the pairing tables' checkpoints freed. */
 void spanq_index_free(struct spanq_index *ix);
 struct threadidx;

@@ -408,8 +408,8 @@ out:
 	free(dir);
 }
 
-void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
-		     const struct sqlcache_family *f, void *arg)
+void *sqlcache_index_cached(struct sql_cursor *c, unsigned int m, const char *family,
+			    const struct sqlcache_family *f, void *arg)
 {
 	struct sqldb *d = c->db;
 	uint64_t layout = f->layout;
@@ -434,8 +434,19 @@ void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		struct scan_stat *st = sqldb_stat(d, sqldb_stat_new(d, f->stat));
 
 		snprintf(st->plan, sizeof(st->plan), "cache");
-		return ix;
 	}
+	return ix;
+}
+
+void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
+		     const struct sqlcache_family *f, void *arg)
+{
+	struct sqldb *d = c->db;
+	struct sqlcache_buf b;
+	void *ix = sqlcache_index_cached(c, m, family, f, arg);
+
+	if (ix)
+		return ix;
 	ix = f->build(c, m, arg);
 	if (ix && enabled() && (!f->keep || f->keep(ix, arg))) {
 		b = (struct sqlcache_buf){ 0 };

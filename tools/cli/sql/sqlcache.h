@@ -122,6 +122,9 @@ struct sqlcache_family {
  */
 void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		     const struct sqlcache_family *f, void *arg);
+/* The same read back alone: NULL when the cache does not hold it. */
+void *sqlcache_index_cached(struct sql_cursor *c, unsigned int m, const char *family,
+			    const struct sqlcache_family *f, void *arg);
 
 /*
  * Member @m's cached payload of @family, made by a reader whose record
