@@ -408,20 +408,26 @@ out:
 	free(dir);
 }
 
-void *sqlcache_index_cached(struct sql_cursor *c, unsigned int m, const char *family,
-			    const struct sqlcache_family *f, void *arg)
+/* The family's layout, with its own key when it has one (member_key() hashes both). */
+static uint64_t family_layout(struct sqldb *d, unsigned int m,
+			      const struct sqlcache_family *f, void *arg)
+{
+	uint64_t k[2];
+
+	if (!f->key)
+		return f->layout;
+	k[0] = f->layout;
+	k[1] = f->key(d, m, arg);
+	return XXH64(k, sizeof(k), 0);
+}
+
+static void *index_load(struct sql_cursor *c, unsigned int m, const char *family,
+			const struct sqlcache_family *f, void *arg, uint64_t layout)
 {
 	struct sqldb *d = c->db;
-	uint64_t layout = f->layout;
 	struct sqlcache_buf b;
 	void *ix = NULL;
 
-	/* The family's own key goes in with its layout (member_key() hashes both). */
-	if (f->key) {
-		uint64_t k[2] = { f->layout, f->key(d, m, arg) };
-
-		layout = XXH64(k, sizeof(k), 0);
-	}
 	if (sqlcache_load(d, m, family, layout, &b)) {
 		ix = f->load(c, m, &b, arg);
 		if (ix && (b.bad || sqlcache_left(&b))) {
@@ -438,12 +444,20 @@ void *sqlcache_index_cached(struct sql_cursor *c, unsigned int m, const char *fa
 	return ix;
 }
 
+void *sqlcache_index_cached(struct sql_cursor *c, unsigned int m, const char *family,
+			    const struct sqlcache_family *f, void *arg)
+{
+	return index_load(c, m, family, f, arg, family_layout(c->db, m, f, arg));
+}
+
+/* One layout for the load and the store: building may change what f->key() sees. */
 void *sqlcache_index(struct sql_cursor *c, unsigned int m, const char *family,
 		     const struct sqlcache_family *f, void *arg)
 {
 	struct sqldb *d = c->db;
+	uint64_t layout = family_layout(d, m, f, arg);
 	struct sqlcache_buf b;
-	void *ix = sqlcache_index_cached(c, m, family, f, arg);
+	void *ix = index_load(c, m, family, f, arg, layout);
 
 	if (ix)
 		return ix;
