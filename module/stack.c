@@ -110,7 +110,13 @@ struct rtr_stack_scratch {
 	u64 uips[RINGTRACE_MAX_NESTING][RINGTRACE_USTACK_MAX_DEPTH];
 };
 
-static DEFINE_PER_CPU(struct rtr_stack_scratch, rtr_stack_scratch);
+/*
+ * Allocated at load (6.6 KB a CPU), not DEFINE_PER_CPU: a module's static
+ * per-CPU data comes out of the kernel's small reserve for all modules
+ * (PERCPU_MODULE_RESERVE, 8 KiB), where it left too little for another
+ * tracer's modules (LTTng's lttng-tracer failed to load beside us).
+ */
+static struct rtr_stack_scratch __percpu *rtr_stack_scratch;
 static DEFINE_PER_CPU(unsigned int, rtr_stack_level);
 
 /* Frames kept per stack; under rtr_probes_lock, read by writers. */
@@ -613,7 +619,7 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	w->ips = NULL;
 	w->nr = 0;
 	if (kstack) {
-		ips = this_cpu_ptr(&rtr_stack_scratch)->ips[level];
+		ips = this_cpu_ptr(rtr_stack_scratch)->ips[level];
 		nr = rtr_kstack_save(ips, depth, frame, &cut);
 		skip = cut ? rtr_stack_cut(ips, &nr, cut_ip) : 0;
 		if (nr) {
@@ -630,7 +636,7 @@ void *rtr_stack_reserve_at(struct rtr_rsv *w, unsigned int id,
 	if (ustack && READ_ONCE(rtr_ustack_copy_on)) {
 		tail = rtr_ucopy_save(w, level);
 	} else if (ustack) {
-		w->uips = this_cpu_ptr(&rtr_stack_scratch)->uips[level];
+		w->uips = this_cpu_ptr(rtr_stack_scratch)->uips[level];
 		w->unr = rtr_ustack_save(w->uips, &w->uflags, ustack);
 		if (w->unr) {
 			uh = (struct rtr_stack_def_head){
@@ -886,8 +892,15 @@ int rtr_stack_init(void)
 	BUILD_BUG_ON(RINGTRACE_STACK_MAX_DEPTH > U16_MAX);
 	/* Offsets in a packet fit a stack_ref's fields. */
 	BUILD_BUG_ON(RINGTRACE_MAX_SUBBUF_SIZE > U32_MAX);
+	rtr_stack_scratch = alloc_percpu(struct rtr_stack_scratch);
 	rtr_stack_seen = alloc_percpu(struct rtr_stack_seen_cpu);
-	return rtr_stack_seen ? 0 : -ENOMEM;
+	if (rtr_stack_scratch && rtr_stack_seen)
+		return 0;
+	free_percpu(rtr_stack_seen);
+	free_percpu(rtr_stack_scratch);
+	rtr_stack_seen = NULL;
+	rtr_stack_scratch = NULL;
+	return -ENOMEM;
 }
 
 /*
@@ -912,4 +925,6 @@ void rtr_stack_exit(void)
 	rtr_ucopy_scratch = NULL;
 	free_percpu(rtr_stack_seen);
 	rtr_stack_seen = NULL;
+	free_percpu(rtr_stack_scratch);
+	rtr_stack_scratch = NULL;
 }
