@@ -2,7 +2,7 @@
 #
 # make            modules for every target kernel + daemon, tools, selftests
 # make check      the whole test suite, in a TCG guest per kernel
-# make bench      the benchmarks, in two guest boots per kernel
+# make bench      the benchmarks, in three guest boots per kernel
 # make sparse     sparse over the module sources (C=2)
 # make checkpatch checkpatch.pl --no-tree over our C sources
 # make install    module, daemon, CLI, systemd unit, modules-load entry
