@@ -48,6 +48,10 @@
 # storm:    guest-storm.sh, CALLS getppid() calls on every CPU at once, all
 #           system calls recorded by each tracer at its defaults and at
 #           1 MiB per CPU: what each loses.  $RT_VM_OUT/storm.txt.
+# storm-consumer: guest-storm.sh's consumer rounds (issue 34): the storm,
+#           ringtraced -l store against lttng-consumerd at LTTng's
+#           defaults, alternating, $STORM_CONSUMER_ROUNDS rounds (default
+#           6): each consumer's CPU time.  $RT_VM_OUT/storm-consumer.txt.
 # pipeline: guest-pipeline.sh, the highest zero-loss event rate of each
 #           tracer on the same tracepoint load: $RT_VM_OUT/pipeline.txt;
 #           DURATION_MS per step (default 2000).
@@ -129,7 +133,7 @@ sed 's/.*expanded: \([0-9]*\).*/\1/' /sys/kernel/tracing/buffer_size_kb >"$out/f
 # shellcheck source=tools/bench/guest-lttng.sh
 . "$here/guest-lttng.sh"
 if [[ $parts == *,overhead,* || $parts == *,storm,* || $parts == *,pipeline,* ||
-	$parts == *,stack,* || $parts == *,kprobe,* ]]; then
+	$parts == *,stack,* || $parts == *,kprobe,* || $parts == *,storm-consumer,* ]]; then
 	say "lttng: starting lttng-sessiond"
 	if lttng_start "$out"; then
 		say "lttng: $(head -1 "$out/lttng-version.txt")"
@@ -293,6 +297,7 @@ run_part() {
 run_part ring ring_cases
 run_part overhead "$here/guest-overhead.sh" "$out" "$calls" "$rounds"
 run_part storm "$here/guest-storm.sh" "$out" "$calls"
+run_part storm-consumer "$here/guest-storm.sh" "$out" "$calls" "${STORM_CONSUMER_ROUNDS:-6}"
 run_part pipeline "$here/guest-pipeline.sh" "$out" "$duration"
 run_part stack "$here/guest-why.sh" "$out" stack "${WHY_LOOPS:-10000}" "$rounds"
 run_part kprobe "$here/guest-why.sh" "$out" kprobe "$calls" "$rounds"

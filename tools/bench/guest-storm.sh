@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# guest-storm.sh OUTDIR [CALLS]
+# guest-storm.sh OUTDIR [CALLS [ROUNDS]]
 #
 # The system-call storm of `make bench` (issue 19), run by guest-bench.sh in
 # its guest with ringtrace.ko loaded; not meant for the host.  Every tracer
@@ -30,6 +30,12 @@
 #   store-splice  the same with --splice: each packet spliced from the
 #             buffer file where the module offers it (issue 34; not in the
 #             default list: STORM_CONFIGS="... store store-splice")
+#   store-alt the same with another ringtraced or other options, for an
+#             A/B in one boot: STORM_ALT_DAEMON (a ringtraced binary,
+#             default this tree's), STORM_ALT_ARGS (its extra options,
+#             words split on blanks), STORM_ALT_GEOMETRY ("SUBBUF_SIZE
+#             NUM_SUBBUFS" instead of the module's defaults); in the
+#             consumer rounds it runs in every round when one is set
 #
 # STORM_RINGTRACED_ARGS: more options for ringtraced in every ringtrace
 # run (an experiment's, e.g. "--wakeup 1"; words split on blanks).
@@ -45,21 +51,34 @@
 # says when it records), which change its start and end, not its buffers.
 # An untraced storm runs first, for the cost per call.
 #
+# With ROUNDS (run-bench's consumer part, issue 34): the consumers alone,
+# ringtraced -l store against lttng-consumerd at LTTng's defaults, in
+# ROUNDS rounds in this one boot, the two alternating (ringtrace first in
+# even rounds, LTTng first in odd ones, so that neither always follows the
+# other), lines in OUTDIR/storm-consumer.txt with round=R, traces kept as
+# consumer-T-C-rR.  Nothing else runs: the untraced storm, then the rounds.
+#
 # One line per run in OUTDIR/storm.txt:
 #   storm tracer=T config=C cpus=N calls=N ns_per_call=X lost=N events=N
 #         consumer_ticks=N clk_tck=N wall_ms=N bytes=N
-#         [drain_ticks=N pack_ticks=N life_ticks=N drain_sys_ticks=N]
+#         [consumer_ns=N] [drain_ticks=N pack_ticks=N life_ticks=N
+#         drain_sys_ticks=N drain_ns=N drain_wakeups=N packets=N] [round=R]
 # ns_per_call is the mean over the CPUs' loops; lost what the tracer
 # counted as lost; events what it recorded (-1 for LTTng, which does not
 # say: check-traces counts them on the host); consumer_ticks the CPU time
-# of the tracer's consumer processes over the storm; bytes its output on
+# of the tracer's consumer processes over the storm (ringtrace and LTTng:
+# and over their drain of what the buffers still held when it ended,
+# tracing stopped); bytes its output on
 # disk once stopped.  For ringtraced, the consumer's ticks split by thread
 # (drain_ticks: the rtd-drain/N threads that copy packets out; pack_ticks:
 # the rtd-pack/N compression workers; over the storm, like consumer_ticks)
 # and life_ticks, its CPU time from start to exit (time(1)): the packers
 # finish after the storm, at the stop, and that is part of the cost;
 # drain_sys_ticks, of drain_ticks the kernel's (stime: the copy, the
-# ioctls, the splices).
+# ioctls, the splices).  consumer_ns and drain_ns: the same CPU time as the
+# scheduler sums it (ns_of below), exact where ticks are sampled;
+# drain_wakeups: how often the drain threads slept and were woken;
+# packets: the packets ringtraced stored.
 # Every run's trace goes to OUTDIR/traces/storm-T-C/
 # with "expect" (getppid=CALLS x CPUs) for run-bench's self-check: each
 # tracer's trace must hold every getppid() call its counters do not
@@ -69,8 +88,10 @@
 set -euo pipefail
 shopt -s inherit_errexit
 
-(($# >= 1 && $# <= 2)) || { echo "usage: $0 OUTDIR [CALLS]" >&2; exit 2; }
-out=$1 calls=${2:-300000}
+(($# >= 1 && $# <= 3)) || { echo "usage: $0 OUTDIR [CALLS [ROUNDS]]" >&2; exit 2; }
+out=$1 calls=${2:-300000} rounds=${3:-}
+[[ -z $rounds || $rounds =~ ^[1-9][0-9]?$ ]] || { echo "$0: ROUNDS: 1..99, not '$rounds'" >&2; exit 2; }
+txt=storm round=	# consumer rounds: storm-consumer.txt, round=R
 RT=/sys/kernel/debug/ringtrace
 T=/sys/kernel/tracing
 REPO=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -105,6 +126,44 @@ ticks_of() {
 		sum=$((sum + st[13] + st[14]))
 	done
 	echo "$sum"
+}
+
+# ns_of PID...: the CPU time of the given pids' threads and of their
+# children's, in ns: the scheduler's own sum of each thread's runtime
+# (first field of /proc/PID/task/TID/schedstat), not the tick-sampled
+# utime + stime.  A thread woken by a timer right after a tick and asleep
+# again before the next one (lttng-consumerd's 200 ms read timer) is
+# charged no tick at all; under -icount these ns are instruction counts
+# (run-bench's consumer part).  Threads that exit before the second read
+# are not counted: neither consumer's threads do during a storm.
+ns_of() {
+	local p t sum=0
+	local -a f
+	for p in "$@" $(for q; do cat /proc/"$q"/task/*/children 2>/dev/null; done); do
+		for t in /proc/"$p"/task/*; do
+			read -r -a f <"$t/schedstat" 2>/dev/null || continue
+			sum=$((sum + f[0]))
+		done
+	done
+	echo "$sum"
+}
+
+# drain_ns PID: "NS WAKEUPS" of ringtraced's rtd-drain/N threads: their
+# runtime in ns (as ns_of) and how often they went to sleep and were woken
+# (voluntary context switches: a poll() that waited, mostly).
+drain_ns() {
+	local t comm ns=0 wk=0 k v
+	local -a f
+	for t in /proc/"$1"/task/*; do
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		[[ $comm == rtd-drain/* ]] || continue
+		read -r -a f <"$t/schedstat" 2>/dev/null || continue
+		ns=$((ns + f[0]))
+		while read -r k v; do
+			[[ $k == voluntary_ctxt_switches: ]] && wk=$((wk + v))
+		done <"$t/status"
+	done
+	echo "$ns $wk"
 }
 
 # split_ticks PID: "DRAIN PACK DRAIN_SYS" -- utime + stime of ringtraced's
@@ -148,15 +207,17 @@ storm() {
 
 perf_pass=0
 line() {	# TRACER CONFIG LOST EVENTS TICKS BYTES [KEY=VALUE...]
-	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6${7:+ ${*:7}}" \
-		>>"$out/storm$( ((!perf_pass)) || echo -perf).txt"
+	echo "storm tracer=$1 config=$2 cpus=$NCPU calls=$calls ns_per_call=$ns lost=$3 events=$4 consumer_ticks=$5 clk_tck=$CLK_TCK wall_ms=$wall bytes=$6${7:+ ${*:7}}${round:+ round=$round}" \
+		>>"$out/$txt$( ((!perf_pass)) || echo -perf).txt"
 	say "$1 ($2): $ns ns/call, lost $3, recorded $4"
 }
 
 # keep NAME SRC...: the trace for check-traces (big files compressed).
 keep() {
-	keep_files "$TRACES/$1" "${@:2}"
-	echo "getppid=$((calls * NCPU))" >"$TRACES/$1/expect"
+	local name=$1
+	[[ -z $round ]] || name="consumer-${1#storm-}-r$round"
+	keep_files "$TRACES/$name" "${@:2}"
+	echo "getppid=$((calls * NCPU))" >"$TRACES/$name/expect"
 }
 
 dir_bytes() { du -sb "$1" | cut -f1; }
@@ -190,14 +251,37 @@ perf_drain_stop() {
 	rm -f "$WORK/$1.perf.data"
 }
 
+# True once every CPU's events are delivered or counted lost (tracing off:
+# ringtraced has taken the last, partly filled packets too); waits 60 s.
+rt_drained() {
+	local _
+	for _ in $(seq 600); do
+		awk '{
+			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			if (v["written"] != v["delivered"] + v["lost_full"] + v["lost_overrun"] + v["lost_held"] + \
+			    v["lost_nested"] + v["lost_too_big"]) left = 1
+		} END { exit left }' "$RT/stats" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 run_ringtrace() {
 	local cfg=$1 name=ringtrace-$1 dir=$WORK/rt tpid dpid t0 lost events
-	local d0 p0 s0 d1 p1 s1 life
+	local d0 p0 s0 d1 p1 s1 life n0 dn0 dw0 dn1 dw1 packets
 	local -a level=()
+	local daemon=$DAEMON args=${STORM_RINGTRACED_ARGS:-}
 	rm -rf "$dir"
+	[[ $cfg != store-alt ]] || daemon=${STORM_ALT_DAEMON:-$DAEMON} args=${STORM_ALT_ARGS:-}
 	[[ $cfg == store* ]] && level=(-l store)
 	[[ $cfg == store-splice ]] && level+=(--splice)
-	if [[ $cfg == defaults || $cfg == store* ]]; then
+	if [[ $cfg == store-alt && -n ${STORM_ALT_GEOMETRY:-} ]]; then
+		# shellcheck disable=SC2086 # "subbuf_size num_subbufs"
+		set -- $STORM_ALT_GEOMETRY
+		rt_set subbuf_size "$1"
+		rt_set num_subbufs "$2"
+		rt_set mode "$(awk '{ print $3 }' "$out/rt-defaults")"
+	elif [[ $cfg == defaults || $cfg == store* ]]; then
 		# shellcheck disable=SC2046 # "subbuf_size num_subbufs mode"
 		set -- $(<"$out/rt-defaults")
 		rt_set subbuf_size "$1"
@@ -210,9 +294,9 @@ run_ringtrace() {
 	fi
 	rt_set clear 1
 	# time(1) reports ringtraced's CPU time over its whole life.
-	# shellcheck disable=SC2086 # STORM_RINGTRACED_ARGS: its words
+	# shellcheck disable=SC2086 # STORM_RINGTRACED_ARGS, STORM_ALT_ARGS: words
 	/usr/bin/time -f '%U %S' -o "$RAW/$name.time" \
-		"$DAEMON" -o "$dir" "${level[@]}" ${STORM_RINGTRACED_ARGS:-} \
+		"$daemon" -o "$dir" "${level[@]}" $args \
 		>"$RAW/$name.out" 2>"$RAW/$name.err" &
 	tpid=$!
 	for _ in $(seq 300); do
@@ -230,23 +314,32 @@ run_ringtrace() {
 	[[ $dpid =~ ^[0-9]+$ ]] || fail "no ringtraced under time(1): '$dpid'"
 	((!perf_pass)) || perf_drain_start "$dpid" "$name"
 	t0=$(ticks_of "$dpid")
+	n0=$(ns_of "$dpid")
 	read -r d0 p0 s0 <<<"$(split_ticks "$dpid")"
+	read -r dn0 dw0 <<<"$(drain_ns "$dpid")"
 	storm "$name"
+	# Up to a quarter of the ring still waits for the drain (the wakeup
+	# watermark): stop, and count its drain to the end too.
+	rt_set tracing_on 0
+	rt_drained || fail "ringtraced did not drain the buffers within 60 s after the storm"
 	t0=$(($(ticks_of "$dpid") - t0))
+	n0=$(($(ns_of "$dpid") - n0))
 	read -r d1 p1 s1 <<<"$(split_ticks "$dpid")"
+	read -r dn1 dw1 <<<"$(drain_ns "$dpid")"
 	((!perf_pass)) || perf_drain_stop "$name"
 	kill -TERM "$dpid"
 	wait "$tpid" || fail "ringtraced exited with status $?"
 	life=$(awk -v hz="$CLK_TCK" '{ printf "%d\n", ($1 + $2) * hz + 0.5 }' "$RAW/$name.time")
 	cat "$RT/stats" >"$RAW/$name.stats"
-	read -r lost events <<<"$(awk '{
+	read -r lost events packets <<<"$(awk '{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		lost += v["lost_full"] + v["lost_overrun"] + v["lost_held"] + v["lost_nested"] + v["lost_too_big"]
-		ev += v["delivered"]
-	} END { printf "%d %d\n", lost, ev }' "$RAW/$name.stats")"
+		ev += v["delivered"]; pk += v["subbufs"]
+	} END { printf "%d %d %d\n", lost, ev, pk }' "$RAW/$name.stats")"
 	line ringtrace "$cfg" "$lost" "$events" "$t0" "$(dir_bytes "$dir")" \
-		"drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" "life_ticks=$life" \
-		"drain_sys_ticks=$((s1 - s0))"
+		"consumer_ns=$n0" "drain_ticks=$((d1 - d0))" "pack_ticks=$((p1 - p0))" \
+		"life_ticks=$life" "drain_sys_ticks=$((s1 - s0))" \
+		"drain_ns=$((dn1 - dn0))" "drain_wakeups=$((dw1 - dw0))" "packets=$packets"
 	((perf_pass)) || keep "storm-$name" "$dir"
 	rm -rf "$dir"
 }
@@ -328,7 +421,7 @@ run_perf() {
 }
 
 run_lttng() {
-	local cfg=$1 name=lttng-$1 dir=$WORK/lttng t0 lost cpid
+	local cfg=$1 name=lttng-$1 dir=$WORK/lttng t0 n0 lost cpid
 	rm -rf "$dir"
 	{
 		lttng create rtbench-storm --output="$dir" &&
@@ -343,13 +436,17 @@ run_lttng() {
 	lttng list rtbench-storm >"$RAW/$name.list-before" 2>&1 || true
 	cpid=$(lttng_consumer_pids | head -1)
 	t0=$(ticks_of "$cpid")
+	n0=$(ns_of "$cpid")
 	storm "$name"
-	t0=$(($(ticks_of "$cpid") - t0))
+	# lttng stop returns once the consumer has taken what the buffers held
+	# (up to the 200 ms its read timer waits): counted too, as ringtrace's.
 	lttng stop rtbench-storm >"$RAW/$name.stop" 2>&1 || fail "lttng stop failed"
+	t0=$(($(ticks_of "$cpid") - t0))
+	n0=$(($(ns_of "$cpid") - n0))
 	lttng list rtbench-storm >"$RAW/$name.list" 2>&1
 	lost=$(lttng_lost rtbench-storm)
 	lttng destroy rtbench-storm >>"$RAW/$name.stop" 2>&1 || fail "lttng destroy failed"
-	line lttng "$cfg" "$lost" -1 "$t0" "$(dir_bytes "$dir")"
+	line lttng "$cfg" "$lost" -1 "$t0" "$(dir_bytes "$dir")" "consumer_ns=$n0"
 	keep "storm-$name" "$dir"
 	rm -rf "$dir"
 }
@@ -357,7 +454,8 @@ run_lttng() {
 [[ -x $LOOP ]] || fail "no $LOOP (make -C tools/bench)"
 [[ -x $DAEMON ]] || fail "no $DAEMON (make -C daemon)"
 mkdir -p "$RAW" "$WORK" "$TRACES"
-: >"$out/storm.txt"
+[[ -z $rounds ]] || txt=storm-consumer
+: >"$out/$txt.txt"
 
 rt_set tracing_on 0
 echo 0 >"$RT/events/enable"
@@ -368,30 +466,49 @@ ns=0 wall=0
 storm untraced
 line untraced - 0 0 0 0
 
-tracers=(ringtrace trace-cmd perf)
-command -v trace-cmd >/dev/null || { tracers=("${tracers[@]/trace-cmd/}"); echo "unavailable tracer=trace-cmd reason=not_installed" >>"$out/storm.txt"; }
-command -v perf >/dev/null || { tracers=("${tracers[@]/perf/}"); echo "unavailable tracer=perf reason=not_installed" >>"$out/storm.txt"; }
-if lttng_ok; then
-	tracers+=(lttng)
+if [[ -n $rounds ]]; then
+	lttng_ok || {
+		echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/$txt.txt"
+		fail "lttng: not run: $(lttng_why)"
+	}
+	for ((round = 0; round < rounds; round++)); do
+		if ((round % 2)); then
+			run_lttng defaults
+			[[ -z ${STORM_ALT_DAEMON:-}${STORM_ALT_ARGS:-}${STORM_ALT_GEOMETRY:-} ]] || run_ringtrace store-alt
+			run_ringtrace store
+		else
+			run_ringtrace store
+			[[ -z ${STORM_ALT_DAEMON:-}${STORM_ALT_ARGS:-}${STORM_ALT_GEOMETRY:-} ]] || run_ringtrace store-alt
+			run_lttng defaults
+		fi
+	done
+	round=
 else
-	echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/storm.txt"
-	say "lttng: not run: $(lttng_why)"
-fi
-# STORM_TRACERS: a subset of the tracers (an experiment's, e.g.
-# "ringtrace lttng" with STORM_CONFIGS repeating "defaults store
-# store-splice" for rounds that alternate).
-if [[ -n ${STORM_TRACERS:-} ]]; then
-	for t in "${!tracers[@]}"; do
-		[[ " $STORM_TRACERS " == *" ${tracers[t]} "* ]] || tracers[t]=
+	tracers=(ringtrace trace-cmd perf)
+	command -v trace-cmd >/dev/null || { tracers=("${tracers[@]/trace-cmd/}"); echo "unavailable tracer=trace-cmd reason=not_installed" >>"$out/storm.txt"; }
+	command -v perf >/dev/null || { tracers=("${tracers[@]/perf/}"); echo "unavailable tracer=perf reason=not_installed" >>"$out/storm.txt"; }
+	if lttng_ok; then
+		tracers+=(lttng)
+	else
+		echo "unavailable tracer=lttng reason=$(lttng_why | tr ' ' '_')" >>"$out/storm.txt"
+		say "lttng: not run: $(lttng_why)"
+	fi
+	# STORM_TRACERS: a subset of the tracers (an experiment's, e.g.
+	# "ringtrace lttng" with STORM_CONFIGS repeating "defaults store
+	# store-splice" for rounds that alternate).
+	if [[ -n ${STORM_TRACERS:-} ]]; then
+		for t in "${!tracers[@]}"; do
+			[[ " $STORM_TRACERS " == *" ${tracers[t]} "* ]] || tracers[t]=
+		done
+	fi
+	for cfg in ${STORM_CONFIGS:-defaults 1mib store}; do
+		for t in "${tracers[@]}"; do
+			[[ -n $t ]] || continue
+			[[ $cfg != store* || $t == ringtrace ]] || continue
+			"run_${t//-/}" "$cfg"
+		done
 	done
 fi
-for cfg in ${STORM_CONFIGS:-defaults 1mib store}; do
-	for t in "${tracers[@]}"; do
-		[[ -n $t ]] || continue
-		[[ $cfg != store* || $t == ringtrace ]] || continue
-		"run_${t//-/}" "$cfg"
-	done
-done
 perf_pass=1
 for cfg in ${STORM_PERF:-}; do
 	run_ringtrace "$cfg"
