@@ -1072,6 +1072,18 @@ def table_not_trusted(ctx):
         return reseal(fr)
     bad(short, 'its thread table is ignored')
 
+    # Version 1, an older packer's (no renames on cpu0): read, no note.
+    with open(path, 'wb') as f:
+        f.write(good)
+    _, recs, _ = table_of(path)
+    check(not [k for rec in recs for ts, k, tid, v in rec[7] if k > 5],
+          'cpu0\'s table has renames')
+    rewrite_table(path, lambda fr: struct.pack_into('<I', fr, len(fr) - 12, 1) or fr)
+    r = ok_run(rt('report', *window_args(b, e), '--pid', '200', d), 'report')
+    full = ok_run(rt('report', '--pid', '200', d), 'report')
+    check(items(r.stdout) == cut(full.stdout, b, e) and 'note:' not in r.stderr,
+          'a table of version 1: %s' % r.stderr)
+
 
 def main():
     args = td.suite_args(__doc__)
