@@ -34,6 +34,7 @@ static int grow(void **v, size_t *cap, size_t n, size_t elem, size_t first)
  */
 struct trailer {
 	uint32_t magic, tag, version, record, item;
+	uint32_t min_version;		/* the oldest still read */
 	const char *what;
 };
 
@@ -41,12 +42,12 @@ _Static_assert(CHUNK_SCHED_FOOTER == CHUNK_TABLE_FOOTER, "one footer for both fr
 
 static const struct trailer table_trailer = {
 	CHUNK_TABLE_MAGIC, CHUNK_TABLE_TAG, CHUNK_TABLE_VERSION, CHUNK_TABLE_RECORD,
-	CHUNK_TABLE_FACT, "a thread table",
+	CHUNK_TABLE_FACT, CHUNK_TABLE_VERSION_MIN, "a thread table",
 };
 
 static const struct trailer sched_trailer = {
 	CHUNK_SCHED_MAGIC, CHUNK_SCHED_TAG, CHUNK_SCHED_VERSION, CHUNK_SCHED_RECORD,
-	CHUNK_SCHED_THREAD, "scheduler records",
+	CHUNK_SCHED_THREAD, CHUNK_SCHED_VERSION, "scheduler records",
 };
 
 /* @buf's magic and length, and its footer at @p after @len bytes of @n records. */
@@ -85,9 +86,14 @@ static int trailer_check(const struct trailer *t, const uint8_t *buf, size_t len
 
 	if (len < CHUNK_INDEX_HEADER + CHUNK_TABLE_FOOTER || rt_get_le(f + 28, 4) != t->tag)
 		goto bad_size;
-	if (rt_get_le(f + 20, 4) != t->version || rt_get_le(f + 12, 4) != t->record ||
+	if (rt_get_le(f + 20, 4) < t->min_version || rt_get_le(f + 20, 4) > t->version ||
+	    rt_get_le(f + 12, 4) != t->record ||
 	    rt_get_le(f + 16, 4) != t->item) {
-		snprintf(why, size, "not %s of version %u", t->what, t->version);
+		if (t->min_version == t->version)
+			snprintf(why, size, "not %s of version %u", t->what, t->version);
+		else
+			snprintf(why, size, "not %s of versions %u to %u", t->what,
+				 t->min_version, t->version);
 		return -1;
 	}
 	if (rt_get_le(buf, 4) != t->magic ||
@@ -259,7 +265,8 @@ size_t chunk_table_size(const struct chunk_table *t)
 static void put_value(uint8_t *p, const struct chunk_fact *f)
 {
 	memset(p, 0, CHUNK_COMM_LEN);
-	if (f->kind == CHUNK_FACT_COMM)
+	if (f->kind == CHUNK_FACT_COMM || f->kind == CHUNK_FACT_RENAME ||
+	    f->kind == CHUNK_FACT_STALE)
 		memcpy(p, f->v.comm, CHUNK_COMM_LEN);
 	else if (f->kind == CHUNK_FACT_CGROUP)
 		rt_put_le(p, f->v.cgroup, 8);
@@ -311,6 +318,8 @@ static int get_fact(const uint8_t *p, struct chunk_fact *f)
 	f->tid = (int32_t)(uint32_t)rt_get_le(p + 12, 4);
 	switch (f->kind) {
 	case CHUNK_FACT_COMM:
+	case CHUNK_FACT_RENAME:
+	case CHUNK_FACT_STALE:
 		memcpy(f->v.comm, v, CHUNK_COMM_LEN);
 		return f->v.comm[0] ? 0 : -1;
 	case CHUNK_FACT_CGROUP:

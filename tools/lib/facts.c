@@ -33,11 +33,52 @@
 #include "internal.h"
 #include "../../lib/chunk.h"
 
-/* The frame's latest fact of each kind per thread: its index + 1 in cur.facts. */
+/*
+ * The frame's latest fact of each kind per thread: its index + 1 in
+ * cur.facts.  Of names (COMM), also the latest of another name than the
+ * latest's (S_OTHER): a reader does not believe a name that a rename
+ * replaced (threads.c), and which name that is may be told by another CPU's
+ * rename; for any such name, the latest name it does believe is one of the
+ * two.  Renames and stale names are kept every one, as cgroups.
+ */
+enum { S_NAME, S_OTHER, S_PID, S_PPID, S_SLOTS };
+
 struct latest {
 	int32_t tid;			/* first: the tidmap's key */
-	uint32_t at[3];			/* COMM, PID, PPID */
+	uint32_t at[S_SLOTS];
 };
+
+/* The slot a fact of @kind overrides the frame's latest of, or -1: kept every one. */
+static inline int slot_of(uint32_t kind)
+{
+	return kind == CHUNK_FACT_COMM ? S_NAME : kind == CHUNK_FACT_PID ? S_PID :
+	       kind == CHUNK_FACT_PPID ? S_PPID : -1;
+}
+
+/*
+ * @f about to be the latest of @slot in @l, @name the latest name if
+ * there is one: the index + 1 of the fact it overrides, 0 none.  A name
+ * other than the latest one leaves that one as the latest other name.
+ */
+static inline uint32_t overrides(struct latest *l, int slot, const struct chunk_fact *f,
+				 const struct chunk_fact *name)
+{
+	uint32_t gone;
+
+	if (slot != S_NAME || !name || !memcmp(name->v.comm, f->v.comm, CHUNK_COMM_LEN))
+		return l->at[slot];
+	gone = l->at[S_OTHER];
+	l->at[S_OTHER] = l->at[S_NAME];
+	return gone;
+}
+
+/* A fact moved from index + 1 @from to @to: @l's slots follow it. */
+static inline void moved(struct latest *l, uint32_t from, uint32_t to)
+{
+	for (int s = 0; s < S_SLOTS; s++)
+		if (l->at[s] == from)
+			l->at[s] = to;
+}
 
 struct rt_collector {
 	struct rt_threads *th;		/* makes the facts (nothing applied to it) */
@@ -88,9 +129,8 @@ static void drop_overridden(struct rt_collector *c)
 		if (!f->kind)
 			continue;
 		r->facts[n++] = *f;
-		if (f->kind <= CHUNK_FACT_PPID &&
-		    (l = rt_tidmap_find(&c->latest, f->tid)))
-			l->at[f->kind - CHUNK_FACT_COMM] = n;
+		if (slot_of(f->kind) >= 0 && (l = rt_tidmap_find(&c->latest, f->tid)))
+			moved(l, i + 1, n);
 	}
 	r->nr_facts = n;
 	c->overridden = 0;
@@ -123,8 +163,9 @@ static void journal(struct rt_collector *c, const struct rt_fact *f)
 {
 	struct chunk_table_frame *r = &c->cur;
 	struct latest *l = NULL;
+	uint32_t gone;
 	bool created;
-	int slot = -1;
+	int slot;
 
 	if (f->f.kind == RT_FACT_CPU_SET || f->f.kind == RT_FACT_CPU_FILL) {
 		compose(r, f);
@@ -133,15 +174,17 @@ static void journal(struct rt_collector *c, const struct rt_fact *f)
 	/* What threads.c ignores: no thread, or the idle task's pid and cgroup. */
 	if (f->f.tid < 0 || (!f->f.tid && f->f.kind != CHUNK_FACT_COMM))
 		return;
-	if (f->f.kind <= CHUNK_FACT_PPID) {
-		slot = (int)f->f.kind - CHUNK_FACT_COMM;
+	slot = slot_of(f->f.kind);
+	if (slot >= 0) {
 		l = rt_tidmap_get_inline(&c->latest, f->f.tid, &created);
 		if (!l) {
 			c->oom = true;
 			return;
 		}
-		if (l->at[slot]) {
-			r->facts[l->at[slot] - 1].kind = 0;
+		gone = overrides(l, slot, &f->f,
+				 l->at[S_NAME] ? &r->facts[l->at[S_NAME] - 1] : NULL);
+		if (gone) {
+			r->facts[gone - 1].kind = 0;
 			c->overridden++;
 		}
 	}
@@ -285,9 +328,9 @@ static void compact(struct rt_facts *b)
 		if (!b->v[i].f.kind)
 			continue;
 		b->v[n] = b->v[i];
-		if (b->v[n].f.kind <= CHUNK_FACT_PPID &&
+		if (slot_of(b->v[n].f.kind) >= 0 &&
 		    (l = rt_tidmap_find(&b->latest, b->v[n].f.tid)))
-			l->at[b->v[n].f.kind - CHUNK_FACT_COMM] = (uint32_t)n + 1;
+			moved(l, (uint32_t)i + 1, (uint32_t)n + 1);
 		n++;
 	}
 	b->n = n;
@@ -297,17 +340,19 @@ static void compact(struct rt_facts *b)
 static int push(struct rt_facts *b, const struct chunk_fact *c)
 {
 	struct latest *l = NULL;
+	uint32_t gone;
 	bool created;
-	int slot = 0;
+	int slot;
 
 	/* Any tid a table says (INT32_MIN is no key, and no thread either). */
-	if (c->kind <= CHUNK_FACT_PPID && c->tid != RT_TIDMAP_FREE) {
-		slot = (int)c->kind - CHUNK_FACT_COMM;
+	slot = slot_of(c->kind);
+	if (slot >= 0 && c->tid != RT_TIDMAP_FREE) {
 		l = rt_tidmap_get(&b->latest, c->tid, &created);
 		if (!l)
 			return -1;
-		if (l->at[slot]) {
-			b->v[l->at[slot] - 1].f.kind = 0;
+		gone = overrides(l, slot, c, l->at[S_NAME] ? &b->v[l->at[S_NAME] - 1].f : NULL);
+		if (gone) {
+			b->v[gone - 1].f.kind = 0;
 			b->dropped++;
 		}
 	}

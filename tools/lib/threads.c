@@ -10,7 +10,12 @@
  * thread unknown until its next switch: what ran across the gap is not
  * known.  Names and thread groups come from the state dump, then from
  * fork, exec, task_rename (prctl(PR_SET_NAME), a write to /proc/PID/comm)
- * and the comm fields of switches and wakeups.  The idle task is tid 0 on
+ * and the comm fields of switches and wakeups.  A rename is traced before
+ * the new name is copied into the task, under a task_lock() that a
+ * PREEMPT_RT kernel may preempt: a switch or wakeup may still show the old
+ * name after it.  So the name a rename replaced (a STALE fact) is not
+ * believed again for that thread until its next rename: only a rename
+ * (prctl(), /proc, exec) gives a task a name back.  The idle task is tid 0 on
  * every CPU, named per CPU ("swapper/N", the kernel's init_idle()), with
  * pid 0.  A thread's cgroup v2 id comes from the state dump's cgroup_id
  * and the fork's child_cgroup_id (a trace from before those fields: the
@@ -46,6 +51,7 @@ struct thread {
 	int32_t ppid;			/* of the process it leads; -1: unknown */
 	uint64_t cgroup;		/* 0: unknown */
 	char comm[COMM_LEN + 1];
+	char stale[COMM_LEN];		/* the name its last rename replaced; "": none */
 };
 
 /* What an event kind tells: field indexes, looked up once per event id. */
@@ -142,7 +148,8 @@ static void classify_event(struct event_kind *k, const struct rt_event_desc *ev)
 	else if (k->kind == K_DUMP_TASK) {
 		k->cgroup = rt_event_field(ev, "cgroup_id", RT_USE_INT);
 		k->ppid = rt_event_field(ev, "ppid", RT_USE_INT);
-	}
+	} else if (k->kind == K_RENAME)
+		k->f[2] = rt_event_field(ev, "oldcomm", RT_USE_TEXT);
 }
 
 /* What each event of @md tells about threads, by position; NULL out of memory. */
@@ -274,10 +281,22 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 				memcpy(cs->idle, c->v.comm, COMM_LEN);
 				cs->idle[COMM_LEN] = '\0';
 			}
-		} else if ((t = get(th, c->tid))) {
+		} else if ((t = get(th, c->tid)) &&
+			   !(t->stale[0] && !memcmp(t->stale, c->v.comm, COMM_LEN))) {
 			memcpy(t->comm, c->v.comm, COMM_LEN);
 			t->comm[COMM_LEN] = '\0';
 		}
+		break;
+	case CHUNK_FACT_RENAME:
+		if ((t = get(th, c->tid))) {
+			memcpy(t->comm, c->v.comm, COMM_LEN);
+			t->comm[COMM_LEN] = '\0';
+			t->stale[0] = '\0';
+		}
+		break;
+	case CHUNK_FACT_STALE:
+		if ((t = get(th, c->tid)))
+			memcpy(t->stale, c->v.comm, COMM_LEN);
 		break;
 	case CHUNK_FACT_PID:
 		if ((t = get(th, c->tid)))
@@ -413,6 +432,34 @@ static void add_exec_comm(struct facts *fs, int32_t tid, const struct rt_field_v
 		memcpy(add(fs, CHUNK_FACT_COMM, tid)->v.comm, base, n);
 }
 
+/*
+ * A rename: the new name (a RENAME fact: what the kernel set, believed
+ * whatever was seen before), then the old one, if the event has it and it
+ * differs (STALE: seen again, it is a switch or wakeup that read the task
+ * before the copy; see the top of this file).
+ */
+static void add_rename(struct facts *fs, const struct event_kind *k, const struct rt_item *it)
+{
+	int32_t tid = ival(it, k->f[1]);
+	unsigned int first = fs->n;
+	char *c;
+
+	add_comm(fs, tid, &it->fields[k->f[0]]);
+	if (fs->n == first)
+		return;
+	fs->v[first].f.kind = CHUNK_FACT_RENAME;
+	if (k->f[2] < 0)
+		return;
+	add_comm(fs, tid, &it->fields[k->f[2]]);
+	if (fs->n == first + 1)
+		return;
+	c = fs->v[first + 1].f.v.comm;
+	if (!memcmp(c, fs->v[first].f.v.comm, COMM_LEN))
+		fs->n--;
+	else
+		fs->v[first + 1].f.kind = CHUNK_FACT_STALE;
+}
+
 /* What @it tells, into @fs, in the order it is to be applied. */
 static void extract(const struct rt_threads *th, const struct rt_item *it,
 		    struct facts *fs)
@@ -446,8 +493,10 @@ static void extract(const struct rt_threads *th, const struct rt_item *it,
 		break;
 	case K_WAKEUP:
 	case K_EXIT:
-	case K_RENAME:
 		add_comm(fs, ival(it, k->f[1]), &it->fields[k->f[0]]);
+		break;
+	case K_RENAME:
+		add_rename(fs, k, it);
 		break;
 	case K_FORK:
 		parent = ival(it, k->f[1]);

@@ -796,6 +796,127 @@ def damaged_packet_makes_the_thread_unknown(ctx):
           'cpu0 around the damaged packet:\n' + '\n'.join(c0))
 
 
+# ---- a rename seen late ----------------------------------------------------------------
+
+def kwakeup(name, tid):
+    return comm(name) + struct.pack('<iii', tid, 120, 0)
+
+
+def rename_race_trace(d, plain=False):
+    """Two renames that switches and a wakeup still see the old name of,
+    as on a PREEMPT_RT kernel (task_rename is traced before the copy, under
+    a task_lock() that may sleep there):
+      cpu0  50 "before" renames itself "after" (packet 2), is switched out
+            and in again under "before" (packets 2 and 3), then runs its
+            system calls; its switch out at packet 7 says "after";
+      cpu1  70 writes /proc/51/comm: 51 "orig" renamed "new51" (packet 2),
+            a wakeup of 51 says "orig" (packet 3), 51 switched in under
+            "orig" (packet 4) runs its system calls to the end.
+    Each packet is padded to about 3 KiB: a packed frame of 4 KiB holds one
+    or two, so the rename and the old names lie in different frames."""
+    write_metadata(d)
+    pad = marker(b'.' * 3000)
+    streams = {}
+    for cpu in range(2):
+        pk = []
+        for n in range(10):
+            begin = T0 + n * PACKET_NS + cpu * 1000
+            evs = []
+            for i in range(6):
+                ts = begin + (i + 1) * 1000
+                ev = None
+                if n == 0 and i == 0:
+                    ev = (14, dump_cpu(0, 0, 'swapper/%d' % cpu))
+                elif n == 0 and i == 1 and cpu == 0:
+                    ev = (13, dump_task(50, 50, 1, 'before', 1))
+                elif n == 0 and i == 1:
+                    ev = (13, dump_task(51, 51, 1, 'orig', 1))
+                elif n == 0 and i == 2:
+                    ev = (1, kswitch('swapper/%d' % cpu, 0, *(('before', 50) if cpu == 0
+                                                             else ('writer', 70))))
+                elif cpu == 0 and (n, i) == (2, 1):
+                    ev = (15, krename(50, 'before', 'after'))
+                elif cpu == 0 and (n, i) == (2, 2):
+                    ev = (1, kswitch('before', 50, 'ktimers/0', 60))
+                elif cpu == 0 and (n, i) == (3, 1):
+                    ev = (1, kswitch('ktimers/0', 60, 'before', 50))
+                elif cpu == 0 and (n, i) == (7, 4):
+                    ev = (1, kswitch('after', 50, 'swapper/0', 0))
+                elif cpu == 1 and (n, i) == (2, 1):
+                    ev = (15, krename(51, 'orig', 'new51'))
+                elif cpu == 1 and (n, i) == (3, 1):
+                    ev = (2, kwakeup('orig', 51))
+                elif cpu == 1 and (n, i) == (4, 1):
+                    ev = (1, kswitch('writer', 70, 'orig', 51))
+                elif i == 5:
+                    ev = (0, pad)
+                else:
+                    ev = (11, sys_entry(110))
+                evs.append((ts,) + ev)
+            pk.append(kpacket(UUID, cpu, n, evs, begin, begin + PACKET_NS - 1))
+        streams[cpu] = pk
+    for cpu, pk in streams.items():
+        name = os.path.join(d, 'cpu%d-000001' % cpu)
+        with open(name if plain else name + '.zst', 'wb') as f:
+            f.write(b''.join(pk) if plain else stored_chunk(pk))
+    return d
+
+
+@test
+def rename_outlives_old_names_seen_late(ctx):
+    """A name a rename replaced, seen again in a switch or a wakeup before
+    the thread is seen named otherwise, is the kernel reading the task
+    before the copy (PREEMPT_RT preempts task_lock()): report, --comm and
+    systrace keep the new name; seeking windows (packed chunks with their
+    thread tables, without, stored, plain) print what the full pass does;
+    the packer's table holds each rename (RENAME, then STALE the old
+    name)."""
+    base = os.path.join(ctx.tmp, 'race')
+    trace = {'packed': packed(rename_race_trace(base + '-packed'), frame='4K')}
+    older = base + '-older'
+    shutil.copytree(trace['packed'], older)
+    for n in os.listdir(older):
+        strip_table(os.path.join(older, n)) if n.endswith('.zst') else None
+    trace['older'] = older
+    trace['stored'] = rename_race_trace(base + '-stored')
+    trace['plain'] = rename_race_trace(base + '-plain', plain=True)
+    for kind, d in trace.items():
+        r = ok_run(rt('report', d), 'report of %s' % kind)
+
+        def calls(cpu, b, e):
+            return [l.split()[2] for l in items(r.stdout)
+                    if ' cpu%d ' % cpu in l and ' syscall_entry: ' in l and
+                    b < int(TS.match(l).group(1)) * 10**9 + int(TS.match(l).group(2)) < e]
+        c0 = calls(0, at(3, 2000), at(7, 5000))
+        c1 = calls(1, at(4, 3000), at(99))
+        check(c0 and set(c0) == {'after-50'},
+              '%s: 50\'s calls after its rename: %s' % (kind, sorted(set(c0))))
+        check(c1 and set(c1) == {'new51-51'},
+              '%s: 51\'s calls after its rename: %s' % (kind, sorted(set(c1))))
+        old = [l for l in items(r.stdout) if re.search(r' (before-50|orig-51) ', l)]
+        check(all(int(TS.match(l).group(1)) * 10**9 + int(TS.match(l).group(2)) <= at(2, 2000)
+                  for l in old) and ' orig-51 ' not in r.stdout,
+              '%s: the old names after the renames: %s' % (kind, old[-3:]))
+        sel = ok_run(rt('report', '--comm', 'after', d), 'report --comm')
+        n = len([l for l in items(sel.stdout) if ' syscall_entry: ' in l])
+        check(n == len(c0), '%s: --comm after: %d calls, not %d' % (kind, n, len(c0)))
+        sysr = ok_run(rt('export', '-f', 'systrace', d), 'systrace')
+        check(not re.search(r'\b(before-50|orig-51) .*sys_enter', sysr.stdout.split(
+            'task_rename')[-1]) and 'after-50' in sysr.stdout,
+              '%s: systrace names the old threads after the renames' % kind)
+        for b, e in ((at(4, 10), None), (at(3, 5500), at(6)), (at(5), at(5, 900000)),
+                     (at(8, 2500), None)):
+            same_as_full(d, b, e)
+            same_as_full(d, b, e, '--comm', 'new51')
+    recs = [rec for n in ('cpu0-000001.zst', 'cpu1-000001.zst')
+            for rec in table_of(os.path.join(trace['packed'], n))[1]]
+    kinds = [(k, tid, v.rstrip(b'\0')) for rec in recs for ts, k, tid, v in rec[7]
+             if tid in (50, 51)]
+    check((6, 50, b'after') in kinds and (7, 50, b'before') in kinds and
+          (6, 51, b'new51') in kinds and (7, 51, b'orig') in kinds,
+          'the tables\' rename facts: %s' % kinds)
+
+
 # ---- the idle task -----------------------------------------------------------------
 
 @test
@@ -880,7 +1001,7 @@ def table_written_by_the_packer(ctx):
             for f in r[7]]
     check(any(k == 4 and tid == 400 and struct.unpack('<Q', v[:8])[0] == 4000
               for ts, k, tid, v in allf) and
-          any(k == 1 and tid == 201 and v.rstrip(b'\0') == b'renamed' for ts, k, tid, v in allf) and
+          any(k == 6 and tid == 201 and v.rstrip(b'\0') == b'renamed' for ts, k, tid, v in allf) and
           any(k == 3 and tid == 400 and struct.unpack('<i', v[:4])[0] == 100
               for ts, k, tid, v in allf),
           'cpu1: the fork\'s cgroup and parent, the rename: %s' % allf[:8])
@@ -934,9 +1055,9 @@ def table_not_trusted(ctx):
     bad(flip, 'its checksum does not match its records')
 
     def version(fr):
-        struct.pack_into('<I', fr, len(fr) - 12, 2)
+        struct.pack_into('<I', fr, len(fr) - 12, 3)
         return fr
-    bad(version, 'not a thread table of version 1')
+    bad(version, 'not a thread table of versions 1 to 2')
 
     def late(fr):
         # The first fact of the first record, a second after its frame.
@@ -950,6 +1071,18 @@ def table_not_trusted(ctx):
         struct.pack_into('<I', fr, len(fr) - 8, len(fr) - 40)
         return reseal(fr)
     bad(short, 'its thread table is ignored')
+
+    # Version 1, an older packer's (no renames on cpu0): read, no note.
+    with open(path, 'wb') as f:
+        f.write(good)
+    _, recs, _ = table_of(path)
+    check(not [k for rec in recs for ts, k, tid, v in rec[7] if k > 5],
+          'cpu0\'s table has renames')
+    rewrite_table(path, lambda fr: struct.pack_into('<I', fr, len(fr) - 12, 1) or fr)
+    r = ok_run(rt('report', *window_args(b, e), '--pid', '200', d), 'report')
+    full = ok_run(rt('report', '--pid', '200', d), 'report')
+    check(items(r.stdout) == cut(full.stdout, b, e) and 'note:' not in r.stderr,
+          'a table of version 1: %s' % r.stderr)
 
 
 def main():
