@@ -19,6 +19,12 @@
  * Checkpoints are spaced by the table's own events: a window reads from
  * the last of them before it (a member without any: nothing).
  *
+ * One read for several tables (ship): a spanq_share reads each member
+ * whole once, with every queue's events, and feeds each queue the rows
+ * its own scan would have given it (its events, its SCAN_* kinds); the
+ * tables' next() then give the rows ready, and SQL_WAIT until the share
+ * reads on.  syscall, wakeup, irq and softirq cost one pass, not four.
+ *
  * The checkpoints are kept on disk too (sqlcache.h), the rows written
  * and read back by the table's ops (put, get): one file per table and
  * set of CPUs, so that the next process's first window reads the window
@@ -69,6 +75,7 @@ struct spanq {
 	const struct spanq_index *ix;	/* a window's */
 	size_t stop;			/* ix's checkpoint the read stops at; 0: the end */
 	struct spanq_index *build;	/* building one */
+	bool fed;			/* a spanq_share feeds it: no scan of its own */
 	int64_t last;			/* ts of the last row fed */
 	char *rows;			/* ready, @size bytes each */
 	size_t size, nr, cap, head;
@@ -88,8 +95,25 @@ void spanq_flush_tidmap(struct spanq *q, struct rt_tidmap *open,
 /* A tidmap's elements as one block (ops->save), and put back (ops->restore). */
 void *spanq_save_tidmap(const struct rt_tidmap *m, size_t *size);
 void spanq_restore_tidmap(struct rt_tidmap *m, const void *state, size_t size);
-/* The next row ready into *@row (valid until the next call): 1, 0 at the end, -1. */
+/*
+ * The next row ready into *@row (valid until the next call): 1, 0 at the
+ * end, -1; fed by a share, SQL_WAIT when none is ready before it reads on.
+ */
 int spanq_next(struct spanq *q, const void **row);
+
+struct spanq_share;
+/*
+ * The queues @qs of @n cursors of every row (sql_cursor_all(): no term, no
+ * window), fed from now on by one read (each queue's cursor's filter()
+ * done, nothing read yet).  Its errors go to the first's cursor.
+ */
+struct spanq_share *spanq_share_open(struct spanq *const *qs, unsigned int n);
+/*
+ * Reads on until a queue has a row ready or a member ends: 1, 0 every
+ * member read (the queues end once emptied), -1 (the first cursor's err).
+ */
+int spanq_share_read(struct spanq_share *sh);
+void spanq_share_close(struct spanq_share *sh);
 /* The scan closed, the queue freed. */
 void spanq_free(struct spanq *q);
 

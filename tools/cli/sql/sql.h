@@ -353,7 +353,11 @@ struct sql_table {
 	bool ordered;			/* rows in order of its SQL_PUSH_TS column */
 	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err; NULL: none to start. */
 	int (*filter)(struct sql_cursor *c);
-	/* The next row: 1, 0 at the end, -1 with c->err set. */
+	/*
+	 * The next row: 1, 0 at the end, -1 with c->err set; SQL_WAIT: a
+	 * cursor fed by a shared read (queue) has no row ready until it
+	 * reads on.
+	 */
 	int (*next)(struct sql_cursor *c);
 	/* A column of the row (not one vtab.c answers, see member). */
 	void (*column)(struct sql_cursor *c, struct sql_out *ctx, int col);
@@ -363,11 +367,22 @@ struct sql_table {
 	 */
 	unsigned int (*member)(const struct sql_cursor *c);
 	/*
+	 * A pairing table's queue (spanq.h), NULL for the others: ship feeds
+	 * the queues of several such cursors from one read of the trace
+	 * (spanq_share_open()).
+	 */
+	struct spanq *(*queue)(struct sql_cursor *c);
+	/*
 	 * Its state freed (before each filter and at close); vtab.c then
 	 * zeroes or frees c->priv, the table need not clear its fields.
 	 */
 	void (*reset)(struct sql_cursor *c);
 };
+
+/* A table's next() of a cursor a shared read feeds: no row ready yet. */
+#define SQL_WAIT	2
+
+struct spanq;
 
 struct sql_cursor {
 	sqlite3_vtab_cursor base;	/* first: SQLite's */
@@ -417,7 +432,7 @@ int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
  * table runs: a cursor on every row of every member, all columns
  * (sql_cursor_column(): the trace and host columns too), or NULL with
  * *@err (sqlite3_mprintf()'d).  sql_cursor_next(): 1 a row, 0 the end,
- * -1 with c->err.
+ * -1 with c->err, SQL_WAIT (a cursor a spanq_share feeds) none ready yet.
  */
 struct sql_cursor *sql_cursor_all(struct sqldb *d, const struct sql_table *t, char **err);
 int sql_cursor_next(struct sql_cursor *c);

@@ -237,6 +237,11 @@ static int sc_next(struct sql_cursor *c)
 	return spanq_next(&s->q, (const void **)&s->row);
 }
 
+static struct spanq *sc_queue(struct sql_cursor *c)
+{
+	return &((struct sc *)c->priv)->q;
+}
+
 static unsigned int sc_member(const struct sql_cursor *c)
 {
 	return ((const struct sc *)c->priv)->row->member;
@@ -316,6 +321,7 @@ const struct sql_table sql_t_syscall = {
 	.priv_size = sizeof(struct sc),
 	.filter = sc_filter,
 	.next = sc_next,
+	.queue = sc_queue,
 	.column = sc_column,
 	.member = sc_member,
 	.reset = sc_reset,

@@ -246,6 +246,11 @@ static int wk_next(struct sql_cursor *c)
 	return spanq_next(&w->q, (const void **)&w->row);
 }
 
+static struct spanq *wk_queue(struct sql_cursor *c)
+{
+	return &((struct wk *)c->priv)->q;
+}
+
 static unsigned int wk_member(const struct sql_cursor *c)
 {
 	return ((const struct wk *)c->priv)->row->member;
@@ -308,6 +313,7 @@ const struct sql_table sql_t_wakeup = {
 	.priv_size = sizeof(struct wk),
 	.filter = wk_filter,
 	.next = wk_next,
+	.queue = wk_queue,
 	.column = wk_column,
 	.member = wk_member,
 	.reset = wk_reset,
