@@ -41,6 +41,7 @@
 
 #include "../../lib/le.h"
 #include "sql/clickhouse.h"
+#include "sql/spanq.h"
 #include "sql/sqlcache.h"
 
 /* The tables shipped, in this order; ringtrace_sets records each. */
@@ -426,94 +427,227 @@ static size_t batch_bytes(void)
 	return *end || !v ? SHIP_BATCH_DEFAULT : v;
 }
 
-/* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
-static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
-{
-	const struct sql_table *t = sql_table_find(table);
+/* One table of a set on its way: its columns, its rows' cursor, its batch. */
+struct ship_tab {
+	const char *name;
+	const struct sql_table *t;
 	struct col cols[64];
-	struct buf b = { 0 };
-	struct row_enc e = {
-		.sink = { enc_null, enc_integer, enc_real, enc_text, enc_error },
-		.b = &b, .t = t,
-	};
-	struct sql_cursor *c = NULL;
-	uint64_t have, rows = 0;
-	size_t batch = batch_bytes();
 	unsigned int n;
-	char *sql, *err = NULL;
-	int ts_col, rc;
+	int ts_col;
+	struct buf b;
+	struct row_enc e;
+	struct sql_cursor *c;
+	size_t batch;			/* RowBinary bytes per POST */
+	uint64_t rows;
+	bool skip;			/* ringtrace_sets has it: shipped before */
+	bool ended;			/* every row sent */
+};
+
+/*
+ * @tab (of table @name) made ready on the server: made or checked, and
+ * @set's rows of an unfinished ship deleted; tab->skip if ringtrace_sets
+ * says it was shipped.  0, or -1 said.
+ */
+static int tab_prepare(struct ch *ch, struct set *set, struct ship_tab *tab, const char *name)
+{
+	const struct sql_table *t = sql_table_find(name);
+	uint64_t have;
+	char *sql;
+	int rc;
 
 	if (!t)
-		die("ship: no sql table %s", table);
-	if (t->nr_cols > ARRAY_SIZE(cols))
-		die("%s: %u columns: more than ship can write", table, t->nr_cols);
-	n = table_cols(t, cols, &ts_col);
-	rc = table_ready(ch, table, cols, n);
-	if (rc)
-		goto out;
+		die("ship: no sql table %s", name);
+	if (t->nr_cols > ARRAY_SIZE(tab->cols))
+		die("%s: %u columns: more than ship can write", name, t->nr_cols);
+	*tab = (struct ship_tab){
+		.name = name, .t = t, .batch = batch_bytes(),
+		.e = {
+			.sink = { enc_null, enc_integer, enc_real, enc_text, enc_error },
+			.t = t,
+		},
+	};
+	tab->e.b = &tab->b;
+	tab->n = table_cols(t, tab->cols, &tab->ts_col);
+	if (table_ready(ch, name, tab->cols, tab->n))
+		return -1;
 	sql = sqlite3_mprintf("SELECT count() FROM %s.ringtrace_sets WHERE set_id = '%s' "
-			      "AND table = '%s'", ch->db, set->id, table);
+			      "AND table = '%s'", ch->db, set->id, name);
 	rc = ch_count(ch, sql, &have);
 	sqlite3_free(sql);
 	if (rc)
-		goto out;
+		return -1;
 	if (have) {
-		report("%s: %s: shipped before (set %s)", set->dir, table, set->id);
-		goto out;
+		report("%s: %s: shipped before (set %s)", set->dir, name, set->id);
+		tab->skip = true;
+		return 0;
 	}
 	sql = sqlite3_mprintf("SELECT count() FROM %s.%s WHERE set_key = %llu",
-			      ch->db, table, (unsigned long long)set->key);
+			      ch->db, name, (unsigned long long)set->key);
 	rc = ch_count(ch, sql, &have);
 	sqlite3_free(sql);
 	if (!rc && have) {
 		info("%s: %s: %" PRIu64 " rows of an unfinished ship: deleted first",
-		     set->dir, table, have);
-		rc = table_clear(ch, table, set);
+		     set->dir, name, have);
+		rc = table_clear(ch, name, set);
 	}
-	if (rc)
-		goto out;
-	/* The rows straight from the table's producer, no statement between. */
-	sqldb_statement(d);
-	c = sql_cursor_all(d, t, &err);
-	if (!c) {
+	return rc ? -1 : 0;
+}
+
+/* @tab's cursor: the rows straight from the table's producer, no statement between. */
+static int tab_open(struct sqldb *d, const struct set *set, struct ship_tab *tab)
+{
+	char *err = NULL;
+
+	tab->c = sql_cursor_all(d, tab->t, &err);
+	if (!tab->c) {
 		error_line("%s: %s", set->dir, err);
 		sqlite3_free(err);
-		rc = -1;
-		goto out;
+		return -1;
 	}
-	for (;;) {
-		int step = sql_cursor_next(c);
+	return 0;
+}
 
+/*
+ * The rows @tab's cursor has ready, sent a batch at a time (the last when
+ * it ends: tab->ended): 0, or -1 said.
+ */
+static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab)
+{
+	for (;;) {
+		int step = sql_cursor_next(tab->c);
+
+		if (step == SQL_WAIT)
+			return 0;
 		if (step > 0) {
-			row_binary(&e, set, c, cols, n, ts_col);
-			rows++;
+			row_binary(&tab->e, set, tab->c, tab->cols, tab->n, tab->ts_col);
+			tab->rows++;
 		}
 		/* A value that could not be made ends the table before its batch goes. */
-		if (step < 0 || e.err) {
-			error_line("%s: %s: %s", set->dir, table,
-				   e.err ? e.err : c->err ? c->err : "error");
-			rc = -1;
-			goto out;
+		if (step < 0 || tab->e.err) {
+			error_line("%s: %s: %s", set->dir, tab->name, tab->e.err ? tab->e.err :
+				   tab->c->err ? tab->c->err : "error");
+			return -1;
 		}
-		if (b.len && (b.len >= batch || !step)) {
-			rc = ch_insert(ch, table, &b);
-			if (rc)
-				goto out;
-			b.len = 0;
-			info("%s: %s: %" PRIu64 " rows sent", set->dir, table, rows);
+		if (tab->b.len && (tab->b.len >= tab->batch || !step)) {
+			if (ch_insert(ch, tab->name, &tab->b))
+				return -1;
+			tab->b.len = 0;
+			info("%s: %s: %" PRIu64 " rows sent", set->dir, tab->name, tab->rows);
 		}
-		if (!step)
-			break;
+		if (!step) {
+			tab->ended = true;
+			return 0;
+		}
 	}
-	rc = table_done(ch, table, set, rows);
+}
+
+/* Every row of @tab sent: ringtrace_sets says so.  0, or -1 said. */
+static int tab_done(struct ch *ch, struct set *set, struct ship_tab *tab)
+{
+	if (table_done(ch, tab->name, set, tab->rows))
+		return -1;
+	report("%s: %s: %" PRIu64 " rows", set->dir, tab->name, tab->rows);
+	set->rows += tab->rows;
+	return 0;
+}
+
+static void tab_free(struct ship_tab *tab)
+{
+	sql_cursor_free(tab->c);
+	free(tab->e.err);
+	free(tab->b.p);
+}
+
+/* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
+static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
+{
+	struct ship_tab tab;
+	int rc = tab_prepare(ch, set, &tab, table);
+
+	if (rc || tab.skip)
+		goto out;
+	sqldb_statement(d);
+	rc = tab_open(d, set, &tab);
+	while (!rc && !tab.ended)
+		rc = tab_rows(ch, set, &tab);
 	if (!rc)
-		report("%s: %s: %" PRIu64 " rows", set->dir, table, rows);
-	set->rows += rows;
+		rc = tab_done(ch, set, &tab);
 out:
-	sql_cursor_free(c);
-	free(e.err);
-	free(b.p);
+	tab_free(&tab);
 	return rc;
+}
+
+/*
+ * The pairing tables @tables (@n, each with a queue: syscall, wakeup,
+ * irq, softirq) of @set, those not shipped before, from one read of it
+ * (spanq_share_open()): each read on until some table has rows ready,
+ * which are sent.  0 or -1 said.
+ */
+static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
+		       const char *const *tables, unsigned int n)
+{
+	struct ship_tab *tabs = calloc(n, sizeof(*tabs));
+	struct spanq **qs = calloc(n, sizeof(*qs));
+	struct spanq_share *sh = NULL;
+	unsigned int nq = 0, k;
+	struct ship_tab *first = NULL;
+	int rc = 0;
+
+	if (!tabs || !qs)
+		die("out of memory");
+	for (k = 0; k < n && !rc; k++)
+		rc = tab_prepare(ch, set, &tabs[k], tables[k]);
+	if (rc)
+		goto out;
+	sqldb_statement(d);
+	for (k = 0; k < n && !rc; k++) {
+		if (tabs[k].skip)
+			continue;
+		rc = tab_open(d, set, &tabs[k]);
+		if (!rc) {
+			qs[nq++] = tabs[k].t->queue(tabs[k].c);
+			first = first ? first : &tabs[k];
+		}
+	}
+	if (rc || !nq)
+		goto out;
+	sh = spanq_share_open(qs, nq);
+	for (;;) {
+		bool all = true;
+
+		for (k = 0; k < n && !rc; k++) {
+			if (tabs[k].skip || tabs[k].ended)
+				continue;
+			rc = tab_rows(ch, set, &tabs[k]);
+			all &= tabs[k].ended;
+		}
+		if (rc || all)
+			break;
+		if (spanq_share_read(sh) < 0) {
+			error_line("%s: %s", set->dir, first->c->err ? first->c->err : "error");
+			rc = -1;
+			break;
+		}
+	}
+	/* Done in order, once every table's rows are in. */
+	for (k = 0; k < n && !rc; k++)
+		if (!tabs[k].skip)
+			rc = tab_done(ch, set, &tabs[k]);
+out:
+	spanq_share_close(sh);
+	for (k = 0; k < n; k++)
+		tab_free(&tabs[k]);
+	free(tabs);
+	free(qs);
+	return rc;
+}
+
+/* Whether table @name is a pairing table (its rows from a queue a shared read feeds). */
+static bool queued(const char *name)
+{
+	const struct sql_table *t = sql_table_find(name);
+
+	return t && t->queue;
 }
 
 /* ---- the command --------------------------------------------------------------- */
@@ -564,9 +698,15 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 	buf_str(&set.prefix, set.m->boot_id, strlen(set.m->boot_id));
 	set.key = XXH64(set.id, strlen(set.id), 0);
 	buf_le(&set.prefix, set.key, 8);
-	for (unsigned int i = 0; i < ARRAY_SIZE(ship_tables) && !rc; i++)
-		if (ship_table(ch, d, &set, ship_tables[i]))
+	/* A run of tables with queues (spanq.h) is read once between them. */
+	for (unsigned int i = 0, k; i < ARRAY_SIZE(ship_tables) && !rc; i = k) {
+		for (k = i; k < ARRAY_SIZE(ship_tables) && queued(ship_tables[k]); k++)
+			;
+		if (k > i)
+			rc = ship_shared(ch, d, &set, ship_tables + i, k - i) ? 1 : 0;
+		else if (ship_table(ch, d, &set, ship_tables[k++]))
 			rc = 1;
+	}
 	if (!rc)
 		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
 	if (cache) {
