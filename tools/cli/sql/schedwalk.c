@@ -126,6 +126,12 @@ struct schedwalk {
 	struct sw_span *q;
 	size_t nr_q, head, cap_q;
 	/*
+	 * schedwalk_tee(): @tee is given a copy of each span on a CPU this
+	 * walk hands out; @fed: this walk is such a tee and reads nothing.
+	 */
+	struct schedwalk *tee;
+	bool fed;
+	/*
 	 * What events are (kind()), by their description's address: the
 	 * members' metadata live as long as the database, so an address is
 	 * one event for the walk's life.  Direct-mapped: events interleave.
@@ -1462,6 +1468,31 @@ static bool span_kept(const struct scan_spec *sp, const struct sw_span *x)
 	return (!sp->has_lo || x->end >= sp->lo) && (!sp->has_hi || x->ts <= sp->hi);
 }
 
+/* @x queued in the walk @t a walk tees into. */
+static void tee_push(struct schedwalk *t, const struct sw_span *x)
+{
+	if (t->head == t->nr_q)
+		t->head = t->nr_q = 0;
+	if (t->nr_q == t->cap_q) {
+		t->cap_q = t->cap_q ? 2 * t->cap_q : 16;
+		t->q = realloc(t->q, t->cap_q * sizeof(*t->q));
+		if (!t->q)
+			die("out of memory");
+	}
+	t->q[t->nr_q++] = *x;
+}
+
+int schedwalk_tee(struct schedwalk *a, struct schedwalk *b)
+{
+	struct schedwalk *from = a->states ? a : b, *to = a->states ? b : a;
+
+	if (from->states == to->states || from->tee || to->fed || from->fed || to->tee)
+		return -1;
+	from->tee = to;
+	to->fed = true;
+	return 0;
+}
+
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 {
 	const struct scan_spec *spec = &w->c->spec;
@@ -1471,13 +1502,21 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 			bool indexed = w->head < w->trusted;
 			const struct sw_span *x = &w->q[w->head++];
 
+			/* Every span on a CPU the walk makes, whatever this cursor keeps. */
+			if (w->tee && x->state == SW_RUNNING)
+				tee_push(w->tee, x);
 			if (span_kept(spec, x) && (w->only < 0 || utid_kept(w, x, indexed))) {
 				*sp = *x;
 				return 1;
 			}
 		}
-		if (w->done)
+		if (w->done) {
+			if (w->tee)
+				w->tee->done = true;
 			return 0;
+		}
+		if (w->fed)
+			return SQL_WAIT;
 		if (!w->scan) {
 			while (w->next < w->c->db->ts->nr && spec->members_set &&
 			       !spec->members[w->next])

@@ -90,8 +90,21 @@ struct sw_span {
 struct schedwalk;
 /* The spans of @c's members (@states: off-CPU spans too), or NULL (c->err). */
 struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states);
-/* The next span: 1 with *@sp, 0 at the end, -1 (c->err). */
+/*
+ * The next span: 1 with *@sp, 0 at the end, -1 (c->err); a walk another
+ * feeds (schedwalk_tee()), SQL_WAIT when none is ready until that one
+ * walks on.
+ */
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp);
+/*
+ * Of @a and @b (both opened, nothing read yet, cursors of every row:
+ * sql_cursor_all()), the walk with states hands the other a copy of each
+ * span on a CPU it makes, and the other reads nothing: sched_slice's
+ * spans are thread_state's Running ones (ship: one pass for both).  0, or
+ * -1 when not one of them has states.  The fed walk is closed after the
+ * one that feeds it.
+ */
+int schedwalk_tee(struct schedwalk *a, struct schedwalk *b);
 /* Before the first span: blocked spans say where they blocked (sp->blocked). */
 void schedwalk_blocked(struct schedwalk *w);
 void schedwalk_close(struct schedwalk *w);

@@ -373,6 +373,11 @@ struct sql_table {
 	 */
 	struct spanq *(*queue)(struct sql_cursor *c);
 	/*
+	 * A scheduling table's walk (schedwalk.h), NULL for the others: ship
+	 * has sched_slice's spans from thread_state's walk (schedwalk_tee()).
+	 */
+	struct schedwalk *(*walk)(struct sql_cursor *c);
+	/*
 	 * Its state freed (before each filter and at close); vtab.c then
 	 * zeroes or frees c->priv, the table need not clear its fields.
 	 */
@@ -383,6 +388,7 @@ struct sql_table {
 #define SQL_WAIT	2
 
 struct spanq;
+struct schedwalk;
 
 struct sql_cursor {
 	sqlite3_vtab_cursor base;	/* first: SQLite's */
