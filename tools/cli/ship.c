@@ -41,6 +41,7 @@
 
 #include "../../lib/le.h"
 #include "sql/clickhouse.h"
+#include "sql/schedwalk.h"
 #include "sql/spanq.h"
 #include "sql/sqlcache.h"
 
@@ -508,12 +509,13 @@ static int tab_open(struct sqldb *d, const struct set *set, struct ship_tab *tab
 }
 
 /*
- * The rows @tab's cursor has ready, sent a batch at a time (the last when
- * it ends: tab->ended): 0, or -1 said.
+ * The rows @tab's cursor has ready, @max at most, sent a batch at a time
+ * (the last when it ends: tab->ended): 0, or -1 said.
  */
-static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab)
+static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab,
+		    uint64_t max)
 {
-	for (;;) {
+	for (uint64_t i = 0; i < max; i++) {
 		int step = sql_cursor_next(tab->c);
 
 		if (step == SQL_WAIT)
@@ -539,6 +541,7 @@ static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab)
 			return 0;
 		}
 	}
+	return 0;
 }
 
 /* Every row of @tab sent: ringtrace_sets says so.  0, or -1 said. */
@@ -569,7 +572,7 @@ static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const cha
 	sqldb_statement(d);
 	rc = tab_open(d, set, &tab);
 	while (!rc && !tab.ended)
-		rc = tab_rows(ch, set, &tab);
+		rc = tab_rows(ch, set, &tab, UINT64_MAX);
 	if (!rc)
 		rc = tab_done(ch, set, &tab);
 out:
@@ -577,20 +580,34 @@ out:
 	return rc;
 }
 
+/* How a run of tables in ship_tables is read: each alone, or once between them. */
+enum share { SHARE_NONE, SHARE_QUEUE, SHARE_WALK };
+
+static enum share share_of(const char *name)
+{
+	const struct sql_table *t = sql_table_find(name);
+
+	return !t ? SHARE_NONE : t->queue ? SHARE_QUEUE : t->walk ? SHARE_WALK : SHARE_NONE;
+}
+
+/* Rows a table sends before the others of its run have theirs (the tee's queue). */
+#define SHARE_ROWS	4096
+
 /*
- * The pairing tables @tables (@n, each with a queue: syscall, wakeup,
- * irq, softirq) of @set, those not shipped before, from one read of it
- * (spanq_share_open()): each read on until some table has rows ready,
- * which are sent.  0 or -1 said.
+ * The tables @tables (@n of one enum share @how) of @set, those not
+ * shipped before, from one read of it: the pairing tables' queues fed by
+ * a spanq_share, read on whenever none has rows ready; sched_slice's
+ * spans from thread_state's walk (schedwalk_tee()), SHARE_ROWS of
+ * thread_state's at a time.  0 or -1 said.
  */
 static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
-		       const char *const *tables, unsigned int n)
+		       const char *const *tables, unsigned int n, enum share how)
 {
 	struct ship_tab *tabs = calloc(n, sizeof(*tabs));
 	struct spanq **qs = calloc(n, sizeof(*qs));
 	struct spanq_share *sh = NULL;
-	unsigned int nq = 0, k;
-	struct ship_tab *first = NULL;
+	struct ship_tab *open[2] = { NULL, NULL };
+	unsigned int nr_open = 0, k;
 	int rc = 0;
 
 	if (!tabs || !qs)
@@ -604,27 +621,34 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		if (tabs[k].skip)
 			continue;
 		rc = tab_open(d, set, &tabs[k]);
-		if (!rc) {
-			qs[nq++] = tabs[k].t->queue(tabs[k].c);
-			first = first ? first : &tabs[k];
-		}
+		if (rc)
+			break;
+		if (how == SHARE_QUEUE)
+			qs[nr_open] = tabs[k].t->queue(tabs[k].c);
+		if (nr_open < ARRAY_SIZE(open))
+			open[nr_open] = &tabs[k];
+		nr_open++;
 	}
-	if (rc || !nq)
+	if (rc || !nr_open)
 		goto out;
-	sh = spanq_share_open(qs, nq);
+	if (how == SHARE_QUEUE)
+		sh = spanq_share_open(qs, nr_open);
+	else if (nr_open == 2 &&
+		 schedwalk_tee(open[0]->t->walk(open[0]->c), open[1]->t->walk(open[1]->c)))
+		die("ship: %s and %s do not share a walk", open[0]->name, open[1]->name);
 	for (;;) {
 		bool all = true;
 
 		for (k = 0; k < n && !rc; k++) {
 			if (tabs[k].skip || tabs[k].ended)
 				continue;
-			rc = tab_rows(ch, set, &tabs[k]);
+			rc = tab_rows(ch, set, &tabs[k], SHARE_ROWS);
 			all &= tabs[k].ended;
 		}
 		if (rc || all)
 			break;
-		if (spanq_share_read(sh) < 0) {
-			error_line("%s: %s", set->dir, first->c->err ? first->c->err : "error");
+		if (sh && spanq_share_read(sh) < 0) {
+			error_line("%s: %s", set->dir, open[0]->c->err ? open[0]->c->err : "error");
 			rc = -1;
 			break;
 		}
@@ -635,19 +659,12 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 			rc = tab_done(ch, set, &tabs[k]);
 out:
 	spanq_share_close(sh);
-	for (k = 0; k < n; k++)
+	/* A walk that feeds another is freed before it. */
+	for (k = n; k-- > 0;)
 		tab_free(&tabs[k]);
 	free(tabs);
 	free(qs);
 	return rc;
-}
-
-/* Whether table @name is a pairing table (its rows from a queue a shared read feeds). */
-static bool queued(const char *name)
-{
-	const struct sql_table *t = sql_table_find(name);
-
-	return t && t->queue;
 }
 
 /* ---- the command --------------------------------------------------------------- */
@@ -698,13 +715,16 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 	buf_str(&set.prefix, set.m->boot_id, strlen(set.m->boot_id));
 	set.key = XXH64(set.id, strlen(set.id), 0);
 	buf_le(&set.prefix, set.key, 8);
-	/* A run of tables with queues (spanq.h) is read once between them. */
+	/* A run of tables that can share a read is read once between them. */
 	for (unsigned int i = 0, k; i < ARRAY_SIZE(ship_tables) && !rc; i = k) {
-		for (k = i; k < ARRAY_SIZE(ship_tables) && queued(ship_tables[k]); k++)
+		enum share how = share_of(ship_tables[i]);
+
+		for (k = i + 1; k < ARRAY_SIZE(ship_tables) && how &&
+		     share_of(ship_tables[k]) == how; k++)
 			;
-		if (k > i)
-			rc = ship_shared(ch, d, &set, ship_tables + i, k - i) ? 1 : 0;
-		else if (ship_table(ch, d, &set, ship_tables[k++]))
+		if (how)
+			rc = ship_shared(ch, d, &set, ship_tables + i, k - i, how) ? 1 : 0;
+		else if (ship_table(ch, d, &set, ship_tables[i]))
 			rc = 1;
 	}
 	if (!rc)
