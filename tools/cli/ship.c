@@ -42,6 +42,7 @@
 #include "../../lib/le.h"
 #include "sql/clickhouse.h"
 #include "sql/schedwalk.h"
+#include "sql/share.h"
 #include "sql/spanq.h"
 #include "sql/sqlcache.h"
 
@@ -580,37 +581,39 @@ out:
 	return rc;
 }
 
-/* How a run of tables in ship_tables is read: each alone, or once between them. */
-enum share { SHARE_NONE, SHARE_QUEUE, SHARE_WALK };
-
-static enum share share_of(const char *name)
+/*
+ * Whether table @name's producer can be fed by a share (share.h): a
+ * pairing table's queue, or a scheduling walk.
+ */
+static bool shared(const char *name)
 {
 	const struct sql_table *t = sql_table_find(name);
 
-	return !t ? SHARE_NONE : t->queue ? SHARE_QUEUE : t->walk ? SHARE_WALK : SHARE_NONE;
+	return t && (t->queue || t->walk);
 }
 
-/* Rows a table sends before the others of its run have theirs (the tee's queue). */
+/* Rows a table sends before the others of its run have theirs. */
 #define SHARE_ROWS	4096
 
 /*
- * The tables @tables (@n of one enum share @how) of @set, those not
- * shipped before, from one read of it: the pairing tables' queues fed by
- * a spanq_share, read on whenever none has rows ready; sched_slice's
- * spans from thread_state's walk (schedwalk_tee()), SHARE_ROWS of
- * thread_state's at a time.  0 or -1 said.
+ * The tables @tables (@n, each shared()) of @set, those not shipped
+ * before, from one read of it (share.h): the pairing tables' queues and
+ * thread_state's walk fed by the share, sched_slice's spans from
+ * thread_state's walk (schedwalk_tee()); the share reads on whenever no
+ * table has rows ready.  0 or -1 said.
  */
 static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
-		       const char *const *tables, unsigned int n, enum share how)
+		       const char *const *tables, unsigned int n)
 {
 	struct ship_tab *tabs = calloc(n, sizeof(*tabs));
-	struct spanq **qs = calloc(n, sizeof(*qs));
-	struct spanq_share *sh = NULL;
-	struct ship_tab *open[2] = { NULL, NULL };
-	unsigned int nr_open = 0, k;
+	struct schedwalk *walks[2] = { NULL, NULL }, *feeder = NULL;
+	struct ship_tab *first = NULL;
+	struct share *sh = NULL;
+	struct share_reader r;
+	unsigned int nr_walks = 0, k;
 	int rc = 0;
 
-	if (!tabs || !qs)
+	if (!tabs)
 		die("out of memory");
 	for (k = 0; k < n && !rc; k++)
 		rc = tab_prepare(ch, set, &tabs[k], tables[k]);
@@ -623,19 +626,30 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		rc = tab_open(d, set, &tabs[k]);
 		if (rc)
 			break;
-		if (how == SHARE_QUEUE)
-			qs[nr_open] = tabs[k].t->queue(tabs[k].c);
-		if (nr_open < ARRAY_SIZE(open))
-			open[nr_open] = &tabs[k];
-		nr_open++;
+		if (!first) {
+			first = &tabs[k];
+			sh = share_open(first->c);
+		}
+		if (tabs[k].t->queue) {
+			spanq_reader(tabs[k].t->queue(tabs[k].c), &r);
+			share_add(sh, &r);
+		} else if (nr_walks < ARRAY_SIZE(walks)) {
+			walks[nr_walks++] = tabs[k].t->walk(tabs[k].c);
+		} else {
+			die("ship: %s: a third walk", tabs[k].name);
+		}
 	}
-	if (rc || !nr_open)
+	if (rc || !first)
 		goto out;
-	if (how == SHARE_QUEUE)
-		sh = spanq_share_open(qs, nr_open);
-	else if (nr_open == 2 &&
-		 schedwalk_tee(open[0]->t->walk(open[0]->c), open[1]->t->walk(open[1]->c)))
-		die("ship: %s and %s do not share a walk", open[0]->name, open[1]->name);
+	/* Two walks: the one with states feeds the other; one: it is read. */
+	if (nr_walks == 2 && !(feeder = schedwalk_tee(walks[0], walks[1])))
+		die("ship: two walks, not one with states");
+	if (nr_walks == 1)
+		feeder = walks[0];
+	if (feeder) {
+		schedwalk_reader(feeder, &r);
+		share_add(sh, &r);
+	}
 	for (;;) {
 		bool all = true;
 
@@ -647,8 +661,8 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		}
 		if (rc || all)
 			break;
-		if (sh && spanq_share_read(sh) < 0) {
-			error_line("%s: %s", set->dir, open[0]->c->err ? open[0]->c->err : "error");
+		if (share_read(sh) < 0) {
+			error_line("%s: %s", set->dir, first->c->err ? first->c->err : "error");
 			rc = -1;
 			break;
 		}
@@ -658,12 +672,11 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		if (!tabs[k].skip)
 			rc = tab_done(ch, set, &tabs[k]);
 out:
-	spanq_share_close(sh);
+	share_close(sh);
 	/* A walk that feeds another is freed before it. */
 	for (k = n; k-- > 0;)
 		tab_free(&tabs[k]);
 	free(tabs);
-	free(qs);
 	return rc;
 }
 
@@ -717,14 +730,11 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 	buf_le(&set.prefix, set.key, 8);
 	/* A run of tables that can share a read is read once between them. */
 	for (unsigned int i = 0, k; i < ARRAY_SIZE(ship_tables) && !rc; i = k) {
-		enum share how = share_of(ship_tables[i]);
-
-		for (k = i + 1; k < ARRAY_SIZE(ship_tables) && how &&
-		     share_of(ship_tables[k]) == how; k++)
+		for (k = i; k < ARRAY_SIZE(ship_tables) && shared(ship_tables[k]); k++)
 			;
-		if (how)
-			rc = ship_shared(ch, d, &set, ship_tables + i, k - i, how) ? 1 : 0;
-		else if (ship_table(ch, d, &set, ship_tables[i]))
+		if (k > i)
+			rc = ship_shared(ch, d, &set, ship_tables + i, k - i) ? 1 : 0;
+		else if (ship_table(ch, d, &set, ship_tables[k++]))
 			rc = 1;
 	}
 	if (!rc)

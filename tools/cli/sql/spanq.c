@@ -508,161 +508,53 @@ void spanq_free(struct spanq *q)
 	*q = (struct spanq){ 0 };
 }
 
-/* ---- one read for several queues (ship) ------------------------------------------------ */
+/* ---- fed by a share (ship) ------------------------------------------------------------- */
 
-struct spanq_share {
-	struct spanq **qs;
-	unsigned int n;
-	unsigned int what;		/* every queue's SCAN_* */
-	struct sql_cursor *c;		/* the read's counters and errors: the first's */
-	struct scan *scan;		/* the member being read; NULL between */
-	struct scan_spec rd;		/* one member, whole, every queue's events */
-	bool *rd_members;
-	const struct rt_metadata *md;	/* the member's */
-	bool **want;			/* per queue, by event position in @md */
-	unsigned int next;		/* the next member to read */
-	bool done;
-};
-
-struct spanq_share *spanq_share_open(struct spanq *const *qs, unsigned int n)
+static void fed_start(void *arg, unsigned int m, struct scan *s)
 {
-	struct spanq_share *sh = calloc(1, sizeof(*sh));
-	struct sqldb *d = qs[0]->c->db;
-	bool all = false;
+	struct spanq *q = arg;
 
-	if (!sh || !(sh->qs = calloc(n + 1, sizeof(*sh->qs))) ||
-	    !(sh->want = calloc(n + 1, sizeof(*sh->want))) ||
-	    !(sh->rd_members = calloc(d->ts->nr + 1, sizeof(*sh->rd_members))))
-		die("out of memory");
-	sh->n = n;
-	sh->c = qs[0]->c;
-	sh->rd.limit = -1;
-	for (unsigned int k = 0; k < n; k++) {
-		const struct scan_spec *sp = &qs[k]->c->spec;
-
-		sh->qs[k] = qs[k];
-		qs[k]->fed = true;
-		/* Whole members: no thread's runs to narrow them to. */
-		sh->what |= qs[k]->what & ~(SCAN_RUNS | SCAN_NAMED);
-		all |= !sp->names_set;
-		sh->rd.nr_names += sp->nr_names;
-	}
-	/* The events of every queue (the names are the cursors'). */
-	if (!all) {
-		unsigned int i = 0;
-
-		sh->rd.names = calloc(sh->rd.nr_names + 1, sizeof(*sh->rd.names));
-		if (!sh->rd.names)
-			die("out of memory");
-		for (unsigned int k = 0; k < n; k++)
-			for (unsigned int j = 0; j < qs[k]->c->spec.nr_names; j++)
-				sh->rd.names[i++] = qs[k]->c->spec.names[j];
-		sh->rd.names_set = true;
-	} else {
-		sh->rd.nr_names = 0;
-	}
-	sh->rd.members = sh->rd_members;
-	sh->rd.members_set = true;
-	return sh;
+	(void)s;
+	q->member = m;
+	q->last = INT64_MIN;
 }
 
-/* Member @m's read opened, each queue's events there noted. */
-static void share_member(struct spanq_share *sh, unsigned int m)
+static void fed_row(void *arg, const struct scan_row *r)
 {
-	const struct rt_metadata *md = sh->c->db->ts->m[m].t->md;
+	struct spanq *q = arg;
 
-	memset(sh->rd_members, 0, sh->c->db->ts->nr * sizeof(*sh->rd_members));
-	sh->rd_members[m] = true;
-	sh->md = md;
-	for (unsigned int k = 0; k < sh->n; k++) {
-		free(sh->want[k]);
-		sh->want[k] = calloc(md->nr_events + 1, sizeof(**sh->want));
-		if (!sh->want[k])
-			die("out of memory");
-		for (unsigned int e = 0; e < md->nr_events; e++)
-			sh->want[k][e] = sql_spec_name(&sh->qs[k]->c->spec, md->events[e].name);
-		sh->qs[k]->member = m;
-		sh->qs[k]->last = INT64_MIN;
-	}
-	sh->scan = scan_open_spec(sh->c, sh->what, &sh->rd);
+	q->last = r->ts;
+	q->ops->feed(q->c, r);
 }
 
-/* Whether queue @k's own scan would have given row @r (scan_next()'s rules). */
-static bool share_keeps(const struct spanq_share *sh, unsigned int k, const struct scan_row *r)
+/* As member_finish(): the table queues the rows the member left open. */
+static void fed_end(void *arg)
 {
-	unsigned int what = sh->qs[k]->what;
+	struct spanq *q = arg;
 
-	if (r->pair)
-		return what & SCAN_STACKS;
-	if (r->gap)
-		return what & SCAN_GAPS;
-	if (!r->it)
-		return what & SCAN_MEMBER_END;
-	if (r->it->type == RT_ITEM_LOST)
-		return what & SCAN_LOSSES;
-	return (what & SCAN_EVENTS) && sh->want[k][r->it->event - sh->md->events];
+	q->ops->member_end(q->c);
 }
 
-int spanq_share_read(struct spanq_share *sh)
+static void fed_done(void *arg)
 {
-	for (;;) {
-		struct scan_row r;
-		bool ready = false;
-		int rc;
-
-		if (sh->done)
-			return 0;
-		if (!sh->scan) {
-			if (sh->next >= sh->c->db->ts->nr) {
-				sh->done = true;
-				for (unsigned int k = 0; k < sh->n; k++)
-					sh->qs[k]->done = true;
-				return 0;
-			}
-			share_member(sh, sh->next++);
-			continue;
-		}
-		rc = scan_next(sh->scan, &r);
-		if (rc < 0)
-			return -1;
-		if (!rc) {
-			/* As member_finish(): each table queues the rows left open. */
-			scan_close(sh->scan);
-			sh->scan = NULL;
-			for (unsigned int k = 0; k < sh->n; k++)
-				sh->qs[k]->ops->member_end(sh->qs[k]->c);
-			return 1;
-		}
-		for (unsigned int k = 0; k < sh->n; k++) {
-			struct spanq *q = sh->qs[k];
-			struct scan_row own = r;
-
-			if (!share_keeps(sh, k, &r))
-				continue;
-			/* Threads are followed for all; the owner is the queue's if it asked. */
-			if (!(q->what & SCAN_THREADS))
-				own.tid = -1;
-			q->last = r.ts;
-			q->ops->feed(q->c, &own);
-			ready |= q->head < q->nr;
-		}
-		if (ready)
-			return 1;
-	}
+	((struct spanq *)arg)->done = true;
 }
 
-void spanq_share_close(struct spanq_share *sh)
+static bool fed_ready(void *arg)
 {
-	if (!sh)
-		return;
-	scan_close(sh->scan);
-	for (unsigned int k = 0; k < sh->n; k++)
-		free(sh->want[k]);
-	free(sh->want);
-	free(sh->rd.names);
-	free(sh->rd_members);
-	free(sh->qs);
-	free(sh);
+	const struct spanq *q = arg;
+
+	return q->head < q->nr;
+}
+
+void spanq_reader(struct spanq *q, struct share_reader *r)
+{
+	q->fed = true;
+	*r = (struct share_reader){
+		.c = q->c, .what = q->what, .arg = q,
+		.start = fed_start, .feed = fed_row, .end = fed_end, .done = fed_done,
+		.ready = fed_ready,
+	};
 }
 
 void sql_want_events(struct sql_cursor *c, const char *const *names, unsigned int n)

@@ -19,11 +19,9 @@
  * Checkpoints are spaced by the table's own events: a window reads from
  * the last of them before it (a member without any: nothing).
  *
- * One read for several tables (ship): a spanq_share reads each member
- * whole once, with every queue's events, and feeds each queue the rows
- * its own scan would have given it (its events, its SCAN_* kinds); the
- * tables' next() then give the rows ready, and SQL_WAIT until the share
- * reads on.  syscall, wakeup, irq and softirq cost one pass, not four.
+ * One read for several tables (ship, share.h): a queue can be fed by a
+ * share instead of a scan of its own (spanq_reader()); its table's next()
+ * then gives the rows ready, and SQL_WAIT until the share reads on.
  *
  * The checkpoints are kept on disk too (sqlcache.h), the rows written
  * and read back by the table's ops (put, get): one file per table and
@@ -33,6 +31,7 @@
 #ifndef RINGTRACE_SQL_SPANQ_H
 #define RINGTRACE_SQL_SPANQ_H
 
+#include "share.h"
 #include "sql.h"
 
 struct spanq_index;
@@ -75,7 +74,7 @@ struct spanq {
 	const struct spanq_index *ix;	/* a window's */
 	size_t stop;			/* ix's checkpoint the read stops at; 0: the end */
 	struct spanq_index *build;	/* building one */
-	bool fed;			/* a spanq_share feeds it: no scan of its own */
+	bool fed;			/* a share feeds it: no scan of its own */
 	int64_t last;			/* ts of the last row fed */
 	char *rows;			/* ready, @size bytes each */
 	size_t size, nr, cap, head;
@@ -97,23 +96,15 @@ void *spanq_save_tidmap(const struct rt_tidmap *m, size_t *size);
 void spanq_restore_tidmap(struct rt_tidmap *m, const void *state, size_t size);
 /*
  * The next row ready into *@row (valid until the next call): 1, 0 at the
- * end, -1; fed by a share, SQL_WAIT when none is ready before it reads on.
+ * end, -1; fed by a share, SQL_WAIT when none is ready until it reads on.
  */
 int spanq_next(struct spanq *q, const void **row);
 
-struct spanq_share;
 /*
- * The queues @qs of @n cursors of every row (sql_cursor_all(): no term, no
- * window), fed from now on by one read (each queue's cursor's filter()
- * done, nothing read yet).  Its errors go to the first's cursor.
+ * The queue fed by a share from now on (its cursor's filter() done,
+ * nothing read yet): the reader share_add() takes.
  */
-struct spanq_share *spanq_share_open(struct spanq *const *qs, unsigned int n);
-/*
- * Reads on until a queue has a row ready or a member ends: 1, 0 every
- * member read (the queues end once emptied), -1 (the first cursor's err).
- */
-int spanq_share_read(struct spanq_share *sh);
-void spanq_share_close(struct spanq_share *sh);
+void spanq_reader(struct spanq *q, struct share_reader *r);
 /* The scan closed, the queue freed. */
 void spanq_free(struct spanq *q);
 

@@ -369,7 +369,7 @@ struct sql_table {
 	/*
 	 * A pairing table's queue (spanq.h), NULL for the others: ship feeds
 	 * the queues of several such cursors from one read of the trace
-	 * (spanq_share_open()).
+	 * (share.h, spanq_reader()).
 	 */
 	struct spanq *(*queue)(struct sql_cursor *c);
 	/*
@@ -438,7 +438,7 @@ int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
  * table runs: a cursor on every row of every member, all columns
  * (sql_cursor_column(): the trace and host columns too), or NULL with
  * *@err (sqlite3_mprintf()'d).  sql_cursor_next(): 1 a row, 0 the end,
- * -1 with c->err, SQL_WAIT (a cursor a spanq_share feeds) none ready yet.
+ * -1 with c->err, SQL_WAIT (a cursor a share feeds: share.h) none ready yet.
  */
 struct sql_cursor *sql_cursor_all(struct sqldb *d, const struct sql_table *t, char **err);
 int sql_cursor_next(struct sql_cursor *c);

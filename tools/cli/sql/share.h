@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One read of a trace for several tables' producers (ship): each member
+ * is read whole once, with every reader's events and SCAN_* kinds, and
+ * each reader is fed the rows its own scan would have given it (its
+ * events, its kinds: scan_next()'s rules), member by member.  The readers
+ * are the producers that take rows pushed: the pairing tables' queues
+ * (spanq_reader()) and the scheduling walk (schedwalk_reader()); their
+ * tables' next() give the rows ready, and SQL_WAIT until the share reads
+ * on.  syscall, wakeup, irq, softirq, thread_state and, through its walk,
+ * sched_slice cost ship one pass, not six.
+ */
+#ifndef RINGTRACE_SQL_SHARE_H
+#define RINGTRACE_SQL_SHARE_H
+
+#include "sql.h"
+
+struct share_reader {
+	/* Its cursor (of every row: sql_cursor_all()): its spec's names are its events. */
+	struct sql_cursor *c;
+	unsigned int what;		/* SCAN_* */
+	void *arg;
+	/* Member @m is read by @s (scan_names() names its stacks' frames). */
+	void (*start)(void *arg, unsigned int m, struct scan *s);
+	void (*feed)(void *arg, const struct scan_row *r);
+	/* The member read ends; then, after the last, every member was read. */
+	void (*end)(void *arg);
+	void (*done)(void *arg);
+	/* Whether its table has a row ready. */
+	bool (*ready)(void *arg);
+};
+
+struct share;
+/* A share of @d's members; its read's counters and errors are @c's. */
+struct share *share_open(struct sql_cursor *c);
+/* @r fed from now on (before the first share_read()). */
+void share_add(struct share *sh, const struct share_reader *r);
+/*
+ * Reads on until a reader has a row ready or a member ends: 1, 0 every
+ * member read (each reader told), -1 (the first cursor's err).
+ */
+int share_read(struct share *sh);
+void share_close(struct share *sh);
+
+#endif /* RINGTRACE_SQL_SHARE_H */
