@@ -46,10 +46,13 @@
 #include "sql/spanq.h"
 #include "sql/sqlcache.h"
 
-/* The tables shipped, in this order; ringtrace_sets records each. */
+/*
+ * The tables shipped, in this order; ringtrace_sets records each.  The
+ * first seven are fed by one read of the set (ship_shared()).
+ */
 static const char *const ship_tables[] = {
-	"raw", "thread", "process", "sched_slice", "thread_state", "syscall",
-	"wakeup", "irq", "softirq", "marker", "lost", "sample", "stack", "frame",
+	"raw", "sched_slice", "thread_state", "syscall", "wakeup", "irq", "softirq",
+	"thread", "process", "marker", "lost", "sample", "stack", "frame",
 };
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
@@ -589,7 +592,7 @@ static bool shared(const char *name)
 {
 	const struct sql_table *t = sql_table_find(name);
 
-	return t && (t->queue || t->walk);
+	return t && (t->reader || t->walk);
 }
 
 /* Rows a table sends before the others of its run have theirs. */
@@ -630,8 +633,8 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 			first = &tabs[k];
 			sh = share_open(first->c);
 		}
-		if (tabs[k].t->queue) {
-			spanq_reader(tabs[k].t->queue(tabs[k].c), &r);
+		if (tabs[k].t->reader) {
+			tabs[k].t->reader(tabs[k].c, &r);
 			share_add(sh, &r);
 		} else if (nr_walks < ARRAY_SIZE(walks)) {
 			walks[nr_walks++] = tabs[k].t->walk(tabs[k].c);

@@ -342,6 +342,8 @@ static inline void sql_out_error_nomem(struct sql_out *o)
 		o->sink->error(o->sink, NULL);
 }
 
+struct share_reader;
+
 struct sql_table {
 	const char *name;
 	const char *what;		/* one line: what its rows are */
@@ -367,11 +369,11 @@ struct sql_table {
 	 */
 	unsigned int (*member)(const struct sql_cursor *c);
 	/*
-	 * A pairing table's queue (spanq.h), NULL for the others: ship feeds
-	 * the queues of several such cursors from one read of the trace
-	 * (share.h, spanq_reader()).
+	 * The cursor (of every row, nothing read yet) fed by a share from now
+	 * on: the reader share_add() takes (share.h); NULL: the table reads
+	 * its own scan.  ship feeds several tables from one read of a trace.
 	 */
-	struct spanq *(*queue)(struct sql_cursor *c);
+	void (*reader)(struct sql_cursor *c, struct share_reader *r);
 	/*
 	 * A scheduling table's walk (schedwalk.h), NULL for the others: ship
 	 * has sched_slice's spans from thread_state's walk (schedwalk_tee()).
@@ -387,7 +389,6 @@ struct sql_table {
 /* A table's next() of a cursor a shared read feeds: no row ready yet. */
 #define SQL_WAIT	2
 
-struct spanq;
 struct schedwalk;
 
 struct sql_cursor {

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "share.h"
 #include "sql.h"
 
 enum { C_TS, C_NAME, C_CPU, C_UTID, C_ARGS, C_UCPU, C_TRACE, C_HOST };
@@ -45,6 +46,8 @@ struct raw_keys {
 struct raw {
 	struct scan *scan;
 	struct scan_row row;
+	/* raw_reader(): a share gives the rows, @row the one given (@pending). */
+	bool fed, pending, done;
 	struct buf args;		/* the row's args, its room kept */
 	/* Per member, per event (its position in the metadata): NULL until made. */
 	struct raw_keys **keys;
@@ -65,7 +68,57 @@ static int raw_next(struct sql_cursor *c)
 {
 	struct raw *r = c->priv;
 
-	return scan_next(r->scan, &r->row);
+	if (!r->fed)
+		return scan_next(r->scan, &r->row);
+	if (r->pending) {
+		r->pending = false;
+		return 1;
+	}
+	return r->done ? 0 : SQL_WAIT;
+}
+
+/* Fed by a share: each row it gives is the next, its item the share's until it reads on. */
+static void fed_row(void *arg, const struct scan_row *row)
+{
+	struct raw *r = arg;
+
+	r->row = *row;
+	r->pending = true;
+}
+
+static bool fed_ready(void *arg)
+{
+	return ((struct raw *)arg)->pending;
+}
+
+static void fed_done(void *arg)
+{
+	((struct raw *)arg)->done = true;
+}
+
+static void fed_nothing(void *arg)
+{
+	(void)arg;
+}
+
+static void fed_start(void *arg, unsigned int m, struct scan *s)
+{
+	(void)arg;
+	(void)m;
+	(void)s;
+}
+
+static void raw_reader(struct sql_cursor *c, struct share_reader *sr)
+{
+	struct raw *r = c->priv;
+
+	r->fed = true;
+	*sr = (struct share_reader){
+		.c = c, .arg = r,
+		.what = SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0),
+		.start = fed_start, .feed = fed_row, .end = fed_nothing, .done = fed_done,
+		.ready = fed_ready,
+	};
 }
 
 /* In decimal, without printf's format parsing (a field or more an event). */
@@ -236,6 +289,7 @@ const struct sql_table sql_t_raw = {
 	.ordered = true,
 	.filter = raw_filter,
 	.next = raw_next,
+	.reader = raw_reader,
 	.column = raw_column,
 	.member = raw_member,
 	.reset = raw_reset,

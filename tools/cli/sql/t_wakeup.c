@@ -246,9 +246,9 @@ static int wk_next(struct sql_cursor *c)
 	return spanq_next(&w->q, (const void **)&w->row);
 }
 
-static struct spanq *wk_queue(struct sql_cursor *c)
+static void wk_reader(struct sql_cursor *c, struct share_reader *r)
 {
-	return &((struct wk *)c->priv)->q;
+	spanq_reader(&((struct wk *)c->priv)->q, r);
 }
 
 static unsigned int wk_member(const struct sql_cursor *c)
@@ -313,7 +313,7 @@ const struct sql_table sql_t_wakeup = {
 	.priv_size = sizeof(struct wk),
 	.filter = wk_filter,
 	.next = wk_next,
-	.queue = wk_queue,
+	.reader = wk_reader,
 	.column = wk_column,
 	.member = wk_member,
 	.reset = wk_reset,
