@@ -6,7 +6,10 @@
  * their columns, their row producers), so the columns have one source of
  * truth.  The rows do not go through SQLite: a cursor of the table's own
  * (sql_cursor_all()) hands each value to the row encoder here, which
- * writes it as RowBinary at once.  Each row gets host, boot_id, set_key (a
+ * writes it as RowBinary at once.  The tables whose producers can be fed
+ * (raw, the scheduling walk, the pairing tables' queues: share.h) are fed
+ * by one read of the set between them; the others read it on their own.
+ * Each row gets host, boot_id, set_key (a
  * number for the set: ringtrace_sets has its set_id), a Date (the
  * partition) and wall_ts (the row's ts in epoch ns) in front of the
  * table's own columns; a POST per batch, compressed as --compress says
@@ -600,10 +603,10 @@ static bool shared(const char *name)
 
 /*
  * The tables @tables (@n, each shared()) of @set, those not shipped
- * before, from one read of it (share.h): the pairing tables' queues and
- * thread_state's walk fed by the share, sched_slice's spans from
- * thread_state's walk (schedwalk_tee()); the share reads on whenever no
- * table has rows ready.  0 or -1 said.
+ * before, from one read of it (share.h): raw, the pairing tables' queues
+ * (their tables' reader()) and thread_state's walk fed by the share,
+ * sched_slice's spans from thread_state's walk (schedwalk_tee()); the
+ * share reads on whenever no table has rows ready.  0 or -1 said.
  */
 static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		       const char *const *tables, unsigned int n)
@@ -709,8 +712,11 @@ static int set_id(struct set *set)
 
 /*
  * One directory, every table: 0, 1 the server failed, 2 the trace did.
- * Each table is a pass of its own over the set; the frames the first
- * decodes are kept for the others, up to @cache bytes (0: none).
+ * The tables whose producers take pushed rows share one pass over the set
+ * (ship_shared()), each other table is a pass of its own (thread and
+ * process one between them, sql's threadidx; those whose events the
+ * first read did not find none); the frames the first pass decodes are
+ * kept for the others, up to @cache bytes (0: none).
  */
 static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool *damaged)
 {

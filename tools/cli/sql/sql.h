@@ -21,6 +21,7 @@
  *   queries.c    the shipped queries (--list, --stat, -q)
  *   spanq.c      the rows of tables that pair events (syscall, wakeup,
  *                irq, softirq)
+ *   share.c      one read of a trace feeding several tables (ship)
  *   schedwalk.c  the scheduling spans (sched_slice, thread_state)
  *   sqlcache.c   the indexes (checkpoints, run lists) kept on disk between runs
  *   critpath.c   critical_path()'s walk over those spans
