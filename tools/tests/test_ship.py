@@ -390,6 +390,17 @@ def frames_said(stderr, d):
     return tuple(int(x) for x in m[0])
 
 
+def real_trace_frames(ctx):
+    """real-trace shipped into a database of its own, its rows sql's: the
+    server, the database, the trace's zstd frames and ship's frames line
+    (decoded, taken from the cache, bytes kept)."""
+    s, db = SERVERS[0], ctx.db()
+    frames = zstd_frames(REAL_TRACE)
+    r = ship(s.url, db, REAL_TRACE)
+    same_as_sql(s, db, REAL_TRACE)
+    return s, db, frames, frames_said(r.stderr, REAL_TRACE)
+
+
 @test
 def passes_share_frames(ctx):
     """The tables' passes over real-trace (its frames packed, with
@@ -399,12 +410,7 @@ def passes_share_frames(ctx):
     --cache 1 (a byte: less than any frame) nothing is kept, each pass
     decodes every frame again (as many reads as with the cache), and every
     table's rows are the same, row for row."""
-    s = SERVERS[0]
-    frames = zstd_frames(REAL_TRACE)
-    db = ctx.db()
-    r = ship(s.url, db, REAL_TRACE)
-    same_as_sql(s, db, REAL_TRACE)
-    decoded, taken, kept = frames_said(r.stderr, REAL_TRACE)
+    s, db, frames, (decoded, taken, kept) = real_trace_frames(ctx)
     check(decoded == frames, '%d frames decoded, the trace has %d' % (decoded, frames))
     check(taken > 0 and taken % frames == 0 and kept > 0,
           '%d frames taken from the cache (%d bytes kept), %d in the trace'
@@ -431,12 +437,7 @@ def passes_counted(ctx):
     event a stack pair is made of.  Counted as the frames read (decoded,
     or taken from the cache): three times zstd -lv's count.  The rows are
     sql's."""
-    s = SERVERS[0]
-    frames = zstd_frames(REAL_TRACE)
-    db = ctx.db()
-    r = ship(s.url, db, REAL_TRACE)
-    same_as_sql(s, db, REAL_TRACE)
-    decoded, taken, _ = frames_said(r.stderr, REAL_TRACE)
+    _, _, frames, (decoded, taken, _) = real_trace_frames(ctx)
     check(decoded + taken == 3 * frames,
           '%d frames read (%d decoded, %d from the cache): %g passes over the %d '
           'frames, not 3' % (decoded + taken, decoded, taken, (decoded + taken) / frames,
