@@ -51,11 +51,12 @@
 
 /*
  * The tables shipped, in this order; ringtrace_sets records each.  The
- * first seven are fed by one read of the set (ship_shared()).
+ * first nine are fed by one read of the set (ship_shared()); process
+ * takes the thread index thread built.
  */
 static const char *const ship_tables[] = {
 	"raw", "sched_slice", "thread_state", "syscall", "wakeup", "irq", "softirq",
-	"thread", "process", "marker", "lost", "sample", "stack", "frame",
+	"thread", "lost", "process", "marker", "sample", "stack", "frame",
 };
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */

@@ -147,6 +147,60 @@ int share_read(struct share *sh)
 	}
 }
 
+/* ---- a table whose rows are the scan's --------------------------------------------------- */
+
+static void rows_start(void *arg, unsigned int m, struct scan *s)
+{
+	(void)arg;
+	(void)m;
+	(void)s;
+}
+
+static void rows_feed(void *arg, const struct scan_row *row)
+{
+	struct share_rows *sr = arg;
+
+	*sr->row = *row;
+	sr->pending = true;
+}
+
+static void rows_end(void *arg)
+{
+	(void)arg;
+}
+
+static void rows_done(void *arg)
+{
+	((struct share_rows *)arg)->done = true;
+}
+
+static bool rows_ready(void *arg)
+{
+	return ((struct share_rows *)arg)->pending;
+}
+
+void share_rows_reader(struct share_rows *sr, struct scan_row *row, struct sql_cursor *c,
+		       unsigned int what, struct share_reader *r)
+{
+	*sr = (struct share_rows){ .row = row, .fed = true };
+	*r = (struct share_reader){
+		.c = c, .what = what, .arg = sr,
+		.start = rows_start, .feed = rows_feed, .end = rows_end, .done = rows_done,
+		.ready = rows_ready,
+	};
+}
+
+int share_rows_next(struct share_rows *sr, struct scan *own, struct scan_row *row)
+{
+	if (!sr->fed)
+		return scan_next(own, row);
+	if (sr->pending) {
+		sr->pending = false;
+		return 1;
+	}
+	return sr->done ? 0 : SQL_WAIT;
+}
+
 void share_close(struct share *sh)
 {
 	if (!sh)

@@ -32,6 +32,24 @@ struct share_reader {
 	bool (*ready)(void *arg);
 };
 
+/*
+ * A table whose rows are its scan's (raw, lost), fed by a share: the row
+ * given is held in *@row until the table's next() takes it, its item the
+ * share's until the share reads on (so it is used before).
+ */
+struct share_rows {
+	struct scan_row *row;		/* the table's */
+	bool fed, pending, done;
+};
+/* @sr fed from now on, the table's rows @what of its cursor @c: the reader into @r. */
+void share_rows_reader(struct share_rows *sr, struct scan_row *row, struct sql_cursor *c,
+		       unsigned int what, struct share_reader *r);
+/*
+ * Such a table's next(): from its own scan @own if not fed, else 1 the row
+ * given, 0 the end, SQL_WAIT none yet.
+ */
+int share_rows_next(struct share_rows *sr, struct scan *own, struct scan_row *row);
+
 struct share;
 /* A share of @d's members; its read's counters and errors are @c's. */
 struct share *share_open(struct sql_cursor *c);

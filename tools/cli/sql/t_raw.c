@@ -46,8 +46,7 @@ struct raw_keys {
 struct raw {
 	struct scan *scan;
 	struct scan_row row;
-	/* raw_reader(): a share gives the rows, @row the one given (@pending). */
-	bool fed, pending, done;
+	struct share_rows fed;		/* raw_reader(): a share gives the rows */
 	struct buf args;		/* the row's args, its room kept */
 	/* Per member, per event (its position in the metadata): NULL until made. */
 	struct raw_keys **keys;
@@ -68,57 +67,15 @@ static int raw_next(struct sql_cursor *c)
 {
 	struct raw *r = c->priv;
 
-	if (!r->fed)
-		return scan_next(r->scan, &r->row);
-	if (r->pending) {
-		r->pending = false;
-		return 1;
-	}
-	return r->done ? 0 : SQL_WAIT;
-}
-
-/* Fed by a share: each row it gives is the next, its item the share's until it reads on. */
-static void fed_row(void *arg, const struct scan_row *row)
-{
-	struct raw *r = arg;
-
-	r->row = *row;
-	r->pending = true;
-}
-
-static bool fed_ready(void *arg)
-{
-	return ((struct raw *)arg)->pending;
-}
-
-static void fed_done(void *arg)
-{
-	((struct raw *)arg)->done = true;
-}
-
-static void fed_nothing(void *arg)
-{
-	(void)arg;
-}
-
-static void fed_start(void *arg, unsigned int m, struct scan *s)
-{
-	(void)arg;
-	(void)m;
-	(void)s;
+	return share_rows_next(&r->fed, r->scan, &r->row);
 }
 
 static void raw_reader(struct sql_cursor *c, struct share_reader *sr)
 {
 	struct raw *r = c->priv;
 
-	r->fed = true;
-	*sr = (struct share_reader){
-		.c = c, .arg = r,
-		.what = SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0),
-		.start = fed_start, .feed = fed_row, .end = fed_nothing, .done = fed_done,
-		.ready = fed_ready,
-	};
+	share_rows_reader(&r->fed, &r->row, c,
+			  SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0), sr);
 }
 
 /* In decimal, without printf's format parsing (a field or more an event). */
