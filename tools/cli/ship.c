@@ -7,8 +7,8 @@
  * truth.  The rows do not go through SQLite: a cursor of the table's own
  * (sql_cursor_all()) hands each value to the row encoder here, which
  * writes it as RowBinary at once.  The tables whose producers can be fed
- * (raw, the scheduling walk, the pairing tables' queues: share.h) are fed
- * by one read of the set between them; the others read it on their own.
+ * (raw, the scheduling walk, the pairing tables' queues, the thread
+ * index, lost: share.h) are fed by one read of the set between them.
  * Each row gets host, boot_id, set_key (a
  * number for the set: ringtrace_sets has its set_id), a Date (the
  * partition) and wall_ts (the row's ts in epoch ns) in front of the
@@ -604,8 +604,9 @@ static bool shared(const char *name)
 
 /*
  * The tables @tables (@n, each shared()) of @set, those not shipped
- * before, from one read of it (share.h): raw, the pairing tables' queues
- * (their tables' reader()) and thread_state's walk fed by the share,
+ * before, from one read of it (share.h): raw, the pairing tables' queues,
+ * the thread index, lost (their tables' reader()) and thread_state's walk
+ * fed by the share,
  * sched_slice's spans from thread_state's walk (schedwalk_tee()); the
  * share reads on whenever no table has rows ready.  0 or -1 said.
  */
@@ -714,10 +715,10 @@ static int set_id(struct set *set)
 /*
  * One directory, every table: 0, 1 the server failed, 2 the trace did.
  * The tables whose producers take pushed rows share one pass over the set
- * (ship_shared()), each other table is a pass of its own (thread and
- * process one between them, sql's threadidx; those whose events the
- * first read did not find none); the frames the first pass decodes are
- * kept for the others, up to @cache bytes (0: none).
+ * (ship_shared()); the others (process from the thread index that pass
+ * built, marker, the stack tables) read it only where it holds their
+ * events, a pass each; the frames the first pass decodes are kept for
+ * them, up to @cache bytes (0: none).
  */
 static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool *damaged)
 {

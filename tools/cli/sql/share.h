@@ -5,12 +5,13 @@
  * each reader is fed the rows its own scan would have given it (its
  * events, its kinds: scan_next()'s rules), member by member.  The readers
  * are the producers that take rows pushed (struct sql_table's reader()):
- * raw (a row an event, its item the share's until it reads on), the
- * pairing tables' queues (spanq_reader()) and the scheduling walk
- * (schedwalk_reader()); their tables' next() give the rows ready, and
- * SQL_WAIT until the share reads on.  raw, syscall, wakeup, irq,
- * softirq, thread_state and, through its walk, sched_slice cost ship one
- * pass, not seven.
+ * raw and lost (a row a scan row, its item the share's until it reads on:
+ * share_rows), the pairing tables' queues (spanq_reader()), the thread
+ * index (tidx_reader()) and the scheduling walk (schedwalk_reader());
+ * their tables' next() give the rows ready, and SQL_WAIT until the share
+ * reads on.  raw, syscall, wakeup, irq, softirq, thread_state, through
+ * its walk sched_slice, thread (process from its index) and lost cost
+ * ship one pass, not eight.
  */
 #ifndef RINGTRACE_SQL_SHARE_H
 #define RINGTRACE_SQL_SHARE_H
