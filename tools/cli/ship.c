@@ -6,7 +6,10 @@
  * their columns, their row producers), so the columns have one source of
  * truth.  The rows do not go through SQLite: a cursor of the table's own
  * (sql_cursor_all()) hands each value to the row encoder here, which
- * writes it as RowBinary at once.  Each row gets host, boot_id, set_key (a
+ * writes it as RowBinary at once.  The tables whose producers can be fed
+ * (raw, the scheduling walk, the pairing tables' queues, the thread
+ * index, lost: share.h) are fed by one read of the set between them.
+ * Each row gets host, boot_id, set_key (a
  * number for the set: ringtrace_sets has its set_id), a Date (the
  * partition) and wall_ts (the row's ts in epoch ns) in front of the
  * table's own columns; a POST per batch, compressed as --compress says
@@ -41,12 +44,19 @@
 
 #include "../../lib/le.h"
 #include "sql/clickhouse.h"
+#include "sql/schedwalk.h"
+#include "sql/share.h"
+#include "sql/spanq.h"
 #include "sql/sqlcache.h"
 
-/* The tables shipped, in this order; ringtrace_sets records each. */
+/*
+ * The tables shipped, in this order; ringtrace_sets records each.  The
+ * first nine are fed by one read of the set (ship_shared()); process
+ * takes the thread index thread built.
+ */
 static const char *const ship_tables[] = {
-	"raw", "thread", "process", "sched_slice", "thread_state", "syscall",
-	"wakeup", "irq", "softirq", "marker", "lost", "sample", "stack", "frame",
+	"raw", "sched_slice", "thread_state", "syscall", "wakeup", "irq", "softirq",
+	"thread", "lost", "process", "marker", "sample", "stack", "frame",
 };
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
@@ -426,93 +436,255 @@ static size_t batch_bytes(void)
 	return *end || !v ? SHIP_BATCH_DEFAULT : v;
 }
 
-/* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
-static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
-{
-	const struct sql_table *t = sql_table_find(table);
+/* One table of a set on its way: its columns, its rows' cursor, its batch. */
+struct ship_tab {
+	const char *name;
+	const struct sql_table *t;
 	struct col cols[64];
-	struct buf b = { 0 };
-	struct row_enc e = {
-		.sink = { enc_null, enc_integer, enc_real, enc_text, enc_error },
-		.b = &b, .t = t,
-	};
-	struct sql_cursor *c = NULL;
-	uint64_t have, rows = 0;
-	size_t batch = batch_bytes();
 	unsigned int n;
-	char *sql, *err = NULL;
-	int ts_col, rc;
+	int ts_col;
+	struct buf b;
+	struct row_enc e;
+	struct sql_cursor *c;
+	size_t batch;			/* RowBinary bytes per POST */
+	uint64_t rows;
+	bool skip;			/* ringtrace_sets has it: shipped before */
+	bool ended;			/* every row sent */
+};
+
+/*
+ * @tab (of table @name) made ready on the server: made or checked, and
+ * @set's rows of an unfinished ship deleted; tab->skip if ringtrace_sets
+ * says it was shipped.  0, or -1 said.
+ */
+static int tab_prepare(struct ch *ch, struct set *set, struct ship_tab *tab, const char *name)
+{
+	const struct sql_table *t = sql_table_find(name);
+	uint64_t have;
+	char *sql;
+	int rc;
 
 	if (!t)
-		die("ship: no sql table %s", table);
-	if (t->nr_cols > ARRAY_SIZE(cols))
-		die("%s: %u columns: more than ship can write", table, t->nr_cols);
-	n = table_cols(t, cols, &ts_col);
-	rc = table_ready(ch, table, cols, n);
-	if (rc)
-		goto out;
+		die("ship: no sql table %s", name);
+	if (t->nr_cols > ARRAY_SIZE(tab->cols))
+		die("%s: %u columns: more than ship can write", name, t->nr_cols);
+	*tab = (struct ship_tab){
+		.name = name, .t = t, .batch = batch_bytes(),
+		.e = {
+			.sink = { enc_null, enc_integer, enc_real, enc_text, enc_error },
+			.t = t,
+		},
+	};
+	tab->e.b = &tab->b;
+	tab->n = table_cols(t, tab->cols, &tab->ts_col);
+	if (table_ready(ch, name, tab->cols, tab->n))
+		return -1;
 	sql = sqlite3_mprintf("SELECT count() FROM %s.ringtrace_sets WHERE set_id = '%s' "
-			      "AND table = '%s'", ch->db, set->id, table);
+			      "AND table = '%s'", ch->db, set->id, name);
 	rc = ch_count(ch, sql, &have);
 	sqlite3_free(sql);
 	if (rc)
-		goto out;
+		return -1;
 	if (have) {
-		report("%s: %s: shipped before (set %s)", set->dir, table, set->id);
-		goto out;
+		report("%s: %s: shipped before (set %s)", set->dir, name, set->id);
+		tab->skip = true;
+		return 0;
 	}
 	sql = sqlite3_mprintf("SELECT count() FROM %s.%s WHERE set_key = %llu",
-			      ch->db, table, (unsigned long long)set->key);
+			      ch->db, name, (unsigned long long)set->key);
 	rc = ch_count(ch, sql, &have);
 	sqlite3_free(sql);
 	if (!rc && have) {
 		info("%s: %s: %" PRIu64 " rows of an unfinished ship: deleted first",
-		     set->dir, table, have);
-		rc = table_clear(ch, table, set);
+		     set->dir, name, have);
+		rc = table_clear(ch, name, set);
 	}
-	if (rc)
-		goto out;
-	/* The rows straight from the table's producer, no statement between. */
-	sqldb_statement(d);
-	c = sql_cursor_all(d, t, &err);
-	if (!c) {
+	return rc ? -1 : 0;
+}
+
+/* @tab's cursor: the rows straight from the table's producer, no statement between. */
+static int tab_open(struct sqldb *d, const struct set *set, struct ship_tab *tab)
+{
+	char *err = NULL;
+
+	tab->c = sql_cursor_all(d, tab->t, &err);
+	if (!tab->c) {
 		error_line("%s: %s", set->dir, err);
 		sqlite3_free(err);
-		rc = -1;
-		goto out;
+		return -1;
 	}
-	for (;;) {
-		int step = sql_cursor_next(c);
+	return 0;
+}
 
+/*
+ * The rows @tab's cursor has ready, @max at most, sent a batch at a time
+ * (the last when it ends: tab->ended): 0, or -1 said.
+ */
+static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab,
+		    uint64_t max)
+{
+	for (uint64_t i = 0; i < max; i++) {
+		int step = sql_cursor_next(tab->c);
+
+		if (step == SQL_WAIT)
+			return 0;
 		if (step > 0) {
-			row_binary(&e, set, c, cols, n, ts_col);
-			rows++;
+			row_binary(&tab->e, set, tab->c, tab->cols, tab->n, tab->ts_col);
+			tab->rows++;
 		}
 		/* A value that could not be made ends the table before its batch goes. */
-		if (step < 0 || e.err) {
-			error_line("%s: %s: %s", set->dir, table,
-				   e.err ? e.err : c->err ? c->err : "error");
-			rc = -1;
-			goto out;
+		if (step < 0 || tab->e.err) {
+			error_line("%s: %s: %s", set->dir, tab->name, tab->e.err ? tab->e.err :
+				   tab->c->err ? tab->c->err : "error");
+			return -1;
 		}
-		if (b.len && (b.len >= batch || !step)) {
-			rc = ch_insert(ch, table, &b);
-			if (rc)
-				goto out;
-			b.len = 0;
-			info("%s: %s: %" PRIu64 " rows sent", set->dir, table, rows);
+		if (tab->b.len && (tab->b.len >= tab->batch || !step)) {
+			if (ch_insert(ch, tab->name, &tab->b))
+				return -1;
+			tab->b.len = 0;
+			info("%s: %s: %" PRIu64 " rows sent", set->dir, tab->name, tab->rows);
 		}
-		if (!step)
-			break;
+		if (!step) {
+			tab->ended = true;
+			return 0;
+		}
 	}
-	rc = table_done(ch, table, set, rows);
+	return 0;
+}
+
+/* Every row of @tab sent: ringtrace_sets says so.  0, or -1 said. */
+static int tab_done(struct ch *ch, struct set *set, struct ship_tab *tab)
+{
+	if (table_done(ch, tab->name, set, tab->rows))
+		return -1;
+	report("%s: %s: %" PRIu64 " rows", set->dir, tab->name, tab->rows);
+	set->rows += tab->rows;
+	return 0;
+}
+
+static void tab_free(struct ship_tab *tab)
+{
+	sql_cursor_free(tab->c);
+	free(tab->e.err);
+	free(tab->b.p);
+}
+
+/* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
+static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
+{
+	struct ship_tab tab;
+	int rc = tab_prepare(ch, set, &tab, table);
+
+	if (rc || tab.skip)
+		goto out;
+	sqldb_statement(d);
+	rc = tab_open(d, set, &tab);
+	while (!rc && !tab.ended)
+		rc = tab_rows(ch, set, &tab, UINT64_MAX);
 	if (!rc)
-		report("%s: %s: %" PRIu64 " rows", set->dir, table, rows);
-	set->rows += rows;
+		rc = tab_done(ch, set, &tab);
 out:
-	sql_cursor_free(c);
-	free(e.err);
-	free(b.p);
+	tab_free(&tab);
+	return rc;
+}
+
+/*
+ * Whether table @name's producer can be fed by a share (share.h): a
+ * pairing table's queue, or a scheduling walk.
+ */
+static bool shared(const char *name)
+{
+	const struct sql_table *t = sql_table_find(name);
+
+	return t && (t->reader || t->walk);
+}
+
+/* Rows a table sends before the others of its run have theirs. */
+#define SHARE_ROWS	4096
+
+/*
+ * The tables @tables (@n, each shared()) of @set, those not shipped
+ * before, from one read of it (share.h): raw, the pairing tables' queues,
+ * the thread index, lost (their tables' reader()) and thread_state's walk
+ * fed by the share,
+ * sched_slice's spans from thread_state's walk (schedwalk_tee()); the
+ * share reads on whenever no table has rows ready.  0 or -1 said.
+ */
+static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
+		       const char *const *tables, unsigned int n)
+{
+	struct ship_tab *tabs = calloc(n, sizeof(*tabs));
+	struct schedwalk *walks[2] = { NULL, NULL }, *feeder = NULL;
+	struct ship_tab *first = NULL;
+	struct share *sh = NULL;
+	struct share_reader r;
+	unsigned int nr_walks = 0, k;
+	int rc = 0;
+
+	if (!tabs)
+		die("out of memory");
+	for (k = 0; k < n && !rc; k++)
+		rc = tab_prepare(ch, set, &tabs[k], tables[k]);
+	if (rc)
+		goto out;
+	sqldb_statement(d);
+	for (k = 0; k < n && !rc; k++) {
+		if (tabs[k].skip)
+			continue;
+		rc = tab_open(d, set, &tabs[k]);
+		if (rc)
+			break;
+		if (!first) {
+			first = &tabs[k];
+			sh = share_open(first->c);
+		}
+		if (tabs[k].t->reader) {
+			tabs[k].t->reader(tabs[k].c, &r);
+			share_add(sh, &r);
+		} else if (nr_walks < ARRAY_SIZE(walks)) {
+			walks[nr_walks++] = tabs[k].t->walk(tabs[k].c);
+		} else {
+			die("ship: %s: a third walk", tabs[k].name);
+		}
+	}
+	if (rc || !first)
+		goto out;
+	/* Two walks: the one with states feeds the other; one: it is read. */
+	if (nr_walks == 2 && !(feeder = schedwalk_tee(walks[0], walks[1])))
+		die("ship: two walks, not one with states");
+	if (nr_walks == 1)
+		feeder = walks[0];
+	if (feeder) {
+		schedwalk_reader(feeder, &r);
+		share_add(sh, &r);
+	}
+	for (;;) {
+		bool all = true;
+
+		for (k = 0; k < n && !rc; k++) {
+			if (tabs[k].skip || tabs[k].ended)
+				continue;
+			rc = tab_rows(ch, set, &tabs[k], SHARE_ROWS);
+			all &= tabs[k].ended;
+		}
+		if (rc || all)
+			break;
+		if (share_read(sh) < 0) {
+			error_line("%s: %s", set->dir, first->c->err ? first->c->err : "error");
+			rc = -1;
+			break;
+		}
+	}
+	/* Done in order, once every table's rows are in. */
+	for (k = 0; k < n && !rc; k++)
+		if (!tabs[k].skip)
+			rc = tab_done(ch, set, &tabs[k]);
+out:
+	share_close(sh);
+	/* A walk that feeds another is freed before it. */
+	for (k = n; k-- > 0;)
+		tab_free(&tabs[k]);
+	free(tabs);
 	return rc;
 }
 
@@ -542,8 +714,11 @@ static int set_id(struct set *set)
 
 /*
  * One directory, every table: 0, 1 the server failed, 2 the trace did.
- * Each table is a pass of its own over the set; the frames the first
- * decodes are kept for the others, up to @cache bytes (0: none).
+ * The tables whose producers take pushed rows share one pass over the set
+ * (ship_shared()); the others (process from the thread index that pass
+ * built, marker, the stack tables) read it only where it holds their
+ * events, a pass each; the frames the first pass decodes are kept for
+ * them, up to @cache bytes (0: none).
  */
 static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool *damaged)
 {
@@ -564,9 +739,15 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 	buf_str(&set.prefix, set.m->boot_id, strlen(set.m->boot_id));
 	set.key = XXH64(set.id, strlen(set.id), 0);
 	buf_le(&set.prefix, set.key, 8);
-	for (unsigned int i = 0; i < ARRAY_SIZE(ship_tables) && !rc; i++)
-		if (ship_table(ch, d, &set, ship_tables[i]))
+	/* A run of tables that can share a read is read once between them. */
+	for (unsigned int i = 0, k; i < ARRAY_SIZE(ship_tables) && !rc; i = k) {
+		for (k = i; k < ARRAY_SIZE(ship_tables) && shared(ship_tables[k]); k++)
+			;
+		if (k > i)
+			rc = ship_shared(ch, d, &set, ship_tables + i, k - i) ? 1 : 0;
+		else if (ship_table(ch, d, &set, ship_tables[k++]))
 			rc = 1;
+	}
 	if (!rc)
 		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
 	if (cache) {

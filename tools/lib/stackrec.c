@@ -63,22 +63,32 @@ struct stackrec {
 	enum kind last_kind;
 };
 
+static enum kind kind_named(const char *name)
+{
+	return !strcmp(name, "kernel_stack") ? K_KSTACK :
+	       !strcmp(name, "user_stack") ? K_USTACK :
+	       !strcmp(name, "user_stack_copy") ? K_UCOPY :
+	       !strcmp(name, "cpu_sample") ? K_SAMPLE :
+	       !strcmp(name, "stack_def") ? K_DEF :
+	       !strcmp(name, "stack_ref") ? K_REF : K_OTHER;
+}
+
+bool stackrec_pair_event(const char *name)
+{
+	/* What sets has_stack in stackrec_feed(); a stack_def alone does not. */
+	enum kind k = kind_named(name);
+
+	return k != K_OTHER && k != K_DEF;
+}
+
 int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md)
 {
 	uint8_t *k = calloc(md->nr_events + 1, 1);
 
 	if (!k)
 		return -1;
-	for (unsigned int i = 0; i < md->nr_events; i++) {
-		const char *name = md->events[i].name;
-
-		k[i] = !strcmp(name, "kernel_stack") ? K_KSTACK :
-		       !strcmp(name, "user_stack") ? K_USTACK :
-		       !strcmp(name, "user_stack_copy") ? K_UCOPY :
-		       !strcmp(name, "cpu_sample") ? K_SAMPLE :
-		       !strcmp(name, "stack_def") ? K_DEF :
-		       !strcmp(name, "stack_ref") ? K_REF : K_OTHER;
-	}
+	for (unsigned int i = 0; i < md->nr_events; i++)
+		k[i] = kind_named(md->events[i].name);
 	free(sr->kinds);
 	sr->kinds = k;
 	sr->md = md;

@@ -74,6 +74,12 @@ struct stackrec *stackrec_new(const struct rt_metadata *md);
 int stackrec_set_metadata(struct stackrec *sr, const struct rt_metadata *md);
 void stackrec_free(struct stackrec *sr);
 /*
+ * Whether an event named @name can make a pair: a cpu_sample, or a
+ * trailer with frames (kernel_stack, user_stack, user_stack_copy,
+ * stack_ref).  Items of none of them give no pair.
+ */
+bool stackrec_pair_event(const char *name);
+/*
  * Whether @it is a trailer (stack_def, stack_ref, kernel_stack, user_stack,
  * user_stack_copy): no event of its own.  The item just fed is answered
  * from what stackrec_feed() found.

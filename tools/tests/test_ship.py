@@ -374,7 +374,7 @@ def zstd_frames(d):
     """The zstd frames of @d's stream files, as `zstd -lv` counts them."""
     n = 0
     for f in sorted(os.listdir(d)):
-        if f.endswith('.zst'):
+        if f.endswith('.zst') and not f.startswith('.'):    # not .ringtrace-ksyms.zst
             out = subprocess.run(['zstd', '-lv', os.path.join(d, f)], capture_output=True,
                                  text=True, check=True).stdout
             n += int(re.search(r'^# Zstandard Frames: (\d+)$', out, re.M).group(1))
@@ -390,35 +390,66 @@ def frames_said(stderr, d):
     return tuple(int(x) for x in m[0])
 
 
+def stacks_zst(ctx):
+    """test_sql.py's trace with kernel stacks, its stream a chunk of one
+    zstd frame (zstd(1): the content checksum a packed frame has)."""
+    d = ts.rich_stack_trace(ctx.path('stacks-zst'))
+    subprocess.run(['zstd', '-q', '--rm', os.path.join(d, 'cpu0'), '-o',
+                    os.path.join(d, 'cpu0-000001.zst')], check=True)
+    return d
+
+
 @test
 def passes_share_frames(ctx):
-    """The tables' passes over real-trace (its frames packed, with
-    checksums) share what the first decoded: with the default --cache each
-    of its zstd frames is decoded once (zstd -lv's count), every other
-    read of it is taken from the cache, and the rows are sql's.  With
-    --cache 1 (a byte: less than any frame) nothing is kept, each pass
-    decodes every frame again (as many reads as with the cache), and every
-    table's rows are the same, row for row."""
+    """The passes ship still makes over a trace with stacks (the shared
+    read, sample's, the stack index's) share what the first decoded: with
+    the default --cache its zstd frame is decoded once (zstd -lv's count),
+    every other read of it is taken from the cache, and the rows are
+    sql's.  With --cache 1 (a byte: less than any frame) nothing is kept,
+    each pass decodes the frame again (as many reads as with the cache),
+    and every table's rows are the same, row for row."""
     s = SERVERS[0]
-    frames = zstd_frames(REAL_TRACE)
+    d = stacks_zst(ctx)
+    frames = zstd_frames(d)
     db = ctx.db()
-    r = ship(s.url, db, REAL_TRACE)
-    same_as_sql(s, db, REAL_TRACE)
-    decoded, taken, kept = frames_said(r.stderr, REAL_TRACE)
+    r = ship(s.url, db, d)
+    same_as_sql(s, db, d)
+    decoded, taken, kept = frames_said(r.stderr, d)
     check(decoded == frames, '%d frames decoded, the trace has %d' % (decoded, frames))
     check(taken > 0 and taken % frames == 0 and kept > 0,
           '%d frames taken from the cache (%d bytes kept), %d in the trace'
           % (taken, kept, frames))
     db2 = ctx.db()
-    r = ship(s.url, db2, REAL_TRACE, opts=('--cache', '1'))
-    same_as_sql(s, db2, REAL_TRACE)
-    check(frames_said(r.stderr, REAL_TRACE) == (decoded + taken, 0, 0),
+    r = ship(s.url, db2, d, opts=('--cache', '1'))
+    same_as_sql(s, db2, d)
+    check(frames_said(r.stderr, d) == (decoded + taken, 0, 0),
           'a cache of 1 byte: %s, with the default %s'
-          % (frames_said(r.stderr, REAL_TRACE), (decoded, taken, kept)))
+          % (frames_said(r.stderr, d), (decoded, taken, kept)))
     for t in TABLES:
         a = ch_rows(s, 'SELECT * FROM %s.%s' % (db, t))
         b = ch_rows(s, 'SELECT * FROM %s.%s' % (db2, t))
         check(a == b, '%s: %d rows with the cache, %d without' % (t, len(a), len(b)))
+
+
+@test
+def passes_counted(ctx):
+    """ship reads real-trace (system calls, wakeups, interrupts, losses, no
+    stacks) in one pass, not ten: one read feeds raw, thread_state's walk
+    (which hands sched_slice its spans on a CPU), the queues of syscall,
+    wakeup, irq and softirq, the thread index (thread, then process from
+    it) and lost.  sample, stack and frame read nothing: that read found
+    no event a stack pair is made of.  Counted as the frames read
+    (decoded, or taken from the cache): zstd -lv's count, none taken from
+    the cache.  The rows are sql's."""
+    s, db = SERVERS[0], ctx.db()
+    frames = zstd_frames(REAL_TRACE)
+    r = ship(s.url, db, REAL_TRACE)
+    same_as_sql(s, db, REAL_TRACE)
+    decoded, taken, _ = frames_said(r.stderr, REAL_TRACE)
+    check(decoded + taken == frames,
+          '%d frames read (%d decoded, %d from the cache): %g passes over the %d '
+          'frames, not 1' % (decoded + taken, decoded, taken, (decoded + taken) / frames,
+                             frames))
 
 
 @test

@@ -25,8 +25,9 @@
  *
  * A member read whole for its stacks that gave no pair is noted
  * (sqldb.no_pairs): a scan that wants nothing but pairs does not read it
- * again (sample and the stack index of a trace without stacks cost one
- * pass, not two).
+ * again; nor one whose whole reads (below) decoded every event a pair is
+ * made of and found none (pairs_held(): after raw, sample and the stack
+ * index of a trace without stacks cost no pass).
  *
  * Likewise a whole read notes which events it decoded and which of them
  * the member holds (sqldb.events_read): a scan whose rows are events of
@@ -367,6 +368,32 @@ static bool events_held(const struct scan *s, unsigned int i, const struct rt_me
 	return false;
 }
 
+/*
+ * Whether member @i may give a row of a scan whose rows are stack pairs
+ * alone (sample, the stack index; any window, any thread's runs): not
+ * when a read of all of it gave no pair (sqldb.no_pairs), nor when whole
+ * reads decoded every event a pair is made of (stackrec_pair_event())
+ * and found none -- raw's read tells that of a trace without stacks, so
+ * ship's sample, stack and frame read nothing of it.
+ */
+static bool pairs_held(const struct scan *s, unsigned int i, const struct rt_metadata *md)
+{
+	const struct scan_events *x = s->d->events_read ? s->d->events_read[i] : NULL;
+
+	if (!(s->what & SCAN_STACKS) ||
+	    (s->what & ~(SCAN_STACKS | SCAN_THREADS | SCAN_RUNS | SCAN_NAMED)))
+		return true;
+	if (s->d->no_pairs && s->d->no_pairs[i])
+		return false;
+	if (!x || x->nr_events != md->nr_events)
+		return true;
+	for (unsigned int e = 0; e < md->nr_events; e++)
+		if (stackrec_pair_event(md->events[e].name) &&
+		    (!(x->flags[e] & SCAN_EV_DECODED) || (x->flags[e] & SCAN_EV_HELD)))
+			return true;
+	return false;
+}
+
 /* What the member's whole read decoded and found, added to the database's. */
 static void events_note(struct scan *s)
 {
@@ -401,8 +428,7 @@ static int view_open(struct scan *s, unsigned int i)
 	struct rt_trace *t;
 	struct rt_error err;
 
-	/* Pairs alone wanted, and a whole read of the member gave none. */
-	if ((s->what & ~SCAN_THREADS) == SCAN_STACKS && s->d->no_pairs && s->d->no_pairs[i])
+	if (!pairs_held(s, i, md))
 		return 0;
 	if (!events_held(s, i, md))
 		return 0;

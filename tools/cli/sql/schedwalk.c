@@ -126,6 +126,14 @@ struct schedwalk {
 	struct sw_span *q;
 	size_t nr_q, head, cap_q;
 	/*
+	 * schedwalk_tee(): @tee is given a copy of each span on a CPU this
+	 * walk hands out; @fed: this walk is such a tee and reads nothing.
+	 */
+	struct schedwalk *tee;
+	bool fed;
+	/* schedwalk_reader(): the share's read of the member (its stacks' names). */
+	struct scan *fed_scan;
+	/*
 	 * What events are (kind()), by their description's address: the
 	 * members' metadata live as long as the database, so an address is
 	 * one event for the walk's life.  Direct-mapped: events interleave.
@@ -476,7 +484,8 @@ static void on_pair(struct schedwalk *w, const struct scan_row *row)
 	/* Blocked: a runnable thread (R, R+) waits for no function. */
 	if (!t || !t->open || t->since != row->ts || !(t->state & 0xff))
 		return;
-	fn = stack_blocked_function(scan_names(w->scan), &p->kernel, buf, sizeof(buf));
+	fn = stack_blocked_function(scan_names(w->fed_scan ? w->fed_scan : w->scan), &p->kernel,
+				    buf, sizeof(buf));
 	if (fn)
 		t->blocked = intern(w, fn);
 }
@@ -1376,6 +1385,36 @@ static void member_finish(struct schedwalk *w)
 }
 
 /* One row of the member applied (or its end): 0, -1 (c->err). */
+/* An item of the member (an event or a loss) walked. */
+static void walk_item(struct schedwalk *w, const struct scan_row *row)
+{
+	w->last = row->ts;
+	if (row->it->type == RT_ITEM_EVENT) {
+		switch (kind(w, row->it->event)) {
+		case K_SWITCH:
+			on_switch(w, row);
+			break;
+		case K_WAKEUP:
+			on_wakeup(w, row);
+			break;
+		case K_IRQ_ENTRY:
+			cpu(w, row->it->cpu, row->ts)->irqs++;
+			break;
+		case K_IRQ_EXIT: {
+			struct sw_cpu *c = cpu(w, row->it->cpu, row->ts);
+
+			c->irqs -= c->irqs > 0;
+			break;
+		}
+		case K_OTHER:
+			break;
+		}
+	} else {
+		/* A loss: the chain goes on; its exits may be lost. */
+		cpu(w, row->it->cpu, row->ts)->irqs = 0;
+	}
+}
+
 static int member_row(struct schedwalk *w)
 {
 	struct sw_index *ix = w->build;
@@ -1426,31 +1465,7 @@ static int member_row(struct schedwalk *w)
 		ckpts_take(&ix->ck, row.ts, ckpt_fill, w);
 	if (w->check)
 		spcheck_item(w->check, row.it);
-	w->last = row.ts;
-	if (row.it->type == RT_ITEM_EVENT) {
-		switch (kind(w, row.it->event)) {
-		case K_SWITCH:
-			on_switch(w, &row);
-			break;
-		case K_WAKEUP:
-			on_wakeup(w, &row);
-			break;
-		case K_IRQ_ENTRY:
-			cpu(w, row.it->cpu, row.ts)->irqs++;
-			break;
-		case K_IRQ_EXIT: {
-			struct sw_cpu *c = cpu(w, row.it->cpu, row.ts);
-
-			c->irqs -= c->irqs > 0;
-			break;
-		}
-		case K_OTHER:
-			break;
-		}
-	} else {
-		/* A loss: the chain goes on; its exits may be lost. */
-		cpu(w, row.it->cpu, row.ts)->irqs = 0;
-	}
+	walk_item(w, &row);
 	if (ix)
 		index_drain(w);
 	return 0;
@@ -1462,6 +1477,88 @@ static bool span_kept(const struct scan_spec *sp, const struct sw_span *x)
 	return (!sp->has_lo || x->end >= sp->lo) && (!sp->has_hi || x->ts <= sp->hi);
 }
 
+/* @x queued in the walk @t a walk tees into. */
+static void tee_push(struct schedwalk *t, const struct sw_span *x)
+{
+	if (t->head == t->nr_q)
+		t->head = t->nr_q = 0;
+	if (t->nr_q == t->cap_q) {
+		t->cap_q = t->cap_q ? 2 * t->cap_q : 16;
+		t->q = realloc(t->q, t->cap_q * sizeof(*t->q));
+		if (!t->q)
+			die("out of memory");
+	}
+	t->q[t->nr_q++] = *x;
+}
+
+struct schedwalk *schedwalk_tee(struct schedwalk *a, struct schedwalk *b)
+{
+	struct schedwalk *from = a->states ? a : b, *to = a->states ? b : a;
+
+	if (from->states == to->states || from->tee || to->fed || from->fed || to->tee)
+		return NULL;
+	from->tee = to;
+	to->fed = true;
+	return from;
+}
+
+/* ---- fed by a share (ship) ------------------------------------------------------------- */
+
+/* As member_start() of a whole member, its read the share's. */
+static void fed_start(void *arg, unsigned int m, struct scan *s)
+{
+	struct schedwalk *w = arg;
+
+	state_free(w);
+	w->member = m;
+	w->last = INT64_MIN;
+	w->fed_scan = s;
+}
+
+static void fed_row(void *arg, const struct scan_row *r)
+{
+	struct schedwalk *w = arg;
+
+	if (r->pair)
+		on_pair(w, r);
+	else
+		walk_item(w, r);
+}
+
+/* As member_finish() of a member read to its end. */
+static void fed_end(void *arg)
+{
+	struct schedwalk *w = arg;
+
+	member_end(w);
+	state_free(w);
+	w->fed_scan = NULL;
+}
+
+static void fed_done(void *arg)
+{
+	((struct schedwalk *)arg)->done = true;
+}
+
+static bool fed_ready(void *arg)
+{
+	const struct schedwalk *w = arg;
+
+	return w->head < w->nr_q;
+}
+
+void schedwalk_reader(struct schedwalk *w, struct share_reader *r)
+{
+	w->fed = true;
+	*r = (struct share_reader){
+		.c = w->c, .arg = w,
+		.what = SCAN_EVENTS | SCAN_LOSSES | (w->states ? SCAN_THREADS : 0) |
+			(w->blocked ? SCAN_STACKS : 0),
+		.start = fed_start, .feed = fed_row, .end = fed_end, .done = fed_done,
+		.ready = fed_ready,
+	};
+}
+
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 {
 	const struct scan_spec *spec = &w->c->spec;
@@ -1471,13 +1568,21 @@ int schedwalk_next(struct schedwalk *w, struct sw_span *sp)
 			bool indexed = w->head < w->trusted;
 			const struct sw_span *x = &w->q[w->head++];
 
+			/* Every span on a CPU the walk makes, whatever this cursor keeps. */
+			if (w->tee && x->state == SW_RUNNING)
+				tee_push(w->tee, x);
 			if (span_kept(spec, x) && (w->only < 0 || utid_kept(w, x, indexed))) {
 				*sp = *x;
 				return 1;
 			}
 		}
-		if (w->done)
+		if (w->done) {
+			if (w->tee)
+				w->tee->done = true;
 			return 0;
+		}
+		if (w->fed)
+			return SQL_WAIT;
 		if (!w->scan) {
 			while (w->next < w->c->db->ts->nr && spec->members_set &&
 			       !spec->members[w->next])

@@ -57,6 +57,7 @@
 #ifndef RINGTRACE_SCHEDWALK_H
 #define RINGTRACE_SCHEDWALK_H
 
+#include "share.h"
 #include "sql.h"
 
 /* prev_state's value while a thread runs (never in a trace: bit 15). */
@@ -90,8 +91,26 @@ struct sw_span {
 struct schedwalk;
 /* The spans of @c's members (@states: off-CPU spans too), or NULL (c->err). */
 struct schedwalk *schedwalk_open(struct sql_cursor *c, bool states);
-/* The next span: 1 with *@sp, 0 at the end, -1 (c->err). */
+/*
+ * The next span: 1 with *@sp, 0 at the end, -1 (c->err); a walk another
+ * feeds (schedwalk_tee()), SQL_WAIT when none is ready until that one
+ * walks on.
+ */
 int schedwalk_next(struct schedwalk *w, struct sw_span *sp);
+/*
+ * Of @a and @b (both opened, nothing read yet, cursors of every row:
+ * sql_cursor_all()), the walk with states hands the other a copy of each
+ * span on a CPU it makes, and the other reads nothing: sched_slice's
+ * spans are thread_state's Running ones (ship: one pass for both).  The
+ * walk that feeds, or NULL when not one of them has states.  The fed walk
+ * is closed after the one that feeds it.
+ */
+struct schedwalk *schedwalk_tee(struct schedwalk *a, struct schedwalk *b);
+/*
+ * The walk (of a cursor of every row, nothing read yet) fed by a share
+ * from now on: the reader share_add() takes (share.h).
+ */
+void schedwalk_reader(struct schedwalk *w, struct share_reader *r);
 /* Before the first span: blocked spans say where they blocked (sp->blocked). */
 void schedwalk_blocked(struct schedwalk *w);
 void schedwalk_close(struct schedwalk *w);

@@ -481,6 +481,8 @@ int spanq_next(struct spanq *q, const void **row)
 		q->head = q->nr = 0;
 		if (q->done)
 			return 0;
+		if (q->fed)
+			return SQL_WAIT;
 		if (!q->scan) {
 			while (q->next < q->c->db->ts->nr && sp->members_set &&
 			       !sp->members[q->next])
@@ -504,6 +506,55 @@ void spanq_free(struct spanq *q)
 	free(q->rows);
 	free(q->rd_members);
 	*q = (struct spanq){ 0 };
+}
+
+/* ---- fed by a share (ship) ------------------------------------------------------------- */
+
+static void fed_start(void *arg, unsigned int m, struct scan *s)
+{
+	struct spanq *q = arg;
+
+	(void)s;
+	q->member = m;
+	q->last = INT64_MIN;
+}
+
+static void fed_row(void *arg, const struct scan_row *r)
+{
+	struct spanq *q = arg;
+
+	q->last = r->ts;
+	q->ops->feed(q->c, r);
+}
+
+/* As member_finish(): the table queues the rows the member left open. */
+static void fed_end(void *arg)
+{
+	struct spanq *q = arg;
+
+	q->ops->member_end(q->c);
+}
+
+static void fed_done(void *arg)
+{
+	((struct spanq *)arg)->done = true;
+}
+
+static bool fed_ready(void *arg)
+{
+	const struct spanq *q = arg;
+
+	return q->head < q->nr;
+}
+
+void spanq_reader(struct spanq *q, struct share_reader *r)
+{
+	q->fed = true;
+	*r = (struct share_reader){
+		.c = q->c, .what = q->what, .arg = q,
+		.start = fed_start, .feed = fed_row, .end = fed_end, .done = fed_done,
+		.ready = fed_ready,
+	};
 }
 
 void sql_want_events(struct sql_cursor *c, const char *const *names, unsigned int n)

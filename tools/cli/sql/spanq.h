@@ -19,6 +19,10 @@
  * Checkpoints are spaced by the table's own events: a window reads from
  * the last of them before it (a member without any: nothing).
  *
+ * One read for several tables (ship, share.h): a queue can be fed by a
+ * share instead of a scan of its own (spanq_reader()); its table's next()
+ * then gives the rows ready, and SQL_WAIT until the share reads on.
+ *
  * The checkpoints are kept on disk too (sqlcache.h), the rows written
  * and read back by the table's ops (put, get): one file per table and
  * set of CPUs, so that the next process's first window reads the window
@@ -27,6 +31,7 @@
 #ifndef RINGTRACE_SQL_SPANQ_H
 #define RINGTRACE_SQL_SPANQ_H
 
+#include "share.h"
 #include "sql.h"
 
 struct spanq_index;
@@ -69,6 +74,7 @@ struct spanq {
 	const struct spanq_index *ix;	/* a window's */
 	size_t stop;			/* ix's checkpoint the read stops at; 0: the end */
 	struct spanq_index *build;	/* building one */
+	bool fed;			/* a share feeds it: no scan of its own */
 	int64_t last;			/* ts of the last row fed */
 	char *rows;			/* ready, @size bytes each */
 	size_t size, nr, cap, head;
@@ -88,8 +94,17 @@ void spanq_flush_tidmap(struct spanq *q, struct rt_tidmap *open,
 /* A tidmap's elements as one block (ops->save), and put back (ops->restore). */
 void *spanq_save_tidmap(const struct rt_tidmap *m, size_t *size);
 void spanq_restore_tidmap(struct rt_tidmap *m, const void *state, size_t size);
-/* The next row ready into *@row (valid until the next call): 1, 0 at the end, -1. */
+/*
+ * The next row ready into *@row (valid until the next call): 1, 0 at the
+ * end, -1; fed by a share, SQL_WAIT when none is ready until it reads on.
+ */
 int spanq_next(struct spanq *q, const void **row);
+
+/*
+ * The queue fed by a share from now on (its cursor's filter() done,
+ * nothing read yet): the reader share_add() takes.
+ */
+void spanq_reader(struct spanq *q, struct share_reader *r);
 /* The scan closed, the queue freed. */
 void spanq_free(struct spanq *q);
 

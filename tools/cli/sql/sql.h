@@ -21,6 +21,7 @@
  *   queries.c    the shipped queries (--list, --stat, -q)
  *   spanq.c      the rows of tables that pair events (syscall, wakeup,
  *                irq, softirq)
+ *   share.c      one read of a trace feeding several tables (ship)
  *   schedwalk.c  the scheduling spans (sched_slice, thread_state)
  *   sqlcache.c   the indexes (checkpoints, run lists) kept on disk between runs
  *   critpath.c   critical_path()'s walk over those spans
@@ -342,6 +343,8 @@ static inline void sql_out_error_nomem(struct sql_out *o)
 		o->sink->error(o->sink, NULL);
 }
 
+struct share_reader;
+
 struct sql_table {
 	const char *name;
 	const char *what;		/* one line: what its rows are */
@@ -353,7 +356,11 @@ struct sql_table {
 	bool ordered;			/* rows in order of its SQL_PUSH_TS column */
 	/* Rows from the cursor's spec on (xFilter): 0, or -1 with c->err; NULL: none to start. */
 	int (*filter)(struct sql_cursor *c);
-	/* The next row: 1, 0 at the end, -1 with c->err set. */
+	/*
+	 * The next row: 1, 0 at the end, -1 with c->err set; SQL_WAIT: a
+	 * cursor fed by a shared read (queue) has no row ready until it
+	 * reads on.
+	 */
 	int (*next)(struct sql_cursor *c);
 	/* A column of the row (not one vtab.c answers, see member). */
 	void (*column)(struct sql_cursor *c, struct sql_out *ctx, int col);
@@ -363,11 +370,27 @@ struct sql_table {
 	 */
 	unsigned int (*member)(const struct sql_cursor *c);
 	/*
+	 * The cursor (of every row, nothing read yet) fed by a share from now
+	 * on: the reader share_add() takes (share.h); NULL: the table reads
+	 * its own scan.  ship feeds several tables from one read of a trace.
+	 */
+	void (*reader)(struct sql_cursor *c, struct share_reader *r);
+	/*
+	 * A scheduling table's walk (schedwalk.h), NULL for the others: ship
+	 * has sched_slice's spans from thread_state's walk (schedwalk_tee()).
+	 */
+	struct schedwalk *(*walk)(struct sql_cursor *c);
+	/*
 	 * Its state freed (before each filter and at close); vtab.c then
 	 * zeroes or frees c->priv, the table need not clear its fields.
 	 */
 	void (*reset)(struct sql_cursor *c);
 };
+
+/* A table's next() of a cursor a shared read feeds: no row ready yet. */
+#define SQL_WAIT	2
+
+struct schedwalk;
 
 struct sql_cursor {
 	sqlite3_vtab_cursor base;	/* first: SQLite's */
@@ -417,7 +440,7 @@ int sql_vtab_register(struct sqldb *d, const struct sql_table *t);
  * table runs: a cursor on every row of every member, all columns
  * (sql_cursor_column(): the trace and host columns too), or NULL with
  * *@err (sqlite3_mprintf()'d).  sql_cursor_next(): 1 a row, 0 the end,
- * -1 with c->err.
+ * -1 with c->err, SQL_WAIT (a cursor a share feeds: share.h) none ready yet.
  */
 struct sql_cursor *sql_cursor_all(struct sqldb *d, const struct sql_table *t, char **err);
 int sql_cursor_next(struct sql_cursor *c);

@@ -316,6 +316,11 @@ static int ir_next(struct sql_cursor *c)
 	return spanq_next(&r->q, (const void **)&r->row);
 }
 
+static void ir_reader(struct sql_cursor *c, struct share_reader *r)
+{
+	spanq_reader(&((struct ir *)c->priv)->q, r);
+}
+
 static unsigned int ir_member(const struct sql_cursor *c)
 {
 	return ((const struct ir *)c->priv)->row->member;
@@ -377,6 +382,7 @@ const struct sql_table sql_t_irq = {
 	.priv_size = sizeof(struct ir),
 	.filter = irq_filter,
 	.next = ir_next,
+	.reader = ir_reader,
 	.column = ir_column,
 	.member = ir_member,
 	.reset = ir_reset,
@@ -390,6 +396,7 @@ const struct sql_table sql_t_softirq = {
 	.priv_size = sizeof(struct ir),
 	.filter = softirq_filter,
 	.next = ir_next,
+	.reader = ir_reader,
 	.column = ir_column,
 	.member = ir_member,
 	.reset = ir_reset,

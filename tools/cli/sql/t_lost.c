@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 
+#include "share.h"
 #include "sql.h"
 
 enum { C_TS, C_DUR, C_CPU, C_KIND, C_EVENTS, C_PACKETS, C_DAMAGED, C_TRACE, C_HOST };
@@ -32,6 +33,7 @@ static const struct sql_column cols[] = {
 struct lost {
 	struct scan *scan;
 	struct scan_row row;
+	struct share_rows fed;		/* lost_reader(): a share gives the rows */
 };
 
 static int lost_filter(struct sql_cursor *c)
@@ -46,7 +48,14 @@ static int lost_next(struct sql_cursor *c)
 {
 	struct lost *l = c->priv;
 
-	return scan_next(l->scan, &l->row);
+	return share_rows_next(&l->fed, l->scan, &l->row);
+}
+
+static void lost_reader(struct sql_cursor *c, struct share_reader *r)
+{
+	struct lost *l = c->priv;
+
+	share_rows_reader(&l->fed, &l->row, c, SCAN_LOSSES | SCAN_GAPS, r);
 }
 
 static unsigned int lost_member(const struct sql_cursor *c)
@@ -112,6 +121,7 @@ const struct sql_table sql_t_lost = {
 	.scan_rows = true,
 	.filter = lost_filter,
 	.next = lost_next,
+	.reader = lost_reader,
 	.column = lost_column,
 	.member = lost_member,
 	.reset = lost_reset,

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include "share.h"
 #include "sql.h"
 
 enum { C_TS, C_NAME, C_CPU, C_UTID, C_ARGS, C_UCPU, C_TRACE, C_HOST };
@@ -45,6 +46,7 @@ struct raw_keys {
 struct raw {
 	struct scan *scan;
 	struct scan_row row;
+	struct share_rows fed;		/* raw_reader(): a share gives the rows */
 	struct buf args;		/* the row's args, its room kept */
 	/* Per member, per event (its position in the metadata): NULL until made. */
 	struct raw_keys **keys;
@@ -65,7 +67,15 @@ static int raw_next(struct sql_cursor *c)
 {
 	struct raw *r = c->priv;
 
-	return scan_next(r->scan, &r->row);
+	return share_rows_next(&r->fed, r->scan, &r->row);
+}
+
+static void raw_reader(struct sql_cursor *c, struct share_reader *sr)
+{
+	struct raw *r = c->priv;
+
+	share_rows_reader(&r->fed, &r->row, c,
+			  SCAN_EVENTS | (sql_col_used(c, C_UTID) ? SCAN_THREADS : 0), sr);
 }
 
 /* In decimal, without printf's format parsing (a field or more an event). */
@@ -236,6 +246,7 @@ const struct sql_table sql_t_raw = {
 	.ordered = true,
 	.filter = raw_filter,
 	.next = raw_next,
+	.reader = raw_reader,
 	.column = raw_column,
 	.member = raw_member,
 	.reset = raw_reset,

@@ -47,9 +47,14 @@ static int slice_next(struct sql_cursor *c)
 	struct slice *s = c->priv;
 	int r;
 
-	while ((r = schedwalk_next(s->w, &s->sp)) > 0 && !s->sp.chained)
+	while ((r = schedwalk_next(s->w, &s->sp)) == 1 && !s->sp.chained)
 		;
 	return r;
+}
+
+static struct schedwalk *slice_walk(struct sql_cursor *c)
+{
+	return ((struct slice *)c->priv)->w;
 }
 
 static unsigned int slice_member(const struct sql_cursor *c)
@@ -109,6 +114,7 @@ const struct sql_table sql_t_sched_slice = {
 	.priv_size = sizeof(struct slice),
 	.filter = slice_filter,
 	.next = slice_next,
+	.walk = slice_walk,
 	.column = slice_column,
 	.member = slice_member,
 	.reset = slice_reset,

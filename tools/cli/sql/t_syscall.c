@@ -237,6 +237,11 @@ static int sc_next(struct sql_cursor *c)
 	return spanq_next(&s->q, (const void **)&s->row);
 }
 
+static void sc_reader(struct sql_cursor *c, struct share_reader *r)
+{
+	spanq_reader(&((struct sc *)c->priv)->q, r);
+}
+
 static unsigned int sc_member(const struct sql_cursor *c)
 {
 	return ((const struct sc *)c->priv)->row->member;
@@ -316,6 +321,7 @@ const struct sql_table sql_t_syscall = {
 	.priv_size = sizeof(struct sc),
 	.filter = sc_filter,
 	.next = sc_next,
+	.reader = sc_reader,
 	.column = sc_column,
 	.member = sc_member,
 	.reset = sc_reset,

@@ -50,13 +50,18 @@ static int thread_next(struct sql_cursor *c)
 	while (!t->x || ++t->i >= t->x->nr_threads) {
 		int r = tidx_next(t->s, &t->x);
 
-		if (r <= 0)
+		if (r != 1)
 			return r;
 		t->i = 0;
 		if (t->x->nr_threads)
 			break;
 	}
 	return 1;
+}
+
+static void thread_reader(struct sql_cursor *c, struct share_reader *r)
+{
+	tidx_reader(((struct thread *)c->priv)->s, r);
 }
 
 static unsigned int thread_member(const struct sql_cursor *c)
@@ -122,6 +127,7 @@ const struct sql_table sql_t_thread = {
 	.priv_size = sizeof(struct thread),
 	.filter = thread_filter,
 	.next = thread_next,
+	.reader = thread_reader,
 	.column = thread_column,
 	.member = thread_member,
 	.reset = thread_reset,

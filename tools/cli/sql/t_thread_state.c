@@ -69,6 +69,11 @@ static int tstate_filter(struct sql_cursor *c)
 	return 0;
 }
 
+static struct schedwalk *tstate_walk(struct sql_cursor *c)
+{
+	return ((struct tstate *)c->priv)->w;
+}
+
 static int tstate_next(struct sql_cursor *c)
 {
 	struct tstate *s = c->priv;
@@ -148,6 +153,7 @@ const struct sql_table sql_t_thread_state = {
 	.priv_size = sizeof(struct tstate),
 	.filter = tstate_filter,
 	.next = tstate_next,
+	.walk = tstate_walk,
 	.column = tstate_column,
 	.member = tstate_member,
 	.reset = tstate_reset,

@@ -246,6 +246,11 @@ static int wk_next(struct sql_cursor *c)
 	return spanq_next(&w->q, (const void **)&w->row);
 }
 
+static void wk_reader(struct sql_cursor *c, struct share_reader *r)
+{
+	spanq_reader(&((struct wk *)c->priv)->q, r);
+}
+
 static unsigned int wk_member(const struct sql_cursor *c)
 {
 	return ((const struct wk *)c->priv)->row->member;
@@ -308,6 +313,7 @@ const struct sql_table sql_t_wakeup = {
 	.priv_size = sizeof(struct wk),
 	.filter = wk_filter,
 	.next = wk_next,
+	.reader = wk_reader,
 	.column = wk_column,
 	.member = wk_member,
 	.reset = wk_reset,

@@ -36,6 +36,14 @@ struct tidx_scan {
 	 */
 	bool shared;
 	struct threadidx *own;
+	/*
+	 * tidx_reader(): a share reads the members, @from its scan (whose
+	 * threads build() reads); @ready the member's tables, built at its
+	 * end, until tidx_next() gives them.
+	 */
+	bool fed, done;
+	struct scan *from;
+	struct threadidx *ready;
 };
 
 static const char *const events[] = {
@@ -184,7 +192,7 @@ static int cmp_proc(const void *a, const void *b)
 /* The member's end: its threads and processes as rt_threads knows them now. */
 static struct threadidx *build(struct tidx_scan *s, unsigned int member)
 {
-	const struct rt_threads *th = scan_threads(s->scan);
+	const struct rt_threads *th = scan_threads(s->fed ? s->from : s->scan);
 	struct threadidx *x = calloc(1, sizeof(*x));
 	struct rt_tidmap pids;
 	size_t pos = 0, cap = 16, pcap = 16;
@@ -275,12 +283,33 @@ static struct threadidx **kept(struct tidx_scan *s, unsigned int m, bool times)
 	return &d->thread_idx[2 * (size_t)m + times];
 }
 
+/* The member's end (@row: SCAN_MEMBER_END's): its tables built and kept. */
+static struct threadidx *member_built(struct tidx_scan *s, const struct scan_row *row)
+{
+	struct threadidx *x = build(s, row->member);
+
+	if (s->shared) {
+		*kept(s, row->member, s->times) = x;
+	} else {
+		threadidx_free(s->own);
+		s->own = x;
+	}
+	return x;
+}
+
 int tidx_next(struct tidx_scan *s, const struct threadidx **out)
 {
 	struct sql_cursor *c = s->c;
 	struct scan_row row;
 	int r;
 
+	if (s->fed) {
+		if (!s->ready)
+			return s->done ? 0 : SQL_WAIT;
+		*out = s->ready;
+		s->ready = NULL;
+		return 1;
+	}
 	for (;;) {
 		unsigned int m;
 
@@ -289,15 +318,7 @@ int tidx_next(struct tidx_scan *s, const struct threadidx **out)
 				if (row.it && row.it->type == RT_ITEM_EVENT) {
 					learn(s, &row);
 				} else if (!row.it && !row.gap) {
-					struct threadidx *x = build(s, row.member);
-
-					if (s->shared) {
-						*kept(s, row.member, s->times) = x;
-					} else {
-						threadidx_free(s->own);
-						s->own = x;
-					}
-					*out = x;
+					*out = member_built(s, &row);
 					return 1;
 				}
 			}
@@ -322,4 +343,52 @@ int tidx_next(struct tidx_scan *s, const struct threadidx **out)
 		s->rd_members[m] = true;
 		s->scan = scan_open_spec(c, SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END, &s->rd);
 	}
+}
+
+/* ---- fed by a share (ship) ------------------------------------------------------------- */
+
+static void fed_start(void *arg, unsigned int m, struct scan *sc)
+{
+	struct tidx_scan *s = arg;
+
+	(void)m;
+	s->from = sc;
+}
+
+static void fed_row(void *arg, const struct scan_row *row)
+{
+	struct tidx_scan *s = arg;
+
+	if (row->it && row->it->type == RT_ITEM_EVENT)
+		learn(s, row);
+	else if (!row->it && !row->gap)
+		s->ready = member_built(s, row);
+}
+
+static void fed_end(void *arg)
+{
+	((struct tidx_scan *)arg)->from = NULL;
+}
+
+static void fed_done(void *arg)
+{
+	((struct tidx_scan *)arg)->done = true;
+}
+
+static bool fed_ready(void *arg)
+{
+	return ((struct tidx_scan *)arg)->ready;
+}
+
+void tidx_reader(struct tidx_scan *s, struct share_reader *r)
+{
+	/* A share reads members whole: not the frames-only read without times. */
+	if (!s->times || !s->shared)
+		die("sql: the thread tables fed by a share without times or whole members");
+	s->fed = true;
+	*r = (struct share_reader){
+		.c = s->c, .arg = s, .what = SCAN_EVENTS | SCAN_THREADS | SCAN_MEMBER_END,
+		.start = fed_start, .feed = fed_row, .end = fed_end, .done = fed_done,
+		.ready = fed_ready,
+	};
 }

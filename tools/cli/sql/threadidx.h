@@ -11,6 +11,7 @@
 #ifndef RINGTRACE_THREADIDX_H
 #define RINGTRACE_THREADIDX_H
 
+#include "share.h"
 #include "sql.h"
 
 #define TIDX_NONE	INT64_MIN	/* a time not known */
@@ -54,6 +55,12 @@ struct tidx_scan *tidx_open(struct sql_cursor *c, bool times);
  * tidx_close()), 0 the end, -1.
  */
 int tidx_next(struct tidx_scan *s, const struct threadidx **out);
+/*
+ * Fed by a share from now on (a cursor of every column and row, nothing
+ * read yet): the reader share_add() takes; tidx_next() then gives each
+ * member's tables at its end, SQL_WAIT before.
+ */
+void tidx_reader(struct tidx_scan *s, struct share_reader *r);
 void tidx_close(struct tidx_scan *s);
 
 #endif /* RINGTRACE_THREADIDX_H */

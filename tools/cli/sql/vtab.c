@@ -170,7 +170,7 @@ int sql_cursor_next(struct sql_cursor *c)
 {
 	int r = c->t->next(c);
 
-	if (r < 0)
+	if (r < 0 || r == SQL_WAIT)
 		return r;
 	c->eof = !r;
 	if (r) {
