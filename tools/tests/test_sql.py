@@ -349,7 +349,7 @@ def pushdown_by_scan_stats(ctx):
     packed trace decodes at most 3 frames per CPU (64 for the whole);
     cpu = 1 opens one stream of two; name = 'ringtrace_marker' decodes the markers
     alone; an IN list on cpu and one on name come in one xFilter."""
-    d = packed(ctx, packets=256, files=1, per_packet=30)
+    d = packed(ctx, packets=288, files=1, per_packet=30)
     full, st = stats(d, 'SELECT count(*) n, max(ts) last, min(ts) first FROM raw')
     check(st[0]['frames_read'] >= 2 * 64, 'the whole trace decodes %d frames' % st[0]['frames_read'])
     first, last = full[0]['first'], full[0]['last']
