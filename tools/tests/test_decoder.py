@@ -448,6 +448,51 @@ def typed_field_lookups(ctx):
 
 
 @test
+def syscall_ids_of_both_widths(ctx):
+    """syscall_entry's and syscall_exit's id as the module records it
+    (int32_t) and as traces before it did (int64_t): the same calls read
+    the same in report, --stat, systrace and sql's syscall table, and
+    babeltrace2 reads the same ids; -1 (no call) and the 32-bit extremes
+    keep their sign."""
+    T = 10**9
+    calls = [(110, 100), (-1, 0), (0x7fffffff, -38), (-0x80000000, -38), (4, -2)]
+    got = []
+    for wide in (False, True):
+        entry, exit_ = ('<qB', '<qq') if wide else ('<iB', '<iq')
+        evs = [(T, 1, kswitch('a', 7, 'worker', 42))]
+        for i, (nr, ret) in enumerate(calls):
+            evs.append((T + 10 + 10 * i, 11, struct.pack(entry, nr, 0)))
+            evs.append((T + 15 + 10 * i, 12, struct.pack(exit_, nr, ret)))
+        d = kernel_trace(os.path.join(ctx.tmp, 'ids-%d' % (64 if wide else 32)),
+                         {0: [(T, T + 100, 0, evs)]}, wide_ids=wide)
+        outs = []
+        for args in (['report', d], ['report', '--stat', d], ['export', '-f', 'systrace', d],
+                     ['sql', '--csv', d, 'SELECT name, count(*), sum(dur) FROM syscall '
+                      'GROUP BY 1 ORDER BY 1']):
+            r = rt(*args, asan=True)
+            clean_run(r, ' '.join(args))
+            check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
+            outs.append(r.stdout)
+        r = run(['babeltrace2', d])
+        check(r.returncode == 0 and not r.stderr, 'babeltrace2: %s' % r.stderr)
+        outs.append(re.findall(r'id = \( (?:"\w+"|<unknown>) : container = (-?\d+) \)',
+                               r.stdout))
+        got.append(outs)
+    report, stat, systrace, sql_out, bt = got[0]
+    for nr, ret in calls:
+        name = {110: 'getppid', 4: 'stat'}.get(nr)
+        shown = '%s(%d)' % (name, nr) if name else '%d' % nr
+        check(re.search(r'^\[\S+\] cpu0 worker-42 syscall_exit: id=%s, ret=%d$'
+                        % (re.escape(shown), ret), report, re.M),
+              'exit %d: %r' % (nr, report))
+    check(bt == [str(nr) for nr, _ in calls for _ in (0, 1)],
+          'babeltrace2 read the ids %s' % bt)
+    for what, a, b in zip(('report', '--stat', 'systrace', 'sql', 'babeltrace2'),
+                          got[0], got[1]):
+        check(a == b, '%s differs between 32- and 64-bit ids:\n%s\n%s' % (what, a, b))
+
+
+@test
 def slow_clock(ctx):
     """A clock of 1 Hz (the metadata says so) and times near 2^64: the
     times print, in integers, nothing overflows a double's cast."""
@@ -1669,14 +1714,17 @@ def kpacket(uuid, cpu, seq, events, begin, end, discarded=0):
                        seq, discarded, cpu, len(events)) + body
 
 
-def kernel_trace(d, streams):
+def kernel_trace(d, streams, wide_ids=False):
     """A trace of KERNEL_EVENTS, the system call ids an enum as the
-    module declares them; streams: {cpu: [(begin, end, discarded, events)]}."""
+    module declares them; streams: {cpu: [(begin, end, discarded, events)]}.
+    wide_ids: the ids declared 64 bits wide, as traces before the 32-bit
+    id recorded them (the payloads must be laid out so)."""
     uuid = bytes(range(16, 32))
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
+    enum = SYSCALL_ENUM.replace('int32_t', 'int64_t') if wide_ids else SYSCALL_ENUM
     meta = meta.replace('fields := struct { int32_t id;',
-                        'fields := struct { %s' % SYSCALL_ENUM)
+                        'fields := struct { %s' % enum)
     with open(os.path.join(d, 'metadata'), 'w') as f:
         f.write(meta)
     for cpu, packets in streams.items():
