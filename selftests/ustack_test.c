@@ -754,11 +754,11 @@ static int collect_forged(void *arg, const struct rt_event *ev,
 	struct forged *c = arg;
 
 	if ((int)ev->id == c->entry_id) {
-		/* int64_t id; uint8_t nr_args; uint64_t args[nr_args]; */
-		c->pending = ev->payload_len >= 25 &&
-			     rt_le(ev->payload, 8) == SYS_getpriority &&
-			     rt_le(ev->payload + 9, 8) == FORGE_WHICH;
-		c->tag = c->pending ? (long)rt_le(ev->payload + 17, 8) : -1;
+		/* int32_t id; uint8_t nr_args; uint64_t args[nr_args]; */
+		c->pending = ev->payload_len >= 21 &&
+			     rt_le(ev->payload, 4) == SYS_getpriority &&
+			     rt_le(ev->payload + 5, 8) == FORGE_WHICH;
+		c->tag = c->pending ? (long)rt_le(ev->payload + 13, 8) : -1;
 		c->st.last_offset = ev->offset;
 		return 0;
 	}

@@ -8,8 +8,10 @@ and exits non-zero if any check failed.
 
   check_trace.py main   BT_TEXT WORKLOAD_LINE
       full trace of `rt_workload -n N`: syscall pairs of parent, its
-      thread and child, fork/exec/exit of the child, sched_switch chains,
-      irq and softirq; syscall names; the state dump.
+      thread and child (the last call of each with bits above the low 32
+      set in its number, which must read as getppid), fork/exec/exit of
+      the child, sched_switch chains, irq and softirq; syscall names; the
+      state dump.
   check_trace.py filter BT_TEXT WORKLOAD_LINE
       trace taken with set_event_pid = the workload's parent pid: nothing
       about another task, everything about that process (its thread too).

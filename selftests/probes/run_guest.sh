@@ -194,6 +194,17 @@ same_syscalls() {
 		[ -n "$want" ] && [ "$got" = "$want" ] || return 1
 	done
 }
+# id32_syscalls: both syscall events declare their id as a 32-bit enum
+# (events.rst): the number the kernel dispatched on, 4 bytes an event.
+id32_syscalls() {
+	local ev
+	for ev in syscall_entry syscall_exit; do
+		sed -n "/name = \"$ev\";/,/^};/p" "$WORK/metadata" |
+			grep -q 'fields := struct { enum : int32_t { ' || return 1
+	done
+}
+expect "syscall ids: both events declare 'enum : int32_t' in the metadata" \
+	id32_syscalls
 unistd=/lib/modules/$KVER/build/arch/x86/include/generated/uapi/asm/unistd_64.h
 if [ -r "$unistd" ]; then
 	expect "syscall ids: the enum of both events holds the names and numbers of $unistd" \

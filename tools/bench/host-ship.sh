@@ -74,8 +74,8 @@ cleanup() {
 trap cleanup EXIT
 export REPO
 
-# The trace, made once.
-t=$cache/mix-c$cpus-t$threads-r$rate-s$secs-v2
+# The trace, made once (v3: host-sql.sh's, system call ids of 32 bits).
+t=$cache/mix-c$cpus-t$threads-r$rate-s$secs-v3
 if [[ ! -d $t ]]; then
 	rm -rf -- "$t.new"
 	mkdir -p -- "$t.new"

@@ -91,8 +91,9 @@ export RINGTRACE_SQL_CACHE=$work/idx
 trace_of() {
 	local secs=$1 d
 	# v2: packed with scheduler records of version 2 (a trace packed
-	# before them would make the span window cold build checkpoints).
-	d=$cache/mix-c$cpus-t$threads-r$rate-s$secs-v2
+	# before them would make the span window cold build checkpoints);
+	# v3: system call ids of 32 bits, as the module records them.
+	d=$cache/mix-c$cpus-t$threads-r$rate-s$secs-v3
 	if [[ ! -e $d.times ]]; then
 		rm -rf -- "$d" "$d.new"
 		mkdir -p -- "$d.new"

@@ -12,5 +12,5 @@ import test_decoder as td  # noqa: E402
 
 meta = td.gentrace.metadata(bytes(range(16, 32)), 1700000000, 500000000, td.KERNEL_EVENTS)
 with open(sys.argv[1], 'w') as f:
-    f.write(meta.replace('fields := struct { int64_t id;',
+    f.write(meta.replace('fields := struct { int32_t id;',
                          'fields := struct { %s' % td.SYSCALL_ENUM))

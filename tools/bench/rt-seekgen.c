@@ -46,7 +46,7 @@ struct mix {
 	unsigned int threads, cpu;
 	uint32_t cur;			/* index of the thread running */
 	unsigned int calls;		/* system calls left before it sleeps */
-	int64_t nr;			/* the call open, -1 none */
+	int32_t nr;			/* the call open, -1 none */
 	int64_t woken;			/* the thread it woke, -1 none yet */
 };
 
@@ -104,27 +104,27 @@ static uint32_t mix_tid(const struct mix *m, uint32_t i)
  */
 static size_t mix_event(struct mix *m, uint8_t *e, uint64_t ts)
 {
-	static const int64_t nrs[] = { 0, 4, 110 };
+	static const int32_t nrs[] = { 0, 4, 110 };
 	uint32_t hdr = (uint32_t)(ts & ((1U << 27) - 1)) << 5;
 	uint64_t r = rnd();
 
 	if (m->nr >= 0) {			/* the call returns */
 		put(e, hdr | ID_SYS_EXIT, 4);
-		put(e + 4, (uint64_t)m->nr, 8);
-		put(e + 12, r % 4096, 8);
+		put(e + 4, (uint32_t)m->nr, 4);
+		put(e + 8, r % 4096, 8);
 		m->nr = -1;
 		m->calls--;
-		return 4 + 16;
+		return 4 + 12;
 	}
 	if (m->calls) {				/* fd, buffer, size */
 		m->nr = nrs[r % 3];
 		put(e, hdr | ID_SYS_ENTRY, 4);
-		put(e + 4, (uint64_t)m->nr, 8);
-		e[12] = 3;
-		put(e + 13, (r >> 8) % 64, 8);
-		put(e + 21, 0x7ffd00000000ULL | (r >> 16 & 0xfffff0), 8);
-		put(e + 29, 1ULL << (r >> 40) % 17, 8);
-		return 4 + 8 + 1 + 24;
+		put(e + 4, (uint32_t)m->nr, 4);
+		e[8] = 3;
+		put(e + 9, (r >> 8) % 64, 8);
+		put(e + 17, 0x7ffd00000000ULL | (r >> 16 & 0xfffff0), 8);
+		put(e + 25, 1ULL << (r >> 40) % 17, 8);
+		return 4 + 4 + 1 + 24;
 	}
 	if (m->woken < 0) {			/* wake another (or itself) */
 		uint32_t next = m->threads == 1 ? m->cur :

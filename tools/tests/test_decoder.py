@@ -448,6 +448,51 @@ def typed_field_lookups(ctx):
 
 
 @test
+def syscall_ids_of_both_widths(ctx):
+    """syscall_entry's and syscall_exit's id as the module records it
+    (int32_t) and as traces before it did (int64_t): the same calls read
+    the same in report, --stat, systrace and sql's syscall table, and
+    babeltrace2 reads the same ids; -1 (no call) and the 32-bit extremes
+    keep their sign."""
+    T = 10**9
+    calls = [(110, 100), (-1, 0), (0x7fffffff, -38), (-0x80000000, -38), (4, -2)]
+    got = []
+    for wide in (False, True):
+        entry, exit_ = ('<qB', '<qq') if wide else ('<iB', '<iq')
+        evs = [(T, 1, kswitch('a', 7, 'worker', 42))]
+        for i, (nr, ret) in enumerate(calls):
+            evs.append((T + 10 + 10 * i, 11, struct.pack(entry, nr, 0)))
+            evs.append((T + 15 + 10 * i, 12, struct.pack(exit_, nr, ret)))
+        d = kernel_trace(os.path.join(ctx.tmp, 'ids-%d' % (64 if wide else 32)),
+                         {0: [(T, T + 100, 0, evs)]}, wide_ids=wide)
+        outs = []
+        for args in (['report', d], ['report', '--stat', d], ['export', '-f', 'systrace', d],
+                     ['sql', '--csv', d, 'SELECT name, count(*), sum(dur) FROM syscall '
+                      'GROUP BY 1 ORDER BY 1']):
+            r = rt(*args, asan=True)
+            clean_run(r, ' '.join(args))
+            check(r.returncode == 0, '%s: exit %d: %s' % (args, r.returncode, r.stderr))
+            outs.append(r.stdout)
+        r = run(['babeltrace2', d])
+        check(r.returncode == 0 and not r.stderr, 'babeltrace2: %s' % r.stderr)
+        outs.append(re.findall(r'id = \( (?:"\w+"|<unknown>) : container = (-?\d+) \)',
+                               r.stdout))
+        got.append(outs)
+    report, stat, systrace, sql_out, bt = got[0]
+    for nr, ret in calls:
+        name = {110: 'getppid', 4: 'stat'}.get(nr)
+        shown = '%s(%d)' % (name, nr) if name else '%d' % nr
+        check(re.search(r'^\[\S+\] cpu0 worker-42 syscall_exit: id=%s, ret=%d$'
+                        % (re.escape(shown), ret), report, re.M),
+              'exit %d: %r' % (nr, report))
+    check(bt == [str(nr) for nr, _ in calls for _ in (0, 1)],
+          'babeltrace2 read the ids %s' % bt)
+    for what, a, b in zip(('report', '--stat', 'systrace', 'sql', 'babeltrace2'),
+                          got[0], got[1]):
+        check(a == b, '%s differs between 32- and 64-bit ids:\n%s\n%s' % (what, a, b))
+
+
+@test
 def slow_clock(ctx):
     """A clock of 1 Hz (the metadata says so) and times near 2^64: the
     times print, in integers, nothing overflows a double's cast."""
@@ -1625,9 +1670,9 @@ MODULE_LAYOUTS = {
     'irq_handler_exit': [('int32_t', 'irq', None), ('int32_t', 'ret', None)],
     'irq_softirq_entry': [('uint32_t', 'vec', None)],
     'irq_softirq_exit': [('uint32_t', 'vec', None)],
-    'syscall_entry': [('int64_t', 'id', None), ('uint8_t', 'nr_args', None),
+    'syscall_entry': [('int32_t', 'id', None), ('uint8_t', 'nr_args', None),
                       ('uint64_t', 'args', 'nr_args')],
-    'syscall_exit': [('int64_t', 'id', None), ('int64_t', 'ret', None)],
+    'syscall_exit': [('int32_t', 'id', None), ('int64_t', 'ret', None)],
     'ringtrace_statedump_task': [('int32_t', 'tid', None), ('int32_t', 'pid', None),
                                  ('int32_t', 'ppid', None), ('utf8_t', 'comm', 16)],
     'ringtrace_statedump_cpu': [('int32_t', 'tid', None), ('int32_t', 'pid', None),
@@ -1641,7 +1686,12 @@ SCHED_WAKING_CTX = MODULE_LAYOUTS['sched_waking'] + [('uint8_t', 'waker_ctx', No
 
 def sys_entry(nr, *args):
     """A syscall_entry payload: the call's number and its arguments."""
-    return struct.pack('<qB%dQ' % len(args), nr, len(args), *args)
+    return struct.pack('<iB%dQ' % len(args), nr, len(args), *args)
+
+
+def sys_exit(nr, ret):
+    """A syscall_exit payload: the call's number and its return value."""
+    return struct.pack('<iq', nr, ret)
 
 
 # The module's events the LTTng export tests record.
@@ -1652,7 +1702,7 @@ KERNEL_EVENTS = [gentrace.EVENTS[0]] + [(i, n, MODULE_LAYOUTS[n]) for i, n in (
     (12, 'syscall_exit'), (13, 'ringtrace_statedump_task'), (14, 'ringtrace_statedump_cpu'),
     (15, 'task_rename'),
 )]
-SYSCALL_ENUM = 'enum : int64_t { "read" = 0, "stat" = 4, "getppid" = 110 } id;'
+SYSCALL_ENUM = 'enum : int32_t { "read" = 0, "stat" = 4, "getppid" = 110 } id;'
 
 
 def kpacket(uuid, cpu, seq, events, begin, end, discarded=0):
@@ -1664,14 +1714,17 @@ def kpacket(uuid, cpu, seq, events, begin, end, discarded=0):
                        seq, discarded, cpu, len(events)) + body
 
 
-def kernel_trace(d, streams):
+def kernel_trace(d, streams, wide_ids=False):
     """A trace of KERNEL_EVENTS, the system call ids an enum as the
-    module declares them; streams: {cpu: [(begin, end, discarded, events)]}."""
+    module declares them; streams: {cpu: [(begin, end, discarded, events)]}.
+    wide_ids: the ids declared 64 bits wide, as traces before the 32-bit
+    id recorded them (the payloads must be laid out so)."""
     uuid = bytes(range(16, 32))
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
-    meta = meta.replace('fields := struct { int64_t id;',
-                        'fields := struct { %s' % SYSCALL_ENUM)
+    enum = SYSCALL_ENUM.replace('int32_t', 'int64_t') if wide_ids else SYSCALL_ENUM
+    meta = meta.replace('fields := struct { int32_t id;',
+                        'fields := struct { %s' % enum)
     with open(os.path.join(d, 'metadata'), 'w') as f:
         f.write(meta)
     for cpu, packets in streams.items():
@@ -1716,7 +1769,7 @@ def seek_trace(d, cpus=2, files=3, packets=60, per_packet=12, plain=False,
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 500000000, KERNEL_EVENTS)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(meta.replace('fields := struct { int64_t id;',
+        f.write(meta.replace('fields := struct { int32_t id;',
                              'fields := struct { %s' % SYSCALL_ENUM))
     rng = random.Random(7)
     for cpu in range(cpus):
@@ -3679,13 +3732,13 @@ def export_lttng_kernel_events(ctx):
             (T + 25, 13, struct.pack('<iii', 1, 1, 0) + comm('init')),
             (T + 30, 1, struct.pack('<16siiq16sii', comm('x'), 0, 20, 0,
                                     comm('worker'), 100, 20)),
-            (T + 40, 11, getppid), (T + 41, 12, struct.pack('<qq', 110, 100)),
+            (T + 40, 11, getppid), (T + 41, 12, sys_exit(110, 100)),
             (T + 50, 11, sys_entry(0, 3, 140000, 4096)),
-            (T + 60, 12, struct.pack('<qq', 0, 17)),
+            (T + 60, 12, sys_exit(0, 17)),
             (T + 70, 11, sys_entry(4, 5550000, 777)),
-            (T + 80, 12, struct.pack('<qq', 4, -2)),
+            (T + 80, 12, sys_exit(4, -2)),
             (T + 90, 11, sys_entry(999, 1, 2, 3, 4, 5, 6)),
-            (T + 95, 12, struct.pack('<qq', 999, -38)),
+            (T + 95, 12, sys_exit(999, -38)),
             (T + 100, 0, marker(b'hello\n')),
             (T + 110, 4, comm('worker') + struct.pack('<ii', 100, 100) + comm('worker') +
              struct.pack('<ii', 102, 102)),
@@ -3701,8 +3754,8 @@ def export_lttng_kernel_events(ctx):
             (T + 200, 1, struct.pack('<16siiq16sii', comm('swapper/1'), 0, 20, 0,
                                      comm('worker-t'), 101, 20))]),
             (T + 300, T + 2 * T, 4, [
-                (T + 300, 11, getppid), (T + 310, 12, struct.pack('<qq', 110, 100)),
-                (T + 320, 11, getppid), (T + 330, 12, struct.pack('<qq', 110, 100))])],
+                (T + 300, 11, getppid), (T + 310, 12, sys_exit(110, 100)),
+                (T + 320, 11, getppid), (T + 330, 12, sys_exit(110, 100))])],
         3: [(T + 50, T + 60, 0, [(T + 55, 9, struct.pack('<I', 9))])],
     }
     d = kernel_trace(os.path.join(ctx.tmp, 'k'), streams)
@@ -3919,7 +3972,7 @@ def export_lttng_scheduler_events(ctx):
     d = os.path.join(ctx.tmp, 'sched')
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 0, KERNEL_EVENTS + SCHED_VIEWER_EVENTS)
-    meta = meta.replace('fields := struct { int64_t id;', 'fields := struct { %s' % SYSCALL_ENUM)
+    meta = meta.replace('fields := struct { int32_t id;', 'fields := struct { %s' % SYSCALL_ENUM)
     env_more = ('\tmachine = "x86_64";\n'
                 '\tkernel_version = "#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1";\n'
                 '\tboottime_offset = 4000000000;\n};')
@@ -3981,13 +4034,13 @@ def export_lttng_classes_follow_the_metadata(ctx):
     evs = []
     for i in range(3000):
         evs.append((T + 10 * i, 11, sys_entry(1000 + i, 0, 0, 0, 0, 0, 0)))
-        evs.append((T + 10 * i + 5, 12, struct.pack('<qq', 1000 + i, 0)))
+        evs.append((T + 10 * i + 5, 12, sys_exit(1000 + i, 0)))
     uuid = bytes(range(16, 32))
     d = os.path.join(ctx.tmp, 'range')
     os.makedirs(d)
     meta = gentrace.metadata(uuid, 1700000000, 0, KERNEL_EVENTS)
-    meta = meta.replace('fields := struct { int64_t id;', 'fields := struct { enum : '
-                        'int64_t { "getppid" = 110, "many" = 1000 ... 1000000 } id;')
+    meta = meta.replace('fields := struct { int32_t id;', 'fields := struct { enum : '
+                        'int32_t { "getppid" = 110, "many" = 1000 ... 1000000 } id;')
     open(os.path.join(d, 'metadata'), 'w').write(meta)
     with open(os.path.join(d, 'cpu0'), 'wb') as f:
         f.write(kpacket(uuid, 0, 0, evs, T, T + 40000))
@@ -4260,7 +4313,7 @@ def workload_trace(d, env=SCHED_ENV, lost=None):
         (2 * M, 11, sys_entry(57, 1, 2, 3, 4, 5, 6)),
         (2 * M + 100, 3, fork('shell', 100, 100, 'shell', 200, 200)),
         (2 * M + 200, 2, wake('shell', 200, 20, 1)),
-        (2 * M + 300, 12, struct.pack('<qq', 57, 200)),
+        (2 * M + 300, 12, sys_exit(57, 200)),
         (2 * M + 400, 0, marker(b'B|100|build')),
         (2 * M + 500, 0, marker(b'hello|world\n')),
     ], [
@@ -4279,7 +4332,7 @@ def workload_trace(d, env=SCHED_ENV, lost=None):
         (2 * M + 450, 4, text_field('<ii', 200, 200, text=b'/usr/bin/child')),
         (2 * M + 550, 3, fork('child', 200, 200, 'child', 201, 200)),
         (2 * M + 650, 11, sys_entry(110)),
-        (2 * M + 750, 12, struct.pack('<qq', 110, 100)),
+        (2 * M + 750, 12, sys_exit(110, 100)),
     ], [
         (2 * M + 850, 5, struct.pack('<16sii', comm('child'), 200, -80)),
     ], [
@@ -4459,7 +4512,7 @@ def perfetto_streams(ctx):
             for seq in range(1, 1501):
                 f.write(make_packet(uuid, cpu, seq, [
                     (2000 + 2 * i, 11, sys_entry(39, i, 0, 0, 0, 0, 0))
-                    if i % 2 == 0 else (2000 + 2 * i, 12, struct.pack('<qq', 39, i))
+                    if i % 2 == 0 else (2000 + 2 * i, 12, sys_exit(39, i))
                     for i in range(seq * 200, seq * 200 + 200)]))
 
     def limit():
@@ -4504,9 +4557,9 @@ def perfetto_high_cpus(ctx):
     such a CPU's events are left out and counted; times past 2^63 ns
     too."""
     d = sched_trace(os.path.join(ctx.tmp, 'h'), {
-        3: [[(1000, 1, sw('a', 7, 20, 0, 'b', 8, 20)), (2000, 12, struct.pack('<qq', 3, 0)),
-             (1 << 40, 12, struct.pack('<qq', 3, 0))]],
-        1500: [[(1000, 1, sw('a', 9, 20, 0, 'c', 10, 20)), (3000, 12, struct.pack('<qq', 3, 0))]],
+        3: [[(1000, 1, sw('a', 7, 20, 0, 'b', 8, 20)), (2000, 12, sys_exit(3, 0)),
+             (1 << 40, 12, sys_exit(3, 0))]],
+        1500: [[(1000, 1, sw('a', 9, 20, 0, 'c', 10, 20)), (3000, 12, sys_exit(3, 0))]],
     }, env=SCHED_ENV)
     out = d + '.pftrace'
     r = rt('export', '-f', 'perfetto', '-o', out, d, asan=True)

@@ -90,7 +90,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import test_decoder as td  # noqa: E402
-from test_decoder import Fail, check, marker, sys_entry, kswitch  # noqa: E402
+from test_decoder import Fail, check, marker, sys_entry, sys_exit, kswitch  # noqa: E402
 from sql_check import report_lines, stat_events, stat_losses  # noqa: E402
 from sql_check import Db as SqlDb, Fail as SqlFail, load_parts  # noqa: E402
 
@@ -204,7 +204,7 @@ def mixed_trace(d, cpus=2, packets=6, per_packet=10, seed=1, text=None):
     os.makedirs(d)
     meta = td.gentrace.metadata(uuid, 1700000000, 500000000, td.KERNEL_EVENTS)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(meta.replace('fields := struct { int64_t id;',
+        f.write(meta.replace('fields := struct { int32_t id;',
                              'fields := struct { %s' % td.SYSCALL_ENUM))
     for cpu, pk in streams.items():
         with open(os.path.join(d, 'cpu%d' % cpu), 'wb') as f:
@@ -349,7 +349,7 @@ def pushdown_by_scan_stats(ctx):
     packed trace decodes at most 3 frames per CPU (64 for the whole);
     cpu = 1 opens one stream of two; name = 'ringtrace_marker' decodes the markers
     alone; an IN list on cpu and one on name come in one xFilter."""
-    d = packed(ctx, packets=256, files=1, per_packet=30)
+    d = packed(ctx, packets=288, files=1, per_packet=30)
     full, st = stats(d, 'SELECT count(*) n, max(ts) last, min(ts) first FROM raw')
     check(st[0]['frames_read'] >= 2 * 64, 'the whole trace decodes %d frames' % st[0]['frames_read'])
     first, last = full[0]['first'], full[0]['last']
@@ -1884,10 +1884,6 @@ def sys_part():
     spec.loader.exec_module(mod)
     mod.check = check       # its failures this suite's (FAIL, not ERROR)
     return mod
-
-
-def sys_exit(nr, ret):
-    return struct.pack('<qq', nr, ret)
 
 
 def kwakeup(tid, cpu=0):

@@ -106,7 +106,7 @@ def write_metadata(d):
     os.makedirs(d)
     meta = gentrace.metadata(UUID, 1700000000, 500000000, EVENTS)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(meta.replace('fields := struct { int64_t id;',
+        f.write(meta.replace('fields := struct { int32_t id;',
                              'fields := struct { %s' % td.SYSCALL_ENUM))
 
 
@@ -590,7 +590,7 @@ def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False
     os.makedirs(d)
     meta = gentrace.metadata(UUID, 1700000000, 500000000, events)
     with open(os.path.join(d, 'metadata'), 'w') as f:
-        f.write(meta.replace('fields := struct { int64_t id;',
+        f.write(meta.replace('fields := struct { int32_t id;',
                              'fields := struct { %s' % td.SYSCALL_ENUM))
     tids = [t[0] for t in TASKS]
     next_tid = [500]
