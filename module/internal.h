@@ -21,7 +21,7 @@
  * after 64 KiB, and while the consumer holds one the writers still have
  * 63/64 of the ring: room for a consumer that falls behind for a moment,
  * for ~0.5 ns per event of sub-buffer switches.  4 MiB rather than the
- * 1 MiB before: with a system-call loop on every CPU (~64 bytes per
+ * 1 MiB before: with a system-call loop on every CPU (then ~64 bytes a
  * syscall_entry + exit pair) 1 MiB lasted ~0.1 s, less than a drain
  * thread waited for a CPU at times, and events were lost where LTTng
  * (4 MiB per CPU by default) lost none.  The storm part of
