@@ -606,9 +606,9 @@ static bool shared(const char *name)
  * The tables @tables (@n, each shared()) of @set, those not shipped
  * before, from one read of it (share.h): raw, the pairing tables' queues,
  * the thread index, lost (their tables' reader()) and thread_state's walk
- * fed by the share,
- * sched_slice's spans from thread_state's walk (schedwalk_tee()); the
- * share reads on whenever no table has rows ready.  0 or -1 said.
+ * fed by the share, sched_slice's spans from thread_state's walk
+ * (schedwalk_tee()); the share reads on whenever no table has rows ready.
+ * 0 or -1 said.
  */
 static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		       const char *const *tables, unsigned int n)

@@ -442,7 +442,6 @@ static void add_rename(struct facts *fs, const struct event_kind *k, const struc
 {
 	int32_t tid = ival(it, k->f[1]);
 	unsigned int first = fs->n;
-	char *c;
 
 	add_comm(fs, tid, &it->fields[k->f[0]]);
 	if (fs->n == first)
@@ -453,8 +452,7 @@ static void add_rename(struct facts *fs, const struct event_kind *k, const struc
 	add_comm(fs, tid, &it->fields[k->f[2]]);
 	if (fs->n == first + 1)
 		return;
-	c = fs->v[first + 1].f.v.comm;
-	if (!memcmp(c, fs->v[first].f.v.comm, COMM_LEN))
+	if (!memcmp(fs->v[first + 1].f.v.comm, fs->v[first].f.v.comm, COMM_LEN))
 		fs->n--;
 	else
 		fs->v[first + 1].f.kind = CHUNK_FACT_STALE;

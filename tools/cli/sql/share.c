@@ -82,7 +82,8 @@ static void member_open(struct share *sh, unsigned int m)
 			die("out of memory");
 		for (unsigned int e = 0; e < md->nr_events; e++)
 			sh->want[k][e] = sql_spec_name(&sh->r[k].c->spec, md->events[e].name);
-		sh->r[k].start(sh->r[k].arg, m, sh->scan);
+		if (sh->r[k].start)
+			sh->r[k].start(sh->r[k].arg, m, sh->scan);
 	}
 }
 
@@ -126,7 +127,8 @@ int share_read(struct share *sh)
 			return -1;
 		if (!rc) {
 			for (unsigned int k = 0; k < sh->n; k++)
-				sh->r[k].end(sh->r[k].arg);
+				if (sh->r[k].end)
+					sh->r[k].end(sh->r[k].arg);
 			scan_close(sh->scan);
 			sh->scan = NULL;
 			return 1;
@@ -149,24 +151,12 @@ int share_read(struct share *sh)
 
 /* ---- a table whose rows are the scan's --------------------------------------------------- */
 
-static void rows_start(void *arg, unsigned int m, struct scan *s)
-{
-	(void)arg;
-	(void)m;
-	(void)s;
-}
-
 static void rows_feed(void *arg, const struct scan_row *row)
 {
 	struct share_rows *sr = arg;
 
 	*sr->row = *row;
 	sr->pending = true;
-}
-
-static void rows_end(void *arg)
-{
-	(void)arg;
 }
 
 static void rows_done(void *arg)
@@ -185,7 +175,7 @@ void share_rows_reader(struct share_rows *sr, struct scan_row *row, struct sql_c
 	*sr = (struct share_rows){ .row = row, .fed = true };
 	*r = (struct share_reader){
 		.c = c, .what = what, .arg = sr,
-		.start = rows_start, .feed = rows_feed, .end = rows_end, .done = rows_done,
+		.feed = rows_feed, .done = rows_done,
 		.ready = rows_ready,
 	};
 }

@@ -23,10 +23,10 @@ struct share_reader {
 	struct sql_cursor *c;
 	unsigned int what;		/* SCAN_* */
 	void *arg;
-	/* Member @m is read by @s (scan_names() names its stacks' frames). */
+	/* Member @m is read by @s (scan_names() names its stacks' frames); may be NULL. */
 	void (*start)(void *arg, unsigned int m, struct scan *s);
 	void (*feed)(void *arg, const struct scan_row *r);
-	/* The member read ends; then, after the last, every member was read. */
+	/* The member read ends (may be NULL); then, after the last, every member was read. */
 	void (*end)(void *arg);
 	void (*done)(void *arg);
 	/* Whether its table has a row ready. */
