@@ -671,6 +671,17 @@ clear_tree_state() {
 # pid_gone PID: PID has exited (and been reaped, or is a zombie).
 pid_gone() { [[ ! -d /proc/$1 ]] || grep -qs '^State:.*Z' "/proc/$1/status"; }
 
+# all_gone PID: every thread of PID has exited, so its files and mappings
+# are released (a leader is a zombie while its other threads still run).
+all_gone() {
+	local t
+	pid_gone "$1" || return 1
+	for t in /proc/"$1"/task/*; do
+		[[ $t == */$1 || ! -d $t ]] && continue
+		grep -qs '^State:.*[ZX]' "$t/status" || return 1
+	done
+}
+
 # started NAME: record ($rec) has turned tracing on and runs NAME.
 started() {
 	local name=$1
@@ -754,6 +765,9 @@ test_sigkill_all() {
 		kill -KILL "$rec" "$daemon"
 		wait "$rec" 2>/dev/null
 		kill -KILL "$cmd" 2>/dev/null
+		# Not reaped by this shell: until it has exited, its mapping
+		# holds the ring (num_subbufs says EBUSY).
+		wait_for 30 all_gone "$daemon"
 		check "kill -9 of record and ringtraced: the control files stay changed" \
 			test "$(tree_state)" != "$before"
 		if [[ $next == record ]]; then
@@ -1078,6 +1092,8 @@ test_restore_file() {
 	kill -KILL "$rec" "$daemon"
 	wait "$rec" 2>/dev/null
 	kill -KILL "$cmd" 2>/dev/null
+	# ringtraced's mapping holds the ring until it has exited.
+	wait_for 30 all_gone "$daemon"
 	# By hand since: tracing off, another count of sub-buffers.
 	echo 0 >"$RT/tracing_on"
 	nb=$(($(<"$RT/num_subbufs") * 2))
