@@ -346,10 +346,17 @@ int chunk_table_parse(const uint8_t *buf, size_t len,
 		      char *why, size_t size)
 {
 	const uint8_t *p, *end = buf + len - CHUNK_TABLE_FOOTER;
+	uint32_t version;
 
 	memset(t, 0, sizeof(*t));
 	if (trailer_check(&table_trailer, buf, len, ix->n, why, size))
 		return -1;
+	/* An older packer's facts do not say what this reader's apply needs. */
+	version = (uint32_t)rt_get_le(end + 20, 4);
+	if (version < CHUNK_TABLE_VERSION) {
+		snprintf(why, size, "a thread table of version %u, not read", version);
+		return 1;
+	}
 	t->f = calloc(ix->n ? ix->n : 1, sizeof(*t->f));
 	if (!t->f) {
 		snprintf(why, size, "out of memory");

@@ -115,24 +115,28 @@ int chunk_index_parse(const uint8_t *buf, size_t len, uint64_t file_size,
  *                     u64 XXH64 (seed 0) of the N records
  *                     u32 N
  *                     u32 48, u32 32: a record's and a fact's size
- *                     u32 2, the version (1: written before RENAME and
- *                         STALE facts; read as well)
+ *                     u32 3, the version (1: before RENAME and STALE
+ *                         facts; 2: a fork's child named by a COMM fact;
+ *                         both recognised, not read: a reader decodes
+ *                         their frames, as a chunk's without a table)
  *                     u32 bytes of the records
  *                     u32 0x54485452 ("RTHT")
  *
  * A fact is the last of its kind for its thread in the frame (names, pids
  * and parents: the latest wins; of names, also the latest of another name
  * than the latest's: a reader may not believe the latest, tools/lib/facts.c),
- * except cgroups, renames and stale names, kept every one in order: a fork
- * that gives its child the parent's cgroup reads it at its time.
+ * except cgroups, renames (a fork's child's name among them) and stale
+ * names, kept every one in order: a fork that gives its child the
+ * parent's cgroup reads it at its time, and a stale name is not believed
+ * for a while after its rename (tools/lib/threads.c).
  * Untrusted like the index: chunk_table_parse() checks it against the
  * index (one record per entry, facts in time order within their frame's
  * times, must-be-zero bytes zero, known kinds) and its checksum.
  */
 #define CHUNK_TABLE_MAGIC	0x184D2A5CU
 #define CHUNK_TABLE_TAG		0x54485452U	/* "RTHT" */
-#define CHUNK_TABLE_VERSION	2U
-#define CHUNK_TABLE_VERSION_MIN	1U
+#define CHUNK_TABLE_VERSION	3U
+#define CHUNK_TABLE_VERSION_MIN	1U	/* the oldest recognised (not read) */
 #define CHUNK_TABLE_RECORD	48U
 #define CHUNK_TABLE_FACT	32U
 #define CHUNK_TABLE_FOOTER	32U
@@ -143,9 +147,10 @@ enum chunk_fact_kind {
 	CHUNK_FACT_PPID,		/* @tid leads a process; value: its parent */
 	CHUNK_FACT_CGROUP,		/* value: cgroup v2 id */
 	CHUNK_FACT_CGROUP_OF,		/* value: the tid whose cgroup it takes, if known */
-	CHUNK_FACT_RENAME,		/* value: comm, as the kernel set it (task_rename) */
-	CHUNK_FACT_STALE,		/* value: comm a rename replaced, not believed again
-					 * until @tid's next rename (version 2) */
+	CHUNK_FACT_RENAME,		/* value: comm, as the kernel set it (task_rename,
+					 * a fork's child) */
+	CHUNK_FACT_STALE,		/* value: comm a rename replaced, not believed
+					 * for a while after it */
 	CHUNK_FACT_KINDS,
 };
 
@@ -198,7 +203,8 @@ void chunk_table_encode(const struct chunk_table *t, uint8_t *buf);
 uint64_t chunk_table_frame_size(const uint8_t *footer, uint64_t room);
 /*
  * The table frame @buf of @len bytes, the frames of @ix: 0 with @t set,
- * or -1 with the reason in @why.
+ * 1 an older version's (not read: @t empty, the version in @why), or -1
+ * with the reason in @why.
  */
 int chunk_table_parse(const uint8_t *buf, size_t len,
 		      const struct chunk_index *ix, struct chunk_table *t,

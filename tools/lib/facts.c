@@ -8,9 +8,10 @@
  * packer's, also those its scheduler records read) --
  * threads.c turns them into the facts it would apply (rt_threads_facts()),
  * and the collector's journal keeps, for the frame being fed, the latest
- * name, thread group and parent of each thread, every cgroup fact in
- * order, and what became of the CPU's thread (the composition of its
- * switches, losses and state dump).  The packer makes one per chunk from
+ * name (and the latest of another name), thread group and parent of each
+ * thread, every cgroup, rename and stale fact in order, and what became
+ * of the CPU's thread (the composition of its switches, losses and state
+ * dump).  The packer makes one per chunk from
  * the packets it packs (the table maker below, which feeds the chunk's
  * scheduler records, schedrec.c, the same items); a window's reader makes
  * one for a frame without a table (rtdecode.c), and turns records into
@@ -21,7 +22,7 @@
  * state only from the window on -- after every frame whose facts it
  * replays -- so a fact that a later one of the same frame overrides is
  * never seen.  A cgroup fact may be read earlier, by a fork that gives
- * its child its parent's cgroup: those are all kept.
+ * its child its parent's cgroup: those are all kept.  Names: see S_OTHER.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,10 +37,12 @@
 /*
  * The frame's latest fact of each kind per thread: its index + 1 in
  * cur.facts.  Of names (COMM), also the latest of another name than the
- * latest's (S_OTHER): a reader does not believe a name that a rename
- * replaced (threads.c), and which name that is may be told by another CPU's
- * rename; for any such name, the latest name it does believe is one of the
- * two.  Renames and stale names are kept every one, as cgroups.
+ * latest's (S_OTHER): a reader does not believe, for a while, the name
+ * that the thread's last rename replaced (threads.c), which another CPU's
+ * rename may tell.  Every name seen after that rename and not believed is
+ * that one name, so the latest believed is the latest, or else the latest
+ * of another name.  Renames and stale names are kept every one, as
+ * cgroups.
  */
 enum { S_NAME, S_OTHER, S_PID, S_PPID, S_SLOTS };
 

@@ -192,8 +192,8 @@ int rt_index_get(int fd, bool zst, struct chunk_index *ix, bool *own,
 int rt_index_check(int fd, bool zst, const struct chunk_index_entry *e);
 /*
  * seek.c: the thread table in front of @ix, the own index of the zstd
- * file @fd (lib/chunk_index.h): 0 with @t set, 1 when there is none, -1
- * when it is bad (said in @why).
+ * file @fd (lib/chunk_index.h): 0 with @t set, 1 when there is none (or
+ * an older version's, not read), -1 when it is bad (said in @why).
  */
 int rt_table_get(int fd, const struct chunk_index *ix, struct chunk_table *t,
 		 char *why, size_t size);

@@ -1155,8 +1155,8 @@ static int prepend_file(struct rt_stream *s, unsigned int i, struct chunk_index 
 /*
  * The record of the thread table for the frame of @sp->v[@k], or NULL:
  * the file has no own index, no table (stored, packed by an older
- * ringtrace, or left out), a bad one (a note), or the packer did not learn
- * that frame.  A file's table is read once, when first asked for.
+ * ringtrace, or left out), one of an older version, a bad one (a note),
+ * or the packer did not learn that frame.  A file's table is read once, when first asked for.
  */
 static const struct chunk_table_frame *table_record(struct rt_stream *s,
 						    struct plan_files *pf,

@@ -14,8 +14,9 @@
  * the new name is copied into the task, under a task_lock() that a
  * PREEMPT_RT kernel may preempt: a switch or wakeup may still show the old
  * name after it.  So the name a rename replaced (a STALE fact) is not
- * believed again for that thread until its next rename: only a rename
- * (prctl(), /proc, exec) gives a task a name back.  The idle task is tid 0 on
+ * believed again for that thread for STALE_NS after it, unless a rename
+ * (prctl(), /proc, exec) or a fork (a new task's name is exact) names the
+ * tid first.  The idle task is tid 0 on
  * every CPU, named per CPU ("swapper/N", the kernel's init_idle()), with
  * pid 0.  A thread's cgroup v2 id comes from the state dump's cgroup_id
  * and the fork's child_cgroup_id (a trace from before those fields: the
@@ -26,9 +27,9 @@
  *
  *   - per CPU, the tid running now (-1 until a switch or the dump says,
  *     and after a loss) and its idle task's name;
- *   - per tid, its pid (thread group), its process's parent, comm and
- *     cgroup, in an open-addressing hash table that grows with the number
- *     of threads, not of events.
+ *   - per tid, its pid (thread group), its process's parent, comm,
+ *     cgroup and the name its last rename replaced, in an open-addressing
+ *     hash table that grows with the number of threads, not of events.
  *
  * Each item is first turned into *facts* (extract()), which are then
  * applied (apply()): "tid T is named N", "T's thread group is P", "the
@@ -45,6 +46,15 @@
 
 #define COMM_LEN	CHUNK_COMM_LEN
 
+/*
+ * How long a name a rename replaced is not believed.  The copy follows the
+ * trace point by microseconds, or by as long as the renaming task is
+ * preempted (120 us seen under TCG); a name that still reads as the old
+ * one a second later is a rename the trace does not hold (lost, or
+ * filtered out) and is believed, as it was before renames were facts.
+ */
+#define STALE_NS	1000000000ULL
+
 struct thread {
 	int32_t tid;			/* first: the tidmap's key */
 	int32_t pid;			/* -1: unknown */
@@ -52,6 +62,7 @@ struct thread {
 	uint64_t cgroup;		/* 0: unknown */
 	char comm[COMM_LEN + 1];
 	char stale[COMM_LEN];		/* the name its last rename replaced; "": none */
+	uint64_t stale_ts;		/* that rename's time */
 };
 
 /* What an event kind tells: field indexes, looked up once per event id. */
@@ -266,6 +277,17 @@ int32_t rt_threads_current(const struct rt_threads *th, uint32_t cpu)
 	return cpu < th->nr_cpus ? th->cpus[cpu].current : -1;
 }
 
+/*
+ * Whether name fact @c of @t is the name @t's last rename replaced, read
+ * before the copy: within STALE_NS of the rename (or before it, in a
+ * trace whose times go back).
+ */
+static bool stale(const struct thread *t, const struct chunk_fact *c)
+{
+	return t->stale[0] && !memcmp(t->stale, c->v.comm, COMM_LEN) &&
+	       (c->ts <= t->stale_ts || c->ts - t->stale_ts <= STALE_NS);
+}
+
 /* @f on the table: what every item, table and window goes through. */
 static void apply(struct rt_threads *th, const struct rt_fact *f)
 {
@@ -281,8 +303,7 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 				memcpy(cs->idle, c->v.comm, COMM_LEN);
 				cs->idle[COMM_LEN] = '\0';
 			}
-		} else if ((t = get(th, c->tid)) &&
-			   !(t->stale[0] && !memcmp(t->stale, c->v.comm, COMM_LEN))) {
+		} else if ((t = get(th, c->tid)) && !stale(t, c)) {
 			memcpy(t->comm, c->v.comm, COMM_LEN);
 			t->comm[COMM_LEN] = '\0';
 		}
@@ -295,8 +316,10 @@ static void apply(struct rt_threads *th, const struct rt_fact *f)
 		}
 		break;
 	case CHUNK_FACT_STALE:
-		if ((t = get(th, c->tid)))
+		if ((t = get(th, c->tid))) {
 			memcpy(t->stale, c->v.comm, COMM_LEN);
+			t->stale_ts = c->ts;
+		}
 		break;
 	case CHUNK_FACT_PID:
 		if ((t = get(th, c->tid)))
@@ -435,8 +458,8 @@ static void add_exec_comm(struct facts *fs, int32_t tid, const struct rt_field_v
 /*
  * A rename: the new name (a RENAME fact: what the kernel set, believed
  * whatever was seen before), then the old one, if the event has it and it
- * differs (STALE: seen again, it is a switch or wakeup that read the task
- * before the copy; see the top of this file).
+ * differs (STALE: seen again within STALE_NS, it is a switch, wakeup or
+ * state dump that read the task before the copy; see the top of this file).
  */
 static void add_rename(struct facts *fs, const struct event_kind *k, const struct rt_item *it)
 {
@@ -464,6 +487,7 @@ static void extract(const struct rt_threads *th, const struct rt_item *it,
 {
 	const struct event_kind *k;
 	int32_t tid, pid, parent;
+	unsigned int first;
 	size_t idx;
 
 	fs->n = 0;
@@ -503,7 +527,11 @@ static void extract(const struct rt_threads *th, const struct rt_item *it,
 		add_comm(fs, parent, &it->fields[k->f[0]]);
 		tid = ival(it, k->f[4]);
 		add_id(fs, CHUNK_FACT_PID, tid, ival(it, k->f[5]));
+		/* A new task (its tid perhaps a dead one's): its name is exact. */
+		first = fs->n;
 		add_comm(fs, tid, &it->fields[k->f[3]]);
+		if (fs->n > first)
+			fs->v[first].f.kind = CHUNK_FACT_RENAME;
 		/* A new process (not CLONE_THREAD): the parent's is its parent. */
 		if (ival(it, k->f[5]) != pid)
 			add_id(fs, CHUNK_FACT_PPID, ival(it, k->f[5]), pid);

@@ -1823,9 +1823,9 @@ def threads_from_thread_tables(ctx):
     bad(flip, 'its checksum does not match its records')
 
     def version(fr):
-        struct.pack_into('<I', fr, len(fr) - 12, 3)
+        struct.pack_into('<I', fr, len(fr) - 12, 4)
         return fr
-    bad(version, 'not a thread table of versions 1 to 2')
+    bad(version, 'not a thread table of versions 1 to 3')
 
     def late(fr):
         struct.pack_into('<Q', fr, 8 + 48, struct.unpack_from('<Q', fr, 8 + 48)[0] + 10**9)

@@ -577,12 +577,15 @@ def window_perfetto_has_a_process_tree_seeking_or_not(ctx):
 
 # ---- random traces -------------------------------------------------------------------
 
-def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False):
+def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False,
+                 packet_ns=PACKET_NS, reuse=False):
     """Random switches, forks (a new process or a thread, a cgroup or
     none; @old_fork: a fork without child_cgroup_id, which gives the
-    parent's), execs, renames from any CPU, wakeups naming any thread,
-    the state dump, and losses (sequence gaps, events_discarded), over
-    @cpus CPUs."""
+    parent's; @reuse: a third of them to a tid in use), execs, renames
+    from any CPU, wakeups naming any thread, the state dump, and losses
+    (sequence gaps, events_discarded), over @cpus CPUs, a packet every
+    @packet_ns.  Switches name a thread as before its renames (names
+    replaced, seen late)."""
     events = EVENTS
     if old_fork:
         events = [(i, n, L['sched_process_fork']) if n == 'sched_process_fork' else (i, n, f)
@@ -602,7 +605,7 @@ def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False
     for cpu in range(cpus):
         cur, seq, disc, pk = -1, 0, 0, []
         for n in range(packets):
-            begin = T0 + n * PACKET_NS + cpu * 997
+            begin = T0 + n * packet_ns + cpu * 997
             evs = []
             for i in range(per):
                 ts = begin + (i + 1) * (PACKET_NS // (per + 1))
@@ -618,9 +621,12 @@ def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False
                     evs.append((ts, 1, kswitch(name(cur), cur, name(nxt), nxt)))
                     cur = nxt
                 elif r < 0.30:
-                    child = next_tid[0] + cpu * 10000
-                    next_tid[0] += 1
-                    tids.append(child)
+                    if reuse and rng.random() < 0.33:
+                        child = rng.choice(tids)
+                    else:
+                        child = next_tid[0] + cpu * 10000
+                        next_tid[0] += 1
+                        tids.append(child)
                     thread = rng.random() < 0.5
                     cpid = cur if thread else child
                     pay = comm(name(cur)) + struct.pack('<ii', cur, cur) + comm('c%d' % child) + \
@@ -644,7 +650,7 @@ def random_trace(d, rng, cpus=3, packets=60, per=10, old_fork=False, plain=False
                 disc += rng.randrange(1, 5)
             if rng.random() < 0.06:
                 seq += 1
-            pk.append(kpacket(UUID, cpu, seq, evs, begin, begin + PACKET_NS - 1, disc))
+            pk.append(kpacket(UUID, cpu, seq, evs, begin, begin + packet_ns - 1, disc))
             seq += 1
         streams[cpu] = pk
     write_streams(d, streams, 3, plain)
@@ -656,17 +662,21 @@ def window_random_traces(ctx):
     """Random traces (forks of processes and threads, with and without
     child_cgroup_id, execs, renames from any CPU, wakeups, losses), packed
     in small frames, stored and plain: random windows of report, with
-    --pid and --cgroup, are the full pass cut to them."""
+    --pid and --cgroup, are the full pass cut to them.  The last two span
+    2.4 s, so that names replaced by renames are believed again after a
+    second (threads.c's STALE_NS), and fork to tids in use."""
     import random
     rng = random.Random(2029)
-    for case in range(4):
+    for case in range(6):
+        pns = PACKET_NS if case < 4 else 40 * PACKET_NS
         d, tids = random_trace(os.path.join(ctx.tmp, 'r%d' % case), rng,
-                               old_fork=case % 2 == 1, plain=case == 3)
-        if case < 2:
+                               old_fork=case % 2 == 1, plain=case == 3,
+                               packet_ns=pns, reuse=case >= 4)
+        if case < 2 or case == 4:
             packed(d, frame=rng.choice(['4K', '8K']))
         for _ in range(3):
-            b = at(rng.randrange(5, 55), rng.randrange(PACKET_NS))
-            e = b + rng.randrange(2, 6) * PACKET_NS if rng.random() < 0.7 else None
+            b = T0 + rng.randrange(5, 55) * pns + rng.randrange(PACKET_NS)
+            e = b + rng.randrange(2, 6) * pns if rng.random() < 0.7 else None
             same_as_full(d, b, e, seek_only=True)
             same_as_full(d, b, e, '--pid', str(rng.choice(tids)), seek_only=True)
             same_as_full(d, b, e, '--cgroup', str(rng.choice([1000, 2000, 3000])),
@@ -917,6 +927,80 @@ def rename_outlives_old_names_seen_late(ctx):
           'the tables\' rename facts: %s' % kinds)
 
 
+def timed_trace(d, packets, plain=False):
+    """cpu0's packets at the given times: @packets [(begin ns, [(event
+    id, payload)...])...], events 1 us apart, each packet padded to about
+    3 KiB (a 4 KiB packed frame holds one), stored (or plain)."""
+    write_metadata(d)
+    pad = marker(b'.' * 3000)
+    pk = []
+    for n, (begin, evs) in enumerate(packets):
+        evs = [(begin + (i + 1) * 1000,) + ev for i, ev in enumerate(evs + [(0, pad)])]
+        pk.append(kpacket(UUID, 0, n, evs, begin, begin + PACKET_NS - 1))
+    name = os.path.join(d, 'cpu0-000001')
+    with open(name if plain else name + '.zst', 'wb') as f:
+        f.write(b''.join(pk) if plain else stored_chunk(pk))
+    return d
+
+
+def stale_end_trace(d, plain=False):
+    """On cpu0:
+      5.000  50 "bash" execs ls (task_rename "bash" -> "ls"), runs a call;
+             60 "a" renames itself "b", runs a call;
+      5.001  switches say 50 "ls"; bash 40 forks a child that gets tid
+             50 (50 exited, its exit not traced), named "bash", which runs two calls; 60 is
+             switched in under "a" (0.5 s after its rename: the race);
+      5.002-5.007  markers alone (frames to seek over);
+      5.500  60 runs a call, then 50 one;
+      7.000  60 switched out and in under "a" (2 s after the rename: a
+             rename back to "a" the trace does not hold), runs a call."""
+    sec = 10**9
+    return timed_trace(d, [
+        (T0, [(14, dump_cpu(0, 0, 'swapper/0')), (13, dump_task(40, 40, 1, 'bash', 1)),
+              (13, dump_task(50, 50, 40, 'bash', 1)), (13, dump_task(60, 60, 1, 'a', 1)),
+              (1, kswitch('swapper/0', 0, 'bash', 50)), (15, krename(50, 'bash', 'ls')),
+              (11, sys_entry(110)), (1, kswitch('ls', 50, 'a', 60)),
+              (15, krename(60, 'a', 'b')), (11, sys_entry(110))]),
+        (T0 + PACKET_NS, [(1, kswitch('b', 60, 'ls', 50)), (1, kswitch('ls', 50, 'bash', 40)),
+                          (4, kfork('bash', 40, 40, 'bash', 50, 50, 1)),
+                          (1, kswitch('bash', 40, 'bash', 50)), (11, sys_entry(110)),
+                          (11, sys_entry(110)), (1, kswitch('bash', 50, 'a', 60))]),
+    ] + [(T0 + k * PACKET_NS, []) for k in range(2, 8)] + [
+        (T0 + sec // 2, [(11, sys_entry(110)), (1, kswitch('b', 60, 'bash', 50)),
+                         (11, sys_entry(110)), (1, kswitch('bash', 50, 'a', 60))]),
+        (T0 + 2 * sec, [(1, kswitch('a', 60, 'swapper/0', 0)),
+                        (1, kswitch('swapper/0', 0, 'a', 60)), (11, sys_entry(110))]),
+    ], plain)
+
+
+@test
+def stale_name_ends(ctx):
+    """The name a rename replaced is not believed for a second after it
+    (the race above), and no longer: a fork that gives the tid to a new
+    task names it at once (a dead "bash" exec'd as ls, its tid reused by
+    a fork of bash: bash), and the old name seen 2 s later is believed
+    (a rename back the trace lacks).  Packed with tables, without, stored,
+    plain: windows print what the full pass does."""
+    base = os.path.join(ctx.tmp, 'stale')
+    trace = {'packed': packed(stale_end_trace(base + '-packed'), frame='4K')}
+    older = base + '-older'
+    shutil.copytree(trace['packed'], older)
+    for n in os.listdir(older):
+        strip_table(os.path.join(older, n)) if n.endswith('.zst') else None
+    trace['older'] = older
+    trace['stored'] = stale_end_trace(base + '-stored')
+    trace['plain'] = stale_end_trace(base + '-plain', plain=True)
+    want = ['ls-50', 'b-60', 'bash-50', 'bash-50', 'b-60', 'bash-50', 'a-60']
+    for kind, d in trace.items():
+        r = ok_run(rt('report', d), 'report of %s' % kind)
+        calls = [l.split()[2] for l in items(r.stdout) if ' syscall_entry: ' in l]
+        check(calls == want, '%s: the calls\' threads: %s, not %s' % (kind, calls, want))
+        for b, e in ((at(1, 2500), None), (at(1, 6500), at(600)), (at(400), None),
+                     (at(2000), None)):
+            same_as_full(d, b, e)
+            same_as_full(d, b, e, '--comm', 'bash')
+
+
 # ---- the idle task -----------------------------------------------------------------
 
 @test
@@ -1055,9 +1139,9 @@ def table_not_trusted(ctx):
     bad(flip, 'its checksum does not match its records')
 
     def version(fr):
-        struct.pack_into('<I', fr, len(fr) - 12, 3)
+        struct.pack_into('<I', fr, len(fr) - 12, 4)
         return fr
-    bad(version, 'not a thread table of versions 1 to 2')
+    bad(version, 'not a thread table of versions 1 to 3')
 
     def late(fr):
         # The first fact of the first record, a second after its frame.
@@ -1072,17 +1156,52 @@ def table_not_trusted(ctx):
         return reseal(fr)
     bad(short, 'its thread table is ignored')
 
-    # Version 1, an older packer's (no renames on cpu0): read, no note.
-    with open(path, 'wb') as f:
-        f.write(good)
-    _, recs, _ = table_of(path)
-    check(not [k for rec in recs for ts, k, tid, v in rec[7] if k > 5],
-          'cpu0\'s table has renames')
-    rewrite_table(path, lambda fr: struct.pack_into('<I', fr, len(fr) - 12, 1) or fr)
-    r = ok_run(rt('report', *window_args(b, e), '--pid', '200', d), 'report')
-    full = ok_run(rt('report', '--pid', '200', d), 'report')
-    check(items(r.stdout) == cut(full.stdout, b, e) and 'note:' not in r.stderr,
-          'a table of version 1: %s' % r.stderr)
+
+
+def older_table(path, version):
+    """The chunk's table as an older packer wrote it, from what this one
+    wrote: version 2 named a fork's child by a COMM fact (a RENAME with
+    no STALE after it, here); version 1 also had no RENAME nor STALE
+    facts (a rename was a COMM) and kept only the latest COMM a thread."""
+    start, recs, dbytes = table_of(path)
+    body = b''
+    for r in recs:
+        facts, old = [], r[7]
+        for i, (ts, k, tid, v) in enumerate(old):
+            stale_next = i + 1 < len(old) and old[i + 1][1] == 7 and old[i + 1][2] == tid
+            if k == 6 and (version == 1 or not stale_next):
+                k = 1
+            if version == 1 and k == 7:
+                continue
+            if version == 1 and k == 1:
+                facts = [f for f in facts if not (f[1] == 1 and f[2] == tid)]
+            facts.append((ts, k, tid, v))
+        body += struct.pack('<QQQQIIiI', *r[:7], len(facts))
+        body += b''.join(struct.pack('<QIi', *f[:3]) + f[3] for f in facts)
+    foot = struct.pack('<QIIIIII', td.xxh64(body), len(recs), 48, 32, version, len(body),
+                       0x54485452)
+    rewrite_table(path, lambda fr: bytearray(struct.pack('<II', 0x184D2A5C, len(body) + 32) +
+                                             body + foot))
+
+
+@test
+def older_tables_not_read(ctx):
+    """Tables of versions 1 and 2 (before renames were facts; before a
+    fork named its child at once) would make windows print other names
+    than the full pass: a rename seen late (the 6.12-rt race), a dead
+    thread's name on a new task with its tid.  They are not read, without
+    a note: the frames before a window are decoded."""
+    for version, name, make, windows in (
+            (1, 'race', rename_race_trace, ((at(4, 10), None), (at(8, 2500), None))),
+            (2, 'stale', stale_end_trace, ((at(400), at(600)), (at(2000), None)))):
+        d = packed(make(os.path.join(ctx.tmp, '%s-v%d' % (name, version))), frame='4K')
+        for n in os.listdir(d):
+            older_table(os.path.join(d, n), version) if n.endswith('.zst') else None
+        check(all(struct.unpack('<I', open(os.path.join(d, n), 'rb').read()[
+            table_of(os.path.join(d, n))[2] - 12:][:4])[0] == version
+            for n in os.listdir(d) if n.endswith('.zst')), 'not rewritten as %d' % version)
+        for b, e in windows:
+            same_as_full(d, b, e, seek_only=True)
 
 
 def main():
