@@ -113,6 +113,14 @@ int share_read(struct share *sh)
 		if (sh->done)
 			return 0;
 		if (!sh->scan) {
+			/*
+			 * No next member while a reader holds rows fed: the
+			 * thread index's holds one member's tables, which the
+			 * next member's end would overwrite.
+			 */
+			for (unsigned int k = 0; k < sh->n; k++)
+				if (sh->r[k].ready(sh->r[k].arg))
+					return 1;
 			if (sh->next >= sh->c->db->ts->nr) {
 				sh->done = true;
 				for (unsigned int k = 0; k < sh->n; k++)

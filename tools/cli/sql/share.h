@@ -57,8 +57,10 @@ struct share *share_open(struct sql_cursor *c);
 /* @r fed from now on (before the first share_read()). */
 void share_add(struct share *sh, const struct share_reader *r);
 /*
- * Reads on until a reader has a row ready or a member ends: 1, 0 every
- * member read (each reader told), -1 (the first cursor's err).
+ * Reads on until a reader fed the row just read has a row ready, or the
+ * member ends: 1.  The next member is not opened while any reader has a
+ * row ready (1 at once: its table takes them first).  0 every member
+ * read (each reader told), -1 (the first cursor's err).
  */
 int share_read(struct share *sh);
 void share_close(struct share *sh);
