@@ -10,6 +10,9 @@
  *     threads) gives every member's threads, as its own scan does: the
  *     next member is not read while a member's thread index waits to be
  *     taken.
+ *   - a share of syscall and lost decodes the events syscall's own share
+ *     does, no more (lost reads no event: its cursor names none), and
+ *     fewer than raw's: the scan's own count of events decoded.
  *
  *   rt-share TRACE      ends with "rt-share: N passed, M failed"
  */
@@ -103,6 +106,65 @@ static uint64_t fed_rows(struct sqldb *d, const char *table, unsigned int per_ro
 	return rows;
 }
 
+/*
+ * The events a share of @d's tables @tables (@n) decoded, every table's
+ * rows taken as they come.
+ */
+static uint64_t shared_events(char *dir, const char *const *tables, unsigned int n)
+{
+	struct sql_cursor *c[8];
+	struct sqldb *d = db_open(&dir, 1);
+	struct share *sh = NULL;
+	struct share_reader r;
+	uint64_t events;
+	bool ended[8] = { false };
+
+	for (unsigned int k = 0; k < n; k++) {
+		c[k] = cursor(d, tables[k]);
+		if (!sh)
+			sh = share_open(c[0]);
+		c[k]->t->reader(c[k], &r);
+		share_add(sh, &r);
+	}
+	for (;;) {
+		bool all = true;
+
+		for (unsigned int k = 0; k < n; k++) {
+			int step;
+
+			while (!ended[k] && (step = sql_cursor_next(c[k])) != SQL_WAIT) {
+				if (step < 0)
+					die("%s: %s", tables[k], c[k]->err ? c[k]->err : "error");
+				ended[k] = !step;
+			}
+			all &= ended[k];
+		}
+		if (all)
+			break;
+		if (share_read(sh) < 0)
+			die("%s: %s", dir, c[0]->err ? c[0]->err : "error");
+	}
+	/* The share's read counts as its first cursor's (share_open()). */
+	events = sqldb_stat(d, c[0]->stat)->events;
+	share_close(sh);
+	for (unsigned int k = 0; k < n; k++)
+		sql_cursor_free(c[k]);
+	sqldb_close(d);
+	return events;
+}
+
+/* A share of syscall and lost decodes syscall's events alone. */
+static void lost_names_none(char *dir)
+{
+	uint64_t sc = shared_events(dir, (const char *const[]){ "syscall" }, 1);
+	uint64_t sl = shared_events(dir, (const char *const[]){ "syscall", "lost" }, 2);
+	uint64_t raw = shared_events(dir, (const char *const[]){ "raw" }, 1);
+
+	printf("# events decoded: %llu for syscall, %llu for syscall and lost, %llu for raw\n",
+	       (unsigned long long)sc, (unsigned long long)sl, (unsigned long long)raw);
+	check("lost adds no event to a share's read", sc > 0 && sl == sc && sc < raw);
+}
+
 int main(int argc, char **argv)
 {
 	char tmp[] = "/tmp/rt-share.XXXXXX", *dirs[MEMBERS];
@@ -131,6 +193,8 @@ int main(int argc, char **argv)
 	       (unsigned long long)got, (unsigned long long)want);
 	check("thread fed slower than the read: every member's threads",
 	      want > 3 * MEMBERS && got == want);
+
+	lost_names_none(argv[1]);
 
 	for (unsigned int i = 0; i < MEMBERS; i++) {
 		char *argv_rm[] = { "rm", "-rf", dirs[i], NULL };

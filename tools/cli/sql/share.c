@@ -49,6 +49,9 @@ void share_add(struct share *sh, const struct share_reader *r)
 	sh->want[sh->n++] = NULL;
 	/* Whole members: no thread's runs to narrow them to. */
 	sh->what |= r->what & ~(SCAN_RUNS | SCAN_NAMED);
+	/* A reader of no events (lost) names none, whatever its cursor's spec. */
+	if (!(r->what & SCAN_EVENTS))
+		return;
 	/* Every event if one reader reads them all, else the readers' names. */
 	if (!sp->names_set || !sh->rd.names_set) {
 		free(sh->rd.names);
