@@ -43,7 +43,8 @@ static struct {
 void rt_frame_cache_start(size_t bytes)
 {
 	rt_frame_cache_stop();
-	fc.on = bytes > 0;
+	/* On with no budget too: the frames decoded are counted, none kept. */
+	fc.on = true;
 	fc.budget = bytes;
 }
 
