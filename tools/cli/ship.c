@@ -606,8 +606,10 @@ out:
 }
 
 /*
- * Whether table @name's producer can be fed by a share (share.h): a
- * pairing table's queue, or a scheduling walk.
+ * Whether table @name's producer can be fed by a share (share.h): one
+ * that takes rows pushed (its reader(): raw, lost, the pairing tables'
+ * queues, thread's index), or a scheduling walk (thread_state's,
+ * sched_slice's).
  */
 static bool shared(const char *name)
 {
@@ -624,8 +626,10 @@ static bool shared(const char *name)
  * before, from one read of it (share.h): raw, the pairing tables' queues,
  * the thread index, lost (their tables' reader()) and thread_state's walk
  * fed by the share, sched_slice's spans from thread_state's walk
- * (schedwalk_tee()); the share reads on whenever no table has rows ready.
- * 0, or SHIP_SERVER or SHIP_TRACE said.
+ * (schedwalk_tee()).  A round: each table sends what its cursor has
+ * ready (SHARE_ROWS at most), then the share reads on (share_read(): up
+ * to a row ready or a member's end; no next member before the tables
+ * took every row fed).  0, or SHIP_SERVER or SHIP_TRACE said.
  */
 static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		       const char *const *tables, unsigned int n)
