@@ -64,8 +64,7 @@ static const char *const ship_tables[] = {
 /*
  * --cache's default: the decoded frames the tables' passes share
  * (rt_frame_cache_start()), enough for a set of four CPUs' chunks at
- * ringtraced's default --max-size (64 MiB).  None is kept of a set whose
- * later passes read nothing (later_pass_reads()).
+ * ringtraced's default --max-size (64 MiB).
  */
 #define SHIP_CACHE_DEFAULT	(256ULL << 20)
 #define MUTATION_WAIT_S		120
@@ -736,47 +735,22 @@ static int set_id(struct set *set)
 }
 
 /*
- * Whether a pass after the shared one may read @d: marker's where its
- * metadata declares the marker event, the stack tables' where it
- * declares an event a stack pair is made of (stackrec_pair_event()).
- * Without either they read nothing of a set the shared read read whole
- * (scan.c: events_held(), pairs_held()), and process takes the thread
- * index that read built.  (Where thread was shipped before process -- a
- * ship killed between the two -- process reads the set again: decoded
- * again, as with --cache 0.)
- */
-static bool later_pass_reads(const struct sqldb *d)
-{
-	for (unsigned int i = 0; i < d->ts->nr; i++) {
-		const struct rt_metadata *md = d->ts->m[i].t->md;
-
-		for (unsigned int e = 0; e < md->nr_events; e++)
-			if (!strcmp(md->events[e].name, "ringtrace_marker") ||
-			    stackrec_pair_event(md->events[e].name))
-				return true;
-	}
-	return false;
-}
-
-/*
  * One directory, every table: 0, SHIP_SERVER or SHIP_TRACE (said).
  * The tables whose producers take pushed rows share one pass over the set
  * (ship_shared()); the others (process from the thread index that pass
  * built, marker, the stack tables) read it only where it holds their
  * events, a pass each; the frames the first pass decodes are kept for
- * them, up to @cache bytes (0: none), where a later pass may read at all.
+ * them, up to @cache bytes (0: none).
  */
 static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool *damaged)
 {
 	struct sqldb *d = sqldb_open(&dir, 1, strict, false, SQL_MAX_MEMORY_DEFAULT);
 	struct set set = { .dir = dir };
-	uint64_t decoded, hits;
-	size_t kept;
 	int rc = 0;
 
 	if (!d)
 		return SHIP_TRACE;
-	rt_frame_cache_start(later_pass_reads(d) ? cache : 0);
+	rt_frame_cache_start(cache);
 	set.m = &d->ts->m[0];
 	if (set_id(&set)) {
 		sqldb_close(d);
@@ -798,9 +772,14 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 	}
 	if (!rc)
 		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
-	rt_frame_cache_stats(&decoded, &hits, &kept);
-	info("%s: %" PRIu64 " packed frames decoded, %" PRIu64 " taken from the cache "
-	     "(%zu bytes kept)", dir, decoded, hits, kept);
+	if (cache) {
+		uint64_t decoded, hits;
+		size_t kept;
+
+		rt_frame_cache_stats(&decoded, &hits, &kept);
+		info("%s: %" PRIu64 " packed frames decoded, %" PRIu64 " taken from the "
+		     "cache (%zu bytes kept)", dir, decoded, hits, kept);
+	}
 	if (sqldb_damage_report(d))
 		*damaged = true;
 	sqldb_close(d);
@@ -1005,9 +984,7 @@ const struct command cmd_ship = {
 "      --compress HOW lz4 (default) or zstd: ClickHouse's native compressed\n"
 "                     blocks; gzip (Content-Encoding) or none\n"
 "      --cache SIZE   decoded frames the tables' passes over a set share\n"
-"                     (default 256M; 0: each pass decodes them again);\n"
-"                     none kept of a set whose metadata declares neither\n"
-"                     ringtrace_marker nor a stack event (one pass reads it)\n"
+"                     (default 256M; 0: each pass decodes them again)\n"
 "      --strict       damage is an error instead of read past\n"
 "  -h, --help         this text\n"
 "\n"

@@ -43,8 +43,7 @@ static struct {
 void rt_frame_cache_start(size_t bytes)
 {
 	rt_frame_cache_stop();
-	/* On with no budget too: the frames decoded are counted, none kept. */
-	fc.on = true;
+	fc.on = bytes > 0;
 	fc.budget = bytes;
 }
 

@@ -426,11 +426,11 @@ uint64_t rt_packet_walk(const struct rt_metadata *md, const char *name,
 /*
  * Decoded frames shared by every reader of the process (framecache.c): a
  * packed zstd frame, decoded whole and checked, is kept while its bytes
- * fit in @bytes (0: none kept, the frames decoded still counted), and a
- * later reader of the same frame of the same file takes them instead of
- * decompressing it again (ship's passes, one per table, over one set).
- * Never evicted: rt_frame_cache_stop() frees them all and turns the
- * cache off (the default).  For a process that reads on one thread.
+ * fit in @bytes, and a later reader of the same frame of the same file
+ * takes them instead of decompressing it again (ship's passes, one per
+ * table, over one set).  Never evicted: rt_frame_cache_stop() frees them
+ * all and turns the cache off (the default).  For a process that reads
+ * on one thread.
  */
 void rt_frame_cache_start(size_t bytes);
 void rt_frame_cache_stop(void);

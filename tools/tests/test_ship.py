@@ -19,8 +19,6 @@ ports, killed at the end), ClickHouse's own answers as the check and
     packed frame of the trace decoded once, as the stderr line says, the
     rows sql's; with a cache too small for a frame, every pass decodes
     each frame again and the rows are the same;
-  - a set whose metadata declares no marker and no stack event (no pass
-    after the shared one reads it): its frame decoded once, 0 bytes kept;
   - a ship SIGKILLed between two batches (RINGTRACE_SHIP_BATCH small), its
     partial rows seen on the server, then run again: every row exactly once;
   - a trace with a damaged packet header: exit 3, the damage said, what
@@ -433,48 +431,6 @@ def passes_share_frames(ctx):
         a = ch_rows(s, 'SELECT * FROM %s.%s' % (db, t))
         b = ch_rows(s, 'SELECT * FROM %s.%s' % (db2, t))
         check(a == b, '%s: %d rows with the cache, %d without' % (t, len(a), len(b)))
-
-
-def syscalls_zst(ctx, name, marker):
-    """test_sql.py's system call trace (no marker, no stack event in it),
-    its stream a chunk of one zstd frame; @marker: ringtrace_marker
-    declared in its metadata (as gentrace and the module declare it),
-    else not."""
-    d = ts.syscall_trace(ctx.path(name))
-    if not marker:
-        path = os.path.join(d, 'metadata')
-        with open(path) as f:
-            meta, n = re.subn(r'event \{\n\tname = "ringtrace_marker";.*?\n\};\n\n', '',
-                              f.read(), flags=re.S)
-        check(n == 1, 'no ringtrace_marker declared in %s' % path)
-        with open(path, 'w') as f:
-            f.write(meta)
-    subprocess.run(['zstd', '-q', '--rm', os.path.join(d, 'cpu0'), '-o',
-                    os.path.join(d, 'cpu0-000001.zst')], check=True)
-    return d
-
-
-@test
-def no_later_pass_keeps_nothing(ctx):
-    """A set whose metadata declares neither ringtrace_marker nor an event
-    a stack pair is made of is read by the shared pass alone: with the
-    default --cache its frame is decoded once and nothing is kept ("0
-    bytes kept"), the rows sql's.  The same trace declaring the marker
-    event (as every trace of the module does) still keeps its frame, for a
-    marker pass that then reads nothing: the shared read saw no marker,
-    but only after the cache had filled."""
-    s = SERVERS[0]
-    for marker in (False, True):
-        d = syscalls_zst(ctx, 'marker' if marker else 'plain', marker)
-        frames = zstd_frames(d)
-        db = ctx.db()
-        r = ship(s.url, db, d)
-        same_as_sql(s, db, d)
-        decoded, taken, kept = frames_said(r.stderr, d)
-        check(decoded == frames and not taken and (kept > 0) == marker,
-              'ringtrace_marker %sdeclared: %d frames decoded, %d taken from the cache, '
-              '%d bytes kept; the trace has %d frames'
-              % ('' if marker else 'not ', decoded, taken, kept, frames))
 
 
 @test
