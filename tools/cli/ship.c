@@ -28,7 +28,8 @@
  * supported.
  *
  * Server errors end the run (exit 1, the server's answer said); a
- * directory that cannot be read is said and the next one shipped.
+ * directory that cannot be read (--strict: damage in it) is said, its
+ * table named, and the next one shipped (exit 1 at the end).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -69,6 +70,14 @@ static const char *const ship_tables[] = {
 #define MUTATION_WAIT_S		120
 
 /* ---- one table of one set ------------------------------------------------------ */
+
+/*
+ * What ended a directory's ship early (said where it happened): the
+ * server (the run ends: shipping the same again can succeed once it
+ * answers), or the trace (the next directory is shipped: nothing can
+ * succeed on this one).  ship_dir()'s status.
+ */
+enum { SHIP_SERVER = 1, SHIP_TRACE = 2 };
 
 /* The common columns, in front of every shipped table's. */
 #define COMMON_COLS "`host` String, `boot_id` String, `set_key` UInt64, " \
@@ -455,7 +464,7 @@ struct ship_tab {
 /*
  * @tab (of table @name) made ready on the server: made or checked, and
  * @set's rows of an unfinished ship deleted; tab->skip if ringtrace_sets
- * says it was shipped.  0, or -1 said.
+ * says it was shipped.  0, or SHIP_SERVER said.
  */
 static int tab_prepare(struct ch *ch, struct set *set, struct ship_tab *tab, const char *name)
 {
@@ -478,13 +487,13 @@ static int tab_prepare(struct ch *ch, struct set *set, struct ship_tab *tab, con
 	tab->e.b = &tab->b;
 	tab->n = table_cols(t, tab->cols, &tab->ts_col);
 	if (table_ready(ch, name, tab->cols, tab->n))
-		return -1;
+		return SHIP_SERVER;
 	sql = sqlite3_mprintf("SELECT count() FROM %s.ringtrace_sets WHERE set_id = '%s' "
 			      "AND table = '%s'", ch->db, set->id, name);
 	rc = ch_count(ch, sql, &have);
 	sqlite3_free(sql);
 	if (rc)
-		return -1;
+		return SHIP_SERVER;
 	if (have) {
 		report("%s: %s: shipped before (set %s)", set->dir, name, set->id);
 		tab->skip = true;
@@ -499,10 +508,13 @@ static int tab_prepare(struct ch *ch, struct set *set, struct ship_tab *tab, con
 		     set->dir, name, have);
 		rc = table_clear(ch, name, set);
 	}
-	return rc ? -1 : 0;
+	return rc ? SHIP_SERVER : 0;
 }
 
-/* @tab's cursor: the rows straight from the table's producer, no statement between. */
+/*
+ * @tab's cursor: the rows straight from the table's producer, no
+ * statement between.  0, or SHIP_TRACE said.
+ */
 static int tab_open(struct sqldb *d, const struct set *set, struct ship_tab *tab)
 {
 	char *err = NULL;
@@ -511,14 +523,15 @@ static int tab_open(struct sqldb *d, const struct set *set, struct ship_tab *tab
 	if (!tab->c) {
 		error_line("%s: %s", set->dir, err);
 		sqlite3_free(err);
-		return -1;
+		return SHIP_TRACE;
 	}
 	return 0;
 }
 
 /*
  * The rows @tab's cursor has ready, @max at most, sent a batch at a time
- * (the last when it ends: tab->ended): 0, or -1 said.
+ * (the last when it ends: tab->ended): 0, or SHIP_SERVER or SHIP_TRACE
+ * (a row that could not be read or made) said.
  */
 static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab,
 		    uint64_t max)
@@ -536,11 +549,11 @@ static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab,
 		if (step < 0 || tab->e.err) {
 			error_line("%s: %s: %s", set->dir, tab->name, tab->e.err ? tab->e.err :
 				   tab->c->err ? tab->c->err : "error");
-			return -1;
+			return SHIP_TRACE;
 		}
 		if (tab->b.len && (tab->b.len >= tab->batch || !step)) {
 			if (ch_insert(ch, tab->name, &tab->b))
-				return -1;
+				return SHIP_SERVER;
 			tab->b.len = 0;
 			info("%s: %s: %" PRIu64 " rows sent", set->dir, tab->name, tab->rows);
 		}
@@ -552,11 +565,11 @@ static int tab_rows(struct ch *ch, const struct set *set, struct ship_tab *tab,
 	return 0;
 }
 
-/* Every row of @tab sent: ringtrace_sets says so.  0, or -1 said. */
+/* Every row of @tab sent: ringtrace_sets says so.  0, or SHIP_SERVER said. */
 static int tab_done(struct ch *ch, struct set *set, struct ship_tab *tab)
 {
 	if (table_done(ch, tab->name, set, tab->rows))
-		return -1;
+		return SHIP_SERVER;
 	report("%s: %s: %" PRIu64 " rows", set->dir, tab->name, tab->rows);
 	set->rows += tab->rows;
 	return 0;
@@ -569,7 +582,10 @@ static void tab_free(struct ship_tab *tab)
 	free(tab->b.p);
 }
 
-/* @table of @set onto the server, unless ringtrace_sets says it is: 0 or -1. */
+/*
+ * @table of @set onto the server, unless ringtrace_sets says it is: 0,
+ * or SHIP_SERVER or SHIP_TRACE said.
+ */
 static int ship_table(struct ch *ch, struct sqldb *d, struct set *set, const char *table)
 {
 	struct ship_tab tab;
@@ -589,8 +605,10 @@ out:
 }
 
 /*
- * Whether table @name's producer can be fed by a share (share.h): a
- * pairing table's queue, or a scheduling walk.
+ * Whether table @name's producer can be fed by a share (share.h): one
+ * that takes rows pushed (its reader(): raw, lost, the pairing tables'
+ * queues, thread's index), or a scheduling walk (thread_state's,
+ * sched_slice's).
  */
 static bool shared(const char *name)
 {
@@ -607,8 +625,10 @@ static bool shared(const char *name)
  * before, from one read of it (share.h): raw, the pairing tables' queues,
  * the thread index, lost (their tables' reader()) and thread_state's walk
  * fed by the share, sched_slice's spans from thread_state's walk
- * (schedwalk_tee()); the share reads on whenever no table has rows ready.
- * 0 or -1 said.
+ * (schedwalk_tee()).  A round: each table sends what its cursor has
+ * ready (SHARE_ROWS at most), then the share reads on (share_read(): up
+ * to a row ready or a member's end; no next member before the tables
+ * took every row fed).  0, or SHIP_SERVER or SHIP_TRACE said.
  */
 static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		       const char *const *tables, unsigned int n)
@@ -669,9 +689,11 @@ static int ship_shared(struct ch *ch, struct sqldb *d, struct set *set,
 		}
 		if (rc || all)
 			break;
+		/* The read's error is the first table's cursor's (share_open()). */
 		if (share_read(sh) < 0) {
-			error_line("%s: %s", set->dir, first->c->err ? first->c->err : "error");
-			rc = -1;
+			error_line("%s: %s and the tables that share its read: %s", set->dir,
+				   first->name, first->c->err ? first->c->err : "error");
+			rc = SHIP_TRACE;
 			break;
 		}
 	}
@@ -713,7 +735,7 @@ static int set_id(struct set *set)
 }
 
 /*
- * One directory, every table: 0, 1 the server failed, 2 the trace did.
+ * One directory, every table: 0, SHIP_SERVER or SHIP_TRACE (said).
  * The tables whose producers take pushed rows share one pass over the set
  * (ship_shared()); the others (process from the thread index that pass
  * built, marker, the stack tables) read it only where it holds their
@@ -727,13 +749,13 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 	int rc = 0;
 
 	if (!d)
-		return 2;
+		return SHIP_TRACE;
 	rt_frame_cache_start(cache);
 	set.m = &d->ts->m[0];
 	if (set_id(&set)) {
 		sqldb_close(d);
 		rt_frame_cache_stop();
-		return 2;
+		return SHIP_TRACE;
 	}
 	buf_str(&set.prefix, set.m->host, strlen(set.m->host));
 	buf_str(&set.prefix, set.m->boot_id, strlen(set.m->boot_id));
@@ -744,9 +766,9 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 		for (k = i; k < ARRAY_SIZE(ship_tables) && shared(ship_tables[k]); k++)
 			;
 		if (k > i)
-			rc = ship_shared(ch, d, &set, ship_tables + i, k - i) ? 1 : 0;
-		else if (ship_table(ch, d, &set, ship_tables[k++]))
-			rc = 1;
+			rc = ship_shared(ch, d, &set, ship_tables + i, k - i);
+		else
+			rc = ship_table(ch, d, &set, ship_tables[k++]);
 	}
 	if (!rc)
 		report("%s: set %s: %" PRIu64 " rows shipped", dir, set.id, set.rows);
@@ -903,7 +925,7 @@ static int run(int argc, char **argv)
 	for (int i = 0; i < ndirs && !status; i++) {
 		int rc = ship_dir(&ch, dirs[i], strict, cache, &damaged);
 
-		if (rc == 2)
+		if (rc == SHIP_TRACE)
 			failed = true;
 		else if (rc)
 			status = 1;
@@ -975,7 +997,8 @@ const struct command cmd_ship = {
 "\n"
 "Exit status: 0; 1 the server failed or refused (its answer said; what\n"
 "was done stays recorded, run the same ship again) or a directory could\n"
-"not be read; 2 usage; 3 shipped, but damage was read past (said on\n"
+"not be read (a damaged one under --strict too: said, the next one\n"
+"shipped); 2 usage; 3 shipped, but damage was read past (said on\n"
 "stderr).\n",
 	.run = run,
 };

@@ -23,6 +23,8 @@ ports, killed at the end), ClickHouse's own answers as the check and
     partial rows seen on the server, then run again: every row exactly once;
   - a trace with a damaged packet header: exit 3, the damage said, what
     is shipped sql's answer on the same copy;
+  - the same under --strict, another trace after it: the first said not
+    read (its table and stream named), the second shipped, exit 1;
   - a server SIGKILLed mid-ship: exit 1 said; restarted, the same ship
     again: every row exactly once;
   - refused credentials (HTTP 401, ClickHouse's "Wrong password"), a server
@@ -536,6 +538,42 @@ def damaged_trace_exit_3(ctx):
     same_as_sql(s, db, bad, status=3)
     n = s.query("SELECT count() FROM %s.lost WHERE kind = 'damaged'" % db).strip()
     check(n == '1', '%s damaged rows' % n)
+
+
+def set_counts(server, db, key):
+    """Every table's count of the rows of set_key @key in @db."""
+    return {t: int(server.query('SELECT count() FROM %s.%s WHERE set_key = %d'
+                                % (db, t, key)) or 0) for t in TABLES}
+
+
+@test
+def strict_damage_next_dir_shipped(ctx):
+    """--strict, two directories: real-trace with a damaged packet header
+    (damaged_trace_exit_3's copy), then a synthetic trace.  The first
+    cannot be read: said, naming the table whose read failed and the
+    damaged stream, not "run the same ship again" (it would fail the
+    same); the second is shipped whole (every table's count sql's, its
+    ringtrace_sets rows the only ones); exit 1."""
+    s, db = SERVERS[0], ctx.db()
+    d = os.path.join(ctx.tmp, 'real')
+    r = td.rt('unpack', REAL_TRACE, d)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    bad, _, _ = td.damaged_copy(ts.ctx_copy(ctx), d, 7, 'end', lambda v: v ^ 1 << 40)
+    good = ts.mixed_trace(ctx.path('mixed'))
+    r = ship(s.url, db, bad, good, status=1, opts=('--strict',))
+    check('run the same ship again' not in r.stderr and
+          re.search(r'^ringtrace(?: ship)?: %s: raw and the tables that share its read: '
+                    r'.*cpu0' % re.escape(bad), r.stderr, re.M),
+          'stderr: %s' % r.stderr[-1500:])
+    uuid = ts.rows(good, 'SELECT uuid FROM trace')[0]['uuid']
+    want = sql_counts(good)
+    got = set_counts(s, db, set_key(uuid))
+    check(got == want and want['raw'] > 0, 'the second directory: %s on the server, '
+          'sql %s' % (got, want))
+    sets = ch_rows(s, 'SELECT set_id, count() FROM %s.ringtrace_sets GROUP BY set_id' % db)
+    check(sets == [(uuid, str(len(TABLES)))], 'ringtrace_sets: %s' % sets)
+    check('%s: set %s: %d rows shipped' % (good, uuid, sum(want.values())) in r.stdout,
+          'stdout: %s' % r.stdout)
 
 
 @test

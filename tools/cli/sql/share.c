@@ -49,6 +49,9 @@ void share_add(struct share *sh, const struct share_reader *r)
 	sh->want[sh->n++] = NULL;
 	/* Whole members: no thread's runs to narrow them to. */
 	sh->what |= r->what & ~(SCAN_RUNS | SCAN_NAMED);
+	/* A reader of no events (lost) names none, whatever its cursor's spec. */
+	if (!(r->what & SCAN_EVENTS))
+		return;
 	/* Every event if one reader reads them all, else the readers' names. */
 	if (!sp->names_set || !sh->rd.names_set) {
 		free(sh->rd.names);
@@ -113,6 +116,14 @@ int share_read(struct share *sh)
 		if (sh->done)
 			return 0;
 		if (!sh->scan) {
+			/*
+			 * No next member while a reader holds rows fed: the
+			 * thread index's holds one member's tables, which the
+			 * next member's end would overwrite.
+			 */
+			for (unsigned int k = 0; k < sh->n; k++)
+				if (sh->r[k].ready(sh->r[k].arg))
+					return 1;
 			if (sh->next >= sh->c->db->ts->nr) {
 				sh->done = true;
 				for (unsigned int k = 0; k < sh->n; k++)

@@ -11,7 +11,8 @@
  * their tables' next() give the rows ready, and SQL_WAIT until the share
  * reads on.  raw, syscall, wakeup, irq, softirq, thread_state, through
  * its walk sched_slice, thread (process from its index) and lost cost
- * ship one pass, not eight.
+ * ship one pass over a set, not one each (fewer than one each where an
+ * earlier whole read found a table's events absent: scan.c).
  */
 #ifndef RINGTRACE_SQL_SHARE_H
 #define RINGTRACE_SQL_SHARE_H
@@ -52,13 +53,18 @@ void share_rows_reader(struct share_rows *sr, struct scan_row *row, struct sql_c
 int share_rows_next(struct share_rows *sr, struct scan *own, struct scan_row *row);
 
 struct share;
-/* A share of @d's members; its read's counters and errors are @c's. */
+/*
+ * A share of the members of @c's database; its read's counters and
+ * errors are @c's.
+ */
 struct share *share_open(struct sql_cursor *c);
 /* @r fed from now on (before the first share_read()). */
 void share_add(struct share *sh, const struct share_reader *r);
 /*
- * Reads on until a reader has a row ready or a member ends: 1, 0 every
- * member read (each reader told), -1 (the first cursor's err).
+ * Reads on until a reader fed the row just read has a row ready, or the
+ * member ends: 1.  The next member is not opened while any reader has a
+ * row ready (1 at once: its table takes them first).  0 every member
+ * read (each reader told), -1 (the first cursor's err).
  */
 int share_read(struct share *sh);
 void share_close(struct share *sh);
