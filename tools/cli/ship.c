@@ -29,7 +29,8 @@
  *
  * Server errors end the run (exit 1, the server's answer said); a
  * directory that cannot be read (--strict: damage in it) is said, its
- * table named, and the next one shipped (exit 1 at the end).
+ * table named, and the next one shipped (exit 1 at the end); so is one
+ * that holds several recordings (each row carries its set's labels).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -750,6 +751,15 @@ static int ship_dir(struct ch *ch, char *dir, bool strict, uint64_t cache, bool 
 
 	if (!d)
 		return SHIP_TRACE;
+	/* A set's rows carry its recording's host, boot_id and key: one recording. */
+	if (d->ts->nr > 1) {
+		error_line("%s: holds %u recordings (chunk sets of other hosts, boots or "
+			   "traces), which ship would label as the first: ship each "
+			   "recording's directory, or each set's (DIR/chunk-NNNNNN)",
+			   dir, d->ts->nr);
+		sqldb_close(d);
+		return SHIP_TRACE;
+	}
 	rt_frame_cache_start(cache);
 	set.m = &d->ts->m[0];
 	if (set_id(&set)) {
@@ -997,8 +1007,8 @@ const struct command cmd_ship = {
 "\n"
 "Exit status: 0; 1 the server failed or refused (its answer said; what\n"
 "was done stays recorded, run the same ship again) or a directory could\n"
-"not be read (a damaged one under --strict too: said, the next one\n"
-"shipped); 2 usage; 3 shipped, but damage was read past (said on\n"
-"stderr).\n",
+"not be read (a damaged one under --strict too; one holding several\n"
+"recordings' chunk sets: said, the next one shipped); 2 usage; 3\n"
+"shipped, but damage was read past (said on stderr).\n",
 	.run = run,
 };

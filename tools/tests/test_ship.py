@@ -49,6 +49,7 @@ Last line: `ship: N passed, M failed`.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -574,6 +575,31 @@ def strict_damage_next_dir_shipped(ctx):
     check(sets == [(uuid, str(len(TABLES)))], 'ringtrace_sets: %s' % sets)
     check('%s: set %s: %d rows shipped' % (good, uuid, sum(want.values())) in r.stdout,
           'stdout: %s' % r.stdout)
+
+
+@test
+def directory_of_two_recordings_refused(ctx):
+    """A directory holding the chunk sets of two recordings (two hosts'):
+    shipped as one, every row would carry the first's host and set_key.
+    Refused in one line naming it, nothing of it shipped, the next
+    directory shipped (exit 1); each set's directory ships alone."""
+    s, db = SERVERS[0], ctx.db()
+    d = td.seek_trace(ctx.path('rec'), files=2, packets=10)
+    both = ctx.path('both')
+    os.makedirs(both)
+    for host in ('web3', 'web4'):
+        for x in td.chunk_sets(ctx, d, host=host):
+            shutil.move(x, os.path.join(both, os.path.basename(x)))
+    good = ts.mixed_trace(ctx.path('mixed'))
+    r = ship(s.url, db, both, good, status=1)
+    lines = [l for l in r.stderr.splitlines() if both in l]
+    check(len(lines) == 1 and re.search(r'%s: holds 2 recordings' % re.escape(both), lines[0]),
+          'stderr: %s' % r.stderr[-1500:])
+    want = sql_counts(good)
+    check(counts(s, db) == want, 'on the server %s, the second directory\'s %s' %
+          (counts(s, db), want))
+    one = sorted(os.path.join(both, x) for x in os.listdir(both))[0]
+    ship(s.url, ctx.db(), one)
 
 
 @test
