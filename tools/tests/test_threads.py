@@ -270,19 +270,21 @@ def strip_table(path):
         f.write(data[:start] + bytes(ix))
 
 
-def layouts(ctx, name, sc=None):
-    """The scenario as packed chunks (with tables), packed without tables
-    (an older ringtrace's), stored chunks, plain files."""
+def layouts(ctx, name, sc=None, make=None):
+    """The scenario (or the trace make(dir, plain=False) writes) as packed
+    chunks (with tables), packed without tables (an older ringtrace's),
+    stored chunks, plain files."""
+    make = make or (lambda d, plain=False: scenario_trace(d, plain=plain, sc=sc))
     base = os.path.join(ctx.tmp, name)
-    out = {'packed': packed(scenario_trace(base + '-packed', sc=sc))}
+    out = {'packed': packed(make(base + '-packed'))}
     older = base + '-older'
     shutil.copytree(out['packed'], older)
     for n in os.listdir(older):
         if n.endswith('.zst'):
             strip_table(os.path.join(older, n))
     out['older'] = older
-    out['stored'] = scenario_trace(base + '-stored', sc=sc)
-    out['plain'] = scenario_trace(base + '-plain', plain=True, sc=sc)
+    out['stored'] = make(base + '-stored')
+    out['plain'] = make(base + '-plain', plain=True)
     return out
 
 
@@ -881,15 +883,7 @@ def rename_outlives_old_names_seen_late(ctx):
     thread tables, without, stored, plain) print what the full pass does;
     the packer's table holds each rename (RENAME, then STALE the old
     name)."""
-    base = os.path.join(ctx.tmp, 'race')
-    trace = {'packed': packed(rename_race_trace(base + '-packed'), frame='4K')}
-    older = base + '-older'
-    shutil.copytree(trace['packed'], older)
-    for n in os.listdir(older):
-        strip_table(os.path.join(older, n)) if n.endswith('.zst') else None
-    trace['older'] = older
-    trace['stored'] = rename_race_trace(base + '-stored')
-    trace['plain'] = rename_race_trace(base + '-plain', plain=True)
+    trace = layouts(ctx, 'race', make=rename_race_trace)
     for kind, d in trace.items():
         r = ok_run(rt('report', d), 'report of %s' % kind)
 
@@ -981,15 +975,7 @@ def stale_name_ends(ctx):
     a fork of bash: bash), and the old name seen 2 s later is believed
     (a rename back the trace lacks).  Packed with tables, without, stored,
     plain: windows print what the full pass does."""
-    base = os.path.join(ctx.tmp, 'stale')
-    trace = {'packed': packed(stale_end_trace(base + '-packed'), frame='4K')}
-    older = base + '-older'
-    shutil.copytree(trace['packed'], older)
-    for n in os.listdir(older):
-        strip_table(os.path.join(older, n)) if n.endswith('.zst') else None
-    trace['older'] = older
-    trace['stored'] = stale_end_trace(base + '-stored')
-    trace['plain'] = stale_end_trace(base + '-plain', plain=True)
+    trace = layouts(ctx, 'stale', make=stale_end_trace)
     want = ['ls-50', 'b-60', 'bash-50', 'bash-50', 'b-60', 'bash-50', 'a-60']
     for kind, d in trace.items():
         r = ok_run(rt('report', d), 'report of %s' % kind)
