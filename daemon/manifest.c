@@ -27,6 +27,9 @@
  * lost (events_discarded) since the CPU's previous chunk, or, for the
  * first, since the recording began (include/uapi/linux/ringtrace.h).
  *
+ * The same clocks, read as a recording ends, go into its trace
+ * directory's CLOCK_FILE (clock_file_write(), ../lib/clockfile.h).
+ *
  * A set recover.c finished after a crash has "recovered": true after
  * "sequence", and its origin is the recording's (struct manifest_origin:
  * the metadata's host, release and clock offsets, the clocks "at" its last
@@ -43,6 +46,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "../lib/clockfile.h"
 #include "ringtraced.h"
 
 int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
@@ -156,6 +160,14 @@ void manifest_origin_now(struct manifest_origin *o)
 	o->boot = clock_ns(CLOCK_BOOTTIME);
 }
 
+/* The three clocks of @o and the offsets from the trace's: JSON members. */
+static void clocks_json(FILE *f, const struct manifest_origin *o)
+{
+	fprintf(f, "\"monotonic_ns\": %lld, \"realtime_ns\": %lld, \"boottime_ns\": %lld, \"realtime_offset_ns\": %lld, \"boottime_offset_ns\": %lld",
+		(long long)o->mono, (long long)o->real, (long long)o->boot,
+		(long long)(o->real - o->mono), (long long)(o->boot - o->mono));
+}
+
 static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 		       unsigned int nf, const struct manifest_file *files,
 		       unsigned int nfiles, const char *meta,
@@ -180,9 +192,9 @@ static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 	fprintf(f, ",\n  \"sequence\": %u,\n", seq);
 	if (o->recovered)
 		fputs("  \"recovered\": true,\n", f);
-	fprintf(f, "  \"clock\": {\"name\": \"monotonic\", \"monotonic_ns\": %lld, \"realtime_ns\": %lld, \"boottime_ns\": %lld, \"realtime_offset_ns\": %lld, \"boottime_offset_ns\": %lld},\n",
-		(long long)o->mono, (long long)o->real, (long long)o->boot,
-		(long long)(o->real - o->mono), (long long)(o->boot - o->mono));
+	fputs("  \"clock\": {\"name\": \"monotonic\", ", f);
+	clocks_json(f, o);
+	fputs("},\n", f);
 	fputs("  \"cpus\": [", f);
 	for (i = 0; i < nf; i++) {
 		chunk_name(name, sizeof(name), cf[i].cpu, cf[i].seq);
@@ -235,5 +247,40 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 		err = -errno;
 	if (fclose(f) == EOF && !err)
 		err = -errno;
+	return err;
+}
+
+int clock_file_write(int dirfd)
+{
+	static const char tmp[] = CLOCK_FILE ".tmp";
+	struct manifest_origin now;
+	int fd, err = 0;
+	FILE *f;
+
+	manifest_origin_now(&now);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return err;
+	}
+	fputs("{\"format\": \"ringtrace-clock\", \"format_version\": 1,\n \"end\": {", f);
+	clocks_json(f, &now);
+	fputs("}}\n", f);
+	if (fflush(f) == EOF || ferror(f))
+		err = -(errno ? errno : EIO);
+	if (!err && fdatasync(fd) < 0)
+		err = -errno;
+	if (fclose(f) == EOF && !err)
+		err = -errno;
+	/* Renamed whole: a reader sees the old end or the new one. */
+	if (!err && renameat(dirfd, tmp, dirfd, CLOCK_FILE) < 0)
+		err = -errno;
+	if (err)
+		unlinkat(dirfd, tmp, 0);
 	return err;
 }

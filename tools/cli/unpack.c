@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../../lib/clockfile.h"
 #include "../../lib/usyms.h"
 
 #define LIST_NAME	".ringtrace-unpack"
@@ -324,8 +325,12 @@ static int run(int argc, char **argv)
 	for (unsigned int i = 0; i < t->nr_cpus; i++)
 		unpack_cpu(&u, t, &t->cpus[i]);
 	copy_file(&u, "metadata", false, true);
-	/* The kernel's symbols and the binaries, hidden from CTF readers, for report. */
+	/*
+	 * The kernel's symbols, the recording's end clock and the binaries,
+	 * hidden from CTF readers, for report and sql.
+	 */
 	copy_file(&u, KSYMS_FILE, true, true);
+	copy_file(&u, CLOCK_FILE, true, true);
 	copy_store(&u);
 	if (fflush(u.list) || fsync(fileno(u.list)) || fclose(u.list))
 		die("%s: %s", LIST_NAME, strerror(errno));
