@@ -47,9 +47,11 @@
 #include <unistd.h>
 
 #include "../../lib/chunk.h"
+#include "../../lib/clockfile.h"
 #include "traceset.h"
 
 #define MANIFEST_MAX	(1 << 20)	/* bytes: a set of 8192 CPUs fits */
+#define CLOCK_FILE_MAX	4096		/* bytes: the writer's are 200 */
 
 /* What a manifest says of a file of its set. */
 struct set_file {
@@ -179,8 +181,13 @@ static bool exists(const char *dir, const char *name)
 
 /* ---- manifest.json -------------------------------------------------------------- */
 
-/* The whole of @path, NUL-terminated: 0, 1 when it does not exist, -1 said. */
-static int read_small(const char *path, char **out)
+/*
+ * The whole of @path (@what: a regular file of at most @max bytes),
+ * NUL-terminated: 0, 1 when it does not exist, -1 with *@why (@buf's
+ * room, @size) saying what was wrong.
+ */
+static int read_small(const char *path, const char *what, size_t max, char **out,
+		      char *why, size_t size)
 {
 	struct stat st;
 	char *buf;
@@ -191,12 +198,11 @@ static int read_small(const char *path, char **out)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 1;
-		error_line("%s: %s", path, strerror(errno));
+		snprintf(why, size, "%s", strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MANIFEST_MAX) {
-		error_line("%s: not a manifest (a regular file of at most %d bytes)",
-			   path, MANIFEST_MAX);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+		snprintf(why, size, "not a %s (a regular file of at most %zu bytes)", what, max);
 		close(fd);
 		return -1;
 	}
@@ -208,7 +214,7 @@ static int read_small(const char *path, char **out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			error_line("%s: %s", path, strerror(errno));
+			snprintf(why, size, "%s", strerror(errno));
 			free(buf);
 			close(fd);
 			return -1;
@@ -327,18 +333,63 @@ static const char *read_cpus(struct unit *u, struct json_object *cpus)
 	return NULL;
 }
 
+/*
+ * @dir/CLOCK_FILE's realtime offset as the recording ended into *@end:
+ * true; false when there is none, or (said) one that cannot be read --
+ * its clock drift is then not known, the trace is read all the same.
+ */
+static bool read_clock_end(const char *dir, __int128 *end)
+{
+	struct json_object *root, *clock, *v;
+	enum json_tokener_error jerr;
+	char path[PATH_MAX], why[128], *text;
+	int64_t x;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/" CLOCK_FILE, dir);
+	r = read_small(path, "clock file", CLOCK_FILE_MAX, &text, why, sizeof(why));
+	if (r > 0)
+		return false;
+	if (r < 0) {
+		warn("%s: %s: the trace's clock drift is not known", path, why);
+		return false;
+	}
+	root = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!root) {
+		warn("%s: not JSON (%s): the trace's clock drift is not known", path,
+		     json_tokener_error_desc(jerr));
+		return false;
+	}
+	if (!(v = member(root, "format", json_type_string)) ||
+	    strcmp(json_object_get_string(v), "ringtrace-clock") ||
+	    !get_int(root, "format_version", 1, 1, &x) ||
+	    !(clock = member(root, "end", json_type_object)) ||
+	    !get_int(clock, "realtime_offset_ns", INT64_MIN, INT64_MAX, &x)) {
+		warn("%s: not a ringtrace-clock of format_version 1 with an \"end\" "
+		     "realtime_offset_ns: the trace's clock drift is not known", path);
+		json_object_put(root);
+		return false;
+	}
+	json_object_put(root);
+	*end = x;
+	return true;
+}
+
 /* The facts of DIR/manifest.json into @u; 1 if DIR has none; -1 said. */
 static int read_manifest(struct unit *u)
 {
 	struct json_object *root, *clock, *cpus, *files, *v;
 	enum json_tokener_error jerr;
 	const char *why = NULL;
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX], why_buf[128], *text;
 	int64_t x;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", u->dir);
-	r = read_small(path, &text);
+	r = read_small(path, "manifest", MANIFEST_MAX, &text, why_buf, sizeof(why_buf));
+	if (r < 0)
+		error_line("%s: %s", path, why_buf);
 	if (r)
 		return r;
 	root = json_tokener_parse_verbose(text, &jerr);
@@ -1004,21 +1055,24 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 	m->t->md = newest->t->md;
 	newest->t->md = NULL;
 	m->nr_sets = n;
+	m->wall_start_ns = (__int128)m->t->md->clock_offset_s * 1000000000 +
+			   (__int128)m->t->md->clock_offset * 1000000000 /
+			   (__int128)m->t->md->clock_freq;
 	if (n) {
 		m->host = xstrdup(s[n - 1]->host);
 		m->boot_id = xstrdup(s[n - 1]->boot_id);
 		m->first_seq = s[0]->seq;
 		m->last_seq = s[n - 1]->seq;
 		m->wall_offset_ns = s[0]->wall_offset_ns;
+		m->wall_end_ns = s[n - 1]->wall_offset_ns;
+		m->has_wall_end = true;
 	} else {
-		const struct rt_metadata *md = m->t->md;
-		const char *host = rt_metadata_env(md, "hostname");
+		const char *host = rt_metadata_env(m->t->md, "hostname");
 
 		m->host = xstrdup(host ? host : "");
 		m->boot_id = xstrdup("");
-		m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
-				    (__int128)md->clock_offset * 1000000000 /
-				    (__int128)md->clock_freq;
+		m->wall_offset_ns = m->wall_start_ns;
+		m->has_wall_end = read_clock_end(m->t->dir, &m->wall_end_ns);
 	}
 
 	/* Each CPU's chunks in sequence order, one of each. */
