@@ -726,20 +726,39 @@ def older_tables_refused(ctx):
 
 @test
 def two_shards_distributed(ctx):
-    """real-trace into shard 1, the mixed trace into shard 2 (their own
-    servers), a Distributed table over both: events per host and name are
-    the union of sql's on each trace."""
+    """real-trace into shard 1, a synthetic mix of another host (system
+    calls, wakeups, interrupts) into shard 2 (their own servers),
+    Distributed tables over both: events per host and name, the top system
+    calls across hosts and the p99 wakeup latency per host are what sql
+    answers over the two traces."""
     s1, s2 = SERVERS
     db = ctx.db()
-    m = ts.mixed_trace(ctx.path('mixed'))
+    m = ts.sched_mix_trace(ctx.path('mix'))
     ship(s1.url, db, REAL_TRACE)
     ship(s2.url, db, m)
-    s1.query('CREATE TABLE %s.raw_fleet AS %s.raw ENGINE = Distributed(fleet, %s, raw, '
-             'cityHash64(host))' % (db, db, db))
+    every = [REAL_TRACE, m]
+    for t in ('raw', 'syscall', 'wakeup'):
+        s1.query('CREATE TABLE %s.%s_fleet AS %s.%s ENGINE = Distributed(fleet, %s, %s, '
+                 'cityHash64(host))' % (db, t, db, t, db, t))
     q = 'SELECT host, name, count(*) FROM {t} GROUP BY host, name'
     g = ch_rows(s1, q.format(t='%s.raw_fleet' % db))
-    w = sorted(sql_rows([REAL_TRACE, m], q.format(t='raw')))
+    w = sorted(sql_rows(every, q.format(t='raw')))
     check(g == w and len({r[0] for r in g}) == 2, 'fleet %s\n  sql %s' % (g, w))
+    # The top system calls across hosts, in order.
+    q = ('SELECT name, count(*), sum(dur) FROM {t} WHERE dur IS NOT NULL GROUP BY name '
+         'ORDER BY count(*) DESC, name LIMIT 8')
+    g = [tuple(r) for r in s1.rows(q.format(t='%s.syscall_fleet' % db))]
+    w = [tuple(norm(v) for v in r.values()) for r in ts.rows(every, q.format(t='syscall'))]
+    check(g == w and len(g) == 8, 'top system calls %s\n  sql %s' % (g, w))
+    # p99 wakeup latency per host, report's rank: the ceil(0.99 n)-th smallest.
+    g = ch_rows(s1, 'SELECT host, arrayElement(arraySort(groupArray(latency)), '
+                    'toUInt64(ceil(0.99 * count()))) FROM %s.wakeup_fleet '
+                    'WHERE latency IS NOT NULL GROUP BY host' % db)
+    lat = {}
+    for r in ts.rows(every, 'SELECT host, latency FROM wakeup WHERE latency IS NOT NULL'):
+        lat.setdefault(r['host'], []).append(r['latency'])
+    w = sorted((h, str(sorted(v)[-(-99 * len(v) // 100) - 1])) for h, v in lat.items())
+    check(g == w and len(w) == 2, 'p99 wakeup latency per host %s\n  sql %s' % (g, w))
 
 
 def ch_sql(server, db, *args, status=0):
