@@ -217,14 +217,15 @@ static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 	fputs("\n  ]\n}\n", f);
 }
 
-int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
-		   unsigned int nf, const struct manifest_file *files,
-		   unsigned int nfiles, const char *meta,
-		   const struct manifest_origin *o)
+/*
+ * @dirfd/@name (opened with @flags) made by @emit, flushed and synced:
+ * 0 or -errno (a file that could not be finished may be left).
+ */
+static int write_synced(int dirfd, const char *name, int flags,
+			void (*emit)(FILE *f, const void *arg), const void *arg)
 {
-	struct manifest_origin now;
-	int fd = openat(setfd, "manifest.json",
-			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags,
+			0640);
 	FILE *f;
 	int err = 0;
 
@@ -236,11 +237,7 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 		close(fd);
 		return err;
 	}
-	if (!o) {
-		manifest_origin_now(&now);
-		o = &now;
-	}
-	write_json(f, seq, cf, nf, files, nfiles, meta, o);
+	emit(f, arg);
 	if (fflush(f) == EOF || ferror(f))
 		err = -(errno ? errno : EIO);
 	if (!err && fdatasync(fd) < 0)
@@ -250,33 +247,53 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 	return err;
 }
 
+struct manifest_args {
+	unsigned int seq;
+	const struct chunk_facts *cf;
+	unsigned int nf;
+	const struct manifest_file *files;
+	unsigned int nfiles;
+	const char *meta;
+	const struct manifest_origin *o;
+};
+
+static void emit_manifest(FILE *f, const void *arg)
+{
+	const struct manifest_args *a = arg;
+
+	write_json(f, a->seq, a->cf, a->nf, a->files, a->nfiles, a->meta, a->o);
+}
+
+int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
+		   unsigned int nf, const struct manifest_file *files,
+		   unsigned int nfiles, const char *meta,
+		   const struct manifest_origin *o)
+{
+	struct manifest_args a = { seq, cf, nf, files, nfiles, meta, o };
+	struct manifest_origin now;
+
+	if (!o) {
+		manifest_origin_now(&now);
+		a.o = &now;
+	}
+	return write_synced(setfd, "manifest.json", O_EXCL, emit_manifest, &a);
+}
+
+static void emit_clock(FILE *f, const void *arg)
+{
+	fputs("{\"format\": \"ringtrace-clock\", \"format_version\": 1,\n \"end\": {", f);
+	clocks_json(f, arg);
+	fputs("}}\n", f);
+}
+
 int clock_file_write(int dirfd)
 {
 	static const char tmp[] = CLOCK_FILE ".tmp";
 	struct manifest_origin now;
-	int fd, err = 0;
-	FILE *f;
+	int err;
 
 	manifest_origin_now(&now);
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		unlinkat(dirfd, tmp, 0);
-		return err;
-	}
-	fputs("{\"format\": \"ringtrace-clock\", \"format_version\": 1,\n \"end\": {", f);
-	clocks_json(f, &now);
-	fputs("}}\n", f);
-	if (fflush(f) == EOF || ferror(f))
-		err = -(errno ? errno : EIO);
-	if (!err && fdatasync(fd) < 0)
-		err = -errno;
-	if (fclose(f) == EOF && !err)
-		err = -errno;
+	err = write_synced(dirfd, tmp, O_TRUNC, emit_clock, &now);
 	/* Renamed whole: a reader sees the old end or the new one. */
 	if (!err && renameat(dirfd, tmp, dirfd, CLOCK_FILE) < 0)
 		err = -errno;
