@@ -294,8 +294,10 @@ int clock_file_write(int dirfd)
 
 	manifest_origin_now(&now);
 	err = write_synced(dirfd, tmp, O_TRUNC, emit_clock, &now);
-	/* Renamed whole: a reader sees the old end or the new one. */
+	/* Renamed whole, then the name made durable. */
 	if (!err && renameat(dirfd, tmp, dirfd, CLOCK_FILE) < 0)
+		err = -errno;
+	if (!err && fsync(dirfd) < 0)
 		err = -errno;
 	if (err)
 		unlinkat(dirfd, tmp, 0);

@@ -3,9 +3,9 @@
  * The clocks as a recording ended, kept in its trace directory beside the
  * metadata, whose clock offset is the one measured as it began
  * (Documentation/ringtrace/fleet.rst, "Clocks").  CLOCK_FILE, a hidden
- * name so that CTF readers do not take it for a stream; JSON, written by
- * ringtraced as it stops (each stop: a restart on the same directory
- * ends later), read by ringtrace's trace table and ship:
+ * name so that CTF readers do not take it for a stream; JSON, written
+ * once by ringtraced as it stops (a directory is one recording's), read
+ * by ringtrace's trace table and ship:
  *
  *	{"format": "ringtrace-clock", "format_version": 1,
  *	 "end": {"monotonic_ns": .., "realtime_ns": .., "boottime_ns": ..,

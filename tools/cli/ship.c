@@ -129,7 +129,8 @@ static bool is_common(const char *name)
  * common ones replace them; the trace table's own trace, the member's
  * number, is 0 in every set shipped): sql's own definition (struct
  * sql_table), so ship's columns and sql's are one list.  *@ts_col: the
- * row's time, ts or else start_ts, -1 none.
+ * row's time, ts or else start_ts (thread, process) or first_ts (trace),
+ * -1 none.
  */
 static unsigned int table_cols(const struct sql_table *t, struct col *cols, int *ts_col)
 {
@@ -140,8 +141,8 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 		const struct sql_column *c = &t->cols[i];
 
 		if (c->push == SQL_PUSH_TRACE || c->push == SQL_PUSH_HOST ||
-		    strstr(c->type, "HIDDEN") || is_common(c->name) ||
-		    !strcmp(c->name, "trace"))
+		    strstr(c->type, "HIDDEN") ||
+		    (t == &sql_t_trace && (is_common(c->name) || !strcmp(c->name, "trace"))))
 			continue;
 		cols[n].name = c->name;
 		cols[n].idx = (int)i;
@@ -155,7 +156,8 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 			cols[n].kind = SQLITE_INTEGER;
 			cols[n].type = "Nullable(Int64)";
 		}
-		if (!strcmp(c->name, "ts") || (*ts_col < 0 && !strcmp(c->name, "start_ts")))
+		if (!strcmp(c->name, "ts") ||
+		    (*ts_col < 0 && (!strcmp(c->name, "start_ts") || !strcmp(c->name, "first_ts"))))
 			*ts_col = (int)n;
 		n++;
 	}

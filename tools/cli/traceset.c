@@ -81,6 +81,7 @@ struct unit {
 	char *dir;
 	char *real;			/* its realpath: read once */
 	bool is_set;			/* has a manifest.json */
+	bool recovered;			/* its manifest says "recovered" */
 	char *host, *boot_id, *trace, *uuid;
 	unsigned int seq;
 	int64_t wall_offset_ns;
@@ -193,17 +194,19 @@ static int read_small(const char *path, const char *what, size_t max, char **out
 	char *buf;
 	ssize_t n;
 	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Neither a symlink followed nor a FIFO waited on. */
+	int fd = rt_open_regular(AT_FDCWD, path, &st);
 
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 1;
-		snprintf(why, size, "%s", strerror(errno));
+	if (fd == -ENOENT)
+		return 1;
+	if (fd < 0 && fd != -EINVAL) {
+		snprintf(why, size, "%s", strerror(-fd));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+	if (fd < 0 || (size_t)st.st_size > max) {
 		snprintf(why, size, "not a %s (a regular file of at most %zu bytes)", what, max);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -418,6 +421,8 @@ static int read_manifest(struct unit *u)
 	else if (!(cpus = member(root, "cpus", json_type_array)) ||
 		 !(files = member(root, "files", json_type_array)))
 		why = "no \"cpus\" or \"files\" list";
+	if (!why && (v = member(root, "recovered", json_type_boolean)))
+		u->recovered = json_object_get_boolean(v);
 	if (!why)
 		why = read_cpus(u, cpus);
 	if (!why)
@@ -826,18 +831,39 @@ static void add_path(struct rt_trace_cpu *c, char *p)
 	c->compressed = true;
 }
 
+/*
+ * @m's wall-clock offset as its recording began (its metadata's) and, if
+ * known, as it ended: @dir's CLOCK_FILE (a directory's own chunks or
+ * streams are newer than any of its sets), else the newest of the @n
+ * sets @s that was not recovered (a recovered set's clocks were made from
+ * the metadata's, not read).
+ */
+static void member_clock(struct tset_member *m, const char *dir, struct unit *const *s,
+			 unsigned int n)
+{
+	const struct rt_metadata *md = m->t->md;
+
+	m->wall_start_ns = (__int128)md->clock_offset_s * 1000000000 +
+			   (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
+	m->has_wall_end = dir && read_clock_end(dir, &m->wall_end_ns);
+	for (unsigned int i = n; i-- && !m->has_wall_end;)
+		if (!s[i]->recovered) {
+			m->wall_end_ns = s[i]->wall_offset_ns;
+			m->has_wall_end = true;
+		}
+}
+
 /* A plain trace directory as a member. */
 static void plain_member(struct tset_member *m, struct unit *u)
 {
-	const struct rt_metadata *md = u->t->md;
-	const char *host = rt_metadata_env(md, "hostname");
+	const char *host = rt_metadata_env(u->t->md, "hostname");
 
 	m->t = u->t;
 	u->t = NULL;
 	m->host = xstrdup(host ? host : "");
 	m->boot_id = xstrdup("");
-	m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
-			    (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
+	member_clock(m, u->dir, NULL, 0);
+	m->wall_offset_ns = m->wall_start_ns;
 }
 
 /* A chunk of a member, where it comes from. */
@@ -1055,24 +1081,20 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 	m->t->md = newest->t->md;
 	newest->t->md = NULL;
 	m->nr_sets = n;
-	m->wall_start_ns = (__int128)m->t->md->clock_offset_s * 1000000000 +
-			   (__int128)m->t->md->clock_offset * 1000000000 /
-			   (__int128)m->t->md->clock_freq;
+	/* The directory's own chunks, if any, are the newest: its end is the recording's. */
+	member_clock(m, nl ? lu[0]->dir : n ? NULL : newest->dir, s, n);
 	if (n) {
 		m->host = xstrdup(s[n - 1]->host);
 		m->boot_id = xstrdup(s[n - 1]->boot_id);
 		m->first_seq = s[0]->seq;
 		m->last_seq = s[n - 1]->seq;
 		m->wall_offset_ns = s[0]->wall_offset_ns;
-		m->wall_end_ns = s[n - 1]->wall_offset_ns;
-		m->has_wall_end = true;
 	} else {
 		const char *host = rt_metadata_env(m->t->md, "hostname");
 
 		m->host = xstrdup(host ? host : "");
 		m->boot_id = xstrdup("");
 		m->wall_offset_ns = m->wall_start_ns;
-		m->has_wall_end = read_clock_end(m->t->dir, &m->wall_end_ns);
 	}
 
 	/* Each CPU's chunks in sequence order, one of each. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../../lib/chunk.h"
 #include "../../lib/clockfile.h"
 #include "../../lib/usyms.h"
 
@@ -100,11 +101,12 @@ static void copy_file(struct unpack *u, const char *name, bool optional,
 	ssize_t r;
 
 	snprintf(from, sizeof(from), "%s/%s", u->in, name);
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0 && optional && errno == ENOENT)
+	/* A regular file only: a FIFO in its place would hang the copy. */
+	in = rt_open_regular(AT_FDCWD, from, NULL);
+	if (in == -ENOENT && optional)
 		return;
 	if (in < 0)
-		die("%s: %s", from, strerror(errno));
+		die("%s: %s", from, in == -EINVAL ? "not a regular file" : strerror(-in));
 	out = create(u, name, listed);
 	while ((r = read(in, buf, sizeof(buf))) != 0) {
 		if (r < 0 && errno == EINTR)

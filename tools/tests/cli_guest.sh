@@ -174,7 +174,7 @@ test_second_record() {
 		grep -q '"format": "ringtrace-clock"' "$out/.ringtrace-clock.json"
 	d=$("$CLI" sql --csv "$out" 'SELECT clock_drift_ns FROM trace' 2>"$W/t0b.clock" | sed -n '2s/\r$//p')
 	check "second record: sql reads its clock drift ($d ns, under a second): $(head -c 300 "$W/t0b.clock")" \
-		test -n "$d" -a "$d" != NULL -a "${d#-}" -lt 1000000000 -a ! -s "$W/t0b.clock"
+		test -n "$d" -a "${d#-}" -lt 1000000000 -a ! -s "$W/t0b.clock"
 }
 
 # A state that is not the default, so that a restore to defaults fails.

@@ -559,6 +559,22 @@ def clock_start_end_drift(ctx):
     r = sql(d, CLOCK_Q, '--json')
     check(arrays(r.stdout)[0] == want and 'not a clock file' in r.stderr,
           'a directory for a clock file: %s, stderr %r' % (r.stdout, r.stderr))
+    os.rmdir(clock)
+    os.mkfifo(clock)          # opened as it is, it would hang the read
+    r = sql(d, CLOCK_Q, '--json')
+    check(arrays(r.stdout)[0] == want and 'not a clock file' in r.stderr,
+          'a FIFO for a clock file: %s, stderr %r' % (r.stdout, r.stderr))
+    os.unlink(clock)
+    # An unpacked directory (plain cpuN streams) keeps its start and its end.
+    with open(clock, 'w') as f:
+        json.dump({'format': 'ringtrace-clock', 'format_version': 1,
+                   'end': {'realtime_offset_ns': start - 55}}, f)
+    u = ctx.path('unpacked')
+    r = td.rt('unpack', d, u)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    got = rows(u, CLOCK_Q)
+    want[0].update(wall_offset_end_ns=start - 55, clock_drift_ns=-55)
+    check(got == want, 'unpacked: %s, want %s' % (got, want))
 
     d2 = td.seek_trace(ctx.path('rot'), files=3, packets=30)
     sets = td.chunk_sets(ctx, d2, host='web3')
@@ -584,6 +600,22 @@ def clock_start_end_drift(ctx):
     want = [{'wall_offset_ns': start, 'wall_offset_start_ns': start,
              'wall_offset_end_ns': start, 'clock_drift_ns': 0}]
     check(got == want, 'the middle set alone: %s, want %s' % (got, want))
+    # A set recover finished: its clocks were made, not read.  The newest
+    # set that was not recovered is the end; none, NULL.
+    path = os.path.join(sets[2], 'manifest.json')
+    with open(path) as f:
+        man = json.load(f)
+    man['recovered'] = True
+    with open(path, 'w') as f:
+        json.dump(man, f)
+    got = rows(sets, CLOCK_Q)
+    want = [{'wall_offset_ns': start + 100, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': start, 'clock_drift_ns': 0}]
+    check(got == want, 'the last set recovered: %s, want %s' % (got, want))
+    got = rows(sets[2], CLOCK_Q)
+    want = [{'wall_offset_ns': start - 777, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': None, 'clock_drift_ns': None}]
+    check(got == want, 'the recovered set alone: %s, want %s' % (got, want))
 
 
 @test

@@ -6,8 +6,9 @@
  * machine's name ("" when the trace does not say), wall_offset_ns what
  * turns its ts into epoch ns (--wall adds it).  wall_offset_start_ns is
  * that offset measured as the recording began (the metadata's clock),
- * wall_offset_end_ns as it ended (the last chunk set's manifest, or the
- * directory's .ringtrace-clock.json; NULL when neither is there), and
+ * wall_offset_end_ns as it ended (the directory's .ringtrace-clock.json,
+ * else the newest chunk set's manifest not recovered after a crash; NULL
+ * when neither is there), and
  * clock_drift_ns the second minus the first: how far the wall clock moved
  * against the trace's own over the recording (NTP's steps and slewing),
  * the uncertainty of a wall_ts across hosts.  first_ts and last_ts are
