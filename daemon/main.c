@@ -44,6 +44,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "../lib/clockfile.h"
 #include "ringtraced.h"
 
 /* epoll tags */
@@ -502,6 +503,11 @@ static int stop(enum run_end end)
 		drain_request(&cpus[i], end == RUN_STOP ? REQ_STOP : REQ_ABORT);
 	}
 	drain_join();
+	/* The recording's end, for the metadata's clock offset (its start). */
+	err = clock_file_write(outdirfd);
+	if (err)
+		warn("%s/" CLOCK_FILE ": %s: the trace's clock drift will be unknown",
+		     outdir, strerror(-err));
 	bad = failed_cpu();
 	if (opt.on_chunk) {
 		unsigned int last = 0;

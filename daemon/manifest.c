@@ -27,6 +27,9 @@
  * lost (events_discarded) since the CPU's previous chunk, or, for the
  * first, since the recording began (include/uapi/linux/ringtrace.h).
  *
+ * The same clocks, read as a recording ends, go into its trace
+ * directory's CLOCK_FILE (clock_file_write(), ../lib/clockfile.h).
+ *
  * A set recover.c finished after a crash has "recovered": true after
  * "sequence", and its origin is the recording's (struct manifest_origin:
  * the metadata's host, release and clock offsets, the clocks "at" its last
@@ -43,6 +46,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "../lib/clockfile.h"
 #include "ringtraced.h"
 
 int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf)
@@ -156,6 +160,14 @@ void manifest_origin_now(struct manifest_origin *o)
 	o->boot = clock_ns(CLOCK_BOOTTIME);
 }
 
+/* The three clocks of @o and the offsets from the trace's: JSON members. */
+static void clocks_json(FILE *f, const struct manifest_origin *o)
+{
+	fprintf(f, "\"monotonic_ns\": %lld, \"realtime_ns\": %lld, \"boottime_ns\": %lld, \"realtime_offset_ns\": %lld, \"boottime_offset_ns\": %lld",
+		(long long)o->mono, (long long)o->real, (long long)o->boot,
+		(long long)(o->real - o->mono), (long long)(o->boot - o->mono));
+}
+
 static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 		       unsigned int nf, const struct manifest_file *files,
 		       unsigned int nfiles, const char *meta,
@@ -180,9 +192,9 @@ static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 	fprintf(f, ",\n  \"sequence\": %u,\n", seq);
 	if (o->recovered)
 		fputs("  \"recovered\": true,\n", f);
-	fprintf(f, "  \"clock\": {\"name\": \"monotonic\", \"monotonic_ns\": %lld, \"realtime_ns\": %lld, \"boottime_ns\": %lld, \"realtime_offset_ns\": %lld, \"boottime_offset_ns\": %lld},\n",
-		(long long)o->mono, (long long)o->real, (long long)o->boot,
-		(long long)(o->real - o->mono), (long long)(o->boot - o->mono));
+	fputs("  \"clock\": {\"name\": \"monotonic\", ", f);
+	clocks_json(f, o);
+	fputs("},\n", f);
 	fputs("  \"cpus\": [", f);
 	for (i = 0; i < nf; i++) {
 		chunk_name(name, sizeof(name), cf[i].cpu, cf[i].seq);
@@ -205,14 +217,15 @@ static void write_json(FILE *f, unsigned int seq, const struct chunk_facts *cf,
 	fputs("\n  ]\n}\n", f);
 }
 
-int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
-		   unsigned int nf, const struct manifest_file *files,
-		   unsigned int nfiles, const char *meta,
-		   const struct manifest_origin *o)
+/*
+ * @dirfd/@name (opened with @flags) made by @emit, flushed and synced:
+ * 0 or -errno (a file that could not be finished may be left).
+ */
+static int write_synced(int dirfd, const char *name, int flags,
+			void (*emit)(FILE *f, const void *arg), const void *arg)
 {
-	struct manifest_origin now;
-	int fd = openat(setfd, "manifest.json",
-			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags,
+			0640);
 	FILE *f;
 	int err = 0;
 
@@ -224,16 +237,69 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
 		close(fd);
 		return err;
 	}
-	if (!o) {
-		manifest_origin_now(&now);
-		o = &now;
-	}
-	write_json(f, seq, cf, nf, files, nfiles, meta, o);
+	emit(f, arg);
 	if (fflush(f) == EOF || ferror(f))
 		err = -(errno ? errno : EIO);
 	if (!err && fdatasync(fd) < 0)
 		err = -errno;
 	if (fclose(f) == EOF && !err)
 		err = -errno;
+	return err;
+}
+
+struct manifest_args {
+	unsigned int seq;
+	const struct chunk_facts *cf;
+	unsigned int nf;
+	const struct manifest_file *files;
+	unsigned int nfiles;
+	const char *meta;
+	const struct manifest_origin *o;
+};
+
+static void emit_manifest(FILE *f, const void *arg)
+{
+	const struct manifest_args *a = arg;
+
+	write_json(f, a->seq, a->cf, a->nf, a->files, a->nfiles, a->meta, a->o);
+}
+
+int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *cf,
+		   unsigned int nf, const struct manifest_file *files,
+		   unsigned int nfiles, const char *meta,
+		   const struct manifest_origin *o)
+{
+	struct manifest_args a = { seq, cf, nf, files, nfiles, meta, o };
+	struct manifest_origin now;
+
+	if (!o) {
+		manifest_origin_now(&now);
+		a.o = &now;
+	}
+	return write_synced(setfd, "manifest.json", O_EXCL, emit_manifest, &a);
+}
+
+static void emit_clock(FILE *f, const void *arg)
+{
+	fputs("{\"format\": \"ringtrace-clock\", \"format_version\": 1,\n \"end\": {", f);
+	clocks_json(f, arg);
+	fputs("}}\n", f);
+}
+
+int clock_file_write(int dirfd)
+{
+	static const char tmp[] = CLOCK_FILE ".tmp";
+	struct manifest_origin now;
+	int err;
+
+	manifest_origin_now(&now);
+	err = write_synced(dirfd, tmp, O_TRUNC, emit_clock, &now);
+	/* Renamed whole, then the name made durable. */
+	if (!err && renameat(dirfd, tmp, dirfd, CLOCK_FILE) < 0)
+		err = -errno;
+	if (!err && fsync(dirfd) < 0)
+		err = -errno;
+	if (err)
+		unlinkat(dirfd, tmp, 0);
 	return err;
 }

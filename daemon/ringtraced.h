@@ -685,6 +685,11 @@ int manifest_write(int setfd, unsigned int seq, const struct chunk_facts *f,
 		   const struct manifest_origin *o);
 /* Size and XXH64 of @dirfd/@name, read whole; -errno. */
 int manifest_file_sum(int dirfd, const char *name, struct manifest_file *mf);
+/*
+ * @dirfd/CLOCK_FILE (../lib/clockfile.h): the clocks now, as the
+ * recording ends; synced, replaced whole.  -errno.
+ */
+int clock_file_write(int dirfd);
 
 /* ------------------------------------------------------------------ */
 /* trigger.c: --trigger                                                 */

@@ -54,11 +54,12 @@
 /*
  * The tables shipped, in this order; ringtrace_sets records each.  The
  * first nine are fed by one read of the set (ship_shared()); process
- * takes the thread index thread built.
+ * takes the thread index thread built; trace's span (its first and last
+ * item) reads the frames that read left in the cache, decoding no payload.
  */
 static const char *const ship_tables[] = {
 	"raw", "sched_slice", "thread_state", "syscall", "wakeup", "irq", "softirq",
-	"thread", "lost", "process", "marker", "sample", "stack", "frame",
+	"thread", "lost", "process", "marker", "sample", "stack", "frame", "trace",
 };
 
 #define SHIP_BATCH_DEFAULT	(4U << 20)	/* RowBinary bytes per POST */
@@ -114,11 +115,22 @@ struct col {
 	int idx;			/* the table's column */
 };
 
+/* Whether @name is a common column's. */
+static bool is_common(const char *name)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(common_cols); i++)
+		if (!strcmp(name, common_cols[i][0]))
+			return true;
+	return false;
+}
+
 /*
  * The table's columns as SELECT * has them, past trace and host (the
- * common ones replace them): sql's own definition (struct sql_table), so
- * ship's columns and sql's are one list.  *@ts_col: the row's time, ts or
- * else start_ts, -1 none.
+ * common ones replace them; the trace table's own trace, the member's
+ * number, is 0 in every set shipped): sql's own definition (struct
+ * sql_table), so ship's columns and sql's are one list.  *@ts_col: the
+ * row's time, ts or else start_ts (thread, process) or first_ts (trace),
+ * -1 none.
  */
 static unsigned int table_cols(const struct sql_table *t, struct col *cols, int *ts_col)
 {
@@ -129,7 +141,8 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 		const struct sql_column *c = &t->cols[i];
 
 		if (c->push == SQL_PUSH_TRACE || c->push == SQL_PUSH_HOST ||
-		    strstr(c->type, "HIDDEN"))
+		    strstr(c->type, "HIDDEN") ||
+		    (t == &sql_t_trace && (is_common(c->name) || !strcmp(c->name, "trace"))))
 			continue;
 		cols[n].name = c->name;
 		cols[n].idx = (int)i;
@@ -143,7 +156,8 @@ static unsigned int table_cols(const struct sql_table *t, struct col *cols, int 
 			cols[n].kind = SQLITE_INTEGER;
 			cols[n].type = "Nullable(Int64)";
 		}
-		if (!strcmp(c->name, "ts") || (*ts_col < 0 && !strcmp(c->name, "start_ts")))
+		if (!strcmp(c->name, "ts") ||
+		    (*ts_col < 0 && (!strcmp(c->name, "start_ts") || !strcmp(c->name, "first_ts"))))
 			*ts_col = (int)n;
 		n++;
 	}
@@ -969,7 +983,7 @@ const struct command cmd_ship = {
 "Insert each trace directory or chunk set into ClickHouse over its HTTP\n"
 "interface, as the rows of ringtrace sql's tables (raw, thread, process,\n"
 "sched_slice, thread_state, syscall, wakeup, irq, softirq, marker, lost,\n"
-"sample, stack, frame),\n"
+"sample, stack, frame, trace),\n"
 "each row with host, boot_id, set_key, day and wall_ts (ts in ns since the\n"
 "epoch) in front.  Tables are made when missing (MergeTree, partitioned by\n"
 "day, ordered by host and wall_ts); one of another shape is an error.\n"

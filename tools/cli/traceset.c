@@ -47,9 +47,11 @@
 #include <unistd.h>
 
 #include "../../lib/chunk.h"
+#include "../../lib/clockfile.h"
 #include "traceset.h"
 
 #define MANIFEST_MAX	(1 << 20)	/* bytes: a set of 8192 CPUs fits */
+#define CLOCK_FILE_MAX	4096		/* bytes: the writer's are 200 */
 
 /* What a manifest says of a file of its set. */
 struct set_file {
@@ -79,6 +81,7 @@ struct unit {
 	char *dir;
 	char *real;			/* its realpath: read once */
 	bool is_set;			/* has a manifest.json */
+	bool recovered;			/* its manifest says "recovered" */
 	char *host, *boot_id, *trace, *uuid;
 	unsigned int seq;
 	int64_t wall_offset_ns;
@@ -179,25 +182,31 @@ static bool exists(const char *dir, const char *name)
 
 /* ---- manifest.json -------------------------------------------------------------- */
 
-/* The whole of @path, NUL-terminated: 0, 1 when it does not exist, -1 said. */
-static int read_small(const char *path, char **out)
+/*
+ * The whole of @path (@what: a regular file of at most @max bytes),
+ * NUL-terminated: 0, 1 when it does not exist, -1 with *@why (@buf's
+ * room, @size) saying what was wrong.
+ */
+static int read_small(const char *path, const char *what, size_t max, char **out,
+		      char *why, size_t size)
 {
 	struct stat st;
 	char *buf;
 	ssize_t n;
 	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Neither a symlink followed nor a FIFO waited on. */
+	int fd = rt_open_regular(AT_FDCWD, path, &st);
 
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 1;
-		error_line("%s: %s", path, strerror(errno));
+	if (fd == -ENOENT)
+		return 1;
+	if (fd < 0 && fd != -EINVAL) {
+		snprintf(why, size, "%s", strerror(-fd));
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MANIFEST_MAX) {
-		error_line("%s: not a manifest (a regular file of at most %d bytes)",
-			   path, MANIFEST_MAX);
-		close(fd);
+	if (fd < 0 || (size_t)st.st_size > max) {
+		snprintf(why, size, "not a %s (a regular file of at most %zu bytes)", what, max);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -208,7 +217,7 @@ static int read_small(const char *path, char **out)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			error_line("%s: %s", path, strerror(errno));
+			snprintf(why, size, "%s", strerror(errno));
 			free(buf);
 			close(fd);
 			return -1;
@@ -327,18 +336,63 @@ static const char *read_cpus(struct unit *u, struct json_object *cpus)
 	return NULL;
 }
 
+/*
+ * @dir/CLOCK_FILE's realtime offset as the recording ended into *@end:
+ * true; false when there is none, or (said) one that cannot be read --
+ * its clock drift is then not known, the trace is read all the same.
+ */
+static bool read_clock_end(const char *dir, __int128 *end)
+{
+	struct json_object *root, *clock, *v;
+	enum json_tokener_error jerr;
+	char path[PATH_MAX], why[128], *text;
+	int64_t x;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/" CLOCK_FILE, dir);
+	r = read_small(path, "clock file", CLOCK_FILE_MAX, &text, why, sizeof(why));
+	if (r > 0)
+		return false;
+	if (r < 0) {
+		warn("%s: %s: the trace's clock drift is not known", path, why);
+		return false;
+	}
+	root = json_tokener_parse_verbose(text, &jerr);
+	free(text);
+	if (!root) {
+		warn("%s: not JSON (%s): the trace's clock drift is not known", path,
+		     json_tokener_error_desc(jerr));
+		return false;
+	}
+	if (!(v = member(root, "format", json_type_string)) ||
+	    strcmp(json_object_get_string(v), "ringtrace-clock") ||
+	    !get_int(root, "format_version", 1, 1, &x) ||
+	    !(clock = member(root, "end", json_type_object)) ||
+	    !get_int(clock, "realtime_offset_ns", INT64_MIN, INT64_MAX, &x)) {
+		warn("%s: not a ringtrace-clock of format_version 1 with an \"end\" "
+		     "realtime_offset_ns: the trace's clock drift is not known", path);
+		json_object_put(root);
+		return false;
+	}
+	json_object_put(root);
+	*end = x;
+	return true;
+}
+
 /* The facts of DIR/manifest.json into @u; 1 if DIR has none; -1 said. */
 static int read_manifest(struct unit *u)
 {
 	struct json_object *root, *clock, *cpus, *files, *v;
 	enum json_tokener_error jerr;
 	const char *why = NULL;
-	char path[PATH_MAX], *text;
+	char path[PATH_MAX], why_buf[128], *text;
 	int64_t x;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", u->dir);
-	r = read_small(path, &text);
+	r = read_small(path, "manifest", MANIFEST_MAX, &text, why_buf, sizeof(why_buf));
+	if (r < 0)
+		error_line("%s: %s", path, why_buf);
 	if (r)
 		return r;
 	root = json_tokener_parse_verbose(text, &jerr);
@@ -367,6 +421,8 @@ static int read_manifest(struct unit *u)
 	else if (!(cpus = member(root, "cpus", json_type_array)) ||
 		 !(files = member(root, "files", json_type_array)))
 		why = "no \"cpus\" or \"files\" list";
+	if (!why && (v = member(root, "recovered", json_type_boolean)))
+		u->recovered = json_object_get_boolean(v);
 	if (!why)
 		why = read_cpus(u, cpus);
 	if (!why)
@@ -775,18 +831,39 @@ static void add_path(struct rt_trace_cpu *c, char *p)
 	c->compressed = true;
 }
 
+/*
+ * @m's wall-clock offset as its recording began (its metadata's) and, if
+ * known, as it ended: @dir's CLOCK_FILE (a directory's own chunks or
+ * streams are newer than any of its sets), else the newest of the @n
+ * sets @s that was not recovered (a recovered set's clocks were made from
+ * the metadata's, not read).
+ */
+static void member_clock(struct tset_member *m, const char *dir, struct unit *const *s,
+			 unsigned int n)
+{
+	const struct rt_metadata *md = m->t->md;
+
+	m->wall_start_ns = (__int128)md->clock_offset_s * 1000000000 +
+			   (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
+	m->has_wall_end = dir && read_clock_end(dir, &m->wall_end_ns);
+	for (unsigned int i = n; i-- && !m->has_wall_end;)
+		if (!s[i]->recovered) {
+			m->wall_end_ns = s[i]->wall_offset_ns;
+			m->has_wall_end = true;
+		}
+}
+
 /* A plain trace directory as a member. */
 static void plain_member(struct tset_member *m, struct unit *u)
 {
-	const struct rt_metadata *md = u->t->md;
-	const char *host = rt_metadata_env(md, "hostname");
+	const char *host = rt_metadata_env(u->t->md, "hostname");
 
 	m->t = u->t;
 	u->t = NULL;
 	m->host = xstrdup(host ? host : "");
 	m->boot_id = xstrdup("");
-	m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
-			    (__int128)md->clock_offset * 1000000000 / (__int128)md->clock_freq;
+	member_clock(m, u->dir, NULL, 0);
+	m->wall_offset_ns = m->wall_start_ns;
 }
 
 /* A chunk of a member, where it comes from. */
@@ -1004,6 +1081,8 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 	m->t->md = newest->t->md;
 	newest->t->md = NULL;
 	m->nr_sets = n;
+	/* The directory's own chunks, if any, are the newest: its end is the recording's. */
+	member_clock(m, nl ? lu[0]->dir : n ? NULL : newest->dir, s, n);
 	if (n) {
 		m->host = xstrdup(s[n - 1]->host);
 		m->boot_id = xstrdup(s[n - 1]->boot_id);
@@ -1011,14 +1090,11 @@ static int build_member(struct tset *ts, struct tset_member *m, struct unit **s,
 		m->last_seq = s[n - 1]->seq;
 		m->wall_offset_ns = s[0]->wall_offset_ns;
 	} else {
-		const struct rt_metadata *md = m->t->md;
-		const char *host = rt_metadata_env(md, "hostname");
+		const char *host = rt_metadata_env(m->t->md, "hostname");
 
 		m->host = xstrdup(host ? host : "");
 		m->boot_id = xstrdup("");
-		m->wall_offset_ns = (__int128)md->clock_offset_s * 1000000000 +
-				    (__int128)md->clock_offset * 1000000000 /
-				    (__int128)md->clock_freq;
+		m->wall_offset_ns = m->wall_start_ns;
 	}
 
 	/* Each CPU's chunks in sequence order, one of each. */

@@ -58,6 +58,13 @@ struct tset_member {
 	char *boot_id;			/* the manifests'; "" for a plain trace */
 	unsigned int first_seq, last_seq;	/* its sets' sequence numbers */
 	__int128 wall_offset_ns;	/* wall-clock = ns of a timestamp + this */
+	/*
+	 * The same measured as the recording began (the metadata's clock)
+	 * and, if @has_wall_end, as it ended: its last set's manifest, or a
+	 * trace directory's CLOCK_FILE (lib/clockfile.h).
+	 */
+	__int128 wall_start_ns, wall_end_ns;
+	bool has_wall_end;
 	unsigned int nr_sets;		/* 0: a plain trace directory */
 	unsigned int nr_gaps;
 	struct tset_gap *gaps;		/* by time */

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../../lib/chunk.h"
+#include "../../lib/clockfile.h"
 #include "../../lib/usyms.h"
 
 #define LIST_NAME	".ringtrace-unpack"
@@ -99,11 +101,12 @@ static void copy_file(struct unpack *u, const char *name, bool optional,
 	ssize_t r;
 
 	snprintf(from, sizeof(from), "%s/%s", u->in, name);
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0 && optional && errno == ENOENT)
+	/* A regular file only: a FIFO in its place would hang the copy. */
+	in = rt_open_regular(AT_FDCWD, from, NULL);
+	if (in == -ENOENT && optional)
 		return;
 	if (in < 0)
-		die("%s: %s", from, strerror(errno));
+		die("%s: %s", from, in == -EINVAL ? "not a regular file" : strerror(-in));
 	out = create(u, name, listed);
 	while ((r = read(in, buf, sizeof(buf))) != 0) {
 		if (r < 0 && errno == EINTR)
@@ -324,8 +327,12 @@ static int run(int argc, char **argv)
 	for (unsigned int i = 0; i < t->nr_cpus; i++)
 		unpack_cpu(&u, t, &t->cpus[i]);
 	copy_file(&u, "metadata", false, true);
-	/* The kernel's symbols and the binaries, hidden from CTF readers, for report. */
+	/*
+	 * The kernel's symbols, the recording's end clock and the binaries,
+	 * hidden from CTF readers, for report and sql.
+	 */
 	copy_file(&u, KSYMS_FILE, true, true);
+	copy_file(&u, CLOCK_FILE, true, true);
 	copy_store(&u);
 	if (fflush(u.list) || fsync(fileno(u.list)) || fclose(u.list))
 		die("%s: %s", LIST_NAME, strerror(errno));

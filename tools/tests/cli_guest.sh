@@ -167,6 +167,14 @@ test_second_record() {
 		check "second record: CPU $c's summary: written and delivered its $n events ($d)" \
 			test "$d" = "$n $n"
 	done
+	# ringtraced kept the clocks as the recording ended: the trace table's
+	# drift from the metadata's offset (the kernel's, at the start) is
+	# what the clocks moved apart in between, none here (no NTP).
+	check "second record: ringtraced wrote .ringtrace-clock.json" \
+		grep -q '"format": "ringtrace-clock"' "$out/.ringtrace-clock.json"
+	d=$("$CLI" sql --csv "$out" 'SELECT clock_drift_ns FROM trace' 2>"$W/t0b.clock" | sed -n '2s/\r$//p')
+	check "second record: sql reads its clock drift ($d ns, under a second): $(head -c 300 "$W/t0b.clock")" \
+		test -n "$d" -a "${d#-}" -lt 1000000000 -a ! -s "$W/t0b.clock"
 }
 
 # A state that is not the default, so that a restore to defaults fails.

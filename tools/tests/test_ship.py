@@ -87,7 +87,7 @@ def ship(url, db, *dirs, env=None, status=0, opts=()):
 # The tables shipped, and the aggregates compared: {t} is the table's name
 # (sql) or db.table (ClickHouse); both dialects read them alike.
 TABLES = ('raw', 'thread', 'process', 'sched_slice', 'thread_state', 'syscall',
-          'wakeup', 'irq', 'softirq', 'marker', 'lost', 'sample', 'stack', 'frame')
+          'wakeup', 'irq', 'softirq', 'marker', 'lost', 'sample', 'stack', 'frame', 'trace')
 AGGREGATES = (
     ('raw', 'SELECT name, cpu, count(*) FROM {t} GROUP BY name, cpu'),
     ('syscall', 'SELECT name, count(*), sum(ifNull(dur, 0)), max(ifNull(dur, -1)), '
@@ -105,6 +105,8 @@ AGGREGATES = (
                'GROUP BY utid, event, stack_id'),
     ('frame', 'SELECT frame_id, kind, ifNull(name, \'?\'), ifNull(module, \'?\') FROM {t}'),
     ('stack', 'SELECT stack_id, depth, frame_id FROM {t}'),
+    ('trace', 'SELECT uuid, nr_sets, nr_gaps, nr_cpus, clock_freq, wall_offset_ns, first_ts, '
+              'last_ts, wall_offset_start_ns, wall_offset_end_ns, clock_drift_ns FROM {t}'),
 )
 
 
@@ -252,6 +254,45 @@ def chunk_sets_each_a_set(ctx):
         add(w, sql_rows(x, q.format(t='raw')))
     g = add({}, ch_rows(s, q.format(t='%s.raw' % db)))
     check(g == w, 'events per name and CPU %s, sql %s' % (g, w))
+
+
+@test
+def clock_drift_per_host(ctx):
+    """Each set's trace row carries its recording's clock: the metadata's
+    offset (start), its manifest's (end: the set's close) or a trace
+    directory's .ringtrace-clock.json, and the drift between them, as sql
+    has them; a query over the fleet sees each host's uncertainty."""
+    s, db = SERVERS[0], ctx.db()
+    d = td.seek_trace(ctx.path('rot'), files=3, packets=30)
+    sets = td.chunk_sets(ctx, d, host='web3', boot='boot-7')
+    start = ts.metadata_offset(d)
+    for k, delta in enumerate((40, -900, 2500)):
+        path = os.path.join(sets[k], 'manifest.json')
+        with open(path) as f:
+            man = json.load(f)
+        man['clock']['realtime_offset_ns'] = start + delta
+        with open(path, 'w') as f:
+            json.dump(man, f)
+    plain = td.seek_trace(ctx.path('plain'), files=1, packets=10)
+    pstart = ts.metadata_offset(plain)
+    with open(os.path.join(plain, '.ringtrace-clock.json'), 'w') as f:
+        json.dump({'format': 'ringtrace-clock', 'format_version': 1,
+                   'end': {'monotonic_ns': 9, 'realtime_ns': pstart + 9 + 70000,
+                           'boottime_ns': 9, 'realtime_offset_ns': pstart + 70000,
+                           'boottime_offset_ns': 0}}, f)
+    ship(s.url, db, *sets)
+    ship(s.url, db, plain)
+    q = ('SELECT wall_offset_ns, wall_offset_start_ns, wall_offset_end_ns, clock_drift_ns '
+         'FROM {t}')
+    want = sorted(sum((sql_rows(x, q.format(t='trace')) for x in sets + [plain]), []))
+    got = ch_rows(s, q.format(t='%s.trace' % db))
+    check(got == want and len(got) == 4, 'trace rows %s\n  sql %s' % (got, want))
+    drift = [int(r[3]) for r in want]
+    check(sorted(drift) == [-900, 40, 2500, 70000], 'drifts %s' % drift)
+    got = ch_rows(s, 'SELECT host, max(abs(clock_drift_ns)) FROM %s.trace GROUP BY host' % db)
+    host = ts.rows(plain, 'SELECT host FROM trace')[0]['host']
+    want = sorted([('web3', '2500'), (host, '70000')])
+    check(got == want, 'the drift per host %s, want %s' % (got, want))
 
 
 @test
@@ -442,17 +483,18 @@ def passes_counted(ctx):
     wakeup, irq and softirq, the thread index (thread, then process from
     it) and lost.  sample, stack and frame read nothing: that read found
     no event a stack pair is made of.  Counted as the frames read
-    (decoded, or taken from the cache): zstd -lv's count, none taken from
-    the cache.  The rows are sql's."""
+    (decoded, or taken from the cache): zstd -lv's count decoded, and the
+    same taken from the cache once more by trace's span (its first and
+    last item: no payload decoded).  The rows are sql's."""
     s, db = SERVERS[0], ctx.db()
     frames = zstd_frames(REAL_TRACE)
     r = ship(s.url, db, REAL_TRACE)
     same_as_sql(s, db, REAL_TRACE)
     decoded, taken, _ = frames_said(r.stderr, REAL_TRACE)
-    check(decoded + taken == frames,
+    check(decoded == frames and taken == frames,
           '%d frames read (%d decoded, %d from the cache): %g passes over the %d '
-          'frames, not 1' % (decoded + taken, decoded, taken, (decoded + taken) / frames,
-                             frames))
+          'frames, not one decoding and trace\'s span from the cache' %
+          (decoded + taken, decoded, taken, (decoded + taken) / frames, frames))
 
 
 @test
@@ -684,20 +726,39 @@ def older_tables_refused(ctx):
 
 @test
 def two_shards_distributed(ctx):
-    """real-trace into shard 1, the mixed trace into shard 2 (their own
-    servers), a Distributed table over both: events per host and name are
-    the union of sql's on each trace."""
+    """real-trace into shard 1, a synthetic mix of another host (system
+    calls, wakeups, interrupts) into shard 2 (their own servers),
+    Distributed tables over both: events per host and name, the top system
+    calls across hosts and the p99 wakeup latency per host are what sql
+    answers over the two traces."""
     s1, s2 = SERVERS
     db = ctx.db()
-    m = ts.mixed_trace(ctx.path('mixed'))
+    m = ts.sched_mix_trace(ctx.path('mix'))
     ship(s1.url, db, REAL_TRACE)
     ship(s2.url, db, m)
-    s1.query('CREATE TABLE %s.raw_fleet AS %s.raw ENGINE = Distributed(fleet, %s, raw, '
-             'cityHash64(host))' % (db, db, db))
+    every = [REAL_TRACE, m]
+    for t in ('raw', 'syscall', 'wakeup'):
+        s1.query('CREATE TABLE %s.%s_fleet AS %s.%s ENGINE = Distributed(fleet, %s, %s, '
+                 'cityHash64(host))' % (db, t, db, t, db, t))
     q = 'SELECT host, name, count(*) FROM {t} GROUP BY host, name'
     g = ch_rows(s1, q.format(t='%s.raw_fleet' % db))
-    w = sorted(sql_rows([REAL_TRACE, m], q.format(t='raw')))
+    w = sorted(sql_rows(every, q.format(t='raw')))
     check(g == w and len({r[0] for r in g}) == 2, 'fleet %s\n  sql %s' % (g, w))
+    # The top system calls across hosts, in order.
+    q = ('SELECT name, count(*), sum(dur) FROM {t} WHERE dur IS NOT NULL GROUP BY name '
+         'ORDER BY count(*) DESC, name LIMIT 8')
+    g = [tuple(r) for r in s1.rows(q.format(t='%s.syscall_fleet' % db))]
+    w = [tuple(norm(v) for v in r.values()) for r in ts.rows(every, q.format(t='syscall'))]
+    check(g == w and len(g) == 8, 'top system calls %s\n  sql %s' % (g, w))
+    # p99 wakeup latency per host, report's rank: the ceil(0.99 n)-th smallest.
+    g = ch_rows(s1, 'SELECT host, arrayElement(arraySort(groupArray(latency)), '
+                    'toUInt64(ceil(0.99 * count()))) FROM %s.wakeup_fleet '
+                    'WHERE latency IS NOT NULL GROUP BY host' % db)
+    lat = {}
+    for r in ts.rows(every, 'SELECT host, latency FROM wakeup WHERE latency IS NOT NULL'):
+        lat.setdefault(r['host'], []).append(r['latency'])
+    w = sorted((h, str(sorted(v)[-(-99 * len(v) // 100) - 1])) for h, v in lat.items())
+    check(g == w and len(w) == 2, 'p99 wakeup latency per host %s\n  sql %s' % (g, w))
 
 
 def ch_sql(server, db, *args, status=0):

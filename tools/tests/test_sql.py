@@ -508,6 +508,116 @@ def chunk_sets_one_trace(ctx):
           (len(got), len(want)))
 
 
+def metadata_offset(d):
+    """The wall-clock offset of @d's metadata's clock, in ns."""
+    with open(os.path.join(d, 'metadata')) as f:
+        m = re.search(r'offset_s = (-?\d+);\s*offset = (\d+);', f.read())
+    return int(m.group(1)) * 10**9 + int(m.group(2))
+
+
+CLOCK_Q = ('SELECT wall_offset_ns, wall_offset_start_ns, wall_offset_end_ns, clock_drift_ns '
+           'FROM trace')
+
+
+@test
+def clock_start_end_drift(ctx):
+    """trace's wall_offset_start_ns is the metadata's clock offset (the
+    recording's start), wall_offset_end_ns its end -- a trace directory's
+    .ringtrace-clock.json, or the last chunk set's manifest -- and
+    clock_drift_ns the end minus the start; both NULL when the directory
+    has no end.  A clock file that cannot be read is said on stderr and
+    the trace is read all the same."""
+    d = td.seek_trace(ctx.path('plain'), files=1, packets=10)
+    start = metadata_offset(d)
+    got = rows(d, CLOCK_Q)
+    want = [{'wall_offset_ns': start, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': None, 'clock_drift_ns': None}]
+    check(got == want, 'no clock file: %s, want %s' % (got, want))
+    clock = os.path.join(d, '.ringtrace-clock.json')
+    with open(clock, 'w') as f:
+        json.dump({'format': 'ringtrace-clock', 'format_version': 1,
+                   'end': {'monotonic_ns': 5, 'realtime_ns': start + 1234572,
+                           'boottime_ns': 5, 'realtime_offset_ns': start + 1234567,
+                           'boottime_offset_ns': 0}}, f)
+    got = rows(d, CLOCK_Q)
+    want[0].update(wall_offset_end_ns=start + 1234567, clock_drift_ns=1234567)
+    check(got == want, 'clock file: %s, want %s' % (got, want))
+    want[0].update(wall_offset_end_ns=None, clock_drift_ns=None)
+    for bad in ('{"format": "ringtrace-clock", "format_version": 1, "end": {',
+                '{"format": "ringtrace-clock", "format_version": 2, '
+                '"end": {"realtime_offset_ns": 5}}',
+                '{"format": "ringtrace-clock", "format_version": 1, "end": {}}'):
+        with open(clock, 'w') as f:
+            f.write(bad)
+        r = sql(d, CLOCK_Q, '--json')
+        got = arrays(r.stdout)[0]
+        check(got == want and '.ringtrace-clock.json' in r.stderr and
+              'clock drift is not known' in r.stderr,
+              'clock file %r: %s (want %s), stderr %r' % (bad, got, want, r.stderr))
+    os.unlink(clock)
+    os.mkdir(clock)
+    r = sql(d, CLOCK_Q, '--json')
+    check(arrays(r.stdout)[0] == want and 'not a clock file' in r.stderr,
+          'a directory for a clock file: %s, stderr %r' % (r.stdout, r.stderr))
+    os.rmdir(clock)
+    os.mkfifo(clock)          # opened as it is, it would hang the read
+    r = sql(d, CLOCK_Q, '--json')
+    check(arrays(r.stdout)[0] == want and 'not a clock file' in r.stderr,
+          'a FIFO for a clock file: %s, stderr %r' % (r.stdout, r.stderr))
+    os.unlink(clock)
+    # An unpacked directory (plain cpuN streams) keeps its start and its end.
+    with open(clock, 'w') as f:
+        json.dump({'format': 'ringtrace-clock', 'format_version': 1,
+                   'end': {'realtime_offset_ns': start - 55}}, f)
+    u = ctx.path('unpacked')
+    r = td.rt('unpack', d, u)
+    check(r.returncode == 0, 'unpack: %s' % r.stderr)
+    got = rows(u, CLOCK_Q)
+    want[0].update(wall_offset_end_ns=start - 55, clock_drift_ns=-55)
+    check(got == want, 'unpacked: %s, want %s' % (got, want))
+
+    d2 = td.seek_trace(ctx.path('rot'), files=3, packets=30)
+    sets = td.chunk_sets(ctx, d2, host='web3')
+    start = metadata_offset(d2)
+
+    def man_offset(s, delta=None):
+        path = os.path.join(s, 'manifest.json')
+        with open(path) as f:
+            man = json.load(f)
+        if delta is not None:
+            man['clock']['realtime_offset_ns'] = start + delta
+            with open(path, 'w') as f:
+                json.dump(man, f)
+        return man['clock']['realtime_offset_ns']
+
+    man_offset(sets[0], 100)
+    man_offset(sets[2], -777)
+    got = rows(sets, CLOCK_Q)
+    want = [{'wall_offset_ns': start + 100, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': start - 777, 'clock_drift_ns': -777}]
+    check(got == want, 'sets: %s, want %s' % (got, want))
+    got = rows(sets[1], CLOCK_Q)
+    want = [{'wall_offset_ns': start, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': start, 'clock_drift_ns': 0}]
+    check(got == want, 'the middle set alone: %s, want %s' % (got, want))
+    # A set recover finished: its clocks were made, not read.  The newest
+    # set that was not recovered is the end; none, NULL.
+    path = os.path.join(sets[2], 'manifest.json')
+    with open(path) as f:
+        man = json.load(f)
+    man['recovered'] = True
+    with open(path, 'w') as f:
+        json.dump(man, f)
+    got = rows(sets, CLOCK_Q)
+    want = [{'wall_offset_ns': start + 100, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': start, 'clock_drift_ns': 0}]
+    check(got == want, 'the last set recovered: %s, want %s' % (got, want))
+    got = rows(sets[2], CLOCK_Q)
+    want = [{'wall_offset_ns': start - 777, 'wall_offset_start_ns': start,
+             'wall_offset_end_ns': None, 'clock_drift_ns': None}]
+    check(got == want, 'the recovered set alone: %s, want %s' % (got, want))
+
+
 @test
 def prompt_on_a_terminal(ctx):
     """No statement and a terminal on stdin: a prompt that runs each

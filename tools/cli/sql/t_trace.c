@@ -4,7 +4,14 @@
  * chunk sets of one recording -- in the order of the command line: its
  * number is every other table's trace column.  host is the recording
  * machine's name ("" when the trace does not say), wall_offset_ns what
- * turns its ts into epoch ns (--wall adds it).  first_ts and last_ts are
+ * turns its ts into epoch ns (--wall adds it).  wall_offset_start_ns is
+ * that offset measured as the recording began (the metadata's clock),
+ * wall_offset_end_ns as it ended (the directory's .ringtrace-clock.json,
+ * else the newest chunk set's manifest not recovered after a crash; NULL
+ * when neither is there), and
+ * clock_drift_ns the second minus the first: how far the wall clock moved
+ * against the trace's own over the recording (NTP's steps and slewing),
+ * the uncertainty of a wall_ts across hosts.  first_ts and last_ts are
  * the times of its first and last item (event or loss), the span report
  * --stat gives in its first line: found, when asked for, by one pass over
  * the member that decodes no payload; NULL for a member with none.
@@ -14,7 +21,8 @@
 #include "sql.h"
 
 enum { C_TRACE, C_HOST, C_DIR, C_UUID, C_NR_SETS, C_NR_GAPS, C_NR_CPUS,
-       C_CLOCK_FREQ, C_WALL_OFFSET, C_FIRST_TS, C_LAST_TS };
+       C_CLOCK_FREQ, C_WALL_OFFSET, C_FIRST_TS, C_LAST_TS, C_WALL_START, C_WALL_END,
+       C_DRIFT };
 
 static const struct sql_column cols[] = {
 	[C_TRACE] = { "trace", "INTEGER", SQL_PUSH_NONE },
@@ -28,7 +36,16 @@ static const struct sql_column cols[] = {
 	[C_WALL_OFFSET] = { "wall_offset_ns", "INTEGER", SQL_PUSH_NONE },
 	[C_FIRST_TS] = { "first_ts", "INTEGER", SQL_PUSH_NONE },
 	[C_LAST_TS] = { "last_ts", "INTEGER", SQL_PUSH_NONE },
+	[C_WALL_START] = { "wall_offset_start_ns", "INTEGER", SQL_PUSH_NONE },
+	[C_WALL_END] = { "wall_offset_end_ns", "INTEGER", SQL_PUSH_NONE },
+	[C_DRIFT] = { "clock_drift_ns", "INTEGER", SQL_PUSH_NONE },
 };
+
+/* @v clamped to a column's 64 bits. */
+static int64_t clamp64(__int128 v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
 
 struct members {
 	unsigned int next;
@@ -164,9 +181,18 @@ static void trace_column(struct sql_cursor *c, struct sql_out *ctx, int col)
 							   ms->first : ms->last));
 		break;
 	case C_WALL_OFFSET:
-		sql_out_int64(ctx, m->wall_offset_ns > INT64_MAX ? INT64_MAX :
-				     m->wall_offset_ns < INT64_MIN ? INT64_MIN :
-				     (int64_t)m->wall_offset_ns);
+		sql_out_int64(ctx, clamp64(m->wall_offset_ns));
+		break;
+	case C_WALL_START:
+		sql_out_int64(ctx, clamp64(m->wall_start_ns));
+		break;
+	case C_WALL_END:
+	case C_DRIFT:
+		if (!m->has_wall_end)
+			sql_out_null(ctx);
+		else
+			sql_out_int64(ctx, clamp64(col == C_WALL_END ? m->wall_end_ns :
+						   m->wall_end_ns - m->wall_start_ns));
 		break;
 	}
 }
