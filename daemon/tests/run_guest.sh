@@ -48,6 +48,16 @@ failed=0
 pass() { passed=$((passed + 1)); echo "ok - $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
 note() { echo "# $*"; }
+
+# nap SECONDS: sleep(1) without a process: a read that times out on a FIFO
+# no one writes.  The polls below wait 0.1 s at a time, and a process
+# start costs about that again under TCG, CPU time the daemon under test
+# shares.
+mkfifo "$W/nap"
+nap() {
+	read -r -t "$1" _ <>"$W/nap" || :
+}
+
 # check DESCRIPTION COMMAND...: one assertion.
 check() {
 	local d=$1
@@ -135,14 +145,14 @@ start_daemon() {
 	"${WRAP[@]}" "$DAEMON" "$@" >"$W/$name.out" 2>"$W/$name.err" &
 	DPID=$!
 	for ((i = 0; i < 600; i++)); do
-		grep -q 'recording' "$W/$name.err" && return 0
+		[[ $(<"$W/$name.err") == *recording* ]] && return 0
 		if ! kill -0 "$DPID" 2>/dev/null; then
 			wait "$DPID"
 			note "daemon $name exited early: $(cat "$W/$name.err")"
 			DPID=
 			return 1
 		fi
-		sleep 0.1
+		nap 0.1
 	done
 	note "daemon $name not ready after 60 s"
 	return 1
@@ -153,7 +163,7 @@ wait_exit() {
 	local pid=$1 i
 	for ((i = 0; i < $2 * 10; i++)); do
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
+		nap 0.1
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid"
@@ -189,7 +199,7 @@ drained() {
 			((${STATS[$c written]:-0} == ${STATS[$c delivered]:-0} + lost)) || busy=1
 		done
 		((busy)) || return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -311,13 +321,23 @@ test_no_module() {
 	check "no module: no output directory made" test ! -e "$W/nomod"
 }
 
+# line_matches FILE ERE: a line of FILE matches ERE, as grep -Eq finds it,
+# without a process (test_usage's forty cases).
+line_matches() {
+	local l
+	while IFS= read -r l || [[ -n $l ]]; do
+		[[ $l =~ $2 ]] && return 0
+	done <"$1"
+	return 1
+}
+
 # usage_case WANT_RC MESSAGE_REGEX ARGS...: a daemon that would record
 # instead is stopped after 20 s (status 124).
 usage_case() {
 	local want=$1 re=$2 rc=0
 	shift 2
 	timeout 20 "$DAEMON" "$@" >"$W/usage.out" 2>"$W/usage.err" || rc=$?
-	if [[ $rc == "$want" ]] && grep -Eq -- "$re" "$W/usage.err"; then
+	if [[ $rc == "$want" ]] && line_matches "$W/usage.err" "$re"; then
 		pass "usage: ringtraced $* -> $rc"
 	else
 		fail "usage: ringtraced $*: exit $rc, want $want and /$re/ in: $(head -c 300 "$W/usage.err")"
@@ -543,7 +563,7 @@ test_start_burst() {
 		if [[ $how == no-start ]]; then
 			start_daemon burst-$how -o "$W/burst-$how" -f 10000 -l store --no-start ||
 				{ fail "burst ($how): daemon did not start"; return; }
-			sleep 1		# every drain thread parks
+			nap 1		# every drain thread parks
 			echo 1 >"$RT/tracing_on"
 		else
 			start_daemon burst-$how -o "$W/burst-$how" -f 10000 -l store ||
@@ -653,9 +673,9 @@ test_sigkill() {
 	done
 	for ((i = 0; i < 100; i++)); do
 		[[ -n $(find "$W/k1" -name 'cpu*.zst' -size +0c) ]] && break
-		sleep 0.1
+		nap 0.1
 	done
-	sleep 0.5
+	nap 0.5
 	kill -KILL "$DPID"
 	wait "$DPID"
 	DPID=
@@ -753,7 +773,7 @@ test_rotation() {
 	kill -USR1 "$DPID"
 	for ((i = 0; i < 100; i++)); do
 		grep -q '^ringtraced: statistics' "$W/rot.out" && break
-		sleep 0.1
+		nap 0.1
 	done
 	# Seen while the daemon runs: stdout is flushed even when not a tty.
 	check "rot: SIGUSR1 printed statistics" grep -q '^ringtraced: statistics' "$W/rot.out"
@@ -819,7 +839,7 @@ test_hup() {
 	kill -HUP "$DPID"
 	for ((i = 0; i < 100; i++)); do
 		grep -q rotated "$W/hup.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "hup: the daemon says the chunks were closed" grep -q rotated "$W/hup.err"
 	setup "hup: second markers" run_markers hup2 100
@@ -884,7 +904,7 @@ test_thread_table() {
 	kill -HUP "$DPID"
 	for ((e = 0; e < 100; e++)); do
 		grep -q rotated "$W/tt.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "tt: second markers" run_markers tt2 200 -d 2000
 	stop_daemon || rc=$?
@@ -945,19 +965,38 @@ hogs_stop() {
 	HOGS=()
 }
 
+# The "chunks:" lines of the daemon's summaries (SIGUSR1) in OUT, read by
+# bash itself (test_backlog polls them): their number in CHUNKS_LINES,
+# "N B" of the last one's "N waiting (B bytes stored)" in WAITING.
+CHUNKS_LINES=0
+WAITING=
+read_chunks_lines() {
+	local l re='^chunks: .*\), ([0-9]*) waiting \(([0-9]*) bytes stored\)'
+	CHUNKS_LINES=0
+	WAITING=
+	while IFS= read -r l; do
+		[[ $l == "chunks: "* ]] || continue
+		CHUNKS_LINES=$((CHUNKS_LINES + 1))
+		[[ $l =~ $re ]] && WAITING="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+	done <"$1"
+}
+
 # waiting OUT: "N B" of the last "chunks: ... N waiting (B bytes stored)".
 waiting() {
-	sed -n 's/^chunks: .*), \([0-9]*\) waiting (\([0-9]*\) bytes stored).*/\1 \2/p' "$1" | tail -n1
+	read_chunks_lines "$1"
+	echo "$WAITING"
 }
 
 # stats_now NAME: SIGUSR1 to the daemon, wait for one more "chunks:" line.
 stats_now() {
 	local n i
-	n=$(grep -c '^chunks: ' "$W/$1.out")
+	read_chunks_lines "$W/$1.out"
+	n=$CHUNKS_LINES
 	kill -USR1 "$DPID"
 	for ((i = 0; i < 100; i++)); do
-		(($(grep -c '^chunks: ' "$W/$1.out") > n)) && return 0
-		sleep 0.1
+		read_chunks_lines "$W/$1.out"
+		((CHUNKS_LINES > n)) && return 0
+		nap 0.1
 	done
 	return 1
 }
@@ -989,9 +1028,9 @@ test_backlog() {
 	done
 	# The load stopped: idle CPU time, the packer catches up.
 	for ((i = 0; i < 180; i++)); do
-		sleep 1
+		nap 1
 		stats_now blog
-		[[ $(waiting "$W/blog.out") == "0 0" ]] && break
+		[[ $WAITING == "0 0" ]] && break
 	done
 	note "backlog: $((i + 1)) s later: $(grep '^chunks: ' "$W/blog.out" | tail -n1)"
 	eq "backlog: compressed while still recording once the load stopped" "$(waiting "$W/blog.out")" "0 0"
@@ -1038,7 +1077,7 @@ test_second_signal() {
 	kill -TERM "$DPID"
 	for ((i = 0; i < 300; i++)); do
 		grep -q 'compressing: [0-9]* chunks' "$W/sig2.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "sig2: progress while compressing at stop" grep -q 'compressing: [0-9]* chunks' "$W/sig2.err"
 	check "sig2: the progress says how to leave the rest" grep -q 'SIGINT or SIGTERM leaves the rest uncompressed' "$W/sig2.err"
@@ -1080,8 +1119,8 @@ test_second_signal() {
 # slow packer works on them, restart after each: every chunk of every run
 # decodes, none is missing, and all runs together hold written - lost.
 test_kill_packing() {
-	local k kills=6 rc c d n tmps=0 seqs_ok=1 all uniq rep lost s t0=$SECONDS
-	local -a closed
+	local k kills=6 rc c d n ms tmps=0 seqs_ok=1 all uniq rep lost s t0=$SECONDS
+	local -a closed got want
 	local -a pids=()
 	note "SIGKILL while packing: $kills kills"
 	reset_module
@@ -1092,13 +1131,14 @@ test_kill_packing() {
 	for ((k = 1; k <= kills; k++)); do
 		start_daemon kp$k -o "$W/kp$k" -s 64K --subbuf-size 16K -l 19 -j 1 -f 100 ||
 			{ fail "kill-pack: daemon $k did not start"; break; }
-		sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.3 + r / 32768 * 0.9 }')"
+		ms=$((300 + RANDOM * 900 / 32768))
+		nap "$((ms / 1000)).$((ms % 1000 / 100))$((ms % 100 / 10))$((ms % 10))"
 		# Aim the kill into a packing: at the first moment after that
 		# random delay when a packer has its output open (a .tmp file),
 		# or 2 s later.
 		for ((n = 0; n < 200; n++)); do
 			compgen -G "$W/kp$k/.*.tmp" >/dev/null && break
-			sleep 0.01
+			nap 0.01
 		done
 		kill -KILL "$DPID"
 		wait "$DPID" 2>/dev/null
@@ -1122,10 +1162,16 @@ test_kill_packing() {
 	for ((k = 0; k <= kills; k++)); do
 		d=$W/kp$k
 		[[ -d $d ]] || continue
+		# (In bash: a process start is 0.1 s under TCG, and this runs
+		# for each CPU of each run.)
 		for c in "${CPUS[@]}"; do
-			s=$(chunks "$d" "$c")
-			[[ $s == "$(seq -s ' ' 1 "$(wc -w <<<"$s")")" ]] ||
-				{ seqs_ok=0; note "kill-pack: $d CPU $c chunks: $s"; }
+			read -r -a got <<<"$(chunks "$d" "$c")"
+			want=()
+			for ((n = 1; n <= ${#got[@]}; n++)); do
+				want+=("$n")
+			done
+			[[ "${got[*]}" == "${want[*]}" ]] ||
+				{ seqs_ok=0; note "kill-pack: $d CPU $c chunks: ${got[*]}"; }
 		done
 		"$CLI" check -v "$d" >"$d.check" 2>&1 ||
 			fail "kill-pack: ringtrace check $d: $(tail -n2 "$d.check")"
@@ -1136,9 +1182,11 @@ test_kill_packing() {
 		# Every chunk but the newest of each CPU is closed: whole frames.
 		closed=()
 		for c in "${CPUS[@]}"; do
-			n=$(chunks "$d" "$c" | wc -w)
-			for s in $(chunks "$d" "$c"); do
-				((s < n)) && closed+=("$(printf '%s/cpu%s-%06d.zst' "$d" "$c" "$s")")
+			read -r -a got <<<"$(chunks "$d" "$c")"
+			for s in "${got[@]}"; do
+				((s < ${#got[@]})) || continue
+				printf -v s '%s/cpu%s-%06d.zst' "$d" "$c" "$s"
+				closed+=("$s")
 			done
 		done
 		((${#closed[@]} == 0)) || zstd -qt "${closed[@]}" ||
@@ -1188,7 +1236,7 @@ with open(sys.argv[2], "w") as out:
 	NPID=$!
 	for ((i = 0; i < 100; i++)); do
 		[[ -S $1 ]] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -1208,7 +1256,7 @@ test_service() {
 	unset NOTIFY_SOCKET
 	for ((i = 0; i < 100; i++)); do
 		grep -q READY=1 "$W/notify.log" 2>/dev/null && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "service: READY=1 sent" grep -qx READY=1 "$W/notify.log"
 	setup "service: markers" run_markers svc 100
@@ -1332,7 +1380,7 @@ test_trigger() {
 	for ((i = 0; i < 300; i++)); do
 		grep -q '^snapshot 1 in ' "$W/trg1.out" &&
 			grep -qx none "$RT/events/ringtrace_marker/trigger" && break
-		sleep 0.1
+		nap 0.1
 	done
 	printf 'FAIL 2' >"$RT/marker"
 	n=$(find "$root" -mindepth 1 -maxdepth 1 -type d -name '*-ringtrace_marker' | wc -l)
@@ -1464,7 +1512,7 @@ new_second() {
 	newest=$(ls "$1" | grep -E '^[0-9]{8}-[0-9]{6}$' | tail -n1)
 	for ((i = 0; i < 30; i++)); do
 		[[ $(date +%Y%m%d-%H%M%S) > "$newest" ]] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -1655,14 +1703,14 @@ test_sync_eio() {
 	start_daemon seio -o "$mnt/t" -f 200 ||
 		{ fail "sync-eio: daemon did not start"; dm_teardown "$mnt"; return; }
 	setup "sync-eio: markers before the disk fails" run_markers seio1 200
-	sleep 1
+	nap 1
 	echo "0 $DM_SECTORS flakey $DM_LOOP 0 0 1 1 error_writes" | dm_table ||
 		fail "sync-eio: cannot make the writes fail"
 	setup "sync-eio: markers while writes fail" run_markers seio2 200
 	# A few rounds; then the disk works again, as a flaky one would.
 	for ((i = 0; i < 30; i++)); do
 		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.2
+		nap 0.2
 	done
 	dm_heal
 	if kill -0 "$DPID" 2>/dev/null; then
@@ -1710,7 +1758,7 @@ test_metadata_fail() {
 	# raced with the daemon's renames and packing on a loaded host (CI).
 	for ((i = 0; i < 100; i++)); do
 		[[ -e $fs/t/metadata && ! -e $fs/t/metadata.new ]] && break
-		sleep 0.1
+		nap 0.1
 	done
 	mkdir "$fs/t/metadata.new"
 	setup "metadata-fail: markers" run_markers mf1 50
@@ -1718,7 +1766,7 @@ test_metadata_fail() {
 	setup "metadata-fail: write 60" eval 'echo "write 60" >"$ST/dyn"'
 	for ((i = 0; i < 50; i++)); do
 		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.2
+		nap 0.2
 	done
 	if kill -0 "$DPID" 2>/dev/null; then
 		note "metadata-fail: the daemon still runs: SIGTERM"
@@ -1793,7 +1841,7 @@ test_pack_eio() {
 	kill -HUP "$DPID"
 	for ((i = 0; i < 100; i++)); do
 		grep -q rotated "$W/peio.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	for c in "${CPUS[@]}"; do
 		first+=("$mnt/t/cpu$c-000001.zst")
@@ -1808,7 +1856,7 @@ test_pack_eio() {
 	for ((i = 0; i < 300; i++)); do
 		[[ $(grep -c 'not compressed, left as it is: Input/output error' "$W/peio.err") -ge ${#CPUS[@]} ]] && break
 		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.1
+		nap 0.1
 	done
 	check "pack-eio: the daemon lives on" kill -0 "$DPID"
 	for f in "${first[@]}"; do
@@ -1901,7 +1949,7 @@ test_nofile() {
 	setup "nofile: markers while no fd is left" run_markers nof4b 100
 	for ((i = 0; i < 50; i++)); do
 		grep -q 'no sync round at this tick' "$W/nof4.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "nofile: a failed dup() is said" \
 		grep -Eq "^ringtraced: $W/nof4/cpu[0-9]+-000001\.zst: no sync round at this tick: dup: Too many open files \(tried again at every tick\)$" "$W/nof4.err"
@@ -1909,7 +1957,7 @@ test_nofile() {
 	setup "nofile: markers with the limit back" run_markers nof4c 100
 	for ((i = 0; i < 50; i++)); do
 		grep -q 'sync rounds again' "$W/nof4.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "nofile: ... and when rounds come back" \
 		grep -Eq "^ringtraced: sync rounds again, after [1-9][0-9]* skipped$" "$W/nof4.err"
@@ -1941,7 +1989,7 @@ test_chunk_time_long() {
 		{ WRAP=(); fail "chunk-time-long: daemon did not start"; return; }
 	WRAP=()
 	setup "chunk-time-long: markers" run_markers ctl 100
-	sleep 1
+	nap 1
 	pid=$(pgrep -P "$DPID" -x ringtraced)
 	kill -TERM "$pid"
 	wait_exit "$DPID" 120 || rc=$?
@@ -1978,7 +2026,7 @@ test_retention_safe() {
 	local spid=$! dpid=
 	for ((i = 0; i < 20; i++)); do
 		dpid=$(pgrep -P "$spid" -x ringtraced) && break
-		sleep 0.05
+		nap 0.05
 	done
 	wait_exit "$spid" 60 || rc=$?
 	# Not killed by the injection: it records; it must not stay.
@@ -2013,7 +2061,7 @@ test_retention_safe() {
 	local cpid=$!
 	for ((i = 0; i < 200; i++)); do
 		compgen -G "$old/.*.tmp" >/dev/null && break
-		sleep 0.05
+		nap 0.05
 	done
 	start_daemon src2 --root "$root" --max-total 64K --max-total-interval 500ms \
 		-l store -f 200 ||
@@ -2021,7 +2069,7 @@ test_retention_safe() {
 	local inuse="^ringtraced: --max-total: $old is in use (ringtrace compress, or its chunk sets being handed to --on-chunk): kept for now$"
 	for ((i = 0; i < 200; i++)); do
 		grep -q "$inuse" "$W/src2.err" && break
-		sleep 0.1
+		nap 0.1
 	done
 	check "retention-safe: the daemon says the trace is in use" grep -q "$inuse" "$W/src2.err"
 	# Once compress is done the daemon's next check (every 500 ms) may
@@ -2038,7 +2086,7 @@ test_retention_safe() {
 	# Not in use any more: the next check removes it.
 	for ((i = 0; i < 150; i++)); do
 		[[ -e $old ]] || break
-		sleep 0.1
+		nap 0.1
 	done
 	check "retention-safe: once compressed, the budget removes it" test ! -e "$old"
 	rc=0
@@ -2088,7 +2136,7 @@ test_flush_ack() {
 	for ((i = 0; i < 5; i++)); do
 		"$MARKERS" -s 100 -d 500 "${CPUS[0]}" 1000 "fack$i" || break
 		drained
-		sleep 0.3
+		nap 0.3
 	done
 	setup "flush-ack: five runs of markers on CPU ${CPUS[0]}" test "$i" -eq 5
 	pid=$(pgrep -P "$DPID" -x ringtraced)
@@ -2135,7 +2183,7 @@ test_races() {
 	run_markers tsan 8000 -r -s 200 -d 300 &
 	local mpid=$!
 	for ((i = 0; i < 40; i++)); do
-		sleep 0.1
+		nap 0.1
 		kill -HUP "$DPID"
 	done
 	wait "$mpid" || fail "races: markers"
@@ -2403,7 +2451,7 @@ wait_for() {
 	local i
 	for ((i = 0; i < $3 * 10; i++)); do
 		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -2413,7 +2461,7 @@ wait_for_count() {
 	local i
 	for ((i = 0; i < $4 * 10; i++)); do
 		(($(grep -c -- "$2" "$1" 2>/dev/null) >= $3)) && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -2583,7 +2631,7 @@ wait_path() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
 		[[ -e $1 ]] && return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
@@ -2769,7 +2817,7 @@ EOF
 	kill -HUP "$DPID"
 	check "ocs: set 1 in the hook's hands" wait_for "$log" "t0/chunk-000001 0" 30
 	kill -TERM "$DPID"
-	sleep 2
+	nap 2
 	check "ocs: the first SIGTERM waits for the hook" kill -0 "$DPID"
 	kill -TERM "$DPID"
 	wait_exit "$DPID" 20 || rc=$?
@@ -2982,7 +3030,7 @@ test_on_chunk_races() {
 	run_markers ocx 3000 -r -s 200 -d 500 &
 	mpid=$!
 	for ((i = 0; i < 20; i++)); do
-		sleep 0.2
+		nap 0.2
 		kill -HUP "$DPID"
 	done
 	wait "$mpid" || fail "ocx: markers"
@@ -3126,7 +3174,7 @@ wait_gone() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do
 		[[ -e $1 ]] || return 0
-		sleep 0.1
+		nap 0.1
 	done
 	return 1
 }
