@@ -1005,7 +1005,7 @@ stats_now() {
 # stored backlog grows; once the load stops, the packers catch up while
 # recording goes on, and babeltrace2 reads every chunk.
 test_backlog() {
-	local c rc=0 i w packed
+	local c rc=0 i t0 w packed
 	note "backlog: CPUs kept busy, markers recorded, one level-19 packer"
 	reset_module
 	# The module's default ring (4 MiB): what a user gets is what must
@@ -1027,12 +1027,13 @@ test_backlog() {
 		eq "backlog: CPU $c: nothing lost while it grew" "$(lost_of "$c")" 0
 	done
 	# The load stopped: idle CPU time, the packer catches up.
-	for ((i = 0; i < 180; i++)); do
-		nap 1
+	t0=$SECONDS
+	for ((i = 0; i < 600; i++)); do
+		nap 0.3
 		stats_now blog
 		[[ $WAITING == "0 0" ]] && break
 	done
-	note "backlog: $((i + 1)) s later: $(grep '^chunks: ' "$W/blog.out" | tail -n1)"
+	note "backlog: $((SECONDS - t0)) s later: $(grep '^chunks: ' "$W/blog.out" | tail -n1)"
 	eq "backlog: compressed while still recording once the load stopped" "$(waiting "$W/blog.out")" "0 0"
 	stop_daemon || rc=$?
 	eq "backlog: daemon exit status" "$rc" 0
@@ -1314,7 +1315,7 @@ test_trigger() {
 	lpid=$NPID
 	export NOTIFY_SOCKET=$W/trg.sock
 	start_daemon trg3 --service -o "$out" --subbuf-size 4K --num-subbufs 4 \
-		--trigger 'ringtrace_marker: data == FAIL*' --after 1s --max 3 ||
+		--trigger 'ringtrace_marker: data == FAIL*' --after 500ms --max 3 ||
 		{ fail "--trigger: daemon did not start"; unset NOTIFY_SOCKET; kill "$lpid"; return; }
 	unset NOTIFY_SOCKET
 	eq "--trigger: overwrite mode" "$(cat "$RT/mode")" overwrite
@@ -1612,13 +1613,13 @@ test_retention_running() {
 	note "--max-total: the running trace alone is over it"
 	reset_module
 	rm -rf "$root"
-	# Checked every second: about 1.6 MB over 3 s is more than the budget
-	# across two checks or more.  With -f 0 (no flush tick) too: the
-	# checks have a timer of their own.
-	start_daemon rrun --root "$root" --max-total 512K --max-total-interval 1s \
+	# Checked every 300 ms: about 1.6 MB over a second or more is more
+	# than the budget across three checks or more.  With -f 0 (no flush
+	# tick) too: the checks have a timer of their own.
+	start_daemon rrun --root "$root" --max-total 512K --max-total-interval 300ms \
 		-s 128K -l store -f 0 ||
 		{ fail "retention-running: daemon did not start"; return; }
-	setup "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 750
+	setup "retention-running: markers" run_markers rrun 4000 -r -s 200 -d 250
 	rc=0
 	stop_daemon || rc=$?
 	eq "retention-running: exit status" "$rc" 0
@@ -2777,7 +2778,7 @@ EOF
 
 # A stop while the hook hangs (ignoring SIGTERM) and sets wait for it.
 # Without --stop-timeout a second SIGTERM ends the wait at once; with
-# --stop-timeout 6s the stop ends by itself (SIGTERM to the hook's group
+# --stop-timeout 4s the stop ends by itself (SIGTERM to the hook's group
 # --on-chunk-kill-after, here 2 s, before, SIGKILL at it), says what it
 # left, and the next start hands that over.
 # ocs_cleanup: the hooks an older ringtraced left running.
@@ -2828,7 +2829,7 @@ EOF
 	eq "ocs: no hook process left" "$(pgrep -f 'sleep 1003' | wc -l)" 0
 	ocs_cleanup
 
-	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 6s --on-chunk-kill-after 2s \
+	start_daemon ocs1 -o "$p/t1" -f 100 -l store --stop-timeout 4s --on-chunk-kill-after 2s \
 		--on-chunk "$hook \"\$1\"" ||
 		{ fail "ocs: daemon did not start"; return; }
 	for i in 1 2; do
@@ -2843,8 +2844,8 @@ EOF
 	wait_exit "$DPID" 60 || rc=$?
 	took=$((SECONDS - t0))
 	DPID=
-	eq "ocs: --stop-timeout 6s: exit status" "$rc" 0
-	check "ocs: the stop ended by its deadline ($took s for 6 s)" test "$took" -le 20
+	eq "ocs: --stop-timeout 4s: exit status" "$rc" 0
+	check "ocs: the stop ended by its deadline ($took s for 4 s)" test "$took" -le 20
 	check "ocs: SIGTERM to the hook --on-chunk-kill-after (2 s) before the deadline" \
 		grep -q "t1/chunk-000001: --on-chunk hook still running 2.0 s before the stop's deadline: SIGTERM to its process group" "$W/ocs1.err"
 	check "ocs: the hook ended by the stop, its set left" \
@@ -2980,10 +2981,11 @@ test_on_chunk_retention() {
 	old=$(ls "$r")
 	ns=$(ls "$r/$old" | grep -c '^chunk-')
 	check "ocm: the older trace keeps its sets ($ns)" test "$ns" -ge 2
-	# Slow, and checks that every file of the set's manifest is there, whole.
+	# Slow (two --max-total checks at least while it runs), and checks
+	# that every file of the set's manifest is there, whole.
 	cat >"$hook" <<EOF
 #!/bin/sh
-sleep 2
+sleep 1
 whole=yes
 for f in \$(jq -r '.files[] | "\(.name):\(.size)"' "\$2"); do
 	[ "\$(stat -c %s "\$1/\${f%:*}" 2>/dev/null)" = "\${f#*:}" ] || whole=no
