@@ -503,8 +503,12 @@ static int stop(enum run_end end)
 		drain_request(&cpus[i], end == RUN_STOP ? REQ_STOP : REQ_ABORT);
 	}
 	drain_join();
-	/* The recording's end, for the metadata's clock offset (its start). */
-	err = clock_file_write(outdirfd);
+	/*
+	 * The recording's end, for the metadata's clock offset (its start);
+	 * with --on-chunk each set's manifest has its own, and the directory
+	 * keeps nothing of the data.
+	 */
+	err = opt.on_chunk ? 0 : clock_file_write(outdirfd);
 	if (err)
 		warn("%s/" CLOCK_FILE ": %s: the trace's clock drift will be unknown",
 		     outdir, strerror(-err));

@@ -4,8 +4,9 @@
  * metadata, whose clock offset is the one measured as it began
  * (Documentation/ringtrace/fleet.rst, "Clocks").  CLOCK_FILE, a hidden
  * name so that CTF readers do not take it for a stream; JSON, written
- * once by ringtraced as it stops (a directory is one recording's), read
- * by ringtrace's trace table and ship:
+ * once by ringtraced as it stops (a directory is one recording's; not
+ * with --on-chunk, each set's manifest has its end), read by ringtrace's
+ * trace table and ship:
  *
  *	{"format": "ringtrace-clock", "format_version": 1,
  *	 "end": {"monotonic_ns": .., "realtime_ns": .., "boottime_ns": ..,
