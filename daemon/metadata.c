@@ -6,11 +6,7 @@
  * Another module may register an event (the writer API) or unregister one
  * during a recording.  ringtrace.ko never reuses an id while it is loaded
  * and its metadata keeps every declaration, so the module's metadata only
- * ever grows by event blocks at its end -- but for its clock's offset,
- * which it measures at each read: the copy keeps the first read's
- * (keep_offset()), the recording's start, so that a trace's wall-clock
- * offset and its drift (lib/clockfile.h) do not move when an event
- * registers, and a read with nothing new is no change.  Each change bumps events_gen
+ * ever grows by event blocks at its end, and each change bumps events_gen
  * in every buffer's meta page (include/uapi/linux/ringtrace.h).  After
  * each GET, the drain loop compares that generation with the one the copy
  * was made at (metadata_follow()): a newer one makes it append what the
@@ -78,44 +74,6 @@ static int write_file(int dirfd, const char *name, int flags, const char *text,
 	return err;
 }
 
-/*
- * The "offset_s = ...;" to "offset = ...;" stretch of @text's clock
- * block: its start, and its length in *@n; NULL if there is none.
- */
-static const char *clock_offset(const char *text, size_t *n)
-{
-	const char *c = strstr(text, "\nclock {"), *p, *e;
-
-	if (!c || !(p = strstr(c, "offset_s = ")) || !(e = strstr(p, ";\n\toffset = ")) ||
-	    !(e = strchr(e + 3, ';')))
-		return NULL;
-	*n = (size_t)(e - p);
-	return p;
-}
-
-/* @*text (@*len bytes) with the copy's clock offset in place of its own. */
-static void keep_offset(char **text, size_t *len)
-{
-	size_t on, nn;
-	const char *o = copy ? clock_offset(copy, &on) : NULL;
-	const char *n = clock_offset(*text, &nn);
-	size_t at;
-	char *s;
-
-	if (!o || !n || (on == nn && !memcmp(o, n, on)))
-		return;
-	at = (size_t)(n - *text);
-	s = malloc(*len - nn + on + 1);
-	if (!s)
-		return;		/* the module's own offset: a later start, still valid */
-	memcpy(s, *text, at);
-	memcpy(s + at, o, on);
-	memcpy(s + at + on, n + nn, *len - at - nn + 1);
-	free(*text);
-	*text = s;
-	*len = *len - nn + on;
-}
-
 int metadata_start(const struct ctl *ctl, int dirfd, uint64_t gen)
 {
 	int err = read_module(ctl, &copy, &copy_len);
@@ -143,7 +101,6 @@ int metadata_follow(const struct ctl *ctl, int dirfd, uint64_t gen)
 	err = read_module(ctl, &text, &len);
 	if (err)
 		goto unlock;
-	keep_offset(&text, &len);
 	/* The module's metadata only grows: no change, nothing to write. */
 	if (len == copy_len && !memcmp(text, copy, len))
 		goto done;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The clocks as a recording ended, kept in its trace directory beside the
- * metadata, whose clock offset is the one measured as it began
+ * metadata, whose clock offset is the one measured as it began (or as
+ * the metadata was last copied, for an event registered during it)
  * (Documentation/ringtrace/fleet.rst, "Clocks").  CLOCK_FILE, a hidden
  * name so that CTF readers do not take it for a stream; JSON, written
  * once by ringtraced as it stops (a directory is one recording's; not

@@ -59,7 +59,8 @@ struct tset_member {
 	unsigned int first_seq, last_seq;	/* its sets' sequence numbers */
 	__int128 wall_offset_ns;	/* wall-clock = ns of a timestamp + this */
 	/*
-	 * The same measured as the recording began (the metadata's clock)
+	 * The same measured as the recording began (the metadata's clock, as
+	 * last copied)
 	 * and, if @has_wall_end, as it ended: its last set's manifest, or a
 	 * trace directory's CLOCK_FILE (lib/clockfile.h).
 	 */

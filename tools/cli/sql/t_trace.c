@@ -5,7 +5,8 @@
  * number is every other table's trace column.  host is the recording
  * machine's name ("" when the trace does not say), wall_offset_ns what
  * turns its ts into epoch ns (--wall adds it).  wall_offset_start_ns is
- * that offset measured as the recording began (the metadata's clock),
+ * that offset measured as the recording began (the metadata's clock; as
+ * it was last copied, if an event registered during the recording),
  * wall_offset_end_ns as it ended (the directory's .ringtrace-clock.json,
  * else the newest chunk set's manifest not recovered after a crash; NULL
  * when neither is there), and
