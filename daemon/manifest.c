@@ -142,6 +142,15 @@ static int64_t clock_ns(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* The three clocks of @o, now. */
+static void clocks_now(struct manifest_origin *o)
+{
+	/* Monotonic between the two others: its offsets err by half a read. */
+	o->real = clock_ns(CLOCK_REALTIME);
+	o->mono = clock_ns(CLOCK_MONOTONIC);
+	o->boot = clock_ns(CLOCK_BOOTTIME);
+}
+
 void manifest_origin_now(struct manifest_origin *o)
 {
 	struct utsname u;
@@ -154,10 +163,7 @@ void manifest_origin_now(struct manifest_origin *o)
 	if (uname(&u) == 0)
 		snprintf(o->release, sizeof(o->release), "%s", u.release);
 	o->trace = outname;
-	/* Monotonic between the two others: its offsets err by half a read. */
-	o->real = clock_ns(CLOCK_REALTIME);
-	o->mono = clock_ns(CLOCK_MONOTONIC);
-	o->boot = clock_ns(CLOCK_BOOTTIME);
+	clocks_now(o);
 }
 
 /* The three clocks of @o and the offsets from the trace's: JSON members. */
@@ -292,7 +298,7 @@ int clock_file_write(int dirfd)
 	struct manifest_origin now;
 	int err;
 
-	manifest_origin_now(&now);
+	clocks_now(&now);
 	err = write_synced(dirfd, tmp, O_TRUNC, emit_clock, &now);
 	/* Renamed whole, then the name made durable. */
 	if (!err && renameat(dirfd, tmp, dirfd, CLOCK_FILE) < 0)

@@ -60,9 +60,9 @@ struct tset_member {
 	__int128 wall_offset_ns;	/* wall-clock = ns of a timestamp + this */
 	/*
 	 * The same measured as the recording began (the metadata's clock, as
-	 * last copied)
-	 * and, if @has_wall_end, as it ended: its last set's manifest, or a
-	 * trace directory's CLOCK_FILE (lib/clockfile.h).
+	 * last copied) and, if @has_wall_end, as it ended: the directory's
+	 * CLOCK_FILE (lib/clockfile.h), else its newest set's manifest that
+	 * was not recovered.
 	 */
 	__int128 wall_start_ns, wall_end_ns;
 	bool has_wall_end;

@@ -9,10 +9,10 @@
  * it was last copied, if an event registered during the recording),
  * wall_offset_end_ns as it ended (the directory's .ringtrace-clock.json,
  * else the newest chunk set's manifest not recovered after a crash; NULL
- * when neither is there), and
- * clock_drift_ns the second minus the first: how far the wall clock moved
- * against the trace's own over the recording (NTP's steps and slewing),
- * the uncertainty of a wall_ts across hosts.  first_ts and last_ts are
+ * when neither is there), and clock_drift_ns the second minus the first:
+ * how far the wall clock moved against the trace's own over the
+ * recording (NTP's steps and slewing), the uncertainty of a wall_ts
+ * across hosts.  first_ts and last_ts are
  * the times of its first and last item (event or loss), the span report
  * --stat gives in its first line: found, when asked for, by one pass over
  * the member that decodes no payload; NULL for a member with none.
